@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Install everything the tests need into ./.venv, then run the whole test suite.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install.sh hf,dev
+. .venv/bin/activate
+ruff check src tests benchmarks
+# pytest exits 5 when it collected no test: treat that as a failure, not a pass.
+set +e
+python -m pytest -q "$@"
+rc=$?
+set -e
+if [ "$rc" -eq 5 ]; then echo "no tests were collected" >&2; exit 1; fi
+exit "$rc"

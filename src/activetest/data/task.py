@@ -1,0 +1,117 @@
+"""Tasks: what a model is asked, and how its answer maps to classes.
+
+A task renders prompts with the paper's verbatim structure (see
+``../shared/paper/METHOD.md``)::
+
+    few-shot : {instruction} + n x example_template + item_template
+    zero-shot: {instruction} + item_template
+
+The prompt is always split into a **prefix** (instruction plus in-context
+examples, identical for every item) and an **item suffix**. Backends tokenise the
+two parts separately and concatenate the ids (the canonical tokenisation), so
+that the prefix's key/value cache can be computed once and reused.
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+__all__ = ["Item", "Task"]
+
+
+@dataclass(frozen=True)
+class Item:
+    """One pool, test or in-context item.
+
+    Attributes:
+        id: stable identifier (unique within its pool).
+        fields: the values the task's templates refer to, e.g. ``{"text": ...}``
+            or, for multiple choice, ``{"question": ..., "A": ..., "B": ..., ...}``.
+        label: class index into ``Task.classes``, or ``None`` if unlabelled.
+    """
+
+    id: str
+    fields: Mapping[str, str]
+    label: int | None = None
+
+
+@dataclass(frozen=True)
+class Task:
+    """An instruction, templates, and the classes with their label words.
+
+    Attributes:
+        name: short identifier, e.g. ``"sst2"``.
+        instruction: printed once at the top of every prompt; ends with a newline.
+        classes: the label words, in class-index order (``classes[y]`` is what
+            the model should emit for class ``y``).
+        item_template: the item suffix; ``str.format`` fields from ``Item.fields``
+            plus ``{answer_key}``. It ends just before the answer (no trailing space).
+        example_template: one in-context example; may also use ``{label}``.
+        answer_key: the word before the colon, e.g. ``"Label"`` or ``"Answer"``.
+        class_names: human-readable names (default: the label words).
+    """
+
+    name: str
+    instruction: str
+    classes: tuple[str, ...]
+    item_template: str = "Sentence: '{text}' \n{answer_key}:"
+    example_template: str = "Sentence: '{text}' \n{answer_key}: {label}\n\n"
+    answer_key: str = "Answer"
+    class_names: tuple[str, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        if len(self.classes) < 2:
+            raise ValueError(f"task {self.name!r}: classes needs at least 2 label words, "
+                             f"got {list(self.classes)!r}")
+        if len(set(self.classes)) != len(self.classes):
+            raise ValueError(f"task {self.name!r}: label words must be distinct, "
+                             f"got {list(self.classes)!r}")
+        if self.class_names and len(self.class_names) != len(self.classes):
+            raise ValueError(f"task {self.name!r}: class_names has {len(self.class_names)} "
+                             f"entries, classes has {len(self.classes)}")
+        if not self.class_names:
+            object.__setattr__(self, "class_names", tuple(self.classes))
+
+    @property
+    def n_classes(self) -> int:
+        """Number of classes C."""
+        return len(self.classes)
+
+    def template_fields(self) -> set[str]:
+        """The item fields that the templates refer to (excluding answer_key/label)."""
+        names: set[str] = set()
+        for tpl in (self.item_template, self.example_template):
+            for _, fname, _, _ in string.Formatter().parse(tpl):
+                if fname:
+                    names.add(fname.split(".")[0].split("[")[0])
+        return names - {"answer_key", "label"}
+
+    def _fmt(self, template: str, item: Item, **extra: str) -> str:
+        try:
+            return template.format(answer_key=self.answer_key, **{**item.fields, **extra})
+        except KeyError as exc:
+            raise ValueError(f"task {self.name!r}: item {item.id!r} has no field {exc.args[0]!r} "
+                             f"(has {sorted(item.fields)})") from None
+
+    def render_item(self, item: Item) -> str:
+        """The item suffix of the prompt (what follows the shared prefix)."""
+        return self._fmt(self.item_template, item)
+
+    def render_example(self, item: Item) -> str:
+        """One in-context example with its answer filled in."""
+        if item.label is None:
+            raise ValueError(f"in-context example {item.id!r} has no label")
+        if not 0 <= item.label < self.n_classes:
+            raise ValueError(f"in-context example {item.id!r}: label {item.label} is outside "
+                             f"0..{self.n_classes - 1}")
+        return self._fmt(self.example_template, item, label=self.classes[item.label])
+
+    def prefix(self, examples: Sequence[Item] = ()) -> str:
+        """Instruction plus the in-context examples, in the given order."""
+        return self.instruction + "".join(self.render_example(e) for e in examples)
+
+    def prompt(self, item: Item, examples: Sequence[Item] = ()) -> str:
+        """The full prompt for one item (prefix + item suffix)."""
+        return self.prefix(examples) + self.render_item(item)
