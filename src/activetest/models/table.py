@@ -1,0 +1,386 @@
+"""A scorer that reads predictions computed elsewhere from a file.
+
+Use it when the model ran somewhere else (a cluster job, a vendor API, a
+classifier that is not a language model) and wrote one row per item::
+
+    id,negative,positive
+    sst2-0001,-0.105,-2.303
+    sst2-0002,-1.609,-0.223
+
+Formats: CSV (``.csv``; ``.tsv`` is tab-separated), JSON Lines (``.jsonl``,
+``.ndjson``), Parquet (``.parquet``, needs ``pyarrow``: ``pip install
+activetest[parquet]``) and lm-evaluation-harness ``--log_samples`` files
+(``format="lmeval"``; detected automatically for ``.jsonl`` files whose first
+record has ``doc_id`` and ``filtered_resps``), see :mod:`activetest.models.lmeval`.
+
+Rows are matched to items by id (``Item.id`` against the ``id_column`` value,
+compared as strings), so the file may hold more rows than the pool and in any
+order. The class columns are ``columns`` (in class order) or, by default, the
+task's label words. ``kind`` says what the numbers are:
+
+- ``"logprobs"``: class log-probabilities; each row's ``logsumexp`` must be 0
+  within ``tolerance`` (it is then renormalised exactly);
+- ``"probs"``: probabilities in [0, 1] summing to 1 within ``tolerance``;
+  stored as their logs (a probability of exactly 0 becomes ``-inf``);
+- ``"logits"``: any finite scores, turned into log-probs by ``log_softmax``.
+
+NaN, infinite or non-numeric values are errors that name the file, the row
+(the line for CSV/JSONL) and the column.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from activetest.data.task import Item, Task
+from activetest.models.lmeval import LmEvalSamples, load_lmeval_samples, looks_like_lmeval
+
+__all__ = ["TableScorer", "read_table"]
+
+Kind = Literal["logprobs", "probs", "logits"]
+Format = Literal["csv", "tsv", "jsonl", "parquet", "lmeval"]
+
+_KINDS = ("logprobs", "probs", "logits")
+_SUFFIX_FORMATS = {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl",
+                   ".parquet": "parquet", ".pq": "parquet"}
+
+
+@dataclass
+class _Raw:
+    """A table as read: column names and rows of raw cell values, with row labels."""
+
+    columns: list[str]
+    rows: list[dict[str, Any]]
+    where: list[str]  # "line 7" / "row 3", per row, for error messages
+
+
+def _log_softmax(x: np.ndarray) -> np.ndarray:
+    m = x.max(axis=-1, keepdims=True)
+    z = x - m
+    return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
+
+
+def _infer_format(path: Path) -> str:
+    fmt = _SUFFIX_FORMATS.get(path.suffix.lower())
+    if fmt is None:
+        raise ValueError(f"{path}: cannot tell the format from the suffix {path.suffix!r}; "
+                         f"pass format= one of csv, tsv, jsonl, parquet, lmeval")
+    if fmt == "jsonl" and looks_like_lmeval(path):
+        return "lmeval"
+    return fmt
+
+
+def _read_text(path: Path) -> str:
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read: {exc}") from None
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+
+def _read_csv(path: Path, delimiter: str) -> _Raw:
+    text = _read_text(path)
+    if "\x00" in text:
+        raise ValueError(f"{path}: contains NUL bytes; not a CSV text file")
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    try:
+        header = next(reader, None)
+        if header is None or not any(h.strip() for h in header):
+            raise ValueError(f"{path}: empty file (no header row)")
+        header = [h.strip() for h in header]
+        dup = sorted({h for h in header if header.count(h) > 1})
+        if dup:
+            raise ValueError(f"{path}: line 1: duplicate column names {dup}")
+        rows: list[dict[str, Any]] = []
+        where: list[str] = []
+        for cells in reader:
+            if not cells or all(not c.strip() for c in cells):
+                continue
+            line = f"line {reader.line_num}"
+            if len(cells) != len(header):
+                raise ValueError(f"{path}: {line}: {len(cells)} fields, header has "
+                                 f"{len(header)}")
+            rows.append(dict(zip(header, cells, strict=True)))
+            where.append(line)
+    except csv.Error as exc:
+        raise ValueError(f"{path}: line {reader.line_num}: malformed CSV ({exc})") from None
+    return _Raw(header, rows, where)
+
+
+def _read_jsonl(path: Path) -> _Raw:
+    text = _read_text(path)
+    columns: list[str] = []
+    seen: set[str] = set()
+    rows: list[dict[str, Any]] = []
+    where: list[str] = []
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except (ValueError, RecursionError) as exc:
+            raise ValueError(f"{path}: line {lineno}: not valid JSON ({str(exc)[:80]})") from None
+        if not isinstance(rec, dict):
+            raise ValueError(f"{path}: line {lineno}: expected a JSON object, got "
+                             f"{type(rec).__name__}")
+        for key in rec:
+            if key not in seen:
+                seen.add(key)
+                columns.append(key)
+        rows.append(rec)
+        where.append(f"line {lineno}")
+    return _Raw(columns, rows, where)
+
+
+def _read_parquet(path: Path) -> _Raw:
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:  # pragma: no cover - pyarrow is in the dev/parquet extras
+        raise ValueError(f"{path}: reading Parquet needs pyarrow "
+                         f"(pip install 'activetest[parquet]')") from None
+    try:
+        table = pq.read_table(path)
+        rows = table.to_pylist()
+    except Exception as exc:  # pyarrow raises many types (ArrowInvalid, OSError, ...)
+        raise ValueError(f"{path}: cannot read as Parquet: {str(exc)[:200]}") from None
+    return _Raw([str(c) for c in table.column_names], rows,
+                [f"row {i}" for i in range(1, len(rows) + 1)])
+
+
+def _read_raw(path: Path, fmt: str) -> _Raw:
+    if fmt == "csv":
+        return _read_csv(path, ",")
+    if fmt == "tsv":
+        return _read_csv(path, "\t")
+    if fmt == "jsonl":
+        return _read_jsonl(path)
+    if fmt == "parquet":
+        return _read_parquet(path)
+    raise ValueError(f"unknown table format {fmt!r}; expected csv, tsv, jsonl, parquet or lmeval")
+
+
+def _cell_float(value: Any, path: Path, where: str, column: str) -> float:
+    if isinstance(value, bool) or value is None:
+        raise ValueError(f"{path}: {where}: column {column!r}: expected a number, got {value!r}")
+    try:
+        x = float(value.strip()) if isinstance(value, str) else float(value)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"{path}: {where}: column {column!r}: expected a number, "
+                         f"got {value!r:.60}") from None
+    if not math.isfinite(x):
+        raise ValueError(f"{path}: {where}: column {column!r}: value {value!r:.60} is not "
+                         f"finite (NaN/inf are not allowed)")
+    return x
+
+
+def _cell_id(value: Any, path: Path, where: str, column: str) -> str:
+    if isinstance(value, str):
+        if not value.strip():
+            raise ValueError(f"{path}: {where}: id column {column!r} is empty")
+        return value.strip()
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    raise ValueError(f"{path}: {where}: id column {column!r} must be a string or integer, "
+                     f"got {value!r:.60}")
+
+
+def _convert(values: np.ndarray, kind: str, tolerance: float, path: Path,
+             where: Sequence[str]) -> np.ndarray:
+    """Turn validated finite values of ``kind`` into log-softmax rows."""
+    if kind == "logits":
+        return _log_softmax(values)
+    if kind == "probs":
+        bad = np.flatnonzero(((values < 0) | (values > 1 + tolerance)).any(axis=1))
+        if bad.size:
+            i = int(bad[0])
+            raise ValueError(f"{path}: {where[i]}: probabilities must lie in [0, 1], got "
+                             f"{values[i].tolist()}")
+        sums = values.sum(axis=1)
+        bad = np.flatnonzero(np.abs(sums - 1.0) > tolerance)
+        if bad.size:
+            i = int(bad[0])
+            raise ValueError(f"{path}: {where[i]}: probabilities sum to {sums[i]:.6g}, not 1 "
+                             f"(tolerance {tolerance}); use kind='logits' for unnormalised "
+                             f"scores")
+        with np.errstate(divide="ignore"):
+            return np.log(values / sums[:, None])
+    # logprobs
+    lse = values.max(axis=1) + np.log(np.exp(values - values.max(axis=1, keepdims=True))
+                                      .sum(axis=1))
+    bad = np.flatnonzero(np.abs(lse) > tolerance)
+    if bad.size:
+        i = int(bad[0])
+        raise ValueError(f"{path}: {where[i]}: log-probabilities do not normalise (logsumexp "
+                         f"= {lse[i]:.6g}, tolerance {tolerance}); use kind='logits' to "
+                         f"renormalise scores over the classes")
+    return values - lse[:, None]
+
+
+def read_table(path: str | Path, *, columns: Sequence[str], id_column: str = "id",
+               kind: Kind = "logprobs", format: Format | None = None,
+               tolerance: float = 1e-3) -> tuple[list[str], np.ndarray]:
+    """Read per-item class scores from a CSV/TSV/JSONL/Parquet file.
+
+    Args:
+        path: the file.
+        columns: the class columns, in class order.
+        id_column: the column holding item ids (compared as strings).
+        kind: ``"logprobs"``, ``"probs"`` or ``"logits"`` (see the module docstring).
+        format: ``"csv"``, ``"tsv"``, ``"jsonl"`` or ``"parquet"``; default: from the suffix.
+        tolerance: allowed deviation of a probability row's sum from 1 (or of a
+            log-prob row's ``logsumexp`` from 0).
+
+    Returns:
+        ``(item_ids, logprobs)``: ids in file order and ``(N, C)`` float64 log-softmax rows.
+
+    Raises:
+        ValueError: unreadable file, missing columns, duplicate ids, or a bad value
+            (the file, row and column are named).
+    """
+    p = Path(path)
+    if kind not in _KINDS:
+        raise ValueError(f"kind must be one of {_KINDS}, got {kind!r}")
+    fmt = format or _infer_format(p)
+    if fmt == "lmeval":
+        raise ValueError(f"{p}: lm-eval samples files hold their own classes; read them with "
+                         f"activetest.models.lmeval.read_lmeval_samples or TableScorer")
+    cols = list(columns)
+    if len(cols) < 2:
+        raise ValueError(f"columns must name at least 2 class columns, got {cols}")
+    if len(set(cols)) != len(cols):
+        raise ValueError(f"columns has duplicates: {cols}")
+    raw = _read_raw(p, fmt)
+    if not raw.rows:
+        raise ValueError(f"{p}: no data rows")
+    missing = [c for c in [id_column, *cols] if c not in raw.columns]
+    if missing:
+        raise ValueError(f"{p}: missing column(s) {missing}; the file has {raw.columns}")
+    ids: list[str] = []
+    first: dict[str, str] = {}
+    values = np.empty((len(raw.rows), len(cols)), dtype=np.float64)
+    for i, (row, where) in enumerate(zip(raw.rows, raw.where, strict=True)):
+        for c in [id_column, *cols]:
+            if c not in row:
+                raise ValueError(f"{p}: {where}: missing column {c!r}")
+        item_id = _cell_id(row[id_column], p, where, id_column)
+        if item_id in first:
+            raise ValueError(f"{p}: {where}: duplicate id {item_id!r} (first at {first[item_id]})")
+        first[item_id] = where
+        ids.append(item_id)
+        for j, c in enumerate(cols):
+            values[i, j] = _cell_float(row[c], p, where, c)
+    return ids, _convert(values, kind, tolerance, p, raw.where)
+
+
+class TableScorer:
+    """Scores items by looking up class log-probs in a file (predictions made elsewhere).
+
+    Args:
+        path: CSV/TSV/JSONL/Parquet table or lm-eval ``--log_samples`` file.
+        id_column: the column with item ids (ignored for lm-eval files, which use ``doc_id``).
+        columns: the class columns in class order; default: the task's label words.
+            Ignored for lm-eval files (their choices are the classes).
+        kind: what the numbers are: ``"logprobs"``, ``"probs"`` or ``"logits"``
+            (ignored for lm-eval files, which hold loglikelihoods).
+        format: ``"csv"``, ``"tsv"``, ``"jsonl"``, ``"parquet"`` or ``"lmeval"``;
+            default: from the suffix (and content, for lm-eval JSONL files).
+        tolerance: allowed deviation of a probability row's sum from 1 (or a
+            log-prob row's ``logsumexp`` from 0).
+        filter_name: for lm-eval files with several filters, which one to read.
+
+    The file is parsed when first needed and the parsed table is kept; errors name
+    the file, row and column.
+    """
+
+    def __init__(self, path: str | Path, *, id_column: str = "id",
+                 columns: Sequence[str] | None = None, kind: Kind = "logprobs",
+                 format: Format | None = None, tolerance: float = 1e-3,
+                 filter_name: str | None = None) -> None:
+        self.path = Path(path)
+        if kind not in _KINDS:
+            raise ValueError(f"kind must be one of {_KINDS}, got {kind!r}")
+        if format is not None and format not in ("csv", "tsv", "jsonl", "parquet", "lmeval"):
+            raise ValueError(f"format must be csv, tsv, jsonl, parquet or lmeval, got {format!r}")
+        if not self.path.is_file():
+            raise ValueError(f"prediction table {self.path} does not exist or is not a file")
+        self.id_column = id_column
+        self.columns = tuple(columns) if columns is not None else None
+        self.kind = kind
+        self.format = format or _infer_format(self.path)
+        self.tolerance = tolerance
+        self.filter_name = filter_name
+        self.name = f"table:{self.path.name}"
+        self._cache: dict[tuple[str, ...], tuple[dict[str, int], np.ndarray]] = {}
+        self._lmeval: LmEvalSamples | None = None
+
+    def __repr__(self) -> str:
+        return (f"TableScorer({str(self.path)!r}, format={self.format!r}, kind={self.kind!r}, "
+                f"id_column={self.id_column!r}, columns={self.columns!r})")
+
+    @property
+    def lmeval(self) -> LmEvalSamples | None:
+        """The parsed lm-eval samples (choices, labels), for ``format="lmeval"``; else None."""
+        if self.format != "lmeval":
+            return None
+        if self._lmeval is None:
+            self._lmeval = load_lmeval_samples(self.path, filter_name=self.filter_name)
+        return self._lmeval
+
+    def labels(self) -> dict[str, int]:
+        """Gold labels recorded in the file (lm-eval ``target``); empty for plain tables."""
+        s = self.lmeval
+        if s is None:
+            return {}
+        return {i: int(y) for i, y in zip(s.item_ids, s.labels, strict=True)}
+
+    def _load(self, task: Task) -> tuple[dict[str, int], np.ndarray]:
+        if self.format == "lmeval":
+            s = self.lmeval
+            assert s is not None
+            if s.logprobs.shape[1] != task.n_classes:
+                raise ValueError(f"{self.path}: documents have {s.logprobs.shape[1]} choices "
+                                 f"{list(s.choices)}, task {task.name!r} has {task.n_classes} "
+                                 f"classes {list(task.classes)}")
+            return {i: r for r, i in enumerate(s.item_ids)}, s.logprobs
+        cols = self.columns if self.columns is not None else tuple(task.classes)
+        if len(cols) != task.n_classes:
+            raise ValueError(f"columns {list(cols)} has {len(cols)} entries, task {task.name!r} "
+                             f"has {task.n_classes} classes {list(task.classes)}")
+        if cols not in self._cache:
+            ids, lp = read_table(self.path, columns=cols, id_column=self.id_column,
+                                 kind=self.kind, format=self.format,  # type: ignore[arg-type]
+                                 tolerance=self.tolerance)
+            self._cache[cols] = ({i: r for r, i in enumerate(ids)}, lp)
+        return self._cache[cols]
+
+    def score(self, task: Task, items: Sequence[Item], examples: Sequence[Item] = (), *,
+              progress: bool = True) -> np.ndarray:
+        """Look up the ``(len(items), C)`` class log-probs of ``items`` by id.
+
+        ``examples`` and ``progress`` are accepted for the Scorer protocol and
+        ignored: the predictions were made elsewhere, with whatever prompt was used there.
+
+        Raises:
+            ValueError: ids missing from the file (named), or a malformed file.
+        """
+        index, lp = self._load(task)
+        missing = [it.id for it in items if it.id not in index]
+        if missing:
+            shown = ", ".join(repr(m) for m in missing[:10])
+            more = f" and {len(missing) - 10} more" if len(missing) > 10 else ""
+            raise ValueError(f"{self.path}: no row for {len(missing)} of {len(items)} item id(s): "
+                             f"{shown}{more}")
+        rows = [index[it.id] for it in items]
+        return np.array(lp[rows], dtype=np.float64).reshape(len(items), task.n_classes)
