@@ -51,6 +51,13 @@ class Task:
         example_template: one in-context example; may also use ``{label}``.
         answer_key: the word before the colon, e.g. ``"Label"`` or ``"Answer"``.
         class_names: human-readable names (default: the label words).
+        columns: where each template field (and the special keys ``"label"`` and
+            ``"id"``) is found in a pool file, e.g. ``{"text": "sentence"}``; used by
+            :func:`activetest.data.pool.load_pool` when no column is given
+            explicitly. Not part of equality or hashing.
+        label_map: raw label values in pool files (as strings) mapped to class
+            indices, e.g. ``{"pos": 1}``; consulted before the label words.
+            Not part of equality or hashing.
     """
 
     name: str
@@ -60,6 +67,8 @@ class Task:
     example_template: str = "Sentence: '{text}' \n{answer_key}: {label}\n\n"
     answer_key: str = "Answer"
     class_names: tuple[str, ...] = field(default=())
+    columns: Mapping[str, str] = field(default_factory=dict, compare=False)
+    label_map: Mapping[str, int] = field(default_factory=dict, compare=False)
 
     def __post_init__(self) -> None:
         if len(self.classes) < 2:
@@ -73,6 +82,14 @@ class Task:
                              f"entries, classes has {len(self.classes)}")
         if not self.class_names:
             object.__setattr__(self, "class_names", tuple(self.classes))
+        for key, value in self.label_map.items():
+            if (not isinstance(value, int) or isinstance(value, bool)
+                    or not 0 <= value < len(self.classes)):
+                raise ValueError(f"task {self.name!r}: label_map[{key!r}] = {value!r} is not a "
+                                 f"class index in 0..{len(self.classes) - 1}")
+        # Own copies (plain dicts, so that a Task still pickles and deep-copies).
+        object.__setattr__(self, "columns", dict(self.columns))
+        object.__setattr__(self, "label_map", {str(k): v for k, v in self.label_map.items()})
 
     @property
     def n_classes(self) -> int:

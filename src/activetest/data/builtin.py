@@ -1,0 +1,135 @@
+"""The paper's built-in tasks (SST-2, Subj, FPB, HS, MMLU) and the task registry.
+
+Prompts follow ``../shared/paper/METHOD.md`` ("Prompts") verbatim: the
+instruction line ends with a newline, then ``n`` examples
+``Sentence: '{x_j}' \\n{A}: {label_j}\\n\\n`` and the item ``Sentence: '{x}' \\n{A}:``,
+where ``A`` is ``Label`` for SST-2 and ``Answer`` otherwise. MMLU uses
+``Question: {question} \\nA. {A}\\nB. {B}\\nC. {C}\\nD. {D}\\nAnswer:``.
+
+``get_task(name)`` returns a built-in task (or the generated ``demo`` task, or a
+task added with :func:`register_task`); ``list_tasks()`` lists the names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from activetest.data.task import Task
+
+__all__ = ["BUILTIN_TASKS", "UnknownTaskError", "get_task", "list_tasks", "register_task"]
+
+
+class UnknownTaskError(ValueError, KeyError):
+    """No task of that name (a ``ValueError``; also a ``KeyError`` for lookups)."""
+
+    def __str__(self) -> str:  # KeyError would print the message in quotes
+        return str(self.args[0]) if self.args else ""
+
+_SENTENCE_ITEM = "Sentence: '{text}' \n{answer_key}:"
+_SENTENCE_EXAMPLE = "Sentence: '{text}' \n{answer_key}: {label}\n\n"
+_MC_ITEM = "Question: {question} \nA. {A}\nB. {B}\nC. {C}\nD. {D}\n{answer_key}:"
+_MC_EXAMPLE = "Question: {question} \nA. {A}\nB. {B}\nC. {C}\nD. {D}\n{answer_key}: {label}\n\n"
+
+SST2 = Task(
+    name="sst2",
+    instruction='Classify the sentiment of the following sentence as "positive" or "negative". '
+                'Respond with "positive" or "negative".\n',
+    classes=("negative", "positive"),
+    item_template=_SENTENCE_ITEM,
+    example_template=_SENTENCE_EXAMPLE,
+    answer_key="Label",
+    columns={"text": "sentence", "label": "label"},
+)
+
+SUBJ = Task(
+    name="subj",
+    instruction="Is the following sentence `objective` or `subjective`. "
+                "Respond with `objective` or `subjective`.\n",
+    classes=("objective", "subjective"),
+    item_template=_SENTENCE_ITEM,
+    example_template=_SENTENCE_EXAMPLE,
+    answer_key="Answer",
+    columns={"text": "text", "label": "label"},
+)
+
+FPB = Task(
+    name="fpb",
+    instruction='Classify the sentiment of the following sentence as "negative", "neutral" or '
+                '"positive". Respond with "negative", "neutral" or "positive".\n',
+    classes=("negative", "neutral", "positive"),
+    item_template=_SENTENCE_ITEM,
+    example_template=_SENTENCE_EXAMPLE,
+    answer_key="Answer",
+    columns={"text": "text", "label": "label"},
+)
+
+HS = Task(
+    name="hs",
+    instruction='Does the sentence contain hate speech? Respond with "yes" or "no".\n',
+    classes=("no", "yes"),
+    item_template=_SENTENCE_ITEM,
+    example_template=_SENTENCE_EXAMPLE,
+    answer_key="Answer",
+    class_names=("noHate", "hate"),
+    columns={"text": "text", "label": "label"},
+)
+
+MMLU = Task(
+    name="mmlu",
+    instruction="Answer the question with the correct letter. Respond with only 'A', 'B', 'C' "
+                "or 'D'.\n",
+    classes=("A", "B", "C", "D"),
+    item_template=_MC_ITEM,
+    example_template=_MC_EXAMPLE,
+    answer_key="Answer",
+    # The hub's MMLU rows hold the four options as a list column ``choices``.
+    columns={"question": "question", "A": "choices[0]", "B": "choices[1]",
+             "C": "choices[2]", "D": "choices[3]", "label": "answer"},
+)
+
+#: The paper's tasks by name.
+BUILTIN_TASKS: dict[str, Task] = {t.name: t for t in (SST2, SUBJ, FPB, HS, MMLU)}
+
+_ALIASES = {"sst-2": "sst2", "sst": "sst2", "hatespeech": "hs", "hate_speech18": "hs",
+            "hate-speech": "hs", "financial_phrasebank": "fpb"}
+
+
+def _demo() -> Task:
+    from activetest.data.demo import demo_task  # lazy: demo imports this module's neighbours
+
+    return demo_task()
+
+
+_registry: dict[str, Task | Callable[[], Task]] = {**BUILTIN_TASKS, "demo": _demo}
+
+
+def register_task(task: Task, *, replace: bool = False) -> None:
+    """Make ``task`` available to :func:`get_task` under ``task.name``.
+
+    Raises:
+        ValueError: the name is taken and ``replace`` is false.
+    """
+    key = task.name.lower()
+    if key in _registry and not replace:
+        raise ValueError(f"a task named {task.name!r} is already registered "
+                         f"(pass replace=True to overwrite it)")
+    _registry[key] = task
+
+
+def list_tasks() -> list[str]:
+    """Names of all tasks :func:`get_task` knows, sorted."""
+    return sorted(_registry)
+
+
+def get_task(name: str) -> Task:
+    """The task called ``name`` (case-insensitive; ``hatespeech`` and ``sst-2`` work too).
+
+    Raises:
+        UnknownTaskError: no such task; the message lists the known names.
+    """
+    key = name.strip().lower()
+    key = _ALIASES.get(key, key)
+    if key not in _registry:
+        raise UnknownTaskError(f"unknown task {name!r}; known tasks: {', '.join(list_tasks())}")
+    entry = _registry[key]
+    return entry if isinstance(entry, Task) else entry()

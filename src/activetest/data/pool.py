@@ -1,0 +1,675 @@
+"""Loading pools of items from files (CSV, TSV, JSONL, JSON, Parquet, FPB) and the hub.
+
+:func:`load_pool` returns a :class:`Pool`: an immutable sequence of
+:class:`~activetest.data.task.Item` that also records where the items came from
+(path, format, SHA-256 of the file's bytes). A ``Pool`` can be passed wherever a
+``Sequence[Item]`` is expected.
+
+Formats (chosen by ``format=`` or by the file suffix; ``.gz`` is decompressed):
+
+===========  ===================  ==========================================
+format       suffixes             notes
+===========  ===================  ==========================================
+``csv``      .csv                 header row; RFC 4180 quoting
+``tsv``      .tsv .tab            header row; no quoting (as GLUE writes it)
+``jsonl``    .jsonl .ndjson       one JSON object per line; blank lines skipped
+``json``     .json                one JSON array of objects
+``parquet``  .parquet .pq         needs ``pyarrow``
+``fpb``      Sentences_*.txt      ``sentence@label`` per line, split on the LAST
+                                  ``@``; ISO-8859-1 by default
+===========  ===================  ==========================================
+
+Item ids are the values of ``id_column`` when one is given (or named in the
+task's ``columns``), otherwise the 0-based row number of the record in the file
+(header and blank lines not counted), as a string, so the same file always
+gives the same ids. Rows dropped by ``drop_labels`` keep their numbers' gaps.
+
+Column lookup: a column spec is a column name, or ``name[i]`` for the i-th
+element of a list-valued column (the hub's MMLU ``choices``). For each field
+the task's templates use, the column is ``field_columns[field]`` (or
+``text_column`` for ``text``), else ``task.columns[field]``, else the field's
+own name (for ``text``: ``text`` or else ``sentence``).
+
+Labels: an empty, null or missing label gives an unlabelled item (``label=None``).
+Integers (and integer strings such as ``"1"``) are class indices. Other strings
+are looked up in ``label_map`` (raw value -> class index or label word), then
+the task's ``label_map``, then its label words and class names (exact, then
+case-insensitive). Anything else is a :class:`PoolFormatError` naming the file
+and line.
+"""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import gzip
+import hashlib
+import io
+import json
+import math
+import re
+import zlib
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, overload
+
+from activetest.data.task import Item, Task
+
+__all__ = [
+    "FORMATS",
+    "MissingDependencyError",
+    "Pool",
+    "PoolFormatError",
+    "detect_format",
+    "load_hub_pool",
+    "load_pool",
+    "read_records",
+    "records_to_items",
+]
+
+#: Formats :func:`load_pool` reads.
+FORMATS = ("csv", "tsv", "jsonl", "json", "parquet", "fpb")
+
+_SUFFIXES = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl",
+             ".json": "json", ".parquet": "parquet", ".pq": "parquet"}
+_INDEXED = re.compile(r"^(?P<base>.+)\[(?P<index>\d+)\]$")
+_INT = re.compile(r"^[+-]?\d+$")
+
+
+class PoolFormatError(ValueError):
+    """A pool file (or hub split) that cannot be turned into items."""
+
+
+class MissingDependencyError(ImportError):
+    """An optional package needed for this input is not installed."""
+
+
+@dataclass(frozen=True, eq=False)
+class Pool(Sequence[Item]):
+    """Items loaded from one source, in file order.
+
+    Attributes:
+        items: the items.
+        source: the file path (or ``hf://name/config/split`` for the hub).
+        format: the format it was read as.
+        sha256: SHA-256 of the file's bytes (of all shard files, in order, for the
+            hub's local snapshots; ``""`` where the bytes were not read directly).
+    """
+
+    items: tuple[Item, ...]
+    source: str = ""
+    format: str = ""
+    sha256: str = ""
+    _index: dict[str, int] = field(default_factory=dict, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "items", tuple(self.items))
+        index: dict[str, int] = {}
+        for i, item in enumerate(self.items):
+            if item.id in index:
+                raise PoolFormatError(f"{self.source or 'pool'}: duplicate item id {item.id!r}")
+            index[item.id] = i
+        object.__setattr__(self, "_index", index)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    @overload
+    def __getitem__(self, i: int) -> Item: ...
+    @overload
+    def __getitem__(self, i: slice) -> tuple[Item, ...]: ...
+    def __getitem__(self, i: int | slice) -> Item | tuple[Item, ...]:
+        return self.items[i]
+
+    def __iter__(self) -> Iterator[Item]:
+        return iter(self.items)
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        """The item ids, in order."""
+        return tuple(item.id for item in self.items)
+
+    def by_id(self, item_id: str) -> Item:
+        """The item with this id (``KeyError`` if absent)."""
+        return self.items[self._index[item_id]]
+
+    def n_labelled(self) -> int:
+        """How many items carry a label."""
+        return sum(item.label is not None for item in self.items)
+
+
+# --------------------------------------------------------------------------- reading records
+
+Record = Mapping[str, Any]
+
+
+def detect_format(path: str | Path) -> str:
+    """The format for ``path`` from its suffix (ignoring a final ``.gz``).
+
+    Raises:
+        PoolFormatError: the suffix is not one of the known ones.
+    """
+    p = Path(path)
+    name = p.name[:-3] if p.name.lower().endswith(".gz") else p.name
+    suffix = Path(name).suffix.lower()
+    if suffix in _SUFFIXES:
+        return _SUFFIXES[suffix]
+    if suffix == ".txt" and re.match(r"^Sentences_\w*Agree\.txt$", name, re.IGNORECASE):
+        return "fpb"
+    raise PoolFormatError(f"{path}: cannot tell the format from the suffix {suffix!r}; pass "
+                          f"format= one of {', '.join(FORMATS)}")
+
+
+def _decode(data: bytes, source: str, encoding: str) -> str:
+    try:
+        codec = codecs.lookup(encoding)
+    except LookupError:
+        raise PoolFormatError(f"{source}: unknown encoding {encoding!r}") from None
+    if codec.name == "utf-8":
+        encoding = "utf-8-sig"  # tolerate a byte-order mark
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        bad = data[exc.start: exc.start + 1]
+        raise PoolFormatError(f"{source}, line {line}: byte {bad!r} is not valid {encoding} "
+                              f"(pass encoding=, e.g. 'iso-8859-1')") from None
+
+
+def _lines(text: str) -> Iterator[tuple[int, str]]:
+    """(1-based line number, line without its end) for every line, split on ``\\n`` only."""
+    for n, line in enumerate(text.split("\n"), start=1):
+        yield n, line[:-1] if line.endswith("\r") else line
+
+
+def _read_csv(text: str, source: str) -> Iterator[tuple[str, Record]]:
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    header: list[str] | None = None
+    try:
+        for row in reader:
+            if not row or (len(row) == 1 and row[0] == "" and header is not None):
+                continue  # blank line
+            if header is None:
+                header = _check_header(row, source)
+                continue
+            if len(row) != len(header):
+                raise PoolFormatError(f"{source}, line {reader.line_num}: expected {len(header)} "
+                                      f"comma-separated fields (header {header}), got {len(row)}")
+            yield f"line {reader.line_num}", dict(zip(header, row, strict=True))
+    except csv.Error as exc:
+        raise PoolFormatError(f"{source}, line {reader.line_num}: malformed CSV: {exc}") from None
+    if header is None:
+        raise PoolFormatError(f"{source}: empty file (expected a header row)")
+
+
+def _check_header(row: list[str], source: str) -> list[str]:
+    header = [h.strip() for h in row]
+    if any(not h for h in header):
+        raise PoolFormatError(f"{source}, line 1: header has an empty column name: {row}")
+    dupes = sorted({h for h in header if header.count(h) > 1})
+    if dupes:
+        raise PoolFormatError(f"{source}, line 1: header repeats column(s) {dupes}")
+    return header
+
+
+def _read_tsv(text: str, source: str) -> Iterator[tuple[str, Record]]:
+    header: list[str] | None = None
+    for n, line in _lines(text):
+        if not line:
+            continue
+        cells = line.split("\t")
+        if header is None:
+            header = _check_header(cells, source)
+            continue
+        if len(cells) != len(header):
+            raise PoolFormatError(f"{source}, line {n}: expected {len(header)} tab-separated "
+                                  f"fields (header {header}), got {len(cells)}")
+        yield f"line {n}", dict(zip(header, cells, strict=True))
+    if header is None:
+        raise PoolFormatError(f"{source}: empty file (expected a header row)")
+
+
+def _json_loads(text: str, source: str, where: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise PoolFormatError(f"{source}, {where}: invalid JSON: {exc.msg} "
+                              f"(column {exc.colno})") from None
+    except RecursionError:
+        raise PoolFormatError(f"{source}, {where}: JSON nested too deeply") from None
+    except ValueError as exc:  # e.g. an integer literal beyond int()'s digit limit
+        raise PoolFormatError(f"{source}, {where}: invalid JSON: {exc}") from None
+
+
+def _read_jsonl(text: str, source: str) -> Iterator[tuple[str, Record]]:
+    for n, line in _lines(text):
+        if not line.strip():
+            continue
+        record = _json_loads(line, source, f"line {n}")
+        if not isinstance(record, dict):
+            raise PoolFormatError(f"{source}, line {n}: expected a JSON object, "
+                                  f"got {type(record).__name__}")
+        yield f"line {n}", record
+
+
+def _read_json(text: str, source: str) -> Iterator[tuple[str, Record]]:
+    data = _json_loads(text, source, "file")
+    if not isinstance(data, list):
+        raise PoolFormatError(f"{source}: expected a JSON array of objects, "
+                              f"got {type(data).__name__} (for one object per line use .jsonl)")
+    for i, record in enumerate(data):
+        if not isinstance(record, dict):
+            raise PoolFormatError(f"{source}, record {i}: expected a JSON object, "
+                                  f"got {type(record).__name__}")
+        yield f"record {i}", record
+
+
+def _read_fpb(text: str, source: str) -> Iterator[tuple[str, Record]]:
+    for n, line in _lines(text):
+        if not line.strip():
+            continue
+        sentence, at, label = line.rpartition("@")
+        if not at:
+            raise PoolFormatError(f"{source}, line {n}: expected 'sentence@label', found no '@'")
+        if not label.strip():
+            raise PoolFormatError(f"{source}, line {n}: empty label after the last '@'")
+        yield f"line {n}", {"text": sentence, "label": label.strip()}
+
+
+def _read_parquet(data: bytes, source: str) -> Iterator[tuple[str, Record]]:
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise MissingDependencyError(f"{source}: reading Parquet needs pyarrow "
+                                     f"(pip install 'activetest[parquet]')") from None
+    try:
+        rows = pq.read_table(pa.BufferReader(data)).to_pylist()
+    except (pa.ArrowException, OSError, ValueError, TypeError) as exc:
+        raise PoolFormatError(f"{source}: not a readable Parquet file: {exc}") from None
+    for i, row in enumerate(rows):
+        yield f"row {i}", row
+
+
+_TEXT_READERS = {"csv": _read_csv, "tsv": _read_tsv, "jsonl": _read_jsonl, "json": _read_json,
+                 "fpb": _read_fpb}
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise FileNotFoundError(f"pool file not found: {path}") from None
+    if path.name.lower().endswith(".gz"):
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise PoolFormatError(f"{path}: not a valid gzip file: {exc}") from None
+    return data
+
+
+def _parse_bytes(data: bytes, source: str, fmt: str,
+                 encoding: str | None) -> Iterator[tuple[str, Record]]:
+    if fmt == "parquet":
+        return _read_parquet(data, source)
+    if fmt not in _TEXT_READERS:
+        raise PoolFormatError(f"{source}: unknown format {fmt!r}; expected one of "
+                              f"{', '.join(FORMATS)}")
+    enc = encoding or ("iso-8859-1" if fmt == "fpb" else "utf-8")
+    if "\x00" in (text := _decode(data, source, enc)):
+        line = text[: text.index("\x00")].count("\n") + 1
+        raise PoolFormatError(f"{source}, line {line}: NUL character (binary file, or the "
+                              f"wrong encoding?)")
+    return _TEXT_READERS[fmt](text, source)
+
+
+def read_records(path: str | Path, *, format: str | None = None,
+                 encoding: str | None = None) -> list[tuple[str, Record]]:
+    """Raw records of a pool file: ``(where, record)`` pairs, ``where`` like ``"line 7"``.
+
+    ``encoding`` defaults to UTF-8 (a byte-order mark is skipped), ISO-8859-1 for
+    ``fpb``. Raises :class:`PoolFormatError` naming the file and line for
+    malformed input, ``FileNotFoundError`` if the file is absent.
+    """
+    p = Path(path)
+    fmt = (format or detect_format(p)).lower()
+    return list(_parse_bytes(_read_bytes(p), str(p), fmt, encoding))
+
+
+# --------------------------------------------------------------------------- records to items
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """Resolved column specs (see the module docstring)."""
+
+    fields: dict[str, str]
+    label: str | None
+    label_required: bool
+    id: str | None
+
+
+def _lookup(record: Record, spec: str) -> tuple[bool, Any]:
+    """(found, value) of column spec ``spec`` in ``record``."""
+    if spec in record:
+        return True, record[spec]
+    m = _INDEXED.match(spec)
+    if m and m["base"] in record:
+        seq = record[m["base"]]
+        i = int(m["index"])
+        if isinstance(seq, (list, tuple)) and i < len(seq):
+            return True, seq[i]
+    return False, None
+
+
+def _has(keys: Collection[str], spec: str) -> bool:
+    m = _INDEXED.match(spec)
+    return spec in keys or bool(m and m["base"] in keys)
+
+
+def _plan(keys: Collection[str], task: Task | None, text_column: str | None,
+          label_column: str | None, id_column: str | None,
+          field_columns: Mapping[str, str] | None) -> _Plan:
+    explicit = dict(field_columns or {})
+    if text_column is not None:
+        explicit["text"] = text_column
+    task_cols = dict(task.columns) if task is not None else {}
+    wanted = sorted(task.template_fields()) if task is not None else ["text"]
+    for extra in explicit:
+        if extra not in wanted:
+            wanted.append(extra)
+    fields: dict[str, str] = {}
+    for name in wanted:
+        if name in explicit:
+            fields[name] = explicit[name]
+        elif name in task_cols and _has(keys, task_cols[name]):
+            fields[name] = task_cols[name]
+        elif _has(keys, name):
+            fields[name] = name
+        elif name == "text" and _has(keys, "sentence"):
+            fields[name] = "sentence"
+        else:  # absent: the first record reports the error
+            fields[name] = task_cols.get(name, name)
+    if label_column is not None:
+        label, required = label_column, True
+    else:  # optional: records without it are unlabelled
+        label, required = task_cols.get("label", "label"), False
+    ident = id_column if id_column is not None else task_cols.get("id")
+    return _Plan(fields, label, required, ident)
+
+
+def _as_text(value: Any, source: str, where: str, column: str) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return str(value)
+    if value is None:
+        raise PoolFormatError(f"{source}, {where}: column {column!r} is null")
+    raise PoolFormatError(f"{source}, {where}: column {column!r} holds a "
+                          f"{type(value).__name__}, expected text")
+
+
+def _norm_label_key(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return str(value).strip()
+
+
+class _LabelParser:
+    """Raw label value -> class index, following the rules of the module docstring."""
+
+    def __init__(self, task: Task | None, label_map: Mapping[Any, int | str] | None,
+                 source: str) -> None:
+        self.task = task
+        self.source = source
+        self.n_classes = task.n_classes if task is not None else None
+        self.words: dict[str, int] = {}
+        self.folded: dict[str, int] = {}
+        if task is not None:
+            for names in (task.classes, task.class_names):
+                for i, w in enumerate(names):
+                    self.words.setdefault(w, i)
+                    self.folded.setdefault(w.strip().casefold(), i)
+        self.map: dict[str, int] = dict(task.label_map) if task is not None else {}
+        for key, value in (label_map or {}).items():
+            self.map[_norm_label_key(key)] = self._target(key, value)
+
+    def _target(self, key: Any, value: int | str) -> int:
+        if isinstance(value, str):
+            if value in self.words:
+                return self.words[value]
+            raise ValueError(f"label_map[{key!r}] = {value!r} is not a label word of the task "
+                             f"({', '.join(self.task.classes) if self.task else 'no task given'})")
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0 or (
+                self.n_classes is not None and value >= self.n_classes):
+            raise ValueError(f"label_map[{key!r}] = {value!r} is not a valid class index")
+        return value
+
+    def _check(self, y: int, raw: Any, where: str) -> int:
+        if y < 0 or (self.n_classes is not None and y >= self.n_classes):
+            span = f"0..{self.n_classes - 1}" if self.n_classes is not None else ">= 0"
+            raise PoolFormatError(f"{self.source}, {where}: label {raw!r} is outside the class "
+                                  f"indices {span}")
+        return y
+
+    def __call__(self, raw: Any, where: str) -> int | None:
+        if raw is None or (isinstance(raw, float) and math.isnan(raw)):
+            return None
+        if isinstance(raw, bool):
+            raise PoolFormatError(f"{self.source}, {where}: label {raw!r} is a boolean; "
+                                  f"expected a class index or label word")
+        key = _norm_label_key(raw)
+        if key == "":
+            return None
+        if key in self.map:
+            return self.map[key]
+        if isinstance(raw, int) or _INT.match(key):
+            if len(key) > 18:
+                raise PoolFormatError(f"{self.source}, {where}: label {key[:20]}... is not a "
+                                      f"class index")
+            return self._check(int(key), raw, where)
+        if isinstance(raw, float):
+            raise PoolFormatError(f"{self.source}, {where}: label {raw!r} is not a whole number")
+        if not isinstance(raw, str):
+            raise PoolFormatError(f"{self.source}, {where}: label {raw!r} is a "
+                                  f"{type(raw).__name__}; expected a class index or label word")
+        if key in self.words:
+            return self.words[key]
+        if key.casefold() in self.folded:
+            return self.folded[key.casefold()]
+        if self.task is None:
+            raise PoolFormatError(f"{self.source}, {where}: label {raw!r} is a word, not a class "
+                                  f"index; pass task= or label_map= to map it")
+        raise PoolFormatError(f"{self.source}, {where}: unknown label {raw!r}; expected one of "
+                              f"{', '.join(map(repr, self.task.classes))} or a class index "
+                              f"0..{self.task.n_classes - 1}")
+
+
+def records_to_items(records: Iterable[tuple[str, Record]], source: str, *,
+                     task: Task | None = None, text_column: str | None = None,
+                     label_column: str | None = None, id_column: str | None = None,
+                     field_columns: Mapping[str, str] | None = None,
+                     label_map: Mapping[Any, int | str] | None = None,
+                     drop_labels: Collection[Any] = (),
+                     keys: Collection[str] | None = None) -> list[Item]:
+    """Turn raw records into items (the part of :func:`load_pool` after parsing).
+
+    Args:
+        records: ``(where, record)`` pairs as :func:`read_records` gives them.
+        source: the file name or hub name, for error messages.
+        keys: the column names (a CSV header); default: the first record's keys.
+        Other arguments: as for :func:`load_pool`.
+
+    Raises:
+        PoolFormatError: a missing column, bad label or duplicate id, naming
+            ``source`` and the record's ``where``.
+    """
+    labels = _LabelParser(task, label_map, source)
+    drop = {_norm_label_key(v) for v in drop_labels}
+    items: list[Item] = []
+    seen: dict[str, str] = {}
+    plan: _Plan | None = None
+    for row, (where, record) in enumerate(records):
+        if plan is None:
+            plan = _plan(keys if keys is not None else list(record), task, text_column,
+                         label_column, id_column, field_columns)
+        raw_label = None
+        if plan.label is not None:
+            found, raw_label = _lookup(record, plan.label)
+            if not found and plan.label_required:
+                raise PoolFormatError(f"{source}, {where}: no label column {plan.label!r} "
+                                      f"(columns: {', '.join(map(str, record))})")
+            if drop and raw_label is not None and _norm_label_key(raw_label) in drop:
+                continue
+        fields: dict[str, str] = {}
+        for name, spec in plan.fields.items():
+            found, value = _lookup(record, spec)
+            if not found:
+                raise PoolFormatError(f"{source}, {where}: no column {spec!r} for field "
+                                      f"{name!r} (columns: {', '.join(map(str, record))})")
+            fields[name] = _as_text(value, source, where, spec)
+        if plan.id is not None:
+            found, value = _lookup(record, plan.id)
+            if not found:
+                raise PoolFormatError(f"{source}, {where}: no id column {plan.id!r} "
+                                      f"(columns: {', '.join(map(str, record))})")
+            item_id = _as_text(value, source, where, plan.id).strip()
+            if not item_id:
+                raise PoolFormatError(f"{source}, {where}: empty id in column {plan.id!r}")
+        else:
+            item_id = str(row)
+        if item_id in seen:
+            raise PoolFormatError(f"{source}, {where}: duplicate id {item_id!r} "
+                                  f"(first at {seen[item_id]})")
+        seen[item_id] = where
+        items.append(Item(id=item_id, fields=fields, label=labels(raw_label, where)))
+    return items
+
+
+def _resolve_task(task: Task | str | None) -> Task | None:
+    if task is None or isinstance(task, Task):
+        return task
+    from activetest.data.taskfile import load_task
+
+    return load_task(task)
+
+
+def load_pool(path: str | Path, *, format: str | None = None,
+              text_column: str | None = None, label_column: str | None = None,
+              id_column: str | None = None, field_columns: Mapping[str, str] | None = None,
+              label_map: Mapping[Any, int | str] | None = None,
+              drop_labels: Collection[Any] = (), encoding: str | None = None,
+              task: Task | str | None = None) -> Pool:
+    """Load a pool (or test set, or example source) from a file.
+
+    Args:
+        path: the file. ``.gz`` files are decompressed.
+        format: one of :data:`FORMATS`; default from the suffix (:func:`detect_format`).
+        text_column: column of the ``text`` field (default: ``task.columns``, then
+            ``text``, then ``sentence``).
+        label_column: column of the labels; when given it must exist. Default:
+            ``task.columns["label"]`` or ``label`` if present, else no labels.
+        id_column: column of unique item ids; default ``task.columns["id"]``, else the
+            0-based row number.
+        field_columns: other template fields -> column spec, e.g. ``{"A": "choices[0]"}``.
+        label_map: raw label value -> class index or label word (e.g. ``{"pos": 1}``).
+        drop_labels: raw label values whose rows are skipped (e.g. HS's ``2`` and ``3``);
+            the remaining rows keep their original row numbers as ids.
+        encoding: text encoding; default UTF-8, or ISO-8859-1 for ``fpb``.
+        task: the task (or its name / task file), which says which fields the
+            templates need and which label words exist.
+
+    Returns:
+        A :class:`Pool` (a ``Sequence[Item]``) with source, format and SHA-256.
+
+    Raises:
+        PoolFormatError: (a ``ValueError``) malformed input, naming the file and line.
+        MissingDependencyError: Parquet without pyarrow.
+        FileNotFoundError: no such file.
+    """
+    p = Path(path)
+    resolved = _resolve_task(task)
+    fmt = (format or detect_format(p)).lower()
+    data = _read_bytes(p)
+    records = _parse_bytes(data, str(p), fmt, encoding)
+    items = records_to_items(records, str(p), task=resolved, text_column=text_column,
+                             label_column=label_column, id_column=id_column,
+                             field_columns=field_columns, label_map=label_map,
+                             drop_labels=drop_labels)
+    return Pool(tuple(items), source=str(p), format=fmt, sha256=hashlib.sha256(data).hexdigest())
+
+
+# --------------------------------------------------------------------------- hub
+
+
+_SHARD_SUFFIXES = (".parquet", ".jsonl", ".jsonl.gz", ".json", ".csv", ".tsv", ".ndjson")
+
+
+def _split_files(root: Path, split: str, config: str | None) -> list[Path]:
+    base = root / config if config and (root / config).is_dir() else root
+    pattern = re.compile(rf"^{re.escape(split)}([-_.].*)?$")
+    files = [f for f in base.rglob("*") if f.is_file() and pattern.match(f.name)
+             and f.name.lower().endswith(_SHARD_SUFFIXES) and not any(
+                 part.startswith(".") for part in f.relative_to(base).parts)]
+    return sorted(files, key=lambda f: f.relative_to(base).as_posix())
+
+
+def load_hub_pool(name: str | Path, split: str = "train", *, config: str | None = None,
+                  revision: str | None = None, text_column: str | None = None,
+                  label_column: str | None = None, id_column: str | None = None,
+                  field_columns: Mapping[str, str] | None = None,
+                  label_map: Mapping[Any, int | str] | None = None,
+                  drop_labels: Collection[Any] = (), task: Task | str | None = None) -> Pool:
+    """Load a Hugging Face hub dataset split as a pool.
+
+    ``name`` may be a local folder holding a downloaded snapshot (files named
+    like ``train-00000-of-00001.parquet`` or ``data/test.jsonl``, optionally
+    under a ``config`` subfolder); its shards are read in sorted order by the
+    same code as :func:`load_pool`, so ids are row numbers across the split.
+    Otherwise the ``datasets`` library (optional, not a dependency) loads
+    ``name``/``config``/``split``; the row index is the id unless ``id_column``
+    says otherwise. The other arguments are as for :func:`load_pool`.
+
+    Raises:
+        MissingDependencyError: ``name`` is not a folder and ``datasets`` is not installed.
+        PoolFormatError: malformed rows, or a snapshot folder without files for ``split``.
+    """
+    resolved = _resolve_task(task)
+    kwargs: dict[str, Any] = dict(task=resolved, text_column=text_column,
+                                  label_column=label_column, id_column=id_column,
+                                  field_columns=field_columns, label_map=label_map,
+                                  drop_labels=drop_labels)
+    root = Path(name)
+    if root.is_dir():
+        files = _split_files(root, split, config)
+        if not files:
+            raise PoolFormatError(f"{root}: no data files for split {split!r}"
+                                  f"{f' (config {config!r})' if config else ''}; expected "
+                                  f"files named like '{split}-00000-of-00001.parquet'")
+        digest = hashlib.sha256()
+        records: list[tuple[str, Record]] = []
+        formats: set[str] = set()
+        for f in files:
+            fmt = detect_format(f)
+            formats.add(fmt)
+            data = _read_bytes(f)
+            digest.update(data)
+            records.extend((f"{f.name}, {where}", rec)
+                           for where, rec in _parse_bytes(data, str(f), fmt, None))
+        items = records_to_items(records, str(root), **kwargs)
+        return Pool(tuple(items), source=str(root), format="+".join(sorted(formats)),
+                    sha256=digest.hexdigest())
+    try:
+        import datasets  # type: ignore[import-not-found]
+    except ImportError:
+        raise MissingDependencyError(
+            f"loading {str(name)!r} from the hub needs the 'datasets' package "
+            f"(pip install datasets), or pass the path of a downloaded snapshot folder"
+        ) from None
+    ds = datasets.load_dataset(str(name), config, split=split, revision=revision)
+    source = f"hf://{name}/{config or 'default'}/{split}"
+    items = records_to_items(((f"row {i}", row) for i, row in enumerate(ds)), source, **kwargs)
+    return Pool(tuple(items), source=source, format="hub")
