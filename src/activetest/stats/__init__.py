@@ -1,1 +1,44 @@
-"""stats"""
+"""Statistics: pure numpy, no I/O.
+
+acquisition scores -> proposal and sampler (draws with q_m) -> estimators ->
+bootstrap errors -> many-run simulation. Arrays in, arrays out.
+"""
+
+from activetest.stats.acquisition import (
+    ACQUISITIONS,
+    acquisition_scores,
+    expected_log_loss,
+    expected_zero_one_loss,
+    nll_score,
+    predictive_entropy,
+    uniform_score,
+)
+from activetest.stats.bootstrap import BootstrapResult, bootstrap, bootstrap_means, labels_for_width
+from activetest.stats.estimators import (
+    ase,
+    cv_lure,
+    cv_lure_curve,
+    importance_sampling,
+    importance_sampling_curve,
+    lure,
+    lure_curve,
+    lure_terms,
+    lure_weights,
+    tuned_beta,
+    uniform_mean,
+    uniform_mean_curve,
+)
+from activetest.stats.losses import log_loss, log_softmax, logsumexp, zero_one_loss
+from activetest.stats.proposal import proposal, reference_sample
+from activetest.stats.sampler import ActiveSampler, SamplerState, sample
+from activetest.stats.simulate import ESTIMATORS, Method, SimulationResult, control_values, simulate
+
+__all__ = [
+    "ACQUISITIONS", "ESTIMATORS", "ActiveSampler", "BootstrapResult", "Method", "SamplerState",
+    "SimulationResult", "acquisition_scores", "ase", "bootstrap", "bootstrap_means",
+    "control_values", "cv_lure", "cv_lure_curve", "expected_log_loss", "expected_zero_one_loss",
+    "importance_sampling", "importance_sampling_curve", "labels_for_width", "log_loss",
+    "log_softmax", "logsumexp", "lure", "lure_curve", "lure_terms", "lure_weights", "nll_score",
+    "predictive_entropy", "proposal", "reference_sample", "sample", "simulate", "tuned_beta",
+    "uniform_mean", "uniform_mean_curve", "uniform_score", "zero_one_loss",
+]

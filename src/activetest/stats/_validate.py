@@ -1,0 +1,107 @@
+"""Argument checks shared by the statistics modules (raise ValueError, never clip)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+# A row of class log-probabilities counts as normalised when logsumexp(row) is
+# within this of 0. Float32 model outputs re-normalised in float64 pass easily.
+NORM_TOL = 1e-6
+
+
+def as_logprobs(x: object, name: str, n_classes: int | None = None) -> np.ndarray:
+    """Check an ``(N, C)`` array of normalised, finite class log-probabilities."""
+    a = np.asarray(x, dtype=np.float64)
+    if a.ndim != 2:
+        raise ValueError(f"{name} must be a 2-D (N, C) array of class log-probabilities, "
+                         f"got shape {a.shape}")
+    if a.shape[0] == 0:
+        raise ValueError(f"{name} is empty: the pool needs at least one item")
+    if a.shape[1] < 2:
+        raise ValueError(f"{name} must have at least 2 classes (columns), got {a.shape[1]}")
+    if n_classes is not None and a.shape[1] != n_classes:
+        raise ValueError(f"{name} has {a.shape[1]} classes, expected {n_classes}")
+    bad = ~np.isfinite(a)
+    if bad.any():
+        i, j = np.argwhere(bad)[0]
+        raise ValueError(f"{name} has a non-finite value ({a[i, j]}) at row {i}, class {j}: "
+                         "log-probabilities must be finite (use a floor such as log(1e-300) "
+                         "for exact zeros, or pass logits through log_softmax)")
+    lse = _logsumexp(a)
+    off = np.abs(lse) > NORM_TOL
+    if off.any():
+        i = int(np.argmax(off))
+        raise ValueError(f"{name} row {i} is not normalised: logsumexp = {lse[i]:.3g}, "
+                         "expected 0 (pass raw logits through activetest.stats.log_softmax)")
+    return a
+
+
+def as_labels(y: object, n: int, n_classes: int, name: str = "labels") -> np.ndarray:
+    """Check a length-N integer label vector with values in ``0..C-1``."""
+    a = np.asarray(y)
+    if a.ndim != 1 or a.shape[0] != n:
+        raise ValueError(f"{name} must be a 1-D array of length {n}, got shape {a.shape}")
+    if a.size and not np.issubdtype(a.dtype, np.integer):
+        if not np.all(np.isfinite(a)) or not np.all(a == np.round(a)):
+            raise ValueError(f"{name} must hold integer class indices, got dtype {a.dtype}")
+        a = a.astype(np.int64)
+    bad = (a < 0) | (a >= n_classes)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ValueError(f"{name}[{i}] = {a[i]} is outside the class range 0..{n_classes - 1}")
+    return a.astype(np.int64)
+
+
+def as_scores(s: object, name: str = "scores") -> np.ndarray:
+    """Check a 1-D array of finite, non-negative acquisition scores."""
+    a = np.asarray(s, dtype=np.float64)
+    if a.ndim != 1:
+        raise ValueError(f"{name} must be a 1-D array (one score per pool item), "
+                         f"got shape {a.shape}")
+    if a.size == 0:
+        raise ValueError(f"{name} is empty: the pool needs at least one item")
+    if not np.all(np.isfinite(a)):
+        i = int(np.argmax(~np.isfinite(a)))
+        raise ValueError(f"{name}[{i}] = {a[i]} is not finite")
+    if np.any(a < 0):
+        i = int(np.argmax(a < 0))
+        raise ValueError(f"{name}[{i}] = {a[i]} is negative: acquisition scores must be >= 0")
+    return a
+
+
+def as_vector(x: object, name: str, n: int | None = None) -> np.ndarray:
+    """Check a 1-D finite float vector (optionally of length n)."""
+    a = np.asarray(x, dtype=np.float64)
+    if a.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {a.shape}")
+    if n is not None and a.shape[0] != n:
+        raise ValueError(f"{name} must have length {n}, got {a.shape[0]}")
+    if not np.all(np.isfinite(a)):
+        i = int(np.argmax(~np.isfinite(a)))
+        raise ValueError(f"{name}[{i}] = {a[i]} is not finite")
+    return a
+
+
+def check_alpha(alpha: float) -> float:
+    """alpha must lie in (0, 1]."""
+    a = float(alpha)
+    if not (0.0 < a <= 1.0):
+        raise ValueError(f"alpha must be in (0, 1], got {alpha!r} (the paper uses 0.1)")
+    return a
+
+
+def check_budget(m: int, n: int, name: str = "budget") -> int:
+    """A label budget must satisfy 1 <= M <= N."""
+    if isinstance(m, bool) or int(m) != m:
+        raise ValueError(f"{name} must be an integer, got {m!r}")
+    m = int(m)
+    if m < 1:
+        raise ValueError(f"{name} must be >= 1, got {m}")
+    if m > n:
+        raise ValueError(f"{name} = {m} exceeds the pool size N = {n}")
+    return m
+
+
+def _logsumexp(a: np.ndarray) -> np.ndarray:
+    mx = a.max(axis=1)
+    return mx + np.log(np.exp(a - mx[:, None]).sum(axis=1))

@@ -1,0 +1,142 @@
+"""Acquisition scores, computed once over the pool (the surrogate is fixed).
+
+Notation: ``pi`` is the surrogate's class distribution, ``p_f`` the target's;
+both arrive as ``(N, C)`` log-probabilities. Every score is a non-negative
+``(N,)`` float64 array; larger means "more useful to label".
+
+==============  ==========================================  =====================
+name            score a(x)                                  needs
+==============  ==========================================  =====================
+``ce``          ``-sum_y pi(y|x) log p_f(y|x)``             surrogate + target
+``pe``          ``-sum_y pi(y|x) log pi(y|x)``              surrogate only
+``nll``         ``-log pi(y|x)`` (label-aware, curation)    surrogate + labels
+``zero_one``    ``1 - pi(argmax_y p_f(y|x) | x)``           surrogate + target
+``uniform``     ``1``                                       nothing
+``oracle``      the true loss (experiments only)            target + labels
+==============  ==========================================  =====================
+
+``ce`` is also the surrogate's *expected loss* of the target, the quantity ASE
+averages and the control-variate estimators subtract.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from activetest.stats._validate import as_labels, as_logprobs
+from activetest.stats.losses import log_loss, zero_one_loss
+
+__all__ = [
+    "ACQUISITIONS",
+    "acquisition_scores",
+    "expected_log_loss",
+    "expected_zero_one_loss",
+    "nll_score",
+    "predictive_entropy",
+    "uniform_score",
+]
+
+
+def _pair(surrogate_logprobs: np.ndarray, target_logprobs: np.ndarray) -> tuple[np.ndarray, ...]:
+    s = as_logprobs(surrogate_logprobs, "surrogate_logprobs")
+    t = as_logprobs(target_logprobs, "target_logprobs")
+    if s.shape != t.shape:
+        raise ValueError(f"surrogate_logprobs {s.shape} and target_logprobs {t.shape} must have "
+                         "the same (N, C) shape")
+    return s, t
+
+
+def expected_log_loss(surrogate_logprobs: np.ndarray, target_logprobs: np.ndarray) -> np.ndarray:
+    """CE score: the surrogate's expected log loss of the target.
+
+    ``a(x) = -sum_y pi(y|x) log p_f(y|x)``, computed from log-probabilities
+    (``pi = exp(log pi)`` never overflows since ``log pi <= 0``).
+    """
+    s, t = _pair(surrogate_logprobs, target_logprobs)
+    return np.maximum(-(np.exp(s) * t).sum(axis=1), 0.0)
+
+
+def predictive_entropy(surrogate_logprobs: np.ndarray) -> np.ndarray:
+    """PE score: the surrogate's predictive entropy ``-sum_y pi log pi``.
+
+    Needs no target predictions on the pool. It is also the surrogate's
+    expected log loss *of itself*, the natural surrogate-only control variate.
+    """
+    s = as_logprobs(surrogate_logprobs, "surrogate_logprobs")
+    return np.maximum(-(np.exp(s) * s).sum(axis=1), 0.0)
+
+
+def nll_score(surrogate_logprobs: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """NLL score ``-log pi(y|x)`` for curating a fixed subset (needs the labels).
+
+    Uses the surrogate's log-probability of the given label directly (no
+    softmax of a one-hot label, a bug of the research code).
+    """
+    s = as_logprobs(surrogate_logprobs, "surrogate_logprobs")
+    y = as_labels(labels, s.shape[0], s.shape[1])
+    return -s[np.arange(s.shape[0]), y]
+
+
+def expected_zero_one_loss(surrogate_logprobs: np.ndarray,
+                           target_logprobs: np.ndarray) -> np.ndarray:
+    """Accuracy acquisition: the surrogate's expected 0-1 loss of the target.
+
+    ``a(x) = 1 - pi(argmax_y p_f(y|x) | x)``.
+    """
+    s, t = _pair(surrogate_logprobs, target_logprobs)
+    pred = np.argmax(t, axis=1)
+    return np.clip(1.0 - np.exp(s[np.arange(s.shape[0]), pred]), 0.0, 1.0)
+
+
+def uniform_score(n: int) -> np.ndarray:
+    """Constant scores: the proposal is then uniform over the remaining items."""
+    if n < 1:
+        raise ValueError(f"n must be >= 1, got {n}")
+    return np.ones(n)
+
+
+AcquisitionFn = Callable[..., np.ndarray]
+
+#: Names accepted by :func:`acquisition_scores`.
+ACQUISITIONS = ("ce", "pe", "nll", "zero_one", "uniform", "oracle", "oracle_zero_one")
+
+
+def acquisition_scores(name: str, *, surrogate_logprobs: np.ndarray | None = None,
+                       target_logprobs: np.ndarray | None = None,
+                       labels: np.ndarray | None = None, n: int | None = None) -> np.ndarray:
+    """Compute the named acquisition score over the pool.
+
+    Args:
+        name: one of :data:`ACQUISITIONS`. ``oracle`` (true log loss) and
+            ``oracle_zero_one`` (true 0-1 loss) use the labels: experiments only.
+        surrogate_logprobs, target_logprobs: ``(N, C)`` class log-probabilities.
+        labels: ``(N,)`` class indices (``nll`` and the oracles only).
+        n: pool size (``uniform`` only, when no arrays are given).
+    """
+    def need(x: object, what: str) -> np.ndarray:
+        if x is None:
+            raise ValueError(f"acquisition {name!r} needs {what}")
+        return np.asarray(x)
+
+    if name == "ce":
+        return expected_log_loss(need(surrogate_logprobs, "surrogate_logprobs"),
+                                 need(target_logprobs, "target_logprobs"))
+    if name == "pe":
+        return predictive_entropy(need(surrogate_logprobs, "surrogate_logprobs"))
+    if name == "nll":
+        return nll_score(need(surrogate_logprobs, "surrogate_logprobs"), need(labels, "labels"))
+    if name == "zero_one":
+        return expected_zero_one_loss(need(surrogate_logprobs, "surrogate_logprobs"),
+                                      need(target_logprobs, "target_logprobs"))
+    if name == "uniform":
+        for arr in (surrogate_logprobs, target_logprobs, labels):
+            if arr is not None:
+                return uniform_score(len(np.asarray(arr)))
+        return uniform_score(int(need(n, "n (the pool size)")))
+    if name == "oracle":
+        return log_loss(need(target_logprobs, "target_logprobs"), need(labels, "labels"))
+    if name == "oracle_zero_one":
+        return zero_one_loss(need(target_logprobs, "target_logprobs"), need(labels, "labels"))
+    raise ValueError(f"unknown acquisition {name!r}; expected one of {', '.join(ACQUISITIONS)}")

@@ -1,0 +1,107 @@
+"""Bootstrap error estimates from a single run (the paper's recipe, vectorised).
+
+Take the K reweighted terms ``L_m`` whose mean is the estimate (for LURE,
+``L_m = v_m loss_m``, see :func:`activetest.stats.estimators.lure_terms`),
+resample K of them with replacement B times, and use the variance of the B
+resampled means (ddof = 1) as the estimate of the squared error. Unbiased
+estimators have MSE = variance, so ``estimate +- 2 sd`` is the paper's interval.
+It carries no guarantee (the ``L_m`` are not independent under sequential
+sampling) and is unreliable below ~100 labels.
+
+Any estimator of the form ``offset + mean(L)`` fits: uniform (``L = loss``),
+IS (``L = loss/(N q)``), control-variate LURE (offset = the pool mean of the
+control, ``L = v (loss - h)``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from statistics import NormalDist
+
+import numpy as np
+
+__all__ = ["BootstrapResult", "bootstrap", "bootstrap_means", "labels_for_width"]
+
+
+@dataclass(frozen=True)
+class BootstrapResult:
+    """An estimate with its bootstrap error.
+
+    Attributes:
+        estimate: ``offset + mean(terms)``.
+        std: bootstrap standard deviation of the estimate (ddof = 1 over B).
+        low, high: interval ends at ``level``.
+        level: nominal coverage, e.g. 0.95.
+        method: ``"normal"`` (estimate +- z * std) or ``"percentile"``.
+        n_labels: K, the number of terms.
+    """
+
+    estimate: float
+    std: float
+    low: float
+    high: float
+    level: float
+    method: str
+    n_labels: int
+
+    @property
+    def width(self) -> float:
+        """Interval width ``high - low``."""
+        return self.high - self.low
+
+
+def bootstrap_means(terms: np.ndarray, n_boot: int = 1000,
+                    random_state: int | np.random.Generator | None = None) -> np.ndarray:
+    """``(B,)`` means of K-of-K resamples with replacement of a 1-D ``terms``."""
+    L = np.asarray(terms, dtype=np.float64)
+    if L.ndim != 1 or L.size == 0:
+        raise ValueError(f"terms must be a non-empty 1-D array, got shape {L.shape}")
+    if not np.all(np.isfinite(L)):
+        raise ValueError("terms must be finite")
+    if isinstance(n_boot, bool) or int(n_boot) != n_boot or n_boot < 2:
+        raise ValueError(f"n_boot must be an integer >= 2, got {n_boot!r}")
+    rng = np.random.default_rng(random_state)
+    idx = rng.integers(0, L.size, size=(int(n_boot), L.size))
+    return L[idx].mean(axis=1)
+
+
+def bootstrap(terms: np.ndarray, *, offset: float = 0.0, n_boot: int = 1000, level: float = 0.95,
+              method: str = "normal",
+              random_state: int | np.random.Generator | None = None) -> BootstrapResult:
+    """Estimate ``offset + mean(terms)`` with a bootstrap standard error and interval.
+
+    Args:
+        terms: the K reweighted losses of one run.
+        offset: added to the mean (control-variate LURE's pool mean of h).
+        n_boot: B resamples (the paper uses 1000).
+        level: interval coverage in (0, 1).
+        method: ``"normal"``: estimate +- z_{(1+level)/2} * std (with level 0.9545
+            this is the paper's +- 2 sd); ``"percentile"``: quantiles of the
+            resampled estimates.
+    """
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must be in (0, 1), got {level!r}")
+    if method not in ("normal", "percentile"):
+        raise ValueError(f"method must be 'normal' or 'percentile', got {method!r}")
+    means = offset + bootstrap_means(terms, n_boot, random_state)
+    est = float(offset + np.mean(terms))
+    sd = float(np.std(means, ddof=1))
+    if method == "normal":
+        z = NormalDist().inv_cdf(0.5 + level / 2)
+        lo, hi = est - z * sd, est + z * sd
+    else:
+        lo, hi = (float(x) for x in np.quantile(means, [(1 - level) / 2, (1 + level) / 2]))
+    return BootstrapResult(est, sd, lo, hi, level, method, int(np.size(terms)))
+
+
+def labels_for_width(result: BootstrapResult, width: float) -> int:
+    """Project the total labels needed for an interval of the given width.
+
+    Assumes the standard error shrinks as ``1/sqrt(K)`` (true for the uniform
+    estimator and approximately for LURE with a fixed proposal): ``K * (w_now / w)^2``.
+    """
+    if not width > 0:
+        raise ValueError(f"width must be > 0, got {width!r}")
+    if result.width <= 0:
+        return result.n_labels
+    return max(result.n_labels, int(np.ceil(result.n_labels * (result.width / width) ** 2)))

@@ -1,0 +1,245 @@
+"""Many independent active-testing runs on one pool, and their error summaries.
+
+This is the paper's evaluation protocol in one call: for each method (an
+acquisition paired with an estimator), draw R independent runs of M labels,
+record the estimate after every label, and compare with the truth. Runs that
+share an acquisition share their draws (so estimators are compared on the same
+labels), and each acquisition's draws come from a seed derived from
+``(random_state, acquisition name)``: adding a method never changes another's.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from activetest.stats import estimators as est
+from activetest.stats._validate import as_labels, as_logprobs, check_alpha, check_budget
+from activetest.stats.acquisition import (
+    ACQUISITIONS,
+    acquisition_scores,
+    expected_log_loss,
+    expected_zero_one_loss,
+    predictive_entropy,
+)
+from activetest.stats.losses import log_loss, zero_one_loss
+from activetest.stats.sampler import sample
+
+__all__ = ["ESTIMATORS", "Method", "SimulationResult", "control_values", "simulate"]
+
+#: Estimator names: ``mean`` (plain running mean), ``lure``, ``is``, ``ase``,
+#: ``cv_lure`` (control variate, beta = 1, unbiased), ``cv_lure_tuned`` (beta
+#: fitted on the labels at each budget; asymptotically unbiased only).
+ESTIMATORS = ("mean", "lure", "is", "ase", "cv_lure", "cv_lure_tuned")
+
+
+@dataclass(frozen=True)
+class Method:
+    """An acquisition paired with an estimator, e.g. ``Method("ce", "lure")``."""
+
+    acquisition: str
+    estimator: str
+
+    def __post_init__(self) -> None:
+        if self.acquisition not in ACQUISITIONS:
+            raise ValueError(f"unknown acquisition {self.acquisition!r}; expected one of "
+                             f"{', '.join(ACQUISITIONS)}")
+        if self.estimator not in ESTIMATORS:
+            raise ValueError(f"unknown estimator {self.estimator!r}; expected one of "
+                             f"{', '.join(ESTIMATORS)}")
+
+    @property
+    def name(self) -> str:
+        """``"acquisition+estimator"``."""
+        return f"{self.acquisition}+{self.estimator}"
+
+    @classmethod
+    def parse(cls, spec: str | Method) -> Method:
+        """Parse ``"ce+lure"`` (or pass a Method through)."""
+        if isinstance(spec, Method):
+            return spec
+        acq, sep, estim = str(spec).partition("+")
+        if not sep:
+            raise ValueError(f"method {spec!r} must look like 'ACQUISITION+ESTIMATOR', "
+                             "e.g. 'uniform+mean' or 'ce+lure'")
+        return cls(acq.strip(), estim.strip())
+
+
+def control_values(loss: str, *, surrogate_logprobs: np.ndarray,
+                   target_logprobs: np.ndarray | None = None,
+                   kind: str = "auto") -> np.ndarray:
+    """Per-item control variate ``h`` for control-variate LURE (and ASE).
+
+    Args:
+        loss: ``"log"`` or ``"zero_one"``.
+        kind: ``"expected"``: the surrogate's expected loss of the target
+            (CE score / expected 0-1 loss; needs target predictions on the pool);
+            ``"surrogate"``: the surrogate's expected loss of *itself* (its entropy,
+            or ``1 - max pi``), built from the surrogate alone, for PE acquisition;
+            ``"auto"``: expected if target predictions are given, else surrogate.
+    """
+    if kind == "auto":
+        kind = "expected" if target_logprobs is not None else "surrogate"
+    if kind == "expected":
+        if target_logprobs is None:
+            raise ValueError("control 'expected' needs target_logprobs on the pool")
+        if loss == "log":
+            return expected_log_loss(surrogate_logprobs, target_logprobs)
+        return expected_zero_one_loss(surrogate_logprobs, target_logprobs)
+    if kind == "surrogate":
+        if loss == "log":
+            return predictive_entropy(surrogate_logprobs)
+        s = as_logprobs(surrogate_logprobs, "surrogate_logprobs")
+        return 1.0 - np.exp(s.max(axis=1))
+    raise ValueError(f"control kind must be 'auto', 'expected' or 'surrogate', got {kind!r}")
+
+
+@dataclass
+class SimulationResult:
+    """Estimates of R runs at budgets 1..M for each method, and the truth.
+
+    Attributes:
+        estimates: method name -> ``(R, M)`` float64 estimates after each label.
+        truth: the risk the estimates are compared with.
+        pool_risk: the pool's mean loss (equal to ``truth`` unless a test-set truth was given).
+        n_pool: N.
+        loss: ``"log"`` or ``"zero_one"``.
+        acquired: acquisition name -> ``(R, M)`` item indices (kept for diagnostics).
+        q: acquisition name -> ``(R, M)`` proposal probabilities.
+    """
+
+    estimates: dict[str, np.ndarray]
+    truth: float
+    pool_risk: float
+    n_pool: int
+    loss: str
+    acquired: dict[str, np.ndarray] = field(default_factory=dict)
+    q: dict[str, np.ndarray] = field(default_factory=dict)
+
+    @property
+    def budget(self) -> int:
+        """M, the largest budget simulated."""
+        return next(iter(self.estimates.values())).shape[1]
+
+    @property
+    def n_runs(self) -> int:
+        """R."""
+        return next(iter(self.estimates.values())).shape[0]
+
+    def squared_error(self, method: str) -> np.ndarray:
+        """``(R, M)`` squared errors against the truth."""
+        return (self.estimates[method] - self.truth) ** 2
+
+    def median_squared_error(self, method: str) -> np.ndarray:
+        """``(M,)`` median over runs of the squared error (the paper's measure)."""
+        return np.median(self.squared_error(method), axis=0)
+
+    def mean_squared_error(self, method: str) -> np.ndarray:
+        """``(M,)`` mean over runs of the squared error."""
+        return self.squared_error(method).mean(axis=0)
+
+    def relative_error(self, method: str, baseline: str = "uniform+mean", *, offset: int = 0,
+                       statistic: str = "median") -> np.ndarray:
+        """Error of ``method`` at k labels over ``baseline`` at ``k + offset`` labels.
+
+        ``offset`` charges labels spent elsewhere to the method (the paper charges
+        the n in-context labels of a zero-shot target's surrogate). Returns an
+        array over k = 1..M - offset (lower is better; 1 means no gain).
+        """
+        f = self.median_squared_error if statistic == "median" else self.mean_squared_error
+        if not 0 <= offset < self.budget:
+            raise ValueError(f"offset must be in 0..{self.budget - 1}, got {offset}")
+        a = f(method)[: self.budget - offset]
+        b = f(baseline)[offset:]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(b > 0, a / np.where(b > 0, b, 1.0), np.nan)
+
+
+def _seed_for(random_state: int | None, name: str) -> np.random.Generator:
+    entropy = [zlib.crc32(name.encode())]
+    if random_state is not None:
+        entropy.insert(0, int(random_state))
+    return np.random.default_rng(np.random.SeedSequence(entropy))
+
+
+def simulate(*, target_logprobs: np.ndarray, labels: np.ndarray,
+             methods: Iterable[str | Method], budget: int, n_runs: int,
+             surrogate_logprobs: np.ndarray | None = None, loss: str = "log",
+             alpha: float = 0.1, truth: float | None = None, control: str = "auto",
+             random_state: int | None = 0, progress: bool = False) -> SimulationResult:
+    """Run ``n_runs`` active-testing runs per method and record every estimate.
+
+    Args:
+        target_logprobs: ``(N, C)`` target class log-probabilities on the pool.
+        labels: ``(N,)`` true classes of the pool (the simulation reveals them).
+        methods: e.g. ``["uniform+mean", "ce+lure", "ce+cv_lure", "pe+lure"]``.
+        budget: M (estimates are recorded at every budget 1..M).
+        n_runs: R.
+        surrogate_logprobs: ``(N, C)``; needed by every acquisition but uniform/oracle.
+        loss: ``"log"`` (log loss) or ``"zero_one"`` (error rate).
+        alpha: proposal floor.
+        truth: the risk to compare with; default the pool's mean loss.
+        control: control variate kind for cv_lure/ase (see :func:`control_values`).
+        random_state: integer seed (None: fresh entropy, not reproducible).
+    """
+    t = as_logprobs(target_logprobs, "target_logprobs")
+    n = t.shape[0]
+    y = as_labels(labels, n, t.shape[1])
+    s = None if surrogate_logprobs is None else as_logprobs(surrogate_logprobs,
+                                                           "surrogate_logprobs", t.shape[1])
+    if s is not None and s.shape[0] != n:
+        raise ValueError(f"surrogate_logprobs has {s.shape[0]} rows, target_logprobs has {n}")
+    budget = check_budget(budget, n)
+    alpha = check_alpha(alpha)
+    if loss not in ("log", "zero_one"):
+        raise ValueError(f"loss must be 'log' or 'zero_one', got {loss!r}")
+    if random_state is not None and (isinstance(random_state, bool) or
+                                     int(random_state) != random_state):
+        raise ValueError(f"random_state must be an integer seed or None, got {random_state!r}")
+    ms: Sequence[Method] = [Method.parse(m) for m in methods]
+    if not ms:
+        raise ValueError("methods is empty: give at least one, e.g. 'uniform+mean'")
+    per_item = log_loss(t, y) if loss == "log" else zero_one_loss(t, y)
+    pool_risk = float(per_item.mean())
+    h: np.ndarray | None = None
+    if any(m.estimator in ("ase", "cv_lure", "cv_lure_tuned") for m in ms):
+        if s is None:
+            raise ValueError("estimators ase/cv_lure need surrogate_logprobs")
+        h = control_values(loss, surrogate_logprobs=s, target_logprobs=t, kind=control)
+    out = SimulationResult({}, pool_risk if truth is None else float(truth), pool_risk, n, loss)
+    for acq in dict.fromkeys(m.acquisition for m in ms):
+        scores = acquisition_scores(acq, surrogate_logprobs=s, target_logprobs=t, labels=y, n=n)
+        if acq == "nll" or acq.startswith("oracle"):
+            pass  # label-aware scores: allowed in simulation, where labels are known
+        idx, q = sample(scores, budget, n_runs=n_runs, alpha=alpha,
+                        random_state=_seed_for(random_state, acq), progress=progress)
+        out.acquired[acq], out.q[acq] = idx, q
+        L = per_item[idx]
+        for m in (m for m in ms if m.acquisition == acq):
+            out.estimates[m.name] = _curve(m.estimator, L, q, n, h, idx)
+    return out
+
+
+def _curve(estimator: str, L: np.ndarray, q: np.ndarray, n: int, h: np.ndarray | None,
+           idx: np.ndarray) -> np.ndarray:
+    if estimator == "mean":
+        return est.uniform_mean_curve(L)
+    if estimator == "lure":
+        return est.lure_curve(L, q, n)
+    if estimator == "is":
+        return est.importance_sampling_curve(L, q, n)
+    assert h is not None
+    if estimator == "ase":
+        return np.full(L.shape, est.ase(h))
+    if estimator == "cv_lure":
+        return est.cv_lure_curve(L, q, n, h[idx], float(h.mean()))
+    # cv_lure_tuned: refit beta at each budget (O(M^2) per run; fine for M <= ~1000)
+    H = h[idx]
+    out = np.empty(L.shape)
+    for k in range(1, L.shape[1] + 1):
+        beta = est.tuned_beta(L[:, :k], H[:, :k], q[:, :k], n)
+        out[:, k - 1] = est.cv_lure(L[:, :k], q[:, :k], n, H[:, :k], float(h.mean()), beta)
+    return out

@@ -1,0 +1,114 @@
+"""Estimators, acquisition scores and the bootstrap on exact, hand-checkable cases."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from activetest.stats import (
+    acquisition_scores,
+    ase,
+    bootstrap,
+    bootstrap_means,
+    cv_lure,
+    cv_lure_curve,
+    expected_log_loss,
+    expected_zero_one_loss,
+    labels_for_width,
+    log_loss,
+    log_softmax,
+    lure,
+    lure_curve,
+    nll_score,
+    predictive_entropy,
+    sample,
+    tuned_beta,
+    uniform_mean_curve,
+    zero_one_loss,
+)
+
+
+def test_uniform_proposal_makes_lure_the_plain_mean() -> None:
+    rng = np.random.default_rng(0)
+    losses = rng.exponential(size=100)
+    idx, q = sample(np.ones(100), 40, n_runs=5, random_state=0)
+    np.testing.assert_allclose(q, np.broadcast_to(1 / (100 - np.arange(40)), q.shape))
+    np.testing.assert_allclose(lure_curve(losses[idx], q, 100), uniform_mean_curve(losses[idx]),
+                               rtol=1e-12)
+
+
+def test_perfect_control_variate_has_zero_error() -> None:
+    rng = np.random.default_rng(1)
+    losses = rng.exponential(size=50)
+    idx, q = sample(rng.random(50), 20, n_runs=10, random_state=1)
+    est = cv_lure_curve(losses[idx], q, 50, losses[idx], losses.mean())
+    np.testing.assert_allclose(est, losses.mean(), rtol=1e-12)
+
+
+def test_tuned_beta_recovers_a_scaled_control() -> None:
+    rng = np.random.default_rng(2)
+    h = rng.exponential(size=80)
+    losses = 2.5 * h
+    idx, q = sample(h, 30, n_runs=4, random_state=2)
+    beta = tuned_beta(losses[idx], h[idx], q, 80)
+    np.testing.assert_allclose(beta, 2.5, rtol=1e-10)
+    np.testing.assert_allclose(cv_lure(losses[idx], q, 80, h[idx], h.mean(), beta),
+                               losses.mean(), rtol=1e-10)
+
+
+def test_lure_accepts_single_runs_and_checks_shapes() -> None:
+    assert float(lure([1.0, 2.0], [0.5, 1.0], 2)) == pytest.approx(1.5)
+    with pytest.raises(ValueError, match="same shape"):
+        lure([1.0, 2.0], [0.5], 2)
+    with pytest.raises(ValueError, match="exceed the pool size"):
+        lure([1.0, 2.0, 3.0], [0.5, 0.5, 1.0], 2)
+    with pytest.raises(ValueError, match=r"q must lie in \(0, 1\]"):
+        lure([1.0], [0.0], 3)
+
+
+def test_losses_and_acquisition_scores_by_hand() -> None:
+    t = np.log(np.array([[0.9, 0.1], [0.3, 0.7]]))
+    s = np.log(np.array([[0.6, 0.4], [0.5, 0.5]]))
+    y = np.array([1, 1])
+    np.testing.assert_allclose(log_loss(t, y), [-np.log(0.1), -np.log(0.7)])
+    np.testing.assert_array_equal(zero_one_loss(t, y), [1.0, 0.0])
+    np.testing.assert_allclose(expected_log_loss(s, t),
+                               [-(0.6 * np.log(0.9) + 0.4 * np.log(0.1)),
+                                -(0.5 * np.log(0.3) + 0.5 * np.log(0.7))])
+    np.testing.assert_allclose(predictive_entropy(s),
+                               [-(0.6 * np.log(0.6) + 0.4 * np.log(0.4)), np.log(2)])
+    np.testing.assert_allclose(nll_score(s, y), [-np.log(0.4), -np.log(0.5)])
+    np.testing.assert_allclose(expected_zero_one_loss(s, t), [0.4, 0.5])
+    np.testing.assert_allclose(acquisition_scores("uniform", surrogate_logprobs=s), [1, 1])
+    np.testing.assert_allclose(acquisition_scores("oracle", target_logprobs=t, labels=y),
+                               log_loss(t, y))
+    assert ase(expected_log_loss(s, t)) == pytest.approx(expected_log_loss(s, t).mean())
+    with pytest.raises(ValueError, match="needs target_logprobs"):
+        acquisition_scores("ce", surrogate_logprobs=s)
+    with pytest.raises(ValueError, match="unknown acquisition"):
+        acquisition_scores("bald", surrogate_logprobs=s)
+
+
+def test_log_softmax_survives_huge_logits() -> None:
+    z = np.array([[1000.0, 990.0, -50.0]])
+    lp = log_softmax(z)
+    assert np.all(np.isfinite(lp))
+    assert np.exp(lp).sum() == pytest.approx(1.0)
+    assert lp[0, 0] == pytest.approx(-np.log1p(np.exp(-10.0) + np.exp(-1050.0)))
+
+
+def test_bootstrap_intervals() -> None:
+    terms = np.random.default_rng(0).normal(1.0, 2.0, size=400)
+    r = bootstrap(terms, n_boot=1000, random_state=0)
+    assert r.estimate == pytest.approx(terms.mean())
+    assert r.std == pytest.approx(terms.std() / np.sqrt(400), rel=0.1)
+    assert r.low == pytest.approx(r.estimate - 1.959964 * r.std, rel=1e-6)
+    p = bootstrap(terms, offset=3.0, method="percentile", random_state=0)
+    assert p.low < p.estimate < p.high and p.estimate == pytest.approx(terms.mean() + 3.0)
+    assert p.std == pytest.approx(r.std)  # same seed, same resamples; the offset moves nothing
+    np.testing.assert_array_equal(bootstrap_means(terms, 50, 1), bootstrap_means(terms, 50, 1))
+    assert labels_for_width(r, r.width / 2) == pytest.approx(1600, abs=1)
+    with pytest.raises(ValueError, match="n_boot"):
+        bootstrap(terms, n_boot=1)
+    with pytest.raises(ValueError, match="level"):
+        bootstrap(terms, level=1.5)

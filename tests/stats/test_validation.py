@@ -1,0 +1,66 @@
+"""Bad input raises ValueError naming the argument and what was expected."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from activetest.stats import ActiveSampler, log_loss, proposal, sample, simulate
+
+T = np.log(np.array([[0.5, 0.5], [0.2, 0.8], [0.9, 0.1]]))
+Y = np.array([0, 1, 0])
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"target_logprobs": T[:, :1]}, "at least 2 classes"),
+        ({"target_logprobs": T.ravel()}, "2-D"),
+        ({"target_logprobs": np.where(T[0, 0] == T, np.nan, T)}, "non-finite.*row 0"),
+        ({"target_logprobs": np.where(T[1, 0] == T, -np.inf, T)}, "non-finite.*row 1"),
+        ({"target_logprobs": T + 0.1}, "row 0 is not normalised"),
+        ({"target_logprobs": np.empty((0, 2))}, "empty"),
+        ({"labels": np.array([0, 2, 0])}, r"labels\[1\] = 2 is outside"),
+        ({"labels": np.array([0, 1])}, "length 3"),
+        ({"labels": np.array([0.5, 1, 0])}, "integer class indices"),
+        ({"budget": 4}, "exceeds the pool size N = 3"),
+        ({"budget": 0}, "budget must be >= 1"),
+        ({"alpha": 0.0}, r"alpha must be in \(0, 1\]"),
+        ({"alpha": 1.5}, r"alpha must be in \(0, 1\]"),
+        ({"surrogate_logprobs": T[:2]}, "surrogate_logprobs has 2 rows"),
+        ({"surrogate_logprobs": np.log(np.full((3, 3), 1 / 3))}, "3 classes, expected 2"),
+        ({"methods": ["ce"]}, "ACQUISITION\\+ESTIMATOR"),
+        ({"methods": ["ce+magic"]}, "unknown estimator"),
+        ({"methods": []}, "methods is empty"),
+        ({"loss": "hinge"}, "loss must be"),
+        ({"methods": ["uniform+cv_lure"], "surrogate_logprobs": None}, "need surrogate_logprobs"),
+        ({"random_state": 1.5}, "random_state"),
+    ],
+)
+def test_simulate_rejects(kwargs: dict, match: str) -> None:
+    args = {"target_logprobs": T, "labels": Y, "surrogate_logprobs": T, "budget": 2,
+            "n_runs": 2, "methods": ["ce+lure"]}
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=match):
+        simulate(**args)
+
+
+def test_sampler_inputs() -> None:
+    with pytest.raises(ValueError, match=r"scores\[1\] = -1.0 is negative"):
+        sample(np.array([1.0, -1.0]), 1)
+    with pytest.raises(ValueError, match="not finite"):
+        sample(np.array([1.0, np.inf]), 1)
+    with pytest.raises(ValueError, match="empty"):
+        sample(np.array([]), 1)
+    with pytest.raises(ValueError, match="1-D"):
+        sample(np.ones((2, 2)), 1)
+    with pytest.raises(ValueError, match="n_runs"):
+        sample(np.ones(3), 1, n_runs=0)
+    with pytest.raises(ValueError, match="only 3 remain"):
+        ActiveSampler(np.ones(3)).draw(4)
+    with pytest.raises(ValueError, match="remaining must have shape"):
+        proposal(np.ones(3), np.ones(2, dtype=bool))
+    with pytest.raises(ValueError, match="every item has been acquired"):
+        proposal(np.ones(3), np.zeros(3, dtype=bool))
+    with pytest.raises(ValueError, match="target_logprobs row 3"):
+        log_loss(np.vstack([T, [[0.0, 0.0]]]), np.array([0, 1, 0, 1]))
