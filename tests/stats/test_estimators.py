@@ -112,3 +112,15 @@ def test_bootstrap_intervals() -> None:
         bootstrap(terms, n_boot=1)
     with pytest.raises(ValueError, match="level"):
         bootstrap(terms, level=1.5)
+
+
+def test_bootstrap_std_many_matches_single_run_distribution() -> None:
+    from activetest.stats import bootstrap_std_many
+    rng = np.random.default_rng(5)
+    terms = rng.exponential(size=(3, 200))
+    many = bootstrap_std_many(terms, n_boot=4000, random_state=0)
+    single = np.array([bootstrap(t, n_boot=4000, random_state=1).std for t in terms])
+    # two independent bootstraps of the same rows: each relative sd error ~ 1/sqrt(2B),
+    # so their ratio has sd ~ 1/sqrt(B); allow 5 of those
+    np.testing.assert_allclose(many, single, rtol=5 / np.sqrt(4000))
+    np.testing.assert_allclose(many, terms.std(axis=1) / np.sqrt(200), rtol=0.1)

@@ -13,7 +13,13 @@ from activetest.stats.acquisition import (
     predictive_entropy,
     uniform_score,
 )
-from activetest.stats.bootstrap import BootstrapResult, bootstrap, bootstrap_means, labels_for_width
+from activetest.stats.bootstrap import (
+    BootstrapResult,
+    bootstrap,
+    bootstrap_means,
+    bootstrap_std_many,
+    labels_for_width,
+)
 from activetest.stats.estimators import (
     ase,
     cv_lure,
@@ -36,6 +42,7 @@ from activetest.stats.simulate import ESTIMATORS, Method, SimulationResult, cont
 __all__ = [
     "ACQUISITIONS", "ESTIMATORS", "ActiveSampler", "BootstrapResult", "Method", "SamplerState",
     "SimulationResult", "acquisition_scores", "ase", "bootstrap", "bootstrap_means",
+    "bootstrap_std_many",
     "control_values", "cv_lure", "cv_lure_curve", "expected_log_loss", "expected_zero_one_loss",
     "importance_sampling", "importance_sampling_curve", "labels_for_width", "log_loss",
     "log_softmax", "logsumexp", "lure", "lure_curve", "lure_terms", "lure_weights", "nll_score",

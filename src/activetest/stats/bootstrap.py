@@ -20,7 +20,13 @@ from statistics import NormalDist
 
 import numpy as np
 
-__all__ = ["BootstrapResult", "bootstrap", "bootstrap_means", "labels_for_width"]
+__all__ = [
+    "BootstrapResult",
+    "bootstrap",
+    "bootstrap_means",
+    "bootstrap_std_many",
+    "labels_for_width",
+]
 
 
 @dataclass(frozen=True)
@@ -105,3 +111,27 @@ def labels_for_width(result: BootstrapResult, width: float) -> int:
     if result.width <= 0:
         return result.n_labels
     return max(result.n_labels, int(np.ceil(result.n_labels * (result.width / width) ** 2)))
+
+
+def bootstrap_std_many(terms: np.ndarray, n_boot: int = 1000,
+                       random_state: int | np.random.Generator | None = None) -> np.ndarray:
+    """Bootstrap standard deviations for many runs at once.
+
+    Args:
+        terms: ``(R, K)`` reweighted terms, one row per independent run.
+
+    Returns:
+        ``(R,)`` standard deviations (ddof = 1 over B) of the resampled means.
+        Each resample is drawn as multinomial counts shared by all rows, which
+        leaves each row's bootstrap distribution exact while costing one matmul.
+    """
+    L = np.asarray(terms, dtype=np.float64)
+    if L.ndim != 2 or L.shape[1] == 0:
+        raise ValueError(f"terms must be a non-empty 2-D (runs, labels) array, got {L.shape}")
+    if isinstance(n_boot, bool) or int(n_boot) != n_boot or n_boot < 2:
+        raise ValueError(f"n_boot must be an integer >= 2, got {n_boot!r}")
+    K = L.shape[1]
+    rng = np.random.default_rng(random_state)
+    W = rng.multinomial(K, np.full(K, 1.0 / K), size=int(n_boot)) / K  # (B, K)
+    means = L @ W.T  # (R, B)
+    return means.std(axis=1, ddof=1)
