@@ -63,3 +63,15 @@ def test_zero_one_loss_and_test_set_truth() -> None:
                  methods=["zero_one+lure"], loss="zero_one", truth=0.25, random_state=0)
     assert r.truth == 0.25
     assert r.pool_risk == pytest.approx((t.argmax(1) != y).mean())
+
+
+def test_pe_control_variate_uses_the_surrogate_alone() -> None:
+    from activetest.stats import cv_lure_curve, predictive_entropy
+    t, s, y = _data()
+    r = simulate(target_logprobs=t, labels=y, surrogate_logprobs=s, budget=15, n_runs=3,
+                 methods=["pe+cv_lure"], random_state=0)
+    idx, q = r.acquired["pe"], r.q["pe"]
+    h = predictive_entropy(s)
+    losses = -t[np.arange(len(y)), y]
+    np.testing.assert_allclose(r.estimates["pe+cv_lure"],
+                               cv_lure_curve(losses[idx], q, len(y), h[idx], h.mean()))

@@ -182,7 +182,10 @@ def simulate(*, target_logprobs: np.ndarray, labels: np.ndarray,
         loss: ``"log"`` (log loss) or ``"zero_one"`` (error rate).
         alpha: proposal floor.
         truth: the risk to compare with; default the pool's mean loss.
-        control: control variate kind for cv_lure/ase (see :func:`control_values`).
+        control: control variate kind for cv_lure/ase (see :func:`control_values`);
+            ``"auto"`` uses the surrogate-only control for PE acquisition (which
+            promises no target predictions on the pool) and the surrogate's
+            expected loss of the target otherwise (and always for ASE).
         random_state: integer seed (None: fresh entropy, not reproducible).
     """
     t = as_logprobs(target_logprobs, "target_logprobs")
@@ -204,11 +207,25 @@ def simulate(*, target_logprobs: np.ndarray, labels: np.ndarray,
         raise ValueError("methods is empty: give at least one, e.g. 'uniform+mean'")
     per_item = log_loss(t, y) if loss == "log" else zero_one_loss(t, y)
     pool_risk = float(per_item.mean())
-    h: np.ndarray | None = None
-    if any(m.estimator in ("ase", "cv_lure", "cv_lure_tuned") for m in ms):
-        if s is None:
-            raise ValueError("estimators ase/cv_lure need surrogate_logprobs")
-        h = control_values(loss, surrogate_logprobs=s, target_logprobs=t, kind=control)
+    if any(m.estimator in ("ase", "cv_lure", "cv_lure_tuned") for m in ms) and s is None:
+        raise ValueError("estimators ase/cv_lure need surrogate_logprobs")
+    controls: dict[str, np.ndarray] = {}
+
+    def control_for(acq: str, estimator: str) -> np.ndarray | None:
+        if estimator not in ("ase", "cv_lure", "cv_lure_tuned"):
+            return None
+        # "auto": PE acquisition promises no target predictions on the pool, so its
+        # control variate is built from the surrogate alone; ASE always estimates
+        # the target's risk, so it uses the expected loss of the target.
+        kind = control
+        if control == "auto":
+            kind = "surrogate" if acq == "pe" and estimator != "ase" else "expected"
+        if kind not in controls:
+            assert s is not None
+            controls[kind] = control_values(loss, surrogate_logprobs=s, target_logprobs=t,
+                                            kind=kind)
+        return controls[kind]
+
     out = SimulationResult({}, pool_risk if truth is None else float(truth), pool_risk, n, loss)
     for acq in dict.fromkeys(m.acquisition for m in ms):
         scores = acquisition_scores(acq, surrogate_logprobs=s, target_logprobs=t, labels=y, n=n)
@@ -219,7 +236,8 @@ def simulate(*, target_logprobs: np.ndarray, labels: np.ndarray,
         out.acquired[acq], out.q[acq] = idx, q
         L = per_item[idx]
         for m in (m for m in ms if m.acquisition == acq):
-            out.estimates[m.name] = _curve(m.estimator, L, q, n, h, idx)
+            out.estimates[m.name] = _curve(m.estimator, L, q, n, control_for(acq, m.estimator),
+                                           idx)
     return out
 
 
