@@ -1,0 +1,96 @@
+"""The paper's protocol on synthetic cached outputs (statistics only, fast)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from activetest.experiments.outputs import DatasetOutputs, ModelOutputs
+from activetest.experiments.paper import (
+    Setting,
+    bootstrap_coverage,
+    filter_noisy,
+    load_paper_table,
+    run_setting,
+    settings_for,
+)
+from activetest.stats import log_loss, log_softmax
+
+SHARED = Path(__file__).resolve().parents[2] / ".." / "shared"
+
+
+def _outputs(n_pool: int = 600, n_test: int = 600, seed: int = 0) -> DatasetOutputs:
+    rng = np.random.default_rng(seed)
+    z = rng.normal(size=(n_pool + n_test, 2)) * 2
+    y = (rng.random(n_pool + n_test) < np.exp(log_softmax(z))[:, 1]).astype(int)
+    out = DatasetOutputs("toy", np.arange(n_pool).astype(str),
+                         np.arange(n_pool, n_pool + n_test).astype(str), np.array(["e0"]),
+                         y[:n_pool], y[n_pool:], n_shots=8, meta={"seed": str(seed)})
+    for name, scale, noise in (("a", 1.0, 0.3), ("b", 1.5, 0.8)):
+        for mode, extra in (("zero", 1.0), ("few", 0.5)):
+            lp = log_softmax(z * scale + rng.normal(size=z.shape) * noise * extra)
+            out.outputs[f"{name}/{mode}"] = ModelOutputs(lp[:n_pool], lp[n_pool:])
+    return out
+
+
+def test_outputs_round_trip(tmp_path: Path) -> None:
+    o = _outputs()
+    p = o.save(tmp_path / "toy.npz")
+    back = DatasetOutputs.load(p)
+    assert back.dataset == "toy" and back.n_shots == 8 and back.meta == {"seed": "0"}
+    np.testing.assert_array_equal(back.pool_labels, o.pool_labels)
+    np.testing.assert_array_equal(back.pool_rows, o.pool_rows)
+    for k, mo in o.outputs.items():
+        np.testing.assert_allclose(back.outputs[k].pool, mo.pool, atol=1e-6)
+        np.testing.assert_allclose(np.exp(back.outputs[k].test).sum(1), 1.0, atol=1e-12)
+    (tmp_path / "bad.npz").write_bytes(b"not a zip")
+    with pytest.raises(ValueError, match=r"bad\.npz"):
+        DatasetOutputs.load(tmp_path / "bad.npz")
+
+
+def test_settings_and_a_run() -> None:
+    o = _outputs()
+    settings = settings_for(o)
+    assert len(settings) == 8  # 4 targets x 2 few-shot surrogates
+    s = Setting("toy", "b/zero", "a/few")
+    assert s.zero_shot and not s.self_surrogate
+    r = run_setting(o, s, n_runs=200, budget=60, random_state=0)
+    assert r.offset == 8
+    truth = log_loss(o.outputs["b/zero"].test, o.test_labels).mean()
+    assert r.truth == pytest.approx(truth)
+    assert r.mse["ce+lure"].shape == (60,)
+    # relative error charges the 8 shots: NaN past budget + offset would be out of range
+    assert np.all(np.isfinite(r.relative["ce+lure"]))
+    assert -1 <= r.diagnostics["corr_ce_loss"] <= 1
+    few = run_setting(o, Setting("toy", "b/few", "b/few"), n_runs=50, budget=20)
+    assert few.offset == 0
+    np.testing.assert_allclose(few.relative["uniform+mean"], 1.0)
+    assert len(r.at("ce+lure", (10, 60, 100))) == 3 and np.isnan(r.at("ce+lure", (100,))[0])
+
+
+def test_bootstrap_coverage_is_near_nominal_on_an_easy_pool() -> None:
+    o = _outputs(2000, 0)
+    cov = bootstrap_coverage(o, Setting("toy", "a/few", "a/few"), n_runs=200, n_boot=300,
+                             budgets=(100, 200, 300))
+    assert cov.covered.shape == (200, 3)
+    # +-2 sd nominally covers 95%; runs are independent, so the rate's SE is ~ 0.015/sqrt(3)
+    assert 0.85 < cov.rate(100, pool=True) <= 1.0
+
+
+def test_filter_noisy_drops_high_nll_items() -> None:
+    o = _outputs()
+    f = filter_noisy(o, "b/zero", 3.0)
+    nll = log_loss(o.outputs["b/zero"].pool, o.pool_labels)
+    assert len(f.pool_labels) == int((nll <= 3).sum()) < len(o.pool_labels)
+    assert f.outputs["a/few"].pool.shape[0] == len(f.pool_labels)
+
+
+def test_paper_table_loads() -> None:
+    path = SHARED / "paper" / "risk_error_tables.csv"
+    if not path.exists():
+        pytest.skip("../shared/paper is absent")
+    t = load_paper_table(path)
+    assert len(t) == 376
+    assert t[("HS", "70B-zero", "Uniform", 200)] == pytest.approx(0.6363e-4)
