@@ -1,0 +1,694 @@
+"""Label files in and out: Label Studio, CSV, TSV, JSONL and JSON.
+
+A labelling round sends the acquired items to people and reads their labels back:
+
+* :func:`export_labelstudio` writes a Label Studio task-import JSON file (with the
+  surrogate's guesses as pre-annotations if given) and :func:`labelstudio_config`
+  the matching labelling configuration (XML); :func:`import_labelstudio` reads
+  Label Studio's standard JSON export.
+* :func:`export_items` writes a CSV/TSV/JSONL/JSON sheet with an empty ``label``
+  column to fill in; :func:`import_labels` reads it back (and also Label Studio's
+  CSV, TSV and JSON-MIN exports, whose label column is named after the
+  ``<Choices>`` tag; and, for a ``.json`` file that looks like a full Label Studio
+  export, dispatches to :func:`import_labelstudio`).
+
+Every importer returns a list of :class:`LabelRecord` (one per label given, in file
+order; several labels for one item are all returned, the caller decides about
+conflicts) or raises :class:`LabelFileError` naming the file, the line (or task
+index) and what was expected. Importers do not know the pool: whether an
+``item_id`` exists is for the caller to check.
+
+Label values (in sheets and in Label Studio choices) are matched against, in
+order: the task's label words, its class names, its ``label_map`` (all exact),
+then label words and class names case-insensitively (ignoring surrounding
+blanks), then -- sheets only -- a class index ``0..C-1``. Label Studio choices
+must be a label word or class name: the server does not validate choices, so a
+typo in an edited configuration reaches the export and is an error here.
+"""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import io
+import json
+import math
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+from xml.sax.saxutils import quoteattr
+
+import numpy as np
+
+from activetest.data.task import Item, Task
+
+__all__ = [
+    "FORMATS",
+    "LabelFileError",
+    "LabelRecord",
+    "export_items",
+    "export_labelstudio",
+    "import_labels",
+    "import_labelstudio",
+    "labelstudio_config",
+]
+
+#: Formats of :func:`export_items` / :func:`import_labels` (``labelstudio``: import only).
+FORMATS = ("csv", "tsv", "jsonl", "json", "labelstudio")
+
+_SUFFIXES = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl",
+             ".json": "json"}
+_INT = re.compile(r"^[+-]?\d{1,18}$")
+#: Column names (besides ``time``) that may carry when a label was given; the
+#: last two are what Label Studio's CSV/TSV/JSON-MIN exports use.
+_TIME_COLUMNS = ("time", "updated_at", "created_at")
+#: Name of the prediction columns in :func:`export_items` sheets.
+PREDICTED_COLUMN = "predicted"
+PROBABILITY_COLUMN = "predicted_prob"
+
+
+class LabelFileError(ValueError):
+    """A label file is malformed; the message names the file, where, and what was expected."""
+
+
+@dataclass(frozen=True)
+class LabelRecord:
+    """One label given by a person (or tool) to one item.
+
+    Attributes:
+        item_id: the item's id as written in the file (a string).
+        label: class index into ``Task.classes``.
+        source: where the label came from, e.g. ``"csv:round1.csv"`` or
+            ``"labelstudio:export.json"`` (the ``source=`` argument if given).
+        annotator: who labelled it, if the file says (Label Studio: the user's
+            e-mail if exported, else ``"user <id>"``; sheets: an ``annotator`` column).
+        time: when, ISO 8601 (Label Studio: the annotation's ``updated_at``;
+            sheets: a ``time``, ``updated_at`` or ``created_at`` column).
+        raw: the label exactly as written in the file (JSON numbers as text).
+    """
+
+    item_id: str
+    label: int
+    source: str
+    annotator: str | None = None
+    time: str | None = None
+    raw: str | None = None
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _format_for(path: Path, format: str | None) -> str:
+    if format is not None:
+        fmt = format.lower().lstrip(".")
+        if fmt == "ndjson":
+            fmt = "jsonl"
+        if fmt not in FORMATS:
+            raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {format!r}")
+        return fmt
+    suffix = path.suffix.lower()
+    if suffix not in _SUFFIXES:
+        raise ValueError(f"{path}: cannot tell the format from the suffix {suffix!r}; pass "
+                         f"format= one of {', '.join(FORMATS)}")
+    return _SUFFIXES[suffix]
+
+
+def _read_text(path: Path) -> str:
+    """The file as text (UTF-8, a byte-order mark skipped); bad bytes name the line."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise FileNotFoundError(f"label file not found: {path}") from None
+    try:
+        text = codecs.decode(data, "utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise LabelFileError(f"{path}, line {line}: byte {data[exc.start:exc.start + 1]!r} is "
+                             f"not valid UTF-8 (save the file as UTF-8)") from None
+    if "\x00" in text:
+        line = text[: text.index("\x00")].count("\n") + 1
+        raise LabelFileError(f"{path}, line {line}: NUL character (a binary file?)")
+    return text
+
+
+def _json_loads(text: str, where: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise LabelFileError(f"{where}: invalid JSON: {exc.msg} (line {exc.lineno}, "
+                             f"column {exc.colno})") from None
+    except RecursionError:
+        raise LabelFileError(f"{where}: JSON nested too deeply") from None
+    except ValueError as exc:  # e.g. an integer literal beyond int()'s digit limit
+        raise LabelFileError(f"{where}: invalid JSON: {exc}") from None
+
+
+def _short(value: Any, n: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= n else text[: n - 3] + "..."
+
+
+class _Labels:
+    """Label value -> class index (see the module docstring for the rules)."""
+
+    def __init__(self, task: Task, allow_index: bool) -> None:
+        self.task = task
+        self.allow_index = allow_index
+        self.exact: dict[str, int] = {}
+        self.folded: dict[str, int] = {}
+        for names in (task.classes, task.class_names):
+            for i, w in enumerate(names):
+                self.exact.setdefault(w, i)
+        for key, i in task.label_map.items():
+            self.exact.setdefault(key, i)
+        for names in (task.classes, task.class_names):
+            for i, w in enumerate(names):
+                self.folded.setdefault(w.strip().casefold(), i)
+
+    def expected(self) -> str:
+        words = ", ".join(repr(w) for w in self.task.classes)
+        names = ""
+        if tuple(self.task.class_names) != tuple(self.task.classes):
+            names = " (or the class names " + ", ".join(map(repr, self.task.class_names)) + ")"
+        index = f" or a class index 0..{self.task.n_classes - 1}" if self.allow_index else ""
+        return f"one of {words}{names}{index}"
+
+    def __call__(self, raw: Any, where: str) -> int:
+        """Class index of ``raw`` (a non-empty str, int or float); LabelFileError otherwise."""
+        if isinstance(raw, bool) or not isinstance(raw, (str, int, float)):
+            raise LabelFileError(f"{where}: label {_short(raw)} is a {type(raw).__name__}; "
+                                 f"expected {self.expected()}")
+        if isinstance(raw, str):
+            if raw in self.exact:
+                return self.exact[raw]
+            key = raw.strip()
+            if key in self.exact:
+                return self.exact[key]
+            if key.casefold() in self.folded:
+                return self.folded[key.casefold()]
+            if self.allow_index and _INT.match(key):
+                return self._index(int(key), raw, where)
+        elif self.allow_index:
+            if isinstance(raw, float) and not (math.isfinite(raw) and raw.is_integer()):
+                raise LabelFileError(f"{where}: label {raw!r} is not a whole number; expected "
+                                     f"{self.expected()}")
+            return self._index(int(raw), raw, where)
+        raise LabelFileError(f"{where}: unknown label {_short(raw)}; expected {self.expected()}")
+
+    def _index(self, y: int, raw: Any, where: str) -> int:
+        if not 0 <= y < self.task.n_classes:
+            raise LabelFileError(f"{where}: label {_short(raw)} is not a class index; expected "
+                                 f"{self.expected()}")
+        return y
+
+
+def _item_id(value: Any, where: str, column: str) -> str:
+    if isinstance(value, str) and value != "":
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    if value is None or value == "":
+        raise LabelFileError(f"{where}: empty {column!r}; every labelled row needs an item id")
+    raise LabelFileError(f"{where}: {column!r} is a {type(value).__name__} "
+                         f"({_short(value)}); expected a string item id")
+
+
+def _iso_time(value: Any, where: str, column: str) -> str | None:
+    """Normalise a timestamp to ISO 8601; ``None`` for an empty one."""
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise LabelFileError(f"{where}: {column!r} is a {type(value).__name__}; expected an "
+                             f"ISO 8601 time such as '2025-01-31T12:00:00Z'")
+    text = value.strip()
+    try:
+        # Python < 3.11 does not accept a trailing Z.
+        parsed = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
+    except ValueError:
+        raise LabelFileError(f"{where}: {column!r} is {_short(value)}; expected an ISO 8601 "
+                             f"time such as '2025-01-31T12:00:00Z'") from None
+    return parsed.isoformat()
+
+
+def _optional_text(value: Any, where: str, column: str) -> str | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise LabelFileError(f"{where}: {column!r} is a {type(value).__name__}; expected text")
+    return str(value)
+
+
+def _predicted(predictions: Any, n: int, n_classes: int) -> tuple[np.ndarray, np.ndarray]:
+    """Argmax class and its probability per row of ``(n, C)`` class log-probs."""
+    lp = np.asarray(predictions, dtype=np.float64)
+    if lp.shape != (n, n_classes):
+        raise ValueError(f"predictions must have shape (items, classes) = ({n}, {n_classes}), "
+                         f"got {lp.shape}")
+    if np.isnan(lp).any() or np.isposinf(lp).any() or (n and (lp.max(axis=1) == -np.inf).any()):
+        raise ValueError("predictions must be class log-probabilities: no NaN or +inf, and each "
+                         "row needs a finite entry")
+    best = np.argmax(lp, axis=1)
+    top = lp[np.arange(n), best]
+    # Renormalise in log space so that unnormalised log-probs still give a probability.
+    norm = top[:, None] if n else np.zeros((0, 1))
+    prob = 1.0 / np.sum(np.exp(lp - norm), axis=1) if n else np.zeros(0)
+    return best, prob
+
+
+def _check_items(items: Sequence[Item], task: Task) -> None:
+    seen: set[str] = set()
+    for item in items:
+        if not isinstance(item.id, str) or item.id == "":
+            raise ValueError(f"item ids must be non-empty strings, got {item.id!r}")
+        if item.id in seen:
+            raise ValueError(f"item id {item.id!r} appears twice; ids must be unique")
+        seen.add(item.id)
+        if "item_id" in item.fields and item.fields["item_id"] != item.id:
+            raise ValueError(f"item {item.id!r} has a field named 'item_id' with another value "
+                             f"({item.fields['item_id']!r}); rename that field")
+        missing = task.template_fields() - set(item.fields)
+        if missing:
+            raise ValueError(f"task {task.name!r}: item {item.id!r} has no field(s) "
+                             f"{sorted(missing)} (has {sorted(item.fields)})")
+
+
+def _field_order(task: Task, items: Sequence[Item]) -> list[str]:
+    """Template fields in the order the item template uses them, then any other fields."""
+    order: list[str] = []
+    for tpl in (task.item_template, task.example_template):
+        for name in re.findall(r"\{([A-Za-z_][A-Za-z0-9_]*)", tpl):
+            if name not in ("answer_key", "label") and name not in order:
+                order.append(name)
+    for item in items:
+        for name in item.fields:
+            if name not in order and name != "item_id":
+                order.append(name)
+    return order
+
+
+# --------------------------------------------------------------------------- Label Studio
+
+
+def labelstudio_config(task: Task, from_name: str = "label", to_name: str = "text") -> str:
+    """The Label Studio labelling configuration (XML) for ``task``.
+
+    One ``<Choices name=from_name toName=to_name>`` with a ``<Choice>`` per class
+    (its value the class name, which :func:`import_labelstudio` maps back), and one
+    ``<Text>`` per template field: the first field (``text``, or ``question`` for
+    multiple choice) is the object ``to_name``; the others (the options A-D) are
+    shown below it under a header with their name.
+    """
+    for name, value in (("from_name", from_name), ("to_name", to_name)):
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_\-]*", value):
+            raise ValueError(f"{name} must be a simple tag name (letters, digits, _ or -), "
+                             f"got {value!r}")
+    if from_name == to_name:
+        raise ValueError(f"from_name and to_name must differ, both are {from_name!r}")
+    fields = _field_order(task, ()) or ["text"]
+    lines = ["<View>"]
+    first, *others = fields
+    lines.append(f'  <Text name={quoteattr(to_name)} value={quoteattr("$" + first)}/>')
+    for name in others:
+        lines.append(f"  <Header value={quoteattr(name + ':')} size=\"6\"/>")
+        lines.append(f'  <Text name={quoteattr(to_name + "_" + name)} '
+                     f'value={quoteattr("$" + name)}/>')
+    # The instruction speaks of the label words; show it only if people see those words.
+    same = tuple(task.class_names) == tuple(task.classes)
+    header = task.instruction.strip() if same and task.instruction.strip() else "Label"
+    lines.append(f"  <Header value={quoteattr(header)}/>")
+    lines.append(f'  <Choices name={quoteattr(from_name)} toName={quoteattr(to_name)} '
+                 f'choice="single" showInline="true" required="true">')
+    for cname in task.class_names:
+        lines.append(f"    <Choice value={quoteattr(cname)}/>")
+    lines.append("  </Choices>")
+    lines.append("</View>")
+    return "\n".join(lines) + "\n"
+
+
+def export_labelstudio(items: Sequence[Item], task: Task, path: str | Path, *,
+                       predictions: Any = None, model_version: str = "surrogate",
+                       from_name: str = "label", to_name: str = "text") -> Path:
+    """Write the items as a Label Studio task-import JSON list; returns the path.
+
+    Each task is ``{"data": {**item.fields, "item_id": item.id}}``. Label Studio
+    assigns its own task ids on import but returns ``data`` unchanged in its
+    exports, so :func:`import_labelstudio` finds the item by ``data.item_id``.
+
+    Args:
+        items: the items to label (unique, non-empty string ids).
+        task: gives the class names and fields.
+        path: where to write (UTF-8 JSON, parent folders created).
+        predictions: optional ``(len(items), C)`` class log-probs (the surrogate's);
+            each task then gets one pre-annotation choosing the argmax class, with
+            ``score`` its probability and ``model_version`` as given.
+        from_name, to_name: the ``<Choices>`` and ``<Text>`` tag names, as in
+            :func:`labelstudio_config`.
+
+    Raises:
+        ValueError: duplicate or empty ids, missing fields, a field called
+            ``item_id`` with another value, or predictions of the wrong shape.
+    """
+    items = list(items)
+    _check_items(items, task)
+    labelstudio_config(task, from_name, to_name)  # validates the tag names
+    pred = _predicted(predictions, len(items), task.n_classes) if predictions is not None \
+        else None
+    tasks: list[dict[str, Any]] = []
+    for i, item in enumerate(items):
+        entry: dict[str, Any] = {"data": {**{k: str(v) for k, v in item.fields.items()},
+                                          "item_id": item.id}}
+        if pred is not None:
+            best, prob = pred
+            entry["predictions"] = [{
+                "model_version": model_version,
+                "score": float(prob[i]),
+                "result": [{"from_name": from_name, "to_name": to_name, "type": "choices",
+                            "value": {"choices": [task.class_names[int(best[i])]]}}],
+            }]
+        tasks.append(entry)
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(tasks, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    return out
+
+
+def _annotator(value: Any) -> str | None:
+    # Label Studio 1.x exports the user's id; some versions and options a user object.
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, str)) and value != "":
+        return f"user {value}"
+    if isinstance(value, dict):
+        for key in ("email", "username", "id"):
+            v = value.get(key)
+            if isinstance(v, (int, str)) and not isinstance(v, bool) and v != "":
+                return str(v) if key != "id" else f"user {v}"
+    return None
+
+
+def _labelstudio_tasks(data: Any, task: Task, source_path: str, source: str,
+                       from_name: str | None) -> list[LabelRecord]:
+    if not isinstance(data, list):
+        raise LabelFileError(f"{source_path}: expected a JSON list of Label Studio tasks, got "
+                             f"{type(data).__name__}")
+    labels = _Labels(task, allow_index=False)
+    records: list[LabelRecord] = []
+    for t, entry in enumerate(data):
+        where = f"{source_path}, task {t}"
+        if not isinstance(entry, dict):
+            raise LabelFileError(f"{where}: expected a JSON object, got {type(entry).__name__}")
+        tdata = entry.get("data")
+        if not isinstance(tdata, dict):
+            raise LabelFileError(f"{where}: no 'data' object (is this a Label Studio JSON "
+                                 f"export? JSON-MIN and CSV exports go through import_labels)")
+        if "item_id" not in tdata:
+            raise LabelFileError(f"{where}: data has no 'item_id' (keys: "
+                                 f"{_short(sorted(map(str, tdata)), 120)}); export the tasks "
+                                 f"with export_labelstudio so that Label Studio keeps the id")
+        item_id = _item_id(tdata["item_id"], where, "data.item_id")
+        where = f"{source_path}, task {t} (item_id {item_id!r})"
+        annotations = entry.get("annotations", [])
+        if annotations is None:
+            continue
+        if not isinstance(annotations, list):
+            raise LabelFileError(f"{where}: 'annotations' is a {type(annotations).__name__}, "
+                                 f"expected a list")
+        for k, ann in enumerate(annotations):
+            at = f"{where}, annotation {k}"
+            if not isinstance(ann, dict):
+                raise LabelFileError(f"{at}: expected a JSON object, got {type(ann).__name__}")
+            if ann.get("was_cancelled") is True:
+                continue  # skipped by the annotator
+            result = ann.get("result", [])
+            if result is None:
+                result = []
+            if not isinstance(result, list):
+                raise LabelFileError(f"{at}: 'result' is a {type(result).__name__}, "
+                                     f"expected a list")
+            choices = []
+            for j, res in enumerate(result):
+                if not isinstance(res, dict):
+                    raise LabelFileError(f"{at}, result {j}: expected a JSON object, got "
+                                         f"{type(res).__name__}")
+                if res.get("type") != "choices":
+                    continue
+                if from_name is not None and res.get("from_name") != from_name:
+                    continue
+                choices.append((j, res))
+            if not choices:
+                continue  # submitted without a choice (or only other tags): not labelled
+            if len(choices) > 1:
+                names = sorted({str(r.get("from_name")) for _, r in choices})
+                raise LabelFileError(f"{at}: {len(choices)} 'choices' results (from_name "
+                                     f"{', '.join(names)}); pass from_name= to pick one")
+            j, res = choices[0]
+            value = res.get("value")
+            chosen = value.get("choices") if isinstance(value, dict) else None
+            if not isinstance(chosen, list):
+                raise LabelFileError(f"{at}, result {j}: expected value.choices to be a list, "
+                                     f"got {_short(value)}")
+            if len(chosen) != 1:
+                raise LabelFileError(f"{at}, result {j}: expected exactly one chosen class, got "
+                                     f"{_short(chosen)}; use choice=\"single\" in the config")
+            raw = chosen[0]
+            if not isinstance(raw, str):
+                raise LabelFileError(f"{at}, result {j}: choice {_short(raw)} is a "
+                                     f"{type(raw).__name__}; expected a class name")
+            y = labels(raw, at)
+            when = ann.get("updated_at") or ann.get("created_at")
+            records.append(LabelRecord(item_id=item_id, label=y, source=source,
+                                       annotator=_annotator(ann.get("completed_by")),
+                                       time=_iso_time(when, at, "updated_at"), raw=raw))
+    return records
+
+
+def import_labelstudio(path: str | Path, task: Task, *,
+                       from_name: str | None = None) -> list[LabelRecord]:
+    """Read the labels from a Label Studio JSON export (Export -> JSON).
+
+    The file is a list of tasks, each with ``data`` (holding ``item_id``, as written
+    by :func:`export_labelstudio`) and ``annotations``. For each annotation that was
+    not cancelled (skipped), the ``choices`` result whose ``from_name`` is
+    ``from_name`` (if None: the only ``choices`` result) gives one
+    :class:`LabelRecord`: the class from ``value.choices[0]``, ``annotator`` from
+    ``completed_by``, ``time`` from ``updated_at`` (else ``created_at``). Tasks
+    without annotations and annotations without a choice are skipped; several
+    annotations of one task give several records. Predictions are ignored.
+
+    Raises:
+        LabelFileError: not a Label Studio export, a task without ``data.item_id``,
+            a choice that is not a class of ``task``, several chosen classes, or
+            several ``choices`` results when ``from_name`` is None; the message
+            names the file, the task index and the item id.
+        FileNotFoundError: no such file.
+    """
+    p = Path(path)
+    data = _json_loads(_read_text(p), str(p))
+    return _labelstudio_tasks(data, task, str(p), f"labelstudio:{p.name}", from_name)
+
+
+def _looks_like_labelstudio(data: Any) -> bool:
+    return (isinstance(data, list) and bool(data) and isinstance(data[0], dict)
+            and isinstance(data[0].get("data"), dict) and "annotations" in data[0])
+
+
+# --------------------------------------------------------------------------- sheets
+
+
+def export_items(items: Sequence[Item], task: Task, path: str | Path, *,
+                 format: str | None = None, predictions: Any = None) -> Path:
+    """Write the items as a sheet for people to label; returns the path.
+
+    Columns: ``item_id``, the item's fields (template fields first, in template
+    order), then -- with ``predictions`` (``(len(items), C)`` class log-probs) --
+    ``predicted`` (the surrogate's most likely label word) and ``predicted_prob``,
+    and last an empty ``label`` column to fill in with a label word, class name
+    or class index (see :func:`import_labels`).
+
+    Formats (``format=`` or the suffix): ``csv`` (RFC 4180 quoting), ``tsv``
+    (tab-separated, quoted where a value holds a tab, newline or quote), ``jsonl``
+    (one object per line, ``"label": null``), ``json`` (a list of such objects).
+    UTF-8 without a byte-order mark.
+
+    Raises:
+        ValueError: duplicate or empty ids, missing fields, a field called
+            ``item_id``/``label``/``predicted``/``predicted_prob``, bad predictions
+            or an unknown format.
+    """
+    items = list(items)
+    out = Path(path)
+    fmt = _format_for(out, format)
+    if fmt == "labelstudio":
+        raise ValueError("use export_labelstudio for Label Studio")
+    _check_items(items, task)
+    fields = _field_order(task, items)
+    reserved = {"label", PREDICTED_COLUMN, PROBABILITY_COLUMN} & set(fields)
+    if reserved:
+        raise ValueError(f"item fields {sorted(reserved)} clash with the sheet's own columns")
+    pred = _predicted(predictions, len(items), task.n_classes) if predictions is not None \
+        else None
+    rows: list[dict[str, Any]] = []
+    for i, item in enumerate(items):
+        row: dict[str, Any] = {"item_id": item.id}
+        row.update({f: str(item.fields.get(f, "")) for f in fields})
+        if pred is not None:
+            row[PREDICTED_COLUMN] = task.classes[int(pred[0][i])]
+            row[PROBABILITY_COLUMN] = round(float(pred[1][i]), 6)
+        row["label"] = None
+        rows.append(row)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if fmt in ("csv", "tsv"):
+        header = ["item_id", *fields]
+        if pred is not None:
+            header += [PREDICTED_COLUMN, PROBABILITY_COLUMN]
+        header.append("label")
+        buf = io.StringIO(newline="")
+        writer = csv.writer(buf, dialect="excel" if fmt == "csv" else "excel-tab",
+                            lineterminator="\n")
+        writer.writerow(header)
+        for row in rows:
+            writer.writerow(["" if row[h] is None else row[h] for h in header])
+        out.write_text(buf.getvalue(), encoding="utf-8", newline="")
+    elif fmt == "jsonl":
+        out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows),
+                       encoding="utf-8")
+    else:
+        out.write_text(json.dumps(rows, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    return out
+
+
+def _csv_rows(text: str, source: str, delimiter: str,
+              id_column: str) -> Iterator[tuple[str, dict[str, str]]]:
+    # A spreadsheet in a comma-decimal locale saves CSV with semicolons: accept that.
+    first = text.split("\n", 1)[0]
+    if delimiter == "," and id_column in first.split(";"):
+        try:
+            if id_column not in next(csv.reader([first]), []):
+                delimiter = ";"
+        except csv.Error:
+            pass  # the strict reader below reports it with the line
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+    header: list[str] | None = None
+    sep = {",": "comma", "\t": "tab", ";": "semicolon"}[delimiter]
+    start = 1  # first line of the current record (a quoted cell may span lines)
+    try:
+        for row in reader:
+            where = f"{source}, line {start}"
+            start = reader.line_num + 1
+            if not row or all(c.strip() == "" for c in row):
+                continue  # blank line (or an empty spreadsheet row: ",,,")
+            if header is None:
+                header = [h.strip() for h in row]
+                dupes = sorted({h for h in header if header.count(h) > 1 and h})
+                if dupes:
+                    raise LabelFileError(f"{where}: header repeats column(s) {dupes}")
+                continue
+            if len(row) != len(header):
+                # Spreadsheets drop trailing empty cells; anything else is malformed.
+                if len(row) < len(header):
+                    row = row + [""] * (len(header) - len(row))
+                elif all(c == "" for c in row[len(header):]):
+                    row = row[: len(header)]
+                else:
+                    raise LabelFileError(f"{where}: expected {len(header)} {sep}-separated "
+                                         f"fields (header {_short(header, 120)}), got {len(row)}")
+            yield where, dict(zip(header, row, strict=True))
+    except csv.Error as exc:
+        raise LabelFileError(f"{source}, line {start}: malformed {sep}-separated file: "
+                             f"{exc}") from None
+    if header is None:
+        raise LabelFileError(f"{source}: empty file (expected a header row with "
+                             f"{id_column!r} and a label column)")
+
+
+def _jsonl_rows(text: str, source: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    for n, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        where = f"{source}, line {n}"
+        record = _json_loads(line, where)
+        if not isinstance(record, dict):
+            raise LabelFileError(f"{where}: expected a JSON object, got {type(record).__name__}")
+        yield where, record
+
+
+def _json_rows(data: Any, source: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    if not isinstance(data, list):
+        raise LabelFileError(f"{source}: expected a JSON list of objects, got "
+                             f"{type(data).__name__} (for one object per line use .jsonl)")
+    for i, record in enumerate(data):
+        where = f"{source}, record {i}"
+        if not isinstance(record, dict):
+            raise LabelFileError(f"{where}: expected a JSON object, got {type(record).__name__}")
+        yield where, record
+
+
+def import_labels(path: str | Path, task: Task, *, format: str | None = None,
+                  id_column: str = "item_id", label_column: str = "label",
+                  source: str | None = None) -> list[LabelRecord]:
+    """Read labels from a sheet (CSV, TSV, JSONL or JSON); one record per labelled row.
+
+    The format is ``format=`` or the suffix (``.csv``, ``.tsv``/``.tab``,
+    ``.jsonl``/``.ndjson``, ``.json``). A ``.json`` file that is a full Label Studio
+    export is read with :func:`import_labelstudio` (``format="labelstudio"`` forces
+    that). Label Studio's CSV, TSV and JSON-MIN exports are sheets: their label
+    column is the ``<Choices>`` name (``label`` with the default configuration).
+
+    Each row needs ``id_column``; rows whose label is empty or null are skipped (not
+    labelled yet). A label is a label word, a class name (both case-insensitive)
+    or a class index. Optional columns: ``annotator``, and the time in ``time``,
+    ``updated_at`` or ``created_at`` (ISO 8601). Blank lines are skipped; a CSV
+    with ``;`` separators (as some spreadsheets save it) is accepted. The file is
+    UTF-8 (a byte-order mark is skipped).
+
+    Args:
+        source: the records' ``source`` (default ``"<format>:<file name>"``).
+
+    Raises:
+        LabelFileError: malformed file, a missing id or label column, an empty id,
+            an unknown label, or a bad time; names the file and line (record index
+            for ``.json``).
+        FileNotFoundError: no such file.
+    """
+    p = Path(path)
+    fmt = _format_for(p, format)
+    text = _read_text(p)
+    src = str(p)
+    if fmt in ("json", "labelstudio"):
+        data = _json_loads(text, src)
+        if fmt == "labelstudio" or _looks_like_labelstudio(data):
+            return _labelstudio_tasks(data, task, src, source or f"labelstudio:{p.name}", None)
+        rows: Iterator[tuple[str, Mapping[str, Any]]] = _json_rows(data, src)
+    elif fmt == "jsonl":
+        rows = _jsonl_rows(text, src)
+    else:
+        rows = _csv_rows(text, src, "," if fmt == "csv" else "\t", id_column)
+    source = source or f"{fmt}:{p.name}"
+    labels = _Labels(task, allow_index=True)
+    records: list[LabelRecord] = []
+    checked = False
+    for where, row in rows:
+        if not checked or fmt in ("json", "jsonl"):  # JSON records may differ in keys
+            for column in (id_column, label_column):
+                if column not in row:
+                    raise LabelFileError(f"{where}: no column {column!r} (columns: "
+                                         f"{_short(sorted(map(str, row)), 160)}); pass "
+                                         f"{'id' if column == id_column else 'label'}_column=")
+            checked = True
+        raw = row[label_column]
+        if raw is None or (isinstance(raw, str) and raw.strip() == ""):
+            continue
+        item_id = _item_id(row[id_column], where, id_column)
+        y = labels(raw, where)
+        time = None
+        for column in _TIME_COLUMNS:
+            if column in row and row[column] not in (None, ""):
+                time = _iso_time(row[column], where, column)
+                break
+        annotator = _optional_text(row.get("annotator"), where, "annotator")
+        records.append(LabelRecord(item_id=item_id, label=y, source=source, annotator=annotator,
+                                   time=time, raw=raw if isinstance(raw, str) else str(raw)))
+    return records

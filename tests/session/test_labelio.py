@@ -1,0 +1,400 @@
+"""Label files: Label Studio, CSV, TSV, JSONL and JSON, both ways."""
+
+from __future__ import annotations
+
+import csv
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from activetest.data import Item, Task, get_task
+from activetest.session.labelio import (
+    LabelFileError,
+    LabelRecord,
+    export_items,
+    export_labelstudio,
+    import_labels,
+    import_labelstudio,
+    labelstudio_config,
+)
+
+DATA = Path(__file__).resolve().parent / "data"
+
+SST2 = get_task("sst2")
+HS = get_task("hs")  # label words no/yes, class names noHate/hate
+MMLU = get_task("mmlu")
+
+ODD_IDS = ["plain-1", "comma,id", 'quote"d', "tab\tid", "new\nline", " lead space ", "ünïcødé-✓",
+           "=1+2", "semi;colon", "back\\slash", "42"]
+
+
+def _items(ids: list[str] = ODD_IDS) -> list[Item]:
+    texts = ["fine film", 'a "quoted", comma text', "tab\there", "two\nlines", "", "ü ✓ 😀",
+             "=SUM(A1)", "a;b", "back\\slash", "plain", "x" * 300]
+    return [Item(i, {"text": texts[k % len(texts)]}) for k, i in enumerate(ids)]
+
+
+def _labelstudio_export(tasks: list[dict], labels: dict[str, list[str]], from_name: str = "label",
+                        to_name: str = "text") -> list[dict]:
+    """What the Label Studio server exports after people annotated ``tasks``.
+
+    The server drops the imported predictions (keeps their ids), gives each task and
+    annotation its own id, and returns ``data`` unchanged.
+    """
+    out = []
+    for k, t in enumerate(tasks):
+        chosen = labels.get(t["data"]["item_id"], [])
+        if not chosen:
+            continue  # the default export holds annotated tasks only
+        anns = [{
+            "id": 100 * k + j, "completed_by": j + 1,
+            "result": [{"value": {"choices": [c]}, "id": f"r{k}x{j}", "from_name": from_name,
+                        "to_name": to_name, "type": "choices", "origin": "manual"}],
+            "was_cancelled": False, "ground_truth": False,
+            "created_at": "2025-01-02T03:04:05.000001Z", "updated_at": "2025-01-02T03:04:06.5Z",
+            "draft_created_at": None, "lead_time": 2.5, "prediction": {}, "result_count": 0,
+            "unique_id": f"u{k}-{j}", "import_id": None, "last_action": None,
+            "bulk_created": False, "task": 500 + k, "project": 1, "updated_by": j + 1,
+            "parent_prediction": None, "parent_annotation": None, "last_created_by": None,
+        } for j, c in enumerate(chosen)]
+        out.append({
+            "id": 500 + k, "annotations": anns, "file_upload": "abc-tasks.json", "drafts": [],
+            "predictions": [900 + k] if "predictions" in t else [],
+            "data": json.loads(json.dumps(t["data"])), "meta": {},
+            "created_at": "2025-01-02T03:00:00Z", "updated_at": "2025-01-02T03:04:06Z",
+            "inner_id": k + 1, "total_annotations": len(anns), "cancelled_annotations": 0,
+            "total_predictions": 1 if "predictions" in t else 0, "comment_count": 0,
+            "unresolved_comment_count": 0, "last_comment_updated_at": None, "project": 1,
+            "updated_by": 1, "comment_authors": [],
+        })
+    return out
+
+
+# --------------------------------------------------------------------------- Label Studio
+
+
+def test_labelstudio_round_trip_with_predictions(tmp_path: Path) -> None:
+    items = _items()
+    rng = np.random.default_rng(0)
+    logits = rng.normal(size=(len(items), 2)) * 3
+    lp = logits - np.log(np.exp(logits).sum(axis=1, keepdims=True))
+    path = export_labelstudio(items, SST2, tmp_path / "sub" / "tasks.json", predictions=lp,
+                              model_version="smollm2-icl")
+    tasks = json.loads(path.read_text(encoding="utf-8"))
+    assert [t["data"]["item_id"] for t in tasks] == ODD_IDS
+    assert all("id" not in t for t in tasks)
+    for t, item, row in zip(tasks, items, lp, strict=True):
+        assert t["data"]["text"] == item.fields["text"]
+        (pred,) = t["predictions"]
+        assert pred["model_version"] == "smollm2-icl"
+        assert pred["score"] == pytest.approx(np.exp(row.max()))
+        (res,) = pred["result"]
+        assert res == {"from_name": "label", "to_name": "text", "type": "choices",
+                       "value": {"choices": [SST2.class_names[int(np.argmax(row))]]}}
+
+    # People accept some pre-annotations, change others; one item gets two opinions.
+    given = {i: [SST2.class_names[k % 2]] for k, i in enumerate(ODD_IDS[:-2])}
+    given["comma,id"] = ["positive", "negative"]
+    export = tmp_path / "project-1-at-2025-01-02.json"
+    export.write_text(json.dumps(_labelstudio_export(tasks, given), indent=2), encoding="utf-8")
+    records = import_labelstudio(export, SST2)
+    expected = [(i, c) for i in ODD_IDS[:-2] for c in given[i]]
+    assert [(r.item_id, SST2.class_names[r.label]) for r in records] == expected
+    r0 = records[0]
+    assert r0 == LabelRecord("plain-1", 0, f"labelstudio:{export.name}", "user 1",
+                             "2025-01-02T03:04:06.500000+00:00", "negative")
+    assert {r.annotator for r in records if r.item_id == "comma,id"} == {"user 1", "user 2"}
+    # import_labels recognises a full Label Studio export by its shape.
+    assert import_labels(export, SST2) == records
+
+
+def test_labelstudio_fixture_export(tmp_path: Path) -> None:
+    records = import_labelstudio(DATA / "labelstudio_export_sst2.json", SST2)
+    assert [(r.item_id, r.label, r.annotator, r.raw) for r in records] == [
+        ("sst2-000017", 1, "user 1", "positive"),
+        ("sst2-000042", 0, "user 1", "negative"),
+        ("sst2-000042", 1, "user 2", "positive"),
+        # the cancelled (skipped) annotation is dropped; case-insensitive class name
+        ('sst2/odd id, "quoted" #3', 0, "reviewer@example.org", "Negative"),
+    ]
+    assert records[1].time == "2025-03-04T10:16:03.004871+00:00"  # updated_at, not created_at
+    assert {r.source for r in records} == {"labelstudio:labelstudio_export_sst2.json"}
+
+
+def test_labelstudio_min_and_csv_exports_are_sheets() -> None:
+    mini = import_labels(DATA / "labelstudio_export_sst2_min.json", SST2)
+    assert [(r.item_id, r.label, r.annotator) for r in mini] == [
+        ("sst2-000017", 1, "1"), ("sst2-000042", 0, "1")]
+    assert mini[0].time == "2025-03-04T10:15:02.118401+00:00"
+    sheet = import_labels(DATA / "labelstudio_export_sst2.csv", SST2)
+    assert [(r.item_id, r.label) for r in sheet] == [
+        ("sst2-000017", 1), ("sst2-000042", 0), ('sst2/odd id, "quoted" #3', 0)]
+
+
+def test_labelstudio_unknown_class_names_task_and_item(tmp_path: Path) -> None:
+    tasks = json.loads(export_labelstudio(_items(["a", "b/β"]), SST2,
+                                          tmp_path / "t.json").read_text(encoding="utf-8"))
+    path = tmp_path / "export.json"
+    path.write_text(json.dumps(_labelstudio_export(tasks, {"a": ["positive"],
+                                                           "b/β": ["neutral"]})))
+    with pytest.raises(LabelFileError) as err:
+        import_labelstudio(path, SST2)
+    msg = str(err.value)
+    assert str(path) in msg and "task 1" in msg and "'b/β'" in msg
+    assert "'neutral'" in msg and "'negative'" in msg and "'positive'" in msg
+    # A class index is not a Label Studio choice.
+    path.write_text(json.dumps(_labelstudio_export(tasks, {"a": ["1"]})))
+    with pytest.raises(LabelFileError, match="unknown label '1'"):
+        import_labelstudio(path, SST2)
+
+
+def test_labelstudio_class_names_differ_from_label_words(tmp_path: Path) -> None:
+    items = _items(["h1", "h2", "h3"])
+    lp = np.log(np.array([[0.9, 0.1], [0.2, 0.8], [0.5, 0.5]]))
+    tasks = json.loads(export_labelstudio(items, HS, tmp_path / "t.json", predictions=lp)
+                       .read_text(encoding="utf-8"))
+    assert [t["predictions"][0]["result"][0]["value"]["choices"] for t in tasks] == [
+        ["noHate"], ["hate"], ["noHate"]]
+    path = tmp_path / "e.json"
+    path.write_text(json.dumps(_labelstudio_export(tasks, {"h1": ["hate"], "h2": ["noHate"],
+                                                           "h3": ["yes"]})))
+    assert [r.label for r in import_labelstudio(path, HS)] == [1, 0, 1]
+
+
+def test_labelstudio_from_name_selects_result(tmp_path: Path) -> None:
+    tasks = json.loads(export_labelstudio(_items(["a"]), SST2, tmp_path / "t.json")
+                       .read_text(encoding="utf-8"))
+    export = _labelstudio_export(tasks, {"a": ["positive"]}, from_name="sentiment")
+    extra = {"value": {"choices": ["negative"]}, "id": "z", "from_name": "other",
+             "to_name": "text", "type": "choices", "origin": "manual"}
+    text_area = {"value": {"text": ["note"]}, "id": "y", "from_name": "comment",
+                 "to_name": "text", "type": "textarea", "origin": "manual"}
+    export[0]["annotations"][0]["result"] += [extra, text_area]
+    path = tmp_path / "e.json"
+    path.write_text(json.dumps(export))
+    with pytest.raises(LabelFileError, match="2 'choices' results.*from_name"):
+        import_labelstudio(path, SST2)
+    assert [r.label for r in import_labelstudio(path, SST2, from_name="sentiment")] == [1]
+    assert [r.label for r in import_labelstudio(path, SST2, from_name="other")] == [0]
+    assert import_labelstudio(path, SST2, from_name="nothing") == []
+
+
+@pytest.mark.parametrize(("mutate", "pattern"), [
+    (lambda e: e[0].pop("data"), r"task 0: no 'data' object"),
+    (lambda e: e[0]["data"].pop("item_id"), r"task 0: data has no 'item_id'"),
+    (lambda e: e[0]["data"].update(item_id=None), r"task 0: empty 'data.item_id'"),
+    (lambda e: e[0].update(annotations={"a": 1}), r"'annotations' is a dict"),
+    (lambda e: e[0]["annotations"][0]["result"][0]["value"].update(choices="positive"),
+     r"task 0 \(item_id 'a'\), annotation 0, result 0: expected value.choices to be a list"),
+    (lambda e: e[0]["annotations"][0]["result"][0]["value"].update(
+        choices=["positive", "negative"]), r"expected exactly one chosen class"),
+    (lambda e: e[0]["annotations"][0].update(updated_at="yesterday"), r"ISO 8601"),
+])
+def test_labelstudio_malformed(tmp_path: Path, mutate, pattern: str) -> None:
+    tasks = [{"data": {"text": "t", "item_id": "a"}}]
+    export = _labelstudio_export(tasks, {"a": ["positive"]})
+    mutate(export)
+    path = tmp_path / "e.json"
+    path.write_text(json.dumps(export))
+    with pytest.raises(LabelFileError, match=pattern) as err:
+        import_labelstudio(path, SST2)
+    assert str(path) in str(err.value)
+
+
+def test_labelstudio_not_json(tmp_path: Path) -> None:
+    path = tmp_path / "e.json"
+    path.write_text('[{"data": {"item_id": "a"},\n "annotations": [}]')
+    with pytest.raises(LabelFileError, match=r"e\.json: invalid JSON.*line 2"):
+        import_labelstudio(path, SST2)
+    path.write_text('{"data": {}}')
+    with pytest.raises(LabelFileError, match="expected a JSON list of Label Studio tasks"):
+        import_labelstudio(path, SST2)
+    with pytest.raises(FileNotFoundError, match="nope.json"):
+        import_labelstudio(tmp_path / "nope.json", SST2)
+
+
+def test_labelstudio_config_is_valid_xml() -> None:
+    root = ET.fromstring(labelstudio_config(SST2))
+    assert root.tag == "View"
+    (text,) = root.findall("Text")
+    assert text.attrib == {"name": "text", "value": "$text"}
+    choices = root.find("Choices")
+    assert choices is not None and choices.attrib["name"] == "label"
+    assert choices.attrib["toName"] == "text" and choices.attrib["choice"] == "single"
+    assert [c.attrib["value"] for c in choices] == ["negative", "positive"]
+
+    root = ET.fromstring(labelstudio_config(MMLU, "answer", "question"))
+    texts = [t.attrib for t in root.findall("Text")]
+    assert texts[0] == {"name": "question", "value": "$question"}
+    assert [t["value"] for t in texts[1:]] == ["$A", "$B", "$C", "$D"]
+    assert len({t["name"] for t in texts}) == 5
+    assert [c.attrib["value"] for c in root.find("Choices")] == ["A", "B", "C", "D"]
+
+    odd = Task(name="odd", instruction='Say "<a>" or \'b&c\'.\n', classes=("<a>", "b&c"))
+    root = ET.fromstring(labelstudio_config(odd))
+    assert [c.attrib["value"] for c in root.find("Choices")] == ["<a>", "b&c"]
+    with pytest.raises(ValueError, match="from_name"):
+        labelstudio_config(SST2, "bad name", "text")
+
+
+def test_labelstudio_mmlu_export_keeps_options(tmp_path: Path) -> None:
+    item = Item("q1", {"question": "2+2?", "A": "3", "B": "4", "C": "5", "D": "22"})
+    (task,) = json.loads(export_labelstudio([item], MMLU, tmp_path / "m.json",
+                                            to_name="question").read_text(encoding="utf-8"))
+    assert task["data"] == {"question": "2+2?", "A": "3", "B": "4", "C": "5", "D": "22",
+                            "item_id": "q1"}
+
+
+def test_export_rejects_bad_input(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="appears twice"):
+        export_labelstudio([Item("a", {"text": "x"})] * 2, SST2, tmp_path / "t.json")
+    with pytest.raises(ValueError, match="has no field"):
+        export_items([Item("a", {"sentence": "x"})], SST2, tmp_path / "t.csv")
+    with pytest.raises(ValueError, match=r"shape \(items, classes\) = \(1, 2\)"):
+        export_labelstudio([Item("a", {"text": "x"})], SST2, tmp_path / "t.json",
+                           predictions=np.zeros((1, 3)))
+    with pytest.raises(ValueError, match="NaN"):
+        export_items([Item("a", {"text": "x"})], SST2, tmp_path / "t.csv",
+                     predictions=np.array([[np.nan, 0.0]]))
+    with pytest.raises(ValueError, match="cannot tell the format"):
+        export_items([Item("a", {"text": "x"})], SST2, tmp_path / "t.xlsx")
+
+
+# --------------------------------------------------------------------------- sheets
+
+
+def _fill_sheet(path: Path, fmt: str, labels: dict[str, str]) -> None:
+    """Simulate a person filling in the ``label`` column."""
+    if fmt in ("csv", "tsv"):
+        dialect = "excel" if fmt == "csv" else "excel-tab"
+        with path.open(newline="", encoding="utf-8") as fh:
+            rows = list(csv.DictReader(fh, dialect=dialect))
+        for row in rows:
+            row["label"] = labels.get(row["item_id"], "")
+        with path.open("w", newline="", encoding="utf-8") as fh:
+            writer = csv.DictWriter(fh, fieldnames=list(rows[0]), dialect=dialect)
+            writer.writeheader()
+            writer.writerows(rows)
+    elif fmt == "jsonl":
+        rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+        for row in rows:
+            row["label"] = labels.get(row["item_id"])
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    else:
+        rows = json.loads(path.read_text(encoding="utf-8"))
+        for row in rows:
+            row["label"] = labels.get(row["item_id"])
+        path.write_text(json.dumps(rows), encoding="utf-8")
+
+
+@pytest.mark.parametrize("fmt", ["csv", "tsv", "jsonl", "json"])
+def test_sheet_round_trip(tmp_path: Path, fmt: str) -> None:
+    items = _items()
+    lp = np.log(np.array([[0.7, 0.3], [0.1, 0.9]] * 6))[: len(items)]
+    path = export_items(items, SST2, tmp_path / f"round1.{fmt}", predictions=lp)
+    if fmt in ("csv", "tsv"):
+        with path.open(newline="", encoding="utf-8") as fh:
+            rows = list(csv.DictReader(fh, dialect="excel" if fmt == "csv" else "excel-tab"))
+        assert list(rows[0]) == ["item_id", "text", "predicted", "predicted_prob", "label"]
+        assert [r["item_id"] for r in rows] == ODD_IDS
+        assert [r["text"] for r in rows] == [i.fields["text"] for i in items]
+        assert rows[0]["predicted"] == "negative" and float(rows[0]["predicted_prob"]) == 0.7
+        assert all(r["label"] == "" for r in rows)
+    # Words in any case, class indices, blanks (skipped) and an unlabelled tail.
+    given = {"plain-1": "Positive", "comma,id": "negative", 'quote"d': "1", "tab\tid": " 0 ",
+             "new\nline": "POSITIVE", " lead space ": "", "ünïcødé-✓": "negative"}
+    _fill_sheet(path, fmt, given)
+    records = import_labels(path, SST2)
+    assert [(r.item_id, r.label, r.raw) for r in records] == [
+        ("plain-1", 1, "Positive"), ("comma,id", 0, "negative"), ('quote"d', 1, "1"),
+        ("tab\tid", 0, " 0 "), ("new\nline", 1, "POSITIVE"), ("ünïcødé-✓", 0, "negative")]
+    assert {r.source for r in records} == {f"{fmt}:round1.{fmt}"}
+    assert all(r.annotator is None and r.time is None for r in records)
+
+
+def test_sheet_without_predictions_and_explicit_format(tmp_path: Path) -> None:
+    path = export_items(_items(["a", "b"]), SST2, tmp_path / "sheet.txt", format="csv")
+    assert path.read_text(encoding="utf-8").splitlines()[0] == "item_id,text,label"
+    path.write_text("item_id,text,label\na,x,positive\nb,y,\n", encoding="utf-8")
+    assert [r.item_id for r in import_labels(path, SST2, format="csv", source="me")] == ["a"]
+    assert import_labels(path, SST2, format="csv", source="me")[0].source == "me"
+
+
+def test_sheet_columns_and_extras(tmp_path: Path) -> None:
+    path = tmp_path / "s.csv"
+    path.write_text("\ufeffID,gold,annotator,time\r\n"
+                    "x1,noHate,ann@example.org,2025-02-03T04:05:06Z\r\n"
+                    "x2,YES,,\r\n"
+                    ",,,\r\n"
+                    "\r\n"
+                    "x3,1\r\n", encoding="utf-8")  # a spreadsheet drops trailing empty cells
+    records = import_labels(path, HS, id_column="ID", label_column="gold")
+    assert [(r.item_id, r.label, r.annotator, r.time) for r in records] == [
+        ("x1", 0, "ann@example.org", "2025-02-03T04:05:06+00:00"),
+        ("x2", 1, None, None), ("x3", 1, None, None)]
+
+
+def test_semicolon_csv(tmp_path: Path) -> None:
+    path = tmp_path / "s.csv"
+    path.write_text('item_id;text;label\na;"x; y";positive\nb;z;0\n', encoding="utf-8")
+    assert [(r.item_id, r.label) for r in import_labels(path, SST2)] == [("a", 1), ("b", 0)]
+
+
+def test_jsonl_values(tmp_path: Path) -> None:
+    path = tmp_path / "l.jsonl"
+    path.write_text('{"item_id": "a", "label": 1}\n\n{"item_id": 7, "label": "negative"}\n'
+                    '{"item_id": "c", "label": null}\n{"item_id": "d", "label": 1.0}\n',
+                    encoding="utf-8")
+    assert [(r.item_id, r.label, r.raw) for r in import_labels(path, SST2)] == [
+        ("a", 1, "1"), ("7", 0, "negative"), ("d", 1, "1.0")]
+
+
+@pytest.mark.parametrize(("name", "text", "pattern"), [
+    ("a.csv", "item_id,label\na,positive\nb,neutral\n",
+     r"a\.csv, line 3: unknown label 'neutral'; expected one of 'negative', 'positive' or a "
+     r"class index 0\.\.1"),
+    ("a.csv", "item_id,label\na,2\n", r"line 2: label '2' is not a class index"),
+    ("a.csv", "item_id,label\na,positive\nb,0,extra\n",
+     r"a\.csv, line 3: expected 2 comma-separated fields"),
+    ("a.csv", 'item_id,label\na,"positive\n', r"a\.csv, line 2: malformed comma-separated"),
+    ("a.csv", "id,label\na,positive\n", r"a\.csv, line 2: no column 'item_id'.*id_column="),
+    ("a.csv", "item_id,lbl\na,positive\n", r"line 2: no column 'label'.*label_column="),
+    ("a.csv", "item_id,label\n,positive\n", r"line 2: empty 'item_id'"),
+    ("a.csv", "", r"a\.csv: empty file"),
+    ("a.csv", "item_id,label,label\na,1,1\n", r"line 1: header repeats column\(s\) \['label'\]"),
+    ("a.csv", "item_id,label,time\na,1,3pm\n", r"line 2: 'time' is '3pm'; expected an ISO 8601"),
+    ("a.tsv", "item_id\tlabel\na\tpositive\tx\n", r"a\.tsv, line 2: expected 2 tab-separated"),
+    ("a.jsonl", '{"item_id": "a", "label": 1}\n{"item_id": "b", "label": 1\n',
+     r"a\.jsonl, line 2: invalid JSON"),
+    ("a.jsonl", '{"item_id": "a", "label": 1}\n[1, 2]\n', r"line 2: expected a JSON object"),
+    ("a.jsonl", '{"item_id": "a", "label": true}\n', r"line 1: label True is a bool"),
+    ("a.jsonl", '{"item_id": "a", "label": 0.5}\n', r"line 1: label 0\.5 is not a whole number"),
+    ("a.jsonl", '{"item_id": "a", "label": ["positive"]}\n', r"line 1: label \['positive'\] is a"),
+    ("a.jsonl", '{"item_id": 1.5, "label": 1}\n', r"line 1: 'item_id' is a float"),
+    ("a.jsonl", '{"item_id": "a"}\n', r"a\.jsonl, line 1: no column 'label'"),
+    ("a.json", '[{"item_id": "a", "label": 1}, 3]', r"a\.json, record 1: expected a JSON object"),
+    ("a.json", '{"item_id": "a", "label": 1}', r"a\.json: expected a JSON list of objects"),
+    ("a.csv", b"item_id,label\na,positive\nb,n\xe9gative\n", r"a\.csv, line 3: byte .*UTF-8"),
+    ("a.csv", "item_id,label\na,\x00\n", r"a\.csv, line 2: NUL character"),
+])
+def test_malformed_sheets_name_file_and_line(tmp_path: Path, name: str, text: str | bytes,
+                                             pattern: str) -> None:
+    path = tmp_path / name
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+    with pytest.raises(LabelFileError, match=pattern):
+        import_labels(path, SST2)
+
+
+def test_unknown_format(tmp_path: Path) -> None:
+    path = tmp_path / "labels.xlsx"
+    path.write_bytes(b"PK")
+    with pytest.raises(ValueError, match="cannot tell the format"):
+        import_labels(path, SST2)
+    with pytest.raises(ValueError, match="format must be one of"):
+        import_labels(path, SST2, format="xls")
