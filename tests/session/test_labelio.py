@@ -175,7 +175,7 @@ def test_labelstudio_from_name_selects_result(tmp_path: Path) -> None:
     export[0]["annotations"][0]["result"] += [extra, text_area]
     path = tmp_path / "e.json"
     path.write_text(json.dumps(export))
-    with pytest.raises(LabelFileError, match="2 'choices' results.*from_name"):
+    with pytest.raises(LabelFileError, match=r"2 'choices' results.*from_name"):
         import_labelstudio(path, SST2)
     assert [r.label for r in import_labelstudio(path, SST2, from_name="sentiment")] == [1]
     assert [r.label for r in import_labelstudio(path, SST2, from_name="other")] == [0]
@@ -212,7 +212,7 @@ def test_labelstudio_not_json(tmp_path: Path) -> None:
     path.write_text('{"data": {}}')
     with pytest.raises(LabelFileError, match="expected a JSON list of Label Studio tasks"):
         import_labelstudio(path, SST2)
-    with pytest.raises(FileNotFoundError, match="nope.json"):
+    with pytest.raises(FileNotFoundError, match=r"nope\.json"):
         import_labelstudio(tmp_path / "nope.json", SST2)
 
 

@@ -55,7 +55,7 @@ def _run(path: Path, data: bytes, task: Task, **kw: object) -> None:
 
 
 # Bytes biased towards the parsers' structure characters.
-_alphabet = st.sampled_from(list(b',;\t\n\r"\\{}[]:0123456789abce-_ ') + [0, 0xC3, 0xA9, 0xFF])
+_alphabet = st.sampled_from([*b',;\t\n\r"\\{}[]:0123456789abce-_ ', 0, 0xC3, 0xA9, 0xFF])
 _bytes = st.one_of(st.binary(max_size=300), st.lists(_alphabet, max_size=300).map(bytes))
 
 
