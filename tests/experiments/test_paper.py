@@ -94,3 +94,21 @@ def test_paper_table_loads() -> None:
     t = load_paper_table(path)
     assert len(t) == 376
     assert t[("HS", "70B-zero", "Uniform", 200)] == pytest.approx(0.6363e-4)
+
+
+def test_reproduce_writes_the_report(tmp_path: Path) -> None:
+    from activetest.experiments.reproduce import main
+    o = _outputs(800, 400)
+    o.dataset = "sst2"
+    o.save(tmp_path / "outputs" / "sst2.npz")
+    table = SHARED / "paper" / "risk_error_tables.csv"
+    main(["run", "--outputs", str(tmp_path / "outputs"), "--out", str(tmp_path / "docs"),
+          "--runs", "60", "--budget", "100", "--coverage-runs", "20", "--boot", "100",
+          "--paper-table", str(table)])
+    md = (tmp_path / "docs" / "reproduction.md").read_text()
+    assert "Median relative error" in md and "## SST-2" in md and "Label-noise study" in md
+    assert "| b/zero <- a/few |" in md
+    if table.exists():
+        assert "7B-zero" in md
+    png = tmp_path / "docs" / "reproduction" / "sst2_relative_error.png"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

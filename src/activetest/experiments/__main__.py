@@ -1,0 +1,5 @@
+"""``python -m activetest.experiments``."""
+
+from activetest.experiments.reproduce import main
+
+main()
