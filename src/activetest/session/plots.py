@@ -1,0 +1,164 @@
+"""The session report's figures (PNG, matplotlib's Agg canvas; no pyplot global state).
+
+* :func:`plot_estimates`: the estimate and its interval against the number of labels,
+  active vs the uniform-equivalent, one panel per metric, with the truth if known.
+* :func:`plot_acquisition`: the pool's acquisition scores (histogram, log counts)
+  with the acquired items marked, and the acquisition probability ``q_m`` of each
+  acquired item against the step, beside the uniform ``1/(N - m + 1)``.
+
+Figures have a fixed size in pixels (:data:`ESTIMATES_SIZE`, :data:`ACQUISITION_SIZE`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+    from activetest.session.report import ReportData
+
+__all__ = ["ACQUISITION_SIZE", "DPI", "ESTIMATES_SIZE", "plot_acquisition", "plot_estimates"]
+
+#: Resolution of the saved PNGs (dots per inch).
+DPI = 100
+#: Width and height in pixels of :func:`plot_estimates`'s PNG.
+ESTIMATES_SIZE = (1000, 450)
+#: Width and height in pixels of :func:`plot_acquisition`'s PNG.
+ACQUISITION_SIZE = (1000, 400)
+
+_ACTIVE = "#1f77b4"
+_UNIFORM = "#ff7f0e"
+_MARK = "#d62728"
+
+
+def _figure(size: tuple[int, int]) -> Figure:
+    fig = Figure(figsize=(size[0] / DPI, size[1] / DPI), dpi=DPI, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _save(fig: Figure, path: str | Path) -> Path:
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=DPI, format="png")  # no bbox="tight": keep the exact pixel size
+    return out
+
+
+def _column(rows: list, name: str) -> np.ndarray:
+    return np.array([np.nan if getattr(r, name) is None else getattr(r, name) for r in rows],
+                    dtype=np.float64)
+
+
+def _plot_metric(ax: Axes, data: ReportData, metric: str) -> None:
+    rows = data.history.get(metric, [])
+    pct = f"{100 * data.level:g}%"
+    ax.set_title(metric)
+    ax.set_xlabel("labels used")
+    ax.set_ylabel(f"{metric} (estimate, {pct} interval)")
+    ax.grid(True, alpha=0.3)
+    if not rows:
+        ax.text(0.5, 0.5, "no labels yet", ha="center", va="center", transform=ax.transAxes)
+    else:
+        x = _column(rows, "n_labels")
+        marker = "o" if len(rows) <= 25 else None
+        ue = _column(rows, "uniform_estimate")
+        if np.isfinite(ue).any():  # drawn first, so that the active band stays on top
+            ax.fill_between(x, _column(rows, "uniform_low"), _column(rows, "uniform_high"),
+                            color=_UNIFORM, alpha=0.15, linewidth=0,
+                            label=f"{data.uniform_label} {pct} interval")
+            ax.plot(x, ue, color=_UNIFORM, linestyle="--", marker=marker, markersize=3,
+                    label=f"{data.uniform_label} estimate")
+        ax.fill_between(x, _column(rows, "low"), _column(rows, "high"), color=_ACTIVE,
+                        alpha=0.3, linewidth=0, label=f"active {pct} interval")
+        ax.plot(x, _column(rows, "estimate"), color=_ACTIVE, marker=marker, markersize=3,
+                label="active estimate")
+        if len(rows) == 1:
+            ax.set_xlim(x[0] - 1, x[0] + 1)
+    truth = data.truth.get(metric)
+    if truth is not None:
+        ax.axhline(truth, color="black", linestyle=":", linewidth=1.5, label="truth")
+
+
+def plot_estimates(data: ReportData, path: str | Path) -> Path:
+    """Estimate and interval against labels used, one panel per metric; returns the path."""
+    fig = _figure(ESTIMATES_SIZE)
+    axes = fig.subplots(1, len(data.metrics), squeeze=False)[0]
+    for ax, metric in zip(axes, data.metrics, strict=True):
+        _plot_metric(ax, data, metric)
+    # One legend for all panels, below them, where it hides no data.
+    handles: dict[str, Any] = {}
+    for ax in axes:
+        for h, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            handles.setdefault(label, h)
+    if handles:
+        fig.legend(list(handles.values()), list(handles), loc="outside lower center",
+                   ncol=min(len(handles), 5), fontsize="small")
+    fig.suptitle(f"{data.target} on {data.task}: estimate vs labels")
+    return _save(fig, path)
+
+
+def plot_acquisition(data: ReportData, path: str | Path) -> Path:
+    """Pool score histogram with the acquired items marked, and ``q_m`` per step.
+
+    Needs ``data.scores``. Scores spanning more than a factor 20 (all positive)
+    get logarithmic bins; counts are on a log axis either way.
+    """
+    if data.scores is None:
+        raise ValueError("plot_acquisition needs data.scores (the pool's acquisition scores)")
+    fig = _figure(ACQUISITION_SIZE)
+    left, right = fig.subplots(1, 2)
+    s = data.scores
+    acquired = s[data.acquired_idx] if data.acquired_idx is not None else np.zeros(0)
+    positive = s.size > 0 and np.all(s > 0)
+    log_x = bool(positive and s.max() / s.min() > 20)
+    if s.size == 0 or s.min() == s.max():
+        centre = float(s[0]) if s.size else 0.0
+        bins = np.linspace(centre - 0.5, centre + 0.5, 11)
+    elif log_x:
+        bins = np.geomspace(s.min(), s.max(), 41)
+    else:
+        bins = np.linspace(s.min(), s.max(), 41)
+    left.hist(s, bins=bins, color=_ACTIVE, alpha=0.6, label=f"pool ({s.size} items)")
+    if acquired.size:
+        left.hist(acquired, bins=bins, color=_MARK, alpha=0.8,
+                  label=f"acquired ({acquired.size})")
+        # A rug, so that single acquired items stay visible under the log count axis.
+        left.plot(acquired, np.full(acquired.size, 0.8), "|", color=_MARK, markersize=12)
+    left.set_yscale("log")
+    left.set_ylim(bottom=0.7)
+    if log_x:
+        left.set_xscale("log")
+    name = f" ({data.acquisition})" if data.acquisition else ""
+    left.set_xlabel(f"acquisition score{name}")
+    left.set_ylabel("items (log scale)")
+    left.set_title("pool scores")
+    left.legend(loc="best", fontsize="small")
+    left.grid(True, alpha=0.3)
+
+    right.set_title("acquisition probability per step")
+    right.set_xlabel("step m (label number)")
+    right.set_ylabel("q_m (log scale)")
+    right.grid(True, alpha=0.3)
+    q = data.acquired_q
+    if q is None or q.size == 0:
+        right.text(0.5, 0.5, "no labels yet", ha="center", va="center",
+                   transform=right.transAxes)
+    else:
+        m = np.arange(1, q.size + 1)
+        marker = "o" if q.size <= 200 else "."
+        right.plot(m, q, marker, color=_MARK, markersize=3, label="q_m of the acquired item")
+        n = data.pool_size
+        if n is not None and n >= q.size:
+            right.plot(m, 1.0 / (n - m + 1), color="black", linestyle=":",
+                       label="uniform 1/(N-m+1)")
+        if np.all(q > 0):
+            right.set_yscale("log")
+        right.legend(loc="best", fontsize="small")
+    fig.suptitle(f"acquisition: surrogate {data.surrogate}")
+    return _save(fig, path)

@@ -1,0 +1,186 @@
+"""The session report: Markdown, HTML and PNG figures from a simulated session."""
+
+from __future__ import annotations
+
+import base64
+import re
+import struct
+from pathlib import Path
+
+import numpy as np
+import pytest
+from matplotlib.image import imread
+
+from activetest.session import plots
+from activetest.session.report import (
+    Comparison,
+    FlaggedItem,
+    HistoryRow,
+    LabelsNeeded,
+    ReportData,
+    write_report,
+)
+from activetest.stats import bootstrap, lure_terms, sample
+
+N = 2000
+
+
+def _png_size(path: Path) -> tuple[int, int]:
+    head = path.read_bytes()[:24]
+    assert head[:8] == b"\x89PNG\r\n\x1a\n" and head[12:16] == b"IHDR"
+    return struct.unpack(">II", head[16:24])
+
+
+def _session(metrics: tuple[str, ...], budget: int = 150, seed: int = 0) -> dict:
+    """A simulated active-testing session, built with the real statistics code."""
+    rng = np.random.default_rng(seed)
+    scores = rng.gamma(0.6, 1.0, size=N) + 1e-3
+    losses = {m: np.clip(scores * rng.uniform(0.5, 1.5, size=N) * (1 + k), 0, None)
+              for k, m in enumerate(metrics)}
+    idx, q = sample(scores, budget, random_state=seed)
+    idx, q = idx[0], q[0]
+    uidx = rng.permutation(N)[:budget]
+    history = {}
+    for m in metrics:
+        rows = []
+        for k in range(10, budget + 1, 10):
+            a = bootstrap(lure_terms(losses[m][idx[:k]], q[:k], N), random_state=k)
+            u = bootstrap(losses[m][uidx[:k]], random_state=k)
+            rows.append(HistoryRow(k, a.estimate, a.low, a.high, u.estimate, u.low, u.high))
+        history[m] = rows
+    truth = {m: float(losses[m].mean()) for m in metrics}
+    return {"scores": scores, "acquired_idx": idx, "acquired_q": q, "history": history,
+            "truth": truth}
+
+
+def _data(metrics: tuple[str, ...] = ("log loss",), *, truth: bool = True, flagged: bool = True,
+          comparison: bool = True, **kw) -> ReportData:
+    s = _session(metrics)
+    return ReportData(
+        title="SST-2 | round 3", task="sst2", target="gemma3-270m", surrogate="smollm2-135m",
+        metrics=list(metrics), history=s["history"], scores=s["scores"],
+        acquired_idx=s["acquired_idx"], acquired_q=s["acquired_q"],
+        truth=s["truth"] if truth else None, acquisition="ce",
+        flagged=[{"item_id": "sst2_017|x", "text": "a *gorgeous*,\nwitty movie " + "x" * 200,
+                  "label": "negative", "target_nll": 7.25, "surrogate_nll": 5.5,
+                  "shift": -0.0123},
+                 FlaggedItem("sst2-42", "plain", "positive", 5.125, None, 0.004)]
+        if flagged else [],
+        comparison=Comparison(metrics[0], "gemma3-270m", "smollm2-135m", -0.125, -0.25,
+                              -0.0625, 150) if comparison else None,
+        labels_needed=[LabelsNeeded(metrics[0], 0.05, 812, 1430)],
+        info={"seed": 0, "alpha": 0.1}, **kw)
+
+
+@pytest.mark.parametrize("metrics", [("log loss",), ("log loss", "error rate")])
+@pytest.mark.parametrize("extras", [True, False])
+def test_report_files(tmp_path: Path, metrics: tuple[str, ...], extras: bool) -> None:
+    data = _data(metrics, truth=extras, flagged=extras, comparison=extras)
+    md_path = write_report(data, tmp_path / "out")
+    out = tmp_path / "out"
+    assert md_path == out / "report.md"
+    assert _png_size(out / "estimates.png") == plots.ESTIMATES_SIZE
+    assert _png_size(out / "acquisition.png") == plots.ACQUISITION_SIZE
+    img = imread(out / "estimates.png")
+    assert img.shape[:2] == (plots.ESTIMATES_SIZE[1], plots.ESTIMATES_SIZE[0])
+    assert img.std() > 0.05  # something is drawn
+
+    md = md_path.read_text(encoding="utf-8")
+    assert md.startswith("# SST-2 \\| round 3\n")
+    assert "![Estimate" in md and "(estimates.png)" in md and "(acquisition.png)" in md
+    for m in metrics:
+        last = data.history[m][-1]
+        assert last.n_labels == 150
+        row = next(line for line in md.splitlines() if line.startswith(f"| {m} |"))
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        assert cells[:8] == [m, "150", f"{last.estimate:.4g}",
+                             f"[{last.low:.4g}, {last.high:.4g}]",
+                             f"{last.high - last.low:.4g}", f"{last.uniform_estimate:.4g}",
+                             f"[{last.uniform_low:.4g}, {last.uniform_high:.4g}]",
+                             f"{last.uniform_high - last.uniform_low:.4g}"]
+        if extras:
+            assert cells[8] == f"{data.truth[m]:.4g}"
+        else:
+            assert len(cells) == 8
+    assert ("| truth |" in md) == extras
+    assert ("## Comparison of targets" in md) == extras
+    assert ("no clear difference" in md) is False
+    if extras:
+        assert "| log loss | gemma3-270m − smollm2-135m | -0.125 | [-0.25, -0.0625] | 150 | " \
+               "gemma3-270m lower |" in md
+        assert "| sst2\\_017\\|x | a \\*gorgeous\\*, witty movie xxx" in md
+        assert "| negative | 7.25 | 5.5 | -0.0123 |" in md
+        assert "| sst2-42 | plain | positive | 5.125 | — | +0.004 |" in md
+    else:
+        assert "No items flagged." in md
+    assert "| log loss | 0.05 | 812 | 1430 |" in md
+    assert "- seed: 0" in md and "- Pool: 2000 items" in md and "- Labels used: 150" in md
+    assert "Warning" not in md  # 150 labels, truth inside the intervals
+
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert "<title>SST-2 | round 3</title>" in page
+    assert "estimates.png" not in page  # inlined
+    images = re.findall(r'src="data:image/png;base64,([^"]+)"', page)
+    assert len(images) == 2
+    assert base64.b64decode(images[0]) == (out / "estimates.png").read_bytes()
+    assert f"<td>{data.history[metrics[0]][-1].estimate:.4g}</td>" in page
+    if extras:
+        assert "<td>a *gorgeous*, witty movie" in page
+
+
+def test_same_data_same_markdown(tmp_path: Path) -> None:
+    a = write_report(_data(), tmp_path / "a", html=False).read_text(encoding="utf-8")
+    b = write_report(_data(), tmp_path / "b", html=False).read_text(encoding="utf-8")
+    assert a == b
+    assert not (tmp_path / "a" / "report.html").exists()
+
+
+def test_minimal_report_before_first_label(tmp_path: Path) -> None:
+    data = ReportData(title="new session", task="demo", target="t", surrogate="s",
+                      metrics=["accuracy"], history={})
+    out = tmp_path / "r"
+    (out).mkdir()
+    (out / "acquisition.png").write_bytes(b"stale")
+    md = write_report(data, out).read_text(encoding="utf-8")
+    assert "| accuracy | 0 | — |" in md
+    assert "Only 0 labels" in md
+    assert not (out / "acquisition.png").exists()
+    assert "acquisition.png" not in md
+    assert _png_size(out / "estimates.png") == plots.ESTIMATES_SIZE
+
+
+def test_warnings_and_tuples(tmp_path: Path) -> None:
+    data = ReportData(
+        title="t", task="demo", target="a", surrogate="b", metrics=["log loss"],
+        history={"log loss": [(5, 0.9, 0.5, 1.3), (20, 0.8, 0.7, 0.9, 0.85, 0.6, 1.1)]},
+        truth={"log loss": 0.5}, scores=np.ones(50), acquired_idx=[3, 7],
+        acquired_q=[0.02, 0.0204], comparison=[{"metric": "log loss", "target_a": "a",
+                                                "target_b": "b", "difference": 0.01,
+                                                "low": -0.1, "high": 0.12, "n_labels": 20}])
+    md = write_report(data, tmp_path).read_text(encoding="utf-8")
+    assert "> **Warning:** Only 20 labels" in md
+    assert "truth for log loss (0.5) lies outside the active interval [0.7, 0.9]" in md
+    assert "no clear difference (interval contains 0)" in md
+    assert "| log loss | 20 | 0.8 | [0.7, 0.9] | 0.2 | 0.85 | [0.6, 1.1] | 0.5 | 0.5 |" in md
+    assert _png_size(tmp_path / "acquisition.png") == plots.ACQUISITION_SIZE  # constant scores
+
+
+@pytest.mark.parametrize(("kw", "pattern"), [
+    ({"metrics": []}, "at least one metric"),
+    ({"history": {"other": []}}, r"history has metric\(s\) \['other'\]"),
+    ({"history": {"m": [(1, 0.5, 0.6, 0.7)]}}, "low <= estimate <= high"),
+    ({"history": {"m": [(2, 0.5, 0.4, 0.7), (2, 0.5, 0.4, 0.7)]}}, "n_labels must increase"),
+    ({"history": {"m": [(2, float("nan"), 0.4, 0.7)]}}, "estimate must be finite"),
+    ({"history": {"m": [(2, 0.5)]}}, r"history\['m'\]\[0\]: expected a HistoryRow"),
+    ({"scores": np.ones(3), "acquired_idx": [5]}, r"acquired_idx must lie in 0\.\.2"),
+    ({"acquired_idx": [0, 1], "acquired_q": [0.5]}, "acquired_q has 1 entries"),
+    ({"acquired_q": [1.5]}, "probabilities"),
+    ({"flagged": [{"item_id": "a", "oops": 1}]}, r"flagged\[0\].*unknown key"),
+    ({"truth": {"x": 1.0}}, r"truth has metric\(s\) \['x'\]"),
+    ({"level": 1.0}, "level must be in"),
+])
+def test_bad_report_data(kw: dict, pattern: str) -> None:
+    base = {"title": "t", "task": "x", "target": "a", "surrogate": "b", "metrics": ["m"],
+            "history": {}}
+    with pytest.raises(ValueError, match=pattern):
+        ReportData(**{**base, **kw})
