@@ -341,6 +341,16 @@ def test_semicolon_csv(tmp_path: Path) -> None:
     path = tmp_path / "s.csv"
     path.write_text('item_id;text;label\na;"x; y";positive\nb;z;0\n', encoding="utf-8")
     assert [(r.item_id, r.label) for r in import_labels(path, SST2)] == [("a", 1), ("b", 0)]
+    path.write_text('"item_id";"label"\n"a";"negative"\n', encoding="utf-8")
+    assert [(r.item_id, r.label) for r in import_labels(path, SST2)] == [("a", 0)]
+
+
+def test_sheet_predictions_use_class_names(tmp_path: Path) -> None:
+    lp = np.log(np.array([[0.25, 0.75]]))
+    path = export_items([Item("h", {"text": "x"})], HS, tmp_path / "h.jsonl", predictions=lp)
+    row = json.loads(path.read_text(encoding="utf-8"))
+    assert row == {"item_id": "h", "text": "x", "predicted": "hate", "predicted_prob": 0.75,
+                   "label": None}
 
 
 def test_jsonl_values(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import functools
 import re
 import struct
 from pathlib import Path
@@ -31,6 +32,7 @@ def _png_size(path: Path) -> tuple[int, int]:
     return struct.unpack(">II", head[16:24])
 
 
+@functools.cache
 def _session(metrics: tuple[str, ...], budget: int = 150, seed: int = 0) -> dict:
     """A simulated active-testing session, built with the real statistics code."""
     rng = np.random.default_rng(seed)

@@ -504,7 +504,8 @@ def export_items(items: Sequence[Item], task: Task, path: str | Path, *,
 
     Columns: ``item_id``, the item's fields (template fields first, in template
     order), then -- with ``predictions`` (``(len(items), C)`` class log-probs) --
-    ``predicted`` (the surrogate's most likely label word) and ``predicted_prob``,
+    ``predicted`` (the surrogate's most likely class, by class name, as in Label
+    Studio) and ``predicted_prob`` (its probability, 6 decimals),
     and last an empty ``label`` column to fill in with a label word, class name
     or class index (see :func:`import_labels`).
 
@@ -535,7 +536,7 @@ def export_items(items: Sequence[Item], task: Task, path: str | Path, *,
         row: dict[str, Any] = {"item_id": item.id}
         row.update({f: str(item.fields.get(f, "")) for f in fields})
         if pred is not None:
-            row[PREDICTED_COLUMN] = task.classes[int(pred[0][i])]
+            row[PREDICTED_COLUMN] = task.class_names[int(pred[0][i])]
             row[PROBABILITY_COLUMN] = round(float(pred[1][i]), 6)
         row["label"] = None
         rows.append(row)
@@ -564,7 +565,7 @@ def _csv_rows(text: str, source: str, delimiter: str,
               id_column: str) -> Iterator[tuple[str, dict[str, str]]]:
     # A spreadsheet in a comma-decimal locale saves CSV with semicolons: accept that.
     first = text.split("\n", 1)[0]
-    if delimiter == "," and id_column in first.split(";"):
+    if delimiter == "," and id_column in [c.strip().strip('"') for c in first.split(";")]:
         try:
             if id_column not in next(csv.reader([first]), []):
                 delimiter = ";"
