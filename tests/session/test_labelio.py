@@ -4,9 +4,16 @@ from __future__ import annotations
 
 import csv
 import json
+import os
+import shutil
+import socket
+import subprocess
+import time
 import xml.etree.ElementTree as ET
+from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import numpy as np
 import pytest
 
@@ -408,3 +415,159 @@ def test_unknown_format(tmp_path: Path) -> None:
         import_labels(path, SST2)
     with pytest.raises(ValueError, match="format must be one of"):
         import_labels(path, SST2, format="xls")
+
+
+# --------------------------------------------------------------------------- a real Label Studio
+# Label Studio is a heavy Django application and not a dependency of activetest: this
+# test runs only where its command is found (ACTIVETEST_LABEL_STUDIO=/path/to/label-studio,
+# or label-studio on PATH; e.g. `python -m venv /tmp/ls && /tmp/ls/bin/pip install
+# label-studio`). A fresh server migrates its database first: 1-3 minutes.
+
+
+def _label_studio_exe() -> str | None:
+    exe = os.environ.get("ACTIVETEST_LABEL_STUDIO") or shutil.which("label-studio")
+    return exe if exe and Path(exe).is_file() else None
+
+
+@pytest.fixture(scope="module")
+def label_studio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
+    exe = _label_studio_exe()
+    if exe is None:
+        pytest.skip("label-studio not installed (set ACTIVETEST_LABEL_STUDIO to its command)")
+    work = tmp_path_factory.mktemp("label_studio")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    token = "activetest0123456789token"
+    env = {**os.environ, "LABEL_STUDIO_LATEST_VERSION_CHECK": "false",
+           "LABEL_STUDIO_COLLECT_ANALYTICS": "false", "LABEL_STUDIO_SENTRY_DSN": "",
+           "LABEL_STUDIO_FRONTEND_SENTRY_DSN": ""}
+    log = (work / "server.log").open("wb")
+    proc = subprocess.Popen(
+        [exe, "start", "--no-browser", "--internal-host", "127.0.0.1", "--port", str(port),
+         "--data-dir", str(work / "data"), "--username", "labeller@example.org",
+         "--password", "activetest-pass", "--user-token", token, "--enable-legacy-api-token"],
+        stdout=log, stderr=subprocess.STDOUT, env=env, cwd=work)
+    client = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60,
+                          headers={"Authorization": f"Token {token}"})
+    try:
+        deadline = time.monotonic() + 400
+        while True:
+            if proc.poll() is not None:
+                pytest.fail("label-studio exited:\n"
+                            + (work / "server.log").read_text(errors="replace")[-3000:])
+            try:
+                if client.get("/health").json().get("status") == "UP":
+                    break
+            except (httpx.HTTPError, ValueError):
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail("label-studio did not come up in 400 s")
+            time.sleep(2)
+        yield client
+    finally:
+        client.close()
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+
+
+def _ls_project(client: httpx.Client, task: Task, **names: str) -> int:
+    r = client.post("/api/projects", json={"title": f"activetest {task.name}",
+                                           "label_config": labelstudio_config(task, **names)})
+    assert r.status_code == 201, r.text
+    return r.json()["id"]
+
+
+def _ls_annotate(client: httpx.Client, task_id: int, choice: str | None, *,
+                 from_name: str = "label", to_name: str = "text") -> None:
+    if choice is None:  # the person skips the task
+        body: dict = {"result": [], "was_cancelled": True}
+    else:
+        body = {"result": [{"from_name": from_name, "to_name": to_name, "type": "choices",
+                            "value": {"choices": [choice]}}], "lead_time": 3.5}
+    r = client.post(f"/api/tasks/{task_id}/annotations", json=body)
+    assert r.status_code == 201, r.text
+
+
+def _ls_export(client: httpx.Client, project: int, kind: str, path: Path) -> Path:
+    r = client.get(f"/api/projects/{project}/export", params={"exportType": kind})
+    assert r.status_code == 200, r.text
+    path.write_bytes(r.content)
+    return path
+
+
+@pytest.mark.slow
+def test_real_label_studio_round_trip(label_studio: httpx.Client, tmp_path: Path) -> None:
+    client = label_studio
+    ids = ODD_IDS[:7]
+    items = _items(ids)
+    lp = np.log(np.array([[0.2, 0.8], [0.9, 0.1], [0.4, 0.6], [0.7, 0.3]] * 2))[: len(ids)]
+    tasks_file = export_labelstudio(items, SST2, tmp_path / "tasks.json", predictions=lp,
+                                    model_version="smollm2-icl")
+    project = _ls_project(client, SST2)
+    r = client.post(f"/api/projects/{project}/import",
+                    json=json.loads(tasks_file.read_text(encoding="utf-8")))
+    assert r.status_code == 201, r.text
+    assert (r.json()["task_count"], r.json()["prediction_count"]) == (len(ids), len(ids))
+
+    tasks = client.get("/api/tasks", params={"project": project, "page_size": 100}).json()
+    by_item = {t["data"]["item_id"]: t for t in tasks["tasks"]}
+    assert set(by_item) == set(ids)  # data (and so the item id) comes back unchanged
+    for item in items:
+        assert by_item[item.id]["data"] == {"text": item.fields["text"], "item_id": item.id}
+    (pred,) = client.get("/api/predictions", params={"task": by_item[ids[0]]["id"]}).json()
+    assert pred["model_version"] == "smollm2-icl" and pred["score"] == pytest.approx(0.8)
+    assert pred["result"][0]["value"] == {"choices": ["positive"]}
+
+    # Accept some pre-annotations, overrule others, two opinions on one, skip one.
+    plan = {ids[0]: ["positive"], ids[1]: ["positive"], ids[2]: ["negative", "positive"],
+            ids[3]: [None], ids[4]: ["NEGATIVE"]}
+    for item_id, choices in plan.items():
+        for choice in choices:
+            _ls_annotate(client, by_item[item_id]["id"], choice)
+    expected = sorted((i, SST2.classes.index(c.lower())) for i, cs in plan.items()
+                      for c in cs if c is not None)
+
+    records = import_labelstudio(_ls_export(client, project, "JSON", tmp_path / "e.json"), SST2)
+    assert sorted((r.item_id, r.label) for r in records) == expected
+    assert all(r.annotator == "user 1" and r.time and r.time.endswith("+00:00")
+               for r in records)
+    assert import_labels(tmp_path / "e.json", SST2) == records
+    for kind, name, fmt in (("JSON_MIN", "min.json", None), ("CSV", "e.csv", None),
+                            ("TSV", "e.tsv", None)):
+        sheet = import_labels(_ls_export(client, project, kind, tmp_path / name), SST2,
+                              format=fmt)
+        assert sorted((r.item_id, r.label) for r in sheet) == expected, kind
+
+    # The server accepts a class the configuration does not have; the import must not.
+    _ls_annotate(client, by_item[ids[5]]["id"], "neutral")
+    for kind, name in (("JSON", "bad.json"), ("JSON_MIN", "bad_min.json"), ("CSV", "bad.csv")):
+        path = _ls_export(client, project, kind, tmp_path / name)
+        with pytest.raises(LabelFileError, match="unknown label 'neutral'") as err:
+            import_labels(path, SST2)
+        if kind == "JSON":
+            assert repr(ids[5]) in str(err.value)
+
+
+@pytest.mark.slow
+def test_real_label_studio_multiple_choice(label_studio: httpx.Client, tmp_path: Path) -> None:
+    client = label_studio
+    items = [Item(f"mmlu/{k}", {"question": f"{k} + 1 = ?", "A": str(k), "B": str(k + 1),
+                                "C": str(k + 2), "D": "none"}) for k in range(3)]
+    names = {"from_name": "answer", "to_name": "question"}
+    project = _ls_project(client, MMLU, **names)
+    tasks_file = export_labelstudio(items, MMLU, tmp_path / "mmlu.json", **names)
+    r = client.post(f"/api/projects/{project}/import",
+                    json=json.loads(tasks_file.read_text(encoding="utf-8")))
+    assert r.status_code == 201, r.text
+    tasks = client.get("/api/tasks", params={"project": project, "page_size": 100}).json()
+    for t in tasks["tasks"]:
+        _ls_annotate(client, t["id"], "B", **names)
+    path = _ls_export(client, project, "JSON", tmp_path / "mmlu_export.json")
+    records = import_labelstudio(path, MMLU, from_name="answer")
+    assert sorted((r.item_id, r.label) for r in records) == [(i.id, 1) for i in items]
