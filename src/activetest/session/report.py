@@ -121,26 +121,11 @@ class LabelsNeeded:
     uniform_n_labels: int | None = None
 
 
-def _coerce(cls: type, value: Any, what: str) -> Any:
-    """A record from itself, a mapping of its fields, or a tuple in field order."""
-    if isinstance(value, cls):
-        return value
-    names = [f.name for f in fields(cls)]
-    try:
-        if isinstance(value, Mapping):
-            unknown = set(value) - set(names)
-            if unknown:
-                raise TypeError(f"unknown key(s) {sorted(unknown)}")
-            return cls(**value)
-        return cls(*value)
-    except TypeError as exc:
-        raise ValueError(f"{what}: expected a {cls.__name__} (fields {names}), a mapping or a "
-                         f"tuple of them; got {value!r} ({exc})") from None
-
-
 def _finite(x: Any, what: str, optional: bool = False) -> float | None:
     if x is None and optional:
         return None
+    if isinstance(x, (str, bytes)):
+        raise ValueError(f"{what} must be a number, got {x!r}")
     try:
         v = float(x)
     except (TypeError, ValueError):
@@ -148,6 +133,50 @@ def _finite(x: Any, what: str, optional: bool = False) -> float | None:
     if not math.isfinite(v):
         raise ValueError(f"{what} must be finite, got {x!r}")
     return v
+
+
+def _count(x: Any, what: str, optional: bool = False) -> int | None:
+    if x is None and optional:
+        return None
+    if isinstance(x, bool) or not isinstance(x, (int, np.integer)) or x < 0:
+        raise ValueError(f"{what} must be a non-negative integer, got {x!r}")
+    return int(x)
+
+
+def _coerce(cls: type, value: Any, what: str) -> Any:
+    """A record from itself, a mapping of its fields, or a tuple in field order.
+
+    Values are checked and converted by the fields' annotations: ``int`` ->
+    non-negative int, ``float`` -> finite float, ``str`` -> str (``| None``: optional).
+    """
+    names = [f.name for f in fields(cls)]
+    if not isinstance(value, cls):
+        try:
+            if isinstance(value, Mapping):
+                unknown = set(value) - set(names)
+                if unknown:
+                    raise TypeError(f"unknown key(s) {sorted(unknown)}")
+                value = cls(**value)
+            elif isinstance(value, (str, bytes)):
+                raise TypeError("a string is not a record")
+            else:
+                value = cls(*value)
+        except TypeError as exc:
+            raise ValueError(f"{what}: expected a {cls.__name__} (fields {names}), a mapping "
+                             f"or a tuple of them; got {value!r} ({exc})") from None
+    clean = {}
+    for f in fields(cls):
+        v = getattr(value, f.name)
+        kind = str(f.type)
+        optional = kind.endswith("| None")
+        where = f"{what}.{f.name}"
+        if kind.startswith("int"):
+            clean[f.name] = _count(v, where, optional)
+        elif kind.startswith("float"):
+            clean[f.name] = _finite(v, where, optional)
+        else:
+            clean[f.name] = None if v is None and optional else str(v)
+    return cls(**clean)
 
 
 @dataclass
@@ -213,10 +242,6 @@ class ReportData:
                     for i, r in enumerate(self.history.get(m, []))]
             for i, r in enumerate(rows):
                 where = f"history[{m!r}][{i}]"
-                for name in ("estimate", "low", "high"):
-                    _finite(getattr(r, name), f"{where}.{name}")
-                for name in ("uniform_estimate", "uniform_low", "uniform_high"):
-                    _finite(getattr(r, name), f"{where}.{name}", optional=True)
                 if not r.low <= r.estimate <= r.high:
                     raise ValueError(f"{where}: expected low <= estimate <= high, got "
                                      f"{r.low}, {r.estimate}, {r.high}")
