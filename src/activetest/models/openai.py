@@ -1,0 +1,517 @@
+"""Score items through any OpenAI-compatible *completions* endpoint that returns log-probs.
+
+This is the backend for pools too large for one machine: point it at a vLLM,
+llama.cpp (``llama-server`` or ``python -m llama_cpp.server``), Ollama or TGI
+server, e.g. ``OpenAIScorer("http://gpu-box:8000/v1", "meta-llama/Llama-3.1-8B")``.
+Requests go to ``{base_url}/completions`` (the legacy text-completions API, not
+chat), ``concurrency`` at a time, with retries.
+
+How class log-probs are obtained
+--------------------------------
+The paper's class probabilities are a softmax over the next-token logits of each
+label word's FIRST token (``" " + word`` after ``"{answer_key}:"``). A
+completions server gives log-probs, not logits, but ``log_softmax`` over a subset
+of tokens is the same whether it starts from logits or from full-vocabulary
+log-probs (the normaliser cancels), so renormalising the classes' token
+log-probs over the classes gives exactly the paper's quantity. Two methods:
+
+``method="topk"`` (default, one request per item)
+    ``max_tokens=1, logprobs=top_k, temperature=0``: the server returns the
+    ``top_k`` most likely next tokens with their log-probs, and each class's
+    first token is looked up there by its text. A class whose first token is
+    NOT among them is handled honestly, never guessed or floored: the item is
+    asked again with ``logprobs=max_top_k`` (default 200; vLLM refuses more than
+    its ``--max-logprobs``, default 20, and is then skipped), then, if still
+    missing, scored exactly by an ``echo`` request (below) when the server's echo
+    passed the check below; otherwise :class:`EndpointError` names the item and
+    the class. ``n_fallbacks`` counts the items that needed this.
+``method="echo"`` (C requests per item, exact for every class)
+    ``prompt + " " + word`` with ``echo=True, logprobs=1, max_tokens=1``: the
+    server returns the log-prob of every prompt token; the one at the label's
+    first token, found by its text offset, is the class log-prob. vLLM supports
+    this; llama.cpp's ``llama-server``, Ollama and OpenAI's current models do
+    not. llama-cpp-python's server (0.3.x) answers, but with each prompt token
+    scored by the distribution that *follows* it (shifted by one), so echo is
+    used only after it reproduced a top-k next-token log-prob on the first
+    prompt (checked once per scorer); on a server that fails the check,
+    ``method="echo"`` raises and top-k fallbacks cannot use echo.
+
+The first token's text is learned from the server itself: with ``method="topk"``
+and no ``tokenizer``, one echo request per class on the first item's prompt
+shows how the server tokenises ``"...Answer: word"`` (context-dependent, like
+:mod:`activetest.models.labels`). Servers without echo need ``tokenizer``: any
+object with ``tokenize(text) -> ids`` (no special tokens) and ``detokenize(ids)
+-> str`` for the served model, e.g. a :class:`~activetest.models.llamacpp.LlamaCppScorer`
+on the same GGUF; the label ids then come from
+:func:`~activetest.models.labels.task_label_tokens` (with its collision check).
+
+Limits
+------
+- Prompts are sent as text, and the server tokenises the whole prompt at once,
+  whereas in-process backends use the canonical ``[bos] + ids(prefix) +
+  ids(suffix)`` (see :mod:`activetest.models.labels`). Zero-shot prompts give
+  the same ids; few-shot prompts can differ at the ``"\\n\\n"`` before the item,
+  which moves scores slightly (measured in ``tests/models/test_openai.py``).
+- Server-side quantisation, batching and kernels make results agree with
+  in-process scoring only to a tolerance, not bit for bit.
+- Top-k lookups match token *text*; two distinct tokens with the same text are
+  indistinguishable (a server returns one of them).
+
+The API key is read from the environment variable ``api_key_env`` at request
+time; it is never stored on the scorer, and it is scrubbed from every error
+message. Reprs show the variable's name only.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
+from contextlib import contextmanager, suppress
+from typing import Any, Literal, Protocol
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+import numpy as np
+
+from activetest.data.task import Item, Task
+from activetest.models.labels import LabelTokenCollision, task_label_tokens
+
+__all__ = ["EndpointError", "EndpointTimeoutError", "OpenAIScorer", "TokenizerLike"]
+
+_RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
+_MAX_DELAY = 30.0
+_ECHO_TOL = 1e-3  # echoed vs next-token log-prob of the same token
+
+
+class EndpointError(RuntimeError):
+    """The endpoint failed, refused, or answered without usable log-probs.
+
+    Attributes:
+        endpoint: the URL that was called (credentials removed).
+    """
+
+    def __init__(self, endpoint: str, message: str) -> None:
+        self.endpoint = endpoint
+        super().__init__(f"{endpoint}: {message}")
+
+
+class EndpointTimeoutError(EndpointError):
+    """Every attempt to reach the endpoint ran past the timeout."""
+
+
+class TokenizerLike(Protocol):
+    """The served model's tokenizer: plain ids, no special tokens added."""
+
+    def tokenize(self, text: str) -> list[int]: ...
+
+    def detokenize(self, ids: Sequence[int]) -> str: ...
+
+
+def _log_softmax(x: np.ndarray) -> np.ndarray:
+    m = x.max(axis=-1, keepdims=True)
+    z = x - m
+    return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
+
+
+def _redact_url(url: str) -> str:
+    """The URL without user:password (which could hold a key)."""
+    parts = urlsplit(url)
+    if parts.username or parts.password:
+        host = parts.hostname or ""
+        if parts.port:
+            host += f":{parts.port}"
+        parts = parts._replace(netloc=host)
+    return urlunsplit(parts)
+
+
+@contextmanager
+def _progress(total: int, description: str, enabled: bool) -> Iterator[Callable[[], None]]:
+    if not enabled or total == 0:
+        yield lambda: None
+        return
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+    bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                   TimeElapsedColumn(), TimeRemainingColumn(), transient=True)
+    with bar:
+        tid = bar.add_task(description, total=total)
+        lock = threading.Lock()
+
+        def advance() -> None:
+            with lock:
+                bar.advance(tid)
+        yield advance
+
+
+class OpenAIScorer:
+    """Class log-probs from an OpenAI-compatible completions endpoint (vLLM, llama.cpp, ...).
+
+    Args:
+        base_url: the API root, e.g. ``"http://127.0.0.1:8000/v1"`` (``/completions``
+            is appended unless already there).
+        model: the model name the server expects in requests.
+        api_key_env: environment variable holding the API key (sent as a Bearer
+            token when set; local servers usually need none).
+        concurrency: requests in flight at once.
+        timeout: seconds allowed per request (connect, write, read, each).
+        max_retries: retries after the first attempt on connection errors,
+            timeouts, HTTP 5xx/429/408; other 4xx fail at once.
+        backoff: first retry delay in seconds; doubles each retry (capped at 30 s;
+            a 429/503 ``Retry-After`` header is honoured up to that cap).
+        tokenizer: the served model's tokenizer (``tokenize``/``detokenize``),
+            needed with ``method="topk"`` on servers that cannot echo prompt log-probs.
+        method: ``"topk"`` or ``"echo"``; see the module docstring.
+        top_k: how many next-token log-probs to request with ``method="topk"``.
+        max_top_k: how many to request, once, for an item whose classes are not all in
+            the top ``top_k`` (servers that refuse that many fall back to echo).
+        extra_body: extra JSON fields for every request (server-specific options).
+    """
+
+    backend = "openai"
+
+    def __init__(self, base_url: str, model: str, *, api_key_env: str = "OPENAI_API_KEY",
+                 concurrency: int = 8, timeout: float = 60.0, max_retries: int = 4,
+                 backoff: float = 0.5, tokenizer: TokenizerLike | None = None,
+                 method: Literal["topk", "echo"] = "topk", top_k: int = 20,
+                 max_top_k: int = 200, extra_body: Mapping[str, Any] | None = None) -> None:
+        if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
+            raise ValueError(f"base_url must be an http(s) URL, got {base_url!r}")
+        if not model:
+            raise ValueError("model must name the served model")
+        if concurrency < 1:
+            raise ValueError(f"concurrency must be >= 1, got {concurrency}")
+        if not timeout > 0:
+            raise ValueError(f"timeout must be > 0 seconds, got {timeout}")
+        if max_retries < 0:
+            raise ValueError(f"max_retries must be >= 0, got {max_retries}")
+        if backoff < 0:
+            raise ValueError(f"backoff must be >= 0, got {backoff}")
+        if method not in ("topk", "echo"):
+            raise ValueError(f"method must be 'topk' or 'echo', got {method!r}")
+        if top_k < 1:
+            raise ValueError(f"top_k must be >= 1, got {top_k}")
+        if max_top_k < top_k:
+            raise ValueError(f"max_top_k must be >= top_k={top_k}, got {max_top_k}")
+        url = base_url.rstrip("/")
+        self.endpoint = url if url.endswith("/completions") else url + "/completions"
+        self.model = model
+        self.api_key_env = api_key_env
+        self.concurrency = int(concurrency)
+        self.timeout = float(timeout)
+        self.max_retries = int(max_retries)
+        self.backoff = float(backoff)
+        self.tokenizer = tokenizer
+        self.method = method
+        self.top_k = int(top_k)
+        self.extra_body = dict(extra_body or {})
+        self.name = f"openai:{model}@{urlsplit(self.endpoint).hostname}"
+        self._shown = _redact_url(self.endpoint)
+        self.max_top_k = int(max_top_k)
+        # learned from the server: are echoed prompt log-probs right? is max_top_k allowed?
+        self._echo_ok: bool | None = None
+        self._echo_why = "not checked"
+        self._wide_ok: bool | None = None
+        self._lock = threading.RLock()
+        self.n_fallbacks = 0
+
+    def __repr__(self) -> str:
+        return (f"OpenAIScorer({self._shown!r}, model={self.model!r}, "
+                f"api_key_env={self.api_key_env!r}, method={self.method!r}, "
+                f"top_k={self.top_k}, concurrency={self.concurrency})")
+
+    # ----------------------------------------------------------------- HTTP
+
+    def _key(self) -> str | None:
+        key = os.environ.get(self.api_key_env)
+        return key or None
+
+    def _scrub(self, text: str) -> str:
+        key = self._key()
+        if key and len(key) >= 4:
+            text = text.replace(key, "***")
+        return text
+
+    def _error(self, message: str, cls: type[EndpointError] = EndpointError) -> EndpointError:
+        return cls(self._shown, self._scrub(message))
+
+    def _client(self) -> httpx.Client:
+        headers = {"Content-Type": "application/json"}
+        key = self._key()
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        limits = httpx.Limits(max_connections=self.concurrency,
+                              max_keepalive_connections=self.concurrency)
+        return httpx.Client(headers=headers, timeout=httpx.Timeout(self.timeout),
+                            limits=limits, follow_redirects=False)
+
+    def _delay(self, attempt: int, response: httpx.Response | None) -> float:
+        delay = self.backoff * (2.0 ** attempt)
+        if response is not None:
+            ra = response.headers.get("retry-after")
+            if ra is not None:
+                with suppress(ValueError):
+                    delay = max(delay, float(ra))
+        return min(delay, _MAX_DELAY)
+
+    def _post(self, client: httpx.Client, body: dict[str, Any]) -> dict[str, Any]:
+        """POST with retries; the parsed JSON object, or an :class:`EndpointError`."""
+        payload = {"model": self.model, "temperature": 0.0, **self.extra_body, **body}
+        attempts = self.max_retries + 1
+        last = ""
+        timed_out = False
+        for attempt in range(attempts):
+            response: httpx.Response | None = None
+            try:
+                response = client.post(self.endpoint, json=payload)
+            except httpx.TimeoutException as exc:
+                timed_out, last = True, f"timed out after {self.timeout:g} s ({type(exc).__name__})"
+            except httpx.TransportError as exc:
+                timed_out, last = False, f"could not connect ({type(exc).__name__}: {exc})"
+            else:
+                if response.status_code == 200:
+                    try:
+                        data = response.json()
+                    except ValueError:
+                        raise self._error(f"answered 200 with non-JSON content "
+                                          f"{response.text[:200]!r}") from None
+                    if not isinstance(data, dict):
+                        raise self._error(f"answered with JSON {type(data).__name__}, "
+                                          f"expected an object")
+                    return data
+                detail = response.text[:300]
+                if response.status_code not in _RETRY_STATUS:
+                    raise self._error(f"HTTP {response.status_code}: {detail}")
+                timed_out, last = False, f"HTTP {response.status_code}: {detail}"
+            if attempt + 1 < attempts:
+                time.sleep(self._delay(attempt, response))
+        cls = EndpointTimeoutError if timed_out else EndpointError
+        raise self._error(f"{last}; gave up after {attempts} attempt(s) "
+                          f"(max_retries={self.max_retries})", cls)
+
+    # ------------------------------------------------------------ responses
+
+    def _logprobs_obj(self, data: dict[str, Any]) -> dict[str, Any]:
+        try:
+            lp = data["choices"][0]["logprobs"]
+        except (KeyError, IndexError, TypeError):
+            raise self._error("response has no choices[0].logprobs; does the server "
+                              "support logprobs on /completions?") from None
+        if not isinstance(lp, dict):
+            raise self._error("response has no logprobs (null); does the server support "
+                              "logprobs on /completions?")
+        return lp
+
+    def _top_logprobs(self, data: dict[str, Any]) -> dict[str, float]:
+        """The first generated position's top log-probs, ``{token text: logprob}``."""
+        lp = self._logprobs_obj(data)
+        try:
+            if "content" in lp and isinstance(lp["content"], list):  # chat-style shape
+                entry = lp["content"][0]
+                return {str(t["token"]): float(t["logprob"]) for t in entry["top_logprobs"]}
+            top = lp["top_logprobs"][0]
+            return {str(k): float(v) for k, v in top.items()}
+        except (KeyError, IndexError, TypeError, AttributeError, ValueError):
+            raise self._error("response's logprobs hold no top_logprobs for the first "
+                              "generated token") from None
+
+    def _echo_first(self, data: dict[str, Any], prompt: str, label: str) -> tuple[str, float]:
+        """Text and log-prob of the token that starts ``label`` right after ``prompt``."""
+        lp = self._logprobs_obj(data)
+        tokens, values = lp.get("tokens"), lp.get("token_logprobs")
+        offsets = lp.get("text_offset")
+        if not isinstance(tokens, list) or not isinstance(values, list) or not tokens:
+            raise self._no_echo("no per-token logprobs")
+        if not isinstance(offsets, list) or len(offsets) != len(tokens):
+            offsets, pos = [], 0
+            for t in tokens:
+                offsets.append(pos)
+                pos += len(str(t))
+        # offsets are characters on most servers, bytes on some: accept either
+        targets = {len(prompt), len(prompt.encode("utf-8"))}
+        for i, (tok, off) in enumerate(zip(tokens, offsets, strict=False)):
+            if off in targets and isinstance(tok, str) and tok and label.startswith(tok):
+                value = values[i] if i < len(values) else None
+                if value is None or not isinstance(value, (int, float)):
+                    raise self._no_echo(f"no logprob for the label token {tok!r}")
+                return tok, float(value)
+        if len(tokens) <= 2:
+            raise self._no_echo(f"only {len(tokens)} token(s) came back")
+        raise self._error(f"no token starts the label {label!r} at the end of the prompt "
+                          f"(the server's tokenizer merged it with the preceding text?); "
+                          f"tokens near the end: {tokens[-6:]!r}")
+
+    def _no_echo(self, why: str) -> EndpointError:
+        self._echo_ok, self._echo_why = False, why
+        return self._error(f"does not return prompt log-probs with echo=True ({why}); use "
+                           f"method='topk' with tokenizer= for this server")
+
+    # -------------------------------------------------------------- scoring
+
+    def _echo(self, client: httpx.Client, prompt: str, label: str) -> tuple[str, float]:
+        """Text and echoed log-prob of the first token of ``label`` after ``prompt``."""
+        data = self._post(client, {"prompt": prompt + label, "echo": True, "logprobs": 1,
+                                   "max_tokens": 1})
+        return self._echo_first(data, prompt, label)
+
+    def _top(self, client: httpx.Client, prompt: str, k: int) -> dict[str, float]:
+        data = self._post(client, {"prompt": prompt, "logprobs": k, "max_tokens": 1,
+                                   "echo": False})
+        return self._top_logprobs(data)
+
+    def _check_echo(self, client: httpx.Client, prompt: str) -> bool:
+        """Whether echoed prompt log-probs equal next-token log-probs on this server.
+
+        Some servers return echo log-probs shifted by one position (llama-cpp-python
+        0.3's server scores prompt token i with the distribution that FOLLOWS it),
+        so echo is trusted only after it reproduces a top-k next-token log-prob: the
+        most likely non-blank next token ``t`` of ``prompt`` must get the same
+        log-prob when echoed in ``prompt + t``. Checked once per scorer.
+        """
+        with self._lock:
+            if self._echo_ok is not None:
+                return self._echo_ok
+            top = self._top(client, prompt, self.top_k)
+            why = "no non-blank next token to check it with"
+            for text, value in sorted(top.items(), key=lambda kv: -kv[1])[:3]:
+                if not text.strip():
+                    continue
+                try:
+                    tok, echoed = self._echo(client, prompt, text)
+                except EndpointError:
+                    if self._echo_ok is False:  # the server cannot echo at all
+                        return False
+                    continue
+                if tok != text:
+                    why = f"the echoed text {text!r} did not come back as one token"
+                    continue
+                self._echo_ok = abs(echoed - value) <= _ECHO_TOL
+                self._echo_why = (f"the echoed log-prob of {text!r} after the prompt is "
+                                  f"{echoed:.4f}, the next-token log-prob is {value:.4f}")
+                return self._echo_ok
+            self._echo_ok, self._echo_why = False, f"could not be verified ({why})"
+            return False
+
+    def _label_texts(self, client: httpx.Client, task: Task, prompt: str) -> list[str]:
+        """The text of each class's first token as the server reports tokens."""
+        if self.tokenizer is not None:
+            tok = self.tokenizer
+            labels = task_label_tokens(tok.tokenize, task)
+            return [tok.detokenize([i]) for i in labels.first_ids]
+        # token TEXTS from echo are right even where echoed log-prob VALUES are not
+        texts = [self._echo(client, prompt, " " + w)[0] for w in task.classes]
+        seen: dict[str, int] = {}
+        for j, t in enumerate(texts):
+            if t in seen:
+                i = seen[t]
+                err = LabelTokenCollision(task.classes[i], task.classes[j], -1, index_a=i,
+                                          index_b=j)
+                err.args = (f"label words {task.classes[i]!r} (class {i}) and "
+                            f"{task.classes[j]!r} (class {j}) share their first token "
+                            f"{t!r} on {self._shown}, so first-token scoring cannot tell "
+                            f"them apart; choose label words that differ in their first token",)
+                raise err
+            seen[t] = j
+        return texts
+
+    def _missing(self, client: httpx.Client, task: Task, item: Item, prompt: str,
+                 missing: list[int], texts: Sequence[str]) -> dict[int, float]:
+        """Exact log-probs of classes absent from the top-k: wider top-k, then echo."""
+        found: dict[int, float] = {}
+        if self.max_top_k > self.top_k and self._wide_ok is not False:
+            try:
+                top = self._top(client, prompt, self.max_top_k)
+                self._wide_ok = True
+            except EndpointError as exc:  # e.g. vLLM refuses more than --max-logprobs
+                if self._wide_ok is True or "HTTP 4" not in str(exc):
+                    raise
+                self._wide_ok = False
+                top = {}
+            found = {c: top[texts[c]] for c in missing if texts[c] in top}
+        rest = [c for c in missing if c not in found]
+        if rest and self._check_echo(client, prompt):
+            for c in rest:
+                found[c] = self._echo(client, prompt, " " + task.classes[c])[1]
+            rest = []
+        if rest:
+            c = rest[0]
+            widest = self.max_top_k if self._wide_ok else self.top_k
+            raise self._error(
+                f"item {item.id!r}: class {task.classes[c]!r} (first token {texts[c]!r}) is "
+                f"not among the top {widest} next tokens, and echoed prompt log-probs cannot "
+                f"be used to score it exactly ({self._echo_why}); raise max_top_k")
+        with self._lock:
+            self.n_fallbacks += 1
+        return found
+
+    def _score_topk(self, client: httpx.Client, task: Task, item: Item, prompt: str,
+                    texts: Sequence[str]) -> np.ndarray:
+        top = self._top(client, prompt, self.top_k)
+        row = np.array([top.get(t, np.nan) for t in texts], dtype=np.float64)
+        missing = [c for c, t in enumerate(texts) if t not in top]
+        if missing:
+            for c, value in self._missing(client, task, item, prompt, missing, texts).items():
+                row[c] = value
+        return row
+
+    def _score_echo(self, client: httpx.Client, task: Task, prompt: str) -> np.ndarray:
+        return np.array([self._echo(client, prompt, " " + w)[1] for w in task.classes],
+                        dtype=np.float64)
+
+    def score(self, task: Task, items: Sequence[Item], examples: Sequence[Item] = (), *,
+              progress: bool = True) -> np.ndarray:
+        """``(len(items), C)`` float64 class log-probs (rows log-sum-exp to 0).
+
+        Raises:
+            EndpointError: the endpoint is unreachable after retries, refuses the
+                request, or cannot provide a class's log-prob (message names it).
+            EndpointTimeoutError: every attempt timed out.
+            LabelTokenCollision: two classes' label words share their first token.
+        """
+        prompts = [task.prompt(it, examples) for it in items]
+        out = np.empty((len(items), task.n_classes), dtype=np.float64)
+        if not items:
+            return out
+        with self._client() as client:
+            texts: list[str] = []
+            if self.method == "topk":
+                texts = self._label_texts(client, task, prompts[0])
+            elif not self._check_echo(client, prompts[0]):
+                raise self._error(f"echoed prompt log-probs are not reliable on this server "
+                                  f"({self._echo_why}); use method='topk'")
+
+            def one(i: int) -> None:
+                if self.method == "topk":
+                    row = self._score_topk(client, task, items[i], prompts[i], texts)
+                else:
+                    row = self._score_echo(client, task, prompts[i])
+                if not np.isfinite(row).all():
+                    raise self._error(f"item {items[i].id!r}: non-finite log-prob {row.tolist()}")
+                out[i] = _log_softmax(row)
+
+            with _progress(len(items), f"scoring via {self.name}", progress) as advance, \
+                    ThreadPoolExecutor(max_workers=self.concurrency) as pool:
+                futures: list[Future[None]] = []
+                for i in range(len(items)):
+                    fut = pool.submit(one, i)
+                    fut.add_done_callback(
+                        lambda f: advance() if not f.cancelled() and f.exception() is None
+                        else None)
+                    futures.append(fut)
+                _, pending = wait(futures, return_when=FIRST_EXCEPTION)
+                failed = [f for f in futures if f.done() and f.exception() is not None]
+                if failed:
+                    for f in pending:
+                        f.cancel()
+                    exc = failed[0].exception()
+                    assert exc is not None
+                    raise exc
+        return out
