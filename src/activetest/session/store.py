@@ -1,0 +1,782 @@
+"""One SQLite file per active-testing session: everything needed to resume it exactly.
+
+Tables (schema version :data:`SCHEMA_VERSION`, kept in ``PRAGMA user_version``)::
+
+    meta           key/value: app marker, schema version, creating activetest version, time
+    config         one JSON document: task, models, metric, acquisition, alpha, seed, ...
+    items          idx (0..N-1), item id, fields (JSON), the label found in the pool file
+    examples       the in-context examples, in prompt order
+    scores         per role ("surrogate", "target", "compare:<spec>"): (N, C) float64
+                   log-probs as a little-endian blob (NaN rows = not scored), provenance
+    predictions    the target's predicted class and its probability, per scored item
+    sampler        the single-run sampler's alpha, seed and PCG64 state (after the last draw)
+    acquisitions   one row per draw: step (1, 2, ...), item idx, q_m
+    labels         the current label of each labelled item, its source and times
+    label_history  every change to a label (add, change, undo), never deleted
+    estimates      estimates over time (labels used, metric, method, value, interval)
+
+Durability: WAL journal, ``synchronous=FULL``; every write is one transaction
+(``BEGIN IMMEDIATE``). The sampler state is written in the SAME transaction as the
+acquisitions it produced, so a process killed at any moment leaves either both or
+neither, and a resumed session makes exactly the draws an uninterrupted one would.
+Each label answered is its own transaction.
+
+Errors for the user (all :class:`SessionError`, a ``ValueError``): a file that is
+not a session, one written by a newer activetest (:class:`SchemaVersionError`), a
+database locked by another process beyond the busy timeout
+(:class:`SessionLockedError`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+import sys
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from activetest.data.task import Item
+
+__all__ = [
+    "APP_ID",
+    "SCHEMA_VERSION",
+    "Acquisition",
+    "EstimateRow",
+    "LabelChange",
+    "NotASessionError",
+    "SchemaVersionError",
+    "SessionError",
+    "SessionExistsError",
+    "SessionLockedError",
+    "SessionStore",
+    "StoredLabel",
+    "StoredScores",
+]
+
+#: Schema version written to ``PRAGMA user_version``; newer files are refused.
+SCHEMA_VERSION = 1
+#: Value of ``meta.app``: marks a SQLite file as an activetest session.
+APP_ID = "activetest-session"
+
+_SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE config (id INTEGER PRIMARY KEY CHECK (id = 1), json TEXT NOT NULL);
+CREATE TABLE items (
+    idx INTEGER PRIMARY KEY,
+    item_id TEXT NOT NULL UNIQUE,
+    fields TEXT NOT NULL,
+    data_label INTEGER
+);
+CREATE TABLE examples (
+    pos INTEGER PRIMARY KEY,
+    item_id TEXT NOT NULL,
+    fields TEXT NOT NULL,
+    label INTEGER NOT NULL
+);
+CREATE TABLE scores (
+    role TEXT PRIMARY KEY,
+    spec TEXT NOT NULL,
+    n_rows INTEGER NOT NULL,
+    n_classes INTEGER NOT NULL,
+    logprobs BLOB NOT NULL,
+    provenance TEXT NOT NULL,
+    updated TEXT NOT NULL
+);
+CREATE TABLE predictions (
+    role TEXT NOT NULL,
+    idx INTEGER NOT NULL REFERENCES items(idx),
+    predicted INTEGER NOT NULL,
+    probability REAL NOT NULL,
+    PRIMARY KEY (role, idx)
+);
+CREATE TABLE sampler (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    alpha REAL NOT NULL,
+    seed INTEGER,
+    rng_state TEXT NOT NULL,
+    updated TEXT NOT NULL
+);
+CREATE TABLE acquisitions (
+    step INTEGER PRIMARY KEY,
+    idx INTEGER NOT NULL UNIQUE REFERENCES items(idx),
+    q REAL NOT NULL CHECK (q > 0 AND q <= 1),
+    created TEXT NOT NULL
+);
+CREATE TABLE labels (
+    idx INTEGER PRIMARY KEY REFERENCES items(idx),
+    label INTEGER NOT NULL,
+    source TEXT NOT NULL,
+    created TEXT NOT NULL,
+    updated TEXT NOT NULL
+);
+CREATE TABLE label_history (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    idx INTEGER NOT NULL REFERENCES items(idx),
+    old_label INTEGER,
+    new_label INTEGER,
+    action TEXT NOT NULL,
+    source TEXT NOT NULL,
+    at TEXT NOT NULL
+);
+CREATE INDEX label_history_idx ON label_history (idx);
+CREATE TABLE estimates (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    at TEXT NOT NULL,
+    n_labels INTEGER NOT NULL,
+    metric TEXT NOT NULL,
+    method TEXT NOT NULL,
+    estimate REAL NOT NULL,
+    std REAL,
+    low REAL,
+    high REAL,
+    level REAL,
+    details TEXT NOT NULL
+);
+"""
+
+
+class SessionError(ValueError):
+    """A session file that cannot be used as asked (a user error, exit code 2 in the CLI)."""
+
+
+class NotASessionError(SessionError):
+    """The file exists but is not an activetest session database."""
+
+
+class SchemaVersionError(SessionError):
+    """The session was written by a newer activetest with a schema this one cannot read."""
+
+
+class SessionLockedError(SessionError):
+    """Another process holds the database's write lock longer than the busy timeout."""
+
+
+class SessionExistsError(SessionError):
+    """Creating a session where a file already exists (without ``overwrite``)."""
+
+
+def now() -> str:
+    """The current UTC time, ISO 8601 with microseconds."""
+    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
+
+
+def _dumps(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, ensure_ascii=False, allow_nan=False)
+
+
+@dataclass(frozen=True)
+class Acquisition:
+    """One draw of the sampler.
+
+    Attributes:
+        step: 1 for the first draw, 2 for the second, ...
+        index: the item's row in the pool (0-based).
+        item_id: the item's id.
+        q: the proposal probability the item was drawn with.
+        created: when it was drawn (UTC, ISO 8601).
+    """
+
+    step: int
+    index: int
+    item_id: str
+    q: float
+    created: str
+
+
+@dataclass(frozen=True)
+class StoredLabel:
+    """The current label of one item."""
+
+    index: int
+    item_id: str
+    label: int
+    source: str
+    created: str
+    updated: str
+
+
+@dataclass(frozen=True)
+class LabelChange:
+    """One row of the label history.
+
+    ``action`` is ``"add"`` (first label), ``"change"`` (overwritten with another
+    class) or ``"undo"`` (reverted to ``new``, which is None when the item became
+    unlabelled again).
+    """
+
+    id: int
+    index: int
+    item_id: str
+    old: int | None
+    new: int | None
+    action: str
+    source: str
+    at: str
+
+
+@dataclass(frozen=True)
+class StoredScores:
+    """A model's class log-probabilities over the pool.
+
+    Attributes:
+        role: ``"surrogate"``, ``"target"`` or ``"compare:<spec>"``.
+        spec: the model spec the scores came from.
+        logprobs: ``(N, C)`` float64; rows of items never scored are NaN.
+        provenance: where they came from (model identity, prompt, examples, time).
+        updated: when they were last written.
+    """
+
+    role: str
+    spec: str
+    logprobs: np.ndarray
+    provenance: dict[str, Any]
+    updated: str
+
+    @property
+    def scored(self) -> np.ndarray:
+        """``(N,)`` bool: which rows hold scores."""
+        return ~np.isnan(self.logprobs).any(axis=1)
+
+
+@dataclass(frozen=True)
+class EstimateRow:
+    """One recorded estimate."""
+
+    id: int
+    at: str
+    n_labels: int
+    metric: str
+    method: str
+    estimate: float
+    std: float | None
+    low: float | None
+    high: float | None
+    level: float | None
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+def _is_lock_error(exc: sqlite3.OperationalError) -> bool:
+    msg = str(exc).lower()
+    return "locked" in msg or "busy" in msg
+
+
+class SessionStore:
+    """Low-level access to one session file (see the module docstring).
+
+    Use :meth:`create` or :meth:`open`; :class:`activetest.session.workflow.Session`
+    builds the workflow on top. Not thread-safe: one store per thread/process.
+
+    Args:
+        path: the session file.
+        busy_timeout: seconds to wait for another process's lock before
+            :class:`SessionLockedError`.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = 5.0,
+                 _conn: sqlite3.Connection | None = None) -> None:
+        self.path = Path(path)
+        self.busy_timeout = float(busy_timeout)
+        if _conn is None:
+            raise TypeError("use SessionStore.open(path) or SessionStore.create(path, ...)")
+        self._conn = _conn
+        self._depth = 0
+
+    # ------------------------------------------------------------------ open / create
+
+    @staticmethod
+    def _connect(path: Path, busy_timeout: float) -> sqlite3.Connection:
+        # isolation_level=None: no implicit transactions; we issue BEGIN IMMEDIATE ourselves.
+        conn = sqlite3.connect(str(path), timeout=busy_timeout, isolation_level=None)
+        conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+        return conn
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str], *, busy_timeout: float = 5.0) -> SessionStore:
+        """Open an existing session.
+
+        Raises:
+            FileNotFoundError: no such file.
+            NotASessionError: not an activetest session (or not SQLite at all).
+            SchemaVersionError: written by a newer activetest.
+            SessionLockedError: another process holds the database locked.
+        """
+        p = Path(path)
+        if not p.is_file():
+            raise FileNotFoundError(f"no session file {p} (create one with `activetest init`)")
+        try:
+            conn = cls._connect(p, busy_timeout)
+        except sqlite3.Error as exc:
+            raise NotASessionError(f"{p}: cannot open as a SQLite database ({exc})") from None
+        try:
+            version = cls._check(conn, p)
+        except sqlite3.OperationalError as exc:
+            conn.close()
+            if _is_lock_error(exc):
+                raise SessionLockedError(
+                    f"{p}: the session database is locked by another process (waited "
+                    f"{busy_timeout:g} s); close the other `activetest` command and retry"
+                ) from None
+            raise NotASessionError(f"{p}: not an activetest session ({exc})") from None
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise NotASessionError(f"{p}: not an activetest session ({exc})") from None
+        except BaseException:
+            conn.close()
+            raise
+        if version != SCHEMA_VERSION:  # pragma: no cover - no older schema exists yet
+            conn.close()
+            raise SchemaVersionError(f"{p}: schema version {version} cannot be read")
+        conn.execute("PRAGMA synchronous = FULL")
+        conn.execute("PRAGMA foreign_keys = ON")
+        return cls(p, busy_timeout=busy_timeout, _conn=conn)
+
+    @staticmethod
+    def _check(conn: sqlite3.Connection, p: Path) -> int:
+        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        if version > SCHEMA_VERSION:
+            raise SchemaVersionError(
+                f"{p}: session schema version {version} was written by a newer activetest; this "
+                f"version reads schema versions up to {SCHEMA_VERSION}. Upgrade activetest "
+                f"(pip install -U activetest) to open it")
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        app = None
+        if "meta" in tables:
+            row = conn.execute("SELECT value FROM meta WHERE key = 'app'").fetchone()
+            app = row[0] if row else None
+        if version == 0 or app != APP_ID:
+            raise NotASessionError(f"{p}: not an activetest session database (no session "
+                                   f"schema found)")
+        return version
+
+    @classmethod
+    def create(cls, path: str | os.PathLike[str], *, config: Mapping[str, Any],
+               items: Sequence[Item], examples: Sequence[Item] = (), overwrite: bool = False,
+               busy_timeout: float = 5.0,
+               init: Callable[[SessionStore], None] | None = None) -> SessionStore:
+        """Create a new session file holding ``config``, the pool ``items`` and ``examples``.
+
+        The file is built under a temporary name, ``init(store)`` (if given) fills
+        in the rest (scores, sampler), and only then is it renamed into place, so a
+        failed creation leaves nothing behind.
+
+        Raises:
+            SessionExistsError: ``path`` exists and ``overwrite`` is False.
+            SessionError: duplicate item ids, or an empty pool.
+        """
+        p = Path(path)
+        if p.exists() and not overwrite:
+            raise SessionExistsError(f"{p} already exists; choose another file name or pass "
+                                     f"--overwrite to replace it")
+        if not items:
+            raise SessionError("the pool is empty: nothing to evaluate")
+        seen: dict[str, int] = {}
+        for i, it in enumerate(items):
+            if it.id in seen:
+                raise SessionError(f"the pool has duplicate item id {it.id!r} (rows {seen[it.id]} "
+                                   f"and {i}); item ids must be unique")
+            seen[it.id] = i
+        p.parent.mkdir(parents=True, exist_ok=True)
+        tmp = p.with_name(f".{p.name}.creating-{os.getpid()}")
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            Path(str(tmp) + suffix).unlink(missing_ok=True)
+        conn = cls._connect(tmp, busy_timeout)
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = FULL")
+            conn.execute("BEGIN IMMEDIATE")
+            for stmt in _SCHEMA.split(";"):
+                if stmt.strip():
+                    conn.execute(stmt)
+            created = now()
+            from activetest import __version__
+
+            meta = {"app": APP_ID, "schema_version": str(SCHEMA_VERSION),
+                    "activetest_version": __version__, "created": created,
+                    "python": sys.version.split()[0], "sqlite": sqlite3.sqlite_version}
+            conn.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", meta.items())
+            conn.execute("INSERT INTO config (id, json) VALUES (1, ?)", (_dumps(dict(config)),))
+            conn.executemany(
+                "INSERT INTO items (idx, item_id, fields, data_label) VALUES (?, ?, ?, ?)",
+                ((i, it.id, _dumps(dict(it.fields)), it.label) for i, it in enumerate(items)))
+            conn.executemany(
+                "INSERT INTO examples (pos, item_id, fields, label) VALUES (?, ?, ?, ?)",
+                ((i, e.id, _dumps(dict(e.fields)), e.label) for i, e in enumerate(examples)))
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            conn.execute("COMMIT")
+            if init is not None:
+                conn.execute("PRAGMA foreign_keys = ON")
+                init(cls(tmp, busy_timeout=busy_timeout, _conn=conn))
+            # Fold the WAL into the main file so that the rename moves everything.
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        except BaseException:
+            conn.close()
+            for suffix in ("", "-wal", "-shm"):
+                Path(str(tmp) + suffix).unlink(missing_ok=True)
+            raise
+        conn.close()
+        for suffix in ("-wal", "-shm"):
+            Path(str(tmp) + suffix).unlink(missing_ok=True)
+            Path(str(p) + suffix).unlink(missing_ok=True)
+        os.replace(tmp, p)
+        return cls.open(p, busy_timeout=busy_timeout)
+
+    def close(self) -> None:
+        """Close the connection (idempotent)."""
+        with contextlib.suppress(sqlite3.Error):
+            self._conn.close()
+
+    def __enter__(self) -> SessionStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ transactions
+
+    def _locked(self, exc: sqlite3.OperationalError) -> SessionLockedError:
+        return SessionLockedError(
+            f"{self.path}: the session database is locked by another process (waited "
+            f"{self.busy_timeout:g} s): is another `activetest` command (label, select, import) "
+            f"running on it? Finish it and retry ({exc})")
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction (``BEGIN IMMEDIATE``); nested uses join the outer one.
+
+        Everything inside commits together or not at all.
+
+        Raises:
+            SessionLockedError: the write lock was not obtained within the busy timeout.
+        """
+        if self._depth:
+            self._depth += 1
+            try:
+                yield self._conn
+            finally:
+                self._depth -= 1
+            return
+        try:
+            self._conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            if _is_lock_error(exc):
+                raise self._locked(exc) from None
+            raise
+        self._depth = 1
+        try:
+            yield self._conn
+        except BaseException:
+            self._depth = 0
+            with contextlib.suppress(sqlite3.Error):
+                self._conn.execute("ROLLBACK")
+            raise
+        self._depth = 0
+        try:
+            self._conn.execute("COMMIT")
+        except sqlite3.OperationalError as exc:
+            with contextlib.suppress(sqlite3.Error):
+                self._conn.execute("ROLLBACK")
+            if _is_lock_error(exc):
+                raise self._locked(exc) from None
+            raise
+
+    def _read(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        try:
+            return self._conn.execute(sql, params).fetchall()
+        except sqlite3.OperationalError as exc:
+            if _is_lock_error(exc):
+                raise self._locked(exc) from None
+            raise
+
+    # ------------------------------------------------------------------ meta and config
+
+    def meta(self) -> dict[str, str]:
+        """The ``meta`` table as a dict."""
+        return dict(self._read("SELECT key, value FROM meta"))
+
+    @property
+    def schema_version(self) -> int:
+        """``PRAGMA user_version`` of the file."""
+        return int(self._read("PRAGMA user_version")[0][0])
+
+    def config(self) -> dict[str, Any]:
+        """The session's configuration document."""
+        return json.loads(self._read("SELECT json FROM config WHERE id = 1")[0][0])
+
+    def update_config(self, changes: Mapping[str, Any]) -> dict[str, Any]:
+        """Merge ``changes`` into the configuration (one transaction); returns the result."""
+        with self.transaction() as c:
+            cfg = json.loads(c.execute("SELECT json FROM config WHERE id = 1").fetchone()[0])
+            cfg.update(changes)
+            c.execute("UPDATE config SET json = ? WHERE id = 1", (_dumps(cfg),))
+        return cfg
+
+    # ------------------------------------------------------------------ items
+
+    def n_items(self) -> int:
+        """N, the pool size."""
+        return int(self._read("SELECT COUNT(*) FROM items")[0][0])
+
+    def items(self) -> list[Item]:
+        """The pool, in row order, with the labels found in the pool file (if any)."""
+        return [Item(id=r[0], fields=json.loads(r[1]), label=r[2])
+                for r in self._read("SELECT item_id, fields, data_label FROM items ORDER BY idx")]
+
+    def item_ids(self) -> list[str]:
+        """The item ids in row order."""
+        return [r[0] for r in self._read("SELECT item_id FROM items ORDER BY idx")]
+
+    def index_of(self, item_id: str) -> int | None:
+        """The row of ``item_id``, or None when the pool has no such item."""
+        rows = self._read("SELECT idx FROM items WHERE item_id = ?", (str(item_id),))
+        return int(rows[0][0]) if rows else None
+
+    def examples(self) -> list[Item]:
+        """The in-context examples in prompt order."""
+        return [Item(id=r[0], fields=json.loads(r[1]), label=int(r[2]))
+                for r in self._read("SELECT item_id, fields, label FROM examples ORDER BY pos")]
+
+    # ------------------------------------------------------------------ scores
+
+    def put_scores(self, role: str, spec: str, logprobs: np.ndarray,
+                   provenance: Mapping[str, Any], *, predictions: bool | None = None) -> None:
+        """Store (replace) a model's ``(N, C)`` log-probs; NaN rows mean "not scored".
+
+        ``predictions`` (default: for every role but the surrogate) also records
+        the model's predicted class and its probability per scored item.
+        """
+        lp = np.ascontiguousarray(logprobs, dtype="<f8")
+        n = self.n_items()
+        if lp.ndim != 2 or lp.shape[0] != n:
+            raise ValueError(f"scores for {role!r} must have shape (N={n}, C), got {lp.shape}")
+        with self.transaction() as c:
+            c.execute("INSERT OR REPLACE INTO scores (role, spec, n_rows, n_classes, logprobs, "
+                      "provenance, updated) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                      (role, spec, lp.shape[0], lp.shape[1], lp.tobytes(),
+                       _dumps(dict(provenance)), now()))
+            if predictions if predictions is not None else role != "surrogate":
+                c.execute("DELETE FROM predictions WHERE role = ?", (role,))
+                ok = ~np.isnan(lp).any(axis=1)
+                pred = np.argmax(np.where(ok[:, None], lp, 0.0), axis=1)
+                prob = np.exp(lp[np.arange(n), pred])
+                c.executemany("INSERT INTO predictions (role, idx, predicted, probability) "
+                              "VALUES (?, ?, ?, ?)",
+                              ((role, int(i), int(pred[i]), float(prob[i]))
+                               for i in np.flatnonzero(ok)))
+
+    def update_score_rows(self, role: str, rows: Sequence[int], logprobs: np.ndarray,
+                          provenance: Mapping[str, Any] | None = None) -> StoredScores:
+        """Fill in the rows ``rows`` of a stored role (one transaction); returns the result."""
+        with self.transaction():
+            cur = self.scores(role)
+            if cur is None:
+                raise KeyError(f"no scores stored for {role!r}")
+            lp = cur.logprobs.copy()
+            lp[np.asarray(rows, dtype=np.int64)] = np.asarray(logprobs, dtype=np.float64)
+            prov = dict(cur.provenance)
+            if provenance:
+                prov.update(provenance)
+            self.put_scores(role, cur.spec, lp, prov)
+        out = self.scores(role)
+        assert out is not None
+        return out
+
+    def scores(self, role: str) -> StoredScores | None:
+        """The stored scores of ``role``, or None."""
+        rows = self._read("SELECT spec, n_rows, n_classes, logprobs, provenance, updated "
+                          "FROM scores WHERE role = ?", (role,))
+        if not rows:
+            return None
+        spec, n, c, blob, prov, updated = rows[0]
+        lp = np.frombuffer(blob, dtype="<f8").reshape(int(n), int(c)).astype(np.float64)
+        return StoredScores(role, spec, lp, json.loads(prov), updated)
+
+    def score_roles(self) -> list[str]:
+        """The roles with stored scores."""
+        return [r[0] for r in self._read("SELECT role FROM scores ORDER BY role")]
+
+    def predictions(self, role: str = "target") -> dict[int, tuple[int, float]]:
+        """``idx -> (predicted class, its probability)`` for ``role``."""
+        return {int(i): (int(p), float(pr)) for i, p, pr in self._read(
+            "SELECT idx, predicted, probability FROM predictions WHERE role = ?", (role,))}
+
+    # ------------------------------------------------------------------ sampler
+
+    def init_sampler(self, alpha: float, seed: int | None, rng_state: Mapping[str, Any]) -> None:
+        """Store the sampler's starting state (once, at creation)."""
+        with self.transaction() as c:
+            c.execute("INSERT OR REPLACE INTO sampler (id, alpha, seed, rng_state, updated) "
+                      "VALUES (1, ?, ?, ?, ?)", (float(alpha), seed, _dumps(dict(rng_state)),
+                                                 now()))
+
+    def sampler_row(self) -> tuple[float, int | None, dict[str, Any]] | None:
+        """``(alpha, seed, rng_state)`` after the last draw, or None before init."""
+        rows = self._read("SELECT alpha, seed, rng_state FROM sampler WHERE id = 1")
+        if not rows:
+            return None
+        alpha, seed, state = rows[0]
+        return float(alpha), (None if seed is None else int(seed)), json.loads(state)
+
+    def record_draws(self, indices: Sequence[int], q: Sequence[float],
+                     rng_state: Mapping[str, Any], *, expected_steps: int) -> list[Acquisition]:
+        """Append draws and the sampler state after them, in ONE transaction.
+
+        Args:
+            indices, q: the new draws, in order.
+            rng_state: the generator state after the last of them.
+            expected_steps: how many draws the caller's sampler was restored from;
+                if another process drew meanwhile the write is refused.
+
+        Raises:
+            SessionError: the stored acquisitions changed since the caller read them.
+        """
+        at = now()
+        with self.transaction() as c:
+            have = int(c.execute("SELECT COUNT(*) FROM acquisitions").fetchone()[0])
+            if have != expected_steps:
+                raise SessionError(f"{self.path}: another process drew items meanwhile "
+                                   f"({have} draws stored, expected {expected_steps}); retry")
+            rows = [(have + k + 1, int(i), float(qq), at)
+                    for k, (i, qq) in enumerate(zip(indices, q, strict=True))]
+            c.executemany("INSERT INTO acquisitions (step, idx, q, created) VALUES (?, ?, ?, ?)",
+                          rows)
+            c.execute("UPDATE sampler SET rng_state = ?, updated = ? WHERE id = 1",
+                      (_dumps(dict(rng_state)), at))
+        ids = self.item_ids()
+        return [Acquisition(s, i, ids[i], qq, a) for s, i, qq, a in rows]
+
+    def acquisitions(self) -> list[Acquisition]:
+        """Every draw, in step order."""
+        return [Acquisition(int(s), int(i), iid, float(q), created) for s, i, iid, q, created in
+                self._read("SELECT a.step, a.idx, i.item_id, a.q, a.created FROM acquisitions a "
+                           "JOIN items i ON i.idx = a.idx ORDER BY a.step")]
+
+    def n_acquired(self) -> int:
+        """Number of draws so far."""
+        return int(self._read("SELECT COUNT(*) FROM acquisitions")[0][0])
+
+    def acquisition_step(self, index: int) -> int | None:
+        """The step at which row ``index`` was drawn, or None."""
+        rows = self._read("SELECT step FROM acquisitions WHERE idx = ?", (int(index),))
+        return int(rows[0][0]) if rows else None
+
+    # ------------------------------------------------------------------ labels
+
+    def labels(self) -> dict[int, StoredLabel]:
+        """Current labels by item row."""
+        return {int(i): StoredLabel(int(i), iid, int(y), src, cr, up) for i, iid, y, src, cr, up in
+                self._read("SELECT l.idx, i.item_id, l.label, l.source, l.created, l.updated "
+                           "FROM labels l JOIN items i ON i.idx = l.idx")}
+
+    def n_labelled(self) -> int:
+        """Number of labelled items."""
+        return int(self._read("SELECT COUNT(*) FROM labels")[0][0])
+
+    def set_labels(self, answers: Iterable[tuple[int, int] | tuple[int, int, str]], source: str,
+                   *, overwrite: bool = False) -> list[LabelChange]:
+        """Write labels ``(row, class)`` in ONE transaction; returns the changes made.
+
+        An answer may carry its own source as a third element (default ``source``).
+
+        An identical existing label is left alone (no change recorded). A
+        different existing label is replaced only with ``overwrite`` (the old value
+        stays in the history); otherwise nothing at all is written.
+
+        Raises:
+            SessionError: a conflicting label without ``overwrite``.
+        """
+        at = now()
+        changes: list[LabelChange] = []
+        with self.transaction() as c:
+            for answer in answers:
+                idx, label = int(answer[0]), int(answer[1])
+                src = str(answer[2]) if len(answer) > 2 else source  # type: ignore[misc]
+                row = c.execute("SELECT label FROM labels WHERE idx = ?", (idx,)).fetchone()
+                old = None if row is None else int(row[0])
+                if old == label:
+                    continue
+                if old is not None and not overwrite:
+                    iid = c.execute("SELECT item_id FROM items WHERE idx = ?",
+                                    (idx,)).fetchone()[0]
+                    raise SessionError(f"item {iid!r} already has label {old}, not {label}; "
+                                       f"pass --overwrite (overwrite=True) to replace it (the "
+                                       f"old label is kept in the history)")
+                if old is None:
+                    c.execute("INSERT INTO labels (idx, label, source, created, updated) "
+                              "VALUES (?, ?, ?, ?, ?)", (idx, label, src, at, at))
+                else:
+                    c.execute("UPDATE labels SET label = ?, source = ?, updated = ? "
+                              "WHERE idx = ?", (label, src, at, idx))
+                action = "add" if old is None else "change"
+                changes.append(self._history(c, idx, old, label, action, src, at))
+        return changes
+
+    def _history(self, c: sqlite3.Connection, idx: int, old: int | None, new: int | None,
+                 action: str, source: str, at: str) -> LabelChange:
+        cur = c.execute("INSERT INTO label_history (idx, old_label, new_label, action, source, "
+                        "at) VALUES (?, ?, ?, ?, ?, ?)", (idx, old, new, action, source, at))
+        iid = c.execute("SELECT item_id FROM items WHERE idx = ?", (idx,)).fetchone()[0]
+        return LabelChange(int(cur.lastrowid or 0), idx, iid, old, new, action, source, at)
+
+    def revert(self, change: LabelChange, source: str) -> LabelChange:
+        """Undo one change: restore ``change.old`` (None: remove the label). One transaction.
+
+        Raises:
+            SessionError: the item's label is no longer ``change.new`` (changed since).
+        """
+        at = now()
+        with self.transaction() as c:
+            row = c.execute("SELECT label, created FROM labels WHERE idx = ?",
+                            (change.index,)).fetchone()
+            cur = None if row is None else int(row[0])
+            if cur != change.new:
+                raise SessionError(f"cannot undo: item {change.item_id!r} now has label {cur}, "
+                                   f"not {change.new} (changed since)")
+            if change.old is None:
+                c.execute("DELETE FROM labels WHERE idx = ?", (change.index,))
+            else:
+                c.execute("UPDATE labels SET label = ?, source = ?, updated = ? WHERE idx = ?",
+                          (change.old, source, at, change.index))
+            return self._history(c, change.index, cur, change.old, "undo", source, at)
+
+    def label_history(self, index: int | None = None) -> list[LabelChange]:
+        """Every label change (of one item row, or all), oldest first."""
+        sql = ("SELECT h.id, h.idx, i.item_id, h.old_label, h.new_label, h.action, h.source, h.at "
+               "FROM label_history h JOIN items i ON i.idx = h.idx")
+        params: tuple[Any, ...] = ()
+        if index is not None:
+            sql += " WHERE h.idx = ?"
+            params = (int(index),)
+        return [LabelChange(int(a), int(b), c, d, e, f, g, h)
+                for a, b, c, d, e, f, g, h in self._read(sql + " ORDER BY h.id", params)]
+
+    # ------------------------------------------------------------------ estimates
+
+    def add_estimate(self, *, n_labels: int, metric: str, method: str, estimate: float,
+                     std: float | None = None, low: float | None = None,
+                     high: float | None = None, level: float | None = None,
+                     details: Mapping[str, Any] | None = None) -> None:
+        """Record one estimate (one transaction)."""
+        with self.transaction() as c:
+            c.execute("INSERT INTO estimates (at, n_labels, metric, method, estimate, std, low, "
+                      "high, level, details) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                      (now(), int(n_labels), metric, method, float(estimate),
+                       _opt(std), _opt(low), _opt(high), _opt(level),
+                       _dumps(dict(details or {}))))
+
+    def estimates(self) -> list[EstimateRow]:
+        """All recorded estimates, oldest first."""
+        return [EstimateRow(int(r[0]), r[1], int(r[2]), r[3], r[4], float(r[5]), r[6], r[7], r[8],
+                            r[9], json.loads(r[10]))
+                for r in self._read("SELECT id, at, n_labels, metric, method, estimate, std, low, "
+                                    "high, level, details FROM estimates ORDER BY id")]
+
+
+def _opt(x: float | None) -> float | None:
+    return None if x is None else float(x)
