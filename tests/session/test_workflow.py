@@ -1,0 +1,278 @@
+"""The Session API on prediction tables: draws, labels, estimates, comparisons, files."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import PoolFiles, _write_table
+
+from activetest.data.pool import PoolFormatError
+from activetest.data.task import Item
+from activetest.models.table import TableScorer
+from activetest.session.labelio import LabelFileError
+from activetest.session.store import SessionError
+from activetest.session.workflow import LabelError, Session
+from activetest.stats import (
+    ActiveSampler,
+    acquisition_scores,
+    labels_for_width,
+    log_loss,
+    lure,
+    lure_terms,
+    zero_one_loss,
+)
+
+
+def _create(pf: PoolFiles, path: Path, **kw: object) -> Session:
+    args: dict[str, object] = dict(pool=pf.pool, task="demo",
+                                   surrogate=f"table:{pf.surrogate}",
+                                   target=f"table:{pf.target}", seed=7, progress=False,
+                                   pool_options={"id_column": "id"})
+    args.update(kw)
+    return Session.create(path, **args)  # type: ignore[arg-type]
+
+
+def _table(path: Path, task_name: str = "demo") -> np.ndarray:
+    from activetest.data import get_task
+
+    ids = []
+    with path.open() as f:
+        ids = [row["id"] for row in csv.DictReader(f)]
+    items = [Item(i, {"text": ""}) for i in ids]
+    return TableScorer(path).score(get_task(task_name), items, progress=False)
+
+
+def test_draws_match_the_sampler_whatever_the_batching(pool_files: PoolFiles,
+                                                       tmp_path: Path) -> None:
+    s_lp, t_lp = _table(pool_files.surrogate), _table(pool_files.target)
+    scores = acquisition_scores("ce", surrogate_logprobs=s_lp, target_logprobs=t_lp)
+    ref_idx, ref_q = ActiveSampler(scores, alpha=0.1, seed=7).draw(12)
+    with _create(pool_files, tmp_path / "a.db") as s:
+        got = s.select(3) + s.select(1) + s.select(8)
+    assert [a.index for a in got] == ref_idx.tolist()
+    assert [a.q for a in got] == ref_q.tolist()  # bit-identical
+    assert [a.step for a in got] == list(range(1, 13))
+    assert [a.item_id for a in got] == [pool_files.ids[i] for i in ref_idx]
+
+
+def test_estimate_is_lure_with_the_stored_q(pool_files: PoolFiles, tmp_path: Path) -> None:
+    t_lp = _table(pool_files.target)
+    with _create(pool_files, tmp_path / "a.db", metric="both") as s:
+        acq = s.select(20)
+        assert s.label_from_data() == 20
+        r = s.estimate()
+        idx = np.array([a.index for a in acq])
+        q = np.array([a.q for a in acq])
+        y = pool_files.labels[idx]
+        N = len(pool_files.ids)
+        ll = log_loss(t_lp[idx], y)
+        assert r.n_labels == 20 and r.n_pool == N
+        assert r.metrics["log_loss"].active.estimate == pytest.approx(lure(ll, q, N), rel=1e-12)
+        assert r.metrics["log_loss"].uniform.estimate == pytest.approx(ll.mean(), rel=1e-12)
+        zo = zero_one_loss(t_lp[idx], y)
+        assert r.metrics["error_rate"].active.estimate == pytest.approx(lure(zo, q, N))
+        assert r.metrics["log_loss"].curve[-1] == pytest.approx(lure(ll, q, N))
+        assert len(r.metrics["log_loss"].curve) == 20
+        # The same call gives the same interval (seeded bootstrap), and it is recorded.
+        r2 = s.estimate()
+        assert r2.metrics["log_loss"].active == r.metrics["log_loss"].active
+        rows = s.estimates_history()
+        assert {(e.metric, e.method) for e in rows} == {("log_loss", "lure"), ("log_loss", "mean"),
+                                                        ("error_rate", "lure"),
+                                                        ("error_rate", "mean")}
+        assert "only 20 labels" in " ".join(r.warnings)
+        st = s.status()
+        assert (st.n_items, st.n_selected, st.n_labelled, st.n_pending, st.n_usable) == (
+            N, 20, 20, 0, 20)
+
+
+def test_only_the_labelled_prefix_of_the_draws_is_used(pool_files: PoolFiles,
+                                                       tmp_path: Path) -> None:
+    with _create(pool_files, tmp_path / "a.db") as s:
+        acq = s.select(6)
+        with pytest.raises(SessionError, match="no usable labels"):
+            s.add_label(acq[1].item_id, 1)
+            s.estimate()
+        s.add_label(acq[0].item_id, 0)
+        s.add_label(acq[3].item_id, "positive")
+        r = s.estimate(record=False)
+        assert (r.n_labels, r.n_waiting) == (2, 1)
+        assert any("wait for item" in w for w in r.warnings)
+        assert [a.item_id for a in s.pending()] == [acq[i].item_id for i in (2, 4, 5)]
+
+
+def test_label_errors_are_clear_and_write_nothing(pool_files: PoolFiles, tmp_path: Path) -> None:
+    with _create(pool_files, tmp_path / "a.db") as s:
+        acq = s.select(3)
+        a, b = acq[0].item_id, acq[1].item_id
+        s.add_label(a, "negative")
+        unselected = next(i for i in pool_files.ids if i not in {x.item_id for x in acq})
+        bad = [(b, "positive", "f.csv, line 2"), ("nope", "positive", "f.csv, line 3"),
+               (b, "maybe", "f.csv, line 4"), (unselected, 1, "f.csv, line 5"),
+               (a, "positive", "f.csv, line 6")]
+        with pytest.raises(LabelError) as exc:
+            s.add_labels(bad)
+        msg = str(exc.value)
+        assert "4 label problem(s); nothing was imported" in msg
+        assert "f.csv, line 3: item 'nope' is not in the pool" in msg
+        assert "f.csv, line 4" in msg and "unknown label 'maybe'" in msg
+        assert f"f.csv, line 5: item {unselected!r} was never selected" in msg
+        assert f"f.csv, line 6: item {a!r} already has label 'negative'" in msg
+        assert s.labels() == {a: 0}  # b was valid but the whole import was refused
+        # Conflicting duplicates within one input.
+        with pytest.raises(LabelError, match=r"labelled 0 here but 1 at f\.csv, line 1"):
+            s.add_labels([(b, 1, "f.csv, line 1"), (b, 0, "f.csv, line 2")])
+        # Overwrite replaces and keeps the history.
+        res = s.add_labels([(a, "positive"), (b, "positive")], overwrite=True)
+        assert (res.added, res.changed, res.unchanged) == (1, 1, 0)
+        assert s.labels() == {a: 1, b: 1}
+        assert [(h.action, h.old, h.new) for h in s.history(a)] == [("add", None, 0),
+                                                                   ("change", 0, 1)]
+        res = s.add_labels([(a, 1)])
+        assert (res.added, res.changed, res.unchanged) == (0, 0, 1)
+
+
+def test_pe_scores_the_target_only_on_labelled_items(pool_files: PoolFiles,
+                                                     tmp_path: Path) -> None:
+    with _create(pool_files, tmp_path / "a.db", acquisition="pe") as s:
+        stored = s.store.scores("target")
+        assert stored is not None and not stored.scored.any()
+        acq = s.select(5)
+        s.label_from_data()
+        s.estimate()
+        stored = s.store.scores("target")
+        assert stored is not None
+        assert set(np.flatnonzero(stored.scored)) == {a.index for a in acq}
+        s_lp = _table(pool_files.surrogate)
+        ref, _ = ActiveSampler(acquisition_scores("pe", surrogate_logprobs=s_lp), seed=7).draw(5)
+        assert [a.index for a in acq] == ref.tolist()
+
+
+def test_noise_alarm_flags_confidently_contradicted_labels(pool_files: PoolFiles,
+                                                          tmp_path: Path) -> None:
+    t_lp = _table(pool_files.target)
+    y = pool_files.labels
+    # Make the target near-certain of the wrong class on items 0..9.
+    for k in range(10):
+        t_lp[k, 1 - y[k]] = np.log1p(-1e-4)
+        t_lp[k, y[k]] = np.log(1e-4)
+    table = tmp_path / "noisy_target.csv"
+    _write_table(table, pool_files.ids, t_lp)
+    with _create(pool_files, tmp_path / "a.db", target=f"table:{table}",
+                 acquisition="uniform") as s:
+        acq = s.select(40)
+        s.label_from_data()
+        r = s.estimate()
+    flagged_rows = {a.index for a in acq if a.index < 10}
+    assert flagged_rows, "the uniform draw of 40/60 should include some of items 0..9"
+    assert {f.item_id for f in r.flagged} >= {pool_files.ids[i] for i in flagged_rows}
+    assert all(f.target_nll > 5 or f.surrogate_nll > 5 for f in r.flagged)
+    idx = np.array([a.index for a in acq])
+    terms = lure_terms(log_loss(t_lp[idx], y[idx]), np.array([a.q for a in acq]), 60)
+    keep = np.array([pool_files.ids[i] not in {f.item_id for f in r.flagged} for i in idx])
+    assert r.metrics["log_loss"].without_flagged == pytest.approx(terms[keep].mean())
+
+
+def test_paired_comparison_and_labels_needed(pool_files: PoolFiles, tmp_path: Path) -> None:
+    with _create(pool_files, tmp_path / "a.db") as s:
+        s.select(25)
+        s.label_from_data()
+        r = s.estimate(compare=f"table:{pool_files.target2}", target_width=0.05)
+        (c,) = r.comparisons
+        m = r.metrics["log_loss"]
+        assert c.difference.estimate == pytest.approx(m.active.estimate - c.other.estimate)
+        assert c.difference.low < c.difference.estimate < c.difference.high
+        assert m.labels_needed == labels_for_width(m.active, 0.05)
+        assert m.labels_needed > 25
+        assert s.store.scores(f"compare:{c.spec}") is not None
+
+
+def test_bad_pools_and_arguments(pool_files: PoolFiles, tmp_path: Path) -> None:
+    dup = tmp_path / "dup.csv"
+    dup.write_text("id,text,label\na,good,positive\nb,bad,negative\na,fine,positive\n")
+    with pytest.raises(PoolFormatError, match=r"dup.csv, line 4: duplicate id 'a'"):
+        _create(pool_files, tmp_path / "d.db", pool=dup)
+    items = [Item("x", {"text": "a"}), Item("x", {"text": "b"})]
+    with pytest.raises(SessionError, match="duplicate item id 'x'"):
+        _create(pool_files, tmp_path / "d.db", pool=items, pool_options=None)
+    with pytest.raises(ValueError, match="acquisition must be one of"):
+        _create(pool_files, tmp_path / "d.db", acquisition="nll")
+    with pytest.raises(SessionError, match="needs labelled in-context examples"):
+        _create(pool_files, tmp_path / "d.db", shots=4)
+    assert not (tmp_path / "d.db").exists()
+    with _create(pool_files, tmp_path / "a.db") as s, pytest.raises(ValueError,
+                                                                   match="only 60 of 60"):
+        s.select(61)
+
+
+def test_examples_and_target_shots_are_recorded(pool_files: PoolFiles, tmp_path: Path) -> None:
+    with _create(pool_files, tmp_path / "a.db", examples=pool_files.examples, shots=6,
+                 target_shots=0) as s:
+        ex = s.examples()
+        assert len(ex) == 6 and {e.label for e in ex} == {0, 1}
+        assert {e.id for e in ex} <= {f"e{k}" for k in range(20)}
+        prov = s.store.scores("surrogate")
+        assert prov is not None and prov.provenance["n_examples"] == 6
+        t = s.store.scores("target")
+        assert t is not None and t.provenance["n_examples"] == 0
+    with Session.open(tmp_path / "a.db") as s:
+        assert s.examples() == ex  # same examples, same order, after reopening
+
+
+def test_export_and_import_round_trip(pool_files: PoolFiles, tmp_path: Path) -> None:
+    with _create(pool_files, tmp_path / "a.db") as s:
+        acq = s.select(5)
+        sheet = tmp_path / "todo.csv"
+        assert s.export(sheet) == 5
+        rows = list(csv.DictReader(sheet.open()))
+        assert [r["item_id"] for r in rows] == [a.item_id for a in acq]
+        for r in rows[:3]:
+            r["label"] = ["negative", "positive"][pool_files.labels[pool_files.ids.index(
+                r["item_id"])]]
+        with sheet.open("w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0]))
+            w.writeheader()
+            w.writerows(rows)
+        res = s.import_file(sheet)
+        assert res.added == 3
+        assert len(s.pending()) == 2
+        # Label Studio: export the rest, answer in the export format, import.
+        ls = tmp_path / "tasks.json"
+        assert s.export(ls) == 2
+        tasks = json.loads(ls.read_text())
+        for t in tasks:
+            t["annotations"] = [{"result": [{"from_name": "label", "to_name": "text",
+                                             "type": "choices",
+                                             "value": {"choices": ["negative"]}}]}]
+        ls.write_text(json.dumps(tasks))
+        assert s.import_file(ls).added == 2
+        assert s.pending() == []
+        hist = s.history()
+        assert {h.source for h in hist} == {"csv:todo.csv", "labelstudio:tasks.json"}
+
+
+def test_malformed_label_file_names_file_and_line(pool_files: PoolFiles, tmp_path: Path) -> None:
+    with _create(pool_files, tmp_path / "a.db") as s:
+        acq = s.select(2)
+        bad = tmp_path / "bad.jsonl"
+        bad.write_text(json.dumps({"item_id": acq[0].item_id, "label": "positive"}) + "\n"
+                       + '{"item_id": "x", "label": \n')
+        with pytest.raises(LabelFileError, match=r"bad\.jsonl.*line 2"):
+            s.import_file(bad)
+        assert s.labels() == {}
+
+
+def test_report_is_written(pool_files: PoolFiles, tmp_path: Path) -> None:
+    with _create(pool_files, tmp_path / "a.db", metric="both") as s:
+        s.select(30)
+        s.label_from_data()
+        md = s.write_report(tmp_path / "rep", compare=[f"table:{pool_files.target2}"],
+                            target_width=0.1, progress=False)
+    text = md.read_text()
+    assert "log loss" in text and "error rate" in text and "Comparison" in text
+    for name in ("report.html", "estimates.png", "acquisition.png"):
+        assert (tmp_path / "rep" / name).stat().st_size > 1000
