@@ -67,14 +67,14 @@ def gguf() -> Path:
 @pytest.fixture(scope="module")
 def server(gguf: Path) -> Iterator[str]:
     pytest.importorskip("llama_cpp.server")
-    with llama_server(gguf, n_ctx=512) as url:
+    with llama_server(gguf, n_ctx=512, n_threads=1) as url:
         yield url
 
 
 @pytest.fixture(scope="module")
 def local(gguf: Path):
     from activetest.models.llamacpp import LlamaCppScorer
-    scorer = LlamaCppScorer(gguf, n_ctx=512, n_threads=2)
+    scorer = LlamaCppScorer(gguf, n_ctx=512, n_threads=1)
     yield scorer
     scorer.close()
 
@@ -103,7 +103,7 @@ def test_zero_shot_agrees_with_in_process(reference: np.ndarray, local) -> None:
 def _whole_string_scores(gguf: Path, local, task: Task, items, examples) -> np.ndarray:
     """In-process scores from the ids of the whole prompt string (as a server tokenises)."""
     from llama_cpp import Llama
-    llm = Llama(model_path=str(gguf), n_ctx=512, n_threads=2, logits_all=True, verbose=False)
+    llm = Llama(model_path=str(gguf), n_ctx=512, n_threads=1, logits_all=True, verbose=False)
     first = list(local.label_tokens(task).first_ids)
     out = []
     for it in items:

@@ -220,6 +220,7 @@ class OpenAIScorer:
         self._echo_ok: bool | None = None
         self._echo_why = "not checked"
         self._wide_ok: bool | None = None
+        self._texts: dict[tuple[str, ...], list[str]] = {}  # label first-token texts
         self._lock = threading.RLock()
         self.n_fallbacks = 0
 
@@ -406,6 +407,9 @@ class OpenAIScorer:
             tok = self.tokenizer
             labels = task_label_tokens(tok.tokenize, task)
             return [tok.detokenize([i]) for i in labels.first_ids]
+        key = (task.answer_key, *task.classes)
+        if key in self._texts:
+            return self._texts[key]
         # token TEXTS from echo are right even where echoed log-prob VALUES are not
         texts = [self._echo(client, prompt, " " + w)[0] for w in task.classes]
         seen: dict[str, int] = {}
@@ -420,6 +424,7 @@ class OpenAIScorer:
                             f"them apart; choose label words that differ in their first token",)
                 raise err
             seen[t] = j
+        self._texts[key] = texts
         return texts
 
     def _missing(self, client: httpx.Client, task: Task, item: Item, prompt: str,
