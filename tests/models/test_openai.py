@@ -131,8 +131,20 @@ def test_few_shot_three_classes(server: str, local, gguf: Path) -> None:
 
 def test_concurrency_and_tokenizer_give_same_scores(server: str, local,
                                                     reference: np.ndarray) -> None:
-    many = OpenAIScorer(server, "smollm2", concurrency=4, tokenizer=local)
+    many = OpenAIScorer(server, concurrency=4, tokenizer=local)  # model: asked from the server
     np.testing.assert_allclose(many.score(TASK, ITEMS, progress=True), reference, atol=TOL)
+    assert many.model and many.model.endswith(".gguf")
+    assert json.dumps(many.cache_identity())
+
+
+def test_failed_server_start_is_reported_and_cleaned_up(tmp_path: Path) -> None:
+    pytest.importorskip("llama_cpp.server")
+    bogus = tmp_path / "not-a-model.gguf"
+    bogus.write_bytes(b"GGUF but not really")
+    with pytest.raises(RuntimeError, match=r"llama_cpp.server exited with") as info, \
+            llama_server(bogus, startup_timeout=120):
+        pass
+    assert str(bogus) in str(info.value)
 
 
 def test_topk_fallback_asks_for_more(server: str, local, reference: np.ndarray) -> None:
@@ -217,7 +229,7 @@ def test_api_key_never_in_errors_or_repr(monkeypatch: pytest.MonkeyPatch) -> Non
         url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
         scorer = OpenAIScorer(url, "m", api_key_env="ACTIVETEST_TEST_KEY", max_retries=3)
         assert secret not in repr(scorer) and "ACTIVETEST_TEST_KEY" in repr(scorer)
-        assert secret not in str(vars(scorer))
+        assert secret not in str(vars(scorer)) and secret not in str(scorer.cache_identity())
         with pytest.raises(EndpointError, match="HTTP 401") as info:
             scorer.score(TASK, ITEMS[:1], progress=False)
         assert _Recorder.seen[-1] == f"Bearer {secret}"  # the key was sent...
@@ -284,6 +296,8 @@ def test_5xx_is_retried(server: str, local, reference: np.ndarray) -> None:
 
 @pytest.mark.parametrize(("kwargs", "message"), [
     ({"base_url": "127.0.0.1:8000"}, "http"),
+    ({"model": ""}, "model"),
+    ({"top_k": 5, "max_top_k": 2}, "max_top_k"),
     ({"concurrency": 0}, "concurrency"),
     ({"timeout": 0}, "timeout"),
     ({"max_retries": -1}, "max_retries"),

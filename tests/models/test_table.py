@@ -195,6 +195,15 @@ def test_bad_arguments(tmp_path: Path) -> None:
         TableScorer(tmp_path / "header.csv").score(TASK, _items(IDS[:1]))
 
 
+def test_cache_identity_follows_the_file(tmp_path: Path) -> None:
+    path = _write(tmp_path / "p.csv", "logits")
+    scorer = TableScorer(path, kind="logits")
+    before = scorer.cache_identity()
+    assert json.dumps(before) and before["kind"] == "logits"
+    path.write_text(path.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    assert scorer.cache_identity() != before
+
+
 def test_read_table_function(tmp_path: Path) -> None:
     path = _write(tmp_path / "p.tsv", "probs")
     ids, lp = read_table(path, columns=TASK.classes, kind="probs")

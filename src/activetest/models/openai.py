@@ -158,7 +158,8 @@ class OpenAIScorer:
     Args:
         base_url: the API root, e.g. ``"http://127.0.0.1:8000/v1"`` (``/completions``
             is appended unless already there).
-        model: the model name the server expects in requests.
+        model: the model name the server expects in requests; default: the one model
+            the server lists at ``{base_url}/models`` (an error if it lists several).
         api_key_env: environment variable holding the API key (sent as a Bearer
             token when set; local servers usually need none).
         concurrency: requests in flight at once.
@@ -178,15 +179,16 @@ class OpenAIScorer:
 
     backend = "openai"
 
-    def __init__(self, base_url: str, model: str, *, api_key_env: str = "OPENAI_API_KEY",
-                 concurrency: int = 8, timeout: float = 60.0, max_retries: int = 4,
-                 backoff: float = 0.5, tokenizer: TokenizerLike | None = None,
+    def __init__(self, base_url: str, model: str | None = None, *,
+                 api_key_env: str = "OPENAI_API_KEY", concurrency: int = 8,
+                 timeout: float = 60.0, max_retries: int = 4, backoff: float = 0.5,
+                 tokenizer: TokenizerLike | None = None,
                  method: Literal["topk", "echo"] = "topk", top_k: int = 20,
                  max_top_k: int = 200, extra_body: Mapping[str, Any] | None = None) -> None:
         if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
             raise ValueError(f"base_url must be an http(s) URL, got {base_url!r}")
-        if not model:
-            raise ValueError("model must name the served model")
+        if model is not None and not model:
+            raise ValueError("model must name the served model (or be None to ask the server)")
         if concurrency < 1:
             raise ValueError(f"concurrency must be >= 1, got {concurrency}")
         if not timeout > 0:
@@ -213,7 +215,7 @@ class OpenAIScorer:
         self.method = method
         self.top_k = int(top_k)
         self.extra_body = dict(extra_body or {})
-        self.name = f"openai:{model}@{urlsplit(self.endpoint).hostname}"
+        self.name = f"openai:{model or 'default'}@{urlsplit(self.endpoint).hostname}"
         self._shown = _redact_url(self.endpoint)
         self.max_top_k = int(max_top_k)
         # learned from the server: are echoed prompt log-probs right? is max_top_k allowed?
@@ -228,6 +230,11 @@ class OpenAIScorer:
         return (f"OpenAIScorer({self._shown!r}, model={self.model!r}, "
                 f"api_key_env={self.api_key_env!r}, method={self.method!r}, "
                 f"top_k={self.top_k}, concurrency={self.concurrency})")
+
+    def cache_identity(self) -> dict[str, Any]:
+        """What determines this scorer's outputs (for the score cache; no credentials)."""
+        return {"backend": self.backend, "endpoint": self._shown, "model": self.model,
+                "method": self.method, "extra_body": self.extra_body}
 
     # ----------------------------------------------------------------- HTTP
 
@@ -297,6 +304,29 @@ class OpenAIScorer:
         cls = EndpointTimeoutError if timed_out else EndpointError
         raise self._error(f"{last}; gave up after {attempts} attempt(s) "
                           f"(max_retries={self.max_retries})", cls)
+
+    def _resolve_model(self, client: httpx.Client) -> None:
+        """Ask ``{base}/models`` for the served model when none was given."""
+        if self.model is not None:
+            return
+        url = self.endpoint.removesuffix("/completions") + "/models"
+        shown = _redact_url(url)
+        try:
+            response = client.get(url)
+            response.raise_for_status()
+            ids = [str(m["id"]) for m in response.json()["data"]]
+        except httpx.HTTPError as exc:
+            raise EndpointError(shown, self._scrub(f"cannot list the served models "
+                                                   f"({type(exc).__name__}: {exc}); pass "
+                                                   f"model=")) from None
+        except (ValueError, KeyError, TypeError):
+            raise EndpointError(shown, "cannot list the served models (unexpected answer); "
+                                       "pass model=") from None
+        if len(ids) != 1:
+            raise EndpointError(shown, f"serves {len(ids)} models {ids[:10]}; choose one "
+                                       f"with model=")
+        self.model = ids[0]
+        self.name = f"openai:{self.model}@{urlsplit(self.endpoint).hostname}"
 
     # ------------------------------------------------------------ responses
 
@@ -486,6 +516,7 @@ class OpenAIScorer:
         if not items:
             return out
         with self._client() as client:
+            self._resolve_model(client)
             texts: list[str] = []
             if self.method == "topk":
                 texts = self._label_texts(client, task, prompts[0])

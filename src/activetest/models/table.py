@@ -329,6 +329,14 @@ class TableScorer:
         return (f"TableScorer({str(self.path)!r}, format={self.format!r}, kind={self.kind!r}, "
                 f"id_column={self.id_column!r}, columns={self.columns!r})")
 
+    def cache_identity(self) -> dict[str, Any]:
+        """What determines this scorer's outputs: the file (path, size, mtime) and settings."""
+        st = self.path.resolve().stat()
+        return {"backend": "table", "path": str(self.path.resolve()), "size": st.st_size,
+                "mtime_ns": st.st_mtime_ns, "format": self.format, "kind": self.kind,
+                "id_column": self.id_column, "columns": self.columns,
+                "tolerance": self.tolerance, "filter_name": self.filter_name}
+
     @property
     def lmeval(self) -> LmEvalSamples | None:
         """The parsed lm-eval samples (choices, labels), for ``format="lmeval"``; else None."""
