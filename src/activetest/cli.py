@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import sys
 from collections.abc import Callable, Sequence
 from enum import Enum
@@ -246,29 +245,49 @@ def select(
 # --------------------------------------------------------------------------- label
 
 
-def _read_key(n_classes: int) -> str | None:
-    """One answer: a single key press on a terminal, else a line from stdin (None at EOF)."""
-    if sys.stdin.isatty() and n_classes <= 9:
-        import termios
-        import tty
+class _Keys:
+    """Answers from stdin: single key presses on a terminal (C <= 9), else lines.
 
-        fd = sys.stdin.fileno()
-        old = termios.tcgetattr(fd)
-        try:
-            tty.setcbreak(fd)
+    On a terminal the whole labelling run is in cbreak mode (set with TCSANOW, so
+    keys typed ahead are kept, not flushed), restored on exit.
+    """
+
+    def __init__(self, n_classes: int) -> None:
+        self.single = sys.stdin.isatty() and n_classes <= 9
+        self._saved: Any = None
+
+    def __enter__(self) -> _Keys:
+        if self.single:
+            import termios
+            import tty
+
+            fd = sys.stdin.fileno()
+            self._saved = termios.tcgetattr(fd)
+            tty.setcbreak(fd, termios.TCSANOW)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._saved is not None:
+            import termios
+
+            termios.tcsetattr(sys.stdin.fileno(), termios.TCSADRAIN, self._saved)
+
+    def read(self) -> str | None:
+        """One answer (None at end of input)."""
+        if self.single:
             ch = sys.stdin.read(1)
-        finally:
-            termios.tcsetattr(fd, termios.TCSADRAIN, old)
-        if ch in ("", "\x04"):
+            while ch in ("\n", "\r", " ", "\t"):  # Enter after a key press: ignore
+                ch = sys.stdin.read(1)
+            if ch in ("", "\x04"):
+                return None
+            if ch == "\x03":
+                raise KeyboardInterrupt
+            _out.print(ch)
+            return ch
+        line = sys.stdin.readline()
+        if line == "":
             return None
-        if ch == "\x03":
-            raise KeyboardInterrupt
-        _out.print(ch)
-        return ch
-    line = sys.stdin.readline()
-    if line == "":
-        return None
-    return line.strip()
+        return line.strip()
 
 
 @app.command()
@@ -309,6 +328,15 @@ def _label_loop(s: Any, pending: Sequence[Any]) -> None:
     keys = "  ".join(f"[bold]{k + 1}[/]={_escape(name)}" for k, name in
                      enumerate(task.class_names))
     help_line = f"{keys}   [bold]u[/]=undo  [bold]q[/]=quit"
+    with _Keys(C) as keys_in:
+        answered = _answer_all(s, pending, keys_in, help_line)
+    left = len(s.pending())
+    _out.print(f"labelled {answered} item(s) in this run; {left} selected item(s) still pending")
+
+
+def _answer_all(s: Any, pending: Sequence[Any], keys_in: _Keys, help_line: str) -> int:
+    task = s.task
+    C = task.n_classes
     done: list[tuple[int, Any]] = []  # (position in pending, change) for undo
     i = 0
     answered = 0
@@ -319,7 +347,7 @@ def _label_loop(s: Any, pending: Sequence[Any]) -> None:
         _out.print(_escape(task.render_item(item)))
         _out.print(help_line)
         _out.print("> ", end="")
-        key = _read_key(C)
+        key = keys_in.read()
         if key is None or key.lower() in ("q", "quit"):
             break
         if key.lower() in ("u", "undo"):
@@ -349,8 +377,7 @@ def _label_loop(s: Any, pending: Sequence[Any]) -> None:
             answered += 1
         _out.print(f"saved: {_escape(task.class_names[y])}")
         i += 1
-    left = len(s.pending())
-    _out.print(f"labelled {answered} item(s) in this run; {left} selected item(s) still pending")
+    return answered
 
 
 # --------------------------------------------------------------------------- export / import
@@ -569,8 +596,6 @@ def demo(
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Entry point of the ``activetest`` console script."""
-    # Keep llama.cpp's native logging off the terminal unless asked for.
-    os.environ.setdefault("LLAMA_LOG_LEVEL", "error")
     app(args=None if argv is None else list(argv), prog_name="activetest")
 
 

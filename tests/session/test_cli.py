@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -152,6 +155,39 @@ def test_locked_session_exits_2_without_losing_labels(pool_files: PoolFiles,
         other.close()
     st = json.loads(run("status", db, "--json"))
     assert (st["n_selected"], st["n_labelled"]) == (3, 1)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
+def test_single_key_answers_on_a_terminal(pool_files: PoolFiles, tmp_path: Path) -> None:
+    """On a terminal one key press answers (no Enter): 2, u, 1, 2, q."""
+    import pty
+
+    db = tmp_path / "s.db"
+    init(pool_files, db)
+    run("select", db, "--n", "3")
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(cli_command("label", str(db)), env=cli_env(tmp_path), stdin=slave,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    os.close(slave)
+    try:
+        for key in (b"2", b"u", b"1", b"2", b"q"):
+            time.sleep(0.3)
+            os.write(master, key)
+        out, _ = proc.communicate(timeout=120)
+    finally:
+        os.close(master)
+        if proc.poll() is None:
+            proc.kill()
+    text = out.decode()
+    assert proc.returncode == 0, text
+    assert text.count("saved:") == 3 and "undone" in text
+    st = json.loads(run("status", db, "--json"))
+    assert (st["n_labelled"], st["n_pending"]) == (2, 1)  # 2, undo, 1, 2, quit
+    conn = sqlite3.connect(db)
+    got = conn.execute("SELECT l.label FROM acquisitions a JOIN labels l ON l.idx = a.idx "
+                       "ORDER BY a.step").fetchall()
+    conn.close()
+    assert got == [(0,), (1,)]
 
 
 def test_console_script_entry_point(tmp_path: Path) -> None:

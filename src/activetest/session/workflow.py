@@ -377,7 +377,8 @@ class Session:
                 flags an item when its target NLL exceeds the first threshold or
                 (``"any"``; ``"all"``: and) its surrogate NLL exceeds the second.
             n_boot, level: bootstrap resamples and interval coverage.
-            pool_options: extra keyword arguments for ``load_pool`` (columns, ...).
+            pool_options: extra keyword arguments for ``load_pool`` (columns, ...), for
+                the pool file and the examples file alike.
             cache_dir, use_cache: the score cache (makes a re-run instant).
             overwrite: replace an existing file at ``path``.
             progress: show progress bars while scoring.
@@ -417,7 +418,7 @@ class Session:
         ex_info: dict[str, Any] = {}
         chosen: list[Item] = []
         if examples is not None:
-            ex_items, ex_info = _load_items(examples, t, "examples", None)
+            ex_items, ex_info = _load_items(examples, t, "examples", pool_options)
             ex_items = [e for e in ex_items if e.label is not None]
             if shots is None:
                 chosen = ex_items

