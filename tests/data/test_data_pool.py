@@ -48,7 +48,8 @@ def test_jsonl_ids_labels_and_unlabelled_rows(tmp_path: Path) -> None:
     assert pool.ids == ("a", "b", "c", "7")
     assert [it.label for it in pool] == [1, None, None, 0]
     assert pool[3].fields == {"text": "3.5"}
-    assert pool.n_labelled() == 2
+    assert pool.n_labelled() == 2 and pool.labels == (1, None, None, 0)
+    assert pool[1:3] == (pool[1], pool[2]) and pool[-1].id == "7" and pool[0] in pool
 
 
 def test_ids_are_stable_row_numbers_across_reloads(tmp_path: Path) -> None:

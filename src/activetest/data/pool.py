@@ -130,6 +130,11 @@ class Pool(Sequence[Item]):
         """The item ids, in order."""
         return tuple(item.id for item in self.items)
 
+    @property
+    def labels(self) -> tuple[int | None, ...]:
+        """The items' labels (``None`` where unlabelled), in order."""
+        return tuple(item.label for item in self.items)
+
     def by_id(self, item_id: str) -> Item:
         """The item with this id (``KeyError`` if absent)."""
         return self.items[self._index[item_id]]
