@@ -13,19 +13,25 @@ from __future__ import annotations
 import atexit
 import contextlib
 import functools
+import http.server
+import json
 import os
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
-__all__ = ["free_port", "llama_server"]
+import numpy as np
+
+__all__ = ["free_port", "llama_server", "reference_completions_server"]
 
 
 def free_port() -> int:
@@ -93,3 +99,99 @@ def llama_server(model_path: str | Path, *, n_ctx: int = 2048, n_threads: int = 
         log.close()
         with contextlib.suppress(OSError):
             os.unlink(log.name)
+
+
+class _ReferenceHandler(http.server.BaseHTTPRequestHandler):
+    """``POST /v1/completions`` with vLLM's semantics, computed by llama_cpp in process."""
+
+    llm: Any = None
+    lock = threading.Lock()
+    max_logprobs = 20
+
+    def _send(self, status: int, payload: dict[str, Any]) -> None:
+        body = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_POST(self) -> None:
+        req = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        prompt, k, echo = str(req["prompt"]), req.get("logprobs"), bool(req.get("echo"))
+        if k is not None and k > self.max_logprobs:  # vLLM's --max-logprobs check
+            self._send(400, {"error": {"message": f"Requested sample logprobs of {k}, which "
+                                                  f"is greater than max allowed: "
+                                                  f"{self.max_logprobs}"}})
+            return
+        llm = type(self).llm
+        with type(self).lock:
+            ids = llm.tokenize(prompt.encode(), add_bos=True)
+            llm.reset()
+            llm.eval(ids)
+            rows = np.asarray(llm.scores[:len(ids)], dtype=np.float64)
+        logp = rows - np.logaddexp.reduce(rows, axis=1, keepdims=True)
+        nxt = logp[-1]
+        gen = int(np.argmax(nxt))
+
+        def piece(t: int) -> str:
+            return llm.detokenize([t]).decode("utf-8", errors="ignore")
+
+        def top(row: np.ndarray) -> dict[str, float]:
+            best = np.argsort(-row)[: max(int(k or 0), 1)]
+            return {piece(int(t)): float(row[t]) for t in best}
+
+        if echo:
+            shown = [t for t in ids if piece(t)]  # BOS and other empty pieces are not shown
+            tokens = [piece(t) for t in shown] + [piece(gen)]
+            offsets, pos = [], 0
+            for t in tokens:
+                offsets.append(pos)
+                pos += len(t)
+            # correct semantics: prompt token i is scored by the distribution BEFORE it
+            first = ids.index(shown[0])
+            values: list[float | None] = [None]
+            for i in range(first + 1, len(ids)):
+                values.append(float(logp[i - 1][ids[i]]))
+            values.append(float(nxt[gen]))
+            tops = [None] + [top(logp[i - 1]) for i in range(first + 1, len(ids))] + [top(nxt)]
+            text = prompt + piece(gen)
+        else:
+            tokens, offsets, values = [piece(gen)], [len(prompt)], [float(nxt[gen])]
+            tops, text = [top(nxt)], piece(gen)
+        self._send(200, {"object": "text_completion", "model": "reference", "choices": [
+            {"index": 0, "text": text, "finish_reason": "length",
+             "logprobs": {"tokens": tokens, "text_offset": offsets, "token_logprobs": values,
+                          "top_logprobs": tops}}]})
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def reference_completions_server(model_path: str | Path, *, max_logprobs: int = 20
+                                 ) -> Iterator[str]:
+    """A minimal completions server with vLLM's semantics, for paths llama_cpp.server lacks.
+
+    It answers ``POST /v1/completions`` like vLLM does: correct ``echo`` prompt
+    log-probs (token i scored by the distribution before it; the first is null)
+    and HTTP 400 for ``logprobs`` above ``max_logprobs``. The numbers come from a
+    real ``llama_cpp.Llama`` (``logits_all=True``) on ``model_path``, evaluated
+    afresh for every request. Yields the ``/v1`` base URL.
+    """
+    from llama_cpp import Llama
+
+    handler = type("Handler", (_ReferenceHandler,), {
+        "llm": Llama(model_path=str(model_path), n_ctx=512, n_threads=1, n_threads_batch=1,
+                     logits_all=True,
+                     verbose=False),
+        "lock": threading.Lock(), "max_logprobs": max_logprobs})
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        handler.llm.close()

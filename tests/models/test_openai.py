@@ -14,7 +14,11 @@ from typing import ClassVar
 import httpx
 import numpy as np
 import pytest
-from server import free_port, llama_server  # tests/models/server.py (on sys.path)
+from server import (  # tests/models/server.py (on sys.path)
+    free_port,
+    llama_server,
+    reference_completions_server,
+)
 
 from activetest.data.task import Item, Task
 from activetest.models.base import Scorer
@@ -103,7 +107,8 @@ def test_zero_shot_agrees_with_in_process(reference: np.ndarray, local) -> None:
 def _whole_string_scores(gguf: Path, local, task: Task, items, examples) -> np.ndarray:
     """In-process scores from the ids of the whole prompt string (as a server tokenises)."""
     from llama_cpp import Llama
-    llm = Llama(model_path=str(gguf), n_ctx=512, n_threads=1, logits_all=True, verbose=False)
+    llm = Llama(model_path=str(gguf), n_ctx=512, n_threads=1, n_threads_batch=1,
+                logits_all=True, verbose=False)
     first = list(local.label_tokens(task).first_ids)
     out = []
     for it in items:
@@ -167,6 +172,21 @@ def test_shifted_echo_is_detected_not_used(server: str, local) -> None:
                                             r"\(first token ' (negative|positive)'\) is not "
                                             r"among the top 1 next tokens.*raise max_top_k"):
         tight.score(TASK, ITEMS[:4], progress=False)
+
+
+def test_vllm_semantics_echo_and_refused_wide_topk(gguf: Path, local,
+                                                  reference: np.ndarray) -> None:
+    """Against correct echo and a logprobs cap (vLLM's behaviour), every path is exact."""
+    with reference_completions_server(gguf, max_logprobs=20) as url:
+        echo = OpenAIScorer(url, "ref", method="echo", concurrency=2)
+        np.testing.assert_allclose(echo.score(TASK, ITEMS[:3], progress=False), reference[:3],
+                                   atol=TOL)
+        # top_k=1 misses classes; top-200 is refused (HTTP 400); verified echo fills them in
+        narrow = OpenAIScorer(url, "ref", top_k=1, max_top_k=200)  # label texts via echo
+        np.testing.assert_allclose(narrow.score(TASK, ITEMS[:3], progress=False),
+                                   reference[:3], atol=TOL)
+        assert narrow.n_fallbacks >= 2
+        assert "not checked" not in narrow._echo_why  # echo was verified before use
 
 
 def test_server_down_retries_then_names_endpoint() -> None:
