@@ -50,12 +50,21 @@ Limits
 - Prompts are sent as text, and the server tokenises the whole prompt at once,
   whereas in-process backends use the canonical ``[bos] + ids(prefix) +
   ids(suffix)`` (see :mod:`activetest.models.labels`). Zero-shot prompts give
-  the same ids; few-shot prompts can differ at the ``"\\n\\n"`` before the item,
-  which moves scores slightly (measured in ``tests/models/test_openai.py``).
-- Server-side quantisation, batching and kernels make results agree with
-  in-process scoring only to a tolerance, not bit for bit.
+  the same ids (measured: identical scores to :class:`LlamaCppScorer` through
+  llama-cpp-python's server on SmolLM2). Few-shot prompts can differ at the
+  ``"\\n\\n"`` before each item (SmolLM2's BPE makes it ``"\\n"`` ``"\\n"`` in
+  the whole string), which moved SmolLM2's class log-probs by up to ~0.4-0.5
+  nats; against in-process scores of the same whole-string ids they agree
+  exactly. Scores from a server and from an in-process backend should
+  therefore not be mixed within one evaluation.
+- Server-side batching and kernels can make results agree with in-process
+  scoring only to a tolerance, not bit for bit.
 - Top-k lookups match token *text*; two distinct tokens with the same text are
   indistinguishable (a server returns one of them).
+- llama-cpp-python's server needs ``logits_all`` (its default) for log-probs
+  and converts its whole context window to log-probs on every request, so a
+  small ``--n_ctx`` is much faster; it also serialises requests, so
+  ``concurrency`` helps only with servers that batch (vLLM, TGI, llama-server).
 
 The API key is read from the environment variable ``api_key_env`` at request
 time; it is never stored on the scorer, and it is scrubbed from every error
@@ -282,8 +291,10 @@ class OpenAIScorer:
                 response = client.post(self.endpoint, json=payload)
             except httpx.TimeoutException as exc:
                 timed_out, last = True, f"timed out after {self.timeout:g} s ({type(exc).__name__})"
-            except httpx.TransportError as exc:
+            except httpx.ConnectError as exc:
                 timed_out, last = False, f"could not connect ({type(exc).__name__}: {exc})"
+            except httpx.TransportError as exc:
+                timed_out, last = False, f"request failed ({type(exc).__name__}: {exc})"
             else:
                 if response.status_code == 200:
                     try:
