@@ -114,14 +114,17 @@ def _num(x: float | None, digits: int = 4) -> str:
 SessionArg = Annotated[Path, typer.Argument(help="The session file (SQLite).",
                                             show_default=False)]
 NoProgress = Annotated[bool, typer.Option("--no-progress", help="Hide progress bars.")]
+Threads = Annotated[int | None, typer.Option(
+    "--threads", help="CPU threads for llama.cpp models (default: all cores; 1 is much faster "
+                      "on a machine busy with other work).", show_default=False)]
 Timeout = Annotated[float, typer.Option("--busy-timeout", help="Seconds to wait for another "
                                         "process's lock on the session file.")]
 
 
-def _open(path: Path, busy_timeout: float = 5.0) -> Any:
+def _open(path: Path, busy_timeout: float = 5.0, threads: int | None = None) -> Any:
     from activetest.session.workflow import Session
 
-    return Session.open(path, busy_timeout=busy_timeout)
+    return Session.open(path, busy_timeout=busy_timeout, threads=threads)
 
 
 # --------------------------------------------------------------------------- init
@@ -175,6 +178,7 @@ def init(
                                            "cache.")] = False,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing session "
                                             "file.")] = False,
+    threads: Threads = None,
     no_progress: NoProgress = False,
 ) -> None:
     """Create a session: load the pool, score it with the surrogate (and target), store all."""
@@ -189,7 +193,7 @@ def init(
                         noise_target_nll=noise_target_nll,
                         noise_surrogate_nll=noise_surrogate_nll, pool_options=pool_options,
                         cache_dir=cache_dir, use_cache=not no_cache, overwrite=overwrite,
-                        progress=not no_progress) as s:
+                        progress=not no_progress, threads=threads) as s:
         cfg = s.config
         _out.print(f"created session {_escape(str(session))}: {s.n_items} items, task "
                    f"{cfg['task']['name']!r}, {cfg['shots']} in-context example(s)")
@@ -488,11 +492,12 @@ def estimate(
     level: Annotated[float | None, typer.Option(help="Interval coverage (default 0.95).",
                                                 show_default=False)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    threads: Threads = None,
     no_progress: NoProgress = False,
     busy_timeout: Timeout = 5.0,
 ) -> None:
     """The estimate of every metric with its bootstrap interval, and more."""
-    with _open(session, busy_timeout) as s:
+    with _open(session, busy_timeout, threads) as s:
         r = s.estimate(compare=list(compare or ()), target_width=target_width, n_boot=n_boot,
                        level=level, progress=not no_progress)
         if as_json:
@@ -516,11 +521,12 @@ def report(
     target_width: Annotated[float | None, typer.Option(
         "--target-width", help="Project the labels needed for this interval width.",
         show_default=False)] = None,
+    threads: Threads = None,
     no_progress: NoProgress = False,
     busy_timeout: Timeout = 5.0,
 ) -> None:
     """Write a Markdown + HTML report with plots."""
-    with _open(session, busy_timeout) as s:
+    with _open(session, busy_timeout, threads) as s:
         path = s.write_report(out, compare=list(compare or ()), target_width=target_width,
                               progress=not no_progress)
         _out.print(f"wrote {_escape(str(path))} (and report.html, PNG figures) in "
@@ -571,14 +577,16 @@ def demo(
     labels: Annotated[int | None, typer.Option(help="Labels to collect (default 100; --quick "
                                                "60).", show_default=False)] = None,
     shots: Annotated[int, typer.Option(help="In-context examples for the surrogate.")] = 8,
-    target_shots: Annotated[int, typer.Option(help="In-context examples for the target "
-                                              "(0: zero-shot).")] = 0,
+    target_shots: Annotated[int | None, typer.Option(
+        help="In-context examples for the target (0: zero-shot; default: same as "
+             "--shots).", show_default=False)] = None,
     surrogate: Annotated[str, typer.Option(help="Surrogate model spec.")] = "smollm2-135m",
     target: Annotated[str, typer.Option(help="Target model spec.")] = "gemma3-270m",
     seed: Annotated[int, typer.Option(help="Seed for the data, the draws and the "
                                       "bootstrap.")] = 0,
     cache_dir: Annotated[Path | None, typer.Option(help="Score cache folder.",
                                                    show_default=False)] = None,
+    threads: Threads = None,
     no_progress: NoProgress = False,
 ) -> None:
     """Offline demo: a full active-testing evaluation on generated data with the bundled models.
@@ -589,8 +597,10 @@ def demo(
     from activetest.session.demo import run_demo
 
     result = run_demo(out, quick=quick, pool_size=pool_size, n_labels=labels, shots=shots,
-                      target_shots=target_shots, surrogate=surrogate, target=target, seed=seed,
-                      cache_dir=cache_dir, progress=not no_progress, console=_out)
+                      target_shots=shots if target_shots is None else target_shots,
+                      surrogate=surrogate, target=target, seed=seed,
+                      cache_dir=cache_dir, threads=threads, progress=not no_progress,
+                      console=_out)
     _out.print(f"done in {result.seconds:.0f} s; report: {_escape(str(result.report))}")
 
 

@@ -214,7 +214,7 @@ def test_end_to_end_with_the_bundled_model(tmp_path: Path) -> None:
     out = run("init", db, "--pool", pf.pool, "--task", "demo", "--surrogate", "smollm2-135m",
               "--target", "llamacpp:smollm2-135m", "--examples", pf.examples, "--shots", "4",
               "--target-shots", "0", "--id-column", "id", "--seed", "1", "--metric", "both",
-              "--cache-dir", env_cache, "--no-progress")
+              "--cache-dir", env_cache, "--threads", "1", "--no-progress")
     assert "40 items" in out
     run("label", db, "--n", "15", "--from-data")
     est = json.loads(run("estimate", db, "--json", "--no-progress"))

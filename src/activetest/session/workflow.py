@@ -322,11 +322,16 @@ class Session:
             from the spec (e.g. a scorer passed to :meth:`create` as an object).
         cache_dir: score-cache root for models built from specs; default the
             session's configured cache, else the user cache.
+        threads: CPU threads for llama.cpp models built from specs (default: all
+            cores; 1 is much faster on a machine busy with other work). Does not
+            change the scores.
     """
 
     def __init__(self, store: SessionStore, *, scorers: Mapping[str, Any] | None = None,
-                 cache_dir: str | os.PathLike[str] | None = None) -> None:
+                 cache_dir: str | os.PathLike[str] | None = None,
+                 threads: int | None = None) -> None:
         self.store = store
+        self.threads = threads
         self._config = store.config()
         self._task: Task | None = None
         self._scorers: dict[str, Any] = dict(scorers or {})
@@ -351,7 +356,7 @@ class Session:
                pool_options: Mapping[str, Any] | None = None,
                cache_dir: str | os.PathLike[str] | None = None, use_cache: bool = True,
                overwrite: bool = False, progress: bool = True,
-               busy_timeout: float = 5.0) -> Session:
+               busy_timeout: float = 5.0, threads: int | None = None) -> Session:
         """Create a session: load the pool, score it, store everything.
 
         Args:
@@ -382,6 +387,7 @@ class Session:
             cache_dir, use_cache: the score cache (makes a re-run instant).
             overwrite: replace an existing file at ``path``.
             progress: show progress bars while scoring.
+            threads: CPU threads for llama.cpp models (see :class:`Session`).
 
         Raises:
             ValueError: (incl. :class:`SessionError`) bad arguments or input files.
@@ -467,7 +473,7 @@ class Session:
         }
         # Score before creating the file: a failed or interrupted scoring leaves no
         # half-made session (and the score cache keeps the finished chunks).
-        helper = _Scoring(t, chosen, scorers, config["cache_dir"], use_cache)
+        helper = _Scoring(t, chosen, scorers, config["cache_dir"], use_cache, threads)
         s_lp, s_prov = helper.score("surrogate", specs["surrogate"], items, len(chosen),
                                     progress)
         t_lp = None
@@ -495,15 +501,16 @@ class Session:
 
         store = SessionStore.create(p, config=config, items=items, examples=chosen,
                                     overwrite=overwrite, busy_timeout=busy_timeout, init=init)
-        return cls(store, scorers=scorers, cache_dir=cache_dir)
+        return cls(store, scorers=scorers, cache_dir=cache_dir, threads=threads)
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, busy_timeout: float = 5.0,
              scorers: Mapping[str, Any] | None = None,
-             cache_dir: str | os.PathLike[str] | None = None) -> Session:
+             cache_dir: str | os.PathLike[str] | None = None,
+             threads: int | None = None) -> Session:
         """Open an existing session (see :meth:`SessionStore.open` for the errors)."""
         return cls(SessionStore.open(path, busy_timeout=busy_timeout), scorers=scorers,
-                   cache_dir=cache_dir)
+                   cache_dir=cache_dir, threads=threads)
 
     def close(self) -> None:
         """Close the session file."""
@@ -776,7 +783,7 @@ class Session:
     def _scoring(self) -> _Scoring:
         shots = int(self._config.get("shots", 0))
         return _Scoring(self.task, self.examples()[:shots], self._scorers, self._cache_dir,
-                        bool(self._config.get("use_cache", True)))
+                        bool(self._config.get("use_cache", True)), self.threads)
 
     def _ensure_rows(self, role: str, spec: str, rows: np.ndarray, shots: int,
                      progress: bool) -> StoredScores:
@@ -1135,12 +1142,13 @@ class _Scoring:
     """Builds scorers from specs (with the score cache) and scores items with provenance."""
 
     def __init__(self, task: Task, examples: Sequence[Item], scorers: Mapping[str, Any],
-                 cache_dir: str | None, use_cache: bool) -> None:
+                 cache_dir: str | None, use_cache: bool, threads: int | None = None) -> None:
         self.task = task
         self.examples = list(examples)
         self.scorers = scorers
         self.cache_dir = cache_dir
         self.use_cache = use_cache
+        self.threads = threads
 
     def scorer(self, spec: str) -> Any:
         if spec in self.scorers:
@@ -1151,8 +1159,9 @@ class _Scoring:
                                f"scorer}})")
         from activetest.models.registry import get_scorer, parse_spec
 
-        scorer = get_scorer(spec)
         backend, _ = parse_spec(spec)
+        options = {"n_threads": self.threads} if self.threads and backend == "llamacpp" else {}
+        scorer = get_scorer(spec, **options)
         if self.use_cache and backend != "table":
             from activetest.models.cache import CachedScorer
 
