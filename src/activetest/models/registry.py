@@ -1,0 +1,134 @@
+"""Turn a model spec string into a :class:`~activetest.models.base.Scorer`.
+
+Spec forms (``backend:`` prefixes are optional where the backend can be inferred)::
+
+    smollm2-135m, gemma3-270m            bundled GGUF models -> llamacpp
+    path/to/model.gguf                   GGUF file -> llamacpp
+    path/to/hf-model-dir                 local Hugging Face directory -> hf
+    llamacpp:smollm2-135m                explicit backend
+    hf:gemma3-270m                       transformers backend
+    openai:http://127.0.0.1:8000/v1#model-name
+                                         OpenAI-compatible server (``#model`` optional)
+    table:predictions.csv                predictions computed elsewhere
+
+Backends other than llamacpp are imported lazily, so their dependencies
+(torch, transformers, an HTTP client) are needed only when used; ``options``
+are passed through to the backend's constructor unchanged.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from pathlib import Path
+from typing import Any
+
+from activetest.models.base import Scorer
+from activetest.models.bundled import BUNDLED_MODELS, ModelNotFoundError
+
+__all__ = ["BACKENDS", "get_scorer", "parse_spec"]
+
+BACKENDS: dict[str, str] = {
+    "llamacpp": "activetest.models.llamacpp.LlamaCppScorer",
+    "hf": "activetest.models.hf.HFScorer",
+    "openai": "activetest.models.openai.OpenAIScorer",
+    "table": "activetest.models.table.TableScorer",
+}
+"""Backend name -> ``module.Class`` of its scorer."""
+
+_TABLE_SUFFIXES = (".csv", ".tsv", ".jsonl", ".json", ".parquet")
+
+
+def parse_spec(spec: str, backend: str | None = None) -> tuple[str, str]:
+    """Split a spec into ``(backend, rest)``, inferring the backend when not given.
+
+    Raises:
+        ValueError: unknown backend, an empty spec, a backend given twice
+            differently, or a spec whose backend cannot be inferred.
+    """
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValueError(f"model spec must be a non-empty string, got {spec!r}")
+    spec = spec.strip()
+    head, sep, rest = spec.partition(":")
+    if sep and head in BACKENDS:
+        if backend is not None and backend != head:
+            raise ValueError(f"model spec {spec!r} names backend {head!r} but backend="
+                             f"{backend!r} was also given")
+        backend, spec = head, rest
+        if not spec:
+            raise ValueError(f"model spec {head + ':'!r} names no model after the backend")
+    if backend is not None:
+        if backend not in BACKENDS:
+            raise ValueError(f"unknown backend {backend!r}; expected one of {sorted(BACKENDS)}")
+        return backend, spec
+    return _infer_backend(spec), spec
+
+
+def _infer_backend(spec: str) -> str:
+    if spec in BUNDLED_MODELS:
+        return "llamacpp"
+    if spec.startswith(("http://", "https://")):
+        return "openai"
+    path = Path(spec).expanduser()
+    lower = spec.lower()
+    if lower.endswith(".gguf"):
+        return "llamacpp"
+    if lower.endswith(_TABLE_SUFFIXES):
+        return "table"
+    if path.is_dir():
+        return "hf"
+    if path.is_file():
+        with path.open("rb") as f:
+            if f.read(4) == b"GGUF":
+                return "llamacpp"
+    if not path.exists():
+        raise ModelNotFoundError(
+            f"model {spec!r} is not a bundled model ({', '.join(sorted(BUNDLED_MODELS))}), "
+            f"an existing .gguf file or model directory, a table file, or a URL; "
+            f"prefix a backend ({', '.join(f'{b}:' for b in BACKENDS)}) to be explicit")
+    raise ValueError(f"cannot tell which backend serves {spec!r}; prefix one of "
+                     f"{', '.join(f'{b}:' for b in BACKENDS)}")
+
+
+def _load_class(backend: str) -> Any:
+    target = BACKENDS[backend]
+    module_name, _, cls_name = target.rpartition(".")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        hint = {"hf": " (install the extra: pip install 'activetest[hf]')"}.get(backend, "")
+        raise ImportError(f"backend {backend!r} is not available: cannot import "
+                          f"{module_name} ({exc}){hint}") from exc
+    return getattr(module, cls_name)
+
+
+def get_scorer(spec: str | os.PathLike[str], backend: str | None = None,
+               **options: Any) -> Scorer:
+    """Build the scorer a spec names.
+
+    Args:
+        spec: see the module docstring, e.g. ``"smollm2-135m"``, ``"hf:gemma3-270m"``,
+            ``"openai:http://127.0.0.1:8000/v1#my-model"``, ``"table:preds.csv"``.
+        backend: force a backend (``llamacpp``, ``hf``, ``openai``, ``table``);
+            default: the spec's prefix, else inferred (GGUF files -> llamacpp).
+        **options: keyword arguments for the backend's constructor
+            (e.g. ``n_ctx=4096`` for llamacpp).
+
+    For ``openai`` the part after ``#`` is passed as ``model=``; every other backend
+    gets the rest of the spec as its first argument.
+
+    Raises:
+        ValueError: malformed spec or unknown backend.
+        ModelNotFoundError: the model does not exist (says what to install).
+        ImportError: the backend's module or its dependencies are missing.
+    """
+    name, rest = parse_spec(os.fspath(spec), backend)
+    cls = _load_class(name)
+    if name == "openai":
+        url, sep, model = rest.partition("#")
+        if sep and not model:
+            raise ValueError(f"model spec {os.fspath(spec)!r}: empty model name after '#'")
+        if model:
+            options = {"model": model, **options}
+        return cls(url, **options)
+    return cls(rest, **options)
