@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
+import sqlite3
 import sys
 from collections.abc import Callable, Sequence
 from enum import Enum
@@ -94,6 +95,10 @@ def _user_errors(fn: F) -> F:
         except (ValueError, FileNotFoundError, IsADirectoryError, PermissionError,
                 ImportError) as exc:
             _err.print(f"[bold red]error:[/] {_escape(str(exc))}")
+            raise typer.Exit(2) from None
+        except sqlite3.DatabaseError as exc:  # e.g. a damaged session file
+            _err.print(f"[bold red]error:[/] the session file cannot be read or written: "
+                       f"{_escape(str(exc))}")
             raise typer.Exit(2) from None
 
     return wrapper  # type: ignore[return-value]

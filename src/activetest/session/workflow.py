@@ -1009,7 +1009,8 @@ class Session:
         info = {"Session": str(self.path), "Seed": cfg["seed"], "Alpha": cfg["alpha"],
                 "In-context examples": cfg.get("shots", 0),
                 "Target in-context examples": cfg.get("target_shots", cfg.get("shots", 0))}
-        all_notes = [*final.warnings,
+        # The report states the few-labels warning itself.
+        all_notes = [*(w for w in final.warnings if not w.startswith("only ")),
                      "The uniform-equivalent column is the plain mean of the labelled items' "
                      "losses: what uniform sampling would report with as many labels. Under "
                      "active sampling it is biased; it is shown for contrast only.", *notes]
