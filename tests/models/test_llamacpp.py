@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -189,13 +190,21 @@ def test_item_longer_than_context(require_package: Any, sentiment_task: Task,
             strict.score(sentiment_task, [short], icl_examples, progress=False)
         strict.truncate = True
         with pytest.warns(TruncationWarning, match=r"item 'long-7': field 'text' cut from the "
-                                                   r"left"):
+                                                   r"left") as record:
             lp = strict.score(sentiment_task, [short, long_item], icl_examples[:2],
                               progress=False)
         assert lp.shape == (2, 2) and np.all(np.isfinite(lp))
-        # the end of the text (nearest the answer) is what was kept
-        ids = strict.prompt_ids(sentiment_task, long_item, icl_examples[:2])
-        assert len(ids) > 256
+        # the end of the text (nearest the answer) is what was kept: the same scores
+        # as an item holding only the tail of the text
+        (warning,) = [w for w in record if issubclass(w.category, TruncationWarning)]
+        dropped = int(re.search(r"by (\d+) of", str(warning.message)).group(1))  # type: ignore[union-attr]
+        tail_ids = strict.tokenize(long_item.fields["text"])[dropped:]
+        tail = Item("tail", {"text": strict.detokenize(tail_ids)})
+        assert tail.fields["text"].endswith("But the ending was wonderful.")
+        assert len(strict.prompt_ids(sentiment_task, tail, icl_examples[:2])) <= 256
+        strict.truncate = False
+        np.testing.assert_allclose(strict.score(sentiment_task, [tail], icl_examples[:2],
+                                                progress=False)[0], lp[1], atol=1e-9)
     finally:
         strict.close()
 

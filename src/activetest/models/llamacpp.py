@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import io
 import os
 import warnings
 from collections.abc import Iterator, Sequence
@@ -358,8 +357,7 @@ class LlamaCppScorer:
         """Free the llama.cpp model and context now (otherwise at garbage collection)."""
         llm = getattr(self, "_llm", None)
         if llm is not None:
-            with contextlib.redirect_stderr(io.StringIO()):
-                llm.close()
+            llm.close()
             self._llm = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
