@@ -157,9 +157,18 @@ class LlamaCppScorer:
         self.naive = naive
         self.truncate = truncate
         threads = n_threads or _default_threads()
+        swa_kwargs = _swa_full_kwargs(Llama)
         self._llm = Llama(model_path=str(self.model_path), n_ctx=n_ctx, n_batch=n_batch,
                           n_ubatch=n_batch, n_threads=threads, n_threads_batch=threads,
-                          logits_all=False, verbose=verbose, **_swa_full_kwargs(Llama))
+                          logits_all=False, verbose=verbose, **swa_kwargs)
+        meta = getattr(self._llm, "metadata", {}) or {}
+        if not swa_kwargs and any(k.endswith(".attention.sliding_window") for k in meta):
+            # A binding that cannot ask for a full-size sliding-window cache may drop
+            # entries the next item still needs; evaluate the prefix per item instead.
+            warnings.warn(f"{self.name}: this llama-cpp-python has no swa_full option; "
+                          f"prefix reuse is disabled for this sliding-window model",
+                          RuntimeWarning, stacklevel=2)
+            self.naive = True
         self.n_ctx = int(self._llm.n_ctx())
         self.n_vocab = int(self._llm.n_vocab())
         self._bos: int | None = int(self._llm.token_bos()) if _adds_bos(self._llm) else None
