@@ -115,6 +115,7 @@ def test_sigkill_during_interactive_labelling_loses_no_answer(pool_files: PoolFi
 
 WORKER = textwrap.dedent("""
     import sys
+    import time
     from activetest.session.workflow import Session
 
     path, total = sys.argv[1], int(sys.argv[2])
@@ -124,11 +125,13 @@ WORKER = textwrap.dedent("""
             for a in s.pending():              # resume: answer what was drawn but not labelled
                 s.add_label(a.item_id, truth[a.item_id], source="worker")
                 print("labelled", a.step, flush=True)
+                time.sleep(0.01)  # pace it, so that the test's kills land mid-run
             n = len(s.acquisitions())
             if n >= total:
                 break
             (a,) = s.select(1)
             print("drawn", a.step, flush=True)
+            time.sleep(0.01)
     print("finished", flush=True)
 """)
 
@@ -156,13 +159,13 @@ def test_sigkill_at_random_moments_keeps_labels_and_future_draws(pool_files: Poo
         try:
             # Let it make a few steps, then kill it at a random moment.
             for _ in range(rng.randint(2, 8)):
-                line = lines.wait_for(" ", timeout=120)
+                line = lines.wait_for("", timeout=120)
                 if line.startswith("labelled"):
                     acknowledged.add(int(line.split()[1]))
                 if line.startswith("finished"):
                     finished = True
                     break
-            time.sleep(rng.uniform(0, 0.05))
+            time.sleep(rng.uniform(0, 0.03))
         finally:
             if proc.poll() is None:
                 _kill(proc)
