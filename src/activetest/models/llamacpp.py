@@ -9,9 +9,9 @@ the prefix (``llama_memory_seq_rm`` from that position on, then
 ``Llama.n_tokens = len(prefix)``) and evaluates only the item's suffix. Models
 with a sliding-window cache (Gemma 3: 512 tokens) are loaded with
 ``swa_full=True`` so that entries older than the window are kept and the rewind
-is exact. The prefix
-state also survives between :meth:`LlamaCppScorer.score` calls with the same
-prefix, so chunked scoring (the score cache) pays for the prefix only once.
+is exact. The prefix state also survives between :meth:`LlamaCppScorer.score`
+calls with the same prefix, so chunked scoring (the score cache) pays for the
+prefix only once.
 
 Logits are read with ``llama_cpp.llama_get_logits_ith(ctx, -1)`` (``Llama.eval``
 leaves ``Llama.scores`` at zero unless the model was loaded with
