@@ -60,3 +60,29 @@ def test_bad_arguments() -> None:
         label_of("Nothing here")
     with pytest.raises(ValueError, match="not a generated review"):
         label_of("The lid is bad. The kettle is great.")
+
+
+@pytest.mark.slow
+@pytest.mark.models
+def test_demo_is_hard_but_learnable_for_a_bundled_model() -> None:
+    """Gemma-3-270M with 8 examples errs on some reviews, mostly negations and contrasts."""
+    pytest.importorskip("llama_cpp")
+    from activetest.data import select_examples
+    from activetest.models.bundled import ModelNotFoundError
+    from activetest.models.llamacpp import LlamaCppScorer
+
+    try:
+        scorer = LlamaCppScorer("gemma3-270m", n_ctx=1024)
+    except ModelNotFoundError as exc:
+        pytest.skip(f"bundled model unavailable: {exc}")
+    items = demo_items(100, seed=0)
+    examples = select_examples(demo_items(500, seed=12345), 8, seed=1, n_classes=2)
+    try:
+        logprobs = scorer.score(demo_task(), items, examples, progress=False)
+    finally:
+        scorer.close()
+    wrong = [int(lp.argmax()) != it.label for lp, it in zip(logprobs, items, strict=True)]
+    assert 0.05 <= sum(wrong) / len(items) <= 0.40
+    simple = [w for w, it in zip(wrong, items, strict=True) if it.fields["kind"] == "simple"]
+    hard = [w for w, it in zip(wrong, items, strict=True) if it.fields["kind"] != "simple"]
+    assert sum(simple) / len(simple) < sum(hard) / len(hard)
