@@ -1,0 +1,246 @@
+"""The transformers backend on the two bundled GGUF models (real weights, no mocks).
+
+Each model is loaded once per module. SmolLM2 is converted into a fresh
+module-level cache folder (so the GGUF -> safetensors conversion and its reuse
+are exercised on every run); Gemma uses the default per-user cache.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+pytest.importorskip("gguf")
+
+from activetest.data.demo import demo_items, demo_task
+from activetest.data.task import Item, Task
+from activetest.models.bundled import ModelNotFoundError, bundled_model_path
+from activetest.models.hf import CONVERTED_MARKER, HFScorer, converted_dir
+
+pytestmark = [pytest.mark.hf, pytest.mark.slow, pytest.mark.models]
+
+TOL = 1e-4  # log-prob agreement between exact float32 paths (measured: <= 1.1e-5)
+# hf (GGUF dequantised to float32) vs llama.cpp (quantised matmuls, 8-bit activations) on the
+# same file differ by more than rounding. Measured on 64 demo items, 16 shots: mean |diff|
+# 0.033 / 0.045 (SmolLM2 / Gemma), max 0.16 / 0.21, argmax agreement 100%. The tolerances
+# leave 2-3x headroom; a wrong prompt, BOS or label token moves log-probs by whole units.
+LLAMA_MEAN_TOL = 0.1
+LLAMA_MAX_TOL = 0.6
+LLAMA_AGREE_MIN = 0.9
+
+
+def _model_or_skip(name: str, **kw: object) -> HFScorer:
+    try:
+        bundled_model_path(name)
+    except ModelNotFoundError as exc:
+        pytest.skip(str(exc))
+    return HFScorer(name, **kw)  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="module")
+def smol_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("hf-cache")
+
+
+@pytest.fixture(scope="module")
+def smol(smol_cache: Path) -> HFScorer:
+    return _model_or_skip("smollm2-135m", cache_dir=smol_cache, batch_size=8)
+
+
+@pytest.fixture(scope="module")
+def gemma() -> HFScorer:
+    return _model_or_skip("gemma3-270m", batch_size=8)
+
+
+@pytest.fixture(scope="module")
+def task() -> Task:
+    return demo_task()
+
+
+@pytest.fixture(scope="module")
+def items() -> list[Item]:
+    return demo_items(120, seed=7)
+
+
+def _naive(scorer: HFScorer, task: Task, items: list[Item], examples: list[Item]) -> np.ndarray:
+    scorer.naive = True
+    try:
+        return scorer.score(task, items, examples, progress=False)
+    finally:
+        scorer.naive = False
+
+
+def _reference(scorer: HFScorer, task: Task, item: Item, examples: list[Item]) -> np.ndarray:
+    """Class log-probs from the model's own full forward and full-vocabulary head."""
+    logits = scorer.full_logits(scorer.prompt_ids(task, item, examples))
+    lab = logits[list(scorer.label_tokens(task).first_ids)]
+    return lab - np.logaddexp.reduce(lab)
+
+
+def _prefix_len(scorer: HFScorer, task: Task, examples: list[Item]) -> int:
+    return len(scorer.prompt_ids(task, Item("x", {"text": ""}), examples)) - len(
+        scorer.tokenize(task.render_item(Item("x", {"text": ""}))))
+
+
+# -- exactness ------------------------------------------------------------------------
+
+
+def test_prefix_reuse_equals_naive_smollm2(smol: HFScorer, task: Task, items: list[Item]) -> None:
+    examples, batch = items[:16], items[100:108]
+    reuse = smol.score(task, batch, examples, progress=False)
+    naive = _naive(smol, task, batch, examples)
+    np.testing.assert_allclose(reuse, naive, atol=TOL, rtol=0)
+    for i in range(2):  # and both equal the model's own full forward pass
+        np.testing.assert_allclose(naive[i], _reference(smol, task, batch[i], examples),
+                                   atol=TOL, rtol=0)
+
+
+def test_prefix_reuse_equals_naive_gemma_past_sliding_window(gemma: HFScorer, task: Task,
+                                                             items: list[Item]) -> None:
+    examples, batch = items[:40], items[100:104]
+    n_prefix = _prefix_len(gemma, task, examples)
+    assert n_prefix > 512 + 50, n_prefix  # well past Gemma 3's 512-token sliding window
+    reuse = gemma.score(task, batch, examples, progress=False)
+    naive = _naive(gemma, task, batch, examples)
+    np.testing.assert_allclose(reuse, naive, atol=TOL, rtol=0)
+    np.testing.assert_allclose(naive[0], _reference(gemma, task, batch[0], examples),
+                               atol=TOL, rtol=0)
+
+
+def test_batched_equals_unbatched(smol: HFScorer, task: Task, items: list[Item]) -> None:
+    examples, batch = items[:8], items[60:76]
+    lengths = {len(smol.tokenize(task.render_item(it))) for it in batch}
+    assert len(lengths) > 3  # padding is really exercised
+    smol.batch_size = 1
+    try:
+        one = smol.score(task, batch, examples, progress=False)
+    finally:
+        smol.batch_size = 8
+    eight = smol.score(task, batch, examples, progress=False)
+    np.testing.assert_allclose(one, eight, atol=TOL, rtol=0)
+    # The cached prefix is shared, never modified: scoring again gives the same numbers.
+    np.testing.assert_array_equal(eight, smol.score(task, batch, examples, progress=False))
+
+
+def test_rows_normalised_and_informative(smol: HFScorer, task: Task, items: list[Item]) -> None:
+    examples, batch = items[:16], items[20:60]
+    lp = smol.score(task, batch, examples, progress=False)
+    assert lp.shape == (40, 2) and lp.dtype == np.float64
+    assert np.all(np.isfinite(lp)) and np.all(lp <= 0)
+    np.testing.assert_allclose(np.logaddexp.reduce(lp, axis=1), 0.0, atol=1e-12)
+    labels = np.array([it.label for it in batch])
+    assert (lp.argmax(1) == labels).mean() > 0.6  # a real model, not noise
+
+
+def test_empty_prefix_and_no_items(smol: HFScorer, items: list[Item]) -> None:
+    bare = Task(name="bare", instruction="", classes=("negative", "positive"), answer_key="Label")
+    assert smol.bos is None  # SmolLM2's GGUF adds no BOS, so the prefix is truly empty
+    batch = items[:5]
+    np.testing.assert_allclose(smol.score(bare, batch, progress=False),
+                               _naive(smol, bare, batch, []), atol=TOL, rtol=0)
+    assert smol.score(bare, [], progress=False).shape == (0, 2)
+
+
+def test_full_sequence_multi_token_labels(smol_cache: Path, smol: HFScorer,
+                                          items: list[Item]) -> None:
+    task = Task(name="multi", instruction="Is this review glowing or scathing?\n",
+                classes=("scathing", "glowing"), answer_key="Verdict")
+    full = HFScorer("smollm2-135m", cache_dir=smol_cache, full_sequence=True, batch_size=4)
+    labels = full.label_tokens(task)
+    assert labels.multi_token
+    examples, batch = items[:4], items[30:36]
+    examples = [Item(e.id, e.fields, e.label) for e in examples]
+    reuse = full.score(task, batch, examples, progress=False)
+    full.naive = True
+    naive = full.score(task, batch, examples, progress=False)
+    np.testing.assert_allclose(reuse, naive, atol=TOL, rtol=0)
+    # Independent reference: sum of full-vocabulary log-probs token by token.
+    ids = full.prompt_ids(task, batch[0], examples)
+    seq_lp = []
+    for seq in labels.sequences:
+        total = 0.0
+        for t, tok in enumerate(seq):
+            logits = full.full_logits(ids + list(seq[:t]))
+            total += float(logits[tok] - np.logaddexp.reduce(logits))
+        seq_lp.append(total)
+    ref = np.array(seq_lp) - np.logaddexp.reduce(seq_lp)
+    np.testing.assert_allclose(reuse[0], ref, atol=TOL, rtol=0)
+
+
+# -- agreement with llama.cpp ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["smollm2-135m", "gemma3-270m"])
+def test_agrees_with_llamacpp(name: str, request: pytest.FixtureRequest, task: Task,
+                              items: list[Item]) -> None:
+    llamacpp = pytest.importorskip("activetest.models.llamacpp")
+    pytest.importorskip("llama_cpp")
+    hf: HFScorer = request.getfixturevalue("smol" if name.startswith("smollm2") else "gemma")
+    ll = llamacpp.LlamaCppScorer(name, n_ctx=2048)
+    try:
+        examples, batch = items[:16], items[40:72]
+        assert hf.bos == ll.bos
+        assert hf.prompt_ids(task, batch[0], examples) == ll.prompt_ids(task, batch[0], examples)
+        a = hf.score(task, batch, examples, progress=False)
+        b = ll.score(task, batch, examples, progress=False)
+    finally:
+        ll.close()
+    diff = np.abs(a - b)
+    assert diff.mean() < LLAMA_MEAN_TOL, diff.mean()
+    assert diff.max() < LLAMA_MAX_TOL, diff.max()
+    assert (a.argmax(1) == b.argmax(1)).mean() >= LLAMA_AGREE_MIN
+
+
+# -- conversion cache -----------------------------------------------------------------
+
+
+def test_conversion_cache_is_written_and_reused(smol: HFScorer, smol_cache: Path,
+                                                task: Task, items: list[Item]) -> None:
+    gguf = bundled_model_path("smollm2-135m")
+    target = converted_dir(gguf, smol_cache)
+    assert smol.converted_path == target
+    assert smol.loaded_from == gguf  # the module fixture converted from the GGUF itself
+    for name in (CONVERTED_MARKER, "config.json", "model.safetensors", "tokenizer.json"):
+        assert (target / name).is_file(), name
+    stamp = (target / "model.safetensors").stat().st_mtime_ns
+    again = HFScorer("smollm2-135m", cache_dir=smol_cache)
+    assert again.loaded_from == target  # read from the safetensors copy, not the GGUF
+    assert (target / "model.safetensors").stat().st_mtime_ns == stamp  # not rewritten
+    examples, batch = items[:4], items[50:54]
+    np.testing.assert_array_equal(again.score(task, batch, examples, progress=False),
+                                  smol.score(task, batch, examples, progress=False))
+
+
+def test_conversion_cache_key_follows_size_and_mtime(tmp_path: Path) -> None:
+    f = tmp_path / "m.gguf"
+    f.write_bytes(b"GGUF" + bytes(60))
+    first = converted_dir(f, tmp_path)
+    assert first == converted_dir(f, tmp_path)
+    st = f.stat()
+    os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    assert converted_dir(f, tmp_path) != first
+    f.write_bytes(b"GGUF" + bytes(61))
+    os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert converted_dir(f, tmp_path) != first
+
+
+# -- bad input ------------------------------------------------------------------------
+
+
+def test_bad_arguments() -> None:
+    with pytest.raises(ValueError, match="dtype"):
+        HFScorer("smollm2-135m", dtype="float8")
+    with pytest.raises(ValueError, match="batch_size"):
+        HFScorer("smollm2-135m", batch_size=0)
+    with pytest.raises(ModelNotFoundError, match="no-such-model"):
+        HFScorer("./no-such-model.gguf")
+
+
+def test_missing_field_names_item(smol: HFScorer, task: Task) -> None:
+    with pytest.raises(ValueError, match="'broken'"):
+        smol.score(task, [Item("broken", {"txt": "oops"})], progress=False)
