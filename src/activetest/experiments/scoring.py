@@ -53,9 +53,19 @@ def score_dataset(name: str, out_dir: str | os.PathLike[str], *, root: str | Non
         meta={"seed": str(seed), "backend": backend, "pool_size": str(pool_size),
               "test_size": str(test_size)})
     path = Path(out_dir) / f"{ds.name}.npz"
+    if path.exists():  # resume across machines: keep what an earlier run already scored
+        old = DatasetOutputs.load(path)
+        if all(np.array_equal(np.asarray(a, dtype=str), np.asarray(b, dtype=str)) for a, b in
+               ((old.pool_rows, out.pool_rows), (old.test_rows, out.test_rows),
+                (old.example_rows, out.example_rows))):
+            out.outputs.update(old.outputs)
     for model in models:
+        if all(f"{model}/{mode}" in out.outputs for mode in ("zero", "few")):
+            continue
         scorer = CachedScorer(get_scorer(model, backend), cache_dir)
         for mode, examples in (("zero", ()), ("few", split.examples)):
+            if f"{model}/{mode}" in out.outputs:
+                continue
             pool = scorer.score(ds.task, split.pool, examples, progress=progress)
             test = (scorer.score(ds.task, split.test, examples, progress=progress) if split.test
                     else np.zeros((0, ds.task.n_classes)))
