@@ -55,6 +55,11 @@ from activetest.data.task import Item, Task
 from activetest.models.bundled import BUNDLED_MODELS, file_identity, model_format, resolve_model
 from activetest.models.labels import LabelTokens, canonical_ids, task_label_tokens
 
+# llama.cpp is built with OpenMP, whose idle threads spin by default: on a busy machine
+# that made one SmolLM2 decode 8x slower (3.0 s vs 0.37 s). Passive waiting costs
+# little when the machine is idle. Must be set before llama_cpp loads; users can override.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 __all__ = [
     "ContextOverflowError",
     "LlamaCppScorer",
