@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import resource
 import subprocess
@@ -122,9 +123,9 @@ def main() -> None:
     sim = bench_simulation(args.runs, args.ref_runs)
     scale = bench_scale()
     boot = bench_bootstrap()
-    load = open("/proc/loadavg").read().split()[:3] if sys.platform == "linux" else ["?"] * 3
-    print(f"machine: {platform.processor() or platform.machine()}, {len(__import__('os').sched_getaffinity(0))} cores, "
-          f"load average {' '.join(load)}")
+    load = os.getloadavg()
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, "
+          f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     print("| benchmark | result | baseline (same run) | ratio | goal |")
     print("|---|---|---|---|---|")
     print(f"| simulate N=10,000 M=400 R={sim['runs']:,} CE+LURE, every step | "
