@@ -145,15 +145,15 @@ def load_sst2(n: int, seed: int) -> tuple[Any, list[Any], list[Any]]:
     return ds.task, list(split.examples), list(split.pool)
 
 
-def make_scorer(model: str, backend: str, batch_size: int) -> Any:
+def make_scorer(model: str, backend: str, batch_size: int, threads: int) -> Any:
     if backend == "llamacpp":
         from activetest.models.llamacpp import LlamaCppScorer
 
-        return LlamaCppScorer(model, n_ctx=4096)
+        return LlamaCppScorer(model, n_ctx=4096, n_threads=threads)
     from activetest.models.hf import HFScorer
 
     dtype = "bfloat16" if backend == "hf-bf16" else "float32"
-    return HFScorer(model, dtype=dtype, batch_size=batch_size)
+    return HFScorer(model, dtype=dtype, batch_size=batch_size, n_threads=threads)
 
 
 def worker(args: argparse.Namespace) -> None:
@@ -162,7 +162,7 @@ def worker(args: argparse.Namespace) -> None:
     rate = args.rate
     n_params = non_embedding_params(args.model)
     t0 = time.perf_counter()
-    scorer = make_scorer(args.model, args.backend, args.batch_size)
+    scorer = make_scorer(args.model, args.backend, args.batch_size, args.threads)
     load_s = time.perf_counter() - t0
     labels = np.array([it.label for it in pool])
     rows, scores = [], {}
@@ -258,8 +258,8 @@ def render_markdown(rows: list[Row], info: dict[str, Any], command: str) -> str:
         f"Reproduce: `{command}`", "",
         f"Run {info['date']} on {info['cpu']}, {info['cores']} cores, {info['mem_gib']} GiB "
         f"RAM, no GPU; Python {info['python']}, torch {info['torch']} "
-        f"({info['torch_threads']} threads), transformers {info['transformers']}, "
-        f"llama-cpp-python {info['llama_cpp']}. "
+        f"({info['threads']} threads for torch and llama.cpp), transformers "
+        f"{info['transformers']}, llama-cpp-python {info['llama_cpp']}. "
         f"Machine load (1-min load average) {info['load_before']:.1f} before and "
         f"{info['load_after']:.1f} after the run"
         + (f"; other busy processes at the start: {'; '.join(info['busy'])}"
@@ -287,6 +287,29 @@ def render_markdown(rows: list[Row], info: dict[str, Any], command: str) -> str:
             f"{f(r.mean_abs_diff_vs_hf, 3)} | {f(r.load_s)} |")
     lines += ["", *info.get("notes", []), ""]
     return "\n".join(lines)
+
+
+def notes(rows: list[Row], info: dict[str, Any]) -> list[str]:
+    """Findings that follow from the numbers (fastest backend, speedups, bfloat16)."""
+    out = []
+    top = max(r.shots for r in rows) if rows else 0
+    for model in dict.fromkeys(r.model for r in rows):
+        at = sorted((r for r in rows if r.model == model and r.shots == top),
+                    key=lambda r: -r.reuse_items_per_s)
+        if at:
+            others = ", ".join(f"{r.backend} {r.reuse_items_per_s:.1f}" for r in at[1:])
+            speedups = " and ".join(f"{r.speedup:.0f}x ({r.backend})" for r in at)
+            out.append(f"- {model}, {top} shots: fastest with prefix reuse is **{at[0].backend}** "
+                       f"({at[0].reuse_items_per_s:.1f} items/s{'; ' + others if others else ''}"
+                       f"); prefix reuse is {speedups} faster than naive full prompts.")
+    out.append("- load s: time to construct the scorer in a fresh process; for hf this reads the "
+               "cached safetensors conversion (the one-time GGUF conversion is not included) and "
+               "the tokenizer.")
+    ratio = info["rate_bf16"] / info["rate_f32"]
+    out.append(f"- torch bfloat16 matmuls ran at {ratio:.2f}x the float32 rate on this CPU "
+               "(no native bfloat16 instructions such as AVX512-BF16/AMX), so the hf backend "
+               "defaults to float32, which also matches naive scoring to ~1e-5.")
+    return out
 
 
 def write_section(text: str, path: Path = DOC) -> None:
@@ -329,6 +352,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="hf-bf16 is emulated (slow) on CPUs without AVX512-BF16/AMX")
     p.add_argument("--batch-size", type=int, default=16)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--threads", type=int, default=os.cpu_count() or 1,
+                   help="CPU threads for torch and llama.cpp (default: all cores)")
     p.add_argument("--no-write", action="store_true", help=f"do not update {DOC.name}")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.add_argument("--worker", nargs=2, metavar=("MODEL", "BACKEND"), help=argparse.SUPPRESS)
@@ -346,6 +371,9 @@ def main(argv: list[str] | None = None) -> int:
         worker(args)
         return 0
 
+    import torch
+
+    torch.set_num_threads(args.threads)
     load_before = os.getloadavg()[0]
     busy = busy_processes()
     rate_f32, rate_bf16 = matmul_rate("float32"), matmul_rate("bfloat16")
@@ -359,8 +387,9 @@ def main(argv: list[str] | None = None) -> int:
                 result = str(Path(tmp) / f"{model}-{backend}.json")
                 cmd = [sys.executable, __file__, "--worker", model, backend, "--result", result,
                        "--rate", repr(rate_f32), "--n", str(args.n), "--naive-n",
-                       str(args.naive_n), "--batch-size", str(args.batch_size), "--seed",
-                       str(args.seed), "--shots", *map(str, args.shots)]
+                       str(args.naive_n), "--batch-size", str(args.batch_size), "--threads",
+                       str(args.threads), "--seed", str(args.seed), "--shots",
+                       *map(str, args.shots)]
                 if args.quiet:
                     cmd.append("--quiet")
                 print(f"{model} / {backend} ...", flush=True)
@@ -381,7 +410,8 @@ def main(argv: list[str] | None = None) -> int:
     info = {**machine_info(), "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             "load_before": load_before, "load_after": os.getloadavg()[0], "busy": busy,
             "rate_f32": rate_f32, "rate_bf16": rate_bf16, "n": args.n, "naive_n": args.naive_n,
-            "seed": args.seed, "batch_size": args.batch_size}
+            "seed": args.seed, "batch_size": args.batch_size, "threads": args.threads}
+    info["notes"] = notes(rows, info)
     shown = [a for a in (argv if argv is not None else sys.argv[1:]) if a != "--quiet"]
     command = " ".join(["python benchmarks/bench_scoring.py", *shown])
     if not args.no_write:

@@ -95,6 +95,26 @@ def _progress(total: int, description: str, enabled: bool) -> Iterator[Any]:
 
 
 @contextlib.contextmanager
+def _native_gqa(enabled: bool) -> Iterator[None]:
+    """Let sdpa attend grouped key/value heads directly, with a mask (CPU only).
+
+    transformers otherwise copies every key/value head ``heads / kv_heads`` times
+    (``repeat_kv``) whenever a mask is given, i.e. for every cached-prefix batch; on
+    CPU, torch's sdpa supports ``enable_gqa`` with a mask, which measured 1.5x faster
+    at 50 shots with identical scores. transformers reads this switch at call time.
+    """
+    key = "TRANSFORMERS_SDPA_FORCE_GQA"
+    if not enabled or key in os.environ:
+        yield
+        return
+    os.environ[key] = "1"
+    try:
+        yield
+    finally:
+        os.environ.pop(key, None)
+
+
+@contextlib.contextmanager
 def _quiet_transformers(quiet: bool) -> Iterator[None]:
     """Silence transformers' per-load progress bars and warnings (restored afterwards)."""
     if not quiet:
@@ -154,6 +174,10 @@ class HFScorer:
         naive: run the full prompt for every item (no prefix reuse).
         name: display name (default: the bundled name, file name or hub id).
         verbose: show transformers' loading progress bars and warnings.
+        n_threads: torch CPU threads (sets ``torch.set_num_threads`` for the whole
+            process; default: leave torch's setting). On a machine shared with other
+            busy processes, fewer threads than cores can be many times faster: each of
+            the hundreds of small matmuls per forward waits for all its threads.
 
     Raises:
         ModelNotFoundError: no such bundled model, path or (offline) hub id.
@@ -166,11 +190,14 @@ class HFScorer:
     def __init__(self, model: str | os.PathLike[str], *, device: str = "cpu",
                  dtype: str = "float32", batch_size: int = 16, full_sequence: bool = False,
                  cache_dir: str | os.PathLike[str] | None = None, naive: bool = False,
-                 name: str | None = None, verbose: bool = False) -> None:
+                 name: str | None = None, verbose: bool = False,
+                 n_threads: int | None = None) -> None:
         if dtype not in _DTYPES:
             raise ValueError(f"dtype must be one of {list(_DTYPES)}, got {dtype!r}")
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        if n_threads is not None and n_threads < 1:
+            raise ValueError(f"n_threads must be >= 1, got {n_threads}")
         try:
             import torch
             import transformers  # noqa: F401
@@ -178,6 +205,8 @@ class HFScorer:
             raise ImportError("the 'hf' backend needs torch and transformers: "
                               "pip install 'activetest[hf]'") from exc
         self._torch = torch
+        if n_threads is not None:
+            torch.set_num_threads(n_threads)  # process-wide: torch has no per-model setting
         self.device = torch.device(device)
         self.dtype = dtype
         self.batch_size = batch_size
@@ -376,7 +405,7 @@ class HFScorer:
             return out
         desc = f"{self.name} ({task.name}{', naive' if self.naive else ''})"
         with (_progress(len(items), desc, progress and len(items) > 1) as advance,
-              self._torch.inference_mode()):
+              self._torch.inference_mode(), _native_gqa(self.device.type == "cpu")):
             if self.naive:
                 for i, suffix in enumerate(suffixes):
                     out[i] = self._score_rows(labels, seqs, [], None, [suffix], [prefix_ids])[0]
