@@ -112,3 +112,20 @@ def test_reproduce_writes_the_report(tmp_path: Path) -> None:
         assert "7B-zero" in md
     png = tmp_path / "docs" / "reproduction" / "sst2_relative_error.png"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_committed_outputs_rerun_in_reduced_form(tmp_path: Path) -> None:
+    """CI reruns the paper pipeline on the committed model outputs, so it cannot rot."""
+    from activetest.experiments.reproduce import reproduce
+    outputs = Path(__file__).resolve().parents[2] / "experiments" / "outputs"
+    files = sorted(outputs.glob("*.npz"))
+    assert files, "the cached model outputs must be committed in experiments/outputs"
+    for f in files:
+        d = DatasetOutputs.load(f)
+        assert len(d.pool_labels) >= 2000 and d.outputs
+        for mo in d.outputs.values():
+            assert mo.pool.shape[0] == len(d.pool_labels)
+            assert mo.test.shape[0] == len(d.test_labels) or d.pool_is_truth
+    md = reproduce(outputs, tmp_path, n_runs=100, budget=60, coverage_runs=10, n_boot=100,
+                   progress=False).read_text()
+    assert "## Diagnosis" in md and "## Bootstrap coverage" in md
