@@ -180,8 +180,8 @@ class CoverageResult:
 
     def rate(self, min_budget: int = 1, *, pool: bool = False) -> float:
         """Coverage pooled over runs and budgets >= ``min_budget``."""
-        cov = self.covered_pool if pool else self.covered
-        return float(cov[:, self.budgets >= min_budget].mean())
+        cov = (self.covered_pool if pool else self.covered)[:, self.budgets >= min_budget]
+        return float(cov.mean()) if cov.size else float("nan")
 
 
 def bootstrap_coverage(outputs: DatasetOutputs, setting: Setting, *, n_runs: int = 100,
