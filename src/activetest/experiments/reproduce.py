@@ -103,6 +103,11 @@ def reproduce(outputs_dir: str | os.PathLike[str], out_dir: str | os.PathLike[st
                 print(f"  {data.dataset}: {setting.label}", flush=True)
             results.append(run_setting(data, setting, n_runs=n_runs, budget=budget,
                                        random_state=seed))
+        if not results:  # partly scored (no few-shot surrogate yet): nothing to compare
+            lines += [f"## {PAPER_NAMES.get(data.dataset, data.dataset)}", "",
+                      f"Not run: `{f.name}` holds only {', '.join(sorted(data.outputs))}; "
+                      "finish scoring it first.", ""]
+            continue
         _plot_dataset(results, img_dir / f"{data.dataset}_relative_error.png")
         truth_note = "the pool itself" if data.pool_is_truth else \
             f"a held-out test set of {len(data.test_labels):,}"
