@@ -52,6 +52,7 @@ from typing import Any
 import numpy as np
 
 from activetest.data.task import Item, Task
+from activetest.models._util import log_softmax, progress_bar
 from activetest.models.bundled import (
     BUNDLED_MODELS,
     ModelNotFoundError,
@@ -75,23 +76,6 @@ def converted_dir(gguf_path: str | os.PathLike[str], cache_dir: str | os.PathLik
     ident = file_identity(gguf_path)
     root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     return root / "hf" / f"{Path(gguf_path).stem}-{ident['size']}-{ident['mtime_ns']}"
-
-
-@contextlib.contextmanager
-def _progress(total: int, description: str, enabled: bool) -> Iterator[Any]:
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeRemainingColumn,
-    )
-
-    bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                   TimeRemainingColumn(), disable=not enabled, transient=True)
-    with bar:
-        tid = bar.add_task(description, total=total)
-        yield lambda n=1: bar.advance(tid, n)
 
 
 @contextlib.contextmanager
@@ -404,7 +388,7 @@ class HFScorer:
         if not items:
             return out
         desc = f"{self.name} ({task.name}{', naive' if self.naive else ''})"
-        with (_progress(len(items), desc, progress and len(items) > 1) as advance,
+        with (progress_bar(len(items), desc, progress and len(items) > 1) as advance,
               self._torch.inference_mode(), _native_gqa(self.device.type == "cpu")):
             if self.naive:
                 for i, suffix in enumerate(suffixes):
@@ -495,7 +479,7 @@ class HFScorer:
             last = torch.tensor([len(r) - 1 for r in rows], device=self.device)
             h = hidden[torch.arange(b, device=self.device), last]  # (b, H)
             logits = self._logits(h, list(labels.first_ids))
-            return _log_softmax64(logits)
+            return log_softmax(logits)
         # Full sequences: sum of full-vocabulary log-probs of each label token, then
         # normalised over the classes.
         res = np.empty((len(suffixes), n_classes), dtype=np.float64)
@@ -503,10 +487,10 @@ class HFScorer:
         for i, s in enumerate(suffixes):
             for c, seq in enumerate(seqs):
                 at = torch.arange(len(s) - 1, len(s) - 1 + len(seq), device=self.device)
-                lp = _log_softmax64(self._logits(hidden[r, at], None))
+                lp = log_softmax(self._logits(hidden[r, at], None))
                 res[i, c] = float(lp[np.arange(len(seq)), list(seq)].sum())
                 r += 1
-        return _log_softmax64(res)
+        return log_softmax(res)
 
     def _logits(self, h: Any, token_ids: list[int] | None) -> np.ndarray:
         """Output logits of hidden states ``h`` (n, H) for ``token_ids`` (all if None), float64."""
@@ -539,11 +523,3 @@ class HFScorer:
     def __repr__(self) -> str:
         mode = "naive" if self.naive else f"prefix-reuse, batch {self.batch_size}"
         return f"HFScorer({self.name!r}, {self.dtype}, {self.device}, {mode})"
-
-
-def _log_softmax64(x: np.ndarray) -> np.ndarray:
-    """Row-wise log-softmax in float64 via log-sum-exp."""
-    x = np.asarray(x, dtype=np.float64)
-    m = np.max(x, axis=-1, keepdims=True)
-    z = x - m
-    return z - np.log(np.sum(np.exp(z), axis=-1, keepdims=True))

@@ -41,17 +41,17 @@ LEFT (its end, nearest the answer, is kept) until the prompt fits, with a
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import os
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from activetest.data.task import Item, Task
+from activetest.models._util import log_softmax, progress_bar
 from activetest.models.bundled import BUNDLED_MODELS, file_identity, model_format, resolve_model
 from activetest.models.labels import LabelTokens, canonical_ids, task_label_tokens
 
@@ -76,15 +76,6 @@ class TruncationWarning(UserWarning):
     """An item's text was shortened to fit the context window."""
 
 
-def log_softmax(x: np.ndarray) -> np.ndarray:
-    """Row-wise log-softmax in float64 via log-sum-exp (no overflow for large logits)."""
-    x = np.asarray(x, dtype=np.float64)
-    m = np.max(x, axis=-1, keepdims=True)
-    m = np.where(np.isfinite(m), m, 0.0)
-    z = x - m
-    return z - np.log(np.sum(np.exp(z), axis=-1, keepdims=True))
-
-
 def _default_threads() -> int:
     # llama.cpp's own convention: half the logical CPUs (the physical cores on SMT
     # machines). Its worker threads spin at barriers, so oversubscribing the CPU is
@@ -94,23 +85,6 @@ def _default_threads() -> int:
     except AttributeError:  # not on Linux
         n = os.cpu_count() or 1
     return max(1, n // 2)
-
-
-@contextlib.contextmanager
-def _progress(total: int, description: str, enabled: bool) -> Iterator[Any]:
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeRemainingColumn,
-    )
-
-    bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                   TimeRemainingColumn(), disable=not enabled, transient=True)
-    with bar:
-        tid = bar.add_task(description, total=total)
-        yield lambda n=1: bar.advance(tid, n)
 
 
 class LlamaCppScorer:
@@ -246,7 +220,7 @@ class LlamaCppScorer:
                 f"{self.n_ctx}; use fewer or shorter examples or a larger n_ctx")
         out = np.empty((len(items), task.n_classes), dtype=np.float64)
         desc = f"{self.name} ({task.name}{', naive' if self.naive else ''})"
-        with _progress(len(items), desc, progress and len(items) > 1) as advance:
+        with progress_bar(len(items), desc, progress and len(items) > 1) as advance:
             for i, item in enumerate(items):
                 suffix_ids = self._suffix_ids(task, item, len(prefix_ids), extra)
                 if self.naive:

@@ -40,6 +40,8 @@ from typing import Any
 
 import numpy as np
 
+from activetest.models._util import log_softmax
+
 __all__ = ["LmEvalSamples", "load_lmeval_samples", "looks_like_lmeval", "read_lmeval_samples"]
 
 
@@ -62,12 +64,6 @@ class LmEvalSamples:
     labels: np.ndarray
     choices: tuple[str, ...]
     filter: str
-
-
-def _log_softmax(x: np.ndarray) -> np.ndarray:
-    m = x.max(axis=-1, keepdims=True)
-    z = x - m
-    return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
 
 
 def _err(path: Path, line: int, msg: str) -> ValueError:
@@ -260,7 +256,7 @@ def load_lmeval_samples(path: str | Path, *, filter_name: str | None = None) -> 
         rows.append(lls)
         labels.append(label)
 
-    lp = _log_softmax(np.asarray(rows, dtype=np.float64))
+    lp = log_softmax(np.asarray(rows, dtype=np.float64))
     return LmEvalSamples(item_ids=tuple(ids), logprobs=lp,
                          labels=np.asarray(labels, dtype=np.int64), choices=choices_out,
                          filter=chosen)
