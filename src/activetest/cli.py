@@ -120,8 +120,9 @@ SessionArg = Annotated[Path, typer.Argument(help="The session file (SQLite).",
                                             show_default=False)]
 NoProgress = Annotated[bool, typer.Option("--no-progress", help="Hide progress bars.")]
 Threads = Annotated[int | None, typer.Option(
-    "--threads", help="CPU threads for llama.cpp models (default: all cores; 1 is much faster "
-                      "on a machine busy with other work).", show_default=False)]
+    "--threads", help="CPU threads per llama.cpp model (default: half the cores, llama.cpp's "
+                      "convention; surrogate and target score side by side; 1 is much faster on "
+                      "a machine busy with other work).", show_default=False)]
 Timeout = Annotated[float, typer.Option("--busy-timeout", help="Seconds to wait for another "
                                         "process's lock on the session file.")]
 

@@ -1,14 +1,22 @@
-"""Small helpers shared by the scoring backends."""
+"""Small helpers shared by the scoring backends: log-softmax, progress bars, parallel scoring."""
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
-from typing import Any
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+from typing import Any, TypeVar
 
 import numpy as np
 
-__all__ = ["log_softmax", "progress_bar"]
+__all__ = ["ScoringCancelledError", "log_softmax", "progress_bar", "run_parallel"]
+
+T = TypeVar("T")
+
+
+class ScoringCancelledError(RuntimeError):
+    """Scoring stopped because a job running beside it failed or was interrupted."""
 
 
 def log_softmax(x: np.ndarray) -> np.ndarray:
@@ -20,19 +28,94 @@ def log_softmax(x: np.ndarray) -> np.ndarray:
     return z - np.log(np.sum(np.exp(z), axis=-1, keepdims=True))
 
 
-@contextlib.contextmanager
-def progress_bar(total: int, description: str, enabled: bool) -> Iterator[Any]:
-    """A transient rich progress bar; yields ``advance(n=1)``."""
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeRemainingColumn,
-    )
+class _Shared:
+    """One live display for the bars of every thread in a :func:`run_parallel` block."""
 
-    bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                   TimeRemainingColumn(), disable=not enabled, transient=True)
+    def __init__(self, bar: Any) -> None:
+        self.bar = bar
+        self.cancel = threading.Event()
+        self.lock = threading.Lock()
+
+
+# rich allows one live display at a time; while run_parallel runs, bars started in
+# any thread become rows of its display instead of opening their own.
+_shared: _Shared | None = None
+
+
+def _columns() -> tuple[Any, ...]:
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
+
+    return (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+            TimeRemainingColumn())
+
+
+@contextlib.contextmanager
+def progress_bar(total: int, description: str, enabled: bool) -> Iterator[Callable[..., None]]:
+    """A transient rich progress bar; yields ``advance(n=1)`` (thread-safe).
+
+    Inside :func:`run_parallel` the bar is a row of the shared display, and
+    ``advance`` raises :class:`ScoringCancelledError` once a sibling job has failed, so a
+    scoring loop (which calls it after every item or batch) stops promptly.
+    """
+    from rich.progress import Progress
+
+    shared = _shared
+    if shared is not None:
+        tid = shared.bar.add_task(description, total=total, visible=enabled)
+
+        def advance_shared(n: int = 1) -> None:
+            if shared.cancel.is_set():
+                raise ScoringCancelledError("scoring cancelled: a job running beside it stopped")
+            with shared.lock:
+                shared.bar.advance(tid, n)
+        try:
+            yield advance_shared
+        finally:
+            shared.bar.remove_task(tid)
+        return
+    bar = Progress(*_columns(), disable=not enabled, transient=True)
+    lock = threading.Lock()
     with bar:
         tid = bar.add_task(description, total=total)
-        yield lambda n=1: bar.advance(tid, n)
+
+        def advance(n: int = 1) -> None:
+            with lock:
+                bar.advance(tid, n)
+        yield advance
+
+
+def run_parallel(jobs: Sequence[Callable[[], T]], *, progress: bool = True) -> list[T]:
+    """Run scoring jobs in threads at once, with one shared progress display.
+
+    The backends spend their time in native code that releases the GIL (llama.cpp
+    through ctypes, torch, HTTP waits), so two models score side by side on two
+    cores. If a job raises, or the caller is interrupted (Ctrl-C), the others stop
+    at their next progress step and the first error is re-raised.
+    """
+    global _shared
+    if len(jobs) <= 1:
+        return [job() for job in jobs]
+    from rich.progress import Progress
+
+    if _shared is not None:  # already inside a parallel block: keep it simple
+        return [job() for job in jobs]
+    bar = Progress(*_columns(), disable=not progress, transient=True)
+    shared = _Shared(bar)
+    _shared = shared
+    try:
+        with bar, ThreadPoolExecutor(max_workers=len(jobs)) as pool:
+            futures = [pool.submit(job) for job in jobs]
+            try:
+                wait(futures, return_when=FIRST_EXCEPTION)
+            except BaseException:  # Ctrl-C while waiting
+                shared.cancel.set()
+                raise
+            errors = [f.exception() for f in futures if f.done() and f.exception()]
+            if errors:
+                shared.cancel.set()
+                wait(futures)
+                real = [e for e in errors if not isinstance(e, ScoringCancelledError)]
+                raise (real or errors)[0]
+            return [f.result() for f in futures]
+    finally:
+        _shared = None

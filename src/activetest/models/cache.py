@@ -248,19 +248,9 @@ class CachedScorer:
 
     def _score_missing(self, task: Task, todo: list[tuple[str, Item]], examples: list[Item],
                        key: str, rows: dict[str, np.ndarray], progress: bool) -> None:
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeRemainingColumn,
-        )
+        from activetest.models._util import progress_bar
 
-        bar = Progress(TextColumn("[bold]scoring {task.description}"), BarColumn(),
-                       MofNCompleteColumn(), TimeRemainingColumn(), disable=not progress,
-                       transient=True)
-        with bar:
-            tid = bar.add_task(f"{self.name} ({task.name})", total=len(todo))
+        with progress_bar(len(todo), f"scoring {self.name} ({task.name})", progress) as advance:
             for chunk in _chunks(todo, self.chunk_size):
                 chunk_keys = [k for k, _ in chunk]
                 lp = np.asarray(self.scorer.score(task, [it for _, it in chunk], examples,
@@ -271,4 +261,4 @@ class CachedScorer:
                 self.cache.save_chunk(key, chunk_keys, lp)
                 for k, row in zip(chunk_keys, lp, strict=True):
                     rows[k] = row
-                bar.advance(tid, len(chunk))
+                advance(len(chunk))

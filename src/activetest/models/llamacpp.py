@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import threading
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -74,6 +75,9 @@ class ContextOverflowError(ValueError):
 
 class TruncationWarning(UserWarning):
     """An item's text was shortened to fit the context window."""
+
+
+_LOAD_LOCK = threading.Lock()
 
 
 def _default_threads() -> int:
@@ -127,33 +131,64 @@ class LlamaCppScorer:
         if model_format(path) != "gguf":
             raise ValueError(f"llama.cpp needs a .gguf file, got the directory {str(path)!r}; "
                              f"use the 'hf' backend for Hugging Face model directories")
-        from llama_cpp import Llama
-
         self.model_path = Path(path)
         spec = os.fspath(model)
         self.name = name or (spec if spec in BUNDLED_MODELS else self.model_path.name)
         self.full_sequence = full_sequence
         self.naive = naive
         self.truncate = truncate
-        threads = n_threads or _default_threads()
+        self.verbose = verbose
+        # The cache identity names the size asked for, so that it is known before the
+        # model loads; ``n_ctx`` becomes the context's actual size once loaded.
+        self._n_ctx_asked = n_ctx
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads or _default_threads()
+        self.n_batch = n_batch
+        # The model loads on first use, not here: a score-cache hit, a spec check or a
+        # session that only reads stored scores never pays the seconds a load takes.
+        self._llm_obj: Any = None
+        self._bos: int | None = None
+        self.n_vocab = 0
+        # ids whose key/value entries currently sit at positions [0, len) of the context
+        self._prefix_ids: list[int] | None = None
+        self._rewind_warned = False
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the model is in memory (it loads on first use)."""
+        return self._llm_obj is not None
+
+    @property
+    def _llm(self) -> Any:
+        if self._llm_obj is None:
+            self._load()
+        return self._llm_obj
+
+    def _load(self) -> None:
+        from llama_cpp import Llama
+
         swa_kwargs = _swa_full_kwargs(Llama)
-        self._llm = Llama(model_path=str(self.model_path), n_ctx=n_ctx, n_batch=n_batch,
-                          n_ubatch=n_batch, n_threads=threads, n_threads_batch=threads,
-                          logits_all=False, verbose=verbose, **swa_kwargs)
-        meta = getattr(self._llm, "metadata", {}) or {}
+        # One load at a time in the process: llama-cpp-python silences a load by
+        # pointing the process's stdout/stderr file descriptors at /dev/null and back,
+        # which two threads loading at once would leave pointing at /dev/null.
+        with _LOAD_LOCK:
+            _install_log_filter()
+            llm = Llama(model_path=str(self.model_path), n_ctx=self.n_ctx,
+                        n_batch=self.n_batch, n_ubatch=self.n_batch, n_threads=self.n_threads,
+                        n_threads_batch=self.n_threads, logits_all=False,
+                        verbose=self.verbose, **swa_kwargs)
+        meta = getattr(llm, "metadata", {}) or {}
         if not swa_kwargs and any(k.endswith(".attention.sliding_window") for k in meta):
             # A binding that cannot ask for a full-size sliding-window cache may drop
             # entries the next item still needs; evaluate the prefix per item instead.
             warnings.warn(f"{self.name}: this llama-cpp-python has no swa_full option; "
                           f"prefix reuse is disabled for this sliding-window model",
-                          RuntimeWarning, stacklevel=2)
+                          RuntimeWarning, stacklevel=3)
             self.naive = True
-        self.n_ctx = int(self._llm.n_ctx())
-        self.n_vocab = int(self._llm.n_vocab())
-        self._bos: int | None = int(self._llm.token_bos()) if _adds_bos(self._llm) else None
-        # ids whose key/value entries currently sit at positions [0, len) of the context
-        self._prefix_ids: list[int] | None = None
-        self._rewind_warned = False
+        self.n_ctx = int(llm.n_ctx())  # llama.cpp may round the size up
+        self.n_vocab = int(llm.n_vocab())
+        self._bos = int(llm.token_bos()) if _adds_bos(llm) else None
+        self._llm_obj = llm
 
     # -- tokenisation ---------------------------------------------------------------
 
@@ -170,6 +205,7 @@ class LlamaCppScorer:
     @property
     def bos(self) -> int | None:
         """The BOS id prepended to every prompt, or ``None`` if the model uses none."""
+        self._llm  # noqa: B018 - loads the model, which defines the BOS
         return self._bos
 
     def label_tokens(self, task: Task) -> LabelTokens:
@@ -179,7 +215,7 @@ class LlamaCppScorer:
     def prompt_ids(self, task: Task, item: Item, examples: Sequence[Item] = ()) -> list[int]:
         """The canonical token ids of one item's full prompt."""
         return canonical_ids(self.tokenize, task.prefix(examples), task.render_item(item),
-                             self._bos)
+                             self.bos)
 
     def logits(self, ids: Sequence[int]) -> np.ndarray:
         """Full-vocabulary float64 logits after ``ids``, decoded from an empty cache.
@@ -194,9 +230,11 @@ class LlamaCppScorer:
 
     def cache_identity(self) -> dict[str, Any]:
         """Everything that determines this scorer's outputs (for the score cache)."""
+        if not self.naive and not _has_swa_full():
+            self._llm  # noqa: B018 - loading may switch a sliding-window model to naive
         return {"backend": self.backend, "model": file_identity(self.model_path),
                 "full_sequence": self.full_sequence, "naive": self.naive,
-                "truncate": self.truncate, "n_ctx": self.n_ctx}
+                "truncate": self.truncate, "n_ctx": self._n_ctx_asked}
 
     # -- scoring --------------------------------------------------------------------
 
@@ -212,7 +250,7 @@ class LlamaCppScorer:
         labels = self.label_tokens(task)
         extra = max(len(s) for s in labels.sequences) - 1 if self.full_sequence else 0
         prefix_text = task.prefix(examples)
-        prefix_ids = canonical_ids(self.tokenize, prefix_text, "", self._bos)
+        prefix_ids = canonical_ids(self.tokenize, prefix_text, "", self.bos)
         if len(prefix_ids) + 1 + extra > self.n_ctx:
             raise ContextOverflowError(
                 f"task {task.name!r}: the prompt prefix ({len(examples)} in-context examples) "
@@ -343,14 +381,48 @@ class LlamaCppScorer:
 
     def close(self) -> None:
         """Free the llama.cpp model and context now (otherwise at garbage collection)."""
-        llm = getattr(self, "_llm", None)
+        llm = getattr(self, "_llm_obj", None)
         if llm is not None:
-            llm.close()
-            self._llm = None  # type: ignore[assignment]
+            with _LOAD_LOCK:
+                llm.close()
+            self._llm_obj = None
+            self._prefix_ids = None
 
     def __repr__(self) -> str:
         mode = "naive" if self.naive else "prefix-reuse"
         return f"LlamaCppScorer({self.name!r}, n_ctx={self.n_ctx}, {mode})"
+
+
+def _has_swa_full() -> bool:
+    from llama_cpp import Llama
+
+    return bool(_swa_full_kwargs(Llama))
+
+
+#: llama.cpp lines printed even with ``verbose=False`` that tell the user nothing
+#: actionable (they describe a setting this module chose deliberately).
+_NOISE = (b"using full-size SWA cache",)
+_log_callback: Any = None  # kept referenced: llama.cpp holds a raw pointer to it
+
+
+def _install_log_filter() -> None:
+    """Drop :data:`_NOISE` lines from llama.cpp's log; pass the rest to the binding's."""
+    global _log_callback
+    if _log_callback is not None:
+        return
+    import llama_cpp
+    from llama_cpp import _logger
+
+    original = _logger.llama_log_callback
+
+    @llama_cpp.llama_log_callback
+    def callback(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
+        if text and any(n in text for n in _NOISE):
+            return
+        original(level, text, user_data)
+
+    llama_cpp.llama_log_set(callback, ctypes.c_void_p(0))
+    _log_callback = callback
 
 
 def _swa_full_kwargs(llama_cls: Any) -> dict[str, Any]:

@@ -76,9 +76,9 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
-from contextlib import contextmanager, suppress
+from contextlib import suppress
 from typing import Any, Literal, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
@@ -86,6 +86,7 @@ import httpx
 import numpy as np
 
 from activetest.data.task import Item, Task
+from activetest.models._util import ScoringCancelledError, progress_bar
 from activetest.models.labels import LabelTokenCollision, task_label_tokens
 
 __all__ = ["EndpointError", "EndpointTimeoutError", "OpenAIScorer", "TokenizerLike"]
@@ -136,29 +137,12 @@ def _redact_url(url: str) -> str:
     return urlunsplit(parts)
 
 
-@contextmanager
-def _progress(total: int, description: str, enabled: bool) -> Iterator[Callable[[], None]]:
-    if not enabled or total == 0:
-        yield lambda: None
-        return
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-    bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                   TimeElapsedColumn(), TimeRemainingColumn(), transient=True)
-    with bar:
-        tid = bar.add_task(description, total=total)
-        lock = threading.Lock()
-
-        def advance() -> None:
-            with lock:
-                bar.advance(tid)
-        yield advance
+def _advance_quietly(fut: Future[None], advance: Callable[[], None]) -> None:
+    # A done-callback must not raise (concurrent.futures would only log it): a sibling
+    # job's cancellation reaches this scorer when its own requests finish instead.
+    if not fut.cancelled() and fut.exception() is None:
+        with suppress(ScoringCancelledError):
+            advance()
 
 
 class OpenAIScorer:
@@ -544,14 +528,12 @@ class OpenAIScorer:
                     raise self._error(f"item {items[i].id!r}: non-finite log-prob {row.tolist()}")
                 out[i] = _log_softmax(row)
 
-            with _progress(len(items), f"scoring via {self.name}", progress) as advance, \
+            with progress_bar(len(items), f"scoring via {self.name}", progress) as advance, \
                     ThreadPoolExecutor(max_workers=self.concurrency) as pool:
                 futures: list[Future[None]] = []
                 for i in range(len(items)):
                     fut = pool.submit(one, i)
-                    fut.add_done_callback(
-                        lambda f: advance() if not f.cancelled() and f.exception() is None
-                        else None)
+                    fut.add_done_callback(lambda f: _advance_quietly(f, advance))
                     futures.append(fut)
                 _, pending = wait(futures, return_when=FIRST_EXCEPTION)
                 failed = [f for f in futures if f.done() and f.exception() is not None]

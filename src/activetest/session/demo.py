@@ -87,7 +87,8 @@ def run_demo(out: str | os.PathLike[str] = "activetest-demo", *, quick: bool = F
         cache_dir: the score cache (default: the user cache).
         n_runs: repeats of each sampler for the typical-error comparison.
         batch: items drawn per selection round (draws are sequential either way).
-        threads: CPU threads for the llama.cpp models (default: all cores).
+        threads: CPU threads per llama.cpp model (default: half the cores; the two
+            models score side by side).
         progress: show progress bars.
         console: a ``rich.console.Console`` to print to (default: a new one).
     """

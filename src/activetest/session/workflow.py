@@ -30,6 +30,7 @@ labels (LURE of the per-item loss difference is unbiased for the difference).
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import warnings
@@ -322,9 +323,10 @@ class Session:
             from the spec (e.g. a scorer passed to :meth:`create` as an object).
         cache_dir: score-cache root for models built from specs; default the
             session's configured cache, else the user cache.
-        threads: CPU threads for llama.cpp models built from specs (default: all
-            cores; 1 is much faster on a machine busy with other work). Does not
-            change the scores.
+        threads: CPU threads per llama.cpp model built from specs (default: half
+            the cores, llama.cpp's convention, so that surrogate and target can
+            score side by side; 1 is much faster on a machine busy with other
+            work). Does not change the scores.
     """
 
     def __init__(self, store: SessionStore, *, scorers: Mapping[str, Any] | None = None,
@@ -474,12 +476,24 @@ class Session:
         # Score before creating the file: a failed or interrupted scoring leaves no
         # half-made session (and the score cache keeps the finished chunks).
         helper = _Scoring(t, chosen, scorers, config["cache_dir"], use_cache, threads)
-        s_lp, s_prov = helper.score("surrogate", specs["surrogate"], items, len(chosen),
-                                    progress)
-        t_lp = None
-        if acquisition != "pe":
-            t_lp, t_prov = helper.score("target", specs["target"], items, int(target_shots),
-                                        progress)
+        jobs = [functools.partial(helper.score, "surrogate", specs["surrogate"], items,
+                                  len(chosen), progress)]
+        if acquisition != "pe":  # PE needs no target predictions on the pool
+            jobs.append(functools.partial(helper.score, "target", specs["target"], items,
+                                          int(target_shots), progress))
+        if len(jobs) > 1 and helper.can_run_side_by_side(specs.values()):
+            # Surrogate and target side by side: each llama.cpp model defaults to half
+            # the cores, so two 1-thread models fill a 2-core machine (measured: the
+            # pair takes as long as the slower model alone, not the sum).
+            from activetest.models._util import run_parallel
+
+            results = run_parallel(jobs, progress=progress)
+        else:
+            results = [job() for job in jobs]
+        s_lp, s_prov = results[0]
+        t_lp = results[1][0] if len(results) > 1 else None
+        if len(results) > 1:
+            t_prov = results[1][1]
         scores = acquisition_scores(acquisition, surrogate_logprobs=s_lp, target_logprobs=t_lp,
                                     n=len(items))
         sampler = ActiveSampler(scores, alpha=float(alpha), seed=seed)
@@ -1168,6 +1182,31 @@ class _Scoring:
 
             scorer = CachedScorer(scorer, self.cache_dir)
         return scorer
+
+    def can_run_side_by_side(self, specs: Iterable[str]) -> bool:
+        """Whether these models may score at the same time without fighting for cores.
+
+        Not with a transformers model built from a spec: torch takes every core by
+        default, so a second model beside it would only oversubscribe the CPU.
+        Scorer objects passed in are the caller's to configure, but one object is
+        never used by two threads at once (a llama.cpp context is not thread-safe).
+        """
+        from activetest.models.registry import parse_spec
+
+        specs = list(specs)
+        objects = [id(self.scorers[s]) for s in specs if s in self.scorers]
+        if len(objects) != len(set(objects)):
+            return False
+        for spec in specs:
+            if spec in self.scorers or spec.startswith("object:"):
+                continue
+            try:
+                backend, _ = parse_spec(spec)
+            except (ValueError, OSError):
+                return False
+            if backend == "hf":
+                return False
+        return True
 
     def score(self, role: str, spec: str, items: Sequence[Item], shots: int,
               progress: bool) -> tuple[np.ndarray, dict[str, Any]]:

