@@ -453,6 +453,11 @@ def _print_estimate(r: Any, target: str) -> None:
                "with as many labels; BIASED here (items were drawn actively), shown for "
                "contrast only.")
     for m in r.metrics.values():
+        if m.cv is not None:
+            _out.print(f"{m.metric}: control-variate LURE {_num(m.cv.estimate)} "
+                       f"[{_num(m.cv.low)}, {_num(m.cv.high)}] (also unbiased; uses the "
+                       f"surrogate's expected loss on the whole pool, {_num(m.control_mean)})")
+    for m in r.metrics.values():
         if m.labels_needed is not None:
             more = max(0, m.labels_needed - r.n_labels)
             _out.print(f"{m.metric}: an interval of width {r.target_width:g} needs about "

@@ -19,10 +19,13 @@ from activetest.session.workflow import LabelError, Session
 from activetest.stats import (
     ActiveSampler,
     acquisition_scores,
+    expected_log_loss,
+    expected_zero_one_loss,
     labels_for_width,
     log_loss,
     lure,
     lure_terms,
+    predictive_entropy,
     zero_one_loss,
 )
 
@@ -81,9 +84,21 @@ def test_estimate_is_lure_with_the_stored_q(pool_files: PoolFiles, tmp_path: Pat
         r2 = s.estimate()
         assert r2.metrics["log_loss"].active == r.metrics["log_loss"].active
         rows = s.estimates_history()
-        assert {(e.metric, e.method) for e in rows} == {("log_loss", "lure"), ("log_loss", "mean"),
-                                                        ("error_rate", "lure"),
-                                                        ("error_rate", "mean")}
+        assert {(e.metric, e.method) for e in rows} == {
+            (m, k) for m in ("log_loss", "error_rate") for k in ("lure", "mean", "cv_lure")}
+        # Control-variate LURE: mean_pool(h) + LURE(loss - h), h = the surrogate's
+        # expected loss of the target over the whole pool.
+        s_lp = _table(pool_files.surrogate)
+        h = expected_log_loss(s_lp, t_lp)
+        cv = r.metrics["log_loss"].cv
+        assert cv is not None
+        assert cv.estimate == pytest.approx(h.mean() + lure(ll - h[idx], q, N), rel=1e-12)
+        assert r.metrics["log_loss"].control_mean == pytest.approx(h.mean(), rel=1e-12)
+        h01 = expected_zero_one_loss(s_lp, t_lp)
+        cv01 = r.metrics["error_rate"].cv
+        assert cv01 is not None
+        assert cv01.estimate == pytest.approx(h01.mean() + lure(zo - h01[idx], q, N), rel=1e-12)
+        assert cv.low < cv.estimate < cv.high
         assert "only 20 labels" in " ".join(r.warnings)
         st = s.status()
         assert (st.n_items, st.n_selected, st.n_labelled, st.n_pending, st.n_usable) == (
@@ -150,6 +165,17 @@ def test_pe_scores_the_target_only_on_labelled_items(pool_files: PoolFiles,
         s_lp = _table(pool_files.surrogate)
         ref, _ = ActiveSampler(acquisition_scores("pe", surrogate_logprobs=s_lp), seed=7).draw(5)
         assert [a.index for a in acq] == ref.tolist()
+        # No target predictions on the pool: the control is the surrogate's own
+        # expected loss (its entropy), which still gives an unbiased CV-LURE.
+        r = s.estimate(record=False)
+        h = predictive_entropy(s_lp)
+        idx = np.array([a.index for a in acq])
+        q = np.array([a.q for a in acq])
+        ll = log_loss(_table(pool_files.target)[idx], pool_files.labels[idx])
+        cv = r.metrics["log_loss"].cv
+        assert cv is not None
+        assert cv.estimate == pytest.approx(h.mean() + lure(ll - h[idx], q, len(s_lp)),
+                                            rel=1e-12)
 
 
 def test_noise_alarm_flags_confidently_contradicted_labels(pool_files: PoolFiles,
@@ -274,5 +300,6 @@ def test_report_is_written(pool_files: PoolFiles, tmp_path: Path) -> None:
                             target_width=0.1, progress=False)
     text = md.read_text()
     assert "log loss" in text and "error rate" in text and "Comparison" in text
+    assert "Control-variate LURE with 30 labels" in text
     for name in ("report.html", "estimates.png", "acquisition.png"):
         assert (tmp_path / "rep" / name).stat().st_size > 1000

@@ -132,6 +132,13 @@ class MetricEstimate:
         without_flagged: LURE mean with the flagged items' terms dropped (None if
             nothing was flagged). Dropping items breaks unbiasedness.
         labels_needed: total labels projected for ``target_width`` (or None).
+        cv: control-variate LURE, ``mean_pool(h) + LURE(loss - h)`` with ``h`` the
+            surrogate's expected loss of the target on every pool item (for PE
+            sessions, whose target is not scored on the pool: of itself), and its
+            bootstrap interval. Unbiased like LURE (beta = 1, fixed ``h``); narrower
+            when the surrogate's expectation tracks the real losses. None when no
+            control can be formed.
+        control_mean: the pool mean of ``h`` (the ASE estimate, which needs no labels).
     """
 
     metric: str
@@ -141,6 +148,8 @@ class MetricEstimate:
     uniform_curve: tuple[float, ...] = ()
     without_flagged: float | None = None
     labels_needed: int | None = None
+    cv: BootstrapResult | None = None
+    control_mean: float | None = None
 
 
 @dataclass(frozen=True)
@@ -888,6 +897,7 @@ class Session:
                          f"(draw {first.step}) to be labelled; LURE uses the first {K} draws")
         metrics: dict[str, MetricEstimate] = {}
         losses_by_metric: dict[str, np.ndarray] = {}
+        controls = self._controls()
         for metric in self.metrics:
             losses = _per_item_loss(metric, t_lp, y)
             losses_by_metric[metric] = losses
@@ -902,8 +912,14 @@ class Session:
             ucurve = tuple(float(x) for x in uniform_mean_curve(losses))
             without = float(terms[~hit].mean()) if hit.any() and (~hit).any() else None
             needed = labels_for_width(active, target_width) if target_width else None
+            cv = control_mean = None
+            if metric in controls:
+                h = controls[metric]
+                control_mean = float(h.mean())
+                cv = bootstrap(control_mean + lure_terms(losses - h[rows], q, N), n_boot=n_boot,
+                               level=level, random_state=_bootstrap_rng(seed, K, f"cv:{metric}"))
             metrics[metric] = MetricEstimate(metric, active, uniform, curve, ucurve, without,
-                                             needed)
+                                             needed, cv, control_mean)
         comparisons: list[Comparison] = []
         others = [compare] if isinstance(compare, (str, os.PathLike)) or (
             compare and not isinstance(compare, (list, tuple))) else list(compare or ())
@@ -932,6 +948,24 @@ class Session:
             self._record(report)
         return report
 
+    def _controls(self) -> dict[str, np.ndarray]:
+        """Per metric, the control variate ``h`` over the whole pool (see MetricEstimate.cv)."""
+        from activetest.stats import control_values
+
+        s_stored = self.store.scores("surrogate")
+        t_stored = self.store.scores("target")
+        if s_stored is None:
+            return {}
+        t_lp = t_stored.logprobs if t_stored is not None else None
+        if t_lp is not None and not np.all(np.isfinite(t_lp)):
+            t_lp = None  # PE: the target is scored on labelled items only
+        out = {}
+        for metric in self.metrics:
+            loss = "log" if metric == "log_loss" else "zero_one"
+            out[metric] = control_values(loss, surrogate_logprobs=s_stored.logprobs,
+                                         target_logprobs=t_lp)
+        return out
+
     def _record(self, report: EstimateReport) -> None:
         def put(metric: str, method: str, r: BootstrapResult, **details: Any) -> None:
             self.store.add_estimate(n_labels=report.n_labels, metric=metric, method=method,
@@ -943,6 +977,8 @@ class Session:
                 put(m.metric, "lure", m.active, n_flagged=len(report.flagged),
                     without_flagged=m.without_flagged, labels_needed=m.labels_needed)
                 put(m.metric, "mean", m.uniform, note="plain mean; biased under active sampling")
+                if m.cv is not None:
+                    put(m.metric, "cv_lure", m.cv, control_pool_mean=m.control_mean)
             for c in report.comparisons:
                 put(c.metric, f"lure:{c.spec}", c.other)
                 put(c.metric, f"difference:{c.spec}", c.difference)
@@ -1027,7 +1063,8 @@ class Session:
         all_notes = [*(w for w in final.warnings if not w.startswith("only ")),
                      "The uniform-equivalent column is the plain mean of the labelled items' "
                      "losses: what uniform sampling would report with as many labels. Under "
-                     "active sampling it is biased; it is shown for contrast only.", *notes]
+                     "active sampling it is biased; it is shown for contrast only.",
+                     *_cv_notes(final, names), *notes]
         if final.flagged:
             all_notes.append("Flagged items: dropping items breaks the estimator's "
                              "unbiasedness; the shift column is a sensitivity check only.")
@@ -1151,6 +1188,16 @@ def _check_unique(items: Sequence[Item], what: str) -> None:
             raise SessionError(f"{what} has duplicate item id {it.id!r} (rows {seen[it.id]} and "
                                f"{i}); item ids must be unique")
         seen[it.id] = i
+
+
+def _cv_notes(report: EstimateReport, names: Mapping[str, str]) -> list[str]:
+    parts = [f"{names[m.metric]} {m.cv.estimate:.4f} [{m.cv.low:.4f}, {m.cv.high:.4f}]"
+             for m in report.metrics.values() if m.cv is not None]
+    if not parts:
+        return []
+    return [f"Control-variate LURE with {report.n_labels} labels (unbiased too; it subtracts the "
+            f"surrogate's expected loss, whose pool mean needs no labels): " + "; ".join(parts)
+            + "."]
 
 
 class _Scoring:
