@@ -290,6 +290,15 @@ def test_malformed_label_file_names_file_and_line(pool_files: PoolFiles, tmp_pat
         with pytest.raises(LabelFileError, match=r"bad\.jsonl.*line 2"):
             s.import_file(bad)
         assert s.labels() == {}
+        # A well-formed file whose 3rd line labels an item that was never drawn: the
+        # error names that line, and the good line before it is not imported either.
+        never = next(i for i in pool_files.ids if i not in {a.item_id for a in acq})
+        sheet = tmp_path / "round1.csv"
+        sheet.write_text(f"item_id,label\n{acq[0].item_id},positive\n{never},negative\n")
+        with pytest.raises(LabelError, match=rf"round1\.csv, line 3: item '{never}' was never "
+                                             rf"selected"):
+            s.import_file(sheet)
+        assert s.labels() == {}
 
 
 def test_report_is_written(pool_files: PoolFiles, tmp_path: Path) -> None:

@@ -88,6 +88,8 @@ class LabelRecord:
         time: when, ISO 8601 (Label Studio: the annotation's ``updated_at``;
             sheets: a ``time``, ``updated_at`` or ``created_at`` column).
         raw: the label exactly as written in the file (JSON numbers as text).
+        where: where in the file it was read, e.g. ``"labels.csv, line 4"`` or
+            ``"export.json, task 3, annotation 0"``, for error messages about it.
     """
 
     item_id: str
@@ -96,6 +98,7 @@ class LabelRecord:
     annotator: str | None = None
     time: str | None = None
     raw: str | None = None
+    where: str | None = None
 
 
 # --------------------------------------------------------------------------- helpers
@@ -461,7 +464,8 @@ def _labelstudio_tasks(data: Any, task: Task, source_path: str, source: str,
             when = ann.get("updated_at") or ann.get("created_at")
             records.append(LabelRecord(item_id=item_id, label=y, source=source,
                                        annotator=_annotator(ann.get("completed_by")),
-                                       time=_iso_time(when, at, "updated_at"), raw=raw))
+                                       time=_iso_time(when, at, "updated_at"), raw=raw,
+                                       where=at))
     return records
 
 
@@ -691,5 +695,6 @@ def import_labels(path: str | Path, task: Task, *, format: str | None = None,
                 break
         annotator = _optional_text(row.get("annotator"), where, "annotator")
         records.append(LabelRecord(item_id=item_id, label=y, source=source, annotator=annotator,
-                                   time=time, raw=raw if isinstance(raw, str) else str(raw)))
+                                   time=time, raw=raw if isinstance(raw, str) else str(raw),
+                                   where=where))
     return records
