@@ -35,7 +35,7 @@ import json
 import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -98,7 +98,7 @@ class LabelRecord:
     annotator: str | None = None
     time: str | None = None
     raw: str | None = None
-    where: str | None = None
+    where: str | None = field(default=None, compare=False)  # location, not content
 
 
 # --------------------------------------------------------------------------- helpers
