@@ -11,11 +11,13 @@ from activetest.experiments.outputs import DatasetOutputs, ModelOutputs
 from activetest.experiments.paper import (
     Setting,
     bootstrap_coverage,
+    calibrated_settings,
     filter_noisy,
     load_paper_table,
     run_setting,
     settings_for,
 )
+from activetest.models.calibration import contextual_calibration
 from activetest.stats import log_loss, log_softmax
 
 SHARED = Path(__file__).resolve().parents[2] / ".." / "shared"
@@ -100,6 +102,12 @@ def test_reproduce_writes_the_report(tmp_path: Path) -> None:
     from activetest.experiments.reproduce import main
     o = _outputs(800, 400)
     o.dataset = "sst2"
+    # A calibrated surrogate (as `score` adds): a beyond-the-paper section, not a setting.
+    few = o.outputs["a/few"]
+    cf = np.log(np.array([[0.7, 0.3]]))
+    o.outputs["a/few-cal"] = ModelOutputs(contextual_calibration(few.pool, cf),
+                                          contextual_calibration(few.test, cf))
+    assert len(settings_for(o)) == 8 and len(calibrated_settings(o)) == 4
     o.save(tmp_path / "outputs" / "sst2.npz")
     table = SHARED / "paper" / "risk_error_tables.csv"
     main(["run", "--outputs", str(tmp_path / "outputs"), "--out", str(tmp_path / "docs"),
@@ -108,6 +116,9 @@ def test_reproduce_writes_the_report(tmp_path: Path) -> None:
     md = (tmp_path / "docs" / "reproduction.md").read_text()
     assert "Median relative error" in md and "## SST-2" in md and "Label-noise study" in md
     assert "| b/zero <- a/few |" in md
+    assert "### Calibrated surrogates (beyond the paper)" in md
+    assert "## Beyond the paper: calibrated surrogates" in md
+    assert "a/few-cal" not in md.split("## Beyond the paper")[0]  # not in the headline
     if table.exists():
         assert "7B-zero" in md
     png = tmp_path / "docs" / "reproduction" / "sst2_relative_error.png"

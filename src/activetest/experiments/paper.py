@@ -43,6 +43,7 @@ __all__ = [
     "Setting",
     "SettingResult",
     "bootstrap_coverage",
+    "calibrated_settings",
     "filter_noisy",
     "load_paper_table",
     "run_setting",
@@ -108,10 +109,24 @@ class SettingResult:
 
 
 def settings_for(outputs: DatasetOutputs) -> list[Setting]:
-    """Every target (each model/mode) with every few-shot surrogate."""
-    keys = sorted(outputs.outputs)
+    """The paper's settings: every target (model zero-/few-shot) with every few-shot surrogate.
+
+    Calibrated outputs (``"<model>/few-cal"``) are not among them: they go beyond
+    the paper (see :func:`calibrated_settings`).
+    """
+    keys = sorted(k for k in outputs.outputs if k.endswith(("/zero", "/few")))
     surrogates = [k for k in keys if k.endswith("/few")]
     return [Setting(outputs.dataset, t, s) for t in keys for s in surrogates]
+
+
+def calibrated_settings(outputs: DatasetOutputs) -> list[tuple[Setting, Setting]]:
+    """Pairs (raw few-shot surrogate, the same surrogate calibrated) for every target."""
+    pairs = []
+    for setting in settings_for(outputs):
+        cal = setting.surrogate[:-len("/few")] + "/few-cal"
+        if cal in outputs.outputs:
+            pairs.append((setting, Setting(outputs.dataset, setting.target, cal)))
+    return pairs
 
 
 def _pearson(a: np.ndarray, b: np.ndarray) -> float:

@@ -13,6 +13,7 @@ from activetest.models.bundled import (
     resolve_model,
 )
 from activetest.models.cache import CacheCorruptionWarning, CachedScorer, ScoreCache
+from activetest.models.calibration import CalibratedScorer, contextual_calibration
 from activetest.models.labels import (
     LabelTokenCollision,
     LabelTokens,
@@ -31,6 +32,7 @@ __all__ = [
     "BundledModel",
     "CacheCorruptionWarning",
     "CachedScorer",
+    "CalibratedScorer",
     "ContextOverflowError",
     "LabelTokenCollision",
     "LabelTokens",
@@ -42,6 +44,7 @@ __all__ = [
     "TruncationWarning",
     "bundled_model_path",
     "canonical_ids",
+    "contextual_calibration",
     "default_cache_dir",
     "get_scorer",
     "label_sequences",

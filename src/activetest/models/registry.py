@@ -10,6 +10,8 @@ Spec forms (``backend:`` prefixes are optional where the backend can be inferred
     openai:http://127.0.0.1:8000/v1#model-name
                                          OpenAI-compatible server (``#model`` optional)
     table:predictions.csv                predictions computed elsewhere
+    calibrated:smollm2-135m              any of the above with contextual calibration
+                                         (:mod:`activetest.models.calibration`)
 
 Backends other than llamacpp are imported lazily, so their dependencies
 (torch, transformers, an HTTP client) are needed only when used; ``options``
@@ -26,7 +28,7 @@ from typing import Any
 from activetest.models.base import Scorer
 from activetest.models.bundled import BUNDLED_MODELS, ModelNotFoundError
 
-__all__ = ["BACKENDS", "get_scorer", "parse_spec"]
+__all__ = ["BACKENDS", "CALIBRATED", "get_scorer", "parse_spec"]
 
 BACKENDS: dict[str, str] = {
     "llamacpp": "activetest.models.llamacpp.LlamaCppScorer",
@@ -37,6 +39,9 @@ BACKENDS: dict[str, str] = {
 """Backend name -> ``module.Class`` of its scorer."""
 
 _TABLE_SUFFIXES = (".csv", ".tsv", ".jsonl", ".json", ".parquet")
+
+#: Spec prefix that wraps the model in :class:`~activetest.models.calibration.CalibratedScorer`.
+CALIBRATED = "calibrated:"
 
 
 def parse_spec(spec: str, backend: str | None = None) -> tuple[str, str]:
@@ -49,6 +54,8 @@ def parse_spec(spec: str, backend: str | None = None) -> tuple[str, str]:
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError(f"model spec must be a non-empty string, got {spec!r}")
     spec = spec.strip()
+    if spec.startswith(CALIBRATED):  # a wrapper: the backend is the wrapped model's
+        return parse_spec(spec[len(CALIBRATED):], backend)
     head, sep, rest = spec.partition(":")
     if sep and head in BACKENDS:
         if backend is not None and backend != head:
@@ -122,7 +129,12 @@ def get_scorer(spec: str | os.PathLike[str], backend: str | None = None,
         ModelNotFoundError: the model does not exist (says what to install).
         ImportError: the backend's module or its dependencies are missing.
     """
-    name, rest = parse_spec(os.fspath(spec), backend)
+    text = os.fspath(spec).strip()
+    if text.startswith(CALIBRATED):
+        from activetest.models.calibration import CalibratedScorer
+
+        return CalibratedScorer(get_scorer(text[len(CALIBRATED):], backend, **options))
+    name, rest = parse_spec(text, backend)
     cls = _load_class(name)
     if name == "openai":
         url, sep, model = rest.partition("#")

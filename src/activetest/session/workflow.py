@@ -293,8 +293,10 @@ def _load_items(src: Sequence[Item] | str | os.PathLike[str], task: Task, what: 
 
 def _normalise_spec(spec: str) -> str:
     """Make file paths in a model spec absolute, so later commands work from any folder."""
-    from activetest.models.registry import BACKENDS
+    from activetest.models.registry import BACKENDS, CALIBRATED
 
+    if spec.startswith(CALIBRATED):
+        return CALIBRATED + _normalise_spec(spec[len(CALIBRATED):])
     head, sep, rest = spec.partition(":")
     if sep and head in BACKENDS:
         if head != "openai" and rest and Path(rest).expanduser().exists():
