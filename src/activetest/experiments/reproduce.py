@@ -249,7 +249,8 @@ def _calibration_section(data: DatasetOutputs, results: list[SettingResult], *, 
         if progress:
             print(f"  {data.dataset}: {cal_setting.label}", flush=True)
         raw = by_label[raw_setting.label]
-        cal = run_setting(data, cal_setting, n_runs=n_runs, budget=budget, random_state=seed)
+        cal = run_setting(data, cal_setting, n_runs=n_runs, budget=budget, random_state=seed,
+                          methods=("uniform+mean", "ce+lure"))  # all this section shows
         rr = raw.at("ce+lure", shown, relative=True)
         cr = cal.at("ce+lure", shown, relative=True)
         dr, dc = raw.diagnostics, cal.diagnostics
