@@ -33,7 +33,6 @@ import argparse
 import json
 import os
 import platform
-import re
 import subprocess
 import sys
 import tempfile
@@ -327,14 +326,9 @@ def notes(rows: list[Row], info: dict[str, Any]) -> list[str]:
 
 def write_section(text: str, path: Path = DOC) -> None:
     """Replace (or append) the ``## Scoring`` section of ``path``, keeping the others."""
-    doc = path.read_text() if path.exists() else "# Benchmarks\n"
-    pattern = re.compile(rf"^## {SECTION}\n.*?(?=^## |\Z)", re.S | re.M)
-    if pattern.search(doc):
-        doc = pattern.sub(lambda _m: text.rstrip("\n") + "\n\n", doc, count=1)
-    else:
-        doc = doc.rstrip("\n") + "\n\n" + text
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(doc.rstrip("\n") + "\n")
+    from _docs import write_section as write
+
+    write(text, SECTION, path)
 
 
 def print_table(rows: list[Row]) -> None:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
 import time
 from pathlib import Path
@@ -99,13 +98,9 @@ def main(argv: list[str] | None = None) -> int:
     text = "\n".join(lines)
     print(text)
     if not args.no_write:
-        doc = DOC.read_text() if DOC.exists() else "# Benchmarks\n"
-        pattern = re.compile(rf"^## {re.escape(SECTION)}\n.*?(?=^## |\Z)", re.S | re.M)
-        if pattern.search(doc):
-            doc = pattern.sub(lambda _m: text.rstrip("\n") + "\n\n", doc, count=1)
-        else:
-            doc = doc.rstrip("\n") + "\n\n" + text
-        DOC.write_text(doc.rstrip("\n") + "\n")
+        from _docs import write_section
+
+        write_section(text, SECTION, DOC)
         print(f"wrote section '{SECTION}' of {DOC}")
     return 0
 
