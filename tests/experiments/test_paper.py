@@ -117,6 +117,7 @@ def test_reproduce_writes_the_report(tmp_path: Path) -> None:
     assert "Median relative error" in md and "## SST-2" in md and "Label-noise study" in md
     assert "| b/zero <- a/few |" in md
     assert "### Calibrated surrogates (beyond the paper)" in md
+    assert "Not scored yet: Subj, FPB, HS, MMLU." in md  # missing datasets are named
     assert "## Beyond the paper: calibrated surrogates" in md
     assert "a/few-cal" not in md.split("## Beyond the paper")[0]  # not in the headline
     if table.exists():

@@ -174,6 +174,7 @@ def reproduce(outputs_dir: str | os.PathLike[str], out_dir: str | os.PathLike[st
         "Targets: each bundled model (SmolLM2-135M-Instruct, Gemma-3-270M base) zero-shot and "
         "few-shot; surrogates: each model few-shot (the other one, and the same one: the "
         "paper's 'self' case). alpha = 0.1, seed fixed, nothing tuned on the truth.", "",
+        *_missing(files, datasets),
         "## Headline", "",
         f"Median relative error (active / uniform) over all settings and the budgets "
         f"{', '.join(map(str, budgets))}: **CE+LURE {headline.get('ce+lure', float('nan')):.2f}**"
@@ -204,6 +205,18 @@ def reproduce(outputs_dir: str | os.PathLike[str], out_dir: str | os.PathLike[st
     path = out_dir / "reproduction.md"
     path.write_text("\n".join(head + lines) + "\n")
     return path
+
+
+def _missing(files: Sequence[Path], datasets: Sequence[str] | None) -> list[str]:
+    """Say which of the paper's datasets have no cached outputs yet (none are hidden)."""
+    wanted = list(datasets) if datasets else list(PAPER_NAMES)
+    have = {f.stem for f in files}
+    gone = [PAPER_NAMES.get(d, d) for d in wanted if d not in have]
+    if not gone:
+        return []
+    return [f"**Not scored yet: {', '.join(gone)}.** Their rows are missing from every table "
+            "below; `python -m activetest.experiments score --datasets ...` scores them "
+            "(resumable), then rerun this command.", ""]
 
 
 def _diagnosis(diag: list[tuple[str, str, float, float]]) -> list[str]:
