@@ -332,6 +332,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     sc.add_argument("--root", default=None, help="datasets folder (default ../shared/datasets)")
     sc.add_argument("--backend", default="llamacpp")
     sc.add_argument("--seed", type=int, default=0)
+    sc.add_argument("--sequential", action="store_true",
+                    help="score the models one after the other (default: side by side, one "
+                         "thread each)")
     args = ap.parse_args(argv)
     if args.cmd == "run":
         p = reproduce(args.outputs, args.out, n_runs=args.runs, budget=args.budget,
@@ -343,5 +346,5 @@ def main(argv: Sequence[str] | None = None) -> None:
         for name in args.datasets:
             print(f"scoring {name} ...", flush=True)
             path = score_dataset(name, args.out, root=args.root, seed=args.seed,
-                                 backend=args.backend)
+                                 backend=args.backend, parallel=not args.sequential)
             print(f"wrote {path}")

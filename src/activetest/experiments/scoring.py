@@ -13,6 +13,7 @@ Sizes are reduced from the paper's to fit a 2-core CPU machine (see
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -41,8 +42,16 @@ REDUCED_SIZES: dict[str, tuple[int, int]] = {
 def score_dataset(name: str, out_dir: str | os.PathLike[str], *, root: str | None = None,
                   seed: int = 0, models: Sequence[str] = MODELS, backend: str = "llamacpp",
                   sizes: tuple[int, int] | None = None, n_shots: int | None = None,
-                  cache_dir: str | None = None, progress: bool = True) -> Path:
-    """Score one shared dataset and write ``<out_dir>/<name>.npz``; returns its path."""
+                  cache_dir: str | None = None, progress: bool = True,
+                  parallel: bool = True) -> Path:
+    """Score one shared dataset and write ``<out_dir>/<name>.npz``; returns its path.
+
+    With ``parallel`` (the default) the models score side by side, one thread each
+    (llama.cpp takes half the cores per model), as sessions do. Every chunk lands in
+    the score cache as soon as it is done, so an interrupted run loses at most one
+    chunk per model; the ``.npz`` is written when all models are done.
+    """
+    from activetest.models._util import run_parallel
     from activetest.models.cache import CachedScorer
     from activetest.models.registry import get_scorer
 
@@ -63,35 +72,40 @@ def score_dataset(name: str, out_dir: str | os.PathLike[str], *, root: str | Non
                ((old.pool_rows, out.pool_rows), (old.test_rows, out.test_rows),
                 (old.example_rows, out.example_rows))):
             out.outputs.update(old.outputs)
-    for model in models:
-        if all(f"{model}/{mode}" in out.outputs for mode in ("zero", "few", CALIBRATED_MODE)):
-            continue
+    have = dict(out.outputs)
+
+    def score_model(model: str) -> dict[str, ModelOutputs]:
         scorer = CachedScorer(get_scorer(model, backend), cache_dir)
-        for mode, examples in (("zero", ()), ("few", split.examples)):
-            if f"{model}/{mode}" in out.outputs:
-                continue
-            pool = scorer.score(ds.task, split.pool, examples, progress=progress)
-            test = (scorer.score(ds.task, split.test, examples, progress=progress) if split.test
-                    else np.zeros((0, ds.task.n_classes)))
-            out.outputs[f"{model}/{mode}"] = ModelOutputs(pool, test)
-            out.save(path)  # after every model/mode: partial results survive an interruption
-        close = getattr(scorer.scorer, "close", None)
-        if callable(close):
-            close()
-    for model in models:
-        # Beyond the paper: the few-shot surrogate with contextual calibration. Its
-        # content-free inputs are 3 extra prompts; the rest is arithmetic on the scores.
-        few, cal = f"{model}/few", f"{model}/{CALIBRATED_MODE}"
-        if few not in out.outputs or cal in out.outputs:
-            continue
-        scorer = CachedScorer(get_scorer(model, backend), cache_dir)
-        cf = scorer.score(ds.task, content_free_items(ds.task), split.examples, progress=False)
-        mo = out.outputs[few]
-        out.outputs[cal] = ModelOutputs(
-            contextual_calibration(mo.pool, cf),
-            contextual_calibration(mo.test, cf) if len(mo.test) else mo.test)
+        res: dict[str, ModelOutputs] = {}
+        try:
+            for mode, examples in (("zero", ()), ("few", split.examples)):
+                if f"{model}/{mode}" in have:
+                    continue
+                pool = scorer.score(ds.task, split.pool, examples, progress=progress)
+                test = (scorer.score(ds.task, split.test, examples, progress=progress)
+                        if split.test else np.zeros((0, ds.task.n_classes)))
+                res[f"{model}/{mode}"] = ModelOutputs(pool, test)
+            # Beyond the paper: the few-shot surrogate with contextual calibration. Its
+            # content-free inputs are 3 extra prompts; the rest is arithmetic on the scores.
+            few = res.get(f"{model}/few") or have[f"{model}/few"]
+            if f"{model}/{CALIBRATED_MODE}" not in have:
+                cf = scorer.score(ds.task, content_free_items(ds.task), split.examples,
+                                  progress=False)
+                res[f"{model}/{CALIBRATED_MODE}"] = ModelOutputs(
+                    contextual_calibration(few.pool, cf),
+                    contextual_calibration(few.test, cf) if len(few.test) else few.test)
+        finally:
+            close = getattr(scorer.scorer, "close", None)
+            if callable(close):
+                close()
+        return res
+
+    todo = [m for m in models
+            if any(f"{m}/{mode}" not in have for mode in ("zero", "few", CALIBRATED_MODE))]
+    jobs = [functools.partial(score_model, m) for m in todo]
+    results = run_parallel(jobs, progress=progress) if parallel else [job() for job in jobs]
+    for res in results:
+        out.outputs.update(res)
+    if results or not path.exists():
         out.save(path)
-        close = getattr(scorer.scorer, "close", None)
-        if callable(close):
-            close()
     return path
