@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from activetest.data.task import Item, Task
-from activetest.models._util import ScoringCancelledError, progress_bar, run_parallel
+from activetest.models._util import progress_bar, run_parallel
 
 THREADS = 1
 
@@ -67,23 +67,6 @@ def test_a_failing_job_cancels_its_sibling_and_its_error_is_raised() -> None:
     # The sibling stopped at its next progress step, long before its 10 s of work.
     assert time.perf_counter() - start < 5
     assert 0 < len(steps) < 10_000
-
-
-def test_progress_bar_outside_run_parallel_never_cancels() -> None:
-    with progress_bar(2, "x", enabled=False) as advance:
-        advance()
-        advance(1)
-    with pytest.raises(ScoringCancelledError):  # only inside a cancelled parallel block
-        def job_a() -> None:
-            with progress_bar(1000, "a", enabled=False) as advance:
-                for _ in range(1000):
-                    time.sleep(0.002)
-                    advance()
-
-        def job_b() -> None:
-            raise ScoringCancelledError("stand-in for a sibling's own cancellation")
-
-        run_parallel([job_a, job_b], progress=False)
 
 
 # -- with the real bundled models ----------------------------------------------------

@@ -22,7 +22,7 @@ import numpy as np
 
 from activetest.data.datasets import load_shared
 from activetest.experiments.outputs import DatasetOutputs, ModelOutputs
-from activetest.models.calibration import content_free_items, contextual_calibration
+from activetest.models.calibration import CalibratedScorer, contextual_calibration
 
 __all__ = ["CALIBRATED_MODE", "MODELS", "REDUCED_SIZES", "score_dataset"]
 
@@ -89,8 +89,7 @@ def score_dataset(name: str, out_dir: str | os.PathLike[str], *, root: str | Non
             # content-free inputs are 3 extra prompts; the rest is arithmetic on the scores.
             few = res.get(f"{model}/few") or have[f"{model}/few"]
             if f"{model}/{CALIBRATED_MODE}" not in have:
-                cf = scorer.score(ds.task, content_free_items(ds.task), split.examples,
-                                  progress=False)
+                cf = CalibratedScorer(scorer).content_free_logprobs(ds.task, split.examples)
                 res[f"{model}/{CALIBRATED_MODE}"] = ModelOutputs(
                     contextual_calibration(few.pool, cf),
                     contextual_calibration(few.test, cf) if len(few.test) else few.test)
