@@ -186,6 +186,8 @@ def test_malformed_rows_name_file_and_line(tmp_path: Path) -> None:
         "short.csv": ("text,label\na,1\nb\n", r"short\.csv, line 3: expected 2 comma-separated"),
         "long.tsv": ("text\tlabel\na\t1\t9\n", r"long\.tsv, line 2: expected 2 tab-separated"),
         "json.jsonl": ('{"text": "a"}\n{"text": \n', r"json\.jsonl, line 2: invalid JSON"),
+        "doc.json": ('[{"text": "a"},\n {"text" "b"}]\n',
+                     r"doc\.json, file: invalid JSON: .* \(line 2, column 10\)"),
         "list.jsonl": ('{"text": "a"}\n[1, 2]\n', r"list\.jsonl, line 2: expected a JSON object"),
         "quote.csv": ('text,label\n"a,1\n', r"quote\.csv, line \d+: malformed CSV"),
         "nul.csv": ("text,label\na\x00b,1\n", r"nul\.csv, line 2: NUL character"),

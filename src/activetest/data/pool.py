@@ -45,7 +45,6 @@ import csv
 import gzip
 import hashlib
 import io
-import json
 import math
 import re
 import zlib
@@ -54,6 +53,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, overload
 
+from activetest.data import _json
 from activetest.data.task import Item, Task
 
 __all__ = [
@@ -235,23 +235,11 @@ def _read_tsv(text: str, source: str) -> Iterator[tuple[str, Record]]:
         raise PoolFormatError(f"{source}: empty file (expected a header row)")
 
 
-def _json_loads(text: str, source: str, where: str) -> Any:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise PoolFormatError(f"{source}, {where}: invalid JSON: {exc.msg} "
-                              f"(column {exc.colno})") from None
-    except RecursionError:
-        raise PoolFormatError(f"{source}, {where}: JSON nested too deeply") from None
-    except ValueError as exc:  # e.g. an integer literal beyond int()'s digit limit
-        raise PoolFormatError(f"{source}, {where}: invalid JSON: {exc}") from None
-
-
 def _read_jsonl(text: str, source: str) -> Iterator[tuple[str, Record]]:
     for n, line in _lines(text):
         if not line.strip():
             continue
-        record = _json_loads(line, source, f"line {n}")
+        record = _json.loads(line, f"{source}, line {n}", PoolFormatError)
         if not isinstance(record, dict):
             raise PoolFormatError(f"{source}, line {n}: expected a JSON object, "
                                   f"got {type(record).__name__}")
@@ -259,7 +247,7 @@ def _read_jsonl(text: str, source: str) -> Iterator[tuple[str, Record]]:
 
 
 def _read_json(text: str, source: str) -> Iterator[tuple[str, Record]]:
-    data = _json_loads(text, source, "file")
+    data = _json.loads(text, f"{source}, file", PoolFormatError)
     if not isinstance(data, list):
         raise PoolFormatError(f"{source}: expected a JSON array of objects, "
                               f"got {type(data).__name__} (for one object per line use .jsonl)")

@@ -43,6 +43,7 @@ from xml.sax.saxutils import quoteattr
 
 import numpy as np
 
+from activetest.data import _json
 from activetest.data.task import Item, Task
 
 __all__ = [
@@ -135,18 +136,6 @@ def _read_text(path: Path) -> str:
         line = text[: text.index("\x00")].count("\n") + 1
         raise LabelFileError(f"{path}, line {line}: NUL character (a binary file?)")
     return text
-
-
-def _json_loads(text: str, where: str) -> Any:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise LabelFileError(f"{where}: invalid JSON: {exc.msg} (line {exc.lineno}, "
-                             f"column {exc.colno})") from None
-    except RecursionError:
-        raise LabelFileError(f"{where}: JSON nested too deeply") from None
-    except ValueError as exc:  # e.g. an integer literal beyond int()'s digit limit
-        raise LabelFileError(f"{where}: invalid JSON: {exc}") from None
 
 
 def _short(value: Any, n: int = 60) -> str:
@@ -490,7 +479,7 @@ def import_labelstudio(path: str | Path, task: Task, *,
         FileNotFoundError: no such file.
     """
     p = Path(path)
-    data = _json_loads(_read_text(p), str(p))
+    data = _json.loads(_read_text(p), str(p), LabelFileError)
     return _labelstudio_tasks(data, task, str(p), f"labelstudio:{p.name}", from_name)
 
 
@@ -614,7 +603,7 @@ def _jsonl_rows(text: str, source: str) -> Iterator[tuple[str, dict[str, Any]]]:
         if not line.strip():
             continue
         where = f"{source}, line {n}"
-        record = _json_loads(line, where)
+        record = _json.loads(line, where, LabelFileError)
         if not isinstance(record, dict):
             raise LabelFileError(f"{where}: expected a JSON object, got {type(record).__name__}")
         yield where, record
@@ -663,7 +652,7 @@ def import_labels(path: str | Path, task: Task, *, format: str | None = None,
     text = _read_text(p)
     src = str(p)
     if fmt in ("json", "labelstudio"):
-        data = _json_loads(text, src)
+        data = _json.loads(text, src, LabelFileError)
         if fmt == "labelstudio" or _looks_like_labelstudio(data):
             return _labelstudio_tasks(data, task, src, source or f"labelstudio:{p.name}", None)
         rows: Iterator[tuple[str, Mapping[str, Any]]] = _json_rows(data, src)
