@@ -591,8 +591,8 @@ def demo(
     target_shots: Annotated[int | None, typer.Option(
         help="In-context examples for the target (0: zero-shot; default: same as "
              "--shots).", show_default=False)] = None,
-    surrogate: Annotated[str, typer.Option(help="Surrogate model spec.")] = "smollm2-135m",
-    target: Annotated[str, typer.Option(help="Target model spec.")] = "gemma3-270m",
+    surrogate: Annotated[str, typer.Option(help="Surrogate model spec.")] = "gemma3-270m",
+    target: Annotated[str, typer.Option(help="Target model spec.")] = "smollm2-135m",
     seed: Annotated[int, typer.Option(help="Seed for the data, the draws and the "
                                       "bootstrap.")] = 0,
     cache_dir: Annotated[Path | None, typer.Option(help="Score cache folder.",
