@@ -141,3 +141,25 @@ def test_committed_outputs_rerun_in_reduced_form(tmp_path: Path) -> None:
     md = reproduce(outputs, tmp_path, n_runs=100, budget=60, coverage_runs=10, n_boot=100,
                    progress=False).read_text()
     assert "## Diagnosis" in md and "## Bootstrap coverage" in md
+
+
+def test_dataset_notes_flag_chance_models_and_an_off_truth_pool() -> None:
+    from activetest.experiments.reproduce import _dataset_notes
+
+    def notes(o: DatasetOutputs) -> str:
+        rs = [run_setting(o, s, n_runs=200, budget=100) for s in settings_for(o)]
+        return " ".join(_dataset_notes(o, rs))
+
+    assert notes(_outputs()) == ""  # informative models, pool and test alike
+    # Models that ignore the input: at chance.
+    o = _outputs(seed=1)
+    rng = np.random.default_rng(99)  # not _outputs' stream: these must not track the labels
+    for k, mo in o.outputs.items():
+        o.outputs[k] = ModelOutputs(log_softmax(rng.normal(size=mo.pool.shape) * 0.1),
+                                    log_softmax(rng.normal(size=mo.test.shape) * 0.1))
+    assert "at chance" in notes(o)
+    # A test set whose labels are flipped: the truth is far from the pool's risk.
+    o = _outputs(seed=2)
+    o.test_labels = 1 - o.test_labels
+    text = notes(o)
+    assert "off the test-set truth for" in text and "a/zero" in text and "at chance" not in text
