@@ -51,8 +51,10 @@ __all__ = [
 ]
 
 PAPER_BUDGETS = (50, 100, 200, 300, 400)
+#: ``nll+lure`` acquires by the surrogate's NLL of the true label: the paper's score for
+#: curating a fixed subset of an already-labelled set (label-aware, so not for a pool).
 DEFAULT_METHODS = ("uniform+mean", "ce+lure", "ce+cv_lure", "ce+is", "ce+ase", "pe+lure",
-                   "pe+cv_lure")
+                   "pe+cv_lure", "nll+lure")
 
 
 @dataclass(frozen=True)

@@ -186,7 +186,9 @@ def reproduce(outputs_dir: str | os.PathLike[str], out_dir: str | os.PathLike[st
         "method are compared with uniform sampling on k + n_shots labels (the in-context "
         "examples are labels too). So `uniform+mean` is not exactly 1 where zero-shot targets "
         "have many in-context labels: it is the price of those labels alone, the bar a "
-        "surrogate must clear to pay for itself.", "",
+        "surrogate must clear to pay for itself. `nll+lure` acquires by the surrogate's NLL "
+        "of the true label, the paper's score for curating a fixed subset of an already-"
+        "labelled set; it needs the labels, so it is a reference, not an option on a pool.", "",
         *_diagnosis(diag),
         *_calibration_headline(cal_all, budgets),
         "## Bootstrap coverage", "",
