@@ -228,9 +228,8 @@ def simulate(*, target_logprobs: np.ndarray, labels: np.ndarray,
 
     out = SimulationResult({}, pool_risk if truth is None else float(truth), pool_risk, n, loss)
     for acq in dict.fromkeys(m.acquisition for m in ms):
+        # label-aware scores (nll, oracle) are allowed here: a simulation knows the labels
         scores = acquisition_scores(acq, surrogate_logprobs=s, target_logprobs=t, labels=y, n=n)
-        if acq == "nll" or acq.startswith("oracle"):
-            pass  # label-aware scores: allowed in simulation, where labels are known
         idx, q = sample(scores, budget, n_runs=n_runs, alpha=alpha,
                         random_state=_seed_for(random_state, acq), progress=progress)
         out.acquired[acq], out.q[acq] = idx, q
