@@ -1,9 +1,10 @@
 """Start and stop a real llama-cpp-python OpenAI-compatible server for tests.
 
 ``llama_server(model_path)`` is a context manager: it picks a free port on
-127.0.0.1, starts ``python -m llama_cpp.server`` as a child process in its own
-process group, waits until ``GET /v1/models`` answers (or the process dies, or a
-deadline passes), yields the base URL (``http://127.0.0.1:PORT/v1``), and on exit
+127.0.0.1, starts ``python -m activetest.models.llama_server`` (llama_cpp.server
+with activetest's CPU workaround) as a child process in its own process group,
+waits until ``GET /v1/models`` answers (or the process dies, or a deadline
+passes), yields the base URL (``http://127.0.0.1:PORT/v1``), and on exit
 terminates the whole process group (SIGTERM, then SIGKILL). An ``atexit`` hook
 kills it too, so no server outlives the test session even if teardown is skipped.
 """
@@ -74,7 +75,7 @@ def llama_server(model_path: str | Path, *, n_ctx: int = 2048, n_threads: int = 
     """
     port = free_port()
     log = tempfile.NamedTemporaryFile(prefix="llama_server_", suffix=".log", delete=False)  # noqa: SIM115
-    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(model_path),
+    cmd = [sys.executable, "-m", "activetest.models.llama_server", "--model", str(model_path),
            "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx),
            "--n_threads", str(n_threads), "--n_threads_batch", str(n_threads),
            "--seed", "0", *extra_args]
@@ -179,12 +180,11 @@ def reference_completions_server(model_path: str | Path, *, max_logprobs: int = 
     real ``llama_cpp.Llama`` (``logits_all=True``) on ``model_path``, evaluated
     afresh for every request. Yields the ``/v1`` base URL.
     """
-    from llama_cpp import Llama
+    from activetest.models.llama_cpu import load_llama
 
     handler = type("Handler", (_ReferenceHandler,), {
-        "llm": Llama(model_path=str(model_path), n_ctx=512, n_threads=1, n_threads_batch=1,
-                     logits_all=True,
-                     verbose=False),
+        "llm": load_llama(model_path=str(model_path), n_ctx=512, n_threads=1,
+                          n_threads_batch=1, logits_all=True, verbose=False),
         "lock": threading.Lock(), "max_logprobs": max_logprobs})
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)

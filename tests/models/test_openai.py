@@ -106,8 +106,8 @@ def test_zero_shot_agrees_with_in_process(reference: np.ndarray, local) -> None:
 
 def _whole_string_scores(gguf: Path, local, task: Task, items, examples) -> np.ndarray:
     """In-process scores from the ids of the whole prompt string (as a server tokenises)."""
-    from llama_cpp import Llama
-    llm = Llama(model_path=str(gguf), n_ctx=512, n_threads=1, n_threads_batch=1,
+    from activetest.models.llama_cpu import load_llama
+    llm = load_llama(model_path=str(gguf), n_ctx=512, n_threads=1, n_threads_batch=1,
                 logits_all=True, verbose=False)
     first = list(local.label_tokens(task).first_ids)
     out = []

@@ -55,6 +55,8 @@ from activetest.data.task import Item, Task
 from activetest.models._util import log_softmax, progress_bar
 from activetest.models.bundled import BUNDLED_MODELS, file_identity, model_format, resolve_model
 from activetest.models.labels import LabelTokens, canonical_ids, task_label_tokens
+from activetest.models.llama_cpu import model_params_patch
+from activetest.supervise import maybe_crash, note
 
 # llama.cpp is built with OpenMP, whose idle threads spin by default: on a busy machine
 # that made one SmolLM2 decode 8x slower (3.0 s vs 0.37 s). Passive waiting costs
@@ -152,6 +154,9 @@ class LlamaCppScorer:
         # ids whose key/value entries currently sit at positions [0, len) of the context
         self._prefix_ids: list[int] | None = None
         self._rewind_warned = False
+        #: whether llama.cpp's extra CPU buffer types (AMX, repacked layouts) are in use;
+        #: known once loaded (:mod:`activetest.models.llama_cpu` decides)
+        self.extra_bufts: bool | None = None
 
     @property
     def loaded(self) -> bool:
@@ -167,11 +172,14 @@ class LlamaCppScorer:
     def _load(self) -> None:
         from llama_cpp import Llama
 
+        note(event="loading", model=self.name, backend=self.backend)
+        maybe_crash("llamacpp load")
+
         swa_kwargs = _swa_full_kwargs(Llama)
         # One load at a time in the process: llama-cpp-python silences a load by
         # pointing the process's stdout/stderr file descriptors at /dev/null and back,
         # which two threads loading at once would leave pointing at /dev/null.
-        with _LOAD_LOCK:
+        with _LOAD_LOCK, model_params_patch() as extra_bufts:
             _install_log_filter()
             llm = Llama(model_path=str(self.model_path), n_ctx=self.n_ctx,
                         n_batch=self.n_batch, n_ubatch=self.n_batch, n_threads=self.n_threads,
@@ -185,6 +193,7 @@ class LlamaCppScorer:
                           f"prefix reuse is disabled for this sliding-window model",
                           RuntimeWarning, stacklevel=3)
             self.naive = True
+        self.extra_bufts = extra_bufts
         self.n_ctx = int(llm.n_ctx())  # llama.cpp may round the size up
         self.n_vocab = int(llm.n_vocab())
         self._bos = int(llm.token_bos()) if _adds_bos(llm) else None
@@ -256,6 +265,7 @@ class LlamaCppScorer:
                 f"task {task.name!r}: the prompt prefix ({len(examples)} in-context examples) "
                 f"is {len(prefix_ids)} tokens, which leaves no room for an item in n_ctx="
                 f"{self.n_ctx}; use fewer or shorter examples or a larger n_ctx")
+        note(event="scoring with", model=self.name, backend=self.backend)
         out = np.empty((len(items), task.n_classes), dtype=np.float64)
         desc = f"{self.name} ({task.name}{', naive' if self.naive else ''})"
         with progress_bar(len(items), desc, progress and len(items) > 1) as advance:
