@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import sqlite3
 import sys
 from collections.abc import Callable, Sequence
@@ -19,6 +20,8 @@ from typing import Annotated, Any, TypeVar
 import typer
 from rich.console import Console
 from rich.table import Table
+
+from activetest.errors import UserFacingError
 
 __all__ = ["app", "main"]
 
@@ -91,9 +94,14 @@ def _user_errors(fn: F) -> F:
             raise
         except KeyboardInterrupt:
             _err.print("interrupted; everything answered so far is saved")
-            raise typer.Exit(130) from None
+            # Exit now: threads blocked in native code or in a network read (a server
+            # that never answers) would otherwise hold the interpreter's exit. Every
+            # answer is already committed; files are written by rename.
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(130)
         except (ValueError, FileNotFoundError, IsADirectoryError, PermissionError,
-                ImportError) as exc:
+                ImportError, UserFacingError) as exc:
             _err.print(f"[bold red]error:[/] {_escape(str(exc))}")
             raise typer.Exit(2) from None
         except sqlite3.DatabaseError as exc:  # e.g. a damaged session file
@@ -615,9 +623,29 @@ def demo(
     _out.print(f"done in {result.seconds:.0f} s; report: {_escape(str(result.report))}")
 
 
+#: Commands that may run a native scoring backend: they run in a supervised child
+#: process (activetest.supervise), so that a crash in native code becomes one message
+#: and exit 2 instead of a bare "Segmentation fault".
+_SCORING_COMMANDS = frozenset({"init", "estimate", "report", "demo"})
+
+
+def _wants_supervisor(args: Sequence[str]) -> bool:
+    from activetest.supervise import SUPERVISED_ENV
+
+    if os.environ.get(SUPERVISED_ENV, "").strip() in ("1", "0"):
+        return False  # already the child, or the user turned it off
+    command = next((a for a in args if not a.startswith("-")), None)
+    return command in _SCORING_COMMANDS and not any(a in ("--help", "-h") for a in args)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Entry point of the ``activetest`` console script."""
-    app(args=None if argv is None else list(argv), prog_name="activetest")
+    args = list(sys.argv[1:] if argv is None else argv)
+    if _wants_supervisor(args):
+        from activetest.supervise import run_supervised
+
+        sys.exit(run_supervised(args))
+    app(args=args, prog_name="activetest")
 
 
 if __name__ == "__main__":

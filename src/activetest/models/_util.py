@@ -10,12 +10,14 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from activetest.errors import UserFacingError
+
 __all__ = ["ScoringCancelledError", "log_softmax", "progress_bar", "run_parallel"]
 
 T = TypeVar("T")
 
 
-class ScoringCancelledError(RuntimeError):
+class ScoringCancelledError(UserFacingError, RuntimeError):
     """Scoring stopped because a job running beside it failed or was interrupted."""
 
 
@@ -103,19 +105,23 @@ def run_parallel(jobs: Sequence[Callable[[], T]], *, progress: bool = True) -> l
     shared = _Shared(bar)
     _shared = shared
     try:
-        with bar, ThreadPoolExecutor(max_workers=len(jobs)) as pool:
+        with bar:
+            pool = ThreadPoolExecutor(max_workers=len(jobs))
             futures = [pool.submit(job) for job in jobs]
             try:
                 wait(futures, return_when=FIRST_EXCEPTION)
-            except BaseException:  # Ctrl-C while waiting
+            except BaseException:  # Ctrl-C while waiting: do not wait for the jobs
                 shared.cancel.set()
+                pool.shutdown(wait=False, cancel_futures=True)
                 raise
             errors = [f.exception() for f in futures if f.done() and f.exception()]
             if errors:
                 shared.cancel.set()
                 wait(futures)
+                pool.shutdown(wait=True)
                 real = [e for e in errors if not isinstance(e, ScoringCancelledError)]
                 raise (real or errors)[0]
+            pool.shutdown(wait=True)
             return [f.result() for f in futures]
     finally:
         _shared = None

