@@ -96,7 +96,11 @@ class _SortedPool:
             p = np.searchsorted(C, C[st] + (target - prev), side="right") - 1
             lo = np.maximum(st, kt[a])
             pos[a] = np.clip(p, lo, ends[a, g] - 1)
-        q = np.maximum(s[np.minimum(pos, n - 1)], t) / Z
+        # The drawn item's weight is measured like Z (a difference of cumulative sums),
+        # not as s[pos]: the two differ in the last bit, and when one item remains
+        # Z == C[p + 1] - C[p] exactly, so q is exactly 1 instead of 1 + 2e-16.
+        pc = np.clip(pos, 0, n - 1)
+        q = np.maximum(C[pc + 1] - C[pc], t) / Z
         # Floating-point edges: a position outside the pool or already removed.
         bad = (pos < 0) | (pos >= n)
         if k:
