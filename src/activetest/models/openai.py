@@ -80,23 +80,25 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from contextlib import suppress
 from typing import Any, Literal, Protocol
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 import httpx
 import numpy as np
 
 from activetest.data.task import Item, Task
+from activetest.errors import UserFacingError
 from activetest.models._util import ScoringCancelledError, progress_bar
 from activetest.models.labels import LabelTokenCollision, task_label_tokens
 
-__all__ = ["EndpointError", "EndpointTimeoutError", "OpenAIScorer", "TokenizerLike"]
+__all__ = ["DEADLINE_ENV", "USERINFO_ENV", "EndpointError", "EndpointTimeoutError",
+           "OpenAIScorer", "TokenizerLike", "redact_spec"]
 
 _RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 _MAX_DELAY = 30.0
 _ECHO_TOL = 1e-3  # echoed vs next-token log-prob of the same token
 
 
-class EndpointError(RuntimeError):
+class EndpointError(UserFacingError, RuntimeError):
     """The endpoint failed, refused, or answered without usable log-probs.
 
     Attributes:
@@ -124,6 +126,56 @@ def _log_softmax(x: np.ndarray) -> np.ndarray:
     m = x.max(axis=-1, keepdims=True)
     z = x - m
     return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
+
+
+#: Total seconds per request (all attempts), when ``deadline=`` is not given.
+DEADLINE_ENV = "ACTIVETEST_OPENAI_DEADLINE"
+#: ``user:password`` for HTTP basic auth when the URL carries none (kept out of files).
+USERINFO_ENV = "ACTIVETEST_OPENAI_USERINFO"
+
+
+def _env_deadline() -> float:
+    raw = os.environ.get(DEADLINE_ENV, "").strip()
+    if not raw:
+        return 120.0
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError(f"${DEADLINE_ENV}={raw!r}: expected seconds, e.g. 120") from None
+    if not value > 0:
+        raise ValueError(f"${DEADLINE_ENV}={raw!r}: must be > 0")
+    return value
+
+
+def _split_userinfo(url: str) -> tuple[str, str | None]:
+    """``(url without user:password, "user:password" or None)``."""
+    parts = urlsplit(url)
+    if not (parts.username or parts.password):
+        return url, None
+    userinfo = parts.netloc.rpartition("@")[0]
+    return _redact_url(url), userinfo
+
+
+def _status_hint(status: int) -> str:
+    if status in (401, 403):
+        return (f" (the server wants credentials: set ${{OPENAI_API_KEY}} or the variable "
+                f"named by api_key_env, or ${USERINFO_ENV} for basic auth)")
+    if status == 404:
+        return " (is the URL the API root, e.g. http://host:8000/v1?)"
+    return ""
+
+
+def redact_spec(spec: str) -> str:
+    """A model spec with any ``user:password@`` removed from its URL (for storing/showing)."""
+    head, sep, rest = spec.partition("http")
+    if not sep:
+        return spec
+    url = sep + rest
+    fragment = ""
+    if "#" in url:
+        url, _, frag = url.partition("#")
+        fragment = "#" + frag
+    return head + _redact_url(url) + fragment
 
 
 def _redact_url(url: str) -> str:
@@ -156,7 +208,10 @@ class OpenAIScorer:
         api_key_env: environment variable holding the API key (sent as a Bearer
             token when set; local servers usually need none).
         concurrency: requests in flight at once.
-        timeout: seconds allowed per request (connect, write, read, each).
+        timeout: seconds allowed per attempt (connect, write, read, each).
+        deadline: seconds one request may take over all its attempts, retries and
+            back-off included (default ``$ACTIVETEST_OPENAI_DEADLINE``, else 120): a
+            server that is down or never answers fails within this time.
         max_retries: retries after the first attempt on connection errors,
             timeouts, HTTP 5xx/429/408; other 4xx fail at once.
         backoff: first retry delay in seconds; doubles each retry (capped at 30 s;
@@ -174,7 +229,8 @@ class OpenAIScorer:
 
     def __init__(self, base_url: str, model: str | None = None, *,
                  api_key_env: str = "OPENAI_API_KEY", concurrency: int = 8,
-                 timeout: float = 60.0, max_retries: int = 4, backoff: float = 0.5,
+                 timeout: float = 60.0, deadline: float | None = None,
+                 max_retries: int = 4, backoff: float = 0.5,
                  tokenizer: TokenizerLike | None = None,
                  method: Literal["topk", "echo"] = "topk", top_k: int = 20,
                  max_top_k: int = 200, extra_body: Mapping[str, Any] | None = None) -> None:
@@ -186,6 +242,10 @@ class OpenAIScorer:
             raise ValueError(f"concurrency must be >= 1, got {concurrency}")
         if not timeout > 0:
             raise ValueError(f"timeout must be > 0 seconds, got {timeout}")
+        if deadline is None:
+            deadline = _env_deadline()
+        if not deadline > 0:
+            raise ValueError(f"deadline must be > 0 seconds, got {deadline}")
         if max_retries < 0:
             raise ValueError(f"max_retries must be >= 0, got {max_retries}")
         if backoff < 0:
@@ -196,12 +256,16 @@ class OpenAIScorer:
             raise ValueError(f"top_k must be >= 1, got {top_k}")
         if max_top_k < top_k:
             raise ValueError(f"max_top_k must be >= top_k={top_k}, got {max_top_k}")
-        url = base_url.rstrip("/")
+        # user:password in the URL become HTTP basic auth and are kept out of everything
+        # stored or shown (endpoint, name, cache identity, messages); without them in
+        # the URL they are read from $ACTIVETEST_OPENAI_USERINFO ("user:password").
+        url, self._userinfo = _split_userinfo(base_url.rstrip("/"))
         self.endpoint = url if url.endswith("/completions") else url + "/completions"
         self.model = model
         self.api_key_env = api_key_env
         self.concurrency = int(concurrency)
         self.timeout = float(timeout)
+        self.deadline = float(deadline)
         self.max_retries = int(max_retries)
         self.backoff = float(backoff)
         self.tokenizer = tokenizer
@@ -217,6 +281,7 @@ class OpenAIScorer:
         self._wide_ok: bool | None = None
         self._texts: dict[tuple[str, ...], list[str]] = {}  # label first-token texts
         self._lock = threading.RLock()
+        self._cancel = threading.Event()  # set when a score() call is interrupted
         self.n_fallbacks = 0
 
     def __repr__(self) -> str:
@@ -235,10 +300,20 @@ class OpenAIScorer:
         key = os.environ.get(self.api_key_env)
         return key or None
 
+    def _auth(self) -> tuple[str, str] | None:
+        info = self._userinfo or os.environ.get(USERINFO_ENV) or None
+        if not info:
+            return None
+        user, _, password = info.partition(":")
+        return unquote(user), unquote(password)
+
     def _scrub(self, text: str) -> str:
-        key = self._key()
-        if key and len(key) >= 4:
-            text = text.replace(key, "***")
+        secrets = [self._key(), *(self._auth() or ())]
+        if self._userinfo:
+            secrets.append(self._userinfo)
+        for secret in secrets:
+            if secret and len(secret) >= 4:
+                text = text.replace(secret, "***")
         return text
 
     def _error(self, message: str, cls: type[EndpointError] = EndpointError) -> EndpointError:
@@ -252,7 +327,7 @@ class OpenAIScorer:
         limits = httpx.Limits(max_connections=self.concurrency,
                               max_keepalive_connections=self.concurrency)
         return httpx.Client(headers=headers, timeout=httpx.Timeout(self.timeout),
-                            limits=limits, follow_redirects=False)
+                            limits=limits, follow_redirects=False, auth=self._auth())
 
     def _delay(self, attempt: int, response: httpx.Response | None) -> float:
         delay = self.backoff * (2.0 ** attempt)
@@ -264,41 +339,60 @@ class OpenAIScorer:
         return min(delay, _MAX_DELAY)
 
     def _post(self, client: httpx.Client, body: dict[str, Any]) -> dict[str, Any]:
-        """POST with retries; the parsed JSON object, or an :class:`EndpointError`."""
+        """POST with retries within :attr:`deadline`; the JSON object, or an EndpointError."""
         payload = {"model": self.model, "temperature": 0.0, **self.extra_body, **body}
         attempts = self.max_retries + 1
         last = ""
         timed_out = False
+        end = time.monotonic() + self.deadline
+        attempt = 0
         for attempt in range(attempts):
+            if self._cancel.is_set():
+                raise ScoringCancelledError("scoring cancelled")
             response: httpx.Response | None = None
+            limit = max(0.01, min(self.timeout, end - time.monotonic()))
             try:
-                response = client.post(self.endpoint, json=payload)
+                response = client.post(self.endpoint, json=payload, timeout=httpx.Timeout(limit))
             except httpx.TimeoutException as exc:
-                timed_out, last = True, f"timed out after {self.timeout:g} s ({type(exc).__name__})"
+                timed_out, last = True, f"timed out after {limit:.3g} s ({type(exc).__name__})"
             except httpx.ConnectError as exc:
                 timed_out, last = False, f"could not connect ({type(exc).__name__}: {exc})"
             except httpx.TransportError as exc:
                 timed_out, last = False, f"request failed ({type(exc).__name__}: {exc})"
+            except RuntimeError:  # the client was closed by an interruption
+                if self._cancel.is_set():
+                    raise ScoringCancelledError("scoring cancelled") from None
+                raise
             else:
                 if response.status_code == 200:
-                    try:
-                        data = response.json()
-                    except ValueError:
-                        raise self._error(f"answered 200 with non-JSON content "
-                                          f"{response.text[:200]!r}") from None
-                    if not isinstance(data, dict):
-                        raise self._error(f"answered with JSON {type(data).__name__}, "
-                                          f"expected an object")
-                    return data
+                    return self._json(response)
                 detail = response.text[:300]
                 if response.status_code not in _RETRY_STATUS:
-                    raise self._error(f"HTTP {response.status_code}: {detail}")
+                    raise self._error(f"HTTP {response.status_code}: {detail}"
+                                      f"{_status_hint(response.status_code)}")
                 timed_out, last = False, f"HTTP {response.status_code}: {detail}"
             if attempt + 1 < attempts:
-                time.sleep(self._delay(attempt, response))
+                delay = self._delay(attempt, response)
+                if time.monotonic() + delay >= end:
+                    break
+                if self._cancel.wait(delay):
+                    raise ScoringCancelledError("scoring cancelled")
         cls = EndpointTimeoutError if timed_out else EndpointError
-        raise self._error(f"{last}; gave up after {attempts} attempt(s) "
-                          f"(max_retries={self.max_retries})", cls)
+        raise self._error(f"{last}; gave up after {attempt + 1} attempt(s) in "
+                          f"{self.deadline - max(0.0, end - time.monotonic()):.1f} s "
+                          f"(deadline {self.deadline:g} s, ${DEADLINE_ENV}; "
+                          f"max_retries={self.max_retries})", cls)
+
+    def _json(self, response: httpx.Response) -> dict[str, Any]:
+        try:
+            data = response.json()
+        except ValueError:
+            raise self._error(f"answered 200 with non-JSON content "
+                              f"{response.text[:200]!r}; is this an OpenAI-compatible "
+                              f"/completions endpoint?") from None
+        if not isinstance(data, dict):
+            raise self._error(f"answered with JSON {type(data).__name__}, expected an object")
+        return data
 
     def _resolve_model(self, client: httpx.Client) -> None:
         """Ask ``{base}/models`` for the served model when none was given."""
@@ -307,7 +401,7 @@ class OpenAIScorer:
         url = self.endpoint.removesuffix("/completions") + "/models"
         shown = _redact_url(url)
         try:
-            response = client.get(url)
+            response = client.get(url, timeout=min(self.timeout, self.deadline))
             response.raise_for_status()
             ids = [str(m["id"]) for m in response.json()["data"]]
         except httpx.HTTPError as exc:
@@ -496,6 +590,33 @@ class OpenAIScorer:
         return np.array([self._echo(client, prompt, " " + w)[1] for w in task.classes],
                         dtype=np.float64)
 
+    def _run_all(self, n: int, one: Callable[[int], None], advance: Callable[[], None]) -> None:
+        """``one(i)`` for every i, ``concurrency`` at a time; the first error stops the rest.
+
+        On Ctrl-C (or any error) the waiting requests are cancelled and the ones in
+        flight are told to stop at their next attempt, and the exception reaches the
+        caller at once instead of after every request has run out its timeout.
+        """
+        pool = ThreadPoolExecutor(max_workers=self.concurrency)
+        futures: list[Future[None]] = []
+        try:
+            for i in range(n):
+                fut = pool.submit(one, i)
+                fut.add_done_callback(lambda f: _advance_quietly(f, advance))
+                futures.append(fut)
+            wait(futures, return_when=FIRST_EXCEPTION)
+            failed = [f for f in futures if f.done() and not f.cancelled()
+                      and f.exception() is not None]
+            if failed:
+                exc = failed[0].exception()
+                assert exc is not None
+                raise exc
+        except BaseException:
+            self._cancel.set()
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown(wait=True)
+
     def score(self, task: Task, items: Sequence[Item], examples: Sequence[Item] = (), *,
               progress: bool = True) -> np.ndarray:
         """``(len(items), C)`` float64 class log-probs (rows log-sum-exp to 0).
@@ -510,6 +631,7 @@ class OpenAIScorer:
         out = np.empty((len(items), task.n_classes), dtype=np.float64)
         if not items:
             return out
+        self._cancel.clear()
         with self._client() as client:
             self._resolve_model(client)
             texts: list[str] = []
@@ -528,19 +650,6 @@ class OpenAIScorer:
                     raise self._error(f"item {items[i].id!r}: non-finite log-prob {row.tolist()}")
                 out[i] = _log_softmax(row)
 
-            with progress_bar(len(items), f"scoring via {self.name}", progress) as advance, \
-                    ThreadPoolExecutor(max_workers=self.concurrency) as pool:
-                futures: list[Future[None]] = []
-                for i in range(len(items)):
-                    fut = pool.submit(one, i)
-                    fut.add_done_callback(lambda f: _advance_quietly(f, advance))
-                    futures.append(fut)
-                _, pending = wait(futures, return_when=FIRST_EXCEPTION)
-                failed = [f for f in futures if f.done() and f.exception() is not None]
-                if failed:
-                    for f in pending:
-                        f.cancel()
-                    exc = failed[0].exception()
-                    assert exc is not None
-                    raise exc
+            with progress_bar(len(items), f"scoring via {self.name}", progress) as advance:
+                self._run_all(len(items), one, advance)
         return out
