@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 import sqlite3
 import sys
 from collections.abc import Callable, Sequence
@@ -100,22 +101,47 @@ def _user_errors(fn: F) -> F:
             sys.stdout.flush()
             sys.stderr.flush()
             os._exit(130)
-        except (ValueError, FileNotFoundError, IsADirectoryError, PermissionError,
-                ImportError, UserFacingError) as exc:
+        except (ValueError, ImportError, UserFacingError) as exc:
             _err.print(f"[bold red]error:[/] {_escape(str(exc))}")
             raise typer.Exit(2) from None
         except sqlite3.DatabaseError as exc:  # e.g. a damaged session file
             _err.print(f"[bold red]error:[/] the session file cannot be read or written: "
                        f"{_escape(str(exc))}")
             raise typer.Exit(2) from None
+        except OSError as exc:  # a missing file, a full disk, a folder that cannot be written
+            _err.print(f"[bold red]error:[/] {_escape(_os_error(exc))}")
+            raise typer.Exit(2) from None
 
     return wrapper  # type: ignore[return-value]
 
 
+# Terminal control characters (C0 but newline and tab, DEL, C1) and the bidirectional
+# overrides that reorder what is shown: from item text they could clear the screen,
+# retitle the window or disguise a label, so they are shown as visible escapes.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _os_error(exc: OSError) -> str:
+    """An OSError as one sentence: what failed on which file, without errno clutter."""
+    import errno
+
+    if type(exc) is not OSError and exc.args and not exc.filename:
+        return str(exc)  # our own messages (FileNotFoundError("no session file ..."))
+    what = exc.strerror or str(exc)
+    where = f"{exc.filename}: " if exc.filename else ""
+    if exc.errno == errno.ENOSPC:
+        what += " (free some space and retry; nothing collected is lost)"
+    elif exc.errno == errno.EROFS:
+        what += " (the file system is read-only)"
+    return f"{where}{what}"
+
+
 def _escape(text: str) -> str:
+    """Text safe for the terminal: rich markup escaped, control characters made visible."""
     from rich.markup import escape
 
-    return escape(text)
+    return escape(_CONTROL.sub(lambda m: f"\\x{ord(m.group(0)):02x}" if ord(m.group(0)) < 256
+                               else f"\\u{ord(m.group(0)):04x}", str(text)))
 
 
 def _num(x: float | None, digits: int = 4) -> str:
@@ -181,6 +207,12 @@ def init(
     label_column: Annotated[str | None, typer.Option(
         help="Pool column with known labels (used only by simulations).",
         show_default=False)] = None,
+    pool_format: Annotated[str | None, typer.Option(
+        help="Pool (and examples) file format when the suffix does not say: csv, tsv, "
+             "jsonl, json, parquet, fpb.", show_default=False)] = None,
+    encoding: Annotated[str | None, typer.Option(
+        help="Text encoding of the pool and examples files (default utf-8).",
+        show_default=False)] = None,
     noise_target_nll: Annotated[float, typer.Option(help="Label-noise alarm: flag labels "
                                                     "with target NLL above this.")] = 5.0,
     noise_surrogate_nll: Annotated[float, typer.Option(help="... or surrogate NLL above "
@@ -199,7 +231,8 @@ def init(
     from activetest.session.workflow import Session
 
     pool_options = {k: v for k, v in (("id_column", id_column), ("text_column", text_column),
-                                      ("label_column", label_column)) if v is not None}
+                                      ("label_column", label_column), ("format", pool_format),
+                                      ("encoding", encoding)) if v is not None}
     with Session.create(session, pool=pool, task=task, surrogate=surrogate, target=target,
                         metric=metric.value, acquisition=None if acquisition is None
                         else acquisition.value, alpha=alpha, seed=seed, shots=shots,
@@ -241,12 +274,21 @@ def select(
     busy_timeout: Timeout = 5.0,
 ) -> None:
     """Draw the next N items to label (sequential draws from the stored sampler)."""
+    from activetest.session.labels import check_export_target
+
+    fmt = None if format is None else format.value
+    if out is not None:  # before drawing: a draw the user never sees would be wasted
+        check_export_target(out, fmt)
     with _open(session, busy_timeout) as s:
         waiting = len(s.pending())
         drawn = s.select(n)
         if out is not None:
-            count = s.export(out, format=None if format is None else format.value,
-                             acquisitions=drawn)
+            try:
+                count = s.export(out, format=fmt, acquisitions=drawn)
+            except OSError as exc:
+                raise ValueError(f"{out}: cannot write the file ({exc}); the {len(drawn)} "
+                                 f"drawn item(s) are saved in the session: write them with "
+                                 f"`activetest export {session} --out FILE`") from None
             _out.print(f"wrote {count} item(s) to {_escape(str(out))}")
         else:
             table = Table("draw", "item id", "q", "text", box=None)
@@ -420,6 +462,31 @@ def export_(
         _out.print(f"wrote {count} {which.value} item(s) to {_escape(str(out))}")
 
 
+@app.command("labelstudio-config")
+@_user_errors
+def labelstudio_config(
+    session: SessionArg,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Write the XML to this file "
+                                             "instead of printing it.",
+                                             show_default=False)] = None,
+    busy_timeout: Timeout = 5.0,
+) -> None:
+    """The Label Studio labelling config for this session's task (paste it into the project).
+
+    In Label Studio: Project -> Settings -> Labeling Interface -> Code. Its names
+    match the tasks `select --out tasks.json` writes and what `import` reads back.
+    """
+    from activetest.session.labelio import labelstudio_config as config
+
+    with _open(session, busy_timeout) as s:
+        xml = config(s.task)
+    if out is None:
+        print(xml, end="")
+    else:
+        out.write_text(xml, encoding="utf-8")
+        _out.print(f"wrote the labelling config to {_escape(str(out))}")
+
+
 @app.command("import")
 @_user_errors
 def import_(
@@ -432,12 +499,18 @@ def import_(
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace existing different "
                                             "labels (the old ones stay in the "
                                             "history).")] = False,
+    id_column: Annotated[str, typer.Option(help="Sheet column with the item ids.")] = "item_id",
+    label_column: Annotated[str, typer.Option(help="Sheet column with the labels.")] = "label",
+    from_name: Annotated[str | None, typer.Option(
+        help="Label Studio: the <Choices> control to read (when the project has several).",
+        show_default=False)] = None,
     busy_timeout: Timeout = 5.0,
 ) -> None:
     """Import labels from a file (all or nothing: any bad record imports none)."""
     with _open(session, busy_timeout) as s:
         result = s.import_file(file, format=None if format is None else format.value,
-                               overwrite=overwrite)
+                               overwrite=overwrite, id_column=id_column,
+                               label_column=label_column, from_name=from_name)
         _out.print(f"imported {result.added} new label(s), changed {result.changed}, "
                    f"{result.unchanged} already present; {len(s.pending())} selected item(s) "
                    f"still pending")

@@ -95,7 +95,8 @@ def test_import_errors_exit_2_and_keep_labels(pool_files: PoolFiles, tmp_path: P
     fails(f"item_id,label\n{ids[1]},positive\n{ids[2]},sure\n", "labels.csv", "line 3",
           "'sure'")
     fails(f"item_id,label\n{unselected},positive\n", f"{unselected!r} was never selected")
-    fails(f"item_id,label\n{ids[1]},positive\n{ids[1]},negative\n", "labelled 0 here but 1")
+    fails(f"item_id,label\n{ids[1]},positive\n{ids[1]},negative\n",
+          "labelled 'negative' here but 'positive'")
     fails(f"item_id,label\n{ids[0]},positive\n", "already has label 'negative'", "--overwrite")
     fails('item_id,label\n"unterminated,positive\n', "labels.csv")
     fails("text,label\nhello,positive\n", "no column 'item_id'")

@@ -7,6 +7,7 @@ where the CPU has AMX, llama.cpp's own AMX crash with the workaround turned off.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sqlite3
@@ -38,7 +39,7 @@ def _labelled_session(pf: PoolFiles, tmp_path: Path) -> Path:
                    check=True, capture_output=True)
     subprocess.run(cli_command("select", str(db), "--n", "5"), env=env, check=True,
                    capture_output=True)
-    with sqlite3.connect(db) as con:
+    with contextlib.closing(sqlite3.connect(db)) as con:
         ids = [r[0] for r in con.execute("SELECT i.item_id FROM acquisitions a JOIN items i "
                                          "ON i.idx = a.idx ORDER BY a.step")]
     sheet = tmp_path / "labels.csv"
@@ -50,7 +51,7 @@ def _labelled_session(pf: PoolFiles, tmp_path: Path) -> Path:
 
 def _dump(db: Path) -> list[str]:
     """What the user collected: the draws, the labels and their history."""
-    with sqlite3.connect(db) as con:
+    with contextlib.closing(sqlite3.connect(db)) as con:
         assert con.execute("PRAGMA integrity_check").fetchone() == ("ok",)
         return [repr(row) for table in ("acquisitions", "labels", "label_history", "sampler")
                 for row in con.execute(f"SELECT * FROM {table} ORDER BY 1")]

@@ -186,7 +186,10 @@ def test_labelstudio_from_name_selects_result(tmp_path: Path) -> None:
         import_labelstudio(path, SST2)
     assert [r.label for r in import_labelstudio(path, SST2, from_name="sentiment")] == [1]
     assert [r.label for r in import_labelstudio(path, SST2, from_name="other")] == [0]
-    assert import_labelstudio(path, SST2, from_name="nothing") == []
+    # an answer under another name is never dropped silently: the import stops, naming them
+    with pytest.raises(LabelFileError, match=r"choices \(sentiment\), choices \(other\).*"
+                                             r"named 'nothing'"):
+        import_labelstudio(path, SST2, from_name="nothing")
 
 
 @pytest.mark.parametrize(("mutate", "pattern"), [
@@ -280,7 +283,9 @@ def _fill_sheet(path: Path, fmt: str, labels: dict[str, str]) -> None:
         with path.open(newline="", encoding="utf-8") as fh:
             rows = list(csv.DictReader(fh, dialect=dialect))
         for row in rows:
-            row["label"] = labels.get(row["item_id"], "")
+            # what the person sees: a spreadsheet hides the ' that makes a formula inert
+            shown = row["item_id"][1:] if row["item_id"].startswith("'=") else row["item_id"]
+            row["label"] = labels.get(shown, "")
         with path.open("w", newline="", encoding="utf-8") as fh:
             writer = csv.DictWriter(fh, fieldnames=list(rows[0]), dialect=dialect)
             writer.writeheader()
@@ -306,18 +311,23 @@ def test_sheet_round_trip(tmp_path: Path, fmt: str) -> None:
         with path.open(newline="", encoding="utf-8") as fh:
             rows = list(csv.DictReader(fh, dialect="excel" if fmt == "csv" else "excel-tab"))
         assert list(rows[0]) == ["item_id", "text", "predicted", "predicted_prob", "label"]
-        assert [r["item_id"] for r in rows] == ODD_IDS
-        assert [r["text"] for r in rows] == [i.fields["text"] for i in items]
+        # cells a spreadsheet would run as formulas are written inert, with a leading '
+        inert = {"=1+2": "'=1+2", "=SUM(A1)": "'=SUM(A1)", "tab\there": "tab\there"}
+        assert [r["item_id"] for r in rows] == [inert.get(i, i) for i in ODD_IDS]
+        assert [r["text"] for r in rows] == [inert.get(i.fields["text"], i.fields["text"])
+                                             for i in items]
         assert rows[0]["predicted"] == "negative" and float(rows[0]["predicted_prob"]) == 0.7
         assert all(r["label"] == "" for r in rows)
     # Words in any case, class indices, blanks (skipped) and an unlabelled tail.
     given = {"plain-1": "Positive", "comma,id": "negative", 'quote"d': "1", "tab\tid": " 0 ",
-             "new\nline": "POSITIVE", " lead space ": "", "ünïcødé-✓": "negative"}
+             "new\nline": "POSITIVE", " lead space ": "", "ünïcødé-✓": "negative",
+             "=1+2": "positive"}
     _fill_sheet(path, fmt, given)
     records = import_labels(path, SST2)
     assert [(r.item_id, r.label, r.raw) for r in records] == [
         ("plain-1", 1, "Positive"), ("comma,id", 0, "negative"), ('quote"d', 1, "1"),
-        ("tab\tid", 0, " 0 "), ("new\nline", 1, "POSITIVE"), ("ünïcødé-✓", 0, "negative")]
+        ("tab\tid", 0, " 0 "), ("new\nline", 1, "POSITIVE"), ("ünïcødé-✓", 0, "negative"),
+        ("=1+2", 1, "positive")]
     assert {r.source for r in records} == {f"{fmt}:round1.{fmt}"}
     assert all(r.annotator is None and r.time is None for r in records)
 

@@ -12,13 +12,13 @@ import numpy as np
 import pytest
 from matplotlib.image import imread
 
-from activetest.session import plots
 from activetest.session.report import (
     Comparison,
     FlaggedItem,
     HistoryRow,
     LabelsNeeded,
     ReportData,
+    plots,
     write_report,
 )
 from activetest.stats import bootstrap, lure_terms, sample

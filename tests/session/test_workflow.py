@@ -139,7 +139,8 @@ def test_label_errors_are_clear_and_write_nothing(pool_files: PoolFiles, tmp_pat
         assert f"f.csv, line 6: item {a!r} already has label 'negative'" in msg
         assert s.labels() == {a: 0}  # b was valid but the whole import was refused
         # Conflicting duplicates within one input.
-        with pytest.raises(LabelError, match=r"labelled 0 here but 1 at f\.csv, line 1"):
+        with pytest.raises(LabelError,
+                           match=r"labelled 'negative' here but 'positive' at f\.csv, line 1"):
             s.add_labels([(b, 1, "f.csv, line 1"), (b, 0, "f.csv, line 2")])
         # Overwrite replaces and keeps the history.
         res = s.add_labels([(a, "positive"), (b, "positive")], overwrite=True)

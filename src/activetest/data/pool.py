@@ -162,8 +162,8 @@ def detect_format(path: str | Path) -> str:
         return _SUFFIXES[suffix]
     if suffix == ".txt" and re.match(r"^Sentences_\w*Agree\.txt$", name, re.IGNORECASE):
         return "fpb"
-    raise PoolFormatError(f"{path}: cannot tell the format from the suffix {suffix!r}; pass "
-                          f"format= one of {', '.join(FORMATS)}")
+    raise PoolFormatError(f"{path}: cannot tell the format from the suffix {suffix!r}; name it "
+                          f"with --pool-format (format= in Python), one of {', '.join(FORMATS)}")
 
 
 def _decode(data: bytes, source: str, encoding: str) -> str:
@@ -179,7 +179,8 @@ def _decode(data: bytes, source: str, encoding: str) -> str:
         line = data[: exc.start].count(b"\n") + 1
         bad = data[exc.start: exc.start + 1]
         raise PoolFormatError(f"{source}, line {line}: byte {bad!r} is not valid {encoding} "
-                              f"(pass encoding=, e.g. 'iso-8859-1')") from None
+                              f"(name the file's encoding with --encoding, encoding= in Python, "
+                              f"e.g. 'iso-8859-1')") from None
 
 
 def _lines(text: str) -> Iterator[tuple[int, str]]:
@@ -475,7 +476,8 @@ class _LabelParser:
             return self.folded[key.casefold()]
         if self.task is None:
             raise PoolFormatError(f"{self.source}, {where}: label {raw!r} is a word, not a class "
-                                  f"index; pass task= or label_map= to map it")
+                                  f"index; add a label_map to the task file (label_map= in "
+                                  f"Python) to map it")
         raise PoolFormatError(f"{self.source}, {where}: unknown label {raw!r}; expected one of "
                               f"{', '.join(map(repr, self.task.classes))} or a class index "
                               f"0..{self.task.n_classes - 1}")

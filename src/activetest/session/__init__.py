@@ -1,10 +1,15 @@
-"""Persistent active-testing sessions: the SQLite store, the workflow, label files, reports.
+"""Persistent active-testing sessions, one job a module, in the order data flows:
 
 * :mod:`~activetest.session.store`: one SQLite file per session (``SessionStore``).
-* :mod:`~activetest.session.workflow`: the ``Session`` API (create/open, select,
-  add_labels, estimate, status, export/import, write_report).
-* :mod:`~activetest.session.labelio`: Label Studio and sheet files in and out.
+* :mod:`~activetest.session.create`: read the inputs, score the pool, write the file.
+* :mod:`~activetest.session.scoring`: model specs as stored, scorers, scores on demand.
+* :mod:`~activetest.session.draw`: the stored sampler, resumed exactly.
+* :mod:`~activetest.session.labels`: labels checked, imported, exported
+  (:mod:`~activetest.session.labelio`: the file formats, Label Studio and sheets).
+* :mod:`~activetest.session.estimate`: pure functions from stored state to estimates.
+* :mod:`~activetest.session.records`: the dataclasses they return.
 * :mod:`~activetest.session.report`: Markdown/HTML reports with PNG plots.
+* :mod:`~activetest.session.workflow`: the thin ``Session`` facade the CLI calls.
 * :mod:`~activetest.session.demo`: the offline demo (``run_demo``).
 
 Submodules are imported lazily so that ``import activetest.session`` stays cheap.
@@ -28,8 +33,8 @@ __all__ = [
 ]
 
 _WHERE = {
-    "EstimateReport": "workflow", "LabelError": "workflow", "Session": "workflow",
-    "SessionStatus": "workflow", "NotASessionError": "store", "SchemaVersionError": "store",
+    "EstimateReport": "records", "LabelError": "records", "Session": "workflow",
+    "SessionStatus": "records", "NotASessionError": "store", "SchemaVersionError": "store",
     "SessionError": "store", "SessionLockedError": "store", "SessionStore": "store",
     "run_demo": "demo",
 }

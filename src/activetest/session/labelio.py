@@ -115,8 +115,8 @@ def _format_for(path: Path, format: str | None) -> str:
         return fmt
     suffix = path.suffix.lower()
     if suffix not in _SUFFIXES:
-        raise ValueError(f"{path}: cannot tell the format from the suffix {suffix!r}; pass "
-                         f"format= one of {', '.join(FORMATS)}")
+        raise ValueError(f"{path}: cannot tell the format from the suffix {suffix!r}; name it "
+                         f"with --format (format= in Python), one of {', '.join(FORMATS)}")
     return _SUFFIXES[suffix]
 
 
@@ -421,21 +421,34 @@ def _labelstudio_tasks(data: Any, task: Task, source_path: str, source: str,
                 raise LabelFileError(f"{at}: 'result' is a {type(result).__name__}, "
                                      f"expected a list")
             choices = []
+            others: list[str] = []
             for j, res in enumerate(result):
                 if not isinstance(res, dict):
                     raise LabelFileError(f"{at}, result {j}: expected a JSON object, got "
                                          f"{type(res).__name__}")
                 if res.get("type") != "choices":
+                    others.append(f"{res.get('type')!s} ({res.get('from_name')!s})")
                     continue
                 if from_name is not None and res.get("from_name") != from_name:
+                    others.append(f"choices ({res.get('from_name')!s})")
                     continue
                 choices.append((j, res))
+            if not choices and others:
+                # An answer was given, but not as the single choice we read: dropping it
+                # silently would lose a label, so the whole import stops.
+                want = f"a 'choices' result named {from_name!r}" if from_name else \
+                    "a 'choices' result"
+                raise LabelFileError(f"{at}: the annotation has {', '.join(others)} but not "
+                                     f"{want}; activetest reads one class per item from a "
+                                     f"<Choices choice=\"single\"> control: use the labelling "
+                                     f"config that `activetest labelstudio-config` prints")
             if not choices:
-                continue  # submitted without a choice (or only other tags): not labelled
+                continue  # submitted without any answer: not labelled
             if len(choices) > 1:
                 names = sorted({str(r.get("from_name")) for _, r in choices})
                 raise LabelFileError(f"{at}: {len(choices)} 'choices' results (from_name "
-                                     f"{', '.join(names)}); pass from_name= to pick one")
+                                     f"{', '.join(names)}); pick one with --from-name "
+                                     f"(from_name= in Python)")
             j, res = choices[0]
             value = res.get("value")
             chosen = value.get("choices") if isinstance(value, dict) else None
@@ -492,15 +505,21 @@ def _looks_like_labelstudio(data: Any) -> bool:
 
 
 def export_items(items: Sequence[Item], task: Task, path: str | Path, *,
-                 format: str | None = None, predictions: Any = None) -> Path:
+                 format: str | None = None, predictions: Any = None,
+                 labels: Sequence[int | None] | None = None) -> Path:
     """Write the items as a sheet for people to label; returns the path.
 
     Columns: ``item_id``, the item's fields (template fields first, in template
     order), then -- with ``predictions`` (``(len(items), C)`` class log-probs) --
     ``predicted`` (the surrogate's most likely class, by class name, as in Label
     Studio) and ``predicted_prob`` (its probability, 6 decimals),
-    and last an empty ``label`` column to fill in with a label word, class name
-    or class index (see :func:`import_labels`).
+    and last the ``label`` column: empty, to fill in with a label word, class name
+    or class index (see :func:`import_labels`), or with ``labels`` (class indices,
+    None for none) the class names already given.
+
+    In CSV and TSV, a cell that a spreadsheet would run as a formula (one that
+    starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return) is written
+    with a leading ``'``; :func:`import_labels` removes it again.
 
     Formats (``format=`` or the suffix): ``csv`` (RFC 4180 quoting), ``tsv``
     (tab-separated, quoted where a value holds a tab, newline or quote), ``jsonl``
@@ -524,6 +543,8 @@ def export_items(items: Sequence[Item], task: Task, path: str | Path, *,
         raise ValueError(f"item fields {sorted(reserved)} clash with the sheet's own columns")
     pred = _predicted(predictions, len(items), task.n_classes) if predictions is not None \
         else None
+    if labels is not None and len(labels) != len(items):
+        raise ValueError(f"labels has {len(labels)} entries for {len(items)} items")
     rows: list[dict[str, Any]] = []
     for i, item in enumerate(items):
         row: dict[str, Any] = {"item_id": item.id}
@@ -531,7 +552,8 @@ def export_items(items: Sequence[Item], task: Task, path: str | Path, *,
         if pred is not None:
             row[PREDICTED_COLUMN] = task.class_names[int(pred[0][i])]
             row[PROBABILITY_COLUMN] = round(float(pred[1][i]), 6)
-        row["label"] = None
+        y = None if labels is None else labels[i]
+        row["label"] = None if y is None else task.class_names[int(y)]
         rows.append(row)
     out.parent.mkdir(parents=True, exist_ok=True)
     if fmt in ("csv", "tsv"):
@@ -544,7 +566,7 @@ def export_items(items: Sequence[Item], task: Task, path: str | Path, *,
                             lineterminator="\n")
         writer.writerow(header)
         for row in rows:
-            writer.writerow(["" if row[h] is None else row[h] for h in header])
+            writer.writerow(["" if row[h] is None else _defuse(row[h]) for h in header])
         out.write_text(buf.getvalue(), encoding="utf-8", newline="")
     elif fmt == "jsonl":
         out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows),
@@ -552,6 +574,24 @@ def export_items(items: Sequence[Item], task: Task, path: str | Path, *,
     else:
         out.write_text(json.dumps(rows, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     return out
+
+
+#: First characters that make a spreadsheet cell a formula (OWASP "CSV injection").
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _defuse(value: Any) -> Any:
+    """A text cell that a spreadsheet would evaluate, made inert with a leading ``'``."""
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return value
+
+
+def _undefuse(value: str) -> str:
+    """Undo :func:`_defuse` (a ``'`` before a formula character)."""
+    if value.startswith("'") and value[1:].startswith(_FORMULA_START):
+        return value[1:]
+    return value
 
 
 def _csv_rows(text: str, source: str, delimiter: str,
@@ -589,7 +629,7 @@ def _csv_rows(text: str, source: str, delimiter: str,
                 else:
                     raise LabelFileError(f"{where}: expected {len(header)} {sep}-separated "
                                          f"fields (header {_short(header, 120)}), got {len(row)}")
-            yield where, dict(zip(header, row, strict=True))
+            yield where, dict(zip(header, map(_undefuse, row), strict=True))
     except csv.Error as exc:
         raise LabelFileError(f"{source}, line {start}: malformed {sep}-separated file: "
                              f"{exc}") from None
@@ -622,7 +662,8 @@ def _json_rows(data: Any, source: str) -> Iterator[tuple[str, dict[str, Any]]]:
 
 def import_labels(path: str | Path, task: Task, *, format: str | None = None,
                   id_column: str = "item_id", label_column: str = "label",
-                  source: str | None = None) -> list[LabelRecord]:
+                  source: str | None = None, from_name: str | None = None,
+                  ) -> list[LabelRecord]:
     """Read labels from a sheet (CSV, TSV, JSONL or JSON); one record per labelled row.
 
     The format is ``format=`` or the suffix (``.csv``, ``.tsv``/``.tab``,
@@ -640,6 +681,7 @@ def import_labels(path: str | Path, task: Task, *, format: str | None = None,
 
     Args:
         source: the records' ``source`` (default ``"<format>:<file name>"``).
+        from_name: for a Label Studio export, the ``<Choices>`` control to read.
 
     Raises:
         LabelFileError: malformed file, a missing id or label column, an empty id,
@@ -654,7 +696,8 @@ def import_labels(path: str | Path, task: Task, *, format: str | None = None,
     if fmt in ("json", "labelstudio"):
         data = _json.loads(text, src, LabelFileError)
         if fmt == "labelstudio" or _looks_like_labelstudio(data):
-            return _labelstudio_tasks(data, task, src, source or f"labelstudio:{p.name}", None)
+            return _labelstudio_tasks(data, task, src, source or f"labelstudio:{p.name}",
+                                      from_name)
         rows: Iterator[tuple[str, Mapping[str, Any]]] = _json_rows(data, src)
     elif fmt == "jsonl":
         rows = _jsonl_rows(text, src)
@@ -669,8 +712,10 @@ def import_labels(path: str | Path, task: Task, *, format: str | None = None,
             for column in (id_column, label_column):
                 if column not in row:
                     raise LabelFileError(f"{where}: no column {column!r} (columns: "
-                                         f"{_short(sorted(map(str, row)), 160)}); pass "
-                                         f"{'id' if column == id_column else 'label'}_column=")
+                                         f"{_short(sorted(map(str, row)), 160)}); name the "
+                                         f"column with --{'id' if column == id_column else 'label'}"
+                                         f"-column ({'id' if column == id_column else 'label'}"
+                                         f"_column= in Python)")
             checked = True
         raw = row[label_column]
         if raw is None or (isinstance(raw, str) and raw.strip() == ""):

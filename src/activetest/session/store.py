@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import sqlite3
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -158,6 +159,14 @@ class SessionLockedError(SessionError):
     """Another process holds the database's write lock longer than the busy timeout."""
 
 
+class SessionReadOnlyError(SessionError):
+    """The session file cannot be written (read-only file, folder or file system)."""
+
+
+class SessionWriteError(SessionError):
+    """The session file could not be written (full disk, I/O error); nothing was changed."""
+
+
 class SessionExistsError(SessionError):
     """Creating a session where a file already exists (without ``overwrite``)."""
 
@@ -267,6 +276,39 @@ def _is_lock_error(exc: sqlite3.OperationalError) -> bool:
     return "locked" in msg or "busy" in msg
 
 
+def _open_error(p: Path, exc: sqlite3.OperationalError) -> SessionError:
+    msg = str(exc).lower()
+    if "disk" in msg and "full" in msg:
+        return SessionWriteError(f"{p}: cannot open the session: the disk is full ({exc}); "
+                                 f"free some space and retry (nothing collected is lost)")
+    if "unable to open" in msg or "readonly" in msg or "read-only" in msg:
+        return SessionError(f"{p}: cannot open the session file ({exc}); check the "
+                            f"permissions of the file and of its folder")
+    return NotASessionError(f"{p}: not an activetest session ({exc})")
+
+
+def _disk_full(p: Path, margin: int = 1 << 16) -> bool:
+    try:
+        return shutil.disk_usage(p.parent).free < margin
+    except OSError:
+        return False
+
+
+def write_error(p: Path, exc: sqlite3.OperationalError) -> SessionError | sqlite3.OperationalError:
+    """A clear error for a failed write, or ``exc`` itself when it is none of the known kinds."""
+    msg = str(exc).lower()
+    if "full" in msg:
+        return SessionWriteError(f"{p}: cannot write the session file: the disk is full; "
+                                 f"nothing was changed by this command and nothing collected "
+                                 f"before it is lost; free some space and retry")
+    if "readonly" in msg or "read-only" in msg:
+        return SessionReadOnlyError(f"{p}: cannot write the session file: it is read-only")
+    if "disk i/o" in msg:
+        return SessionWriteError(f"{p}: cannot write the session file (disk I/O error: {exc}); "
+                                 f"nothing was changed by this command")
+    return exc
+
+
 class SessionStore:
     """Low-level access to one session file (see the module docstring).
 
@@ -280,13 +322,17 @@ class SessionStore:
     """
 
     def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = 5.0,
-                 _conn: sqlite3.Connection | None = None) -> None:
+                 _conn: sqlite3.Connection | None = None, _writable: bool = True) -> None:
         self.path = Path(path)
         self.busy_timeout = float(busy_timeout)
         if _conn is None:
             raise TypeError("use SessionStore.open(path) or SessionStore.create(path, ...)")
         self._conn = _conn
         self._depth = 0
+        #: False when the file was opened read-only (it, its folder or its disk cannot
+        #: be written): reads work, :meth:`transaction` raises SessionReadOnlyError.
+        self.writable = _writable
+        self._readonly_why = ""
 
     # ------------------------------------------------------------------ open / create
 
@@ -299,19 +345,23 @@ class SessionStore:
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, busy_timeout: float = 5.0) -> SessionStore:
-        """Open an existing session.
+        """Open an existing session (read-only when it cannot be written).
 
         Raises:
             FileNotFoundError: no such file.
             NotASessionError: not an activetest session (or not SQLite at all).
             SchemaVersionError: written by a newer activetest.
             SessionLockedError: another process holds the database locked.
+            SessionReadOnlyError: a read-only session whose journal was never folded
+                into the file (it cannot be read without writing).
         """
         p = Path(path)
         if not p.is_file():
             raise FileNotFoundError(f"no session file {p} (create one with `activetest init`)")
+        writable = os.access(p, os.W_OK) and os.access(p.parent, os.W_OK)
+        why = "" if writable else "read-only"
         try:
-            conn = cls._connect(p, busy_timeout)
+            conn = cls._connect(p, busy_timeout) if writable else cls._connect_ro(p, busy_timeout)
         except sqlite3.Error as exc:
             raise NotASessionError(f"{p}: cannot open as a SQLite database ({exc})") from None
         try:
@@ -323,7 +373,13 @@ class SessionStore:
                     f"{p}: the session database is locked by another process (waited "
                     f"{busy_timeout:g} s); close the other `activetest` command and retry"
                 ) from None
-            raise NotASessionError(f"{p}: not an activetest session ({exc})") from None
+            if not (writable and _disk_full(p)):
+                raise _open_error(p, exc) from None
+            # A full disk cannot hold the journal's index file: read without it, so that
+            # everything that only reads still works; writes say the disk is full.
+            writable, why = False, "full"
+            conn = cls._connect_ro(p, busy_timeout)
+            version = cls._check(conn, p)
         except sqlite3.DatabaseError as exc:
             conn.close()
             raise NotASessionError(f"{p}: not an activetest session ({exc})") from None
@@ -333,9 +389,40 @@ class SessionStore:
         if version != SCHEMA_VERSION:  # pragma: no cover - no older schema exists yet
             conn.close()
             raise SchemaVersionError(f"{p}: schema version {version} cannot be read")
-        conn.execute("PRAGMA synchronous = FULL")
-        conn.execute("PRAGMA foreign_keys = ON")
-        return cls(p, busy_timeout=busy_timeout, _conn=conn)
+        if writable:
+            conn.execute("PRAGMA synchronous = FULL")
+            conn.execute("PRAGMA foreign_keys = ON")
+        store = cls(p, busy_timeout=busy_timeout, _conn=conn, _writable=writable)
+        store._readonly_why = why
+        return store
+
+    @staticmethod
+    def _connect_ro(path: Path, busy_timeout: float) -> sqlite3.Connection:
+        """A read-only connection to a file (or in a folder) that cannot be written.
+
+        A WAL database needs its ``-shm`` file even to read; where that cannot be
+        made, the file is read as immutable, which is exact only when no journal
+        is pending, so that is checked first.
+        """
+        from urllib.parse import quote
+
+        uri = f"file:{quote(str(path.resolve()))}"
+        conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=busy_timeout,
+                               isolation_level=None)
+        try:
+            conn.execute("PRAGMA user_version").fetchone()
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            return conn
+        except sqlite3.OperationalError:
+            conn.close()
+        wal = Path(str(path) + "-wal")
+        if wal.exists() and wal.stat().st_size > 0:
+            raise SessionReadOnlyError(
+                f"{path}: the session file is read-only and holds changes not yet folded in "
+                f"({wal.name}); make the file and its folder writable once (any activetest "
+                f"command then folds them in), or copy the three files somewhere writable")
+        return sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True, timeout=busy_timeout,
+                               isolation_level=None)
 
     @staticmethod
     def _check(conn: sqlite3.Connection, p: Path) -> int:
@@ -455,6 +542,16 @@ class SessionStore:
         Raises:
             SessionLockedError: the write lock was not obtained within the busy timeout.
         """
+        if not self.writable and self._readonly_why == "full":
+            raise SessionWriteError(
+                f"{self.path}: cannot write the session file: the disk is full; nothing was "
+                f"changed and nothing collected is lost; free some space and retry")
+        if not self.writable:
+            raise SessionReadOnlyError(
+                f"{self.path}: the session file is read-only (the file, its folder or its "
+                f"disk cannot be written); status, estimate, report and export work, but "
+                f"drawing and labelling need a writable session: copy it or change its "
+                f"permissions")
         if self._depth:
             self._depth += 1
             try:
@@ -467,10 +564,17 @@ class SessionStore:
         except sqlite3.OperationalError as exc:
             if _is_lock_error(exc):
                 raise self._locked(exc) from None
-            raise
+            raise write_error(self.path, exc) from None
         self._depth = 1
         try:
             yield self._conn
+        except sqlite3.OperationalError as exc:
+            self._depth = 0
+            with contextlib.suppress(sqlite3.Error):
+                self._conn.execute("ROLLBACK")
+            if _is_lock_error(exc):
+                raise self._locked(exc) from None
+            raise write_error(self.path, exc) from None
         except BaseException:
             self._depth = 0
             with contextlib.suppress(sqlite3.Error):
@@ -484,7 +588,7 @@ class SessionStore:
                 self._conn.execute("ROLLBACK")
             if _is_lock_error(exc):
                 raise self._locked(exc) from None
-            raise
+            raise write_error(self.path, exc) from None
 
     def _read(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         try:

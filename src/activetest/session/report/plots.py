@@ -21,7 +21,7 @@ from matplotlib.figure import Figure
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
-    from activetest.session.report import ReportData
+    from activetest.session.report.data import ReportData
 
 __all__ = ["ACQUISITION_SIZE", "DPI", "ESTIMATES_SIZE", "plot_acquisition", "plot_estimates"]
 

@@ -1,0 +1,281 @@
+"""Creating a session: read the inputs, score the pool, write the file (in that order).
+
+:func:`create_session` is what ``Session.create`` and ``activetest init`` run. The
+pool is scored BEFORE the file exists, so a failed, interrupted or crashed scoring
+leaves no half-made session behind (the score cache keeps the finished chunks), and
+the file is built under a temporary name and renamed into place
+(:meth:`SessionStore.create`).
+
+Steps, one function each: :func:`check_options` (argument validation),
+:func:`load_inputs` (task, pool, in-context examples), :func:`build_config` (the
+JSON stored in the file), :func:`score_pool` (surrogate and target, side by side
+where they can), then the store is written with the acquisition scores and the
+sampler's initial state.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from activetest.data.task import Item, Task
+from activetest.session.records import ACQUISITION_CHOICES, METRIC_CHOICES, NOISE_RULES
+from activetest.session.scoring import Scoring, stored_spec
+from activetest.session.store import SessionError, SessionStore
+from activetest.stats import ActiveSampler, acquisition_scores
+
+__all__ = ["Inputs", "build_config", "check_options", "create_session", "load_inputs",
+           "load_items", "resolve_task", "score_pool"]
+
+
+def resolve_task(task: Task | str | os.PathLike[str]) -> Task:
+    """A Task from a Task, a built-in task name or a task file."""
+    if isinstance(task, Task):
+        return task
+    from activetest.data.taskfile import load_task
+
+    return load_task(task if isinstance(task, str) else Path(task))
+
+
+def load_items(src: Sequence[Item] | str | os.PathLike[str], task: Task, what: str,
+               options: Mapping[str, Any] | None) -> tuple[list[Item], dict[str, Any]]:
+    """Items from a file (any format ``load_pool`` reads) or a sequence, with provenance."""
+    if isinstance(src, (str, os.PathLike)):
+        from activetest.data.pool import load_pool
+
+        pool = load_pool(src, task=task, **dict(options or {}))
+        info = {"source": str(Path(src).resolve()), "format": pool.format, "sha256": pool.sha256}
+        return list(pool), info
+    items = list(src)
+    for it in items:
+        if not isinstance(it, Item):
+            raise TypeError(f"{what} must be a file path or a sequence of Item, got "
+                            f"{type(it).__name__}")
+    return items, {"source": getattr(src, "source", "") or "<items>",
+                   "format": getattr(src, "format", ""), "sha256": getattr(src, "sha256", "")}
+
+
+def check_unique(items: Sequence[Item], what: str) -> None:
+    """Refuse duplicate item ids (a join by id would be ambiguous)."""
+    seen: dict[str, int] = {}
+    for i, it in enumerate(items):
+        if it.id in seen:
+            raise SessionError(f"{what} has duplicate item id {it.id!r} (rows {seen[it.id]} and "
+                               f"{i}); item ids must be unique")
+        seen[it.id] = i
+
+
+def check_options(*, metric: str, acquisition: str | None, alpha: float, noise_rule: str,
+                  level: float, n_boot: int, seed: int | None) -> tuple[str, int]:
+    """Validate the scalar options; returns ``(acquisition, seed)`` with defaults filled in.
+
+    Raises:
+        ValueError: an option outside its range (the message says which and why).
+    """
+    if metric not in METRIC_CHOICES:
+        raise ValueError(f"metric must be one of {', '.join(METRIC_CHOICES)}, got {metric!r}")
+    if acquisition is None:
+        acquisition = "zero_one" if metric == "error_rate" else "ce"
+    if acquisition not in ACQUISITION_CHOICES:
+        raise ValueError(f"acquisition must be one of {', '.join(ACQUISITION_CHOICES)}, "
+                         f"got {acquisition!r}")
+    if not (isinstance(alpha, (int, float)) and 0 < alpha <= 1):
+        raise ValueError(f"alpha must be in (0, 1], got {alpha!r}")
+    if noise_rule not in NOISE_RULES:
+        raise ValueError(f"noise_rule must be 'any' or 'all', got {noise_rule!r}")
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1), got {level!r}")
+    if n_boot < 2:
+        raise ValueError(f"n_boot must be >= 2, got {n_boot!r}")
+    from activetest.stats.bootstrap import MAX_BOOT
+
+    if n_boot > MAX_BOOT:
+        raise ValueError(f"n_boot must be <= {MAX_BOOT:,}, got {n_boot:,} (more resamples "
+                         f"change the interval by far less than its own width)")
+    if seed is None:
+        seed = int(np.random.SeedSequence().generate_state(1, np.uint64)[0] % 2**63)
+    if isinstance(seed, bool) or not 0 <= int(seed) < 2**63:
+        raise ValueError(f"seed must be an integer in 0..2**63-1, got {seed!r}")
+    return acquisition, int(seed)
+
+
+@dataclass
+class Inputs:
+    """What a session is made of, read and checked."""
+
+    task: Task
+    items: list[Item]
+    pool_info: dict[str, Any]
+    examples: list[Item]
+    examples_info: dict[str, Any]
+    target_shots: int
+    specs: dict[str, str]  # role -> stored spec
+    raw_specs: dict[str, str] = field(default_factory=dict)  # stored spec -> as given
+    scorers: dict[str, Any] = field(default_factory=dict)  # "object:..." spec -> object
+
+
+def load_inputs(*, pool: Sequence[Item] | str | os.PathLike[str],
+                task: Task | str | os.PathLike[str], surrogate: Any, target: Any,
+                seed: int, shots: int | None,
+                examples: Sequence[Item] | str | os.PathLike[str] | None,
+                target_shots: int | None, pool_options: Mapping[str, Any] | None) -> Inputs:
+    """Read the task, the pool and the in-context examples; name the two models.
+
+    Raises:
+        ValueError: (incl. :class:`SessionError`) an empty pool, duplicate ids,
+            shots without examples, a ``target_shots`` out of range, bad files.
+    """
+    t = resolve_task(task)
+    items, pool_info = load_items(pool, t, "pool", pool_options)
+    check_unique(items, "the pool")
+    if not items:
+        raise SessionError("the pool is empty: nothing to evaluate")
+    ex_info: dict[str, Any] = {}
+    chosen: list[Item] = []
+    if examples is not None:
+        ex_items, ex_info = load_items(examples, t, "examples", pool_options)
+        ex_items = [e for e in ex_items if e.label is not None]
+        if shots is None:
+            chosen = ex_items
+        else:
+            from activetest.data.split import select_examples
+
+            chosen = list(select_examples(ex_items, shots, np.random.default_rng(seed),
+                                          n_classes=t.n_classes))
+        pool_texts = {tuple(sorted(it.fields.items())) for it in items}
+        dup = [e.id for e in chosen if tuple(sorted(e.fields.items())) in pool_texts]
+        if dup:
+            warnings.warn(f"{len(dup)} in-context example(s) also occur in the pool (e.g. "
+                          f"{dup[0]!r}); examples should be disjoint from the pool",
+                          stacklevel=3)
+    elif shots:
+        raise SessionError(f"shots={shots} needs labelled in-context examples: pass "
+                           f"examples= (--examples FILE), disjoint from the pool")
+    if target_shots is None:
+        target_shots = len(chosen)
+    if not 0 <= target_shots <= len(chosen):
+        raise ValueError(f"target_shots must be in 0..{len(chosen)} (the number of "
+                         f"examples), got {target_shots}")
+    inputs = Inputs(t, items, pool_info, chosen, ex_info, int(target_shots), {})
+    for role, m in (("surrogate", surrogate), ("target", target)):
+        if isinstance(m, (str, os.PathLike)):
+            raw = os.fspath(m)
+            spec = stored_spec(raw)
+            inputs.specs[role] = spec
+            inputs.raw_specs[spec] = raw
+        else:
+            spec = f"object:{getattr(m, 'name', type(m).__name__)}"
+            inputs.specs[role] = spec
+            inputs.scorers[spec] = m
+    return inputs
+
+
+def build_config(inputs: Inputs, *, task_ref: Any, metric: str, acquisition: str,
+                 alpha: float, seed: int, noise: Mapping[str, Any], n_boot: int, level: float,
+                 cache_dir: str | os.PathLike[str] | None, use_cache: bool) -> dict[str, Any]:
+    """The configuration stored in the session file (JSON; no credentials)."""
+    from activetest import __version__
+    from activetest.data.taskfile import task_to_dict
+
+    return {
+        "task": task_to_dict(inputs.task),
+        "task_ref": task_ref if isinstance(task_ref, str) else inputs.task.name,
+        "pool": {**inputs.pool_info, "n_items": len(inputs.items)},
+        "examples": {**inputs.examples_info, "n": len(inputs.examples)},
+        "surrogate": inputs.specs["surrogate"], "target": inputs.specs["target"],
+        "metric": metric, "acquisition": acquisition, "alpha": float(alpha), "seed": seed,
+        "shots": len(inputs.examples), "target_shots": inputs.target_shots,
+        "noise": dict(noise), "n_boot": int(n_boot), "level": float(level),
+        "cache_dir": None if cache_dir is None else str(Path(cache_dir).resolve()),
+        "use_cache": bool(use_cache), "activetest_version": __version__,
+    }
+
+
+def score_pool(inputs: Inputs, scoring: Scoring, *, need_target: bool, progress: bool,
+               ) -> tuple[tuple[np.ndarray, dict[str, Any]],
+                          tuple[np.ndarray, dict[str, Any]] | None]:
+    """Surrogate (and, unless PE, target) log-probs on the whole pool, with provenance."""
+    jobs = [functools.partial(scoring.score, "surrogate", inputs.specs["surrogate"],
+                              inputs.items, len(inputs.examples), progress)]
+    if need_target:  # PE needs no target predictions on the pool
+        jobs.append(functools.partial(scoring.score, "target", inputs.specs["target"],
+                                      inputs.items, inputs.target_shots, progress))
+    if len(jobs) > 1 and scoring.can_run_side_by_side(inputs.specs.values()):
+        # Surrogate and target side by side: each llama.cpp model defaults to half the
+        # cores, so two 1-thread models fill a 2-core machine (measured: the pair takes
+        # as long as the slower model alone, not the sum).
+        from activetest.models._util import run_parallel
+
+        results = run_parallel(jobs, progress=progress)
+    else:
+        results = [job() for job in jobs]
+    return results[0], (results[1] if len(results) > 1 else None)
+
+
+def create_session(path: str | os.PathLike[str], *,
+                   pool: Sequence[Item] | str | os.PathLike[str],
+                   task: Task | str | os.PathLike[str], surrogate: Any, target: Any,
+                   metric: str = "log_loss", acquisition: str | None = None,
+                   alpha: float = 0.1, seed: int | None = None, shots: int | None = None,
+                   examples: Sequence[Item] | str | os.PathLike[str] | None = None,
+                   target_shots: int | None = None, noise_target_nll: float = 5.0,
+                   noise_surrogate_nll: float = 5.0, noise_rule: str = "any",
+                   n_boot: int = 1000, level: float = 0.95,
+                   pool_options: Mapping[str, Any] | None = None,
+                   cache_dir: str | os.PathLike[str] | None = None, use_cache: bool = True,
+                   overwrite: bool = False, progress: bool = True, busy_timeout: float = 5.0,
+                   threads: int | None = None) -> tuple[SessionStore, Inputs]:
+    """Build a session file; returns the open store and the inputs (see ``Session.create``)."""
+    acquisition, seed = check_options(metric=metric, acquisition=acquisition, alpha=alpha,
+                                      noise_rule=noise_rule, level=level, n_boot=n_boot,
+                                      seed=seed)
+    p = Path(path)
+    if p.exists() and not overwrite:
+        from activetest.session.store import SessionExistsError
+
+        raise SessionExistsError(f"{p} already exists; choose another file name or pass "
+                                 f"--overwrite to replace it")
+    inputs = load_inputs(pool=pool, task=task, surrogate=surrogate, target=target, seed=seed,
+                         shots=shots, examples=examples, target_shots=target_shots,
+                         pool_options=pool_options)
+    noise = {"target_nll": float(noise_target_nll),
+             "surrogate_nll": float(noise_surrogate_nll), "rule": noise_rule}
+    config = build_config(inputs, task_ref=task, metric=metric, acquisition=acquisition,
+                          alpha=alpha, seed=seed, noise=noise, n_boot=n_boot, level=level,
+                          cache_dir=cache_dir, use_cache=use_cache)
+    scoring = Scoring(inputs.task, inputs.examples, inputs.scorers, config["cache_dir"],
+                      use_cache, threads, inputs.raw_specs)
+    (s_lp, s_prov), target_scores = score_pool(inputs, scoring,
+                                               need_target=acquisition != "pe",
+                                               progress=progress)
+    t_lp = None if target_scores is None else target_scores[0]
+    scores = acquisition_scores(acquisition, surrogate_logprobs=s_lp, target_logprobs=t_lp,
+                                n=len(inputs.items))
+    sampler = ActiveSampler(scores, alpha=float(alpha), seed=seed)
+    n_classes = inputs.task.n_classes
+
+    def init(store: SessionStore) -> None:
+        store.put_scores("surrogate", inputs.specs["surrogate"], s_lp, s_prov)
+        if target_scores is not None:
+            store.put_scores("target", inputs.specs["target"], *target_scores)
+        else:
+            store.put_scores("target", inputs.specs["target"],
+                             np.full((len(inputs.items), n_classes), np.nan),
+                             {"spec": inputs.specs["target"], "note": "scored on labelled "
+                              "items only (PE acquisition)"})
+        store.put_scores("acquisition", acquisition, scores[:, None],
+                         {"acquisition": acquisition, "alpha": float(alpha)},
+                         predictions=False)
+        state = sampler.state()
+        store.init_sampler(state.alpha, seed, state.rng_state)
+
+    store = SessionStore.create(p, config=config, items=inputs.items, examples=inputs.examples,
+                                overwrite=overwrite, busy_timeout=busy_timeout, init=init)
+    return store, inputs

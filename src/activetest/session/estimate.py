@@ -1,0 +1,232 @@
+"""Estimates as pure functions of what a session stored: no file, no model, no writes.
+
+:func:`estimate_report` turns the labelled draws (:class:`LabelledDraws`) and the
+models' log-probs on them into an :class:`~activetest.session.records.EstimateReport`:
+per metric LURE with its bootstrap interval, the (biased) plain mean for
+contrast, control-variate LURE where a control exists, the label-noise alarm, the
+labels projected for a target width, and paired comparisons of other targets on
+the same labels (LURE of the per-item loss difference is unbiased for the
+difference). :func:`history` recomputes the estimate at earlier label counts for
+the report's curves. Every bootstrap draws from a generator seeded by (session
+seed, labels, quantity), so the same call gives the same interval.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from activetest.session.records import (
+    METRICS,
+    Comparison,
+    EstimateReport,
+    FlaggedItem,
+    MetricEstimate,
+)
+from activetest.stats import (
+    BootstrapResult,
+    bootstrap,
+    labels_for_width,
+    log_loss,
+    lure_curve,
+    lure_terms,
+    uniform_mean_curve,
+    zero_one_loss,
+)
+
+__all__ = ["LabelledDraws", "NoiseRule", "bootstrap_rng", "controls", "estimate_report",
+           "history", "per_item_loss"]
+
+
+@dataclass(frozen=True)
+class LabelledDraws:
+    """The labelled prefix of the draw order, which every estimate is computed from.
+
+    Attributes:
+        n_pool: N.
+        item_ids, steps: the K usable draws (the first K, all labelled), in order.
+        rows: ``(K,)`` pool row of each draw.
+        q: ``(K,)`` the probability each was drawn with.
+        y: ``(K,)`` its label (class index).
+        n_selected: all draws so far.
+        n_waiting: labels of later draws that wait for an earlier unlabelled draw.
+        first_unlabelled: ``(item id, step)`` of the first unlabelled draw, if any.
+    """
+
+    n_pool: int
+    item_ids: tuple[str, ...]
+    steps: tuple[int, ...]
+    rows: np.ndarray
+    q: np.ndarray
+    y: np.ndarray
+    n_selected: int
+    n_waiting: int = 0
+    first_unlabelled: tuple[str, int] | None = None
+
+    @property
+    def k(self) -> int:
+        """K, the usable labels."""
+        return int(self.rows.size)
+
+
+@dataclass(frozen=True)
+class NoiseRule:
+    """The label-noise alarm: flag labels the target (``any``: or; ``all``: and) the
+    surrogate finds very unlikely."""
+
+    target_nll: float = 5.0
+    surrogate_nll: float = 5.0
+    rule: str = "any"
+
+    def hits(self, target_nll: np.ndarray, surrogate_nll: np.ndarray) -> np.ndarray:
+        """Boolean mask of flagged labels."""
+        t, s = target_nll > self.target_nll, surrogate_nll > self.surrogate_nll
+        return t | s if self.rule == "any" else t & s
+
+
+def bootstrap_rng(seed: int, k: int, name: str) -> np.random.Generator:
+    """Deterministic per (session seed, labels, quantity): the same call, the same interval."""
+    return np.random.default_rng(np.random.SeedSequence([int(seed) % 2**63, k,
+                                                         zlib.crc32(name.encode())]))
+
+
+def per_item_loss(metric: str, logprobs: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """Log loss or 0-1 loss of each row's prediction against its label."""
+    if metric == "log_loss":
+        return log_loss(logprobs, labels)
+    return zero_one_loss(logprobs, labels)
+
+
+def controls(metrics: Sequence[str], surrogate_lp: np.ndarray | None,
+             target_lp: np.ndarray | None) -> dict[str, np.ndarray]:
+    """Per metric, the control variate ``h`` over the whole pool (see MetricEstimate.cv).
+
+    ``h`` is the surrogate's expected loss of the target; without target
+    predictions on the pool (PE; rows of NaN) it is the surrogate's expected loss
+    of itself.
+    """
+    from activetest.stats import control_values
+
+    if surrogate_lp is None:
+        return {}
+    if target_lp is not None and not np.all(np.isfinite(target_lp)):
+        target_lp = None
+    out = {}
+    for metric in metrics:
+        loss = "log" if metric == "log_loss" else "zero_one"
+        out[metric] = control_values(loss, surrogate_logprobs=surrogate_lp,
+                                     target_logprobs=target_lp)
+    return out
+
+
+def _warnings(draws: LabelledDraws) -> list[str]:
+    notes = []
+    if draws.k < 100:
+        notes.append(f"only {draws.k} labels: the bootstrap interval is unreliable below ~100 "
+                     f"labels")
+    if draws.n_waiting and draws.first_unlabelled is not None:
+        item_id, step = draws.first_unlabelled
+        notes.append(f"{draws.n_waiting} label(s) of later draws wait for item {item_id!r} "
+                     f"(draw {step}) to be labelled; LURE uses the first {draws.k} draws")
+    return notes
+
+
+def _metric_estimate(metric: str, draws: LabelledDraws, losses: np.ndarray, hit: np.ndarray,
+                     control: np.ndarray | None, *, seed: int, n_boot: int, level: float,
+                     target_width: float | None) -> MetricEstimate:
+    K, N, q = draws.k, draws.n_pool, draws.q
+    terms = lure_terms(losses, q, N)
+    active = bootstrap(terms, n_boot=n_boot, level=level,
+                       random_state=bootstrap_rng(seed, K, f"lure:{metric}"))
+    uniform = bootstrap(losses, n_boot=n_boot, level=level,
+                        random_state=bootstrap_rng(seed, K, f"mean:{metric}"))
+    curve = tuple(float(x) for x in lure_curve(losses, q, N))
+    ucurve = tuple(float(x) for x in uniform_mean_curve(losses))
+    without = float(terms[~hit].mean()) if hit.any() and (~hit).any() else None
+    needed = labels_for_width(active, target_width) if target_width else None
+    cv: BootstrapResult | None = None
+    control_mean = None
+    if control is not None:
+        control_mean = float(control.mean())
+        cv = bootstrap(control_mean + lure_terms(losses - control[draws.rows], q, N),
+                       n_boot=n_boot, level=level,
+                       random_state=bootstrap_rng(seed, K, f"cv:{metric}"))
+    return MetricEstimate(metric, active, uniform, curve, ucurve, without, needed, cv,
+                          control_mean)
+
+
+def estimate_report(draws: LabelledDraws, *, metrics: Sequence[str], target_lp: np.ndarray,
+                    surrogate_lp: np.ndarray, pool_controls: Mapping[str, np.ndarray],
+                    compare: Mapping[str, np.ndarray] | None = None,
+                    noise: NoiseRule = NoiseRule(), seed: int, n_boot: int = 1000,
+                    level: float = 0.95, target_width: float | None = None) -> EstimateReport:
+    """Every metric's estimate from the labelled draws.
+
+    Args:
+        draws: the usable labelled prefix (K >= 1).
+        metrics: a subset of :data:`METRICS`.
+        target_lp, surrogate_lp: ``(K, C)`` log-probs at the labelled draws.
+        pool_controls: metric -> ``(N,)`` control values (see :func:`controls`).
+        compare: other target spec -> ``(K, C)`` log-probs at the labelled draws.
+        noise: the label-noise alarm.
+        seed, n_boot, level: the bootstraps' seed, resamples and coverage.
+        target_width: also project the labels needed for this interval width.
+    """
+    if target_width is not None and not target_width > 0:
+        raise ValueError(f"target width must be > 0, got {target_width!r}")
+    unknown = [m for m in metrics if m not in METRICS]
+    if unknown:
+        raise ValueError(f"unknown metric(s) {unknown}; expected {METRICS}")
+    K, N, q, y = draws.k, draws.n_pool, draws.q, draws.y
+    t_nll, s_nll = log_loss(target_lp, y), log_loss(surrogate_lp, y)
+    hit = noise.hits(t_nll, s_nll)
+    flagged = [FlaggedItem(draws.item_ids[j], draws.steps[j], int(y[j]), float(t_nll[j]),
+                           float(s_nll[j])) for j in np.flatnonzero(hit)]
+    out: dict[str, MetricEstimate] = {}
+    losses_by_metric: dict[str, np.ndarray] = {}
+    for metric in metrics:
+        losses = per_item_loss(metric, target_lp, y)
+        losses_by_metric[metric] = losses
+        out[metric] = _metric_estimate(metric, draws, losses, hit, pool_controls.get(metric),
+                                       seed=seed, n_boot=n_boot, level=level,
+                                       target_width=target_width)
+    comparisons: list[Comparison] = []
+    for spec, o_lp in (compare or {}).items():
+        for metric in metrics:
+            o_loss = per_item_loss(metric, o_lp, y)
+            other = bootstrap(lure_terms(o_loss, q, N), n_boot=n_boot, level=level,
+                              random_state=bootstrap_rng(seed, K, f"other:{spec}:{metric}"))
+            d_terms = lure_terms(losses_by_metric[metric] - o_loss, q, N)
+            diff = bootstrap(d_terms, n_boot=n_boot, level=level,
+                             random_state=bootstrap_rng(seed, K, f"diff:{spec}:{metric}"))
+            comparisons.append(Comparison(spec, metric, other, diff))
+    return EstimateReport(N, K, draws.n_selected, draws.n_waiting, out, flagged,
+                          (noise.target_nll, noise.surrogate_nll, noise.rule), comparisons,
+                          target_width, level, _warnings(draws))
+
+
+@dataclass(frozen=True)
+class HistoryPoint:
+    """LURE and the plain mean, with bootstrap intervals, after the first ``n_labels``."""
+
+    n_labels: int
+    active: BootstrapResult
+    uniform: BootstrapResult
+
+
+def history(draws: LabelledDraws, metric: str, target_lp: np.ndarray, budgets: Sequence[int],
+            *, seed: int, n_boot: int, level: float) -> list[HistoryPoint]:
+    """The estimate as it stood after each of ``budgets`` labels (same seeds as
+    :func:`estimate_report`, so the last point equals the current estimate)."""
+    losses = per_item_loss(metric, target_lp, draws.y)
+    out = []
+    for b in budgets:
+        a = bootstrap(lure_terms(losses[:b], draws.q[:b], draws.n_pool), n_boot=n_boot,
+                      level=level, random_state=bootstrap_rng(seed, b, f"lure:{metric}"))
+        u = bootstrap(losses[:b], n_boot=n_boot, level=level,
+                      random_state=bootstrap_rng(seed, b, f"mean:{metric}"))
+        out.append(HistoryPoint(b, a, u))
+    return out

@@ -1,0 +1,212 @@
+"""Labels in and out of a session: parsing, checking, importing, exporting.
+
+Only drawn items can be labelled (a label for any other item could not be
+weighted), a batch of labels is checked whole before anything is written
+(:func:`check_labels`), and an existing different label is replaced only when
+asked (the history keeps the old one). File formats live in
+:mod:`activetest.session.labelio`; this module joins them to the session.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from activetest.data.task import Item, Task
+from activetest.session.records import EXPORT_FORMATS, LabelError, LabelImport
+from activetest.session.store import Acquisition, SessionStore
+
+__all__ = ["add_labels", "check_labels", "export_draws", "export_format", "label_from_data",
+           "parse_label"]
+
+
+def parse_label(task: Task, value: int | str) -> int:
+    """A class index from a label word, class name, label-map key or 0-based index.
+
+    Raises:
+        LabelError: not a class of the task.
+    """
+    t = task
+    if isinstance(value, bool):
+        raise LabelError(f"label {value!r} is a boolean; expected a class")
+    if isinstance(value, (int, np.integer)):
+        if 0 <= int(value) < t.n_classes:
+            return int(value)
+    else:
+        s = str(value).strip()
+        for names in (t.classes, t.class_names):
+            if s in names:
+                return names.index(s)
+        if s in t.label_map:
+            return t.label_map[s]
+        folded = s.casefold()
+        for names in (t.classes, t.class_names):
+            for i, w in enumerate(names):
+                if w.strip().casefold() == folded:
+                    return i
+        if s.lstrip("+").isdigit() and int(s) < t.n_classes:
+            return int(s)
+    raise LabelError(f"unknown label {value!r}; expected one of "
+                     f"{', '.join(map(repr, t.classes))} or a class index 0..{t.n_classes - 1}")
+
+
+def check_labels(store: SessionStore, task: Task, index: Mapping[str, int],
+                 records: Iterable[Any], *, source: str, overwrite: bool, where: str = "",
+                 ) -> tuple[list[tuple[int, int, str]], int]:
+    """Check label records against the session; ``(answers to write, unchanged count)``.
+
+    Records are ``(item_id, label[, where])`` tuples or objects with ``item_id``,
+    ``label`` and optionally ``where``, ``source``, ``annotator``.
+
+    Raises:
+        LabelError: listing every bad record (file and line where known).
+    """
+    problems: list[str] = []
+    seen: dict[int, tuple[int, str]] = {}
+    answers: list[tuple[int, int, str]] = []
+    current = store.labels()
+    drawn = {a.index for a in store.acquisitions()}
+    unchanged = 0
+    for n, rec in enumerate(records, start=1):
+        rec_source = source
+        if isinstance(rec, tuple):
+            item_id, raw = rec[0], rec[1]
+            loc = rec[2] if len(rec) > 2 else (f"{where}, record {n}" if where else "")
+        else:
+            item_id, raw = rec.item_id, rec.label
+            loc = getattr(rec, "where", None) or (f"{where}, record {n}" if where else "")
+            rec_source = getattr(rec, "source", None) or source
+            if getattr(rec, "annotator", None):
+                rec_source = f"{rec_source} ({rec.annotator})"
+        prefix = f"{loc}: " if loc else ""
+        row = index.get(str(item_id))
+        if row is None:
+            problems.append(f"{prefix}item {item_id!r} is not in the pool")
+            continue
+        try:
+            y = parse_label(task, raw)
+        except LabelError as exc:
+            problems.append(f"{prefix}item {item_id!r}: {exc}")
+            continue
+        if row not in drawn:
+            problems.append(f"{prefix}item {item_id!r} was never selected; only selected "
+                            f"items can be labelled (their labels are weighted by the "
+                            f"probability they were drawn with)")
+            continue
+        if row in seen:
+            y0, loc0 = seen[row]
+            if y0 != y:
+                problems.append(f"{prefix}item {item_id!r} is labelled {task.classes[y]!r} "
+                                f"here but {task.classes[y0]!r} at "
+                                f"{loc0 or 'an earlier record'}")
+            continue
+        seen[row] = (y, loc)
+        old = current.get(row)
+        if old is not None and old.label != y and not overwrite:
+            problems.append(f"{prefix}item {item_id!r} already has label "
+                            f"{task.classes[old.label]!r} (from {old.source}); this "
+                            f"gives {task.classes[y]!r}: pass --overwrite "
+                            f"(overwrite=True) to replace it (the old label stays in the "
+                            f"history)")
+            continue
+        if old is not None and old.label == y:
+            unchanged += 1
+            continue
+        answers.append((row, y, rec_source))
+    if problems:
+        shown = problems[:20]
+        more = f"\n  ... and {len(problems) - 20} more" if len(problems) > 20 else ""
+        raise LabelError(f"{len(problems)} label problem(s); nothing was imported:\n  "
+                         + "\n  ".join(shown) + more)
+    return answers, unchanged
+
+
+def add_labels(store: SessionStore, task: Task, index: Mapping[str, int],
+               records: Iterable[Any], *, source: str = "import", overwrite: bool = False,
+               where: str = "") -> LabelImport:
+    """Check ``records`` whole (see :func:`check_labels`), then write them in one transaction."""
+    answers, unchanged = check_labels(store, task, index, records, source=source,
+                                      overwrite=overwrite, where=where)
+    changes = store.set_labels(answers, source, overwrite=overwrite)
+    added = sum(c.action == "add" for c in changes)
+    return LabelImport(added, len(changes) - added, unchanged, changes)
+
+
+def label_from_data(store: SessionStore, items: Sequence[Item], pending: Sequence[Acquisition],
+                    limit: int | None = None, *, source: str = "data") -> int:
+    """Simulated labeller: answer pending items with the pool file's labels.
+
+    Each answer is its own transaction, as in interactive labelling. Returns the
+    number labelled.
+
+    Raises:
+        LabelError: a pending item has no label in the pool file.
+    """
+    done = 0
+    for a in pending:
+        if limit is not None and done >= limit:
+            break
+        y = items[a.index].label
+        if y is None:
+            raise LabelError(f"item {a.item_id!r} has no label in the pool file; the "
+                             f"simulated labeller needs labelled pool data")
+        store.set_labels([(a.index, int(y))], source)
+        done += 1
+    return done
+
+
+def export_format(path: str | os.PathLike[str], format: str | None) -> str:
+    """The export format named, or the one the file's suffix implies.
+
+    Raises:
+        ValueError: an unknown format, or a suffix that names none (use ``--format``).
+    """
+    if format is not None:
+        if format not in EXPORT_FORMATS:
+            raise ValueError(f"format must be one of {', '.join(EXPORT_FORMATS)}, got "
+                             f"{format!r}")
+        return format
+    suffix = Path(path).suffix.lower()
+    fmt = {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl",
+           ".json": "labelstudio"}.get(suffix)
+    if fmt is None:
+        raise ValueError(f"{path}: cannot tell the format from the suffix {suffix!r}; use .csv, "
+                         f".tsv, .jsonl or .json (Label Studio), or pass --format")
+    return fmt
+
+
+def check_export_target(path: str | os.PathLike[str], format: str | None) -> str:
+    """The format, after checking that ``path`` can be written (before anything is drawn).
+
+    Raises:
+        ValueError: an unknown format, a folder, or a missing parent folder.
+        PermissionError: the folder cannot be written.
+    """
+    fmt = export_format(path, format)
+    p = Path(path)
+    if p.is_dir():
+        raise ValueError(f"{p} is a folder; name a file to write")
+    parent = p.parent if str(p.parent) else Path(".")
+    if not parent.is_dir():
+        raise ValueError(f"{p}: the folder {parent} does not exist")
+    if not os.access(parent, os.W_OK):
+        raise PermissionError(f"{p}: the folder {parent} cannot be written")
+    return fmt
+
+
+def export_draws(path: str | os.PathLike[str], task: Task, rows: Sequence[Item],
+                 fmt: str, *, predictions: np.ndarray | None,
+                 labels: Sequence[int | None] | None = None) -> int:
+    """Write items (with the surrogate's guess and, if given, their labels) to a file."""
+    from activetest.session import labelio
+
+    if fmt == "labelstudio":
+        labelio.export_labelstudio(rows, task, path, predictions=predictions)
+    else:
+        labelio.export_items(rows, task, path, format=fmt, predictions=predictions,
+                             labels=labels)
+    return len(rows)

@@ -1,0 +1,211 @@
+"""The records a session hands out: estimates, label imports, status (plain dataclasses).
+
+They cross module boundaries (workflow -> CLI, reports, demo) and are built by the
+pure functions in :mod:`activetest.session.estimate` and friends; none of them
+knows the SQLite store.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from activetest.session.store import EstimateRow, LabelChange, SessionError
+from activetest.stats import BootstrapResult
+
+__all__ = [
+    "ACQUISITION_CHOICES",
+    "EXPORT_FORMATS",
+    "METRICS",
+    "METRIC_CHOICES",
+    "NOISE_RULES",
+    "Comparison",
+    "EstimateReport",
+    "FlaggedItem",
+    "LabelError",
+    "LabelImport",
+    "MetricEstimate",
+    "SessionStatus",
+]
+
+#: Metrics a session estimates: mean log loss and error rate (mean 0-1 loss).
+METRICS = ("log_loss", "error_rate")
+#: Values of ``metric=``: one metric or ``both``.
+METRIC_CHOICES = ("log_loss", "error_rate", "both")
+#: Acquisitions a session can use (label-free ones; ``nll``/oracles need the labels).
+ACQUISITION_CHOICES = ("ce", "pe", "zero_one", "uniform")
+#: Formats :meth:`Session.export` writes.
+EXPORT_FORMATS = ("csv", "tsv", "jsonl", "json", "labelstudio")
+
+#: How the label-noise alarm combines its two thresholds.
+NOISE_RULES = ("any", "all")
+
+
+class LabelError(SessionError):
+    """Labels that cannot be accepted: unknown item or class, not selected, conflicting."""
+
+
+@dataclass(frozen=True)
+class FlaggedItem:
+    """A labelled item whose label both or either model finds very unlikely.
+
+    Attributes:
+        item_id: the item.
+        step: its draw step.
+        label: the class index it was given.
+        target_nll: ``-log p_target(label | x)``.
+        surrogate_nll: ``-log pi_surrogate(label | x)``.
+    """
+
+    item_id: str
+    step: int
+    label: int
+    target_nll: float
+    surrogate_nll: float
+
+
+@dataclass(frozen=True)
+class MetricEstimate:
+    """The estimate of one metric.
+
+    Attributes:
+        metric: ``log_loss`` or ``error_rate``.
+        active: LURE estimate with its bootstrap interval (unbiased under the
+            session's sampling).
+        uniform: the plain mean of the labelled items' losses with its bootstrap
+            interval: what uniform sampling would report with as many labels, but
+            BIASED here (the items were not drawn uniformly); shown for contrast.
+        curve: the LURE estimate after each of the first K labels.
+        uniform_curve: the running plain mean after each label.
+        without_flagged: LURE mean with the flagged items' terms dropped (None if
+            nothing was flagged). Dropping items breaks unbiasedness.
+        labels_needed: total labels projected for ``target_width`` (or None).
+        cv: control-variate LURE, ``mean_pool(h) + LURE(loss - h)`` with ``h`` the
+            surrogate's expected loss of the target on every pool item (for PE
+            sessions, whose target is not scored on the pool: of itself), and its
+            bootstrap interval. Unbiased like LURE (beta = 1, fixed ``h``); narrower
+            when the surrogate's expectation tracks the real losses. None when no
+            control can be formed.
+        control_mean: the pool mean of ``h`` (the ASE estimate, which needs no labels).
+    """
+
+    metric: str
+    active: BootstrapResult
+    uniform: BootstrapResult
+    curve: tuple[float, ...] = ()
+    uniform_curve: tuple[float, ...] = ()
+    without_flagged: float | None = None
+    labels_needed: int | None = None
+    cv: BootstrapResult | None = None
+    control_mean: float | None = None
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Two targets on the same labels.
+
+    Attributes:
+        spec: the second target's model spec.
+        metric: the metric compared.
+        other: LURE estimate of the second target's risk.
+        difference: LURE estimate of ``risk(target) - risk(other)`` with its
+            bootstrap interval (unbiased: LURE of the per-item difference).
+    """
+
+    spec: str
+    metric: str
+    other: BootstrapResult
+    difference: BootstrapResult
+
+
+@dataclass(frozen=True)
+class EstimateReport:
+    """Everything :meth:`Session.estimate` computes.
+
+    Attributes:
+        n_pool: N.
+        n_labels: K, the labels used (the labelled prefix of the draw order).
+        n_selected: draws so far.
+        n_waiting: labels of later draws that wait for an earlier unlabelled draw.
+        metrics: per metric, the estimates.
+        flagged: items flagged by the label-noise alarm (among the K used).
+        noise_thresholds: ``(target NLL, surrogate NLL, rule)`` of the alarm.
+        comparisons: paired comparisons (``compare=``).
+        target_width: the interval width asked for, or None.
+        level: interval coverage.
+        warnings: things the user should know (few labels, waiting labels, ...).
+    """
+
+    n_pool: int
+    n_labels: int
+    n_selected: int
+    n_waiting: int
+    metrics: dict[str, MetricEstimate]
+    flagged: list[FlaggedItem] = field(default_factory=list)
+    noise_thresholds: tuple[float, float, str] = (5.0, 5.0, "any")
+    comparisons: list[Comparison] = field(default_factory=list)
+    target_width: float | None = None
+    level: float = 0.95
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-serialisable data."""
+        out = asdict(self)
+        for m in out["metrics"].values():
+            m["curve"] = list(m["curve"])
+            m["uniform_curve"] = list(m["uniform_curve"])
+        out["noise_thresholds"] = list(self.noise_thresholds)
+        return out
+
+
+@dataclass(frozen=True)
+class LabelImport:
+    """What :meth:`Session.add_labels` did.
+
+    Attributes:
+        added: items labelled for the first time.
+        changed: items whose label was overwritten.
+        unchanged: records that repeated an existing label.
+        changes: the history rows written.
+    """
+
+    added: int
+    changed: int
+    unchanged: int
+    changes: list[LabelChange]
+
+
+@dataclass(frozen=True)
+class SessionStatus:
+    """Where a session stands.
+
+    Attributes:
+        path: the session file.
+        n_items: pool size N.
+        n_selected: draws so far.
+        n_labelled: labelled items (all drawn).
+        n_pending: drawn items still waiting for a label.
+        n_usable: labels usable by the estimate (the labelled prefix of the draws).
+        metric, acquisition, surrogate, target, seed, alpha: the configuration.
+        last_estimates: the most recent recorded estimate per (metric, method).
+        created: when the session was created.
+    """
+
+    path: str
+    n_items: int
+    n_selected: int
+    n_labelled: int
+    n_pending: int
+    n_usable: int
+    metric: str
+    acquisition: str
+    surrogate: str
+    target: str
+    seed: int
+    alpha: float
+    last_estimates: list[EstimateRow]
+    created: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-serialisable data."""
+        return asdict(self)

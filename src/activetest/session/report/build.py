@@ -1,0 +1,111 @@
+"""A session's :class:`ReportData`: the current estimate, its history, the draws, the alarms."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from activetest.session import estimate as est
+from activetest.session.records import EstimateReport
+from activetest.session.report import data as rp
+from activetest.stats import labels_for_width, lure_terms
+
+if TYPE_CHECKING:
+    from activetest.session.workflow import Session
+
+__all__ = ["METRIC_NAMES", "report_data"]
+
+#: How metrics are named in reports.
+METRIC_NAMES = {"log_loss": "log loss", "error_rate": "error rate"}
+
+
+def _snippet(fields: Mapping[str, Any]) -> str:
+    return " | ".join(str(v) for v in fields.values())
+
+
+def _budgets(k: int, n_points: int) -> list[int]:
+    budgets = sorted({round(float(x)) for x in np.linspace(1, k, min(n_points, k))} | {k})
+    return [b for b in budgets if b >= 2] or [k]
+
+
+def cv_notes(report: EstimateReport) -> list[str]:
+    """The report's paragraph on control-variate LURE (empty when there is none)."""
+    parts = [f"{METRIC_NAMES[m.metric]} {m.cv.estimate:.4f} [{m.cv.low:.4f}, {m.cv.high:.4f}]"
+             for m in report.metrics.values() if m.cv is not None]
+    if not parts:
+        return []
+    return [f"Control-variate LURE with {report.n_labels} labels (unbiased too; it subtracts the "
+            f"surrogate's expected loss, whose pool mean needs no labels): " + "; ".join(parts)
+            + "."]
+
+
+def report_data(session: Session, *, compare: Sequence[Any] | Any = (),
+                target_width: float | None = None, truth: Mapping[str, float] | None = None,
+                n_points: int = 40, title: str | None = None, notes: Sequence[str] = (),
+                progress: bool = True) -> rp.ReportData:
+    """The :class:`ReportData` of the session as it stands.
+
+    The history holds the LURE and uniform-equivalent estimates with bootstrap
+    intervals at up to ``n_points`` label counts (always including the last).
+    ``truth`` (metric -> value) is shown when known, e.g. in simulations.
+    """
+    final = session.estimate(compare=compare, target_width=target_width, record=False,
+                             progress=progress)
+    cfg = session.config
+    draws = session.labelled_draws()
+    t_lp = session.target_logprobs(draws, progress=progress)
+    seed, n_boot = int(cfg["seed"]), int(cfg.get("n_boot", 1000))
+    level = float(cfg.get("level", 0.95))
+    budgets = _budgets(draws.k, n_points)
+    history: dict[str, list[rp.HistoryRow]] = {}
+    for metric in session.metrics:
+        points = est.history(draws, metric, t_lp, budgets, seed=seed, n_boot=n_boot,
+                             level=level)
+        history[METRIC_NAMES[metric]] = [
+            rp.HistoryRow(p.n_labels, p.active.estimate, p.active.low, p.active.high,
+                          p.uniform.estimate, p.uniform.low, p.uniform.high) for p in points]
+    terms = lure_terms(est.per_item_loss(session.metrics[0], t_lp, draws.y), draws.q,
+                       draws.n_pool)
+    position = {step: j for j, step in enumerate(draws.steps)}
+    flagged = []
+    for f in final.flagged:
+        j = position[f.step]
+        shift = float(np.delete(terms, j).mean() - terms.mean()) if draws.k > 1 else 0.0
+        flagged.append(rp.FlaggedItem(f.item_id, _snippet(session.item(f.item_id).fields),
+                                      session.task.class_names[f.label], f.target_nll,
+                                      f.surrogate_nll, shift))
+    comparisons = [rp.Comparison(METRIC_NAMES[c.metric], cfg["target"], c.spec,
+                                 c.difference.estimate, c.difference.low, c.difference.high,
+                                 final.n_labels) for c in final.comparisons]
+    needed = []
+    if target_width is not None:
+        for m in final.metrics.values():
+            needed.append(rp.LabelsNeeded(METRIC_NAMES[m.metric], float(target_width),
+                                          int(m.labels_needed or draws.k),
+                                          labels_for_width(m.uniform, target_width)))
+    all_acq = session.acquisitions()
+    info = {"Session": str(session.path), "Seed": cfg["seed"], "Alpha": cfg["alpha"],
+            "In-context examples": cfg.get("shots", 0),
+            "Target in-context examples": cfg.get("target_shots", cfg.get("shots", 0))}
+    # The report states the few-labels warning itself.
+    all_notes = [*(w for w in final.warnings if not w.startswith("only ")),
+                 "The uniform-equivalent column is the plain mean of the labelled items' "
+                 "losses: what uniform sampling would report with as many labels. Under "
+                 "active sampling it is biased; it is shown for contrast only.",
+                 *cv_notes(final), *notes]
+    if final.flagged:
+        all_notes.append("Flagged items: dropping items breaks the estimator's "
+                         "unbiasedness; the shift column is a sensitivity check only.")
+    return rp.ReportData(
+        title=title or f"Active testing: {cfg['target']} on {session.task.name}",
+        task=session.task.name, target=cfg["target"], surrogate=cfg["surrogate"],
+        metrics=[METRIC_NAMES[m] for m in session.metrics], history=history,
+        scores=session.acquisition_scores(),
+        acquired_idx=np.array([a.index for a in all_acq], dtype=np.int64),
+        acquired_q=np.array([a.q for a in all_acq]), flagged=flagged,
+        comparison=comparisons, labels_needed=needed,
+        truth=None if truth is None else {METRIC_NAMES.get(k, k): v for k, v in truth.items()},
+        level=level, acquisition=cfg["acquisition"], pool_size=draws.n_pool, info=info,
+        notes=all_notes)

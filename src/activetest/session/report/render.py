@@ -1,0 +1,267 @@
+"""Rendering a :class:`~activetest.session.report.data.ReportData`: Markdown and HTML.
+
+The report is built once as a list of blocks, then rendered to Markdown and to a
+self-contained HTML file (figures inlined as base64). Text that came from the
+pool (item snippets) is made inert in both: Markdown link and image syntax and
+HTML are escaped, so an item cannot inject a live link or a remote image.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import math
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from activetest.session.report import plots
+from activetest.session.report.data import ReportData
+
+__all__ = ["ACQUISITION_PNG", "ESTIMATES_PNG", "HTML", "MARKDOWN", "write_report"]
+
+#: File names written by :func:`write_report`.
+MARKDOWN, HTML, ESTIMATES_PNG, ACQUISITION_PNG = ("report.md", "report.html", "estimates.png",
+                                                  "acquisition.png")
+#: Below this many labels the bootstrap interval is unreliable (see METHOD.md).
+MIN_RELIABLE_LABELS = 100
+_SNIPPET = 80
+
+
+# --------------------------------------------------------------------------- document model
+# The report is built once as blocks, then rendered to Markdown and to HTML.
+
+_Block = tuple[Any, ...]
+
+
+def _num(x: float | None) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "—"
+    return f"{x:.4g}" if abs(x) >= 1e-3 or x == 0 else f"{x:.3e}"
+
+
+def _interval(low: float | None, high: float | None) -> str:
+    if low is None or high is None:
+        return "—"
+    return f"[{_num(low)}, {_num(high)}]"
+
+
+def _snippet(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= _SNIPPET else flat[: _SNIPPET - 1] + "…"
+
+
+def _blocks(data: ReportData, images: Mapping[str, str]) -> list[_Block]:
+    pct = f"{100 * data.level:g}%"
+    out: list[_Block] = [("h1", data.title)]
+    meta = [f"Task: {data.task}", f"Target: {data.target}", f"Surrogate: {data.surrogate}"]
+    if data.acquisition:
+        meta.append(f"Acquisition: {data.acquisition}")
+    if data.pool_size is not None:
+        meta.append(f"Pool: {data.pool_size} items")
+    meta.append(f"Labels used: {data.n_labels}")
+    meta += [f"{k}: {v}" for k, v in data.info.items()]
+    out.append(("list", meta))
+
+    out.append(("h2", "Estimates"))
+    header = ["metric", "labels", "estimate", f"{pct} interval", "width",
+              data.uniform_label, f"{pct} interval", "width"]
+    has_truth = bool(data.truth)
+    if has_truth:
+        header.append("truth")
+    rows = []
+    for m in data.metrics:
+        if not data.history[m]:
+            rows.append([m, "0"] + ["—"] * (len(header) - 2))
+            continue
+        r = data.history[m][-1]
+        uw = (r.uniform_high - r.uniform_low if r.uniform_low is not None
+              and r.uniform_high is not None else None)
+        row = [m, str(r.n_labels), _num(r.estimate), _interval(r.low, r.high),
+               _num(r.high - r.low), _num(r.uniform_estimate),
+               _interval(r.uniform_low, r.uniform_high), _num(uw)]
+        if has_truth:
+            row.append(_num(data.truth.get(m)))
+        rows.append(row)
+    out.append(("table", header, rows))
+    warnings = []
+    if data.n_labels < MIN_RELIABLE_LABELS:
+        warnings.append(f"Only {data.n_labels} labels: bootstrap intervals are unreliable "
+                        f"below about {MIN_RELIABLE_LABELS} labels; treat them as rough.")
+    for m in data.metrics:
+        t = data.truth.get(m)
+        if t is not None and data.history[m]:
+            r = data.history[m][-1]
+            if not r.low <= t <= r.high:
+                warnings.append(f"The truth for {m} ({_num(t)}) lies outside the active "
+                                f"interval {_interval(r.low, r.high)}.")
+    out += [("warn", w) for w in warnings]
+
+    if data.comparison:
+        out.append(("h2", "Comparison of targets"))
+        rows = []
+        for c in data.comparison:
+            if c.low > 0:
+                verdict = f"{c.target_b} lower"
+            elif c.high < 0:
+                verdict = f"{c.target_a} lower"
+            else:
+                verdict = "no clear difference (interval contains 0)"
+            rows.append([c.metric, f"{c.target_a} − {c.target_b}", _num(c.difference),
+                         _interval(c.low, c.high), str(c.n_labels), verdict])
+        out.append(("table", ["metric", "difference", "estimate", f"{pct} interval", "labels",
+                              "verdict"], rows))
+
+    if data.labels_needed:
+        out.append(("h2", "Labels needed"))
+        out.append(("p", "Projected total labels for the requested interval width, assuming "
+                         "the interval shrinks as 1/sqrt(labels)."))
+        out.append(("table", ["metric", "requested width", "labels (active)",
+                              f"labels ({data.uniform_label})"],
+                    [[p.metric, _num(p.width), str(p.n_labels),
+                      "—" if p.uniform_n_labels is None else str(p.uniform_n_labels)]
+                     for p in data.labels_needed]))
+
+    out.append(("h2", "Figures"))
+    out.append(("img", images[ESTIMATES_PNG],
+                f"Estimate and {pct} interval against labels used, active vs "
+                f"{data.uniform_label}"))
+    if ACQUISITION_PNG in images:
+        out.append(("img", images[ACQUISITION_PNG],
+                    "Pool acquisition scores with the acquired items, and q_m per step"))
+
+    out.append(("h2", "Flagged items"))
+    if data.flagged:
+        out.append(("p", "Items with a high target loss on their given label; check these "
+                         "labels first. 'Change if dropped' is how much the estimate of "
+                         f"{data.metrics[0]} moves without the item."))
+        out.append(("table", ["item", "text", "given label", "target NLL", "surrogate NLL",
+                              "change if dropped"],
+                    [[f.item_id, _snippet(f.text), f.label, _num(f.target_nll),
+                      _num(f.surrogate_nll), f"{f.shift:+.4g}"] for f in data.flagged]))
+    else:
+        out.append(("p", "No items flagged."))
+
+    if data.notes:
+        out.append(("h2", "Notes"))
+        out += [("p", n) for n in data.notes]
+    return out
+
+
+# Markdown's active characters. Links and images need "](", "][" or "]:" (a
+# reference definition) and images "![": those pairs are broken, so no link or image
+# can form, while an interval such as "[0.52, 0.61]" stays readable.
+_MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_<>|#~"})
+_LINK = re.compile(r"\](?=[(\[:])|!(?=\[)")
+# Bare URLs are auto-linked by GitHub-flavoured Markdown; inside a code span they stay text.
+_URL = re.compile(r"(?:[a-zA-Z][a-zA-Z0-9+.-]*://|www\.)\S+")
+
+
+def _inert(text: str) -> str:
+    return _LINK.sub(lambda m: "\\" + m.group(0), text.translate(_MD_SPECIAL))
+
+
+def _md(text: str) -> str:
+    """Text as inert Markdown: one line, active characters escaped, no link, URLs as code."""
+    flat = " ".join(str(text).split())
+    out, pos = [], 0
+    for m in _URL.finditer(flat):
+        out.append(_inert(flat[pos:m.start()]))
+        out.append("`" + m.group(0).replace("`", "'") + "`")
+        pos = m.end()
+    out.append(_inert(flat[pos:]))
+    return "".join(out)
+
+
+def _markdown(blocks: list[_Block]) -> str:
+    lines: list[str] = []
+    for kind, *args in blocks:
+        if kind == "h1":
+            lines += [f"# {_md(args[0])}", ""]
+        elif kind == "h2":
+            lines += [f"## {_md(args[0])}", ""]
+        elif kind == "p":
+            lines += [_md(args[0]), ""]
+        elif kind == "warn":
+            lines += [f"> **Warning:** {_md(args[0])}", ""]
+        elif kind == "list":
+            lines += [f"- {_md(x)}" for x in args[0]] + [""]
+        elif kind == "table":
+            header, rows = args
+            lines.append("| " + " | ".join(_md(h) for h in header) + " |")
+            lines.append("|" + "|".join("---" for _ in header) + "|")
+            lines += ["| " + " | ".join(_md(c) for c in row) + " |" for row in rows]
+            lines.append("")
+        elif kind == "img":
+            src, alt = args
+            lines += [f"![{_md(alt)}]({src})", ""]
+    return "\n".join(lines)
+
+
+_CSS = """body{font-family:system-ui,sans-serif;max-width:1060px;margin:2em auto;padding:0 1em;
+color:#222}table{border-collapse:collapse;margin:.5em 0 1em}th,td{border:1px solid #ccc;
+padding:.25em .6em;text-align:left}th{background:#f3f3f3}td{font-variant-numeric:tabular-nums}
+img{max-width:100%}.warn{background:#fff4e0;border-left:4px solid #f0a020;padding:.4em .8em}"""
+
+
+def _html(blocks: list[_Block], title: str, inline: Mapping[str, str]) -> str:
+    e = html.escape
+    parts = ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
+             f"<title>{e(title)}</title>", f"<style>{_CSS}</style>", "</head>", "<body>"]
+    for kind, *args in blocks:
+        if kind in ("h1", "h2", "p"):
+            parts.append(f"<{kind}>{e(args[0])}</{kind}>")
+        elif kind == "warn":
+            parts.append(f'<p class="warn"><strong>Warning:</strong> {e(args[0])}</p>')
+        elif kind == "list":
+            parts.append("<ul>" + "".join(f"<li>{e(x)}</li>" for x in args[0]) + "</ul>")
+        elif kind == "table":
+            header, rows = args
+            parts.append("<table><thead><tr>" + "".join(f"<th>{e(h)}</th>" for h in header)
+                         + "</tr></thead><tbody>")
+            parts += ["<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>"
+                      for row in rows]
+            parts.append("</tbody></table>")
+        elif kind == "img":
+            src, alt = args
+            parts.append(f'<p><img src="{inline.get(src, e(src))}" alt="{e(alt)}"></p>')
+    parts += ["</body>", "</html>"]
+    return "\n".join(parts) + "\n"
+
+
+def write_report(data: ReportData, out_dir: str | Path, *, html: bool = True) -> Path:
+    """Write ``report.md`` (and ``report.html``) and the figures into ``out_dir``.
+
+    Figures: ``estimates.png`` always (see :func:`activetest.session.report.plots.plot_estimates`),
+    ``acquisition.png`` when ``data.scores`` is given. The Markdown refers to them
+    by relative path; the HTML inlines them (base64), so it stands alone.
+    Existing files of those names are overwritten.
+
+    Returns:
+        The path of ``report.md``.
+
+    Raises:
+        ValueError: ``out_dir`` is an existing file, not a folder.
+    """
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"{out} is a file; the report needs a folder (it writes report.md, "
+                         f"report.html and PNG figures): name a new or existing folder")
+    out.mkdir(parents=True, exist_ok=True)
+    images = {ESTIMATES_PNG: ESTIMATES_PNG}
+    plots.plot_estimates(data, out / ESTIMATES_PNG)
+    if data.scores is not None:
+        plots.plot_acquisition(data, out / ACQUISITION_PNG)
+        images[ACQUISITION_PNG] = ACQUISITION_PNG
+    elif (out / ACQUISITION_PNG).exists():
+        (out / ACQUISITION_PNG).unlink()  # stale from an earlier report in this folder
+    blocks = _blocks(data, images)
+    md_path = out / MARKDOWN
+    md_path.write_text(_markdown(blocks), encoding="utf-8")
+    if html:
+        inline = {name: "data:image/png;base64,"
+                  + base64.b64encode((out / name).read_bytes()).decode("ascii")
+                  for name in images}
+        (out / HTML).write_text(_html(blocks, data.title, inline), encoding="utf-8")
+    return md_path

@@ -1,0 +1,187 @@
+"""Models for a session: specs as stored, scorers built from them, scores with provenance.
+
+A session stores each model as a *spec* string (``smollm2-135m``, ``table:/abs/preds.csv``,
+``openai:http://host/v1#model``). :func:`stored_spec` is the form written to the file
+and shown to people: file paths made absolute (later commands work from any folder)
+and any ``user:password@`` removed from a URL (credentials never reach the file; a
+server that needs them gets them from the environment, see
+:mod:`activetest.models.openai`). :class:`Scoring` builds scorers from specs (with the
+score cache) and returns class log-probs with their provenance.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from activetest.data.task import Item, Task
+from activetest.session.store import SessionError, SessionStore
+
+__all__ = ["Scoring", "jsonable", "normalise_spec", "score_rows", "stored_spec"]
+
+
+def normalise_spec(spec: str) -> str:
+    """Make file paths in a model spec absolute, so later commands work from any folder."""
+    from activetest.models.registry import BACKENDS, CALIBRATED
+
+    if spec.startswith(CALIBRATED):
+        return CALIBRATED + normalise_spec(spec[len(CALIBRATED):])
+    head, sep, rest = spec.partition(":")
+    if sep and head in BACKENDS:
+        if head != "openai" and rest and Path(rest).expanduser().exists():
+            return f"{head}:{Path(rest).expanduser().resolve()}"
+        return spec
+    p = Path(spec).expanduser()
+    if p.exists() and not sep:
+        return str(p.resolve())
+    return spec
+
+
+def stored_spec(spec: str) -> str:
+    """The spec as written to the session file and shown: normalised, without credentials."""
+    from activetest.models.openai import redact_spec
+
+    return redact_spec(normalise_spec(spec))
+
+
+class Scoring:
+    """Builds scorers from specs (with the score cache) and scores items with provenance.
+
+    Args:
+        task, examples: the prompt's task and in-context examples (all of them; a
+            call uses the first ``shots``).
+        scorers: spec -> scorer objects to use instead of building from the spec.
+        cache_dir, use_cache: the score cache.
+        threads: CPU threads per llama.cpp model built from a spec.
+        raw_specs: stored spec -> the spec as the user gave it (with credentials),
+            known only in the process that created the session.
+    """
+
+    def __init__(self, task: Task, examples: Sequence[Item], scorers: Mapping[str, Any],
+                 cache_dir: str | None, use_cache: bool, threads: int | None = None,
+                 raw_specs: Mapping[str, str] | None = None) -> None:
+        self.task = task
+        self.examples = list(examples)
+        self.scorers = scorers
+        self.cache_dir = cache_dir
+        self.use_cache = use_cache
+        self.threads = threads
+        self.raw_specs = dict(raw_specs or {})
+
+    def scorer(self, spec: str) -> Any:
+        """The scorer for a stored spec (built once per :class:`Scoring`)."""
+        if spec in self.scorers:
+            return self.scorers[spec]
+        if spec.startswith("object:"):
+            raise SessionError(f"model {spec!r} was given as an object when the session was "
+                               f"created; pass it again: Session.open(..., scorers={{{spec!r}: "
+                               f"scorer}})")
+        from activetest.models.registry import get_scorer, parse_spec
+
+        raw = self.raw_specs.get(spec, spec)
+        backend, _ = parse_spec(raw)
+        options = {"n_threads": self.threads} if self.threads and backend == "llamacpp" else {}
+        scorer = get_scorer(raw, **options)
+        if self.use_cache and backend != "table":
+            from activetest.models.cache import CachedScorer
+
+            scorer = CachedScorer(scorer, self.cache_dir)
+        return scorer
+
+    def can_run_side_by_side(self, specs: Iterable[str]) -> bool:
+        """Whether these models may score at the same time without fighting for cores.
+
+        Not with a transformers model built from a spec: torch takes every core by
+        default, so a second model beside it would only oversubscribe the CPU.
+        Scorer objects passed in are the caller's to configure, but one object is
+        never used by two threads at once (a llama.cpp context is not thread-safe).
+        """
+        from activetest.models.registry import parse_spec
+
+        specs = list(specs)
+        objects = [id(self.scorers[s]) for s in specs if s in self.scorers]
+        if len(objects) != len(set(objects)):
+            return False
+        for spec in specs:
+            if spec in self.scorers or spec.startswith("object:"):
+                continue
+            try:
+                backend, _ = parse_spec(self.raw_specs.get(spec, spec))
+            except (ValueError, OSError):
+                return False
+            if backend == "hf":
+                return False
+        return True
+
+    def score(self, role: str, spec: str, items: Sequence[Item], shots: int,
+              progress: bool) -> tuple[np.ndarray, dict[str, Any]]:
+        """``(len(items), C)`` class log-probs of the model ``spec`` and their provenance.
+
+        Raises:
+            ValueError: the model returned the wrong shape or non-finite values.
+        """
+        from activetest.models.cache import scorer_identity
+        from activetest.session.store import now
+
+        scorer = self.scorer(spec)
+        examples = self.examples[:shots]
+        lp = np.asarray(scorer.score(self.task, items, examples, progress=progress),
+                        dtype=np.float64)
+        if lp.shape != (len(items), self.task.n_classes):
+            raise ValueError(f"model {spec!r} returned scores of shape {lp.shape} for "
+                             f"{len(items)} items and {self.task.n_classes} classes")
+        if not np.all(np.isfinite(lp)):
+            bad = int(np.flatnonzero(~np.isfinite(lp).all(axis=1))[0])
+            raise ValueError(f"model {spec!r} gave non-finite log-probs for item "
+                             f"{items[bad].id!r}")
+        try:
+            ident: Any = scorer_identity(scorer)
+        except Exception:  # identity is provenance only; never fail scoring for it
+            ident = {"name": getattr(scorer, "name", "?")}
+        prov = {"role": role, "spec": spec, "scorer": ident, "n_examples": len(examples),
+                "example_ids": [e.id for e in examples], "scored_at": now(),
+                "n_items": len(items)}
+        return lp, jsonable(prov)
+
+
+def score_rows(store: SessionStore, scoring: Scoring, role: str, spec: str,
+               items: Sequence[Item], rows: np.ndarray, shots: int, progress: bool,
+               ) -> np.ndarray:
+    """``(N, C)`` log-probs of ``role`` with at least ``rows`` scored (NaN elsewhere).
+
+    Rows the session file lacks (PE targets, compared models) are scored now and
+    stored, so the next call finds them; on a session file that cannot be written
+    (read-only) they are scored and used without storing.
+    """
+    stored = store.scores(role)
+    n, c = len(items), scoring.task.n_classes
+    lp = stored.logprobs.copy() if stored is not None else np.full((n, c), np.nan)
+    missing = rows[~np.isfinite(lp[rows]).all(axis=1)]
+    if missing.size == 0:
+        return lp
+    new, prov = scoring.score(role, spec, [items[i] for i in missing], shots, progress)
+    lp[missing] = new
+    if store.writable:
+        if stored is None:
+            store.put_scores(role, spec, np.full((n, c), np.nan), {"spec": spec})
+        store.update_score_rows(role, missing.tolist(), new, prov)
+    return lp
+
+
+def jsonable(obj: Any) -> Any:
+    """``obj`` as JSON-safe data (numpy scalars to Python, non-finite floats to strings)."""
+    if isinstance(obj, Mapping):
+        return {str(k): jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [jsonable(v) for v in obj]
+    if isinstance(obj, (np.integer,)):
+        return int(obj)
+    if isinstance(obj, (np.floating, float)):
+        return float(obj) if math.isfinite(obj) else str(obj)
+    if obj is None or isinstance(obj, (str, int, bool)):
+        return obj
+    return str(obj)

