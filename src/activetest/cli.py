@@ -195,8 +195,12 @@ def init(
                                               "from --examples; default: all of them.",
                                               show_default=False)] = None,
     examples: Annotated[Path | None, typer.Option(help="Labelled in-context examples, "
-                                                  "disjoint from the pool.",
+                                                  "disjoint from the pool (graded tasks: "
+                                                  "with an 'answer' column).",
                                                   show_default=False)] = None,
+    judge_examples: Annotated[Path | None, typer.Option(
+        help="Graded tasks with a judge:<model> surrogate: judged answers (columns "
+             "question, answer, judgment).", show_default=False)] = None,
     target_shots: Annotated[int | None, typer.Option(
         help="How many of the examples the target sees (0: zero-shot; default: same as "
              "the surrogate).", show_default=False)] = None,
@@ -240,7 +244,8 @@ def init(
                         noise_target_nll=noise_target_nll,
                         noise_surrogate_nll=noise_surrogate_nll, pool_options=pool_options,
                         cache_dir=cache_dir, use_cache=not no_cache, overwrite=overwrite,
-                        progress=not no_progress, threads=threads) as s:
+                        progress=not no_progress, threads=threads,
+                        **({"judge_examples": judge_examples} if judge_examples else {})) as s:
         cfg = s.config
         _out.print(f"created session {_escape(str(session))}: {s.n_items} items, task "
                    f"{cfg['task']['name']!r}, {cfg['shots']} in-context example(s)")
@@ -294,7 +299,7 @@ def select(
             table = Table("draw", "item id", "q", "text", box=None)
             for a in drawn:
                 table.add_row(str(a.step), _escape(a.item_id), f"{a.q:.3g}",
-                              _escape(_snippet(s.item(a.item_id))))
+                              _escape(_snippet(s.display_item(a.item_id))))
             _out.print(table)
         msg = f"selected {len(drawn)} item(s) (draws {drawn[0].step}..{drawn[-1].step})"
         if waiting:
@@ -404,7 +409,7 @@ def _answer_all(s: Any, pending: Sequence[Any], keys_in: _Keys, help_line: str) 
         a = pending[i]
         item = s.item(a.item_id)
         _out.rule(f"{i + 1}/{len(pending)}  item {_escape(a.item_id)}  (draw {a.step})")
-        _out.print(_escape(task.render_item(item)))
+        _out.print(_escape(s.display(item.id)))
         _out.print(help_line)
         _out.print("> ", end="")
         key = keys_in.read()

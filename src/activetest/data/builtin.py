@@ -100,7 +100,14 @@ def _demo() -> Task:
     return demo_task()
 
 
-_registry: dict[str, Task | Callable[[], Task]] = {**BUILTIN_TASKS, "demo": _demo}
+def _squad() -> Task:
+    from activetest.data.generative import SQUAD
+
+    return SQUAD  # type: ignore[return-value]  # a graded task (GenTask)
+
+
+_registry: dict[str, Task | Callable[[], Task]] = {**BUILTIN_TASKS, "demo": _demo,
+                                                   "squad": _squad}
 
 
 def register_task(task: Task, *, replace: bool = False) -> None:

@@ -49,8 +49,8 @@ __all__ = ["TASK_FILE_SUFFIXES", "TaskFileError", "dump_task", "load_task", "tas
 #: Suffixes :func:`load_task` treats as task files.
 TASK_FILE_SUFFIXES = (".toml", ".yaml", ".yml")
 
-_KEYS = {"name", "instruction", "classes", "class_names", "answer_key", "templates", "columns",
-         "label_map", "description"}
+_KEYS = {"kind", "name", "instruction", "classes", "class_names", "answer_key", "templates",
+         "columns", "label_map", "description"}
 _TEMPLATE_KEYS = {"item", "example"}
 
 
@@ -119,6 +119,13 @@ def task_from_dict(data: Mapping[str, Any], source: str = "task") -> Task:
     """
     if not isinstance(data, Mapping):
         raise TaskFileError(f"{source}: expected a table of task keys, got {type(data).__name__}")
+    if data.get("kind", "classification") == "graded":
+        from activetest.data.generative import gen_task_from_dict
+
+        return gen_task_from_dict(data, source)  # type: ignore[return-value]
+    if data.get("kind", "classification") != "classification":
+        raise _fail(source, "kind", f"expected 'classification' (default) or 'graded', got "
+                                    f"{data['kind']!r}")
     unknown = sorted(set(map(str, data)) - _KEYS)
     if unknown:
         raise _fail(source, unknown[0], f"unknown key (known keys: {', '.join(sorted(_KEYS))})")
@@ -192,6 +199,10 @@ def task_from_dict(data: Mapping[str, Any], source: str = "task") -> Task:
 
 def task_to_dict(task: Task) -> dict[str, Any]:
     """Plain data for ``task`` (the task-file schema); inverse of :func:`task_from_dict`."""
+    from activetest.data.generative import GenTask, gen_task_to_dict
+
+    if isinstance(task, GenTask):
+        return gen_task_to_dict(task)
     out: dict[str, Any] = {"name": task.name, "instruction": task.instruction,
                            "classes": list(task.classes), "answer_key": task.answer_key}
     if tuple(task.class_names) != tuple(task.classes):

@@ -14,7 +14,34 @@ import numpy as np
 
 from activetest.data.task import Item, Task
 
-__all__ = ["Scorer", "Scores"]
+__all__ = ["Generation", "Scorer", "Scores"]
+
+
+@dataclass(frozen=True)
+class Generation:
+    """One generated answer.
+
+    Attributes:
+        text: the answer (the continuation cut at the first stop string, stripped).
+        raw: the whole decoded continuation.
+        token_ids: the generated tokens (including the one that completed a stop
+            string, if any).
+        token_logprobs: log-probability (full-vocabulary softmax) of each of them.
+        finish: ``stop``, ``eos`` (end-of-generation token) or ``length``.
+        n_answer_tokens: how many leading tokens make up the answer (all of them
+            unless a stop string ended it).
+    """
+
+    text: str
+    raw: str
+    token_ids: tuple[int, ...]
+    token_logprobs: tuple[float, ...]
+    finish: str
+    n_answer_tokens: int
+
+    def answer_logprobs(self) -> tuple[float, ...]:
+        """Log-probs of the answer's own tokens (the stop token excluded)."""
+        return self.token_logprobs[: self.n_answer_tokens]
 
 
 @dataclass(frozen=True)

@@ -51,8 +51,10 @@ from typing import Any
 
 import numpy as np
 
+from activetest.data.generative import cut_at_stop
 from activetest.data.task import Item, Task
 from activetest.models._util import log_softmax, progress_bar
+from activetest.models.base import Generation
 from activetest.models.bundled import BUNDLED_MODELS, file_identity, model_format, resolve_model
 from activetest.models.labels import LabelTokens, canonical_ids, task_label_tokens
 from activetest.models.llama_cpu import model_params_patch
@@ -388,6 +390,64 @@ class LlamaCppScorer:
                 total += float(log_softmax(self._last_logits())[seq[t]])
             seq_lp[c] = total
         return log_softmax(seq_lp)
+
+    # -- generation -----------------------------------------------------------------
+
+    def generate(self, task: Any, items: Sequence[Item], examples: Sequence[Item] = (), *,
+                 max_tokens: int | None = None, stop: Sequence[str] | None = None,
+                 progress: bool = True) -> list[Generation]:
+        """Greedy answers of ``items`` with their token log-probs (prefix cache reused).
+
+        Args:
+            task: anything with ``prefix(examples)``, ``render_item(item)`` and,
+                unless ``max_tokens``/``stop`` are given, ``max_tokens``/``stop``
+                attributes (a :class:`~activetest.data.generative.GenTask`).
+            items, examples: the prompts' items and in-context examples.
+            max_tokens: the most tokens generated per item.
+            stop: strings that end an answer; the token that completes one is kept
+                in ``token_ids`` but not counted in ``n_answer_tokens``.
+
+        Greedy decoding takes the highest logit (lowest token id on a tie), so the
+        answer is a deterministic function of model, prompt and settings.
+        """
+        import llama_cpp
+
+        max_tokens = int(max_tokens if max_tokens is not None else task.max_tokens)
+        stops = tuple(stop if stop is not None else getattr(task, "stop", ()))
+        prefix_ids = canonical_ids(self.tokenize, task.prefix(examples), "", self.bos)
+        vocab = llama_cpp.llama_model_get_vocab(self._llm.model)
+        out: list[Generation] = []
+        note(event="generating with", model=self.name, backend=self.backend)
+        with progress_bar(len(items), f"{self.name} ({getattr(task, 'name', 'task')}, "
+                          f"answers)", progress and len(items) > 1) as advance:
+            for item in items:
+                suffix_ids = self._suffix_ids(task, item, len(prefix_ids), max_tokens)
+                self._ensure_prefix(prefix_ids)
+                self._rewind(len(prefix_ids))
+                self._eval(suffix_ids)
+                ids: list[int] = []
+                lps: list[float] = []
+                finish, n_answer = "length", None
+                for _ in range(max_tokens):
+                    logits = self._last_logits()
+                    tok = int(np.argmax(logits))
+                    if llama_cpp.llama_vocab_is_eog(vocab, tok):
+                        finish = "eos"
+                        break
+                    ids.append(tok)
+                    lps.append(float(log_softmax(logits)[tok]))
+                    text = self.detokenize(ids)
+                    if any(s in text for s in stops):
+                        finish, n_answer = "stop", len(ids) - 1
+                        break
+                    self._eval([tok])
+                raw = self.detokenize(ids)
+                out.append(Generation(text=cut_at_stop(raw, stops), raw=raw, token_ids=tuple(ids),
+                                      token_logprobs=tuple(lps), finish=finish,
+                                      n_answer_tokens=len(ids) if n_answer is None
+                                      else n_answer))
+                advance()
+        return out
 
     def close(self) -> None:
         """Free the llama.cpp model and context now (otherwise at garbage collection)."""

@@ -36,9 +36,11 @@ __all__ = ["Inputs", "build_config", "check_options", "create_session", "load_in
 
 
 def resolve_task(task: Task | str | os.PathLike[str]) -> Task:
-    """A Task from a Task, a built-in task name or a task file."""
-    if isinstance(task, Task):
-        return task
+    """A Task (or graded GenTask) from itself, a built-in task name or a task file."""
+    from activetest.data.generative import GenTask
+
+    if isinstance(task, (Task, GenTask)):
+        return task  # type: ignore[return-value]
     from activetest.data.taskfile import load_task
 
     return load_task(task if isinstance(task, str) else Path(task))

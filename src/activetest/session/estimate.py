@@ -158,48 +158,50 @@ def _metric_estimate(metric: str, draws: LabelledDraws, losses: np.ndarray, hit:
                           control_mean)
 
 
-def estimate_report(draws: LabelledDraws, *, metrics: Sequence[str], target_lp: np.ndarray,
-                    surrogate_lp: np.ndarray, pool_controls: Mapping[str, np.ndarray],
-                    compare: Mapping[str, np.ndarray] | None = None,
+def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
+                    surrogate_nll: np.ndarray, target_nll: np.ndarray | None = None,
+                    pool_controls: Mapping[str, np.ndarray],
+                    compare: Mapping[str, Mapping[str, np.ndarray]] | None = None,
                     noise: NoiseRule = NoiseRule(), seed: int, n_boot: int = 1000,
                     level: float = 0.95, target_width: float | None = None) -> EstimateReport:
     """Every metric's estimate from the labelled draws.
 
     Args:
         draws: the usable labelled prefix (K >= 1).
-        metrics: a subset of :data:`METRICS`.
-        target_lp, surrogate_lp: ``(K, C)`` log-probs at the labelled draws.
+        losses: metric (of :data:`METRICS`) -> ``(K,)`` the target's loss at each
+            labelled draw (log loss or 0-1 loss from its class log-probs; for a graded
+            task ``1 - score`` of the judgment).
+        surrogate_nll, target_nll: ``(K,)`` how unlikely each label is to the surrogate
+            and (classification only) to the target, for the label-noise alarm.
         pool_controls: metric -> ``(N,)`` control values (see :func:`controls`).
-        compare: other target spec -> ``(K, C)`` log-probs at the labelled draws.
+        compare: other target spec -> metric -> ``(K,)`` its losses at the same draws.
         noise: the label-noise alarm.
         seed, n_boot, level: the bootstraps' seed, resamples and coverage.
         target_width: also project the labels needed for this interval width.
     """
     if target_width is not None and not target_width > 0:
         raise ValueError(f"target width must be > 0, got {target_width!r}")
-    unknown = [m for m in metrics if m not in METRICS]
+    unknown = [m for m in losses if m not in METRICS]
     if unknown:
         raise ValueError(f"unknown metric(s) {unknown}; expected {METRICS}")
     K, N, q, y = draws.k, draws.n_pool, draws.q, draws.y
-    t_nll, s_nll = log_loss(target_lp, y), log_loss(surrogate_lp, y)
-    hit = noise.hits(t_nll, s_nll)
+    s_nll = np.asarray(surrogate_nll, dtype=np.float64)
+    t_nll = np.full(K, np.nan) if target_nll is None else np.asarray(target_nll, np.float64)
+    hit = noise.hits(np.nan_to_num(t_nll, nan=-np.inf), s_nll)
     flagged = [FlaggedItem(draws.item_ids[j], draws.steps[j], int(y[j]), float(t_nll[j]),
                            float(s_nll[j])) for j in np.flatnonzero(hit)]
     out: dict[str, MetricEstimate] = {}
-    losses_by_metric: dict[str, np.ndarray] = {}
-    for metric in metrics:
-        losses = per_item_loss(metric, target_lp, y)
-        losses_by_metric[metric] = losses
-        out[metric] = _metric_estimate(metric, draws, losses, hit, pool_controls.get(metric),
-                                       seed=seed, n_boot=n_boot, level=level,
-                                       target_width=target_width)
+    for metric, loss in losses.items():
+        out[metric] = _metric_estimate(metric, draws, np.asarray(loss, dtype=np.float64), hit,
+                                       pool_controls.get(metric), seed=seed, n_boot=n_boot,
+                                       level=level, target_width=target_width)
     comparisons: list[Comparison] = []
-    for spec, o_lp in (compare or {}).items():
-        for metric in metrics:
-            o_loss = per_item_loss(metric, o_lp, y)
+    for spec, other_losses in (compare or {}).items():
+        for metric in losses:
+            o_loss = np.asarray(other_losses[metric], dtype=np.float64)
             other = bootstrap(lure_terms(o_loss, q, N), n_boot=n_boot, level=level,
                               random_state=bootstrap_rng(seed, K, f"other:{spec}:{metric}"))
-            d_terms = lure_terms(losses_by_metric[metric] - o_loss, q, N)
+            d_terms = lure_terms(np.asarray(losses[metric]) - o_loss, q, N)
             diff = bootstrap(d_terms, n_boot=n_boot, level=level,
                              random_state=bootstrap_rng(seed, K, f"diff:{spec}:{metric}"))
             comparisons.append(Comparison(spec, metric, other, diff))
@@ -217,11 +219,10 @@ class HistoryPoint:
     uniform: BootstrapResult
 
 
-def history(draws: LabelledDraws, metric: str, target_lp: np.ndarray, budgets: Sequence[int],
+def history(draws: LabelledDraws, metric: str, losses: np.ndarray, budgets: Sequence[int],
             *, seed: int, n_boot: int, level: float) -> list[HistoryPoint]:
     """The estimate as it stood after each of ``budgets`` labels (same seeds as
     :func:`estimate_report`, so the last point equals the current estimate)."""
-    losses = per_item_loss(metric, target_lp, draws.y)
     out = []
     for b in budgets:
         a = bootstrap(lure_terms(losses[:b], draws.q[:b], draws.n_pool), n_boot=n_boot,

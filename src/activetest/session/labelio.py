@@ -300,6 +300,7 @@ def labelstudio_config(task: Task, from_name: str = "label", to_name: str = "tex
     if from_name == to_name:
         raise ValueError(f"from_name and to_name must differ, both are {from_name!r}")
     fields = _field_order(task, ()) or ["text"]
+    fields += [f for f in getattr(task, "display_extra", ()) if f not in fields]
     lines = ["<View>"]
     first, *others = fields
     lines.append(f'  <Text name={quoteattr(to_name)} value={quoteattr("$" + first)}/>')
@@ -310,6 +311,7 @@ def labelstudio_config(task: Task, from_name: str = "label", to_name: str = "tex
     # The instruction speaks of the label words; show it only if people see those words.
     same = tuple(task.class_names) == tuple(task.classes)
     header = task.instruction.strip() if same and task.instruction.strip() else "Label"
+    header = getattr(task, "judge_prompt", None) or header  # graded: the question to judge
     lines.append(f"  <Header value={quoteattr(header)}/>")
     lines.append(f'  <Choices name={quoteattr(from_name)} toName={quoteattr(to_name)} '
                  f'choice="single" showInline="true" required="true">')

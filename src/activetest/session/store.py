@@ -14,6 +14,10 @@ Tables (schema version :data:`SCHEMA_VERSION`, kept in ``PRAGMA user_version``):
     labels         the current label of each labelled item, its source and times
     label_history  every change to a label (add, change, undo), never deleted
     estimates      estimates over time (labels used, metric, method, value, interval)
+    answers        graded sessions: per role and item, the model's answer text, the
+                   references (JSON) and details (token log-probs, source; JSON)
+
+Schema 2 added ``answers``; files of schema 1 (no graded sessions) are read as they are.
 
 Durability: WAL journal, ``synchronous=FULL``; every write is one transaction
 (``BEGIN IMMEDIATE``). The sampler state is written in the SAME transaction as the
@@ -62,7 +66,9 @@ __all__ = [
 ]
 
 #: Schema version written to ``PRAGMA user_version``; newer files are refused.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+#: Versions this activetest reads (1 lacks the ``answers`` table).
+READABLE_VERSIONS = (1, 2)
 #: Value of ``meta.app``: marks a SQLite file as an activetest session.
 APP_ID = "activetest-session"
 
@@ -127,6 +133,14 @@ CREATE TABLE label_history (
     at TEXT NOT NULL
 );
 CREATE INDEX label_history_idx ON label_history (idx);
+CREATE TABLE answers (
+    role TEXT NOT NULL,
+    idx INTEGER NOT NULL REFERENCES items(idx),
+    answer TEXT NOT NULL,
+    refs TEXT NOT NULL,
+    info TEXT NOT NULL,
+    PRIMARY KEY (role, idx)
+);
 CREATE TABLE estimates (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     at TEXT NOT NULL,
@@ -386,7 +400,7 @@ class SessionStore:
         except BaseException:
             conn.close()
             raise
-        if version != SCHEMA_VERSION:  # pragma: no cover - no older schema exists yet
+        if version not in READABLE_VERSIONS:  # pragma: no cover - no such file exists yet
             conn.close()
             raise SchemaVersionError(f"{p}: schema version {version} cannot be read")
         if writable:
@@ -861,6 +875,27 @@ class SessionStore:
                 for a, b, c, d, e, f, g, h in self._read(sql + " ORDER BY h.id", params)]
 
     # ------------------------------------------------------------------ estimates
+
+    def put_answers(self, role: str, rows: Sequence[int], answers: Sequence[str],
+                    references: Sequence[Sequence[str]], info: Sequence[Mapping[str, Any]],
+                    ) -> None:
+        """Store (or replace) answers of ``role`` for pool rows (one transaction)."""
+        if not len(rows) == len(answers) == len(references) == len(info):
+            raise ValueError("rows, answers, references and info must have the same length")
+        with self.transaction() as c:
+            c.executemany(
+                "INSERT OR REPLACE INTO answers (role, idx, answer, refs, info) "
+                "VALUES (?, ?, ?, ?, ?)",
+                ((role, int(i), str(a), _dumps(list(r)), _dumps(dict(x)))
+                 for i, a, r, x in zip(rows, answers, references, info, strict=True)))
+
+    def answers(self, role: str = "target") -> dict[int, tuple[str, tuple[str, ...],
+                                                               dict[str, Any]]]:
+        """Pool row -> (answer, references, details) of ``role`` (empty for schema 1)."""
+        if self.schema_version < 2:
+            return {}
+        rows = self._read("SELECT idx, answer, refs, info FROM answers WHERE role = ?", (role,))
+        return {int(i): (str(a), tuple(json.loads(r)), json.loads(x)) for i, a, r, x in rows}
 
     def add_estimate(self, *, n_labels: int, metric: str, method: str, estimate: float,
                      std: float | None = None, low: float | None = None,

@@ -154,9 +154,19 @@ class Session:
         Raises:
             ValueError: (incl. :class:`SessionError`) bad arguments or input files.
         """
-        from activetest.session.create import create_session
+        from activetest.data.generative import GenTask
+        from activetest.session.create import create_session, resolve_task
 
-        store, inputs = create_session(path, pool=pool, task=task, surrogate=surrogate,
+        resolved = resolve_task(task)
+        if isinstance(resolved, GenTask):  # a graded (generative) task
+            from activetest.session.create_graded import create_graded_session
+
+            store, graded = create_graded_session(path, pool=pool, task=resolved,
+                                                  target=target, surrogate=surrogate,
+                                                  **options)
+            return cls(store, cache_dir=options.get("cache_dir"),
+                       threads=options.get("threads"), raw_specs=graded.raw_specs)
+        store, inputs = create_session(path, pool=pool, task=resolved, surrogate=surrogate,
                                        target=target, **options)
         return cls(store, scorers=inputs.scorers, cache_dir=options.get("cache_dir"),
                    threads=options.get("threads"), raw_specs=inputs.raw_specs)
@@ -207,6 +217,11 @@ class Session:
         return self._task
 
     @property
+    def graded(self) -> bool:
+        """Whether the task is graded (free-form answers judged by people)."""
+        return self._config.get("kind") == "graded"
+
+    @property
     def metrics(self) -> tuple[str, ...]:
         """The metrics estimated."""
         m = self._config["metric"]
@@ -243,6 +258,28 @@ class Session:
     def examples(self) -> list[Item]:
         """The in-context examples, in prompt order."""
         return self.store.examples()
+
+    def answers(self) -> dict[int, tuple[str, tuple[str, ...], dict[str, Any]]]:
+        """Graded sessions: pool row -> (the target's answer, references, details)."""
+        return self.store.answers("target")
+
+    def display_item(self, item_id: str) -> Item:
+        """The item as a person judging it sees it: for a graded task its prompt
+        fields, the target's answer and the references; else the item itself."""
+        item = self.item(item_id)
+        if not self.graded:
+            return item
+        answer, refs, _ = self.answers().get(self._row_index()[item.id], ("", (), {}))
+        return Item(item.id, {**item.fields, "answer": answer,
+                              "references": " | ".join(refs)}, item.label)
+
+    def display(self, item_id: str) -> str:
+        """The text a person labelling the item reads."""
+        item = self.item(item_id)
+        if not self.graded:
+            return self.task.render_item(item)
+        answer, refs, _ = self.answers().get(self._row_index()[item.id], ("", (), {}))
+        return self.task.display(item, answer, refs)  # type: ignore[attr-defined]
 
     def acquisition_scores(self) -> np.ndarray:
         """The ``(N,)`` acquisition scores the sampler draws by."""
@@ -364,8 +401,36 @@ class Session:
 
     def target_logprobs(self, draws: est.LabelledDraws, *, progress: bool = True) -> np.ndarray:
         """``(K, C)`` target log-probs at the labelled draws (scored now if not stored)."""
+        if self.graded:
+            raise SessionError("a graded session's target gives answers, not class "
+                               "log-probs")
         lp = self._logprobs("target", self._config["target"], draws.rows, progress)
         return lp[draws.rows]
+
+    def item_losses(self, draws: est.LabelledDraws, *, progress: bool = True,
+                    ) -> dict[str, np.ndarray]:
+        """Metric -> ``(K,)`` the target's loss at each labelled draw.
+
+        Classification: log loss / 0-1 loss of the target's class log-probs against
+        the label. Graded: ``1 - score`` of the judgment level given.
+        """
+        if self.graded:
+            scores = np.asarray(self.task.judgment.scores)  # type: ignore[attr-defined]
+            return {"error_rate": 1.0 - scores[draws.y]}
+        t_lp = self.target_logprobs(draws, progress=progress)  # scored once, then stored
+        return {m: est.per_item_loss(m, t_lp, draws.y) for m in self.metrics}
+
+    def _pool_controls(self) -> dict[str, np.ndarray]:
+        s_stored = self.store.scores("surrogate")
+        if s_stored is None:
+            return {}
+        if self.graded:  # the surrogate's expected loss of the judgment
+            from activetest.session.create_graded import expected_loss
+
+            return {"error_rate": expected_loss(s_stored.logprobs, self.task)}  # type: ignore
+        t_stored = self.store.scores("target")
+        return est.controls(self.metrics, s_stored.logprobs,
+                            None if t_stored is None else t_stored.logprobs)
 
     # ------------------------------------------------------------------ estimates
 
@@ -395,15 +460,22 @@ class Session:
             raise SessionError(f"no usable labels yet: the first selected item "
                                f"({self.store.acquisitions()[0].item_id!r}) has no label; LURE "
                                f"uses the labels of the first K draws")
-        t_lp = self.target_logprobs(draws, progress=progress)
         s_stored = self.store.scores("surrogate")
         assert s_stored is not None
-        t_stored = self.store.scores("target")
-        pool_controls = est.controls(self.metrics, s_stored.logprobs,
-                                     None if t_stored is None else t_stored.logprobs)
+        s_nll = -s_stored.logprobs[draws.rows, draws.y]
+        t_nll = None
+        if self.graded:
+            losses = self.item_losses(draws, progress=progress)
+        else:
+            t_lp = self.target_logprobs(draws, progress=progress)
+            losses = {m: est.per_item_loss(m, t_lp, draws.y) for m in self.metrics}
+            t_nll = -t_lp[np.arange(draws.k), draws.y]
         others = [compare] if isinstance(compare, (str, os.PathLike)) or (
             compare and not isinstance(compare, (list, tuple))) else list(compare or ())
-        compared: dict[str, np.ndarray] = {}
+        if others and self.graded:
+            raise SessionError("comparing two targets of a graded task needs both targets' "
+                               "answers judged; not supported yet")
+        compared: dict[str, dict[str, np.ndarray]] = {}
         for other in others:
             if isinstance(other, (str, os.PathLike)):
                 raw = os.fspath(other)
@@ -412,13 +484,14 @@ class Session:
             else:
                 spec = f"object:{getattr(other, 'name', type(other).__name__)}"
                 self._scorers[spec] = other
-            compared[spec] = self._logprobs(f"compare:{spec}", spec, draws.rows,
-                                            progress)[draws.rows]
+            o_lp = self._logprobs(f"compare:{spec}", spec, draws.rows, progress)[draws.rows]
+            compared[spec] = {m: est.per_item_loss(m, o_lp, draws.y) for m in self.metrics}
         noise = cfg.get("noise", {})
+        t_thr = noise.get("target_nll", 5.0)
         report = est.estimate_report(
-            draws, metrics=self.metrics, target_lp=t_lp, surrogate_lp=s_stored.logprobs[
-                draws.rows], pool_controls=pool_controls, compare=compared,
-            noise=est.NoiseRule(float(noise.get("target_nll", 5.0)),
+            draws, losses=losses, surrogate_nll=s_nll, target_nll=t_nll,
+            pool_controls=self._pool_controls(), compare=compared,
+            noise=est.NoiseRule(float("inf") if t_thr is None else float(t_thr),
                                 float(noise.get("surrogate_nll", 5.0)),
                                 noise.get("rule", "any")),
             seed=int(cfg["seed"]),
@@ -514,7 +587,8 @@ class Session:
             acq = list(acquisitions)
         fmt = labels.export_format(path, format)
         items = self.items()
-        rows = [items[a.index] for a in acq]
+        rows = [self.display_item(items[a.index].id) if self.graded else items[a.index]
+                for a in acq]
         pred = None
         if predictions:
             stored = self.store.scores("surrogate")

@@ -55,19 +55,18 @@ def report_data(session: Session, *, compare: Sequence[Any] | Any = (),
                              progress=progress)
     cfg = session.config
     draws = session.labelled_draws()
-    t_lp = session.target_logprobs(draws, progress=progress)
+    losses = session.item_losses(draws, progress=progress)
     seed, n_boot = int(cfg["seed"]), int(cfg.get("n_boot", 1000))
     level = float(cfg.get("level", 0.95))
     budgets = _budgets(draws.k, n_points)
     history: dict[str, list[rp.HistoryRow]] = {}
     for metric in session.metrics:
-        points = est.history(draws, metric, t_lp, budgets, seed=seed, n_boot=n_boot,
-                             level=level)
+        points = est.history(draws, metric, losses[metric], budgets, seed=seed,
+                             n_boot=n_boot, level=level)
         history[METRIC_NAMES[metric]] = [
             rp.HistoryRow(p.n_labels, p.active.estimate, p.active.low, p.active.high,
                           p.uniform.estimate, p.uniform.low, p.uniform.high) for p in points]
-    terms = lure_terms(est.per_item_loss(session.metrics[0], t_lp, draws.y), draws.q,
-                       draws.n_pool)
+    terms = lure_terms(losses[session.metrics[0]], draws.q, draws.n_pool)
     position = {step: j for j, step in enumerate(draws.steps)}
     flagged = []
     for f in final.flagged:

@@ -1,0 +1,330 @@
+"""Creating a graded (generative) session: answers, a surrogate of the judgment, the file.
+
+The target answers every pool item in free text (generated now by a local model,
+through the answer cache, or already in the pool file's ``answer`` column); a
+surrogate predicts, per item, the distribution of the judgment a person will give
+(``(N, L)`` log-probs over the task's judgment levels, see
+:mod:`activetest.models.judges`); the acquisition is the surrogate's expected loss
+``sum_l pi_l (1 - score_l)`` with the usual floor. The file stores the items, the
+answers with their references (table ``answers``), the surrogate's judgment
+log-probs and the sampler, like a classification session.
+
+Surrogate specs:
+
+``confidence`` (``confidence:mean``, ``:min``, ``:sum``)
+    the target's own token log-probs (needs answers generated here);
+``agree:<model spec>``
+    agreement with the answers another model gives to the same prompts;
+``judge:<model spec>``
+    an in-context judge prompted with ``judge_examples`` (judged answers);
+``column:<name>``
+    a probability that the answer is correct, from a column of the pool file
+    (e.g. a harness's own confidence);
+``uniform``
+    no surrogate: every item equally likely (uniform sampling, for comparison).
+
+Data labels (simulation only, ``label_from_data``): a judgment given in the pool
+file, else, where references exist, the automatic judge's verdict (exact match
+after the SQuAD normalisation: the top level if it matches, the bottom one if not).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from activetest.data.generative import GenTask, GradedItem, exact_match, load_graded_pool
+from activetest.data.task import Item
+from activetest.session.create import check_options, resolve_task
+from activetest.session.scoring import jsonable, stored_spec
+from activetest.session.store import SessionError, SessionStore
+from activetest.stats import ActiveSampler
+
+__all__ = ["GRADED_SURROGATES", "GradedInputs", "create_graded_session", "expected_loss"]
+
+#: Surrogate spec forms of graded sessions.
+GRADED_SURROGATES = ("confidence", "confidence:mean", "confidence:min", "confidence:sum",
+                     "agree:<model>", "judge:<model>", "column:<name>", "uniform")
+
+
+def expected_loss(logprobs: np.ndarray, task: GenTask) -> np.ndarray:
+    """``(N,)`` expected loss ``sum_l pi_l (1 - score_l)`` under judgment log-probs."""
+    loss = 1.0 - np.asarray(task.judgment.scores, dtype=np.float64)
+    return np.exp(np.asarray(logprobs, dtype=np.float64)) @ loss
+
+
+@dataclass
+class GradedInputs:
+    """What a graded session is made of, read and checked."""
+
+    task: GenTask
+    pool: list[GradedItem]
+    examples: list[Item]
+    target_spec: str
+    surrogate_spec: str
+    raw_specs: dict[str, str] = field(default_factory=dict)
+
+
+def _load_pool(src: Any, task: GenTask, options: Mapping[str, Any] | None) -> list[GradedItem]:
+    if isinstance(src, (str, os.PathLike)):
+        return load_graded_pool(src, task, **dict(options or {}))
+    out = []
+    for it in src:
+        if isinstance(it, GradedItem):
+            out.append(it)
+        elif isinstance(it, Item):
+            out.append(GradedItem(it))
+        else:
+            raise TypeError(f"a graded pool holds GradedItem or Item, got {type(it).__name__}")
+    return out
+
+
+def _generator(spec: str, threads: int | None, cache_dir: str | None, use_cache: bool) -> Any:
+    from activetest.models.registry import get_scorer, parse_spec
+
+    backend, _ = parse_spec(spec)
+    options = {"n_threads": threads} if threads and backend == "llamacpp" else {}
+    model = get_scorer(spec, **options)
+    if not callable(getattr(model, "generate", None)):
+        raise SessionError(f"model {spec!r} ({backend} backend) cannot generate answers; "
+                           f"use a llama.cpp model, or put the answers in the pool file's "
+                           f"'answer' column and pass --target pool")
+    if use_cache:
+        from activetest.models.answers import CachedGenerator
+
+        return CachedGenerator(model, cache_dir)
+    return model
+
+
+def _answers(inputs: GradedInputs, spec: str, *, threads: int | None, cache_dir: str | None,
+             use_cache: bool, progress: bool) -> list[Any]:
+    gen = _generator(inputs.raw_specs.get(spec, spec), threads, cache_dir, use_cache)
+    try:
+        return gen.generate(inputs.task, [g.item for g in inputs.pool], inputs.examples,
+                            progress=progress)
+    finally:
+        close = getattr(getattr(gen, "generator", gen), "close", None)
+        if callable(close):
+            close()
+
+
+def _surrogate(inputs: GradedInputs, answers: Sequence[str], generations: Sequence[Any] | None,
+               judge_examples: Sequence[Item], *, threads: int | None, cache_dir: str | None,
+               use_cache: bool, progress: bool) -> np.ndarray:
+    from activetest.models import judges
+
+    spec, task = inputs.surrogate_spec, inputs.task
+    head, _, rest = spec.partition(":")
+    if spec == "uniform":
+        return judges.binary_to_levels(np.full(len(inputs.pool), 0.5), task.judgment)
+    if head == "column" and rest:
+        values = []
+        for g in inputs.pool:
+            raw = g.extra.get(rest)
+            try:
+                p = float(raw)  # type: ignore[arg-type]
+            except (TypeError, ValueError):
+                p = float("nan")
+            if not 0.0 <= p <= 1.0:
+                raise SessionError(f"item {g.item.id!r}: column {rest!r} is {raw!r}; expected "
+                                   f"the probability that the answer is correct, in [0, 1]")
+            values.append(p)
+        return judges.binary_to_levels(np.array(values), task.judgment)
+    if head == "confidence":
+        if generations is None:
+            raise SessionError("surrogate 'confidence' needs the target's token log-probs, "
+                               "which answers read from the pool file do not have; use "
+                               "agree:<model> or judge:<model>")
+        return judges.confidence_logprobs(generations, task.judgment, rest or "mean")
+    if head == "agree" and rest:
+        other = _answers(inputs, rest, threads=threads, cache_dir=cache_dir,
+                         use_cache=use_cache, progress=progress)
+        return judges.agreement_logprobs(answers, [g.text for g in other], task.judgment)
+    if head == "judge" and rest:
+        if not judge_examples:
+            raise SessionError("surrogate 'judge:<model>' needs judged examples: pass "
+                               "--judge-examples FILE (columns question, answer, judgment)")
+        from activetest.models.registry import get_scorer
+
+        scorer = get_scorer(inputs.raw_specs.get(rest, rest))
+        if use_cache:
+            from activetest.models.cache import CachedScorer
+
+            scorer = CachedScorer(scorer, cache_dir)
+        lp = scorer.score(judges.JUDGE_TASK, judges.judge_items([g.item for g in inputs.pool],
+                                                                 answers),
+                          judge_examples, progress=progress)
+        return judges.binary_to_levels(np.exp(lp[:, 1]), task.judgment)
+    raise SessionError(f"unknown surrogate {spec!r} for a graded task; expected one of "
+                       f"{', '.join(GRADED_SURROGATES)}")
+
+
+def _judge_examples(src: Any, options: Mapping[str, Any] | None) -> list[Item]:
+    """Judged answers for the in-context judge: question, answer, judgment (yes/no)."""
+    if src is None:
+        return []
+    if not isinstance(src, (str, os.PathLike)):
+        return list(src)
+    from activetest.data.pool import read_records
+
+    out = []
+    for where, rec in read_records(src, **{k: v for k, v in dict(options or {}).items()
+                                           if k in ("format", "encoding")}):
+        try:
+            verdict = str(rec["judgment"]).strip().casefold()
+            item = Item(str(rec.get("id", where)), {"question": str(rec["question"]),
+                                                    "answer": str(rec["answer"])})
+        except KeyError as exc:
+            raise SessionError(f"{src}, {where}: judged examples need columns question, "
+                               f"answer and judgment (missing {exc})") from None
+        good = {"correct", "yes", "right", "true", "1"}
+        bad = {"incorrect", "no", "wrong", "false", "0"}
+        if verdict not in good | bad:
+            raise SessionError(f"{src}, {where}: judgment {rec['judgment']!r} is not "
+                               f"correct/incorrect")
+        out.append(Item(item.id, item.fields, int(verdict in good)))
+    return out
+
+
+def create_graded_session(path: str | os.PathLike[str], *,
+                          pool: Sequence[Any] | str | os.PathLike[str],
+                          task: GenTask | str | os.PathLike[str], target: str,
+                          surrogate: str = "confidence", alpha: float = 0.1,
+                          seed: int | None = None, shots: int | None = None,
+                          examples: Sequence[Item] | str | os.PathLike[str] | None = None,
+                          judge_examples: Sequence[Item] | str | os.PathLike[str] | None = None,
+                          noise_surrogate_nll: float = 5.0, n_boot: int = 1000,
+                          level: float = 0.95, pool_options: Mapping[str, Any] | None = None,
+                          cache_dir: str | os.PathLike[str] | None = None,
+                          use_cache: bool = True, overwrite: bool = False,
+                          progress: bool = True, busy_timeout: float = 5.0,
+                          threads: int | None = None, metric: str = "error_rate",
+                          acquisition: str | None = None, target_shots: int | None = None,
+                          noise_target_nll: float = 5.0, noise_rule: str = "any",
+                          ) -> tuple[SessionStore, GradedInputs]:
+    """Build a graded session file (see the module docstring); returns the store and inputs.
+
+    Args:
+        target: a model spec that can generate (llama.cpp), or ``pool`` to use the
+            answers in the pool file's ``answer`` column.
+        surrogate: see the module docstring.
+        examples: in-context examples for the target's prompt (items or a file with
+            the prompt fields and an ``answer`` column); ``shots`` of them, drawn with
+            ``seed`` (default all).
+        judge_examples: judged answers for a ``judge:`` surrogate.
+
+    Raises:
+        ValueError: (incl. :class:`SessionError`) bad arguments or input files.
+    """
+    # Options of classification sessions that a graded one has no use for: refused
+    # unless left at their defaults (the metric is always 1 - score, the acquisition
+    # the surrogate's expected loss, and the target has no label log-probs).
+    given = {"metric": metric not in ("error_rate", "log_loss"),
+             "acquisition": acquisition not in (None, "ce", "zero_one"),
+             "target_shots": target_shots is not None,
+             "noise_target_nll": noise_target_nll != 5.0, "noise_rule": noise_rule != "any"}
+    bad = sorted(k for k, v in given.items() if v)
+    if bad:
+        raise SessionError(f"option(s) {', '.join(bad)} do not apply to a graded task (its "
+                           f"metric is 1 - the judged score; it is acquired by the "
+                           f"surrogate's expected loss)")
+    _, seed = check_options(metric="error_rate", acquisition="zero_one", alpha=alpha,
+                            noise_rule="any", level=level, n_boot=n_boot, seed=seed)
+    t = resolve_task(task)
+    if not isinstance(t, GenTask):
+        raise SessionError(f"task {t.name!r} is not a graded task")
+    p = Path(path)
+    if p.exists() and not overwrite:
+        from activetest.session.store import SessionExistsError
+
+        raise SessionExistsError(f"{p} already exists; choose another file name or pass "
+                                 f"--overwrite to replace it")
+    items = _load_pool(pool, t, pool_options)
+    if not items:
+        raise SessionError("the pool is empty: nothing to evaluate")
+    chosen: list[Item] = []
+    if examples is not None:
+        ex = _load_pool(examples, t, pool_options)
+        ex_items = [Item(g.item.id, {**g.item.fields, "answer": g.answer or
+                                     (g.references[0] if g.references else "")})
+                    for g in ex if g.answer or g.references]
+        if shots is not None and shots < len(ex_items):
+            pick = np.sort(np.random.default_rng(seed).choice(len(ex_items), shots,
+                                                             replace=False))
+            ex_items = [ex_items[i] for i in pick]
+        chosen = ex_items
+    elif shots:
+        raise SessionError(f"shots={shots} needs in-context examples: pass --examples FILE "
+                           f"(prompt fields and an 'answer' column)")
+    raw: dict[str, str] = {}
+    target_spec = "pool" if target == "pool" else stored_spec(target)
+    raw[target_spec] = target
+    head, sep, rest = surrogate.partition(":")
+    surrogate_spec = f"{head}:{stored_spec(rest)}" if sep and head in ("agree", "judge") \
+        else surrogate
+    if sep and head in ("agree", "judge"):
+        raw[stored_spec(rest)] = rest
+    inputs = GradedInputs(t, items, chosen, target_spec, surrogate_spec, raw)
+    cache = None if cache_dir is None else str(Path(cache_dir).resolve())
+    gens = None
+    if target == "pool":
+        missing = [g.item.id for g in items if g.answer is None]
+        if missing:
+            raise SessionError(f"--target pool: {len(missing)} item(s) have no 'answer' "
+                               f"in the pool file (e.g. {missing[0]!r})")
+        answers = [str(g.answer) for g in items]
+    else:
+        gens = _answers(inputs, target_spec, threads=threads, cache_dir=cache,
+                        use_cache=use_cache, progress=progress)
+        answers = [g.text for g in gens]
+    s_lp = _surrogate(inputs, answers, gens, _judge_examples(judge_examples, pool_options),
+                      threads=threads, cache_dir=cache, use_cache=use_cache, progress=progress)
+    scores = expected_loss(s_lp, t)
+    sampler = ActiveSampler(scores, alpha=float(alpha), seed=seed)
+    top, bottom = int(np.argmax(t.judgment.scores)), int(np.argmin(t.judgment.scores))
+    stored_items = []
+    for g, a in zip(items, answers, strict=True):
+        label = g.item.label
+        if label is None and g.references:
+            label = top if exact_match(a, g.references) else bottom
+        stored_items.append(Item(g.item.id, g.item.fields, label))
+    from activetest import __version__
+    from activetest.data.taskfile import task_to_dict
+
+    config = {
+        "kind": "graded", "task": task_to_dict(t),
+        "task_ref": task if isinstance(task, str) else t.name,
+        "pool": {"source": str(pool) if isinstance(pool, (str, os.PathLike)) else "<items>",
+                 "n_items": len(items)},
+        "examples": {"n": len(chosen)}, "surrogate": surrogate_spec, "target": target_spec,
+        "metric": "error_rate", "acquisition": "expected_loss", "alpha": float(alpha),
+        "seed": seed, "shots": len(chosen), "target_shots": len(chosen),
+        "noise": {"target_nll": None, "surrogate_nll": float(noise_surrogate_nll),
+                  "rule": "any"},
+        "n_boot": int(n_boot), "level": float(level), "cache_dir": cache,
+        "use_cache": bool(use_cache), "activetest_version": __version__,
+    }
+    info = [jsonable({"finish": g.finish, "token_logprobs": list(g.answer_logprobs())})
+            if gens is not None else {"source": "pool file"} for g in (gens or items)]
+
+    def init(store: SessionStore) -> None:
+        store.put_answers("target", range(len(items)), answers, [g.references for g in items],
+                          info)
+        store.put_scores("surrogate", surrogate_spec, s_lp,
+                         {"spec": surrogate_spec, "kind": "judgment log-probs"})
+        store.put_scores("acquisition", "expected_loss", scores[:, None],
+                         {"acquisition": "expected_loss", "alpha": float(alpha)},
+                         predictions=False)
+        state = sampler.state()
+        store.init_sampler(state.alpha, seed, state.rng_state)
+
+    # The examples table wants a label; a graded example carries its answer in its fields.
+    stored_examples = [Item(e.id, e.fields, 0) for e in chosen]
+    store = SessionStore.create(p, config=config, items=stored_items, examples=stored_examples,
+                                overwrite=overwrite, busy_timeout=busy_timeout, init=init)
+    return store, inputs
