@@ -54,6 +54,7 @@ import numpy as np
 from activetest._tmpfiles import sweep_tmp, tmp_prefix
 from activetest.data.task import Item, Task
 from activetest.models._util import log_softmax, progress_bar
+from activetest.models.base import Generation
 from activetest.models.bundled import (
     BUNDLED_MODELS,
     ModelNotFoundError,
@@ -78,6 +79,16 @@ def converted_dir(gguf_path: str | os.PathLike[str], cache_dir: str | os.PathLik
     ident = file_identity(gguf_path)
     root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     return root / "hf" / f"{Path(gguf_path).stem}-{ident['size']}-{ident['mtime_ns']}"
+
+
+def _eos_ids(model: Any, tok: Any) -> list[int]:
+    """End-of-sequence token ids of a model (its generation config, else the tokenizer)."""
+    ids = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
+    if ids is None:
+        ids = getattr(tok, "eos_token_id", None)
+    if ids is None:
+        return []
+    return [int(i) for i in (ids if isinstance(ids, (list, tuple)) else [ids])]
 
 
 @contextlib.contextmanager
@@ -339,6 +350,10 @@ class HFScorer:
             return []
         return list(self._tok.encode(text, add_special_tokens=False))
 
+    def detokenize(self, ids: Sequence[int]) -> str:
+        """Text of ``ids`` (special tokens kept as text)."""
+        return str(self._tok.decode(list(ids), skip_special_tokens=False))
+
     @property
     def bos(self) -> int | None:
         """The BOS id prepended to every prompt, or ``None`` if the model uses none."""
@@ -509,6 +524,64 @@ class HFScorer:
         if self._softcap is not None:
             logits = self._torch.tanh(logits / self._softcap) * self._softcap
         return logits.double().cpu().numpy()
+
+    def generate(self, task: Any, items: Sequence[Item], examples: Sequence[Item] = (), *,
+                 max_tokens: int | None = None, stop: Sequence[str] | None = None,
+                 progress: bool = True) -> list[Generation]:
+        """Greedy answers of ``items`` with their token log-probs (the prefix cache reused).
+
+        The same contract as :meth:`LlamaCppScorer.generate`: the highest logit wins
+        (lowest id on a tie), the token that completes a stop string is kept in
+        ``token_ids`` but not counted in ``n_answer_tokens``, end-of-sequence stops.
+        """
+        from transformers import DynamicCache
+
+        from activetest.data.generative import cut_at_stop
+
+        torch = self._torch
+        max_tokens = int(max_tokens if max_tokens is not None else task.max_tokens)
+        stops = tuple(stop if stop is not None else getattr(task, "stop", ()))
+        prefix_ids = canonical_ids(self.tokenize, task.prefix(examples), "", self._bos)
+        eos = set(_eos_ids(self._model, self._tok))
+        out: list[Generation] = []
+        note(event="generating with", model=self.name, backend=self.backend)
+        with (progress_bar(len(items), f"{self.name} (answers)", progress and len(items) > 1)
+              as advance, torch.inference_mode(), _native_gqa(self.device.type == "cpu")):
+            base = None if self.naive else self._prefix_cache(prefix_ids)
+            for item in items:
+                suffix = self.tokenize(task.render_item(item))
+                if base is None:  # the cache fills up as the prompt runs, then grows per token
+                    cache = DynamicCache(config=self._model.config)
+                    feed, n_past = list(prefix_ids) + suffix, 0
+                else:
+                    cache, feed, n_past = self._expanded(base, 1), suffix, len(prefix_ids)
+                ids: list[int] = []
+                lps: list[float] = []
+                finish, n_answer = "length", None
+                for _ in range(max_tokens):
+                    t = torch.tensor([feed], dtype=torch.long, device=self.device)
+                    pos = torch.arange(n_past, n_past + len(feed), device=self.device)[None]
+                    res = self._base(input_ids=t, position_ids=pos, use_cache=True,
+                                     **{self._cache_kw: cache})
+                    n_past += len(feed)
+                    logits = self._logits(res.last_hidden_state[0, -1:], None)[0]
+                    tok = int(np.argmax(logits))
+                    if tok in eos:
+                        finish = "eos"
+                        break
+                    ids.append(tok)
+                    lps.append(float(log_softmax(logits)[tok]))
+                    if any(s in self.detokenize(ids) for s in stops):
+                        finish, n_answer = "stop", len(ids) - 1
+                        break
+                    feed = [tok]
+                raw = self.detokenize(ids)
+                out.append(Generation(text=cut_at_stop(raw, stops), raw=raw, token_ids=tuple(ids),
+                                      token_logprobs=tuple(lps), finish=finish,
+                                      n_answer_tokens=len(ids) if n_answer is None
+                                      else n_answer))
+                advance()
+        return out
 
     def full_logits(self, ids: Sequence[int]) -> np.ndarray:
         """The model's own full-vocabulary logits at the last position of ``ids`` (float64).

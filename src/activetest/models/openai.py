@@ -88,6 +88,7 @@ import numpy as np
 from activetest.data.task import Item, Task
 from activetest.errors import UserFacingError
 from activetest.models._util import ScoringCancelledError, progress_bar
+from activetest.models.base import Generation
 from activetest.models.labels import LabelTokenCollision, task_label_tokens
 
 __all__ = ["DEADLINE_ENV", "USERINFO_ENV", "EndpointError", "EndpointTimeoutError",
@@ -589,6 +590,66 @@ class OpenAIScorer:
     def _score_echo(self, client: httpx.Client, task: Task, prompt: str) -> np.ndarray:
         return np.array([self._echo(client, prompt, " " + w)[1] for w in task.classes],
                         dtype=np.float64)
+
+    def generate(self, task: Any, items: Sequence[Item], examples: Sequence[Item] = (), *,
+                 max_tokens: int | None = None, stop: Sequence[str] | None = None,
+                 progress: bool = True) -> list[Generation]:
+        """Greedy answers (``temperature=0``) with their token log-probs from the server.
+
+        The server applies the stop strings itself; where it still returns the token
+        that completed one, that token is not counted in ``n_answer_tokens``. It
+        reports token texts, not ids, so ``token_ids`` is empty. ``finish`` is the server's
+        ``finish_reason`` (``stop`` or ``length``; ``eos`` is reported as ``stop``).
+
+        Raises:
+            EndpointError: the server failed or answered without the text or log-probs.
+        """
+        from activetest.data.generative import cut_at_stop
+
+        max_tokens = int(max_tokens if max_tokens is not None else task.max_tokens)
+        stops = list(stop if stop is not None else getattr(task, "stop", ()))
+        prompts = [task.prompt(it, examples) for it in items]
+        out: list[Generation | None] = [None] * len(items)
+        if not items:
+            return []
+        self._cancel.clear()
+        with self._client() as client:
+            self._resolve_model(client)
+
+            def one(i: int) -> None:
+                body: dict[str, Any] = {"prompt": prompts[i], "max_tokens": max_tokens,
+                                        "logprobs": 1, "echo": False}
+                if stops:
+                    body["stop"] = stops[:4]  # the OpenAI API takes at most 4
+                data = self._post(client, body)
+                try:
+                    choice = data["choices"][0]
+                    raw = str(choice["text"])
+                except (KeyError, IndexError, TypeError):
+                    raise self._error(f"item {items[i].id!r}: the response has no "
+                                      f"choices[0].text") from None
+                lp = self._logprobs_obj(data)
+                values = [float(v) for v in (lp.get("token_logprobs") or []) if v is not None]
+                if not all(np.isfinite(values)):
+                    raise self._error(f"item {items[i].id!r}: non-finite token log-prob")
+                reason = str(choice.get("finish_reason") or "stop")
+                # Some servers (llama-cpp-python) also return the token that completed a
+                # stop string: the answer's tokens are those before it.
+                n_answer, acc = len(values), ""
+                for k, t in enumerate(lp.get("tokens") or []):
+                    acc += str(t)
+                    if any(s in acc for s in stops):
+                        n_answer = min(k, len(values))
+                        break
+                # a server reports token texts, not ids: token_ids stays empty
+                out[i] = Generation(text=cut_at_stop(raw, stops), raw=raw, token_ids=(),
+                                    token_logprobs=tuple(values),
+                                    finish="length" if reason == "length" else "stop",
+                                    n_answer_tokens=n_answer)
+
+            with progress_bar(len(items), f"answering via {self.name}", progress) as advance:
+                self._run_all(len(items), one, advance)
+        return [g for g in out if g is not None]
 
     def _run_all(self, n: int, one: Callable[[int], None], advance: Callable[[], None]) -> None:
         """``one(i)`` for every i, ``concurrency`` at a time; the first error stops the rest.
