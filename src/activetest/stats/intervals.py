@@ -325,6 +325,9 @@ def fixed_interval_curve(theta: np.ndarray, N: int, *, level: float = 0.95,
     else:
         z = _z(level)
         lo, hi = est - z * se, est + z * se
+    exact = se == 0  # M = N: the pool mean itself, up to the rounding of a sum
+    eps = 1e-12 * np.maximum(1.0, np.abs(est))
+    lo, hi = np.where(exact, est - eps, lo), np.where(exact, est + eps, hi)
     return IntervalCurve(est, se, lo, hi, float(level), target)
 
 
