@@ -1,7 +1,8 @@
 """Statistics: pure numpy, no I/O.
 
 acquisition scores -> proposal and sampler (draws with q_m) -> estimators ->
-bootstrap errors -> many-run simulation. Arrays in, arrays out.
+bootstrap errors, intervals and confidence sequences -> many-run simulation.
+Arrays in, arrays out.
 """
 
 from activetest.stats.acquisition import (
@@ -48,4 +49,30 @@ __all__ = [
     "log_softmax", "logsumexp", "lure", "lure_curve", "lure_terms", "lure_weights", "nll_score",
     "predictive_entropy", "proposal", "reference_sample", "sample", "simulate", "tuned_beta",
     "uniform_mean", "uniform_mean_curve", "uniform_score", "zero_one_loss",
+]
+
+# Intervals and confidence sequences from the per-draw estimates theta_m (issue 13).
+from activetest.stats.confseq import (
+    ConfidenceSequence,
+    asymptotic_cs,
+    betting_cs,
+    exact_cs,
+    labels_for_cs_width,
+    log_loss_bound,
+    paired_difference_cs,
+    paired_difference_exact_cs,
+)
+from activetest.stats.intervals import (
+    FixedInterval,
+    IntervalCurve,
+    fixed_interval,
+    fixed_interval_curve,
+    pool_variance_curve,
+)
+
+__all__ += [
+    "ConfidenceSequence", "FixedInterval", "IntervalCurve", "asymptotic_cs", "betting_cs",
+    "exact_cs", "fixed_interval", "fixed_interval_curve", "labels_for_cs_width",
+    "log_loss_bound", "paired_difference_cs", "paired_difference_exact_cs",
+    "pool_variance_curve",
 ]
