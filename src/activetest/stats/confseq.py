@@ -248,10 +248,20 @@ def asymptotic_cs(theta: np.ndarray, N: int, *, alpha: float = 0.05,
             error rate): the CS is clipped to it, which cannot lose coverage.
     """
     th, N = _check_theta(theta, N)
-    K = th.shape[-1]
+    est, se, gam, _ = _curves(th, N)
+    return _asymptotic_from_curves(est, se, gam, N, alpha=alpha, planned_labels=planned_labels,
+                                   min_labels=min_labels, skew=skew, value_range=value_range)
+
+
+def _asymptotic_from_curves(est: np.ndarray, se: np.ndarray, gam: np.ndarray, N: int, *,
+                            alpha: float = 0.05, planned_labels: float = PLANNED_LABELS,
+                            min_labels: int = MIN_LABELS, skew: bool = True,
+                            value_range: tuple[float, float] | None = None
+                            ) -> ConfidenceSequence:
+    """:func:`asymptotic_cs` from precomputed ``intervals._curves`` (reused by experiments)."""
+    K = est.shape[-1]
     if isinstance(min_labels, bool) or int(min_labels) != min_labels or min_labels < 2:
         raise ValueError(f"min_labels must be an integer >= 2, got {min_labels!r}")
-    est, se, gam, _ = _curves(th, N)
     f = asymptotic_cs_multiplier(N, K, alpha=alpha, planned_labels=planned_labels)
     if skew:
         lo, hi = _hall_bounds(est, se, gam, f)

@@ -307,9 +307,16 @@ def fixed_interval_curve(theta: np.ndarray, N: int, *, level: float = 0.95,
             from: ``SE^2 + S^2 / N`` (and the skewness is rescaled to that SE).
             Default: the pool's own mean loss.
     """
-    _z(level)  # validates level
-    p = 0.5 + level / 2
-    est, se, gam, df = _curves(theta, N)
+    return _interval_from_curves(*_curves(theta, N), N, level=level,
+                                 pool_variance=pool_variance, skew=skew)
+
+
+def _interval_from_curves(est: np.ndarray, se: np.ndarray, gam: np.ndarray, df: np.ndarray,
+                          N: int, *, level: float = 0.95,
+                          pool_variance: float | np.ndarray | None = None,
+                          skew: bool = True) -> IntervalCurve:
+    """:func:`fixed_interval_curve` from precomputed :func:`_curves` (reused by experiments)."""
+    z = _z(level)
     target = "pool"
     if pool_variance is not None:
         pv = np.asarray(pool_variance, dtype=np.float64)
@@ -321,9 +328,8 @@ def fixed_interval_curve(theta: np.ndarray, N: int, *, level: float = 0.95,
             gam = np.where(se > 0, gam * (se_pool / np.where(se > 0, se, 1.0)) ** 3, 0.0)
         target = "population"
     if skew:
-        lo, hi = _hall_bounds(est, se, gam, _student_quantile(p, df))
+        lo, hi = _hall_bounds(est, se, gam, _student_quantile(0.5 + level / 2, df))
     else:
-        z = _z(level)
         lo, hi = est - z * se, est + z * se
     exact = se == 0  # M = N: the pool mean itself, up to the rounding of a sum
     eps = 1e-12 * np.maximum(1.0, np.abs(est))
