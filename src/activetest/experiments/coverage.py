@@ -61,8 +61,8 @@ from activetest.stats.intervals import (
     pool_variance_curve,
 )
 
-__all__ = ["METHODS", "Context", "SettingCoverage", "Terms", "coverage_study", "evaluate",
-           "lure_bootstrap_sd", "theta_bootstrap_sd"]
+__all__ = ["METHODS", "Context", "SettingCoverage", "Terms", "adaptive_cv_lure", "coverage_study",
+           "evaluate", "lure_bootstrap_sd", "theta_bootstrap_sd"]
 
 FLOOR = 0.1  # the paper's proposal floor alpha
 Z95 = 1.959963984540054
@@ -190,11 +190,32 @@ def ce_cv_lure(ctx: Context) -> Terms:
                  lure_bootstrap_sd(L - g, q, ctx.N))
 
 
+def adaptive_cv_lure(ctx: Context) -> Terms:
+    """ADAPTIVE.md's calibrated-residual design with its control (needs ``stats.adaptive``).
+
+    Its proposal mixes with the uniform at weight lambda >= 0.1, so every remaining
+    item has ``q >= 0.1 / (N - m + 1)``; the bootstrap resamples its terms
+    ``t_m = M c_m theta_m`` as ADAPTIVE.md prescribes.
+    """
+    from activetest.stats.adaptive import AdaptiveDesign, simulate_design
+
+    design = AdaptiveDesign.from_name("calibrated", surrogate_logprobs=ctx.surrogate,
+                                      loss=ctx.loss, target_logprobs=ctx.target)
+    seq = np.random.SeedSequence([ctx.seed, zlib.crc32(b"adaptive")])
+    runs = simulate_design(design, losses=ctx.per_item, labels=ctx.labels, budget=ctx.budget,
+                           n_runs=ctx.n_runs, random_state=np.random.default_rng(seq))
+    L = ctx.per_item[runs.indices]
+    th = _theta(L, runs.q, ctx.N, runs.control, runs.control_rest)
+    ex = _exact_kwargs(ctx, L, runs.q, control=runs.control, control_rest=runs.control_rest,
+                       control_low=0.0, control_high=ctx.loss_bound)
+    ex["q_floor"] = 0.1
+    return Terms(th, _theta(L * L, runs.q, ctx.N), theta_bootstrap_sd(th, ctx.N), ex)
+
+
 TermsFn = Callable[[Context], Terms]
 
-#: Methods measured; the adaptive design of ADAPTIVE.md is one more entry once it lands
-#: (a function returning its per-draw theta_m, e.g. via ``theta_bootstrap_sd`` for the
-#: bootstrap of its terms and ``exact`` with its control and lambda floor).
+#: Methods measured. The adaptive design is one more entry once ``stats.adaptive`` is
+#: merged: ``METHODS["adaptive+cv_lure"] = adaptive_cv_lure``.
 METHODS: dict[str, TermsFn] = {
     "ce+lure": ce_lure,
     "ce+cv_lure": ce_cv_lure,
@@ -223,6 +244,7 @@ class SettingCoverage:
     widths: dict[str, tuple[float, float]]  # name -> median width at (100, K)
     ratios: dict[str, tuple[float, float]]  # name -> median width ratio at (100, K)
     threshold: float = float("nan")
+    gap_sd: float = float("nan")  # (test truth - pool risk) / sqrt(S_pool^2/N + S_test^2/N_test)
 
 
 def _cov(lo: np.ndarray, hi: np.ndarray, v: float) -> np.ndarray:
@@ -337,6 +359,17 @@ def run_setting_coverage(data: DatasetOutputs, setting: Setting, *, loss: str, n
             for m in methods]
 
 
+def _gap_sd(data: DatasetOutputs, setting: Setting, loss: str) -> float:
+    """How far the test truth is from the pool risk, in sds of the difference of two means."""
+    if data.pool_is_truth:
+        return float("nan")
+    f = log_loss if loss == "log" else zero_one_loss
+    tgt = data.outputs[setting.target]
+    a, b = f(tgt.pool, data.pool_labels), f(tgt.test, data.test_labels)
+    sd = np.sqrt(a.var(ddof=1) / a.size + b.var(ddof=1) / b.size)
+    return float((b.mean() - a.mean()) / sd) if sd > 0 else float("nan")
+
+
 # ---------------------------------------------------------------- the write-up
 
 
@@ -366,7 +399,7 @@ def _plot_coverage(by_ds: dict[str, list[SettingCoverage]], path: Path, budget: 
             ax.plot(k[9:], c[9:], style, lw=1.1, label=key)
         ax.axhline(0.95, color="k", lw=0.7)
         ax.axhline(0.94, color="k", lw=0.7, ls="--")
-        ax.set_ylim(0.8, 1.0)
+        ax.set_ylim(0.7, 1.0)
         ax.set_title(ds, fontsize=9)
         ax.set_xlabel("labels")
     axes[0].set_ylabel("coverage of the pool risk (95%)")
@@ -470,13 +503,19 @@ def coverage_study(outputs_dir: str | os.PathLike[str], out_dir: str | os.PathLi
     for f in files:
         data = DatasetOutputs.load(f)
         for setting in settings_for(data):
-            first = first or (data, setting)
+            if first is None or (data.dataset == "sst2" and first[0].dataset != "sst2"):
+                first = (data, setting)  # the example run: SST-2 (it has a test set) if there
             for loss in losses if seconds is None else ():
                 if progress:
                     print(f"  {data.dataset}: {setting.label} ({loss})", flush=True)
                 rows += run_setting_coverage(data, setting, loss=loss, n_runs=n_runs,
                                              budget=budget, exact_runs=exact_runs, seed=seed,
                                              methods=methods)
+    for f in files:  # cheap, and filled in for cached measurements too
+        data = DatasetOutputs.load(f)
+        for r in rows:
+            if r.setting.dataset == data.dataset:
+                r.gap_sd = _gap_sd(data, r.setting, r.loss)
     if seconds is None:
         seconds = time.perf_counter() - t0
         if cache is not None:
@@ -493,9 +532,35 @@ def coverage_study(outputs_dir: str | os.PathLike[str], out_dir: str | os.PathLi
     _plot_peeking(main, img / "peeking.png", K)
     if first is not None:
         _plot_band(*first, img / "cs_band.png", K, seed)
+    if first is not None:
+        lines += _speed(*first, n_runs=n_runs, budget=K, exact_runs=exact_runs, seed=seed)
     path = out_dir / "intervals.md"
     path.write_text("\n".join(lines) + "\n")
     return path
+
+
+def _speed(data: DatasetOutputs, setting: Setting, *, n_runs: int, budget: int,
+           exact_runs: int, seed: int) -> list[str]:
+    """Wall time of the interval computations on one setting's runs (this machine)."""
+    tgt, sur = data.outputs[setting.target], data.outputs[setting.surrogate]
+    ctx = Context(tgt.pool, sur.pool, data.pool_labels, "log", n_runs, budget, seed)
+    t = ce_lure(ctx)
+    t0 = time.perf_counter()
+    fixed_interval_curve(t.theta, ctx.N)
+    t1 = time.perf_counter()
+    asymptotic_cs(t.theta, ctx.N)
+    t2 = time.perf_counter()
+    n_ex = max(1, min(exact_runs, n_runs))
+    kw = {k: (v[:n_ex] if isinstance(v, np.ndarray) and v.ndim == 2 else v)
+          for k, v in (t.exact or {}).items()}
+    exact_cs(grid_size=512, **kw)
+    t3 = time.perf_counter()
+    return ["## Speed", "",
+            f"On this machine (one thread), for {n_runs:,} runs x {budget} budgets of a pool of "
+            f"{ctx.N:,}: the fixed interval at every budget {t1 - t0:.2f} s, the asymptotic CS "
+            f"{t2 - t1:.2f} s (both O(R K), cumulative sums), the exact CS for {n_ex:,} runs "
+            f"{t3 - t2:.2f} s (numba, O(R K G) on a 512-point grid per run). One session's "
+            "single run is instant.", ""]
 
 
 def _mean(xs: list[float]) -> float:
@@ -594,6 +659,18 @@ def _recommendation() -> list[str]:
         "- Paired comparison of two targets on the same draws: "
         "`paired_difference_cs(theta_a, theta_b, N)`; `high < 0` at any budget means A has "
         "the lower risk, anytime (exact: `paired_difference_exact_cs`).", "",
+        "After each label a session has the per-draw estimates `theta` (1-D, one per "
+        "label so far; `estimators.adaptive_lure_theta` or the same formula for LURE / "
+        "CV-LURE) and calls:", "",
+        "```python",
+        "from activetest.stats import (fixed_interval, asymptotic_cs, exact_cs,",
+        "                              labels_for_cs_width, paired_difference_cs)",
+        "fi = fixed_interval(theta, N)            # .estimate .low .high .se (budget fixed ahead)",
+        "cs = asymptotic_cs(theta, N)             # .low[-1], .high[-1]: valid at any stop",
+        "done = cs.width[-1] <= W                 # 'you may stop now'",
+        "more = labels_for_cs_width(theta, N, W)  # projected total labels (a projection)",
+        "ex = exact_cs(losses, q, N, loss_high=B, q_floor=0.1 / 1.1)  # the guarantee",
+        "```", "",
     ]
 
 
@@ -606,7 +683,6 @@ def _goals(main: list[SettingCoverage], K: int) -> list[str]:
         by_ds.setdefault(r.setting.dataset, []).append(r)
     ds_min = {d: float(_pooled(rs, "fixed", "martingale")[b30:].min()) for d, rs in by_ds.items()}
     tu = _mean([r.uniform["asymptotic CS (from 30)"] for r in main])
-    tu_worst = min(r.uniform["asymptotic CS (from 30)"] for r in main)
     tu_ex = _mean([r.uniform.get("exact CS (from 1)", np.nan) for r in main])
     st_cs = _mean([r.stopping["asymptotic CS"][0] for r in main])
     st_b = _mean([r.stopping["bootstrap"][0] for r in main])
@@ -617,24 +693,36 @@ def _goals(main: list[SettingCoverage], K: int) -> list[str]:
     def ok(x: bool) -> str:
         return "met" if x else "**not met**"
 
-    worst_ds = min(ds_min, key=ds_min.get)
+    bad_ds = [d for d, v in ds_min.items() if v < 0.94]
+    worst_tu = sorted(main, key=lambda r: r.uniform["asymptotic CS (from 30)"])[:3]
+    wide = [r for r in main if r.ratios["asymptotic CS / martingale"][1] > 1.6]
     return [
         "## Goals of issue 13 (CE + LURE, log loss, all 40 settings)", "",
         f"- Fixed-budget coverage of the pool risk >= 0.94 at every budget >= 30: pooled over "
-        f"all settings the minimum is {_f(fixed_min)} ({ok(fixed_min >= 0.94)}); per dataset "
-        + ", ".join(f"{d} {_f(v)}" for d, v in ds_min.items())
-        + f" (worst: {worst_ds}).",
+        f"all settings the minimum over budgets is {_f(fixed_min)} ({ok(fixed_min >= 0.94)}); "
+        "pooled per dataset " + ", ".join(f"{d} {_f(v)}" for d, v in ds_min.items())
+        + (f" ({ok(False)} on {', '.join(bad_ds)}, at small budgets: with the few-shot "
+           "Gemma surrogate the proposal tracks most losses well, and the few items it "
+           "underweights carry the largest importance weights, so a single draw's term has "
+           "a skewness of 2-4 there; the runs that have not drawn them yet cannot tell)"
+           if bad_ds else " (met)") + ".",
         f"- Time-uniform coverage >= 0.95: asymptotic CS from 30 labels {_f(tu)} on average "
-        f"over settings, worst setting {_f(tu_worst)} ({ok(tu >= 0.95)} on average, "
-        f"{ok(tu_worst >= 0.95)} in every setting); exact CS from the first label {_f(tu_ex)}.",
+        f"over settings ({ok(tu >= 0.95)}); {sum(r.uniform['asymptotic CS (from 30)'] < 0.95 for r in main)} "  # noqa: E501
+        f"of {len(main)} settings fall below 0.95, the worst "
+        + ", ".join(f"{r.setting.dataset} {r.setting.label} "
+                    f"{_f(r.uniform['asymptotic CS (from 30)'])}" for r in worst_tu)
+        + f"; the exact CS from the first label {_f(tu_ex)} on average (valid in every "
+        "setting by construction).",
         f"- Optional stopping (width <= the median bootstrap width at 100 labels): asymptotic "
         f"CS {_f(st_cs)} ({ok(st_cs >= 0.95)}), bootstrap {_f(st_b)} checked from 30 and "
         f"{_f(st_b10)} checked from 10 ({ok(st_b < 0.95)}: it falls below).",
-        f"- CS width at {K} labels <= 1.6x the fixed interval: median ratio "
-        f"{_f(float(np.median(ratio)), 2)}, largest {_f(max(ratio), 2)} "
-        f"({ok(max(ratio) <= 1.6)} in every setting; {ok(float(np.median(ratio)) <= 1.6)} "
-        f"typically); against the bootstrap's width {_f(float(np.median(ratio_b)), 2)} "
-        f"(largest {_f(max(ratio_b), 2)}).", "",
+        f"- CS width at {K} labels <= 1.6x the fixed interval: median ratio over settings "
+        f"{_f(float(np.median(ratio)), 2)} ({ok(float(np.median(ratio)) <= 1.6)}); "
+        f"{len(wide)} of {len(main)} settings exceed 1.6 (largest {_f(max(ratio), 2)}"
+        + (", " + ", ".join(sorted({r.setting.dataset for r in wide})) if wide else "")
+        + ": where the terms are most skewed, Hall's correction widens the CS a little more "
+        f"than the fixed interval). Against the bootstrap's width: median "
+        f"{_f(float(np.median(ratio_b)), 2)}, largest {_f(max(ratio_b), 2)}.", "",
     ]
 
 
@@ -745,8 +833,11 @@ def _test_truth_section(main: list[SettingCoverage], dsets: list[str], K: int) -
                      f"{_f(float(_pooled(rs, 'fixed', 'martingale')[j]))} / "
                      f"{_f(float(_pooled(rs, 'fixed', 'martingale')[K - 1]))}"])
     worst = sorted(rs_t, key=lambda r: r.fixed_test["martingale (pool)"][K - 1])[:4]
+    gaps = {(r.setting.dataset, r.setting.target): r.gap_sd for r in rs_t}
+    far = max(gaps, key=lambda k: abs(gaps[k]))
     wl = [f"{r.setting.dataset} {r.setting.label}: pool {r.pool_risk:.3f}, test "
-          f"{r.test_truth:.3f}; coverage of the test truth "
+          f"{r.test_truth:.3f} ({r.gap_sd:+.1f} sd of the difference of the two means); "
+          "coverage of the test truth "
           f"{_f(float(r.fixed_test['martingale (pool)'][K - 1]))} (pool interval) -> "
           f"{_f(float(r.fixed_test['+ S2/N + S2/N_test'][K - 1]))} (widened), of the pool risk "
           f"{_f(float(r.fixed['martingale'][K - 1]))}" for r in worst]
@@ -764,7 +855,18 @@ def _test_truth_section(main: list[SettingCoverage], dsets: list[str], K: int) -
             "S^2/N_test as well gives the interval to compare with a test set's mean.", "",
             *_table(["dataset", "gap", *keys, "pool risk (martingale)"], body), "",
             "The settings whose test truth is covered least:", "",
-            *[f"- {x}" for x in wl], ""]
+            *[f"- {x}" for x in wl], "",
+            "The widened interval covers the test truth in 95% of (pool, test) splits, not "
+            "in every split: the split is fixed here, and the coverage over runs of one "
+            "split is near 1 when its pool-test gap is small against the sd of the "
+            "difference of the two means, sqrt(S_pool^2/N + S_test^2/N_test), and falls "
+            f"towards 0 as the gap passes ~2 sd. Over the {len(gaps)} (dataset, target) "
+            "pairs with a test set the gaps are "
+            + ", ".join(f"{g:+.1f}" for g in sorted(gaps.values()))
+            + f" sd: {sum(abs(g) > 2 for g in gaps.values())} beyond 2 sd, where chance "
+            f"gives {0.0455 * len(gaps):.1f} on average, "
+            f"so {far[0]} {far[1]} (the largest gap) is an unlucky split rather than a "
+            "broken interval; the same runs cover its pool risk at 95%.", ""]
 
 
 def _error_rate_section(rs: list[SettingCoverage], dsets: list[str], K: int) -> list[str]:
