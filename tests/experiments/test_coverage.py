@@ -90,7 +90,7 @@ def test_study_writes_the_page_and_plots(tmp_path: Path) -> None:
         assert head in text, head
     for png in ("coverage_by_budget.png", "peeking.png", "cs_band.png"):
         assert (tmp_path / "docs" / "intervals" / png).stat().st_size > 1000
-    # the cache re-renders the same tables without re-running
+    # the cache re-renders the same tables without re-running (the speed line is re-timed)
     again = coverage_study(tmp_path, tmp_path / "docs2", n_runs=60, budget=50, exact_runs=20,
                            progress=False, cache=cache).read_text()
-    assert again == text
+    assert again.split("## Speed")[0] == text.split("## Speed")[0]
