@@ -283,7 +283,7 @@ def labels_for_cs_width(theta: np.ndarray, N: int, width: float, *, alpha: float
 
     A **projection**, not a guarantee: it assumes each further draw's variance
     is what the draws so far suggest (the clock model of the module docstring),
-    so ``SE_{M'} = SE_M sqrt(P(M') / P(M))`` with ``P(M) = tau_M / W_M^2 = (N - M) / M``
+    so ``SE_{M'} = SE_M sqrt(P(M') / P(M))`` with ``P(M) = tau_M / W_M^2 = N (N - M) / M``
     (uniform sampling's variance profile), and returns the first ``M' >= M`` whose projected CS
     ``2 SE_{M'} f(tau_{M'})`` is at most ``width`` (N at worst: the whole pool
     has width 0). Stopping when the *observed* CS is narrow enough is valid;

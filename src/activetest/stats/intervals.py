@@ -59,10 +59,11 @@ as M grows (so the interval stays asymptotically the one above):
 
 **The finite-population factor is built in.** ``sigma_m`` shrinks as the remaining
 set does (``sigma_N = 0``: the last draw reveals the pool). Under uniform
-sampling the estimate is the sample mean and ``E[SE_M^2 kappa_M] = Var R_M =
-(1 - M/N) S^2 / M`` exactly (S^2 the pool variance, ddof 1), the textbook
-finite-population variance; the bootstrap of the reweighted losses estimates
-``S^2 / M`` instead, which over-covers the pool risk by the missing ``1 - M/N``.
+sampling the estimate is the sample mean and ``E sum c_m^2 (theta_m - R)^2 =
+Var R_M = (1 - M/N) S^2 / M`` exactly (S^2 the pool variance, ddof 1), the
+textbook finite-population variance, which ``SE_M^2`` matches to Monte Carlo
+error in the tests; the bootstrap of the reweighted losses estimates ``S^2 / M``
+instead, which over-covers the pool risk by the missing ``1 - M/N``.
 
 **Pool risk or population risk.** All of the above is design-based inference for
 the pool's own mean R: the pool is fixed and the randomness is the draws. If the
