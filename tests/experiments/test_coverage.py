@@ -86,7 +86,8 @@ def test_study_writes_the_page_and_plots(tmp_path: Path) -> None:
     text = path.read_text()
     for head in ("## What sessions should show", "## Goals of issue 13",
                  "## Fixed-budget coverage", "## Time-uniform coverage", "## Optional stopping",
-                 "## The width cost", "## The test-set truth", "## Error rate"):
+                 "## The width cost", "## The test-set truth", "## Error rate",
+                 "## Is A better than B, anytime?"):
         assert head in text, head
     for png in ("coverage_by_budget.png", "peeking.png", "cs_band.png"):
         assert (tmp_path / "docs" / "intervals" / png).stat().st_size > 1000
@@ -94,3 +95,19 @@ def test_study_writes_the_page_and_plots(tmp_path: Path) -> None:
     again = coverage_study(tmp_path, tmp_path / "docs2", n_runs=60, budget=50, exact_runs=20,
                            progress=False, cache=cache).read_text()
     assert again.split("## Speed")[0] == text.split("## Speed")[0]
+
+
+def test_paired_study_decides_a_clear_difference() -> None:
+    """A target against a much worse copy of itself: the paired CS covers the true
+    difference and decides its sign, never the wrong one."""
+    o = _outputs(n_pool=600, n_test=600)
+    from activetest.stats import log_softmax
+    worse = o.outputs["a/few"].pool * 0.3  # flattened: higher log loss on every item
+    o.outputs["a/zero"].pool = log_softmax(worse)
+    p = coverage.run_paired(o, "a/zero", "a/few", "b/few", n_runs=200, budget=150,
+                            exact_runs=50, seed=0)
+    assert p.diff > 0.05
+    assert p.uniform["asymptotic CS (from 30)"] > 0.85
+    decided, wrong, _ = p.decided["asymptotic CS"]
+    assert decided > 0.5 and wrong == 0.0
+    assert p.uniform["exact CS (from 1)"] >= 0.9

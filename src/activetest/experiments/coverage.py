@@ -51,6 +51,8 @@ from activetest.stats.confseq import (
     asymptotic_cs,
     exact_cs,
     log_loss_bound,
+    paired_difference_cs,
+    paired_difference_exact_cs,
 )
 from activetest.stats.intervals import (
     _curves,
@@ -61,8 +63,8 @@ from activetest.stats.intervals import (
     pool_variance_curve,
 )
 
-__all__ = ["METHODS", "Context", "SettingCoverage", "Terms", "adaptive_cv_lure", "coverage_study",
-           "evaluate", "lure_bootstrap_sd", "theta_bootstrap_sd"]
+__all__ = ["METHODS", "Context", "PairedCoverage", "SettingCoverage", "Terms", "adaptive_cv_lure",
+           "coverage_study", "evaluate", "lure_bootstrap_sd", "run_paired", "theta_bootstrap_sd"]
 
 FLOOR = 0.1  # the paper's proposal floor alpha
 Z95 = 1.959963984540054
@@ -370,6 +372,79 @@ def _gap_sd(data: DatasetOutputs, setting: Setting, loss: str) -> float:
     return float((b.mean() - a.mean()) / sd) if sd > 0 else float("nan")
 
 
+@dataclass
+class PairedCoverage:
+    """The paired CS of ``R_a - R_b`` (two targets, the same draws) in one dataset."""
+
+    dataset: str
+    a: str
+    b: str
+    surrogate: str
+    n_runs: int
+    n_exact: int
+    diff: float  # pool risk of a minus that of b
+    uniform: dict[str, float]  # name -> share covering the difference at every budget
+    decided: dict[str, tuple[float, float, float]]  # -> (decided by K, wrong sign, when)
+    widths: dict[str, float]  # name -> median width at K
+
+
+def _decisions(lo: np.ndarray, hi: np.ndarray, diff: float, start: int
+               ) -> tuple[float, float, float]:
+    """Share of runs whose CS excludes 0 by the last budget, with the wrong sign, and when."""
+    neg, pos = hi[:, start - 1:] < 0, lo[:, start - 1:] > 0
+    any_ = neg | pos
+    hit = any_.any(1)
+    first = np.argmax(any_, axis=1)
+    rows = np.arange(lo.shape[0])
+    said_neg = neg[rows, first] & hit
+    wrong = np.where(diff < 0, hit & ~said_neg, hit & said_neg) if diff != 0 else hit
+    mean_t = float((first[hit] + start).mean()) if hit.any() else float("nan")
+    return float(hit.mean()), float(wrong.mean()), mean_t
+
+
+def run_paired(data: DatasetOutputs, a: str, b: str, surrogate: str, *, n_runs: int,
+               budget: int, exact_runs: int, seed: int) -> PairedCoverage:
+    """Targets ``a`` and ``b`` evaluated on the same draws (log loss), acquired by the sum
+    of the surrogate's expected losses of both (label-free)."""
+    y = data.pool_labels
+    ta, tb, sur = (data.outputs[k].pool for k in (a, b, surrogate))
+    La, Lb = log_loss(ta, y), log_loss(tb, y)
+    N = len(y)
+    scores = expected_log_loss(sur, ta) + expected_log_loss(sur, tb)
+    seq = np.random.SeedSequence([seed, zlib.crc32(f"paired|{a}|{b}".encode())])
+    idx, q = sample(scores, min(budget, N), n_runs=n_runs, alpha=FLOOR,
+                    random_state=np.random.default_rng(seq))
+    d = float(La.mean() - Lb.mean())
+    cs = paired_difference_cs(_theta(La[idx], q, N), _theta(Lb[idx], q, N), N)
+    s = STOP_FROM
+    out = PairedCoverage(data.dataset, a, b, surrogate, n_runs, 0, d,
+                         {"asymptotic CS (from 30)": float(cs.covers(d, s).mean())},
+                         {"asymptotic CS": _decisions(cs.low, cs.high, d, s)},
+                         {"asymptotic CS": float(np.median(cs.width[:, -1]))})
+    if exact_runs > 0:
+        n = min(exact_runs, n_runs)
+        ex = paired_difference_exact_cs(La[idx[:n]], Lb[idx[:n]], q[:n], N,
+                                        bound_a=log_loss_bound(ta), bound_b=log_loss_bound(tb),
+                                        q_floor=FLOOR / (1 + FLOOR), grid_size=512)
+        out.n_exact = n
+        out.uniform["exact CS (from 1)"] = float(ex.covers(d, 1).mean())
+        out.decided["exact CS"] = _decisions(ex.low, ex.high, d, 1)
+        out.widths["exact CS"] = float(np.median(ex.width[:, -1]))
+    return out
+
+
+def _paired_pairs(data: DatasetOutputs) -> list[tuple[str, str, str]]:
+    """Each model zero-shot against itself few-shot, surrogate: the other model few-shot."""
+    models = sorted({k.split("/")[0] for k in data.outputs})
+    out = []
+    for m in models:
+        other = [o for o in models if o != m]
+        a, b = f"{m}/zero", f"{m}/few"
+        if a in data.outputs and b in data.outputs and other and f"{other[0]}/few" in data.outputs:
+            out.append((a, b, f"{other[0]}/few"))
+    return out
+
+
 # ---------------------------------------------------------------- the write-up
 
 
@@ -497,9 +572,10 @@ def coverage_study(outputs_dir: str | os.PathLike[str], out_dir: str | os.PathLi
     rows: list[SettingCoverage] = []
     first: tuple[DatasetOutputs, Setting] | None = None
     seconds = None
+    paired: list[PairedCoverage] = []
     if cache is not None and Path(cache).exists():
         with open(cache, "rb") as fh:
-            rows, seconds = pickle.load(fh)
+            rows, paired, seconds = pickle.load(fh)
     for f in files:
         data = DatasetOutputs.load(f)
         for setting in settings_for(data):
@@ -511,6 +587,11 @@ def coverage_study(outputs_dir: str | os.PathLike[str], out_dir: str | os.PathLi
                 rows += run_setting_coverage(data, setting, loss=loss, n_runs=n_runs,
                                              budget=budget, exact_runs=exact_runs, seed=seed,
                                              methods=methods)
+        for a, b, sur in _paired_pairs(data) if seconds is None else ():
+            if progress:
+                print(f"  {data.dataset}: {a} - {b} (paired, surrogate {sur})", flush=True)
+            paired.append(run_paired(data, a, b, sur, n_runs=n_runs, budget=budget,
+                                     exact_runs=exact_runs, seed=seed))
     for f in files:  # cheap, and filled in for cached measurements too
         data = DatasetOutputs.load(f)
         for r in rows:
@@ -520,7 +601,7 @@ def coverage_study(outputs_dir: str | os.PathLike[str], out_dir: str | os.PathLi
         seconds = time.perf_counter() - t0
         if cache is not None:
             with open(cache, "wb") as fh:
-                pickle.dump((rows, seconds), fh)
+                pickle.dump((rows, paired, seconds), fh)
     K = min(budget, min(r.fixed["martingale"].shape[0] for r in rows))
     lines = _write_up(rows, K, n_runs=n_runs, exact_runs=exact_runs, losses=losses,
                       methods=methods, seconds=seconds, outputs_dir=outputs_dir)
@@ -532,6 +613,7 @@ def coverage_study(outputs_dir: str | os.PathLike[str], out_dir: str | os.PathLi
     _plot_peeking(main, img / "peeking.png", K)
     if first is not None:
         _plot_band(*first, img / "cs_band.png", K, seed)
+    lines += _paired_section(paired, K)
     if first is not None:
         lines += _speed(*first, n_runs=n_runs, budget=K, exact_runs=exact_runs, seed=seed)
     path = out_dir / "intervals.md"
@@ -893,6 +975,36 @@ def _error_rate_section(rs: list[SettingCoverage], dsets: list[str], K: int) -> 
             "CS / exact CS.", "",
             *_table(["dataset", "fixed min >= 30", "CS time-uniform", "exact CS time-uniform",
                      "CS at stop", "bootstrap at stop", "widths"], body), ""]
+
+
+def _paired_section(paired: list[PairedCoverage], K: int) -> list[str]:
+    if not paired:
+        return []
+    body = []
+    for p in paired:
+        cells = [p.dataset, f"{p.a} - {p.b}", p.surrogate, f"{p.diff:+.3f}"]
+        for k in ("asymptotic CS", "exact CS"):
+            u = p.uniform.get(f"{k} (from 30)" if k == "asymptotic CS" else f"{k} (from 1)")
+            dd = p.decided.get(k)
+            if dd is None:
+                cells += ["n/a"] * 3
+                continue
+            cells += [_f(u), f"{_f(dd[0], 2)} / {_f(dd[1], 3)}",
+                      "n/a" if not np.isfinite(dd[2]) else f"{dd[2]:.0f}"]
+        body.append(cells)
+    return ["## Is A better than B, anytime? The paired CS", "",
+            "Each model zero-shot (A) against itself few-shot (B), evaluated on the same "
+            f"draws ({paired[0].n_runs:,} runs of {K} labels; exact CS on the first "
+            f"{paired[0].n_exact:,}), acquired by the sum of the surrogate's expected losses "
+            "of both targets (label-free), log loss. `paired_difference_cs(theta_a, theta_b, "
+            "N)` is the asymptotic CS of R_A - R_B (the per-draw estimates are linear in the "
+            "loss); it *decides* at the first budget from 30 where it excludes 0. Columns: "
+            "the pool's true difference; time-uniform coverage of it; the share of runs that "
+            f"decided by {K} labels / decided the wrong sign (at most alpha = 0.05 by "
+            "construction); the mean budget of a decision.", "",
+            *_table(["dataset", "A - B", "surrogate", "true diff.", "CS time-uniform",
+                     "CS decided / wrong", "CS decision at", "exact time-uniform",
+                     "exact decided / wrong", "exact decision at"], body), ""]
 
 
 def _notes() -> list[str]:
