@@ -1026,6 +1026,10 @@ def _notes() -> list[str]:
         "uniform sampling's intrinsic time, with rho fixed a priori for 200 labels; Hall's "
         "skewness correction is applied to it as to the fixed interval, and it vanishes "
         "with M, so the CS remains asymptotic in the sense of Waudby-Smith et al.",
+        "- The adaptive design of ADAPTIVE.md is one more entry in `METHODS` once "
+        "`stats.adaptive` is merged (`METHODS[\"adaptive+cv_lure\"] = adaptive_cv_lure`, "
+        "already written: its theta_m with the learnt control, the bootstrap of its terms "
+        "t_m, and the exact CS with its lambda >= 0.1 floor).",
         "- `confseq` (PyPI) implements betting CSs for [0, 1] data, with replacement or "
         "uniformly without replacement (equal weights), in Python loops over a grid and a "
         "C++ extension; it has no weighted or adaptive without-replacement design and no "

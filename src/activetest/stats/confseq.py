@@ -236,7 +236,9 @@ def asymptotic_cs(theta: np.ndarray, N: int, *, alpha: float = 0.05,
         theta: ``(..., K)`` per-draw estimates theta_m (LURE, CV-LURE, adaptive).
         N: pool size.
         alpha: time-uniform miscoverage (asymptotically).
-        planned_labels: the budget where the CS is narrowest (fixed a priori).
+        planned_labels: the budget where the CS is narrowest. It must be fixed before
+            the labels are seen (a session may pass its intended budget); choosing it
+            from the data would void the time-uniform guarantee.
         min_labels: the CS starts here; before it, it is the whole line (or
             ``value_range``). An asymptotic CS is only claimed from some start on
             (WS et al.'s definition); 30 is where, on the bundled outputs, the
