@@ -1000,8 +1000,8 @@ def _paired_section(paired: list[PairedCoverage], K: int) -> list[str]:
             "N)` is the asymptotic CS of R_A - R_B (the per-draw estimates are linear in the "
             "loss); it *decides* at the first budget from 30 where it excludes 0. Columns: "
             "the pool's true difference; time-uniform coverage of it; the share of runs that "
-            f"decided by {K} labels / decided the wrong sign (at most alpha = 0.05 by "
-            "construction); the mean budget of a decision.", "",
+            f"decided by {K} labels / decided the wrong sign (which needs the CS to exclude "
+            "the truth, so at most alpha = 0.05); the mean budget of a decision.", "",
             *_table(["dataset", "A - B", "surrogate", "true diff.", "CS time-uniform",
                      "CS decided / wrong", "CS decision at", "exact time-uniform",
                      "exact decided / wrong", "exact decision at"], body), ""]
