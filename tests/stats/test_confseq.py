@@ -281,3 +281,22 @@ def test_exact_cs_rejects_bad_inputs() -> None:
         exact_cs(L, q, 10, loss_high=1.0, q_floor=0.1)
     with pytest.raises(ValueError, match="exactly one"):
         exact_cs(L, q, 10, loss_high=2.0)
+
+
+def test_anytime_summary_reads_stopping_off_the_cs() -> None:
+    from activetest.stats import anytime_summary
+    rng = np.random.default_rng(11)
+    N = 1000
+    L = rng.gamma(2.0, 0.5, size=N)
+    idx, q = sample(L + 0.3, 300, n_runs=1, random_state=12)
+    th = _theta(L[idx[0]], q[0], N)
+    early = anytime_summary(th[:20], N, target_width=0.3)
+    assert np.isinf(early.cs_low) and not early.may_stop  # the CS starts at 30 labels
+    assert early.fixed_low < early.estimate < early.fixed_high
+    s = anytime_summary(th, N, target_width=0.3)
+    cs = asymptotic_cs(th, N)
+    assert (s.cs_low, s.cs_high) == (cs.low[-1], cs.high[-1])
+    assert s.cs_high - s.cs_low > s.fixed_high - s.fixed_low  # the price of peeking
+    assert s.may_stop == (cs.width[-1] <= 0.3)
+    assert s.labels_needed == labels_for_cs_width(th, N, 0.3)
+    assert anytime_summary(th, N).labels_needed is None

@@ -745,8 +745,9 @@ def _recommendation() -> list[str]:
         "label so far; `estimators.adaptive_lure_theta` or the same formula for LURE / "
         "CV-LURE) and calls:", "",
         "```python",
-        "from activetest.stats import (fixed_interval, asymptotic_cs, exact_cs,",
-        "                              labels_for_cs_width, paired_difference_cs)",
+        "from activetest.stats import (anytime_summary, fixed_interval, asymptotic_cs,",
+        "                              exact_cs, labels_for_cs_width, paired_difference_cs)",
+        "s = anytime_summary(theta, N, target_width=W)  # all of the below in one call:",
         "fi = fixed_interval(theta, N)            # .estimate .low .high .se (budget fixed ahead)",
         "cs = asymptotic_cs(theta, N)             # .low[-1], .high[-1]: valid at any stop",
         "done = cs.width[-1] <= W                 # 'you may stop now'",

@@ -53,7 +53,9 @@ __all__ = [
 
 # Intervals and confidence sequences from the per-draw estimates theta_m (issue 13).
 from activetest.stats.confseq import (
+    AnytimeSummary,
     ConfidenceSequence,
+    anytime_summary,
     asymptotic_cs,
     betting_cs,
     exact_cs,
@@ -71,7 +73,8 @@ from activetest.stats.intervals import (
 )
 
 __all__ += [
-    "ConfidenceSequence", "FixedInterval", "IntervalCurve", "asymptotic_cs", "betting_cs",
+    "AnytimeSummary", "ConfidenceSequence", "FixedInterval", "IntervalCurve", "anytime_summary",
+    "asymptotic_cs", "betting_cs",
     "exact_cs", "fixed_interval", "fixed_interval_curve", "labels_for_cs_width",
     "log_loss_bound", "paired_difference_cs", "paired_difference_exact_cs",
     "pool_variance_curve",

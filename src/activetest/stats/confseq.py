@@ -123,7 +123,9 @@ from activetest.stats.intervals import (
 )
 
 __all__ = [
+    "AnytimeSummary",
     "ConfidenceSequence",
+    "anytime_summary",
     "asymptotic_cs",
     "asymptotic_cs_multiplier",
     "betting_capital",
@@ -311,6 +313,59 @@ def labels_for_cs_width(theta: np.ndarray, N: int, width: float, *, alpha: float
         tau[future - 1], normal_mixture_rho2(planned_labels, alpha), alpha)
     ok = np.flatnonzero(proj <= width)
     return int(future[ok[0]]) if ok.size else int(N)
+
+
+@dataclass(frozen=True)
+class AnytimeSummary:
+    """What a session shows after a label: both intervals, and whether it may stop.
+
+    Attributes:
+        n_labels: labels so far (M).
+        estimate: ``R_M``.
+        fixed_low, fixed_high: the fixed-budget interval (valid if M was fixed in advance).
+        cs_low, cs_high: the asymptotic CS (valid at any stopping rule; infinite
+            before ``min_labels``).
+        target_width: the width asked for, if any.
+        may_stop: the CS is at most ``target_width`` wide (False without a target).
+        labels_needed: projected total labels for that width (a projection; None
+            without a target or before two labels).
+    """
+
+    n_labels: int
+    estimate: float
+    fixed_low: float
+    fixed_high: float
+    cs_low: float
+    cs_high: float
+    target_width: float | None
+    may_stop: bool
+    labels_needed: int | None
+
+
+def anytime_summary(theta: np.ndarray, N: int, *, target_width: float | None = None,
+                    level: float = 0.95, alpha: float = 0.05,
+                    planned_labels: float = PLANNED_LABELS) -> AnytimeSummary:
+    """One call for a session: the fixed interval and the CS side by side after M labels.
+
+    ``theta`` holds one run's per-draw estimates so far (1-D). "You may stop now" is
+    read off the CS, never the fixed interval: stopping when the CS is narrow
+    enough keeps its coverage; stopping when the fixed interval is does not.
+    """
+    from activetest.stats.intervals import fixed_interval
+
+    th = np.asarray(theta, dtype=np.float64)
+    if th.ndim != 1:
+        raise ValueError(f"theta must be 1-D (one run), got shape {th.shape}")
+    fi = fixed_interval(th, N, level=level)
+    cs = asymptotic_cs(th, N, alpha=alpha, planned_labels=planned_labels)
+    lo, hi = float(cs.low[-1]), float(cs.high[-1])
+    may_stop = target_width is not None and hi - lo <= target_width
+    need = None
+    if target_width is not None and th.size >= 2:
+        need = labels_for_cs_width(th, N, target_width, alpha=alpha,
+                                   planned_labels=planned_labels)
+    return AnytimeSummary(th.size, fi.estimate, fi.low, fi.high, lo, hi, target_width,
+                          bool(may_stop), need)
 
 
 # ---------------------------------------------------------------- exact
