@@ -684,9 +684,9 @@ def _write_up(rows: list[SettingCoverage], K: int, *, n_runs: int, exact_runs: i
         "+-1.96 sd; `martingale` is `fixed_interval_curve` (martingale-CLT SE with the "
         "finite-population factor, Hall's skewness correction, Student quantiles); "
         "`plain z` is the same SE with +-1.96. The last column is the worst single "
-        "setting's minimum over budgets >= 30 (Monte Carlo error about +-0.008 per budget "
-        f"and setting at {n_runs:,} runs, so minima over 371 budgets sit ~0.01 below the "
-        "truth).", "",
+        "setting's minimum over budgets >= 30 (binomial sd "
+        f"{np.sqrt(0.95 * 0.05 / n_runs):.3f} per budget and setting at {n_runs:,} runs, so "
+        "a setting's minimum over hundreds of budgets sits ~3 sd below its coverage).", "",
     ]
     body = []
     cols = sorted({b for b in (10, 30, 100, K) if b <= K})
@@ -1014,12 +1014,14 @@ def _notes() -> list[str]:
         "- All of this is design-based: the pool is fixed and the randomness is the draws. "
         "The asymptotic guarantees (fixed interval, asymptotic CS) need the per-draw terms to "
         "be close to normal in aggregate; where a few items with small q carry large losses "
-        "(HS, FPB with a few-shot Gemma target) the first 30-100 labels may not have met "
+        "(HS; FPB with the few-shot Gemma surrogate) the first 30-100 labels may not have "
+        "met "
         "them, which no variance estimate from those labels can see. The exact CS does not "
         "rely on this.",
         "- The exact CS's upper end: theta_m can be as large as (labels so far + B / q_min) / "
         "N with q_min = 0.1 / (1.1 (N - m + 1)) under the paper's floor, so the bets against "
-        "a too-high value are capped at about 1 / (11 B), and the upper bound shrinks "
+        "a too-high value are capped at about c / (11 B) (c = 1/2), and the upper bound "
+        "shrinks "
         "slowly. A larger floor (alpha = 0.5 or uniform sampling) makes it several times "
         "tighter at some cost in estimator efficiency; per-item loss bounds and the exact "
         "min_i q_m(i) of the proposal (which a session has) can be passed to `betting_cs`.",
