@@ -364,6 +364,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     run.add_argument("--paper-table", default="../shared/paper/risk_error_tables.csv")
     run.add_argument("--datasets", nargs="*")
     run.add_argument("--seed", type=int, default=0)
+    sc = sub.add_parser("score", help="score the shared datasets with the bundled models")
+    sc.add_argument("--datasets", nargs="*", default=["sst2", "subj", "fpb", "hs", "mmlu"])
+    sc.add_argument("--out", default="experiments/outputs")
+    sc.add_argument("--root", default=None, help="datasets folder (default ../shared/datasets)")
+    sc.add_argument("--backend", default="llamacpp")
+    sc.add_argument("--seed", type=int, default=0)
+    sc.add_argument("--sequential", action="store_true",
+                    help="score the models one after the other (default: side by side, one "
+                         "thread each)")
     cov = sub.add_parser("coverage", help="intervals and confidence sequences -> "
                                           "docs/intervals.md")
     cov.add_argument("--outputs", default="experiments/outputs")
@@ -376,15 +385,6 @@ def main(argv: Sequence[str] | None = None) -> None:
     cov.add_argument("--seed", type=int, default=0)
     cov.add_argument("--cache", default=None,
                      help="pickle of the measurements: reused if present (re-render only)")
-    sc = sub.add_parser("score", help="score the shared datasets with the bundled models")
-    sc.add_argument("--datasets", nargs="*", default=["sst2", "subj", "fpb", "hs", "mmlu"])
-    sc.add_argument("--out", default="experiments/outputs")
-    sc.add_argument("--root", default=None, help="datasets folder (default ../shared/datasets)")
-    sc.add_argument("--backend", default="llamacpp")
-    sc.add_argument("--seed", type=int, default=0)
-    sc.add_argument("--sequential", action="store_true",
-                    help="score the models one after the other (default: side by side, one "
-                         "thread each)")
     args = ap.parse_args(argv)
     if args.cmd == "run":
         p = reproduce(args.outputs, args.out, n_runs=args.runs, budget=args.budget,

@@ -1,8 +1,7 @@
 """Statistics: pure numpy, no I/O.
 
 acquisition scores -> proposal and sampler (draws with q_m) -> estimators ->
-bootstrap errors, intervals and confidence sequences -> many-run simulation.
-Arrays in, arrays out.
+bootstrap errors -> many-run simulation. Arrays in, arrays out.
 """
 
 from activetest.stats.acquisition import (
