@@ -350,7 +350,7 @@ def _label_noise_section(data: DatasetOutputs, *, n_runs: int, budget: int,
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """``python -m activetest.experiments {run,score}``."""
+    """``python -m activetest.experiments {run,coverage,score}``."""
     ap = argparse.ArgumentParser(prog="python -m activetest.experiments",
                                  description="The paper's experiments on the bundled models.")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -373,11 +373,29 @@ def main(argv: Sequence[str] | None = None) -> None:
     sc.add_argument("--sequential", action="store_true",
                     help="score the models one after the other (default: side by side, one "
                          "thread each)")
+    cov = sub.add_parser("coverage", help="intervals and confidence sequences -> "
+                                          "docs/intervals.md")
+    cov.add_argument("--outputs", default="experiments/outputs")
+    cov.add_argument("--out", default="docs")
+    cov.add_argument("--runs", type=int, default=3000)
+    cov.add_argument("--budget", type=int, default=400)
+    cov.add_argument("--exact-runs", type=int, default=1000)
+    cov.add_argument("--losses", nargs="*", default=["log", "zero_one"])
+    cov.add_argument("--datasets", nargs="*")
+    cov.add_argument("--seed", type=int, default=0)
+    cov.add_argument("--cache", default=None,
+                     help="pickle of the measurements: reused if present (re-render only)")
     args = ap.parse_args(argv)
     if args.cmd == "run":
         p = reproduce(args.outputs, args.out, n_runs=args.runs, budget=args.budget,
                       coverage_runs=args.coverage_runs, n_boot=args.boot,
                       paper_table=args.paper_table, datasets=args.datasets, seed=args.seed)
+        print(f"wrote {p}")
+    elif args.cmd == "coverage":
+        from activetest.experiments.coverage import coverage_study
+        p = coverage_study(args.outputs, args.out, n_runs=args.runs, budget=args.budget,
+                           exact_runs=args.exact_runs, losses=args.losses,
+                           datasets=args.datasets, seed=args.seed, cache=args.cache)
         print(f"wrote {p}")
     else:
         from activetest.experiments.scoring import score_dataset

@@ -49,3 +49,32 @@ __all__ = [
     "predictive_entropy", "proposal", "reference_sample", "sample", "simulate", "tuned_beta",
     "uniform_mean", "uniform_mean_curve", "uniform_score", "zero_one_loss",
 ]
+
+# Intervals and confidence sequences from the per-draw estimates theta_m (issue 13).
+from activetest.stats.confseq import (
+    AnytimeSummary,
+    ConfidenceSequence,
+    anytime_summary,
+    asymptotic_cs,
+    betting_cs,
+    exact_cs,
+    labels_for_cs_width,
+    log_loss_bound,
+    paired_difference_cs,
+    paired_difference_exact_cs,
+)
+from activetest.stats.intervals import (
+    FixedInterval,
+    IntervalCurve,
+    fixed_interval,
+    fixed_interval_curve,
+    pool_variance_curve,
+)
+
+__all__ += [
+    "AnytimeSummary", "ConfidenceSequence", "FixedInterval", "IntervalCurve", "anytime_summary",
+    "asymptotic_cs", "betting_cs",
+    "exact_cs", "fixed_interval", "fixed_interval_curve", "labels_for_cs_width",
+    "log_loss_bound", "paired_difference_cs", "paired_difference_exact_cs",
+    "pool_variance_curve",
+]

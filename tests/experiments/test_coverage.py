@@ -1,0 +1,113 @@
+"""The coverage study on synthetic cached outputs (statistics only, fast)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from activetest.experiments import coverage
+from activetest.experiments.coverage import (
+    METHODS,
+    Context,
+    Terms,
+    coverage_study,
+    lure_bootstrap_sd,
+    theta_bootstrap_sd,
+)
+from activetest.experiments.paper import settings_for
+from activetest.stats import bootstrap_std_many, lure_terms, sample
+from activetest.stats.intervals import _theta
+from tests.experiments.test_paper import _outputs
+
+
+def _draws(N: int = 300, K: int = 80, runs: int = 4, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    L = rng.gamma(1.0, 1.0, size=N)
+    idx, q = sample(L + 0.2, K, n_runs=runs, random_state=seed)
+    return L, idx, q, N, K
+
+
+def test_closed_form_bootstrap_is_the_resampling_limit() -> None:
+    L, idx, q, N, _ = _draws()
+    sd = lure_bootstrap_sd(L[idx], q, N)
+    for M in (2, 10, 80):
+        t = lure_terms(L[idx[:, :M]], q[:, :M], N)
+        np.testing.assert_allclose(sd[:, M - 1], t.std(axis=1) / np.sqrt(M), rtol=1e-10)
+    # ... and B = 20,000 resamples agree within their Monte Carlo error (sd of an sd ~ 1/sqrt(2B))
+    t = lure_terms(L[idx], q, N)
+    boot = bootstrap_std_many(t, 20000, np.random.default_rng(1))
+    np.testing.assert_allclose(boot, sd[:, -1], rtol=4 / np.sqrt(2 * 20000))
+
+
+def test_theta_bootstrap_matches_the_terms_t_m() -> None:
+    L, idx, q, N, _ = _draws()
+    th = _theta(L[idx], q, N)
+    sd = theta_bootstrap_sd(th, N)
+    for M in (5, 40, 80):
+        m = np.arange(1, M + 1)
+        c = N * (N - M) / (M * (N - m) * (N - m + 1.0))
+        t = M * c * th[:, :M]
+        np.testing.assert_allclose(sd[:, M - 1], t.std(axis=1) / np.sqrt(M), rtol=1e-9)
+
+
+def test_adding_a_method_is_one_entry(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A method is a function Context -> Terms; the study runs whatever METHODS holds."""
+    o = _outputs(n_pool=300, n_test=300)
+    calls: list[int] = []
+
+    def uniform_mean(ctx: Context) -> Terms:
+        idx, q = ctx.draws("uniform")
+        L = ctx.per_item[idx]
+        calls.append(ctx.N)
+        th = _theta(L, q, ctx.N)
+        return Terms(th, _theta(L * L, q, ctx.N), theta_bootstrap_sd(th, ctx.N))
+
+    monkeypatch.setitem(METHODS, "uniform+mean", uniform_mean)
+    setting = settings_for(o)[0]
+    rows = coverage.run_setting_coverage(o, setting, loss="log", n_runs=50, budget=60,
+                                         exact_runs=0, seed=0,
+                                         methods=["ce+lure", "uniform+mean"])
+    assert calls == [300] and [r.method for r in rows] == ["ce+lure", "uniform+mean"]
+    assert "exact CS (from 1)" not in rows[1].uniform  # no exact inputs: skipped
+    for r in rows:
+        assert r.fixed["martingale"].shape == (60,)
+        assert 0 <= r.uniform["asymptotic CS (from 30)"] <= 1
+
+
+def test_study_writes_the_page_and_plots(tmp_path: Path) -> None:
+    o = _outputs(n_pool=300, n_test=300)
+    o.dataset = "toy"
+    o.save(tmp_path / "toy.npz")
+    cache = tmp_path / "cache.pkl"
+    path = coverage_study(tmp_path, tmp_path / "docs", n_runs=60, budget=50, exact_runs=20,
+                          progress=False, cache=cache)
+    text = path.read_text()
+    for head in ("## What sessions should show", "## Goals of issue 13",
+                 "## Fixed-budget coverage", "## Time-uniform coverage", "## Optional stopping",
+                 "## The width cost", "## The test-set truth", "## Error rate",
+                 "## Is A better than B, anytime?"):
+        assert head in text, head
+    for png in ("coverage_by_budget.png", "peeking.png", "cs_band.png"):
+        assert (tmp_path / "docs" / "intervals" / png).stat().st_size > 1000
+    # the cache re-renders the same tables without re-running (the speed line is re-timed)
+    again = coverage_study(tmp_path, tmp_path / "docs2", n_runs=60, budget=50, exact_runs=20,
+                           progress=False, cache=cache).read_text()
+    assert again.split("## Speed")[0] == text.split("## Speed")[0]
+
+
+def test_paired_study_decides_a_clear_difference() -> None:
+    """A target against a much worse copy of itself: the paired CS covers the true
+    difference and decides its sign, never the wrong one."""
+    o = _outputs(n_pool=600, n_test=600)
+    from activetest.stats import log_softmax
+    worse = o.outputs["a/few"].pool * 0.3  # flattened: higher log loss on every item
+    o.outputs["a/zero"].pool = log_softmax(worse)
+    p = coverage.run_paired(o, "a/zero", "a/few", "b/few", n_runs=200, budget=150,
+                            exact_runs=50, seed=0)
+    assert p.diff > 0.05
+    assert p.uniform["asymptotic CS (from 30)"] > 0.85
+    decided, wrong, _ = p.decided["asymptotic CS"]
+    assert decided > 0.5 and wrong == 0.0
+    assert p.uniform["exact CS (from 1)"] >= 0.9

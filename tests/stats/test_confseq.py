@@ -1,0 +1,302 @@
+"""Confidence sequences: exact validity by enumeration, coverage by simulation.
+
+Simulation tolerances are binomial standard errors (fixed seeds); the exact CS is
+checked by enumerating every ordered draw sequence of tiny pools with its
+probability, under the paper's floored proposal and under an adaptive design.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from activetest.stats import bootstrap_std_many, lure_terms, proposal, sample
+from activetest.stats.confseq import (
+    asymptotic_cs,
+    asymptotic_cs_multiplier,
+    betting_capital,
+    betting_cs,
+    cs_clock,
+    exact_cs,
+    labels_for_cs_width,
+    log_loss_bound,
+    normal_mixture_rho2,
+    paired_difference_cs,
+    paired_difference_exact_cs,
+    q_lower_bound,
+    theta_bounds,
+)
+from activetest.stats.intervals import _theta, fixed_interval_curve, martingale_se_curve
+from tests.stats.conftest import SCORE_CASES, enumerate_orders
+from tests.stats.test_intervals import CONTROL, LOSSES, adaptive_orders
+
+# ------------------------------------------------------------------ the tuning
+
+
+def test_width_cost_of_anytime_validity_is_under_1_6_from_100_to_400_labels() -> None:
+    ratio = asymptotic_cs_multiplier(2000, 400) / 1.959964
+    assert np.all(ratio[99:] < 1.6) and np.all(ratio[99:] > 1.5)
+    # the a-priori rho is (close to) the minimiser of the boundary at the planned time
+    from activetest.stats.confseq import _mixture_factor
+    t = np.array([200.0])
+    r2 = normal_mixture_rho2(200, 0.05)
+    grid = np.geomspace(r2 / 4, r2 * 4, 4001)
+    best = min(float(_mixture_factor(t, g, 0.05)[0]) for g in grid)
+    assert float(_mixture_factor(t, r2, 0.05)[0]) < best * 1.001
+
+
+def test_clock_is_the_label_count_for_small_fractions_and_exact_for_uniform() -> None:
+    tau = cs_clock(10**6, 100)
+    np.testing.assert_allclose(tau, np.arange(1, 101), rtol=2e-4)
+    # uniform sampling: E V_M = Var R_M * W_M^2 is proportional to the clock
+    N = 50
+    M = np.arange(1, N)
+    W = M / (N - M)
+    var = (1 - M / N) / M  # uniform variance of the mean, S^2 = 1
+    ratio = var * W**2 / cs_clock(N, N - 1)
+    np.testing.assert_allclose(ratio, ratio[0], rtol=1e-12)
+    # ... and E V_M is the sum of w_m^2 E sigma_m^2 = S^2 / ((N - m)(N - m + 1))
+    m = np.arange(1, N)
+    np.testing.assert_allclose(np.cumsum(1 / ((N - m) * (N - m + 1.0))), var * W**2,
+                               rtol=1e-12)
+
+
+def test_q_lower_bound_holds_for_the_paper_proposal() -> None:
+    rng = np.random.default_rng(0)
+    for case in sorted(SCORE_CASES):
+        s = SCORE_CASES[case]
+        for alpha in (0.1, 0.5):
+            for _ in range(30):
+                rem = rng.random(7) < 0.7
+                if not rem.any():
+                    continue
+                q = proposal(s, rem, alpha)[rem]
+                bound = q_lower_bound(7, 8 - rem.sum(), alpha / (1 + alpha))[-1]
+                assert q.min() >= bound * (1 - 1e-12)
+
+
+def test_log_loss_bound() -> None:
+    lp = np.log(np.array([[0.9, 0.1], [0.5, 0.5], [0.01, 0.99]]))
+    assert log_loss_bound(lp) == pytest.approx(-np.log(0.01))
+
+
+# ------------------------------------------------------------------ exact, by enumeration
+
+
+def _enumerated(case: str, n: int, floor: float):
+    seqs = list(enumerate_orders(SCORE_CASES[case][:n], floor, n))
+    idx = np.array([s for s, _, _ in seqs])
+    return idx, np.array([p for _, p, _ in seqs]), np.array([q for _, _, q in seqs])
+
+
+@pytest.mark.parametrize("case", ["random", "one_huge", "ties"])
+@pytest.mark.parametrize("floor", [0.1, 1.0])
+def test_capital_processes_are_martingales_at_the_truth(case: str, floor: float) -> None:
+    n = 6
+    L = LOSSES[:n] / 4  # in [0, 1]
+    idx, P, Q = _enumerated(case, n, floor)
+    th = _theta(L[idx], Q, n)
+    lo, hi = theta_bounds(L[idx], n, q_lower_bound(n, n, floor / (1 + floor)), loss_low=0,
+                          loss_high=1)
+    kp, km = betting_capital(th, lo, hi, L.mean(), value_low=0, value_high=1, alpha=0.2)
+    np.testing.assert_allclose(P @ np.exp(kp), 1.0, rtol=1e-12)
+    np.testing.assert_allclose(P @ np.exp(km), 1.0, rtol=1e-12)
+    # the check has power: away from the truth the expectations move off 1
+    kp, km = betting_capital(th, lo, hi, L.mean() + 0.1, value_low=0, value_high=1, alpha=0.2)
+    assert (P @ np.exp(kp))[-1] < 0.9 and (P @ np.exp(km))[-1] > 1.01
+
+
+@pytest.mark.parametrize("case", ["random", "one_huge", "ties"])
+@pytest.mark.parametrize("alpha", [0.2, 0.5])
+def test_exact_cs_never_excludes_the_truth_more_often_than_alpha(case: str, alpha: float
+                                                                 ) -> None:
+    """P(R outside C_t for some t <= N), summed exactly over all 5040 orders of N = 7."""
+    n = 7
+    L = LOSSES[:n] / 4
+    idx, P, Q = _enumerated(case, n, 0.1)
+    ex = exact_cs(L[idx], Q, n, loss_high=1.0, q_floor=0.1 / 1.1, alpha=alpha)
+    miss = P @ ~ex.covers(L.mean())
+    assert miss <= alpha
+    # ... where a fixed interval checked at every budget fails: the check can fail
+    th = _theta(L[idx], Q, n)
+    fc = fixed_interval_curve(th, n, level=1 - alpha)
+    assert P @ ~((fc.low[:, 1:] <= L.mean()) & (fc.high[:, 1:] >= L.mean())).all(1) > alpha
+
+
+def test_exact_cs_is_not_vacuous_on_tiny_pools() -> None:
+    """Summed over the enumeration cases, the exact CS does exclude the truth sometimes."""
+    n = 7
+    L = LOSSES[:n] / 4
+    idx, P, Q = _enumerated("ties", n, 0.1)
+    ex = exact_cs(L[idx], Q, n, loss_high=1.0, q_floor=0.1 / 1.1, alpha=0.5)
+    assert 0.01 < P @ ~ex.covers(L.mean()) <= 0.5
+    assert (P @ ex.width[:, 3]) < 0.99  # narrower than the range [0, 1] half-way
+
+
+@pytest.mark.parametrize("alpha", [0.2, 0.5])
+def test_exact_cs_under_an_adaptive_design_with_a_control(alpha: float) -> None:
+    n = 6
+    L, h = LOSSES[:n] / 4, CONTROL[:n] / 4
+    seqs = list(adaptive_orders(L, SCORE_CASES["random"][:n], h, 0.2, n))
+    P = np.array([s[1] for s in seqs])
+    idx = np.array([s[0] for s in seqs])
+    Q, g, G = (np.array([s[k] for s in seqs]) for k in (2, 3, 4))
+    th = _theta(L[idx], Q, n, g, G)
+    lo, hi = theta_bounds(L[idx], n, q_lower_bound(n, n, 0.2 / 1.2), loss_low=0, loss_high=1,
+                          control_rest=G, control_low=0, control_high=float(g.max()))
+    assert np.all(lo <= th + 1e-12) and np.all(th <= hi + 1e-12)
+    kp, km = betting_capital(th, lo, hi, L.mean(), value_low=0, value_high=1, alpha=alpha)
+    np.testing.assert_allclose(P @ np.exp(kp), 1.0, rtol=1e-12)
+    np.testing.assert_allclose(P @ np.exp(km), 1.0, rtol=1e-12)
+    ex = exact_cs(L[idx], Q, n, loss_high=1.0, q_floor=0.2 / 1.2, control=g, control_rest=G,
+                  control_low=0, control_high=float(g.max()), alpha=alpha)
+    assert P @ ~ex.covers(L.mean()) <= alpha
+    ex0 = exact_cs(L[idx], Q, n, loss_high=1.0, q_floor=0.2 / 1.2, alpha=alpha)  # g = 0
+    assert P @ ~ex0.covers(L.mean()) <= alpha
+
+
+def test_paired_difference_exact_cs_by_enumeration() -> None:
+    n = 7
+    La, Lb = LOSSES[:n] / 4, CONTROL[:n] / 4
+    idx, P, Q = _enumerated("random", n, 0.5)
+    cs = paired_difference_exact_cs(La[idx], Lb[idx], Q, n, bound_a=1.0, bound_b=1.0,
+                                    q_floor=0.5 / 1.5, alpha=0.5)
+    assert P @ ~cs.covers(La.mean() - Lb.mean()) <= 0.5
+    assert np.all(cs.low >= -1.0) and np.all(cs.high <= 1.0)
+
+
+def test_betting_cs_agrees_with_its_capital_processes() -> None:
+    """The reported bounds are the outermost grid points the capital rejects, and valid
+    bounds are required."""
+    rng = np.random.default_rng(5)
+    N, K = 200, 60
+    L = rng.random(N)
+    idx, q = sample(L + 0.1, K, n_runs=1, random_state=6)
+    th = _theta(L[idx[0]], q[0], N)
+    lo, hi = theta_bounds(L[idx[0]], N, q_lower_bound(N, K, 0.1 / 1.1), loss_low=0, loss_high=1)
+    grid = np.linspace(0, 1, 201)
+    cs = betting_cs(th, lo, hi, value_low=0, value_high=1, alpha=0.1, grid=grid,
+                    running_intersection=False)
+    thr = np.log(2 / 0.1)
+    kp = np.array([betting_capital(th, lo, hi, r, value_low=0, value_high=1, alpha=0.1)[0]
+                   for r in grid])  # (G, K)
+    km = np.array([betting_capital(th, lo, hi, r, value_low=0, value_high=1, alpha=0.1)[1]
+                   for r in grid])
+    for t in (9, 29, 59):
+        rej_lo = grid[kp[:, t] >= thr]
+        rej_hi = grid[km[:, t] >= thr]
+        assert cs.low[t] == pytest.approx(max(rej_lo.max() if rej_lo.size else 0.0, 0.0))
+        assert cs.high[t] == pytest.approx(min(rej_hi.min() if rej_hi.size else 1.0, 1.0))
+    with pytest.raises(ValueError, match="outside"):
+        betting_cs(th, lo + 0.5, hi, value_low=0, value_high=1)
+
+
+# ------------------------------------------------------------------ by simulation
+
+
+@pytest.fixture(scope="module")
+def sim() -> dict:
+    """3,000 runs of 200 draws from a skewed pool of 2,000 with a CE-like proposal."""
+    rng = np.random.default_rng(0)
+    N, K = 2000, 200
+    L = np.minimum(rng.gamma(1.0, 0.5, size=N), 4.0)
+    s = L * np.exp(rng.normal(0, 0.7, size=N)) + 0.05
+    idx, q = sample(s, K, n_runs=3000, random_state=1)
+    return {"L": L, "idx": idx, "q": q, "N": N, "K": K, "th": _theta(L[idx], q, N)}
+
+
+def _tol(p: float, n: int) -> float:
+    return 4 * np.sqrt(p * (1 - p) / n)
+
+
+def test_asymptotic_cs_time_uniform_coverage(sim: dict) -> None:
+    R, n = sim["L"].mean(), sim["th"].shape[0]
+    cs = asymptotic_cs(sim["th"], sim["N"])
+    assert np.all(np.isinf(cs.low[:, :29]))  # claimed from 30 labels on
+    assert cs.covers(R, 30).mean() >= 0.95 - _tol(0.95, n)
+
+
+def test_adversarial_stopping_breaks_the_bootstrap_not_the_cs(sim: dict) -> None:
+    """The adversary labels until the interval excludes the truth (sampling to a
+    foregone conclusion), checking at every 10th budget from 30 on. A 95% bootstrap
+    interval is fooled far more than 5% of the time; both CSs are not."""
+    L, idx, q, N, K = sim["L"], sim["idx"], sim["q"], sim["N"], sim["K"]
+    R = L.mean()
+    runs = 1000
+    fooled = np.zeros(runs, dtype=bool)
+    rng = np.random.default_rng(2)
+    for M in range(30, K + 1, 10):
+        t = lure_terms(L[idx[:runs, :M]], q[:runs, :M], N)
+        sd = bootstrap_std_many(t, 200, rng)
+        fooled |= np.abs(t.mean(1) - R) > 1.96 * sd
+    assert fooled.mean() > 0.05 + 3 * _tol(0.05, runs)  # the bootstrap breaks
+    checks = np.arange(30, K + 1, 10) - 1
+    cs = asymptotic_cs(sim["th"][:runs], N)
+    out = ~((cs.low[:, checks] <= R) & (cs.high[:, checks] >= R)).all(1)
+    assert out.mean() <= 0.05 + _tol(0.05, runs)
+    ex = exact_cs(L[idx[:runs]], q[:runs], N, loss_high=4.0, q_floor=0.1 / 1.1, grid_size=256)
+    assert (~ex.covers(R)).mean() <= 0.05 + _tol(0.05, runs)
+    assert ex.width[:, -1].mean() > cs.width[:, -1].mean()  # the price of exactness
+
+
+def test_paired_difference_cs_covers_the_true_difference() -> None:
+    """Two targets on the same draws, acquired by both targets' predicted losses."""
+    rng = np.random.default_rng(8)
+    N, K, runs = 2000, 200, 2000
+    La = np.minimum(rng.gamma(1.0, 0.5, size=N), 4.0)
+    Lb = np.minimum(La * np.exp(rng.normal(0.15, 0.3, size=N)), 4.0)
+    s = (La + Lb) * np.exp(rng.normal(0, 0.5, size=N)) + 0.05
+    idx, q = sample(s, K, n_runs=runs, random_state=9)
+    cs = paired_difference_cs(_theta(La[idx], q, N), _theta(Lb[idx], q, N), N)
+    d = La.mean() - Lb.mean()
+    assert cs.covers(d, 30).mean() >= 0.95 - _tol(0.95, runs)
+    # the difference is clearly negative here, and the CS says so for most runs by 200
+    assert d < -0.05 and (cs.high[:, -1] < 0).mean() > 0.5
+
+
+def test_labels_for_cs_width_projects_the_stopping_budget() -> None:
+    """Uniform draws, where the projection's model holds: the budget projected from
+    50 labels is close to the budget at which the CS actually gets that narrow."""
+    rng = np.random.default_rng(4)
+    N, K, runs = 1000, 600, 300
+    L = rng.gamma(2.0, 0.5, size=N)
+    idx, q = sample(np.ones(N), K, n_runs=runs, random_state=5)
+    th = _theta(L[idx], q, N)
+    cs = asymptotic_cs(th, N)
+    W = float(np.median(cs.width[:, 299]))
+    hit = np.argmax(cs.width <= W, axis=1) + 1
+    ok = (cs.width <= W).any(1)
+    proj = np.array([labels_for_cs_width(th[r, :50], N, W) for r in range(runs)])
+    rel = np.median(proj[ok] / hit[ok])
+    assert 0.85 < rel < 1.15, rel
+    assert labels_for_cs_width(th[0], N, 1e9) == K  # already narrow enough
+    _, se = martingale_se_curve(th[0, :50], N)
+    assert se[-1] > 0
+
+
+def test_exact_cs_rejects_bad_inputs() -> None:
+    L = np.array([0.2, 0.5, 1.5])
+    q = np.array([0.1, 0.2, 0.5])
+    with pytest.raises(ValueError, match="losses must lie"):
+        exact_cs(L, q, 10, loss_high=1.0, q_floor=0.1)
+    with pytest.raises(ValueError, match="exactly one"):
+        exact_cs(L, q, 10, loss_high=2.0)
+
+
+def test_anytime_summary_reads_stopping_off_the_cs() -> None:
+    from activetest.stats import anytime_summary
+    rng = np.random.default_rng(11)
+    N = 1000
+    L = rng.gamma(2.0, 0.5, size=N)
+    idx, q = sample(L + 0.3, 300, n_runs=1, random_state=12)
+    th = _theta(L[idx[0]], q[0], N)
+    early = anytime_summary(th[:20], N, target_width=0.3)
+    assert np.isinf(early.cs_low) and not early.may_stop  # the CS starts at 30 labels
+    assert early.fixed_low < early.estimate < early.fixed_high
+    s = anytime_summary(th, N, target_width=0.3)
+    cs = asymptotic_cs(th, N)
+    assert (s.cs_low, s.cs_high) == (cs.low[-1], cs.high[-1])
+    assert s.cs_high - s.cs_low > s.fixed_high - s.fixed_low  # the price of peeking
+    assert s.may_stop == (cs.width[-1] <= 0.3)
+    assert s.labels_needed == labels_for_cs_width(th, N, 0.3)
+    assert anytime_summary(th, N).labels_needed is None

@@ -1,0 +1,221 @@
+"""Fixed-budget intervals from the per-draw estimates theta_m.
+
+Exact identities by enumerating every ordered draw sequence (fixed and adaptive
+designs), and coverage by simulation with tolerances from the binomial standard
+error (fixed seeds).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+from activetest.stats import cv_lure_curve, lure_curve, lure_terms, proposal, sample
+from activetest.stats.intervals import (
+    _fixed_control_rest,
+    _student_quantile,
+    _theta,
+    estimate_curve,
+    fixed_interval,
+    fixed_interval_curve,
+    martingale_se_curve,
+    pool_variance_curve,
+)
+from tests.stats.conftest import SCORE_CASES, enumerate_orders
+
+LOSSES = np.array([0.1, 2.5, 0.0, 1.3, 0.7, 4.0, 0.2])
+CONTROL = np.array([0.3, 1.9, 0.2, 1.0, 0.5, 3.1, 0.1])
+
+
+Orders = Iterator[tuple[tuple[int, ...], float, np.ndarray, np.ndarray, np.ndarray]]
+
+
+def adaptive_orders(losses: np.ndarray, base: np.ndarray, h: np.ndarray, alpha: float,
+                    M: int) -> Orders:
+    """Every sequence under a design that re-chooses the proposal and control before each draw.
+
+    Before draw m the scores and the control are functions of the labels seen so far
+    (any such rule keeps theta_m unbiased). Yields (sequence, probability, q_m, g_m at
+    the drawn item, G_m = sum of g^(m) over the remaining set).
+    """
+    n = len(losses)
+
+    def rec(seq, prob, qs, gs, Gs):
+        if len(seq) == M:
+            yield seq, prob, np.array(qs), np.array(gs), np.array(Gs)
+            return
+        rem = np.ones(n, dtype=bool)
+        rem[list(seq)] = False
+        seen = losses[list(seq)]
+        k = len(seq)
+        scale = 1.0 + 0.5 * seen.mean() if k else 1.0
+        scores = base * scale + 0.4 * (np.arange(n) % 2) * (seen > 1).sum()
+        g = h * (seen.mean() / max(h[list(seq)].mean(), 1e-9) if k else 0.0)
+        q = proposal(scores, rem, alpha)
+        G = float(g[rem].sum())
+        for i in np.flatnonzero(rem):
+            yield from rec((*seq, int(i)), prob * q[i], (*qs, float(q[i])), (*gs, float(g[i])),
+                           (*Gs, G))
+
+    yield from rec((), 1.0, (), (), ())
+
+
+def _weights(N: int, M: int) -> np.ndarray:
+    m = np.arange(1, M + 1)
+    return N * (N - M) / (M * (N - m) * (N - m + 1.0))
+
+
+def test_estimate_curve_is_lure_and_cv_lure() -> None:
+    rng = np.random.default_rng(0)
+    N = 300
+    L = rng.exponential(size=N)
+    h = 0.7 * L + 0.3 * rng.random(N)
+    idx, q = sample(h, N, n_runs=3, random_state=1)
+    np.testing.assert_allclose(estimate_curve(_theta(L[idx], q, N), N), lure_curve(L[idx], q, N),
+                               rtol=1e-11, atol=1e-12)
+    th = _theta(L[idx], q, N, h[idx], _fixed_control_rest(h, idx))
+    np.testing.assert_allclose(estimate_curve(th, N), cv_lure_curve(L[idx], q, N, h[idx],
+                                                                   h.mean()), rtol=1e-11)
+
+
+@pytest.mark.parametrize("case", ["random", "one_huge", "ties"])
+def test_martingale_variance_identity_by_enumeration(case: str) -> None:
+    """E[sum c_m^2 (theta_m - R)^2] = Var R_M exactly, and E theta_m = R, for M = 1..N-1."""
+    n = 6
+    scores, L = SCORE_CASES[case][:n], LOSSES[:n]
+    R = L.mean()
+    seqs = list(enumerate_orders(scores, 0.1, n))
+    idx = np.array([s for s, _, _ in seqs])
+    P = np.array([p for _, p, _ in seqs])
+    th = _theta(L[idx], np.array([q for _, _, q in seqs]), n)
+    np.testing.assert_allclose(P @ th, R, rtol=1e-12)
+    for M in range(1, n):
+        c = _weights(n, M)
+        est = th[:, :M] @ c
+        assert P @ est == pytest.approx(R, rel=1e-12)
+        assert P @ ((est - R) ** 2) == pytest.approx(P @ ((th[:, :M] - R) ** 2 @ c**2), rel=1e-10)
+
+
+def test_identity_holds_under_an_adaptive_design_with_a_control() -> None:
+    n = 6
+    L, h = LOSSES[:n], CONTROL[:n]
+    R = L.mean()
+    seqs = list(adaptive_orders(L, SCORE_CASES["random"][:n], h, 0.2, n))
+    P = np.array([s[1] for s in seqs])
+    assert P.sum() == pytest.approx(1.0, abs=1e-12)
+    idx = np.array([s[0] for s in seqs])
+    th = _theta(L[idx], np.array([s[2] for s in seqs]), n, np.array([s[3] for s in seqs]),
+                np.array([s[4] for s in seqs]))
+    np.testing.assert_allclose(P @ th, R, rtol=1e-12)
+    for M in range(1, n):
+        c = _weights(n, M)
+        est = th[:, :M] @ c
+        var = P @ ((est - R) ** 2)
+        assert var > 1e-3  # not a degenerate check
+        assert P @ ((th[:, :M] - R) ** 2 @ c**2) == pytest.approx(var, rel=1e-10)
+    # ... and the check has power: importance sampling's terms are biased without replacement
+    is_terms = L[idx] / (n * np.array([s[2] for s in seqs]))
+    assert abs(P @ is_terms[:, 3] - R) > 1e-2
+
+
+def test_se_has_the_finite_population_variance_under_uniform_sampling() -> None:
+    """Uniform draws: E[SE_M^2] ~ (1 - M/N) S^2 / M, checked to Monte Carlo error."""
+    rng = np.random.default_rng(3)
+    N, K, runs = 300, 200, 4000
+    L = rng.gamma(2.0, 1.0, size=N)
+    idx, q = sample(np.ones(N), K, n_runs=runs, random_state=4)
+    _, se = martingale_se_curve(_theta(L[idx], q, N), N)
+    for M in (20, 100, 200):
+        v = se[:, M - 1] ** 2
+        target = (1 - M / N) * L.var(ddof=1) / M
+        assert abs(v.mean() - target) < 4 * v.std(ddof=1) / np.sqrt(runs), (M, v.mean(), target)
+
+
+def test_edges_one_draw_and_the_whole_pool() -> None:
+    L = np.array([1.0, 3.0, 2.0, 0.5])
+    q = np.array([0.1, 0.5, 0.5, 1.0])
+    est, se = martingale_se_curve(_theta(L, q, 4), 4)
+    assert np.isinf(se[0]) and se[-1] == 0.0
+    assert est[-1] == pytest.approx(L.mean())
+    c = fixed_interval_curve(_theta(L, q, 4), 4)
+    assert c.low[0] == -np.inf and c.high[0] == np.inf
+    assert c.low[-1] == pytest.approx(L.mean()) == c.high[-1]
+    one = fixed_interval(_theta(L[:3], q[:3], 4), 4)
+    assert one.n_labels == 3 and one.low < one.estimate < one.high
+
+
+def test_student_quantile_matches_tables() -> None:
+    # t_{0.975} for df 4, 10, 29 and the normal limit (printed tables)
+    got = _student_quantile(0.975, np.array([4, 10, 29, 1e9]))
+    table = np.array([2.7764, 2.2281, 2.0452, 1.95996])
+    assert np.all(np.abs(got - table) < [1e-3, 1e-4, 1e-4, 1e-5]), got
+
+
+def _pool(n: int, seed: int, shape: float) -> tuple[np.ndarray, np.ndarray]:
+    """Skewed losses in [0, 4] and noisy scores tracking them (a CE-like acquisition)."""
+    rng = np.random.default_rng(seed)
+    L = np.minimum(rng.gamma(shape, 0.5, size=n), 4.0)
+    return L, L * np.exp(rng.normal(0, 0.7, size=n)) + 0.05
+
+
+@pytest.fixture(scope="module")
+def runs() -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    L, s = _pool(400, 0, 1.0)
+    idx, q = sample(s, 200, n_runs=3000, random_state=1)
+    return L, idx, q, 400
+
+
+def _covered(lo: np.ndarray, hi: np.ndarray, R: float) -> np.ndarray:
+    return (lo <= R) & (hi >= R)
+
+
+def test_fixed_interval_coverage_and_the_bootstrap_without_fpc(runs) -> None:
+    """Coverage within 4 binomial SEs of 0.95 at budgets 30..200 of N = 400; the
+    paper's bootstrap over-covers at M = N/2 because it misses the factor 1 - M/N."""
+    L, idx, q, N = runs
+    R = L.mean()
+    R_runs = idx.shape[0]
+    tol = 4 * np.sqrt(0.95 * 0.05 / R_runs)
+    c = fixed_interval_curve(_theta(L[idx], q, N), N)
+    cov = _covered(c.low, c.high, R).mean(axis=0)
+    for M in (30, 60, 120, 200):
+        assert abs(cov[M - 1] - 0.95) < tol, (M, cov[M - 1])
+    M = 200
+    t = lure_terms(L[idx[:, :M]], q[:, :M], N)
+    boot = np.abs(t.mean(1) - R) <= 1.96 * t.std(1) / np.sqrt(M)  # the B -> inf bootstrap
+    assert boot.mean() > 0.95 + tol
+
+
+def test_skew_correction_helps_at_small_budgets(runs) -> None:
+    """On a right-skewed pool the symmetric interval misses low at 30 labels; the
+    corrected one covers more, by more than the paired Monte Carlo error."""
+    L, idx, q, N = runs
+    R = L.mean()
+    th = _theta(L[idx], q, N)
+    a = _covered(*fixed_interval_curve(th, N).at(30), R)
+    b = _covered(*fixed_interval_curve(th, N, skew=False).at(30), R)
+    diff = a.astype(float) - b
+    assert diff.mean() > 3 * diff.std(ddof=1) / np.sqrt(len(diff)), diff.mean()
+
+
+def test_population_interval_covers_a_fresh_population_draw() -> None:
+    """Pools drawn from a population: the interval with S^2/N added covers the
+    population mean; the pool-risk interval does not (its truth is the pool)."""
+    rng = np.random.default_rng(7)
+    N, M, reps = 300, 150, 1500
+    mu = 2.0  # gamma(2, 1) population mean
+    hit_pop = hit_pool_iv = 0
+    for r in range(reps):
+        L = rng.gamma(2.0, 1.0, size=N)
+        idx, q = sample(L + 0.5, M, n_runs=1, random_state=r)
+        th, th2 = _theta(L[idx], q, N), _theta(L[idx] ** 2, q, N)
+        pv = pool_variance_curve(th2, th, N)
+        pop = fixed_interval_curve(th, N, pool_variance=pv)
+        pool = fixed_interval_curve(th, N)
+        hit_pop += bool(_covered(*pop.at(M), mu)[0])
+        hit_pool_iv += bool(_covered(*pool.at(M), mu)[0])
+    tol = 4 * np.sqrt(0.95 * 0.05 / reps)
+    assert abs(hit_pop / reps - 0.95) < tol
+    assert hit_pool_iv / reps < 0.95 - tol
