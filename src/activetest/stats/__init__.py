@@ -21,9 +21,16 @@ from activetest.stats.bootstrap import (
     labels_for_width,
 )
 from activetest.stats.estimators import (
+    adaptive_lure,
+    adaptive_lure_curve,
+    adaptive_lure_se,
+    adaptive_lure_terms,
+    adaptive_lure_theta,
+    adaptive_lure_weights,
     ase,
     cv_lure,
     cv_lure_curve,
+    fixed_control_rest,
     importance_sampling,
     importance_sampling_curve,
     lure,
@@ -41,9 +48,10 @@ from activetest.stats.simulate import ESTIMATORS, Method, SimulationResult, cont
 
 __all__ = [
     "ACQUISITIONS", "ESTIMATORS", "ActiveSampler", "BootstrapResult", "Method", "SamplerState",
-    "SimulationResult", "acquisition_scores", "ase", "bootstrap", "bootstrap_means",
-    "bootstrap_std_many",
-    "control_values", "cv_lure", "cv_lure_curve", "expected_log_loss", "expected_zero_one_loss",
+    "SimulationResult", "acquisition_scores", "adaptive_lure", "adaptive_lure_curve",
+    "adaptive_lure_se", "adaptive_lure_terms", "adaptive_lure_theta", "adaptive_lure_weights",
+    "ase", "bootstrap", "bootstrap_means", "bootstrap_std_many", "control_values", "cv_lure",
+    "cv_lure_curve", "expected_log_loss", "expected_zero_one_loss", "fixed_control_rest",
     "importance_sampling", "importance_sampling_curve", "labels_for_width", "log_loss",
     "log_softmax", "logsumexp", "lure", "lure_curve", "lure_terms", "lure_weights", "nll_score",
     "predictive_entropy", "proposal", "reference_sample", "sample", "simulate", "tuned_beta",
