@@ -393,7 +393,7 @@ def prepare(kind, F, ltab, Phi, w0, rhos, lambdas, lam_fixed, sched, ist, fst, W
         if rem[i]:
             S += s[i]
             G += g[i]
-    if S <= 0.0:  # no item has a positive score: uniform
+    if S <= 0.0 or n_rem == 1:  # no positive score, or one item left (q = 1 exactly)
         return 0.0, 1.0 / n_rem, G
     return (1.0 - lam) / S, lam / n_rem, G
 
