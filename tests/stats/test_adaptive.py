@@ -45,6 +45,12 @@ def _designs(t: np.ndarray, s: np.ndarray, loss: str, schedule: np.ndarray
         "calibrated": AdaptiveDesign.calibrated(t, s, loss=loss, schedule=schedule),
         "calibrated_lam0.3": AdaptiveDesign.calibrated(t, s, loss=loss, schedule=schedule,
                                                        lam=0.3),
+        # first refit two draws later: the prior model (and uniform) starts are used
+        "calibrated_prior_start": AdaptiveDesign.calibrated(t, s, loss=loss,
+                                                            schedule=schedule[2:]),
+        "calibrated_uniform_start": AdaptiveDesign.calibrated(t, s, loss=loss,
+                                                              schedule=schedule[2:],
+                                                              start="uniform"),
         "fixed_mix_inrun": AdaptiveDesign.fixed(sc, g, lam=None, target_logprobs=t, loss=loss,
                                                 schedule=schedule),
         "pe": AdaptiveDesign.pe(s, loss=loss, schedule=schedule),
@@ -317,4 +323,5 @@ def test_calibrated_fit_is_the_map_with_the_best_evidence() -> None:
         for _ in range(100):
             _, d = evidence(v, rho)
             v = v + d
-        assert evidence(v, rho)[0] <= ev + 1e-9
+        # (1e-6: the MAP is converged to a Newton decrement of 1e-12, not to rounding)
+        assert evidence(v, rho)[0] <= ev + 1e-6

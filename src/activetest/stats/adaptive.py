@@ -35,7 +35,11 @@ Designs (:class:`AdaptiveDesign`):
     {0.01, 0.1, 1, 10}, keeping the rho of largest Laplace evidence
     ``loglik(w) - rho/2 |w - w0|^2 + K/2 log rho - 1/2 log det H``. Then
     ``g_i = sum_c P(c|x_i) l_i(c)``, ``s_i = sd_P(l_i)``. Before the first refit
-    q is uniform and g = 0.
+    (draws 1..9) the design uses the prior model ``w0`` with lambda = 0.5: no
+    residual has been seen yet, so it hedges halfway between the label-free
+    calibrated surrogate and the uniform (``start="uniform"``: q uniform and g = 0
+    there, as ADAPTIVE.md states it; measured slightly worse, see
+    docs/reproduction.md).
 ``fixed`` (any fixed score and control)
     ``s`` and ``g`` given; lambda fixed, or chosen in-run (below). The
     fixed-score fallback (``fixed_mix``) takes ``P = (pi + p_f)/2`` (no learning):
@@ -113,11 +117,13 @@ __all__ = [
 RIDGES = (0.01, 0.1, 1.0, 10.0)
 #: Uniform-mixture weights for in-run lambda; 0.1 is the paper's floor alpha.
 LAMBDAS = (0.1, 0.2, 0.3, 0.5, 0.7, 1.0)
+#: Lambda before the first in-run choice (no residual seen yet: halfway to the uniform).
+LAMBDA_START = 0.5
 #: First refit (1-based draw number) and growth of the geometric schedule.
 SCHEDULE_FIRST = 10
 SCHEDULE_GROWTH = 1.25
 #: Design names accepted by :meth:`AdaptiveDesign.from_name`.
-DESIGNS = ("calibrated", "fixed_mix", "pe")
+DESIGNS = ("calibrated", "calibrated-uniform", "fixed_mix", "pe")
 
 
 def refit_schedule(n: int, first: int = SCHEDULE_FIRST, growth: float = SCHEDULE_GROWTH
@@ -253,17 +259,30 @@ class AdaptiveDesign:
     @classmethod
     def calibrated(cls, target_logprobs: np.ndarray, surrogate_logprobs: np.ndarray, *,
                    loss: str = "log", lam: float | None = None,
-                   schedule: np.ndarray | None = None) -> AdaptiveDesign:
-        """The calibrated-residual design (module docstring); ``lam=None``: in-run lambda."""
+                   schedule: np.ndarray | None = None, start: str = "prior") -> AdaptiveDesign:
+        """The calibrated-residual design (module docstring); ``lam=None``: in-run lambda.
+
+        ``start``: before the first refit, ``"prior"`` draws from the prior model's
+        score and control with lambda = 0.5 (the default), ``"uniform"`` uniformly
+        with g = 0 (ADAPTIVE.md's statement of the design).
+        """
         F = calibration_features(surrogate_logprobs, target_logprobs)
         n, C = F.shape[0], F.shape[1]
         w0 = np.zeros(C + 1)
         w0[0] = 1.0
         sched = refit_schedule(n) if schedule is None else np.asarray(schedule, dtype=np.int64)
-        return cls(ak.KIND_LOGIT, "calibrated", loss, n, F=F,
-                   ltab=loss_table(target_logprobs, loss), Phi=np.zeros((n, 1)), w0=w0,
-                   s0=np.zeros(n), g0=np.zeros(n), fitted0=0, lam0=1.0, lam=lam,
-                   schedule=sched)
+        ltab = loss_table(target_logprobs, loss)
+        s0, g0 = np.zeros(n), np.zeros(n)
+        if start == "prior":
+            ak.logit_predict(F, ltab, w0, s0, g0)
+            lam0 = LAMBDA_START if lam is None else float(lam)
+        elif start == "uniform":
+            lam0 = 1.0
+        else:
+            raise ValueError(f"start must be 'prior' or 'uniform', got {start!r}")
+        return cls(ak.KIND_LOGIT, "calibrated" if start == "prior" else "calibrated-uniform",
+                   loss, n, F=F, ltab=ltab, Phi=np.zeros((n, 1)), w0=w0, s0=s0, g0=g0,
+                   fitted0=int(start == "prior"), lam0=lam0, lam=lam, schedule=sched)
 
     @classmethod
     def fixed(cls, scores: np.ndarray, control: np.ndarray | None = None, *,
@@ -272,8 +291,8 @@ class AdaptiveDesign:
               name: str = "fixed") -> AdaptiveDesign:
         """Fixed score and control, with a fixed lambda or (``lam=None``) in-run lambda.
 
-        Before the first in-run choice (draw 10) the draws are uniform: no
-        residual has been seen that could speak for the score. ``target_logprobs``
+        With in-run lambda, lambda = 0.5 before the first choice (draw 10): no
+        residual has been seen yet that could speak for or against the score. ``target_logprobs``
         (optional) lets :class:`AdaptiveSampler` turn labels into losses.
         """
         s = as_vector(scores, "scores")
@@ -287,7 +306,7 @@ class AdaptiveDesign:
         if lam is None:
             sched = refit_schedule(n) if schedule is None else np.asarray(schedule,
                                                                           dtype=np.int64)
-            lam0 = 1.0
+            lam0 = LAMBDA_START
         else:
             sched, lam0 = np.zeros(0, dtype=np.int64), float(lam)
         return cls(ak.KIND_FIXED, name, loss, n, F=np.zeros((n, 1, 1)), ltab=ltab,
@@ -319,12 +338,13 @@ class AdaptiveDesign:
     def from_name(cls, name: str, *, surrogate_logprobs: np.ndarray,
                   target_logprobs: np.ndarray | None = None, loss: str = "log",
                   lam: float | None = None) -> AdaptiveDesign:
-        """``calibrated`` / ``fixed_mix`` / ``pe`` by name (``lam=None``: the design's default)."""
-        if name == "calibrated":
+        """A design of :data:`DESIGNS` by name (``lam=None``: the design's default)."""
+        if name in ("calibrated", "calibrated-uniform"):
             if target_logprobs is None:
-                raise ValueError("design 'calibrated' needs target_logprobs on the pool "
+                raise ValueError(f"design {name!r} needs target_logprobs on the pool "
                                  "(use 'pe' without them)")
-            return cls.calibrated(target_logprobs, surrogate_logprobs, loss=loss, lam=lam)
+            return cls.calibrated(target_logprobs, surrogate_logprobs, loss=loss, lam=lam,
+                                  start="prior" if name == "calibrated" else "uniform")
         if name == "fixed_mix":
             if target_logprobs is None:
                 raise ValueError("design 'fixed_mix' needs target_logprobs on the pool")

@@ -38,7 +38,8 @@ __all__ = ["DESIGN_ACQUISITIONS", "ESTIMATORS", "Method", "SimulationResult", "c
 ESTIMATORS = ("mean", "lure", "is", "ase", "cv_lure", "cv_lure_tuned")
 
 #: Acquisitions that are adaptive designs (name -> :meth:`AdaptiveDesign.from_name` name).
-DESIGN_ACQUISITIONS = {"adaptive": "calibrated", "fixed_mix": "fixed_mix", "pe_adaptive": "pe"}
+DESIGN_ACQUISITIONS = {"adaptive": "calibrated", "adaptive_uniform": "calibrated-uniform",
+                       "fixed_mix": "fixed_mix", "pe_adaptive": "pe"}
 #: Estimators defined for the adaptive designs.
 DESIGN_ESTIMATORS = ("cv_lure", "lure", "is")
 
