@@ -235,11 +235,15 @@ def reproduce(outputs_dir: str | os.PathLike[str], out_dir: str | os.PathLike[st
             coverage_rows.append("| " + " | ".join(row) + " |")
         if data.dataset == "sst2":
             lines += _label_noise_section(data, n_runs=n_runs, budget=budget, seed=seed, dz=dz)
+        if dz is not None:
+            dz.cache.save()  # after every dataset: an interrupted run keeps what it computed
         cal_lines, cal_pairs, cal_records = _calibration_section(
             data, results, n_runs=n_runs, budget=budget, budgets=budgets, seed=seed,
             progress=progress, dz=dz)
         lines += cal_lines
         records += cal_records
+        if dz is not None:
+            dz.cache.save()
         for raw_rel, cal_rel in cal_pairs:
             cal_all[0].extend(raw_rel)
             cal_all[1].extend(cal_rel)
@@ -384,7 +388,62 @@ def _designs_headline(records: Sequence[tuple[str, str, str, str, int, float]],
                          + " | ".join(f"{x:.2f}" for x in by_b)
                          + f" | {int((last > 1).sum())}/{last.size} | {np.nanmax(last):.2f} |")
         lines.append("")
-    return lines
+    return [*lines, *_designs_reading(records, budgets)]
+
+
+#: How the calibrated design's one change from ADAPTIVE.md was chosen (kept with the tables).
+CHOICE = ("How the design was chosen: ADAPTIVE.md's statement of it draws uniformly with "
+          "g = 0 before its first refit (10 labels). Variants were compared on the 40 paper "
+          "settings only (median relative error, own runs outside this report): ADAPTIVE.md's "
+          "uniform start 0.816, the prior model's score and control with lambda = 0.5 before "
+          "the first refit 0.781 (1,000 runs each; better on every dataset, losing at 400 "
+          "labels in 3 settings instead of 5); the fixed mixture's score as the start, and "
+          "features not centred per class, 0.80 and 0.82 (500 runs, against 0.83 for the "
+          "uniform start in the same batch). The prior start is the default (`adaptive`); "
+          "the 40 calibrated-surrogate settings were not looked at before this report.")
+
+
+def _designs_reading(records: Sequence[tuple[str, str, str, str, int, float]],
+                     budgets: Sequence[int]) -> list[str]:
+    """Where the adaptive design wins and where nothing in these models can, from the numbers."""
+    raw = [r for r in records if r[0] == "raw"]
+    if not any(r[3] == "adaptive+cv_lure" for r in raw):
+        return []
+    top = max(budgets)
+
+    def med(m: str, d: str | None = None, kind: str = "raw") -> float:
+        v = [r[5] for r in records if r[0] == kind and r[3] == m and (d is None or r[1] == d)]
+        return float(np.nanmedian(v)) if v else float("nan")
+
+    dsets = list(dict.fromkeys(r[1] for r in raw))
+    wins = [d for d in dsets if med("adaptive+cv_lure", d) < 0.9]
+    rest = [d for d in dsets if d not in wins]
+    last = np.array([r[5] for r in raw if r[3] == "adaptive+cv_lure" and r[4] == top])
+    ce_last = np.array([r[5] for r in raw if r[3] == "ce+lure" and r[4] == top])
+    why = {"hs": "every model predicts the majority class (its accuracy is the class share), "
+                 "so no surrogate can say which items the target gets wrong",
+           "mmlu": "every model is at chance"}
+    text = ("Reading: the adaptive design wins where a surrogate carries information that "
+            "the labels can calibrate: " + ", ".join(
+                f"{PAPER_NAMES.get(d, d)} {med('adaptive+cv_lure', d):.2f} (CE+LURE "
+                f"{med('ce+lure', d):.2f})" for d in wins) + ". ")
+    if rest:
+        text += ("Where it does not, " + ", ".join(
+            f"{PAPER_NAMES.get(d, d)} {med('adaptive+cv_lure', d):.2f} (CE+LURE "
+            f"{med('ce+lure', d):.2f})" for d in rest) + ", nothing in these models can help "
+            "much: " + "; ".join(f"on {PAPER_NAMES.get(d, d)} {why[d]}" for d in rest
+                                 if d in why)
+            + " (ADAPTIVE.md: even the design's model family fitted on all pool labels, not a "
+            "method, reaches only 0.95 on HS and 0.89 on MMLU). There the design stays near "
+            "uniform instead of losing to it. ")
+    text += (f"At {top} labels it loses to uniform in {int((last > 1).sum())} of {last.size} "
+             f"settings (worst {np.nanmax(last):.2f}); CE+LURE in {int((ce_last > 1).sum())} "
+             f"(worst {np.nanmax(ce_last):.2f}).")
+    cal = med("adaptive+cv_lure", kind="calibrated")
+    if np.isfinite(cal):
+        text += (f" On the calibrated surrogates, which were not used to choose anything, the "
+                 f"design's median is {cal:.3f} (CE+LURE {med('ce+lure', kind='calibrated'):.3f}).")
+    return [text, "", CHOICE, ""]
 
 
 def _dataset_notes(data: DatasetOutputs, results: Sequence[SettingResult]) -> list[str]:
