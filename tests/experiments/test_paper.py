@@ -53,6 +53,17 @@ def test_outputs_round_trip(tmp_path: Path) -> None:
         DatasetOutputs.load(tmp_path / "bad.npz")
 
 
+def test_error_rate_setting_measures_error_rates() -> None:
+    o = _outputs()
+    s = Setting("toy", "b/few", "a/few")
+    r = run_setting(o, s, n_runs=100, budget=40, loss="zero_one",
+                    methods=("uniform+mean", "zero_one+lure", "adaptive+cv_lure"))
+    assert r.truth == pytest.approx((o.outputs["b/few"].test.argmax(1) != o.test_labels).mean())
+    assert r.pool_risk == pytest.approx((o.outputs["b/few"].pool.argmax(1) != o.pool_labels)
+                                        .mean())
+    assert np.all(np.isfinite(r.relative["adaptive+cv_lure"]))
+
+
 def test_settings_and_a_run() -> None:
     o = _outputs()
     settings = settings_for(o)
@@ -129,6 +140,7 @@ def test_reproduce_writes_the_report(tmp_path: Path) -> None:
     assert "## Beyond the paper: adaptive designs" in md
     assert "| adaptive+cv_lure |" in md and "On the 8 paper settings:" in md
     assert "On the 4 calibrated-surrogate settings:" in md
+    assert "On the 8 paper settings, for the error rate" in md and "| 0-1+LURE |" in md
     assert "CE+LURE / adaptive / fixed-mix / PE-adaptive" in md
     first = re.search(r"(\d+) of (\d+) entries hit", md)
     # a first run computes the entries (identical ones, e.g. a noise filter that drops

@@ -36,6 +36,7 @@ from activetest.stats import (
     lure_terms,
     sample,
     simulate,
+    zero_one_loss,
 )
 from activetest.stats.adaptive import AdaptiveDesign, simulate_design
 from activetest.stats.simulate import DESIGN_ACQUISITIONS, Method
@@ -149,26 +150,30 @@ def _pearson(a: np.ndarray, b: np.ndarray) -> float:
 
 def run_setting(outputs: DatasetOutputs, setting: Setting, *, n_runs: int = 3000,
                 budget: int = 400, methods: Iterable[str] = DEFAULT_METHODS, alpha: float = 0.1,
-                random_state: int = 0, charge_shots: bool = True) -> SettingResult:
+                random_state: int = 0, charge_shots: bool = True,
+                loss: str = "log") -> SettingResult:
     """Simulate one setting and summarise it.
 
     The uniform baseline is simulated up to ``budget + offset`` labels so that
-    the charged comparison covers every active budget 1..budget.
+    the charged comparison covers every active budget 1..budget. ``loss``:
+    ``"log"`` (the paper's) or ``"zero_one"`` (the error rate; truth and every
+    estimate then measure the error rate).
     """
     tgt = outputs.outputs[setting.target]
     sur = outputs.outputs[setting.surrogate]
     y = outputs.pool_labels
     offset = outputs.n_shots if (setting.zero_shot and charge_shots) else 0
+    lossf = log_loss if loss == "log" else zero_one_loss
     if outputs.pool_is_truth:
-        truth = float(log_loss(tgt.pool, y).mean())
+        truth = float(lossf(tgt.pool, y).mean())
     else:
-        truth = float(log_loss(tgt.test, outputs.test_labels).mean())
+        truth = float(lossf(tgt.test, outputs.test_labels).mean())
     n = len(y)
     total = min(budget + offset, n)
     methods = list(methods)
     sim = simulate(target_logprobs=tgt.pool, labels=y, surrogate_logprobs=sur.pool,
                    methods=methods, budget=total, n_runs=n_runs, alpha=alpha, truth=truth,
-                   random_state=random_state)
+                   random_state=random_state, loss=loss)
     res = SettingResult(setting, offset, truth, sim.pool_risk, n_runs)
     base = sim.median_squared_error("uniform+mean")
     for m in methods:

@@ -43,9 +43,13 @@ __all__ = ["main", "reproduce"]
 PAPER_NAMES = {"sst2": "SST-2", "subj": "Subj", "fpb": "FPB", "hs": "HS", "mmlu": "MMLU"}
 PAPER_HEADLINE = 0.68
 #: Short names of the rows compared in the adaptive-design tables.
-SHORT = {"ce+lure": "CE+LURE", "adaptive+cv_lure": "adaptive", "fixed_mix+cv_lure": "fixed-mix",
-         "pe_adaptive+cv_lure": "PE-adaptive", "pe+lure": "PE+LURE"}
+SHORT = {"ce+lure": "CE+LURE", "zero_one+lure": "0-1+LURE", "adaptive+cv_lure": "adaptive",
+         "fixed_mix+cv_lure": "fixed-mix", "pe_adaptive+cv_lure": "PE-adaptive",
+         "pe+lure": "PE+LURE"}
 COMPARED = ("ce+lure", *DESIGN_METHODS)
+#: The error-rate rows: the paper's accuracy acquisition (the surrogate's expected 0-1 loss of
+#: the target) against the designs fitted for the 0-1 loss.
+ERROR_METHODS = ("adaptive+cv_lure", "fixed_mix+cv_lure")
 DEFAULT_CACHE = Path("experiments/cache/designs.npz")
 
 
@@ -64,16 +68,18 @@ class _Designs:
         self.seconds = 0.0  # simulation time of the entries (cached ones included)
 
     def add(self, data: DatasetOutputs, setting: Setting, res: SettingResult,
-            methods: Sequence[str] = DESIGN_METHODS) -> None:
+            methods: Sequence[str] = DESIGN_METHODS, loss: str = "log") -> None:
         tgt, sur = data.outputs[setting.target], data.outputs[setting.surrogate]
         key = ResultCache.key(self.code, tgt.pool, sur.pool, data.pool_labels, res.truth,
-                              res.offset, self.n_runs, self.budget, self.seed, tuple(methods))
+                              res.offset, self.n_runs, self.budget, self.seed, tuple(methods),
+                              *(() if loss == "log" else (loss,)))
         names = [f"{k}:{m}" for m in methods for k in ("mse", "rel")] + ["seconds"]
         got = self.cache.get(key, names)
         if got is None:
             t0 = time.perf_counter()
             r = run_setting(data, setting, n_runs=self.n_runs, budget=self.budget,
-                            random_state=self.seed, methods=("uniform+mean", *methods))
+                            random_state=self.seed, methods=("uniform+mean", *methods),
+                            loss=loss)
             got = {f"{k}:{m}": (r.mse if k == "mse" else r.relative)[m]
                    for m in methods for k in ("mse", "rel")}
             got["seconds"] = np.array([time.perf_counter() - t0])
@@ -169,6 +175,12 @@ def reproduce(outputs_dir: str | os.PathLike[str], out_dir: str | os.PathLike[st
             r = run_setting(data, setting, n_runs=n_runs, budget=budget, random_state=seed)
             if dz is not None:
                 dz.add(data, setting, r)
+                e = run_setting(data, setting, n_runs=n_runs, budget=budget, random_state=seed,
+                                methods=("uniform+mean", "zero_one+lure"), loss="zero_one")
+                dz.add(data, setting, e, methods=ERROR_METHODS, loss="zero_one")
+                for m in ("zero_one+lure", *ERROR_METHODS):
+                    records += [("error", data.dataset, setting.label, m, b, v) for b, v in
+                                zip(budgets, e.at(m, budgets, relative=True), strict=True)]
             results.append(r)
         if not results:  # partly scored (no few-shot surrogate yet): nothing to compare
             lines += [f"## {PAPER_NAMES.get(data.dataset, data.dataset)}", "",
@@ -365,11 +377,13 @@ def _designs_headline(records: Sequence[tuple[str, str, str, str, int, float]],
              "calibrated-surrogate settings (each few-shot surrogate with contextual "
              "calibration) were not looked at while the design was chosen.", ""]
     for kind, title in (("raw", "the 40 paper settings"),
-                        ("calibrated", "the 40 calibrated-surrogate settings")):
+                        ("calibrated", "the 40 calibrated-surrogate settings"),
+                        ("error", "the 40 paper settings, for the error rate (0-1 loss; truth "
+                                  "and every estimate are error rates)")):
         rows = [r for r in records if r[0] == kind]
         if not rows:
             continue
-        methods = [m for m in COMPARED if any(r[3] == m for r in rows)]
+        methods = [m for m in ("zero_one+lure", *COMPARED) if any(r[3] == m for r in rows)]
         dsets = list(dict.fromkeys(r[1] for r in rows))
         n_set = len({(r[1], r[2]) for r in rows})
         lines += [f"On {title.replace('40', str(n_set))}:", "",
@@ -443,6 +457,10 @@ def _designs_reading(records: Sequence[tuple[str, str, str, str, int, float]],
     if np.isfinite(cal):
         text += (f" On the calibrated surrogates, which were not used to choose anything, the "
                  f"design's median is {cal:.3f} (CE+LURE {med('ce+lure', kind='calibrated'):.3f}).")
+    err = med("adaptive+cv_lure", kind="error")
+    if np.isfinite(err):
+        text += (f" For the error rate the design (fitted for the 0-1 loss) has median {err:.3f}, "
+                 f"the paper's accuracy acquisition {med('zero_one+lure', kind='error'):.3f}.")
     return [text, "", CHOICE, ""]
 
 
