@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -50,6 +51,17 @@ def test_outputs_round_trip(tmp_path: Path) -> None:
     (tmp_path / "bad.npz").write_bytes(b"not a zip")
     with pytest.raises(ValueError, match=r"bad\.npz"):
         DatasetOutputs.load(tmp_path / "bad.npz")
+
+
+def test_error_rate_setting_measures_error_rates() -> None:
+    o = _outputs()
+    s = Setting("toy", "b/few", "a/few")
+    r = run_setting(o, s, n_runs=100, budget=40, loss="zero_one",
+                    methods=("uniform+mean", "zero_one+lure", "adaptive+cv_lure"))
+    assert r.truth == pytest.approx((o.outputs["b/few"].test.argmax(1) != o.test_labels).mean())
+    assert r.pool_risk == pytest.approx((o.outputs["b/few"].pool.argmax(1) != o.pool_labels)
+                                        .mean())
+    assert np.all(np.isfinite(r.relative["adaptive+cv_lure"]))
 
 
 def test_settings_and_a_run() -> None:
@@ -112,7 +124,7 @@ def test_reproduce_writes_the_report(tmp_path: Path) -> None:
     table = SHARED / "paper" / "risk_error_tables.csv"
     main(["run", "--outputs", str(tmp_path / "outputs"), "--out", str(tmp_path / "docs"),
           "--runs", "60", "--budget", "100", "--coverage-runs", "20", "--boot", "100",
-          "--paper-table", str(table)])
+          "--paper-table", str(table), "--cache", str(tmp_path / "cache.npz")])
     md = (tmp_path / "docs" / "reproduction.md").read_text()
     assert "Median relative error" in md and "## SST-2" in md and "Label-noise study" in md
     assert "| b/zero <- a/few |" in md
@@ -124,6 +136,28 @@ def test_reproduce_writes_the_report(tmp_path: Path) -> None:
         assert "7B-zero" in md
     png = tmp_path / "docs" / "reproduction" / "sst2_relative_error.png"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # the adaptive designs' rows, in the headline, per dataset, and for the calibrated set
+    assert "## Beyond the paper: adaptive designs" in md
+    assert "| adaptive+cv_lure |" in md and "On the 8 paper settings:" in md
+    assert "On the 4 calibrated-surrogate settings:" in md
+    assert "On the 8 paper settings, for the error rate" in md and "| 0-1+LURE |" in md
+    assert "CE+LURE / adaptive / fixed-mix / PE-adaptive" in md
+    first = re.search(r"(\d+) of (\d+) entries hit", md)
+    # a first run computes the entries (identical ones, e.g. a noise filter that drops
+    # nothing, are computed once)
+    assert first is not None and int(first.group(1)) < int(first.group(2)) / 2
+    # a second run takes them from the cache, and writes the same tables
+    main(["run", "--outputs", str(tmp_path / "outputs"), "--out", str(tmp_path / "again"),
+          "--runs", "60", "--budget", "100", "--coverage-runs", "20", "--boot", "100",
+          "--paper-table", str(table), "--cache", str(tmp_path / "cache.npz")])
+    md2 = (tmp_path / "again" / "reproduction.md").read_text()
+    assert f"{first.group(2)} of {first.group(2)} entries hit" in md2
+    strip = lambda t: t.split("## Headline", 1)[1]  # noqa: E731 - the header holds timings
+    assert strip(md2) == strip(md)
+    main(["run", "--outputs", str(tmp_path / "outputs"), "--out", str(tmp_path / "paper"),
+          "--runs", "60", "--budget", "100", "--coverage-runs", "20", "--boot", "100",
+          "--no-designs"])
+    assert "adaptive" not in (tmp_path / "paper" / "reproduction.md").read_text()
 
 
 def test_committed_outputs_rerun_in_reduced_form(tmp_path: Path) -> None:
@@ -140,7 +174,8 @@ def test_committed_outputs_rerun_in_reduced_form(tmp_path: Path) -> None:
             assert mo.test.shape[0] == len(d.test_labels) or d.pool_is_truth
     md = reproduce(outputs, tmp_path, n_runs=100, budget=60, coverage_runs=10, n_boot=100,
                    progress=False).read_text()
-    assert "## Diagnosis" in md and "## Bootstrap coverage" in md
+    assert "## Diagnosis" in md and "## Single-run error bars" in md
+    assert "## Beyond the paper: adaptive designs" in md
 
 
 def test_dataset_notes_flag_chance_models_and_an_off_truth_pool() -> None:

@@ -29,21 +29,28 @@ import numpy as np
 from activetest.experiments.outputs import DatasetOutputs
 from activetest.stats import (
     acquisition_scores,
+    adaptive_lure_se,
+    adaptive_lure_terms,
     bootstrap_std_many,
     log_loss,
     lure_terms,
     sample,
     simulate,
+    zero_one_loss,
 )
+from activetest.stats.adaptive import AdaptiveDesign, simulate_design
+from activetest.stats.simulate import DESIGN_ACQUISITIONS, Method
 
 __all__ = [
     "DEFAULT_METHODS",
+    "DESIGN_METHODS",
     "PAPER_BUDGETS",
     "CoverageResult",
     "Setting",
     "SettingResult",
     "bootstrap_coverage",
     "calibrated_settings",
+    "design_for",
     "filter_noisy",
     "load_paper_table",
     "run_setting",
@@ -55,6 +62,10 @@ PAPER_BUDGETS = (50, 100, 200, 300, 400)
 #: curating a fixed subset of an already-labelled set (label-aware, so not for a pool).
 DEFAULT_METHODS = ("uniform+mean", "ce+lure", "ce+cv_lure", "ce+is", "ce+ase", "pe+lure",
                    "pe+cv_lure", "nll+lure")
+#: Beyond the paper: the adaptive designs (stats.adaptive), each with adaptive LURE and
+#: its own control: the calibrated-residual design, its fixed-score fallback, and the
+#: surrogate-only design for sessions without target predictions on the pool.
+DESIGN_METHODS = ("adaptive+cv_lure", "fixed_mix+cv_lure", "pe_adaptive+cv_lure")
 
 
 @dataclass(frozen=True)
@@ -139,26 +150,30 @@ def _pearson(a: np.ndarray, b: np.ndarray) -> float:
 
 def run_setting(outputs: DatasetOutputs, setting: Setting, *, n_runs: int = 3000,
                 budget: int = 400, methods: Iterable[str] = DEFAULT_METHODS, alpha: float = 0.1,
-                random_state: int = 0, charge_shots: bool = True) -> SettingResult:
+                random_state: int = 0, charge_shots: bool = True,
+                loss: str = "log") -> SettingResult:
     """Simulate one setting and summarise it.
 
     The uniform baseline is simulated up to ``budget + offset`` labels so that
-    the charged comparison covers every active budget 1..budget.
+    the charged comparison covers every active budget 1..budget. ``loss``:
+    ``"log"`` (the paper's) or ``"zero_one"`` (the error rate; truth and every
+    estimate then measure the error rate).
     """
     tgt = outputs.outputs[setting.target]
     sur = outputs.outputs[setting.surrogate]
     y = outputs.pool_labels
     offset = outputs.n_shots if (setting.zero_shot and charge_shots) else 0
+    lossf = log_loss if loss == "log" else zero_one_loss
     if outputs.pool_is_truth:
-        truth = float(log_loss(tgt.pool, y).mean())
+        truth = float(lossf(tgt.pool, y).mean())
     else:
-        truth = float(log_loss(tgt.test, outputs.test_labels).mean())
+        truth = float(lossf(tgt.test, outputs.test_labels).mean())
     n = len(y)
     total = min(budget + offset, n)
     methods = list(methods)
     sim = simulate(target_logprobs=tgt.pool, labels=y, surrogate_logprobs=sur.pool,
                    methods=methods, budget=total, n_runs=n_runs, alpha=alpha, truth=truth,
-                   random_state=random_state)
+                   random_state=random_state, loss=loss)
     res = SettingResult(setting, offset, truth, sim.pool_risk, n_runs)
     base = sim.median_squared_error("uniform+mean")
     for m in methods:
@@ -182,50 +197,95 @@ def run_setting(outputs: DatasetOutputs, setting: Setting, *, n_runs: int = 3000
 
 @dataclass
 class CoverageResult:
-    """Bootstrap coverage of one setting: share of runs with |R_hat - R| <= z * sd.
+    """Single-run error bars of one setting: share of runs with |R_hat - R| <= z * sd.
 
     Attributes:
         budgets: the budgets checked.
-        covered: ``(runs, len(budgets))`` bool.
-        covered_pool: the same against the pool risk (what LURE is unbiased for).
+        covered: ``(runs, len(budgets))`` bool, bootstrap sd over the run's terms.
+        covered_pool: the same against the pool risk (what the estimators are unbiased for).
+        covered_se, covered_se_pool: with the plug-in martingale standard error
+            ``sqrt(sum c_m^2 (theta_m - R_M)^2)`` instead (adaptive designs only).
     """
 
     setting: Setting
     budgets: np.ndarray
     covered: np.ndarray
     covered_pool: np.ndarray
+    covered_se: np.ndarray | None = None
+    covered_se_pool: np.ndarray | None = None
 
-    def rate(self, min_budget: int = 1, *, pool: bool = False) -> float:
+    def rate(self, min_budget: int = 1, *, pool: bool = False, se: bool = False) -> float:
         """Coverage pooled over runs and budgets >= ``min_budget``."""
-        cov = (self.covered_pool if pool else self.covered)[:, self.budgets >= min_budget]
+        if se:
+            arr = self.covered_se_pool if pool else self.covered_se
+            if arr is None:
+                return float("nan")
+        else:
+            arr = self.covered_pool if pool else self.covered
+        cov = arr[:, self.budgets >= min_budget]
         return float(cov.mean()) if cov.size else float("nan")
+
+
+def design_for(method: str, outputs: DatasetOutputs, setting: Setting,
+               loss: str = "log") -> AdaptiveDesign:
+    """The adaptive design behind a method such as ``"adaptive+cv_lure"``."""
+    name = DESIGN_ACQUISITIONS[Method.parse(method).acquisition]
+    tgt = outputs.outputs[setting.target]
+    sur = outputs.outputs[setting.surrogate]
+    return AdaptiveDesign.from_name(name, surrogate_logprobs=sur.pool, loss=loss,
+                                    target_logprobs=None if name == "pe" else tgt.pool)
 
 
 def bootstrap_coverage(outputs: DatasetOutputs, setting: Setting, *, n_runs: int = 100,
                        n_boot: int = 1000, budgets: Sequence[int] = tuple(range(10, 401, 10)),
-                       z: float = 2.0, alpha: float = 0.1,
-                       random_state: int = 0) -> CoverageResult:
-    """The paper's bootstrap study: single runs, B resamples, coverage of R_hat +- z sd."""
+                       z: float = 2.0, alpha: float = 0.1, random_state: int = 0,
+                       method: str = "ce+lure") -> CoverageResult:
+    """The paper's bootstrap study: single runs, B resamples, coverage of R_hat +- z sd.
+
+    ``method`` is ``"ce+lure"`` (the paper's) or an adaptive design's method (e.g.
+    ``"adaptive+cv_lure"``), whose terms are ``t_m = M c_m theta_m``; for those the
+    plug-in martingale standard error is checked as well.
+    """
     tgt = outputs.outputs[setting.target]
     sur = outputs.outputs[setting.surrogate]
     y = outputs.pool_labels
     loss = log_loss(tgt.pool, y)
     truth = (float(loss.mean()) if outputs.pool_is_truth
              else float(log_loss(tgt.test, outputs.test_labels).mean()))
-    scores = acquisition_scores("ce", surrogate_logprobs=sur.pool, target_logprobs=tgt.pool)
     bmax = min(max(budgets), len(y))
     b = np.array([x for x in budgets if x <= bmax])
-    idx, q = sample(scores, bmax, n_runs=n_runs, alpha=alpha, random_state=random_state)
+    adaptive = Method.parse(method).acquisition in DESIGN_ACQUISITIONS
+    if adaptive:
+        runs = simulate_design(design_for(method, outputs, setting), losses=loss, labels=y,
+                               budget=bmax, n_runs=n_runs, random_state=random_state)
+        idx, q = runs.indices, runs.q
+    else:
+        if method != "ce+lure":
+            raise ValueError(f"coverage is measured for ce+lure and the adaptive designs, "
+                             f"not {method!r}")
+        scores = acquisition_scores("ce", surrogate_logprobs=sur.pool, target_logprobs=tgt.pool)
+        idx, q = sample(scores, bmax, n_runs=n_runs, alpha=alpha, random_state=random_state)
     covered = np.zeros((n_runs, len(b)), dtype=bool)
     covered_pool = np.zeros_like(covered)
+    covered_se = np.zeros_like(covered) if adaptive else None
+    covered_se_pool = np.zeros_like(covered) if adaptive else None
     rng = np.random.default_rng(random_state + 1)
     for j, M in enumerate(b):
-        terms = lure_terms(loss[idx[:, :M]], q[:, :M], len(y))
+        if adaptive:
+            args = (loss[idx[:, :M]], q[:, :M], len(y), runs.control[:, :M],
+                    runs.control_rest[:, :M])
+            terms = adaptive_lure_terms(*args)
+            se = adaptive_lure_se(*args)
+        else:
+            terms = lure_terms(loss[idx[:, :M]], q[:, :M], len(y))
         est = terms.mean(axis=1)
         sd = bootstrap_std_many(terms, n_boot, rng)
         covered[:, j] = np.abs(est - truth) <= z * sd
         covered_pool[:, j] = np.abs(est - loss.mean()) <= z * sd
-    return CoverageResult(setting, b, covered, covered_pool)
+        if covered_se is not None and covered_se_pool is not None:
+            covered_se[:, j] = np.abs(est - truth) <= z * se
+            covered_se_pool[:, j] = np.abs(est - loss.mean()) <= z * se
+    return CoverageResult(setting, b, covered, covered_pool, covered_se, covered_se_pool)
 
 
 def filter_noisy(outputs: DatasetOutputs, target: str, threshold: float) -> DatasetOutputs:

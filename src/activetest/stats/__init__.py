@@ -1,7 +1,9 @@
 """Statistics: pure numpy, no I/O.
 
 acquisition scores -> proposal and sampler (draws with q_m) -> estimators ->
-bootstrap errors -> many-run simulation. Arrays in, arrays out.
+bootstrap errors -> many-run simulation. Arrays in, arrays out. The adaptive
+designs (``adaptive``: proposal and control refitted as labels arrive, exactly
+unbiased with ``adaptive_lure``) have their own resumable sampler.
 """
 
 from activetest.stats.acquisition import (
@@ -13,6 +15,15 @@ from activetest.stats.acquisition import (
     predictive_entropy,
     uniform_score,
 )
+from activetest.stats.adaptive import (
+    AdaptiveDesign,
+    AdaptiveEstimate,
+    AdaptiveSampler,
+    AdaptiveState,
+    DesignPlan,
+    DesignRuns,
+    simulate_design,
+)
 from activetest.stats.bootstrap import (
     BootstrapResult,
     bootstrap,
@@ -21,9 +32,16 @@ from activetest.stats.bootstrap import (
     labels_for_width,
 )
 from activetest.stats.estimators import (
+    adaptive_lure,
+    adaptive_lure_curve,
+    adaptive_lure_se,
+    adaptive_lure_terms,
+    adaptive_lure_theta,
+    adaptive_lure_weights,
     ase,
     cv_lure,
     cv_lure_curve,
+    fixed_control_rest,
     importance_sampling,
     importance_sampling_curve,
     lure,
@@ -37,16 +55,26 @@ from activetest.stats.estimators import (
 from activetest.stats.losses import log_loss, log_softmax, logsumexp, zero_one_loss
 from activetest.stats.proposal import proposal, reference_sample
 from activetest.stats.sampler import ActiveSampler, SamplerState, sample
-from activetest.stats.simulate import ESTIMATORS, Method, SimulationResult, control_values, simulate
+from activetest.stats.simulate import (
+    DESIGN_ACQUISITIONS,
+    ESTIMATORS,
+    Method,
+    SimulationResult,
+    control_values,
+    simulate,
+)
 
 __all__ = [
-    "ACQUISITIONS", "ESTIMATORS", "ActiveSampler", "BootstrapResult", "Method", "SamplerState",
-    "SimulationResult", "acquisition_scores", "ase", "bootstrap", "bootstrap_means",
-    "bootstrap_std_many",
-    "control_values", "cv_lure", "cv_lure_curve", "expected_log_loss", "expected_zero_one_loss",
-    "importance_sampling", "importance_sampling_curve", "labels_for_width", "log_loss",
-    "log_softmax", "logsumexp", "lure", "lure_curve", "lure_terms", "lure_weights", "nll_score",
-    "predictive_entropy", "proposal", "reference_sample", "sample", "simulate", "tuned_beta",
+    "ACQUISITIONS", "DESIGN_ACQUISITIONS", "ESTIMATORS", "ActiveSampler", "AdaptiveDesign",
+    "AdaptiveEstimate", "AdaptiveSampler", "AdaptiveState", "BootstrapResult", "DesignPlan",
+    "DesignRuns", "Method", "SamplerState", "SimulationResult", "acquisition_scores",
+    "adaptive_lure", "adaptive_lure_curve", "adaptive_lure_se", "adaptive_lure_terms",
+    "adaptive_lure_theta", "adaptive_lure_weights", "ase", "bootstrap", "bootstrap_means",
+    "bootstrap_std_many", "control_values", "cv_lure", "cv_lure_curve", "expected_log_loss",
+    "expected_zero_one_loss", "fixed_control_rest", "importance_sampling",
+    "importance_sampling_curve", "labels_for_width", "log_loss", "log_softmax", "logsumexp",
+    "lure", "lure_curve", "lure_terms", "lure_weights", "nll_score", "predictive_entropy",
+    "proposal", "reference_sample", "sample", "simulate", "simulate_design", "tuned_beta",
     "uniform_mean", "uniform_mean_curve", "uniform_score", "zero_one_loss",
 ]
 

@@ -23,6 +23,24 @@ sequential floored sampler, so the control-variate estimator::
 
 is unbiased too, for any fixed per-item ``h`` (e.g. the surrogate's expected
 loss of the target); its variance is small when ``h`` tracks the loss.
+
+Adaptive LURE (the general form; ADAPTIVE.md, "Unbiasedness"): draw m picks
+``i_m`` from the remaining set ``S_m`` (``|S_m| = N - m + 1``) with probability
+``q_m(i_m)`` and uses a control ``g^(m)``; both may depend on everything seen
+before draw m. With ``G_m = sum_{i in S_m} g^(m)_i``::
+
+    N theta_m = sum_{j<m} L_{i_j} + G_m + (L_{i_m} - g^(m)_{i_m}) / q_m(i_m),
+
+so ``E[theta_m | past] = R`` (the pool mean) for every m, and with the fixed
+weights ``c_m = N (N - M) / (M (N - m)(N - m + 1))`` (they sum to 1 over
+m = 1..M; ``R_N`` = the pool mean)::
+
+    R_M = sum_{m<=M} c_m theta_m
+
+is exactly unbiased. ``g = 0`` gives LURE and a fixed ``g = h`` gives
+control-variate LURE, term for term in the sum (the coefficient of ``L_j`` is
+``sum_{m>j} c_m / N = (1 - (N - M)/(N - j)) / M``, LURE's). The ``theta_m`` are
+martingale differences around R, so ``Var R_M = sum_m c_m^2 E(theta_m - R)^2``.
 """
 
 from __future__ import annotations
@@ -30,9 +48,16 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = [
+    "adaptive_lure",
+    "adaptive_lure_curve",
+    "adaptive_lure_se",
+    "adaptive_lure_terms",
+    "adaptive_lure_theta",
+    "adaptive_lure_weights",
     "ase",
     "cv_lure",
     "cv_lure_curve",
+    "fixed_control_rest",
     "importance_sampling",
     "importance_sampling_curve",
     "lure",
@@ -168,3 +193,115 @@ def cv_lure_curve(losses: np.ndarray, q: np.ndarray, N: int, control: np.ndarray
     """Control-variate LURE (beta = 1, unbiased) after every label."""
     H = np.asarray(control, dtype=np.float64)
     return control_pool_mean + lure_curve(np.asarray(losses, dtype=np.float64) - H, q, N)
+
+
+def _check_controls(L: np.ndarray, control: object, control_rest: object
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    g = np.zeros_like(L) if control is None else np.asarray(control, dtype=np.float64)
+    G = np.zeros_like(L) if control_rest is None else np.asarray(control_rest, dtype=np.float64)
+    if (control is None) != (control_rest is None):
+        raise ValueError("give both control (g at the drawn items) and control_rest (the sum "
+                         "of g over the remaining items at each draw), or neither")
+    for name, a in (("control", g), ("control_rest", G)):
+        if a.shape != L.shape:
+            raise ValueError(f"{name} {a.shape} must have the shape of losses {L.shape}")
+        if not np.all(np.isfinite(a)):
+            raise ValueError(f"{name} must be finite")
+    return g, G
+
+
+def fixed_control_rest(h: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    """``G_m = sum_{i in S_m} h_i`` for a fixed control ``h`` and the acquired ``indices``.
+
+    ``S_m`` holds the item drawn at step m and every item not yet drawn, so
+    ``G_m = sum(h) - sum_{j<m} h_{i_j}``. Shape of ``indices`` (``(..., K)``).
+    """
+    hv = np.asarray(h, dtype=np.float64)
+    idx = np.asarray(indices)
+    hi = hv[idx]
+    return hv.sum() - (np.cumsum(hi, axis=-1) - hi)
+
+
+def adaptive_lure_theta(losses: np.ndarray, q: np.ndarray, N: int, control: object = None,
+                        control_rest: object = None) -> np.ndarray:
+    """The per-draw estimates ``theta_m`` (each unbiased for the pool mean given the past).
+
+    Args:
+        losses: ``(..., K)`` loss of the m-th acquired item.
+        q: ``(..., K)`` its probability ``q_m(i_m)`` under the proposal of draw m.
+        N: pool size.
+        control: ``(..., K)`` ``g^(m)_{i_m}``, the control of draw m at the drawn item
+            (default 0: plain LURE).
+        control_rest: ``(..., K)`` ``G_m``, the sum of ``g^(m)`` over ``S_m`` (the drawn
+            item and all items not yet drawn).
+
+    Returns:
+        ``(..., K)``: ``theta_m = (sum_{j<m} L_j + G_m + (L_m - g_m)/q_m) / N``.
+    """
+    L, Q, N = _check(losses, q, N)
+    g, G = _check_controls(L, control, control_rest)
+    before = np.cumsum(L, axis=-1) - L
+    return (before + G + (L - g) / Q) / N
+
+
+def adaptive_lure_weights(N: int, M: int) -> np.ndarray:
+    """``c_m = N (N - M) / (M (N - m)(N - m + 1))`` for m = 1..M (``c = e_N`` when M = N)."""
+    if M == N:
+        c = np.zeros(M)
+        c[-1] = 1.0
+        return c
+    m = np.arange(1, M + 1)
+    return N * (N - M) / (M * (N - m) * (N - m + 1.0))
+
+
+def adaptive_lure_curve(losses: np.ndarray, q: np.ndarray, N: int, control: object = None,
+                        control_rest: object = None) -> np.ndarray:
+    """``R_M`` for every M = 1..K in O(K): ``N (N - M)/M * cumsum(theta_m/((N-m)(N-m+1)))``."""
+    th = adaptive_lure_theta(losses, q, N, control, control_rest)
+    K = th.shape[-1]
+    m = np.arange(1, K + 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        acc = np.cumsum(th / ((N - m) * (N - m + 1.0)), axis=-1)
+        out = N * (N - m) / m * acc
+    if K == N:
+        out[..., -1] = th[..., -1]  # R_N = theta_N = the pool mean
+    return out
+
+
+def adaptive_lure(losses: np.ndarray, q: np.ndarray, N: int, control: object = None,
+                  control_rest: object = None) -> np.ndarray:
+    """``R_M = sum_m c_m theta_m`` at budget M = K (the full last axis)."""
+    th = adaptive_lure_theta(losses, q, N, control, control_rest)
+    return (adaptive_lure_weights(int(N), th.shape[-1]) * th).sum(axis=-1)
+
+
+def adaptive_lure_terms(losses: np.ndarray, q: np.ndarray, N: int, control: object = None,
+                        control_rest: object = None) -> np.ndarray:
+    """Reweighted terms ``t_m = M c_m theta_m`` at budget M = K; their mean is ``R_M``.
+
+    These are what the single-run error bars resample (:func:`activetest.stats.bootstrap`,
+    or ``std(t)/sqrt(M)``). At M = N (the whole pool) they are the losses themselves,
+    whose mean is the pool mean exactly.
+    """
+    th = adaptive_lure_theta(losses, q, N, control, control_rest)
+    N, M = int(N), th.shape[-1]
+    if N == M:
+        return np.asarray(losses, dtype=np.float64).copy()
+    return M * adaptive_lure_weights(N, M) * th
+
+
+def adaptive_lure_se(losses: np.ndarray, q: np.ndarray, N: int, control: object = None,
+                     control_rest: object = None) -> np.ndarray:
+    """Plug-in standard error ``sqrt(sum_m c_m^2 (theta_m - R_M)^2)``.
+
+    The ``theta_m - R`` are martingale differences, so ``Var R_M = sum_m c_m^2
+    E(theta_m - R)^2``; this replaces R by ``R_M``. It is approximate (no
+    guarantee), like the bootstrap, and 0 at M = N.
+    """
+    th = adaptive_lure_theta(losses, q, N, control, control_rest)
+    N, M = int(N), th.shape[-1]
+    if N == M:
+        return np.zeros(th.shape[:-1])
+    c = adaptive_lure_weights(N, M)
+    est = (c * th).sum(axis=-1, keepdims=True)
+    return np.sqrt((c**2 * (th - est) ** 2).sum(axis=-1))

@@ -25,15 +25,23 @@ from activetest.stats.acquisition import (
     expected_zero_one_loss,
     predictive_entropy,
 )
+from activetest.stats.adaptive import AdaptiveDesign, DesignRuns, simulate_design
 from activetest.stats.losses import log_loss, zero_one_loss
 from activetest.stats.sampler import sample
 
-__all__ = ["ESTIMATORS", "Method", "SimulationResult", "control_values", "simulate"]
+__all__ = ["DESIGN_ACQUISITIONS", "ESTIMATORS", "Method", "SimulationResult", "control_values",
+           "simulate"]
 
 #: Estimator names: ``mean`` (plain running mean), ``lure``, ``is``, ``ase``,
 #: ``cv_lure`` (control variate, beta = 1, unbiased), ``cv_lure_tuned`` (beta
 #: fitted on the labels at each budget; asymptotically unbiased only).
 ESTIMATORS = ("mean", "lure", "is", "ase", "cv_lure", "cv_lure_tuned")
+
+#: Acquisitions that are adaptive designs (name -> :meth:`AdaptiveDesign.from_name` name).
+DESIGN_ACQUISITIONS = {"adaptive": "calibrated", "adaptive_uniform": "calibrated-uniform",
+                       "fixed_mix": "fixed_mix", "pe_adaptive": "pe"}
+#: Estimators defined for the adaptive designs.
+DESIGN_ESTIMATORS = ("cv_lure", "lure", "is")
 
 
 @dataclass(frozen=True)
@@ -44,9 +52,14 @@ class Method:
     estimator: str
 
     def __post_init__(self) -> None:
+        if self.acquisition in DESIGN_ACQUISITIONS:
+            if self.estimator not in DESIGN_ESTIMATORS:
+                raise ValueError(f"acquisition {self.acquisition!r} is an adaptive design; its "
+                                 f"estimators are {', '.join(DESIGN_ESTIMATORS)}")
+            return
         if self.acquisition not in ACQUISITIONS:
             raise ValueError(f"unknown acquisition {self.acquisition!r}; expected one of "
-                             f"{', '.join(ACQUISITIONS)}")
+                             f"{', '.join((*ACQUISITIONS, *DESIGN_ACQUISITIONS))}")
         if self.estimator not in ESTIMATORS:
             raise ValueError(f"unknown estimator {self.estimator!r}; expected one of "
                              f"{', '.join(ESTIMATORS)}")
@@ -109,6 +122,7 @@ class SimulationResult:
         loss: ``"log"`` or ``"zero_one"``.
         acquired: acquisition name -> ``(R, M)`` item indices (kept for diagnostics).
         q: acquisition name -> ``(R, M)`` proposal probabilities.
+        designs: adaptive acquisition name -> its runs (controls, lambda, refits).
     """
 
     estimates: dict[str, np.ndarray]
@@ -118,6 +132,7 @@ class SimulationResult:
     loss: str
     acquired: dict[str, np.ndarray] = field(default_factory=dict)
     q: dict[str, np.ndarray] = field(default_factory=dict)
+    designs: dict[str, DesignRuns] = field(default_factory=dict)
 
     @property
     def budget(self) -> int:
@@ -175,12 +190,14 @@ def simulate(*, target_logprobs: np.ndarray, labels: np.ndarray,
     Args:
         target_logprobs: ``(N, C)`` target class log-probabilities on the pool.
         labels: ``(N,)`` true classes of the pool (the simulation reveals them).
-        methods: e.g. ``["uniform+mean", "ce+lure", "ce+cv_lure", "pe+lure"]``.
+        methods: e.g. ``["uniform+mean", "ce+lure", "ce+cv_lure", "pe+lure",
+            "adaptive+cv_lure"]``.
         budget: M (estimates are recorded at every budget 1..M).
         n_runs: R.
         surrogate_logprobs: ``(N, C)``; needed by every acquisition but uniform/oracle.
         loss: ``"log"`` (log loss) or ``"zero_one"`` (error rate).
-        alpha: proposal floor.
+        alpha: proposal floor of the paper's acquisitions (the adaptive designs mix with
+            the uniform instead, lambda >= 0.1).
         truth: the risk to compare with; default the pool's mean loss.
         control: control variate kind for cv_lure/ase (see :func:`control_values`);
             ``"auto"`` uses the surrogate-only control for PE acquisition (which
@@ -226,8 +243,26 @@ def simulate(*, target_logprobs: np.ndarray, labels: np.ndarray,
                                             kind=kind)
         return controls[kind]
 
+    if any(m.acquisition in DESIGN_ACQUISITIONS for m in ms) and s is None:
+        raise ValueError("the adaptive designs need surrogate_logprobs")
     out = SimulationResult({}, pool_risk if truth is None else float(truth), pool_risk, n, loss)
     for acq in dict.fromkeys(m.acquisition for m in ms):
+        if acq in DESIGN_ACQUISITIONS:
+            assert s is not None
+            name = DESIGN_ACQUISITIONS[acq]
+            design = AdaptiveDesign.from_name(name, surrogate_logprobs=s, loss=loss,
+                                              target_logprobs=None if name == "pe" else t)
+            runs = simulate_design(design, losses=per_item, labels=y, budget=budget,
+                                   n_runs=n_runs, random_state=_seed_for(random_state, acq))
+            out.acquired[acq], out.q[acq], out.designs[acq] = runs.indices, runs.q, runs
+            for m in (m for m in ms if m.acquisition == acq):
+                if m.estimator == "is":
+                    out.estimates[m.name] = est.importance_sampling_curve(
+                        per_item[runs.indices], runs.q, n)
+                else:
+                    out.estimates[m.name] = runs.curve(per_item,
+                                                       use_control=m.estimator == "cv_lure")
+            continue
         # label-aware scores (nll, oracle) are allowed here: a simulation knows the labels
         scores = acquisition_scores(acq, surrogate_logprobs=s, target_logprobs=t, labels=y, n=n)
         idx, q = sample(scores, budget, n_runs=n_runs, alpha=alpha,

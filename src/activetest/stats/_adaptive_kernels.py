@@ -1,0 +1,496 @@
+"""Compiled steps of the adaptive designs (numba), shared by single runs and simulations.
+
+One run is a state machine over plain arrays, advanced one draw at a time by
+:func:`step`. :class:`activetest.stats.adaptive.AdaptiveSampler` calls it from
+Python per draw; :func:`simulate_runs` calls the same function in a compiled
+loop over runs, so both make bit-identical draws from the same uniforms.
+
+Design kinds (``kind``):
+
+* ``KIND_FIXED``: fixed score ``s`` and control ``g``; a refit only re-chooses lambda.
+* ``KIND_LOGIT``: the calibrated-residual design (multinomial logit on label-free
+  features, MAP by Newton, ridge by Laplace evidence).
+* ``KIND_RIDGE``: the surrogate-only (PE) design: Bayesian ridge regressions of
+  the observed loss, and of its absolute residual, on surrogate features.
+
+State arrays (one run): ``ist`` int64 ``[next schedule index, refits, chosen ridge,
+fitted]``; ``fst`` float64 ``[lambda]``; ``W`` ``(n_rho, K)`` warm starts per
+ridge; ``s``, ``g`` ``(N,)`` the current score and control; ``rem`` ``(N,)``
+bool, items not yet drawn; history ``(M_max,)`` arrays ``hidx, hy, hL, hq, hg,
+hG, hlam``, where draw m's q, g at the drawn item and G = sum of g over the
+remaining set (the drawn item included) are recorded when it is drawn, and its
+label/loss when observed.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from activetest.stats._kernels import njit
+
+KIND_FIXED = 0
+KIND_LOGIT = 1
+KIND_RIDGE = 2
+
+
+@njit(cache=True)
+def _cholesky(A, Lo):  # pragma: no cover - compiled
+    """In-place lower Cholesky factor of SPD ``A`` into ``Lo``; returns log det A."""
+    K = A.shape[0]
+    logdet = 0.0
+    for j in range(K):
+        d = A[j, j]
+        for p in range(j):
+            d -= Lo[j, p] * Lo[j, p]
+        if d <= 0.0:
+            d = 1e-300
+        r = math.sqrt(d)
+        Lo[j, j] = r
+        logdet += 2.0 * math.log(r)
+        for i in range(j + 1, K):
+            v = A[i, j]
+            for p in range(j):
+                v -= Lo[i, p] * Lo[j, p]
+            Lo[i, j] = v / r
+        for i in range(j):
+            Lo[i, j] = 0.0
+    return logdet
+
+
+@njit(cache=True)
+def _chol_solve(Lo, b, x):  # pragma: no cover - compiled
+    K = b.shape[0]
+    for i in range(K):
+        v = b[i]
+        for p in range(i):
+            v -= Lo[i, p] * x[p]
+        x[i] = v / Lo[i, i]
+    for i in range(K - 1, -1, -1):
+        v = x[i]
+        for p in range(i + 1, K):
+            v -= Lo[p, i] * x[p]
+        x[i] = v / Lo[i, i]
+
+
+@njit(cache=True)
+def _logit_objective(F, hidx, hy, k, w, w0, rho):  # pragma: no cover - compiled
+    """Negative log posterior (up to a constant) and the log-likelihood."""
+    C = F.shape[1]
+    K = F.shape[2]
+    ll = 0.0
+    z = np.empty(C)
+    for j in range(k):
+        i = hidx[j]
+        mx = -np.inf
+        for c in range(C):
+            v = 0.0
+            for a in range(K):
+                v += F[i, c, a] * w[a]
+            z[c] = v
+            if v > mx:
+                mx = v
+        tot = 0.0
+        for c in range(C):
+            tot += math.exp(z[c] - mx)
+        ll += z[hy[j]] - mx - math.log(tot)
+    pen = 0.0
+    for a in range(K):
+        d = w[a] - w0[a]
+        pen += d * d
+    return -ll + 0.5 * rho * pen, ll
+
+
+@njit(cache=True)
+def _logit_grad_hess(F, hidx, hy, k, w, w0, rho, grad, H):  # pragma: no cover - compiled
+    C = F.shape[1]
+    K = F.shape[2]
+    z = np.empty(C)
+    mu = np.empty(K)
+    for a in range(K):
+        grad[a] = rho * (w[a] - w0[a])
+        for b in range(K):
+            H[a, b] = 0.0
+        H[a, a] = rho
+    for j in range(k):
+        i = hidx[j]
+        mx = -np.inf
+        for c in range(C):
+            v = 0.0
+            for a in range(K):
+                v += F[i, c, a] * w[a]
+            z[c] = v
+            if v > mx:
+                mx = v
+        tot = 0.0
+        for c in range(C):
+            z[c] = math.exp(z[c] - mx)
+            tot += z[c]
+        for a in range(K):
+            mu[a] = 0.0
+        for c in range(C):
+            p = z[c] / tot
+            z[c] = p
+            for a in range(K):
+                mu[a] += p * F[i, c, a]
+        for a in range(K):
+            grad[a] -= F[i, hy[j], a] - mu[a]
+        for c in range(C):
+            p = z[c]
+            for a in range(K):
+                fa = F[i, c, a] - mu[a]
+                for b in range(a + 1):
+                    H[a, b] += p * fa * (F[i, c, b] - mu[b])
+    for a in range(K):
+        for b in range(a):
+            H[b, a] = H[a, b]
+
+
+@njit(cache=True)
+def logit_map(F, hidx, hy, k, w, w0, rho):  # pragma: no cover - compiled
+    """MAP of the logit by damped Newton from ``w`` (updated in place); returns the
+    log Laplace evidence ``loglik - rho/2 |w - w0|^2 + K/2 log rho - 1/2 log det H``."""
+    K = F.shape[2]
+    grad = np.empty(K)
+    H = np.empty((K, K))
+    Lo = np.empty((K, K))
+    d = np.empty(K)
+    wt = np.empty(K)
+    f, ll = _logit_objective(F, hidx, hy, k, w, w0, rho)
+    for _ in range(60):
+        _logit_grad_hess(F, hidx, hy, k, w, w0, rho, grad, H)
+        _cholesky(H, Lo)
+        _chol_solve(Lo, grad, d)
+        dec = 0.0
+        for a in range(K):
+            dec += grad[a] * d[a]
+        if dec < 1e-12:  # Newton decrement^2: the objective is within ~1e-12 of its minimum
+            break
+        t = 1.0
+        ok = False
+        for _ls in range(40):
+            for a in range(K):
+                wt[a] = w[a] - t * d[a]
+            ft, llt = _logit_objective(F, hidx, hy, k, wt, w0, rho)
+            if ft <= f - 1e-4 * t * dec:
+                ok = True
+                break
+            t *= 0.5
+        if not ok:
+            break
+        for a in range(K):
+            w[a] = wt[a]
+        f, ll = ft, llt
+    _logit_grad_hess(F, hidx, hy, k, w, w0, rho, grad, H)
+    logdet = _cholesky(H, Lo)
+    pen = 0.0
+    for a in range(K):
+        pen += (w[a] - w0[a]) ** 2
+    return ll - 0.5 * rho * pen + 0.5 * K * math.log(rho) - 0.5 * logdet
+
+
+@njit(cache=True)
+def logit_predict(F, ltab, w, s, g):  # pragma: no cover - compiled
+    """``g_i = E_P[l_i]`` and ``s_i = sd_P[l_i]`` under ``P = softmax_c(F_i(c) . w)``."""
+    N, C, K = F.shape
+    z = np.empty(C)
+    for i in range(N):
+        mx = -np.inf
+        for c in range(C):
+            v = 0.0
+            for a in range(K):
+                v += F[i, c, a] * w[a]
+            z[c] = v
+            if v > mx:
+                mx = v
+        tot = 0.0
+        for c in range(C):
+            z[c] = math.exp(z[c] - mx)
+            tot += z[c]
+        m1 = 0.0
+        m2 = 0.0
+        for c in range(C):
+            p = z[c] / tot
+            m1 += p * ltab[i, c]
+            m2 += p * ltab[i, c] * ltab[i, c]
+        g[i] = m1
+        v = m2 - m1 * m1
+        s[i] = math.sqrt(v) if v > 0.0 else 0.0
+
+
+@njit(cache=True)
+def _ridge(Phi, hidx, yv, k, rhos, beta):  # pragma: no cover - compiled
+    """Bayesian ridge of ``yv[:k]`` on ``Phi[hidx[:k]]`` with an unpenalised intercept.
+
+    Prior ``beta ~ N(0, sigma^2 / rho I)``, sigma^2 profiled out; rho from ``rhos``
+    by the marginal likelihood ``-(k-1)/2 log sigma_hat^2 - 1/2 log det(I + X'X/rho)``
+    (X, y centred on the labelled mean). ``beta[0]`` is the intercept (in the
+    parametrisation ``y = beta0 + (Phi - xbar) . beta[1:]``, reported back as
+    ``y = beta0' + Phi . beta[1:]``). Returns the chosen rho's index.
+    """
+    D = Phi.shape[1]
+    for a in range(D + 1):
+        beta[a] = 0.0
+    if k == 0:
+        return 0
+    xbar = np.zeros(D)
+    ybar = 0.0
+    for j in range(k):
+        ybar += yv[j]
+        for a in range(D):
+            xbar[a] += Phi[hidx[j], a]
+    ybar /= k
+    for a in range(D):
+        xbar[a] /= k
+    beta[0] = ybar
+    if k < 2:
+        return 0
+    XtX = np.zeros((D, D))
+    Xty = np.zeros(D)
+    yy = 0.0
+    for j in range(k):
+        yc = yv[j] - ybar
+        yy += yc * yc
+        for a in range(D):
+            xa = Phi[hidx[j], a] - xbar[a]
+            Xty[a] += xa * yc
+            for b in range(a + 1):
+                XtX[a, b] += xa * (Phi[hidx[j], b] - xbar[b])
+    for a in range(D):
+        for b in range(a):
+            XtX[b, a] = XtX[a, b]
+    A = np.empty((D, D))
+    Lo = np.empty((D, D))
+    bt = np.empty(D)
+    best = -np.inf
+    best_r = 0
+    for r in range(rhos.shape[0]):
+        rho = rhos[r]
+        for a in range(D):
+            for b in range(D):
+                A[a, b] = XtX[a, b]
+            A[a, a] += rho
+        logdet = _cholesky(A, Lo)
+        _chol_solve(Lo, Xty, bt)
+        rss = yy
+        for a in range(D):
+            rss -= Xty[a] * bt[a]  # y'(I + X X'/rho)^{-1} y = y'y - y'X (X'X + rho I)^{-1} X'y
+        sig2 = max(rss, 1e-300) / k
+        # log det(I + X'X/rho) = log det(X'X + rho I) - D log rho
+        ev = -0.5 * (k - 1) * math.log(sig2) - 0.5 * (logdet - D * math.log(rho))
+        if ev > best:
+            best = ev
+            best_r = r
+            for a in range(D):
+                beta[a + 1] = bt[a]
+    b0 = ybar
+    for a in range(D):
+        b0 -= xbar[a] * beta[a + 1]
+    beta[0] = b0
+    return best_r
+
+
+@njit(cache=True)
+def _ridge_predict(Phi, beta, out):  # pragma: no cover - compiled
+    N, D = Phi.shape
+    for i in range(N):
+        v = beta[0]
+        for a in range(D):
+            v += Phi[i, a] * beta[a + 1]
+        out[i] = v
+
+
+@njit(cache=True)
+def _choose_lambda(s, g, rem, n_rem, hidx, hL, hq, k, lambdas):  # pragma: no cover - compiled
+    """lambda minimising ``sum_{j<k} (L_j - g_{i_j})^2 / (q_lambda(i_j) q_j)``."""
+    S = 0.0
+    for i in range(s.shape[0]):
+        if rem[i]:
+            S += s[i]
+    best = np.inf
+    lam = lambdas[lambdas.shape[0] - 1]
+    for a in range(lambdas.shape[0]):
+        la = lambdas[a]
+        cost = 0.0
+        for j in range(k):
+            i = hidx[j]
+            r = hL[j] - g[i]
+            ql = la / n_rem
+            if S > 0.0:
+                ql += (1.0 - la) * s[i] / S
+            else:
+                ql = 1.0 / n_rem
+            cost += r * r / (ql * hq[j])
+        if cost < best:
+            best = cost
+            lam = la
+    return lam
+
+
+@njit(cache=True)
+def refit(kind, F, ltab, Phi, w0, rhos, lambdas, lam_fixed, ist, fst, W, s, g, rem, n_rem,
+          hidx, hy, hL, hq, k, absres):  # pragma: no cover - compiled
+    """Refit the design on the first ``k`` observed draws, then choose lambda."""
+    N = s.shape[0]
+    if kind == KIND_LOGIT:
+        best = -np.inf
+        best_r = 0
+        for r in range(rhos.shape[0]):
+            ev = logit_map(F, hidx, hy, k, W[r], w0, rhos[r])
+            if ev > best:
+                best = ev
+                best_r = r
+        ist[2] = best_r
+        logit_predict(F, ltab, W[best_r], s, g)
+    elif kind == KIND_RIDGE:
+        D = Phi.shape[1]
+        beta = W[0, : D + 1]
+        ist[2] = _ridge(Phi, hidx, hL, k, rhos, beta)
+        _ridge_predict(Phi, beta, g)
+        lo = ltab[0, 0]  # the loss's range [lo, hi], stored in ltab for this kind
+        hi = ltab[0, 1]
+        for i in range(N):
+            g[i] = min(max(g[i], lo), hi)
+        for j in range(k):
+            absres[j] = abs(hL[j] - g[hidx[j]])
+        beta2 = W[1, : D + 1]
+        _ridge(Phi, hidx, absres, k, rhos, beta2)
+        _ridge_predict(Phi, beta2, s)
+        for i in range(N):
+            s[i] = max(s[i], 0.0)
+    ist[1] += 1
+    ist[3] = 1
+    if lam_fixed >= 0.0:
+        fst[0] = lam_fixed
+    else:
+        fst[0] = _choose_lambda(s, g, rem, n_rem, hidx, hL, hq, k, lambdas)
+
+
+@njit(cache=True)
+def prepare(kind, F, ltab, Phi, w0, rhos, lambdas, lam_fixed, sched, ist, fst, W, s, g, rem,
+            hidx, hy, hL, hq, m, k, absres):  # pragma: no cover - compiled
+    """Before draw m (0-based) knowing the first ``k`` labels: refit if due.
+
+    A refit fires when the known labels reach a schedule point not yet used
+    (``sched[ist[0]] <= k + 1``, 1-based draw numbers); sequentially (k = m) that
+    is exactly "before draw sched[j]". Returns the mixture ``(a, b)`` with
+    ``q_i = a s_i + b`` on the remaining items, and ``G = sum_rem g``.
+    """
+    N = s.shape[0]
+    n_rem = N - m
+    fire = False
+    while ist[0] < sched.shape[0] and sched[ist[0]] <= k + 1:
+        ist[0] += 1
+        fire = True
+    if fire:
+        refit(kind, F, ltab, Phi, w0, rhos, lambdas, lam_fixed, ist, fst, W, s, g, rem, n_rem,
+              hidx, hy, hL, hq, k, absres)
+    lam = fst[0]
+    S = 0.0
+    G = 0.0
+    for i in range(N):
+        if rem[i]:
+            S += s[i]
+            G += g[i]
+    if S <= 0.0 or n_rem == 1:  # no positive score, or one item left (q = 1 exactly)
+        return 0.0, 1.0 / n_rem, G
+    return (1.0 - lam) / S, lam / n_rem, G
+
+
+@njit(cache=True)
+def step(kind, F, ltab, Phi, w0, rhos, lambdas, lam_fixed, sched, ist, fst, W, s, g, rem,
+         hidx, hy, hL, hq, hg, hG, hlam, m, k, u, forced, absres):  # pragma: no cover - compiled
+    """Draw m (0-based) knowing the first ``k`` labels; returns the drawn item.
+
+    After :func:`prepare`, the item is drawn by inverting the CDF of
+    ``q_i = (1 - lam) s_i / S + lam / n_rem`` in index order with the uniform
+    ``u`` (or, when ``forced >= 0``, that item is taken: a replay), and q, g at
+    the item and ``G = sum_rem g`` are recorded.
+    """
+    a, b, G = prepare(kind, F, ltab, Phi, w0, rhos, lambdas, lam_fixed, sched, ist, fst, W, s,
+                      g, rem, hidx, hy, hL, hq, m, k, absres)
+    N = s.shape[0]
+    pick = -1
+    if forced >= 0:
+        pick = forced
+    else:
+        cum = 0.0
+        last = -1
+        for i in range(N):
+            if rem[i]:
+                last = i
+                cum += a * s[i] + b
+                if cum > u:
+                    pick = i
+                    break
+        if pick < 0:  # u at the very top of the CDF (rounding): the last remaining item
+            pick = last
+    hidx[m] = pick
+    hq[m] = a * s[pick] + b
+    hg[m] = g[pick]
+    hG[m] = G
+    hlam[m] = fst[0] if a > 0.0 else 1.0
+    rem[pick] = False
+    return pick
+
+
+@njit(cache=True)
+def simulate_runs(kind, F, ltab, Phi, w0, rhos, lambdas, lam_fixed, sched, s0, g0, fitted0,
+                  lam0, losses, labels, U, out_idx, out_q, out_g, out_G, out_lam,
+                  out_refits):  # pragma: no cover - compiled
+    """R sequential runs (each label observed right after its draw)."""
+    R, M = U.shape
+    N = s0.shape[0]
+    nr = rhos.shape[0]
+    K = warm_width(F, Phi)
+    W = np.empty((max(nr, 2), K))
+    s = np.empty(N)
+    g = np.empty(N)
+    rem = np.empty(N, dtype=np.bool_)
+    hidx = np.empty(M, dtype=np.int64)
+    hy = np.empty(M, dtype=np.int64)
+    hL = np.empty(M)
+    hq = np.empty(M)
+    hg = np.empty(M)
+    hG = np.empty(M)
+    hlam = np.empty(M)
+    absres = np.empty(M)
+    ist = np.zeros(4, dtype=np.int64)
+    fst = np.zeros(1)
+    for r in range(R):
+        reset(w0, s0, g0, fitted0, lam0, ist, fst, W, s, g, rem)
+        for m in range(M):
+            i = step(kind, F, ltab, Phi, w0, rhos, lambdas, lam_fixed, sched, ist, fst, W, s,
+                     g, rem, hidx, hy, hL, hq, hg, hG, hlam, m, m, U[r, m], -1, absres)
+            hy[m] = labels[i]
+            hL[m] = losses[i]
+        for m in range(M):
+            out_idx[r, m] = hidx[m]
+            out_q[r, m] = hq[m]
+            out_g[r, m] = hg[m]
+            out_G[r, m] = hG[m]
+            out_lam[r, m] = hlam[m]
+        out_refits[r] = ist[1]
+
+
+@njit(cache=True)
+def warm_width(F, Phi):  # pragma: no cover - compiled
+    """Columns of the warm-start array: K logit weights, or D + 1 ridge coefficients."""
+    return max(F.shape[2], Phi.shape[1] + 1)
+
+
+@njit(cache=True)
+def reset(w0, s0, g0, fitted0, lam0, ist, fst, W, s, g, rem):  # pragma: no cover - compiled
+    """The state before draw 1: ``s0``/``g0`` (uniform and 0 for learnt designs)."""
+    for a in range(ist.shape[0]):
+        ist[a] = 0
+    ist[3] = fitted0
+    fst[0] = lam0
+    for r in range(W.shape[0]):
+        for a in range(W.shape[1]):
+            W[r, a] = w0[a] if a < w0.shape[0] else 0.0
+    for i in range(s.shape[0]):
+        s[i] = s0[i]
+        g[i] = g0[i]
+        rem[i] = True

@@ -1,0 +1,759 @@
+"""Adaptive designs: the proposal and control may change between draws (exactly unbiased).
+
+The estimator is :func:`activetest.stats.estimators.adaptive_lure`: at draw m
+(1-based) the item ``i_m`` is drawn from the remaining set ``S_m``
+(``|S_m| = N - m + 1``) with probability ``q_m(i_m)`` and the control is
+``g^(m)``; both are functions of the pool's model outputs and of the labels
+observed before draw m only. Then::
+
+    N theta_m = sum_{j<m} L_{i_j} + sum_{i in S_m} g^(m)_i + (L_{i_m} - g^(m)_{i_m}) / q_m(i_m)
+
+has ``E[theta_m | past] = R`` (the pool's mean loss) whatever the design, and
+``R_M = sum_m c_m theta_m`` with ``c_m = N (N - M) / (M (N - m)(N - m + 1))``
+is exactly unbiased. The design only has to keep ``q_m > 0`` on ``S_m``
+wherever the loss can differ from the control: every design here mixes its
+score with the uniform, ``q_m(i) = (1 - lambda) s_i / sum_{S_m} s + lambda / (N - m + 1)``
+with ``lambda >= 0.1``, which also caps ``1 / ((N - m + 1) q)`` at 10, the paper's floor.
+
+The variance-optimal proposal for a control g is ``q`` proportional to the
+conditional standard deviation of the residual ``L - g`` (not to the expected
+loss, which is what CE acquisition approximates), so the designs predict the
+loss distribution of each item and use its mean as g and its sd as the score.
+
+Designs (:class:`AdaptiveDesign`):
+
+``calibrated`` (the calibrated-residual design; needs target predictions on the pool)
+    Per-class loss ``l_i(c) = -log p_f(c|x_i)`` (log loss) or
+    ``1[c != argmax_c p_f(c|x_i)]`` (error rate). Label-free features
+    ``f_i(c) = [log pi_i(c) - mean_j log pi_j(c), log p_f,i(c) - mean_j log p_f,j(c), e_c]``
+    (centred per class over the pool; ``e_c`` one-hot for c = 2..C), a
+    multinomial logit ``P_w(c|x_i) = softmax_c(w . f_i(c))`` with prior
+    ``N(w0, I/rho)``, ``w0 = (1, 0, ..., 0)``: the surrogate (with its pool-average
+    class bias divided out). Refits before draws 10, then whenever m has grown by
+    1.25 (``floor(10 * 1.25^j)``: 10, 12, 15, 19, 24, 30, 38, 47, ...): the MAP
+    ``w`` by damped Newton (warm start from the previous refit) for every rho in
+    {0.01, 0.1, 1, 10}, keeping the rho of largest Laplace evidence
+    ``loglik(w) - rho/2 |w - w0|^2 + K/2 log rho - 1/2 log det H``. Then
+    ``g_i = sum_c P(c|x_i) l_i(c)``, ``s_i = sd_P(l_i)``. Before the first refit
+    (draws 1..9) the design uses the prior model ``w0`` with lambda = 0.5: no
+    residual has been seen yet, so it hedges halfway between the label-free
+    calibrated surrogate and the uniform (``start="uniform"``: q uniform and g = 0
+    there, as ADAPTIVE.md states it; measured slightly worse, see
+    docs/reproduction.md).
+``fixed`` (any fixed score and control)
+    ``s`` and ``g`` given; lambda fixed, or chosen in-run (below). The
+    fixed-score fallback (``fixed_mix``) takes ``P = (pi + p_f)/2`` (no learning):
+    ``g = E_P[l]``, ``s = sd_P(l)``.
+``pe`` (no target predictions on the pool)
+    Only the surrogate is known on unlabelled items, and the loss only on the
+    labelled ones (the target is run there). So g and s must be functions of the
+    surrogate alone plus the observed losses: a Bayesian ridge regression of the
+    observed loss on standardised surrogate features
+    ``phi_i = [pi_i(c) for c = 2..C, H(pi_i), max_c pi_i(c)]`` gives ``g``
+    (clipped to the loss's range), a second one of the absolute residual
+    ``|L - g|`` gives ``s`` (the residual's scale); ridge by evidence from the
+    same grid. ``sum_{S_m} g`` stays computable, so the estimate is exactly
+    unbiased. (A per-class label model cannot help without the target's
+    prediction for each class.)
+
+In-run lambda (any design; the default): at each refit choose lambda in
+{0.1, 0.2, 0.3, 0.5, 0.7, 1} minimising
+``sum_{j<m} (L_j - g_{i_j})^2 / (q_lambda(i_j) q_j)``, an importance-weighted
+estimate of the next draw's variance ``sum_{S_m} (L - g)^2 / q_lambda`` (up to a
+constant). It uses labels seen before the draw only, so unbiasedness holds.
+
+Batch mode: the design at draw m is fitted on the labels *known* when draw m is
+made (a prefix of the draws). A refit fires at the first draw at which the known
+labels reach a schedule point not yet used; within a batch nothing is refitted
+but the draws stay sequential without replacement over the remaining items.
+The design is thus a deterministic function of (the pool's model outputs, the
+labels in draw order, how many were known at each draw); the seed only drives
+the draws (one uniform per draw), so a run resumes exactly from its history.
+
+The knobs are fixed in code, not tuned on any truth: the schedule's first refit
+at 10 labels (fewer cannot pin down K = C + 1 weights) and its growth 1.25 (the
+fit changes little between geometrically spaced refits, and 17 refits up to 400
+labels keep one simulated run near 15 ms); the ridge grid spans strong to weak
+shrinkage towards the surrogate, and the evidence (not the truth) picks one;
+the lambda grid's floor 0.1 equals the paper's alpha.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from activetest.stats import _adaptive_kernels as ak
+from activetest.stats._validate import as_logprobs, as_vector, check_budget
+from activetest.stats.estimators import (
+    adaptive_lure,
+    adaptive_lure_curve,
+    adaptive_lure_se,
+    adaptive_lure_terms,
+)
+
+__all__ = [
+    "DESIGNS",
+    "LAMBDAS",
+    "RIDGES",
+    "AdaptiveDesign",
+    "AdaptiveEstimate",
+    "AdaptiveSampler",
+    "AdaptiveState",
+    "DesignPlan",
+    "DesignRuns",
+    "calibration_features",
+    "loss_table",
+    "mixture_score_control",
+    "pe_features",
+    "refit_schedule",
+    "simulate_design",
+]
+
+#: Ridge (prior precision) grid; the Laplace evidence picks one at each refit.
+RIDGES = (0.01, 0.1, 1.0, 10.0)
+#: Uniform-mixture weights for in-run lambda; 0.1 is the paper's floor alpha.
+LAMBDAS = (0.1, 0.2, 0.3, 0.5, 0.7, 1.0)
+#: Lambda before the first in-run choice (no residual seen yet: halfway to the uniform).
+LAMBDA_START = 0.5
+#: First refit (1-based draw number) and growth of the geometric schedule.
+SCHEDULE_FIRST = 10
+SCHEDULE_GROWTH = 1.25
+#: Design names accepted by :meth:`AdaptiveDesign.from_name`.
+DESIGNS = ("calibrated", "calibrated-uniform", "fixed_mix", "pe")
+
+
+def refit_schedule(n: int, first: int = SCHEDULE_FIRST, growth: float = SCHEDULE_GROWTH
+                   ) -> np.ndarray:
+    """Draw numbers (1-based) before which the design refits: ``floor(first * growth^j) <= n``.
+
+    ``first=1, growth=1`` (any growth <= 1) refits before every draw (used by the
+    exact tests). Duplicates are dropped.
+    """
+    if first < 1:
+        raise ValueError(f"first must be >= 1, got {first}")
+    if growth <= 1.0:
+        return np.arange(first, n + 1, dtype=np.int64)
+    out: list[int] = []
+    x = float(first)
+    while int(x) <= n:
+        if not out or int(x) > out[-1]:
+            out.append(int(x))
+        x *= growth
+    return np.array(out, dtype=np.int64)
+
+
+def loss_table(target_logprobs: np.ndarray, loss: str = "log") -> np.ndarray:
+    """``(N, C)`` loss of the target if the label were c: ``-log p_f(c|x)`` or ``1[c != pred]``."""
+    t = as_logprobs(target_logprobs, "target_logprobs")
+    if loss == "log":
+        return -t
+    if loss == "zero_one":
+        return (np.arange(t.shape[1])[None, :] != t.argmax(axis=1)[:, None]).astype(np.float64)
+    raise ValueError(f"loss must be 'log' or 'zero_one', got {loss!r}")
+
+
+def calibration_features(surrogate_logprobs: np.ndarray, target_logprobs: np.ndarray
+                         ) -> np.ndarray:
+    """``(N, C, C + 1)`` label-free features ``[lpi - mean lpi, lpf - mean lpf, e_2..e_C]``."""
+    s = as_logprobs(surrogate_logprobs, "surrogate_logprobs")
+    t = as_logprobs(target_logprobs, "target_logprobs", s.shape[1])
+    if s.shape != t.shape:
+        raise ValueError(f"surrogate_logprobs {s.shape} and target_logprobs {t.shape} must have "
+                         "the same (N, C) shape")
+    N, C = s.shape
+    F = np.zeros((N, C, C + 1))
+    F[:, :, 0] = s - s.mean(axis=0)
+    F[:, :, 1] = t - t.mean(axis=0)
+    for c in range(1, C):
+        F[:, c, 1 + c] = 1.0
+    return F
+
+
+def mixture_score_control(surrogate_logprobs: np.ndarray, target_logprobs: np.ndarray,
+                          loss: str = "log") -> tuple[np.ndarray, np.ndarray]:
+    """Score ``sd_P(l)`` and control ``E_P[l]`` under the mixture ``P = (pi + p_f) / 2``."""
+    s = as_logprobs(surrogate_logprobs, "surrogate_logprobs")
+    t = as_logprobs(target_logprobs, "target_logprobs", s.shape[1])
+    P = 0.5 * (np.exp(s) + np.exp(t))
+    lt = loss_table(t, loss)
+    g = (P * lt).sum(axis=1)
+    v = (P * lt**2).sum(axis=1) - g**2
+    return np.sqrt(np.maximum(v, 0.0)), g
+
+
+def pe_features(surrogate_logprobs: np.ndarray) -> np.ndarray:
+    """``(N, C + 1)`` surrogate-only features ``[pi(2..C), H(pi), max pi]``, standardised."""
+    s = as_logprobs(surrogate_logprobs, "surrogate_logprobs")
+    p = np.exp(s)
+    X = np.column_stack([p[:, 1:], -(p * s).sum(axis=1), p.max(axis=1)])
+    X = X - X.mean(axis=0)
+    sd = X.std(axis=0)
+    return X / np.where(sd > 0, sd, 1.0)
+
+
+@dataclass(frozen=True)
+class DesignPlan:
+    """What the design does at the next draw.
+
+    Attributes:
+        q: ``(N,)`` proposal over the pool (0 on drawn items, sums to 1).
+        control: ``(N,)`` the control ``g`` (its values on drawn items are unused).
+        control_rest: ``sum of g`` over the remaining items.
+        lam: the uniform-mixture weight in force (1 while the design is uniform).
+        refits: refits done so far.
+    """
+
+    q: np.ndarray
+    control: np.ndarray
+    control_rest: float
+    lam: float
+    refits: int
+
+
+class AdaptiveDesign:
+    """A design over one pool: the model outputs, the loss and the fixed knobs.
+
+    Construct with :meth:`calibrated`, :meth:`fixed`, :meth:`fixed_mix` or
+    :meth:`pe` (or :meth:`from_name`). The object is immutable; runs keep their
+    own state (:class:`AdaptiveSampler`, :func:`simulate_design`).
+    """
+
+    def __init__(self, kind: int, name: str, loss: str, n: int, *, F: np.ndarray,
+                 ltab: np.ndarray | None, Phi: np.ndarray, w0: np.ndarray, s0: np.ndarray,
+                 g0: np.ndarray, fitted0: int, lam0: float, lam: float | None,
+                 schedule: np.ndarray, rhos: Sequence[float] = RIDGES,
+                 lambdas: Sequence[float] = LAMBDAS) -> None:
+        self.kind = kind
+        self.name = name
+        self.loss = loss
+        self.n = n
+        self._F = np.ascontiguousarray(F, dtype=np.float64)
+        # the kernel's table: per-class losses (logit), [lo, hi] of the loss (ridge)
+        self.loss_table = ltab
+        self._Phi = np.ascontiguousarray(Phi, dtype=np.float64)
+        self._w0 = np.ascontiguousarray(w0, dtype=np.float64)
+        self._s0 = np.ascontiguousarray(s0, dtype=np.float64)
+        self._g0 = np.ascontiguousarray(g0, dtype=np.float64)
+        self._fitted0 = int(fitted0)
+        self._lam0 = float(lam0)
+        self.lam = lam
+        self.schedule = np.ascontiguousarray(schedule, dtype=np.int64)
+        self.rhos = np.array(rhos, dtype=np.float64)
+        self.lambdas = np.array(lambdas, dtype=np.float64)
+        if kind == ak.KIND_RIDGE:
+            hi = 1.0 if loss == "zero_one" else 1e300
+            self._ktab = np.array([[0.0, hi]])
+        else:
+            self._ktab = (np.zeros((1, 2)) if ltab is None
+                          else np.ascontiguousarray(ltab, dtype=np.float64))
+        if lam is not None and not 0.0 < lam <= 1.0:
+            raise ValueError(f"lam must be in (0, 1] (or None for in-run), got {lam!r}")
+        if not np.all((self.lambdas > 0) & (self.lambdas <= 1)):
+            raise ValueError("lambdas must lie in (0, 1]")
+
+    # ----------------------------------------------------------------- constructors
+    @classmethod
+    def calibrated(cls, target_logprobs: np.ndarray, surrogate_logprobs: np.ndarray, *,
+                   loss: str = "log", lam: float | None = None,
+                   schedule: np.ndarray | None = None, start: str = "prior") -> AdaptiveDesign:
+        """The calibrated-residual design (module docstring); ``lam=None``: in-run lambda.
+
+        ``start``: before the first refit, ``"prior"`` draws from the prior model's
+        score and control with lambda = 0.5 (the default), ``"uniform"`` uniformly
+        with g = 0 (ADAPTIVE.md's statement of the design).
+        """
+        F = calibration_features(surrogate_logprobs, target_logprobs)
+        n, C = F.shape[0], F.shape[1]
+        w0 = np.zeros(C + 1)
+        w0[0] = 1.0
+        sched = refit_schedule(n) if schedule is None else np.asarray(schedule, dtype=np.int64)
+        ltab = loss_table(target_logprobs, loss)
+        s0, g0 = np.zeros(n), np.zeros(n)
+        if start == "prior":
+            ak.logit_predict(F, ltab, w0, s0, g0)
+            lam0 = LAMBDA_START if lam is None else float(lam)
+        elif start == "uniform":
+            lam0 = 1.0
+        else:
+            raise ValueError(f"start must be 'prior' or 'uniform', got {start!r}")
+        return cls(ak.KIND_LOGIT, "calibrated" if start == "prior" else "calibrated-uniform",
+                   loss, n, F=F, ltab=ltab, Phi=np.zeros((n, 1)), w0=w0, s0=s0, g0=g0,
+                   fitted0=int(start == "prior"), lam0=lam0, lam=lam, schedule=sched)
+
+    @classmethod
+    def fixed(cls, scores: np.ndarray, control: np.ndarray | None = None, *,
+              lam: float | None = 0.1, target_logprobs: np.ndarray | None = None,
+              loss: str = "log", schedule: np.ndarray | None = None,
+              name: str = "fixed") -> AdaptiveDesign:
+        """Fixed score and control, with a fixed lambda or (``lam=None``) in-run lambda.
+
+        With in-run lambda, lambda = 0.5 before the first choice (draw 10): no
+        residual has been seen yet that could speak for or against the score. ``target_logprobs``
+        (optional) lets :class:`AdaptiveSampler` turn labels into losses.
+        """
+        s = as_vector(scores, "scores")
+        if np.any(s < 0):
+            raise ValueError("scores must be >= 0")
+        n = s.shape[0]
+        g = np.zeros(n) if control is None else as_vector(control, "control", n)
+        ltab = None if target_logprobs is None else loss_table(target_logprobs, loss)
+        if ltab is not None and ltab.shape[0] != n:
+            raise ValueError(f"target_logprobs has {ltab.shape[0]} rows, scores has {n}")
+        if lam is None:
+            sched = refit_schedule(n) if schedule is None else np.asarray(schedule,
+                                                                          dtype=np.int64)
+            lam0 = LAMBDA_START
+        else:
+            sched, lam0 = np.zeros(0, dtype=np.int64), float(lam)
+        return cls(ak.KIND_FIXED, name, loss, n, F=np.zeros((n, 1, 1)), ltab=ltab,
+                   Phi=np.zeros((n, 1)), w0=np.zeros(2), s0=s, g0=g, fitted0=1, lam0=lam0,
+                   lam=lam, schedule=sched)
+
+    @classmethod
+    def fixed_mix(cls, target_logprobs: np.ndarray, surrogate_logprobs: np.ndarray, *,
+                  loss: str = "log", lam: float | None = 0.1) -> AdaptiveDesign:
+        """The fixed-score fallback: score ``sd_P(l)``, control ``E_P[l]``, ``P = (pi + p_f)/2``."""
+        s, g = mixture_score_control(surrogate_logprobs, target_logprobs, loss)
+        return cls.fixed(s, g, lam=lam, target_logprobs=target_logprobs, loss=loss,
+                         name="fixed_mix")
+
+    @classmethod
+    def pe(cls, surrogate_logprobs: np.ndarray, *, loss: str = "log", lam: float | None = None,
+           schedule: np.ndarray | None = None) -> AdaptiveDesign:
+        """The surrogate-only design (no target predictions on the pool; losses observed)."""
+        if loss not in ("log", "zero_one"):
+            raise ValueError(f"loss must be 'log' or 'zero_one', got {loss!r}")
+        Phi = pe_features(surrogate_logprobs)
+        n = Phi.shape[0]
+        sched = refit_schedule(n) if schedule is None else np.asarray(schedule, dtype=np.int64)
+        return cls(ak.KIND_RIDGE, "pe", loss, n, F=np.zeros((n, 1, 1)), ltab=None, Phi=Phi,
+                   w0=np.zeros(Phi.shape[1] + 1), s0=np.zeros(n), g0=np.zeros(n), fitted0=0,
+                   lam0=1.0, lam=lam, schedule=sched)
+
+    @classmethod
+    def from_name(cls, name: str, *, surrogate_logprobs: np.ndarray,
+                  target_logprobs: np.ndarray | None = None, loss: str = "log",
+                  lam: float | None = None) -> AdaptiveDesign:
+        """A design of :data:`DESIGNS` by name (``lam=None``: the design's default)."""
+        if name in ("calibrated", "calibrated-uniform"):
+            if target_logprobs is None:
+                raise ValueError(f"design {name!r} needs target_logprobs on the pool "
+                                 "(use 'pe' without them)")
+            return cls.calibrated(target_logprobs, surrogate_logprobs, loss=loss, lam=lam,
+                                  start="prior" if name == "calibrated" else "uniform")
+        if name == "fixed_mix":
+            if target_logprobs is None:
+                raise ValueError("design 'fixed_mix' needs target_logprobs on the pool")
+            return cls.fixed_mix(target_logprobs, surrogate_logprobs, loss=loss,
+                                 lam=0.1 if lam is None else lam)
+        if name == "pe":
+            return cls.pe(surrogate_logprobs, loss=loss, lam=lam)
+        raise ValueError(f"unknown design {name!r}; expected one of {', '.join(DESIGNS)}")
+
+    # -------------------------------------------------------------------- helpers
+    @property
+    def needs_losses(self) -> bool:
+        """True when labels alone cannot give the loss (no target predictions on the pool)."""
+        return self.loss_table is None
+
+    def spec(self) -> dict[str, Any]:
+        """JSON-able description (checked when a state is resumed)."""
+        return {"name": self.name, "loss": self.loss, "n": self.n, "lam": self.lam,
+                "schedule": self.schedule.tolist()}
+
+    def losses_of(self, indices: np.ndarray, labels: np.ndarray) -> np.ndarray:
+        """Losses of the items ``indices`` with the given labels (from the loss table)."""
+        if self.loss_table is None:
+            raise ValueError(f"design {self.name!r} has no target predictions on the pool: "
+                             "give the observed losses")
+        return self.loss_table[np.asarray(indices, dtype=np.int64),
+                               np.asarray(labels, dtype=np.int64)]
+
+    def _new_state(self, M: int) -> dict[str, np.ndarray]:
+        nr = self.rhos.shape[0]
+        width = max(self._F.shape[2], self._Phi.shape[1] + 1)
+        st = {"ist": np.zeros(4, dtype=np.int64), "fst": np.zeros(1),
+              "W": np.empty((max(nr, 2), width)), "s": np.empty(self.n), "g": np.empty(self.n),
+              "rem": np.empty(self.n, dtype=np.bool_), "hidx": np.zeros(M, dtype=np.int64),
+              "hy": np.zeros(M, dtype=np.int64), "hL": np.zeros(M), "hq": np.zeros(M),
+              "hg": np.zeros(M), "hG": np.zeros(M), "hlam": np.zeros(M),
+              "absres": np.zeros(M)}
+        ak.reset(self._w0, self._s0, self._g0, self._fitted0, self._lam0, st["ist"], st["fst"],
+                st["W"], st["s"], st["g"], st["rem"])
+        return st
+
+    def _step(self, st: dict[str, np.ndarray], m: int, k: int, u: float, forced: int) -> int:
+        lam_fixed = -1.0 if self.lam is None else float(self.lam)
+        return int(ak.step(self.kind, self._F, self._ktab, self._Phi, self._w0, self.rhos,
+                          self.lambdas, lam_fixed, self.schedule, st["ist"], st["fst"], st["W"],
+                          st["s"], st["g"], st["rem"], st["hidx"], st["hy"], st["hL"], st["hq"],
+                          st["hg"], st["hG"], st["hlam"], m, k, u, forced, st["absres"]))
+
+    def _prepare(self, st: dict[str, np.ndarray], m: int, k: int) -> DesignPlan:
+        lam_fixed = -1.0 if self.lam is None else float(self.lam)
+        a, b, G = ak.prepare(self.kind, self._F, self._ktab, self._Phi, self._w0, self.rhos,
+                            self.lambdas, lam_fixed, self.schedule, st["ist"], st["fst"],
+                            st["W"], st["s"], st["g"], st["rem"], st["hidx"], st["hy"],
+                            st["hL"], st["hq"], m, k, st["absres"])
+        q = np.where(st["rem"], a * st["s"] + b, 0.0)
+        return DesignPlan(q, st["g"].copy(), float(G), float(st["fst"][0]) if a > 0 else 1.0,
+                          int(st["ist"][1]))
+
+    def plan(self, acquired: Sequence[int], *, labels: Sequence[int] | None = None,
+             losses: Sequence[float] | None = None,
+             n_known: Sequence[int] | None = None) -> DesignPlan:
+        """The proposal and control for the next draw, as a pure function of the history.
+
+        Args:
+            acquired: items drawn so far, in draw order.
+            labels: labels of the first ``len(labels)`` drawn items (a prefix).
+            losses: their losses (required when the design has no loss table).
+            n_known: labels known when each draw was made (default: all earlier
+                ones, i.e. sequential ``n_known[m] = m``); the next draw knows
+                every label given.
+        """
+        acq = [int(i) for i in acquired]
+        M = len(acq)
+        if self.n <= M:
+            raise ValueError("every item has been drawn")
+        ys = [] if labels is None else [int(y) for y in labels]
+        if losses is None:
+            Ls = self.losses_of(np.array(acq[:len(ys)], dtype=np.int64),
+                                np.array(ys, dtype=np.int64)).tolist() if ys else []
+        else:
+            Ls = [float(x) for x in losses]
+        nk_final = max(len(ys), len(Ls))
+        if len(ys) > M or len(Ls) > M:
+            raise ValueError("more labels than drawn items")
+        known = list(range(M)) if n_known is None else [int(x) for x in n_known]
+        st = self._new_state(M + 1)
+        if ys:
+            st["hy"][: len(ys)] = ys
+        st["hL"][: len(Ls)] = Ls
+        for m, i in enumerate(acq):
+            if known[m] > min(m, nk_final):
+                raise ValueError(f"n_known[{m}] = {known[m]} exceeds the labels available")
+            self._step(st, m, known[m], 0.0, i)
+        return self._prepare(st, M, nk_final)
+
+
+@dataclass
+class AdaptiveState:
+    """Everything needed to resume one run (JSON-serialisable).
+
+    Attributes:
+        design: :meth:`AdaptiveDesign.spec` of the design (checked on resume).
+        seed: the seed the run started from.
+        rng_state: ``numpy.random.PCG64`` state after the last draw.
+        acquired, q, control, control_rest, lam: per draw: the item, ``q_m(i_m)``,
+            ``g^(m)_{i_m}``, ``G_m = sum_{S_m} g^(m)`` and lambda in force.
+        n_known: labels known when each draw was made.
+        labels, losses: observed so far, in draw order (a prefix of ``acquired``).
+        refits: refits done before each draw.
+    """
+
+    design: dict[str, Any]
+    seed: int | None
+    rng_state: dict[str, Any]
+    acquired: list[int] = field(default_factory=list)
+    q: list[float] = field(default_factory=list)
+    control: list[float] = field(default_factory=list)
+    control_rest: list[float] = field(default_factory=list)
+    lam: list[float] = field(default_factory=list)
+    n_known: list[int] = field(default_factory=list)
+    labels: list[int] = field(default_factory=list)
+    losses: list[float] = field(default_factory=list)
+    refits: list[int] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class AdaptiveEstimate:
+    """The estimate from the labelled draws of one run.
+
+    Attributes:
+        estimate: ``R_K = sum_m c_m theta_m`` over the K labelled draws.
+        terms: ``(K,)`` ``t_m = K c_m theta_m`` (mean = estimate), for the bootstrap.
+        se: ``sqrt(sum c_m^2 (theta_m - R_K)^2)`` (see :func:`adaptive_lure_se`).
+        n_labels: K.
+    """
+
+    estimate: float
+    terms: np.ndarray
+    se: float
+    n_labels: int
+
+
+class AdaptiveSampler:
+    """One real run of an adaptive design: draw, observe, persist, resume.
+
+    Each draw consumes exactly one uniform from a PCG64 generator, and the design
+    is a deterministic function of the history, so a sampler rebuilt with
+    :meth:`from_state` continues with the same future draws; and
+    ``AdaptiveSampler(design, seed=s)`` drawing sequentially (observing each label
+    before the next draw) makes the draws of ``simulate_design(design, ...,
+    n_runs=1, random_state=s)``.
+
+    Example::
+
+        design = AdaptiveDesign.calibrated(target_lp, surrogate_lp, loss="log")
+        sampler = AdaptiveSampler(design, seed=0)
+        (i,), _ = sampler.draw()       # or draw(20): a batch, refitted only between batches
+        sampler.observe([label])        # labels in draw order
+        state = sampler.state()         # persist (JSON via dataclasses.asdict)
+        sampler = AdaptiveSampler.from_state(design, state)
+        est = sampler.estimate()        # estimate, terms, se
+    """
+
+    def __init__(self, design: AdaptiveDesign, *, seed: int | None = None) -> None:
+        self.design = design
+        self.seed = seed
+        self._rng = np.random.Generator(np.random.PCG64(seed))
+        self._cap = 16
+        self._st = design._new_state(self._cap)
+        self.acquired: list[int] = []
+        self.q: list[float] = []
+        self.control: list[float] = []
+        self.control_rest: list[float] = []
+        self.lam: list[float] = []
+        self.n_known: list[int] = []
+        self.labels: list[int] = []
+        self.losses: list[float] = []
+        self.refits: list[int] = []
+
+    @property
+    def n_remaining(self) -> int:
+        """Items not yet drawn."""
+        return self.design.n - len(self.acquired)
+
+    @property
+    def n_pending(self) -> int:
+        """Drawn items whose label has not been observed yet."""
+        return len(self.acquired) - len(self.losses)
+
+    def _grow(self, need: int) -> None:
+        if need <= self._cap:
+            return
+        cap = max(need, 2 * self._cap)
+        for key in ("hidx", "hy", "hL", "hq", "hg", "hG", "hlam", "absres"):
+            old = self._st[key]
+            new = np.zeros(cap, dtype=old.dtype)
+            new[: old.shape[0]] = old
+            self._st[key] = new
+        self._cap = cap
+
+    def _advance(self, u: float, forced: int = -1) -> int:
+        m = len(self.acquired)
+        k = len(self.losses)
+        self._grow(m + 1)
+        i = self.design._step(self._st, m, k, u, forced)
+        self.acquired.append(i)
+        self.q.append(float(self._st["hq"][m]))
+        self.control.append(float(self._st["hg"][m]))
+        self.control_rest.append(float(self._st["hG"][m]))
+        self.lam.append(float(self._st["hlam"][m]))
+        self.n_known.append(k)
+        self.refits.append(int(self._st["ist"][1]))
+        return i
+
+    def draw(self, k: int = 1) -> tuple[np.ndarray, np.ndarray]:
+        """Draw the next ``k`` items (sequentially, without replacement); ``(indices, q)``.
+
+        The design uses the labels observed so far; with ``k > 1`` (a batch) it is
+        not refitted within the batch.
+        """
+        if isinstance(k, bool) or int(k) != k or k < 0:
+            raise ValueError(f"k must be a non-negative integer, got {k!r}")
+        if k > self.n_remaining:
+            raise ValueError(f"cannot draw {k} items: only {self.n_remaining} remain")
+        start = len(self.acquired)
+        for _ in range(int(k)):
+            self._advance(float(self._rng.random()))
+        return (np.array(self.acquired[start:], dtype=np.int64),
+                np.array(self.q[start:], dtype=np.float64))
+
+    def observe(self, labels: Sequence[int] | None = None,
+                losses: Sequence[float] | None = None) -> None:
+        """Record the labels (and/or losses) of the next pending drawn items, in draw order."""
+        if labels is None and losses is None:
+            raise ValueError("give labels, losses or both")
+        n_new = len(labels) if labels is not None else len(losses)  # type: ignore[arg-type]
+        if labels is not None and losses is not None and len(losses) != len(labels):
+            raise ValueError("labels and losses must have the same length")
+        if n_new > self.n_pending:
+            raise ValueError(f"{n_new} labels given but only {self.n_pending} drawn items "
+                             "await one")
+        start = len(self.losses)
+        idx = np.array(self.acquired[start:start + n_new], dtype=np.int64)
+        if losses is None:
+            ys = np.asarray(labels, dtype=np.int64)
+            C = self.design.loss_table.shape[1] if self.design.loss_table is not None else 0
+            if np.any((ys < 0) | (ys >= max(C, 1))):
+                raise ValueError(f"labels must be class indices in 0..{C - 1}")
+            Ls = self.design.losses_of(idx, ys)
+        else:
+            Ls = as_vector(losses, "losses", n_new)
+        if self.design.kind == ak.KIND_LOGIT and labels is None:
+            raise ValueError("the calibrated design learns from the labels: give labels")
+        ys_list = ([int(y) for y in labels] if labels is not None else [-1] * n_new)
+        for j in range(n_new):
+            self._st["hy"][start + j] = max(ys_list[j], 0)
+            self._st["hL"][start + j] = float(Ls[j])
+        self.labels.extend(ys_list)
+        self.losses.extend(float(x) for x in Ls)
+
+    def plan(self) -> DesignPlan:
+        """The proposal and control the next draw would use (does not draw)."""
+        self._grow(len(self.acquired) + 1)
+        st = {k: v.copy() for k, v in self._st.items()}
+        return self.design._prepare(st, len(self.acquired), len(self.losses))
+
+    def estimate(self) -> AdaptiveEstimate:
+        """``R_K`` over the K labelled draws, its terms and plug-in standard error."""
+        K_ = len(self.losses)
+        if K_ == 0:
+            raise ValueError("no labels observed yet")
+        args = (np.array(self.losses), np.array(self.q[:K_]), self.design.n,
+                np.array(self.control[:K_]), np.array(self.control_rest[:K_]))
+        return AdaptiveEstimate(float(adaptive_lure(*args)), adaptive_lure_terms(*args),
+                                float(adaptive_lure_se(*args)), K_)
+
+    def info(self) -> dict[str, Any]:
+        """The design's state: refits, lambda, chosen ridge and fitted weights."""
+        st = self._st
+        out: dict[str, Any] = {"design": self.design.name, "refits": int(st["ist"][1]),
+                               "lam": float(st["fst"][0]), "draws": len(self.acquired),
+                               "labels": len(self.losses)}
+        if self.design.kind == ak.KIND_LOGIT and st["ist"][1] > 0:
+            r = int(st["ist"][2])
+            out["ridge"] = float(self.design.rhos[r])
+            out["weights"] = st["W"][r, : self.design._F.shape[2]].tolist()
+        elif self.design.kind == ak.KIND_RIDGE and st["ist"][1] > 0:
+            D = self.design._Phi.shape[1]
+            out["ridge"] = float(self.design.rhos[int(st["ist"][2])])
+            out["loss_coef"] = st["W"][0, : D + 1].tolist()
+            out["scale_coef"] = st["W"][1, : D + 1].tolist()
+        return out
+
+    def state(self) -> AdaptiveState:
+        """A snapshot to persist (copies; later draws do not change it)."""
+        return AdaptiveState(self.design.spec(), self.seed,
+                             _jsonable(self._rng.bit_generator.state), list(self.acquired),
+                             list(self.q), list(self.control), list(self.control_rest),
+                             list(self.lam), list(self.n_known), list(self.labels),
+                             list(self.losses), list(self.refits))
+
+    @classmethod
+    def from_state(cls, design: AdaptiveDesign, state: AdaptiveState) -> AdaptiveSampler:
+        """Rebuild a run from its history; the future draws are the uninterrupted run's.
+
+        The history is replayed through the design (same refits, same lambda), and
+        the replayed q and controls must match the stored ones: a changed pool or
+        design is an error, not a silent change of the run.
+        """
+        if state.design != design.spec():
+            raise ValueError(f"the state was made by design {state.design}, not "
+                             f"{design.spec()}")
+        acq = [int(i) for i in state.acquired]
+        if len(set(acq)) != len(acq) or any(not 0 <= i < design.n for i in acq):
+            raise ValueError("state.acquired must hold distinct items of the pool")
+        if not (len(state.q) == len(state.n_known) == len(acq)):
+            raise ValueError("state.q, state.n_known and state.acquired differ in length")
+        if len(state.losses) > len(acq):
+            raise ValueError("more losses than drawn items")
+        self = cls(design, seed=state.seed)
+        self._grow(len(acq) + 1)
+        n_lab = len(state.losses)
+        ys = list(state.labels) + [-1] * (n_lab - len(state.labels))
+        for j in range(n_lab):
+            self._st["hy"][j] = max(int(ys[j]), 0)
+            self._st["hL"][j] = float(state.losses[j])
+        losses_pending = [float(x) for x in state.losses]
+        for m, i in enumerate(acq):
+            k = int(state.n_known[m])
+            if k > min(m, n_lab):
+                raise ValueError(f"n_known[{m}] = {k} exceeds the labels available")
+            self.losses = losses_pending[:k]  # what was known at draw m
+            self._advance(0.0, i)
+            if not np.isclose(self.q[m], state.q[m], rtol=1e-9, atol=0.0):
+                raise ValueError(f"replaying draw {m} gives q = {self.q[m]!r}, the state says "
+                                 f"{state.q[m]!r}: the pool's outputs or the design changed")
+        self.losses = losses_pending
+        self.labels = [int(y) for y in ys]
+        self._rng.bit_generator.state = state.rng_state
+        return self
+
+
+def _jsonable(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {k: _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, np.integer):
+        return int(obj)
+    return obj
+
+
+@dataclass
+class DesignRuns:
+    """R simulated sequential runs of one design.
+
+    Attributes:
+        indices, q, control, control_rest, lam: ``(R, M)`` per draw.
+        refits: ``(R,)`` refits per run.
+    """
+
+    indices: np.ndarray
+    q: np.ndarray
+    control: np.ndarray
+    control_rest: np.ndarray
+    lam: np.ndarray
+    refits: np.ndarray
+
+    def curve(self, losses: np.ndarray, *, use_control: bool = True) -> np.ndarray:
+        """``(R, M)`` adaptive-LURE estimates after every label (``use_control=False``:
+        the same draws with g = 0)."""
+        L = np.asarray(losses, dtype=np.float64)[self.indices]
+        n = int(np.asarray(losses).shape[0])
+        if use_control:
+            return adaptive_lure_curve(L, self.q, n, self.control, self.control_rest)
+        return adaptive_lure_curve(L, self.q, n)
+
+
+def simulate_design(design: AdaptiveDesign, *, losses: np.ndarray,
+                    labels: np.ndarray | None, budget: int, n_runs: int,
+                    random_state: int | np.random.Generator | None = 0) -> DesignRuns:
+    """R independent sequential runs of ``design`` on a pool whose labels are known.
+
+    Args:
+        losses: ``(N,)`` the target's true per-item loss (what each label reveals).
+        labels: ``(N,)`` true classes (needed by the calibrated design; else may be None).
+        random_state: seed or Generator; the uniforms are drawn up front as an
+            ``(R, M)`` array, row r for run r (as :func:`activetest.stats.sample` does).
+    """
+    n = design.n
+    budget = check_budget(budget, n)
+    L = as_vector(losses, "losses", n)
+    if labels is None:
+        if design.kind == ak.KIND_LOGIT:
+            raise ValueError("the calibrated design needs the labels")
+        y = np.zeros(n, dtype=np.int64)
+    else:
+        y = np.asarray(labels, dtype=np.int64)
+        if y.shape != (n,):
+            raise ValueError(f"labels must have shape ({n},), got {y.shape}")
+    if isinstance(n_runs, bool) or int(n_runs) != n_runs or n_runs < 1:
+        raise ValueError(f"n_runs must be a positive integer, got {n_runs!r}")
+    rng = np.random.default_rng(random_state)
+    U = rng.random((int(n_runs), budget))
+    R = int(n_runs)
+    out = DesignRuns(np.empty((R, budget), dtype=np.int64), np.empty((R, budget)),
+                     np.empty((R, budget)), np.empty((R, budget)), np.empty((R, budget)),
+                     np.empty(R, dtype=np.int64))
+    lam_fixed = -1.0 if design.lam is None else float(design.lam)
+    ak.simulate_runs(design.kind, design._F, design._ktab, design._Phi, design._w0,
+                    design.rhos, design.lambdas, lam_fixed, design.schedule, design._s0,
+                    design._g0, design._fitted0, design._lam0, L, y, U, out.indices, out.q,
+                    out.control, out.control_rest, out.lam, out.refits)
+    return out
