@@ -288,8 +288,10 @@ print(json.dumps({{r.item_id: asdict(r) for r in f.records}}))
 @needs_inspect
 def test_chunked_and_json_logs_read_the_same(mock_eval: Path, tmp_path: Path) -> None:
     from inspect_ai.log import read_eval_log, write_eval_log
-    from inspect_ai.log._recorders.chunked import convert_eval_logs_to_chunked
 
+    # inspect's converter to its chunked sample layout is internal: skip where it moved
+    chunked_mod = pytest.importorskip("inspect_ai.log._recorders.chunked")
+    convert_eval_logs_to_chunked = chunked_mod.convert_eval_logs_to_chunked
     base = read_answers(mock_eval, epoch=2, skip_missing=True).by_id()
     convert_eval_logs_to_chunked(str(mock_eval), str(tmp_path / "chunked"))
     (chunked,) = (tmp_path / "chunked").glob("*.eval")
@@ -697,6 +699,15 @@ def test_detection_errors(tmp_path: Path) -> None:
     (tmp_path / "g.jsonl.gz").write_bytes(b"\x1f\x8b\x08\x00garbage")
     with pytest.raises(ValueError, match=r"not a valid gzip file"):
         read_answers(tmp_path / "g.jsonl.gz")
+    (agg,) = EEE_INSPECT.parent.glob("*[0-9a-f].json")
+    with pytest.raises(ValueError, match=r"one JSON document, not JSON lines.*Every Eval Ever "
+                                         r"aggregate record: the answers are in"):
+        read_answers(agg)
+    lm_results = tmp_path / "results_2026-01-01T00-00-00.json"
+    lm_results.write_text(json.dumps({"results": {"t": {}}, "n-shot": {"t": 0}}, indent=2),
+                          encoding="utf-8")
+    with pytest.raises(ValueError, match=r"an lm-eval results file: the answers are in"):
+        detect_format(lm_results)
     # a format named explicitly is checked record by record
     with pytest.raises(ValueError, match=r"line 1: missing key 'doc_id'"):
         read_answers(EEE_INSPECT, format="lmeval")

@@ -493,6 +493,25 @@ def _looks_like_inspect_json(text: str) -> dict[str, Any] | None:
     return None
 
 
+def _not_jsonl(path: Path, text: str) -> None:
+    """Refuse a multi-line JSON document that is not an inspect log, saying what it looks like."""
+    if not text.lstrip().startswith(("{", "[")) or len(text.strip().splitlines()) < 2:
+        return
+    try:
+        doc = json.loads(text)
+    except (ValueError, RecursionError):
+        return
+    hint = ""
+    if isinstance(doc, dict) and "evaluation_results" in doc:
+        hint = ("; it is an Every Eval Ever aggregate record: the answers are in the "
+                "instance-level <uuid>_samples.jsonl beside it")
+    elif isinstance(doc, dict) and "results" in doc and ("n-shot" in doc or "configs" in doc):
+        hint = ("; it is an lm-eval results file: the answers are in the "
+                "samples_<task>_<date>.jsonl written with --log_samples")
+    raise ValueError(f"{path}: one JSON document, not JSON lines, and not an inspect_ai log "
+                     f"(an object with 'eval' and 'samples'){hint}")
+
+
 def detect_format(path: str | os.PathLike[str], *, id_column: str = "id",
                   answer_column: str = "answer") -> str:
     """The answers format of ``path`` (one of :data:`FORMATS`), from its bytes and every record.
@@ -514,6 +533,7 @@ def detect_format(path: str | os.PathLike[str], *, id_column: str = "id",
     text = _decode(p, raw)
     if _looks_like_inspect_json(text) is not None:
         return "inspect"
+    _not_jsonl(p, text)
     return _detect_jsonl(p, _jsonl(p, text), id_column, answer_column)
 
 
@@ -1481,6 +1501,7 @@ def read_answers(path: str | os.PathLike[str], *, format: Format | str | None = 
         elif _looks_like_inspect_json(text) is not None:
             fmt = "inspect"
         else:
+            _not_jsonl(p, text)
             recs = _jsonl(p, text)
             fmt = _detect_jsonl(p, recs, id_column, answer_column)
     if fmt == "inspect":
