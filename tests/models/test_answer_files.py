@@ -305,6 +305,43 @@ def test_chunked_and_json_logs_read_the_same(mock_eval: Path, tmp_path: Path) ->
     assert f.by_id() == base and f.model == "mockllm/model"
 
 
+@needs_inspect
+def test_log_of_a_run_that_stopped_early(mock_eval: Path, tmp_path: Path) -> None:
+    """No header.json yet (the run died): the journal's start record and the samples written."""
+    import zipfile_zstd  # noqa: F401  (installed with inspect_ai: lets zipfile read zstd)
+
+    part = tmp_path / "crashed.eval"
+    with zipfile.ZipFile(mock_eval) as zin, zipfile.ZipFile(part, "w") as zout:
+        for info in zin.infolist():
+            keep = info.filename.startswith(("_journal/start", "samples/q-lake", "samples/q-owl"))
+            if keep:
+                zout.writestr(info.filename, zin.read(info))
+    f = read_answers(part, epoch=1)
+    assert f.provenance["status"] == "started" and f.model == "mockllm/model"
+    assert sorted(f.ids) == ["q-lake", "q-owl"]
+
+
+@needs_inspect
+def test_attachments_are_resolved(mock_eval: Path, tmp_path: Path) -> None:
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    as_json = tmp_path / "log.json"
+    write_eval_log(read_eval_log(str(mock_eval)), str(as_json), format="json")
+    doc = json.loads(as_json.read_text(encoding="utf-8"))
+    sample = next(s for s in doc["samples"] if s["id"] == "q-lake" and s["epoch"] == 1)
+    text = sample["output"]["choices"][0]["message"]["content"]
+    sample.setdefault("attachments", {})["0123abcd"] = text  # as inspect condenses long text
+    sample["output"]["choices"][0]["message"]["content"] = "attachment://0123abcd"
+    sample["output"]["completion"] = ""
+    as_json.write_text(json.dumps(doc), encoding="utf-8")
+    assert read_answers(as_json, epoch=1, skip_missing=True).by_id()["q-lake"].answer == text
+    sample["output"]["choices"][0]["message"]["content"] = "attachment://ffff"
+    as_json.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(ValueError, match=r"samples\[\d+\]: refers to 'attachment://ffff', "
+                                         r"which the log does not hold"):
+        read_answers(as_json, epoch=1, skip_missing=True)
+
+
 def test_committed_real_inspect_log() -> None:
     f = read_answers(REAL_EVAL)
     assert f.format == "inspect" and f.model == "llama-cpp-python/smollm2-135m"
@@ -459,6 +496,10 @@ def test_lmeval_hostile_lines(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"line 1: a loglikelihood \(multiple-choice\) sample.*"
                                          r"activetest\.models\.lmeval"):
         read_answers(SST2)
+    rolling = [{**r, "arguments": {"gen_args_0": {"arg_0": "some text"}},
+                "resps": [["-123.5"]], "filtered_resps": ["-123.5"]} for r in recs[:2]]
+    with pytest.raises(ValueError, match=r"line 1: not a generate_until sample.*rolling"):
+        read_answers(_put(tmp_path / "rolling.jsonl", rolling), filter_name="none")
 
 
 def test_committed_real_lmeval_samples() -> None:

@@ -30,9 +30,10 @@ not only the first)
       it unstripped and ``meta["raw_response"]`` the unfiltered ``resps``.
       Several filters in one file (e.g. gsm8k's ``strict-match`` and
       ``flexible-extract``) need ``filter_name=``. A filter that leaves several
-      generations per document (``repeats`` without a reducing filter) and
-      loglikelihood (multiple-choice) files are refused: read the latter with
-      :mod:`activetest.models.lmeval`.
+      generations per document (``repeats`` without a reducing filter),
+      loglikelihood (multiple-choice) files (read those with
+      :mod:`activetest.models.lmeval`) and ``loglikelihood_rolling`` files are
+      refused: a generate_until sample's arguments carry its generation settings.
     - ``prompt``: the string fields of ``doc``; ``{"input": <rendered prompt>}``
       when ``doc`` has none. The rendered prompt (with its few-shot examples) is
       ``meta["prompt_text"]``.
@@ -558,20 +559,26 @@ def _is_ll_pair(entry: Any) -> bool:
     return True
 
 
+_ABSENT = object()
+
+
 def _lmeval_answer(rec: Mapping[str, Any], where: str, fname: str) -> str | None:
     """The generated text of one generate_until sample (None: no response recorded)."""
     args = rec.get("arguments")
-    first_arg: Any = None
+    second: Any = None
     if isinstance(args, Mapping) and args:
         first_arg = args.get("gen_args_0")
-        if isinstance(first_arg, Mapping) and isinstance(first_arg.get("arg_1"), str):
-            raise _fail(where, "a loglikelihood (multiple-choice) sample: its arguments are "
-                               "(context, continuation) pairs, not a generation; read such "
-                               "files with activetest.models.lmeval")
-    elif isinstance(args, list) and args and isinstance(args[0], (list, tuple)) and \
-            len(args[0]) >= 2 and isinstance(args[0][1], str):
-        raise _fail(where, "a loglikelihood (multiple-choice) sample; read such files with "
-                           "activetest.models.lmeval")
+        if isinstance(first_arg, Mapping):
+            second = first_arg.get("arg_1", _ABSENT)
+    elif isinstance(args, list) and args and isinstance(args[0], (list, tuple)):
+        second = args[0][1] if len(args[0]) >= 2 else _ABSENT
+    if isinstance(second, str):
+        raise _fail(where, "a loglikelihood (multiple-choice) sample: its arguments are "
+                           "(context, continuation) pairs, not a generation; read such "
+                           "files with activetest.models.lmeval")
+    if second is _ABSENT:
+        raise _fail(where, "not a generate_until sample: its arguments carry no generation "
+                           "settings (a loglikelihood_rolling / perplexity task?)")
     if "filtered_resps" not in rec:
         raise _fail(where, "missing key 'filtered_resps'; expected an lm-eval --log_samples "
                            "record")
