@@ -71,7 +71,9 @@ not only the first)
       and each scorer's extracted ``answer`` are in ``meta["scores"]`` and
       ``meta["score_answers"]``.
     - ``token_logprobs``: ``output.choices[0].logprobs.content[].logprob`` when
-      the model was asked for log-probs.
+      the model was asked for log-probs (``GenerateConfig(logprobs=True)``), as
+      the provider reported them: every generated token, which need not match
+      the stripped answer token for token. lm-eval and EEE files record none.
     - ``attachment://`` references (inspect moves long text out of samples) are
       resolved.
 
