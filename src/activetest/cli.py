@@ -76,6 +76,14 @@ class ImportFormat(str, Enum):
     labelstudio = "labelstudio"
 
 
+class OutFormat(str, Enum):
+    """Values of ``estimate --format``."""
+
+    text = "text"
+    json = "json"
+    eee = "eee"
+
+
 class Which(str, Enum):
     """Values of ``export --which``."""
 
@@ -142,6 +150,12 @@ def _escape(text: str) -> str:
 
     return escape(_CONTROL.sub(lambda m: f"\\x{ord(m.group(0)):02x}" if ord(m.group(0)) < 256
                                else f"\\u{ord(m.group(0)):04x}", str(text)))
+
+
+def _cs(low: float, high: float) -> str:
+    if low == float("-inf") and high == float("inf"):
+        return "(from 30 labels)"
+    return f"[{_num(low)}, {_num(high)}]"
 
 
 def _num(x: float | None, digits: int = 4) -> str:
@@ -528,16 +542,33 @@ def _print_estimate(r: Any, target: str) -> None:
     pct = f"{100 * r.level:g}%"
     _out.print(f"target {_escape(target)}: {r.n_labels} label(s) used of {r.n_pool} pool items "
                f"({r.n_selected} selected)")
-    table = Table("metric", "estimate (LURE)", f"{pct} interval", "uniform-equivalent*",
-                  f"{pct} interval", box=None)
+    table = Table("metric", "estimate (LURE)", f"{pct} interval¹", f"{pct} anytime²",
+                  "bootstrap³", "uniform-equivalent⁴", box=None)
     for m in r.metrics.values():
+        a = m.anytime
         table.add_row(m.metric, _num(m.active.estimate),
+                      "—" if a is None else f"[{_num(a.fixed_low)}, {_num(a.fixed_high)}]",
+                      "—" if a is None else _cs(a.cs_low, a.cs_high),
                       f"[{_num(m.active.low)}, {_num(m.active.high)}]",
-                      _num(m.uniform.estimate), f"[{_num(m.uniform.low)}, {_num(m.uniform.high)}]")
+                      _num(m.uniform.estimate))
     _out.print(table)
-    _out.print("* plain mean of the labelled items' losses: what uniform sampling would report "
-               "with as many labels; BIASED here (items were drawn actively), shown for "
-               "contrast only.")
+    _out.print("¹ fixed budget: valid if you decided the number of labels in advance "
+               "(martingale CLT).  ² confidence sequence: valid however and whenever you stop "
+               "(from 30 labels).  ³ the paper's single-run bootstrap.  ⁴ plain mean of the "
+               "labelled items' losses: BIASED here (items were drawn actively), for contrast.")
+    for m in r.metrics.values():
+        a = m.anytime
+        if a is not None and a.exact_low is not None and a.exact_high is not None:
+            _out.print(f"{m.metric}: exact (non-asymptotic) confidence sequence "
+                       f"[{_num(a.exact_low)}, {_num(a.exact_high)}]")
+        if a is not None and a.target_width is not None:
+            if a.may_stop:
+                _out.print(f"[bold green]{m.metric}: you may stop now[/]: the anytime interval "
+                           f"is {a.cs_high - a.cs_low:.4g} wide, within {a.target_width:g}")
+            elif a.labels_needed is not None:
+                _out.print(f"{m.metric}: the anytime interval reaches width "
+                           f"{a.target_width:g} at about {a.labels_needed} labels "
+                           f"({max(0, a.labels_needed - r.n_labels)} more; a projection)")
     for m in r.metrics.values():
         if m.cv is not None:
             _out.print(f"{m.metric}: control-variate LURE {_num(m.cv.estimate)} "
@@ -570,6 +601,11 @@ def _print_estimate(r: Any, target: str) -> None:
                    f"{_num(c.other.estimate)} [{_num(c.other.low)}, {_num(c.other.high)}]; "
                    f"difference target - other = {_num(c.difference.estimate)} "
                    f"[{_num(c.difference.low)}, {_num(c.difference.high)}] (paired, same labels)")
+        if c.difference_cs is not None:
+            lo, hi = c.difference_cs
+            verdict = ("the target is better (anytime)" if hi < 0 else
+                       "the other model is better (anytime)" if lo > 0 else "not decided yet")
+            _out.print(f"  anytime interval of the difference {_cs(lo, hi)}: {verdict}")
     for w in r.warnings:
         _out.print(f"[yellow]note:[/] {_escape(w)}")
 
@@ -588,17 +624,34 @@ def estimate(
                                                show_default=False)] = None,
     level: Annotated[float | None, typer.Option(help="Interval coverage (default 0.95).",
                                                 show_default=False)] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON (same as --format "
+                                          "json).")] = False,
+    fmt: Annotated[OutFormat | None, typer.Option(
+        "--format", help="text (default), json, or eee (an Every Eval Ever aggregate record "
+                         "per metric, with the uncertainty method named).",
+        show_default=False)] = None,
+    model_id: Annotated[str | None, typer.Option(
+        help="--format eee: the target's model id (e.g. HuggingFaceTB/SmolLM2-135M-Instruct; "
+             "default: the target spec).", show_default=False)] = None,
+    source_organization: Annotated[str, typer.Option(
+        help="--format eee: who ran this evaluation.")] = "unknown",
     threads: Threads = None,
     no_progress: NoProgress = False,
     busy_timeout: Timeout = 5.0,
 ) -> None:
-    """The estimate of every metric with its bootstrap interval, and more."""
+    """The estimate of every metric with its intervals (fixed-budget, anytime, bootstrap)."""
+    out_format = "json" if as_json else (fmt.value if fmt is not None else "text")
     with _open(session, busy_timeout, threads) as s:
         r = s.estimate(compare=list(compare or ()), target_width=target_width, n_boot=n_boot,
                        level=level, progress=not no_progress)
-        if as_json:
+        if out_format == "json":
             print(json.dumps(r.to_dict(), indent=1, default=str))
+        elif out_format == "eee":
+            from activetest.session.eee_report import eee_records
+
+            records = eee_records(s, r, model_id=model_id,
+                                  source_organization=source_organization)
+            print(json.dumps(records if len(records) > 1 else records[0], indent=1))
         else:
             _print_estimate(r, s.config["target"])
 
@@ -655,6 +708,19 @@ def status(
             what = "LURE" if e.method == "lure" else "uniform-equivalent (biased)"
             _out.print(f"last estimate ({e.at}, {e.n_labels} labels): {e.metric} {what} "
                        f"{_num(e.estimate)} [{_num(e.low)}, {_num(e.high)}]")
+            a = e.details.get("anytime") if e.method == "lure" else None
+            if isinstance(a, dict) and isinstance(a.get("cs_low"), (int, float)):
+                _out.print(f"  anytime interval {_cs(a['cs_low'], a['cs_high'])}")
+                fresh = e.n_labels == st.n_usable
+                if a.get("may_stop") and fresh:
+                    _out.print(f"  [bold green]you may stop now[/]: the anytime interval is "
+                               f"within the width {a.get('target_width')} asked for")
+                elif a.get("target_width") is not None and a.get("labels_needed"):
+                    _out.print(f"  about {a['labels_needed']} labels in total for width "
+                               f"{a['target_width']} (a projection)")
+            if e.n_labels != st.n_usable:
+                _out.print(f"  [yellow]stale:[/] {st.n_usable} labels are usable now; run "
+                           f"`activetest estimate` again")
         if not lure:
             _out.print("no estimate yet")
 

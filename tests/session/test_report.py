@@ -95,15 +95,18 @@ def test_report_files(tmp_path: Path, metrics: tuple[str, ...], extras: bool) ->
         assert last.n_labels == 150
         row = next(line for line in md.splitlines() if line.startswith(f"| {m} |"))
         cells = [c.strip() for c in row.strip("|").split("|")]
-        assert cells[:8] == [m, "150", f"{last.estimate:.4g}",
+        anytime = ("—" if last.cs_low is None else  # rows built without a CS show a dash
+                   f"[{last.cs_low:.4g}, {last.cs_high:.4g}]")
+        assert cells[:9] == [m, "150", f"{last.estimate:.4g}",
                              f"[{last.low:.4g}, {last.high:.4g}]",
-                             f"{last.high - last.low:.4g}", f"{last.uniform_estimate:.4g}",
+                             f"{last.high - last.low:.4g}", anytime,
+                             f"{last.uniform_estimate:.4g}",
                              f"[{last.uniform_low:.4g}, {last.uniform_high:.4g}]",
                              f"{last.uniform_high - last.uniform_low:.4g}"]
         if extras:
-            assert cells[8] == f"{data.truth[m]:.4g}"
+            assert cells[9] == f"{data.truth[m]:.4g}"
         else:
-            assert len(cells) == 8
+            assert len(cells) == 9
     assert ("| truth |" in md) == extras
     assert ("## Comparison of targets" in md) == extras
     assert ("no clear difference" in md) is False
@@ -163,7 +166,7 @@ def test_warnings_and_tuples(tmp_path: Path) -> None:
     assert "> **Warning:** Only 20 labels" in md
     assert "truth for log loss (0.5) lies outside the active interval [0.7, 0.9]" in md
     assert "no clear difference (interval contains 0)" in md
-    assert "| log loss | 20 | 0.8 | [0.7, 0.9] | 0.2 | 0.85 | [0.6, 1.1] | 0.5 | 0.5 |" in md
+    assert "| log loss | 20 | 0.8 | [0.7, 0.9] | 0.2 | — | 0.85 | [0.6, 1.1] | 0.5 | 0.5 |" in md
     assert _png_size(tmp_path / "acquisition.png") == plots.ACQUISITION_SIZE  # constant scores
 
 

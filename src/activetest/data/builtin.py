@@ -106,8 +106,14 @@ def _squad() -> Task:
     return SQUAD  # type: ignore[return-value]  # a graded task (GenTask)
 
 
+def _answers() -> Task:
+    from activetest.data.generative import ANSWERS
+
+    return ANSWERS  # type: ignore[return-value]  # a graded task (GenTask)
+
+
 _registry: dict[str, Task | Callable[[], Task]] = {**BUILTIN_TASKS, "demo": _demo,
-                                                   "squad": _squad}
+                                                   "squad": _squad, "answers": _answers}
 
 
 def register_task(task: Task, *, replace: bool = False) -> None:

@@ -27,7 +27,7 @@ from typing import Any
 
 from activetest.data.task import Item
 
-__all__ = ["SQUAD", "GenTask", "GradedItem", "Judgment", "QAItem", "cut_at_stop",
+__all__ = ["ANSWERS", "SQUAD", "GenTask", "GradedItem", "Judgment", "QAItem", "cut_at_stop",
            "exact_match", "gen_task_from_dict", "gen_task_to_dict", "load_graded_pool",
            "load_squad", "normalize_answer", "token_f1"]
 
@@ -199,9 +199,10 @@ def gen_task_from_dict(data: Mapping[str, Any], source: str = "task") -> GenTask
     if unknown:
         raise fail(unknown[0], f"unknown key for a graded task (known: "
                                f"{', '.join(sorted(_GEN_KEYS))})")
-    for key in ("name", "instruction"):
-        if not isinstance(data.get(key), str) or not data[key].strip():
-            raise fail(key, "is required (a non-empty string)")
+    if not isinstance(data.get("name"), str) or not data["name"].strip():
+        raise fail("name", "is required (a non-empty string)")
+    if not isinstance(data.get("instruction"), str):
+        raise fail("instruction", "is required (a string; may be empty)")
     templates = data.get("templates")
     if not isinstance(templates, Mapping) or not all(
             isinstance(templates.get(k), str) for k in ("item", "example")):
@@ -227,7 +228,7 @@ def gen_task_from_dict(data: Mapping[str, Any], source: str = "task") -> GenTask
     if not isinstance(columns, Mapping):
         raise fail("columns", "expected a table")
     instruction = str(data["instruction"])
-    if not instruction.endswith("\n"):
+    if instruction and not instruction.endswith("\n"):
         instruction += "\n"
     return GenTask(name=str(data["name"]).strip(), instruction=instruction,
                    item_template=templates["item"], example_template=templates["example"],
@@ -268,6 +269,11 @@ SQUAD = GenTask(
     columns={"context": "context", "question": "question"},
 )
 """SQuAD v1.1: answer with a span of the context; judged by exact match or token F1."""
+
+ANSWERS = GenTask(name="answers", instruction="", item_template="",
+                  example_template="{answer}")
+"""Judging answers read from a file (``--target answers:FILE``): whatever prompt fields
+the file has are shown; nothing is generated."""
 
 
 # --------------------------------------------------------------------------- SQuAD
@@ -398,7 +404,8 @@ def load_graded_pool(path: str | Path, task: GenTask, *, format: str | None = No
 
     SQuAD JSON (``data[].paragraphs[].qas[]``) gives one item per question, id the
     question id, references its answers. A table needs the task's template fields
-    (through ``task.columns``), an id column (``id_column``; None: row numbers), and
+    (through ``task.columns``; a task without template fields, such as ``answers``,
+    takes every other column), an id column (``id_column``; None: row numbers), and
     optionally ``references`` (a JSON list, ``" | "``-separated text, or one answer),
     ``answer`` (the target's answer, if it was generated elsewhere) and ``judgment``
     (a level name: a judgment already given).
@@ -443,7 +450,11 @@ def load_graded_pool(path: str | Path, task: GenTask, *, format: str | None = No
             label = levels.index(str(raw).strip().casefold())
         answer = rec.get(answer_column)
         used = {*cols.values(), id_column, references_column, answer_column, "judgment"}
-        out.append(GradedItem(Item(item_id, {f: str(rec[c]) for f, c in cols.items()}, label),
+        prompt = {f: str(rec[c]) for f, c in cols.items()}
+        if not cols:  # a task that generates nothing (judging answers): every other column
+            prompt = {str(k): str(v) for k, v in rec.items() if k not in used}
+            used |= set(prompt)
+        out.append(GradedItem(Item(item_id, prompt, label),
                               _references(rec.get(references_column), at),
                               None if answer is None else str(answer),
                               {k: v for k, v in rec.items() if k not in used}))

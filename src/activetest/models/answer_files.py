@@ -691,7 +691,7 @@ def _read_lmeval(path: Path, recs: list[tuple[str, dict[str, Any]]], *, filter_n
     if filter_name is None:
         if len(filters) > 1:
             raise ValueError(f"{path}: holds responses for several lm-eval filters {filters}; "
-                             f"choose one with filter_name=")
+                             f"choose one with filter_name= (in an answers: spec, ?filter=NAME)")
         chosen = filters[0]
     elif filter_name not in filters:
         raise ValueError(f"{path}: no samples for filter {filter_name!r} (has {filters})")
@@ -1052,7 +1052,8 @@ def _read_inspect(path: Path, log: _InspectLog, *, epoch: int | None, score_name
     if epoch is None:
         if len(epochs) > 1:
             raise ValueError(f"{path}: holds {len(epochs)} epochs {epochs} (an answer per "
-                             f"sample and epoch); choose one with epoch=")
+                             f"sample and epoch); choose one with epoch= (in an answers: "
+                             f"spec, ?epoch=N)")
         chosen = epochs[0]
     elif epoch not in epochs:
         raise ValueError(f"{path}: no samples for epoch {epoch} (has {epochs})")
@@ -1220,7 +1221,7 @@ def _read_eee(path: Path, recs: list[tuple[str, dict[str, Any]]], *,
     if evaluation_name is None:
         if len(groups) > 1:
             raise ValueError(f"{path}: holds records of several evaluations {groups}; choose "
-                             f"one with evaluation_name=")
+                             f"one with evaluation_name= (in an answers: spec, ?evaluation=NAME)")
         picked = recs
     else:
         picked = [(w, r) for w, r in recs
@@ -1233,7 +1234,7 @@ def _read_eee(path: Path, recs: list[tuple[str, dict[str, Any]]], *,
         if len(results) > 1:
             raise ValueError(f"{path}: evaluation {evaluation_name!r} has several results "
                              f"{results} (one record per sample each); choose one of them "
-                             f"with evaluation_name=")
+                             f"with evaluation_name= (in an answers: spec, ?evaluation=NAME)")
     models = sorted({str(r.get("model_id")) for _, r in picked})
     if len(models) > 1:
         raise ValueError(f"{path}: holds answers of several models {models}; one file "

@@ -23,9 +23,21 @@ Surrogate specs:
 ``uniform``
     no surrogate: every item equally likely (uniform sampling, for comparison).
 
+Targets: a model spec that can generate; ``pool`` (the pool file's ``answer``
+column); or ``answers:FILE`` (a harness's own log: lm-evaluation-harness
+``generate_until`` samples, inspect_ai ``.eval``, Every Eval Ever JSONL, or a
+CSV/JSONL table; see :mod:`activetest.models.answer_files`). With ``answers:`` the
+answers are joined to the pool BY ID (never by position; every pool id must have
+an answer, and where both name the same prompt field its text must agree). When
+``--pool`` is that same file, the pool is built from it (ids, prompt fields and
+references agree by construction). Options after ``?``, e.g.
+``answers:log.eval?epoch=1&score=match`` or
+``answers:samples.jsonl?filter=strict-match&id_field=id``.
+
 Data labels (simulation only, ``label_from_data``): a judgment given in the pool
-file, else, where references exist, the automatic judge's verdict (exact match
-after the SQuAD normalisation: the top level if it matches, the bottom one if not).
+file, else the answer file's own judgment where it equals a level's score, else,
+where references exist, the automatic judge's verdict (exact match after the SQuAD
+normalisation: the top level if it matches, the bottom one if not).
 """
 
 from __future__ import annotations
@@ -84,6 +96,65 @@ def _load_pool(src: Any, task: GenTask, options: Mapping[str, Any] | None) -> li
     return out
 
 
+_ANSWER_OPTIONS = {"epoch": "epoch", "filter": "filter_name", "score": "score_name",
+                   "id_field": "id_field", "evaluation": "evaluation_name", "format": "format",
+                   "id_column": "id_column", "answer_column": "answer_column"}
+
+
+def read_answer_spec(spec: str) -> Any:
+    """The :class:`~activetest.models.answer_files.AnswerFile` an ``answers:`` spec names."""
+    from activetest.models.answer_files import read_answers
+
+    path, _, query = spec.removeprefix("answers:").partition("?")
+    options: dict[str, Any] = {}
+    for part in filter(None, query.split("&")):
+        key, _, value = part.partition("=")
+        if key not in _ANSWER_OPTIONS:
+            raise SessionError(f"answers spec {spec!r}: unknown option {key!r} (known: "
+                               f"{', '.join(_ANSWER_OPTIONS)})")
+        options[_ANSWER_OPTIONS[key]] = int(value) if key == "epoch" else value
+    return read_answers(path, **options)
+
+
+def _same_file(a: Any, b: str) -> bool:
+    try:
+        return Path(a).resolve() == Path(b).resolve()
+    except (OSError, TypeError):
+        return False
+
+
+def _from_answer_file(spec: str, pool: Any, task: GenTask,
+                      options: Mapping[str, Any] | None) -> tuple[list[GradedItem], list[Any]]:
+    """Pool items and their answers (as Generations) from an ``answers:`` target."""
+    from activetest.data.generative import normalize_answer
+    from activetest.models.base import Generation
+
+    af = read_answer_spec(spec)
+    path = spec.removeprefix("answers:").partition("?")[0]
+    if isinstance(pool, (str, os.PathLike)) and _same_file(pool, path):
+        items = [GradedItem(Item(r.item_id, dict(r.prompt)), r.references, r.answer,
+                            {"file_score": r.score}) for r in af]
+        records = list(af)
+    else:
+        items = _load_pool(pool, task, options)
+        records = af.align([g.item.id for g in items])
+        for g, r in zip(items, records, strict=True):
+            for key in set(g.item.fields) & set(r.prompt):
+                if normalize_answer(g.item.fields[key]) != normalize_answer(r.prompt[key]):
+                    raise SessionError(
+                        f"item {g.item.id!r}: the pool's {key!r} is {g.item.fields[key][:60]!r} "
+                        f"but {af.path} answered {r.prompt[key][:60]!r} under the same id: the "
+                        f"ids join different items; fix the ids, or pass --pool {path} to use "
+                        f"the answer file itself as the pool")
+        items = [GradedItem(g.item, g.references or r.references, r.answer,
+                            {**g.extra, "file_score": r.score}) for g, r in
+                 zip(items, records, strict=True)]
+    gens = [Generation(text=r.answer, raw=r.answer, token_ids=(),
+                       token_logprobs=tuple(r.token_logprobs or ()), finish="stop",
+                       n_answer_tokens=len(r.token_logprobs or ())) for r in records]
+    return items, gens
+
+
 def _generator(spec: str, threads: int | None, cache_dir: str | None, use_cache: bool) -> Any:
     from activetest.models.registry import get_scorer, parse_spec
 
@@ -138,8 +209,9 @@ def _surrogate(inputs: GradedInputs, answers: Sequence[str], generations: Sequen
     if head == "confidence":
         if generations is None:
             raise SessionError("surrogate 'confidence' needs the target's token log-probs, "
-                               "which answers read from the pool file do not have; use "
-                               "agree:<model> or judge:<model>")
+                               "which these answers do not have (a pool column, or a log "
+                               "without log-probs); use agree:<model>, judge:<model> or "
+                               "column:<name>")
         return judges.confidence_logprobs(generations, task.judgment, rest or "mean")
     if head == "agree" and rest:
         other = _answers(inputs, rest, threads=threads, cache_dir=cache_dir,
@@ -244,7 +316,11 @@ def create_graded_session(path: str | os.PathLike[str], *,
 
         raise SessionExistsError(f"{p} already exists; choose another file name or pass "
                                  f"--overwrite to replace it")
-    items = _load_pool(pool, t, pool_options)
+    file_gens = None
+    if target.startswith("answers:"):
+        items, file_gens = _from_answer_file(target, pool, t, pool_options)
+    else:
+        items = _load_pool(pool, t, pool_options)
     if not items:
         raise SessionError("the pool is empty: nothing to evaluate")
     chosen: list[Item] = []
@@ -262,7 +338,10 @@ def create_graded_session(path: str | os.PathLike[str], *,
         raise SessionError(f"shots={shots} needs in-context examples: pass --examples FILE "
                            f"(prompt fields and an 'answer' column)")
     raw: dict[str, str] = {}
-    target_spec = "pool" if target == "pool" else stored_spec(target)
+    if target == "pool" or target.startswith("answers:"):
+        target_spec = target
+    else:
+        target_spec = stored_spec(target)
     raw[target_spec] = target
     head, sep, rest = surrogate.partition(":")
     surrogate_spec = f"{head}:{stored_spec(rest)}" if sep and head in ("agree", "judge") \
@@ -272,7 +351,10 @@ def create_graded_session(path: str | os.PathLike[str], *,
     inputs = GradedInputs(t, items, chosen, target_spec, surrogate_spec, raw)
     cache = None if cache_dir is None else str(Path(cache_dir).resolve())
     gens = None
-    if target == "pool":
+    if file_gens is not None:
+        gens = file_gens if all(g.token_logprobs for g in file_gens) else None
+        answers = [g.text for g in file_gens]
+    elif target == "pool":
         missing = [g.item.id for g in items if g.answer is None]
         if missing:
             raise SessionError(f"--target pool: {len(missing)} item(s) have no 'answer' "
@@ -290,6 +372,9 @@ def create_graded_session(path: str | os.PathLike[str], *,
     stored_items = []
     for g, a in zip(items, answers, strict=True):
         label = g.item.label
+        file_score = g.extra.get("file_score")
+        if label is None and file_score is not None and file_score in t.judgment.scores:
+            label = t.judgment.scores.index(file_score)
         if label is None and g.references:
             label = top if exact_match(a, g.references) else bottom
         stored_items.append(Item(g.item.id, g.item.fields, label))
@@ -309,8 +394,9 @@ def create_graded_session(path: str | os.PathLike[str], *,
         "n_boot": int(n_boot), "level": float(level), "cache_dir": cache,
         "use_cache": bool(use_cache), "activetest_version": __version__,
     }
+    source = target if target.startswith("answers:") else "pool file"
     info = [jsonable({"finish": g.finish, "token_logprobs": list(g.answer_logprobs())})
-            if gens is not None else {"source": "pool file"} for g in (gens or items)]
+            if gens is not None else {"source": source} for g in (gens or items)]
 
     def init(store: SessionStore) -> None:
         store.put_answers("target", range(len(items)), answers, [g.references for g in items],

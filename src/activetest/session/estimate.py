@@ -21,6 +21,7 @@ import numpy as np
 
 from activetest.session.records import (
     METRICS,
+    AnytimeInterval,
     Comparison,
     EstimateReport,
     FlaggedItem,
@@ -29,6 +30,7 @@ from activetest.session.records import (
 from activetest.stats import (
     BootstrapResult,
     bootstrap,
+    fixed_interval,
     labels_for_width,
     log_loss,
     lure_curve,
@@ -134,9 +136,49 @@ def _warnings(draws: LabelledDraws) -> list[str]:
     return notes
 
 
+def anytime(draws: LabelledDraws, losses: np.ndarray, *, control: np.ndarray | None = None,
+            level: float = 0.95, target_width: float | None = None,
+            loss_bound: float | None = None, q_floor: float | None = None,
+            value_range: tuple[float, float] | None = None) -> AnytimeInterval | None:
+    """The fixed-budget interval and the confidence sequences of one estimate.
+
+    ``control`` (``(N,)``) gives control-variate LURE; ``loss_bound`` (every pool
+    item's loss lies in ``[0, loss_bound]``) and ``q_floor`` (each remaining item's
+    probability is at least ``q_floor / (N - m + 1)``) enable the exact CS.
+    """
+    from activetest.stats import (
+        adaptive_lure_theta,
+        anytime_summary,
+        asymptotic_cs,
+        exact_cs,
+        fixed_control_rest,
+    )
+
+    if draws.k < 2:
+        return None
+    N, q, alpha = draws.n_pool, draws.q, 1.0 - level
+    if control is None:
+        theta = adaptive_lure_theta(losses, q, N)
+    else:
+        theta = adaptive_lure_theta(losses, q, N, control=control[draws.rows],
+                                    control_rest=fixed_control_rest(control, draws.rows))
+    summary = anytime_summary(theta, N, target_width=target_width, level=level, alpha=alpha)
+    cs = asymptotic_cs(theta, N, alpha=alpha, value_range=value_range)
+    se = float(fixed_interval(theta, N, level=level).se)
+    exact_low = exact_high = None
+    if control is None and loss_bound is not None and q_floor is not None:
+        ex = exact_cs(losses, q, N, loss_high=float(loss_bound), q_floor=q_floor, alpha=alpha)
+        exact_low, exact_high = float(ex.low[-1]), float(ex.high[-1])
+    return AnytimeInterval(se, summary.fixed_low, summary.fixed_high, float(cs.low[-1]),
+                           float(cs.high[-1]), exact_low, exact_high, target_width,
+                           summary.may_stop if target_width is not None else None,
+                           summary.labels_needed)
+
+
 def _metric_estimate(metric: str, draws: LabelledDraws, losses: np.ndarray, hit: np.ndarray,
                      control: np.ndarray | None, *, seed: int, n_boot: int, level: float,
-                     target_width: float | None) -> MetricEstimate:
+                     target_width: float | None, loss_bound: float | None = None,
+                     q_floor: float | None = None) -> MetricEstimate:
     K, N, q = draws.k, draws.n_pool, draws.q
     terms = lure_terms(losses, q, N)
     active = bootstrap(terms, n_boot=n_boot, level=level,
@@ -154,8 +196,15 @@ def _metric_estimate(metric: str, draws: LabelledDraws, losses: np.ndarray, hit:
         cv = bootstrap(control_mean + lure_terms(losses - control[draws.rows], q, N),
                        n_boot=n_boot, level=level,
                        random_state=bootstrap_rng(seed, K, f"cv:{metric}"))
+    bounded = (0.0, 1.0) if metric == "error_rate" else None
+    any_lure = anytime(draws, losses, level=level, target_width=target_width,
+                       loss_bound=1.0 if metric == "error_rate" else loss_bound, q_floor=q_floor,
+                       value_range=bounded)
+    any_cv = None if control is None else anytime(draws, losses, control=control, level=level,
+                                                  target_width=target_width,
+                                                  value_range=bounded)
     return MetricEstimate(metric, active, uniform, curve, ucurve, without, needed, cv,
-                          control_mean)
+                          control_mean, any_lure, any_cv)
 
 
 def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
@@ -163,7 +212,9 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
                     pool_controls: Mapping[str, np.ndarray],
                     compare: Mapping[str, Mapping[str, np.ndarray]] | None = None,
                     noise: NoiseRule = NoiseRule(), seed: int, n_boot: int = 1000,
-                    level: float = 0.95, target_width: float | None = None) -> EstimateReport:
+                    level: float = 0.95, target_width: float | None = None,
+                    loss_bounds: Mapping[str, float] | None = None,
+                    q_floor: float | None = None) -> EstimateReport:
     """Every metric's estimate from the labelled draws.
 
     Args:
@@ -177,7 +228,12 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
         compare: other target spec -> metric -> ``(K,)`` its losses at the same draws.
         noise: the label-noise alarm.
         seed, n_boot, level: the bootstraps' seed, resamples and coverage.
-        target_width: also project the labels needed for this interval width.
+        target_width: also project the labels needed for this interval width (by the
+            bootstrap, and by the confidence sequence: ``anytime.labels_needed``).
+        loss_bounds: metric -> the largest loss any pool item can have (enables the
+            exact CS for log loss; the error rate's bound is 1).
+        q_floor: every remaining item's probability is at least ``q_floor / (N - m + 1)``
+            (the paper's floor alpha gives ``alpha / (1 + alpha)``).
     """
     if target_width is not None and not target_width > 0:
         raise ValueError(f"target width must be > 0, got {target_width!r}")
@@ -194,17 +250,23 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
     for metric, loss in losses.items():
         out[metric] = _metric_estimate(metric, draws, np.asarray(loss, dtype=np.float64), hit,
                                        pool_controls.get(metric), seed=seed, n_boot=n_boot,
-                                       level=level, target_width=target_width)
+                                       level=level, target_width=target_width,
+                                       loss_bound=(loss_bounds or {}).get(metric),
+                                       q_floor=q_floor)
     comparisons: list[Comparison] = []
     for spec, other_losses in (compare or {}).items():
         for metric in losses:
             o_loss = np.asarray(other_losses[metric], dtype=np.float64)
             other = bootstrap(lure_terms(o_loss, q, N), n_boot=n_boot, level=level,
                               random_state=bootstrap_rng(seed, K, f"other:{spec}:{metric}"))
-            d_terms = lure_terms(np.asarray(losses[metric]) - o_loss, q, N)
+            d_loss = np.asarray(losses[metric]) - o_loss
+            d_terms = lure_terms(d_loss, q, N)
             diff = bootstrap(d_terms, n_boot=n_boot, level=level,
                              random_state=bootstrap_rng(seed, K, f"diff:{spec}:{metric}"))
-            comparisons.append(Comparison(spec, metric, other, diff))
+            d_any = anytime(draws, d_loss, level=level)
+            comparisons.append(Comparison(spec, metric, other, diff,
+                                          None if d_any is None else (d_any.cs_low,
+                                                                      d_any.cs_high)))
     return EstimateReport(N, K, draws.n_selected, draws.n_waiting, out, flagged,
                           (noise.target_nll, noise.surrogate_nll, noise.rule), comparisons,
                           target_width, level, _warnings(draws))

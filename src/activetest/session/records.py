@@ -19,6 +19,7 @@ __all__ = [
     "METRICS",
     "METRIC_CHOICES",
     "NOISE_RULES",
+    "AnytimeInterval",
     "Comparison",
     "EstimateReport",
     "FlaggedItem",
@@ -65,6 +66,38 @@ class FlaggedItem:
 
 
 @dataclass(frozen=True)
+class AnytimeInterval:
+    """Intervals with a justification the bootstrap lacks (see docs/intervals.md).
+
+    Attributes:
+        se: the martingale-CLT standard error of the estimate (consistent under the
+            sequential, adaptive, without-replacement design; finite-population
+            factor built in).
+        fixed_low, fixed_high: the fixed-budget interval from ``se`` (with Hall's
+            skewness correction): valid if the number of labels was chosen in advance.
+        cs_low, cs_high: the asymptotic confidence sequence: valid at ANY number of
+            labels, including one chosen by looking at the results (stop whenever you
+            like); the whole line before 30 labels.
+        exact_low, exact_high: the exact (non-asymptotic) betting confidence sequence
+            for bounded losses, or None where no bound is known.
+        target_width: the width asked for, if any.
+        may_stop: whether the CS is already at most ``target_width`` wide.
+        labels_needed: projected total labels until the CS is that narrow.
+    """
+
+    se: float
+    fixed_low: float
+    fixed_high: float
+    cs_low: float
+    cs_high: float
+    exact_low: float | None = None
+    exact_high: float | None = None
+    target_width: float | None = None
+    may_stop: bool | None = None
+    labels_needed: int | None = None
+
+
+@dataclass(frozen=True)
 class MetricEstimate:
     """The estimate of one metric.
 
@@ -87,6 +120,9 @@ class MetricEstimate:
             when the surrogate's expectation tracks the real losses. None when no
             control can be formed.
         control_mean: the pool mean of ``h`` (the ASE estimate, which needs no labels).
+        anytime: the martingale fixed-budget interval and the confidence sequences of
+            the LURE estimate (None below 2 labels).
+        cv_anytime: the same for control-variate LURE.
     """
 
     metric: str
@@ -98,6 +134,8 @@ class MetricEstimate:
     labels_needed: int | None = None
     cv: BootstrapResult | None = None
     control_mean: float | None = None
+    anytime: AnytimeInterval | None = None
+    cv_anytime: AnytimeInterval | None = None
 
 
 @dataclass(frozen=True)
@@ -110,12 +148,15 @@ class Comparison:
         other: LURE estimate of the second target's risk.
         difference: LURE estimate of ``risk(target) - risk(other)`` with its
             bootstrap interval (unbiased: LURE of the per-item difference).
+        difference_cs: the asymptotic confidence sequence of the difference
+            (``high < 0``: the target is better, at any number of labels), or None.
     """
 
     spec: str
     metric: str
     other: BootstrapResult
     difference: BootstrapResult
+    difference_cs: tuple[float, float] | None = None
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +61,7 @@ from activetest.session.records import (
     MetricEstimate,
     SessionStatus,
 )
-from activetest.session.scoring import Scoring, score_rows, stored_spec
+from activetest.session.scoring import Scoring, jsonable, score_rows, stored_spec
 from activetest.session.store import (
     Acquisition,
     EstimateRow,
@@ -486,6 +487,13 @@ class Session:
                 self._scorers[spec] = other
             o_lp = self._logprobs(f"compare:{spec}", spec, draws.rows, progress)[draws.rows]
             compared[spec] = {m: est.per_item_loss(m, o_lp, draws.y) for m in self.metrics}
+        bounds: dict[str, float] = {}
+        t_pool = None if self.graded else self.store.scores("target")
+        if t_pool is not None and np.all(np.isfinite(t_pool.logprobs)):
+            from activetest.stats import log_loss_bound
+
+            bounds["log_loss"] = log_loss_bound(t_pool.logprobs)  # known without labels
+        alpha = float(cfg.get("alpha", 0.1))
         noise = cfg.get("noise", {})
         t_thr = noise.get("target_nll", 5.0)
         report = est.estimate_report(
@@ -497,7 +505,7 @@ class Session:
             seed=int(cfg["seed"]),
             n_boot=int(n_boot if n_boot is not None else cfg.get("n_boot", 1000)),
             level=float(level if level is not None else cfg.get("level", 0.95)),
-            target_width=target_width)
+            target_width=target_width, loss_bounds=bounds, q_floor=alpha / (1 + alpha))
         if record and self.store.writable:
             self._record(report)
         return report
@@ -510,8 +518,9 @@ class Session:
 
         with self.store.transaction():
             for m in report.metrics.values():
+                extra = {} if m.anytime is None else {"anytime": jsonable(asdict(m.anytime))}
                 put(m.metric, "lure", m.active, n_flagged=len(report.flagged),
-                    without_flagged=m.without_flagged, labels_needed=m.labels_needed)
+                    without_flagged=m.without_flagged, labels_needed=m.labels_needed, **extra)
                 put(m.metric, "mean", m.uniform, note="plain mean; biased under active sampling")
                 if m.cv is not None:
                     put(m.metric, "cv_lure", m.cv, control_pool_mean=m.control_mean)

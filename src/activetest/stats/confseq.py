@@ -288,9 +288,11 @@ def labels_for_cs_width(theta: np.ndarray, N: int, width: float, *, alpha: float
     A **projection**, not a guarantee: it assumes each further draw's variance
     is what the draws so far suggest (the clock model of the module docstring),
     so ``SE_{M'} = SE_M sqrt(P(M') / P(M))`` with ``P(M) = tau_M / W_M^2 = N (N - M) / M``
-    (uniform sampling's variance profile), and returns the first ``M' >= M`` whose projected CS
-    ``2 SE_{M'} f(tau_{M'})`` is at most ``width`` (N at worst: the whole pool
-    has width 0). Stopping when the *observed* CS is narrow enough is valid;
+    (uniform sampling's variance profile), and returns ``M`` if the CS observed now
+    is narrow enough, else the first ``M' > M`` whose projected CS ``2 SE_{M'}
+    f(tau_{M'})``, scaled by (observed width / plain width) at ``M`` so that it
+    never promises less than what is seen, is at most ``width`` (N at worst: the
+    whole pool has width 0). Stopping when the *observed* CS is narrow enough is valid;
     the projection only says roughly when that will be.
     """
     th = np.asarray(theta, dtype=np.float64)
@@ -308,9 +310,15 @@ def labels_for_cs_width(theta: np.ndarray, N: int, width: float, *, alpha: float
     tau = cs_clock(N, N - 1)
     Wm = np.arange(1, N, dtype=np.float64) / (N - np.arange(1, N))
     P = tau / Wm**2
-    future = np.arange(max(M, MIN_LABELS), N)  # budgets from M (index budget - 1)
+    rho2 = normal_mixture_rho2(planned_labels, alpha)
+    future = np.arange(max(M + 1, MIN_LABELS), N)  # budgets after M (index budget - 1)
     proj = 2 * se[-1] * np.sqrt(P[future - 1] / P[M - 1]) * _mixture_factor(
-        tau[future - 1], normal_mixture_rho2(planned_labels, alpha), alpha)
+        tau[future - 1], rho2, alpha)
+    # Anchored to the CS observed now: the skewness correction (and clipping) can make
+    # it wider than the plain formula at M, and a projection must not promise less.
+    plain_now = 2 * se[-1] * _mixture_factor(tau[M - 1:M], rho2, alpha)[0]
+    if M >= MIN_LABELS and np.isfinite(cs.width[-1]) and plain_now > 0:
+        proj = proj * max(1.0, float(cs.width[-1]) / float(plain_now))
     ok = np.flatnonzero(proj <= width)
     return int(future[ok[0]]) if ok.size else int(N)
 

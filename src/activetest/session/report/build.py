@@ -30,6 +30,21 @@ def _budgets(k: int, n_points: int) -> list[int]:
     return [b for b in budgets if b >= 2] or [k]
 
 
+def _finite_or_none(x: float) -> float | None:
+    return float(x) if np.isfinite(x) else None
+
+
+def _cs_curve(draws: est.LabelledDraws, losses: np.ndarray, level: float,
+              metric: str) -> tuple[np.ndarray, np.ndarray]:
+    """The anytime CS of LURE at every label count 1..K (inf before it starts)."""
+    from activetest.stats import adaptive_lure_theta, asymptotic_cs
+
+    theta = adaptive_lure_theta(losses, draws.q, draws.n_pool)
+    cs = asymptotic_cs(theta, draws.n_pool, alpha=1.0 - level,
+                       value_range=(0.0, 1.0) if metric == "error_rate" else None)
+    return np.asarray(cs.low), np.asarray(cs.high)
+
+
 def cv_notes(report: EstimateReport) -> list[str]:
     """The report's paragraph on control-variate LURE (empty when there is none)."""
     parts = [f"{METRIC_NAMES[m.metric]} {m.cv.estimate:.4f} [{m.cv.low:.4f}, {m.cv.high:.4f}]"
@@ -63,9 +78,12 @@ def report_data(session: Session, *, compare: Sequence[Any] | Any = (),
     for metric in session.metrics:
         points = est.history(draws, metric, losses[metric], budgets, seed=seed,
                              n_boot=n_boot, level=level)
+        cs_lo, cs_hi = _cs_curve(draws, losses[metric], level, metric)
         history[METRIC_NAMES[metric]] = [
             rp.HistoryRow(p.n_labels, p.active.estimate, p.active.low, p.active.high,
-                          p.uniform.estimate, p.uniform.low, p.uniform.high) for p in points]
+                          p.uniform.estimate, p.uniform.low, p.uniform.high,
+                          _finite_or_none(cs_lo[p.n_labels - 1]),
+                          _finite_or_none(cs_hi[p.n_labels - 1])) for p in points]
     terms = lure_terms(losses[session.metrics[0]], draws.q, draws.n_pool)
     position = {step: j for j, step in enumerate(draws.steps)}
     flagged = []

@@ -30,6 +30,8 @@ class HistoryRow:
         uniform_estimate, uniform_low, uniform_high: the uniform-equivalent
             estimate and interval for the same number of labels (what the
             workflow computes as the baseline; ``None`` if not available).
+        cs_low, cs_high: the anytime-valid confidence sequence at that many labels
+            (``None`` before it starts, at 30 labels, or if not computed).
     """
 
     n_labels: int
@@ -39,6 +41,8 @@ class HistoryRow:
     uniform_estimate: float | None = None
     uniform_low: float | None = None
     uniform_high: float | None = None
+    cs_low: float | None = None
+    cs_high: float | None = None
 
 
 @dataclass(frozen=True)

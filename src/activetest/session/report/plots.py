@@ -74,6 +74,10 @@ def _plot_metric(ax: Axes, data: ReportData, metric: str) -> None:
                             label=f"{data.uniform_label} {pct} interval")
             ax.plot(x, ue, color=_UNIFORM, linestyle="--", marker=marker, markersize=3,
                     label=f"{data.uniform_label} estimate")
+        cs_lo, cs_hi = _column(rows, "cs_low"), _column(rows, "cs_high")
+        if np.isfinite(cs_lo).any():  # the anytime band is the wider one: drawn beneath
+            ax.fill_between(x, cs_lo, cs_hi, facecolor="none", edgecolor=_ACTIVE, hatch="///",
+                            linewidth=0.0, alpha=0.5, label=f"anytime {pct} (stop any time)")
         ax.fill_between(x, _column(rows, "low"), _column(rows, "high"), color=_ACTIVE,
                         alpha=0.3, linewidth=0, label=f"active {pct} interval")
         ax.plot(x, _column(rows, "estimate"), color=_ACTIVE, marker=marker, markersize=3,

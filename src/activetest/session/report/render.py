@@ -66,7 +66,7 @@ def _blocks(data: ReportData, images: Mapping[str, str]) -> list[_Block]:
 
     out.append(("h2", "Estimates"))
     header = ["metric", "labels", "estimate", f"{pct} interval", "width",
-              data.uniform_label, f"{pct} interval", "width"]
+              f"anytime {pct}", data.uniform_label, f"{pct} interval", "width"]
     has_truth = bool(data.truth)
     if has_truth:
         header.append("truth")
@@ -79,8 +79,8 @@ def _blocks(data: ReportData, images: Mapping[str, str]) -> list[_Block]:
         uw = (r.uniform_high - r.uniform_low if r.uniform_low is not None
               and r.uniform_high is not None else None)
         row = [m, str(r.n_labels), _num(r.estimate), _interval(r.low, r.high),
-               _num(r.high - r.low), _num(r.uniform_estimate),
-               _interval(r.uniform_low, r.uniform_high), _num(uw)]
+               _num(r.high - r.low), _interval(r.cs_low, r.cs_high),
+               _num(r.uniform_estimate), _interval(r.uniform_low, r.uniform_high), _num(uw)]
         if has_truth:
             row.append(_num(data.truth.get(m)))
         rows.append(row)

@@ -1,0 +1,103 @@
+"""Sessions show the fixed-budget interval and the anytime confidence sequence side by side.
+
+Checked through the CLI on a table-backed session: the numbers equal the stats
+functions applied to the stored draws, "you may stop" follows the CS (never the
+fixed interval), the report carries the CS band, and ``--format eee`` writes
+Every Eval Ever aggregate records that pass our schema check.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import PoolFiles
+from typer.testing import CliRunner
+
+from activetest.cli import app
+from activetest.session.eee import check_eee_aggregate
+from activetest.session.workflow import Session
+from activetest.stats import adaptive_lure_theta, asymptotic_cs, fixed_interval
+
+runner = CliRunner()
+
+
+def run(*args: object, code: int = 0) -> str:
+    result = runner.invoke(app, [str(a) for a in args])
+    assert result.exit_code == code, (result.exit_code, result.output, result.exception)
+    return result.output
+
+
+@pytest.fixture
+def session(pool_files: PoolFiles, tmp_path: Path) -> Path:
+    db = tmp_path / "s.db"
+    run("init", db, "--pool", pool_files.pool, "--task", "demo", "--surrogate",
+        f"table:{pool_files.surrogate}", "--target", f"table:{pool_files.target}",
+        "--id-column", "id", "--metric", "both", "--seed", "4", "--no-progress")
+    run("select", db, "--n", "45")
+    with Session.open(db) as s:
+        s.label_from_data()
+    return db
+
+
+def test_intervals_equal_the_statistics_on_the_stored_draws(session: Path) -> None:
+    out = json.loads(run("estimate", session, "--json"))
+    with Session.open(session) as s:
+        draws = s.labelled_draws()
+        losses = s.item_losses(draws)
+    for metric, loss in losses.items():
+        theta = adaptive_lure_theta(loss, draws.q, draws.n_pool)
+        fi = fixed_interval(theta, draws.n_pool)
+        cs = asymptotic_cs(theta, draws.n_pool,
+                           value_range=(0.0, 1.0) if metric == "error_rate" else None)
+        got = out["metrics"][metric]["anytime"]
+        assert got["fixed_low"] == pytest.approx(fi.low) and got["se"] == pytest.approx(fi.se)
+        assert got["cs_low"] == pytest.approx(cs.low[-1])
+        assert got["cs_high"] == pytest.approx(cs.high[-1])
+        assert got["cs_low"] <= got["fixed_low"] <= got["fixed_high"] <= got["cs_high"]
+        # the exact CS: the error rate is bounded by 1, the log loss by the target's
+        # largest log loss on the pool (known without labels)
+        est = out["metrics"][metric]["active"]["estimate"]
+        assert got["exact_low"] is not None and got["exact_low"] <= est <= got["exact_high"]
+    assert np.isfinite(out["metrics"]["log_loss"]["anytime"]["exact_high"])
+
+
+def test_may_stop_follows_the_confidence_sequence(session: Path) -> None:
+    wide = json.loads(run("estimate", session, "--json", "--target-width", "10"))
+    for m in wide["metrics"].values():
+        assert m["anytime"]["may_stop"] is True
+    text = run("estimate", session, "--target-width", "10")
+    assert "you may stop now" in text
+    a = json.loads(run("estimate", session, "--json"))["metrics"]["error_rate"]["anytime"]
+    between = (a["fixed_high"] - a["fixed_low"] + a["cs_high"] - a["cs_low"]) / 2
+    narrow = json.loads(run("estimate", session, "--json", "--target-width", str(between)))
+    b = narrow["metrics"]["error_rate"]["anytime"]
+    # the fixed interval is already narrower than W, but the CS is not: keep labelling
+    assert b["fixed_high"] - b["fixed_low"] < between < b["cs_high"] - b["cs_low"]
+    assert b["may_stop"] is False and b["labels_needed"] > 45
+
+
+def test_report_draws_the_anytime_band_and_eee_records_are_valid(session: Path,
+                                                                 tmp_path: Path) -> None:
+    run("report", session, "--out", tmp_path / "rep")
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert "anytime 95%" in md
+    records = json.loads(run("estimate", session, "--format", "eee", "--model-id",
+                             "org/target"))
+    assert isinstance(records, list) and len(records) == 2
+    for rec in records:
+        assert check_eee_aggregate(rec) == []
+        text = json.dumps(rec)
+        assert "LURE" in text and "martingale" in text
+
+
+def test_status_says_you_may_stop_and_marks_stale_estimates(session: Path) -> None:
+    run("estimate", session, "--target-width", "10")
+    assert "you may stop now" in run("status", session)
+    with Session.open(session) as s:
+        s.select(1)
+        s.label_from_data()
+    out = run("status", session)
+    assert "stale" in out and "you may stop now" not in out
