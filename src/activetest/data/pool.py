@@ -17,7 +17,17 @@ format       suffixes             notes
 ``parquet``  .parquet .pq         needs ``pyarrow``
 ``fpb``      Sentences_*.txt      ``sentence@label`` per line, split on the LAST
                                   ``@``; ISO-8859-1 by default
+``lmeval``   samples_*.jsonl      lm-evaluation-harness ``--log_samples`` file(s),
+                                  found by content (also ``.json``, ``.gz``, a
+                                  folder or a glob): items from the ``doc`` fields
 ===========  ===================  ==========================================
+
+An lm-eval samples file as the pool: each record's ``doc`` (the dataset row lm-eval
+evaluated) is the item's record (columns found as for any format), its id the key
+lm-eval's predictions are joined by (``doc_id``; ``<task>/<doc_id>`` for several
+files), and its label the gold choice (``target``) mapped to a class by label
+word (none for ``-1`` or a choice that is not a label word). The same file as the
+target (``table:FILE``) then agrees with the pool by construction.
 
 Item ids are the values of ``id_column`` when one is given (or named in the
 task's ``columns``), otherwise the 0-based row number of the record in the file
@@ -69,7 +79,7 @@ __all__ = [
 ]
 
 #: Formats :func:`load_pool` reads.
-FORMATS = ("csv", "tsv", "jsonl", "json", "parquet", "fpb")
+FORMATS = ("csv", "tsv", "jsonl", "json", "parquet", "fpb", "lmeval")
 
 _SUFFIXES = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl",
              ".json": "json", ".parquet": "parquet", ".pq": "parquet"}
@@ -489,20 +499,24 @@ def records_to_items(records: Iterable[tuple[str, Record]], source: str, *,
                      field_columns: Mapping[str, str] | None = None,
                      label_map: Mapping[Any, int | str] | None = None,
                      drop_labels: Collection[Any] = (),
-                     keys: Collection[str] | None = None) -> list[Item]:
+                     keys: Collection[str] | None = None,
+                     ids: Sequence[str] | None = None,
+                     labels: Sequence[int | None] | None = None) -> list[Item]:
     """Turn raw records into items (the part of :func:`load_pool` after parsing).
 
     Args:
         records: ``(where, record)`` pairs as :func:`read_records` gives them.
         source: the file name or hub name, for error messages.
         keys: the column names (a CSV header); default: the first record's keys.
+        ids, labels: per record, its id and label, given instead of read from
+            columns (lm-eval samples files carry both outside the ``doc``).
         Other arguments: as for :func:`load_pool`.
 
     Raises:
         PoolFormatError: a missing column, bad label or duplicate id, naming
             ``source`` and the record's ``where``.
     """
-    labels = _LabelParser(task, label_map, source)
+    parse_label = _LabelParser(task, label_map, source)
     drop = {_norm_label_key(v) for v in drop_labels}
     items: list[Item] = []
     seen: dict[str, str] = {}
@@ -512,7 +526,7 @@ def records_to_items(records: Iterable[tuple[str, Record]], source: str, *,
             plan = _plan(keys if keys is not None else list(record), task, text_column,
                          label_column, id_column, field_columns)
         raw_label = None
-        if plan.label is not None:
+        if plan.label is not None and labels is None:
             found, raw_label = _lookup(record, plan.label)
             if not found and plan.label_required:
                 raise PoolFormatError(f"{source}, {where}: no label column {plan.label!r} "
@@ -526,7 +540,9 @@ def records_to_items(records: Iterable[tuple[str, Record]], source: str, *,
                 raise PoolFormatError(f"{source}, {where}: no column {spec!r} for field "
                                       f"{name!r} (columns: {', '.join(map(str, record))})")
             fields[name] = _as_text(value, source, where, spec)
-        if plan.id is not None:
+        if ids is not None:
+            item_id = ids[row]
+        elif plan.id is not None:
             found, value = _lookup(record, plan.id)
             if not found:
                 raise PoolFormatError(f"{source}, {where}: no id column {plan.id!r} "
@@ -540,8 +556,57 @@ def records_to_items(records: Iterable[tuple[str, Record]], source: str, *,
             raise PoolFormatError(f"{source}, {where}: duplicate id {item_id!r} "
                                   f"(first at {seen[item_id]})")
         seen[item_id] = where
-        items.append(Item(id=item_id, fields=fields, label=labels(raw_label, where)))
+        label = labels[row] if labels is not None else parse_label(raw_label, where)
+        items.append(Item(id=item_id, fields=fields, label=label))
     return items
+
+
+def _is_lmeval(p: Path, format: str | None) -> bool:
+    """Whether ``p`` names lm-eval samples file(s): by name, folder, glob or content."""
+    if format is not None:
+        return format.lower() == "lmeval"
+    if p.is_dir() or (not p.exists() and any(ch in str(p) for ch in "*?")):
+        return True
+    from activetest.models.lmeval import looks_like_lmeval
+
+    name = p.name.lower().removesuffix(".gz")
+    return name.endswith((".jsonl", ".json", ".ndjson")) and p.is_file() and looks_like_lmeval(p)
+
+
+def _load_lmeval_pool(path: Path, task: Task | None, *, text_column: str | None,
+                      label_column: str | None, id_column: str | None,
+                      field_columns: Mapping[str, str] | None) -> Pool:
+    """Items from the ``doc`` of every record of lm-eval samples file(s)."""
+    # The reader lives with the lm-eval scorer (models/lmeval.py): one parser for
+    # both sides of the join.
+    from activetest.models.lmeval import gold_classes, lmeval_documents, lmeval_files
+
+    source = str(path)
+    for flag, value, why in (("--id-column", id_column, "the ids are lm-eval's doc_id "
+                              "(<task>/<doc_id> for several files)"),
+                             ("--label-column", label_column, "the labels are the records' "
+                              "gold choices (target), mapped to classes by label word")):
+        if value is not None:
+            raise PoolFormatError(f"{source}: an lm-eval samples pool takes no {flag} "
+                                  f"({flag.strip('-').replace('-', '_')}= in Python): {why}")
+    try:
+        files = lmeval_files(path)
+        keys, where, docs, choices, targets = lmeval_documents(path)
+    except ValueError as exc:
+        raise PoolFormatError(str(exc)) from None
+    for w, doc in zip(where, docs, strict=True):
+        if not isinstance(doc, dict):
+            raise PoolFormatError(f"{w}: the record has no 'doc' object (got "
+                                  f"{type(doc).__name__}); a pool needs lm-eval's documents")
+    gold = (gold_classes(choices, targets, task.classes, task.class_names) if task is not None
+            else [None] * len(keys))
+    items = records_to_items(zip(where, docs, strict=True), source, task=task,
+                             text_column=text_column, field_columns=field_columns,
+                             ids=keys, labels=gold)
+    digest = hashlib.sha256()
+    for f in files:
+        digest.update(_read_bytes(f))
+    return Pool(tuple(items), source=source, format="lmeval", sha256=digest.hexdigest())
 
 
 def _resolve_task(task: Task | str | None) -> Task | None:
@@ -587,6 +652,10 @@ def load_pool(path: str | Path, *, format: str | None = None,
     """
     p = Path(path)
     resolved = _resolve_task(task)
+    if _is_lmeval(p, format):
+        return _load_lmeval_pool(p, resolved, text_column=text_column,
+                                 label_column=label_column, id_column=id_column,
+                                 field_columns=field_columns)
     fmt = (format or detect_format(p)).lower()
     data = _read_bytes(p)
     records = _parse_bytes(data, str(p), fmt, encoding)

@@ -41,6 +41,20 @@ def cv_notes(report: EstimateReport) -> list[str]:
             + "."]
 
 
+def target_examples(session: Session) -> Any:
+    """The in-context examples the target's predictions used, as its scores record it.
+
+    For predictions read from a file this is what the file says (lm-eval's
+    ``n-shot``) or ``"unknown"``, never the session's own setting.
+    """
+    stored = session.store.scores("target")
+    prov = stored.provenance if stored is not None else {}
+    if "n_examples" in prov:
+        return prov["n_examples"]
+    cfg = session.config
+    return cfg.get("target_shots", cfg.get("shots", 0))
+
+
 def report_data(session: Session, *, compare: Sequence[Any] | Any = (),
                 target_width: float | None = None, truth: Mapping[str, float] | None = None,
                 n_points: int = 40, title: str | None = None, notes: Sequence[str] = (),
@@ -88,7 +102,7 @@ def report_data(session: Session, *, compare: Sequence[Any] | Any = (),
     all_acq = session.acquisitions()
     info = {"Session": str(session.path), "Seed": cfg["seed"], "Alpha": cfg["alpha"],
             "In-context examples": cfg.get("shots", 0),
-            "Target in-context examples": cfg.get("target_shots", cfg.get("shots", 0))}
+            "Target in-context examples": target_examples(session)}
     # The report states the few-labels warning itself.
     all_notes = [*(w for w in final.warnings if not w.startswith("only ")),
                  "The uniform-equivalent column is the plain mean of the labelled items' "
