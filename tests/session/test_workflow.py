@@ -242,10 +242,16 @@ def test_examples_and_target_shots_are_recorded(pool_files: PoolFiles, tmp_path:
         ex = s.examples()
         assert len(ex) == 6 and {e.label for e in ex} == {0, 1}
         assert {e.id for e in ex} <= {f"e{k}" for k in range(20)}
+        assert (s.config["shots"], s.config["target_shots"]) == (6, 0)
+        # both models are prediction tables: the session's prompt was not used, and a
+        # plain table does not say how its predictions were made
         prov = s.store.scores("surrogate")
-        assert prov is not None and prov.provenance["n_examples"] == 6
+        assert prov is not None and prov.provenance["n_examples"] == "unknown"
         t = s.store.scores("target")
-        assert t is not None and t.provenance["n_examples"] == 0
+        assert t is not None and t.provenance["n_examples"] == "unknown"
+        s.select(2)
+        s.label_from_data()
+        assert s.report_data(progress=False).info["Target in-context examples"] == "unknown"
     with Session.open(tmp_path / "a.db") as s:
         assert s.examples() == ex  # same examples, same order, after reopening
 
