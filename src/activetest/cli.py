@@ -213,6 +213,11 @@ def init(
     encoding: Annotated[str | None, typer.Option(
         help="Text encoding of the pool and examples files (default utf-8).",
         show_default=False)] = None,
+    label_base: Annotated[int | None, typer.Option(
+        help="How the pool and examples files number classes if their labels are numbers: "
+             "0 or 1 (the first class is written 0, or 1). Default: the task's label_base "
+             "(built-in tasks: 0); without one, numeric labels are refused. Class names "
+             "always work.", show_default=False)] = None,
     noise_target_nll: Annotated[float, typer.Option(help="Label-noise alarm: flag labels "
                                                     "with target NLL above this.")] = 5.0,
     noise_surrogate_nll: Annotated[float, typer.Option(help="... or surrogate NLL above "
@@ -232,7 +237,8 @@ def init(
 
     pool_options = {k: v for k, v in (("id_column", id_column), ("text_column", text_column),
                                       ("label_column", label_column), ("format", pool_format),
-                                      ("encoding", encoding)) if v is not None}
+                                      ("encoding", encoding), ("label_base", label_base))
+                    if v is not None}
     with Session.create(session, pool=pool, task=task, surrogate=surrogate, target=target,
                         metric=metric.value, acquisition=None if acquisition is None
                         else acquisition.value, alpha=alpha, seed=seed, shots=shots,
@@ -504,13 +510,18 @@ def import_(
     from_name: Annotated[str | None, typer.Option(
         help="Label Studio: the <Choices> control to read (when the project has several).",
         show_default=False)] = None,
+    label_base: Annotated[int | None, typer.Option(
+        help="The file writes classes as numbers counted from 0 or from 1 (the terminal "
+             "labeller's keys count from 1). Without it, only class names and label words "
+             "are read and numbers are refused.", show_default=False)] = None,
     busy_timeout: Timeout = 5.0,
 ) -> None:
     """Import labels from a file (all or nothing: any bad record imports none)."""
     with _open(session, busy_timeout) as s:
         result = s.import_file(file, format=None if format is None else format.value,
                                overwrite=overwrite, id_column=id_column,
-                               label_column=label_column, from_name=from_name)
+                               label_column=label_column, from_name=from_name,
+                               label_base=label_base)
         _out.print(f"imported {result.added} new label(s), changed {result.changed}, "
                    f"{result.unchanged} already present; {len(s.pending())} selected item(s) "
                    f"still pending")

@@ -41,11 +41,12 @@ the task's templates use, the column is ``field_columns[field]`` (or
 own name (for ``text``: ``text`` or else ``sentence``).
 
 Labels: an empty, null or missing label gives an unlabelled item (``label=None``).
-Integers (and integer strings such as ``"1"``) are class indices. Other strings
-are looked up in ``label_map`` (raw value -> class index or label word), then
-the task's ``label_map``, then its label words and class names (exact, then
-case-insensitive). Anything else is a :class:`PoolFormatError` naming the file
-and line.
+Otherwise the one rule of :mod:`activetest.data.classes`: a label word or class
+name (exact, then case-insensitive), or a key of ``label_map`` (raw value -> class
+index or label word) or of the task's ``label_map``; a NUMBER only when the file's
+numbering is declared, by ``label_base=`` (``--label-base``) or the task's
+``label_base`` (the built-in tasks count from 0, as their datasets do). Anything
+else is a :class:`PoolFormatError` naming the file and line.
 """
 
 from __future__ import annotations
@@ -55,7 +56,6 @@ import csv
 import gzip
 import hashlib
 import io
-import math
 import re
 import zlib
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
@@ -64,6 +64,7 @@ from pathlib import Path
 from typing import Any, overload
 
 from activetest.data import _json
+from activetest.data.classes import LabelReader
 from activetest.data.task import Item, Task
 
 __all__ = [
@@ -84,7 +85,6 @@ FORMATS = ("csv", "tsv", "jsonl", "json", "parquet", "fpb", "lmeval")
 _SUFFIXES = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl",
              ".json": "json", ".parquet": "parquet", ".pq": "parquet"}
 _INDEXED = re.compile(r"^(?P<base>.+)\[(?P<index>\d+)\]$")
-_INT = re.compile(r"^[+-]?\d+$")
 
 
 class PoolFormatError(ValueError):
@@ -422,75 +422,9 @@ def _norm_label_key(value: Any) -> str:
     return str(value).strip()
 
 
-class _LabelParser:
-    """Raw label value -> class index, following the rules of the module docstring."""
-
-    def __init__(self, task: Task | None, label_map: Mapping[Any, int | str] | None,
-                 source: str) -> None:
-        self.task = task
-        self.source = source
-        self.n_classes = task.n_classes if task is not None else None
-        self.words: dict[str, int] = {}
-        self.folded: dict[str, int] = {}
-        if task is not None:
-            for names in (task.classes, task.class_names):
-                for i, w in enumerate(names):
-                    self.words.setdefault(w, i)
-                    self.folded.setdefault(w.strip().casefold(), i)
-        self.map: dict[str, int] = dict(task.label_map) if task is not None else {}
-        for key, value in (label_map or {}).items():
-            self.map[_norm_label_key(key)] = self._target(key, value)
-
-    def _target(self, key: Any, value: int | str) -> int:
-        if isinstance(value, str):
-            if value in self.words:
-                return self.words[value]
-            raise ValueError(f"label_map[{key!r}] = {value!r} is not a label word of the task "
-                             f"({', '.join(self.task.classes) if self.task else 'no task given'})")
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0 or (
-                self.n_classes is not None and value >= self.n_classes):
-            raise ValueError(f"label_map[{key!r}] = {value!r} is not a valid class index")
-        return value
-
-    def _check(self, y: int, raw: Any, where: str) -> int:
-        if y < 0 or (self.n_classes is not None and y >= self.n_classes):
-            span = f"0..{self.n_classes - 1}" if self.n_classes is not None else ">= 0"
-            raise PoolFormatError(f"{self.source}, {where}: label {raw!r} is outside the class "
-                                  f"indices {span}")
-        return y
-
-    def __call__(self, raw: Any, where: str) -> int | None:
-        if raw is None or (isinstance(raw, float) and math.isnan(raw)):
-            return None
-        if isinstance(raw, bool):
-            raise PoolFormatError(f"{self.source}, {where}: label {raw!r} is a boolean; "
-                                  f"expected a class index or label word")
-        key = _norm_label_key(raw)
-        if key == "":
-            return None
-        if key in self.map:
-            return self.map[key]
-        if isinstance(raw, int) or _INT.match(key):
-            if len(key) > 18:
-                raise PoolFormatError(f"{self.source}, {where}: label {key[:20]}... is not a "
-                                      f"class index")
-            return self._check(int(key), raw, where)
-        if isinstance(raw, float):
-            raise PoolFormatError(f"{self.source}, {where}: label {raw!r} is not a whole number")
-        if not isinstance(raw, str):
-            raise PoolFormatError(f"{self.source}, {where}: label {raw!r} is a "
-                                  f"{type(raw).__name__}; expected a class index or label word")
-        if key in self.words:
-            return self.words[key]
-        if key.casefold() in self.folded:
-            return self.folded[key.casefold()]
-        if self.task is None:
-            raise PoolFormatError(f"{self.source}, {where}: label {raw!r} is a word, not a class "
-                                  f"index; add a label_map to the task file (label_map= in "
-                                  f"Python) to map it")
-        raise PoolFormatError(f"{self.source}, {where}: unknown label {raw!r}; expected one of "
-                              f"{', '.join(map(repr, self.task.classes))} or a class index "
-                              f"0..{self.task.n_classes - 1}")
+#: How a pool or examples file declares its class numbering (shown when a number is refused).
+_POOL_NUMBERING = ("pass --label-base 0 or 1 (label_base= in Python), or set label_base = 0 "
+                   "(or 1) in the task file")
 
 
 def records_to_items(records: Iterable[tuple[str, Record]], source: str, *,
@@ -499,6 +433,7 @@ def records_to_items(records: Iterable[tuple[str, Record]], source: str, *,
                      field_columns: Mapping[str, str] | None = None,
                      label_map: Mapping[Any, int | str] | None = None,
                      drop_labels: Collection[Any] = (),
+                     label_base: int | None = None,
                      keys: Collection[str] | None = None,
                      ids: Sequence[str] | None = None,
                      labels: Sequence[int | None] | None = None) -> list[Item]:
@@ -516,7 +451,12 @@ def records_to_items(records: Iterable[tuple[str, Record]], source: str, *,
         PoolFormatError: a missing column, bad label or duplicate id, naming
             ``source`` and the record's ``where``.
     """
-    parse_label = _LabelParser(task, label_map, source)
+    base = label_base if label_base is not None else (task.label_base if task else None)
+    try:
+        parse = LabelReader(task, base=base, label_map=label_map, error=PoolFormatError,
+                            number_hint=_POOL_NUMBERING)
+    except ValueError as exc:
+        raise PoolFormatError(f"{source}: {exc}") from None
     drop = {_norm_label_key(v) for v in drop_labels}
     items: list[Item] = []
     seen: dict[str, str] = {}
@@ -556,7 +496,7 @@ def records_to_items(records: Iterable[tuple[str, Record]], source: str, *,
             raise PoolFormatError(f"{source}, {where}: duplicate id {item_id!r} "
                                   f"(first at {seen[item_id]})")
         seen[item_id] = where
-        label = labels[row] if labels is not None else parse_label(raw_label, where)
+        label = labels[row] if labels is not None else parse(raw_label, f"{source}, {where}")
         items.append(Item(id=item_id, fields=fields, label=label))
     return items
 
@@ -622,7 +562,7 @@ def load_pool(path: str | Path, *, format: str | None = None,
               id_column: str | None = None, field_columns: Mapping[str, str] | None = None,
               label_map: Mapping[Any, int | str] | None = None,
               drop_labels: Collection[Any] = (), encoding: str | None = None,
-              task: Task | str | None = None) -> Pool:
+              task: Task | str | None = None, label_base: int | None = None) -> Pool:
     """Load a pool (or test set, or example source) from a file.
 
     Args:
@@ -641,6 +581,8 @@ def load_pool(path: str | Path, *, format: str | None = None,
         encoding: text encoding; default UTF-8, or ISO-8859-1 for ``fpb``.
         task: the task (or its name / task file), which says which fields the
             templates need and which label words exist.
+        label_base: the file's class numbering, 0 or 1, if its labels are numbers
+            (default: the task's ``label_base``; without either, numbers are refused).
 
     Returns:
         A :class:`Pool` (a ``Sequence[Item]``) with source, format and SHA-256.
@@ -662,7 +604,7 @@ def load_pool(path: str | Path, *, format: str | None = None,
     items = records_to_items(records, str(p), task=resolved, text_column=text_column,
                              label_column=label_column, id_column=id_column,
                              field_columns=field_columns, label_map=label_map,
-                             drop_labels=drop_labels)
+                             drop_labels=drop_labels, label_base=label_base)
     return Pool(tuple(items), source=str(p), format=fmt, sha256=hashlib.sha256(data).hexdigest())
 
 
@@ -686,7 +628,8 @@ def load_hub_pool(name: str | Path, split: str = "train", *, config: str | None 
                   label_column: str | None = None, id_column: str | None = None,
                   field_columns: Mapping[str, str] | None = None,
                   label_map: Mapping[Any, int | str] | None = None,
-                  drop_labels: Collection[Any] = (), task: Task | str | None = None) -> Pool:
+                  drop_labels: Collection[Any] = (), task: Task | str | None = None,
+                  label_base: int | None = None) -> Pool:
     """Load a Hugging Face hub dataset split as a pool.
 
     ``name`` may be a local folder holding a downloaded snapshot (files named
@@ -705,7 +648,7 @@ def load_hub_pool(name: str | Path, split: str = "train", *, config: str | None 
     kwargs: dict[str, Any] = dict(task=resolved, text_column=text_column,
                                   label_column=label_column, id_column=id_column,
                                   field_columns=field_columns, label_map=label_map,
-                                  drop_labels=drop_labels)
+                                  drop_labels=drop_labels, label_base=label_base)
     root = Path(name)
     if root.is_dir():
         files = _split_files(root, split, config)

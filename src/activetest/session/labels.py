@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from activetest.data.classes import LabelReader
 from activetest.data.task import Item, Task
 from activetest.session.records import EXPORT_FORMATS, LabelError, LabelImport
 from activetest.session.store import Acquisition, SessionStore
@@ -25,33 +26,24 @@ __all__ = ["add_labels", "check_labels", "export_draws", "export_format", "label
 
 
 def parse_label(task: Task, value: int | str) -> int:
-    """A class index from a label word, class name, label-map key or 0-based index.
+    """A class index from a Python int (0-based index) or a label word, class name or
+    label-map key (the rule of :mod:`activetest.data.classes`; a string of digits
+    is a class number of no declared base, and refused).
 
     Raises:
         LabelError: not a class of the task.
     """
-    t = task
-    if isinstance(value, bool):
-        raise LabelError(f"label {value!r} is a boolean; expected a class")
-    if isinstance(value, (int, np.integer)):
-        if 0 <= int(value) < t.n_classes:
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        if 0 <= int(value) < task.n_classes:
             return int(value)
-    else:
-        s = str(value).strip()
-        for names in (t.classes, t.class_names):
-            if s in names:
-                return names.index(s)
-        if s in t.label_map:
-            return t.label_map[s]
-        folded = s.casefold()
-        for names in (t.classes, t.class_names):
-            for i, w in enumerate(names):
-                if w.strip().casefold() == folded:
-                    return i
-        if s.lstrip("+").isdigit() and int(s) < t.n_classes:
-            return int(s)
-    raise LabelError(f"unknown label {value!r}; expected one of "
-                     f"{', '.join(map(repr, t.classes))} or a class index 0..{t.n_classes - 1}")
+        raise LabelError(f"class index {int(value)} is outside 0..{task.n_classes - 1} (Python "
+                         f"counts classes from 0: {', '.join(map(repr, task.classes))})")
+    y = LabelReader(task, error=LabelError,
+                    number_hint="give a class name, or a Python int (counted from 0)"
+                    )(value, "")
+    if y is None:
+        raise LabelError(f"empty label; expected one of {', '.join(map(repr, task.classes))}")
+    return y
 
 
 def check_labels(store: SessionStore, task: Task, index: Mapping[str, int],

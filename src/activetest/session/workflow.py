@@ -203,7 +203,8 @@ class Session:
         if self._task is None:
             from activetest.data.taskfile import task_from_dict
 
-            self._task = task_from_dict(self._config["task"], f"{self.path}: config.task")
+            self._task = task_from_dict(self._config["task"], f"{self.path}: config.task",
+                                        index_values=True)
         return self._task
 
     @property
