@@ -175,7 +175,9 @@ def _open(path: Path, busy_timeout: float = 5.0, threads: int | None = None) -> 
 def init(
     session: SessionArg,
     pool: Annotated[Path, typer.Option("--pool", help="Pool file (CSV, TSV, JSONL, JSON, "
-                                       "Parquet, FPB).", show_default=False)],
+                                       "Parquet, FPB), or lm-eval samples file(s): a file, "
+                                       "folder or glob, whose records' docs become the "
+                                       "items.", show_default=False)],
     task: Annotated[str, typer.Option("--task", help="Built-in task name (sst2, subj, fpb, hs, "
                                       "mmlu, demo) or a task file (.toml).",
                                       show_default=False)],
@@ -183,7 +185,9 @@ def init(
                                            "smollm2-135m or table:preds.csv.",
                                            show_default=False)],
     target: Annotated[str, typer.Option("--target", help="Target model spec (the model "
-                                        "being evaluated).", show_default=False)],
+                                        "being evaluated), e.g. gemma3-270m or "
+                                        "table:samples_sst2_DATE.jsonl?filter=none.",
+                                        show_default=False)],
     metric: Annotated[Metric, typer.Option(help="What to estimate.")] = Metric.log_loss,
     acquisition: Annotated[Acq | None, typer.Option(
         help="Acquisition: ce (default for log loss), pe (surrogate only), zero_one "
@@ -232,7 +236,21 @@ def init(
     threads: Threads = None,
     no_progress: NoProgress = False,
 ) -> None:
-    """Create a session: load the pool, score it with the surrogate (and target), store all."""
+    """Create a session: load the pool, score it with the surrogate (and target), store all.
+
+    Predictions made elsewhere (table:FILE) join the pool by item id: the
+    --id-column values, else the row numbers (0, 1, ...). lm-evaluation-harness
+    --log_samples files are keyed by doc_id (<task>/<doc_id> for a folder or glob
+    of per-subject files) and checked twice: each record's choices are matched to
+    the task's classes by label word, and each pool item's text must occur in the
+    record's doc. The simplest pool for them is the samples file itself: --pool
+    samples_x.jsonl --target table:samples_x.jsonl (ids and texts agree by
+    construction). "pool item 'N' is not this record's document" means the pool
+    lists the documents in another order (or is another dataset): use the
+    samples file as the pool, or give --id-column holding lm-eval's doc_id.
+    Spec options: table:FILE?filter=NAME (several lm-eval filters),
+    ?choices=positional (choice j is class j), ?match=id (no text check).
+    """
     from activetest.session.workflow import Session
 
     pool_options = {k: v for k, v in (("id_column", id_column), ("text_column", text_column),

@@ -177,3 +177,10 @@ def test_spec_paths_are_stored_absolute_with_options(lmeval_files: HarnessFiles,
         assert s.config["target"] == f"table:{tmp_path / filt.name}?filter=again"
     monkeypatch.chdir(tmp_path.parent)  # later commands work from any folder
     assert "40 items" in run("status", tmp_path / "s.db")
+
+
+def test_init_help_explains_the_join() -> None:
+    out = run("init", "--help")
+    for needle in ("doc_id", "label word", "samples file itself", "is not this record's",
+                   "?filter=NAME", "--id-column"):
+        assert needle in " ".join(out.split()), needle
