@@ -76,6 +76,14 @@ class ImportFormat(str, Enum):
     labelstudio = "labelstudio"
 
 
+class Resolve(str, Enum):
+    """Values of ``import --resolve``."""
+
+    skip = "skip"
+    latest = "latest"
+    majority = "majority"
+
+
 class Which(str, Enum):
     """Values of ``export --which``."""
 
@@ -157,6 +165,10 @@ Threads = Annotated[int | None, typer.Option(
     "--threads", help="CPU threads per llama.cpp model (default: half the cores, llama.cpp's "
                       "convention; surrogate and target score side by side; 1 is much faster on "
                       "a machine busy with other work).", show_default=False)]
+NoPredictions = Annotated[bool, typer.Option(
+    "--no-predictions", help="Leave out the surrogate's guess (sheet columns predicted, "
+                             "predicted_prob; Label Studio pre-annotations), so that it "
+                             "cannot sway the people labelling.")]
 Timeout = Annotated[float, typer.Option("--busy-timeout", help="Seconds to wait for another "
                                         "process's lock on the session file.")]
 
@@ -295,6 +307,7 @@ def select(
     format: Annotated[ExportFormat | None, typer.Option(help="File format (default: from "
                                                         "the suffix).",
                                                         show_default=False)] = None,
+    no_predictions: NoPredictions = False,
     busy_timeout: Timeout = 5.0,
 ) -> None:
     """Draw the next N items to label (sequential draws from the stored sampler)."""
@@ -308,7 +321,8 @@ def select(
         drawn = s.select(n)
         if out is not None:
             try:
-                count = s.export(out, format=fmt, acquisitions=drawn)
+                count = s.export(out, format=fmt, acquisitions=drawn,
+                                 predictions=not no_predictions)
             except OSError as exc:
                 raise ValueError(f"{out}: cannot write the file ({exc}); the {len(drawn)} "
                                  f"drawn item(s) are saved in the session: write them with "
@@ -416,6 +430,7 @@ def _label_loop(s: Any, pending: Sequence[Any]) -> None:
         answered = _answer_all(s, pending, keys_in, help_line)
     left = len(s.pending())
     _out.print(f"labelled {answered} item(s) in this run; {left} selected item(s) still pending")
+    _print_waiting(s.waiting())
 
 
 def _answer_all(s: Any, pending: Sequence[Any], keys_in: _Keys, help_line: str) -> int:
@@ -477,12 +492,17 @@ def export_(
                                                         "the suffix).",
                                                         show_default=False)] = None,
     which: Annotated[Which, typer.Option(help="Which items.")] = Which.pending,
+    no_predictions: NoPredictions = False,
     busy_timeout: Timeout = 5.0,
 ) -> None:
-    """Write selected items to a file for labelling elsewhere (sheet or Label Studio)."""
+    """Write selected items to a file for labelling elsewhere (sheet or Label Studio).
+
+    Sheets list the items in draw order with their draw step: the estimate uses
+    labels in that order, so an item left unlabelled holds back every later one.
+    """
     with _open(session, busy_timeout) as s:
         count = s.export(out, format=None if format is None else format.value,
-                         which=which.value)
+                         which=which.value, predictions=not no_predictions)
         _out.print(f"wrote {count} {which.value} item(s) to {_escape(str(out))}")
 
 
@@ -532,17 +552,52 @@ def import_(
         help="The file writes classes as numbers counted from 0 or from 1 (the terminal "
              "labeller's keys count from 1). Without it, only class names and label words "
              "are read and numbers are refused.", show_default=False)] = None,
+    resolve: Annotated[Resolve, typer.Option(
+        help="Items the file labels differently (annotators who disagree): skip leaves "
+             "them unlabelled, latest takes the last label given, majority the most "
+             "frequent (a tie stays unlabelled). Reported either way.")] = Resolve.skip,
     busy_timeout: Timeout = 5.0,
 ) -> None:
-    """Import labels from a file (all or nothing: any bad record imports none)."""
+    """Import labels from a file.
+
+    Any bad record (unknown item or class, an item never selected, a stored label
+    that differs without --overwrite) imports nothing. Items that annotators
+    label differently do not block the rest: they are listed and left out, or
+    settled by --resolve.
+    """
     with _open(session, busy_timeout) as s:
         result = s.import_file(file, format=None if format is None else format.value,
                                overwrite=overwrite, id_column=id_column,
                                label_column=label_column, from_name=from_name,
-                               label_base=label_base)
+                               label_base=label_base, resolve=resolve.value)
         _out.print(f"imported {result.added} new label(s), changed {result.changed}, "
                    f"{result.unchanged} already present; {len(s.pending())} selected item(s) "
                    f"still pending")
+        _print_conflicts(result.conflicts, resolve.value)
+        _print_waiting(s.waiting())
+
+
+def _print_conflicts(conflicts: Sequence[Any], resolve: str) -> None:
+    settled = [c for c in conflicts if c.settled is not None]
+    left = [c for c in conflicts if c.settled is None]
+    if settled:
+        _out.print(f"{len(settled)} disagreement(s) settled by --resolve {resolve}:")
+        for c in settled[:20]:
+            _out.print(f"  {_escape(c.describe())} -> {_escape(repr(c.settled))}")
+    if left:
+        how = ("label them in the terminal (`activetest label`), or import again with "
+               "--resolve latest or --resolve majority")
+        _out.print(f"[bold yellow]{len(left)} item(s) left out[/]: the file labels them "
+                   f"differently ({how}):")
+        for c in left[:20]:
+            _out.print(f"  {_escape(c.describe())}")
+        if len(left) > 20:
+            _out.print(f"  ... and {len(left) - 20} more")
+
+
+def _print_waiting(waiting: Any) -> None:
+    if waiting is not None and waiting.waiting:
+        _out.print(f"[yellow]note:[/] {_escape(waiting.describe())}")
 
 
 # --------------------------------------------------------------------------- estimate
@@ -563,7 +618,12 @@ def _print_estimate(r: Any, target: str) -> None:
                "with as many labels; BIASED here (items were drawn actively), shown for "
                "contrast only.")
     for m in r.metrics.values():
-        if m.cv is not None:
+        if m.cv is not None and m.cv_same_as_lure:
+            _out.print(f"{m.metric}: control-variate LURE is the same as LURE here (difference "
+                       f"{m.cv.estimate - m.active.estimate:.1e}): with CE acquisition "
+                       f"the control variate is the acquisition score itself, so it cannot "
+                       f"narrow the interval")
+        elif m.cv is not None:
             _out.print(f"{m.metric}: control-variate LURE {_num(m.cv.estimate)} "
                        f"[{_num(m.cv.low)}, {_num(m.cv.high)}] (also unbiased; uses the "
                        f"surrogate's expected loss on the whole pool, {_num(m.control_mean)})")
@@ -674,13 +734,28 @@ def status(
         _out.print(f"pool {st.n_items} items: {st.n_selected} selected, {st.n_labelled} "
                    f"labelled, {st.n_pending} pending; {st.n_usable} label(s) usable by the "
                    f"estimate")
-        lure = [e for e in st.last_estimates if e.method in ("lure", "mean")]
-        for e in lure:
-            what = "LURE" if e.method == "lure" else "uniform-equivalent (biased)"
+        shown = [e for e in st.last_estimates if e.method in ("lure", "cv_lure", "mean")]
+        order = {"lure": 0, "cv_lure": 1, "mean": 2}
+        lure = {e.metric: e for e in shown if e.method == "lure"}
+        for e in sorted(shown, key=lambda e: (e.metric, order[e.method])):
+            if e.method == "cv_lure" and e.metric in st.cv_same_as_lure:
+                diff = e.estimate - lure[e.metric].estimate if e.metric in lure else None
+                _out.print(f"  {e.metric} control-variate LURE: the same as LURE here "
+                           f"(difference {'—' if diff is None else f'{diff:.1e}'}): with CE "
+                           f"acquisition the control "
+                           f"variate is the acquisition score itself, so it cannot narrow "
+                           f"the interval")
+                continue
+            what = {"lure": "LURE", "cv_lure": "control-variate LURE",
+                    "mean": "uniform-equivalent (biased)"}[e.method]
             _out.print(f"last estimate ({e.at}, {e.n_labels} labels): {e.metric} {what} "
                        f"{_num(e.estimate)} [{_num(e.low)}, {_num(e.high)}]")
-        if not lure:
+        if not shown:
             _out.print("no estimate yet")
+        elif st.estimate_stale:
+            _out.print(f"[bold yellow]the last estimate is stale:[/] labels were added or "
+                       f"changed since; run `activetest estimate {_escape(st.path)}`")
+        _print_waiting(st.waiting)
 
 
 # --------------------------------------------------------------------------- demo

@@ -69,6 +69,8 @@ _TIME_COLUMNS = ("time", "updated_at", "created_at")
 #: Name of the prediction columns in :func:`export_items` sheets.
 PREDICTED_COLUMN = "predicted"
 PROBABILITY_COLUMN = "predicted_prob"
+#: Name of the draw-step column in :func:`export_items` sheets.
+DRAW_COLUMN = "draw"
 
 
 class LabelFileError(ValueError):
@@ -465,11 +467,14 @@ def _looks_like_labelstudio(data: Any) -> bool:
 
 def export_items(items: Sequence[Item], task: Task, path: str | Path, *,
                  format: str | None = None, predictions: Any = None,
-                 labels: Sequence[int | None] | None = None) -> Path:
+                 labels: Sequence[int | None] | None = None,
+                 draws: Sequence[int] | None = None) -> Path:
     """Write the items as a sheet for people to label; returns the path.
 
-    Columns: ``item_id``, the item's fields (template fields first, in template
-    order), then -- with ``predictions`` (``(len(items), C)`` class log-probs) --
+    Columns: ``item_id``, with ``draws`` the ``draw`` (each item's draw step: the
+    estimate uses labels in draw order, so an item left empty holds back the
+    labels of every later draw), the item's fields (template fields first, in
+    template order), then -- with ``predictions`` (``(len(items), C)`` class log-probs) --
     ``predicted`` (the surrogate's most likely class, by class name, as in Label
     Studio) and ``predicted_prob`` (its probability, 6 decimals),
     and last the ``label`` column: empty, to fill in with a label word, class name
@@ -497,16 +502,21 @@ def export_items(items: Sequence[Item], task: Task, path: str | Path, *,
         raise ValueError("use export_labelstudio for Label Studio")
     _check_items(items, task)
     fields = _field_order(task, items)
-    reserved = {"label", PREDICTED_COLUMN, PROBABILITY_COLUMN} & set(fields)
+    reserved = {"label", PREDICTED_COLUMN, PROBABILITY_COLUMN,
+                *((DRAW_COLUMN,) if draws is not None else ())} & set(fields)
     if reserved:
         raise ValueError(f"item fields {sorted(reserved)} clash with the sheet's own columns")
     pred = _predicted(predictions, len(items), task.n_classes) if predictions is not None \
         else None
     if labels is not None and len(labels) != len(items):
         raise ValueError(f"labels has {len(labels)} entries for {len(items)} items")
+    if draws is not None and len(draws) != len(items):
+        raise ValueError(f"draws has {len(draws)} entries for {len(items)} items")
     rows: list[dict[str, Any]] = []
     for i, item in enumerate(items):
         row: dict[str, Any] = {"item_id": item.id}
+        if draws is not None:
+            row[DRAW_COLUMN] = int(draws[i])
         row.update({f: str(item.fields.get(f, "")) for f in fields})
         if pred is not None:
             row[PREDICTED_COLUMN] = task.class_names[int(pred[0][i])]
@@ -516,7 +526,7 @@ def export_items(items: Sequence[Item], task: Task, path: str | Path, *,
         rows.append(row)
     out.parent.mkdir(parents=True, exist_ok=True)
     if fmt in ("csv", "tsv"):
-        header = ["item_id", *fields]
+        header = ["item_id", *([DRAW_COLUMN] if draws is not None else []), *fields]
         if pred is not None:
             header += [PREDICTED_COLUMN, PROBABILITY_COLUMN]
         header.append("label")

@@ -33,12 +33,19 @@ def _budgets(k: int, n_points: int) -> list[int]:
 def cv_notes(report: EstimateReport) -> list[str]:
     """The report's paragraph on control-variate LURE (empty when there is none)."""
     parts = [f"{METRIC_NAMES[m.metric]} {m.cv.estimate:.4f} [{m.cv.low:.4f}, {m.cv.high:.4f}]"
-             for m in report.metrics.values() if m.cv is not None]
-    if not parts:
-        return []
-    return [f"Control-variate LURE with {report.n_labels} labels (unbiased too; it subtracts the "
-            f"surrogate's expected loss, whose pool mean needs no labels): " + "; ".join(parts)
-            + "."]
+             for m in report.metrics.values() if m.cv is not None and not m.cv_same_as_lure]
+    same = [METRIC_NAMES[m.metric] for m in report.metrics.values()
+            if m.cv is not None and m.cv_same_as_lure]
+    notes = []
+    if parts:
+        notes.append(f"Control-variate LURE with {report.n_labels} labels (unbiased too; it "
+                     f"subtracts the surrogate's expected loss, whose pool mean needs no "
+                     f"labels): " + "; ".join(parts) + ".")
+    if same:
+        notes.append(f"Control-variate LURE is not shown for {', '.join(same)}: with CE "
+                     f"acquisition the control variate is the acquisition score itself, so it "
+                     f"equals LURE up to the proposal's floor and cannot narrow the interval.")
+    return notes
 
 
 def target_examples(session: Session) -> Any:
