@@ -283,6 +283,12 @@ def init(
         _out.print(f"surrogate {cfg['surrogate']}, target {cfg['target']}, metric "
                    f"{cfg['metric']}, acquisition {cfg['acquisition']}, alpha {cfg['alpha']:g}, "
                    f"seed {cfg['seed']}")
+        for role in ("surrogate", "target"):
+            prov = s.provenance(role)
+            if prov.get("source") in ("table", "lm-eval samples"):
+                _out.print(f"{role}: predictions read from the file ({prov['source']}); "
+                           f"in-context examples: {prov.get('n_examples', 'unknown')} (as the "
+                           f"file says, not --shots)")
         _out.print(f"next: activetest select {_escape(str(session))} --n 20")
 
 

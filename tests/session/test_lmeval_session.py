@@ -149,7 +149,9 @@ def test_provenance_is_the_files_not_the_sessions(lmeval_files: HarnessFiles,
                         "Great tent.,positive\nBad mouse.,negative\n", encoding="utf-8")
     for target, want in ((three, 3), (zero, 0)):
         db = tmp_path / f"{want}.db"
-        init(db, three, f"table:{target}", "--examples", examples, "--shots", "4")
+        out = init(db, three, f"table:{target}", "--examples", examples, "--shots", "4")
+        assert (f"target: predictions read from the file (lm-eval samples); in-context "
+                f"examples: {want}") in " ".join(out.split())
         with Session.open(db) as s:
             s.select(3)
             s.label_from_data()
@@ -157,7 +159,7 @@ def test_provenance_is_the_files_not_the_sessions(lmeval_files: HarnessFiles,
             assert prov["n_examples"] == want and prov["example_ids"] is None
             data = s.report_data(progress=False)
         assert data.info["Target in-context examples"] == want
-        assert data.info["In-context examples"] == 4  # the surrogate's: also a table here
+        assert data.info["In-context examples"] == want  # the surrogate is this table too
     alone = tmp_path / "alone" / three.name
     alone.parent.mkdir()
     shutil.copy(three, alone)

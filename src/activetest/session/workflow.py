@@ -246,6 +246,13 @@ class Session:
         """The in-context examples, in prompt order."""
         return self.store.examples()
 
+    def provenance(self, role: str) -> dict[str, Any]:
+        """Where a model's stored scores came from (``surrogate`` or ``target``); ``{}``
+        if none are stored. Predictions read from a file say what the file says
+        (``n_examples``: lm-eval's ``n-shot`` or ``"unknown"``)."""
+        stored = self.store.scores(role)
+        return dict(stored.provenance) if stored is not None else {}
+
     def acquisition_scores(self) -> np.ndarray:
         """The ``(N,)`` acquisition scores the sampler draws by."""
         return draw.acquisition_scores_of(self.store)

@@ -48,18 +48,18 @@ def cv_notes(report: EstimateReport) -> list[str]:
     return notes
 
 
-def target_examples(session: Session) -> Any:
-    """The in-context examples the target's predictions used, as its scores record it.
+def examples_used(session: Session, role: str) -> Any:
+    """The in-context examples a model's predictions used, as its scores record it.
 
     For predictions read from a file this is what the file says (lm-eval's
     ``n-shot``) or ``"unknown"``, never the session's own setting.
     """
-    stored = session.store.scores("target")
-    prov = stored.provenance if stored is not None else {}
+    prov = session.provenance(role)
     if "n_examples" in prov:
         return prov["n_examples"]
     cfg = session.config
-    return cfg.get("target_shots", cfg.get("shots", 0))
+    shots = cfg.get("shots", 0)
+    return cfg.get("target_shots", shots) if role == "target" else shots
 
 
 def report_data(session: Session, *, compare: Sequence[Any] | Any = (),
@@ -108,8 +108,8 @@ def report_data(session: Session, *, compare: Sequence[Any] | Any = (),
                                           labels_for_width(m.uniform, target_width)))
     all_acq = session.acquisitions()
     info = {"Session": str(session.path), "Seed": cfg["seed"], "Alpha": cfg["alpha"],
-            "In-context examples": cfg.get("shots", 0),
-            "Target in-context examples": target_examples(session)}
+            "In-context examples": examples_used(session, "surrogate"),
+            "Target in-context examples": examples_used(session, "target")}
     # The report states the few-labels warning itself.
     all_notes = [*(w for w in final.warnings if not w.startswith("only ")),
                  "The uniform-equivalent column is the plain mean of the labelled items' "
