@@ -321,8 +321,8 @@ def _convert(values: np.ndarray, kind: str, tolerance: float, path: Path,
         if bad.size:
             i = int(bad[0])
             raise ValueError(f"{path}: {where[i]}: probabilities sum to {sums[i]:.6g}, not 1 "
-                             f"(tolerance {tolerance}); use kind='logits' for unnormalised "
-                             f"scores")
+                             f"(tolerance {tolerance}); for unnormalised scores add "
+                             f"?kind=logits to the table: spec (kind='logits' in Python)")
         with np.errstate(divide="ignore"):
             return np.log(values / sums[:, None])
     # logprobs
@@ -332,8 +332,9 @@ def _convert(values: np.ndarray, kind: str, tolerance: float, path: Path,
     if bad.size:
         i = int(bad[0])
         raise ValueError(f"{path}: {where[i]}: log-probabilities do not normalise (logsumexp "
-                         f"= {lse[i]:.6g}, tolerance {tolerance}); use kind='logits' to "
-                         f"renormalise scores over the classes")
+                         f"= {lse[i]:.6g}, tolerance {tolerance}); to renormalise scores "
+                         f"over the classes add ?kind=logits to the table: spec "
+                         f"(kind='logits' in Python)")
     return values - lse[:, None]
 
 
@@ -376,7 +377,9 @@ def read_table(path: str | Path, *, columns: Sequence[str], id_column: str = "id
         raise ValueError(f"{p}: no data rows")
     missing = [c for c in [id_column, *cols] if c not in raw.columns]
     if missing:
-        raise ValueError(f"{p}: missing column(s) {missing}; the file has {raw.columns}")
+        raise ValueError(f"{p}: missing column(s) {missing}; the file has {raw.columns} (name "
+                         f"them with ?id=COLUMN&columns=A,B,... on the table: spec; id_column= "
+                         f"and columns= in Python)")
     ids: list[str] = []
     first: dict[str, str] = {}
     values = np.empty((len(raw.rows), len(cols)), dtype=np.float64)
