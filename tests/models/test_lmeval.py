@@ -214,3 +214,15 @@ def test_fuzz_bytes_parse_or_value_error(tmp_path: Path, data: bytes) -> None:
     path.write_bytes(data)
     with contextlib.suppress(ValueError):
         read_lmeval_samples(path)
+
+
+def test_damaged_old_json_array_is_still_detected(tmp_path: Path) -> None:
+    recs = _lines()[:3]
+    text = json.dumps(recs, indent=2)
+    path = tmp_path / "old.jsonl"
+    path.write_text(text[: len(text) // 2], encoding="utf-8")  # cut short
+    assert looks_like_lmeval(path)
+    with pytest.raises(ValueError, match=r"old\.jsonl: line \d+: not valid JSON.*one JSON array"):
+        read_lmeval_samples(path)
+    path.write_text(text, encoding="utf-8")
+    assert read_lmeval_samples(path)[0] == ["0", "1", "2"]

@@ -175,16 +175,15 @@ def looks_like_lmeval(path: str | Path) -> bool:
         return False
     head = text.lstrip()
     if head.startswith("["):
+        # the first element alone, so that an array damaged further on is still found
+        start = len(text) - len(head) + 1
+        while start < len(text) and text[start].isspace():
+            start += 1
         try:
-            data = json.loads(text)
+            first, _ = json.JSONDecoder().raw_decode(text, start)
         except (ValueError, RecursionError):
-            # an array cut short: look at its first object
-            m = re.match(r"\s*\[\s*(\{.*?\n\s*\})\s*,", text, re.DOTALL)
-            try:
-                return bool(m) and _is_record(json.loads(m.group(1)))  # type: ignore[union-attr]
-            except (ValueError, RecursionError):
-                return False
-        return isinstance(data, list) and bool(data) and _is_record(data[0])
+            return False
+        return _is_record(first)
     bad = 0
     for line in text.splitlines():
         if not line.strip():
