@@ -584,3 +584,64 @@ def test_real_label_studio_multiple_choice(label_studio: httpx.Client, tmp_path:
     path = _ls_export(client, project, "JSON", tmp_path / "mmlu_export.json")
     records = import_labelstudio(path, MMLU, from_name="answer")
     assert sorted((r.item_id, r.label) for r in records) == [(i.id, 1) for i in items]
+
+
+def _ls_user(client: httpx.Client, email: str) -> int:
+    """A second Label Studio user (the admin's token may annotate on its behalf)."""
+    users = client.get("/api/users").json()
+    for u in users:
+        if u["email"] == email:
+            return int(u["id"])
+    r = client.post("/api/users/", json={"email": email, "username": email.split("@")[0],
+                                         "password": "second-annotator-pass"})
+    assert r.status_code == 201, r.text
+    return int(r.json()["id"])
+
+
+@pytest.mark.slow
+def test_real_label_studio_two_annotators_in_a_session(label_studio: httpx.Client,
+                                                       tmp_path: Path) -> None:
+    from conftest import make_pool_files
+
+    from activetest.session.workflow import Session
+
+    client = label_studio
+    pf = make_pool_files(tmp_path / "data")
+    with Session.create(tmp_path / "s.db", pool=pf.pool, task="demo",
+                        surrogate=f"table:{pf.surrogate}", target=f"table:{pf.target}",
+                        pool_options={"id_column": "id"}, seed=2, progress=False) as s:
+        drawn = [a.item_id for a in s.select(3)]
+        s.export(tmp_path / "tasks.json")
+        project = _ls_project(client, s.task)
+        r = client.post(f"/api/projects/{project}/import",
+                        json=json.loads((tmp_path / "tasks.json").read_text(encoding="utf-8")))
+        assert r.status_code == 201, r.text
+        tasks = client.get("/api/tasks", params={"project": project, "page_size": 100}).json()
+        by_item = {t["data"]["item_id"]: t["id"] for t in tasks["tasks"]}
+        second = _ls_user(client, "second@example.org")
+
+        def annotate(item_id: str, choice: str, user: int | None = None) -> None:
+            body: dict = {"result": [{"from_name": "label", "to_name": "text",
+                                      "type": "choices", "value": {"choices": [choice]}}]}
+            if user is not None:
+                body["completed_by"] = user
+            r = client.post(f"/api/tasks/{by_item[item_id]}/annotations", json=body)
+            assert r.status_code == 201, r.text
+
+        annotate(drawn[0], "positive")
+        annotate(drawn[0], "negative", second)  # they disagree
+        annotate(drawn[1], "positive")
+        annotate(drawn[1], "positive", second)  # they agree
+        annotate(drawn[2], "negative", second)
+        export = _ls_export(client, project, "JSON", tmp_path / "export.json")
+        result = s.import_file(export)
+        assert (result.added, result.unchanged) == (2, 0)
+        (conflict,) = result.left_out
+        assert conflict.item_id == drawn[0] and conflict.step == 1
+        assert [(name, who) for name, who, _ in conflict.votes] == [
+            ("positive", "user 1"), ("negative", f"user {second}")]
+        assert s.labels() == {drawn[1]: 1, drawn[2]: 0}  # the rest is in
+        # the second annotator answered last: --resolve latest settles it their way
+        result = s.import_file(export, resolve="latest")
+        assert result.added == 1 and result.conflicts[0].settled == "negative"
+        assert s.labels()[drawn[0]] == 0
