@@ -118,11 +118,11 @@ def test_status_marks_a_stale_estimate_and_the_cv_line(pool_files: PoolFiles,
     run("label", db, "--n", "6", "--from-data")
     est = run("estimate", db)
     # CE acquisition for log loss: the control variate IS the acquisition score
-    assert "log_loss: control-variate LURE is the same as LURE here" in est
+    assert "log_loss: control-variate LURE equals LURE up to the proposal floor" in est
     assert "error_rate: control-variate LURE 0." in est  # a real second estimate
     st = run("status", db)
     assert "error_rate control-variate LURE" in st and "last estimate" in st
-    assert "log_loss control-variate LURE: the same as LURE here" in st
+    assert "log_loss control-variate LURE: equals LURE up to the proposal floor" in st
     assert "estimate is stale" not in st
     run("label", db, "--n", "7", "--from-data")
     assert "the last estimate is stale: labels were added or changed since" in run("status", db)
