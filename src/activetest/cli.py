@@ -625,8 +625,9 @@ def _print_estimate(r: Any, target: str) -> None:
                "contrast only.")
     for m in r.metrics.values():
         if m.cv is not None and m.cv_same_as_lure:
-            _out.print(f"{m.metric}: control-variate LURE equals LURE up to the proposal floor (difference "
-                       f"{m.cv.estimate - m.active.estimate:.1e}): with CE acquisition "
+            _out.print(f"{m.metric}: control-variate LURE equals LURE up to the proposal "
+                       f"floor (difference {m.cv.estimate - m.active.estimate:.1e}): with CE "
+                       f"acquisition "
                        f"the control variate is the acquisition score itself, so it cannot "
                        f"narrow the interval")
         elif m.cv is not None:
@@ -746,9 +747,10 @@ def status(
         for e in sorted(shown, key=lambda e: (e.metric, order[e.method])):
             if e.method == "cv_lure" and e.metric in st.cv_same_as_lure:
                 diff = e.estimate - lure[e.metric].estimate if e.metric in lure else None
-                _out.print(f"  {e.metric} control-variate LURE: equals LURE up to the proposal floor "
-                           f"(difference {'—' if diff is None else f'{diff:.1e}'}): with CE "
-                           f"acquisition the control "
+                _out.print(f"  {e.metric} control-variate LURE: equals LURE up to the "
+                           f"proposal floor (difference "
+                           f"{'—' if diff is None else f'{diff:.1e}'}): with CE acquisition "
+                           f"the control "
                            f"variate is the acquisition score itself, so it cannot narrow "
                            f"the interval")
                 continue
