@@ -84,6 +84,14 @@ class OutFormat(str, Enum):
     eee = "eee"
 
 
+class Resolve(str, Enum):
+    """Values of ``import --resolve``."""
+
+    skip = "skip"
+    latest = "latest"
+    majority = "majority"
+
+
 class Which(str, Enum):
     """Values of ``export --which``."""
 
@@ -171,6 +179,10 @@ Threads = Annotated[int | None, typer.Option(
     "--threads", help="CPU threads per llama.cpp model (default: half the cores, llama.cpp's "
                       "convention; surrogate and target score side by side; 1 is much faster on "
                       "a machine busy with other work).", show_default=False)]
+NoPredictions = Annotated[bool, typer.Option(
+    "--no-predictions", help="Leave out the surrogate's guess (sheet columns predicted, "
+                             "predicted_prob; Label Studio pre-annotations), so that it "
+                             "cannot sway the people labelling.")]
 Timeout = Annotated[float, typer.Option("--busy-timeout", help="Seconds to wait for another "
                                         "process's lock on the session file.")]
 
@@ -189,7 +201,9 @@ def _open(path: Path, busy_timeout: float = 5.0, threads: int | None = None) -> 
 def init(
     session: SessionArg,
     pool: Annotated[Path, typer.Option("--pool", help="Pool file (CSV, TSV, JSONL, JSON, "
-                                       "Parquet, FPB).", show_default=False)],
+                                       "Parquet, FPB), or lm-eval samples file(s): a file, "
+                                       "folder or glob, whose records' docs become the "
+                                       "items.", show_default=False)],
     task: Annotated[str, typer.Option("--task", help="Built-in task name (sst2, subj, fpb, hs, "
                                       "mmlu, demo) or a task file (.toml).",
                                       show_default=False)],
@@ -197,7 +211,9 @@ def init(
                                            "smollm2-135m or table:preds.csv.",
                                            show_default=False)],
     target: Annotated[str, typer.Option("--target", help="Target model spec (the model "
-                                        "being evaluated).", show_default=False)],
+                                        "being evaluated), e.g. gemma3-270m or "
+                                        "table:samples_sst2_DATE.jsonl?filter=none.",
+                                        show_default=False)],
     metric: Annotated[Metric, typer.Option(help="What to estimate.")] = Metric.log_loss,
     acquisition: Annotated[Acq | None, typer.Option(
         help="Acquisition: ce (default for log loss), pe (surrogate only), zero_one "
@@ -231,6 +247,11 @@ def init(
     encoding: Annotated[str | None, typer.Option(
         help="Text encoding of the pool and examples files (default utf-8).",
         show_default=False)] = None,
+    label_base: Annotated[int | None, typer.Option(
+        help="How the pool and examples files number classes if their labels are numbers: "
+             "0 or 1 (the first class is written 0, or 1). Default: the task's label_base "
+             "(built-in tasks: 0); without one, numeric labels are refused. Class names "
+             "always work.", show_default=False)] = None,
     noise_target_nll: Annotated[float, typer.Option(help="Label-noise alarm: flag labels "
                                                     "with target NLL above this.")] = 5.0,
     noise_surrogate_nll: Annotated[float, typer.Option(help="... or surrogate NLL above "
@@ -245,12 +266,27 @@ def init(
     threads: Threads = None,
     no_progress: NoProgress = False,
 ) -> None:
-    """Create a session: load the pool, score it with the surrogate (and target), store all."""
+    """Create a session: load the pool, score it with the surrogate (and target), store all.
+
+    Predictions made elsewhere (table:FILE) join the pool by item id: the
+    --id-column values, else the row numbers (0, 1, ...). lm-evaluation-harness
+    --log_samples files are keyed by doc_id (<task>/<doc_id> for a folder or glob
+    of per-subject files) and checked twice: each record's choices are matched to
+    the task's classes by label word, and each pool item's text must occur in the
+    record's doc. The simplest pool for them is the samples file itself: --pool
+    samples_x.jsonl --target table:samples_x.jsonl (ids and texts agree by
+    construction). "pool item 'N' is not this record's document" means the pool
+    lists the documents in another order (or is another dataset): use the
+    samples file as the pool, or give --id-column holding lm-eval's doc_id.
+    Spec options: table:FILE?filter=NAME (several lm-eval filters),
+    ?choices=positional (choice j is class j), ?match=id (no text check).
+    """
     from activetest.session.workflow import Session
 
     pool_options = {k: v for k, v in (("id_column", id_column), ("text_column", text_column),
                                       ("label_column", label_column), ("format", pool_format),
-                                      ("encoding", encoding)) if v is not None}
+                                      ("encoding", encoding), ("label_base", label_base))
+                    if v is not None}
     with Session.create(session, pool=pool, task=task, surrogate=surrogate, target=target,
                         metric=metric.value, acquisition=None if acquisition is None
                         else acquisition.value, alpha=alpha, seed=seed, shots=shots,
@@ -266,6 +302,12 @@ def init(
         _out.print(f"surrogate {cfg['surrogate']}, target {cfg['target']}, metric "
                    f"{cfg['metric']}, acquisition {cfg['acquisition']}, alpha {cfg['alpha']:g}, "
                    f"seed {cfg['seed']}")
+        for role in ("surrogate", "target"):
+            prov = s.provenance(role)
+            if prov.get("source") in ("table", "lm-eval samples"):
+                _out.print(f"{role}: predictions read from the file ({prov['source']}); "
+                           f"in-context examples: {prov.get('n_examples', 'unknown')} (as the "
+                           f"file says, not --shots)")
         _out.print(f"next: activetest select {_escape(str(session))} --n 20")
 
 
@@ -290,6 +332,7 @@ def select(
     format: Annotated[ExportFormat | None, typer.Option(help="File format (default: from "
                                                         "the suffix).",
                                                         show_default=False)] = None,
+    no_predictions: NoPredictions = False,
     busy_timeout: Timeout = 5.0,
 ) -> None:
     """Draw the next N items to label (sequential draws from the stored sampler)."""
@@ -303,7 +346,8 @@ def select(
         drawn = s.select(n)
         if out is not None:
             try:
-                count = s.export(out, format=fmt, acquisitions=drawn)
+                count = s.export(out, format=fmt, acquisitions=drawn,
+                                 predictions=not no_predictions)
             except OSError as exc:
                 raise ValueError(f"{out}: cannot write the file ({exc}); the {len(drawn)} "
                                  f"drawn item(s) are saved in the session: write them with "
@@ -411,6 +455,7 @@ def _label_loop(s: Any, pending: Sequence[Any]) -> None:
         answered = _answer_all(s, pending, keys_in, help_line)
     left = len(s.pending())
     _out.print(f"labelled {answered} item(s) in this run; {left} selected item(s) still pending")
+    _print_waiting(s.waiting())
 
 
 def _answer_all(s: Any, pending: Sequence[Any], keys_in: _Keys, help_line: str) -> int:
@@ -472,12 +517,17 @@ def export_(
                                                         "the suffix).",
                                                         show_default=False)] = None,
     which: Annotated[Which, typer.Option(help="Which items.")] = Which.pending,
+    no_predictions: NoPredictions = False,
     busy_timeout: Timeout = 5.0,
 ) -> None:
-    """Write selected items to a file for labelling elsewhere (sheet or Label Studio)."""
+    """Write selected items to a file for labelling elsewhere (sheet or Label Studio).
+
+    Sheets list the items in draw order with their draw step: the estimate uses
+    labels in that order, so an item left unlabelled holds back every later one.
+    """
     with _open(session, busy_timeout) as s:
         count = s.export(out, format=None if format is None else format.value,
-                         which=which.value)
+                         which=which.value, predictions=not no_predictions)
         _out.print(f"wrote {count} {which.value} item(s) to {_escape(str(out))}")
 
 
@@ -523,16 +573,56 @@ def import_(
     from_name: Annotated[str | None, typer.Option(
         help="Label Studio: the <Choices> control to read (when the project has several).",
         show_default=False)] = None,
+    label_base: Annotated[int | None, typer.Option(
+        help="The file writes classes as numbers counted from 0 or from 1 (the terminal "
+             "labeller's keys count from 1). Without it, only class names and label words "
+             "are read and numbers are refused.", show_default=False)] = None,
+    resolve: Annotated[Resolve, typer.Option(
+        help="Items the file labels differently (annotators who disagree): skip leaves "
+             "them unlabelled, latest takes the last label given, majority the most "
+             "frequent (a tie stays unlabelled). Reported either way.")] = Resolve.skip,
     busy_timeout: Timeout = 5.0,
 ) -> None:
-    """Import labels from a file (all or nothing: any bad record imports none)."""
+    """Import labels from a file.
+
+    Any bad record (unknown item or class, an item never selected, a stored label
+    that differs without --overwrite) imports nothing. Items that annotators
+    label differently do not block the rest: they are listed and left out, or
+    settled by --resolve.
+    """
     with _open(session, busy_timeout) as s:
         result = s.import_file(file, format=None if format is None else format.value,
                                overwrite=overwrite, id_column=id_column,
-                               label_column=label_column, from_name=from_name)
+                               label_column=label_column, from_name=from_name,
+                               label_base=label_base, resolve=resolve.value)
         _out.print(f"imported {result.added} new label(s), changed {result.changed}, "
                    f"{result.unchanged} already present; {len(s.pending())} selected item(s) "
                    f"still pending")
+        _print_conflicts(result.conflicts, resolve.value)
+        _print_waiting(s.waiting())
+
+
+def _print_conflicts(conflicts: Sequence[Any], resolve: str) -> None:
+    settled = [c for c in conflicts if c.settled is not None]
+    left = [c for c in conflicts if c.settled is None]
+    if settled:
+        _out.print(f"{len(settled)} disagreement(s) settled by --resolve {resolve}:")
+        for c in settled[:20]:
+            _out.print(f"  {_escape(c.describe())} -> {_escape(repr(c.settled))}")
+    if left:
+        how = ("label them in the terminal (`activetest label`), or import again with "
+               "--resolve latest or --resolve majority")
+        _out.print(f"[bold yellow]{len(left)} item(s) left out[/]: the file labels them "
+                   f"differently ({how}):")
+        for c in left[:20]:
+            _out.print(f"  {_escape(c.describe())}")
+        if len(left) > 20:
+            _out.print(f"  ... and {len(left) - 20} more")
+
+
+def _print_waiting(waiting: Any) -> None:
+    if waiting is not None and waiting.waiting:
+        _out.print(f"[yellow]note:[/] {_escape(waiting.describe())}")
 
 
 # --------------------------------------------------------------------------- estimate
@@ -570,7 +660,13 @@ def _print_estimate(r: Any, target: str) -> None:
                            f"{a.target_width:g} at about {a.labels_needed} labels "
                            f"({max(0, a.labels_needed - r.n_labels)} more; a projection)")
     for m in r.metrics.values():
-        if m.cv is not None:
+        if m.cv is not None and m.cv_same_as_lure:
+            _out.print(f"{m.metric}: control-variate LURE equals LURE up to the proposal "
+                       f"floor (difference {m.cv.estimate - m.active.estimate:.1e}): with CE "
+                       f"acquisition "
+                       f"the control variate is the acquisition score itself, so it cannot "
+                       f"narrow the interval")
+        elif m.cv is not None:
             _out.print(f"{m.metric}: control-variate LURE {_num(m.cv.estimate)} "
                        f"[{_num(m.cv.low)}, {_num(m.cv.high)}] (also unbiased; uses the "
                        f"surrogate's expected loss on the whole pool, {_num(m.control_mean)})")
@@ -703,26 +799,38 @@ def status(
         _out.print(f"pool {st.n_items} items: {st.n_selected} selected, {st.n_labelled} "
                    f"labelled, {st.n_pending} pending; {st.n_usable} label(s) usable by the "
                    f"estimate")
-        lure = [e for e in st.last_estimates if e.method in ("lure", "mean")]
-        for e in lure:
-            what = "LURE" if e.method == "lure" else "uniform-equivalent (biased)"
+        shown = [e for e in st.last_estimates if e.method in ("lure", "cv_lure", "mean")]
+        order = {"lure": 0, "cv_lure": 1, "mean": 2}
+        lure = {e.metric: e for e in shown if e.method == "lure"}
+        for e in sorted(shown, key=lambda e: (e.metric, order[e.method])):
+            if e.method == "cv_lure" and e.metric in st.cv_same_as_lure:
+                diff = e.estimate - lure[e.metric].estimate if e.metric in lure else None
+                _out.print(f"  {e.metric} control-variate LURE: equals LURE up to the "
+                           f"proposal floor (difference "
+                           f"{'—' if diff is None else f'{diff:.1e}'}): with CE acquisition "
+                           f"the control "
+                           f"variate is the acquisition score itself, so it cannot narrow "
+                           f"the interval")
+                continue
+            what = {"lure": "LURE", "cv_lure": "control-variate LURE",
+                    "mean": "uniform-equivalent (biased)"}[e.method]
             _out.print(f"last estimate ({e.at}, {e.n_labels} labels): {e.metric} {what} "
                        f"{_num(e.estimate)} [{_num(e.low)}, {_num(e.high)}]")
             a = e.details.get("anytime") if e.method == "lure" else None
             if isinstance(a, dict) and isinstance(a.get("cs_low"), (int, float)):
                 _out.print(f"  anytime interval {_cs(a['cs_low'], a['cs_high'])}")
-                fresh = e.n_labels == st.n_usable
-                if a.get("may_stop") and fresh:
+                if a.get("may_stop") and not st.estimate_stale:
                     _out.print(f"  [bold green]you may stop now[/]: the anytime interval is "
                                f"within the width {a.get('target_width')} asked for")
                 elif a.get("target_width") is not None and a.get("labels_needed"):
                     _out.print(f"  about {a['labels_needed']} labels in total for width "
                                f"{a['target_width']} (a projection)")
-            if e.n_labels != st.n_usable:
-                _out.print(f"  [yellow]stale:[/] {st.n_usable} labels are usable now; run "
-                           f"`activetest estimate` again")
-        if not lure:
+        if not shown:
             _out.print("no estimate yet")
+        elif st.estimate_stale:
+            _out.print(f"[bold yellow]the last estimate is stale:[/] labels were added or "
+                       f"changed since; run `activetest estimate {_escape(st.path)}`")
+        _print_waiting(st.waiting)
 
 
 # --------------------------------------------------------------------------- demo

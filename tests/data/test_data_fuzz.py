@@ -14,7 +14,7 @@ from activetest.data.pool import FORMATS
 
 TASKS = [None, get_task("sst2"), get_task("fpb"), get_task("mmlu")]
 SUFFIX = {"csv": ".csv", "tsv": ".tsv", "jsonl": ".jsonl", "json": ".json",
-          "parquet": ".parquet", "fpb": ".txt"}
+          "parquet": ".parquet", "fpb": ".txt", "lmeval": ".jsonl"}
 
 # Lines that look almost right, so the fuzzer reaches the deeper code paths.
 ALMOST = st.sampled_from([

@@ -29,7 +29,7 @@ id = "review_id"
 
 [label_map]
 "thumbs-up" = "good"
-"thumbs-down" = 0
+"thumbs-down" = "bad"
 '''
 
 
@@ -98,7 +98,7 @@ def test_dump_task_round_trips(tmp_path: Path, name: str) -> None:
 
 def test_dump_escapes_awkward_characters(tmp_path: Path) -> None:
     task = task_from_dict({"name": "w", "instruction": 'Tab\there, quote " back\\slash \x7f é 🙂\n',
-                           "classes": ["x y", "z"], "label_map": {"a.b": 1, "": 0}})
+                           "classes": ["x y", "z"], "label_map": {"a.b": "z", "": "x y"}})
     assert load_task(write(tmp_path, "w.toml", dump_task(task))) == task
 
 
@@ -128,6 +128,11 @@ def test_dump_escapes_awkward_characters(tmp_path: Path) -> None:
      "label_map.pos"),
     ('name = "t"\ninstruction = "Q"\nclasses = ["a", "b"]\n[label_map]\npos = 2\n',
      "label_map.pos"),
+    ('name = "t"\ninstruction = "Q"\nclasses = ["a", "b"]\n[label_map]\npos = 0\n',
+     "label_map.pos"),  # a number, but no label_base says what it counts from
+    ('name = "t"\ninstruction = "Q"\nclasses = ["a", "b"]\nlabel_base = 2\n', "label_base"),
+    ('name = "t"\ninstruction = "Q"\nclasses = ["a", "b"]\nlabel_base = 1\n[label_map]\n'
+     'pos = 0\n', "label_map.pos"),
 ])
 def test_bad_task_files_name_file_and_key(tmp_path: Path, text: str, key: str) -> None:
     path = write(tmp_path, "bad.toml", text)
@@ -152,3 +157,13 @@ def test_other_task_file_errors(tmp_path: Path) -> None:
         load_task(write(tmp_path, "task.txt", "name = 'x'\n"))
     with pytest.raises(ValueError, match="unknown task 'nonexistent'"):
         load_task("nonexistent")
+
+
+def test_label_base_and_numeric_label_map(tmp_path: Path) -> None:
+    text = ('name = "t"\ninstruction = "Q"\nclasses = ["a", "b"]\nlabel_base = 1\n'
+            '[label_map]\npos = 2\nneg = "a"\n')
+    task = load_task(write(tmp_path, "t.toml", text))
+    assert task.label_base == 1 and task.label_map == {"pos": 1, "neg": 0}
+    again = load_task(write(tmp_path, "again.toml", dump_task(task)))
+    assert again.label_base == 1 and again.label_map == task.label_map
+    assert task_to_dict(task)["label_map"] == {"pos": "b", "neg": "a"}  # words: unambiguous

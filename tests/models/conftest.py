@@ -10,6 +10,7 @@ import importlib.util
 from collections.abc import Callable
 
 import pytest
+from tests.lmeval_harness import lmeval_files  # noqa: F401 - a fixture for this folder
 
 from activetest.data.task import Item, Task
 

@@ -195,3 +195,46 @@ def test_store_rejects_bad_chunks(tmp_path: Path) -> None:
         assert store.load("k", 3) == {}
     with pytest.raises(ValueError, match="chunk_size"):
         CachedScorer(object(), tmp_path, chunk_size=0)  # type: ignore[arg-type]
+
+
+class _PerItem:
+    """A tiny real scorer that reports progress per item, as the backends do."""
+
+    name = "per-item"
+
+    def __init__(self, report: bool = True) -> None:
+        self.report = report
+
+    def cache_identity(self) -> dict[str, Any]:
+        return {"backend": "test-per-item", "report": self.report}
+
+    def score(self, task: Task, items: Sequence[Item], examples: Sequence[Item] = (), *,
+              progress: bool = True) -> np.ndarray:
+        from activetest.models._util import progress_bar
+
+        out = np.log(np.full((len(items), task.n_classes), 1.0 / task.n_classes))
+        if not self.report:
+            return out
+        with progress_bar(len(items), "inner", progress and len(items) > 1) as advance:
+            for _ in items:
+                advance()
+        return out
+
+
+@pytest.mark.parametrize("report", [True, False])
+def test_progress_moves_per_item_not_per_chunk(tmp_path: Path, sentiment_task: Task,
+                                               report: bool) -> None:
+    from activetest.models._util import forward_progress
+
+    items = [Item(id=str(i), fields={"text": f"t{i}"}) for i in range(600)]
+    steps: list[int] = []
+    scorer = CachedScorer(_PerItem(report), tmp_path, chunk_size=256)
+    with forward_progress(steps.append):  # stands in for the terminal: records each step
+        scorer.score(sentiment_task, items, progress=True)
+    assert sum(steps) == 600
+    # a backend that reports per item moves the bar per item; one that does not, per chunk
+    assert steps == ([1] * 600 if report else [256, 256, 88])
+    steps.clear()
+    with forward_progress(steps.append):
+        scorer.score(sentiment_task, items, progress=True)  # all cached: nothing to score
+    assert steps == []

@@ -77,6 +77,14 @@ def test_target_given_as_choice_text(tmp_path: Path) -> None:
     assert labels.tolist() == [int(r["doc"]["label"]) for r in recs]
 
 
+def test_negative_target_is_no_label(tmp_path: Path) -> None:
+    recs = _lines()[:3]
+    recs[1]["target"] = "-1"
+    recs[2]["target"] = -1
+    _, _, labels = read_lmeval_samples(_write(tmp_path / "s.jsonl", recs))
+    assert labels.tolist() == [int(recs[0]["target"]), -1, -1]
+
+
 def test_four_choices(tmp_path: Path) -> None:
     rec = {"doc_id": 7, "target": "2", "filtered_resps": [["-3.0", "False"], ["-2.0", "False"],
                                                           ["-0.5", "True"], ["-4.0", "False"]]}
@@ -89,9 +97,11 @@ def test_four_choices(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("mutate", "message"), [
     (lambda r: r.pop("filtered_resps"), "missing key 'filtered_resps'"),
     (lambda r: r.update(filtered_resps=[["-1.0", "True"]]), "at least 2"),
-    (lambda r: r.update(filtered_resps=["a generated answer", "b"]), "not a loglikelihood"),
+    (lambda r: r.update(filtered_resps=["a generated answer", "b"]), "generated text"),
+    (lambda r: r.update(filtered_resps=[["x", "y"], ["-1", "True"]]), "not a loglikelihood"),
     (lambda r: r.update(filtered_resps=[["NaN", "False"], ["-1", "True"]]), "not finite"),
     (lambda r: r.update(target="7"), "target '7'"),
+    (lambda r: r.update(target=[0, 1]), "neither a choice index"),
     (lambda r: r.update(target="[0, 1]"), "neither a choice index"),
     (lambda r: r.update(doc_id=1.5), "doc_id must be"),
 ])
@@ -145,7 +155,7 @@ def test_empty_and_binary_files(tmp_path: Path) -> None:
     (tmp_path / "b.jsonl").write_bytes(b"\xff\xfe\x00garbage")
     with pytest.raises(ValueError, match="not UTF-8"):
         read_lmeval_samples(tmp_path / "b.jsonl")
-    with pytest.raises(ValueError, match="cannot read"):
+    with pytest.raises(ValueError, match="no such file or folder"):
         read_lmeval_samples(tmp_path / "absent.jsonl")
 
 
@@ -153,12 +163,15 @@ def test_table_scorer_reads_lmeval_by_id() -> None:
     scorer = TableScorer(SAMPLES)  # detected from content
     assert scorer.format == "lmeval"
     _, lp, labels = read_lmeval_samples(SAMPLES)
-    items = [Item(id=i, fields={"text": "x"}) for i in ("5", "0", "19")]
+    texts = {str(r["doc_id"]): r["doc"]["sentence"] for r in _lines()}
+    items = [Item(id=i, fields={"text": texts[i]}) for i in ("5", "0", "19")]
     out = scorer.score(SST2, items)
     np.testing.assert_array_equal(out, lp[[5, 0, 19]])
     assert scorer.labels()["5"] == labels[5]
     with pytest.raises(ValueError, match=r"no row for 1 of 2 item id\(s\): '20'"):
         scorer.score(SST2, [Item(id="0", fields={}), Item(id="20", fields={})])
+    with pytest.raises(ValueError, match=r"line 6: pool item '5' is not this record's document"):
+        scorer.score(SST2, [Item(id="5", fields={"text": texts["0"]})])
     three = Task(name="fpb", instruction="x\n", classes=("negative", "neutral", "positive"))
     with pytest.raises(ValueError, match="documents have 2 choices"):
         scorer.score(three, items)
@@ -191,7 +204,7 @@ def test_fuzz_records_parse_or_value_error(tmp_path: Path, recs: list[dict]) -> 
     assert len(ids) == len(set(ids)) == lp.shape[0] == labels.shape[0]
     assert np.isfinite(lp).all()
     np.testing.assert_allclose(np.log(np.exp(lp).sum(1)), 0.0, atol=1e-9)
-    assert ((labels >= 0) & (labels < lp.shape[1])).all()
+    assert ((labels >= -1) & (labels < lp.shape[1])).all()
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=_HC)
@@ -201,3 +214,15 @@ def test_fuzz_bytes_parse_or_value_error(tmp_path: Path, data: bytes) -> None:
     path.write_bytes(data)
     with contextlib.suppress(ValueError):
         read_lmeval_samples(path)
+
+
+def test_damaged_old_json_array_is_still_detected(tmp_path: Path) -> None:
+    recs = _lines()[:3]
+    text = json.dumps(recs, indent=2)
+    path = tmp_path / "old.jsonl"
+    path.write_text(text[: len(text) // 2], encoding="utf-8")  # cut short
+    assert looks_like_lmeval(path)
+    with pytest.raises(ValueError, match=r"old\.jsonl: line \d+: not valid JSON.*one JSON array"):
+        read_lmeval_samples(path)
+    path.write_text(text, encoding="utf-8")
+    assert read_lmeval_samples(path)[0] == ["0", "1", "2"]

@@ -85,6 +85,31 @@ def test_explicit_columns_and_id_column(tmp_path: Path) -> None:
         TableScorer(path, id_column="doc", columns=["c0", "c1"]).score(TASK, _items(IDS[:1]))
 
 
+def test_gzip_json_and_spec_options(tmp_path: Path) -> None:
+    import gzip
+
+    from activetest.models.registry import get_scorer
+    from activetest.session.scoring import stored_spec
+
+    path = _write(tmp_path / "p.csv", "probs", columns=("c0", "c1", "c2"), id_column="doc")
+    gz = tmp_path / "p.csv.gz"
+    gz.write_bytes(gzip.compress(path.read_bytes()))
+    rows = [{"doc": i, "c0": float(a), "c1": float(b), "c2": float(c)}
+            for i, (a, b, c) in zip(IDS, VALUES["probs"], strict=True)]
+    js = tmp_path / "p.json"
+    js.write_text(json.dumps(rows), encoding="utf-8")
+    for f in (path, gz, js):
+        scorer = get_scorer(f"table:{f}?kind=probs&id=doc&columns=c0,c1,c2")
+        np.testing.assert_allclose(scorer.score(TASK, _items(IDS[:4])), LOGPROBS[:4],
+                                   atol=1e-9)
+    with pytest.raises(ValueError, match=r"unknown option 'knd=probs'"):
+        get_scorer(f"table:{path}?knd=probs")
+    with pytest.raises(ValueError, match=r"tolerance='x' is not a number"):
+        get_scorer(f"table:{path}?tolerance=x")
+    # stored specs keep their options, with the path made absolute
+    assert stored_spec(f"table:{path}?kind=probs") == f"table:{path.resolve()}?kind=probs"
+
+
 def test_integer_ids_match_string_item_ids(tmp_path: Path) -> None:
     path = _write(tmp_path / "p.jsonl", "logprobs", ids=[str(i) for i in range(12)])
     text = path.read_text(encoding="utf-8").replace('"id": "3"', '"id": 3')

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from tests.lmeval_harness import lmeval_files  # noqa: F401 - a fixture for this folder
 
 from activetest.data.demo import demo_items
 

@@ -95,8 +95,12 @@ def test_import_errors_exit_2_and_keep_labels(pool_files: PoolFiles, tmp_path: P
     fails(f"item_id,label\n{ids[1]},positive\n{ids[2]},sure\n", "labels.csv", "line 3",
           "'sure'")
     fails(f"item_id,label\n{unselected},positive\n", f"{unselected!r} was never selected")
-    fails(f"item_id,label\n{ids[1]},positive\n{ids[1]},negative\n",
-          "labelled 'negative' here but 'positive'")
+    # two rows that disagree leave that item out (reported); they block nothing else
+    sheet.write_text(f"item_id,label\n{ids[1]},positive\n{ids[1]},negative\n")
+    out = run("import", db, sheet)
+    assert "1 item(s) left out" in out and f"item {ids[1]!r}" in out
+    assert "'positive' (" in out and "line 2) vs 'negative' (" in out and "--resolve" in out
+    assert json.loads(run("status", db, "--json"))["n_labelled"] == first["n_labelled"]
     fails(f"item_id,label\n{ids[0]},positive\n", "already has label 'negative'", "--overwrite")
     fails('item_id,label\n"unterminated,positive\n', "labels.csv")
     fails("text,label\nhello,positive\n", "no column 'item_id'")

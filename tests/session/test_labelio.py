@@ -154,8 +154,10 @@ def test_labelstudio_unknown_class_names_task_and_item(tmp_path: Path) -> None:
     assert "'neutral'" in msg and "'negative'" in msg and "'positive'" in msg
     # A class index is not a Label Studio choice.
     path.write_text(json.dumps(_labelstudio_export(tasks, {"a": ["1"]})))
-    with pytest.raises(LabelFileError, match="unknown label '1'"):
+    with pytest.raises(LabelFileError, match=r"label '1' is a number, but this file declares no "
+                                             r"class numbering.*--label-base"):
         import_labelstudio(path, SST2)
+    assert [r.label for r in import_labelstudio(path, SST2, label_base=1)] == [0]
 
 
 def test_labelstudio_class_names_differ_from_label_words(tmp_path: Path) -> None:
@@ -323,7 +325,7 @@ def test_sheet_round_trip(tmp_path: Path, fmt: str) -> None:
              "new\nline": "POSITIVE", " lead space ": "", "ünïcødé-✓": "negative",
              "=1+2": "positive"}
     _fill_sheet(path, fmt, given)
-    records = import_labels(path, SST2)
+    records = import_labels(path, SST2, label_base=0)  # "1" and " 0 " are numbers
     assert [(r.item_id, r.label, r.raw) for r in records] == [
         ("plain-1", 1, "Positive"), ("comma,id", 0, "negative"), ('quote"d', 1, "1"),
         ("tab\tid", 0, " 0 "), ("new\nline", 1, "POSITIVE"), ("ünïcødé-✓", 0, "negative"),
@@ -348,7 +350,7 @@ def test_sheet_columns_and_extras(tmp_path: Path) -> None:
                     ",,,\r\n"
                     "\r\n"
                     "x3,1\r\n", encoding="utf-8")  # a spreadsheet drops trailing empty cells
-    records = import_labels(path, HS, id_column="ID", label_column="gold")
+    records = import_labels(path, HS, id_column="ID", label_column="gold", label_base=0)
     assert [(r.item_id, r.label, r.annotator, r.time) for r in records] == [
         ("x1", 0, "ann@example.org", "2025-02-03T04:05:06+00:00"),
         ("x2", 1, None, None), ("x3", 1, None, None)]
@@ -357,7 +359,8 @@ def test_sheet_columns_and_extras(tmp_path: Path) -> None:
 def test_semicolon_csv(tmp_path: Path) -> None:
     path = tmp_path / "s.csv"
     path.write_text('item_id;text;label\na;"x; y";positive\nb;z;0\n', encoding="utf-8")
-    assert [(r.item_id, r.label) for r in import_labels(path, SST2)] == [("a", 1), ("b", 0)]
+    assert [(r.item_id, r.label) for r in import_labels(path, SST2, label_base=0)] == [
+        ("a", 1), ("b", 0)]
     path.write_text('"item_id";"label"\n"a";"negative"\n', encoding="utf-8")
     assert [(r.item_id, r.label) for r in import_labels(path, SST2)] == [("a", 0)]
 
@@ -375,15 +378,15 @@ def test_jsonl_values(tmp_path: Path) -> None:
     path.write_text('{"item_id": "a", "label": 1}\n\n{"item_id": 7, "label": "negative"}\n'
                     '{"item_id": "c", "label": null}\n{"item_id": "d", "label": 1.0}\n',
                     encoding="utf-8")
-    assert [(r.item_id, r.label, r.raw) for r in import_labels(path, SST2)] == [
+    assert [(r.item_id, r.label, r.raw) for r in import_labels(path, SST2, label_base=0)] == [
         ("a", 1, "1"), ("7", 0, "negative"), ("d", 1, "1.0")]
 
 
 @pytest.mark.parametrize(("name", "text", "pattern"), [
     ("a.csv", "item_id,label\na,positive\nb,neutral\n",
      r"a\.csv, line 3: unknown label 'neutral'; expected one of 'negative', 'positive' or a "
-     r"class index 0\.\.1"),
-    ("a.csv", "item_id,label\na,2\n", r"line 2: label '2' is not a class index"),
+     r"class number 0\.\.1"),
+    ("a.csv", "item_id,label\na,2\n", r"line 2: label '2' is not a class number 0\.\.1"),
     ("a.csv", "item_id,label\na,positive\nb,0,extra\n",
      r"a\.csv, line 3: expected 2 comma-separated fields"),
     ("a.csv", 'item_id,label\na,"positive\n', r"a\.csv, line 2: malformed comma-separated"),
@@ -415,7 +418,7 @@ def test_malformed_sheets_name_file_and_line(tmp_path: Path, name: str, text: st
     else:
         path.write_text(text, encoding="utf-8")
     with pytest.raises(LabelFileError, match=pattern):
-        import_labels(path, SST2)
+        import_labels(path, SST2, label_base=0)
 
 
 def test_unknown_format(tmp_path: Path) -> None:
@@ -581,3 +584,64 @@ def test_real_label_studio_multiple_choice(label_studio: httpx.Client, tmp_path:
     path = _ls_export(client, project, "JSON", tmp_path / "mmlu_export.json")
     records = import_labelstudio(path, MMLU, from_name="answer")
     assert sorted((r.item_id, r.label) for r in records) == [(i.id, 1) for i in items]
+
+
+def _ls_user(client: httpx.Client, email: str) -> int:
+    """A second Label Studio user (the admin's token may annotate on its behalf)."""
+    users = client.get("/api/users").json()
+    for u in users:
+        if u["email"] == email:
+            return int(u["id"])
+    r = client.post("/api/users/", json={"email": email, "username": email.split("@")[0],
+                                         "password": "second-annotator-pass"})
+    assert r.status_code == 201, r.text
+    return int(r.json()["id"])
+
+
+@pytest.mark.slow
+def test_real_label_studio_two_annotators_in_a_session(label_studio: httpx.Client,
+                                                       tmp_path: Path) -> None:
+    from conftest import make_pool_files
+
+    from activetest.session.workflow import Session
+
+    client = label_studio
+    pf = make_pool_files(tmp_path / "data")
+    with Session.create(tmp_path / "s.db", pool=pf.pool, task="demo",
+                        surrogate=f"table:{pf.surrogate}", target=f"table:{pf.target}",
+                        pool_options={"id_column": "id"}, seed=2, progress=False) as s:
+        drawn = [a.item_id for a in s.select(3)]
+        s.export(tmp_path / "tasks.json")
+        project = _ls_project(client, s.task)
+        r = client.post(f"/api/projects/{project}/import",
+                        json=json.loads((tmp_path / "tasks.json").read_text(encoding="utf-8")))
+        assert r.status_code == 201, r.text
+        tasks = client.get("/api/tasks", params={"project": project, "page_size": 100}).json()
+        by_item = {t["data"]["item_id"]: t["id"] for t in tasks["tasks"]}
+        second = _ls_user(client, "second@example.org")
+
+        def annotate(item_id: str, choice: str, user: int | None = None) -> None:
+            body: dict = {"result": [{"from_name": "label", "to_name": "text",
+                                      "type": "choices", "value": {"choices": [choice]}}]}
+            if user is not None:
+                body["completed_by"] = user
+            r = client.post(f"/api/tasks/{by_item[item_id]}/annotations", json=body)
+            assert r.status_code == 201, r.text
+
+        annotate(drawn[0], "positive")
+        annotate(drawn[0], "negative", second)  # they disagree
+        annotate(drawn[1], "positive")
+        annotate(drawn[1], "positive", second)  # they agree
+        annotate(drawn[2], "negative", second)
+        export = _ls_export(client, project, "JSON", tmp_path / "export.json")
+        result = s.import_file(export)
+        assert (result.added, result.unchanged) == (2, 0)
+        (conflict,) = result.left_out
+        assert conflict.item_id == drawn[0] and conflict.step == 1
+        assert [(name, who) for name, who, _ in conflict.votes] == [
+            ("positive", "user 1"), ("negative", f"user {second}")]
+        assert s.labels() == {drawn[1]: 1, drawn[2]: 0}  # the rest is in
+        # the second annotator answered last: --resolve latest settles it their way
+        result = s.import_file(export, resolve="latest")
+        assert result.added == 1 and result.conflicts[0].settled == "negative"
+        assert s.labels()[drawn[0]] == 0

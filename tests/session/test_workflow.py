@@ -138,10 +138,15 @@ def test_label_errors_are_clear_and_write_nothing(pool_files: PoolFiles, tmp_pat
         assert f"f.csv, line 5: item {unselected!r} was never selected" in msg
         assert f"f.csv, line 6: item {a!r} already has label 'negative'" in msg
         assert s.labels() == {a: 0}  # b was valid but the whole import was refused
-        # Conflicting duplicates within one input.
-        with pytest.raises(LabelError,
-                           match=r"labelled 'negative' here but 'positive' at f\.csv, line 1"):
-            s.add_labels([(b, 1, "f.csv, line 1"), (b, 0, "f.csv, line 2")])
+        # Records that disagree about one item leave it out (reported), and only it.
+        c = acq[2].item_id
+        res = s.add_labels([(b, 1, "f.csv, line 1"), (b, 0, "f.csv, line 2"),
+                            (c, 0, "f.csv, line 3")])
+        assert (res.added, [x.item_id for x in res.left_out]) == (1, [b])
+        assert res.conflicts[0].votes == (("positive", "f.csv, line 1", "f.csv, line 1"),
+                                          ("negative", "f.csv, line 2", "f.csv, line 2"))
+        assert s.labels() == {a: 0, c: 0}
+        s.undo(res.changes[0])
         # Overwrite replaces and keeps the history.
         res = s.add_labels([(a, "positive"), (b, "positive")], overwrite=True)
         assert (res.added, res.changed, res.unchanged) == (1, 1, 0)
@@ -242,10 +247,16 @@ def test_examples_and_target_shots_are_recorded(pool_files: PoolFiles, tmp_path:
         ex = s.examples()
         assert len(ex) == 6 and {e.label for e in ex} == {0, 1}
         assert {e.id for e in ex} <= {f"e{k}" for k in range(20)}
+        assert (s.config["shots"], s.config["target_shots"]) == (6, 0)
+        # both models are prediction tables: the session's prompt was not used, and a
+        # plain table does not say how its predictions were made
         prov = s.store.scores("surrogate")
-        assert prov is not None and prov.provenance["n_examples"] == 6
+        assert prov is not None and prov.provenance["n_examples"] == "unknown"
         t = s.store.scores("target")
-        assert t is not None and t.provenance["n_examples"] == 0
+        assert t is not None and t.provenance["n_examples"] == "unknown"
+        s.select(2)
+        s.label_from_data()
+        assert s.report_data(progress=False).info["Target in-context examples"] == "unknown"
     with Session.open(tmp_path / "a.db") as s:
         assert s.examples() == ex  # same examples, same order, after reopening
 

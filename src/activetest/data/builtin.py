@@ -1,5 +1,8 @@
 """The paper's built-in tasks (SST-2, Subj, FPB, HS, MMLU) and the task registry.
 
+Each task's ``columns`` and ``label_base = 0`` describe its canonical dataset
+(GLUE's and the hub's files count classes from 0, in the order of ``classes``).
+
 Prompts follow ``../shared/paper/METHOD.md`` ("Prompts") verbatim: the
 instruction line ends with a newline, then ``n`` examples
 ``Sentence: '{x_j}' \\n{A}: {label_j}\\n\\n`` and the item ``Sentence: '{x}' \\n{A}:``,
@@ -39,6 +42,7 @@ SST2 = Task(
     example_template=_SENTENCE_EXAMPLE,
     answer_key="Label",
     columns={"text": "sentence", "label": "label"},
+    label_base=0,
 )
 
 SUBJ = Task(
@@ -50,6 +54,7 @@ SUBJ = Task(
     example_template=_SENTENCE_EXAMPLE,
     answer_key="Answer",
     columns={"text": "text", "label": "label"},
+    label_base=0,
 )
 
 FPB = Task(
@@ -61,6 +66,7 @@ FPB = Task(
     example_template=_SENTENCE_EXAMPLE,
     answer_key="Answer",
     columns={"text": "text", "label": "label"},
+    label_base=0,
 )
 
 HS = Task(
@@ -72,6 +78,7 @@ HS = Task(
     answer_key="Answer",
     class_names=("noHate", "hate"),
     columns={"text": "text", "label": "label"},
+    label_base=0,
 )
 
 MMLU = Task(
@@ -85,6 +92,7 @@ MMLU = Task(
     # The hub's MMLU rows hold the four options as a list column ``choices``.
     columns={"question": "question", "A": "choices[0]", "B": "choices[1]",
              "C": "choices[2]", "D": "choices[3]", "label": "answer"},
+    label_base=0,
 )
 
 #: The paper's tasks by name.

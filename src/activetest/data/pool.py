@@ -17,7 +17,17 @@ format       suffixes             notes
 ``parquet``  .parquet .pq         needs ``pyarrow``
 ``fpb``      Sentences_*.txt      ``sentence@label`` per line, split on the LAST
                                   ``@``; ISO-8859-1 by default
+``lmeval``   samples_*.jsonl      lm-evaluation-harness ``--log_samples`` file(s),
+                                  found by content (also ``.json``, ``.gz``, a
+                                  folder or a glob): items from the ``doc`` fields
 ===========  ===================  ==========================================
+
+An lm-eval samples file as the pool: each record's ``doc`` (the dataset row lm-eval
+evaluated) is the item's record (columns found as for any format), its id the key
+lm-eval's predictions are joined by (``doc_id``; ``<task>/<doc_id>`` for several
+files), and its label the gold choice (``target``) mapped to a class by label
+word (none for ``-1`` or a choice that is not a label word). The same file as the
+target (``table:FILE``) then agrees with the pool by construction.
 
 Item ids are the values of ``id_column`` when one is given (or named in the
 task's ``columns``), otherwise the 0-based row number of the record in the file
@@ -31,11 +41,12 @@ the task's templates use, the column is ``field_columns[field]`` (or
 own name (for ``text``: ``text`` or else ``sentence``).
 
 Labels: an empty, null or missing label gives an unlabelled item (``label=None``).
-Integers (and integer strings such as ``"1"``) are class indices. Other strings
-are looked up in ``label_map`` (raw value -> class index or label word), then
-the task's ``label_map``, then its label words and class names (exact, then
-case-insensitive). Anything else is a :class:`PoolFormatError` naming the file
-and line.
+Otherwise the one rule of :mod:`activetest.data.classes`: a label word or class
+name (exact, then case-insensitive), or a key of ``label_map`` (raw value -> class
+index or label word) or of the task's ``label_map``; a NUMBER only when the file's
+numbering is declared, by ``label_base=`` (``--label-base``) or the task's
+``label_base`` (the built-in tasks count from 0, as their datasets do). Anything
+else is a :class:`PoolFormatError` naming the file and line.
 """
 
 from __future__ import annotations
@@ -45,7 +56,6 @@ import csv
 import gzip
 import hashlib
 import io
-import math
 import re
 import zlib
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
@@ -54,6 +64,7 @@ from pathlib import Path
 from typing import Any, overload
 
 from activetest.data import _json
+from activetest.data.classes import LabelReader
 from activetest.data.task import Item, Task
 
 __all__ = [
@@ -69,12 +80,11 @@ __all__ = [
 ]
 
 #: Formats :func:`load_pool` reads.
-FORMATS = ("csv", "tsv", "jsonl", "json", "parquet", "fpb")
+FORMATS = ("csv", "tsv", "jsonl", "json", "parquet", "fpb", "lmeval")
 
 _SUFFIXES = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl",
              ".json": "json", ".parquet": "parquet", ".pq": "parquet"}
 _INDEXED = re.compile(r"^(?P<base>.+)\[(?P<index>\d+)\]$")
-_INT = re.compile(r"^[+-]?\d+$")
 
 
 class PoolFormatError(ValueError):
@@ -412,75 +422,9 @@ def _norm_label_key(value: Any) -> str:
     return str(value).strip()
 
 
-class _LabelParser:
-    """Raw label value -> class index, following the rules of the module docstring."""
-
-    def __init__(self, task: Task | None, label_map: Mapping[Any, int | str] | None,
-                 source: str) -> None:
-        self.task = task
-        self.source = source
-        self.n_classes = task.n_classes if task is not None else None
-        self.words: dict[str, int] = {}
-        self.folded: dict[str, int] = {}
-        if task is not None:
-            for names in (task.classes, task.class_names):
-                for i, w in enumerate(names):
-                    self.words.setdefault(w, i)
-                    self.folded.setdefault(w.strip().casefold(), i)
-        self.map: dict[str, int] = dict(task.label_map) if task is not None else {}
-        for key, value in (label_map or {}).items():
-            self.map[_norm_label_key(key)] = self._target(key, value)
-
-    def _target(self, key: Any, value: int | str) -> int:
-        if isinstance(value, str):
-            if value in self.words:
-                return self.words[value]
-            raise ValueError(f"label_map[{key!r}] = {value!r} is not a label word of the task "
-                             f"({', '.join(self.task.classes) if self.task else 'no task given'})")
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0 or (
-                self.n_classes is not None and value >= self.n_classes):
-            raise ValueError(f"label_map[{key!r}] = {value!r} is not a valid class index")
-        return value
-
-    def _check(self, y: int, raw: Any, where: str) -> int:
-        if y < 0 or (self.n_classes is not None and y >= self.n_classes):
-            span = f"0..{self.n_classes - 1}" if self.n_classes is not None else ">= 0"
-            raise PoolFormatError(f"{self.source}, {where}: label {raw!r} is outside the class "
-                                  f"indices {span}")
-        return y
-
-    def __call__(self, raw: Any, where: str) -> int | None:
-        if raw is None or (isinstance(raw, float) and math.isnan(raw)):
-            return None
-        if isinstance(raw, bool):
-            raise PoolFormatError(f"{self.source}, {where}: label {raw!r} is a boolean; "
-                                  f"expected a class index or label word")
-        key = _norm_label_key(raw)
-        if key == "":
-            return None
-        if key in self.map:
-            return self.map[key]
-        if isinstance(raw, int) or _INT.match(key):
-            if len(key) > 18:
-                raise PoolFormatError(f"{self.source}, {where}: label {key[:20]}... is not a "
-                                      f"class index")
-            return self._check(int(key), raw, where)
-        if isinstance(raw, float):
-            raise PoolFormatError(f"{self.source}, {where}: label {raw!r} is not a whole number")
-        if not isinstance(raw, str):
-            raise PoolFormatError(f"{self.source}, {where}: label {raw!r} is a "
-                                  f"{type(raw).__name__}; expected a class index or label word")
-        if key in self.words:
-            return self.words[key]
-        if key.casefold() in self.folded:
-            return self.folded[key.casefold()]
-        if self.task is None:
-            raise PoolFormatError(f"{self.source}, {where}: label {raw!r} is a word, not a class "
-                                  f"index; add a label_map to the task file (label_map= in "
-                                  f"Python) to map it")
-        raise PoolFormatError(f"{self.source}, {where}: unknown label {raw!r}; expected one of "
-                              f"{', '.join(map(repr, self.task.classes))} or a class index "
-                              f"0..{self.task.n_classes - 1}")
+#: How a pool or examples file declares its class numbering (shown when a number is refused).
+_POOL_NUMBERING = ("pass --label-base 0 or 1 (label_base= in Python), or set label_base = 0 "
+                   "(or 1) in the task file")
 
 
 def records_to_items(records: Iterable[tuple[str, Record]], source: str, *,
@@ -489,20 +433,30 @@ def records_to_items(records: Iterable[tuple[str, Record]], source: str, *,
                      field_columns: Mapping[str, str] | None = None,
                      label_map: Mapping[Any, int | str] | None = None,
                      drop_labels: Collection[Any] = (),
-                     keys: Collection[str] | None = None) -> list[Item]:
+                     label_base: int | None = None,
+                     keys: Collection[str] | None = None,
+                     ids: Sequence[str] | None = None,
+                     labels: Sequence[int | None] | None = None) -> list[Item]:
     """Turn raw records into items (the part of :func:`load_pool` after parsing).
 
     Args:
         records: ``(where, record)`` pairs as :func:`read_records` gives them.
         source: the file name or hub name, for error messages.
         keys: the column names (a CSV header); default: the first record's keys.
+        ids, labels: per record, its id and label, given instead of read from
+            columns (lm-eval samples files carry both outside the ``doc``).
         Other arguments: as for :func:`load_pool`.
 
     Raises:
         PoolFormatError: a missing column, bad label or duplicate id, naming
             ``source`` and the record's ``where``.
     """
-    labels = _LabelParser(task, label_map, source)
+    base = label_base if label_base is not None else (task.label_base if task else None)
+    try:
+        parse = LabelReader(task, base=base, label_map=label_map, error=PoolFormatError,
+                            number_hint=_POOL_NUMBERING)
+    except ValueError as exc:
+        raise PoolFormatError(f"{source}: {exc}") from None
     drop = {_norm_label_key(v) for v in drop_labels}
     items: list[Item] = []
     seen: dict[str, str] = {}
@@ -512,7 +466,7 @@ def records_to_items(records: Iterable[tuple[str, Record]], source: str, *,
             plan = _plan(keys if keys is not None else list(record), task, text_column,
                          label_column, id_column, field_columns)
         raw_label = None
-        if plan.label is not None:
+        if plan.label is not None and labels is None:
             found, raw_label = _lookup(record, plan.label)
             if not found and plan.label_required:
                 raise PoolFormatError(f"{source}, {where}: no label column {plan.label!r} "
@@ -526,7 +480,9 @@ def records_to_items(records: Iterable[tuple[str, Record]], source: str, *,
                 raise PoolFormatError(f"{source}, {where}: no column {spec!r} for field "
                                       f"{name!r} (columns: {', '.join(map(str, record))})")
             fields[name] = _as_text(value, source, where, spec)
-        if plan.id is not None:
+        if ids is not None:
+            item_id = ids[row]
+        elif plan.id is not None:
             found, value = _lookup(record, plan.id)
             if not found:
                 raise PoolFormatError(f"{source}, {where}: no id column {plan.id!r} "
@@ -540,8 +496,57 @@ def records_to_items(records: Iterable[tuple[str, Record]], source: str, *,
             raise PoolFormatError(f"{source}, {where}: duplicate id {item_id!r} "
                                   f"(first at {seen[item_id]})")
         seen[item_id] = where
-        items.append(Item(id=item_id, fields=fields, label=labels(raw_label, where)))
+        label = labels[row] if labels is not None else parse(raw_label, f"{source}, {where}")
+        items.append(Item(id=item_id, fields=fields, label=label))
     return items
+
+
+def _is_lmeval(p: Path, format: str | None) -> bool:
+    """Whether ``p`` names lm-eval samples file(s): by name, folder, glob or content."""
+    if format is not None:
+        return format.lower() == "lmeval"
+    if p.is_dir() or (not p.exists() and any(ch in str(p) for ch in "*?")):
+        return True
+    from activetest.models.lmeval import looks_like_lmeval
+
+    name = p.name.lower().removesuffix(".gz")
+    return name.endswith((".jsonl", ".json", ".ndjson")) and p.is_file() and looks_like_lmeval(p)
+
+
+def _load_lmeval_pool(path: Path, task: Task | None, *, text_column: str | None,
+                      label_column: str | None, id_column: str | None,
+                      field_columns: Mapping[str, str] | None) -> Pool:
+    """Items from the ``doc`` of every record of lm-eval samples file(s)."""
+    # The reader lives with the lm-eval scorer (models/lmeval.py): one parser for
+    # both sides of the join.
+    from activetest.models.lmeval import gold_classes, lmeval_documents, lmeval_files
+
+    source = str(path)
+    for flag, value, why in (("--id-column", id_column, "the ids are lm-eval's doc_id "
+                              "(<task>/<doc_id> for several files)"),
+                             ("--label-column", label_column, "the labels are the records' "
+                              "gold choices (target), mapped to classes by label word")):
+        if value is not None:
+            raise PoolFormatError(f"{source}: an lm-eval samples pool takes no {flag} "
+                                  f"({flag.strip('-').replace('-', '_')}= in Python): {why}")
+    try:
+        files = lmeval_files(path)
+        keys, where, docs, choices, targets = lmeval_documents(path)
+    except ValueError as exc:
+        raise PoolFormatError(str(exc)) from None
+    for w, doc in zip(where, docs, strict=True):
+        if not isinstance(doc, dict):
+            raise PoolFormatError(f"{w}: the record has no 'doc' object (got "
+                                  f"{type(doc).__name__}); a pool needs lm-eval's documents")
+    gold = (gold_classes(choices, targets, task.classes, task.class_names) if task is not None
+            else [None] * len(keys))
+    items = records_to_items(zip(where, docs, strict=True), source, task=task,
+                             text_column=text_column, field_columns=field_columns,
+                             ids=keys, labels=gold)
+    digest = hashlib.sha256()
+    for f in files:
+        digest.update(_read_bytes(f))
+    return Pool(tuple(items), source=source, format="lmeval", sha256=digest.hexdigest())
 
 
 def _resolve_task(task: Task | str | None) -> Task | None:
@@ -557,7 +562,7 @@ def load_pool(path: str | Path, *, format: str | None = None,
               id_column: str | None = None, field_columns: Mapping[str, str] | None = None,
               label_map: Mapping[Any, int | str] | None = None,
               drop_labels: Collection[Any] = (), encoding: str | None = None,
-              task: Task | str | None = None) -> Pool:
+              task: Task | str | None = None, label_base: int | None = None) -> Pool:
     """Load a pool (or test set, or example source) from a file.
 
     Args:
@@ -576,6 +581,8 @@ def load_pool(path: str | Path, *, format: str | None = None,
         encoding: text encoding; default UTF-8, or ISO-8859-1 for ``fpb``.
         task: the task (or its name / task file), which says which fields the
             templates need and which label words exist.
+        label_base: the file's class numbering, 0 or 1, if its labels are numbers
+            (default: the task's ``label_base``; without either, numbers are refused).
 
     Returns:
         A :class:`Pool` (a ``Sequence[Item]``) with source, format and SHA-256.
@@ -587,13 +594,17 @@ def load_pool(path: str | Path, *, format: str | None = None,
     """
     p = Path(path)
     resolved = _resolve_task(task)
+    if _is_lmeval(p, format):
+        return _load_lmeval_pool(p, resolved, text_column=text_column,
+                                 label_column=label_column, id_column=id_column,
+                                 field_columns=field_columns)
     fmt = (format or detect_format(p)).lower()
     data = _read_bytes(p)
     records = _parse_bytes(data, str(p), fmt, encoding)
     items = records_to_items(records, str(p), task=resolved, text_column=text_column,
                              label_column=label_column, id_column=id_column,
                              field_columns=field_columns, label_map=label_map,
-                             drop_labels=drop_labels)
+                             drop_labels=drop_labels, label_base=label_base)
     return Pool(tuple(items), source=str(p), format=fmt, sha256=hashlib.sha256(data).hexdigest())
 
 
@@ -617,7 +628,8 @@ def load_hub_pool(name: str | Path, split: str = "train", *, config: str | None 
                   label_column: str | None = None, id_column: str | None = None,
                   field_columns: Mapping[str, str] | None = None,
                   label_map: Mapping[Any, int | str] | None = None,
-                  drop_labels: Collection[Any] = (), task: Task | str | None = None) -> Pool:
+                  drop_labels: Collection[Any] = (), task: Task | str | None = None,
+                  label_base: int | None = None) -> Pool:
     """Load a Hugging Face hub dataset split as a pool.
 
     ``name`` may be a local folder holding a downloaded snapshot (files named
@@ -636,7 +648,7 @@ def load_hub_pool(name: str | Path, split: str = "train", *, config: str | None 
     kwargs: dict[str, Any] = dict(task=resolved, text_column=text_column,
                                   label_column=label_column, id_column=id_column,
                                   field_columns=field_columns, label_map=label_map,
-                                  drop_labels=drop_labels)
+                                  drop_labels=drop_labels, label_base=label_base)
     root = Path(name)
     if root.is_dir():
         files = _split_files(root, split, config)

@@ -55,9 +55,13 @@ class Task:
             ``"id"``) is found in a pool file, e.g. ``{"text": "sentence"}``; used by
             :func:`activetest.data.pool.load_pool` when no column is given
             explicitly. Not part of equality or hashing.
-        label_map: raw label values in pool files (as strings) mapped to class
+        label_map: raw label values in files (as strings) mapped to class
             indices, e.g. ``{"pos": 1}``; consulted before the label words.
             Not part of equality or hashing.
+        label_base: how the task's pool and example files number classes, if
+            they use numbers: 0 (class ``k`` is written ``k``) or 1 (written
+            ``k + 1``); None: numbers in them are refused (see
+            :mod:`activetest.data.classes`). Not part of equality or hashing.
     """
 
     name: str
@@ -69,6 +73,7 @@ class Task:
     class_names: tuple[str, ...] = field(default=())
     columns: Mapping[str, str] = field(default_factory=dict, compare=False)
     label_map: Mapping[str, int] = field(default_factory=dict, compare=False)
+    label_base: int | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if len(self.classes) < 2:
@@ -87,6 +92,10 @@ class Task:
                     or not 0 <= value < len(self.classes)):
                 raise ValueError(f"task {self.name!r}: label_map[{key!r}] = {value!r} is not a "
                                  f"class index in 0..{len(self.classes) - 1}")
+        if self.label_base is not None and (isinstance(self.label_base, bool)
+                                            or self.label_base not in (0, 1)):
+            raise ValueError(f"task {self.name!r}: label_base must be 0 or 1 (or None), got "
+                             f"{self.label_base!r}")
         # Own copies (plain dicts, so that a Task still pickles and deep-copies).
         object.__setattr__(self, "columns", dict(self.columns))
         object.__setattr__(self, "label_map", {str(k): v for k, v in self.label_map.items()})

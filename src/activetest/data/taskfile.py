@@ -17,9 +17,12 @@ Schema (only ``name``, ``instruction`` and ``classes`` are required)::
     label = "stars_binary"
     id = "review_id"
 
-    [label_map]                                 # optional: raw label value -> word or index
-    pos = "positive"
-    neg = 0
+    label_base = 0                              # optional: pool/example files number
+                                                # classes from 0 (or 1); else numbers
+                                                # in them are refused
+    [label_map]                                 # optional: raw label value -> label word
+    pos = "positive"                            # (or class name; a number only with
+    neg = "negative"                            # label_base, counted from it)
 
 ``load_task("sst2")`` returns a built-in task; ``load_task("my_task.toml")`` reads a
 file. :func:`task_to_dict`/:func:`task_from_dict` and :func:`dump_task` round-trip
@@ -50,7 +53,7 @@ __all__ = ["TASK_FILE_SUFFIXES", "TaskFileError", "dump_task", "load_task", "tas
 TASK_FILE_SUFFIXES = (".toml", ".yaml", ".yml")
 
 _KEYS = {"kind", "name", "instruction", "classes", "class_names", "answer_key", "templates",
-         "columns", "label_map", "description"}
+         "columns", "label_map", "label_base", "description"}
 _TEMPLATE_KEYS = {"item", "example"}
 
 
@@ -108,11 +111,15 @@ def _template_fields(template: str, source: str, key: str) -> set[str]:
     return names
 
 
-def task_from_dict(data: Mapping[str, Any], source: str = "task") -> Task:
+def task_from_dict(data: Mapping[str, Any], source: str = "task", *,
+                   index_values: bool = False) -> Task:
     """Build and validate a :class:`Task` from plain data (a parsed task file).
 
     ``source`` names the file in error messages. The instruction gets a final
     newline if it lacks one (the paper's prompts put the instruction on its own line).
+    A number as a ``label_map`` value is a class counted from ``label_base`` (and
+    refused without one); ``index_values`` reads it as a 0-based class index
+    instead (task dicts stored in session files before ``label_base`` existed).
 
     Raises:
         TaskFileError: a missing, unknown or ill-typed key, or templates that do not fit.
@@ -169,21 +176,34 @@ def task_from_dict(data: Mapping[str, Any], source: str = "task") -> Task:
         if not isinstance(value, str) or not value:
             raise _fail(source, f"columns.{key}", f"expected a column name, got {value!r}")
 
+    label_base = data.get("label_base")
+    if label_base is not None and (isinstance(label_base, bool) or label_base not in (0, 1)):
+        raise _fail(source, "label_base", f"must be 0 or 1 (the pool files count classes from "
+                                          f"0 or from 1), got {label_base!r}")
     label_map: dict[str, int] = {}
     for key, value in _table(data, "label_map", source).items():
         if isinstance(value, str) and value in classes:
             label_map[key] = classes.index(value)
         elif isinstance(value, str) and value in class_names:
             label_map[key] = class_names.index(value)
-        elif isinstance(value, int) and not isinstance(value, bool) and 0 <= value < len(classes):
-            label_map[key] = value
+        elif isinstance(value, int) and not isinstance(value, bool):
+            base = 0 if index_values else label_base
+            if base is None:
+                raise _fail(source, f"label_map.{key}", f"{value!r} is a number, but the task "
+                                                        f"declares no label_base; write the "
+                                                        f"label word ({', '.join(classes)})")
+            if not 0 <= value - base < len(classes):
+                raise _fail(source, f"label_map.{key}", f"{value!r} is not a class number "
+                                                        f"{base}..{len(classes) - 1 + base}")
+            label_map[key] = value - base
         else:
             raise _fail(source, f"label_map.{key}", f"{value!r} is neither a label word "
-                                                    f"({', '.join(classes)}) nor a class index")
+                                                    f"({', '.join(classes)}) nor a class number")
     try:
         task = Task(name=name, instruction=instruction, classes=classes,
                     item_template=item_t, example_template=example_t, answer_key=answer_key,
-                    class_names=class_names, columns=columns, label_map=label_map)
+                    class_names=class_names, columns=columns, label_map=label_map,
+                    label_base=label_base)
     except ValueError as exc:
         raise TaskFileError(f"{source}: {exc}") from None
     # Render once with dummy values, so that format specs such as {text:d} fail here.
@@ -210,8 +230,10 @@ def task_to_dict(task: Task) -> dict[str, Any]:
     out["templates"] = {"item": task.item_template, "example": task.example_template}
     if task.columns:
         out["columns"] = dict(task.columns)
-    if task.label_map:
-        out["label_map"] = dict(task.label_map)
+    if task.label_base is not None:
+        out["label_base"] = task.label_base
+    if task.label_map:  # values as label words: unambiguous whatever the numbering
+        out["label_map"] = {k: task.classes[v] for k, v in task.label_map.items()}
     return out
 
 

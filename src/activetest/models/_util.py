@@ -12,7 +12,8 @@ import numpy as np
 
 from activetest.errors import UserFacingError
 
-__all__ = ["ScoringCancelledError", "log_softmax", "progress_bar", "run_parallel"]
+__all__ = ["ScoringCancelledError", "forward_progress", "log_softmax", "progress_bar",
+           "run_parallel"]
 
 T = TypeVar("T")
 
@@ -51,16 +52,48 @@ def _columns() -> tuple[Any, ...]:
             TimeRemainingColumn())
 
 
+# Per thread: the advance() of an outer bar that inner bars feed instead of drawing
+# their own (a cache scoring a chunk: the backend's per-item steps move the cache's bar).
+_forward = threading.local()
+
+
+@contextlib.contextmanager
+def forward_progress(advance: Callable[..., None]) -> Iterator[Callable[[], int]]:
+    """Within the block, :func:`progress_bar` in this thread advances ``advance``.
+
+    Yields a function giving how many steps were forwarded so far (the caller
+    advances the rest, for backends that report no progress of their own).
+    """
+    count = [0]
+
+    def step(n: int = 1) -> None:
+        count[0] += n
+        advance(n)
+
+    previous = getattr(_forward, "advance", None)
+    _forward.advance = step
+    try:
+        yield lambda: count[0]
+    finally:
+        _forward.advance = previous
+
+
 @contextlib.contextmanager
 def progress_bar(total: int, description: str, enabled: bool) -> Iterator[Callable[..., None]]:
     """A transient rich progress bar; yields ``advance(n=1)`` (thread-safe).
 
     Inside :func:`run_parallel` the bar is a row of the shared display, and
     ``advance`` raises :class:`ScoringCancelledError` once a sibling job has failed, so a
-    scoring loop (which calls it after every item or batch) stops promptly.
+    scoring loop (which calls it after every item or batch) stops promptly. Inside
+    :func:`forward_progress` no bar is drawn: ``advance`` moves the outer one (if
+    ``enabled``; a disabled inner bar, e.g. a calibration probe, moves nothing).
     """
     from rich.progress import Progress
 
+    outer = getattr(_forward, "advance", None)
+    if outer is not None:
+        yield outer if enabled else (lambda n=1: None)
+        return
     shared = _shared
     if shared is not None:
         tid = shared.bar.add_task(description, total=total, visible=enabled)

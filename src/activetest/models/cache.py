@@ -253,17 +253,21 @@ class CachedScorer:
 
     def _score_missing(self, task: Task, todo: list[tuple[str, Item]], examples: list[Item],
                        key: str, rows: dict[str, np.ndarray], progress: bool) -> None:
-        from activetest.models._util import progress_bar
+        from activetest.models._util import forward_progress, progress_bar
 
         with progress_bar(len(todo), f"scoring {self.name} ({task.name})", progress) as advance:
             for chunk in _chunks(todo, self.chunk_size):
                 chunk_keys = [k for k, _ in chunk]
-                lp = np.asarray(self.scorer.score(task, [it for _, it in chunk], examples,
-                                                  progress=False), dtype=np.float64)
+                # the backend's own per-item steps move this bar (not one jump per chunk)
+                with forward_progress(advance) as forwarded:
+                    lp = np.asarray(self.scorer.score(task, [it for _, it in chunk], examples,
+                                                      progress=progress), dtype=np.float64)
+                done = min(forwarded(), len(chunk))
                 if lp.shape != (len(chunk), task.n_classes):
                     raise ValueError(f"scorer {self.name!r} returned shape {lp.shape} for "
                                      f"{len(chunk)} items and {task.n_classes} classes")
                 self.cache.save_chunk(key, chunk_keys, lp)
                 for k, row in zip(chunk_keys, lp, strict=True):
                     rows[k] = row
-                advance(len(chunk))
+                if done < len(chunk):  # a backend that reports no progress of its own
+                    advance(len(chunk) - done)

@@ -10,6 +10,8 @@ Spec forms (``backend:`` prefixes are optional where the backend can be inferred
     openai:http://127.0.0.1:8000/v1#model-name
                                          OpenAI-compatible server (``#model`` optional)
     table:predictions.csv                predictions computed elsewhere
+    table:logs/samples_*.jsonl?filter=x  lm-eval samples (a file, folder or glob), with
+                                         options (:func:`~activetest.models.table.parse_table_spec`)
     calibrated:smollm2-135m              any of the above with contextual calibration
                                          (:mod:`activetest.models.calibration`)
 
@@ -38,7 +40,8 @@ BACKENDS: dict[str, str] = {
 }
 """Backend name -> ``module.Class`` of its scorer."""
 
-_TABLE_SUFFIXES = (".csv", ".tsv", ".jsonl", ".json", ".parquet")
+_TABLE_SUFFIXES = (".csv", ".tsv", ".jsonl", ".json", ".parquet", ".csv.gz", ".tsv.gz",
+                   ".jsonl.gz", ".json.gz")
 
 #: Spec prefix that wraps the model in :class:`~activetest.models.calibration.CalibratedScorer`.
 CALIBRATED = "calibrated:"
@@ -143,4 +146,9 @@ def get_scorer(spec: str | os.PathLike[str], backend: str | None = None,
         if model:
             options = {"model": model, **options}
         return cls(url, **options)
+    if name == "table":
+        from activetest.models.table import parse_table_spec
+
+        path, spec_options = parse_table_spec(rest)
+        return cls(path, **{**spec_options, **options})
     return cls(rest, **options)

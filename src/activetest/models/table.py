@@ -8,10 +8,11 @@ classifier that is not a language model) and wrote one row per item::
     sst2-0002,-1.609,-0.223
 
 Formats: CSV (``.csv``; ``.tsv`` is tab-separated), JSON Lines (``.jsonl``,
-``.ndjson``), Parquet (``.parquet``, needs ``pyarrow``: ``pip install
-activetest[parquet]``) and lm-evaluation-harness ``--log_samples`` files
-(``format="lmeval"``; detected automatically for ``.jsonl`` files whose first
-record has ``doc_id`` and ``filtered_resps``), see :mod:`activetest.models.lmeval`.
+``.ndjson``), a JSON array of row objects (``.json``), Parquet (``.parquet``,
+needs ``pyarrow``: ``pip install activetest[parquet]``), any of the text formats
+gzipped (``.gz``), and lm-evaluation-harness ``--log_samples`` files
+(``format="lmeval"``; detected from the content of ``.jsonl``/``.json`` files, and
+for folders and glob patterns of samples files), see :mod:`activetest.models.lmeval`.
 
 Rows are matched to items by id (``Item.id`` against the ``id_column`` value,
 compared as strings), so the file may hold more rows than the pool and in any
@@ -24,6 +25,16 @@ task's label words. ``kind`` says what the numbers are:
   stored as their logs (a probability of exactly 0 becomes ``-inf``);
 - ``"logits"``: any finite scores, turned into log-probs by ``log_softmax``.
 
+lm-eval files are joined more carefully, because their ids are positions: the
+choices of every record are matched to the task's classes by label word, and
+every item's text is checked against the record's document (both refuse a
+mismatch, see :mod:`activetest.models.lmeval`).
+
+Options in a model spec: ``table:FILE?key=value&key=value`` with keys ``filter``
+(lm-eval filter), ``format``, ``kind``, ``id`` (id column), ``columns`` (comma-
+separated), ``tolerance``, ``choices=positional`` and ``match=id`` (see
+:class:`TableScorer`), e.g. ``table:samples_sst2.jsonl?filter=maj@8``.
+
 NaN, infinite or non-numeric values are errors that name the file, the row
 (the line for CSV/JSONL) and the column.
 """
@@ -31,9 +42,12 @@ NaN, infinite or non-numeric values are errors that name the file, the row
 from __future__ import annotations
 
 import csv
+import gzip
 import io
 import json
 import math
+import os
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,16 +56,77 @@ from typing import Any, Literal
 import numpy as np
 
 from activetest.data.task import Item, Task
-from activetest.models.lmeval import LmEvalSamples, load_lmeval_samples, looks_like_lmeval
+from activetest.models.lmeval import (
+    CHOICE_RULES,
+    ChoiceAlignment,
+    LmEvalSamples,
+    check_documents,
+    class_logprobs,
+    lmeval_files,
+    load_lmeval_samples,
+    looks_like_lmeval,
+)
 
-__all__ = ["TableScorer", "read_table"]
+__all__ = ["TableScorer", "normalise_table_spec", "parse_table_spec", "read_table"]
 
 Kind = Literal["logprobs", "probs", "logits"]
-Format = Literal["csv", "tsv", "jsonl", "parquet", "lmeval"]
+Format = Literal["csv", "tsv", "jsonl", "json", "parquet", "lmeval"]
 
 _KINDS = ("logprobs", "probs", "logits")
+_FORMATS = ("csv", "tsv", "jsonl", "json", "parquet", "lmeval")
 _SUFFIX_FORMATS = {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl",
-                   ".parquet": "parquet", ".pq": "parquet"}
+                   ".json": "json", ".parquet": "parquet", ".pq": "parquet"}
+#: How files join to items: ``text`` (lm-eval: check each item's text against the
+#: record's document) or ``id`` (by id alone).
+MATCH_RULES = ("text", "id")
+#: ``table:FILE?key=value`` option -> TableScorer argument.
+_SPEC_KEYS = {"filter": "filter_name", "format": "format", "kind": "kind", "id": "id_column",
+              "id_column": "id_column", "columns": "columns", "tolerance": "tolerance",
+              "choices": "choices", "match": "match"}
+
+
+def parse_table_spec(text: str) -> tuple[str, dict[str, Any]]:
+    """Split ``FILE?key=value&...`` into the path and :class:`TableScorer` arguments.
+
+    A ``?`` is read as the start of options only when the whole text is not an
+    existing file.
+
+    Raises:
+        ValueError: an unknown option or a malformed value.
+    """
+    if "?" not in text or Path(text).expanduser().exists():
+        return text, {}
+    path, _, query = text.rpartition("?")
+    options: dict[str, Any] = {}
+    for part in query.split("&"):
+        key, eq, value = part.partition("=")
+        key = key.strip()
+        if not eq or key not in _SPEC_KEYS:
+            raise ValueError(f"table spec {text!r}: unknown option {part!r}; options are "
+                             f"filter=NAME, format=csv|tsv|jsonl|json|parquet|lmeval, "
+                             f"kind=logprobs|probs|logits, id=COLUMN, columns=A,B,..., "
+                             f"tolerance=X, choices=positional, match=id")
+        arg = _SPEC_KEYS[key]
+        if arg == "columns":
+            options[arg] = tuple(c.strip() for c in value.split(","))
+        elif arg == "tolerance":
+            try:
+                options[arg] = float(value)
+            except ValueError:
+                raise ValueError(f"table spec {text!r}: tolerance={value!r} is not a "
+                                 f"number") from None
+        else:
+            options[arg] = value
+    return path, options
+
+
+def normalise_table_spec(text: str) -> str:
+    """The spec's path made absolute (globs too), its options kept."""
+    path, options = parse_table_spec(text)
+    query = text[len(path):] if options else ""
+    p = Path(path).expanduser()
+    p = p.resolve() if p.exists() else Path(os.path.abspath(p))
+    return f"{p}{query}"
 
 
 @dataclass
@@ -70,12 +145,19 @@ def _log_softmax(x: np.ndarray) -> np.ndarray:
 
 
 def _infer_format(path: Path) -> str:
-    fmt = _SUFFIX_FORMATS.get(path.suffix.lower())
-    if fmt is None:
-        raise ValueError(f"{path}: cannot tell the format from the suffix {path.suffix!r}; "
-                         f"pass format= one of csv, tsv, jsonl, parquet, lmeval")
-    if fmt == "jsonl" and looks_like_lmeval(path):
+    if path.is_dir() or (not path.exists() and any(ch in str(path) for ch in "*?[")):
+        return "lmeval"  # a folder or a glob of samples files (lmeval_files checks)
+    if not path.is_file():
+        raise ValueError(f"prediction table {path} does not exist or is not a file")
+    name = path.name[:-3] if path.name.lower().endswith(".gz") else path.name
+    suffix = Path(name).suffix.lower()
+    fmt = _SUFFIX_FORMATS.get(suffix)
+    if fmt in ("jsonl", "json", None) and looks_like_lmeval(path):
         return "lmeval"
+    if fmt is None:
+        raise ValueError(f"{path}: cannot tell the format from the suffix {suffix!r}; add "
+                         f"?format=NAME to the table: spec (format= in Python), one of "
+                         f"{', '.join(_FORMATS)}")
     return fmt
 
 
@@ -84,6 +166,11 @@ def _read_text(path: Path) -> str:
         raw = path.read_bytes()
     except OSError as exc:
         raise ValueError(f"{path}: cannot read: {exc}") from None
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise ValueError(f"{path}: not a valid gzip file: {exc}") from None
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -144,6 +231,26 @@ def _read_jsonl(path: Path) -> _Raw:
     return _Raw(columns, rows, where)
 
 
+def _read_json(path: Path) -> _Raw:
+    text = _read_text(path)
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise ValueError(f"{path}: not valid JSON ({str(exc)[:80]})") from None
+    if not isinstance(data, list):
+        raise ValueError(f"{path}: expected a JSON array of row objects, got "
+                         f"{type(data).__name__}")
+    columns: list[str] = []
+    rows: list[dict[str, Any]] = []
+    for i, rec in enumerate(data):
+        if not isinstance(rec, dict):
+            raise ValueError(f"{path}: record {i}: expected a JSON object, got "
+                             f"{type(rec).__name__}")
+        columns.extend(k for k in rec if k not in columns)
+        rows.append(rec)
+    return _Raw(columns, rows, [f"record {i}" for i in range(len(rows))])
+
+
 def _read_parquet(path: Path) -> _Raw:
     try:
         import pyarrow.parquet as pq
@@ -166,9 +273,11 @@ def _read_raw(path: Path, fmt: str) -> _Raw:
         return _read_csv(path, "\t")
     if fmt == "jsonl":
         return _read_jsonl(path)
+    if fmt == "json":
+        return _read_json(path)
     if fmt == "parquet":
         return _read_parquet(path)
-    raise ValueError(f"unknown table format {fmt!r}; expected csv, tsv, jsonl, parquet or lmeval")
+    raise ValueError(f"unknown table format {fmt!r}; expected {', '.join(_FORMATS)}")
 
 
 def _cell_float(value: Any, path: Path, where: str, column: str) -> float:
@@ -212,8 +321,8 @@ def _convert(values: np.ndarray, kind: str, tolerance: float, path: Path,
         if bad.size:
             i = int(bad[0])
             raise ValueError(f"{path}: {where[i]}: probabilities sum to {sums[i]:.6g}, not 1 "
-                             f"(tolerance {tolerance}); use kind='logits' for unnormalised "
-                             f"scores")
+                             f"(tolerance {tolerance}); for unnormalised scores add "
+                             f"?kind=logits to the table: spec (kind='logits' in Python)")
         with np.errstate(divide="ignore"):
             return np.log(values / sums[:, None])
     # logprobs
@@ -223,8 +332,9 @@ def _convert(values: np.ndarray, kind: str, tolerance: float, path: Path,
     if bad.size:
         i = int(bad[0])
         raise ValueError(f"{path}: {where[i]}: log-probabilities do not normalise (logsumexp "
-                         f"= {lse[i]:.6g}, tolerance {tolerance}); use kind='logits' to "
-                         f"renormalise scores over the classes")
+                         f"= {lse[i]:.6g}, tolerance {tolerance}); to renormalise scores "
+                         f"over the classes add ?kind=logits to the table: spec "
+                         f"(kind='logits' in Python)")
     return values - lse[:, None]
 
 
@@ -238,7 +348,8 @@ def read_table(path: str | Path, *, columns: Sequence[str], id_column: str = "id
         columns: the class columns, in class order.
         id_column: the column holding item ids (compared as strings).
         kind: ``"logprobs"``, ``"probs"`` or ``"logits"`` (see the module docstring).
-        format: ``"csv"``, ``"tsv"``, ``"jsonl"`` or ``"parquet"``; default: from the suffix.
+        format: ``"csv"``, ``"tsv"``, ``"jsonl"``, ``"json"`` or ``"parquet"``; default:
+            from the suffix (a final ``.gz`` is decompressed).
         tolerance: allowed deviation of a probability row's sum from 1 (or of a
             log-prob row's ``logsumexp`` from 0).
 
@@ -266,7 +377,9 @@ def read_table(path: str | Path, *, columns: Sequence[str], id_column: str = "id
         raise ValueError(f"{p}: no data rows")
     missing = [c for c in [id_column, *cols] if c not in raw.columns]
     if missing:
-        raise ValueError(f"{p}: missing column(s) {missing}; the file has {raw.columns}")
+        raise ValueError(f"{p}: missing column(s) {missing}; the file has {raw.columns} (name "
+                         f"them with ?id=COLUMN&columns=A,B,... on the table: spec; id_column= "
+                         f"and columns= in Python)")
     ids: list[str] = []
     first: dict[str, str] = {}
     values = np.empty((len(raw.rows), len(cols)), dtype=np.float64)
@@ -288,17 +401,23 @@ class TableScorer:
     """Scores items by looking up class log-probs in a file (predictions made elsewhere).
 
     Args:
-        path: CSV/TSV/JSONL/Parquet table or lm-eval ``--log_samples`` file.
+        path: CSV/TSV/JSONL/JSON/Parquet table, or lm-eval ``--log_samples`` file(s):
+            a file, a folder of them or a glob pattern (one target keyed by
+            ``<task>/<doc_id>``).
         id_column: the column with item ids (ignored for lm-eval files, which use ``doc_id``).
         columns: the class columns in class order; default: the task's label words.
-            Ignored for lm-eval files (their choices are the classes).
+            Ignored for lm-eval files (their choices are matched to the classes).
         kind: what the numbers are: ``"logprobs"``, ``"probs"`` or ``"logits"``
             (ignored for lm-eval files, which hold loglikelihoods).
-        format: ``"csv"``, ``"tsv"``, ``"jsonl"``, ``"parquet"`` or ``"lmeval"``;
-            default: from the suffix (and content, for lm-eval JSONL files).
+        format: ``"csv"``, ``"tsv"``, ``"jsonl"``, ``"json"``, ``"parquet"`` or
+            ``"lmeval"``; default: from the suffix and content.
         tolerance: allowed deviation of a probability row's sum from 1 (or a
             log-prob row's ``logsumexp`` from 0).
         filter_name: for lm-eval files with several filters, which one to read.
+        choices: lm-eval: ``"labels"`` (match each record's choices to the classes
+            by label word; the default) or ``"positional"`` (choice j is class j).
+        match: lm-eval: ``"text"`` (check every item's text against its record's
+            document; the default) or ``"id"`` (join by id alone).
 
     The file is parsed when first needed and the parsed table is kept; errors name
     the file, row and column.
@@ -307,35 +426,56 @@ class TableScorer:
     def __init__(self, path: str | Path, *, id_column: str = "id",
                  columns: Sequence[str] | None = None, kind: Kind = "logprobs",
                  format: Format | None = None, tolerance: float = 1e-3,
-                 filter_name: str | None = None) -> None:
-        self.path = Path(path)
+                 filter_name: str | None = None, choices: str = "labels",
+                 match: str = "text") -> None:
+        self.path = Path(path).expanduser()
         if kind not in _KINDS:
             raise ValueError(f"kind must be one of {_KINDS}, got {kind!r}")
-        if format is not None and format not in ("csv", "tsv", "jsonl", "parquet", "lmeval"):
-            raise ValueError(f"format must be csv, tsv, jsonl, parquet or lmeval, got {format!r}")
-        if not self.path.is_file():
+        if format is not None and format not in _FORMATS:
+            raise ValueError(f"format must be one of {', '.join(_FORMATS)}, got {format!r}")
+        if choices not in CHOICE_RULES:
+            raise ValueError(f"choices must be one of {', '.join(CHOICE_RULES)}, got "
+                             f"{choices!r}")
+        if match not in MATCH_RULES:
+            raise ValueError(f"match must be one of {', '.join(MATCH_RULES)}, got {match!r}")
+        self.format = format or _infer_format(self.path)
+        if self.format == "lmeval":
+            self.files = lmeval_files(str(path))
+        elif not self.path.is_file():
             raise ValueError(f"prediction table {self.path} does not exist or is not a file")
+        else:
+            self.files = [self.path]
         self.id_column = id_column
         self.columns = tuple(columns) if columns is not None else None
         self.kind = kind
-        self.format = format or _infer_format(self.path)
         self.tolerance = tolerance
         self.filter_name = filter_name
+        self.choices = choices
+        self.match = match
         self.name = f"table:{self.path.name}"
         self._cache: dict[tuple[str, ...], tuple[dict[str, int], np.ndarray]] = {}
         self._lmeval: LmEvalSamples | None = None
+        self._aligned: dict[tuple[tuple[str, ...], tuple[str, ...]], ChoiceAlignment] = {}
+        self._last: ChoiceAlignment | None = None
 
     def __repr__(self) -> str:
         return (f"TableScorer({str(self.path)!r}, format={self.format!r}, kind={self.kind!r}, "
                 f"id_column={self.id_column!r}, columns={self.columns!r})")
 
     def cache_identity(self) -> dict[str, Any]:
-        """What determines this scorer's outputs: the file (path, size, mtime) and settings."""
-        st = self.path.resolve().stat()
-        return {"backend": "table", "path": str(self.path.resolve()), "size": st.st_size,
-                "mtime_ns": st.st_mtime_ns, "format": self.format, "kind": self.kind,
-                "id_column": self.id_column, "columns": self.columns,
-                "tolerance": self.tolerance, "filter_name": self.filter_name}
+        """What determines this scorer's outputs: the file(s) (path, size, mtime) and settings."""
+        files = []
+        for f in self.files:
+            st = f.resolve().stat()
+            files.append([str(f.resolve()), st.st_size, st.st_mtime_ns])
+        ident: dict[str, Any] = {
+            "backend": "table", "path": str(self.path), "files": files,
+            "format": self.format, "kind": self.kind, "id_column": self.id_column,
+            "columns": self.columns, "tolerance": self.tolerance,
+            "filter_name": self.filter_name}
+        if self.format == "lmeval":
+            ident.update(choices=self.choices, match=self.match)
+        return ident
 
     @property
     def lmeval(self) -> LmEvalSamples | None:
@@ -343,25 +483,27 @@ class TableScorer:
         if self.format != "lmeval":
             return None
         if self._lmeval is None:
-            self._lmeval = load_lmeval_samples(self.path, filter_name=self.filter_name)
+            self._lmeval = load_lmeval_samples(list(self.files), filter_name=self.filter_name)
         return self._lmeval
 
     def labels(self) -> dict[str, int]:
-        """Gold labels recorded in the file (lm-eval ``target``); empty for plain tables."""
+        """Gold choices recorded in an lm-eval file (``target``, in the file's choice
+        order; documents without one left out); empty for plain tables."""
         s = self.lmeval
         if s is None:
             return {}
-        return {i: int(y) for i, y in zip(s.item_ids, s.labels, strict=True)}
+        return {i: int(y) for i, y in zip(s.item_ids, s.labels, strict=True) if y >= 0}
 
     def _load(self, task: Task) -> tuple[dict[str, int], np.ndarray]:
         if self.format == "lmeval":
             s = self.lmeval
             assert s is not None
-            if s.logprobs.shape[1] != task.n_classes:
-                raise ValueError(f"{self.path}: documents have {s.logprobs.shape[1]} choices "
-                                 f"{list(s.choices)}, task {task.name!r} has {task.n_classes} "
-                                 f"classes {list(task.classes)}")
-            return {i: r for r, i in enumerate(s.item_ids)}, s.logprobs
+            key = (tuple(task.classes), tuple(task.class_names))
+            if key not in self._aligned:
+                self._aligned[key] = class_logprobs(s, task.classes, task.class_names,
+                                                    choices=self.choices)
+            self._last = self._aligned[key]
+            return {i: r for r, i in enumerate(s.item_ids)}, self._last.logprobs
         cols = self.columns if self.columns is not None else tuple(task.classes)
         if len(cols) != task.n_classes:
             raise ValueError(f"columns {list(cols)} has {len(cols)} entries, task {task.name!r} "
@@ -381,14 +523,50 @@ class TableScorer:
         ignored: the predictions were made elsewhere, with whatever prompt was used there.
 
         Raises:
-            ValueError: ids missing from the file (named), or a malformed file.
+            ValueError: ids missing from the file (named), a malformed file, or (lm-eval)
+                choices that are not the task's classes or items that are not the
+                records' documents.
         """
         index, lp = self._load(task)
         missing = [it.id for it in items if it.id not in index]
         if missing:
             shown = ", ".join(repr(m) for m in missing[:10])
             more = f" and {len(missing) - 10} more" if len(missing) > 10 else ""
-            raise ValueError(f"{self.path}: no row for {len(missing)} of {len(items)} item id(s): "
-                             f"{shown}{more}")
+            hint = ""
+            if self.format == "lmeval":
+                example = next(iter(index), "0")
+                hint = (f"; the files' keys look like {example!r} (doc_id, or <task>/<doc_id> "
+                        f"for several files): use the samples file(s) as the pool (--pool) "
+                        f"to get the same ids")
+            where = self.path if len(self.files) == 1 else f"{self.path} ({len(self.files)} files)"
+            raise ValueError(f"{where}: no row for {len(missing)} of {len(items)} item id(s): "
+                             f"{shown}{more}{hint}")
         rows = [index[it.id] for it in items]
+        if self.format == "lmeval" and self.match == "text":
+            s = self.lmeval
+            assert s is not None
+            check_documents(s, rows, ((it.id, it.fields) for it in items))
         return np.array(lp[rows], dtype=np.float64).reshape(len(items), task.n_classes)
+
+    def prompt_provenance(self) -> dict[str, Any]:
+        """What the file says about how its predictions were made (for the session).
+
+        ``n_examples`` is the in-context examples the predictions used: lm-eval's
+        ``n-shot`` from the results file beside the samples file, else ``"unknown"``
+        (never the session's own setting: the predictions were made elsewhere).
+        """
+        s = self.lmeval
+        if s is None:
+            return {"source": "table", "files": [str(f) for f in self.files],
+                    "n_examples": "unknown", "kind": self.kind}
+        shots = {t: ("unknown" if n is None else n) for t, n in (s.n_shot or {}).items()}
+        values = set(shots.values())
+        prov: dict[str, Any] = {
+            "source": "lm-eval samples", "files": list(s.files), "filter": s.filter,
+            "n_examples": values.pop() if len(values) == 1 else "unknown", "n_shot": shots,
+            "join": "id and document text" if self.match == "text" else "id only",
+            "mutual_info": s.mutual_info}
+        if self._last is not None:
+            prov.update(choices=list(self._last.file_order), choice_rule=self._last.rule,
+                        reordered_documents=self._last.reordered)
+        return prov

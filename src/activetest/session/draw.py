@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from activetest.session.records import Waiting
 from activetest.session.store import Acquisition, SessionError, SessionStore
 from activetest.stats import ActiveSampler, SamplerState
 
-__all__ = ["acquisition_scores_of", "pending", "select", "usable_prefix"]
+__all__ = ["acquisition_scores_of", "pending", "select", "usable_prefix", "waiting"]
 
 
 def acquisition_scores_of(store: SessionStore) -> np.ndarray:
@@ -71,3 +72,16 @@ def usable_prefix(store: SessionStore) -> tuple[list[Acquisition], dict[int, int
         k += 1
     waiting = sum(1 for a in acq[k:] if a.index in labels)
     return acq[:k], labels, waiting
+
+
+def waiting(store: SessionStore) -> Waiting | None:
+    """The first unlabelled draw and the later labelled draws whose labels wait for it."""
+    acq = store.acquisitions()
+    labelled = store.labels()
+    k = 0
+    while k < len(acq) and acq[k].index in labelled:
+        k += 1
+    if k == len(acq):
+        return None
+    later = tuple(a.item_id for a in acq[k + 1:] if a.index in labelled)
+    return Waiting(acq[k].item_id, acq[k].step, later)

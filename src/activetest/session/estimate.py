@@ -27,6 +27,7 @@ from activetest.session.records import (
     FlaggedItem,
     MetricEstimate,
 )
+from activetest.session.store import EstimateRow
 from activetest.stats import (
     BootstrapResult,
     bootstrap,
@@ -39,8 +40,8 @@ from activetest.stats import (
     zero_one_loss,
 )
 
-__all__ = ["LabelledDraws", "NoiseRule", "bootstrap_rng", "controls", "estimate_report",
-           "history", "per_item_loss"]
+__all__ = ["LabelledDraws", "NoiseRule", "bootstrap_rng", "controls", "cv_same_as_lure",
+           "estimate_report", "estimate_stale", "history", "per_item_loss"]
 
 
 @dataclass(frozen=True)
@@ -124,6 +125,35 @@ def controls(metrics: Sequence[str], surrogate_lp: np.ndarray | None,
     return out
 
 
+def cv_same_as_lure(metric: str, acquisition: str | None) -> bool:
+    """Whether control-variate LURE equals LURE up to the proposal's floor.
+
+    The control is the surrogate's expected loss of the target; CE acquisition
+    for log loss draws by exactly that score, so LURE of the control is the pool
+    mean of the control wherever the floor is not active, and the two estimates
+    differ only by the floor's share (tiny for the default alpha).
+    """
+    return metric == "log_loss" and acquisition == "ce"
+
+
+def estimate_stale(rows: Sequence[EstimateRow], n_usable: int, last_change: int) -> bool:
+    """Whether labels changed after the recorded estimate ``rows`` (the last per method).
+
+    Estimates record the label-history id they saw (``details["label_change"]``);
+    older records fall back to comparing the labels used with those usable now.
+    """
+    if not rows:
+        return False
+    for row in rows:
+        seen = row.details.get("label_change")
+        if isinstance(seen, int):
+            if seen < last_change:
+                return True
+        elif row.n_labels != n_usable:
+            return True
+    return False
+
+
 def _warnings(draws: LabelledDraws) -> list[str]:
     notes = []
     if draws.k < 100:
@@ -178,7 +208,8 @@ def anytime(draws: LabelledDraws, losses: np.ndarray, *, control: np.ndarray | N
 def _metric_estimate(metric: str, draws: LabelledDraws, losses: np.ndarray, hit: np.ndarray,
                      control: np.ndarray | None, *, seed: int, n_boot: int, level: float,
                      target_width: float | None, loss_bound: float | None = None,
-                     q_floor: float | None = None) -> MetricEstimate:
+                     q_floor: float | None = None,
+                     acquisition: str | None = None) -> MetricEstimate:
     K, N, q = draws.k, draws.n_pool, draws.q
     terms = lure_terms(losses, q, N)
     active = bootstrap(terms, n_boot=n_boot, level=level,
@@ -204,7 +235,8 @@ def _metric_estimate(metric: str, draws: LabelledDraws, losses: np.ndarray, hit:
                                                   target_width=target_width,
                                                   value_range=bounded)
     return MetricEstimate(metric, active, uniform, curve, ucurve, without, needed, cv,
-                          control_mean, any_lure, any_cv)
+                          control_mean, any_lure, any_cv,
+                          cv is not None and cv_same_as_lure(metric, acquisition))
 
 
 def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
@@ -214,7 +246,8 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
                     noise: NoiseRule = NoiseRule(), seed: int, n_boot: int = 1000,
                     level: float = 0.95, target_width: float | None = None,
                     loss_bounds: Mapping[str, float] | None = None,
-                    q_floor: float | None = None) -> EstimateReport:
+                    q_floor: float | None = None,
+                    acquisition: str | None = None) -> EstimateReport:
     """Every metric's estimate from the labelled draws.
 
     Args:
@@ -234,6 +267,8 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
             exact CS for log loss; the error rate's bound is 1).
         q_floor: every remaining item's probability is at least ``q_floor / (N - m + 1)``
             (the paper's floor alpha gives ``alpha / (1 + alpha)``).
+        acquisition: the session's acquisition (says whether CV-LURE can differ
+            from LURE, see :func:`cv_same_as_lure`).
     """
     if target_width is not None and not target_width > 0:
         raise ValueError(f"target width must be > 0, got {target_width!r}")
@@ -252,7 +287,7 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
                                        pool_controls.get(metric), seed=seed, n_boot=n_boot,
                                        level=level, target_width=target_width,
                                        loss_bound=(loss_bounds or {}).get(metric),
-                                       q_floor=q_floor)
+                                       q_floor=q_floor, acquisition=acquisition)
     comparisons: list[Comparison] = []
     for spec, other_losses in (compare or {}).items():
         for metric in losses:

@@ -18,12 +18,13 @@ conflicts) or raises :class:`LabelFileError` naming the file, the line (or task
 index) and what was expected. Importers do not know the pool: whether an
 ``item_id`` exists is for the caller to check.
 
-Label values (in sheets and in Label Studio choices) are matched against, in
-order: the task's label words, its class names, its ``label_map`` (all exact),
-then label words and class names case-insensitively (ignoring surrounding
-blanks), then -- sheets only -- a class index ``0..C-1``. Label Studio choices
-must be a label word or class name: the server does not validate choices, so a
-typo in an edited configuration reaches the export and is an error here.
+Label values (in sheets and in Label Studio choices) follow the one rule of
+:mod:`activetest.data.classes`: a label word or class name (exact, then ignoring
+case and surrounding blanks) or a key of the task's ``label_map``; a class NUMBER
+only when the file's numbering is declared (``label_base=`` 0 or 1, the CLI's
+``import --label-base``), never guessed (the terminal counts from 1, datasets from
+0). The server does not validate choices, so a typo in an edited configuration
+reaches the export and is an error here. Exports write class names.
 """
 
 from __future__ import annotations
@@ -32,7 +33,6 @@ import codecs
 import csv
 import io
 import json
-import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -44,6 +44,7 @@ from xml.sax.saxutils import quoteattr
 import numpy as np
 
 from activetest.data import _json
+from activetest.data.classes import LabelReader
 from activetest.data.task import Item, Task
 
 __all__ = [
@@ -62,13 +63,14 @@ FORMATS = ("csv", "tsv", "jsonl", "json", "labelstudio")
 
 _SUFFIXES = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl",
              ".json": "json"}
-_INT = re.compile(r"^[+-]?\d{1,18}$")
 #: Column names (besides ``time``) that may carry when a label was given; the
 #: last two are what Label Studio's CSV/TSV/JSON-MIN exports use.
 _TIME_COLUMNS = ("time", "updated_at", "created_at")
 #: Name of the prediction columns in :func:`export_items` sheets.
 PREDICTED_COLUMN = "predicted"
 PROBABILITY_COLUMN = "predicted_prob"
+#: Name of the draw-step column in :func:`export_items` sheets.
+DRAW_COLUMN = "draw"
 
 
 class LabelFileError(ValueError):
@@ -143,58 +145,13 @@ def _short(value: Any, n: int = 60) -> str:
     return text if len(text) <= n else text[: n - 3] + "..."
 
 
-class _Labels:
-    """Label value -> class index (see the module docstring for the rules)."""
+#: How a label file declares its class numbering (shown when a number is refused).
+_FILE_NUMBERING = "pass --label-base 0 or 1 to import (label_base= in Python)"
 
-    def __init__(self, task: Task, allow_index: bool) -> None:
-        self.task = task
-        self.allow_index = allow_index
-        self.exact: dict[str, int] = {}
-        self.folded: dict[str, int] = {}
-        for names in (task.classes, task.class_names):
-            for i, w in enumerate(names):
-                self.exact.setdefault(w, i)
-        for key, i in task.label_map.items():
-            self.exact.setdefault(key, i)
-        for names in (task.classes, task.class_names):
-            for i, w in enumerate(names):
-                self.folded.setdefault(w.strip().casefold(), i)
 
-    def expected(self) -> str:
-        words = ", ".join(repr(w) for w in self.task.classes)
-        names = ""
-        if tuple(self.task.class_names) != tuple(self.task.classes):
-            names = " (or the class names " + ", ".join(map(repr, self.task.class_names)) + ")"
-        index = f" or a class index 0..{self.task.n_classes - 1}" if self.allow_index else ""
-        return f"one of {words}{names}{index}"
-
-    def __call__(self, raw: Any, where: str) -> int:
-        """Class index of ``raw`` (a non-empty str, int or float); LabelFileError otherwise."""
-        if isinstance(raw, bool) or not isinstance(raw, (str, int, float)):
-            raise LabelFileError(f"{where}: label {_short(raw)} is a {type(raw).__name__}; "
-                                 f"expected {self.expected()}")
-        if isinstance(raw, str):
-            if raw in self.exact:
-                return self.exact[raw]
-            key = raw.strip()
-            if key in self.exact:
-                return self.exact[key]
-            if key.casefold() in self.folded:
-                return self.folded[key.casefold()]
-            if self.allow_index and _INT.match(key):
-                return self._index(int(key), raw, where)
-        elif self.allow_index:
-            if isinstance(raw, float) and not (math.isfinite(raw) and raw.is_integer()):
-                raise LabelFileError(f"{where}: label {raw!r} is not a whole number; expected "
-                                     f"{self.expected()}")
-            return self._index(int(raw), raw, where)
-        raise LabelFileError(f"{where}: unknown label {_short(raw)}; expected {self.expected()}")
-
-    def _index(self, y: int, raw: Any, where: str) -> int:
-        if not 0 <= y < self.task.n_classes:
-            raise LabelFileError(f"{where}: label {_short(raw)} is not a class index; expected "
-                                 f"{self.expected()}")
-        return y
+def _reader(task: Task, label_base: int | None) -> LabelReader:
+    return LabelReader(task, base=label_base, error=LabelFileError,
+                       number_hint=_FILE_NUMBERING)
 
 
 def _item_id(value: Any, where: str, column: str) -> str:
@@ -384,11 +341,12 @@ def _annotator(value: Any) -> str | None:
 
 
 def _labelstudio_tasks(data: Any, task: Task, source_path: str, source: str,
-                       from_name: str | None) -> list[LabelRecord]:
+                       from_name: str | None, label_base: int | None = None,
+                       ) -> list[LabelRecord]:
     if not isinstance(data, list):
         raise LabelFileError(f"{source_path}: expected a JSON list of Label Studio tasks, got "
                              f"{type(data).__name__}")
-    labels = _Labels(task, allow_index=False)
+    labels = _reader(task, label_base)
     records: list[LabelRecord] = []
     for t, entry in enumerate(data):
         where = f"{source_path}, task {t}"
@@ -465,6 +423,8 @@ def _labelstudio_tasks(data: Any, task: Task, source_path: str, source: str,
                 raise LabelFileError(f"{at}, result {j}: choice {_short(raw)} is a "
                                      f"{type(raw).__name__}; expected a class name")
             y = labels(raw, at)
+            if y is None:
+                raise LabelFileError(f"{at}, result {j}: empty choice; expected a class name")
             when = ann.get("updated_at") or ann.get("created_at")
             records.append(LabelRecord(item_id=item_id, label=y, source=source,
                                        annotator=_annotator(ann.get("completed_by")),
@@ -473,8 +433,8 @@ def _labelstudio_tasks(data: Any, task: Task, source_path: str, source: str,
     return records
 
 
-def import_labelstudio(path: str | Path, task: Task, *,
-                       from_name: str | None = None) -> list[LabelRecord]:
+def import_labelstudio(path: str | Path, task: Task, *, from_name: str | None = None,
+                       label_base: int | None = None) -> list[LabelRecord]:
     """Read the labels from a Label Studio JSON export (Export -> JSON).
 
     The file is a list of tasks, each with ``data`` (holding ``item_id``, as written
@@ -495,7 +455,8 @@ def import_labelstudio(path: str | Path, task: Task, *,
     """
     p = Path(path)
     data = _json.loads(_read_text(p), str(p), LabelFileError)
-    return _labelstudio_tasks(data, task, str(p), f"labelstudio:{p.name}", from_name)
+    return _labelstudio_tasks(data, task, str(p), f"labelstudio:{p.name}", from_name,
+                              label_base)
 
 
 def _looks_like_labelstudio(data: Any) -> bool:
@@ -508,11 +469,14 @@ def _looks_like_labelstudio(data: Any) -> bool:
 
 def export_items(items: Sequence[Item], task: Task, path: str | Path, *,
                  format: str | None = None, predictions: Any = None,
-                 labels: Sequence[int | None] | None = None) -> Path:
+                 labels: Sequence[int | None] | None = None,
+                 draws: Sequence[int] | None = None) -> Path:
     """Write the items as a sheet for people to label; returns the path.
 
-    Columns: ``item_id``, the item's fields (template fields first, in template
-    order), then -- with ``predictions`` (``(len(items), C)`` class log-probs) --
+    Columns: ``item_id``, with ``draws`` the ``draw`` (each item's draw step: the
+    estimate uses labels in draw order, so an item left empty holds back the
+    labels of every later draw), the item's fields (template fields first, in
+    template order), then -- with ``predictions`` (``(len(items), C)`` class log-probs) --
     ``predicted`` (the surrogate's most likely class, by class name, as in Label
     Studio) and ``predicted_prob`` (its probability, 6 decimals),
     and last the ``label`` column: empty, to fill in with a label word, class name
@@ -540,16 +504,21 @@ def export_items(items: Sequence[Item], task: Task, path: str | Path, *,
         raise ValueError("use export_labelstudio for Label Studio")
     _check_items(items, task)
     fields = _field_order(task, items)
-    reserved = {"label", PREDICTED_COLUMN, PROBABILITY_COLUMN} & set(fields)
+    reserved = {"label", PREDICTED_COLUMN, PROBABILITY_COLUMN,
+                *((DRAW_COLUMN,) if draws is not None else ())} & set(fields)
     if reserved:
         raise ValueError(f"item fields {sorted(reserved)} clash with the sheet's own columns")
     pred = _predicted(predictions, len(items), task.n_classes) if predictions is not None \
         else None
     if labels is not None and len(labels) != len(items):
         raise ValueError(f"labels has {len(labels)} entries for {len(items)} items")
+    if draws is not None and len(draws) != len(items):
+        raise ValueError(f"draws has {len(draws)} entries for {len(items)} items")
     rows: list[dict[str, Any]] = []
     for i, item in enumerate(items):
         row: dict[str, Any] = {"item_id": item.id}
+        if draws is not None:
+            row[DRAW_COLUMN] = int(draws[i])
         row.update({f: str(item.fields.get(f, "")) for f in fields})
         if pred is not None:
             row[PREDICTED_COLUMN] = task.class_names[int(pred[0][i])]
@@ -559,7 +528,7 @@ def export_items(items: Sequence[Item], task: Task, path: str | Path, *,
         rows.append(row)
     out.parent.mkdir(parents=True, exist_ok=True)
     if fmt in ("csv", "tsv"):
-        header = ["item_id", *fields]
+        header = ["item_id", *([DRAW_COLUMN] if draws is not None else []), *fields]
         if pred is not None:
             header += [PREDICTED_COLUMN, PROBABILITY_COLUMN]
         header.append("label")
@@ -665,7 +634,7 @@ def _json_rows(data: Any, source: str) -> Iterator[tuple[str, dict[str, Any]]]:
 def import_labels(path: str | Path, task: Task, *, format: str | None = None,
                   id_column: str = "item_id", label_column: str = "label",
                   source: str | None = None, from_name: str | None = None,
-                  ) -> list[LabelRecord]:
+                  label_base: int | None = None) -> list[LabelRecord]:
     """Read labels from a sheet (CSV, TSV, JSONL or JSON); one record per labelled row.
 
     The format is ``format=`` or the suffix (``.csv``, ``.tsv``/``.tab``,
@@ -699,14 +668,14 @@ def import_labels(path: str | Path, task: Task, *, format: str | None = None,
         data = _json.loads(text, src, LabelFileError)
         if fmt == "labelstudio" or _looks_like_labelstudio(data):
             return _labelstudio_tasks(data, task, src, source or f"labelstudio:{p.name}",
-                                      from_name)
+                                      from_name, label_base)
         rows: Iterator[tuple[str, Mapping[str, Any]]] = _json_rows(data, src)
     elif fmt == "jsonl":
         rows = _jsonl_rows(text, src)
     else:
         rows = _csv_rows(text, src, "," if fmt == "csv" else "\t", id_column)
     source = source or f"{fmt}:{p.name}"
-    labels = _Labels(task, allow_index=True)
+    labels = _reader(task, label_base)
     records: list[LabelRecord] = []
     checked = False
     for where, row in rows:
@@ -724,6 +693,8 @@ def import_labels(path: str | Path, task: Task, *, format: str | None = None,
             continue
         item_id = _item_id(row[id_column], where, id_column)
         y = labels(raw, where)
+        if y is None:
+            continue
         time = None
         for column in _TIME_COLUMNS:
             if column in row and row[column] not in (None, ""):

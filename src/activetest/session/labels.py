@@ -3,21 +3,32 @@
 Only drawn items can be labelled (a label for any other item could not be
 weighted), a batch of labels is checked whole before anything is written
 (:func:`check_labels`), and an existing different label is replaced only when
-asked (the history keeps the old one). File formats live in
+asked (the history keeps the old one). Records that disagree about one item
+(two annotators) leave that item out, reported, unless a resolution rule settles
+it; they never block the rest of the import. File formats live in
 :mod:`activetest.session.labelio`; this module joins them to the session.
 """
 
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from activetest.data.classes import LabelReader
 from activetest.data.task import Item, Task
-from activetest.session.records import EXPORT_FORMATS, LabelError, LabelImport
+from activetest.session.records import (
+    EXPORT_FORMATS,
+    RESOLVE_RULES,
+    LabelConflict,
+    LabelError,
+    LabelImport,
+)
 from activetest.session.store import Acquisition, SessionStore
 
 __all__ = ["add_labels", "check_labels", "export_draws", "export_format", "label_from_data",
@@ -25,54 +36,85 @@ __all__ = ["add_labels", "check_labels", "export_draws", "export_format", "label
 
 
 def parse_label(task: Task, value: int | str) -> int:
-    """A class index from a label word, class name, label-map key or 0-based index.
+    """A class index from a Python int (0-based index) or a label word, class name or
+    label-map key (the rule of :mod:`activetest.data.classes`; a string of digits
+    is a class number of no declared base, and refused).
 
     Raises:
         LabelError: not a class of the task.
     """
-    t = task
-    if isinstance(value, bool):
-        raise LabelError(f"label {value!r} is a boolean; expected a class")
-    if isinstance(value, (int, np.integer)):
-        if 0 <= int(value) < t.n_classes:
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        if 0 <= int(value) < task.n_classes:
             return int(value)
-    else:
-        s = str(value).strip()
-        for names in (t.classes, t.class_names):
-            if s in names:
-                return names.index(s)
-        if s in t.label_map:
-            return t.label_map[s]
-        folded = s.casefold()
-        for names in (t.classes, t.class_names):
-            for i, w in enumerate(names):
-                if w.strip().casefold() == folded:
-                    return i
-        if s.lstrip("+").isdigit() and int(s) < t.n_classes:
-            return int(s)
-    raise LabelError(f"unknown label {value!r}; expected one of "
-                     f"{', '.join(map(repr, t.classes))} or a class index 0..{t.n_classes - 1}")
+        raise LabelError(f"class index {int(value)} is outside 0..{task.n_classes - 1} (Python "
+                         f"counts classes from 0: {', '.join(map(repr, task.classes))})")
+    y = LabelReader(task, error=LabelError,
+                    number_hint="give a class name, or a Python int (counted from 0)"
+                    )(value, "")
+    if y is None:
+        raise LabelError(f"empty label; expected one of {', '.join(map(repr, task.classes))}")
+    return y
+
+
+@dataclass
+class _Vote:
+    label: int
+    loc: str
+    source: str
+    who: str
+    time: str | None
+    order: int
+
+
+def _settle(votes: list[_Vote], resolve: str) -> _Vote | None:
+    """The vote a resolution rule picks among disagreeing ones (None: unsettled)."""
+    if resolve == "latest":
+        # by time where every vote has one, else by place in the file
+        key = ((lambda v: (v.time or "", v.order)) if all(v.time for v in votes)
+               else (lambda v: (v.order,)))
+        return max(votes, key=key)
+    if resolve == "majority":
+        counts = Counter(v.label for v in votes)
+        (top, n), *rest = counts.most_common()
+        if rest and rest[0][1] == n:
+            return None
+        return next(v for v in reversed(votes) if v.label == top)
+    return None
 
 
 def check_labels(store: SessionStore, task: Task, index: Mapping[str, int],
                  records: Iterable[Any], *, source: str, overwrite: bool, where: str = "",
-                 ) -> tuple[list[tuple[int, int, str]], int]:
-    """Check label records against the session; ``(answers to write, unchanged count)``.
+                 resolve: str = "skip",
+                 ) -> tuple[list[tuple[int, int, str]], int, list[LabelConflict]]:
+    """Check label records against the session.
 
     Records are ``(item_id, label[, where])`` tuples or objects with ``item_id``,
-    ``label`` and optionally ``where``, ``source``, ``annotator``.
+    ``label`` and optionally ``where``, ``source``, ``annotator``, ``time``.
+
+    Records that label one item differently (two annotators who disagree) are not
+    an error: the item is a :class:`LabelConflict`, left out unless ``resolve``
+    (``latest`` or ``majority``, see :data:`RESOLVE_RULES`) settles it; the other
+    items are imported. A label that differs from the one already stored needs
+    ``overwrite``.
+
+    Returns:
+        ``(answers to write, unchanged count, conflicts)``.
 
     Raises:
-        LabelError: listing every bad record (file and line where known).
+        LabelError: listing every bad record (file and line where known): unknown
+            items or classes, items never selected, stored labels that differ
+            without ``overwrite``. Nothing may be written then.
     """
+    if resolve not in RESOLVE_RULES:
+        raise ValueError(f"resolve must be one of {', '.join(RESOLVE_RULES)}, got {resolve!r}")
     problems: list[str] = []
-    seen: dict[int, tuple[int, str]] = {}
-    answers: list[tuple[int, int, str]] = []
+    votes: dict[int, list[_Vote]] = {}
     current = store.labels()
-    drawn = {a.index for a in store.acquisitions()}
-    unchanged = 0
+    drawn = {a.index: a.step for a in store.acquisitions()}
     for n, rec in enumerate(records, start=1):
         rec_source = source
+        who = ""
+        time = None
         if isinstance(rec, tuple):
             item_id, raw = rec[0], rec[1]
             loc = rec[2] if len(rec) > 2 else (f"{where}, record {n}" if where else "")
@@ -80,8 +122,10 @@ def check_labels(store: SessionStore, task: Task, index: Mapping[str, int],
             item_id, raw = rec.item_id, rec.label
             loc = getattr(rec, "where", None) or (f"{where}, record {n}" if where else "")
             rec_source = getattr(rec, "source", None) or source
-            if getattr(rec, "annotator", None):
-                rec_source = f"{rec_source} ({rec.annotator})"
+            who = getattr(rec, "annotator", None) or ""
+            if who:
+                rec_source = f"{rec_source} ({who})"
+            time = getattr(rec, "time", None)
         prefix = f"{loc}: " if loc else ""
         row = index.get(str(item_id))
         if row is None:
@@ -97,43 +141,55 @@ def check_labels(store: SessionStore, task: Task, index: Mapping[str, int],
                             f"items can be labelled (their labels are weighted by the "
                             f"probability they were drawn with)")
             continue
-        if row in seen:
-            y0, loc0 = seen[row]
-            if y0 != y:
-                problems.append(f"{prefix}item {item_id!r} is labelled {task.classes[y]!r} "
-                                f"here but {task.classes[y0]!r} at "
-                                f"{loc0 or 'an earlier record'}")
-            continue
-        seen[row] = (y, loc)
+        votes.setdefault(row, []).append(_Vote(y, loc, rec_source, who or loc or rec_source,
+                                               time, n))
+    answers: list[tuple[int, int, str]] = []
+    conflicts: list[LabelConflict] = []
+    unchanged = 0
+    item_ids = {row: item_id for item_id, row in index.items()}
+    for row, given in votes.items():
+        chosen: _Vote | None = given[0]
+        if len({v.label for v in given}) > 1:
+            chosen = _settle(given, resolve)
+            conflicts.append(LabelConflict(
+                item_ids[row], drawn[row],
+                tuple((task.class_names[v.label], v.who, v.loc) for v in given),
+                None if chosen is None else task.class_names[chosen.label]))
+            if chosen is None:
+                continue
+        assert chosen is not None
+        y = chosen.label
         old = current.get(row)
         if old is not None and old.label != y and not overwrite:
-            problems.append(f"{prefix}item {item_id!r} already has label "
-                            f"{task.classes[old.label]!r} (from {old.source}); this "
-                            f"gives {task.classes[y]!r}: pass --overwrite "
+            prefix = f"{chosen.loc}: " if chosen.loc else ""
+            problems.append(f"{prefix}item {item_ids[row]!r} already has label "
+                            f"{task.class_names[old.label]!r} (from {old.source}); this "
+                            f"gives {task.class_names[y]!r}: pass --overwrite "
                             f"(overwrite=True) to replace it (the old label stays in the "
                             f"history)")
             continue
         if old is not None and old.label == y:
             unchanged += 1
             continue
-        answers.append((row, y, rec_source))
+        answers.append((row, y, chosen.source))
     if problems:
         shown = problems[:20]
         more = f"\n  ... and {len(problems) - 20} more" if len(problems) > 20 else ""
         raise LabelError(f"{len(problems)} label problem(s); nothing was imported:\n  "
                          + "\n  ".join(shown) + more)
-    return answers, unchanged
+    return answers, unchanged, conflicts
 
 
 def add_labels(store: SessionStore, task: Task, index: Mapping[str, int],
                records: Iterable[Any], *, source: str = "import", overwrite: bool = False,
-               where: str = "") -> LabelImport:
+               where: str = "", resolve: str = "skip") -> LabelImport:
     """Check ``records`` whole (see :func:`check_labels`), then write them in one transaction."""
-    answers, unchanged = check_labels(store, task, index, records, source=source,
-                                      overwrite=overwrite, where=where)
+    answers, unchanged, conflicts = check_labels(store, task, index, records, source=source,
+                                                 overwrite=overwrite, where=where,
+                                                 resolve=resolve)
     changes = store.set_labels(answers, source, overwrite=overwrite)
     added = sum(c.action == "add" for c in changes)
-    return LabelImport(added, len(changes) - added, unchanged, changes)
+    return LabelImport(added, len(changes) - added, unchanged, changes, conflicts)
 
 
 def label_from_data(store: SessionStore, items: Sequence[Item], pending: Sequence[Acquisition],
@@ -200,13 +256,15 @@ def check_export_target(path: str | os.PathLike[str], format: str | None) -> str
 
 def export_draws(path: str | os.PathLike[str], task: Task, rows: Sequence[Item],
                  fmt: str, *, predictions: np.ndarray | None,
-                 labels: Sequence[int | None] | None = None) -> int:
-    """Write items (with the surrogate's guess and, if given, their labels) to a file."""
+                 labels: Sequence[int | None] | None = None,
+                 draws: Sequence[int] | None = None) -> int:
+    """Write items (with the surrogate's guess unless ``predictions`` is None, their
+    labels and draw steps if given) to a file."""
     from activetest.session import labelio
 
     if fmt == "labelstudio":
         labelio.export_labelstudio(rows, task, path, predictions=predictions)
     else:
         labelio.export_items(rows, task, path, format=fmt, predictions=predictions,
-                             labels=labels)
+                             labels=labels, draws=draws)
     return len(rows)

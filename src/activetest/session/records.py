@@ -19,14 +19,17 @@ __all__ = [
     "METRICS",
     "METRIC_CHOICES",
     "NOISE_RULES",
+    "RESOLVE_RULES",
     "AnytimeInterval",
     "Comparison",
     "EstimateReport",
     "FlaggedItem",
+    "LabelConflict",
     "LabelError",
     "LabelImport",
     "MetricEstimate",
     "SessionStatus",
+    "Waiting",
 ]
 
 #: Metrics a session estimates: mean log loss and error rate (mean 0-1 loss).
@@ -40,6 +43,11 @@ EXPORT_FORMATS = ("csv", "tsv", "jsonl", "json", "labelstudio")
 
 #: How the label-noise alarm combines its two thresholds.
 NOISE_RULES = ("any", "all")
+#: How an import settles an item that its records label differently (annotators who
+#: disagree): ``skip`` leaves it out (and reports it), ``latest`` takes the label
+#: given last (by its time, else by its place in the file), ``majority`` the most
+#: frequent one (a tie stays unsettled).
+RESOLVE_RULES = ("skip", "latest", "majority")
 
 
 class LabelError(SessionError):
@@ -123,6 +131,10 @@ class MetricEstimate:
         anytime: the martingale fixed-budget interval and the confidence sequences of
             the LURE estimate (None below 2 labels).
         cv_anytime: the same for control-variate LURE.
+        cv_same_as_lure: the acquisition score IS ``h`` (CE acquisition for log
+            loss): the draws are then weighted so that ``LURE(h)`` is ``mean_pool(h)``
+            up to the proposal's floor, so ``cv`` equals LURE up to that floor and
+            cannot narrow the interval.
     """
 
     metric: str
@@ -136,6 +148,7 @@ class MetricEstimate:
     control_mean: float | None = None
     anytime: AnytimeInterval | None = None
     cv_anytime: AnytimeInterval | None = None
+    cv_same_as_lure: bool = False
 
 
 @dataclass(frozen=True)
@@ -200,6 +213,29 @@ class EstimateReport:
 
 
 @dataclass(frozen=True)
+class LabelConflict:
+    """An item that one import labels differently (e.g. two Label Studio annotators).
+
+    Attributes:
+        item_id: the item.
+        step: its draw step.
+        votes: ``(class name, who, where)`` per record, in file order (who: the
+            annotator, or the source).
+        settled: the class name a resolution rule chose, or None (left out).
+    """
+
+    item_id: str
+    step: int
+    votes: tuple[tuple[str, str, str], ...]
+    settled: str | None = None
+
+    def describe(self) -> str:
+        """One line: the item and who gave which class."""
+        given = " vs ".join(f"{name!r} ({who})" for name, who, _ in self.votes)
+        return f"item {self.item_id!r} (draw {self.step}): {given}"
+
+
+@dataclass(frozen=True)
 class LabelImport:
     """What :meth:`Session.add_labels` did.
 
@@ -208,12 +244,45 @@ class LabelImport:
         changed: items whose label was overwritten.
         unchanged: records that repeated an existing label.
         changes: the history rows written.
+        conflicts: items the records labelled differently: left out (``settled``
+            None) or settled by the resolution rule (their label is in ``changes``).
     """
 
     added: int
     changed: int
     unchanged: int
     changes: list[LabelChange]
+    conflicts: list[LabelConflict] = field(default_factory=list)
+
+    @property
+    def left_out(self) -> list[LabelConflict]:
+        """Conflicts no rule settled: those items were not labelled by this import."""
+        return [c for c in self.conflicts if c.settled is None]
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """Labels that the estimate cannot use yet (LURE uses the first K draws, in order).
+
+    Attributes:
+        item_id, step: the first drawn item without a label.
+        waiting: ids of the LATER draws that have labels; they count once it is labelled.
+    """
+
+    item_id: str
+    step: int
+    waiting: tuple[str, ...]
+
+    def describe(self) -> str:
+        """One sentence for people."""
+        if not self.waiting:
+            return (f"item {self.item_id!r} (draw {self.step}) is the next to label: the "
+                    f"estimate uses the labels of the draws before it")
+        shown = ", ".join(repr(i) for i in self.waiting[:5])
+        more = f" and {len(self.waiting) - 5} more" if len(self.waiting) > 5 else ""
+        return (f"item {self.item_id!r} (draw {self.step}) has no label yet, so the "
+                f"{len(self.waiting)} label(s) of later draws ({shown}{more}) cannot be "
+                f"used until it has one (LURE uses the first draws, in order)")
 
 
 @dataclass(frozen=True)
@@ -230,6 +299,11 @@ class SessionStatus:
         metric, acquisition, surrogate, target, seed, alpha: the configuration.
         last_estimates: the most recent recorded estimate per (metric, method).
         created: when the session was created.
+        estimate_stale: labels were added, changed or undone after the last
+            recorded estimate (run ``estimate`` again).
+        waiting: the first unlabelled draw and the labels that wait for it, or None.
+        cv_same_as_lure: metrics whose control-variate LURE equals LURE up to the
+            proposal's floor (log loss under CE acquisition, whose score IS the control).
     """
 
     path: str
@@ -246,6 +320,9 @@ class SessionStatus:
     alpha: float
     last_estimates: list[EstimateRow]
     created: str
+    estimate_stale: bool = False
+    waiting: Waiting | None = None
+    cv_same_as_lure: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-serialisable data."""

@@ -31,6 +31,10 @@ def normalise_spec(spec: str) -> str:
     if spec.startswith(CALIBRATED):
         return CALIBRATED + normalise_spec(spec[len(CALIBRATED):])
     head, sep, rest = spec.partition(":")
+    if sep and head == "table" and rest:
+        from activetest.models.table import normalise_table_spec
+
+        return f"table:{normalise_table_spec(rest)}"
     if sep and head in BACKENDS:
         if head != "openai" and rest and Path(rest).expanduser().exists():
             return f"{head}:{Path(rest).expanduser().resolve()}"
@@ -145,6 +149,11 @@ class Scoring:
         prov = {"role": role, "spec": spec, "scorer": ident, "n_examples": len(examples),
                 "example_ids": [e.id for e in examples], "scored_at": now(),
                 "n_items": len(items)}
+        made_elsewhere = getattr(scorer, "prompt_provenance", None)
+        if callable(made_elsewhere):
+            # predictions read from a file: the session's prompt and examples were not
+            # used; record what the file says (e.g. lm-eval's n-shot) or "unknown"
+            prov.update(example_ids=None, **made_elsewhere())
         return lp, jsonable(prov)
 
 

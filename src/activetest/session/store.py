@@ -874,6 +874,11 @@ class SessionStore:
         return [LabelChange(int(a), int(b), c, d, e, f, g, h)
                 for a, b, c, d, e, f, g, h in self._read(sql + " ORDER BY h.id", params)]
 
+    def last_label_change(self) -> int:
+        """The id of the latest label-history row (0 before any label)."""
+        row = self._read("SELECT MAX(id) FROM label_history")
+        return int(row[0][0] or 0) if row else 0
+
     # ------------------------------------------------------------------ estimates
 
     def put_answers(self, role: str, rows: Sequence[int], answers: Sequence[str],

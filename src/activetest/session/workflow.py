@@ -60,6 +60,7 @@ from activetest.session.records import (
     LabelImport,
     MetricEstimate,
     SessionStatus,
+    Waiting,
 )
 from activetest.session.scoring import Scoring, jsonable, score_rows, stored_spec
 from activetest.session.store import (
@@ -214,7 +215,8 @@ class Session:
         if self._task is None:
             from activetest.data.taskfile import task_from_dict
 
-            self._task = task_from_dict(self._config["task"], f"{self.path}: config.task")
+            self._task = task_from_dict(self._config["task"], f"{self.path}: config.task",
+                                        index_values=True)
         return self._task
 
     @property
@@ -282,6 +284,13 @@ class Session:
         answer, refs, _ = self.answers().get(self._row_index()[item.id], ("", (), {}))
         return self.task.display(item, answer, refs)  # type: ignore[attr-defined]
 
+    def provenance(self, role: str) -> dict[str, Any]:
+        """Where a model's stored scores came from (``surrogate`` or ``target``); ``{}``
+        if none are stored. Predictions read from a file say what the file says
+        (``n_examples``: lm-eval's ``n-shot`` or ``"unknown"``)."""
+        stored = self.store.scores(role)
+        return dict(stored.provenance) if stored is not None else {}
+
     def acquisition_scores(self) -> np.ndarray:
         """The ``(N,)`` acquisition scores the sampler draws by."""
         return draw.acquisition_scores_of(self.store)
@@ -330,23 +339,29 @@ class Session:
         return result.changes[0] if result.changes else None
 
     def add_labels(self, records: Iterable[Any], *, source: str = "import",
-                   overwrite: bool = False, where: str = "") -> LabelImport:
+                   overwrite: bool = False, where: str = "",
+                   resolve: str = "skip") -> LabelImport:
         """Add many labels in one transaction, after checking all of them.
 
         Args:
             records: ``(item_id, label)`` pairs or objects with ``item_id`` and
                 ``label`` attributes (and optionally ``where``, e.g. "labels.csv,
-                line 4", used in error messages).
+                line 4", used in error messages, ``annotator`` and ``time``).
             source: recorded with each label (``cli``, ``import:labels.csv``, ...).
             overwrite: replace existing different labels (history kept).
             where: names the input in error messages when records carry no ``where``.
+            resolve: items the records label differently (annotators who disagree):
+                ``skip`` leaves them out, ``latest`` takes the last label given,
+                ``majority`` the most frequent (ties stay out). Reported in
+                ``LabelImport.conflicts`` either way.
 
         Raises:
             LabelError: listing every bad record (file and line where known);
                 nothing is written then.
         """
         return labels.add_labels(self.store, self.task, self._row_index(), records,
-                                 source=source, overwrite=overwrite, where=where)
+                                 source=source, overwrite=overwrite, where=where,
+                                 resolve=resolve)
 
     def undo(self, change: LabelChange, *, source: str = "undo") -> LabelChange:
         """Revert one label change (committed at once)."""
@@ -505,16 +520,20 @@ class Session:
             seed=int(cfg["seed"]),
             n_boot=int(n_boot if n_boot is not None else cfg.get("n_boot", 1000)),
             level=float(level if level is not None else cfg.get("level", 0.95)),
-            target_width=target_width, loss_bounds=bounds, q_floor=alpha / (1 + alpha))
+            target_width=target_width, acquisition=cfg.get("acquisition"),
+            loss_bounds=bounds, q_floor=alpha / (1 + alpha))
         if record and self.store.writable:
             self._record(report)
         return report
 
     def _record(self, report: EstimateReport) -> None:
+        # the label history it saw: a later label change makes it stale (status says so)
+        seen = self.store.last_label_change()
+
         def put(metric: str, method: str, r: BootstrapResult, **details: Any) -> None:
             self.store.add_estimate(n_labels=report.n_labels, metric=metric, method=method,
                                     estimate=r.estimate, std=r.std, low=r.low, high=r.high,
-                                    level=r.level, details=details)
+                                    level=r.level, details={**details, "label_change": seen})
 
         with self.store.transaction():
             for m in report.metrics.values():
@@ -523,7 +542,8 @@ class Session:
                     without_flagged=m.without_flagged, labels_needed=m.labels_needed, **extra)
                 put(m.metric, "mean", m.uniform, note="plain mean; biased under active sampling")
                 if m.cv is not None:
-                    put(m.metric, "cv_lure", m.cv, control_pool_mean=m.control_mean)
+                    put(m.metric, "cv_lure", m.cv, control_pool_mean=m.control_mean,
+                        same_as_lure=m.cv_same_as_lure)
             for c in report.comparisons:
                 put(c.metric, f"lure:{c.spec}", c.other)
                 put(c.metric, f"difference:{c.spec}", c.difference)
@@ -564,10 +584,19 @@ class Session:
         for row in self.store.estimates():
             last[(row.metric, row.method)] = row
         meta = self.store.meta()
+        rows = list(last.values())
+        stale = est.estimate_stale([r for r in rows if r.method == "lure"], len(used),
+                                   self.store.last_label_change())
+        same = tuple(m for m in self.metrics if est.cv_same_as_lure(m, cfg["acquisition"]))
         return SessionStatus(str(self.path), len(self.items()), n_sel, n_lab, n_sel - n_lab,
                              len(used), cfg["metric"], cfg["acquisition"], cfg["surrogate"],
                              cfg["target"], int(cfg["seed"]), float(cfg["alpha"]),
-                             list(last.values()), meta.get("created", ""))
+                             rows, meta.get("created", ""), stale, draw.waiting(self.store),
+                             same)
+
+    def waiting(self) -> Waiting | None:
+        """The first unlabelled draw and the later labels that wait for it (or None)."""
+        return draw.waiting(self.store)
 
     # ------------------------------------------------------------------ files
 
@@ -583,7 +612,9 @@ class Session:
                 meaning Label Studio.
             which: ``pending`` (drawn, unlabelled), ``selected`` (all drawn) or
                 ``labelled`` (with their labels, by class name).
-            predictions: include the surrogate's guess (Label Studio pre-annotation).
+            predictions: include the surrogate's guess (Label Studio pre-annotation);
+                False hides it from the people labelling (a guess can sway them).
+            Sheets carry each item's ``draw`` step: labels count in draw order.
             acquisitions: export exactly these draws instead (``which`` is ignored).
         """
         if which not in ("pending", "selected", "labelled"):
@@ -605,21 +636,27 @@ class Session:
                 pred = stored.logprobs[[a.index for a in acq]]
         given = [current[a.index].label if a.index in current else None for a in acq]
         return labels.export_draws(path, self.task, rows, fmt, predictions=pred,
-                                   labels=given if any(g is not None for g in given) else None)
+                                   labels=given if any(g is not None for g in given) else None,
+                                   draws=[a.step for a in acq])
 
     def import_file(self, path: str | os.PathLike[str], *, format: str | None = None,
-                    overwrite: bool = False, **options: Any) -> LabelImport:
-        """Import labels from a sheet or a Label Studio export (all or nothing).
+                    overwrite: bool = False, resolve: str = "skip",
+                    **options: Any) -> LabelImport:
+        """Import labels from a sheet or a Label Studio export.
 
-        ``options`` go to :func:`activetest.session.labelio.import_labels`
-        (``id_column``, ``label_column``, ``from_name``).
+        All or nothing for errors; items that annotators label differently are
+        left out (or settled by ``resolve``) and reported, the rest imported (see
+        :meth:`add_labels`). ``options`` go to
+        :func:`activetest.session.labelio.import_labels` (``id_column``,
+        ``label_column``, ``from_name``, ``label_base``).
 
         Raises:
             LabelFileError: a malformed file (file and line named).
-            LabelError: unknown items, items never selected, conflicts (nothing written).
+            LabelError: unknown items, items never selected, a stored label that
+                differs without ``overwrite`` (nothing written).
         """
         from activetest.session import labelio
 
         records = labelio.import_labels(path, self.task, format=format, **options)
         return self.add_labels(records, source=f"import:{Path(path).name}", overwrite=overwrite,
-                               where=str(path))
+                               where=str(path), resolve=resolve)

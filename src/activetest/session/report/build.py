@@ -48,12 +48,33 @@ def _cs_curve(draws: est.LabelledDraws, losses: np.ndarray, level: float,
 def cv_notes(report: EstimateReport) -> list[str]:
     """The report's paragraph on control-variate LURE (empty when there is none)."""
     parts = [f"{METRIC_NAMES[m.metric]} {m.cv.estimate:.4f} [{m.cv.low:.4f}, {m.cv.high:.4f}]"
-             for m in report.metrics.values() if m.cv is not None]
-    if not parts:
-        return []
-    return [f"Control-variate LURE with {report.n_labels} labels (unbiased too; it subtracts the "
-            f"surrogate's expected loss, whose pool mean needs no labels): " + "; ".join(parts)
-            + "."]
+             for m in report.metrics.values() if m.cv is not None and not m.cv_same_as_lure]
+    same = [METRIC_NAMES[m.metric] for m in report.metrics.values()
+            if m.cv is not None and m.cv_same_as_lure]
+    notes = []
+    if parts:
+        notes.append(f"Control-variate LURE with {report.n_labels} labels (unbiased too; it "
+                     f"subtracts the surrogate's expected loss, whose pool mean needs no "
+                     f"labels): " + "; ".join(parts) + ".")
+    if same:
+        notes.append(f"Control-variate LURE is not shown for {', '.join(same)}: with CE "
+                     f"acquisition the control variate is the acquisition score itself, so it "
+                     f"equals LURE up to the proposal's floor and cannot narrow the interval.")
+    return notes
+
+
+def examples_used(session: Session, role: str) -> Any:
+    """The in-context examples a model's predictions used, as its scores record it.
+
+    For predictions read from a file this is what the file says (lm-eval's
+    ``n-shot``) or ``"unknown"``, never the session's own setting.
+    """
+    prov = session.provenance(role)
+    if "n_examples" in prov:
+        return prov["n_examples"]
+    cfg = session.config
+    shots = cfg.get("shots", 0)
+    return cfg.get("target_shots", shots) if role == "target" else shots
 
 
 def report_data(session: Session, *, compare: Sequence[Any] | Any = (),
@@ -104,8 +125,8 @@ def report_data(session: Session, *, compare: Sequence[Any] | Any = (),
                                           labels_for_width(m.uniform, target_width)))
     all_acq = session.acquisitions()
     info = {"Session": str(session.path), "Seed": cfg["seed"], "Alpha": cfg["alpha"],
-            "In-context examples": cfg.get("shots", 0),
-            "Target in-context examples": cfg.get("target_shots", cfg.get("shots", 0))}
+            "In-context examples": examples_used(session, "surrogate"),
+            "Target in-context examples": examples_used(session, "target")}
     # The report states the few-labels warning itself.
     all_notes = [*(w for w in final.warnings if not w.startswith("only ")),
                  "The uniform-equivalent column is the plain mean of the labelled items' "

@@ -1,0 +1,165 @@
+"""Labelling round trips without traps: annotators who disagree, stale estimates,
+hidden guesses, labels held back by a skipped draw, and the control-variate line."""
+
+from __future__ import annotations
+
+import copy
+import csv
+import json
+from pathlib import Path
+
+from conftest import PoolFiles
+from typer.testing import CliRunner
+
+from activetest.cli import app
+from activetest.session.workflow import Session
+
+runner = CliRunner()
+DATA = Path(__file__).parent / "data"
+
+
+def run(*args: object, input: str | None = None, code: int = 0) -> str:
+    result = runner.invoke(app, [str(a) for a in args], input=input)
+    assert result.exit_code == code, (result.exit_code, result.output, result.exception)
+    return " ".join(result.output.split())  # rich wraps long lines
+
+
+def init(pf: PoolFiles, db: Path, *extra: str) -> None:
+    run("init", db, "--pool", pf.pool, "--task", "demo", "--surrogate", f"table:{pf.surrogate}",
+        "--target", f"table:{pf.target}", "--id-column", "id", "--seed", "5", "--no-progress",
+        *extra)
+
+
+def _drawn(db: Path) -> list[str]:
+    with Session.open(db) as s:
+        return [a.item_id for a in s.acquisitions()]
+
+
+def _labelstudio_export(tasks_file: Path, votes: list[list[tuple[int, str, str]]]) -> list:
+    """A Label Studio 1.x JSON export of our tasks file: per task, (user id, choice, time).
+
+    Built from a real export's task record (tests/session/data), so that every field
+    Label Studio writes is there; only data, ids and annotations differ.
+    """
+    template = json.loads((DATA / "labelstudio_export_sst2.json").read_text())[0]
+    out = []
+    for t, (task, task_votes) in enumerate(zip(json.loads(tasks_file.read_text()), votes,
+                                               strict=True)):
+        entry = copy.deepcopy(template)
+        entry.update(id=500 + t, data=task["data"], total_annotations=len(task_votes))
+        annotations = []
+        for a, (user, choice, when) in enumerate(task_votes):
+            ann = copy.deepcopy(template["annotations"][0])
+            ann.update(id=900 + 10 * t + a, completed_by=user, task=500 + t,
+                       created_at=when, updated_at=when)
+            ann["result"][0]["value"] = {"choices": [choice]}
+            annotations.append(ann)
+        entry["annotations"] = annotations
+        out.append(entry)
+    return out
+
+
+def test_two_annotators_disagreeing_do_not_block_the_import(pool_files: PoolFiles,
+                                                            tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    init(pool_files, db)
+    tasks = tmp_path / "tasks.json"
+    run("select", db, "--n", "4", "--out", tasks)
+    ids = _drawn(db)
+    export = tmp_path / "export.json"
+    t1, t2, t3 = "2025-03-04T10:15:02Z", "2025-03-04T11:00:00Z", "2025-03-04T12:00:00Z"
+    votes = [[(1, "positive", t1), (2, "negative", t2)],  # disagree: the later says negative
+             [(1, "positive", t1), (2, "positive", t2)],  # agree
+             [(2, "negative", t1)],                        # one annotator
+             []]                                           # not labelled yet
+    export.write_text(json.dumps(_labelstudio_export(tasks, votes)))
+    out = run("import", db, export)
+    assert "imported 2 new label(s)" in out
+    assert ("1 item(s) left out: the file labels them differently" in out
+            and f"item {ids[0]!r} (draw 1): 'positive' (user 1) vs 'negative' (user 2)" in out)
+    assert "--resolve latest" in out
+    with Session.open(db) as s:
+        assert s.labels() == {ids[1]: 1, ids[2]: 0}  # the rest kept
+    # nothing usable yet: draw 1 holds back the labels of draws 2 and 3
+    assert f"item {ids[0]!r} (draw 1) has no label yet, so the 2 label(s) of later" in out
+    # a tie is not settled by a majority ...
+    assert "1 item(s) left out" in run("import", db, export, "--resolve", "majority")
+    # ... a third annotator settles it, and so does the latest answer
+    votes[0].append((3, "negative", t3))
+    export.write_text(json.dumps(_labelstudio_export(tasks, votes)))
+    out = run("import", db, export, "--resolve", "majority")
+    assert (f"settled by --resolve majority: item {ids[0]!r} (draw 1): 'positive' (user 1) "
+            f"vs 'negative' (user 2) vs 'negative' (user 3) -> 'negative'") in out
+    assert "imported 1 new label(s), changed 0, 2 already present" in out
+    with Session.open(db) as s:
+        assert s.labels()[ids[0]] == 0
+        assert s.history(ids[0])[-1].source == "labelstudio:export.json (user 3)"
+
+
+def test_latest_answer_settles_by_time(pool_files: PoolFiles, tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    init(pool_files, db)
+    tasks = tmp_path / "tasks.json"
+    run("select", db, "--n", "1", "--out", tasks)
+    export = tmp_path / "export.json"
+    # the file lists the later answer first: time decides, not the order
+    later, earlier = "2025-03-05T09:00:00Z", "2025-03-04T09:00:00Z"
+    export.write_text(json.dumps(_labelstudio_export(
+        tasks, [[(2, "negative", later), (1, "positive", earlier)]])))
+    run("import", db, export, "--resolve", "latest")
+    with Session.open(db) as s:
+        assert list(s.labels().values()) == [0]
+
+
+def test_status_marks_a_stale_estimate_and_the_cv_line(pool_files: PoolFiles,
+                                                       tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    init(pool_files, db, "--metric", "both")
+    run("label", db, "--n", "6", "--from-data")
+    est = run("estimate", db)
+    # CE acquisition for log loss: the control variate IS the acquisition score
+    assert "log_loss: control-variate LURE equals LURE up to the proposal floor" in est
+    assert "error_rate: control-variate LURE 0." in est  # a real second estimate
+    st = run("status", db)
+    assert "error_rate control-variate LURE" in st and "last estimate" in st
+    assert "log_loss control-variate LURE: equals LURE up to the proposal floor" in st
+    assert "estimate is stale" not in st
+    run("label", db, "--n", "7", "--from-data")
+    assert "the last estimate is stale: labels were added or changed since" in run("status", db)
+    assert json.loads(runner.invoke(app, ["status", str(db), "--json"]).output)[
+        "estimate_stale"] is True
+    run("estimate", db)
+    assert "estimate is stale" not in run("status", db)
+    # an undo is a change too
+    with Session.open(db) as s:
+        s.undo(s.history()[-1])
+    assert "estimate is stale" in run("status", db)
+
+
+def test_sheets_can_hide_the_guess_and_show_the_draw(pool_files: PoolFiles,
+                                                     tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    init(pool_files, db)
+    sheet = tmp_path / "todo.csv"
+    run("select", db, "--n", "4", "--out", sheet, "--no-predictions")
+    header = next(csv.reader(sheet.open()))
+    assert header == ["item_id", "draw", "text", "label"]  # no predicted / predicted_prob
+    run("export", db, "--out", tmp_path / "with.csv")
+    assert "predicted" in next(csv.reader((tmp_path / "with.csv").open()))
+    run("export", db, "--out", tmp_path / "ls.json", "--no-predictions")
+    assert all("predictions" not in t for t in json.loads((tmp_path / "ls.json").read_text()))
+    # label all but the second draw: its gap holds back draws 3 and 4
+    rows = list(csv.DictReader(sheet.open()))
+    assert [r["draw"] for r in rows] == ["1", "2", "3", "4"]
+    for r in rows:
+        r["label"] = "" if r["draw"] == "2" else "positive"
+    with sheet.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=header)
+        w.writeheader()
+        w.writerows(rows)
+    out = run("import", db, sheet)
+    skipped = rows[1]["item_id"]
+    assert (f"item {skipped!r} (draw 2) has no label yet, so the 2 label(s) of later draws "
+            f"({rows[2]['item_id']!r}, {rows[3]['item_id']!r}) cannot be used") in out
+    assert "1 label(s) usable by the estimate" in run("status", db)
+    assert f"item {skipped!r} (draw 2) has no label yet" in run("status", db)
