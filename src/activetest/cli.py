@@ -50,6 +50,9 @@ class Metric(str, Enum):
 class Acq(str, Enum):
     """Values of ``--acquisition``."""
 
+    adaptive = "adaptive"
+    adaptive_pe = "pe_adaptive"
+    fixed_mix = "fixed_mix"
     ce = "ce"
     pe = "pe"
     zero_one = "zero_one"
@@ -216,8 +219,10 @@ def init(
                                         show_default=False)],
     metric: Annotated[Metric, typer.Option(help="What to estimate.")] = Metric.log_loss,
     acquisition: Annotated[Acq | None, typer.Option(
-        help="Acquisition: ce (default for log loss), pe (surrogate only), zero_one "
-             "(default for error_rate), uniform.", show_default=False)] = None,
+        help="Acquisition: adaptive (default: the calibrated-residual design, learns the "
+             "surrogate's calibration from the labels), pe_adaptive (surrogate only), "
+             "fixed_mix; the paper's ce, pe (surrogate only), zero_one; uniform.",
+        show_default=False)] = None,
     alpha: Annotated[float, typer.Option(help="Proposal floor (0 < alpha <= 1).")] = 0.1,
     seed: Annotated[int | None, typer.Option(help="Sampler seed (default: random, stored).",
                                              show_default=False)] = None,

@@ -141,7 +141,7 @@ def test_reproduce_writes_the_report(tmp_path: Path) -> None:
     assert "| adaptive+cv_lure |" in md and "On the 8 paper settings:" in md
     assert "On the 4 calibrated-surrogate settings:" in md
     assert "On the 8 paper settings, for the error rate" in md and "| 0-1+LURE |" in md
-    assert "CE+LURE / adaptive / fixed-mix / PE-adaptive" in md
+    assert "CE+LURE / adaptive / fixed_mix / PE-adaptive" in md
     first = re.search(r"(\d+) of (\d+) entries hit", md)
     # a first run computes the entries (identical ones, e.g. a noise filter that drops
     # nothing, are computed once)

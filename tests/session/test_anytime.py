@@ -35,7 +35,8 @@ def session(pool_files: PoolFiles, tmp_path: Path) -> Path:
     db = tmp_path / "s.db"
     run("init", db, "--pool", pool_files.pool, "--task", "demo", "--surrogate",
         f"table:{pool_files.surrogate}", "--target", f"table:{pool_files.target}",
-        "--id-column", "id", "--metric", "both", "--seed", "4", "--no-progress")
+        "--id-column", "id", "--metric", "both", "--acquisition", "ce", "--seed", "4",
+        "--no-progress")
     run("select", db, "--n", "45")
     with Session.open(db) as s:
         s.label_from_data()

@@ -44,7 +44,7 @@ def test_demo_logic_on_prediction_tables(tmp_path: Path) -> None:
         assert np.isfinite(r.relative_error[m]) and r.relative_error[m] > 0
         assert np.isfinite(r.relative_error_cv[m]) and r.relative_error_cv[m] > 0
     text = console.export_text()
-    assert f"(CV-LURE {r.relative_error_cv['log_loss']:.2f})" in text
+    assert f"(paper's CE: {r.relative_error_cv['log_loss']:.2f})" in text
     assert "true value" in text and "uniform sampling, same 40 labels" in text
     assert f"{r.truth['log_loss']:.4f}" in text
     for name in ("report.md", "report.html", "estimates.png", "acquisition.png"):

@@ -29,9 +29,11 @@ pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs SIGKILL")
 
 
 def _create(pf: PoolFiles, path: Path) -> Session:
+    # the fixed (paper's) sampler: its draws do not depend on the labels, so one batch
+    # of 45 is the reference; the adaptive design's resume: test_adaptive_session.py
     return Session.create(path, pool=pf.pool, task="demo", surrogate=f"table:{pf.surrogate}",
                           target=f"table:{pf.target}", seed=11, progress=False,
-                          pool_options={"id_column": "id"})
+                          pool_options={"id_column": "id"}, acquisition="ce")
 
 
 class Lines:

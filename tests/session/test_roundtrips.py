@@ -114,7 +114,7 @@ def test_latest_answer_settles_by_time(pool_files: PoolFiles, tmp_path: Path) ->
 def test_status_marks_a_stale_estimate_and_the_cv_line(pool_files: PoolFiles,
                                                        tmp_path: Path) -> None:
     db = tmp_path / "s.db"
-    init(pool_files, db, "--metric", "both")
+    init(pool_files, db, "--metric", "both", "--acquisition", "ce")
     run("label", db, "--n", "6", "--from-data")
     est = run("estimate", db)
     # CE acquisition for log loss: the control variate IS the acquisition score

@@ -31,10 +31,11 @@ from activetest.stats import (
 
 
 def _create(pf: PoolFiles, path: Path, **kw: object) -> Session:
+    # the paper's CE acquisition (the default is the adaptive design: test_adaptive_session)
     args: dict[str, object] = dict(pool=pf.pool, task="demo",
                                    surrogate=f"table:{pf.surrogate}",
                                    target=f"table:{pf.target}", seed=7, progress=False,
-                                   pool_options={"id_column": "id"})
+                                   pool_options={"id_column": "id"}, acquisition="ce")
     args.update(kw)
     return Session.create(path, **args)  # type: ignore[arg-type]
 

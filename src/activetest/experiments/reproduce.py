@@ -44,7 +44,7 @@ PAPER_NAMES = {"sst2": "SST-2", "subj": "Subj", "fpb": "FPB", "hs": "HS", "mmlu"
 PAPER_HEADLINE = 0.68
 #: Short names of the rows compared in the adaptive-design tables.
 SHORT = {"ce+lure": "CE+LURE", "zero_one+lure": "0-1+LURE", "adaptive+cv_lure": "adaptive",
-         "fixed_mix+cv_lure": "fixed-mix", "pe_adaptive+cv_lure": "PE-adaptive",
+         "fixed_mix+cv_lure": "fixed_mix", "pe_adaptive+cv_lure": "PE-adaptive",
          "pe+lure": "PE+LURE"}
 COMPARED = ("ce+lure", *DESIGN_METHODS)
 #: The error-rate rows: the paper's accuracy acquisition (the surrogate's expected 0-1 loss of
@@ -348,7 +348,7 @@ def _coverage_header(designs: bool) -> list[str]:
 
 
 def _design_table(results: Sequence[SettingResult], budgets: Sequence[int]) -> list[str]:
-    """Per setting and budget: CE+LURE / adaptive / fixed-mix / PE-adaptive relative error."""
+    """Per setting and budget: CE+LURE / adaptive / fixed_mix / PE-adaptive relative error."""
     shown = [m for m in COMPARED if m in results[0].relative]
     lines = ["", "Beyond the paper, the adaptive designs (relative error, charged as above): "
              + " / ".join(SHORT[m] for m in shown) + ":", "",
@@ -370,7 +370,7 @@ def _designs_headline(records: Sequence[tuple[str, str, str, str, int, float]],
              "(`activetest.stats.adaptive`; ADAPTIVE.md): **adaptive** is the calibrated-"
              "residual design (a multinomial logit recalibrating the surrogate and target on "
              "the labels so far; control = its expected loss, proposal = its loss sd mixed with "
-             "the uniform, lambda chosen in-run), **fixed-mix** its no-learning fallback "
+             "the uniform, lambda chosen in-run), **fixed_mix** its no-learning fallback "
              "(the same on the mixture (pi + p_f)/2, lambda = 0.1), **PE-adaptive** the "
              "surrogate-only design (no target predictions on the pool: ridge regressions of "
              "the observed loss and its residual on surrogate features). Each is estimated by "

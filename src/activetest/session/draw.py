@@ -7,17 +7,32 @@ with the same future draws.
 
 LURE needs the labels of the FIRST K draws: :func:`usable_prefix` is that
 prefix, and the labels of later draws wait until every earlier draw is labelled.
+
+Adaptive designs (``adaptive``, ``pe_adaptive``, ``fixed_mix``; see
+:mod:`activetest.stats.adaptive`) are deterministic functions of the pool's model
+outputs, the labels in draw order and the seed. Each draw's design row (the control,
+its sum over the remaining items, lambda, the labels known, the refits) is stored
+with the draw, and so is every label at the moment the design first uses it, so a
+resumed session replays exactly what the design saw (a later change of a label
+changes the estimate, not the past draws) and makes the same future draws. A
+batch (``select --n 50``) is drawn without refitting inside it, which keeps the
+estimate exactly unbiased.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from typing import Any
+
 import numpy as np
 
-from activetest.session.records import Waiting
+from activetest.session.records import ADAPTIVE_ACQUISITIONS, Waiting
 from activetest.session.store import Acquisition, SessionError, SessionStore
 from activetest.stats import ActiveSampler, SamplerState
 
-__all__ = ["acquisition_scores_of", "pending", "select", "usable_prefix", "waiting"]
+__all__ = ["acquisition_scores_of", "build_design", "design_controls", "design_loss",
+           "design_metric",
+           "pending", "select", "select_adaptive", "usable_prefix", "waiting"]
 
 
 def acquisition_scores_of(store: SessionStore) -> np.ndarray:
@@ -37,6 +52,8 @@ def select(store: SessionStore, n: int) -> list[Acquisition]:
     if isinstance(n, bool) or int(n) != n or n < 1:
         raise ValueError(f"the number of items to select must be a positive integer, "
                          f"got {n!r}")
+    if store.config().get("acquisition") in ADAPTIVE_ACQUISITIONS:
+        raise SessionError("this session draws by an adaptive design: use select_adaptive")
     scores = acquisition_scores_of(store)
     with store.transaction():
         # Read the state inside the write transaction: no other process can draw between.
@@ -85,3 +102,104 @@ def waiting(store: SessionStore) -> Waiting | None:
         return None
     later = tuple(a.item_id for a in acq[k + 1:] if a.index in labelled)
     return Waiting(acq[k].item_id, acq[k].step, later)
+
+
+def design_metric(config: Mapping[str, Any]) -> str:
+    """The metric an adaptive design is fitted to: log loss unless it is the error rate."""
+    return "error_rate" if config.get("metric") == "error_rate" else "log_loss"
+
+
+def design_loss(config: Mapping[str, Any]) -> str:
+    """The loss name (``log``/``zero_one``) of :func:`design_metric`."""
+    return "zero_one" if design_metric(config) == "error_rate" else "log"
+
+
+def build_design(store: SessionStore) -> Any:
+    """The session's adaptive design, rebuilt from its stored model outputs."""
+    from activetest.stats.adaptive import AdaptiveDesign
+
+    cfg = store.config()
+    name = ADAPTIVE_ACQUISITIONS[cfg["acquisition"]]
+    s = store.scores("surrogate")
+    t = store.scores("target")
+    if s is None:
+        raise SessionError(f"{store.path}: the session has no surrogate scores")
+    t_lp = t.logprobs if t is not None and np.all(np.isfinite(t.logprobs)) else None
+    return AdaptiveDesign.from_name(name, surrogate_logprobs=s.logprobs, target_logprobs=t_lp,
+                                    loss=design_loss(cfg))
+
+
+def select_adaptive(store: SessionStore, n: int,
+                    losses_of: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
+                    ) -> list[Acquisition]:
+    """Draw the next ``n`` items with the session's adaptive design (one batch).
+
+    ``losses_of(rows, labels)`` gives the target's losses on labelled rows for a
+    design without target predictions on the pool (``pe_adaptive``); it is called
+    BEFORE the write transaction (it may run the target model).
+
+    Raises:
+        ValueError: ``n`` is not a positive integer or exceeds the items left.
+        SessionError: the stored history does not replay (the pool's outputs changed).
+    """
+    from activetest.stats.adaptive import AdaptiveSampler, AdaptiveState
+
+    if isinstance(n, bool) or int(n) != n or n < 1:
+        raise ValueError(f"the number of items to select must be a positive integer, "
+                         f"got {n!r}")
+    design = build_design(store)
+    used, labels, _ = usable_prefix(store)
+    rows_used = np.array([a.index for a in used], dtype=np.int64)
+    ys_used = np.array([labels[i] for i in rows_used], dtype=np.int64)
+    new_losses = None
+    if design.needs_losses and rows_used.size:
+        if losses_of is None:
+            raise SessionError("this design needs the target's losses on labelled items")
+        new_losses = np.asarray(losses_of(rows_used, ys_used), dtype=np.float64)
+    with store.transaction():
+        row = store.sampler_row()
+        if row is None:
+            raise SessionError(f"{store.path}: the session has no sampler state")
+        _, seed, rng_state = row
+        acq = store.acquisitions()
+        dd = store.design_draws()
+        if len(dd) != len(acq):
+            raise SessionError(f"{store.path}: {len(acq)} draws but {len(dd)} design rows")
+        left = design.n - len(acq)
+        if n > left:
+            raise ValueError(f"cannot select {n} items: only {left} of {design.n} remain "
+                             f"undrawn")
+        seen = [(d[5], d[6]) for d in dd if d[5] is not None]
+        state = AdaptiveState(design.spec(), seed, rng_state,
+                              acquired=[a.index for a in acq], q=[a.q for a in acq],
+                              control=[d[0] for d in dd], control_rest=[d[1] for d in dd],
+                              lam=[d[2] for d in dd], n_known=[d[3] for d in dd],
+                              labels=[int(y) for y, _ in seen],
+                              losses=[float(L) for _, L in seen], refits=[d[4] for d in dd])
+        try:
+            sampler = AdaptiveSampler.from_state(design, state)
+        except ValueError as exc:
+            raise SessionError(f"{store.path}: the adaptive design does not replay its "
+                               f"history ({exc})") from None
+        # the labels the design has not used yet: the usable prefix beyond what it saw
+        k0 = len(seen)
+        first_use: list[tuple[int, int, float]] = []
+        if len(used) > k0:
+            ys = ys_used[k0:]
+            Ls = (new_losses[k0:] if new_losses is not None
+                  else design.losses_of(rows_used[k0:], ys))
+            sampler.observe(labels=[int(y) for y in ys], losses=[float(x) for x in Ls])
+            first_use = [(used[k0 + j].step, int(ys[j]), float(Ls[j])) for j in range(len(ys))]
+        m0 = len(acq)
+        idx, q = sampler.draw(int(n))
+        rows = [(sampler.control[m], sampler.control_rest[m], sampler.lam[m],
+                 sampler.n_known[m], sampler.refits[m]) for m in range(m0, m0 + len(idx))]
+        return store.record_design_draws(idx.tolist(), q.tolist(), sampler.state().rng_state,
+                                         rows, first_use, expected_steps=m0)
+
+
+def design_controls(store: SessionStore, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(g_m, G_m)`` of the first ``k`` draws of an adaptive session."""
+    dd = store.design_draws()[:k]
+    return (np.array([d[0] for d in dd], dtype=np.float64),
+            np.array([d[1] for d in dd], dtype=np.float64))

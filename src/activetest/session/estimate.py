@@ -169,10 +169,12 @@ def _warnings(draws: LabelledDraws) -> list[str]:
 def anytime(draws: LabelledDraws, losses: np.ndarray, *, control: np.ndarray | None = None,
             level: float = 0.95, target_width: float | None = None,
             loss_bound: float | None = None, q_floor: float | None = None,
-            value_range: tuple[float, float] | None = None) -> AnytimeInterval | None:
+            value_range: tuple[float, float] | None = None,
+            design: tuple[np.ndarray, np.ndarray] | None = None) -> AnytimeInterval | None:
     """The fixed-budget interval and the confidence sequences of one estimate.
 
-    ``control`` (``(N,)``) gives control-variate LURE; ``loss_bound`` (every pool
+    ``control`` (``(N,)``) gives control-variate LURE; ``design`` (``(g_m, G_m)`` per
+    draw) an adaptive design's estimate with its own controls; ``loss_bound`` (every pool
     item's loss lies in ``[0, loss_bound]``) and ``q_floor`` (each remaining item's
     probability is at least ``q_floor / (N - m + 1)``) enable the exact CS.
     """
@@ -187,7 +189,9 @@ def anytime(draws: LabelledDraws, losses: np.ndarray, *, control: np.ndarray | N
     if draws.k < 2:
         return None
     N, q, alpha = draws.n_pool, draws.q, 1.0 - level
-    if control is None:
+    if design is not None:
+        theta = adaptive_lure_theta(losses, q, N, control=design[0], control_rest=design[1])
+    elif control is None:
         theta = adaptive_lure_theta(losses, q, N)
     else:
         theta = adaptive_lure_theta(losses, q, N, control=control[draws.rows],
@@ -196,7 +200,7 @@ def anytime(draws: LabelledDraws, losses: np.ndarray, *, control: np.ndarray | N
     cs = asymptotic_cs(theta, N, alpha=alpha, value_range=value_range)
     se = float(fixed_interval(theta, N, level=level).se)
     exact_low = exact_high = None
-    if control is None and loss_bound is not None and q_floor is not None:
+    if control is None and design is None and loss_bound is not None and q_floor is not None:
         ex = exact_cs(losses, q, N, loss_high=float(loss_bound), q_floor=q_floor, alpha=alpha)
         exact_low, exact_high = float(ex.low[-1]), float(ex.high[-1])
     return AnytimeInterval(se, summary.fixed_low, summary.fixed_high, float(cs.low[-1]),
@@ -208,15 +212,22 @@ def anytime(draws: LabelledDraws, losses: np.ndarray, *, control: np.ndarray | N
 def _metric_estimate(metric: str, draws: LabelledDraws, losses: np.ndarray, hit: np.ndarray,
                      control: np.ndarray | None, *, seed: int, n_boot: int, level: float,
                      target_width: float | None, loss_bound: float | None = None,
-                     q_floor: float | None = None,
-                     acquisition: str | None = None) -> MetricEstimate:
+                     q_floor: float | None = None, acquisition: str | None = None,
+                     design: tuple[np.ndarray, np.ndarray] | None = None) -> MetricEstimate:
+    from activetest.stats import adaptive_lure_curve, adaptive_lure_terms
+
     K, N, q = draws.k, draws.n_pool, draws.q
-    terms = lure_terms(losses, q, N)
+    if design is not None:  # the adaptive design's estimate, with its own controls
+        control = None
+        terms = adaptive_lure_terms(losses, q, N, design[0], design[1])
+        curve = tuple(float(x) for x in adaptive_lure_curve(losses, q, N, *design))
+    else:
+        terms = lure_terms(losses, q, N)
+        curve = tuple(float(x) for x in lure_curve(losses, q, N))
     active = bootstrap(terms, n_boot=n_boot, level=level,
                        random_state=bootstrap_rng(seed, K, f"lure:{metric}"))
     uniform = bootstrap(losses, n_boot=n_boot, level=level,
                         random_state=bootstrap_rng(seed, K, f"mean:{metric}"))
-    curve = tuple(float(x) for x in lure_curve(losses, q, N))
     ucurve = tuple(float(x) for x in uniform_mean_curve(losses))
     without = float(terms[~hit].mean()) if hit.any() and (~hit).any() else None
     needed = labels_for_width(active, target_width) if target_width else None
@@ -230,7 +241,7 @@ def _metric_estimate(metric: str, draws: LabelledDraws, losses: np.ndarray, hit:
     bounded = (0.0, 1.0) if metric == "error_rate" else None
     any_lure = anytime(draws, losses, level=level, target_width=target_width,
                        loss_bound=1.0 if metric == "error_rate" else loss_bound, q_floor=q_floor,
-                       value_range=bounded)
+                       value_range=bounded, design=design)
     any_cv = None if control is None else anytime(draws, losses, control=control, level=level,
                                                   target_width=target_width,
                                                   value_range=bounded)
@@ -246,8 +257,9 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
                     noise: NoiseRule = NoiseRule(), seed: int, n_boot: int = 1000,
                     level: float = 0.95, target_width: float | None = None,
                     loss_bounds: Mapping[str, float] | None = None,
-                    q_floor: float | None = None,
-                    acquisition: str | None = None) -> EstimateReport:
+                    q_floor: float | None = None, acquisition: str | None = None,
+                    design_controls: Mapping[str, tuple[np.ndarray, np.ndarray]] | None = None,
+                    ) -> EstimateReport:
     """Every metric's estimate from the labelled draws.
 
     Args:
@@ -269,6 +281,9 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
             (the paper's floor alpha gives ``alpha / (1 + alpha)``).
         acquisition: the session's acquisition (says whether CV-LURE can differ
             from LURE, see :func:`cv_same_as_lure`).
+        design_controls: metric -> ``(g_m, G_m)`` per labelled draw: an adaptive
+            design's controls (the estimate of that metric is then the design's
+            ``R_K = sum_m c_m theta_m``; other metrics use its q with g = 0).
     """
     if target_width is not None and not target_width > 0:
         raise ValueError(f"target width must be > 0, got {target_width!r}")
@@ -287,7 +302,8 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
                                        pool_controls.get(metric), seed=seed, n_boot=n_boot,
                                        level=level, target_width=target_width,
                                        loss_bound=(loss_bounds or {}).get(metric),
-                                       q_floor=q_floor, acquisition=acquisition)
+                                       q_floor=q_floor, acquisition=acquisition,
+                                       design=(design_controls or {}).get(metric))
     comparisons: list[Comparison] = []
     for spec, other_losses in (compare or {}).items():
         for metric in losses:

@@ -15,6 +15,7 @@ from activetest.stats import BootstrapResult
 
 __all__ = [
     "ACQUISITION_CHOICES",
+    "ADAPTIVE_ACQUISITIONS",
     "EXPORT_FORMATS",
     "METRICS",
     "METRIC_CHOICES",
@@ -37,7 +38,12 @@ METRICS = ("log_loss", "error_rate")
 #: Values of ``metric=``: one metric or ``both``.
 METRIC_CHOICES = ("log_loss", "error_rate", "both")
 #: Acquisitions a session can use (label-free ones; ``nll``/oracles need the labels).
-ACQUISITION_CHOICES = ("ce", "pe", "zero_one", "uniform")
+ACQUISITION_CHOICES = ("adaptive", "pe_adaptive", "fixed_mix", "ce", "pe", "zero_one",
+                       "uniform")
+#: Acquisitions that are adaptive designs (:mod:`activetest.stats.adaptive`): the
+#: proposal and the control are refitted from the labels as they arrive.
+ADAPTIVE_ACQUISITIONS = {"adaptive": "calibrated", "pe_adaptive": "pe",
+                         "fixed_mix": "fixed_mix"}
 #: Formats :meth:`Session.export` writes.
 EXPORT_FORMATS = ("csv", "tsv", "jsonl", "json", "labelstudio")
 

@@ -16,8 +16,12 @@ Tables (schema version :data:`SCHEMA_VERSION`, kept in ``PRAGMA user_version``):
     estimates      estimates over time (labels used, metric, method, value, interval)
     answers        graded sessions: per role and item, the model's answer text, the
                    references (JSON) and details (token log-probs, source; JSON)
+    design_draws   adaptive designs: per draw the control g at the drawn item, the sum
+                   of g over the remaining items, lambda, the labels known when drawn,
+                   the refits so far, and the label (and loss) the design first saw
 
-Schema 2 added ``answers``; files of schema 1 (no graded sessions) are read as they are.
+Schema 2 added ``answers`` and ``design_draws``; files of schema 1 (no graded
+sessions, no adaptive designs) are read as they are.
 
 Durability: WAL journal, ``synchronous=FULL``; every write is one transaction
 (``BEGIN IMMEDIATE``). The sampler state is written in the SAME transaction as the
@@ -133,6 +137,16 @@ CREATE TABLE label_history (
     at TEXT NOT NULL
 );
 CREATE INDEX label_history_idx ON label_history (idx);
+CREATE TABLE design_draws (
+    step INTEGER PRIMARY KEY REFERENCES acquisitions(step),
+    control REAL NOT NULL,
+    control_rest REAL NOT NULL,
+    lam REAL NOT NULL,
+    n_known INTEGER NOT NULL,
+    refits INTEGER NOT NULL,
+    seen_label INTEGER,
+    seen_loss REAL
+);
 CREATE TABLE answers (
     role TEXT NOT NULL,
     idx INTEGER NOT NULL REFERENCES items(idx),
@@ -768,6 +782,42 @@ class SessionStore:
                       (_dumps(dict(rng_state)), at))
         ids = self.item_ids()
         return [Acquisition(s, i, ids[i], qq, a) for s, i, qq, a in rows]
+
+    def record_design_draws(self, indices: Sequence[int], q: Sequence[float],
+                            rng_state: Mapping[str, Any], design: Sequence[Sequence[float]],
+                            seen: Sequence[tuple[int, int, float]], *,
+                            expected_steps: int) -> list[Acquisition]:
+        """Like :meth:`record_draws`, with each draw's design row, in ONE transaction.
+
+        Args:
+            design: per new draw ``(control, control_rest, lam, n_known, refits)``.
+            seen: ``(step, label, loss)`` of earlier draws whose label the design
+                used for the first time now (kept, so that a resumed design replays
+                exactly what it saw even if a label is changed later).
+        """
+        with self.transaction() as c:
+            acq = self.record_draws(indices, q, rng_state, expected_steps=expected_steps)
+            c.executemany(
+                "INSERT INTO design_draws (step, control, control_rest, lam, n_known, refits) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                ((a.step, float(d[0]), float(d[1]), float(d[2]), int(d[3]), int(d[4]))
+                 for a, d in zip(acq, design, strict=True)))
+            c.executemany("UPDATE design_draws SET seen_label = ?, seen_loss = ? WHERE step = ? "
+                          "AND seen_label IS NULL",
+                          ((int(y), float(L), int(s)) for s, y, L in seen))
+        return acq
+
+    def design_draws(self) -> list[tuple[float, float, float, int, int, int | None,
+                                         float | None]]:
+        """Per draw, in order: ``(control, control_rest, lam, n_known, refits, seen_label,
+        seen_loss)`` (empty for sessions without an adaptive design)."""
+        if self.schema_version < 2:
+            return []
+        rows = self._read("SELECT control, control_rest, lam, n_known, refits, seen_label, "
+                          "seen_loss FROM design_draws ORDER BY step")
+        return [(float(a), float(b), float(c), int(d), int(e),
+                 None if f is None else int(f), None if g is None else float(g))
+                for a, b, c, d, e, f, g in rows]
 
     def acquisitions(self) -> list[Acquisition]:
         """Every draw, in step order."""

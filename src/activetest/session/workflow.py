@@ -50,6 +50,7 @@ from activetest.session import draw, labels
 from activetest.session import estimate as est
 from activetest.session.records import (
     ACQUISITION_CHOICES,
+    ADAPTIVE_ACQUISITIONS,
     EXPORT_FORMATS,
     METRIC_CHOICES,
     METRICS,
@@ -303,6 +304,12 @@ class Session:
         Raises:
             ValueError: ``n`` is not a positive integer or exceeds the items left.
         """
+        if self._config.get("acquisition") in ADAPTIVE_ACQUISITIONS:
+            def losses_of(rows: np.ndarray, ys: np.ndarray) -> np.ndarray:
+                lp = self._logprobs("target", self._config["target"], rows, True)[rows]
+                return est.per_item_loss(draw.design_metric(self._config), lp, ys)
+
+            return draw.select_adaptive(self.store, n, losses_of)
         return draw.select(self.store, n)
 
     def acquisitions(self) -> list[Acquisition]:
@@ -502,13 +509,20 @@ class Session:
                 self._scorers[spec] = other
             o_lp = self._logprobs(f"compare:{spec}", spec, draws.rows, progress)[draws.rows]
             compared[spec] = {m: est.per_item_loss(m, o_lp, draws.y) for m in self.metrics}
+        design_controls = {}
+        if cfg.get("acquisition") in ADAPTIVE_ACQUISITIONS:
+            design_controls = {draw.design_metric(cfg): draw.design_controls(self.store,
+                                                                             draws.k)}
         bounds: dict[str, float] = {}
         t_pool = None if self.graded else self.store.scores("target")
         if t_pool is not None and np.all(np.isfinite(t_pool.logprobs)):
             from activetest.stats import log_loss_bound
 
             bounds["log_loss"] = log_loss_bound(t_pool.logprobs)  # known without labels
+        # floored proposals: q >= alpha / ((1 + alpha)(N - m + 1)); the adaptive designs
+        # mix in at least 10% of the uniform: q >= 0.1 / (N - m + 1)
         alpha = float(cfg.get("alpha", 0.1))
+        q_floor = 0.1 if design_controls else alpha / (1 + alpha)
         noise = cfg.get("noise", {})
         t_thr = noise.get("target_nll", 5.0)
         report = est.estimate_report(
@@ -521,7 +535,7 @@ class Session:
             n_boot=int(n_boot if n_boot is not None else cfg.get("n_boot", 1000)),
             level=float(level if level is not None else cfg.get("level", 0.95)),
             target_width=target_width, acquisition=cfg.get("acquisition"),
-            loss_bounds=bounds, q_floor=alpha / (1 + alpha))
+            loss_bounds=bounds, q_floor=q_floor, design_controls=design_controls)
         if record and self.store.writable:
             self._record(report)
         return report

@@ -1,0 +1,133 @@
+"""Sessions that draw by an adaptive design (the default acquisition).
+
+The session must make exactly the draws of :class:`activetest.stats.AdaptiveSampler`
+fed the same labels in the same order (one at a time, or in batches that refit only
+between batches), estimate with the design's own controls, survive a ``kill -9``
+with the same future draws, and replay what the design saw even after a label is
+changed later.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import PoolFiles, cli_env
+
+from activetest.session.workflow import Session
+from activetest.stats import adaptive_lure
+from activetest.stats.adaptive import AdaptiveDesign, AdaptiveSampler
+
+
+def _create(pf: PoolFiles, path: Path, **kw: object) -> Session:
+    args: dict[str, object] = dict(pool=pf.pool, task="demo", surrogate=f"table:{pf.surrogate}",
+                                   target=f"table:{pf.target}", seed=11, progress=False,
+                                   pool_options={"id_column": "id"})
+    args.update(kw)
+    return Session.create(path, **args)  # type: ignore[arg-type]
+
+
+def _design(s: Session) -> AdaptiveDesign:
+    return AdaptiveDesign.calibrated(s.store.scores("target").logprobs,
+                                     s.store.scores("surrogate").logprobs, loss="log")
+
+
+def test_default_is_the_adaptive_design_and_draws_match_the_sampler(
+        pool_files: PoolFiles, tmp_path: Path) -> None:
+    with _create(pool_files, tmp_path / "a.db") as s:
+        assert s.config["acquisition"] == "adaptive"
+        ref = AdaptiveSampler(_design(s), seed=11)
+        batches = [1] * 14 + [5, 3]  # one at a time past the first refits, then batches
+        got = []
+        for b in batches:
+            got += s.select(b)
+            s.label_from_data()
+            idx, _ = ref.draw(b)
+            ref.observe(labels=pool_files.labels[idx].tolist())
+        assert [a.index for a in got] == ref.acquired
+        np.testing.assert_allclose([a.q for a in got], ref.q, rtol=1e-12, atol=0)
+        assert ref.refits[-1] >= 2  # the design did refit
+        r = s.estimate()
+        L = _design(s).losses_of(np.array(ref.acquired), pool_files.labels[ref.acquired])
+        want = adaptive_lure(L, np.array(ref.q), len(pool_files.ids), np.array(ref.control),
+                             np.array(ref.control_rest))
+        assert r.metrics["log_loss"].active.estimate == pytest.approx(float(want), rel=1e-12)
+        assert r.metrics["log_loss"].anytime is not None
+
+
+def test_a_changed_label_changes_the_estimate_not_the_past_draws(pool_files: PoolFiles,
+                                                                 tmp_path: Path) -> None:
+    with _create(pool_files, tmp_path / "a.db") as s:
+        for _ in range(12):
+            s.select(1)
+            s.label_from_data()
+        before = s.estimate().metrics["log_loss"].active.estimate
+        first = s.acquisitions()[0]
+        s.add_label(first.item_id, 1 - int(s.labels()[first.item_id]), overwrite=True)
+        after = s.estimate().metrics["log_loss"].active.estimate
+        assert after != before
+        more = s.select(2)  # the design replays what it saw, then goes on
+        assert len(more) == 2
+
+
+def test_pe_design_scores_the_target_on_labelled_items_only(pool_files: PoolFiles,
+                                                            tmp_path: Path) -> None:
+    with _create(pool_files, tmp_path / "a.db", acquisition="pe_adaptive") as s:
+        assert not np.isfinite(s.store.scores("target").logprobs).any()
+        for _ in range(12):
+            s.select(1)
+            s.label_from_data()
+        r = s.estimate()
+        scored = np.isfinite(s.store.scores("target").logprobs).all(axis=1)
+        assert scored.sum() == 12
+        assert np.isfinite(r.metrics["log_loss"].active.estimate)
+
+
+_LOOP = """
+import sys
+from activetest.session.workflow import Session
+with Session.open(sys.argv[1]) as s:
+    while s.n_items - len(s.acquisitions()) > 0 and len(s.acquisitions()) < int(sys.argv[2]):
+        s.select(1)
+        s.label_from_data()
+        print(len(s.acquisitions()), flush=True)
+"""
+
+
+@pytest.mark.slow
+def test_resume_after_kill_9_gives_the_same_draws(pool_files: PoolFiles, tmp_path: Path) -> None:
+    n = 40
+    with _create(pool_files, tmp_path / "a.db") as s:
+        for _ in range(n):
+            s.select(1)
+            s.label_from_data()
+        ref = [(a.index, a.q) for a in s.acquisitions()]
+    db = tmp_path / "b.db"
+    _create(pool_files, db).close()
+    env = cli_env(tmp_path)
+    proc = subprocess.Popen([sys.executable, "-c", _LOOP, str(db), str(n)], env=env,
+                            stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    while True:  # kill it somewhere past the first refit
+        line = proc.stdout.readline()
+        if not line or int(line) >= 17:
+            break
+    time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    with Session.open(db) as s:
+        done = len(s.acquisitions())
+        assert 17 <= done < n
+        s.label_from_data()  # a draw may have been committed before its label
+        while len(s.acquisitions()) < n:
+            s.select(1)
+            s.label_from_data()
+        got = [(a.index, a.q) for a in s.acquisitions()]
+    assert [i for i, _ in got] == [i for i, _ in ref]
+    np.testing.assert_allclose([q for _, q in got], [q for _, q in ref], rtol=1e-12, atol=0)
