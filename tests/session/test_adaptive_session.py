@@ -131,3 +131,24 @@ def test_resume_after_kill_9_gives_the_same_draws(pool_files: PoolFiles, tmp_pat
         got = [(a.index, a.q) for a in s.acquisitions()]
     assert [i for i, _ in got] == [i for i, _ in ref]
     np.testing.assert_allclose([q for _, q in got], [q for _, q in ref], rtol=1e-12, atol=0)
+
+
+def test_estimate_and_report_show_the_design_state(pool_files: PoolFiles,
+                                                   tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from activetest.cli import app
+
+    with _create(pool_files, tmp_path / "a.db") as s:
+        for _ in range(15):
+            s.select(1)
+            s.label_from_data()
+        r = s.estimate()
+        assert r.design["design"] == "adaptive" and r.design["refits"] >= 2
+        assert set(r.design["weights"]) >= {"surrogate log-prob", "target log-prob"}
+        assert 0.1 <= r.design["lam"] <= 1
+    out = CliRunner().invoke(app, ["estimate", str(tmp_path / "a.db")]).output
+    assert "design adaptive:" in out and "refit(s)" in out
+    CliRunner().invoke(app, ["report", str(tmp_path / "a.db"), "--out", str(tmp_path / "r")])
+    md = (tmp_path / "r" / "report.md").read_text()
+    assert "Design: adaptive" in md and "Fitted calibration" in md

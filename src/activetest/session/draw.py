@@ -30,7 +30,8 @@ from activetest.session.records import ADAPTIVE_ACQUISITIONS, Waiting
 from activetest.session.store import Acquisition, SessionError, SessionStore
 from activetest.stats import ActiveSampler, SamplerState
 
-__all__ = ["acquisition_scores_of", "build_design", "design_controls", "design_loss",
+__all__ = ["acquisition_scores_of", "build_design", "design_controls", "design_info",
+           "design_loss",
            "design_metric",
            "pending", "select", "select_adaptive", "usable_prefix", "waiting"]
 
@@ -142,7 +143,6 @@ def select_adaptive(store: SessionStore, n: int,
         ValueError: ``n`` is not a positive integer or exceeds the items left.
         SessionError: the stored history does not replay (the pool's outputs changed).
     """
-    from activetest.stats.adaptive import AdaptiveSampler, AdaptiveState
 
     if isinstance(n, bool) or int(n) != n or n < 1:
         raise ValueError(f"the number of items to select must be a positive integer, "
@@ -169,18 +169,8 @@ def select_adaptive(store: SessionStore, n: int,
         if n > left:
             raise ValueError(f"cannot select {n} items: only {left} of {design.n} remain "
                              f"undrawn")
-        seen = [(d[5], d[6]) for d in dd if d[5] is not None]
-        state = AdaptiveState(design.spec(), seed, rng_state,
-                              acquired=[a.index for a in acq], q=[a.q for a in acq],
-                              control=[d[0] for d in dd], control_rest=[d[1] for d in dd],
-                              lam=[d[2] for d in dd], n_known=[d[3] for d in dd],
-                              labels=[int(y) for y, _ in seen],
-                              losses=[float(L) for _, L in seen], refits=[d[4] for d in dd])
-        try:
-            sampler = AdaptiveSampler.from_state(design, state)
-        except ValueError as exc:
-            raise SessionError(f"{store.path}: the adaptive design does not replay its "
-                               f"history ({exc})") from None
+        sampler = _replay(store, design, seed, rng_state, acq, dd)
+        seen = [d for d in dd if d[5] is not None]
         # the labels the design has not used yet: the usable prefix beyond what it saw
         k0 = len(seen)
         first_use: list[tuple[int, int, float]] = []
@@ -196,6 +186,43 @@ def select_adaptive(store: SessionStore, n: int,
                  sampler.n_known[m], sampler.refits[m]) for m in range(m0, m0 + len(idx))]
         return store.record_design_draws(idx.tolist(), q.tolist(), sampler.state().rng_state,
                                          rows, first_use, expected_steps=m0)
+
+
+def _replay(store: SessionStore, design: Any, seed: int | None, rng_state: Any,
+            acq: list[Acquisition], dd: list[Any]) -> Any:
+    """The sampler rebuilt from the stored draws and the labels the design saw."""
+    from activetest.stats.adaptive import AdaptiveSampler, AdaptiveState
+
+    seen = [(d[5], d[6]) for d in dd if d[5] is not None]
+    state = AdaptiveState(design.spec(), seed, rng_state,
+                          acquired=[a.index for a in acq], q=[a.q for a in acq],
+                          control=[d[0] for d in dd], control_rest=[d[1] for d in dd],
+                          lam=[d[2] for d in dd], n_known=[d[3] for d in dd],
+                          labels=[int(y) for y, _ in seen],
+                          losses=[float(L) for _, L in seen], refits=[d[4] for d in dd])
+    try:
+        return AdaptiveSampler.from_state(design, state)
+    except ValueError as exc:
+        raise SessionError(f"{store.path}: the adaptive design does not replay its "
+                           f"history ({exc})") from None
+
+
+def design_info(store: SessionStore) -> dict[str, Any]:
+    """The adaptive design's state: its name, refits, lambda, ridge and fitted weights."""
+    row = store.sampler_row()
+    if row is None:
+        return {}
+    design = build_design(store)
+    sampler = _replay(store, design, row[1], row[2], store.acquisitions(),
+                      store.design_draws())
+    info = sampler.info()
+    info["design"] = store.config().get("acquisition")
+    w = info.get("weights")  # the calibrated logit's: name them
+    if w:
+        names = ["surrogate log-prob", "target log-prob"] + [
+            f"offset class {c}" for c in range(1, len(w) - 1)]
+        info["weights"] = dict(zip(names, w, strict=False))
+    return info
 
 
 def design_controls(store: SessionStore, k: int) -> tuple[np.ndarray, np.ndarray]:

@@ -194,6 +194,8 @@ class EstimateReport:
         target_width: the interval width asked for, or None.
         level: interval coverage.
         warnings: things the user should know (few labels, waiting labels, ...).
+        design: an adaptive design's state (name, refits, lambda, ridge, fitted
+            weights); empty for the paper's fixed acquisitions.
     """
 
     n_pool: int
@@ -207,6 +209,7 @@ class EstimateReport:
     target_width: float | None = None
     level: float = 0.95
     warnings: list[str] = field(default_factory=list)
+    design: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-serialisable data."""

@@ -37,6 +37,7 @@ labels (LURE of the per-item loss difference is unbiased for the difference).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict
@@ -536,6 +537,8 @@ class Session:
             level=float(level if level is not None else cfg.get("level", 0.95)),
             target_width=target_width, acquisition=cfg.get("acquisition"),
             loss_bounds=bounds, q_floor=q_floor, design_controls=design_controls)
+        if design_controls:
+            report = dataclasses.replace(report, design=draw.design_info(self.store))
         if record and self.store.writable:
             self._record(report)
         return report

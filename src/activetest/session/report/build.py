@@ -124,9 +124,17 @@ def report_data(session: Session, *, compare: Sequence[Any] | Any = (),
                                           int(m.labels_needed or draws.k),
                                           labels_for_width(m.uniform, target_width)))
     all_acq = session.acquisitions()
+    design = final.design
     info = {"Session": str(session.path), "Seed": cfg["seed"], "Alpha": cfg["alpha"],
             "In-context examples": examples_used(session, "surrogate"),
             "Target in-context examples": examples_used(session, "target")}
+    if design:
+        info["Design"] = (f"{design.get('design')}, {design.get('refits', 0)} refit(s), lambda "
+                          f"{design.get('lam', 0):.2g}"
+                          + (f", ridge {design['ridge']:g}" if "ridge" in design else ""))
+        if isinstance(design.get("weights"), dict):
+            info["Fitted calibration"] = ", ".join(f"{k} {v:.3g}"
+                                                   for k, v in design["weights"].items())
     # The report states the few-labels warning itself.
     all_notes = [*(w for w in final.warnings if not w.startswith("only ")),
                  "The uniform-equivalent column is the plain mean of the labelled items' "
