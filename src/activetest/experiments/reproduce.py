@@ -73,21 +73,20 @@ class _Designs:
         key = ResultCache.key(self.code, tgt.pool, sur.pool, data.pool_labels, res.truth,
                               res.offset, self.n_runs, self.budget, self.seed, tuple(methods),
                               *(() if loss == "log" else (loss,)))
-        names = [f"{k}:{m}" for m in methods for k in ("mse", "rel")] + ["seconds"]
+        # only the relative errors of these rows are shown, so only they are stored
+        names = [f"rel:{m}" for m in methods] + ["seconds"]
         got = self.cache.get(key, names)
         if got is None:
             t0 = time.perf_counter()
             r = run_setting(data, setting, n_runs=self.n_runs, budget=self.budget,
                             random_state=self.seed, methods=("uniform+mean", *methods),
                             loss=loss)
-            got = {f"{k}:{m}": (r.mse if k == "mse" else r.relative)[m]
-                   for m in methods for k in ("mse", "rel")}
+            got = {f"rel:{m}": r.relative[m] for m in methods}
             got["seconds"] = np.array([time.perf_counter() - t0])
             self.cache.put(key, got)
         self.used.add(key)
         self.seconds += float(got["seconds"][0])
         for m in methods:
-            res.mse[m] = got[f"mse:{m}"]
             res.relative[m] = got[f"rel:{m}"]
 
 
