@@ -141,7 +141,7 @@ def test_reproduce_writes_the_report(tmp_path: Path) -> None:
     assert "| adaptive+cv_lure |" in md and "On the 8 paper settings:" in md
     assert "On the 4 calibrated-surrogate settings:" in md
     assert "On the 8 paper settings, for the error rate" in md and "| 0-1+LURE |" in md
-    assert "CE+LURE / adaptive / fixed_mix / PE-adaptive" in md
+    assert "CE+LURE / adaptive / fixed-mix / PE-adaptive" in md
     first = re.search(r"(\d+) of (\d+) entries hit", md)
     # a first run computes the entries (identical ones, e.g. a noise filter that drops
     # nothing, are computed once)
@@ -198,3 +198,24 @@ def test_dataset_notes_flag_chance_models_and_an_off_truth_pool() -> None:
     o.test_labels = 1 - o.test_labels
     text = notes(o)
     assert "off the test-set truth for" in text and "a/zero" in text and "at chance" not in text
+
+
+def test_the_results_cache_keys_on_code_not_on_its_comments(tmp_path: Path) -> None:
+    from activetest.experiments.cache import ResultCache, source_fingerprint
+    a = 'def f(x):\n    """Doc."""\n    return x + 1  # one\n'
+    b = 'def f(x):\n    """Other words."""\n\n    return x + 1\n'
+    c = 'def f(x):\n    """Doc."""\n    return x + 2\n'
+    assert source_fingerprint(a) == source_fingerprint(b) != source_fingerprint(c)
+    k1 = ResultCache.key("code", np.arange(3.0), 0.5)
+    assert k1 == ResultCache.key("code", np.arange(3.0), 0.5)
+    assert k1 != ResultCache.key("code", np.arange(3.0) + 1e-12, 0.5)
+    assert k1 != ResultCache.key("code", np.arange(3, dtype=np.float32), 0.5)
+    cache = ResultCache(tmp_path / "c.npz")
+    cache.put(k1, {"rel": np.ones(4), "unused": np.zeros(2)})
+    cache.save()
+    again = ResultCache(tmp_path / "c.npz")
+    got = again.get(k1, ["rel"])
+    assert got is not None and np.all(got["rel"] == 1) and again.get("other", ["rel"]) is None
+    again.prune({k1})  # keeps the arrays that were read, drops the rest
+    again.save()
+    assert sorted(np.load(tmp_path / "c.npz").files) == [f"{k1}|rel"]

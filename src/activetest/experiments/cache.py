@@ -19,7 +19,7 @@ from types import ModuleType
 
 import numpy as np
 
-__all__ = ["ResultCache", "code_fingerprint"]
+__all__ = ["ResultCache", "code_fingerprint", "source_fingerprint"]
 
 
 def _strip_docstrings(tree: ast.AST) -> ast.AST:
@@ -32,13 +32,17 @@ def _strip_docstrings(tree: ast.AST) -> ast.AST:
     return tree
 
 
-def code_fingerprint(*modules: ModuleType) -> str:
-    """Hash of the modules' code, ignoring comments, docstrings and formatting."""
+def source_fingerprint(*sources: str) -> str:
+    """Hash of Python sources' syntax trees without docstrings (comments and layout vanish too)."""
     h = hashlib.sha256()
-    for mod in modules:
-        tree = _strip_docstrings(ast.parse(inspect.getsource(mod)))
-        h.update(ast.dump(tree).encode())
+    for src in sources:
+        h.update(ast.dump(_strip_docstrings(ast.parse(src))).encode())
     return h.hexdigest()[:16]
+
+
+def code_fingerprint(*modules: ModuleType) -> str:
+    """:func:`source_fingerprint` of the modules' source files."""
+    return source_fingerprint(*(inspect.getsource(m) for m in modules))
 
 
 class ResultCache:
@@ -48,6 +52,7 @@ class ResultCache:
         self.path = None if path is None else Path(path)
         self._data: dict[str, np.ndarray] = {}
         self._dirty = False
+        self._read: set[str] = set()
         self.hits = 0
         self.misses = 0
         if self.path is not None and self.path.exists():
@@ -77,6 +82,7 @@ class ResultCache:
                 self.misses += 1
                 return None
             out[n] = arr.astype(np.float64)
+        self._read.update(f"{key}|{n}" for n in names)
         self.hits += 1
         return out
 
@@ -84,6 +90,7 @@ class ResultCache:
         """Store (float32 suffices for error summaries) and mark for saving."""
         for n, a in arrays.items():
             self._data[f"{key}|{n}"] = np.asarray(a, dtype=np.float32)
+            self._read.add(f"{key}|{n}")
         self._dirty = True
 
     def clear(self) -> None:
@@ -92,9 +99,10 @@ class ResultCache:
         self._dirty = True
 
     def prune(self, keep: set[str]) -> None:
-        """Drop entries whose key is not in ``keep`` (after a full run)."""
+        """Drop entries whose key is not in ``keep``, and arrays nobody read (after a full run)."""
         before = len(self._data)
-        self._data = {k: v for k, v in self._data.items() if k.split("|", 1)[0] in keep}
+        self._data = {k: v for k, v in self._data.items()
+                      if k.split("|", 1)[0] in keep and k in self._read}
         self._dirty |= len(self._data) != before
 
     def save(self) -> None:

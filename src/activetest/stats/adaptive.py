@@ -115,6 +115,10 @@ __all__ = [
 
 #: Ridge (prior precision) grid; the Laplace evidence picks one at each refit.
 RIDGES = (0.01, 0.1, 1.0, 10.0)
+#: Ridge grid of the surrogate-only (PE) regressions, reaching near-infinite shrinkage:
+#: there the surrogate's features often do not predict the target's loss at all, and the
+#: evidence must be able to choose the null model (a constant control, a constant score).
+PE_RIDGES = (0.1, 1.0, 10.0, 100.0, 1e3, 1e5)
 #: Uniform-mixture weights for in-run lambda; 0.1 is the paper's floor alpha.
 LAMBDAS = (0.1, 0.2, 0.3, 0.5, 0.7, 1.0)
 #: Lambda before the first in-run choice (no residual seen yet: halfway to the uniform).
@@ -315,8 +319,12 @@ class AdaptiveDesign:
 
     @classmethod
     def fixed_mix(cls, target_logprobs: np.ndarray, surrogate_logprobs: np.ndarray, *,
-                  loss: str = "log", lam: float | None = 0.1) -> AdaptiveDesign:
-        """The fixed-score fallback: score ``sd_P(l)``, control ``E_P[l]``, ``P = (pi + p_f)/2``."""
+                  loss: str = "log", lam: float | None = None) -> AdaptiveDesign:
+        """The fixed-score fallback: score ``sd_P(l)``, control ``E_P[l]``, ``P = (pi + p_f)/2``.
+
+        In-run lambda by default (``lam=None``): measured on the 40 paper settings it
+        beats the fixed lambda = 0.1 (median relative error 0.89 against about 0.91).
+        """
         s, g = mixture_score_control(surrogate_logprobs, target_logprobs, loss)
         return cls.fixed(s, g, lam=lam, target_logprobs=target_logprobs, loss=loss,
                          name="fixed_mix")
@@ -332,7 +340,7 @@ class AdaptiveDesign:
         sched = refit_schedule(n) if schedule is None else np.asarray(schedule, dtype=np.int64)
         return cls(ak.KIND_RIDGE, "pe", loss, n, F=np.zeros((n, 1, 1)), ltab=None, Phi=Phi,
                    w0=np.zeros(Phi.shape[1] + 1), s0=np.zeros(n), g0=np.zeros(n), fitted0=0,
-                   lam0=1.0, lam=lam, schedule=sched)
+                   lam0=1.0, lam=lam, schedule=sched, rhos=PE_RIDGES)
 
     @classmethod
     def from_name(cls, name: str, *, surrogate_logprobs: np.ndarray,
@@ -348,8 +356,7 @@ class AdaptiveDesign:
         if name == "fixed_mix":
             if target_logprobs is None:
                 raise ValueError("design 'fixed_mix' needs target_logprobs on the pool")
-            return cls.fixed_mix(target_logprobs, surrogate_logprobs, loss=loss,
-                                 lam=0.1 if lam is None else lam)
+            return cls.fixed_mix(target_logprobs, surrogate_logprobs, loss=loss, lam=lam)
         if name == "pe":
             return cls.pe(surrogate_logprobs, loss=loss, lam=lam)
         raise ValueError(f"unknown design {name!r}; expected one of {', '.join(DESIGNS)}")
