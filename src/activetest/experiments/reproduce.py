@@ -462,7 +462,11 @@ def _designs_reading(records: Sequence[tuple[str, str, str, str, int, float]],
     cal = med("adaptive+cv_lure", kind="calibrated")
     if np.isfinite(cal):
         text += (f" On the calibrated surrogates, which were not used to choose anything, the "
-                 f"design's median is {cal:.3f} (CE+LURE {med('ce+lure', kind='calibrated'):.3f}).")
+                 f"design's median is {cal:.3f} (CE+LURE {med('ce+lure', kind='calibrated'):.3f})"
+                 f"; where it equals the raw surrogates' it is no coincidence: contextual "
+                 f"calibration subtracts one constant per class from log pi, and the "
+                 f"design's features are centred per class over the pool, which removes "
+                 f"exactly such constants, so the design sees the same features.")
     err = med("adaptive+cv_lure", kind="error")
     if np.isfinite(err):
         text += (f" For the error rate the design (fitted for the 0-1 loss) has median {err:.3f}, "
