@@ -145,6 +145,12 @@ The extra buffer types also hold the repacked AVX2/AVX-512 weight layouts, so th
 question is what turning them off costs where the crash does not happen. Each
 subsection is one build, measured by `benchmarks/bench_extra_bufts.py` (the
 settings alternate, each in a fresh process; scoring time excludes loading).
+
+Conclusion (2026-12-01; see each run's load average): off / on is 0.98-1.03x on an AVX-512 and on
+an AVX2 build, i.e. no measurable cost for these quantisations (Q4_1, Q4_K_M) at
+one thread; on the AMX build "on" crashes both models and "off" runs at the speed
+of the other builds. So the rule (off only where the build has AMX kernels) costs
+nothing anywhere, and keeps the other builds exactly as llama.cpp ships them.
 """
 
 
