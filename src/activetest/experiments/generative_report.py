@@ -245,37 +245,47 @@ def _at(arr: np.ndarray, budgets: Sequence[int]) -> list[float]:
     return [float(arr[b - 1]) if b <= len(arr) else float("nan") for b in budgets]
 
 
-def _plot(results: Sequence[TargetResult], path: Path, budgets: Sequence[int]) -> None:
+def _smooth(x: np.ndarray, half: int = 10) -> np.ndarray:
+    """Centred running median over ``2 half + 1`` budgets (NaN-aware), for the plots only."""
+    out = np.full(x.shape, np.nan)
+    for i in range(x.shape[0]):
+        w = x[max(0, i - half): i + half + 1]
+        if np.isfinite(w).any():
+            out[i] = np.nanmedian(w)
+    return out
+
+
+def _plot(r: TargetResult, path: Path, budgets: Sequence[int]) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, len(results), figsize=(6.5 * len(results), 4.6), sharey=True,
-                             squeeze=False)
-    for ax, r in zip(axes[0], results, strict=True):
-        k = np.arange(1, r.budget + 1)
-        names = [m for m in r.rel if m != "uniform" and not m.endswith("+CV")]
-        cmap = plt.get_cmap("tab10")
-        surs = sorted({m.split("+")[0].split(" ")[0] for m in names} - {"graded",
-                                                                       "graded-free"})
+    fig, axes = plt.subplots(1, 2, figsize=(13, 4.6), sharey=True)
+    k = np.arange(1, r.budget + 1)
+    surs = [m[: -len("+LURE")] for m in r.rel if m.endswith("+LURE")]
+    cmap = plt.get_cmap("tab10")
+    for ax, suffix, title in ((axes[0], "+LURE", "paper's acquisition (q ~ P(wrong)) + LURE"),
+                              (axes[1], " fixed", "fixed design (q ~ sd, control P(wrong)) "
+                                                  "and the graded designs")):
         for i, s in enumerate(surs):
-            ax.plot(k, r.rel[f"{s}+LURE"], color=cmap(i % 10), lw=1, ls=":",
-                    label=f"{s} + LURE")
-            ax.plot(k, r.rel[f"{s} fixed"], color=cmap(i % 10), lw=1.2,
-                    label=f"{s} fixed design")
-        ax.plot(k, r.rel["graded"], color="k", lw=2.2, label="graded (all features)")
-        ax.plot(k, r.rel["graded-free"], color="k", lw=1.6, ls="--",
-                label="graded (label-free features)")
+            ax.plot(k, _smooth(r.rel[f"{s}{suffix}"]), color=cmap(i % 10), lw=1.3, label=s)
+        if suffix == " fixed":
+            ax.plot(k, _smooth(r.rel["graded"]), color="k", lw=2.4,
+                    label="graded (all features)")
+            ax.plot(k, _smooth(r.rel["graded-free"]), color="k", lw=1.8, ls="--",
+                    label="graded (label-free)")
         ax.axhline(1.0, color="grey", lw=0.8)
         ax.set_ylim(0, 2)
-        ax.set_xlim(min(budgets) // 2, r.budget)
-        ax.set_title(f"{SHORT.get(r.target, r.target)}: loss {LOSSES[r.loss]}")
-        ax.set_xlabel("labels (methods using a judge: plus its judged examples, charged)")
-    axes[0][0].set_ylabel("median squared error / uniform's")
-    axes[0][-1].legend(fontsize=7, loc="upper right", ncol=2)
+        ax.set_xlim(10, r.budget)
+        ax.set_title(title, fontsize=10)
+        ax.set_xlabel("labels (judge methods: plus the 8 judged examples, charged)")
+        ax.legend(fontsize=7, loc="upper right")
+    axes[0].set_ylabel("relative error (running median over 21 budgets)")
+    fig.suptitle(f"{SHORT.get(r.target, r.target)}, loss {LOSSES[r.loss]}: median squared "
+                 "error / uniform's (lower is better)", fontsize=11)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=100)
     plt.close(fig)
 
 
@@ -399,7 +409,7 @@ def write_report(results: Sequence[TargetResult], out_dir: str | os.PathLike[str
         for m in sorted(head_f1, key=lambda m: head_f1[m]):
             lines.append(f"| {m} | {head_f1[m]:.2f} | "
                          + " | ".join(_fmt(_at(r.rel[m], [last])[0]) for r in f1) + " |")
-    lines += ["", "## Reading", "", *_reading(em, head, best, worst, bud, last), "",
+    lines += ["", "## Reading", "", *_reading(em, head, best, worst, bud, last, pools), "",
               "## Re-running", "",
               f"`{command}` (about {elapsed / 60:.0f} min on 2 CPU cores; `--runs`/`--budget` "
               "shrink it; `--jobs` sets the worker processes; the numbers do not depend on "
@@ -408,12 +418,12 @@ def write_report(results: Sequence[TargetResult], out_dir: str | os.PathLike[str
     path.write_text("\n".join(lines) + "\n")
     if plots:
         for r in em:
-            _plot([r], out / "generative" / f"{r.target}-em.png", bud)
+            _plot(r, out / "generative" / f"{r.target}-em.png", bud)
     return path
 
 
 def _reading(em: Sequence[TargetResult], head: dict[str, float], best: str, worst,
-             bud: Sequence[int], last: int) -> list[str]:
+             bud: Sequence[int], last: int, pools: dict[str, Pool] | None = None) -> list[str]:
     """Plain sentences from the numbers (no hand-written claims that could go stale)."""
     out = []
     for r in em:
@@ -427,6 +437,29 @@ def _reading(em: Sequence[TargetResult], head: dict[str, float], best: str, wors
                    f"{r.auroc[bs]:.2f}) gives {vals[f'{bs}+LURE']:.2f} with the paper's "
                    f"acquisition and LURE, {vals[f'{bs}+CV']:.2f} with CV-LURE, "
                    f"{vals[f'{bs} fixed']:.2f} with the fixed design.")
+    if pools:
+        for r in em:
+            pool = pools[r.target]
+            p_agree = pool.surrogates.get("agree")
+            p_sum = pool.surrogates["conf:sum"]
+            gap = (r.pool_risk - r.truth) ** 2
+            txt = (f"- Why the paper's acquisition gains little on "
+                   f"{SHORT.get(r.target, r.target)}: {r.pool_risk:.0%} of its pool answers "
+                   f"are wrong and conf:sum puts P(wrong) >= 0.5 on "
+                   f"{(p_sum >= 0.5).mean():.0%} of them, so q proportional to P(wrong) is "
+                   "nearly uniform over most of the pool; the variance-optimal proposal for a "
+                   "0/1 loss with control p is proportional to sqrt(p(1 - p)), which the fixed "
+                   "and graded designs use.")
+            if p_agree is not None:
+                txt += (f" Agreement gives P(wrong) = 0 to the {(p_agree == 0).mean():.0%} of "
+                        "answers the two models share exactly, many of them still wrong: those "
+                        "items sit at the floor, weigh 10 when drawn, and the error explodes "
+                        "(the paper's failure mode of a miscalibrated surrogate).")
+            txt += (f" The test set is a second sample: (pool risk - test truth)^2 = "
+                    f"{gap:.1e} against uniform's median squared error "
+                    f"{_at(r.mse['uniform'], [last])[0]:.1e} at {last} labels, a floor no "
+                    "estimator of the pool can go below; the 'vs pool risk' column removes it.")
+            out.append(txt)
     lure = [m for m in head if m.endswith("+LURE")]
     cv = [m for m in head if m.endswith("+CV")]
     fx = [m for m in head if m.endswith(" fixed")]
@@ -442,6 +475,20 @@ def _reading(em: Sequence[TargetResult], head: dict[str, float], best: str, wors
                f"{last} {worst(em, best):.2f}). The best method is picked here on the truth "
                "for reporting only; every method's row is shown, and the graded designs, "
                "which need no such choice, are the ones to use.")
+    cov = [float(c["pool"][i]) for r in em for c in r.coverage.values()
+           for i in range(len(c["pool"]))]
+    out.append(f"- Intervals: the graded designs' 95% martingale intervals cover the pool risk "
+               f"in {min(cov):.0%} to {max(cov):.0%} of runs across targets and budgets. "
+               "Against the test-set truth the pool-variance term accounts for the pool being "
+               "a sample, not for the test set's own sampling error, so coverage there can "
+               "fall short where the two sets differ ("
+               + (", ".join(f"{SHORT.get(r.target, r.target)}: down to "
+                            f"{min(float(c['test'].min()) for c in r.coverage.values()):.2f}"
+                            for r in em) or "none") + ").")
+    out.append("- Reading a single budget: the uniform mean of a 0/1 loss takes few values, so "
+               "its median squared error jumps between neighbouring budgets and so do the "
+               "ratios (the plots show a running median over 21 budgets); the medians over "
+               "budgets and targets above are the numbers to compare.")
     return out
 
 
