@@ -422,6 +422,10 @@ def write_report(results: Sequence[TargetResult], out_dir: str | os.PathLike[str
     return path
 
 
+def _pool_med(rs: Sequence[TargetResult], m: str, bud: Sequence[int]) -> float:
+    return float(np.nanmedian([v for r in rs for v in _at(r.rel_pool[m], bud)]))
+
+
 def _reading(em: Sequence[TargetResult], head: dict[str, float], best: str, worst,
              bud: Sequence[int], last: int, pools: dict[str, Pool] | None = None) -> list[str]:
     """Plain sentences from the numbers (no hand-written claims that could go stale)."""
@@ -446,7 +450,7 @@ def _reading(em: Sequence[TargetResult], head: dict[str, float], best: str, wors
             txt = (f"- Why the paper's acquisition gains little on "
                    f"{SHORT.get(r.target, r.target)}: {r.pool_risk:.0%} of its pool answers "
                    f"are wrong and conf:sum puts P(wrong) >= 0.5 on "
-                   f"{(p_sum >= 0.5).mean():.0%} of them, so q proportional to P(wrong) is "
+                   f"{(p_sum >= 0.5).mean():.0%} of the pool, so q proportional to P(wrong) is "
                    "nearly uniform over most of the pool; the variance-optimal proposal for a "
                    "0/1 loss with control p is proportional to sqrt(p(1 - p)), which the fixed "
                    "and graded designs use.")
@@ -466,15 +470,26 @@ def _reading(em: Sequence[TargetResult], head: dict[str, float], best: str, wors
     out.append(f"- Across surrogates (median over them of the headline number): paper "
                f"acquisition + LURE {np.median([head[m] for m in lure]):.2f}, + CV-LURE "
                f"{np.median([head[m] for m in cv]):.2f}, fixed design "
-               f"{np.median([head[m] for m in fx]):.2f}. The judges are charged "
-               f"{em[0].charged.get('graded', 0)} labels, a large price against uniform's "
-               "error at small budgets.")
+               f"{np.median([head[m] for m in fx]):.2f}. The judges, near chance here, "
+               f"are charged {em[0].charged.get('graded', 0)} labels: uniform gets "
+               f"{em[0].charged.get('graded', 0) / bud[0]:.0%} more labels at {bud[0]}, "
+               f"{em[0].charged.get('graded', 0) / last:.0%} at {last}.")
+    if "conf:sum fixed" in head and pools:
+        out.append(f"- `conf:sum fixed` is the graded design's prior model (P(wrong) = 1 - "
+                   "exp(sum log-prob)) without learning. Learning the calibration from the "
+                   f"labels moves the median relative error from {head['conf:sum fixed']:.2f} "
+                   f"to {head['graded-free']:.2f} (label-free features) / "
+                   f"{head['graded']:.2f} (all) against the test-set truth, and from "
+                   f"{_pool_med(em, 'conf:sum fixed', bud):.2f} to "
+                   f"{_pool_med(em, 'graded-free', bud):.2f} / "
+                   f"{_pool_med(em, 'graded', bud):.2f} against the pool risk.")
     goal = head[best] <= GOAL and worst(em, best) <= GOAL_400
     out.append(f"- Goal (best <= {GOAL}, no setting above {GOAL_400} at {last}): "
                + ("met" if goal else "not met") + f" by {best} ({head[best]:.2f}, worst at "
-               f"{last} {worst(em, best):.2f}). The best method is picked here on the truth "
-               "for reporting only; every method's row is shown, and the graded designs, "
-               "which need no such choice, are the ones to use.")
+               f"{last} {worst(em, best):.2f}). The best row is picked here on the truth, for "
+               "reporting only; a user without labels cannot pick it, while the graded "
+               "designs need no such choice (they weigh every surrogate from the labels as "
+               "they arrive).")
     cov = [float(c["pool"][i]) for r in em for c in r.coverage.values()
            for i in range(len(c["pool"]))]
     out.append(f"- Intervals: the graded designs' 95% martingale intervals cover the pool risk "
