@@ -12,6 +12,9 @@ Design kinds (``kind``):
   features, MAP by Newton, ridge by Laplace evidence).
 * ``KIND_RIDGE``: the surrogate-only (PE) design: Bayesian ridge regressions of
   the observed loss, and of its absolute residual, on surrogate features.
+* ``KIND_GRADED``: the graded design: a binary logistic model of the observed
+  loss in [0, 1] (``1 - score`` of a judgment) on label-free features ``Phi``
+  (MAP by Newton, ridge by Laplace evidence; soft targets allowed).
 
 State arrays (one run): ``ist`` int64 ``[next schedule index, refits, chosen ridge,
 fitted]``; ``fst`` float64 ``[lambda]``; ``W`` ``(n_rho, K)`` warm starts per
@@ -33,6 +36,7 @@ from activetest.stats._kernels import njit
 KIND_FIXED = 0
 KIND_LOGIT = 1
 KIND_RIDGE = 2
+KIND_GRADED = 3
 
 
 @njit(cache=True)
@@ -220,6 +224,125 @@ def logit_predict(F, ltab, w, s, g):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
+def _log1pexp(x):  # pragma: no cover - compiled
+    """``log(1 + e^x)`` without overflow."""
+    if x > 0.0:
+        return x + math.log1p(math.exp(-x))
+    return math.log1p(math.exp(x))
+
+
+@njit(cache=True)
+def _sigmoid(x):  # pragma: no cover - compiled
+    if x >= 0.0:
+        return 1.0 / (1.0 + math.exp(-x))
+    e = math.exp(x)
+    return e / (1.0 + e)
+
+
+@njit(cache=True)
+def _graded_objective(X, hidx, hL, k, w, w0, rho):  # pragma: no cover - compiled
+    """Negative log posterior (up to a constant) and the (quasi-)log-likelihood
+    ``sum_j y_j eta_j - log(1 + e^eta_j)``, ``eta_j = X_{i_j} . w``, ``y_j = clip(L_j, 0, 1)``."""
+    K = X.shape[1]
+    ll = 0.0
+    for j in range(k):
+        i = hidx[j]
+        eta = 0.0
+        for a in range(K):
+            eta += X[i, a] * w[a]
+        y = min(max(hL[j], 0.0), 1.0)
+        ll += y * eta - _log1pexp(eta)
+    pen = 0.0
+    for a in range(K):
+        d = w[a] - w0[a]
+        pen += d * d
+    return -ll + 0.5 * rho * pen, ll
+
+
+@njit(cache=True)
+def _graded_grad_hess(X, hidx, hL, k, w, w0, rho, grad, H):  # pragma: no cover - compiled
+    K = X.shape[1]
+    for a in range(K):
+        grad[a] = rho * (w[a] - w0[a])
+        for b in range(K):
+            H[a, b] = 0.0
+        H[a, a] = rho
+    for j in range(k):
+        i = hidx[j]
+        eta = 0.0
+        for a in range(K):
+            eta += X[i, a] * w[a]
+        p = _sigmoid(eta)
+        y = min(max(hL[j], 0.0), 1.0)
+        v = p * (1.0 - p)
+        for a in range(K):
+            grad[a] -= (y - p) * X[i, a]
+            for b in range(a + 1):
+                H[a, b] += v * X[i, a] * X[i, b]
+    for a in range(K):
+        for b in range(a):
+            H[b, a] = H[a, b]
+
+
+@njit(cache=True)
+def graded_map(X, hidx, hL, k, w, w0, rho):  # pragma: no cover - compiled
+    """MAP of the binary logistic model by damped Newton from ``w`` (updated in place);
+    returns the log Laplace evidence ``loglik - rho/2 |w - w0|^2 + K/2 log rho - 1/2 log det H``
+    (exact for 0/1 losses; a quasi-evidence for graded ones)."""
+    K = X.shape[1]
+    grad = np.empty(K)
+    H = np.empty((K, K))
+    Lo = np.empty((K, K))
+    d = np.empty(K)
+    wt = np.empty(K)
+    f, ll = _graded_objective(X, hidx, hL, k, w, w0, rho)
+    for _ in range(60):
+        _graded_grad_hess(X, hidx, hL, k, w, w0, rho, grad, H)
+        _cholesky(H, Lo)
+        _chol_solve(Lo, grad, d)
+        dec = 0.0
+        for a in range(K):
+            dec += grad[a] * d[a]
+        if dec < 1e-12:
+            break
+        t = 1.0
+        ok = False
+        for _ls in range(40):
+            for a in range(K):
+                wt[a] = w[a] - t * d[a]
+            ft, llt = _graded_objective(X, hidx, hL, k, wt, w0, rho)
+            if ft <= f - 1e-4 * t * dec:
+                ok = True
+                break
+            t *= 0.5
+        if not ok:
+            break
+        for a in range(K):
+            w[a] = wt[a]
+        f, ll = ft, llt
+    _graded_grad_hess(X, hidx, hL, k, w, w0, rho, grad, H)
+    logdet = _cholesky(H, Lo)
+    pen = 0.0
+    for a in range(K):
+        pen += (w[a] - w0[a]) ** 2
+    return ll - 0.5 * rho * pen + 0.5 * K * math.log(rho) - 0.5 * logdet
+
+
+@njit(cache=True)
+def graded_predict(X, w, s, g):  # pragma: no cover - compiled
+    """``g_i = P_w(wrong | x_i) = sigmoid(X_i . w)`` and ``s_i = sqrt(g_i (1 - g_i))``."""
+    N, K = X.shape
+    for i in range(N):
+        eta = 0.0
+        for a in range(K):
+            eta += X[i, a] * w[a]
+        p = _sigmoid(eta)
+        g[i] = p
+        v = p * (1.0 - p)
+        s[i] = math.sqrt(v) if v > 0.0 else 0.0
+
+
+@njit(cache=True)
 def _ridge(Phi, hidx, yv, k, rhos, beta):  # pragma: no cover - compiled
     """Bayesian ridge of ``yv[:k]`` on ``Phi[hidx[:k]]`` with an unpenalised intercept.
 
@@ -359,6 +482,16 @@ def refit(kind, F, ltab, Phi, w0, rhos, lambdas, lam_fixed, ist, fst, W, s, g, r
         _ridge_predict(Phi, beta2, s)
         for i in range(N):
             s[i] = max(s[i], 0.0)
+    elif kind == KIND_GRADED:
+        best = -np.inf
+        best_r = 0
+        for r in range(rhos.shape[0]):
+            ev = graded_map(Phi, hidx, hL, k, W[r], w0, rhos[r])
+            if ev > best:
+                best = ev
+                best_r = r
+        ist[2] = best_r
+        graded_predict(Phi, W[best_r], s, g)
     ist[1] += 1
     ist[3] = 1
     if lam_fixed >= 0.0:

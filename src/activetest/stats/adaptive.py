@@ -56,6 +56,21 @@ Designs (:class:`AdaptiveDesign`):
     unbiased. (A per-class label model cannot help without the target's
     prediction for each class.)
 
+``graded`` (free-form answers judged right/wrong or scored in [0, 1]; :meth:`AdaptiveDesign.graded`)
+    The loss is ``L = 1 - score`` of the judgment (binary exact match: 1 if
+    wrong). A binary logistic model ``P_w(wrong | x_i) = sigmoid(w . x_i)`` on
+    label-free features ``x_i = [o_i, 1, z_i]``: ``o_i = logit(p0_i)`` the
+    log-odds of a label-free prior probability of a wrong answer (clipped to
+    [0.01, 0.99]; e.g. ``1 - exp(sum log-prob)`` of the target's own answer),
+    an intercept, and the features ``z_i`` (confidence summaries, agreement
+    with another model, judges' log-odds) standardised over the pool. Prior
+    ``N(w0, I/rho)`` with ``w0 = (1, 0, ..., 0)``: the label-free prior itself
+    (without ``p0``: ``w0 = 0`` and the draws stay uniform with g = 0 until the
+    first refit). Fitted on the observed losses (soft targets when graded)
+    with the calibrated design's schedule, ridge grid and evidence, then
+    ``g_i = P(wrong)`` (the expected loss) and ``s_i = sqrt(g_i (1 - g_i))``
+    (the sd of a 0/1 loss; an upper bound for a graded one of that mean).
+
 In-run lambda (any design; the default): at each refit choose lambda in
 {0.1, 0.2, 0.3, 0.5, 0.7, 1} minimising
 ``sum_{j<m} (L_j - g_{i_j})^2 / (q_lambda(i_j) q_j)``, an importance-weighted
@@ -106,6 +121,7 @@ __all__ = [
     "DesignPlan",
     "DesignRuns",
     "calibration_features",
+    "graded_matrix",
     "loss_table",
     "mixture_score_control",
     "pe_features",
@@ -187,6 +203,39 @@ def mixture_score_control(surrogate_logprobs: np.ndarray, target_logprobs: np.nd
     g = (P * lt).sum(axis=1)
     v = (P * lt**2).sum(axis=1) - g**2
     return np.sqrt(np.maximum(v, 0.0)), g
+
+
+#: Clip of the graded design's label-free prior probability before its log-odds.
+PRIOR_CLIP = (0.01, 0.99)
+
+
+def graded_matrix(features: np.ndarray, prior: np.ndarray | None = None) -> np.ndarray:
+    """``(N, K)`` matrix ``[logit(clip(p0)), 1, standardised features]`` of the graded design.
+
+    ``features``: ``(N, D)`` label-free per-item features (``D >= 0``); each column
+    is centred and scaled to unit sd over the pool (constant columns are dropped).
+    ``prior``: ``(N,)`` a label-free probability that the answer is wrong, or None
+    (no offset column).
+    """
+    Z = np.asarray(features, dtype=np.float64)
+    if Z.ndim == 1:
+        Z = Z[:, None]
+    if Z.ndim != 2 or Z.shape[0] < 1:
+        raise ValueError(f"features must be (N, D), got shape {Z.shape}")
+    if not np.all(np.isfinite(Z)):
+        raise ValueError("features must be finite")
+    n = Z.shape[0]
+    sd = Z.std(axis=0)
+    keep = sd > 0
+    Z = (Z[:, keep] - Z[:, keep].mean(axis=0)) / sd[keep]
+    cols = [np.ones((n, 1)), Z]
+    if prior is not None:
+        p = as_vector(prior, "prior", n)
+        if np.any((p < 0) | (p > 1)):
+            raise ValueError("prior must hold probabilities in [0, 1]")
+        p = np.clip(p, *PRIOR_CLIP)
+        cols.insert(0, np.log(p / (1 - p))[:, None])
+    return np.ascontiguousarray(np.hstack(cols))
 
 
 def pe_features(surrogate_logprobs: np.ndarray) -> np.ndarray:
@@ -341,6 +390,45 @@ class AdaptiveDesign:
         return cls(ak.KIND_RIDGE, "pe", loss, n, F=np.zeros((n, 1, 1)), ltab=None, Phi=Phi,
                    w0=np.zeros(Phi.shape[1] + 1), s0=np.zeros(n), g0=np.zeros(n), fitted0=0,
                    lam0=1.0, lam=lam, schedule=sched, rhos=PE_RIDGES)
+
+    @classmethod
+    def graded(cls, features: np.ndarray, *, prior: np.ndarray | None = None,
+               lam: float | None = None, schedule: np.ndarray | None = None,
+               start: str = "auto") -> AdaptiveDesign:
+        """The graded design (module docstring) for losses ``1 - score`` in [0, 1].
+
+        Args:
+            features: ``(N, D)`` label-free features of the pool's answers
+                (standardised here; see :func:`graded_matrix` and
+                :func:`activetest.stats.graded.graded_design` for the usual ones).
+            prior: ``(N,)`` a label-free probability that each answer is wrong, the
+                prior mean of the model (weight 1 on its log-odds); None: none.
+            lam: fixed uniform-mixture weight, or None for in-run lambda.
+            start: before the first refit, ``"prior"`` draws from the prior model
+                (lambda = 0.5), ``"uniform"`` uniformly with g = 0; ``"auto"``:
+                prior when ``prior`` is given.
+
+        Runs observe *losses* (``AdaptiveSampler.observe(losses=1 - scores)``).
+        """
+        X = graded_matrix(features, prior)
+        n, K = X.shape
+        w0 = np.zeros(K)
+        if prior is not None:
+            w0[0] = 1.0
+        if start == "auto":
+            start = "prior" if prior is not None else "uniform"
+        sched = refit_schedule(n) if schedule is None else np.asarray(schedule, dtype=np.int64)
+        s0, g0 = np.zeros(n), np.zeros(n)
+        if start == "prior":
+            ak.graded_predict(X, w0, s0, g0)
+            lam0 = LAMBDA_START if lam is None else float(lam)
+        elif start == "uniform":
+            lam0 = 1.0
+        else:
+            raise ValueError(f"start must be 'auto', 'prior' or 'uniform', got {start!r}")
+        return cls(ak.KIND_GRADED, "graded" if start == "prior" else "graded-uniform", "graded",
+                   n, F=np.zeros((n, 1, 1)), ltab=None, Phi=X, w0=w0, s0=s0, g0=g0,
+                   fitted0=int(start == "prior"), lam0=lam0, lam=lam, schedule=sched)
 
     @classmethod
     def from_name(cls, name: str, *, surrogate_logprobs: np.ndarray,
@@ -596,6 +684,9 @@ class AdaptiveSampler:
         start = len(self.losses)
         idx = np.array(self.acquired[start:start + n_new], dtype=np.int64)
         if losses is None:
+            if self.design.needs_losses:
+                raise ValueError(f"design {self.design.name!r} has no loss table: give the "
+                                 "observed losses")
             ys = np.asarray(labels, dtype=np.int64)
             C = self.design.loss_table.shape[1] if self.design.loss_table is not None else 0
             if np.any((ys < 0) | (ys >= max(C, 1))):
@@ -638,6 +729,10 @@ class AdaptiveSampler:
             r = int(st["ist"][2])
             out["ridge"] = float(self.design.rhos[r])
             out["weights"] = st["W"][r, : self.design._F.shape[2]].tolist()
+        elif self.design.kind == ak.KIND_GRADED and st["ist"][1] > 0:
+            r = int(st["ist"][2])
+            out["ridge"] = float(self.design.rhos[r])
+            out["weights"] = st["W"][r, : self.design._Phi.shape[1]].tolist()
         elif self.design.kind == ak.KIND_RIDGE and st["ist"][1] > 0:
             D = self.design._Phi.shape[1]
             out["ridge"] = float(self.design.rhos[int(st["ist"][2])])
