@@ -11,9 +11,10 @@ import pytest
 from activetest.experiments import generative_report as gr
 
 ROOT = Path(__file__).resolve().parents[2]
-NPZ = ROOT / "experiments" / "outputs" / "squad.npz"
+NPZ = ROOT / "experiments" / "outputs" / "generative" / "squad.npz"
 
-pytestmark = pytest.mark.skipif(not NPZ.exists(), reason="experiments/outputs/squad.npz missing")
+pytestmark = pytest.mark.skipif(not NPZ.exists(),
+                                reason="experiments/outputs/generative/squad.npz missing")
 
 
 def _numbers(text: str) -> str:

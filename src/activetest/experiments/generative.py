@@ -19,7 +19,7 @@ in :mod:`activetest.experiments.generative_report`). For the SQuAD v1.1 dev file
      probability (no context in the judge's prompt, to keep it cheap);
    - agreement: the token F1 between the target's answer and another model's.
 
-Written to ``experiments/outputs/squad.npz``: question ids and numbers only (no
+Written to ``experiments/outputs/generative/squad.npz``: question ids and numbers only (no
 dataset text and no answer text; the answers stay in the local answer cache).
 """
 
@@ -161,7 +161,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--squad", default="../shared/datasets/squad/dev-v1.1.json")
-    p.add_argument("--out", default="experiments/outputs/squad.npz")
+    p.add_argument("--out", default="experiments/outputs/generative/squad.npz")
     p.add_argument("--sizes", type=int, nargs=2, default=SIZES, metavar=("POOL", "TEST"))
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--sequential", action="store_true", help="one model at a time")

@@ -5,7 +5,7 @@ Usage::
     python -m activetest.experiments.generative_report            # 3,000 runs, ~minutes
     python -m activetest.experiments.generative_report --runs 50 --budget 60 --out /tmp/g
 
-Reads ``experiments/outputs/squad.npz`` only (written by
+Reads ``experiments/outputs/generative/squad.npz`` only (written by
 :mod:`activetest.experiments.generative`; no model is run) and writes
 ``docs/generative.md`` with ``docs/generative/*.png``.
 
@@ -72,7 +72,7 @@ GOAL = 0.70
 GOAL_400 = 1.05
 LOSSES = {"em": "1 - exact match", "f1": "1 - token F1"}
 SHORT = {"smollm2-135m": "SmolLM2-135M", "gemma3-270m": "Gemma-3-270M"}
-DEFAULT_NPZ = "experiments/outputs/squad.npz"
+DEFAULT_NPZ = "experiments/outputs/generative/squad.npz"
 
 
 @dataclass
