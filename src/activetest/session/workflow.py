@@ -307,6 +307,9 @@ class Session:
         """
         if self._config.get("acquisition") in ADAPTIVE_ACQUISITIONS:
             def losses_of(rows: np.ndarray, ys: np.ndarray) -> np.ndarray:
+                if self.graded:  # 1 - the judged score
+                    scores = np.asarray(self.task.judgment.scores)  # type: ignore[attr-defined]
+                    return 1.0 - scores[ys]
                 lp = self._logprobs("target", self._config["target"], rows, True)[rows]
                 return est.per_item_loss(draw.design_metric(self._config), lp, ys)
 
