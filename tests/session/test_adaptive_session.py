@@ -90,13 +90,14 @@ def test_pe_design_scores_the_target_on_labelled_items_only(pool_files: PoolFile
 
 
 _LOOP = """
-import sys
+import sys, time
 from activetest.session.workflow import Session
 with Session.open(sys.argv[1]) as s:
     while s.n_items - len(s.acquisitions()) > 0 and len(s.acquisitions()) < int(sys.argv[2]):
         s.select(1)
         s.label_from_data()
         print(len(s.acquisitions()), flush=True)
+        time.sleep(0.02)  # a person's pace: the kill lands mid-run, not after it
 """
 
 
@@ -118,7 +119,6 @@ def test_resume_after_kill_9_gives_the_same_draws(pool_files: PoolFiles, tmp_pat
         line = proc.stdout.readline()
         if not line or int(line) >= 17:
             break
-    time.sleep(0.05)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     with Session.open(db) as s:
