@@ -236,6 +236,11 @@ def init(
     judge_examples: Annotated[Path | None, typer.Option(
         help="Graded tasks with a judge:<model> surrogate: judged answers (columns "
              "question, answer, judgment).", show_default=False)] = None,
+    compare: Annotated[list[str] | None, typer.Option(
+        "--compare", help="Graded tasks: another target whose answers to the same items "
+                          "are judged too, for the paired comparison (answers:FILE or a "
+                          "model; repeatable). Classification compares at estimate time.",
+        show_default=False)] = None,
     target_shots: Annotated[int | None, typer.Option(
         help="How many of the examples the target sees (0: zero-shot; default: same as "
              "the surrogate).", show_default=False)] = None,
@@ -300,7 +305,8 @@ def init(
                         noise_surrogate_nll=noise_surrogate_nll, pool_options=pool_options,
                         cache_dir=cache_dir, use_cache=not no_cache, overwrite=overwrite,
                         progress=not no_progress, threads=threads,
-                        **({"judge_examples": judge_examples} if judge_examples else {})) as s:
+                        **({"judge_examples": judge_examples} if judge_examples else {}),
+                        **({"compare": list(compare)} if compare else {})) as s:
         cfg = s.config
         _out.print(f"created session {_escape(str(session))}: {s.n_items} items, task "
                    f"{cfg['task']['name']!r}, {cfg['shots']} in-context example(s)")
@@ -439,6 +445,9 @@ def label(
         if n is not None and len(pending) < n:
             s.select(n - len(pending))
             pending = s.pending()
+        if not pending and s.graded and s.pending_judgments() and not from_data:
+            _judge_loop(s)
+            return
         if not pending:
             _out.print("nothing to label: every selected item has a label. Draw more with "
                        f"`activetest select {_escape(str(session))} --n 20` or `label --n 20`.")
@@ -458,9 +467,76 @@ def _label_loop(s: Any, pending: Sequence[Any]) -> None:
     help_line = f"{keys}   [bold]u[/]=undo  [bold]q[/]=quit"
     with _Keys(C) as keys_in:
         answered = _answer_all(s, pending, keys_in, help_line)
+        quit_early = len(s.pending()) > 0
+        if s.graded and not quit_early and s.pending_judgments():
+            answered += _judge_compared(s, keys_in, help_line)
     left = len(s.pending())
     _out.print(f"labelled {answered} item(s) in this run; {left} selected item(s) still pending")
+    if s.graded and s.pending_judgments():
+        _out.print(f"{len(s.pending_judgments())} compared answer(s) still to judge "
+                   f"(`activetest label` asks for them)")
     _print_waiting(s.waiting())
+
+
+def _judge_loop(s: Any) -> None:
+    """Only compared answers are left to judge (every target answer is labelled)."""
+    keys = "  ".join(f"[bold]{k + 1}[/]={_escape(name)}" for k, name in
+                     enumerate(s.task.class_names))
+    help_line = f"{keys}   [bold]u[/]=undo  [bold]q[/]=quit"
+    with _Keys(s.task.n_classes) as keys_in:
+        done = _judge_compared(s, keys_in, help_line)
+    left = len(s.pending_judgments())
+    _out.print(f"judged {done} compared answer(s) in this run; {left} still to judge")
+
+
+def _judge_compared(s: Any, keys_in: _Keys, help_line: str) -> int:
+    """Ask for the judgments of compared targets' answers, one answer at a time.
+
+    The list is recomputed after each answer: judging one answer settles every
+    identical answer of the same item.
+    """
+    C = s.task.n_classes
+    done: list[Any] = []
+    answered = 0
+    while True:
+        waiting = s.pending_judgments()
+        if not waiting:
+            break
+        p = waiting[0]
+        a = p.acquisition
+        _out.rule(f"compared answer: {_escape(p.spec)}  item {_escape(a.item_id)}  "
+                  f"(draw {a.step}; {len(waiting)} to judge)")
+        _out.print(_escape(s.display(a.item_id, target=p.spec)))
+        _out.print(help_line)
+        _out.print("> ", end="")
+        key = keys_in.read()
+        if key is None or key.lower() in ("q", "quit"):
+            break
+        if key.lower() in ("u", "undo"):
+            if not done:
+                _out.print("nothing to undo")
+                continue
+            s.undo(done.pop(), source="cli:undo")
+            answered -= 1
+            _out.print("undone")
+            continue
+        y: int | None = None
+        if key.isdigit() and 1 <= int(key) <= C:
+            y = int(key) - 1
+        else:
+            try:
+                y = s.parse_label(key) if key and not key.isdigit() else None
+            except ValueError:
+                y = None
+        if y is None:
+            _out.print(f"unknown answer {_escape(key)!r}: press 1..{C}, u or q")
+            continue
+        change = s.judge(a.item_id, y, target=p.spec, source="cli")
+        if change is not None:
+            done.append(change)
+            answered += 1
+        _out.print(f"saved: {_escape(s.task.class_names[y])} for {_escape(p.spec)}")
+    return answered
 
 
 def _answer_all(s: Any, pending: Sequence[Any], keys_in: _Keys, help_line: str) -> int:
@@ -813,6 +889,9 @@ def status(
         _out.print(f"pool {st.n_items} items: {st.n_selected} selected, {st.n_labelled} "
                    f"labelled, {st.n_pending} pending; {st.n_usable} label(s) usable by the "
                    f"estimate")
+        for spec, n_wait in st.compared.items():
+            _out.print(f"compared target {_escape(spec)}: {n_wait} drawn answer(s) still to "
+                       f"judge" + (" (`activetest label` asks for them)" if n_wait else ""))
         shown = [e for e in st.last_estimates if e.method in ("lure", "cv_lure", "mean")]
         order = {"lure": 0, "cv_lure": 1, "mean": 2}
         lure = {e.metric: e for e in shown if e.method == "lure"}

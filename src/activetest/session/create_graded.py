@@ -164,6 +164,57 @@ def _from_answer_file(spec: str, pool: Any, task: GenTask,
     return items, gens
 
 
+def _compare_answers(inputs: GradedInputs, specs: Sequence[str], *, threads: int | None,
+                     cache_dir: str | None, use_cache: bool, progress: bool,
+                     ) -> dict[str, tuple[list[str], list[dict[str, Any]]]]:
+    """Stored spec -> (answers, details) of each compared target, in pool order.
+
+    ``answers:FILE`` joins the file to the pool by item id and checks the texts it
+    shares with the pool (as for the target); a model spec generates with the
+    session's in-context examples.
+    """
+    from activetest.data.generative import normalize_answer
+
+    out: dict[str, tuple[list[str], list[dict[str, Any]]]] = {}
+    for raw_spec in specs:
+        raw_spec = str(raw_spec)
+        spec = raw_spec if raw_spec.startswith("answers:") else stored_spec(raw_spec)
+        if spec == inputs.target_spec or spec in out:
+            raise SessionError(f"--compare {raw_spec!r}: the same answers as the target or "
+                               f"another --compare; name each target once")
+        if spec == "pool":
+            raise SessionError("--compare pool: a compared target's answers come from a file "
+                               "(answers:FILE) or a model; the pool's 'answer' column is the "
+                               "target's")
+        if spec.startswith("answers:"):
+            af = read_answer_spec(spec)
+            ids = [g.item.id for g in inputs.pool]
+            try:
+                records = af.align(ids)
+            except ValueError as exc:
+                raise SessionError(f"--compare {spec}: {exc}") from None
+            for g, r in zip(inputs.pool, records, strict=True):
+                for key in set(g.item.fields) & set(r.prompt):
+                    if normalize_answer(g.item.fields[key]) != normalize_answer(r.prompt[key]):
+                        raise SessionError(
+                            f"--compare {spec}: item {g.item.id!r}: the pool's {key!r} is "
+                            f"{g.item.fields[key][:60]!r} but {af.path} answered "
+                            f"{r.prompt[key][:60]!r} under the same id: the ids join "
+                            f"different items")
+            out[spec] = ([r.answer for r in records],
+                         [{"source": spec, "token_logprobs": list(r.token_logprobs or ())}
+                          for r in records])
+        else:
+            inputs.raw_specs[spec] = raw_spec
+            gens = _answers(inputs, spec, threads=threads, cache_dir=cache_dir,
+                            use_cache=use_cache, progress=progress)
+            out[spec] = ([g.text for g in gens],
+                         [jsonable({"finish": g.finish,
+                                    "token_logprobs": list(g.answer_logprobs())})
+                          for g in gens])
+    return out
+
+
 def _generator(spec: str, threads: int | None, cache_dir: str | None, use_cache: bool) -> Any:
     from activetest.models.registry import get_scorer, parse_spec
 
@@ -287,6 +338,7 @@ def create_graded_session(path: str | os.PathLike[str], *,
                           threads: int | None = None, metric: str = "error_rate",
                           acquisition: str | None = None, target_shots: int | None = None,
                           noise_target_nll: float = 5.0, noise_rule: str = "any",
+                          compare: Sequence[str] = (),
                           ) -> tuple[SessionStore, GradedInputs]:
     """Build a graded session file (see the module docstring); returns the store and inputs.
 
@@ -298,6 +350,11 @@ def create_graded_session(path: str | os.PathLike[str], *,
             the prompt fields and an ``answer`` column); ``shots`` of them, drawn with
             ``seed`` (default all).
         judge_examples: judged answers for a ``judge:`` surrogate.
+        compare: other targets whose answers to the same items are judged too (an
+            ``answers:FILE`` spec or a model that generates), for the paired
+            comparison; stored as ``compare:<spec>`` answers. Drawing follows the
+            session target only (the difference's estimate stays unbiased: every
+            judged item is weighted by the probability it was drawn with).
 
     Raises:
         ValueError: (incl. :class:`SessionError`) bad arguments or input files.
@@ -366,6 +423,8 @@ def create_graded_session(path: str | os.PathLike[str], *,
         surrogate_spec = "adaptive" + (f"+{surrogate_spec}" if inner else "")
     inputs = GradedInputs(t, items, chosen, target_spec, surrogate_spec, raw)
     cache = None if cache_dir is None else str(Path(cache_dir).resolve())
+    compared = _compare_answers(inputs, compare, threads=threads, cache_dir=cache,
+                                use_cache=use_cache, progress=progress)
     gens = None
     if file_gens is not None:
         gens = file_gens if all(g.token_logprobs for g in file_gens) else None
@@ -436,6 +495,7 @@ def create_graded_session(path: str | os.PathLike[str], *,
                   "rule": "any"},
         "n_boot": int(n_boot), "level": float(level), "cache_dir": cache,
         "use_cache": bool(use_cache), "activetest_version": __version__,
+        "compare": list(compared),
     }
     source = target if target.startswith("answers:") else "pool file"
     info = [jsonable({"finish": g.finish, "token_logprobs": list(g.answer_logprobs())})
@@ -444,6 +504,9 @@ def create_graded_session(path: str | os.PathLike[str], *,
     def init(store: SessionStore) -> None:
         store.put_answers("target", range(len(items)), answers, [g.references for g in items],
                           info)
+        for spec, (c_answers, c_info) in compared.items():
+            store.put_answers(f"compare:{spec}", range(len(items)), c_answers,
+                              [g.references for g in items], c_info)
         store.put_scores("surrogate", surrogate_spec, s_lp,
                          {"spec": surrogate_spec, "kind": "judgment log-probs"})
         store.put_scores("acquisition", config["acquisition"], scores[:, None],

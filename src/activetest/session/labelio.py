@@ -93,6 +93,9 @@ class LabelRecord:
         raw: the label exactly as written in the file (JSON numbers as text).
         where: where in the file it was read, e.g. ``"labels.csv, line 4"`` or
             ``"export.json, task 3, annotation 0"``, for error messages about it.
+        answer_of: graded sessions that compare targets: the compared target whose
+            answer this judges (an ``answer_of`` column or task field); None, empty or
+            ``"target"``: the session target's (the item's label).
     """
 
     item_id: str
@@ -102,6 +105,7 @@ class LabelRecord:
     time: str | None = None
     raw: str | None = None
     where: str | None = field(default=None, compare=False)  # location, not content
+    answer_of: str | None = None  # graded comparisons: whose answer (None: the target's)
 
 
 # --------------------------------------------------------------------------- helpers
@@ -190,6 +194,12 @@ def _optional_text(value: Any, where: str, column: str) -> str | None:
     return str(value)
 
 
+def _answer_of(value: Any, where: str) -> str | None:
+    """A compared target's spec from an ``answer_of`` column (None: the session target)."""
+    text = _optional_text(value, where, "answer_of")
+    return None if text in (None, "", "target") else text
+
+
 def _predicted(predictions: Any, n: int, n_classes: int) -> tuple[np.ndarray, np.ndarray]:
     """Argmax class and its probability per row of ``(n, C)`` class log-probs."""
     lp = np.asarray(predictions, dtype=np.float64)
@@ -208,13 +218,14 @@ def _predicted(predictions: Any, n: int, n_classes: int) -> tuple[np.ndarray, np
 
 
 def _check_items(items: Sequence[Item], task: Task) -> None:
-    seen: set[str] = set()
+    seen: set[tuple[str, str]] = set()
     for item in items:
         if not isinstance(item.id, str) or item.id == "":
             raise ValueError(f"item ids must be non-empty strings, got {item.id!r}")
-        if item.id in seen:
+        key = (item.id, str(item.fields.get("answer_of", "")))  # one row per judged answer
+        if key in seen:
             raise ValueError(f"item id {item.id!r} appears twice; ids must be unique")
-        seen.add(item.id)
+        seen.add(key)
         if "item_id" in item.fields and item.fields["item_id"] != item.id:
             raise ValueError(f"item {item.id!r} has a field named 'item_id' with another value "
                              f"({item.fields['item_id']!r}); rename that field")
@@ -429,7 +440,8 @@ def _labelstudio_tasks(data: Any, task: Task, source_path: str, source: str,
             records.append(LabelRecord(item_id=item_id, label=y, source=source,
                                        annotator=_annotator(ann.get("completed_by")),
                                        time=_iso_time(when, at, "updated_at"), raw=raw,
-                                       where=at))
+                                       where=at, answer_of=_answer_of(tdata.get("answer_of"),
+                                                                      at)))
     return records
 
 
@@ -703,5 +715,6 @@ def import_labels(path: str | Path, task: Task, *, format: str | None = None,
         annotator = _optional_text(row.get("annotator"), where, "annotator")
         records.append(LabelRecord(item_id=item_id, label=y, source=source, annotator=annotator,
                                    time=time, raw=raw if isinstance(raw, str) else str(raw),
-                                   where=where))
+                                   where=where, answer_of=_answer_of(row.get("answer_of"),
+                                                                     where)))
     return records

@@ -84,7 +84,7 @@ def _settle(votes: list[_Vote], resolve: str) -> _Vote | None:
 
 def check_labels(store: SessionStore, task: Task, index: Mapping[str, int],
                  records: Iterable[Any], *, source: str, overwrite: bool, where: str = "",
-                 resolve: str = "skip",
+                 resolve: str = "skip", current: Mapping[int, Any] | None = None,
                  ) -> tuple[list[tuple[int, int, str]], int, list[LabelConflict]]:
     """Check label records against the session.
 
@@ -96,6 +96,9 @@ def check_labels(store: SessionStore, task: Task, index: Mapping[str, int],
     (``latest`` or ``majority``, see :data:`RESOLVE_RULES`) settles it; the other
     items are imported. A label that differs from the one already stored needs
     ``overwrite``.
+
+    ``current``: the stored values to check against (default the session's labels;
+    a graded comparison passes a compared target's judgments).
 
     Returns:
         ``(answers to write, unchanged count, conflicts)``.
@@ -109,7 +112,7 @@ def check_labels(store: SessionStore, task: Task, index: Mapping[str, int],
         raise ValueError(f"resolve must be one of {', '.join(RESOLVE_RULES)}, got {resolve!r}")
     problems: list[str] = []
     votes: dict[int, list[_Vote]] = {}
-    current = store.labels()
+    current = store.labels() if current is None else current
     drawn = {a.index: a.step for a in store.acquisitions()}
     for n, rec in enumerate(records, start=1):
         rec_source = source

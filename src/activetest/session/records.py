@@ -313,6 +313,7 @@ class SessionStatus:
         waiting: the first unlabelled draw and the labels that wait for it, or None.
         cv_same_as_lure: metrics whose control-variate LURE equals LURE up to the
             proposal's floor (log loss under CE acquisition, whose score IS the control).
+        compared: graded sessions: compared target -> drawn answers of it still to judge.
     """
 
     path: str
@@ -332,6 +333,7 @@ class SessionStatus:
     estimate_stale: bool = False
     waiting: Waiting | None = None
     cv_same_as_lure: tuple[str, ...] = ()
+    compared: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-serialisable data."""

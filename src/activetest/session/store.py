@@ -19,9 +19,14 @@ Tables (schema version :data:`SCHEMA_VERSION`, kept in ``PRAGMA user_version``):
     design_draws   adaptive designs: per draw the control g at the drawn item, the sum
                    of g over the remaining items, lambda, the labels known when drawn,
                    the refits so far, and the label (and loss) the design first saw
+    judgments      graded sessions that compare targets: the judgment of a compared
+                   target's answer ("compare:<spec>"), per item; the session target's
+                   own judgments are the ``labels``
+    judgment_history  every change to those, never deleted
 
-Schema 2 added ``answers`` and ``design_draws``; files of schema 1 (no graded
-sessions, no adaptive designs) are read as they are.
+Schema 2 added ``answers`` and ``design_draws``, schema 3 ``judgments`` and
+``judgment_history``; older files are read as they are (they have no graded
+sessions, adaptive designs or compared answers).
 
 Durability: WAL journal, ``synchronous=FULL``; every write is one transaction
 (``BEGIN IMMEDIATE``). The sampler state is written in the SAME transaction as the
@@ -70,9 +75,9 @@ __all__ = [
 ]
 
 #: Schema version written to ``PRAGMA user_version``; newer files are refused.
-SCHEMA_VERSION = 2
-#: Versions this activetest reads (1 lacks the ``answers`` table).
-READABLE_VERSIONS = (1, 2)
+SCHEMA_VERSION = 3
+#: Versions this activetest reads (1 lacks ``answers``, 2 lacks ``judgments``).
+READABLE_VERSIONS = (1, 2, 3)
 #: Value of ``meta.app``: marks a SQLite file as an activetest session.
 APP_ID = "activetest-session"
 
@@ -154,6 +159,25 @@ CREATE TABLE answers (
     refs TEXT NOT NULL,
     info TEXT NOT NULL,
     PRIMARY KEY (role, idx)
+);
+CREATE TABLE judgments (
+    role TEXT NOT NULL,
+    idx INTEGER NOT NULL REFERENCES items(idx),
+    label INTEGER NOT NULL,
+    source TEXT NOT NULL,
+    created TEXT NOT NULL,
+    updated TEXT NOT NULL,
+    PRIMARY KEY (role, idx)
+);
+CREATE TABLE judgment_history (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    role TEXT NOT NULL,
+    idx INTEGER NOT NULL REFERENCES items(idx),
+    old_label INTEGER,
+    new_label INTEGER,
+    action TEXT NOT NULL,
+    source TEXT NOT NULL,
+    at TEXT NOT NULL
 );
 CREATE TABLE estimates (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -245,7 +269,8 @@ class LabelChange:
 
     ``action`` is ``"add"`` (first label), ``"change"`` (overwritten with another
     class) or ``"undo"`` (reverted to ``new``, which is None when the item became
-    unlabelled again).
+    unlabelled again). ``role`` is ``"target"`` for the session's labels, else the
+    compared answer's role (``compare:<spec>``) whose judgment changed.
     """
 
     id: int
@@ -256,6 +281,7 @@ class LabelChange:
     action: str
     source: str
     at: str
+    role: str = "target"
 
 
 @dataclass(frozen=True)
@@ -925,9 +951,113 @@ class SessionStore:
                 for a, b, c, d, e, f, g, h in self._read(sql + " ORDER BY h.id", params)]
 
     def last_label_change(self) -> int:
-        """The id of the latest label-history row (0 before any label)."""
+        """A counter that grows with every label change and every judgment of a
+        compared answer (the latest ids of both histories, summed; 0 before any)."""
         row = self._read("SELECT MAX(id) FROM label_history")
-        return int(row[0][0] or 0) if row else 0
+        n = int(row[0][0] or 0) if row else 0
+        if self.schema_version >= 3:
+            row = self._read("SELECT MAX(id) FROM judgment_history")
+            n += int(row[0][0] or 0) if row else 0
+        return n
+
+    # ------------------------------------------------- judgments of compared answers
+
+    def judgments(self, role: str) -> dict[int, StoredLabel]:
+        """Pool row -> the judgment of ``role``'s answer (``compare:<spec>``); empty
+        for files before schema 3."""
+        if self.schema_version < 3:
+            return {}
+        return {int(i): StoredLabel(int(i), iid, int(y), src, cr, up) for i, iid, y, src, cr, up in
+                self._read("SELECT j.idx, i.item_id, j.label, j.source, j.created, j.updated "
+                           "FROM judgments j JOIN items i ON i.idx = j.idx WHERE j.role = ?",
+                           (role,))}
+
+    def set_judgments(self, role: str, answers: Iterable[tuple[int, int] | tuple[int, int, str]],
+                      source: str, *, overwrite: bool = False) -> list[LabelChange]:
+        """Write judgments ``(row, level)`` of ``role``'s answers in ONE transaction.
+
+        The same rules as :meth:`set_labels`: an identical judgment is left alone, a
+        different one is replaced only with ``overwrite`` (the old one stays in the
+        history); the changes carry ``role``.
+
+        Raises:
+            SessionError: a conflicting judgment without ``overwrite``, or a file
+                before schema 3 (it has no compared answers).
+        """
+        if self.schema_version < 3:
+            raise SessionError("this session file predates compared answers (schema "
+                               f"{self.schema_version}); create a new session to compare")
+        at = now()
+        changes: list[LabelChange] = []
+        with self.transaction() as c:
+            for answer in answers:
+                idx, label = int(answer[0]), int(answer[1])
+                src = str(answer[2]) if len(answer) > 2 else source  # type: ignore[misc]
+                row = c.execute("SELECT label FROM judgments WHERE role = ? AND idx = ?",
+                                (role, idx)).fetchone()
+                old = None if row is None else int(row[0])
+                if old == label:
+                    continue
+                iid = c.execute("SELECT item_id FROM items WHERE idx = ?", (idx,)).fetchone()[0]
+                if old is not None and not overwrite:
+                    who = role.removeprefix("compare:")
+                    raise SessionError(f"item {iid!r}: the answer of {who} already has "
+                                       f"judgment {old}, not {label}; pass "
+                                       f"--overwrite (overwrite=True) to replace it (the old "
+                                       f"one is kept in the history)")
+                if old is None:
+                    c.execute("INSERT INTO judgments (role, idx, label, source, created, updated)"
+                              " VALUES (?, ?, ?, ?, ?, ?)", (role, idx, label, src, at, at))
+                else:
+                    c.execute("UPDATE judgments SET label = ?, source = ?, updated = ? "
+                              "WHERE role = ? AND idx = ?", (label, src, at, role, idx))
+                action = "add" if old is None else "change"
+                cur = c.execute("INSERT INTO judgment_history (role, idx, old_label, new_label, "
+                                "action, source, at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                                (role, idx, old, label, action, src, at))
+                changes.append(LabelChange(int(cur.lastrowid or 0), idx, iid, old, label, action,
+                                           src, at, role))
+        return changes
+
+    def revert_judgment(self, change: LabelChange, source: str) -> LabelChange:
+        """Undo one change of :meth:`set_judgments` (``change.role``). One transaction.
+
+        Raises:
+            SessionError: the judgment is no longer ``change.new`` (changed since).
+        """
+        at, role = now(), change.role
+        with self.transaction() as c:
+            row = c.execute("SELECT label FROM judgments WHERE role = ? AND idx = ?",
+                            (role, change.index)).fetchone()
+            cur = None if row is None else int(row[0])
+            if cur != change.new:
+                raise SessionError(f"cannot undo: the answer of {role} on item "
+                                   f"{change.item_id!r} is now judged {cur}, not {change.new}")
+            if change.old is None:
+                c.execute("DELETE FROM judgments WHERE role = ? AND idx = ?",
+                          (role, change.index))
+            else:
+                c.execute("UPDATE judgments SET label = ?, source = ?, updated = ? "
+                          "WHERE role = ? AND idx = ?", (change.old, source, at, role,
+                                                         change.index))
+            cur_id = c.execute("INSERT INTO judgment_history (role, idx, old_label, new_label, "
+                               "action, source, at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                               (role, change.index, cur, change.old, "undo", source, at))
+            return LabelChange(int(cur_id.lastrowid or 0), change.index, change.item_id, cur,
+                               change.old, "undo", source, at, role)
+
+    def judgment_history(self, role: str | None = None) -> list[LabelChange]:
+        """Every change to compared answers' judgments (of one role, or all), oldest first."""
+        if self.schema_version < 3:
+            return []
+        sql = ("SELECT h.id, h.idx, i.item_id, h.old_label, h.new_label, h.action, h.source, h.at,"
+               " h.role FROM judgment_history h JOIN items i ON i.idx = h.idx")
+        params: tuple[Any, ...] = ()
+        if role is not None:
+            sql += " WHERE h.role = ?"
+            params = (role,)
+        return [LabelChange(int(a), int(b), c, d, e, f, g, h, r)
+                for a, b, c, d, e, f, g, h, r in self._read(sql + " ORDER BY h.id", params)]
 
     # ------------------------------------------------------------------ estimates
 

@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 
 from activetest.data.task import Item, Task
-from activetest.session import draw, labels
+from activetest.session import compare_graded, draw, labels
 from activetest.session import estimate as est
 from activetest.session.records import (
     ACQUISITION_CHOICES,
@@ -162,6 +162,12 @@ class Session:
         from activetest.session.create import create_session, resolve_task
 
         resolved = resolve_task(task)
+        if not isinstance(resolved, GenTask) and options.get("compare"):
+            raise SessionError("compare= at creation is for graded tasks (whose compared "
+                               "answers need judging); a classification session compares "
+                               "targets at estimate time: estimate(compare=[...])")
+        if not isinstance(resolved, GenTask):
+            options.pop("compare", None)
         if isinstance(resolved, GenTask):  # a graded (generative) task
             from activetest.session.create_graded import create_graded_session
 
@@ -278,12 +284,15 @@ class Session:
         return Item(item.id, {**item.fields, "answer": answer,
                               "references": " | ".join(refs)}, item.label)
 
-    def display(self, item_id: str) -> str:
-        """The text a person labelling the item reads."""
+    def display(self, item_id: str, *, target: str | None = None) -> str:
+        """The text a person labelling the item reads (graded: the answer of the
+        session's target, or of the compared ``target``)."""
         item = self.item(item_id)
         if not self.graded:
             return self.task.render_item(item)
         answer, refs, _ = self.answers().get(self._row_index()[item.id], ("", (), {}))
+        if target is not None:
+            answer = self.compared_answer(item.id, target)
         return self.task.display(item, answer, refs)  # type: ignore[attr-defined]
 
     def provenance(self, role: str) -> dict[str, Any]:
@@ -375,8 +384,53 @@ class Session:
                                  resolve=resolve)
 
     def undo(self, change: LabelChange, *, source: str = "undo") -> LabelChange:
-        """Revert one label change (committed at once)."""
+        """Revert one label change, or one judgment of a compared answer (committed at once)."""
+        if change.role != "target":
+            return self.store.revert_judgment(change, source)
         return self.store.revert(change, source)
+
+    # ------------------------------------------------- compared answers (graded)
+
+    def compared_targets(self) -> list[str]:
+        """Graded sessions: the targets whose answers are compared with the target's."""
+        return compare_graded.compared_specs(self._config)
+
+    def compared_answer(self, item_id: str, spec: str) -> str:
+        """A compared target's answer to an item.
+
+        Raises:
+            LabelError: unknown item, or ``spec`` is not a compared target.
+        """
+        item = self.item(item_id)
+        if spec not in self.compared_targets():
+            raise LabelError(f"{spec!r} is not a compared target of this session")
+        row = self._row_index()[item.id]
+        return self.store.answers(compare_graded.compare_role(spec)).get(row, ("",))[0]
+
+    def judge(self, item_id: str, level: int | str, *, target: str, source: str = "api",
+              overwrite: bool = False) -> LabelChange | None:
+        """Judge a compared target's answer to a drawn item (committed at once); returns
+        the change, or None if unchanged. The session target's own judgment is its
+        label (:meth:`add_label`).
+
+        Raises:
+            LabelError: unknown item, target or level, or an item never drawn.
+            SessionError: a different existing judgment without ``overwrite``.
+        """
+        changes = self.judge_many(target, [(item_id, level)], source=source,
+                                  overwrite=overwrite)
+        return changes[0] if changes else None
+
+    def judge_many(self, target: str, records: Iterable[tuple[str, Any]], *,
+                   source: str = "import", overwrite: bool = False) -> list[LabelChange]:
+        """Judge many of ``target``'s answers in one transaction, after checking all."""
+        return compare_graded.add_judgments(self.store, self.task, self._row_index(),  # type: ignore[arg-type]
+                                            target, records, source=source,
+                                            overwrite=overwrite)
+
+    def pending_judgments(self) -> list[compare_graded.PendingJudgment]:
+        """Drawn items whose compared answers still need a judgment, in draw order."""
+        return compare_graded.pending_judgments(self.store)
 
     def label_from_data(self, limit: int | None = None, *, source: str = "data") -> int:
         """Simulated labeller: answer pending items with the pool file's labels.
@@ -499,10 +553,11 @@ class Session:
             t_nll = -t_lp[np.arange(draws.k), draws.y]
         others = [compare] if isinstance(compare, (str, os.PathLike)) or (
             compare and not isinstance(compare, (list, tuple))) else list(compare or ())
-        if others and self.graded:
-            raise SessionError("comparing two targets of a graded task needs both targets' "
-                               "answers judged; not supported yet")
         compared: dict[str, dict[str, np.ndarray]] = {}
+        warnings: list[str] = []
+        if self.graded:
+            compared, warnings = self._graded_comparisons(others, draws)
+            others = []
         for other in others:
             if isinstance(other, (str, os.PathLike)):
                 raw = os.fspath(other)
@@ -542,9 +597,44 @@ class Session:
             loss_bounds=bounds, q_floor=q_floor, design_controls=design_controls)
         if design_controls:
             report = dataclasses.replace(report, design=draw.design_info(self.store))
+        if warnings:
+            report = dataclasses.replace(report, warnings=[*report.warnings, *warnings])
         if record and self.store.writable:
             self._record(report)
         return report
+
+    def _graded_comparisons(self, asked: Sequence[Any], draws: est.LabelledDraws,
+                            ) -> tuple[dict[str, dict[str, np.ndarray]], list[str]]:
+        """Compared targets' losses at the labelled draws (graded sessions).
+
+        Default: every compared target whose answers are judged on all labelled
+        draws (the others are named in a warning). Asked for by name: that target,
+        and an error while judgments are missing.
+        """
+        known = self.compared_targets()
+        names = [os.fspath(o) if isinstance(o, (str, os.PathLike)) else o for o in asked]
+        bad = [n for n in names if not isinstance(n, str) or n not in known]
+        if bad:
+            raise SessionError(f"a graded session compares the targets it was created with "
+                               f"(--compare at init: {', '.join(map(repr, known)) or 'none'}); "
+                               f"{bad[0]!r} is not one of them, because judging its answers "
+                               f"needs them stored before labelling")
+        out: dict[str, dict[str, np.ndarray]] = {}
+        warnings = []
+        for spec in names or known:
+            loss, missing = compare_graded.compared_losses(self.store, self.task,  # type: ignore[arg-type]
+                                                           spec, draws.rows)
+            if missing:
+                first = draws.item_ids[missing[0]]
+                msg = (f"{spec}: {len(missing)} of {draws.k} labelled item(s) have its answer "
+                       f"not yet judged (first: item {first!r}); `activetest label` asks for "
+                       f"them (or judge(..., target={spec!r}))")
+                if names:
+                    raise SessionError(f"cannot compare with {msg}")
+                warnings.append(f"no comparison with {msg}")
+                continue
+            out[spec] = {"error_rate": loss}
+        return out, warnings
 
     def _record(self, report: EstimateReport) -> None:
         # the label history it saw: a later label change makes it stale (status says so)
@@ -612,7 +702,15 @@ class Session:
                              len(used), cfg["metric"], cfg["acquisition"], cfg["surrogate"],
                              cfg["target"], int(cfg["seed"]), float(cfg["alpha"]),
                              rows, meta.get("created", ""), stale, draw.waiting(self.store),
-                             same)
+                             same, self._compared_waiting())
+
+    def _compared_waiting(self) -> dict[str, int]:
+        if not self.graded:
+            return {}
+        waiting = {spec: 0 for spec in self.compared_targets()}
+        for p in self.pending_judgments():
+            waiting[p.spec] += 1
+        return waiting
 
     def waiting(self) -> Waiting | None:
         """The first unlabelled draw and the later labels that wait for it (or None)."""
@@ -655,9 +753,39 @@ class Session:
             if stored is not None and rows:
                 pred = stored.logprobs[[a.index for a in acq]]
         given = [current[a.index].label if a.index in current else None for a in acq]
+        steps = [a.step for a in acq]
+        if self.graded and self.compared_targets():
+            rows, given, steps = self._with_compared_rows(rows, given, steps, which,
+                                                          acquisitions)
+            pred = None  # the surrogate judged the target's answers only
         return labels.export_draws(path, self.task, rows, fmt, predictions=pred,
                                    labels=given if any(g is not None for g in given) else None,
-                                   draws=[a.step for a in acq])
+                                   draws=steps)
+
+    def _with_compared_rows(self, rows: list[Item], given: list[int | None], steps: list[int],
+                            which: str, acquisitions: Sequence[Acquisition] | None,
+                            ) -> tuple[list[Item], list[int | None], list[int]]:
+        """Sheet rows of a graded comparison: one per answer to judge, marked
+        ``answer_of`` (``target`` or the compared target's spec)."""
+        out = [Item(r.id, {**r.fields, "answer_of": "target"}, r.label) for r in rows]
+        out_given, out_steps = list(given), list(steps)
+        drawn = {a.index: a for a in self.acquisitions()}
+        if which == "pending" and acquisitions is None:
+            extra = [(p.acquisition, p.spec) for p in self.pending_judgments()]
+        else:
+            wanted = [a for a in (acquisitions or drawn.values())]
+            extra = [(a, spec) for a in wanted for spec in self.compared_targets()]
+        items = self.items()
+        for a, spec in extra:
+            own = self.store.judgments(compare_graded.compare_role(spec)).get(a.index)
+            if which == "labelled" and acquisitions is None and own is None:
+                continue
+            base = self.display_item(items[a.index].id)
+            out.append(Item(base.id, {**base.fields, "answer": self.compared_answer(base.id, spec),
+                                      "answer_of": spec}, base.label))
+            out_given.append(None if own is None else own.label)
+            out_steps.append(a.step)
+        return out, out_given, out_steps
 
     def import_file(self, path: str | os.PathLike[str], *, format: str | None = None,
                     overwrite: bool = False, resolve: str = "skip",
@@ -678,5 +806,32 @@ class Session:
         from activetest.session import labelio
 
         records = labelio.import_labels(path, self.task, format=format, **options)
-        return self.add_labels(records, source=f"import:{Path(path).name}", overwrite=overwrite,
-                               where=str(path), resolve=resolve)
+        source = f"import:{Path(path).name}"
+        judged = [r for r in records if r.answer_of]
+        if not judged:
+            return self.add_labels(records, source=source, overwrite=overwrite,
+                                   where=str(path), resolve=resolve)
+        # compared answers' judgments: every record checked before anything is written
+        known = self.compared_targets()
+        unknown = sorted({r.answer_of for r in judged} - set(known))
+        if unknown:
+            raise LabelError(f"{path}: answer_of {unknown[0]!r} is not a compared target of "
+                             f"this session (compared: {', '.join(map(repr, known)) or 'none'})")
+        checked = {}
+        for spec in dict.fromkeys(r.answer_of for r in judged):
+            checked[spec] = labels.check_labels(
+                self.store, self.task, self._row_index(),
+                [r for r in judged if r.answer_of == spec], source=source, overwrite=overwrite,
+                where=str(path), resolve=resolve,
+                current=self.store.judgments(compare_graded.compare_role(spec)))
+        result = self.add_labels([r for r in records if not r.answer_of], source=source,
+                                 overwrite=overwrite, where=str(path), resolve=resolve)
+        changes, conflicts = list(result.changes), list(result.conflicts)
+        unchanged = result.unchanged
+        for spec, (answers, same, spec_conflicts) in checked.items():
+            changes += self.store.set_judgments(compare_graded.compare_role(spec), answers,
+                                                source, overwrite=overwrite)
+            unchanged += same
+            conflicts += spec_conflicts
+        added = sum(c.action == "add" for c in changes)
+        return LabelImport(added, len(changes) - added, unchanged, changes, conflicts)

