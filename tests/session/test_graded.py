@@ -145,7 +145,9 @@ def test_generated_answers_confidence_surrogate_end_to_end(tmp_path: Path) -> No
                            for i in range(12)])
         assert r.metrics["error_rate"].active.estimate == pytest.approx(judged.mean(),
                                                                         abs=1e-12)
-        assert r.metrics["error_rate"].cv is not None
+        # the default acquisition: the fixed design (sd score, expected-loss control)
+        assert s.config["acquisition"] == "graded_fixed"
+        assert r.design is not None and r.design["design"] == "graded_fixed"
     # the same command again answers from the cache: no model runs
     proc = subprocess.run(cli_command(
         "init", str(tmp_path / "g2.db"), "--pool", str(tmp_path / "pool.jsonl"), "--task",

@@ -390,3 +390,61 @@ def test_generated_answers_of_two_bundled_models_compared(tmp_path: Path) -> Non
     ra = np.mean([1 - exact_match(a[i], refs[i]) for i in refs])
     rb = np.mean([1 - exact_match(b[i], refs[i]) for i in refs])
     assert c.spec == spec and c.difference.estimate == pytest.approx(ra - rb, abs=1e-12)
+
+
+def test_graded_fixed_design_is_unbiased_over_seeds(tmp_path: Path) -> None:
+    """The default graded acquisition (fixed design, control = P(wrong)): the mean of
+    the session's estimate over many seeds is the pool's error rate, within 4 SE."""
+    rows = []
+    for i in range(8):
+        q, refs = QUESTIONS[i % len(QUESTIONS)]
+        right = i in (0, 3, 4)
+        rows.append({"id": f"q{i}", "question": q, "context": "", "references": refs,
+                     "answer": refs[0] if right else "banana",
+                     # confident when right: the wrong answers (p near 1/2) are drawn
+                     # more often, so the plain mean of the judged items is biased
+                     "conf": 0.97 if right else [0.5, 0.45, 0.6, 0.55, 0.4][i % 5]})
+    pool = tmp_path / "pool.jsonl"
+    pool.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    truth = 1 - 3 / 8
+    est, plain = [], []
+    for seed in range(150):
+        db = tmp_path / f"s{seed}.db"
+        with Session.create(db, pool=pool, task="squad", target="pool",
+                            surrogate="column:conf", seed=seed, progress=False) as s:
+            assert s.config["acquisition"] == "graded_fixed"
+            s.select(3)
+            s.label_from_data()
+            m = s.estimate(record=False).metrics["error_rate"]
+            est.append(m.active.estimate)
+            plain.append(m.uniform.estimate)
+        db.unlink()
+    est_a = np.array(est)
+    se = est_a.std(ddof=1) / np.sqrt(est_a.size)
+    assert se > 0 and abs(est_a.mean() - truth) < 4 * se
+    assert abs(np.mean(plain) - truth) > 4 * se  # the test can tell a biased estimate
+
+
+def test_graded_acquisition_choices(tmp_path: Path) -> None:
+    """Default: the fixed design; ce / zero_one: the paper's (q ~ expected loss, floored);
+    uniform surrogate: uniform draws; anything else is refused."""
+    pool, _, _, _ = write_files(tmp_path)
+    rows = [json.loads(x) for x in pool.read_text().splitlines()]
+    for k, r in enumerate(rows):
+        r["conf"] = 0.1 + 0.07 * k
+    pool.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    made = {}
+    for name, kw in (("fixed", {}), ("paper", {"acquisition": "ce"}),
+                     ("uniform", {"surrogate": "uniform"})):
+        with Session.create(tmp_path / f"{name}.db", pool=pool, task="squad", target="pool",
+                            **{"surrogate": "column:conf", **kw}, seed=0,
+                            progress=False) as s:
+            made[name] = (s.config["acquisition"], s.acquisition_scores())
+    assert made["fixed"][0] == "graded_fixed"
+    assert made["paper"][0] == made["uniform"][0] == "expected_loss"
+    p_wrong = 1 - np.array([r["conf"] for r in rows])
+    np.testing.assert_allclose(made["paper"][1], p_wrong, rtol=1e-9)
+    assert np.ptp(made["uniform"][1]) == 0
+    with pytest.raises(SessionError, match="do not apply to a graded task"):
+        Session.create(tmp_path / "x.db", pool=pool, task="squad", target="pool",
+                       surrogate="column:conf", acquisition="pe", progress=False)

@@ -489,7 +489,10 @@ def _reading(em: Sequence[TargetResult], head: dict[str, float], best: str, wors
                f"{last} {worst(em, best):.2f}). The best row is picked here on the truth, for "
                "reporting only; a user without labels cannot pick it, while the graded "
                "designs need no such choice (they weigh every surrogate from the labels as "
-               "they arrive).")
+               "they arrive). Sessions draw every fixed surrogate with the fixed design by "
+               "default (acquisition `graded_fixed`; `--acquisition ce` keeps the paper's), "
+               "since it is at least as good as the paper's acquisition for every surrogate "
+               "here; `--surrogate confidence:sum` is therefore the 'conf:sum fixed' row.")
     cov = [float(c["pool"][i]) for r in em for c in r.coverage.values()
            for i in range(len(c["pool"]))]
     out.append(f"- Intervals: the graded designs' 95% martingale intervals cover the pool risk "

@@ -4,8 +4,16 @@ The target answers every pool item in free text (generated now by a local model,
 through the answer cache, or already in the pool file's ``answer`` column); a
 surrogate predicts, per item, the distribution of the judgment a person will give
 (``(N, L)`` log-probs over the task's judgment levels, see
-:mod:`activetest.models.judges`); the acquisition is the surrogate's expected loss
-``sum_l pi_l (1 - score_l)`` with the usual floor. The file stores the items, the
+:mod:`activetest.models.judges`). The acquisition (``graded_fixed``, the default
+for every surrogate but ``uniform`` and ``adaptive``) is the fixed design of
+docs/generative.md: proposal proportional to the sd of the loss under the
+surrogate, ``sqrt(E[l^2] - E[l]^2)`` (``sqrt(p (1 - p))`` for correct/incorrect),
+mixed with the uniform at an in-run lambda >= 0.1, and the surrogate's expected
+loss ``E[l] = sum_l pi_l (1 - score_l)`` as control; measured on SQuAD it beats
+the paper's acquisition for every surrogate (``conf:sum`` 0.67 against 0.99,
+median relative error). ``acquisition="ce"`` (or ``zero_one``) keeps the paper's:
+``q`` proportional to the expected loss with the usual floor (``expected_loss``).
+The file stores the items, the
 answers with their references (table ``answers``), the surrogate's judgment
 log-probs and the sampler, like a classification session.
 
@@ -62,7 +70,8 @@ from activetest.session.scoring import jsonable, stored_spec
 from activetest.session.store import SessionError, SessionStore
 from activetest.stats import ActiveSampler
 
-__all__ = ["GRADED_SURROGATES", "GradedInputs", "create_graded_session", "expected_loss"]
+__all__ = ["GRADED_SURROGATES", "GradedInputs", "create_graded_session", "expected_loss",
+           "fixed_design"]
 
 #: Surrogate spec forms of graded sessions.
 GRADED_SURROGATES = ("adaptive", "adaptive+agree:<model>", "confidence", "confidence:mean",
@@ -71,6 +80,19 @@ GRADED_SURROGATES = ("adaptive", "adaptive+agree:<model>", "confidence", "confid
 
 #: Columns of the stored ``features`` role of a graded adaptive session.
 FEATURE_COLUMNS = ("mean_lp", "min_lp", "sum_lp")
+
+
+def fixed_design(logprobs: np.ndarray, task: GenTask) -> Any:
+    """The graded sessions' fixed design from the surrogate's judgment log-probs:
+    score = the loss's sd under the surrogate, control = its expected loss, in-run
+    lambda (:meth:`activetest.stats.adaptive.AdaptiveDesign.fixed`)."""
+    from activetest.stats.adaptive import AdaptiveDesign
+
+    loss = 1.0 - np.asarray(task.judgment.scores, dtype=np.float64)
+    pi = np.exp(np.asarray(logprobs, dtype=np.float64))
+    mean = pi @ loss
+    sd = np.sqrt(np.maximum(pi @ (loss * loss) - mean * mean, 0.0))
+    return AdaptiveDesign.fixed(sd, mean, lam=None, name="graded_fixed")
 
 
 def expected_loss(logprobs: np.ndarray, task: GenTask) -> np.ndarray:
@@ -363,14 +385,15 @@ def create_graded_session(path: str | os.PathLike[str], *,
     # unless left at their defaults (the metric is always 1 - score, the acquisition
     # the surrogate's expected loss, and the target has no label log-probs).
     given = {"metric": metric not in ("error_rate", "log_loss"),
-             "acquisition": acquisition not in (None, "ce", "zero_one"),
+             "acquisition": acquisition not in (None, "ce", "zero_one", "fixed_mix"),
              "target_shots": target_shots is not None,
              "noise_target_nll": noise_target_nll != 5.0, "noise_rule": noise_rule != "any"}
     bad = sorted(k for k, v in given.items() if v)
     if bad:
         raise SessionError(f"option(s) {', '.join(bad)} do not apply to a graded task (its "
-                           f"metric is 1 - the judged score; it is acquired by the "
-                           f"surrogate's expected loss)")
+                           f"metric is 1 - the judged score; acquisition: the fixed design "
+                           f"(default, or fixed_mix), the paper's expected loss (ce or "
+                           f"zero_one), or --surrogate adaptive for the adaptive design)")
     _, seed = check_options(metric="error_rate", acquisition="zero_one", alpha=alpha,
                             noise_rule="any", level=level, n_boot=n_boot, seed=seed)
     t = resolve_task(task)
@@ -440,6 +463,7 @@ def create_graded_session(path: str | os.PathLike[str], *,
                         use_cache=use_cache, progress=progress)
         answers = [g.text for g in gens]
     features = None
+    fixed = False
     if adaptive:
         if gens is None:
             raise SessionError("surrogate 'adaptive' needs the target's token log-probs, which "
@@ -468,6 +492,9 @@ def create_graded_session(path: str | os.PathLike[str], *,
                           threads=threads, cache_dir=cache, use_cache=use_cache,
                           progress=progress)
         scores = expected_loss(s_lp, t)
+        if inputs.surrogate_spec != "uniform" and acquisition not in ("ce", "zero_one"):
+            fixed = True
+            scores = fixed_design(s_lp, t).plan([]).q  # the first draw's proposal
     sampler = ActiveSampler(scores, alpha=float(alpha), seed=seed)
     top, bottom = int(np.argmax(t.judgment.scores)), int(np.argmin(t.judgment.scores))
     stored_items = []
@@ -489,7 +516,8 @@ def create_graded_session(path: str | os.PathLike[str], *,
                  "n_items": len(items)},
         "examples": {"n": len(chosen)}, "surrogate": surrogate_spec, "target": target_spec,
         "metric": "error_rate",
-        "acquisition": "graded_adaptive" if adaptive else "expected_loss", "alpha": float(alpha),
+        "acquisition": "graded_adaptive" if adaptive else "graded_fixed" if fixed
+        else "expected_loss", "alpha": float(alpha),
         "seed": seed, "shots": len(chosen), "target_shots": len(chosen),
         "noise": {"target_nll": None, "surrogate_nll": float(noise_surrogate_nll),
                   "rule": "any"},

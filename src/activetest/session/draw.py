@@ -121,6 +121,15 @@ def build_design(store: SessionStore) -> Any:
 
     cfg = store.config()
     name = ADAPTIVE_ACQUISITIONS[cfg["acquisition"]]
+    if name == "graded_fixed":
+        from activetest.data.taskfile import task_from_dict
+        from activetest.session.create_graded import fixed_design
+
+        s = store.scores("surrogate")
+        if s is None:
+            raise SessionError(f"{store.path}: the session has no surrogate scores")
+        task = task_from_dict(cfg["task"], f"{store.path}: config.task", index_values=True)
+        return fixed_design(s.logprobs, task)  # type: ignore[arg-type]
     if name == "graded":
         from activetest.stats.graded import graded_design
 

@@ -43,7 +43,8 @@ ACQUISITION_CHOICES = ("adaptive", "pe_adaptive", "fixed_mix", "ce", "pe", "zero
 #: Acquisitions that are adaptive designs (:mod:`activetest.stats.adaptive`): the
 #: proposal and the control are refitted from the labels as they arrive.
 ADAPTIVE_ACQUISITIONS = {"adaptive": "calibrated", "pe_adaptive": "pe",
-                         "fixed_mix": "fixed_mix", "graded_adaptive": "graded"}
+                         "fixed_mix": "fixed_mix", "graded_adaptive": "graded",
+                         "graded_fixed": "graded_fixed"}
 #: Formats :meth:`Session.export` writes.
 EXPORT_FORMATS = ("csv", "tsv", "jsonl", "json", "labelstudio")
 
