@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import PoolFiles, cli_env
+from session_support import PoolFiles, cli_env
 
 from activetest.session.workflow import Session
 from activetest.stats import adaptive_lure

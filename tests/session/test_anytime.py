@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import PoolFiles
+from session_support import PoolFiles
 from typer.testing import CliRunner
 
 from activetest.cli import app

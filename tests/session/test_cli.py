@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import PoolFiles, cli_command, cli_env, make_pool_files, require_models
+from session_support import PoolFiles, cli_command, cli_env, make_pool_files, require_models
 from typer.testing import CliRunner
 
 from activetest.cli import app

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from tests.session.conftest import PoolFiles, cli_command, cli_env, require_models
+from session_support import PoolFiles, cli_command, cli_env, require_models
 
 from activetest._tmpfiles import sweep_tmp, tmp_prefix
 from activetest.supervise import CRASH_ENV, crash_message

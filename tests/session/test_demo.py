@@ -8,8 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import _write_table, fake_logprobs, require_models
 from rich.console import Console
+from session_support import _write_table, fake_logprobs, require_models
 from typer.testing import CliRunner
 
 from activetest.cli import app

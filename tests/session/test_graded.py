@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import cli_command, cli_env, require_models
+from session_support import cli_command, cli_env, require_models
 from typer.testing import CliRunner
 
 from activetest.cli import app

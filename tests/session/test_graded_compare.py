@@ -360,7 +360,7 @@ def test_generated_answers_of_two_bundled_models_compared(tmp_path: Path) -> Non
     supervised scoring child; judged by the official exact match on the whole pool."""
     import subprocess
 
-    from conftest import cli_command, cli_env, require_models
+    from session_support import cli_command, cli_env, require_models
 
     from activetest.data.generative import exact_match
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-from conftest import PoolFiles, cli_command, cli_env, make_pool_files, require_models
+from session_support import PoolFiles, cli_command, cli_env, make_pool_files, require_models
 from typer.testing import CliRunner
 
 from activetest.cli import app

@@ -601,7 +601,7 @@ def _ls_user(client: httpx.Client, email: str) -> int:
 @pytest.mark.slow
 def test_real_label_studio_two_annotators_in_a_session(label_studio: httpx.Client,
                                                        tmp_path: Path) -> None:
-    from conftest import make_pool_files
+    from session_support import make_pool_files
 
     from activetest.session.workflow import Session
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import IO
 
 import pytest
-from conftest import PoolFiles, cli_command, cli_env
+from session_support import PoolFiles, cli_command, cli_env
 
 from activetest.session.workflow import Session
 

@@ -8,7 +8,7 @@ import csv
 import json
 from pathlib import Path
 
-from conftest import PoolFiles
+from session_support import PoolFiles
 from typer.testing import CliRunner
 
 from activetest.cli import app

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import PoolFiles, _write_table
+from session_support import PoolFiles, _write_table
 
 from activetest.data.pool import PoolFormatError
 from activetest.data.task import Item

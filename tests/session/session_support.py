@@ -1,0 +1,123 @@
+"""Shared helpers (and the ``pool_files`` fixture) of the session tests: a small
+labelled pool and prediction tables.
+
+Workflow tests use the ``table:`` backend (predictions in CSV files) so that they
+test the workflow, not the models; the end-to-end tests load the bundled model.
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from activetest.data.demo import demo_items
+
+REPO = Path(__file__).resolve().parents[2]
+SRC = REPO / "src"
+
+
+@dataclass(frozen=True)
+class PoolFiles:
+    """A pool file with labels, in-context examples and two/three prediction tables."""
+
+    dir: Path
+    pool: Path
+    examples: Path
+    surrogate: Path
+    target: Path
+    target2: Path
+    labels: np.ndarray  # the pool file's labels, in row order
+    ids: list[str]
+
+
+def _write_pool(path: Path, items: list, with_labels: bool = True) -> None:
+    with path.open("w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["id", "text", "label"] if with_labels else ["id", "text"])
+        for it in items:
+            row = [it.id, it.fields["text"]]
+            if with_labels:
+                row.append(["negative", "positive"][it.label])
+            w.writerow(row)
+
+
+def _write_table(path: Path, ids: list[str], logprobs: np.ndarray) -> None:
+    with path.open("w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["id", "negative", "positive"])
+        for i, row in zip(ids, logprobs, strict=True):
+            w.writerow([i, repr(float(row[0])), repr(float(row[1]))])
+
+
+def fake_logprobs(labels: np.ndarray, accuracy: float, sharpness: float,
+                  rng: np.random.Generator) -> np.ndarray:
+    """Class log-probs of a synthetic model that is right with probability ``accuracy``."""
+    n = len(labels)
+    right = rng.random(n) < accuracy
+    pred = np.where(right, labels, 1 - labels)
+    conf = 1 / (1 + np.exp(-rng.normal(sharpness, 1.0, n)))  # P(predicted class)
+    p = np.where(pred == 1, conf, 1 - conf)
+    p = np.clip(p, 1e-9, 1 - 1e-9)
+    return np.log(np.stack([1 - p, p], axis=1))
+
+
+def make_pool_files(root: Path, n: int = 60, seed: int = 0) -> PoolFiles:
+    """Write a pool of ``n`` demo reviews (ids "r0".."r{n-1}") and prediction tables."""
+    root.mkdir(parents=True, exist_ok=True)
+    raw = demo_items(n + 20, seed=seed)
+    items = [type(it)(id=f"r{i}", fields={"text": it.fields["text"]}, label=it.label)
+             for i, it in enumerate(raw[:n])]
+    examples = [type(it)(id=f"e{i}", fields={"text": it.fields["text"]}, label=it.label)
+                for i, it in enumerate(raw[n:])]
+    pool = root / "pool.csv"
+    _write_pool(pool, items)
+    ex = root / "examples.csv"
+    _write_pool(ex, examples)
+    labels = np.array([it.label for it in items])
+    ids = [it.id for it in items]
+    rng = np.random.default_rng(seed + 1)
+    paths = []
+    for name, acc, sharp in (("surrogate", 0.8, 1.5), ("target", 0.75, 2.0),
+                             ("target2", 0.65, 1.0)):
+        path = root / f"{name}.csv"
+        _write_table(path, ids, fake_logprobs(labels, acc, sharp, rng))
+        paths.append(path)
+    return PoolFiles(root, pool, ex, paths[0], paths[1], paths[2], labels, ids)
+
+
+@pytest.fixture
+def pool_files(tmp_path: Path) -> PoolFiles:
+    """60 labelled demo reviews with synthetic surrogate/target/second-target tables."""
+    return make_pool_files(tmp_path / "data")
+
+
+def cli_env(tmp_path: Path) -> dict[str, str]:
+    """Environment for running the CLI in a subprocess from the source tree."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(SRC) + os.pathsep + env.get("PYTHONPATH", "")
+    env["ACTIVETEST_CACHE"] = str(tmp_path / "cache")
+    env["PYTHONUNBUFFERED"] = "1"
+    env["NO_COLOR"] = "1"
+    env["COLUMNS"] = "200"
+    return env
+
+
+def cli_command(*args: str) -> list[str]:
+    """``python -m activetest.cli ARGS``."""
+    return [sys.executable, "-m", "activetest.cli", *args]
+
+
+def require_models(*modules: str) -> None:
+    """Skip when llama-cpp-python or a bundled model package is missing."""
+    if importlib.util.find_spec("llama_cpp") is None:
+        pytest.skip("llama-cpp-python is not installed")
+    for module in modules:
+        if importlib.util.find_spec(module) is None:
+            pytest.skip(f"bundled model package {module!r} is not installed")
