@@ -151,3 +151,31 @@ def test_estimate_and_report_show_the_design_state(pool_files: PoolFiles,
     CliRunner().invoke(app, ["report", str(tmp_path / "a.db"), "--out", str(tmp_path / "r")])
     md = (tmp_path / "r" / "report.md").read_text()
     assert "Design: adaptive" in md and "Fitted calibration" in md
+
+
+def test_intervals_use_the_designs_own_variance_and_the_exact_cs(
+        pool_files: PoolFiles, tmp_path: Path) -> None:
+    """The session's fixed interval and CS take the design's variance prediction as a
+    floor (the same as the sampler's, replayed), and its exact CS is shown too."""
+    from activetest.stats import adaptive_lure_theta, fixed_interval
+
+    with _create(pool_files, tmp_path / "v.db") as s:
+        ref = AdaptiveSampler(_design(s), seed=11)
+        for _ in range(4):
+            idx = [a.index for a in s.select(10)]
+            s.label_from_data()
+            ref.draw(10)
+            ref.observe(labels=pool_files.labels[idx].tolist())
+        m = s.estimate().metrics["log_loss"]
+        L = _design(s).losses_of(np.array(ref.acquired), pool_files.labels[ref.acquired])
+        theta = adaptive_lure_theta(L, np.array(ref.q), len(pool_files.ids),
+                                    control=np.array(ref.control),
+                                    control_rest=np.array(ref.control_rest))
+        with_model = fixed_interval(theta, len(pool_files.ids),
+                                    model_var=np.array(ref.model_var))
+        observed = fixed_interval(theta, len(pool_files.ids))
+        assert m.anytime is not None
+        assert m.anytime.se == pytest.approx(with_model.se, rel=1e-9)
+        assert m.anytime.se >= observed.se
+        assert m.anytime.exact_low is not None and m.anytime.exact_high is not None
+        assert m.anytime.exact_low <= m.active.estimate <= m.anytime.exact_high

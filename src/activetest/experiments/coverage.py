@@ -128,12 +128,15 @@ class Terms:
         theta_sq: ``(R, K)`` the same for the squared loss (pool-variance estimate).
         boot_sd: ``(R, K)`` the paper's bootstrap sd at every budget.
         exact: keyword arguments of :func:`exact_cs` (None: no exact CS for this method).
+        model_var: ``(R, K)`` an adaptive design's own prediction of ``N^2 Var(theta_m |
+            past)`` (None: the SE is the observed one alone).
     """
 
     theta: np.ndarray
     theta_sq: np.ndarray
     boot_sd: np.ndarray
     exact: dict | None = None
+    model_var: np.ndarray | None = None
 
 
 def lure_bootstrap_sd(e: np.ndarray, q: np.ndarray, N: int) -> np.ndarray:
@@ -211,7 +214,8 @@ def adaptive_cv_lure(ctx: Context) -> Terms:
     ex = _exact_kwargs(ctx, L, runs.q, control=runs.control, control_rest=runs.control_rest,
                        control_low=0.0, control_high=ctx.loss_bound)
     ex["q_floor"] = 0.1
-    return Terms(th, _theta(L * L, runs.q, ctx.N), theta_bootstrap_sd(th, ctx.N), ex)
+    return Terms(th, _theta(L * L, runs.q, ctx.N), theta_bootstrap_sd(th, ctx.N), ex,
+                 runs.model_var)
 
 
 TermsFn = Callable[[Context], Terms]
@@ -279,7 +283,7 @@ def evaluate(terms: Terms, ctx: Context, setting: Setting, method: str, *, pool_
     N, K = ctx.N, terms.theta.shape[1]
     R = pool_risk
     th = terms.theta
-    curves = _curves(th, N)  # one pass; every interval below is a function of these
+    curves = _curves(th, N, terms.model_var)  # one pass; every interval below uses them
     mart = _interval_from_curves(*curves, N)
     plain = _interval_from_curves(*curves, N, skew=False)
     est = mart.estimate
@@ -316,6 +320,12 @@ def evaluate(terms: Terms, ctx: Context, setting: Setting, method: str, *, pool_
                 "bootstrap, checked from 10": _stop(b_lo, b_hi, W, R, 10),
                 "martingale": _stop(mart.low, mart.high, W, R, s),
                 "asymptotic CS": _stop(asym.low, asym.high, W, R, s)}
+    if terms.model_var is not None:  # what the design's variance floor buys
+        c_obs = _curves(th, N)
+        m_obs = _interval_from_curves(*c_obs, N)
+        a_obs = _asymptotic_from_curves(*c_obs[:3], N)
+        fixed["martingale (observed SE only)"] = _cov(m_obs.low, m_obs.high, R).mean(0)
+        uniform["asymptotic CS, observed SE only (from 30)"] = float(a_obs.covers(R, s).mean())
     widths = {"bootstrap": (float(np.median(b_hi[:, j100] - b_lo[:, j100])),
                             float(np.median(b_hi[:, -1] - b_lo[:, -1]))),
               "martingale": (float(np.median(mart.width[:, j100])),
@@ -715,11 +725,13 @@ def _fixed_table(main: list[SettingCoverage], dsets: Sequence[str], K: int) -> l
     b30 = STOP_FROM - 1
     body = []
     cols = sorted({b for b in (10, 30, 100, K) if b <= K})
+    keys = [k for k in ("bootstrap", "martingale", "martingale (observed SE only)",
+                        "martingale (plain z)") if all(k in r.fixed for r in main)]
     for ds in [*dsets, "all"]:
         rs = main if ds == "all" else [r for r in main if r.setting.dataset == ds]
         if not rs:
             continue
-        for key in ("bootstrap", "martingale", "martingale (plain z)"):
+        for key in keys:
             c = _pooled(rs, "fixed", key)
             worst = min(float(r.fixed[key][b30:].min()) for r in rs)
             body.append([ds, key, *(_f(c[b - 1]) for b in cols),
@@ -737,13 +749,14 @@ def _adaptive_section(adaptive: list[SettingCoverage], rows: list[SettingCoverag
         "mixed with at least 10% of the uniform, learnt control, estimate "
         "R_M = sum_m c_m theta_m) on the same settings and seeds; its theta_m go into the "
         "same fixed interval and CS (the bootstrap resamples its terms t_m = M c_m "
-        "theta_m). The same goals, measured for it. Its intervals are narrower than CE + "
-        "LURE's for the same labels (last column of the second table) but cover less: its "
-        "residuals L - g are small on most items and large on a few surprises drawn at the "
-        "uniform share, so the studentized statistic has a heavy left tail (misses are "
-        "almost all intervals below the truth) that Hall's correction only partly removes. "
-        "Until that is fixed, a session on this design that must keep its level should "
-        "read the exact CS, which holds by construction.", "",
+        "theta_m). Its residuals L - g are small on most items and large on a few "
+        "surprises drawn at the uniform share, so a run that has not met them has a low "
+        "estimate and a low SE at once (the studentized statistic has a heavy left tail). "
+        "Its intervals therefore take the design's own prediction of each term's variance "
+        "as a floor (`model_var=`, the `activetest.stats.intervals` docstring): SE = "
+        "max(observed, model), asymptotically conservative; sessions do the same. The "
+        "rows marked 'observed SE only' show the intervals without it. The same goals, "
+        "measured for it:", "",
         *[x.replace("## Goals", "### Goals") for x in _goals(adaptive, K,
                                                               "the adaptive design")],
     ]
@@ -757,19 +770,23 @@ def _adaptive_section(adaptive: list[SettingCoverage], rows: list[SettingCoverag
         if not rs:
             continue
         tu = _mean([r.uniform["asymptotic CS (from 30)"] for r in rs])
+        tu_obs = _mean([r.uniform.get("asymptotic CS, observed SE only (from 30)", np.nan)
+                        for r in rs])
         stop = _mean([r.stopping["asymptotic CS"][0] for r in rs])
         boot = _mean([r.stopping["bootstrap"][0] for r in rs])
         ratio = float(np.median([r.ratios["asymptotic CS / martingale"][1] for r in rs]))
         rel = [r.widths["martingale"][1] / ce[(r.setting.dataset, r.setting.label)]
                .widths["martingale"][1] for r in rs
                if (r.setting.dataset, r.setting.label) in ce]
-        body.append([ds, _f(tu), _f(stop), _f(boot), _f(ratio, 2),
+        body.append([ds, _f(tu), _f(tu_obs), _f(stop), _f(boot), _f(ratio, 2),
                      _f(float(np.median(rel)), 2) if rel else "n/a"])
-    lines += ["Time-uniform coverage, coverage at the optional stop (CS and bootstrap), the "
+    lines += ["Time-uniform coverage (with and without the design's variance floor), "
+              "coverage at the optional stop (CS and bootstrap), the "
               f"CS / fixed width ratio at {K} labels, and the adaptive design's fixed "
               f"interval width at {K} labels relative to CE + LURE's (median over settings; "
               "below 1: the design's intervals are narrower for the same labels):", "",
-              *_table(["dataset", "CS time-uniform", "CS at stop", "bootstrap at stop",
+              *_table(["dataset", "CS time-uniform", "observed SE only", "CS at stop",
+                       "bootstrap at stop",
                        f"CS / fixed at {K}", f"fixed width vs CE at {K}"], body), ""]
     return lines
 

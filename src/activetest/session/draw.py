@@ -248,8 +248,19 @@ def design_info(store: SessionStore) -> dict[str, Any]:
     return info
 
 
-def design_controls(store: SessionStore, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(g_m, G_m)`` of the first ``k`` draws of an adaptive session."""
+def design_controls(store: SessionStore, k: int
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(g_m, G_m, V_m)`` of the first ``k`` draws of an adaptive session: the
+    controls, and the design's own prediction ``V_m = N^2 Var(theta_m | past)``
+    (recomputed by replaying the stored history; NaN before a learnt design's
+    first fit), which the intervals take as a floor for their variance."""
     dd = store.design_draws()[:k]
-    return (np.array([d[0] for d in dd], dtype=np.float64),
-            np.array([d[1] for d in dd], dtype=np.float64))
+    g = np.array([d[0] for d in dd], dtype=np.float64)
+    G = np.array([d[1] for d in dd], dtype=np.float64)
+    V = np.full(len(dd), np.nan)
+    row = store.sampler_row()
+    if row is not None and dd:
+        sampler = _replay(store, build_design(store), row[1], row[2], store.acquisitions(),
+                          store.design_draws())
+        V = np.asarray(sampler.model_var[:k], dtype=np.float64)
+    return g, G, V

@@ -170,11 +170,13 @@ def anytime(draws: LabelledDraws, losses: np.ndarray, *, control: np.ndarray | N
             level: float = 0.95, target_width: float | None = None,
             loss_bound: float | None = None, q_floor: float | None = None,
             value_range: tuple[float, float] | None = None,
-            design: tuple[np.ndarray, np.ndarray] | None = None) -> AnytimeInterval | None:
+            design: tuple[np.ndarray, ...] | None = None) -> AnytimeInterval | None:
     """The fixed-budget interval and the confidence sequences of one estimate.
 
     ``control`` (``(N,)``) gives control-variate LURE; ``design`` (``(g_m, G_m)`` per
-    draw) an adaptive design's estimate with its own controls; ``loss_bound`` (every pool
+    draw, optionally ``V_m``, the design's own variance prediction, a floor for the
+    intervals' variance) an adaptive design's estimate with its own controls and its
+    exact CS (control bounded by the loss bound); ``loss_bound`` (every pool
     item's loss lies in ``[0, loss_bound]``) and ``q_floor`` (each remaining item's
     probability is at least ``q_floor / (N - m + 1)``) enable the exact CS.
     """
@@ -189,19 +191,27 @@ def anytime(draws: LabelledDraws, losses: np.ndarray, *, control: np.ndarray | N
     if draws.k < 2:
         return None
     N, q, alpha = draws.n_pool, draws.q, 1.0 - level
+    model_var = None
     if design is not None:
         theta = adaptive_lure_theta(losses, q, N, control=design[0], control_rest=design[1])
+        if len(design) > 2 and np.isfinite(design[2]).any():
+            model_var = np.asarray(design[2], dtype=np.float64)
     elif control is None:
         theta = adaptive_lure_theta(losses, q, N)
     else:
         theta = adaptive_lure_theta(losses, q, N, control=control[draws.rows],
                                     control_rest=fixed_control_rest(control, draws.rows))
-    summary = anytime_summary(theta, N, target_width=target_width, level=level, alpha=alpha)
-    cs = asymptotic_cs(theta, N, alpha=alpha, value_range=value_range)
-    se = float(fixed_interval(theta, N, level=level).se)
+    summary = anytime_summary(theta, N, target_width=target_width, level=level, alpha=alpha,
+                              model_var=model_var)
+    cs = asymptotic_cs(theta, N, alpha=alpha, value_range=value_range, model_var=model_var)
+    se = float(fixed_interval(theta, N, level=level, model_var=model_var).se)
     exact_low = exact_high = None
-    if control is None and design is None and loss_bound is not None and q_floor is not None:
-        ex = exact_cs(losses, q, N, loss_high=float(loss_bound), q_floor=q_floor, alpha=alpha)
+    if control is None and loss_bound is not None and q_floor is not None:
+        extra = {} if design is None else {
+            "control": design[0], "control_rest": design[1], "control_low": 0.0,
+            "control_high": float(loss_bound)}
+        ex = exact_cs(losses, q, N, loss_high=float(loss_bound), q_floor=q_floor, alpha=alpha,
+                      **extra)
         exact_low, exact_high = float(ex.low[-1]), float(ex.high[-1])
     return AnytimeInterval(se, summary.fixed_low, summary.fixed_high, float(cs.low[-1]),
                            float(cs.high[-1]), exact_low, exact_high, target_width,
@@ -213,14 +223,14 @@ def _metric_estimate(metric: str, draws: LabelledDraws, losses: np.ndarray, hit:
                      control: np.ndarray | None, *, seed: int, n_boot: int, level: float,
                      target_width: float | None, loss_bound: float | None = None,
                      q_floor: float | None = None, acquisition: str | None = None,
-                     design: tuple[np.ndarray, np.ndarray] | None = None) -> MetricEstimate:
+                     design: tuple[np.ndarray, ...] | None = None) -> MetricEstimate:
     from activetest.stats import adaptive_lure_curve, adaptive_lure_terms
 
     K, N, q = draws.k, draws.n_pool, draws.q
     if design is not None:  # the adaptive design's estimate, with its own controls
         control = None
         terms = adaptive_lure_terms(losses, q, N, design[0], design[1])
-        curve = tuple(float(x) for x in adaptive_lure_curve(losses, q, N, *design))
+        curve = tuple(float(x) for x in adaptive_lure_curve(losses, q, N, design[0], design[1]))
     else:
         terms = lure_terms(losses, q, N)
         curve = tuple(float(x) for x in lure_curve(losses, q, N))
@@ -258,7 +268,7 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
                     level: float = 0.95, target_width: float | None = None,
                     loss_bounds: Mapping[str, float] | None = None,
                     q_floor: float | None = None, acquisition: str | None = None,
-                    design_controls: Mapping[str, tuple[np.ndarray, np.ndarray]] | None = None,
+                    design_controls: Mapping[str, tuple[np.ndarray, ...]] | None = None,
                     ) -> EstimateReport:
     """Every metric's estimate from the labelled draws.
 
@@ -281,9 +291,10 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
             (the paper's floor alpha gives ``alpha / (1 + alpha)``).
         acquisition: the session's acquisition (says whether CV-LURE can differ
             from LURE, see :func:`cv_same_as_lure`).
-        design_controls: metric -> ``(g_m, G_m)`` per labelled draw: an adaptive
-            design's controls (the estimate of that metric is then the design's
-            ``R_K = sum_m c_m theta_m``; other metrics use its q with g = 0).
+        design_controls: metric -> ``(g_m, G_m[, V_m])`` per labelled draw: an
+            adaptive design's controls (the estimate of that metric is then the
+            design's ``R_K = sum_m c_m theta_m``; other metrics use its q with g = 0)
+            and its own variance prediction (:func:`.draw.design_controls`).
     """
     if target_width is not None and not target_width > 0:
         raise ValueError(f"target width must be > 0, got {target_width!r}")
@@ -333,12 +344,19 @@ class HistoryPoint:
 
 
 def history(draws: LabelledDraws, metric: str, losses: np.ndarray, budgets: Sequence[int],
-            *, seed: int, n_boot: int, level: float) -> list[HistoryPoint]:
+            *, seed: int, n_boot: int, level: float,
+            design: tuple[np.ndarray, ...] | None = None) -> list[HistoryPoint]:
     """The estimate as it stood after each of ``budgets`` labels (same seeds as
-    :func:`estimate_report`, so the last point equals the current estimate)."""
+    :func:`estimate_report`, so the last point equals the current estimate): LURE, or
+    with ``design`` (its controls ``(g_m, G_m, ...)``) the adaptive design's own."""
+    from activetest.stats import adaptive_lure_terms
+
     out = []
     for b in budgets:
-        a = bootstrap(lure_terms(losses[:b], draws.q[:b], draws.n_pool), n_boot=n_boot,
+        terms = (lure_terms(losses[:b], draws.q[:b], draws.n_pool) if design is None else
+                 adaptive_lure_terms(losses[:b], draws.q[:b], draws.n_pool, design[0][:b],
+                                     design[1][:b]))
+        a = bootstrap(terms, n_boot=n_boot,
                       level=level, random_state=bootstrap_rng(seed, b, f"lure:{metric}"))
         u = bootstrap(losses[:b], n_boot=n_boot, level=level,
                       random_state=bootstrap_rng(seed, b, f"mean:{metric}"))

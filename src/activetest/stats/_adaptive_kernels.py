@@ -533,17 +533,33 @@ def prepare(kind, F, ltab, Phi, w0, rhos, lambdas, lam_fixed, sched, ist, fst, W
 
 @njit(cache=True)
 def step(kind, F, ltab, Phi, w0, rhos, lambdas, lam_fixed, sched, ist, fst, W, s, g, rem,
-         hidx, hy, hL, hq, hg, hG, hlam, m, k, u, forced, absres):  # pragma: no cover - compiled
+         hidx, hy, hL, hq, hg, hG, hlam, hV, m, k, u, forced,
+         absres):  # pragma: no cover - compiled
     """Draw m (0-based) knowing the first ``k`` labels; returns the drawn item.
 
     After :func:`prepare`, the item is drawn by inverting the CDF of
     ``q_i = (1 - lam) s_i / S + lam / n_rem`` in index order with the uniform
     ``u`` (or, when ``forced >= 0``, that item is taken: a replay), and q, g at
-    the item and ``G = sum_rem g`` are recorded.
+    the item and ``G = sum_rem g`` are recorded, with the variance the design's
+    own model predicts for the draw's term: ``hV = sum_rem s^2 / q - sum_rem s^2``
+    (``N^2 Var(theta_m | past)`` if ``s`` is the sd and ``g`` the mean of each
+    remaining loss; NaN before a learnt design's first fit, when ``s`` is no model).
     """
     a, b, G = prepare(kind, F, ltab, Phi, w0, rhos, lambdas, lam_fixed, sched, ist, fst, W, s,
                       g, rem, hidx, hy, hL, hq, m, k, absres)
     N = s.shape[0]
+    if ist[3] > 0:
+        v1 = 0.0
+        v2 = 0.0
+        for i in range(N):
+            if rem[i]:
+                qi = a * s[i] + b
+                if qi > 0.0:
+                    v1 += s[i] * s[i] / qi
+                v2 += s[i] * s[i]
+        hV[m] = max(v1 - v2, 0.0)
+    else:
+        hV[m] = np.nan
     pick = -1
     if forced >= 0:
         pick = forced
@@ -571,7 +587,7 @@ def step(kind, F, ltab, Phi, w0, rhos, lambdas, lam_fixed, sched, ist, fst, W, s
 @njit(cache=True)
 def simulate_runs(kind, F, ltab, Phi, w0, rhos, lambdas, lam_fixed, sched, s0, g0, fitted0,
                   lam0, losses, labels, U, out_idx, out_q, out_g, out_G, out_lam,
-                  out_refits):  # pragma: no cover - compiled
+                  out_refits, out_V):  # pragma: no cover - compiled
     """R sequential runs (each label observed right after its draw)."""
     R, M = U.shape
     N = s0.shape[0]
@@ -588,6 +604,7 @@ def simulate_runs(kind, F, ltab, Phi, w0, rhos, lambdas, lam_fixed, sched, s0, g
     hg = np.empty(M)
     hG = np.empty(M)
     hlam = np.empty(M)
+    hV = np.empty(M)
     absres = np.empty(M)
     ist = np.zeros(4, dtype=np.int64)
     fst = np.zeros(1)
@@ -595,7 +612,7 @@ def simulate_runs(kind, F, ltab, Phi, w0, rhos, lambdas, lam_fixed, sched, s0, g
         reset(w0, s0, g0, fitted0, lam0, ist, fst, W, s, g, rem)
         for m in range(M):
             i = step(kind, F, ltab, Phi, w0, rhos, lambdas, lam_fixed, sched, ist, fst, W, s,
-                     g, rem, hidx, hy, hL, hq, hg, hG, hlam, m, m, U[r, m], -1, absres)
+                     g, rem, hidx, hy, hL, hq, hg, hG, hlam, hV, m, m, U[r, m], -1, absres)
             hy[m] = labels[i]
             hL[m] = losses[i]
         for m in range(M):
@@ -604,6 +621,7 @@ def simulate_runs(kind, F, ltab, Phi, w0, rhos, lambdas, lam_fixed, sched, s0, g
             out_g[r, m] = hg[m]
             out_G[r, m] = hG[m]
             out_lam[r, m] = hlam[m]
+            out_V[r, m] = hV[m]
         out_refits[r] = ist[1]
 
 

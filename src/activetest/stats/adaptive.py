@@ -476,7 +476,7 @@ class AdaptiveDesign:
               "rem": np.empty(self.n, dtype=np.bool_), "hidx": np.zeros(M, dtype=np.int64),
               "hy": np.zeros(M, dtype=np.int64), "hL": np.zeros(M), "hq": np.zeros(M),
               "hg": np.zeros(M), "hG": np.zeros(M), "hlam": np.zeros(M),
-              "absres": np.zeros(M)}
+              "hV": np.zeros(M), "absres": np.zeros(M)}
         ak.reset(self._w0, self._s0, self._g0, self._fitted0, self._lam0, st["ist"], st["fst"],
                 st["W"], st["s"], st["g"], st["rem"])
         return st
@@ -486,7 +486,8 @@ class AdaptiveDesign:
         return int(ak.step(self.kind, self._F, self._ktab, self._Phi, self._w0, self.rhos,
                           self.lambdas, lam_fixed, self.schedule, st["ist"], st["fst"], st["W"],
                           st["s"], st["g"], st["rem"], st["hidx"], st["hy"], st["hL"], st["hq"],
-                          st["hg"], st["hG"], st["hlam"], m, k, u, forced, st["absres"]))
+                          st["hg"], st["hG"], st["hlam"], st["hV"], m, k, u, forced,
+                          st["absres"]))
 
     def _prepare(self, st: dict[str, np.ndarray], m: int, k: int) -> DesignPlan:
         lam_fixed = -1.0 if self.lam is None else float(self.lam)
@@ -618,6 +619,10 @@ class AdaptiveSampler:
         self.labels: list[int] = []
         self.losses: list[float] = []
         self.refits: list[int] = []
+        #: per draw, ``N^2 Var(theta_m | past)`` as the design's model predicts it
+        #: (NaN before a learnt design's first fit); see :func:`activetest.stats.
+        #: intervals.fixed_interval_curve` (``model_var=``). Recomputed on replay.
+        self.model_var: list[float] = []
 
     @property
     def n_remaining(self) -> int:
@@ -633,7 +638,7 @@ class AdaptiveSampler:
         if need <= self._cap:
             return
         cap = max(need, 2 * self._cap)
-        for key in ("hidx", "hy", "hL", "hq", "hg", "hG", "hlam", "absres"):
+        for key in ("hidx", "hy", "hL", "hq", "hg", "hG", "hlam", "hV", "absres"):
             old = self._st[key]
             new = np.zeros(cap, dtype=old.dtype)
             new[: old.shape[0]] = old
@@ -650,6 +655,7 @@ class AdaptiveSampler:
         self.control.append(float(self._st["hg"][m]))
         self.control_rest.append(float(self._st["hG"][m]))
         self.lam.append(float(self._st["hlam"][m]))
+        self.model_var.append(float(self._st["hV"][m]))
         self.n_known.append(k)
         self.refits.append(int(self._st["ist"][1]))
         return i
@@ -804,6 +810,8 @@ class DesignRuns:
     Attributes:
         indices, q, control, control_rest, lam: ``(R, M)`` per draw.
         refits: ``(R,)`` refits per run.
+        model_var: ``(R, M)`` ``N^2 Var(theta_m | past)`` as the design's model
+            predicts it (NaN before a learnt design's first fit).
     """
 
     indices: np.ndarray
@@ -812,6 +820,7 @@ class DesignRuns:
     control_rest: np.ndarray
     lam: np.ndarray
     refits: np.ndarray
+    model_var: np.ndarray | None = None
 
     def curve(self, losses: np.ndarray, *, use_control: bool = True) -> np.ndarray:
         """``(R, M)`` adaptive-LURE estimates after every label (``use_control=False``:
@@ -852,10 +861,10 @@ def simulate_design(design: AdaptiveDesign, *, losses: np.ndarray,
     R = int(n_runs)
     out = DesignRuns(np.empty((R, budget), dtype=np.int64), np.empty((R, budget)),
                      np.empty((R, budget)), np.empty((R, budget)), np.empty((R, budget)),
-                     np.empty(R, dtype=np.int64))
+                     np.empty(R, dtype=np.int64), np.empty((R, budget)))
     lam_fixed = -1.0 if design.lam is None else float(design.lam)
     ak.simulate_runs(design.kind, design._F, design._ktab, design._Phi, design._w0,
                     design.rhos, design.lambdas, lam_fixed, design.schedule, design._s0,
                     design._g0, design._fitted0, design._lam0, L, y, U, out.indices, out.q,
-                    out.control, out.control_rest, out.lam, out.refits)
+                    out.control, out.control_rest, out.lam, out.refits, out.model_var)
     return out

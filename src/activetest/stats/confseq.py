@@ -231,7 +231,8 @@ def asymptotic_cs_multiplier(N: int, K: int, *, alpha: float = 0.05,
 def asymptotic_cs(theta: np.ndarray, N: int, *, alpha: float = 0.05,
                   planned_labels: float = PLANNED_LABELS, min_labels: int = MIN_LABELS,
                   skew: bool = True,
-                  value_range: tuple[float, float] | None = None) -> ConfidenceSequence:
+                  value_range: tuple[float, float] | None = None,
+                  model_var: np.ndarray | None = None) -> ConfidenceSequence:
     """Asymptotic CS around ``R_M`` with half-width ``SE_M f(tau_M)`` (module docstring).
 
     Args:
@@ -250,9 +251,12 @@ def asymptotic_cs(theta: np.ndarray, N: int, *, alpha: float = 0.05,
             as M grows, so the CS stays asymptotically the plain one.
         value_range: optional ``(a, b)`` every pool risk lies in (e.g. (0, 1) for the
             error rate): the CS is clipped to it, which cannot lose coverage.
+        model_var: an adaptive design's own ``N^2 Var(theta_m | past)`` per draw: SE_M
+            is then the larger of the observed and the model's (as in
+            :func:`.fixed_interval_curve`).
     """
     th, N = _check_theta(theta, N)
-    est, se, gam, _ = _curves(th, N)
+    est, se, gam, _ = _curves(th, N, model_var)
     return _asymptotic_from_curves(est, se, gam, N, alpha=alpha, planned_labels=planned_labels,
                                    min_labels=min_labels, skew=skew, value_range=value_range)
 
@@ -352,10 +356,12 @@ class AnytimeSummary:
 
 def anytime_summary(theta: np.ndarray, N: int, *, target_width: float | None = None,
                     level: float = 0.95, alpha: float = 0.05,
-                    planned_labels: float = PLANNED_LABELS) -> AnytimeSummary:
+                    planned_labels: float = PLANNED_LABELS,
+                    model_var: np.ndarray | None = None) -> AnytimeSummary:
     """One call for a session: the fixed interval and the CS side by side after M labels.
 
-    ``theta`` holds one run's per-draw estimates so far (1-D). "You may stop now" is
+    ``theta`` holds one run's per-draw estimates so far (1-D), ``model_var`` an
+    adaptive design's own variance prediction per draw (optional). "You may stop now" is
     read off the CS, never the fixed interval: stopping when the CS is narrow
     enough keeps its coverage; stopping when the fixed interval is does not.
     """
@@ -364,8 +370,8 @@ def anytime_summary(theta: np.ndarray, N: int, *, target_width: float | None = N
     th = np.asarray(theta, dtype=np.float64)
     if th.ndim != 1:
         raise ValueError(f"theta must be 1-D (one run), got shape {th.shape}")
-    fi = fixed_interval(th, N, level=level)
-    cs = asymptotic_cs(th, N, alpha=alpha, planned_labels=planned_labels)
+    fi = fixed_interval(th, N, level=level, model_var=model_var)
+    cs = asymptotic_cs(th, N, alpha=alpha, planned_labels=planned_labels, model_var=model_var)
     lo, hi = float(cs.low[-1]), float(cs.high[-1])
     may_stop = target_width is not None and hi - lo <= target_width
     need = None

@@ -65,6 +65,20 @@ textbook finite-population variance, which ``SE_M^2`` matches to Monte Carlo
 error in the tests; the bootstrap of the reweighted losses estimates ``S^2 / M``
 instead, which over-covers the pool risk by the missing ``1 - M/N``.
 
+**Runs that have not met the surprises (adaptive designs).** A design that learns
+a control g makes most residuals L - g small; the variance then sits in a few
+items the model underweights, and a run that has not drawn one yet has a low
+estimate *and* a low SE at once (measured: the studentized statistic's sd 1.1-1.6
+and mean down to -0.7 at 30-400 labels, coverage 0.85-0.93). The design knows
+what it expects: with ``s_i`` the model's sd of item i's loss and ``g_i`` its mean,
+``N^2 Var(theta_m | past) = sum_{S_m} s_i^2 / q_m(i) - sum_{S_m} s_i^2`` under the
+model, an F_{m-1}-measurable prediction that does not depend on whether this run
+met the surprises. With ``model_var=`` the SE is ``max(SE_obs, SE_model)``,
+``SE_model^2 = sum c_m^2 x_m`` (``x_m`` the model's variance where it has one, the
+observed term before a learnt design's first fit). The maximum of a consistent
+estimate and anything else is asymptotically conservative, so the guarantee
+above stands; the cost is a wider interval where the model over-predicts.
+
 **Pool risk or population risk.** All of the above is design-based inference for
 the pool's own mean R: the pool is fixed and the randomness is the draws. If the
 target is the risk of the distribution the pool was sampled from (e.g. to compare
@@ -155,10 +169,27 @@ def estimate_curve(theta: np.ndarray, N: int) -> np.ndarray:
     return out
 
 
-def _curves(theta: np.ndarray, N: int
+def _curves(theta: np.ndarray, N: int, model_var: np.ndarray | None = None
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """``(R_M, SE_M, gamma_M, df_M)`` at every budget, from cumulative sums (O(K))."""
+    """``(R_M, SE_M, gamma_M, df_M)`` at every budget, from cumulative sums (O(K)).
+
+    ``model_var``: per draw ``N^2 Var(theta_m | past)`` as the design's model
+    predicts it (NaN where it has none); then ``SE_M^2`` is the larger of the
+    observed estimate and the model's (module docstring) and gamma is rescaled to it.
+    """
     th, N = _check_theta(theta, N)
+    if model_var is not None:
+        mv = np.asarray(model_var, dtype=np.float64)
+        if mv.shape != th.shape:
+            raise ValueError(f"model_var has shape {mv.shape}; theta has {th.shape}")
+        if np.any(mv[np.isfinite(mv)] < 0):
+            raise ValueError("model_var must be >= 0 (or NaN where unknown)")
+        est, se_obs, gam, df = _curves(th, N)
+        se = _with_model_variance(th, N, est, se_obs, mv)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            gam = np.where(se > 0, gam * (se_obs / np.where(se > 0, se, 1.0)) ** 3, 0.0)
+        gam = np.where(np.isfinite(gam), gam, 0.0)
+        return est, se, gam, df
     K = th.shape[-1]
     w, W = _weights(N, K)
     n_fin = min(K, N - 1)  # budgets with finite weights
@@ -190,6 +221,38 @@ def _curves(theta: np.ndarray, N: int
         se[..., :n_fin] = np.sqrt(v)
         gam[..., :n_fin] = g
     return est, se, gam, df
+
+
+def _with_model_variance(th: np.ndarray, N: int, est: np.ndarray, se_obs: np.ndarray,
+                         mv: np.ndarray) -> np.ndarray:
+    """``max(SE_obs, SE_model)`` with ``SE_model^2 = sum_m c_m^2 x_m``: ``x_m`` the
+    model's ``Var(theta_m | past)`` where known, else the observed ``(theta_m - R_M)^2``
+    (the same small-sample factor as the observed estimate)."""
+    K = th.shape[-1]
+    w, W = _weights(N, K)
+    n_fin = min(K, N - 1)
+    se = se_obs.copy()
+    if n_fin < 2:
+        return se
+    known = np.isfinite(mv[..., :n_fin])
+    x = np.where(known, mv[..., :n_fin], 0.0) / float(N) ** 2
+    w2 = w[:n_fin] ** 2
+    t = th[..., :n_fin]
+    s = t.mean(axis=-1, keepdims=True)
+    d = t - s
+    e = est[..., :n_fin] - s
+    u = np.where(known, 0.0, 1.0) * w2  # weights of the draws without a model
+    A0, A1, A2 = np.cumsum(u, axis=-1), np.cumsum(u * d, axis=-1), np.cumsum(u * d * d, axis=-1)
+    Wf = W[:n_fin]
+    S2 = np.cumsum(w2) / Wf**2
+    S3 = np.cumsum(w[:n_fin] ** 3) / Wf**3
+    kappa = 1.0 - 2.0 * S3 / S2 + S2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        obs_part = np.maximum(A2 - 2 * e * A1 + e * e * A0, 0.0) / kappa
+    v_model = (np.cumsum(w2 * x, axis=-1) + obs_part) / Wf**2
+    with np.errstate(invalid="ignore"):
+        se[..., 1:n_fin] = np.sqrt(np.maximum(se_obs[..., 1:n_fin] ** 2, v_model[..., 1:]))
+    return se
 
 
 def martingale_se_curve(theta: np.ndarray, N: int) -> tuple[np.ndarray, np.ndarray]:
@@ -292,7 +355,8 @@ def _z(level: float) -> float:
 
 def fixed_interval_curve(theta: np.ndarray, N: int, *, level: float = 0.95,
                          pool_variance: float | np.ndarray | None = None,
-                         skew: bool = True) -> IntervalCurve:
+                         skew: bool = True,
+                         model_var: np.ndarray | None = None) -> IntervalCurve:
     """Martingale-CLT interval at every budget M = 1..K.
 
     ``skew=True`` (default): Hall's skewness-corrected studentized interval with
@@ -307,8 +371,12 @@ def fixed_interval_curve(theta: np.ndarray, N: int, *, level: float = 0.95,
             Given, the interval targets the *population* risk the pool was drawn
             from: ``SE^2 + S^2 / N`` (and the skewness is rescaled to that SE).
             Default: the pool's own mean loss.
+        model_var: an adaptive design's own prediction of ``N^2 Var(theta_m | past)``
+            per draw (:attr:`activetest.stats.adaptive.DesignRuns.model_var`; NaN
+            where it has none): the SE is then the larger of the observed and the
+            model's (module docstring, "Runs that have not met the surprises").
     """
-    return _interval_from_curves(*_curves(theta, N), N, level=level,
+    return _interval_from_curves(*_curves(theta, N, model_var), N, level=level,
                                  pool_variance=pool_variance, skew=skew)
 
 
@@ -339,7 +407,8 @@ def _interval_from_curves(est: np.ndarray, se: np.ndarray, gam: np.ndarray, df: 
 
 
 def fixed_interval(theta: np.ndarray, N: int, *, level: float = 0.95,
-                   pool_variance: float | None = None, skew: bool = True) -> FixedInterval:
+                   pool_variance: float | None = None, skew: bool = True,
+                   model_var: np.ndarray | None = None) -> FixedInterval:
     """The interval after the last of the K draws of one run (1-D ``theta``).
 
     This is what a session shows after each label when the budget was fixed in
@@ -348,7 +417,8 @@ def fixed_interval(theta: np.ndarray, N: int, *, level: float = 0.95,
     th = np.asarray(theta, dtype=np.float64)
     if th.ndim != 1:
         raise ValueError(f"theta must be 1-D (one run), got shape {th.shape}")
-    c = fixed_interval_curve(th, N, level=level, pool_variance=pool_variance, skew=skew)
+    c = fixed_interval_curve(th, N, level=level, pool_variance=pool_variance, skew=skew,
+                             model_var=model_var)
     return FixedInterval(float(c.estimate[-1]), float(c.se[-1]), float(c.low[-1]),
                          float(c.high[-1]), c.level, th.size, c.target)
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from activetest.session import estimate as est
-from activetest.session.records import EstimateReport
+from activetest.session.records import ADAPTIVE_ACQUISITIONS, EstimateReport
 from activetest.session.report import data as rp
 from activetest.stats import labels_for_width, lure_terms
 
@@ -35,13 +35,23 @@ def _finite_or_none(x: float) -> float | None:
 
 
 def _cs_curve(draws: est.LabelledDraws, losses: np.ndarray, level: float,
-              metric: str) -> tuple[np.ndarray, np.ndarray]:
-    """The anytime CS of LURE at every label count 1..K (inf before it starts)."""
+              metric: str, design: tuple[np.ndarray, ...] | None = None,
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """The anytime CS of the session's estimate at every label count 1..K (inf before
+    it starts): LURE, or an adaptive design's own (``design`` = its controls and
+    variance prediction, :func:`activetest.session.draw.design_controls`)."""
     from activetest.stats import adaptive_lure_theta, asymptotic_cs
 
-    theta = adaptive_lure_theta(losses, draws.q, draws.n_pool)
+    if design is None:
+        theta = adaptive_lure_theta(losses, draws.q, draws.n_pool)
+        mv = None
+    else:
+        theta = adaptive_lure_theta(losses, draws.q, draws.n_pool, control=design[0],
+                                    control_rest=design[1])
+        mv = design[2] if np.isfinite(design[2]).any() else None
     cs = asymptotic_cs(theta, draws.n_pool, alpha=1.0 - level,
-                       value_range=(0.0, 1.0) if metric == "error_rate" else None)
+                       value_range=(0.0, 1.0) if metric == "error_rate" else None,
+                       model_var=mv)
     return np.asarray(cs.low), np.asarray(cs.high)
 
 
@@ -96,10 +106,16 @@ def report_data(session: Session, *, compare: Sequence[Any] | Any = (),
     level = float(cfg.get("level", 0.95))
     budgets = _budgets(draws.k, n_points)
     history: dict[str, list[rp.HistoryRow]] = {}
+    designs: dict[str, tuple[np.ndarray, ...]] = {}
+    if cfg.get("acquisition") in ADAPTIVE_ACQUISITIONS:  # the design's own estimate
+        from activetest.session import draw
+
+        designs[draw.design_metric(cfg)] = draw.design_controls(session.store, draws.k)
     for metric in session.metrics:
         points = est.history(draws, metric, losses[metric], budgets, seed=seed,
-                             n_boot=n_boot, level=level)
-        cs_lo, cs_hi = _cs_curve(draws, losses[metric], level, metric)
+                             n_boot=n_boot, level=level, design=designs.get(metric))
+        cs_lo, cs_hi = _cs_curve(draws, losses[metric], level, metric,
+                                 designs.get(metric))
         history[METRIC_NAMES[metric]] = [
             rp.HistoryRow(p.n_labels, p.active.estimate, p.active.low, p.active.high,
                           p.uniform.estimate, p.uniform.low, p.uniform.high,
