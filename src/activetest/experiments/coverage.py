@@ -800,7 +800,9 @@ def _recommendation() -> list[str]:
         "fixed interval is the honest answer when the budget was set in advance; the CS is "
         "the one to read when the person decides when to stop by looking (which is what "
         "`status` and `--target-width` invite): it covers at every budget at once, so any "
-        "stopping rule keeps its 95%. Both are asymptotic and are claimed from 30 labels on.",
+        "stopping rule keeps its 95%. Both are asymptotic and are claimed from 30 labels on. "
+        "With an adaptive design both take the design's own prediction of each term's "
+        "variance as a floor for the SE (`model_var=`; see the adaptive design's section).",
         "- **Instead of the bootstrap**: same cost, a justification (martingale CLT under the "
         "sequential, adaptive, without-replacement design), the finite-population factor "
         "(the bootstrap over-covers the pool risk as M/N grows and under-covers where the "
