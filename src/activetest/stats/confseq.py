@@ -286,7 +286,8 @@ def _asymptotic_from_curves(est: np.ndarray, se: np.ndarray, gam: np.ndarray, N:
 
 
 def labels_for_cs_width(theta: np.ndarray, N: int, width: float, *, alpha: float = 0.05,
-                        planned_labels: float = PLANNED_LABELS) -> int:
+                        planned_labels: float = PLANNED_LABELS,
+                        model_var: np.ndarray | None = None) -> int:
     """Projected total labels until the asymptotic CS is at most ``width`` wide.
 
     A **projection**, not a guarantee: it assumes each further draw's variance
@@ -297,20 +298,21 @@ def labels_for_cs_width(theta: np.ndarray, N: int, width: float, *, alpha: float
     f(tau_{M'})``, scaled by (observed width / plain width) at ``M`` so that it
     never promises less than what is seen, is at most ``width`` (N at worst: the
     whole pool has width 0). Stopping when the *observed* CS is narrow enough is valid;
-    the projection only says roughly when that will be.
+    the projection only says roughly when that will be. ``model_var``: as for
+    :func:`asymptotic_cs` (the SE projected is then the floored one).
     """
     th = np.asarray(theta, dtype=np.float64)
     if th.ndim != 1:
         raise ValueError(f"theta must be 1-D (one run), got shape {th.shape}")
     if not width > 0:
         raise ValueError(f"width must be > 0, got {width!r}")
-    cs = asymptotic_cs(th, N, alpha=alpha, planned_labels=planned_labels)
+    cs = asymptotic_cs(th, N, alpha=alpha, planned_labels=planned_labels, model_var=model_var)
     M = th.size
     if cs.width[-1] <= width:
         return M
     if M == 1:
         raise ValueError("one label gives no spread to project from; label a few more")
-    _, se = martingale_se_curve(th, N)
+    se = _curves(th, N, model_var)[1]
     tau = cs_clock(N, N - 1)
     Wm = np.arange(1, N, dtype=np.float64) / (N - np.arange(1, N))
     P = tau / Wm**2
@@ -377,7 +379,7 @@ def anytime_summary(theta: np.ndarray, N: int, *, target_width: float | None = N
     need = None
     if target_width is not None and th.size >= 2:
         need = labels_for_cs_width(th, N, target_width, alpha=alpha,
-                                   planned_labels=planned_labels)
+                                   planned_labels=planned_labels, model_var=model_var)
     return AnytimeSummary(th.size, fi.estimate, fi.low, fi.high, lo, hi, target_width,
                           bool(may_stop), need)
 
