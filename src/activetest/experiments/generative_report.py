@@ -205,12 +205,12 @@ def run_target(pool: Pool, loss: str, *, n_runs: int, budget: int, seed: int,
         Li = L[runs.indices]
         theta = est.adaptive_lure_theta(Li, runs.q, n, runs.control, runs.control_rest)
         cols = np.array([b for b in budgets if b <= budget]) - 1
-        ci = fixed_interval_curve(theta, n)
+        ci = fixed_interval_curve(theta, n, model_var=runs.model_var)  # as sessions do
         lo, hi = ci.low[:, cols], ci.high[:, cols]
         cov = {"pool": ((lo <= res.pool_risk) & (res.pool_risk <= hi)).mean(axis=0)}
         theta2 = est.adaptive_lure_theta(Li**2, runs.q, n)
         pv = pool_variance_curve(theta2, theta, n)
-        cp = fixed_interval_curve(theta, n, pool_variance=pv)
+        cp = fixed_interval_curve(theta, n, pool_variance=pv, model_var=runs.model_var)
         lo, hi = cp.low[:, cols], cp.high[:, cols]
         cov["test"] = ((lo <= truth) & (truth <= hi)).mean(axis=0)
         res.coverage[name] = cov
@@ -387,9 +387,10 @@ def write_report(results: Sequence[TargetResult], out_dir: str | os.PathLike[str
             lines += [f"![relative error, {r.target}](generative/{r.target}-em.png)", ""]
     lines += ["## Single-run intervals of the graded designs", "",
               "Share of runs whose 95% martingale fixed-budget interval "
-              "(`activetest.stats.intervals.fixed_interval_curve`) covers the pool risk "
-              "(what the estimate is unbiased for), and, with the pool-variance term "
-              "(`pool_variance=`), the test-set truth.", "",
+              "(`activetest.stats.intervals.fixed_interval_curve`, with the design's own "
+              "variance prediction as a floor, `model_var=`, as sessions compute it) covers "
+              "the pool risk (what the estimate is unbiased for), and, with the "
+              "pool-variance term (`pool_variance=`), the test-set truth.", "",
               "| target | loss | design | covers | " + " | ".join(str(b) for b in bud) + " |",
               "|---|---|---|---|" + "---|" * len(bud)]
     for r in results:
