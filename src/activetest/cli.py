@@ -478,6 +478,16 @@ def _label_loop(s: Any, pending: Sequence[Any]) -> None:
     _print_waiting(s.waiting())
 
 
+def _key_to_class(s: Any, key: str, C: int) -> int | None:
+    """The class (judgment level) a key names: 1..C, or a class name; None if neither."""
+    if key.isdigit() and 1 <= int(key) <= C:
+        return int(key) - 1
+    try:
+        return s.parse_label(key) if key and not key.isdigit() else None
+    except ValueError:
+        return None
+
+
 def _judge_loop(s: Any) -> None:
     """Only compared answers are left to judge (every target answer is labelled)."""
     keys = "  ".join(f"[bold]{k + 1}[/]={_escape(name)}" for k, name in
@@ -520,14 +530,7 @@ def _judge_compared(s: Any, keys_in: _Keys, help_line: str) -> int:
             answered -= 1
             _out.print("undone")
             continue
-        y: int | None = None
-        if key.isdigit() and 1 <= int(key) <= C:
-            y = int(key) - 1
-        else:
-            try:
-                y = s.parse_label(key) if key and not key.isdigit() else None
-            except ValueError:
-                y = None
+        y = _key_to_class(s, key, C)
         if y is None:
             _out.print(f"unknown answer {_escape(key)!r}: press 1..{C}, u or q")
             continue
@@ -565,14 +568,7 @@ def _answer_all(s: Any, pending: Sequence[Any], keys_in: _Keys, help_line: str) 
             _out.print(f"undone: item {_escape(change.item_id)} is unlabelled again")
             i = pos
             continue
-        y: int | None = None
-        if key.isdigit() and 1 <= int(key) <= C:
-            y = int(key) - 1
-        else:
-            try:
-                y = s.parse_label(key) if key and not key.isdigit() else None
-            except ValueError:
-                y = None
+        y = _key_to_class(s, key, C)
         if y is None:
             _out.print(f"unknown answer {_escape(key)!r}: press 1..{C}, u or q")
             continue

@@ -154,10 +154,23 @@ def _same_file(a: Any, b: str) -> bool:
         return False
 
 
+def _check_join(items: Sequence[GradedItem], records: Sequence[Any], path: Any, hint: str,
+                *, prefix: str = "") -> None:
+    """Refuse a join by id whose shared prompt fields disagree (normalised text)."""
+    from activetest.data.generative import normalize_answer
+
+    for g, r in zip(items, records, strict=True):
+        for key in set(g.item.fields) & set(r.prompt):
+            if normalize_answer(g.item.fields[key]) != normalize_answer(r.prompt[key]):
+                raise SessionError(
+                    f"{prefix}item {g.item.id!r}: the pool's {key!r} is "
+                    f"{g.item.fields[key][:60]!r} but {path} answered {r.prompt[key][:60]!r} "
+                    f"under the same id: the ids join different items{hint}")
+
+
 def _from_answer_file(spec: str, pool: Any, task: GenTask,
                       options: Mapping[str, Any] | None) -> tuple[list[GradedItem], list[Any]]:
     """Pool items and their answers (as Generations) from an ``answers:`` target."""
-    from activetest.data.generative import normalize_answer
     from activetest.models.base import Generation
 
     af = read_answer_spec(spec)
@@ -169,14 +182,9 @@ def _from_answer_file(spec: str, pool: Any, task: GenTask,
     else:
         items = _load_pool(pool, task, options)
         records = af.align([g.item.id for g in items])
-        for g, r in zip(items, records, strict=True):
-            for key in set(g.item.fields) & set(r.prompt):
-                if normalize_answer(g.item.fields[key]) != normalize_answer(r.prompt[key]):
-                    raise SessionError(
-                        f"item {g.item.id!r}: the pool's {key!r} is {g.item.fields[key][:60]!r} "
-                        f"but {af.path} answered {r.prompt[key][:60]!r} under the same id: the "
-                        f"ids join different items; fix the ids, or pass --pool {path} to use "
-                        f"the answer file itself as the pool")
+        _check_join(items, records, af.path,
+                    f"; fix the ids, or pass --pool {path} to use the answer file itself as "
+                    f"the pool")
         items = [GradedItem(g.item, g.references or r.references, r.answer,
                             {**g.extra, "file_score": r.score}) for g, r in
                  zip(items, records, strict=True)]
@@ -195,7 +203,6 @@ def _compare_answers(inputs: GradedInputs, specs: Sequence[str], *, threads: int
     shares with the pool (as for the target); a model spec generates with the
     session's in-context examples.
     """
-    from activetest.data.generative import normalize_answer
 
     out: dict[str, tuple[list[str], list[dict[str, Any]]]] = {}
     for raw_spec in specs:
@@ -215,14 +222,7 @@ def _compare_answers(inputs: GradedInputs, specs: Sequence[str], *, threads: int
                 records = af.align(ids)
             except ValueError as exc:
                 raise SessionError(f"--compare {spec}: {exc}") from None
-            for g, r in zip(inputs.pool, records, strict=True):
-                for key in set(g.item.fields) & set(r.prompt):
-                    if normalize_answer(g.item.fields[key]) != normalize_answer(r.prompt[key]):
-                        raise SessionError(
-                            f"--compare {spec}: item {g.item.id!r}: the pool's {key!r} is "
-                            f"{g.item.fields[key][:60]!r} but {af.path} answered "
-                            f"{r.prompt[key][:60]!r} under the same id: the ids join "
-                            f"different items")
+            _check_join(inputs.pool, records, af.path, "", prefix=f"--compare {spec}: ")
             out[spec] = ([r.answer for r in records],
                          [{"source": spec, "token_logprobs": list(r.token_logprobs or ())}
                           for r in records])
