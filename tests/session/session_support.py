@@ -109,6 +109,15 @@ def cli_env(tmp_path: Path) -> dict[str, str]:
     return env
 
 
+def as_a_terminal_would() -> None:
+    """``preexec_fn`` for a child that must see Ctrl-C: a shell without job control
+    starts background jobs with SIGINT ignored, and an ignored signal is inherited
+    across exec; a person's terminal does not do that."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def cli_command(*args: str) -> list[str]:
     """``python -m activetest.cli ARGS``."""
     return [sys.executable, "-m", "activetest.cli", *args]

@@ -17,7 +17,13 @@ import time
 from pathlib import Path
 
 import pytest
-from session_support import PoolFiles, cli_command, cli_env, require_models
+from session_support import (
+    PoolFiles,
+    as_a_terminal_would,
+    cli_command,
+    cli_env,
+    require_models,
+)
 
 from activetest._tmpfiles import sweep_tmp, tmp_prefix
 from activetest.supervise import CRASH_ENV, crash_message
@@ -165,7 +171,7 @@ def test_ctrl_c_reaches_the_supervised_command(pool_files: PoolFiles, tmp_path: 
     proc = subprocess.Popen(cli_command(*_init_args(pool_files, tmp_path / "c.db",
                                                     "smollm2-135m")),
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=as_a_terminal_would)
     time.sleep(4)  # into model loading / scoring
     os.killpg(proc.pid, signal.SIGINT)
     _, err = proc.communicate(timeout=120)

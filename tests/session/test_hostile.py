@@ -24,7 +24,14 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-from session_support import PoolFiles, cli_command, cli_env, make_pool_files, require_models
+from session_support import (
+    PoolFiles,
+    as_a_terminal_would,
+    cli_command,
+    cli_env,
+    make_pool_files,
+    require_models,
+)
 from typer.testing import CliRunner
 
 from activetest.cli import app
@@ -345,7 +352,7 @@ def test_ctrl_c_during_a_hanging_request_exits_at_once(pool_files: PoolFiles,
                                                        tmp_path: Path) -> None:
     with bad_server("hang") as port:
         proc = _init_openai(pool_files, tmp_path, f"http://127.0.0.1:{port}/v1", deadline=120,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=as_a_terminal_would)
         time.sleep(4)
         t0 = time.monotonic()
         os.killpg(proc.pid, signal.SIGINT)
