@@ -152,18 +152,36 @@ def _logit_grad_hess(F, hidx, hy, k, w, w0, rho, grad, H):  # pragma: no cover -
 
 
 @njit(cache=True)
-def logit_map(F, hidx, hy, k, w, w0, rho):  # pragma: no cover - compiled
-    """MAP of the logit by damped Newton from ``w`` (updated in place); returns the
-    log Laplace evidence ``loglik - rho/2 |w - w0|^2 + K/2 log rho - 1/2 log det H``."""
-    K = F.shape[2]
+def _objective(binary, F, X, hidx, hy, hL, k, w, w0, rho):  # pragma: no cover - compiled
+    """The logit's (``binary`` False: softmax on ``F``, labels ``hy``) or the graded
+    model's (``binary`` True: logistic on ``X``, soft targets ``hL``) objective."""
+    if binary:
+        return _graded_objective(X, hidx, hL, k, w, w0, rho)
+    return _logit_objective(F, hidx, hy, k, w, w0, rho)
+
+
+@njit(cache=True)
+def _grad_hess(binary, F, X, hidx, hy, hL, k, w, w0, rho, grad, H):  # pragma: no cover
+    if binary:
+        _graded_grad_hess(X, hidx, hL, k, w, w0, rho, grad, H)
+    else:
+        _logit_grad_hess(F, hidx, hy, k, w, w0, rho, grad, H)
+
+
+@njit(cache=True)
+def _newton_map(binary, F, X, hidx, hy, hL, k, w, w0, rho):  # pragma: no cover - compiled
+    """MAP by damped Newton from ``w`` (updated in place; a warm-start row, possibly
+    longer than the model's K weights) of the model :func:`_objective` names; returns
+    the log Laplace evidence ``loglik - rho/2 |w - w0|^2 + K/2 log rho - 1/2 log det H``."""
+    K = X.shape[1] if binary else F.shape[2]
     grad = np.empty(K)
     H = np.empty((K, K))
     Lo = np.empty((K, K))
     d = np.empty(K)
     wt = np.empty(K)
-    f, ll = _logit_objective(F, hidx, hy, k, w, w0, rho)
+    f, ll = _objective(binary, F, X, hidx, hy, hL, k, w, w0, rho)
     for _ in range(60):
-        _logit_grad_hess(F, hidx, hy, k, w, w0, rho, grad, H)
+        _grad_hess(binary, F, X, hidx, hy, hL, k, w, w0, rho, grad, H)
         _cholesky(H, Lo)
         _chol_solve(Lo, grad, d)
         dec = 0.0
@@ -176,7 +194,7 @@ def logit_map(F, hidx, hy, k, w, w0, rho):  # pragma: no cover - compiled
         for _ls in range(40):
             for a in range(K):
                 wt[a] = w[a] - t * d[a]
-            ft, llt = _logit_objective(F, hidx, hy, k, wt, w0, rho)
+            ft, llt = _objective(binary, F, X, hidx, hy, hL, k, wt, w0, rho)
             if ft <= f - 1e-4 * t * dec:
                 ok = True
                 break
@@ -186,12 +204,19 @@ def logit_map(F, hidx, hy, k, w, w0, rho):  # pragma: no cover - compiled
         for a in range(K):
             w[a] = wt[a]
         f, ll = ft, llt
-    _logit_grad_hess(F, hidx, hy, k, w, w0, rho, grad, H)
+    _grad_hess(binary, F, X, hidx, hy, hL, k, w, w0, rho, grad, H)
     logdet = _cholesky(H, Lo)
     pen = 0.0
     for a in range(K):
         pen += (w[a] - w0[a]) ** 2
     return ll - 0.5 * rho * pen + 0.5 * K * math.log(rho) - 0.5 * logdet
+
+
+@njit(cache=True)
+def logit_map(F, hidx, hy, k, w, w0, rho):  # pragma: no cover - compiled
+    """MAP of the logit from ``w`` (updated in place); the log Laplace evidence
+    (:func:`_newton_map`). ``w`` has ``F.shape[2]`` entries."""
+    return _newton_map(False, F, np.zeros((1, 1)), hidx, hy, np.zeros(1), k, w, w0, rho)
 
 
 @njit(cache=True)
@@ -286,46 +311,10 @@ def _graded_grad_hess(X, hidx, hL, k, w, w0, rho, grad, H):  # pragma: no cover 
 
 @njit(cache=True)
 def graded_map(X, hidx, hL, k, w, w0, rho):  # pragma: no cover - compiled
-    """MAP of the binary logistic model by damped Newton from ``w`` (updated in place);
-    returns the log Laplace evidence ``loglik - rho/2 |w - w0|^2 + K/2 log rho - 1/2 log det H``
-    (exact for 0/1 losses; a quasi-evidence for graded ones)."""
-    K = X.shape[1]
-    grad = np.empty(K)
-    H = np.empty((K, K))
-    Lo = np.empty((K, K))
-    d = np.empty(K)
-    wt = np.empty(K)
-    f, ll = _graded_objective(X, hidx, hL, k, w, w0, rho)
-    for _ in range(60):
-        _graded_grad_hess(X, hidx, hL, k, w, w0, rho, grad, H)
-        _cholesky(H, Lo)
-        _chol_solve(Lo, grad, d)
-        dec = 0.0
-        for a in range(K):
-            dec += grad[a] * d[a]
-        if dec < 1e-12:
-            break
-        t = 1.0
-        ok = False
-        for _ls in range(40):
-            for a in range(K):
-                wt[a] = w[a] - t * d[a]
-            ft, llt = _graded_objective(X, hidx, hL, k, wt, w0, rho)
-            if ft <= f - 1e-4 * t * dec:
-                ok = True
-                break
-            t *= 0.5
-        if not ok:
-            break
-        for a in range(K):
-            w[a] = wt[a]
-        f, ll = ft, llt
-    _graded_grad_hess(X, hidx, hL, k, w, w0, rho, grad, H)
-    logdet = _cholesky(H, Lo)
-    pen = 0.0
-    for a in range(K):
-        pen += (w[a] - w0[a]) ** 2
-    return ll - 0.5 * rho * pen + 0.5 * K * math.log(rho) - 0.5 * logdet
+    """MAP of the binary logistic model from ``w`` (updated in place); the log Laplace
+    evidence (:func:`_newton_map`; exact for 0/1 losses, a quasi-evidence for graded ones)."""
+    return _newton_map(True, np.zeros((1, 1, 1)), X, hidx, np.zeros(1, dtype=np.int64), hL,
+                       k, w, w0, rho)
 
 
 @njit(cache=True)

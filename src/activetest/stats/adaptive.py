@@ -347,6 +347,10 @@ class AdaptiveDesign:
         With in-run lambda, lambda = 0.5 before the first choice (draw 10): no
         residual has been seen yet that could speak for or against the score. ``target_logprobs``
         (optional) lets :class:`AdaptiveSampler` turn labels into losses.
+
+        The proposal only needs ``scores`` up to a factor, but the variance the design
+        predicts (:attr:`AdaptiveSampler.model_var`, a floor for the intervals) reads
+        them as each loss's sd and ``control`` as its mean: pass them in loss units.
         """
         s = as_vector(scores, "scores")
         if np.any(s < 0):

@@ -178,18 +178,13 @@ def _curves(theta: np.ndarray, N: int, model_var: np.ndarray | None = None
     observed estimate and the model's (module docstring) and gamma is rescaled to it.
     """
     th, N = _check_theta(theta, N)
+    mv = None
     if model_var is not None:
         mv = np.asarray(model_var, dtype=np.float64)
         if mv.shape != th.shape:
             raise ValueError(f"model_var has shape {mv.shape}; theta has {th.shape}")
         if np.any(mv[np.isfinite(mv)] < 0):
             raise ValueError("model_var must be >= 0 (or NaN where unknown)")
-        est, se_obs, gam, df = _curves(th, N)
-        se = _with_model_variance(th, N, est, se_obs, mv)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            gam = np.where(se > 0, gam * (se_obs / np.where(se > 0, se, 1.0)) ** 3, 0.0)
-        gam = np.where(np.isfinite(gam), gam, 0.0)
-        return est, se, gam, df
     K = th.shape[-1]
     w, W = _weights(N, K)
     n_fin = min(K, N - 1)  # budgets with finite weights
@@ -217,42 +212,29 @@ def _curves(theta: np.ndarray, N: int, model_var: np.ndarray | None = None
             v = m2 / Wf**2 / kappa
             g = np.where(m2 > 0, m3 / np.where(m2 > 0, m2, 1.0) ** 1.5, 0.0)
             df[:n_fin] = 1.0 / S2 - 1.0
+            if mv is not None:  # the model's variance where it has one, else the observed
+                known = np.isfinite(mv[..., :n_fin])
+                x = np.where(known, mv[..., :n_fin], 0.0) / float(N) ** 2
+                u = np.where(known, 0.0, w2)
+                U0, U1 = np.cumsum(u, axis=-1), np.cumsum(u * d, axis=-1)
+                U2 = np.cumsum(u * d * d, axis=-1)
+                rest = np.maximum(U2 - 2 * e * U1 + e * e * U0, 0.0) / kappa
+                v_obs = v
+                v = np.maximum(v, (np.cumsum(w2 * x, axis=-1) + rest) / Wf**2)
+                g = _rescaled_skewness(g, np.sqrt(v_obs), np.sqrt(v))
         v[..., 0] = np.inf
         se[..., :n_fin] = np.sqrt(v)
         gam[..., :n_fin] = g
     return est, se, gam, df
 
 
-def _with_model_variance(th: np.ndarray, N: int, est: np.ndarray, se_obs: np.ndarray,
-                         mv: np.ndarray) -> np.ndarray:
-    """``max(SE_obs, SE_model)`` with ``SE_model^2 = sum_m c_m^2 x_m``: ``x_m`` the
-    model's ``Var(theta_m | past)`` where known, else the observed ``(theta_m - R_M)^2``
-    (the same small-sample factor as the observed estimate)."""
-    K = th.shape[-1]
-    w, W = _weights(N, K)
-    n_fin = min(K, N - 1)
-    se = se_obs.copy()
-    if n_fin < 2:
-        return se
-    known = np.isfinite(mv[..., :n_fin])
-    x = np.where(known, mv[..., :n_fin], 0.0) / float(N) ** 2
-    w2 = w[:n_fin] ** 2
-    t = th[..., :n_fin]
-    s = t.mean(axis=-1, keepdims=True)
-    d = t - s
-    e = est[..., :n_fin] - s
-    u = np.where(known, 0.0, 1.0) * w2  # weights of the draws without a model
-    A0, A1, A2 = np.cumsum(u, axis=-1), np.cumsum(u * d, axis=-1), np.cumsum(u * d * d, axis=-1)
-    Wf = W[:n_fin]
-    S2 = np.cumsum(w2) / Wf**2
-    S3 = np.cumsum(w[:n_fin] ** 3) / Wf**3
-    kappa = 1.0 - 2.0 * S3 / S2 + S2
+def _rescaled_skewness(gamma: np.ndarray, se_from: np.ndarray, se_to: np.ndarray) -> np.ndarray:
+    """The skewness ``gamma`` of an estimate whose SE was ``se_from``, restated for a
+    wider SE ``se_to`` (the third moment is unchanged: ``gamma (se_from / se_to)^3``;
+    0 where ``se_to`` is 0 or the ratio is undefined)."""
     with np.errstate(invalid="ignore", divide="ignore"):
-        obs_part = np.maximum(A2 - 2 * e * A1 + e * e * A0, 0.0) / kappa
-    v_model = (np.cumsum(w2 * x, axis=-1) + obs_part) / Wf**2
-    with np.errstate(invalid="ignore"):
-        se[..., 1:n_fin] = np.sqrt(np.maximum(se_obs[..., 1:n_fin] ** 2, v_model[..., 1:]))
-    return se
+        out = np.where(se_to > 0, gamma * (se_from / np.where(se_to > 0, se_to, 1.0)) ** 3, 0.0)
+    return np.where(np.isfinite(out), out, 0.0)
 
 
 def martingale_se_curve(theta: np.ndarray, N: int) -> tuple[np.ndarray, np.ndarray]:
@@ -393,8 +375,7 @@ def _interval_from_curves(est: np.ndarray, se: np.ndarray, gam: np.ndarray, df: 
             raise ValueError("pool_variance must be finite and >= 0")
         se_pool = se
         se = np.sqrt(se**2 + pv / int(N))
-        with np.errstate(invalid="ignore"):
-            gam = np.where(se > 0, gam * (se_pool / np.where(se > 0, se, 1.0)) ** 3, 0.0)
+        gam = _rescaled_skewness(gam, se_pool, se)
         target = "population"
     if skew:
         lo, hi = _hall_bounds(est, se, gam, _student_quantile(0.5 + level / 2, df))
