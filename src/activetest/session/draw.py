@@ -31,9 +31,8 @@ from activetest.session.store import Acquisition, SessionError, SessionStore
 from activetest.stats import ActiveSampler, SamplerState
 
 __all__ = ["acquisition_scores_of", "build_design", "design_controls", "design_info",
-           "design_loss",
-           "design_metric",
-           "pending", "select", "select_adaptive", "usable_prefix", "waiting"]
+           "design_loss", "design_metric", "pending", "replayed", "select", "select_adaptive",
+           "usable_prefix", "waiting"]
 
 
 def acquisition_scores_of(store: SessionStore) -> np.ndarray:
@@ -225,14 +224,23 @@ def _replay(store: SessionStore, design: Any, seed: int | None, rng_state: Any,
                            f"history ({exc})") from None
 
 
-def design_info(store: SessionStore) -> dict[str, Any]:
-    """The adaptive design's state: its name, refits, lambda, ridge and fitted weights."""
+def replayed(store: SessionStore) -> Any:
+    """The session's adaptive sampler rebuilt from its stored history (None before
+    it has a sampler state): one replay, for :func:`design_info` and
+    :func:`design_controls` to share."""
     row = store.sampler_row()
     if row is None:
+        return None
+    return _replay(store, build_design(store), row[1], row[2], store.acquisitions(),
+                   store.design_draws())
+
+
+def design_info(store: SessionStore, sampler: Any = None) -> dict[str, Any]:
+    """The adaptive design's state: its name, refits, lambda, ridge and fitted weights
+    (``sampler``: :func:`replayed`, if the caller has it already)."""
+    sampler = replayed(store) if sampler is None else sampler
+    if sampler is None:
         return {}
-    design = build_design(store)
-    sampler = _replay(store, design, row[1], row[2], store.acquisitions(),
-                      store.design_draws())
     info = sampler.info()
     info["design"] = store.config().get("acquisition")
     w = info.get("weights")  # name them
@@ -248,19 +256,16 @@ def design_info(store: SessionStore) -> dict[str, Any]:
     return info
 
 
-def design_controls(store: SessionStore, k: int
+def design_controls(store: SessionStore, k: int, sampler: Any = None
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(g_m, G_m, V_m)`` of the first ``k`` draws of an adaptive session: the
     controls, and the design's own prediction ``V_m = N^2 Var(theta_m | past)``
-    (recomputed by replaying the stored history; NaN before a learnt design's
-    first fit), which the intervals take as a floor for their variance."""
+    (recomputed by the replay, ``sampler`` or :func:`replayed`; NaN before a learnt
+    design's first fit), which the intervals take as a floor for their variance."""
     dd = store.design_draws()[:k]
     g = np.array([d[0] for d in dd], dtype=np.float64)
     G = np.array([d[1] for d in dd], dtype=np.float64)
-    V = np.full(len(dd), np.nan)
-    row = store.sampler_row()
-    if row is not None and dd:
-        sampler = _replay(store, build_design(store), row[1], row[2], store.acquisitions(),
-                          store.design_draws())
-        V = np.asarray(sampler.model_var[:k], dtype=np.float64)
+    sampler = replayed(store) if sampler is None and dd else sampler
+    V = (np.full(len(dd), np.nan) if sampler is None
+         else np.asarray(sampler.model_var[:k], dtype=np.float64))
     return g, G, V

@@ -44,6 +44,12 @@ __all__ = ["LabelledDraws", "NoiseRule", "bootstrap_rng", "controls", "cv_same_a
            "estimate_report", "estimate_stale", "history", "per_item_loss"]
 
 
+#: An adaptive design's per-draw ``(g_m, G_m, V_m)``: controls at the drawn items, their
+#: sums over the remaining ones, and its own variance prediction (NaN: none); see
+#: :func:`activetest.session.draw.design_controls`.
+DesignControls = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
 @dataclass(frozen=True)
 class LabelledDraws:
     """The labelled prefix of the draw order, which every estimate is computed from.
@@ -170,12 +176,12 @@ def anytime(draws: LabelledDraws, losses: np.ndarray, *, control: np.ndarray | N
             level: float = 0.95, target_width: float | None = None,
             loss_bound: float | None = None, q_floor: float | None = None,
             value_range: tuple[float, float] | None = None,
-            design: tuple[np.ndarray, ...] | None = None) -> AnytimeInterval | None:
+            design: DesignControls | None = None) -> AnytimeInterval | None:
     """The fixed-budget interval and the confidence sequences of one estimate.
 
-    ``control`` (``(N,)``) gives control-variate LURE; ``design`` (``(g_m, G_m)`` per
-    draw, optionally ``V_m``, the design's own variance prediction, a floor for the
-    intervals' variance) an adaptive design's estimate with its own controls and its
+    ``control`` (``(N,)``) gives control-variate LURE; ``design`` (``(g_m, G_m, V_m)``
+    per draw, :func:`.draw.design_controls`: V_m the design's own variance prediction,
+    a floor for the intervals' variance) an adaptive design's estimate with its own controls and its
     exact CS (control bounded by the loss bound); ``loss_bound`` (every pool
     item's loss lies in ``[0, loss_bound]``) and ``q_floor`` (each remaining item's
     probability is at least ``q_floor / (N - m + 1)``) enable the exact CS.
@@ -194,8 +200,7 @@ def anytime(draws: LabelledDraws, losses: np.ndarray, *, control: np.ndarray | N
     model_var = None
     if design is not None:
         theta = adaptive_lure_theta(losses, q, N, control=design[0], control_rest=design[1])
-        if len(design) > 2 and np.isfinite(design[2]).any():
-            model_var = np.asarray(design[2], dtype=np.float64)
+        model_var = design[2]  # NaN where the design has no model: the observed SE alone
     elif control is None:
         theta = adaptive_lure_theta(losses, q, N)
     else:
@@ -223,7 +228,7 @@ def _metric_estimate(metric: str, draws: LabelledDraws, losses: np.ndarray, hit:
                      control: np.ndarray | None, *, seed: int, n_boot: int, level: float,
                      target_width: float | None, loss_bound: float | None = None,
                      q_floor: float | None = None, acquisition: str | None = None,
-                     design: tuple[np.ndarray, ...] | None = None) -> MetricEstimate:
+                     design: DesignControls | None = None) -> MetricEstimate:
     from activetest.stats import adaptive_lure_curve, adaptive_lure_terms
 
     K, N, q = draws.k, draws.n_pool, draws.q
@@ -268,7 +273,7 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
                     level: float = 0.95, target_width: float | None = None,
                     loss_bounds: Mapping[str, float] | None = None,
                     q_floor: float | None = None, acquisition: str | None = None,
-                    design_controls: Mapping[str, tuple[np.ndarray, ...]] | None = None,
+                    design_controls: Mapping[str, DesignControls] | None = None,
                     ) -> EstimateReport:
     """Every metric's estimate from the labelled draws.
 
@@ -291,7 +296,7 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
             (the paper's floor alpha gives ``alpha / (1 + alpha)``).
         acquisition: the session's acquisition (says whether CV-LURE can differ
             from LURE, see :func:`cv_same_as_lure`).
-        design_controls: metric -> ``(g_m, G_m[, V_m])`` per labelled draw: an
+        design_controls: metric -> ``(g_m, G_m, V_m)`` per labelled draw: an
             adaptive design's controls (the estimate of that metric is then the
             design's ``R_K = sum_m c_m theta_m``; other metrics use its q with g = 0)
             and its own variance prediction (:func:`.draw.design_controls`).
@@ -345,10 +350,10 @@ class HistoryPoint:
 
 def history(draws: LabelledDraws, metric: str, losses: np.ndarray, budgets: Sequence[int],
             *, seed: int, n_boot: int, level: float,
-            design: tuple[np.ndarray, ...] | None = None) -> list[HistoryPoint]:
+            design: DesignControls | None = None) -> list[HistoryPoint]:
     """The estimate as it stood after each of ``budgets`` labels (same seeds as
     :func:`estimate_report`, so the last point equals the current estimate): LURE, or
-    with ``design`` (its controls ``(g_m, G_m, ...)``) the adaptive design's own."""
+    with ``design`` (:func:`.draw.design_controls`) the adaptive design's own."""
     from activetest.stats import adaptive_lure_terms
 
     out = []

@@ -569,9 +569,11 @@ class Session:
             o_lp = self._logprobs(f"compare:{spec}", spec, draws.rows, progress)[draws.rows]
             compared[spec] = {m: est.per_item_loss(m, o_lp, draws.y) for m in self.metrics}
         design_controls = {}
+        sampler = None
         if cfg.get("acquisition") in ADAPTIVE_ACQUISITIONS:
-            design_controls = {draw.design_metric(cfg): draw.design_controls(self.store,
-                                                                             draws.k)}
+            sampler = draw.replayed(self.store)  # one replay for the controls and the info
+            design_controls = {draw.design_metric(cfg): draw.design_controls(
+                self.store, draws.k, sampler)}
         bounds: dict[str, float] = {}
         t_pool = None if self.graded else self.store.scores("target")
         if t_pool is not None and np.all(np.isfinite(t_pool.logprobs)):
@@ -596,7 +598,7 @@ class Session:
             target_width=target_width, acquisition=cfg.get("acquisition"),
             loss_bounds=bounds, q_floor=q_floor, design_controls=design_controls)
         if design_controls:
-            report = dataclasses.replace(report, design=draw.design_info(self.store))
+            report = dataclasses.replace(report, design=draw.design_info(self.store, sampler))
         if warnings:
             report = dataclasses.replace(report, warnings=[*report.warnings, *warnings])
         if record and self.store.writable:

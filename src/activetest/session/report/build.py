@@ -35,7 +35,7 @@ def _finite_or_none(x: float) -> float | None:
 
 
 def _cs_curve(draws: est.LabelledDraws, losses: np.ndarray, level: float,
-              metric: str, design: tuple[np.ndarray, ...] | None = None,
+              metric: str, design: est.DesignControls | None = None,
               ) -> tuple[np.ndarray, np.ndarray]:
     """The anytime CS of the session's estimate at every label count 1..K (inf before
     it starts): LURE, or an adaptive design's own (``design`` = its controls and
@@ -48,7 +48,7 @@ def _cs_curve(draws: est.LabelledDraws, losses: np.ndarray, level: float,
     else:
         theta = adaptive_lure_theta(losses, draws.q, draws.n_pool, control=design[0],
                                     control_rest=design[1])
-        mv = design[2] if np.isfinite(design[2]).any() else None
+        mv = design[2]
     cs = asymptotic_cs(theta, draws.n_pool, alpha=1.0 - level,
                        value_range=(0.0, 1.0) if metric == "error_rate" else None,
                        model_var=mv)
@@ -106,7 +106,7 @@ def report_data(session: Session, *, compare: Sequence[Any] | Any = (),
     level = float(cfg.get("level", 0.95))
     budgets = _budgets(draws.k, n_points)
     history: dict[str, list[rp.HistoryRow]] = {}
-    designs: dict[str, tuple[np.ndarray, ...]] = {}
+    designs: dict[str, est.DesignControls] = {}
     if cfg.get("acquisition") in ADAPTIVE_ACQUISITIONS:  # the design's own estimate
         from activetest.session import draw
 
