@@ -29,11 +29,12 @@ from typing import Any
 import numpy as np
 
 from activetest.data.generative import GenTask
-from activetest.session.records import LabelError
+from activetest.session.records import LabelConflict, LabelError
 from activetest.session.store import Acquisition, LabelChange, SessionStore
 
-__all__ = ["PendingJudgment", "add_judgments", "compare_role", "compared_losses",
-           "compared_specs", "judgment_of", "pending_judgments", "same_answer"]
+__all__ = ["JudgedAnswers", "PendingJudgment", "add_judgments", "check_judgments",
+           "compare_role", "compared_losses", "compared_specs", "pending_judgments",
+           "same_answer"]
 
 
 def compare_role(spec: str) -> str:
@@ -60,27 +61,34 @@ class PendingJudgment:
     answer: str
 
 
-def judgment_of(store: SessionStore, spec: str, row: int, *,
-                _cache: dict[str, Any] | None = None) -> int | None:
-    """The judgment level that applies to ``spec``'s answer at pool ``row`` (rules 1-3
-    of the module docstring), or None while it is missing."""
-    c = _cache if _cache is not None else {}
-    if "answers" not in c:
+class JudgedAnswers:
+    """A snapshot of every role's answers and judgments: which judgment applies to a
+    compared answer (rules 1-3 of the module docstring). Build once per question
+    asked of many items (it reads the store when built)."""
+
+    def __init__(self, store: SessionStore) -> None:
         specs = compared_specs(store.config())
-        c["answers"] = {"target": store.answers("target"),
-                        **{s: store.answers(compare_role(s)) for s in specs}}
-        c["judged"] = {"target": store.labels(),
-                       **{s: store.judgments(compare_role(s)) for s in specs}}
-    answers, judged = c["answers"], c["judged"]
-    own = judged.get(spec, {}).get(row)
-    if own is not None:
-        return int(own.label)
-    text = answers.get(spec, {}).get(row, ("",))[0]
-    for other in ("target", *[s for s in answers if s not in ("target", spec)]):
-        j = judged.get(other, {}).get(row)
-        if j is not None and same_answer(answers[other].get(row, ("",))[0], text):
-            return int(j.label)
-    return None
+        self.answers: dict[str, dict[int, Any]] = {
+            "target": store.answers("target"),
+            **{s: store.answers(compare_role(s)) for s in specs}}
+        self.judged: dict[str, dict[int, Any]] = {
+            "target": store.labels(), **{s: store.judgments(compare_role(s)) for s in specs}}
+
+    def answer(self, role: str, row: int) -> str:
+        """``role``'s answer at pool ``row`` (``"target"`` or a compared spec)."""
+        return str(self.answers.get(role, {}).get(row, ("",))[0])
+
+    def level(self, spec: str, row: int) -> int | None:
+        """The judgment level that applies to ``spec``'s answer at ``row``, or None."""
+        own = self.judged.get(spec, {}).get(row)
+        if own is not None:
+            return int(own.label)
+        text = self.answer(spec, row)
+        for other in ("target", *[s for s in self.answers if s not in ("target", spec)]):
+            j = self.judged.get(other, {}).get(row)
+            if j is not None and same_answer(self.answer(other, row), text):
+                return int(j.label)
+        return None
 
 
 def compared_losses(store: SessionStore, task: GenTask, spec: str,
@@ -88,16 +96,10 @@ def compared_losses(store: SessionStore, task: GenTask, spec: str,
     """``(K,)`` the compared target's loss ``1 - score`` at ``rows`` (NaN where its
     judgment is missing) and the positions that are missing."""
     scores = np.asarray(task.judgment.scores, dtype=np.float64)
-    cache: dict[str, Any] = {}
-    out = np.full(len(rows), np.nan)
-    missing = []
-    for k, row in enumerate(rows):
-        j = judgment_of(store, spec, int(row), _cache=cache)
-        if j is None:
-            missing.append(k)
-        else:
-            out[k] = 1.0 - scores[j]
-    return out, missing
+    judged = JudgedAnswers(store)
+    levels = [judged.level(spec, int(row)) for row in rows]
+    out = np.array([np.nan if j is None else 1.0 - scores[j] for j in levels])
+    return out, [k for k, j in enumerate(levels) if j is None]
 
 
 def pending_judgments(store: SessionStore) -> list[PendingJudgment]:
@@ -110,54 +112,47 @@ def pending_judgments(store: SessionStore) -> list[PendingJudgment]:
     specs = compared_specs(store.config())
     if not specs:
         return []
-    cache: dict[str, Any] = {}
-    labelled = store.labels()
+    judged = JudgedAnswers(store)
     out = []
     for a in store.acquisitions():
         for spec in specs:
-            if judgment_of(store, spec, a.index, _cache=cache) is not None:
+            if judged.level(spec, a.index) is not None:
                 continue
-            text = cache["answers"][spec].get(a.index, ("",))[0]
-            if a.index not in labelled and same_answer(
-                    cache["answers"]["target"].get(a.index, ("",))[0], text):
+            text = judged.answer(spec, a.index)
+            if a.index not in judged.judged["target"] and same_answer(
+                    judged.answer("target", a.index), text):
                 continue  # judged with the target's answer
             out.append(PendingJudgment(a, spec, text))
     return out
 
 
-def add_judgments(store: SessionStore, task: GenTask, index: Mapping[str, int], spec: str,
-                  records: Iterable[tuple[str, Any]], *, source: str,
-                  overwrite: bool = False) -> list[LabelChange]:
-    """Judge ``spec``'s answers: ``(item_id, level)`` records, checked whole, written in
-    one transaction.
+def check_judgments(store: SessionStore, task: GenTask, index: Mapping[str, int], spec: str,
+                    records: Iterable[Any], *, source: str, overwrite: bool = False,
+                    where: str = "", resolve: str = "skip",
+                    ) -> tuple[list[tuple[int, int, str]], int, list[LabelConflict]]:
+    """Check judgments of ``spec``'s answers as :func:`activetest.session.labels.check_labels`
+    checks labels (against the stored judgments of that answer, not the labels).
 
     Raises:
-        LabelError: every bad record listed (unknown target or item, an item never
-            drawn, an unknown judgment level); nothing is written then.
+        LabelError: ``spec`` is not a compared target, or the records' problems.
     """
-    from activetest.session.labels import parse_label
+    from activetest.session.labels import check_labels
 
     specs = compared_specs(store.config())
     if spec not in specs:
         known = ", ".join(map(repr, specs)) or "none (pass --compare when creating the session)"
-        raise LabelError(f"{spec!r} is not a compared target of this session; compared "
-                         f"targets: {known}")
-    drawn = {a.index for a in store.acquisitions()}
-    problems, answers = [], []
-    for item_id, raw in records:
-        row = index.get(str(item_id))
-        if row is None:
-            problems.append(f"item {item_id!r} is not in the pool")
-            continue
-        if row not in drawn:
-            problems.append(f"item {item_id!r} was never selected; only selected items can be "
-                            f"judged")
-            continue
-        try:
-            answers.append((row, parse_label(task, raw)))
-        except LabelError as exc:
-            problems.append(f"item {item_id!r}: {exc}")
-    if problems:
-        raise LabelError(f"{len(problems)} judgment problem(s); nothing was written:\n  "
-                         + "\n  ".join(problems[:20]))
+        raise LabelError(f"{where + ': ' if where else ''}{spec!r} is not a compared target "
+                         f"of this session; compared targets: {known}")
+    return check_labels(store, task, index, records, source=source, overwrite=overwrite,
+                        where=where, resolve=resolve,
+                        current=store.judgments(compare_role(spec)))
+
+
+def add_judgments(store: SessionStore, task: GenTask, index: Mapping[str, int], spec: str,
+                  records: Iterable[Any], *, source: str,
+                  overwrite: bool = False) -> list[LabelChange]:
+    """Judge ``spec``'s answers (``(item_id, level)`` records): checked whole
+    (:func:`check_judgments`), then written in one transaction."""
+    answers, _, _ = check_judgments(store, task, index, spec, records, source=source,
+                                    overwrite=overwrite)
     return store.set_judgments(compare_role(spec), answers, source, overwrite=overwrite)

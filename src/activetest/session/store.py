@@ -885,59 +885,86 @@ class SessionStore:
         Raises:
             SessionError: a conflicting label without ``overwrite``.
         """
+        return self._set("target", answers, source, overwrite)
+
+    @staticmethod
+    def _slot(role: str) -> tuple[str, str, tuple[str, ...], tuple[Any, ...]]:
+        """Where ``role``'s labels live: (table, history table, key columns before
+        ``idx``, their values). The session target's are the ``labels``; a compared
+        answer's judgments are the ``judgments`` of its role."""
+        if role == "target":
+            return "labels", "label_history", (), ()
+        return "judgments", "judgment_history", ("role",), (role,)
+
+    def _set(self, role: str, answers: Iterable[tuple[int, int] | tuple[int, int, str]],
+             source: str, overwrite: bool) -> list[LabelChange]:
+        table, _, keys, vals = self._slot(role)
+        where = " AND ".join(f"{k} = ?" for k in (*keys, "idx"))
+        cols = ", ".join((*keys, "idx"))
         at = now()
         changes: list[LabelChange] = []
         with self.transaction() as c:
             for answer in answers:
                 idx, label = int(answer[0]), int(answer[1])
                 src = str(answer[2]) if len(answer) > 2 else source  # type: ignore[misc]
-                row = c.execute("SELECT label FROM labels WHERE idx = ?", (idx,)).fetchone()
+                row = c.execute(f"SELECT label FROM {table} WHERE {where}",
+                                (*vals, idx)).fetchone()
                 old = None if row is None else int(row[0])
                 if old == label:
                     continue
                 if old is not None and not overwrite:
                     iid = c.execute("SELECT item_id FROM items WHERE idx = ?",
                                     (idx,)).fetchone()[0]
-                    raise SessionError(f"item {iid!r} already has label {old}, not {label}; "
-                                       f"pass --overwrite (overwrite=True) to replace it (the "
-                                       f"old label is kept in the history)")
+                    what = ("" if role == "target" else
+                            f": the answer of {role.removeprefix('compare:')}")
+                    raise SessionError(f"item {iid!r}{what} already has label {old}, not "
+                                       f"{label}; pass --overwrite (overwrite=True) to replace "
+                                       f"it (the old label is kept in the history)")
                 if old is None:
-                    c.execute("INSERT INTO labels (idx, label, source, created, updated) "
-                              "VALUES (?, ?, ?, ?, ?)", (idx, label, src, at, at))
+                    c.execute(f"INSERT INTO {table} ({cols}, label, source, created, updated) "
+                              f"VALUES ({', '.join('?' * (len(keys) + 5))})",
+                              (*vals, idx, label, src, at, at))
                 else:
-                    c.execute("UPDATE labels SET label = ?, source = ?, updated = ? "
-                              "WHERE idx = ?", (label, src, at, idx))
+                    c.execute(f"UPDATE {table} SET label = ?, source = ?, updated = ? "
+                              f"WHERE {where}", (label, src, at, *vals, idx))
                 action = "add" if old is None else "change"
-                changes.append(self._history(c, idx, old, label, action, src, at))
+                changes.append(self._history(c, role, idx, old, label, action, src, at))
         return changes
 
-    def _history(self, c: sqlite3.Connection, idx: int, old: int | None, new: int | None,
-                 action: str, source: str, at: str) -> LabelChange:
-        cur = c.execute("INSERT INTO label_history (idx, old_label, new_label, action, source, "
-                        "at) VALUES (?, ?, ?, ?, ?, ?)", (idx, old, new, action, source, at))
+    def _history(self, c: sqlite3.Connection, role: str, idx: int, old: int | None,
+                 new: int | None, action: str, source: str, at: str) -> LabelChange:
+        _, hist, keys, vals = self._slot(role)
+        cols = ", ".join((*keys, "idx"))
+        cur = c.execute(f"INSERT INTO {hist} ({cols}, old_label, new_label, action, source, at) "
+                        f"VALUES ({', '.join('?' * (len(keys) + 6))})",
+                        (*vals, idx, old, new, action, source, at))
         iid = c.execute("SELECT item_id FROM items WHERE idx = ?", (idx,)).fetchone()[0]
-        return LabelChange(int(cur.lastrowid or 0), idx, iid, old, new, action, source, at)
+        return LabelChange(int(cur.lastrowid or 0), idx, iid, old, new, action, source, at, role)
 
     def revert(self, change: LabelChange, source: str) -> LabelChange:
         """Undo one change: restore ``change.old`` (None: remove the label). One transaction.
+        A change of a compared answer's judgment (``change.role``) is undone in its table.
 
         Raises:
             SessionError: the item's label is no longer ``change.new`` (changed since).
         """
+        table, _, keys, vals = self._slot(change.role)
+        where = " AND ".join(f"{k} = ?" for k in (*keys, "idx"))
+        key = (*vals, change.index)
         at = now()
         with self.transaction() as c:
-            row = c.execute("SELECT label, created FROM labels WHERE idx = ?",
-                            (change.index,)).fetchone()
+            row = c.execute(f"SELECT label FROM {table} WHERE {where}", key).fetchone()
             cur = None if row is None else int(row[0])
             if cur != change.new:
                 raise SessionError(f"cannot undo: item {change.item_id!r} now has label {cur}, "
                                    f"not {change.new} (changed since)")
             if change.old is None:
-                c.execute("DELETE FROM labels WHERE idx = ?", (change.index,))
+                c.execute(f"DELETE FROM {table} WHERE {where}", key)
             else:
-                c.execute("UPDATE labels SET label = ?, source = ?, updated = ? WHERE idx = ?",
-                          (change.old, source, at, change.index))
-            return self._history(c, change.index, cur, change.old, "undo", source, at)
+                c.execute(f"UPDATE {table} SET label = ?, source = ?, updated = ? WHERE {where}",
+                          (change.old, source, at, *key))
+            return self._history(c, change.role, change.index, cur, change.old, "undo", source,
+                                 at)
 
     def label_history(self, index: int | None = None) -> list[LabelChange]:
         """Every label change (of one item row, or all), oldest first."""
@@ -978,7 +1005,7 @@ class SessionStore:
 
         The same rules as :meth:`set_labels`: an identical judgment is left alone, a
         different one is replaced only with ``overwrite`` (the old one stays in the
-        history); the changes carry ``role``.
+        history); the changes carry ``role`` (:meth:`revert` undoes them).
 
         Raises:
             SessionError: a conflicting judgment without ``overwrite``, or a file
@@ -987,64 +1014,7 @@ class SessionStore:
         if self.schema_version < 3:
             raise SessionError("this session file predates compared answers (schema "
                                f"{self.schema_version}); create a new session to compare")
-        at = now()
-        changes: list[LabelChange] = []
-        with self.transaction() as c:
-            for answer in answers:
-                idx, label = int(answer[0]), int(answer[1])
-                src = str(answer[2]) if len(answer) > 2 else source  # type: ignore[misc]
-                row = c.execute("SELECT label FROM judgments WHERE role = ? AND idx = ?",
-                                (role, idx)).fetchone()
-                old = None if row is None else int(row[0])
-                if old == label:
-                    continue
-                iid = c.execute("SELECT item_id FROM items WHERE idx = ?", (idx,)).fetchone()[0]
-                if old is not None and not overwrite:
-                    who = role.removeprefix("compare:")
-                    raise SessionError(f"item {iid!r}: the answer of {who} already has "
-                                       f"judgment {old}, not {label}; pass "
-                                       f"--overwrite (overwrite=True) to replace it (the old "
-                                       f"one is kept in the history)")
-                if old is None:
-                    c.execute("INSERT INTO judgments (role, idx, label, source, created, updated)"
-                              " VALUES (?, ?, ?, ?, ?, ?)", (role, idx, label, src, at, at))
-                else:
-                    c.execute("UPDATE judgments SET label = ?, source = ?, updated = ? "
-                              "WHERE role = ? AND idx = ?", (label, src, at, role, idx))
-                action = "add" if old is None else "change"
-                cur = c.execute("INSERT INTO judgment_history (role, idx, old_label, new_label, "
-                                "action, source, at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                                (role, idx, old, label, action, src, at))
-                changes.append(LabelChange(int(cur.lastrowid or 0), idx, iid, old, label, action,
-                                           src, at, role))
-        return changes
-
-    def revert_judgment(self, change: LabelChange, source: str) -> LabelChange:
-        """Undo one change of :meth:`set_judgments` (``change.role``). One transaction.
-
-        Raises:
-            SessionError: the judgment is no longer ``change.new`` (changed since).
-        """
-        at, role = now(), change.role
-        with self.transaction() as c:
-            row = c.execute("SELECT label FROM judgments WHERE role = ? AND idx = ?",
-                            (role, change.index)).fetchone()
-            cur = None if row is None else int(row[0])
-            if cur != change.new:
-                raise SessionError(f"cannot undo: the answer of {role} on item "
-                                   f"{change.item_id!r} is now judged {cur}, not {change.new}")
-            if change.old is None:
-                c.execute("DELETE FROM judgments WHERE role = ? AND idx = ?",
-                          (role, change.index))
-            else:
-                c.execute("UPDATE judgments SET label = ?, source = ?, updated = ? "
-                          "WHERE role = ? AND idx = ?", (change.old, source, at, role,
-                                                         change.index))
-            cur_id = c.execute("INSERT INTO judgment_history (role, idx, old_label, new_label, "
-                               "action, source, at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                               (role, change.index, cur, change.old, "undo", source, at))
-            return LabelChange(int(cur_id.lastrowid or 0), change.index, change.item_id, cur,
-                               change.old, "undo", source, at, role)
+        return self._set(role, answers, source, overwrite)
 
     def judgment_history(self, role: str | None = None) -> list[LabelChange]:
         """Every change to compared answers' judgments (of one role, or all), oldest first."""

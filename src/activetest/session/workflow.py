@@ -385,8 +385,6 @@ class Session:
 
     def undo(self, change: LabelChange, *, source: str = "undo") -> LabelChange:
         """Revert one label change, or one judgment of a compared answer (committed at once)."""
-        if change.role != "target":
-            return self.store.revert_judgment(change, source)
         return self.store.revert(change, source)
 
     # ------------------------------------------------- compared answers (graded)
@@ -814,18 +812,11 @@ class Session:
             return self.add_labels(records, source=source, overwrite=overwrite,
                                    where=str(path), resolve=resolve)
         # compared answers' judgments: every record checked before anything is written
-        known = self.compared_targets()
-        unknown = sorted({r.answer_of for r in judged} - set(known))
-        if unknown:
-            raise LabelError(f"{path}: answer_of {unknown[0]!r} is not a compared target of "
-                             f"this session (compared: {', '.join(map(repr, known)) or 'none'})")
-        checked = {}
-        for spec in dict.fromkeys(r.answer_of for r in judged):
-            checked[spec] = labels.check_labels(
-                self.store, self.task, self._row_index(),
-                [r for r in judged if r.answer_of == spec], source=source, overwrite=overwrite,
-                where=str(path), resolve=resolve,
-                current=self.store.judgments(compare_graded.compare_role(spec)))
+        checked = {spec: compare_graded.check_judgments(
+            self.store, self.task, self._row_index(),  # type: ignore[arg-type]
+            spec, [r for r in judged if r.answer_of == spec], source=source,
+            overwrite=overwrite, where=str(path), resolve=resolve)
+            for spec in dict.fromkeys(r.answer_of for r in judged)}
         result = self.add_labels([r for r in records if not r.answer_of], source=source,
                                  overwrite=overwrite, where=str(path), resolve=resolve)
         changes, conflicts = list(result.changes), list(result.conflicts)
