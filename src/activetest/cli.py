@@ -445,10 +445,7 @@ def label(
         if n is not None and len(pending) < n:
             s.select(n - len(pending))
             pending = s.pending()
-        if not pending and s.graded and s.pending_judgments() and not from_data:
-            _judge_loop(s)
-            return
-        if not pending:
+        if not pending and not (s.graded and s.pending_judgments() and not from_data):
             _out.print("nothing to label: every selected item has a label. Draw more with "
                        f"`activetest select {_escape(str(session))} --n 20` or `label --n 20`.")
             return
@@ -460,15 +457,13 @@ def label(
 
 
 def _label_loop(s: Any, pending: Sequence[Any]) -> None:
-    task = s.task
-    C = task.n_classes
+    """The selected items' labels, then (graded comparisons) the compared answers."""
     keys = "  ".join(f"[bold]{k + 1}[/]={_escape(name)}" for k, name in
-                     enumerate(task.class_names))
+                     enumerate(s.task.class_names))
     help_line = f"{keys}   [bold]u[/]=undo  [bold]q[/]=quit"
-    with _Keys(C) as keys_in:
+    with _Keys(s.task.n_classes) as keys_in:
         answered = _answer_all(s, pending, keys_in, help_line)
-        quit_early = len(s.pending()) > 0
-        if s.graded and not quit_early and s.pending_judgments():
+        if s.graded and not s.pending() and s.pending_judgments():
             answered += _judge_compared(s, keys_in, help_line)
     left = len(s.pending())
     _out.print(f"labelled {answered} item(s) in this run; {left} selected item(s) still pending")
@@ -488,15 +483,22 @@ def _key_to_class(s: Any, key: str, C: int) -> int | None:
         return None
 
 
-def _judge_loop(s: Any) -> None:
-    """Only compared answers are left to judge (every target answer is labelled)."""
-    keys = "  ".join(f"[bold]{k + 1}[/]={_escape(name)}" for k, name in
-                     enumerate(s.task.class_names))
-    help_line = f"{keys}   [bold]u[/]=undo  [bold]q[/]=quit"
-    with _Keys(s.task.n_classes) as keys_in:
-        done = _judge_compared(s, keys_in, help_line)
-    left = len(s.pending_judgments())
-    _out.print(f"judged {done} compared answer(s) in this run; {left} still to judge")
+def _read_answer(s: Any, keys_in: _Keys, help_line: str) -> int | str:
+    """``"quit"`` (q or end of input), ``"undo"`` (u) or a class index; asks again after
+    an unknown key."""
+    C = s.task.n_classes
+    while True:
+        _out.print(help_line)
+        _out.print("> ", end="")
+        key = keys_in.read()
+        if key is None or key.lower() in ("q", "quit"):
+            return "quit"
+        if key.lower() in ("u", "undo"):
+            return "undo"
+        y = _key_to_class(s, key, C)
+        if y is not None:
+            return y
+        _out.print(f"unknown answer {_escape(key)!r}: press 1..{C}, u or q")
 
 
 def _judge_compared(s: Any, keys_in: _Keys, help_line: str) -> int:
@@ -505,35 +507,26 @@ def _judge_compared(s: Any, keys_in: _Keys, help_line: str) -> int:
     The list is recomputed after each answer: judging one answer settles every
     identical answer of the same item.
     """
-    C = s.task.n_classes
     done: list[Any] = []
     answered = 0
-    while True:
-        waiting = s.pending_judgments()
-        if not waiting:
-            break
+    while waiting := s.pending_judgments():
         p = waiting[0]
         a = p.acquisition
         _out.rule(f"compared answer: {_escape(p.spec)}  item {_escape(a.item_id)}  "
                   f"(draw {a.step}; {len(waiting)} to judge)")
         _out.print(_escape(s.display(a.item_id, target=p.spec)))
-        _out.print(help_line)
-        _out.print("> ", end="")
-        key = keys_in.read()
-        if key is None or key.lower() in ("q", "quit"):
+        y = _read_answer(s, keys_in, help_line)
+        if y == "quit":
             break
-        if key.lower() in ("u", "undo"):
-            if not done:
+        if y == "undo":
+            if done:
+                s.undo(done.pop(), source="cli:undo")
+                answered -= 1
+                _out.print("undone")
+            else:
                 _out.print("nothing to undo")
-                continue
-            s.undo(done.pop(), source="cli:undo")
-            answered -= 1
-            _out.print("undone")
             continue
-        y = _key_to_class(s, key, C)
-        if y is None:
-            _out.print(f"unknown answer {_escape(key)!r}: press 1..{C}, u or q")
-            continue
+        assert isinstance(y, int)
         change = s.judge(a.item_id, y, target=p.spec, source="cli")
         if change is not None:
             done.append(change)
@@ -543,40 +536,32 @@ def _judge_compared(s: Any, keys_in: _Keys, help_line: str) -> int:
 
 
 def _answer_all(s: Any, pending: Sequence[Any], keys_in: _Keys, help_line: str) -> int:
-    task = s.task
-    C = task.n_classes
     done: list[tuple[int, Any]] = []  # (position in pending, change) for undo
     i = 0
     answered = 0
     while i < len(pending):
         a = pending[i]
-        item = s.item(a.item_id)
         _out.rule(f"{i + 1}/{len(pending)}  item {_escape(a.item_id)}  (draw {a.step})")
-        _out.print(_escape(s.display(item.id)))
-        _out.print(help_line)
-        _out.print("> ", end="")
-        key = keys_in.read()
-        if key is None or key.lower() in ("q", "quit"):
+        _out.print(_escape(s.display(a.item_id)))
+        y = _read_answer(s, keys_in, help_line)
+        if y == "quit":
             break
-        if key.lower() in ("u", "undo"):
-            if not done:
+        if y == "undo":
+            if done:
+                pos, change = done.pop()
+                s.undo(change, source="cli:undo")
+                answered -= 1
+                _out.print(f"undone: item {_escape(change.item_id)} is unlabelled again")
+                i = pos
+            else:
                 _out.print("nothing to undo")
-                continue
-            pos, change = done.pop()
-            s.undo(change, source="cli:undo")
-            answered -= 1
-            _out.print(f"undone: item {_escape(change.item_id)} is unlabelled again")
-            i = pos
             continue
-        y = _key_to_class(s, key, C)
-        if y is None:
-            _out.print(f"unknown answer {_escape(key)!r}: press 1..{C}, u or q")
-            continue
+        assert isinstance(y, int)
         change = s.add_label(a.item_id, y, source="cli", overwrite=False)
         if change is not None:
             done.append((i, change))
             answered += 1
-        _out.print(f"saved: {_escape(task.class_names[y])}")
+        _out.print(f"saved: {_escape(s.task.class_names[y])}")
         i += 1
     return answered
 

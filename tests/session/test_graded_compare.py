@@ -448,3 +448,24 @@ def test_graded_acquisition_choices(tmp_path: Path) -> None:
     with pytest.raises(SessionError, match="do not apply to a graded task"):
         Session.create(tmp_path / "x.db", pool=pool, task="squad", target="pool",
                        surrogate="column:conf", acquisition="pe", progress=False)
+
+
+def test_label_asks_only_for_compared_answers_once_the_targets_are_labelled(
+        tmp_path: Path) -> None:
+    pool, other, a_ok, b_ok = write_files(tmp_path, n=6)
+    db = create(tmp_path, pool, other)
+    spec = f"answers:{other}"
+    with Session.open(db) as s:
+        s.select(6)
+        for a in s.acquisitions():
+            s.add_label(a.item_id, "correct" if a_ok[a.item_id] else "incorrect")
+        waiting = [p.acquisition.item_id for p in s.pending_judgments()]
+        names = [n.lower() for n in s.task.class_names]
+    assert waiting
+    keys = [str(names.index("correct" if b_ok[i] else "incorrect") + 1) for i in waiting]
+    out = run("label", db, input="\n".join(["nonsense", *keys]) + "\n")
+    assert "unknown answer 'nonsense'" in out and "compared answer" in out
+    with Session.open(db) as s:
+        assert s.pending_judgments() == []
+        got = {s.items()[r].id: v.label for r, v in s.store.judgments(f"compare:{spec}").items()}
+    assert got == {i: names.index("correct" if b_ok[i] else "incorrect") for i in waiting}
