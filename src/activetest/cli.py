@@ -765,14 +765,12 @@ def _print_estimate(r: Any, target: str) -> None:
                        "the other model is better (anytime)" if lo > 0 else "not decided yet")
             _out.print(f"  anytime interval of the difference {_cs(lo, hi)}: {verdict}")
     if r.design:
-        d = r.design
-        parts = [f"{d.get('refits', 0)} refit(s)", f"lambda {d.get('lam', 0):.2g}"]
-        if "ridge" in d:
-            parts.append(f"ridge {d['ridge']:g}")
-        if isinstance(d.get("weights"), dict):
-            parts.append("weights " + ", ".join(f"{k} {v:.3g}" for k, v in d["weights"].items()))
-        _out.print(f"design {d.get('design')}: " + "; ".join(parts) + " (the estimate uses "
-                   "its own control; exactly unbiased)")
+        from activetest.session.draw import describe_design
+
+        state, weights = describe_design(r.design)
+        _out.print(f"design {r.design.get('design')}: {state}"
+                   + (f"; weights {weights}" if weights else "")
+                   + " (the estimate uses its own control; exactly unbiased)")
     for w in r.warnings:
         _out.print(f"[yellow]note:[/] {_escape(w)}")
 

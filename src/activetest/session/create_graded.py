@@ -65,6 +65,7 @@ import numpy as np
 
 from activetest.data.generative import GenTask, GradedItem, exact_match, load_graded_pool
 from activetest.data.task import Item
+from activetest.session.compare_graded import compare_role
 from activetest.session.create import check_options, resolve_task
 from activetest.session.scoring import jsonable, stored_spec
 from activetest.session.store import SessionError, SessionStore
@@ -89,9 +90,9 @@ def fixed_design(logprobs: np.ndarray, task: GenTask) -> Any:
     from activetest.stats.adaptive import AdaptiveDesign
 
     loss = 1.0 - np.asarray(task.judgment.scores, dtype=np.float64)
-    pi = np.exp(np.asarray(logprobs, dtype=np.float64))
-    mean = pi @ loss
-    sd = np.sqrt(np.maximum(pi @ (loss * loss) - mean * mean, 0.0))
+    mean = expected_loss(logprobs, task)
+    sd = np.sqrt(np.maximum(np.exp(np.asarray(logprobs, dtype=np.float64)) @ (loss * loss)
+                            - mean * mean, 0.0))
     return AdaptiveDesign.fixed(sd, mean, lam=None, name="graded_fixed")
 
 
@@ -203,7 +204,6 @@ def _compare_answers(inputs: GradedInputs, specs: Sequence[str], *, threads: int
     shares with the pool (as for the target); a model spec generates with the
     session's in-context examples.
     """
-
     out: dict[str, tuple[list[str], list[dict[str, Any]]]] = {}
     for raw_spec in specs:
         raw_spec = str(raw_spec)
@@ -230,11 +230,13 @@ def _compare_answers(inputs: GradedInputs, specs: Sequence[str], *, threads: int
             inputs.raw_specs[spec] = raw_spec
             gens = _answers(inputs, spec, threads=threads, cache_dir=cache_dir,
                             use_cache=use_cache, progress=progress)
-            out[spec] = ([g.text for g in gens],
-                         [jsonable({"finish": g.finish,
-                                    "token_logprobs": list(g.answer_logprobs())})
-                          for g in gens])
+            out[spec] = ([g.text for g in gens], [_generation_info(g) for g in gens])
     return out
+
+
+def _generation_info(g: Any) -> dict[str, Any]:
+    """What the session keeps of a generated answer beside its text."""
+    return jsonable({"finish": g.finish, "token_logprobs": list(g.answer_logprobs())})
 
 
 def _generator(spec: str, threads: int | None, cache_dir: str | None, use_cache: bool) -> Any:
@@ -526,14 +528,14 @@ def create_graded_session(path: str | os.PathLike[str], *,
         "compare": list(compared),
     }
     source = target if target.startswith("answers:") else "pool file"
-    info = [jsonable({"finish": g.finish, "token_logprobs": list(g.answer_logprobs())})
-            if gens is not None else {"source": source} for g in (gens or items)]
+    info = [_generation_info(g) if gens is not None else {"source": source}
+            for g in (gens or items)]
 
     def init(store: SessionStore) -> None:
         store.put_answers("target", range(len(items)), answers, [g.references for g in items],
                           info)
         for spec, (c_answers, c_info) in compared.items():
-            store.put_answers(f"compare:{spec}", range(len(items)), c_answers,
+            store.put_answers(compare_role(spec), range(len(items)), c_answers,
                               [g.references for g in items], c_info)
         store.put_scores("surrogate", surrogate_spec, s_lp,
                          {"spec": surrogate_spec, "kind": "judgment log-probs"})

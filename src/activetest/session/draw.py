@@ -30,7 +30,8 @@ from activetest.session.records import ADAPTIVE_ACQUISITIONS, Waiting
 from activetest.session.store import Acquisition, SessionError, SessionStore
 from activetest.stats import ActiveSampler, SamplerState
 
-__all__ = ["acquisition_scores_of", "build_design", "design_controls", "design_info",
+__all__ = ["acquisition_scores_of", "build_design", "describe_design", "design_controls",
+           "design_info",
            "design_loss", "design_metric", "pending", "replayed", "select", "select_adaptive",
            "usable_prefix", "waiting"]
 
@@ -254,6 +255,17 @@ def design_info(store: SessionStore, sampler: Any = None) -> dict[str, Any]:
             f"offset class {c}" for c in range(1, len(w) - 1)]
         info["weights"] = dict(zip(names, w, strict=False))
     return info
+
+
+def describe_design(info: dict[str, Any]) -> tuple[str, str | None]:
+    """One line for :func:`design_info`'s state ("3 refit(s), lambda 0.3, ridge 1") and
+    one for its fitted weights (None before a fit)."""
+    parts = [f"{info.get('refits', 0)} refit(s)", f"lambda {info.get('lam', 0):.2g}"]
+    if "ridge" in info:
+        parts.append(f"ridge {info['ridge']:g}")
+    w = info.get("weights")
+    weights = ", ".join(f"{k} {v:.3g}" for k, v in w.items()) if isinstance(w, dict) else None
+    return ", ".join(parts), weights
 
 
 def design_controls(store: SessionStore, k: int, sampler: Any = None

@@ -145,12 +145,12 @@ def report_data(session: Session, *, compare: Sequence[Any] | Any = (),
             "In-context examples": examples_used(session, "surrogate"),
             "Target in-context examples": examples_used(session, "target")}
     if design:
-        info["Design"] = (f"{design.get('design')}, {design.get('refits', 0)} refit(s), lambda "
-                          f"{design.get('lam', 0):.2g}"
-                          + (f", ridge {design['ridge']:g}" if "ridge" in design else ""))
-        if isinstance(design.get("weights"), dict):
-            info["Fitted calibration"] = ", ".join(f"{k} {v:.3g}"
-                                                   for k, v in design["weights"].items())
+        from activetest.session.draw import describe_design
+
+        state, weights = describe_design(design)
+        info["Design"] = f"{design.get('design')}, {state}"
+        if weights:
+            info["Fitted calibration"] = weights
     # The report states the few-labels warning itself.
     all_notes = [*(w for w in final.warnings if not w.startswith("only ")),
                  "The uniform-equivalent column is the plain mean of the labelled items' "
