@@ -757,8 +757,7 @@ def _adaptive_section(adaptive: list[SettingCoverage], rows: list[SettingCoverag
         "max(observed, model), asymptotically conservative; sessions do the same. The "
         "rows marked 'observed SE only' show the intervals without it. The same goals, "
         "measured for it:", "",
-        *[x.replace("## Goals", "### Goals") for x in _goals(adaptive, K,
-                                                              "the adaptive design")],
+        *_goals(adaptive, K, "the adaptive design", heading="###"),
     ]
     lines += ["Fixed-budget coverage of the pool risk (adaptive design, log loss):", "",
               *_fixed_table(adaptive, dsets, K), ""]
@@ -834,7 +833,7 @@ def _recommendation() -> list[str]:
 
 
 def _goals(main: list[SettingCoverage], K: int,
-           title: str = "CE + LURE") -> list[str]:
+           title: str = "CE + LURE", heading: str = "##") -> list[str]:
     b30 = STOP_FROM - 1
     fixed = _pooled(main, "fixed", "martingale")
     fixed_min = float(fixed[b30:].min())
@@ -857,7 +856,7 @@ def _goals(main: list[SettingCoverage], K: int,
     worst_tu = sorted(main, key=lambda r: r.uniform["asymptotic CS (from 30)"])[:3]
     wide = [r for r in main if r.ratios["asymptotic CS / martingale"][1] > 1.6]
     return [
-        f"## Goals of issue 13 ({title}, log loss, all {len(main)} settings)", "",
+        f"{heading} Goals of issue 13 ({title}, log loss, all {len(main)} settings)", "",
         f"- Fixed-budget coverage of the pool risk >= 0.94 at every budget >= 30: pooled over "
         f"all settings the minimum over budgets is {_f(fixed_min)} ({ok(fixed_min >= 0.94)}); "
         "pooled per dataset " + ", ".join(f"{d} {_f(v)}" for d, v in ds_min.items())
