@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
+import pytest
 
 from activetest.stats.proposal import proposal
 
@@ -25,6 +27,36 @@ def enumerate_orders(scores: np.ndarray, alpha: float, M: int
             yield from rec((*seq, int(i)), prob * q[i], (*qs, float(q[i])))
 
     yield from rec((), 1.0, ())
+
+
+def enumerate_design(design: Any, losses: np.ndarray, M: int, labels: np.ndarray | None = None,
+                     batch: int = 1) -> Iterator[tuple[tuple[int, ...], float, np.ndarray,
+                                                       np.ndarray, np.ndarray]]:
+    """Every ordered draw sequence of length M of an adaptive design: (sequence,
+    probability, q, g, G).
+
+    The design is asked for its plan before each draw from the history alone (its
+    public, pure-function interface); with ``batch > 1`` the labels of the current
+    batch are withheld until it is complete. ``labels``: None for designs that
+    observe losses only (the graded design).
+    """
+
+    def rec(seq, prob, qs, gs, Gs):  # type: ignore[no-untyped-def]
+        if len(seq) == M:
+            yield seq, prob, np.array(qs), np.array(gs), np.array(Gs)
+            return
+        m = len(seq)
+        known = [(j // batch) * batch for j in range(m + 1)]
+        seen = list(seq[:known[m]])
+        plan = design.plan(seq, labels=None if labels is None else labels[seen],
+                           losses=losses[seen], n_known=known[:m])
+        assert plan.q.sum() == pytest.approx(1.0, abs=1e-13)
+        assert np.all(plan.q[list(seq)] == 0)
+        for i in np.flatnonzero(plan.q > 0):
+            yield from rec((*seq, int(i)), prob * plan.q[i], (*qs, plan.q[i]),
+                           (*gs, plan.control[i]), (*Gs, plan.control_rest))
+
+    yield from rec((), 1.0, (), (), ())
 
 
 SCORE_CASES = {

@@ -21,6 +21,7 @@ from activetest.stats.adaptive import (
     refit_schedule,
     simulate_design,
 )
+from tests.stats.conftest import enumerate_design
 
 EVERY = refit_schedule(10, first=1, growth=1.0)  # refit (and re-choose lambda) before every draw
 
@@ -57,33 +58,6 @@ def _designs(t: np.ndarray, s: np.ndarray, loss: str, schedule: np.ndarray
     }
 
 
-def _enumerate(design: AdaptiveDesign, losses: np.ndarray, labels: np.ndarray, M: int,
-               batch: int = 1):
-    """Every ordered draw sequence of length M: (sequence, probability, q, g, G).
-
-    The design is asked for its plan before each draw from the history alone (its
-    public, pure-function interface); with ``batch > 1`` the labels of the current
-    batch are withheld until it is complete.
-    """
-
-    def rec(seq, prob, qs, gs, Gs):
-        if len(seq) == M:
-            yield seq, prob, np.array(qs), np.array(gs), np.array(Gs)
-            return
-        m = len(seq)
-        known = [(j // batch) * batch for j in range(m + 1)]
-        k = known[m]
-        plan = design.plan(seq, labels=labels[list(seq[:k])], losses=losses[list(seq[:k])],
-                           n_known=known[:m])
-        assert plan.q.sum() == pytest.approx(1.0, abs=1e-13)
-        assert np.all(plan.q[list(seq)] == 0)
-        for i in np.flatnonzero(plan.q > 0):
-            yield from rec((*seq, int(i)), prob * plan.q[i], (*qs, plan.q[i]),
-                           (*gs, plan.control[i]), (*Gs, plan.control_rest))
-
-    yield from rec((), 1.0, (), (), ())
-
-
 @pytest.mark.parametrize("loss", ["log", "zero_one"])
 @pytest.mark.parametrize(("n", "C", "seed"), [(5, 3, 0), (6, 2, 0), (4, 4, 2)])
 def test_exactly_unbiased_with_a_refit_before_every_draw(loss: str, n: int, C: int,
@@ -97,7 +71,7 @@ def test_exactly_unbiased_with_a_refit_before_every_draw(loss: str, n: int, C: i
         lams: set[float] = set()
         for M in range(1, n + 1):
             e = e_is = total = 0.0
-            for seq, p, q, g, G in _enumerate(design, losses, y, M):
+            for seq, p, q, g, G in enumerate_design(design, losses, M, y):
                 L = losses[list(seq)]
                 e += p * float(adaptive_lure(L, q, n, g, G))
                 e_is += p * float(importance_sampling(L, q, n))
@@ -125,7 +99,7 @@ def test_exactly_unbiased_in_batches(loss: str) -> None:
     design = AdaptiveDesign.calibrated(t, s, loss=loss, schedule=EVERY)
     for M in (2, 3, 5, 6):
         e = sum(p * float(adaptive_lure(losses[list(seq)], q, n, g, G))
-                for seq, p, q, g, G in _enumerate(design, losses, y, M, batch=2))
+                for seq, p, q, g, G in enumerate_design(design, losses, M, y, batch=2))
         assert e == pytest.approx(losses.mean(), abs=1e-12), M
 
 
@@ -241,7 +215,7 @@ def test_first_draws_follow_the_plan_exactly() -> None:
     t, s, y = _pool(5, 3, 3)
     losses = -t[np.arange(5), y]
     design = AdaptiveDesign.calibrated(t, s, schedule=EVERY)
-    exact = {seq: p for seq, p, *_ in _enumerate(design, losses, y, 2)}
+    exact = {seq: p for seq, p, *_ in enumerate_design(design, losses, 2, y)}
     R = 60_000
     runs = simulate_design(design, losses=losses, labels=y, budget=2, n_runs=R,
                            random_state=123)

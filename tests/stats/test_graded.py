@@ -26,6 +26,7 @@ from activetest.stats.graded import (
     p_wrong_judge,
     p_wrong_logprob,
 )
+from tests.stats.conftest import enumerate_design
 
 EVERY = refit_schedule(10, first=1, growth=1.0)  # refit (and re-choose lambda) before every draw
 
@@ -58,24 +59,6 @@ def _designs(feats: dict, schedule: np.ndarray) -> dict[str, AdaptiveDesign]:
     }
 
 
-def _enumerate(design: AdaptiveDesign, losses: np.ndarray, M: int):
-    """Every ordered draw sequence of length M with its probability, q, g and G, the
-    plan asked of the design's pure function of the history before every draw."""
-
-    def rec(seq, prob, qs, gs, Gs):
-        if len(seq) == M:
-            yield seq, prob, np.array(qs), np.array(gs), np.array(Gs)
-            return
-        plan = design.plan(seq, losses=losses[list(seq)])
-        assert plan.q.sum() == pytest.approx(1.0, abs=1e-13)
-        assert np.all(plan.q[list(seq)] == 0)
-        for i in np.flatnonzero(plan.q > 0):
-            yield from rec((*seq, int(i)), prob * plan.q[i], (*qs, plan.q[i]),
-                           (*gs, plan.control[i]), (*Gs, plan.control_rest))
-
-    yield from rec((), 1.0, (), (), ())
-
-
 @pytest.mark.parametrize("graded", [False, True])
 @pytest.mark.parametrize(("n", "seed"), [(5, 1), (6, 0), (4, 3)])
 def test_exactly_unbiased_with_a_refit_before_every_draw(graded: bool, n: int,
@@ -88,7 +71,7 @@ def test_exactly_unbiased_with_a_refit_before_every_draw(graded: bool, n: int,
         qs: set[float] = set()
         for M in range(1, n + 1):
             e = e_is = total = 0.0
-            for seq, p, q, g, G in _enumerate(design, losses, M):
+            for seq, p, q, g, G in enumerate_design(design, losses, M):
                 L = losses[list(seq)]
                 e += p * float(adaptive_lure(L, q, n, g, G))
                 e_is += p * float(importance_sampling(L, q, n))
