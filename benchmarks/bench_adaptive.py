@@ -84,6 +84,24 @@ def bench_simulation(runs: int) -> list[dict[str, object]]:
     return rows
 
 
+def bench_model_var(runs: int) -> list[dict[str, object]]:
+    """ms per simulated run with and without the design's variance prediction
+    (``simulate_design(..., model_var=True)``, what the interval studies ask for)."""
+    t, s, y = _pool(*SETTINGS[0])
+    L = log_loss(t, y)
+    rows = []
+    for name, design in (("adaptive (calibrated)", AdaptiveDesign.calibrated(t, s)),
+                         ("fixed_mix", AdaptiveDesign.fixed_mix(t, s))):
+        ms = {}
+        for want in (False, True):
+            ms[want] = 1e3 * _time(lambda d=design, w=want: simulate_design(
+                d, losses=L, labels=y, budget=400, n_runs=runs, random_state=0,
+                model_var=w)) / runs
+        rows.append({"design": name, "off": ms[False], "on": ms[True],
+                     "ratio": ms[True] / ms[False]})
+    return rows
+
+
 def bench_single_run() -> dict[str, float]:
     """One session-style run: 400 draws from Python, each label observed; then a resume."""
     t, s, y = _pool(*SETTINGS[0])
@@ -124,6 +142,7 @@ def main(argv: list[str] | None = None) -> int:
                     n_runs=1)
     load0 = os.getloadavg()[0]
     rows = bench_simulation(args.runs)
+    mv = bench_model_var(args.runs)
     one = bench_single_run()
     load1 = os.getloadavg()[0]
     cmd = "python benchmarks/bench_adaptive.py" + (f" --runs {args.runs}"
@@ -141,6 +160,13 @@ def main(argv: list[str] | None = None) -> int:
         "|---|---|---|---|---|---|---|",
         *[f"| {r['pool']} | {r['method']} | {r['loss']} | {r['ms']:.2f} | {r['base_ms']:.3f} | "
           f"{r['ratio']:.1f}x | <= 15 ms |" for r in rows], "",
+        "With the design's variance prediction recorded at every draw (`simulate_design(..., "
+        "model_var=True)`, the floor of the intervals; one more pass over the remaining "
+        "items per draw, so the interval studies ask for it and the error studies do not; "
+        "sessions always have it), MMLU pool, log loss:", "",
+        "| design | ms / run without | with | ratio |", "|---|---|---|---|",
+        *[f"| {r['design']} | {r['off']:.2f} | {r['on']:.2f} | {r['ratio']:.2f}x |"
+          for r in mv], "",
         "One real run (`AdaptiveSampler`, MMLU pool, calibrated design, log loss): 400 draws "
         f"one at a time from Python, each label observed: **{one['run_ms']:.0f} ms** "
         f"({one['run_ms'] / 400:.2f} ms per draw; the fixed-score `ActiveSampler` drawing 400: "

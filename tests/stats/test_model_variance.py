@@ -28,8 +28,13 @@ def test_model_variance_is_the_formula_on_the_remaining_items() -> None:
     s = np.sqrt(p * (1 - p))
     lam = 0.3
     d = AdaptiveDesign.fixed(s, p, lam=lam)
-    runs = simulate_design(d, losses=L, labels=None, budget=12, n_runs=3, random_state=4)
+    runs = simulate_design(d, losses=L, labels=None, budget=12, n_runs=3, random_state=4,
+                           model_var=True)
     assert runs.model_var is not None
+    plain = simulate_design(d, losses=L, labels=None, budget=12, n_runs=3, random_state=4)
+    assert plain.model_var is None  # not asked for: the same draws without the extra pass
+    np.testing.assert_array_equal(plain.indices, runs.indices)
+    np.testing.assert_array_equal(plain.q, runs.q)
     for r in range(3):
         rem = np.ones(60, dtype=bool)
         for m in range(12):
@@ -55,7 +60,8 @@ def test_a_learnt_design_has_no_model_before_its_first_fit() -> None:
     y = rng.integers(0, C, N)
     d = AdaptiveDesign.calibrated(t_lp, s_lp, start="uniform")
     L = -t_lp[np.arange(N), y]
-    runs = simulate_design(d, losses=L, labels=y, budget=30, n_runs=2, random_state=0)
+    runs = simulate_design(d, losses=L, labels=y, budget=30, n_runs=2, random_state=0,
+                           model_var=True)
     first_fit = int(d.schedule[0]) - 1  # 0-based draw of the first refit
     assert np.isnan(runs.model_var[:, :first_fit]).all()
     assert np.isfinite(runs.model_var[:, first_fit:]).all()
@@ -64,7 +70,8 @@ def test_a_learnt_design_has_no_model_before_its_first_fit() -> None:
 def test_the_model_only_widens_and_nan_is_no_model() -> None:
     p, L = _rare_surprises()
     d = AdaptiveDesign.fixed(np.sqrt(p * (1 - p)), p, lam=0.1)
-    runs = simulate_design(d, losses=L, labels=None, budget=50, n_runs=200, random_state=2)
+    runs = simulate_design(d, losses=L, labels=None, budget=50, n_runs=200, random_state=2,
+                           model_var=True)
     th = _theta(L[runs.indices], runs.q, L.size, runs.control, runs.control_rest)
     obs = fixed_interval_curve(th, L.size)
     mod = fixed_interval_curve(th, L.size, model_var=runs.model_var)
@@ -87,7 +94,8 @@ def test_coverage_with_rare_surprises_needs_the_model() -> None:
     4,000 runs; both margins are > 3 sd)."""
     p, L = _rare_surprises()
     d = AdaptiveDesign.fixed(np.sqrt(p * (1 - p)), p, lam=0.1)
-    runs = simulate_design(d, losses=L, labels=None, budget=40, n_runs=4000, random_state=1)
+    runs = simulate_design(d, losses=L, labels=None, budget=40, n_runs=4000, random_state=1,
+                           model_var=True)
     th = _theta(L[runs.indices], runs.q, L.size, runs.control, runs.control_rest)
     R = L.mean()
 

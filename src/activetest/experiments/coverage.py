@@ -208,6 +208,7 @@ def adaptive_cv_lure(ctx: Context) -> Terms:
                                       loss=ctx.loss, target_logprobs=ctx.target)
     seq = np.random.SeedSequence([ctx.seed, zlib.crc32(b"adaptive")])
     runs = simulate_design(design, losses=ctx.per_item, labels=ctx.labels, budget=ctx.budget,
+                           model_var=True,
                            n_runs=ctx.n_runs, random_state=np.random.default_rng(seq))
     L = ctx.per_item[runs.indices]
     th = _theta(L, runs.q, ctx.N, runs.control, runs.control_rest)

@@ -199,7 +199,8 @@ def run_target(pool: Pool, loss: str, *, n_runs: int, budget: int, seed: int,
                              ("graded-free", free, 0)):
         design = graded_design(**kw)  # type: ignore[arg-type]
         runs = simulate_design(design, losses=L, labels=None, budget=budget, n_runs=n_runs,
-                               random_state=_rng(seed, pool.target, loss, name))
+                               random_state=_rng(seed, pool.target, loss, name),
+                               model_var=True)
         curves[name] = runs.curve(L)
         res.charged[name] = charge
         Li = L[runs.indices]

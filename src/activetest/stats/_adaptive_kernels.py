@@ -532,12 +532,15 @@ def step(kind, F, ltab, Phi, w0, rhos, lambdas, lam_fixed, sched, ist, fst, W, s
     the item and ``G = sum_rem g`` are recorded, with the variance the design's
     own model predicts for the draw's term: ``hV = sum_rem s^2 / q - sum_rem s^2``
     (``N^2 Var(theta_m | past)`` if ``s`` is the sd and ``g`` the mean of each
-    remaining loss; NaN before a learnt design's first fit, when ``s`` is no model).
+    remaining loss; NaN before a learnt design's first fit, when ``s`` is no model;
+    skipped when ``hV`` is empty).
     """
     a, b, G = prepare(kind, F, ltab, Phi, w0, rhos, lambdas, lam_fixed, sched, ist, fst, W, s,
                       g, rem, hidx, hy, hL, hq, m, k, absres)
     N = s.shape[0]
-    if ist[3] > 0:
+    if hV.shape[0] == 0:  # not asked for (a simulation of the error alone)
+        pass
+    elif ist[3] > 0:
         v1 = 0.0
         v2 = 0.0
         for i in range(N):
@@ -577,7 +580,8 @@ def step(kind, F, ltab, Phi, w0, rhos, lambdas, lam_fixed, sched, ist, fst, W, s
 def simulate_runs(kind, F, ltab, Phi, w0, rhos, lambdas, lam_fixed, sched, s0, g0, fitted0,
                   lam0, losses, labels, U, out_idx, out_q, out_g, out_G, out_lam,
                   out_refits, out_V):  # pragma: no cover - compiled
-    """R sequential runs (each label observed right after its draw)."""
+    """R sequential runs (each label observed right after its draw); ``out_V`` of shape
+    (0, 0) skips the variance prediction."""
     R, M = U.shape
     N = s0.shape[0]
     nr = rhos.shape[0]
@@ -593,7 +597,8 @@ def simulate_runs(kind, F, ltab, Phi, w0, rhos, lambdas, lam_fixed, sched, s0, g
     hg = np.empty(M)
     hG = np.empty(M)
     hlam = np.empty(M)
-    hV = np.empty(M)
+    want_V = out_V.shape[0] > 0
+    hV = np.empty(M if want_V else 0)
     absres = np.empty(M)
     ist = np.zeros(4, dtype=np.int64)
     fst = np.zeros(1)
@@ -610,7 +615,8 @@ def simulate_runs(kind, F, ltab, Phi, w0, rhos, lambdas, lam_fixed, sched, s0, g
             out_g[r, m] = hg[m]
             out_G[r, m] = hG[m]
             out_lam[r, m] = hlam[m]
-            out_V[r, m] = hV[m]
+            if want_V:
+                out_V[r, m] = hV[m]
         out_refits[r] = ist[1]
 
 

@@ -815,7 +815,8 @@ class DesignRuns:
         indices, q, control, control_rest, lam: ``(R, M)`` per draw.
         refits: ``(R,)`` refits per run.
         model_var: ``(R, M)`` ``N^2 Var(theta_m | past)`` as the design's model
-            predicts it (NaN before a learnt design's first fit).
+            predicts it (NaN before a learnt design's first fit); None unless asked
+            for (``simulate_design(..., model_var=True)``).
     """
 
     indices: np.ndarray
@@ -838,7 +839,8 @@ class DesignRuns:
 
 def simulate_design(design: AdaptiveDesign, *, losses: np.ndarray,
                     labels: np.ndarray | None, budget: int, n_runs: int,
-                    random_state: int | np.random.Generator | None = 0) -> DesignRuns:
+                    random_state: int | np.random.Generator | None = 0,
+                    model_var: bool = False) -> DesignRuns:
     """R independent sequential runs of ``design`` on a pool whose labels are known.
 
     Args:
@@ -846,6 +848,10 @@ def simulate_design(design: AdaptiveDesign, *, losses: np.ndarray,
         labels: ``(N,)`` true classes (needed by the calibrated design; else may be None).
         random_state: seed or Generator; the uniforms are drawn up front as an
             ``(R, M)`` array, row r for run r (as :func:`activetest.stats.sample` does).
+        model_var: also record the design's variance prediction per draw
+            (:attr:`DesignRuns.model_var`, for intervals); it costs one more pass over
+            the pool per draw (up to 2x for the fixed designs), so studies of the
+            error alone leave it off. The draws are the same either way.
     """
     n = design.n
     budget = check_budget(budget, n)
@@ -865,10 +871,12 @@ def simulate_design(design: AdaptiveDesign, *, losses: np.ndarray,
     R = int(n_runs)
     out = DesignRuns(np.empty((R, budget), dtype=np.int64), np.empty((R, budget)),
                      np.empty((R, budget)), np.empty((R, budget)), np.empty((R, budget)),
-                     np.empty(R, dtype=np.int64), np.empty((R, budget)))
+                     np.empty(R, dtype=np.int64),
+                     np.empty((R, budget)) if model_var else None)
     lam_fixed = -1.0 if design.lam is None else float(design.lam)
     ak.simulate_runs(design.kind, design._F, design._ktab, design._Phi, design._w0,
                     design.rhos, design.lambdas, lam_fixed, design.schedule, design._s0,
                     design._g0, design._fitted0, design._lam0, L, y, U, out.indices, out.q,
-                    out.control, out.control_rest, out.lam, out.refits, out.model_var)
+                    out.control, out.control_rest, out.lam, out.refits,
+                    np.empty((0, 0)) if out.model_var is None else out.model_var)
     return out
