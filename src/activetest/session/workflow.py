@@ -277,12 +277,23 @@ class Session:
     def display_item(self, item_id: str) -> Item:
         """The item as a person judging it sees it: for a graded task its prompt
         fields, the target's answer and the references; else the item itself."""
-        item = self.item(item_id)
+        return self._display_items([self._row_index()[self.item(item_id).id]])[0]
+
+    def _display_items(self, rows: Sequence[int], role: str = "target") -> list[Item]:
+        """:meth:`display_item` of pool ``rows`` (answers read once), with the answer
+        of ``role`` (``"target"`` or ``compare:<spec>``)."""
+        items = self.items()
         if not self.graded:
-            return item
-        answer, refs, _ = self.answers().get(self._row_index()[item.id], ("", (), {}))
-        return Item(item.id, {**item.fields, "answer": answer,
-                              "references": " | ".join(refs)}, item.label)
+            return [items[r] for r in rows]
+        answers = self.store.answers(role)
+        refs = self.answers() if role != "target" else answers
+        out = []
+        for r in rows:
+            answer = answers.get(r, ("",))[0]
+            ref = refs.get(r, ("", ()))[1]
+            out.append(Item(items[r].id, {**items[r].fields, "answer": answer,
+                                          "references": " | ".join(ref)}, items[r].label))
+        return out
 
     def display(self, item_id: str, *, target: str | None = None) -> str:
         """The text a person labelling the item reads (graded: the answer of the
@@ -744,9 +755,7 @@ class Session:
         if acquisitions is not None:
             acq = list(acquisitions)
         fmt = labels.export_format(path, format)
-        items = self.items()
-        rows = [self.display_item(items[a.index].id) if self.graded else items[a.index]
-                for a in acq]
+        rows = self._display_items([a.index for a in acq])
         pred = None
         if predictions:
             stored = self.store.scores("surrogate")
@@ -769,22 +778,21 @@ class Session:
         ``answer_of`` (``target`` or the compared target's spec)."""
         out = [Item(r.id, {**r.fields, "answer_of": "target"}, r.label) for r in rows]
         out_given, out_steps = list(given), list(steps)
-        drawn = {a.index: a for a in self.acquisitions()}
         if which == "pending" and acquisitions is None:
             extra = [(p.acquisition, p.spec) for p in self.pending_judgments()]
         else:
-            wanted = [a for a in (acquisitions or drawn.values())]
-            extra = [(a, spec) for a in wanted for spec in self.compared_targets()]
-        items = self.items()
-        for a, spec in extra:
-            own = self.store.judgments(compare_graded.compare_role(spec)).get(a.index)
-            if which == "labelled" and acquisitions is None and own is None:
-                continue
-            base = self.display_item(items[a.index].id)
-            out.append(Item(base.id, {**base.fields, "answer": self.compared_answer(base.id, spec),
-                                      "answer_of": spec}, base.label))
-            out_given.append(None if own is None else own.label)
-            out_steps.append(a.step)
+            extra = [(a, spec) for a in (acquisitions or self.acquisitions())
+                     for spec in self.compared_targets()]
+        for spec in self.compared_targets():
+            role = compare_graded.compare_role(spec)
+            own = self.store.judgments(role)
+            mine = [a for a, sp in extra if sp == spec and not (
+                which == "labelled" and acquisitions is None and a.index not in own)]
+            shown = self._display_items([a.index for a in mine], role)
+            for a, item in zip(mine, shown, strict=True):
+                out.append(Item(item.id, {**item.fields, "answer_of": spec}, item.label))
+                out_given.append(own[a.index].label if a.index in own else None)
+                out_steps.append(a.step)
         return out, out_given, out_steps
 
     def import_file(self, path: str | os.PathLike[str], *, format: str | None = None,
