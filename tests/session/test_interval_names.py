@@ -253,7 +253,8 @@ def _texts_inside(fig) -> None:
 
 
 def _hand_made(**kw) -> ReportData:
-    rows = [(k, 0.9, 0.6, 1.2, 0.85, 0.5, 1.3, 0.4, 1.0, 0.7, 1.0) for k in (30, 40, 50)]
+    rows = [(k, (0.9, (0.6, 1.2), (0.7, 1.0), (0.4, 1.0)), (0.85, (0.5, 1.3)))
+            for k in (30, 40, 50)]
     base = dict(title="t", task="demo $x^{2$ task", surrogate="s", metrics=["error rate"],
                 target="answers:/a/very/long/folder/name/with/$\\frac{1}{$/and/more/"
                        "components/of/a/model/output/file/path/target_answers_final.jsonl",

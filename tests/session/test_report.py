@@ -14,8 +14,10 @@ from matplotlib.image import imread
 
 from activetest.session.report import (
     Comparison,
+    Estimate,
     FlaggedItem,
     HistoryRow,
+    Interval,
     LabelsNeeded,
     ReportData,
     plots,
@@ -59,10 +61,12 @@ def _session(metrics: tuple[str, ...], budget: int = 150, seed: int = 0) -> dict
             a = bootstrap(lure_terms(losses[m][idx[:k]], q[:k], N), random_state=k)
             u = bootstrap(losses[m][uidx[:k]], random_state=k)
             started = bool(np.isfinite(cs.low[k - 1]))
-            rows.append(HistoryRow(k, a.estimate, a.low, a.high, u.estimate, u.low, u.high,
-                                   float(cs.low[k - 1]) if started else None,
-                                   float(cs.high[k - 1]) if started else None,
-                                   float(fixed.low[k - 1]), float(fixed.high[k - 1])))
+            rows.append(HistoryRow(
+                k, Estimate(a.estimate, Interval(a.low, a.high),
+                            Interval(float(fixed.low[k - 1]), float(fixed.high[k - 1])),
+                            Interval(float(cs.low[k - 1]), float(cs.high[k - 1]))
+                            if started else None),
+                Estimate(u.estimate, Interval(u.low, u.high))))
         history[m] = rows
     truth = {m: float(losses[m].mean()) for m in metrics}
     return {"scores": scores, "acquired_idx": idx, "acquired_q": q, "history": history,
@@ -82,8 +86,10 @@ def _data(metrics: tuple[str, ...] = ("log loss",), *, truth: bool = True, flagg
                   "shift": -0.0123},
                  FlaggedItem("sst2-42", "plain", "positive", 5.125, None, 0.004)]
         if flagged else [],
-        comparison=Comparison(metrics[0], "gemma3-270m", "smollm2-135m", -0.125, -0.25,
-                              -0.0625, 150, -0.2, -0.05, -0.3, 0.02, 0.75, 0.7, 0.8)
+        comparison=Comparison(metrics[0], "gemma3-270m", "smollm2-135m",
+                              Estimate(-0.125, Interval(-0.25, -0.0625), Interval(-0.2, -0.05),
+                                       Interval(-0.3, 0.02)), 150,
+                              Estimate(0.75, Interval(0.65, 0.85), Interval(0.7, 0.8)))
         if comparison else None,
         labels_needed=[LabelsNeeded(metrics[0], 0.05, 812, 1430)],
         info={"seed": 0, "alpha": 0.1}, **kw)
@@ -113,13 +119,14 @@ def test_report_files(tmp_path: Path, metrics: tuple[str, ...], extras: bool) ->
         assert last.n_labels == 150
         row = next(line for line in md.splitlines() if line.startswith(f"| {m} |"))
         cells = [c.strip() for c in row.strip("|").split("|")]
-        assert cells[:9] == [m, "150", f"{last.estimate:.4g}",
-                             f"[{last.fixed_low:.4g}, {last.fixed_high:.4g}]",
-                             f"{last.fixed_high - last.fixed_low:.4g}",
-                             f"[{last.cs_low:.4g}, {last.cs_high:.4g}]",
-                             f"[{last.low:.4g}, {last.high:.4g}]",
-                             f"{last.uniform_estimate:.4g}",
-                             f"[{last.uniform_low:.4g}, {last.uniform_high:.4g}]"]
+        a, u = last.active, last.uniform
+        assert cells[:9] == [m, "150", f"{a.value:.4g}",
+                             f"[{a.fixed.low:.4g}, {a.fixed.high:.4g}]",
+                             f"{a.fixed.high - a.fixed.low:.4g}",
+                             f"[{a.anytime.low:.4g}, {a.anytime.high:.4g}]",
+                             f"[{a.bootstrap.low:.4g}, {a.bootstrap.high:.4g}]",
+                             f"{u.value:.4g}",
+                             f"[{u.bootstrap.low:.4g}, {u.bootstrap.high:.4g}]"]
         if extras:
             assert cells[9] == f"{data.truth[m]:.4g}"
         else:
@@ -147,7 +154,7 @@ def test_report_files(tmp_path: Path, metrics: tuple[str, ...], extras: bool) ->
     images = re.findall(r'src="data:image/png;base64,([^"]+)"', page)
     assert len(images) == 2
     assert base64.b64decode(images[0]) == (out / "estimates.png").read_bytes()
-    assert f"<td>{data.history[metrics[0]][-1].estimate:.4g}</td>" in page
+    assert f"<td>{data.history[metrics[0]][-1].active.value:.4g}</td>" in page
     if extras:
         assert "<td>a *gorgeous*, witty movie" in page
 
@@ -176,11 +183,13 @@ def test_minimal_report_before_first_label(tmp_path: Path) -> None:
 def test_warnings_and_tuples(tmp_path: Path) -> None:
     data = ReportData(
         title="t", task="demo", target="a", surrogate="b", metrics=["log loss"],
-        history={"log loss": [(5, 0.9, 0.5, 1.3), (20, 0.8, 0.7, 0.9, 0.85, 0.6, 1.1)]},
+        history={"log loss": [(5, (0.9, (0.5, 1.3))), (20, (0.8, (0.7, 0.9)), (0.85, (0.6, 1.1)))]},
         truth={"log loss": 0.5}, scores=np.ones(50), acquired_idx=[3, 7],
         acquired_q=[0.02, 0.0204], comparison=[{"metric": "log loss", "target_a": "a",
-                                                "target_b": "b", "difference": 0.01,
-                                                "low": -0.1, "high": 0.12, "n_labels": 20}])
+                                                "target_b": "b", "difference": {
+                                                    "value": 0.01,
+                                                    "bootstrap": {"low": -0.1, "high": 0.12}},
+                                                "n_labels": 20}])
     md = write_report(data, tmp_path).read_text(encoding="utf-8")
     assert "> **Warning:** Only 20 labels" in md
     assert "truth for log loss (0.5) lies outside the bootstrap 95% interval [0.7, 0.9]" in md
@@ -192,15 +201,25 @@ def test_warnings_and_tuples(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("kw", "pattern"), [
     ({"metrics": []}, "at least one metric"),
     ({"history": {"other": []}}, r"history has metric\(s\) \['other'\]"),
-    ({"history": {"m": [(1, 0.5, 0.6, 0.7)]}}, "low <= estimate <= high"),
-    ({"history": {"m": [(2, 0.5, 0.4, 0.7), (2, 0.5, 0.4, 0.7)]}}, "n_labels must increase"),
-    ({"history": {"m": [(2, float("nan"), 0.4, 0.7)]}}, "estimate must be finite"),
-    ({"history": {"m": [(2, 0.5)]}}, r"history\['m'\]\[0\]: expected a HistoryRow"),
+    ({"history": {"m": [(1, (0.5, (0.6, 0.7)))]}}, r"\.active: expected low <= estimate <= high"),
+    ({"history": {"m": [(2, (0.5, (0.4, 0.7))), (2, (0.5, (0.4, 0.7)))]}},
+     "n_labels must increase"),
+    ({"history": {"m": [(2, (float("nan"), (0.4, 0.7)))]}}, r"active\.value must be finite"),
+    ({"history": {"m": [(2, (0.5, (0.4, 0.7), None, (0.6, 0.5)))]}},
+     r"history\['m'\]\[0\]\.active\.anytime: expected low <= high"),
+    ({"history": {"m": [(2, (0.5, 0.4, 0.7))]}},
+     r"history\['m'\]\[0\]\.active\.bootstrap: expected an Interval"),
+    ({"history": {"m": [(2, 0.5, (0.4, 0.7))]}},
+     r"history\['m'\]\[0\]\.active: expected an Estimate"),
+    ({"history": {"m": [(2,)]}}, r"history\['m'\]\[0\]: expected a HistoryRow"),
     ({"history": {"m": ["abcd"]}}, r"history\['m'\]\[0\]: expected a HistoryRow"),
-    ({"history": {"m": [(2.5, 0.5, 0.4, 0.7)]}}, r"n_labels must be a non-negative integer"),
-    ({"history": {"m": [(2, "0.5", 0.4, 0.7)]}}, r"\.estimate must be a number"),
+    ({"history": {"m": [(2.5, (0.5, (0.4, 0.7)))]}}, r"n_labels must be a non-negative integer"),
+    ({"history": {"m": [(2, ("0.5", (0.4, 0.7)))]}}, r"\.value must be a number"),
     ({"comparison": {"metric": "m", "target_a": "a", "target_b": "b", "difference": None,
-                     "low": 0, "high": 1, "n_labels": 3}}, r"comparison\[0\]\.difference"),
+                     "n_labels": 3}}, r"comparison\[0\]\.difference"),
+    ({"comparison": {"metric": "m", "target_a": "a", "target_b": "b", "n_labels": 3,
+                     "difference": (0.5, (0, 1), (0.2, None))}},
+     r"comparison\[0\]\.difference\.fixed\.high must be a number"),
     ({"labels_needed": [("m", 0.1, -5)]}, r"labels_needed\[0\]\.n_labels"),
     ({"scores": np.ones(3), "acquired_idx": [5]}, r"acquired_idx must lie in 0\.\.2"),
     ({"acquired_idx": [0, 1], "acquired_q": [0.5]}, "acquired_q has 1 entries"),

@@ -60,14 +60,15 @@ def test_history_and_header_from_plain_inputs() -> None:
     rows = data.history["error rate"]
     # budgets 1..K spread over 4 points, those below 2 dropped; uniform q: LURE = the mean
     assert [r.n_labels for r in rows] == [3, 6, 8]
-    assert [r.estimate for r in rows] == pytest.approx([1 / 3, 0.5, 0.375], abs=1e-12)
-    assert [r.uniform_estimate for r in rows] == pytest.approx([1 / 3, 0.5, 0.375], abs=1e-12)
+    assert [r.active.value for r in rows] == pytest.approx([1 / 3, 0.5, 0.375], abs=1e-12)
+    assert [r.uniform.value for r in rows] == pytest.approx([1 / 3, 0.5, 0.375], abs=1e-12)
     final = given.estimate.metrics["error_rate"]  # the last row is the estimate itself
-    assert (rows[-1].low, rows[-1].high) == (final.active.low, final.active.high)
+    last = rows[-1].active
+    assert (last.bootstrap.low, last.bootstrap.high) == (final.active.low, final.active.high)
     assert final.anytime is not None
-    assert (rows[-1].fixed_low, rows[-1].fixed_high) == pytest.approx(
+    assert (last.fixed.low, last.fixed.high) == pytest.approx(
         (final.anytime.fixed_low, final.anytime.fixed_high), abs=1e-12)
-    assert (rows[-1].cs_low, rows[-1].cs_high) == pytest.approx(
+    assert (last.anytime.low, last.anytime.high) == pytest.approx(
         (final.anytime.cs_low, final.anytime.cs_high), abs=1e-12)
     assert data.info == {"Session": "run.db", "Seed": 5, "Alpha": 0.1,
                          "In-context examples": 2, "Target in-context examples": 0}
@@ -95,8 +96,8 @@ def test_labels_needed_and_comparison() -> None:
     (c,) = data.comparison
     assert (c.metric, c.target_a, c.target_b, c.n_labels) == ("error rate", "t.csv",
                                                               "u.csv", 8)
-    assert c.difference == pytest.approx(0.375, abs=1e-12)
-    assert c.other_estimate == 0.0
+    assert c.difference.value == pytest.approx(0.375, abs=1e-12)
+    assert c.other.value == 0.0
 
 
 def test_design_state_in_the_header() -> None:
@@ -115,8 +116,8 @@ def test_design_controls_give_the_designs_estimate() -> None:
     with_design = report_data(dataclasses.replace(inputs(), design_controls={
         "error_rate": zero}))
     plain = report_data(inputs())
-    assert [r.estimate for r in with_design.history["error rate"]] == pytest.approx(
-        [r.estimate for r in plain.history["error rate"]], abs=1e-12)
+    assert [r.active.value for r in with_design.history["error rate"]] == pytest.approx(
+        [r.active.value for r in plain.history["error rate"]], abs=1e-12)
 
 
 def test_examples_used_says_what_the_file_says() -> None:
@@ -141,5 +142,5 @@ def test_the_estimate_is_named_by_its_estimator(acquisition: str | None, name: s
     from activetest.session.report.data import ReportData
 
     data = ReportData(title="t", task="sst2", target="a", surrogate="b", metrics=["log loss"],
-                      history={"log loss": [(10, 0.5, 0.4, 0.6)]}, acquisition=acquisition)
+                      history={"log loss": [(10, (0.5, (0.4, 0.6)))]}, acquisition=acquisition)
     assert data.estimator_name == name

@@ -5,7 +5,7 @@ plain :class:`ReportInputs`) and call :func:`write_report`::
 
     data = ReportData(title="SST-2, round 3", task="sst2", target="gemma3-270m",
                       surrogate="smollm2-135m", metrics=["log loss", "error rate"],
-                      history={"log loss": [(10, 0.71, 0.52, 0.90, 0.69, 0.44, 0.94), ...],
+                      history={"log loss": [(10, (0.71, (0.52, 0.90)), (0.69, (0.44, 0.94))), ...],
                                "error rate": [...]},
                       scores=pool_scores, acquired_idx=idx, acquired_q=q)
     write_report(data, "session/report")   # -> session/report/report.md
@@ -25,8 +25,10 @@ from __future__ import annotations
 from activetest.session.report.build import ReportInputs, report_data
 from activetest.session.report.data import (
     Comparison,
+    Estimate,
     FlaggedItem,
     HistoryRow,
+    Interval,
     LabelsNeeded,
     ReportData,
 )
@@ -40,5 +42,6 @@ from activetest.session.report.render import (
 )
 
 __all__ = ["ACQUISITION_PNG", "ESTIMATES_PNG", "HTML", "MARKDOWN", "MIN_RELIABLE_LABELS",
-           "Comparison", "FlaggedItem", "HistoryRow", "LabelsNeeded", "ReportData",
+           "Comparison", "Estimate", "FlaggedItem", "HistoryRow", "Interval", "LabelsNeeded",
+           "ReportData",
            "ReportInputs", "report_data", "write_report"]

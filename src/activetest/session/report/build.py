@@ -18,7 +18,7 @@ from activetest.session import estimate as est
 from activetest.session.config import SessionConfig
 from activetest.session.records import EstimateReport
 from activetest.session.report import data as rp
-from activetest.stats import labels_for_width, lure_terms
+from activetest.stats import BootstrapResult, labels_for_width, lure_terms
 
 __all__ = ["METRIC_NAMES", "ReportInputs", "cv_notes", "examples_used", "report_data"]
 
@@ -63,11 +63,17 @@ def _cs_curve(draws: est.LabelledDraws, losses: np.ndarray, level: float,
     return np.asarray(cs.low), np.asarray(cs.high), f_lo, f_hi
 
 
-def _pair(low: float | None, high: float | None) -> tuple[float | None, float | None]:
-    """Both ends if both are finite, else neither (a CS not started yet)."""
+def _pair(low: float | None, high: float | None) -> rp.Interval | None:
+    """The interval if both ends are finite, else none (a CS not started yet)."""
     if low is None or high is None or not (np.isfinite(low) and np.isfinite(high)):
-        return None, None
-    return float(low), float(high)
+        return None
+    return rp.Interval(float(low), float(high))
+
+
+def _estimate(boot: BootstrapResult, fixed: rp.Interval | None = None,
+              anytime: rp.Interval | None = None) -> rp.Estimate:
+    """A bootstrap result as the report's :class:`Estimate`, with its other intervals."""
+    return rp.Estimate(boot.estimate, rp.Interval(boot.low, boot.high), fixed, anytime)
 
 
 def cv_notes(report: EstimateReport) -> list[str]:
@@ -170,10 +176,10 @@ def report_data(inputs: ReportInputs, *, truth: Mapping[str, float] | None = Non
         cs_lo, cs_hi, f_lo, f_hi = _cs_curve(draws, losses[metric], level, metric,
                                              designs.get(metric))
         history[METRIC_NAMES[metric]] = [
-            rp.HistoryRow(p.n_labels, p.active.estimate, p.active.low, p.active.high,
-                          p.uniform.estimate, p.uniform.low, p.uniform.high,
-                          *_pair(cs_lo[p.n_labels - 1], cs_hi[p.n_labels - 1]),
-                          *_pair(f_lo[p.n_labels - 1], f_hi[p.n_labels - 1]))
+            rp.HistoryRow(p.n_labels,
+                          _estimate(p.active, _pair(f_lo[p.n_labels - 1], f_hi[p.n_labels - 1]),
+                                    _pair(cs_lo[p.n_labels - 1], cs_hi[p.n_labels - 1])),
+                          _estimate(p.uniform))
             for p in points]
     terms = lure_terms(losses[metrics[0]], draws.q, draws.n_pool)
     position = {step: j for j, step in enumerate(draws.steps)}
@@ -188,11 +194,11 @@ def report_data(inputs: ReportInputs, *, truth: Mapping[str, float] | None = Non
     for c in final.comparisons:
         d, o = c.difference_anytime, c.other_anytime
         comparisons.append(rp.Comparison(
-            METRIC_NAMES[c.metric], cfg.target, c.spec, c.difference.estimate,
-            c.difference.low, c.difference.high, final.n_labels,
-            *((None, None) if d is None else _pair(d.fixed_low, d.fixed_high)),
-            *((None, None) if d is None else _pair(d.cs_low, d.cs_high)),
-            c.other.estimate, *((None, None) if o is None else _pair(o.fixed_low, o.fixed_high))))
+            METRIC_NAMES[c.metric], cfg.target, c.spec,
+            _estimate(c.difference, *(() if d is None else (_pair(d.fixed_low, d.fixed_high),
+                                                             _pair(d.cs_low, d.cs_high)))),
+            final.n_labels,
+            _estimate(c.other, None if o is None else _pair(o.fixed_low, o.fixed_high))))
     needed = []
     target_width = final.target_width
     if target_width is not None:
@@ -231,7 +237,7 @@ def report_data(inputs: ReportInputs, *, truth: Mapping[str, float] | None = Non
         acquired_q=np.asarray(inputs.acquired_q, dtype=np.float64), flagged=flagged,
         comparison=comparisons, labels_needed=needed,
         truth=None if truth is None else {METRIC_NAMES.get(k, k): v for k, v in truth.items()},
-        value_range={METRIC_NAMES[m]: _pair(*est.value_range(m)) if m == "error_rate"
+        value_range={METRIC_NAMES[m]: est.value_range(m) if m == "error_rate"
                      else (0.0, None) for m in metrics},
         level=level, acquisition=cfg.acquisition, pool_size=draws.n_pool, info=info,
         notes=all_notes)

@@ -16,38 +16,61 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Comparison", "FlaggedItem", "HistoryRow", "LabelsNeeded", "ReportData"]
+__all__ = ["Comparison", "Estimate", "FlaggedItem", "HistoryRow", "Interval", "LabelsNeeded",
+           "ReportData"]
+
+
+@dataclass(frozen=True)
+class Interval:
+    """An interval's two ends, ``low <= high`` (``(low, high)`` or a mapping of them is
+    accepted too)."""
+
+    low: float
+    high: float
+
+    @property
+    def width(self) -> float:
+        """``high - low``."""
+        return self.high - self.low
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A point estimate with its intervals, each named by what it guarantees (see
+    :mod:`activetest.session.interval_names`), all at ``ReportData.level``. A tuple
+    ``(value, (low, high)[, (low, high)[, (low, high)]])`` or a mapping is accepted too.
+
+    Attributes:
+        value: the estimate.
+        bootstrap: its bootstrap :class:`Interval`.
+        fixed: its fixed-budget interval (martingale CLT, finite-population factor), the
+            report's headline (``None`` if not computed: the bootstrap is then shown
+            alone, named as such).
+        anytime: its anytime-valid confidence sequence (``None`` before it starts, at 30
+            labels, or if not computed).
+    """
+
+    value: float
+    bootstrap: Interval
+    fixed: Interval | None = None
+    anytime: Interval | None = None
 
 
 @dataclass(frozen=True)
 class HistoryRow:
-    """One metric's estimate after ``n_labels`` labels.
+    """One metric's estimates after ``n_labels`` labels.
 
     Attributes:
         n_labels: labels used so far (K).
-        estimate, low, high: the active-testing estimate (LURE) and its bootstrap
-            interval at ``ReportData.level``.
-        uniform_estimate, uniform_low, uniform_high: the uniform-equivalent
-            estimate and its bootstrap interval for the same number of labels (what
-            the workflow computes as the baseline; ``None`` if not available).
-        cs_low, cs_high: the anytime-valid confidence sequence at that many labels
-            (``None`` before it starts, at 30 labels, or if not computed).
-        fixed_low, fixed_high: the fixed-budget interval (martingale CLT,
-            finite-population factor), the report's headline (``None`` if not computed:
-            the bootstrap is then shown alone, named as such).
+        active: the active-testing estimate (LURE) with its intervals.
+        uniform: the uniform-equivalent estimate with its bootstrap interval for the same
+            number of labels (what the workflow computes as the baseline; ``None`` if not
+            available).
     """
 
     n_labels: int
-    estimate: float
-    low: float
-    high: float
-    uniform_estimate: float | None = None
-    uniform_low: float | None = None
-    uniform_high: float | None = None
-    cs_low: float | None = None
-    cs_high: float | None = None
-    fixed_low: float | None = None
-    fixed_high: float | None = None
+    active: Estimate
+    uniform: Estimate | None = None
 
 
 @dataclass(frozen=True)
@@ -79,30 +102,17 @@ class Comparison:
     Attributes:
         metric: which metric.
         target_a, target_b: the two models.
-        difference, low, high: the estimate of the difference and its bootstrap interval.
+        difference: the estimate of the difference with its intervals.
         n_labels: labels used.
-        fixed_low, fixed_high: the difference's fixed-budget interval (the headline;
-            ``None`` if not computed).
-        cs_low, cs_high: its anytime confidence sequence (``None``: not computed or
-            not started).
-        other_estimate, other_low, other_high: ``target_b``'s own risk and its
-            fixed-budget interval (``None`` if not computed).
+        other: ``target_b``'s own risk with its intervals (``None`` if not computed).
     """
 
     metric: str
     target_a: str
     target_b: str
-    difference: float
-    low: float
-    high: float
+    difference: Estimate
     n_labels: int
-    fixed_low: float | None = None
-    fixed_high: float | None = None
-    cs_low: float | None = None
-    cs_high: float | None = None
-    other_estimate: float | None = None
-    other_low: float | None = None
-    other_high: float | None = None
+    other: Estimate | None = None
 
 
 @dataclass(frozen=True)
@@ -136,13 +146,12 @@ def _finite(x: Any, what: str, optional: bool = False) -> float | None:
     return v
 
 
-def _check_pair(low: float | None, high: float | None, what: str) -> None:
-    """Both ends of an optional interval or neither, in order."""
-    if (low is None) != (high is None):
-        raise ValueError(f"{what}: give both ends of the interval or neither, got {low}, "
-                         f"{high}")
-    if low is not None and high is not None and not low <= high:
-        raise ValueError(f"{what}: expected low <= high, got {low}, {high}")
+def _interval(value: Any, what: str) -> Interval:
+    """An :class:`Interval` from itself, ``(low, high)`` or a mapping, in order."""
+    iv = _coerce(Interval, value, what)
+    if not iv.low <= iv.high:
+        raise ValueError(f"{what}: expected low <= high, got {iv.low}, {iv.high}")
+    return iv
 
 
 def _count(x: Any, what: str, optional: bool = False) -> int | None:
@@ -157,7 +166,9 @@ def _coerce(cls: type, value: Any, what: str) -> Any:
     """A record from itself, a mapping of its fields, or a tuple in field order.
 
     Values are checked and converted by the fields' annotations: ``int`` ->
-    non-negative int, ``float`` -> finite float, ``str`` -> str (``| None``: optional).
+    non-negative int, ``float`` -> finite float, ``Interval`` -> an ordered
+    :class:`Interval`, ``Estimate`` -> an :class:`Estimate`, ``str`` -> str (``| None``:
+    optional).
     """
     names = [f.name for f in fields(cls)]
     if not isinstance(value, cls):
@@ -172,20 +183,27 @@ def _coerce(cls: type, value: Any, what: str) -> Any:
             else:
                 value = cls(*value)
         except TypeError as exc:
-            raise ValueError(f"{what}: expected a {cls.__name__} (fields {names}), a mapping "
-                             f"or a tuple of them; got {value!r} ({exc})") from None
+            article = "an" if cls.__name__[0] in "AEIOU" else "a"
+            raise ValueError(f"{what}: expected {article} {cls.__name__} (fields {names}), a "
+                             f"mapping or a tuple of them; got {value!r} ({exc})") from None
     clean = {}
     for f in fields(cls):
         v = getattr(value, f.name)
         kind = str(f.type)
         optional = kind.endswith("| None")
         where = f"{what}.{f.name}"
-        if kind.startswith("int"):
+        if v is None and optional:
+            clean[f.name] = None
+        elif kind.startswith("int"):
             clean[f.name] = _count(v, where, optional)
+        elif kind.startswith("Interval"):
+            clean[f.name] = _interval(v, where)
+        elif kind.startswith("Estimate"):
+            clean[f.name] = _coerce(Estimate, v, where)
         elif kind.startswith("float"):
             clean[f.name] = _finite(v, where, optional)
         else:
-            clean[f.name] = None if v is None and optional else str(v)
+            clean[f.name] = str(v)
     return cls(**clean)
 
 
@@ -198,10 +216,8 @@ class ReportData:
         task, target, surrogate: names shown in the header.
         metrics: metric names in display order, e.g. ``["log loss", "error rate"]``.
         history: for each metric, :class:`HistoryRow` s (or tuples
-            ``(n_labels, estimate, low, high[, uniform_estimate, uniform_low,
-            uniform_high[, cs_low, cs_high[, fixed_low, fixed_high]]])``: the
-            bootstrap, anytime and fixed-budget intervals) in increasing ``n_labels``;
-            may be empty before the first label.
+            ``(n_labels, active[, uniform])`` of :class:`Estimate` s or their tuples) in
+            increasing ``n_labels``; may be empty before the first label.
         scores: the pool's acquisition scores, ``(N,)``; ``None``: no acquisition figure.
         acquired_idx: pool indices (into ``scores``) of the acquired items, in order.
         acquired_q: ``q_m`` of each acquired item, in order.
@@ -266,11 +282,10 @@ class ReportData:
                     for i, r in enumerate(self.history.get(m, []))]
             for i, r in enumerate(rows):
                 where = f"history[{m!r}][{i}]"
-                if not r.low <= r.estimate <= r.high:
-                    raise ValueError(f"{where}: expected low <= estimate <= high, got "
-                                     f"{r.low}, {r.estimate}, {r.high}")
-                _check_pair(r.fixed_low, r.fixed_high, f"{where}.fixed")
-                _check_pair(r.cs_low, r.cs_high, f"{where}.cs")
+                a = r.active
+                if not a.bootstrap.low <= a.value <= a.bootstrap.high:
+                    raise ValueError(f"{where}.active: expected low <= estimate <= high, got "
+                                     f"{a.bootstrap.low}, {a.value}, {a.bootstrap.high}")
                 if i and r.n_labels <= rows[i - 1].n_labels:
                     raise ValueError(f"{where}: n_labels must increase, got "
                                      f"{rows[i - 1].n_labels} then {r.n_labels}")
@@ -309,11 +324,6 @@ class ReportData:
         elif isinstance(comp, (Comparison, Mapping)):
             comp = [comp]
         self.comparison = [_coerce(Comparison, c, f"comparison[{i}]") for i, c in enumerate(comp)]
-        for i, c in enumerate(self.comparison):
-            _check_pair(c.low, c.high, f"comparison[{i}]")
-            _check_pair(c.fixed_low, c.fixed_high, f"comparison[{i}].fixed")
-            _check_pair(c.cs_low, c.cs_high, f"comparison[{i}].cs")
-            _check_pair(c.other_low, c.other_high, f"comparison[{i}].other")
         self.labels_needed = [_coerce(LabelsNeeded, p, f"labels_needed[{i}]")
                               for i, p in enumerate(self.labels_needed)]
         truth = {} if self.truth is None else dict(self.truth)

@@ -25,7 +25,7 @@ from activetest.session.report.text import for_matplotlib
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
-    from activetest.session.report.data import ReportData
+    from activetest.session.report.data import Estimate, Interval, ReportData
 
 __all__ = ["ACQUISITION_SIZE", "DPI", "ESTIMATES_SIZE", "estimates_figure", "plot_acquisition",
            "plot_estimates"]
@@ -55,9 +55,15 @@ def _save(fig: Figure, path: str | Path) -> Path:
     return out
 
 
-def _column(rows: list, name: str) -> np.ndarray:
-    return np.array([np.nan if getattr(r, name) is None else getattr(r, name) for r in rows],
-                    dtype=np.float64)
+def _values(ests: list[Estimate | None]) -> np.ndarray:
+    """The estimates' values (NaN: none)."""
+    return np.array([np.nan if e is None else e.value for e in ests], dtype=np.float64)
+
+
+def _band(ivs: list[Interval | None]) -> tuple[np.ndarray, np.ndarray]:
+    """The intervals' ``(low, high)`` columns (NaN: none)."""
+    return (np.array([np.nan if iv is None else iv.low for iv in ivs], dtype=np.float64),
+            np.array([np.nan if iv is None else iv.high for iv in ivs], dtype=np.float64))
 
 
 def _clipped(values: np.ndarray, bounds: tuple[float | None, float | None]) -> np.ndarray:
@@ -77,30 +83,31 @@ def _plot_metric(ax: Axes, data: ReportData, metric: str) -> None:
     if not rows:
         ax.text(0.5, 0.5, "no labels yet", ha="center", va="center", transform=ax.transAxes)
     else:
-        x = _column(rows, "n_labels")
+        x = np.array([r.n_labels for r in rows], dtype=np.float64)
         marker = "o" if len(rows) <= 25 else None
-        ue = _column(rows, "uniform_estimate")
+        active, baseline = [r.active for r in rows], [r.uniform for r in rows]
+        ue = _values(baseline)
         if np.isfinite(ue).any():  # drawn first, so that the active band stays on top
-            ax.fill_between(x, _clipped(_column(rows, "uniform_low"), bounds),
-                            _clipped(_column(rows, "uniform_high"), bounds),
+            u_lo, u_hi = _band([None if u is None else u.bootstrap for u in baseline])
+            ax.fill_between(x, _clipped(u_lo, bounds), _clipped(u_hi, bounds),
                             color=_UNIFORM, alpha=0.15, linewidth=0,
                             label=f"{uniform}: {interval_name(BOOTSTRAP, data.level)}")
             ax.plot(x, ue, color=_UNIFORM, linestyle="--", marker=marker, markersize=3,
                     label=f"{uniform} (biased)")
-        cs_lo, cs_hi = _column(rows, "cs_low"), _column(rows, "cs_high")
+        cs_lo, cs_hi = _band([a.anytime for a in active])
         if np.isfinite(cs_lo).any():  # the anytime band is the wider one: drawn beneath
             ax.fill_between(x, _clipped(cs_lo, bounds), _clipped(cs_hi, bounds),
                             facecolor="none", edgecolor=_ACTIVE, hatch="///", linewidth=0.0,
                             alpha=0.5, label=interval_name(ANYTIME, data.level))
-        f_lo, f_hi = _column(rows, "fixed_low"), _column(rows, "fixed_high")
+        f_lo, f_hi = _band([a.fixed for a in active])
         if np.isfinite(f_lo).any():  # the headline
             band, name = (f_lo, f_hi), fixed_name
         else:  # hand-made data without it: the bootstrap, named as such
-            band, name = ((_column(rows, "low"), _column(rows, "high")),
+            band, name = (_band([a.bootstrap for a in active]),
                           f"LURE: {interval_name(BOOTSTRAP, data.level)}")
         ax.fill_between(x, _clipped(band[0], bounds), _clipped(band[1], bounds),
                         color=_ACTIVE, alpha=0.3, linewidth=0, label=name)
-        ax.plot(x, _column(rows, "estimate"), color=_ACTIVE, marker=marker, markersize=3,
+        ax.plot(x, _values(active), color=_ACTIVE, marker=marker, markersize=3,
                 label=data.estimator_name)
         if len(rows) == 1:
             ax.set_xlim(x[0] - 1, x[0] + 1)

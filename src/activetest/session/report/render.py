@@ -26,7 +26,7 @@ from activetest.session.interval_names import (
     interval_name,
 )
 from activetest.session.report import plots
-from activetest.session.report.data import ReportData
+from activetest.session.report.data import Interval, ReportData
 from activetest.session.report.text import clean
 
 __all__ = ["ACQUISITION_PNG", "ESTIMATES_PNG", "HTML", "MARKDOWN", "write_report"]
@@ -51,10 +51,10 @@ def _num(x: float | None) -> str:
     return f"{x:.4g}" if abs(x) >= 1e-3 or x == 0 else f"{x:.3e}"
 
 
-def _interval(low: float | None, high: float | None) -> str:
-    if low is None or high is None:
+def _interval(iv: Interval | None) -> str:
+    if iv is None:
         return "—"
-    return f"[{_num(low)}, {_num(high)}]"
+    return f"[{_num(iv.low)}, {_num(iv.high)}]"
 
 
 def _snippet(text: str) -> str:
@@ -66,15 +66,15 @@ def _verdict(c: Any, level: float) -> str:
     """Which target is lower, by the interval that decides it, named; the anytime CS
     first (it holds however the labelling stopped), then the fixed-budget interval,
     then (hand-made data) the bootstrap."""
-    for low, high, kind, why in (
-            (c.cs_low, c.cs_high, ANYTIME, "holds however you stop"),
-            (c.fixed_low, c.fixed_high, FIXED_BUDGET,
-             "if the number of labels was fixed in advance"),
-            (c.low, c.high, BOOTSTRAP, "no guarantee")):
-        if low is None or high is None:
+    d = c.difference
+    for iv, kind, why in (
+            (d.anytime, ANYTIME, "holds however you stop"),
+            (d.fixed, FIXED_BUDGET, "if the number of labels was fixed in advance"),
+            (d.bootstrap, BOOTSTRAP, "no guarantee")):
+        if iv is None:
             continue
-        if low > 0 or high < 0:
-            lower = c.target_b if low > 0 else c.target_a
+        if iv.low > 0 or iv.high < 0:
+            lower = c.target_b if iv.low > 0 else c.target_a
             return f"{lower} lower by the {interval_name(kind, level)} ({why})"
     return "no clear difference (the intervals contain 0)"
 
@@ -105,13 +105,13 @@ def _blocks(data: ReportData, images: Mapping[str, str]) -> list[_Block]:
             rows.append([m, "0"] + ["—"] * (len(header) - 2))
             continue
         r = data.history[m][-1]
-        fw = (r.fixed_high - r.fixed_low if r.fixed_low is not None
-              and r.fixed_high is not None else None)
-        if fw is not None and fw <= 1e-9 * max(1.0, abs(r.estimate)):
+        a, u = r.active, r.uniform
+        fw = None if a.fixed is None else a.fixed.width
+        if fw is not None and fw <= 1e-9 * max(1.0, abs(a.value)):
             fw = 0.0  # every item labelled: the exact value (up to the rounding of a sum)
-        row = [m, str(r.n_labels), _num(r.estimate), _interval(r.fixed_low, r.fixed_high),
-               _num(fw), _interval(r.cs_low, r.cs_high), _interval(r.low, r.high),
-               _num(r.uniform_estimate), _interval(r.uniform_low, r.uniform_high)]
+        row = [m, str(r.n_labels), _num(a.value), _interval(a.fixed), _num(fw),
+               _interval(a.anytime), _interval(a.bootstrap),
+               _num(None if u is None else u.value), _interval(None if u is None else u.bootstrap)]
         if has_truth:
             row.append(_num(data.truth.get(m)))
         rows.append(row)
@@ -127,23 +127,24 @@ def _blocks(data: ReportData, images: Mapping[str, str]) -> list[_Block]:
     for m in data.metrics:
         t = data.truth.get(m)
         if t is not None and data.history[m]:
-            r = data.history[m][-1]
-            low, high, name = ((r.fixed_low, r.fixed_high, fixed_name)
-                               if r.fixed_low is not None and r.fixed_high is not None
-                               else (r.low, r.high, boot_name))
-            if not low <= t <= high:
+            a = data.history[m][-1].active
+            iv, name = ((a.fixed, fixed_name) if a.fixed is not None
+                        else (a.bootstrap, boot_name))
+            if not iv.low <= t <= iv.high:
                 warnings.append(f"The truth for {m} ({_num(t)}) lies outside the {name} "
-                                f"{_interval(low, high)}.")
+                                f"{_interval(iv)}.")
     out += [("warn", w) for w in warnings]
 
     if data.comparison:
         out.append(("h2", "Comparison of targets"))
         rows = []
         for c in data.comparison:
-            rows.append([c.metric, f"{c.target_a} − {c.target_b}", _num(c.difference),
-                         _interval(c.fixed_low, c.fixed_high), _interval(c.cs_low, c.cs_high),
-                         _interval(c.low, c.high), str(c.n_labels), _verdict(c, data.level),
-                         _num(c.other_estimate), _interval(c.other_low, c.other_high)])
+            d, o = c.difference, c.other
+            rows.append([c.metric, f"{c.target_a} − {c.target_b}", _num(d.value),
+                         _interval(d.fixed), _interval(d.anytime), _interval(d.bootstrap),
+                         str(c.n_labels), _verdict(c, data.level),
+                         _num(None if o is None else o.value),
+                         _interval(None if o is None else o.fixed)])
         out.append(("table", ["metric", "difference", "estimate", fixed_name, cs_name,
                               boot_name, "labels", "verdict", "second target's estimate",
                               f"second target's {fixed_name}"], rows))
