@@ -29,7 +29,7 @@ def make_store(tmp_path: Path, *, seed: int = 0, alpha: float = 0.1) -> SessionS
         store.put_scores("surrogate", "s", lp, {"spec": "s"})
         store.put_scores("target", "t", lp, {"spec": "t"})
         store.put_scores("acquisition", "uniform", scores[:, None], {}, predictions=False)
-        state = ActiveSampler(scores, alpha=alpha, seed=seed).state()
-        store.init_sampler(state.alpha, seed, state.rng_state)
+        state = ActiveSampler(scores, proposal_floor=alpha, seed=seed).state()
+        store.init_sampler(state.proposal_floor, seed, state.rng_state)
 
     return SessionStore.create(tmp_path / "s.db", config=config, items=items, init=init)

@@ -16,7 +16,7 @@ from activetest.stats import ActiveSampler
 
 
 def test_select_draws_what_the_sampler_draws_and_resumes(tmp_path: Path) -> None:
-    want_idx, want_q = ActiveSampler(np.ones(N_ITEMS), alpha=0.1, seed=0).draw(4)
+    want_idx, want_q = ActiveSampler(np.ones(N_ITEMS), proposal_floor=0.1, seed=0).draw(4)
     with make_store(tmp_path) as store:
         first = draw.select(store, 2)
     with SessionStore.open(tmp_path / "s.db") as store:  # stopped and resumed

@@ -70,7 +70,7 @@ def test_history_and_header_from_plain_inputs() -> None:
         (final.anytime.fixed_low, final.anytime.fixed_high), abs=1e-12)
     assert (last.anytime.low, last.anytime.high) == pytest.approx(
         (final.anytime.cs_low, final.anytime.cs_high), abs=1e-12)
-    assert data.info == {"Session": "run.db", "Seed": 5, "Alpha": 0.1,
+    assert data.info == {"Session": "run.db", "Seed": 5, "Proposal floor": 0.1,
                          "In-context examples": 2, "Target in-context examples": 0}
     assert data.value_range == {"error rate": (0.0, 1.0)}
     assert data.acquired_idx.tolist() == list(range(9))

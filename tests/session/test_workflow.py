@@ -54,7 +54,7 @@ def test_draws_match_the_sampler_whatever_the_batching(pool_files: PoolFiles,
                                                        tmp_path: Path) -> None:
     s_lp, t_lp = _table(pool_files.surrogate), _table(pool_files.target)
     scores = acquisition_scores("ce", surrogate_logprobs=s_lp, target_logprobs=t_lp)
-    ref_idx, ref_q = ActiveSampler(scores, alpha=0.1, seed=7).draw(12)
+    ref_idx, ref_q = ActiveSampler(scores, proposal_floor=0.1, seed=7).draw(12)
     with _create(pool_files, tmp_path / "a.db") as s:
         got = s.select(3) + s.select(1) + s.select(8)
     assert [a.index for a in got] == ref_idx.tolist()

@@ -93,9 +93,9 @@ def test_same_seed_same_draws_and_chunking_does_not_matter() -> None:
 
 def test_sampler_resumes_from_serialised_state() -> None:
     s = np.random.default_rng(1).exponential(size=200)
-    full = ActiveSampler(s, alpha=0.2, seed=42)
+    full = ActiveSampler(s, proposal_floor=0.2, seed=42)
     all_i, all_q = full.draw(60)
-    part = ActiveSampler(s, alpha=0.2, seed=42)
+    part = ActiveSampler(s, proposal_floor=0.2, seed=42)
     part.draw(13)
     part.draw(0)
     saved = json.dumps(asdict(part.state()))
@@ -149,7 +149,7 @@ def test_whole_pool_draws_keep_every_q_in_0_1(path: str) -> None:
         lp = [np.log(rng.dirichlet(np.full(2, 0.5), size=n) + 1e-300) for _ in range(2)]
         scores = acquisition_scores("ce", surrogate_logprobs=lp[0], target_logprobs=lp[1])
         if path == "single":
-            idx, q = ActiveSampler(scores, alpha=0.1, seed=seed).draw(n)
+            idx, q = ActiveSampler(scores, proposal_floor=0.1, seed=seed).draw(n)
         else:
             idx, q = (a[0] for a in sample(scores, n, n_runs=1, random_state=seed))
         assert sorted(idx.tolist()) == list(range(n))

@@ -53,7 +53,7 @@ def test_oracle_acquisition_beats_uniform() -> None:
     """Sampling proportional to the true loss is near-optimal: a real, checkable gain."""
     t, s, y = _data(1000, 1)
     r = simulate(target_logprobs=t, labels=y, surrogate_logprobs=s, budget=50, n_runs=2000,
-                 methods=["uniform+mean", "oracle+lure"], random_state=0, alpha=0.01)
+                 methods=["uniform+mean", "oracle+lure"], random_state=0, proposal_floor=0.01)
     assert r.relative_error("oracle+lure", statistic="mean")[-1] < 0.3
 
 

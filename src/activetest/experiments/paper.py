@@ -14,7 +14,7 @@ and summarise as the paper does:
   with the target's loss on the pool, accuracies, and the share of pool items
   with target NLL above 3 and 5 (label-noise suspects).
 
-Nothing is tuned on the truth: methods, alpha and seeds are fixed up front.
+Nothing is tuned on the truth: methods, the proposal floor and seeds are fixed up front.
 """
 
 from __future__ import annotations
@@ -149,7 +149,8 @@ def _pearson(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def run_setting(outputs: DatasetOutputs, setting: Setting, *, n_runs: int = 3000,
-                budget: int = 400, methods: Iterable[str] = DEFAULT_METHODS, alpha: float = 0.1,
+                budget: int = 400, methods: Iterable[str] = DEFAULT_METHODS,
+                proposal_floor: float = 0.1,
                 random_state: int = 0, charge_shots: bool = True,
                 loss: str = "log") -> SettingResult:
     """Simulate one setting and summarise it.
@@ -172,7 +173,8 @@ def run_setting(outputs: DatasetOutputs, setting: Setting, *, n_runs: int = 3000
     total = min(budget + offset, n)
     methods = list(methods)
     sim = simulate(target_logprobs=tgt.pool, labels=y, surrogate_logprobs=sur.pool,
-                   methods=methods, budget=total, n_runs=n_runs, alpha=alpha, truth=truth,
+                   methods=methods, budget=total, n_runs=n_runs, proposal_floor=proposal_floor,
+                   truth=truth,
                    random_state=random_state, loss=loss)
     res = SettingResult(setting, offset, truth, sim.pool_risk, n_runs)
     base = sim.median_squared_error("uniform+mean")
@@ -238,7 +240,7 @@ def design_for(method: str, outputs: DatasetOutputs, setting: Setting,
 
 def bootstrap_coverage(outputs: DatasetOutputs, setting: Setting, *, n_runs: int = 100,
                        n_boot: int = 1000, budgets: Sequence[int] = tuple(range(10, 401, 10)),
-                       z: float = 2.0, alpha: float = 0.1, random_state: int = 0,
+                       z: float = 2.0, proposal_floor: float = 0.1, random_state: int = 0,
                        method: str = "ce+lure") -> CoverageResult:
     """The paper's bootstrap study: single runs, B resamples, coverage of R_hat +- z sd.
 
@@ -264,7 +266,8 @@ def bootstrap_coverage(outputs: DatasetOutputs, setting: Setting, *, n_runs: int
             raise ValueError(f"coverage is measured for ce+lure and the adaptive designs, "
                              f"not {method!r}")
         scores = acquisition_scores("ce", surrogate_logprobs=sur.pool, target_logprobs=tgt.pool)
-        idx, q = sample(scores, bmax, n_runs=n_runs, alpha=alpha, random_state=random_state)
+        idx, q = sample(scores, bmax, n_runs=n_runs, proposal_floor=proposal_floor,
+                        random_state=random_state)
     covered = np.zeros((n_runs, len(b)), dtype=bool)
     covered_pool = np.zeros_like(covered)
     covered_se = np.zeros_like(covered) if adaptive else None

@@ -282,7 +282,8 @@ def reproduce(outputs_dir: str | os.PathLike[str], out_dir: str | os.PathLike[st
         "# Reproducing Berrada, Kossen et al. (2025) with the bundled models", "",
         gen + ". Targets: each bundled model (SmolLM2-135M-Instruct, Gemma-3-270M base) "
         "zero-shot and few-shot; surrogates: each model few-shot (the other one, and the same "
-        "one: the paper's 'self' case). alpha = 0.1, seed fixed, nothing tuned on the truth.", "",
+        "one: the paper's 'self' case). Proposal floor 0.1, seed fixed, nothing tuned on the "
+        "truth.", "",
         *_missing(files, datasets),
         "## Headline", "",
         f"Median relative error (active / uniform) over all settings and the budgets "

@@ -12,11 +12,12 @@ written again is byte-for-byte the same JSON.
 Names: the stored key ``alpha`` is the **proposal floor** (the share of the uniform
 distribution mixed into the proposal, the paper's alpha); it is
 ``SessionConfig.proposal_floor`` here, ``proposal_floor=`` in ``Session.create`` and
-``--proposal-floor`` on the command line (``alpha=`` and ``--alpha`` still work, deprecated).
-The **confidence level** of the intervals is ``level`` (0.95). :mod:`activetest.stats`
-keeps the papers' names: ``alpha`` is the proposal floor in the sampler
-(:class:`~activetest.stats.ActiveSampler`, :mod:`activetest.stats.proposal`) and the
-miscoverage ``1 - level`` in :mod:`activetest.stats.confseq`.
+``--proposal-floor`` on the command line, and ``proposal_floor=`` in the sampler
+(:class:`~activetest.stats.ActiveSampler`, :func:`~activetest.stats.sample`,
+:mod:`activetest.stats.proposal`, :func:`~activetest.stats.simulate`); ``alpha=`` and
+``--alpha`` still work there, deprecated. The **confidence level** of the intervals is
+``level`` (0.95); the only ``alpha`` left is the miscoverage ``1 - level`` of
+:mod:`activetest.stats.confseq` (the confidence-sequence papers' name).
 
 :data:`ACQUISITIONS` is the one list of acquisitions a session can use, with the
 properties every other module asks about (is it an adaptive design, which design,

@@ -279,7 +279,7 @@ def create_session(path: str | os.PathLike[str], *,
     t_lp = None if target_scores is None else target_scores[0]
     scores = initial_scores(config, s_lp, t_lp, len(inputs.items))
     floor = config.proposal_floor
-    sampler = ActiveSampler(scores, alpha=floor, seed=seed)  # its fresh RNG state
+    sampler = ActiveSampler(scores, proposal_floor=floor, seed=seed)  # its fresh RNG state
     n_classes = inputs.task.n_classes
 
     def init(store: SessionStore) -> None:
@@ -295,7 +295,7 @@ def create_session(path: str | os.PathLike[str], *,
                          {"acquisition": acquisition, "alpha": floor},
                          predictions=False)
         state = sampler.state()
-        store.init_sampler(state.alpha, seed, state.rng_state)
+        store.init_sampler(state.proposal_floor, seed, state.rng_state)
 
     store = SessionStore.create(p, config=config, items=inputs.items, examples=inputs.examples,
                                 overwrite=overwrite, busy_timeout=busy_timeout, init=init)

@@ -654,7 +654,7 @@ def create_graded_session(path: str | os.PathLike[str], *,
         if inputs.surrogate_spec != "uniform" and acquisition not in ("ce", "zero_one"):
             fixed = True
             scores = graded_fixed_design(s_lp, t).plan([]).q  # the first draw's proposal
-    sampler = ActiveSampler(scores, alpha=float(floor), seed=seed)
+    sampler = ActiveSampler(scores, proposal_floor=float(floor), seed=seed)
     top, bottom = int(np.argmax(t.judgment.scores)), int(np.argmin(t.judgment.scores))
     stored_items = []
     for g, a in zip(items, answers, strict=True):
@@ -703,7 +703,7 @@ def create_graded_session(path: str | os.PathLike[str], *,
                              {"columns": [*FEATURE_COLUMNS, "agreement"][:features.shape[1]]},
                              predictions=False)
         state = sampler.state()
-        store.init_sampler(state.alpha, seed, state.rng_state)
+        store.init_sampler(state.proposal_floor, seed, state.rng_state)
 
     # The examples table wants a label; a graded example carries its answer in its fields.
     stored_examples = [Item(e.id, e.fields, 0) for e in chosen]

@@ -74,13 +74,13 @@ def select(store: SessionStore, n: int) -> list[Acquisition]:
         row = store.sampler_row()
         if row is None:
             raise SessionError(f"{store.path}: the session has no sampler state")
-        alpha, seed, rng_state = row
+        floor, seed, rng_state = row  # the stored column is called alpha
         acq = store.acquisitions()
         left = len(scores) - len(acq)
         if n > left:
             raise ValueError(f"cannot select {n} items: only {left} of {len(scores)} "
                              f"remain undrawn")
-        state = SamplerState(alpha=alpha, seed=seed, rng_state=rng_state,
+        state = SamplerState(proposal_floor=floor, seed=seed, rng_state=rng_state,
                              acquired=[a.index for a in acq], q=[a.q for a in acq])
         sampler = ActiveSampler.from_state(scores, state)
         idx, q = sampler.draw(int(n))

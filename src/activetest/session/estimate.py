@@ -182,7 +182,7 @@ def cv_same_as_lure(metric: str, acquisition: str | None) -> bool:
     The control is the surrogate's expected loss of the target; CE acquisition
     for log loss draws by exactly that score, so LURE of the control is the pool
     mean of the control wherever the floor is not active, and the two estimates
-    differ only by the floor's share (tiny for the default alpha).
+    differ only by the floor's share (tiny for the default proposal floor).
     """
     return metric == "log_loss" and acquisition == "ce"
 
@@ -345,7 +345,7 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
         loss_bounds: metric -> the largest loss any pool item can have (enables the
             exact CS for log loss; the error rate's bound is 1).
         q_floor: every remaining item's probability is at least ``q_floor / (N - m + 1)``
-            (the paper's floor alpha gives ``alpha / (1 + alpha)``).
+            (a proposal floor ``f``, the paper's alpha, gives ``f / (1 + f)``).
         acquisition: the session's acquisition (says whether CV-LURE can differ
             from LURE, see :func:`cv_same_as_lure`).
         design_controls: metric -> ``(g_m, G_m, V_m)`` per labelled draw: an

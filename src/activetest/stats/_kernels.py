@@ -87,7 +87,7 @@ def _by_mass(sm, P, target):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def sample_sorted(s, U, alpha, pos_out, q_out):  # pragma: no cover - compiled
+def sample_sorted(s, U, floor, pos_out, q_out):  # pragma: no cover - compiled
     """Fill ``pos_out``/``q_out`` (R, M) with sorted positions and q_m for each run."""
     n = s.shape[0]
     R, M = U.shape
@@ -106,7 +106,7 @@ def sample_sorted(s, U, alpha, pos_out, q_out):  # pragma: no cover - compiled
         for m in range(M):
             n_rem = n - m
             rem_sum = sm[1]
-            t = alpha * rem_sum / n_rem if rem_sum > 0.0 else 1.0
+            t = floor * rem_sum / n_rem if rem_sum > 0.0 else 1.0
             kt = np.searchsorted(s, t)  # positions < kt weigh t
             cb, sb = _prefix(sm, ct, P, kt)
             floor_mass = t * cb

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 # A row of class log-probabilities counts as normalised when logsumexp(row) is
@@ -82,12 +84,37 @@ def as_vector(x: object, name: str, n: int | None = None) -> np.ndarray:
     return a
 
 
-def check_alpha(alpha: float) -> float:
-    """alpha must lie in (0, 1]."""
-    a = float(alpha)
+#: The paper's proposal floor (its alpha): the share of the uniform mixed into a proposal.
+DEFAULT_FLOOR = 0.1
+
+
+def check_floor(floor: float) -> float:
+    """The proposal floor must lie in (0, 1]."""
+    a = float(floor)
     if not (0.0 < a <= 1.0):
-        raise ValueError(f"alpha must be in (0, 1], got {alpha!r} (the paper uses 0.1)")
+        raise ValueError(f"the proposal floor must be in (0, 1], got {floor!r} (the paper's "
+                         f"alpha; it uses 0.1)")
     return a
+
+
+def floor_arg(proposal_floor: float | None, alpha: float | None, where: str) -> float:
+    """The checked proposal floor from ``proposal_floor=`` or its deprecated name
+    ``alpha=`` (a :class:`DeprecationWarning` naming ``where``), :data:`DEFAULT_FLOOR`
+    when neither is given.
+
+    Raises:
+        TypeError: both are given.
+        ValueError: the floor is outside (0, 1].
+    """
+    if alpha is not None:
+        if proposal_floor is not None:
+            raise TypeError(f"{where}: give proposal_floor= only (alpha= is its deprecated "
+                            f"name)")
+        warnings.warn(f"{where}(alpha=) is deprecated: it is the proposal floor, now "
+                      f"proposal_floor= (alpha names 1 - the confidence level elsewhere)",
+                      DeprecationWarning, stacklevel=3)
+        proposal_floor = alpha
+    return check_floor(DEFAULT_FLOOR if proposal_floor is None else proposal_floor)
 
 
 def check_budget(m: int, n: int, name: str = "budget") -> int:

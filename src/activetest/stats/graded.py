@@ -5,7 +5,7 @@ references) gives a score in [0, 1]; the loss is ``L_i = 1 - score_i`` (binary
 exact match: 1 if the answer is wrong). A surrogate here is a label-free
 per-item probability ``p_i`` that the answer is judged wrong; the paper's
 acquisition uses it as the expected loss (``q`` proportional to ``p``, floored
-at ``alpha / R_m``) and control-variate LURE uses it as the control.
+at ``floor / R_m``, the proposal floor) and control-variate LURE uses it as the control.
 
 Label-free transforms (fixed a priori, nothing fitted):
 

@@ -1,7 +1,8 @@
 """Fast sequential sampling without replacement from the floored proposal.
 
 The distribution at every step is exactly :func:`activetest.stats.proposal.proposal`:
-``q_i = max(s_i, t) / Z`` over the remaining items, ``t = alpha * S_rem / R_m``.
+``q_i = max(s_i, t) / Z`` over the remaining items, ``t = floor * S_rem / R_m`` (the
+proposal floor: the paper's alpha, ``proposal_floor=`` in the API).
 Recomputing it costs O(N) per step; here a step costs O(m log N) instead:
 
 * The pool is sorted once by score (ascending, stable) and its cumulative sums
@@ -23,6 +24,7 @@ exact O(N) formula.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from activetest.stats import _kernels
-from activetest.stats._validate import as_scores, check_alpha, check_budget
+from activetest.stats._validate import as_scores, check_budget, floor_arg
 from activetest.stats.proposal import proposal
 
 __all__ = ["ActiveSampler", "SamplerState", "sample"]
@@ -46,7 +48,7 @@ class _SortedPool:
         self.s = scores[self.order]
         self.C = np.concatenate(([0.0], np.cumsum(self.s)))
 
-    def step(self, rs: np.ndarray, u: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    def step(self, rs: np.ndarray, u: np.ndarray, floor: float) -> tuple[np.ndarray, np.ndarray]:
         """Draw one position per run.
 
         Args:
@@ -69,7 +71,7 @@ class _SortedPool:
         ends[:, k] = n
         cg = np.cumsum(C[ends] - C[starts], axis=1)  # remaining mass up to end of gap g
         rem_sum = cg[:, k]
-        t = alpha * rem_sum / n_rem
+        t = floor * rem_sum / n_rem
         t[rem_sum <= 0.0] = 1.0  # all remaining scores are 0: uniform
         kt = np.searchsorted(s, t, side="left")  # positions < kt weigh t
         nb = (rs < kt[:, None]).sum(axis=1)  # removed below kt; kt lies in gap nb
@@ -108,13 +110,13 @@ class _SortedPool:
             hit = rs[rows, np.minimum(ins, k - 1)] == pos
             bad |= hit & (ins < k)
         for r in np.flatnonzero(bad):
-            pos[r], q[r] = self._exact_step(rs[r], float(u[r]), alpha)
+            pos[r], q[r] = self._exact_step(rs[r], float(u[r]), floor)
         return pos, q
 
-    def _exact_step(self, removed: np.ndarray, u: float, alpha: float) -> tuple[int, float]:
+    def _exact_step(self, removed: np.ndarray, u: float, floor: float) -> tuple[int, float]:
         remaining = np.ones(self.n, dtype=bool)
         remaining[removed] = False
-        qs = proposal(self.s, remaining, alpha)
+        qs = proposal(self.s, remaining, floor)
         cdf = np.cumsum(qs)
         k = min(int(np.searchsorted(cdf, u * cdf[-1], side="right")), self.n - 1)
         while not remaining[k]:
@@ -135,9 +137,10 @@ def _insert_sorted(rs: np.ndarray, pos: np.ndarray, out: np.ndarray) -> None:
         out[:, 0] = pos
 
 
-def sample(scores: np.ndarray, budget: int, *, n_runs: int = 1, alpha: float = 0.1,
+def sample(scores: np.ndarray, budget: int, *, n_runs: int = 1,
+           proposal_floor: float | None = None,
            random_state: int | np.random.Generator | None = None, chunk_size: int = 256,
-           progress: bool = False) -> tuple[np.ndarray, np.ndarray]:
+           progress: bool = False, alpha: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Draw ``n_runs`` independent acquisition sequences of length ``budget``.
 
     Each run samples sequentially without replacement from the floored proposal
@@ -147,12 +150,14 @@ def sample(scores: np.ndarray, budget: int, *, n_runs: int = 1, alpha: float = 0
         scores: ``(N,)`` non-negative acquisition scores.
         budget: M, the number of items each run acquires (``1 <= M <= N``).
         n_runs: R, the number of independent runs.
-        alpha: uniform floor in ``(0, 1]``.
+        proposal_floor: the share of the uniform in ``(0, 1]`` (None: 0.1, the paper's
+            alpha).
         random_state: seed or Generator. The uniforms are drawn up front as an
             ``(R, M)`` array, so results do not depend on ``chunk_size``; run r
             uses row r. One run with seed s equals :class:`ActiveSampler` with s.
         chunk_size: runs processed together (cache-sized; speed only).
         progress: show a progress bar over chunks.
+        alpha: deprecated name of ``proposal_floor``.
 
     Returns:
         ``(indices, q)``: ``(R, M)`` int64 item indices in acquisition order and
@@ -160,7 +165,7 @@ def sample(scores: np.ndarray, budget: int, *, n_runs: int = 1, alpha: float = 0
     """
     s = as_scores(scores)
     budget = check_budget(budget, s.shape[0])
-    alpha = check_alpha(alpha)
+    floor = floor_arg(proposal_floor, alpha, "sample")
     if isinstance(n_runs, bool) or int(n_runs) != n_runs or n_runs < 1:
         raise ValueError(f"n_runs must be a positive integer, got {n_runs!r}")
     rng = np.random.default_rng(random_state)
@@ -169,7 +174,7 @@ def sample(scores: np.ndarray, budget: int, *, n_runs: int = 1, alpha: float = 0
     if _kernels.HAVE_NUMBA and not progress:
         positions = np.empty((int(n_runs), budget), dtype=np.int64)
         qs = np.empty((int(n_runs), budget))
-        _kernels.sample_sorted(pool.s, U, alpha, positions, qs)
+        _kernels.sample_sorted(pool.s, U, floor, positions, qs)
         return pool.order[positions], qs
     positions = np.empty((int(n_runs), budget), dtype=np.int64)
     qs = np.empty((int(n_runs), budget))
@@ -184,7 +189,7 @@ def sample(scores: np.ndarray, budget: int, *, n_runs: int = 1, alpha: float = 0
                 np.empty((c1 - c0, budget), dtype=np.int64))
         for m in range(budget):
             rs = bufs[m % 2][:, :m]
-            pos, q = pool.step(rs, U[c0:c1, m], alpha)
+            pos, q = pool.step(rs, U[c0:c1, m], floor)
             positions[c0:c1, m] = pos
             qs[c0:c1, m] = q
             _insert_sorted(rs, pos, bufs[(m + 1) % 2])
@@ -196,18 +201,25 @@ class SamplerState:
     """Everything needed to resume a single-run sampler (JSON-serialisable).
 
     Attributes:
-        alpha: the floor.
+        proposal_floor: the share of the uniform in the proposal (the paper's alpha).
         seed: the seed the run started from (provenance).
         rng_state: ``numpy.random.PCG64`` state after the last draw.
         acquired: item indices in acquisition order.
         q: proposal probability of each acquired item when drawn.
     """
 
-    alpha: float
+    proposal_floor: float
     seed: int | None
     rng_state: dict[str, Any]
     acquired: list[int] = field(default_factory=list)
     q: list[float] = field(default_factory=list)
+
+    @property
+    def alpha(self) -> float:
+        """Deprecated name of :attr:`proposal_floor`."""
+        warnings.warn("SamplerState.alpha is deprecated: it is the proposal floor, now "
+                      "proposal_floor", DeprecationWarning, stacklevel=2)
+        return self.proposal_floor
 
 
 class ActiveSampler:
@@ -220,15 +232,18 @@ class ActiveSampler:
 
     Example::
 
-        sampler = ActiveSampler(scores, alpha=0.1, seed=0)
+        sampler = ActiveSampler(scores, proposal_floor=0.1, seed=0)
         idx, q = sampler.draw(5)          # five sequential draws
         state = sampler.state()           # persist
         sampler = ActiveSampler.from_state(scores, state)
     """
 
-    def __init__(self, scores: np.ndarray, *, alpha: float = 0.1, seed: int | None = None) -> None:
+    def __init__(self, scores: np.ndarray, *, proposal_floor: float | None = None,
+                 seed: int | None = None, alpha: float | None = None) -> None:
+        """``proposal_floor``: the share of the uniform in ``(0, 1]`` (None: 0.1, the
+        paper's alpha); ``alpha=``: its deprecated name."""
         self.scores = as_scores(scores)
-        self.alpha = check_alpha(alpha)
+        self.proposal_floor = floor_arg(proposal_floor, alpha, "ActiveSampler")
         self.seed = seed
         self._rng = np.random.Generator(np.random.PCG64(seed))
         self._pool = _SortedPool(self.scores)
@@ -237,6 +252,13 @@ class ActiveSampler:
         self._rs = np.empty((1, 0), dtype=np.int64)
         self.acquired: list[int] = []
         self.q: list[float] = []
+
+    @property
+    def alpha(self) -> float:
+        """Deprecated name of :attr:`proposal_floor`."""
+        warnings.warn("ActiveSampler.alpha is deprecated: it is the proposal floor, now "
+                      "proposal_floor", DeprecationWarning, stacklevel=2)
+        return self.proposal_floor
 
     @property
     def n_remaining(self) -> int:
@@ -252,7 +274,7 @@ class ActiveSampler:
         out_i, out_q = [], []
         for _ in range(int(k)):
             u = self._rng.random(1)
-            pos, q = self._pool.step(self._rs, u, self.alpha)
+            pos, q = self._pool.step(self._rs, u, self.proposal_floor)
             nxt = np.empty((1, self._rs.shape[1] + 1), dtype=np.int64)
             _insert_sorted(self._rs, pos, nxt)
             self._rs = nxt
@@ -265,14 +287,14 @@ class ActiveSampler:
 
     def state(self) -> SamplerState:
         """A snapshot to persist (copies; later draws do not change it)."""
-        return SamplerState(alpha=self.alpha, seed=self.seed,
+        return SamplerState(proposal_floor=self.proposal_floor, seed=self.seed,
                             rng_state=_jsonable(self._rng.bit_generator.state),
                             acquired=list(self.acquired), q=list(self.q))
 
     @classmethod
     def from_state(cls, scores: np.ndarray, state: SamplerState) -> ActiveSampler:
         """Rebuild a sampler exactly where ``state`` left it."""
-        self = cls(scores, alpha=state.alpha, seed=state.seed)
+        self = cls(scores, proposal_floor=state.proposal_floor, seed=state.seed)
         acq = [int(i) for i in state.acquired]
         if len(set(acq)) != len(acq):
             raise ValueError("state.acquired holds an item twice")

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from activetest.stats import estimators as est
-from activetest.stats._validate import as_labels, as_logprobs, check_alpha, check_budget
+from activetest.stats._validate import as_labels, as_logprobs, check_budget, floor_arg
 from activetest.stats.acquisition import (
     ACQUISITIONS,
     acquisition_scores,
@@ -191,8 +191,9 @@ def _seed_for(random_state: int | None, name: str) -> np.random.Generator:
 def simulate(*, target_logprobs: np.ndarray, labels: np.ndarray,
              methods: Iterable[str | Method], budget: int, n_runs: int,
              surrogate_logprobs: np.ndarray | None = None, loss: str = "log",
-             alpha: float = 0.1, truth: float | None = None, control: str = "auto",
-             random_state: int | None = 0, progress: bool = False) -> SimulationResult:
+             proposal_floor: float | None = None, truth: float | None = None,
+             control: str = "auto", random_state: int | None = 0, progress: bool = False,
+             alpha: float | None = None) -> SimulationResult:
     """Run ``n_runs`` active-testing runs per method and record every estimate.
 
     Args:
@@ -204,14 +205,16 @@ def simulate(*, target_logprobs: np.ndarray, labels: np.ndarray,
         n_runs: R.
         surrogate_logprobs: ``(N, C)``; needed by every acquisition but uniform/oracle.
         loss: ``"log"`` (log loss) or ``"zero_one"`` (error rate).
-        alpha: proposal floor of the paper's acquisitions (the adaptive designs mix with
-            the uniform instead, lambda >= 0.1).
+        proposal_floor: the share of the uniform in the paper's acquisitions' proposals
+            (None: 0.1, the paper's alpha; the adaptive designs mix with the uniform
+            instead, lambda >= 0.1).
         truth: the risk to compare with; default the pool's mean loss.
         control: control variate kind for cv_lure/ase (see :func:`control_values`);
             ``"auto"`` uses the surrogate-only control for PE acquisition (which
             promises no target predictions on the pool) and the surrogate's
             expected loss of the target otherwise (and always for ASE).
         random_state: integer seed (None: fresh entropy, not reproducible).
+        alpha: deprecated name of ``proposal_floor``.
     """
     t = as_logprobs(target_logprobs, "target_logprobs")
     n = t.shape[0]
@@ -221,7 +224,7 @@ def simulate(*, target_logprobs: np.ndarray, labels: np.ndarray,
     if s is not None and s.shape[0] != n:
         raise ValueError(f"surrogate_logprobs has {s.shape[0]} rows, target_logprobs has {n}")
     budget = check_budget(budget, n)
-    alpha = check_alpha(alpha)
+    floor = floor_arg(proposal_floor, alpha, "simulate")
     if loss not in ("log", "zero_one"):
         raise ValueError(f"loss must be 'log' or 'zero_one', got {loss!r}")
     if random_state is not None and (isinstance(random_state, bool) or
@@ -281,7 +284,7 @@ def simulate(*, target_logprobs: np.ndarray, labels: np.ndarray,
             continue
         # label-aware scores (nll, oracle) are allowed here: a simulation knows the labels
         scores = acquisition_scores(acq, surrogate_logprobs=s, target_logprobs=t, labels=y, n=n)
-        idx, q = sample(scores, budget, n_runs=n_runs, alpha=alpha,
+        idx, q = sample(scores, budget, n_runs=n_runs, proposal_floor=floor,
                         random_state=_seed_for(random_state, acq), progress=progress)
         out.acquired[acq], out.q[acq] = idx, q
         L = per_item[idx]

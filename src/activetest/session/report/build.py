@@ -207,7 +207,7 @@ def report_data(inputs: ReportInputs, *, truth: Mapping[str, float] | None = Non
                                           int(m.labels_needed or draws.k),
                                           labels_for_width(m.uniform, target_width)))
     design = final.design
-    info = {"Session": inputs.session, "Seed": cfg.seed, "Alpha": cfg.proposal_floor,
+    info = {"Session": inputs.session, "Seed": cfg.seed, "Proposal floor": cfg.proposal_floor,
             "In-context examples": examples_used(
                 cfg, inputs.provenance.get("surrogate", {}), "surrogate"),
             "Target in-context examples": examples_used(

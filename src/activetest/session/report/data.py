@@ -232,7 +232,7 @@ class ReportData:
         acquisition: name of the acquisition function, e.g. ``"ce"``.
         pool_size: N (default ``len(scores)``).
         uniform_label: what the baseline is called in tables and legends.
-        info: extra ``key: value`` lines for the header (seed, alpha, session file).
+        info: extra ``key: value`` lines for the header (seed, proposal floor, session file).
         notes: extra paragraphs at the end.
     """
 
