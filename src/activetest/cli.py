@@ -514,7 +514,7 @@ def label(
         if n is not None and len(pending) < n:
             s.select(n - len(pending))
             pending = s.pending()
-        if not pending and not (s.graded and s.pending_judgments() and not from_data):
+        if not pending and not (s.pending_judgments() and not from_data):
             _out.print("nothing to label: every selected item has a label. Draw more with "
                        f"`activetest select {_escape(str(session))} --n 20` or `label --n 20`.")
             return
@@ -532,11 +532,11 @@ def _label_loop(s: Any, pending: Sequence[Any]) -> None:
     help_line = f"{keys}   [bold]u[/]=undo  [bold]q[/]=quit"
     with _Keys(s.task.n_classes) as keys_in:
         answered = _answer_all(s, pending, keys_in, help_line)
-        if s.graded and not s.pending() and s.pending_judgments():
+        if not s.pending() and s.pending_judgments():
             answered += _judge_compared(s, keys_in, help_line)
     left = len(s.pending())
     _out.print(f"labelled {answered} item(s) in this run; {left} selected item(s) still pending")
-    if s.graded and s.pending_judgments():
+    if s.pending_judgments():
         _out.print(f"{len(s.pending_judgments())} compared answer(s) still to judge "
                    f"(`activetest label` asks for them)")
     _print_waiting(s.waiting())
@@ -550,16 +550,6 @@ def _key_to_class(s: Any, key: str, C: int) -> int | None:
         return s.parse_label(key) if key and not key.isdigit() else None
     except ValueError:
         return None
-
-
-def _full_prompt(s: Any, item_id: str) -> str | None:
-    """A graded item's full prompt (a log's in-context examples and all), if it has one."""
-    if not s.graded:
-        return None
-    from activetest.data.generative import FULL_PROMPT
-
-    full = s.item(item_id).fields.get(FULL_PROMPT)
-    return str(full) if full else None
 
 
 def _read_answer(s: Any, keys_in: _Keys, help_line: str, full: str | None = None) -> int | str:
@@ -603,7 +593,7 @@ def _judge_compared(s: Any, keys_in: _Keys, help_line: str) -> int:
         _out.rule(f"compared answer: {_escape(p.spec)}  item {_escape(a.item_id)}  "
                   f"(draw {a.step}; {len(waiting)} to judge)")
         _out.print(_escape(s.display(a.item_id, target=p.spec)))
-        y = _read_answer(s, keys_in, help_line, _full_prompt(s, a.item_id))
+        y = _read_answer(s, keys_in, help_line, s.full_prompt(a.item_id))
         if y == "quit":
             break
         if y == "undo":
@@ -648,7 +638,7 @@ def _answer_all(s: Any, pending: Sequence[Any], keys_in: _Keys, help_line: str) 
             continue
         _out.rule(f"{i + 1}/{len(pending)}  item {_escape(a.item_id)}  (draw {a.step})")
         _out.print(_escape(s.display(a.item_id)))
-        y = _read_answer(s, keys_in, help_line, _full_prompt(s, a.item_id))
+        y = _read_answer(s, keys_in, help_line, s.full_prompt(a.item_id))
         if y == "quit":
             break
         if y == "undo":

@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from activetest.data.generative import GenTask, Judgment
+from activetest.data.generative import FULL_PROMPT, GenTask, Judgment
 from activetest.data.task import Item
 from activetest.session import estimate as est
 from activetest.session.config import NoiseConfig, SessionConfig
@@ -118,6 +118,20 @@ def test_graded_comparisons_refuse_a_target_not_stored_at_creation() -> None:
     with pytest.raises(SessionError, match="'m3' is not one of them"):
         kind.comparisons(None, ["m3"], draws([0], [0]), ("error_rate",),  # type: ignore[arg-type]
                          lambda other: ("", S))
+
+
+def test_what_the_labeller_asks_is_the_kinds_decision() -> None:
+    """The terminal labeller asks the kind, not ``if graded``: a classification session
+    has no compared answers to judge and no full prompt apart (it never reads the store
+    for them); a graded item shows its harness log's full prompt where it has one."""
+    cls = Classification(resolve_task("sst2"))
+    assert cls.pending_judgments(None) == []  # type: ignore[arg-type]
+    kept = Item("a", {"text": "good", FULL_PROMPT: "Q: x\nA: y\n\nQ: good\nA:"}, None)
+    assert cls.full_prompt(kept) is None
+    graded = Graded(gen_task())
+    assert graded.full_prompt(kept) == "Q: x\nA: y\n\nQ: good\nA:"
+    assert graded.full_prompt(Item("b", {"question": "q"}, None)) is None
+    assert graded.full_prompt(Item("c", {"question": "q", FULL_PROMPT: ""}, None)) is None
 
 
 def test_kinds_are_picked_from_the_config_and_the_task() -> None:

@@ -146,6 +146,18 @@ class SessionKind:
             raise LabelError(f"{spec!r} is not a compared target of this session")
         return store.answers(compare_graded.compare_role(spec)).get(row, ("",))[0]  # type: ignore[no-any-return]
 
+    # ---------------------------------------------------------------- labelling
+
+    def pending_judgments(self, store: SessionStore) -> list[compare_graded.PendingJudgment]:
+        """Drawn items whose compared answers still need a judgment, in draw order (a
+        classification session compares no answers: none)."""
+        return []
+
+    def full_prompt(self, item: Item) -> str | None:
+        """The full prompt the target read for ``item`` (a harness log's in-context
+        examples and all) where the kind keeps one apart from what is shown; else None."""
+        return None
+
     # ---------------------------------------------------------------- status, export
 
     def compared_waiting(self, store: SessionStore) -> dict[str, int]:
@@ -341,10 +353,21 @@ class Graded(SessionKind):
             answer = self.compared_answer(store, row, target)
         return self.task.display(item, answer, refs)  # type: ignore[union-attr]
 
+    def pending_judgments(self, store: SessionStore) -> list[compare_graded.PendingJudgment]:
+        """:func:`activetest.session.compare_graded.pending_judgments`."""
+        return compare_graded.pending_judgments(store)
+
+    def full_prompt(self, item: Item) -> str | None:
+        """The item's :data:`~activetest.data.generative.FULL_PROMPT` field, if any."""
+        from activetest.data.generative import FULL_PROMPT
+
+        full = item.fields.get(FULL_PROMPT)
+        return str(full) if full else None
+
     def compared_waiting(self, store: SessionStore) -> dict[str, int]:
         """Compared target -> its answers on drawn items still to judge."""
         waiting = {spec: 0 for spec in self.compared_targets}
-        for p in compare_graded.pending_judgments(store):
+        for p in self.pending_judgments(store):
             waiting[p.spec] += 1
         return waiting
 
@@ -359,7 +382,7 @@ class Graded(SessionKind):
         out = [Item(r.id, {**r.fields, "answer_of": "target"}, r.label) for r in rows]
         out_given, out_steps = list(given), list(steps)
         if which == "pending" and acquisitions is None:
-            extra = [(p.acquisition, p.spec) for p in compare_graded.pending_judgments(store)]
+            extra = [(p.acquisition, p.spec) for p in self.pending_judgments(store)]
         else:
             extra = [(a, spec) for a in (acquisitions or store.acquisitions())
                      for spec in self.compared_targets]

@@ -448,8 +448,19 @@ class Session:
                                             overwrite=overwrite)
 
     def pending_judgments(self) -> list[compare_graded.PendingJudgment]:
-        """Drawn items whose compared answers still need a judgment, in draw order."""
-        return compare_graded.pending_judgments(self.store)
+        """Drawn items whose compared answers still need a judgment, in draw order (none
+        in a classification session)."""
+        return self.kind.pending_judgments(self.store)
+
+    def full_prompt(self, item_id: str) -> str | None:
+        """The full prompt the target read for an item (a harness log's in-context
+        examples and all; graded sessions of a log) where it is kept apart from what
+        :meth:`display` shows; else None.
+
+        Raises:
+            LabelError: no such item.
+        """
+        return self.kind.full_prompt(self.item(item_id))
 
     def label_from_data(self, limit: int | None = None, *, source: str = "data") -> int:
         """Simulated labeller: answer pending items with the pool file's labels.
