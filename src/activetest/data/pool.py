@@ -335,7 +335,8 @@ def _load_lmeval_pool(path: Path, task: Task | None, *, text_column: str | None,
     """Items from the ``doc`` of every record of lm-eval samples file(s)."""
     # One parser (formats/lmeval.py) for
     # both sides of the join.
-    from activetest.formats.lmeval import gold_classes, lmeval_documents, lmeval_files
+    from activetest.data.choices import gold_classes
+    from activetest.formats.lmeval import lmeval_documents, lmeval_files
 
     source = str(path)
     for flag, value, why in (("--id-column", id_column, "the ids are lm-eval's doc_id "

@@ -29,12 +29,9 @@ Joining records to items, safely:
   folder or a glob, e.g. MMLU's one file per subject, whose ``doc_id`` restarts at
   0 in each) are keyed ``<task>/<doc_id>``, the task taken from the file name
   (``samples_<task>_<date>.jsonl``; for older names, the name without suffixes).
-* **Classes.** Each record carries its choices (``arguments``): they are matched to
-  the task's classes by label word (case and surrounding blanks ignored), per
-  document, so a file listing ``" positive", " negative"`` still puts every
-  probability on the right class (:func:`class_logprobs`). Choices that are not the
-  task's label words are refused, showing both orders, unless the caller declares
-  that choice j is class j (``choices="positional"``).
+* **Classes.** Each record carries its choices (``arguments``, kept here in the file's
+  order); putting them on the task's classes is the task's business, done by
+  :func:`activetest.data.choices.class_logprobs` (by label word, per document).
 * **Texts.** Each record carries its document (``doc``): :func:`check_documents`
   compares every pool item's fields with it (Unicode-normalised, case and
   whitespace ignored) and refuses a mismatch, naming the first differing item, so
@@ -67,18 +64,15 @@ import numpy as np
 from activetest._numeric import log_softmax
 from activetest.formats.tables import decode_utf8, gunzip_if_gzip
 
-__all__ = ["CHOICE_RULES", "ChoiceAlignment", "LmEvalSamples", "check_documents",
-           "class_logprobs", "document_texts", "gold_classes", "lmeval_documents", "lmeval_files",
-           "load_lmeval_samples", "looks_like_lmeval", "normalise_text", "read_lmeval_samples",
-           "task_of_file"]
+__all__ = ["LmEvalSamples", "check_documents", "document_texts", "lmeval_documents",
+           "lmeval_files", "load_lmeval_samples", "looks_like_lmeval", "normalise_text",
+           "read_lmeval_samples", "task_of_file"]
 
 #: ``samples_<task>_<date>.jsonl`` as lm-eval 0.4.3+ names its files.
 _NAME = re.compile(r"^samples_(?P<task>.+)_(?P<date>\d{4}-\d{2}-\d{2}T[0-9.\-]+?)"
                    r"\.jsonl?(?:\.gz)?$", re.IGNORECASE)
 _SAMPLE_SUFFIXES = (".jsonl", ".json", ".jsonl.gz", ".json.gz")
 _GLOB_CHARS = re.compile(r"[*?\[]")
-#: How the caller says what a file's choice j means.
-CHOICE_RULES = ("labels", "positional")
 
 
 def _err(where: str, msg: str) -> ValueError:
@@ -325,7 +319,8 @@ class LmEvalSamples:
         item_ids: the join key per document: ``str(doc_id)`` for one file,
             ``<task>/<doc_id>`` for several (see the module docstring).
         logprobs: ``(N, C)`` float64 log-softmax over the choices' loglikelihoods,
-            in each document's own choice order (see :func:`class_logprobs`).
+            in each document's own choice order (see
+            :func:`activetest.data.choices.class_logprobs`).
         labels: ``(N,)`` int64 gold choice index in that order; -1 where the file
             gives none.
         choices: the first document's continuations (stripped), or ``()``.
@@ -552,120 +547,6 @@ def read_lmeval_samples(path: str | Path, *, filter_name: str | None = None,
     """
     s = load_lmeval_samples(path, filter_name=filter_name)
     return list(s.item_ids), s.logprobs, s.labels
-
-
-# --------------------------------------------------------------------------- classes
-
-
-@dataclass(frozen=True)
-class ChoiceAlignment:
-    """The file's predictions put on the task's classes.
-
-    Attributes:
-        logprobs: ``(N, C)`` class log-probs in CLASS order.
-        labels: ``(N,)`` gold class per document (-1 where none).
-        rule: ``"labels"`` (matched by label word) or ``"positional"`` (declared).
-        reordered: how many documents listed their choices in another order than
-            the task's classes.
-        file_order: the first document's choices, in the file's order.
-    """
-
-    logprobs: np.ndarray
-    labels: np.ndarray
-    rule: str
-    reordered: int
-    file_order: tuple[str, ...]
-
-
-def _class_words(classes: Sequence[str], class_names: Sequence[str]) -> dict[str, int]:
-    """Normalised label word / class name -> class; words that name two classes dropped."""
-    index: dict[str, int] = {}
-    clash: set[str] = set()
-    for names in (classes, class_names):
-        for i, w in enumerate(names):
-            key = normalise_text(w)
-            if key in index and index[key] != i:
-                clash.add(key)
-            index.setdefault(key, i)
-    return {k: v for k, v in index.items() if k not in clash}
-
-
-def class_logprobs(samples: LmEvalSamples, classes: Sequence[str],
-                   class_names: Sequence[str] = (), *, choices: str = "labels",
-                   ) -> ChoiceAlignment:
-    """Reorder each document's log-probs into the task's class order.
-
-    Args:
-        samples: the parsed files.
-        classes, class_names: the task's label words and class names, in class order.
-        choices: ``"labels"``: match each document's choices to the classes by
-            label word or class name (case and blanks ignored), refusing choices
-            that do not match one-to-one; ``"positional"``: the caller declares that
-            choice j is class j (for choices that are not label words).
-
-    Raises:
-        ValueError: a different number of choices than classes, or choices that do
-            not match the classes (the message shows both orders and the fixes).
-    """
-    if choices not in CHOICE_RULES:
-        raise ValueError(f"choices must be one of {', '.join(CHOICE_RULES)}, got {choices!r}")
-    n, c = samples.logprobs.shape if samples.logprobs.ndim == 2 else (0, 0)
-    first = samples.where[0] if samples.where else "the samples file"
-    if c != len(classes):
-        raise ValueError(f"{first}: documents have {c} choices {list(samples.choices)}, the "
-                         f"task has {len(classes)} classes {list(classes)}")
-    if choices == "positional":
-        return ChoiceAlignment(samples.logprobs.copy(), samples.labels.copy(), choices, 0,
-                               samples.choices)
-    words = _class_words(classes, class_names)
-    order = np.empty((n, c), dtype=np.int64)  # order[r, k]: file column of class k
-    cache: dict[tuple[str, ...], np.ndarray | None] = {}
-    for r in range(n):
-        conts = samples.doc_choices[r] if samples.doc_choices else None
-        perm = None
-        if conts is not None:
-            if conts not in cache:
-                idx = [words.get(normalise_text(x)) for x in conts]
-                ok = None not in idx and sorted(idx) == list(range(c))  # type: ignore[type-var]
-                cache[conts] = np.argsort(np.asarray(idx)) if ok else None
-            perm = cache[conts]
-        if perm is None:
-            where = samples.where[r] if samples.where else first
-            shown = list(conts) if conts is not None else "not recorded (no 'arguments')"
-            names = ("" if tuple(class_names) in ((), tuple(classes))
-                     else f" (class names {list(class_names)})")
-            raise ValueError(
-                f"{where}: the file's choices are {shown} (in the file's order) and the "
-                f"task's classes are {list(classes)}{names} (in class order): they cannot be "
-                f"matched by label word, so the predictions cannot be put on the right "
-                f"classes. Make the task's label words the file's choices, or, if choice j "
-                f"is class j in every document, add ?choices=positional to the table: spec "
-                f"(choices='positional' in Python)")
-        order[r] = perm
-    rows = np.arange(n)[:, None]
-    lp = samples.logprobs[rows, order]
-    inverse = np.argsort(order, axis=1)  # inverse[r, j]: class of file column j
-    labels = np.where(samples.labels >= 0,
-                      inverse[np.arange(n), np.maximum(samples.labels, 0)], -1)
-    reordered = int((order != np.arange(c)).any(axis=1).sum())
-    return ChoiceAlignment(lp, labels.astype(np.int64), choices, reordered, samples.choices)
-
-
-def gold_classes(doc_choices: Sequence[tuple[str, ...] | None], targets: Sequence[int],
-                 classes: Sequence[str], class_names: Sequence[str] = ()) -> list[int | None]:
-    """Each document's gold class, found through its gold choice's label word.
-
-    None where the file gives no gold choice (``-1``), records no choices, or the
-    gold choice is not one of the task's label words or class names.
-    """
-    words = _class_words(classes, class_names)
-    out: list[int | None] = []
-    for conts, t in zip(doc_choices, targets, strict=True):
-        if conts is None or not 0 <= t < len(conts):
-            out.append(None)
-        else:
-            out.append(words.get(normalise_text(conts[t])))
-    return out
 
 
 # --------------------------------------------------------------------------- documents

@@ -51,13 +51,11 @@ from typing import Any, Literal
 
 import numpy as np
 
+from activetest.data.choices import CHOICE_RULES, ChoiceAlignment, class_logprobs
 from activetest.data.task import Item, Task
 from activetest.formats.lmeval import (
-    CHOICE_RULES,
-    ChoiceAlignment,
     LmEvalSamples,
     check_documents,
-    class_logprobs,
     lmeval_files,
     load_lmeval_samples,
     looks_like_lmeval,
