@@ -38,6 +38,8 @@ def test_the_cli_takes_proposal_floor_and_still_alpha(pool_files: PoolFiles,
             assert s.config["alpha"] == floor  # the stored key, as every version wrote
             assert s.store.sampler_row()[0] == floor
             assert s.status().proposal_floor == floor
+            st = s.status().to_dict()  # status --json: the distinct name, and the old one
+            assert st["proposal_floor"] == floor and st["alpha"] == floor
     help_text = runner.invoke(app, ["init", "--help"], env={"COLUMNS": "200"}).output
     assert "--proposal-floor" in help_text and "--alpha" not in help_text
 

@@ -354,5 +354,8 @@ class SessionStatus:
         return self.alpha
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-serialisable data."""
-        return asdict(self)
+        """Plain JSON-serialisable data: ``proposal_floor``, and ``alpha`` (the same
+        number, under the name older ``status --json`` readers know)."""
+        d = asdict(self)
+        d["proposal_floor"] = self.alpha
+        return d
