@@ -149,6 +149,8 @@ class LabelServer:
 
         a = self._annotators
         s = self._session
+        if (method, name) not in _CALLS:
+            raise KeyError(name)
         if (method, name) == ("GET", "state"):
             return {"layout": a.layout, "levels": list(a.levels), "task": s.task.name,
                     "session": self.path.name, "guess_shown": a.show_guess,
@@ -196,6 +198,11 @@ class LabelServer:
                 out[iid] = {**asdict(a._assignment(st, need, order)),
                             "roles_hidden": len(order)}
         return out
+
+
+_CALLS = frozenset({("GET", "state"), ("GET", "progress"), ("POST", "hello"), ("POST", "next"),
+                    ("POST", "answer"), ("POST", "undo"), ("POST", "skip"),
+                    ("POST", "disagreements"), ("POST", "adjudicate")})
 
 
 def _levels(body: dict[str, Any]) -> list[int]:
