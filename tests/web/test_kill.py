@@ -1,0 +1,87 @@
+"""kill -9 of the labelling page's server (a real child process, `activetest serve`) at
+random moments: no answer the page was told is saved is ever lost, and the resumed
+session makes exactly the draws of a run never killed (the adaptive design's, in
+batches). CI runs 10 kills; the slow-marked test runs 50."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from activetest.session.annotators import Annotators
+from activetest.session.workflow import Session
+from tests.web.web_support import Client, classification, kill9, start_child
+
+N_LABELS = 30
+BATCH = 5
+
+
+def _reference(root: Path) -> list[str]:
+    made = classification(root)
+    with Session.open(made.db) as s:
+        a = Annotators(s, batch=BATCH, budget=N_LABELS)
+        while (it := a.next_item("alice")) is not None:
+            a.answer("alice", it.item_id, [made.truth[it.item_id]])
+        return [x.item_id for x in s.acquisitions()]
+
+
+def _kill_run(tmp: Path, kills: int, seed: int) -> None:
+    made = classification(tmp / "killed")
+    expected = _reference(tmp / "reference")
+    rng = np.random.default_rng(seed)
+    acked: dict[str, int] = {}
+    killed = 0
+    for _ in range(kills + 20):
+        proc, url = start_child(made.db, tmp, "--batch", str(BATCH), "--n", str(N_LABELS))
+        c = Client(url, "alice")
+        timer = None
+        # the kill: after a random number of answers, a random few milliseconds into
+        # the next requests (inside a draw, an answer's transaction, a reply, ...)
+        after = int(rng.integers(0, 4)) if killed < kills else -1
+        finished = False
+        try:
+            for n in range(10**6):
+                if n == after:
+                    timer = threading.Timer(float(rng.uniform(0.0, 0.05)), proc.kill)
+                    timer.start()
+                it = c.next()
+                if it is None:
+                    finished = True
+                    break
+                y = made.truth[it["item_id"]]
+                status, data = c.call("POST", "answer", {"item_id": it["item_id"],
+                                                         "levels": [y + 1]})
+                assert status == 200, data
+                acked[it["item_id"]] = y
+        except OSError:  # the server died under the request (connection reset/refused)
+            pass
+        finally:
+            if timer is not None:
+                timer.cancel()
+            killed += timer is not None and not finished
+            kill9(proc)
+        with Session.open(made.db) as s:  # after every kill: nothing acknowledged is lost
+            labels = s.labels()
+            for item_id, y in acked.items():
+                assert labels.get(item_id) == y, (item_id, killed)
+            drawn = [x.item_id for x in s.acquisitions()]
+            assert drawn == expected[:len(drawn)], killed  # the same draws, so far
+        if finished and killed >= kills:
+            break
+    assert killed == kills
+    with Session.open(made.db) as s:
+        assert [x.item_id for x in s.acquisitions()] == expected
+        assert s.labels() == {i: made.truth[i] for i in expected}
+        assert len(Annotators(s).annotations()) == N_LABELS  # one answer per item, no double
+
+
+def test_kill_9_loses_no_answer_and_keeps_the_draws(tmp_path: Path) -> None:
+    _kill_run(tmp_path, kills=10, seed=0)
+
+
+@pytest.mark.slow
+def test_kill_9_fifty_times(tmp_path: Path) -> None:
+    _kill_run(tmp_path, kills=50, seed=1)
