@@ -15,32 +15,34 @@ from activetest.session.annotators import Annotators
 from activetest.session.workflow import Session
 from tests.web.web_support import Client, classification, kill9, start_child
 
-N_LABELS = 30
 BATCH = 5
 
 
-def _reference(root: Path) -> list[str]:
-    made = classification(root)
+def _reference(root: Path, n_pool: int, n_labels: int) -> list[str]:
+    made = classification(root, n=n_pool)
     with Session.open(made.db) as s:
-        a = Annotators(s, batch=BATCH, budget=N_LABELS)
+        a = Annotators(s, batch=BATCH, budget=n_labels)
         while (it := a.next_item("alice")) is not None:
             a.answer("alice", it.item_id, [made.truth[it.item_id]])
         return [x.item_id for x in s.acquisitions()]
 
 
-def _kill_run(tmp: Path, kills: int, seed: int) -> None:
-    made = classification(tmp / "killed")
-    expected = _reference(tmp / "reference")
+def _kill_run(tmp: Path, kills: int, seed: int, n_labels: int = 30, most_before: int = 3,
+              n_pool: int = 60) -> None:
+    """Label ``n_labels`` items through a child server killed ``kills`` times, each time
+    after 0..``most_before`` answers and a few milliseconds more."""
+    made = classification(tmp / "killed", n=n_pool)
+    expected = _reference(tmp / "reference", n_pool, n_labels)
     rng = np.random.default_rng(seed)
     acked: dict[str, int] = {}
     killed = 0
-    for _ in range(kills + 20):
-        proc, url = start_child(made.db, tmp, "--batch", str(BATCH), "--n", str(N_LABELS))
+    for _ in range(3 * kills + 20):
+        proc, url = start_child(made.db, tmp, "--batch", str(BATCH), "--n", str(n_labels))
         c = Client(url, "alice")
         timer = None
         # the kill: after a random number of answers, a random few milliseconds into
         # the next requests (inside a draw, an answer's transaction, a reply, ...)
-        after = int(rng.integers(0, 4)) if killed < kills else -1
+        after = int(rng.integers(0, most_before + 1)) if killed < kills else -1
         finished = False
         try:
             for n in range(10**6):
@@ -75,7 +77,7 @@ def _kill_run(tmp: Path, kills: int, seed: int) -> None:
     with Session.open(made.db) as s:
         assert [x.item_id for x in s.acquisitions()] == expected
         assert s.labels() == {i: made.truth[i] for i in expected}
-        assert len(Annotators(s).annotations()) == N_LABELS  # one answer per item, no double
+        assert len(Annotators(s).annotations()) == n_labels  # one answer per item, no double
 
 
 def test_kill_9_loses_no_answer_and_keeps_the_draws(tmp_path: Path) -> None:
@@ -84,4 +86,4 @@ def test_kill_9_loses_no_answer_and_keeps_the_draws(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_kill_9_fifty_times(tmp_path: Path) -> None:
-    _kill_run(tmp_path, kills=50, seed=1)
+    _kill_run(tmp_path, kills=50, seed=1, n_labels=150, most_before=1, n_pool=160)

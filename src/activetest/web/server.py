@@ -28,6 +28,7 @@ it, so answers are written one after another, each its own transaction.
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import json
 import secrets
@@ -84,12 +85,19 @@ class LabelServer:
         self.adjudicators = frozenset(check_name(a, "adjudicator") for a in adjudicators)
         self.target_width = target_width
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="session")
+        # the progress line's estimate: its own thread and connection, so that computing
+        # it never delays an answer (WAL: reads do not block the writer)
+        self._reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="progress")
         self._session: Any = None
         self._annotators: Any = None
+        self._progress_session: Any = None
+        self._progress: tuple[Any, Any] = (None, None)
+        self._busy_timeout = busy_timeout
         try:
             self._call(self._open, busy_timeout, options)
         except BaseException:
             self._pool.shutdown(wait=False)
+            self._reader.shutdown(wait=False)
             raise
         self.httpd = ThreadingHTTPServer((host, int(port)), _handler(self))
         self.httpd.daemon_threads = True
@@ -106,7 +114,10 @@ class LabelServer:
         self._annotators = Annotators(self._session, **options)
 
     def _call(self, fn: Callable[..., Any], *args: Any) -> Any:
-        return self._pool.submit(fn, *args).result()
+        try:
+            return self._pool.submit(fn, *args).result()
+        except RuntimeError:  # the pool is shut down: the server is stopping
+            raise ValueError("the labelling server is stopping") from None
 
     @property
     def url(self) -> str:
@@ -129,9 +140,36 @@ class LabelServer:
     def close(self) -> None:
         """Close the socket and the session file."""
         self.httpd.server_close()
-        if self._session is not None:
-            self._call(self._session.close)
-        self._pool.shutdown(wait=True)
+        for pool, name in ((self._pool, "_session"), (self._reader, "_progress_session")):
+            def shut(name: str = name) -> None:
+                if getattr(self, name) is not None:
+                    getattr(self, name).close()
+                    setattr(self, name, None)
+
+            with contextlib.suppress(RuntimeError):  # closed already
+                pool.submit(shut).result()
+            pool.shutdown(wait=True)
+
+    def progress(self) -> dict[str, Any]:
+        """The progress line's data, computed on its own thread (cached until the labels
+        or the draws change)."""
+        try:
+            return self._reader.submit(self._compute_progress).result()  # type: ignore[no-any-return]
+        except RuntimeError:  # the pool is shut down: the server is stopping
+            raise ValueError("the labelling server is stopping") from None
+
+    def _compute_progress(self) -> dict[str, Any]:
+        from activetest.session.annotators import progress
+        from activetest.session.workflow import Session
+
+        if self._progress_session is None:
+            self._progress_session = Session.open(self.path, busy_timeout=self._busy_timeout)
+        s = self._progress_session
+        key = (s.store.n_acquired(), s.store.last_label_change())
+        if self._progress[0] != key:
+            self._progress = (key, asdict(progress(s, target_width=self.target_width,
+                                                   budget=self._annotators.budget)))
+        return self._progress[1]  # type: ignore[no-any-return]
 
     # ------------------------------------------------------------------ API
 
@@ -142,10 +180,12 @@ class LabelServer:
             ValueError: a bad request (its message goes back to the page).
             KeyError: no such call.
         """
+        if (method, name) == ("GET", "progress"):
+            return self.progress()
         return self._call(self._api, method, name, body)
 
     def _api(self, method: str, name: str, body: dict[str, Any]) -> Any:
-        from activetest.session.annotators import agreement, check_name, progress
+        from activetest.session.annotators import agreement, check_name
 
         a = self._annotators
         s = self._session
@@ -155,8 +195,6 @@ class LabelServer:
             return {"layout": a.layout, "levels": list(a.levels), "task": s.task.name,
                     "session": self.path.name, "guess_shown": a.show_guess,
                     "n_answers": len(a.roles), "adjudication": bool(self.adjudicators)}
-        if (method, name) == ("GET", "progress"):
-            return asdict(progress(s, target_width=self.target_width, budget=a.budget))
         who = check_name(body.get("annotator"))
         if (method, name) == ("POST", "hello"):
             return {"annotator": who, "adjudicator": who in self.adjudicators}
@@ -164,8 +202,12 @@ class LabelServer:
             item = a.next_item(who)
             return {"done": True} if item is None else {"item": asdict(item)}
         if (method, name) == ("POST", "answer"):
-            rows = a.answer(who, str(body.get("item_id")), _levels(body))
-            return {"saved": len(rows), "again": not rows}
+            rows = a.answer(who, str(body.get("item_id")), _levels(body))  # committed here
+            out: dict[str, Any] = {"saved": len(rows), "again": not rows}
+            if body.get("next"):  # the next item in the same reply: one round trip a label
+                item = a.next_item(who)
+                out.update({"done": True} if item is None else {"item": asdict(item)})
+            return out
         if (method, name) == ("POST", "undo"):
             item = a.undo(who)
             return {"item": None if item is None else asdict(item)}
@@ -220,11 +262,18 @@ def _handler(server: LabelServer) -> type[BaseHTTPRequestHandler]:
         server_version = "activetest"
         sys_version = ""
         protocol_version = "HTTP/1.1"
+        # a reply is headers then body: without TCP_NODELAY the body waits for the
+        # browser's delayed ACK of the headers (~40 ms a reply on a kept-alive connection)
+        disable_nagle_algorithm = True
 
         def log_message(self, format: str, *args: Any) -> None:
             pass  # quiet: the terminal shows the URL, not every request
 
         def _send(self, status: int, body: bytes, ctype: str) -> None:
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # the page left
+                self._reply(status, body, ctype)
+
+        def _reply(self, status: int, body: bytes, ctype: str) -> None:
             self.send_response(status)
             self.send_header("Content-Type", ctype)
             self.send_header("Content-Length", str(len(body)))

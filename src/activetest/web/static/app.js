@@ -12,6 +12,10 @@
   let mode = "label";      // "label" or "adjudicate"
   let disputes = [];       // adjudication: the disagreements left
   let dispute = null;
+  let pressed = null;      // when the last answer key was pressed (for the timings)
+  // per answer: milliseconds from the key press to the next item on screen (read by
+  // benchmarks/label_page.py; nothing is sent anywhere)
+  window.activetestTimings = [];
 
   function setState(s) { document.body.dataset.state = s; }
 
@@ -93,6 +97,10 @@
     }
     showPicks();
     setState("ready");
+    if (pressed !== null) {
+      window.activetestTimings.push(performance.now() - pressed);
+      pressed = null;
+    }
   }
 
   function showPicks() {
@@ -152,7 +160,15 @@
     setState("done");
   }
 
-  async function refreshProgress() {
+  // the progress line is fetched once the person pauses (a quarter second after the
+  // last item shown): its estimate then never competes with the next answer
+  let progressTimer = null;
+  function refreshProgress() {
+    if (progressTimer !== null) { clearTimeout(progressTimer); }
+    progressTimer = setTimeout(() => { progressTimer = null; loadProgress(); }, 250);
+  }
+
+  async function loadProgress() {
     try {
       const p = await api("GET", "progress");
       const f = $("progress");
@@ -187,7 +203,10 @@
   }
 
   async function next() {
-    const r = await api("POST", "next", { annotator: me.annotator });
+    shown(await api("POST", "next", { annotator: me.annotator }));
+  }
+
+  function shown(r) {
     if (r.done) {
       done("Nothing left to label for you: every drawn item has its answers and the budget " +
            "is reached (or the pool is drawn). Thank you.");
@@ -202,6 +221,7 @@
     if (picks.length < Math.max(1, item.answers.length)) { return; }
     const levels = picks.slice();
     const id = item.item_id;
+    pressed = performance.now();
     run(async () => {
       if (mode === "adjudicate") {
         await api("POST", "adjudicate", { annotator: me.annotator, item_id: id, levels: levels });
@@ -209,9 +229,10 @@
         disputes.shift();
         return showDispute();
       }
-      await api("POST", "answer", { annotator: me.annotator, item_id: id, levels: levels });
+      const r = await api("POST", "answer", { annotator: me.annotator, item_id: id,
+                                               levels: levels, next: true });
       say("saved item " + id + ": " + levels.map((k) => state.levels[k - 1]).join(", "), "ok");
-      return next();
+      shown(r);
     });
   }
 
