@@ -46,7 +46,8 @@ def screenshots(out: Path) -> list[Path]:
     driver = bs.chromium()
     try:
         for layout, m in made.items():
-            with running(m.db, batch=10, overlap=0.2, target_width=0.5) as server:
+            width = 0.5 if layout == "classification" else None
+            with running(m.db, batch=10, overlap=0.2, target_width=width) as server:
                 driver.get("about:blank")
                 item = bs.sign_in(driver, server.url, "alice")
                 for _ in range(3):  # a few answers: the progress line has numbers
