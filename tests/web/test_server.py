@@ -163,3 +163,51 @@ def test_json_of_an_assignment_is_plain(tmp_path: Path) -> None:
         assert set(it) == {"item_id", "step", "fields", "answers", "need", "answered_by",
                            "guess", "again"}
         json.dumps(it)
+
+
+def test_two_servers_on_one_file_and_two_people_at_once_never_share_an_item(
+        tmp_path: Path) -> None:
+    """Two `serve` processes on the same session file, a person on each, labelling at
+    the same time: every item is answered by exactly one of them, every answer is the
+    session's label, and the draws are whole batches."""
+    import threading
+
+    from activetest.session.annotators import Annotators
+
+    made = classification(tmp_path)
+    procs = [start_child(made.db, tmp_path, "--batch", "4", "--n", "24") for _ in range(2)]
+    answered: dict[str, list[str]] = {"alice": [], "bob": []}
+    errors: list[str] = []
+
+    def person(url: str, name: str) -> None:
+        c = Client(url, name)
+        try:
+            while (it := c.next()) is not None:
+                status, data = c.call("POST", "answer", {"item_id": it["item_id"],
+                                                         "levels": [1]})
+                if status == 200:
+                    answered[name].append(it["item_id"])
+                else:
+                    errors.append(f"{name}: {data}")
+        except Exception as exc:  # reported below
+            errors.append(f"{name}: {exc!r}")
+
+    try:
+        threads = [threading.Thread(target=person, args=(url, name))
+                   for (_, url), name in zip(procs, ("alice", "bob"), strict=True)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(300)
+    finally:
+        for proc, _ in procs:
+            kill9(proc)
+    assert not errors, errors
+    both = set(answered["alice"]) & set(answered["bob"])
+    assert not both
+    assert len(answered["alice"]) + len(answered["bob"]) == 24
+    assert answered["alice"] and answered["bob"]  # both took part
+    with Session.open(made.db) as s:
+        assert set(s.labels()) == set(answered["alice"]) | set(answered["bob"])
+        assert s.store.n_acquired() == 24
+        assert len(Annotators(s).annotations()) == 24
