@@ -338,3 +338,21 @@ def test_progress_names_its_intervals_and_says_when_to_stop(tmp_path: Path) -> N
         assert m.estimator == "adaptive LURE" and m.cs_low is not None and m.may_stop
         assert not {x.metric: x for x in progress(s, target_width=1e-6).metrics}[
             "log_loss"].may_stop
+
+
+def test_answer_and_next_commit_together(tmp_path: Path) -> None:
+    made = classification(tmp_path)
+    with Session.open(made.db) as s, Session.open(made.db) as other:
+        a = Annotators(s, batch=3, budget=3)
+        it = a.next_item("alice")
+        rows, nxt = a.answer_and_next("alice", it.item_id, [1])
+        assert len(rows) == 1 and nxt is not None and nxt.item_id != it.item_id
+        # committed: another connection sees the answer and the claim of the next item
+        assert other.labels() == {it.item_id: 1}
+        b = Annotators(other, batch=3, budget=3)
+        third = b.next_item("bob")
+        assert third.item_id not in (it.item_id, nxt.item_id)
+        # bob holds the last item of the budget: the answer stands, nothing is next
+        assert a.answer_and_next("alice", nxt.item_id, [0])[1] is None
+        assert b.answer_and_next("bob", third.item_id, [0])[1] is None
+        assert len(other.labels()) == 3

@@ -519,6 +519,28 @@ class Annotators:
             self._settle(c, st.index, st.item_id)
         return out
 
+    def answer_and_next(self, annotator: str, item_id: str, levels: Sequence[int],
+                        ) -> tuple[list[Annotation], Assignment | None]:
+        """:meth:`answer`, then :meth:`next_item`, in ONE transaction (one write to disk
+        a label): the answer commits with the claim of the next item, before the reply.
+        Should finding the next item fail, only that part is rolled back (a savepoint)
+        and the answer still commits; the error is raised after the commit.
+        """
+        failed: Exception | None = None
+        item = None
+        with self.s.store.transaction() as c:
+            rows = self.answer(annotator, item_id, levels)
+            c.execute("SAVEPOINT next_item")
+            try:
+                item = self.next_item(annotator)
+            except Exception as exc:  # the answer stands; the next item is asked again
+                c.execute("ROLLBACK TO next_item")
+                failed = exc
+            c.execute("RELEASE next_item")
+        if failed is not None:
+            raise failed
+        return rows, item
+
     def undo(self, annotator: str) -> Assignment | None:
         """Undo ``annotator``'s last answer (kept, marked undone), settle the item again
         and give it back to them; None when they have nothing to undo."""

@@ -202,12 +202,14 @@ class LabelServer:
             item = a.next_item(who)
             return {"done": True} if item is None else {"item": asdict(item)}
         if (method, name) == ("POST", "answer"):
-            rows = a.answer(who, str(body.get("item_id")), _levels(body))  # committed here
-            out: dict[str, Any] = {"saved": len(rows), "again": not rows}
-            if body.get("next"):  # the next item in the same reply: one round trip a label
-                item = a.next_item(who)
-                out.update({"done": True} if item is None else {"item": asdict(item)})
-            return out
+            if not body.get("next"):
+                rows = a.answer(who, str(body.get("item_id")), _levels(body))  # committed
+                return {"saved": len(rows), "again": not rows}
+            # the next item in the same reply and the same commit: one round trip and
+            # one write to disk a label
+            rows, item = a.answer_and_next(who, str(body.get("item_id")), _levels(body))
+            return {"saved": len(rows), "again": not rows,
+                    **({"done": True} if item is None else {"item": asdict(item)})}
         if (method, name) == ("POST", "undo"):
             item = a.undo(who)
             return {"item": None if item is None else asdict(item)}
