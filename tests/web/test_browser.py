@@ -186,3 +186,19 @@ def test_adjudicator_settles_a_disagreement_in_the_page(driver: Any, tmp_path: P
         bs.wait_for(driver, "done")
     with Session.open(made.db) as s:
         assert s.labels()[it["item_id"]] == 1
+
+
+def test_an_answer_not_saved_says_why_and_moves_on(driver: Any, tmp_path: Path) -> None:
+    made = classification(tmp_path)
+    with running(made.db, batch=4) as server:
+        _fresh(driver)
+        item = bs.sign_in(driver, server.url, "erin")
+        with Session.open(made.db) as terminal:  # the terminal labels it meanwhile
+            terminal.add_label(item, 0, source="cli")
+        bs.press(driver, "2")
+        nxt = bs.wait_for(driver, "ready", not_item=item)
+        message = driver.find_element("id", "message").text
+        assert "meanwhile" in message and "not saved" in message
+        assert nxt != item
+    with Session.open(made.db) as s:
+        assert s.labels() == {item: 0}

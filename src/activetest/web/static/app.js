@@ -229,8 +229,17 @@
         disputes.shift();
         return showDispute();
       }
-      const r = await api("POST", "answer", { annotator: me.annotator, item_id: id,
-                                               levels: levels, next: true });
+      let r;
+      try {
+        r = await api("POST", "answer", { annotator: me.annotator, item_id: id,
+                                          levels: levels, next: true });
+      } catch (e) {  // not saved (labelled meanwhile, ...): say why, then the next item
+        picks = [];
+        showPicks();
+        say(e.message, "error");
+        shown(await api("POST", "next", { annotator: me.annotator }));
+        return;
+      }
       say("saved item " + id + ": " + levels.map((k) => state.levels[k - 1]).join(", "), "ok");
       shown(r);
     });
