@@ -1046,6 +1046,8 @@ def estimate(
     busy_timeout: Timeout = 5.0,
 ) -> None:
     """The estimate of every metric with its intervals (fixed-budget, anytime, bootstrap)."""
+    from activetest.session.annotators import agreement_json
+
     out_format = "json" if as_json else (fmt.value if fmt is not None else "text")
     _check_width(target_width)
     _check_interval_options(n_boot, level)
@@ -1053,7 +1055,7 @@ def estimate(
         r = s.estimate(compare=list(compare or ()), target_width=target_width, n_boot=n_boot,
                        level=level, progress=not no_progress)
         if out_format == "json":
-            print(json.dumps({**r.to_dict(), **_agreement_json(s)}, indent=1, default=str))
+            print(json.dumps({**r.to_dict(), **agreement_json(s)}, indent=1, default=str))
         elif out_format == "eee":
             from activetest.session.eee_report import eee_records
 
@@ -1065,21 +1067,11 @@ def estimate(
             _print_agreement(s)
 
 
-def _agreement_lines(s: Any) -> list[str]:
-    """Agreement of the labelling page's annotators (none when the page was never used)."""
-    from activetest.session.annotators import agreement, describe_agreement
-
-    return describe_agreement(agreement(s))
-
-
-def _agreement_json(s: Any) -> dict[str, Any]:
-    from activetest.session.annotators import agreement, has_annotations
-
-    return {"agreement": agreement(s).to_dict()} if has_annotations(s.store) else {}
-
-
 def _print_agreement(s: Any) -> None:
-    for line in _agreement_lines(s):
+    """Agreement of the labelling page's annotators (nothing when it was never used)."""
+    from activetest.session.annotators import agreement_lines
+
+    for line in agreement_lines(s):
         _out.print(_escape(line))
 
 
@@ -1103,10 +1095,12 @@ def report(
     busy_timeout: Timeout = 5.0,
 ) -> None:
     """Write a Markdown + HTML report with plots."""
+    from activetest.session.annotators import agreement_lines
+
     _check_width(target_width)
     with _open(session, busy_timeout, threads) as s:
         path = s.write_report(out, compare=list(compare or ()), target_width=target_width,
-                              progress=not no_progress, notes=_agreement_lines(s))
+                              progress=not no_progress, notes=agreement_lines(s))
         _out.print(f"wrote {_escape(str(path))} (and report.html, PNG figures) in "
                    f"{_escape(str(out))}")
 
@@ -1119,13 +1113,14 @@ def status(
     busy_timeout: Timeout = 5.0,
 ) -> None:
     """Where the session stands: pool size, selected, labelled, pending, last estimate."""
+    from activetest.session.annotators import agreement_json
     from activetest.session.config import ACQUISITIONS
     from activetest.session.interval_names import ANYTIME, BOOTSTRAP, FIXED_BUDGET, interval_name
 
     with _open(session, busy_timeout) as s:
         st = s.status()
         if as_json:
-            print(json.dumps({**st.to_dict(), **_agreement_json(s)}, indent=1, default=str))
+            print(json.dumps({**st.to_dict(), **agreement_json(s)}, indent=1, default=str))
             return
         _out.print(f"session {_escape(st.path)} (created {st.created})")
         _out.print(f"target {_escape(st.target)}; surrogate {_escape(st.surrogate)}; metric "

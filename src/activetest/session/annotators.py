@@ -56,8 +56,9 @@ from activetest.session.records import RESOLVE_RULES, LabelError
 from activetest.session.store import LabelChange, SessionError, now
 
 __all__ = ["AgreementReport", "AgreementStat", "Annotation", "Annotators", "Assignment",
-           "Disagreement", "MetricProgress", "Progress", "agreement", "check_name",
-           "describe_agreement", "has_annotations", "progress"]
+           "Disagreement", "MetricProgress", "Progress", "agreement", "agreement_json",
+           "agreement_lines", "check_name", "describe_agreement", "has_annotations",
+           "progress"]
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS annotations (
@@ -832,3 +833,14 @@ def describe_agreement(report: AgreementReport, limit: int = 20) -> list[str]:
         if len(report.disagreements) > limit:
             out.append(f"  ... and {len(report.disagreements) - limit} more")
     return out
+
+
+def agreement_lines(session: Any) -> list[str]:
+    """:func:`describe_agreement` of :func:`agreement` (no line when the page was never
+    used): what ``status``, ``estimate`` and ``report`` print."""
+    return describe_agreement(agreement(session)) if has_annotations(session.store) else []
+
+
+def agreement_json(session: Any) -> dict[str, Any]:
+    """``{"agreement": ...}`` for the JSON outputs (``{}`` when the page was never used)."""
+    return {"agreement": agreement(session).to_dict()} if has_annotations(session.store) else {}
