@@ -356,3 +356,18 @@ def test_answer_and_next_commit_together(tmp_path: Path) -> None:
         assert a.answer_and_next("alice", nxt.item_id, [0])[1] is None
         assert b.answer_and_next("bob", third.item_id, [0])[1] is None
         assert len(other.labels()) == 3
+
+
+def test_a_hostile_annotator_name_is_text_in_the_report(tmp_path: Path) -> None:
+    made = classification(tmp_path)
+    evil = "<script>alert(1)</script>"
+    with Session.open(made.db) as s:
+        a = Annotators(s, batch=4, budget=4, overlap=1.0, resolve="latest")
+        for _ in range(4):
+            for who, y in ((evil, 0), ("bob", 1)):
+                a.answer(who, a.next_item(who).item_id, [y])
+    out = CliRunner().invoke(app, ["report", str(made.db), "--out", str(tmp_path / "r"),
+                                   "--no-progress"])
+    assert out.exit_code == 0, out.output
+    html = (tmp_path / "r" / "report.html").read_text()
+    assert "disagreement(s)" in html and evil not in html
