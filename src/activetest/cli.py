@@ -525,6 +525,45 @@ def label(
         _label_loop(s, pending)
 
 
+@app.command()
+@_user_errors
+def serve(
+    session: SessionArg,
+    host: Annotated[str, typer.Option(help="Address to listen on; another than 127.0.0.1 "
+                                      "shares the page on a network.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port (0: a free one).")] = 0,
+    n: Annotated[int | None, typer.Option("--n", "-n", help="Draw at most this many items in "
+                                          "all (default: the pool).", show_default=False)] = None,
+    batch: Annotated[int, typer.Option(help="Items drawn at once when none is open (the "
+                                       "adaptive design refits between batches).")] = 10,
+    overlap: Annotated[float, typer.Option(help="Share of drawn items asked of --reviews "
+                                           "annotators (agreement).")] = 0.0,
+    reviews: Annotated[int, typer.Option(help="Annotators per overlap item.")] = 2,
+    resolve: Annotated[Resolve, typer.Option(help="Annotators who disagree: skip (unlabelled "
+                                             "until adjudicated), latest or majority.")
+                       ] = Resolve.skip,
+    adjudicator: Annotated[list[str] | None, typer.Option(
+        help="A name that may settle disagreements on the page (repeatable).",
+        show_default=False)] = None,
+    show_guess: Annotated[bool, typer.Option("--show-guess", help="Show the surrogate's guess "
+                                             "(hidden by default: it can sway people).")] = False,
+    target_width: Annotated[float | None, typer.Option(
+        "--target-width", help="Say \"you may stop now\" when the anytime interval is this "
+                               "narrow.", show_default=False)] = None,
+    busy_timeout: Timeout = 5.0,
+) -> None:
+    """Label in the browser: a local page (keys 1..C, u undo, s skip, ? help) for one or
+    more annotators; every answer is saved at once. See docs/labelling.md."""
+    from activetest.web.server import serve as run_server
+
+    _check_width(target_width)
+    run_server(session, host=host, port=port, budget=n, batch=batch, overlap=overlap,
+               reviews=reviews, resolve=resolve.value, adjudicators=adjudicator or (),
+               show_guess=show_guess, target_width=target_width, busy_timeout=busy_timeout,
+               announce=lambda url: _out.print(f"labelling page: {url}  (Ctrl-C stops it; "
+                                               f"every answer is saved at once)"))
+
+
 def _label_loop(s: Any, pending: Sequence[Any]) -> None:
     """The selected items' labels, then (graded comparisons) the compared answers."""
     keys = "  ".join(f"[bold]{k + 1}[/]={_escape(name)}" for k, name in
@@ -997,6 +1036,8 @@ def estimate(
     busy_timeout: Timeout = 5.0,
 ) -> None:
     """The estimate of every metric with its intervals (fixed-budget, anytime, bootstrap)."""
+    from activetest.session.annotators import agreement_json
+
     out_format = "json" if as_json else (fmt.value if fmt is not None else "text")
     _check_width(target_width)
     _check_interval_options(n_boot, level)
@@ -1004,7 +1045,7 @@ def estimate(
         r = s.estimate(compare=list(compare or ()), target_width=target_width, n_boot=n_boot,
                        level=level, progress=not no_progress)
         if out_format == "json":
-            print(json.dumps(r.to_dict(), indent=1, default=str))
+            print(json.dumps({**r.to_dict(), **agreement_json(s)}, indent=1, default=str))
         elif out_format == "eee":
             from activetest.session.eee_report import eee_records
 
@@ -1013,6 +1054,15 @@ def estimate(
             print(json.dumps(records if len(records) > 1 else records[0], indent=1))
         else:
             _print_estimate(r, s.session_config.target)
+            _print_agreement(s)
+
+
+def _print_agreement(s: Any) -> None:
+    """Agreement of the labelling page's annotators (nothing when it was never used)."""
+    from activetest.session.annotators import agreement_lines
+
+    for line in agreement_lines(s):
+        _out.print(_escape(line))
 
 
 # --------------------------------------------------------------------------- report / status
@@ -1035,10 +1085,12 @@ def report(
     busy_timeout: Timeout = 5.0,
 ) -> None:
     """Write a Markdown + HTML report with plots."""
+    from activetest.session.annotators import agreement_lines
+
     _check_width(target_width)
     with _open(session, busy_timeout, threads) as s:
         path = s.write_report(out, compare=list(compare or ()), target_width=target_width,
-                              progress=not no_progress)
+                              progress=not no_progress, notes=agreement_lines(s))
         _out.print(f"wrote {_escape(str(path))} (and report.html, PNG figures) in "
                    f"{_escape(str(out))}")
 
@@ -1051,13 +1103,14 @@ def status(
     busy_timeout: Timeout = 5.0,
 ) -> None:
     """Where the session stands: pool size, selected, labelled, pending, last estimate."""
+    from activetest.session.annotators import agreement_json
     from activetest.session.config import ACQUISITIONS
     from activetest.session.interval_names import ANYTIME, BOOTSTRAP, FIXED_BUDGET, interval_name
 
     with _open(session, busy_timeout) as s:
         st = s.status()
         if as_json:
-            print(json.dumps(st.to_dict(), indent=1, default=str))
+            print(json.dumps({**st.to_dict(), **agreement_json(s)}, indent=1, default=str))
             return
         _out.print(f"session {_escape(st.path)} (created {st.created})")
         _out.print(f"target {_escape(st.target)}; surrogate {_escape(st.surrogate)}; metric "
@@ -1120,6 +1173,7 @@ def status(
             _out.print(f"[bold yellow]the last estimate is stale:[/] labels were added or "
                        f"changed since; run `activetest estimate {_escape(st.path)}`")
         _print_waiting(st.waiting)
+        _print_agreement(s)
 
 
 # --------------------------------------------------------------------------- demo

@@ -1,0 +1,192 @@
+"""The labelling page: screenshots of its three layouts, and the time per label of a
+scripted run in headless Chromium against the terminal flow (`activetest label`, driven
+through a pseudo-terminal with single key presses), on the same session.
+
+    python benchmarks/label_page.py --screenshots docs/labelling   # the PNGs of docs/labelling.md
+    python benchmarks/label_page.py --timing --labels 40 --repeats 3
+
+Time per label is the wall time from a key press to the next item on screen (the
+answer saved, the next item claimed, a batch drawn every 10 items, the page drawn),
+averaged over the labels of a run; the terminal's is the same interval between its
+prompts. Both run the adaptive design on the same 60-item pool (prediction tables),
+batches of 10, one after the other, repeated; medians reported. The machine is shared:
+the ratio of the two, measured side by side, is the number to read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pty
+import select
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT))
+
+from tests.web import browser_support as bs  # noqa: E402
+from tests.web.web_support import classification, graded, running  # noqa: E402
+
+from activetest.session.workflow import Session  # noqa: E402
+
+
+def screenshots(out: Path) -> list[Path]:
+    """One PNG per layout (classification, graded, paired), after a few answers."""
+    out.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix="activetest-shots-"))
+    made = {"classification": classification(tmp / "c"), "graded": graded(tmp / "g"),
+            "paired": graded(tmp / "p", compare=True)}
+    paths = []
+    driver = bs.chromium()
+    try:
+        for layout, m in made.items():
+            width = 0.5 if layout == "classification" else None
+            with running(m.db, batch=10, overlap=0.2, target_width=width) as server:
+                driver.get("about:blank")
+                item = bs.sign_in(driver, server.url, "alice")
+                for _ in range(3):  # a few answers: the progress line has numbers
+                    keys = "12" if layout == "paired" else str(m.truth[item] + 1)
+                    bs.press(driver, keys)
+                    item = bs.wait_for(driver, "ready", not_item=item)
+                if layout == "paired":
+                    bs.press(driver, "2")  # answer A judged: the page asks for B
+                time.sleep(0.5)  # the progress line
+                path = out / f"{layout}.png"
+                driver.save_screenshot(str(path))
+                paths.append(path)
+    finally:
+        driver.quit()
+    return paths
+
+
+def web_run(root: Path, n: int) -> tuple[list[float], list[float]]:
+    """Seconds from each key press to the next item shown, in headless Chromium: as the
+    page measures it (``performance.now()`` at the key and after the next item is drawn)
+    and as the driving script sees it (with selenium's own round trips)."""
+    m = classification(root)
+    driver = bs.chromium()
+    try:
+        with running(m.db, batch=10) as server:
+            item = bs.sign_in(driver, server.url, "alice")
+            times = []
+            for _ in range(n):
+                t0 = time.perf_counter()
+                bs.press(driver, str(m.truth[item] + 1))
+                item = bs.wait_for(driver, ("ready", "done"), not_item=item)
+                times.append(time.perf_counter() - t0)
+            page = [x / 1000 for x in driver.execute_script("return window.activetestTimings")]
+    finally:
+        driver.quit()
+    with Session.open(m.db) as s:
+        assert len(s.labels()) == n
+    return page[-n + 1:], times  # the last answer shows "done", not an item
+
+
+def _read_until(fd: int, marker: bytes, timeout: float = 60.0) -> bytes:
+    buf = b""
+    deadline = time.monotonic() + timeout
+    while marker not in buf:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError(f"no {marker!r} from the terminal labeller: {buf[-300:]!r}")
+        r, _, _ = select.select([fd], [], [], left)
+        if r:
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:
+                return buf
+            if not chunk:
+                return buf
+            buf += chunk
+    return buf
+
+
+def terminal_run(root: Path, n: int) -> list[float]:
+    """Seconds between the terminal labeller's prompts, one key press each
+    (`activetest label S.db --n 10`, run n/10 times: a batch each)."""
+    m = classification(root)
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "NO_COLOR": "1", "COLUMNS": "120",
+           "TERM": "dumb"}
+    times: list[float] = []
+    while len(times) < n:
+        with Session.open(m.db) as s:
+            pending = [a.item_id for a in s.pending()]
+            k = min(10, n - len(times))
+        pid, fd = pty.fork()
+        if pid == 0:  # the child: the terminal labeller on a real terminal
+            os.execvpe(sys.executable, [sys.executable, "-m", "activetest", "label",
+                                        str(m.db), "--n", str(k)], env)
+        try:
+            _read_until(fd, b"> ")
+            with Session.open(m.db) as s:
+                pending = [a.item_id for a in s.pending()]
+            for item in pending:
+                t0 = time.perf_counter()
+                os.write(fd, str(m.truth[item] + 1).encode())
+                _read_until(fd, b"> " if item != pending[-1] else b"still pending")
+                times.append(time.perf_counter() - t0)
+        finally:
+            os.waitpid(pid, 0)
+            os.close(fd)
+    with Session.open(m.db) as s:
+        assert len(s.labels()) == n
+    return times
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--screenshots", type=Path, help="write the layouts' PNGs here")
+    ap.add_argument("--timing", action="store_true", help="time per label, page vs terminal")
+    ap.add_argument("--labels", type=int, default=40)
+    ap.add_argument("--repeats", type=int, default=3)
+    args = ap.parse_args()
+    why = bs.missing()
+    if why:
+        sys.exit(f"cannot run: {why}")
+    if args.screenshots:
+        for p in screenshots(args.screenshots):
+            print(f"wrote {p}")
+    if args.timing:
+        runs: dict[str, list[list[float]]] = {"page": [], "script": [], "terminal": []}
+        for r in range(args.repeats):
+            tmp = Path(tempfile.mkdtemp(prefix="activetest-timing-"))
+            page, script = web_run(tmp / f"w{r}", args.labels)
+            runs["page"].append(page)
+            runs["script"].append(script)
+            runs["terminal"].append(terminal_run(tmp / f"t{r}", args.labels))
+            print(f"repeat {r + 1}: " + ", ".join(
+                f"{k} mean {1000 * statistics.mean(v[-1]):.1f} median "
+                f"{1000 * statistics.median(v[-1]):.1f} ms" for k, v in runs.items()),
+                flush=True)
+
+        def cell(k: str) -> str:
+            means = [statistics.mean(x) for x in runs[k]]
+            medians = [statistics.median(x) for x in runs[k]]
+            return (f"{1000 * statistics.median(means):.1f} | "
+                    f"{1000 * statistics.median(medians):.1f}")
+
+        ratio = (statistics.median(statistics.median(x) for x in runs["page"])
+                 / statistics.median(statistics.median(x) for x in runs["terminal"]))
+        print(f"\n| flow ({args.repeats} runs of {args.labels} labels) | mean ms per label "
+              f"(median of runs) | median ms per label (median of runs) |\n|---|---|---|\n"
+              f"| page, as it measures itself (key press to the next item drawn) | "
+              f"{cell('page')} |\n"
+              f"| page, as the selenium script sees it (its round trips included) | "
+              f"{cell('script')} |\n"
+              f"| terminal (`activetest label`, pty, single keys, prompt to prompt) | "
+              f"{cell('terminal')} |\n\n"
+              f"ratio of the medians, page / terminal: {ratio:.2f}; load average at the end: "
+              f"{os.getloadavg()[0]:.1f} ({os.cpu_count()} cores)")
+    if not args.screenshots and not args.timing:
+        ap.print_help()
+
+
+if __name__ == "__main__":
+    threading.current_thread().name = "label_page"
+    main()

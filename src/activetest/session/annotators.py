@@ -1,0 +1,846 @@
+"""Several annotators on one session: who answered what and when, claims, overlap,
+agreement, and the session's label settled from their answers.
+
+The labelling page (:mod:`activetest.web`) talks to a :class:`Annotators` over one
+:class:`~activetest.session.workflow.Session`. Everything here is stored in the
+session file, in tables of this module's own (made with ``CREATE TABLE IF NOT
+EXISTS`` the first time the page writes; the session schema and its version are
+unchanged, older activetest versions ignore them)::
+
+    annotations        every answer: item row, role (``target`` or a compared
+                       answer's ``compare:<spec>``), annotator, level, kind
+                       (``answer`` or ``adjudication``), time; undone answers are
+                       kept with the time of the undo
+    annotation_items   per drawn item the page has shown: its draw step, how many
+                       annotators it asks for (2+ for the ``overlap`` share, chosen
+                       by a seeded draw per step) and the order in which a paired
+                       comparison shows the answers (a seeded permutation)
+    annotation_claims  which annotator holds which item, until when (a claim lapses
+                       after ``claim_seconds``; a reload gets the same item back)
+    annotation_skips   items an annotator set aside for a second look (``s``)
+
+Guarantees, the terminal's:
+
+* every answer is one transaction: the answer row and the session label it settles
+  (through :meth:`Session.add_labels` / :meth:`Session.judge_many`, so only drawn
+  items and classes of the task are accepted) commit together, or not at all;
+* items are drawn only by :meth:`Session.select`, one batch when no drawn item is
+  open for the annotator asking: the adaptive design refits between batches, as
+  ``activetest label --n`` does, and never inside one, so the estimate stays
+  exactly unbiased; draws are the session's, so a server killed at any moment
+  resumes with the same future draws;
+* the next item, the claim and the draw are one write transaction (``BEGIN
+  IMMEDIATE``): two browsers (or two servers) never get the same item as "next"
+  unless it asks for more annotators than it has.
+
+The session's label of an item is settled from its answers: one answer, or several
+that agree, is the label; annotators who disagree are settled by an adjudicator's
+answer if there is one, else by the rule ``resolve`` (the import's rules,
+:func:`activetest.session.labels.settle`: ``latest``, ``majority``; ``skip``
+leaves the item unlabelled, listed among the disagreements until an adjudicator
+settles it).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from activetest.session.records import RESOLVE_RULES, LabelError
+from activetest.session.store import LabelChange, SessionError, now
+
+__all__ = ["AgreementReport", "AgreementStat", "Annotation", "Annotators", "Assignment",
+           "Disagreement", "MetricProgress", "Progress", "agreement", "agreement_json",
+           "agreement_lines", "check_name", "describe_agreement", "has_annotations",
+           "progress"]
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS annotations (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    idx INTEGER NOT NULL,
+    role TEXT NOT NULL,
+    annotator TEXT NOT NULL,
+    label INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    at TEXT NOT NULL,
+    undone TEXT
+);
+CREATE INDEX IF NOT EXISTS annotations_idx ON annotations (idx);
+CREATE TABLE IF NOT EXISTS annotation_items (
+    idx INTEGER PRIMARY KEY,
+    step INTEGER NOT NULL,
+    need INTEGER NOT NULL,
+    shown_order TEXT NOT NULL,
+    at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS annotation_claims (
+    idx INTEGER NOT NULL,
+    annotator TEXT NOT NULL,
+    expires REAL NOT NULL,
+    PRIMARY KEY (idx, annotator)
+);
+CREATE TABLE IF NOT EXISTS annotation_skips (
+    idx INTEGER NOT NULL,
+    annotator TEXT NOT NULL,
+    at TEXT NOT NULL,
+    PRIMARY KEY (idx, annotator)
+);
+"""
+
+#: Streams of the seeded per-step draws (overlap, the paired order), apart from the design's.
+_OVERLAP_STREAM = 0x0A11
+_ORDER_STREAM = 0x0BDE
+_NAME = re.compile(r"^[^\x00-\x1f\x7f-\x9f]{1,64}$")
+_SOURCE = "web"
+
+
+def has_annotations(store: Any) -> bool:
+    """Whether the session file holds this module's tables (the page has written)."""
+    rows = store._read("SELECT name FROM sqlite_master WHERE type = 'table' AND "
+                       "name = 'annotations'")
+    return bool(rows)
+
+
+def check_name(name: Any, what: str = "annotator") -> str:
+    """A annotator's name as stored: stripped, 1-64 characters, no control characters.
+
+    Raises:
+        LabelError: empty, too long, or with control characters.
+    """
+    text = str(name or "").strip()
+    if not _NAME.match(text):
+        raise LabelError(f"the {what}'s name must be 1 to 64 characters without control "
+                         f"characters, got {text[:80]!r}")
+    return text
+
+
+@dataclass(frozen=True)
+class Annotation:
+    """One answer given on the page.
+
+    Attributes:
+        id: its row.
+        index: the item's pool row; item_id: its id.
+        role: ``"target"`` (the session's label) or ``"compare:<spec>"`` (the judgment
+            of a compared answer).
+        annotator: who gave it.
+        label: the class (judgment level) given.
+        kind: ``"answer"`` or ``"adjudication"``.
+        at: when (UTC, ISO 8601).
+        undone: when it was undone, or None.
+    """
+
+    id: int
+    index: int
+    item_id: str
+    role: str
+    annotator: str
+    label: int
+    kind: str
+    at: str
+    undone: str | None = None
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """An item given to an annotator, as the page shows it.
+
+    Attributes:
+        item_id, step: the item and its draw step.
+        fields: ``(name, text)`` of what to read (the item's fields; graded: the
+            question, context and references), in order.
+        answers: the answers to judge, in the order shown (graded: one; a paired
+            comparison: one per target, in the item's stored random order; no model
+            names); empty for a classification item.
+        need: how many annotators the item asks for.
+        answered_by: how many have answered it so far.
+        guess: the surrogate's guess ``(class name, probability)`` when shown, else None.
+        again: True when it is an item set aside earlier (``s``) and offered again.
+    """
+
+    item_id: str
+    step: int
+    fields: tuple[tuple[str, str], ...]
+    answers: tuple[str, ...]
+    need: int
+    answered_by: int
+    guess: tuple[str, float] | None = None
+    again: bool = False
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    """An item (one answer of it) whose annotators gave different levels.
+
+    Attributes:
+        item_id, step: the item and its draw step.
+        role: whose answer (``target`` or ``compare:<spec>``).
+        votes: ``(annotator, class name, time)`` of each annotator's latest answer.
+        settled: the class name the session now holds, or None (unlabelled).
+        how: ``adjudicated by NAME``, the rule's name, or ``unsettled``.
+    """
+
+    item_id: str
+    step: int
+    role: str
+    votes: tuple[tuple[str, str, str], ...]
+    settled: str | None
+    how: str
+
+
+@dataclass(frozen=True)
+class AgreementStat:
+    """One agreement statistic with its seeded bootstrap interval (over items)."""
+
+    name: str
+    estimate: float
+    low: float
+    high: float
+    level: float
+    n_units: int
+    n_boot: int
+    seed: int
+
+
+@dataclass(frozen=True)
+class AgreementReport:
+    """Agreement on the items two or more annotators answered.
+
+    Attributes:
+        annotators: everyone who answered, sorted.
+        n_overlap: answers (item x role) with two or more annotators.
+        stats: Cohen's kappa (when exactly two annotators share items), Krippendorff's
+            alpha (nominal; and interval on the levels' scores for a graded task),
+            each with its bootstrap interval.
+        disagreements: the items where they differ.
+        note: what was and was not computed, in words.
+    """
+
+    annotators: tuple[str, ...]
+    n_overlap: int
+    stats: tuple[AgreementStat, ...] = ()
+    disagreements: tuple[Disagreement, ...] = ()
+    note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON data (NaN as None)."""
+        from dataclasses import asdict
+
+        def clean(x: Any) -> Any:
+            if isinstance(x, float) and x != x:
+                return None
+            if isinstance(x, dict):
+                return {k: clean(v) for k, v in x.items()}
+            if isinstance(x, (list, tuple)):
+                return [clean(v) for v in x]
+            return x
+
+        return clean(asdict(self))  # type: ignore[no-any-return]
+
+
+@dataclass
+class _ItemState:
+    step: int
+    index: int
+    item_id: str
+    answers: dict[str, list[Annotation]] = field(default_factory=dict)  # role -> rows
+
+
+class Annotators:
+    """The page's view of a session (see the module docstring).
+
+    Args:
+        session: the open :class:`~activetest.session.workflow.Session` (used from one
+            thread only: the server runs every call on one worker thread).
+        overlap: the share of drawn items asked of ``reviews`` annotators (0..1).
+        reviews: annotators asked for on an overlap item (2 or more).
+        batch: items drawn at once when none is open (the design refits between batches).
+        budget: the most items drawn in all (None: the pool).
+        resolve: how disagreeing annotators are settled without an adjudicator
+            (``skip``, ``latest``, ``majority``).
+        claim_seconds: how long an item given to an annotator stays theirs.
+        show_guess: show the surrogate's guess (default hidden: it can sway people).
+    """
+
+    def __init__(self, session: Any, *, overlap: float = 0.0, reviews: int = 2,
+                 batch: int = 10, budget: int | None = None, resolve: str = "skip",
+                 claim_seconds: float = 600.0, show_guess: bool = False) -> None:
+        if not 0.0 <= float(overlap) <= 1.0:
+            raise ValueError(f"--overlap must be a share between 0 and 1, got {overlap!r}")
+        if int(reviews) < 2:
+            raise ValueError(f"--reviews must be 2 or more annotators, got {reviews!r}")
+        if int(batch) < 1:
+            raise ValueError(f"--batch must be a positive number of items, got {batch!r}")
+        if budget is not None and int(budget) < 1:
+            raise ValueError(f"--n must be a positive number of items, got {budget!r}")
+        if resolve not in RESOLVE_RULES:
+            raise ValueError(f"--resolve must be one of {', '.join(RESOLVE_RULES)}, got "
+                             f"{resolve!r}")
+        if not claim_seconds > 0:
+            raise ValueError(f"claim time must be positive, got {claim_seconds!r}")
+        self.s = session
+        self.overlap = float(overlap)
+        self.reviews = int(reviews)
+        self.batch = int(batch)
+        self.budget = min(int(budget), session.n_items) if budget is not None else None
+        self.resolve = resolve
+        self.claim_seconds = float(claim_seconds)
+        self.show_guess = bool(show_guess)
+        specs = session.compared_targets() if session.graded else []
+        #: the roles each item's answer covers: the target's, then compared answers'
+        self.roles: tuple[str, ...] = ("target", *(f"compare:{s}" for s in specs))
+        self._ids = [it.id for it in session.items()]
+        if session.store.writable:
+            with session.store.transaction() as c:
+                for stmt in SCHEMA.split(";"):
+                    if stmt.strip():
+                        c.execute(stmt)
+
+    # ------------------------------------------------------------------ layout
+
+    @property
+    def layout(self) -> str:
+        """``classification``, ``graded`` or ``paired`` (graded with compared answers)."""
+        if not self.s.graded:
+            return "classification"
+        return "paired" if len(self.roles) > 1 else "graded"
+
+    @property
+    def levels(self) -> tuple[str, ...]:
+        """The class names (judgment levels), key 1 first."""
+        return tuple(self.s.task.class_names)
+
+    # ------------------------------------------------------------------ reading
+
+    def _rows(self, c: Any, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        return list(c.execute(sql, params).fetchall())
+
+    def annotations(self, *, include_undone: bool = False) -> list[Annotation]:
+        """Every answer given on the page, oldest first."""
+        if not has_annotations(self.s.store):
+            return []
+        return _read_annotations(self.s.store, self._ids, include_undone)
+
+    def _state(self, c: Any) -> tuple[list[_ItemState], dict[int, _ItemState]]:
+        acq = self.s.store.acquisitions()
+        states = [_ItemState(a.step, a.index, a.item_id) for a in acq]
+        by_row = {st.index: st for st in states}
+        for r in self._rows(c, "SELECT id, idx, role, annotator, label, kind, at FROM "
+                               "annotations WHERE undone IS NULL ORDER BY id"):
+            st = by_row.get(int(r[1]))
+            if st is not None:
+                st.answers.setdefault(r[2], []).append(Annotation(
+                    int(r[0]), int(r[1]), st.item_id, r[2], r[3], int(r[4]), r[5], r[6]))
+        return states, by_row
+
+    def _item_row(self, c: Any, st: _ItemState) -> tuple[int, tuple[str, ...]]:
+        """``(need, shown order of the roles)`` of a drawn item: stored the first time."""
+        row = c.execute("SELECT need, shown_order FROM annotation_items WHERE idx = ?",
+                        (st.index,)).fetchone()
+        if row is not None:
+            return int(row[0]), tuple(json.loads(row[1]))
+        seed = int(self.s.session_config.seed)
+        u = np.random.default_rng([seed, st.step, _OVERLAP_STREAM]).random()
+        need = self.reviews if u < self.overlap else 1
+        order = list(self.roles)
+        if len(order) > 1:
+            perm = np.random.default_rng([seed, st.step, _ORDER_STREAM]).permutation(len(order))
+            order = [order[int(i)] for i in perm]
+        c.execute("INSERT INTO annotation_items (idx, step, need, shown_order, at) VALUES "
+                  "(?, ?, ?, ?, ?)", (st.index, st.step, need, json.dumps(order), now()))
+        return need, tuple(order)
+
+    @staticmethod
+    def _who(st: _ItemState) -> set[str]:
+        """Annotators with an answer (not an adjudication) on the item."""
+        return {a.annotator for rows in st.answers.values() for a in rows
+                if a.kind == "answer"}
+
+    # ------------------------------------------------------------------ next item
+
+    def next_item(self, annotator: str) -> Assignment | None:
+        """The next item for ``annotator``, claimed for them (None: nothing left).
+
+        In draw order: an item they hold already (a reload), else the first drawn
+        item that asks for more annotators than it has answers and live claims of
+        others, that they have not answered or set aside; else one they set aside;
+        else a new batch is drawn (:meth:`Session.select`) within the budget.
+        """
+        who = check_name(annotator)
+        store = self.s.store
+        with store.transaction() as c:
+            t = time.time()
+            c.execute("DELETE FROM annotation_claims WHERE expires < ?", (t,))
+            for _ in range(2):  # the drawn items, then (once) those of a new batch
+                states, _ = self._state(c)
+                labels = store.labels(check=False)
+                claims: dict[int, set[str]] = {}
+                for idx, name in self._rows(c, "SELECT idx, annotator FROM annotation_claims"):
+                    claims.setdefault(int(idx), set()).add(name)
+                skipped = {int(r[0]) for r in self._rows(
+                    c, "SELECT idx FROM annotation_skips WHERE annotator = ?", (who,))}
+                mine = [st for st in states if who in claims.get(st.index, set())]
+                for st in mine:
+                    if self._open(c, st, who, labels, claims, own_claim=True):
+                        return self._claim(c, st, who, again=st.index in skipped)
+                aside = []
+                for st in states:
+                    if not self._open(c, st, who, labels, claims):
+                        continue
+                    if st.index in skipped:
+                        aside.append(st)
+                        continue
+                    return self._claim(c, st, who)
+                if aside:
+                    return self._claim(c, aside[0], who, again=True)
+                left = (self.budget if self.budget is not None else self.s.n_items) - len(states)
+                if left <= 0:
+                    return None
+                self.s.select(min(self.batch, left))  # joins this transaction
+            return None  # pragma: no cover - a new batch always holds an open item
+
+    def _open(self, c: Any, st: _ItemState, who: str, labels: Mapping[int, Any],
+              claims: Mapping[int, set[str]], own_claim: bool = False) -> bool:
+        lab = labels.get(st.index)
+        if lab is not None and not str(lab.source).startswith(_SOURCE):
+            return False  # labelled elsewhere (the terminal, an import)
+        answered = self._who(st)
+        if who in answered:
+            return False
+        if lab is not None and not answered:
+            return False  # a web label whose answers were all undone? keep it
+        need, _ = self._item_row(c, st)
+        others = claims.get(st.index, set()) - {who}
+        if own_claim:
+            return len(answered) < need
+        return len(answered) + len(others) < need
+
+    def _claim(self, c: Any, st: _ItemState, who: str, again: bool = False) -> Assignment:
+        c.execute("INSERT OR REPLACE INTO annotation_claims (idx, annotator, expires) VALUES "
+                  "(?, ?, ?)", (st.index, who, time.time() + self.claim_seconds))
+        need, order = self._item_row(c, st)
+        return self._assignment(st, need, order, again)
+
+    def _assignment(self, st: _ItemState, need: int, order: Sequence[str],
+                    again: bool = False) -> Assignment:
+        s = self.s
+        from activetest.data.generative import FULL_PROMPT
+
+        answers: tuple[str, ...] = ()
+        if s.graded:
+            shown = {role: s._display_items([st.index], role)[0] for role in order}
+            base = shown[order[0]].fields
+            fields = tuple((k, str(v)) for k, v in base.items()
+                           if k not in ("answer", FULL_PROMPT))
+            answers = tuple(str(shown[role].fields.get("answer", "")) for role in order)
+        else:
+            fields = tuple((k, str(v)) for k, v in s.display_item(st.item_id).fields.items())
+        guess = None
+        if self.show_guess and not s.graded:
+            stored = s.store.scores("surrogate")
+            if stored is not None:
+                lp = stored.logprobs[st.index]
+                if np.isfinite(lp).all() and np.ptp(lp) > 1e-12:
+                    k = int(np.argmax(lp))
+                    guess = (self.levels[k], float(np.exp(lp[k])))
+        return Assignment(st.item_id, st.step, fields, answers, need,
+                          len(self._who(st)), guess, again)
+
+    # ------------------------------------------------------------------ answers
+
+    def answer(self, annotator: str, item_id: str, levels: Sequence[int], *,
+               adjudicate: bool = False) -> list[Annotation]:
+        """Store ``annotator``'s answer to a drawn item and settle its label, in ONE
+        transaction; returns the rows written (empty: the same answer was stored
+        already, e.g. a retry after a lost reply).
+
+        Args:
+            levels: one level per answer shown, in the order shown (a classification
+                or graded item: one).
+            adjudicate: an adjudicator's answer, which settles a disagreement.
+
+        Raises:
+            LabelError: unknown or undrawn item, a level out of range, an item
+                labelled elsewhere or by enough others meanwhile (the claim lapsed),
+                or a different answer already given by the same annotator.
+        """
+        who = check_name(annotator, "adjudicator" if adjudicate else "annotator")
+        C = len(self.levels)
+        levels = [int(v) for v in levels]
+        with self.s.store.transaction() as c:
+            _, by_row = self._state(c)
+            row = self.s.store.index_of(item_id)
+            st = by_row.get(row) if row is not None else None
+            if st is None:
+                raise LabelError(f"item {item_id!r} is not a drawn item of this session")
+            need, order = self._item_row(c, st)
+            if len(levels) != len(order) or not all(0 <= v < C for v in levels):
+                raise LabelError(f"item {item_id!r}: expected {len(order)} level(s) in "
+                                 f"1..{C}, got {[v + 1 for v in levels]}")
+            given = dict(zip(order, levels, strict=True))
+            lab = self.s.store.labels(check=False).get(st.index)
+            if lab is not None and not str(lab.source).startswith(_SOURCE):
+                raise LabelError(f"item {item_id!r} was labelled "
+                                 f"{self.levels[lab.label]!r} meanwhile ({lab.source}); "
+                                 f"your answer was not saved")
+            kind = "adjudication" if adjudicate else "answer"
+            if not adjudicate:
+                mine = {a.role: a.label for rows in st.answers.values() for a in rows
+                        if a.annotator == who and a.kind == "answer"}
+                if mine:
+                    if mine == given:
+                        return []
+                    raise LabelError(f"you answered item {item_id!r} already; press u to "
+                                     f"undo your last answer first")
+                others = self._who(st) - {who}
+                claimed = c.execute("SELECT 1 FROM annotation_claims WHERE idx = ? AND "
+                                    "annotator = ?", (st.index, who)).fetchone()
+                if len(others) >= need and not claimed:
+                    raise LabelError(f"item {item_id!r} was answered by {len(others)} other "
+                                     f"annotator(s) meanwhile (your claim lapsed); your "
+                                     f"answer was not saved")
+            at = now()
+            out = []
+            for role in order:
+                cur = c.execute("INSERT INTO annotations (idx, role, annotator, label, kind, at) "
+                                "VALUES (?, ?, ?, ?, ?, ?)",
+                                (st.index, role, who, given[role], kind, at))
+                out.append(Annotation(int(cur.lastrowid or 0), st.index, st.item_id, role, who,
+                                      given[role], kind, at))
+            c.execute("DELETE FROM annotation_claims WHERE idx = ? AND annotator = ?",
+                      (st.index, who))
+            c.execute("DELETE FROM annotation_skips WHERE idx = ? AND annotator = ?",
+                      (st.index, who))
+            self._settle(c, st.index, st.item_id)
+        return out
+
+    def answer_and_next(self, annotator: str, item_id: str, levels: Sequence[int],
+                        ) -> tuple[list[Annotation], Assignment | None]:
+        """:meth:`answer`, then :meth:`next_item`, in ONE transaction (one write to disk
+        a label): the answer commits with the claim of the next item, before the reply.
+        Should finding the next item fail, only that part is rolled back (a savepoint)
+        and the answer still commits; the error is raised after the commit.
+        """
+        failed: Exception | None = None
+        item = None
+        with self.s.store.transaction() as c:
+            rows = self.answer(annotator, item_id, levels)
+            c.execute("SAVEPOINT next_item")
+            try:
+                item = self.next_item(annotator)
+            except Exception as exc:  # the answer stands; the next item is asked again
+                c.execute("ROLLBACK TO next_item")
+                failed = exc
+            c.execute("RELEASE next_item")
+        if failed is not None:
+            raise failed
+        return rows, item
+
+    def undo(self, annotator: str) -> Assignment | None:
+        """Undo ``annotator``'s last answer (kept, marked undone), settle the item again
+        and give it back to them; None when they have nothing to undo."""
+        who = check_name(annotator)
+        with self.s.store.transaction() as c:
+            row = c.execute("SELECT idx, at FROM annotations WHERE annotator = ? AND "
+                            "kind = 'answer' AND undone IS NULL ORDER BY id DESC LIMIT 1",
+                            (who,)).fetchone()
+            if row is None:
+                return None
+            idx, at = int(row[0]), row[1]
+            c.execute("UPDATE annotations SET undone = ? WHERE idx = ? AND annotator = ? AND "
+                      "at = ? AND kind = 'answer' AND undone IS NULL", (now(), idx, who, at))
+            self._settle(c, idx, self._ids[idx])
+            _, by_row = self._state(c)
+            return self._claim(c, by_row[idx], who)
+
+    def skip(self, annotator: str, item_id: str) -> None:
+        """Set an item aside for a second look (offered again after the others)."""
+        who = check_name(annotator)
+        with self.s.store.transaction() as c:
+            row = self.s.store.index_of(item_id)
+            if row is None:
+                raise LabelError(f"item {item_id!r} is not in the pool")
+            c.execute("INSERT OR REPLACE INTO annotation_skips (idx, annotator, at) VALUES "
+                      "(?, ?, ?)", (row, who, now()))
+            c.execute("DELETE FROM annotation_claims WHERE idx = ? AND annotator = ?",
+                      (row, who))
+
+    def release(self, annotator: str) -> None:
+        """Give back every item ``annotator`` holds (they leave the page)."""
+        who = check_name(annotator)
+        with self.s.store.transaction() as c:
+            c.execute("DELETE FROM annotation_claims WHERE annotator = ?", (who,))
+
+    # ------------------------------------------------------------------ settling
+
+    def _settle(self, c: Any, idx: int, item_id: str) -> None:
+        """Write the session label (and compared judgments) the item's answers settle."""
+        from activetest.session.labels import Vote, settle
+
+        rows = self._rows(c, "SELECT role, annotator, label, kind, at, id FROM annotations "
+                             "WHERE idx = ? AND undone IS NULL ORDER BY id", (idx,))
+        for role in self.roles:
+            mine = [r for r in rows if r[0] == role]
+            adj = [r for r in mine if r[3] == "adjudication"]
+            value: int | None
+            if adj:
+                value, source = int(adj[-1][2]), f"{_SOURCE} (adjudicated by {adj[-1][1]})"
+            else:
+                latest: dict[str, Any] = {}
+                for r in mine:
+                    latest[r[1]] = r
+                if not latest:
+                    value, source = None, ""
+                elif len({int(r[2]) for r in latest.values()}) == 1:
+                    names = ", ".join(sorted(latest))
+                    value, source = int(next(iter(latest.values()))[2]), f"{_SOURCE} ({names})"
+                else:
+                    votes = [Vote(int(r[2]), "", f"{_SOURCE} ({r[1]})", r[1], r[4], n, r[1])
+                             for n, r in enumerate(mine, start=1)]
+                    chosen = settle(votes, self.resolve)
+                    value = None if chosen is None else chosen.label
+                    source = f"{_SOURCE} ({self.resolve}: {chosen.annotator})" if chosen else ""
+            self._write(idx, item_id, role, value, source)
+
+    def _write(self, idx: int, item_id: str, role: str, value: int | None, source: str) -> None:
+        s = self.s
+        if role == "target":
+            cur = s.store.labels(check=False).get(idx)
+        else:
+            cur = s.store.judgments(role).get(idx)
+        if value is None:
+            if cur is not None:
+                s.undo(LabelChange(0, idx, item_id, None, cur.label, "remove", cur.source,
+                                   "", role), source=f"{_SOURCE} (unsettled)")
+            return
+        if cur is not None and cur.label == value:
+            return
+        if role == "target":
+            s.add_labels([(item_id, value)], source=source, overwrite=True)
+        else:
+            s.judge_many(role.removeprefix("compare:"), [(item_id, value)], source=source,
+                         overwrite=True)
+
+    # ------------------------------------------------------------------ adjudication
+
+    def disagreements(self) -> list[Disagreement]:
+        """Items whose annotators disagree, in draw order (settled or not)."""
+        return agreement(self.s, n_boot=0).disagreements  # type: ignore[return-value]
+
+
+def _read_annotations(store: Any, ids: Sequence[str], include_undone: bool) -> list[Annotation]:
+    sql = "SELECT id, idx, role, annotator, label, kind, at, undone FROM annotations"
+    if not include_undone:
+        sql += " WHERE undone IS NULL"
+    return [Annotation(int(r[0]), int(r[1]), ids[int(r[1])], r[2], r[3], int(r[4]), r[5], r[6],
+                       r[7]) for r in store._read(sql + " ORDER BY id")]
+
+
+def agreement(session: Any, *, n_boot: int = 1000, level: float = 0.95,
+              seed: int | None = None) -> AgreementReport:
+    """Agreement between the page's annotators on the items two or more answered.
+
+    Units are (item, answer) pairs with answers from two or more annotators (each
+    annotator's latest answer; adjudications are not votes). Cohen's kappa when
+    exactly two annotators share units; Krippendorff's alpha (nominal) always; for a
+    graded task also alpha on the interval scale of the levels' scores. Intervals:
+    the percentile bootstrap over units, seeded by ``seed`` (default the session's),
+    ``n_boot`` resamples (0: none).
+    """
+    from activetest.stats.agreement import (
+        bootstrap_agreement,
+        cohen_kappa,
+        krippendorff_alpha,
+    )
+
+    store = session.store
+    if not has_annotations(store):
+        return AgreementReport((), 0, note="no answers from the labelling page")
+    ids = [it.id for it in session.items()]
+    rows = _read_annotations(store, ids, include_undone=False)
+    names = tuple(sorted({a.annotator for a in rows if a.kind == "answer"}))
+    steps = {a.index: a.step for a in store.acquisitions()}
+    latest: dict[tuple[int, str], dict[str, Annotation]] = {}
+    adjudicated: dict[tuple[int, str], Annotation] = {}
+    for a in rows:
+        if a.kind == "adjudication":
+            adjudicated[(a.index, a.role)] = a
+        else:
+            latest.setdefault((a.index, a.role), {})[a.annotator] = a
+    units = sorted((k for k, v in latest.items() if len(v) >= 2),
+                   key=lambda k: (steps.get(k[0], 0), k[1]))
+    classes = session.task.class_names
+    current = {i: lab for i, lab in store.labels(check=False).items()}
+    disagreements = []
+    for idx, role in units:
+        votes = latest[(idx, role)]
+        if len({a.label for a in votes.values()}) < 2:
+            continue
+        held = (current.get(idx) if role == "target" else store.judgments(role).get(idx))
+        adj = adjudicated.get((idx, role))
+        how = (f"adjudicated by {adj.annotator}" if adj is not None else
+               "unsettled" if held is None else str(held.source).removeprefix(f"{_SOURCE} ("
+                                                                                ).rstrip(")"))
+        disagreements.append(Disagreement(
+            ids[idx], steps.get(idx, 0), role,
+            tuple((a.annotator, classes[a.label], a.at) for a in votes.values()),
+            None if held is None else classes[held.label], how))
+    if not units:
+        return AgreementReport(names, 0, (), tuple(disagreements),
+                               note="no item has answers from two annotators yet")
+    rater = {n: i for i, n in enumerate(sorted({n for k in units for n in latest[k]}))}
+    data = np.full((len(rater), len(units)), np.nan)
+    for j, k in enumerate(units):
+        for n, a in latest[k].items():
+            data[rater[n], j] = a.label
+    seed = int(session.session_config.seed) if seed is None else int(seed)
+    stats = []
+    notes = []
+
+    def stat(name: str, fn: Any, x: np.ndarray) -> None:
+        if n_boot:
+            r = bootstrap_agreement(x, fn, n_boot=n_boot, level=level, seed=seed)
+            stats.append(AgreementStat(name, r.estimate, r.low, r.high, level, r.n_units,
+                                       n_boot, seed))
+        else:
+            stats.append(AgreementStat(name, float(fn(x)), float("nan"), float("nan"), level,
+                                       x.shape[1], 0, seed))
+
+    if len(rater) == 2:
+        stat("Cohen's kappa", lambda d: cohen_kappa(d[0], d[1]), data)
+    else:
+        notes.append(f"Cohen's kappa needs exactly two annotators ({len(rater)} share items)")
+    stat("Krippendorff's alpha (nominal)", krippendorff_alpha, data)
+    if session.graded:
+        scores = np.asarray(session.task.judgment.scores, dtype=np.float64)
+        scored = np.where(np.isnan(data), np.nan, scores[np.nan_to_num(data).astype(int)])
+        stat("Krippendorff's alpha (interval, level scores)",
+             lambda d: krippendorff_alpha(d, "interval"), scored)
+    return AgreementReport(names, len(units), tuple(stats), tuple(disagreements),
+                           note="; ".join(notes))
+
+
+@dataclass(frozen=True)
+class MetricProgress:
+    """One metric's estimate as the page's progress line shows it.
+
+    Attributes:
+        metric: ``log_loss`` or ``error_rate``.
+        estimator: ``LURE`` or ``adaptive LURE``.
+        estimate: its value.
+        fixed_name, fixed_low, fixed_high: the fixed-budget interval (its name from
+            :mod:`activetest.session.interval_names`).
+        anytime_name, cs_low, cs_high: the anytime confidence sequence (None before it
+            is finite: from 30 labels).
+        target_width: the width asked for (None: none).
+        may_stop: the anytime interval is narrower than ``target_width``.
+    """
+
+    metric: str
+    estimator: str
+    estimate: float
+    fixed_name: str
+    fixed_low: float | None
+    fixed_high: float | None
+    anytime_name: str
+    cs_low: float | None
+    cs_high: float | None
+    target_width: float | None
+    may_stop: bool
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Where the session stands, for the page: labels, draws, estimates.
+
+    Attributes:
+        n_labels: labels the estimate uses (the labelled prefix of the draws).
+        n_selected: draws so far; budget: the most draws asked for (None: the pool).
+        n_pool: the pool's size.
+        metrics: per metric, the estimate with its fixed-budget and anytime intervals.
+        note: why there is no estimate yet, or "".
+    """
+
+    n_labels: int
+    n_selected: int
+    budget: int | None
+    n_pool: int
+    metrics: tuple[MetricProgress, ...] = ()
+    note: str = ""
+
+
+def progress(session: Any, *, target_width: float | None = None,
+             budget: int | None = None) -> Progress:
+    """The session's estimate with its fixed-budget and anytime intervals (not recorded;
+    the bootstrap, not shown, with few resamples)."""
+    from activetest.session.interval_names import ANYTIME, FIXED_BUDGET, interval_name
+
+    n_sel = session.store.n_acquired()
+    try:
+        r = session.estimate(record=False, progress=False, target_width=target_width,
+                             n_boot=100)
+    except SessionError as exc:
+        return Progress(0, n_sel, budget, session.n_items, note=str(exc))
+    name = "adaptive LURE" if session.session_config.adaptive else "LURE"
+    out = []
+
+    def finite(x: float | None) -> float | None:
+        return None if x is None or not np.isfinite(x) else float(x)
+
+    for m in r.metrics.values():
+        a = m.anytime
+        out.append(MetricProgress(
+            m.metric, name, float(m.active.estimate), interval_name(FIXED_BUDGET, r.level),
+            finite(a.fixed_low) if a else None, finite(a.fixed_high) if a else None,
+            interval_name(ANYTIME, r.level), finite(a.cs_low) if a else None,
+            finite(a.cs_high) if a else None, target_width,
+            bool(a is not None and a.may_stop)))
+    return Progress(r.n_labels, n_sel, budget, session.n_items, tuple(out))
+
+
+def describe_agreement(report: AgreementReport, limit: int = 20) -> list[str]:
+    """Plain lines for the terminal and the report: who, how many shared items, each
+    statistic with its bootstrap interval, the disagreements (at most ``limit``)."""
+    if not report.annotators:
+        return []
+    out = [f"annotators on the labelling page: {', '.join(report.annotators)}; "
+           f"{report.n_overlap} answer(s) given by two or more of them"]
+
+    def num(x: float) -> str:
+        return "undefined" if x != x else f"{x:.3f}"
+
+    for st in report.stats:
+        boot = (f", bootstrap {100 * st.level:g}% interval [{num(st.low)}, {num(st.high)}] "
+                f"({st.n_boot} resamples of the {st.n_units} items, seed {st.seed})"
+                if st.n_boot else "")
+        out.append(f"agreement: {st.name} {num(st.estimate)}{boot}")
+    if report.note:
+        out.append(f"agreement: {report.note}")
+    if report.disagreements:
+        out.append(f"{len(report.disagreements)} disagreement(s):")
+        for d in report.disagreements[:limit]:
+            whose = "" if d.role == "target" else f" (answer of {d.role.removeprefix('compare:')})"
+            votes = ", ".join(f"{who} {label!r}" for who, label, _ in d.votes)
+            now_ = "unlabelled" if d.settled is None else repr(d.settled)
+            out.append(f"  item {d.item_id}{whose} (draw {d.step}): {votes}; now {now_} "
+                       f"({d.how})")
+        if len(report.disagreements) > limit:
+            out.append(f"  ... and {len(report.disagreements) - limit} more")
+    return out
+
+
+def agreement_lines(session: Any) -> list[str]:
+    """:func:`describe_agreement` of :func:`agreement` (no line when the page was never
+    used): what ``status``, ``estimate`` and ``report`` print."""
+    return describe_agreement(agreement(session)) if has_annotations(session.store) else []
+
+
+def agreement_json(session: Any) -> dict[str, Any]:
+    """``{"agreement": ...}`` for the JSON outputs (``{}`` when the page was never used)."""
+    return {"agreement": agreement(session).to_dict()} if has_annotations(session.store) else {}

@@ -1,0 +1,382 @@
+"""The labelling page's server: ``http.server`` (standard library) and a JSON API.
+
+Everything lives under ``/s/<token>/``: the page (``index.html``, ``app.js``,
+``app.css``) and the API (``api/...``); the token is random per run
+(:func:`secrets.token_urlsafe`), printed in the URL, and any other path answers 404,
+so a page on another site cannot reach the API. Bound to 127.0.0.1 by default (a
+free port with ``port=0``); ``host`` shares it on a network.
+
+API (JSON in, JSON out; errors: ``{"error": "..."}`` with status 400):
+
+* ``GET api/state``: the layout (classification, graded, paired), the levels, the
+  task, whether the surrogate's guess is shown.
+* ``POST api/next {annotator}``: the next item for that annotator (claimed), or
+  ``{"done": true}``.
+* ``POST api/answer {annotator, item_id, levels}``: levels 1..C, one per answer
+  shown, in the order shown; committed before the reply.
+* ``POST api/undo {annotator}``: undo their last answer; the item comes back.
+* ``POST api/skip {annotator, item_id}``: set it aside for a second look.
+* ``GET api/progress``: draws, labels, the estimate with its fixed-budget and
+  anytime intervals, "you may stop now".
+* ``GET api/disagreements`` and ``POST api/adjudicate {annotator, item_id, levels}``:
+  for the adjudicators named at start.
+
+Every session call runs on ONE worker thread that owns the session file's
+connection (SQLite connections belong to their thread); request threads wait for
+it, so answers are written one after another, each its own transaction.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import json
+import secrets
+import sys
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from importlib import resources
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+__all__ = ["LabelServer", "serve"]
+
+_STATIC = {"": ("index.html", "text/html; charset=utf-8"),
+           "index.html": ("index.html", "text/html; charset=utf-8"),
+           "app.js": ("app.js", "text/javascript; charset=utf-8"),
+           "app.css": ("app.css", "text/css; charset=utf-8")}
+_MAX_BODY = 1 << 16
+#: No script but our own file, no style but our own, nothing loaded from elsewhere.
+_CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+        "img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+
+
+def static_file(name: str) -> bytes:
+    """A file of the page, from the installed package."""
+    return resources.files("activetest.web").joinpath("static", name).read_bytes()
+
+
+class LabelServer:
+    """The labelling page over one session file (see the module docstring).
+
+    Args:
+        path: the session file.
+        host, port: where to listen (port 0: a free one).
+        token: the URL's secret (default: a fresh random one).
+        adjudicators: names that may settle disagreements on the page.
+        target_width: the anytime interval width that says "you may stop now".
+        busy_timeout: seconds to wait for another process's lock on the file.
+        **options: :class:`~activetest.session.annotators.Annotators` options
+            (``overlap``, ``reviews``, ``batch``, ``budget``, ``resolve``,
+            ``claim_seconds``, ``show_guess``).
+    """
+
+    def __init__(self, path: str | Path, *, host: str = "127.0.0.1", port: int = 0,
+                 token: str | None = None, adjudicators: Sequence[str] = (),
+                 target_width: float | None = None, busy_timeout: float = 5.0,
+                 **options: Any) -> None:
+        from activetest.session.annotators import check_name
+
+        self.path = Path(path)
+        self.token = token or secrets.token_urlsafe(18)
+        self.adjudicators = frozenset(check_name(a, "adjudicator") for a in adjudicators)
+        self.target_width = target_width
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="session")
+        # the progress line's estimate: its own thread and connection, so that computing
+        # it never delays an answer (WAL: reads do not block the writer)
+        self._reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="progress")
+        self._session: Any = None
+        self._annotators: Any = None
+        self._progress_session: Any = None
+        self._progress: tuple[Any, Any] = (None, None)
+        self._busy_timeout = busy_timeout
+        try:
+            self._call(self._open, busy_timeout, options)
+        except BaseException:
+            self._pool.shutdown(wait=False)
+            self._reader.shutdown(wait=False)
+            raise
+        self.httpd = ThreadingHTTPServer((host, int(port)), _handler(self))
+        self.httpd.daemon_threads = True
+
+    def _open(self, busy_timeout: float, options: dict[str, Any]) -> None:
+        from activetest.session.annotators import Annotators
+        from activetest.session.workflow import Session
+
+        self._session = Session.open(self.path, busy_timeout=busy_timeout)
+        if not self._session.store.writable:
+            self._session.close()
+            raise ValueError(f"{self.path}: the session file cannot be written (read-only); "
+                             f"the labelling page needs to store answers")
+        self._annotators = Annotators(self._session, **options)
+
+    def _call(self, fn: Callable[..., Any], *args: Any) -> Any:
+        try:
+            return self._pool.submit(fn, *args).result()
+        except RuntimeError:  # the pool is shut down: the server is stopping
+            raise ValueError("the labelling server is stopping") from None
+
+    @property
+    def url(self) -> str:
+        """The page's address (with the token)."""
+        host, port = self.httpd.server_address[:2]
+        shown = host if host not in ("0.0.0.0", "::", "") else "127.0.0.1"
+        if ":" in str(shown):
+            shown = f"[{shown}]"
+        return f"http://{shown}:{port}/s/{self.token}/"
+
+    def serve_forever(self) -> None:
+        """Serve until :meth:`shutdown` (or Ctrl-C)."""
+        self.httpd.serve_forever(poll_interval=0.2)
+
+    def shutdown(self) -> None:
+        """Stop serving and close the session file."""
+        self.httpd.shutdown()
+        self.close()
+
+    def close(self) -> None:
+        """Close the socket and the session file."""
+        self.httpd.server_close()
+        for pool, name in ((self._pool, "_session"), (self._reader, "_progress_session")):
+            def shut(name: str = name) -> None:
+                if getattr(self, name) is not None:
+                    getattr(self, name).close()
+                    setattr(self, name, None)
+
+            with contextlib.suppress(RuntimeError):  # closed already
+                pool.submit(shut).result()
+            pool.shutdown(wait=True)
+
+    def progress(self) -> dict[str, Any]:
+        """The progress line's data, computed on its own thread (cached until the labels
+        or the draws change)."""
+        try:
+            return self._reader.submit(self._compute_progress).result()  # type: ignore[no-any-return]
+        except RuntimeError:  # the pool is shut down: the server is stopping
+            raise ValueError("the labelling server is stopping") from None
+
+    def _compute_progress(self) -> dict[str, Any]:
+        from activetest.session.annotators import progress
+        from activetest.session.workflow import Session
+
+        if self._progress_session is None:
+            self._progress_session = Session.open(self.path, busy_timeout=self._busy_timeout)
+        s = self._progress_session
+        key = (s.store.n_acquired(), s.store.last_label_change())
+        if self._progress[0] != key:
+            self._progress = (key, asdict(progress(s, target_width=self.target_width,
+                                                   budget=self._annotators.budget)))
+        return self._progress[1]  # type: ignore[no-any-return]
+
+    # ------------------------------------------------------------------ API
+
+    def api(self, method: str, name: str, body: dict[str, Any]) -> Any:
+        """One API call (run on the session's thread); returns JSON-able data.
+
+        Raises:
+            ValueError: a bad request (its message goes back to the page).
+            KeyError: no such call.
+        """
+        if (method, name) == ("GET", "progress"):
+            return self.progress()
+        return self._call(self._api, method, name, body)
+
+    def _api(self, method: str, name: str, body: dict[str, Any]) -> Any:
+        from activetest.session.annotators import agreement, check_name
+
+        a = self._annotators
+        s = self._session
+        if (method, name) not in _CALLS:
+            raise KeyError(name)
+        if (method, name) == ("GET", "state"):
+            return {"layout": a.layout, "levels": list(a.levels), "task": s.task.name,
+                    "session": self.path.name, "guess_shown": a.show_guess,
+                    "n_answers": len(a.roles), "adjudication": bool(self.adjudicators)}
+        who = check_name(body.get("annotator"))
+        if (method, name) == ("POST", "hello"):
+            return {"annotator": who, "adjudicator": who in self.adjudicators}
+        if (method, name) == ("POST", "next"):
+            item = a.next_item(who)
+            return {"done": True} if item is None else {"item": asdict(item)}
+        if (method, name) == ("POST", "answer"):
+            if not body.get("next"):
+                rows = a.answer(who, str(body.get("item_id")), _levels(body))  # committed
+                return {"saved": len(rows), "again": not rows}
+            # the next item in the same reply and the same commit: one round trip and
+            # one write to disk a label
+            rows, item = a.answer_and_next(who, str(body.get("item_id")), _levels(body))
+            return {"saved": len(rows), "again": not rows,
+                    **({"done": True} if item is None else {"item": asdict(item)})}
+        if (method, name) == ("POST", "undo"):
+            item = a.undo(who)
+            return {"item": None if item is None else asdict(item)}
+        if (method, name) == ("POST", "skip"):
+            a.skip(who, str(body.get("item_id")))
+            return {"ok": True}
+        if who not in self.adjudicators:
+            raise ValueError(f"{who!r} is not an adjudicator of this page (start it with "
+                             f"--adjudicator NAME)")
+        if (method, name) == ("POST", "disagreements"):
+            report = agreement(s, n_boot=0)
+            return {"disagreements": [asdict(d) for d in report.disagreements],
+                    "order": self._orders([d.item_id for d in report.disagreements])}
+        if (method, name) == ("POST", "adjudicate"):
+            rows = a.answer(who, str(body.get("item_id")), _levels(body), adjudicate=True)
+            return {"saved": len(rows)}
+        raise KeyError(name)
+
+    def _orders(self, item_ids: Sequence[str]) -> dict[str, Any]:
+        """item -> the item as shown (fields, answers in the stored order)."""
+        a = self._annotators
+        out = {}
+        for iid in dict.fromkeys(item_ids):
+            acq = next(x for x in a.s.acquisitions() if x.item_id == iid)
+            with a.s.store.transaction() as c:
+                from activetest.session.annotators import _ItemState
+
+                st = _ItemState(acq.step, acq.index, iid)
+                need, order = a._item_row(c, st)
+                out[iid] = {**asdict(a._assignment(st, need, order)),
+                            "roles_hidden": len(order)}
+        return out
+
+
+_CALLS = frozenset({("GET", "state"), ("GET", "progress"), ("POST", "hello"), ("POST", "next"),
+                    ("POST", "answer"), ("POST", "undo"), ("POST", "skip"),
+                    ("POST", "disagreements"), ("POST", "adjudicate")})
+
+
+def _levels(body: dict[str, Any]) -> list[int]:
+    raw = body.get("levels")
+    if not isinstance(raw, list) or not raw or not all(
+            isinstance(v, int) and not isinstance(v, bool) for v in raw):
+        raise ValueError("levels must be a list of level numbers (1, 2, ...)")
+    return [v - 1 for v in raw]
+
+
+def _handler(server: LabelServer) -> type[BaseHTTPRequestHandler]:
+    prefix = f"/s/{server.token}/"
+
+    class Handler(BaseHTTPRequestHandler):
+        server_version = "activetest"
+        sys_version = ""
+        protocol_version = "HTTP/1.1"
+        # a reply is headers then body: without TCP_NODELAY the body waits for the
+        # browser's delayed ACK of the headers (~40 ms a reply on a kept-alive connection)
+        disable_nagle_algorithm = True
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass  # quiet: the terminal shows the URL, not every request
+
+        def _send(self, status: int, body: bytes, ctype: str) -> None:
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # the page left
+                self._reply(status, body, ctype)
+
+        def _reply(self, status: int, body: bytes, ctype: str) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Cache-Control", "no-store")
+            self.send_header("X-Content-Type-Options", "nosniff")
+            self.send_header("Referrer-Policy", "no-referrer")
+            self.send_header("Content-Security-Policy", _CSP)
+            self.send_header("X-Frame-Options", "DENY")
+            self.end_headers()
+            self.wfile.write(body)
+
+        def _json(self, status: int, data: Any) -> None:
+            self._send(status, json.dumps(data, allow_nan=False, default=str).encode(),
+                       "application/json; charset=utf-8")
+
+        def _route(self) -> str | None:
+            path = urlsplit(self.path).path
+            if not path.startswith("/s/"):
+                return None
+            token, _, rest = path[3:].partition("/")
+            if not hmac.compare_digest(token.encode(), server.token.encode()) or \
+                    not path.startswith(prefix[:-1]):
+                return None
+            return rest
+
+        def do_GET(self) -> None:
+            self._handle("GET")
+
+        def do_POST(self) -> None:
+            self._handle("POST")
+
+        def _handle(self, method: str) -> None:
+            if urlsplit(self.path).path == prefix[:-1]:  # relative URLs need the slash
+                self._drain()
+                self.send_response(301)
+                self.send_header("Location", prefix)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            rest = self._route()
+            if rest is None:
+                self._drain()
+                self._send(404, b"not found\n", "text/plain; charset=utf-8")
+                return
+            if method == "GET" and rest in _STATIC:
+                name, ctype = _STATIC[rest]
+                self._send(200, static_file(name), ctype)
+                return
+            if not rest.startswith("api/"):
+                self._drain()
+                self._send(404, b"not found\n", "text/plain; charset=utf-8")
+                return
+            try:
+                body = self._body() if method == "POST" else {}
+                data = server.api(method, rest[4:], body)
+            except KeyError:
+                self._json(404, {"error": f"no such call: {method} {rest}"})
+                return
+            except ValueError as exc:  # incl. LabelError, SessionError
+                self._json(400, {"error": str(exc)})
+                return
+            except Exception as exc:  # an answer is never half-written: transactions
+                print(f"activetest serve: {type(exc).__name__}: {exc}", file=sys.stderr)
+                self._json(500, {"error": f"{type(exc).__name__}: {exc}"})
+                return
+            self._json(200, data)
+
+        def _drain(self) -> None:
+            n = int(self.headers.get("Content-Length") or 0)
+            if 0 < n <= _MAX_BODY:
+                self.rfile.read(n)
+
+        def _body(self) -> dict[str, Any]:
+            n = int(self.headers.get("Content-Length") or 0)
+            if n > _MAX_BODY:
+                raise ValueError("request too large")
+            if "json" not in (self.headers.get("Content-Type") or ""):
+                raise ValueError("requests must be JSON (Content-Type: application/json)")
+            try:
+                data = json.loads(self.rfile.read(n) or b"{}")
+            except ValueError:
+                raise ValueError("the request is not valid JSON") from None
+            if not isinstance(data, dict):
+                raise ValueError("the request must be a JSON object")
+            return data
+
+    return Handler
+
+
+def serve(path: str | Path, *, host: str = "127.0.0.1", port: int = 0,
+          announce: Callable[[str], None] = print, **options: Any) -> None:
+    """Serve the labelling page for a session until interrupted (Ctrl-C, SIGTERM).
+
+    ``announce`` gets the page's URL (printed, then flushed, by default). Options:
+    those of :class:`LabelServer`.
+    """
+    server = LabelServer(path, host=host, port=port, **options)
+    try:
+        announce(server.url)
+        sys.stdout.flush()
+        server.serve_forever()
+    finally:
+        server.httpd.server_close()
+        server.close()

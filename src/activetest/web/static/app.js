@@ -1,0 +1,346 @@
+// activetest labelling page: one file, no framework, no network beyond its own server.
+// Item text is only ever put into the page with textContent: no HTML from an item runs.
+"use strict";
+(function () {
+  const $ = (id) => document.getElementById(id);
+  const NAME_KEY = "activetest-annotator:" + location.pathname;
+  let state = null;        // api/state
+  let me = null;           // {annotator, adjudicator}
+  let item = null;         // the item shown
+  let picks = [];          // levels picked for the answers shown (paired: one per answer)
+  let busy = false;
+  let mode = "label";      // "label" or "adjudicate"
+  let disputes = [];       // adjudication: the disagreements left
+  let dispute = null;
+  let pressed = null;      // when the last answer key was pressed (for the timings)
+  // per answer: milliseconds from the key press to the next item on screen (read by
+  // benchmarks/label_page.py; nothing is sent anywhere)
+  window.activetestTimings = [];
+
+  function setState(s) { document.body.dataset.state = s; }
+
+  async function api(method, name, body) {
+    const opts = { method: method, headers: {}, cache: "no-store" };
+    if (body !== undefined) {
+      opts.headers["Content-Type"] = "application/json";
+      opts.body = JSON.stringify(body);
+    }
+    const r = await fetch("api/" + name, opts);
+    let data;
+    try { data = await r.json(); } catch (e) { data = { error: "the server answered " + r.status }; }
+    if (!r.ok) { throw new Error(data.error || ("the server answered " + r.status)); }
+    return data;
+  }
+
+  function el(tag, text, cls) {
+    const e = document.createElement(tag);
+    if (text !== undefined && text !== null) { e.textContent = String(text); }
+    if (cls) { e.className = cls; }
+    return e;
+  }
+
+  function say(text, kind) {
+    const m = $("message");
+    m.textContent = text || "";
+    m.className = kind || "";
+  }
+
+  function fmt(x) {
+    if (x === null || x === undefined) { return "\u2014"; }
+    return Number(x).toPrecision(4);
+  }
+
+  // ---------------------------------------------------------------- rendering
+
+  function letter(i) { return String.fromCharCode(65 + i); }
+
+  function render(it, votes) {
+    item = it;
+    picks = [];
+    $("done").hidden = true;
+    $("card").hidden = false;
+    document.body.dataset.item = it.item_id;
+    const meta = $("meta");
+    meta.textContent = "";
+    meta.append(el("span", (mode === "adjudicate" ? "adjudicate: " : "") + "item " + it.item_id +
+                " \u00b7 draw " + it.step));
+    if (it.need > 1) { meta.append(el("span", " \u00b7 asked of " + it.need + " annotators")); }
+    if (it.again) { meta.append(el("span", " \u00b7 set aside earlier: a second look")); }
+    const dl = $("fields");
+    dl.textContent = "";
+    for (const [k, v] of it.fields) {
+      dl.append(el("dt", k));
+      dl.append(el("dd", v, k === "text" ? "text" : ""));
+    }
+    const box = $("answers");
+    box.textContent = "";
+    it.answers.forEach((a, i) => {
+      const div = el("div", null, "answer");
+      const title = it.answers.length > 1 ? "Answer " + letter(i) : "Answer to judge";
+      const h = el("h3", title);
+      h.append(el("span", "", "given"));
+      div.append(h);
+      div.append(el("div", a, "body"));
+      box.append(div);
+    });
+    const g = $("guess");
+    if (it.guess) {
+      g.hidden = false;
+      g.textContent = "surrogate's guess: " + it.guess[0] + " (" + (100 * it.guess[1]).toFixed(0) + "%)";
+    } else { g.hidden = true; g.textContent = ""; }
+    const v = $("votes");
+    v.textContent = "";
+    v.hidden = !votes;
+    if (votes) {
+      v.append(el("strong", "Annotators said: "));
+      v.append(el("span", votes));
+    }
+    showPicks();
+    setState("ready");
+    if (pressed !== null) {
+      window.activetestTimings.push(performance.now() - pressed);
+      pressed = null;
+    }
+  }
+
+  function showPicks() {
+    const n = item ? Math.max(1, item.answers.length) : 1;
+    const names = state.levels;
+    document.querySelectorAll(".answer").forEach((div, i) => {
+      div.classList.toggle("current", n > 1 && i === picks.length);
+      div.querySelector(".given").textContent = i < picks.length ? names[picks[i] - 1] : "";
+    });
+    const p = $("picked");
+    p.textContent = n > 1 ? (picks.length < n ? "judging answer " + letter(picks.length) + " of " +
+      n + (picks.length ? " (Backspace: back)" : "") : "") : "";
+  }
+
+  function renderChoices() {
+    const c = $("choices");
+    c.textContent = "";
+    state.levels.forEach((name, i) => {
+      const b = el("button");
+      b.type = "button";
+      b.append(el("kbd", String(i + 1)));
+      b.append(document.createTextNode(name));
+      b.addEventListener("click", () => pick(i + 1));
+      c.append(b);
+    });
+  }
+
+  function renderHelp() {
+    const t = $("keys");
+    t.textContent = "";
+    const rows = state.levels.map((name, i) => [String(i + 1), name]);
+    if (state.n_answers > 1) {
+      rows.push(["", "answers A, B, ... are judged in turn, each with a key"]);
+      rows.push(["Backspace", "back to the previous answer of this item"]);
+    }
+    rows.push(["u", "undo your last answer (the item comes back)"]);
+    rows.push(["s", "skip: set the item aside for a second look"]);
+    if (me && me.adjudicator) { rows.push(["a", "adjudicate disagreements (a again: back)"]); }
+    rows.push(["?", "this help"]);
+    for (const [k, what] of rows) {
+      const tr = el("tr");
+      const td = el("td");
+      if (k) { td.append(el("kbd", k)); }
+      tr.append(td);
+      tr.append(el("td", what));
+      t.append(tr);
+    }
+  }
+
+  function done(text) {
+    item = null;
+    delete document.body.dataset.item;
+    $("card").hidden = true;
+    const d = $("done");
+    d.hidden = false;
+    d.textContent = text;
+    setState("done");
+  }
+
+  // the progress line is fetched once the person pauses (a quarter second after the
+  // last item shown): its estimate then never competes with the next answer
+  let progressTimer = null;
+  function refreshProgress() {
+    if (progressTimer !== null) { clearTimeout(progressTimer); }
+    progressTimer = setTimeout(() => { progressTimer = null; loadProgress(); }, 250);
+  }
+
+  async function loadProgress() {
+    try {
+      const p = await api("GET", "progress");
+      const f = $("progress");
+      f.textContent = "";
+      const of = p.budget !== null ? p.budget : p.n_selected;
+      const shown = item ? "draw " + item.step + " of " + of : p.n_selected + " of " + of + " drawn";
+      f.append(el("span", shown));
+      f.append(el("span", p.n_labels + " label(s) used by the estimate (pool " + p.n_pool + ")"));
+      if (!p.metrics.length && p.note) { f.append(el("span", "no estimate yet")); }
+      for (const m of p.metrics) {
+        const parts = [m.metric.replace("_", " ") + ": " + m.estimator + " " + fmt(m.estimate),
+          m.fixed_name + " [" + fmt(m.fixed_low) + ", " + fmt(m.fixed_high) + "]",
+          m.anytime_name + (m.cs_low === null ? " (from 30 labels)" :
+            " [" + fmt(m.cs_low) + ", " + fmt(m.cs_high) + "]")];
+        f.append(el("span", parts.join(" \u00b7 ")));
+        if (m.may_stop) {
+          f.append(el("span", m.metric.replace("_", " ") + ": you may stop now (the anytime " +
+            "interval is narrower than " + m.target_width + ")", "stop"));
+        }
+      }
+    } catch (e) { /* the progress line waits for the next answer */ }
+  }
+
+  // ---------------------------------------------------------------- actions
+
+  async function run(fn) {
+    if (busy) { return; }
+    busy = true;
+    setState("busy");
+    try { await fn(); } catch (e) { say(e.message, "error"); if (item) { setState("ready"); } }
+    finally { busy = false; if (document.body.dataset.state === "busy") { setState("ready"); } }
+  }
+
+  async function next() {
+    shown(await api("POST", "next", { annotator: me.annotator }));
+  }
+
+  function shown(r) {
+    if (r.done) {
+      done("Nothing left to label for you: every drawn item has its answers and the budget " +
+           "is reached (or the pool is drawn). Thank you.");
+    } else { render(r.item); }
+    refreshProgress();
+  }
+
+  function pick(n) {
+    if (!item || busy || n < 1 || n > state.levels.length) { return; }
+    picks.push(n);
+    showPicks();
+    if (picks.length < Math.max(1, item.answers.length)) { return; }
+    const levels = picks.slice();
+    const id = item.item_id;
+    pressed = performance.now();
+    run(async () => {
+      if (mode === "adjudicate") {
+        await api("POST", "adjudicate", { annotator: me.annotator, item_id: id, levels: levels });
+        say("settled item " + id, "ok");
+        disputes.shift();
+        return showDispute();
+      }
+      let r;
+      try {
+        r = await api("POST", "answer", { annotator: me.annotator, item_id: id,
+                                          levels: levels, next: true });
+      } catch (e) {  // not saved (labelled meanwhile, ...): say why, then the next item
+        picks = [];
+        showPicks();
+        say(e.message, "error");
+        shown(await api("POST", "next", { annotator: me.annotator }));
+        return;
+      }
+      say("saved item " + id + ": " + levels.map((k) => state.levels[k - 1]).join(", "), "ok");
+      shown(r);
+    });
+  }
+
+  function undo() {
+    run(async () => {
+      const r = await api("POST", "undo", { annotator: me.annotator });
+      if (!r.item) { say("nothing to undo"); return; }
+      say("undone: item " + r.item.item_id + " is unanswered again", "ok");
+      render(r.item);
+      refreshProgress();
+    });
+  }
+
+  function skip() {
+    if (!item) { return; }
+    const id = item.item_id;
+    run(async () => {
+      await api("POST", "skip", { annotator: me.annotator, item_id: id });
+      say("set aside item " + id + " (it comes back after the others)");
+      return next();
+    });
+  }
+
+  async function showDispute() {
+    dispute = disputes.length ? disputes[0] : null;
+    if (!dispute) { done("No disagreement left to settle. Press a to label again."); return; }
+    const votes = dispute.votes.map((v) => v[0] + ": " + v[1]).join(", ") +
+      " (now: " + (dispute.settled || "unlabelled") + ", " + dispute.how + ")";
+    render(dispute.shown, votes);
+  }
+
+  function adjudicate() {
+    if (!me.adjudicator) { return; }
+    if (mode === "adjudicate") { mode = "label"; say(""); run(next); return; }
+    mode = "adjudicate";
+    run(async () => {
+      const r = await api("POST", "disagreements", { annotator: me.annotator });
+      const seen = {};
+      disputes = [];
+      for (const d of r.disagreements) {   // one entry per item: all its answers at once
+        if (seen[d.item_id]) { continue; }
+        seen[d.item_id] = true;
+        d.shown = r.order[d.item_id];
+        disputes.push(d);
+      }
+      say(disputes.length + " item(s) with disagreements");
+      return showDispute();
+    });
+  }
+
+  function toggleHelp(show) {
+    const h = $("help");
+    h.hidden = show === undefined ? !h.hidden : !show;
+  }
+
+  function onKey(e) {
+    if (!me || e.ctrlKey || e.metaKey || e.altKey) { return; }
+    const k = e.key;
+    if (k === "?") { toggleHelp(); e.preventDefault(); return; }
+    if (k === "Escape") { toggleHelp(false); return; }
+    if (busy) { return; }
+    if (/^[1-9]$/.test(k)) { pick(parseInt(k, 10)); e.preventDefault(); }
+    else if (k === "Backspace" && picks.length) { picks.pop(); showPicks(); e.preventDefault(); }
+    else if (k === "u" && mode === "label") { undo(); }
+    else if (k === "s" && mode === "label") { skip(); }
+    else if (k === "a") { adjudicate(); }
+  }
+
+  async function start(name) {
+    me = await api("POST", "hello", { annotator: name });
+    try { localStorage.setItem(NAME_KEY, me.annotator); } catch (e) { /* private mode */ }
+    $("name-form").hidden = true;
+    $("who").textContent = "annotator: " + me.annotator + (me.adjudicator ? " (adjudicator)" : "");
+    renderHelp();
+    await run(next);
+  }
+
+  async function main() {
+    try {
+      state = await api("GET", "state");
+    } catch (e) { say(e.message, "error"); return; }
+    $("title").textContent = "activetest \u00b7 " + state.task + " \u00b7 " + state.session +
+      " \u00b7 " + state.layout + (state.guess_shown ? "" : " \u00b7 blind");
+    renderChoices();
+    document.addEventListener("keydown", onKey);
+    let saved = null;
+    try { saved = localStorage.getItem(NAME_KEY); } catch (e) { saved = null; }
+    if (saved) {
+      try { await start(saved); return; } catch (e) { say(e.message, "error"); }
+    }
+    const form = $("name-form");
+    form.hidden = false;
+    setState("name");
+    $("name").focus();
+    form.addEventListener("submit", (e) => {
+      e.preventDefault();
+      start($("name").value).catch((err) => say(err.message, "error"));
+    });
+  }
+
+  main();
+})();

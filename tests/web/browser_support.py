@@ -1,0 +1,75 @@
+"""A real headless Chromium (Debian's ``chromium`` and ``chromium-driver``) driven by
+selenium, for the labelling page's browser tests and the screenshot script."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import tempfile
+from typing import Any
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--disable-extensions", "--window-size=1100,820")
+
+
+def missing() -> str | None:
+    """Why the browser tests cannot run here (None: they can)."""
+    if importlib.util.find_spec("selenium") is None:
+        return "selenium is not installed (pip install -e '.[dev]')"
+    for path, pkg in ((CHROMIUM, "chromium"), (CHROMEDRIVER, "chromium-driver")):
+        if not os.path.exists(path):
+            return (f"{path} is absent: the browser tests need Debian's {pkg} "
+                    f"(scripts/install.sh installs it; apt-get install chromium chromium-driver)")
+    return None
+
+
+def chromium() -> Any:
+    """A fresh headless Chromium (its own profile folder) under chromedriver."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = CHROMIUM
+    for flag in FLAGS:
+        opts.add_argument(flag)
+    opts.add_argument(f"--user-data-dir={tempfile.mkdtemp(prefix='activetest-chromium-')}")
+    return webdriver.Chrome(options=opts, service=Service(CHROMEDRIVER))
+
+
+def page_state(driver: Any) -> tuple[str | None, str | None]:
+    """``(body data-state, body data-item)``."""
+    return tuple(driver.execute_script(  # type: ignore[return-value]
+        "return [document.body.dataset.state || null, document.body.dataset.item || null]"))
+
+
+def wait_for(driver: Any, state: str | tuple[str, ...], not_item: str | None = None,
+             timeout: float = 30.0) -> str | None:
+    """Wait until the page is in ``state`` (and shows another item than ``not_item``);
+    returns the item shown."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    states = (state,) if isinstance(state, str) else state
+
+    def ready(d: Any) -> Any:
+        s, item = page_state(d)
+        return s in states and (not_item is None or item != not_item) and (s, item)
+
+    return WebDriverWait(driver, timeout, poll_frequency=0.02).until(ready)[1]
+
+
+def press(driver: Any, keys: str) -> None:
+    """Type ``keys`` as a person would (to the focused element: the page)."""
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    ActionChains(driver).send_keys(keys).perform()
+
+
+def sign_in(driver: Any, url: str, name: str) -> str | None:
+    """Open the page, type a name and Enter; returns the first item shown."""
+    driver.get(url)
+    wait_for(driver, "name")
+    press(driver, name + "\n")
+    return wait_for(driver, ("ready", "done"))

@@ -1,0 +1,373 @@
+"""Several annotators on one session (activetest.session.annotators), on real session files:
+the draws are the terminal flow's, claims keep two people off one item, overlap asks
+for two, disagreements are settled by the import's rules or an adjudicator, a paired
+comparison's order is seeded and stored, and agreement equals the field's code."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from activetest.cli import app
+from activetest.session.annotators import Annotators, agreement, progress
+from activetest.session.records import LabelError
+from activetest.session.workflow import Session
+from tests.web.web_support import classification, graded
+
+
+def _label_all(a: Annotators, who: str, truth: dict[str, int], limit: int) -> list[str]:
+    done = []
+    while len(done) < limit:
+        it = a.next_item(who)
+        if it is None:
+            break
+        a.answer(who, it.item_id, [truth[it.item_id]])
+        done.append(it.item_id)
+    return done
+
+
+@pytest.mark.parametrize("acquisition", ["adaptive", "ce"])
+def test_one_annotator_draws_and_estimates_exactly_as_the_terminal_flow(
+        tmp_path: Path, acquisition: str) -> None:
+    made = classification(tmp_path / "web", acquisition=acquisition)
+    ref = classification(tmp_path / "ref", acquisition=acquisition)
+    with Session.open(made.db) as s:
+        a = Annotators(s, batch=10, budget=30)
+        done = _label_all(a, "alice", made.truth, 100)
+        assert len(done) == 30 and a.next_item("alice") is None  # the budget
+        web_acq = [(x.item_id, x.q) for x in s.acquisitions()]
+        web_est = s.estimate(record=False, progress=False, n_boot=50)
+    with Session.open(ref.db) as s:  # `activetest label --n 10`, three times
+        for _ in range(3):
+            s.select(10)
+            for p in s.pending():
+                s.add_label(p.item_id, ref.truth[p.item_id], source="cli")
+        ref_acq = [(x.item_id, x.q) for x in s.acquisitions()]
+        ref_est = s.estimate(record=False, progress=False, n_boot=50)
+    assert web_acq == ref_acq
+    assert done == [i for i, _ in ref_acq]
+    for m in ref_est.metrics:
+        assert web_est.metrics[m].active.estimate == ref_est.metrics[m].active.estimate
+        assert web_est.metrics[m].anytime == ref_est.metrics[m].anytime
+
+
+def test_two_annotators_never_get_the_same_next_item(tmp_path: Path) -> None:
+    made = classification(tmp_path)
+    with Session.open(made.db) as s:
+        a = Annotators(s, batch=4, budget=20)
+        seen: dict[str, str] = {}
+        for _ in range(10):
+            for who in ("alice", "bob"):
+                it = a.next_item(who)
+                assert it is not None
+                assert it.item_id not in seen or seen[it.item_id] == who
+                seen.setdefault(it.item_id, who)
+                if len(seen) % 3:  # some held, some answered
+                    a.answer(who, it.item_id, [made.truth[it.item_id]])
+        rows = a.annotations()
+        per_item: dict[str, set[str]] = {}
+        for r in rows:
+            per_item.setdefault(r.item_id, set()).add(r.annotator)
+        assert all(len(v) == 1 for v in per_item.values())
+        assert {r.item_id: r.label for r in rows} == {
+            k: v for k, v in s.labels().items()}
+
+
+def test_a_held_item_comes_back_on_reload_and_a_lapsed_claim_goes_to_another(
+        tmp_path: Path) -> None:
+    made = classification(tmp_path)
+    with Session.open(made.db) as s:
+        a = Annotators(s, batch=5, claim_seconds=0.3)
+        x = a.next_item("alice")
+        assert a.next_item("alice") == x  # a reload
+        y = a.next_item("bob")
+        assert y is not None and y.item_id != x.item_id
+        time.sleep(0.45)
+        assert a.next_item("carol").item_id == x.item_id  # alice's claim lapsed
+        a.answer("carol", x.item_id, [0])
+        with pytest.raises(LabelError, match="meanwhile"):
+            a.answer("alice", x.item_id, [1])  # too late: nothing written
+        assert [r.annotator for r in a.annotations()] == ["carol"]
+
+
+def test_overlap_share_is_seeded_and_those_items_get_two_annotators(tmp_path: Path) -> None:
+    needs = []
+    for run in ("one", "two"):
+        made = classification(tmp_path / run)
+        with Session.open(made.db) as s:
+            a = Annotators(s, batch=8, budget=40, overlap=0.5)
+            for _ in range(200):
+                progressed = False
+                for who in ("alice", "bob"):
+                    it = a.next_item(who)
+                    if it is not None:
+                        a.answer(who, it.item_id, [made.truth[it.item_id]])
+                        progressed = True
+                if not progressed:
+                    break
+            con = sqlite3.connect(made.db)
+            need = dict(con.execute("SELECT step, need FROM annotation_items").fetchall())
+            con.close()
+            count: dict[str, int] = {}
+            for r in a.annotations():
+                count[r.item_id] = count.get(r.item_id, 0) + 1
+            steps = {x.item_id: x.step for x in s.acquisitions()}
+            assert len(steps) == 40
+            for iid, step in steps.items():
+                assert count.get(iid, 0) == need[step], iid
+            needs.append(need)
+            rep = agreement(s, n_boot=20)
+            assert rep.n_overlap == sum(v == 2 for v in need.values())
+            assert rep.disagreements == ()  # both answered the truth
+    assert needs[0] == needs[1]  # seeded by the session's seed and the draw step
+    share = np.mean([v == 2 for v in needs[0].values()])
+    assert 0.25 < share < 0.75
+
+
+def test_undo_gives_the_item_back_and_removes_its_label(tmp_path: Path) -> None:
+    made = classification(tmp_path)
+    with Session.open(made.db) as s:
+        a = Annotators(s, batch=5)
+        first = a.next_item("alice")
+        a.answer("alice", first.item_id, [1])
+        second = a.next_item("alice")
+        a.answer("alice", second.item_id, [0])
+        back = a.undo("alice")
+        assert back.item_id == second.item_id
+        assert s.labels() == {first.item_id: 1}
+        assert a.next_item("alice").item_id == second.item_id
+        a.answer("alice", second.item_id, [1])
+        assert s.labels() == {first.item_id: 1, second.item_id: 1}
+        undone = [r for r in a.annotations(include_undone=True) if r.undone]
+        assert [(r.item_id, r.label) for r in undone] == [(second.item_id, 0)]
+        hist = s.history(second.item_id)
+        assert [h.action for h in hist] == ["add", "undo", "add"]
+        assert a.undo("nobody") is None
+
+
+def test_answers_are_checked_whole_and_retries_are_idempotent(tmp_path: Path) -> None:
+    made = classification(tmp_path)
+    with Session.open(made.db) as s:
+        a = Annotators(s, batch=5)
+        it = a.next_item("alice")
+        for bad in ([2], [-1], [0, 1]):
+            with pytest.raises(LabelError):
+                a.answer("alice", it.item_id, bad)
+        with pytest.raises(LabelError, match="not a drawn item"):
+            a.answer("alice", "nope", [0])
+        assert a.annotations() == [] and s.labels() == {}
+        assert len(a.answer("alice", it.item_id, [1])) == 1
+        assert a.answer("alice", it.item_id, [1]) == []  # a retry after a lost reply
+        with pytest.raises(LabelError, match="undo"):
+            a.answer("alice", it.item_id, [0])
+        with pytest.raises(LabelError, match="name"):
+            a.next_item("  ")
+        with pytest.raises(LabelError, match="name"):
+            a.next_item("x\x1b[2J")
+
+
+def test_an_item_labelled_in_the_terminal_meanwhile_is_not_overwritten(tmp_path: Path) -> None:
+    made = classification(tmp_path)
+    with Session.open(made.db) as s, Session.open(made.db) as terminal:
+        a = Annotators(s, batch=5)
+        it = a.next_item("alice")
+        terminal.add_label(it.item_id, 0, source="cli")
+        with pytest.raises(LabelError, match="meanwhile"):
+            a.answer("alice", it.item_id, [1])
+        assert s.labels() == {it.item_id: 0} and a.annotations() == []
+        assert a.next_item("alice").item_id != it.item_id  # not offered again
+
+
+@pytest.mark.parametrize("resolve", ["skip", "latest", "majority"])
+def test_disagreements_are_settled_by_the_rules_or_an_adjudicator(
+        tmp_path: Path, resolve: str) -> None:
+    made = classification(tmp_path)
+    with Session.open(made.db) as s:
+        a = Annotators(s, batch=3, overlap=1.0, reviews=3, resolve=resolve)
+        it = a.next_item("alice")
+        a.answer("alice", it.item_id, [1])
+        assert s.labels()[it.item_id] == 1
+        assert a.next_item("bob").item_id == it.item_id  # asked of three
+        a.answer("bob", it.item_id, [0])
+        held = s.labels().get(it.item_id)
+        assert held == {"skip": None, "latest": 0, "majority": None}[resolve]
+        a.answer("carol", a.next_item("carol").item_id, [0])
+        held = s.labels().get(it.item_id)
+        assert held == {"skip": None, "latest": 0, "majority": 0}[resolve]
+        rep = agreement(s, n_boot=0)
+        (d,) = rep.disagreements
+        assert d.item_id == it.item_id and len(d.votes) == 3
+        assert (d.settled is None) == (resolve == "skip")
+        a.answer("dora", it.item_id, [1], adjudicate=True)
+        assert s.labels()[it.item_id] == 1
+        (d,) = agreement(s, n_boot=0).disagreements
+        assert d.how == "adjudicated by dora" and d.settled == "positive"
+
+
+def test_paired_order_is_seeded_stored_and_blind(tmp_path: Path) -> None:
+    made = graded(tmp_path / "a", compare=True)
+    again = graded(tmp_path / "b", compare=True)
+    orders = []
+    for m in (made, again):
+        with Session.open(m.db) as s:
+            a = Annotators(s, batch=20, budget=20)
+            assert a.layout == "paired" and len(a.roles) == 2
+            spec = s.compared_targets()[0]
+            shown = []
+            for _ in range(20):
+                it = a.next_item("alice")
+                text = json.dumps(asdict(it))
+                assert spec not in text and "b.jsonl" not in text and "pool" not in text
+                assert len(it.answers) == 2
+                a.answer("alice", it.item_id, [0, 1])  # A incorrect, B correct
+                shown.append(it)
+            con = sqlite3.connect(m.db)
+            order = dict(con.execute("SELECT idx, shown_order FROM annotation_items"))
+            con.close()
+            orders.append({k: json.loads(v)[0] == "target" for k, v in order.items()})
+            judged = s.store.judgments(f"compare:{spec}")
+            labels = s.store.labels()
+            flips = 0
+            for it in shown:
+                row = s.store.index_of(it.item_id)
+                roles = json.loads(order[row])
+                flips += roles[0] != "target"
+                want = {roles[0]: 0, roles[1]: 1}
+                assert labels[row].label == want["target"]
+                assert judged[row].label == want[f"compare:{spec}"]
+                # the answer shown as A is that role's answer
+                answer_a = (s.display_item(it.item_id).fields["answer"] if roles[0] == "target"
+                            else s.compared_answer(it.item_id, spec))
+                assert it.answers[0] == answer_a
+            assert 3 <= flips <= 17  # both orders occur
+    assert orders[0] == orders[1]
+
+
+def test_graded_layout_shows_question_context_answer_and_references(tmp_path: Path) -> None:
+    made = graded(tmp_path)
+    with Session.open(made.db) as s:
+        a = Annotators(s, batch=5)
+        assert a.layout == "graded"
+        it = a.next_item("alice")
+        names = [k for k, _ in it.fields]
+        assert "question" in names and "context" in names and "references" in names
+        assert "answer" not in names and len(it.answers) == 1
+        assert it.answers[0] == s.display_item(it.item_id).fields["answer"]
+        assert it.guess is None
+
+
+def test_the_guess_is_hidden_unless_asked_for(tmp_path: Path) -> None:
+    made = classification(tmp_path)
+    with Session.open(made.db) as s:
+        assert Annotators(s, batch=2).next_item("alice").guess is None
+        it = Annotators(s, batch=2, show_guess=True).next_item("bob")
+        assert it.guess is not None and it.guess[0] in ("negative", "positive")
+
+
+def test_agreement_equals_the_reference_implementations(tmp_path: Path) -> None:
+    krippendorff = pytest.importorskip("krippendorff")
+    sk = pytest.importorskip("sklearn.metrics")
+    made = classification(tmp_path)
+    rng = np.random.default_rng(0)
+    with Session.open(made.db) as s:
+        a = Annotators(s, batch=10, budget=30, overlap=1.0, resolve="latest")
+        given: dict[str, dict[str, int]] = {"alice": {}, "bob": {}}
+        for _ in range(30):
+            for who in ("alice", "bob"):
+                it = a.next_item(who)
+                y = made.truth[it.item_id] if rng.random() < 0.8 else int(rng.integers(0, 2))
+                a.answer(who, it.item_id, [y])
+                given[who][it.item_id] = y
+        rep = agreement(s, n_boot=200)
+    ids = sorted(given["alice"])
+    x = np.array([[given[w][i] for i in ids] for w in ("alice", "bob")], dtype=float)
+    stats = {st.name: st for st in rep.stats}
+    assert rep.n_overlap == 30
+    assert stats["Cohen's kappa"].estimate == pytest.approx(
+        sk.cohen_kappa_score(x[0], x[1]), abs=1e-9)
+    assert stats["Krippendorff's alpha (nominal)"].estimate == pytest.approx(
+        krippendorff.alpha(reliability_data=x, level_of_measurement="nominal"), abs=1e-9)
+    k = stats["Cohen's kappa"]
+    assert k.low <= k.estimate <= k.high and k.seed == 3 and k.n_boot == 200
+    n_dis = int((x[0] != x[1]).sum())
+    assert len(rep.disagreements) == n_dis
+
+
+def test_status_estimate_and_report_show_agreement(tmp_path: Path) -> None:
+    made = classification(tmp_path)
+    with Session.open(made.db) as s:
+        a = Annotators(s, batch=10, budget=10, overlap=1.0, resolve="latest")
+        for _ in range(10):
+            for who in ("alice", "bob"):
+                it = a.next_item(who)
+                y = made.truth[it.item_id] if who == "alice" else 1
+                a.answer(who, it.item_id, [y])
+    runner = CliRunner()
+    out = runner.invoke(app, ["status", str(made.db)])
+    assert out.exit_code == 0, out.output
+    assert "Cohen's kappa" in out.output and "Krippendorff's alpha (nominal)" in out.output
+    assert "disagreement(s)" in out.output
+    out = runner.invoke(app, ["estimate", str(made.db), "--json", "--no-progress"])
+    assert out.exit_code == 0, out.output
+    doc = json.loads(out.output)
+    assert doc["agreement"]["annotators"] == ["alice", "bob"]
+    out = runner.invoke(app, ["report", str(made.db), "--out", str(tmp_path / "rep"),
+                              "--no-progress"])
+    assert out.exit_code == 0, out.output
+    assert "Cohen's kappa" in (tmp_path / "rep" / "report.md").read_text()
+
+
+def test_progress_names_its_intervals_and_says_when_to_stop(tmp_path: Path) -> None:
+    made = classification(tmp_path)
+    with Session.open(made.db) as s:
+        assert progress(s).note  # no labels yet
+        a = Annotators(s, batch=10, budget=40)
+        _label_all(a, "alice", made.truth, 40)
+        p = progress(s, target_width=10.0)
+        assert p.n_labels == 40 and p.n_selected == 40
+        m = {x.metric: x for x in p.metrics}["log_loss"]
+        assert m.fixed_name == "fixed-budget 95% interval"
+        assert m.anytime_name == "anytime 95% confidence sequence"
+        assert m.estimator == "adaptive LURE" and m.cs_low is not None and m.may_stop
+        assert not {x.metric: x for x in progress(s, target_width=1e-6).metrics}[
+            "log_loss"].may_stop
+
+
+def test_answer_and_next_commit_together(tmp_path: Path) -> None:
+    made = classification(tmp_path)
+    with Session.open(made.db) as s, Session.open(made.db) as other:
+        a = Annotators(s, batch=3, budget=3)
+        it = a.next_item("alice")
+        rows, nxt = a.answer_and_next("alice", it.item_id, [1])
+        assert len(rows) == 1 and nxt is not None and nxt.item_id != it.item_id
+        # committed: another connection sees the answer and the claim of the next item
+        assert other.labels() == {it.item_id: 1}
+        b = Annotators(other, batch=3, budget=3)
+        third = b.next_item("bob")
+        assert third.item_id not in (it.item_id, nxt.item_id)
+        # bob holds the last item of the budget: the answer stands, nothing is next
+        assert a.answer_and_next("alice", nxt.item_id, [0])[1] is None
+        assert b.answer_and_next("bob", third.item_id, [0])[1] is None
+        assert len(other.labels()) == 3
+
+
+def test_a_hostile_annotator_name_is_text_in_the_report(tmp_path: Path) -> None:
+    made = classification(tmp_path)
+    evil = "<script>alert(1)</script>"
+    with Session.open(made.db) as s:
+        a = Annotators(s, batch=4, budget=4, overlap=1.0, resolve="latest")
+        for _ in range(4):
+            for who, y in ((evil, 0), ("bob", 1)):
+                a.answer(who, a.next_item(who).item_id, [y])
+    out = CliRunner().invoke(app, ["report", str(made.db), "--out", str(tmp_path / "r"),
+                                   "--no-progress"])
+    assert out.exit_code == 0, out.output
+    html = (tmp_path / "r" / "report.html").read_text()
+    assert "disagreement(s)" in html and evil not in html

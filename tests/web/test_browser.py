@@ -1,0 +1,204 @@
+"""The labelling page in a real headless Chromium: 30 items labelled by keyboard alone,
+an undo, a reload half-way, and the session holds exactly the answers given; hostile
+item text shows as text and runs nothing; the graded and paired layouts. Skipped,
+with the reason, where chromium or chromedriver is absent (CI installs both)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from activetest.session.annotators import Annotators
+from activetest.session.workflow import Session
+from tests.web import browser_support as bs
+from tests.web.web_support import HOSTILE, classification, graded, running
+
+pytestmark = pytest.mark.skipif(bs.missing() is not None, reason=str(bs.missing()))
+
+
+@pytest.fixture(scope="module")
+def driver() -> Iterator[Any]:
+    d = bs.chromium()
+    try:
+        yield d
+    finally:
+        d.quit()
+
+
+def _fresh(driver: Any) -> None:
+    """Forget the previous test's name (each test is another person)."""
+    driver.get("about:blank")
+    driver.delete_all_cookies()
+
+
+def _nothing_ran(driver: Any) -> None:
+    assert driver.execute_script("return window.__pwned === undefined")
+    assert driver.execute_script(
+        "return document.querySelectorAll('#card script, #card img, #card iframe, "
+        "#card svg, #card a, #evil').length") == 0
+
+
+def test_thirty_labels_by_keyboard_with_an_undo_and_a_reload(driver: Any,
+                                                             tmp_path: Path) -> None:
+    made = classification(tmp_path, hostile=True, n=50)
+    given: dict[str, int] = {}
+    with running(made.db, batch=10, budget=40, target_width=100.0) as server:
+        _fresh(driver)
+        item = bs.sign_in(driver, server.url, "alice")
+        assert driver.find_element("id", "who").text == "annotator: alice"
+        seen_hostile = 0
+        n = 0
+        undone = reloaded = False
+        while len(given) < 30:
+            text = driver.find_element("id", "fields").text
+            seen_hostile += any(h in text for h in HOSTILE)
+            _nothing_ran(driver)
+            y = made.truth[item] if n % 4 else 1 - made.truth[item]  # some "wrong" answers
+            bs.press(driver, str(y + 1))
+            nxt = bs.wait_for(driver, "ready", not_item=item)
+            given[item] = y
+            n += 1
+            if len(given) == 12 and not undone:  # undo the last answer: it comes back
+                bs.press(driver, "u")
+                back = bs.wait_for(driver, "ready", not_item=nxt)
+                assert back == item
+                assert "undone" in driver.find_element("id", "message").text
+                del given[item]
+                undone = True
+                nxt = back
+            if len(given) == 20 and not reloaded:  # a reload: the same item, same person
+                driver.refresh()
+                again = bs.wait_for(driver, "ready")
+                assert again == nxt
+                assert driver.find_element("id", "who").text == "annotator: alice"
+                reloaded = True
+            item = nxt
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        WebDriverWait(driver, 30).until(
+            lambda d: "30 label(s)" in d.find_element("id", "progress").text)
+        progress = driver.find_element("id", "progress").text
+        assert "fixed-budget 95% interval" in progress
+        assert "anytime 95% confidence sequence" in progress and "draw " in progress
+        assert "you may stop now" in progress  # 30 labels, and a very wide width asked for
+        assert seen_hostile >= 10
+        _nothing_ran(driver)
+    with Session.open(made.db) as s:
+        assert s.labels() == given
+        rows = Annotators(s).annotations(include_undone=True)
+        assert sum(r.undone is not None for r in rows) == 1
+        assert {r.item_id: r.label for r in rows if r.undone is None} == given
+        assert {r.annotator for r in rows} == {"alice"}
+
+
+def test_help_skip_and_the_progress_line(driver: Any, tmp_path: Path) -> None:
+    made = classification(tmp_path)
+    with running(made.db, batch=3) as server:
+        _fresh(driver)
+        first = bs.sign_in(driver, server.url, "bob")
+        bs.press(driver, "?")
+        help_box = driver.find_element("id", "help")
+        assert help_box.is_displayed() and "undo" in help_box.text
+        bs.press(driver, "?")
+        assert not help_box.is_displayed()
+        bs.press(driver, "s")  # set aside: another item, then it comes back last
+        second = bs.wait_for(driver, "ready", not_item=first)
+        bs.press(driver, "1")
+        third = bs.wait_for(driver, "ready", not_item=second)
+        bs.press(driver, "2")
+        back = bs.wait_for(driver, "ready", not_item=third)
+        assert back == first
+        assert "second look" in driver.find_element("id", "meta").text
+        bs.press(driver, "1")
+        bs.wait_for(driver, "ready", not_item=first)
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        # the set-aside first draw held the other labels back; answered, all 3 count
+        WebDriverWait(driver, 30).until(
+            lambda d: "3 label(s) used" in d.find_element("id", "progress").text)
+        assert "fixed-budget 95% interval" in driver.find_element("id", "progress").text
+
+
+def test_graded_layout(driver: Any, tmp_path: Path) -> None:
+    made = graded(tmp_path)
+    with running(made.db, batch=5) as server:
+        _fresh(driver)
+        item = bs.sign_in(driver, server.url, "carol")
+        fields = driver.find_element("id", "fields").text.lower()
+        assert "question" in fields and "context" in fields and "references" in fields
+        answers = driver.find_elements("css selector", ".answer")
+        assert len(answers) == 1 and "Answer to judge" in answers[0].text
+        _nothing_ran(driver)
+        y = made.truth[item]
+        bs.press(driver, str(y + 1))
+        bs.wait_for(driver, "ready", not_item=item)
+    with Session.open(made.db) as s:
+        assert s.labels() == {item: y}
+
+
+def test_paired_layout_two_keys_and_hidden_names(driver: Any, tmp_path: Path) -> None:
+    made = graded(tmp_path, compare=True)
+    with running(made.db, batch=5) as server:
+        _fresh(driver)
+        item = bs.sign_in(driver, server.url, "dan")
+        page = driver.find_element("tag name", "body").text
+        assert "b.jsonl" not in page and "answers:" not in page and "target" not in page
+        answers = driver.find_elements("css selector", ".answer")
+        assert [a.find_element("tag name", "h3").text.split("\n")[0] for a in answers] == [
+            "Answer A", "Answer B"]
+        shown = [a.find_element("class name", "body").text for a in answers]
+        bs.press(driver, "1")  # A: incorrect
+        assert bs.page_state(driver)[1] == item  # waiting for B
+        bs.press(driver, "2")  # B: correct
+        bs.wait_for(driver, "ready", not_item=item)
+    with Session.open(made.db) as s:
+        spec = s.compared_targets()[0]
+        target_answer = s.display_item(item).fields["answer"]
+        row = s.store.index_of(item)
+        target_first = shown[0] == target_answer and shown[1] != target_answer
+        if shown[0] == shown[1]:
+            pytest.skip("both answers are the same text on this item")
+        assert s.labels()[item] == (0 if target_first else 1)
+        assert s.store.judgments(f"compare:{spec}")[row].label == (1 if target_first else 0)
+
+
+def test_adjudicator_settles_a_disagreement_in_the_page(driver: Any, tmp_path: Path) -> None:
+    made = classification(tmp_path)
+    with running(made.db, batch=2, overlap=1.0, adjudicators=["judge"]) as server:
+        from tests.web.web_support import Client
+
+        a, b = Client(server.url, "alice"), Client(server.url, "bob")
+        it = a.next()
+        a.answer(it["item_id"], 1)
+        assert b.next()["item_id"] == it["item_id"]
+        b.answer(it["item_id"], 2)
+        _fresh(driver)
+        bs.sign_in(driver, server.url, "judge")
+        bs.press(driver, "a")
+        shown = bs.wait_for(driver, "ready", not_item=None)
+        assert shown == it["item_id"]
+        votes = driver.find_element("id", "votes").text
+        assert "alice: negative" in votes and "bob: positive" in votes
+        bs.press(driver, "2")
+        bs.wait_for(driver, "done")
+    with Session.open(made.db) as s:
+        assert s.labels()[it["item_id"]] == 1
+
+
+def test_an_answer_not_saved_says_why_and_moves_on(driver: Any, tmp_path: Path) -> None:
+    made = classification(tmp_path)
+    with running(made.db, batch=4) as server:
+        _fresh(driver)
+        item = bs.sign_in(driver, server.url, "erin")
+        with Session.open(made.db) as terminal:  # the terminal labels it meanwhile
+            terminal.add_label(item, 0, source="cli")
+        bs.press(driver, "2")
+        nxt = bs.wait_for(driver, "ready", not_item=item)
+        message = driver.find_element("id", "message").text
+        assert "meanwhile" in message and "not saved" in message
+        assert nxt != item
+    with Session.open(made.db) as s:
+        assert s.labels() == {item: 0}

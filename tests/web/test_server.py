@@ -1,0 +1,213 @@
+"""The labelling page's HTTP server: everything behind the token, the page's files from
+the installed package, strict headers, clear errors, the `serve` command."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from importlib import resources
+from pathlib import Path
+
+import pytest
+
+from activetest.session.workflow import Session
+from tests.web.web_support import (
+    HOSTILE,
+    Client,
+    classification,
+    kill9,
+    running,
+    start_child,
+)
+
+
+def _get(url: str, data: bytes | None = None, ctype: str = "application/json",
+         ) -> tuple[int, dict[str, str], bytes]:
+    req = urllib.request.Request(url, data=data, headers={"Content-Type": ctype})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, dict(r.headers), r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, dict(e.headers), e.read()
+
+
+def test_the_page_ships_in_the_package_with_no_outside_reference() -> None:
+    root = resources.files("activetest.web").joinpath("static")
+    html = root.joinpath("index.html").read_text(encoding="utf-8")
+    js = root.joinpath("app.js").read_text(encoding="utf-8")
+    css = root.joinpath("app.css").read_text(encoding="utf-8")
+    for text in (html, js, css):
+        assert "http://" not in text and "https://" not in text and "//cdn" not in text
+    assert 'src="app.js"' in html and 'href="app.css"' in html
+    # item text only ever goes in as text
+    assert "innerHTML" not in js and "outerHTML" not in js and "insertAdjacentHTML" not in js
+    assert "document.write" not in js and "eval(" not in js
+    pyproject = (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text()
+    assert '"web/static/*"' in pyproject  # installed as package data
+
+
+def test_everything_is_behind_the_token(tmp_path: Path) -> None:
+    made = classification(tmp_path)
+    with running(made.db) as server:
+        url = server.url
+        assert url.startswith("http://127.0.0.1:") and f"/s/{server.token}/" in url
+        assert len(server.token) >= 20
+        status, headers, body = _get(url)
+        assert status == 200 and b"<script src=\"app.js\"" in body
+        assert "script-src 'self'" in headers["Content-Security-Policy"]
+        assert headers["X-Content-Type-Options"] == "nosniff"
+        assert headers["Referrer-Policy"] == "no-referrer"
+        for name, ctype in (("app.js", "text/javascript"), ("app.css", "text/css")):
+            status, headers, _ = _get(url + name)
+            assert status == 200 and headers["Content-Type"].startswith(ctype)
+        wrong = url.replace(server.token, "A" * len(server.token))
+        root = url.split("/s/")[0] + "/"
+        for bad in (wrong, wrong + "api/state", root, root + "api/state",
+                    url.replace(server.token, server.token[:-1]) + "api/state"):
+            assert _get(bad)[0] == 404, bad
+        assert _get(wrong + "api/next", b'{"annotator": "x"}')[0] == 404
+        # the token without its slash: sent to the page's address
+        status, _, body = _get(url[:-1])
+        assert status == 200 and b"<!doctype html>" in body
+
+
+def test_api_errors_are_one_clear_message(tmp_path: Path) -> None:
+    made = classification(tmp_path)
+    with running(made.db) as server:
+        c = Client(server.url)
+        assert c.call("GET", "nope")[0] == 404
+        status, data = c.call("POST", "next", {"annotator": ""})
+        assert status == 400 and "name" in data["error"]
+        it = c.next()
+        for levels in ([3], ["1"], [], None, [True]):
+            status, data = c.call("POST", "answer", {"item_id": it["item_id"],
+                                                     "levels": levels})
+            assert status == 400 and data["error"], levels
+        status, _, body = _get(server.url + "api/next", b"not json")
+        assert status == 400 and b"JSON" in body
+        status, _, body = _get(server.url + "api/next", b'{"annotator": "a"}', "text/plain")
+        assert status == 400
+        status, data = c.call("POST", "disagreements")
+        assert status == 400 and "adjudicator" in data["error"]
+    with Session.open(made.db) as s:
+        assert s.labels() == {}
+
+
+def test_item_text_comes_back_as_text(tmp_path: Path) -> None:
+    made = classification(tmp_path, hostile=True, acquisition="uniform", n=40)
+    with running(made.db, batch=40) as server:
+        c = Client(server.url)
+        texts = []
+        for _ in range(40):
+            it = c.next()
+            texts.append(dict(it["fields"])["text"])
+            c.answer(it["item_id"], 1)
+        assert sum(any(h in t for h in HOSTILE) for t in texts) == 40
+
+
+def test_serve_prints_its_url_and_shares_with_a_token(tmp_path: Path) -> None:
+    made = classification(tmp_path)
+    proc, url = start_child(made.db, tmp_path, "--host", "0.0.0.0", "--batch", "3")
+    try:
+        assert "/s/" in url
+        c = Client(url.replace("0.0.0.0", "127.0.0.1"))
+        state = c.ok("GET", "state")
+        assert state["layout"] == "classification" and state["levels"] == ["negative",
+                                                                            "positive"]
+        it = c.next()
+        c.answer(it["item_id"], 2)
+    finally:
+        kill9(proc)
+    with Session.open(made.db) as s:
+        assert s.labels() == {it["item_id"]: 1}
+
+
+def test_serve_refuses_bad_options_with_one_message(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from activetest.cli import app
+
+    made = classification(tmp_path)
+    runner = CliRunner()
+    for args, what in ((["--overlap", "1.5"], "--overlap"), (["--reviews", "1"], "--reviews"),
+                       (["--batch", "0"], "--batch"), (["--target-width", "-1"],
+                                                       "--target-width")):
+        out = runner.invoke(app, ["serve", str(made.db), *args])
+        assert out.exit_code == 2 and what in out.output, out.output
+        assert "Traceback" not in out.output
+    out = runner.invoke(app, ["serve", str(tmp_path / "none.db")])
+    assert out.exit_code == 2 and "no session file" in out.output
+
+
+def test_a_read_only_session_is_refused(tmp_path: Path) -> None:
+    made = classification(tmp_path)
+    made.db.chmod(0o444)
+    try:
+        import os
+
+        if os.access(made.db, os.W_OK):
+            pytest.skip("running as a user who can write read-only files")
+        from activetest.web.server import LabelServer
+
+        with pytest.raises(ValueError, match="read-only"):
+            LabelServer(made.db)
+    finally:
+        made.db.chmod(0o644)
+
+
+def test_json_of_an_assignment_is_plain(tmp_path: Path) -> None:
+    made = classification(tmp_path)
+    with running(made.db, show_guess=True) as server:
+        it = Client(server.url).next()
+        assert set(it) == {"item_id", "step", "fields", "answers", "need", "answered_by",
+                           "guess", "again"}
+        json.dumps(it)
+
+
+def test_two_servers_on_one_file_and_two_people_at_once_never_share_an_item(
+        tmp_path: Path) -> None:
+    """Two `serve` processes on the same session file, a person on each, labelling at
+    the same time: every item is answered by exactly one of them, every answer is the
+    session's label, and the draws are whole batches."""
+    import threading
+
+    from activetest.session.annotators import Annotators
+
+    made = classification(tmp_path)
+    procs = [start_child(made.db, tmp_path, "--batch", "4", "--n", "24") for _ in range(2)]
+    answered: dict[str, list[str]] = {"alice": [], "bob": []}
+    errors: list[str] = []
+
+    def person(url: str, name: str) -> None:
+        c = Client(url, name)
+        try:
+            while (it := c.next()) is not None:
+                status, data = c.call("POST", "answer", {"item_id": it["item_id"],
+                                                         "levels": [1]})
+                if status == 200:
+                    answered[name].append(it["item_id"])
+                else:
+                    errors.append(f"{name}: {data}")
+        except Exception as exc:  # reported below
+            errors.append(f"{name}: {exc!r}")
+
+    try:
+        threads = [threading.Thread(target=person, args=(url, name))
+                   for (_, url), name in zip(procs, ("alice", "bob"), strict=True)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(300)
+    finally:
+        for proc, _ in procs:
+            kill9(proc)
+    assert not errors, errors
+    both = set(answered["alice"]) & set(answered["bob"])
+    assert not both
+    assert len(answered["alice"]) + len(answered["bob"]) == 24
+    assert answered["alice"] and answered["bob"]  # both took part
+    with Session.open(made.db) as s:
+        assert set(s.labels()) == set(answered["alice"]) | set(answered["bob"])
+        assert s.store.n_acquired() == 24
+        assert len(Annotators(s).annotations()) == 24
