@@ -115,6 +115,8 @@ class ActiveTest:
             ``"0"``, ``"1"``, ...
         n_boot, level: the bootstrap's resamples and every interval's coverage
             (defaults as a session's: 1000 and 0.95).
+        budget: the labels planned; the anytime CS is tuned to it (default as a new
+            session's: 400, at most N - 1).
 
     Raises:
         ValueError: arrays of the wrong shape or not normalised, an unknown metric or
@@ -139,8 +141,8 @@ class ActiveTest:
     def __init__(self, surrogate: Any, target: Any = None, *, metric: str = "log_loss",
                  seed: int | None = None, acquisition: str | None = None,
                  ids: Sequence[Any] | None = None, n_boot: int = 1000,
-                 level: float = 0.95) -> None:
-        from activetest.session.create import check_options
+                 level: float = 0.95, budget: int | None = None) -> None:
+        from activetest.session.create import check_options, planned_budget
 
         if target is None:
             raise ValueError("target is required: the target's (N, C) predictions on the "
@@ -185,7 +187,8 @@ class ActiveTest:
         self._config = SessionConfig(
             task={}, surrogate="array", target="array", metric=metric,
             acquisition=acquisition, seed=self._seed, n_boot=self._n_boot, level=self._level,
-            design_variant=design.design_variant(metric, acquisition))
+            design_variant=design.design_variant(metric, acquisition),
+            planned_budget=planned_budget(budget, N))
         self._design = design.pool_design(self._config, S, known)
         self._sampler = AdaptiveSampler(self._design, seed=self._seed)
         self._labels: dict[int, int] = {}

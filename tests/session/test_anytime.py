@@ -48,11 +48,14 @@ def test_intervals_equal_the_statistics_on_the_stored_draws(session: Path) -> No
     with Session.open(session) as s:
         draws = s.labelled_draws()
         losses = s.item_losses(draws)
+        budget = s.session_config.planned_budget  # recorded at init: the CS is tuned to it
+    assert budget == draws.n_pool - 1  # the default rule: 400, at most N - 1
     for metric, loss in losses.items():
         theta = adaptive_lure_theta(loss, draws.q, draws.n_pool)
         fi = fixed_interval(theta, draws.n_pool)
         cs = asymptotic_cs(theta, draws.n_pool,
-                           value_range=(0.0, 1.0) if metric == "error_rate" else None)
+                           value_range=(0.0, 1.0) if metric == "error_rate" else None,
+                           budget=budget)
         got = out["metrics"][metric]["anytime"]
         assert got["fixed_low"] == pytest.approx(fi.low) and got["se"] == pytest.approx(fi.se)
         assert got["cs_low"] == pytest.approx(cs.low[-1])

@@ -221,7 +221,8 @@ def anytime(draws: LabelledDraws, losses: np.ndarray, *, control: np.ndarray | N
             level: float = 0.95, target_width: float | None = None,
             loss_bound: float | None = None, q_floor: float | None = None,
             value_range: tuple[float, float] | None = None,
-            design: DesignControls | None = None) -> AnytimeInterval | None:
+            design: DesignControls | None = None,
+            planned_budget: int | None = None) -> AnytimeInterval | None:
     """The fixed-budget interval and the confidence sequences of one estimate.
 
     ``control`` (``(N,)``) gives control-variate LURE; ``design`` (``(g_m, G_m, V_m)``
@@ -229,7 +230,8 @@ def anytime(draws: LabelledDraws, losses: np.ndarray, *, control: np.ndarray | N
     a floor for the intervals' variance) an adaptive design's estimate with its own controls and its
     exact CS (control bounded by the loss bound); ``loss_bound`` (every pool
     item's loss lies in ``[0, loss_bound]``) and ``q_floor`` (each remaining item's
-    probability is at least ``q_floor / (N - m + 1)``) enable the exact CS.
+    probability is at least ``q_floor / (N - m + 1)``) enable the exact CS;
+    ``planned_budget`` tunes the CS to it (None: the normal mixture of older sessions).
     """
     from activetest.stats import (
         adaptive_lure_theta,
@@ -252,10 +254,10 @@ def anytime(draws: LabelledDraws, losses: np.ndarray, *, control: np.ndarray | N
         theta = adaptive_lure_theta(losses, q, N, control=control[draws.rows],
                                     control_rest=fixed_control_rest(control, draws.rows))
     summary = anytime_summary(theta, N, target_width=target_width, level=level, alpha=alpha,
-                              model_var=model_var)
+                              model_var=model_var, budget=planned_budget)
     finite = value_range is not None and all(math.isfinite(x) for x in value_range)
     cs = asymptotic_cs(theta, N, alpha=alpha, value_range=value_range if finite else None,
-                       model_var=model_var)
+                       model_var=model_var, budget=planned_budget)
     se = float(fixed_interval(theta, N, level=level, model_var=model_var).se)
     fixed_low, fixed_high = clip_interval(summary.fixed_low, summary.fixed_high,
                                           summary.estimate, value_range)
@@ -277,7 +279,8 @@ def _metric_estimate(metric: str, draws: LabelledDraws, losses: np.ndarray, hit:
                      control: np.ndarray | None, *, seed: int, n_boot: int, level: float,
                      target_width: float | None, loss_bound: float | None = None,
                      q_floor: float | None = None, acquisition: str | None = None,
-                     design: DesignControls | None = None) -> MetricEstimate:
+                     design: DesignControls | None = None,
+                     planned_budget: int | None = None) -> MetricEstimate:
     from activetest.stats import adaptive_lure_curve, adaptive_lure_terms
 
     K, N, q = draws.k, draws.n_pool, draws.q
@@ -308,10 +311,11 @@ def _metric_estimate(metric: str, draws: LabelledDraws, losses: np.ndarray, hit:
                          bounded)
     any_lure = anytime(draws, losses, level=level, target_width=target_width,
                        loss_bound=1.0 if metric == "error_rate" else loss_bound, q_floor=q_floor,
-                       value_range=bounded, design=design)
+                       value_range=bounded, design=design, planned_budget=planned_budget)
     any_cv = None if control is None else anytime(draws, losses, control=control, level=level,
                                                   target_width=target_width,
-                                                  value_range=bounded)
+                                                  value_range=bounded,
+                                                  planned_budget=planned_budget)
     return MetricEstimate(metric, active, uniform, curve, ucurve, without, needed, cv,
                           control_mean, any_lure, any_cv,
                           cv is not None and cv_same_as_lure(metric, acquisition))
@@ -326,6 +330,7 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
                     loss_bounds: Mapping[str, float] | None = None,
                     q_floor: float | None = None, acquisition: str | None = None,
                     design_controls: Mapping[str, DesignControls] | None = None,
+                    planned_budget: int | None = None,
                     ) -> EstimateReport:
     """Every metric's estimate from the labelled draws.
 
@@ -352,6 +357,9 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
             adaptive design's controls (the estimate of that metric is then the
             design's ``R_K = sum_m c_m theta_m``; other metrics use its q with g = 0)
             and its own variance prediction (:func:`.draw.design_controls`).
+        planned_budget: the session's planned budget (labels), fixed at creation: every
+            anytime CS is tuned to it (None: the normal mixture, as sessions created
+            before it was recorded were shown).
     """
     if target_width is not None and not MIN_TARGET_WIDTH <= target_width < float("inf"):
         raise ValueError(f"target width must be a number from {MIN_TARGET_WIDTH:g} (in the "
@@ -372,7 +380,8 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
                                        level=level, target_width=target_width,
                                        loss_bound=(loss_bounds or {}).get(metric),
                                        q_floor=q_floor, acquisition=acquisition,
-                                       design=(design_controls or {}).get(metric))
+                                       design=(design_controls or {}).get(metric),
+                                       planned_budget=planned_budget)
     comparisons: list[Comparison] = []
     for spec, other_losses in (compare or {}).items():
         for metric in losses:
@@ -392,8 +401,10 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
                                          random_state=bootstrap_rng(seed, K,
                                                                     f"diff:{spec}:{metric}")),
                                d_range)
-            o_any = anytime(draws, o_loss, level=level, value_range=o_range)
-            d_any = anytime(draws, d_loss, level=level, value_range=d_range)
+            o_any = anytime(draws, o_loss, level=level, value_range=o_range,
+                            planned_budget=planned_budget)
+            d_any = anytime(draws, d_loss, level=level, value_range=d_range,
+                            planned_budget=planned_budget)
             comparisons.append(Comparison(spec, metric, other, diff,
                                           None if d_any is None else (d_any.cs_low,
                                                                       d_any.cs_high),
@@ -471,7 +482,7 @@ def session_estimate(config: SessionConfig, draws: LabelledDraws, inputs: KindIn
         level=float(level if level is not None else config.level),
         target_width=target_width, acquisition=config.acquisition,
         loss_bounds=dict(inputs.loss_bounds), q_floor=q_floor(config, bool(design_controls)),
-        design_controls=design_controls)
+        design_controls=design_controls, planned_budget=config.planned_budget)
     if design_info is not None:
         report = replace(report, design=dict(design_info))
     if warnings:

@@ -38,6 +38,7 @@ def _budgets(k: int, n_points: int) -> list[int]:
 
 def _cs_curve(draws: est.LabelledDraws, losses: np.ndarray, level: float,
               metric: str, design: est.DesignControls | None = None,
+              planned_budget: int | None = None,
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The anytime CS (inf before it starts) and the fixed-budget interval of the
     session's estimate at every label count 1..K, as :func:`.estimate.anytime` has them
@@ -55,7 +56,7 @@ def _cs_curve(draws: est.LabelledDraws, losses: np.ndarray, level: float,
         mv = design[2]
     cs = asymptotic_cs(theta, draws.n_pool, alpha=1.0 - level,
                        value_range=(0.0, 1.0) if metric == "error_rate" else None,
-                       model_var=mv)
+                       model_var=mv, budget=planned_budget)
     fi = fixed_interval_curve(theta, draws.n_pool, level=level, model_var=mv)
     lo, hi = est.value_range(metric)
     f_lo = np.maximum(fi.low, np.minimum(lo, fi.estimate))  # as est.clip_interval
@@ -168,7 +169,7 @@ def report_data(inputs: ReportInputs, *, truth: Mapping[str, float] | None = Non
         points = est.history(draws, metric, losses[metric], budgets, seed=seed,
                              n_boot=n_boot, level=level, design=designs.get(metric))
         cs_lo, cs_hi, f_lo, f_hi = _cs_curve(draws, losses[metric], level, metric,
-                                             designs.get(metric))
+                                             designs.get(metric), cfg.planned_budget)
         history[METRIC_NAMES[metric]] = [
             rp.HistoryRow(p.n_labels, p.active.estimate, p.active.low, p.active.high,
                           p.uniform.estimate, p.uniform.low, p.uniform.high,
