@@ -335,7 +335,7 @@ def asymptotic_cs(theta: np.ndarray, N: int, *, alpha: float = 0.05,
                   skew: bool = True,
                   value_range: tuple[float, float] | None = None,
                   model_var: np.ndarray | None = None,
-                  budget: int | None = None) -> ConfidenceSequence:
+                  budget: int | None = None, intersect: bool = True) -> ConfidenceSequence:
     """Asymptotic CS around ``R_M`` with half-width ``SE_M f(tau_M)`` (module docstring).
 
     Args:
@@ -361,12 +361,14 @@ def asymptotic_cs(theta: np.ndarray, N: int, *, alpha: float = 0.05,
             CS tuned to it (:func:`budget_cs_multiplier`, intersected over budgets;
             ``planned_labels`` is then unused). None: the normal mixture alone (the
             rule of sessions created before a budget was recorded).
+        intersect: with ``budget``, intersect over budgets (False: the raw intervals,
+            for a caller that widens each budget's first, :func:`.blindspot.widen_cs`).
     """
     th, N = _check_theta(theta, N)
     est, se, gam, df = _curves(th, N, model_var)
     return _asymptotic_from_curves(est, se, gam, N, alpha=alpha, planned_labels=planned_labels,
                                    min_labels=min_labels, skew=skew, value_range=value_range,
-                                   budget=budget, df=df)
+                                   budget=budget, df=df, intersect=intersect)
 
 
 def _cs_factor(N: int, K: int, alpha: float, planned_labels: float,
@@ -382,7 +384,8 @@ def _asymptotic_from_curves(est: np.ndarray, se: np.ndarray, gam: np.ndarray, N:
                             min_labels: int = MIN_LABELS, skew: bool = True,
                             value_range: tuple[float, float] | None = None,
                             budget: int | None = None,
-                            df: np.ndarray | None = None) -> ConfidenceSequence:
+                            df: np.ndarray | None = None,
+                            intersect: bool = True) -> ConfidenceSequence:
     """:func:`asymptotic_cs` from precomputed ``intervals._curves`` (reused by experiments);
     ``df``: Kish's degrees of freedom (``_curves``' fourth value), which the budget-tuned
     CS needs."""
@@ -405,7 +408,7 @@ def _asymptotic_from_curves(est: np.ndarray, se: np.ndarray, gam: np.ndarray, N:
     lo, hi = np.where(exact, est - eps, lo), np.where(exact, est + eps, hi)
     if value_range is not None:
         lo, hi = np.maximum(lo, value_range[0]), np.minimum(hi, value_range[1])
-    if budget is not None:
+    if budget is not None and intersect:
         lo, hi = _running_intersection(lo, hi)
     return ConfidenceSequence(est, lo, hi, float(alpha), "asymptotic")
 
