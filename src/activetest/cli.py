@@ -1121,6 +1121,8 @@ def status(
                        f"{_num(e.estimate)}")
             for name in names:
                 _out.print(f"  {name}")
+            if e.method == "lure" and isinstance(e.details.get("blind_spot"), str):
+                _out.print(f"  note: {_escape(e.details['blind_spot'])}")
             if a and e.method == "lure":
                 cs_name = interval_name(ANYTIME, level)
                 if a.get("may_stop") and not st.estimate_stale:

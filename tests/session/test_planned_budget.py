@@ -6,14 +6,18 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from session_support import PoolFiles
 from typer.testing import CliRunner
 
 from activetest.cli import app
+from activetest.session.blindspot import session_blind_spots
 from activetest.session.config import ConfigError, SessionConfig
 from activetest.session.workflow import Session
 from activetest.stats import adaptive_lure_theta, asymptotic_cs
+from activetest.stats.blindspot import widen_cs
+from activetest.stats.confseq import _running_intersection
 
 runner = CliRunner()
 
@@ -37,14 +41,19 @@ def test_budget_is_recorded_and_tunes_the_cs(pool_files: PoolFiles, tmp_path: Pa
         s.label_from_data()
         draws = s.labelled_draws()
         loss = s.item_losses(draws)["error_rate"]
+        spots = session_blind_spots(cfg, s.store, k=draws.k, n_pool=draws.n_pool,
+                                    metrics=("error_rate",))
     out = json.loads(runner.invoke(app, ["estimate", str(db), "--json"]).output)
     got = out["metrics"]["error_rate"]["anytime"]
     theta = adaptive_lure_theta(loss, draws.q, draws.n_pool)
     new = asymptotic_cs(theta, draws.n_pool, value_range=(0.0, 1.0), budget=40)
     old = asymptotic_cs(theta, draws.n_pool, value_range=(0.0, 1.0))
-    assert (got["cs_low"], got["cs_high"]) == pytest.approx((new.low[-1], new.high[-1]),
-                                                            abs=1e-12)
     assert new.width[-1] < old.width[-1]  # at the planned budget: narrower than before
+    # the session's CS: the budget-tuned one, widened for its blind spot at every budget
+    raw = asymptotic_cs(theta, draws.n_pool, budget=40, intersect=False)
+    lo, hi = widen_cs(raw.low, raw.high, spots["error_rate"].estimate, intersect=False)
+    lo, hi = _running_intersection(np.maximum(lo, 0.0), np.minimum(hi, 1.0))
+    assert (got["cs_low"], got["cs_high"]) == pytest.approx((lo[-1], hi[-1]), abs=1e-12)
 
 
 def test_default_rule_and_bad_budgets(pool_files: PoolFiles, tmp_path: Path) -> None:

@@ -132,3 +132,14 @@ def test_bad_budget_refused(runs: dict) -> None:
     for bad in (0, -3, 2.5, True):
         with pytest.raises(ValueError, match="planned budget"):
             asymptotic_cs(runs["ce"][0], runs["N"], budget=bad)
+
+
+def test_a_zero_se_before_the_census_gives_no_interval_not_a_point() -> None:
+    """No error among the first labels (every theta equal): the SE is 0 but says nothing
+    about the spread; intersected over budgets, a point there would stick for good."""
+    N = 500
+    th = np.concatenate([np.zeros(40), np.random.default_rng(0).binomial(1, 0.2, 160) * 2.0])
+    cs = asymptotic_cs(th, N, budget=100)
+    assert np.all(np.isinf(cs.low[:40])) and np.all(np.isinf(cs.high[:40]))
+    assert np.all(cs.width[60:] > 0.01)
+    assert np.isfinite(cs.low[-1])

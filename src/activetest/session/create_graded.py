@@ -104,6 +104,7 @@ from activetest.session.design import (
 from activetest.session.scoring import jsonable, stored_spec
 from activetest.session.store import SessionError, SessionStore
 from activetest.stats import ActiveSampler
+from activetest.stats.blindspot import BLIND_RATIO
 
 __all__ = ["GRADED_SURROGATES", "GradedInputs", "create_graded_session", "expected_loss",
            "fixed_design"]
@@ -691,6 +692,7 @@ def create_graded_session(path: str | os.PathLike[str], *,
         use_cache=bool(use_cache), version=__version__,
         compare=tuple(compared), answer_files=inputs.answer_files,
         planned_budget=planned_budget(budget, len(items)),
+        blind_ratio=BLIND_RATIO,
     )
     source = target if target.startswith("answers:") else "pool file"
     info = [_generation_info(g) if gens is not None else {"source": source}

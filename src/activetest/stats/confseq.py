@@ -405,6 +405,13 @@ def _asymptotic_from_curves(est: np.ndarray, se: np.ndarray, gam: np.ndarray, N:
     lo, hi = np.where(early, -np.inf, lo), np.where(early, np.inf, hi)
     exact = se == 0  # M = N: the pool is revealed (up to the rounding of a sum), even
     eps = 1e-12 * np.maximum(1.0, np.abs(est))  # for a pool smaller than min_labels
+    if budget is not None:
+        # before M = N a zero SE only means every term so far was equal (e.g. no error
+        # in the first labels): no information on the spread, so no interval (the
+        # mixture rule's point there was one budget's miss; intersected, it would stick)
+        blind = exact & (np.arange(1, K + 1) < N)
+        exact = exact & ~blind
+        lo, hi = np.where(blind, -np.inf, lo), np.where(blind, np.inf, hi)
     lo, hi = np.where(exact, est - eps, lo), np.where(exact, est + eps, hi)
     if value_range is not None:
         lo, hi = np.maximum(lo, value_range[0]), np.minimum(hi, value_range[1])
