@@ -86,18 +86,24 @@ def session_blind_spots(config: SessionConfig, store: Any, *, k: int, n_pool: in
                         target_pool: np.ndarray | None = None,
                         loss_bounds: Mapping[str, float] | None = None,
                         pool_controls: Mapping[str, np.ndarray] | None = None,
-                        level: float | None = None, start: int = 2,
+                        level: float | None = None, start: int | None = None,
                         ) -> dict[str, SessionBlindSpot]:
     """metric -> :class:`SessionBlindSpot`: the blind spot of the session's estimate (the
     design's own, with its control, for the metrics it serves; LURE otherwise) and of
     control-variate LURE, at every budget 1..k. Empty for sessions without
     ``blind_ratio`` (written before it) and for uniform sampling (nothing is
     unexplored). ``store``: the session's (its draws and acquisition scores); None with
-    ``rows`` (the draws) and the adaptive ``sampler`` of an in-memory run."""
+    ``rows`` (the draws) and the adaptive ``sampler`` of an in-memory run. ``start``: the
+    first budget computed (default: where the anytime CS starts, 30, or k if fewer; the
+    fixed-budget interval needs only k)."""
     ratio = config.blind_ratio
     if ratio is None or k < 1:
         return {}
     lvl = float(config.level if level is None else level)
+    if start is None:
+        from activetest.stats.confseq import MIN_LABELS
+
+        start = min(MIN_LABELS, k)
     served = config.design_metrics if config.adaptive else ()
     out: dict[str, SessionBlindSpot] = {}
     if rows is None:
