@@ -115,6 +115,8 @@ class ActiveTest:
             ``"0"``, ``"1"``, ...
         n_boot, level: the bootstrap's resamples and every interval's coverage
             (defaults as a session's: 1000 and 0.95).
+        budget: the labels planned; the anytime CS is tuned to it (default as a new
+            session's: 400, at most N - 1).
 
     Raises:
         ValueError: arrays of the wrong shape or not normalised, an unknown metric or
@@ -139,8 +141,9 @@ class ActiveTest:
     def __init__(self, surrogate: Any, target: Any = None, *, metric: str = "log_loss",
                  seed: int | None = None, acquisition: str | None = None,
                  ids: Sequence[Any] | None = None, n_boot: int = 1000,
-                 level: float = 0.95) -> None:
-        from activetest.session.create import check_options
+                 level: float = 0.95, budget: int | None = None) -> None:
+        from activetest.session.create import check_options, planned_budget
+        from activetest.stats.blindspot import BLIND_RATIO
 
         if target is None:
             raise ValueError("target is required: the target's (N, C) predictions on the "
@@ -185,7 +188,8 @@ class ActiveTest:
         self._config = SessionConfig(
             task={}, surrogate="array", target="array", metric=metric,
             acquisition=acquisition, seed=self._seed, n_boot=self._n_boot, level=self._level,
-            design_variant=design.design_variant(metric, acquisition))
+            design_variant=design.design_variant(metric, acquisition),
+            planned_budget=planned_budget(budget, N), blind_ratio=BLIND_RATIO)
         self._design = design.pool_design(self._config, S, known)
         self._sampler = AdaptiveSampler(self._design, seed=self._seed)
         self._labels: dict[int, int] = {}
@@ -432,8 +436,14 @@ class ActiveTest:
             design_controls[m] = (g[:K], G[:K], V[:K])
         inputs = kind.estimate_inputs(draws, self.metrics, surrogate_pool=self._S,
                                       target_pool=self._T, target_lp=t_lp, compare=compared)
+        from activetest.session.blindspot import session_blind_spots
+
+        blind = session_blind_spots(  # as a session: what rarely drawn items could hide
+            self._config, None, k=K, n_pool=self.n_pool, metrics=self.metrics, sampler=s,
+            rows=[int(i) for i in draws.rows], target_pool=self._T,
+            loss_bounds=inputs.loss_bounds, pool_controls=inputs.pool_controls, level=level)
         # the session's estimate policy (noise rule, seed, floor): the same code path
         return est.session_estimate(
             self._config, draws, inputs, design_controls=design_controls,
             design_info=draw.sampler_info(s, self._acquisition, metrics),
-            n_boot=n_boot, level=level, target_width=target_width)
+            n_boot=n_boot, level=level, target_width=target_width, blind_spots=blind)

@@ -286,6 +286,10 @@ def init(
         show_default=False)] = None,
     seed: Annotated[int | None, typer.Option(help="Sampler seed (default: random, stored).",
                                              show_default=False)] = None,
+    budget: Annotated[int | None, typer.Option(
+        help="Labels you plan to collect (stored): the anytime confidence sequence is "
+             "narrowest there (about 1.3x the fixed-budget interval). Default: 400, at most "
+             "the pool size - 1.", show_default=False)] = None,
     shots: Annotated[int | None, typer.Option(help="In-context examples drawn (stratified) "
                                               "from --examples; default: all of them.",
                                               show_default=False)] = None,
@@ -370,6 +374,7 @@ def init(
                         noise_surrogate_nll=noise_surrogate_nll, pool_options=pool_options,
                         cache_dir=cache_dir, use_cache=not no_cache, overwrite=overwrite,
                         progress=not no_progress, threads=threads,
+                        **({"budget": budget} if budget is not None else {}),
                         **({"judge_examples": judge_examples} if judge_examples else {}),
                         **({"compare": list(compare)} if compare else {})) as s:
         cfg = s.session_config
@@ -1159,6 +1164,8 @@ def status(
                        f"{_num(e.estimate)}")
             for name in names:
                 _out.print(f"  {name}")
+            if e.method == "lure" and isinstance(e.details.get("blind_spot"), str):
+                _out.print(f"  note: {_escape(e.details['blind_spot'])}")
             if a and e.method == "lure":
                 cs_name = interval_name(ANYTIME, level)
                 if a.get("may_stop") and not st.estimate_stale:

@@ -138,7 +138,7 @@ _REQUIRED = ("task", "surrogate", "target", "metric", "acquisition", "seed")
 _RENAMED = {"alpha": "proposal_floor", "activetest_version": "version",
             "design": "design_variant"}
 # stored keys written only by some sessions: absent (None) is not written back
-_OPTIONAL_KEYS = ("design", "answer_files", "target_shots")
+_OPTIONAL_KEYS = ("design", "answer_files", "target_shots", "planned_budget", "blind_ratio")
 
 
 @dataclass(frozen=True)
@@ -171,6 +171,15 @@ class SessionConfig:
             checks it when the design is built.
         answer_files: graded sessions: the provenance of every ``answers:`` file, by
             role (None: not stored, sessions written before it).
+        planned_budget: the labels the session plans to collect, fixed at creation
+            (``--budget``; default :func:`activetest.stats.confseq.default_budget`): the
+            anytime confidence sequence is tuned to it
+            (:func:`activetest.stats.asymptotic_cs`, ``budget=``). None: not stored, by
+            files from before it: the CS keeps the normal mixture they were shown.
+        blind_ratio: the intervals are widened by what never-drawn items drawn at below
+            this share of the uniform rate could hide (:mod:`activetest.session.blindspot`;
+            new sessions: :data:`activetest.stats.blindspot.BLIND_RATIO`). None: not
+            stored, by files from before it: no widening, the numbers they had.
         extra: keys this version does not know (kept and written back).
     """
 
@@ -196,6 +205,8 @@ class SessionConfig:
     version: str | None = None
     design_variant: Any = None
     answer_files: Mapping[str, Any] | None = None
+    planned_budget: int | None = None
+    blind_ratio: float | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -215,6 +226,14 @@ class SessionConfig:
             raise ConfigError(f"seed must be a non-negative integer, got {self.seed!r}")
         if isinstance(self.n_boot, bool) or not isinstance(self.n_boot, int) or self.n_boot < 2:
             raise ConfigError(f"n_boot must be an integer >= 2, got {self.n_boot!r}")
+        pb = self.planned_budget
+        if pb is not None and (isinstance(pb, bool) or not isinstance(pb, int) or pb < 1):
+            raise ConfigError(f"planned_budget must be a positive integer (labels), "
+                              f"got {pb!r}")
+        br = self.blind_ratio
+        if br is not None and (isinstance(br, bool) or not isinstance(br, (int, float))
+                               or not 0 < br <= 1):
+            raise ConfigError(f"blind_ratio must be in (0, 1], got {br!r}")
         if not isinstance(self.task, Mapping):
             raise ConfigError("task must be a stored task (a JSON object)")
 

@@ -32,6 +32,7 @@ from activetest.session.records import ACQUISITION_CHOICES, METRIC_CHOICES, NOIS
 from activetest.session.scoring import Scoring, stored_spec
 from activetest.session.store import SessionError, SessionStore
 from activetest.stats import ActiveSampler
+from activetest.stats.blindspot import BLIND_RATIO
 
 #: Acquisitions that need no target predictions on the pool (derived from
 #: :data:`~activetest.session.config.ACQUISITIONS`).
@@ -194,9 +195,10 @@ def load_inputs(*, pool: Sequence[Item] | str | os.PathLike[str],
 def build_config(inputs: Inputs, *, task_ref: Any, metric: str, acquisition: str,
                  proposal_floor: float, seed: int, noise: NoiseConfig, n_boot: int,
                  level: float, cache_dir: str | os.PathLike[str] | None,
-                 use_cache: bool) -> SessionConfig:
+                 use_cache: bool, budget: int | None = None) -> SessionConfig:
     """The configuration stored in the session file (no credentials); stored as its
-    :meth:`~SessionConfig.to_dict`."""
+    :meth:`~SessionConfig.to_dict`. ``budget``: the planned labels (default
+    :func:`planned_budget`'s rule), recorded for the anytime CS."""
     from activetest import __version__
     from activetest.data.taskfile import task_to_dict
 
@@ -212,7 +214,26 @@ def build_config(inputs: Inputs, *, task_ref: Any, metric: str, acquisition: str
         noise=noise, n_boot=int(n_boot), level=float(level),
         cache_dir=None if cache_dir is None else str(Path(cache_dir).resolve()),
         use_cache=bool(use_cache), version=__version__,
+        planned_budget=planned_budget(budget, len(inputs.items)),
+        blind_ratio=BLIND_RATIO,
     )
+
+
+def planned_budget(budget: int | None, n_items: int) -> int:
+    """The planned budget a new session records: ``budget`` if given (1..N), else
+    :func:`activetest.stats.confseq.default_budget` (400 labels, at most N - 1).
+
+    Raises:
+        ValueError: a budget that is not an integer in 1..N.
+    """
+    from activetest.stats.confseq import default_budget
+
+    if budget is None:
+        return default_budget(n_items)
+    if isinstance(budget, bool) or not isinstance(budget, int) or not 1 <= budget <= n_items:
+        raise ValueError(f"the planned budget must be a whole number of labels from 1 to "
+                         f"the pool's {n_items} items, got {budget!r}")
+    return int(budget)
 
 
 def score_pool(inputs: Inputs, scoring: Scoring, *, need_target: bool, progress: bool,
@@ -250,11 +271,13 @@ def create_session(path: str | os.PathLike[str], *,
                    cache_dir: str | os.PathLike[str] | None = None, use_cache: bool = True,
                    overwrite: bool = False, progress: bool = True, busy_timeout: float = 5.0,
                    threads: int | None = None, alpha: float | None = None,
+                   budget: int | None = None,
                    ) -> tuple[SessionStore, Inputs]:
     """Build a session file; returns the open store and the inputs (see ``Session.create``).
 
     ``proposal_floor`` (default 0.1) is the share of the uniform distribution mixed into
-    a fixed proposal; ``alpha=`` is its old, deprecated name.
+    a fixed proposal; ``alpha=`` is its old, deprecated name. ``budget``: the labels
+    planned (the anytime CS is tuned to it; default :func:`planned_budget`'s rule).
     """
     proposal_floor = resolve_proposal_floor(proposal_floor, alpha)
     acquisition, seed = check_options(metric=metric, acquisition=acquisition,
@@ -270,7 +293,7 @@ def create_session(path: str | os.PathLike[str], *,
     config = build_config(inputs, task_ref=task, metric=metric, acquisition=acquisition,
                           proposal_floor=proposal_floor, seed=seed, noise=noise,
                           n_boot=n_boot, level=level, cache_dir=cache_dir,
-                          use_cache=use_cache)
+                          use_cache=use_cache, budget=budget)
     scoring = Scoring(inputs.task, inputs.examples, inputs.scorers, config.cache_dir,
                       use_cache, threads, inputs.raw_specs)
     (s_lp, s_prov), target_scores = score_pool(inputs, scoring,

@@ -90,7 +90,12 @@ from activetest.data.generative import (
 from activetest.data.task import Item
 from activetest.session.compare_graded import compare_role
 from activetest.session.config import NoiseConfig, SessionConfig
-from activetest.session.create import check_options, resolve_proposal_floor, resolve_task
+from activetest.session.create import (
+    check_options,
+    planned_budget,
+    resolve_proposal_floor,
+    resolve_task,
+)
 from activetest.session.design import (
     expected_loss,
     graded_adaptive_design,
@@ -99,6 +104,7 @@ from activetest.session.design import (
 from activetest.session.scoring import jsonable, stored_spec
 from activetest.session.store import SessionError, SessionStore
 from activetest.stats import ActiveSampler
+from activetest.stats.blindspot import BLIND_RATIO
 
 __all__ = ["GRADED_SURROGATES", "GradedInputs", "create_graded_session", "expected_loss",
            "fixed_design"]
@@ -512,6 +518,7 @@ def create_graded_session(path: str | os.PathLike[str], *,
                           acquisition: str | None = None, target_shots: int | None = None,
                           noise_target_nll: float = 5.0, noise_rule: str = "any",
                           compare: Sequence[str] = (), alpha: float | None = None,
+                          budget: int | None = None,
                           ) -> tuple[SessionStore, GradedInputs]:
     """Build a graded session file (see the module docstring); returns the store and inputs.
 
@@ -530,6 +537,8 @@ def create_graded_session(path: str | os.PathLike[str], *,
             comparison; stored as ``compare:<spec>`` answers. Drawing follows the
             session target only (the difference's estimate stays unbiased: every
             judged item is weighted by the probability it was drawn with).
+        budget: the labels planned; the anytime CS is tuned to it (default
+            :func:`activetest.session.create.planned_budget`'s rule).
 
     Raises:
         ValueError: (incl. :class:`SessionError`) bad arguments or input files.
@@ -682,6 +691,8 @@ def create_graded_session(path: str | os.PathLike[str], *,
         n_boot=int(n_boot), level=float(level), cache_dir=cache,
         use_cache=bool(use_cache), version=__version__,
         compare=tuple(compared), answer_files=inputs.answer_files,
+        planned_budget=planned_budget(budget, len(items)),
+        blind_ratio=BLIND_RATIO,
     )
     source = target if target.startswith("answers:") else "pool file"
     info = [_generation_info(g) if gens is not None else {"source": source}

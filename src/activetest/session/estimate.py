@@ -17,7 +17,7 @@ import math
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -25,6 +25,7 @@ from activetest.session.config import SessionConfig
 from activetest.session.records import (
     METRICS,
     AnytimeInterval,
+    BlindSpotNote,
     Comparison,
     EstimateReport,
     FlaggedItem,
@@ -42,6 +43,10 @@ from activetest.stats import (
     uniform_mean_curve,
     zero_one_loss,
 )
+from activetest.stats.blindspot import BlindSpotCurve
+
+if TYPE_CHECKING:
+    from activetest.session.blindspot import SessionBlindSpot
 
 __all__ = ["KindInputs", "LabelledDraws", "NoiseRule", "bootstrap_rng", "clip_interval",
            "clip_result", "controls", "cv_same_as_lure", "difference_range", "estimate_report",
@@ -221,7 +226,9 @@ def anytime(draws: LabelledDraws, losses: np.ndarray, *, control: np.ndarray | N
             level: float = 0.95, target_width: float | None = None,
             loss_bound: float | None = None, q_floor: float | None = None,
             value_range: tuple[float, float] | None = None,
-            design: DesignControls | None = None) -> AnytimeInterval | None:
+            design: DesignControls | None = None,
+            planned_budget: int | None = None,
+            blind: BlindSpotCurve | None = None) -> AnytimeInterval | None:
     """The fixed-budget interval and the confidence sequences of one estimate.
 
     ``control`` (``(N,)``) gives control-variate LURE; ``design`` (``(g_m, G_m, V_m)``
@@ -229,7 +236,10 @@ def anytime(draws: LabelledDraws, losses: np.ndarray, *, control: np.ndarray | N
     a floor for the intervals' variance) an adaptive design's estimate with its own controls and its
     exact CS (control bounded by the loss bound); ``loss_bound`` (every pool
     item's loss lies in ``[0, loss_bound]``) and ``q_floor`` (each remaining item's
-    probability is at least ``q_floor / (N - m + 1)``) enable the exact CS.
+    probability is at least ``q_floor / (N - m + 1)``) enable the exact CS;
+    ``planned_budget`` tunes the CS to it (None: the normal mixture of older sessions);
+    ``blind`` (:func:`.blindspot.session_blind_spots`) widens the fixed-budget interval
+    and the CS, at every budget, by what the unexplored items could hide.
     """
     from activetest.stats import (
         adaptive_lure_theta,
@@ -252,13 +262,29 @@ def anytime(draws: LabelledDraws, losses: np.ndarray, *, control: np.ndarray | N
         theta = adaptive_lure_theta(losses, q, N, control=control[draws.rows],
                                     control_rest=fixed_control_rest(control, draws.rows))
     summary = anytime_summary(theta, N, target_width=target_width, level=level, alpha=alpha,
-                              model_var=model_var)
+                              model_var=model_var, budget=planned_budget)
     finite = value_range is not None and all(math.isfinite(x) for x in value_range)
-    cs = asymptotic_cs(theta, N, alpha=alpha, value_range=value_range if finite else None,
-                       model_var=model_var)
+    clip = value_range if finite else None
+    cs = asymptotic_cs(theta, N, alpha=alpha, value_range=clip if blind is None else None,
+                       model_var=model_var, budget=planned_budget, intersect=blind is None)
+    cs_low, cs_high = float(cs.low[-1]), float(cs.high[-1])
+    f_low, f_high = summary.fixed_low, summary.fixed_high
+    may_stop = summary.may_stop
+    if blind is not None:  # widened at every budget, then intersected (budget-tuned CS)
+        from activetest.stats.blindspot import widen, widen_cs
+
+        f_low, f_high = widen(f_low, f_high, blind.at(draws.k))
+        lo, hi = widen_cs(cs.low, cs.high, blind, intersect=False)
+        if clip is not None:
+            lo, hi = np.maximum(lo, clip[0]), np.minimum(hi, clip[1])
+        if planned_budget is not None:
+            from activetest.stats.confseq import _running_intersection
+
+            lo, hi = _running_intersection(lo, hi)
+        cs_low, cs_high = float(lo[-1]), float(hi[-1])
+        may_stop = target_width is not None and cs_high - cs_low <= target_width
     se = float(fixed_interval(theta, N, level=level, model_var=model_var).se)
-    fixed_low, fixed_high = clip_interval(summary.fixed_low, summary.fixed_high,
-                                          summary.estimate, value_range)
+    fixed_low, fixed_high = clip_interval(f_low, f_high, summary.estimate, value_range)
     exact_low = exact_high = None
     if control is None and loss_bound is not None and q_floor is not None:
         extra = {} if design is None else {
@@ -267,9 +293,8 @@ def anytime(draws: LabelledDraws, losses: np.ndarray, *, control: np.ndarray | N
         ex = exact_cs(losses, q, N, loss_high=float(loss_bound), q_floor=q_floor, alpha=alpha,
                       **extra)
         exact_low, exact_high = float(ex.low[-1]), float(ex.high[-1])
-    return AnytimeInterval(se, fixed_low, fixed_high, float(cs.low[-1]),
-                           float(cs.high[-1]), exact_low, exact_high, target_width,
-                           summary.may_stop if target_width is not None else None,
+    return AnytimeInterval(se, fixed_low, fixed_high, cs_low, cs_high, exact_low, exact_high,
+                           target_width, may_stop if target_width is not None else None,
                            summary.labels_needed)
 
 
@@ -277,7 +302,9 @@ def _metric_estimate(metric: str, draws: LabelledDraws, losses: np.ndarray, hit:
                      control: np.ndarray | None, *, seed: int, n_boot: int, level: float,
                      target_width: float | None, loss_bound: float | None = None,
                      q_floor: float | None = None, acquisition: str | None = None,
-                     design: DesignControls | None = None) -> MetricEstimate:
+                     design: DesignControls | None = None,
+                     planned_budget: int | None = None,
+                     blind: SessionBlindSpot | None = None) -> MetricEstimate:
     from activetest.stats import adaptive_lure_curve, adaptive_lure_terms
 
     K, N, q = draws.k, draws.n_pool, draws.q
@@ -308,10 +335,12 @@ def _metric_estimate(metric: str, draws: LabelledDraws, losses: np.ndarray, hit:
                          bounded)
     any_lure = anytime(draws, losses, level=level, target_width=target_width,
                        loss_bound=1.0 if metric == "error_rate" else loss_bound, q_floor=q_floor,
-                       value_range=bounded, design=design)
-    any_cv = None if control is None else anytime(draws, losses, control=control, level=level,
-                                                  target_width=target_width,
-                                                  value_range=bounded)
+                       value_range=bounded, design=design, planned_budget=planned_budget,
+                       blind=blind.estimate if blind is not None and blind.bounded else None)
+    any_cv = None if control is None else anytime(
+        draws, losses, control=control, level=level, target_width=target_width,
+        value_range=bounded, planned_budget=planned_budget,
+        blind=blind.cv if blind is not None and blind.bounded else None)
     return MetricEstimate(metric, active, uniform, curve, ucurve, without, needed, cv,
                           control_mean, any_lure, any_cv,
                           cv is not None and cv_same_as_lure(metric, acquisition))
@@ -326,6 +355,8 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
                     loss_bounds: Mapping[str, float] | None = None,
                     q_floor: float | None = None, acquisition: str | None = None,
                     design_controls: Mapping[str, DesignControls] | None = None,
+                    planned_budget: int | None = None,
+                    blind_spots: Mapping[str, SessionBlindSpot] | None = None,
                     ) -> EstimateReport:
     """Every metric's estimate from the labelled draws.
 
@@ -352,6 +383,12 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
             adaptive design's controls (the estimate of that metric is then the
             design's ``R_K = sum_m c_m theta_m``; other metrics use its q with g = 0)
             and its own variance prediction (:func:`.draw.design_controls`).
+        planned_budget: the session's planned budget (labels), fixed at creation: every
+            anytime CS is tuned to it (None: the normal mixture, as sessions created
+            before it was recorded were shown).
+        blind_spots: metric -> what the items drawn far below the uniform rate could
+            hide (:func:`.blindspot.session_blind_spots`): the fixed-budget interval and
+            the CS are widened by it, and the report says so.
     """
     if target_width is not None and not MIN_TARGET_WIDTH <= target_width < float("inf"):
         raise ValueError(f"target width must be a number from {MIN_TARGET_WIDTH:g} (in the "
@@ -372,7 +409,9 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
                                        level=level, target_width=target_width,
                                        loss_bound=(loss_bounds or {}).get(metric),
                                        q_floor=q_floor, acquisition=acquisition,
-                                       design=(design_controls or {}).get(metric))
+                                       design=(design_controls or {}).get(metric),
+                                       planned_budget=planned_budget,
+                                       blind=(blind_spots or {}).get(metric))
     comparisons: list[Comparison] = []
     for spec, other_losses in (compare or {}).items():
         for metric in losses:
@@ -392,15 +431,41 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
                                          random_state=bootstrap_rng(seed, K,
                                                                     f"diff:{spec}:{metric}")),
                                d_range)
-            o_any = anytime(draws, o_loss, level=level, value_range=o_range)
-            d_any = anytime(draws, d_loss, level=level, value_range=d_range)
+            o_any = anytime(draws, o_loss, level=level, value_range=o_range,
+                            planned_budget=planned_budget)
+            d_any = anytime(draws, d_loss, level=level, value_range=d_range,
+                            planned_budget=planned_budget)
             comparisons.append(Comparison(spec, metric, other, diff,
                                           None if d_any is None else (d_any.cs_low,
                                                                       d_any.cs_high),
                                           o_any, d_any))
+    notes = blind_spot_notes(blind_spots or {}, K, level)
+    lines = [line for n in notes if (line := n.describe(level)) is not None]
     return EstimateReport(N, K, draws.n_selected, draws.n_waiting, out, flagged,
                           (noise.target_nll, noise.surrogate_nll, noise.rule), comparisons,
-                          target_width, level, _warnings(draws))
+                          target_width, level, [*_warnings(draws), *lines],
+                          blind_spots=notes)
+
+
+def blind_spot_notes(blind_spots: Mapping[str, SessionBlindSpot], k: int, level: float
+                     ) -> list[BlindSpotNote]:
+    """The :class:`BlindSpotNote` of every estimate after ``k`` labels (the CV one only
+    where it differs from the headline's)."""
+    notes = []
+    for metric, b in blind_spots.items():
+        for name, curve in (("estimate", b.estimate), ("cv", b.cv)):
+            if curve is None:
+                continue
+            spot = curve.at(k)
+            if name == "cv" and spot.widen_low == b.estimate.at(k).widen_low:
+                continue  # the same widening: one line says it
+            notes.append(BlindSpotNote(
+                metric, name, spot.n_unexplored, spot.ratio,
+                spot.widen_low if b.bounded else None,
+                spot.widen_high if b.bounded else None,
+                spot.loss_cap if b.bounded else None,
+                spot.unexplored_bound if b.bounded else None))
+    return notes
 
 
 @dataclass(frozen=True)
@@ -453,7 +518,9 @@ def session_estimate(config: SessionConfig, draws: LabelledDraws, inputs: KindIn
                      design_info: Mapping[str, Any] | None = None,
                      warnings: Sequence[str] = (), n_boot: int | None = None,
                      level: float | None = None,
-                     target_width: float | None = None) -> EstimateReport:
+                     target_width: float | None = None,
+                     blind_spots: Mapping[str, SessionBlindSpot] | None = None
+                     ) -> EstimateReport:
     """The estimate of a session (or an in-memory run) from what it stored: the one
     policy behind ``Session.estimate`` and ``ActiveTest.estimate``.
 
@@ -461,7 +528,8 @@ def session_estimate(config: SessionConfig, draws: LabelledDraws, inputs: KindIn
     when not given), acquisition and proposal floor (:func:`q_floor`) to the kind's
     ``inputs`` (:class:`KindInputs`) and the adaptive design's ``design_controls``
     (empty or None: a fixed design), via :func:`estimate_report`; ``design_info``
-    (the design's state) and ``warnings`` are added to the record.
+    (the design's state) and ``warnings`` are added to the record; ``blind_spots``
+    (:func:`.blindspot.session_blind_spots`) widen the intervals.
     """
     report = estimate_report(
         draws, losses=inputs.losses, surrogate_nll=inputs.surrogate_nll,
@@ -471,7 +539,8 @@ def session_estimate(config: SessionConfig, draws: LabelledDraws, inputs: KindIn
         level=float(level if level is not None else config.level),
         target_width=target_width, acquisition=config.acquisition,
         loss_bounds=dict(inputs.loss_bounds), q_floor=q_floor(config, bool(design_controls)),
-        design_controls=design_controls)
+        design_controls=design_controls, planned_budget=config.planned_budget,
+        blind_spots=blind_spots)
     if design_info is not None:
         report = replace(report, design=dict(design_info))
     if warnings:

@@ -18,7 +18,7 @@ record) takes its name from here, so one interval never goes by two names:
 from __future__ import annotations
 
 __all__ = ["ANYTIME", "BOOTSTRAP", "EXACT_ANYTIME", "FIXED_BUDGET", "INTERVAL_KINDS",
-           "interval_guarantee", "interval_name"]
+           "blind_spot_sentence", "interval_guarantee", "interval_name"]
 
 FIXED_BUDGET = "fixed_budget"
 ANYTIME = "anytime"
@@ -62,3 +62,30 @@ def interval_guarantee(kind: str) -> str:
         raise ValueError(f"unknown interval kind {kind!r}; expected one of "
                          f"{sorted(INTERVAL_KINDS)}")
     return INTERVAL_KINDS[kind][1]
+
+
+def _share(ratio: float) -> str:
+    inv = 1.0 / float(ratio)
+    return f"1/{inv:g}" if abs(inv - round(inv)) < 1e-9 else f"{float(ratio):g}"
+
+
+def blind_spot_sentence(metric: str, n_unexplored: int, ratio: float,
+                        widen_low: float | None, widen_high: float | None,
+                        loss_cap: float | None, what: str = "",
+                        level: float = 0.95) -> str | None:
+    """The line the terminal and the report show about a session's blind spot (None:
+    nothing unexplored). ``what`` names the estimate (e.g. ``"control-variate LURE's "``)."""
+    if n_unexplored <= 0:
+        return None
+    name = metric.replace("_", " ")
+    items = (f"{n_unexplored} item(s) drawn at below {_share(ratio)} the uniform rate and "
+             f"never drawn")
+    if widen_high is None or widen_low is None:
+        return (f"{name}: {what}{interval_name(FIXED_BUDGET, level)} and "
+                f"{interval_name(ANYTIME, level)} assume no rare large losses among the "
+                f"{items} (no loss bound is known to widen them by)")
+    cap = "1" if loss_cap is None else f"{loss_cap:.4g}"
+    return (f"{name}: {what}{interval_name(FIXED_BUDGET, level)} and "
+            f"{interval_name(ANYTIME, level)} widened by +{widen_high:.4g} / "
+            f"-{widen_low:.4g} for what the {items} could hide (a loss of at most {cap} "
+            f"per item)")

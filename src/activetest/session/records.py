@@ -23,6 +23,7 @@ __all__ = [
     "NOISE_RULES",
     "RESOLVE_RULES",
     "AnytimeInterval",
+    "BlindSpotNote",
     "Comparison",
     "EstimateReport",
     "FlaggedItem",
@@ -116,6 +117,47 @@ class AnytimeInterval:
 
 
 @dataclass(frozen=True)
+class BlindSpotNote:
+    """What the items a session's draws hardly looked at could hide, for one estimate
+    (:mod:`activetest.session.blindspot`): its fixed-budget interval and anytime CS are
+    already widened by it.
+
+    Attributes:
+        metric: ``log_loss`` or ``error_rate``.
+        estimator: ``estimate`` (the session's headline: LURE or the design's own) or
+            ``cv`` (control-variate LURE).
+        n_unexplored: never-drawn items drawn at below ``ratio`` times the uniform rate.
+        ratio: that share (1/2 for new sessions).
+        widen_low, widen_high: taken from the lower ends and added to the upper ends
+            (0 and 0: nothing unexplored). None: no loss bound is known, nothing was
+            widened, and the intervals assume no rare large losses among those items.
+        loss_cap: the largest loss an item can have, as used (1 for the error rate; the
+            log loss's cap, the largest ``-log p`` of the target's predictions); None
+            where unknown.
+        unexplored_bound: the most those items could add to the risk (their bounds'
+            sum over N), if a bound is known.
+    """
+
+    metric: str
+    estimator: str
+    n_unexplored: int
+    ratio: float
+    widen_low: float | None
+    widen_high: float | None
+    loss_cap: float | None
+    unexplored_bound: float | None = None
+
+    def describe(self, level: float = 0.95) -> str | None:
+        """The line the terminal and the report show (None: nothing unexplored)."""
+        from activetest.session.interval_names import blind_spot_sentence
+
+        return blind_spot_sentence(self.metric, self.n_unexplored, self.ratio,
+                                   self.widen_low, self.widen_high, self.loss_cap,
+                                   "control-variate LURE's " if self.estimator == "cv" else "",
+                                   level)
+
+
+@dataclass(frozen=True)
 class MetricEstimate:
     """The estimate of one metric.
 
@@ -206,6 +248,8 @@ class EstimateReport:
         warnings: things the user should know (few labels, waiting labels, ...).
         design: an adaptive design's state (name, refits, lambda, ridge, fitted
             weights); empty for the paper's fixed acquisitions.
+        blind_spots: what items drawn far below the uniform rate could hide, per
+            estimate (empty for sessions written before it was recorded).
     """
 
     n_pool: int
@@ -220,6 +264,7 @@ class EstimateReport:
     level: float = 0.95
     warnings: list[str] = field(default_factory=list)
     design: dict[str, Any] = field(default_factory=dict)
+    blind_spots: list[BlindSpotNote] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-serialisable data."""

@@ -573,9 +573,11 @@ class Session:
     def _estimate(self, *, compare: Sequence[Any] | Any, n_boot: int | None,
                   level: float | None, target_width: float | None, record: bool,
                   progress: bool) -> tuple[EstimateReport, est.LabelledDraws,
-                                           dict[str, np.ndarray], dict[str, est.DesignControls]]:
+                                           dict[str, np.ndarray], dict[str, est.DesignControls],
+                                           dict[str, Any]]:
         """:meth:`estimate`, with what it was computed from: ``(report, labelled draws,
-        metric -> losses at them, metric -> the adaptive design's controls)``."""
+        metric -> losses at them, metric -> the adaptive design's controls, metric -> its
+        blind spot)``."""
         cfg = self._cfg
         draws = self.labelled_draws()
         if draws.k == 0:
@@ -594,7 +596,7 @@ class Session:
         compared, warnings = kind.comparisons(self.store, others, draws, self.metrics,
                                               self._score_other(draws.rows, progress))
         design_controls: dict[str, est.DesignControls] = {}
-        design_info = None
+        design_info = sampler = None
         if cfg.adaptive:
             sampler = draw.replayed(self.store)  # one replay for the controls and the info
             # each metric the design serves with its own control (both, for a session
@@ -606,9 +608,16 @@ class Session:
             draws, self.metrics, surrogate_pool=s_stored.logprobs,
             target_pool=None if t_pool is None else t_pool.logprobs, target_lp=t_lp,
             compare=compared)
+        from activetest.session.blindspot import session_blind_spots
+
+        blind = session_blind_spots(  # what items drawn far below uniform could hide
+            cfg, self.store, k=draws.k, n_pool=draws.n_pool, metrics=self.metrics,
+            sampler=sampler, target_pool=None if t_pool is None else t_pool.logprobs,
+            loss_bounds=inputs.loss_bounds, pool_controls=inputs.pool_controls, level=level)
         report = est.session_estimate(cfg, draws, inputs, design_controls=design_controls,
                                       design_info=design_info, warnings=warnings,
-                                      n_boot=n_boot, level=level, target_width=target_width)
+                                      n_boot=n_boot, level=level, target_width=target_width,
+                                      blind_spots=blind)
         if record and self.store.writable:
             try:
                 self._record(report)
@@ -618,7 +627,7 @@ class Session:
                 report = dataclasses.replace(report, warnings=[
                     *report.warnings, f"this estimate is not recorded in the session file "
                     f"(`status` shows the last one recorded): {exc}"])
-        return report, draws, dict(inputs.losses), design_controls
+        return report, draws, dict(inputs.losses), design_controls, blind
 
     def _record(self, report: EstimateReport) -> None:
         # the label history it saw: a later label change makes it stale (status says so)
@@ -629,9 +638,13 @@ class Session:
                                     estimate=r.estimate, std=r.std, low=r.low, high=r.high,
                                     level=r.level, details={**details, "label_change": seen})
 
+        blind = {n.metric: line for n in report.blind_spots if n.estimator == "estimate"
+                 and (line := n.describe(report.level)) is not None}
         with self.store.transaction():
             for m in report.metrics.values():
                 extra = {} if m.anytime is None else {"anytime": jsonable(asdict(m.anytime))}
+                if m.metric in blind:  # status repeats it under the intervals
+                    extra["blind_spot"] = blind[m.metric]
                 put(m.metric, "lure", m.active, n_flagged=len(report.flagged),
                     without_flagged=m.without_flagged, labels_needed=m.labels_needed, **extra)
                 put(m.metric, "mean", m.uniform, note="plain mean; biased under active sampling")
@@ -666,7 +679,7 @@ class Session:
         """
         from activetest.session.report.build import ReportInputs, report_data
 
-        report, draws, losses, controls = self._estimate(
+        report, draws, losses, controls, blind = self._estimate(
             compare=compare, n_boot=None, level=None, target_width=target_width,
             record=False, progress=progress)
         acq = self.acquisitions()
@@ -679,7 +692,7 @@ class Session:
             design_controls=controls,
             item_fields={f.item_id: self.item(f.item_id).fields for f in report.flagged},
             provenance={r: self.provenance(r) for r in ("surrogate", "target")},
-            session=str(self.path))
+            session=str(self.path), blind_spots=blind)
         return report_data(inputs, truth=truth, n_points=n_points, title=title, notes=notes)
 
     def write_report(self, out_dir: str | os.PathLike[str], **kwargs: Any) -> Path:

@@ -55,6 +55,39 @@ priori** to minimise the width at a planned budget ``tau* = planned_labels``
 al. 2021). At alpha = 0.05 the multiplier is then 1.55-1.60 times the normal
 quantile 1.96 from 100 to 500 labels (:func:`asymptotic_cs_multiplier`).
 
+Tuned to a planned budget (``budget=``, new sessions)
+---------------------------------------------------
+The normal mixture keeps its 1.55x at every clock value at once, also far past
+any budget a person uses. A session knows its planned budget ``T`` (labels; its
+clock value ``tau_T = N T / (N - T)``), and anytime validity only has to be paid
+for up to it (Koning and van Meer 2025: "anytime validity is nearly free" when
+the horizon is known). Two boundaries, each time-uniform, intersected:
+
+* a **line** through the planned budget, ``|B(tau)| < a + b tau`` for
+  ``tau <= tau_T`` with ``a = b tau_T = c sqrt(tau_T) / 2`` (the line tangent to the
+  ``c sqrt(tau)`` curve at ``tau_T``). For Brownian motion the chance of crossing
+  ``a + b tau`` by time ``t`` is exact (Bachelier-Levy / Siegmund 1986):
+  ``P = 1 - Phi((a + b t)/sqrt t) + exp(-2 a b) Phi((b t - a)/sqrt t)``; at
+  ``t = tau_T`` and ``a = b tau_T`` that is ``1 - Phi(c) + exp(-c^2/2) / 2`` per side,
+  set to ``alpha_1 / 2`` with ``alpha_1 = 0.8 alpha`` (:data:`BUDGET_ALPHA_SHARE`),
+  so ``c = 2.630`` at alpha = 0.05: the CS at the planned budget is
+  ``2.630 / 1.96 = 1.34`` times the fixed interval (a fixed-time interval at the same
+  level would need 1.96; the rest is the price of stopping anywhere before it).
+  Its half-width in SE units is ``f_line(tau) = (c/2) (sqrt(tau_T/tau) + sqrt(tau/tau_T))``
+  (1.68x at T/4, 1.42x at T/2); it is not used after ``tau_T``.
+* the **normal mixture** above at the remaining ``alpha_2 = 0.2 alpha``, with rho
+  tuned at ``tau_T``: it covers every budget, also beyond T (1.82x there).
+
+The CS is ``SE_M min(f_line, f_mix) t_df / z`` (Hall's correction as below; ``t_df / z``
+the fixed interval's Student allowance for an estimated SE, which tends to 1), intersected
+over budgets (the intersection of ``C_1..C_M`` contains R whenever every ``C_m``
+does, so the time-uniform event is unchanged; where the intersection is empty,
+which needs a miss at an earlier budget, the current interval is shown). By the
+union bound ``P(R outside C_M for some M) <= alpha_1 + alpha_2 = alpha`` in the
+Brownian limit (``T -> inf`` with ``tau / tau_T`` fixed, the strong-approximation
+error is ``o(sqrt(tau_T))``, as for the mixture). Sessions created before the
+planned budget was recorded keep the mixture alone (``budget=None``).
+
 As for the fixed interval, Hall's skewness correction is applied by default
 (``f`` in place of the normal quantile; it vanishes as M grows, so the CS is
 still an asymptotic CS in WS et al.'s sense: its bounds differ from the plain
@@ -109,6 +142,7 @@ session has them) are tighter and may be passed to :func:`betting_cs` directly.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -131,7 +165,10 @@ __all__ = [
     "asymptotic_cs_multiplier",
     "betting_capital",
     "betting_cs",
+    "budget_cs_multiplier",
+    "budget_line_constant",
     "cs_clock",
+    "default_budget",
     "exact_cs",
     "labels_for_cs_width",
     "log_loss_bound",
@@ -146,6 +183,12 @@ __all__ = [
 PLANNED_LABELS = 200
 #: The asymptotic CS is claimed from this budget on.
 MIN_LABELS = 30
+#: The planned budget a NEW session records when none is given (labels; at most N - 1):
+#: the top of the 100-400 labels sessions use, so the CS is near its narrowest there
+#: and 1.4x the fixed interval from T/2 on (module docstring).
+DEFAULT_BUDGET = 400
+#: Share of alpha spent on the line through the planned budget (the rest: the mixture).
+BUDGET_ALPHA_SHARE = 0.8
 
 
 @dataclass(frozen=True)
@@ -220,11 +263,79 @@ def asymptotic_cs_multiplier(N: int, K: int, *, alpha: float = 0.05,
     return _mixture_factor(cs_clock(N, K), normal_mixture_rho2(planned_labels, alpha), alpha)
 
 
+def default_budget(N: int) -> int:
+    """The planned budget a new session records when none is given:
+    ``min(DEFAULT_BUDGET, N - 1)`` (at least 1)."""
+    return int(max(1, min(DEFAULT_BUDGET, int(N) - 1)))
+
+
+def _normal_sf(x: float) -> float:
+    return 0.5 * math.erfc(x / math.sqrt(2.0))
+
+
+def budget_line_constant(alpha: float = 0.05) -> float:
+    """``c`` with ``1 - Phi(c) + exp(-c^2/2) / 2 = BUDGET_ALPHA_SHARE * alpha / 2``: the
+    line's half-width at the planned budget in SE units (2.630 at alpha = 0.05)."""
+    alpha = _check_alpha(alpha)
+    target = BUDGET_ALPHA_SHARE * alpha / 2.0
+    lo, hi = 0.0, 40.0  # the left side decreases in c
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if _normal_sf(mid) + 0.5 * math.exp(-0.5 * mid * mid) > target:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
+def _check_budget(budget: int, N: int) -> float:
+    if isinstance(budget, bool) or int(budget) != budget or budget < 1:
+        raise ValueError(f"the planned budget must be a positive integer, got {budget!r}")
+    T = min(int(budget), int(N) - 1)  # tau is infinite at M = N: the pool is revealed
+    return N * T / (N - T) if T >= 1 else 1.0
+
+
+def budget_cs_multiplier(N: int, K: int, budget: int, *, alpha: float = 0.05) -> np.ndarray:
+    """The budget-tuned CS half-width in units of ``SE_M``, M = 1..K (module docstring):
+    ``min(f_line(tau_M), f_mix(tau_M))``, the line only up to the planned budget's clock."""
+    alpha = _check_alpha(alpha)
+    tau_T = _check_budget(budget, N)
+    tau = cs_clock(N, K)
+    c = budget_line_constant(alpha)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        line = 0.5 * c * (np.sqrt(tau_T / tau) + np.sqrt(tau / tau_T))
+    line = np.where(tau <= tau_T * (1 + 1e-12), line, np.inf)
+    a2 = (1.0 - BUDGET_ALPHA_SHARE) * alpha
+    mix = _mixture_factor(tau, normal_mixture_rho2(tau_T, a2), a2)
+    return np.where(np.isfinite(tau), np.minimum(line, mix), 0.0)
+
+
+def _student_ratio(alpha: float, df: np.ndarray) -> np.ndarray:
+    """``t_{df, 1 - alpha/2} / z_{1 - alpha/2}``: the fixed interval's allowance for an
+    estimated variance (Student quantiles, Kish's df), applied to the budget-tuned CS
+    as well (it tends to 1, so the CS stays asymptotically the plain one)."""
+    from statistics import NormalDist
+
+    from activetest.stats.intervals import _student_quantile
+
+    p = 1.0 - alpha / 2.0
+    return _student_quantile(p, df) / NormalDist().inv_cdf(p)
+
+
+def _running_intersection(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``C_1 n ... n C_M`` at every M; the current interval where that is empty."""
+    rlo = np.maximum.accumulate(lo, axis=-1)
+    rhi = np.minimum.accumulate(hi, axis=-1)
+    empty = rlo > rhi
+    return np.where(empty, lo, rlo), np.where(empty, hi, rhi)
+
+
 def asymptotic_cs(theta: np.ndarray, N: int, *, alpha: float = 0.05,
                   planned_labels: float = PLANNED_LABELS, min_labels: int = MIN_LABELS,
                   skew: bool = True,
                   value_range: tuple[float, float] | None = None,
-                  model_var: np.ndarray | None = None) -> ConfidenceSequence:
+                  model_var: np.ndarray | None = None,
+                  budget: int | None = None, intersect: bool = True) -> ConfidenceSequence:
     """Asymptotic CS around ``R_M`` with half-width ``SE_M f(tau_M)`` (module docstring).
 
     Args:
@@ -246,23 +357,46 @@ def asymptotic_cs(theta: np.ndarray, N: int, *, alpha: float = 0.05,
         model_var: an adaptive design's own ``N^2 Var(theta_m | past)`` per draw: SE_M
             is then the larger of the observed and the model's (as in
             :func:`.fixed_interval_curve`).
+        budget: the planned budget in labels, fixed before the labels are seen: the
+            CS tuned to it (:func:`budget_cs_multiplier`, intersected over budgets;
+            ``planned_labels`` is then unused). None: the normal mixture alone (the
+            rule of sessions created before a budget was recorded).
+        intersect: with ``budget``, intersect over budgets (False: the raw intervals,
+            for a caller that widens each budget's first, :func:`.blindspot.widen_cs`).
     """
     th, N = _check_theta(theta, N)
-    est, se, gam, _ = _curves(th, N, model_var)
+    est, se, gam, df = _curves(th, N, model_var)
     return _asymptotic_from_curves(est, se, gam, N, alpha=alpha, planned_labels=planned_labels,
-                                   min_labels=min_labels, skew=skew, value_range=value_range)
+                                   min_labels=min_labels, skew=skew, value_range=value_range,
+                                   budget=budget, df=df, intersect=intersect)
+
+
+def _cs_factor(N: int, K: int, alpha: float, planned_labels: float,
+               budget: int | None) -> np.ndarray:
+    """The CS multiplier of either rule at M = 1..K."""
+    if budget is None:
+        return asymptotic_cs_multiplier(N, K, alpha=alpha, planned_labels=planned_labels)
+    return budget_cs_multiplier(N, K, budget, alpha=alpha)
 
 
 def _asymptotic_from_curves(est: np.ndarray, se: np.ndarray, gam: np.ndarray, N: int, *,
                             alpha: float = 0.05, planned_labels: float = PLANNED_LABELS,
                             min_labels: int = MIN_LABELS, skew: bool = True,
-                            value_range: tuple[float, float] | None = None
-                            ) -> ConfidenceSequence:
-    """:func:`asymptotic_cs` from precomputed ``intervals._curves`` (reused by experiments)."""
+                            value_range: tuple[float, float] | None = None,
+                            budget: int | None = None,
+                            df: np.ndarray | None = None,
+                            intersect: bool = True) -> ConfidenceSequence:
+    """:func:`asymptotic_cs` from precomputed ``intervals._curves`` (reused by experiments);
+    ``df``: Kish's degrees of freedom (``_curves``' fourth value), which the budget-tuned
+    CS needs."""
     K = est.shape[-1]
     if isinstance(min_labels, bool) or int(min_labels) != min_labels or min_labels < 2:
         raise ValueError(f"min_labels must be an integer >= 2, got {min_labels!r}")
-    f = asymptotic_cs_multiplier(N, K, alpha=alpha, planned_labels=planned_labels)
+    f = _cs_factor(N, K, alpha, planned_labels, budget)
+    if budget is not None:
+        if df is None:
+            raise ValueError("the budget-tuned CS needs the degrees of freedom (df)")
+        f = f * _student_ratio(alpha, df)
     if skew:
         lo, hi = _hall_bounds(est, se, gam, f)
     else:
@@ -271,15 +405,25 @@ def _asymptotic_from_curves(est: np.ndarray, se: np.ndarray, gam: np.ndarray, N:
     lo, hi = np.where(early, -np.inf, lo), np.where(early, np.inf, hi)
     exact = se == 0  # M = N: the pool is revealed (up to the rounding of a sum), even
     eps = 1e-12 * np.maximum(1.0, np.abs(est))  # for a pool smaller than min_labels
+    if budget is not None:
+        # before M = N a zero SE only means every term so far was equal (e.g. no error
+        # in the first labels): no information on the spread, so no interval (the
+        # mixture rule's point there was one budget's miss; intersected, it would stick)
+        blind = exact & (np.arange(1, K + 1) < N)
+        exact = exact & ~blind
+        lo, hi = np.where(blind, -np.inf, lo), np.where(blind, np.inf, hi)
     lo, hi = np.where(exact, est - eps, lo), np.where(exact, est + eps, hi)
     if value_range is not None:
         lo, hi = np.maximum(lo, value_range[0]), np.minimum(hi, value_range[1])
+    if budget is not None and intersect:
+        lo, hi = _running_intersection(lo, hi)
     return ConfidenceSequence(est, lo, hi, float(alpha), "asymptotic")
 
 
 def labels_for_cs_width(theta: np.ndarray, N: int, width: float, *, alpha: float = 0.05,
                         planned_labels: float = PLANNED_LABELS,
-                        model_var: np.ndarray | None = None) -> int:
+                        model_var: np.ndarray | None = None,
+                        budget: int | None = None) -> int:
     """Projected total labels until the asymptotic CS is at most ``width`` wide.
 
     A **projection**, not a guarantee: it assumes each further draw's variance
@@ -291,14 +435,16 @@ def labels_for_cs_width(theta: np.ndarray, N: int, width: float, *, alpha: float
     never promises less than what is seen, is at most ``width`` (N at worst: the
     whole pool has width 0). Stopping when the *observed* CS is narrow enough is valid;
     the projection only says roughly when that will be. ``model_var``: as for
-    :func:`asymptotic_cs` (the SE projected is then the floored one).
+    :func:`asymptotic_cs` (the SE projected is then the floored one); ``budget``: the
+    CS tuned to a planned budget (:func:`asymptotic_cs`).
     """
     th = np.asarray(theta, dtype=np.float64)
     if th.ndim != 1:
         raise ValueError(f"theta must be 1-D (one run), got shape {th.shape}")
     if not width > 0:
         raise ValueError(f"width must be > 0, got {width!r}")
-    cs = asymptotic_cs(th, N, alpha=alpha, planned_labels=planned_labels, model_var=model_var)
+    cs = asymptotic_cs(th, N, alpha=alpha, planned_labels=planned_labels, model_var=model_var,
+                       budget=budget)
     M = th.size
     if cs.width[-1] <= width:
         return M
@@ -308,15 +454,16 @@ def labels_for_cs_width(theta: np.ndarray, N: int, width: float, *, alpha: float
     tau = cs_clock(N, N - 1)
     Wm = np.arange(1, N, dtype=np.float64) / (N - np.arange(1, N))
     P = tau / Wm**2
-    rho2 = normal_mixture_rho2(planned_labels, alpha)
+    fac = _cs_factor(N, N - 1, alpha, planned_labels, budget)
     future = np.arange(max(M + 1, MIN_LABELS), N)  # budgets after M (index budget - 1)
-    proj = 2 * se[-1] * np.sqrt(P[future - 1] / P[M - 1]) * _mixture_factor(
-        tau[future - 1], rho2, alpha)
+    proj = 2 * se[-1] * np.sqrt(P[future - 1] / P[M - 1]) * fac[future - 1]
     # Anchored to the CS observed now: the skewness correction (and clipping) can make
     # it wider than the plain formula at M, and a projection must not promise less.
-    plain_now = 2 * se[-1] * _mixture_factor(tau[M - 1:M], rho2, alpha)[0]
+    plain_now = 2 * se[-1] * fac[M - 1]
     if M >= MIN_LABELS and np.isfinite(cs.width[-1]) and plain_now > 0:
         proj = proj * max(1.0, float(cs.width[-1]) / float(plain_now))
+    if budget is not None:  # intersected over budgets: it never widens
+        proj = np.minimum.accumulate(proj)
     ok = np.flatnonzero(proj <= width)
     return int(future[ok[0]]) if ok.size else int(N)
 
@@ -351,13 +498,15 @@ class AnytimeSummary:
 def anytime_summary(theta: np.ndarray, N: int, *, target_width: float | None = None,
                     level: float = 0.95, alpha: float = 0.05,
                     planned_labels: float = PLANNED_LABELS,
-                    model_var: np.ndarray | None = None) -> AnytimeSummary:
+                    model_var: np.ndarray | None = None,
+                    budget: int | None = None) -> AnytimeSummary:
     """One call for a session: the fixed interval and the CS side by side after M labels.
 
     ``theta`` holds one run's per-draw estimates so far (1-D), ``model_var`` an
     adaptive design's own variance prediction per draw (optional). "You may stop now" is
     read off the CS, never the fixed interval: stopping when the CS is narrow
-    enough keeps its coverage; stopping when the fixed interval is does not.
+    enough keeps its coverage; stopping when the fixed interval is does not. ``budget``:
+    the CS tuned to a planned budget (:func:`asymptotic_cs`).
     """
     from activetest.stats.intervals import fixed_interval
 
@@ -365,13 +514,15 @@ def anytime_summary(theta: np.ndarray, N: int, *, target_width: float | None = N
     if th.ndim != 1:
         raise ValueError(f"theta must be 1-D (one run), got shape {th.shape}")
     fi = fixed_interval(th, N, level=level, model_var=model_var)
-    cs = asymptotic_cs(th, N, alpha=alpha, planned_labels=planned_labels, model_var=model_var)
+    cs = asymptotic_cs(th, N, alpha=alpha, planned_labels=planned_labels, model_var=model_var,
+                       budget=budget)
     lo, hi = float(cs.low[-1]), float(cs.high[-1])
     may_stop = target_width is not None and hi - lo <= target_width
     need = None
     if target_width is not None and th.size >= 2:
         need = labels_for_cs_width(th, N, target_width, alpha=alpha,
-                                   planned_labels=planned_labels, model_var=model_var)
+                                   planned_labels=planned_labels, model_var=model_var,
+                                   budget=budget)
     return AnytimeSummary(th.size, fi.estimate, fi.low, fi.high, lo, hi, target_width,
                           bool(may_stop), need)
 

@@ -38,6 +38,7 @@ def _budgets(k: int, n_points: int) -> list[int]:
 
 def _cs_curve(draws: est.LabelledDraws, losses: np.ndarray, level: float,
               metric: str, design: est.DesignControls | None = None,
+              planned_budget: int | None = None, blind: Any = None,
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The anytime CS (inf before it starts) and the fixed-budget interval of the
     session's estimate at every label count 1..K, as :func:`.estimate.anytime` has them
@@ -53,14 +54,28 @@ def _cs_curve(draws: est.LabelledDraws, losses: np.ndarray, level: float,
         theta = adaptive_lure_theta(losses, draws.q, draws.n_pool, control=design[0],
                                     control_rest=design[1])
         mv = design[2]
+    vr = (0.0, 1.0) if metric == "error_rate" else None
+    curve = None if blind is None or not blind.bounded else blind.estimate
     cs = asymptotic_cs(theta, draws.n_pool, alpha=1.0 - level,
-                       value_range=(0.0, 1.0) if metric == "error_rate" else None,
-                       model_var=mv)
+                       value_range=vr if curve is None else None,
+                       model_var=mv, budget=planned_budget, intersect=curve is None)
     fi = fixed_interval_curve(theta, draws.n_pool, level=level, model_var=mv)
+    c_lo, c_hi = np.asarray(cs.low), np.asarray(cs.high)
+    fl, fh = fi.low, fi.high
+    if curve is not None:  # widened at every budget, as .estimate.anytime has it
+        from activetest.stats.blindspot import widen_cs
+        from activetest.stats.confseq import _running_intersection
+
+        c_lo, c_hi = widen_cs(c_lo, c_hi, curve, intersect=False)
+        if vr is not None:
+            c_lo, c_hi = np.maximum(c_lo, vr[0]), np.minimum(c_hi, vr[1])
+        if planned_budget is not None:
+            c_lo, c_hi = _running_intersection(c_lo, c_hi)
+        fl, fh = fl - curve.widen_low, fh + curve.widen_high
     lo, hi = est.value_range(metric)
-    f_lo = np.maximum(fi.low, np.minimum(lo, fi.estimate))  # as est.clip_interval
-    f_hi = np.minimum(fi.high, np.maximum(hi, fi.estimate))
-    return np.asarray(cs.low), np.asarray(cs.high), f_lo, f_hi
+    f_lo = np.maximum(fl, np.minimum(lo, fi.estimate))  # as est.clip_interval
+    f_hi = np.minimum(fh, np.maximum(hi, fi.estimate))
+    return c_lo, c_hi, f_lo, f_hi
 
 
 def _pair(low: float | None, high: float | None) -> rp.Interval | None:
@@ -125,6 +140,9 @@ class ReportInputs:
         provenance: model role (``surrogate``, ``target``) -> where its stored scores
             came from (:meth:`Session.provenance`).
         session: the session file, as the report's header names it.
+        blind_spots: metric -> its blind spot at every budget
+            (:func:`activetest.session.blindspot.session_blind_spots`): the curves'
+            intervals are widened by it, as the estimate's are.
     """
 
     estimate: EstimateReport
@@ -140,6 +158,7 @@ class ReportInputs:
     item_fields: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     provenance: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     session: str = ""
+    blind_spots: Mapping[str, Any] = field(default_factory=dict)
 
 
 def examples_used(config: SessionConfig, provenance: Mapping[str, Any], role: str) -> Any:
@@ -174,7 +193,8 @@ def report_data(inputs: ReportInputs, *, truth: Mapping[str, float] | None = Non
         points = est.history(draws, metric, losses[metric], budgets, seed=seed,
                              n_boot=n_boot, level=level, design=designs.get(metric))
         cs_lo, cs_hi, f_lo, f_hi = _cs_curve(draws, losses[metric], level, metric,
-                                             designs.get(metric))
+                                             designs.get(metric), cfg.planned_budget,
+                                             inputs.blind_spots.get(metric))
         history[METRIC_NAMES[metric]] = [
             rp.HistoryRow(p.n_labels,
                           _estimate(p.active, _pair(f_lo[p.n_labels - 1], f_hi[p.n_labels - 1]),

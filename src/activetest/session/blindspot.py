@@ -1,0 +1,137 @@
+"""A session's blind spot: the items its draws hardly looked at, and what they could hide.
+
+Sessions created with a ``blind_ratio`` in their config (every new one) widen their
+fixed-budget interval and anytime CS by what never-drawn items drawn at below that
+share of the uniform rate could carry under the loss bound
+(:mod:`activetest.stats.blindspot` has the math and the proof). The proposals of every
+draw are replayed from what the session stored: the fixed acquisitions' floored
+proposal from the acquisition scores, an adaptive design's from its history. Sessions
+written before the key have none, and keep every number they had.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from activetest.session.config import SessionConfig
+from activetest.stats.blindspot import (
+    BlindSpotCurve,
+    blind_spot_curve,
+    design_proposals,
+    floored_proposals,
+)
+
+__all__ = ["Proposals", "SessionBlindSpot", "item_loss_bounds", "session_blind_spots"]
+
+#: A fresh iterator over ``(q_m, g_m)`` before each labelled draw (``g`` None: no control).
+Proposals = Callable[[], Iterator[tuple[np.ndarray, np.ndarray | None]]]
+
+
+@dataclass(frozen=True)
+class SessionBlindSpot:
+    """One metric's blind spot at every budget 1..K.
+
+    Attributes:
+        estimate: of the session's headline estimate (LURE, or the design's own).
+        cv: of control-variate LURE (None: no control).
+        bounded: a loss bound is known; False: the curves count the unexplored items
+            but widen by nothing (the output says the intervals assume no rare large
+            losses among them).
+    """
+
+    estimate: BlindSpotCurve
+    cv: BlindSpotCurve | None
+    bounded: bool
+
+
+def item_loss_bounds(metric: str, target_pool: np.ndarray | None,
+                     loss_bound: float | None = None) -> np.ndarray | float | None:
+    """``B_i``, the largest loss each pool item can have: 1 for the error rate (and a
+    graded ``1 - score``); for the log loss ``max_c -log p_target(c | x_i)`` where the
+    target is known on the pool (never above the pool-wide cap ``loss_bound`` the report
+    applies, :func:`activetest.stats.log_loss_bound`, which is their maximum), else that
+    cap, else None (no bound: nothing to widen by)."""
+    if metric != "log_loss":
+        return 1.0
+    if target_pool is not None and np.all(np.isfinite(target_pool)):
+        return -np.asarray(target_pool, dtype=np.float64).min(axis=1)
+    return None if loss_bound is None else float(loss_bound)
+
+
+def _proposals(config: SessionConfig, rows: list[int], scores: np.ndarray | None, k: int,
+               sampler: Any, second: bool) -> Proposals | None:
+    """The proposals of the draws ``rows``, replayable (None: uniform sampling, where
+    nothing is unexplored)."""
+    if config.adaptive:
+        if sampler is None:
+            return None
+        st = sampler.state()
+        design = sampler.design
+        return lambda: design_proposals(design, rows, labels=st.labels[:k],
+                                        losses=st.losses[:k], n_known=st.n_known[:k],
+                                        second=second)
+    if config.acquisition == "uniform" or scores is None:
+        return None
+    floor = float(config.proposal_floor)
+    return lambda: floored_proposals(scores, rows, floor)
+
+
+def session_blind_spots(config: SessionConfig, store: Any, *, k: int, n_pool: int,
+                        metrics: tuple[str, ...], sampler: Any = None,
+                        rows: list[int] | None = None,
+                        target_pool: np.ndarray | None = None,
+                        loss_bounds: Mapping[str, float] | None = None,
+                        pool_controls: Mapping[str, np.ndarray] | None = None,
+                        level: float | None = None, start: int | None = None,
+                        ) -> dict[str, SessionBlindSpot]:
+    """metric -> :class:`SessionBlindSpot`: the blind spot of the session's estimate (the
+    design's own, with its control, for the metrics it serves; LURE otherwise) and of
+    control-variate LURE, at every budget 1..k. Empty for sessions without
+    ``blind_ratio`` (written before it) and for uniform sampling (nothing is
+    unexplored). ``store``: the session's (its draws and acquisition scores); None with
+    ``rows`` (the draws) and the adaptive ``sampler`` of an in-memory run. ``start``: the
+    first budget computed (default: where the anytime CS starts, 30, or k if fewer; the
+    fixed-budget interval needs only k)."""
+    ratio = config.blind_ratio
+    if ratio is None or k < 1:
+        return {}
+    lvl = float(config.level if level is None else level)
+    if start is None:
+        from activetest.stats.confseq import MIN_LABELS
+
+        start = min(MIN_LABELS, k)
+    served = config.design_metrics if config.adaptive else ()
+    out: dict[str, SessionBlindSpot] = {}
+    if rows is None:
+        rows = [a.index for a in store.acquisitions()[:k]]
+    rows = [int(i) for i in rows[:k]]
+    scores = None
+    if store is not None and not config.adaptive and config.acquisition != "uniform":
+        from activetest.session.draw import acquisition_scores_of
+
+        scores = acquisition_scores_of(store)
+    for metric in metrics:
+        B = item_loss_bounds(metric, target_pool, (loss_bounds or {}).get(metric))
+        second = metric in served and served.index(metric) == 1
+        own = metric in served
+        props = _proposals(config, rows, scores, k, sampler, second)
+        if props is None:
+            continue
+        bounded = B is not None
+        B = 0.0 if B is None else B
+
+        def lure_only(p: Proposals) -> Iterator[tuple[np.ndarray, None]]:
+            return ((q, None) for q, _ in p())
+
+        main = blind_spot_curve(props() if own else lure_only(props), rows, B, N=n_pool,
+                                level=lvl, ratio=float(ratio), start=start)
+        h = (pool_controls or {}).get(metric)
+        cv = None if h is None or own else blind_spot_curve(
+            lure_only(props), rows, B, N=n_pool, level=lvl, fixed_control=h,
+            ratio=float(ratio), start=start)
+        out[metric] = SessionBlindSpot(main, cv, bounded)
+    return out

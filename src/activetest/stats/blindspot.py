@@ -1,0 +1,285 @@
+"""Intervals that know their blind spot: what the items a run hardly looked at could hide.
+
+A design that draws some items far below the uniform rate learns nothing about them
+until it draws one. If a few of them carry large losses that the model did not
+expect (a target confidently wrong where the surrogate agrees with it), a run that
+has not met one has a low estimate *and* a low variance estimate, and neither the
+fixed-budget interval nor the asymptotic CS can tell (issue 20: 22-39% coverage on
+such a pool). Only the loss bound can: this module bounds what such items could add.
+
+Exposure
+--------
+Item i's **exposure** after K draws is ``Q_i = sum_{m<=K} q_m(i)`` (``q_m(i) = 0``
+once drawn): the number of times the run expected to draw it. Uniform sampling gives
+every undrawn item ``Q_u = sum_{m<=K} 1 / (N - m + 1)`` (about K/N). A session
+knows every ``q_m``: a fixed proposal's are ``q_m(i) = p_i / sum_{S_m} p``
+(:func:`floored_proposals`), an adaptive design's are replayed from its stored history
+(:func:`design_proposals`). The **unexplored** items are the undrawn ones with
+``Q_i < ratio * Q_u`` (``ratio`` = 1/2: drawn at below half the uniform rate; at 1/5 the rare-miss
+pool's items escape, see :data:`BLIND_RATIO`).
+
+What a set of unexplored items can hide (the proof)
+---------------------------------------------------
+Fix any set H of items before sampling. ``X_t = 1[no item of H drawn by t] /
+prod_{m<=t} (1 - q_m(H))`` with ``q_m(H) = sum_{i in H n S_m} q_m(i)`` is a
+nonnegative martingale with ``X_0 = 1`` (``E[1[miss at m] | F_{m-1}] = 1 - q_m(H)``,
+whatever the adaptive design did before). By Ville's inequality, with probability
+at least ``1 - delta``, at every t at once: either H has been hit, or
+``prod (1 - q_m(H)) > delta``, hence (``-log(1 - x) >= x``)
+``sum_{i in H} Q_i < log(1 / delta)``. So a set of never-drawn items whose exposure
+adds up to ``log(1/delta)`` or more is, with probability ``1 - delta``, not the
+set that hides losses; the largest loss never-drawn items could hide is
+
+    D = max { sum_{i in H} B_i : H unexplored, sum_{i in H} Q_i <= log(1/delta) } / N,
+
+``B_i`` the largest loss item i can have (error rate 1; log loss
+``max_c -log p_target(c | x_i)``, never above the pool-wide cap the report applies,
+:func:`activetest.stats.log_loss_bound`). It is computed as a fractional knapsack
+(items by ``B_i / Q_i``, the last one in part), an upper bound on the 0/1 one, and it
+is never more than ``sum_{i in U} B_i / N``, the unexplored items' whole bound.
+
+The **widened interval** is ``[low - D_low, high + D]``. The estimate counts a
+never-drawn item at the control's value (adaptive designs) or not at all (LURE), so
+the truth can exceed it by up to ``B_i`` per hidden item; below, by the control's
+value, so ``D_low`` is the same knapsack with the weights ``g_i`` (the design's
+control at the last draw; 0 without one). Both interval kinds take the same D: the
+Ville bound holds at every budget at once, so the anytime CS stays anytime. The
+split of the miss probability (``delta = (1 - level) / 2`` here, the interval keeping
+its own) is a union bound, conservative when the interval itself is; coverage is
+checked by seeded simulation (tests/stats/test_blindspot.py: the rare-miss pool). No
+unexplored item (uniform sampling; a design that stays near it): D = 0 and the
+intervals are unchanged.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = ["BLIND_RATIO", "BlindSpot", "BlindSpotCurve", "blind_spot", "blind_spot_curve",
+           "design_proposals", "floored_proposals", "hidden_mass", "uniform_exposure",
+           "widen", "widen_cs"]
+
+#: Items drawn at below this share of the uniform rate (and never drawn) are unexplored:
+#: half (at a fifth, the rare-miss pool's 20 items escape: the adaptive design starts at
+#: lambda 0.5, so their exposure is 0.2-0.5 of uniform's; measured in docs/robustness.md).
+BLIND_RATIO = 0.5
+
+
+@dataclass(frozen=True)
+class BlindSpot:
+    """What the items a run hardly looked at could hide (module docstring).
+
+    Attributes:
+        n_unexplored: never-drawn items with exposure below ``ratio`` times uniform's.
+        ratio: that threshold (1/2).
+        unexplored_bound: ``sum_{i in U} B_i / N``: the most they could add to the risk.
+        widen_high: ``D``, added to the intervals' upper ends.
+        widen_low: ``D_low``, taken from their lower ends.
+        delta: the miss probability spent on it.
+        loss_cap: the per-item loss bound used (the largest ``B_i``; 1 for the error rate).
+    """
+
+    n_unexplored: int
+    ratio: float
+    unexplored_bound: float
+    widen_high: float
+    widen_low: float
+    delta: float
+    loss_cap: float
+
+    @property
+    def widened(self) -> bool:
+        """Whether the intervals were widened at all."""
+        return self.widen_high > 0 or self.widen_low > 0
+
+
+def uniform_exposure(N: int, K: int) -> float:
+    """``Q_u = sum_{m=1}^{K} 1 / (N - m + 1)``: an undrawn item's exposure under uniform
+    sampling after K draws."""
+    if K <= 0:
+        return 0.0
+    return float(np.sum(1.0 / (N - np.arange(K, dtype=np.float64))))
+
+
+def floored_proposals(scores: np.ndarray, acquired: Sequence[int], floor: float
+                      ) -> Iterator[tuple[np.ndarray, None]]:
+    """The paper's floored proposal (:func:`activetest.stats.proposal.proposal`) over the
+    pool before each draw of ``acquired``, as ``(q, None)`` (no control)."""
+    from activetest.stats.proposal import proposal
+
+    rem = np.ones(np.asarray(scores).shape[0], dtype=bool)
+    for i in acquired:
+        yield proposal(scores, rem, floor), None
+        rem[int(i)] = False
+
+
+def design_proposals(design: Any, acquired: Sequence[int], *,
+                     labels: Sequence[int] | None = None,
+                     losses: Sequence[float] | None = None,
+                     n_known: Sequence[int] | None = None,
+                     second: bool = False) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """An adaptive design's (:class:`activetest.stats.adaptive.AdaptiveDesign`) proposal
+    and control over the pool before each draw, ``(q, g)``, replayed from its history:
+    the items drawn in order, the labels (and losses) in draw order, the labels known
+    at each draw (default sequential). They are exactly what the run drew from (the
+    tests check q at the drawn items). ``second``: the two-metric design's second
+    control."""
+    acq = [int(i) for i in acquired]
+    M = len(acq)
+    ys = [] if labels is None else [int(y) for y in labels]
+    if losses is None:
+        Ls = (design.losses_of(np.array(acq[:len(ys)], dtype=np.int64),
+                               np.array(ys, dtype=np.int64)).tolist() if ys else [])
+    else:
+        Ls = [float(x) for x in losses]
+    known = list(range(M)) if n_known is None else [int(x) for x in n_known]
+    st = design._new_state(max(M, 1))
+    if ys:
+        st["hy"][: len(ys)] = ys
+    st["hL"][: len(Ls)] = Ls
+    for m, i in enumerate(acq):
+        plan = design._prepare(st, m, known[m])
+        g = plan.control2 if second else plan.control
+        yield plan.q, g
+        design._step(st, m, known[m], 0.0, i)
+
+
+@dataclass(frozen=True)
+class BlindSpotCurve:
+    """:class:`BlindSpot` at every budget M = 1..K (arrays ``(K,)``)."""
+
+    n_unexplored: np.ndarray
+    unexplored_bound: np.ndarray
+    widen_high: np.ndarray
+    widen_low: np.ndarray
+    ratio: float
+    delta: float
+    loss_cap: float
+
+    def at(self, budget: int) -> BlindSpot:
+        """The blind spot after ``budget`` labels (1-based)."""
+        j = budget - 1
+        return BlindSpot(int(self.n_unexplored[j]), self.ratio,
+                         float(self.unexplored_bound[j]), float(self.widen_high[j]),
+                         float(self.widen_low[j]), self.delta, self.loss_cap)
+
+
+def blind_spot_curve(proposals: Iterable[tuple[np.ndarray, np.ndarray | None]],
+                     acquired: Sequence[int], loss_high: np.ndarray | float, *, N: int,
+                     level: float = 0.95, fixed_control: np.ndarray | None = None,
+                     ratio: float = BLIND_RATIO, start: int = 1,
+                     at: Sequence[int] | None = None) -> BlindSpotCurve:
+    """:func:`blind_spot` after every draw, from the proposals before each draw
+    (:func:`floored_proposals`, :func:`design_proposals`). The value the estimate gives
+    a never-drawn item is the design's ``sum_m c_m g^(m)_i`` where the proposals carry a
+    control, else ``fixed_control`` (CV-LURE's fixed ``h``), else 0 (LURE). Budgets
+    below ``start`` are left at 0 (e.g. where the CS is not claimed yet), and so are
+    budgets not in ``at`` when it is given (simulations that look at a few)."""
+    acq = np.asarray(acquired, dtype=np.int64)
+    K = acq.size
+    Q = np.zeros(N)
+    wg = np.zeros(N)
+    drawn = np.zeros(N, dtype=bool)
+    out = np.zeros((4, K))
+    delta, cap = (1.0 - float(level)) / 2.0, 0.0
+    B = np.broadcast_to(np.asarray(loss_high, dtype=np.float64), (N,))
+    wanted = None if at is None else {int(k) for k in at}
+    for m, (q, g) in enumerate(proposals):
+        if m >= K:
+            break
+        Q += q
+        k = m + 1
+        if g is not None and k < N:
+            wg += N / ((N - k) * (N - k + 1.0)) * g
+        drawn[acq[m]] = True
+        if k < start or (wanted is not None and k not in wanted):
+            continue
+        ghat = fixed_control if g is None else (wg / (k / (N - k)) if k < N else None)
+        spot = blind_spot(Q, drawn, B, N=N, K=k, level=level, control=ghat, ratio=ratio)
+        out[:, m] = (spot.n_unexplored, spot.unexplored_bound, spot.widen_high,
+                     spot.widen_low)
+        delta, cap = spot.delta, spot.loss_cap
+    return BlindSpotCurve(out[0].astype(np.int64), out[1], out[2], out[3], float(ratio),
+                          delta, cap)
+
+
+def hidden_mass(weights: np.ndarray, exposure: np.ndarray, capacity: float) -> float:
+    """``max sum_H w_i`` over sets H with ``sum_H Q_i <= capacity``, fractionally (items
+    by ``w_i / Q_i``, the last in part): an upper bound on the 0/1 knapsack."""
+    w = np.asarray(weights, dtype=np.float64)
+    Q = np.asarray(exposure, dtype=np.float64)
+    keep = w > 0
+    w, Q = w[keep], Q[keep]
+    if w.size == 0:
+        return 0.0
+    free = Q <= 0  # never exposed: nothing says they are not hiding their bound
+    total = float(w[free].sum())
+    w, Q = w[~free], Q[~free]
+    order = np.argsort(-w / Q, kind="stable")
+    cq = np.cumsum(Q[order])
+    n_full = int(np.searchsorted(cq, capacity, side="right"))
+    total += float(w[order][:n_full].sum())
+    if n_full < w.size:
+        left = capacity - (cq[n_full - 1] if n_full else 0.0)
+        total += float(w[order][n_full]) * max(left, 0.0) / float(Q[order][n_full])
+    return total
+
+
+def blind_spot(exposure: np.ndarray, drawn: np.ndarray, loss_high: np.ndarray | float, *,
+               N: int, K: int, level: float = 0.95, control: np.ndarray | None = None,
+               ratio: float = BLIND_RATIO) -> BlindSpot:
+    """The widening of a run's intervals for what its unexplored items could hide.
+
+    Args:
+        exposure: ``(N,)`` ``Q_i`` after the K draws (:func:`blind_spot_curve` sums the
+            proposals of :func:`floored_proposals` or :func:`design_proposals`).
+        drawn: ``(N,)`` bool, or the drawn items' indices.
+        loss_high: ``B_i`` per item (or one bound for all): the largest loss it can have.
+        N, K: pool size and draws.
+        level: the intervals' level; ``delta = (1 - level) / 2`` is spent here.
+        control: ``(N,)`` the value the estimate gives a never-drawn item (an adaptive
+            design's control at the last draw); None: 0 (LURE).
+        ratio: unexplored below ``ratio`` times the uniform exposure.
+    """
+    Q = np.asarray(exposure, dtype=np.float64)
+    d = np.asarray(drawn)
+    mask = np.zeros(Q.size, dtype=bool)
+    if d.dtype == bool:
+        mask |= d
+    else:
+        mask[d.astype(np.int64)] = True
+    B = np.broadcast_to(np.asarray(loss_high, dtype=np.float64), Q.shape)
+    delta = (1.0 - float(level)) / 2.0
+    unexplored = ~mask & (ratio * uniform_exposure(N, K) > Q)
+    cap = math.log(1.0 / delta)
+    hi = hidden_mass(B[unexplored], Q[unexplored], cap) / N
+    lo = 0.0
+    if control is not None:
+        g = np.clip(np.asarray(control, dtype=np.float64), 0.0, B)
+        lo = hidden_mass(g[unexplored], Q[unexplored], cap) / N
+    return BlindSpot(int(unexplored.sum()), float(ratio), float(B[unexplored].sum() / N),
+                     float(hi), float(lo), delta, float(B.max()) if B.size else 0.0)
+
+
+def widen(low: float, high: float, spot: BlindSpot) -> tuple[float, float]:
+    """``[low - D_low, high + D]``."""
+    return low - spot.widen_low, high + spot.widen_high
+
+
+def widen_cs(low: np.ndarray, high: np.ndarray, curve: BlindSpotCurve, *,
+             intersect: bool) -> tuple[np.ndarray, np.ndarray]:
+    """A CS (``(K,)`` bounds, not yet intersected over budgets) widened at every budget by
+    that budget's blind spot, then intersected over budgets if ``intersect`` (the
+    budget-tuned CS): valid at every budget at once, as the Ville bound is."""
+    lo = np.asarray(low, dtype=np.float64) - curve.widen_low
+    hi = np.asarray(high, dtype=np.float64) + curve.widen_high
+    if intersect:
+        from activetest.stats.confseq import _running_intersection
+
+        lo, hi = _running_intersection(lo, hi)
+    return lo, hi

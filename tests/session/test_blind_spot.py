@@ -1,0 +1,121 @@
+"""A session's blind spot (issue 20, item 2): the proposals replayed from what it stored,
+the widened intervals in ``estimate``/``status``/the report, and old files untouched."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from session_support import PoolFiles
+from typer.testing import CliRunner
+
+from activetest.cli import app
+from activetest.session import draw
+from activetest.session.blindspot import item_loss_bounds, session_blind_spots
+from activetest.session.config import SessionConfig
+from activetest.session.workflow import Session
+from activetest.stats import adaptive_lure_theta, fixed_interval
+from activetest.stats.blindspot import BLIND_RATIO, design_proposals, floored_proposals
+
+runner = CliRunner()
+
+
+def run(*args: object, code: int = 0) -> str:
+    result = runner.invoke(app, [str(a) for a in args])
+    assert result.exit_code == code, (result.exit_code, result.output, result.exception)
+    return result.output
+
+
+def _init(pf: PoolFiles, db: Path, acquisition: str, n: int) -> None:
+    run("init", db, "--pool", pf.pool, "--task", "demo", "--surrogate", f"table:{pf.surrogate}",
+        "--target", f"table:{pf.target}", "--id-column", "id", "--metric", "both",
+        "--acquisition", acquisition, "--seed", "5", "--no-progress")
+    run("select", db, "--n", n)
+    with Session.open(db) as s:
+        s.label_from_data()
+
+
+def test_ce_session_widens_and_says_so(pool_files: PoolFiles, tmp_path: Path) -> None:
+    db = tmp_path / "ce.db"
+    _init(pool_files, db, "ce", 30)
+    with Session.open(db) as s:
+        cfg = s.session_config
+        assert cfg.blind_ratio == BLIND_RATIO and cfg.to_dict()["blind_ratio"] == BLIND_RATIO
+        draws = s.labelled_draws()
+        losses = s.item_losses(draws)
+        # the replayed proposals are the ones the session drew from
+        acq = s.store.acquisitions()
+        scores = draw.acquisition_scores_of(s.store)
+        got = [q[a.index] for (q, _), a in zip(
+            floored_proposals(scores, [a.index for a in acq], cfg.proposal_floor), acq,
+            strict=True)]
+        np.testing.assert_allclose(got, [a.q for a in acq], rtol=1e-12)
+    out = json.loads(run("estimate", db, "--json"))
+    notes = {n["metric"]: n for n in out["blind_spots"] if n["estimator"] == "estimate"}
+    assert set(notes) == {"log_loss", "error_rate"}
+    for metric, note in notes.items():
+        assert note["n_unexplored"] > 0 and note["ratio"] == BLIND_RATIO
+        assert note["widen_low"] == 0.0 and note["widen_high"] > 0  # LURE: upwards only
+        theta = adaptive_lure_theta(losses[metric], draws.q, draws.n_pool)
+        fi = fixed_interval(theta, draws.n_pool)
+        a = out["metrics"][metric]["anytime"]
+        top = 1.0 if metric == "error_rate" else note["loss_cap"]
+        assert a["fixed_high"] == pytest.approx(min(fi.high + note["widen_high"], top))
+        assert a["fixed_low"] == pytest.approx(fi.low)
+    assert notes["error_rate"]["loss_cap"] == 1.0
+    with Session.open(db) as s:  # the log loss's cap: the report's own bound
+        t = s.store.scores("target").logprobs
+    assert notes["log_loss"]["loss_cap"] == pytest.approx(float(-t.min()))
+    text = run("estimate", db)
+    assert "widened by +" in text and "below 1/2 the uniform rate" in text
+    status = run("status", db)
+    assert "widened by +" in status
+    run("report", db, "--out", tmp_path / "rep")
+    assert "below 1/2 the uniform rate" in (tmp_path / "rep" / "report.md").read_text(
+        encoding="utf-8")
+
+
+def test_adaptive_session_replays_its_design(pool_files: PoolFiles, tmp_path: Path) -> None:
+    db = tmp_path / "ad.db"
+    _init(pool_files, db, "adaptive", 12)
+    run("select", db, "--n", "12")
+    with Session.open(db) as s:
+        s.label_from_data()
+        sampler = draw.replayed(s.store)
+        st = sampler.state()
+        acq = s.store.acquisitions()
+        rows = [a.index for a in acq]
+        plans = list(design_proposals(sampler.design, rows, labels=st.labels,
+                                      losses=st.losses, n_known=st.n_known))
+        np.testing.assert_allclose([q[i] for (q, _), i in zip(plans, rows, strict=True)],
+                                   [a.q for a in acq], rtol=1e-12)
+        np.testing.assert_allclose([g[i] for (_, g), i in zip(plans, rows, strict=True)],
+                                   st.control, rtol=1e-12)
+        spots = session_blind_spots(s.session_config, s.store, k=len(rows),
+                                    n_pool=s.store.n_items(), metrics=("log_loss",),
+                                    sampler=sampler)
+    assert spots["log_loss"].estimate.widen_high.shape == (len(rows),)
+    out = json.loads(run("estimate", db, "--json"))
+    assert all(n["estimator"] == "estimate" for n in out["blind_spots"])
+
+
+def test_uniform_and_old_sessions_are_not_widened(pool_files: PoolFiles,
+                                                  tmp_path: Path) -> None:
+    db = tmp_path / "u.db"
+    _init(pool_files, db, "uniform", 20)
+    assert json.loads(run("estimate", db, "--json"))["blind_spots"] == []
+    with Session.open(db) as s:
+        old = SessionConfig.from_dict({k: v for k, v in s.session_config.to_dict().items()
+                                       if k != "blind_ratio"})
+        assert old.blind_ratio is None
+        assert session_blind_spots(old, s.store, k=20, n_pool=60, metrics=("log_loss",)) == {}
+
+
+def test_item_loss_bounds() -> None:
+    lp = np.log(np.array([[0.5, 0.5], [1 - 1e-6, 1e-6]]))
+    assert item_loss_bounds("error_rate", lp) == 1.0
+    np.testing.assert_allclose(item_loss_bounds("log_loss", lp), [np.log(2), -np.log(1e-6)])
+    assert item_loss_bounds("log_loss", None, 7.0) == 7.0
+    assert item_loss_bounds("log_loss", None) is None
