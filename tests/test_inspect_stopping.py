@@ -141,6 +141,38 @@ def test_a_real_eval_records_the_drawn_samples_scores_and_stops_when_narrow(
         assert md["design"]["acquisition"] == "graded_fixed"
         # the labels came from this eval, and say so
         assert {c.source for c in s.history()} == {f"inspect:{alog.eval.eval_id}"}
+        r0 = s.estimate(record=False).metrics["error_rate"]
+    # the log read back into a session made again: the same draws, labels and estimate
+    _from_inspect(tmp_path, active["log"], full["log"], order, labels, r0)
+
+
+def _cli(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    return subprocess.run([sys.executable, "-m", "activetest", *args], cwd=tmp, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def _from_inspect(tmp: Path, log: str, other_log: str, order: list[str],
+                  labels: dict[str, int], r0: Any) -> None:
+    made = ["--task", "arith.toml", "--pool", "pool.jsonl", "--target", "pool",
+            "--surrogate", "column:p_correct", "--metric", "error_rate", "--no-progress"]
+    p = _cli(tmp, "init", "back.db", *made, "--seed", "0", "--from-inspect", log)
+    assert p.returncode == 0, p.stderr
+    assert f"{len(order)} draws replayed, {len(labels)} label(s) recorded" in p.stdout
+    with Session.open(tmp / "back.db") as b:
+        assert [a.item_id for a in b.acquisitions()] == order
+        assert b.labels() == labels
+        r = b.estimate(record=False).metrics["error_rate"]
+        assert r.active.estimate == pytest.approx(r0.active.estimate, abs=1e-12)
+        assert r.anytime.cs_low == pytest.approx(r0.anytime.cs_low, abs=1e-12)
+    # another seed draws other items: refused, naming the first draw that differs, and
+    # nothing is left behind; a log of a run without the manager is refused too
+    p = _cli(tmp, "init", "other.db", *made, "--seed", "1", "--from-inspect", log)
+    assert p.returncode == 2 and "seed 0" in p.stderr and "seed 1" in p.stderr, p.stderr
+    assert not (tmp / "other.db").exists()
+    p = _cli(tmp, "init", "other.db", *made, "--seed", "0", "--from-inspect", other_log)
+    assert p.returncode == 2 and "not an eval run with activetest.inspect" in p.stderr
+    assert not (tmp / "other.db").exists()
 
 
 def test_a_killed_eval_keeps_its_labels_and_the_next_continues_the_draws(
@@ -278,3 +310,33 @@ def test_the_bundled_model_through_a_local_server_item_by_item(tmp_path: Path) -
     assert len(drawn) == 15 and set(ran) == set(labels) == set(drawn)
     assert {i: levels[v] for i, v in labels.items()} == {i: truth[i] for i in drawn}
     assert md["runs"] == 15 and md["reason"] == "budget spent"
+
+
+def test_restore_replays_a_design_that_refits_batch_by_batch(tmp_path: Path) -> None:
+    from activetest.inspect_stopping import LogRecord, restore
+
+    db, again = _session(tmp_path), _session(tmp_path, name="again.db")
+    with Session.open(db) as s:
+        _label_by_rule(s, tmp_path, 10)  # batch 1, all labelled
+        _label_by_rule(s, tmp_path, 12)  # batch 2, drawn knowing 10 labels
+        s.select(5)                      # batch 3, knowing 22; left unlabelled
+        acq, lab = s.acquisitions(), s.labels()
+        known = tuple(d[3] for d in s.store.design_draws())
+        assert sorted(set(known)) == [0, 10, 22]  # three batches, refitted between
+        scores = s.task.judgment.scores
+        rec = LogRecord("x.eval", "e1", s.n_items, s.session_config.acquisition, 0,
+                        tuple(a.item_id for a in acq), tuple(a.q for a in acq),
+                        {i: float(scores[v]) for i, v in lab.items()}, known)
+    with Session.open(again) as b:
+        assert restore(b, rec) == 22
+        assert [(a.item_id, a.q) for a in b.acquisitions()] == [(a.item_id, a.q) for a in acq]
+        assert b.labels() == lab
+    # a log whose draws this session does not make (two swapped): refused, naming both
+    other = _session(tmp_path, name="other.db")
+    swapped = (rec.draws[1], rec.draws[0], *rec.draws[2:])
+    bad = LogRecord(rec.path, rec.eval_id, rec.n_pool, rec.acquisition, rec.seed, swapped,
+                    rec.q, rec.labels, known)
+    with Session.open(other) as c, pytest.raises(
+            ValueError, match=rf"draw 1 of the log is '{swapped[0]}'.*this session's is "
+                              rf"'{swapped[1]}'"):
+        restore(c, bad)

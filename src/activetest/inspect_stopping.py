@@ -482,6 +482,7 @@ class ActiveStopping:
         out["draws"] = [a.item_id for a in acq]
         out["q"] = [float(a.q) for a in acq]
         out["labels"] = {i: float(scores[v]) for i, v in s.labels().items()}
+        out["n_known"] = [int(d[3]) for d in s.store.design_draws()]
         out["eval_id"] = self._eval_id
         from activetest import __version__
 
@@ -550,6 +551,8 @@ class LogRecord:
         draws, q: every draw of the session when the eval ended (item ids, in order)
             and the probability each was drawn with.
         labels: item id -> the score recorded as its label.
+        n_known: per draw, the labels its design had seen (empty: a design that does
+            not refit).
     """
 
     path: str
@@ -560,6 +563,7 @@ class LogRecord:
     draws: tuple[str, ...]
     q: tuple[float, ...]
     labels: dict[str, float]
+    n_known: tuple[int, ...] = ()
 
 
 def read_log(path: str | os.PathLike[str]) -> LogRecord:
@@ -592,7 +596,8 @@ def read_log(path: str | os.PathLike[str]) -> LogRecord:
                          None if design.get("seed") is None else int(design["seed"]),
                          tuple(str(i) for i in md["draws"]),
                          tuple(float(x) for x in md["q"]),
-                         {str(k): float(v) for k, v in dict(md["labels"]).items()})
+                         {str(k): float(v) for k, v in dict(md["labels"]).items()},
+                         tuple(int(x) for x in md.get("n_known") or ()))
     except (KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"{p}: damaged ActiveStopping metadata ({exc!r})") from None
 
@@ -602,22 +607,18 @@ def restore(session: Any, record: LogRecord) -> int:
 
     The session must be the one the eval ran on, made again (``activetest init`` with the
     same pool, task, surrogate and seed): its sampler then draws the same items with the
-    same probabilities, which is checked draw by draw; a fixed design only (an adaptive
-    design's draws depend on when labels arrived: keep using the session file the eval
-    wrote). Labels go in through the usual checks in one transaction. Returns the
+    same probabilities, which is checked draw by draw. A design that refits on the labels
+    (graded_fixed's in-run mixing, the adaptive designs) is replayed batch by batch: each
+    batch is drawn once the labels it was drawn with (the first ``n_known`` draws') are
+    back in, as when it was drawn. Labels go in through the usual checks. Returns the
     number of labels recorded.
 
     Raises:
-        ValueError: another session (naming the first draw that differs, both sides),
-            an adaptive design, or a label that contradicts one already given.
+        ValueError: another session (naming the first draw that differs, both sides), or
+            a label that contradicts one already given.
     """
     cfg = session.session_config
     where = record.path
-    if cfg.adaptive:
-        raise ValueError(f"{where}: the session draws with an adaptive design "
-                         f"({cfg.acquisition}), whose draws depend on when each label "
-                         f"arrived, so a log cannot replay them; continue with the session "
-                         f"file the eval wrote")
     mine = (session.n_items, cfg.acquisition, cfg.seed)
     theirs = (record.n_pool, record.acquisition, record.seed)
     if mine != theirs:
@@ -625,23 +626,48 @@ def restore(session: Any, record: LogRecord) -> int:
                          f"{record.acquisition}, seed {record.seed}; this one {mine[0]} items, "
                          f"acquisition {mine[1]}, seed {mine[2]}: make it with the same "
                          f"pool, task, surrogate and --seed")
-    have = session.store.n_acquired()
-    if have < len(record.draws):
-        session.select(len(record.draws) - have)
-    acq = session.acquisitions()
-    for j, (rid, rq) in enumerate(zip(record.draws, record.q, strict=True)):
-        a = acq[j]
-        if a.item_id != rid or abs(a.q - rq) > 1e-12 * max(1.0, abs(rq)):
-            raise ValueError(f"{where}: draw {j + 1} of the log is {rid!r} (q = {rq:.6g}); "
-                             f"this session's is {a.item_id!r} (q = {a.q:.6g}): the log was "
-                             f"made from another pool, surrogate or seed")
     scores = session.task.judgment.scores
-    records = []
+    levels: dict[str, int] = {}
     for item_id, value in record.labels.items():
         hit = [k for k, sc in enumerate(scores) if abs(sc - value) < 1e-9]
         if not hit:
             raise ValueError(f"{where}: item {item_id!r} has score {value:g}, not a judgment "
                              f"level's of this session ({list(scores)})")
-        records.append((item_id, hit[0]))
-    result = session.add_labels(records, source=f"inspect-log:{record.eval_id}", where=where)
-    return len(result.changes)
+        levels[item_id] = hit[0]
+    n = len(record.draws)
+    known = list(record.n_known) if len(record.n_known) == n else [0] * n
+    recorded = 0
+
+    def label(ids: Sequence[str]) -> int:
+        have = session.labels()
+        todo = [(i, levels[i]) for i in ids if i in levels and i not in have]
+        if not todo:
+            return 0
+        return len(session.add_labels(todo, source=f"inspect-log:{record.eval_id}",
+                                      where=where).changes)
+
+    def check(upto: int) -> None:
+        acq = session.acquisitions()
+        for j in range(upto):
+            a, rid, rq = acq[j], record.draws[j], record.q[j]
+            if a.item_id != rid or abs(a.q - rq) > 1e-12 * max(1.0, abs(rq)):
+                raise ValueError(f"{where}: draw {j + 1} of the log is {rid!r} (q = {rq:.6g}); "
+                                 f"this session's is {a.item_id!r} (q = {a.q:.6g}): the log "
+                                 f"was made from another pool, surrogate or seed")
+
+    j = session.store.n_acquired()
+    check(min(j, n))
+    while j < n:
+        k = known[j]
+        missing = [i for i in record.draws[:k] if i not in levels]
+        if missing:
+            raise ValueError(f"{where}: draw {j + 1} was made knowing the labels of the first "
+                             f"{k} draws, but the log has no score for {missing[0]!r}")
+        recorded += label(record.draws[:k])
+        end = j
+        while end < n and known[end] == k:
+            end += 1
+        session.select(end - j)
+        check(end)
+        j = end
+    return recorded + label(record.draws)
