@@ -340,3 +340,13 @@ def test_restore_replays_a_design_that_refits_batch_by_batch(tmp_path: Path) -> 
             ValueError, match=rf"draw 1 of the log is '{swapped[0]}'.*this session's is "
                               rf"'{swapped[1]}'"):
         restore(c, bad)
+
+
+def test_importing_the_manager_does_not_import_inspect_ai_nor_shadow_inspect() -> None:
+    code = ("import inspect, sys\nimport activetest.inspect as ai\n"
+            "print('inspect_ai' in sys.modules, hasattr(inspect, 'signature'),"
+            " ai.ActiveStopping.__module__)")
+    out = subprocess.run([sys.executable, "-c", code], env={"PYTHONPATH": str(ROOT / "src"),
+                                                           "PATH": ""},
+                         capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["False", "True", "activetest.inspect_stopping"]
