@@ -394,7 +394,7 @@ class ActiveStopping:
 
     async def schedule_sample(self, id: str | int, epoch: int) -> Any:
         """None (run it) for a drawn sample before the stop; else an ``EarlyStop``."""
-        from inspect_ai.util._early_stopping import EarlyStop
+        from inspect_ai.util import EarlyStop
 
         sid = str(id)
         if sid not in self._pos:
