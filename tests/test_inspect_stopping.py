@@ -278,10 +278,15 @@ def test_scores_that_are_not_a_level_are_refused(tmp_path: Path) -> None:
         asyncio.run(stop.complete_sample(first, 1, {"m": ss({"acc": 1, "f1": 0.5})}))
     asyncio.run(stop.complete_sample(first, 1, {"m": ss("C")}))
     asyncio.run(stop.complete_sample(stop.order()[1], 1, {}))  # errored: nothing recorded
+    third = stop.order()[2]
+    with Session.open(db) as s:  # a person labels the third while it runs
+        s.add_label(third, "correct")
+    asyncio.run(stop.complete_sample(third, 1, {"m": ss("I")}))
     with Session.open(db) as s:
-        assert s.labels() == {first: 1}
+        assert s.labels() == {first: 1, third: 1}  # the person's label stands
     md = asyncio.run(stop.complete_task())
     assert md["recorded"] == {first: 1.0} and md["unscored"] == [stop.order()[1]]
+    assert md["conflicts"] == {third: 0.0}
     assert md["reason"] == "incomplete" and md["estimate"] is None
     with pytest.raises(ValueError, match="width must be"):
         ActiveStopping(db, width=0)

@@ -144,6 +144,8 @@ class StopSummary:
         runs: samples this eval started (target runs spent).
         recorded: sample id -> the score recorded as its label, in completion order.
         unscored: drawn samples that completed without a usable score.
+        conflicts: sample id -> its score, where the item already had another label
+            (given by a person while the sample ran): that label is kept.
         order: this eval's draw order (sample ids).
     """
 
@@ -160,6 +162,7 @@ class StopSummary:
     runs: int
     recorded: dict[str, float]
     unscored: tuple[str, ...]
+    conflicts: dict[str, float]
     order: tuple[str, ...]
 
 
@@ -237,6 +240,7 @@ class ActiveStopping:
         self._started: set[str] = set()
         self._recorded: dict[str, float] = {}
         self._unscored: list[str] = []
+        self._conflicts: dict[str, float] = {}
         self._checked = 0
         self._stopped_at: int | None = None
         self._exhausted = False
@@ -417,9 +421,14 @@ class ActiveStopping:
             self._unscored.append(sid)
             return
         s = self.session
-        s.add_label(sid, level, source=f"inspect:{self._eval_id}" if self._eval_id
-                    else "inspect")
-        self._recorded[sid] = float(s.task.judgment.scores[level])
+        have = s.labels().get(sid)
+        if have is not None and have != level:
+            # a person labelled it while it ran: their label stands (never overwritten)
+            self._conflicts[sid] = float(s.task.judgment.scores[level])
+        else:
+            s.add_label(sid, level, source=f"inspect:{self._eval_id}" if self._eval_id
+                        else "inspect")
+            self._recorded[sid] = float(s.task.judgment.scores[level])
         self._check_stop()
 
     def _level(self, sid: str, scores: Mapping[str, Any]) -> int | None:
@@ -514,7 +523,8 @@ class ActiveStopping:
         cfg = s.session_config
         return StopSummary(s.metrics[0], float(cfg.level), int(m), vals[0], vals[1], vals[2],
                            vals[3], vals[4], self._stopped_at, reason, len(self._started),
-                           dict(self._recorded), tuple(self._unscored), order)
+                           dict(self._recorded), tuple(self._unscored),
+                           dict(self._conflicts), order)
 
     def close(self) -> None:
         """Close the session file if this manager opened it."""
