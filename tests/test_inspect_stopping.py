@@ -355,3 +355,28 @@ def test_importing_the_manager_does_not_import_inspect_ai_nor_shadow_inspect() -
                                                            "PATH": ""},
                          capture_output=True, text=True, check=True).stdout.split()
     assert out == ["False", "True", "activetest.inspect_stopping"]
+
+
+def test_the_join_checks_every_prompt_field(tmp_path: Path) -> None:
+    from inspect_ai.dataset import Sample
+
+    (tmp_path / "qa.toml").write_text(
+        'name = "qa"\nkind = "graded"\ninstruction = "Answer briefly."\n[templates]\n'
+        'item = "Context: {context}\\nQuestion: {question}\\nAnswer:"\n'
+        'example = "Context: {context}\\nQuestion: {question}\\nAnswer: {answer}\\n\\n"\n')
+    rows = [{"id": f"q{i}", "context": f"Room {i} is painted {c}.", "question":
+             f"What colour is room {i}?", "answer": "", "p": 0.5}
+            for i, c in enumerate(["red", "blue", "green"])]
+    (tmp_path / "qa.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    db = tmp_path / "qa.db"
+    Session.create(db, pool=str(tmp_path / "qa.jsonl"), task=str(tmp_path / "qa.toml"),
+                   target="pool", surrogate="column:p", seed=0, progress=False).close()
+
+    def shown(ctx: list[str]) -> list[Any]:
+        return [Sample(id=r["id"], input=f"Context: {c}\nQuestion: {r['question']}\nAnswer:")
+                for r, c in zip(rows, ctx, strict=True)]
+
+    ActiveStopping(db).dataset(shown([r["context"] for r in rows]))
+    wrong = [rows[1]["context"], rows[0]["context"], rows[2]["context"]]
+    with pytest.raises(ValueError, match=r"pool item 'q0' is not sample 'q0'.*\(2 of 3"):
+        ActiveStopping(db).dataset(shown(wrong))

@@ -331,13 +331,15 @@ class ActiveStopping:
         positional = all(_WHOLE_NUMBER.fullmatch(i) for i in pool)
         unchecked, differ = 0, []
         for item_id, item in pool.items():
-            text = " ".join(str(v) for k, v in item.fields.items() if k != "full_prompt"
-                            and isinstance(v, str))
-            own = _fold(text)
+            # every prompt field of the item occurs in the sample's input (which may add
+            # an instruction, field names, in-context examples)
+            own = [_fold(v) for k, v in item.fields.items() if k != "full_prompt"
+                   and isinstance(v, str) and _fold(v)]
             if not own:
                 unchecked += 1
                 continue
-            if own not in _fold(_sample_text(by_id[item_id])):
+            shown = _fold(_sample_text(by_id[item_id]))
+            if not all(f in shown for f in own):
                 differ.append(item_id)
         if differ:
             i = differ[0]
