@@ -337,6 +337,11 @@ def init(
                                            "cache.")] = False,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing session "
                                             "file.")] = False,
+    from_inspect: Annotated[Path | None, typer.Option(
+        "--from-inspect", help="An inspect_ai log of an eval run with "
+        "activetest.inspect.ActiveStopping on a session made with these same options: its "
+        "draws are replayed (and checked) and its scores recorded as labels.",
+        show_default=False)] = None,
     threads: Threads = None,
     no_progress: NoProgress = False,
 ) -> None:
@@ -365,6 +370,11 @@ def init(
                                       ("label_column", label_column), ("format", pool_format),
                                       ("encoding", encoding), ("label_base", label_base))
                     if v is not None}
+    log = None
+    if from_inspect is not None:  # read before creating: a bad log leaves nothing behind
+        from activetest.inspect_stopping import read_log
+
+        log = read_log(from_inspect)
     with Session.create(session, pool=pool, task=task, surrogate=surrogate, target=target,
                         metric=metric.value, acquisition=None if acquisition is None
                         else acquisition.value, proposal_floor=proposal_floor, seed=seed,
@@ -389,7 +399,24 @@ def init(
                 _out.print(f"{role}: predictions read from the file ({prov['source']}); "
                            f"in-context examples: {prov.get('n_examples', 'unknown')} (as the "
                            f"file says, not --shots)")
+        if log is not None:
+            _restore_log(s, log, session)
         _out.print(f"next: activetest select {_escape(str(session))} --n 20")
+
+
+def _restore_log(s: Any, log: Any, session: Path) -> None:
+    """``init --from-inspect``: replay the log's draws and labels; on failure remove the
+    session just made."""
+    from activetest.inspect_stopping import restore
+
+    try:
+        n = restore(s, log)
+    except BaseException:
+        s.close()
+        session.unlink(missing_ok=True)
+        raise
+    _out.print(f"from {_escape(log.path)}: {len(log.draws)} draws replayed, {n} label(s) "
+               f"recorded (the eval's scores)")
 
 
 # --------------------------------------------------------------------------- select

@@ -1,0 +1,685 @@
+"""Active testing inside inspect_ai: run the target only on the drawn items, stop when narrow.
+
+``ActiveStopping`` is an inspect_ai early-stopping manager (``Task(early_stopping=...)``,
+inspect_ai >= 0.3.285). It works on a graded activetest session (``activetest init``
+with a surrogate of the target's correctness; the judgment levels' scores are the
+scorer's values, e.g. incorrect/correct = 0/1) whose items are the task's samples::
+
+    from activetest.inspect import ActiveStopping
+
+    stop = ActiveStopping("eval.db", width=0.10, budget=200)
+    task = Task(dataset=stop.dataset(samples), solver=generate(), scorer=match(),
+                early_stopping=stop)
+    eval(task, model=...)
+
+* ``start_task``: joins the session's items to the task's samples BY ID (every pool
+  item must be a sample and every sample a pool item; ids that may be positions,
+  whole numbers, join only where each item's text occurs in its sample's input; a
+  refused join names the id and both texts), then takes the order from the session's
+  design: the draws still unrecorded, then new draws (``budget`` in all, default the
+  whole pool). The draws are committed to the session (a later eval, or a person,
+  continues the same draw order). An adaptive design is refitted before these draws
+  and not inside them: one eval is one batch, which keeps the estimate exactly
+  unbiased (inspect decides whether a sample runs when it is scheduled, so a later
+  batch cannot wait for the results of an earlier one).
+* ``schedule_sample``: skips every sample not in this order, and every sample once the
+  stop is reached.
+* ``complete_sample``: records the sample's score (the chosen scorer's value, mapped to
+  the judgment level with that score) as the item's label, committed at once (the same
+  guarantees as ``activetest import``). The estimate uses the longest completed
+  prefix of the draw order; the stop is the first prefix length at which the anytime
+  95% confidence sequence is at most ``width`` wide (checked at every length the
+  prefix passes through), which is the stopping time a one-at-a-time run has, whatever
+  order inspect completes the samples in (:mod:`activetest.stats.concurrent_stop`).
+* ``complete_task``: returns the estimate at the stop (else at the longest completed
+  prefix) with its fixed-budget interval and anytime confidence sequence, the design,
+  the order and every recorded score: inspect writes it into the log's
+  ``results.early_stopping.metadata``.
+
+Samples run in dataset order, so give the task ``stop.dataset(samples)`` (the drawn
+samples first, in draw order): otherwise the completed prefix grows slowly and more
+samples run before the stop is seen. inspect_ai is imported only when a method needs
+it, so ``import activetest`` stays light.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import unicodedata
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = ["MANAGER", "ActiveStopping", "LogRecord", "PrefixIntervals", "StopSummary",
+           "prefix_intervals", "read_log", "restore"]
+
+#: The name inspect records as the early-stopping manager.
+MANAGER = "activetest.ActiveStopping"
+
+_WHOLE_NUMBER = re.compile(r"[+-]?\d+")
+#: inspect_ai's letter values (``value_to_float``): correct, incorrect, partial, no answer.
+_LETTERS = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
+
+
+@dataclass(frozen=True)
+class PrefixIntervals:
+    """The headline estimate of a session at every prefix length ``M = 1..K`` of its draws.
+
+    Exactly what ``Session.estimate`` reports at ``M = K`` (its metric's LURE, or the
+    adaptive design's estimate, with the fixed-budget interval and the anytime
+    confidence sequence), for every shorter prefix too. Arrays are ``(K,)``.
+    """
+
+    metric: str
+    level: float
+    n_pool: int
+    item_ids: tuple[str, ...]
+    estimate: np.ndarray
+    fixed_low: np.ndarray
+    fixed_high: np.ndarray
+    cs_low: np.ndarray
+    cs_high: np.ndarray
+
+    @property
+    def k(self) -> int:
+        """K, the labelled prefix length."""
+        return len(self.item_ids)
+
+
+def prefix_intervals(session: Any) -> PrefixIntervals:
+    """:class:`PrefixIntervals` of a :class:`activetest.session.workflow.Session` (K >= 2)."""
+    from activetest.session import draw
+    from activetest.session import estimate as est
+    from activetest.stats import adaptive_lure_theta
+    from activetest.stats.confseq import asymptotic_cs
+    from activetest.stats.intervals import fixed_interval_curve
+
+    cfg = session.session_config
+    metric = session.metrics[0]
+    draws = session.labelled_draws()
+    if draws.k < 2:
+        raise ValueError(f"{draws.k} usable label(s): intervals need at least 2")
+    losses = np.asarray(session.item_losses(draws, progress=False)[metric], dtype=np.float64)
+    N, level = draws.n_pool, float(cfg.level)
+    design = None
+    if cfg.adaptive:
+        design = draw.metric_controls(session.store, draws.k).get(metric)
+    model_var = None
+    if design is not None:
+        theta = adaptive_lure_theta(losses, draws.q, N, control=design[0],
+                                    control_rest=design[1])
+        model_var = design[2]
+    else:
+        theta = adaptive_lure_theta(losses, draws.q, N)
+    bounds = est.value_range(metric)
+    fi = fixed_interval_curve(theta, N, level=level, model_var=model_var)
+    cs = asymptotic_cs(theta, N, alpha=1.0 - level, value_range=bounds, model_var=model_var)
+    clipped = [est.clip_interval(float(lo), float(hi), float(e), bounds)
+               for lo, hi, e in zip(fi.low, fi.high, fi.estimate, strict=True)]
+    return PrefixIntervals(metric, level, N, draws.item_ids, np.asarray(fi.estimate, float),
+                           np.array([c[0] for c in clipped]), np.array([c[1] for c in clipped]),
+                           np.asarray(cs.low, float), np.asarray(cs.high, float))
+
+
+@dataclass(frozen=True)
+class StopSummary:
+    """What one eval did, as written into the log's early-stopping metadata.
+
+    Attributes:
+        metric, level: the session's metric and the intervals' level.
+        n_labels: the prefix length the estimate is at (the stop, else the longest
+            completed prefix of the draw order).
+        estimate, fixed_low, fixed_high, cs_low, cs_high: the estimate there with its
+            fixed-budget interval and anytime confidence sequence (None below 2 labels).
+        stopped_at: the prefix length at which the anytime interval was first at most
+            ``width`` wide (None: not reached).
+        reason: why the eval ended its draws (``width reached``, ``budget spent``,
+            ``pool exhausted``, ``incomplete``).
+        runs: samples this eval started (target runs spent).
+        recorded: sample id -> the score recorded as its label, in completion order.
+        unscored: drawn samples that completed without a usable score.
+        conflicts: sample id -> its score, where the item already had another label
+            (given by a person while the sample ran): that label is kept.
+        order: this eval's draw order (sample ids).
+    """
+
+    metric: str
+    level: float
+    n_labels: int
+    estimate: float | None
+    fixed_low: float | None
+    fixed_high: float | None
+    cs_low: float | None
+    cs_high: float | None
+    stopped_at: int | None
+    reason: str
+    runs: int
+    recorded: dict[str, float]
+    unscored: tuple[str, ...]
+    conflicts: dict[str, float]
+    order: tuple[str, ...]
+
+
+def _fold(text: str) -> str:
+    return "".join(unicodedata.normalize("NFKC", text).casefold().split())
+
+
+def _excerpt(text: str, n: int = 80) -> str:
+    one = " ".join(text.split())
+    return repr(one if len(one) <= n else one[: n - 3] + "...")
+
+
+def _sample_text(sample: Any) -> str:
+    """A sample's input as text (a string, or its messages' texts joined)."""
+    inp = sample.input
+    if isinstance(inp, str):
+        return inp
+    parts = []
+    for m in inp:
+        text = getattr(m, "text", None)
+        parts.append(text if isinstance(text, str) else str(getattr(m, "content", "")))
+    return "\n".join(parts)
+
+
+def _value_to_float(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, str):
+        v = value.strip()
+        if v in _LETTERS:
+            return _LETTERS[v]
+        try:
+            return float(v)
+        except ValueError:
+            return None
+    if isinstance(value, (int, float)) and math.isfinite(float(value)):
+        return float(value)
+    return None
+
+
+class ActiveStopping:
+    """An inspect_ai ``EarlyStopping`` manager that runs the session's draws (module docstring).
+
+    Args:
+        session: the session file (a graded session whose items are the task's
+            samples), or an open :class:`activetest.Session`.
+        width: stop once the anytime confidence sequence is at most this wide (full
+            width, in the metric's units: 0.06 is +-0.03); None: never on width.
+        budget: at most this many target runs in this eval (the unrecorded draws count
+            first); None: the whole pool.
+        scorer: the scorer whose value is the label (needed when the task has several).
+        value_key: for a scorer whose value is a dict, the key to read.
+        busy_timeout: seconds to wait for another writer of the session file.
+    """
+
+    def __init__(self, session: str | os.PathLike[str] | Any, *, width: float | None = None,
+                 budget: int | None = None, scorer: str | None = None,
+                 value_key: str | None = None, busy_timeout: float = 30.0) -> None:
+        if width is not None and not (isinstance(width, (int, float))
+                                      and math.isfinite(width) and width > 0):
+            raise ValueError(f"width must be a number > 0, got {width!r}")
+        if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int)
+                                   or budget < 1):
+            raise ValueError(f"budget must be a positive integer, got {budget!r}")
+        self.width = None if width is None else float(width)
+        self.budget = budget
+        self.scorer = scorer
+        self.value_key = value_key
+        self._busy_timeout = busy_timeout
+        self._given = session
+        self._session: Any = None
+        self._order: list[str] | None = None
+        self._pos: dict[str, int] = {}
+        self._eval_id = ""
+        self._started: set[str] = set()
+        self._recorded: dict[str, float] = {}
+        self._unscored: list[str] = []
+        self._conflicts: dict[str, float] = {}
+        self._checked = 0
+        self._stopped_at: int | None = None
+        self._exhausted = False
+        self._joined = False
+
+    # ------------------------------------------------------------ the session
+
+    @property
+    def session(self) -> Any:
+        """The open session (opened on first use)."""
+        if self._session is None:
+            if isinstance(self._given, (str, os.PathLike)):
+                from activetest.session.workflow import Session
+
+                self._session = Session.open(self._given, busy_timeout=self._busy_timeout)
+            else:
+                self._session = self._given
+            if not self._session.graded:
+                raise ValueError(f"{self._name()}: ActiveStopping records the scorer's value "
+                                 f"as the item's judgment, so it needs a graded session "
+                                 f"(`activetest init --task <graded task>`); this one is a "
+                                 f"classification session")
+        return self._session
+
+    def _name(self) -> str:
+        s = self._given
+        return str(s) if isinstance(s, (str, os.PathLike)) else str(getattr(s, "path", "session"))
+
+    def order(self) -> list[str]:
+        """This eval's draw order (item ids), drawn from the session's design on first call.
+
+        The unrecorded draws come first, then new draws up to ``budget`` (committed to
+        the session at once). Nothing is drawn when the session's anytime interval is
+        already narrow enough.
+        """
+        if self._order is None:
+            s = self.session
+            self._check_stop()
+            pending = [a.item_id for a in s.pending()]
+            labelled = set(s.labels())
+            want = len(pending) if self._stopped_at is not None else (
+                self.budget if self.budget is not None else s.n_items)
+            new = max(0, min(want - len(pending), s.n_items - s.store.n_acquired()))
+            drawn = [a.item_id for a in s.select(new)] if new else []
+            order = [i for i in pending + drawn if i not in labelled][:max(want, 0)]
+            self._order = order
+            self._pos = {item_id: j for j, item_id in enumerate(order)}
+        return list(self._order)
+
+    def dataset(self, samples: Sequence[Any], *, name: str | None = None) -> Any:
+        """``samples`` (a list or an inspect ``Dataset``) as a ``MemoryDataset`` in draw
+        order: this eval's draws first, then the rest (which are skipped). The join is
+        checked here too (see the module docstring)."""
+        from inspect_ai.dataset import MemoryDataset
+
+        items = list(samples)
+        self._join(items)
+        pos = {item_id: j for j, item_id in enumerate(self.order())}
+        ranked = sorted(range(len(items)),
+                        key=lambda j: (pos.get(str(items[j].id), len(pos)), j))
+        return MemoryDataset([items[j] for j in ranked],
+                             name=name or getattr(samples, "name", None))
+
+    def _join(self, samples: Sequence[Any]) -> None:
+        """Refuse unless the pool's items and the samples are the same, by id and content."""
+        s = self.session
+        by_id: dict[str, Any] = {}
+        for smp in samples:
+            if smp.id is None:
+                raise ValueError("a sample without an id: inspect numbers such samples by "
+                                 "position, which joins nothing; give every sample its "
+                                 "pool item's id")
+            by_id[str(smp.id)] = smp
+        pool = {it.id: it for it in s.items()}
+        where = self._name()
+        missing = [i for i in pool if i not in by_id]
+        extra = [i for i in by_id if i not in pool]
+        if missing or extra:
+            parts = []
+            if missing:
+                parts.append(f"{len(missing)} pool item(s) are not samples of the task "
+                             f"(e.g. {missing[0]!r})")
+            if extra:
+                parts.append(f"{len(extra)} sample(s) are not items of the pool (e.g. "
+                             f"{extra[0]!r})")
+            raise ValueError(f"{where}: the task's samples and the session's pool differ: "
+                             f"{'; '.join(parts)}; ids join by equality (as strings)")
+        positional = all(_WHOLE_NUMBER.fullmatch(i) for i in pool)
+        unchecked, differ = 0, []
+        for item_id, item in pool.items():
+            # every prompt field of the item occurs in the sample's input (which may add
+            # an instruction, field names, in-context examples)
+            own = [_fold(v) for k, v in item.fields.items() if k != "full_prompt"
+                   and isinstance(v, str) and _fold(v)]
+            if not own:
+                unchecked += 1
+                continue
+            shown = _fold(_sample_text(by_id[item_id]))
+            if not all(f in shown for f in own):
+                differ.append(item_id)
+        if differ:
+            i = differ[0]
+            item = pool[i]
+            shown = " ".join(str(v) for v in item.fields.values())
+            raise ValueError(f"{where}: pool item {i!r} is not sample {i!r} of the task: the "
+                             f"item reads {_excerpt(shown)}, the sample's input "
+                             f"{_excerpt(_sample_text(by_id[i]))} ({len(differ)} of "
+                             f"{len(pool)} items differ)")
+        if positional and unchecked:
+            raise ValueError(f"{where}: the ids are whole numbers (they may be positions) "
+                             f"and {unchecked} item(s) have no text to confirm them by; "
+                             f"give the pool items their texts or the samples other ids")
+        self._joined = True
+
+    # ------------------------------------------------------------ the stop
+
+    def _intervals(self) -> PrefixIntervals | None:
+        if self.session.labelled_draws().k < 2:
+            return None
+        return prefix_intervals(self.session)
+
+    def _check_stop(self) -> None:
+        """Advance the checked prefix; set the stop at the first narrow-enough length."""
+        if self._stopped_at is not None:
+            return
+        k = self.session.labelled_draws().k
+        if k <= self._checked:
+            return
+        if self.width is not None and k >= 2:
+            from activetest.stats.concurrent_stop import first_narrow
+
+            pi = prefix_intervals(self.session)
+            self._stopped_at = first_narrow(pi.cs_low, pi.cs_high, self.width,
+                                            after=self._checked, upto=k)
+        self._checked = k
+
+    # ------------------------------------------------------------ inspect's protocol
+
+    async def start_task(self, task: Any, samples: list[Any], epochs: int) -> str:
+        """Join the samples to the pool and draw this eval's order (module docstring)."""
+        if epochs != 1:
+            raise ValueError(f"ActiveStopping runs each drawn sample once (epochs=1), got "
+                             f"epochs={epochs}: an item's label is one score")
+        self._eval_id = str(getattr(task, "eval_id", "") or "")
+        self._join(samples)
+        order = self.order()
+        pos = [j for j, smp in enumerate(samples) if str(smp.id) in self._pos]
+        ranks = [self._pos[str(samples[j].id)] for j in pos]
+        if ranks != sorted(ranks) or (pos and pos[-1] != len(pos) - 1):
+            warnings.warn("the task's samples are not in draw order: inspect runs them in "
+                          "dataset order, so the completed prefix grows slowly and more "
+                          "samples run before the stop is seen; build the task with "
+                          "ActiveStopping.dataset(samples)", stacklevel=2)
+        if not order:
+            self._exhausted = True
+        return MANAGER
+
+    async def schedule_sample(self, id: str | int, epoch: int) -> Any:
+        """None (run it) for a drawn sample before the stop; else an ``EarlyStop``."""
+        from inspect_ai.util import EarlyStop
+
+        sid = str(id)
+        if sid not in self._pos:
+            return EarlyStop(id=id, epoch=epoch, reason="not drawn")
+        if self._stopped_at is not None:
+            return EarlyStop(id=id, epoch=epoch, reason="anytime interval narrow enough",
+                             metadata={"stopped_at": self._stopped_at})
+        self._started.add(sid)
+        return None
+
+    async def complete_sample(self, id: str | int, epoch: int, scores: Mapping[str, Any]
+                              ) -> None:
+        """Record the drawn sample's score as its label (committed at once), then check
+        the stop."""
+        sid = str(id)
+        if sid not in self._pos:
+            return
+        level = self._level(sid, scores)
+        if level is None:
+            self._unscored.append(sid)
+            return
+        s = self.session
+        have = s.labels().get(sid)
+        if have is not None and have != level:
+            # a person labelled it while it ran: their label stands (never overwritten)
+            self._conflicts[sid] = float(s.task.judgment.scores[level])
+        else:
+            s.add_label(sid, level, source=f"inspect:{self._eval_id}" if self._eval_id
+                        else "inspect")
+            self._recorded[sid] = float(s.task.judgment.scores[level])
+        self._check_stop()
+
+    def _level(self, sid: str, scores: Mapping[str, Any]) -> int | None:
+        if not scores:
+            return None
+        if self.scorer is not None:
+            if self.scorer not in scores:
+                raise ValueError(f"sample {sid!r}: no scorer {self.scorer!r} (the task's "
+                                 f"scorers: {sorted(scores)})")
+            name = self.scorer
+        elif len(scores) == 1:
+            name = next(iter(scores))
+        else:
+            raise ValueError(f"the task has {len(scores)} scorers {sorted(scores)}: name the "
+                             f"one whose value is the label, ActiveStopping(..., scorer=NAME)")
+        sample_score = scores[name]
+        value = getattr(getattr(sample_score, "score", sample_score), "value", None)
+        if isinstance(value, dict):
+            if self.value_key is None or self.value_key not in value:
+                raise ValueError(f"sample {sid!r}: scorer {name!r} gives several values "
+                                 f"{sorted(value)}; name one with value_key=")
+            value = value[self.value_key]
+        x = _value_to_float(value)
+        judgment = self.session.task.judgment
+        hits = [j for j, sc in enumerate(judgment.scores) if x is not None
+                and abs(sc - x) < 1e-9]
+        if not hits:
+            levels = ", ".join(f"{lv}={sc:g}" for lv, sc in zip(judgment.levels,
+                                                                  judgment.scores, strict=True))
+            raise ValueError(f"sample {sid!r}: scorer {name!r} gave {value!r}, which is not "
+                             f"the score of a judgment level of the session ({levels})")
+        return hits[0]
+
+    async def complete_task(self) -> dict[str, Any]:
+        """The estimate, intervals, design and scores (see :class:`StopSummary`), as JSON."""
+        summary = self.summary()
+        s = self.session
+        cfg = s.session_config
+        from activetest.session import draw
+        from activetest.session.interval_names import ANYTIME, FIXED_BUDGET, interval_name
+
+        design: dict[str, Any] = {"acquisition": cfg.acquisition, "surrogate": cfg.surrogate,
+                                  "proposal_floor": cfg.proposal_floor, "seed": cfg.seed,
+                                  "batch": "one eval (an adaptive design is refitted "
+                                           "between evals)"}
+        if cfg.adaptive:
+            info = draw.design_info(s.store)
+            design["state"] = _jsonable(info)
+        out = _jsonable(asdict(summary))
+        out["names"] = {"fixed": interval_name(FIXED_BUDGET, summary.level),
+                        "anytime": interval_name(ANYTIME, summary.level)}
+        out.update({"manager": MANAGER, "session": Path(self._name()).name,
+                    "n_pool": s.n_items, "width": self.width, "budget": self.budget,
+                    "design": design, "method": f"{cfg.metric} by LURE over the draw order's "
+                                                f"longest completed prefix"})
+        # what `activetest init --from-inspect LOG` replays: every draw of the session
+        # (item, probability) and every label it holds, as the item's score
+        acq = s.acquisitions()
+        scores = s.task.judgment.scores
+        out["draws"] = [a.item_id for a in acq]
+        out["q"] = [float(a.q) for a in acq]
+        out["labels"] = {i: float(scores[v]) for i, v in s.labels().items()}
+        out["n_known"] = [int(d[3]) for d in s.store.design_draws()]
+        out["eval_id"] = self._eval_id
+        from activetest import __version__
+
+        out["activetest_version"] = __version__
+        self.close()
+        return out
+
+    def summary(self) -> StopSummary:
+        """Where this eval stands: the estimate at the stop, else at the longest prefix."""
+        s = self.session
+        order = tuple(self._order or ())
+        pi = self._intervals()
+        k = s.labelled_draws().k
+        m = self._stopped_at if self._stopped_at is not None else k
+        if self._stopped_at is not None:
+            reason = "width reached"
+        elif all(i in s.labels() for i in order) and order:
+            reason = ("pool exhausted" if s.store.n_acquired() >= s.n_items
+                      else "budget spent")
+        elif not order:
+            reason = "nothing drawn"
+        else:
+            reason = "incomplete"
+        vals: list[float | None] = [None] * 5
+        if pi is not None and m >= 2:
+            j = m - 1
+            vals = [float(pi.estimate[j]), float(pi.fixed_low[j]), float(pi.fixed_high[j]),
+                    float(pi.cs_low[j]), float(pi.cs_high[j])]
+        cfg = s.session_config
+        return StopSummary(s.metrics[0], float(cfg.level), int(m), vals[0], vals[1], vals[2],
+                           vals[3], vals[4], self._stopped_at, reason, len(self._started),
+                           dict(self._recorded), tuple(self._unscored),
+                           dict(self._conflicts), order)
+
+    def close(self) -> None:
+        """Close the session file if this manager opened it."""
+        if self._session is not None and isinstance(self._given, (str, os.PathLike)):
+            self._session.close()
+            self._session = None
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return _jsonable(value.tolist())
+    if isinstance(value, (np.floating, float)):
+        f = float(value)
+        return f if math.isfinite(f) else str(f)
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if value is None or isinstance(value, (str, int, bool)):
+        return value
+    return str(value)
+
+
+@dataclass(frozen=True)
+class LogRecord:
+    """What an inspect log written with :class:`ActiveStopping` says about its session.
+
+    Attributes:
+        path: the log.
+        eval_id: inspect's id of the eval.
+        n_pool, acquisition, seed: the session's pool size, design and sampler seed.
+        draws, q: every draw of the session when the eval ended (item ids, in order)
+            and the probability each was drawn with.
+        labels: item id -> the score recorded as its label.
+        n_known: per draw, the labels its design had seen (empty: a design that does
+            not refit).
+    """
+
+    path: str
+    eval_id: str
+    n_pool: int
+    acquisition: str
+    seed: int | None
+    draws: tuple[str, ...]
+    q: tuple[float, ...]
+    labels: dict[str, float]
+    n_known: tuple[int, ...] = ()
+
+
+def read_log(path: str | os.PathLike[str]) -> LogRecord:
+    """Read the early-stopping metadata of an eval run with :class:`ActiveStopping`.
+
+    Raises:
+        ValueError: not such a log (naming the file), or inspect_ai is not installed.
+    """
+    try:
+        from inspect_ai.log import read_eval_log
+    except ImportError:
+        raise ValueError("reading an inspect_ai log needs inspect_ai (pip install "
+                         "inspect-ai)") from None
+    p = Path(path)
+    if not p.is_file():
+        raise ValueError(f"{p}: no such log file")
+    try:
+        log = read_eval_log(str(p), header_only=True)
+    except Exception as exc:  # inspect raises many kinds for a file it cannot read
+        raise ValueError(f"{p}: not an inspect_ai log ({type(exc).__name__}: {exc})") from None
+    es = log.results.early_stopping if log.results is not None else None
+    md = es.metadata if es is not None else None
+    if es is None or es.manager != MANAGER or not isinstance(md, dict) or "draws" not in md:
+        raise ValueError(f"{p}: not an eval run with activetest.inspect.ActiveStopping (its "
+                         f"early-stopping metadata is not ours)")
+    design = md.get("design") or {}
+    try:
+        return LogRecord(str(p), str(md.get("eval_id") or log.eval.eval_id),
+                         int(md["n_pool"]), str(design["acquisition"]),
+                         None if design.get("seed") is None else int(design["seed"]),
+                         tuple(str(i) for i in md["draws"]),
+                         tuple(float(x) for x in md["q"]),
+                         {str(k): float(v) for k, v in dict(md["labels"]).items()},
+                         tuple(int(x) for x in md.get("n_known") or ()))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"{p}: damaged ActiveStopping metadata ({exc!r})") from None
+
+
+def restore(session: Any, record: LogRecord) -> int:
+    """Replay ``record``'s draws in ``session`` and record its scores as labels.
+
+    The session must be the one the eval ran on, made again (``activetest init`` with the
+    same pool, task, surrogate and seed): its sampler then draws the same items with the
+    same probabilities, which is checked draw by draw. A design that refits on the labels
+    (graded_fixed's in-run mixing, the adaptive designs) is replayed batch by batch: each
+    batch is drawn once the labels it was drawn with (the first ``n_known`` draws') are
+    back in, as when it was drawn. Labels go in through the usual checks. Returns the
+    number of labels recorded.
+
+    Raises:
+        ValueError: another session (naming the first draw that differs, both sides), or
+            a label that contradicts one already given.
+    """
+    cfg = session.session_config
+    where = record.path
+    mine = (session.n_items, cfg.acquisition, cfg.seed)
+    theirs = (record.n_pool, record.acquisition, record.seed)
+    if mine != theirs:
+        raise ValueError(f"{where}: the log's session has {record.n_pool} items, acquisition "
+                         f"{record.acquisition}, seed {record.seed}; this one {mine[0]} items, "
+                         f"acquisition {mine[1]}, seed {mine[2]}: make it with the same "
+                         f"pool, task, surrogate and --seed")
+    scores = session.task.judgment.scores
+    levels: dict[str, int] = {}
+    for item_id, value in record.labels.items():
+        hit = [k for k, sc in enumerate(scores) if abs(sc - value) < 1e-9]
+        if not hit:
+            raise ValueError(f"{where}: item {item_id!r} has score {value:g}, not a judgment "
+                             f"level's of this session ({list(scores)})")
+        levels[item_id] = hit[0]
+    n = len(record.draws)
+    known = list(record.n_known) if len(record.n_known) == n else [0] * n
+    recorded = 0
+
+    def label(ids: Sequence[str]) -> int:
+        have = session.labels()
+        todo = [(i, levels[i]) for i in ids if i in levels and i not in have]
+        if not todo:
+            return 0
+        return len(session.add_labels(todo, source=f"inspect-log:{record.eval_id}",
+                                      where=where).changes)
+
+    def check(upto: int) -> None:
+        acq = session.acquisitions()
+        for j in range(upto):
+            a, rid, rq = acq[j], record.draws[j], record.q[j]
+            if a.item_id != rid or abs(a.q - rq) > 1e-12 * max(1.0, abs(rq)):
+                raise ValueError(f"{where}: draw {j + 1} of the log is {rid!r} (q = {rq:.6g}); "
+                                 f"this session's is {a.item_id!r} (q = {a.q:.6g}): the log "
+                                 f"was made from another pool, surrogate or seed")
+
+    j = session.store.n_acquired()
+    check(min(j, n))
+    while j < n:
+        k = known[j]
+        missing = [i for i in record.draws[:k] if i not in levels]
+        if missing:
+            raise ValueError(f"{where}: draw {j + 1} was made knowing the labels of the first "
+                             f"{k} draws, but the log has no score for {missing[0]!r}")
+        recorded += label(record.draws[:k])
+        end = j
+        while end < n and known[end] == k:
+            end += 1
+        session.select(end - j)
+        check(end)
+        j = end
+    return recorded + label(record.draws)

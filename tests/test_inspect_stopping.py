@@ -1,0 +1,382 @@
+"""activetest.inspect.ActiveStopping in REAL inspect_ai evals (tests/inspect_runs.py).
+
+The evals run in a subprocess (inspect's own ``mockllm/model`` provider answering by a
+fixed rule; the bundled SmolLM2 through llama.cpp's server in the ``models`` test);
+their logs are read back with inspect's own reader. Checked: every drawn sample's
+recorded label is its score in a full run of the same samples; the stop comes when
+the anytime interval is narrow enough and the rest is skipped; a run killed with
+SIGKILL keeps what it recorded and a second eval continues the same draw order; the
+join refuses other samples; the numbers in the log are the session's.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from activetest.inspect import MANAGER, ActiveStopping, prefix_intervals
+from activetest.session.workflow import Session
+from tests.inspect_runs import TASK_TOML, write_pool
+
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("inspect_ai") is None,
+                                reason="inspect_ai is not installed (pip install -e '.[dev]')")
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _session(tmp: Path, n: int = 60, seed: int = 0, name: str = "s.db") -> Path:
+    pool = tmp / "pool.jsonl"
+    if not pool.exists():
+        write_pool(pool, n)
+        (tmp / "arith.toml").write_text(TASK_TOML, encoding="utf-8")
+    db = tmp / name
+    Session.create(db, pool=str(pool), task=str(tmp / "arith.toml"), target="pool",
+                   surrogate="column:p_correct", seed=seed, progress=False).close()
+    return db
+
+
+def _run(tmp: Path, *runs: str, model: str = "mock", delay: float = 0.0,
+         max_samples: int = 4, timeout: float = 600) -> list[dict[str, Any]]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
+    proc = subprocess.run([sys.executable, "-m", "tests.inspect_runs", str(tmp / "logs"),
+                           str(tmp / "pool.jsonl"), *runs, "--model", model, "--delay",
+                           str(delay), "--max-samples", str(max_samples)], cwd=tmp, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+
+
+def _scores(log: Any) -> dict[str, float]:
+    """Sample id -> its match score (1/0) in a log."""
+    out = {}
+    for s in log.samples or []:
+        v = s.scores["match"].value
+        out[str(s.id)] = 1.0 if v == "C" else 0.0 if v == "I" else float(v)
+    return out
+
+
+def _read(path: str) -> Any:
+    from inspect_ai.log import read_eval_log
+
+    return read_eval_log(path)
+
+
+def _label_by_rule(s: Session, tmp: Path, n: int) -> None:
+    """Draw n and label them as the mock model's answers would be judged."""
+    from tests.inspect_runs import mock_answer
+
+    rows = {json.loads(x)["id"]: json.loads(x) for x in
+            (tmp / "pool.jsonl").read_text().splitlines()}
+    for a in s.select(n):
+        q = rows[a.item_id]["question"]
+        x, y = (int(v) for v in q.removeprefix("What is ").rstrip("?").split(" plus "))
+        s.add_label(a.item_id, "correct" if mock_answer(q) == str(x + y) else "incorrect")
+
+
+def test_prefix_intervals_are_the_sessions_estimate_at_every_prefix(tmp_path: Path) -> None:
+    db, db30 = _session(tmp_path), _session(tmp_path, name="s30.db")
+    with Session.open(db) as s, Session.open(db30) as s30:
+        _label_by_rule(s, tmp_path, 40)
+        _label_by_rule(s30, tmp_path, 30)  # the same seed: the same first 30 draws
+        pi = prefix_intervals(s)
+        assert pi.k == 40
+        for j, sess in ((39, s), (29, s30)):
+            m = sess.estimate(record=False).metrics["error_rate"]
+            assert pi.estimate[j] == pytest.approx(m.active.estimate, abs=1e-12)
+            assert (pi.fixed_low[j], pi.fixed_high[j]) == pytest.approx(
+                (m.anytime.fixed_low, m.anytime.fixed_high), abs=1e-12)
+            assert (pi.cs_low[j], pi.cs_high[j]) == pytest.approx(
+                (m.anytime.cs_low, m.anytime.cs_high), abs=1e-12)
+
+
+def test_a_real_eval_records_the_drawn_samples_scores_and_stops_when_narrow(
+        tmp_path: Path) -> None:
+    db = _session(tmp_path)
+    full, active = _run(tmp_path, "full", f"active:{db}:0.45:50")
+    flog, alog = _read(full["log"]), _read(active["log"])
+    assert flog.status == alog.status == "success"
+    truth = _scores(flog)
+    assert len(truth) == 60
+    es = alog.results.early_stopping
+    assert es.manager == MANAGER
+    md = es.metadata
+    with Session.open(db) as s:
+        order = [a.item_id for a in s.acquisitions()]
+        labels = s.labels()
+        levels = s.task.judgment.scores
+        # item by item: each recorded label is the sample's score in the full run
+        ran = _scores(alog)
+        assert ran and set(ran) == set(labels)
+        for item_id, level in labels.items():
+            assert levels[level] == truth[item_id] == ran[item_id], item_id
+        # the stop: the first prefix whose anytime interval is at most 0.45 wide
+        pi = prefix_intervals(s)
+        widths = pi.cs_high - pi.cs_low
+        tau = md["stopped_at"]
+        assert md["reason"] == "width reached" and tau is not None
+        assert widths[tau - 1] <= 0.45 and np.all(widths[29:tau - 1] > 0.45)
+        assert md["n_labels"] == tau and md["estimate"] == pytest.approx(pi.estimate[tau - 1])
+        assert (md["cs_low"], md["cs_high"]) == pytest.approx((pi.cs_low[tau - 1],
+                                                               pi.cs_high[tau - 1]))
+        # the rest of the 50 drawn were skipped (at most what was in flight ran)
+        assert order[:tau] == list(md["order"][:tau])
+        assert tau <= len(ran) <= tau + 4 < 50
+        stops = {str(e.id): e.reason for e in es.early_stops}
+        assert len(stops) + len(ran) == 60
+        assert {i for i, r in stops.items() if r == "not drawn"} == set(
+            i for i in truth if i not in md["order"])
+        assert all(r == "anytime interval narrow enough" for i, r in stops.items()
+                   if i in md["order"])
+        assert md["names"]["anytime"] == "anytime 95% confidence sequence"
+        assert md["design"]["acquisition"] == "graded_fixed"
+        # the labels came from this eval, and say so
+        assert {c.source for c in s.history()} == {f"inspect:{alog.eval.eval_id}"}
+        r0 = s.estimate(record=False).metrics["error_rate"]
+    # the log read back into a session made again: the same draws, labels and estimate
+    _from_inspect(tmp_path, active["log"], full["log"], order, labels, r0)
+
+
+def _cli(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    return subprocess.run([sys.executable, "-m", "activetest", *args], cwd=tmp, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def _from_inspect(tmp: Path, log: str, other_log: str, order: list[str],
+                  labels: dict[str, int], r0: Any) -> None:
+    made = ["--task", "arith.toml", "--pool", "pool.jsonl", "--target", "pool",
+            "--surrogate", "column:p_correct", "--metric", "error_rate", "--no-progress"]
+    p = _cli(tmp, "init", "back.db", *made, "--seed", "0", "--from-inspect", log)
+    assert p.returncode == 0, p.stderr
+    assert f"{len(order)} draws replayed, {len(labels)} label(s) recorded" in p.stdout
+    with Session.open(tmp / "back.db") as b:
+        assert [a.item_id for a in b.acquisitions()] == order
+        assert b.labels() == labels
+        r = b.estimate(record=False).metrics["error_rate"]
+        assert r.active.estimate == pytest.approx(r0.active.estimate, abs=1e-12)
+        assert r.anytime.cs_low == pytest.approx(r0.anytime.cs_low, abs=1e-12)
+    # another seed draws other items: refused, naming the first draw that differs, and
+    # nothing is left behind; a log of a run without the manager is refused too
+    p = _cli(tmp, "init", "other.db", *made, "--seed", "1", "--from-inspect", log)
+    assert p.returncode == 2 and "seed 0" in p.stderr and "seed 1" in p.stderr, p.stderr
+    assert not (tmp / "other.db").exists()
+    p = _cli(tmp, "init", "other.db", *made, "--seed", "0", "--from-inspect", other_log)
+    assert p.returncode == 2 and "not an eval run with activetest.inspect" in p.stderr
+    assert not (tmp / "other.db").exists()
+
+
+def test_a_killed_eval_keeps_its_labels_and_the_next_continues_the_draws(
+        tmp_path: Path) -> None:
+    db = _session(tmp_path)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
+    proc = subprocess.Popen([sys.executable, "-m", "tests.inspect_runs", str(tmp_path / "logs"),
+                             str(tmp_path / "pool.jsonl"), f"active:{db}:-:40", "--delay",
+                             "0.4", "--max-samples", "2"], cwd=tmp_path, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 300
+        n = 0
+        while time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.5)
+            with Session.open(db) as s:
+                n = len(s.labels())
+            if n >= 6:
+                break
+        assert proc.poll() is None, "the eval ended before it could be killed"
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    with Session.open(db) as s:
+        first = [a.item_id for a in s.acquisitions()]
+        kept = s.labels()
+    assert len(first) == 40 and 6 <= len(kept) < 40
+    # a budget of what is left: the unrecorded draws come first, so nothing new is drawn
+    full, again = _run(tmp_path, "full", f"active:{db}:-:{40 - len(kept)}")
+    truth = _scores(_read(full["log"]))
+    md = _read(again["log"]).results.early_stopping.metadata
+    with Session.open(db) as s:
+        assert [a.item_id for a in s.acquisitions()] == first  # the same draws, no new ones
+        labels = s.labels()
+        levels = s.task.judgment.scores
+    # the second eval ran exactly what the first had not recorded, in draw order
+    assert md["order"] == [i for i in first if i not in kept]
+    assert set(labels) == set(first)
+    assert {i: levels[v] for i, v in labels.items()} == {i: truth[i] for i in first}
+    assert md["reason"] == "budget spent" and md["n_labels"] == 40
+
+
+def test_the_join_refuses_other_samples(tmp_path: Path) -> None:
+    import asyncio
+
+    from inspect_ai.dataset import Sample
+
+    from tests.inspect_runs import _samples
+
+    db = _session(tmp_path, n=40)
+    samples = _samples(tmp_path / "pool.jsonl")
+    run = ActiveStopping(db, width=0.2)
+    with pytest.raises(ValueError, match=r"1 pool item\(s\) are not samples.*'sum-039'"):
+        asyncio.run(run.start_task(None, samples[:-1], 1))
+    swapped = [*samples[:-2], Sample(id=samples[-2].id, input=samples[-1].input),
+               samples[-1]]
+    with pytest.raises(ValueError, match=r"pool item 'sum-038' is not sample 'sum-038'.*"
+                                         r"What is 13 plus 1.*What is 20 plus 6"):
+        ActiveStopping(db).dataset(swapped)
+    with pytest.raises(ValueError, match="epochs=2"):
+        asyncio.run(ActiveStopping(db).start_task(None, samples, 2))
+    # positional ids: refused unless the items' texts confirm them
+    pool = tmp_path / "num"
+    pool.mkdir()
+    rows = [json.loads(x) for x in (tmp_path / "pool.jsonl").read_text().splitlines()]
+    (pool / "pool.jsonl").write_text("".join(json.dumps({**r, "id": str(j + 1)}) + "\n"
+                                             for j, r in enumerate(rows)))
+    (pool / "arith.toml").write_text(TASK_TOML)
+    db2 = _session(pool, name="n.db")
+    numbered = [Sample(id=j + 1, input=s.input) for j, s in enumerate(samples)]
+    ActiveStopping(db2).dataset(numbered)  # texts confirm every id
+    shifted = [Sample(id=j + 1, input=samples[(j + 1) % 40].input) for j in range(40)]
+    with pytest.raises(ValueError, match=r"pool item '1' is not sample '1'.*\(40 of 40"):
+        ActiveStopping(db2).dataset(shifted)
+    with pytest.raises(ValueError, match="without an id"):
+        ActiveStopping(db2).dataset([Sample(input="x")])
+
+
+def test_scores_that_are_not_a_level_are_refused(tmp_path: Path) -> None:
+    import asyncio
+
+    from inspect_ai.scorer import SampleScore, Score
+
+    from tests.inspect_runs import _samples
+
+    db = _session(tmp_path, n=40)
+    stop = ActiveStopping(db, budget=5)
+    with pytest.warns(UserWarning, match="not in draw order.*ActiveStopping.dataset"):
+        asyncio.run(stop.start_task(None, _samples(tmp_path / "pool.jsonl"), 1))
+    first = stop.order()[0]
+
+    def ss(v: Any) -> SampleScore:
+        return SampleScore(score=Score(value=v), sample_id=first)
+
+    with pytest.raises(ValueError, match=r"2 scorers \['a', 'b'\].*scorer=NAME"):
+        asyncio.run(stop.complete_sample(first, 1, {"a": ss("C"), "b": ss("I")}))
+    with pytest.raises(ValueError, match=r"gave 0.5.*incorrect=0, correct=1"):
+        asyncio.run(stop.complete_sample(first, 1, {"m": ss(0.5)}))
+    with pytest.raises(ValueError, match=r"several values \['acc', 'f1'\]"):
+        asyncio.run(stop.complete_sample(first, 1, {"m": ss({"acc": 1, "f1": 0.5})}))
+    asyncio.run(stop.complete_sample(first, 1, {"m": ss("C")}))
+    asyncio.run(stop.complete_sample(stop.order()[1], 1, {}))  # errored: nothing recorded
+    third = stop.order()[2]
+    with Session.open(db) as s:  # a person labels the third while it runs
+        s.add_label(third, "correct")
+    asyncio.run(stop.complete_sample(third, 1, {"m": ss("I")}))
+    with Session.open(db) as s:
+        assert s.labels() == {first: 1, third: 1}  # the person's label stands
+    md = asyncio.run(stop.complete_task())
+    assert md["recorded"] == {first: 1.0} and md["unscored"] == [stop.order()[1]]
+    assert md["conflicts"] == {third: 0.0}
+    assert md["reason"] == "incomplete" and md["estimate"] is None
+    with pytest.raises(ValueError, match="width must be"):
+        ActiveStopping(db, width=0)
+    with pytest.raises(ValueError, match="budget must be"):
+        ActiveStopping(db, budget=0)
+
+
+@pytest.mark.models
+@pytest.mark.slow
+def test_the_bundled_model_through_a_local_server_item_by_item(tmp_path: Path) -> None:
+    from activetest.models.bundled import bundled_model_path
+
+    try:
+        bundled_model_path("smollm2-135m")
+    except Exception as exc:  # pragma: no cover - the bundled model's package is missing
+        pytest.skip(f"bundled model not installed: {exc}")
+    db = _session(tmp_path, n=40)
+    full, active = _run(tmp_path, "full", f"active:{db}:-:15", model="smollm2",
+                        max_samples=2)
+    truth, ran = _scores(_read(full["log"])), _scores(_read(active["log"]))
+    md = _read(active["log"]).results.early_stopping.metadata
+    with Session.open(db) as s:
+        drawn = [a.item_id for a in s.acquisitions()]
+        labels = s.labels()
+        levels = s.task.judgment.scores
+    assert len(drawn) == 15 and set(ran) == set(labels) == set(drawn)
+    assert {i: levels[v] for i, v in labels.items()} == {i: truth[i] for i in drawn}
+    assert md["runs"] == 15 and md["reason"] == "budget spent"
+
+
+def test_restore_replays_a_design_that_refits_batch_by_batch(tmp_path: Path) -> None:
+    from activetest.inspect_stopping import LogRecord, restore
+
+    db, again = _session(tmp_path), _session(tmp_path, name="again.db")
+    with Session.open(db) as s:
+        _label_by_rule(s, tmp_path, 10)  # batch 1, all labelled
+        _label_by_rule(s, tmp_path, 12)  # batch 2, drawn knowing 10 labels
+        s.select(5)                      # batch 3, knowing 22; left unlabelled
+        acq, lab = s.acquisitions(), s.labels()
+        known = tuple(d[3] for d in s.store.design_draws())
+        assert sorted(set(known)) == [0, 10, 22]  # three batches, refitted between
+        scores = s.task.judgment.scores
+        rec = LogRecord("x.eval", "e1", s.n_items, s.session_config.acquisition, 0,
+                        tuple(a.item_id for a in acq), tuple(a.q for a in acq),
+                        {i: float(scores[v]) for i, v in lab.items()}, known)
+    with Session.open(again) as b:
+        assert restore(b, rec) == 22
+        assert [(a.item_id, a.q) for a in b.acquisitions()] == [(a.item_id, a.q) for a in acq]
+        assert b.labels() == lab
+    # a log whose draws this session does not make (two swapped): refused, naming both
+    other = _session(tmp_path, name="other.db")
+    swapped = (rec.draws[1], rec.draws[0], *rec.draws[2:])
+    bad = LogRecord(rec.path, rec.eval_id, rec.n_pool, rec.acquisition, rec.seed, swapped,
+                    rec.q, rec.labels, known)
+    with Session.open(other) as c, pytest.raises(
+            ValueError, match=rf"draw 1 of the log is '{swapped[0]}'.*this session's is "
+                              rf"'{swapped[1]}'"):
+        restore(c, bad)
+
+
+def test_importing_the_manager_does_not_import_inspect_ai_nor_shadow_inspect() -> None:
+    code = ("import inspect, sys\nimport activetest.inspect as ai\n"
+            "print('inspect_ai' in sys.modules, hasattr(inspect, 'signature'),"
+            " ai.ActiveStopping.__module__)")
+    out = subprocess.run([sys.executable, "-c", code], env={"PYTHONPATH": str(ROOT / "src"),
+                                                           "PATH": ""},
+                         capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["False", "True", "activetest.inspect_stopping"]
+
+
+def test_the_join_checks_every_prompt_field(tmp_path: Path) -> None:
+    from inspect_ai.dataset import Sample
+
+    (tmp_path / "qa.toml").write_text(
+        'name = "qa"\nkind = "graded"\ninstruction = "Answer briefly."\n[templates]\n'
+        'item = "Context: {context}\\nQuestion: {question}\\nAnswer:"\n'
+        'example = "Context: {context}\\nQuestion: {question}\\nAnswer: {answer}\\n\\n"\n')
+    rows = [{"id": f"q{i}", "context": f"Room {i} is painted {c}.", "question":
+             f"What colour is room {i}?", "answer": "", "p": 0.5}
+            for i, c in enumerate(["red", "blue", "green"])]
+    (tmp_path / "qa.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    db = tmp_path / "qa.db"
+    Session.create(db, pool=str(tmp_path / "qa.jsonl"), task=str(tmp_path / "qa.toml"),
+                   target="pool", surrogate="column:p", seed=0, progress=False).close()
+
+    def shown(ctx: list[str]) -> list[Any]:
+        return [Sample(id=r["id"], input=f"Context: {c}\nQuestion: {r['question']}\nAnswer:")
+                for r, c in zip(rows, ctx, strict=True)]
+
+    ActiveStopping(db).dataset(shown([r["context"] for r in rows]))
+    wrong = [rows[1]["context"], rows[0]["context"], rows[2]["context"]]
+    with pytest.raises(ValueError, match=r"pool item 'q0' is not sample 'q0'.*\(2 of 3"):
+        ActiveStopping(db).dataset(shown(wrong))

@@ -1,0 +1,57 @@
+"""The README's inspect_ai recipe runs from the README alone (bundled model, offline).
+
+The ```bash block under "Inside inspect_ai" is run as it stands in an empty folder with
+bash (``set -e``), the venv's ``python`` and ``activetest`` first on PATH; its eval must
+end with an estimate in the log, and the session read back from the log must hold the
+same draws and labels as the session the eval wrote.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from activetest.session.workflow import Session
+
+ROOT = Path(__file__).resolve().parents[1]
+HEADING = "### Inside inspect_ai"
+
+
+def recipe() -> str:
+    """The bash block of the README's inspect_ai section."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index(HEADING):]
+    m = re.search(r"^```bash\n(.*?)^```", section, re.S | re.M)
+    assert m, "no bash block in the README's inspect_ai section"
+    return m.group(1)
+
+
+def test_the_recipe_names_what_the_code_provides() -> None:
+    block = recipe()
+    assert "from activetest.inspect import ActiveStopping" in block
+    assert "--from-inspect" in block and "early_stopping=stop" in block
+
+
+@pytest.mark.models
+@pytest.mark.slow
+@pytest.mark.skipif(importlib.util.find_spec("inspect_ai") is None
+                    or importlib.util.find_spec("llama_cpp") is None,
+                    reason="needs inspect_ai and llama-cpp-python[server]")
+def test_the_readme_inspect_recipe_runs(tmp_path: Path) -> None:
+    bindir = str(Path(sys.executable).parent)
+    env = {**os.environ, "PATH": bindir + os.pathsep + os.environ.get("PATH", ""),
+           "PYTHONPATH": str(ROOT / "src")}
+    proc = subprocess.run(["bash", "-e", "-c", recipe()], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert re.search(r"(width reached|budget spent) after \d+ runs: 0\.\d+", proc.stdout), \
+        proc.stdout[-3000:]
+    with Session.open(tmp_path / "arith.db") as s, Session.open(tmp_path / "copy.db") as c:
+        assert s.labels() and c.labels() == s.labels()
+        assert [a.item_id for a in c.acquisitions()] == [a.item_id for a in s.acquisitions()]
