@@ -93,23 +93,23 @@ class PrefixIntervals:
 
 
 def prefix_intervals(session: Any) -> PrefixIntervals:
-    """:class:`PrefixIntervals` of a :class:`activetest.session.workflow.Session` (K >= 2)."""
-    from activetest.session import draw
+    """:class:`PrefixIntervals` of a :class:`activetest.session.workflow.Session` (K >= 2):
+    at every prefix, the intervals the session's own ``estimate`` reports at that many
+    labels (the budget-tuned CS and the blind-spot widening included)."""
     from activetest.session import estimate as est
     from activetest.stats import adaptive_lure_theta
-    from activetest.stats.confseq import asymptotic_cs
-    from activetest.stats.intervals import fixed_interval_curve
 
     cfg = session.session_config
     metric = session.metrics[0]
     draws = session.labelled_draws()
     if draws.k < 2:
         raise ValueError(f"{draws.k} usable label(s): intervals need at least 2")
-    losses = np.asarray(session.item_losses(draws, progress=False)[metric], dtype=np.float64)
-    N, level = draws.n_pool, float(cfg.level)
-    design = None
-    if cfg.adaptive:
-        design = draw.metric_controls(session.store, draws.k).get(metric)
+    level = float(cfg.level)
+    _, draws, losses_by, controls, blind_by = session._estimate(
+        compare=(), n_boot=2, level=level, target_width=None, record=False, progress=False)
+    losses = np.asarray(losses_by[metric], dtype=np.float64)
+    N = draws.n_pool
+    design = controls.get(metric)
     model_var = None
     if design is not None:
         theta = adaptive_lure_theta(losses, draws.q, N, control=design[0],
@@ -117,14 +117,13 @@ def prefix_intervals(session: Any) -> PrefixIntervals:
         model_var = design[2]
     else:
         theta = adaptive_lure_theta(losses, draws.q, N)
-    bounds = est.value_range(metric)
-    fi = fixed_interval_curve(theta, N, level=level, model_var=model_var)
-    cs = asymptotic_cs(theta, N, alpha=1.0 - level, value_range=bounds, model_var=model_var)
-    clipped = [est.clip_interval(float(lo), float(hi), float(e), bounds)
-               for lo, hi, e in zip(fi.low, fi.high, fi.estimate, strict=True)]
-    return PrefixIntervals(metric, level, N, draws.item_ids, np.asarray(fi.estimate, float),
-                           np.array([c[0] for c in clipped]), np.array([c[1] for c in clipped]),
-                           np.asarray(cs.low, float), np.asarray(cs.high, float))
+    spot = blind_by.get(metric)
+    curves = est.interval_curves(
+        theta, N, level=level, model_var=model_var, value_range=est.value_range(metric),
+        planned_budget=cfg.planned_budget,
+        blind=spot.estimate if spot is not None and spot.bounded else None)
+    return PrefixIntervals(metric, level, N, draws.item_ids, curves.estimate, curves.fixed_low,
+                           curves.fixed_high, curves.cs_low, curves.cs_high)
 
 
 @dataclass(frozen=True)

@@ -48,7 +48,7 @@ from activetest.stats.blindspot import BlindSpotCurve
 if TYPE_CHECKING:
     from activetest.session.blindspot import SessionBlindSpot
 
-__all__ = ["KindInputs", "LabelledDraws", "NoiseRule", "bootstrap_rng", "clip_interval",
+__all__ = ["IntervalCurves", "KindInputs", "LabelledDraws", "NoiseRule", "bootstrap_rng", "clip_interval",
            "clip_result", "controls", "cv_same_as_lure", "difference_range", "estimate_report",
            "estimate_stale", "history", "noise_rule", "per_item_loss", "q_floor",
            "session_estimate", "value_range"]
@@ -222,6 +222,57 @@ def _warnings(draws: LabelledDraws) -> list[str]:
     return notes
 
 
+@dataclass(frozen=True)
+class IntervalCurves:
+    """The estimate with its fixed-budget interval and anytime confidence sequence at
+    every budget M = 1..K (arrays ``(K,)``), as the session reports them at K: clipped to
+    the quantity's range, the budget-tuned CS, both widened for the blind spot."""
+
+    estimate: np.ndarray
+    fixed_low: np.ndarray
+    fixed_high: np.ndarray
+    cs_low: np.ndarray
+    cs_high: np.ndarray
+
+
+def interval_curves(theta: np.ndarray, N: int, *, level: float = 0.95,
+                    model_var: np.ndarray | None = None,
+                    value_range: tuple[float, float] | None = None,
+                    planned_budget: int | None = None,
+                    blind: BlindSpotCurve | None = None) -> IntervalCurves:
+    """:class:`IntervalCurves` of the per-draw estimates ``theta`` (``(K,)``): the
+    fixed-budget interval (:func:`~activetest.stats.intervals.fixed_interval_curve`) and
+    the asymptotic CS (:func:`~activetest.stats.confseq.asymptotic_cs`, tuned to
+    ``planned_budget``), widened at every budget by ``blind`` and clipped to
+    ``value_range``, exactly as :func:`anytime` reports them at K."""
+    from activetest.stats import asymptotic_cs
+    from activetest.stats.intervals import fixed_interval_curve
+
+    finite = value_range is not None and all(math.isfinite(x) for x in value_range)
+    clip = value_range if finite else None
+    fi = fixed_interval_curve(theta, N, level=level, model_var=model_var)
+    cs = asymptotic_cs(theta, N, alpha=1.0 - level, value_range=clip if blind is None else None,
+                       model_var=model_var, budget=planned_budget, intersect=blind is None)
+    f_low, f_high = np.asarray(fi.low, float), np.asarray(fi.high, float)
+    lo, hi = np.asarray(cs.low, float), np.asarray(cs.high, float)
+    if blind is not None:  # widened at every budget, then intersected (budget-tuned CS)
+        from activetest.stats.blindspot import widen_cs
+
+        f_low, f_high = f_low - blind.widen_low, f_high + blind.widen_high
+        lo, hi = widen_cs(lo, hi, blind, intersect=False)
+        if clip is not None:
+            lo, hi = np.maximum(lo, clip[0]), np.minimum(hi, clip[1])
+        if planned_budget is not None:
+            from activetest.stats.confseq import _running_intersection
+
+            lo, hi = _running_intersection(lo, hi)
+    est = np.asarray(fi.estimate, float)
+    clipped = [clip_interval(float(a), float(b), float(e), value_range)
+               for a, b, e in zip(f_low, f_high, est, strict=True)]
+    return IntervalCurves(est, np.array([c[0] for c in clipped]),
+                          np.array([c[1] for c in clipped]), lo, hi)
+
+
 def anytime(draws: LabelledDraws, losses: np.ndarray, *, control: np.ndarray | None = None,
             level: float = 0.95, target_width: float | None = None,
             loss_bound: float | None = None, q_floor: float | None = None,
@@ -244,7 +295,6 @@ def anytime(draws: LabelledDraws, losses: np.ndarray, *, control: np.ndarray | N
     from activetest.stats import (
         adaptive_lure_theta,
         anytime_summary,
-        asymptotic_cs,
         exact_cs,
         fixed_control_rest,
     )
@@ -263,25 +313,16 @@ def anytime(draws: LabelledDraws, losses: np.ndarray, *, control: np.ndarray | N
                                     control_rest=fixed_control_rest(control, draws.rows))
     summary = anytime_summary(theta, N, target_width=target_width, level=level, alpha=alpha,
                               model_var=model_var, budget=planned_budget)
-    finite = value_range is not None and all(math.isfinite(x) for x in value_range)
-    clip = value_range if finite else None
-    cs = asymptotic_cs(theta, N, alpha=alpha, value_range=clip if blind is None else None,
-                       model_var=model_var, budget=planned_budget, intersect=blind is None)
-    cs_low, cs_high = float(cs.low[-1]), float(cs.high[-1])
+    curves = interval_curves(theta, N, level=level, model_var=model_var,
+                             value_range=value_range, planned_budget=planned_budget,
+                             blind=blind)
+    cs_low, cs_high = float(curves.cs_low[-1]), float(curves.cs_high[-1])
     f_low, f_high = summary.fixed_low, summary.fixed_high
     may_stop = summary.may_stop
-    if blind is not None:  # widened at every budget, then intersected (budget-tuned CS)
-        from activetest.stats.blindspot import widen, widen_cs
+    if blind is not None:
+        from activetest.stats.blindspot import widen
 
         f_low, f_high = widen(f_low, f_high, blind.at(draws.k))
-        lo, hi = widen_cs(cs.low, cs.high, blind, intersect=False)
-        if clip is not None:
-            lo, hi = np.maximum(lo, clip[0]), np.minimum(hi, clip[1])
-        if planned_budget is not None:
-            from activetest.stats.confseq import _running_intersection
-
-            lo, hi = _running_intersection(lo, hi)
-        cs_low, cs_high = float(lo[-1]), float(hi[-1])
         may_stop = target_width is not None and cs_high - cs_low <= target_width
     se = float(fixed_interval(theta, N, level=level, model_var=model_var).se)
     fixed_low, fixed_high = clip_interval(f_low, f_high, summary.estimate, value_range)
