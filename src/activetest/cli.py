@@ -1126,7 +1126,15 @@ def status(
     with _open(session, busy_timeout) as s:
         st = s.status()
         if as_json:
-            print(json.dumps(st.to_dict(), indent=1, default=str))
+            from dataclasses import asdict
+
+            from activetest.session.harness import runs_summary
+
+            out = st.to_dict()
+            runs = runs_summary(s)
+            if runs is not None:  # a harness session: its target runs
+                out["target_runs"] = asdict(runs)
+            print(json.dumps(out, indent=1, default=str))
             return
         _out.print(f"session {_escape(st.path)} (created {st.created})")
         _out.print(f"target {_escape(st.target)}; surrogate {_escape(st.surrogate)}; metric "

@@ -182,6 +182,12 @@ def create_lmeval_session(path: str | os.PathLike[str], *, pool: Any, task: Any,
     from activetest.stats import ActiveSampler
 
     opts = _target_options(target)
+    unused = sorted(k for k in ("examples", "shots", "compare", "judge_examples",
+                                "acquisition", "target_shots") if _ignored.get(k))
+    if unused:
+        raise SessionError(f"option(s) {', '.join(unused)} do not apply to --target lm-eval "
+                           f"(the target runs in lm-eval with its own prompts; the design is "
+                           f"--surrogate pool-run or uniform)")
     if surrogate not in SURROGATES:
         raise SessionError(f"--target lm-eval: the surrogate is the pool run's model "
                            f"(--surrogate pool-run) or none (--surrogate uniform), not "
