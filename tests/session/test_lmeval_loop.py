@@ -152,6 +152,20 @@ def test_import_refuses_results_not_drawn_or_of_another_document(
         assert s.labels() == {}  # all or nothing
     out = run("import", db, *files[:-1], "--metric-key", "nope", code=2)
     assert "has no metric 'nope'" in out
+    # a person's judgment is a label too, with its own source; the target's differing
+    # result does not replace it (nothing is stored from that file)
+    good = files[:-1]
+    rec = json.loads(good[0].read_text().splitlines()[0])
+    task = good[0].name.removeprefix("samples_").rsplit("_", 1)[0]
+    item = f"{task}/{rec['doc_id']}"
+    with Session.open(db) as s:
+        s.add_label(item, "incorrect" if rec["acc"] == 1.0 else "correct", source="cli")
+    out = run("import", db, *good, code=2)
+    assert item in out
+    with Session.open(db) as s:
+        assert [lab.source for lab in s.store.labels().values()] == ["cli"]
+        r = runs_summary(s)
+        assert r is not None and (r.target_runs, r.person_labels) == (0, 1)
 
 
 def test_a_killed_run_resumes_and_nothing_is_counted_twice(
