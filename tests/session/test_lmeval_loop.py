@@ -26,7 +26,8 @@ from activetest.formats.lmeval_results import read_results, samples_json
 from activetest.session.harness import runs_summary, uniform_runs_for_width
 from activetest.session.workflow import Session
 
-pytestmark = pytest.mark.slow  # runs lm-eval (about 15 s a run)
+#: the tests that run lm-eval (about 15 s a run) are slow; the others run everywhere
+slow = pytest.mark.slow
 
 runner = CliRunner()
 CLI = Path(__file__).resolve().parents[1] / "lmeval_cli.py"
@@ -102,6 +103,7 @@ def subset_of(full: list[Path], mapping: dict[str, list[int]], out: Path) -> lis
     return written
 
 
+@slow
 def test_lm_eval_runs_only_the_drawn_items_and_each_result_is_the_full_runs(
         lmeval_files: HarnessFiles, pool_run: list[Path], tmp_path: Path) -> None:
     db = new_session(tmp_path, pool_run)
@@ -130,6 +132,7 @@ def test_lm_eval_runs_only_the_drawn_items_and_each_result_is_the_full_runs(
     assert "target runs spent: 15" in status
 
 
+@slow
 def test_import_refuses_results_not_drawn_or_of_another_document(
         lmeval_files: HarnessFiles, pool_run: list[Path], tmp_path: Path) -> None:
     db = new_session(tmp_path, pool_run, seed=2)
@@ -168,6 +171,7 @@ def test_import_refuses_results_not_drawn_or_of_another_document(
         assert r is not None and (r.target_runs, r.person_labels) == (0, 1)
 
 
+@slow
 def test_a_killed_run_resumes_and_nothing_is_counted_twice(
         lmeval_files: HarnessFiles, pool_run: list[Path], tmp_path: Path) -> None:
     db = new_session(tmp_path, pool_run, seed=3)
@@ -199,6 +203,7 @@ def test_a_killed_run_resumes_and_nothing_is_counted_twice(
         assert len(s.history()) == 14  # one change per item: nothing counted twice
 
 
+@slow
 def test_the_loop_stops_once_the_anytime_interval_is_narrow_enough(
         lmeval_files: HarnessFiles, pool_run: list[Path], tmp_path: Path) -> None:
     db = new_session(tmp_path, pool_run, seed=4)
