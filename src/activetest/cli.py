@@ -846,6 +846,9 @@ def _import_lmeval(s: Any, files: Sequence[Path], metric_key: str | None) -> Non
     _out.print(f"imported {r.added} target run(s) as labels ({r.metric}, from "
                f"{_escape(r.metric_from)}), {r.unchanged} already present; "
                f"{len(s.pending())} drawn item(s) still wait for a run")
+    for where in r.cut:
+        _out.print(f"skipped the unfinished last record at {_escape(where)} (a run killed "
+                   f"while writing?): its item waits for the next run")
     _print_waiting(s.waiting())
 
 

@@ -184,10 +184,12 @@ def test_a_killed_run_resumes_and_nothing_is_counted_twice(
     partial.mkdir()
     first = files[0]
     lines = first.read_text().splitlines()
-    (partial / first.name).write_text("\n".join(lines[: len(lines) // 2]) + "\n")
+    done = len(lines) // 2  # complete records, then one cut off while being written
+    (partial / first.name).write_text("\n".join(lines[:done]) + "\n"
+                                      + lines[done][: len(lines[done]) // 2])
     out = run("import", db, partial / first.name)
-    done = len(lines) // 2
     assert f"imported {done} target run(s)" in out
+    assert f"line {done + 1}" in out and "unfinished" in out
     with Session.open(db) as s:
         assert len(s.pending()) == 10 - done
     # the next emission lists what still waits, plus the new draws

@@ -34,6 +34,7 @@ from typing import Any
 
 from activetest.formats.lmeval import (
     _parse_record,
+    _read_text,
     _records,
     lmeval_files,
     task_of_file,
@@ -153,8 +154,40 @@ def _response(rec: Mapping[str, Any], lls: Sequence[float] | None,
     return fr if isinstance(fr, str) else json.dumps(fr, default=str)[:200]
 
 
-def read_results(paths: str | Path | Sequence[str | Path]) -> list[HarnessRecord]:
+def _file_records(path: Path, cut: list[str] | None) -> Any:
+    """``(where, record)`` of one file; with ``cut``, a JSON Lines file whose last line
+    is an unfinished record (no final newline: a run killed while writing) yields the
+    records before it and appends ``"<file>: line <n>"`` to ``cut``."""
+    if cut is None:
+        yield from _records(path)
+        return
+    text = _read_text(path)
+    lines = text.splitlines()
+    last = len(lines)
+    while last and not lines[last - 1].strip():
+        last -= 1
+    if (last and not text.lstrip().startswith("[") and not text.endswith("\n")):
+        try:
+            json.loads(lines[last - 1])
+        except ValueError:
+            cut.append(f"{path}: line {last}")
+            for lineno, line in enumerate(lines[: last - 1], start=1):
+                if line.strip():
+                    where = f"{path}: line {lineno}"
+                    try:
+                        yield where, json.loads(line)
+                    except (ValueError, RecursionError) as exc:
+                        raise ValueError(f"{where}: not valid JSON ({str(exc)[:80]})") from None
+            return
+    yield from _records(path)
+
+
+def read_results(paths: str | Path | Sequence[str | Path], *,
+                 cut: list[str] | None = None) -> list[HarnessRecord]:
     """Every record of lm-eval samples file(s) (files, folders or globs), in file order.
+
+    ``cut``: a list to collect the unfinished last records of files a killed run left
+    (skipped, not an error); without it such a line is refused like any bad line.
 
     Raises:
         ValueError: an unreadable file or record (named by file and line), a record
@@ -174,7 +207,7 @@ def read_results(paths: str | Path | Sequence[str | Path]) -> list[HarnessRecord
             raise ValueError(f"{path}: holds task {task!r} like {seen_task[task]} (two runs of "
                              f"one task?); import one file per task at a time")
         seen_task[task] = path
-        for where, rec in _records(path):
+        for where, rec in _file_records(path, cut):
             if not isinstance(rec, dict) or "doc_id" not in rec:
                 raise ValueError(f"{where}: not an lm-eval sample record (no doc_id)")
             doc_id = rec["doc_id"]

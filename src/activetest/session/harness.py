@@ -307,6 +307,8 @@ class HarnessImport:
         unchanged: results already stored with the same value.
         metric: the metric read as the label, and where its choice came from.
         files: the files read.
+        cut: ``"<file>: line <n>"`` of each unfinished last record skipped (a run killed
+            while writing its file; its item stays pending).
     """
 
     added: int
@@ -314,6 +316,7 @@ class HarnessImport:
     metric: str
     metric_from: str
     files: tuple[str, ...]
+    cut: tuple[str, ...] = ()
 
 
 def import_lmeval(session: Any, paths: Sequence[str | os.PathLike[str]], *,
@@ -332,8 +335,9 @@ def import_lmeval(session: Any, paths: Sequence[str | os.PathLike[str]], *,
     h = _require(session)
     metric = metric_key or str(h["metric"])
     metric_from = "--metric-key" if metric_key else f"the session's metric ({h['metric_from']})"
+    cut: list[str] = []
     try:
-        records = read_results([os.fspath(p) for p in paths])
+        records = read_results([os.fspath(p) for p in paths], cut=cut)
     except ValueError as exc:
         raise SessionError(str(exc)) from None
     flt = h.get("filter")
@@ -397,7 +401,8 @@ def import_lmeval(session: Any, paths: Sequence[str | os.PathLike[str]], *,
                 [{**answers[row][2], "source": Path(r.where.rsplit(": ", 1)[0]).name,
                   "metric": metric, "value": r.metrics[metric]} for row, _, r in new])
     files = tuple(sorted({Path(r.where.rsplit(": ", 1)[0]).name for r in records}))
-    return HarnessImport(len(new), len(values) - len(new), metric, metric_from, files)
+    return HarnessImport(len(new), len(values) - len(new), metric, metric_from, files,
+                         tuple(cut))
 
 
 def uniform_runs_for_width(p: float, N: int, width: float, *, alpha: float = 0.05) -> int:
