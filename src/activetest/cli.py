@@ -441,18 +441,31 @@ def select(
                                                         "the suffix).",
                                                         show_default=False)] = None,
     no_predictions: NoPredictions = False,
+    emit: Annotated[str | None, typer.Option(
+        "--emit", help="lm-eval: write --out as lm-evaluation-harness's --samples file "
+                       "(sessions created with --target lm-eval).", show_default=False)] = None,
     busy_timeout: Timeout = 5.0,
 ) -> None:
     """Draw the next N items to label (sequential draws from the stored sampler)."""
     from activetest.session.labels import check_export_target
 
     fmt = None if format is None else format.value
-    if out is not None:  # before drawing: a draw the user never sees would be wasted
+    if emit is not None and (emit != "lm-eval" or out is None):
+        raise ValueError("--emit takes lm-eval, with --out samples.json")
+    if out is not None and emit is None:  # before drawing: a draw never seen is wasted
         check_export_target(out, fmt)
     with _open(session, busy_timeout) as s:
         waiting = len(s.pending())
+        if emit is not None:
+            from activetest.session.harness import harness_config
+
+            if harness_config(s) is None:
+                raise ValueError(f"{session}: --emit lm-eval needs a session created with "
+                                 f"--target lm-eval")
         drawn = s.select(n)
-        if out is not None:
+        if emit is not None:
+            _emit_lmeval(s, session, drawn, out)
+        elif out is not None:
             try:
                 count = s.export(out, format=fmt, acquisitions=drawn,
                                  predictions=not no_predictions)
@@ -471,6 +484,24 @@ def select(
         if waiting:
             msg += f"; {waiting} earlier item(s) still wait for labels"
         _out.print(msg)
+
+
+def _emit_lmeval(s: Any, session: Path, drawn: Sequence[Any], out: Any) -> None:
+    """Write the --samples file of these draws (all pending ones: a rerun is harmless)."""
+    from activetest.formats.lmeval_results import tasks_argument
+    from activetest.session.harness import emit_lmeval
+
+    try:
+        mapping = emit_lmeval(s, s.pending() or drawn, out)
+    except OSError as exc:
+        raise ValueError(f"{out}: cannot write the file ({exc}); the {len(drawn)} drawn "
+                         f"item(s) are saved and pending: the next `select --emit lm-eval` "
+                         f"writes them too") from None
+    n = sum(len(v) for v in mapping.values())
+    _out.print(f"wrote {n} document(s) of {len(mapping)} task(s) to {_escape(str(out))}")
+    _out.print(f"run: lm_eval --model ... --tasks {_escape(tasks_argument(mapping))} "
+               f"--samples {_escape(str(out))} --log_samples --output_path OUT")
+    _out.print(f"then: activetest import {_escape(str(session))} OUT/*/samples_*.jsonl")
 
 
 # --------------------------------------------------------------------------- label
@@ -806,9 +837,10 @@ def labelstudio_config(
 @_user_errors
 def import_(
     session: SessionArg,
-    file: Annotated[Path, typer.Argument(help="Labels: a sheet (CSV/TSV/JSONL/JSON with "
-                                         "item_id and label columns) or a Label Studio "
-                                         "JSON export.", show_default=False)],
+    files: Annotated[list[Path], typer.Argument(
+        help="Labels: a sheet (CSV/TSV/JSONL/JSON with item_id and label columns) or a Label "
+             "Studio JSON export; or, for a --target lm-eval session, lm-eval samples files "
+             "(several: one per task).", show_default=False)],
     format: Annotated[ImportFormat | None, typer.Option(help="File format (default: from the "
                                                         "suffix).", show_default=False)] = None,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace existing different "
@@ -829,9 +861,12 @@ def import_(
              "time, zones honoured; by place in the file where a time is missing or zoned "
              "and zone-less times mix), majority the most frequent, one vote per annotator "
              "(their latest; a tie stays unlabelled). Reported either way.")] = Resolve.skip,
+    metric_key: Annotated[str | None, typer.Option(
+        "--metric-key", help="lm-eval results: the per-item metric read as the label "
+        "(default: the session's, chosen at init).", show_default=False)] = None,
     busy_timeout: Timeout = 5.0,
 ) -> None:
-    """Import labels from a file.
+    """Import labels from a file (or a --target lm-eval session's lm-eval results).
 
     Any bad record (unknown item or class, an item never selected, a stored label
     that differs without --overwrite, a row whose content_check says it showed
@@ -840,6 +875,14 @@ def import_(
     settled by --resolve.
     """
     with _open(session, busy_timeout) as s:
+        from activetest.session.harness import harness_config
+
+        if harness_config(s) is not None and format is None and _lmeval_files(files):
+            _import_lmeval(s, files, metric_key)
+            return
+        if len(files) != 1:
+            raise ValueError(f"import reads one labels file at a time, got {len(files)}")
+        file = files[0]
         result = s.import_file(file, format=None if format is None else format.value,
                                overwrite=overwrite, id_column=id_column,
                                label_column=label_column, from_name=from_name,
@@ -849,6 +892,25 @@ def import_(
                    f"still pending")
         _print_conflicts(result.conflicts, resolve.value)
         _print_waiting(s.waiting())
+
+
+def _lmeval_files(files: Sequence[Path]) -> bool:
+    from activetest.formats.lmeval import looks_like_lmeval
+
+    return all(f.is_dir() or looks_like_lmeval(f) for f in files)
+
+
+def _import_lmeval(s: Any, files: Sequence[Path], metric_key: str | None) -> None:
+    from activetest.session.harness import import_lmeval
+
+    r = import_lmeval(s, files, metric_key=metric_key)
+    _out.print(f"imported {r.added} target run(s) as labels ({r.metric}, from "
+               f"{_escape(r.metric_from)}), {r.unchanged} already present; "
+               f"{len(s.pending())} drawn item(s) still wait for a run")
+    for where in r.cut:
+        _out.print(f"skipped the unfinished last record at {_escape(where)} (a run killed "
+                   f"while writing?): its item waits for the next run")
+    _print_waiting(s.waiting())
 
 
 def _print_conflicts(conflicts: Sequence[Any], resolve: str) -> None:
@@ -1142,7 +1204,15 @@ def status(
     with _open(session, busy_timeout) as s:
         st = s.status()
         if as_json:
-            print(json.dumps({**st.to_dict(), **agreement_json(s)}, indent=1, default=str))
+            from dataclasses import asdict
+
+            from activetest.session.harness import runs_summary
+
+            out = {**st.to_dict(), **agreement_json(s)}
+            runs = runs_summary(s)
+            if runs is not None:  # a harness session: its target runs
+                out["target_runs"] = asdict(runs)
+            print(json.dumps(out, indent=1, default=str))
             return
         _out.print(f"session {_escape(st.path)} (created {st.created})")
         _out.print(f"target {_escape(st.target)}; surrogate {_escape(st.surrogate)}; metric "
@@ -1151,6 +1221,7 @@ def status(
         _out.print(f"pool {st.n_items} items: {st.n_selected} selected, {st.n_labelled} "
                    f"labelled, {st.n_pending} pending; {st.n_usable} label(s) usable by the "
                    f"estimate")
+        _print_runs(s)
         for spec, n_wait in st.compared.items():
             _out.print(f"compared target {_escape(spec)}: {n_wait} drawn answer(s) still to "
                        f"judge" + (" (`activetest label` asks for them)" if n_wait else ""))
@@ -1208,6 +1279,21 @@ def status(
                        f"changed since; run `activetest estimate {_escape(st.path)}`")
         _print_waiting(st.waiting)
         _print_agreement(s)
+
+
+def _print_runs(s: Any) -> None:
+    """A harness session's target runs, and a uniform sample's projected runs."""
+    from activetest.session.harness import runs_summary
+
+    r = runs_summary(s)
+    if r is None:
+        return
+    _out.print(f"target runs spent: {r.target_runs} (results read from lm-eval as labels); "
+               f"{r.person_labels} label(s) from people; {r.drawn} item(s) drawn")
+    if r.uniform_runs is not None and r.width is not None:
+        _out.print(f"  a uniform sample would need about {r.uniform_runs} target runs for the "
+                   f"same anytime interval width {r.width:.4f} (a projection from the "
+                   f"estimate's variance p(1 - p), same confidence-sequence family)")
 
 
 # --------------------------------------------------------------------------- demo

@@ -256,8 +256,15 @@ class Graded(SessionKind):
     def create(path: str | os.PathLike[str], *, pool: Any, task: Task, surrogate: Any,
                target: Any, options: dict[str, Any],
                ) -> tuple[SessionStore, Mapping[str, Any] | None, Mapping[str, str]]:
-        """:func:`activetest.session.create_graded.create_graded_session`."""
+        """:func:`activetest.session.create_graded.create_graded_session`; a ``lm-eval``
+        target: :func:`activetest.session.harness.create_lmeval_session`."""
         from activetest.session.create_graded import create_graded_session
+        from activetest.session.harness import create_lmeval_session, is_lmeval_target
+
+        if is_lmeval_target(target):  # the target runs inside lm-eval, on drawn items only
+            store, _ = create_lmeval_session(path, pool=pool, task=task, target=target,
+                                             surrogate=surrogate, **options)
+            return store, None, {}
 
         store, graded = create_graded_session(path, pool=pool, task=task,  # type: ignore[arg-type]
                                               target=target, surrogate=surrogate, **options)

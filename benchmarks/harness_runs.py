@@ -1,0 +1,237 @@
+"""Target runs needed to reach a narrow anytime interval: active draws against uniform.
+
+Inside a harness (lm-evaluation-harness, inspect_ai) the expensive part is the
+target's run on an item; the item's answer key is known, so the target's result
+(correct or not) is the label. This measures, on cached FULL runs (every item
+scored, so the truth is known), how many target runs each design needs before
+its 95% anytime interval (the session's asymptotic confidence sequence,
+:func:`activetest.stats.confseq.asymptotic_cs`, clipped to [0, 1], from 30 runs
+on) has half-width at most h, for h = 0.03 and 0.02:
+
+* ``active``: the graded adaptive design (:meth:`AdaptiveDesign.graded`, what a
+  harness session draws with) on label-free features of the item:
+  - bundled surrogate alone (``experiments/outputs/<d>.npz``): the other bundled
+    model's few-shot class log-probs with the answer key known, exactly as a
+    ``--target lm-eval --surrogate pool-run`` session stores and draws them
+    (:func:`activetest.session.harness.choice_features`, the session's
+    :func:`~activetest.session.design.graded_adaptive_design`: top log-prob, minus
+    entropy, log-prob of the key, whether its top class is the key, which class the
+    key is; prior P(wrong) = 1 - its probability of the key);
+  - history (``../shared/datasets/history/*.csv``, the held-out model's row
+    removed): the other models' mean correctness per item and the item's first 8
+    SVD factors of the other models' centred matrix; prior 1 - mean correctness;
+* ``uniform-cs``: uniform sampling without replacement, the same CS family;
+* ``uniform-wilson``: uniform with a fixed-n Wilson interval, n chosen in
+  advance with the pool's TRUE accuracy (the most favourable plan for uniform):
+  the smallest n whose Wilson half-width (with the finite-population factor) is
+  at most h.
+
+Stop = the first budget >= 30 whose CS half-width is <= h; coverage = the share
+of runs whose CS at the stop holds the pool's true accuracy. Every run is seeded.
+
+Usage (writes the Markdown table; CPU minutes)::
+
+    nice -n 10 python benchmarks/harness_runs.py --runs 200 --out docs/harness_runs.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+from activetest.session.design import graded_adaptive_design  # noqa: E402
+from activetest.session.harness import choice_features  # noqa: E402
+from activetest.stats.adaptive import AdaptiveDesign, simulate_design  # noqa: E402
+from activetest.stats.confseq import asymptotic_cs  # noqa: E402
+from activetest.stats.estimators import adaptive_lure_theta  # noqa: E402
+
+OUTPUTS = ROOT / "experiments" / "outputs"
+HISTORY = ROOT.parent / "shared" / "datasets" / "history"
+WIDTHS = (0.03, 0.02)
+START = 30
+
+
+@dataclass(frozen=True)
+class Pool:
+    """One measured setting: the per-item loss (1 = the target got it wrong), features."""
+
+    name: str
+    surrogate: str
+    loss: np.ndarray
+    features: np.ndarray
+    prior: np.ndarray | None  # None: the session's design (prior from the key's log-prob)
+
+
+def bundled_pools() -> list[Pool]:
+    """Each bundled model as the target, the other as the surrogate, on every dataset."""
+    from activetest.experiments.outputs import DatasetOutputs
+
+    out = []
+    models = ("gemma3-270m/few", "smollm2-135m/few")
+    for path in sorted(OUTPUTS.glob("*.npz")):
+        d = DatasetOutputs.load(path)
+        y = np.asarray(d.pool_labels, dtype=np.int64)
+        for t, s in (models, models[::-1]):
+            tl, sl = d.outputs[t].pool, d.outputs[s].pool
+            loss = (tl.argmax(1) != y).astype(np.float64)
+            feats, _ = choice_features(sl, y)  # what a harness session stores
+            out.append(Pool(f"{d.dataset} {t.split('/')[0]}", s.split("/")[0], loss, feats,
+                            None))
+    return out
+
+
+def history_pools(n_models: int = 3, seed: int = 0) -> list[Pool]:
+    """Held-out models of each history matrix (seeded pick), features from the others."""
+    out = []
+    for path in sorted(HISTORY.glob("*.csv")) if HISTORY.is_dir() else []:
+        import csv
+
+        with path.open() as f:
+            rows = list(csv.reader(f))
+        M = np.array([[float(x) for x in r[1:]] for r in rows[1:]], dtype=np.float64)
+        if M.shape[1] == len(rows[1]) - 1 and not np.all(np.isin(M[:, 0], (0.0, 1.0))):
+            M = M[:, 1:]  # an index column before the items
+        M = M[:, ~np.isnan(M).any(0)]
+        rng = np.random.default_rng([seed, zlib.crc32(path.name.encode())])
+        acc = M.mean(1)
+        mid = np.flatnonzero((acc > 0.15) & (acc < 0.85))  # models with room either way
+        for r in rng.choice(mid, size=min(n_models, mid.size), replace=False):
+            others = np.delete(M, r, axis=0)
+            mean = others.mean(0)
+            _, S, Vt = np.linalg.svd(others - mean, full_matrices=False)
+            feats = np.column_stack([mean, Vt[:8].T * S[:8]])
+            out.append(Pool(f"{path.stem} model {r}", "history", 1.0 - M[r], feats,
+                            np.clip(1.0 - mean, 0.02, 0.98)))
+    return out
+
+
+def _stop(lo: np.ndarray, hi: np.ndarray, h: float, truth: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per run: the first budget >= START with half-width <= h (N if none), covered there."""
+    R, K = lo.shape
+    ok = (hi - lo)[:, START - 1:] <= 2 * h + 1e-12
+    first = np.where(ok.any(1), np.argmax(ok, axis=1) + START - 1, K - 1)
+    rows = np.arange(R)
+    cov = (lo[rows, first] <= truth) & (hi[rows, first] >= truth)
+    return first + 1, cov
+
+
+def _cs(theta: np.ndarray, N: int, model_var: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    lo, hi = np.empty_like(theta), np.empty_like(theta)
+    for r in range(theta.shape[0]):
+        cs = asymptotic_cs(theta[r], N, value_range=(0.0, 1.0),
+                           model_var=None if model_var is None else model_var[r])
+        lo[r], hi[r] = cs.low, cs.high
+    return lo, hi
+
+
+def active_runs(p: Pool, runs: int, seed: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """(lo, hi) of the active CS over the whole pool, per run; the pool size."""
+    N = p.loss.size
+    design = (graded_adaptive_design(p.features) if p.prior is None
+              else AdaptiveDesign.graded(p.features, prior=p.prior))
+    rng = np.random.default_rng([seed, zlib.crc32(p.name.encode()), 1])
+    d = simulate_design(design, losses=p.loss, labels=None, budget=N, n_runs=runs,
+                        random_state=rng, model_var=True)
+    L = p.loss[d.indices]
+    th = adaptive_lure_theta(L, d.q, N, control=d.control, control_rest=d.control_rest)
+    return *_cs(th, N, d.model_var), N
+
+
+def uniform_runs(p: Pool, runs: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """(lo, hi) of uniform sampling's CS (same family), per run."""
+    N = p.loss.size
+    rng = np.random.default_rng([seed, zlib.crc32(p.name.encode()), 2])
+    idx = np.stack([rng.permutation(N) for _ in range(runs)])
+    q = np.broadcast_to(1.0 / (N - np.arange(N)), idx.shape)
+    th = adaptive_lure_theta(p.loss[idx], q, N)
+    return _cs(th, N, None)
+
+
+def wilson_n(acc: float, N: int, h: float, z: float = 1.959963984540054) -> int:
+    """Smallest n whose Wilson half-width at the true accuracy (finite-population
+    factor ``sqrt((N - n) / (N - 1))``) is at most h."""
+    for n in range(1, N + 1):
+        fpc = np.sqrt((N - n) / max(N - 1, 1))
+        zz = z * fpc
+        half = zz / (1 + zz**2 / n) * np.sqrt(acc * (1 - acc) / n + zz**2 / (4 * n * n))
+        if half <= h:
+            return n
+    return N
+
+
+def measure(pools: list[Pool], runs: int, seed: int) -> list[dict]:
+    rows = []
+    for p in pools:
+        t0 = time.process_time()
+        N = p.loss.size
+        truth = float(p.loss.mean())
+        alo, ahi, _ = active_runs(p, runs, seed)
+        ulo, uhi = uniform_runs(p, runs, seed)
+        for h in WIDTHS:
+            a_n, a_cov = _stop(alo, ahi, h, truth)
+            u_n, u_cov = _stop(ulo, uhi, h, truth)
+            rows.append(dict(pool=p.name, surrogate=p.surrogate, N=N, acc=1 - truth, h=h,
+                             active=float(np.median(a_n)), active_mean=float(a_n.mean()),
+                             uniform=float(np.median(u_n)), uniform_mean=float(u_n.mean()),
+                             wilson=wilson_n(1 - truth, N, h),
+                             a_cov=float(a_cov.mean()), u_cov=float(u_cov.mean()),
+                             cpu=time.process_time() - t0))
+        print(f"{p.name:32s} N={N} done ({time.process_time() - t0:.0f} s)", flush=True)
+    return rows
+
+
+def table(rows: list[dict], runs: int) -> str:
+    head = ("| pool (target) | surrogate | N | acc | h | active runs | uniform CS runs | "
+            "ratio | Wilson fixed n | ratio | coverage at stop (active / uniform) |\n"
+            "|---|---|---|---|---|---|---|---|---|---|---|\n")
+    body = "".join(
+        f"| {r['pool']} | {r['surrogate']} | {r['N']} | {r['acc']:.3f} | {r['h']:.2f} | "
+        f"{r['active']:.0f} | {r['uniform']:.0f} | {r['active'] / r['uniform']:.2f} | "
+        f"{r['wilson']} | {r['active'] / r['wilson']:.2f} | {r['a_cov']:.3f} / "
+        f"{r['u_cov']:.3f} |\n" for r in rows)
+    out = head + body
+    for src in sorted({r["surrogate"] == "history" for r in rows}):
+        for h in WIDTHS:
+            sel = [r for r in rows if (r["surrogate"] == "history") == src and r["h"] == h]
+            if not sel:
+                continue
+            ratios = np.array([r["active"] / r["uniform"] for r in sel])
+            wil = np.array([r["active"] / r["wilson"] for r in sel])
+            cov = np.array([r["a_cov"] for r in sel])
+            out += (f"\n{'history features' if src else 'bundled surrogate alone'}, h = {h}: "
+                    f"median ratio to uniform (same CS) {np.median(ratios):.2f} "
+                    f"(range {ratios.min():.2f}-{ratios.max():.2f}), to fixed-n Wilson "
+                    f"{np.median(wil):.2f}; coverage at the stop {cov.min():.3f}-"
+                    f"{cov.max():.3f} over {len(sel)} pools x {runs} runs.\n")
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--runs", type=int, default=200)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--only", default="", help="substring of the pool names to keep")
+    ap.add_argument("--no-history", action="store_true")
+    ap.add_argument("--out", type=Path, default=None)
+    a = ap.parse_args(argv)
+    pools = bundled_pools() + ([] if a.no_history else history_pools(seed=a.seed))
+    pools = [p for p in pools if a.only in p.name]
+    rows = measure(pools, a.runs, a.seed)
+    text = table(rows, a.runs)
+    print(text)
+    if a.out is not None:
+        a.out.write_text(f"<!-- python benchmarks/harness_runs.py --runs {a.runs} --seed "
+                         f"{a.seed} -->\n{text}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,468 @@
+"""Sessions whose labels are the target's own results, run inside lm-evaluation-harness.
+
+A benchmark item carries its answer key, so the expensive part of evaluating a model
+on it is the model's run, not a person's label. Such a session never holds the
+target's predictions on the pool: it draws items, lm-eval runs the target on the
+drawn ones only (``--samples``), and each run's per-item result (the task's metric:
+``acc``, ``exact_match``, ...) comes back as that item's label. The loop::
+
+    activetest init eval.db --pool 'SURR/samples_*.jsonl' --task answers \\
+        --target lm-eval --surrogate pool-run
+    activetest select eval.db --n 200 --emit lm-eval --out samples.json
+    lm_eval --model ... --tasks <printed> --samples samples.json --log_samples --output_path OUT
+    activetest import eval.db OUT/*/samples_*.jsonl
+    activetest status eval.db          # estimate, anytime interval, target runs spent
+
+**The pool** is a previous lm-eval run's samples files over the whole task (a cheap
+model's run: the bundled SmolLM2 through lm-eval's ``hf`` model, or any): every
+record names its task (file name) and document index (``doc_id``), and carries the
+document. Items are ``<task>/<doc_id>``; each keeps the task, the index and a
+fingerprint of the document (:func:`activetest.formats.lmeval_results.doc_fingerprint`).
+**Results join only where the content confirms them**: a record is accepted for a
+drawn item when its task and ``doc_id`` name the item AND its document is the item's
+document; otherwise the whole import is refused, naming the file, the item and both
+documents (a ``doc_id`` is a position, and a shuffled or edited dataset moves it).
+
+**The surrogate** ``pool-run`` is the pool run's model: for multiple-choice tasks its
+probabilities over the choices with the answer key known (log-probability of the
+key, of its top choice, its entropy, whether it was right), read by the graded
+adaptive design (:func:`activetest.session.design.graded_adaptive_design`: a logistic
+model of P(target wrong) refitted on the results as they arrive, prior P(wrong) = 1 -
+its probability of the key); for other tasks its own metric value. ``uniform`` draws
+uniformly. The estimate is the target's error rate (1 - metric), exactly unbiased
+with adaptive LURE whatever the surrogate predicts.
+
+**Labels** record their source: ``lm-eval:<file>`` for a target run, anything else
+(``cli``, ``import:...``) for a person's judgment; :func:`runs_summary` counts the
+target runs spent and projects how many a uniform sample would need for the same
+anytime width.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from activetest.session.store import SessionError
+
+__all__ = ["HARNESS_SOURCE", "HarnessImport", "RunsSummary", "choice_features",
+           "create_lmeval_session",
+           "emit_lmeval", "harness_config", "import_lmeval", "is_lmeval_target",
+           "lmeval_features", "runs_summary", "uniform_runs_for_width"]
+
+#: Label source prefix of a target run's result.
+HARNESS_SOURCE = "lm-eval:"
+#: ``--surrogate`` values of an lm-eval session.
+SURROGATES = ("pool-run", "uniform")
+_TARGET_OPTIONS = ("metric", "filter")
+
+
+def is_lmeval_target(target: Any) -> bool:
+    """Whether a target spec names lm-eval runs on the drawn items (``lm-eval[?...]``)."""
+    return isinstance(target, str) and (target == "lm-eval" or target.startswith("lm-eval?"))
+
+
+def _target_options(spec: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for part in filter(None, spec.partition("?")[2].split("&")):
+        key, _, value = part.partition("=")
+        if key not in _TARGET_OPTIONS or not value:
+            raise SessionError(f"target {spec!r}: unknown option {part!r} (known: "
+                               f"metric=NAME, filter=NAME)")
+        out[key] = value
+    return out
+
+
+def lmeval_features(records: Sequence[Any], metric: str) -> tuple[np.ndarray, np.ndarray]:
+    """Label-free features of the pool run's records (:func:`choice_features`) and
+    ``(N,)`` the pool run's P(correct).
+
+    Multiple-choice records with a gold choice: from the choices' probabilities.
+    Otherwise every record needs ``metric`` in [0, 1]: the key's "log-prob" is the log
+    of the metric clipped to [0.05, 0.95], the other model columns constant (dropped).
+    """
+    mc = all(r.choice_loglikelihoods is not None and r.gold is not None and r.gold >= 0
+             for r in records)
+    if mc:
+        rows = [np.asarray(r.choice_loglikelihoods, dtype=np.float64) for r in records]
+        return choice_features([ll - np.logaddexp.reduce(ll) for ll in rows],
+                               np.asarray([r.gold for r in records], dtype=np.int64))
+    vals = []
+    for r in records:
+        v = r.metrics.get(metric)
+        if v is None or not 0.0 <= v <= 1.0:
+            raise SessionError(f"{r.where}: the pool run has no {metric!r} in [0, 1] for "
+                               f"document {r.doc_id} and no choice probabilities: "
+                               f"--surrogate pool-run cannot read it (use --surrogate uniform)")
+        vals.append(v)
+    m = np.asarray(vals, dtype=np.float64)
+    c = np.clip(m, 0.05, 0.95)
+    return np.column_stack([np.zeros_like(m), np.zeros_like(m), np.log(c), m]), c
+
+
+def choice_features(logprobs: Sequence[np.ndarray] | np.ndarray, key: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """``(N, 3 + C)`` graded-design features of a surrogate's choice log-probs with the
+    answer ``key`` known, and ``(N,)`` its probability of the key (P(correct)).
+
+    Columns (in the graded design's slots: mean, min, sum, then [0, 1] columns): its
+    top log-prob, minus its entropy, its log-prob of the key (the prior: P(wrong) = 1 -
+    its probability), whether its top choice is the key, and which choice the key is
+    (``C - 1`` indicators, C the most choices of any row): a target's errors follow its
+    bias towards some choices, and the key is known before any target run (on the
+    bundled models' pools it is most of what the design learns; docs/harness.md).
+    Rows may have different numbers of choices.
+    """
+    rows = [np.asarray(lp, dtype=np.float64) for lp in logprobs]
+    key = np.asarray(key, dtype=np.int64)
+    C = max((r.size for r in rows), default=2)
+    feats, p = [], []
+    for lp, k in zip(rows, key, strict=True):
+        which = [float(k == j) for j in range(1, C)]
+        feats.append([lp.max(), float((np.exp(lp) * lp).sum()), lp[k],
+                      float(np.argmax(lp) == k), *which])
+        p.append(float(np.exp(lp[k])))
+    return np.asarray(feats), np.asarray(p)
+
+
+def _pick_filter(records: Sequence[Any], wanted: str | None, what: str) -> list[Any]:
+    filters = sorted({r.filter for r in records})
+    if wanted is None:
+        if len(filters) > 1:
+            raise SessionError(f"{what}: records of several lm-eval filters {filters}; choose "
+                               f"one with --target 'lm-eval?filter={filters[0]}'")
+        return list(records)
+    chosen = [r for r in records if r.filter == wanted]
+    if not chosen:
+        raise SessionError(f"{what}: no records for filter {wanted!r} (has {filters})")
+    return chosen
+
+
+def _first_metric(records: Sequence[Any], what: str) -> str:
+    for r in records:
+        if r.metrics:
+            return next(iter(r.metrics))
+    raise SessionError(f"{what}: the records hold no per-item metric (acc, exact_match, ...)")
+
+
+def create_lmeval_session(path: str | os.PathLike[str], *, pool: Any, task: Any, target: str,
+                          surrogate: str = "pool-run", seed: int | None = None,
+                          proposal_floor: float | None = None, n_boot: int = 1000,
+                          level: float = 0.95, overwrite: bool = False,
+                          busy_timeout: float = 5.0, **_ignored: Any) -> tuple[Any, Any]:
+    """Create an lm-eval session (module docstring) from a pool run's samples files.
+
+    Args:
+        pool: the pool run's samples file(s): a file, folder, glob or list.
+        task: a graded task whose judgment is incorrect/correct (``answers``).
+        target: ``lm-eval``, options ``?metric=NAME`` (default: the records' first
+            metric, stated in the config) and ``?filter=NAME``.
+        surrogate: ``pool-run`` or ``uniform``.
+
+    Returns:
+        ``(store, GradedInputs)``, as
+        :func:`~activetest.session.create_graded.create_graded_session` does.
+    """
+    from activetest import __version__
+    from activetest.data.generative import GenTask
+    from activetest.data.task import Item
+    from activetest.data.taskfile import task_to_dict
+    from activetest.formats.lmeval_results import doc_snippet, read_results
+    from activetest.models import judges
+    from activetest.session.config import NoiseConfig, SessionConfig
+    from activetest.session.create import check_options, resolve_proposal_floor, resolve_task
+    from activetest.session.create_graded import FEATURE_COLUMNS, GradedInputs
+    from activetest.session.design import graded_adaptive_design
+    from activetest.session.store import SessionStore, check_new_session_path
+    from activetest.stats import ActiveSampler
+
+    opts = _target_options(target)
+    unused = sorted(k for k in ("examples", "shots", "compare", "judge_examples",
+                                "acquisition", "target_shots") if _ignored.get(k))
+    if unused:
+        raise SessionError(f"option(s) {', '.join(unused)} do not apply to --target lm-eval "
+                           f"(the target runs in lm-eval with its own prompts; the design is "
+                           f"--surrogate pool-run or uniform)")
+    if surrogate not in SURROGATES:
+        raise SessionError(f"--target lm-eval: the surrogate is the pool run's model "
+                           f"(--surrogate pool-run) or none (--surrogate uniform), not "
+                           f"{surrogate!r}")
+    t = resolve_task(task)
+    if not isinstance(t, GenTask) or sorted(t.judgment.scores) != [0.0, 1.0] \
+            or len(t.judgment.scores) != 2:
+        raise SessionError("--target lm-eval needs a graded task judged incorrect/correct: "
+                           "--task answers")
+    floor = resolve_proposal_floor(proposal_floor, None)
+    _, seed = check_options(metric="error_rate", acquisition="zero_one", proposal_floor=floor,
+                            noise_rule="any", level=level, n_boot=n_boot, seed=seed)
+    p = check_new_session_path(path, overwrite)
+    what = "the pool run"
+    try:
+        records = read_results(pool if isinstance(pool, (list, tuple)) else str(pool))
+    except ValueError as exc:
+        raise SessionError(f"--pool: {exc}") from None
+    records = _pick_filter(records, opts.get("filter"), what)
+    if not records:
+        raise SessionError("the pool is empty: nothing to evaluate")
+    metric = opts.get("metric") or _first_metric(records, what)
+    seen: dict[str, str] = {}
+    for r in records:
+        if r.key in seen:
+            raise SessionError(f"{r.where}: document {r.key!r} again (first: {seen[r.key]})")
+        if r.doc is None:
+            raise SessionError(f"{r.where}: the record has no 'doc': results could not be "
+                               f"checked against it (run lm-eval with --log_samples)")
+        seen[r.key] = r.where
+    if surrogate == "pool-run":
+        features, p_correct = lmeval_features(records, metric)
+        design = graded_adaptive_design(features)
+        scores = design.plan([]).q
+        acquisition = "graded_adaptive"
+    else:
+        features, p_correct = None, np.full(len(records), 0.5)
+        scores = np.ones(len(records))
+        acquisition = "expected_loss"
+    s_lp = judges.binary_to_levels(p_correct, t.judgment)
+    sampler = ActiveSampler(scores, alpha=float(floor), seed=seed)
+    items = [Item(r.key, {"input": r.prompt or doc_snippet(r.doc, 2000)}) for r in records]
+    harness = {"tool": "lm-eval", "metric": metric, "metric_from": "target option" if
+               "metric" in opts else "the pool run's first metric",
+               "filter": opts.get("filter"),
+               "pool_files": sorted({Path(r.where.rsplit(": ", 1)[0]).name for r in records}),
+               "tasks": sorted({r.task for r in records})}
+    config = SessionConfig(
+        kind="graded", task=task_to_dict(t), task_ref=task if isinstance(task, str) else t.name,
+        pool={"source": str(pool), "n_items": len(items)}, examples={"n": 0},
+        surrogate=surrogate, target=target, metric="error_rate", acquisition=acquisition,
+        proposal_floor=float(floor), seed=seed, shots=0, target_shots=0,
+        noise=NoiseConfig(None, 5.0, "any"), n_boot=int(n_boot), level=float(level),
+        cache_dir=None, use_cache=False, version=__version__, compare=(),
+        answer_files={}, extra={"harness": harness})
+    info = [{"lm_eval_task": r.task, "doc_id": r.doc_id, "doc": r.fingerprint,
+             "source": "not run yet"} for r in records]
+
+    def init(store: Any) -> None:
+        store.put_answers("target", range(len(items)), [""] * len(items),
+                          [()] * len(items), info)
+        store.put_scores("surrogate", surrogate, s_lp,
+                         {"spec": surrogate, "kind": "judgment log-probs"})
+        store.put_scores("acquisition", acquisition, scores[:, None],
+                         {"acquisition": acquisition, "alpha": float(floor)},
+                         predictions=False)
+        if features is not None:
+            store.put_scores("features", "graded", features,
+                             {"columns": [*FEATURE_COLUMNS,
+                                          *["agreement"] * (features.shape[1] - 3)],
+                              "meaning": ["top choice log-prob", "minus entropy",
+                                          "log-prob of the key", "pool run correct",
+                                          "key is choice 2, 3, ..."][:features.shape[1]]},
+                             predictions=False)
+        state = sampler.state()
+        store.init_sampler(state.alpha, seed, state.rng_state)
+
+    store = SessionStore.create(p, config=config, items=items, overwrite=overwrite,
+                                busy_timeout=busy_timeout, init=init)
+    return store, GradedInputs(t, [], [], target, surrogate, {target: target})
+
+
+def harness_config(session: Any) -> Mapping[str, Any] | None:
+    """The ``harness`` entry of a session's config (None: not a harness session)."""
+    h = session.session_config.extra.get("harness")
+    return h if isinstance(h, Mapping) else None
+
+
+def _require(session: Any) -> Mapping[str, Any]:
+    h = harness_config(session)
+    if h is None or h.get("tool") != "lm-eval":
+        raise SessionError(f"{session.path}: not an lm-eval session (create one with "
+                           f"`activetest init ... --task answers --target lm-eval`)")
+    return h
+
+
+def emit_lmeval(session: Any, acquisitions: Sequence[Any], out: str | os.PathLike[str]
+                ) -> dict[str, list[int]]:
+    """Write lm-eval's ``--samples`` file for these draws; returns the mapping written."""
+    from activetest.formats.lmeval_results import samples_json, write_samples_json
+
+    _require(session)
+    answers = session.store.answers("target")
+    pairs = [(answers[a.index][2]["lm_eval_task"], int(answers[a.index][2]["doc_id"]))
+             for a in acquisitions]
+    mapping = samples_json(pairs)
+    write_samples_json(out, mapping)
+    return mapping
+
+
+@dataclass(frozen=True)
+class HarnessImport:
+    """What an import of lm-eval results did.
+
+    Attributes:
+        added: new labels (target runs) stored.
+        unchanged: results already stored with the same value.
+        metric: the metric read as the label, and where its choice came from.
+        files: the files read.
+        cut: ``"<file>: line <n>"`` of each unfinished last record skipped (a run killed
+            while writing its file; its item stays pending).
+    """
+
+    added: int
+    unchanged: int
+    metric: str
+    metric_from: str
+    files: tuple[str, ...]
+    cut: tuple[str, ...] = ()
+
+
+def import_lmeval(session: Any, paths: Sequence[str | os.PathLike[str]], *,
+                  metric_key: str | None = None) -> HarnessImport:
+    """Read lm-eval results of drawn items as their labels (all or nothing).
+
+    Refused (:class:`SessionError`, nothing stored) when a record names no item of the
+    pool or an item not drawn, when its document differs from the item's, when it
+    lacks the metric or the metric is not 0/1, or when the same item gets two values.
+
+    A result already stored with the same value is counted as ``unchanged``: importing
+    a partial file, then the whole file, counts each run once.
+    """
+    from activetest.formats.lmeval_results import doc_snippet, read_results
+
+    h = _require(session)
+    metric = metric_key or str(h["metric"])
+    metric_from = "--metric-key" if metric_key else f"the session's metric ({h['metric_from']})"
+    cut: list[str] = []
+    try:
+        records = read_results([os.fspath(p) for p in paths], cut=cut)
+    except ValueError as exc:
+        raise SessionError(str(exc)) from None
+    flt = h.get("filter")
+    filters = sorted({r.filter for r in records})
+    if flt is None and len(filters) > 1:
+        raise SessionError(f"the results hold several lm-eval filters {filters}; the session "
+                           f"reads one: create it with --target 'lm-eval?filter=NAME'")
+    if flt is not None:
+        records = [r for r in records if r.filter == flt]
+    answers = session.store.answers("target")
+    index = {f"{info['lm_eval_task']}/{info['doc_id']}": row
+             for row, (_, _, info) in answers.items()}
+    items = session.items()
+    drawn = {a.index for a in session.acquisitions()}
+    judgment = session.task.judgment
+    values: dict[int, tuple[int, Any]] = {}
+    for r in records:
+        row = index.get(r.key)
+        if row is None:
+            raise SessionError(f"{r.where}: task {r.task!r} document {r.doc_id} is not in the "
+                               f"session's pool (its tasks: {', '.join(h.get('tasks', []))})")
+        item_id = items[row].id
+        if row not in drawn:
+            raise SessionError(f"{r.where}: item {item_id!r} was not drawn: only drawn items' "
+                               f"results are labels (run lm-eval with the --samples file that "
+                               f"`activetest select --emit lm-eval` wrote)")
+        want = answers[row][2].get("doc")
+        if not r.fingerprint or r.fingerprint != want:
+            pool_doc = doc_snippet({"input": items[row].fields.get("input", "")})
+            raise SessionError(
+                f"{r.where}: item {item_id!r} is not this record's document: the session's "
+                f"item shows {pool_doc!r}, the record's doc is "
+                f"{doc_snippet(r.doc) if r.doc is not None else 'missing'!r} (a doc_id is a "
+                f"position: the dataset or its order differs from the pool run's)")
+        if metric not in r.metrics:
+            raise SessionError(f"{r.where}: item {item_id!r} has no metric {metric!r} (it has "
+                               f"{', '.join(r.metrics) or 'none'}); choose one with "
+                               f"--metric-key")
+        v = r.metrics[metric]
+        if v not in judgment.scores:
+            raise SessionError(f"{r.where}: item {item_id!r}: {metric} = {v:g}; a label is "
+                               f"0 or 1 (a per-item metric such as acc or exact_match)")
+        level = judgment.scores.index(v)
+        if row in values and values[row][0] != level:
+            raise SessionError(f"{r.where}: item {item_id!r} has {metric} = {v:g} here and "
+                               f"another value at {values[row][1].where}")
+        values[row] = (level, r)
+    stored = session.labels()
+    new = [(row, lv, r) for row, (lv, r) in values.items() if stored.get(items[row].id) != lv]
+    with session.store.transaction():
+        by_file: dict[str, list[tuple[str, int]]] = {}
+        for row, lv, r in new:  # each label names the file its result came from
+            by_file.setdefault(Path(r.where.rsplit(": ", 1)[0]).name, []).append(
+                (items[row].id, lv))
+        for name, pairs in by_file.items():
+            session.add_labels(pairs, source=f"{HARNESS_SOURCE}{name}", where=name)
+        if new:
+            rows = [row for row, _, _ in new]
+            session.store.put_answers(
+                "target", rows, [r.response for _, _, r in new], [()] * len(rows),
+                [{**answers[row][2], "source": Path(r.where.rsplit(": ", 1)[0]).name,
+                  "metric": metric, "value": r.metrics[metric]} for row, _, r in new])
+    files = tuple(sorted({Path(r.where.rsplit(": ", 1)[0]).name for r in records}))
+    return HarnessImport(len(new), len(values) - len(new), metric, metric_from, files,
+                         tuple(cut))
+
+
+def uniform_runs_for_width(p: float, N: int, width: float, *, alpha: float = 0.05) -> int:
+    """Target runs a uniform sample (without replacement) needs for an anytime CS of
+    ``width`` (the session's asymptotic CS family) when the per-item variance is
+    ``p (1 - p)``: a projection, from the variance, not a guarantee."""
+    from activetest.stats.confseq import asymptotic_cs_multiplier
+
+    S2 = p * (1 - p) * N / max(N - 1, 1)
+    if S2 <= 0:
+        return 30
+    m = np.arange(1, N + 1, dtype=np.float64)
+    se = np.sqrt(S2 * (N - m) / (N * m))
+    w = 2 * se * asymptotic_cs_multiplier(N, N, alpha=alpha)
+    ok = np.flatnonzero((w <= width) & (m >= 30))
+    return int(m[ok[0]]) if ok.size else int(N)
+
+
+@dataclass(frozen=True)
+class RunsSummary:
+    """Target runs of a harness session.
+
+    Attributes:
+        drawn: items drawn (runs asked for).
+        target_runs: labels that are the target's own results (``lm-eval:`` source).
+        person_labels: labels from anything else (a person's judgment).
+        width: the current anytime interval's width (None before an estimate).
+        uniform_runs: a uniform sample's projected runs for the same width (None
+            without a width): a projection from the estimate's variance.
+    """
+
+    drawn: int
+    target_runs: int
+    person_labels: int
+    width: float | None
+    uniform_runs: int | None
+
+
+def runs_summary(session: Any) -> RunsSummary | None:
+    """The target runs spent, and what uniform sampling would need (None: not a harness
+    session). The width is the last estimate's anytime interval."""
+    from activetest.stats.confseq import MIN_LABELS
+
+    h = harness_config(session)
+    if h is None:
+        return None
+    labels = session.store.labels().values()
+    runs = sum(1 for lab in labels if lab.source.startswith(HARNESS_SOURCE))
+    person = len(labels) - runs
+    width = uniform = None
+    for e in reversed(session.store.estimates()):
+        if e.method != "lure":
+            continue
+        a = e.details.get("anytime") if isinstance(e.details, Mapping) else None
+        if e.n_labels >= MIN_LABELS and isinstance(a, Mapping) and all(
+                isinstance(a.get(k), (int, float)) for k in ("cs_low", "cs_high")):
+            width = float(a["cs_high"]) - float(a["cs_low"])
+            if width > 0:
+                uniform = uniform_runs_for_width(min(max(e.estimate, 0.0), 1.0),
+                                                 session.n_items, width,
+                                                 alpha=1 - (e.level or 0.95))
+        break
+    return RunsSummary(len(session.acquisitions()), runs, person, width, uniform)

@@ -1,0 +1,253 @@
+"""The lm-eval loop: select -> lm_eval --samples -> import, with lm-eval's own command line.
+
+Every samples file here is written by lm-eval (``tests/lmeval_cli.py`` is ``lm_eval run``
+with a local deterministic model registered; ``tests/lmeval_harness.py`` wrote the full
+run). The pool is a cheaper model's full run (another ``skill``); the target's full
+run is the ``lmeval_files`` fixture's (the same rule as ``at-hash`` with its defaults).
+Tasks are 0-shot (``at_sst2_rev`` and the ``at_mmlu`` group), so an item's prompt, and
+so its result, is the same in a run of a subset as in the full run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from tests.lmeval_harness import HarnessFiles
+from typer.testing import CliRunner
+
+from activetest.cli import app
+from activetest.formats.lmeval_results import read_results, samples_json
+from activetest.session.harness import runs_summary, uniform_runs_for_width
+from activetest.session.workflow import Session
+
+#: the tests that run lm-eval (about 15 s a run) are slow; the others run everywhere
+slow = pytest.mark.slow
+
+runner = CliRunner()
+CLI = Path(__file__).resolve().parents[1] / "lmeval_cli.py"
+TASKS = "at_sst2_rev,at_mmlu"
+
+
+def run(*args: object, code: int = 0) -> str:
+    result = runner.invoke(app, [str(a) for a in args])
+    assert result.exit_code == code, (result.exit_code, result.output, result.exception)
+    if code == 2:
+        assert "Traceback" not in result.output
+    return result.output
+
+
+def lm_eval(files: HarnessFiles, out: Path, tasks: str, *extra: str) -> list[Path]:
+    """Run lm-eval's command line; the samples files it wrote."""
+    env = {**os.environ, "HF_HOME": str(files.root / "hf"),
+           "HF_DATASETS_CACHE": str(files.root / "hf" / "datasets"),
+           "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"}
+    proc = subprocess.run([sys.executable, str(CLI), "run", "--model", "at-hash",
+                           "--model_args", f"docs={files.root / 'docs.json'}", "--tasks", tasks,
+                           "--include_path", str(files.root / "tasks"), "--log_samples",
+                           "--output_path", str(out), *extra],
+                          capture_output=True, text=True, timeout=600, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return sorted(out.glob("*/samples_*.jsonl"))
+
+
+@pytest.fixture(scope="module")
+def pool_run(lmeval_files: HarnessFiles, tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    """A cheaper model's full run: the pool and the surrogate."""
+    out = tmp_path_factory.mktemp("pool_run")
+    env_args = f"docs={lmeval_files.root / 'docs.json'},skill=0.6,salt=cheap"
+    files = lm_eval(lmeval_files, out, TASKS, "--model_args", env_args)
+    assert len(files) == 4
+    return files
+
+
+def full_results(files: HarnessFiles) -> dict[str, float]:
+    """The target's full run: ``<task>/<doc_id>`` -> acc."""
+    paths = [files.samples("at_sst2_rev"), *sorted(files.run.glob("samples_at_mmlu_*.jsonl"))]
+    return {r.key: r.metrics["acc"] for r in read_results(paths)}
+
+
+def new_session(tmp_path: Path, pool_run: list[Path], seed: int = 1) -> Path:
+    db = tmp_path / "eval.db"
+    out = run("init", db, "--pool", pool_run[0].parent / "samples_*.jsonl", "--task", "answers",
+              "--target", "lm-eval", "--surrogate", "pool-run", "--seed", seed, "--no-progress")
+    assert "60 items" in out or "items" in out
+    return db
+
+
+def emit(db: Path, n: int, out: Path) -> dict[str, list[int]]:
+    text = run("select", db, "--n", n, "--emit", "lm-eval", "--out", out)
+    assert "--samples" in text
+    return json.loads(out.read_text())
+
+
+def subset_of(full: list[Path], mapping: dict[str, list[int]], out: Path) -> list[Path]:
+    """The full run's records of the emitted documents, one file per task (the records a
+    --samples run writes for a 0-shot task; the first test checks that equality)."""
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for path in full:
+        task = path.name.removeprefix("samples_").rsplit("_", 1)[0]
+        keep = set(mapping.get(task, ()))
+        lines = [ln for ln in path.read_text().splitlines()
+                 if ln.strip() and json.loads(ln)["doc_id"] in keep]
+        if lines:
+            dest = out / path.name
+            dest.write_text("\n".join(lines) + "\n")
+            written.append(dest)
+    return written
+
+
+@slow
+def test_lm_eval_runs_only_the_drawn_items_and_each_result_is_the_full_runs(
+        lmeval_files: HarnessFiles, pool_run: list[Path], tmp_path: Path) -> None:
+    db = new_session(tmp_path, pool_run)
+    mapping = emit(db, 14, tmp_path / "samples.json")
+    assert all(v == sorted(set(v)) for v in mapping.values())  # lm-eval logs doc_id by position
+    assert sum(map(len, mapping.values())) == 14
+    text = run("select", db, "--n", 1, "--emit", "lm-eval", "--out", tmp_path / "s2.json")
+    tasks = text.split("--tasks ")[1].split()[0]
+    mapping = json.loads((tmp_path / "s2.json").read_text())  # the 14 pending + 1 new
+    assert sum(map(len, mapping.values())) == 15
+    assert set(tasks.split(",")) == set(mapping)  # subtasks, never the whole group
+    got = lm_eval(lmeval_files, tmp_path / "out", tasks, "--samples", str(tmp_path / "s2.json"))
+    records = read_results(got)
+    assert sorted(r.key for r in records) == sorted(f"{t}/{d}" for t, ds in mapping.items()
+                                                   for d in ds)
+    full = full_results(lmeval_files)
+    assert {r.key: r.metrics["acc"] for r in records} == {r.key: full[r.key] for r in records}
+    out = run("import", db, *got)
+    assert "imported 15 target run(s)" in out and "acc" in out
+    with Session.open(db) as s:
+        labels = s.labels()
+        assert {k: float(v) for k, v in labels.items()} == {k: full[k] for k in labels}
+        assert all(lab.source.startswith("lm-eval:") for lab in s.store.labels().values())
+    run("estimate", db)
+    status = run("status", db)
+    assert "target runs spent: 15" in status
+
+
+@slow
+def test_import_refuses_results_not_drawn_or_of_another_document(
+        lmeval_files: HarnessFiles, pool_run: list[Path], tmp_path: Path) -> None:
+    db = new_session(tmp_path, pool_run, seed=2)
+    mapping = emit(db, 6, tmp_path / "samples.json")
+    full = [lmeval_files.samples("at_sst2_rev"), *sorted(lmeval_files.run.glob(
+        "samples_at_mmlu_*.jsonl"))]
+    out = run("import", db, *full, code=2)  # the whole run: items that were not drawn
+    assert "was not drawn" in out and "samples_at_" in out
+    files = subset_of(full, mapping, tmp_path / "sub")
+    bad = files[-1]
+    lines = bad.read_text().splitlines()
+    rec = json.loads(lines[0])
+    key = next(k for k, v in rec["doc"].items() if isinstance(v, str) and len(v) > 10)
+    rec["doc"][key] = "A different document altogether, swapped in."
+    bad.write_text("\n".join([json.dumps(rec), *lines[1:]]) + "\n")
+    out = run("import", db, *files, code=2)
+    assert "is not this record's document" in out and bad.name in out
+    assert "swapped in" in out and f"/{rec['doc_id']}" in out  # both sides, the item
+    with Session.open(db) as s:
+        assert s.labels() == {}  # all or nothing
+    out = run("import", db, *files[:-1], "--metric-key", "nope", code=2)
+    assert "has no metric 'nope'" in out
+    # a person's judgment is a label too, with its own source; the target's differing
+    # result does not replace it (nothing is stored from that file)
+    good = files[:-1]
+    rec = json.loads(good[0].read_text().splitlines()[0])
+    task = good[0].name.removeprefix("samples_").rsplit("_", 1)[0]
+    item = f"{task}/{rec['doc_id']}"
+    with Session.open(db) as s:
+        s.add_label(item, "incorrect" if rec["acc"] == 1.0 else "correct", source="cli")
+    out = run("import", db, *good, code=2)
+    assert item in out
+    with Session.open(db) as s:
+        assert [lab.source for lab in s.store.labels().values()] == ["cli"]
+        r = runs_summary(s)
+        assert r is not None and (r.target_runs, r.person_labels) == (0, 1)
+
+
+@slow
+def test_a_killed_run_resumes_and_nothing_is_counted_twice(
+        lmeval_files: HarnessFiles, pool_run: list[Path], tmp_path: Path) -> None:
+    db = new_session(tmp_path, pool_run, seed=3)
+    mapping = emit(db, 10, tmp_path / "samples.json")
+    full = [lmeval_files.samples("at_sst2_rev"), *sorted(lmeval_files.run.glob(
+        "samples_at_mmlu_*.jsonl"))]
+    files = subset_of(full, mapping, tmp_path / "round1")
+    # the run was killed: only part of its records reached the files
+    partial = tmp_path / "partial"
+    partial.mkdir()
+    first = files[0]
+    lines = first.read_text().splitlines()
+    done = len(lines) // 2  # complete records, then one cut off while being written
+    (partial / first.name).write_text("\n".join(lines[:done]) + "\n"
+                                      + lines[done][: len(lines[done]) // 2])
+    out = run("import", db, partial / first.name)
+    assert f"imported {done} target run(s)" in out
+    assert f"line {done + 1}" in out and "unfinished" in out
+    with Session.open(db) as s:
+        assert len(s.pending()) == 10 - done
+    # the next emission lists what still waits, plus the new draws
+    again = emit(db, 4, tmp_path / "samples2.json")
+    assert sum(map(len, again.values())) == 10 - done + 4
+    files2 = subset_of(full, again, tmp_path / "round2")
+    run("import", db, *files)  # the whole first round, again: its first half is not new
+    out = run("import", db, *files2)
+    with Session.open(db) as s:
+        assert len(s.labels()) == 14 and not s.pending()
+        r = runs_summary(s)
+        assert r is not None and r.target_runs == 14 and r.drawn == 14
+        assert len(s.history()) == 14  # one change per item: nothing counted twice
+
+
+@slow
+def test_the_loop_stops_once_the_anytime_interval_is_narrow_enough(
+        lmeval_files: HarnessFiles, pool_run: list[Path], tmp_path: Path) -> None:
+    db = new_session(tmp_path, pool_run, seed=4)
+    full = [lmeval_files.samples("at_sst2_rev"), *sorted(lmeval_files.run.glob(
+        "samples_at_mmlu_*.jsonl"))]
+    width, rounds, stopped = 0.75, 0, False
+    with Session.open(db) as s:
+        n_pool = s.n_items
+    while not stopped:
+        rounds += 1
+        mapping = emit(db, 8, tmp_path / f"s{rounds}.json")
+        run("import", db, *subset_of(full, mapping, tmp_path / f"r{rounds}"))
+        out = run("estimate", db, "--target-width", width)
+        stopped = "you may stop now" in out
+        with Session.open(db) as s:
+            a = s.estimate(n_boot=200, target_width=width).metrics["error_rate"].anytime
+            n = len(s.labels())
+        assert a is not None and stopped == (a.cs_high - a.cs_low <= width)
+    assert 30 <= n < n_pool  # stopped before the pool ran out
+    status = run("status", db)
+    assert f"target runs spent: {n}" in status and "a projection" in status
+
+
+def test_samples_json_is_sorted_and_unique() -> None:
+    assert samples_json([("b", 5), ("a", 3), ("b", 1), ("b", 5)]) == {"a": [3], "b": [1, 5]}
+
+
+def test_uniform_projection_matches_simulated_uniform_stops() -> None:
+    """The projection is what uniform sampling with the same CS family needs (seeded
+    simulation: the median stop of 40 runs within 8%)."""
+    from activetest.stats.confseq import asymptotic_cs
+    from activetest.stats.estimators import adaptive_lure_theta
+
+    N, p, width = 1500, 0.3, 0.1
+    rng = np.random.default_rng(0)
+    losses = (np.arange(N) < int(p * N)).astype(float)
+    stops = []
+    for _ in range(40):
+        idx = rng.permutation(N)
+        th = adaptive_lure_theta(losses[idx], 1.0 / (N - np.arange(N)), N)
+        cs = asymptotic_cs(th, N, skew=False)
+        ok = np.flatnonzero((cs.high - cs.low <= width) & (np.arange(1, N + 1) >= 30))
+        stops.append(ok[0] + 1)
+    proj = uniform_runs_for_width(p, N, width)
+    assert abs(proj / np.median(stops) - 1) < 0.08, (proj, np.median(stops))
