@@ -48,10 +48,27 @@ from activetest.stats.blindspot import BlindSpotCurve
 if TYPE_CHECKING:
     from activetest.session.blindspot import SessionBlindSpot
 
-__all__ = ["IntervalCurves", "KindInputs", "LabelledDraws", "NoiseRule", "bootstrap_rng",
-           "clip_interval", "clip_result", "controls", "cv_same_as_lure", "difference_range", "estimate_report",
-           "estimate_stale", "history", "noise_rule", "per_item_loss", "q_floor",
-           "interval_curves", "session_estimate", "value_range"]
+__all__ = [
+    "IntervalCurves",
+    "KindInputs",
+    "LabelledDraws",
+    "NoiseRule",
+    "bootstrap_rng",
+    "clip_interval",
+    "clip_result",
+    "controls",
+    "cv_same_as_lure",
+    "difference_range",
+    "estimate_report",
+    "estimate_stale",
+    "history",
+    "interval_curves",
+    "noise_rule",
+    "per_item_loss",
+    "q_floor",
+    "session_estimate",
+    "value_range",
+]
 
 
 #: The narrowest interval width a projection is made for (narrower ones would need
