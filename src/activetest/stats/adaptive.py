@@ -164,6 +164,15 @@ LAMBDA_START = 0.5
 #: First refit (1-based draw number) and growth of the geometric schedule.
 SCHEDULE_FIRST = 10
 SCHEDULE_GROWTH = 1.25
+#: In-run rules (module docstring, "The earned rule"): ``"original"`` (what every session
+#: before ``design_rule`` ran, and this module's default, so that a design built without a
+#: rule is the one it always was) and ``"earned"`` (what new sessions run).
+RULES = ("original", "earned")
+#: The rule of a design built without one.
+DEFAULT_RULE = "original"
+#: Kernel parameters of each rule: ``[on, smoothing pseudo-labels a, fallback margin,
+#: lambda floor b]`` (see :mod:`._adaptive_kernels`).
+RULE_PARAMS = {"original": (0.0, 0.0, 0.0, 0.0), "earned": (1.0, 4.0, 1.0, 0.0)}
 #: Design names accepted by :meth:`AdaptiveDesign.from_name`.
 DESIGNS = ("calibrated", "calibrated-uniform", "calibrated-both", "calibrated-both-uniform",
            "fixed_mix", "pe")
@@ -226,6 +235,17 @@ def mixture_score_control(surrogate_logprobs: np.ndarray, target_logprobs: np.nd
     g = (P * lt).sum(axis=1)
     v = (P * lt**2).sum(axis=1) - g**2
     return np.sqrt(np.maximum(v, 0.0)), g
+
+
+def _check_start(start: str) -> None:
+    if start not in ("prior", "uniform"):
+        raise ValueError(f"start must be 'prior' or 'uniform', got {start!r}")
+
+
+def _uniform_start(rule: str, rule_params: Sequence[float] | None, lam: float | None) -> bool:
+    """The earned rule draws uniformly with g = 0 before its first refit (in-run lambda)."""
+    params = RULE_PARAMS.get(rule, (0.0,)) if rule_params is None else rule_params
+    return lam is None and float(params[0]) > 0.0
 
 
 #: Clip of the graded design's label-free prior probability before its log-odds.
@@ -308,8 +328,15 @@ class AdaptiveDesign:
                  schedule: np.ndarray, rhos: Sequence[float] = RIDGES,
                  lambdas: Sequence[float] = LAMBDAS, ktab: np.ndarray | None = None,
                  aux0: np.ndarray | None = None,
-                 losses: tuple[str, ...] | None = None) -> None:
+                 losses: tuple[str, ...] | None = None, rule: str = DEFAULT_RULE,
+                 rule_params: Sequence[float] | None = None) -> None:
         self.kind = kind
+        if rule not in RULES:
+            raise ValueError(f"rule must be one of {', '.join(RULES)}, got {rule!r}")
+        #: the in-run rule (:data:`RULES`)
+        self.rule = rule
+        self._rule = np.array(RULE_PARAMS[rule] if rule_params is None else rule_params,
+                              dtype=np.float64)
         self.name = name
         self.loss = loss
         #: the losses the design serves, each with its own control (first: ``loss``)
@@ -347,7 +374,9 @@ class AdaptiveDesign:
     @classmethod
     def calibrated(cls, target_logprobs: np.ndarray, surrogate_logprobs: np.ndarray, *,
                    loss: str = "log", lam: float | None = None,
-                   schedule: np.ndarray | None = None, start: str = "prior") -> AdaptiveDesign:
+                   schedule: np.ndarray | None = None, start: str = "prior",
+                   rule: str = DEFAULT_RULE,
+                   rule_params: Sequence[float] | None = None) -> AdaptiveDesign:
         """The calibrated-residual design (module docstring); ``lam=None``: in-run lambda.
 
         ``start``: before the first refit, ``"prior"`` draws from the prior model's
@@ -361,7 +390,10 @@ class AdaptiveDesign:
         sched = refit_schedule(n) if schedule is None else np.asarray(schedule, dtype=np.int64)
         ltab = loss_table(target_logprobs, loss)
         s0, g0 = np.zeros(n), np.zeros(n)
-        if start == "prior":
+        _check_start(start)
+        if _uniform_start(rule, rule_params, lam):
+            lam0 = 1.0
+        elif start == "prior":
             ak.logit_predict(F, ltab, w0, s0, g0)
             lam0 = LAMBDA_START if lam is None else float(lam)
         elif start == "uniform":
@@ -370,12 +402,14 @@ class AdaptiveDesign:
             raise ValueError(f"start must be 'prior' or 'uniform', got {start!r}")
         return cls(ak.KIND_LOGIT, "calibrated" if start == "prior" else "calibrated-uniform",
                    loss, n, F=F, ltab=ltab, Phi=np.zeros((n, 1)), w0=w0, s0=s0, g0=g0,
-                   fitted0=int(start == "prior"), lam0=lam0, lam=lam, schedule=sched)
+                   fitted0=int(lam0 < 1.0), lam0=lam0, lam=lam, schedule=sched, rule=rule,
+                   rule_params=rule_params)
 
     @classmethod
     def calibrated_both(cls, target_logprobs: np.ndarray, surrogate_logprobs: np.ndarray, *,
                         lam: float | None = None, schedule: np.ndarray | None = None,
-                        start: str = "prior") -> AdaptiveDesign:
+                        start: str = "prior", rule: str = DEFAULT_RULE,
+                        rule_params: Sequence[float] | None = None) -> AdaptiveDesign:
         """The calibrated design serving log loss AND the error rate (module docstring,
         ``calibrated-both``): one proposal, each metric's own control.
 
@@ -391,7 +425,10 @@ class AdaptiveDesign:
         ltab = loss_table(target_logprobs, "log")
         ktab = np.hstack([ltab, loss_table(target_logprobs, "zero_one")])
         s0, g0, aux0 = np.zeros(n), np.zeros(n), np.zeros((3, n))
-        if start == "prior":
+        _check_start(start)
+        if _uniform_start(rule, rule_params, lam):
+            lam0 = 1.0
+        elif start == "prior":
             ak.both_predict(F, ktab, w0, s0, g0, aux0)
             lam0 = LAMBDA_START if lam is None else float(lam)
         elif start == "uniform":
@@ -400,15 +437,16 @@ class AdaptiveDesign:
             raise ValueError(f"start must be 'prior' or 'uniform', got {start!r}")
         return cls(ak.KIND_BOTH, "calibrated-both" if start == "prior"
                    else "calibrated-both-uniform", "log", n, F=F, ltab=ltab,
-                   Phi=np.zeros((n, 1)), w0=w0, s0=s0, g0=g0, fitted0=int(start == "prior"),
+                   Phi=np.zeros((n, 1)), w0=w0, s0=s0, g0=g0, fitted0=int(lam0 < 1.0),
                    lam0=lam0, lam=lam, schedule=sched, ktab=ktab, aux0=aux0,
-                   losses=("log", "zero_one"))
+                   losses=("log", "zero_one"), rule=rule, rule_params=rule_params)
 
     @classmethod
     def fixed(cls, scores: np.ndarray, control: np.ndarray | None = None, *,
               lam: float | None = 0.1, target_logprobs: np.ndarray | None = None,
               loss: str = "log", schedule: np.ndarray | None = None,
-              name: str = "fixed") -> AdaptiveDesign:
+              name: str = "fixed", rule: str = DEFAULT_RULE,
+              rule_params: Sequence[float] | None = None) -> AdaptiveDesign:
         """Fixed score and control, with a fixed lambda or (``lam=None``) in-run lambda.
 
         With in-run lambda, lambda = 0.5 before the first choice (draw 10): no
@@ -435,11 +473,12 @@ class AdaptiveDesign:
             sched, lam0 = np.zeros(0, dtype=np.int64), float(lam)
         return cls(ak.KIND_FIXED, name, loss, n, F=np.zeros((n, 1, 1)), ltab=ltab,
                    Phi=np.zeros((n, 1)), w0=np.zeros(2), s0=s, g0=g, fitted0=1, lam0=lam0,
-                   lam=lam, schedule=sched)
+                   lam=lam, schedule=sched, rule=rule, rule_params=rule_params)
 
     @classmethod
     def fixed_mix(cls, target_logprobs: np.ndarray, surrogate_logprobs: np.ndarray, *,
-                  loss: str = "log", lam: float | None = None) -> AdaptiveDesign:
+                  loss: str = "log", lam: float | None = None, rule: str = DEFAULT_RULE,
+                  rule_params: Sequence[float] | None = None) -> AdaptiveDesign:
         """The fixed-score fallback: score ``sd_P(l)``, control ``E_P[l]``, ``P = (pi + p_f)/2``.
 
         In-run lambda by default (``lam=None``): measured on the 40 paper settings it
@@ -447,11 +486,12 @@ class AdaptiveDesign:
         """
         s, g = mixture_score_control(surrogate_logprobs, target_logprobs, loss)
         return cls.fixed(s, g, lam=lam, target_logprobs=target_logprobs, loss=loss,
-                         name="fixed_mix")
+                         name="fixed_mix", rule=rule, rule_params=rule_params)
 
     @classmethod
     def pe(cls, surrogate_logprobs: np.ndarray, *, loss: str = "log", lam: float | None = None,
-           schedule: np.ndarray | None = None) -> AdaptiveDesign:
+           schedule: np.ndarray | None = None, rule: str = DEFAULT_RULE,
+           rule_params: Sequence[float] | None = None) -> AdaptiveDesign:
         """The surrogate-only design (no target predictions on the pool; losses observed)."""
         if loss not in ("log", "zero_one"):
             raise ValueError(f"loss must be 'log' or 'zero_one', got {loss!r}")
@@ -460,12 +500,14 @@ class AdaptiveDesign:
         sched = refit_schedule(n) if schedule is None else np.asarray(schedule, dtype=np.int64)
         return cls(ak.KIND_RIDGE, "pe", loss, n, F=np.zeros((n, 1, 1)), ltab=None, Phi=Phi,
                    w0=np.zeros(Phi.shape[1] + 1), s0=np.zeros(n), g0=np.zeros(n), fitted0=0,
-                   lam0=1.0, lam=lam, schedule=sched, rhos=PE_RIDGES)
+                   lam0=1.0, lam=lam, schedule=sched, rhos=PE_RIDGES, rule=rule,
+                   rule_params=rule_params)
 
     @classmethod
     def graded(cls, features: np.ndarray, *, prior: np.ndarray | None = None,
                lam: float | None = None, schedule: np.ndarray | None = None,
-               start: str = "auto") -> AdaptiveDesign:
+               start: str = "auto", rule: str = DEFAULT_RULE,
+               rule_params: Sequence[float] | None = None) -> AdaptiveDesign:
         """The graded design (module docstring) for losses ``1 - score`` in [0, 1].
 
         Args:
@@ -490,7 +532,9 @@ class AdaptiveDesign:
             start = "prior" if prior is not None else "uniform"
         sched = refit_schedule(n) if schedule is None else np.asarray(schedule, dtype=np.int64)
         s0, g0 = np.zeros(n), np.zeros(n)
-        if start == "prior":
+        if start in ("prior", "uniform") and _uniform_start(rule, rule_params, lam):
+            lam0 = 1.0
+        elif start == "prior":
             ak.graded_predict(X, w0, s0, g0)
             lam0 = LAMBDA_START if lam is None else float(lam)
         elif start == "uniform":
@@ -499,32 +543,36 @@ class AdaptiveDesign:
             raise ValueError(f"start must be 'auto', 'prior' or 'uniform', got {start!r}")
         return cls(ak.KIND_GRADED, "graded" if start == "prior" else "graded-uniform", "graded",
                    n, F=np.zeros((n, 1, 1)), ltab=None, Phi=X, w0=w0, s0=s0, g0=g0,
-                   fitted0=int(start == "prior"), lam0=lam0, lam=lam, schedule=sched)
+                   fitted0=int(lam0 < 1.0), lam0=lam0, lam=lam, schedule=sched, rule=rule,
+                   rule_params=rule_params)
 
     @classmethod
     def from_name(cls, name: str, *, surrogate_logprobs: np.ndarray,
                   target_logprobs: np.ndarray | None = None, loss: str = "log",
-                  lam: float | None = None) -> AdaptiveDesign:
+                  lam: float | None = None, rule: str = DEFAULT_RULE,
+                  rule_params: Sequence[float] | None = None) -> AdaptiveDesign:
         """A design of :data:`DESIGNS` by name (``lam=None``: the design's default;
-        ``loss`` is ignored by the two-metric ``calibrated-both``)."""
+        ``loss`` is ignored by the two-metric ``calibrated-both``; ``rule``: the
+        in-run rule, :data:`RULES`)."""
+        kw: dict[str, Any] = {"rule": rule, "rule_params": rule_params}
         if name in ("calibrated-both", "calibrated-both-uniform"):
             if target_logprobs is None:
                 raise ValueError(f"design {name!r} needs target_logprobs on the pool")
             return cls.calibrated_both(target_logprobs, surrogate_logprobs, lam=lam,
                                        start="prior" if name == "calibrated-both"
-                                       else "uniform")
+                                       else "uniform", **kw)
         if name in ("calibrated", "calibrated-uniform"):
             if target_logprobs is None:
                 raise ValueError(f"design {name!r} needs target_logprobs on the pool "
                                  "(use 'pe' without them)")
             return cls.calibrated(target_logprobs, surrogate_logprobs, loss=loss, lam=lam,
-                                  start="prior" if name == "calibrated" else "uniform")
+                                  start="prior" if name == "calibrated" else "uniform", **kw)
         if name == "fixed_mix":
             if target_logprobs is None:
                 raise ValueError("design 'fixed_mix' needs target_logprobs on the pool")
-            return cls.fixed_mix(target_logprobs, surrogate_logprobs, loss=loss, lam=lam)
+            return cls.fixed_mix(target_logprobs, surrogate_logprobs, loss=loss, lam=lam, **kw)
         if name == "pe":
-            return cls.pe(surrogate_logprobs, loss=loss, lam=lam)
+            return cls.pe(surrogate_logprobs, loss=loss, lam=lam, **kw)
         raise ValueError(f"unknown design {name!r}; expected one of {', '.join(DESIGNS)}")
 
     # -------------------------------------------------------------------- helpers
@@ -539,6 +587,8 @@ class AdaptiveDesign:
                "schedule": self.schedule.tolist()}
         if len(self.losses) > 1:
             out["losses"] = list(self.losses)
+        if self.rule != "original":  # the original rule's spec is what it always was
+            out["rule"] = self.rule
         return out
 
     def losses_of(self, indices: np.ndarray, labels: np.ndarray, loss: str | None = None
@@ -576,17 +626,17 @@ class AdaptiveDesign:
     def _step(self, st: dict[str, np.ndarray], m: int, k: int, u: float, forced: int) -> int:
         lam_fixed = -1.0 if self.lam is None else float(self.lam)
         return int(ak.step(self.kind, self._F, self._ktab, self._Phi, self._w0, self.rhos,
-                          self.lambdas, lam_fixed, self.schedule, st["ist"], st["fst"], st["W"],
-                          st["s"], st["g"], st["rem"], st["hidx"], st["hy"], st["hL"], st["hq"],
-                          st["hg"], st["hG"], st["hlam"], st["hV"], m, k, u, forced,
-                          st["absres"], st["aux"], st["haux"]))
+                          self.lambdas, lam_fixed, self._rule, self.schedule, st["ist"],
+                          st["fst"], st["W"], st["s"], st["g"], st["rem"], st["hidx"],
+                          st["hy"], st["hL"], st["hq"], st["hg"], st["hG"], st["hlam"],
+                          st["hV"], m, k, u, forced, st["absres"], st["aux"], st["haux"]))
 
     def _prepare(self, st: dict[str, np.ndarray], m: int, k: int) -> DesignPlan:
         lam_fixed = -1.0 if self.lam is None else float(self.lam)
         a, b, G = ak.prepare(self.kind, self._F, self._ktab, self._Phi, self._w0, self.rhos,
-                            self.lambdas, lam_fixed, self.schedule, st["ist"], st["fst"],
-                            st["W"], st["s"], st["g"], st["rem"], st["hidx"], st["hy"],
-                            st["hL"], st["hq"], m, k, st["absres"], st["aux"])
+                            self.lambdas, lam_fixed, self._rule, self.schedule, st["ist"],
+                            st["fst"], st["W"], st["s"], st["g"], st["rem"], st["hidx"],
+                            st["hy"], st["hL"], st["hq"], m, k, st["absres"], st["aux"])
         q = np.where(st["rem"], a * st["s"] + b, 0.0)
         g2 = G2 = None
         if self.kind == ak.KIND_BOTH:
@@ -1020,8 +1070,8 @@ def simulate_design(design: AdaptiveDesign, *, losses: np.ndarray,
     aux = np.empty((design._aux0.shape[0], R, budget))
     lam_fixed = -1.0 if design.lam is None else float(design.lam)
     ak.simulate_runs(design.kind, design._F, design._ktab, design._Phi, design._w0,
-                    design.rhos, design.lambdas, lam_fixed, design.schedule, design._s0,
-                    design._g0, design._fitted0, design._lam0, L, y, U, out.indices, out.q,
+                    design.rhos, design.lambdas, lam_fixed, design._rule, design.schedule,
+                    design._s0, design._g0, design._fitted0, design._lam0, L, y, U, out.indices, out.q,
                     out.control, out.control_rest, out.lam, out.refits,
                     np.empty((0, 0)) if out.model_var is None else out.model_var,
                     design._aux0, aux)
