@@ -1071,8 +1071,8 @@ def simulate_design(design: AdaptiveDesign, *, losses: np.ndarray,
     lam_fixed = -1.0 if design.lam is None else float(design.lam)
     ak.simulate_runs(design.kind, design._F, design._ktab, design._Phi, design._w0,
                     design.rhos, design.lambdas, lam_fixed, design._rule, design.schedule,
-                    design._s0, design._g0, design._fitted0, design._lam0, L, y, U, out.indices, out.q,
-                    out.control, out.control_rest, out.lam, out.refits,
+                    design._s0, design._g0, design._fitted0, design._lam0, L, y, U, out.indices,
+                    out.q, out.control, out.control_rest, out.lam, out.refits,
                     np.empty((0, 0)) if out.model_var is None else out.model_var,
                     design._aux0, aux)
     if aux.shape[0]:
