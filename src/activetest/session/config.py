@@ -137,7 +137,7 @@ _REQUIRED = ("task", "surrogate", "target", "metric", "acquisition", "seed")
 _RENAMED = {"alpha": "proposal_floor", "activetest_version": "version",
             "design": "design_variant"}
 # stored keys written only by some sessions: absent (None) is not written back
-_OPTIONAL_KEYS = ("design", "answer_files", "target_shots")
+_OPTIONAL_KEYS = ("design", "answer_files", "target_shots", "design_rule")
 
 
 @dataclass(frozen=True)
@@ -170,6 +170,11 @@ class SessionConfig:
             checks it when the design is built.
         answer_files: graded sessions: the provenance of every ``answers:`` file, by
             role (None: not stored, sessions written before it).
+        design_rule: the adaptive design's in-run rule
+            (:data:`activetest.stats.adaptive.RULES`; None: not stored, the
+            ``"original"`` rule every session ran before the key existed, so an old
+            file replays its draws exactly). Kept as stored:
+            :func:`activetest.session.design.design_rule` checks it.
         extra: keys this version does not know (kept and written back).
     """
 
@@ -195,6 +200,7 @@ class SessionConfig:
     version: str | None = None
     design_variant: Any = None
     answer_files: Mapping[str, Any] | None = None
+    design_rule: Any = None
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:

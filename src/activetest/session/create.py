@@ -27,7 +27,7 @@ import numpy as np
 
 from activetest.data.task import Item, Task
 from activetest.session.config import ACQUISITIONS, NoiseConfig, SessionConfig
-from activetest.session.design import design_variant, initial_scores
+from activetest.session.design import design_variant, initial_scores, new_design_rule
 from activetest.session.records import ACQUISITION_CHOICES, METRIC_CHOICES, NOISE_RULES
 from activetest.session.scoring import Scoring, stored_spec
 from activetest.session.store import SessionError, SessionStore
@@ -212,6 +212,7 @@ def build_config(inputs: Inputs, *, task_ref: Any, metric: str, acquisition: str
         noise=noise, n_boot=int(n_boot), level=float(level),
         cache_dir=None if cache_dir is None else str(Path(cache_dir).resolve()),
         use_cache=bool(use_cache), version=__version__,
+        design_rule=new_design_rule(acquisition),  # the in-run rule of new sessions
     )
 
 
