@@ -161,3 +161,15 @@ def test_the_enumeration_checks_every_order() -> None:
                                        rule="earned", lam=1.0)
     seqs = [seq for seq, *_ in enumerate_design(design, L, 3, y)]
     assert sorted(seqs) == sorted(itertools.permutations(range(4), 3))
+
+
+def test_the_fixed_designs_are_the_same_under_both_rules() -> None:
+    """The earned rule changes the learnt designs only: a fixed design (fixed_mix, and the
+    graded sessions' fixed design behind the SQuAD numbers) draws the same items."""
+    p = hostile_pool("benign", n=300)
+    L = p.losses("log")
+    runs = {rule: simulate_design(AdaptiveDesign.fixed_mix(p.target, p.surrogate, rule=rule),
+                                  losses=L, labels=p.labels, budget=60, n_runs=5,
+                                  random_state=3) for rule in ("original", "earned")}
+    np.testing.assert_array_equal(runs["original"].indices, runs["earned"].indices)
+    np.testing.assert_array_equal(runs["original"].q, runs["earned"].q)
