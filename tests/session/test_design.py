@@ -163,6 +163,9 @@ def test_the_in_run_rule_is_recorded_and_an_absent_key_is_the_original_rule() ->
     assert not np.allclose(sd.pool_design(old, S, T).plan([]).q,
                            sd.pool_design(new, S, T).plan([]).q)
     np.testing.assert_allclose(sd.pool_design(new, S, T).plan([]).q, 1 / 60, rtol=1e-15)
+    # the design's state names the rule (only a non-original one: old records unchanged)
+    assert draw.describe_design({"refits": 1, "lam": 0.5, "rule": "earned"})[0] == (
+        "1 refit(s), lambda 0.5, earned in-run rule")
     bad = SessionConfig.from_dict({**old.to_dict(), "design_rule": "newer"})
     with pytest.raises(SessionError, match=r"config\.design_rule is 'newer'"):
         sd.design_rule(bad)
