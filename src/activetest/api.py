@@ -189,7 +189,8 @@ class ActiveTest:
             task={}, surrogate="array", target="array", metric=metric,
             acquisition=acquisition, seed=self._seed, n_boot=self._n_boot, level=self._level,
             design_variant=design.design_variant(metric, acquisition),
-            planned_budget=planned_budget(budget, N), blind_ratio=BLIND_RATIO)
+            planned_budget=planned_budget(budget, N), blind_ratio=BLIND_RATIO,
+            design_rule=design.new_design_rule(acquisition))
         self._design = design.pool_design(self._config, S, known)
         self._sampler = AdaptiveSampler(self._design, seed=self._seed)
         self._labels: dict[int, int] = {}

@@ -33,8 +33,10 @@ def _create(pf: PoolFiles, path: Path, **kw: object) -> Session:
 
 
 def _design(s: Session) -> AdaptiveDesign:
+    """The design a new session runs (the earned in-run rule, recorded in its config)."""
     return AdaptiveDesign.calibrated(s.store.scores("target").logprobs,
-                                     s.store.scores("surrogate").logprobs, loss="log")
+                                     s.store.scores("surrogate").logprobs, loss="log",
+                                     rule="earned")
 
 
 def test_default_is_the_adaptive_design_and_draws_match_the_sampler(
@@ -183,7 +185,7 @@ def test_intervals_use_the_designs_own_variance_and_the_exact_cs(
 
 def _both(s: Session) -> AdaptiveDesign:
     return AdaptiveDesign.calibrated_both(s.store.scores("target").logprobs,
-                                          s.store.scores("surrogate").logprobs)
+                                          s.store.scores("surrogate").logprobs, rule="earned")
 
 
 def test_both_metrics_draw_by_the_two_metric_design_each_with_its_own_control(

@@ -56,14 +56,14 @@ def test_demo_logic_on_prediction_tables(tmp_path: Path) -> None:
         t_lp = s.store.scores("target").logprobs
         s_lp = s.store.scores("surrogate").logprobs
         est = s.estimate()
-    assert r.method == "adaptive_both+cv_lure"
+    assert r.method == "adaptive_both_earned+cv_lure"  # the design and rule it runs
     assert "two-metric calibrated design" in text
     y_pool = np.array([it.label for it in pool])
     for m, loss in (("log_loss", "log"), ("error_rate", "zero_one")):
         sim = simulate(target_logprobs=t_lp, labels=y_pool, surrogate_logprobs=s_lp,
-                       methods=["uniform+mean", "adaptive_both+cv_lure"], budget=n_lab,
+                       methods=["uniform+mean", "adaptive_both_earned+cv_lure"], budget=n_lab,
                        n_runs=200, loss=loss, random_state=seed)
-        want = (sim.median_squared_error("adaptive_both+cv_lure")[-1]
+        want = (sim.median_squared_error("adaptive_both_earned+cv_lure")[-1]
                 / sim.median_squared_error("uniform+mean")[-1])
         assert r.relative_error[m] == pytest.approx(float(want), rel=1e-12)
         # Both columns show fixed-budget intervals: the session's (the headline), and

@@ -79,10 +79,14 @@ def test_a_new_session_draws_what_the_built_design_draws(
     with _create(pool_files, tmp_path / "s.db", acquisition=acquisition, metric=metric) as s:
         cfg = s.session_config
         assert sd.design_name(cfg) == name
+        # new sessions record the earned in-run rule (absent: the original one)
+        assert cfg.design_rule == sd.design_rule(cfg) == "earned"
+        assert cfg.to_dict()["design_rule"] == "earned"
         S = _stored(s.store, "surrogate")
         T = None if acquisition == "pe_adaptive" else _stored(s.store, "target")
         ref = AdaptiveSampler(AdaptiveDesign.from_name(name, surrogate_logprobs=S,
-                                                       target_logprobs=T, loss=loss), seed=11)
+                                                       target_logprobs=T, loss=loss,
+                                                       rule="earned"), seed=11)
         built = AdaptiveSampler(sd.stored_design(s.store), seed=11)
         np.testing.assert_array_equal(sd.pool_design(cfg, S, T).plan([]).q,
                                       s.acquisition_scores())
@@ -133,6 +137,38 @@ def test_the_two_metric_variant_is_recorded_and_checked() -> None:
                           acquisition="ce", seed=0)
     with pytest.raises(SessionError, match="not an adaptive design"):
         sd.design_name(fixed)
+
+
+def test_the_in_run_rule_is_recorded_and_an_absent_key_is_the_original_rule() -> None:
+    """A config without ``design_rule`` (every file before it, and main's) builds the
+    original rule; new adaptive sessions record the earned one; an unknown rule is refused
+    by name; the key round-trips, and is not written where it was not read."""
+    assert sd.new_design_rule("adaptive") == sd.new_design_rule("pe_adaptive") == "earned"
+    assert sd.new_design_rule("ce") is None and sd.new_design_rule("uniform") is None
+    old = SessionConfig(task={}, surrogate="s", target="t", metric="log_loss",
+                        acquisition="adaptive", seed=0)
+    assert old.design_rule is None and sd.design_rule(old) == "original"
+    assert "design_rule" not in old.to_dict()
+    new = SessionConfig.from_dict({**old.to_dict(), "design_rule": "earned"})
+    assert sd.design_rule(new) == "earned"
+    assert new.to_dict() == {**old.to_dict(), "design_rule": "earned"}
+    rng = np.random.default_rng(3)
+    S = rng.normal(size=(60, 3))
+    S -= np.log(np.exp(S).sum(axis=1, keepdims=True))
+    T = S + rng.normal(size=(60, 3))
+    T -= np.log(np.exp(T).sum(axis=1, keepdims=True))
+    assert sd.pool_design(old, S, T).rule == "original"
+    assert sd.pool_design(new, S, T).rule == "earned"
+    # the two rules' first proposals differ (earned: uniform until labels earn the model)
+    assert not np.allclose(sd.pool_design(old, S, T).plan([]).q,
+                           sd.pool_design(new, S, T).plan([]).q)
+    np.testing.assert_allclose(sd.pool_design(new, S, T).plan([]).q, 1 / 60, rtol=1e-15)
+    # the design's state names the rule (only a non-original one: old records unchanged)
+    assert draw.describe_design({"refits": 1, "lam": 0.5, "rule": "earned"})[0] == (
+        "1 refit(s), lambda 0.5, earned in-run rule")
+    bad = SessionConfig.from_dict({**old.to_dict(), "design_rule": "newer"})
+    with pytest.raises(SessionError, match=r"config\.design_rule is 'newer'"):
+        sd.design_rule(bad)
 
 
 def _imports(module: Path, rooms: set[str]) -> set[str]:

@@ -66,7 +66,7 @@ def test_uniform_exposure() -> None:
 def test_floored_proposals_are_the_ones_sampled_from() -> None:
     rng = np.random.default_rng(1)
     s = rng.gamma(0.5, 1.0, 300)
-    idx, q = sample(s, 40, alpha=0.1, random_state=2)
+    idx, q = sample(s, 40, proposal_floor=0.1, random_state=2)
     got = [qq[i] for (qq, _), i in zip(floored_proposals(s, idx[0], 0.1), idx[0], strict=True)]
     np.testing.assert_allclose(got, q[0], rtol=1e-12)
 
@@ -107,7 +107,7 @@ def test_ville_bound_for_a_fixed_set() -> None:
     N, K, runs, delta = 400, 250, 300, 0.1
     s = np.where(np.arange(N) < 10, 0.45, 1.0)
     H = np.arange(10)
-    idx, _ = sample(s, K, alpha=0.01, random_state=6, n_runs=runs)
+    idx, _ = sample(s, K, proposal_floor=0.01, random_state=6, n_runs=runs)
     bad = np.zeros(runs, dtype=bool)
     for r in range(runs):
         hit = np.isin(idx[r], H)

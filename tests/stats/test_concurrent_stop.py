@@ -77,7 +77,7 @@ def _pool(rng: np.random.Generator, N: int) -> tuple[np.ndarray, np.ndarray]:
 def test_the_cs_at_a_budget_depends_on_the_draws_up_to_it_only() -> None:
     rng = np.random.default_rng(3)
     err, s = _pool(rng, 1500)
-    idx, q = ActiveSampler(s, alpha=0.1, seed=3).draw(400)
+    idx, q = ActiveSampler(s, proposal_floor=0.1, seed=3).draw(400)
     theta = adaptive_lure_theta(err[idx], q, 1500)
     full = asymptotic_cs(theta, 1500, value_range=(0.0, 1.0))
     for M in (30, 31, 77, 200, 399):

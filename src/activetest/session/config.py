@@ -138,7 +138,8 @@ _REQUIRED = ("task", "surrogate", "target", "metric", "acquisition", "seed")
 _RENAMED = {"alpha": "proposal_floor", "activetest_version": "version",
             "design": "design_variant"}
 # stored keys written only by some sessions: absent (None) is not written back
-_OPTIONAL_KEYS = ("design", "answer_files", "target_shots", "planned_budget", "blind_ratio")
+_OPTIONAL_KEYS = ("design", "answer_files", "target_shots", "planned_budget", "blind_ratio",
+                  "design_rule")
 
 
 @dataclass(frozen=True)
@@ -180,6 +181,11 @@ class SessionConfig:
             this share of the uniform rate could hide (:mod:`activetest.session.blindspot`;
             new sessions: :data:`activetest.stats.blindspot.BLIND_RATIO`). None: not
             stored, by files from before it: no widening, the numbers they had.
+        design_rule: the adaptive design's in-run rule
+            (:data:`activetest.stats.adaptive.RULES`; None: not stored, the
+            ``"original"`` rule every session ran before the key existed, so an old
+            file replays its draws exactly). Kept as stored:
+            :func:`activetest.session.design.design_rule` checks it.
         extra: keys this version does not know (kept and written back).
     """
 
@@ -207,6 +213,7 @@ class SessionConfig:
     answer_files: Mapping[str, Any] | None = None
     planned_budget: int | None = None
     blind_ratio: float | None = None
+    design_rule: Any = None
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:

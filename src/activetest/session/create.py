@@ -27,7 +27,7 @@ import numpy as np
 
 from activetest.data.task import Item, Task
 from activetest.session.config import ACQUISITIONS, NoiseConfig, SessionConfig
-from activetest.session.design import design_variant, initial_scores
+from activetest.session.design import design_variant, initial_scores, new_design_rule
 from activetest.session.records import ACQUISITION_CHOICES, METRIC_CHOICES, NOISE_RULES
 from activetest.session.scoring import Scoring, stored_spec
 from activetest.session.store import SessionError, SessionStore
@@ -216,6 +216,7 @@ def build_config(inputs: Inputs, *, task_ref: Any, metric: str, acquisition: str
         use_cache=bool(use_cache), version=__version__,
         planned_budget=planned_budget(budget, len(inputs.items)),
         blind_ratio=BLIND_RATIO,
+        design_rule=new_design_rule(acquisition),  # the in-run rule of new sessions
     )
 
 

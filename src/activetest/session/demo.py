@@ -65,7 +65,11 @@ def session_method(config: SessionConfig) -> tuple[str, str]:
     key = config.design_variant or config.acquisition
     if key not in SIMULATED_METHOD:
         raise ValueError(f"the demo cannot simulate the session's design {key!r}")
-    return SIMULATED_METHOD[key]
+    method, name = SIMULATED_METHOD[key]
+    if config.design_rule == "earned":  # the in-run rule the session records
+        acq, est = method.split("+")
+        method, name = f"{acq}_earned+{est}", f"{name} (earned in-run rule)"
+    return method, name
 
 
 def uniform_interval(losses: np.ndarray, n_pool: int, level: float = 0.95,

@@ -12,6 +12,9 @@ same proposal, the same controls and so the same draws from the same seed.
   :attr:`~activetest.session.config.SessionConfig.design_metric`; with both metrics
   under ``adaptive``, the two-metric design ``calibrated-both`` (recorded in the config
   as ``"design"``: :func:`design_variant`).
+- The in-run rule (:func:`design_rule`): the config's ``design_rule``; new classification
+  sessions with an adaptive design record ``"earned"`` (:data:`NEW_SESSION_RULE`), a
+  config without the key ran, and replays, the ``"original"`` rule (docs/robustness.md).
 - Graded sessions: the fixed design on the surrogate's judgment log-probs
   (:func:`graded_fixed_design`) or the graded adaptive design on the target's
   confidence features (:func:`graded_adaptive_design`).
@@ -29,11 +32,41 @@ from typing import Any
 
 import numpy as np
 
-from activetest.session.config import BOTH_DESIGNS, DESIGN_METRICS, SessionConfig
+from activetest.session.config import ACQUISITIONS, BOTH_DESIGNS, DESIGN_METRICS, SessionConfig
 from activetest.session.store import SessionError, SessionStore
 
-__all__ = ["design_name", "design_variant", "expected_loss", "graded_adaptive_design",
-           "graded_fixed_design", "initial_scores", "pool_design", "stored_design"]
+__all__ = ["NEW_SESSION_RULE", "design_name", "design_rule", "design_variant", "expected_loss",
+           "graded_adaptive_design", "graded_fixed_design", "initial_scores", "new_design_rule",
+           "pool_design", "stored_design"]
+
+#: The in-run rule new classification sessions with an adaptive design record (config
+#: ``design_rule``); a config without the key ran the ``"original"`` rule.
+NEW_SESSION_RULE = "earned"
+
+
+def new_design_rule(acquisition: str | None) -> str | None:
+    """The ``design_rule`` to record in a new classification session's config: the
+    earned rule for an adaptive acquisition, None (no key) for a fixed one."""
+    acq = ACQUISITIONS.get(acquisition or "")
+    return NEW_SESSION_RULE if acq is not None and acq.adaptive else None
+
+
+def design_rule(cfg: SessionConfig) -> str:
+    """The in-run rule of a session's adaptive design: the recorded ``design_rule``, or
+    ``"original"`` where the config has none (files written before the key).
+
+    Raises:
+        SessionError: the recorded rule is not one this activetest knows.
+    """
+    from activetest.stats.adaptive import RULES
+
+    rule = cfg.design_rule
+    if rule is None:
+        return "original"
+    if not isinstance(rule, str) or rule not in RULES:
+        raise SessionError(f"config.design_rule is {rule!r}; this activetest knows "
+                           f"{', '.join(map(repr, RULES))}")
+    return rule
 
 
 def design_variant(metric: str, acquisition: str | None) -> str | None:
@@ -68,7 +101,8 @@ def pool_design(cfg: SessionConfig, surrogate_logprobs: np.ndarray,
     from activetest.stats.adaptive import AdaptiveDesign
 
     return AdaptiveDesign.from_name(design_name(cfg), surrogate_logprobs=surrogate_logprobs,
-                                    target_logprobs=target_logprobs, loss=cfg.design_loss)
+                                    target_logprobs=target_logprobs, loss=cfg.design_loss,
+                                    rule=design_rule(cfg))
 
 
 def expected_loss(logprobs: np.ndarray, task: Any) -> np.ndarray:

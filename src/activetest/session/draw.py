@@ -245,6 +245,8 @@ def describe_design(info: dict[str, Any]) -> tuple[str, str | None]:
             m.replace("_", " ") for m in info["metrics"]) + ", each with its own control")
     if "ridge" in info:
         parts.append(f"ridge {info['ridge']:g}")
+    if "rule" in info:  # absent: the original rule (sessions before design_rule)
+        parts.append(f"{info['rule']} in-run rule")
     w = info.get("weights")
     weights = ", ".join(f"{k} {v:.3g}" for k, v in w.items()) if isinstance(w, dict) else None
     return ", ".join(parts), weights

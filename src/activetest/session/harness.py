@@ -228,7 +228,7 @@ def create_lmeval_session(path: str | os.PathLike[str], *, pool: Any, task: Any,
         scores = np.ones(len(records))
         acquisition = "expected_loss"
     s_lp = judges.binary_to_levels(p_correct, t.judgment)
-    sampler = ActiveSampler(scores, alpha=float(floor), seed=seed)
+    sampler = ActiveSampler(scores, proposal_floor=float(floor), seed=seed)
     items = [Item(r.key, {"input": r.prompt or doc_snippet(r.doc, 2000)}) for r in records]
     harness = {"tool": "lm-eval", "metric": metric, "metric_from": "target option" if
                "metric" in opts else "the pool run's first metric",

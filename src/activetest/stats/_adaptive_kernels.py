@@ -310,7 +310,7 @@ def both_predict(F, ltab, w, s, g, aux):  # pragma: no cover - compiled
 
 @njit(cache=True)
 def _choose_lambda_both(s, g, aux, w1, w2, ltab, rem, n_rem, hidx, hy, hq, k,
-                        lambdas):  # pragma: no cover - compiled
+                        lambdas, lam_min):  # pragma: no cover - compiled
     """lambda minimising the combined standardised importance-weighted variance
     ``sum_{j<k} (w1 (L1_j - g1_{i_j})^2 + w2 (L2_j - g2_{i_j})^2) / (q_lambda(i_j) q_j)``
     (both losses from the labels through ``ltab``)."""
@@ -321,7 +321,7 @@ def _choose_lambda_both(s, g, aux, w1, w2, ltab, rem, n_rem, hidx, hy, hq, k,
         r1 = ltab[i, hy[j]] - g[i]
         r2 = ltab[i, C + hy[j]] - aux[1, i]
         r2w[j] = w1 * r1 * r1 + w2 * r2 * r2
-    return _best_lambda(s, rem, n_rem, hidx, r2w, hq, k, lambdas)
+    return _best_lambda(s, rem, n_rem, hidx, r2w, hq, k, lambdas, lam_min)
 
 
 @njit(cache=True)
@@ -486,26 +486,30 @@ def _ridge_predict(Phi, beta, out):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _choose_lambda(s, g, rem, n_rem, hidx, hL, hq, k, lambdas):  # pragma: no cover - compiled
-    """lambda minimising ``sum_{j<k} (L_j - g_{i_j})^2 / (q_lambda(i_j) q_j)``."""
+def _choose_lambda(s, g, rem, n_rem, hidx, hL, hq, k, lambdas,
+                   lam_min):  # pragma: no cover - compiled
+    """lambda minimising ``sum_{j<k} (L_j - g_{i_j})^2 / (q_lambda(i_j) q_j)``, and that sum."""
     r2 = np.empty(k)
     for j in range(k):
         r = hL[j] - g[hidx[j]]
         r2[j] = r * r
-    return _best_lambda(s, rem, n_rem, hidx, r2, hq, k, lambdas)
+    return _best_lambda(s, rem, n_rem, hidx, r2, hq, k, lambdas, lam_min)
 
 
 @njit(cache=True)
-def _best_lambda(s, rem, n_rem, hidx, r2, hq, k, lambdas):  # pragma: no cover - compiled
-    """The lambda of ``lambdas`` minimising ``sum_{j<k} r2_j / (q_lambda(i_j) q_j)``, ``r2_j``
-    the draw's squared (or weighted sum of squared) residuals, ``q_lambda`` the mixture
-    ``lambda / n_rem + (1 - lambda) s_i / S`` over the remaining items (the last lambda on
-    ties with infinity)."""
+def _best_lambda(s, rem, n_rem, hidx, r2, hq, k, lambdas,
+                 lam_min):  # pragma: no cover - compiled
+    """The lambda of ``lambdas`` (those >= ``lam_min``) minimising ``sum_{j<k} r2_j /
+    (q_lambda(i_j) q_j)``, ``r2_j`` the draw's squared (or weighted sum of squared)
+    residuals, ``q_lambda`` the mixture ``lambda / n_rem + (1 - lambda) s_i / S`` over the
+    remaining items (the last lambda on ties with infinity); returns ``(lambda, sum)``."""
     S = rest_sum(s, rem)
     best = np.inf
     lam = lambdas[lambdas.shape[0] - 1]
     for a in range(lambdas.shape[0]):
         la = lambdas[a]
+        if la < lam_min and a < lambdas.shape[0] - 1:
+            continue
         cost = 0.0
         for j in range(k):
             i = hidx[j]
@@ -518,7 +522,7 @@ def _best_lambda(s, rem, n_rem, hidx, r2, hq, k, lambdas):  # pragma: no cover -
         if cost < best:
             best = cost
             lam = la
-    return lam
+    return lam, best
 
 
 @njit(cache=True)
@@ -536,8 +540,8 @@ def _best_map(binary, F, X, hidx, hy, hL, k, W, w0, rhos):  # pragma: no cover -
 
 
 @njit(cache=True)
-def refit(kind, F, ltab, Phi, w0, rhos, lambdas, lam_fixed, ist, fst, W, s, g, rem, n_rem,
-          hidx, hy, hL, hq, k, absres, aux):  # pragma: no cover - compiled
+def refit(kind, F, ltab, Phi, w0, rhos, lambdas, lam_fixed, rule, ist, fst, W, s, g, rem,
+          n_rem, hidx, hy, hL, hq, k, absres, aux):  # pragma: no cover - compiled
     """Refit the design on the first ``k`` observed draws, then choose lambda."""
     N = s.shape[0]
     w1 = 0.0
@@ -567,20 +571,117 @@ def refit(kind, F, ltab, Phi, w0, rhos, lambdas, lam_fixed, ist, fst, W, s, g, r
             logit_predict(F, ltab, W[best_r], s, g)
         else:
             graded_predict(Phi, W[best_r], s, g)
+    earned = rule[0] > 0.0
+    if earned and rule[1] > 0.0 and kind != KIND_FIXED and kind != KIND_RIDGE:
+        _smooth_scores(kind, ltab, s, g, aux, w1, w2, rule[1] / (rule[1] + k))
     ist[1] += 1
     ist[3] = 1
+    lam_min = _lambda_floor(rule, k) if earned else 0.0
+    cost = np.inf
     if lam_fixed >= 0.0:
         fst[0] = lam_fixed
     elif kind == KIND_BOTH:
-        fst[0] = _choose_lambda_both(s, g, aux, w1, w2, ltab, rem, n_rem, hidx, hy, hq, k,
-                                     lambdas)
+        fst[0], cost = _choose_lambda_both(s, g, aux, w1, w2, ltab, rem, n_rem, hidx, hy, hq,
+                                           k, lambdas, lam_min)
     else:
-        fst[0] = _choose_lambda(s, g, rem, n_rem, hidx, hL, hq, k, lambdas)
+        fst[0], cost = _choose_lambda(s, g, rem, n_rem, hidx, hL, hq, k, lambdas, lam_min)
+    if earned and rule[2] > 0.0 and lam_fixed < 0.0 and kind != KIND_FIXED:
+        _uniform_fallback(kind, ltab, s, g, aux, w1, w2, n_rem, hidx, hy, hL, hq, k, cost,
+                          rule[2], fst)
 
 
 @njit(cache=True)
-def prepare(kind, F, ltab, Phi, w0, rhos, lambdas, lam_fixed, sched, ist, fst, W, s, g, rem,
-            hidx, hy, hL, hq, m, k, absres, aux):  # pragma: no cover - compiled
+def _lambda_floor(rule, k):  # pragma: no cover - compiled
+    """The least lambda the earned rule allows with ``k`` labels: ``min(1, b / sqrt(k))``
+    (``b = rule[3]``; 0: no floor beyond the grid's)."""
+    if rule[3] <= 0.0 or k <= 0:
+        return 0.0
+    return min(1.0, rule[3] / math.sqrt(k))
+
+
+@njit(cache=True)
+def _smooth_scores(kind, ltab, s, g, aux, w1, w2, eps):  # pragma: no cover - compiled
+    """The earned rule's score: the rms of the residual ``l - g`` under the model's
+    label distribution mixed with the uniform over the classes by ``eps``,
+    ``sqrt((1 - eps) s_i^2 + eps mean_c (l_i(c) - g_i)^2)``, for the residual of the
+    model's own control ``g`` (unchanged). Graded: the two ends 0 and 1 of the loss
+    stand for the classes. Two metrics: each metric's sd, then the combined score."""
+    N = s.shape[0]
+    if kind == KIND_BOTH:
+        C = ltab.shape[1] // 2
+        for i in range(N):
+            m1 = 0.0
+            m2 = 0.0
+            for c in range(C):
+                d1 = ltab[i, c] - g[i]
+                d2 = ltab[i, C + c] - aux[1, i]
+                m1 += d1 * d1
+                m2 += d2 * d2
+            v1 = (1.0 - eps) * aux[0, i] * aux[0, i] + eps * m1 / C
+            v2 = (1.0 - eps) * aux[2, i] * aux[2, i] + eps * m2 / C
+            aux[0, i] = math.sqrt(v1)
+            aux[2, i] = math.sqrt(v2)
+            s[i] = math.sqrt(w1 * v1 + w2 * v2)
+        return
+    for i in range(N):
+        if kind == KIND_GRADED:
+            m = 0.5 * (g[i] * g[i] + (1.0 - g[i]) * (1.0 - g[i]))
+        else:
+            C = ltab.shape[1]
+            m = 0.0
+            for c in range(C):
+                d = ltab[i, c] - g[i]
+                m += d * d
+            m /= C
+        s[i] = math.sqrt((1.0 - eps) * s[i] * s[i] + eps * m)
+
+
+@njit(cache=True)
+def _uniform_fallback(kind, ltab, s, g, aux, w1, w2, n_rem, hidx, hy, hL, hq, k, cost,
+                      margin, fst):  # pragma: no cover - compiled
+    """The earned rule's fallback: uniform draws with a constant control (the
+    self-normalised importance-weighted mean of the past losses), when its estimated
+    variance ``sum_j (L_j - c)^2 n_rem / q_j`` is at most ``margin`` times the model's
+    best (``cost``): then ``s = 0`` (uniform), ``g = c`` and lambda = 1."""
+    if k < 2:
+        return
+    C = ltab.shape[1] // 2 if kind == KIND_BOTH else 0
+    sw = 0.0
+    c1 = 0.0
+    c2 = 0.0
+    for j in range(k):
+        sw += 1.0 / hq[j]
+        if kind == KIND_BOTH:
+            c1 += ltab[hidx[j], hy[j]] / hq[j]
+            c2 += ltab[hidx[j], C + hy[j]] / hq[j]
+        else:
+            c1 += hL[j] / hq[j]
+    c1 /= sw
+    c2 /= sw
+    fb = 0.0
+    for j in range(k):
+        if kind == KIND_BOTH:
+            d1 = ltab[hidx[j], hy[j]] - c1
+            d2 = ltab[hidx[j], C + hy[j]] - c2
+            fb += (w1 * d1 * d1 + w2 * d2 * d2) * n_rem / hq[j]
+        else:
+            d1 = hL[j] - c1
+            fb += d1 * d1 * n_rem / hq[j]
+    if fb <= margin * cost:
+        for i in range(s.shape[0]):
+            s[i] = 0.0
+            g[i] = c1
+        if kind == KIND_BOTH:
+            for i in range(s.shape[0]):
+                aux[0, i] = 0.0
+                aux[1, i] = c2
+                aux[2, i] = 0.0
+        fst[0] = 1.0
+
+
+@njit(cache=True)
+def prepare(kind, F, ltab, Phi, w0, rhos, lambdas, lam_fixed, rule, sched, ist, fst, W, s, g,
+            rem, hidx, hy, hL, hq, m, k, absres, aux):  # pragma: no cover - compiled
     """Before draw m (0-based) knowing the first ``k`` labels: refit if due.
 
     A refit fires when the known labels reach a schedule point not yet used
@@ -595,8 +696,8 @@ def prepare(kind, F, ltab, Phi, w0, rhos, lambdas, lam_fixed, sched, ist, fst, W
         ist[0] += 1
         fire = True
     if fire:
-        refit(kind, F, ltab, Phi, w0, rhos, lambdas, lam_fixed, ist, fst, W, s, g, rem, n_rem,
-              hidx, hy, hL, hq, k, absres, aux)
+        refit(kind, F, ltab, Phi, w0, rhos, lambdas, lam_fixed, rule, ist, fst, W, s, g, rem,
+              n_rem, hidx, hy, hL, hq, k, absres, aux)
     lam = fst[0]
     S = 0.0
     G = 0.0
@@ -610,8 +711,8 @@ def prepare(kind, F, ltab, Phi, w0, rhos, lambdas, lam_fixed, sched, ist, fst, W
 
 
 @njit(cache=True)
-def step(kind, F, ltab, Phi, w0, rhos, lambdas, lam_fixed, sched, ist, fst, W, s, g, rem,
-         hidx, hy, hL, hq, hg, hG, hlam, hV, m, k, u, forced,
+def step(kind, F, ltab, Phi, w0, rhos, lambdas, lam_fixed, rule, sched, ist, fst, W, s, g,
+         rem, hidx, hy, hL, hq, hg, hG, hlam, hV, m, k, u, forced,
          absres, aux, haux):  # pragma: no cover - compiled
     """Draw m (0-based) knowing the first ``k`` labels; returns the drawn item.
 
@@ -625,8 +726,8 @@ def step(kind, F, ltab, Phi, w0, rhos, lambdas, lam_fixed, sched, ist, fst, W, s
     skipped when ``hV`` is empty). ``KIND_BOTH``: the same per metric with its own
     sd (``aux[0]``, ``aux[2]``) under the shared q, the second metric's into ``haux``.
     """
-    a, b, G = prepare(kind, F, ltab, Phi, w0, rhos, lambdas, lam_fixed, sched, ist, fst, W, s,
-                      g, rem, hidx, hy, hL, hq, m, k, absres, aux)
+    a, b, G = prepare(kind, F, ltab, Phi, w0, rhos, lambdas, lam_fixed, rule, sched, ist, fst,
+                      W, s, g, rem, hidx, hy, hL, hq, m, k, absres, aux)
     N = s.shape[0]
     if hV.shape[0] == 0:  # not asked for (a simulation of the error alone)
         pass
@@ -687,8 +788,8 @@ def step(kind, F, ltab, Phi, w0, rhos, lambdas, lam_fixed, sched, ist, fst, W, s
 
 
 @njit(cache=True)
-def simulate_runs(kind, F, ltab, Phi, w0, rhos, lambdas, lam_fixed, sched, s0, g0, fitted0,
-                  lam0, losses, labels, U, out_idx, out_q, out_g, out_G, out_lam,
+def simulate_runs(kind, F, ltab, Phi, w0, rhos, lambdas, lam_fixed, rule, sched, s0, g0,
+                  fitted0, lam0, losses, labels, U, out_idx, out_q, out_g, out_G, out_lam,
                   out_refits, out_V, aux0, out_aux):  # pragma: no cover - compiled
     """R sequential runs (each label observed right after its draw); ``out_V`` of shape
     (0, 0) skips the variance prediction. ``KIND_BOTH``: ``aux0`` ``(3, N)`` the
@@ -719,8 +820,8 @@ def simulate_runs(kind, F, ltab, Phi, w0, rhos, lambdas, lam_fixed, sched, s0, g
     for r in range(R):
         reset(w0, s0, g0, fitted0, lam0, ist, fst, W, s, g, rem, aux0, aux)
         for m in range(M):
-            i = step(kind, F, ltab, Phi, w0, rhos, lambdas, lam_fixed, sched, ist, fst, W, s,
-                     g, rem, hidx, hy, hL, hq, hg, hG, hlam, hV, m, m, U[r, m], -1, absres,
+            i = step(kind, F, ltab, Phi, w0, rhos, lambdas, lam_fixed, rule, sched, ist, fst, W,
+                     s, g, rem, hidx, hy, hL, hq, hg, hG, hlam, hV, m, m, U[r, m], -1, absres,
                      aux, haux)
             hy[m] = labels[i]
             hL[m] = losses[i]

@@ -29,8 +29,8 @@ from activetest.stats.adaptive import AdaptiveDesign, DesignRuns, simulate_desig
 from activetest.stats.losses import log_loss, zero_one_loss
 from activetest.stats.sampler import sample
 
-__all__ = ["DESIGN_ACQUISITIONS", "DESIGN_FIXED_LOSS", "ESTIMATORS", "Method", "SimulationResult",
-           "control_values", "simulate"]
+__all__ = ["DESIGN_ACQUISITIONS", "DESIGN_FIXED_LOSS", "DESIGN_RULES", "ESTIMATORS", "Method",
+           "SimulationResult", "control_values", "simulate"]
 
 #: Estimator names: ``mean`` (plain running mean), ``lure``, ``is``, ``ase``,
 #: ``cv_lure`` (control variate, beta = 1, unbiased), ``cv_lure_tuned`` (beta
@@ -45,7 +45,11 @@ ESTIMATORS = ("mean", "lure", "is", "ase", "cv_lure", "cv_lure_tuned")
 #: error rate only ``+lure``/``+is`` apply, its control being the log loss's).
 DESIGN_ACQUISITIONS = {"adaptive": "calibrated", "adaptive_uniform": "calibrated-uniform",
                        "adaptive_both": "calibrated-both", "adaptive_log": "calibrated",
-                       "fixed_mix": "fixed_mix", "pe_adaptive": "pe"}
+                       "fixed_mix": "fixed_mix", "pe_adaptive": "pe",
+                       "adaptive_earned": "calibrated", "adaptive_both_earned": "calibrated-both"}
+#: Adaptive acquisitions that run the earned in-run rule (what new sessions record); the
+#: others run the original rule (:data:`activetest.stats.adaptive.RULES`).
+DESIGN_RULES = {"adaptive_earned": "earned", "adaptive_both_earned": "earned"}
 #: Adaptive acquisitions whose design is fitted to one loss whatever loss is simulated.
 DESIGN_FIXED_LOSS = {"adaptive_log": "log"}
 #: Estimators defined for the adaptive designs.
@@ -263,7 +267,8 @@ def simulate(*, target_logprobs: np.ndarray, labels: np.ndarray,
             name = DESIGN_ACQUISITIONS[acq]
             d_loss = DESIGN_FIXED_LOSS.get(acq, loss)
             design = AdaptiveDesign.from_name(name, surrogate_logprobs=s, loss=d_loss,
-                                              target_logprobs=None if name == "pe" else t)
+                                              target_logprobs=None if name == "pe" else t,
+                                              rule=DESIGN_RULES.get(acq, "original"))
             if loss not in design.losses and any(
                     m.acquisition == acq and m.estimator == "cv_lure" for m in ms):
                 raise ValueError(f"acquisition {acq!r} is fitted to {d_loss!r}; its control "
