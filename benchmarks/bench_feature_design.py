@@ -2,7 +2,7 @@
 
 Reproduce::
 
-    nice -n 10 python benchmarks/bench_feature_design.py [--runs 200]
+    nice -n 10 python benchmarks/bench_feature_design.py [--runs 200] [--rank 10]
 
 A synthetic pool of N = 2,000 items, a 300-model response matrix from a rank-3
 logistic model, 12 features (an offset, an intercept, 10 history factors), M = 400
@@ -40,6 +40,7 @@ def main() -> None:
     """Print the per-run cost of the feature design and of the fixed baseline."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=100)
+    ap.add_argument("--rank", type=int, default=10, help="history factors (features = rank + 2)")
     args = ap.parse_args()
     rng = np.random.default_rng(0)
     N, H, M = 2000, 300, 400
@@ -48,7 +49,7 @@ def main() -> None:
     A = rng.normal(size=(H + 1, 3))
     P = 1 / (1 + np.exp(-(b[None, :] + A @ V.T)))
     Y = (rng.random(P.shape) < P).astype(float)
-    hf = history_features(Y[:H], rank=10)
+    hf = history_features(Y[:H], rank=args.rank)
     L = 1.0 - Y[H]
     design = feature_design(history=hf)
     K = design._Phi.shape[1]
