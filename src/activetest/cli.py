@@ -344,6 +344,14 @@ def init(
         show_default=False)] = None,
     threads: Threads = None,
     no_progress: NoProgress = False,
+    history: Annotated[list[Path] | None, typer.Option(
+        "--history", help="Other models' results on the same items (graded tasks, with "
+        "--surrogate history): a response matrix, rows = models, columns = item ids, cells "
+        "0/1 or scores in [0, 1] (CSV, TSV, Parquet); repeatable. Joined by item id; see "
+        "docs/history.md.", show_default=False)] = None,
+    history_exclude: Annotated[list[str] | None, typer.Option(
+        "--history-exclude", help="A --history row (model name) never to use: the target "
+        "itself; repeatable.", show_default=False)] = None,
 ) -> None:
     """Create a session: load the pool, score it with the surrogate (and target), store all.
 
@@ -386,8 +394,12 @@ def init(
                         progress=not no_progress, threads=threads,
                         **({"budget": budget} if budget is not None else {}),
                         **({"judge_examples": judge_examples} if judge_examples else {}),
-                        **({"compare": list(compare)} if compare else {})) as s:
+                        **({"compare": list(compare)} if compare else {}),
+                        **({"history": list(history), "history_exclude":
+                            list(history_exclude or ())} if history else {})) as s:
         cfg = s.session_config
+        for line in (cfg.extra.get("history") or {}).get("messages", []):
+            _out.print(_escape(line))
         _out.print(f"created session {_escape(str(session))}: {s.n_items} items, task "
                    f"{_escape(repr(s.task.name))}, {cfg.shots} in-context example(s)")
         _out.print(f"surrogate {_escape(cfg.surrogate)}, target {_escape(cfg.target)}, "

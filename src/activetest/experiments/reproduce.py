@@ -682,7 +682,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     cov.add_argument("--seed", type=int, default=0)
     cov.add_argument("--cache", default=None,
                      help="pickle of the measurements: reused if present (re-render only)")
+    from activetest.experiments.history import add_parser as _history_parser
+    _history_parser(sub)
     args = ap.parse_args(argv)
+    if args.cmd == "history":
+        from activetest.experiments.history import main as history_main
+        history_main(args)
+        return
     if args.cmd == "run":
         p = reproduce(args.outputs, args.out, n_runs=args.runs, budget=args.budget,
                       coverage_runs=args.coverage_runs, n_boot=args.boot,

@@ -273,13 +273,19 @@ def create_session(path: str | os.PathLike[str], *,
                    overwrite: bool = False, progress: bool = True, busy_timeout: float = 5.0,
                    threads: int | None = None, alpha: float | None = None,
                    budget: int | None = None,
+                   history: Sequence[Any] = (), history_exclude: Sequence[str] = (),
                    ) -> tuple[SessionStore, Inputs]:
     """Build a session file; returns the open store and the inputs (see ``Session.create``).
 
     ``proposal_floor`` (default 0.1) is the share of the uniform distribution mixed into
     a fixed proposal; ``alpha=`` is its old, deprecated name. ``budget``: the labels
     planned (the anytime CS is tuned to it; default :func:`planned_budget`'s rule).
+    ``history`` (other models' results) is for graded tasks only, for now
+    (docs/history.md).
     """
+    if history or history_exclude:
+        raise SessionError("--history works with graded tasks (answers judged right or "
+                           "wrong) in this version; see docs/history.md")
     proposal_floor = resolve_proposal_floor(proposal_floor, alpha)
     acquisition, seed = check_options(metric=metric, acquisition=acquisition,
                                       proposal_floor=proposal_floor, noise_rule=noise_rule,

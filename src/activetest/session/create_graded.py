@@ -97,9 +97,12 @@ from activetest.session.create import (
     resolve_task,
 )
 from activetest.session.design import (
+    HISTORY_DESIGN,
     expected_loss,
     graded_adaptive_design,
     graded_fixed_design,
+    history_columns,
+    history_design,
 )
 from activetest.session.scoring import jsonable, stored_spec
 from activetest.session.store import SessionError, SessionStore
@@ -502,6 +505,35 @@ def _judge_examples(src: Any, options: Mapping[str, Any] | None) -> list[Item]:
     return out
 
 
+def _history_inputs(inputs: GradedInputs, paths: Sequence[str | os.PathLike[str]],
+                    exclude: Sequence[str]) -> tuple[np.ndarray, dict[str, Any], np.ndarray,
+                                                      np.ndarray]:
+    """Join the history to the pool, compute its features once (label-free), and return
+    (stored columns, the config's ``history`` record, the first proposal, surrogate
+    judgment log-probs from the prior P(wrong))."""
+    from activetest.data.history import join_history
+    from activetest.models import judges
+    from activetest.stats.feature_design import history_features
+
+    target_scores = None
+    if inputs.harness_scores is not None:  # the file's own judgment: finds the target's row
+        target_scores = np.array([np.nan if v is None else float(v)
+                                  for v in inputs.harness_scores])
+    try:
+        joined = join_history([str(p) for p in paths], [g.item.id for g in inputs.pool],
+                              exclude=exclude, target_scores=target_scores)
+    except (ValueError, FileNotFoundError) as exc:
+        raise SessionError(str(exc)) from None
+    hf = history_features(joined.scores)
+    cols = history_columns(hf)
+    scores = history_design(cols).plan([]).q  # the first draw's proposal, as replayed
+    s_lp = judges.binary_to_levels(hf.p_correct, inputs.task.judgment)
+    info = {"sources": list(joined.sources), "n_models": len(joined.models),
+            "n_covered": joined.n_covered, "rank": hf.rank,
+            "excluded": [list(e) for e in joined.excluded], "messages": joined.messages()}
+    return cols, info, scores, s_lp
+
+
 def create_graded_session(path: str | os.PathLike[str], *,
                           pool: Sequence[Any] | str | os.PathLike[str],
                           task: GenTask | str | os.PathLike[str], target: str,
@@ -519,6 +551,8 @@ def create_graded_session(path: str | os.PathLike[str], *,
                           noise_target_nll: float = 5.0, noise_rule: str = "any",
                           compare: Sequence[str] = (), alpha: float | None = None,
                           budget: int | None = None,
+                          history: Sequence[str | os.PathLike[str]] = (),
+                          history_exclude: Sequence[str] = (),
                           ) -> tuple[SessionStore, GradedInputs]:
     """Build a graded session file (see the module docstring); returns the store and inputs.
 
@@ -539,6 +573,10 @@ def create_graded_session(path: str | os.PathLike[str], *,
             judged item is weighted by the probability it was drawn with).
         budget: the labels planned; the anytime CS is tuned to it (default
             :func:`activetest.session.create.planned_budget`'s rule).
+        history: response matrices of other models on the same items (with
+            ``surrogate="history"``): the design is the feature design on their
+            difficulty and item factors (:mod:`activetest.data.history`,
+            docs/history.md); ``history_exclude``: row names never used (the target).
 
     Raises:
         ValueError: (incl. :class:`SessionError`) bad arguments or input files.
@@ -595,6 +633,9 @@ def create_graded_session(path: str | os.PathLike[str], *,
     else:
         target_spec = stored_spec(target)
     raw[target_spec] = target
+    if (surrogate == "history") != bool(history):
+        raise SessionError("--surrogate history and --history FILE go together: the design "
+                           "learns from other models' results (docs/history.md)")
     adaptive = surrogate == "adaptive" or surrogate.startswith("adaptive+")
     inner = surrogate.partition("+")[2] if adaptive else surrogate
     head, sep, rest = inner.partition(":")
@@ -635,7 +676,10 @@ def create_graded_session(path: str | os.PathLike[str], *,
         answers = [g.text for g in gens]
     features = None
     fixed = False
-    if adaptive:
+    hist_cols = hist_info = None
+    if history:
+        hist_cols, hist_info, scores, s_lp = _history_inputs(inputs, history, history_exclude)
+    elif adaptive:
         if gens is None:
             raise _no_logprobs(inputs, surrogate)
         from activetest.models import judges
@@ -684,8 +728,10 @@ def create_graded_session(path: str | os.PathLike[str], *,
               "n_items": len(items)},
         examples={"n": len(chosen)}, surrogate=surrogate_spec, target=target_spec,
         metric="error_rate",
-        acquisition="graded_adaptive" if adaptive else "graded_fixed" if fixed
+        acquisition="graded_adaptive" if adaptive or history else "graded_fixed" if fixed
         else "expected_loss", proposal_floor=float(floor),
+        design_variant=HISTORY_DESIGN if history else None,
+        extra={"history": hist_info} if history else {},
         seed=seed, shots=len(chosen), target_shots=len(chosen),
         noise=NoiseConfig(None, float(noise_surrogate_nll), "any"),
         n_boot=int(n_boot), level=float(level), cache_dir=cache,
@@ -709,6 +755,10 @@ def create_graded_session(path: str | os.PathLike[str], *,
         store.put_scores("acquisition", config.acquisition, scores[:, None],
                          {"acquisition": config.acquisition, "alpha": float(floor)},
                          predictions=False)
+        if hist_cols is not None:  # what the history design is rebuilt from
+            store.put_scores("history", "history", hist_cols,
+                             {"columns": ["p_correct", "has_history", "factor..."]},
+                             predictions=False)
         if features is not None:  # what the graded design is rebuilt from
             store.put_scores("features", "graded", features,
                              {"columns": [*FEATURE_COLUMNS, "agreement"][:features.shape[1]]},

@@ -18,6 +18,10 @@ same proposal, the same controls and so the same draws from the same seed.
 - Graded sessions: the fixed design on the surrogate's judgment log-probs
   (:func:`graded_fixed_design`) or the graded adaptive design on the target's
   confidence features (:func:`graded_adaptive_design`).
+- Graded sessions with other models' results (``init --history``; config ``"design":
+  "features"``): the feature design
+  (:func:`activetest.stats.feature_design.feature_design`) on the stored history
+  features (:func:`history_design`).
 - Fixed acquisitions (``ce``, ``pe``, ``zero_one``, ``uniform``, ``expected_loss``)
   have no design: their scores are the proposal of a plain
   :class:`~activetest.stats.ActiveSampler` (:func:`initial_scores`).
@@ -35,9 +39,12 @@ import numpy as np
 from activetest.session.config import ACQUISITIONS, BOTH_DESIGNS, DESIGN_METRICS, SessionConfig
 from activetest.session.store import SessionError, SessionStore
 
-__all__ = ["NEW_SESSION_RULE", "design_name", "design_rule", "design_variant", "expected_loss",
-           "graded_adaptive_design", "graded_fixed_design", "initial_scores", "new_design_rule",
-           "pool_design", "stored_design"]
+__all__ = ["HISTORY_DESIGN", "NEW_SESSION_RULE", "design_name", "design_rule", "design_variant",
+           "expected_loss", "graded_adaptive_design", "graded_fixed_design", "history_columns",
+           "history_design", "initial_scores", "new_design_rule", "pool_design", "stored_design"]
+
+#: The design variant (config ``"design"``) of a session built on other models' results.
+HISTORY_DESIGN = "features"
 
 #: The in-run rule new classification sessions with an adaptive design record (config
 #: ``design_rule``); a config without the key ran the ``"original"`` rule.
@@ -136,6 +143,24 @@ def graded_adaptive_design(features: np.ndarray) -> Any:
                          agreement=[X[:, k] for k in range(3, X.shape[1])])
 
 
+def history_columns(features: Any) -> np.ndarray:
+    """``(N, 2 + r)`` what a history session stores (role ``history``): the shrunk mean
+    correctness, 1 where the item has history, then the r item factors."""
+    return np.column_stack([features.p_correct, features.covered.astype(np.float64),
+                            features.factors])
+
+
+def history_design(stored: np.ndarray) -> Any:
+    """The feature design on stored :func:`history_columns` (rebuilt the same at creation
+    and on every replay)."""
+    from activetest.stats.feature_design import HistoryFeatures, feature_design
+
+    X = np.asarray(stored, dtype=np.float64)
+    hf = HistoryFeatures(X[:, 0].copy(), np.ascontiguousarray(X[:, 2:]), X[:, 1] > 0, 0,
+                         X.shape[1] - 2)
+    return feature_design(history=hf)
+
+
 def initial_scores(cfg: SessionConfig, surrogate_logprobs: np.ndarray,
                    target_logprobs: np.ndarray | None, n: int) -> np.ndarray:
     """``(N,)`` the acquisition scores a new classification session stores: an adaptive
@@ -166,6 +191,11 @@ def stored_design(store: SessionStore, cfg: SessionConfig | None = None) -> Any:
             raise SessionError(f"{store.path}: the session has no surrogate scores")
         task = task_from_dict(cfg.task, f"{store.path}: config.task", index_values=True)
         return graded_fixed_design(s.logprobs, task)
+    if name == HISTORY_DESIGN:
+        h = store.scores("history")
+        if h is None:
+            raise SessionError(f"{store.path}: the history features are missing")
+        return history_design(h.logprobs)
     if name == "graded":
         f = store.scores("features")
         if f is None:

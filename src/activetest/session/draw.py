@@ -224,7 +224,11 @@ def sampler_info(sampler: Any, acquisition: str | None,
     info["design"] = acquisition
     info["metrics"] = list(metrics)
     w = info.get("weights")  # name them
-    if w and info["design"] == "graded_adaptive":
+    if w and getattr(sampler.design, "name", "") == "features":  # init --history
+        names = ["difficulty log-odds", "intercept"] + [f"factor {k}" for k in
+                                                        range(1, len(w) - 1)]
+        info["weights"] = dict(zip(names, w, strict=False))
+    elif w and info["design"] == "graded_adaptive":
         # columns of graded_matrix: logit of the prior, intercept, standardised features
         names = ["prior log-odds", "intercept", "mean log-prob", "min log-prob",
                  "sum log-prob", "agreement"]

@@ -1,0 +1,153 @@
+"""Other models' results joined to a pool: the history a session's design learns from.
+
+:func:`join_history` reads one or more response matrices
+(:func:`activetest.formats.history.read_response_matrix`) and aligns their item
+columns to the pool's items BY ID, with the house's join rules:
+
+* an item id is matched exactly (after stripping blanks); nothing is joined by
+  position. A response matrix carries no item content, so ids that are only
+  positions could never be confirmed: a matrix that shares no id with the pool
+  is refused, naming the file and an id of each side;
+* a history that covers fewer items than the pool is reported (items without
+  history still work: the design gives them the average difficulty and learns
+  their offset); columns for items not in the pool are ignored (counted);
+* the target's own row is never used: rows named in ``exclude`` are dropped (a
+  name that matches no row is refused, it is likely a typo), and so is any row
+  identical to ``target_scores`` (the target's own automatic scores where a
+  session has them) on every item both have; every dropped row is said;
+* the same model in two files is refused (it would count twice).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from activetest.formats.history import ResponseMatrix, read_response_matrix
+
+__all__ = ["HistoryJoinError", "PoolHistory", "join_history"]
+
+
+class HistoryJoinError(ValueError):
+    """A history that cannot be joined to the pool (the message names file, items, sides)."""
+
+
+@dataclass(frozen=True)
+class PoolHistory:
+    """History rows aligned to a pool.
+
+    Attributes:
+        scores: ``(H, N)`` scores in [0, 1] of H other models on the pool's N items (pool
+            order), NaN where missing.
+        models: the H row names.
+        sources: the files read.
+        n_covered: pool items with at least one history cell.
+        excluded: ``(name, why)`` for every dropped row.
+        ignored_items: matrix columns that are not pool items.
+    """
+
+    scores: np.ndarray
+    models: tuple[str, ...]
+    sources: tuple[str, ...]
+    n_covered: int
+    excluded: tuple[tuple[str, str], ...]
+    ignored_items: int
+
+    def messages(self) -> list[str]:
+        """What a person should be told about the join (coverage, dropped rows)."""
+        n = self.scores.shape[1]
+        out = [f"history: {len(self.models)} model(s) from {', '.join(self.sources)}; "
+               f"{self.n_covered} of {n} pool items have history"
+               + ("" if self.n_covered == n else
+                  f" ({n - self.n_covered} without: they get the average difficulty)")]
+        if self.ignored_items:
+            out.append(f"history: {self.ignored_items} item column(s) are not in the pool "
+                       "(ignored)")
+        out += [f"history: row {name!r} not used ({why})" for name, why in self.excluded]
+        return out
+
+
+def _norm(s: str) -> str:
+    return str(s).strip()
+
+
+def join_history(paths: Sequence[str | Path | ResponseMatrix], pool_ids: Sequence[str], *,
+                 exclude: Sequence[str] = (), target_scores: np.ndarray | None = None
+                 ) -> PoolHistory:
+    """Join response matrices to the pool's item ids (module docstring).
+
+    Args:
+        paths: response-matrix files (or matrices already read).
+        pool_ids: the pool's item ids, in pool order.
+        exclude: model names never to use (the target's own row).
+        target_scores: ``(N,)`` the target's own scores on the pool (NaN where unknown)
+            to detect its row under another name, or None.
+
+    Raises:
+        HistoryJoinError: no shared id, a model in two files, an ``exclude`` name that
+            matches no row, or no row left.
+    """
+    ids = [_norm(i) for i in pool_ids]
+    pos = {i: k for k, i in enumerate(ids)}
+    if len(pos) != len(ids):
+        raise HistoryJoinError("the pool's item ids repeat: a history cannot be joined by id")
+    N = len(ids)
+    blocks: list[np.ndarray] = []
+    models: list[str] = []
+    where: dict[str, str] = {}
+    sources: list[str] = []
+    ignored = 0
+    for p in paths:
+        M = p if isinstance(p, ResponseMatrix) else read_response_matrix(p)
+        cols = [_norm(c) for c in M.item_ids]
+        hit = [(c, pos[i]) for c, i in enumerate(cols) if i in pos]
+        if not hit:
+            raise HistoryJoinError(
+                f"{M.source}: none of its {len(cols)} item ids is a pool item id (e.g. "
+                f"{cols[0]!r} in the history, {ids[0]!r} in the pool); a history is joined "
+                "by item id only, never by position (it has no item content to confirm "
+                "one): rename its columns to the pool's ids")
+        ignored += len(cols) - len(hit)
+        block = np.full((len(M.models), N), np.nan)
+        c_idx = np.array([c for c, _ in hit])
+        p_idx = np.array([k for _, k in hit])
+        block[:, p_idx] = M.scores[:, c_idx]
+        for name in M.models:
+            if name in where:
+                raise HistoryJoinError(f"{M.source}: model {name!r} is also in {where[name]}: "
+                                       "the same model twice would count twice")
+            where[name] = M.source
+        models += list(M.models)
+        blocks.append(block)
+        sources.append(M.source)
+    S = np.vstack(blocks)
+    drop = np.zeros(len(models), dtype=bool)
+    excluded: list[tuple[str, str]] = []
+    for name in exclude:
+        hits = [k for k, m in enumerate(models) if m == _norm(name)]
+        if not hits:
+            raise HistoryJoinError(f"--history-exclude {name!r} matches no history row "
+                                   f"(rows are named like {models[0]!r})")
+        for k in hits:
+            if not drop[k]:
+                drop[k] = True
+                excluded.append((models[k], "named as the target"))
+    if target_scores is not None:
+        t = np.asarray(target_scores, dtype=np.float64).reshape(-1)
+        if t.shape != (N,):
+            raise ValueError(f"target_scores must have {N} entries, got {t.shape}")
+        both = ~np.isnan(S) & ~np.isnan(t)[None, :]
+        same = both.any(axis=1) & np.all(np.where(both, t[None, :] == S, True), axis=1)
+        for k in np.flatnonzero(same & ~drop):
+            drop[k] = True
+            excluded.append((models[k], f"identical to the target's own scores on "
+                                        f"{int(both[k].sum())} items: taken for the target"))
+    if drop.all():
+        raise HistoryJoinError("no history row is left once the target's own rows are dropped")
+    S = S[~drop]
+    kept = tuple(m for m, d in zip(models, drop, strict=True) if not d)
+    n_cov = int((~np.isnan(S)).any(axis=0).sum())
+    return PoolHistory(S, kept, tuple(sources), n_cov, tuple(excluded), ignored)

@@ -1,0 +1,88 @@
+"""Response matrices read from real files and joined to a pool by id, with the refusals."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from activetest.data.history import HistoryJoinError, join_history
+from activetest.formats.history import HistoryFormatError, read_response_matrix
+
+SHARED = Path(__file__).resolve().parents[2] / ".." / "shared" / "datasets" / "history"
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_reads_csv_tsv_gzip_and_parquet_alike(tmp_path: Path) -> None:
+    text = ",q1,q2,q3\nm/a,1,0,\nm/b,0.5,NA,1.0\n"
+    a = read_response_matrix(_write(tmp_path / "h.csv", text))
+    b = read_response_matrix(_write(tmp_path / "h.tsv", text.replace(",", "\t")))
+    (tmp_path / "h.csv.gz").write_bytes(gzip.compress(text.encode()))
+    c = read_response_matrix(tmp_path / "h.csv.gz")
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+    pq.write_table(pa.table({"model": ["m/a", "m/b"], "q1": [1.0, 0.5], "q2": [0.0, None],
+                             "q3": [None, 1.0]}), tmp_path / "h.parquet")
+    d = read_response_matrix(tmp_path / "h.parquet")
+    for m in (a, b, c, d):
+        assert m.models == ("m/a", "m/b") and m.item_ids == ("q1", "q2", "q3")
+        np.testing.assert_array_equal(m.scores, [[1, 0, np.nan], [0.5, np.nan, 1]])
+
+
+@pytest.mark.parametrize(("text", "match"), [
+    (",q1,q1\nm,1,0\n", "repeated"),
+    (",q1,q2\nm,1,2\n", r"line 2, column 'q2': 2.0 is not a score"),
+    (",q1,q2\nm,1,yes\n", "line 2, column 'q2'"),
+    (",q1,q2\nm,1\n", "line 2: 2 fields"),
+    (",q1\nm,1\nm,0\n", "'m' repeated"),
+    (",q1\n,1\n", "empty model name"),
+    ("", "empty file"),
+])
+def test_malformed_files_are_refused_with_file_and_line(tmp_path: Path, text: str,
+                                                        match: str) -> None:
+    f = _write(tmp_path / "bad.csv", text)
+    with pytest.raises(HistoryFormatError, match=match) as e:
+        read_response_matrix(f)
+    assert "bad.csv" in str(e.value)
+
+
+def test_joins_by_id_reports_coverage_and_drops_the_target(tmp_path: Path) -> None:
+    f = _write(tmp_path / "h.csv", "model,b,a,zz\nx,1,0,1\ntarget,0,1,1\ny,0,0,0\n")
+    g = _write(tmp_path / "g.csv", "model,c\nw,1\n")
+    h = join_history([f, g], ["a", "b", "c", "d"], exclude=["target"])
+    assert h.models == ("x", "y", "w") and h.n_covered == 3 and h.ignored_items == 1
+    np.testing.assert_array_equal(h.scores, [[0, 1, np.nan, np.nan], [0, 0, np.nan, np.nan],
+                                             [np.nan, np.nan, 1, np.nan]])
+    msg = "\n".join(h.messages())
+    assert "3 of 4 pool items" in msg and "'target' not used (named" in msg
+    # the target's row found by its own scores under another name
+    h2 = join_history([f], ["a", "b", "c", "d"], target_scores=np.array([1, 0, np.nan, 0]))
+    assert h2.models == ("x", "y") and "identical" in h2.excluded[0][1]
+
+
+def test_join_refusals(tmp_path: Path) -> None:
+    f = _write(tmp_path / "h.csv", "model,0,1,2\nx,1,0,1\n")
+    with pytest.raises(HistoryJoinError, match=r"'0' in the history, 'q0' in the pool.*"
+                                               r"never by position"):
+        join_history([f], ["q0", "q1", "q2"])
+    with pytest.raises(HistoryJoinError, match="matches no history row"):
+        join_history([f], ["0", "1"], exclude=["nobody"])
+    with pytest.raises(HistoryJoinError, match="also in"):
+        join_history([f, f], ["0", "1"])
+    with pytest.raises(HistoryJoinError, match="no history row is left"):
+        join_history([f], ["0", "1"], exclude=["x"])
+
+
+def test_the_shared_matrices_read_whole() -> None:
+    path = SHARED / "bbh_shuffled_objects_5.csv"
+    if not path.exists():
+        pytest.skip("../shared/datasets/history is absent")
+    m = read_response_matrix(path)
+    assert m.scores.shape == (4027, 250) and m.item_ids[0] == "X0"
+    assert set(np.unique(m.scores)) <= {0.0, 1.0}
