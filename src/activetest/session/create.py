@@ -263,10 +263,22 @@ def create_session(path: str | os.PathLike[str], *,
     from activetest.session.store import check_new_session_path
 
     p = check_new_session_path(path, overwrite)  # before any scoring is spent
+    noise = NoiseConfig(float(noise_target_nll), float(noise_surrogate_nll), noise_rule)
+    from activetest.session.stream_init import try_stream
+
+    streamed = try_stream(  # files alone: the pool and table: predictions in blocks
+        p, pool=pool, task=resolve_task(task), surrogate=surrogate, target=target,
+        examples=examples, shots=shots, target_shots=target_shots, pool_options=pool_options,
+        config_of=lambda inputs: build_config(
+            inputs, task_ref=task, metric=metric, acquisition=acquisition,
+            proposal_floor=proposal_floor, seed=seed, noise=noise, n_boot=n_boot,
+            level=level, cache_dir=cache_dir, use_cache=use_cache),
+        options={"overwrite": overwrite, "busy_timeout": busy_timeout})
+    if streamed is not None:
+        return streamed  # type: ignore[no-any-return]
     inputs = load_inputs(pool=pool, task=task, surrogate=surrogate, target=target, seed=seed,
                          shots=shots, examples=examples, target_shots=target_shots,
                          pool_options=pool_options)
-    noise = NoiseConfig(float(noise_target_nll), float(noise_surrogate_nll), noise_rule)
     config = build_config(inputs, task_ref=task, metric=metric, acquisition=acquisition,
                           proposal_floor=proposal_floor, seed=seed, noise=noise,
                           n_boot=n_boot, level=level, cache_dir=cache_dir,
