@@ -882,6 +882,12 @@ class SessionStore:
                 raise self._locked(exc) from None
             raise write_error(self.path, exc) from None
 
+    def _has_columns(self) -> bool:
+        """Whether the file has the chunked-column tables (schema 4, or a file made
+        from one)."""
+        return bool(self._read("SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
+                               "name = 'column_info'"))
+
     def _reread_version(self) -> None:
         with contextlib.suppress(sqlite3.Error):
             self._version = int(self._conn.execute("PRAGMA user_version").fetchone()[0])
@@ -1146,7 +1152,7 @@ class SessionStore:
             KeyError: no scores stored for ``role``.
             DamagedSessionError: a column whose chunks are missing or of the wrong size.
         """
-        info = cols.column_info(self._conn, _score_column(role)) if self._version >= 4 \
+        info = cols.column_info(self._conn, _score_column(role)) if self._has_columns() \
             else None
         if info is None:
             stored = self.scores(role)

@@ -34,7 +34,7 @@ import numpy as np
 
 from activetest.data.task import Item, Task
 
-__all__ = ["BLOCK", "NotStreamable", "try_stream"]
+__all__ = ["BLOCK", "NotStreamable", "PoolSize", "try_stream"]
 
 #: Records per block (pool and tables).
 BLOCK = 65_536
@@ -264,10 +264,9 @@ def try_stream(path: Path, *, pool: Any, task: Task, surrogate: Any, target: Any
     """Create the session at ``path`` by streaming, or return None when this input
     takes the general path (see the module docstring).
 
-    ``config_of(inputs)`` builds the session's config from a
-    :class:`~activetest.session.create.Inputs`; ``options`` carries
-    ``overwrite``, ``busy_timeout``, ``seed``. Returns ``(store, inputs)`` as
-    :func:`~activetest.session.create.create_session` does.
+    ``config_of(pool_info, specs, raw_specs)`` builds the session's config (the pool's
+    ``n_items`` is set here); ``options`` carries ``overwrite`` and ``busy_timeout``.
+    Returns ``(store, N, pool_info, specs, raw_specs)``.
     """
     from activetest.data.generative import GenTask
 
@@ -301,7 +300,6 @@ def try_stream(path: Path, *, pool: Any, task: Task, surrogate: Any, target: Any
 def _stream(path: Path, p: Path, fmt: str, task: Task, sur: _Table, tgt: _Table,
             opts: dict[str, Any], config_of: Any, options: Any) -> Any:
     from activetest.data.pool import _plan, records_to_items
-    from activetest.session.create import Inputs
     from activetest.session.design import initial_scores
     from activetest.session.store import SessionStore, now
     from activetest.stats import ActiveSampler
@@ -311,9 +309,9 @@ def _stream(path: Path, p: Path, fmt: str, task: Task, sur: _Table, tgt: _Table,
         for data in iter(lambda: f.read(16 << 20), b""):
             digest.update(data)
     info = {"source": str(p.resolve()), "format": fmt, "sha256": digest.hexdigest()}
-    inputs = Inputs(task, [], info, [], {}, 0, {"surrogate": sur.spec, "target": tgt.spec},
-                    {sur.spec: sur.raw, tgt.spec: tgt.raw})
-    config0 = config_of(inputs)
+    specs = {"surrogate": sur.spec, "target": tgt.spec}
+    raw_specs = {sur.spec: sur.raw, tgt.spec: tgt.raw}
+    config0 = config_of(info, specs, raw_specs)
     need_target = config0.needs_target
     got: dict[str, Any] = {}
 
@@ -402,8 +400,7 @@ def _stream(path: Path, p: Path, fmt: str, task: Task, sur: _Table, tgt: _Table,
                                 overwrite=options["overwrite"],
                                 busy_timeout=options["busy_timeout"], init=init,
                                 items_writer=write_items)
-    inputs = dataclasses.replace(inputs, items=_Count(got["n"]))
-    return store, inputs
+    return store, got["n"], info, specs, raw_specs
 
 
 #: What a reader raises on input the general path reads (or refuses with a message).
@@ -448,8 +445,8 @@ class _NoWhere(Sequence[str]):
         raise NotStreamable("values")
 
 
-class _Count(Sequence[Item]):
-    """The created session's pool as a length (the items are in the file)."""
+class PoolSize(Sequence[Item]):
+    """A streamed pool as a length (its items are in the session file)."""
 
     def __init__(self, n: int) -> None:
         self.n = n
