@@ -1271,7 +1271,7 @@ class SessionStore:
         """Every draw, in step order."""
         return [Acquisition(int(s), int(i), iid, float(q), created) for s, i, iid, q, created in
                 self._read("SELECT a.step, a.idx, i.item_id, a.q, a.created FROM acquisitions a "
-                           "JOIN items i ON i.idx = a.idx ORDER BY a.step")]
+                           "CROSS JOIN items i ON i.idx = a.idx ORDER BY a.step")]
 
     def n_acquired(self) -> int:
         """Number of draws so far."""
@@ -1292,7 +1292,7 @@ class SessionStore:
                 of the task; ``check=False`` reads it as it is (to replace it).
         """
         rows = self._read("SELECT l.idx, i.item_id, l.label, l.source, l.created, l.updated "
-                          "FROM labels l JOIN items i ON i.idx = l.idx")
+                          "FROM labels l CROSS JOIN items i ON i.idx = l.idx")
         if check:
             return self._checked(rows, "label")
         return {int(i): StoredLabel(int(i), iid, int(y), src, cr, up)
@@ -1400,7 +1400,7 @@ class SessionStore:
     def label_history(self, index: int | None = None) -> list[LabelChange]:
         """Every label change (of one item row, or all), oldest first."""
         sql = ("SELECT h.id, h.idx, i.item_id, h.old_label, h.new_label, h.action, h.source, h.at "
-               "FROM label_history h JOIN items i ON i.idx = h.idx")
+               "FROM label_history h CROSS JOIN items i ON i.idx = h.idx")
         params: tuple[Any, ...] = ()
         if index is not None:
             sql += " WHERE h.idx = ?"
@@ -1427,7 +1427,7 @@ class SessionStore:
             return {}
         return self._checked(
             self._read("SELECT j.idx, i.item_id, j.label, j.source, j.created, j.updated "
-                       "FROM judgments j JOIN items i ON i.idx = j.idx WHERE j.role = ?",
+                       "FROM judgments j CROSS JOIN items i ON i.idx = j.idx WHERE j.role = ?",
                        (role,)), f"judgment of {role.removeprefix('compare:')}'s answer")
 
     def set_judgments(self, role: str, answers: Iterable[tuple[int, int] | tuple[int, int, str]],
@@ -1452,7 +1452,7 @@ class SessionStore:
         if self.schema_version < 3:
             return []
         sql = ("SELECT h.id, h.idx, i.item_id, h.old_label, h.new_label, h.action, h.source, h.at,"
-               " h.role FROM judgment_history h JOIN items i ON i.idx = h.idx")
+               " h.role FROM judgment_history h CROSS JOIN items i ON i.idx = h.idx")
         params: tuple[Any, ...] = ()
         if role is not None:
             sql += " WHERE h.role = ?"
