@@ -37,7 +37,7 @@ from activetest.data.task import Item, Task
 __all__ = ["BLOCK", "NotStreamable", "PoolSize", "try_stream"]
 
 #: Records per block (pool and tables).
-BLOCK = 65_536
+BLOCK = 16_384
 
 _POOL_FORMATS = ("csv", "jsonl", "parquet")
 _TABLE_FORMATS = ("csv", "jsonl", "parquet")
@@ -92,7 +92,7 @@ def _pool_records(p: Path, fmt: str) -> Iterator[tuple[list[str] | None,
 
         pf = pq.ParquetFile(p)
         n = 0
-        for batch in pf.iter_batches(batch_size=BLOCK):
+        for batch in pf.iter_batches(batch_size=BLOCK, use_threads=False):
             rows = batch.to_pylist()
             yield None, [(f"row {n + i}", r) for i, r in enumerate(rows)]
             n += len(rows)
@@ -159,19 +159,21 @@ def _table_blocks(t: _Table) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     if s.format == "parquet":
         import pyarrow.parquet as pq
 
-        pf = pq.ParquetFile(s.path)
+        pf = pq.ParquetFile(s.path, memory_map=False)
         if any(c not in pf.schema_arrow.names for c in want):
             raise NotStreamable("columns")
-        batches: Any = pf.iter_batches(batch_size=BLOCK, columns=want)
+        batches: Any = pf.iter_batches(batch_size=BLOCK, columns=want, use_threads=False)
     elif s.format == "csv":
         import pyarrow.csv as pcsv
 
         types = {s.id_column: pa.string(), **{c: pa.float64() for c in t.columns}}
+        # small blocks, one thread, the system allocator: memory stays a few blocks
         batches = pcsv.open_csv(
-            s.path, read_options=pcsv.ReadOptions(block_size=8 << 20),
+            s.path, read_options=pcsv.ReadOptions(block_size=1 << 20, use_threads=False),
             convert_options=pcsv.ConvertOptions(column_types=types, include_columns=want,
                                                 strings_can_be_null=False,
-                                                quoted_strings_can_be_null=False))
+                                                quoted_strings_can_be_null=False),
+            memory_pool=pa.system_memory_pool())
     else:
         batches = _jsonl_batches(s.path, want)
     for batch in batches:
