@@ -3,8 +3,8 @@ commands that read only the items they touch, and ``init`` killed by ``kill -9``
 
 from __future__ import annotations
 
+import contextlib
 import json
-import os
 import shutil
 import signal
 import sqlite3
@@ -207,23 +207,32 @@ def test_a_schema_3_file_is_migrated_by_its_first_write(tmp_path: Path) -> None:
 
 
 def test_a_read_only_old_file_opens_read_only_and_stays_schema_3(tmp_path: Path) -> None:
+    """On a real read-only mount (a tmpfs remounted read-only; skipped where it cannot
+    be mounted): the old file reads, is not migrated, and refuses writes."""
+    import tempfile
+
     src = OLD / "schema3_ce_both.db"
-    folder = tmp_path / "ro"
-    folder.mkdir()
-    db = folder / src.name
-    shutil.copyfile(src, db)
-    db.chmod(0o444)
-    folder.chmod(0o555)
+    mnt = Path(tempfile.mkdtemp(prefix="activetest-ro-"))
+    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8192k", "tmpfs", str(mnt)],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        mnt.rmdir()
+        pytest.skip(f"cannot mount a tmpfs here ({proc.stderr.strip()})")
     try:
-        if os.access(db, os.W_OK):
-            pytest.skip("running as a user who can write read-only files")
+        db = mnt / src.name
+        shutil.copyfile(src, db)
+        subprocess.run(["mount", "-o", "remount,ro", str(mnt)], check=True)
         with Session.open(db) as s:
             assert not s.store.writable and s.store.schema_version == 3
             assert s.status().n_items > 0
             s.estimate(record=False, progress=False)
+            with pytest.raises(ValueError, match="read-only"):
+                s.select(1)
+        assert db.read_bytes() == src.read_bytes()
     finally:
-        folder.chmod(0o755)
-        db.chmod(0o644)
+        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+        with contextlib.suppress(OSError):
+            mnt.rmdir()
 
 
 _KILLED_INIT = r"""
