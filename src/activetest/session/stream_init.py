@@ -320,7 +320,8 @@ def _stream(path: Path, p: Path, fmt: str, task: Task, sur: _Table, tgt: _Table,
     def write_items(conn: Any) -> None:
         tables = [_Rows(_table_blocks(sur))] + ([_Rows(_table_blocks(tgt))] if need_target
                                                  else [])
-        parts: list[list[np.ndarray]] = [[] for _ in tables]
+        size = _pool_size(p, fmt)
+        parts = [_Parts(size, task.n_classes) for _ in tables]
         n = 0
         by_row: bool | None = None
         for header, block in _guarded(_pool_records(p, fmt)):
@@ -344,7 +345,7 @@ def _stream(path: Path, p: Path, fmt: str, task: Task, sur: _Table, tgt: _Table,
                 t_ids, vals = _guarded_take(t, len(items))
                 if not np.array_equal(t_ids, ids):
                     raise NotStreamable("order")
-                parts[k].append(vals)
+                parts[k].append(_converted(vals, (sur, tgt)[k]))  # row by row: per block
             try:
                 conn.executemany(
                     "INSERT INTO items (idx, item_id, fields, data_label) VALUES (?, ?, ?, ?)",
@@ -356,8 +357,7 @@ def _stream(path: Path, p: Path, fmt: str, task: Task, sur: _Table, tgt: _Table,
         if n == 0:
             raise NotStreamable("empty")
         got["n"] = n
-        got["lp"] = [_converted(np.concatenate(v) if len(v) > 1 else v[0], t)
-                     for v, t in zip(parts, (sur, tgt), strict=False)]
+        got["lp"] = [part.array() for part in parts]
         config = dataclasses.replace(config0, pool={**config0.pool, "n_items": n})
         got["config"] = config
         conn.execute("UPDATE config SET json = ? WHERE id = 1", (_dumps(config.to_dict()),))
@@ -424,6 +424,39 @@ def _guarded_take(rows: _Rows, m: int) -> tuple[np.ndarray, np.ndarray]:
         return rows.take(m)
     except _READ_ERRORS:
         raise NotStreamable("read") from None
+
+
+def _pool_size(p: Path, fmt: str) -> int | None:
+    """The pool's records, where the file says (Parquet), else None."""
+    if fmt != "parquet":
+        return None
+    import pyarrow.parquet as pq
+
+    return int(pq.ParquetFile(p).metadata.num_rows)
+
+
+class _Parts:
+    """Blocks of ``(m, C)`` rows into one array: written in place when the size is
+    known (no second copy), else joined at the end."""
+
+    def __init__(self, size: int | None, width: int) -> None:
+        self.out = None if size is None else np.empty((size, width), dtype=np.float64)
+        self.blocks: list[np.ndarray] = []
+        self.n = 0
+
+    def append(self, block: np.ndarray) -> None:
+        if self.out is not None and self.n + len(block) <= len(self.out):
+            self.out[self.n:self.n + len(block)] = block
+        else:
+            if self.out is not None:  # more records than the file said: join instead
+                self.blocks, self.out = [self.out[:self.n]], None
+            self.blocks.append(block)
+        self.n += len(block)
+
+    def array(self) -> np.ndarray:
+        if self.out is not None:
+            return self.out[:self.n]
+        return np.concatenate(self.blocks) if len(self.blocks) > 1 else self.blocks[0]
 
 
 def _converted(values: np.ndarray, t: _Table) -> np.ndarray:
