@@ -163,7 +163,7 @@ def table(results: dict, ns: list[int], labels: list[str]) -> str:
     """Markdown: per command and N, CPU s and peak MB of each source, and the ratio."""
     head = "| command | N | " + " | ".join(
         f"{lab} CPU s | {lab} peak MB" for lab in labels) + (
-        " | CPU ratio |" if len(labels) > 1 else "")
+        " | CPU this / baseline |" if len(labels) > 1 else "")
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for cmd in COMMANDS:
         for n in ns:
