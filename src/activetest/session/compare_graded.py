@@ -185,18 +185,19 @@ def settle_same_answers(store: SessionStore, task: GenTask, index: Mapping[str, 
     judged = JudgedAnswers(store)
     drawn = {a.index: a.step for a in store.acquisitions()}
     groups: dict[tuple[int, str], list[int]] = {}
+    item_ids: dict[int, str] = {}  # row -> the id the records name it by
     for n, rec in enumerate(records):
         row = index.get(str(rec.item_id))
         role = getattr(rec, "answer_of", None) or "target"
         if row is None or row not in drawn or (role != "target" and role not in specs):
             continue
+        item_ids.setdefault(row, str(rec.item_id))
         if not isinstance(rec.label, (int, np.integer)) or isinstance(rec.label, bool):
             continue  # not a level yet: the label checks read and report it
         groups.setdefault((row, " ".join(judged.answer(role, row).split())), []).append(n)
     out = list(records)
     dropped: set[int] = set()
     conflicts: list[LabelConflict] = []
-    item_ids = {row: item_id for item_id, row in index.items()}
     for (row, _), members in groups.items():
         roles = {getattr(records[n], "answer_of", None) or "target" for n in members}
         if len(roles) < 2 or len({int(records[n].label) for n in members}) < 2:

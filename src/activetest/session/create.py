@@ -293,10 +293,30 @@ def create_session(path: str | os.PathLike[str], *,
     from activetest.session.store import check_new_session_path
 
     p = check_new_session_path(path, overwrite)  # before any scoring is spent
+    noise = NoiseConfig(float(noise_target_nll), float(noise_surrogate_nll), noise_rule)
+    from activetest.session.stream_init import PoolSize, try_stream
+
+    resolved = resolve_task(task)
+
+    def config_of(pool_info: dict[str, Any], specs: dict[str, str],
+                  raw_specs: dict[str, str]) -> SessionConfig:
+        return build_config(Inputs(resolved, [], pool_info, [], {}, 0, specs, raw_specs),
+                            task_ref=task, metric=metric, acquisition=acquisition,
+                            proposal_floor=proposal_floor, seed=seed, noise=noise,
+                            n_boot=n_boot, level=level, cache_dir=cache_dir,
+                            use_cache=use_cache)
+
+    streamed = try_stream(  # files alone: the pool and table: predictions in blocks
+        p, pool=pool, task=resolved, surrogate=surrogate, target=target, examples=examples,
+        shots=shots, target_shots=target_shots, pool_options=pool_options,
+        config_of=config_of, options={"overwrite": overwrite, "busy_timeout": busy_timeout})
+    if streamed is not None:
+        store, n, pool_info, specs, raw_specs = streamed
+        return store, Inputs(resolved, PoolSize(n), pool_info, [], {}, 0,  # type: ignore[arg-type]
+                             specs, raw_specs)
     inputs = load_inputs(pool=pool, task=task, surrogate=surrogate, target=target, seed=seed,
                          shots=shots, examples=examples, target_shots=target_shots,
                          pool_options=pool_options)
-    noise = NoiseConfig(float(noise_target_nll), float(noise_surrogate_nll), noise_rule)
     config = build_config(inputs, task_ref=task, metric=metric, acquisition=acquisition,
                           proposal_floor=proposal_floor, seed=seed, noise=noise,
                           n_boot=n_boot, level=level, cache_dir=cache_dir,

@@ -161,6 +161,7 @@ def check_labels(store: SessionStore, task: Task, index: Mapping[str, int],
     # unchecked: a stored label that is not a class (a damaged file) can be replaced
     current = store.labels(check=False) if current is None else current
     drawn = {a.index: a.step for a in store.acquisitions()}
+    item_ids: dict[int, str] = {}  # row -> the id the records name it by
     for n, rec in enumerate(records, start=1):
         rec_source = source
         who = ""
@@ -181,6 +182,7 @@ def check_labels(store: SessionStore, task: Task, index: Mapping[str, int],
         if row is None:
             problems.append(f"{prefix}item {item_id!r} is not in the pool")
             continue
+        item_ids.setdefault(row, str(item_id))
         try:
             y = parse_label(task, raw)
         except LabelError as exc:
@@ -196,7 +198,6 @@ def check_labels(store: SessionStore, task: Task, index: Mapping[str, int],
     answers: list[tuple[int, int, str]] = []
     conflicts: list[LabelConflict] = []
     unchanged = 0
-    item_ids = {row: item_id for item_id, row in index.items()}
     for row, given in votes.items():
         chosen: Vote | None = given[0]
         if len({v.label for v in given}) > 1:

@@ -28,6 +28,13 @@ Schema 2 added ``answers`` and ``design_draws``, schema 3 ``judgments`` and
 ``judgment_history``; older files are read as they are (they have no graded
 sessions, adaptive designs or compared answers).
 
+Schema 4 stores each model's scores in chunked columns (``column_info`` and
+``columns``, see :mod:`activetest.session.columns`) instead of one blob (whose
+``logprobs`` is then empty), derives the target's predictions from its scores (the
+``predictions`` table stays empty). A schema-3 file is migrated to schema 4 by its
+first write, in the same transaction (the scores' bytes are moved, never recomputed);
+files of schemas 1 and 2 are read and written as they are.
+
 Durability: WAL journal, ``synchronous=FULL``; every write is one transaction
 (``BEGIN IMMEDIATE``). The sampler state is written in the SAME transaction as the
 acquisitions it produced, so a process killed at any moment leaves either both or
@@ -57,6 +64,7 @@ from typing import Any
 import numpy as np
 
 from activetest.data.task import Item
+from activetest.session import columns as cols
 from activetest.session.config import ACQUISITIONS, METRICS, ConfigError, SessionConfig
 
 __all__ = [
@@ -80,9 +88,10 @@ __all__ = [
 ]
 
 #: Schema version written to ``PRAGMA user_version``; newer files are refused.
-SCHEMA_VERSION = 3
-#: Versions this activetest reads (1 lacks ``answers``, 2 lacks ``judgments``).
-READABLE_VERSIONS = (1, 2, 3)
+SCHEMA_VERSION = 4
+#: Versions this activetest reads (1 lacks ``answers``, 2 lacks ``judgments``, 3
+#: stores scores as one blob per model).
+READABLE_VERSIONS = (1, 2, 3, 4)
 #: Value of ``meta.app``: marks a SQLite file as an activetest session.
 APP_ID = "activetest-session"
 
@@ -419,7 +428,9 @@ _TABLES = {"meta": "the file's marker and versions", "config": "the configuratio
            "labels": "the labels", "label_history": "the label history",
            "design_draws": "the design's record", "answers": "the answers",
            "judgments": "the judgments of compared answers",
-           "judgment_history": "their history", "estimates": "the recorded estimates"}
+           "judgment_history": "their history", "estimates": "the recorded estimates",
+           "column_info": "the layout of the per-item numbers",
+           "columns": "the per-item numbers (model scores)"}
 
 
 def describe_damage(path: str | os.PathLike[str]) -> str:
@@ -573,6 +584,8 @@ class SessionStore:
         #: outside ``0..C-1`` (a file changed outside activetest) with a message.
         self.label_classes: int | None = None
         self._config: SessionConfig | None = None  # read once (it never changes)
+        #: the file's schema (4 after the first write of a schema-3 file)
+        self._version = int(_conn.execute("PRAGMA user_version").fetchone()[0])
 
     # ------------------------------------------------------------------ open / create
 
@@ -692,7 +705,9 @@ class SessionStore:
     def create(cls, path: str | os.PathLike[str], *, config: SessionConfig | Mapping[str, Any],
                items: Sequence[Item], examples: Sequence[Item] = (), overwrite: bool = False,
                busy_timeout: float = 5.0,
-               init: Callable[[SessionStore], None] | None = None) -> SessionStore:
+               init: Callable[[SessionStore], None] | None = None,
+               items_writer: Callable[[sqlite3.Connection], None] | None = None,
+               ) -> SessionStore:
         """Create a new session file holding ``config``, the pool ``items`` and ``examples``.
 
         ``config``: a :class:`SessionConfig` (stored as :meth:`SessionConfig.to_dict`),
@@ -702,12 +717,16 @@ class SessionStore:
         in the rest (scores, sampler), and only then is it renamed into place, so a
         failed creation leaves nothing behind.
 
+        ``items_writer(conn)``: instead of ``items``, writes the pool's rows into the
+        ``items`` table itself (a pool streamed in chunks); a duplicate id is then
+        refused by the table's UNIQUE constraint (``sqlite3.IntegrityError``).
+
         Raises:
             SessionExistsError: ``path`` exists and ``overwrite`` is False.
             SessionError: duplicate item ids, or an empty pool.
         """
         p = check_new_session_path(path, overwrite)
-        if not items:
+        if not items and items_writer is None:
             raise SessionError("the pool is empty: nothing to evaluate")
         seen: dict[str, int] = {}
         for i, it in enumerate(items):
@@ -729,10 +748,13 @@ class SessionStore:
         conn: sqlite3.Connection | None = None
         try:
             conn = cls._connect(tmp, busy_timeout)
+            # 8 KiB pages: the schema's table of contents stays on the first page (a
+            # damaged table is then named, not an unreadable schema), fewer pages per pool
+            conn.execute("PRAGMA page_size = 8192")
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = FULL")
             conn.execute("BEGIN IMMEDIATE")
-            for stmt in _SCHEMA.split(";"):
+            for stmt in (_SCHEMA + cols.COLUMNS_SCHEMA).split(";"):
                 if stmt.strip():
                     conn.execute(stmt)
             created = now()
@@ -744,6 +766,9 @@ class SessionStore:
             conn.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", meta.items())
             doc = config.to_dict() if isinstance(config, SessionConfig) else dict(config)
             conn.execute("INSERT INTO config (id, json) VALUES (1, ?)", (_dumps(doc),))
+            if items_writer is not None:
+                items_writer(conn)
+                _check_streamed_items(conn)
             conn.executemany(
                 "INSERT INTO items (idx, item_id, fields, data_label) VALUES (?, ?, ?, ?)",
                 ((i, it.id, _dumps(dict(it.fields)), it.label) for i, it in enumerate(items)))
@@ -829,11 +854,14 @@ class SessionStore:
             raise write_error(self.path, exc) from None
         self._depth = 1
         try:
+            if self._version == 3:  # the first write of a schema-3 file migrates it
+                self._migrate_to_columns()
             yield self._conn
         except sqlite3.OperationalError as exc:
             self._depth = 0
             with contextlib.suppress(sqlite3.Error):
                 self._conn.execute("ROLLBACK")
+            self._reread_version()
             if _is_lock_error(exc):
                 raise self._locked(exc) from None
             raise write_error(self.path, exc) from None
@@ -841,6 +869,7 @@ class SessionStore:
             self._depth = 0
             with contextlib.suppress(sqlite3.Error):
                 self._conn.execute("ROLLBACK")
+            self._reread_version()
             raise
         self._depth = 0
         try:
@@ -848,9 +877,41 @@ class SessionStore:
         except sqlite3.OperationalError as exc:
             with contextlib.suppress(sqlite3.Error):
                 self._conn.execute("ROLLBACK")
+            self._reread_version()
             if _is_lock_error(exc):
                 raise self._locked(exc) from None
             raise write_error(self.path, exc) from None
+
+    def _has_columns(self) -> bool:
+        """Whether the file has the chunked-column tables (schema 4, or a file made
+        from one)."""
+        return bool(self._read("SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
+                               "name = 'column_info'"))
+
+    def _reread_version(self) -> None:
+        with contextlib.suppress(sqlite3.Error):
+            self._version = int(self._conn.execute("PRAGMA user_version").fetchone()[0])
+
+    def _migrate_to_columns(self) -> None:
+        """Schema 3 -> 4, inside the first write transaction: the scores' blobs moved
+        byte for byte into chunked columns, the per-item predictions rows dropped (they
+        are derived from the target's scores)."""
+        c = self._conn
+        if int(c.execute("PRAGMA user_version").fetchone()[0]) != 3:
+            self._reread_version()  # another process migrated it meanwhile
+            return
+        for stmt in cols.COLUMNS_SCHEMA.split(";"):
+            if stmt.strip():
+                c.execute(stmt)
+        for role, n, k in c.execute("SELECT role, n_rows, n_classes FROM scores").fetchall():
+            blob = c.execute("SELECT logprobs FROM scores WHERE role = ?", (role,)).fetchone()[0]
+            lp = np.frombuffer(blob, dtype="<f8").reshape(int(n), int(k))
+            cols.write_column(c, _score_column(role), lp)
+            c.execute("UPDATE scores SET logprobs = ? WHERE role = ?", (b"", role))
+        c.execute("DELETE FROM predictions")
+        c.execute("UPDATE meta SET value = '4' WHERE key = 'schema_version'")
+        c.execute("PRAGMA user_version = 4")
+        self._version = 4
 
     def _read(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         try:
@@ -873,7 +934,8 @@ class SessionStore:
     @property
     def schema_version(self) -> int:
         """``PRAGMA user_version`` of the file."""
-        return int(self._read("PRAGMA user_version")[0][0])
+        self._version = int(self._read("PRAGMA user_version")[0][0])
+        return self._version
 
     def config(self) -> SessionConfig:
         """The session's configuration, checked (:func:`check_config`) and typed; read
@@ -943,8 +1005,45 @@ class SessionStore:
     # ------------------------------------------------------------------ items
 
     def n_items(self) -> int:
-        """N, the pool size."""
-        return int(self._read("SELECT COUNT(*) FROM items")[0][0])
+        """N, the pool size (rows are 0..N-1: the largest row + 1, read from the key)."""
+        return int(self._read("SELECT COALESCE(MAX(idx) + 1, 0) FROM items")[0][0])
+
+    def items_at(self, rows: Iterable[int]) -> dict[int, Item]:
+        """The items at pool ``rows`` (only those rows are read and decoded)."""
+        want = sorted({int(r) for r in rows})
+        out: dict[int, Item] = {}
+        for start in range(0, len(want), 500):
+            part = want[start:start + 500]
+            for i, iid, f, y in self._read(
+                    f"SELECT idx, item_id, fields, data_label FROM items WHERE idx IN "
+                    f"({', '.join('?' * len(part))})", part):
+                out[int(i)] = Item(id=iid, fields=json.loads(f), label=y)
+        missing = [r for r in want if r not in out]
+        if missing:
+            raise IndexError(f"{self.path}: no pool item at row(s) {missing[:5]}")
+        return out
+
+    def ids_at(self, rows: Iterable[int]) -> dict[int, str]:
+        """The item ids at pool ``rows``."""
+        want = sorted({int(r) for r in rows})
+        out: dict[int, str] = {}
+        for start in range(0, len(want), 500):
+            part = want[start:start + 500]
+            out.update((int(i), iid) for i, iid in self._read(
+                f"SELECT idx, item_id FROM items WHERE idx IN ({', '.join('?' * len(part))})",
+                part))
+        return out
+
+    def rows_of(self, item_ids: Iterable[str]) -> dict[str, int]:
+        """Item id -> pool row, for those of ``item_ids`` that are in the pool."""
+        want = list(dict.fromkeys(str(i) for i in item_ids))
+        out: dict[str, int] = {}
+        for start in range(0, len(want), 500):
+            part = want[start:start + 500]
+            out.update((iid, int(i)) for iid, i in self._read(
+                f"SELECT item_id, idx FROM items WHERE item_id IN "
+                f"({', '.join('?' * len(part))})", part))
+        return out
 
     def items(self) -> list[Item]:
         """The pool, in row order, with the labels found in the pool file (if any)."""
@@ -979,6 +1078,13 @@ class SessionStore:
         if lp.ndim != 2 or lp.shape[0] != n:
             raise ValueError(f"scores for {role!r} must have shape (N={n}, C), got {lp.shape}")
         with self.transaction() as c:
+            if self._version >= 4:  # chunked columns; predictions derived from the scores
+                cols.write_column(c, _score_column(role), lp)
+                c.execute("INSERT OR REPLACE INTO scores (role, spec, n_rows, n_classes, "
+                          "logprobs, provenance, updated) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                          (role, spec, lp.shape[0], lp.shape[1], b"",
+                           _dumps(dict(provenance)), now()))
+                return
             c.execute("INSERT OR REPLACE INTO scores (role, spec, n_rows, n_classes, logprobs, "
                       "provenance, updated) VALUES (?, ?, ?, ?, ?, ?, ?)",
                       (role, spec, lp.shape[0], lp.shape[1], lp.tobytes(),
@@ -996,6 +1102,21 @@ class SessionStore:
     def update_score_rows(self, role: str, rows: Sequence[int], logprobs: np.ndarray,
                           provenance: Mapping[str, Any] | None = None) -> StoredScores:
         """Fill in the rows ``rows`` of a stored role (one transaction); returns the result."""
+        with self.transaction() as c:
+            info = cols.column_info(c, _score_column(role)) if self._version >= 4 else None
+            if info is not None:  # only the chunks holding the rows are rewritten
+                r = np.asarray(rows, dtype=np.int64)
+                cols.update_rows(c, info, r, np.asarray(logprobs, dtype=np.float64))
+                prov_text = c.execute("SELECT provenance FROM scores WHERE role = ?",
+                                      (role,)).fetchone()[0]
+                prov = json.loads(prov_text)
+                prov.update(provenance or {})
+                c.execute("UPDATE scores SET provenance = ?, updated = ? WHERE role = ?",
+                          (_dumps(prov), now(), role))
+        if info is not None:
+            out = self.scores(role)
+            assert out is not None
+            return out
         with self.transaction():
             cur = self.scores(role)
             if cur is None:
@@ -1017,8 +1138,35 @@ class SessionStore:
         if not rows:
             return None
         spec, n, c, blob, prov, updated = rows[0]
-        lp = np.frombuffer(blob, dtype="<f8").reshape(int(n), int(c)).astype(np.float64)
+        if len(blob) == 0 and int(n) * int(c) > 0:  # schema 4: in chunked columns
+            lp = self.score_rows_of(role)
+        else:
+            lp = np.frombuffer(blob, dtype="<f8").reshape(int(n), int(c)).astype(np.float64)
         return StoredScores(role, spec, lp, json.loads(prov), updated)
+
+    def score_rows_of(self, role: str, rows: np.ndarray | None = None) -> np.ndarray:
+        """``role``'s stored log-probs at pool ``rows`` (all rows: None), reading only
+        the chunks that hold them (schema 4; older files read the blob).
+
+        Raises:
+            KeyError: no scores stored for ``role``.
+            DamagedSessionError: a column whose chunks are missing or of the wrong size.
+        """
+        info = cols.column_info(self._conn, _score_column(role)) if self._has_columns() \
+            else None
+        if info is None:
+            stored = self.scores(role)
+            if stored is None:
+                raise KeyError(f"no scores stored for {role!r}")
+            return stored.logprobs if rows is None else stored.logprobs[rows]
+        try:
+            if rows is None:
+                return cols.read_column(self._conn, info)
+            return cols.read_rows(self._conn, info, rows)
+        except ValueError as exc:
+            raise DamagedSessionError(f"{self.path}: the stored scores of {role} are "
+                                      f"damaged ({exc}); restore the file from a "
+                                      f"backup") from None
 
     def score_roles(self) -> list[str]:
         """The roles with stored scores."""
@@ -1026,6 +1174,15 @@ class SessionStore:
 
     def predictions(self, role: str = "target") -> dict[int, tuple[int, float]]:
         """``idx -> (predicted class, its probability)`` for ``role``."""
+        if self._version >= 4:  # derived from the stored scores
+            stored = self.scores(role)
+            if stored is None:
+                return {}
+            lp = stored.logprobs
+            ok = np.flatnonzero(~np.isnan(lp).any(axis=1))
+            pred = np.argmax(lp[ok], axis=1)
+            prob = np.exp(lp[ok, pred])
+            return {int(i): (int(p), float(pr)) for i, p, pr in zip(ok, pred, prob, strict=True)}
         return {int(i): (int(p), float(pr)) for i, p, pr in self._read(
             "SELECT idx, predicted, probability FROM predictions WHERE role = ?", (role,))}
 
@@ -1071,7 +1228,7 @@ class SessionStore:
                           rows)
             c.execute("UPDATE sampler SET rng_state = ?, updated = ? WHERE id = 1",
                       (_dumps(dict(rng_state)), at))
-        ids = self.item_ids()
+        ids = self.ids_at(r[1] for r in rows)
         return [Acquisition(s, i, ids[i], qq, a) for s, i, qq, a in rows]
 
     def record_design_draws(self, indices: Sequence[int], q: Sequence[float],
@@ -1114,7 +1271,7 @@ class SessionStore:
         """Every draw, in step order."""
         return [Acquisition(int(s), int(i), iid, float(q), created) for s, i, iid, q, created in
                 self._read("SELECT a.step, a.idx, i.item_id, a.q, a.created FROM acquisitions a "
-                           "JOIN items i ON i.idx = a.idx ORDER BY a.step")]
+                           "CROSS JOIN items i ON i.idx = a.idx ORDER BY a.step")]
 
     def n_acquired(self) -> int:
         """Number of draws so far."""
@@ -1135,7 +1292,7 @@ class SessionStore:
                 of the task; ``check=False`` reads it as it is (to replace it).
         """
         rows = self._read("SELECT l.idx, i.item_id, l.label, l.source, l.created, l.updated "
-                          "FROM labels l JOIN items i ON i.idx = l.idx")
+                          "FROM labels l CROSS JOIN items i ON i.idx = l.idx")
         if check:
             return self._checked(rows, "label")
         return {int(i): StoredLabel(int(i), iid, int(y), src, cr, up)
@@ -1243,7 +1400,7 @@ class SessionStore:
     def label_history(self, index: int | None = None) -> list[LabelChange]:
         """Every label change (of one item row, or all), oldest first."""
         sql = ("SELECT h.id, h.idx, i.item_id, h.old_label, h.new_label, h.action, h.source, h.at "
-               "FROM label_history h JOIN items i ON i.idx = h.idx")
+               "FROM label_history h CROSS JOIN items i ON i.idx = h.idx")
         params: tuple[Any, ...] = ()
         if index is not None:
             sql += " WHERE h.idx = ?"
@@ -1270,7 +1427,7 @@ class SessionStore:
             return {}
         return self._checked(
             self._read("SELECT j.idx, i.item_id, j.label, j.source, j.created, j.updated "
-                       "FROM judgments j JOIN items i ON i.idx = j.idx WHERE j.role = ?",
+                       "FROM judgments j CROSS JOIN items i ON i.idx = j.idx WHERE j.role = ?",
                        (role,)), f"judgment of {role.removeprefix('compare:')}'s answer")
 
     def set_judgments(self, role: str, answers: Iterable[tuple[int, int] | tuple[int, int, str]],
@@ -1295,7 +1452,7 @@ class SessionStore:
         if self.schema_version < 3:
             return []
         sql = ("SELECT h.id, h.idx, i.item_id, h.old_label, h.new_label, h.action, h.source, h.at,"
-               " h.role FROM judgment_history h JOIN items i ON i.idx = h.idx")
+               " h.role FROM judgment_history h CROSS JOIN items i ON i.idx = h.idx")
         params: tuple[Any, ...] = ()
         if role is not None:
             sql += " WHERE h.role = ?"
@@ -1344,6 +1501,17 @@ class SessionStore:
                             r[9], json.loads(r[10]))
                 for r in self._read("SELECT id, at, n_labels, metric, method, estimate, std, low, "
                                     "high, level, details FROM estimates ORDER BY id")]
+
+
+def _check_streamed_items(conn: sqlite3.Connection) -> None:
+    """Refuse a streamed pool that is empty."""
+    if conn.execute("SELECT idx FROM items LIMIT 1").fetchone() is None:
+        raise SessionError("the pool is empty: nothing to evaluate")
+
+
+def _score_column(role: str) -> str:
+    """The column holding ``role``'s scores (schema 4)."""
+    return f"scores:{role}"
 
 
 def _opt(x: float | None) -> float | None:

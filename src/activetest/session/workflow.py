@@ -52,6 +52,7 @@ from activetest.session import compare_graded, draw, labels
 from activetest.session import estimate as est
 from activetest.session.config import SessionConfig
 from activetest.session.kinds import SessionKind, kind_for, kind_for_task
+from activetest.session.pool_view import PoolView, RowIndex
 from activetest.session.records import (
     ACQUISITION_CHOICES,
     EXPORT_FORMATS,
@@ -126,7 +127,9 @@ class Session:
         self._cache_dir = (str(cache_dir) if cache_dir is not None
                            else self._cfg.cache_dir)
         self._items: list[Item] | None = None
-        self._index: dict[str, int] | None = None
+        # the pool read where it is needed (a command touches few items)
+        self._pool = PoolView(store)
+        self._index = RowIndex(store)
         store.label_classes = self.task.n_classes  # a stored label outside is refused
         #: what differs between kinds of session (:mod:`activetest.session.kinds`)
         self.kind: SessionKind = kind_for(self._cfg, self.task)
@@ -246,18 +249,16 @@ class Session:
     @property
     def n_items(self) -> int:
         """Pool size N."""
-        return len(self.items())
+        return len(self._pool)
 
     def items(self) -> list[Item]:
-        """The pool (labels are the pool file's data labels, not answers)."""
+        """The pool (labels are the pool file's data labels, not answers); reads and
+        keeps every item (the commands read only the items they touch)."""
         if self._items is None:
             self._items = self.store.items()
-            self._index = {it.id: i for i, it in enumerate(self._items)}
         return self._items
 
-    def _row_index(self) -> dict[str, int]:
-        self.items()
-        assert self._index is not None
+    def _row_index(self) -> RowIndex:
         return self._index
 
     def item(self, item_id: str) -> Item:
@@ -269,7 +270,7 @@ class Session:
         row = self._row_index().get(str(item_id))
         if row is None:
             raise LabelError(f"item {item_id!r} is not in the pool")
-        return self.items()[row]
+        return self._pool[row]
 
     def examples(self) -> list[Item]:
         """The in-context examples, in prompt order."""
@@ -287,7 +288,8 @@ class Session:
     def _display_items(self, rows: Sequence[int], role: str = "target") -> list[Item]:
         """:meth:`display_item` of pool ``rows`` (answers read once), with the answer
         of ``role`` (``"target"`` or ``compare:<spec>``)."""
-        return self.kind.display_items(self.store, self.items(), rows, role)
+        self._pool.prefetch(rows)
+        return self.kind.display_items(self.store, self._pool, rows, role)
 
     def display(self, item_id: str, *, target: str | None = None) -> str:
         """The text a person labelling the item reads (graded: the answer of the
@@ -471,7 +473,9 @@ class Session:
         Raises:
             LabelError: a pending item has no label in the pool file.
         """
-        return labels.label_from_data(self.store, self.items(), self.pending(), limit,
+        pending = self.pending()
+        self._pool.prefetch(a.index for a in pending)
+        return labels.label_from_data(self.store, self._pool, pending, limit,
                                       source=source)
 
     def history(self, item_id: str | None = None) -> list[LabelChange]:
@@ -491,7 +495,7 @@ class Session:
         return self._cfg.target_examples
 
     def _logprobs(self, role: str, spec: str, rows: np.ndarray, progress: bool) -> np.ndarray:
-        return score_rows(self.store, self._scoring(), role, spec, self.items(), rows,
+        return score_rows(self.store, self._scoring(), role, spec, self._pool, rows,
                           self._target_shots(), progress)
 
     def _target_score(self, progress: bool) -> Any:
@@ -522,7 +526,7 @@ class Session:
             first = (a.item_id, a.step)
         rows = np.array([a.index for a in used], dtype=np.int64)
         return est.LabelledDraws(
-            n_pool=len(self.items()), item_ids=tuple(a.item_id for a in used),
+            n_pool=len(self._pool), item_ids=tuple(a.item_id for a in used),
             steps=tuple(a.step for a in used), rows=rows,
             q=np.array([a.q for a in used], dtype=np.float64),
             y=np.array([answers[i] for i in rows], dtype=np.int64),
@@ -720,7 +724,7 @@ class Session:
         stale = est.estimate_stale([r for r in rows if r.method == "lure"], len(used),
                                    self.store.last_label_change())
         same = tuple(m for m in self.metrics if est.cv_same_as_lure(m, cfg.acquisition))
-        return SessionStatus(str(self.path), len(self.items()), n_sel, n_lab, n_sel - n_lab,
+        return SessionStatus(str(self.path), len(self._pool), n_sel, n_lab, n_sel - n_lab,
                              len(used), cfg.metric, cfg.acquisition, cfg.surrogate,
                              cfg.target, int(cfg.seed), float(cfg.proposal_floor),
                              rows, meta.get("created", ""), stale, draw.waiting(self.store),
@@ -769,7 +773,7 @@ class Session:
         given = [current[a.index].label if a.index in current else None for a in acq]
         steps = [a.step for a in acq]
         n_target = len(rows)
-        rows, given, steps = self.kind.export_rows(self.store, self.items(), rows, given,
+        rows, given, steps = self.kind.export_rows(self.store, self._pool, rows, given,
                                                    steps, which, acquisitions)
         if pred is not None and len(rows) > n_target:  # the surrogate judged the
             # target's answers only: none for a compared answer

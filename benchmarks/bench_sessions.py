@@ -1,0 +1,255 @@
+"""Sessions at pool scale: every CLI command's CPU seconds and peak memory against N.
+
+Reproduce::
+
+    nice -n 10 python benchmarks/bench_sessions.py --n 1e4 1e5 1e6 \
+        --baseline /path/to/old/checkout/src     # writes its section of docs/benchmarks.md
+    nice -n 10 python benchmarks/bench_sessions.py --n 1e7 --format parquet --no-write
+
+Per N, a synthetic SST-2 pool (``id``, ``sentence``, ``label``) and two prediction
+tables (``table:`` surrogate and target, random log-probs) are written once into a
+cache folder; then each command runs as its own ``python -m activetest`` child of a
+small measuring process, which reports the CPU seconds (user + system) and the peak
+resident memory (``ru_maxrss``) of its children: ``init`` (default acquisition, the
+adaptive design), ``status``, ``select --n 50``, ``import`` of those 50 labels,
+``estimate``, ``report`` and a second ``select --n 50`` with the labels held.
+
+CPU seconds, not wall time: the machine is shared, and the commands are
+single-threaded. ``--baseline SRC`` runs the same commands with another checkout's
+``src`` on ``PYTHONPATH`` in the same run (the ratio column is baseline / this).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import platform
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+SECTION = "Sessions at pool scale"
+COMMANDS = ("init", "status", "select", "import", "estimate", "report", "select2")
+
+_MEASURE = r"""
+import json, resource, subprocess, sys
+rc = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps({"rc": rc.returncode, "cpu": ru.ru_utime + ru.ru_stime,
+                  "rss_mb": ru.ru_maxrss / 1024, "err": rc.stderr.decode()[-2000:]}))
+"""
+
+
+def make_inputs(folder: Path, n: int, fmt: str, seed: int = 0) -> tuple[Path, Path, Path]:
+    """Write (once) the pool and the two prediction tables of ``n`` items in ``fmt``
+    (``csv`` or ``parquet``), in chunks of 1M rows; returns their paths."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.csv as pcsv
+    import pyarrow.parquet as pq
+
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = tuple(folder / f"{name}.{fmt}" for name in ("pool", "surrogate", "target"))
+    done = folder / f"done.{fmt}"
+    if done.exists():
+        return paths  # type: ignore[return-value]
+    rng = np.random.default_rng(seed)
+    writers: list = [None, None, None]
+    words = np.array(["a fine film", "dull and long", "the cast shines", "a mess",
+                      "worth a look", "never again", "quietly moving"])
+    chunk = 1_000_000
+    for start in range(0, n, chunk):
+        m = min(chunk, n - start)
+        ids = pc.binary_join_element_wise("i", pc.cast(pa.array(np.arange(start, start + m)),
+                                                       pa.string()), "")
+        y = rng.integers(0, 2, m)
+        text = pc.binary_join_element_wise(
+            pa.array(words[rng.integers(0, len(words), m)]), pc.cast(
+                pa.array(np.arange(start, start + m)), pa.string()), " #")
+        tables = [pa.table({"id": ids, "sentence": text,
+                            "label": pa.array(np.array(["negative", "positive"])[y])})]
+        for quality in (1.0, 2.0):  # surrogate, target: logits leaning to the label
+            z = rng.normal(0, 1, (m, 2))
+            z[np.arange(m), y] += quality
+            lp = z - np.logaddexp(z[:, 0], z[:, 1])[:, None]
+            tables.append(pa.table({"id": ids, "negative": lp[:, 0], "positive": lp[:, 1]}))
+        for k, t in enumerate(tables):
+            if writers[k] is None:
+                writers[k] = (pq.ParquetWriter(paths[k], t.schema) if fmt == "parquet"
+                              else pcsv.CSVWriter(paths[k], t.schema))
+            writers[k].write_table(t)
+    for w in writers:
+        w.close()
+    done.touch()
+    return paths  # type: ignore[return-value]
+
+
+def _run(src: Path, args: list[str], workdir: Path) -> dict:
+    env = {**os.environ, "PYTHONPATH": str(src), "ACTIVETEST_CACHE": str(workdir / "cache"),
+           "MPLBACKEND": "Agg"}
+    out = subprocess.run([sys.executable, "-c", _MEASURE, sys.executable, "-m", "activetest",
+                          *args], capture_output=True, text=True, env=env, cwd=workdir,
+                         check=True)
+    res = json.loads(out.stdout)
+    if res["rc"] != 0:
+        raise RuntimeError(f"activetest {' '.join(args)} failed ({res['rc']}):\n{res['err']}")
+    return res
+
+
+def _drawn(db: Path) -> list[int]:
+    con = sqlite3.connect(db)
+    try:
+        return [r[0] for r in con.execute("SELECT idx FROM acquisitions ORDER BY step")]
+    finally:
+        con.close()
+
+
+def run_commands(src: Path, inputs: tuple[Path, Path, Path], workdir: Path, fmt: str,
+                 commands: tuple[str, ...]) -> dict[str, dict]:
+    """Run the session's commands with ``src`` on the path; returns command -> measures."""
+    pool, sur, tgt = inputs
+    if workdir.exists():
+        shutil.rmtree(workdir)
+    workdir.mkdir(parents=True)
+    db = workdir / "s.db"
+    out: dict[str, dict] = {}
+    out["init"] = _run(src, ["init", str(db), "--pool", str(pool), "--task", "sst2",
+                             "--id-column", "id", "--surrogate", f"table:{sur}",
+                             "--target", f"table:{tgt}", "--seed", "0", "--no-progress",
+                             "--no-cache"], workdir)
+    out["status"] = _run(src, ["status", str(db)], workdir)
+    out["select"] = _run(src, ["select", str(db), "--n", "50"], workdir)
+    if "import" in commands:
+        import pyarrow.compute as pc
+        import pyarrow.parquet as pq
+
+        rows = _drawn(db)
+        if fmt == "parquet":
+            col = pq.read_table(pool, columns=["label"])["label"]
+        else:
+            import pyarrow.csv as pcsv
+
+            col = pcsv.read_csv(pool, convert_options=pcsv.ConvertOptions(
+                include_columns=["label"]))["label"]
+        labels = pc.take(col, rows).to_pylist()
+        sheet = workdir / "labels.csv"
+        sheet.write_text("item_id,label\n" + "".join(
+            f"i{i},{y}\n" for i, y in zip(rows, labels, strict=True)))
+        out["import"] = _run(src, ["import", str(db), str(sheet)], workdir)
+    if "estimate" in commands:
+        out["estimate"] = _run(src, ["estimate", str(db), "--no-progress"], workdir)
+    if "report" in commands:
+        out["report"] = _run(src, ["report", str(db), "--out", str(workdir / "report"),
+                                   "--no-progress"], workdir)
+    if "select2" in commands:
+        out["select2"] = _run(src, ["select", str(db), "--n", "50"], workdir)
+    out["_file_mb"] = {"cpu": 0.0, "rss_mb": db.stat().st_size / 2**20}
+    return out
+
+
+def _fmt_n(n: int) -> str:
+    e = round(float(np.log10(n)))
+    return f"1e{e}" if 10**e == n else f"{n:,}"
+
+
+def table(results: dict, ns: list[int], labels: list[str]) -> str:
+    """Markdown: per command and N, CPU s and peak MB of each source, and the ratio."""
+    head = "| command | N | " + " | ".join(
+        f"{lab} CPU s | {lab} peak MB" for lab in labels) + (
+        " | CPU this / baseline |" if len(labels) > 1 else "")
+    lines = [head, "|" + "---|" * (head.count("|") - 1)]
+    for cmd in COMMANDS:
+        for n in ns:
+            cells = []
+            got = [results.get(lab, {}).get(n, {}).get(cmd) for lab in labels]
+            if all(g is None for g in got):
+                continue
+            for g in got:
+                cells += (["—", "—"] if g is None else [f"{g['cpu']:.2f}", f"{g['rss_mb']:.0f}"])
+            ratio = ""
+            if len(labels) > 1:
+                ratio = (f" {got[1]['cpu'] / got[0]['cpu']:.1f}x |"
+                         if got[0] and got[1] and got[0]["cpu"] > 0 else " — |")
+            lines.append(f"| {cmd} | {_fmt_n(n)} | " + " | ".join(cells) + " |" + ratio)
+    return "\n".join(lines)
+
+
+def growth(results: dict, ns: list[int], label: str) -> str:
+    """Per command, the CPU growth exponent between consecutive N (1 = linear)."""
+    rows = []
+    for cmd in COMMANDS:
+        parts = []
+        for a, b in itertools.pairwise(ns):
+            ra = results.get(label, {}).get(a, {}).get(cmd)
+            rb = results.get(label, {}).get(b, {}).get(cmd)
+            if ra and rb and ra["cpu"] > 0:
+                parts.append(f"{_fmt_n(a)}->{_fmt_n(b)}: x{rb['cpu'] / ra['cpu']:.1f}")
+        if parts:
+            rows.append(f"- {cmd}: " + ", ".join(parts))
+    return "\n".join(rows)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--n", nargs="+", default=["1e4", "1e5", "1e6"])
+    ap.add_argument("--format", default="csv", choices=("csv", "parquet"))
+    ap.add_argument("--baseline", type=Path, default=None,
+                    help="another checkout's src folder, run in the same run")
+    ap.add_argument("--baseline-max-n", type=float, default=1e6,
+                    help="run the baseline only up to this N")
+    ap.add_argument("--baseline-only", action="store_true")
+    ap.add_argument("--commands", default=",".join(COMMANDS))
+    ap.add_argument("--cache", type=Path, default=Path(os.environ.get(
+        "BENCH_CACHE", "/tmp/activetest-bench-sessions")))
+    ap.add_argument("--no-write", action="store_true")
+    args = ap.parse_args()
+    ns = [int(float(x)) for x in args.n]
+    commands = tuple(args.commands.split(","))
+    sources = [("this", ROOT / "src")]
+    if args.baseline is not None:
+        sources.insert(0, ("baseline", args.baseline.resolve()))
+        if args.baseline_only:
+            sources = sources[:1]
+    results: dict[str, dict[int, dict]] = {}
+    for n in ns:
+        inputs = make_inputs(args.cache / f"{args.format}-{n}", n, args.format)
+        for label, src in sources:
+            if label == "baseline" and n > args.baseline_max_n:
+                continue
+            res = run_commands(src, inputs, args.cache / f"run-{label}-{n}", args.format,
+                               commands)
+            results.setdefault(label, {})[n] = res
+            print(f"N={_fmt_n(n)} {label}: " + ", ".join(
+                f"{c} {r['cpu']:.2f}s/{r['rss_mb']:.0f}MB" for c, r in res.items()),
+                flush=True)
+            (args.cache / "results.json").write_text(json.dumps(
+                {lab: {str(k): v for k, v in d.items()} for lab, d in results.items()}))
+    labels = [lab for lab, _ in sources]
+    text = table(results, ns, labels)
+    print(text)
+    for lab in labels:
+        print(f"growth ({lab}):\n" + growth(results, ns, lab))
+    if not args.no_write:
+        sys.path.insert(0, str(ROOT / "benchmarks"))
+        from _docs import write_section
+
+        cmd = "nice -n 10 python benchmarks/bench_sessions.py --n " + " ".join(args.n)
+        if args.baseline is not None:
+            cmd += " --baseline OLD/src"
+        doc = (f"## {SECTION}\n\n`{cmd}` ({platform.processor() or platform.machine()}, "
+               f"{os.cpu_count()} cores, shared; CPU seconds of each command's process "
+               f"tree, peak resident memory)\n\n{text}\n\nGrowth in N (CPU):\n\n"
+               + "\n\n".join(f"{lab}:\n\n{growth(results, ns, lab)}" for lab in labels)
+               + "\n")
+        write_section(doc, SECTION)
+
+
+if __name__ == "__main__":
+    main()

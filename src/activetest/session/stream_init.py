@@ -1,0 +1,497 @@
+"""``init`` in chunks: a pool file and ``table:`` predictions streamed into the session.
+
+The general path (:func:`activetest.session.create.create_session`) reads the whole
+pool as Python objects and each prediction table whole (2.5 GB and 62 CPU-s per
+million items). When a session is made of files alone -- a CSV, JSONL or Parquet
+pool, and ``table:`` predictions in CSV, JSONL or Parquet for both models, no
+in-context examples (predictions made elsewhere do not use them) -- :func:`try_stream`
+reads the pool in blocks of :data:`BLOCK` records and writes each block's items into
+the new file at once, and reads the tables in blocks with pyarrow (vectorised, no
+Python object per number), joining them to the pool block by block. Memory is then
+the model outputs as numpy arrays (``N x C`` float64 per model) plus one block.
+
+The join streams when a table lists the pool's items in the pool's order (as a
+scoring job that reads the pool writes them; extra rows after the pool's last item
+are allowed). Anything else -- another order, a missing or repeated id, a value the
+fast reader does not take, a malformed file -- falls back to the general path, which
+joins by id in memory and names the file, line and column of any problem. So the
+streaming path never changes what a session holds or which input is refused; it
+only changes what a good input costs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import sqlite3
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from activetest.data.task import Item, Task
+
+__all__ = ["BLOCK", "NotStreamable", "PoolSize", "try_stream"]
+
+#: Records per block (pool and tables).
+BLOCK = 16_384
+
+_POOL_FORMATS = ("csv", "jsonl", "parquet")
+_TABLE_FORMATS = ("csv", "jsonl", "parquet")
+_POOL_OPTIONS = {"id_column", "text_column", "label_column", "format", "encoding",
+                 "label_base"}
+
+
+class NotStreamable(Exception):  # noqa: N818 - a signal, not an error
+    """This input takes the general path (internal: never reaches a user)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class _Table:
+    spec: str  # as stored
+    raw: str  # as given
+    scorer: Any  # the TableScorer (settings, identity, provenance)
+    columns: tuple[str, ...]
+
+
+def _table(raw: Any, task: Task) -> _Table | None:
+    if not isinstance(raw, (str, os.PathLike)):
+        return None
+    raw = os.fspath(raw)
+    if not raw.startswith("table:"):
+        return None
+    from activetest.models.registry import get_scorer
+    from activetest.models.table import TableScorer
+    from activetest.session.scoring import stored_spec
+
+    try:
+        scorer = get_scorer(raw)
+    except (ValueError, OSError):
+        return None
+    if not isinstance(scorer, TableScorer) or scorer.format not in _TABLE_FORMATS:
+        return None
+    if scorer.path.name.lower().endswith(".gz"):
+        return None
+    cols = scorer.columns if scorer.columns is not None else tuple(task.classes)
+    if len(cols) != task.n_classes:
+        return None
+    return _Table(stored_spec(raw), raw, scorer, tuple(cols))
+
+
+# ------------------------------------------------------------------------ pool blocks
+
+
+def _pool_records(p: Path, fmt: str) -> Iterator[tuple[list[str] | None,
+                                                        list[tuple[str, Mapping[str, Any]]]]]:
+    """Blocks of ``(where, record)`` of the pool file, with the CSV header."""
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        pf = pq.ParquetFile(p)
+        n = 0
+        for batch in pf.iter_batches(batch_size=BLOCK, use_threads=False):
+            rows = batch.to_pylist()
+            yield None, [(f"row {n + i}", r) for i, r in enumerate(rows)]
+            n += len(rows)
+        return
+    if fmt == "csv":
+        import csv
+
+        with p.open(encoding="utf-8-sig", newline="") as f:
+            reader = csv.reader(f, strict=True)
+            header: list[str] | None = None
+            block: list[tuple[str, Mapping[str, Any]]] = []
+            for row in reader:
+                if not row or (len(row) == 1 and row[0] == "" and header is not None):
+                    continue
+                if any("\x00" in c for c in row):
+                    raise NotStreamable("NUL")
+                if header is None:
+                    header = [h.strip() for h in row]
+                    if any(not h for h in header) or len(set(header)) != len(header) or (
+                            len(header) == 1 and "\t" in header[0]):
+                        raise NotStreamable("header")
+                    continue
+                if len(row) != len(header):
+                    raise NotStreamable("width")
+                block.append((f"line {reader.line_num}", dict(zip(header, row, strict=True))))
+                if len(block) >= BLOCK:
+                    yield header, block
+                    block = []
+            if header is None:
+                raise NotStreamable("empty")
+            if block:
+                yield header, block
+        return
+    # jsonl
+    with p.open(encoding="utf-8-sig", newline="") as f:
+        block = []
+        for n, line in enumerate(f, start=1):
+            line = line.rstrip("\n").rstrip("\r")
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except (ValueError, RecursionError):
+                raise NotStreamable("json") from None
+            if not isinstance(rec, dict):
+                raise NotStreamable("json")
+            block.append((f"line {n}", rec))
+            if len(block) >= BLOCK:
+                yield None, block
+                block = []
+        if block:
+            yield None, block
+
+
+# ------------------------------------------------------------------------ table blocks
+
+
+def _table_blocks(t: _Table) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Blocks of ``(ids as str objects, (m, C) float64 values)`` of a prediction table."""
+    import pyarrow as pa
+
+    s = t.scorer
+    want = [s.id_column, *t.columns]
+    if s.format == "parquet":
+        import pyarrow.parquet as pq
+
+        pf = pq.ParquetFile(s.path, memory_map=False)
+        if any(c not in pf.schema_arrow.names for c in want):
+            raise NotStreamable("columns")
+        batches: Any = pf.iter_batches(batch_size=BLOCK, columns=want, use_threads=False)
+    elif s.format == "csv":
+        import pyarrow.csv as pcsv
+
+        types = {s.id_column: pa.string(), **{c: pa.float64() for c in t.columns}}
+        # small blocks, one thread, the system allocator: memory stays a few blocks
+        batches = pcsv.open_csv(
+            s.path, read_options=pcsv.ReadOptions(block_size=1 << 20, use_threads=False),
+            convert_options=pcsv.ConvertOptions(column_types=types, include_columns=want,
+                                                strings_can_be_null=False,
+                                                quoted_strings_can_be_null=False),
+            memory_pool=pa.system_memory_pool())
+    else:
+        batches = _jsonl_batches(s.path, want)
+    for batch in batches:
+        yield _ids(batch.column(want.index(s.id_column))), _values(batch, want[1:])
+
+
+def _jsonl_batches(path: Path, want: list[str]) -> Iterator[Any]:
+    import io
+
+    import pyarrow.json as pjson
+
+    with path.open("rb") as f:
+        rest = b""
+        while True:
+            data = f.read(16 << 20)
+            if not data:
+                break
+            data = rest + data
+            cut = data.rfind(b"\n") + 1
+            block, rest = data[:cut], data[cut:]
+            if block.strip():
+                yield pjson.read_json(io.BytesIO(block)).select(want)
+        if rest.strip():
+            yield pjson.read_json(io.BytesIO(rest)).select(want)
+
+
+def _ids(col: Any) -> np.ndarray:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if col.null_count:
+        raise NotStreamable("null id")
+    if pa.types.is_integer(col.type):
+        col = pc.cast(col, pa.string())
+    elif pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+        col = pc.utf8_trim_whitespace(col)
+        if pc.any(pc.equal(pc.utf8_length(col), 0)).as_py():
+            raise NotStreamable("empty id")
+    else:
+        raise NotStreamable("id type")
+    return np.asarray(col.to_numpy(zero_copy_only=False), dtype=object)
+
+
+def _values(batch: Any, cols: Sequence[str]) -> np.ndarray:
+    import pyarrow as pa
+
+    out = np.empty((batch.num_rows, len(cols)), dtype=np.float64)
+    for j in range(len(cols)):
+        col = batch.column(j + 1)
+        if col.null_count or not (pa.types.is_floating(col.type)
+                                  or pa.types.is_integer(col.type)):
+            raise NotStreamable("value type")
+        out[:, j] = col.to_numpy(zero_copy_only=False)
+    if not np.all(np.isfinite(out)):
+        raise NotStreamable("not finite")
+    return out
+
+
+class _Rows:
+    """Exactly ``m`` rows at a time from a stream of blocks."""
+
+    def __init__(self, blocks: Iterator[tuple[np.ndarray, np.ndarray]]) -> None:
+        self.blocks = blocks
+        self.ids: list[np.ndarray] = []
+        self.vals: list[np.ndarray] = []
+        self.held = 0
+
+    def take(self, m: int) -> tuple[np.ndarray, np.ndarray]:
+        while self.held < m:
+            nxt = next(self.blocks, None)
+            if nxt is None:
+                raise NotStreamable("table ends before the pool")
+            self.ids.append(nxt[0])
+            self.vals.append(nxt[1])
+            self.held += len(nxt[0])
+        ids = np.concatenate(self.ids) if len(self.ids) > 1 else self.ids[0]
+        vals = np.concatenate(self.vals) if len(self.vals) > 1 else self.vals[0]
+        self.ids, self.vals = [ids[m:]], [vals[m:]]
+        self.held = len(ids) - m
+        return ids[:m], vals[:m]
+
+
+# ------------------------------------------------------------------------ the session
+
+
+def try_stream(path: Path, *, pool: Any, task: Task, surrogate: Any, target: Any,
+               examples: Any, shots: int | None, target_shots: int | None,
+               pool_options: Mapping[str, Any] | None, config_of: Any, options: Any,
+               ) -> Any:
+    """Create the session at ``path`` by streaming, or return None when this input
+    takes the general path (see the module docstring).
+
+    ``config_of(pool_info, specs, raw_specs)`` builds the session's config (the pool's
+    ``n_items`` is set here); ``options`` carries ``overwrite`` and ``busy_timeout``.
+    Returns ``(store, N, pool_info, specs, raw_specs)``.
+    """
+    from activetest.data.generative import GenTask
+
+    opts = dict(pool_options or {})
+    if (isinstance(task, GenTask) or examples is not None or shots or target_shots
+            or not isinstance(pool, (str, os.PathLike)) or set(opts) - _POOL_OPTIONS
+            or str(opts.get("encoding") or "utf-8").lower().replace("_", "-")
+            not in ("utf-8", "utf8")):
+        return None
+    p = Path(pool)
+    if not p.is_file() or p.name.lower().endswith(".gz"):
+        return None
+    from activetest.data.pool import _is_lmeval, detect_format
+
+    try:
+        fmt = (opts.get("format") or detect_format(p)).lower()
+    except ValueError:
+        return None
+    if fmt not in _POOL_FORMATS or _is_lmeval(p, opts.get("format")):
+        return None
+    sur = _table(surrogate, task)
+    tgt = _table(target, task)
+    if sur is None or tgt is None:
+        return None
+    try:
+        return _stream(path, p, fmt, task, sur, tgt, opts, config_of, options)
+    except NotStreamable:
+        return None
+
+
+def _stream(path: Path, p: Path, fmt: str, task: Task, sur: _Table, tgt: _Table,
+            opts: dict[str, Any], config_of: Any, options: Any) -> Any:
+    from activetest.data.pool import _plan, records_to_items
+    from activetest.session.design import initial_scores
+    from activetest.session.store import SessionStore, now
+    from activetest.stats import ActiveSampler
+
+    digest = hashlib.sha256()
+    with p.open("rb") as f:
+        for data in iter(lambda: f.read(16 << 20), b""):
+            digest.update(data)
+    info = {"source": str(p.resolve()), "format": fmt, "sha256": digest.hexdigest()}
+    specs = {"surrogate": sur.spec, "target": tgt.spec}
+    raw_specs = {sur.spec: sur.raw, tgt.spec: tgt.raw}
+    config0 = config_of(info, specs, raw_specs)
+    need_target = config0.needs_target
+    got: dict[str, Any] = {}
+
+    def write_items(conn: Any) -> None:
+        tables = [_Rows(_table_blocks(sur))] + ([_Rows(_table_blocks(tgt))] if need_target
+                                                 else [])
+        size = _pool_size(p, fmt)
+        parts = [_Parts(size, task.n_classes) for _ in tables]
+        n = 0
+        by_row: bool | None = None
+        for header, block in _guarded(_pool_records(p, fmt)):
+            if by_row is None:
+                plan = _plan(header if header is not None else list(block[0][1]), task,
+                             opts.get("text_column"), opts.get("label_column"),
+                             opts.get("id_column"), None)
+                by_row = plan.id is None  # ids are the rows' numbers in the file
+            try:
+                items = records_to_items(
+                    block, str(p), task=task, text_column=opts.get("text_column"),
+                    label_column=opts.get("label_column"), id_column=opts.get("id_column"),
+                    label_base=opts.get("label_base"), keys=header,
+                    ids=[str(n + j) for j in range(len(block))] if by_row else None)
+            except ValueError:
+                raise NotStreamable("pool") from None
+            if len(items) != len(block):
+                raise NotStreamable("dropped rows")
+            ids = np.array([it.id for it in items], dtype=object)
+            for k, t in enumerate(tables):
+                t_ids, vals = _guarded_take(t, len(items))
+                if not np.array_equal(t_ids, ids):
+                    raise NotStreamable("order")
+                parts[k].append(_converted(vals, (sur, tgt)[k]))  # row by row: per block
+            try:
+                conn.executemany(
+                    "INSERT INTO items (idx, item_id, fields, data_label) VALUES (?, ?, ?, ?)",
+                    ((n + j, it.id, _dumps(dict(it.fields)), it.label)
+                     for j, it in enumerate(items)))
+            except sqlite3.IntegrityError:  # a duplicate id: the general path names it
+                raise NotStreamable("duplicates") from None
+            n += len(items)
+        if n == 0:
+            raise NotStreamable("empty")
+        got["n"] = n
+        got["lp"] = [part.array() for part in parts]
+        config = dataclasses.replace(config0, pool={**config0.pool, "n_items": n})
+        got["config"] = config
+        conn.execute("UPDATE config SET json = ? WHERE id = 1", (_dumps(config.to_dict()),))
+
+    def init(store: SessionStore) -> None:
+        from activetest.models.cache import scorer_identity
+
+        config = got["config"]
+        n = got["n"]
+        lps = got["lp"]
+        s_lp = lps[0]
+        t_lp = lps[1] if need_target else None
+        scores = initial_scores(config, s_lp, t_lp, n)
+        sampler = ActiveSampler(scores, alpha=config.proposal_floor, seed=config.seed)
+
+        def prov(role: str, t: _Table) -> dict[str, Any]:
+            from activetest.session.scoring import jsonable
+
+            try:
+                ident: Any = scorer_identity(t.scorer)
+            except Exception:  # identity is provenance only
+                ident = {"name": getattr(t.scorer, "name", "?")}
+            out = {"role": role, "spec": t.spec, "scorer": ident, "n_examples": 0,
+                   "example_ids": None, "scored_at": now(), "n_items": n,
+                   **t.scorer.prompt_provenance()}
+            return jsonable(out)  # type: ignore[no-any-return]
+
+        store.put_scores("surrogate", sur.spec, s_lp, prov("surrogate", sur))
+        if t_lp is not None:
+            store.put_scores("target", tgt.spec, t_lp, prov("target", tgt))
+        else:
+            store.put_scores("target", tgt.spec, np.full((n, task.n_classes), np.nan),
+                             {"spec": tgt.spec, "note": "scored on labelled items only "
+                              "(PE acquisition)"})
+        store.put_scores("acquisition", config.acquisition, scores[:, None],
+                         {"acquisition": config.acquisition, "alpha": config.proposal_floor},
+                         predictions=False)
+        state = sampler.state()
+        store.init_sampler(state.alpha, config.seed, state.rng_state)
+
+    store = SessionStore.create(path, config=config0, items=[], examples=[],
+                                overwrite=options["overwrite"],
+                                busy_timeout=options["busy_timeout"], init=init,
+                                items_writer=write_items)
+    return store, got["n"], info, specs, raw_specs
+
+
+#: What a reader raises on input the general path reads (or refuses with a message).
+_READ_ERRORS = (ValueError, UnicodeError, OSError, KeyError, TypeError, IndexError)
+
+
+def _guarded(blocks: Iterator[Any]) -> Iterator[Any]:
+    """``blocks``, with any read error turned into :class:`NotStreamable`."""
+    import csv
+
+    try:
+        yield from blocks
+    except (*_READ_ERRORS, csv.Error):
+        raise NotStreamable("read") from None
+
+
+def _guarded_take(rows: _Rows, m: int) -> tuple[np.ndarray, np.ndarray]:
+    try:
+        return rows.take(m)
+    except _READ_ERRORS:
+        raise NotStreamable("read") from None
+
+
+def _pool_size(p: Path, fmt: str) -> int | None:
+    """The pool's records, where the file says (Parquet), else None."""
+    if fmt != "parquet":
+        return None
+    import pyarrow.parquet as pq
+
+    return int(pq.ParquetFile(p).metadata.num_rows)
+
+
+class _Parts:
+    """Blocks of ``(m, C)`` rows into one array: written in place when the size is
+    known (no second copy), else joined at the end."""
+
+    def __init__(self, size: int | None, width: int) -> None:
+        self.out = None if size is None else np.empty((size, width), dtype=np.float64)
+        self.blocks: list[np.ndarray] = []
+        self.n = 0
+
+    def append(self, block: np.ndarray) -> None:
+        if self.out is not None and self.n + len(block) <= len(self.out):
+            self.out[self.n:self.n + len(block)] = block
+        else:
+            if self.out is not None:  # more records than the file said: join instead
+                self.blocks, self.out = [self.out[:self.n]], None
+            self.blocks.append(block)
+        self.n += len(block)
+
+    def array(self) -> np.ndarray:
+        if self.out is not None:
+            return self.out[:self.n]
+        return np.concatenate(self.blocks) if len(self.blocks) > 1 else self.blocks[0]
+
+
+def _converted(values: np.ndarray, t: _Table) -> np.ndarray:
+    """The table's values as log-probs (the table reader's rule), or NotStreamable."""
+    from activetest.models.table import _convert
+
+    try:
+        return _convert(values, t.scorer.kind, t.scorer.tolerance, t.scorer.path,
+                        _NoWhere())
+    except (ValueError, IndexError):
+        raise NotStreamable("values") from None
+
+
+class _NoWhere(Sequence[str]):
+    """Row names for messages: the general path names them (never reached)."""
+
+    def __len__(self) -> int:
+        return 0
+
+    def __getitem__(self, i: Any) -> Any:
+        raise NotStreamable("values")
+
+
+class PoolSize(Sequence[Item]):
+    """A streamed pool as a length (its items are in the session file)."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, i: Any) -> Any:
+        raise IndexError("the streamed pool is in the session file")
+
+
+def _dumps(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, ensure_ascii=False, allow_nan=False)

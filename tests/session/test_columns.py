@@ -1,0 +1,271 @@
+"""Sessions at pool scale: chunked columns, the schema-4 migration, streamed ``init``,
+commands that read only the items they touch, and ``init`` killed by ``kill -9``."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from activetest.session import columns as cols
+from activetest.session import stream_init
+from activetest.session.store import SCHEMA_VERSION, SessionStore
+from activetest.session.workflow import Session
+
+OLD = Path(__file__).parent / "data" / "old"
+
+
+def _conn() -> sqlite3.Connection:
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    for stmt in cols.COLUMNS_SCHEMA.split(";"):
+        if stmt.strip():
+            conn.execute(stmt)
+    return conn
+
+
+@pytest.mark.parametrize("n,width,chunk_bytes", [(1, 1, 8), (1000, 3, 24 * 7), (1000, 2, 16000),
+                                                 (999, 4, 1 << 20)])
+def test_a_column_round_trips_bit_exact_in_chunks(n: int, width: int, chunk_bytes: int) -> None:
+    rng = np.random.default_rng(n + width)
+    a = rng.normal(size=(n, width))
+    a[rng.random(n) < 0.2] = np.nan  # rows never scored
+    a[0, 0] = -np.inf
+    conn = _conn()
+    info = cols.write_column(conn, "x", a, chunk_bytes=chunk_bytes)
+    assert info.chunk_rows == max(1, chunk_bytes // (8 * width))
+    assert conn.execute("SELECT COUNT(*) FROM columns").fetchone()[0] == info.n_chunks
+    assert max(len(r[0]) for r in conn.execute("SELECT data FROM columns")) <= max(
+        chunk_bytes, 8 * width)
+    back = cols.read_column(conn, cols.column_info(conn, "x"))  # type: ignore[arg-type]
+    assert back.tobytes() == a.tobytes()
+    rows = rng.integers(0, n, 17)
+    assert cols.read_rows(conn, info, rows).tobytes() == a[rows].tobytes()
+    new = rng.normal(size=(len(set(rows.tolist())), width))
+    uniq = np.array(sorted(set(rows.tolist())))
+    cols.update_rows(conn, info, uniq, new)
+    a[uniq] = new
+    assert cols.read_column(conn, info).tobytes() == a.tobytes()
+
+
+def test_a_missing_chunk_is_named() -> None:
+    conn = _conn()
+    info = cols.write_column(conn, "x", np.zeros((100, 2)), chunk_bytes=160)
+    conn.execute("DELETE FROM columns WHERE chunk = 3")
+    with pytest.raises(ValueError, match="chunk"):
+        cols.read_column(conn, info)
+    with pytest.raises(ValueError, match="chunk 3 is missing"):
+        cols.read_rows(conn, info, np.array([35]))
+
+
+def _write_pool(folder: Path, n: int, fmt: str = "csv", order: np.ndarray | None = None,
+                duplicate: bool = False) -> tuple[Path, Path, Path]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(n)
+    ids = [f"it{i}" for i in range(n)]
+    y = rng.integers(0, 2, n)
+    z = rng.normal(size=(2, n, 2))
+    lp = z - np.logaddexp(z[..., :1], z[..., 1:])
+    pool = {"id": [ids[3] if duplicate and i == 10 else x for i, x in enumerate(ids)],
+            "sentence": [f"text \"{i}\", é\n{i % 7}" for i in range(n)],
+            "label": [("negative", "positive")[k] for k in y]}
+    paths = []
+    for name, rows in (("pool", pool),
+                       *((m, {"id": ids, "negative": lp[k, :, 0], "positive": lp[k, :, 1]})
+                         for k, m in enumerate(("surrogate", "target")))):
+        t = pa.table(rows)
+        if order is not None and name != "pool":
+            t = t.take(pa.array(order))
+        path = folder / f"{name}.{fmt}"
+        if fmt == "parquet":
+            pq.write_table(t, path)
+        elif fmt == "jsonl":
+            path.write_text("".join(json.dumps(r) + "\n" for r in t.to_pylist()))
+        else:
+            import pyarrow.csv as pcsv
+
+            pcsv.write_csv(t, path)
+        paths.append(path)
+    return paths[0], paths[1], paths[2]
+
+
+def _create(db: Path, files: tuple[Path, Path, Path], **kw: object) -> Session:
+    pool, sur, tgt = files
+    return Session.create(db, pool=pool, task="sst2", surrogate=f"table:{sur}",
+                          target=f"table:{tgt}", seed=3, pool_options={"id_column": "id"},
+                          progress=False, **kw)
+
+
+def _same_session(a: Path, b: Path) -> None:
+    sa, sb = SessionStore.open(a), SessionStore.open(b)
+    try:
+        assert sa.config() == sb.config()
+        assert sa.items() == sb.items()
+        for role in ("surrogate", "target", "acquisition"):
+            x, y = sa.scores(role), sb.scores(role)
+            assert x is not None and y is not None
+            assert x.logprobs.tobytes() == y.logprobs.tobytes()
+            px, py = dict(x.provenance), dict(y.provenance)
+            px.pop("scored_at", None)
+            py.pop("scored_at", None)
+            assert px == py
+        assert sa.sampler_row() == sb.sampler_row()
+    finally:
+        sa.close()
+        sb.close()
+
+
+@pytest.mark.parametrize("fmt", ["csv", "jsonl", "parquet"])
+def test_streamed_init_writes_the_session_the_general_path_writes(
+        fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    files = _write_pool(tmp_path, 300, fmt)
+    monkeypatch.setattr(stream_init, "BLOCK", 64)  # several blocks
+    _create(tmp_path / "streamed.db", files).close()
+    with sqlite3.connect(tmp_path / "streamed.db") as c:  # the streamed path ran
+        assert c.execute("SELECT COUNT(*) FROM column_info").fetchone()[0] == 3
+    monkeypatch.setattr(stream_init, "try_stream", lambda *a, **k: None)
+    _create(tmp_path / "general.db", files).close()
+    _same_session(tmp_path / "streamed.db", tmp_path / "general.db")
+
+
+def test_a_table_in_another_order_takes_the_general_path(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    order = np.random.default_rng(0).permutation(200)
+    files = _write_pool(tmp_path, 200, "csv", order=order)
+    _create(tmp_path / "a.db", files).close()
+    monkeypatch.setattr(stream_init, "try_stream", lambda *a, **k: None)
+    _create(tmp_path / "b.db", files).close()
+    _same_session(tmp_path / "a.db", tmp_path / "b.db")
+    assert not list(tmp_path.glob(".*creating*"))
+
+
+def test_a_duplicate_pool_id_is_refused_as_before(tmp_path: Path) -> None:
+    pool, sur, tgt = _write_pool(tmp_path, 50, duplicate=True)
+    with pytest.raises(ValueError, match="duplicate id 'it3'"):
+        _create(tmp_path / "d.db", (pool, sur, tgt))
+    assert not (tmp_path / "d.db").exists()
+
+
+def test_commands_read_only_the_items_they_touch(tmp_path: Path) -> None:
+    files = _write_pool(tmp_path, 400)
+    db = tmp_path / "s.db"
+    _create(db, files, acquisition="adaptive").close()
+    with Session.open(db) as s:
+        drawn = s.select(10)
+    touched = {a.index for a in drawn}
+    # every item never drawn: its stored text is not JSON, so reading it would fail
+    with sqlite3.connect(db) as c:
+        c.execute(f"UPDATE items SET fields = 'not json' WHERE idx NOT IN "
+                  f"({', '.join(str(i) for i in touched)})")
+    sheet = tmp_path / "labels.csv"
+    with Session.open(db) as s:
+        labels = {a.item_id: s.item(a.item_id).label for a in drawn}
+        sheet.write_text("item_id,label\n" + "".join(
+            f"{i},{('negative', 'positive')[y]}\n" for i, y in labels.items()))
+        st = s.status()
+        assert (st.n_items, st.n_selected) == (400, 10)
+        assert s.import_file(sheet).added == 10
+        r = s.estimate(progress=False)
+        assert r.n_labels == 10
+        s.export(tmp_path / "out.csv", which="selected")
+        with pytest.raises(ValueError):  # the damage is real: the whole pool does not read
+            s.items()
+
+
+def test_a_schema_3_file_is_migrated_by_its_first_write(tmp_path: Path) -> None:
+    src = OLD / "schema3_adaptive_log.db"
+    db = tmp_path / src.name
+    shutil.copyfile(src, db)
+    with SessionStore.open(db) as st:
+        assert st.schema_version == 3
+        before = {r: st.scores(r).logprobs.tobytes() for r in st.score_roles()}  # type: ignore[union-attr]
+        preds = st.predictions("target")
+        est0 = Session(st).estimate(record=False, progress=False).to_dict()
+        assert st.schema_version == 3  # reading writes nothing
+    with SessionStore.open(db) as st:
+        st.update_config({})  # the first write (it changes nothing else)
+    with SessionStore.open(db) as st:
+        assert st.schema_version == SCHEMA_VERSION == 4
+        assert st.meta()["schema_version"] == "4"
+        assert {r: st.scores(r).logprobs.tobytes() for r in st.score_roles()} == before  # type: ignore[union-attr]
+        assert st.predictions("target") == preds
+        blobs = st._read("SELECT length(logprobs) FROM scores")
+        assert all(b[0] == 0 for b in blobs)
+    with Session.open(db) as s:
+        est1 = s.estimate(record=False, progress=False).to_dict()
+    assert json.dumps(est0, default=str) == json.dumps(est1, default=str)
+
+
+def test_a_read_only_old_file_opens_read_only_and_stays_schema_3(tmp_path: Path) -> None:
+    """On a real read-only mount (a tmpfs remounted read-only; skipped where it cannot
+    be mounted): the old file reads, is not migrated, and refuses writes."""
+    import tempfile
+
+    src = OLD / "schema3_ce_both.db"
+    mnt = Path(tempfile.mkdtemp(prefix="activetest-ro-"))
+    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8192k", "tmpfs", str(mnt)],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        mnt.rmdir()
+        pytest.skip(f"cannot mount a tmpfs here ({proc.stderr.strip()})")
+    try:
+        db = mnt / src.name
+        shutil.copyfile(src, db)
+        subprocess.run(["mount", "-o", "remount,ro", str(mnt)], check=True)
+        with Session.open(db) as s:
+            assert not s.store.writable and s.store.schema_version == 3
+            assert s.status().n_items > 0
+            s.estimate(record=False, progress=False)
+            with pytest.raises(ValueError, match="read-only"):
+                s.select(1)
+        assert db.read_bytes() == src.read_bytes()
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+        with contextlib.suppress(OSError):
+            mnt.rmdir()
+
+
+_KILLED_INIT = r"""
+import sys
+from activetest.session.workflow import Session
+Session.create(sys.argv[1], pool=sys.argv[2], task="sst2", surrogate="table:" + sys.argv[3],
+               target="table:" + sys.argv[4], seed=1, pool_options={"id_column": "id"},
+               progress=False).close()
+print("done", flush=True)
+"""
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.3, 0.8])
+def test_init_killed_by_kill_9_leaves_no_session_or_a_whole_one(delay: float,
+                                                               tmp_path: Path) -> None:
+    n = 40_000
+    files = _write_pool(tmp_path, n)
+    db = tmp_path / "s.db"
+    child = subprocess.Popen([sys.executable, "-c", _KILLED_INIT, str(db), *map(str, files)],
+                             stdout=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while not list(tmp_path.glob(".s.db.creating-*")) and child.poll() is None:
+        assert time.monotonic() < deadline
+        time.sleep(0.005)
+    time.sleep(delay)
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    if db.exists():  # it finished before the kill: whole
+        with Session.open(db) as s:
+            assert s.n_items == n
+            assert s.store.scores("target").scored.all()  # type: ignore[union-attr]
+    # a new init of the same file works and removes what the dead one left
+    _create(db, files, overwrite=True).close()
+    assert not list(tmp_path.glob(".s.db.creating-*"))
+    with Session.open(db) as s:
+        assert s.n_items == n and len(s.select(3)) == 3
