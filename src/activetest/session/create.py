@@ -195,10 +195,12 @@ def load_inputs(*, pool: Sequence[Item] | str | os.PathLike[str],
 def build_config(inputs: Inputs, *, task_ref: Any, metric: str, acquisition: str,
                  proposal_floor: float, seed: int, noise: NoiseConfig, n_boot: int,
                  level: float, cache_dir: str | os.PathLike[str] | None,
-                 use_cache: bool, budget: int | None = None) -> SessionConfig:
+                 use_cache: bool, budget: int | None = None,
+                 n_items: int | None = None) -> SessionConfig:
     """The configuration stored in the session file (no credentials); stored as its
     :meth:`~SessionConfig.to_dict`. ``budget``: the planned labels (default
-    :func:`planned_budget`'s rule), recorded for the anytime CS."""
+    :func:`planned_budget`'s rule), recorded for the anytime CS; ``n_items``: the pool's
+    size where ``inputs`` does not hold the items (a streamed pool)."""
     from activetest import __version__
     from activetest.data.taskfile import task_to_dict
 
@@ -214,7 +216,8 @@ def build_config(inputs: Inputs, *, task_ref: Any, metric: str, acquisition: str
         noise=noise, n_boot=int(n_boot), level=float(level),
         cache_dir=None if cache_dir is None else str(Path(cache_dir).resolve()),
         use_cache=bool(use_cache), version=__version__,
-        planned_budget=planned_budget(budget, len(inputs.items)),
+        planned_budget=planned_budget(budget, len(inputs.items) if n_items is None
+                                      else n_items),
         blind_ratio=BLIND_RATIO,
         design_rule=new_design_rule(acquisition),  # the in-run rule of new sessions
     )
@@ -299,12 +302,13 @@ def create_session(path: str | os.PathLike[str], *,
     resolved = resolve_task(task)
 
     def config_of(pool_info: dict[str, Any], specs: dict[str, str],
-                  raw_specs: dict[str, str]) -> SessionConfig:
+                  raw_specs: dict[str, str], n_items: int | None = None) -> SessionConfig:
         return build_config(Inputs(resolved, [], pool_info, [], {}, 0, specs, raw_specs),
                             task_ref=task, metric=metric, acquisition=acquisition,
                             proposal_floor=proposal_floor, seed=seed, noise=noise,
                             n_boot=n_boot, level=level, cache_dir=cache_dir,
-                            use_cache=use_cache)
+                            use_cache=use_cache, budget=budget if n_items else None,
+                            n_items=n_items or 2)
 
     streamed = try_stream(  # files alone: the pool and table: predictions in blocks
         p, pool=pool, task=resolved, surrogate=surrogate, target=target, examples=examples,

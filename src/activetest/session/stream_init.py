@@ -358,7 +358,8 @@ def _stream(path: Path, p: Path, fmt: str, task: Task, sur: _Table, tgt: _Table,
             raise NotStreamable("empty")
         got["n"] = n
         got["lp"] = [part.array() for part in parts]
-        config = dataclasses.replace(config0, pool={**config0.pool, "n_items": n})
+        config1 = config_of(info, specs, raw_specs, n)  # the planned budget needs N
+        config = dataclasses.replace(config1, pool={**config1.pool, "n_items": n})
         got["config"] = config
         conn.execute("UPDATE config SET json = ? WHERE id = 1", (_dumps(config.to_dict()),))
 
@@ -371,7 +372,7 @@ def _stream(path: Path, p: Path, fmt: str, task: Task, sur: _Table, tgt: _Table,
         s_lp = lps[0]
         t_lp = lps[1] if need_target else None
         scores = initial_scores(config, s_lp, t_lp, n)
-        sampler = ActiveSampler(scores, alpha=config.proposal_floor, seed=config.seed)
+        sampler = ActiveSampler(scores, proposal_floor=config.proposal_floor, seed=config.seed)
 
         def prov(role: str, t: _Table) -> dict[str, Any]:
             from activetest.session.scoring import jsonable
@@ -396,7 +397,7 @@ def _stream(path: Path, p: Path, fmt: str, task: Task, sur: _Table, tgt: _Table,
                          {"acquisition": config.acquisition, "alpha": config.proposal_floor},
                          predictions=False)
         state = sampler.state()
-        store.init_sampler(state.alpha, config.seed, state.rng_state)
+        store.init_sampler(state.proposal_floor, config.seed, state.rng_state)
 
     store = SessionStore.create(path, config=config0, items=[], examples=[],
                                 overwrite=options["overwrite"],
