@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from activetest.session import checkpoint
 from activetest.session.design import stored_design
 from activetest.session.records import Waiting
 from activetest.session.store import Acquisition, SessionError, SessionStore
@@ -172,12 +173,24 @@ def select_adaptive(store: SessionStore, n: int,
         idx, q = sampler.draw(int(n))
         rows = [(sampler.control[m], sampler.control_rest[m], sampler.lam[m],
                  sampler.n_known[m], sampler.refits[m]) for m in range(m0, m0 + len(idx))]
-        return store.record_design_draws(idx.tolist(), q.tolist(), sampler.state().rng_state,
-                                         rows, first_use, expected_steps=m0)
+        out = store.record_design_draws(idx.tolist(), q.tolist(), sampler.state().rng_state,
+                                        rows, first_use, expected_steps=m0)
+        checkpoint.save(store, sampler)  # same transaction: the next command need not replay
+        return out
 
 
 def _replay(store: SessionStore, design: Any, seed: int | None, rng_state: Any,
             acq: list[Acquisition], dd: list[Any]) -> Any:
+    """The sampler of the stored history: from its checkpoint when one matches the
+    history exactly (:mod:`activetest.session.checkpoint`), else by a full replay."""
+    sampler = checkpoint.load(store, design, seed, rng_state, acq, dd)
+    if sampler is not None:
+        return sampler
+    return _full_replay(store, design, seed, rng_state, acq, dd)
+
+
+def _full_replay(store: SessionStore, design: Any, seed: int | None, rng_state: Any,
+                 acq: list[Acquisition], dd: list[Any]) -> Any:
     """The sampler rebuilt from the stored draws and the labels the design saw."""
     from activetest.stats.adaptive import AdaptiveSampler, AdaptiveState
 
