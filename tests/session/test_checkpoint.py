@@ -128,7 +128,8 @@ with Session.open(sys.argv[1]) as s:
 """
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("seed", [0, pytest.param(1, marks=pytest.mark.slow),
+                                  pytest.param(2, marks=pytest.mark.slow)])
 def test_after_kill_9_at_a_random_point_the_checkpoint_is_the_replay(
         pool_files: PoolFiles, tmp_path: Path, seed: int) -> None:
     """A real child process drawing and labelling, killed at a random moment: the
