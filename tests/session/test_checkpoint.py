@@ -67,7 +67,9 @@ def _estimate_text(s: Session, monkeypatch: pytest.MonkeyPatch, use: bool) -> st
         monkeypatch.delenv("ACTIVETEST_CHECKPOINTS")
 
 
-@pytest.mark.parametrize("kw", [{}, {"metric": "both"}], ids=["earned", "two-metric"])
+@pytest.mark.parametrize("kw", [{}, {"metric": "both"}, {"acquisition": "pe_adaptive"},
+                                {"acquisition": "fixed_mix"}],
+                         ids=["earned", "two-metric", "pe_adaptive", "fixed_mix"])
 def test_every_step_matches_the_full_replay(pool_files: PoolFiles, tmp_path: Path,
                                            monkeypatch: pytest.MonkeyPatch,
                                            kw: dict[str, object]) -> None:

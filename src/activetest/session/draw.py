@@ -28,6 +28,11 @@ draws. The stored design rows hold the log loss's control; the error rate's is
 recomputed by the replay (a deterministic function of the same history, checked
 through the stored q of every draw), so the file format is unchanged.
 
+Replaying the whole history costs a pass over the pool per past draw, so each draw
+batch also writes the sampler's state (:mod:`activetest.session.checkpoint`, same
+transaction), which later commands load instead when it matches the stored history;
+files without one (or with a stale or damaged one) are replayed, to the same bits.
+
 The design itself is built in :mod:`activetest.session.design` (the one place, at
 creation and on replay); this module draws and replays.
 """
