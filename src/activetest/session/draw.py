@@ -28,6 +28,11 @@ draws. The stored design rows hold the log loss's control; the error rate's is
 recomputed by the replay (a deterministic function of the same history, checked
 through the stored q of every draw), so the file format is unchanged.
 
+Replaying the whole history costs a pass over the pool per past draw, so each draw
+batch also writes the sampler's state (:mod:`activetest.session.checkpoint`, same
+transaction), which later commands load instead when it matches the stored history;
+files without one (or with a stale or damaged one) are replayed, to the same bits.
+
 The design itself is built in :mod:`activetest.session.design` (the one place, at
 creation and on replay); this module draws and replays.
 """
@@ -39,6 +44,7 @@ from typing import Any
 
 import numpy as np
 
+from activetest.session import checkpoint
 from activetest.session.design import stored_design
 from activetest.session.records import Waiting
 from activetest.session.store import Acquisition, SessionError, SessionStore
@@ -172,12 +178,24 @@ def select_adaptive(store: SessionStore, n: int,
         idx, q = sampler.draw(int(n))
         rows = [(sampler.control[m], sampler.control_rest[m], sampler.lam[m],
                  sampler.n_known[m], sampler.refits[m]) for m in range(m0, m0 + len(idx))]
-        return store.record_design_draws(idx.tolist(), q.tolist(), sampler.state().rng_state,
-                                         rows, first_use, expected_steps=m0)
+        out = store.record_design_draws(idx.tolist(), q.tolist(), sampler.state().rng_state,
+                                        rows, first_use, expected_steps=m0)
+        checkpoint.save(store, sampler)  # same transaction: the next command need not replay
+        return out
 
 
 def _replay(store: SessionStore, design: Any, seed: int | None, rng_state: Any,
             acq: list[Acquisition], dd: list[Any]) -> Any:
+    """The sampler of the stored history: from its checkpoint when one matches the
+    history exactly (:mod:`activetest.session.checkpoint`), else by a full replay."""
+    sampler = checkpoint.load(store, design, seed, rng_state, acq, dd)
+    if sampler is not None:
+        return sampler
+    return _full_replay(store, design, seed, rng_state, acq, dd)
+
+
+def _full_replay(store: SessionStore, design: Any, seed: int | None, rng_state: Any,
+                 acq: list[Acquisition], dd: list[Any]) -> Any:
     """The sampler rebuilt from the stored draws and the labels the design saw."""
     from activetest.stats.adaptive import AdaptiveSampler, AdaptiveState
 

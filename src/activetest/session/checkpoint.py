@@ -1,0 +1,128 @@
+"""Checkpoints of the adaptive design's state, so that a command need not replay it.
+
+Without a checkpoint, every ``select``, ``estimate`` and ``report`` of an adaptive
+session rebuilds the sampler by replaying its whole history (each past draw a pass
+over the pool: labels x N per command). After each draw batch the sampler's full
+state (the design's arrays, its per-draw history and the RNG) is written here, in
+the SAME transaction as the draws, keyed by the number of draws, the number of
+labels the design has seen and a hash of the design's spec and seed. A command
+loads it instead of replaying when the key matches the stored history and every
+per-draw record in it equals the stored one (items, q, controls, lambda, labels
+known, refits, the labels and losses the design saw, the RNG state): a stale or
+foreign checkpoint is never used, and an absent or invalid one (files written before
+checkpoints, a damaged blob) falls back to the full replay, which gives the same
+sampler to the last bit (the replay forces the stored draws through the same steps).
+
+Only the latest checkpoint is kept (older ones are deleted in the same transaction).
+``ACTIVETEST_CHECKPOINTS=0`` in the environment makes every command replay (for
+benchmarks and for the tests that compare both paths).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import sqlite3
+from typing import Any
+
+import numpy as np
+
+from activetest.session.store import SessionStore
+
+__all__ = ["enabled", "load", "save", "spec_hash"]
+
+_SCHEMA = ("CREATE TABLE IF NOT EXISTS adaptive_checkpoints (draws INTEGER NOT NULL, "
+           "labels INTEGER NOT NULL, spec_hash TEXT NOT NULL, state BLOB NOT NULL, "
+           "PRIMARY KEY (draws, labels, spec_hash))")
+
+#: the sampler's per-draw lists, stored as arrays (dtype: int64 or float64)
+_INT_LISTS = ("acquired", "n_known", "labels", "refits")
+_FLOAT_LISTS = ("q", "control", "control_rest", "lam", "losses", "model_var", "control2",
+                "control_rest2", "model_var2")
+
+
+def enabled() -> bool:
+    """Whether commands load checkpoints (``ACTIVETEST_CHECKPOINTS=0``: always replay)."""
+    return os.environ.get("ACTIVETEST_CHECKPOINTS", "1") != "0"
+
+
+def spec_hash(design: Any, seed: int | None) -> str:
+    """SHA-256 of the design's spec and the run's seed (the checkpoint's key)."""
+    text = json.dumps({"spec": design.spec(), "seed": seed}, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def save(store: SessionStore, sampler: Any) -> None:
+    """Write ``sampler``'s state as the session's checkpoint (inside the caller's
+    write transaction, replacing the previous one)."""
+    buf = io.BytesIO()
+    arrays = {f"st_{k}": v for k, v in sampler._st.items()}
+    for name in _INT_LISTS:
+        arrays[f"l_{name}"] = np.asarray(getattr(sampler, name), dtype=np.int64)
+    for name in _FLOAT_LISTS:
+        arrays[f"l_{name}"] = np.asarray(getattr(sampler, name), dtype=np.float64)
+    rng = json.dumps(sampler._rng.bit_generator.state, default=int)
+    arrays["rng"] = np.frombuffer(rng.encode(), dtype=np.uint8)
+    np.savez(buf, allow_pickle=False, **arrays)
+    key = (len(sampler.acquired), len(sampler.losses), spec_hash(sampler.design, sampler.seed))
+    with store.transaction() as c:
+        c.execute(_SCHEMA)
+        c.execute("DELETE FROM adaptive_checkpoints")
+        c.execute("INSERT INTO adaptive_checkpoints (draws, labels, spec_hash, state) "
+                  "VALUES (?, ?, ?, ?)", (*key, buf.getvalue()))
+
+
+def load(store: SessionStore, design: Any, seed: int | None, rng_state: Any,
+         acq: list[Any], dd: list[Any]) -> Any:
+    """The sampler from the session's checkpoint, or None when there is none that
+    matches the stored history exactly (then the caller replays)."""
+    if not enabled():
+        return None
+    seen = [(d[5], d[6]) for d in dd if d[5] is not None]
+    key = (len(acq), len(seen), spec_hash(design, seed))
+    try:
+        rows = store._read("SELECT state FROM adaptive_checkpoints WHERE draws = ? AND "
+                           "labels = ? AND spec_hash = ?", key)
+    except sqlite3.OperationalError:  # no such table: a file from before checkpoints
+        return None
+    if not rows:
+        return None
+    try:
+        return _rebuild(design, seed, rng_state, acq, dd, seen, bytes(rows[0][0]))
+    except (ValueError, KeyError, OSError, EOFError, TypeError):  # damaged: replay
+        return None
+
+
+def _rebuild(design: Any, seed: int | None, rng_state: Any, acq: list[Any], dd: list[Any],
+             seen: list[tuple[Any, Any]], blob: bytes) -> Any:
+    from activetest.stats.adaptive import AdaptiveSampler
+
+    with np.load(io.BytesIO(blob), allow_pickle=False) as z:
+        data = {k: z[k] for k in z.files}
+    lists: dict[str, list[Any]] = {name: data[f"l_{name}"].tolist()
+                                   for name in _INT_LISTS + _FLOAT_LISTS}
+    rng = json.loads(data["rng"].tobytes().decode())
+    # every per-draw record must be the stored one: otherwise it is stale
+    want = {"acquired": [a.index for a in acq], "q": [a.q for a in acq],
+            "control": [d[0] for d in dd], "control_rest": [d[1] for d in dd],
+            "lam": [d[2] for d in dd], "n_known": [d[3] for d in dd],
+            "refits": [d[4] for d in dd], "labels": [int(y) for y, _ in seen],
+            "losses": [float(L) for _, L in seen]}
+    for name, values in want.items():
+        if lists[name] != values:
+            raise ValueError(f"checkpoint {name} differs from the stored history")
+    if rng != rng_state:
+        raise ValueError("checkpoint RNG state differs from the stored one")
+    fresh = design._new_state(1)
+    st = {k[3:]: v for k, v in data.items() if k.startswith("st_")}
+    if set(st) != set(fresh) or any(st[k].dtype != fresh[k].dtype for k in st):
+        raise ValueError("checkpoint arrays are not the design's")
+    sampler = AdaptiveSampler(design, seed=seed)
+    sampler._st = st
+    sampler._cap = int(st["hidx"].shape[0])
+    for name, values in lists.items():
+        setattr(sampler, name, values)
+    sampler._rng.bit_generator.state = rng
+    return sampler

@@ -1,0 +1,172 @@
+"""Checkpoints of the adaptive design (issue 19, no replay): a command that loads
+the checkpoint must have the sampler of a full replay to the last bit, draw the
+same items and give the same estimate, on every step of a session and after a
+``kill -9`` at a random point; a stale, damaged or absent checkpoint is replayed."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from session_support import PoolFiles, cli_env
+
+from activetest.session import checkpoint, draw
+from activetest.session.design import stored_design
+from activetest.session.workflow import Session
+
+
+def _create(pf: PoolFiles, path: Path, **kw: object) -> Session:
+    args: dict[str, object] = dict(pool=pf.pool, task="demo", surrogate=f"table:{pf.surrogate}",
+                                   target=f"table:{pf.target}", seed=11, progress=False,
+                                   pool_options={"id_column": "id"})
+    args.update(kw)
+    return Session.create(path, **args)  # type: ignore[arg-type]
+
+
+def _both_paths(s: Session) -> tuple[object, object]:
+    """(sampler from the checkpoint, sampler from a full replay) of the stored history."""
+    store = s.store
+    row = store.sampler_row()
+    assert row is not None
+    design = stored_design(store)
+    acq, dd = store.acquisitions(), store.design_draws()
+    ck = checkpoint.load(store, design, row[1], row[2], acq, dd)
+    full = draw._full_replay(store, design, row[1], row[2], acq, dd)
+    return ck, full
+
+
+def _assert_same_bits(a: object, b: object) -> None:
+    m, k = len(b.acquired), len(b.losses)  # type: ignore[attr-defined]
+    for name in ("acquired", "q", "control", "control_rest", "lam", "n_known", "labels",
+                 "losses", "refits", "model_var", "control2", "control_rest2", "model_var2"):
+        x = np.asarray(getattr(a, name), dtype=np.float64)
+        y = np.asarray(getattr(b, name), dtype=np.float64)
+        assert x.tobytes() == y.tobytes(), name
+    for key, y in b._st.items():  # type: ignore[attr-defined]
+        x = a._st[key]  # type: ignore[attr-defined]
+        if key in ("hy", "hL"):
+            x, y = x[:k], y[:k]
+        elif key.startswith("h") or key == "absres":  # capacity differs: the history
+            x, y = x[..., :m], y[..., :m]
+        assert x.dtype == y.dtype and x.tobytes() == y.tobytes(), key
+    assert a._rng.bit_generator.state == b._rng.bit_generator.state  # type: ignore[attr-defined]
+
+
+def _estimate_text(s: Session, monkeypatch: pytest.MonkeyPatch, use: bool) -> str:
+    monkeypatch.setenv("ACTIVETEST_CHECKPOINTS", "1" if use else "0")
+    try:
+        return repr(s.estimate(record=False, progress=False))
+    finally:
+        monkeypatch.delenv("ACTIVETEST_CHECKPOINTS")
+
+
+@pytest.mark.parametrize("kw", [{}, {"metric": "both"}, {"acquisition": "pe_adaptive"},
+                                {"acquisition": "fixed_mix"}],
+                         ids=["earned", "two-metric", "pe_adaptive", "fixed_mix"])
+def test_every_step_matches_the_full_replay(pool_files: PoolFiles, tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch,
+                                           kw: dict[str, object]) -> None:
+    """Two sessions side by side, one loading checkpoints and one replaying: the same
+    draws and estimates on every step, and the loaded sampler = the replayed one."""
+    a = _create(pool_files, tmp_path / "a.db", **kw)
+    b = _create(pool_files, tmp_path / "b.db", **kw)
+    with a, b:
+        for step, n in enumerate([1] * 12 + [4, 1, 3, 1, 1]):
+            got_a = a.select(n)
+            monkeypatch.setenv("ACTIVETEST_CHECKPOINTS", "0")
+            got_b = b.select(n)
+            monkeypatch.delenv("ACTIVETEST_CHECKPOINTS")
+            assert [(x.index, x.q) for x in got_a] == [(x.index, x.q) for x in got_b]
+            ck, full = _both_paths(a)
+            assert ck is not None, step  # the checkpoint is there and valid
+            _assert_same_bits(ck, full)
+            if step % 3 != 2:  # sometimes a draw waits for its label over a select
+                a.label_from_data()
+                b.label_from_data()
+            if step > 1:
+                assert (_estimate_text(a, monkeypatch, True)
+                        == _estimate_text(b, monkeypatch, False))
+        assert max(full.refits) >= 2  # type: ignore[attr-defined]
+
+
+def test_a_stale_or_damaged_checkpoint_is_replayed(pool_files: PoolFiles,
+                                                    tmp_path: Path) -> None:
+    with _create(pool_files, tmp_path / "a.db") as s:
+        for _ in range(12):
+            s.select(1)
+            s.label_from_data()
+        assert _both_paths(s)[0] is not None
+        con = sqlite3.connect(tmp_path / "a.db")
+        # a checkpoint of another history (its key made to match): never used
+        con.execute("UPDATE adaptive_checkpoints SET draws = draws + 1")
+        con.commit()
+        assert _both_paths(s)[0] is None
+        con.execute("UPDATE adaptive_checkpoints SET draws = draws - 1, state = ?", (b"junk",))
+        con.commit()
+        assert _both_paths(s)[0] is None
+        con.execute("DROP TABLE adaptive_checkpoints")  # a file from before checkpoints
+        con.commit()
+        con.close()
+        assert _both_paths(s)[0] is None
+        more = s.select(2)  # replayed, and checkpointed again
+        assert len(more) == 2 and _both_paths(s)[0] is not None
+
+
+_LOOP = """
+import sys, time
+from activetest.session.workflow import Session
+with Session.open(sys.argv[1]) as s:
+    while len(s.acquisitions()) < int(sys.argv[2]):
+        s.select(1 + len(s.acquisitions()) % 3)
+        s.label_from_data()
+        print(len(s.acquisitions()), flush=True)
+"""
+
+
+@pytest.mark.parametrize("seed", [0, pytest.param(1, marks=pytest.mark.slow),
+                                  pytest.param(2, marks=pytest.mark.slow)])
+def test_after_kill_9_at_a_random_point_the_checkpoint_is_the_replay(
+        pool_files: PoolFiles, tmp_path: Path, seed: int) -> None:
+    """A real child process drawing and labelling, killed at a random moment: the
+    file's checkpoint (if any is valid) equals a full replay, and the session goes on
+    with the draws of one never interrupted."""
+    n = 30
+    ref_path = tmp_path / "ref.db"
+    _create(pool_files, ref_path).close()
+    env = cli_env(tmp_path)
+    subprocess.run([sys.executable, "-c", _LOOP, str(ref_path), str(n)], env=env, check=True,
+                   stdout=subprocess.DEVNULL)
+    with Session.open(ref_path) as s:
+        ref = [(x.index, x.q) for x in s.acquisitions()]
+    db = tmp_path / "k.db"
+    _create(pool_files, db).close()
+    proc = subprocess.Popen([sys.executable, "-c", _LOOP, str(db), str(n)], env=env,
+                            stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    stop = random.Random(seed).randint(3, 20)
+    while True:
+        line = proc.stdout.readline()
+        if not line or int(line) >= stop:
+            break
+    os.kill(proc.pid, signal.SIGKILL)  # lands wherever the child is: mid-draw, mid-label
+    proc.wait()
+    with Session.open(db) as s:
+        ck, full = _both_paths(s)
+        if ck is not None:
+            _assert_same_bits(ck, full)
+        s.label_from_data()
+        while len(s.acquisitions()) < n:
+            s.select(1 + len(s.acquisitions()) % 3)
+            s.label_from_data()
+            ck, full = _both_paths(s)
+            assert ck is not None
+            _assert_same_bits(ck, full)
+        got = [(x.index, x.q) for x in s.acquisitions()]
+    assert got == ref
