@@ -1365,6 +1365,20 @@ def _wants_supervisor(args: Sequence[str]) -> bool:
     return command in _SCORING_COMMANDS and not any(a in ("--help", "-h") for a in args)
 
 
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def score(ctx: typer.Context, engine: Annotated[str, typer.Option(
+        "--engine", help="Where to score: ray (a Ray cluster). The other options are "
+        "python -m activetest.models.ray_score's (see its --help and docs/scale.md).")] = "ray",
+          ) -> None:
+    """Score a pool on a cluster and write the table: Parquet file a session reads."""
+    if engine != "ray":
+        _err.print(f"error: --engine {engine!r}: the one engine is ray")
+        raise typer.Exit(2)
+    from activetest.models.ray_score import main as ray_main
+
+    raise typer.Exit(ray_main(list(ctx.args)))
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Entry point of the ``activetest`` console script."""
     from activetest import supervise

@@ -120,6 +120,9 @@ class _ReferenceHandler(http.server.BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         req = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        if not self.path.split("?")[0].endswith("/completions"):  # e.g. /tokenize
+            self._send(404, {"detail": "Not Found"})
+            return
         prompt, k, echo = str(req["prompt"]), req.get("logprobs"), bool(req.get("echo"))
         if k is not None and k > self.max_logprobs:  # vLLM's --max-logprobs check
             self._send(400, {"error": {"message": f"Requested sample logprobs of {k}, which "

@@ -231,6 +231,11 @@ class CachedScorer:
         """The wrapped scorer's identity (caching does not change scores)."""
         return scorer_identity(self.scorer)
 
+    def scoring_path(self) -> Any:
+        """The wrapped scorer's ``scoring_path()`` (None when it has none or scored nothing)."""
+        fn = getattr(self.scorer, "scoring_path", None)
+        return fn() if callable(fn) else None
+
     def score(self, task: Task, items: Sequence[Item], examples: Sequence[Item] = (), *,
               progress: bool = True) -> np.ndarray:
         """Class log-probabilities, from the cache where present (see the module docstring)."""

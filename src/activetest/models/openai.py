@@ -13,9 +13,16 @@ label word's FIRST token (``" " + word`` after ``"{answer_key}:"``). A
 completions server gives log-probs, not logits, but ``log_softmax`` over a subset
 of tokens is the same whether it starts from logits or from full-vocabulary
 log-probs (the normaliser cancels), so renormalising the classes' token
-log-probs over the classes gives exactly the paper's quantity. Two methods:
+log-probs over the classes gives exactly the paper's quantity.
 
-``method="topk"`` (default, one request per item)
+``method="auto"`` (the default) probes the server once per task and uses the best
+of four paths it supports: vLLM's ``logprob_token_ids`` and SGLang's
+``token_ids_logprob`` (the first generated token's log-probs of the label token
+ids, which lets the engine serve the prompt from its prefix cache), then the two
+below; the choice is announced once and recorded (:meth:`OpenAIScorer.scoring_path`,
+the session's score provenance). See :mod:`activetest.models.openai_paths`.
+
+``method="topk"`` (one request per item)
     ``max_tokens=1, logprobs=top_k, temperature=0``: the server returns the
     ``top_k`` most likely next tokens with their log-probs, and each class's
     first token is looked up there by its text. A class whose first token is
@@ -90,15 +97,17 @@ error body cannot get it printed. Reprs show the variable's name only.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import os
 import re
 import threading
 import time
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from contextlib import suppress
-from typing import Any, Literal, NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 import httpx
@@ -109,6 +118,17 @@ from activetest.errors import UserFacingError
 from activetest.models._util import ScoringCancelledError, progress_bar
 from activetest.models.base import Generation
 from activetest.models.labels import LabelTokenCollision, task_label_tokens
+from activetest.models.openai_paths import (
+    CLAMP,
+    METHODS,
+    UNSUPPORTED_STATUS,
+    ScoringPath,
+    ScoringPathNotice,
+    sglang_body,
+    sglang_values,
+    vllm_body,
+    vllm_values,
+)
 from activetest.redaction import (
     credential_params,
     redact,
@@ -131,10 +151,13 @@ class EndpointError(UserFacingError, RuntimeError):
 
     Attributes:
         endpoint: the URL that was called (credentials removed).
+        status: the HTTP status that refused the request (200 for an answer that is
+            not JSON), else None.
     """
 
-    def __init__(self, endpoint: str, message: str) -> None:
+    def __init__(self, endpoint: str, message: str, *, status: int | None = None) -> None:
         self.endpoint = endpoint
+        self.status = status
         super().__init__(f"{endpoint}: {message}")
 
 
@@ -314,7 +337,9 @@ class OpenAIScorer:
             a 429/503 ``Retry-After`` header is honoured up to that cap).
         tokenizer: the served model's tokenizer (``tokenize``/``detokenize``),
             needed with ``method="topk"`` on servers that cannot echo prompt log-probs.
-        method: ``"topk"`` or ``"echo"``; see the module docstring.
+        method: ``"auto"`` (probe the server once per task and use the best path it
+            supports), or one path: ``"vllm-token-ids"``, ``"sglang-token-ids"``,
+            ``"topk"``, ``"echo"``; see :mod:`activetest.models.openai_paths`.
         top_k: how many next-token log-probs to request with ``method="topk"``.
         max_top_k: how many to request, once, for an item whose classes are not all in
             the top ``top_k`` (servers that refuse that many fall back to echo).
@@ -328,7 +353,7 @@ class OpenAIScorer:
                  timeout: float = 60.0, deadline: float | None = None,
                  max_retries: int = 4, backoff: float = 0.5,
                  tokenizer: TokenizerLike | None = None,
-                 method: Literal["topk", "echo"] = "topk", top_k: int = 20,
+                 method: str = "auto", top_k: int = 20,
                  max_top_k: int = 200, extra_body: Mapping[str, Any] | None = None) -> None:
         parts = split_url(base_url.strip()) if isinstance(base_url, str) else None
         if parts is None or parts.scheme not in ("http", "https"):
@@ -348,8 +373,8 @@ class OpenAIScorer:
             raise ValueError(f"max_retries must be >= 0, got {max_retries}")
         if backoff < 0:
             raise ValueError(f"backoff must be >= 0, got {backoff}")
-        if method not in ("topk", "echo"):
-            raise ValueError(f"method must be 'topk' or 'echo', got {method!r}")
+        if method not in METHODS:
+            raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
         if top_k < 1:
             raise ValueError(f"top_k must be >= 1, got {top_k}")
         if max_top_k < top_k:
@@ -393,6 +418,10 @@ class OpenAIScorer:
         self._lock = threading.RLock()
         self._cancel = threading.Event()  # set when a score() call is interrupted
         self.n_fallbacks = 0
+        # per task (answer key and classes): label ids and where they came from, the path
+        self._ids: dict[tuple[str, ...], tuple[tuple[int, ...], str, str]] = {}
+        self._paths: dict[tuple[str, ...], ScoringPath] = {}
+        self._last_path: ScoringPath | None = None
 
     def __repr__(self) -> str:
         return (f"OpenAIScorer({self._shown!r}, model={self.model!r}, "
@@ -437,8 +466,9 @@ class OpenAIScorer:
         self._auth()
         return redact(text)
 
-    def _error(self, message: str, cls: type[EndpointError] = EndpointError) -> EndpointError:
-        return cls(self._shown, self._scrub(message))
+    def _error(self, message: str, cls: type[EndpointError] = EndpointError, *,
+               status: int | None = None, shown: str | None = None) -> EndpointError:
+        return cls(shown or self._shown, self._scrub(message), status=status)
 
     def _client(self) -> httpx.Client:
         headers = {"Content-Type": "application/json"}
@@ -512,13 +542,21 @@ class OpenAIScorer:
             raise box["error"]
         return box["reply"]  # type: ignore[no-any-return]
 
-    def _post(self, client: httpx.Client, body: dict[str, Any]) -> dict[str, Any]:
+    def _post(self, client: httpx.Client, body: dict[str, Any], *,
+              url: str | None = None) -> dict[str, Any]:
         """POST with retries within :attr:`deadline`; the JSON object, or an EndpointError.
 
         The deadline bounds the whole request in wall-clock time: every attempt, every
-        back-off, and an answer that trickles in.
+        back-off, and an answer that trickles in. ``url`` (another path of the same
+        server: its tokenizer, SGLang's ``/generate``) gets ``body`` as it is;
+        ``/completions`` gets the model, ``temperature=0`` and ``extra_body`` added.
         """
-        payload = {"model": self.model, "temperature": 0.0, **self.extra_body, **body}
+        if url is None:
+            payload = {"model": self.model, "temperature": 0.0, **self.extra_body, **body}
+        else:
+            payload = body
+        target = url if url is not None else self._url.value
+        shown = redact_url(target) if url is not None else None
         attempts = self.max_retries + 1
         last = ""
         timed_out = False
@@ -531,7 +569,7 @@ class OpenAIScorer:
             reply: _Reply | None = None
             limit = max(0.01, min(self.timeout, end - time.monotonic()))
             try:
-                reply = self._exchange(client, "POST", self._target(self._url.value), end,
+                reply = self._exchange(client, "POST", self._target(target), end,
                                        limit, payload)
             except _DeadlineError as exc:
                 timed_out = True
@@ -541,7 +579,8 @@ class OpenAIScorer:
                 break
             except _TooBigError:
                 raise self._error(f"answered with more than {_MAX_BODY >> 20} MiB; is this "
-                                  f"an OpenAI-compatible /completions endpoint?") from None
+                                  f"an OpenAI-compatible /completions endpoint?",
+                                  shown=shown) from None
             except httpx.TimeoutException as exc:
                 timed_out, last = True, f"timed out after {limit:.3g} s ({type(exc).__name__})"
             except httpx.ConnectError as exc:
@@ -554,11 +593,12 @@ class OpenAIScorer:
                 raise
             else:
                 if reply.status == 200:
-                    return self._json(reply)
+                    return self._json(reply, shown)
                 detail = _text(reply.body, 300)
                 if reply.status not in _RETRY_STATUS:
                     raise self._error(f"HTTP {reply.status}: {detail}"
-                                      f"{_status_hint(reply.status)}")
+                                      f"{_status_hint(reply.status)}", status=reply.status,
+                                      shown=shown)
                 timed_out, last = False, f"HTTP {reply.status}: {detail}"
             if attempt + 1 < attempts:
                 delay = self._delay(attempt, reply)
@@ -570,17 +610,18 @@ class OpenAIScorer:
         raise self._error(f"{last}; gave up after {attempt + 1} attempt(s) in "
                           f"{time.monotonic() - start:.1f} s "
                           f"(deadline {self.deadline:g} s, ${DEADLINE_ENV}; "
-                          f"max_retries={self.max_retries})", cls)
+                          f"max_retries={self.max_retries})", cls, shown=shown)
 
-    def _json(self, reply: _Reply) -> dict[str, Any]:
+    def _json(self, reply: _Reply, shown: str | None = None) -> dict[str, Any]:
         try:
             data = json.loads(reply.body)
         except ValueError:  # UnicodeDecodeError included
             raise self._error(f"answered 200 with non-JSON content "
                               f"{_text(reply.body, 200)!r}; is this an OpenAI-compatible "
-                              f"/completions endpoint?") from None
+                              f"/completions endpoint?", status=200, shown=shown) from None
         if not isinstance(data, dict):
-            raise self._error(f"answered with JSON {type(data).__name__}, expected an object")
+            raise self._error(f"answered with JSON {type(data).__name__}, expected an object",
+                              status=200, shown=shown)
         return data
 
     def _resolve_model(self, client: httpx.Client) -> None:
@@ -802,6 +843,165 @@ class OpenAIScorer:
         return np.array([self._echo(client, prompt, " " + w)[1] for w in task.classes],
                         dtype=np.float64)
 
+    # ------------------------------------------------------- scoring paths
+
+    def _root(self, path: str) -> str:
+        """``path`` at the server's root (the base URL without ``/v1``), query kept."""
+        parts = urlsplit(self._url.value)
+        base = parts.path.removesuffix("/completions").rstrip("/")
+        base = base.removesuffix("/v1")
+        return urlunsplit(parts._replace(path=base + path))
+
+    def _unsupported(self, exc: EndpointError) -> bool:
+        return exc.status in UNSUPPORTED_STATUS and not isinstance(exc, EndpointTimeoutError)
+
+    def _server_tokenize(self, client: httpx.Client) -> tuple[Callable[[str], list[int]],
+                                                              str] | None:
+        """The server's own tokenizer as ``text -> ids`` (no special tokens), or None.
+
+        vLLM and SGLang answer ``POST /tokenize`` (``add_special_tokens=false``);
+        llama-cpp-python's server ``POST /extras/tokenize``, which adds BOS: the ids
+        every text starts with (those of ``""``) are removed.
+        """
+        shapes = [(self._root("/tokenize"), lambda t: {"model": self.model, "prompt": t,
+                                                       "add_special_tokens": False}),
+                  (self._root("/extras/tokenize"), lambda t: {"input": t})]
+        for url, body in shapes:
+            try:
+                data = self._post(client, body(""), url=url)
+            except EndpointError as exc:
+                if self._unsupported(exc):
+                    continue
+                raise
+            head = data.get("tokens")
+            if not isinstance(head, list) or not all(isinstance(i, int) for i in head):
+                continue
+            lead = list(head)
+
+            def tokenize(text: str, url: str = url, body: Any = body,
+                         lead: list[int] = lead) -> list[int]:
+                ids = self._post(client, body(text), url=url).get("tokens")
+                if not isinstance(ids, list) or not all(isinstance(i, int) for i in ids):
+                    raise self._error(f"the tokenizer at {redact_url(url)} answered without "
+                                      f"a list of token ids")
+                return ids[len(lead):] if ids[:len(lead)] == lead else ids
+
+            return tokenize, f"the server's tokenizer ({redact_url(url)})"
+        return None
+
+    def _label_ids(self, client: httpx.Client, task: Task) -> tuple[tuple[int, ...], str, str]:
+        """``(first label token ids, where from, why none)``; ids empty when unknown."""
+        key = (task.answer_key, *task.classes)
+        if key in self._ids:
+            return self._ids[key]
+        if self.tokenizer is not None:
+            ids = task_label_tokens(self.tokenizer.tokenize, task).first_ids
+            found: tuple[tuple[int, ...], str, str] = (tuple(ids), "tokenizer=", "")
+        else:
+            tok = self._server_tokenize(client)
+            if tok is None:
+                found = ((), "", "no label token ids: the server has no /tokenize or "
+                                 "/extras/tokenize and no tokenizer= was given")
+            else:
+                found = (tuple(task_label_tokens(tok[0], task).first_ids), tok[1], "")
+        self._ids[key] = found
+        return found
+
+    def _id_values(self, client: httpx.Client, path: str, prompt: str,
+                   ids: Sequence[int]) -> dict[int, float]:
+        if path == "vllm-token-ids":
+            return vllm_values(self._post(client, vllm_body(prompt, ids)))
+        return sglang_values(self._post(client, sglang_body(prompt, ids),
+                                        url=self._root("/generate")))
+
+    def _probe(self, client: httpx.Client, task: Task, prompt: str) -> ScoringPath:
+        """Try the paths on ``prompt``, best first; the first that gives every label."""
+        probed: list[str] = []
+        try:  # the plain path first: it also says whether the server answers at all
+            self._top(client, prompt, self.top_k)
+            topk_ok = True
+        except EndpointError as exc:
+            if not self._unsupported(exc):
+                raise
+            topk_ok = False
+            probed.append(f"topk: refused ({exc})")
+        ids, source, why = self._label_ids(client, task)
+        for path, what in (("vllm-token-ids", "logprob_token_ids"),
+                           ("sglang-token-ids", "token_ids_logprob at /generate")):
+            if not ids:
+                probed.append(f"{path}: {why}")
+                continue
+            try:
+                got = self._id_values(client, path, prompt, ids)
+            except EndpointError as exc:
+                if not self._unsupported(exc):
+                    raise
+                probed.append(f"{path}: refused (HTTP {exc.status})")
+                continue
+            if all(i in got for i in ids):
+                return ScoringPath(path, self.method, self.endpoint, tuple(probed), ids, source)
+            probed.append(f"{path}: the answer has no log-probs for the requested {what}")
+        if topk_ok:
+            return ScoringPath("topk", self.method, self.endpoint, tuple(probed), ids, source)
+        if self._check_echo(client, prompt):
+            return ScoringPath("echo", self.method, self.endpoint, tuple(probed), ids, source)
+        probed.append(f"echo: {self._echo_why}")
+        raise self._error(f"no way to read class log-probs from this server: "
+                          f"{'; '.join(probed)}")
+
+    def _path(self, client: httpx.Client, task: Task, prompt: str) -> ScoringPath:
+        """The path for ``task`` (probed once per task with ``method="auto"``)."""
+        key = (task.answer_key, *task.classes)
+        with self._lock:
+            if key in self._paths:
+                return self._paths[key]
+            if self.method == "auto":
+                chosen = self._probe(client, task, prompt)
+                warnings.warn(chosen.describe(), ScoringPathNotice, stacklevel=3)
+            elif self.method in ("vllm-token-ids", "sglang-token-ids"):
+                ids, source, why = self._label_ids(client, task)
+                if not ids:
+                    raise self._error(f"method={self.method!r}: {why}")
+                chosen = ScoringPath(self.method, self.method, self.endpoint, (), ids, source)
+            else:
+                chosen = ScoringPath(self.method, self.method, self.endpoint)
+            self._paths[key] = chosen
+            return chosen
+
+    def _score_ids(self, client: httpx.Client, task: Task, item: Item, prompt: str,
+                   path: ScoringPath) -> np.ndarray:
+        """One item by an id path; a class without an exact value: echo, else refused."""
+        got = self._id_values(client, path.path, prompt, path.label_ids)
+        row = np.full(task.n_classes, np.nan)
+        rest: list[int] = []
+        for c, tid in enumerate(path.label_ids):
+            value = got.get(tid)
+            if value is None or value <= CLAMP:
+                rest.append(c)
+                continue
+            _check_logprob(value, f"token id {tid}")
+            row[c] = value
+        if rest:
+            if not self._check_echo(client, prompt):
+                c = rest[0]
+                said = ("at vLLM's -9999 clamp (a bound, not a value)"
+                        if got.get(path.label_ids[c]) is not None else "missing")
+                raise self._error(
+                    f"item {item.id!r}: the {path.path} answer's log-prob of class "
+                    f"{task.classes[c]!r} (token id {path.label_ids[c]}) is {said}, and "
+                    f"echoed prompt log-probs cannot score it exactly ({self._echo_why})")
+            for c in rest:
+                row[c] = self._echo(client, prompt, " " + task.classes[c])[1]
+            with self._lock:
+                self.n_fallbacks += 1
+        return row
+
+    def scoring_path(self) -> ScoringPath | None:
+        """How the last :meth:`score` call read its log-probs (None before any)."""
+        if self._last_path is None:
+            return None
+        return dataclasses.replace(self._last_path, n_fallbacks=self.n_fallbacks)
+
     def generate(self, task: Any, items: Sequence[Item], examples: Sequence[Item] = (), *,
                  max_tokens: int | None = None, stop: Sequence[str] | None = None,
                  progress: bool = True) -> list[Generation]:
@@ -915,9 +1115,11 @@ class OpenAIScorer:
             self._resolve_model(client)
             texts: list[str] = []
             try:
-                if self.method == "topk":
+                path = self._path(client, task, prompts[0])
+                self._last_path = path
+                if path.path == "topk":
                     texts = self._label_texts(client, task, prompts[0])
-                elif not self._check_echo(client, prompts[0]):
+                elif path.path == "echo" and not self._check_echo(client, prompts[0]):
                     raise self._error(f"echoed prompt log-probs are not reliable on this "
                                       f"server ({self._echo_why}); use method='topk'")
             except _NotALogprobError as exc:
@@ -925,10 +1127,12 @@ class OpenAIScorer:
 
             def one(i: int) -> None:
                 try:
-                    if self.method == "topk":
+                    if path.path == "topk":
                         row = self._score_topk(client, task, items[i], prompts[i], texts)
-                    else:
+                    elif path.path == "echo":
                         row = self._score_echo(client, task, prompts[i])
+                    else:
+                        row = self._score_ids(client, task, items[i], prompts[i], path)
                 except _NotALogprobError as exc:
                     raise self._error(f"item {items[i].id!r}: {exc}") from None
                 if not np.isfinite(row).all():

@@ -37,6 +37,12 @@ separated), ``tolerance``, ``choices=positional`` and ``match=id`` (see
 
 NaN, infinite or non-numeric values are errors that name the file, the row
 (the line for CSV/JSONL) and the column.
+
+A Parquet table with a ``content_check`` column (what
+:mod:`activetest.models.ray_score` writes: the fingerprint of each item's fields,
+:func:`~activetest.formats.label_records.content_check`) is joined by id AND
+content: a row whose fingerprint is not that of the item with its id is refused,
+naming the file, the item and both fingerprints.
 """
 
 from __future__ import annotations
@@ -360,6 +366,36 @@ def read_table(path: str | Path, *, columns: Sequence[str], id_column: str = "id
     return ids, _convert(values, kind, tolerance, p, raw.where)
 
 
+def _content_checks(path: Path, id_column: str) -> dict[str, str] | None:
+    """``id -> content_check`` of a Parquet table that has the column, else None."""
+    import pyarrow.parquet as pq
+
+    from activetest.formats.label_records import CHECK_COLUMN
+
+    try:
+        if CHECK_COLUMN not in pq.read_schema(path).names:
+            return None
+        cols = pq.read_table(path, columns=[id_column, CHECK_COLUMN]).to_pydict()
+    except Exception as exc:  # pyarrow raises many types
+        raise ValueError(f"{path}: cannot read the {CHECK_COLUMN} column: "
+                         f"{str(exc)[:200]}") from None
+    return {str(i): str(c) for i, c in zip(cols[id_column], cols[CHECK_COLUMN], strict=True)}
+
+
+def _confirm_content(path: Path, checks: dict[str, str], items: Sequence[Item]) -> None:
+    """Refuse a row whose content fingerprint is not that of the item with its id."""
+    from activetest.formats.label_records import CHECK_COLUMN, content_check
+
+    for it in items:
+        mine = content_check(it.fields)
+        if checks.get(it.id, mine) != mine:
+            raise ValueError(f"{path}: the row for item {it.id!r} was written for other "
+                             f"content ({CHECK_COLUMN} {checks[it.id]} in the file, {mine} "
+                             f"for this item's fields): the pool changed since the file was "
+                             f"written, or its ids are positions in another order; score "
+                             f"this pool again")
+
+
 class TableScorer:
     """Scores items by looking up class log-probs in a file (predictions made elsewhere).
 
@@ -420,6 +456,7 @@ class TableScorer:
         self._lmeval: LmEvalSamples | None = None
         self._aligned: dict[tuple[tuple[str, ...], tuple[str, ...]], ChoiceAlignment] = {}
         self._last: ChoiceAlignment | None = None
+        self._checks: dict[str, str] | None = None  # Parquet content_check column, by id
 
     def __repr__(self) -> str:
         return (f"TableScorer({str(self.path)!r}, format={self.format!r}, kind={self.kind!r}, "
@@ -476,6 +513,8 @@ class TableScorer:
                                  kind=self.kind, format=self.format,  # type: ignore[arg-type]
                                  tolerance=self.tolerance)
             self._cache[cols] = ({i: r for r, i in enumerate(ids)}, lp)
+            if self.format == "parquet" and self._checks is None:
+                self._checks = _content_checks(self.path, self.id_column)
         return self._cache[cols]
 
     def score(self, task: Task, items: Sequence[Item], examples: Sequence[Item] = (), *,
@@ -505,6 +544,8 @@ class TableScorer:
             raise ValueError(f"{where}: no row for {len(missing)} of {len(items)} item id(s): "
                              f"{shown}{more}{hint}")
         rows = [index[it.id] for it in items]
+        if self._checks:
+            _confirm_content(self.path, self._checks, items)
         if self.format == "lmeval" and self.match == "text":
             s = self.lmeval
             assert s is not None

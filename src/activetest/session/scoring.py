@@ -156,6 +156,10 @@ class Scoring:
         prov = {"role": role, "spec": spec, "scorer": ident, "n_examples": len(examples),
                 "example_ids": [e.id for e in examples], "scored_at": now(),
                 "n_items": len(items)}
+        path = getattr(scorer, "scoring_path", None)  # openai: which request shape scored
+        recorded = path() if callable(path) else None
+        if recorded is not None:
+            prov["scoring_path"] = recorded.as_provenance()
         made_elsewhere = getattr(scorer, "prompt_provenance", None)
         if callable(made_elsewhere):
             # predictions read from a file: the session's prompt and examples were not
