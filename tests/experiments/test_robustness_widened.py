@@ -10,7 +10,7 @@ from activetest.experiments.robustness import main, run_pool
 
 def test_widened_intervals_contain_the_plain_ones_and_uniform_is_not_widened() -> None:
     r = run_pool("rare_miss", "log", n_runs=10, budgets=(50, 100, 200), exact=False,
-                 widened=True, methods=("uniform", "earned"))
+                 widened=True, blind_ratio=0.5, methods=("uniform", "earned"))
     assert r.blind_ratio == 0.5
     assert set(r.fixed_wide) == set(r.anytime_wide) == {"uniform", "earned"}
     # uniform sampling explores everything: nothing widened
@@ -38,6 +38,7 @@ def test_the_command_line_stores_and_prints_the_widened_table(tmp_path, capsys) 
     first = capsys.readouterr().out
     main(["--from-json", "--json", str(js)])
     again = capsys.readouterr().out
-    assert "--widened --blind-ratio 0.5" in again
+    assert "--widened`" in again
+    assert "What new sessions report (`--widened`, blind ratio 0.2)" in again
     assert "| constant | zero_one | earned | 1.00 (n/a)" in again
     assert again.strip() in first

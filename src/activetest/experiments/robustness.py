@@ -30,9 +30,11 @@ With ``--widened`` also what NEW sessions report (:mod:`activetest.stats.blindsp
 :mod:`activetest.stats.confseq`): for ``uniform`` and ``earned`` (the design new
 sessions run), the anytime CS tuned to the planned budget 400 (``budget=``), and the
 fixed-budget interval and that CS widened by the blind spot at ``blind_ratio``
-(default :data:`activetest.stats.blindspot.BLIND_RATIO`), widened at every budget and
-then intersected and clipped as :func:`activetest.session.estimate.interval_curves`
-does; with the median width ratio widened / plain of the fixed-budget interval.
+(default: what a new session with that design records,
+:func:`activetest.stats.blindspot.new_blind_ratio`: 1/5 for the earned rule), widened
+at every budget and then intersected and clipped as
+:func:`activetest.session.estimate.interval_curves` does; with the median width ratio
+widened / plain of the fixed-budget interval.
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ import numpy as np
 from activetest.experiments.hostile import POOLS, HostilePool, hostile_pool
 from activetest.stats import acquisition_scores, sample
 from activetest.stats.adaptive import AdaptiveDesign, simulate_design
-from activetest.stats.blindspot import BLIND_RATIO, blind_spot_curve, design_proposals
+from activetest.stats.blindspot import blind_spot_curve, design_proposals, new_blind_ratio
 from activetest.stats.confseq import (
     _running_intersection,
     asymptotic_cs,
@@ -131,7 +133,7 @@ def _draws(pool: HostilePool, method: str, loss: str, budget: int, n_runs: int, 
 def run_pool(name: str, loss: str, *, n_runs: int, seed: int = 0, pool_seed: int = 0,
              budgets: Sequence[int] = BUDGETS, methods: Sequence[str] = METHODS,
              exact: bool = True, widened: bool = False,
-             blind_ratio: float = BLIND_RATIO) -> PoolResult:
+             blind_ratio: float | None = None) -> PoolResult:
     """Simulate every method on one pool and loss (module docstring)."""
     pool = hostile_pool(name, seed=pool_seed)
     L = pool.losses(loss)
@@ -141,8 +143,8 @@ def run_pool(name: str, loss: str, *, n_runs: int, seed: int = 0, pool_seed: int
     bound = 1.0 if loss == "zero_one" else log_loss_bound(pool.target)
     vrange = (0.0, bound)
     res = PoolResult(name, loss, risk, n_runs)
-    if widened:
-        res.blind_ratio = blind_ratio
+    if widened:  # what a new session with the earned design records, unless given
+        res.blind_ratio = new_blind_ratio("earned") if blind_ratio is None else blind_ratio
     b = np.asarray(budgets) - 1
     for k, method in enumerate(methods):
         idx, q, g, G, mv, floor, lam = _draws(pool, method, loss, M, n_runs, seed + 1000 * k)
@@ -166,13 +168,13 @@ def run_pool(name: str, loss: str, *, n_runs: int, seed: int = 0, pool_seed: int
         if lam is not None:
             res.lam400[method] = lam
         if widened and method in WIDENED_METHODS:
-            _widened(res, pool, method, loss, idx, theta, fi, mv, bound, blind_ratio, tol, b)
+            _widened(res, pool, method, loss, idx, theta, fi, mv, bound, res.blind_ratio, tol, b)
     return res
 
 
 def _widened(res: PoolResult, pool: HostilePool, method: str, loss: str, idx: np.ndarray,
              theta: np.ndarray, fi: Any, mv: np.ndarray | None, bound: float,
-             ratio: float, tol: float, b: np.ndarray) -> None:
+             ratio: float | None, tol: float, b: np.ndarray) -> None:
     """The intervals new sessions report (module docstring), into ``res``."""
     n, risk = pool.labels.shape[0], res.risk
     K = idx.shape[1]
@@ -185,7 +187,7 @@ def _widened(res: PoolResult, pool: HostilePool, method: str, loss: str, idx: np
         for r in range(idx.shape[0]):
             acq = idx[r]
             c = blind_spot_curve(design_proposals(design, acq, labels=pool.labels[acq]), acq,
-                                 B, N=n, level=LEVEL, ratio=ratio)
+                                 B, N=n, level=LEVEL, ratio=float(ratio or 0.0))
             wl[r], wh[r] = c.widen_low, c.widen_high
 
     def covered_always(lo: np.ndarray, hi: np.ndarray) -> float:
@@ -302,7 +304,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--widened", action="store_true",
                     help="also the intervals new sessions report (budget-tuned CS, blind-spot "
                          "widening) for uniform and the earned design")
-    ap.add_argument("--blind-ratio", type=float, default=BLIND_RATIO)
+    ap.add_argument("--blind-ratio", type=float, default=None,
+                    help="unexplored threshold (default: new sessions' for the earned rule)")
     ap.add_argument("--json", default="experiments/cache/robustness.json",
                     help="results written here (and read with --from-json)")
     ap.add_argument("--from-json", action="store_true",
@@ -322,7 +325,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         return
     command = ("python -m activetest.experiments.robustness --runs "
                f"{a.runs} --seed {a.seed}" + (" --no-exact" if a.no_exact else "")
-               + (f" --widened --blind-ratio {a.blind_ratio:g}" if a.widened else ""))
+               + (" --widened" if a.widened else "")
+               + (f" --blind-ratio {a.blind_ratio:g}" if a.blind_ratio is not None else ""))
     if a.from_json:
         stored = json.loads(Path(a.json).read_text(encoding="utf-8"))
         results = [PoolResult(**r) for r in stored["results"]]
