@@ -143,7 +143,7 @@ class ActiveTest:
                  ids: Sequence[Any] | None = None, n_boot: int = 1000,
                  level: float = 0.95, budget: int | None = None) -> None:
         from activetest.session.create import check_options, planned_budget
-        from activetest.stats.blindspot import BLIND_RATIO
+        from activetest.stats.blindspot import new_blind_ratio
 
         if target is None:
             raise ValueError("target is required: the target's (N, C) predictions on the "
@@ -189,7 +189,8 @@ class ActiveTest:
             task={}, surrogate="array", target="array", metric=metric,
             acquisition=acquisition, seed=self._seed, n_boot=self._n_boot, level=self._level,
             design_variant=design.design_variant(metric, acquisition),
-            planned_budget=planned_budget(budget, N), blind_ratio=BLIND_RATIO,
+            planned_budget=planned_budget(budget, N),
+            blind_ratio=new_blind_ratio(design.new_design_rule(acquisition)),
             design_rule=design.new_design_rule(acquisition))
         self._design = design.pool_design(self._config, S, known)
         self._sampler = AdaptiveSampler(self._design, seed=self._seed)

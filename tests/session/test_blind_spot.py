@@ -17,7 +17,12 @@ from activetest.session.blindspot import item_loss_bounds, session_blind_spots
 from activetest.session.config import SessionConfig
 from activetest.session.workflow import Session
 from activetest.stats import adaptive_lure_theta, fixed_interval
-from activetest.stats.blindspot import BLIND_RATIO, design_proposals, floored_proposals
+from activetest.stats.blindspot import (
+    BLIND_RATIO,
+    EARNED_BLIND_RATIO,
+    design_proposals,
+    floored_proposals,
+)
 
 runner = CliRunner()
 
@@ -97,8 +102,12 @@ def test_adaptive_session_replays_its_design(pool_files: PoolFiles, tmp_path: Pa
                                     n_pool=s.store.n_items(), metrics=("log_loss",),
                                     sampler=sampler)
     assert spots["log_loss"].estimate.widen_high.shape == (len(rows),)
+    # an adaptive design with the earned rule records the earned rule's threshold
+    assert s.session_config.design_rule == "earned"
+    assert s.session_config.blind_ratio == EARNED_BLIND_RATIO
     out = json.loads(run("estimate", db, "--json"))
     assert all(n["estimator"] == "estimate" for n in out["blind_spots"])
+    assert all(n["ratio"] == EARNED_BLIND_RATIO for n in out["blind_spots"])
 
 
 def test_uniform_and_old_sessions_are_not_widened(pool_files: PoolFiles,

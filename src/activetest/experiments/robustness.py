@@ -25,6 +25,16 @@ of the asymptotic confidence sequence and of the exact (betting) one (loss bound
 for the error rate, the target's largest log loss on the pool for the log loss;
 proposal floor 0.1 for the designs, 0.1/1.1 for the paper's). Each method's draws
 come from its own seed; the seeds and R are written into the output.
+
+With ``--widened`` also what NEW sessions report (:mod:`activetest.stats.blindspot`,
+:mod:`activetest.stats.confseq`): for ``uniform`` and ``earned`` (the design new
+sessions run), the anytime CS tuned to the planned budget 400 (``budget=``), and the
+fixed-budget interval and that CS widened by the blind spot at ``blind_ratio``
+(default: what a new session with that design records,
+:func:`activetest.stats.blindspot.new_blind_ratio`: 1/5 for the earned rule), widened
+at every budget and then intersected and clipped as
+:func:`activetest.session.estimate.interval_curves` does; with the median width ratio
+widened / plain of the fixed-budget interval.
 """
 
 from __future__ import annotations
@@ -42,7 +52,13 @@ import numpy as np
 from activetest.experiments.hostile import POOLS, HostilePool, hostile_pool
 from activetest.stats import acquisition_scores, sample
 from activetest.stats.adaptive import AdaptiveDesign, simulate_design
-from activetest.stats.confseq import asymptotic_cs, exact_cs, log_loss_bound
+from activetest.stats.blindspot import blind_spot_curve, design_proposals, new_blind_ratio
+from activetest.stats.confseq import (
+    _running_intersection,
+    asymptotic_cs,
+    exact_cs,
+    log_loss_bound,
+)
 from activetest.stats.estimators import adaptive_lure_theta
 from activetest.stats.intervals import fixed_interval_curve
 
@@ -50,6 +66,10 @@ __all__ = ["BUDGETS", "METHODS", "PoolResult", "main", "paper_settings", "run_po
 
 BUDGETS = (50, 100, 200, 400)
 METHODS = ("uniform", "paper", "original", "earned")
+#: The methods whose intervals ``--widened`` reports as new sessions compute them.
+WIDENED_METHODS = ("uniform", "earned")
+#: The planned budget of the budget-tuned CS (the new sessions' default, 400 labels).
+PLANNED = 400
 #: The confidence sequences are checked from this many labels on (the asymptotic CS's
 #: own start, :data:`activetest.stats.confseq.MIN_LABELS`).
 CS_FROM = 30
@@ -71,6 +91,14 @@ class PoolResult:
     anytime: dict[str, float] = field(default_factory=dict)
     exact: dict[str, float] = field(default_factory=dict)
     lam400: dict[str, float] = field(default_factory=dict)
+    #: ``--widened`` (module docstring): budget-tuned anytime CS, plain and widened
+    #: (time-uniform), the widened fixed-budget interval per budget, and the median
+    #: width ratio widened / plain of the fixed-budget interval per budget.
+    anytime_budget: dict[str, float] = field(default_factory=dict)
+    anytime_wide: dict[str, float] = field(default_factory=dict)
+    fixed_wide: dict[str, list[float]] = field(default_factory=dict)
+    width_ratio: dict[str, list[float]] = field(default_factory=dict)
+    blind_ratio: float | None = None
 
     def ratio(self, method: str) -> list[float]:
         """Median squared error / uniform's at each budget (NaN where uniform's is 0)."""
@@ -104,7 +132,8 @@ def _draws(pool: HostilePool, method: str, loss: str, budget: int, n_runs: int, 
 
 def run_pool(name: str, loss: str, *, n_runs: int, seed: int = 0, pool_seed: int = 0,
              budgets: Sequence[int] = BUDGETS, methods: Sequence[str] = METHODS,
-             exact: bool = True) -> PoolResult:
+             exact: bool = True, widened: bool = False,
+             blind_ratio: float | None = None) -> PoolResult:
     """Simulate every method on one pool and loss (module docstring)."""
     pool = hostile_pool(name, seed=pool_seed)
     L = pool.losses(loss)
@@ -114,6 +143,8 @@ def run_pool(name: str, loss: str, *, n_runs: int, seed: int = 0, pool_seed: int
     bound = 1.0 if loss == "zero_one" else log_loss_bound(pool.target)
     vrange = (0.0, bound)
     res = PoolResult(name, loss, risk, n_runs)
+    if widened:  # what a new session with the earned design records, unless given
+        res.blind_ratio = new_blind_ratio("earned") if blind_ratio is None else blind_ratio
     b = np.asarray(budgets) - 1
     for k, method in enumerate(methods):
         idx, q, g, G, mv, floor, lam = _draws(pool, method, loss, M, n_runs, seed + 1000 * k)
@@ -136,7 +167,44 @@ def run_pool(name: str, loss: str, *, n_runs: int, seed: int = 0, pool_seed: int
             res.exact[method] = float(ok.all(axis=1).mean())
         if lam is not None:
             res.lam400[method] = lam
+        if widened and method in WIDENED_METHODS:
+            _widened(res, pool, method, loss, idx, theta, fi, mv, bound, res.blind_ratio, tol, b)
     return res
+
+
+def _widened(res: PoolResult, pool: HostilePool, method: str, loss: str, idx: np.ndarray,
+             theta: np.ndarray, fi: Any, mv: np.ndarray | None, bound: float,
+             ratio: float | None, tol: float, b: np.ndarray) -> None:
+    """The intervals new sessions report (module docstring), into ``res``."""
+    n, risk = pool.labels.shape[0], res.risk
+    K = idx.shape[1]
+    B = np.minimum(-pool.target.min(axis=1), bound) if loss == "log" else np.ones(n)
+    cs = asymptotic_cs(theta, n, alpha=1 - LEVEL, model_var=mv, budget=PLANNED,
+                       intersect=False)
+    wl, wh = np.zeros((idx.shape[0], K)), np.zeros((idx.shape[0], K))
+    if method != "uniform":  # uniform sampling explores everything: D = 0
+        design = AdaptiveDesign.calibrated(pool.target, pool.surrogate, loss=loss, rule=method)
+        for r in range(idx.shape[0]):
+            acq = idx[r]
+            c = blind_spot_curve(design_proposals(design, acq, labels=pool.labels[acq]), acq,
+                                 B, N=n, level=LEVEL, ratio=float(ratio or 0.0))
+            wl[r], wh[r] = c.widen_low, c.widen_high
+
+    def covered_always(lo: np.ndarray, hi: np.ndarray) -> float:
+        lo, hi = np.maximum(lo, 0.0), np.minimum(hi, bound)
+        lo, hi = _running_intersection(lo, hi)
+        ok = (lo[:, CS_FROM - 1:] - tol <= risk) & (risk <= hi[:, CS_FROM - 1:] + tol)
+        return float(ok.all(axis=1).mean())
+
+    res.anytime_budget[method] = covered_always(np.asarray(cs.low), np.asarray(cs.high))
+    res.anytime_wide[method] = covered_always(np.asarray(cs.low) - wl, np.asarray(cs.high) + wh)
+    flo, fhi = fi.low[:, b] - wl[:, b], fi.high[:, b] + wh[:, b]
+    res.fixed_wide[method] = ((flo - tol <= risk) & (risk <= fhi + tol)).mean(axis=0).tolist()
+    w0 = fi.high[:, b] - fi.low[:, b]
+    with np.errstate(divide="ignore", invalid="ignore"):  # a zero width (exact): n/a
+        wr = np.where(w0 > 0, (fhi - flo) / w0, np.nan)
+    res.width_ratio[method] = [float(np.median(c[np.isfinite(c)])) if np.isfinite(c).any()
+                               else float("nan") for c in wr.T]
 
 
 def _cell(x: float, digits: int = 2) -> str:
@@ -168,6 +236,23 @@ def tables(results: Sequence[PoolResult], command: str) -> list[str]:
             fx = " | ".join(_cell(x) for x in r.fixed[m])
             out.append(f"| {r.pool} | {r.loss} | {m} | {fx} | {_cell(r.anytime[m])} | "
                        f"{_cell(r.exact.get(m, float('nan')))} |")
+    wide = [r for r in results if r.fixed_wide]
+    if wide:
+        out += ["", "What new sessions report (`--widened`, blind ratio "
+                f"{wide[0].blind_ratio:g}): fixed-budget interval widened by the blind spot "
+                f"at {', '.join(map(str, BUDGETS))} labels (median width widened / plain); "
+                f"anytime CS tuned to {PLANNED} labels, plain and widened, time-uniform "
+                f"from {CS_FROM} to {max(BUDGETS)}:", "",
+                "| pool | loss | method | " + " | ".join(
+                    f"widened fixed at {bb} (width x)" for bb in BUDGETS)
+                + " | anytime (budget) | anytime widened |",
+                "|---|---|---|" + "---|" * (len(BUDGETS) + 2)]
+        for r in wide:
+            for m in r.fixed_wide:
+                fx = " | ".join(f"{_cell(c)} ({_cell(w)})" for c, w
+                                in zip(r.fixed_wide[m], r.width_ratio[m], strict=True))
+                out.append(f"| {r.pool} | {r.loss} | {m} | {fx} | "
+                           f"{_cell(r.anytime_budget[m])} | {_cell(r.anytime_wide[m])} |")
     return out
 
 
@@ -216,6 +301,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--pools", nargs="*", default=list(POOLS))
     ap.add_argument("--losses", nargs="*", default=["log", "zero_one"])
     ap.add_argument("--no-exact", action="store_true", help="skip the exact CS (slow)")
+    ap.add_argument("--widened", action="store_true",
+                    help="also the intervals new sessions report (budget-tuned CS, blind-spot "
+                         "widening) for uniform and the earned design")
+    ap.add_argument("--blind-ratio", type=float, default=None,
+                    help="unexplored threshold (default: new sessions' for the earned rule)")
     ap.add_argument("--json", default="experiments/cache/robustness.json",
                     help="results written here (and read with --from-json)")
     ap.add_argument("--from-json", action="store_true",
@@ -234,7 +324,9 @@ def main(argv: Sequence[str] | None = None) -> None:
                       f"{arr[:, -1].max():.2f}", flush=True)
         return
     command = ("python -m activetest.experiments.robustness --runs "
-               f"{a.runs} --seed {a.seed}" + (" --no-exact" if a.no_exact else ""))
+               f"{a.runs} --seed {a.seed}" + (" --no-exact" if a.no_exact else "")
+               + (" --widened" if a.widened else "")
+               + (f" --blind-ratio {a.blind_ratio:g}" if a.blind_ratio is not None else ""))
     if a.from_json:
         stored = json.loads(Path(a.json).read_text(encoding="utf-8"))
         results = [PoolResult(**r) for r in stored["results"]]
@@ -244,7 +336,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         results = []
         for name in a.pools:
             for loss in a.losses:
-                r = run_pool(name, loss, n_runs=a.runs, seed=a.seed, exact=not a.no_exact)
+                r = run_pool(name, loss, n_runs=a.runs, seed=a.seed, exact=not a.no_exact,
+                             widened=a.widened, blind_ratio=a.blind_ratio)
                 results.append(r)
                 print(f"{name} {loss}: " + ", ".join(
                     f"{m} {_cell(r.ratio(m)[-1])}" for m in METHODS[1:]), flush=True)

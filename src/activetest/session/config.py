@@ -179,7 +179,7 @@ class SessionConfig:
             files from before it: the CS keeps the normal mixture they were shown.
         blind_ratio: the intervals are widened by what never-drawn items drawn at below
             this share of the uniform rate could hide (:mod:`activetest.session.blindspot`;
-            new sessions: :data:`activetest.stats.blindspot.BLIND_RATIO`). None: not
+            new sessions: :func:`activetest.stats.blindspot.new_blind_ratio`). None: not
             stored, by files from before it: no widening, the numbers they had.
         design_rule: the adaptive design's in-run rule
             (:data:`activetest.stats.adaptive.RULES`; None: not stored, the

@@ -32,7 +32,7 @@ from activetest.session.records import ACQUISITION_CHOICES, METRIC_CHOICES, NOIS
 from activetest.session.scoring import Scoring, stored_spec
 from activetest.session.store import SessionError, SessionStore
 from activetest.stats import ActiveSampler
-from activetest.stats.blindspot import BLIND_RATIO
+from activetest.stats.blindspot import new_blind_ratio
 
 #: Acquisitions that need no target predictions on the pool (derived from
 #: :data:`~activetest.session.config.ACQUISITIONS`).
@@ -218,7 +218,7 @@ def build_config(inputs: Inputs, *, task_ref: Any, metric: str, acquisition: str
         use_cache=bool(use_cache), version=__version__,
         planned_budget=planned_budget(budget, len(inputs.items) if n_items is None
                                       else n_items),
-        blind_ratio=BLIND_RATIO,
+        blind_ratio=new_blind_ratio(new_design_rule(acquisition)),  # rule-dependent
         design_rule=new_design_rule(acquisition),  # the in-run rule of new sessions
     )
 
