@@ -49,6 +49,10 @@ def _designs(n: int, seed: int, graded: bool):
         "history+features_late": feature_design(history=hf, features=extra,
                                                 schedule=EVERY[2:]),
         "features_uniform_start": feature_design(features=extra, schedule=EVERY[2:]),
+        # the guard: uniform draws with a constant control are a candidate at every refit
+        "history_earned": feature_design(history=hf, schedule=EVERY, rule="earned"),
+        "history_fallback_only": feature_design(history=hf, schedule=EVERY, rule="earned",
+                                                rule_params=(1.0, 0.0, 1.0, 0.0)),
     }, L
 
 
@@ -140,3 +144,26 @@ def test_monte_carlo_unbiased_and_better_than_uniform_with_history() -> None:
     assert abs(est.mean() - L.mean()) < 4 * se
     uniform_var = L.var(ddof=1) / 60 * (400 - 60) / 399
     assert est.var() < 0.9 * uniform_var
+
+
+def test_the_guard_falls_back_to_uniform_when_history_misleads() -> None:
+    """History that says nothing about the target (it gets every item seen wrong, easy or
+    hard by history): with the earned rule the plan is uniform draws with a constant
+    control (the importance-weighted mean of the labels); the original rule keeps the
+    fitted model. Where history is right, the guard keeps the model."""
+    hist, _ = _matrix(60, 80, 1, 11)
+    hf = history_features(hist, rank=0)
+    good = (hf.prior_wrong > 0.5).astype(float)  # the target does what history predicts
+    bad = np.ones(80)
+    rng = np.random.default_rng(0)
+    seen = rng.permutation(80)[:12].tolist()
+    guarded = feature_design(history=hf, rule="earned", rule_params=(1.0, 0.0, 1.0, 0.0))
+    plain = feature_design(history=hf)
+    p = guarded.plan(seen, losses=bad[seen])
+    rest = np.setdiff1d(np.arange(80), seen)
+    np.testing.assert_allclose(p.q[rest], 1 / 68, rtol=1e-12)
+    np.testing.assert_allclose(p.control[rest], 1.0, rtol=1e-12)
+    q = plain.plan(seen, losses=bad[seen])
+    assert np.ptp(q.q[rest]) > 0 and np.ptp(q.control[rest]) > 0
+    k = guarded.plan(seen, losses=good[seen])
+    assert np.ptp(k.q[rest]) > 0 and np.ptp(k.control[rest]) > 0

@@ -150,15 +150,16 @@ def history_columns(features: Any) -> np.ndarray:
                             features.factors])
 
 
-def history_design(stored: np.ndarray) -> Any:
+def history_design(stored: np.ndarray, rule: str = "original") -> Any:
     """The feature design on stored :func:`history_columns` (rebuilt the same at creation
-    and on every replay)."""
+    and on every replay) under the in-run ``rule`` (the config's ``design_rule``:
+    :func:`design_rule`; sessions without the key ran ``"original"``)."""
     from activetest.stats.feature_design import HistoryFeatures, feature_design
 
     X = np.asarray(stored, dtype=np.float64)
     hf = HistoryFeatures(X[:, 0].copy(), np.ascontiguousarray(X[:, 2:]), X[:, 1] > 0, 0,
                          X.shape[1] - 2)
-    return feature_design(history=hf)
+    return feature_design(history=hf, rule=rule)
 
 
 def initial_scores(cfg: SessionConfig, surrogate_logprobs: np.ndarray,
@@ -195,7 +196,7 @@ def stored_design(store: SessionStore, cfg: SessionConfig | None = None) -> Any:
         h = store.scores("history")
         if h is None:
             raise SessionError(f"{store.path}: the history features are missing")
-        return history_design(h.logprobs)
+        return history_design(h.logprobs, design_rule(cfg))
     if name == "graded":
         f = store.scores("features")
         if f is None:

@@ -41,12 +41,14 @@ matrix (rows = other models, columns = the pool's items; 0/1 or scores in
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from activetest.stats import _adaptive_kernels as ak
 from activetest.stats.adaptive import (
+    DEFAULT_RULE,
     LAMBDA_START,
     PRIOR_CLIP,
     RIDGES,
@@ -279,7 +281,8 @@ def history_features(matrix: object, *, rank: int | None = None, shrink: float =
 def feature_design(*, history: HistoryFeatures | None = None,
                    features: np.ndarray | None = None, prior: np.ndarray | None = None,
                    lam: float | None = None, schedule: np.ndarray | None = None,
-                   start: str = "auto") -> AdaptiveDesign:
+                   start: str = "auto", rule: str = DEFAULT_RULE,
+                   rule_params: Sequence[float] | None = None) -> AdaptiveDesign:
     """The calibrated design over per-item features (module docstring); losses in [0, 1].
 
     Args:
@@ -292,6 +295,11 @@ def feature_design(*, history: HistoryFeatures | None = None,
         schedule: refit draw numbers (default ``refit_schedule(N, *SCHEDULE)``).
         start: before the first refit: ``"prior"`` the prior model (lambda = 0.5),
             ``"uniform"`` uniform with g = 0; ``"auto"``: prior when there is an offset.
+        rule: the in-run rule (:data:`activetest.stats.adaptive.RULES`); ``"earned"``:
+            at every refit uniform draws with a constant control are a candidate the
+            model must beat (the guard, module docstring). The start is this function's
+            ``start`` whatever the rule.
+        rule_params: the rule's kernel parameters (default ``RULE_PARAMS[rule]``).
 
     Runs observe losses (``AdaptiveSampler.observe(losses=...)``, ``1 - score``).
     The design's name is ``"features"`` (``"features-uniform"`` with a uniform start).
@@ -318,4 +326,4 @@ def feature_design(*, history: HistoryFeatures | None = None,
     return AdaptiveDesign(ak.KIND_GRADED, "features" if start == "prior" else "features-uniform",
                           "graded", n, F=np.zeros((n, 1, 1)), ltab=None, Phi=X, w0=w0, s0=s0,
                           g0=g0, fitted0=int(start == "prior"), lam0=lam0, lam=lam,
-                          schedule=sched)
+                          schedule=sched, rule=rule, rule_params=rule_params)

@@ -1,0 +1,131 @@
+"""The feature design with and without its guard, on the same held-out models and seeds.
+
+``python -m activetest.experiments.history_guard --matrix bbh --scenario cross``
+
+The guard is the earned in-run rule of :mod:`activetest.stats.adaptive` passed to
+:func:`activetest.stats.feature_design.feature_design` (``rule="earned"``): at every
+refit, uniform draws with a constant control (the importance-weighted mean of the labels
+seen) are a candidate beside the lambda grid, chosen when their importance-weighted
+estimate of the next draw's variance is no larger than the fitted model's best. Variants:
+
+* ``original``: no guard (the rule of sessions before the guard);
+* ``earned``: the earned rule as the classification designs run it (also its smoothed
+  scores, ``a = 4`` pseudo-labels);
+* ``fallback``: only the uniform fallback (rule parameters ``(1, 0, 1, 0)``).
+
+Held-out models and history as in :mod:`activetest.experiments.history` (same target
+choice, same rank choice); per model R runs of each variant, each variant with the
+same seeds; the relative squared error is the mean squared error over runs divided by
+uniform sampling's exact one. Outputs are cached (``--cache``) by a key of the inputs
+and the code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["VARIANTS", "guard_study", "main", "render"]
+
+#: Variant name -> keyword arguments of ``feature_design``.
+VARIANTS = {"original": {}, "earned": {"rule": "earned"},
+            "fallback": {"rule": "earned", "rule_params": (1.0, 0.0, 1.0, 0.0)}}
+
+
+def guard_study(root: str | Path, matrix: str, scenario: str, *, n_targets: int = 30,
+                n_runs: int = 30, budgets: tuple[int, ...] = (25, 50, 100, 200, 400),
+                seed: int = 0, log: bool = True) -> dict[str, np.ndarray]:
+    """``{variant: (T, B) relative squared error}`` plus ``budgets`` and ``accuracy``."""
+    from activetest.experiments.history import MATRICES, _targets
+    from activetest.formats.history import read_response_matrix
+    from activetest.stats.adaptive import simulate_design
+    from activetest.stats.feature_design import feature_design, history_features
+
+    t0 = time.time()
+    M = read_response_matrix(Path(root) / MATRICES[matrix])
+    S = M.scores
+    N = S.shape[1]
+    bud = np.array([b for b in budgets if b < N])
+    targets, hist = _targets(M, scenario, n_targets, seed)
+    H = S[hist]
+    hf = history_features(H, random_state=seed)
+    out = {v: np.zeros((len(targets), bud.size)) for v in VARIANTS}
+    for t, row in enumerate(targets):
+        L = 1.0 - S[row]
+        truth = L.mean()
+        same = np.all(H == S[row][None, :], axis=1)  # noqa: SIM300
+        h = hf if not same.any() else history_features(H[~same], rank=hf.rank)
+        uvar = L.var() * N / (N - 1) / bud * (N - bud) / N
+        for v, kw in VARIANTS.items():
+            runs = simulate_design(feature_design(history=h, **kw), losses=L, labels=None,
+                                   budget=int(bud.max()), n_runs=n_runs,
+                                   random_state=seed + 1000 * t)
+            est = runs.curve(L)[:, bud - 1]
+            out[v][t] = ((est - truth) ** 2).mean(axis=0) / uvar
+        if log:
+            print(f"  {matrix} {scenario} target {t + 1}/{len(targets)} "
+                  f"({time.time() - t0:.0f} s)", flush=True)
+    out["budgets"] = bud
+    out["accuracy"] = S[targets].mean(axis=1)
+    out["meta"] = np.array([hf.rank, int(hist.sum()), n_runs, time.time() - t0])
+    return out
+
+
+def render(matrix: str, scenario: str, res: dict[str, np.ndarray]) -> str:
+    """A markdown table: per variant and budget the median over held-out models, the
+    worst model and how many exceed 1.05."""
+    bud = res["budgets"]
+    T = res["original"].shape[0]
+    rank, n_hist, runs, secs = res["meta"]
+    lines = [f"{matrix}, {scenario}: {T} held-out models, {int(n_hist)} history models, "
+             f"rank {int(rank)}, {int(runs)} runs per model and variant ({secs:.0f} s). "
+             "Median relative squared error (worst model; models above 1.05):", "",
+             "| variant | " + " | ".join(f"M = {b}" for b in bud)
+             + " | models above 1.05 at some budget |", "|---|" + "---|" * (bud.size + 1)]
+    for v in VARIANTS:
+        r = res[v]
+        cells = [f"{np.median(r[:, b]):.2f} ({r[:, b].max():.2f}; {(r[:, b] > 1.05).sum()})"
+                 for b in range(bud.size)]
+        lines.append(f"| {v} | " + " | ".join(cells)
+                     + f" | {(r > 1.05).any(axis=1).sum()} of {T} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Command line (module docstring)."""
+    p = argparse.ArgumentParser(prog="python -m activetest.experiments.history_guard")
+    p.add_argument("--root", default="../shared/datasets/history")
+    p.add_argument("--matrix", default="bbh")
+    p.add_argument("--scenario", default="cross")
+    p.add_argument("--targets", type=int, default=30)
+    p.add_argument("--runs", type=int, default=30)
+    p.add_argument("--budgets", type=int, nargs="*", default=[25, 50, 100, 200, 400])
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--cache", default="experiments/cache")
+    a = p.parse_args(argv)
+    from activetest.experiments.cache import code_fingerprint
+    from activetest.stats import _adaptive_kernels, adaptive, feature_design
+
+    h = hashlib.sha256(f"{a.matrix}:{a.scenario}:{a.targets}:{a.runs}:{a.budgets}:{a.seed}"
+                       .encode())
+    h.update(code_fingerprint(feature_design, adaptive, _adaptive_kernels,
+                              sys.modules[__name__]).encode())
+    f = Path(a.cache) / f"history-guard-{a.matrix}-{a.scenario}-{h.hexdigest()[:20]}.npz"
+    if f.exists():
+        with np.load(f, allow_pickle=False) as z:
+            res = {k: z[k] for k in z.files}
+    else:
+        res = guard_study(a.root, a.matrix, a.scenario, n_targets=a.targets, n_runs=a.runs,
+                          budgets=tuple(a.budgets), seed=a.seed)
+        f.parent.mkdir(parents=True, exist_ok=True)
+        np.savez_compressed(f, **res)
+    print(render(a.matrix, a.scenario, res))
+
+
+if __name__ == "__main__":
+    main()
