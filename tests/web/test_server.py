@@ -179,16 +179,21 @@ def test_two_servers_on_one_file_and_two_people_at_once_never_share_an_item(
     answered: dict[str, list[str]] = {"alice": [], "bob": []}
     errors: list[str] = []
 
+    ready = threading.Barrier(2)
+
     def person(url: str, name: str) -> None:
         c = Client(url, name)
         try:
-            while (it := c.next()) is not None:
+            it = c.next()  # each holds a claimed item before either answers, so both
+            ready.wait(120)  # take part however differently fast the two servers start
+            while it is not None:
                 status, data = c.call("POST", "answer", {"item_id": it["item_id"],
                                                          "levels": [1]})
                 if status == 200:
                     answered[name].append(it["item_id"])
                 else:
                     errors.append(f"{name}: {data}")
+                it = c.next()
         except Exception as exc:  # reported below
             errors.append(f"{name}: {exc!r}")
 
