@@ -167,3 +167,53 @@ def test_the_guard_falls_back_to_uniform_when_history_misleads() -> None:
     assert np.ptp(q.q[rest]) > 0 and np.ptp(q.control[rest]) > 0
     k = guarded.plan(seen, losses=good[seen])
     assert np.ptp(k.q[rest]) > 0 and np.ptp(k.control[rest]) > 0
+
+
+def test_default_draws_are_the_stored_ones() -> None:
+    """The feature design's draws (original rule) on a seeded run are those stored in
+    tests/stats/data/feature_design_draws.json, written before its constructor was shared
+    with the graded design (so that change moved no draw of the default design)."""
+    import json
+    from pathlib import Path
+
+    ref = json.loads((Path(__file__).parent / "data" / "feature_design_draws.json").read_text())
+    hist, L = _matrix(60, 120, 2, 21, missing=0.1)
+    hist[:, 3] = np.nan
+    hf = history_features(hist)
+    extra = np.random.default_rng(5).normal(size=(120, 2))
+    for name, d in {"history": feature_design(history=hf),
+                    "history+features": feature_design(history=hf, features=extra),
+                    "uniform_start": feature_design(features=extra)}.items():
+        r = simulate_design(d, losses=L, labels=None, budget=50, n_runs=3, random_state=7,
+                            model_var=True)
+        assert r.indices.tolist() == ref[name]["indices"], name
+        for key, got in (("q", r.q.sum(axis=1)), ("g", r.control.sum(axis=1)),
+                         ("lam", r.lam.sum(axis=1)),
+                         ("mv", [np.nansum(x) for x in r.model_var])):
+            np.testing.assert_allclose(got, ref[name][key], rtol=1e-12, err_msg=name)
+
+
+@pytest.mark.parametrize("rule", ["original", "earned"])
+@pytest.mark.parametrize("lam", [None, 0.3, 1.0])
+@pytest.mark.parametrize("start", ["auto", "prior", "uniform"])
+def test_feature_design_starts_as_the_graded_design(rule: str, lam: float | None,
+                                                    start: str) -> None:
+    """One constructor: on the same model matrix the feature design and the graded design
+    have the same start (proposal, control, lambda, 'fitted' flag) under every rule, lambda
+    and start (the feature design once skipped the earned rule's uniform start)."""
+    from activetest.stats.adaptive import AdaptiveDesign
+
+    hist, _ = _matrix(20, 30, 1, 2)
+    hf = history_features(hist, rank=0)
+    f = feature_design(history=hf, lam=lam, start=start, rule=rule)
+    X = design_matrix(hf.prior_wrong, hf.columns())
+    g = AdaptiveDesign.logistic(X, offset=True, name="features", lam=lam,
+                                schedule=f.schedule, start=start, rule=rule)
+    graded = AdaptiveDesign.graded(np.zeros((30, 0)), prior=hf.prior_wrong, lam=lam,
+                                   start=start, rule=rule)
+    for other in (g, graded):
+        np.testing.assert_array_equal(f._s0, other._s0)
+        np.testing.assert_array_equal(f._g0, other._g0)
+        assert (f._lam0, f._fitted0) == (other._lam0, other._fitted0)
+    if rule == "earned" and lam is None:
+        assert f._lam0 == 1.0 and f._fitted0 == 0 and not f._g0.any()

@@ -565,13 +565,39 @@ class AdaptiveDesign:
 
         Runs observe *losses* (``AdaptiveSampler.observe(losses=1 - scores)``).
         """
-        X = graded_matrix(features, prior)
+        return cls.logistic(graded_matrix(features, prior), offset=prior is not None,
+                            name="graded", lam=lam, schedule=schedule, start=start, rule=rule,
+                            rule_params=rule_params)
+
+    @classmethod
+    def logistic(cls, X: np.ndarray, *, offset: bool, name: str, lam: float | None = None,
+                 schedule: np.ndarray | None = None, start: str = "auto",
+                 rule: str = DEFAULT_RULE, rule_params: Sequence[float] | None = None
+                 ) -> AdaptiveDesign:
+        """The binary-logistic design of losses in [0, 1] on a model matrix ``X``: the one
+        constructor (and start logic) of :meth:`graded` and
+        :func:`activetest.stats.feature_design.feature_design`, so the two cannot drift.
+
+        Args:
+            X: ``(N, K)`` label-free model matrix; with ``offset`` its first column is the
+                log-odds of a label-free prior P(wrong) (prior weight 1), else ``w0 = 0``.
+            name: the design's name with a prior start (``"<name>-uniform"`` otherwise).
+            lam: fixed uniform-mixture weight, or None for in-run lambda.
+            schedule: refit draw numbers (default :func:`refit_schedule`).
+            start: before the first refit, ``"prior"`` draws from the prior model
+                (lambda = 0.5), ``"uniform"`` uniformly with g = 0; ``"auto"``: prior when
+                there is an offset. A rule that starts uniformly (the earned rule with
+                in-run lambda, :func:`_uniform_start`) draws uniformly with g = 0 before
+                its first refit whatever ``start`` says.
+            rule, rule_params: the in-run rule and its kernel parameters.
+        """
+        X = np.ascontiguousarray(X, dtype=np.float64)
         n, K = X.shape
         w0 = np.zeros(K)
-        if prior is not None:
+        if offset:
             w0[0] = 1.0
         if start == "auto":
-            start = "prior" if prior is not None else "uniform"
+            start = "prior" if offset else "uniform"
         sched = refit_schedule(n) if schedule is None else np.asarray(schedule, dtype=np.int64)
         s0, g0 = np.zeros(n), np.zeros(n)
         if start in ("prior", "uniform") and _uniform_start(rule, rule_params, lam):
@@ -583,7 +609,7 @@ class AdaptiveDesign:
             lam0 = 1.0
         else:
             raise ValueError(f"start must be 'auto', 'prior' or 'uniform', got {start!r}")
-        return cls(ak.KIND_GRADED, "graded" if start == "prior" else "graded-uniform", "graded",
+        return cls(ak.KIND_GRADED, name if start == "prior" else f"{name}-uniform", "graded",
                    n, F=np.zeros((n, 1, 1)), ltab=None, Phi=X, w0=w0, s0=s0, g0=g0,
                    fitted0=int(lam0 < 1.0), lam0=lam0, lam=lam, schedule=sched, rule=rule,
                    rule_params=rule_params)

@@ -49,7 +49,6 @@ import numpy as np
 from activetest.stats import _adaptive_kernels as ak
 from activetest.stats.adaptive import (
     DEFAULT_RULE,
-    LAMBDA_START,
     PRIOR_CLIP,
     RIDGES,
     AdaptiveDesign,
@@ -297,8 +296,10 @@ def feature_design(*, history: HistoryFeatures | None = None,
             ``"uniform"`` uniform with g = 0; ``"auto"``: prior when there is an offset.
         rule: the in-run rule (:data:`activetest.stats.adaptive.RULES`); ``"earned"``:
             at every refit uniform draws with a constant control are a candidate the
-            model must beat (the guard, module docstring). The start is this function's
-            ``start`` whatever the rule.
+            model must beat (the guard, module docstring), and (with in-run lambda) the
+            draws before the first refit are uniform with g = 0, as in every design of
+            :mod:`activetest.stats.adaptive` (one constructor,
+            :meth:`~activetest.stats.adaptive.AdaptiveDesign.logistic`).
         rule_params: the rule's kernel parameters (default ``RULE_PARAMS[rule]``).
 
     Runs observe losses (``AdaptiveSampler.observe(losses=...)``, ``1 - score``).
@@ -307,23 +308,8 @@ def feature_design(*, history: HistoryFeatures | None = None,
     if prior is None and history is not None:
         prior = history.prior_wrong
     X = design_matrix(prior, None if history is None else history.columns(), features)
-    n, K = X.shape
-    w0 = np.zeros(K)
-    if prior is not None:
-        w0[0] = 1.0
-    if start == "auto":
-        start = "prior" if prior is not None else "uniform"
-    sched = (refit_schedule(n, *SCHEDULE) if schedule is None
+    sched = (refit_schedule(X.shape[0], *SCHEDULE) if schedule is None
              else np.asarray(schedule, dtype=np.int64))
-    s0, g0 = np.zeros(n), np.zeros(n)
-    if start == "prior":
-        ak.graded_predict(X, w0, s0, g0)
-        lam0 = LAMBDA_START if lam is None else float(lam)
-    elif start == "uniform":
-        lam0 = 1.0
-    else:
-        raise ValueError(f"start must be 'auto', 'prior' or 'uniform', got {start!r}")
-    return AdaptiveDesign(ak.KIND_GRADED, "features" if start == "prior" else "features-uniform",
-                          "graded", n, F=np.zeros((n, 1, 1)), ltab=None, Phi=X, w0=w0, s0=s0,
-                          g0=g0, fitted0=int(start == "prior"), lam0=lam0, lam=lam,
-                          schedule=sched, rule=rule, rule_params=rule_params)
+    return AdaptiveDesign.logistic(X, offset=prior is not None, name="features", lam=lam,
+                                   schedule=sched, start=start, rule=rule,
+                                   rule_params=rule_params)
