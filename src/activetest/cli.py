@@ -345,9 +345,11 @@ def init(
     threads: Threads = None,
     no_progress: NoProgress = False,
     history: Annotated[list[Path] | None, typer.Option(
-        "--history", help="Other models' results on the same items (graded tasks, with "
-        "--surrogate history): a response matrix, rows = models, columns = item ids, cells "
-        "0/1 or scores in [0, 1] (CSV, TSV, Parquet); repeatable. Joined by item id; see "
+        "--history", help="Other models' results on the same items (graded tasks: with "
+        "--surrogate history; classification: with --metric error_rate): a response matrix, "
+        "rows = models, columns = item ids, cells 0/1 or scores in [0, 1] (CSV, TSV, "
+        "Parquet), or a folder of other models' lm-eval samples, inspect_ai logs or Every "
+        "Eval Ever instance files (one model per file); repeatable. Joined by item id; see "
         "docs/history.md.", show_default=False)] = None,
     history_exclude: Annotated[list[str] | None, typer.Option(
         "--history-exclude", help="A --history row (model name) never to use: the target "

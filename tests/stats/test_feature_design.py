@@ -13,6 +13,7 @@ from activetest.stats.feature_design import (
     feature_design,
     fit_predict,
     history_features,
+    surrogate_features,
 )
 from tests.stats.conftest import enumerate_design
 
@@ -43,7 +44,12 @@ def _designs(n: int, seed: int, graded: bool):
     if graded:
         L = np.clip(L * rng.uniform(0.4, 1.0, n) + (1 - L) * rng.uniform(0, 0.3, n), 0, 1)
     extra = rng.normal(size=(n, 2))
+    lp = rng.normal(size=(n, 3)) * 2  # a 3-class surrogate's log-probs (a classification pool)
+    lp -= np.log(np.exp(lp).sum(axis=1, keepdims=True))
     return {
+        # classification sessions with history: the surrogate's probabilities as features
+        "history+surrogate": feature_design(history=hf, features=surrogate_features(lp),
+                                            schedule=EVERY),
         "history": feature_design(history=hf, schedule=EVERY),
         "history_lam0.3": feature_design(history=hf, schedule=EVERY, lam=0.3),
         "history+features_late": feature_design(history=hf, features=extra,

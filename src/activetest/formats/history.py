@@ -9,6 +9,12 @@ others numeric or null). A ``.gz`` name or gzip's magic bytes are decompressed.
 
 Refusals name the file, the line (or row) and the column: repeated item ids or
 model names, a cell that is not a number in [0, 1], a row of another width.
+
+A folder of other models' harness logs on the same task (:func:`read_history_folder`)
+is read one run per file (:class:`HistoryRun`: lm-eval ``--log_samples`` files,
+inspect_ai logs, Every Eval Ever instance files), each file's own per-item judgment
+its row; the join to a pool (by id, confirmed by content where the ids may be
+positions) is the session's (:mod:`activetest.session.create_history`).
 """
 
 from __future__ import annotations
@@ -28,7 +34,8 @@ from activetest.formats.tables import (
     read_file,
 )
 
-__all__ = ["HistoryFormatError", "ResponseMatrix", "read_response_matrix"]
+__all__ = ["HistoryFormatError", "HistoryRun", "ResponseMatrix", "read_history_folder",
+           "read_history_run", "read_response_matrix"]
 
 _MISSING = {"", "na", "nan", "null", "none"}
 _SUFFIX = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".txt": "tsv", ".parquet": "parquet",
@@ -175,3 +182,143 @@ def read_response_matrix(path: str | Path, *, format: str | None = None) -> Resp
     if header is None:
         raise HistoryFormatError(f"{p}: empty file (expected a header row)")
     return _build(str(p), header, body)
+
+
+# --------------------------------------------------------------------------- harness logs
+
+
+@dataclass(frozen=True)
+class HistoryRun:
+    """One other model's run on the task, read from a harness's log (one model per file).
+
+    Attributes:
+        source: the file.
+        model: the model's name as the log states it (a local path reduced to its last
+            component), else the folder lm-eval wrote it in, else the file's name.
+        format: ``lmeval`` (multiple-choice, read as class log-probs), ``lmeval`` with
+            ``answers`` (generated text), ``inspect`` or ``eee``.
+        item_ids: the log's item ids (lm-eval: ``doc_id``, a position).
+        scores: ``(len(item_ids),)`` the log's own judgment of each item in [0, 1] (NaN
+            where it has none): lm-eval multiple-choice: 1 where the choice of largest
+            loglikelihood is the gold one (lm-eval's ``acc``); otherwise the score the
+            answer reader takes (:func:`activetest.formats.answers.read_answers`).
+        sha256: the file's hash (to recognise the target's own run).
+        answers: the parsed answer file (for the content check of the join), or None.
+        samples: the parsed lm-eval multiple-choice samples, or None.
+    """
+
+    source: str
+    model: str
+    format: str
+    item_ids: tuple[str, ...]
+    scores: np.ndarray
+    sha256: str
+    answers: object | None = None
+    samples: object | None = None
+
+    def matrix(self) -> ResponseMatrix:
+        """The run as a one-row :class:`ResponseMatrix`."""
+        return ResponseMatrix(self.source, (self.model,), self.item_ids, self.scores[None, :])
+
+
+_LOG_SUFFIXES = (".jsonl", ".json", ".eval", ".jsonl.gz", ".json.gz")
+
+
+def _sha256(p: Path) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(p, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _is_sidecar(p: Path) -> bool:
+    """lm-eval's ``results_<date>.json``, an Every Eval Ever aggregate ``<uuid>.json``
+    beside its ``<uuid>_samples.jsonl``, inspect_ai's ``logs.json`` listing."""
+    name = p.name.lower()
+    if name.startswith("results_") or name in ("logs.json", "listing.json"):
+        return True
+    return name.endswith(".json") and p.with_name(p.name[:-5] + "_samples.jsonl").exists()
+
+
+def read_history_run(path: str | Path) -> HistoryRun:
+    """Read one harness log as a :class:`HistoryRun` (lm-eval samples, inspect_ai log or
+    Every Eval Ever instance file; the format is detected).
+
+    Raises:
+        HistoryFormatError: not such a log, or one without a judgment per item (the
+            message names the file and why).
+    """
+    from activetest.formats.answers import public_model_name, read_answers
+    from activetest.formats.lmeval import load_lmeval_samples, looks_like_lmeval
+
+    p = Path(path)
+    sha = _sha256(p)
+    if looks_like_lmeval(p):
+        try:
+            s = load_lmeval_samples([p])
+        except ValueError as exc:
+            if "generate_until" not in str(exc) and "generated text" not in str(exc):
+                raise HistoryFormatError(str(exc)) from None
+        else:
+            right = np.where(s.labels >= 0,
+                             (s.logprobs.argmax(axis=1) == s.labels).astype(np.float64), np.nan)
+            model = _lmeval_model(p) or p.parent.name or p.name
+            return HistoryRun(str(p), model, "lmeval", tuple(s.item_ids), right, sha,
+                              samples=s)
+    try:
+        af = read_answers(p, skip_missing=True)
+    except ValueError as exc:
+        raise HistoryFormatError(f"{p}: not a harness log this reads as another model's "
+                                 f"run (lm-eval samples, inspect_ai log, Every Eval Ever "
+                                 f"instances): {exc}") from None
+    if af.format not in ("lmeval", "inspect", "eee"):
+        raise HistoryFormatError(f"{p}: a {af.format} table, not a harness log (lm-eval "
+                                 f"samples, inspect_ai log, Every Eval Ever instances); a "
+                                 f"table of many models' results is a response matrix")
+    if af.score_name is None:
+        raise HistoryFormatError(f"{p}: the log has no per-item judgment (no score in "
+                                 f"[0, 1]) to learn from")
+    scores = np.array([np.nan if r.score is None else float(r.score) for r in af.records])
+    model = (public_model_name(af.model) or public_model_name(
+        af.provenance.get("model_name") if isinstance(af.provenance.get("model_name"), str)
+        else None) or (p.parent.name if af.format == "lmeval" else "") or p.name)
+    return HistoryRun(str(p), model, af.format, tuple(r.item_id for r in af.records), scores,
+                      sha, answers=af)
+
+
+def _lmeval_model(p: Path) -> str | None:
+    """The model of an lm-eval samples file from the ``results_<date>.json`` beside it."""
+    from activetest.formats.answers import public_model_name
+    from activetest.formats.lmeval_answers import _SAMPLES_NAME, _lmeval_sidecar
+
+    m = _SAMPLES_NAME.match(p.name)
+    side = _lmeval_sidecar(p, m.group("date") if m else None, None)
+    name = side.get("model_name")
+    if not name and isinstance(side.get("model_args"), str):
+        name = dict(kv.split("=", 1) for kv in side["model_args"].split(",")
+                    if "=" in kv).get("pretrained")
+    return public_model_name(name) if isinstance(name, str) else None
+
+
+def read_history_folder(folder: str | Path) -> tuple[list[HistoryRun], list[str]]:
+    """Every harness log under ``folder`` (recursively, in name order) as a run; also the
+    files passed over (sidecars, other files), by name.
+
+    Raises:
+        HistoryFormatError: a log that cannot be read (named), or no log at all.
+    """
+    root = Path(folder)
+    runs: list[HistoryRun] = []
+    skipped: list[str] = []
+    for p in sorted(q for q in root.rglob("*") if q.is_file()):
+        if not p.name.lower().endswith(_LOG_SUFFIXES) or _is_sidecar(p):
+            skipped.append(str(p.relative_to(root)))
+            continue
+        runs.append(read_history_run(p))
+    if not runs:
+        raise HistoryFormatError(f"{root}: no harness log (lm-eval samples_*.jsonl, inspect_ai "
+                                 f".eval/.json, Every Eval Ever *_samples.jsonl) in the folder")
+    return runs, skipped

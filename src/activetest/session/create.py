@@ -283,12 +283,17 @@ def create_session(path: str | os.PathLike[str], *,
     ``proposal_floor`` (default 0.1) is the share of the uniform distribution mixed into
     a fixed proposal; ``alpha=`` is its old, deprecated name. ``budget``: the labels
     planned (the anytime CS is tuned to it; default :func:`planned_budget`'s rule).
-    ``history`` (other models' results) is for graded tasks only, for now
-    (docs/history.md).
+    ``history``: other models' results (response matrices or folders of harness logs),
+    the design then the feature design over them and the surrogate
+    (:mod:`activetest.session.create_history`, docs/history.md); ``history_exclude``:
+    row names never used (the target).
     """
     if history or history_exclude:
-        raise SessionError("--history works with graded tasks (answers judged right or "
-                           "wrong) in this version; see docs/history.md")
+        from activetest.session.create_history import check_history_options
+
+        if not history:
+            raise SessionError("--history-exclude names a row of --history: give --history")
+        acquisition = check_history_options(metric, acquisition)
     proposal_floor = resolve_proposal_floor(proposal_floor, alpha)
     acquisition, seed = check_options(metric=metric, acquisition=acquisition,
                                       proposal_floor=proposal_floor, noise_rule=noise_rule,
@@ -310,7 +315,8 @@ def create_session(path: str | os.PathLike[str], *,
                             use_cache=use_cache, budget=budget if n_items else None,
                             n_items=n_items or 2)
 
-    streamed = try_stream(  # files alone: the pool and table: predictions in blocks
+    # files alone: the pool and table: predictions in blocks (a history needs the items)
+    streamed = None if history else try_stream(
         p, pool=pool, task=resolved, surrogate=surrogate, target=target, examples=examples,
         shots=shots, target_shots=target_shots, pool_options=pool_options,
         config_of=config_of, options={"overwrite": overwrite, "busy_timeout": busy_timeout})
@@ -325,13 +331,21 @@ def create_session(path: str | os.PathLike[str], *,
                           proposal_floor=proposal_floor, seed=seed, noise=noise,
                           n_boot=n_boot, level=level, cache_dir=cache_dir,
                           use_cache=use_cache, budget=budget)
+    hist = None
+    if history:  # joined and checked before any scoring is spent
+        from activetest.session.create_history import classification_history
+
+        hist = classification_history(inputs.items, history, history_exclude,
+                                      inputs.raw_specs.get(inputs.specs["target"], ""))
+        config = hist.config(config)
     scoring = Scoring(inputs.task, inputs.examples, inputs.scorers, config.cache_dir,
                       use_cache, threads, inputs.raw_specs)
     (s_lp, s_prov), target_scores = score_pool(inputs, scoring,
                                                need_target=config.needs_target,
                                                progress=progress)
     t_lp = None if target_scores is None else target_scores[0]
-    scores = initial_scores(config, s_lp, t_lp, len(inputs.items))
+    scores = (initial_scores(config, s_lp, t_lp, len(inputs.items)) if hist is None
+              else hist.first_proposal(s_lp))
     floor = config.proposal_floor
     sampler = ActiveSampler(scores, proposal_floor=floor, seed=seed)  # its fresh RNG state
     n_classes = inputs.task.n_classes
@@ -348,6 +362,8 @@ def create_session(path: str | os.PathLike[str], *,
         store.put_scores("acquisition", acquisition, scores[:, None],
                          {"acquisition": acquisition, "alpha": floor},
                          predictions=False)
+        if hist is not None:  # what the history design is rebuilt from
+            hist.put(store)
         state = sampler.state()
         store.init_sampler(state.proposal_floor, seed, state.rng_state)
 

@@ -511,27 +511,29 @@ def _history_inputs(inputs: GradedInputs, paths: Sequence[str | os.PathLike[str]
     """Join the history to the pool, compute its features once (label-free), and return
     (stored columns, the config's ``history`` record, the first proposal, surrogate
     judgment log-probs from the prior P(wrong))."""
-    from activetest.data.history import join_history
     from activetest.models import judges
+    from activetest.session.create_history import (
+        PoolItem,
+        history_record,
+        join_pool_history,
+        target_files,
+    )
     from activetest.stats.feature_design import history_features
 
     target_scores = None
     if inputs.harness_scores is not None:  # the file's own judgment: finds the target's row
         target_scores = np.array([np.nan if v is None else float(v)
                                   for v in inputs.harness_scores])
-    try:
-        joined = join_history([str(p) for p in paths], [g.item.id for g in inputs.pool],
-                              exclude=exclude, target_scores=target_scores)
-    except (ValueError, FileNotFoundError) as exc:
-        raise SessionError(str(exc)) from None
+    pool = [PoolItem(g.item.id, {k: v for k, v in g.item.fields.items() if k != FULL_PROMPT},
+                     tuple(g.references), g.extra) for g in inputs.pool]
+    joined, notes = join_pool_history(paths, pool, exclude=exclude, target_scores=target_scores,
+                                      targets=target_files(inputs.raw_specs.get(
+                                          inputs.target_spec, inputs.target_spec)))
     hf = history_features(joined.scores)
     cols = history_columns(hf)
     scores = history_design(cols).plan([]).q  # the first draw's proposal, as replayed
     s_lp = judges.binary_to_levels(hf.p_correct, inputs.task.judgment)
-    info = {"sources": list(joined.sources), "n_models": len(joined.models),
-            "n_covered": joined.n_covered, "rank": hf.rank,
-            "excluded": [list(e) for e in joined.excluded], "messages": joined.messages()}
-    return cols, info, scores, s_lp
+    return cols, history_record(joined, hf, notes), scores, s_lp
 
 
 def create_graded_session(path: str | os.PathLike[str], *,

@@ -150,16 +150,24 @@ def history_columns(features: Any) -> np.ndarray:
                             features.factors])
 
 
-def history_design(stored: np.ndarray, rule: str = "original") -> Any:
+def history_design(stored: np.ndarray, rule: str = "original",
+                   surrogate_logprobs: np.ndarray | None = None) -> Any:
     """The feature design on stored :func:`history_columns` (rebuilt the same at creation
     and on every replay) under the in-run ``rule`` (the config's ``design_rule``:
-    :func:`design_rule`; sessions without the key ran ``"original"``)."""
-    from activetest.stats.feature_design import HistoryFeatures, feature_design
+    :func:`design_rule`; sessions without the key ran ``"original"``), with the
+    surrogate's class probabilities as more features where given (classification
+    sessions, whose config's ``history`` record lists ``"surrogate"`` in ``features``)."""
+    from activetest.stats.feature_design import (
+        HistoryFeatures,
+        feature_design,
+        surrogate_features,
+    )
 
     X = np.asarray(stored, dtype=np.float64)
     hf = HistoryFeatures(X[:, 0].copy(), np.ascontiguousarray(X[:, 2:]), X[:, 1] > 0, 0,
                          X.shape[1] - 2)
-    return feature_design(history=hf, rule=rule)
+    extra = None if surrogate_logprobs is None else surrogate_features(surrogate_logprobs)
+    return feature_design(history=hf, features=extra, rule=rule)
 
 
 def initial_scores(cfg: SessionConfig, surrogate_logprobs: np.ndarray,
@@ -196,6 +204,12 @@ def stored_design(store: SessionStore, cfg: SessionConfig | None = None) -> Any:
         h = store.scores("history")
         if h is None:
             raise SessionError(f"{store.path}: the history features are missing")
+        feats = (cfg.extra.get("history") or {}).get("features") or []
+        if "surrogate" in feats:  # classification: the surrogate's probabilities too
+            s = store.scores("surrogate")
+            if s is None:
+                raise SessionError(f"{store.path}: the session has no surrogate scores")
+            return history_design(h.logprobs, design_rule(cfg), s.logprobs)
         return history_design(h.logprobs, design_rule(cfg))
     if name == "graded":
         f = store.scores("features")

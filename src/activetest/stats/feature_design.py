@@ -56,7 +56,8 @@ from activetest.stats.adaptive import (
 )
 
 __all__ = ["RANK_CANDIDATES", "RANK_FIT_LABELS", "SCHEDULE", "HistoryFeatures", "choose_rank",
-           "design_matrix", "feature_design", "fit_predict", "history_features"]
+           "design_matrix", "feature_design", "fit_predict", "history_features",
+           "surrogate_features"]
 
 #: Pseudo-models of the difficulty's shrinkage towards the matrix mean.
 SHRINK = 2.0
@@ -144,6 +145,23 @@ def _factors(Y: np.ndarray, p: np.ndarray, rank: int) -> np.ndarray:
     V = V * np.where(sign == 0, 1.0, sign)
     sd = V[:, 0].std()
     return V / sd if sd > 0 else V
+
+
+def surrogate_features(logprobs: np.ndarray) -> np.ndarray:
+    """``(N, C + 1)`` a surrogate's label-free features for the feature design: its class
+    probabilities ``pi(c)`` for c = 2..C, their entropy and the largest one (the
+    columns of :func:`activetest.stats.adaptive.pe_features`, unstandardised:
+    :func:`design_matrix` standardises them). Needs no target prediction.
+
+    Args:
+        logprobs: ``(N, C)`` the surrogate's class log-probabilities on the pool.
+    """
+    s = np.asarray(logprobs, dtype=np.float64)
+    if s.ndim != 2 or s.shape[1] < 2 or not np.all(np.isfinite(s)):
+        raise ValueError(f"surrogate log-probs must be a finite (N, C >= 2) array, got "
+                         f"shape {s.shape}")
+    p = np.exp(s)
+    return np.column_stack([p[:, 1:], -(p * s).sum(axis=1), p.max(axis=1)])
 
 
 def design_matrix(prior_wrong: np.ndarray | None = None, columns: np.ndarray | None = None,

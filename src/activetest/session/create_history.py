@@ -1,0 +1,252 @@
+"""``init --history``: other models' results on the same items, joined to a new session's pool.
+
+Each ``--history`` path is a response matrix (a file:
+:func:`activetest.formats.history.read_response_matrix`) or a folder of other models'
+harness logs on the same task, one model per file
+(:func:`activetest.formats.history.read_history_folder`: lm-eval ``--log_samples``
+files, inspect_ai logs, Every Eval Ever instance files; each file's own per-item
+judgment is its row). Both are joined to the pool by item id
+(:func:`activetest.data.history.join_history`); a log whose ids may be mere positions
+(lm-eval's ``doc_id``, inspect_ai's numbering, their Every Eval Ever copies) joins only
+where every shared item's content confirms it (:func:`~activetest.formats.lmeval.check_documents`
+for lm-eval multiple-choice files, :func:`~activetest.models.answer_files.confirm_join`
+for the others), and a refused join names the file, the item and both sides. The
+target's own run is never used: a log that IS the target's file (same path or same
+bytes) is dropped and said, as are rows named by ``--history-exclude`` and (graded
+sessions with the harness's judgment) rows identical to the target's own scores.
+
+Classification sessions (:class:`HistorySetup`): the design is the feature design of
+:mod:`activetest.stats.feature_design` on the history's features and the surrogate's
+class probabilities (no target predictions on the pool: the acquisition is
+``pe_adaptive``, the target runs only on the labelled items), fitted to the error
+rate; the config records ``"design": "features"``, the ``history`` record (with
+``"features": ["surrogate"]``) and no ``design_rule`` (the original in-run rule), so a
+replay rebuilds the same design (:func:`activetest.session.design.stored_design`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from activetest.session.config import SessionConfig
+from activetest.session.store import SessionError, SessionStore
+
+__all__ = ["HistorySetup", "check_history_options", "classification_history",
+           "join_pool_history", "target_files"]
+
+
+@dataclass(frozen=True)
+class PoolItem:
+    """A pool item as the history join compares it with a log's record.
+
+    Attributes:
+        item_id: the pool's id.
+        fields: its prompt fields (texts).
+        references: its references (graded items; may be empty).
+        extra: its other columns.
+    """
+
+    item_id: str
+    fields: Mapping[str, str]
+    references: Sequence[str] = ()
+    extra: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+
+
+def check_history_options(metric: str, acquisition: str | None) -> str:
+    """The acquisition of a classification session with ``--history``: ``pe_adaptive``.
+
+    Raises:
+        SessionError: a metric other than the error rate, or another acquisition.
+    """
+    if metric != "error_rate":
+        raise SessionError("--history in a classification session estimates the error rate: "
+                           "add --metric error_rate (other models' results say which items "
+                           "they got wrong, not the target's log loss); docs/history.md")
+    if acquisition not in (None, "pe_adaptive"):
+        raise SessionError(f"--history draws by its own design (the feature design, no "
+                           f"target predictions on the pool): leave --acquisition out (it is "
+                           f"{acquisition!r})")
+    return "pe_adaptive"
+
+
+def target_files(*specs: str) -> list[Path]:
+    """The files of ``table:FILE`` / ``answers:FILE`` target specs (options dropped)."""
+    out = []
+    for spec in specs:
+        head, sep, rest = str(spec).partition(":")
+        if sep and head in ("table", "answers") and rest:
+            out.append(Path(rest.partition("?")[0]))
+    return out
+
+
+def _confirm(run: Any, items: Sequence[PoolItem], pos: Mapping[str, int]) -> None:
+    """Refuse a log whose shared items' content does not confirm its ids (module
+    docstring); names the file, the item and both sides."""
+    from activetest.formats.lmeval import check_documents
+    from activetest.models.answer_files import JoinItem, confirm_join
+
+    hits = [(k, pos[i.strip()]) for k, i in enumerate(run.item_ids) if i.strip() in pos]
+    if not hits:
+        return  # join_history refuses it, naming an id of each side
+    try:
+        if run.samples is not None:
+            check_documents(run.samples, [k for k, _ in hits],
+                            [(items[r].item_id, items[r].fields) for _, r in hits])
+        elif run.answers is not None:
+            recs = run.answers.records
+            confirm_join(run.answers, [JoinItem(items[r].item_id, items[r].fields,
+                                                items[r].references, items[r].extra)
+                                       for _, r in hits], [recs[k] for k, _ in hits])
+    except ValueError as exc:
+        raise SessionError(f"--history {run.source}: the log's item ids do not join this "
+                           f"pool: {exc}") from None
+
+
+def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[PoolItem], *,
+                      exclude: Sequence[str] = (), target_scores: np.ndarray | None = None,
+                      targets: Sequence[str | os.PathLike[str]] = ()) -> Any:
+    """Join response matrices and folders of harness logs to the pool (module docstring).
+
+    Args:
+        paths: response-matrix files and folders of logs.
+        items: the pool, in pool order.
+        exclude: model names never to use.
+        target_scores: the target's own scores per pool item (NaN: unknown), to drop an
+            identical row.
+        targets: the target's own files (a log with the same path or bytes is dropped).
+
+    Returns:
+        A :class:`activetest.data.history.PoolHistory` whose ``excluded`` also lists the
+        target's own logs, and whose messages (:func:`history_messages`) say what was
+        passed over.
+
+    Raises:
+        SessionError: a file or folder that cannot be read or joined (named).
+    """
+    from activetest.data.history import join_history
+    from activetest.formats.history import (
+        HistoryFormatError,
+        read_history_folder,
+        read_response_matrix,
+    )
+
+    pos = {it.item_id.strip(): k for k, it in enumerate(items)}
+    own: dict[str, str] = {}
+    for t in targets:
+        try:
+            own[Path(t).resolve().as_posix()] = _sha(Path(t))
+        except OSError:
+            continue
+    mats: list[Any] = []
+    dropped: list[tuple[str, str]] = []
+    notes: list[str] = []
+    try:
+        for p in paths:
+            if not Path(p).is_dir():
+                mats.append(read_response_matrix(p))
+                continue
+            runs, skipped = read_history_folder(p)
+            if skipped:
+                notes.append(f"history: {len(skipped)} file(s) in {p} are not harness logs "
+                             f"(passed over: {', '.join(skipped[:3])}"
+                             f"{', ...' if len(skipped) > 3 else ''})")
+            for run in runs:
+                if (Path(run.source).resolve().as_posix() in own
+                        or run.sha256 in own.values()):
+                    dropped.append((run.model, f"{run.source} is the target's own run (the "
+                                                f"same file as --target)"))
+                    continue
+                _confirm(run, items, pos)
+                mats.append(run.matrix())
+        if not mats:
+            raise SessionError("no history is left once the target's own run is dropped")
+        joined = join_history(mats, [it.item_id for it in items], exclude=exclude,
+                              target_scores=target_scores)
+    except (HistoryFormatError, FileNotFoundError, ValueError) as exc:
+        if isinstance(exc, SessionError):
+            raise
+        raise SessionError(str(exc)) from None
+    return dataclasses.replace(joined, excluded=(*dropped, *joined.excluded)), notes
+
+
+def _sha(p: Path) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(p, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def history_record(joined: Any, features: Any, notes: Sequence[str],
+                   extra_features: Sequence[str] = ()) -> dict[str, Any]:
+    """The config's ``history`` record: files, models, coverage, rank, dropped rows, the
+    messages shown at ``init`` and (classification) the other features the design uses."""
+    info: dict[str, Any] = {
+        "sources": list(joined.sources), "n_models": len(joined.models),
+        "n_covered": joined.n_covered, "rank": features.rank,
+        "excluded": [list(e) for e in joined.excluded],
+        "messages": [*joined.messages(), *notes]}
+    if extra_features:
+        info["features"] = list(extra_features)
+    return info
+
+
+@dataclass(frozen=True)
+class HistorySetup:
+    """A classification session's history, joined and turned into features (label-free).
+
+    Attributes:
+        columns: ``(N, 2 + r)`` the stored features
+            (:func:`activetest.session.design.history_columns`).
+        info: the config's ``history`` record.
+    """
+
+    columns: np.ndarray
+    info: Mapping[str, Any]
+
+    def config(self, cfg: SessionConfig) -> SessionConfig:
+        """``cfg`` with the feature design recorded (module docstring)."""
+        from activetest.session.design import HISTORY_DESIGN
+        from activetest.stats.blindspot import new_blind_ratio
+
+        return dataclasses.replace(cfg, design_variant=HISTORY_DESIGN, design_rule=None,
+                                   blind_ratio=new_blind_ratio(None),
+                                   extra={**cfg.extra, "history": dict(self.info)})
+
+    def first_proposal(self, surrogate_logprobs: np.ndarray) -> np.ndarray:
+        """``(N,)`` the first draw's proposal, from the design a replay rebuilds."""
+        from activetest.session.design import history_design
+
+        return history_design(self.columns, "original", surrogate_logprobs).plan([]).q
+
+    def put(self, store: SessionStore) -> None:
+        """Store the features the design is rebuilt from (role ``history``)."""
+        store.put_scores("history", "history", self.columns,
+                         {"columns": ["p_correct", "has_history", "factor..."]},
+                         predictions=False)
+
+
+def classification_history(items: Sequence[Any], paths: Sequence[str | os.PathLike[str]],
+                           exclude: Sequence[str], target_spec: str) -> HistorySetup:
+    """Join the history to a classification pool and compute its features once.
+
+    Raises:
+        SessionError: the history cannot be read or joined (the message names it).
+    """
+    from activetest.session.design import history_columns
+    from activetest.stats.feature_design import history_features
+
+    pool = [PoolItem(it.id, {k: str(v) for k, v in it.fields.items()}) for it in items]
+    joined, notes = join_pool_history(paths, pool, exclude=exclude,
+                                      targets=target_files(target_spec))
+    hf = history_features(joined.scores)
+    return HistorySetup(history_columns(hf), history_record(joined, hf, notes, ("surrogate",)))

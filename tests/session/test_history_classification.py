@@ -1,0 +1,105 @@
+"""``init --history`` in a classification session: the feature design over other models'
+results and the surrogate's probabilities, the target run only on the labelled items
+(real files, real SQLite; the draws checked against the design itself)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from session_support import PoolFiles, make_pool_files
+
+from activetest.session.store import SessionError
+from activetest.session.workflow import Session
+from activetest.stats import adaptive_lure
+from activetest.stats.adaptive import AdaptiveSampler
+
+
+def _target_errors(pf: PoolFiles) -> np.ndarray:
+    import csv
+
+    with pf.target.open() as f:
+        rows = list(csv.DictReader(f))
+    pred = np.array([int(float(r["positive"]) > float(r["negative"])) for r in rows])
+    return (pred != pf.labels).astype(float)
+
+
+def _history(pf: PoolFiles, path: Path, H: int = 30, with_target: bool = True) -> Path:
+    """H other models that err where the target tends to (a shared difficulty), the
+    target's own row named 'me', and one pool item without history."""
+    rng = np.random.default_rng(4)
+    err = _target_errors(pf)
+    n = len(pf.ids)
+    b = np.where(err > 0, -1.0, 1.5) + rng.normal(0, 0.5, n)
+    Y = rng.random((H, n)) < 1 / (1 + np.exp(-(b[None, :] + rng.normal(0, 0.5, (H, 1)))))
+    lines = ["model," + ",".join(pf.ids[1:])]
+    lines += [f"m{h}," + ",".join(str(int(v)) for v in Y[h, 1:]) for h in range(H)]
+    if with_target:
+        lines.append("me," + ",".join(str(int(1 - v)) for v in err[1:]))
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _create(pf: PoolFiles, path: Path, hist: Path, **kw: object) -> Session:
+    args: dict[str, object] = dict(pool=pf.pool, task="demo", surrogate=f"table:{pf.surrogate}",
+                                   target=f"table:{pf.target}", seed=5, progress=False,
+                                   metric="error_rate", pool_options={"id_column": "id"},
+                                   history=[hist], history_exclude=["me"])
+    args.update(kw)
+    return Session.create(path, **args)  # type: ignore[arg-type]
+
+
+def test_classification_history_draws_by_the_feature_design_and_is_exact_at_census(
+        tmp_path: Path) -> None:
+    pf = make_pool_files(tmp_path / "data")
+    hist = _history(pf, tmp_path / "history.csv")
+    err = _target_errors(pf)
+    with _create(pf, tmp_path / "h.db", hist) as s:
+        cfg = s.config
+        assert cfg["acquisition"] == "pe_adaptive" and cfg["design"] == "features"
+        assert cfg["history"]["features"] == ["surrogate"] and "design_rule" not in cfg
+        assert cfg["history"]["n_models"] == 30 and cfg["history"]["n_covered"] == 59
+        assert ["me", "named as the target"] in cfg["history"]["excluded"]
+        assert not np.isfinite(s.store.scores("target").logprobs).any()  # not on the pool
+        from activetest.session.design import history_design, stored_design
+
+        ref_design = history_design(s.store.scores("history").logprobs, "original",
+                                    s.store.scores("surrogate").logprobs)
+        assert stored_design(s.store).spec() == ref_design.spec()
+        ref = AdaptiveSampler(ref_design, seed=5)
+        got = []
+        for b in [1] * 8 + [4, 3]:
+            got += s.select(b)
+            s.label_from_data()
+            idx, _ = ref.draw(b)
+            ref.observe(labels=pf.labels[idx].tolist(), losses=err[idx].tolist())
+        assert [a.index for a in got] == ref.acquired
+        np.testing.assert_allclose([a.q for a in got], ref.q, rtol=1e-12, atol=0)
+        assert ref.refits[-1] >= 3  # the design did learn
+        r = s.estimate().metrics["error_rate"].active.estimate
+        want = adaptive_lure(err[ref.acquired], np.array(ref.q), len(err),
+                             np.array(ref.control), np.array(ref.control_rest))
+        assert r == pytest.approx(float(want), rel=1e-12)
+    with Session.open(tmp_path / "h.db") as s:  # reopened: the design replays, then goes on
+        s.select(s.n_items - len(got))
+        s.label_from_data()
+        est = s.estimate().metrics["error_rate"].active.estimate
+    assert est == pytest.approx(err.mean(), abs=1e-9)  # at census: the pool's error rate
+
+
+def test_classification_history_refusals(tmp_path: Path) -> None:
+    pf = make_pool_files(tmp_path / "data")
+    hist = _history(pf, tmp_path / "history.csv")
+    with pytest.raises(SessionError, match="--metric error_rate"):
+        _create(pf, tmp_path / "a.db", hist, metric="log_loss")
+    with pytest.raises(SessionError, match="leave --acquisition out"):
+        _create(pf, tmp_path / "b.db", hist, acquisition="adaptive")
+    with pytest.raises(SessionError, match="matches no history row"):
+        _create(pf, tmp_path / "c.db", hist, history_exclude=["nobody"])
+    bad = tmp_path / "positional.csv"
+    bad.write_text("model," + ",".join(str(i) for i in range(60)) + "\nm1," + ",".join(
+        "1" for _ in range(60)) + "\n")
+    with pytest.raises(SessionError, match="never by position"):
+        _create(pf, tmp_path / "d.db", bad, history_exclude=[])
+    assert not any(tmp_path.glob("*.db"))  # nothing half-made
