@@ -305,7 +305,7 @@ def _lmeval_model(p: Path) -> str | None:
 
 def read_history_folder(folder: str | Path) -> tuple[list[HistoryRun], list[str]]:
     """Every harness log under ``folder`` (recursively, in name order) as a run; also the
-    files passed over (sidecars, other files), by name.
+    files passed over (not logs; the logs' sidecars are not listed), by name.
 
     Raises:
         HistoryFormatError: a log that cannot be read (named), or no log at all.
@@ -314,7 +314,9 @@ def read_history_folder(folder: str | Path) -> tuple[list[HistoryRun], list[str]
     runs: list[HistoryRun] = []
     skipped: list[str] = []
     for p in sorted(q for q in root.rglob("*") if q.is_file()):
-        if not p.name.lower().endswith(_LOG_SUFFIXES) or _is_sidecar(p):
+        if _is_sidecar(p):  # read beside its log (model, n-shot)
+            continue
+        if not p.name.lower().endswith(_LOG_SUFFIXES):
             skipped.append(str(p.relative_to(root)))
             continue
         runs.append(read_history_run(p))

@@ -1,0 +1,82 @@
+"""``init --history DIR``: a folder of other models' real lm-eval runs on the same task,
+one model per file, joined to the pool by item id with the content check of every other
+join; the target's own run is found and left out (real lm-eval files, real CLI)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+from tests.history_logs import history_logs  # noqa: F401  (a fixture)
+
+from activetest.session.workflow import Session
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+
+
+def cli(*args: object, code: int = 0) -> str:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(SRC), env.get("PYTHONPATH", "")])
+    env.update(NO_COLOR="1", COLUMNS="300")
+    proc = subprocess.run([sys.executable, "-m", "activetest", *map(str, args)], env=env,
+                          capture_output=True, text=True, timeout=600)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == code, (proc.returncode, out[-3000:])
+    assert "Traceback" not in out
+    return " ".join(out.split())
+
+
+def _file(run: Path, model: str) -> Path:
+    (f,) = sorted((run / model).glob("samples_*.jsonl"))
+    return f
+
+
+def test_history_folder_of_lmeval_runs(history_logs: Path, tmp_path: Path) -> None:  # noqa: F811
+    new, small = _file(history_logs, "new-model"), _file(history_logs, "small-model")
+    db = tmp_path / "s.db"
+    out = cli("init", db, "--task", "sst2", "--pool", new, "--target", f"table:{new}",
+              "--surrogate", f"table:{small}", "--metric", "error_rate", "--history",
+              history_logs, "--history-exclude", "model-5", "--seed", "2", "--no-progress")
+    assert "history: 4 model(s)" in out and "40 of 40 pool items have history" in out
+    assert f"row 'new-model' not used ({new} is the target's own run" in out
+    assert "row 'model-5' not used (named as the target)" in out
+    with Session.open(db) as s:
+        cfg = s.config
+        assert cfg["design"] == "features" and cfg["acquisition"] == "pe_adaptive"
+        assert sorted(Path(p).parent.name for p in cfg["history"]["sources"]) == [
+            "model-2", "model-3", "model-4", "model-5", "small-model"]
+        s.select(15)
+        s.label_from_data()
+        s.select(s.n_items - 15)
+        s.label_from_data()
+        est = s.estimate().metrics["error_rate"].active.estimate
+    recs = [json.loads(line) for line in new.read_text().splitlines()]
+    truth = 1 - np.mean([r["acc"] for r in recs])  # lm-eval's own accuracy of the target
+    assert abs(est - truth) < 1e-9
+
+
+def test_history_folder_join_is_checked_by_content(history_logs: Path,  # noqa: F811
+                                                   tmp_path: Path) -> None:
+    """A pool that lists the same documents in another order under ids 0..39 (lm-eval's
+    doc_ids are positions) is refused, naming the log, the item and both texts."""
+    new = _file(history_logs, "new-model")
+    recs = [json.loads(line) for line in new.read_text().splitlines()]
+    pool = tmp_path / "pool.csv"
+    with pool.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["id", "sentence"])
+        for k, r in enumerate(reversed(recs)):
+            w.writerow([k, r["doc"]["sentence"]])
+    other = _file(history_logs, "model-2")
+    out = cli("init", tmp_path / "x.db", "--task", "sst2", "--pool", pool, "--id-column",
+              "id", "--text-column", "sentence", "--target", f"table:{new}?match=id",
+              "--surrogate", f"table:{new}?match=id", "--metric", "error_rate",
+              "--history", other.parent, "--no-progress", code=2)
+    assert f"--history {other}" in out and "is not this record's document" in out
+    assert "pool item '0'" in out and recs[-1]["doc"]["sentence"][:30] in out
+    assert not (tmp_path / "x.db").exists()
