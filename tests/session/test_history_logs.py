@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -80,3 +81,49 @@ def test_history_folder_join_is_checked_by_content(history_logs: Path,  # noqa: 
     assert f"--history {other}" in out and "is not this record's document" in out
     assert "pool item '0'" in out and recs[-1]["doc"]["sentence"][:30] in out
     assert not (tmp_path / "x.db").exists()
+
+
+ANSWERS = Path(__file__).resolve().parents[1] / "models" / "data" / "answers"
+
+
+def _graded_pool(tmp_path: Path, skip: str = "") -> Path:
+    from tests.models.answer_writers import ITEMS
+
+    pool = tmp_path / f"pool{skip}.jsonl"
+    pool.write_text("".join(json.dumps({"id": i, "context": c, "question": q, "answer": a,
+                                        "references": list(r)}) + "\n"
+                            for i, c, q, r, a in ITEMS if i != skip))
+    return pool
+
+
+def test_graded_history_folder_of_inspect_and_eee_logs(tmp_path: Path) -> None:
+    """A graded session's history from a folder holding a real inspect_ai log (ids are the
+    samples' own); an Every Eval Ever file of several evaluations and the same model twice
+    are refused; the target's own log in the folder is found and left out."""
+    (log,) = (ANSWERS / "inspect").glob("*.eval")
+    (eee,) = (ANSWERS / "eee" / "data" / "toyqa" / "llama-cpp-python").glob("*/*_samples.jsonl")
+    pool = _graded_pool(tmp_path)
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    shutil.copy(log, runs / log.name)
+    base = ("init", "--task", "answers", "--pool", pool, "--target", "pool", "--surrogate",
+            "history", "--no-progress")
+    out = cli(*base[:1], tmp_path / "g.db", *base[1:], "--history", runs)
+    assert "history: 1 model(s)" in out and "5 of 6 pool items have history" in out
+    with Session.open(tmp_path / "g.db") as s:
+        assert s.config["design"] == "features"
+        assert s.config["history"]["sources"] == [str(runs / log.name)]
+    shutil.copy(eee, runs / eee.name)  # several evaluations: which one is not guessed
+    out = cli(*base[:1], tmp_path / "h.db", *base[1:], "--history", runs, code=2)
+    assert f"{runs / eee.name}: holds records of several evaluations" in out
+    assert "is not guessed at" in out
+    (runs / eee.name).unlink()
+    shutil.copy(log, runs / "again.eval")  # the same model twice would count twice
+    out = cli(*base[:1], tmp_path / "i.db", *base[1:], "--history", runs, code=2)
+    assert "model 'llama-cpp-python/smollm2-135m' is also in" in out
+    (runs / "again.eval").unlink()
+    out = cli("init", tmp_path / "t.db", "--task", "answers", "--pool",
+              _graded_pool(tmp_path, "q-bus"), "--target",
+              f"answers:{runs / log.name}", "--surrogate", "history", "--history", runs,
+              "--no-progress", code=2)
+    assert "no history is left once the target's own run is dropped" in out

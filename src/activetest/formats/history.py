@@ -271,9 +271,12 @@ def read_history_run(path: str | Path) -> HistoryRun:
     try:
         af = read_answers(p, skip_missing=True)
     except ValueError as exc:
-        raise HistoryFormatError(f"{p}: not a harness log this reads as another model's "
-                                 f"run (lm-eval samples, inspect_ai log, Every Eval Ever "
-                                 f"instances): {exc}") from None
+        raise HistoryFormatError(f"a --history folder's log cannot be read as another "
+                                 f"model's run (lm-eval samples, inspect_ai log, Every Eval "
+                                 f"Ever instances, each read with its defaults: a log with "
+                                 f"several filters or evaluations is not guessed at): {exc}; "
+                                 f"move it out, or give its results as a response matrix"
+                                 ) from None
     if af.format not in ("lmeval", "inspect", "eee"):
         raise HistoryFormatError(f"{p}: a {af.format} table, not a harness log (lm-eval "
                                  f"samples, inspect_ai log, Every Eval Ever instances); a "
