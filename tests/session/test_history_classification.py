@@ -77,6 +77,13 @@ def test_classification_history_draws_by_the_feature_design_and_is_exact_at_cens
         assert [a.index for a in got] == ref.acquired
         np.testing.assert_allclose([a.q for a in got], ref.q, rtol=1e-12, atol=0)
         assert ref.refits[-1] >= 3  # the design did learn
+        from activetest.session.draw import design_info
+
+        w = design_info(s.store)["weights"]  # each fitted weight under its own name
+        r = cfg["history"]["rank"]
+        assert list(w) == ["difficulty log-odds", "intercept",
+                           *[f"factor {k + 1}" for k in range(r)], "no history",
+                           "surrogate P(class 2)", "surrogate entropy", "surrogate max P"]
         r = s.estimate().metrics["error_rate"].active.estimate
         want = adaptive_lure(err[ref.acquired], np.array(ref.q), len(err),
                              np.array(ref.control), np.array(ref.control_rest))

@@ -160,14 +160,17 @@ def history_design(stored: np.ndarray, rule: str = "original",
     from activetest.stats.feature_design import (
         HistoryFeatures,
         feature_design,
+        surrogate_feature_names,
         surrogate_features,
     )
 
     X = np.asarray(stored, dtype=np.float64)
     hf = HistoryFeatures(X[:, 0].copy(), np.ascontiguousarray(X[:, 2:]), X[:, 1] > 0, 0,
                          X.shape[1] - 2)
-    extra = None if surrogate_logprobs is None else surrogate_features(surrogate_logprobs)
-    return feature_design(history=hf, features=extra, rule=rule)
+    if surrogate_logprobs is None:
+        return feature_design(history=hf, rule=rule)
+    return feature_design(history=hf, features=surrogate_features(surrogate_logprobs), rule=rule,
+                          feature_names=surrogate_feature_names(surrogate_logprobs.shape[1]))
 
 
 def initial_scores(cfg: SessionConfig, surrogate_logprobs: np.ndarray,

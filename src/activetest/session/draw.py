@@ -243,8 +243,8 @@ def sampler_info(sampler: Any, acquisition: str | None,
     info["metrics"] = list(metrics)
     w = info.get("weights")  # name them
     if w and getattr(sampler.design, "name", "") == "features":  # init --history
-        names = ["difficulty log-odds", "intercept"] + [f"factor {k}" for k in
-                                                        range(1, len(w) - 1)]
+        names = list(getattr(sampler.design, "columns", ())) or (
+            ["difficulty log-odds", "intercept"] + [f"factor {k}" for k in range(1, len(w) - 1)])
         info["weights"] = dict(zip(names, w, strict=False))
     elif w and info["design"] == "graded_adaptive":
         # columns of graded_matrix: logit of the prior, intercept, standardised features

@@ -57,7 +57,7 @@ from activetest.stats.adaptive import (
 
 __all__ = ["RANK_CANDIDATES", "RANK_FIT_LABELS", "SCHEDULE", "HistoryFeatures", "choose_rank",
            "design_matrix", "feature_design", "fit_predict", "history_features",
-           "surrogate_features"]
+           "surrogate_feature_names", "surrogate_features"]
 
 #: Pseudo-models of the difficulty's shrinkage towards the matrix mean.
 SHRINK = 2.0
@@ -145,6 +145,12 @@ def _factors(Y: np.ndarray, p: np.ndarray, rank: int) -> np.ndarray:
     V = V * np.where(sign == 0, 1.0, sign)
     sd = V[:, 0].std()
     return V / sd if sd > 0 else V
+
+
+def surrogate_feature_names(n_classes: int) -> list[str]:
+    """The names of :func:`surrogate_features`' columns."""
+    return [f"surrogate P(class {c})" for c in range(2, n_classes + 1)] + [
+        "surrogate entropy", "surrogate max P"]
 
 
 def surrogate_features(logprobs: np.ndarray) -> np.ndarray:
@@ -299,7 +305,8 @@ def feature_design(*, history: HistoryFeatures | None = None,
                    features: np.ndarray | None = None, prior: np.ndarray | None = None,
                    lam: float | None = None, schedule: np.ndarray | None = None,
                    start: str = "auto", rule: str = DEFAULT_RULE,
-                   rule_params: Sequence[float] | None = None) -> AdaptiveDesign:
+                   rule_params: Sequence[float] | None = None,
+                   feature_names: Sequence[str] | None = None) -> AdaptiveDesign:
     """The calibrated design over per-item features (module docstring); losses in [0, 1].
 
     Args:
@@ -319,15 +326,30 @@ def feature_design(*, history: HistoryFeatures | None = None,
             :mod:`activetest.stats.adaptive` (one constructor,
             :meth:`~activetest.stats.adaptive.AdaptiveDesign.logistic`).
         rule_params: the rule's kernel parameters (default ``RULE_PARAMS[rule]``).
+        feature_names: a name per ``features`` column (default ``feature k``).
 
+    The design's :attr:`columns` name its model matrix's columns (the fitted weights'
+    names: offset, intercept, factors, the no-history indicator, the features kept).
     Runs observe losses (``AdaptiveSampler.observe(losses=...)``, ``1 - score``).
     The design's name is ``"features"`` (``"features-uniform"`` with a uniform start).
     """
-    if prior is None and history is not None:
-        prior = history.prior_wrong
+    from_history = prior is None and history is not None
+    if from_history:
+        prior = history.prior_wrong  # type: ignore[union-attr]
     X = design_matrix(prior, None if history is None else history.columns(), features)
     sched = (refit_schedule(X.shape[0], *SCHEDULE) if schedule is None
              else np.asarray(schedule, dtype=np.int64))
-    return AdaptiveDesign.logistic(X, offset=prior is not None, name="features", lam=lam,
-                                   schedule=sched, start=start, rule=rule,
-                                   rule_params=rule_params)
+    design = AdaptiveDesign.logistic(X, offset=prior is not None, name="features", lam=lam,
+                                     schedule=sched, start=start, rule=rule,
+                                     rule_params=rule_params)
+    names = (["difficulty log-odds" if from_history else "prior log-odds"]
+             if prior is not None else []) + ["intercept"]
+    if history is not None:
+        names += [f"factor {k + 1}" for k in range(history.factors.shape[1])]
+        names += [] if history.covered.all() else ["no history"]
+    if features is not None:
+        Z = np.asarray(features, dtype=np.float64).reshape(X.shape[0], -1)
+        given = list(feature_names or [f"feature {k + 1}" for k in range(Z.shape[1])])
+        names += [n for n, sd in zip(given, Z.std(axis=0), strict=True) if sd > 0]
+    design.columns = tuple(names) if len(names) == X.shape[1] else ()  # type: ignore[attr-defined]
+    return design
