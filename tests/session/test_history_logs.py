@@ -127,3 +127,23 @@ def test_graded_history_folder_of_inspect_and_eee_logs(tmp_path: Path) -> None:
               f"answers:{runs / log.name}", "--surrogate", "history", "--history", runs,
               "--no-progress", code=2)
     assert "no history is left once the target's own run is dropped" in out
+
+
+def test_history_folder_finds_the_targets_run_by_its_results(history_logs: Path,  # noqa: F811
+                                                             tmp_path: Path) -> None:
+    """The target's run copied into the folder under another name and written anew (other
+    bytes: the records' keys in another order) is found by its results: the row identical
+    to the target's own right/wrong on every item is left out, and said."""
+    new = _file(history_logs, "new-model")
+    runs = tmp_path / "runs"
+    shutil.copytree(history_logs, runs)
+    shutil.rmtree(runs / "new-model")
+    copy = runs / "renamed" / new.name
+    copy.parent.mkdir()
+    copy.write_text("".join(json.dumps(dict(reversed(json.loads(line).items()))) + "\n"
+                            for line in new.read_text().splitlines()))
+    out = cli("init", tmp_path / "s.db", "--task", "sst2", "--pool", new, "--target",
+              f"table:{new}", "--surrogate", f"table:{_file(history_logs, 'small-model')}",
+              "--metric", "error_rate", "--history", runs, "--no-progress")
+    assert "row 'renamed' not used (identical to the target's own scores on 40 items" in out
+    assert "history: 5 model(s)" in out

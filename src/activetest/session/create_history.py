@@ -186,6 +186,27 @@ def _sha(p: Path) -> str:
     return h.hexdigest()
 
 
+def _lmeval_target_scores(files: Sequence[Path], pool: Sequence[PoolItem]
+                          ) -> np.ndarray | None:
+    """The target's own right/wrong per pool item where its predictions are an lm-eval
+    multiple-choice samples file with gold choices (lm-eval's ``acc``), aligned by id;
+    used only to recognise the target's row in the history (NaN where unknown)."""
+    from activetest.formats.lmeval import load_lmeval_samples, looks_like_lmeval
+
+    for f in files:
+        try:
+            if not looks_like_lmeval(f):
+                continue
+            s = load_lmeval_samples([f])
+        except (OSError, ValueError):
+            continue
+        right = {i: float(p == y) for i, p, y in zip(s.item_ids, s.logprobs.argmax(axis=1),
+                                                     s.labels, strict=True) if y >= 0}
+        out = np.array([right.get(it.item_id.strip(), np.nan) for it in pool])
+        return out if np.isfinite(out).any() else None
+    return None
+
+
 def history_record(joined: Any, features: Any, notes: Sequence[str],
                    extra_features: Sequence[str] = ()) -> dict[str, Any]:
     """The config's ``history`` record: files, models, coverage, rank, dropped rows, the
@@ -246,7 +267,8 @@ def classification_history(items: Sequence[Any], paths: Sequence[str | os.PathLi
     from activetest.stats.feature_design import history_features
 
     pool = [PoolItem(it.id, {k: str(v) for k, v in it.fields.items()}) for it in items]
-    joined, notes = join_pool_history(paths, pool, exclude=exclude,
-                                      targets=target_files(target_spec))
+    own = target_files(target_spec)
+    joined, notes = join_pool_history(paths, pool, exclude=exclude, targets=own,
+                                      target_scores=_lmeval_target_scores(own, pool))
     hf = history_features(joined.scores)
     return HistorySetup(history_columns(hf), history_record(joined, hf, notes, ("surrogate",)))
