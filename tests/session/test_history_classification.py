@@ -109,4 +109,12 @@ def test_classification_history_refusals(tmp_path: Path) -> None:
         "1" for _ in range(60)) + "\n")
     with pytest.raises(SessionError, match="never by position"):
         _create(pf, tmp_path / "d.db", bad, history_exclude=[])
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(SessionError, match="no harness log"):
+        _create(pf, tmp_path / "e.db", empty, history_exclude=[])
+    (empty / "notes.txt").write_text("not a log\n")
+    (empty / "samples_x_2026-01-01T00-00-00.jsonl").write_text("{not json\n")
+    with pytest.raises(SessionError, match=r"samples_x_2026-01-01T00-00-00\.jsonl"):
+        _create(pf, tmp_path / "f.db", empty, history_exclude=[])
     assert not any(tmp_path.glob("*.db"))  # nothing half-made
