@@ -65,10 +65,14 @@ def screenshots(out: Path) -> list[Path]:
     return paths
 
 
-def web_run(root: Path, n: int) -> tuple[list[float], list[float]]:
-    """Seconds from each key press to the next item shown, in headless Chromium: as the
-    page measures it (``performance.now()`` at the key and after the next item is drawn)
-    and as the driving script sees it (with selenium's own round trips)."""
+def web_run(root: Path, n: int) -> tuple[list[float], list[float], list[float], list[float],
+                                        list[float]]:
+    """Seconds per label in headless Chromium: from each key press to the next item
+    shown, as the page measures it (``performance.now()`` at the key and after the next
+    item is drawn); from the key press to the answer confirmed saved (the server's
+    reply: committed); each answer call's round trip and the server's time in it
+    (``Server-Timing``); and key to next item as the driving script sees it (with
+    selenium's own round trips)."""
     m = classification(root)
     driver = bs.chromium()
     try:
@@ -80,12 +84,25 @@ def web_run(root: Path, n: int) -> tuple[list[float], list[float]]:
                 bs.press(driver, str(m.truth[item] + 1))
                 item = bs.wait_for(driver, ("ready", "done"), not_item=item)
                 times.append(time.perf_counter() - t0)
+            from selenium.webdriver.support.ui import WebDriverWait
+
+            WebDriverWait(driver, 30, poll_frequency=0.02).until(  # every answer confirmed
+                lambda d: d.execute_script("return window.activetestSaveTimings.length") >= n)
             page = [x / 1000 for x in driver.execute_script("return window.activetestTimings")]
+            saved = [x / 1000 for x in driver.execute_script(
+                "return window.activetestSaveTimings")]
+            calls = driver.execute_script(
+                "return performance.getEntriesByType('resource')"
+                ".filter((e) => e.name.endsWith('/api/answer'))"
+                ".map((e) => [e.responseEnd - e.startTime,"
+                " e.serverTiming.length ? e.serverTiming[0].duration : null])")
     finally:
         driver.quit()
     with Session.open(m.db) as s:
         assert len(s.labels()) == n
-    return page[-n + 1:], times  # the last answer shows "done", not an item
+    trip = [x[0] / 1000 for x in calls]
+    server = [x[1] / 1000 for x in calls if x[1] is not None]
+    return page[-n:], saved[-n:], trip[-n:], server[-n:], times
 
 
 def _read_until(fd: int, marker: bytes, timeout: float = 60.0) -> bytes:
@@ -139,6 +156,13 @@ def terminal_run(root: Path, n: int) -> list[float]:
     return times
 
 
+def _cpu() -> float:
+    """CPU seconds of this process and its waited-for children so far (the browser and
+    chromedriver are counted once they exit: each run quits its own)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--screenshots", type=Path, help="write the layouts' PNGs here")
@@ -153,13 +177,22 @@ def main() -> None:
         for p in screenshots(args.screenshots):
             print(f"wrote {p}")
     if args.timing:
-        runs: dict[str, list[list[float]]] = {"page": [], "script": [], "terminal": []}
+        runs: dict[str, list[list[float]]] = {k: [] for k in (
+            "page", "saved", "trip", "server", "script", "terminal")}
+        cpu: dict[str, float] = {"page": 0.0, "terminal": 0.0}
         for r in range(args.repeats):
             tmp = Path(tempfile.mkdtemp(prefix="activetest-timing-"))
-            page, script = web_run(tmp / f"w{r}", args.labels)
+            c0 = _cpu()
+            page, saved, trip, server, script = web_run(tmp / f"w{r}", args.labels)
+            c1 = _cpu()
             runs["page"].append(page)
+            runs["saved"].append(saved)
+            runs["trip"].append(trip)
+            runs["server"].append(server)
             runs["script"].append(script)
             runs["terminal"].append(terminal_run(tmp / f"t{r}", args.labels))
+            cpu["page"] += c1 - c0
+            cpu["terminal"] += _cpu() - c1
             print(f"repeat {r + 1}: " + ", ".join(
                 f"{k} mean {1000 * statistics.mean(v[-1]):.1f} median "
                 f"{1000 * statistics.median(v[-1]):.1f} ms" for k, v in runs.items()),
@@ -173,15 +206,25 @@ def main() -> None:
 
         ratio = (statistics.median(statistics.median(x) for x in runs["page"])
                  / statistics.median(statistics.median(x) for x in runs["terminal"]))
+        mean_ratio = (statistics.median(statistics.mean(x) for x in runs["page"])
+                      / statistics.median(statistics.mean(x) for x in runs["terminal"]))
         print(f"\n| flow ({args.repeats} runs of {args.labels} labels) | mean ms per label "
               f"(median of runs) | median ms per label (median of runs) |\n|---|---|---|\n"
-              f"| page, as it measures itself (key press to the next item drawn) | "
+              f"| page: key press to the next item on screen (as the page measures it) | "
               f"{cell('page')} |\n"
-              f"| page, as the selenium script sees it (its round trips included) | "
+              f"| page: key press to the answer confirmed saved (committed) | "
+              f"{cell('saved')} |\n"
+              f"| page: the answer call's round trip (fetch, resource timing) | "
+              f"{cell('trip')} |\n"
+              f"| page: the server's time in it (Server-Timing: answer, commit, next items) | "
+              f"{cell('server')} |\n"
+              f"| page, key to next item as the selenium script sees it (its round trips) | "
               f"{cell('script')} |\n"
               f"| terminal (`activetest label`, pty, single keys, prompt to prompt) | "
               f"{cell('terminal')} |\n\n"
-              f"ratio of the medians, page / terminal: {ratio:.2f}; load average at the end: "
+              f"page / terminal, key to next item: means {mean_ratio:.2f}, medians {ratio:.2f}; "
+              f"CPU seconds of the whole run (this process, its children, the browser): page "
+              f"{cpu['page']:.1f}, terminal {cpu['terminal']:.1f}; load average at the end: "
               f"{os.getloadavg()[0]:.1f} ({os.cpu_count()} cores)")
     if not args.screenshots and not args.timing:
         ap.print_help()

@@ -372,38 +372,68 @@ class Annotators:
         others, that they have not answered or set aside; else one they set aside;
         else a new batch is drawn (:meth:`Session.select`) within the budget.
         """
+        held = self.held(annotator)
+        return held[0] if held else None
+
+    def held(self, annotator: str, ahead: int = 0) -> list[Assignment]:
+        """:meth:`next_item`, then up to ``ahead`` more items for ``annotator`` (the
+        ones they hold, then the next open ones), all claimed in ONE transaction (their
+        claims renewed); empty: nothing left.
+
+        The page shows the first and keeps the others at hand, so that the item after
+        an answer is on screen without waiting for the server. A batch is drawn only
+        when the annotator holds no item and none is open (as :meth:`next_item`): the
+        items held ahead never make the design draw before the labels of its batch are
+        in, so one annotator makes exactly the terminal flow's draws.
+        """
         who = check_name(annotator)
+        if int(ahead) < 0:
+            raise ValueError(f"ahead must be 0 or more items, got {ahead!r}")
         store = self.s.store
         with store.transaction() as c:
-            t = time.time()
-            c.execute("DELETE FROM annotation_claims WHERE expires < ?", (t,))
+            c.execute("DELETE FROM annotation_claims WHERE expires < ?", (time.time(),))
             for _ in range(2):  # the drawn items, then (once) those of a new batch
-                states, _ = self._state(c)
-                labels = store.labels(check=False)
-                claims: dict[int, set[str]] = {}
-                for idx, name in self._rows(c, "SELECT idx, annotator FROM annotation_claims"):
-                    claims.setdefault(int(idx), set()).add(name)
-                skipped = {int(r[0]) for r in self._rows(
-                    c, "SELECT idx FROM annotation_skips WHERE annotator = ?", (who,))}
-                mine = [st for st in states if who in claims.get(st.index, set())]
-                for st in mine:
-                    if self._open(c, st, who, labels, claims, own_claim=True):
-                        return self._claim(c, st, who, again=st.index in skipped)
-                aside = []
-                for st in states:
-                    if not self._open(c, st, who, labels, claims):
-                        continue
-                    if st.index in skipped:
-                        aside.append(st)
-                        continue
-                    return self._claim(c, st, who)
-                if aside:
-                    return self._claim(c, aside[0], who, again=True)
-                left = (self.budget if self.budget is not None else self.s.n_items) - len(states)
+                out = self._pick(c, who, 1 + int(ahead))
+                if out:
+                    return out
+                left = (self.budget if self.budget is not None else self.s.n_items) - \
+                    store.n_acquired()
                 if left <= 0:
-                    return None
+                    return []
                 self.s.select(min(self.batch, left))  # joins this transaction
-            return None  # pragma: no cover - a new batch always holds an open item
+            return []  # pragma: no cover - a new batch always holds an open item
+
+    def _pick(self, c: Any, who: str, k: int) -> list[Assignment]:
+        """Up to ``k`` drawn items for ``who`` (claimed): those they hold, then the open
+        ones in draw order, then the ones they set aside; never draws."""
+        store = self.s.store
+        states, _ = self._state(c)
+        labels = store.labels(check=False)
+        claims: dict[int, set[str]] = {}
+        for idx, name in self._rows(c, "SELECT idx, annotator FROM annotation_claims"):
+            claims.setdefault(int(idx), set()).add(name)
+        skipped = {int(r[0]) for r in self._rows(
+            c, "SELECT idx FROM annotation_skips WHERE annotator = ?", (who,))}
+        out: list[Assignment] = []
+        taken: set[int] = set()
+        for st in states:  # held already (a reload, or items kept at hand)
+            if len(out) < k and who in claims.get(st.index, set()) and \
+                    self._open(c, st, who, labels, claims, own_claim=True):
+                out.append(self._claim(c, st, who, again=st.index in skipped))
+                taken.add(st.index)
+        aside = []
+        for st in states:
+            if len(out) >= k:
+                break
+            if st.index in taken or not self._open(c, st, who, labels, claims):
+                continue
+            if st.index in skipped:
+                aside.append(st)
+                continue
+            out.append(self._claim(c, st, who))
+        for st in aside[:k - len(out)]:
+            out.append(self._claim(c, st, who, again=True))
+        return out
 
     def _open(self, c: Any, st: _ItemState, who: str, labels: Mapping[int, Any],
               claims: Mapping[int, set[str]], own_claim: bool = False) -> bool:
@@ -527,20 +557,27 @@ class Annotators:
         Should finding the next item fail, only that part is rolled back (a savepoint)
         and the answer still commits; the error is raised after the commit.
         """
+        rows, held = self.answer_and_held(annotator, item_id, levels)
+        return rows, (held[0] if held else None)
+
+    def answer_and_held(self, annotator: str, item_id: str, levels: Sequence[int],
+                        ahead: int = 0) -> tuple[list[Annotation], list[Assignment]]:
+        """:meth:`answer`, then :meth:`held` (``ahead`` items beyond the next), in ONE
+        transaction, as :meth:`answer_and_next`."""
         failed: Exception | None = None
-        item = None
+        items: list[Assignment] = []
         with self.s.store.transaction() as c:
             rows = self.answer(annotator, item_id, levels)
             c.execute("SAVEPOINT next_item")
             try:
-                item = self.next_item(annotator)
+                items = self.held(annotator, ahead)
             except Exception as exc:  # the answer stands; the next item is asked again
                 c.execute("ROLLBACK TO next_item")
                 failed = exc
             c.execute("RELEASE next_item")
         if failed is not None:
             raise failed
-        return rows, item
+        return rows, items
 
     def undo(self, annotator: str) -> Assignment | None:
         """Undo ``annotator``'s last answer (kept, marked undone), settle the item again
