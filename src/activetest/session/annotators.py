@@ -264,7 +264,10 @@ class Annotators:
         budget: the most items drawn in all (None: the pool).
         resolve: how disagreeing annotators are settled without an adjudicator
             (``skip``, ``latest``, ``majority``).
-        claim_seconds: how long an item given to an annotator stays theirs.
+        claim_seconds: how long an item given to an annotator stays theirs (renewed
+            whenever they ask for items); then it may go to the next person. An answer
+            to a lapsed claim is still stored unless others have given the answers the
+            item asks for meanwhile (then it is refused with that reason).
         show_guess: show the surrogate's guess (default hidden: it can sway people).
     """
 
@@ -282,8 +285,9 @@ class Annotators:
         if resolve not in RESOLVE_RULES:
             raise ValueError(f"--resolve must be one of {', '.join(RESOLVE_RULES)}, got "
                              f"{resolve!r}")
-        if not claim_seconds > 0:
-            raise ValueError(f"claim time must be positive, got {claim_seconds!r}")
+        if not (isinstance(claim_seconds, (int, float)) and 0 < claim_seconds < float("inf")):
+            raise ValueError(f"--claim-seconds must be a positive number of seconds, got "
+                             f"{claim_seconds!r}")
         self.s = session
         self.overlap = float(overlap)
         self.reviews = int(reviews)
