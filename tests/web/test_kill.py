@@ -2,7 +2,7 @@
 random moments: no answer the page was told is saved is ever lost, and the resumed
 session makes exactly the draws of a run never killed (the adaptive design's, in
 batches). The client makes the page's calls (the answer with the next items in its
-reply, one held at hand). CI runs 10 kills; the slow-marked test runs 50."""
+reply, two held at hand). CI runs 10 kills; the slow-marked test runs 50."""
 
 from __future__ import annotations
 
@@ -47,9 +47,9 @@ def _kill_run(tmp: Path, kills: int, seed: int, n_labels: int = 30, most_before:
         after = int(rng.integers(0, most_before + 1)) if killed < kills else -1
         finished = False
         try:
-            # the page's calls: the next item and one more held at hand, then each answer
+            # the page's calls: the next item and two more held at hand, then each answer
             # with the next items in its reply (the same commit; a batch drawn in it)
-            r = c.ok("POST", "next", {"ahead": 1})
+            r = c.ok("POST", "next", {"ahead": 2})
             for n in range(10**6):
                 if n == after:
                     timer = threading.Timer(float(rng.uniform(0.0, 0.05)), proc.kill)
@@ -65,7 +65,7 @@ def _kill_run(tmp: Path, kills: int, seed: int, n_labels: int = 30, most_before:
                 y = made.truth[it["item_id"]]
                 status, r = c.call("POST", "answer", {"item_id": it["item_id"],
                                                       "levels": [y + 1], "next": True,
-                                                      "ahead": 1})
+                                                      "ahead": 2})
                 assert status == 200, r
                 acked[it["item_id"]] = y
         except (OSError, http.client.HTTPException):  # the server died under the request

@@ -207,7 +207,7 @@
   // again every 2 s. The draw of a new batch waits for the last answer of the batch,
   // as in the terminal.
 
-  const AHEAD = 1;                 // items held beyond the one shown
+  const AHEAD = 2;                 // items held beyond the one shown
   const OUTBOX_KEY = "activetest-outbox:" + location.pathname;
   let queue = [];                  // items held beyond the one shown, in order
   let outbox = [];                 // answers not yet confirmed: {annotator, item_id, levels}
