@@ -31,7 +31,12 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT))
 
 from tests.web import browser_support as bs  # noqa: E402
-from tests.web.web_support import classification, graded, running  # noqa: E402
+from tests.web.web_support import (  # noqa: E402
+    classification,
+    graded,
+    running,
+    start_child,
+)
 
 from activetest.session.workflow import Session  # noqa: E402
 
@@ -75,29 +80,33 @@ def web_run(root: Path, n: int) -> tuple[list[float], list[float], list[float], 
     selenium's own round trips)."""
     m = classification(root)
     driver = bs.chromium()
+    # the server as people run it: its own process (`activetest serve`), as the terminal
+    # labeller is its own process, not threads sharing this script's interpreter
+    proc, url = start_child(m.db, root, "--batch", "10")
     try:
-        with running(m.db, batch=10) as server:
-            item = bs.sign_in(driver, server.url, "alice")
-            times = []
-            for _ in range(n):
-                t0 = time.perf_counter()
-                bs.press(driver, str(m.truth[item] + 1))
-                item = bs.wait_for(driver, ("ready", "done"), not_item=item)
-                times.append(time.perf_counter() - t0)
-            from selenium.webdriver.support.ui import WebDriverWait
+        item = bs.sign_in(driver, url, "alice")
+        times = []
+        for _ in range(n):
+            t0 = time.perf_counter()
+            bs.press(driver, str(m.truth[item] + 1))
+            item = bs.wait_for(driver, ("ready", "done"), not_item=item)
+            times.append(time.perf_counter() - t0)
+        from selenium.webdriver.support.ui import WebDriverWait
 
-            WebDriverWait(driver, 30, poll_frequency=0.02).until(  # every answer confirmed
-                lambda d: d.execute_script("return window.activetestSaveTimings.length") >= n)
-            page = [x / 1000 for x in driver.execute_script("return window.activetestTimings")]
-            saved = [x / 1000 for x in driver.execute_script(
-                "return window.activetestSaveTimings")]
-            calls = driver.execute_script(
-                "return performance.getEntriesByType('resource')"
-                ".filter((e) => e.name.endsWith('/api/answer'))"
-                ".map((e) => [e.responseEnd - e.startTime,"
-                " e.serverTiming.length ? e.serverTiming[0].duration : null])")
+        WebDriverWait(driver, 30, poll_frequency=0.02).until(  # every answer confirmed
+            lambda d: d.execute_script("return window.activetestSaveTimings.length") >= n)
+        page = [x / 1000 for x in driver.execute_script("return window.activetestTimings")]
+        saved = [x / 1000 for x in driver.execute_script(
+            "return window.activetestSaveTimings")]
+        calls = driver.execute_script(
+            "return performance.getEntriesByType('resource')"
+            ".filter((e) => e.name.endsWith('/api/answer'))"
+            ".map((e) => [e.responseEnd - e.startTime,"
+            " e.serverTiming.length ? e.serverTiming[0].duration : null])")
     finally:
         driver.quit()
+        proc.terminate()  # SIGTERM: it stops as on Ctrl-C
+        proc.communicate(timeout=60)
     with Session.open(m.db) as s:
         assert len(s.labels()) == n
     trip = [x[0] / 1000 for x in calls]

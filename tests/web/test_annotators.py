@@ -114,6 +114,26 @@ def test_items_held_ahead_keep_the_terminal_draws_and_are_nobody_elses(tmp_path:
     assert web_acq == ref_acq and done == [i for i, _ in ref_acq]
 
 
+def test_answers_sent_together_are_one_commit_each_stored_or_refused_alone(
+        tmp_path: Path) -> None:
+    made = classification(tmp_path)
+    with Session.open(made.db) as s, Session.open(made.db) as terminal:
+        a = Annotators(s, batch=5, budget=5)
+        held = a.held("alice", ahead=2)
+        x, y, z = (it.item_id for it in held)
+        terminal.add_label(y, 0, source="cli")  # labelled elsewhere meanwhile
+        results, nxt = a.answers_and_held(
+            "alice", [(x, [made.truth[x]]), (y, [1]), (z, [made.truth[z]])], ahead=2)
+        assert [len(r) if isinstance(r, list) else "refused" for r in results] == [
+            1, "refused", 1]
+        assert "meanwhile" in str(results[1])
+        assert [it.item_id for it in nxt] == [a_.item_id for a_ in s.acquisitions()][3:5]
+        # committed: the other connection sees both answers and the terminal's label
+        assert terminal.labels() == {x: made.truth[x], y: 0, z: made.truth[z]}
+        again, _ = a.answers_and_held("alice", [(x, [made.truth[x]])])  # a resend
+        assert again == [[]]  # stored once
+
+
 def test_a_held_item_comes_back_on_reload_and_a_lapsed_claim_goes_to_another(
         tmp_path: Path) -> None:
     made = classification(tmp_path)

@@ -63,10 +63,9 @@ def _kill_run(tmp: Path, kills: int, seed: int, n_labels: int = 30, most_before:
                     break
                 it = r["item"]
                 y = made.truth[it["item_id"]]
-                status, r = c.call("POST", "answer", {"item_id": it["item_id"],
-                                                      "levels": [y + 1], "next": True,
-                                                      "ahead": 2})
-                assert status == 200, r
+                status, r = c.call("POST", "answers", {"answers": [
+                    {"item_id": it["item_id"], "levels": [y + 1]}], "ahead": 2})
+                assert status == 200 and r["results"][0].get("saved") == 1, r
                 acked[it["item_id"]] = y
         except (OSError, http.client.HTTPException):  # the server died under the request
             pass  # (connection reset or refused, a reply cut short)

@@ -84,6 +84,14 @@ def test_api_errors_are_one_clear_message(tmp_path: Path) -> None:
             status, data = c.call("POST", "answer", {"item_id": it["item_id"],
                                                      "levels": levels})
             assert status == 400 and data["error"], levels
+        for body in ({"answers": None}, {"answers": []}, {"answers": [1]},
+                     {"answers": [{"item_id": it["item_id"], "levels": [9]}], "ahead": 9},
+                     {"answers": [{"item_id": it["item_id"]}]}):
+            status, data = c.call("POST", "answers", body)
+            assert status == 400 and data["error"], body
+        status, data = c.call("POST", "answers", {"answers": [
+            {"item_id": it["item_id"], "levels": [9]}]})  # refused alone, with the reason
+        assert status == 200 and "expected 1 level" in data["results"][0]["error"]
         status, _, body = _get(server.url + "api/next", b"not json")
         assert status == 400 and b"JSON" in body
         status, _, body = _get(server.url + "api/next", b'{"annotator": "a"}', "text/plain")

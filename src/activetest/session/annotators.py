@@ -634,6 +634,39 @@ class Annotators:
             raise failed
         return rows, items
 
+    def answers_and_held(self, annotator: str,
+                         answers: Sequence[tuple[str, Sequence[int]]], ahead: int = 0,
+                         ) -> tuple[list[list[Annotation] | LabelError], list[Assignment]]:
+        """Several answers of one annotator (``(item_id, levels)``, in the order given),
+        then :meth:`held`, in ONE transaction: what the page sends when answers waited
+        behind a slow reply (one commit for them all). Each answer is :meth:`answer`'s,
+        in a savepoint of its own: one refused (a :class:`LabelError`, given back in its
+        place) leaves the others stored.
+        """
+        results: list[list[Annotation] | LabelError] = []
+        failed: Exception | None = None
+        items: list[Assignment] = []
+        with self._transaction() as c:
+            for item_id, levels in answers:
+                c.execute("SAVEPOINT one_answer")
+                try:
+                    results.append(self.answer(annotator, item_id, levels))
+                except LabelError as exc:
+                    c.execute("ROLLBACK TO one_answer")
+                    results.append(exc)
+                c.execute("RELEASE one_answer")
+            c.execute("SAVEPOINT next_item")
+            try:
+                items = self.held(annotator, ahead)
+            except Exception as exc:  # the answers stand; the next item is asked again
+                c.execute("ROLLBACK TO next_item")
+                self._acq = []  # a draw in it is undone
+                failed = exc
+            c.execute("RELEASE next_item")
+        if failed is not None:
+            raise failed
+        return results, items
+
     def undo(self, annotator: str) -> Assignment | None:
         """Undo ``annotator``'s last answer (kept, marked undone), settle the item again
         and give it back to them; None when they have nothing to undo."""

@@ -16,6 +16,9 @@ API (JSON in, JSON out; errors: ``{"error": "..."}`` with status 400):
 * ``POST api/answer {annotator, item_id, levels, next, ahead}``: levels 1..C, one per
   answer shown, in the order shown; committed before the reply; with ``next`` the
   reply carries what ``api/next`` would (the same commit).
+* ``POST api/answers {annotator, answers: [{item_id, levels}], ahead}``: answers that
+  waited behind a slow reply, in one commit, each stored or refused on its own
+  (``results``: ``saved`` or ``error`` per answer), then what ``api/next`` would.
 * ``POST api/undo {annotator}``: undo their last answer; the item comes back.
 * ``POST api/skip {annotator, item_id, next, ahead}``: set it aside for a second look.
 * ``GET api/progress``: draws, labels, the estimate with its fixed-budget and
@@ -213,6 +216,17 @@ class LabelServer:
             rows, held = a.answer_and_held(who, str(body.get("item_id")), _levels(body),
                                            _ahead(body))
             return {"saved": len(rows), "again": not rows, **_held(held)}
+        if (method, name) == ("POST", "answers"):
+            raw = body.get("answers")
+            if not isinstance(raw, list) or not 1 <= len(raw) <= 100 or not all(
+                    isinstance(x, dict) for x in raw):
+                raise ValueError("answers must be a list of 1 to 100 {item_id, levels}")
+            given = [(str(x.get("item_id")), _levels(x)) for x in raw]
+            results, held = a.answers_and_held(who, given, _ahead(body))
+            return {"results": [
+                {"item_id": iid, "error": str(r)} if isinstance(r, Exception) else
+                {"item_id": iid, "saved": len(r), "again": not r}
+                for (iid, _), r in zip(given, results, strict=True)], **_held(held)}
         if (method, name) == ("POST", "undo"):
             item = a.undo(who)
             return {"item": None if item is None else asdict(item)}
@@ -249,7 +263,7 @@ class LabelServer:
 
 
 _CALLS = frozenset({("GET", "state"), ("GET", "progress"), ("POST", "hello"), ("POST", "next"),
-                    ("POST", "answer"), ("POST", "undo"), ("POST", "skip"),
+                    ("POST", "answer"), ("POST", "answers"), ("POST", "undo"), ("POST", "skip"),
                     ("POST", "disagreements"), ("POST", "adjudicate")})
 
 

@@ -268,18 +268,22 @@
 
   function sleep(ms) { return new Promise((ok) => setTimeout(ok, ms)); }
 
-  async function send(entry) {
+  // every answer waiting to be sent, in one call (one commit): usually the one just
+  // given; several when they waited behind a slow reply
+  async function flush() {
+    const batch = outbox.slice();
+    if (!batch.length) { return; }  // an earlier call sent them
     let r;
     for (;;) {
       try {
-        r = await api("POST", "answer", { annotator: entry.annotator, item_id: entry.item_id,
-                                          levels: entry.levels, next: true, ahead: AHEAD });
+        r = await api("POST", "answers", { annotator: me.annotator, ahead: AHEAD,
+          answers: batch.map((e) => ({ item_id: e.item_id, levels: e.levels })) });
         break;
       } catch (e) {
-        if (!e.network) {  // not saved (labelled meanwhile, ...): say why and go on
-          outbox = outbox.filter((x) => x !== entry);
+        if (!e.network) {  // refused as a whole (the server is stopping, ...): say why
+          outbox = outbox.filter((x) => !batch.includes(x));
           keepOutbox();
-          say(e.message, "error");
+          say(e.message + " (" + batch.length + " answer(s) not saved)", "error");
           if (!item && !outbox.length) {
             adopt(await api("POST", "next", { annotator: me.annotator, ahead: AHEAD }));
           }
@@ -290,11 +294,17 @@
         await sleep(2000);
       }
     }
-    outbox = outbox.filter((x) => x !== entry);
+    outbox = outbox.filter((x) => !batch.includes(x));
     keepOutbox();
-    if (entry.at !== undefined) { window.activetestSaveTimings.push(performance.now() - entry.at); }
-    say("saved item " + entry.item_id + ": " +
-        entry.levels.map((k) => state.levels[k - 1]).join(", "), "ok");
+    const refused = [];
+    r.results.forEach((res, k) => {
+      const entry = batch[k];
+      if (res.error) { refused.push(res.error); return; }
+      if (entry.at !== undefined) { window.activetestSaveTimings.push(performance.now() - entry.at); }
+      say("saved item " + entry.item_id + ": " +
+          entry.levels.map((v) => state.levels[v - 1]).join(", "), "ok");
+    });
+    if (refused.length) { say(refused.join("; "), "error"); }  // not saved: why
     adopt(r);
   }
 
@@ -322,7 +332,7 @@
     entry.at = pressed;   // not stored: a time of this page only
     say("saving item " + id + " \u2026");
     advance();
-    later(() => send(entry));
+    later(flush);
   }
 
   function undo() {
@@ -408,11 +418,9 @@
     let kept = [];
     try { kept = JSON.parse(sessionStorage.getItem(OUTBOX_KEY) || "[]"); } catch (e) { kept = []; }
     // answers given before a reload and not confirmed: sent again (stored once)
-    for (const entry of kept.filter((x) => x && x.annotator === me.annotator)) {
-      outbox.push(entry);
-      later(() => send(entry));
-    }
+    outbox = kept.filter((x) => x && x.annotator === me.annotator);
     keepOutbox();
+    later(flush);
     await next();
   }
 
