@@ -199,9 +199,9 @@
 
   // ---------------------------------------------------------------- actions
   //
-  // The page keeps the next item at hand (the server claims it for this person with the
-  // one shown): an answer shows it at once and is sent behind, one call at a time, in
-  // order. "saved" is said only when the server has committed the answer; until then
+  // The page keeps the next items at hand (the server claims them for this person with
+  // the one shown): an answer shows the next at once and is sent behind, one call at a
+  // time, in order (answers that waited behind a slow reply go together). "saved" is said only when the server has committed the answer; until then
   // the answer is kept in this tab (sessionStorage), so a reload sends it again (an
   // answer sent twice is stored once), and a server that does not answer is asked
   // again every 2 s. The draw of a new batch waits for the last answer of the batch,
