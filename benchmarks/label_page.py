@@ -5,12 +5,17 @@ through a pseudo-terminal with single key presses), on the same session.
     python benchmarks/label_page.py --screenshots docs/labelling   # the PNGs of docs/labelling.md
     python benchmarks/label_page.py --timing --labels 40 --repeats 3
 
-Time per label is the wall time from a key press to the next item on screen (the
-answer saved, the next item claimed, a batch drawn every 10 items, the page drawn),
-averaged over the labels of a run; the terminal's is the same interval between its
-prompts. Both run the adaptive design on the same 60-item pool (prediction tables),
-batches of 10, one after the other, repeated; medians reported. The machine is shared:
-the ratio of the two, measured side by side, is the number to read.
+Time per label is the wall time from a key press to the next item on screen,
+averaged over the labels of a run (the page shows the next item it holds at hand; at
+the end of a batch it waits for the answer and the draw of the next). The terminal's
+is the interval between its prompts, and also with each batch's start (the next
+`activetest label --n 10` started, the batch drawn, its first prompt) added to the
+label before it. The page's server runs as its own process (`activetest serve`). The
+page also reports, per label, the key press to "saved" (the answer committed), and each
+answer call's round trip and time in the server (Server-Timing). Both flows run the
+adaptive design on the same 60-item pool (prediction tables), batches of 10, one after
+the other, repeated; medians reported, with CPU seconds. The machine is shared: the
+ratio of the two, measured side by side, is the number to read.
 """
 
 from __future__ import annotations
@@ -31,7 +36,12 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT))
 
 from tests.web import browser_support as bs  # noqa: E402
-from tests.web.web_support import classification, graded, running  # noqa: E402
+from tests.web.web_support import (  # noqa: E402
+    classification,
+    graded,
+    running,
+    start_child,
+)
 
 from activetest.session.workflow import Session  # noqa: E402
 
@@ -65,27 +75,48 @@ def screenshots(out: Path) -> list[Path]:
     return paths
 
 
-def web_run(root: Path, n: int) -> tuple[list[float], list[float]]:
-    """Seconds from each key press to the next item shown, in headless Chromium: as the
-    page measures it (``performance.now()`` at the key and after the next item is drawn)
-    and as the driving script sees it (with selenium's own round trips)."""
+def web_run(root: Path, n: int) -> tuple[list[float], list[float], list[float], list[float],
+                                        list[float]]:
+    """Seconds per label in headless Chromium: from each key press to the next item
+    shown, as the page measures it (``performance.now()`` at the key and after the next
+    item is drawn); from the key press to the answer confirmed saved (the server's
+    reply: committed); each answer call's round trip and the server's time in it
+    (``Server-Timing``); and key to next item as the driving script sees it (with
+    selenium's own round trips)."""
     m = classification(root)
     driver = bs.chromium()
+    # the server as people run it: its own process (`activetest serve`), as the terminal
+    # labeller is its own process, not threads sharing this script's interpreter
+    proc, url = start_child(m.db, root, "--batch", "10")
     try:
-        with running(m.db, batch=10) as server:
-            item = bs.sign_in(driver, server.url, "alice")
-            times = []
-            for _ in range(n):
-                t0 = time.perf_counter()
-                bs.press(driver, str(m.truth[item] + 1))
-                item = bs.wait_for(driver, ("ready", "done"), not_item=item)
-                times.append(time.perf_counter() - t0)
-            page = [x / 1000 for x in driver.execute_script("return window.activetestTimings")]
+        item = bs.sign_in(driver, url, "alice")
+        times = []
+        for _ in range(n):
+            t0 = time.perf_counter()
+            bs.press(driver, str(m.truth[item] + 1))
+            item = bs.wait_for(driver, ("ready", "done"), not_item=item)
+            times.append(time.perf_counter() - t0)
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        WebDriverWait(driver, 30, poll_frequency=0.02).until(  # every answer confirmed
+            lambda d: d.execute_script("return window.activetestSaveTimings.length") >= n)
+        page = [x / 1000 for x in driver.execute_script("return window.activetestTimings")]
+        saved = [x / 1000 for x in driver.execute_script(
+            "return window.activetestSaveTimings")]
+        calls = driver.execute_script(
+            "return performance.getEntriesByType('resource')"
+            ".filter((e) => /\\/api\\/answers?$/.test(e.name))"
+            ".map((e) => [e.responseEnd - e.startTime,"
+            " e.serverTiming.length ? e.serverTiming[0].duration : null])")
     finally:
         driver.quit()
+        proc.terminate()  # SIGTERM: it stops as on Ctrl-C
+        proc.communicate(timeout=60)
     with Session.open(m.db) as s:
         assert len(s.labels()) == n
-    return page[-n + 1:], times  # the last answer shows "done", not an item
+    trip = [x[0] / 1000 for x in calls]
+    server = [x[1] / 1000 for x in calls if x[1] is not None]
+    return page[-n:], saved[-n:], trip[-n:], server[-n:], times
 
 
 def _read_until(fd: int, marker: bytes, timeout: float = 60.0) -> bytes:
@@ -107,23 +138,29 @@ def _read_until(fd: int, marker: bytes, timeout: float = 60.0) -> bytes:
     return buf
 
 
-def terminal_run(root: Path, n: int) -> list[float]:
+def terminal_run(root: Path, n: int) -> tuple[list[float], list[float]]:
     """Seconds between the terminal labeller's prompts, one key press each
-    (`activetest label S.db --n 10`, run n/10 times: a batch each)."""
+    (`activetest label S.db --n 10`, run n/10 times: a batch each); and the same with
+    each batch's start added to the last label before it (from starting the next
+    `activetest label` to its first prompt: the start-up and the draw), i.e. the key
+    press to the next item on screen, as the page's time is measured."""
     m = classification(root)
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "NO_COLOR": "1", "COLUMNS": "120",
            "TERM": "dumb"}
     times: list[float] = []
+    with_starts: list[float] = []
     while len(times) < n:
         with Session.open(m.db) as s:
-            pending = [a.item_id for a in s.pending()]
             k = min(10, n - len(times))
+        t_start = time.perf_counter()
         pid, fd = pty.fork()
         if pid == 0:  # the child: the terminal labeller on a real terminal
             os.execvpe(sys.executable, [sys.executable, "-m", "activetest", "label",
                                         str(m.db), "--n", str(k)], env)
         try:
             _read_until(fd, b"> ")
+            if with_starts:
+                with_starts[-1] += time.perf_counter() - t_start
             with Session.open(m.db) as s:
                 pending = [a.item_id for a in s.pending()]
             for item in pending:
@@ -131,12 +168,20 @@ def terminal_run(root: Path, n: int) -> list[float]:
                 os.write(fd, str(m.truth[item] + 1).encode())
                 _read_until(fd, b"> " if item != pending[-1] else b"still pending")
                 times.append(time.perf_counter() - t0)
+                with_starts.append(times[-1])
         finally:
             os.waitpid(pid, 0)
             os.close(fd)
     with Session.open(m.db) as s:
         assert len(s.labels()) == n
-    return times
+    return times, with_starts
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and its waited-for children so far (the browser and
+    chromedriver are counted once they exit: each run quits its own)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
 
 
 def main() -> None:
@@ -153,13 +198,24 @@ def main() -> None:
         for p in screenshots(args.screenshots):
             print(f"wrote {p}")
     if args.timing:
-        runs: dict[str, list[list[float]]] = {"page": [], "script": [], "terminal": []}
+        runs: dict[str, list[list[float]]] = {k: [] for k in (
+            "page", "saved", "trip", "server", "script", "terminal", "terminal+starts")}
+        cpu: dict[str, float] = {"page": 0.0, "terminal": 0.0}
         for r in range(args.repeats):
             tmp = Path(tempfile.mkdtemp(prefix="activetest-timing-"))
-            page, script = web_run(tmp / f"w{r}", args.labels)
+            c0 = _cpu()
+            page, saved, trip, server, script = web_run(tmp / f"w{r}", args.labels)
+            c1 = _cpu()
             runs["page"].append(page)
+            runs["saved"].append(saved)
+            runs["trip"].append(trip)
+            runs["server"].append(server)
             runs["script"].append(script)
-            runs["terminal"].append(terminal_run(tmp / f"t{r}", args.labels))
+            term, term_starts = terminal_run(tmp / f"t{r}", args.labels)
+            runs["terminal"].append(term)
+            runs["terminal+starts"].append(term_starts)
+            cpu["page"] += c1 - c0
+            cpu["terminal"] += _cpu() - c1
             print(f"repeat {r + 1}: " + ", ".join(
                 f"{k} mean {1000 * statistics.mean(v[-1]):.1f} median "
                 f"{1000 * statistics.median(v[-1]):.1f} ms" for k, v in runs.items()),
@@ -173,15 +229,27 @@ def main() -> None:
 
         ratio = (statistics.median(statistics.median(x) for x in runs["page"])
                  / statistics.median(statistics.median(x) for x in runs["terminal"]))
+        mean_ratio = (statistics.median(statistics.mean(x) for x in runs["page"])
+                      / statistics.median(statistics.mean(x) for x in runs["terminal"]))
         print(f"\n| flow ({args.repeats} runs of {args.labels} labels) | mean ms per label "
               f"(median of runs) | median ms per label (median of runs) |\n|---|---|---|\n"
-              f"| page, as it measures itself (key press to the next item drawn) | "
+              f"| page: key press to the next item on screen (as the page measures it) | "
               f"{cell('page')} |\n"
-              f"| page, as the selenium script sees it (its round trips included) | "
+              f"| page: key press to the answer confirmed saved (committed) | "
+              f"{cell('saved')} |\n"
+              f"| page: the answer call's round trip (fetch, resource timing) | "
+              f"{cell('trip')} |\n"
+              f"| page: the server's time in it (Server-Timing: answer, commit, next items) | "
+              f"{cell('server')} |\n"
+              f"| page, key to next item as the selenium script sees it (its round trips) | "
               f"{cell('script')} |\n"
               f"| terminal (`activetest label`, pty, single keys, prompt to prompt) | "
-              f"{cell('terminal')} |\n\n"
-              f"ratio of the medians, page / terminal: {ratio:.2f}; load average at the end: "
+              f"{cell('terminal')} |\n"
+              f"| terminal, key press to the next item on screen (each batch's start-up "
+              f"and draw included) | {cell('terminal+starts')} |\n\n"
+              f"page / terminal, key to next item: means {mean_ratio:.2f}, medians {ratio:.2f}; "
+              f"CPU seconds of the whole run (this process, its children, the browser): page "
+              f"{cpu['page']:.1f}, terminal {cpu['terminal']:.1f}; load average at the end: "
               f"{os.getloadavg()[0]:.1f} ({os.cpu_count()} cores)")
     if not args.screenshots and not args.timing:
         ap.print_help()

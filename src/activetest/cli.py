@@ -627,6 +627,10 @@ def serve(
     target_width: Annotated[float | None, typer.Option(
         "--target-width", help="Say \"you may stop now\" when the anytime interval is this "
                                "narrow.", show_default=False)] = None,
+    claim_seconds: Annotated[float, typer.Option(
+        "--claim-seconds", help="How long an item given to one annotator stays theirs "
+                                "before it may go to another (an answer after that is "
+                                "still stored).")] = 600.0,
     busy_timeout: Timeout = 5.0,
 ) -> None:
     """Label in the browser: a local page (keys 1..C, u undo, s skip, ? help) for one or
@@ -637,6 +641,7 @@ def serve(
     run_server(session, host=host, port=port, budget=n, batch=batch, overlap=overlap,
                reviews=reviews, resolve=resolve.value, adjudicators=adjudicator or (),
                show_guess=show_guess, target_width=target_width, busy_timeout=busy_timeout,
+               claim_seconds=claim_seconds,
                announce=lambda url: _out.print(f"labelling page: {url}  (Ctrl-C stops it; "
                                                f"every answer is saved at once)"))
 

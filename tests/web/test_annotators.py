@@ -80,6 +80,60 @@ def test_two_annotators_never_get_the_same_next_item(tmp_path: Path) -> None:
             k: v for k, v in s.labels().items()}
 
 
+def test_items_held_ahead_keep_the_terminal_draws_and_are_nobody_elses(tmp_path: Path) -> None:
+    """The page holds the item after the one shown (``ahead``): one annotator still makes
+    exactly the draws of `activetest label --n 10` run three times (a batch is drawn
+    only once every item of the last one is answered), and what one holds ahead is
+    never another's next item."""
+    made = classification(tmp_path / "web")
+    ref = classification(tmp_path / "ref")
+    with Session.open(made.db) as s:
+        a = Annotators(s, batch=10, budget=30)
+        held = a.held("alice", ahead=1)
+        assert len(held) == 2 and held[0].step < held[1].step
+        assert a.held("alice", ahead=1) == held  # a reload: the same two, renewed
+        b = a.next_item("bob")  # bob never gets what alice holds
+        assert b is not None and b.step == held[1].step + 1
+        a.release("bob")
+        done, drawn_at = [], []
+        while held:
+            it = held[0]
+            n_before = s.store.n_acquired()
+            _, held = a.answer_and_held("alice", it.item_id, [made.truth[it.item_id]], 1)
+            done.append(it.item_id)
+            if s.store.n_acquired() > n_before:
+                drawn_at.append(len(done))
+        assert drawn_at == [10, 20]  # each batch drawn after the last label of the one before
+        web_acq = [(x.item_id, x.q) for x in s.acquisitions()]
+    with Session.open(ref.db) as s:
+        for _ in range(3):
+            s.select(10)
+            for p in s.pending():
+                s.add_label(p.item_id, ref.truth[p.item_id], source="cli")
+        ref_acq = [(x.item_id, x.q) for x in s.acquisitions()]
+    assert web_acq == ref_acq and done == [i for i, _ in ref_acq]
+
+
+def test_answers_sent_together_are_one_commit_each_stored_or_refused_alone(
+        tmp_path: Path) -> None:
+    made = classification(tmp_path)
+    with Session.open(made.db) as s, Session.open(made.db) as terminal:
+        a = Annotators(s, batch=5, budget=5)
+        held = a.held("alice", ahead=2)
+        x, y, z = (it.item_id for it in held)
+        terminal.add_label(y, 0, source="cli")  # labelled elsewhere meanwhile
+        results, nxt = a.answers_and_held(
+            "alice", [(x, [made.truth[x]]), (y, [1]), (z, [made.truth[z]])], ahead=2)
+        assert [len(r) if isinstance(r, list) else "refused" for r in results] == [
+            1, "refused", 1]
+        assert "meanwhile" in str(results[1])
+        assert [it.item_id for it in nxt] == [a_.item_id for a_ in s.acquisitions()][3:5]
+        # committed: the other connection sees both answers and the terminal's label
+        assert terminal.labels() == {x: made.truth[x], y: 0, z: made.truth[z]}
+        again, _ = a.answers_and_held("alice", [(x, [made.truth[x]])])  # a resend
+        assert again == [[]]  # stored once
+
+
 def test_a_held_item_comes_back_on_reload_and_a_lapsed_claim_goes_to_another(
         tmp_path: Path) -> None:
     made = classification(tmp_path)

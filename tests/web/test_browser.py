@@ -197,8 +197,50 @@ def test_an_answer_not_saved_says_why_and_moves_on(driver: Any, tmp_path: Path) 
             terminal.add_label(item, 0, source="cli")
         bs.press(driver, "2")
         nxt = bs.wait_for(driver, "ready", not_item=item)
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        # the next item shows at once; the refusal follows, with the reason
+        WebDriverWait(driver, 30).until(
+            lambda d: "not saved" in d.find_element("id", "message").text)
         message = driver.find_element("id", "message").text
         assert "meanwhile" in message and "not saved" in message
-        assert nxt != item
+        assert nxt != item and bs.page_state(driver)[1] == nxt
+        assert driver.execute_script("return document.body.dataset.saving") == "0"
     with Session.open(made.db) as s:
         assert s.labels() == {item: 0}
+
+
+def test_the_next_item_shows_at_once_and_an_unsent_answer_survives_a_reload(
+        driver: Any, tmp_path: Path) -> None:
+    """The item after an answer is on screen before the server confirms the answer
+    ("saved" comes after); an answer still waiting to be sent when the page is reloaded
+    is sent again from the tab's storage, and stored once."""
+    import sqlite3
+
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    made = classification(tmp_path)
+    with running(made.db, batch=5, busy_timeout=60.0) as server:
+        _fresh(driver)
+        first = bs.sign_in(driver, server.url, "frank")
+        lock = sqlite3.connect(made.db, timeout=30)  # another writer holds the file:
+        lock.execute("BEGIN IMMEDIATE")               # no answer can commit meanwhile
+        try:
+            bs.press(driver, str(made.truth[first] + 1))
+            second = bs.wait_for(driver, "ready", not_item=first)  # shown, not yet saved
+            assert "saving" in driver.find_element("id", "message").text
+            bs.press(driver, str(made.truth[second] + 1))  # waits behind the first
+            WebDriverWait(driver, 30).until(
+                lambda d: d.execute_script("return document.body.dataset.saving") == "2")
+            driver.refresh()  # the second answer was never sent: only the tab has it
+        finally:
+            lock.rollback()
+            lock.close()
+        third = bs.wait_for(driver, "ready")
+        WebDriverWait(driver, 30).until(
+            lambda d: d.execute_script("return document.body.dataset.saving") == "0")
+        assert third not in (first, second)
+    with Session.open(made.db) as s:
+        assert s.labels() == {first: made.truth[first], second: made.truth[second]}
+        rows = Annotators(s).annotations(include_undone=True)
+        assert sorted(r.item_id for r in rows) == sorted([first, second])  # once each

@@ -1,7 +1,8 @@
 """kill -9 of the labelling page's server (a real child process, `activetest serve`) at
 random moments: no answer the page was told is saved is ever lost, and the resumed
 session makes exactly the draws of a run never killed (the adaptive design's, in
-batches). CI runs 10 kills; the slow-marked test runs 50."""
+batches). The client makes the page's calls (the answer with the next items in its
+reply, two held at hand). CI runs 10 kills; the slow-marked test runs 50."""
 
 from __future__ import annotations
 
@@ -46,6 +47,9 @@ def _kill_run(tmp: Path, kills: int, seed: int, n_labels: int = 30, most_before:
         after = int(rng.integers(0, most_before + 1)) if killed < kills else -1
         finished = False
         try:
+            # the page's calls: the next item and two more held at hand, then each answer
+            # with the next items in its reply (the same commit; a batch drawn in it)
+            r = c.ok("POST", "next", {"ahead": 2})
             for n in range(10**6):
                 if n == after:
                     timer = threading.Timer(float(rng.uniform(0.0, 0.05)), proc.kill)
@@ -54,14 +58,14 @@ def _kill_run(tmp: Path, kills: int, seed: int, n_labels: int = 30, most_before:
                     # at most two requests race the kill, however slow the machine: then
                     # wait for it, so every kill costs a bounded number of answers
                     timer.join()
-                it = c.next()
-                if it is None:
+                if r.get("done"):
                     finished = True
                     break
+                it = r["item"]
                 y = made.truth[it["item_id"]]
-                status, data = c.call("POST", "answer", {"item_id": it["item_id"],
-                                                         "levels": [y + 1]})
-                assert status == 200, data
+                status, r = c.call("POST", "answers", {"answers": [
+                    {"item_id": it["item_id"], "levels": [y + 1]}], "ahead": 2})
+                assert status == 200 and r["results"][0].get("saved") == 1, r
                 acked[it["item_id"]] = y
         except (OSError, http.client.HTTPException):  # the server died under the request
             pass  # (connection reset or refused, a reply cut short)

@@ -84,6 +84,14 @@ def test_api_errors_are_one_clear_message(tmp_path: Path) -> None:
             status, data = c.call("POST", "answer", {"item_id": it["item_id"],
                                                      "levels": levels})
             assert status == 400 and data["error"], levels
+        for body in ({"answers": None}, {"answers": []}, {"answers": [1]},
+                     {"answers": [{"item_id": it["item_id"], "levels": [9]}], "ahead": 9},
+                     {"answers": [{"item_id": it["item_id"]}]}):
+            status, data = c.call("POST", "answers", body)
+            assert status == 400 and data["error"], body
+        status, data = c.call("POST", "answers", {"answers": [
+            {"item_id": it["item_id"], "levels": [9]}]})  # refused alone, with the reason
+        assert status == 200 and "expected 1 level" in data["results"][0]["error"]
         status, _, body = _get(server.url + "api/next", b"not json")
         assert status == 400 and b"JSON" in body
         status, _, body = _get(server.url + "api/next", b'{"annotator": "a"}', "text/plain")
@@ -123,6 +131,40 @@ def test_serve_prints_its_url_and_shares_with_a_token(tmp_path: Path) -> None:
         assert s.labels() == {it["item_id"]: 1}
 
 
+def test_claim_seconds_a_lapsed_claim_goes_to_the_next_person_and_late_answers_are_kept(
+        tmp_path: Path) -> None:
+    """`serve --claim-seconds`: while a claim is live nobody else gets the item; once it
+    lapses the next person does; an answer to a lapsed claim is still stored."""
+    import time
+
+    made = classification(tmp_path)
+    claim = 2.0
+    proc, url = start_child(made.db, tmp_path, "--batch", "5", "--claim-seconds", str(claim))
+    try:
+        alice, bob, carol = (Client(url, who) for who in ("alice", "bob", "carol"))
+        t0 = time.monotonic()
+        x = alice.next()
+        y = bob.next()
+        if time.monotonic() - t0 < claim:  # alice's claim was live when bob asked
+            assert y["item_id"] != x["item_id"]
+        assert alice.next()["item_id"] == x["item_id"]  # a reload renews it
+        time.sleep(claim + 0.5)
+        assert carol.next()["item_id"] == x["item_id"]  # lapsed: the next person gets it
+        level = made.truth[x["item_id"]] + 1
+        assert alice.answer(x["item_id"], level)["saved"] == 1  # late, still stored
+        assert carol.answer(x["item_id"], level)["saved"] == 1  # hers too: both kept
+        assert bob.answer(y["item_id"], 1)["saved"] == 1  # lapsed, nobody took it: stored
+    finally:
+        kill9(proc)
+    with Session.open(made.db) as s:
+        assert s.labels() == {x["item_id"]: level - 1, y["item_id"]: 0}
+        from activetest.session.annotators import Annotators
+
+        who = sorted((r.item_id, r.annotator) for r in Annotators(s).annotations())
+        assert who == sorted([(x["item_id"], "alice"), (x["item_id"], "carol"),
+                              (y["item_id"], "bob")])
+
+
 def test_serve_refuses_bad_options_with_one_message(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
@@ -132,7 +174,9 @@ def test_serve_refuses_bad_options_with_one_message(tmp_path: Path) -> None:
     runner = CliRunner()
     for args, what in ((["--overlap", "1.5"], "--overlap"), (["--reviews", "1"], "--reviews"),
                        (["--batch", "0"], "--batch"), (["--target-width", "-1"],
-                                                       "--target-width")):
+                                                       "--target-width"),
+                       (["--claim-seconds", "0"], "--claim-seconds"),
+                       (["--claim-seconds", "nan"], "--claim-seconds")):
         out = runner.invoke(app, ["serve", str(made.db), *args])
         assert out.exit_code == 2 and what in out.output, out.output
         assert "Traceback" not in out.output

@@ -43,10 +43,11 @@ settles it).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -250,6 +251,7 @@ class _ItemState:
     index: int
     item_id: str
     answers: dict[str, list[Annotation]] = field(default_factory=dict)  # role -> rows
+    who: set[str] | None = None  # who answered (not adjudicated), when read without rows
 
 
 class Annotators:
@@ -264,7 +266,10 @@ class Annotators:
         budget: the most items drawn in all (None: the pool).
         resolve: how disagreeing annotators are settled without an adjudicator
             (``skip``, ``latest``, ``majority``).
-        claim_seconds: how long an item given to an annotator stays theirs.
+        claim_seconds: how long an item given to an annotator stays theirs (renewed
+            whenever they ask for items); then it may go to the next person. An answer
+            to a lapsed claim is still stored unless others have given the answers the
+            item asks for meanwhile (then it is refused with that reason).
         show_guess: show the surrogate's guess (default hidden: it can sway people).
     """
 
@@ -282,8 +287,9 @@ class Annotators:
         if resolve not in RESOLVE_RULES:
             raise ValueError(f"--resolve must be one of {', '.join(RESOLVE_RULES)}, got "
                              f"{resolve!r}")
-        if not claim_seconds > 0:
-            raise ValueError(f"claim time must be positive, got {claim_seconds!r}")
+        if not (isinstance(claim_seconds, (int, float)) and 0 < claim_seconds < float("inf")):
+            raise ValueError(f"--claim-seconds must be a positive number of seconds, got "
+                             f"{claim_seconds!r}")
         self.s = session
         self.overlap = float(overlap)
         self.reviews = int(reviews)
@@ -296,6 +302,7 @@ class Annotators:
         #: the roles each item's answer covers: the target's, then compared answers'
         self.roles: tuple[str, ...] = ("target", *(f"compare:{s}" for s in specs))
         self._ids = [it.id for it in session.items()]
+        self._acq: list[Any] = []  # the draws read so far (see _acquisitions)
         if session.store.writable:
             with session.store.transaction() as c:
                 for stmt in SCHEMA.split(";"):
@@ -327,17 +334,64 @@ class Annotators:
             return []
         return _read_annotations(self.s.store, self._ids, include_undone)
 
-    def _state(self, c: Any) -> tuple[list[_ItemState], dict[int, _ItemState]]:
-        acq = self.s.store.acquisitions()
-        states = [_ItemState(a.step, a.index, a.item_id) for a in acq]
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[Any]:
+        """The store's write transaction; should it roll back, the draws read in it are
+        forgotten (they may be undone)."""
+        try:
+            with self.s.store.transaction() as c:
+                yield c
+        except BaseException:
+            self._acq = []
+            raise
+
+    def _acquisitions(self, c: Any) -> list[Any]:
+        """The draws, in step order: the ones read before (draws are only ever appended)
+        and those added since, so that an answer does not re-read every draw."""
+        from activetest.session.store import Acquisition
+
+        n = int(c.execute("SELECT COUNT(*) FROM acquisitions").fetchone()[0])
+        if n == len(self._acq):
+            return self._acq
+        last = self._acq[-1].step if self._acq else 0
+        new = [Acquisition(int(st), int(i), iid, float(q), created)
+               for st, i, iid, q, created in c.execute(
+                   "SELECT a.step, a.idx, i.item_id, a.q, a.created FROM acquisitions a "
+                   "CROSS JOIN items i ON i.idx = a.idx WHERE a.step > ? ORDER BY a.step",
+                   (last,)).fetchall()]
+        if len(self._acq) + len(new) == n:
+            self._acq = self._acq + new
+        else:  # not what appending gives (cannot happen): read them all
+            self._acq = self.s.store.acquisitions()
+        return self._acq
+
+    def _state(self, c: Any) -> list[_ItemState]:
+        """Every drawn item with who answered it (the names only: what finding the next
+        item needs)."""
+        states = [_ItemState(a.step, a.index, a.item_id, who=set())
+                  for a in self._acquisitions(c)]
         by_row = {st.index: st for st in states}
+        for idx, name in c.execute("SELECT idx, annotator FROM annotations WHERE undone IS "
+                                   "NULL AND kind = 'answer'"):
+            st = by_row.get(int(idx))
+            if st is not None and st.who is not None:
+                st.who.add(name)
+        return states
+
+    def _item_state(self, c: Any, row: int | None) -> _ItemState | None:
+        """One drawn item with its answers (None: not a drawn item)."""
+        if row is None:
+            return None
+        step = c.execute("SELECT step FROM acquisitions WHERE idx = ?", (row,)).fetchone()
+        if step is None:
+            return None
+        st = _ItemState(int(step[0]), row, self._ids[row])
         for r in self._rows(c, "SELECT id, idx, role, annotator, label, kind, at FROM "
-                               "annotations WHERE undone IS NULL ORDER BY id"):
-            st = by_row.get(int(r[1]))
-            if st is not None:
-                st.answers.setdefault(r[2], []).append(Annotation(
-                    int(r[0]), int(r[1]), st.item_id, r[2], r[3], int(r[4]), r[5], r[6]))
-        return states, by_row
+                               "annotations WHERE idx = ? AND undone IS NULL ORDER BY id",
+                            (row,)):
+            st.answers.setdefault(r[2], []).append(Annotation(
+                int(r[0]), int(r[1]), st.item_id, r[2], r[3], int(r[4]), r[5], r[6]))
+        return st
 
     def _item_row(self, c: Any, st: _ItemState) -> tuple[int, tuple[str, ...]]:
         """``(need, shown order of the roles)`` of a drawn item: stored the first time."""
@@ -359,6 +413,8 @@ class Annotators:
     @staticmethod
     def _who(st: _ItemState) -> set[str]:
         """Annotators with an answer (not an adjudication) on the item."""
+        if st.who is not None:
+            return st.who
         return {a.annotator for rows in st.answers.values() for a in rows
                 if a.kind == "answer"}
 
@@ -372,43 +428,73 @@ class Annotators:
         others, that they have not answered or set aside; else one they set aside;
         else a new batch is drawn (:meth:`Session.select`) within the budget.
         """
-        who = check_name(annotator)
-        store = self.s.store
-        with store.transaction() as c:
-            t = time.time()
-            c.execute("DELETE FROM annotation_claims WHERE expires < ?", (t,))
-            for _ in range(2):  # the drawn items, then (once) those of a new batch
-                states, _ = self._state(c)
-                labels = store.labels(check=False)
-                claims: dict[int, set[str]] = {}
-                for idx, name in self._rows(c, "SELECT idx, annotator FROM annotation_claims"):
-                    claims.setdefault(int(idx), set()).add(name)
-                skipped = {int(r[0]) for r in self._rows(
-                    c, "SELECT idx FROM annotation_skips WHERE annotator = ?", (who,))}
-                mine = [st for st in states if who in claims.get(st.index, set())]
-                for st in mine:
-                    if self._open(c, st, who, labels, claims, own_claim=True):
-                        return self._claim(c, st, who, again=st.index in skipped)
-                aside = []
-                for st in states:
-                    if not self._open(c, st, who, labels, claims):
-                        continue
-                    if st.index in skipped:
-                        aside.append(st)
-                        continue
-                    return self._claim(c, st, who)
-                if aside:
-                    return self._claim(c, aside[0], who, again=True)
-                left = (self.budget if self.budget is not None else self.s.n_items) - len(states)
-                if left <= 0:
-                    return None
-                self.s.select(min(self.batch, left))  # joins this transaction
-            return None  # pragma: no cover - a new batch always holds an open item
+        held = self.held(annotator)
+        return held[0] if held else None
 
-    def _open(self, c: Any, st: _ItemState, who: str, labels: Mapping[int, Any],
+    def held(self, annotator: str, ahead: int = 0) -> list[Assignment]:
+        """:meth:`next_item`, then up to ``ahead`` more items for ``annotator`` (the
+        ones they hold, then the next open ones), all claimed in ONE transaction (their
+        claims renewed); empty: nothing left.
+
+        The page shows the first and keeps the others at hand, so that the item after
+        an answer is on screen without waiting for the server. A batch is drawn only
+        when the annotator holds no item and none is open (as :meth:`next_item`): the
+        items held ahead never make the design draw before the labels of its batch are
+        in, so one annotator makes exactly the terminal flow's draws.
+        """
+        who = check_name(annotator)
+        if int(ahead) < 0:
+            raise ValueError(f"ahead must be 0 or more items, got {ahead!r}")
+        store = self.s.store
+        with self._transaction() as c:
+            c.execute("DELETE FROM annotation_claims WHERE expires < ?", (time.time(),))
+            for _ in range(2):  # the drawn items, then (once) those of a new batch
+                out = self._pick(c, who, 1 + int(ahead))
+                if out:
+                    return out
+                left = (self.budget if self.budget is not None else self.s.n_items) - \
+                    store.n_acquired()
+                if left <= 0:
+                    return []
+                self.s.select(min(self.batch, left))  # joins this transaction
+            return []  # pragma: no cover - a new batch always holds an open item
+
+    def _pick(self, c: Any, who: str, k: int) -> list[Assignment]:
+        """Up to ``k`` drawn items for ``who`` (claimed): those they hold, then the open
+        ones in draw order, then the ones they set aside; never draws."""
+        states = self._state(c)
+        # whose label each labelled row holds (its source): the page's or another's
+        labels = {int(i): str(src) for i, src in c.execute("SELECT idx, source FROM labels")}
+        claims: dict[int, set[str]] = {}
+        for idx, name in self._rows(c, "SELECT idx, annotator FROM annotation_claims"):
+            claims.setdefault(int(idx), set()).add(name)
+        skipped = {int(r[0]) for r in self._rows(
+            c, "SELECT idx FROM annotation_skips WHERE annotator = ?", (who,))}
+        out: list[Assignment] = []
+        taken: set[int] = set()
+        for st in states:  # held already (a reload, or items kept at hand)
+            if len(out) < k and who in claims.get(st.index, set()) and \
+                    self._open(c, st, who, labels, claims, own_claim=True):
+                out.append(self._claim(c, st, who, again=st.index in skipped))
+                taken.add(st.index)
+        aside = []
+        for st in states:
+            if len(out) >= k:
+                break
+            if st.index in taken or not self._open(c, st, who, labels, claims):
+                continue
+            if st.index in skipped:
+                aside.append(st)
+                continue
+            out.append(self._claim(c, st, who))
+        for st in aside[:k - len(out)]:
+            out.append(self._claim(c, st, who, again=True))
+        return out
+
+    def _open(self, c: Any, st: _ItemState, who: str, labels: Mapping[int, str],
               claims: Mapping[int, set[str]], own_claim: bool = False) -> bool:
-        lab = labels.get(st.index)
-        if lab is not None and not str(lab.source).startswith(_SOURCE):
+        lab = labels.get(st.index)  # the label's source
+        if lab is not None and not lab.startswith(_SOURCE):
             return False  # labelled elsewhere (the terminal, an import)
         answered = self._who(st)
         if who in answered:
@@ -473,10 +559,8 @@ class Annotators:
         who = check_name(annotator, "adjudicator" if adjudicate else "annotator")
         C = len(self.levels)
         levels = [int(v) for v in levels]
-        with self.s.store.transaction() as c:
-            _, by_row = self._state(c)
-            row = self.s.store.index_of(item_id)
-            st = by_row.get(row) if row is not None else None
+        with self._transaction() as c:
+            st = self._item_state(c, self.s.store.index_of(item_id))
             if st is None:
                 raise LabelError(f"item {item_id!r} is not a drawn item of this session")
             need, order = self._item_row(c, st)
@@ -484,10 +568,10 @@ class Annotators:
                 raise LabelError(f"item {item_id!r}: expected {len(order)} level(s) in "
                                  f"1..{C}, got {[v + 1 for v in levels]}")
             given = dict(zip(order, levels, strict=True))
-            lab = self.s.store.labels(check=False).get(st.index)
-            if lab is not None and not str(lab.source).startswith(_SOURCE):
+            lab = self._label_of(c, st.index)
+            if lab is not None and not lab[1].startswith(_SOURCE):
                 raise LabelError(f"item {item_id!r} was labelled "
-                                 f"{self.levels[lab.label]!r} meanwhile ({lab.source}); "
+                                 f"{self.levels[lab[0]]!r} meanwhile ({lab[1]}); "
                                  f"your answer was not saved")
             kind = "adjudication" if adjudicate else "answer"
             if not adjudicate:
@@ -527,26 +611,67 @@ class Annotators:
         Should finding the next item fail, only that part is rolled back (a savepoint)
         and the answer still commits; the error is raised after the commit.
         """
+        rows, held = self.answer_and_held(annotator, item_id, levels)
+        return rows, (held[0] if held else None)
+
+    def answer_and_held(self, annotator: str, item_id: str, levels: Sequence[int],
+                        ahead: int = 0) -> tuple[list[Annotation], list[Assignment]]:
+        """:meth:`answer`, then :meth:`held` (``ahead`` items beyond the next), in ONE
+        transaction, as :meth:`answer_and_next`."""
         failed: Exception | None = None
-        item = None
-        with self.s.store.transaction() as c:
+        items: list[Assignment] = []
+        with self._transaction() as c:
             rows = self.answer(annotator, item_id, levels)
             c.execute("SAVEPOINT next_item")
             try:
-                item = self.next_item(annotator)
+                items = self.held(annotator, ahead)
             except Exception as exc:  # the answer stands; the next item is asked again
                 c.execute("ROLLBACK TO next_item")
+                self._acq = []  # a draw in it is undone
                 failed = exc
             c.execute("RELEASE next_item")
         if failed is not None:
             raise failed
-        return rows, item
+        return rows, items
+
+    def answers_and_held(self, annotator: str,
+                         answers: Sequence[tuple[str, Sequence[int]]], ahead: int = 0,
+                         ) -> tuple[list[list[Annotation] | LabelError], list[Assignment]]:
+        """Several answers of one annotator (``(item_id, levels)``, in the order given),
+        then :meth:`held`, in ONE transaction: what the page sends when answers waited
+        behind a slow reply (one commit for them all). Each answer is :meth:`answer`'s,
+        in a savepoint of its own: one refused (a :class:`LabelError`, given back in its
+        place) leaves the others stored.
+        """
+        results: list[list[Annotation] | LabelError] = []
+        failed: Exception | None = None
+        items: list[Assignment] = []
+        with self._transaction() as c:
+            for item_id, levels in answers:
+                c.execute("SAVEPOINT one_answer")
+                try:
+                    results.append(self.answer(annotator, item_id, levels))
+                except LabelError as exc:
+                    c.execute("ROLLBACK TO one_answer")
+                    results.append(exc)
+                c.execute("RELEASE one_answer")
+            c.execute("SAVEPOINT next_item")
+            try:
+                items = self.held(annotator, ahead)
+            except Exception as exc:  # the answers stand; the next item is asked again
+                c.execute("ROLLBACK TO next_item")
+                self._acq = []  # a draw in it is undone
+                failed = exc
+            c.execute("RELEASE next_item")
+        if failed is not None:
+            raise failed
+        return results, items
 
     def undo(self, annotator: str) -> Assignment | None:
         """Undo ``annotator``'s last answer (kept, marked undone), settle the item again
         and give it back to them; None when they have nothing to undo."""
         who = check_name(annotator)
-        with self.s.store.transaction() as c:
+        with self._transaction() as c:
             row = c.execute("SELECT idx, at FROM annotations WHERE annotator = ? AND "
                             "kind = 'answer' AND undone IS NULL ORDER BY id DESC LIMIT 1",
                             (who,)).fetchone()
@@ -556,13 +681,14 @@ class Annotators:
             c.execute("UPDATE annotations SET undone = ? WHERE idx = ? AND annotator = ? AND "
                       "at = ? AND kind = 'answer' AND undone IS NULL", (now(), idx, who, at))
             self._settle(c, idx, self._ids[idx])
-            _, by_row = self._state(c)
-            return self._claim(c, by_row[idx], who)
+            st = self._item_state(c, idx)
+            assert st is not None  # an answered item is a drawn one
+            return self._claim(c, st, who)
 
     def skip(self, annotator: str, item_id: str) -> None:
         """Set an item aside for a second look (offered again after the others)."""
         who = check_name(annotator)
-        with self.s.store.transaction() as c:
+        with self._transaction() as c:
             row = self.s.store.index_of(item_id)
             if row is None:
                 raise LabelError(f"item {item_id!r} is not in the pool")
@@ -574,7 +700,7 @@ class Annotators:
     def release(self, annotator: str) -> None:
         """Give back every item ``annotator`` holds (they leave the page)."""
         who = check_name(annotator)
-        with self.s.store.transaction() as c:
+        with self._transaction() as c:
             c.execute("DELETE FROM annotation_claims WHERE annotator = ?", (who,))
 
     # ------------------------------------------------------------------ settling
@@ -606,20 +732,29 @@ class Annotators:
                     chosen = settle(votes, self.resolve)
                     value = None if chosen is None else chosen.label
                     source = f"{_SOURCE} ({self.resolve}: {chosen.annotator})" if chosen else ""
-            self._write(idx, item_id, role, value, source)
+            self._write(c, idx, item_id, role, value, source)
 
-    def _write(self, idx: int, item_id: str, role: str, value: int | None, source: str) -> None:
+    @staticmethod
+    def _label_of(c: Any, idx: int) -> tuple[int, str] | None:
+        """``(label, source)`` of one row's session label, or None."""
+        row = c.execute("SELECT label, source FROM labels WHERE idx = ?", (idx,)).fetchone()
+        return None if row is None else (int(row[0]), str(row[1]))
+
+    def _write(self, c: Any, idx: int, item_id: str, role: str, value: int | None,
+               source: str) -> None:
         s = self.s
+        cur: tuple[int, str] | None
         if role == "target":
-            cur = s.store.labels(check=False).get(idx)
+            cur = self._label_of(c, idx)
         else:
-            cur = s.store.judgments(role).get(idx)
+            j = s.store.judgments(role).get(idx)
+            cur = None if j is None else (j.label, j.source)
         if value is None:
             if cur is not None:
-                s.undo(LabelChange(0, idx, item_id, None, cur.label, "remove", cur.source,
+                s.undo(LabelChange(0, idx, item_id, None, cur[0], "remove", cur[1],
                                    "", role), source=f"{_SOURCE} (unsettled)")
             return
-        if cur is not None and cur.label == value:
+        if cur is not None and cur[0] == value:
             return
         if role == "target":
             s.add_labels([(item_id, value)], source=source, overwrite=True)

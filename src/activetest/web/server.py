@@ -10,18 +10,24 @@ API (JSON in, JSON out; errors: ``{"error": "..."}`` with status 400):
 
 * ``GET api/state``: the layout (classification, graded, paired), the levels, the
   task, whether the surrogate's guess is shown.
-* ``POST api/next {annotator}``: the next item for that annotator (claimed), or
-  ``{"done": true}``.
-* ``POST api/answer {annotator, item_id, levels}``: levels 1..C, one per answer
-  shown, in the order shown; committed before the reply.
+* ``POST api/next {annotator, ahead}``: the next item for that annotator (claimed)
+  and up to ``ahead`` (0..5) more they hold at hand (``{"item": ..., "ahead": [...]}``,
+  all claimed; see :meth:`Annotators.held`), or ``{"done": true}``.
+* ``POST api/answer {annotator, item_id, levels, next, ahead}``: levels 1..C, one per
+  answer shown, in the order shown; committed before the reply; with ``next`` the
+  reply carries what ``api/next`` would (the same commit).
+* ``POST api/answers {annotator, answers: [{item_id, levels}], ahead}``: answers that
+  waited behind a slow reply, in one commit, each stored or refused on its own
+  (``results``: ``saved`` or ``error`` per answer), then what ``api/next`` would.
 * ``POST api/undo {annotator}``: undo their last answer; the item comes back.
-* ``POST api/skip {annotator, item_id}``: set it aside for a second look.
+* ``POST api/skip {annotator, item_id, next, ahead}``: set it aside for a second look.
 * ``GET api/progress``: draws, labels, the estimate with its fixed-budget and
   anytime intervals, "you may stop now".
 * ``GET api/disagreements`` and ``POST api/adjudicate {annotator, item_id, levels}``:
   for the adjudicators named at start.
 
-Every session call runs on ONE worker thread that owns the session file's
+API replies carry ``Server-Timing: app;dur=MS`` (the call's time in the server, for
+the page's timings). Every session call runs on ONE worker thread that owns the session file's
 connection (SQLite connections belong to their thread); request threads wait for
 it, so answers are written one after another, each its own transaction.
 """
@@ -33,6 +39,7 @@ import hmac
 import json
 import secrets
 import sys
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
@@ -199,23 +206,34 @@ class LabelServer:
         if (method, name) == ("POST", "hello"):
             return {"annotator": who, "adjudicator": who in self.adjudicators}
         if (method, name) == ("POST", "next"):
-            item = a.next_item(who)
-            return {"done": True} if item is None else {"item": asdict(item)}
+            return _held(a.held(who, _ahead(body)))
         if (method, name) == ("POST", "answer"):
             if not body.get("next"):
                 rows = a.answer(who, str(body.get("item_id")), _levels(body))  # committed
                 return {"saved": len(rows), "again": not rows}
-            # the next item in the same reply and the same commit: one round trip and
-            # one write to disk a label
-            rows, item = a.answer_and_next(who, str(body.get("item_id")), _levels(body))
-            return {"saved": len(rows), "again": not rows,
-                    **({"done": True} if item is None else {"item": asdict(item)})}
+            # the next item(s) in the same reply and the same commit: one round trip
+            # and one write to disk a label
+            rows, held = a.answer_and_held(who, str(body.get("item_id")), _levels(body),
+                                           _ahead(body))
+            return {"saved": len(rows), "again": not rows, **_held(held)}
+        if (method, name) == ("POST", "answers"):
+            raw = body.get("answers")
+            if not isinstance(raw, list) or not 1 <= len(raw) <= 100 or not all(
+                    isinstance(x, dict) for x in raw):
+                raise ValueError("answers must be a list of 1 to 100 {item_id, levels}")
+            given = [(str(x.get("item_id")), _levels(x)) for x in raw]
+            results, held = a.answers_and_held(who, given, _ahead(body))
+            return {"results": [
+                {"item_id": iid, "error": str(r)} if isinstance(r, Exception) else
+                {"item_id": iid, "saved": len(r), "again": not r}
+                for (iid, _), r in zip(given, results, strict=True)], **_held(held)}
         if (method, name) == ("POST", "undo"):
             item = a.undo(who)
             return {"item": None if item is None else asdict(item)}
         if (method, name) == ("POST", "skip"):
             a.skip(who, str(body.get("item_id")))
-            return {"ok": True}
+            return {"ok": True, **(_held(a.held(who, _ahead(body))) if body.get("next")
+                                   else {})}
         if who not in self.adjudicators:
             raise ValueError(f"{who!r} is not an adjudicator of this page (start it with "
                              f"--adjudicator NAME)")
@@ -245,8 +263,22 @@ class LabelServer:
 
 
 _CALLS = frozenset({("GET", "state"), ("GET", "progress"), ("POST", "hello"), ("POST", "next"),
-                    ("POST", "answer"), ("POST", "undo"), ("POST", "skip"),
+                    ("POST", "answer"), ("POST", "answers"), ("POST", "undo"), ("POST", "skip"),
                     ("POST", "disagreements"), ("POST", "adjudicate")})
+
+
+def _held(items: Sequence[Any]) -> dict[str, Any]:
+    """``{"item": the next, "ahead": those after it}``, or ``{"done": true}``."""
+    if not items:
+        return {"done": True}
+    return {"item": asdict(items[0]), "ahead": [asdict(x) for x in items[1:]]}
+
+
+def _ahead(body: dict[str, Any]) -> int:
+    raw = body.get("ahead", 0)
+    if not isinstance(raw, int) or isinstance(raw, bool) or not 0 <= raw <= 5:
+        raise ValueError("ahead must be a number of items from 0 to 5")
+    return raw
 
 
 def _levels(body: dict[str, Any]) -> list[int]:
@@ -271,12 +303,15 @@ def _handler(server: LabelServer) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: Any) -> None:
             pass  # quiet: the terminal shows the URL, not every request
 
-        def _send(self, status: int, body: bytes, ctype: str) -> None:
+        def _send(self, status: int, body: bytes, ctype: str, took: float | None = None,
+                  ) -> None:
             with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # the page left
-                self._reply(status, body, ctype)
+                self._reply(status, body, ctype, took)
 
-        def _reply(self, status: int, body: bytes, ctype: str) -> None:
+        def _reply(self, status: int, body: bytes, ctype: str, took: float | None) -> None:
             self.send_response(status)
+            if took is not None:  # the call's time in the server (the page's timings)
+                self.send_header("Server-Timing", f"app;dur={1000 * took:.2f}")
             self.send_header("Content-Type", ctype)
             self.send_header("Content-Length", str(len(body)))
             self.send_header("Cache-Control", "no-store")
@@ -287,9 +322,9 @@ def _handler(server: LabelServer) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(body)
 
-        def _json(self, status: int, data: Any) -> None:
+        def _json(self, status: int, data: Any, took: float | None = None) -> None:
             self._send(status, json.dumps(data, allow_nan=False, default=str).encode(),
-                       "application/json; charset=utf-8")
+                       "application/json; charset=utf-8", took)
 
         def _route(self) -> str | None:
             path = urlsplit(self.path).path
@@ -328,6 +363,7 @@ def _handler(server: LabelServer) -> type[BaseHTTPRequestHandler]:
                 self._drain()
                 self._send(404, b"not found\n", "text/plain; charset=utf-8")
                 return
+            t0 = time.perf_counter()
             try:
                 body = self._body() if method == "POST" else {}
                 data = server.api(method, rest[4:], body)
@@ -341,7 +377,7 @@ def _handler(server: LabelServer) -> type[BaseHTTPRequestHandler]:
                 print(f"activetest serve: {type(exc).__name__}: {exc}", file=sys.stderr)
                 self._json(500, {"error": f"{type(exc).__name__}: {exc}"})
                 return
-            self._json(200, data)
+            self._json(200, data, time.perf_counter() - t0)
 
         def _drain(self) -> None:
             n = int(self.headers.get("Content-Length") or 0)

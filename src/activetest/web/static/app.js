@@ -25,7 +25,12 @@
       opts.headers["Content-Type"] = "application/json";
       opts.body = JSON.stringify(body);
     }
-    const r = await fetch("api/" + name, opts);
+    let r;
+    try { r = await fetch("api/" + name, opts); } catch (e) {
+      const err = new Error("the server does not answer (" + e.message + ")");
+      err.network = true;
+      throw err;
+    }
     let data;
     try { data = await r.json(); } catch (e) { data = { error: "the server answered " + r.status }; }
     if (!r.ok) { throw new Error(data.error || ("the server answered " + r.status)); }
@@ -193,63 +198,156 @@
   }
 
   // ---------------------------------------------------------------- actions
+  //
+  // The page keeps the next items at hand (the server claims them for this person with
+  // the one shown): an answer shows the next at once and is sent behind, one call at a
+  // time, in order (answers that waited behind a slow reply go together). "saved" is said only when the server has committed the answer; until then
+  // the answer is kept in this tab (sessionStorage), so a reload sends it again (an
+  // answer sent twice is stored once), and a server that does not answer is asked
+  // again every 2 s. The draw of a new batch waits for the last answer of the batch,
+  // as in the terminal.
 
-  async function run(fn) {
+  const AHEAD = 2;                 // items held beyond the one shown
+  const OUTBOX_KEY = "activetest-outbox:" + location.pathname;
+  let queue = [];                  // items held beyond the one shown, in order
+  let outbox = [];                 // answers not yet confirmed: {annotator, item_id, levels}
+  let chain = Promise.resolve();   // the calls to the server, one after another
+  let calls = 0;                   // calls queued or running
+  window.activetestSaveTimings = [];  // ms from the key press to "saved"
+
+  function keepOutbox() {
+    document.body.dataset.saving = String(outbox.length);
+    try { sessionStorage.setItem(OUTBOX_KEY, JSON.stringify(outbox)); } catch (e) { /* private */ }
+  }
+
+  function later(task) {   // the server hears this page's calls in the order they were made
+    calls += 1;
+    chain = chain.then(task).catch((e) => say(e.message, "error")).finally(() => { calls -= 1; });
+    return chain;
+  }
+
+  async function run(fn) {   // a call that shows nothing new until it is answered
     if (busy) { return; }
     busy = true;
     setState("busy");
-    try { await fn(); } catch (e) { say(e.message, "error"); if (item) { setState("ready"); } }
-    finally { busy = false; if (document.body.dataset.state === "busy") { setState("ready"); } }
+    await later(async () => {
+      try { await fn(); } catch (e) { say(e.message, "error"); if (item) { setState("ready"); } }
+      finally { busy = false; if (document.body.dataset.state === "busy" && item) { setState("ready"); } }
+    });
   }
 
-  async function next() {
-    shown(await api("POST", "next", { annotator: me.annotator }));
+  function advance() {      // the next item at hand, or wait for the server's
+    if (queue.length) { render(queue.shift()); return; }
+    item = null;
+    delete document.body.dataset.item;
+    setState("busy");
   }
 
-  function shown(r) {
-    if (r.done) {
-      done("Nothing left to label for you: every drawn item has its answers and the budget " +
-           "is reached (or the pool is drawn). Thank you.");
-    } else { render(r.item); }
+  function adopt(r) {       // the items the server holds for this person now
+    const held = r.item ? [r.item].concat(r.ahead || []) : [];
+    const unsent = new Set(outbox.map((e) => e.item_id));
+    queue = held.filter((x) => !(item && x.item_id === item.item_id) && !unsent.has(x.item_id));
+    if (!item) {
+      if (queue.length) { render(queue.shift()); }
+      else if (!outbox.length && calls <= 1) {
+        done("Nothing left to label for you: every drawn item has its answers and the budget " +
+             "is reached (or the pool is drawn). Thank you.");
+      }
+    }
     refreshProgress();
   }
 
+  function next() {
+    item = null;
+    queue = [];
+    setState("busy");
+    return later(async () => {
+      adopt(await api("POST", "next", { annotator: me.annotator, ahead: AHEAD }));
+    });
+  }
+
+  function sleep(ms) { return new Promise((ok) => setTimeout(ok, ms)); }
+
+  // every answer waiting to be sent, in one call (one commit): usually the one just
+  // given; several when they waited behind a slow reply
+  async function flush() {
+    const batch = outbox.slice();
+    if (!batch.length) { return; }  // an earlier call sent them
+    let r;
+    for (;;) {
+      try {
+        r = await api("POST", "answers", { annotator: me.annotator, ahead: AHEAD,
+          answers: batch.map((e) => ({ item_id: e.item_id, levels: e.levels })) });
+        break;
+      } catch (e) {
+        if (!e.network) {  // refused as a whole (the server is stopping, ...): say why
+          outbox = outbox.filter((x) => !batch.includes(x));
+          keepOutbox();
+          say(e.message + " (" + batch.length + " answer(s) not saved)", "error");
+          if (!item && !outbox.length) {
+            adopt(await api("POST", "next", { annotator: me.annotator, ahead: AHEAD }));
+          }
+          return;
+        }
+        say("the server does not answer: " + outbox.length + " answer(s) not saved yet, " +
+            "kept in this tab and sent again in 2 s", "error");
+        await sleep(2000);
+      }
+    }
+    outbox = outbox.filter((x) => !batch.includes(x));
+    keepOutbox();
+    const refused = [];
+    r.results.forEach((res, k) => {
+      const entry = batch[k];
+      if (res.error) { refused.push(res.error); return; }
+      if (entry.at !== undefined) { window.activetestSaveTimings.push(performance.now() - entry.at); }
+      say("saved item " + entry.item_id + ": " +
+          entry.levels.map((v) => state.levels[v - 1]).join(", "), "ok");
+    });
+    if (refused.length) { say(refused.join("; "), "error"); }  // not saved: why
+    adopt(r);
+  }
+
   function pick(n) {
-    if (!item || busy || n < 1 || n > state.levels.length) { return; }
+    if (!item || n < 1 || n > state.levels.length) { return; }
+    if (mode === "adjudicate" && busy) { return; }
     picks.push(n);
     showPicks();
     if (picks.length < Math.max(1, item.answers.length)) { return; }
     const levels = picks.slice();
     const id = item.item_id;
-    pressed = performance.now();
-    run(async () => {
-      if (mode === "adjudicate") {
+    if (mode === "adjudicate") {
+      run(async () => {
         await api("POST", "adjudicate", { annotator: me.annotator, item_id: id, levels: levels });
         say("settled item " + id, "ok");
         disputes.shift();
         return showDispute();
-      }
-      let r;
-      try {
-        r = await api("POST", "answer", { annotator: me.annotator, item_id: id,
-                                          levels: levels, next: true });
-      } catch (e) {  // not saved (labelled meanwhile, ...): say why, then the next item
-        picks = [];
-        showPicks();
-        say(e.message, "error");
-        shown(await api("POST", "next", { annotator: me.annotator }));
-        return;
-      }
-      say("saved item " + id + ": " + levels.map((k) => state.levels[k - 1]).join(", "), "ok");
-      shown(r);
-    });
+      });
+      return;
+    }
+    pressed = performance.now();
+    const entry = { annotator: me.annotator, item_id: id, levels: levels };
+    outbox.push(entry);
+    keepOutbox();
+    entry.at = pressed;   // not stored: a time of this page only
+    say("saving item " + id + " \u2026");
+    advance();
+    later(flush);
   }
 
   function undo() {
-    run(async () => {
+    later(async () => {
       const r = await api("POST", "undo", { annotator: me.annotator });
-      if (!r.item) { say("nothing to undo"); return; }
+      if (!r.item) {
+        say("nothing to undo");
+        if (!item && !outbox.length) {
+          adopt(await api("POST", "next", { annotator: me.annotator, ahead: AHEAD }));
+        }
+        return;
+      }
       say("undone: item " + r.item.item_id + " is unanswered again", "ok");
+      if (item && item.item_id !== r.item.item_id) { queue.unshift(item); }
+      queue = queue.filter((x) => x.item_id !== r.item.item_id);
       render(r.item);
       refreshProgress();
     });
@@ -258,10 +356,11 @@
   function skip() {
     if (!item) { return; }
     const id = item.item_id;
-    run(async () => {
-      await api("POST", "skip", { annotator: me.annotator, item_id: id });
-      say("set aside item " + id + " (it comes back after the others)");
-      return next();
+    say("set aside item " + id + " (it comes back after the others)");
+    advance();
+    later(async () => {
+      adopt(await api("POST", "skip", { annotator: me.annotator, item_id: id, next: true,
+                                         ahead: AHEAD }));
     });
   }
 
@@ -275,7 +374,7 @@
 
   function adjudicate() {
     if (!me.adjudicator) { return; }
-    if (mode === "adjudicate") { mode = "label"; say(""); run(next); return; }
+    if (mode === "adjudicate") { mode = "label"; say(""); next(); return; }
     mode = "adjudicate";
     run(async () => {
       const r = await api("POST", "disagreements", { annotator: me.annotator });
@@ -302,7 +401,7 @@
     const k = e.key;
     if (k === "?") { toggleHelp(); e.preventDefault(); return; }
     if (k === "Escape") { toggleHelp(false); return; }
-    if (busy) { return; }
+    if (busy && mode === "adjudicate") { return; }
     if (/^[1-9]$/.test(k)) { pick(parseInt(k, 10)); e.preventDefault(); }
     else if (k === "Backspace" && picks.length) { picks.pop(); showPicks(); e.preventDefault(); }
     else if (k === "u" && mode === "label") { undo(); }
@@ -316,7 +415,13 @@
     $("name-form").hidden = true;
     $("who").textContent = "annotator: " + me.annotator + (me.adjudicator ? " (adjudicator)" : "");
     renderHelp();
-    await run(next);
+    let kept = [];
+    try { kept = JSON.parse(sessionStorage.getItem(OUTBOX_KEY) || "[]"); } catch (e) { kept = []; }
+    // answers given before a reload and not confirmed: sent again (stored once)
+    outbox = kept.filter((x) => x && x.annotator === me.annotator);
+    keepOutbox();
+    later(flush);
+    await next();
   }
 
   async function main() {
