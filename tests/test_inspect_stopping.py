@@ -34,13 +34,18 @@ pytestmark = pytest.mark.skipif(importlib.util.find_spec("inspect_ai") is None,
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _session(tmp: Path, n: int = 60, seed: int = 0, name: str = "s.db") -> Path:
+def _session(tmp: Path, n: int = 60, seed: int = 0, name: str = "s.db",
+             target: str = "pool") -> Path:
+    """A session on the arithmetic pool: ``target="pool"`` a graded session with the
+    task file and empty answers; ``"inspect"`` the target-free kind (``--task answers
+    --target inspect``)."""
     pool = tmp / "pool.jsonl"
     if not pool.exists():
         write_pool(pool, n)
         (tmp / "arith.toml").write_text(TASK_TOML, encoding="utf-8")
     db = tmp / name
-    Session.create(db, pool=str(pool), task=str(tmp / "arith.toml"), target="pool",
+    task = str(tmp / "arith.toml") if target == "pool" else "answers"
+    Session.create(db, pool=str(pool), task=task, target=target,
                    surrogate="column:p_correct", seed=seed, progress=False).close()
     return db
 
@@ -153,9 +158,10 @@ def _cli(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def _from_inspect(tmp: Path, log: str, other_log: str, order: list[str],
-                  labels: dict[str, int], r0: Any) -> None:
-    made = ["--task", "arith.toml", "--pool", "pool.jsonl", "--target", "pool",
-            "--surrogate", "column:p_correct", "--metric", "error_rate", "--no-progress"]
+                  labels: dict[str, int], r0: Any, target: str = "pool") -> None:
+    made = ["--task", "arith.toml" if target == "pool" else "answers", "--pool", "pool.jsonl",
+            "--target", target, "--surrogate", "column:p_correct", "--metric", "error_rate",
+            "--no-progress"]
     p = _cli(tmp, "init", "back.db", *made, "--seed", "0", "--from-inspect", log)
     assert p.returncode == 0, p.stderr
     assert f"{len(order)} draws replayed, {len(labels)} label(s) recorded" in p.stdout
@@ -435,7 +441,8 @@ def _drive(db: Path, tmp: Path, *, width: float | None, budget: int | None, batc
 
 def test_batches_inside_one_real_eval_item_by_item_refit_between_and_stop(
         tmp_path: Path) -> None:
-    db = _session(tmp_path)
+    # the target-free session kind (--target inspect): no answers on the pool
+    db = _session(tmp_path, target="inspect")
     full, active = _run(tmp_path, "full", f"active:{db}:0.45:50:4", delay=0.02)
     flog, alog = _read(full["log"]), _read(active["log"])
     assert alog.status == "success"
@@ -467,12 +474,18 @@ def test_batches_inside_one_real_eval_item_by_item_refit_between_and_stop(
     # the completion order changes nothing: the same session driven with random
     # completion orders draws the same items with the same probabilities and stops there
     for seed in (1, 2):
-        m2 = _drive(_session(tmp_path, name=f"twin{seed}.db"), tmp_path, width=0.45,
-                    budget=50, batch=4, seed=seed)
+        m2 = _drive(_session(tmp_path, name=f"twin{seed}.db", target="inspect"), tmp_path,
+                    width=0.45, budget=50, batch=4, seed=seed)
         assert m2["draws"] == order and m2["q"] == pytest.approx(md["q"], abs=1e-15)
         assert m2["stopped_at"] == tau and m2["estimate"] == pytest.approx(md["estimate"])
     # and the log reads back into a session made again, batch by batch
-    _from_inspect(tmp_path, active["log"], full["log"], order, labels, r0)
+    _from_inspect(tmp_path, active["log"], full["log"], order, labels, r0, target="inspect")
+    # status: the target runs spent, and uniform's projected runs for the same width
+    assert _cli(tmp_path, "estimate", str(db)).returncode == 0
+    p = _cli(tmp_path, "status", str(db), "--json")
+    runs = json.loads(p.stdout)["target_runs"]
+    assert runs["target_runs"] == len(labels) and runs["person_labels"] == 0
+    assert runs["tool"] == "inspect_ai evals" and runs["uniform_runs"] >= 30
 
 
 def test_a_killed_batched_eval_resumes_with_its_unrecorded_draws_then_new_batches(
