@@ -486,6 +486,11 @@ def test_batches_inside_one_real_eval_item_by_item_refit_between_and_stop(
     runs = json.loads(p.stdout)["target_runs"]
     assert runs["target_runs"] == len(labels) and runs["person_labels"] == 0
     assert runs["tool"] == "inspect_ai evals" and runs["uniform_runs"] >= 30
+    # the log carries uniform's projection at the stop too
+    from activetest.session.harness import uniform_runs_for_width
+
+    assert md["uniform_runs"] == uniform_runs_for_width(
+        md["estimate"], 60, md["cs_high"] - md["cs_low"])
 
 
 def test_a_killed_batched_eval_resumes_with_its_unrecorded_draws_then_new_batches(

@@ -300,7 +300,8 @@ class ActiveStopping:
 
         The unrecorded draws come first, then new draws up to ``budget`` (committed to
         the session at once). Nothing is drawn when the session's anytime interval is
-        already narrow enough.
+        already narrow enough. With ``batch``: the first batch (the unrecorded draws if
+        any, else ``batch`` new ones); later batches are appended as they are drawn.
         """
         if self._order is None:
             s = self.session
@@ -611,6 +612,16 @@ class ActiveStopping:
         out["labels"] = {i: float(scores[v]) for i, v in s.labels().items()}
         out["n_known"] = [int(d[3]) for d in s.store.design_draws()]
         out["eval_id"] = self._eval_id
+        # what uniform sampling would have needed for the same anytime width (a
+        # projection from the estimate's variance p(1 - p), the same CS family)
+        out["uniform_runs"] = None
+        if summary.cs_low is not None and summary.cs_high is not None and \
+                summary.estimate is not None and summary.n_labels >= 30:
+            from activetest.session.harness import uniform_runs_for_width
+
+            out["uniform_runs"] = uniform_runs_for_width(
+                min(max(summary.estimate, 0.0), 1.0), s.n_items,
+                summary.cs_high - summary.cs_low, alpha=1.0 - summary.level)
         from activetest import __version__
 
         out["activetest_version"] = __version__
