@@ -69,6 +69,7 @@ class Pool:
     loss: np.ndarray
     features: np.ndarray
     prior: np.ndarray | None  # None: the session's design (prior from the key's log-prob)
+    others: np.ndarray | None = None  # history: the other models' rows (for --history-design)
 
 
 def bundled_pools() -> list[Pool]:
@@ -110,7 +111,7 @@ def history_pools(n_models: int = 3, seed: int = 0) -> list[Pool]:
             _, S, Vt = np.linalg.svd(others - mean, full_matrices=False)
             feats = np.column_stack([mean, Vt[:8].T * S[:8]])
             out.append(Pool(f"{path.stem} model {r}", "history", 1.0 - M[r], feats,
-                            np.clip(1.0 - mean, 0.02, 0.98)))
+                            np.clip(1.0 - mean, 0.02, 0.98), others))
     return out
 
 
@@ -133,10 +134,34 @@ def _cs(theta: np.ndarray, N: int, model_var: np.ndarray | None) -> tuple[np.nda
     return lo, hi
 
 
-def active_runs(p: Pool, runs: int, seed: int) -> tuple[np.ndarray, np.ndarray, int]:
+#: ``--history-design``: how the history pools are drawn. ``svd8`` (the default, the
+#: measured table): the graded design on the other models' mean correctness and 8 SVD
+#: factors, the original in-run rule; ``svd8-earned``: the same with the earned rule;
+#: ``features`` / ``features-earned``: what a ``--surrogate history`` session draws with
+#: (:func:`activetest.stats.feature_design.feature_design` on
+#: :func:`~activetest.stats.feature_design.history_features`: shrunk difficulty, factors
+#: of a rank chosen on the history alone), with the original or the earned rule (new
+#: sessions: earned).
+HISTORY_DESIGNS = ("svd8", "svd8-earned", "features", "features-earned")
+
+
+def history_design(p: Pool, kind: str) -> AdaptiveDesign:
+    """The design of a history pool (:data:`HISTORY_DESIGNS`)."""
+    from activetest.stats.feature_design import feature_design, history_features
+
+    rule = "earned" if kind.endswith("-earned") else "original"
+    if kind.startswith("svd8"):
+        return AdaptiveDesign.graded(p.features, prior=p.prior, rule=rule)
+    assert p.others is not None
+    return feature_design(history=history_features(p.others), rule=rule)
+
+
+def active_runs(p: Pool, runs: int, seed: int, hist: str = "svd8"
+                ) -> tuple[np.ndarray, np.ndarray, int]:
     """(lo, hi) of the active CS over the whole pool, per run; the pool size."""
     N = p.loss.size
     design = (graded_adaptive_design(p.features) if p.prior is None
+              else history_design(p, hist) if p.surrogate == "history"
               else AdaptiveDesign.graded(p.features, prior=p.prior))
     rng = np.random.default_rng([seed, zlib.crc32(p.name.encode()), 1])
     d = simulate_design(design, losses=p.loss, labels=None, budget=N, n_runs=runs,
@@ -168,13 +193,13 @@ def wilson_n(acc: float, N: int, h: float, z: float = 1.959963984540054) -> int:
     return N
 
 
-def measure(pools: list[Pool], runs: int, seed: int) -> list[dict]:
+def measure(pools: list[Pool], runs: int, seed: int, hist: str = "svd8") -> list[dict]:
     rows = []
     for p in pools:
         t0 = time.process_time()
         N = p.loss.size
         truth = float(p.loss.mean())
-        alo, ahi, _ = active_runs(p, runs, seed)
+        alo, ahi, _ = active_runs(p, runs, seed, hist)
         ulo, uhi = uniform_runs(p, runs, seed)
         for h in WIDTHS:
             a_n, a_cov = _stop(alo, ahi, h, truth)
@@ -222,10 +247,14 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--only", default="", help="substring of the pool names to keep")
     ap.add_argument("--no-history", action="store_true")
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--history-design", choices=HISTORY_DESIGNS, default="svd8",
+                    help="the design of the history pools (HISTORY_DESIGNS)")
+    ap.add_argument("--no-bundled", action="store_true")
     a = ap.parse_args(argv)
-    pools = bundled_pools() + ([] if a.no_history else history_pools(seed=a.seed))
+    pools = (([] if a.no_bundled else bundled_pools())
+             + ([] if a.no_history else history_pools(seed=a.seed)))
     pools = [p for p in pools if a.only in p.name]
-    rows = measure(pools, a.runs, a.seed)
+    rows = measure(pools, a.runs, a.seed, a.history_design)
     text = table(rows, a.runs)
     print(text)
     if a.out is not None:

@@ -1,7 +1,10 @@
 """REAL inspect_ai evals of a small arithmetic task, with and without ``ActiveStopping``.
 
 Run as ``python -m tests.inspect_runs OUT_DIR POOL.jsonl RUN [RUN ...]`` (each RUN is
-``full`` or ``active:SESSION.db:WIDTH:BUDGET``; WIDTH ``-`` for none) with
+``full`` or ``active:SESSION.db:WIDTH:BUDGET[:BATCH]``; WIDTH ``-`` for none; with a
+BATCH the manager draws that many at a time and refits between batches, and the eval
+runs with ``max_samples`` = the number of samples, ``--max-samples`` bounding the
+model's connections) with
 ``--model mock`` (inspect's own ``mockllm/model`` provider answering from a fixed
 rule; ``--delay S`` makes every answer take S seconds) or ``--model smollm2`` (the
 bundled SmolLM2-135M behind llama.cpp's OpenAI-compatible server, inspect's
@@ -94,17 +97,21 @@ def run(out_dir: Path, pool: Path, runs: list[str], model: Any, max_samples: int
 
     for spec in runs:
         samples = _samples(pool)
+        most = max_samples
         if spec == "full":
             task = Task(dataset=MemoryDataset(samples, name="arith"), solver=generate(),
                         scorer=match(numeric=True), name="arith")
         else:
-            _, db, width, budget = spec.split(":")
+            _, db, width, budget, *batch = spec.split(":")
             stop = ActiveStopping(db, width=None if width == "-" else float(width),
-                                  budget=None if budget == "-" else int(budget))
+                                  budget=None if budget == "-" else int(budget),
+                                  batch=int(batch[0]) if batch else None)
+            if batch:
+                most = len(samples)  # every sample may wait for its batch
             task = Task(dataset=stop.dataset(samples, name="arith"), solver=generate(),
                         scorer=match(numeric=True), name="arith", early_stopping=stop)
         logs = inspect_eval(task, model=model, log_dir=str(out_dir), display="none",
-                            max_samples=max_samples, max_connections=max_samples)
+                            max_samples=most, max_connections=max_samples)
         print(json.dumps({"run": spec, "log": str(logs[0].location),
                           "status": logs[0].status}), flush=True)
 

@@ -34,13 +34,18 @@ pytestmark = pytest.mark.skipif(importlib.util.find_spec("inspect_ai") is None,
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _session(tmp: Path, n: int = 60, seed: int = 0, name: str = "s.db") -> Path:
+def _session(tmp: Path, n: int = 60, seed: int = 0, name: str = "s.db",
+             target: str = "pool") -> Path:
+    """A session on the arithmetic pool: ``target="pool"`` a graded session with the
+    task file and empty answers; ``"inspect"`` the target-free kind (``--task answers
+    --target inspect``)."""
     pool = tmp / "pool.jsonl"
     if not pool.exists():
         write_pool(pool, n)
         (tmp / "arith.toml").write_text(TASK_TOML, encoding="utf-8")
     db = tmp / name
-    Session.create(db, pool=str(pool), task=str(tmp / "arith.toml"), target="pool",
+    task = str(tmp / "arith.toml") if target == "pool" else "answers"
+    Session.create(db, pool=str(pool), task=task, target=target,
                    surrogate="column:p_correct", seed=seed, progress=False).close()
     return db
 
@@ -153,9 +158,10 @@ def _cli(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def _from_inspect(tmp: Path, log: str, other_log: str, order: list[str],
-                  labels: dict[str, int], r0: Any) -> None:
-    made = ["--task", "arith.toml", "--pool", "pool.jsonl", "--target", "pool",
-            "--surrogate", "column:p_correct", "--metric", "error_rate", "--no-progress"]
+                  labels: dict[str, int], r0: Any, target: str = "pool") -> None:
+    made = ["--task", "arith.toml" if target == "pool" else "answers", "--pool", "pool.jsonl",
+            "--target", target, "--surrogate", "column:p_correct", "--metric", "error_rate",
+            "--no-progress"]
     p = _cli(tmp, "init", "back.db", *made, "--seed", "0", "--from-inspect", log)
     assert p.returncode == 0, p.stderr
     assert f"{len(order)} draws replayed, {len(labels)} label(s) recorded" in p.stdout
@@ -304,8 +310,9 @@ def test_the_bundled_model_through_a_local_server_item_by_item(tmp_path: Path) -
     except Exception as exc:  # pragma: no cover - the bundled model's package is missing
         pytest.skip(f"bundled model not installed: {exc}")
     db = _session(tmp_path, n=40)
-    full, active = _run(tmp_path, "full", f"active:{db}:-:15", model="smollm2",
-                        max_samples=2)
+    db2 = _session(tmp_path, name="batched.db")
+    full, active, batched = _run(tmp_path, "full", f"active:{db}:-:15",
+                                 f"active:{db2}:-:12:3", model="smollm2", max_samples=2)
     truth, ran = _scores(_read(full["log"])), _scores(_read(active["log"]))
     md = _read(active["log"]).results.early_stopping.metadata
     with Session.open(db) as s:
@@ -315,6 +322,16 @@ def test_the_bundled_model_through_a_local_server_item_by_item(tmp_path: Path) -
     assert len(drawn) == 15 and set(ran) == set(labels) == set(drawn)
     assert {i: levels[v] for i, v in labels.items()} == {i: truth[i] for i in drawn}
     assert md["runs"] == 15 and md["reason"] == "budget spent"
+    # in batches of 3 inside the eval, refitted between them: item by item the same
+    mb = _read(batched["log"]).results.early_stopping.metadata
+    with Session.open(db2) as s:
+        drawn = [a.item_id for a in s.acquisitions()]
+        labels = s.labels()
+        known = [d[3] for d in s.store.design_draws()]
+    assert len(drawn) == 12 and set(labels) == set(drawn) == set(_scores(_read(
+        batched["log"])))
+    assert {i: levels[v] for i, v in labels.items()} == {i: truth[i] for i in drawn}
+    assert known == [3 * (j // 3) for j in range(12)] and mb["batches"] == [3] * 4
 
 
 def test_restore_replays_a_design_that_refits_batch_by_batch(tmp_path: Path) -> None:
@@ -380,3 +397,169 @@ def test_the_join_checks_every_prompt_field(tmp_path: Path) -> None:
     wrong = [rows[1]["context"], rows[0]["context"], rows[2]["context"]]
     with pytest.raises(ValueError, match=r"pool item 'q0' is not sample 'q0'.*\(2 of 3"):
         ActiveStopping(db).dataset(shown(wrong))
+
+
+# ---------------------------------------------------------------- batches inside one eval
+
+def _drive(db: Path, tmp: Path, *, width: float | None, budget: int | None, batch: int,
+           seed: int) -> dict[str, Any]:
+    """The manager driven through inspect's protocol outside inspect (asyncio), every
+    sample answered by the mock rule after a random delay: a random completion order."""
+    import asyncio
+    import random
+
+    from inspect_ai.scorer import SampleScore, Score
+
+    from tests.inspect_runs import _samples, mock_answer
+
+    rows = {json.loads(x)["id"]: json.loads(x)["question"]
+            for x in (tmp / "pool.jsonl").read_text().splitlines()}
+    rng = random.Random(seed)
+
+    def value(item_id: str) -> str:
+        q = rows[item_id]
+        a, b = (int(v) for v in q.removeprefix("What is ").rstrip("?").split(" plus "))
+        return "C" if mock_answer(q) == str(a + b) else "I"
+
+    async def main() -> dict[str, Any]:
+        stop = ActiveStopping(db, width=width, budget=budget, batch=batch)
+        samples = list(stop.dataset(_samples(tmp / "pool.jsonl")))
+        await stop.start_task(None, samples, 1)
+
+        async def one(smp: Any) -> None:
+            if await stop.schedule_sample(smp.id, 1) is not None:
+                return
+            await asyncio.sleep(rng.random() * 0.005)
+            await stop.complete_sample(smp.id, 1, {"match": SampleScore(
+                score=Score(value=value(str(smp.id))), sample_id=smp.id)})
+
+        await asyncio.gather(*(one(s) for s in samples))
+        return await stop.complete_task()
+
+    return asyncio.run(main())
+
+
+def test_batches_inside_one_real_eval_item_by_item_refit_between_and_stop(
+        tmp_path: Path) -> None:
+    # the target-free session kind (--target inspect): no answers on the pool
+    db = _session(tmp_path, target="inspect")
+    full, active = _run(tmp_path, "full", f"active:{db}:0.45:50:4", delay=0.02)
+    flog, alog = _read(full["log"]), _read(active["log"])
+    assert alog.status == "success"
+    truth, ran = _scores(flog), _scores(alog)
+    md = alog.results.early_stopping.metadata
+    with Session.open(db) as s:
+        order = [a.item_id for a in s.acquisitions()]
+        labels = s.labels()
+        levels = s.task.judgment.scores
+        known = [d[3] for d in s.store.design_draws()]
+        pi = prefix_intervals(s)
+        r0 = s.estimate(record=False).metrics["error_rate"]
+    # item by item: each recorded label is the sample's score in the full run
+    assert ran and set(ran) == set(labels)
+    assert all(levels[v] == truth[i] == ran[i] for i, v in labels.items())
+    # batches of 4, each drawn knowing every label of the batches before it
+    assert known == [4 * (j // 4) for j in range(len(order))]
+    assert md["batches"] == [4] * len(md["batches"]) and len(order) == 4 * len(md["batches"])
+    assert "refitted on the completed scores between batches" in md["design"]["batch"]
+    # the stop: the first prefix whose anytime interval is at most 0.45 wide; the rest of
+    # its batch had started with it, and no batch was drawn after it
+    widths = pi.cs_high - pi.cs_low
+    tau = md["stopped_at"]
+    assert md["reason"] == "width reached" and tau is not None
+    assert widths[tau - 1] <= 0.45 and np.all(widths[29:tau - 1] > 0.45)
+    assert md["runs"] == len(ran) == len(order) == 4 * -(-tau // 4) < 50
+    stops = {str(e.id): e.reason for e in alog.results.early_stopping.early_stops}
+    assert len(stops) + len(ran) == 60 and set(stops.values()) == {"not drawn"}
+    # the completion order changes nothing: the same session driven with random
+    # completion orders draws the same items with the same probabilities and stops there
+    for seed in (1, 2):
+        m2 = _drive(_session(tmp_path, name=f"twin{seed}.db", target="inspect"), tmp_path,
+                    width=0.45, budget=50, batch=4, seed=seed)
+        assert m2["draws"] == order and m2["q"] == pytest.approx(md["q"], abs=1e-15)
+        assert m2["stopped_at"] == tau and m2["estimate"] == pytest.approx(md["estimate"])
+    # and the log reads back into a session made again, batch by batch
+    _from_inspect(tmp_path, active["log"], full["log"], order, labels, r0, target="inspect")
+    # status: the target runs spent, and uniform's projected runs for the same width
+    assert _cli(tmp_path, "estimate", str(db)).returncode == 0
+    p = _cli(tmp_path, "status", str(db), "--json")
+    runs = json.loads(p.stdout)["target_runs"]
+    assert runs["target_runs"] == len(labels) and runs["person_labels"] == 0
+    assert runs["tool"] == "inspect_ai evals" and runs["uniform_runs"] >= 30
+    # the log carries uniform's projection at the stop too
+    from activetest.session.harness import uniform_runs_for_width
+
+    assert md["uniform_runs"] == uniform_runs_for_width(
+        md["estimate"], 60, md["cs_high"] - md["cs_low"])
+
+
+def test_a_killed_batched_eval_resumes_with_its_unrecorded_draws_then_new_batches(
+        tmp_path: Path) -> None:
+    db = _session(tmp_path)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
+    proc = subprocess.Popen([sys.executable, "-m", "tests.inspect_runs", str(tmp_path / "logs"),
+                             str(tmp_path / "pool.jsonl"), f"active:{db}:-:40:3", "--delay",
+                             "0.3", "--max-samples", "3"], cwd=tmp_path, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.3)
+            with Session.open(db) as s:
+                if len(s.labels()) >= 7:
+                    break
+        assert proc.poll() is None, "the eval ended before it could be killed"
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    with Session.open(db) as s:
+        first = [a.item_id for a in s.acquisitions()]
+        kept = s.labels()
+    assert len(first) % 3 == 0 and 7 <= len(kept) <= len(first) < 40
+    waiting = [i for i in first if i not in kept]
+    full, again = _run(tmp_path, "full", f"active:{db}:-:{40 - len(kept)}:3", max_samples=3)
+    truth = _scores(_read(full["log"]))
+    md = _read(again["log"]).results.early_stopping.metadata
+    with Session.open(db) as s:
+        acq = [a.item_id for a in s.acquisitions()]
+        labels = s.labels()
+        levels = s.task.judgment.scores
+        known = [d[3] for d in s.store.design_draws()]
+    # the draws of the killed eval stand; its unrecorded ones ran first, as one batch, then
+    # new batches of 3, each drawn knowing every label before it
+    assert acq[:len(first)] == first and len(acq) == 40
+    assert md["order"][:len(waiting)] == waiting
+    assert md["batches"][0] == len(waiting) and set(md["batches"][1:-1]) <= {3}
+    assert known[len(first):] == [len(first) + 3 * (j // 3) for j in range(40 - len(first))]
+    assert {i: levels[v] for i, v in labels.items()} == {i: truth[i] for i in acq}
+    assert md["reason"] == "budget spent" and md["n_labels"] == 40
+
+
+def test_a_batched_eval_that_could_hold_up_its_samples_is_refused(tmp_path: Path) -> None:
+    import asyncio
+    from types import SimpleNamespace
+
+    from inspect_ai.log import EvalConfig
+
+    from tests.inspect_runs import _samples
+
+    db = _session(tmp_path, n=40)
+    samples = _samples(tmp_path / "pool.jsonl")
+    for cfg, msg in ((EvalConfig(max_samples=4), r"max_samples=40 \(got 4\)"),
+                     (EvalConfig(), r"max_samples=40 \(got None\)"),
+                     (EvalConfig(max_samples=40, fail_on_error=False), "score_on_error")):
+        stop = ActiveStopping(db, batch=4)
+        with pytest.raises(ValueError, match=msg):
+            asyncio.run(stop.start_task(SimpleNamespace(config=cfg),
+                                        list(stop.dataset(samples)), 1))
+        stop.close()
+    stop = ActiveStopping(db, batch=4)  # scored errors: every sample reports
+    asyncio.run(stop.start_task(SimpleNamespace(config=EvalConfig(
+        max_samples=40, fail_on_error=False, score_on_error=True)),
+        list(stop.dataset(samples)), 1))
+    stop.close()
+    with pytest.raises(ValueError, match="batch must be"):
+        ActiveStopping(db, batch=0)

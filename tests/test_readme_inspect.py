@@ -2,8 +2,9 @@
 
 The ```bash block under "Inside inspect_ai" is run as it stands in an empty folder with
 bash (``set -e``), the venv's ``python`` and ``activetest`` first on PATH; its eval must
-end with an estimate in the log, and the session read back from the log must hold the
-same draws and labels as the session the eval wrote.
+end with an estimate in the log, drawn in batches refitted inside the eval; ``status``
+must count the target runs and project uniform's; and the session read back from the
+log must hold the same draws and labels as the session the eval wrote.
 """
 
 from __future__ import annotations
@@ -36,6 +37,9 @@ def test_the_recipe_names_what_the_code_provides() -> None:
     block = recipe()
     assert "from activetest.inspect import ActiveStopping" in block
     assert "--from-inspect" in block and "early_stopping=stop" in block
+    # the target-free session kind: no answers on the pool, no task file to write
+    assert "--target inspect" in block and "--target pool" not in block
+    assert '"answer"' not in block and "batch=" in block
 
 
 @pytest.mark.models
@@ -52,6 +56,14 @@ def test_the_readme_inspect_recipe_runs(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert re.search(r"(width reached|budget spent) after \d+ runs: 0\.\d+", proc.stdout), \
         proc.stdout[-3000:]
+    runs = re.search(r"target runs spent: (\d+) \(results read from inspect_ai evals as "
+                     r"labels\); 0 label\(s\) from people", proc.stdout)
+    assert runs, proc.stdout[-3000:]
+    assert re.search(r"a uniform sample would need about \d+ target runs for the same anytime "
+                     r"interval width 0\.\d+ \(a projection", proc.stdout), proc.stdout[-3000:]
     with Session.open(tmp_path / "arith.db") as s, Session.open(tmp_path / "copy.db") as c:
-        assert s.labels() and c.labels() == s.labels()
+        assert s.session_config.target == c.session_config.target == "inspect"
+        assert s.labels() and c.labels() == s.labels() and int(runs[1]) == len(s.labels())
         assert [a.item_id for a in c.acquisitions()] == [a.item_id for a in s.acquisitions()]
+        known = [d[3] for d in s.store.design_draws()]
+        assert known[:6] == [0, 0, 2, 2, 4, 4]  # batches of 2, refitted between them

@@ -471,9 +471,9 @@ def select(
     with _open(session, busy_timeout) as s:
         waiting = len(s.pending())
         if emit is not None:
-            from activetest.session.harness import harness_config
+            from activetest.session.harness import harness_tool
 
-            if harness_config(s) is None:
+            if harness_tool(s) != "lm-eval":
                 raise ValueError(f"{session}: --emit lm-eval needs a session created with "
                                  f"--target lm-eval")
         drawn = s.select(n)
@@ -1307,7 +1307,7 @@ def _print_runs(s: Any) -> None:
     r = runs_summary(s)
     if r is None:
         return
-    _out.print(f"target runs spent: {r.target_runs} (results read from lm-eval as labels); "
+    _out.print(f"target runs spent: {r.target_runs} (results read from {r.tool} as labels); "
                f"{r.person_labels} label(s) from people; {r.drawn} item(s) drawn")
     if r.uniform_runs is not None and r.width is not None:
         _out.print(f"  a uniform sample would need about {r.uniform_runs} target runs for the "

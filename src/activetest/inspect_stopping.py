@@ -18,12 +18,15 @@ scorer's values, e.g. incorrect/correct = 0/1) whose items are the task's sample
   refused join names the id and both texts), then takes the order from the session's
   design: the draws still unrecorded, then new draws (``budget`` in all, default the
   whole pool). The draws are committed to the session (a later eval, or a person,
-  continues the same draw order). An adaptive design is refitted before these draws
-  and not inside them: one eval is one batch, which keeps the estimate exactly
-  unbiased (inspect decides whether a sample runs when it is scheduled, so a later
-  batch cannot wait for the results of an earlier one).
+  continues the same draw order). Without ``batch``, an adaptive design is refitted
+  before these draws and not inside them: one eval is one batch. With ``batch=c``
+  the eval draws ``c`` at a time and refits between batches on the completed scores
+  (each batch is drawn from one fitted proposal, which keeps the estimate exactly
+  unbiased); every sample then waits in ``schedule_sample`` until it is drawn or the
+  draws end, so the eval must let all samples wait at once (``max_samples`` at least
+  the number of samples; the model's ``max_connections`` bounds the runs at once).
 * ``schedule_sample``: skips every sample not in this order, and every sample once the
-  stop is reached.
+  stop is reached (with ``batch``: once the draws have ended).
 * ``complete_sample``: records the sample's score (the chosen scorer's value, mapped to
   the judgment level with that score) as the item's label, committed at once (the same
   guarantees as ``activetest import``). The estimate uses the longest completed
@@ -146,6 +149,9 @@ class StopSummary:
         conflicts: sample id -> its score, where the item already had another label
             (given by a person while the sample ran): that label is kept.
         order: this eval's draw order (sample ids).
+        batches: the sizes of this eval's batches, in order (with ``batch``: the
+            unrecorded draws, then each batch drawn after the one before completed;
+            without: one batch, everything drawn at the start).
     """
 
     metric: str
@@ -163,6 +169,7 @@ class StopSummary:
     unscored: tuple[str, ...]
     conflicts: dict[str, float]
     order: tuple[str, ...]
+    batches: tuple[int, ...] = ()
 
 
 def _fold(text: str) -> str:
@@ -215,17 +222,31 @@ class ActiveStopping:
         scorer: the scorer whose value is the label (needed when the task has several).
         value_key: for a scorer whose value is a dict, the key to read.
         busy_timeout: seconds to wait for another writer of the session file.
+        batch: draw this many at a time inside the eval and refit the design on the
+            completed scores between batches (the unrecorded draws of an earlier eval
+            run first, as one batch). Every sample waits in ``schedule_sample`` until
+            it is drawn or the draws end, so run the eval with ``max_samples`` at
+            least the number of samples (refused otherwise: the samples waiting would
+            hold the slots the drawn ones need) and errors that end a sample without
+            a score are refused (``fail_on_error=False`` without ``score_on_error``:
+            the batch would wait for it). None: the whole budget is one batch, drawn
+            when the eval starts.
     """
 
     def __init__(self, session: str | os.PathLike[str] | Any, *, width: float | None = None,
                  budget: int | None = None, scorer: str | None = None,
-                 value_key: str | None = None, busy_timeout: float = 30.0) -> None:
+                 value_key: str | None = None, busy_timeout: float = 30.0,
+                 batch: int | None = None) -> None:
         if width is not None and not (isinstance(width, (int, float))
                                       and math.isfinite(width) and width > 0):
             raise ValueError(f"width must be a number > 0, got {width!r}")
         if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int)
                                    or budget < 1):
             raise ValueError(f"budget must be a positive integer, got {budget!r}")
+        if batch is not None and (isinstance(batch, bool) or not isinstance(batch, int)
+                                  or batch < 1):
+            raise ValueError(f"batch must be a positive integer, got {batch!r}")
+        self.batch = batch
         self.width = None if width is None else float(width)
         self.budget = budget
         self.scorer = scorer
@@ -244,6 +265,12 @@ class ActiveStopping:
         self._stopped_at: int | None = None
         self._exhausted = False
         self._joined = False
+        # batch mode: the batch in flight, the samples waiting, whether the draws ended
+        self._batches: list[int] = []
+        self._inflight: set[str] = set()
+        self._waiting: dict[str, Any] = {}
+        self._ended = False
+        self._labelled: frozenset[str] = frozenset()
 
     # ------------------------------------------------------------ the session
 
@@ -273,7 +300,8 @@ class ActiveStopping:
 
         The unrecorded draws come first, then new draws up to ``budget`` (committed to
         the session at once). Nothing is drawn when the session's anytime interval is
-        already narrow enough.
+        already narrow enough. With ``batch``: the first batch (the unrecorded draws if
+        any, else ``batch`` new ones); later batches are appended as they are drawn.
         """
         if self._order is None:
             s = self.session
@@ -282,12 +310,57 @@ class ActiveStopping:
             labelled = set(s.labels())
             want = len(pending) if self._stopped_at is not None else (
                 self.budget if self.budget is not None else s.n_items)
+            if self.batch is not None and pending:
+                want = min(want, len(pending))  # the unrecorded draws: the first batch
+            elif self.batch is not None:
+                want = min(want, self.batch)
             new = max(0, min(want - len(pending), s.n_items - s.store.n_acquired()))
             drawn = [a.item_id for a in s.select(new)] if new else []
             order = [i for i in pending + drawn if i not in labelled][:max(want, 0)]
             self._order = order
             self._pos = {item_id: j for j, item_id in enumerate(order)}
+            self._batches = [len(order)] if order else []
         return list(self._order)
+
+    def _next_batch(self) -> list[str]:
+        """Batch mode: draw the next batch (the design refits on the labels now in), or
+        [] when the draws end: the stop, the budget, the pool, or a drawn sample of this
+        eval without a score (the prefix cannot pass it; the next eval runs it first)."""
+        s = self.session
+        order = self._order or []
+        want = self.budget if self.budget is not None else s.n_items
+        n = min(int(self.batch or 0), want - len(order), s.n_items - s.store.n_acquired())
+        if self._stopped_at is not None or self._unscored or n < 1:
+            return []
+        drawn = [a.item_id for a in s.select(n)]
+        for item_id in drawn:
+            self._pos[item_id] = len(order)
+            order.append(item_id)
+        self._order = order
+        self._batches.append(len(drawn))
+        return drawn
+
+    def _release(self, ids: Sequence[str]) -> None:
+        """Batch mode: let these drawn samples run (those waiting wake up)."""
+        self._inflight.update(ids)
+        for item_id in ids:
+            ev = self._waiting.pop(item_id, None)
+            if ev is not None:
+                ev.set()
+
+    def _advance(self) -> None:
+        """Batch mode: once the batch in flight has completed, draw and release the next;
+        when there is none, end the draws and wake every waiting sample (skipped)."""
+        if self._ended or (self._inflight and self._stopped_at is None):
+            return
+        nxt = self._next_batch()
+        if nxt:
+            self._release(nxt)
+            return
+        self._ended = True
+        for ev in self._waiting.values():
+            ev.set()
+        self._waiting.clear()
 
     def dataset(self, samples: Sequence[Any], *, name: str | None = None) -> Any:
         """``samples`` (a list or an inspect ``Dataset``) as a ``MemoryDataset`` in draw
@@ -395,13 +468,48 @@ class ActiveStopping:
                           "ActiveStopping.dataset(samples)", stacklevel=2)
         if not order:
             self._exhausted = True
+        if self.batch is not None:
+            self._labelled = frozenset(self.session.labels())
+            self._check_batch_config(task, samples)
+            self._release(order)
+            self._advance()
         return MANAGER
+
+    def _check_batch_config(self, task: Any, samples: list[Any]) -> None:
+        """Batch mode: refuse an eval in which a waiting sample could hold up the rest."""
+        cfg = getattr(task, "config", None)
+        if cfg is None:  # called outside inspect (tests): nothing to check
+            return
+        waiting = len(samples) - len(set(self.session.labels()))
+        most = getattr(cfg, "max_samples", None)
+        if most is None or most < waiting:
+            raise ValueError(f"{self._name()}: ActiveStopping(batch={self.batch}) lets each "
+                             f"sample wait until it is drawn, so all {waiting} unlabelled "
+                             f"samples must be able to wait at once: run the eval with "
+                             f"max_samples={len(samples)} (got {most}); max_connections "
+                             f"bounds the target runs at once")
+        foe = getattr(cfg, "fail_on_error", None)
+        lenient = foe is False or (not isinstance(foe, bool) and foe is not None) or bool(
+            getattr(cfg, "continue_on_fail", None))
+        if lenient and not getattr(cfg, "score_on_error", None):
+            raise ValueError(f"{self._name()}: ActiveStopping(batch={self.batch}) waits for "
+                             f"every sample of a batch, and inspect does not report a sample "
+                             f"that errors without a score (fail_on_error={foe!r}): use "
+                             f"score_on_error=True, or leave fail_on_error at its default")
 
     async def schedule_sample(self, id: str | int, epoch: int) -> Any:
         """None (run it) for a drawn sample before the stop; else an ``EarlyStop``."""
         from inspect_ai.util import EarlyStop
 
         sid = str(id)
+        if self.batch is not None and sid not in self._pos and not self._ended:
+            if sid in self._labelled:
+                return EarlyStop(id=id, epoch=epoch, reason="not drawn")
+            import anyio
+
+            # wait until it is drawn (in a later batch) or the draws end
+            ev = self._waiting.setdefault(sid, anyio.Event())
+            await ev.wait()
         if sid not in self._pos:
             return EarlyStop(id=id, epoch=epoch, reason="not drawn")
         if self._stopped_at is not None:
@@ -417,6 +525,14 @@ class ActiveStopping:
         sid = str(id)
         if sid not in self._pos:
             return
+        try:
+            self._record(sid, scores)
+        finally:
+            if self.batch is not None:
+                self._inflight.discard(sid)
+                self._advance()
+
+    def _record(self, sid: str, scores: Mapping[str, Any]) -> None:
         level = self._level(sid, scores)
         if level is None:
             self._unscored.append(sid)
@@ -474,7 +590,9 @@ class ActiveStopping:
         design: dict[str, Any] = {"acquisition": cfg.acquisition, "surrogate": cfg.surrogate,
                                   "proposal_floor": cfg.proposal_floor, "seed": cfg.seed,
                                   "batch": "one eval (an adaptive design is refitted "
-                                           "between evals)"}
+                                           "between evals)" if self.batch is None else
+                                  f"{self.batch} draws (the design is refitted on the "
+                                  f"completed scores between batches, inside the eval)"}
         if cfg.adaptive:
             info = draw.design_info(s.store)
             design["state"] = _jsonable(info)
@@ -494,6 +612,16 @@ class ActiveStopping:
         out["labels"] = {i: float(scores[v]) for i, v in s.labels().items()}
         out["n_known"] = [int(d[3]) for d in s.store.design_draws()]
         out["eval_id"] = self._eval_id
+        # what uniform sampling would have needed for the same anytime width (a
+        # projection from the estimate's variance p(1 - p), the same CS family)
+        out["uniform_runs"] = None
+        if summary.cs_low is not None and summary.cs_high is not None and \
+                summary.estimate is not None and summary.n_labels >= 30:
+            from activetest.session.harness import uniform_runs_for_width
+
+            out["uniform_runs"] = uniform_runs_for_width(
+                min(max(summary.estimate, 0.0), 1.0), s.n_items,
+                summary.cs_high - summary.cs_low, alpha=1.0 - summary.level)
         from activetest import __version__
 
         out["activetest_version"] = __version__
@@ -525,7 +653,7 @@ class ActiveStopping:
         return StopSummary(s.metrics[0], float(cfg.level), int(m), vals[0], vals[1], vals[2],
                            vals[3], vals[4], self._stopped_at, reason, len(self._started),
                            dict(self._recorded), tuple(self._unscored),
-                           dict(self._conflicts), order)
+                           dict(self._conflicts), order, tuple(self._batches))
 
     def close(self) -> None:
         """Close the session file if this manager opened it."""

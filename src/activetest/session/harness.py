@@ -36,6 +36,13 @@ with adaptive LURE whatever the surrogate predicts.
 (``cli``, ``import:...``) for a person's judgment; :func:`runs_summary` counts the
 target runs spent and projects how many a uniform sample would need for the same
 anytime width.
+
+**inspect_ai** (``--target inspect``, :func:`create_inspect_session`): the same kind of
+session for :class:`activetest.inspect.ActiveStopping`, from a plain pool file (an id,
+the samples' text fields, a surrogate column): no answers on the pool, the target
+runs inside an inspect eval on the drawn samples only and each one's score comes back
+as its label (source ``inspect:<eval_id>``, or ``inspect-log:<eval_id>`` read back from
+a log).
 """
 
 from __future__ import annotations
@@ -50,16 +57,99 @@ import numpy as np
 
 from activetest.session.store import SessionError
 
-__all__ = ["HARNESS_SOURCE", "HarnessImport", "RunsSummary", "choice_features",
-           "create_lmeval_session",
-           "emit_lmeval", "harness_config", "import_lmeval", "is_lmeval_target",
-           "lmeval_features", "runs_summary", "uniform_runs_for_width"]
+__all__ = ["HARNESS_SOURCE", "TARGET_RUN_SOURCES", "HarnessImport", "RunsSummary",
+           "choice_features", "create_inspect_session", "create_lmeval_session",
+           "emit_lmeval", "harness_config", "harness_tool", "import_lmeval",
+           "is_inspect_target", "is_lmeval_target", "lmeval_features", "runs_summary",
+           "uniform_runs_for_width"]
 
 #: Label source prefix of a target run's result.
 HARNESS_SOURCE = "lm-eval:"
+#: Label source prefixes of target runs' results: lm-eval, an inspect eval, an inspect log.
+TARGET_RUN_SOURCES = (HARNESS_SOURCE, "inspect:", "inspect-log:")
+#: What each harness tool's results are called where ``status`` counts them.
+_TOOL_NAMES = {"lm-eval": "lm-eval", "inspect": "inspect_ai evals"}
 #: ``--surrogate`` values of an lm-eval session.
 SURROGATES = ("pool-run", "uniform")
 _TARGET_OPTIONS = ("metric", "filter")
+
+
+def is_inspect_target(target: Any) -> bool:
+    """Whether a target spec names inspect_ai evals on the drawn items (``inspect``)."""
+    return target == "inspect"
+
+
+def create_inspect_session(path: str | os.PathLike[str], *, pool: Any, task: Any,
+                           target: str, surrogate: str = "uniform", **options: Any
+                           ) -> tuple[Any, Any]:
+    """Create a session whose target runs inside inspect_ai (module docstring).
+
+    The pool is a table (CSV, TSV, JSONL, JSON, Parquet) with an ``id`` per sample (the
+    inspect sample's id), the sample's text fields (the task's template fields; with
+    ``--task answers`` every other column), and the surrogate's column
+    (``--surrogate column:NAME``, P(correct); not a text field) or ``--surrogate
+    uniform``. The task gives the judgment levels, whose scores are the scorer's values
+    (``answers``: incorrect/correct = 0/1). No answers: a pool with a non-empty
+    ``answer`` column is refused (that is ``--target pool``). The design, estimate and
+    intervals are a graded session's; the config records ``target = "inspect"`` and
+    ``extra.harness = {"tool": "inspect"}`` (``status`` counts the target runs).
+
+    Returns:
+        ``(store, GradedInputs)``, as :func:`create_lmeval_session`.
+    """
+    from dataclasses import replace
+
+    from activetest.data.generative import GenTask, load_graded_pool
+    from activetest.session.create import resolve_task
+    from activetest.session.create_graded import create_graded_session
+
+    if not is_inspect_target(target):
+        raise SessionError(f"create_inspect_session: target {target!r} is not 'inspect'")
+    unused = sorted(k for k in ("examples", "shots", "compare", "judge_examples",
+                                "target_shots", "history") if options.get(k))
+    if unused:
+        raise SessionError(f"option(s) {', '.join(unused)} do not apply to --target inspect "
+                           f"(the target runs in the inspect eval with its own prompts)")
+    t = resolve_task(task)
+    if not isinstance(t, GenTask):
+        raise SessionError("--target inspect needs a graded task (its judgment levels are "
+                           "the scorer's values): --task answers, or a task file with "
+                           "kind = \"graded\"")
+    column = surrogate.partition(":")[2] if surrogate.startswith("column:") else None
+    if surrogate != "uniform" and column is None:
+        raise SessionError(f"--target inspect: the surrogate is a pool column of P(correct) "
+                           f"(--surrogate column:NAME) or none (--surrogate uniform), not "
+                           f"{surrogate!r}")
+    pool_options = dict(options.pop("pool_options", None) or {})
+    if isinstance(pool, (list, tuple)):
+        raise SessionError("--target inspect: the pool is one table file")
+    try:
+        loaded = load_graded_pool(pool, t, **pool_options)
+    except (OSError, ValueError) as exc:
+        raise SessionError(f"--pool: {exc}") from None
+    items = []
+    for g in loaded:
+        if g.answer not in (None, ""):
+            raise SessionError(f"--target inspect: item {g.item.id!r} has an answer in the "
+                               f"pool file; the target's answers come from the inspect eval "
+                               f"(drop the 'answer' column, or use --target pool to judge "
+                               f"these answers)")
+        fields, extra = dict(g.item.fields), dict(g.extra)
+        if column is not None and column in fields:  # the surrogate is not a text field
+            extra[column] = fields.pop(column)
+        items.append(replace(g, item=replace(g.item, fields=fields), references=(),
+                             answer="", extra=extra))
+    store, inputs = create_graded_session(path, pool=items, task=task, target="pool",
+                                          surrogate=surrogate, **options)
+    try:
+        # unknown keys of the document are the config's ``extra`` (kept as written)
+        store.update_config({"target": target, "harness": {"tool": "inspect"},
+                             "pool": {"source": str(pool), "n_items": len(items)}})
+    except BaseException:
+        store.close()
+        Path(path).unlink(missing_ok=True)
+        raise
+    return store, inputs
 
 
 def is_lmeval_target(target: Any) -> bool:
@@ -276,6 +366,13 @@ def harness_config(session: Any) -> Mapping[str, Any] | None:
     return h if isinstance(h, Mapping) else None
 
 
+def harness_tool(session: Any) -> str | None:
+    """``lm-eval`` or ``inspect`` for a session whose target runs in a harness, else None."""
+    h = harness_config(session)
+    tool = h.get("tool") if h is not None else None
+    return tool if isinstance(tool, str) else None
+
+
 def _require(session: Any) -> Mapping[str, Any]:
     h = harness_config(session)
     if h is None or h.get("tool") != "lm-eval":
@@ -427,7 +524,8 @@ class RunsSummary:
 
     Attributes:
         drawn: items drawn (runs asked for).
-        target_runs: labels that are the target's own results (``lm-eval:`` source).
+        target_runs: labels that are the target's own results (source ``lm-eval:``,
+            ``inspect:`` or ``inspect-log:``).
         person_labels: labels from anything else (a person's judgment).
         width: the current anytime interval's width (None before an estimate).
         uniform_runs: a uniform sample's projected runs for the same width (None
@@ -439,6 +537,7 @@ class RunsSummary:
     person_labels: int
     width: float | None
     uniform_runs: int | None
+    tool: str = "lm-eval"
 
 
 def runs_summary(session: Any) -> RunsSummary | None:
@@ -450,7 +549,7 @@ def runs_summary(session: Any) -> RunsSummary | None:
     if h is None:
         return None
     labels = session.store.labels().values()
-    runs = sum(1 for lab in labels if lab.source.startswith(HARNESS_SOURCE))
+    runs = sum(1 for lab in labels if lab.source.startswith(TARGET_RUN_SOURCES))
     person = len(labels) - runs
     width = uniform = None
     for e in reversed(session.store.estimates()):
@@ -465,4 +564,5 @@ def runs_summary(session: Any) -> RunsSummary | None:
                                                  session.n_items, width,
                                                  alpha=1 - (e.level or 0.95))
         break
-    return RunsSummary(len(session.acquisitions()), runs, person, width, uniform)
+    return RunsSummary(len(session.acquisitions()), runs, person, width, uniform,
+                       _TOOL_NAMES.get(str(h.get("tool")), str(h.get("tool"))))

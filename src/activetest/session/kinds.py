@@ -259,11 +259,20 @@ class Graded(SessionKind):
         """:func:`activetest.session.create_graded.create_graded_session`; a ``lm-eval``
         target: :func:`activetest.session.harness.create_lmeval_session`."""
         from activetest.session.create_graded import create_graded_session
-        from activetest.session.harness import create_lmeval_session, is_lmeval_target
+        from activetest.session.harness import (
+            create_inspect_session,
+            create_lmeval_session,
+            is_inspect_target,
+            is_lmeval_target,
+        )
 
         if is_lmeval_target(target):  # the target runs inside lm-eval, on drawn items only
             store, _ = create_lmeval_session(path, pool=pool, task=task, target=target,
                                              surrogate=surrogate, **options)
+            return store, None, {}
+        if is_inspect_target(target):  # ... or inside an inspect_ai eval
+            store, _ = create_inspect_session(path, pool=pool, task=task, target=target,
+                                              surrogate=surrogate, **options)
             return store, None, {}
 
         store, graded = create_graded_session(path, pool=pool, task=task,  # type: ignore[arg-type]

@@ -1,0 +1,115 @@
+"""The target-free session kind for inspect_ai (``init --target inspect``).
+
+A plain pool file (id, the samples' text, a surrogate column) makes a graded session
+without answers; the surrogate column is not a text field (the join with the samples
+checks every text field); a pool with answers, another surrogate or options that need
+the target's prompts are refused before anything is written; ``select --emit lm-eval``
+is refused before drawing; ``status`` counts the target runs (labels from inspect) and
+projects uniform's runs for the same width from the estimate's variance.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from activetest.session.harness import runs_summary, uniform_runs_for_width
+from activetest.session.workflow import Session
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _pool(tmp: Path, n: int = 80, **extra: object) -> Path:
+    p = tmp / "pool.jsonl"
+    with p.open("w") as f:
+        for i in range(n):
+            f.write(json.dumps({"id": f"q{i}", "question": f"What is {i} plus 2?",
+                                "p_correct": round(0.2 + 0.6 * (i % 7) / 6, 3), **extra})
+                    + "\n")
+    return p
+
+
+def _cli(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    return subprocess.run([sys.executable, "-m", "activetest", *args], cwd=tmp, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+INIT = ["--task", "answers", "--target", "inspect", "--surrogate", "column:p_correct",
+        "--seed", "0", "--no-progress"]
+
+
+def test_init_makes_a_target_free_session(tmp_path: Path) -> None:
+    _pool(tmp_path)
+    p = _cli(tmp_path, "init", "s.db", "--pool", "pool.jsonl", *INIT)
+    assert p.returncode == 0, p.stderr
+    assert "target inspect" in p.stdout
+    with Session.open(tmp_path / "s.db") as s:
+        cfg = s.session_config
+        assert (cfg.kind, cfg.target, cfg.acquisition) == ("graded", "inspect", "graded_fixed")
+        assert cfg.extra["harness"] == {"tool": "inspect"}
+        items = s.items()
+        assert items[3].fields == {"question": "What is 3 plus 2?"}  # no p_correct
+        assert {a for a, _, _ in s.store.answers("target").values()} == {""}
+        # the surrogate's column is the design's: P(wrong) = 1 - p_correct
+        q0 = s.select(1)[0]
+        assert 0 < q0.q < 1
+    # uniform draws too; the same seed, the same first draw as a session made again
+    p = _cli(tmp_path, "init", "u.db", "--pool", "pool.jsonl", "--task", "answers",
+             "--target", "inspect", "--surrogate", "uniform", "--seed", "0", "--no-progress")
+    assert p.returncode == 0, p.stderr
+
+
+@pytest.mark.parametrize(("pool_extra", "args", "message"), [
+    ({"answer": "4"}, INIT, r"item 'q0' has an answer in the pool file.*--target pool"),
+    ({}, [*INIT[:4], "--surrogate", "smollm2-135m", *INIT[6:]],
+     r"column:NAME\) or none \(--surrogate uniform\), not 'smollm2-135m'"),
+    ({}, [*INIT, "--shots", "2"], r"shots do not apply to --target inspect"),
+])
+def test_what_does_not_fit_is_refused_and_nothing_is_written(
+        tmp_path: Path, pool_extra: dict[str, object], args: list[str], message: str) -> None:
+    _pool(tmp_path, **pool_extra)
+    p = _cli(tmp_path, "init", "s.db", "--pool", "pool.jsonl", *args)
+    assert p.returncode == 2 and re.search(message, " ".join(p.stderr.split())), p.stderr
+    assert "Traceback" not in p.stderr and not (tmp_path / "s.db").exists()
+
+
+def test_emit_lm_eval_is_refused_before_drawing(tmp_path: Path) -> None:
+    _pool(tmp_path)
+    assert _cli(tmp_path, "init", "s.db", "--pool", "pool.jsonl", *INIT).returncode == 0
+    p = _cli(tmp_path, "select", "s.db", "--n", "3", "--emit", "lm-eval", "--out", "x.json")
+    assert p.returncode == 2 and "--target lm-eval" in p.stderr
+    with Session.open(tmp_path / "s.db") as s:
+        assert s.store.n_acquired() == 0
+
+
+def test_status_counts_the_target_runs_and_projects_uniforms(tmp_path: Path) -> None:
+    _pool(tmp_path)
+    assert _cli(tmp_path, "init", "s.db", "--pool", "pool.jsonl", *INIT).returncode == 0
+    with Session.open(tmp_path / "s.db") as s:
+        drawn = s.select(45)
+        for j, a in enumerate(drawn[:40]):  # 40 scores from an eval, 2 from a person
+            s.add_label(a.item_id, "correct" if j % 3 else "incorrect", source="inspect:e1")
+        for a in drawn[40:42]:
+            s.add_label(a.item_id, "correct", source="cli")
+        assert runs_summary(s).width is None  # no estimate yet: no projection
+    assert _cli(tmp_path, "estimate", "s.db").returncode == 0
+    p = _cli(tmp_path, "status", "s.db")
+    out = " ".join(p.stdout.split())
+    assert p.returncode == 0 and ("target runs spent: 40 (results read from inspect_ai evals "
+                                  "as labels); 2 label(s) from people; 45 item(s) drawn") in out
+    with Session.open(tmp_path / "s.db") as s:
+        r = runs_summary(s)
+        e = [x for x in s.store.estimates() if x.method == "lure"][-1]
+    a = e.details["anytime"]
+    assert r.width == pytest.approx(a["cs_high"] - a["cs_low"])
+    assert r.uniform_runs == uniform_runs_for_width(e.estimate, 80, r.width)
+    assert (f"a uniform sample would need about {r.uniform_runs} target runs for the same "
+            f"anytime interval width {r.width:.4f} (a projection from the estimate's "
+            f"variance") in out
