@@ -164,6 +164,7 @@ def design_proposals(design: Any, acquired: Sequence[int], *,
         Ls = [float(x) for x in losses]
     known = list(range(M)) if n_known is None else [int(x) for x in n_known]
     st = design._new_state(max(M, 1))
+    st["hV"] = np.zeros(0)  # the draws' model variance is not needed here: not computed
     if ys:
         st["hy"][: len(ys)] = ys
     st["hL"][: len(Ls)] = Ls
@@ -209,10 +210,11 @@ def blind_spot_curve(proposals: Iterable[tuple[np.ndarray, np.ndarray | None]],
     K = acq.size
     Q = np.zeros(N)
     wg = np.zeros(N)
-    drawn = np.zeros(N, dtype=bool)
+    undrawn = np.ones(N, dtype=bool)
     out = np.zeros((4, K))
     delta, cap = (1.0 - float(level)) / 2.0, 0.0
     B = np.broadcast_to(np.asarray(loss_high, dtype=np.float64), (N,))
+    B_max = float(B.max()) if B.size else 0.0
     wanted = None if at is None else {int(k) for k in at}
     for m, (q, g) in enumerate(proposals):
         if m >= K:
@@ -221,11 +223,12 @@ def blind_spot_curve(proposals: Iterable[tuple[np.ndarray, np.ndarray | None]],
         k = m + 1
         if g is not None and k < N:
             wg += N / ((N - k) * (N - k + 1.0)) * g
-        drawn[acq[m]] = True
+        undrawn[acq[m]] = False
         if k < start or (wanted is not None and k not in wanted):
             continue
         ghat = fixed_control if g is None else (wg / (k / (N - k)) if k < N else None)
-        spot = blind_spot(Q, drawn, B, N=N, K=k, level=level, control=ghat, ratio=ratio)
+        spot = _blind_spot(Q, undrawn, B, B_max, N=N, K=k, level=level, control=ghat,
+                           ratio=ratio)
         out[:, m] = (spot.n_unexplored, spot.unexplored_bound, spot.widen_high,
                      spot.widen_low)
         delta, cap = spot.delta, spot.loss_cap
@@ -279,16 +282,29 @@ def blind_spot(exposure: np.ndarray, drawn: np.ndarray, loss_high: np.ndarray | 
     else:
         mask[d.astype(np.int64)] = True
     B = np.broadcast_to(np.asarray(loss_high, dtype=np.float64), Q.shape)
+    return _blind_spot(Q, ~mask, B, float(B.max()) if B.size else 0.0, N=N, K=K, level=level,
+                       control=control, ratio=ratio)
+
+
+def _blind_spot(Q: np.ndarray, undrawn: np.ndarray, B: np.ndarray, B_max: float, *, N: int,
+                K: int, level: float, control: np.ndarray | None, ratio: float) -> BlindSpot:
+    """:func:`blind_spot` of float64 exposures ``Q``, the ``undrawn`` mask and the bounds
+    ``B`` (``(N,)``, their maximum ``B_max``): each per-item array is gathered once at
+    the unexplored items (a pass over the pool each, no more), in the items' order, so
+    every sum is the one over the full arrays' masks."""
     delta = (1.0 - float(level)) / 2.0
-    unexplored = ~mask & (ratio * uniform_exposure(N, K) > Q)
+    unexplored = ratio * uniform_exposure(N, K) > Q
+    unexplored &= undrawn
+    at = np.flatnonzero(unexplored)
+    B_u, Q_u = B[at], Q[at]
     cap = math.log(1.0 / delta)
-    hi = hidden_mass(B[unexplored], Q[unexplored], cap) / N
+    hi = hidden_mass(B_u, Q_u, cap) / N
     lo = 0.0
     if control is not None:
-        g = np.clip(np.asarray(control, dtype=np.float64), 0.0, B)
-        lo = hidden_mass(g[unexplored], Q[unexplored], cap) / N
-    return BlindSpot(int(unexplored.sum()), float(ratio), float(B[unexplored].sum() / N),
-                     float(hi), float(lo), delta, float(B.max()) if B.size else 0.0)
+        g = np.clip(np.asarray(control, dtype=np.float64)[at], 0.0, B_u)
+        lo = hidden_mass(g, Q_u, cap) / N
+    return BlindSpot(int(at.size), float(ratio), float(B_u.sum() / N), float(hi), float(lo),
+                     delta, B_max)
 
 
 def widen(low: float, high: float, spot: BlindSpot) -> tuple[float, float]:
