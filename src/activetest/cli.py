@@ -1350,19 +1350,10 @@ def demo(
     _out.print(f"done in {result.seconds:.0f} s; report: {_escape(str(result.report))}")
 
 
-#: Commands that may run a native scoring backend: they run in a supervised child
-#: process (activetest.supervise), so that a crash in native code becomes one message
-#: and exit 2 instead of a bare "Segmentation fault".
-_SCORING_COMMANDS = frozenset({"init", "estimate", "report", "demo"})
-
-
 def _wants_supervisor(args: Sequence[str]) -> bool:
-    from activetest.supervise import SUPERVISED_ENV
+    from activetest.supervise import wants_supervisor
 
-    if os.environ.get(SUPERVISED_ENV, "").strip() in ("1", "0"):
-        return False  # already the child, or the user turned it off
-    command = next((a for a in args if not a.startswith("-")), None)
-    return command in _SCORING_COMMANDS and not any(a in ("--help", "-h") for a in args)
+    return wants_supervisor(args)
 
 
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})

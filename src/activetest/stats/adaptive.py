@@ -673,12 +673,17 @@ class AdaptiveDesign:
                           st["hy"], st["hL"], st["hq"], st["hg"], st["hG"], st["hlam"],
                           st["hV"], m, k, u, forced, st["absres"], st["aux"], st["haux"]))
 
-    def _prepare(self, st: dict[str, np.ndarray], m: int, k: int) -> DesignPlan:
+    def _mixture(self, st: dict[str, np.ndarray], m: int, k: int) -> tuple[float, float, float]:
+        """Before draw m knowing k labels (refit if due): ``(a, b, G)``, the proposal
+        being ``q_i = a s_i + b`` on the remaining items (``st["s"]``, ``st["rem"]``)."""
         lam_fixed = -1.0 if self.lam is None else float(self.lam)
-        a, b, G = ak.prepare(self.kind, self._F, self._ktab, self._Phi, self._w0, self.rhos,
-                            self.lambdas, lam_fixed, self._rule, self.schedule, st["ist"],
-                            st["fst"], st["W"], st["s"], st["g"], st["rem"], st["hidx"],
-                            st["hy"], st["hL"], st["hq"], m, k, st["absres"], st["aux"])
+        return ak.prepare(self.kind, self._F, self._ktab, self._Phi, self._w0, self.rhos,
+                          self.lambdas, lam_fixed, self._rule, self.schedule, st["ist"],
+                          st["fst"], st["W"], st["s"], st["g"], st["rem"], st["hidx"],
+                          st["hy"], st["hL"], st["hq"], m, k, st["absres"], st["aux"])
+
+    def _prepare(self, st: dict[str, np.ndarray], m: int, k: int) -> DesignPlan:
+        a, b, G = self._mixture(st, m, k)
         q = np.where(st["rem"], a * st["s"] + b, 0.0)
         g2 = G2 = None
         if self.kind == ak.KIND_BOTH:

@@ -60,6 +60,8 @@ from typing import Any
 
 import numpy as np
 
+from activetest.stats._kernels import njit
+
 __all__ = [
     "BLIND_RATIO",
     "EARNED_BLIND_RATIO",
@@ -67,6 +69,7 @@ __all__ = [
     "BlindSpotCurve",
     "blind_spot",
     "blind_spot_curve",
+    "design_blind_spot_curve",
     "design_proposals",
     "floored_proposals",
     "hidden_mass",
@@ -143,18 +146,11 @@ def floored_proposals(scores: np.ndarray, acquired: Sequence[int], floor: float
         rem[int(i)] = False
 
 
-def design_proposals(design: Any, acquired: Sequence[int], *,
-                     labels: Sequence[int] | None = None,
-                     losses: Sequence[float] | None = None,
-                     n_known: Sequence[int] | None = None,
-                     second: bool = False) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """An adaptive design's (:class:`activetest.stats.adaptive.AdaptiveDesign`) proposal
-    and control over the pool before each draw, ``(q, g)``, replayed from its history:
-    the items drawn in order, the labels (and losses) in draw order, the labels known
-    at each draw (default sequential). They are exactly what the run drew from (the
-    tests check q at the drawn items). ``second``: the two-metric design's second
-    control."""
-    acq = [int(i) for i in acquired]
+def _replay_state(design: Any, acq: list[int], labels: Sequence[int] | None,
+                  losses: Sequence[float] | None, n_known: Sequence[int] | None
+                  ) -> tuple[dict[str, np.ndarray], list[int]]:
+    """A fresh design state holding the history's labels and losses (the draw's model
+    variance left out: not needed), and the labels known at each draw."""
     M = len(acq)
     ys = [] if labels is None else [int(y) for y in labels]
     if losses is None:
@@ -168,6 +164,22 @@ def design_proposals(design: Any, acquired: Sequence[int], *,
     if ys:
         st["hy"][: len(ys)] = ys
     st["hL"][: len(Ls)] = Ls
+    return st, known
+
+
+def design_proposals(design: Any, acquired: Sequence[int], *,
+                     labels: Sequence[int] | None = None,
+                     losses: Sequence[float] | None = None,
+                     n_known: Sequence[int] | None = None,
+                     second: bool = False) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """An adaptive design's (:class:`activetest.stats.adaptive.AdaptiveDesign`) proposal
+    and control over the pool before each draw, ``(q, g)``, replayed from its history:
+    the items drawn in order, the labels (and losses) in draw order, the labels known
+    at each draw (default sequential). They are exactly what the run drew from (the
+    tests check q at the drawn items). ``second``: the two-metric design's second
+    control."""
+    acq = [int(i) for i in acquired]
+    st, known = _replay_state(design, acq, labels, losses, n_known)
     for m, i in enumerate(acq):
         plan = design._prepare(st, m, known[m])
         g = plan.control2 if second else plan.control
@@ -206,34 +218,104 @@ def blind_spot_curve(proposals: Iterable[tuple[np.ndarray, np.ndarray | None]],
     control, else ``fixed_control`` (CV-LURE's fixed ``h``), else 0 (LURE). Budgets
     below ``start`` are left at 0 (e.g. where the CS is not claimed yet), and so are
     budgets not in ``at`` when it is given (simulations that look at a few)."""
-    acq = np.asarray(acquired, dtype=np.int64)
-    K = acq.size
-    Q = np.zeros(N)
-    wg = np.zeros(N)
-    undrawn = np.ones(N, dtype=bool)
-    out = np.zeros((4, K))
-    delta, cap = (1.0 - float(level)) / 2.0, 0.0
-    B = np.broadcast_to(np.asarray(loss_high, dtype=np.float64), (N,))
-    B_max = float(B.max()) if B.size else 0.0
-    wanted = None if at is None else {int(k) for k in at}
+    curve = _Curve(acquired, loss_high, N=N, level=level, fixed_control=fixed_control,
+                   ratio=ratio, start=start, at=at)
     for m, (q, g) in enumerate(proposals):
-        if m >= K:
+        if m >= curve.K:
             break
-        Q += q
+        curve.Q += q
         k = m + 1
         if g is not None and k < N:
-            wg += N / ((N - k) * (N - k + 1.0)) * g
-        undrawn[acq[m]] = False
-        if k < start or (wanted is not None and k not in wanted):
-            continue
-        ghat = fixed_control if g is None else (wg / (k / (N - k)) if k < N else None)
-        spot = _blind_spot(Q, undrawn, B, B_max, N=N, K=k, level=level, control=ghat,
-                           ratio=ratio)
-        out[:, m] = (spot.n_unexplored, spot.unexplored_bound, spot.widen_high,
-                     spot.widen_low)
-        delta, cap = spot.delta, spot.loss_cap
-    return BlindSpotCurve(out[0].astype(np.int64), out[1], out[2], out[3], float(ratio),
-                          delta, cap)
+            curve.wg += N / ((N - k) * (N - k + 1.0)) * g
+        curve.after(m, g is not None)
+    return curve.result()
+
+
+def design_blind_spot_curve(design: Any, acquired: Sequence[int],
+                            loss_high: np.ndarray | float, *, N: int,
+                            labels: Sequence[int] | None = None,
+                            losses: Sequence[float] | None = None,
+                            n_known: Sequence[int] | None = None, second: bool = False,
+                            with_control: bool = True, level: float = 0.95,
+                            fixed_control: np.ndarray | None = None,
+                            ratio: float = BLIND_RATIO, start: int = 1) -> BlindSpotCurve:
+    """``blind_spot_curve(design_proposals(design, acquired, ...), acquired, ...)``, the
+    same numbers to the last bit, without making each draw's proposal and control
+    arrays: each draw's exposure (``q_i = a s_i + b`` on the remaining items) and
+    control are added in one compiled pass over the pool. ``with_control=False``: the
+    proposals without the design's control (LURE; CV-LURE with ``fixed_control``)."""
+    acq = [int(i) for i in acquired]
+    curve = _Curve(acq, loss_high, N=N, level=level, fixed_control=fixed_control,
+                   ratio=ratio, start=start, at=None)
+    st, known = _replay_state(design, acq, labels, losses, n_known)
+    if second and st["aux"].shape[0] < 2:  # a one-metric design has no second control
+        with_control = False
+    g = st["aux"][1] if second and with_control else st["g"]
+    for m, i in enumerate(acq):
+        if m >= curve.K:
+            break
+        a, b, _ = design._mixture(st, m, known[m])
+        k = m + 1
+        c = N / ((N - k) * (N - k + 1.0)) if k < N else 0.0
+        _expose(float(a), float(b), st["s"], g, st["rem"], curve.Q, curve.wg, c,
+                with_control and k < N)
+        curve.after(m, with_control)
+        design._step(st, m, known[m], 0.0, i)
+    return curve.result()
+
+
+@njit(cache=True)
+def _expose(a, b, s, g, rem, Q, wg, c, with_g):  # pragma: no cover - compiled
+    """``Q_i += a s_i + b`` and (``with_g``) ``wg_i += c g_i`` on the remaining items:
+    what :func:`blind_spot_curve` adds of a design proposal (zero on the drawn items)
+    and control (whose values on drawn items are never read)."""
+    for i in range(s.shape[0]):
+        if rem[i]:
+            Q[i] += a * s[i] + b
+            if with_g:
+                wg[i] += c * g[i]
+
+
+class _Curve:
+    """The running exposure ``Q`` and control sum ``wg`` of a run, and its
+    :class:`BlindSpot` at each budget (:func:`blind_spot_curve`)."""
+
+    def __init__(self, acquired: Sequence[int], loss_high: np.ndarray | float, *, N: int,
+                 level: float, fixed_control: np.ndarray | None, ratio: float, start: int,
+                 at: Sequence[int] | None) -> None:
+        self.acq = np.asarray(acquired, dtype=np.int64)
+        self.K = self.acq.size
+        self.N, self.level, self.ratio, self.start = N, level, ratio, start
+        self.fixed_control = fixed_control
+        self.Q = np.zeros(N)
+        self.wg = np.zeros(N)
+        self.undrawn = np.ones(N, dtype=bool)
+        self.out = np.zeros((4, self.K))
+        self.delta, self.cap = (1.0 - float(level)) / 2.0, 0.0
+        self.B = np.broadcast_to(np.asarray(loss_high, dtype=np.float64), (N,))
+        self.B_max = float(self.B.max()) if self.B.size else 0.0
+        self.wanted = None if at is None else {int(k) for k in at}
+
+    def after(self, m: int, has_control: bool) -> None:
+        """Draw m's exposure (and control) added: its item drawn, the blind spot at
+        budget m + 1 (if asked for)."""
+        N, k = self.N, m + 1
+        self.undrawn[self.acq[m]] = False
+        if k < self.start or (self.wanted is not None and k not in self.wanted):
+            return
+        ghat = (self.fixed_control if not has_control
+                else (self.wg / (k / (N - k)) if k < N else None))
+        spot = _blind_spot(self.Q, self.undrawn, self.B, self.B_max, N=N, K=k,
+                           level=self.level, control=ghat, ratio=self.ratio)
+        self.out[:, m] = (spot.n_unexplored, spot.unexplored_bound, spot.widen_high,
+                          spot.widen_low)
+        self.delta, self.cap = spot.delta, spot.loss_cap
+
+    def result(self) -> BlindSpotCurve:
+        """The curve."""
+        out = self.out
+        return BlindSpotCurve(out[0].astype(np.int64), out[1], out[2], out[3],
+                              float(self.ratio), self.delta, self.cap)
 
 
 def hidden_mass(weights: np.ndarray, exposure: np.ndarray, capacity: float) -> float:
