@@ -251,29 +251,39 @@ def design_blind_spot_curve(design: Any, acquired: Sequence[int],
     if second and st["aux"].shape[0] < 2:  # a one-metric design has no second control
         with_control = False
     g = st["aux"][1] if second and with_control else st["g"]
+    found = np.empty(N, dtype=np.int64)
     for m, i in enumerate(acq):
         if m >= curve.K:
             break
         a, b, _ = design._mixture(st, m, known[m])
         k = m + 1
         c = N / ((N - k) * (N - k + 1.0)) if k < N else 0.0
-        _expose(float(a), float(b), st["s"], g, st["rem"], curve.Q, curve.wg, c,
-                with_control and k < N)
-        curve.after(m, with_control)
+        # the unexplored items at budget k, found in the same pass (none before start)
+        thr = ratio * uniform_exposure(N, k) if k >= start else -math.inf
+        n = _expose(float(a), float(b), st["s"], g, st["rem"], curve.Q, curve.wg, c,
+                    with_control and k < N, i, thr, found)
+        curve.after(m, with_control, found[:n])
         design._step(st, m, known[m], 0.0, i)
     return curve.result()
 
 
 @njit(cache=True)
-def _expose(a, b, s, g, rem, Q, wg, c, with_g):  # pragma: no cover - compiled
+def _expose(a, b, s, g, rem, Q, wg, c, with_g, pick, thr, found):  # pragma: no cover
     """``Q_i += a s_i + b`` and (``with_g``) ``wg_i += c g_i`` on the remaining items:
     what :func:`blind_spot_curve` adds of a design proposal (zero on the drawn items)
-    and control (whose values on drawn items are never read)."""
+    and control (whose values on drawn items are never read); then the remaining items
+    but ``pick`` (being drawn) with ``thr > Q_i`` are written to ``found`` in index
+    order; returns their number."""
+    n = 0
     for i in range(s.shape[0]):
         if rem[i]:
             Q[i] += a * s[i] + b
             if with_g:
                 wg[i] += c * g[i]
+            if i != pick and thr > Q[i]:
+                found[n] = i
+                n += 1
+    return n
 
 
 class _Curve:
@@ -296,17 +306,22 @@ class _Curve:
         self.B_max = float(self.B.max()) if self.B.size else 0.0
         self.wanted = None if at is None else {int(k) for k in at}
 
-    def after(self, m: int, has_control: bool) -> None:
+    def after(self, m: int, has_control: bool, at: np.ndarray | None = None) -> None:
         """Draw m's exposure (and control) added: its item drawn, the blind spot at
-        budget m + 1 (if asked for)."""
+        budget m + 1 (if asked for); ``at``: its unexplored items, if already found."""
         N, k = self.N, m + 1
         self.undrawn[self.acq[m]] = False
         if k < self.start or (self.wanted is not None and k not in self.wanted):
             return
-        ghat = (self.fixed_control if not has_control
-                else (self.wg / (k / (N - k)) if k < N else None))
-        spot = _blind_spot(self.Q, self.undrawn, self.B, self.B_max, N=N, K=k,
-                           level=self.level, control=ghat, ratio=self.ratio)
+        if at is None:
+            at = _unexplored(self.Q, self.undrawn, N=N, K=k, ratio=self.ratio)
+        if not has_control:
+            g_at = (None if self.fixed_control is None
+                    else np.asarray(self.fixed_control, dtype=np.float64)[at])
+        else:  # the design's control estimate sum_m c_m g^(m), at the unexplored items
+            g_at = self.wg[at] / (k / (N - k)) if k < N else None
+        spot = _spot_at(at, self.Q, self.B, self.B_max, N=N, level=self.level,
+                        control_at=g_at, ratio=self.ratio)
         self.out[:, m] = (spot.n_unexplored, spot.unexplored_bound, spot.widen_high,
                           spot.widen_low)
         self.delta, self.cap = spot.delta, spot.loss_cap
@@ -364,26 +379,33 @@ def blind_spot(exposure: np.ndarray, drawn: np.ndarray, loss_high: np.ndarray | 
     else:
         mask[d.astype(np.int64)] = True
     B = np.broadcast_to(np.asarray(loss_high, dtype=np.float64), Q.shape)
-    return _blind_spot(Q, ~mask, B, float(B.max()) if B.size else 0.0, N=N, K=K, level=level,
-                       control=control, ratio=ratio)
+    at = _unexplored(Q, ~mask, N=N, K=K, ratio=ratio)
+    g_at = None if control is None else np.asarray(control, dtype=np.float64)[at]
+    return _spot_at(at, Q, B, float(B.max()) if B.size else 0.0, N=N, level=level,
+                    control_at=g_at, ratio=ratio)
 
 
-def _blind_spot(Q: np.ndarray, undrawn: np.ndarray, B: np.ndarray, B_max: float, *, N: int,
-                K: int, level: float, control: np.ndarray | None, ratio: float) -> BlindSpot:
-    """:func:`blind_spot` of float64 exposures ``Q``, the ``undrawn`` mask and the bounds
-    ``B`` (``(N,)``, their maximum ``B_max``): each per-item array is gathered once at
-    the unexplored items (a pass over the pool each, no more), in the items' order, so
-    every sum is the one over the full arrays' masks."""
-    delta = (1.0 - float(level)) / 2.0
+def _unexplored(Q: np.ndarray, undrawn: np.ndarray, *, N: int, K: int, ratio: float
+                ) -> np.ndarray:
+    """The unexplored items (undrawn, ``Q_i < ratio * Q_u``), in index order."""
     unexplored = ratio * uniform_exposure(N, K) > Q
     unexplored &= undrawn
-    at = np.flatnonzero(unexplored)
+    return np.flatnonzero(unexplored)
+
+
+def _spot_at(at: np.ndarray, Q: np.ndarray, B: np.ndarray, B_max: float, *, N: int,
+             level: float, control_at: np.ndarray | None, ratio: float) -> BlindSpot:
+    """:func:`blind_spot` from its unexplored items ``at`` (index order), the float64
+    exposures ``Q`` and bounds ``B`` (``(N,)``, their maximum ``B_max``) and the
+    control at those items: every per-item array is read at them only, in the items'
+    order, so every sum is the one over the full arrays' masks."""
+    delta = (1.0 - float(level)) / 2.0
     B_u, Q_u = B[at], Q[at]
     cap = math.log(1.0 / delta)
     hi = hidden_mass(B_u, Q_u, cap) / N
     lo = 0.0
-    if control is not None:
-        g = np.clip(np.asarray(control, dtype=np.float64)[at], 0.0, B_u)
+    if control_at is not None:
+        g = np.clip(control_at, 0.0, B_u)
         lo = hidden_mass(g, Q_u, cap) / N
     return BlindSpot(int(at.size), float(ratio), float(B_u.sum() / N), float(hi), float(lo),
                      delta, B_max)
