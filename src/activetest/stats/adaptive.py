@@ -673,6 +673,15 @@ class AdaptiveDesign:
                           st["hy"], st["hL"], st["hq"], st["hg"], st["hG"], st["hlam"],
                           st["hV"], m, k, u, forced, st["absres"], st["aux"], st["haux"]))
 
+    def _finish(self, st: dict[str, np.ndarray], m: int, mix: tuple[float, float, float],
+                forced: int) -> int:
+        """:meth:`_step` of the ``forced`` item after :meth:`_mixture` gave ``mix``
+        (its refit done): the same record, without summing the pool again."""
+        a, b, G = mix
+        return int(ak.finish(self.kind, st["ist"], st["fst"], st["s"], st["g"], st["rem"],
+                             st["hidx"], st["hq"], st["hg"], st["hG"], st["hlam"], st["hV"], m,
+                             0.0, forced, st["aux"], st["haux"], a, b, G))
+
     def _mixture(self, st: dict[str, np.ndarray], m: int, k: int) -> tuple[float, float, float]:
         """Before draw m knowing k labels (refit if due): ``(a, b, G)``, the proposal
         being ``q_i = a s_i + b`` on the remaining items (``st["s"]``, ``st["rem"]``)."""

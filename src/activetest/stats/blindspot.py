@@ -255,7 +255,8 @@ def design_blind_spot_curve(design: Any, acquired: Sequence[int],
     for m, i in enumerate(acq):
         if m >= curve.K:
             break
-        a, b, _ = design._mixture(st, m, known[m])
+        mix = design._mixture(st, m, known[m])
+        a, b = mix[0], mix[1]
         k = m + 1
         c = N / ((N - k) * (N - k + 1.0)) if k < N else 0.0
         # the unexplored items at budget k, found in the same pass (none before start)
@@ -263,7 +264,7 @@ def design_blind_spot_curve(design: Any, acquired: Sequence[int],
         n = _expose(float(a), float(b), st["s"], g, st["rem"], curve.Q, curve.wg, c,
                     with_control and k < N, i, thr, found)
         curve.after(m, with_control, found[:n])
-        design._step(st, m, known[m], 0.0, i)
+        design._finish(st, m, mix, i)
     return curve.result()
 
 
