@@ -26,7 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from activetest.session.workflow import Session
-from bench_sessions import make_inputs
+from bench_sessions import conditions, make_inputs
 
 
 def _cpu(fn) -> float:  # type: ignore[no-untyped-def]
@@ -50,6 +50,7 @@ def main() -> None:
                        target=f"table:{tgt}", seed=0, progress=False,
                        pool_options={"id_column": "id"})
     s.close()
+    print(f"start: {conditions()}")
     print(f"| labels held | select --n 50, checkpoint | select, replay | estimate, "
           f"checkpoint | estimate, replay |  (N = {n:.0e}, CPU s)")
     print("|---|---|---|---|---|")
@@ -76,6 +77,7 @@ def main() -> None:
                 copy.unlink()
         print(f"| {target} | " + " | ".join(f"{x:.2f}" for x in row) + " |", flush=True)
     shutil.rmtree(work)
+    print(f"end: {conditions()}")
 
 
 if __name__ == "__main__":

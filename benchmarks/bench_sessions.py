@@ -17,6 +17,12 @@ adaptive design), ``status``, ``select --n 50``, ``import`` of those 50 labels,
 CPU seconds, not wall time: the machine is shared, and the commands are
 single-threaded. ``--baseline SRC`` runs the same commands with another checkout's
 ``src`` on ``PYTHONPATH`` in the same run (the ratio column is baseline / this).
+
+Each source is measured as an installed package runs: its modules compiled to bytecode
+first (``compileall``; ``PYTHONDONTWRITEBYTECODE`` is dropped from the commands'
+environment, which would otherwise make every command compile activetest's source
+again) and its numba kernels compiled into their cache by an untimed session of 1,000
+items. The date and the load average before and after are printed with the table.
 """
 
 from __future__ import annotations
@@ -94,6 +100,7 @@ def make_inputs(folder: Path, n: int, fmt: str, seed: int = 0) -> tuple[Path, Pa
 def _run(src: Path, args: list[str], workdir: Path) -> dict:
     env = {**os.environ, "PYTHONPATH": str(src), "ACTIVETEST_CACHE": str(workdir / "cache"),
            "MPLBACKEND": "Agg"}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # bytecode kept, as an installed package has
     out = subprocess.run([sys.executable, "-c", _MEASURE, sys.executable, "-m", "activetest",
                           *args], capture_output=True, text=True, env=env, cwd=workdir,
                          check=True)
@@ -152,6 +159,23 @@ def run_commands(src: Path, inputs: tuple[Path, Path, Path], workdir: Path, fmt:
         out["select2"] = _run(src, ["select", str(db), "--n", "50"], workdir)
     out["_file_mb"] = {"cpu": 0.0, "rss_mb": db.stat().st_size / 2**20}
     return out
+
+
+def warm(src: Path, cache: Path, fmt: str) -> None:
+    """Compile ``src`` to bytecode and its numba kernels into their cache (untimed)."""
+    import compileall
+
+    compileall.compile_dir(str(src), quiet=1)
+    run_commands(src, make_inputs(cache / f"{fmt}-1000", 1000, fmt), cache / "warm", fmt,
+                 ("init", "status", "select", "import", "estimate"))
+
+
+def conditions() -> str:
+    """The date (UTC) and the load average (1, 5, 15 min)."""
+    import datetime
+
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    return f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, load {load}"
 
 
 def _fmt_n(n: int) -> str:
@@ -218,6 +242,10 @@ def main() -> None:
         if args.baseline_only:
             sources = sources[:1]
     results: dict[str, dict[int, dict]] = {}
+    for _, src in sources:
+        warm(src, args.cache, args.format)
+    start = conditions()
+    print(f"start: {start}", flush=True)
     for n in ns:
         inputs = make_inputs(args.cache / f"{args.format}-{n}", n, args.format)
         for label, src in sources:
@@ -233,6 +261,8 @@ def main() -> None:
                 {lab: {str(k): v for k, v in d.items()} for lab, d in results.items()}))
     labels = [lab for lab, _ in sources]
     text = table(results, ns, labels)
+    end = conditions()
+    print(f"start: {start}; end: {end}")
     print(text)
     for lab in labels:
         print(f"growth ({lab}):\n" + growth(results, ns, lab))
@@ -244,8 +274,8 @@ def main() -> None:
         if args.baseline is not None:
             cmd += " --baseline OLD/src"
         doc = (f"## {SECTION}\n\n`{cmd}` ({platform.processor() or platform.machine()}, "
-               f"{os.cpu_count()} cores, shared; CPU seconds of each command's process "
-               f"tree, peak resident memory)\n\n{text}\n\nGrowth in N (CPU):\n\n"
+               f"{os.cpu_count()} cores, shared; {start} -> {end}; CPU seconds of each "
+               f"command's process tree, peak resident memory)\n\n{text}\n\nGrowth in N (CPU):\n\n"
                + "\n\n".join(f"{lab}:\n\n{growth(results, ns, lab)}" for lab in labels)
                + "\n")
         write_section(doc, SECTION)

@@ -1357,19 +1357,10 @@ def demo(
     _out.print(f"done in {result.seconds:.0f} s; report: {_escape(str(result.report))}")
 
 
-#: Commands that may run a native scoring backend: they run in a supervised child
-#: process (activetest.supervise), so that a crash in native code becomes one message
-#: and exit 2 instead of a bare "Segmentation fault".
-_SCORING_COMMANDS = frozenset({"init", "estimate", "report", "demo"})
-
-
 def _wants_supervisor(args: Sequence[str]) -> bool:
-    from activetest.supervise import SUPERVISED_ENV
+    from activetest.supervise import wants_supervisor
 
-    if os.environ.get(SUPERVISED_ENV, "").strip() in ("1", "0"):
-        return False  # already the child, or the user turned it off
-    command = next((a for a in args if not a.startswith("-")), None)
-    return command in _SCORING_COMMANDS and not any(a in ("--help", "-h") for a in args)
+    return wants_supervisor(args)
 
 
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
@@ -1386,6 +1377,36 @@ def score(ctx: typer.Context, engine: Annotated[str, typer.Option(
     raise typer.Exit(ray_main(list(ctx.args)))
 
 
+_PLAIN_SECONDS = re.compile(r"[0-9]+(\.[0-9]*)?")
+
+
+def _plain_status(args: Sequence[str]) -> dict[str, Any] | None:
+    """The arguments of ``status SESSION [--json] [--busy-timeout SECONDS]`` written
+    plainly (each option at most once, seconds as digits), else None.
+
+    Such a ``status`` is called directly: typer's parsing builds a pydantic validator
+    per option, which costs more than the command itself at any pool size. Any other
+    form (``--help``, a typo, ``--busy-timeout=3``) goes through typer, as before."""
+    if not args or args[0] != "status":
+        return None
+    out: dict[str, Any] = {"as_json": False, "busy_timeout": 5.0}
+    rest = list(args[1:])
+    while rest:
+        a = rest.pop(0)
+        if a == "--json" and not out["as_json"]:
+            out["as_json"] = True
+        elif (a == "--busy-timeout" and "seen_timeout" not in out and rest
+              and _PLAIN_SECONDS.fullmatch(rest[0])):
+            out["busy_timeout"] = float(rest.pop(0))
+            out["seen_timeout"] = True
+        elif a and not a.startswith("-") and "session" not in out:
+            out["session"] = Path(a)
+        else:
+            return None
+    out.pop("seen_timeout", None)
+    return out if "session" in out else None
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Entry point of the ``activetest`` console script."""
     from activetest import supervise
@@ -1397,6 +1418,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     # terminates when its parent dies (a `kill -9` of the command the user started)
     supervise.handle_sigterm()
     supervise.watch_parent()
+    plain = _plain_status(args)
+    if plain is not None:
+        try:
+            status(**plain)
+        except typer.Exit as exc:
+            sys.exit(exc.exit_code)
+        return
     app(args=args, prog_name="activetest")
 
 

@@ -53,6 +53,7 @@ __all__ = [
     "note",
     "parent_gone",
     "run_supervised",
+    "wants_supervisor",
     "watch_parent",
 ]
 
@@ -67,7 +68,22 @@ CRASH_ENV = "ACTIVETEST_TEST_NATIVE_CRASH"
 PARENT_PID_ENV = "ACTIVETEST_SUPERVISOR_PID"
 PARENT_FD_ENV = "ACTIVETEST_SUPERVISOR_FD"
 
+#: Commands that may run a native scoring backend: they run in a supervised child
+#: process, so that a crash in native code becomes one message and exit 2 instead of
+#: a bare "Segmentation fault".
+SCORING_COMMANDS = frozenset({"init", "estimate", "report", "demo"})
+
 _parent_pid: int | None = None
+
+
+def wants_supervisor(args: Sequence[str]) -> bool:
+    """Whether the command line ``args`` runs in a supervised child (a scoring command,
+    not its ``--help``, not already in the child, supervision not turned off with
+    ``ACTIVETEST_SUPERVISED=0``)."""
+    if os.environ.get(SUPERVISED_ENV, "").strip() in ("1", "0"):
+        return False  # already the child, or the user turned it off
+    command = next((a for a in args if not a.startswith("-")), None)
+    return command in SCORING_COMMANDS and not any(a in ("--help", "-h") for a in args)
 
 
 class Terminated(KeyboardInterrupt):

@@ -23,6 +23,7 @@ from activetest.stats.adaptive import AdaptiveDesign, simulate_design
 from activetest.stats.blindspot import (
     blind_spot,
     blind_spot_curve,
+    design_blind_spot_curve,
     design_proposals,
     floored_proposals,
     hidden_mass,
@@ -85,6 +86,40 @@ def test_design_proposals_are_the_ones_drawn_from() -> None:
                                    runs.control[r], rtol=1e-12)
         for q, _ in plans:
             assert q.sum() == pytest.approx(1.0)
+
+
+def test_design_curve_is_the_curve_of_the_replayed_proposals_bit_for_bit() -> None:
+    """The compiled exposure pass (what a session's estimate runs) gives the blind spot
+    of the generic curve over the replayed proposal arrays exactly: one- and two-metric
+    designs, the design's own control, none (LURE), a fixed one (CV-LURE), the second
+    metric's control, draws in batches (labels known late) and a labelled prefix."""
+    pool = rare_miss_pool(N=400)
+    N, y = pool["N"], pool["y"]
+    h = np.abs(np.random.default_rng(5).normal(0.3, 0.2, N))
+    for name in ("calibrated", "calibrated-both"):
+        design = AdaptiveDesign.from_name(name, surrogate_logprobs=pool["S"],
+                                          target_logprobs=pool["T"], loss="log")
+        runs = simulate_design(design, losses=pool["L"], labels=y, budget=80, n_runs=1,
+                               random_state=7)
+        acq = runs.indices[0]
+        known = [m - m % 16 for m in range(80)]  # batches of 16: labels known late
+        for kw in ({}, {"n_known": known}, {"n_known": known, "second": True}):
+            for k in (80, 47):
+                labels = y[acq[:k]]
+                for with_control, fixed in ((True, None), (False, None), (False, h)):
+                    props = design_proposals(design, acq[:k], labels=labels, **kw)
+                    if not with_control:
+                        props = ((q, None) for q, _ in props)
+                    want = blind_spot_curve(props, acq[:k], pool["B"], N=N, start=5,
+                                            fixed_control=fixed)
+                    got = design_blind_spot_curve(design, acq[:k], pool["B"], N=N,
+                                                  labels=labels, with_control=with_control,
+                                                  fixed_control=fixed, start=5, **kw)
+                    for a in ("n_unexplored", "unexplored_bound", "widen_high",
+                              "widen_low"):
+                        assert np.array_equal(getattr(got, a), getattr(want, a)), (name, kw, a)
+                    assert (got.delta, got.loss_cap) == (want.delta, want.loss_cap)
+                    assert want.widen_high.max() > 0  # the pool's blind spot is not empty
 
 
 def test_hidden_mass_bounds_the_knapsack() -> None:

@@ -64,3 +64,22 @@ def test_sampler_inputs() -> None:
         proposal(np.ones(3), np.zeros(3, dtype=bool))
     with pytest.raises(ValueError, match="target_logprobs row 3"):
         log_loss(np.vstack([T, [[0.0, 0.0]]]), np.array([0, 1, 0, 1]))
+
+
+def test_normalisation_check_matches_scipy_for_any_class_count() -> None:
+    """The log-prob check's logsumexp (column by column for a few classes) is scipy's,
+    and it names the first row that is off, for 2 to 12 classes."""
+    from scipy.special import logsumexp
+
+    from activetest.stats._validate import _logsumexp, as_logprobs
+
+    rng = np.random.default_rng(3)
+    for C in range(2, 13):
+        z = rng.normal(0, 30, (500, C))
+        np.testing.assert_allclose(_logsumexp(z), logsumexp(z, axis=1), rtol=1e-14, atol=1e-12)
+        lp = z - logsumexp(z, axis=1)[:, None]
+        assert as_logprobs(lp, "x") is not None
+        bad = lp.copy()
+        bad[17] += 1e-4  # the whole row: logsumexp 1e-4 off
+        with pytest.raises(ValueError, match="row 17 is not normalised"):
+            as_logprobs(bad, "x")

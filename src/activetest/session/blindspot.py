@@ -21,6 +21,7 @@ from activetest.session.config import SessionConfig
 from activetest.stats.blindspot import (
     BlindSpotCurve,
     blind_spot_curve,
+    design_blind_spot_curve,
     design_proposals,
     floored_proposals,
 )
@@ -123,13 +124,24 @@ def session_blind_spots(config: SessionConfig, store: Any, *, k: int, n_pool: in
             continue
         bounded = B is not None
         B = 0.0 if B is None else B
+        h = (pool_controls or {}).get(metric)
+        if config.adaptive:  # the design replayed once per curve, no array per draw
+            st = sampler.state()
+            kw: dict[str, Any] = {"N": n_pool, "labels": st.labels[:k],
+                                  "losses": st.losses[:k], "n_known": st.n_known[:k],
+                                  "second": second, "level": lvl, "ratio": float(ratio),
+                                  "start": start}
+            main = design_blind_spot_curve(sampler.design, rows, B, with_control=own, **kw)
+            cv = None if h is None or own else design_blind_spot_curve(
+                sampler.design, rows, B, with_control=False, fixed_control=h, **kw)
+            out[metric] = SessionBlindSpot(main, cv, bounded)
+            continue
 
         def lure_only(p: Proposals) -> Iterator[tuple[np.ndarray, None]]:
             return ((q, None) for q, _ in p())
 
         main = blind_spot_curve(props() if own else lure_only(props), rows, B, N=n_pool,
                                 level=lvl, ratio=float(ratio), start=start)
-        h = (pool_controls or {}).get(metric)
         cv = None if h is None or own else blind_spot_curve(
             lure_only(props), rows, B, N=n_pool, level=lvl, fixed_control=h,
             ratio=float(ratio), start=start)

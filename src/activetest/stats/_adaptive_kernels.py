@@ -728,6 +728,15 @@ def step(kind, F, ltab, Phi, w0, rhos, lambdas, lam_fixed, rule, sched, ist, fst
     """
     a, b, G = prepare(kind, F, ltab, Phi, w0, rhos, lambdas, lam_fixed, rule, sched, ist, fst,
                       W, s, g, rem, hidx, hy, hL, hq, m, k, absres, aux)
+    return finish(kind, ist, fst, s, g, rem, hidx, hq, hg, hG, hlam, hV, m, u, forced, aux,
+                  haux, a, b, G)
+
+
+@njit(cache=True)
+def finish(kind, ist, fst, s, g, rem, hidx, hq, hg, hG, hlam, hV, m, u, forced, aux, haux,
+           a, b, G):  # pragma: no cover - compiled
+    """:func:`step` after its :func:`prepare` returned ``(a, b, G)``: the model variance,
+    the draw (or the ``forced`` item) and its record; returns the drawn item."""
     N = s.shape[0]
     if hV.shape[0] == 0:  # not asked for (a simulation of the error alone)
         pass

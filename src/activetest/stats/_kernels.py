@@ -13,19 +13,86 @@ order) matches :func:`activetest.stats.proposal.reference_sample`.
 
 from __future__ import annotations
 
+import importlib.util
+import threading
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
-try:  # numba is a declared dependency; the numpy path remains if it is unusable
-    from numba import njit
+#: numba is a declared dependency; the numpy/Python path remains if it is unusable.
+#: Found without importing it: numba (~0.3 CPU-s) is imported when a kernel first runs,
+#: so a command that runs none (``status``, ``import``) never pays for it.
+HAVE_NUMBA = importlib.util.find_spec("numba") is not None
 
-    HAVE_NUMBA = True
-except ImportError:  # pragma: no cover - exercised only without numba
-    HAVE_NUMBA = False
+_lock = threading.Lock()
 
-    def njit(*args, **kwargs):  # type: ignore[no-redef]
-        def wrap(f):
-            return f
-        return wrap if not args or not callable(args[0]) else args[0]
+
+class LazyKernel:
+    """A function compiled by ``numba.njit(**options)`` on its first call.
+
+    Until then it is a plain object holding the Python function; the first call
+    imports numba and, in the calling function's module (and the modules of the
+    kernels it reaches), replaces every :class:`LazyKernel` by its numba dispatcher,
+    so compiled code calls compiled code exactly as with ``@njit`` at import (the
+    same dispatcher, the same on-disk cache). Without a usable numba the Python
+    function runs.
+    """
+
+    def __init__(self, func: Callable[..., Any], options: dict[str, Any]) -> None:
+        self.py_func = func
+        self.options = options
+        self.dispatcher: Any = None
+        self.__name__ = func.__name__
+        self.__qualname__ = func.__qualname__
+        self.__doc__ = func.__doc__
+        self.__module__ = func.__module__
+
+    def compiled(self) -> Any:
+        """The numba dispatcher (made on first use), or the Python function."""
+        if self.dispatcher is None:
+            with _lock:
+                if self.dispatcher is None:
+                    try:
+                        from numba import njit as numba_njit
+                    except ImportError:  # pragma: no cover - only without numba
+                        self.dispatcher = self.py_func
+                    else:
+                        self.dispatcher = numba_njit(**self.options)(self.py_func)
+        return self.dispatcher
+
+    def __call__(self, *args: Any) -> Any:
+        if self.dispatcher is None:
+            _bind(self.py_func.__globals__, set())
+        return self.compiled()(*args)
+
+    def __repr__(self) -> str:
+        return f"<kernel {self.__module__}.{self.__qualname__} (compiled on first call)>"
+
+
+def _bind(namespace: dict[str, Any], seen: set[int]) -> None:
+    """Replace each lazy kernel in a module's namespace by its dispatcher, and the
+    same in the namespaces of the kernels found (numba reads a compiled function's
+    callees from its module's globals when it compiles it)."""
+    if id(namespace) in seen:
+        return
+    seen.add(id(namespace))
+    for name, value in list(namespace.items()):
+        if isinstance(value, LazyKernel):
+            namespace[name] = value.compiled()
+            _bind(value.py_func.__globals__, seen)
+
+
+def njit(*args: Any, **options: Any) -> Any:
+    """``numba.njit`` compiled on first call (see :class:`LazyKernel`): ``@njit`` or
+    ``@njit(cache=True, ...)``."""
+    if args and callable(args[0]):
+        return LazyKernel(args[0], options)
+
+    def wrap(func: Callable[..., Any]) -> LazyKernel:
+        return LazyKernel(func, options)
+
+    return wrap
 
 
 @njit(cache=True)

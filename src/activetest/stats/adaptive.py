@@ -699,12 +699,26 @@ class AdaptiveDesign:
                           st["hy"], st["hL"], st["hq"], st["hg"], st["hG"], st["hlam"],
                           st["hV"], m, k, u, forced, st["absres"], st["aux"], st["haux"]))
 
-    def _prepare(self, st: dict[str, np.ndarray], m: int, k: int) -> DesignPlan:
+    def _finish(self, st: dict[str, np.ndarray], m: int, mix: tuple[float, float, float],
+                forced: int) -> int:
+        """:meth:`_step` of the ``forced`` item after :meth:`_mixture` gave ``mix``
+        (its refit done): the same record, without summing the pool again."""
+        a, b, G = mix
+        return int(ak.finish(self.kind, st["ist"], st["fst"], st["s"], st["g"], st["rem"],
+                             st["hidx"], st["hq"], st["hg"], st["hG"], st["hlam"], st["hV"], m,
+                             0.0, forced, st["aux"], st["haux"], a, b, G))
+
+    def _mixture(self, st: dict[str, np.ndarray], m: int, k: int) -> tuple[float, float, float]:
+        """Before draw m knowing k labels (refit if due): ``(a, b, G)``, the proposal
+        being ``q_i = a s_i + b`` on the remaining items (``st["s"]``, ``st["rem"]``)."""
         lam_fixed = -1.0 if self.lam is None else float(self.lam)
-        a, b, G = ak.prepare(self.kind, self._F, self._ktab, self._Phi, self._w0, self.rhos,
-                            self.lambdas, lam_fixed, self._rule, self.schedule, st["ist"],
-                            st["fst"], st["W"], st["s"], st["g"], st["rem"], st["hidx"],
-                            st["hy"], st["hL"], st["hq"], m, k, st["absres"], st["aux"])
+        return ak.prepare(self.kind, self._F, self._ktab, self._Phi, self._w0, self.rhos,
+                          self.lambdas, lam_fixed, self._rule, self.schedule, st["ist"],
+                          st["fst"], st["W"], st["s"], st["g"], st["rem"], st["hidx"],
+                          st["hy"], st["hL"], st["hq"], m, k, st["absres"], st["aux"])
+
+    def _prepare(self, st: dict[str, np.ndarray], m: int, k: int) -> DesignPlan:
+        a, b, G = self._mixture(st, m, k)
         q = np.where(st["rem"], a * st["s"] + b, 0.0)
         g2 = G2 = None
         if self.kind == ak.KIND_BOTH:

@@ -60,6 +60,8 @@ from typing import Any
 
 import numpy as np
 
+from activetest.stats._kernels import njit
+
 __all__ = [
     "BLIND_RATIO",
     "EARNED_BLIND_RATIO",
@@ -67,6 +69,7 @@ __all__ = [
     "BlindSpotCurve",
     "blind_spot",
     "blind_spot_curve",
+    "design_blind_spot_curve",
     "design_proposals",
     "floored_proposals",
     "hidden_mass",
@@ -143,6 +146,27 @@ def floored_proposals(scores: np.ndarray, acquired: Sequence[int], floor: float
         rem[int(i)] = False
 
 
+def _replay_state(design: Any, acq: list[int], labels: Sequence[int] | None,
+                  losses: Sequence[float] | None, n_known: Sequence[int] | None
+                  ) -> tuple[dict[str, np.ndarray], list[int]]:
+    """A fresh design state holding the history's labels and losses (the draw's model
+    variance left out: not needed), and the labels known at each draw."""
+    M = len(acq)
+    ys = [] if labels is None else [int(y) for y in labels]
+    if losses is None:
+        Ls = (design.losses_of(np.array(acq[:len(ys)], dtype=np.int64),
+                               np.array(ys, dtype=np.int64)).tolist() if ys else [])
+    else:
+        Ls = [float(x) for x in losses]
+    known = list(range(M)) if n_known is None else [int(x) for x in n_known]
+    st = design._new_state(max(M, 1))
+    st["hV"] = np.zeros(0)  # the draws' model variance is not needed here: not computed
+    if ys:
+        st["hy"][: len(ys)] = ys
+    st["hL"][: len(Ls)] = Ls
+    return st, known
+
+
 def design_proposals(design: Any, acquired: Sequence[int], *,
                      labels: Sequence[int] | None = None,
                      losses: Sequence[float] | None = None,
@@ -155,18 +179,7 @@ def design_proposals(design: Any, acquired: Sequence[int], *,
     tests check q at the drawn items). ``second``: the two-metric design's second
     control."""
     acq = [int(i) for i in acquired]
-    M = len(acq)
-    ys = [] if labels is None else [int(y) for y in labels]
-    if losses is None:
-        Ls = (design.losses_of(np.array(acq[:len(ys)], dtype=np.int64),
-                               np.array(ys, dtype=np.int64)).tolist() if ys else [])
-    else:
-        Ls = [float(x) for x in losses]
-    known = list(range(M)) if n_known is None else [int(x) for x in n_known]
-    st = design._new_state(max(M, 1))
-    if ys:
-        st["hy"][: len(ys)] = ys
-    st["hL"][: len(Ls)] = Ls
+    st, known = _replay_state(design, acq, labels, losses, n_known)
     for m, i in enumerate(acq):
         plan = design._prepare(st, m, known[m])
         g = plan.control2 if second else plan.control
@@ -205,32 +218,120 @@ def blind_spot_curve(proposals: Iterable[tuple[np.ndarray, np.ndarray | None]],
     control, else ``fixed_control`` (CV-LURE's fixed ``h``), else 0 (LURE). Budgets
     below ``start`` are left at 0 (e.g. where the CS is not claimed yet), and so are
     budgets not in ``at`` when it is given (simulations that look at a few)."""
-    acq = np.asarray(acquired, dtype=np.int64)
-    K = acq.size
-    Q = np.zeros(N)
-    wg = np.zeros(N)
-    drawn = np.zeros(N, dtype=bool)
-    out = np.zeros((4, K))
-    delta, cap = (1.0 - float(level)) / 2.0, 0.0
-    B = np.broadcast_to(np.asarray(loss_high, dtype=np.float64), (N,))
-    wanted = None if at is None else {int(k) for k in at}
+    curve = _Curve(acquired, loss_high, N=N, level=level, fixed_control=fixed_control,
+                   ratio=ratio, start=start, at=at)
     for m, (q, g) in enumerate(proposals):
-        if m >= K:
+        if m >= curve.K:
             break
-        Q += q
+        curve.Q += q
         k = m + 1
         if g is not None and k < N:
-            wg += N / ((N - k) * (N - k + 1.0)) * g
-        drawn[acq[m]] = True
-        if k < start or (wanted is not None and k not in wanted):
-            continue
-        ghat = fixed_control if g is None else (wg / (k / (N - k)) if k < N else None)
-        spot = blind_spot(Q, drawn, B, N=N, K=k, level=level, control=ghat, ratio=ratio)
-        out[:, m] = (spot.n_unexplored, spot.unexplored_bound, spot.widen_high,
-                     spot.widen_low)
-        delta, cap = spot.delta, spot.loss_cap
-    return BlindSpotCurve(out[0].astype(np.int64), out[1], out[2], out[3], float(ratio),
-                          delta, cap)
+            curve.wg += N / ((N - k) * (N - k + 1.0)) * g
+        curve.after(m, g is not None)
+    return curve.result()
+
+
+def design_blind_spot_curve(design: Any, acquired: Sequence[int],
+                            loss_high: np.ndarray | float, *, N: int,
+                            labels: Sequence[int] | None = None,
+                            losses: Sequence[float] | None = None,
+                            n_known: Sequence[int] | None = None, second: bool = False,
+                            with_control: bool = True, level: float = 0.95,
+                            fixed_control: np.ndarray | None = None,
+                            ratio: float = BLIND_RATIO, start: int = 1) -> BlindSpotCurve:
+    """``blind_spot_curve(design_proposals(design, acquired, ...), acquired, ...)``, the
+    same numbers to the last bit, without making each draw's proposal and control
+    arrays: each draw's exposure (``q_i = a s_i + b`` on the remaining items) and
+    control are added in one compiled pass over the pool. ``with_control=False``: the
+    proposals without the design's control (LURE; CV-LURE with ``fixed_control``)."""
+    acq = [int(i) for i in acquired]
+    curve = _Curve(acq, loss_high, N=N, level=level, fixed_control=fixed_control,
+                   ratio=ratio, start=start, at=None)
+    st, known = _replay_state(design, acq, labels, losses, n_known)
+    if second and st["aux"].shape[0] < 2:  # a one-metric design has no second control
+        with_control = False
+    g = st["aux"][1] if second and with_control else st["g"]
+    found = np.empty(N, dtype=np.int64)
+    for m, i in enumerate(acq):
+        if m >= curve.K:
+            break
+        mix = design._mixture(st, m, known[m])
+        a, b = mix[0], mix[1]
+        k = m + 1
+        c = N / ((N - k) * (N - k + 1.0)) if k < N else 0.0
+        # the unexplored items at budget k, found in the same pass (none before start)
+        thr = ratio * uniform_exposure(N, k) if k >= start else -math.inf
+        n = _expose(float(a), float(b), st["s"], g, st["rem"], curve.Q, curve.wg, c,
+                    with_control and k < N, i, thr, found)
+        curve.after(m, with_control, found[:n])
+        design._finish(st, m, mix, i)
+    return curve.result()
+
+
+@njit(cache=True)
+def _expose(a, b, s, g, rem, Q, wg, c, with_g, pick, thr, found):  # pragma: no cover
+    """``Q_i += a s_i + b`` and (``with_g``) ``wg_i += c g_i`` on the remaining items:
+    what :func:`blind_spot_curve` adds of a design proposal (zero on the drawn items)
+    and control (whose values on drawn items are never read); then the remaining items
+    but ``pick`` (being drawn) with ``thr > Q_i`` are written to ``found`` in index
+    order; returns their number."""
+    n = 0
+    for i in range(s.shape[0]):
+        if rem[i]:
+            Q[i] += a * s[i] + b
+            if with_g:
+                wg[i] += c * g[i]
+            if i != pick and thr > Q[i]:
+                found[n] = i
+                n += 1
+    return n
+
+
+class _Curve:
+    """The running exposure ``Q`` and control sum ``wg`` of a run, and its
+    :class:`BlindSpot` at each budget (:func:`blind_spot_curve`)."""
+
+    def __init__(self, acquired: Sequence[int], loss_high: np.ndarray | float, *, N: int,
+                 level: float, fixed_control: np.ndarray | None, ratio: float, start: int,
+                 at: Sequence[int] | None) -> None:
+        self.acq = np.asarray(acquired, dtype=np.int64)
+        self.K = self.acq.size
+        self.N, self.level, self.ratio, self.start = N, level, ratio, start
+        self.fixed_control = fixed_control
+        self.Q = np.zeros(N)
+        self.wg = np.zeros(N)
+        self.undrawn = np.ones(N, dtype=bool)
+        self.out = np.zeros((4, self.K))
+        self.delta, self.cap = (1.0 - float(level)) / 2.0, 0.0
+        self.B = np.broadcast_to(np.asarray(loss_high, dtype=np.float64), (N,))
+        self.B_max = float(self.B.max()) if self.B.size else 0.0
+        self.wanted = None if at is None else {int(k) for k in at}
+
+    def after(self, m: int, has_control: bool, at: np.ndarray | None = None) -> None:
+        """Draw m's exposure (and control) added: its item drawn, the blind spot at
+        budget m + 1 (if asked for); ``at``: its unexplored items, if already found."""
+        N, k = self.N, m + 1
+        self.undrawn[self.acq[m]] = False
+        if k < self.start or (self.wanted is not None and k not in self.wanted):
+            return
+        if at is None:
+            at = _unexplored(self.Q, self.undrawn, N=N, K=k, ratio=self.ratio)
+        if not has_control:
+            g_at = (None if self.fixed_control is None
+                    else np.asarray(self.fixed_control, dtype=np.float64)[at])
+        else:  # the design's control estimate sum_m c_m g^(m), at the unexplored items
+            g_at = self.wg[at] / (k / (N - k)) if k < N else None
+        spot = _spot_at(at, self.Q, self.B, self.B_max, N=N, level=self.level,
+                        control_at=g_at, ratio=self.ratio)
+        self.out[:, m] = (spot.n_unexplored, spot.unexplored_bound, spot.widen_high,
+                          spot.widen_low)
+        self.delta, self.cap = spot.delta, spot.loss_cap
+
+    def result(self) -> BlindSpotCurve:
+        """The curve."""
+        out = self.out
+        return BlindSpotCurve(out[0].astype(np.int64), out[1], out[2], out[3],
+                              float(self.ratio), self.delta, self.cap)
 
 
 def hidden_mass(weights: np.ndarray, exposure: np.ndarray, capacity: float) -> float:
@@ -279,16 +380,36 @@ def blind_spot(exposure: np.ndarray, drawn: np.ndarray, loss_high: np.ndarray | 
     else:
         mask[d.astype(np.int64)] = True
     B = np.broadcast_to(np.asarray(loss_high, dtype=np.float64), Q.shape)
+    at = _unexplored(Q, ~mask, N=N, K=K, ratio=ratio)
+    g_at = None if control is None else np.asarray(control, dtype=np.float64)[at]
+    return _spot_at(at, Q, B, float(B.max()) if B.size else 0.0, N=N, level=level,
+                    control_at=g_at, ratio=ratio)
+
+
+def _unexplored(Q: np.ndarray, undrawn: np.ndarray, *, N: int, K: int, ratio: float
+                ) -> np.ndarray:
+    """The unexplored items (undrawn, ``Q_i < ratio * Q_u``), in index order."""
+    unexplored = ratio * uniform_exposure(N, K) > Q
+    unexplored &= undrawn
+    return np.flatnonzero(unexplored)
+
+
+def _spot_at(at: np.ndarray, Q: np.ndarray, B: np.ndarray, B_max: float, *, N: int,
+             level: float, control_at: np.ndarray | None, ratio: float) -> BlindSpot:
+    """:func:`blind_spot` from its unexplored items ``at`` (index order), the float64
+    exposures ``Q`` and bounds ``B`` (``(N,)``, their maximum ``B_max``) and the
+    control at those items: every per-item array is read at them only, in the items'
+    order, so every sum is the one over the full arrays' masks."""
     delta = (1.0 - float(level)) / 2.0
-    unexplored = ~mask & (ratio * uniform_exposure(N, K) > Q)
+    B_u, Q_u = B[at], Q[at]
     cap = math.log(1.0 / delta)
-    hi = hidden_mass(B[unexplored], Q[unexplored], cap) / N
+    hi = hidden_mass(B_u, Q_u, cap) / N
     lo = 0.0
-    if control is not None:
-        g = np.clip(np.asarray(control, dtype=np.float64), 0.0, B)
-        lo = hidden_mass(g[unexplored], Q[unexplored], cap) / N
-    return BlindSpot(int(unexplored.sum()), float(ratio), float(B[unexplored].sum() / N),
-                     float(hi), float(lo), delta, float(B.max()) if B.size else 0.0)
+    if control_at is not None:
+        g = np.clip(control_at, 0.0, B_u)
+        lo = hidden_mass(g, Q_u, cap) / N
+    return BlindSpot(int(at.size), float(ratio), float(B_u.sum() / N), float(hi), float(lo),
+                     delta, B_max)
 
 
 def widen(low: float, high: float, spot: BlindSpot) -> tuple[float, float]:
