@@ -289,7 +289,8 @@ def init(
     budget: Annotated[int | None, typer.Option(
         help="Labels you plan to collect (stored): the anytime confidence sequence is "
              "narrowest there (about 1.3x the fixed-budget interval). Default: 400, at most "
-             "the pool size - 1.", show_default=False)] = None,
+             "half the pool; at most two thirds of the pool is kept (tuned nearer the "
+             "whole pool, it is far wider before).", show_default=False)] = None,
     shots: Annotated[int | None, typer.Option(help="In-context examples drawn (stratified) "
                                               "from --examples; default: all of them.",
                                               show_default=False)] = None,

@@ -49,7 +49,7 @@ def test_intervals_equal_the_statistics_on_the_stored_draws(session: Path) -> No
         draws = s.labelled_draws()
         losses = s.item_losses(draws)
         budget = s.session_config.planned_budget  # recorded at init: the CS is tuned to it
-    assert budget == draws.n_pool - 1  # the default rule: 400, at most N - 1
+    assert budget == draws.n_pool // 2  # the default rule: 400, at most half the pool
     for metric, loss in losses.items():
         theta = adaptive_lure_theta(loss, draws.q, draws.n_pool)
         fi = fixed_interval(theta, draws.n_pool)
@@ -65,7 +65,9 @@ def test_intervals_equal_the_statistics_on_the_stored_draws(session: Path) -> No
         top = 1.0 if metric == "error_rate" else np.inf
         assert got["fixed_high"] == pytest.approx(min(fi.high + note["widen_high"], top))
         assert got["cs_low"] <= cs.low[-1] + 1e-12 and got["cs_high"] >= cs.high[-1] - 1e-12
-        assert got["cs_low"] <= got["fixed_low"] <= got["fixed_high"] <= got["cs_high"]
+        # (the CS is intersected over all label counts, so it need not contain the
+        # fixed interval, only be valid: its own numbers are checked above)
+        assert got["fixed_low"] <= got["fixed_high"] and got["cs_low"] <= got["cs_high"]
         # the exact CS: the error rate is bounded by 1, the log loss by the target's
         # largest log loss on the pool (known without labels)
         est = out["metrics"][metric]["active"]["estimate"]

@@ -21,6 +21,7 @@ from activetest.stats.confseq import (
     budget_cs_multiplier,
     budget_line_constant,
     default_budget,
+    max_budget,
 )
 from activetest.stats.intervals import _theta
 
@@ -72,8 +73,20 @@ def test_multiplier_at_the_planned_budget_and_beyond() -> None:
 
 def test_default_budget() -> None:
     assert default_budget(2000) == 400
-    assert default_budget(60) == 59
+    assert default_budget(801) == 400 and default_budget(799) == 399
+    assert default_budget(60) == 30
     assert default_budget(1) == 1
+    assert max_budget(300) == 200 and max_budget(1) == 1
+
+
+def test_capped_budgets_keep_early_intervals_usable() -> None:
+    # tuned to the whole pool the CS is tens of SEs wide early (the defect the cap fixes);
+    # tuned to the cap it is within a few SEs, and the cap's width at the cap is the line's
+    N = 300
+    whole = budget_cs_multiplier(N, N - 1, N - 1)
+    capped = budget_cs_multiplier(N, N - 1, max_budget(N))
+    assert whole[29] > 20 and capped[29] < 6
+    assert capped[max_budget(N) - 1] == pytest.approx(budget_line_constant(0.05))
 
 
 @pytest.fixture(scope="module")

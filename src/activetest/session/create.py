@@ -224,20 +224,24 @@ def build_config(inputs: Inputs, *, task_ref: Any, metric: str, acquisition: str
 
 
 def planned_budget(budget: int | None, n_items: int) -> int:
-    """The planned budget a new session records: ``budget`` if given (1..N), else
-    :func:`activetest.stats.confseq.default_budget` (400 labels, at most N - 1).
+    """The planned budget a new session records (the budget its CS is tuned to):
+    ``budget`` if given (1..N) but at most :func:`activetest.stats.confseq.max_budget`
+    (two thirds of the pool), else :func:`activetest.stats.confseq.default_budget`
+    (400 labels, at most half the pool). A CS tuned to nearly the whole pool is useless
+    before it (tens of standard errors wide); labelling past the planned budget stays
+    valid (the CS continues as a normal mixture).
 
     Raises:
         ValueError: a budget that is not an integer in 1..N.
     """
-    from activetest.stats.confseq import default_budget
+    from activetest.stats.confseq import default_budget, max_budget
 
     if budget is None:
         return default_budget(n_items)
     if isinstance(budget, bool) or not isinstance(budget, int) or not 1 <= budget <= n_items:
         raise ValueError(f"the planned budget must be a whole number of labels from 1 to "
                          f"the pool's {n_items} items, got {budget!r}")
-    return int(budget)
+    return min(int(budget), max_budget(n_items))
 
 
 def score_pool(inputs: Inputs, scoring: Scoring, *, need_target: bool, progress: bool,

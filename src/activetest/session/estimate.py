@@ -351,9 +351,14 @@ def anytime(draws: LabelledDraws, losses: np.ndarray, *, control: np.ndarray | N
         ex = exact_cs(losses, q, N, loss_high=float(loss_bound), q_floor=q_floor, alpha=alpha,
                       **extra)
         exact_low, exact_high = float(ex.low[-1]), float(ex.high[-1])
+    need = summary.labels_needed
+    if need is not None and not may_stop:
+        # the projection is of the CS before any widening; one that is not yet narrow
+        # enough needs at least one more label, never "0 more"
+        need = max(need, draws.k + 1)
     return AnytimeInterval(se, fixed_low, fixed_high, cs_low, cs_high, exact_low, exact_high,
                            target_width, may_stop if target_width is not None else None,
-                           summary.labels_needed)
+                           need)
 
 
 def _metric_estimate(metric: str, draws: LabelledDraws, losses: np.ndarray, hit: np.ndarray,

@@ -172,6 +172,7 @@ __all__ = [
     "exact_cs",
     "labels_for_cs_width",
     "log_loss_bound",
+    "max_budget",
     "normal_mixture_rho2",
     "paired_difference_cs",
     "paired_difference_exact_cs",
@@ -265,8 +266,20 @@ def asymptotic_cs_multiplier(N: int, K: int, *, alpha: float = 0.05,
 
 def default_budget(N: int) -> int:
     """The planned budget a new session records when none is given:
-    ``min(DEFAULT_BUDGET, N - 1)`` (at least 1)."""
-    return int(max(1, min(DEFAULT_BUDGET, int(N) - 1)))
+    ``min(DEFAULT_BUDGET, N // 2)`` (at least 1).
+
+    Half the pool at most: the CS's clock ``tau_M = N M / (N - M)`` runs away as M nears
+    N, and a CS tuned to a budget near N is many standard errors wide at every earlier M
+    (``budget_cs_multiplier(300, 299, 299)`` is 46 at 30 labels, 4.2 when tuned to 150).
+    """
+    return int(max(1, min(DEFAULT_BUDGET, int(N) // 2)))
+
+
+def max_budget(N: int) -> int:
+    """The largest budget a CS is tuned to on a pool of N items: ``2 N // 3`` (at least
+    1), where the clock ``tau_T = 2 N``; a larger planned budget is recorded as this one
+    (see :func:`default_budget` for why)."""
+    return int(max(1, 2 * int(N) // 3))
 
 
 def _normal_sf(x: float) -> float:
