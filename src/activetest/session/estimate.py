@@ -62,6 +62,7 @@ __all__ = [
     "difference_range",
     "estimate_report",
     "estimate_stale",
+    "exact_note",
     "few_errors_inputs",
     "history",
     "interval_curves",
