@@ -577,7 +577,10 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
                                                                       d_any.cs_high),
                                           o_any, d_any))
     notes = blind_spot_notes(blind_spots or {}, K, level)
-    lines = [line for n in notes if (line := n.describe(level)) is not None]
+    exact = {m for m, e in out.items() if e.anytime is not None and e.anytime.basis == "exact"}
+    # where the exact CS stands in (few errors), nothing shown was widened: no such line
+    lines = [line for n in notes
+             if n.metric not in exact and (line := n.describe(level)) is not None]
     lines += [line for m in out.values() if (line := exact_note(m, level)) is not None]
     return EstimateReport(N, K, draws.n_selected, draws.n_waiting, out, flagged,
                           (noise.target_nll, noise.surrogate_nll, noise.rule), comparisons,
