@@ -144,6 +144,7 @@ class ActiveTest:
                  level: float = 0.95, budget: int | None = None) -> None:
         from activetest.session.create import check_options, planned_budget
         from activetest.stats.blindspot import new_blind_ratio
+        from activetest.stats.fewerrors import MIN_ERRORS
 
         if target is None:
             raise ValueError("target is required: the target's (N, C) predictions on the "
@@ -191,7 +192,8 @@ class ActiveTest:
             design_variant=design.design_variant(metric, acquisition),
             planned_budget=planned_budget(budget, N),
             blind_ratio=new_blind_ratio(design.new_design_rule(acquisition)),
-            design_rule=design.new_design_rule(acquisition))
+            design_rule=design.new_design_rule(acquisition),
+            clt_min_errors=MIN_ERRORS)
         self._design = design.pool_design(self._config, S, known)
         self._sampler = AdaptiveSampler(self._design, seed=self._seed)
         self._labels: dict[int, int] = {}

@@ -1284,6 +1284,9 @@ def status(
                 _out.print(f"  {name}")
             if e.method == "lure" and isinstance(e.details.get("blind_spot"), str):
                 _out.print(f"  note: {_escape(e.details['blind_spot'])}")
+            if e.method == "lure" and isinstance(a.get("basis_note"), str):
+                _out.print(f"  note: fixed-budget and anytime rows are the exact anytime "
+                           f"confidence sequence ({_escape(a['basis_note'])})")
             if a and e.method == "lure":
                 cs_name = interval_name(ANYTIME, level)
                 if a.get("may_stop") and not st.estimate_stale:

@@ -121,10 +121,13 @@ def prefix_intervals(session: Any) -> PrefixIntervals:
     else:
         theta = adaptive_lure_theta(losses, draws.q, N)
     spot = blind_by.get(metric)
+    few = None if metric != "error_rate" else est.few_errors_inputs(  # clt_min_errors
+        losses, draws, cfg.clt_min_errors, q_floor=est.q_floor(cfg, bool(controls)),
+        level=level, design=design)
     curves = est.interval_curves(
         theta, N, level=level, model_var=model_var, value_range=est.value_range(metric),
         planned_budget=cfg.planned_budget,
-        blind=spot.estimate if spot is not None and spot.bounded else None)
+        blind=spot.estimate if spot is not None and spot.bounded else None, few=few)
     return PrefixIntervals(metric, level, N, draws.item_ids, curves.estimate, curves.fixed_low,
                            curves.fixed_high, curves.cs_low, curves.cs_high)
 

@@ -60,6 +60,7 @@ from activetest.stats.confseq import (
     log_loss_bound,
 )
 from activetest.stats.estimators import adaptive_lure_theta
+from activetest.stats.fewerrors import MIN_ERRORS, few_errors, switch_to_exact
 from activetest.stats.intervals import fixed_interval_curve
 
 __all__ = ["BUDGETS", "METHODS", "PoolResult", "main", "paper_settings", "run_pool", "tables"]
@@ -99,6 +100,13 @@ class PoolResult:
     fixed_wide: dict[str, list[float]] = field(default_factory=dict)
     width_ratio: dict[str, list[float]] = field(default_factory=dict)
     blind_ratio: float | None = None
+    #: ``--widened``, error rate: the few-errors rule of new sessions
+    #: (:mod:`activetest.stats.fewerrors`) on top of the widened intervals: fixed-budget
+    #: coverage per budget, anytime (time-uniform), and the share of runs whose interval
+    #: at each budget is the CLT one (not the exact CS).
+    fixed_rule: dict[str, list[float]] = field(default_factory=dict)
+    anytime_rule: dict[str, float] = field(default_factory=dict)
+    clt_share: dict[str, list[float]] = field(default_factory=dict)
 
     def ratio(self, method: str) -> list[float]:
         """Median squared error / uniform's at each budget (NaN where uniform's is 0)."""
@@ -159,23 +167,29 @@ def run_pool(name: str, loss: str, *, n_runs: int, seed: int = 0, pool_seed: int
         cs = asymptotic_cs(theta, n, alpha=1 - LEVEL, value_range=vrange, model_var=mv)
         inside = (cs.low[:, CS_FROM - 1:] - tol <= risk) & (risk <= cs.high[:, CS_FROM - 1:] + tol)
         res.anytime[method] = float(inside.all(axis=1).mean())
-        if exact:
+        rule = widened and method in WIDENED_METHODS and loss == "zero_one"
+        ex = None
+        if exact or rule:  # the few-errors rule needs the exact CS of the error rate
             extra: dict[str, Any] = {} if g is None else {
                 "control": g, "control_rest": G, "control_low": 0.0, "control_high": bound}
             ex = exact_cs(Ld, q, n, loss_high=bound, q_floor=floor, alpha=1 - LEVEL, **extra)
+        if exact and ex is not None:
             ok = (ex.low[:, CS_FROM - 1:] - tol <= risk) & (risk <= ex.high[:, CS_FROM - 1:] + tol)
             res.exact[method] = float(ok.all(axis=1).mean())
         if lam is not None:
             res.lam400[method] = lam
         if widened and method in WIDENED_METHODS:
-            _widened(res, pool, method, loss, idx, theta, fi, mv, bound, res.blind_ratio, tol, b)
+            _widened(res, pool, method, loss, idx, theta, fi, mv, bound, res.blind_ratio, tol, b,
+                     Ld=Ld, ex=ex if rule else None)
     return res
 
 
 def _widened(res: PoolResult, pool: HostilePool, method: str, loss: str, idx: np.ndarray,
              theta: np.ndarray, fi: Any, mv: np.ndarray | None, bound: float,
-             ratio: float | None, tol: float, b: np.ndarray) -> None:
-    """The intervals new sessions report (module docstring), into ``res``."""
+             ratio: float | None, tol: float, b: np.ndarray, *, Ld: np.ndarray | None = None,
+             ex: Any = None) -> None:
+    """The intervals new sessions report (module docstring), into ``res``; with ``ex``
+    (the exact CS of the error rate) also under the few-errors rule."""
     n, risk = pool.labels.shape[0], res.risk
     K = idx.shape[1]
     B = np.minimum(-pool.target.min(axis=1), bound) if loss == "log" else np.ones(n)
@@ -190,9 +204,14 @@ def _widened(res: PoolResult, pool: HostilePool, method: str, loss: str, idx: np
                                  B, N=n, level=LEVEL, ratio=float(ratio or 0.0))
             wl[r], wh[r] = c.widen_low, c.widen_high
 
-    def covered_always(lo: np.ndarray, hi: np.ndarray) -> float:
+    few = None if ex is None else few_errors(Ld, MIN_ERRORS)
+
+    def covered_always(lo: np.ndarray, hi: np.ndarray, switch: bool = False) -> float:
         lo, hi = np.maximum(lo, 0.0), np.minimum(hi, bound)
-        lo, hi = _running_intersection(lo, hi)
+        if switch:  # the exact CS at the budgets with few errors, then intersected
+            lo, hi = switch_to_exact(lo, hi, ex.low, ex.high, few)
+        else:
+            lo, hi = _running_intersection(lo, hi)
         ok = (lo[:, CS_FROM - 1:] - tol <= risk) & (risk <= hi[:, CS_FROM - 1:] + tol)
         return float(ok.all(axis=1).mean())
 
@@ -200,6 +219,13 @@ def _widened(res: PoolResult, pool: HostilePool, method: str, loss: str, idx: np
     res.anytime_wide[method] = covered_always(np.asarray(cs.low) - wl, np.asarray(cs.high) + wh)
     flo, fhi = fi.low[:, b] - wl[:, b], fi.high[:, b] + wh[:, b]
     res.fixed_wide[method] = ((flo - tol <= risk) & (risk <= fhi + tol)).mean(axis=0).tolist()
+    if few is not None:
+        res.anytime_rule[method] = covered_always(np.asarray(cs.low) - wl,
+                                                  np.asarray(cs.high) + wh, switch=True)
+        rlo, rhi = switch_to_exact(flo, fhi, ex.low[:, b], ex.high[:, b], few[:, b],
+                                   intersect=False)
+        res.fixed_rule[method] = ((rlo - tol <= risk) & (risk <= rhi + tol)).mean(0).tolist()
+        res.clt_share[method] = (~few[:, b]).mean(axis=0).tolist()
     w0 = fi.high[:, b] - fi.low[:, b]
     with np.errstate(divide="ignore", invalid="ignore"):  # a zero width (exact): n/a
         wr = np.where(w0 > 0, (fhi - flo) / w0, np.nan)
@@ -253,6 +279,22 @@ def tables(results: Sequence[PoolResult], command: str) -> list[str]:
                                 in zip(r.fixed_wide[m], r.width_ratio[m], strict=True))
                 out.append(f"| {r.pool} | {r.loss} | {m} | {fx} | "
                            f"{_cell(r.anytime_budget[m])} | {_cell(r.anytime_wide[m])} |")
+    rule = [r for r in results if r.fixed_rule]
+    if rule:
+        out += ["", f"Error rate with the few-errors rule of new sessions (a CLT interval only "
+                f"from {MIN_ERRORS} errors and {MIN_ERRORS} labels without one, else the exact "
+                f"CS; `activetest.stats.fewerrors`), on top of the widened intervals: "
+                f"fixed-budget coverage at {', '.join(map(str, BUDGETS))} labels (share of "
+                f"runs with the CLT interval there), anytime time-uniform from {CS_FROM} to "
+                f"{max(BUDGETS)}:", "",
+                "| pool | method | " + " | ".join(f"fixed at {bb} (CLT share)" for bb in BUDGETS)
+                + " | anytime |",
+                "|---|---|" + "---|" * (len(BUDGETS) + 1)]
+        for r in rule:
+            for m in r.fixed_rule:
+                fx = " | ".join(f"{_cell(c)} ({_cell(s)})" for c, s
+                                in zip(r.fixed_rule[m], r.clt_share[m], strict=True))
+                out.append(f"| {r.pool} | {m} | {fx} | {_cell(r.anytime_rule[m])} |")
     return out
 
 

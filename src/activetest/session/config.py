@@ -139,7 +139,7 @@ _RENAMED = {"alpha": "proposal_floor", "activetest_version": "version",
             "design": "design_variant"}
 # stored keys written only by some sessions: absent (None) is not written back
 _OPTIONAL_KEYS = ("design", "answer_files", "target_shots", "planned_budget", "blind_ratio",
-                  "design_rule")
+                  "design_rule", "clt_min_errors")
 
 
 @dataclass(frozen=True)
@@ -186,6 +186,11 @@ class SessionConfig:
             ``"original"`` rule every session ran before the key existed, so an old
             file replays its draws exactly). Kept as stored:
             :func:`activetest.session.design.design_rule` checks it.
+        clt_min_errors: the error rate's fixed-budget interval and anytime CS are the CLT
+            ones only once the labels show this many errors (and as many labels without
+            one); before, the exact CS stands in (:mod:`activetest.stats.fewerrors`; new
+            sessions: :data:`activetest.stats.fewerrors.MIN_ERRORS`). None: not stored, by
+            files from before it: the CLT intervals at every label count, as they were shown.
         extra: keys this version does not know (kept and written back).
     """
 
@@ -214,6 +219,7 @@ class SessionConfig:
     planned_budget: int | None = None
     blind_ratio: float | None = None
     design_rule: Any = None
+    clt_min_errors: int | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -241,6 +247,9 @@ class SessionConfig:
         if br is not None and (isinstance(br, bool) or not isinstance(br, (int, float))
                                or not 0 < br <= 1):
             raise ConfigError(f"blind_ratio must be in (0, 1], got {br!r}")
+        ce = self.clt_min_errors
+        if ce is not None and (isinstance(ce, bool) or not isinstance(ce, int) or ce < 1):
+            raise ConfigError(f"clt_min_errors must be a positive integer (labels), got {ce!r}")
         if not isinstance(self.task, Mapping):
             raise ConfigError("task must be a stored task (a JSON object)")
 

@@ -33,6 +33,7 @@ from activetest.session.scoring import Scoring, stored_spec
 from activetest.session.store import SessionError, SessionStore
 from activetest.stats import ActiveSampler
 from activetest.stats.blindspot import new_blind_ratio
+from activetest.stats.fewerrors import MIN_ERRORS
 
 #: Acquisitions that need no target predictions on the pool (derived from
 #: :data:`~activetest.session.config.ACQUISITIONS`).
@@ -220,6 +221,7 @@ def build_config(inputs: Inputs, *, task_ref: Any, metric: str, acquisition: str
                                       else n_items),
         blind_ratio=new_blind_ratio(new_design_rule(acquisition)),  # rule-dependent
         design_rule=new_design_rule(acquisition),  # the in-run rule of new sessions
+        clt_min_errors=MIN_ERRORS,  # the error rate's exact interval until 5 errors
     )
 
 

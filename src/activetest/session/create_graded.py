@@ -108,6 +108,7 @@ from activetest.session.scoring import jsonable, stored_spec
 from activetest.session.store import SessionError, SessionStore
 from activetest.stats import ActiveSampler
 from activetest.stats.blindspot import BLIND_RATIO
+from activetest.stats.fewerrors import MIN_ERRORS
 
 __all__ = ["GRADED_SURROGATES", "GradedInputs", "create_graded_session", "expected_loss",
            "fixed_design"]
@@ -741,6 +742,7 @@ def create_graded_session(path: str | os.PathLike[str], *,
         compare=tuple(compared), answer_files=inputs.answer_files,
         planned_budget=planned_budget(budget, len(items)),
         blind_ratio=BLIND_RATIO,
+        clt_min_errors=MIN_ERRORS,  # the exact interval until 5 errors (stats.fewerrors)
     )
     source = target if target.startswith("answers:") else "pool file"
     info = [_generation_info(g) if gens is not None else {"source": source}

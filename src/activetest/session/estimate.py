@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from activetest.session.blindspot import SessionBlindSpot
 
 __all__ = [
+    "FewErrors",
     "IntervalCurves",
     "KindInputs",
     "LabelledDraws",
@@ -61,6 +62,8 @@ __all__ = [
     "difference_range",
     "estimate_report",
     "estimate_stale",
+    "exact_note",
+    "few_errors_inputs",
     "history",
     "interval_curves",
     "noise_rule",
@@ -240,6 +243,47 @@ def _warnings(draws: LabelledDraws) -> list[str]:
 
 
 @dataclass(frozen=True)
+class FewErrors:
+    """The few-errors rule of a session's error rate (:mod:`activetest.stats.fewerrors`,
+    config ``clt_min_errors``) on its labelled draws.
+
+    Attributes:
+        min_errors: the errors (and labels without one) a CLT interval needs.
+        few: ``(K,)`` True at the label counts where the exact CS stands in.
+        exact_low, exact_high: ``(K,)`` the exact (betting) CS of the estimate.
+        reason: why the exact CS stands in after all K labels (None: it does not).
+    """
+
+    min_errors: int
+    few: np.ndarray
+    exact_low: np.ndarray
+    exact_high: np.ndarray
+    reason: str | None
+
+
+def few_errors_inputs(losses: np.ndarray, draws: LabelledDraws, min_errors: int | None, *,
+                      q_floor: float | None, level: float = 0.95,
+                      design: DesignControls | None = None) -> FewErrors | None:
+    """:class:`FewErrors` of an error rate's ``(K,)`` losses at the labelled draws, with
+    the exact CS of the session's estimate (``design``: an adaptive design's controls, as
+    :func:`anytime` has them); None without a rule (``min_errors`` None: a session
+    written before it) or without a proposal floor (no exact CS)."""
+    from activetest.stats import exact_cs
+    from activetest.stats.fewerrors import few_errors, few_errors_reason
+
+    L = np.asarray(losses, dtype=np.float64)
+    if min_errors is None or q_floor is None or L.size == 0:
+        return None
+    extra = {} if design is None else {"control": design[0], "control_rest": design[1],
+                                       "control_low": 0.0, "control_high": 1.0}
+    ex = exact_cs(L, draws.q, draws.n_pool, loss_high=1.0, q_floor=q_floor, alpha=1.0 - level,
+                  **extra)
+    return FewErrors(int(min_errors), few_errors(L, int(min_errors)),
+                     np.asarray(ex.low, float), np.asarray(ex.high, float),
+                     few_errors_reason(L, int(min_errors)))
+
+
+@dataclass(frozen=True)
 class IntervalCurves:
     """The estimate with its fixed-budget interval and anytime confidence sequence at
     every budget M = 1..K (arrays ``(K,)``), as the session reports them at K: clipped to
@@ -256,12 +300,16 @@ def interval_curves(theta: np.ndarray, N: int, *, level: float = 0.95,
                     model_var: np.ndarray | None = None,
                     value_range: tuple[float, float] | None = None,
                     planned_budget: int | None = None,
-                    blind: BlindSpotCurve | None = None) -> IntervalCurves:
+                    blind: BlindSpotCurve | None = None,
+                    few: FewErrors | None = None) -> IntervalCurves:
     """:class:`IntervalCurves` of the per-draw estimates ``theta`` (``(K,)``): the
     fixed-budget interval (:func:`~activetest.stats.intervals.fixed_interval_curve`) and
     the asymptotic CS (:func:`~activetest.stats.confseq.asymptotic_cs`, tuned to
     ``planned_budget``), widened at every budget by ``blind`` and clipped to
-    ``value_range``, exactly as :func:`anytime` reports them at K."""
+    ``value_range``, exactly as :func:`anytime` reports them at K; with ``few`` (the
+    error rate's few-errors rule) the exact CS stands in for both at the label counts
+    with few errors, and the CS is then intersected over budgets
+    (:func:`activetest.stats.fewerrors.switch_to_exact`)."""
     from activetest.stats import asymptotic_cs
     from activetest.stats.intervals import fixed_interval_curve
 
@@ -269,7 +317,8 @@ def interval_curves(theta: np.ndarray, N: int, *, level: float = 0.95,
     clip = value_range if finite else None
     fi = fixed_interval_curve(theta, N, level=level, model_var=model_var)
     cs = asymptotic_cs(theta, N, alpha=1.0 - level, value_range=clip if blind is None else None,
-                       model_var=model_var, budget=planned_budget, intersect=blind is None)
+                       model_var=model_var, budget=planned_budget,
+                       intersect=blind is None and few is None)
     f_low, f_high = np.asarray(fi.low, float), np.asarray(fi.high, float)
     lo, hi = np.asarray(cs.low, float), np.asarray(cs.high, float)
     if blind is not None:  # widened at every budget, then intersected (budget-tuned CS)
@@ -279,10 +328,16 @@ def interval_curves(theta: np.ndarray, N: int, *, level: float = 0.95,
         lo, hi = widen_cs(lo, hi, blind, intersect=False)
         if clip is not None:
             lo, hi = np.maximum(lo, clip[0]), np.minimum(hi, clip[1])
-        if planned_budget is not None:
+        if planned_budget is not None and few is None:
             from activetest.stats.confseq import _running_intersection
 
             lo, hi = _running_intersection(lo, hi)
+    if few is not None:  # the exact CS where the labels show few errors (stats.fewerrors)
+        from activetest.stats.fewerrors import switch_to_exact
+
+        lo, hi = switch_to_exact(lo, hi, few.exact_low, few.exact_high, few.few)
+        f_low, f_high = switch_to_exact(f_low, f_high, few.exact_low, few.exact_high, few.few,
+                                        intersect=False)
     est = np.asarray(fi.estimate, float)
     clipped = [clip_interval(float(a), float(b), float(e), value_range)
                for a, b, e in zip(f_low, f_high, est, strict=True)]
@@ -296,7 +351,8 @@ def anytime(draws: LabelledDraws, losses: np.ndarray, *, control: np.ndarray | N
             value_range: tuple[float, float] | None = None,
             design: DesignControls | None = None,
             planned_budget: int | None = None,
-            blind: BlindSpotCurve | None = None) -> AnytimeInterval | None:
+            blind: BlindSpotCurve | None = None,
+            few: FewErrors | None = None) -> AnytimeInterval | None:
     """The fixed-budget interval and the confidence sequences of one estimate.
 
     ``control`` (``(N,)``) gives control-variate LURE; ``design`` (``(g_m, G_m, V_m)``
@@ -307,7 +363,10 @@ def anytime(draws: LabelledDraws, losses: np.ndarray, *, control: np.ndarray | N
     probability is at least ``q_floor / (N - m + 1)``) enable the exact CS;
     ``planned_budget`` tunes the CS to it (None: the normal mixture of older sessions);
     ``blind`` (:func:`.blindspot.session_blind_spots`) widens the fixed-budget interval
-    and the CS, at every budget, by what the unexplored items could hide.
+    and the CS, at every budget, by what the unexplored items could hide; ``few``
+    (:func:`few_errors_inputs`, the error rate of a session recording
+    ``clt_min_errors``) puts the exact CS in their place while the labels show few
+    errors, and says so (``basis``, ``basis_note``).
     """
     from activetest.stats import (
         adaptive_lure_theta,
@@ -332,7 +391,7 @@ def anytime(draws: LabelledDraws, losses: np.ndarray, *, control: np.ndarray | N
                               model_var=model_var, budget=planned_budget)
     curves = interval_curves(theta, N, level=level, model_var=model_var,
                              value_range=value_range, planned_budget=planned_budget,
-                             blind=blind)
+                             blind=blind, few=few)
     cs_low, cs_high = float(curves.cs_low[-1]), float(curves.cs_high[-1])
     f_low, f_high = summary.fixed_low, summary.fixed_high
     may_stop = summary.may_stop
@@ -351,14 +410,21 @@ def anytime(draws: LabelledDraws, losses: np.ndarray, *, control: np.ndarray | N
         ex = exact_cs(losses, q, N, loss_high=float(loss_bound), q_floor=q_floor, alpha=alpha,
                       **extra)
         exact_low, exact_high = float(ex.low[-1]), float(ex.high[-1])
+    basis = None
+    if few is not None:  # the rule of new sessions: the exact CS while few errors
+        basis = "exact" if bool(few.few[-1]) else "clt"
+        if basis == "exact":
+            fixed_low, fixed_high = float(few.exact_low[-1]), float(few.exact_high[-1])
+        may_stop = target_width is not None and cs_high - cs_low <= target_width
     need = summary.labels_needed
     if need is not None and not may_stop:
-        # the projection is of the CS before any widening; one that is not yet narrow
-        # enough needs at least one more label, never "0 more"
+        # the projection is of the CS before any widening or switch; one that is not
+        # yet narrow enough needs at least one more label, never "0 more"
         need = max(need, draws.k + 1)
     return AnytimeInterval(se, fixed_low, fixed_high, cs_low, cs_high, exact_low, exact_high,
                            target_width, may_stop if target_width is not None else None,
-                           need)
+                           need, basis,
+                           None if few is None or basis != "exact" else few.reason)
 
 
 def _metric_estimate(metric: str, draws: LabelledDraws, losses: np.ndarray, hit: np.ndarray,
@@ -367,7 +433,8 @@ def _metric_estimate(metric: str, draws: LabelledDraws, losses: np.ndarray, hit:
                      q_floor: float | None = None, acquisition: str | None = None,
                      design: DesignControls | None = None,
                      planned_budget: int | None = None,
-                     blind: SessionBlindSpot | None = None) -> MetricEstimate:
+                     blind: SessionBlindSpot | None = None,
+                     clt_min_errors: int | None = None) -> MetricEstimate:
     from activetest.stats import adaptive_lure_curve, adaptive_lure_terms
 
     K, N, q = draws.k, draws.n_pool, draws.q
@@ -396,14 +463,20 @@ def _metric_estimate(metric: str, draws: LabelledDraws, losses: np.ndarray, hit:
         cv = clip_result(bootstrap(cv_terms, n_boot=n_boot, level=level,
                                    random_state=bootstrap_rng(seed, K, f"cv:{metric}")),
                          bounded)
+    # the error rate's few-errors rule (sessions recording clt_min_errors): the exact CS
+    # of the session's estimate stands in while the labels show few errors; it covers
+    # the same risk, so it stands in for control-variate LURE's intervals too
+    few = None if metric != "error_rate" or K < 2 else few_errors_inputs(
+        losses, draws, clt_min_errors, q_floor=q_floor, level=level, design=design)
     any_lure = anytime(draws, losses, level=level, target_width=target_width,
                        loss_bound=1.0 if metric == "error_rate" else loss_bound, q_floor=q_floor,
                        value_range=bounded, design=design, planned_budget=planned_budget,
-                       blind=blind.estimate if blind is not None and blind.bounded else None)
+                       blind=blind.estimate if blind is not None and blind.bounded else None,
+                       few=few)
     any_cv = None if control is None else anytime(
         draws, losses, control=control, level=level, target_width=target_width,
         value_range=bounded, planned_budget=planned_budget,
-        blind=blind.cv if blind is not None and blind.bounded else None)
+        blind=blind.cv if blind is not None and blind.bounded else None, few=few)
     return MetricEstimate(metric, active, uniform, curve, ucurve, without, needed, cv,
                           control_mean, any_lure, any_cv,
                           cv is not None and cv_same_as_lure(metric, acquisition))
@@ -420,6 +493,7 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
                     design_controls: Mapping[str, DesignControls] | None = None,
                     planned_budget: int | None = None,
                     blind_spots: Mapping[str, SessionBlindSpot] | None = None,
+                    clt_min_errors: int | None = None,
                     ) -> EstimateReport:
     """Every metric's estimate from the labelled draws.
 
@@ -452,6 +526,10 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
         blind_spots: metric -> what the items drawn far below the uniform rate could
             hide (:func:`.blindspot.session_blind_spots`): the fixed-budget interval and
             the CS are widened by it, and the report says so.
+        clt_min_errors: the error rate's few-errors rule (:mod:`activetest.stats.fewerrors`;
+            None: none, as sessions created before it was recorded were shown): while the
+            labels show fewer errors (or labels without one), the exact CS stands in for
+            the fixed-budget interval and the CS, and the report says so.
     """
     if target_width is not None and not MIN_TARGET_WIDTH <= target_width < float("inf"):
         raise ValueError(f"target width must be a number from {MIN_TARGET_WIDTH:g} (in the "
@@ -474,7 +552,8 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
                                        q_floor=q_floor, acquisition=acquisition,
                                        design=(design_controls or {}).get(metric),
                                        planned_budget=planned_budget,
-                                       blind=(blind_spots or {}).get(metric))
+                                       blind=(blind_spots or {}).get(metric),
+                                       clt_min_errors=clt_min_errors)
     comparisons: list[Comparison] = []
     for spec, other_losses in (compare or {}).items():
         for metric in losses:
@@ -503,11 +582,33 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
                                                                       d_any.cs_high),
                                           o_any, d_any))
     notes = blind_spot_notes(blind_spots or {}, K, level)
-    lines = [line for n in notes if (line := n.describe(level)) is not None]
+    exact = {m for m, e in out.items() if e.anytime is not None and e.anytime.basis == "exact"}
+    # where the exact CS stands in (few errors), nothing shown was widened: no such line
+    lines = [line for n in notes
+             if n.metric not in exact and (line := n.describe(level)) is not None]
+    lines += [line for m in out.values() if (line := exact_note(m, level)) is not None]
     return EstimateReport(N, K, draws.n_selected, draws.n_waiting, out, flagged,
                           (noise.target_nll, noise.surrogate_nll, noise.rule), comparisons,
                           target_width, level, [*_warnings(draws), *lines],
                           blind_spots=notes)
+
+
+def exact_note(m: MetricEstimate, level: float) -> str | None:
+    """The line saying which interval a metric's fixed-budget and anytime rows are, where
+    the exact CS stands in for them (None: the CLT ones, or no few-errors rule)."""
+    from activetest.session.interval_names import (
+        ANYTIME,
+        EXACT_ANYTIME,
+        FIXED_BUDGET,
+        interval_name,
+    )
+
+    a = m.anytime
+    if a is None or a.basis != "exact":
+        return None
+    return (f"{m.metric.replace('_', ' ')}: the {interval_name(FIXED_BUDGET, level)} and the "
+            f"{interval_name(ANYTIME, level)} are the {interval_name(EXACT_ANYTIME, level)} "
+            f"here ({a.basis_note}; the CLT intervals are not trusted before that)")
 
 
 def blind_spot_notes(blind_spots: Mapping[str, SessionBlindSpot], k: int, level: float
@@ -603,7 +704,7 @@ def session_estimate(config: SessionConfig, draws: LabelledDraws, inputs: KindIn
         target_width=target_width, acquisition=config.acquisition,
         loss_bounds=dict(inputs.loss_bounds), q_floor=q_floor(config, bool(design_controls)),
         design_controls=design_controls, planned_budget=config.planned_budget,
-        blind_spots=blind_spots)
+        blind_spots=blind_spots, clt_min_errors=config.clt_min_errors)
     if design_info is not None:
         report = replace(report, design=dict(design_info))
     if warnings:

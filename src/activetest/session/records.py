@@ -102,6 +102,12 @@ class AnytimeInterval:
         target_width: the width asked for, if any.
         may_stop: whether the CS is already at most ``target_width`` wide.
         labels_needed: projected total labels until the CS is that narrow.
+        basis: what the fixed-budget interval and the CS at this label count are:
+            ``"clt"`` (the intervals above) or ``"exact"`` (the exact CS stands in: the
+            labels show too few errors, :mod:`activetest.stats.fewerrors`). None: the
+            session records no such rule (files from before it): always the CLT ones.
+        basis_note: why the exact CS stands in, e.g. ``"exact interval: fewer than 5
+            errors labelled (2 of 40)"`` (None where it does not).
     """
 
     se: float
@@ -114,6 +120,8 @@ class AnytimeInterval:
     target_width: float | None = None
     may_stop: bool | None = None
     labels_needed: int | None = None
+    basis: str | None = None
+    basis_note: str | None = None
 
 
 @dataclass(frozen=True)

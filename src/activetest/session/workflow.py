@@ -647,7 +647,8 @@ class Session:
         with self.store.transaction():
             for m in report.metrics.values():
                 extra = {} if m.anytime is None else {"anytime": jsonable(asdict(m.anytime))}
-                if m.metric in blind:  # status repeats it under the intervals
+                if m.metric in blind and (m.anytime is None or m.anytime.basis != "exact"):
+                    # status repeats it under the intervals (not where the exact CS stands in)
                     extra["blind_spot"] = blind[m.metric]
                 put(m.metric, "lure", m.active, n_flagged=len(report.flagged),
                     without_flagged=m.without_flagged, labels_needed=m.labels_needed, **extra)

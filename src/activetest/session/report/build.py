@@ -39,12 +39,15 @@ def _budgets(k: int, n_points: int) -> list[int]:
 def _cs_curve(draws: est.LabelledDraws, losses: np.ndarray, level: float,
               metric: str, design: est.DesignControls | None = None,
               planned_budget: int | None = None, blind: Any = None,
+              few: est.FewErrors | None = None,
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The anytime CS (inf before it starts) and the fixed-budget interval of the
     session's estimate at every label count 1..K, as :func:`.estimate.anytime` has them
     for the last: LURE, or an adaptive design's own (``design`` = its controls and
     variance prediction, :func:`activetest.session.draw.design_controls`). Returns
-    ``(cs_low, cs_high, fixed_low, fixed_high)``."""
+    ``(cs_low, cs_high, fixed_low, fixed_high)``. ``few``: the error rate's few-errors
+    rule (:func:`.estimate.few_errors_inputs`), as :func:`.estimate.interval_curves`
+    applies it."""
     from activetest.stats import adaptive_lure_theta, asymptotic_cs, fixed_interval_curve
 
     if design is None:
@@ -56,6 +59,11 @@ def _cs_curve(draws: est.LabelledDraws, losses: np.ndarray, level: float,
         mv = design[2]
     vr = (0.0, 1.0) if metric == "error_rate" else None
     curve = None if blind is None or not blind.bounded else blind.estimate
+    if few is not None:  # sessions recording clt_min_errors: as .estimate.anytime has it
+        c = est.interval_curves(theta, draws.n_pool, level=level, model_var=mv,
+                                value_range=est.value_range(metric),
+                                planned_budget=planned_budget, blind=curve, few=few)
+        return c.cs_low, c.cs_high, c.fixed_low, c.fixed_high
     cs = asymptotic_cs(theta, draws.n_pool, alpha=1.0 - level,
                        value_range=vr if curve is None else None,
                        model_var=mv, budget=planned_budget, intersect=curve is None)
@@ -192,9 +200,12 @@ def report_data(inputs: ReportInputs, *, truth: Mapping[str, float] | None = Non
     for metric in metrics:
         points = est.history(draws, metric, losses[metric], budgets, seed=seed,
                              n_boot=n_boot, level=level, design=designs.get(metric))
+        few = None if metric != "error_rate" or draws.k < 2 else est.few_errors_inputs(
+            losses[metric], draws, cfg.clt_min_errors, level=level,
+            q_floor=est.q_floor(cfg, bool(designs)), design=designs.get(metric))
         cs_lo, cs_hi, f_lo, f_hi = _cs_curve(draws, losses[metric], level, metric,
                                              designs.get(metric), cfg.planned_budget,
-                                             inputs.blind_spots.get(metric))
+                                             inputs.blind_spots.get(metric), few)
         history[METRIC_NAMES[metric]] = [
             rp.HistoryRow(p.n_labels,
                           _estimate(p.active, _pair(f_lo[p.n_labels - 1], f_hi[p.n_labels - 1]),

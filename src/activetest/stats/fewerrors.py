@@ -1,0 +1,102 @@
+"""Few errors: when the CLT intervals of an error rate cannot be trusted (issue 20).
+
+The fixed-budget interval and the asymptotic confidence sequence rest on a variance
+estimated from the labels. For an error rate (0/1 losses) that estimate is built from
+the labels that show an error: with none, the estimate and its standard error are 0 and
+the "interval" is a point (three correct labels gave ``[0, 1e-12]``); with one or two,
+the variance is badly underestimated in most runs. On the near-constant pool of
+:mod:`activetest.experiments.hostile` (2.2 % errors) the fixed-budget interval covered
+0.60 at 50 labels and the anytime CS 0.39-0.51 (uniform sampling alike).
+
+**The rule** (sessions that record ``clt_min_errors`` = k, new ones 5): at a budget M,
+the CLT intervals are reported only if the first M labels show at least k errors
+(non-zero losses) *and* at least k labels without one (losses below the upper end 1:
+the same failure mirrored, for an error rate near 1). Otherwise the **exact betting
+CS** (:func:`activetest.stats.confseq.exact_cs`; no asymptotics, valid at every budget
+at once) stands in:
+
+* the **fixed-budget interval** at M is the exact CS at M (valid at a fixed budget
+  because it is valid at every budget; conservative);
+* the **anytime CS** is the exact CS at the budgets with few errors and the CLT CS at
+  the others, intersected over budgets (:func:`switch_to_exact`). Why not the CLT CS
+  alone: it fails exactly where the fixed interval fails (its variance is the same).
+  Why not the exact CS throughout: it is wide (the designs' proposal floor 0.1 bounds
+  its bets), 2-10x the CLT CS once errors are seen. The switch is at a stopping time
+  (the k-th error), so the combined sequence misses only if the exact CS misses at some
+  budget before the switch or the CLT CS misses at some budget after it: at most the
+  sum of their miscoverages by the union bound (exact: alpha by Ville's inequality;
+  CLT: alpha asymptotically), and in practice about alpha (measured in
+  docs/robustness.md: 0.93-1.00 time-uniform coverage on the near-constant pool, where
+  the CLT CS alone gave 0.43). Splitting alpha between the two would make that bound
+  exact at the price of a ~14 % wider CLT CS on every session.
+
+The log loss is not switched: its losses are continuous and never exactly 0, and the
+failure it has (rare large losses the draws never met) is what
+:mod:`activetest.stats.blindspot` widens for.
+
+Measured (docs/robustness.md, ``benchmarks/few_errors.py``): on the near-constant pool
+the rule gives fixed-budget coverage 0.975-1.00 at 50-400 labels and anytime 0.93-1.00;
+on pools with many errors it never switches after the first few labels.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["MIN_ERRORS", "count_outcomes", "few_errors", "few_errors_reason", "switch_to_exact"]
+
+#: The errors (and non-errors) a CLT interval of an error rate needs: new sessions
+#: record it as ``clt_min_errors``. Measured on the near-constant pool
+#: (``benchmarks/few_errors.py``): from 1 error the anytime coverage is 0.925, from 5
+#: 0.93-1.00 with fixed-budget 0.975-1.00; from 10 the same, with the exact CS in use
+#: far longer.
+MIN_ERRORS = 5
+
+
+def count_outcomes(losses: np.ndarray, *, high: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    """``(errors, non_errors)`` among the first m labels, at every m: ``(..., K)`` integer
+    arrays of the labels with a non-zero loss and with a loss below ``high``."""
+    L = np.asarray(losses, dtype=np.float64)
+    return np.cumsum(L > 0, axis=-1), np.cumsum(np.less(L, high), axis=-1)
+
+
+def few_errors(losses: np.ndarray, min_errors: int, *, high: float = 1.0) -> np.ndarray:
+    """``(..., K)``: True at the budgets M whose first M labels show fewer than
+    ``min_errors`` errors (non-zero losses) or fewer than ``min_errors`` labels without
+    one (losses below ``high``); there the CLT intervals are not reported (module
+    docstring)."""
+    if isinstance(min_errors, bool) or not isinstance(min_errors, (int, np.integer)) \
+            or min_errors < 1:
+        raise ValueError(f"min_errors must be a positive integer, got {min_errors!r}")
+    err, ok = count_outcomes(losses, high=high)
+    return (err < min_errors) | (ok < min_errors)
+
+
+def few_errors_reason(losses: np.ndarray, min_errors: int, *, high: float = 1.0
+                      ) -> str | None:
+    """Why the exact interval stands in after all ``(K,)`` labels (None: it does not),
+    e.g. ``"exact interval: fewer than 5 errors labelled (2 of 40)"``."""
+    L = np.asarray(losses, dtype=np.float64)
+    if L.size == 0 or not bool(few_errors(L, min_errors, high=high)[-1]):
+        return None
+    err, ok = (int(c[-1]) for c in count_outcomes(L, high=high))
+    if err < min_errors:
+        return (f"exact interval: fewer than {min_errors} errors labelled ({err} of "
+                f"{L.size})")
+    return (f"exact interval: fewer than {min_errors} labels without an error ({ok} of "
+            f"{L.size})")
+
+
+def switch_to_exact(low: np.ndarray, high: np.ndarray, exact_low: np.ndarray,
+                    exact_high: np.ndarray, few: np.ndarray, *, intersect: bool = True
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """The intervals with the exact CS where ``few`` (``(..., K)`` each): the fixed-budget
+    interval (``intersect=False``) or, intersected over budgets, the anytime CS (module
+    docstring)."""
+    lo = np.where(few, exact_low, low)
+    hi = np.where(few, exact_high, high)
+    if not intersect:
+        return lo, hi
+    from activetest.stats.confseq import _running_intersection
+
+    return _running_intersection(lo, hi)

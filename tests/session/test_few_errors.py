@@ -1,0 +1,154 @@
+"""The few-errors rule in sessions (issue 20): new sessions record ``clt_min_errors``; while
+the labels show fewer than 5 errors the error rate's fixed-budget interval and anytime CS
+are the exact CS, and ``estimate``, ``status`` and the report say so; files without the
+key keep the CLT intervals they were shown."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from session_support import PoolFiles
+from typer.testing import CliRunner
+
+from activetest import ActiveTest
+from activetest.cli import app
+from activetest.session import estimate as est
+from activetest.session.workflow import Session
+from activetest.stats import adaptive_lure_theta, fixed_interval
+from activetest.stats.fewerrors import MIN_ERRORS
+
+runner = CliRunner()
+OLD = Path(__file__).parent / "data" / "old"
+
+
+def run(*args: object) -> str:
+    result = runner.invoke(app, [str(a) for a in args])
+    assert result.exit_code == 0, (result.exit_code, result.output, result.exception)
+    return result.output
+
+
+def test_a_new_session_records_the_rule_and_says_which_interval(pool_files: PoolFiles,
+                                                                 tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    pf = pool_files
+    run("init", db, "--pool", pf.pool, "--task", "demo", "--surrogate", f"table:{pf.surrogate}",
+        "--target", f"table:{pf.target}", "--id-column", "id", "--metric", "both",
+        "--seed", "5", "--no-progress")
+    run("select", db, "--n", 3)
+    with Session.open(db) as s:
+        s.label_from_data()
+        cfg = s.session_config
+        assert cfg.clt_min_errors == MIN_ERRORS == 5
+    import sqlite3
+
+    with sqlite3.connect(db) as c:  # stored in the file as written
+        stored = json.loads(c.execute("SELECT json FROM config WHERE id = 1").fetchone()[0])
+    assert stored["clt_min_errors"] == 5
+    out = json.loads(run("estimate", db, "--json"))
+    a = out["metrics"]["error_rate"]["anytime"]
+    assert a["basis"] == "exact"
+    assert a["basis_note"].startswith("exact interval: fewer than 5 errors labelled (")
+    assert (a["fixed_low"], a["fixed_high"]) == (a["exact_low"], a["exact_high"])
+    assert (a["cs_low"], a["cs_high"]) == (a["exact_low"], a["exact_high"])
+    assert a["fixed_high"] - a["fixed_low"] > 0.5  # three labels: no point interval
+    assert out["metrics"]["log_loss"]["anytime"]["basis"] is None  # the log loss: not switched
+    text = run("estimate", db)
+    assert "fewer than 5 errors labelled" in text and "exact anytime 95%" in text
+    assert "fewer than 5 errors labelled" in run("status", db)
+    run("report", db, "--out", tmp_path / "rep")
+    assert "fewer than 5 errors labelled" in (tmp_path / "rep" / "report.md").read_text(
+        encoding="utf-8")
+
+
+@pytest.fixture
+def pool() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A pool of 300 where the target errs on about a third (seeded)."""
+    rng = np.random.default_rng(4)
+    S = np.log(rng.dirichlet([1, 1, 1], size=300))
+    T = rng.dirichlet([1, 1, 1], size=300)
+    y = np.array([rng.choice(3, p=p) for p in T])
+    return S, T, y
+
+
+def _run(S: np.ndarray, T: np.ndarray, labels: np.ndarray, k: int,
+         rule: bool = True) -> ActiveTest:
+    run = ActiveTest(S, T, metric="error_rate", seed=2)
+    if not rule:  # as a file written before the key: no rule
+        run._config = dataclasses.replace(run._config, clt_min_errors=None)
+    rows = run.next(k)
+    run.label_many(rows, [int(labels[r]) for r in rows])
+    return run
+
+
+def test_three_correct_labels_give_the_exact_interval_not_a_point(pool) -> None:
+    S, T, _ = pool
+    right = T.argmax(axis=1)  # labels the target gets right: no error
+    old = _run(S, T, right, 3, rule=False).estimate().metrics["error_rate"].anytime
+    assert old.basis is None and old.fixed_high - old.fixed_low < 1e-9  # the defect
+    new = _run(S, T, right, 3).estimate().metrics["error_rate"].anytime
+    assert new.basis == "exact" and new.basis_note == ("exact interval: fewer than 5 errors "
+                                                       "labelled (0 of 3)")
+    assert new.fixed_low == 0.0 and new.fixed_high > 0.5
+
+
+def test_from_five_errors_the_fixed_interval_is_the_clt_one(pool) -> None:
+    S, T, y = pool
+    run = _run(S, T, y, 60)
+    r = run.estimate()
+    a = r.metrics["error_rate"].anytime
+    losses = (T.argmax(axis=1) != y).astype(float)[run.labelled_draws().rows]
+    assert (losses > 0).sum() >= 5 and (losses == 0).sum() >= 5
+    assert a.basis == "clt" and a.basis_note is None
+    assert not any("exact interval" in w for w in r.warnings)
+    old = _run(S, T, y, 60, rule=False).estimate().metrics["error_rate"].anytime
+    assert (a.fixed_low, a.fixed_high, a.se) == (old.fixed_low, old.fixed_high, old.se)
+    # the CS: the CLT one intersected with the exact CS of the budgets before the 5th error
+    assert old.cs_low <= a.cs_low <= a.cs_high <= old.cs_high
+    # the fixed interval is the design's own CLT interval (as without the rule)
+    draws = run.labelled_draws()
+    g, G, V = run._sampler.controls("zero_one")
+    th = adaptive_lure_theta(losses, draws.q, draws.n_pool, control=g[:60], control_rest=G[:60])
+    fi = fixed_interval(th, draws.n_pool, model_var=V[:60])
+    assert a.fixed_low == pytest.approx(max(fi.low, 0.0))
+
+
+def test_old_files_record_no_rule_and_keep_the_clt_intervals(tmp_path: Path) -> None:
+    """The committed files of every schema (tests/session/test_old_sessions.py replays their
+    numbers to 1e-12): no ``clt_min_errors``, so no interval is switched."""
+    from activetest.models import get_scorer
+
+    files = sorted(OLD.glob("schema*.db"))
+    assert files
+    for src in files:
+        path = tmp_path / src.name
+        shutil.copyfile(src, path)
+        with Session.open(path) as s:
+            assert s.session_config.clt_min_errors is None
+            assert "clt_min_errors" not in s.session_config.to_dict()
+            spec = s.session_config.target
+        scorers = {spec: get_scorer(f"table:{OLD / 'inputs' / 'target.csv'}")}
+        with Session.open(path, scorers=scorers) as s:
+            r = s.estimate(record=False, progress=False)
+        for m in r.metrics.values():
+            assert m.anytime is None or m.anytime.basis is None
+        assert not any("exact interval" in w for w in r.warnings)
+
+
+def test_the_rule_is_a_config_key_read_and_written_back() -> None:
+    from activetest.session.config import ConfigError, SessionConfig
+
+    base = {"task": {}, "surrogate": "s", "target": "t", "metric": "error_rate",
+            "acquisition": "ce", "seed": 0}
+    assert SessionConfig.from_dict(base).clt_min_errors is None
+    assert "clt_min_errors" not in SessionConfig.from_dict(base).to_dict()
+    cfg = SessionConfig.from_dict({**base, "clt_min_errors": 5})
+    assert cfg.clt_min_errors == 5 and cfg.to_dict()["clt_min_errors"] == 5
+    for bad in (0, 2.5, True, "5"):
+        with pytest.raises(ConfigError, match="clt_min_errors"):
+            SessionConfig.from_dict({**base, "clt_min_errors": bad})
+    assert est.few_errors_inputs(np.zeros(3), None, None, q_floor=0.1) is None  # type: ignore[arg-type]
