@@ -130,6 +130,11 @@ def test_lm_eval_runs_only_the_drawn_items_and_each_result_is_the_full_runs(
     run("estimate", db)
     status = run("status", db)
     assert "target runs spent: 15" in status
+    with Session.open(db) as s:  # what every new graded session records
+        cfg = s.session_config
+        n = cfg.pool["n_items"]
+        assert cfg.planned_budget == min(400, n // 2) and cfg.clt_min_errors == 5
+        assert cfg.blind_ratio is not None
 
 
 @slow

@@ -244,7 +244,8 @@ def create_lmeval_session(path: str | os.PathLike[str], *, pool: Any, task: Any,
                           surrogate: str = "pool-run", seed: int | None = None,
                           proposal_floor: float | None = None, n_boot: int = 1000,
                           level: float = 0.95, overwrite: bool = False,
-                          busy_timeout: float = 5.0, **_ignored: Any) -> tuple[Any, Any]:
+                          busy_timeout: float = 5.0, budget: int | None = None,
+                          **_ignored: Any) -> tuple[Any, Any]:
     """Create an lm-eval session (module docstring) from a pool run's samples files.
 
     Args:
@@ -253,6 +254,10 @@ def create_lmeval_session(path: str | os.PathLike[str], *, pool: Any, task: Any,
         target: ``lm-eval``, options ``?metric=NAME`` (default: the records' first
             metric, stated in the config) and ``?filter=NAME``.
         surrogate: ``pool-run`` or ``uniform``.
+        budget: the target runs planned (the anytime CS is tuned to it; default
+            :func:`activetest.session.create.planned_budget`'s rule). Recorded with the
+            keys every new graded session records (blind ratio, the error rate's exact
+            interval until 5 errors).
 
     Returns:
         ``(store, GradedInputs)``, as
@@ -265,11 +270,18 @@ def create_lmeval_session(path: str | os.PathLike[str], *, pool: Any, task: Any,
     from activetest.formats.lmeval_results import doc_snippet, read_results
     from activetest.models import judges
     from activetest.session.config import NoiseConfig, SessionConfig
-    from activetest.session.create import check_options, resolve_proposal_floor, resolve_task
+    from activetest.session.create import (
+        check_options,
+        planned_budget,
+        resolve_proposal_floor,
+        resolve_task,
+    )
     from activetest.session.create_graded import FEATURE_COLUMNS, GradedInputs
     from activetest.session.design import graded_adaptive_design
     from activetest.session.store import SessionStore, check_new_session_path
     from activetest.stats import ActiveSampler
+    from activetest.stats.blindspot import BLIND_RATIO
+    from activetest.stats.fewerrors import MIN_ERRORS
 
     opts = _target_options(target)
     unused = sorted(k for k in ("examples", "shots", "compare", "judge_examples",
@@ -332,7 +344,9 @@ def create_lmeval_session(path: str | os.PathLike[str], *, pool: Any, task: Any,
         proposal_floor=float(floor), seed=seed, shots=0, target_shots=0,
         noise=NoiseConfig(None, 5.0, "any"), n_boot=int(n_boot), level=float(level),
         cache_dir=None, use_cache=False, version=__version__, compare=(),
-        answer_files={}, extra={"harness": harness})
+        answer_files={}, extra={"harness": harness},
+        planned_budget=planned_budget(budget, len(items)), blind_ratio=BLIND_RATIO,
+        clt_min_errors=MIN_ERRORS)
     info = [{"lm_eval_task": r.task, "doc_id": r.doc_id, "doc": r.fingerprint,
              "source": "not run yet"} for r in records]
 
@@ -353,7 +367,7 @@ def create_lmeval_session(path: str | os.PathLike[str], *, pool: Any, task: Any,
                                           "key is choice 2, 3, ..."][:features.shape[1]]},
                              predictions=False)
         state = sampler.state()
-        store.init_sampler(state.alpha, seed, state.rng_state)
+        store.init_sampler(state.proposal_floor, seed, state.rng_state)
 
     store = SessionStore.create(p, config=config, items=items, overwrite=overwrite,
                                 busy_timeout=busy_timeout, init=init)
