@@ -151,3 +151,38 @@ def test_the_committed_history_caches_are_at_todays_keys() -> None:
     for f in files:
         assert _rekey_file(f, str(root), False, Path("/nonexistent")).endswith(
             "already today's key"), f.name
+
+
+def test_design_rows_move_from_a_proven_old_key_and_only_then(tmp_path, monkeypatch) -> None:
+    """--migrate-cache-from: an entry stored under the old code part is found, stored
+    under today's key (same values) and counted as one hit; without it, a miss."""
+    from activetest.experiments.cache import ResultCache
+    from activetest.experiments.paper import Setting, run_setting
+    from activetest.experiments.reproduce import _Designs
+
+    data = pr._tiny_outputs()
+    s = Setting("probe", "a/few", "b/few")
+    res = run_setting(data, s, n_runs=2, budget=10, methods=("uniform+mean",))
+    tgt, sur = data.outputs[s.target], data.outputs[s.surrogate]
+    methods = ("adaptive+cv_lure",)
+    old = ResultCache.key("0ld", tgt.pool, sur.pool, data.pool_labels, res.truth, res.offset,
+                          2, 10, 0, methods)
+    stored = {"rel:adaptive+cv_lure": np.linspace(0.5, 1.0, 10), "seconds": np.array([3.0])}
+    cache = ResultCache(tmp_path / "d.npz")
+    cache.put(old, stored)
+    dz = _Designs(cache, 2, 10, 0, migrate_from="0ld")
+    dz.add(data, s, res, methods=methods)
+    assert (dz.migrated, cache.hits, cache.misses) == (1, 1, 0)
+    np.testing.assert_array_equal(res.relative["adaptive+cv_lure"],
+                                  stored["rel:adaptive+cv_lure"].astype(np.float32))
+    assert dz.used - {old} == dz.used  # today's key, not the old one, is kept by prune
+    fresh = ResultCache(None)
+    fresh.put(old, stored)
+    calls = []
+    import activetest.experiments.reproduce as rep
+    orig = rep.run_setting
+    monkeypatch.setattr(rep, "run_setting", lambda *a, **k: calls.append(1) or orig(*a, **k))
+    _Designs(fresh, 2, 10, 0).add(data, s, run_setting(data, s, n_runs=2, budget=10,
+                                                       methods=("uniform+mean",)),
+                                  methods=methods)
+    assert calls == [1]  # no migration asked: recomputed
