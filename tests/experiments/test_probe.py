@@ -13,12 +13,13 @@ from activetest.experiments import probe as pr
 
 
 def _fresh(name: str) -> str:
-    from activetest.experiments import history, history_guard
+    from activetest.experiments import history, history_guard, history_pe
     return {"history": history.behaviour_probe, "history_guard": history_guard.behaviour_probe,
+            "history_pe": history_pe.behaviour_probe,
             "designs": pr.designs_probe.__wrapped__}[name]()
 
 
-@pytest.mark.parametrize("name", ["history", "history_guard", "designs"])
+@pytest.mark.parametrize("name", ["history", "history_guard", "history_pe", "designs"])
 def test_probe_is_deterministic_cheap_and_blind_to_a_refactor(name: str, monkeypatch) -> None:
     import activetest.experiments.history as hist
     import activetest.stats.adaptive as adap
@@ -77,6 +78,12 @@ CHANGES = {
              "lam": 0.3}))
         for v in ("original", "earned", "fallback")
     ],
+    "history_pe": [
+        ("proposal floor", lambda mp: _shift(
+            __import__("activetest.stats.sampler", fromlist=["x"]), "sample", mp,
+            proposal_floor=0.2)),
+        ("estimator", lambda mp: _scale_fn("activetest.stats.estimators", "lure_curve", mp)),
+    ],
     "designs": [
         *((m, lambda mp, m=m: _design_lam(m, mp))
           for m in ("adaptive+cv_lure", "fixed_mix+cv_lure", "pe_adaptive+cv_lure")),
@@ -85,6 +92,12 @@ CHANGES = {
         ("uniform+mean (the divisor)", lambda mp: _paper_method("uniform+mean", mp)),
     ],
 }
+
+
+def _scale_fn(module: str, fn: str, mp) -> None:
+    mod = __import__(module, fromlist=["x"])
+    orig = getattr(mod, fn)
+    mp.setattr(mod, fn, lambda *a, **k: np.asarray(orig(*a, **k)) * (1 + 1e-6))
 
 
 def _scale(fn: str, mp) -> None:
