@@ -1,12 +1,24 @@
-"""A results cache for the slow rows of the reproduction (the adaptive designs).
+"""Results caches of the slow experiments, and the rule they are keyed by.
 
-Simulating the adaptive designs for every setting takes most of an hour; their
-summaries (median squared error at every budget) are small. Each entry is keyed
-by a hash of everything that determines it: the arrays simulated (pool outputs,
-labels, truth), the run parameters, and the *code* of the statistics modules
-that produce it (their syntax trees without docstrings, so editing a comment or
-a docstring keeps the cache, editing the code invalidates it). The cache is one
-compressed ``.npz``; a stale or missing entry is simply recomputed.
+Simulating the adaptive designs for every setting of the reproduction takes most of
+an hour, the history experiment's tables hours; their summaries are small. Each
+cached result is keyed by a hash of everything that determines it:
+
+* the data (the arrays simulated, or the data file's content: :func:`file_fingerprint`);
+* the run parameters (runs, budgets, seeds, targets, methods);
+* the **behaviour** of the code, not its source: the digest of the experiment's
+  behaviour probe (:mod:`activetest.experiments.probe`), which runs the experiment's
+  own code paths, every variant it uses, on a tiny seeded problem and hashes the
+  numbers that come out. A refactor that changes no number keeps every key (the cache
+  stays valid); a change of any number the experiment uses changes the key (the entry
+  is recomputed).
+
+Until 2026-12-02 the keys hashed the statistics modules' source
+(:func:`code_fingerprint`, kept for the re-keying tool), so any refactor made the
+caches stale. ``python -m activetest.experiments.rekey`` moves a cached result made
+under that rule to today's key only after showing that the commit that produced it
+gives today's probe digest (run against a checkout of that commit); otherwise the file
+stays stale and is recomputed. A stale or missing entry is simply recomputed.
 """
 
 from __future__ import annotations
@@ -19,7 +31,7 @@ from types import ModuleType
 
 import numpy as np
 
-__all__ = ["ResultCache", "code_fingerprint", "source_fingerprint"]
+__all__ = ["ResultCache", "code_fingerprint", "file_fingerprint", "source_fingerprint"]
 
 
 def _strip_docstrings(tree: ast.AST) -> ast.AST:
@@ -41,8 +53,17 @@ def source_fingerprint(*sources: str) -> str:
 
 
 def code_fingerprint(*modules: ModuleType) -> str:
-    """:func:`source_fingerprint` of the modules' source files."""
+    """:func:`source_fingerprint` of the modules' source files (the old keys' rule)."""
     return source_fingerprint(*(inspect.getsource(m) for m in modules))
+
+
+def file_fingerprint(path: str | Path) -> str:
+    """Hash of a data file's bytes (its size and name alone would miss an edit)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()[:16]
 
 
 class ResultCache:

@@ -34,6 +34,7 @@ confidence sequence (``asymptotic_cs``) over budgets 30..M_max, both 95%.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import time
 from dataclasses import dataclass
@@ -54,7 +55,8 @@ from activetest.stats.feature_design import (
 )
 from activetest.stats.intervals import fixed_interval_curve
 
-__all__ = ["MATRICES", "METHODS", "ScenarioResult", "render", "run_scenario", "study"]
+__all__ = ["MATRICES", "METHODS", "ScenarioResult", "behaviour_probe", "render", "run_scenario",
+           "study"]
 
 MATRICES = {"mmlu_pro_math": "mmlu_pro_math_8b.csv", "bbh": "bbh_shuffled_objects_5.csv"}
 METHODS = ("design", "design (difficulty only)", "PPI++", "cross-PPI", "IRT-style")
@@ -221,16 +223,62 @@ def run_scenario(M: ResponseMatrix, scenario: str, *, n_targets: int = 30, n_run
                           S[targets].mean(axis=1), time.time() - t0)
 
 
+def behaviour_probe() -> str:
+    """The history experiment's behaviour probe (:mod:`activetest.experiments.probe`):
+    :func:`run_scenario` (both designs with their intervals, PPI++, cross-PPI, IRT-style)
+    on both scenarios of a tiny matrix, and the design's intervals themselves (the tables
+    show only their coverage, which a tiny run barely moves). Self-contained (its imports
+    inside), so that the re-keying tool can run it against an old checkout."""
+    import tempfile
+    from pathlib import Path
+
+    from activetest.experiments.history import (
+        MATRICES,
+        adaptive_lure_theta,
+        asymptotic_cs,
+        feature_design,
+        fixed_interval_curve,
+        history_features,
+        run_scenario,
+        simulate_design,
+    )
+    from activetest.experiments.probe import BUDGETS, digest, tiny_matrix
+    from activetest.formats.history import read_response_matrix
+
+    out = []
+    with tempfile.TemporaryDirectory() as d:
+        M = read_response_matrix(tiny_matrix(Path(d) / MATRICES["bbh"]))
+    for sc in ("random", "cross"):
+        r = run_scenario(M, sc, n_targets=3, n_runs=2, budgets=BUDGETS, seed=1,
+                         baseline_runs=2)
+        out += [r.rel, r.cov_fixed, r.cov_anytime, r.cov_ppi, r.cov_irt, r.bias_irt,
+                r.accuracy, [r.rank, r.n_history, r.n_items, *r.budgets]]
+    S = M.scores
+    L, N = 1.0 - S[0], S.shape[1]
+    runs = simulate_design(feature_design(history=history_features(S[2:], random_state=1)),
+                           losses=L, labels=None, budget=36, n_runs=2, random_state=1,
+                           model_var=True)
+    th = adaptive_lure_theta(L[runs.indices], runs.q, N, runs.control, runs.control_rest)
+    ci = fixed_interval_curve(th, N, model_var=runs.model_var)
+    cs = asymptotic_cs(th, N, model_var=runs.model_var, value_range=(0.0, 1.0))
+    return digest(*out, runs.indices, th, ci.low, ci.high, cs.low, cs.high)
+
+
+@functools.cache
+def _probe_digest() -> str:
+    return behaviour_probe()
+
+
 def _key(path: Path, scenario: str, n_targets: int, n_runs: object, budgets: tuple[int, ...],
          seed: int) -> str:
-    from activetest.experiments.cache import code_fingerprint
-    from activetest.stats import _adaptive_kernels, adaptive, feature_design
+    """The cache key: the data file's content, the run parameters and the behaviour probe
+    (:func:`behaviour_probe`; a refactor that changes no number keeps the key, see
+    :mod:`activetest.experiments.cache`)."""
+    from activetest.experiments.cache import file_fingerprint
     h = hashlib.sha256()
-    h.update(f"{path.name}:{path.stat().st_size}:{scenario}:{n_targets}:{n_runs}:{budgets}:"
+    h.update(f"{path.name}:{file_fingerprint(path)}:{scenario}:{n_targets}:{n_runs}:{budgets}:"
              f"{seed}".encode())
-    import sys
-    h.update(code_fingerprint(feature_design, adaptive, _adaptive_kernels,
-                              sys.modules[__name__]).encode())
+    h.update(_probe_digest().encode())
     return h.hexdigest()[:20]
 
 

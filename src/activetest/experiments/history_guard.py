@@ -17,20 +17,20 @@ Held-out models and history as in :mod:`activetest.experiments.history` (same ta
 choice, same rank choice); per model R runs of each variant, each variant with the
 same seeds; the relative squared error is the mean squared error over runs divided by
 uniform sampling's exact one. Outputs are cached (``--cache``) by a key of the inputs
-and the code.
+and the behaviour probe (:mod:`activetest.experiments.cache`).
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["VARIANTS", "guard_study", "main", "render"]
+__all__ = ["VARIANTS", "behaviour_probe", "cache_key", "guard_study", "main", "render"]
 
 #: Variant name -> keyword arguments of ``feature_design``.
 VARIANTS = {"original": {}, "earned": {"rule": "earned"},
@@ -96,6 +96,48 @@ def render(matrix: str, scenario: str, res: dict[str, np.ndarray]) -> str:
     return "\n".join(lines)
 
 
+def behaviour_probe() -> str:
+    """The guard study's behaviour probe (:mod:`activetest.experiments.probe`):
+    :func:`guard_study` (every variant) on both scenarios of a tiny matrix.
+    Self-contained (its imports inside), so that the re-keying tool can run it against
+    an old checkout."""
+    import tempfile
+    from pathlib import Path
+
+    from activetest.experiments.history import MATRICES
+    from activetest.experiments.history_guard import guard_study
+    from activetest.experiments.probe import BUDGETS, digest, tiny_matrix
+
+    out = []
+    with tempfile.TemporaryDirectory() as d:
+        tiny_matrix(Path(d) / MATRICES["bbh"])
+        for sc in ("random", "cross"):
+            res = guard_study(d, "bbh", sc, n_targets=3, n_runs=2, budgets=BUDGETS, seed=1,
+                              log=False)
+            out += [res[k] for k in sorted(res) if k != "meta"]
+            out.append(res["meta"][:3])  # rank, history rows, runs (not the seconds)
+    return digest(*out)
+
+
+@functools.cache
+def _probe_digest() -> str:
+    return behaviour_probe()
+
+
+def cache_key(a: argparse.Namespace) -> str:
+    """The cache key: the matrix file's content, the run parameters and the behaviour
+    probe (:func:`activetest.experiments.probe.guard_probe`; see
+    :mod:`activetest.experiments.cache`)."""
+    from activetest.experiments.cache import file_fingerprint
+    from activetest.experiments.history import MATRICES
+
+    h = hashlib.sha256(f"{a.matrix}:{a.scenario}:{a.targets}:{a.runs}:{a.budgets}:{a.seed}"
+                       .encode())
+    h.update(file_fingerprint(Path(a.root) / MATRICES[a.matrix]).encode())
+    h.update(_probe_digest().encode())
+    return h.hexdigest()[:20]
+
+
 def main(argv: list[str] | None = None) -> None:
     """Command line (module docstring)."""
     p = argparse.ArgumentParser(prog="python -m activetest.experiments.history_guard")
@@ -108,14 +150,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--cache", default="experiments/cache")
     a = p.parse_args(argv)
-    from activetest.experiments.cache import code_fingerprint
-    from activetest.stats import _adaptive_kernels, adaptive, feature_design
-
-    h = hashlib.sha256(f"{a.matrix}:{a.scenario}:{a.targets}:{a.runs}:{a.budgets}:{a.seed}"
-                       .encode())
-    h.update(code_fingerprint(feature_design, adaptive, _adaptive_kernels,
-                              sys.modules[__name__]).encode())
-    f = Path(a.cache) / f"history-guard-{a.matrix}-{a.scenario}-{h.hexdigest()[:20]}.npz"
+    f = Path(a.cache) / f"history-guard-{a.matrix}-{a.scenario}-{cache_key(a)}.npz"
     if f.exists():
         with np.load(f, allow_pickle=False) as z:
             res = {k: z[k] for k in z.files}

@@ -9,8 +9,9 @@ The paper's rows take a few minutes with the paper's 3,000 runs and 400
 labels; ``--runs``/``--budget`` shrink it (CI runs a reduced version). The
 adaptive designs' rows (beyond the paper) cost most of an hour on 2 cores, so
 their summaries are cached in ``experiments/cache/designs.npz`` (keyed by the
-arrays, the run parameters and the statistics code; a stale entry is
-recomputed); ``--no-designs`` leaves them out, ``--no-cache`` recomputes them.
+arrays, the run parameters and the designs' behaviour probe,
+:func:`activetest.experiments.probe.designs_probe`; a stale entry is recomputed);
+``--no-designs`` leaves them out, ``--no-cache`` recomputes them.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from activetest.experiments.cache import ResultCache, code_fingerprint
+from activetest.experiments.cache import ResultCache
 from activetest.experiments.outputs import DatasetOutputs
 from activetest.experiments.paper import (
     DESIGN_METHODS,
@@ -54,28 +55,42 @@ DEFAULT_CACHE = Path("experiments/cache/designs.npz")
 
 
 def _code() -> str:
-    from activetest.stats import _adaptive_kernels, adaptive, estimators, simulate
-    return code_fingerprint(adaptive, _adaptive_kernels, estimators, simulate)
+    """The behaviour part of the design rows' keys (:mod:`activetest.experiments.cache`)."""
+    from activetest.experiments.probe import designs_probe
+    return designs_probe()
 
 
 class _Designs:
     """Adds the adaptive designs' rows to a setting's result, through the cache."""
 
-    def __init__(self, cache: ResultCache, n_runs: int, budget: int, seed: int) -> None:
+    def __init__(self, cache: ResultCache, n_runs: int, budget: int, seed: int,
+                 migrate_from: str | None = None) -> None:
         self.cache, self.n_runs, self.budget, self.seed = cache, n_runs, budget, seed
         self.code = _code()
+        # the key part of the code that made the cache, shown to behave as today's
+        # (python -m activetest.experiments.rekey): its entries move to today's keys
+        self.migrate_from = migrate_from
+        self.migrated = 0
         self.used: set[str] = set()
         self.seconds = 0.0  # simulation time of the entries (cached ones included)
 
     def add(self, data: DatasetOutputs, setting: Setting, res: SettingResult,
             methods: Sequence[str] = DESIGN_METHODS, loss: str = "log") -> None:
         tgt, sur = data.outputs[setting.target], data.outputs[setting.surrogate]
-        key = ResultCache.key(self.code, tgt.pool, sur.pool, data.pool_labels, res.truth,
-                              res.offset, self.n_runs, self.budget, self.seed, tuple(methods),
-                              *(() if loss == "log" else (loss,)))
+        def key_of(code: str) -> str:
+            return ResultCache.key(code, tgt.pool, sur.pool, data.pool_labels, res.truth,
+                                   res.offset, self.n_runs, self.budget, self.seed,
+                                   tuple(methods), *(() if loss == "log" else (loss,)))
+        key = key_of(self.code)
         # only the relative errors of these rows are shown, so only they are stored
         names = [f"rel:{m}" for m in methods] + ["seconds"]
         got = self.cache.get(key, names)
+        if got is None and self.migrate_from is not None:
+            got = self.cache.get(key_of(self.migrate_from), names)
+            if got is not None:
+                self.cache.misses -= 1  # one entry, found under its old key
+                self.cache.put(key, got)  # float32 -> float64 -> float32: the same bits
+                self.migrated += 1
         if got is None:
             t0 = time.perf_counter()
             r = run_setting(data, setting, n_runs=self.n_runs, budget=self.budget,
@@ -136,12 +151,15 @@ def reproduce(outputs_dir: str | os.PathLike[str], out_dir: str | os.PathLike[st
               n_boot: int = 1000, paper_table: str | os.PathLike[str] | None = None,
               datasets: Sequence[str] | None = None, seed: int = 0,
               progress: bool = True, designs: bool = True,
-              cache: str | os.PathLike[str] | None = None, fresh: bool = False) -> Path:
+              cache: str | os.PathLike[str] | None = None, fresh: bool = False,
+              migrate_from: str | None = None) -> Path:
     """Run every setting found in ``outputs_dir`` and write ``reproduction.md`` + PNGs.
 
     ``designs``: add the adaptive designs' rows (beyond the paper); their summaries
     go through the results cache at ``cache`` (None: computed, not stored; ``fresh``:
-    recomputed and stored).
+    recomputed and stored; ``migrate_from``: the old key part of the code that made the
+    cache, moved to today's keys -- only after ``python -m activetest.experiments.rekey``
+    showed that code behaves as today's).
     """
     outputs_dir, out_dir = Path(outputs_dir), Path(out_dir)
     files = sorted(outputs_dir.glob("*.npz"))
@@ -157,7 +175,7 @@ def reproduce(outputs_dir: str | os.PathLike[str], out_dir: str | os.PathLike[st
     store = ResultCache(cache)
     if fresh:
         store.clear()
-    dz = _Designs(store, n_runs, budget, seed) if designs else None
+    dz = _Designs(store, n_runs, budget, seed, migrate_from) if designs else None
     lines: list[str] = []
     all_rel: dict[str, list[float]] = {}
     diag: list[tuple[str, str, float, float, float]] = []
@@ -276,7 +294,10 @@ def reproduce(outputs_dir: str | os.PathLike[str], out_dir: str | os.PathLike[st
         gen += (f" (the adaptive designs' rows from the results cache "
                 f"`{cache}`, {dz.cache.hits} of {dz.cache.hits + dz.cache.misses} entries hit; "
                 f"simulating them afresh takes {dz.seconds / 60:.0f} min on this machine, "
-                "`--no-cache`; `--no-designs` leaves them out)" if cache is not None else
+                "`--no-cache`; `--no-designs` leaves them out; entries are keyed by the data, "
+                "the run parameters and the designs' behaviour probe, not the code's source, "
+                "so a refactor that changes no number keeps them: "
+                "`src/activetest/experiments/cache.py`)" if cache is not None else
                 f" (the adaptive designs' rows simulated in {dz.seconds / 60:.0f} min)")
     head = [
         "# Reproducing Berrada, Kossen et al. (2025) with the bundled models", "",
@@ -659,6 +680,10 @@ def main(argv: Sequence[str] | None = None) -> None:
                      help="leave out the adaptive designs' rows (the paper's rows only)")
     run.add_argument("--cache", default=str(DEFAULT_CACHE),
                      help="results cache for the adaptive designs' rows ('' for none)")
+    run.add_argument("--migrate-cache-from", default=None, metavar="CODE",
+                     help="move the cache's entries keyed by this old code part to today's "
+                     "keys (printed by python -m activetest.experiments.rekey after it "
+                     "showed that code behaves as today's)")
     run.add_argument("--no-cache", action="store_true",
                      help="simulate the adaptive designs' rows afresh (and store them)")
     sc = sub.add_parser("score", help="score the shared datasets with the bundled models")
@@ -694,7 +719,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                       coverage_runs=args.coverage_runs, n_boot=args.boot,
                       paper_table=args.paper_table, datasets=args.datasets, seed=args.seed,
                       designs=not args.no_designs, cache=args.cache or None,
-                      fresh=args.no_cache)
+                      fresh=args.no_cache, migrate_from=args.migrate_cache_from)
         print(f"wrote {p}")
     elif args.cmd == "coverage":
         from activetest.experiments.coverage import coverage_study

@@ -1,0 +1,210 @@
+"""Move cached results made under the old (source-keyed) rule to today's behaviour keys.
+
+``python -m activetest.experiments.rekey [--apply]`` (from the repository root, in a
+git checkout). For every cached file of the history experiment and the guard study
+whose name is not today's key, and for the reproduction's ``designs.npz``:
+
+1. find the commit that produced it: among the commits that touched the file (and
+   their parents), one whose code, checked out in a temporary folder
+   (``git archive``), gives the file's own key under the old rule (the source
+   fingerprint in its name or, for ``designs.npz``, in its entries' keys); the run
+   parameters are read from the file;
+2. run today's behaviour probe (:mod:`activetest.experiments.probe`) against that
+   checkout and here;
+3. equal digests: the file was made by code that behaves as today's, so (``--apply``)
+   it is renamed to today's key; for ``designs.npz`` the command that moves its entries
+   is printed. Different digests, or no producing commit found: the file is left as it
+   is (stale: recomputed on the next run) and said.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["main"]
+
+_PROBE = Path(__file__).with_name("probe.py")
+_SRC = Path(__file__).resolve().parents[2]
+_BUDGETS = (25, 50, 100, 200, 400)
+
+
+def _git(*args: str) -> str:
+    return subprocess.run(["git", *args], capture_output=True, text=True, check=True).stdout
+
+
+def _checkout(commit: str, into: Path) -> Path:
+    """``src/`` of ``commit`` in ``into`` (no git state is touched)."""
+    into.mkdir(parents=True, exist_ok=True)
+    arch = subprocess.run(["git", "archive", commit, "src"], capture_output=True, check=True)
+    subprocess.run(["tar", "-x", "-C", str(into)], input=arch.stdout, check=True)
+    return into / "src"
+
+
+def _py(src: Path, code: str) -> str:
+    """Run ``code`` with the package from ``src``; its stdout, stripped."""
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       env={**os.environ, "PYTHONPATH": str(src)})
+    if r.returncode != 0:
+        raise RuntimeError(r.stderr.strip().splitlines()[-1] if r.stderr else "failed")
+    return r.stdout.strip()
+
+
+def _probe_at(src: Path, name: str) -> str:
+    """Today's probe ``name`` (``history``, ``history_guard``, ``designs``) run against
+    the package in ``src``: today's :mod:`activetest.experiments.probe` is put in as that
+    package's ``probe`` module, and the experiment's ``behaviour_probe`` (self-contained:
+    its imports inside) is run from today's source, calling that checkout's code."""
+    body = "print(m.designs_probe())\n"
+    if name != "designs":
+        from activetest.experiments import history, history_guard
+        mod = {"history": history, "history_guard": history_guard}[name]
+        source = textwrap.dedent(inspect.getsource(mod.behaviour_probe))
+        body = f"ns = {{}}\nexec({source!r}, ns)\nprint(ns['behaviour_probe']())\n"
+    return _py(src, "import importlib.util, sys\nimport activetest.experiments\n"
+                    "spec = importlib.util.spec_from_file_location("
+                    f"'activetest.experiments.probe', {str(_PROBE)!r})\n"
+                    "m = importlib.util.module_from_spec(spec)\n"
+                    "sys.modules[spec.name] = m\nspec.loader.exec_module(m)\n" + body)
+
+
+def _today(name: str) -> str:
+    return _probe_at(_SRC, name)
+
+
+def _candidates(path: Path) -> list[str]:
+    """Commits that touched the file (as named, following renames), then their parents."""
+    out = _git("log", "--format=%H", "--follow", "--", str(path)).split()
+    return out + [p for c in out for p in _git("log", "-1", "--format=%P", c).split()]
+
+
+def _old_key_code(kind: str, name: str, sc: str, z: dict, root: str) -> str:
+    """Python run in an old checkout that prints the file's key under the old rule."""
+    if kind == "history":
+        runs, base = int(z["nums"][0]), int(z["nums"][1])
+        T = z["rel"].shape[1]
+        return ("from pathlib import Path\n"
+                "from activetest.experiments.history import MATRICES, _key\n"
+                f"p = Path({root!r}) / MATRICES[{name!r}]\n"
+                f"for nr in [({runs}, {base}), ({runs}, 0)]:\n"
+                f"    print(_key(p, {sc!r}, {T}, nr, {_BUDGETS!r}, 0))\n")
+    T, runs = z["original"].shape[0], int(z["meta"][2])
+    return ("import hashlib\n"
+            "import activetest.experiments.history_guard as g\n"
+            "from activetest.experiments.cache import code_fingerprint\n"
+            "from activetest.stats import _adaptive_kernels, adaptive, feature_design\n"
+            f"h = hashlib.sha256('{name}:{sc}:{T}:{runs}:{list(_BUDGETS)}:0'.encode())\n"
+            "h.update(code_fingerprint(feature_design, adaptive, _adaptive_kernels, g)"
+            ".encode())\nprint(h.hexdigest()[:20])\n")
+
+
+def _guard_key(name: str, sc: str, z: dict, root: str) -> str:
+    """Today's key of a guard study file's parameters."""
+    from activetest.experiments.history_guard import cache_key
+    a = argparse.Namespace(matrix=name, scenario=sc, targets=z["original"].shape[0],
+                           runs=int(z["meta"][2]), budgets=list(_BUDGETS), seed=0, root=root)
+    return cache_key(a)
+
+
+def _today_keys(kind: str, name: str, sc: str, z: dict, root: str) -> list[str]:
+    if kind == "guard":
+        return [_guard_key(name, sc, z, root)]
+    from activetest.experiments.history import MATRICES, _key
+    runs, base = int(z["nums"][0]), int(z["nums"][1])
+    return [_key(Path(root) / MATRICES[name], sc, z["rel"].shape[1], nr, _BUDGETS, 0)
+            for nr in ((runs, base), (runs, 0))]
+
+
+def _rekey_file(f: Path, root: str, apply: bool, tmp: Path) -> str:
+    m = re.fullmatch(r"history-(guard-|pe-)?(.+)-(random|cross)-([0-9a-f]{20})\.npz", f.name)
+    if m is None:
+        return f"{f.name}: not a history cache file, passed over"
+    if m.group(1) == "pe-":  # made under the behaviour rule from the start
+        from activetest.experiments.history_pe import cache_key
+        with np.load(f, allow_pickle=False) as z:
+            a = argparse.Namespace(matrix=m.group(2), scenario=m.group(3),
+                                   targets=z["rel"].shape[0], runs=int(z["meta"][1]),
+                                   budgets=list(_BUDGETS), seed=0, root=root)
+        return (f"{f.name}: already today's key" if cache_key(a) == m.group(4) else
+                f"{f.name}: not today's key (made by other code or parameters): stale")
+    kind = "guard" if m.group(1) else "history"
+    name, sc, key = m.group(2), m.group(3), m.group(4)
+    with np.load(f, allow_pickle=False) as z:
+        z = {k: z[k] for k in z.files}
+        if key in _today_keys(kind, name, sc, z, root):
+            return f"{f.name}: already today's key"
+        for commit in _candidates(f):
+            src = _checkout(commit, tmp / commit[:10])
+            code = _old_key_code(kind, name, sc, z, root)
+            try:
+                olds = _py(src, code).split()
+            except RuntimeError:
+                continue
+            if key not in olds:
+                continue
+            pname = "history" if kind == "history" else "history_guard"
+            then, now = _probe_at(src, pname), _today(pname)
+            if then != now:
+                return (f"{f.name}: made by {commit[:10]}, whose behaviour differs from "
+                        f"today's (probe {then} != {now}): left stale")
+            if kind == "history":
+                from activetest.experiments.history import MATRICES, _key
+                runs, base = int(z["nums"][0]), int(z["nums"][1])
+                nr = (runs, base) if olds.index(key) == 0 else (runs, 0)
+                new = _key(Path(root) / MATRICES[name], sc, z["rel"].shape[1], nr,
+                           _BUDGETS, 0)
+            else:
+                new = _guard_key(name, sc, z, root)
+            target = f.with_name(f"history-{m.group(1) or ''}{name}-{sc}-{new}.npz")
+            if target == f:
+                return f"{f.name}: already today's key"
+            if apply:
+                f.rename(target)
+            return (f"{f.name}: made by {commit[:10]}, probe {then} = today's -> "
+                    f"{target.name}{'' if apply else ' (dry run)'}")
+    return f"{f.name}: no commit found whose code gives this key: left stale"
+
+
+def _designs(cache: Path, tmp: Path) -> str:
+    f = cache / "designs.npz"
+    if not f.exists():
+        return "designs.npz: none"
+    commit = _git("log", "-1", "--format=%H", "--", str(f)).strip()
+    src = _checkout(commit, tmp / f"d-{commit[:10]}")
+    old = _py(src, "from activetest.experiments.reproduce import _code; print(_code())")
+    if old == _today("designs"):
+        return f"designs.npz: made by {commit[:10]} under today's keys"
+    then, now = _probe_at(src, "designs"), _today("designs")
+    if then != now:
+        return (f"designs.npz: made by {commit[:10]} (code part {old}), whose behaviour "
+                f"differs from today's (probe {then} != {now}): left stale")
+    return (f"designs.npz: made by {commit[:10]} (code part {old}), probe {then} = today's; "
+            "move its entries with: python -m activetest.experiments run "
+            f"--migrate-cache-from {old} (reports how many moved)")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Command line (module docstring)."""
+    p = argparse.ArgumentParser(prog="python -m activetest.experiments.rekey")
+    p.add_argument("--cache", default="experiments/cache")
+    p.add_argument("--root", default="../shared/datasets/history")
+    p.add_argument("--apply", action="store_true", help="rename (default: only say)")
+    a = p.parse_args(argv)
+    cache = Path(a.cache)
+    with tempfile.TemporaryDirectory() as d:
+        for f in sorted(cache.glob("history-*.npz")):
+            print(_rekey_file(f, a.root, a.apply, Path(d)), flush=True)
+        print(_designs(cache, Path(d)), flush=True)
+
+
+if __name__ == "__main__":
+    main()
