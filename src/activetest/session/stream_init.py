@@ -372,7 +372,6 @@ def _stream(path: Path, p: Path, fmt: str, task: Task, sur: _Table, tgt: _Table,
         s_lp = lps[0]
         t_lp = lps[1] if need_target else None
         scores = initial_scores(config, s_lp, t_lp, n)
-        sampler = ActiveSampler(scores, proposal_floor=config.proposal_floor, seed=config.seed)
 
         def prov(role: str, t: _Table) -> dict[str, Any]:
             from activetest.session.scoring import jsonable
@@ -396,7 +395,8 @@ def _stream(path: Path, p: Path, fmt: str, task: Task, sur: _Table, tgt: _Table,
         store.put_scores("acquisition", config.acquisition, scores[:, None],
                          {"acquisition": config.acquisition, "alpha": config.proposal_floor},
                          predictions=False)
-        state = sampler.state()
+        state = ActiveSampler.fresh_state(scores, proposal_floor=config.proposal_floor,
+                                          seed=config.seed)
         store.init_sampler(state.proposal_floor, config.seed, state.rng_state)
 
     store = SessionStore.create(path, config=config0, items=[], examples=[],
