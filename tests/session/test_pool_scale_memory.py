@@ -222,3 +222,12 @@ def test_a_session_in_tiny_chunks_stores_draws_and_estimates_the_same_bits(
     with sqlite3.connect(tmp_path / "tiny.db") as c:  # refitted: per-item arrays as columns
         names = {r[0] for r in c.execute("SELECT name FROM column_info")}
     assert {"checkpoint:s", "checkpoint:g"} <= names
+
+
+def test_the_running_sum_is_the_kernels() -> None:
+    rng = np.random.default_rng(4)
+    for v in (rng.lognormal(0, 3, 1001), np.zeros(5), -np.zeros(3), np.array([1e16, 1.0, -1e16])):
+        for block in (1, 7, 1 << 20):
+            got = ad._sequential_sum(v, block)
+            want = ak.total(v)
+            assert got == want and (got > 0) == (want > 0)

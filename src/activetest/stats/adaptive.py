@@ -300,6 +300,17 @@ def _lazy_features(surrogate_logprobs: np.ndarray, target_logprobs: np.ndarray
     return s, t, s.mean(axis=0), t.mean(axis=0)
 
 
+def _sequential_sum(v: np.ndarray, block: int = 1 << 20) -> float:
+    """``0.0 + v[0] + v[1] + ...`` in index order, as the kernels sum (numpy's ``sum`` is
+    pairwise): a running sum in blocks, without compiling a kernel."""
+    tot = 0.0
+    for start in range(0, v.shape[0], block):
+        part = np.array(v[start:start + block], dtype=np.float64)
+        part[0] = tot + part[0]
+        tot = float(np.cumsum(part)[-1])
+    return tot
+
+
 def _use_lazy(lazy: bool | None, n: int) -> bool:
     return n >= LAZY_MIN_ROWS if lazy is None else bool(lazy)
 
@@ -784,7 +795,7 @@ class AdaptiveDesign:
         if self.schedule.shape[0] and self.schedule[0] <= 1:  # a refit before draw 1
             return self.plan([]).q
         n = self.n
-        S = float(ak.total(self._s0))
+        S = _sequential_sum(self._s0)
         lam = self._lam0
         if S <= 0.0 or n == 1:
             a, b = 0.0, 1.0 / n
