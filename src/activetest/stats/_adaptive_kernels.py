@@ -62,8 +62,10 @@ LAZY_ZERO_ONE = 1
 LAZY_BOTH = 2
 
 
-def _fget(F, i, c, a):
-    """``F[i, c, a]`` of an array or a lazy feature tuple."""
+@njit(cache=True)
+def _fget(F, i, c, a):  # pragma: no cover - compiled
+    """``F[i, c, a]`` of an array or a lazy feature tuple (the branch is chosen by the
+    argument's type when the caller compiles)."""
     if isinstance(F, tuple):
         if a == 0:
             return F[0][i, c] - F[2][c]
@@ -73,14 +75,20 @@ def _fget(F, i, c, a):
     return F[i, c, a]
 
 
-def _fdim(F, d):
+@njit(cache=True)
+def _fdim(F, d):  # pragma: no cover - compiled
     """``F.shape[d]`` of an array or a lazy feature tuple."""
     if isinstance(F, tuple):
-        return F[0].shape[0] if d == 0 else F[0].shape[1] if d == 1 else F[0].shape[1] + 1
+        if d == 0:
+            return F[0].shape[0]
+        if d == 1:
+            return F[0].shape[1]
+        return F[0].shape[1] + 1
     return F.shape[d]
 
 
-def _argmax_row(t, i):
+@njit(cache=True)
+def _argmax_row(t, i):  # pragma: no cover - compiled
     """``argmax_c t[i, c]`` (the first of ties, as numpy's)."""
     best = 0
     for c in range(1, t.shape[1]):
@@ -89,7 +97,8 @@ def _argmax_row(t, i):
     return best
 
 
-def _lget(ltab, i, j):
+@njit(cache=True)
+def _lget(ltab, i, j):  # pragma: no cover - compiled
     """``ltab[i, j]`` of an array or a lazy loss tuple."""
     if isinstance(ltab, tuple):
         t = ltab[0]
@@ -102,65 +111,12 @@ def _lget(ltab, i, j):
     return ltab[i, j]
 
 
-def _lwidth(ltab):
+@njit(cache=True)
+def _lwidth(ltab):  # pragma: no cover - compiled
     """``ltab.shape[1]`` of an array or a lazy loss tuple."""
     if isinstance(ltab, tuple):
         return ltab[0].shape[1] * (2 if ltab[1] == LAZY_BOTH else 1)
     return ltab.shape[1]
-
-
-try:  # compiled: the accessor is chosen by the argument's type when a kernel compiles
-    from numba import types as _nt
-    from numba.extending import overload as _overload
-    from numba.extending import register_jitable as _jitable
-
-    _argmax_row_jit = _jitable(_argmax_row)
-
-    @_overload(_fget)
-    def _fget_ol(F, i, c, a):
-        if isinstance(F, _nt.BaseTuple):
-            def lazy(F, i, c, a):
-                if a == 0:
-                    return F[0][i, c] - F[2][c]
-                if a == 1:
-                    return F[1][i, c] - F[3][c]
-                return 1.0 if c == a - 1 else 0.0
-            return lazy
-        return lambda F, i, c, a: F[i, c, a]
-
-    @_overload(_fdim)
-    def _fdim_ol(F, d):
-        if isinstance(F, _nt.BaseTuple):
-            def lazy(F, d):
-                if d == 0:
-                    return F[0].shape[0]
-                if d == 1:
-                    return F[0].shape[1]
-                return F[0].shape[1] + 1
-            return lazy
-        return lambda F, d: F.shape[d]
-
-    @_overload(_lget)
-    def _lget_ol(ltab, i, j):
-        if isinstance(ltab, _nt.BaseTuple):
-            def lazy(ltab, i, j):
-                t = ltab[0]
-                mode = ltab[1]
-                C = t.shape[1]
-                if mode == 0 or (mode == 2 and j < C):
-                    return -t[i, j]
-                jj = j if mode == 1 else j - C
-                return 1.0 if jj != _argmax_row_jit(t, i) else 0.0
-            return lazy
-        return lambda ltab, i, j: ltab[i, j]
-
-    @_overload(_lwidth)
-    def _lwidth_ol(ltab):
-        if isinstance(ltab, _nt.BaseTuple):
-            return lambda ltab: ltab[0].shape[1] * (2 if ltab[1] == 2 else 1)
-        return lambda ltab: ltab.shape[1]
-except ImportError:  # pragma: no cover - the pure-Python path calls the functions above
-    pass
 
 
 
