@@ -148,7 +148,10 @@ def _rebuild(store: SessionStore, design: Any, seed: int | None, rng_state: Any,
             raise ValueError(f"checkpoint {name} differs from the stored history")
     if rng != rng_state:
         raise ValueError("checkpoint RNG state differs from the stored one")
-    fresh = design._new_state(1)
+    # the sampler's own fresh state: its per-item arrays are the design's start (one
+    # state in memory, not two: 17 bytes per item)
+    sampler = AdaptiveSampler(design, seed=seed)
+    fresh = sampler._st
     st = {k[3:]: v for k, v in data.items() if k.startswith("st_")}
     if "per_item" in data:  # the per-item arrays: the start's, or stored as columns
         if set(st) & set(_PER_ITEM):
@@ -168,7 +171,6 @@ def _rebuild(store: SessionStore, design: Any, seed: int | None, rng_state: Any,
             st[k] = fresh[k]
     if set(st) != set(fresh) or any(st[k].dtype != fresh[k].dtype for k in st):
         raise ValueError("checkpoint arrays are not the design's")
-    sampler = AdaptiveSampler(design, seed=seed)
     sampler._st = st
     sampler._cap = int(st["hidx"].shape[0])
     for name, values in lists.items():
