@@ -45,12 +45,30 @@ SECTION = "Sessions at pool scale"
 COMMANDS = ("init", "status", "select", "import", "estimate", "report", "select2")
 
 _MEASURE = r"""
-import json, resource, subprocess, sys
-rc = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+import json, os, resource, signal, subprocess, sys, tempfile, time
+floor_mb = float(sys.argv[1])  # stop the command when the machine has less available
+err = tempfile.TemporaryFile()
+p = subprocess.Popen(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=err,
+                     start_new_session=True)
+stopped = ""
+while p.poll() is None:
+    time.sleep(2)
+    with open("/proc/meminfo") as f:
+        avail = next(int(x.split()[1]) for x in f if x.startswith("MemAvailable")) / 1024
+    if floor_mb > 0 and avail < floor_mb and p.poll() is None:
+        os.killpg(p.pid, signal.SIGTERM)
+        stopped = f"stopped: MemAvailable {avail:.0f} MB < {floor_mb:.0f} MB"
+        p.wait()
 ru = resource.getrusage(resource.RUSAGE_CHILDREN)
-print(json.dumps({"rc": rc.returncode, "cpu": ru.ru_utime + ru.ru_stime,
-                  "rss_mb": ru.ru_maxrss / 1024, "err": rc.stderr.decode()[-2000:]}))
+err.seek(0)
+print(json.dumps({"rc": p.returncode, "cpu": ru.ru_utime + ru.ru_stime,
+                  "rss_mb": ru.ru_maxrss / 1024,
+                  "err": (stopped + "\n" + err.read().decode())[-2000:]}))
 """
+
+#: ``--min-available-gb``: stop a command when the machine's available memory falls
+#: below this (0: never); the machine may be shared.
+MIN_AVAILABLE_MB = 0.0
 
 
 def make_inputs(folder: Path, n: int, fmt: str, seed: int = 0) -> tuple[Path, Path, Path]:
@@ -101,9 +119,9 @@ def _run(src: Path, args: list[str], workdir: Path) -> dict:
     env = {**os.environ, "PYTHONPATH": str(src), "ACTIVETEST_CACHE": str(workdir / "cache"),
            "MPLBACKEND": "Agg"}
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # bytecode kept, as an installed package has
-    out = subprocess.run([sys.executable, "-c", _MEASURE, sys.executable, "-m", "activetest",
-                          *args], capture_output=True, text=True, env=env, cwd=workdir,
-                         check=True)
+    out = subprocess.run([sys.executable, "-c", _MEASURE, str(MIN_AVAILABLE_MB),
+                          sys.executable, "-m", "activetest", *args], capture_output=True,
+                         text=True, env=env, cwd=workdir, check=True)
     res = json.loads(out.stdout)
     if res["rc"] != 0:
         raise RuntimeError(f"activetest {' '.join(args)} failed ({res['rc']}):\n{res['err']}")
@@ -134,18 +152,29 @@ def run_commands(src: Path, inputs: tuple[Path, Path, Path], workdir: Path, fmt:
     out["status"] = _run(src, ["status", str(db)], workdir)
     out["select"] = _run(src, ["select", str(db), "--n", "50"], workdir)
     if "import" in commands:
+        import pyarrow as pa
         import pyarrow.compute as pc
         import pyarrow.parquet as pq
 
         rows = _drawn(db)
-        if fmt == "parquet":
-            col = pq.read_table(pool, columns=["label"])["label"]
+        if fmt == "parquet":  # only the row groups holding the drawn rows (1e8: 1 GB)
+            pf = pq.ParquetFile(pool)
+            starts = np.cumsum([0] + [pf.metadata.row_group(g).num_rows
+                                      for g in range(pf.num_row_groups)])
+            groups = sorted({int(np.searchsorted(starts, r, "right")) - 1 for r in rows})
+            col = pa.chunked_array([pf.read_row_group(g, columns=["label"])["label"]
+                                    .combine_chunks() for g in groups])
+            at = {g: int(sum(starts[h + 1] - starts[h] for h in groups[:j]))
+                  for j, g in enumerate(groups)}
+            rows_in = [at[g] + r - int(starts[g]) for r in rows
+                       for g in [int(np.searchsorted(starts, r, "right")) - 1]]
+            labels = pc.take(col, rows_in).to_pylist()
         else:
             import pyarrow.csv as pcsv
 
             col = pcsv.read_csv(pool, convert_options=pcsv.ConvertOptions(
                 include_columns=["label"]))["label"]
-        labels = pc.take(col, rows).to_pylist()
+            labels = pc.take(col, rows).to_pylist()
         sheet = workdir / "labels.csv"
         sheet.write_text("item_id,label\n" + "".join(
             f"i{i},{y}\n" for i, y in zip(rows, labels, strict=True)))
@@ -233,7 +262,12 @@ def main() -> None:
     ap.add_argument("--cache", type=Path, default=Path(os.environ.get(
         "BENCH_CACHE", "/tmp/activetest-bench-sessions")))
     ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--min-available-gb", type=float, default=0.0,
+                    help="stop a command when the machine's available memory falls below "
+                         "this (a shared machine; 0: never)")
     args = ap.parse_args()
+    global MIN_AVAILABLE_MB
+    MIN_AVAILABLE_MB = args.min_available_gb * 1024
     ns = [int(float(x)) for x in args.n]
     commands = tuple(args.commands.split(","))
     sources = [("this", ROOT / "src")]

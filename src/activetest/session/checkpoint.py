@@ -14,6 +14,14 @@ checkpoints, a damaged blob) falls back to the full replay, which gives the same
 sampler to the last bit (the replay forces the stored draws through the same steps).
 
 Only the latest checkpoint is kept (older ones are deleted in the same transaction).
+
+The design's per-item arrays (score ``s``, control ``g``, the two-metric design's
+``aux``; ``N`` values each) are not in the blob, which SQLite refuses over 1e9 bytes
+(62M items): before the design's first refit they are its starting arrays and are not
+stored at all; after it they are chunked columns ``checkpoint:s``, ``checkpoint:g``,
+``checkpoint:aux:0..2`` of the session file (:mod:`activetest.session.columns`),
+written in the same transaction. The remaining-items mask is the complement of the
+draws. (Checkpoints written before kept them in the blob; they load as before.)
 ``ACTIVETEST_CHECKPOINTS=0`` in the environment makes every command replay (for
 benchmarks and for the tests that compare both paths).
 """
@@ -37,6 +45,10 @@ _SCHEMA = ("CREATE TABLE IF NOT EXISTS adaptive_checkpoints (draws INTEGER NOT N
            "labels INTEGER NOT NULL, spec_hash TEXT NOT NULL, state BLOB NOT NULL, "
            "PRIMARY KEY (draws, labels, spec_hash))")
 
+#: the sampler's per-item state arrays (not in the blob: see the module docstring)
+_PER_ITEM = ("s", "g", "aux", "rem")
+_COLUMN = "checkpoint:"
+
 #: the sampler's per-draw lists, stored as arrays (dtype: int64 or float64)
 _INT_LISTS = ("acquired", "n_known", "labels", "refits")
 _FLOAT_LISTS = ("q", "control", "control_rest", "lam", "losses", "model_var", "control2",
@@ -58,18 +70,32 @@ def save(store: SessionStore, sampler: Any) -> None:
     """Write ``sampler``'s state as the session's checkpoint (inside the caller's
     write transaction, replacing the previous one)."""
     buf = io.BytesIO()
-    arrays = {f"st_{k}": v for k, v in sampler._st.items()}
+    st = sampler._st
+    columns = store._has_columns()
+    arrays = {f"st_{k}": v for k, v in st.items() if not (columns and k in _PER_ITEM)}
+    fitted = int(st["ist"][1]) > 0  # refitted: s, g, aux are no longer the start's
     for name in _INT_LISTS:
         arrays[f"l_{name}"] = np.asarray(getattr(sampler, name), dtype=np.int64)
     for name in _FLOAT_LISTS:
         arrays[f"l_{name}"] = np.asarray(getattr(sampler, name), dtype=np.float64)
     rng = json.dumps(sampler._rng.bit_generator.state, default=int)
     arrays["rng"] = np.frombuffer(rng.encode(), dtype=np.uint8)
+    if columns:
+        arrays["per_item"] = np.array([2 if fitted else 1], dtype=np.int64)
     np.savez(buf, allow_pickle=False, **arrays)
     key = (len(sampler.acquired), len(sampler.losses), spec_hash(sampler.design, sampler.seed))
     with store.transaction() as c:
         c.execute(_SCHEMA)
         c.execute("DELETE FROM adaptive_checkpoints")
+        if columns:
+            from activetest.session import columns as cols
+
+            for (name,) in c.execute("SELECT name FROM column_info WHERE name LIKE ?",
+                                     (_COLUMN + "%",)).fetchall():
+                cols.delete_column(c, name)
+            if fitted:
+                for name, v in _per_item(st):
+                    cols.write_column(c, _COLUMN + name, v)
         c.execute("INSERT INTO adaptive_checkpoints (draws, labels, spec_hash, state) "
                   "VALUES (?, ?, ?, ?)", (*key, buf.getvalue()))
 
@@ -90,13 +116,20 @@ def load(store: SessionStore, design: Any, seed: int | None, rng_state: Any,
     if not rows:
         return None
     try:
-        return _rebuild(design, seed, rng_state, acq, dd, seen, bytes(rows[0][0]))
-    except (ValueError, KeyError, OSError, EOFError, TypeError):  # damaged: replay
+        return _rebuild(store, design, seed, rng_state, acq, dd, seen, bytes(rows[0][0]))
+    except (ValueError, KeyError, OSError, EOFError, TypeError, IndexError,
+            sqlite3.DatabaseError):  # damaged: replay
         return None
 
 
-def _rebuild(design: Any, seed: int | None, rng_state: Any, acq: list[Any], dd: list[Any],
-             seen: list[tuple[Any, Any]], blob: bytes) -> Any:
+def _per_item(st: dict[str, np.ndarray]) -> list[tuple[str, np.ndarray]]:
+    """The per-item arrays stored as columns: ``s``, ``g`` and each row of ``aux``."""
+    return [("s", st["s"]), ("g", st["g"])] + [(f"aux:{r}", st["aux"][r])
+                                               for r in range(st["aux"].shape[0])]
+
+
+def _rebuild(store: SessionStore, design: Any, seed: int | None, rng_state: Any,
+             acq: list[Any], dd: list[Any], seen: list[tuple[Any, Any]], blob: bytes) -> Any:
     from activetest.stats.adaptive import AdaptiveSampler
 
     with np.load(io.BytesIO(blob), allow_pickle=False) as z:
@@ -115,11 +148,29 @@ def _rebuild(design: Any, seed: int | None, rng_state: Any, acq: list[Any], dd: 
             raise ValueError(f"checkpoint {name} differs from the stored history")
     if rng != rng_state:
         raise ValueError("checkpoint RNG state differs from the stored one")
-    fresh = design._new_state(1)
+    # the sampler's own fresh state: its per-item arrays are the design's start (one
+    # state in memory, not two: 17 bytes per item)
+    sampler = AdaptiveSampler(design, seed=seed)
+    fresh = sampler._st
     st = {k[3:]: v for k, v in data.items() if k.startswith("st_")}
+    if "per_item" in data:  # the per-item arrays: the start's, or stored as columns
+        if set(st) & set(_PER_ITEM):
+            raise ValueError("checkpoint holds per-item arrays twice")
+        if int(data["per_item"][0]) == 2:
+            from activetest.session import columns as cols
+
+            conn = store._conn
+            for name, out in _per_item(fresh):
+                info = cols.column_info(conn, _COLUMN + name)
+                if info is None or info.n_rows != out.shape[0] or info.width != 1:
+                    raise ValueError(f"checkpoint column {name} is missing")
+                cols.read_column(conn, info, out)
+        rem = fresh["rem"]
+        rem[np.asarray([a.index for a in acq], dtype=np.int64)] = False
+        for k in _PER_ITEM:
+            st[k] = fresh[k]
     if set(st) != set(fresh) or any(st[k].dtype != fresh[k].dtype for k in st):
         raise ValueError("checkpoint arrays are not the design's")
-    sampler = AdaptiveSampler(design, seed=seed)
     sampler._st = st
     sampler._cap = int(st["hidx"].shape[0])
     for name, values in lists.items():

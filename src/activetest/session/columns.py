@@ -99,12 +99,13 @@ class ColumnWriter:
     """
 
     def __init__(self, conn: sqlite3.Connection, name: str, width: int, dtype: str = "<f8",
-                 chunk_bytes: int = CHUNK_BYTES) -> None:
+                 chunk_bytes: int | None = None) -> None:
         self.conn = conn
         self.name = name
         self.width = int(width)
         self.dtype = np.dtype(dtype)
-        self.chunk_rows = _chunk_rows(self.width, self.dtype.itemsize, chunk_bytes)
+        self.chunk_rows = _chunk_rows(self.width, self.dtype.itemsize,
+                                      CHUNK_BYTES if chunk_bytes is None else chunk_bytes)
         self._buf: list[np.ndarray] = []
         self._buffered = 0
         self._chunk = 0
@@ -141,8 +142,9 @@ class ColumnWriter:
 
 
 def write_column(conn: sqlite3.Connection, name: str, values: np.ndarray,
-                 chunk_bytes: int = CHUNK_BYTES) -> ColumnInfo:
-    """Store (replace) ``values`` (``(N, width)`` or ``(N,)``) as column ``name``."""
+                 chunk_bytes: int | None = None) -> ColumnInfo:
+    """Store (replace) ``values`` (``(N, width)`` or ``(N,)``) as column ``name``
+    (``chunk_bytes``: at most that many bytes per chunk; None: :data:`CHUNK_BYTES`)."""
     a = np.asarray(values)
     width = 1 if a.ndim == 1 else int(a.shape[1])
     w = ColumnWriter(conn, name, width, "<f8", chunk_bytes)
@@ -176,13 +178,22 @@ def _decode(info: ColumnInfo, k: int, data: bytes) -> np.ndarray:
     return a.reshape(rows, info.width)
 
 
-def read_column(conn: sqlite3.Connection, info: ColumnInfo) -> np.ndarray:
-    """The whole column as a ``(N, width)`` float64 array (one copy per chunk).
+def read_column(conn: sqlite3.Connection, info: ColumnInfo, out: np.ndarray | None = None,
+                ) -> np.ndarray:
+    """The whole column as a ``(N, width)`` float64 array (one copy per chunk), into
+    ``out`` when given (an ``(N, width)`` or, for width 1, ``(N,)`` array).
 
     Raises:
-        ValueError: a chunk missing or of the wrong size (a damaged file).
+        ValueError: a chunk missing or of the wrong size (a damaged file), or ``out``
+            of another size.
     """
-    out = np.empty((info.n_rows, info.width), dtype=np.float64)
+    if out is None:
+        out = np.empty((info.n_rows, info.width), dtype=np.float64)
+    elif out.size != info.n_rows * info.width or not out.flags.c_contiguous:
+        raise ValueError(f"column {info.name!r}: {info.n_rows} x {info.width} values, the "
+                         f"array holds {out.size}")
+    else:
+        out = out.reshape(info.n_rows, info.width)  # a view: written in place
     seen = 0
     for k, data in _chunks(conn, info):
         part = _decode(info, int(k), data)

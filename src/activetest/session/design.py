@@ -178,7 +178,7 @@ def initial_scores(cfg: SessionConfig, surrogate_logprobs: np.ndarray,
     """``(N,)`` the acquisition scores a new classification session stores: an adaptive
     design's first proposal (shown in reports), else the fixed acquisition's scores."""
     if cfg.adaptive:
-        return pool_design(cfg, surrogate_logprobs, target_logprobs).plan([]).q
+        return pool_design(cfg, surrogate_logprobs, target_logprobs).first_proposal()
     from activetest.stats import acquisition_scores
 
     return acquisition_scores(cfg.acquisition, surrogate_logprobs=surrogate_logprobs,

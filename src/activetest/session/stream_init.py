@@ -39,6 +39,11 @@ __all__ = ["BLOCK", "NotStreamable", "PoolSize", "try_stream"]
 #: Records per block (pool and tables).
 BLOCK = 16_384
 
+#: How Parquet files are read: in 1 MiB reads, without pre-buffering (which keeps
+#: every column chunk read so far: ~30 bytes per item of a prediction table, 3 GB at
+#: 1e8 items, measured with pyarrow 26).
+_PARQUET_READ = {"memory_map": False, "pre_buffer": False, "buffer_size": 1 << 20}
+
 _POOL_FORMATS = ("csv", "jsonl", "parquet")
 _TABLE_FORMATS = ("csv", "jsonl", "parquet")
 _POOL_OPTIONS = {"id_column", "text_column", "label_column", "format", "encoding",
@@ -90,7 +95,7 @@ def _pool_records(p: Path, fmt: str) -> Iterator[tuple[list[str] | None,
     if fmt == "parquet":
         import pyarrow.parquet as pq
 
-        pf = pq.ParquetFile(p)
+        pf = pq.ParquetFile(p, **_PARQUET_READ)
         n = 0
         for batch in pf.iter_batches(batch_size=BLOCK, use_threads=False):
             rows = batch.to_pylist()
@@ -159,7 +164,7 @@ def _table_blocks(t: _Table) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     if s.format == "parquet":
         import pyarrow.parquet as pq
 
-        pf = pq.ParquetFile(s.path, memory_map=False)
+        pf = pq.ParquetFile(s.path, **_PARQUET_READ)
         if any(c not in pf.schema_arrow.names for c in want):
             raise NotStreamable("columns")
         batches: Any = pf.iter_batches(batch_size=BLOCK, columns=want, use_threads=False)
@@ -372,7 +377,6 @@ def _stream(path: Path, p: Path, fmt: str, task: Task, sur: _Table, tgt: _Table,
         s_lp = lps[0]
         t_lp = lps[1] if need_target else None
         scores = initial_scores(config, s_lp, t_lp, n)
-        sampler = ActiveSampler(scores, proposal_floor=config.proposal_floor, seed=config.seed)
 
         def prov(role: str, t: _Table) -> dict[str, Any]:
             from activetest.session.scoring import jsonable
@@ -396,7 +400,8 @@ def _stream(path: Path, p: Path, fmt: str, task: Task, sur: _Table, tgt: _Table,
         store.put_scores("acquisition", config.acquisition, scores[:, None],
                          {"acquisition": config.acquisition, "alpha": config.proposal_floor},
                          predictions=False)
-        state = sampler.state()
+        state = ActiveSampler.fresh_state(scores, proposal_floor=config.proposal_floor,
+                                          seed=config.seed)
         store.init_sampler(state.proposal_floor, config.seed, state.rng_state)
 
     store = SessionStore.create(path, config=config0, items=[], examples=[],
@@ -494,5 +499,10 @@ class PoolSize(Sequence[Item]):
         raise IndexError("the streamed pool is in the session file")
 
 
+#: ``json.dumps(obj, sort_keys=True, ensure_ascii=False, allow_nan=False)``, the store's
+#: rule, with one encoder for every item (``dumps`` makes one per call).
+_ENCODER = json.JSONEncoder(sort_keys=True, ensure_ascii=False, allow_nan=False)
+
+
 def _dumps(obj: Any) -> str:
-    return json.dumps(obj, sort_keys=True, ensure_ascii=False, allow_nan=False)
+    return _ENCODER.encode(obj)

@@ -47,6 +47,78 @@ KIND_RIDGE = 2
 KIND_GRADED = 3
 KIND_BOTH = 4
 
+# ------------------------------------------------------------------ lazy tables
+# The calibrated designs' features ``F`` (N, C, C + 1) and loss tables (N, C) or
+# (N, 2C) are either arrays, or -- on large pools, where they would be several
+# copies of the model outputs -- "lazy" tuples computed entry by entry from the
+# model outputs: ``F = (s, t, ms, mt)`` means ``F[i, c, 0] = s[i, c] - ms[c]``,
+# ``F[i, c, 1] = t[i, c] - mt[c]``, ``F[i, c, 1 + d] = 1[c == d]`` (d >= 1), the
+# same float operations numpy does to build the array (so the same bits); and
+# ``ltab = (t, mode)``: mode 0 ``-t`` (log loss), 1 ``1[c != argmax t_i]`` (error
+# rate), 2 both side by side. Every kernel reads them through these accessors.
+
+LAZY_LOG = 0
+LAZY_ZERO_ONE = 1
+LAZY_BOTH = 2
+
+
+@njit(cache=True)
+def _fget(F, i, c, a):  # pragma: no cover - compiled
+    """``F[i, c, a]`` of an array or a lazy feature tuple (the branch is chosen by the
+    argument's type when the caller compiles)."""
+    if isinstance(F, tuple):
+        if a == 0:
+            return F[0][i, c] - F[2][c]
+        if a == 1:
+            return F[1][i, c] - F[3][c]
+        return 1.0 if c == a - 1 else 0.0
+    return F[i, c, a]
+
+
+@njit(cache=True)
+def _fdim(F, d):  # pragma: no cover - compiled
+    """``F.shape[d]`` of an array or a lazy feature tuple."""
+    if isinstance(F, tuple):
+        if d == 0:
+            return F[0].shape[0]
+        if d == 1:
+            return F[0].shape[1]
+        return F[0].shape[1] + 1
+    return F.shape[d]
+
+
+@njit(cache=True)
+def _argmax_row(t, i):  # pragma: no cover - compiled
+    """``argmax_c t[i, c]`` (the first of ties, as numpy's)."""
+    best = 0
+    for c in range(1, t.shape[1]):
+        if t[i, c] > t[i, best]:
+            best = c
+    return best
+
+
+@njit(cache=True)
+def _lget(ltab, i, j):  # pragma: no cover - compiled
+    """``ltab[i, j]`` of an array or a lazy loss tuple."""
+    if isinstance(ltab, tuple):
+        t = ltab[0]
+        mode = ltab[1]
+        C = t.shape[1]
+        if mode == LAZY_LOG or (mode == LAZY_BOTH and j < C):
+            return -t[i, j]
+        jj = j if mode == LAZY_ZERO_ONE else j - C
+        return 1.0 if jj != _argmax_row(t, i) else 0.0
+    return ltab[i, j]
+
+
+@njit(cache=True)
+def _lwidth(ltab):  # pragma: no cover - compiled
+    """``ltab.shape[1]`` of an array or a lazy loss tuple."""
+    if isinstance(ltab, tuple):
+        return ltab[0].shape[1] * (2 if ltab[1] == LAZY_BOTH else 1)
+    return ltab.shape[1]
+
+
 
 @njit(cache=True)
 def _cholesky(A, Lo):  # pragma: no cover - compiled
@@ -91,10 +163,10 @@ def _chol_solve(Lo, b, x):  # pragma: no cover - compiled
 def _logits(F, i, w, z):  # pragma: no cover - compiled
     """``z_c = F_i(c) . w`` for every class c; returns their maximum."""
     mx = -np.inf
-    for c in range(F.shape[1]):
+    for c in range(_fdim(F, 1)):
         v = 0.0
-        for a in range(F.shape[2]):
-            v += F[i, c, a] * w[a]
+        for a in range(_fdim(F, 2)):
+            v += _fget(F, i, c, a) * w[a]
         z[c] = v
         if v > mx:
             mx = v
@@ -106,7 +178,7 @@ def _softmax_weights(F, i, w, z):  # pragma: no cover - compiled
     """``z_c = exp(F_i(c) . w - max)``, unnormalised softmax weights; returns their sum."""
     mx = _logits(F, i, w, z)
     tot = 0.0
-    for c in range(F.shape[1]):
+    for c in range(_fdim(F, 1)):
         z[c] = math.exp(z[c] - mx)
         tot += z[c]
     return tot
@@ -144,7 +216,7 @@ def _symmetrise(H):  # pragma: no cover - compiled
 @njit(cache=True)
 def _logit_objective(F, hidx, hy, k, w, w0, rho):  # pragma: no cover - compiled
     """Negative log posterior (up to a constant) and the log-likelihood."""
-    C = F.shape[1]
+    C = _fdim(F, 1)
     ll = 0.0
     z = np.empty(C)
     for j in range(k):
@@ -153,13 +225,13 @@ def _logit_objective(F, hidx, hy, k, w, w0, rho):  # pragma: no cover - compiled
         for c in range(C):
             tot += math.exp(z[c] - mx)
         ll += z[hy[j]] - mx - math.log(tot)
-    return -ll + 0.5 * rho * _penalty(w, w0, F.shape[2]), ll
+    return -ll + 0.5 * rho * _penalty(w, w0, _fdim(F, 2)), ll
 
 
 @njit(cache=True)
 def _logit_grad_hess(F, hidx, hy, k, w, w0, rho, grad, H):  # pragma: no cover - compiled
-    C = F.shape[1]
-    K = F.shape[2]
+    C = _fdim(F, 1)
+    K = _fdim(F, 2)
     z = np.empty(C)
     mu = np.empty(K)
     _prior_grad_hess(w, w0, rho, grad, H)
@@ -172,15 +244,15 @@ def _logit_grad_hess(F, hidx, hy, k, w, w0, rho, grad, H):  # pragma: no cover -
             p = z[c] / tot
             z[c] = p
             for a in range(K):
-                mu[a] += p * F[i, c, a]
+                mu[a] += p * _fget(F, i, c, a)
         for a in range(K):
-            grad[a] -= F[i, hy[j], a] - mu[a]
+            grad[a] -= _fget(F, i, hy[j], a) - mu[a]
         for c in range(C):
             p = z[c]
             for a in range(K):
-                fa = F[i, c, a] - mu[a]
+                fa = _fget(F, i, c, a) - mu[a]
                 for b in range(a + 1):
-                    H[a, b] += p * fa * (F[i, c, b] - mu[b])
+                    H[a, b] += p * fa * (_fget(F, i, c, b) - mu[b])
     _symmetrise(H)
 
 
@@ -206,7 +278,7 @@ def _newton_map(binary, F, X, hidx, hy, hL, k, w, w0, rho):  # pragma: no cover 
     """MAP by damped Newton from ``w`` (updated in place; a warm-start row, possibly
     longer than the model's K weights) of the model :func:`_objective` names; returns
     the log Laplace evidence ``loglik - rho/2 |w - w0|^2 + K/2 log rho - 1/2 log det H``."""
-    K = X.shape[1] if binary else F.shape[2]
+    K = X.shape[1] if binary else _fdim(F, 2)
     grad = np.empty(K)
     H = np.empty((K, K))
     Lo = np.empty((K, K))
@@ -253,7 +325,7 @@ def logit_map(F, hidx, hy, k, w, w0, rho):  # pragma: no cover - compiled
 def _logit_moments(F, ltab, off, w, s, g):  # pragma: no cover - compiled
     """``g_i = E_P[l_i]``, ``s_i = sd_P[l_i]`` under ``P = softmax_c(F_i(c) . w)``, the
     per-class losses ``l_i(c) = ltab[i, off + c]``."""
-    N, C = F.shape[0], F.shape[1]
+    N, C = _fdim(F, 0), _fdim(F, 1)
     z = np.empty(C)
     for i in range(N):
         tot = _softmax_weights(F, i, w, z)
@@ -261,8 +333,8 @@ def _logit_moments(F, ltab, off, w, s, g):  # pragma: no cover - compiled
         m2 = 0.0
         for c in range(C):
             p = z[c] / tot
-            m1 += p * ltab[i, off + c]
-            m2 += p * ltab[i, off + c] * ltab[i, off + c]
+            m1 += p * _lget(ltab, i, off + c)
+            m2 += p * _lget(ltab, i, off + c) * _lget(ltab, i, off + c)
         g[i] = m1
         v = m2 - m1 * m1
         s[i] = math.sqrt(v) if v > 0.0 else 0.0
@@ -286,9 +358,9 @@ def both_predict(F, ltab, w, s, g, aux):  # pragma: no cover - compiled
     variance of metric k's loss (what uniform sampling pays per label). Returns
     ``(w1, w2)`` (0 for a metric the model predicts constant).
     """
-    N = F.shape[0]
+    N = _fdim(F, 0)
     _logit_moments(F, ltab, 0, w, aux[0], g)
-    _logit_moments(F, ltab, F.shape[1], w, aux[2], aux[1])
+    _logit_moments(F, ltab, _fdim(F, 1), w, aux[2], aux[1])
     m1 = 0.0
     m2 = 0.0
     for i in range(N):
@@ -314,14 +386,23 @@ def _choose_lambda_both(s, g, aux, w1, w2, ltab, rem, n_rem, hidx, hy, hq, k,
     """lambda minimising the combined standardised importance-weighted variance
     ``sum_{j<k} (w1 (L1_j - g1_{i_j})^2 + w2 (L2_j - g2_{i_j})^2) / (q_lambda(i_j) q_j)``
     (both losses from the labels through ``ltab``)."""
-    C = ltab.shape[1] // 2
+    C = _lwidth(ltab) // 2
     r2w = np.empty(k)
     for j in range(k):
         i = hidx[j]
-        r1 = ltab[i, hy[j]] - g[i]
-        r2 = ltab[i, C + hy[j]] - aux[1, i]
+        r1 = _lget(ltab, i, hy[j]) - g[i]
+        r2 = _lget(ltab, i, C + hy[j]) - aux[1, i]
         r2w[j] = w1 * r1 * r1 + w2 * r2 * r2
     return _best_lambda(s, rem, n_rem, hidx, r2w, hq, k, lambdas, lam_min)
+
+
+@njit(cache=True)
+def total(v):  # pragma: no cover - compiled
+    """``sum of v`` in index order (:func:`prepare`'s sums when every item remains)."""
+    tot = 0.0
+    for i in range(v.shape[0]):
+        tot += v[i]
+    return tot
 
 
 @njit(cache=True)
@@ -551,8 +632,8 @@ def refit(kind, F, ltab, Phi, w0, rhos, lambdas, lam_fixed, rule, ist, fst, W, s
         beta = W[0, : D + 1]
         ist[2] = _ridge(Phi, hidx, hL, k, rhos, beta)
         _ridge_predict(Phi, beta, g)
-        lo = ltab[0, 0]  # the loss's range [lo, hi], stored in ltab for this kind
-        hi = ltab[0, 1]
+        lo = _lget(ltab, 0, 0)  # the loss's range [lo, hi], stored in ltab for this kind
+        hi = _lget(ltab, 0, 1)
         for i in range(N):
             g[i] = min(max(g[i], lo), hi)
         for j in range(k):
@@ -608,13 +689,13 @@ def _smooth_scores(kind, ltab, s, g, aux, w1, w2, eps):  # pragma: no cover - co
     stand for the classes. Two metrics: each metric's sd, then the combined score."""
     N = s.shape[0]
     if kind == KIND_BOTH:
-        C = ltab.shape[1] // 2
+        C = _lwidth(ltab) // 2
         for i in range(N):
             m1 = 0.0
             m2 = 0.0
             for c in range(C):
-                d1 = ltab[i, c] - g[i]
-                d2 = ltab[i, C + c] - aux[1, i]
+                d1 = _lget(ltab, i, c) - g[i]
+                d2 = _lget(ltab, i, C + c) - aux[1, i]
                 m1 += d1 * d1
                 m2 += d2 * d2
             v1 = (1.0 - eps) * aux[0, i] * aux[0, i] + eps * m1 / C
@@ -627,10 +708,10 @@ def _smooth_scores(kind, ltab, s, g, aux, w1, w2, eps):  # pragma: no cover - co
         if kind == KIND_GRADED:
             m = 0.5 * (g[i] * g[i] + (1.0 - g[i]) * (1.0 - g[i]))
         else:
-            C = ltab.shape[1]
+            C = _lwidth(ltab)
             m = 0.0
             for c in range(C):
-                d = ltab[i, c] - g[i]
+                d = _lget(ltab, i, c) - g[i]
                 m += d * d
             m /= C
         s[i] = math.sqrt((1.0 - eps) * s[i] * s[i] + eps * m)
@@ -645,15 +726,15 @@ def _uniform_fallback(kind, ltab, s, g, aux, w1, w2, n_rem, hidx, hy, hL, hq, k,
     best (``cost``): then ``s = 0`` (uniform), ``g = c`` and lambda = 1."""
     if k < 2:
         return
-    C = ltab.shape[1] // 2 if kind == KIND_BOTH else 0
+    C = _lwidth(ltab) // 2 if kind == KIND_BOTH else 0
     sw = 0.0
     c1 = 0.0
     c2 = 0.0
     for j in range(k):
         sw += 1.0 / hq[j]
         if kind == KIND_BOTH:
-            c1 += ltab[hidx[j], hy[j]] / hq[j]
-            c2 += ltab[hidx[j], C + hy[j]] / hq[j]
+            c1 += _lget(ltab, hidx[j], hy[j]) / hq[j]
+            c2 += _lget(ltab, hidx[j], C + hy[j]) / hq[j]
         else:
             c1 += hL[j] / hq[j]
     c1 /= sw
@@ -661,8 +742,8 @@ def _uniform_fallback(kind, ltab, s, g, aux, w1, w2, n_rem, hidx, hy, hL, hq, k,
     fb = 0.0
     for j in range(k):
         if kind == KIND_BOTH:
-            d1 = ltab[hidx[j], hy[j]] - c1
-            d2 = ltab[hidx[j], C + hy[j]] - c2
+            d1 = _lget(ltab, hidx[j], hy[j]) - c1
+            d2 = _lget(ltab, hidx[j], C + hy[j]) - c2
             fb += (w1 * d1 * d1 + w2 * d2 * d2) * n_rem / hq[j]
         else:
             d1 = hL[j] - c1
@@ -850,7 +931,7 @@ def simulate_runs(kind, F, ltab, Phi, w0, rhos, lambdas, lam_fixed, rule, sched,
 @njit(cache=True)
 def warm_width(F, Phi):  # pragma: no cover - compiled
     """Columns of the warm-start array: K logit weights, or D + 1 ridge coefficients."""
-    return max(F.shape[2], Phi.shape[1] + 1)
+    return max(_fdim(F, 2), Phi.shape[1] + 1)
 
 
 @njit(cache=True)

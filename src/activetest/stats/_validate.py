@@ -23,19 +23,27 @@ def as_logprobs(x: object, name: str, n_classes: int | None = None) -> np.ndarra
         raise ValueError(f"{name} must have at least 2 classes (columns), got {a.shape[1]}")
     if n_classes is not None and a.shape[1] != n_classes:
         raise ValueError(f"{name} has {a.shape[1]} classes, expected {n_classes}")
-    bad = ~np.isfinite(a)
-    if bad.any():
-        i, j = np.argwhere(bad)[0]
-        raise ValueError(f"{name} has a non-finite value ({a[i, j]}) at row {i}, class {j}: "
-                         "log-probabilities must be finite (use a floor such as log(1e-300) "
-                         "for exact zeros, or pass logits through log_softmax)")
-    lse = _logsumexp(a)
-    off = np.abs(lse) > NORM_TOL
-    if off.any():
-        i = int(np.argmax(off))
-        raise ValueError(f"{name} row {i} is not normalised: logsumexp = {lse[i]:.3g}, "
-                         "expected 0 (pass raw logits through activetest.stats.log_softmax)")
+    for start in range(0, a.shape[0], _CHECK_ROWS):  # in blocks: no (N, C) temporaries
+        block = a[start:start + _CHECK_ROWS]
+        bad = ~np.isfinite(block)
+        if bad.any():
+            i, j = np.argwhere(bad)[0]
+            raise ValueError(f"{name} has a non-finite value ({block[i, j]}) at row "
+                             f"{start + i}, class {j}: log-probabilities must be finite (use a "
+                             "floor such as log(1e-300) for exact zeros, or pass logits "
+                             "through log_softmax)")
+        lse = _logsumexp(block)
+        off = np.abs(lse) > NORM_TOL
+        if off.any():
+            i = int(np.argmax(off))
+            raise ValueError(f"{name} row {start + i} is not normalised: logsumexp = "
+                             f"{lse[i]:.3g}, expected 0 (pass raw logits through "
+                             "activetest.stats.log_softmax)")
     return a
+
+
+#: Rows :func:`as_logprobs` checks at a time.
+_CHECK_ROWS = 1 << 16
 
 
 def as_labels(y: object, n: int, n_classes: int, name: str = "labels") -> np.ndarray:

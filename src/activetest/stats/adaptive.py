@@ -184,6 +184,7 @@ __all__ = [
     "AdaptiveState",
     "DesignPlan",
     "DesignRuns",
+    "LazyLossTable",
     "calibration_features",
     "graded_matrix",
     "loss_table",
@@ -206,6 +207,11 @@ LAMBDA_START = 0.5
 #: First refit (1-based draw number) and growth of the geometric schedule.
 SCHEDULE_FIRST = 10
 SCHEDULE_GROWTH = 1.25
+#: From this many pool items on, the calibrated designs keep their features and loss
+#: tables lazy (:class:`LazyLossTable`; computed entry by entry from the model outputs
+#: with the same float operations, so the same bits) instead of as ``(N, C, C + 1)``
+#: and ``(N, C)`` arrays (48 + 16 bytes per item with two classes).
+LAZY_MIN_ROWS = 1 << 18
 #: In-run rules (module docstring, "The earned rule"): ``"original"`` (what every session
 #: before ``design_rule`` ran, and this module's default, so that a design built without a
 #: rule is the one it always was) and ``"earned"`` (what new sessions run).
@@ -248,6 +254,65 @@ def loss_table(target_logprobs: np.ndarray, loss: str = "log") -> np.ndarray:
     if loss == "zero_one":
         return (np.arange(t.shape[1])[None, :] != t.argmax(axis=1)[:, None]).astype(np.float64)
     raise ValueError(f"loss must be 'log' or 'zero_one', got {loss!r}")
+
+
+class LazyLossTable:
+    """A loss table computed from the target's log-probs ``t`` on demand (the
+    kernel's lazy ``(t, mode)``, :mod:`._adaptive_kernels`): ``mode`` 0 ``-t``
+    (:func:`loss_table` ``"log"``), 1 ``1[c != argmax t_i]`` (``"zero_one"``), 2 both
+    side by side (the two-metric design's table). Indexed like the array with
+    ``[rows, columns]`` (integer arrays or integers)."""
+
+    def __init__(self, t: np.ndarray, mode: int) -> None:
+        self.t = t
+        self.mode = int(mode)
+        C = t.shape[1]
+        self.shape = (t.shape[0], 2 * C if self.mode == ak.LAZY_BOTH else C)
+        #: what the kernels take
+        self.kernel = (t, self.mode)
+
+    def __getitem__(self, key: tuple[Any, Any]) -> Any:
+        rows, cols = key
+        r = np.asarray(rows, dtype=np.int64)
+        c = np.asarray(cols, dtype=np.int64)
+        r, c = np.broadcast_arrays(r, c)
+        C = self.t.shape[1]
+        if np.any((c < 0) | (c >= self.shape[1])):
+            raise IndexError(f"column outside 0..{self.shape[1] - 1}")
+        log = self.mode == ak.LAZY_LOG or self.mode == ak.LAZY_BOTH
+        out = np.empty(r.shape, dtype=np.float64)
+        first = c < C if log else np.zeros(r.shape, dtype=bool)
+        out[first] = -self.t[r[first], c[first]]
+        rest = ~first
+        cc = c[rest] - (C if self.mode == ak.LAZY_BOTH else 0)
+        out[rest] = (cc != np.argmax(self.t[r[rest]], axis=1)).astype(np.float64)
+        return out if out.ndim else float(out)
+
+
+def _lazy_features(surrogate_logprobs: np.ndarray, target_logprobs: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The kernel's lazy :func:`calibration_features`: ``(s, t, mean s, mean t)``."""
+    s = np.ascontiguousarray(as_logprobs(surrogate_logprobs, "surrogate_logprobs"))
+    t = np.ascontiguousarray(as_logprobs(target_logprobs, "target_logprobs", s.shape[1]))
+    if s.shape != t.shape:
+        raise ValueError(f"surrogate_logprobs {s.shape} and target_logprobs {t.shape} must have "
+                         "the same (N, C) shape")
+    return s, t, s.mean(axis=0), t.mean(axis=0)
+
+
+def _sequential_sum(v: np.ndarray, block: int = 1 << 20) -> float:
+    """``0.0 + v[0] + v[1] + ...`` in index order, as the kernels sum (numpy's ``sum`` is
+    pairwise): a running sum in blocks, without compiling a kernel."""
+    tot = 0.0
+    for start in range(0, v.shape[0], block):
+        part = np.array(v[start:start + block], dtype=np.float64)
+        part[0] = tot + part[0]
+        tot = float(np.cumsum(part)[-1])
+    return tot
+
+
+def _use_lazy(lazy: bool | None, n: int) -> bool:
+    return n >= LAZY_MIN_ROWS if lazy is None else bool(lazy)
 
 
 def calibration_features(surrogate_logprobs: np.ndarray, target_logprobs: np.ndarray
@@ -384,7 +449,9 @@ class AdaptiveDesign:
         #: the losses the design serves, each with its own control (first: ``loss``)
         self.losses = (loss,) if losses is None else tuple(losses)
         self.n = n
-        self._F = np.ascontiguousarray(F, dtype=np.float64)
+        #: the features: an array, or the kernel's lazy tuple (:class:`LazyLossTable`)
+        self._F = F if isinstance(F, tuple) else np.ascontiguousarray(F, dtype=np.float64)
+        self._fk = int(F[0].shape[1] + 1 if isinstance(F, tuple) else self._F.shape[2])
         # the kernel's table: per-class losses (logit), [lo, hi] of the loss (ridge)
         self.loss_table = ltab
         self._Phi = np.ascontiguousarray(Phi, dtype=np.float64)
@@ -397,13 +464,18 @@ class AdaptiveDesign:
         self.schedule = np.ascontiguousarray(schedule, dtype=np.int64)
         self.rhos = np.array(rhos, dtype=np.float64)
         self.lambdas = np.array(lambdas, dtype=np.float64)
-        if ktab is not None:
+        #: the two-metric table as Python indexes it (:meth:`losses_of`)
+        self._ktab_table: Any = ktab
+        if isinstance(ktab, LazyLossTable):
+            self._ktab = ktab.kernel
+        elif ktab is not None:
             self._ktab = np.ascontiguousarray(ktab, dtype=np.float64)
         elif kind == ak.KIND_RIDGE:
             hi = 1.0 if loss == "zero_one" else 1e300
             self._ktab = np.array([[0.0, hi]])
         else:
-            self._ktab = (np.zeros((1, 2)) if ltab is None
+            self._ktab = (np.zeros((1, 2)) if ltab is None else ltab.kernel
+                          if isinstance(ltab, LazyLossTable)
                           else np.ascontiguousarray(ltab, dtype=np.float64))
         self._aux0 = (np.zeros((0, 0)) if aux0 is None
                       else np.ascontiguousarray(aux0, dtype=np.float64))
@@ -418,25 +490,38 @@ class AdaptiveDesign:
                    loss: str = "log", lam: float | None = None,
                    schedule: np.ndarray | None = None, start: str = "prior",
                    rule: str = DEFAULT_RULE,
-                   rule_params: Sequence[float] | None = None) -> AdaptiveDesign:
+                   rule_params: Sequence[float] | None = None,
+                   lazy: bool | None = None) -> AdaptiveDesign:
         """The calibrated-residual design (module docstring); ``lam=None``: in-run lambda.
 
         ``start``: before the first refit, ``"prior"`` draws from the prior model's
         score and control with lambda = 0.5 (the default), ``"uniform"`` uniformly
-        with g = 0 (ADAPTIVE.md's statement of the design).
+        with g = 0 (ADAPTIVE.md's statement of the design). ``lazy``: keep the
+        features and loss table lazy (None: from :data:`LAZY_MIN_ROWS` items on);
+        the same draws and numbers either way, to the last bit.
         """
-        F = calibration_features(surrogate_logprobs, target_logprobs)
-        n, C = F.shape[0], F.shape[1]
+        F: Any
+        ltab: Any
+        if _use_lazy(lazy, np.shape(surrogate_logprobs)[0]):
+            F = _lazy_features(surrogate_logprobs, target_logprobs)
+            n, C = F[0].shape
+            if loss not in ("log", "zero_one"):
+                raise ValueError(f"loss must be 'log' or 'zero_one', got {loss!r}")
+            ltab = LazyLossTable(F[1], ak.LAZY_LOG if loss == "log" else ak.LAZY_ZERO_ONE)
+        else:
+            F = calibration_features(surrogate_logprobs, target_logprobs)
+            n, C = F.shape[0], F.shape[1]
+            ltab = loss_table(target_logprobs, loss)
         w0 = np.zeros(C + 1)
         w0[0] = 1.0
         sched = refit_schedule(n) if schedule is None else np.asarray(schedule, dtype=np.int64)
-        ltab = loss_table(target_logprobs, loss)
         s0, g0 = np.zeros(n), np.zeros(n)
         _check_start(start)
         if _uniform_start(rule, rule_params, lam):
             lam0 = 1.0
         elif start == "prior":
-            ak.logit_predict(F, ltab, w0, s0, g0)
+            ak.logit_predict(F, ltab.kernel if isinstance(ltab, LazyLossTable) else ltab, w0,
+                             s0, g0)
             lam0 = LAMBDA_START if lam is None else float(lam)
         elif start == "uniform":
             lam0 = 1.0
@@ -451,7 +536,8 @@ class AdaptiveDesign:
     def calibrated_both(cls, target_logprobs: np.ndarray, surrogate_logprobs: np.ndarray, *,
                         lam: float | None = None, schedule: np.ndarray | None = None,
                         start: str = "prior", rule: str = DEFAULT_RULE,
-                        rule_params: Sequence[float] | None = None) -> AdaptiveDesign:
+                        rule_params: Sequence[float] | None = None,
+                        lazy: bool | None = None) -> AdaptiveDesign:
         """The calibrated design serving log loss AND the error rate (module docstring,
         ``calibrated-both``): one proposal, each metric's own control.
 
@@ -459,19 +545,29 @@ class AdaptiveDesign:
         error rate's (``control2``, ``control_rest2``); :class:`AdaptiveSampler` observes
         labels (the losses come from the target's predictions).
         """
-        F = calibration_features(surrogate_logprobs, target_logprobs)
-        n, C = F.shape[0], F.shape[1]
+        F: Any
+        ltab: Any
+        ktab: Any
+        if _use_lazy(lazy, np.shape(surrogate_logprobs)[0]):
+            F = _lazy_features(surrogate_logprobs, target_logprobs)
+            n, C = F[0].shape
+            ltab = LazyLossTable(F[1], ak.LAZY_LOG)
+            ktab = LazyLossTable(F[1], ak.LAZY_BOTH)
+        else:
+            F = calibration_features(surrogate_logprobs, target_logprobs)
+            n, C = F.shape[0], F.shape[1]
+            ltab = loss_table(target_logprobs, "log")
+            ktab = np.hstack([ltab, loss_table(target_logprobs, "zero_one")])
         w0 = np.zeros(C + 1)
         w0[0] = 1.0
         sched = refit_schedule(n) if schedule is None else np.asarray(schedule, dtype=np.int64)
-        ltab = loss_table(target_logprobs, "log")
-        ktab = np.hstack([ltab, loss_table(target_logprobs, "zero_one")])
         s0, g0, aux0 = np.zeros(n), np.zeros(n), np.zeros((3, n))
         _check_start(start)
         if _uniform_start(rule, rule_params, lam):
             lam0 = 1.0
         elif start == "prior":
-            ak.both_predict(F, ktab, w0, s0, g0, aux0)
+            ak.both_predict(F, ktab.kernel if isinstance(ktab, LazyLossTable) else ktab, w0,
+                            s0, g0, aux0)
             lam0 = LAMBDA_START if lam is None else float(lam)
         elif start == "uniform":
             lam0 = 1.0
@@ -618,23 +714,27 @@ class AdaptiveDesign:
     def from_name(cls, name: str, *, surrogate_logprobs: np.ndarray,
                   target_logprobs: np.ndarray | None = None, loss: str = "log",
                   lam: float | None = None, rule: str = DEFAULT_RULE,
-                  rule_params: Sequence[float] | None = None) -> AdaptiveDesign:
+                  rule_params: Sequence[float] | None = None,
+                  lazy: bool | None = None) -> AdaptiveDesign:
         """A design of :data:`DESIGNS` by name (``lam=None``: the design's default;
         ``loss`` is ignored by the two-metric ``calibrated-both``; ``rule``: the
-        in-run rule, :data:`RULES`)."""
+        in-run rule, :data:`RULES`; ``lazy``: the calibrated designs' lazy tables,
+        see :meth:`calibrated`)."""
         kw: dict[str, Any] = {"rule": rule, "rule_params": rule_params}
+        lz: dict[str, Any] = {"lazy": lazy}
         if name in ("calibrated-both", "calibrated-both-uniform"):
             if target_logprobs is None:
                 raise ValueError(f"design {name!r} needs target_logprobs on the pool")
             return cls.calibrated_both(target_logprobs, surrogate_logprobs, lam=lam,
                                        start="prior" if name == "calibrated-both"
-                                       else "uniform", **kw)
+                                       else "uniform", **kw, **lz)
         if name in ("calibrated", "calibrated-uniform"):
             if target_logprobs is None:
                 raise ValueError(f"design {name!r} needs target_logprobs on the pool "
                                  "(use 'pe' without them)")
             return cls.calibrated(target_logprobs, surrogate_logprobs, loss=loss, lam=lam,
-                                  start="prior" if name == "calibrated" else "uniform", **kw)
+                                  start="prior" if name == "calibrated" else "uniform", **kw,
+                                  **lz)
         if name == "fixed_mix":
             if target_logprobs is None:
                 raise ValueError("design 'fixed_mix' needs target_logprobs on the pool")
@@ -674,11 +774,12 @@ class AdaptiveDesign:
             raise ValueError(f"design {self.name!r} serves {', '.join(self.losses)}, not "
                              f"{loss!r}")
         C = self.loss_table.shape[1]
-        return self._ktab[idx, C * self.losses.index(loss) + ys]
+        table = self._ktab if self._ktab_table is None else self._ktab_table
+        return table[idx, C * self.losses.index(loss) + ys]
 
     def _new_state(self, M: int) -> dict[str, np.ndarray]:
         nr = self.rhos.shape[0]
-        width = max(self._F.shape[2], self._Phi.shape[1] + 1)
+        width = max(self._fk, self._Phi.shape[1] + 1)
         st = {"ist": np.zeros(4, dtype=np.int64), "fst": np.zeros(1),
               "W": np.empty((max(nr, 2), width)), "s": np.empty(self.n), "g": np.empty(self.n),
               "rem": np.empty(self.n, dtype=np.bool_), "hidx": np.zeros(M, dtype=np.int64),
@@ -726,6 +827,23 @@ class AdaptiveDesign:
             G2 = float(ak.rest_sum(st["aux"][1], st["rem"]))
         return DesignPlan(q, st["g"].copy(), float(G), float(st["fst"][0]) if a > 0 else 1.0,
                           int(st["ist"][1]), g2, G2)
+
+    def first_proposal(self) -> np.ndarray:
+        """``plan([]).q``, the proposal of the first draw, without a run's state arrays
+        (the same numbers to the last bit: the sums and the mixture of :func:`prepare`
+        over the whole pool)."""
+        if self.schedule.shape[0] and self.schedule[0] <= 1:  # a refit before draw 1
+            return self.plan([]).q
+        n = self.n
+        S = _sequential_sum(self._s0)
+        lam = self._lam0
+        if S <= 0.0 or n == 1:
+            a, b = 0.0, 1.0 / n
+        else:
+            a, b = (1.0 - lam) / S, lam / n
+        q = np.multiply(self._s0, a)
+        q += b
+        return q
 
     def plan(self, acquired: Sequence[int], *, labels: Sequence[int] | None = None,
              losses: Sequence[float] | None = None,
@@ -997,7 +1115,7 @@ class AdaptiveSampler:
         if self.design.kind in (ak.KIND_LOGIT, ak.KIND_BOTH) and st["ist"][1] > 0:
             r = int(st["ist"][2])
             out["ridge"] = float(self.design.rhos[r])
-            out["weights"] = st["W"][r, : self.design._F.shape[2]].tolist()
+            out["weights"] = st["W"][r, : self.design._fk].tolist()
         elif self.design.kind == ak.KIND_GRADED and st["ist"][1] > 0:
             r = int(st["ist"][2])
             out["ridge"] = float(self.design.rhos[r])

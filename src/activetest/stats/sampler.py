@@ -291,6 +291,17 @@ class ActiveSampler:
                             rng_state=_jsonable(self._rng.bit_generator.state),
                             acquired=list(self.acquired), q=list(self.q))
 
+    @staticmethod
+    def fresh_state(scores: np.ndarray, *, proposal_floor: float | None = None,
+                    seed: int | None = None) -> SamplerState:
+        """``ActiveSampler(scores, ...).state()`` without building the sampler's sorted
+        pool (a new session stores it; on a large pool the pool is GBs)."""
+        as_scores(scores)
+        floor = floor_arg(proposal_floor, None, "ActiveSampler")
+        rng = np.random.Generator(np.random.PCG64(seed))
+        return SamplerState(proposal_floor=floor, seed=seed,
+                            rng_state=_jsonable(rng.bit_generator.state), acquired=[], q=[])
+
     @classmethod
     def from_state(cls, scores: np.ndarray, state: SamplerState) -> ActiveSampler:
         """Rebuild a sampler exactly where ``state`` left it."""
