@@ -618,18 +618,9 @@ class Annotators:
                         ahead: int = 0) -> tuple[list[Annotation], list[Assignment]]:
         """:meth:`answer`, then :meth:`held` (``ahead`` items beyond the next), in ONE
         transaction, as :meth:`answer_and_next`."""
-        failed: Exception | None = None
-        items: list[Assignment] = []
         with self._transaction() as c:
             rows = self.answer(annotator, item_id, levels)
-            c.execute("SAVEPOINT next_item")
-            try:
-                items = self.held(annotator, ahead)
-            except Exception as exc:  # the answer stands; the next item is asked again
-                c.execute("ROLLBACK TO next_item")
-                self._acq = []  # a draw in it is undone
-                failed = exc
-            c.execute("RELEASE next_item")
+            items, failed = self._held_after_answers(c, annotator, ahead)
         if failed is not None:
             raise failed
         return rows, items
@@ -644,8 +635,6 @@ class Annotators:
         place) leaves the others stored.
         """
         results: list[list[Annotation] | LabelError] = []
-        failed: Exception | None = None
-        items: list[Assignment] = []
         with self._transaction() as c:
             for item_id, levels in answers:
                 c.execute("SAVEPOINT one_answer")
@@ -655,17 +644,25 @@ class Annotators:
                     c.execute("ROLLBACK TO one_answer")
                     results.append(exc)
                 c.execute("RELEASE one_answer")
-            c.execute("SAVEPOINT next_item")
-            try:
-                items = self.held(annotator, ahead)
-            except Exception as exc:  # the answers stand; the next item is asked again
-                c.execute("ROLLBACK TO next_item")
-                self._acq = []  # a draw in it is undone
-                failed = exc
-            c.execute("RELEASE next_item")
+            items, failed = self._held_after_answers(c, annotator, ahead)
         if failed is not None:
             raise failed
         return results, items
+
+    def _held_after_answers(self, c: Any, annotator: str, ahead: int
+                            ) -> tuple[list[Assignment], Exception | None]:
+        """:meth:`held` in a savepoint of the open transaction ``c``: if it fails, only
+        it is undone (the answers before it stand; a draw in it is forgotten) and the
+        error is given back for the caller to raise after the commit."""
+        c.execute("SAVEPOINT next_item")
+        try:
+            items, failed = self.held(annotator, ahead), None
+        except Exception as exc:  # the answers stand; the next item is asked again
+            c.execute("ROLLBACK TO next_item")
+            self._acq = []  # a draw in it is undone
+            items, failed = [], exc
+        c.execute("RELEASE next_item")
+        return items, failed
 
     def undo(self, annotator: str) -> Assignment | None:
         """Undo ``annotator``'s last answer (kept, marked undone), settle the item again
