@@ -130,3 +130,26 @@ def require_models(*modules: str) -> None:
     for module in modules:
         if importlib.util.find_spec(module) is None:
             pytest.skip(f"bundled model package {module!r} is not installed")
+
+
+def labelled_table_session(pool_files: PoolFiles, db: Path, *, seed: int, n: int) -> Path:
+    """A ``table:`` session at ``db`` (both metrics, CE acquisition) with ``n`` items
+    drawn and labelled from the pool's own labels; returns ``db``."""
+    from typer.testing import CliRunner
+
+    from activetest.cli import app
+    from activetest.session.workflow import Session
+
+    runner = CliRunner()
+    for args in (
+        ["init", db, "--pool", pool_files.pool, "--task", "demo", "--surrogate",
+         f"table:{pool_files.surrogate}", "--target", f"table:{pool_files.target}",
+         "--id-column", "id", "--metric", "both", "--acquisition", "ce", "--seed", seed,
+         "--no-progress"],
+        ["select", db, "--n", n],
+    ):
+        result = runner.invoke(app, [str(a) for a in args])
+        assert result.exit_code == 0, (result.exit_code, result.output, result.exception)
+    with Session.open(db) as s:
+        s.label_from_data()
+    return db

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from session_support import PoolFiles
+from session_support import PoolFiles, labelled_table_session
 from typer.testing import CliRunner
 
 from activetest.cli import app
@@ -32,15 +32,7 @@ def run(*args: object, code: int = 0) -> str:
 
 @pytest.fixture
 def session(pool_files: PoolFiles, tmp_path: Path) -> Path:
-    db = tmp_path / "s.db"
-    run("init", db, "--pool", pool_files.pool, "--task", "demo", "--surrogate",
-        f"table:{pool_files.surrogate}", "--target", f"table:{pool_files.target}",
-        "--id-column", "id", "--metric", "both", "--acquisition", "ce", "--seed", "4",
-        "--no-progress")
-    run("select", db, "--n", "45")
-    with Session.open(db) as s:
-        s.label_from_data()
-    return db
+    return labelled_table_session(pool_files, tmp_path / "s.db", seed=4, n=45)
 
 
 def test_intervals_equal_the_statistics_on_the_stored_draws(session: Path) -> None:

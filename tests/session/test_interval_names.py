@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from rich.console import Console
-from session_support import PoolFiles
+from session_support import PoolFiles, labelled_table_session
 from typer.testing import CliRunner
 
 from activetest import cli
@@ -112,15 +112,7 @@ def test_fixed_budget_interval_of_the_difference_covers_at_its_level() -> None:
 @pytest.fixture
 def census(pool_files: PoolFiles, tmp_path: Path) -> Path:
     """A session whose 60 pool items are all labelled, with a second target."""
-    db = tmp_path / "s.db"
-    run("init", db, "--pool", pool_files.pool, "--task", "demo", "--surrogate",
-        f"table:{pool_files.surrogate}", "--target", f"table:{pool_files.target}",
-        "--id-column", "id", "--metric", "both", "--acquisition", "ce", "--seed", "2",
-        "--no-progress")
-    run("select", db, "--n", "60")
-    with Session.open(db) as s:
-        s.label_from_data()
-    return db
+    return labelled_table_session(pool_files, tmp_path / "s.db", seed=2, n=60)
 
 
 def _table(path: Path) -> np.ndarray:
@@ -160,15 +152,7 @@ def test_census_comparison_through_the_cli_and_report(census: Path, pool_files: 
 
 @pytest.fixture
 def session(pool_files: PoolFiles, tmp_path: Path) -> Path:
-    db = tmp_path / "s.db"
-    run("init", db, "--pool", pool_files.pool, "--task", "demo", "--surrogate",
-        f"table:{pool_files.surrogate}", "--target", f"table:{pool_files.target}",
-        "--id-column", "id", "--metric", "both", "--acquisition", "ce", "--seed", "4",
-        "--no-progress")
-    run("select", db, "--n", "40")
-    with Session.open(db) as s:
-        s.label_from_data()
-    return db
+    return labelled_table_session(pool_files, tmp_path / "s.db", seed=4, n=40)
 
 
 def _only_named(text: str) -> None:
