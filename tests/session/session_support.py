@@ -153,3 +153,20 @@ def labelled_table_session(pool_files: PoolFiles, db: Path, *, seed: int, n: int
     with Session.open(db) as s:
         s.label_from_data()
     return db
+
+
+def run_cli_process(*args: object, code: int = 0, columns: int = 200) -> str:
+    """Run ``python -m activetest ARGS`` in a child process from the source tree; check
+    the exit code and that no traceback was printed; return stdout + stderr with runs
+    of whitespace folded to one space (so wrapped lines match)."""
+    import subprocess
+
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(SRC), env.get("PYTHONPATH", "")])
+    env.update(NO_COLOR="1", COLUMNS=str(columns))
+    proc = subprocess.run([sys.executable, "-m", "activetest", *map(str, args)], env=env,
+                          capture_output=True, text=True, timeout=600)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == code, (proc.returncode, out[-3000:])
+    assert "Traceback" not in out
+    return " ".join(out.split())

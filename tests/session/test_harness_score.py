@@ -9,14 +9,11 @@ Through the command line in a subprocess, on the answer logs the real tools wrot
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
-from session_support import REPO, SRC
+from session_support import REPO, run_cli_process
 
 from activetest.data.generative import Judgment
 from activetest.models.answer_files import read_answers
@@ -31,15 +28,7 @@ EEE = next((DATA / "eee" / "data" / "toyqa" / "HuggingFaceTB").glob("*/*_samples
 
 
 def cli(*args: object, code: int = 0) -> str:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(SRC), env.get("PYTHONPATH", "")])
-    env.update(NO_COLOR="1", COLUMNS="200")
-    proc = subprocess.run([sys.executable, "-m", "activetest", *map(str, args)], env=env,
-                          capture_output=True, text=True, timeout=600)
-    out = proc.stdout + proc.stderr
-    assert proc.returncode == code, (proc.returncode, out[-3000:])
-    assert "Traceback" not in out
-    return " ".join(out.split())  # one line, whatever the terminal wrapped
+    return run_cli_process(*args, code=code, columns=200)
 
 
 def _init(db: Path, log: Path, query: str, surrogate: str, *more: str, code: int = 0) -> str:

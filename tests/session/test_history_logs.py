@@ -6,30 +6,18 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
+from session_support import run_cli_process
 from tests.history_logs import history_logs  # noqa: F401  (a fixture)
 
 from activetest.session.workflow import Session
 
-SRC = Path(__file__).resolve().parents[2] / "src"
-
 
 def cli(*args: object, code: int = 0) -> str:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(SRC), env.get("PYTHONPATH", "")])
-    env.update(NO_COLOR="1", COLUMNS="300")
-    proc = subprocess.run([sys.executable, "-m", "activetest", *map(str, args)], env=env,
-                          capture_output=True, text=True, timeout=600)
-    out = proc.stdout + proc.stderr
-    assert proc.returncode == code, (proc.returncode, out[-3000:])
-    assert "Traceback" not in out
-    return " ".join(out.split())
+    return run_cli_process(*args, code=code, columns=300)
 
 
 def _file(run: Path, model: str) -> Path:

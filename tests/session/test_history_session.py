@@ -4,28 +4,16 @@ results on the same items (real CLI, real files, real SQLite)."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
+from session_support import run_cli_process
 
 from activetest.session.workflow import Session
 
-SRC = Path(__file__).resolve().parents[2] / "src"
-
 
 def cli(*args: object, code: int = 0) -> str:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(SRC), env.get("PYTHONPATH", "")])
-    env.update(NO_COLOR="1", COLUMNS="200")
-    proc = subprocess.run([sys.executable, "-m", "activetest", *map(str, args)], env=env,
-                          capture_output=True, text=True, timeout=600)
-    out = proc.stdout + proc.stderr
-    assert proc.returncode == code, (proc.returncode, out[-3000:])
-    assert "Traceback" not in out
-    return " ".join(out.split())
+    return run_cli_process(*args, code=code, columns=200)
 
 
 def _files(tmp_path: Path, n: int = 60, H: int = 40) -> tuple[Path, Path, np.ndarray]:
