@@ -16,11 +16,9 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
+from _budget_cs import cs_row, print_summary
 from activetest.experiments.outputs import DatasetOutputs
 from activetest.experiments.paper import settings_for
-from activetest.stats import asymptotic_cs, fixed_interval_curve
 from activetest.stats.adaptive import AdaptiveDesign, simulate_design
 from activetest.stats.estimators import adaptive_lure_theta
 from activetest.stats.losses import log_loss, zero_one_loss
@@ -42,20 +40,6 @@ for f in sorted(Path("experiments/outputs").glob("*.npz")):
                                    random_state=0, model_var=True)
             th = adaptive_lure_theta(L[runs.indices], runs.q, N, control=runs.control,
                                      control_rest=runs.control_rest)
-            mv = runs.model_var
-            fi = fixed_interval_curve(th, N, model_var=mv)
-            new = asymptotic_cs(th, N, budget=K, model_var=mv)
-            old = asymptotic_cs(th, N, model_var=mv)
-            risk = float(L.mean())
-            ok = fi.width[:, K - 1] > 0
-            rows.append((data.dataset, loss,
-                         np.median(new.width[ok, K - 1] / fi.width[ok, K - 1]),
-                         np.median(old.width[ok, K - 1] / fi.width[ok, K - 1]),
-                         new.covers(risk, 30).mean(), old.covers(risk, 30).mean()))
-for loss in LOSSES:
-    a = np.array([r[2:] for r in rows if r[1] == loss])
-    print(f"{loss} ({len(a)} settings): CS/fixed width at {K}, median {np.median(a[:, 0]):.3f} "
-          f"(max {a[:, 0].max():.3f}), normal mixture {np.median(a[:, 1]):.3f}; time-uniform "
-          f"coverage mean {a[:, 2].mean():.3f} (min {a[:, 2].min():.3f}), normal mixture "
-          f"{a[:, 3].mean():.3f} (min {a[:, 3].min():.3f})")
-print(f"{R} runs per setting, {time.time() - t0:.0f} s")
+            rows.append(cs_row(data.dataset, loss, th, N, K, float(L.mean()),
+                               model_var=runs.model_var))
+print_summary(rows, LOSSES, K, R, t0)
