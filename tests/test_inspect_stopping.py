@@ -181,30 +181,35 @@ def _from_inspect(tmp: Path, log: str, other_log: str, order: list[str],
     assert not (tmp / "other.db").exists()
 
 
-def test_a_killed_eval_keeps_its_labels_and_the_next_continues_the_draws(
-        tmp_path: Path) -> None:
-    db = _session(tmp_path)
+def _run_then_kill(tmp_path: Path, spec: str, db: Path, *, delay: float, max_samples: int,
+                   at_labels: int) -> None:
+    """Start a real inspect eval of ``spec`` in a child process and kill -9 its process
+    group once the session holds ``at_labels`` labels (fails if it ends before that)."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
     proc = subprocess.Popen([sys.executable, "-m", "tests.inspect_runs", str(tmp_path / "logs"),
-                             str(tmp_path / "pool.jsonl"), f"active:{db}:-:40", "--delay",
-                             "0.4", "--max-samples", "2"], cwd=tmp_path, env=env,
+                             str(tmp_path / "pool.jsonl"), spec, "--delay", str(delay),
+                             "--max-samples", str(max_samples)], cwd=tmp_path, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     try:
         deadline = time.monotonic() + 300
-        n = 0
         while time.monotonic() < deadline and proc.poll() is None:
-            time.sleep(0.5)
+            time.sleep(0.3)
             with Session.open(db) as s:
-                n = len(s.labels())
-            if n >= 6:
-                break
+                if len(s.labels()) >= at_labels:
+                    break
         assert proc.poll() is None, "the eval ended before it could be killed"
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
+
+
+def test_a_killed_eval_keeps_its_labels_and_the_next_continues_the_draws(
+        tmp_path: Path) -> None:
+    db = _session(tmp_path)
+    _run_then_kill(tmp_path, f"active:{db}:-:40", db, delay=0.4, max_samples=2, at_labels=6)
     with Session.open(db) as s:
         first = [a.item_id for a in s.acquisitions()]
         kept = s.labels()
@@ -496,25 +501,7 @@ def test_batches_inside_one_real_eval_item_by_item_refit_between_and_stop(
 def test_a_killed_batched_eval_resumes_with_its_unrecorded_draws_then_new_batches(
         tmp_path: Path) -> None:
     db = _session(tmp_path)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
-    proc = subprocess.Popen([sys.executable, "-m", "tests.inspect_runs", str(tmp_path / "logs"),
-                             str(tmp_path / "pool.jsonl"), f"active:{db}:-:40:3", "--delay",
-                             "0.3", "--max-samples", "3"], cwd=tmp_path, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
-    try:
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline and proc.poll() is None:
-            time.sleep(0.3)
-            with Session.open(db) as s:
-                if len(s.labels()) >= 7:
-                    break
-        assert proc.poll() is None, "the eval ended before it could be killed"
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
+    _run_then_kill(tmp_path, f"active:{db}:-:40:3", db, delay=0.3, max_samples=3, at_labels=7)
     with Session.open(db) as s:
         first = [a.item_id for a in s.acquisitions()]
         kept = s.labels()
