@@ -65,12 +65,15 @@ def test_probe_moves_when_a_variant_changes(monkeypatch: pytest.MonkeyPatch) -> 
                     or not (OUTPUTS / "generative" / "squad.npz").exists(),
                     reason="cached model outputs not in this checkout")
 def test_reduced_run_writes_the_report(tmp_path: Path) -> None:
-    """What CI runs: one dataset's 8 settings and both SQuAD targets, few runs."""
+    """What CI runs: one dataset's 8 settings and both SQuAD targets, few runs; a
+    hand-written section of the report survives its regeneration."""
+    kept = "<!-- begin reading -->\n## Reading\n\nwritten by hand\n<!-- end reading -->"
+    (tmp_path / "signals.md").write_text(f"# old\n\n{kept}\n\nold numbers\n", encoding="utf-8")
     signals.main(["--outputs", str(OUTPUTS), "--squad", str(OUTPUTS / "generative" / "squad.npz"),
                   "--runs", "4", "--squad-runs", "4", "--budget", "60", "--datasets", "hs",
                   "--no-cache", "--out", str(tmp_path)])
     text = (tmp_path / "signals.md").read_text(encoding="utf-8")
-    assert "## Answer" in text
+    assert "## Answer" in text and kept in text and "old numbers" not in text
     for v in (*signals.PAPER_VARIANTS, *signals.SQUAD_VARIANTS):
         assert f"| {v} | **" in text, v
     assert "The paper's 8 settings" in text  # the count is the settings run, not 40

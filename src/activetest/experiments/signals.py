@@ -59,6 +59,7 @@ scores were not cached).
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import time
 import zlib
@@ -378,6 +379,19 @@ def _median(rows: dict[str, list[tuple[str, np.ndarray]]], v: str,
     return float(np.nanmedian([x for g in rows for _, d in rows[g] for x in _at(d[v], budgets)]))
 
 
+_KEPT = re.compile(r"<!-- begin ([\w-]+) -->.*?<!-- end \1 -->", re.S)
+
+
+def _kept_sections(path: Path) -> list[str]:
+    """Hand-written sections of an existing report (between ``<!-- begin NAME -->`` and
+    ``<!-- end NAME -->``), kept when the report is regenerated."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        return []
+    return [x for m in _KEPT.finditer(text) for x in (m.group(0), "")]
+
+
 def write_report(paper: dict[str, list[tuple[str, dict[str, np.ndarray]]]],
                  squad: dict[str, dict[str, np.ndarray]], path: Path, *, n_runs: int,
                  squad_runs: int, budget: int, seed: int, command: str, elapsed: float,
@@ -454,7 +468,7 @@ def write_report(paper: dict[str, list[tuple[str, dict[str, np.ndarray]]]],
                   *_table({t: [(t, {v: r[f"pool:{v}"] for v in SQUAD_VARIANTS})]
                            for t, r in squad.items()}, SQUAD_VARIANTS, budgets, {},
                           "conf:sum fixed"), ""]
-    lines += ["## Re-running", "",
+    lines += [*_kept_sections(path), "## Re-running", "",
               "`python -m activetest.experiments.signals` (cached summaries: seconds; from "
               "scratch about 25 min on 2 shared CPU cores; `--runs`/`--budget` shrink it, "
               "`--no-cache` recomputes). CI runs a reduced version "
@@ -496,7 +510,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--outputs", default="experiments/outputs")
     ap.add_argument("--squad", default=str(DEFAULT_SQUAD))
     ap.add_argument("--out", default="docs")
-    ap.add_argument("--runs", type=int, default=400, help="runs per paper setting")
+    ap.add_argument("--runs", type=int, default=200, help="runs per paper setting")
     ap.add_argument("--squad-runs", type=int, default=3000, help="runs per SQuAD target")
     ap.add_argument("--budget", type=int, default=400)
     ap.add_argument("--seed", type=int, default=0)
