@@ -349,14 +349,16 @@ def _at(rel: np.ndarray, budgets: Sequence[int]) -> list[float]:
 def _table(rows: dict[str, list[tuple[str, np.ndarray]]], variants: Sequence[str],
            budgets: Sequence[int], group_names: dict[str, str], ref: str) -> list[str]:
     """Markdown: per variant the median over groups and budgets, per group, per budget,
-    settings losing to uniform at the largest budget and the worst there, and the share
-    of cells where the variant beats the reference row."""
+    settings losing to uniform at the largest budget and the worst there, the share of
+    (setting, budget) cells where the variant beats the reference row and the median of
+    its paired ratio to the reference row over those cells."""
     top = max(budgets)
     groups = list(rows)
     lines = ["| design | median | " + " | ".join(group_names.get(g, g) for g in groups)
              + " | " + " | ".join(f"at {b}" for b in budgets)
-             + f" | losing to uniform at {top} | worst at {top} | cells below {ref} |",
-             "|---|---|" + "---|" * (len(groups) + len(budgets)) + "---|---|---|"]
+             + f" | losing to uniform at {top} | worst at {top} | cells below {ref} "
+             f"| median ratio to {ref} |",
+             "|---|---|" + "---|" * (len(groups) + len(budgets)) + "---|---|---|---|"]
     for v in variants:
         cells = {g: [_at(d[v], budgets) for _, d in rows[g]] for g in groups}
         refc = {g: [_at(d[ref], budgets) for _, d in rows[g]] for g in groups}
@@ -365,12 +367,14 @@ def _table(rows: dict[str, list[tuple[str, np.ndarray]]], variants: Sequence[str
         last = np.array([r[-1] for g in groups for r in cells[g]])
         ok = np.isfinite(allv) & np.isfinite(allr)
         below = "-" if v == ref else f"{(allv[ok] < allr[ok]).mean():.0%}"
+        ratio = "-" if v == ref else f"{np.median(allv[ok] / allr[ok]):.3f}"
         lines.append(
             f"| {v} | **{np.nanmedian(allv):.3f}** | "
             + " | ".join(f"{np.nanmedian(cells[g]):.2f}" for g in groups) + " | "
             + " | ".join(f"{np.nanmedian([r[j] for g in groups for r in cells[g]]):.2f}"
                          for j in range(len(budgets)))
-            + f" | {(last > 1).sum()}/{last.size} | {np.nanmax(last):.2f} | {below} |")
+            + f" | {(last > 1).sum()}/{last.size} | {np.nanmax(last):.2f} | {below} "
+            f"| {ratio} |")
     return lines
 
 
