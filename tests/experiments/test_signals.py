@@ -1,0 +1,80 @@
+"""More signals in one calibrated design (issue 21, item 6): the experiment's own code paths,
+reduced (the full run: ``python -m activetest.experiments.signals``, docs/signals.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from activetest.experiments import signals
+from activetest.experiments.paper import Setting, run_setting
+
+ROOT = Path(__file__).resolve().parents[2]
+OUTPUTS = ROOT / "experiments" / "outputs"
+
+
+@pytest.mark.parametrize("target", ["a/zero", "a/few"])
+def test_today_is_the_reproductions_adaptive_row(target: str) -> None:
+    """The ``today`` row is the reproduction's ``adaptive+cv_lure`` (same design, same
+    uniforms, same uniform baseline and charging), to the last bit; the extra signals
+    change the draws."""
+    data = signals._tiny_data()
+    s = Setting("probe", target, "b/few")
+    r = run_setting(data, s, n_runs=5, budget=20, random_state=2,
+                    methods=("uniform+mean", "adaptive+cv_lure"))
+    mine = signals.run_paper_setting(data, s, n_runs=5, budget=20, seed=2)
+    assert np.array_equal(r.relative["adaptive+cv_lure"], mine["today"], equal_nan=True)
+    assert not np.array_equal(mine["today"], mine["+all"], equal_nan=True)
+    assert mine["k:today"][0] == 0 and mine["k:+all"][0] >= 3
+
+
+def test_signals_never_duplicate_what_the_model_has() -> None:
+    """A few-shot target is one of the two few-shot models: its log-probs are not added
+    again as the 'other model'."""
+    data = signals._tiny_data()
+    few = Setting("probe", "a/few", "b/few")
+    assert signals.paper_signals(data, few, "+other model") == []
+    zero = Setting("probe", "a/zero", "b/few")
+    (other,) = signals.paper_signals(data, zero, "+other model")
+    assert np.array_equal(other, data.outputs["a/few"].pool)
+    with pytest.raises(ValueError, match="unknown variant"):
+        signals.paper_signals(data, zero, "+everything")
+
+
+def test_probe_moves_when_a_variant_changes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cache key's probe runs every variant: a changed design moves it."""
+    base = signals.behaviour_probe()
+    signals.behaviour_probe.cache_clear()
+    orig = signals.class_signal_design
+    monkeypatch.setattr(signals, "class_signal_design",
+                        lambda *a, **k: orig(*a, **{**k, "lam": 0.3}))
+    assert signals.behaviour_probe() != base
+    signals.behaviour_probe.cache_clear()
+    monkeypatch.setattr(signals, "class_signal_design", orig)
+    fd = signals.feature_design
+    monkeypatch.setattr(signals, "feature_design", lambda **k: fd(**{**k, "lam": 0.3}))
+    assert signals.behaviour_probe() != base
+    signals.behaviour_probe.cache_clear()
+    monkeypatch.setattr(signals, "feature_design", fd)
+    assert signals.behaviour_probe() == base
+
+
+@pytest.mark.skipif(not (OUTPUTS / "hs.npz").exists()
+                    or not (OUTPUTS / "generative" / "squad.npz").exists(),
+                    reason="cached model outputs not in this checkout")
+def test_reduced_run_writes_the_report(tmp_path: Path) -> None:
+    """What CI runs: one dataset's 8 settings and both SQuAD targets, few runs; a
+    hand-written section of the report survives its regeneration."""
+    kept = "<!-- begin reading -->\n## Reading\n\nwritten by hand\n<!-- end reading -->"
+    (tmp_path / "signals.md").write_text(f"# old\n\n{kept}\n\nold numbers\n", encoding="utf-8")
+    signals.main(["--outputs", str(OUTPUTS), "--squad", str(OUTPUTS / "generative" / "squad.npz"),
+                  "--runs", "4", "--squad-runs", "4", "--budget", "60", "--datasets", "hs",
+                  "--no-cache", "--out", str(tmp_path)])
+    text = (tmp_path / "signals.md").read_text(encoding="utf-8")
+    assert "## Answer" in text and kept in text and "old numbers" not in text
+    for v in (*signals.PAPER_VARIANTS, *signals.SQUAD_VARIANTS):
+        assert f"| {v} | **" in text, v
+    assert "The paper's 8 settings" in text  # the count is the settings run, not 40
+    assert "| design | median | HS |" in text and "| gemma3-270m |" in text
