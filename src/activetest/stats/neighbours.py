@@ -64,7 +64,7 @@ EPS_FIT_LABELS = (25, 100)
 EPS_ROWS = 80
 #: Models whose log-weight is more than this below the largest (after allowing for the
 #: leave-one-out's largest change) are skipped: their weights are below exp(-PRUNE).
-PRUNE = 15.0
+PRUNE = 30.0
 
 
 @dataclass(frozen=True)
