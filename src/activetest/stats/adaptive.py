@@ -1269,6 +1269,10 @@ def simulate_design(design: AdaptiveDesign, *, losses: np.ndarray,
                      np.empty((R, budget)), np.empty((R, budget)), np.empty((R, budget)),
                      np.empty(R, dtype=np.int64),
                      np.empty((R, budget)) if model_var else None, losses=design.losses)
+    own = getattr(design, "_simulate_runs", None)  # a design with its own kernel
+    if own is not None:
+        own(L, y, U, out, np.empty((0, 0)) if out.model_var is None else out.model_var)
+        return out
     aux = np.empty((design._aux0.shape[0], R, budget))
     lam_fixed = -1.0 if design.lam is None else float(design.lam)
     ak.simulate_runs(design.kind, design._F, design._ktab, design._Phi, design._w0,

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -54,6 +55,9 @@ from activetest.stats.adaptive import (
     AdaptiveDesign,
     refit_schedule,
 )
+
+if TYPE_CHECKING:
+    from activetest.stats.neighbours import NeighbourHistory
 
 __all__ = ["RANK_CANDIDATES", "RANK_FIT_LABELS", "SCHEDULE", "HistoryFeatures", "choose_rank",
            "design_matrix", "feature_design", "fit_predict", "history_features",
@@ -306,7 +310,8 @@ def feature_design(*, history: HistoryFeatures | None = None,
                    lam: float | None = None, schedule: np.ndarray | None = None,
                    start: str = "auto", rule: str = DEFAULT_RULE,
                    rule_params: Sequence[float] | None = None,
-                   feature_names: Sequence[str] | None = None) -> AdaptiveDesign:
+                   feature_names: Sequence[str] | None = None,
+                   neighbours: NeighbourHistory | None = None) -> AdaptiveDesign:
     """The calibrated design over per-item features (module docstring); losses in [0, 1].
 
     Args:
@@ -327,6 +332,8 @@ def feature_design(*, history: HistoryFeatures | None = None,
             :meth:`~activetest.stats.adaptive.AdaptiveDesign.logistic`).
         rule_params: the rule's kernel parameters (default ``RULE_PARAMS[rule]``).
         feature_names: a name per ``features`` column (default ``feature k``).
+        neighbours: add the similarity-weighted neighbours' column, recomputed from the
+            labels before every refit (:mod:`activetest.stats.neighbours`).
 
     The design's :attr:`columns` name its model matrix's columns (the fitted weights'
     names: offset, intercept, factors, the no-history indicator, the features kept).
@@ -352,4 +359,8 @@ def feature_design(*, history: HistoryFeatures | None = None,
         given = list(feature_names or [f"feature {k + 1}" for k in range(Z.shape[1])])
         names += [n for n, sd in zip(given, Z.std(axis=0), strict=True) if sd > 0]
     design.columns = tuple(names) if len(names) == X.shape[1] else ()  # type: ignore[attr-defined]
+    if neighbours is not None:
+        from activetest.stats.neighbours import neighbour_design
+
+        return neighbour_design(design, neighbours)
     return design
