@@ -42,15 +42,15 @@ from pathlib import Path
 
 import numpy as np
 
+from activetest.experiments.history_baselines import baselines
 from activetest.formats.history import ResponseMatrix, read_response_matrix
-from activetest.stats.adaptive import RIDGES, simulate_design
+from activetest.stats.adaptive import simulate_design
 from activetest.stats.confseq import MIN_LABELS, asymptotic_cs
 from activetest.stats.estimators import adaptive_lure_theta
 from activetest.stats.feature_design import (
     HistoryFeatures,
     design_matrix,
     feature_design,
-    fit_predict,
     history_features,
 )
 from activetest.stats.intervals import fixed_interval_curve
@@ -129,8 +129,6 @@ def run_scenario(M: ResponseMatrix, scenario: str, *, n_targets: int = 30, n_run
     ``baseline_runs``: runs of the uniform-draw baselines (PPI++, cross-PPI, IRT-style),
     default ``n_runs`` (they refit the model at every budget of every run: the slow part)."""
     n_base = baseline_runs or n_runs
-    from ppi_py import crossppi_mean_pointestimate, ppi_mean_ci, ppi_mean_pointestimate
-
     t0 = time.time()
     S = M.scores
     N = S.shape[1]
@@ -161,8 +159,6 @@ def run_scenario(M: ResponseMatrix, scenario: str, *, n_targets: int = 30, n_run
                                    hft.n_models, 0)
             des = (feature_design(history=hft), feature_design(history=hft0))
             X_t = design_matrix(hft.prior_wrong, hft.columns())
-        w0 = np.zeros(X_t.shape[1])
-        w0[0] = 1.0
         uvar = L.var() * N / (N - 1) / np.array(budgets) * (N - np.array(budgets)) / N
         for d_i, d in enumerate(des):
             runs = simulate_design(d, losses=L, labels=None, budget=Mmax, n_runs=n_runs,
@@ -177,37 +173,9 @@ def run_scenario(M: ResponseMatrix, scenario: str, *, n_targets: int = 30, n_run
                 cov_fixed[t] = ((lo <= truth) & (truth <= hi)).mean(axis=0)
                 cs = asymptotic_cs(th, N, model_var=runs.model_var, value_range=(0.0, 1.0))
                 cov_any[t] = cs.covers(truth, start=MIN_LABELS).mean()
-        rng = np.random.default_rng(seed + 7919 * (t + 1))
-        e_ppi = np.empty((n_base, B))
-        e_irt = np.empty((n_base, B))
-        e_cross = np.empty((n_base, B))
-        c_ppi = np.empty((n_base, B), dtype=bool)
-        c_irt = np.empty((n_base, B), dtype=bool)
-        nr = len(RIDGES)
-        for r in range(n_base):
-            perm = rng.permutation(N)
-            warm = np.tile(w0, (FOLDS + 1, nr, 1))
-            for b, m in enumerate(budgets):
-                lab = perm[:m]
-                g = fit_predict(X_t, lab, L[lab], warm=warm[FOLDS])
-                e_ppi[r, b] = float(np.asarray(ppi_mean_pointestimate(L[lab], g[lab], g)
-                                               ).reshape(-1)[0])
-                lo, hi = ppi_mean_ci(L[lab], g[lab], g, alpha=0.05)
-                c_ppi[r, b] = float(np.asarray(lo).reshape(-1)[0]) <= truth <= float(
-                    np.asarray(hi).reshape(-1)[0])
-                fold = np.arange(m) % FOLDS
-                yh = np.empty(m)
-                yh_all = np.empty((N, FOLDS))
-                for k in range(FOLDS):
-                    gk = fit_predict(X_t, lab[fold != k], L[lab[fold != k]], warm=warm[k])
-                    yh[fold == k] = gk[lab[fold == k]]
-                    yh_all[:, k] = gk
-                e_cross[r, b] = float(np.asarray(crossppi_mean_pointestimate(
-                    L[lab], yh, yh_all)).reshape(-1)[0])
-                unl = perm[m:]
-                e_irt[r, b] = (L[lab].sum() + g[unl].sum()) / N
-                half = 1.96 * np.sqrt((g[unl] * (1 - g[unl])).sum()) / N
-                c_irt[r, b] = abs(e_irt[r, b] - truth) <= half
+        br = baselines(X_t, L, budgets, n_base, np.random.default_rng(seed + 7919 * (t + 1)),
+                       folds=FOLDS)
+        e_ppi, e_cross, e_irt, c_ppi, c_irt = br.ppi, br.cross, br.irt, br.cov_ppi, br.cov_irt
         if log:
             print(f"  {Path(M.source).name} {scenario} target {t + 1}/{T}: design "
                   f"{rel[0, t, bidx.size // 2]:.2f} at M = {budgets[B // 2]} "
