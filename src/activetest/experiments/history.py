@@ -65,6 +65,10 @@ FOLDS = 2
 BUDGETS = (25, 50, 100, 200, 400)
 MARK_BEGIN = "<!-- history:begin -->"
 MARK_END = "<!-- history:end -->"
+#: Sections of docs/history.md the study writes (``--section``): the main tables, and the
+#: small-budget study (budgets 25-100 only, many more runs: the ratio to PPI++ there).
+SECTIONS = {"main": (MARK_BEGIN, MARK_END),
+            "small": ("<!-- history-small:begin -->", "<!-- history-small:end -->")}
 
 
 @dataclass(frozen=True)
@@ -358,15 +362,17 @@ def render(results: list[ScenarioResult], command: str) -> str:
     return "\n".join(lines)
 
 
-def write_doc(doc: str | Path, text: str) -> Path:
-    """Replace the study's part of ``doc`` (between the markers) with ``text``."""
+def write_doc(doc: str | Path, text: str, section: str = "main") -> Path:
+    """Replace the study's part of ``doc`` (between the section's markers,
+    :data:`SECTIONS`) with ``text``."""
+    begin, end = SECTIONS[section]
     p = Path(doc)
-    old = p.read_text(encoding="utf-8") if p.exists() else f"{MARK_BEGIN}\n{MARK_END}\n"
-    if MARK_BEGIN not in old or MARK_END not in old:
-        old = old.rstrip("\n") + f"\n\n{MARK_BEGIN}\n{MARK_END}\n"
-    a, rest = old.split(MARK_BEGIN, 1)
-    _, b = rest.split(MARK_END, 1)
-    p.write_text(f"{a}{MARK_BEGIN}\n{text}\n{MARK_END}{b}", encoding="utf-8")
+    old = p.read_text(encoding="utf-8") if p.exists() else f"{begin}\n{end}\n"
+    if begin not in old or end not in old:
+        old = old.rstrip("\n") + f"\n\n{begin}\n{end}\n"
+    a, rest = old.split(begin, 1)
+    _, b = rest.split(end, 1)
+    p.write_text(f"{a}{begin}\n{text}\n{end}{b}", encoding="utf-8")
     return p
 
 
@@ -388,6 +394,9 @@ def add_parser(sub: object) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--cache", default="experiments/cache",
                    help="folder of cached results ('' for none)")
+    p.add_argument("--section", choices=tuple(SECTIONS), default="main",
+                   help="which part of the doc to write: the main tables or the small-budget "
+                   "study")
     p.add_argument("--no-write", action="store_true", help="print, do not write the doc")
 
 
@@ -403,9 +412,10 @@ def main(args: object) -> None:
            f"--runs {a.runs} --baseline-runs {a.baseline_runs} "  # type: ignore[attr-defined]
            f"--cross-targets {a.cross_targets} "  # type: ignore[attr-defined]
            f"--budgets {' '.join(map(str, a.budgets))} "  # type: ignore[attr-defined]
-           f"--seed {a.seed}")  # type: ignore[attr-defined]
+           f"--seed {a.seed}"  # type: ignore[attr-defined]
+           + (f" --section {a.section}" if a.section != "main" else ""))  # type: ignore[attr-defined]
     text = render(res, cmd)
     if a.no_write:  # type: ignore[attr-defined]
         print(text)
     else:
-        print(f"wrote {write_doc(a.out, text)}")  # type: ignore[attr-defined]
+        print(f"wrote {write_doc(a.out, text, a.section)}")  # type: ignore[attr-defined]
