@@ -65,10 +65,14 @@ FOLDS = 2
 BUDGETS = (25, 50, 100, 200, 400)
 MARK_BEGIN = "<!-- history:begin -->"
 MARK_END = "<!-- history:end -->"
-#: Sections of docs/history.md the study writes (``--section``): the main tables, and the
-#: small-budget study (budgets 25-100 only, many more runs: the ratio to PPI++ there).
-SECTIONS = {"main": (MARK_BEGIN, MARK_END),
-            "small": ("<!-- history-small:begin -->", "<!-- history-small:end -->")}
+
+
+def section_markers(section: str = "main") -> tuple[str, str]:
+    """The markers of a section of docs/history.md (``--section``): ``main`` the main tables,
+    any other name ``<!-- history-NAME:begin -->`` (the small-budget study of each matrix)."""
+    if section == "main":
+        return MARK_BEGIN, MARK_END
+    return f"<!-- history-{section}:begin -->", f"<!-- history-{section}:end -->"
 
 
 @dataclass(frozen=True)
@@ -131,7 +135,7 @@ def run_scenario(M: ResponseMatrix, scenario: str, *, n_targets: int = 30, n_run
                  log: bool = False) -> ScenarioResult:
     """Every method on every held-out target of one scenario (module docstring);
     ``baseline_runs``: runs of the uniform-draw baselines (PPI++, cross-PPI, IRT-style),
-    default ``n_runs`` (they refit the model at every budget of every run: the slow part)."""
+    default ``n_runs`` (computed by :func:`activetest.experiments.history_baselines.baselines`)."""
     n_base = baseline_runs or n_runs
     t0 = time.time()
     S = M.scores
@@ -259,17 +263,21 @@ def study(root: str | Path, *, n_targets: int = 30, n_runs: int = 200,
           scenarios: tuple[str, ...] = ("random", "cross"),
           matrices: tuple[str, ...] = tuple(MATRICES), cache: str | Path | None = None,
           baseline_runs: int = 0, cross_targets: int | None = None,
-          log: bool = True) -> list[ScenarioResult]:
-    """Run (or read from ``cache``, a folder of ``.npz``) every matrix x scenario."""
+          cross_runs: int | None = None, log: bool = True) -> list[ScenarioResult]:
+    """Run (or read from ``cache``, a folder of ``.npz``) every matrix x scenario;
+    ``cross_runs``: runs of every method in the cross scenario (default ``n_runs`` and
+    ``baseline_runs``)."""
     out = []
     for name in matrices:
         path = Path(root) / MATRICES[name]
         M = None
         for sc in scenarios:
             nt = n_targets if sc != "cross" or cross_targets is None else cross_targets
+            nr, nb = ((n_runs, baseline_runs) if sc != "cross" or cross_runs is None
+                      else (cross_runs, cross_runs))
             f = None
             if cache is not None:
-                key = _key(path, sc, nt, (n_runs, baseline_runs), budgets, seed)
+                key = _key(path, sc, nt, (nr, nb), budgets, seed)
                 f = Path(cache) / f"history-{name}-{sc}-{key}.npz"
                 if f.exists():
                     with np.load(f, allow_pickle=False) as z:
@@ -279,8 +287,8 @@ def study(root: str | Path, *, n_targets: int = 30, n_runs: int = 200,
                     continue
             if M is None:
                 M = read_response_matrix(path)
-            res = run_scenario(M, sc, n_targets=nt, n_runs=n_runs, budgets=budgets,
-                               seed=seed, baseline_runs=baseline_runs, log=log)
+            res = run_scenario(M, sc, n_targets=nt, n_runs=nr, budgets=budgets,
+                               seed=seed, baseline_runs=nb, log=log)
             if log:
                 print(f"{name}/{sc}: {res.seconds:.0f} s", flush=True)
             if f is not None:
@@ -313,13 +321,14 @@ def _f(x: float) -> str:
     return f"{x:.2f}" if np.isfinite(x) else "-"
 
 
-def render(results: list[ScenarioResult], command: str) -> str:
-    """Markdown tables of the study."""
+def render(results: list[ScenarioResult], command: str, level: int = 3) -> str:
+    """Markdown tables of the study (each scenario under a heading of ``level``)."""
     lines = [f"Command: `{command}`.", ""]
     for r in results:
         T = r.rel.shape[1]
-        lines += [f"### {r.matrix}, {r.scenario} ({T} held-out models, {r.n_history} history "
-                  f"models, {r.n_items} items, factor rank {r.rank} chosen on the history; "
+        lines += [f"{'#' * level} {r.matrix}, {r.scenario} ({T} held-out models, "
+                  f"{r.n_history} history models, {r.n_items} items, factor rank {r.rank} "
+                  "chosen on the history; "
                   f"per held-out model {r.runs} runs of each design, {r.baseline_runs} of "
                   "each uniform-draw baseline)", "",
                   "Median over held-out models of the relative squared error (mean squared "
@@ -364,8 +373,8 @@ def render(results: list[ScenarioResult], command: str) -> str:
 
 def write_doc(doc: str | Path, text: str, section: str = "main") -> Path:
     """Replace the study's part of ``doc`` (between the section's markers,
-    :data:`SECTIONS`) with ``text``."""
-    begin, end = SECTIONS[section]
+    :func:`section_markers`) with ``text``."""
+    begin, end = section_markers(section)
     p = Path(doc)
     old = p.read_text(encoding="utf-8") if p.exists() else f"{begin}\n{end}\n"
     if begin not in old or end not in old:
@@ -394,9 +403,12 @@ def add_parser(sub: object) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--cache", default="experiments/cache",
                    help="folder of cached results ('' for none)")
-    p.add_argument("--section", choices=tuple(SECTIONS), default="main",
-                   help="which part of the doc to write: the main tables or the small-budget "
-                   "study")
+    p.add_argument("--cross-runs", type=int, default=None,
+                   help="runs of every method in the cross-population scenario (default "
+                   "--runs and --baseline-runs)")
+    p.add_argument("--section", default="main",
+                   help="which part of the doc to write: 'main' (the main tables) or a name "
+                   "(between <!-- history-NAME:begin/end --> markers)")
     p.add_argument("--no-write", action="store_true", help="print, do not write the doc")
 
 
@@ -407,14 +419,16 @@ def main(args: object) -> None:
                 budgets=tuple(a.budgets), seed=a.seed,  # type: ignore[attr-defined]
                 scenarios=tuple(a.scenarios), matrices=tuple(a.matrices),  # type: ignore[attr-defined]
                 cache=a.cache or None, baseline_runs=a.baseline_runs,  # type: ignore[attr-defined]
-                cross_targets=a.cross_targets)  # type: ignore[attr-defined]
+                cross_targets=a.cross_targets, cross_runs=a.cross_runs)  # type: ignore[attr-defined]
     cmd = (f"python -m activetest.experiments history --targets {a.targets} "  # type: ignore[attr-defined]
            f"--runs {a.runs} --baseline-runs {a.baseline_runs} "  # type: ignore[attr-defined]
            f"--cross-targets {a.cross_targets} "  # type: ignore[attr-defined]
+           + (f"--cross-runs {a.cross_runs} " if a.cross_runs else "")  # type: ignore[attr-defined]
+           + f"--matrices {' '.join(a.matrices)} "  # type: ignore[attr-defined]
            f"--budgets {' '.join(map(str, a.budgets))} "  # type: ignore[attr-defined]
            f"--seed {a.seed}"  # type: ignore[attr-defined]
            + (f" --section {a.section}" if a.section != "main" else ""))  # type: ignore[attr-defined]
-    text = render(res, cmd)
+    text = render(res, cmd, 3 if a.section == "main" else 5)  # type: ignore[attr-defined]
     if a.no_write:  # type: ignore[attr-defined]
         print(text)
     else:
