@@ -67,9 +67,10 @@ CHANGES = {
             alpha=0.1)),
         ("PPI++ estimate", lambda mp: _scale("ppi_mean_pointestimate", mp)),
         ("cross-PPI", lambda mp: _scale("crossppi_mean_pointestimate", mp)),
-        ("model fit (PPI++, IRT-style)", lambda mp: _shift(
-            __import__("activetest.experiments.history", fromlist=["x"]), "fit_predict", mp,
-            rhos=(1.0,))),
+        # the baselines' model fit (experiments/history_baselines.py): one ridge, not four
+        ("model fit (PPI++, IRT-style)", lambda mp: mp.setattr(
+            __import__("activetest.experiments.history_baselines", fromlist=["x"]), "RIDGES",
+            (1.0,))),
     ],
     "history_guard": [
         (v, lambda mp, v=v: mp.setitem(

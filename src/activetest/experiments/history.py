@@ -42,15 +42,15 @@ from pathlib import Path
 
 import numpy as np
 
+from activetest.experiments.history_baselines import baselines
 from activetest.formats.history import ResponseMatrix, read_response_matrix
-from activetest.stats.adaptive import RIDGES, simulate_design
+from activetest.stats.adaptive import simulate_design
 from activetest.stats.confseq import MIN_LABELS, asymptotic_cs
 from activetest.stats.estimators import adaptive_lure_theta
 from activetest.stats.feature_design import (
     HistoryFeatures,
     design_matrix,
     feature_design,
-    fit_predict,
     history_features,
 )
 from activetest.stats.intervals import fixed_interval_curve
@@ -65,6 +65,14 @@ FOLDS = 2
 BUDGETS = (25, 50, 100, 200, 400)
 MARK_BEGIN = "<!-- history:begin -->"
 MARK_END = "<!-- history:end -->"
+
+
+def section_markers(section: str = "main") -> tuple[str, str]:
+    """The markers of a section of docs/history.md (``--section``): ``main`` the main tables,
+    any other name ``<!-- history-NAME:begin -->`` (the small-budget study of each matrix)."""
+    if section == "main":
+        return MARK_BEGIN, MARK_END
+    return f"<!-- history-{section}:begin -->", f"<!-- history-{section}:end -->"
 
 
 @dataclass(frozen=True)
@@ -127,10 +135,8 @@ def run_scenario(M: ResponseMatrix, scenario: str, *, n_targets: int = 30, n_run
                  log: bool = False) -> ScenarioResult:
     """Every method on every held-out target of one scenario (module docstring);
     ``baseline_runs``: runs of the uniform-draw baselines (PPI++, cross-PPI, IRT-style),
-    default ``n_runs`` (they refit the model at every budget of every run: the slow part)."""
+    default ``n_runs`` (computed by :func:`activetest.experiments.history_baselines.baselines`)."""
     n_base = baseline_runs or n_runs
-    from ppi_py import crossppi_mean_pointestimate, ppi_mean_ci, ppi_mean_pointestimate
-
     t0 = time.time()
     S = M.scores
     N = S.shape[1]
@@ -161,8 +167,6 @@ def run_scenario(M: ResponseMatrix, scenario: str, *, n_targets: int = 30, n_run
                                    hft.n_models, 0)
             des = (feature_design(history=hft), feature_design(history=hft0))
             X_t = design_matrix(hft.prior_wrong, hft.columns())
-        w0 = np.zeros(X_t.shape[1])
-        w0[0] = 1.0
         uvar = L.var() * N / (N - 1) / np.array(budgets) * (N - np.array(budgets)) / N
         for d_i, d in enumerate(des):
             runs = simulate_design(d, losses=L, labels=None, budget=Mmax, n_runs=n_runs,
@@ -177,37 +181,9 @@ def run_scenario(M: ResponseMatrix, scenario: str, *, n_targets: int = 30, n_run
                 cov_fixed[t] = ((lo <= truth) & (truth <= hi)).mean(axis=0)
                 cs = asymptotic_cs(th, N, model_var=runs.model_var, value_range=(0.0, 1.0))
                 cov_any[t] = cs.covers(truth, start=MIN_LABELS).mean()
-        rng = np.random.default_rng(seed + 7919 * (t + 1))
-        e_ppi = np.empty((n_base, B))
-        e_irt = np.empty((n_base, B))
-        e_cross = np.empty((n_base, B))
-        c_ppi = np.empty((n_base, B), dtype=bool)
-        c_irt = np.empty((n_base, B), dtype=bool)
-        nr = len(RIDGES)
-        for r in range(n_base):
-            perm = rng.permutation(N)
-            warm = np.tile(w0, (FOLDS + 1, nr, 1))
-            for b, m in enumerate(budgets):
-                lab = perm[:m]
-                g = fit_predict(X_t, lab, L[lab], warm=warm[FOLDS])
-                e_ppi[r, b] = float(np.asarray(ppi_mean_pointestimate(L[lab], g[lab], g)
-                                               ).reshape(-1)[0])
-                lo, hi = ppi_mean_ci(L[lab], g[lab], g, alpha=0.05)
-                c_ppi[r, b] = float(np.asarray(lo).reshape(-1)[0]) <= truth <= float(
-                    np.asarray(hi).reshape(-1)[0])
-                fold = np.arange(m) % FOLDS
-                yh = np.empty(m)
-                yh_all = np.empty((N, FOLDS))
-                for k in range(FOLDS):
-                    gk = fit_predict(X_t, lab[fold != k], L[lab[fold != k]], warm=warm[k])
-                    yh[fold == k] = gk[lab[fold == k]]
-                    yh_all[:, k] = gk
-                e_cross[r, b] = float(np.asarray(crossppi_mean_pointestimate(
-                    L[lab], yh, yh_all)).reshape(-1)[0])
-                unl = perm[m:]
-                e_irt[r, b] = (L[lab].sum() + g[unl].sum()) / N
-                half = 1.96 * np.sqrt((g[unl] * (1 - g[unl])).sum()) / N
-                c_irt[r, b] = abs(e_irt[r, b] - truth) <= half
+        br = baselines(X_t, L, budgets, n_base, np.random.default_rng(seed + 7919 * (t + 1)),
+                       folds=FOLDS)
+        e_ppi, e_cross, e_irt, c_ppi, c_irt = br.ppi, br.cross, br.irt, br.cov_ppi, br.cov_irt
         if log:
             print(f"  {Path(M.source).name} {scenario} target {t + 1}/{T}: design "
                   f"{rel[0, t, bidx.size // 2]:.2f} at M = {budgets[B // 2]} "
@@ -287,17 +263,21 @@ def study(root: str | Path, *, n_targets: int = 30, n_runs: int = 200,
           scenarios: tuple[str, ...] = ("random", "cross"),
           matrices: tuple[str, ...] = tuple(MATRICES), cache: str | Path | None = None,
           baseline_runs: int = 0, cross_targets: int | None = None,
-          log: bool = True) -> list[ScenarioResult]:
-    """Run (or read from ``cache``, a folder of ``.npz``) every matrix x scenario."""
+          cross_runs: int | None = None, log: bool = True) -> list[ScenarioResult]:
+    """Run (or read from ``cache``, a folder of ``.npz``) every matrix x scenario;
+    ``cross_runs``: runs of every method in the cross scenario (default ``n_runs`` and
+    ``baseline_runs``)."""
     out = []
     for name in matrices:
         path = Path(root) / MATRICES[name]
         M = None
         for sc in scenarios:
             nt = n_targets if sc != "cross" or cross_targets is None else cross_targets
+            nr, nb = ((n_runs, baseline_runs) if sc != "cross" or cross_runs is None
+                      else (cross_runs, cross_runs))
             f = None
             if cache is not None:
-                key = _key(path, sc, nt, (n_runs, baseline_runs), budgets, seed)
+                key = _key(path, sc, nt, (nr, nb), budgets, seed)
                 f = Path(cache) / f"history-{name}-{sc}-{key}.npz"
                 if f.exists():
                     with np.load(f, allow_pickle=False) as z:
@@ -307,8 +287,8 @@ def study(root: str | Path, *, n_targets: int = 30, n_runs: int = 200,
                     continue
             if M is None:
                 M = read_response_matrix(path)
-            res = run_scenario(M, sc, n_targets=nt, n_runs=n_runs, budgets=budgets,
-                               seed=seed, baseline_runs=baseline_runs, log=log)
+            res = run_scenario(M, sc, n_targets=nt, n_runs=nr, budgets=budgets,
+                               seed=seed, baseline_runs=nb, log=log)
             if log:
                 print(f"{name}/{sc}: {res.seconds:.0f} s", flush=True)
             if f is not None:
@@ -341,13 +321,14 @@ def _f(x: float) -> str:
     return f"{x:.2f}" if np.isfinite(x) else "-"
 
 
-def render(results: list[ScenarioResult], command: str) -> str:
-    """Markdown tables of the study."""
+def render(results: list[ScenarioResult], command: str, level: int = 3) -> str:
+    """Markdown tables of the study (each scenario under a heading of ``level``)."""
     lines = [f"Command: `{command}`.", ""]
     for r in results:
         T = r.rel.shape[1]
-        lines += [f"### {r.matrix}, {r.scenario} ({T} held-out models, {r.n_history} history "
-                  f"models, {r.n_items} items, factor rank {r.rank} chosen on the history; "
+        lines += [f"{'#' * level} {r.matrix}, {r.scenario} ({T} held-out models, "
+                  f"{r.n_history} history models, {r.n_items} items, factor rank {r.rank} "
+                  "chosen on the history; "
                   f"per held-out model {r.runs} runs of each design, {r.baseline_runs} of "
                   "each uniform-draw baseline)", "",
                   "Median over held-out models of the relative squared error (mean squared "
@@ -390,15 +371,17 @@ def render(results: list[ScenarioResult], command: str) -> str:
     return "\n".join(lines)
 
 
-def write_doc(doc: str | Path, text: str) -> Path:
-    """Replace the study's part of ``doc`` (between the markers) with ``text``."""
+def write_doc(doc: str | Path, text: str, section: str = "main") -> Path:
+    """Replace the study's part of ``doc`` (between the section's markers,
+    :func:`section_markers`) with ``text``."""
+    begin, end = section_markers(section)
     p = Path(doc)
-    old = p.read_text(encoding="utf-8") if p.exists() else f"{MARK_BEGIN}\n{MARK_END}\n"
-    if MARK_BEGIN not in old or MARK_END not in old:
-        old = old.rstrip("\n") + f"\n\n{MARK_BEGIN}\n{MARK_END}\n"
-    a, rest = old.split(MARK_BEGIN, 1)
-    _, b = rest.split(MARK_END, 1)
-    p.write_text(f"{a}{MARK_BEGIN}\n{text}\n{MARK_END}{b}", encoding="utf-8")
+    old = p.read_text(encoding="utf-8") if p.exists() else f"{begin}\n{end}\n"
+    if begin not in old or end not in old:
+        old = old.rstrip("\n") + f"\n\n{begin}\n{end}\n"
+    a, rest = old.split(begin, 1)
+    _, b = rest.split(end, 1)
+    p.write_text(f"{a}{begin}\n{text}\n{end}{b}", encoding="utf-8")
     return p
 
 
@@ -420,6 +403,12 @@ def add_parser(sub: object) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--cache", default="experiments/cache",
                    help="folder of cached results ('' for none)")
+    p.add_argument("--cross-runs", type=int, default=None,
+                   help="runs of every method in the cross-population scenario (default "
+                   "--runs and --baseline-runs)")
+    p.add_argument("--section", default="main",
+                   help="which part of the doc to write: 'main' (the main tables) or a name "
+                   "(between <!-- history-NAME:begin/end --> markers)")
     p.add_argument("--no-write", action="store_true", help="print, do not write the doc")
 
 
@@ -430,14 +419,17 @@ def main(args: object) -> None:
                 budgets=tuple(a.budgets), seed=a.seed,  # type: ignore[attr-defined]
                 scenarios=tuple(a.scenarios), matrices=tuple(a.matrices),  # type: ignore[attr-defined]
                 cache=a.cache or None, baseline_runs=a.baseline_runs,  # type: ignore[attr-defined]
-                cross_targets=a.cross_targets)  # type: ignore[attr-defined]
+                cross_targets=a.cross_targets, cross_runs=a.cross_runs)  # type: ignore[attr-defined]
     cmd = (f"python -m activetest.experiments history --targets {a.targets} "  # type: ignore[attr-defined]
            f"--runs {a.runs} --baseline-runs {a.baseline_runs} "  # type: ignore[attr-defined]
            f"--cross-targets {a.cross_targets} "  # type: ignore[attr-defined]
+           + (f"--cross-runs {a.cross_runs} " if a.cross_runs else "")  # type: ignore[attr-defined]
+           + f"--matrices {' '.join(a.matrices)} "  # type: ignore[attr-defined]
            f"--budgets {' '.join(map(str, a.budgets))} "  # type: ignore[attr-defined]
-           f"--seed {a.seed}")  # type: ignore[attr-defined]
-    text = render(res, cmd)
+           f"--seed {a.seed}"  # type: ignore[attr-defined]
+           + (f" --section {a.section}" if a.section != "main" else ""))  # type: ignore[attr-defined]
+    text = render(res, cmd, 3 if a.section == "main" else 5)  # type: ignore[attr-defined]
     if a.no_write:  # type: ignore[attr-defined]
         print(text)
     else:
-        print(f"wrote {write_doc(a.out, text)}")  # type: ignore[attr-defined]
+        print(f"wrote {write_doc(a.out, text, a.section)}")  # type: ignore[attr-defined]

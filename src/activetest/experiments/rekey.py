@@ -120,8 +120,11 @@ def _today_keys(kind: str, name: str, sc: str, z: dict, root: str) -> list[str]:
         return [_guard_key(name, sc, z, root)]
     from activetest.experiments.history import MATRICES, _key
     runs, base = int(z["nums"][0]), int(z["nums"][1])
-    return [_key(Path(root) / MATRICES[name], sc, z["rel"].shape[1], nr, _BUDGETS, 0)
-            for nr in ((runs, base), (runs, 0))]
+    # the budgets asked for: the main tables' (BBH stores only those below its 250 items),
+    # or those stored (the small-budget study's 25-100)
+    buds = dict.fromkeys((_BUDGETS, tuple(int(b) for b in z["budgets"])))
+    return [_key(Path(root) / MATRICES[name], sc, z["rel"].shape[1], nr, bud, 0)
+            for bud in buds for nr in ((runs, base), (runs, 0))]
 
 
 def _rekey_file(f: Path, root: str, apply: bool, tmp: Path) -> str:

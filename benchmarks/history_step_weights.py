@@ -1,0 +1,75 @@
+"""Step weights fixed in advance (src/activetest/stats/step_weights.py) on held-out models.
+
+Reproduce (docs/history.md, small-budget study)::
+
+    nice -n 10 python benchmarks/history_step_weights.py --matrix mmlu_pro_math \\
+        --scenario random --targets 8 --runs 200
+
+The first ``--targets`` held-out models of the history experiment's scenario (same seed,
+same history features; rank 48 for MMLU-Pro cross, 64 otherwise, as the tables chose),
+``--runs`` runs of the feature design to 100 labels each. For each held-out model: the
+relative per-draw variance profile from the OTHER held-out models' first half of runs
+(``profile_from_runs`` + ``smooth_profile``; never this model's labels), and the mean
+squared error of the step-weighted estimate over adaptive LURE's on this model's second
+half of runs. Prints the median (and range) over held-out models at 25, 50, 100 labels.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+from activetest.experiments.history import MATRICES, _targets
+from activetest.formats.history import read_response_matrix
+from activetest.stats.adaptive import simulate_design
+from activetest.stats.estimators import adaptive_lure_theta, adaptive_lure_weights
+from activetest.stats.feature_design import feature_design, history_features
+from activetest.stats.step_weights import profile_from_runs, smooth_profile, step_weights
+
+
+def main() -> None:
+    """Print the step-weighted / adaptive-LURE error ratios."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--root", default="../shared/datasets/history")
+    ap.add_argument("--matrix", choices=tuple(MATRICES), default="mmlu_pro_math")
+    ap.add_argument("--scenario", choices=("random", "cross"), default="random")
+    ap.add_argument("--targets", type=int, default=8)
+    ap.add_argument("--runs", type=int, default=200)
+    a = ap.parse_args()
+    M = read_response_matrix(Path(a.root) / MATRICES[a.matrix])
+    S = M.scores
+    N = S.shape[1]
+    n_t = 30 if a.scenario == "random" else (10 if a.matrix == "mmlu_pro_math" else 15)
+    targets, hist = _targets(M, a.scenario, n_t, 0)
+    rank = 48 if (a.matrix, a.scenario) == ("mmlu_pro_math", "cross") else 64
+    design = feature_design(history=history_features(S[hist], rank=rank))
+    th, truth = [], []
+    for t, row in enumerate(targets[:a.targets]):
+        L = 1.0 - S[row]
+        runs = simulate_design(design, losses=L, labels=None, budget=100, n_runs=a.runs,
+                               random_state=1000 * t)
+        g, G, _ = runs.controls(None)
+        th.append(adaptive_lure_theta(L[runs.indices], runs.q, N, g, G))
+        truth.append(L.mean())
+    theta, tr = np.stack(th), np.array(truth)
+    T, R = theta.shape[:2]
+    for Mb in (25, 50, 100):
+        ratios = []
+        for t in range(T):
+            others = [u for u in range(T) if u != t]
+            prof = smooth_profile(profile_from_runs(theta[others][:, :R // 2], tr[others], N))
+            x = theta[t, R // 2:, :Mb] - tr[t]
+            ratios.append(((x @ step_weights(N, Mb, prof[:Mb])) ** 2).mean()
+                          / ((x @ adaptive_lure_weights(N, Mb)) ** 2).mean())
+        print(f"{a.matrix} {a.scenario}, M = {Mb}: step-weighted / adaptive LURE MSE median "
+              f"{np.median(ratios):.3f} (range {min(ratios):.3f}-{max(ratios):.3f}; "
+              f"{T} held-out models, {R // 2} runs each measured)")
+
+
+if __name__ == "__main__":
+    main()
