@@ -128,7 +128,8 @@ def _today_keys(kind: str, name: str, sc: str, z: dict, root: str) -> list[str]:
 
 
 def _rekey_file(f: Path, root: str, apply: bool, tmp: Path) -> str:
-    m = re.fullmatch(r"history-(guard-|pe-)?(.+)-(random|cross)-([0-9a-f]{20})\.npz", f.name)
+    m = re.fullmatch(r"history-(guard-|pe-|neighbours-)?(.+)-(random|cross)-([0-9a-f]{20})\.npz",
+                     f.name)
     if m is None:
         return f"{f.name}: not a history cache file, passed over"
     if m.group(1) == "pe-":  # made under the behaviour rule from the start
@@ -138,6 +139,14 @@ def _rekey_file(f: Path, root: str, apply: bool, tmp: Path) -> str:
                                    targets=z["rel"].shape[0], runs=int(z["meta"][1]),
                                    budgets=list(_BUDGETS), seed=0, root=root)
         return (f"{f.name}: already today's key" if cache_key(a) == m.group(4) else
+                f"{f.name}: not today's key (made by other code or parameters): stale")
+    if m.group(1) == "neighbours-":  # made under the behaviour rule from the start
+        from activetest.experiments.history_neighbours import cache_key as neighbours_key
+        with np.load(f, allow_pickle=False) as z:
+            a = argparse.Namespace(matrix=m.group(2), scenario=m.group(3),
+                                   targets=z["original"].shape[0], runs=int(z["meta"][2]),
+                                   budgets=list(_BUDGETS), seed=0, root=root)
+        return (f"{f.name}: already today's key" if neighbours_key(a) == m.group(4) else
                 f"{f.name}: not today's key (made by other code or parameters): stale")
     kind = "guard" if m.group(1) else "history"
     name, sc, key = m.group(2), m.group(3), m.group(4)
