@@ -617,7 +617,8 @@ class Session:
         blind = session_blind_spots(  # what items drawn far below uniform could hide
             cfg, self.store, k=draws.k, n_pool=draws.n_pool, metrics=self.metrics,
             sampler=sampler, target_pool=None if t_pool is None else t_pool.logprobs,
-            loss_bounds=inputs.loss_bounds, pool_controls=inputs.pool_controls, level=level)
+            loss_bounds=inputs.loss_bounds, pool_controls=inputs.pool_controls, level=level,
+            save=record and self.store.writable)  # its running state, for the next one
         report = est.session_estimate(cfg, draws, inputs, design_controls=design_controls,
                                       design_info=design_info, warnings=warnings,
                                       n_boot=n_boot, level=level, target_width=target_width,
