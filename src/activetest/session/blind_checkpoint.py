@@ -12,8 +12,10 @@ labelled since, so it costs the new labels, not all of them.
 
 The state is used only when its key equals the one computed from the session as it
 stands: a SHA-256 of the design's spec, the pool size, the level, the blind ratio, the
-first budget computed, each curve's loss bounds and fixed control, and the first K
-draws, their labels, losses and the labels known at each. A relabelled item, another
+first budget computed, each curve's loss bounds and fixed control, the first K draws,
+the number of labels the design knew at each and those labels and losses (the design
+sees a round's labels at the next ``select``, so an estimate right after labelling
+has a state that the next one, after that ``select``, continues). A relabelled item, another
 level, a target scored on more items (other loss bounds) or a damaged state: the
 curves are computed from the first draw, which gives the same numbers to the last bit
 (the state only skips float operations already done, in the same order; tested on
@@ -73,10 +75,12 @@ def curve_key(design: Any, specs: Sequence[CurveSpec], *, k: int, N: int, level:
         _digest(h, s.loss_high, "<f8")
         if s.fixed_control is not None:
             _digest(h, s.fixed_control, "<f8")
+    known = [int(x) for x in list(n_known)[:k]]
+    seen = max(known, default=0)  # the labels the first k draws' design knew
     _digest(h, list(rows)[:k], "<i8")
-    _digest(h, list(labels)[:k], "<i8")
-    _digest(h, list(losses)[:k], "<f8")
-    _digest(h, list(n_known)[:k], "<i8")
+    _digest(h, known, "<i8")
+    _digest(h, list(labels)[:seen], "<i8")
+    _digest(h, list(losses)[:seen], "<f8")
     return h.hexdigest()
 
 
