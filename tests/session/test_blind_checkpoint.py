@@ -92,6 +92,14 @@ def test_every_step_matches_the_curves_from_the_first_draw(
         return got
 
     monkeypatch.setattr(blind_checkpoint, "load", load)
+    kept: list[bool] = []  # the design's per-item arrays kept (no refit since) or written
+    real_save = blind_checkpoint.save
+
+    def save(*args: Any, design_of: str | None = None) -> bool:
+        kept.append(design_of is not None)
+        return real_save(*args, design_of=design_of)
+
+    monkeypatch.setattr(blind_checkpoint, "save", save)
     resumed = widened = 0
     with a, b:
         for step, n in enumerate([10, 10, 10, 3, 5, 1, 7, 1, 12, 4, 9]):
@@ -120,6 +128,7 @@ def test_every_step_matches_the_curves_from_the_first_draw(
                 _assert_same(_estimate(a, monkeypatch, True, level=0.8, record=False)[1],
                              _estimate(b, monkeypatch, False, level=0.8, record=False)[1])
     assert resumed >= 4 and widened >= 4  # the state was continued, on curves that count
+    assert True in kept and False in kept
 
 
 def test_a_stale_or_damaged_state_is_not_used(pool200: PoolFiles, tmp_path: Path,

@@ -153,10 +153,15 @@ def _decode(store: SessionStore, k: int, blob: bytes, rows: Sequence[int], N: in
                       tuple(float(x) for x in data["cap"]))
 
 
-def save(store: SessionStore, key: str, state: CurveState) -> bool:
+def save(store: SessionStore, key: str, state: CurveState, *,
+         design_of: str | None = None) -> bool:
     """Write ``state`` (with its ``key``) as the session's, replacing the previous one,
     in one transaction. False, writing nothing, where it cannot be written (a
-    read-only, locked or full file, or one without columns): the estimate only reads."""
+    read-only, locked or full file, or one without columns): the estimate only reads.
+
+    ``design_of``: the key of the stored state this one continued, if the design has
+    not refitted since (its per-item arrays are then the stored ones, which are kept
+    rather than written again, if that state is still the one stored)."""
     if not checkpoint.enabled() or not store.writable or not store._has_columns():
         return False
     from activetest.session import columns as cols
@@ -173,17 +178,22 @@ def save(store: SessionStore, key: str, state: CurveState) -> bool:
     arrays["cap"] = np.array(state.loss_cap, dtype=np.float64)
     buf = io.BytesIO()
     np.savez(buf, allow_pickle=False, **arrays)
-    per_item = [("Q", state.exposure), ("s", st["s"]), ("g", st["g"])]
-    per_item += [(f"aux:{r}", st["aux"][r]) for r in range(st["aux"].shape[0])]
-    per_item += [(f"wg{j}", x) for j, x in enumerate(state.control_sums) if x is not None]
+    running = [("Q", state.exposure)]
+    running += [(f"wg{j}", x) for j, x in enumerate(state.control_sums) if x is not None]
+    design = [("s", st["s"]), ("g", st["g"])]
+    design += [(f"aux:{r}", st["aux"][r]) for r in range(st["aux"].shape[0])]
     with contextlib.suppress(SessionWriteError, SessionReadOnlyError, SessionLockedError):
         with store.transaction() as c:
             c.execute(_SCHEMA)
+            keep = design_of is not None and c.execute(
+                "SELECT key FROM blind_spot_checkpoint").fetchall() == [(design_of,)]
             c.execute("DELETE FROM blind_spot_checkpoint")
+            kept = {_COLUMN + name for name, _ in design} if keep else set()
             for (name,) in c.execute("SELECT name FROM column_info WHERE name LIKE ?",
                                      (_COLUMN + "%",)).fetchall():
-                cols.delete_column(c, name)
-            for name, v in per_item:
+                if name not in kept:
+                    cols.delete_column(c, name)
+            for name, v in running + ([] if keep else design):
                 cols.write_column(c, _COLUMN + name, v)
             c.execute("INSERT INTO blind_spot_checkpoint (k, key, state) VALUES (?, ?, ?)",
                       (int(state.k), key, buf.getvalue()))

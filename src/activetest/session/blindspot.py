@@ -167,15 +167,21 @@ def _design_curves(store: Any, sampler: Any, specs: list[CurveSpec], *, rows: li
     st = sampler.state()
     hist = {"labels": st.labels[:k], "losses": st.losses[:k], "n_known": st.n_known[:k]}
     kw: dict[str, Any] = {"N": N, "level": level, "ratio": ratio, "start": start}
-    resume = None
+    resume = key0 = None
+    refits0 = -1
     if store is not None:
         k0 = bc.stored_k(store)
         if k0 is not None and 1 <= k0 <= k:
-            resume = bc.load(store, bc.curve_key(sampler.design, specs, k=k0, rows=rows,
-                                                 **hist, **kw), rows, N)
+            key0 = bc.curve_key(sampler.design, specs, k=k0, rows=rows, **hist, **kw)
+            resume = bc.load(store, key0, rows, N)
+            if resume is not None:
+                refits0 = int(resume.design["ist"][1])  # (the state is changed in place)
+    k0 = 0 if resume is None else resume.k
     curves, state = design_blind_spot_curves(sampler.design, rows, specs, resume=resume,
                                              **hist, **kw)
-    if save and store is not None and (resume is None or resume.k < k):
+    if save and store is not None and k0 < k:
+        # the design's per-item arrays change only at a refit: kept if there was none
+        same = refits0 == int(state.design["ist"][1])
         bc.save(store, bc.curve_key(sampler.design, specs, k=k, rows=rows, **hist, **kw),
-                state)
+                state, design_of=key0 if same else None)
     return curves
