@@ -102,16 +102,24 @@ def test_every_step_matches_the_curves_from_the_first_draw(
     monkeypatch.setattr(blind_checkpoint, "save", save)
     resumed = widened = 0
     with a, b:
-        for step, n in enumerate([10, 10, 10, 3, 5, 1, 7, 1, 12, 4, 9]):
+        # (draws, labelled at once, estimated): the design refits at a select when the
+        # labels known + 1 pass 10, 12, 15, 19, 24, 30, 38, 47, 59, ...; after the
+        # estimate at 33, rounds 4-6 draw 33..45, refitting only in the last (known
+        # 41): the next estimate continues from 33 through draws made with the design
+        # of 33 and then with the refitted one
+        rounds = [(10, 1, 1), (10, 1, 1), (10, 1, 1), (3, 1, 1), (3, 1, 0), (5, 1, 0),
+                  (5, 1, 1), (1, 0, 1), (7, 1, 1), (1, 1, 1), (12, 0, 1), (4, 1, 1),
+                  (9, 1, 1), (2, 1, 0), (3, 1, 1)]
+        for step, (n, labelled, estimated) in enumerate(rounds):
             for s in (a, b):
                 s.select(n)
-                if step % 4 != 3:  # sometimes labels arrive after the next select
+                if labelled:  # else the labels arrive after the next select
                     s.label_from_data()
             k = a.labelled_draws().k
-            if k == 0:
+            if k == 0 or not estimated:
                 continue
             before = blind_checkpoint.stored_k(a.store)
-            if step == 7:  # a relabel: the stored state is another history's
+            if step == 8:  # a relabel: the stored state is another history's
                 item = a.acquisitions()[3].item_id
                 for s in (a, b):
                     s.add_label(item, 1 - s.labels()[item], overwrite=True)
@@ -124,7 +132,7 @@ def test_every_step_matches_the_curves_from_the_first_draw(
             resumed += bool(loaded) and loaded[-1] == before and 30 <= before < k
             loaded.clear()
             widened += any(x.estimate.n_unexplored.max() > 0 for x in blind_a.values())
-            if step == 9:  # another level: not the stored state's, computed afresh
+            if step == 10:  # another level: not the stored state's, computed afresh
                 _assert_same(_estimate(a, monkeypatch, True, level=0.8, record=False)[1],
                              _estimate(b, monkeypatch, False, level=0.8, record=False)[1])
     assert resumed >= 4 and widened >= 4  # the state was continued, on curves that count

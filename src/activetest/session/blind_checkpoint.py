@@ -95,9 +95,13 @@ def stored_k(store: SessionStore) -> int | None:
     return int(rows[0][0]) if len(rows) == 1 else None
 
 
-def load(store: SessionStore, key: str, rows: Sequence[int], N: int) -> CurveState | None:
+def load(store: SessionStore, key: str, rows: Sequence[int], N: int,
+         design_now: dict[str, np.ndarray] | None = None) -> CurveState | None:
     """The stored state if its key is ``key`` (else None: the caller starts from the
-    first draw). ``rows``: the session's draws (at least the state's)."""
+    first draw). ``rows``: the session's draws (at least the state's). ``design_now``:
+    the session's sampler state (the same history, later); where the design has not
+    refitted since the stored state, its per-item arrays are those (shared, not read:
+    the replay from the stored state then refits never, so never changes them)."""
     if not checkpoint.enabled():
         return None
     try:
@@ -108,14 +112,14 @@ def load(store: SessionStore, key: str, rows: Sequence[int], N: int) -> CurveSta
     if len(found) != 1:
         return None
     try:
-        return _decode(store, int(found[0][0]), bytes(found[0][1]), rows, N)
+        return _decode(store, int(found[0][0]), bytes(found[0][1]), rows, N, design_now)
     except (ValueError, KeyError, OSError, EOFError, TypeError, IndexError,
             sqlite3.DatabaseError):  # damaged: start from the first draw
         return None
 
 
-def _decode(store: SessionStore, k: int, blob: bytes, rows: Sequence[int], N: int
-            ) -> CurveState:
+def _decode(store: SessionStore, k: int, blob: bytes, rows: Sequence[int], N: int,
+            design_now: dict[str, np.ndarray] | None) -> CurveState:
     from activetest.session import columns as cols
 
     with np.load(io.BytesIO(blob), allow_pickle=False) as z:
@@ -135,12 +139,17 @@ def _decode(store: SessionStore, k: int, blob: bytes, rows: Sequence[int], N: in
     design = {name[3:]: v for name, v in data.items() if name.startswith("st_")}
     if set(design) & set(_PER_ITEM):
         raise ValueError("blind-spot state holds per-item arrays twice")
-    design["s"] = column("s")
-    design["g"] = column("g")
-    aux = np.empty((naux, N))
-    for r in range(naux):
-        aux[r] = column(f"aux:{r}")  # one row at a time: the same bytes
-    design["aux"] = aux
+    if (design_now is not None and int(design_now["ist"][1]) == int(design["ist"][1])
+            and design_now["s"].shape == (N,) and design_now["aux"].shape[0] == naux):
+        for name in ("s", "g", "aux"):  # no refit since: the same arrays
+            design[name] = design_now[name]
+    else:
+        design["s"] = column("s")
+        design["g"] = column("g")
+        aux = np.empty((naux, N))
+        for r in range(naux):
+            aux[r] = column(f"aux:{r}")  # one row at a time: the same bytes
+        design["aux"] = aux
     rem = np.ones(N, dtype=np.bool_)
     rem[np.asarray(list(rows)[:k], dtype=np.int64)] = False
     design["rem"] = rem

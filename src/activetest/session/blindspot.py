@@ -173,7 +173,7 @@ def _design_curves(store: Any, sampler: Any, specs: list[CurveSpec], *, rows: li
         k0 = bc.stored_k(store)
         if k0 is not None and 1 <= k0 <= k:
             key0 = bc.curve_key(sampler.design, specs, k=k0, rows=rows, **hist, **kw)
-            resume = bc.load(store, key0, rows, N)
+            resume = bc.load(store, key0, rows, N, sampler._st)
             if resume is not None:
                 refits0 = int(resume.design["ist"][1])  # (the state is changed in place)
     k0 = 0 if resume is None else resume.k
