@@ -52,6 +52,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 SECTION = "Sessions at pool scale"
 COMMANDS = ("init", "status", "select", "import", "estimate", "report", "select2")
+#: activetest.stats.adaptive.LAZY_MIN_ROWS (not imported here: the bench measures
+#: other checkouts too)
+LAZY_ROWS = 262_144
 
 _MEASURE = r"""
 import json, os, resource, signal, subprocess, sys, tempfile, time
@@ -278,13 +281,18 @@ def sweep_table(res: dict[int, dict[str, list[float]]]) -> str:
     return "\n".join(lines)
 
 
-def warm(src: Path, cache: Path, fmt: str) -> None:
-    """Compile ``src`` to bytecode and its numba kernels into their cache (untimed)."""
+def warm(src: Path, cache: Path, fmt: str, large: bool = False) -> None:
+    """Compile ``src`` to bytecode and its numba kernels into their cache (untimed);
+    ``large``: also those of pools from ``LAZY_MIN_ROWS`` items on (the design's lazy
+    tables are other argument types: compiled on their first use, ~20 CPU-s)."""
     import compileall
 
     compileall.compile_dir(str(src), quiet=1)
-    run_commands(src, make_inputs(cache / f"{fmt}-1000", 1000, fmt), cache / "warm", fmt,
-                 ("init", "status", "select", "import", "estimate"))
+    sizes = [1000] + ([LAZY_ROWS + 1000] if large else [])
+    for n in sizes:
+        run_commands(src, make_inputs(cache / f"{fmt}-{n}", n, fmt), cache / "warm", fmt,
+                     ("init", "status", "select", "import", "estimate", "report",
+                      "select2"))
 
 
 def conditions() -> str:
@@ -367,7 +375,7 @@ def main() -> None:
             sources = sources[:1]
     results: dict[str, dict[int, dict]] = {}
     for _, src in sources:
-        warm(src, args.cache, args.format)
+        warm(src, args.cache, args.format, large=max(ns) >= LAZY_ROWS)
     start = conditions()
     print(f"start: {start}", flush=True)
     if args.labels is not None:
