@@ -14,6 +14,15 @@ resident memory (``ru_maxrss``) of its children: ``init`` (default acquisition, 
 adaptive design), ``status``, ``select --n 50``, ``import`` of those 50 labels,
 ``estimate``, ``report`` and a second ``select --n 50`` with the labels held.
 
+``--labels 0 50 500 2000`` (one N) measures instead how ``select --n 50`` and
+``estimate`` grow with the labels a session holds: the session is grown as people run
+it, rounds of ``select --n 50``, the round's labels (from the pool's label column) and
+an ``estimate`` (in one untimed child process); at each label count a copy of the file
+is measured by the round's next commands (``select --n 50``; its labels; ``estimate``,
+each as its own timed process, twice). ``estimate*`` is one estimate of a copy whose
+stored blind-spot state was deleted (what the first estimate after that many labels
+never estimated costs).
+
 CPU seconds, not wall time: the machine is shared, and the commands are
 single-threaded. ``--baseline SRC`` runs the same commands with another checkout's
 ``src`` on ``PYTHONPATH`` in the same run (the ratio column is baseline / this).
@@ -43,6 +52,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 SECTION = "Sessions at pool scale"
 COMMANDS = ("init", "status", "select", "import", "estimate", "report", "select2")
+#: activetest.stats.adaptive.LAZY_MIN_ROWS (not imported here: the bench measures
+#: other checkouts too)
+LAZY_ROWS = 262_144
 
 _MEASURE = r"""
 import json, os, resource, signal, subprocess, sys, tempfile, time
@@ -190,13 +202,97 @@ def run_commands(src: Path, inputs: tuple[Path, Path, Path], workdir: Path, fmt:
     return out
 
 
-def warm(src: Path, cache: Path, fmt: str) -> None:
-    """Compile ``src`` to bytecode and its numba kernels into their cache (untimed)."""
+_GROW = r"""
+import sys
+from activetest.session.workflow import Session
+db, want, step = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+with Session.open(db) as s:
+    while len(s.acquisitions()) < want:
+        s.select(min(step, want - len(s.acquisitions())))
+        s.label_from_data()
+        s.estimate(progress=False)
+"""
+
+
+def _grow(src: Path, db: Path, labels: int, step: int, workdir: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(src), "ACTIVETEST_CACHE": str(workdir / "cache")}
+    subprocess.run([sys.executable, "-c", _GROW, str(db), str(labels), str(step)], env=env,
+                   cwd=workdir, check=True, stdout=subprocess.DEVNULL)
+
+
+def label_sweep(src: Path, inputs: tuple[Path, Path, Path], workdir: Path,
+                levels: list[int], repeat: int = 2) -> dict[int, dict[str, list[float]]]:
+    """labels held -> command -> CPU seconds of each repeat (module docstring)."""
+    pool, sur, tgt = inputs
+    if workdir.exists():
+        shutil.rmtree(workdir)
+    workdir.mkdir(parents=True)
+    db = workdir / "s.db"
+    _run(src, ["init", str(db), "--pool", str(pool), "--task", "sst2", "--id-column", "id",
+               "--surrogate", f"table:{sur}", "--target", f"table:{tgt}", "--seed", "0",
+               "--no-progress", "--no-cache"], workdir)
+    out: dict[int, dict[str, list[float]]] = {}
+    for level in sorted(levels):
+        _grow(src, db, level, 50, workdir)
+        got: dict[str, list[float]] = {"select": [], "estimate": [], "estimate*": []}
+        for _ in range(repeat):
+            copy = workdir / "copy.db"
+            shutil.copy(db, copy)
+            got["select"].append(_run(src, ["select", str(copy), "--n", "50"], workdir)["cpu"])
+            _label_all(src, copy, workdir)
+            got["estimate"].append(_run(src, ["estimate", str(copy), "--no-progress"],
+                                        workdir)["cpu"])
+        if level >= 50:
+            copy = workdir / "copy.db"
+            shutil.copy(db, copy)
+            con = sqlite3.connect(copy)
+            con.execute("DROP TABLE IF EXISTS blind_spot_checkpoint")
+            con.commit()
+            con.close()
+            got["estimate*"].append(_run(src, ["estimate", str(copy), "--no-progress"],
+                                         workdir)["cpu"])
+        out[level] = got
+        print(f"labels {level}: " + ", ".join(
+            f"{c} " + "/".join(f"{x:.2f}" for x in v) for c, v in got.items()), flush=True)
+    return out
+
+
+_LABEL = r"""
+import sys
+from activetest.session.workflow import Session
+with Session.open(sys.argv[1]) as s:
+    s.label_from_data()
+"""
+
+
+def _label_all(src: Path, db: Path, workdir: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(src), "ACTIVETEST_CACHE": str(workdir / "cache")}
+    subprocess.run([sys.executable, "-c", _LABEL, str(db)], env=env, cwd=workdir, check=True)
+
+
+def sweep_table(res: dict[int, dict[str, list[float]]]) -> str:
+    """Markdown: labels held -> CPU s of ``select --n 50``, ``estimate``, ``estimate*``."""
+    lines = ["| labels held | select --n 50 | estimate (50 new labels) | estimate* "
+             "(no stored state) |", "|---|---|---|---|"]
+    for level, got in sorted(res.items()):
+        cells = [", ".join(f"{x:.2f}" for x in got[c]) or "-"
+                 for c in ("select", "estimate", "estimate*")]
+        lines.append(f"| {level:,} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def warm(src: Path, cache: Path, fmt: str, large: bool = False) -> None:
+    """Compile ``src`` to bytecode and its numba kernels into their cache (untimed);
+    ``large``: also those of pools from ``LAZY_MIN_ROWS`` items on (the design's lazy
+    tables are other argument types: compiled on their first use, ~20 CPU-s)."""
     import compileall
 
     compileall.compile_dir(str(src), quiet=1)
-    run_commands(src, make_inputs(cache / f"{fmt}-1000", 1000, fmt), cache / "warm", fmt,
-                 ("init", "status", "select", "import", "estimate"))
+    sizes = [1000] + ([LAZY_ROWS + 1000] if large else [])
+    for n in sizes:
+        run_commands(src, make_inputs(cache / f"{fmt}-{n}", n, fmt), cache / "warm", fmt,
+                     ("init", "status", "select", "import", "estimate", "report",
+                      "select2"))
 
 
 def conditions() -> str:
@@ -262,6 +358,8 @@ def main() -> None:
     ap.add_argument("--cache", type=Path, default=Path(os.environ.get(
         "BENCH_CACHE", "/tmp/activetest-bench-sessions")))
     ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--labels", nargs="+", type=int, default=None,
+                    help="instead: select and estimate against the labels held (one N)")
     ap.add_argument("--min-available-gb", type=float, default=0.0,
                     help="stop a command when the machine's available memory falls below "
                          "this (a shared machine; 0: never)")
@@ -277,9 +375,17 @@ def main() -> None:
             sources = sources[:1]
     results: dict[str, dict[int, dict]] = {}
     for _, src in sources:
-        warm(src, args.cache, args.format)
+        warm(src, args.cache, args.format, large=max(ns) >= LAZY_ROWS)
     start = conditions()
     print(f"start: {start}", flush=True)
+    if args.labels is not None:
+        n = ns[0]
+        res = label_sweep(ROOT / "src", make_inputs(args.cache / f"{args.format}-{n}", n,
+                                                   args.format),
+                          args.cache / f"labels-{n}", args.labels)
+        print(f"N = {_fmt_n(n)}; start: {start}; end: {conditions()}")
+        print(sweep_table(res))
+        return
     for n in ns:
         inputs = make_inputs(args.cache / f"{args.format}-{n}", n, args.format)
         for label, src in sources:

@@ -1411,6 +1411,32 @@ def _plain_status(args: Sequence[str]) -> dict[str, Any] | None:
     return out if "session" in out else None
 
 
+_PLAIN_COUNT = re.compile(r"[0-9]+")
+
+
+def _plain_select(args: Sequence[str]) -> dict[str, Any] | None:
+    """The arguments of ``select SESSION --n N [--busy-timeout SECONDS]`` written
+    plainly (``-n`` too; each option once, numbers as digits), else None: called
+    directly, as a plain ``status`` (:func:`_plain_status`); any other form goes through
+    typer."""
+    if not args or args[0] != "select":
+        return None
+    out: dict[str, Any] = {}
+    rest = list(args[1:])
+    while rest:
+        a = rest.pop(0)
+        if a in ("--n", "-n") and "n" not in out and rest and _PLAIN_COUNT.fullmatch(rest[0]):
+            out["n"] = int(rest.pop(0))
+        elif (a == "--busy-timeout" and "busy_timeout" not in out and rest
+              and _PLAIN_SECONDS.fullmatch(rest[0])):
+            out["busy_timeout"] = float(rest.pop(0))
+        elif a and not a.startswith("-") and "session" not in out:
+            out["session"] = Path(a)
+        else:
+            return None
+    return out if "session" in out and "n" in out else None
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Entry point of the ``activetest`` console script."""
     from activetest import supervise
@@ -1422,13 +1448,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     # terminates when its parent dies (a `kill -9` of the command the user started)
     supervise.handle_sigterm()
     supervise.watch_parent()
-    plain = _plain_status(args)
-    if plain is not None:
-        try:
-            status(**plain)
-        except typer.Exit as exc:
-            sys.exit(exc.exit_code)
-        return
+    for parse, command in ((_plain_status, status), (_plain_select, select)):
+        plain = parse(args)
+        if plain is not None:
+            try:
+                command(**plain)
+            except typer.Exit as exc:
+                sys.exit(exc.exit_code)
+            return
     app(args=args, prog_name="activetest")
 
 

@@ -87,3 +87,28 @@ def test_status_and_import_start_without_numba(pool_files: PoolFiles, tmp_path: 
                           env=cli_env(tmp_path))
     assert proc.returncode == 2
     assert proc.stderr.startswith("error: no session file")
+
+
+def test_a_plain_select_skips_typers_parsing(pool_files: PoolFiles, tmp_path: Path) -> None:
+    """``select SESSION --n N`` is called directly (no pydantic validators built): the
+    same draws and output as through typer's parsing (an option written with "=")."""
+    import shutil
+
+    pf = pool_files
+    db = tmp_path / "s.db"
+    subprocess.run(cli_command("init", str(db), "--pool", str(pf.pool), "--task", "sst2",
+                               "--id-column", "id", "--surrogate", f"table:{pf.surrogate}",
+                               "--target", f"table:{pf.target}", "--seed", "0"),
+                   env=cli_env(tmp_path), check=True, capture_output=True)
+    other = tmp_path / "t.db"
+    shutil.copy(db, other)
+    out, loaded = probe(tmp_path, "select", str(db), "-n", "3", "--busy-timeout", "2")
+    assert "numba" in loaded and "pydantic" not in loaded, loaded
+    via_typer, loaded = probe(tmp_path, "select", str(other), "--n=3", "--busy-timeout=2")
+    assert "pydantic" in loaded  # the probe sees typer's parsing when it runs
+    assert out.replace(str(db), "S") == via_typer.replace(str(other), "S") and out
+    drawn = [[r[0] for r in sqlite3.connect(p).execute(
+        "SELECT idx FROM acquisitions ORDER BY step")] for p in (db, other)]
+    assert drawn[0] == drawn[1] and len(drawn[0]) == 3
+    # not plain: through typer, with its message and exit code
+    probe(tmp_path, "select", str(db), "--n", "-2", code=2)

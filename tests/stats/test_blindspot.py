@@ -21,9 +21,11 @@ import pytest
 from activetest.stats import asymptotic_cs, fixed_interval_curve, sample
 from activetest.stats.adaptive import AdaptiveDesign, simulate_design
 from activetest.stats.blindspot import (
+    CurveSpec,
     blind_spot,
     blind_spot_curve,
     design_blind_spot_curve,
+    design_blind_spot_curves,
     design_proposals,
     floored_proposals,
     hidden_mass,
@@ -120,6 +122,49 @@ def test_design_curve_is_the_curve_of_the_replayed_proposals_bit_for_bit() -> No
                         assert np.array_equal(getattr(got, a), getattr(want, a)), (name, kw, a)
                     assert (got.delta, got.loss_cap) == (want.delta, want.loss_cap)
                     assert want.widen_high.max() > 0  # the pool's blind spot is not empty
+
+
+def test_curves_resumed_at_any_draw_are_the_full_run_bit_for_bit() -> None:
+    """Every curve of one replay (the design's control, the second one, none, a fixed
+    one) continued from the running state after any number of draws (what a session's
+    estimate does from its stored state) gives the full run's numbers exactly, and so
+    do its single-curve runs; resumed twice (k0 < k1 < K) too."""
+    pool = rare_miss_pool(N=400)
+    N, y = pool["N"], pool["y"]
+    h = np.abs(np.random.default_rng(5).normal(0.3, 0.2, N))
+    for name in ("calibrated", "calibrated-both"):
+        design = AdaptiveDesign.from_name(name, surrogate_logprobs=pool["S"],
+                                          target_logprobs=pool["T"], loss="log")
+        runs = simulate_design(design, losses=pool["L"], labels=y, budget=60, n_runs=1,
+                               random_state=7)
+        acq = runs.indices[0]
+        known = [m - m % 8 for m in range(60)]
+        specs = [CurveSpec(pool["B"]), CurveSpec(pool["B"], with_control=False),
+                 CurveSpec(1.0, with_control=False, fixed_control=h),
+                 CurveSpec(1.0, second=True)]
+        kw = {"N": N, "n_known": known, "start": 5}
+        full, _ = design_blind_spot_curves(design, acq, specs, labels=y[acq], **kw)
+        for j, sp in enumerate(specs):
+            one = design_blind_spot_curve(design, acq, sp.loss_high, labels=y[acq],
+                                          second=sp.second, with_control=sp.with_control,
+                                          fixed_control=sp.fixed_control, **kw)
+            assert np.array_equal(one.widen_high, full[j].widen_high)
+            assert np.array_equal(one.widen_low, full[j].widen_low)
+        for k0 in (0, 4, 5, 10, 23, 59, 60):
+            for k1 in sorted({k0, (k0 + 60) // 2}):
+                _, st = design_blind_spot_curves(design, acq[:k0], specs, labels=y[acq[:k0]],
+                                                 **kw)
+                _, st = design_blind_spot_curves(design, acq[:k1], specs, labels=y[acq[:k1]],
+                                                 resume=st, **kw)
+                got, end = design_blind_spot_curves(design, acq, specs, labels=y[acq],
+                                                    resume=st, **kw)
+                assert end.k == 60
+                for g, w in zip(got, full, strict=True):
+                    for a in ("n_unexplored", "unexplored_bound", "widen_high",
+                              "widen_low"):
+                        assert getattr(g, a).tobytes() == getattr(w, a).tobytes(), (name, k0)
+                    assert (g.delta, g.loss_cap) == (w.delta, w.loss_cap)
+        assert full[0].widen_high.max() > 0 and full[0].widen_low.max() > 0
 
 
 def test_hidden_mass_bounds_the_knapsack() -> None:

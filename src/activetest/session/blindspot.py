@@ -20,8 +20,9 @@ import numpy as np
 from activetest.session.config import SessionConfig
 from activetest.stats.blindspot import (
     BlindSpotCurve,
+    CurveSpec,
     blind_spot_curve,
-    design_blind_spot_curve,
+    design_blind_spot_curves,
     design_proposals,
     floored_proposals,
 )
@@ -88,7 +89,7 @@ def session_blind_spots(config: SessionConfig, store: Any, *, k: int, n_pool: in
                         loss_bounds: Mapping[str, float] | None = None,
                         pool_controls: Mapping[str, np.ndarray] | None = None,
                         level: float | None = None, start: int | None = None,
-                        ) -> dict[str, SessionBlindSpot]:
+                        save: bool = False) -> dict[str, SessionBlindSpot]:
     """metric -> :class:`SessionBlindSpot`: the blind spot of the session's estimate (the
     design's own, with its control, for the metrics it serves; LURE otherwise) and of
     control-variate LURE, at every budget 1..k. Empty for sessions without
@@ -96,7 +97,10 @@ def session_blind_spots(config: SessionConfig, store: Any, *, k: int, n_pool: in
     unexplored). ``store``: the session's (its draws and acquisition scores); None with
     ``rows`` (the draws) and the adaptive ``sampler`` of an in-memory run. ``start``: the
     first budget computed (default: where the anytime CS starts, 30, or k if fewer; the
-    fixed-budget interval needs only k)."""
+    fixed-budget interval needs only k). An adaptive session's curves continue from the
+    running state stored in the session when it is the one of this history
+    (:mod:`activetest.session.blind_checkpoint`, the same numbers to the last bit);
+    ``save``: store the state at k for the next estimate."""
     ratio = config.blind_ratio
     if ratio is None or k < 1:
         return {}
@@ -115,6 +119,7 @@ def session_blind_spots(config: SessionConfig, store: Any, *, k: int, n_pool: in
         from activetest.session.draw import acquisition_scores_of
 
         scores = acquisition_scores_of(store)
+    adaptive: list[tuple[str, bool, CurveSpec, CurveSpec | None]] = []
     for metric in metrics:
         B = item_loss_bounds(metric, target_pool, (loss_bounds or {}).get(metric))
         second = metric in served and served.index(metric) == 1
@@ -125,16 +130,10 @@ def session_blind_spots(config: SessionConfig, store: Any, *, k: int, n_pool: in
         bounded = B is not None
         B = 0.0 if B is None else B
         h = (pool_controls or {}).get(metric)
-        if config.adaptive:  # the design replayed once per curve, no array per draw
-            st = sampler.state()
-            kw: dict[str, Any] = {"N": n_pool, "labels": st.labels[:k],
-                                  "losses": st.losses[:k], "n_known": st.n_known[:k],
-                                  "second": second, "level": lvl, "ratio": float(ratio),
-                                  "start": start}
-            main = design_blind_spot_curve(sampler.design, rows, B, with_control=own, **kw)
-            cv = None if h is None or own else design_blind_spot_curve(
-                sampler.design, rows, B, with_control=False, fixed_control=h, **kw)
-            out[metric] = SessionBlindSpot(main, cv, bounded)
+        if config.adaptive:  # the design replayed once for every curve, below
+            adaptive.append((metric, bounded, CurveSpec(B, second=second, with_control=own),
+                             None if h is None or own else CurveSpec(
+                                 B, second=second, with_control=False, fixed_control=h)))
             continue
 
         def lure_only(p: Proposals) -> Iterator[tuple[np.ndarray, None]]:
@@ -146,4 +145,43 @@ def session_blind_spots(config: SessionConfig, store: Any, *, k: int, n_pool: in
             lure_only(props), rows, B, N=n_pool, level=lvl, fixed_control=h,
             ratio=float(ratio), start=start)
         out[metric] = SessionBlindSpot(main, cv, bounded)
+    if adaptive:
+        specs = [sp for _, _, main_sp, cv_sp in adaptive
+                 for sp in (main_sp, cv_sp) if sp is not None]
+        curves = iter(_design_curves(store, sampler, specs, rows=rows, k=k, N=n_pool,
+                                     level=lvl, ratio=float(ratio), start=start, save=save))
+        for metric, bounded, _, cv_sp in adaptive:
+            main = next(curves)
+            out[metric] = SessionBlindSpot(main, None if cv_sp is None else next(curves),
+                                           bounded)
     return out
+
+
+def _design_curves(store: Any, sampler: Any, specs: list[CurveSpec], *, rows: list[int],
+                   k: int, N: int, level: float, ratio: float, start: int, save: bool
+                   ) -> list[BlindSpotCurve]:
+    """The adaptive design's curves, continued from the session's stored state where it
+    is this history's (and the state at k stored if ``save``)."""
+    from activetest.session import blind_checkpoint as bc
+
+    st = sampler.state()
+    hist = {"labels": st.labels[:k], "losses": st.losses[:k], "n_known": st.n_known[:k]}
+    kw: dict[str, Any] = {"N": N, "level": level, "ratio": ratio, "start": start}
+    resume = key0 = None
+    refits0 = -1
+    if store is not None:
+        k0 = bc.stored_k(store)
+        if k0 is not None and 1 <= k0 <= k:
+            key0 = bc.curve_key(sampler.design, specs, k=k0, rows=rows, **hist, **kw)
+            resume = bc.load(store, key0, rows, N, sampler._st)
+            if resume is not None:
+                refits0 = int(resume.design["ist"][1])  # (the state is changed in place)
+    k0 = 0 if resume is None else resume.k
+    curves, state = design_blind_spot_curves(sampler.design, rows, specs, resume=resume,
+                                             **hist, **kw)
+    if save and store is not None and k0 < k:
+        # the design's per-item arrays change only at a refit: kept if there was none
+        same = refits0 == int(state.design["ist"][1])
+        bc.save(store, bc.curve_key(sampler.design, specs, k=k, rows=rows, **hist, **kw),
+                state, design_of=key0 if same else None)
+    return curves

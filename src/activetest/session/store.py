@@ -586,6 +586,8 @@ class SessionStore:
         self._config: SessionConfig | None = None  # read once (it never changes)
         #: the file's schema (4 after the first write of a schema-3 file)
         self._version = int(_conn.execute("PRAGMA user_version").fetchone()[0])
+        #: role -> its scores read once, inside :meth:`shared_scores` (None: outside)
+        self._shared: dict[str, StoredScores] | None = None
 
     # ------------------------------------------------------------------ open / create
 
@@ -1066,6 +1068,21 @@ class SessionStore:
 
     # ------------------------------------------------------------------ scores
 
+    @contextlib.contextmanager
+    def shared_scores(self) -> Iterator[None]:
+        """Inside: :meth:`scores` reads each role's log-probs once and returns the same
+        read-only array to every caller (an estimate's pool arrays, its design and its
+        blind spot read them from one copy, not three); a write of a role's scores
+        drops its copy."""
+        outer = self._shared is not None
+        if not outer:
+            self._shared = {}
+        try:
+            yield
+        finally:
+            if not outer:
+                self._shared = None
+
     def put_scores(self, role: str, spec: str, logprobs: np.ndarray,
                    provenance: Mapping[str, Any], *, predictions: bool | None = None) -> None:
         """Store (replace) a model's ``(N, C)`` log-probs; NaN rows mean "not scored".
@@ -1073,6 +1090,8 @@ class SessionStore:
         ``predictions`` (default: for every role but the surrogate) also records
         the model's predicted class and its probability per scored item.
         """
+        if self._shared is not None:
+            self._shared.pop(role, None)
         lp = np.ascontiguousarray(logprobs, dtype="<f8")
         n = self.n_items()
         if lp.ndim != 2 or lp.shape[0] != n:
@@ -1102,6 +1121,8 @@ class SessionStore:
     def update_score_rows(self, role: str, rows: Sequence[int], logprobs: np.ndarray,
                           provenance: Mapping[str, Any] | None = None) -> StoredScores:
         """Fill in the rows ``rows`` of a stored role (one transaction); returns the result."""
+        if self._shared is not None:
+            self._shared.pop(role, None)
         with self.transaction() as c:
             info = cols.column_info(c, _score_column(role)) if self._version >= 4 else None
             if info is not None:  # only the chunks holding the rows are rewritten
@@ -1132,7 +1153,19 @@ class SessionStore:
         return out
 
     def scores(self, role: str) -> StoredScores | None:
-        """The stored scores of ``role``, or None."""
+        """The stored scores of ``role``, or None (inside :meth:`shared_scores`: one
+        read-only copy)."""
+        if self._shared is not None:
+            if role not in self._shared:
+                got = self._read_scores(role)
+                if got is None:
+                    return None
+                got.logprobs.flags.writeable = False
+                self._shared[role] = got
+            return self._shared[role]
+        return self._read_scores(role)
+
+    def _read_scores(self, role: str) -> StoredScores | None:
         rows = self._read("SELECT spec, n_rows, n_classes, logprobs, provenance, updated "
                           "FROM scores WHERE role = ?", (role,))
         if not rows:

@@ -581,7 +581,17 @@ class Session:
                                            dict[str, Any]]:
         """:meth:`estimate`, with what it was computed from: ``(report, labelled draws,
         metric -> losses at them, metric -> the adaptive design's controls, metric -> its
-        blind spot)``."""
+        blind spot)``. The pool's log-probs are read once for all its parts."""
+        with self.store.shared_scores():
+            return self._estimate_from(compare=compare, n_boot=n_boot, level=level,
+                                       target_width=target_width, record=record,
+                                       progress=progress)
+
+    def _estimate_from(self, *, compare: Sequence[Any] | Any, n_boot: int | None,
+                       level: float | None, target_width: float | None, record: bool,
+                       progress: bool) -> tuple[EstimateReport, est.LabelledDraws,
+                                                dict[str, np.ndarray],
+                                                dict[str, est.DesignControls], dict[str, Any]]:
         cfg = self._cfg
         draws = self.labelled_draws()
         if draws.k == 0:
@@ -617,7 +627,8 @@ class Session:
         blind = session_blind_spots(  # what items drawn far below uniform could hide
             cfg, self.store, k=draws.k, n_pool=draws.n_pool, metrics=self.metrics,
             sampler=sampler, target_pool=None if t_pool is None else t_pool.logprobs,
-            loss_bounds=inputs.loss_bounds, pool_controls=inputs.pool_controls, level=level)
+            loss_bounds=inputs.loss_bounds, pool_controls=inputs.pool_controls, level=level,
+            save=record and self.store.writable)  # its running state, for the next one
         report = est.session_estimate(cfg, draws, inputs, design_controls=design_controls,
                                       design_info=design_info, warnings=warnings,
                                       n_boot=n_boot, level=level, target_width=target_width,

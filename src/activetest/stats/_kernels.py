@@ -28,6 +28,37 @@ HAVE_NUMBA = importlib.util.find_spec("numba") is not None
 _lock = threading.Lock()
 
 
+class _NoScipyLinalg:
+    """An import hook refusing ``scipy.linalg`` (while numba's array functions load)."""
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
+        if name == "scipy.linalg":
+            raise ImportError("scipy.linalg is not loaded for numba's BLAS probe")
+
+
+def _import_numba() -> Any:
+    """``numba.njit``, numba's numpy functions registered without importing
+    ``scipy.linalg``: ``numba.np.arraymath`` probes for BLAS at its import by importing
+    ``scipy.linalg.cython_blas`` (about 0.15 CPU-s, a tenth of a ``select``), and the
+    probe's only use is ``np.correlate`` / ``np.convolve`` in compiled code (BLAS dot or
+    a loop), which no activetest kernel calls (tests/stats/test_kernels_lazy.py checks
+    it). Everything else numba does with BLAS (``np.dot``, ``np.linalg`` in compiled
+    code) imports scipy.linalg when such a function is compiled, as before. Where
+    scipy.linalg or numba's array functions are loaded already, nothing changes."""
+    import sys
+
+    if "scipy.linalg" not in sys.modules and "numba.np.arraymath" not in sys.modules:
+        hook = _NoScipyLinalg()
+        sys.meta_path.insert(0, hook)
+        try:
+            import numba.np.arraymath  # noqa: F401
+        finally:
+            sys.meta_path.remove(hook)
+    from numba import njit as numba_njit
+
+    return numba_njit
+
+
 class LazyKernel:
     """A function compiled by ``numba.njit(**options)`` on its first call.
 
@@ -54,7 +85,7 @@ class LazyKernel:
             with _lock:
                 if self.dispatcher is None:
                     try:
-                        from numba import njit as numba_njit
+                        numba_njit = _import_numba()
                     except ImportError:  # pragma: no cover - only without numba
                         self.dispatcher = self.py_func
                     else:

@@ -67,9 +67,12 @@ __all__ = [
     "EARNED_BLIND_RATIO",
     "BlindSpot",
     "BlindSpotCurve",
+    "CurveSpec",
+    "CurveState",
     "blind_spot",
     "blind_spot_curve",
     "design_blind_spot_curve",
+    "design_blind_spot_curves",
     "design_proposals",
     "floored_proposals",
     "hidden_mass",
@@ -146,11 +149,10 @@ def floored_proposals(scores: np.ndarray, acquired: Sequence[int], floor: float
         rem[int(i)] = False
 
 
-def _replay_state(design: Any, acq: list[int], labels: Sequence[int] | None,
-                  losses: Sequence[float] | None, n_known: Sequence[int] | None
-                  ) -> tuple[dict[str, np.ndarray], list[int]]:
-    """A fresh design state holding the history's labels and losses (the draw's model
-    variance left out: not needed), and the labels known at each draw."""
+def _history(design: Any, acq: list[int], labels: Sequence[int] | None,
+             losses: Sequence[float] | None, n_known: Sequence[int] | None
+             ) -> tuple[list[int], list[float], list[int]]:
+    """The history's labels, losses and the labels known at each draw."""
     M = len(acq)
     ys = [] if labels is None else [int(y) for y in labels]
     if losses is None:
@@ -159,7 +161,16 @@ def _replay_state(design: Any, acq: list[int], labels: Sequence[int] | None,
     else:
         Ls = [float(x) for x in losses]
     known = list(range(M)) if n_known is None else [int(x) for x in n_known]
-    st = design._new_state(max(M, 1))
+    return ys, Ls, known
+
+
+def _replay_state(design: Any, acq: list[int], labels: Sequence[int] | None,
+                  losses: Sequence[float] | None, n_known: Sequence[int] | None
+                  ) -> tuple[dict[str, np.ndarray], list[int]]:
+    """A fresh design state holding the history's labels and losses (the draw's model
+    variance left out: not needed), and the labels known at each draw."""
+    ys, Ls, known = _history(design, acq, labels, losses, n_known)
+    st = design._new_state(max(len(acq), 1))
     st["hV"] = np.zeros(0)  # the draws' model variance is not needed here: not computed
     if ys:
         st["hy"][: len(ys)] = ys
@@ -244,43 +255,164 @@ def design_blind_spot_curve(design: Any, acquired: Sequence[int],
     arrays: each draw's exposure (``q_i = a s_i + b`` on the remaining items) and
     control are added in one compiled pass over the pool. ``with_control=False``: the
     proposals without the design's control (LURE; CV-LURE with ``fixed_control``)."""
+    spec = CurveSpec(loss_high, second=second, with_control=with_control,
+                     fixed_control=fixed_control)
+    curves, _ = design_blind_spot_curves(design, acquired, [spec], N=N, labels=labels,
+                                         losses=losses, n_known=n_known, level=level,
+                                         ratio=ratio, start=start)
+    return curves[0]
+
+
+@dataclass(frozen=True)
+class CurveSpec:
+    """One curve of :func:`design_blind_spot_curves`: the loss bounds ``B_i`` and the
+    control the estimate gives never-drawn items (the design's own, its second one, a
+    fixed ``h``, or none); the arguments of :func:`design_blind_spot_curve`."""
+
+    loss_high: np.ndarray | float
+    second: bool = False
+    with_control: bool = True
+    fixed_control: np.ndarray | None = None
+
+
+#: the design state's per-draw history arrays (length = the run's capacity) and their
+#: fill value in a fresh state (:meth:`AdaptiveDesign._new_state`)
+_HISTORY_FILL = {"hidx": 0, "hy": 0, "hL": 0.0, "hq": 0.0, "hg": 0.0, "hG": 0.0,
+                 "hlam": 0.0, "absres": 0.0, "haux": math.nan}
+
+
+@dataclass(frozen=True)
+class CurveState:
+    """The running state of :func:`design_blind_spot_curves` after its first ``k``
+    draws: enough to continue it over later draws with the same numbers, to the last
+    bit, as a run from the first draw.
+
+    Attributes:
+        k: draws done.
+        design: the replayed design's state arrays (:meth:`AdaptiveDesign._new_state`;
+            its per-draw history holds the first ``k`` draws).
+        exposure: ``(N,)`` ``Q_i`` after the k draws (zero on drawn items).
+        control_sums: ``(N,)`` the running sums ``wg`` of the design's first and second
+            control (None: no curve reads it).
+        out: per curve, ``(4, k)``: unexplored count, their bound, widen high, widen low
+            at budgets 1..k.
+        delta, loss_cap: per curve, as in :class:`BlindSpotCurve`.
+    """
+
+    k: int
+    design: dict[str, np.ndarray]
+    exposure: np.ndarray
+    control_sums: tuple[np.ndarray | None, np.ndarray | None]
+    out: tuple[np.ndarray, ...]
+    delta: tuple[float, ...]
+    loss_cap: tuple[float, ...]
+
+
+def _resumed_design(st0: dict[str, np.ndarray], M: int, labels: list[int],
+                    losses: list[float]) -> dict[str, np.ndarray]:
+    """``st0`` with its per-draw history grown to ``M`` draws (a fresh state's values
+    after its own) and the history's labels and losses written (as
+    :func:`_replay_state`); its other arrays are used as they are (and changed)."""
+    st = {}
+    for key, v in st0.items():
+        if key in _HISTORY_FILL:
+            cap = max(M, 1)
+            new = np.full((*v.shape[:-1], cap), _HISTORY_FILL[key], dtype=v.dtype)
+            n = min(cap, v.shape[-1])
+            new[..., :n] = v[..., :n]
+            st[key] = new
+        else:
+            st[key] = v
+    st["hy"][: len(labels)] = labels
+    st["hL"][: len(losses)] = losses
+    return st
+
+
+def design_blind_spot_curves(design: Any, acquired: Sequence[int], specs: Sequence[CurveSpec],
+                             *, N: int, labels: Sequence[int] | None = None,
+                             losses: Sequence[float] | None = None,
+                             n_known: Sequence[int] | None = None, level: float = 0.95,
+                             ratio: float = BLIND_RATIO, start: int = 1,
+                             resume: CurveState | None = None
+                             ) -> tuple[list[BlindSpotCurve], CurveState]:
+    """:func:`design_blind_spot_curve` of each spec, the design replayed once for all
+    (each draw: one pass adding the exposure, the controls the curves read and finding
+    the unexplored items; then each curve's knapsack), and the running state at the
+    end. ``resume``: the state after the first ``resume.k`` draws of the same history
+    (the same design, draws, labels, specs, level, ratio and start: the caller checks),
+    continued from there (its arrays are used and changed); the numbers are those of a
+    run from the first draw, to the last bit (the same float operations in the same
+    order)."""
     acq = [int(i) for i in acquired]
-    curve = _Curve(acq, loss_high, N=N, level=level, fixed_control=fixed_control,
-                   ratio=ratio, start=start, at=None)
-    st, known = _replay_state(design, acq, labels, losses, n_known)
-    if second and st["aux"].shape[0] < 2:  # a one-metric design has no second control
-        with_control = False
-    g = st["aux"][1] if second and with_control else st["g"]
+    K = len(acq)
+    curves = [_Curve(acq, sp.loss_high, N=N, level=level, fixed_control=sp.fixed_control,
+                     ratio=ratio, start=start, at=None) for sp in specs]
+    if resume is not None:
+        if resume.k > K or len(resume.out) != len(specs):
+            raise ValueError("the resumed state is not one of this history")
+        ys, Ls, known = _history(design, acq, labels, losses, n_known)
+        st = _resumed_design(resume.design, K, ys, Ls)
+    else:
+        st, known = _replay_state(design, acq, labels, losses, n_known)
+    two = st["aux"].shape[0] >= 2  # a one-metric design has no second control
+    # a one-metric design's "second" curve has no control (as LURE)
+    uses = [(sp.with_control and (two or not sp.second), sp.second and two) for sp in specs]
+    need = (any(w and not s2 for w, s2 in uses), any(w and s2 for w, s2 in uses))
+    first = 0
+    if resume is not None:
+        first = resume.k
+        Q = resume.exposure  # used and changed in place (no second copy at large N)
+        sums = list(resume.control_sums)
+    else:
+        Q = np.zeros(N)
+        sums = [np.zeros(N) if need[0] else None, np.zeros(N) if need[1] else None]
+    zero = np.zeros(0)
+    wg0 = sums[0] if sums[0] is not None else zero
+    wg1 = sums[1] if sums[1] is not None else zero
+    for j, cv in enumerate(curves):
+        cv.Q = Q
+        w, s2 = uses[j]
+        cv.wg = (wg1 if s2 else wg0) if w else zero
+        cv.undrawn[cv.acq[:first]] = False
+        if resume is not None:
+            cv.out[:, :first] = resume.out[j][:, :first]
+            cv.delta, cv.cap = resume.delta[j], resume.loss_cap[j]
     found = np.empty(N, dtype=np.int64)
-    for m, i in enumerate(acq):
-        if m >= curve.K:
-            break
+    for m in range(first, K):
+        i = acq[m]
         mix = design._mixture(st, m, known[m])
         a, b = mix[0], mix[1]
         k = m + 1
         c = N / ((N - k) * (N - k + 1.0)) if k < N else 0.0
         # the unexplored items at budget k, found in the same pass (none before start)
         thr = ratio * uniform_exposure(N, k) if k >= start else -math.inf
-        n = _expose(float(a), float(b), st["s"], g, st["rem"], curve.Q, curve.wg, c,
-                    with_control and k < N, i, thr, found)
-        curve.after(m, with_control, found[:n])
+        g1 = st["aux"][1] if two else zero
+        n = _expose_all(float(a), float(b), st["s"], st["g"], g1, st["rem"], Q, wg0, wg1,
+                        c, need[0] and k < N, need[1] and k < N, i, thr, found)
+        for j, cv in enumerate(curves):
+            cv.after(m, uses[j][0], found[:n])
         design._finish(st, m, mix, i)
-    return curve.result()
+    state = CurveState(K, st, Q, (sums[0], sums[1]), tuple(cv.out for cv in curves),
+                       tuple(cv.delta for cv in curves), tuple(cv.cap for cv in curves))
+    return [cv.result() for cv in curves], state
 
 
 @njit(cache=True)
-def _expose(a, b, s, g, rem, Q, wg, c, with_g, pick, thr, found):  # pragma: no cover
-    """``Q_i += a s_i + b`` and (``with_g``) ``wg_i += c g_i`` on the remaining items:
-    what :func:`blind_spot_curve` adds of a design proposal (zero on the drawn items)
-    and control (whose values on drawn items are never read); then the remaining items
-    but ``pick`` (being drawn) with ``thr > Q_i`` are written to ``found`` in index
-    order; returns their number."""
+def _expose_all(a, b, s, g, g1, rem, Q, wg0, wg1, c, with_g0, with_g1, pick, thr,
+                found):  # pragma: no cover
+    """``Q_i += a s_i + b`` and (``with_g0``, ``with_g1``) ``wg0_i += c g_i``,
+    ``wg1_i += c g1_i`` on the remaining items: what :func:`blind_spot_curve` adds of a
+    design proposal (zero on the drawn items) and its controls (whose values on drawn
+    items are never read); then the remaining items but ``pick`` (being drawn) with
+    ``thr > Q_i`` are written to ``found`` in index order; returns their number."""
     n = 0
     for i in range(s.shape[0]):
         if rem[i]:
             Q[i] += a * s[i] + b
-            if with_g:
-                wg[i] += c * g[i]
+            if with_g0:
+                wg0[i] += c * g[i]
+            if with_g1:
+                wg1[i] += c * g1[i]
             if i != pick and thr > Q[i]:
                 found[n] = i
                 n += 1

@@ -1,0 +1,210 @@
+"""The blind-spot curves' running state, kept in the session between estimates.
+
+An adaptive session's fixed-budget interval and anytime CS are widened by the blind
+spot at every budget from 30 labels to K (:mod:`activetest.session.blindspot`), which
+needs every past draw's proposal: without a stored state each ``estimate`` and
+``report`` replays the design draw by draw (one pass over the pool per draw, K in all).
+After an ``estimate`` that records, the curves' running state
+(:class:`activetest.stats.blindspot.CurveState`: the exposures, the control sums, the
+replayed design's state and each curve's values at budgets 1..K) is written here, in
+one transaction; the next ``estimate`` or ``report`` continues from it over the draws
+labelled since, so it costs the new labels, not all of them.
+
+The state is used only when its key equals the one computed from the session as it
+stands: a SHA-256 of the design's spec, the pool size, the level, the blind ratio, the
+first budget computed, each curve's loss bounds and fixed control, the first K draws,
+the number of labels the design knew at each and those labels and losses (the design
+sees a round's labels at the next ``select``, so an estimate right after labelling
+has a state that the next one, after that ``select``, continues). A relabelled item, another
+level, a target scored on more items (other loss bounds) or a damaged state: the
+curves are computed from the first draw, which gives the same numbers to the last bit
+(the state only skips float operations already done, in the same order; tested on
+every step of a session and after ``kill -9``). Only the latest state is kept; its
+per-item arrays are chunked columns ``blindspot:*`` (:mod:`activetest.session.columns`)
+of files that have them (schema 4); older files are never written here.
+``ACTIVETEST_CHECKPOINTS=0`` turns it off with the design's checkpoint.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import json
+import sqlite3
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from activetest.session import checkpoint
+from activetest.session.store import (
+    SessionLockedError,
+    SessionReadOnlyError,
+    SessionStore,
+    SessionWriteError,
+)
+from activetest.stats.blindspot import CurveSpec, CurveState
+
+__all__ = ["curve_key", "load", "save"]
+
+_SCHEMA = ("CREATE TABLE IF NOT EXISTS blind_spot_checkpoint (k INTEGER NOT NULL, "
+           "key TEXT NOT NULL, state BLOB NOT NULL)")
+_COLUMN = "blindspot:"
+#: the design state's per-item arrays (columns, not in the blob; ``rem`` is rebuilt)
+_PER_ITEM = ("s", "g", "aux", "rem")
+
+
+def _digest(h: Any, v: Any, dtype: str) -> None:
+    a = np.ascontiguousarray(np.asarray(v, dtype=dtype))
+    h.update(f"{a.shape}".encode())
+    h.update(a.tobytes())
+
+
+def curve_key(design: Any, specs: Sequence[CurveSpec], *, k: int, N: int, level: float,
+              ratio: float, start: int, rows: Sequence[int], labels: Sequence[int],
+              losses: Sequence[float], n_known: Sequence[int]) -> str:
+    """The key of the curves' state after the first ``k`` draws (module docstring)."""
+    h = hashlib.sha256()
+    head = {"v": 1, "spec": design.spec(), "k": int(k), "N": int(N), "level": float(level),
+            "ratio": float(ratio), "start": int(start),
+            "curves": [[bool(s.second), bool(s.with_control), s.fixed_control is None]
+                       for s in specs]}
+    h.update(json.dumps(head, sort_keys=True).encode())
+    for s in specs:
+        _digest(h, s.loss_high, "<f8")
+        if s.fixed_control is not None:
+            _digest(h, s.fixed_control, "<f8")
+    known = [int(x) for x in list(n_known)[:k]]
+    seen = max(known, default=0)  # the labels the first k draws' design knew
+    _digest(h, list(rows)[:k], "<i8")
+    _digest(h, known, "<i8")
+    _digest(h, list(labels)[:seen], "<i8")
+    _digest(h, list(losses)[:seen], "<f8")
+    return h.hexdigest()
+
+
+def stored_k(store: SessionStore) -> int | None:
+    """The number of draws of the stored state (None: none stored)."""
+    if not checkpoint.enabled():
+        return None
+    try:
+        rows = store._read("SELECT k FROM blind_spot_checkpoint")
+    except sqlite3.OperationalError:  # no such table: no state written yet
+        return None
+    return int(rows[0][0]) if len(rows) == 1 else None
+
+
+def load(store: SessionStore, key: str, rows: Sequence[int], N: int,
+         design_now: dict[str, np.ndarray] | None = None) -> CurveState | None:
+    """The stored state if its key is ``key`` (else None: the caller starts from the
+    first draw). ``rows``: the session's draws (at least the state's). ``design_now``:
+    the session's sampler state (the same history, later); where the design has not
+    refitted since the stored state, its per-item arrays are those (shared, not read:
+    the replay from the stored state then refits never, so never changes them)."""
+    if not checkpoint.enabled():
+        return None
+    try:
+        found = store._read("SELECT k, state FROM blind_spot_checkpoint WHERE key = ?",
+                            (key,))
+    except sqlite3.OperationalError:
+        return None
+    if len(found) != 1:
+        return None
+    try:
+        return _decode(store, int(found[0][0]), bytes(found[0][1]), rows, N, design_now)
+    except (ValueError, KeyError, OSError, EOFError, TypeError, IndexError,
+            sqlite3.DatabaseError):  # damaged: start from the first draw
+        return None
+
+
+def _decode(store: SessionStore, k: int, blob: bytes, rows: Sequence[int], N: int,
+            design_now: dict[str, np.ndarray] | None) -> CurveState:
+    from activetest.session import columns as cols
+
+    with np.load(io.BytesIO(blob), allow_pickle=False) as z:
+        data = {name: z[name] for name in z.files}
+    conn = store._conn
+
+    def column(name: str) -> np.ndarray:
+        info = cols.column_info(conn, _COLUMN + name)
+        if info is None or info.n_rows != N or info.width != 1:
+            raise ValueError(f"blind-spot state column {name} is missing")
+        out = np.empty(N)
+        cols.read_column(conn, info, out)  # in place (it returns an (N, 1) view)
+        return out
+
+    n_curves = int(data["n_curves"][0])
+    naux = int(data["n_aux"][0])
+    design = {name[3:]: v for name, v in data.items() if name.startswith("st_")}
+    if set(design) & set(_PER_ITEM):
+        raise ValueError("blind-spot state holds per-item arrays twice")
+    if (design_now is not None and int(design_now["ist"][1]) == int(design["ist"][1])
+            and design_now["s"].shape == (N,) and design_now["aux"].shape[0] == naux):
+        for name in ("s", "g", "aux"):  # no refit since: the same arrays
+            design[name] = design_now[name]
+    else:
+        design["s"] = column("s")
+        design["g"] = column("g")
+        aux = np.empty((naux, N))
+        for r in range(naux):
+            aux[r] = column(f"aux:{r}")  # one row at a time: the same bytes
+        design["aux"] = aux
+    rem = np.ones(N, dtype=np.bool_)
+    rem[np.asarray(list(rows)[:k], dtype=np.int64)] = False
+    design["rem"] = rem
+    sums = tuple(column(f"wg{j}") if int(data["has_wg"][j]) else None for j in range(2))
+    out = tuple(data[f"out_{j}"] for j in range(n_curves))
+    if any(o.shape != (4, k) for o in out):
+        raise ValueError("blind-spot state of another length")
+    return CurveState(k, design, column("Q"), (sums[0], sums[1]), out,
+                      tuple(float(x) for x in data["delta"]),
+                      tuple(float(x) for x in data["cap"]))
+
+
+def save(store: SessionStore, key: str, state: CurveState, *,
+         design_of: str | None = None) -> bool:
+    """Write ``state`` (with its ``key``) as the session's, replacing the previous one,
+    in one transaction. False, writing nothing, where it cannot be written (a
+    read-only, locked or full file, or one without columns): the estimate only reads.
+
+    ``design_of``: the key of the stored state this one continued, if the design has
+    not refitted since (its per-item arrays are then the stored ones, which are kept
+    rather than written again, if that state is still the one stored)."""
+    if not checkpoint.enabled() or not store.writable or not store._has_columns():
+        return False
+    from activetest.session import columns as cols
+
+    st = state.design
+    arrays: dict[str, np.ndarray] = {f"st_{name}": v for name, v in st.items()
+                                     if name not in _PER_ITEM}
+    arrays["n_curves"] = np.array([len(state.out)], dtype=np.int64)
+    arrays["n_aux"] = np.array([st["aux"].shape[0]], dtype=np.int64)
+    arrays["has_wg"] = np.array([x is not None for x in state.control_sums], dtype=np.int64)
+    for j, o in enumerate(state.out):
+        arrays[f"out_{j}"] = np.ascontiguousarray(o[:, :state.k])
+    arrays["delta"] = np.array(state.delta, dtype=np.float64)
+    arrays["cap"] = np.array(state.loss_cap, dtype=np.float64)
+    buf = io.BytesIO()
+    np.savez(buf, allow_pickle=False, **arrays)
+    running = [("Q", state.exposure)]
+    running += [(f"wg{j}", x) for j, x in enumerate(state.control_sums) if x is not None]
+    design = [("s", st["s"]), ("g", st["g"])]
+    design += [(f"aux:{r}", st["aux"][r]) for r in range(st["aux"].shape[0])]
+    with contextlib.suppress(SessionWriteError, SessionReadOnlyError, SessionLockedError):
+        with store.transaction() as c:
+            c.execute(_SCHEMA)
+            keep = design_of is not None and c.execute(
+                "SELECT key FROM blind_spot_checkpoint").fetchall() == [(design_of,)]
+            c.execute("DELETE FROM blind_spot_checkpoint")
+            kept = {_COLUMN + name for name, _ in design} if keep else set()
+            for (name,) in c.execute("SELECT name FROM column_info WHERE name LIKE ?",
+                                     (_COLUMN + "%",)).fetchall():
+                if name not in kept:
+                    cols.delete_column(c, name)
+            for name, v in running + ([] if keep else design):
+                cols.write_column(c, _COLUMN + name, v)
+            c.execute("INSERT INTO blind_spot_checkpoint (k, key, state) VALUES (?, ?, ?)",
+                      (int(state.k), key, buf.getvalue()))
+        return True
+    return False

@@ -1,0 +1,66 @@
+"""How the compiled kernels load numba: without ``scipy.linalg`` (numba's BLAS probe,
+~0.15 CPU-s of every ``select``), which is safe only while no kernel calls the numpy
+functions the probe decides (``np.correlate``, ``np.convolve``)."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import activetest.stats as stats_pkg
+
+_RUN = """
+import sys
+import numpy as np
+from activetest.stats import _adaptive_kernels as ak
+from activetest.stats._kernels import HAVE_NUMBA
+v = np.arange(5.0)
+print(ak.total(v), HAVE_NUMBA, "scipy.linalg" in sys.modules, flush=True)
+import scipy.linalg  # still importable afterwards, as usual
+print(scipy.linalg.norm(v) > 0)
+"""
+
+
+def test_a_kernel_runs_without_importing_scipy_linalg() -> None:
+    out = subprocess.run([sys.executable, "-c", _RUN], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out[0] == "10.0" and out[1] == "True"
+    assert out[2] == "False"  # numba loaded without scipy.linalg
+    assert out[3] == "True"
+
+
+def _calls(tree: ast.AST) -> set[str]:
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            names.add(node.attr)
+        elif isinstance(node, ast.Name):
+            names.add(node.id)
+    return names
+
+
+def test_no_kernel_calls_what_numbas_blas_probe_decides() -> None:
+    """np.correlate / np.convolve in compiled code take BLAS or a loop by the probe
+    skipped at load (their sums could differ in the last bits): no kernel uses them,
+    nor a BLAS product (@, np.dot, np.vdot, np.inner, np.linalg)."""
+    src = Path(stats_pkg.__file__).parent
+    kernels = 0
+    for path in sorted(src.rglob("*.py")):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.FunctionDef):
+                continue
+            decos = {getattr(d, "id", None) or getattr(getattr(d, "func", None), "id", None)
+                     for d in node.decorator_list}
+            if "njit" not in decos:
+                continue
+            kernels += 1
+            used = _calls(node)
+            bad = used & {"correlate", "convolve", "dot", "vdot", "inner", "linalg",
+                          "matmul"}
+            assert not bad, f"{path.name}:{node.name} uses {bad}"
+            assert not any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.MatMult)
+                           for n in ast.walk(node)), f"{path.name}:{node.name} uses @"
+    assert kernels > 20
