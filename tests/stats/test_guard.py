@@ -140,3 +140,20 @@ def test_guard_serves_logistic_designs_only() -> None:
         AdaptiveDesign.pe(lp, rule="guard")
     assert AdaptiveDesign.graded(np.zeros((6, 1)), prior=np.full(6, 0.3),
                                  rule="guard").rule == "guard"
+
+
+def test_a_history_session_opts_in_by_its_config_key() -> None:
+    """Sessions build the guard only where their config's ``design_rule`` says
+    ``"guard"`` (a config without the key ran, and replays, the original rule)."""
+    from activetest.session.config import SessionConfig
+    from activetest.session.design import design_rule, history_design
+
+    hf, _, _ = _misleading()
+    stored = np.column_stack([hf.p_correct, hf.covered.astype(float), hf.factors])
+    old = SessionConfig(task={}, surrogate="s", target="t", metric="log_loss",
+                        acquisition="adaptive", seed=0)
+    new = SessionConfig.from_dict({**old.to_dict(), "design_rule": "guard"})
+    assert design_rule(old) == "original" and design_rule(new) == "guard"
+    d = history_design(stored, design_rule(new))
+    assert d.rule == "guard" and d.spec()["rule"] == "guard"
+    assert history_design(stored, design_rule(old)).spec().get("rule") is None
