@@ -21,6 +21,8 @@ Out-of-sample guard variants (``--variants``; the rule ``"guard"`` of
 * ``guard z=0``: the fallback as soon as its out-of-sample record is the better one;
 * ``guard oos-lambda``: also the model's lambda chosen by the out-of-sample record;
 * ``guard oos-lambda z=0``: both.
+* ``guard oos-lambda recent``: lambda and the fallback scored on the later half of the
+  labels only (the model improves as labels arrive; its early record is a weaker one's).
 
 Held-out models and history as in :mod:`activetest.experiments.history` (same target
 choice, same rank choice); per model R runs of each variant, each variant with the
@@ -51,7 +53,9 @@ GUARD_VARIANTS = {
     "guard": {"rule": "guard"},
     "guard z=0": {"rule": "guard", "rule_params": (0, 0, 0, 0, 1, 0.0, 1.0, 5, 0)},
     "guard oos-lambda": {"rule": "guard", "rule_params": (0, 0, 0, 0, 1, 1.0, 1.0, 5, 1)},
-    "guard oos-lambda z=0": {"rule": "guard", "rule_params": (0, 0, 0, 0, 1, 0.0, 1.0, 5, 1)}}
+    "guard oos-lambda z=0": {"rule": "guard", "rule_params": (0, 0, 0, 0, 1, 0.0, 1.0, 5, 1)},
+    "guard oos-lambda recent": {"rule": "guard",
+                                "rule_params": (0, 0, 0, 0, 1, 1.0, 0.5, 5, 1)}}
 
 
 def _variant(name: str) -> dict:
