@@ -16,13 +16,14 @@ estimate of the next draw's variance is no larger than the fitted model's best. 
 Out-of-sample guard variants (``--variants``; the rule ``"guard"`` of
 :mod:`activetest.stats._guard_kernels`, prior start kept):
 
-* ``guard``: the rule's parameters (fallback when the out-of-sample record says the model
-  is worse by z = 1 standard errors, lambda chosen in-sample as the original rule);
+* ``guard``: the fallback when the out-of-sample record over every past label says the
+  model is worse by z = 1 standard errors, lambda chosen in-sample as the original rule;
 * ``guard z=0``: the fallback as soon as its out-of-sample record is the better one;
 * ``guard oos-lambda``: also the model's lambda chosen by the out-of-sample record;
 * ``guard oos-lambda z=0``: both.
 * ``guard oos-lambda recent``: lambda and the fallback scored on the later half of the
-  labels only (the model improves as labels arrive; its early record is a weaker one's).
+  labels only (the model improves as labels arrive; its early record is a weaker one's):
+  the rule ``"guard"``'s own parameters (``GUARD_PARAMS``).
 
 Held-out models and history as in :mod:`activetest.experiments.history` (same target
 choice, same rank choice); per model R runs of each variant, each variant with the
@@ -50,7 +51,7 @@ VARIANTS = {"original": {}, "earned": {"rule": "earned"},
 #: The out-of-sample guard's variants (module docstring); not in the default run, so the
 #: default tables keep their cache keys.
 GUARD_VARIANTS = {
-    "guard": {"rule": "guard"},
+    "guard": {"rule": "guard", "rule_params": (0, 0, 0, 0, 1, 1.0, 1.0, 5, 0)},
     "guard z=0": {"rule": "guard", "rule_params": (0, 0, 0, 0, 1, 0.0, 1.0, 5, 0)},
     "guard oos-lambda": {"rule": "guard", "rule_params": (0, 0, 0, 0, 1, 1.0, 1.0, 5, 1)},
     "guard oos-lambda z=0": {"rule": "guard", "rule_params": (0, 0, 0, 0, 1, 0.0, 1.0, 5, 1)},

@@ -44,8 +44,11 @@ GUARD_ROWS = 7
 #: The guard's kernel parameters (``rule[4:9]`` of the design's rule vector): on, the
 #: evidence threshold z, the window (share of the latest labels scored), the least number
 #: of records before the fallback (or an out-of-sample lambda) may be chosen, lambda by
-#: the out-of-sample record (1) or in-sample as the original rule (0).
-GUARD_PARAMS = (1.0, 1.0, 1.0, 5.0, 0.0)
+#: the out-of-sample record (1) or in-sample as the original rule (0). The values: the
+#: variant that kept every held-out model of the shared matrices at or below 1.05x
+#: uniform's squared error at the largest budget (docs/history.md, "guard oos-lambda
+#: recent"): z = 1 over the later half of the labels, lambda out-of-sample.
+GUARD_PARAMS = (1.0, 1.0, 0.5, 5.0, 1.0)
 
 
 def guard_aux0(n: int, s0: np.ndarray, g0: np.ndarray, lam0: float) -> np.ndarray:
