@@ -24,6 +24,7 @@ Out-of-sample guard variants (``--variants``; the rule ``"guard"`` of
 * ``guard oos-lambda recent``: lambda and the fallback scored on the later half of the
   labels only (the model improves as labels arrive; its early record is a weaker one's):
   the rule ``"guard"``'s own parameters (``GUARD_PARAMS``).
+* ``guard oos-lambda 3/4``: the same over the later three quarters of the labels.
 
 Held-out models and history as in :mod:`activetest.experiments.history` (same target
 choice, same rank choice); per model R runs of each variant, each variant with the
@@ -56,7 +57,8 @@ GUARD_VARIANTS = {
     "guard oos-lambda": {"rule": "guard", "rule_params": (0, 0, 0, 0, 1, 1.0, 1.0, 5, 1)},
     "guard oos-lambda z=0": {"rule": "guard", "rule_params": (0, 0, 0, 0, 1, 0.0, 1.0, 5, 1)},
     "guard oos-lambda recent": {"rule": "guard",
-                                "rule_params": (0, 0, 0, 0, 1, 1.0, 0.5, 5, 1)}}
+                                "rule_params": (0, 0, 0, 0, 1, 1.0, 0.5, 5, 1)},
+    "guard oos-lambda 3/4": {"rule": "guard", "rule_params": (0, 0, 0, 0, 1, 1.0, 0.75, 5, 1)}}
 
 
 def _variant(name: str) -> dict:
