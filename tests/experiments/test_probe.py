@@ -200,3 +200,19 @@ def test_design_rows_move_from_a_proven_old_key_and_only_then(tmp_path, monkeypa
                                                        methods=("uniform+mean",)),
                                   methods=methods)
     assert calls == [1]  # no migration asked: recomputed
+
+
+def test_guard_variants_are_probed_apart_from_the_default_ones(monkeypatch) -> None:
+    """The out-of-sample guard's variants (``--variants``) have their own probe: a change
+    in any of them moves it, and leaves the default variants' key (the committed tables)."""
+    from activetest.experiments import history_guard as hg
+
+    base = hg.behaviour_probe()
+    names = tuple(hg.GUARD_VARIANTS)
+    guard = hg.behaviour_probe(names)
+    assert guard != base
+    for v in names:
+        monkeypatch.setitem(hg.GUARD_VARIANTS, v, {**hg.GUARD_VARIANTS[v], "lam": 0.3})
+        assert hg.behaviour_probe(names) != guard, v
+        assert hg.behaviour_probe() == base, v
+        monkeypatch.undo()

@@ -110,8 +110,10 @@ def _old_key_code(kind: str, name: str, sc: str, z: dict, root: str) -> str:
 def _guard_key(name: str, sc: str, z: dict, root: str) -> str:
     """Today's key of a guard study file's parameters."""
     from activetest.experiments.history_guard import cache_key
-    a = argparse.Namespace(matrix=name, scenario=sc, targets=z["original"].shape[0],
-                           runs=int(z["meta"][2]), budgets=list(_BUDGETS), seed=0, root=root)
+    variants = [k for k in z if k not in ("budgets", "accuracy", "meta")]  # in file order
+    a = argparse.Namespace(matrix=name, scenario=sc, targets=z[variants[0]].shape[0],
+                           runs=int(z["meta"][2]), budgets=list(_BUDGETS), seed=0, root=root,
+                           variants=variants)
     return cache_key(a)
 
 

@@ -39,6 +39,7 @@ import math
 
 import numpy as np
 
+from activetest.stats._guard_kernels import GUARD_ROWS, guard_choose, guard_record
 from activetest.stats._kernels import njit
 
 KIND_FIXED = 0
@@ -669,6 +670,9 @@ def refit(kind, F, ltab, Phi, w0, rhos, lambdas, lam_fixed, rule, ist, fst, W, s
     if earned and rule[2] > 0.0 and lam_fixed < 0.0 and kind != KIND_FIXED:
         _uniform_fallback(kind, ltab, s, g, aux, w1, w2, n_rem, hidx, hy, hL, hq, k, cost,
                           rule[2], fst)
+    if (rule.shape[0] > 4 and rule[4] > 0.0 and kind != KIND_BOTH
+            and aux.shape[0] == GUARD_ROWS):  # the out-of-sample guard (_guard_kernels)
+        guard_choose(s, g, aux, hL, hq, k, rule, lambdas, lam_fixed, fst)
 
 
 @njit(cache=True)
@@ -865,6 +869,8 @@ def finish(kind, ist, fst, s, g, rem, hidx, hq, hg, hG, hlam, hV, m, u, forced, 
                     break
         if pick < 0:  # u at the very top of the CDF (rounding): the last remaining item
             pick = last
+    if kind != KIND_BOTH and aux.shape[0] == GUARD_ROWS:  # the out-of-sample guard's record
+        guard_record(aux, rem, pick, m, N - m)
     hidx[m] = pick
     hq[m] = a * s[pick] + b
     hg[m] = g[pick]

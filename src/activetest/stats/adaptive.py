@@ -166,6 +166,7 @@ from typing import Any
 import numpy as np
 
 from activetest.stats import _adaptive_kernels as ak
+from activetest.stats._guard_kernels import GUARD_PARAMS, guard_aux0
 from activetest.stats._validate import as_logprobs, as_vector, check_budget
 from activetest.stats.estimators import (
     adaptive_lure,
@@ -215,12 +216,15 @@ LAZY_MIN_ROWS = 1 << 18
 #: In-run rules (module docstring, "The earned rule"): ``"original"`` (what every session
 #: before ``design_rule`` ran, and this module's default, so that a design built without a
 #: rule is the one it always was) and ``"earned"`` (what new sessions run).
-RULES = ("original", "earned")
+RULES = ("original", "earned", "guard")
 #: The rule of a design built without one.
 DEFAULT_RULE = "original"
 #: Kernel parameters of each rule: ``[on, smoothing pseudo-labels a, fallback margin,
 #: lambda floor b]`` (see :mod:`._adaptive_kernels`).
-RULE_PARAMS = {"original": (0.0, 0.0, 0.0, 0.0), "earned": (1.0, 4.0, 1.0, 0.0)}
+RULE_PARAMS = {"original": (0.0, 0.0, 0.0, 0.0), "earned": (1.0, 4.0, 1.0, 0.0),
+               # the out-of-sample guard (:mod:`._guard_kernels`; logistic designs only):
+               # [.., .., .., .., on, z, window, least records, out-of-sample lambda]
+               "guard": (0.0, 0.0, 0.0, 0.0, *GUARD_PARAMS)}
 #: Design names accepted by :meth:`AdaptiveDesign.from_name`.
 DESIGNS = ("calibrated", "calibrated-uniform", "calibrated-both", "calibrated-both-uniform",
            "fixed_mix", "pe")
@@ -477,6 +481,11 @@ class AdaptiveDesign:
             self._ktab = (np.zeros((1, 2)) if ltab is None else ltab.kernel
                           if isinstance(ltab, LazyLossTable)
                           else np.ascontiguousarray(ltab, dtype=np.float64))
+        if self._rule.shape[0] > 4 and self._rule[4] > 0:  # the out-of-sample guard
+            if kind != ak.KIND_GRADED:
+                raise ValueError("the out-of-sample guard (rule 'guard') serves the logistic "
+                                 "designs (graded, features) only")
+            aux0 = guard_aux0(n, s0, g0, lam0)
         self._aux0 = (np.zeros((0, 0)) if aux0 is None
                       else np.ascontiguousarray(aux0, dtype=np.float64))
         if lam is not None and not 0.0 < lam <= 1.0:
@@ -1281,7 +1290,7 @@ def simulate_design(design: AdaptiveDesign, *, losses: np.ndarray,
                     out.q, out.control, out.control_rest, out.lam, out.refits,
                     np.empty((0, 0)) if out.model_var is None else out.model_var,
                     design._aux0, aux)
-    if aux.shape[0]:
+    if aux.shape[0] and design.kind == ak.KIND_BOTH:
         out.control2, out.control_rest2 = aux[0], aux[1]
         out.model_var2 = aux[2] if model_var else None
     return out

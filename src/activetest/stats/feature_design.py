@@ -330,6 +330,9 @@ def feature_design(*, history: HistoryFeatures | None = None,
             draws before the first refit are uniform with g = 0, as in every design of
             :mod:`activetest.stats.adaptive` (one constructor,
             :meth:`~activetest.stats.adaptive.AdaptiveDesign.logistic`).
+            ``"guard"``: the out-of-sample guard (:mod:`activetest.stats._guard_kernels`;
+            the prior start kept, the uniform fallback chosen where the model's record on
+            labels it was not fitted to is worse; docs/history.md).
         rule_params: the rule's kernel parameters (default ``RULE_PARAMS[rule]``).
         feature_names: a name per ``features`` column (default ``feature k``).
         neighbours: add the similarity-weighted neighbours' column, recomputed from the
