@@ -244,19 +244,22 @@ def wilson_n(acc: float, N: int, h: float, z: float = 1.959963984540054) -> int:
 
 
 def measure(pools: list[Pool], runs: int, seed: int, hist: str = "svd8",
-            cs: str = "mixture") -> list[dict]:
+            cs: str | tuple[str, ...] = "mixture") -> list[dict]:
+    """Rows per pool, width and CS rule (``cs``: one of :data:`CS_RULES` or several,
+    measured on the same simulated runs)."""
+    rules = (cs,) if isinstance(cs, str) else tuple(cs)
     rows = []
     for p in pools:
         t0 = time.process_time()
         N = p.loss.size
         truth = float(p.loss.mean())
         th, mv, info = active_theta(p, runs, seed, hist)
-        if cs == "mixture":
-            alo, ahi = _cs(th, N, mv)
-            ulo, uhi = uniform_runs(p, runs, seed)
-        for h in WIDTHS:
+        for rule, h in ((r, h) for r in rules for h in WIDTHS):
             plan = ""
-            if cs == "planned":  # the CS tuned to a budget planned for the width h
+            if rule == "mixture":
+                alo, ahi = _cs(th, N, mv)
+                ulo, uhi = uniform_runs(p, runs, seed)
+            else:  # the CS tuned to a budget planned for the width h
                 Ta = planned_budget_for_width(info["design"], N, h)
                 Tu = planned_budget_for_width(info["uniform"], N, h)
                 alo, ahi = _cs(th, N, mv, Ta)
@@ -265,7 +268,7 @@ def measure(pools: list[Pool], runs: int, seed: int, hist: str = "svd8",
             a_n, a_cov = _stop(alo, ahi, h, truth)
             u_n, u_cov = _stop(ulo, uhi, h, truth)
             rows.append(dict(pool=p.name, surrogate=p.surrogate, N=N, acc=1 - truth, h=h,
-                             plan=plan,
+                             plan=plan, cs=rule,
                              active=float(np.median(a_n)), active_mean=float(a_n.mean()),
                              uniform=float(np.median(u_n)), uniform_mean=float(u_n.mean()),
                              wilson=wilson_n(1 - truth, N, h),
@@ -322,14 +325,16 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--no-bundled", action="store_true")
     ap.add_argument("--held-out", type=int, default=3,
                     help="held-out models per history matrix (seeded pick)")
-    ap.add_argument("--cs", choices=CS_RULES, default="mixture",
-                    help="the CS's tuning, the same for every design (CS_RULES)")
+    ap.add_argument("--cs", choices=CS_RULES, nargs="+", default=["mixture"],
+                    help="the CS's tuning, the same for every design (CS_RULES); several: "
+                         "one table each, on the same simulated runs")
     a = ap.parse_args(argv)
     pools = (([] if a.no_bundled else bundled_pools())
              + ([] if a.no_history else history_pools(a.held_out, seed=a.seed)))
     pools = [p for p in pools if a.only in p.name]
-    rows = measure(pools, a.runs, a.seed, a.history_design, a.cs)
-    text = table(rows, a.runs)
+    rows = measure(pools, a.runs, a.seed, a.history_design, tuple(a.cs))
+    text = "\n".join((f"CS rule `{c}`:\n\n" if len(a.cs) > 1 else "")
+                     + table([r for r in rows if r["cs"] == c], a.runs) for c in a.cs)
     print(text)
     if a.out is not None:
         a.out.write_text(f"<!-- python benchmarks/harness_runs.py {' '.join(argv or sys.argv[1:])}"

@@ -589,6 +589,10 @@ def label(
         raise ValueError(f"--n must be a positive number of items to draw, got {n}")
     with _open(session, busy_timeout) as s:
         pending = s.pending()
+        if not from_data:  # a harness item has no answer to judge: refused before drawing
+            from activetest.session.harness import check_person_labelling
+
+            check_person_labelling(s, None if n is not None else pending, "label")
         if n is not None and len(pending) < n:
             s.select(n - len(pending))
             pending = s.pending()
