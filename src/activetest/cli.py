@@ -477,6 +477,10 @@ def select(
             if harness_tool(s) != "lm-eval":
                 raise ValueError(f"{session}: --emit lm-eval needs a session created with "
                                  f"--target lm-eval")
+        elif out is not None:  # a sheet for people: a harness draw has no answer to judge
+            from activetest.session.harness import check_person_labelling
+
+            check_person_labelling(s, None, "select --out")
         drawn = s.select(n)
         if emit is not None:
             _emit_lmeval(s, session, drawn, out)

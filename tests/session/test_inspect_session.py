@@ -130,15 +130,17 @@ def test_people_are_not_shown_an_answer_that_does_not_exist(tmp_path: Path) -> N
     with Session.open(tmp_path / "s.db") as s:
         drawn = s.select(3)
         s.add_label(drawn[0].item_id, "correct", source="inspect:e1")  # the eval's score
-    for args, who in ((["label", "s.db"], f"item {drawn[1].item_id!r} (and 1 more) has"),
-                      (["label", "s.db", "--n", "5"], "the items of a harness session have"),
-                      (["export", "s.db", "--out", "sheet.csv"],
-                       f"item {drawn[1].item_id!r} (and 1 more) has")):
+    first = f"item {drawn[1].item_id!r} (and 1 more) has"
+    for args, who in ((["label", "s.db"], f"label: {first}"),
+                      (["label", "s.db", "--n", "5"], "label: the items of a harness session have"),
+                      (["select", "s.db", "--n", "2", "--out", "sheet.csv"],
+                       "select --out: the items of a harness session have"),
+                      (["export", "s.db", "--out", "sheet.csv"], f"export: {first}")):
         p = _cli(tmp_path, *args)
         err = " ".join(p.stderr.split())
         assert p.returncode == 2 and "Traceback" not in err, (args, p.stderr)
-        assert (f"{args[0]}: {who} no answer from the target yet, so there is nothing for a "
-                f"person to judge" in err and "activetest.inspect.ActiveStopping" in err), err
+        assert (f"{who} no answer from the target yet, so there is nothing for a person to "
+                f"judge" in err and "activetest.inspect.ActiveStopping" in err), err
     assert not (tmp_path / "sheet.csv").exists()
     with pytest.raises(SessionError, match=r"serve: the items of a harness session have no "
                                            r"answer from the target yet"):
