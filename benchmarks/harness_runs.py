@@ -317,7 +317,8 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", type=int, default=200)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--only", default="", help="substring of the pool names to keep")
+    ap.add_argument("--only", default="", help="substring of the pool names to keep "
+                    "('A|B': either)")
     ap.add_argument("--no-history", action="store_true")
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--history-design", choices=HISTORY_DESIGNS, default="svd8",
@@ -328,11 +329,26 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--cs", choices=CS_RULES, nargs="+", default=["mixture"],
                     help="the CS's tuning, the same for every design (CS_RULES); several: "
                          "one table each, on the same simulated runs")
+    ap.add_argument("--json", type=Path, default=None, help="also write the rows as JSON")
+    ap.add_argument("--merge", type=Path, nargs="+", default=None,
+                    help="render the tables from these --json files (runs split by --only) "
+                         "instead of measuring")
     a = ap.parse_args(argv)
+    if a.merge:
+        import json
+
+        rows = [r for f in a.merge for r in json.loads(f.read_text())]
+        print("\n".join((f"CS rule `{c}`:\n\n" if len(a.cs) > 1 else "")
+                        + table([r for r in rows if r["cs"] == c], a.runs) for c in a.cs))
+        return
     pools = (([] if a.no_bundled else bundled_pools())
              + ([] if a.no_history else history_pools(a.held_out, seed=a.seed)))
-    pools = [p for p in pools if a.only in p.name]
+    pools = [p for p in pools if any(o in p.name for o in a.only.split("|"))]
     rows = measure(pools, a.runs, a.seed, a.history_design, tuple(a.cs))
+    if a.json is not None:
+        import json
+
+        a.json.write_text(json.dumps(rows))
     text = "\n".join((f"CS rule `{c}`:\n\n" if len(a.cs) > 1 else "")
                      + table([r for r in rows if r["cs"] == c], a.runs) for c in a.cs)
     print(text)
