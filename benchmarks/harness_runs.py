@@ -29,6 +29,22 @@ on) has half-width at most h, for h = 0.03 and 0.02:
 Stop = the first budget >= 30 whose CS half-width is <= h; coverage = the share
 of runs whose CS at the stop holds the pool's true accuracy. Every run is seeded.
 
+``--cs`` chooses the CS's tuning, the same rule for every design and for uniform:
+
+* ``mixture`` (default, the measured table): the normal mixture tuned at 200 labels
+  (``planned_labels``), what sessions made before the planned budget ran;
+* ``planned``: the CS tuned to a planned budget (``asymptotic_cs(..., budget=T)``, what
+  new sessions run) with T chosen from the requested half-width h before any label, as a
+  user would (:func:`planned_budget_for_width`): the first budget at which the CS's
+  half-width at its own planned budget (``budget_line_constant`` SEs) reaches h, with the
+  SE projected from a label-free variance (the design's prior model at its first draw;
+  uniform: ``p0 (1 - p0)`` with p0 the design's prior mean loss, 0.5 without one),
+  capped at N - 1 (not at the session's ``max_budget``: a width-driven plan on a small
+  pool is near the whole pool, and the CS is only needed near it).
+
+``--held-out K``: K held-out models per history matrix (seeded pick, default 3: the
+measured table's six pools).
+
 Usage (writes the Markdown table; CPU minutes)::
 
     nice -n 10 python benchmarks/harness_runs.py --runs 200 --out docs/harness_runs.md
@@ -51,7 +67,7 @@ sys.path.insert(0, str(ROOT / "src"))
 from activetest.session.design import graded_adaptive_design  # noqa: E402
 from activetest.session.harness import choice_features  # noqa: E402
 from activetest.stats.adaptive import AdaptiveDesign, simulate_design  # noqa: E402
-from activetest.stats.confseq import asymptotic_cs  # noqa: E402
+from activetest.stats.confseq import asymptotic_cs, budget_line_constant  # noqa: E402
 from activetest.stats.estimators import adaptive_lure_theta  # noqa: E402
 
 OUTPUTS = ROOT / "experiments" / "outputs"
@@ -125,11 +141,29 @@ def _stop(lo: np.ndarray, hi: np.ndarray, h: float, truth: float) -> tuple[np.nd
     return first + 1, cov
 
 
-def _cs(theta: np.ndarray, N: int, model_var: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+#: ``--cs``: the CS's tuning (module docstring).
+CS_RULES = ("mixture", "planned")
+
+
+def planned_budget_for_width(S2: float, N: int, h: float) -> int:
+    """The planned budget for a half-width ``h``: the first M >= 30 (at most N - 1) whose
+    projected SE ``sqrt(S2 (N - M) / (N M))`` times the budget-tuned CS's multiplier at
+    its planned budget (``budget_line_constant()``, 2.63) is at most h. ``S2``: a
+    per-item variance known before any label."""
+    c = budget_line_constant()
+    m = np.arange(1, N, dtype=np.float64)
+    se = np.sqrt(max(S2, 1e-12) * (N - m) / (N * m))
+    ok = np.flatnonzero((c * se <= h) & (m >= START))
+    return int(m[ok[0]]) if ok.size else int(N - 1)
+
+
+def _cs(theta: np.ndarray, N: int, model_var: np.ndarray | None, budget: int | None = None
+        ) -> tuple[np.ndarray, np.ndarray]:
     lo, hi = np.empty_like(theta), np.empty_like(theta)
     for r in range(theta.shape[0]):
         cs = asymptotic_cs(theta[r], N, value_range=(0.0, 1.0),
-                           model_var=None if model_var is None else model_var[r])
+                           model_var=None if model_var is None else model_var[r],
+                           budget=budget)
         lo[r], hi[r] = cs.low, cs.high
     return lo, hi
 
@@ -137,11 +171,11 @@ def _cs(theta: np.ndarray, N: int, model_var: np.ndarray | None) -> tuple[np.nda
 #: ``--history-design``: how the history pools are drawn. ``svd8`` (the default, the
 #: measured table): the graded design on the other models' mean correctness and 8 SVD
 #: factors, the original in-run rule; ``svd8-earned``: the same with the earned rule;
-#: ``features`` / ``features-earned``: what a ``--surrogate history`` session draws with
-#: (:func:`activetest.stats.feature_design.feature_design` on
+#: ``features`` / ``features-earned``: the design a ``--surrogate history`` session draws
+#: with (:func:`activetest.stats.feature_design.feature_design` on
 #: :func:`~activetest.stats.feature_design.history_features`: shrunk difficulty, factors
-#: of a rank chosen on the history alone), with the original or the earned rule (new
-#: sessions: earned).
+#: of a rank chosen on the history alone), with the original or the earned rule (history
+#: sessions record no ``design_rule``, so they run the original rule: ``features``).
 HISTORY_DESIGNS = ("svd8", "svd8-earned", "features", "features-earned")
 
 
@@ -156,9 +190,11 @@ def history_design(p: Pool, kind: str) -> AdaptiveDesign:
     return feature_design(history=history_features(p.others), rule=rule)
 
 
-def active_runs(p: Pool, runs: int, seed: int, hist: str = "svd8"
-                ) -> tuple[np.ndarray, np.ndarray, int]:
-    """(lo, hi) of the active CS over the whole pool, per run; the pool size."""
+def active_theta(p: Pool, runs: int, seed: int, hist: str = "svd8"
+                 ) -> tuple[np.ndarray, np.ndarray | None, dict]:
+    """The design's per-draw estimates theta and model variances over the whole pool, per
+    run, and the label-free variances the ``planned`` rule plans with (``design``: its
+    prior model's at the first draw; ``uniform``: ``p0 (1 - p0)``)."""
     N = p.loss.size
     design = (graded_adaptive_design(p.features) if p.prior is None
               else history_design(p, hist) if p.surrogate == "history"
@@ -168,17 +204,31 @@ def active_runs(p: Pool, runs: int, seed: int, hist: str = "svd8"
                         random_state=rng, model_var=True)
     L = p.loss[d.indices]
     th = adaptive_lure_theta(L, d.q, N, control=d.control, control_rest=d.control_rest)
-    return *_cs(th, N, d.model_var), N
+    # label-free: the design's prior at its first draw (the same in every run)
+    x1 = float(d.model_var[0, 0]) if d.model_var is not None else float("nan")
+    p0 = float(d.control_rest[0, 0]) / N
+    p0 = p0 if 0.0 < p0 < 1.0 else 0.5
+    info = {"design": x1 / (N * (N - 1)) if np.isfinite(x1) and x1 > 0 else p0 * (1 - p0),
+            "uniform": p0 * (1 - p0)}
+    return th, d.model_var, info
 
 
-def uniform_runs(p: Pool, runs: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """(lo, hi) of uniform sampling's CS (same family), per run."""
+def active_runs(p: Pool, runs: int, seed: int, hist: str = "svd8"
+                ) -> tuple[np.ndarray, np.ndarray, int]:
+    """(lo, hi) of the active CS (the ``mixture`` rule) over the whole pool, per run; N."""
+    th, mv, _ = active_theta(p, runs, seed, hist)
+    return *_cs(th, p.loss.size, mv), p.loss.size
+
+
+def uniform_runs(p: Pool, runs: int, seed: int, budget: int | None = None
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """(lo, hi) of uniform sampling's CS (same family; ``budget``: tuned to it), per run."""
     N = p.loss.size
     rng = np.random.default_rng([seed, zlib.crc32(p.name.encode()), 2])
     idx = np.stack([rng.permutation(N) for _ in range(runs)])
     q = np.broadcast_to(1.0 / (N - np.arange(N)), idx.shape)
     th = adaptive_lure_theta(p.loss[idx], q, N)
-    return _cs(th, N, None)
+    return _cs(th, N, None, budget)
 
 
 def wilson_n(acc: float, N: int, h: float, z: float = 1.959963984540054) -> int:
@@ -193,18 +243,32 @@ def wilson_n(acc: float, N: int, h: float, z: float = 1.959963984540054) -> int:
     return N
 
 
-def measure(pools: list[Pool], runs: int, seed: int, hist: str = "svd8") -> list[dict]:
+def measure(pools: list[Pool], runs: int, seed: int, hist: str = "svd8",
+            cs: str | tuple[str, ...] = "mixture") -> list[dict]:
+    """Rows per pool, width and CS rule (``cs``: one of :data:`CS_RULES` or several,
+    measured on the same simulated runs)."""
+    rules = (cs,) if isinstance(cs, str) else tuple(cs)
     rows = []
     for p in pools:
         t0 = time.process_time()
         N = p.loss.size
         truth = float(p.loss.mean())
-        alo, ahi, _ = active_runs(p, runs, seed, hist)
-        ulo, uhi = uniform_runs(p, runs, seed)
-        for h in WIDTHS:
+        th, mv, info = active_theta(p, runs, seed, hist)
+        for rule, h in ((r, h) for r in rules for h in WIDTHS):
+            plan = ""
+            if rule == "mixture":
+                alo, ahi = _cs(th, N, mv)
+                ulo, uhi = uniform_runs(p, runs, seed)
+            else:  # the CS tuned to a budget planned for the width h
+                Ta = planned_budget_for_width(info["design"], N, h)
+                Tu = planned_budget_for_width(info["uniform"], N, h)
+                alo, ahi = _cs(th, N, mv, Ta)
+                ulo, uhi = uniform_runs(p, runs, seed, Tu)
+                plan = f"{Ta} / {Tu}"
             a_n, a_cov = _stop(alo, ahi, h, truth)
             u_n, u_cov = _stop(ulo, uhi, h, truth)
             rows.append(dict(pool=p.name, surrogate=p.surrogate, N=N, acc=1 - truth, h=h,
+                             plan=plan, cs=rule,
                              active=float(np.median(a_n)), active_mean=float(a_n.mean()),
                              uniform=float(np.median(u_n)), uniform_mean=float(u_n.mean()),
                              wilson=wilson_n(1 - truth, N, h),
@@ -215,14 +279,17 @@ def measure(pools: list[Pool], runs: int, seed: int, hist: str = "svd8") -> list
 
 
 def table(rows: list[dict], runs: int) -> str:
+    planned = any(r.get("plan") for r in rows)
     head = ("| pool (target) | surrogate | N | acc | h | active runs | uniform CS runs | "
-            "ratio | Wilson fixed n | ratio | coverage at stop (active / uniform) |\n"
-            "|---|---|---|---|---|---|---|---|---|---|---|\n")
+            "ratio | Wilson fixed n | ratio | coverage at stop (active / uniform) |"
+            + (" planned budget (active / uniform) |" if planned else "") + "\n"
+            "|---|---|---|---|---|---|---|---|---|---|---|" + ("---|" if planned else "")
+            + "\n")
     body = "".join(
         f"| {r['pool']} | {r['surrogate']} | {r['N']} | {r['acc']:.3f} | {r['h']:.2f} | "
         f"{r['active']:.0f} | {r['uniform']:.0f} | {r['active'] / r['uniform']:.2f} | "
         f"{r['wilson']} | {r['active'] / r['wilson']:.2f} | {r['a_cov']:.3f} / "
-        f"{r['u_cov']:.3f} |\n" for r in rows)
+        f"{r['u_cov']:.3f} |" + (f" {r['plan']} |" if planned else "") + "\n" for r in rows)
     out = head + body
     for src in sorted({r["surrogate"] == "history" for r in rows}):
         for h in WIDTHS:
@@ -237,6 +304,12 @@ def table(rows: list[dict], runs: int) -> str:
                     f"(range {ratios.min():.2f}-{ratios.max():.2f}), to fixed-n Wilson "
                     f"{np.median(wil):.2f}; coverage at the stop {cov.min():.3f}-"
                     f"{cov.max():.3f} over {len(sel)} pools x {runs} runs.\n")
+            if src:  # per history matrix: the pools' sizes differ (250 and 1,351 items)
+                for mat in sorted({r["pool"].split(" model ")[0] for r in sel}):
+                    part = np.array([r["active"] / r["uniform"] for r in sel
+                                     if r["pool"].startswith(mat + " ")])
+                    out += (f"  {mat}: median {np.median(part):.2f} (range "
+                            f"{part.min():.2f}-{part.max():.2f}, {part.size} pools)\n")
     return out
 
 
@@ -244,22 +317,44 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", type=int, default=200)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--only", default="", help="substring of the pool names to keep")
+    ap.add_argument("--only", default="", help="substring of the pool names to keep "
+                    "('A|B': either)")
     ap.add_argument("--no-history", action="store_true")
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--history-design", choices=HISTORY_DESIGNS, default="svd8",
                     help="the design of the history pools (HISTORY_DESIGNS)")
     ap.add_argument("--no-bundled", action="store_true")
+    ap.add_argument("--held-out", type=int, default=3,
+                    help="held-out models per history matrix (seeded pick)")
+    ap.add_argument("--cs", choices=CS_RULES, nargs="+", default=["mixture"],
+                    help="the CS's tuning, the same for every design (CS_RULES); several: "
+                         "one table each, on the same simulated runs")
+    ap.add_argument("--json", type=Path, default=None, help="also write the rows as JSON")
+    ap.add_argument("--merge", type=Path, nargs="+", default=None,
+                    help="render the tables from these --json files (runs split by --only) "
+                         "instead of measuring")
     a = ap.parse_args(argv)
+    if a.merge:
+        import json
+
+        rows = [r for f in a.merge for r in json.loads(f.read_text())]
+        print("\n".join((f"CS rule `{c}`:\n\n" if len(a.cs) > 1 else "")
+                        + table([r for r in rows if r["cs"] == c], a.runs) for c in a.cs))
+        return
     pools = (([] if a.no_bundled else bundled_pools())
-             + ([] if a.no_history else history_pools(seed=a.seed)))
-    pools = [p for p in pools if a.only in p.name]
-    rows = measure(pools, a.runs, a.seed, a.history_design)
-    text = table(rows, a.runs)
+             + ([] if a.no_history else history_pools(a.held_out, seed=a.seed)))
+    pools = [p for p in pools if any(o in p.name for o in a.only.split("|"))]
+    rows = measure(pools, a.runs, a.seed, a.history_design, tuple(a.cs))
+    if a.json is not None:
+        import json
+
+        a.json.write_text(json.dumps(rows))
+    text = "\n".join((f"CS rule `{c}`:\n\n" if len(a.cs) > 1 else "")
+                     + table([r for r in rows if r["cs"] == c], a.runs) for c in a.cs)
     print(text)
     if a.out is not None:
-        a.out.write_text(f"<!-- python benchmarks/harness_runs.py --runs {a.runs} --seed "
-                         f"{a.seed} -->\n{text}")
+        a.out.write_text(f"<!-- python benchmarks/harness_runs.py {' '.join(argv or sys.argv[1:])}"
+                         f" -->\n{text}")
 
 
 if __name__ == "__main__":

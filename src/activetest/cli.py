@@ -477,6 +477,10 @@ def select(
             if harness_tool(s) != "lm-eval":
                 raise ValueError(f"{session}: --emit lm-eval needs a session created with "
                                  f"--target lm-eval")
+        elif out is not None:  # a sheet for people: a harness draw has no answer to judge
+            from activetest.session.harness import check_person_labelling
+
+            check_person_labelling(s, None, "select --out")
         drawn = s.select(n)
         if emit is not None:
             _emit_lmeval(s, session, drawn, out)
@@ -589,6 +593,10 @@ def label(
         raise ValueError(f"--n must be a positive number of items to draw, got {n}")
     with _open(session, busy_timeout) as s:
         pending = s.pending()
+        if not from_data:  # a harness item has no answer to judge: refused before drawing
+            from activetest.session.harness import check_person_labelling
+
+            check_person_labelling(s, None if n is not None else pending, "label")
         if n is not None and len(pending) < n:
             s.select(n - len(pending))
             pending = s.pending()

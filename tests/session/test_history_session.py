@@ -47,6 +47,8 @@ def test_init_with_history_draws_by_it_and_stays_unbiased(tmp_path: Path) -> Non
     assert "row 'me' not used (named as the target)" in out
     with Session.open(db) as s:
         assert s.config["design"] == "features" and s.config["history"]["n_models"] == 40
+        # the original in-run rule: no design_rule recorded (docs/history.md, docs/harness.md)
+        assert "design_rule" not in s.config
         s.select(25)
         s.label_from_data()
         s.select(10)  # the design refits on the 25 judgments, from the stored features

@@ -113,3 +113,49 @@ def test_status_counts_the_target_runs_and_projects_uniforms(tmp_path: Path) -> 
     assert (f"a uniform sample would need about {r.uniform_runs} target runs for the same "
             f"anytime interval width {r.width:.4f} (a projection from the estimate's "
             f"variance") in out
+
+
+def test_people_are_not_shown_an_answer_that_does_not_exist(tmp_path: Path) -> None:
+    """A drawn item of an inspect session has no answer until the eval runs it (the eval
+    records the score, never the answer): the terminal, the sheet and the browser refuse
+    to ask a person to judge it (exit 2, one message naming the item and where its label
+    comes from) instead of showing the question with an empty answer; nothing is stored.
+    Items with a label (the eval's score) still export; a graded session with answers is
+    unaffected."""
+    from activetest.session.store import SessionError
+    from activetest.web.server import LabelServer
+
+    _pool(tmp_path)
+    assert _cli(tmp_path, "init", "s.db", "--pool", "pool.jsonl", *INIT).returncode == 0
+    with Session.open(tmp_path / "s.db") as s:
+        drawn = s.select(3)
+        s.add_label(drawn[0].item_id, "correct", source="inspect:e1")  # the eval's score
+    first = f"item {drawn[1].item_id!r} (and 1 more) has"
+    for args, who in ((["label", "s.db"], f"label: {first}"),
+                      (["label", "s.db", "--n", "5"], "label: the items of a harness session have"),
+                      (["select", "s.db", "--n", "2", "--out", "sheet.csv"],
+                       "select --out: the items of a harness session have"),
+                      (["export", "s.db", "--out", "sheet.csv"], f"export: {first}")):
+        p = _cli(tmp_path, *args)
+        err = " ".join(p.stderr.split())
+        assert p.returncode == 2 and "Traceback" not in err, (args, p.stderr)
+        assert (f"{who} no answer from the target yet, so there is nothing for a person to "
+                f"judge" in err and "activetest.inspect.ActiveStopping" in err), err
+    assert not (tmp_path / "sheet.csv").exists()
+    with pytest.raises(SessionError, match=r"serve: the items of a harness session have no "
+                                           r"answer from the target yet"):
+        LabelServer(tmp_path / "s.db", port=0)
+    with Session.open(tmp_path / "s.db") as s:  # nothing stored, nothing drawn
+        assert len(s.labels()) == 1 and s.store.n_acquired() == 3
+    p = _cli(tmp_path, "export", "s.db", "--out", "done.csv", "--which", "labelled")
+    assert p.returncode == 0 and (tmp_path / "done.csv").read_text().count("\n") == 2, p.stderr
+    # a graded session whose pool has the answers: a person judges them as before
+    ans = tmp_path / "answers.jsonl"
+    ans.write_text("".join(json.dumps({"id": f"a{i}", "question": f"What is {i} plus 2?",
+                                       "answer": str(i + 2)}) + "\n" for i in range(40)))
+    assert _cli(tmp_path, "init", "g.db", "--pool", "answers.jsonl", "--task", "answers",
+                "--target", "pool", "--surrogate", "uniform", "--seed", "0",
+                "--no-progress").returncode == 0
+    assert _cli(tmp_path, "select", "g.db", "--n", "2").returncode == 0
+    p = _cli(tmp_path, "export", "g.db", "--out", "g.csv")
+    assert p.returncode == 0 and "wrote 2 pending item(s)" in p.stdout, p.stderr

@@ -290,6 +290,9 @@ class Annotators:
         if not (isinstance(claim_seconds, (int, float)) and 0 < claim_seconds < float("inf")):
             raise ValueError(f"--claim-seconds must be a positive number of seconds, got "
                              f"{claim_seconds!r}")
+        from activetest.session.harness import check_person_labelling
+
+        check_person_labelling(session, None, "serve")  # harness draws have no answer
         self.s = session
         self.overlap = float(overlap)
         self.reviews = int(reviews)

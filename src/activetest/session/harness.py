@@ -43,6 +43,14 @@ the samples' text fields, a surrogate column): no answers on the pool, the targe
 runs inside an inspect eval on the drawn samples only and each one's score comes back
 as its label (source ``inspect:<eval_id>``, or ``inspect-log:<eval_id>`` read back from
 a log).
+
+**People do not judge answers that do not exist** (:func:`check_person_labelling`): a
+drawn item of a harness session has no answer from the target until the harness has run
+it, and then its result is already its label (lm-eval's import stores the response and
+the label together; an inspect eval records the score, never the answer). So the places
+where a person judges the target's answer (``label`` in the terminal, a sheet or Label
+Studio file from ``export``, the browser of ``serve``) refuse such items, saying where
+their labels come from, instead of showing a question with an empty answer.
 """
 
 from __future__ import annotations
@@ -58,10 +66,10 @@ import numpy as np
 from activetest.session.store import SessionError
 
 __all__ = ["HARNESS_SOURCE", "TARGET_RUN_SOURCES", "HarnessImport", "RunsSummary",
-           "choice_features", "create_inspect_session", "create_lmeval_session",
-           "emit_lmeval", "harness_config", "harness_tool", "import_lmeval",
-           "is_inspect_target", "is_lmeval_target", "lmeval_features", "runs_summary",
-           "uniform_runs_for_width"]
+           "check_person_labelling", "choice_features", "create_inspect_session",
+           "create_lmeval_session", "emit_lmeval", "harness_config", "harness_tool",
+           "import_lmeval", "is_inspect_target", "is_lmeval_target", "lmeval_features",
+           "runs_summary", "unanswered_rows", "uniform_runs_for_width"]
 
 #: Label source prefix of a target run's result.
 HARNESS_SOURCE = "lm-eval:"
@@ -385,6 +393,54 @@ def harness_tool(session: Any) -> str | None:
     h = harness_config(session)
     tool = h.get("tool") if h is not None else None
     return tool if isinstance(tool, str) else None
+
+
+def unanswered_rows(session: Any, acquisitions: Sequence[Any]) -> list[Any]:
+    """The draws (:class:`~activetest.session.store.Acquisition`) of a harness session
+    whose items are unlabelled and have no answer from the target (empty: not a harness
+    session, or every item answered or labelled)."""
+    if harness_config(session) is None or not acquisitions:
+        return []
+    answers = session.store.answers("target")
+    labelled = session.store.labels()
+    return [a for a in acquisitions
+            if a.index not in labelled and not answers.get(a.index, ("",))[0].strip()]
+
+
+def check_person_labelling(session: Any, acquisitions: Sequence[Any] | None,
+                           what: str) -> None:
+    """Refuse a person's labelling (``what``: ``label``, ``export``, ``serve``) of harness
+    items the target has not answered (module docstring). ``acquisitions`` None: the
+    session as a whole, for a place that draws new items itself (``serve``: a harness
+    session's new draws never have an answer).
+
+    Raises:
+        SessionError: naming the first such item, how many there are, and how the item's
+            label is made instead (the inspect eval's score, or lm-eval's result).
+    """
+    h = harness_config(session)
+    if h is None:
+        return
+    if acquisitions is None:
+        subject = "the items of a harness session have"
+    else:
+        missing = unanswered_rows(session, acquisitions)
+        if not missing:
+            return
+        more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
+        subject = f"item {missing[0].item_id!r}{more} has"
+    if h.get("tool") == "inspect":
+        how = ("in an inspect_ai session (--target inspect) an item's label is the eval's "
+               "score of the target's answer, recorded by activetest.inspect.ActiveStopping "
+               "while the eval runs (or read from its log with `init --from-inspect`); the "
+               "answer itself stays in the eval's log")
+    else:
+        how = ("in an lm-eval session (--target lm-eval) an item's label is the target's "
+               "result: `select --emit lm-eval --out samples.json`, run lm_eval with "
+               "--samples samples.json --log_samples, then `import` the samples files")
+    raise SessionError(f"{what}: {subject} no answer from the target yet, so there is "
+                       f"nothing for a person to judge: {how} (docs/harness.md, "
+                       f"docs/harness_inspect.md)")
 
 
 def _require(session: Any) -> Mapping[str, Any]:

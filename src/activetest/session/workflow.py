@@ -775,6 +775,9 @@ class Session:
             acq = [a for a in acq if a.index in current]
         if acquisitions is not None:
             acq = list(acquisitions)
+        from activetest.session.harness import check_person_labelling
+
+        check_person_labelling(self, acq, "export")  # a harness item without an answer
         fmt = labels.export_format(path, format)
         rows = self._display_items([a.index for a in acq])
         pred = None

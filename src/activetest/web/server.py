@@ -118,7 +118,11 @@ class LabelServer:
             self._session.close()
             raise ValueError(f"{self.path}: the session file cannot be written (read-only); "
                              f"the labelling page needs to store answers")
-        self._annotators = Annotators(self._session, **options)
+        try:
+            self._annotators = Annotators(self._session, **options)
+        except BaseException:  # e.g. a harness session (no answers to judge): refused
+            self._session.close()
+            raise
 
     def _call(self, fn: Callable[..., Any], *args: Any) -> Any:
         try:
