@@ -157,3 +157,18 @@ def test_a_history_session_opts_in_by_its_config_key() -> None:
     d = history_design(stored, design_rule(new))
     assert d.rule == "guard" and d.spec()["rule"] == "guard"
     assert history_design(stored, design_rule(old)).spec().get("rule") is None
+
+
+def test_a_classification_session_with_the_guard_is_refused_by_name() -> None:
+    """The calibrated (classification) design has no guard: a config asking for it is
+    refused with a SessionError naming the rule and the design, not a ValueError."""
+    from activetest.session.config import SessionConfig
+    from activetest.session.design import pool_design
+    from activetest.session.store import SessionError
+
+    cfg = SessionConfig.from_dict({**SessionConfig(
+        task={}, surrogate="s", target="t", metric="log_loss", acquisition="adaptive",
+        seed=0).to_dict(), "design_rule": "guard"})
+    lp = np.log(np.full((6, 2), 0.5))
+    with pytest.raises(SessionError, match=r"'guard'.*history.*'original' or 'earned'"):
+        pool_design(cfg, lp, lp)

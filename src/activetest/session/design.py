@@ -107,9 +107,14 @@ def pool_design(cfg: SessionConfig, surrogate_logprobs: np.ndarray,
     ``fixed_mix``) on the pool's model outputs (``target_logprobs`` None: PE)."""
     from activetest.stats.adaptive import AdaptiveDesign
 
+    rule = design_rule(cfg)
+    if rule == "guard":  # the guard's two tracks exist in the logistic designs only
+        raise SessionError(f"config.design_rule is 'guard', which serves the history "
+                           f"(feature) and graded designs only; this session's design is "
+                           f"{design_name(cfg)!r}: use 'original' or 'earned'")
     return AdaptiveDesign.from_name(design_name(cfg), surrogate_logprobs=surrogate_logprobs,
                                     target_logprobs=target_logprobs, loss=cfg.design_loss,
-                                    rule=design_rule(cfg))
+                                    rule=rule)
 
 
 def expected_loss(logprobs: np.ndarray, task: Any) -> np.ndarray:
