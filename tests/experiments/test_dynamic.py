@@ -174,3 +174,25 @@ def test_an_interrupted_run_resumes_from_its_cache(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="another pool"):
         run_seed(scorer, SENTIMENT, items, EXAMPLES[:3], tgt, _setup(n, 2), budget=3,
                  path=path)
+
+
+def test_run_skips_cleanly_without_the_datasets(tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    rc = dynamic.main(["run", "--pair", "gemma-smollm2", "--seeds", "1",
+                       "--datasets", str(tmp_path / "absent"), "--cache-dir", str(tmp_path)])
+    assert rc == 0
+    assert "skipped" in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())
+
+
+def test_report_needs_no_model_and_names_unfinished_seeds(tmp_path: Path) -> None:
+    outputs = DatasetOutputs.load(OUTPUTS / "sst2.npz")
+    tgt = outputs.outputs["smollm2-135m/few"].pool
+    sur = outputs.outputs["gemma3-270m/few"].pool
+    idx = np.arange(50)
+    setup = SeedSetup(4, idx, ("0",))
+    picks, q = static_run(sur[idx], tgt[idx], 4, 3)
+    dynamic._save(tmp_path / "gemma-smollm2" / "seed-004.npz",
+                  dynamic.SeedResult(setup, 40, sur[idx][None], picks[:1], q[:1], np.ones(1)))
+    text = dynamic.report(tmp_path, OUTPUTS, pairs=["gemma-smollm2"])
+    assert "No finished seed yet (in progress: seed 4 at 1/40 labels)" in text
