@@ -192,7 +192,12 @@ def test_report_needs_no_model_and_names_unfinished_seeds(tmp_path: Path) -> Non
     idx = np.arange(50)
     setup = SeedSetup(4, idx, ("0",))
     picks, q = static_run(sur[idx], tgt[idx], 4, 3)
+    second = sur[idx].copy()
+    second[picks[0]] = np.nan
+    scores = np.stack([sur[idx], second])  # a pass that the appended label did not change
     dynamic._save(tmp_path / "gemma-smollm2" / "seed-004.npz",
-                  dynamic.SeedResult(setup, 40, sur[idx][None], picks[:1], q[:1], np.ones(1)))
+                  dynamic.SeedResult(setup, 40, scores, picks[:2], q[:2], np.ones(2)))
     text = dynamic.report(tmp_path, OUTPUTS, pairs=["gemma-smollm2"])
-    assert "No finished seed yet (in progress: seed 4 at 1/40 labels)" in text
+    assert "No finished seed yet (in progress: seed 4 at 2/40 labels)" in text
+    assert "on the 49 items left" in text
+    assert "mean |change| of a class log-prob 0.000; the first 2 of 2 draws equal" in text

@@ -403,6 +403,24 @@ def summarise(pair: DynamicPair, results: Sequence[SeedResult], outputs: Dataset
         float(np.mean([r.seconds.mean() for r in done])), n_runs)
 
 
+def _progress_line(pair: DynamicPair, r: SeedResult, outputs: DatasetOutputs) -> str:
+    """What an unfinished seed shows so far: the surrogate's change, and the draws."""
+    tgt = outputs.outputs[pair.target].pool[r.setup.pool_idx]
+    y = outputs.pool_labels[r.setup.pool_idx]
+    loss = log_loss(tgt, y)
+    k = len(r.scores) - 1
+    gone = np.isnan(r.scores[k, :, 0])  # acquired before pass k
+    first = np.where(gone[:, None], np.nan, r.scores[0])  # the same items as the last pass
+    (a0, c0), (ak, ck) = (_acc_corr(first, y, loss, tgt), _acc_corr(r.scores[k], y, loss, tgt))
+    p_s, _ = static_run(r.scores[0], tgt, r.setup.seed, len(r.picks))
+    same = int(np.argmax(p_s != r.picks)) if (p_s != r.picks).any() else len(r.picks)
+    return (f"- seed {r.setup.seed}, first pass -> pass {k + 1} ({k} labels appended), on the "
+            f"{int((~gone).sum())} items left: surrogate accuracy {a0:.3f} -> {ak:.3f}, Pearson "
+            f"corr(CE, target loss) {c0:.2f} -> {ck:.2f}, mean |change| of a class log-prob "
+            f"{np.nanmean(np.abs(r.scores[k] - r.scores[0])):.3f}; the first {same} of "
+            f"{len(r.picks)} draws equal the static run's.")
+
+
 def report(cache_dir: Path = DEFAULT_CACHE, outputs_dir: Path = DEFAULT_OUTPUTS,
            pairs: Sequence[str] = tuple(PAIRS), n_runs: int = 2000) -> str:
     """Markdown tables of the finished seeds of every pair (no models, no datasets)."""
@@ -417,10 +435,12 @@ def report(cache_dir: Path = DEFAULT_CACHE, outputs_dir: Path = DEFAULT_OUTPUTS,
                 f"({pair.backend}) surrogate")
         going = ", ".join(f"seed {r.setup.seed} at {len(r.picks)}/{r.budget} labels"
                           for r in partial)
-        if not done:
-            lines += [head, "", f"No finished seed yet (in progress: {going or 'none'}).", ""]
-            continue
         outputs = DatasetOutputs.load(outputs_dir / f"{pair.dataset}.npz")
+        progress = [_progress_line(pair, r, outputs) for r in partial if len(r.scores) > 1]
+        if not done:
+            lines += [head, "", f"No finished seed yet (in progress: {going or 'none'}).", "",
+                      *progress, *([""] if progress else [])]
+            continue
         sm = summarise(pair, done, outputs, n_runs=n_runs)
         lines += [head, "",
                   f"Seeds finished: {len(sm.seeds)} ({', '.join(map(str, sm.seeds))})"
