@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from activetest.stats import _adaptive_kernels as ak
+from activetest.stats._response_matrix import SHRINK, _as_matrix, _difficulty
 from activetest.stats.adaptive import (
     DEFAULT_RULE,
     PRIOR_CLIP,
@@ -63,8 +64,6 @@ __all__ = ["RANK_CANDIDATES", "RANK_FIT_LABELS", "SCHEDULE", "HistoryFeatures", 
            "design_matrix", "feature_design", "fit_predict", "history_features",
            "surrogate_feature_names", "surrogate_features"]
 
-#: Pseudo-models of the difficulty's shrinkage towards the matrix mean.
-SHRINK = 2.0
 #: Ranks tried by :func:`choose_rank` (capped by the matrix's size).
 RANK_CANDIDATES = (0, 1, 2, 3, 5, 8, 12, 16, 24, 32, 48, 64)
 #: Labels per held-out history model when the rank is chosen: a run's model is fitted on
@@ -114,25 +113,6 @@ class HistoryFeatures:
         if not self.covered.all():
             cols.append((~self.covered).astype(np.float64)[:, None])
         return np.hstack(cols) if cols else np.zeros((self.p_correct.shape[0], 0))
-
-
-def _as_matrix(matrix: object) -> np.ndarray:
-    Y = np.asarray(matrix, dtype=np.float64)
-    if Y.ndim != 2 or Y.shape[0] < 1 or Y.shape[1] < 1:
-        raise ValueError(f"the response matrix must be (models, items), got shape {Y.shape}")
-    obs = ~np.isnan(Y)
-    if np.any(np.isinf(Y)) or np.any((Y[obs] < 0) | (Y[obs] > 1)):
-        raise ValueError("response-matrix cells must be scores in [0, 1] (or missing)")
-    return Y
-
-
-def _difficulty(Y: np.ndarray, shrink: float = SHRINK) -> tuple[np.ndarray, np.ndarray, float]:
-    obs = ~np.isnan(Y)
-    n_obs = obs.sum(axis=0)
-    tot = np.where(obs, Y, 0.0).sum(axis=0)
-    ybar = float(tot.sum() / max(n_obs.sum(), 1))
-    p = (tot + shrink * ybar) / (n_obs + shrink)
-    return p, n_obs > 0, ybar
 
 
 def _factors(Y: np.ndarray, p: np.ndarray, rank: int) -> np.ndarray:

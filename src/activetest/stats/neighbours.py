@@ -51,6 +51,7 @@ import numpy as np
 from numba import njit
 
 from activetest.stats import _adaptive_kernels as ak
+from activetest.stats._response_matrix import _as_matrix, _difficulty
 from activetest.stats.adaptive import PRIOR_CLIP, AdaptiveDesign
 
 __all__ = ["EPS_CANDIDATES", "NeighbourDesign", "NeighbourHistory", "choose_eps",
@@ -96,26 +97,12 @@ class NeighbourHistory:
         return int(self.PT.shape[0])
 
 
-def _as_matrix(matrix: object) -> np.ndarray:
-    Y = np.asarray(matrix, dtype=np.float64)
-    if Y.ndim != 2 or Y.shape[0] < 1 or Y.shape[1] < 1:
-        raise ValueError(f"the response matrix must be (models, items), got shape {Y.shape}")
-    obs = ~np.isnan(Y)
-    if np.any(np.isinf(Y)) or np.any((Y[obs] < 0) | (Y[obs] > 1)):
-        raise ValueError("response-matrix cells must be scores in [0, 1] (or missing)")
-    return Y
-
-
 def _filled(Y: np.ndarray, p: np.ndarray | None) -> np.ndarray:
     """Missing cells at ``p`` (default the item's mean correctness shrunk towards the
     matrix mean with 2 pseudo-models, as the feature design's difficulty)."""
     Y = _as_matrix(Y)
     if p is None:
-        obs = ~np.isnan(Y)
-        n_obs = obs.sum(axis=0)
-        tot = np.where(obs, Y, 0.0).sum(axis=0)
-        ybar = float(tot.sum() / max(n_obs.sum(), 1))
-        p = (tot + 2.0 * ybar) / (n_obs + 2.0)
+        p = _difficulty(Y)[0]
     return np.where(np.isnan(Y), np.asarray(p, dtype=np.float64)[None, :], Y)
 
 
