@@ -129,27 +129,30 @@ def _today_keys(kind: str, name: str, sc: str, z: dict, root: str) -> list[str]:
             for bud in buds for nr in ((runs, base), (runs, 0))]
 
 
+def _check_probe_keyed(f: Path, m: re.Match[str], root: str) -> str:
+    """Whether a PE or neighbours study's file (keyed on the behaviour probe since it was
+    first written: nothing to move) is at today's key, from the parameters stored in it."""
+    if m.group(1) == "pe-":
+        from activetest.experiments.history_pe import cache_key
+        table, runs_at = "rel", 1
+    else:
+        from activetest.experiments.history_neighbours import cache_key
+        table, runs_at = "original", 2
+    with np.load(f, allow_pickle=False) as z:
+        a = argparse.Namespace(matrix=m.group(2), scenario=m.group(3),
+                               targets=z[table].shape[0], runs=int(z["meta"][runs_at]),
+                               budgets=list(_BUDGETS), seed=0, root=root)
+    return (f"{f.name}: already today's key" if cache_key(a) == m.group(4) else
+            f"{f.name}: not today's key (made by other code or parameters): stale")
+
+
 def _rekey_file(f: Path, root: str, apply: bool, tmp: Path) -> str:
     m = re.fullmatch(r"history-(guard-|pe-|neighbours-)?(.+)-(random|cross)-([0-9a-f]{20})\.npz",
                      f.name)
     if m is None:
         return f"{f.name}: not a history cache file, passed over"
-    if m.group(1) == "pe-":  # made under the behaviour rule from the start
-        from activetest.experiments.history_pe import cache_key
-        with np.load(f, allow_pickle=False) as z:
-            a = argparse.Namespace(matrix=m.group(2), scenario=m.group(3),
-                                   targets=z["rel"].shape[0], runs=int(z["meta"][1]),
-                                   budgets=list(_BUDGETS), seed=0, root=root)
-        return (f"{f.name}: already today's key" if cache_key(a) == m.group(4) else
-                f"{f.name}: not today's key (made by other code or parameters): stale")
-    if m.group(1) == "neighbours-":  # made under the behaviour rule from the start
-        from activetest.experiments.history_neighbours import cache_key as neighbours_key
-        with np.load(f, allow_pickle=False) as z:
-            a = argparse.Namespace(matrix=m.group(2), scenario=m.group(3),
-                                   targets=z["original"].shape[0], runs=int(z["meta"][2]),
-                                   budgets=list(_BUDGETS), seed=0, root=root)
-        return (f"{f.name}: already today's key" if neighbours_key(a) == m.group(4) else
-                f"{f.name}: not today's key (made by other code or parameters): stale")
+    if m.group(1) in ("pe-", "neighbours-"):  # made under the behaviour rule from the start
+        return _check_probe_keyed(f, m, root)
     kind = "guard" if m.group(1) else "history"
     name, sc, key = m.group(2), m.group(3), m.group(4)
     with np.load(f, allow_pickle=False) as z:
