@@ -90,6 +90,15 @@ def test_design_proposals_are_the_ones_drawn_from() -> None:
             assert q.sum() == pytest.approx(1.0)
 
 
+def _one_run(pool: dict, name: str, budget: int) -> tuple[AdaptiveDesign, np.ndarray]:
+    """The design ``name`` on ``pool`` and the draws of one seeded run of ``budget``."""
+    design = AdaptiveDesign.from_name(name, surrogate_logprobs=pool["S"],
+                                      target_logprobs=pool["T"], loss="log")
+    runs = simulate_design(design, losses=pool["L"], labels=pool["y"], budget=budget,
+                           n_runs=1, random_state=7)
+    return design, runs.indices[0]
+
+
 def test_design_curve_is_the_curve_of_the_replayed_proposals_bit_for_bit() -> None:
     """The compiled exposure pass (what a session's estimate runs) gives the blind spot
     of the generic curve over the replayed proposal arrays exactly: one- and two-metric
@@ -99,11 +108,7 @@ def test_design_curve_is_the_curve_of_the_replayed_proposals_bit_for_bit() -> No
     N, y = pool["N"], pool["y"]
     h = np.abs(np.random.default_rng(5).normal(0.3, 0.2, N))
     for name in ("calibrated", "calibrated-both"):
-        design = AdaptiveDesign.from_name(name, surrogate_logprobs=pool["S"],
-                                          target_logprobs=pool["T"], loss="log")
-        runs = simulate_design(design, losses=pool["L"], labels=y, budget=80, n_runs=1,
-                               random_state=7)
-        acq = runs.indices[0]
+        design, acq = _one_run(pool, name, 80)
         known = [m - m % 16 for m in range(80)]  # batches of 16: labels known late
         for kw in ({}, {"n_known": known}, {"n_known": known, "second": True}):
             for k in (80, 47):
@@ -133,11 +138,7 @@ def test_curves_resumed_at_any_draw_are_the_full_run_bit_for_bit() -> None:
     N, y = pool["N"], pool["y"]
     h = np.abs(np.random.default_rng(5).normal(0.3, 0.2, N))
     for name in ("calibrated", "calibrated-both"):
-        design = AdaptiveDesign.from_name(name, surrogate_logprobs=pool["S"],
-                                          target_logprobs=pool["T"], loss="log")
-        runs = simulate_design(design, losses=pool["L"], labels=y, budget=60, n_runs=1,
-                               random_state=7)
-        acq = runs.indices[0]
+        design, acq = _one_run(pool, name, 60)
         known = [m - m % 8 for m in range(60)]
         specs = [CurveSpec(pool["B"]), CurveSpec(pool["B"], with_control=False),
                  CurveSpec(1.0, with_control=False, fixed_control=h),
