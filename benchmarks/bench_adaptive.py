@@ -30,6 +30,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
+from _timing import best_cpu_time  # noqa: E402
 from activetest.experiments.outputs import DatasetOutputs  # noqa: E402
 from activetest.stats import ActiveSampler, expected_log_loss, log_loss, simulate  # noqa: E402
 from activetest.stats.adaptive import (  # noqa: E402
@@ -49,17 +50,6 @@ def _pool(name: str, target: str, surrogate: str) -> tuple[np.ndarray, np.ndarra
     return d.outputs[target].pool, d.outputs[surrogate].pool, d.pool_labels
 
 
-def _time(fn, repeats: int = 3) -> float:  # type: ignore[no-untyped-def]
-    """Best of ``repeats`` CPU seconds of this process (the machine is shared: wall time
-    would count the other jobs' time slices; the work is single-threaded)."""
-    best = np.inf
-    for _ in range(repeats):
-        t0 = time.process_time()
-        fn()
-        best = min(best, time.process_time() - t0)
-    return best
-
-
 def bench_simulation(runs: int) -> list[dict[str, object]]:
     """ms per simulated run of each design, and of CE + LURE in the same process."""
     rows = []
@@ -68,14 +58,14 @@ def bench_simulation(runs: int) -> list[dict[str, object]]:
         for method in ("ce+lure", "adaptive+cv_lure", "fixed_mix+cv_lure", "pe_adaptive+cv_lure"):
             simulate(target_logprobs=t, labels=y, surrogate_logprobs=s, methods=[method],
                      budget=20, n_runs=2, random_state=0)  # compile / load the cache
-        base = _time(lambda t=t, s=s, y=y: simulate(
+        base = best_cpu_time(lambda t=t, s=s, y=y: simulate(
             target_logprobs=t, labels=y, surrogate_logprobs=s, methods=["ce+lure"], budget=400,
             n_runs=runs, random_state=0)) / runs
         for loss in ("log", "zero_one"):
             for method in ("adaptive+cv_lure", "fixed_mix+cv_lure", "pe_adaptive+cv_lure"):
                 if loss == "zero_one" and method != "adaptive+cv_lure":
                     continue
-                dt = _time(lambda t=t, s=s, y=y, method=method, loss=loss: simulate(
+                dt = best_cpu_time(lambda t=t, s=s, y=y, method=method, loss=loss: simulate(
                     target_logprobs=t, labels=y, surrogate_logprobs=s, methods=[method],
                     budget=400, n_runs=runs, loss=loss, random_state=0)) / runs
                 rows.append({"pool": f"{name} N={len(y):,} C={t.shape[1]}", "method": method,
@@ -94,7 +84,7 @@ def bench_model_var(runs: int) -> list[dict[str, object]]:
                          ("fixed_mix", AdaptiveDesign.fixed_mix(t, s))):
         ms = {}
         for want in (False, True):
-            ms[want] = 1e3 * _time(lambda d=design, w=want: simulate_design(
+            ms[want] = 1e3 * best_cpu_time(lambda d=design, w=want: simulate_design(
                 d, losses=L, labels=y, budget=400, n_runs=runs, random_state=0,
                 model_var=w)) / runs
         rows.append({"design": name, "off": ms[False], "on": ms[True],
@@ -115,9 +105,9 @@ def bench_single_run() -> dict[str, float]:
         return sm
 
     sm = adaptive()
-    run = _time(adaptive)
+    run = best_cpu_time(adaptive)
     state = sm.state()
-    resume = _time(lambda: AdaptiveSampler.from_state(design, state))
+    resume = best_cpu_time(lambda: AdaptiveSampler.from_state(design, state))
     scores = expected_log_loss(s, t)
 
     def fixed() -> None:
@@ -125,7 +115,7 @@ def bench_single_run() -> dict[str, float]:
         for _ in range(400):
             fs.draw()
 
-    base = _time(fixed)
+    base = best_cpu_time(fixed)
     assert np.isfinite(log_loss(t, y).mean())
     return {"run_ms": 1e3 * run, "resume_ms": 1e3 * resume, "base_ms": 1e3 * base}
 

@@ -18,24 +18,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
+from _timing import best_cpu_time
 from activetest.stats.adaptive import AdaptiveDesign, simulate_design
 from activetest.stats.feature_design import feature_design, history_features
-
-
-def _time(fn, repeats: int = 3) -> float:  # type: ignore[no-untyped-def]
-    best = np.inf
-    for _ in range(repeats):
-        t0 = time.process_time()
-        fn()
-        best = min(best, time.process_time() - t0)
-    return best
 
 
 def main() -> None:
@@ -61,8 +52,8 @@ def main() -> None:
     for d in (design, fixed):  # compile
         simulate_design(d, losses=L, labels=None, budget=M, n_runs=2)
     R = args.runs
-    t_f = _time(lambda: simulate_design(design, losses=L, labels=None, budget=M, n_runs=R))
-    t_b = _time(lambda: simulate_design(fixed, losses=L, labels=None, budget=M, n_runs=R))
+    t_f = best_cpu_time(lambda: simulate_design(design, losses=L, labels=None, budget=M, n_runs=R))
+    t_b = best_cpu_time(lambda: simulate_design(fixed, losses=L, labels=None, budget=M, n_runs=R))
     print(f"feature design: N={N} M={M} K={K} features: {1e3 * t_f / R:.2f} ms/run "
           f"(CPU); fixed design, in-run lambda: {1e3 * t_b / R:.2f} ms/run; "
           f"ratio {t_f / t_b:.2f}")
@@ -72,7 +63,7 @@ def main() -> None:
         nh = neighbour_history(Y[:H], p_correct=hf.p_correct)
         nbd = feature_design(history=hf, neighbours=nh)
         simulate_design(nbd, losses=L, labels=None, budget=M, n_runs=2)
-        t_n = _time(lambda: simulate_design(nbd, losses=L, labels=None, budget=M, n_runs=R))
+        t_n = best_cpu_time(lambda: simulate_design(nbd, losses=L, labels=None, budget=M, n_runs=R))
         print(f"with the neighbours' column (H={H}, eps {nh.eps:g}, K={K + 1}): "
               f"{1e3 * t_n / R:.2f} ms/run (CPU); the column costs "
               f"{1e3 * (t_n - t_f) / R:.2f} ms/run")

@@ -17,24 +17,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
+from _timing import best_cpu_time
 from activetest.experiments.history_baselines import baselines, baselines_reference
 from activetest.stats.feature_design import design_matrix, history_features
-
-
-def _time(fn, repeats: int = 3) -> float:  # type: ignore[no-untyped-def]
-    best = np.inf
-    for _ in range(repeats):
-        t0 = time.process_time()
-        fn()
-        best = min(best, time.process_time() - t0)
-    return best
 
 
 def main() -> None:
@@ -53,8 +44,9 @@ def main() -> None:
     L = 1.0 - Y[0]
     budgets = (25, 50, 100, 200, 400)
     baselines(X, L, budgets, 1, np.random.default_rng(1))  # compile
-    fast = _time(lambda: baselines(X, L, budgets, a.runs, np.random.default_rng(1)))
-    ref = _time(lambda: baselines_reference(X, L, budgets, a.runs, np.random.default_rng(1)))
+    fast = best_cpu_time(lambda: baselines(X, L, budgets, a.runs, np.random.default_rng(1)))
+    ref = best_cpu_time(
+        lambda: baselines_reference(X, L, budgets, a.runs, np.random.default_rng(1)))
     f = baselines(X, L, budgets, a.runs, np.random.default_rng(1))
     r = baselines_reference(X, L, budgets, a.runs, np.random.default_rng(1))
     diff = max(float(np.abs(getattr(f, k) - getattr(r, k)).max()) for k in ("ppi", "cross", "irt"))
