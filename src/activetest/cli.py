@@ -355,6 +355,11 @@ def init(
     history_exclude: Annotated[list[str] | None, typer.Option(
         "--history-exclude", help="A --history row (model name) never to use: the target "
         "itself; repeatable.", show_default=False)] = None,
+    history_neighbours: Annotated[bool, typer.Option(
+        "--history-neighbours/--no-history-neighbours", help="With --history: add the "
+        "similarity-weighted neighbours' column, learnt from the labels as they arrive "
+        "(stores the joined response matrix); --no-history-neighbours: the design without "
+        "it. docs/history.md.")] = True,
 ) -> None:
     """Create a session: load the pool, score it with the surrogate (and target), store all.
 
@@ -399,10 +404,15 @@ def init(
                         **({"judge_examples": judge_examples} if judge_examples else {}),
                         **({"compare": list(compare)} if compare else {}),
                         **({"history": list(history), "history_exclude":
-                            list(history_exclude or ())} if history else {})) as s:
+                            list(history_exclude or ()),
+                            "history_neighbours": history_neighbours} if history else {})) as s:
         cfg = s.session_config
         for line in (cfg.extra.get("history") or {}).get("messages", []):
             _out.print(_escape(line))
+        if cfg.extra.get("history"):
+            from activetest.session.history_neighbours import design_label
+
+            _out.print(f"design: {design_label(cfg.extra['history'])}")
         _out.print(f"created session {_escape(str(session))}: {s.n_items} items, task "
                    f"{_escape(repr(s.task.name))}, {cfg.shots} in-context example(s)")
         _out.print(f"surrogate {_escape(cfg.surrogate)}, target {_escape(cfg.target)}, "
@@ -1246,6 +1256,10 @@ def status(
         _out.print(f"target {_escape(st.target)}; surrogate {_escape(st.surrogate)}; metric "
                    f"{st.metric}; acquisition {st.acquisition} (proposal floor "
                    f"{st.proposal_floor:g}, seed {st.seed})")
+        if s.session_config.extra.get("history"):  # init --history: which design
+            from activetest.session.history_neighbours import design_label
+
+            _out.print(f"design: {design_label(s.session_config.extra['history'])}")
         _out.print(f"pool {st.n_items} items: {st.n_selected} selected, {st.n_labelled} "
                    f"labelled, {st.n_pending} pending; {st.n_usable} label(s) usable by the "
                    f"estimate")

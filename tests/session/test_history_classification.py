@@ -63,9 +63,12 @@ def test_classification_history_draws_by_the_feature_design_and_is_exact_at_cens
         assert ["me", "named as the target"] in cfg["history"]["excluded"]
         assert not np.isfinite(s.store.scores("target").logprobs).any()  # not on the pool
         from activetest.session.design import history_design, stored_design
+        from activetest.session.history_neighbours import settings_of, stored_responses
 
+        # new sessions: with the neighbours' column (test_history_neighbours_session.py)
         ref_design = history_design(s.store.scores("history").logprobs, "original",
-                                    s.store.scores("surrogate").logprobs)
+                                    s.store.scores("surrogate").logprobs,
+                                    stored_responses(s.store), settings_of(cfg["history"]))
         assert stored_design(s.store).spec() == ref_design.spec()
         ref = AdaptiveSampler(ref_design, seed=5)
         got = []
@@ -83,7 +86,8 @@ def test_classification_history_draws_by_the_feature_design_and_is_exact_at_cens
         r = cfg["history"]["rank"]
         assert list(w) == ["difficulty log-odds", "intercept",
                            *[f"factor {k + 1}" for k in range(r)], "no history",
-                           "surrogate P(class 2)", "surrogate entropy", "surrogate max P"]
+                           "surrogate P(class 2)", "surrogate entropy", "surrogate max P",
+                           "neighbours"]
         r = s.estimate().metrics["error_rate"].active.estimate
         want = adaptive_lure(err[ref.acquired], np.array(ref.q), len(err),
                              np.array(ref.control), np.array(ref.control_rest))

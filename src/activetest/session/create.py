@@ -283,6 +283,7 @@ def create_session(path: str | os.PathLike[str], *,
                    threads: int | None = None, alpha: float | None = None,
                    budget: int | None = None,
                    history: Sequence[Any] = (), history_exclude: Sequence[str] = (),
+                   history_neighbours: bool = True,
                    ) -> tuple[SessionStore, Inputs]:
     """Build a session file; returns the open store and the inputs (see ``Session.create``).
 
@@ -292,7 +293,8 @@ def create_session(path: str | os.PathLike[str], *,
     ``history``: other models' results (response matrices or folders of harness logs),
     the design then the feature design over them and the surrogate
     (:mod:`activetest.session.create_history`, docs/history.md); ``history_exclude``:
-    row names never used (the target).
+    row names never used (the target); ``history_neighbours``: add the neighbours' column
+    learnt in-run (:mod:`activetest.session.history_neighbours`; False: without it).
     """
     if history or history_exclude:
         from activetest.session.create_history import check_history_options
@@ -342,7 +344,8 @@ def create_session(path: str | os.PathLike[str], *,
         from activetest.session.create_history import classification_history
 
         hist = classification_history(inputs.items, history, history_exclude,
-                                      inputs.raw_specs.get(inputs.specs["target"], ""))
+                                      inputs.raw_specs.get(inputs.specs["target"], ""),
+                                      neighbours=history_neighbours)
         config = hist.config(config)
     scoring = Scoring(inputs.task, inputs.examples, inputs.scorers, config.cache_dir,
                       use_cache, threads, inputs.raw_specs)

@@ -507,18 +507,21 @@ def _judge_examples(src: Any, options: Mapping[str, Any] | None) -> list[Item]:
 
 
 def _history_inputs(inputs: GradedInputs, paths: Sequence[str | os.PathLike[str]],
-                    exclude: Sequence[str]) -> tuple[np.ndarray, dict[str, Any], np.ndarray,
-                                                      np.ndarray]:
+                    exclude: Sequence[str], neighbours: bool = True
+                    ) -> tuple[np.ndarray, dict[str, Any], np.ndarray, np.ndarray, Any]:
     """Join the history to the pool, compute its features once (label-free), and return
     (stored columns, the config's ``history`` record, the first proposal, surrogate
-    judgment log-probs from the prior P(wrong))."""
+    judgment log-probs from the prior P(wrong), and with ``neighbours`` the
+    ``(responses, models)`` the neighbours' column is learnt from, else None)."""
     from activetest.models import judges
     from activetest.session.create_history import (
         PoolItem,
         history_record,
         join_pool_history,
         target_files,
+        with_neighbours,
     )
+    from activetest.session.history_neighbours import settings_of
     from activetest.stats.feature_design import history_features
 
     target_scores = None
@@ -532,9 +535,11 @@ def _history_inputs(inputs: GradedInputs, paths: Sequence[str | os.PathLike[str]
                                           inputs.target_spec, inputs.target_spec)))
     hf = history_features(joined.scores)
     cols = history_columns(hf)
-    scores = history_design(cols).plan([]).q  # the first draw's proposal, as replayed
+    info, R = with_neighbours(history_record(joined, hf, notes), joined, neighbours)
+    # the first draw's proposal, as replayed
+    scores = history_design(cols, "original", None, R, settings_of(info)).plan([]).q
     s_lp = judges.binary_to_levels(hf.p_correct, inputs.task.judgment)
-    return cols, history_record(joined, hf, notes), scores, s_lp
+    return cols, info, scores, s_lp, None if R is None else (R, tuple(joined.models))
 
 
 def create_graded_session(path: str | os.PathLike[str], *,
@@ -556,6 +561,7 @@ def create_graded_session(path: str | os.PathLike[str], *,
                           budget: int | None = None,
                           history: Sequence[str | os.PathLike[str]] = (),
                           history_exclude: Sequence[str] = (),
+                          history_neighbours: bool = True,
                           ) -> tuple[SessionStore, GradedInputs]:
     """Build a graded session file (see the module docstring); returns the store and inputs.
 
@@ -579,7 +585,9 @@ def create_graded_session(path: str | os.PathLike[str], *,
         history: response matrices of other models on the same items (with
             ``surrogate="history"``): the design is the feature design on their
             difficulty and item factors (:mod:`activetest.data.history`,
-            docs/history.md); ``history_exclude``: row names never used (the target).
+            docs/history.md); ``history_exclude``: row names never used (the target);
+            ``history_neighbours``: add the neighbours' column learnt in-run
+            (:mod:`activetest.session.history_neighbours`; False: without it).
 
     Raises:
         ValueError: (incl. :class:`SessionError`) bad arguments or input files.
@@ -679,9 +687,10 @@ def create_graded_session(path: str | os.PathLike[str], *,
         answers = [g.text for g in gens]
     features = None
     fixed = False
-    hist_cols = hist_info = None
+    hist_cols = hist_info = hist_resp = None
     if history:
-        hist_cols, hist_info, scores, s_lp = _history_inputs(inputs, history, history_exclude)
+        hist_cols, hist_info, scores, s_lp, hist_resp = _history_inputs(
+            inputs, history, history_exclude, history_neighbours)
     elif adaptive:
         if gens is None:
             raise _no_logprobs(inputs, surrogate)
@@ -763,6 +772,10 @@ def create_graded_session(path: str | os.PathLike[str], *,
             store.put_scores("history", "history", hist_cols,
                              {"columns": ["p_correct", "has_history", "factor..."]},
                              predictions=False)
+        if hist_resp is not None:  # ... and the neighbours' column learnt in-run
+            from activetest.session.history_neighbours import put_responses
+
+            put_responses(store, *hist_resp)
         if features is not None:  # what the graded design is rebuilt from
             store.put_scores("features", "graded", features,
                              {"columns": [*FEATURE_COLUMNS, "agreement"][:features.shape[1]]},

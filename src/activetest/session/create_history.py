@@ -22,6 +22,10 @@ class probabilities (no target predictions on the pool: the acquisition is
 rate; the config records ``"design": "features"``, the ``history`` record (with
 ``"features": ["surrogate"]``) and no ``design_rule`` (the original in-run rule), so a
 replay rebuilds the same design (:func:`activetest.session.design.stored_design`).
+
+Both kinds add, unless ``--no-history-neighbours``, the similarity-weighted neighbours'
+column learnt in-run (:mod:`activetest.session.history_neighbours`): the joined response
+matrix is stored and the ``history`` record gets ``"neighbours"`` (:func:`with_neighbours`).
 """
 
 from __future__ import annotations
@@ -39,7 +43,7 @@ from activetest.session.config import SessionConfig
 from activetest.session.store import SessionError, SessionStore
 
 __all__ = ["HistorySetup", "check_history_options", "classification_history",
-           "join_pool_history", "target_files"]
+           "join_pool_history", "target_files", "with_neighbours"]
 
 
 @dataclass(frozen=True)
@@ -228,11 +232,17 @@ class HistorySetup:
     Attributes:
         columns: ``(N, 2 + r)`` the stored features
             (:func:`activetest.session.design.history_columns`).
-        info: the config's ``history`` record.
+        info: the config's ``history`` record (with ``"neighbours"`` where the design
+            has the neighbours' column: :mod:`activetest.session.history_neighbours`).
+        responses: ``(H, N)`` the joined response matrix the neighbours' column is
+            learnt from (None: no column).
+        models: its row names.
     """
 
     columns: np.ndarray
     info: Mapping[str, Any]
+    responses: np.ndarray | None = None
+    models: tuple[str, ...] = ()
 
     def config(self, cfg: SessionConfig) -> SessionConfig:
         """``cfg`` with the feature design recorded (module docstring)."""
@@ -246,19 +256,41 @@ class HistorySetup:
     def first_proposal(self, surrogate_logprobs: np.ndarray) -> np.ndarray:
         """``(N,)`` the first draw's proposal, from the design a replay rebuilds."""
         from activetest.session.design import history_design
+        from activetest.session.history_neighbours import settings_of
 
-        return history_design(self.columns, "original", surrogate_logprobs).plan([]).q
+        return history_design(self.columns, "original", surrogate_logprobs, self.responses,
+                              settings_of(self.info)).plan([]).q
 
     def put(self, store: SessionStore) -> None:
-        """Store the features the design is rebuilt from (role ``history``)."""
+        """Store the features the design is rebuilt from (role ``history``) and, with the
+        neighbours' column, the response matrix (role ``history_responses``)."""
         store.put_scores("history", "history", self.columns,
                          {"columns": ["p_correct", "has_history", "factor..."]},
                          predictions=False)
+        if self.responses is not None:
+            from activetest.session.history_neighbours import put_responses
+
+            put_responses(store, self.responses, self.models)
+
+
+def with_neighbours(info: dict[str, Any], joined: Any, neighbours: bool
+                    ) -> tuple[dict[str, Any], np.ndarray | None]:
+    """The ``history`` record with the neighbours' settings (eps chosen on the joined
+    history alone) and the response matrix to store, or both unchanged and None
+    (``neighbours`` False: the design without the column, as before it existed)."""
+    if not neighbours:
+        return info, None
+    from activetest.session.history_neighbours import KEY, choose_settings
+
+    R = np.asarray(joined.scores, dtype=np.float64)
+    return {**info, KEY: choose_settings(R).record()}, R
 
 
 def classification_history(items: Sequence[Any], paths: Sequence[str | os.PathLike[str]],
-                           exclude: Sequence[str], target_spec: str) -> HistorySetup:
-    """Join the history to a classification pool and compute its features once.
+                           exclude: Sequence[str], target_spec: str,
+                           neighbours: bool = True) -> HistorySetup:
+    """Join the history to a classification pool and compute its features once
+    (``neighbours``: and the neighbours' column's settings, :func:`with_neighbours`).
 
     Raises:
         SessionError: the history cannot be read or joined (the message names it).
@@ -271,4 +303,6 @@ def classification_history(items: Sequence[Any], paths: Sequence[str | os.PathLi
     joined, notes = join_pool_history(paths, pool, exclude=exclude, targets=own,
                                       target_scores=_lmeval_target_scores(own, pool))
     hf = history_features(joined.scores)
-    return HistorySetup(history_columns(hf), history_record(joined, hf, notes, ("surrogate",)))
+    info, R = with_neighbours(history_record(joined, hf, notes, ("surrogate",)), joined,
+                              neighbours)
+    return HistorySetup(history_columns(hf), info, R, tuple(joined.models))

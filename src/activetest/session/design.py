@@ -21,7 +21,9 @@ same proposal, the same controls and so the same draws from the same seed.
 - Graded sessions with other models' results (``init --history``; config ``"design":
   "features"``): the feature design
   (:func:`activetest.stats.feature_design.feature_design`) on the stored history
-  features (:func:`history_design`).
+  features (:func:`history_design`); where the config's ``history`` record has
+  ``"neighbours"``, with the neighbours' column learnt in-run from the stored response
+  matrix (:mod:`activetest.session.history_neighbours`).
 - Fixed acquisitions (``ce``, ``pe``, ``zero_one``, ``uniform``, ``expected_loss``)
   have no design: their scores are the proposal of a plain
   :class:`~activetest.stats.ActiveSampler` (:func:`initial_scores`).
@@ -156,12 +158,33 @@ def history_columns(features: Any) -> np.ndarray:
 
 
 def history_design(stored: np.ndarray, rule: str = "original",
-                   surrogate_logprobs: np.ndarray | None = None) -> Any:
+                   surrogate_logprobs: np.ndarray | None = None,
+                   responses: np.ndarray | None = None, neighbours: Any = None) -> Any:
     """The feature design on stored :func:`history_columns` (rebuilt the same at creation
     and on every replay) under the in-run ``rule`` (the config's ``design_rule``:
     :func:`design_rule`; sessions without the key ran ``"original"``), with the
     surrogate's class probabilities as more features where given (classification
-    sessions, whose config's ``history`` record lists ``"surrogate"`` in ``features``)."""
+    sessions, whose config's ``history`` record lists ``"surrogate"`` in ``features``).
+
+    ``neighbours`` (:class:`~activetest.session.history_neighbours.NeighbourSettings`,
+    the config's ``history.neighbours``; None: none) adds the similarity-weighted
+    neighbours' column learnt in-run from the ``(H, N)`` stored ``responses``
+    (:func:`activetest.stats.neighbours.neighbour_design`; missing cells at the stored
+    shrunk mean correctness)."""
+    base = _feature_design(stored, rule, surrogate_logprobs)
+    if neighbours is None:
+        return base
+    from activetest.stats.neighbours import neighbour_design, neighbour_history
+
+    if responses is None:
+        raise SessionError("the neighbours' column needs the history's response matrix")
+    X = np.asarray(stored, dtype=np.float64)
+    nh = neighbour_history(responses, p_correct=X[:, 0].copy(), eps=neighbours.eps)
+    return neighbour_design(base, nh, prior_weight=neighbours.prior_weight)
+
+
+def _feature_design(stored: np.ndarray, rule: str, surrogate_logprobs: np.ndarray | None
+                    ) -> Any:
     from activetest.stats.feature_design import (
         HistoryFeatures,
         feature_design,
@@ -212,13 +235,19 @@ def stored_design(store: SessionStore, cfg: SessionConfig | None = None) -> Any:
         h = store.scores("history")
         if h is None:
             raise SessionError(f"{store.path}: the history features are missing")
-        feats = (cfg.extra.get("history") or {}).get("features") or []
+        from activetest.session.history_neighbours import settings_of, stored_responses
+
+        record = cfg.extra.get("history") or {}
+        feats = record.get("features") or []
+        nb = settings_of(record)  # absent: no neighbours' column (sessions before it)
+        responses = None if nb is None else stored_responses(store)
+        s_lp = None
         if "surrogate" in feats:  # classification: the surrogate's probabilities too
             s = store.scores("surrogate")
             if s is None:
                 raise SessionError(f"{store.path}: the session has no surrogate scores")
-            return history_design(h.logprobs, design_rule(cfg), s.logprobs)
-        return history_design(h.logprobs, design_rule(cfg))
+            s_lp = s.logprobs
+        return history_design(h.logprobs, design_rule(cfg), s_lp, responses, nb)
     if name == "graded":
         f = store.scores("features")
         if f is None:

@@ -242,7 +242,11 @@ def sampler_info(sampler: Any, acquisition: str | None,
     info["design"] = acquisition
     info["metrics"] = list(metrics)
     w = info.get("weights")  # name them
-    if w and getattr(sampler.design, "name", "") == "features":  # init --history
+    name = str(getattr(sampler.design, "name", ""))
+    if name in ("features", "features+neighbours"):  # init --history: name the design
+        info["model"] = ("history features + neighbours" if name.endswith("+neighbours")
+                         else "history features")
+    if w and name in ("features", "features+neighbours"):  # init --history
         names = list(getattr(sampler.design, "columns", ())) or (
             ["difficulty log-odds", "intercept"] + [f"factor {k}" for k in range(1, len(w) - 1)])
         info["weights"] = dict(zip(names, w, strict=False))
@@ -262,6 +266,8 @@ def describe_design(info: dict[str, Any]) -> tuple[str, str | None]:
     """One line for :func:`design_info`'s state ("3 refit(s), lambda 0.3, ridge 1") and
     one for its fitted weights (None before a fit)."""
     parts = [f"{info.get('refits', 0)} refit(s)", f"lambda {info.get('lam', 0):.2g}"]
+    if "model" in info:  # what the design learns from (history sessions)
+        parts.insert(0, str(info["model"]))
     if len(info.get("metrics", ())) > 1:  # the two-metric design
         parts.insert(0, "one proposal for " + " and ".join(
             m.replace("_", " ") for m in info["metrics"]) + ", each with its own control")

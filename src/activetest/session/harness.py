@@ -293,7 +293,7 @@ def create_lmeval_session(path: str | os.PathLike[str], *, pool: Any, task: Any,
 
     opts = _target_options(target)
     unused = sorted(k for k in ("examples", "shots", "compare", "judge_examples",
-                                "acquisition", "target_shots") if _ignored.get(k))
+                                "acquisition", "target_shots", "history") if _ignored.get(k))
     if unused:
         raise SessionError(f"option(s) {', '.join(unused)} do not apply to --target lm-eval "
                            f"(the target runs in lm-eval with its own prompts; the design is "

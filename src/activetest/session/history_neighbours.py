@@ -1,0 +1,147 @@
+"""The similarity-weighted neighbours' column in history sessions (``init --history``).
+
+The feature design of a history session (:func:`activetest.session.design.history_design`)
+learns from label-free history features (difficulty, item factors). The neighbours'
+column (:mod:`activetest.stats.neighbours`) is learnt in-run: before every refit, the
+history models are weighted by how well they predict the target's labels so far, and
+their prediction (leave-one-out on the labelled items) becomes one more column of the
+design's model matrix. It needs the whole joined response matrix, not only its features,
+so a session with it stores:
+
+- the joined response matrix as the scores role :data:`ROLE` (``(N, H)``: one row per
+  pool item in pool order, one column per history model in the join's row order,
+  scores in [0, 1], NaN where the join has no cell; the target's own row is never in it:
+  :func:`activetest.session.create_history.join_pool_history` drops it first), written
+  in the same transaction as the rest of the session (schema 4: chunked columns,
+  :mod:`activetest.session.columns`);
+- in the config's ``history`` record the key ``"neighbours"``
+  (:meth:`NeighbourSettings.record`): the flip probability ``eps`` chosen at ``init`` by
+  :func:`activetest.stats.neighbours.choose_eps` on the history alone (seed
+  :data:`EPS_SEED`), every candidate's score, and the column's prior weight.
+
+A config without the key is the design without the column (every session written
+before it, and ``init --no-history-neighbours``): the same numbers as before.
+
+Cost: the stored matrix is ``8 N H`` bytes in the file; rebuilding the design (each
+``select``/``estimate``/``report``) holds about four ``N x H`` float64 arrays
+(docs/history.md, "In a session", gives the measured times).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from activetest.session.store import SessionError, SessionStore
+
+__all__ = ["EPS_SEED", "KEY", "ROLE", "NeighbourSettings", "choose_settings", "design_label",
+           "put_responses", "settings_of", "stored_responses"]
+
+#: The scores role holding the joined response matrix (items x history models).
+ROLE = "history_responses"
+#: The key of the config's ``history`` record (absent: no neighbours' column).
+KEY = "neighbours"
+#: Seed of the eps choice at ``init`` (:func:`activetest.stats.neighbours.choose_eps`).
+EPS_SEED = 0
+
+
+@dataclass(frozen=True)
+class NeighbourSettings:
+    """What a session records of its neighbours' column (config ``history.neighbours``).
+
+    Attributes:
+        eps: the flip probability of the neighbours' mixture, in (0, 0.5).
+        prior_weight: prior mean of the column's weight in the design's ridge prior.
+        eps_scores: ``(eps, mean held-out log-likelihood per item)`` per candidate tried
+            at ``init`` (shown, not used by the design).
+    """
+
+    eps: float
+    prior_weight: float = 1.0
+    eps_scores: tuple[tuple[float, float], ...] = ()
+
+    def record(self) -> dict[str, Any]:
+        """The JSON record stored in the config."""
+        return {"eps": float(self.eps), "prior_weight": float(self.prior_weight),
+                "eps_scores": [[float(e), float(s)] for e, s in self.eps_scores],
+                "role": ROLE}
+
+    @classmethod
+    def from_record(cls, rec: Any, where: str = "config.history.neighbours"
+                    ) -> NeighbourSettings:
+        """The settings of a stored record.
+
+        Raises:
+            SessionError: a record this activetest cannot rebuild the design from.
+        """
+        if not isinstance(rec, Mapping):
+            raise SessionError(f"{where} is {rec!r}, not a record")
+        eps, pw = rec.get("eps"), rec.get("prior_weight", 1.0)
+        if (not isinstance(eps, (int, float)) or isinstance(eps, bool)
+                or not 0.0 < float(eps) < 0.5):
+            raise SessionError(f"{where}.eps is {eps!r}; it must lie in (0, 0.5)")
+        if (not isinstance(pw, (int, float)) or isinstance(pw, bool)
+                or not math.isfinite(float(pw))):
+            raise SessionError(f"{where}.prior_weight is {pw!r}; it must be a number")
+        scores = tuple((float(e), float(s)) for e, s in rec.get("eps_scores") or ())
+        return cls(float(eps), float(pw), scores)
+
+
+def choose_settings(responses: np.ndarray, prior_weight: float | None = None
+                    ) -> NeighbourSettings:
+    """The settings a new session records: eps chosen on the ``(H, N)`` joined history
+    alone (:func:`activetest.stats.neighbours.choose_eps`, seed :data:`EPS_SEED`), the
+    prior weight :data:`activetest.stats.neighbours.PRIOR_WEIGHT` unless given."""
+    from activetest.stats.neighbours import PRIOR_WEIGHT, choose_eps
+
+    eps, scores = choose_eps(responses, random_state=EPS_SEED)
+    return NeighbourSettings(float(eps), PRIOR_WEIGHT if prior_weight is None
+                             else float(prior_weight), tuple(scores))
+
+
+def put_responses(store: SessionStore, responses: np.ndarray, models: Sequence[str]) -> None:
+    """Store the ``(H, N)`` joined response matrix as role :data:`ROLE` (``(N, H)``, item
+    rows in pool order), inside the caller's transaction."""
+    R = np.asarray(responses, dtype=np.float64)
+    store.put_scores(ROLE, "history", np.ascontiguousarray(R.T),
+                     {"layout": "pool items (rows, pool order) x history models (columns)",
+                      "models": list(models), "cells": "score in [0, 1], NaN missing"},
+                     predictions=False)
+
+
+def stored_responses(store: SessionStore) -> np.ndarray:
+    """``(H, N)`` the response matrix stored by :func:`put_responses`.
+
+    Raises:
+        SessionError: it is missing.
+    """
+    got = store.scores(ROLE)
+    if got is None:
+        raise SessionError(f"{store.path}: the history's response matrix (scores {ROLE!r}) "
+                           f"is missing; the config's history record names the neighbours' "
+                           f"column, which needs it")
+    return got.logprobs.T
+
+
+def settings_of(history: Mapping[str, Any] | None) -> NeighbourSettings | None:
+    """The neighbours' settings of a config's ``history`` record (None: no column)."""
+    if not history or KEY not in history:
+        return None
+    return NeighbourSettings.from_record(history[KEY])
+
+
+def design_label(history: Mapping[str, Any] | None) -> str | None:
+    """What status and reports call a history session's design (None: not one)."""
+    if history is None:
+        return None
+    feats = list(history.get("features") or ())
+    parts = ["history features"] + (["surrogate"] if "surrogate" in feats else [])
+    s = settings_of(history)
+    if s is None:
+        return " + ".join(parts) + " (no neighbours)"
+    return " + ".join([*parts, "neighbours"]) + f" (eps {s.eps:g}, prior weight " \
+        f"{s.prior_weight:g})"

@@ -1,0 +1,320 @@
+"""The neighbours' column in history sessions (``init --history``; issue 21): what is
+stored, that the draws are the design's own with the labels the refits saw, replay and
+``kill -9`` lose nothing, and ``--no-history-neighbours`` keeps the numbers of sessions
+made before the column existed (real files, real SQLite, real CLI)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from session_support import cli_env, run_cli_process
+
+from activetest.session import checkpoint, draw
+from activetest.session.design import history_design, stored_design
+from activetest.session.history_neighbours import (
+    KEY,
+    ROLE,
+    NeighbourSettings,
+    settings_of,
+    stored_responses,
+)
+from activetest.session.store import SessionError
+from activetest.session.workflow import Session
+from activetest.stats import adaptive_lure
+from activetest.stats.adaptive import AdaptiveSampler, simulate_design
+from activetest.stats.neighbours import EPS_CANDIDATES
+
+DATA = Path(__file__).parent / "data" / "history_before_neighbours"
+sys.path.insert(0, str(DATA))
+import make_expected as mx  # noqa: E402
+
+EXPECTED = json.loads((DATA / "expected.json").read_text(encoding="utf-8"))
+KINDS = ("graded", "classification")
+
+
+@pytest.fixture(scope="module")
+def hist(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    return mx.write_history(tmp_path_factory.mktemp("history"))
+
+
+def _truth(kind: str) -> tuple[list[str], np.ndarray]:
+    """The pool's ids (pool order) and the target's loss per item."""
+    if kind == "graded":
+        recs = [json.loads(x) for x in (mx.INPUTS / "graded.jsonl").read_text().splitlines()]
+        return [r["id"] for r in recs], np.array([r["judgment"] != "correct" for r in recs],
+                                                 dtype=float)
+    with open(mx.INPUTS / "pool.csv", newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    with open(mx.INPUTS / "target.csv", newline="", encoding="utf-8") as f:
+        t = list(csv.DictReader(f))
+    classes = ["negative", "neutral", "positive"]
+    pred = [max(classes, key=lambda c, r=r: float(r[c])) for r in t]
+    return [r["id"] for r in rows], np.array([p != r["label"] for p, r in
+                                              zip(pred, rows, strict=True)], dtype=float)
+
+
+def _csv_matrix(path: Path, ids: list[str]) -> tuple[list[str], np.ndarray]:
+    """The history file read here, joined to the pool by id (not by position); the
+    target's row 'me' left out."""
+    with open(path, newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    where = {c: k for k, c in enumerate(rows[0])}
+    models = [r[0] for r in rows[1:] if r[0] != "me"]
+    M = np.full((len(models), len(ids)), np.nan)
+    for h, r in enumerate(r for r in rows[1:] if r[0] != "me"):
+        for i, item in enumerate(ids):
+            if item in where:
+                M[h, i] = float(r[where[item]])
+    return models, M
+
+
+def _hex_draws(s: Session) -> list[list[Any]]:
+    return [[a.index, float(a.q).hex()] for a in s.acquisitions()]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_without_neighbours_the_numbers_are_those_before_the_column(
+        kind: str, hist: dict[str, Path], tmp_path: Path) -> None:
+    """``history_neighbours=False``: the draws, design rows and estimate of a session made
+    by the version before the column (expected.json, make_expected.py), bit for bit."""
+    with mx.create(kind, tmp_path / "s.db", hist[kind], history_neighbours=False) as s:
+        assert KEY not in s.config["history"] and s.store.scores(ROLE) is None
+        got = mx.run(s)
+    want = EXPECTED[kind]
+    assert got["draws"] == want["draws"]
+    assert got["design"] == want["design"]
+    for k, w in want["estimate"].items():
+        g, w = float.fromhex(got["estimate"][k]), float.fromhex(w)
+        assert abs(g - w) <= 1e-12 * max(1.0, abs(w)), k
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_new_history_sessions_draw_by_the_neighbour_design(
+        kind: str, hist: dict[str, Path], tmp_path: Path) -> None:
+    """The default: the response matrix stored (joined by id), eps recorded, and every
+    draw the one a sampler of the neighbour design makes with the same labels; the
+    estimate is adaptive LURE of those draws; a reopened session goes on the same."""
+    ids, loss = _truth(kind)
+    models, M = _csv_matrix(hist[kind], ids)
+    with mx.create(kind, tmp_path / "s.db", hist[kind]) as s:
+        rec = s.config["history"][KEY]
+        nb = settings_of(s.config["history"])
+        assert nb is not None and nb.eps in EPS_CANDIDATES and nb.prior_weight == 1.0
+        assert rec["role"] == ROLE and len(rec["eps_scores"]) == len(EPS_CANDIDATES)
+        stored = s.store.scores(ROLE)
+        assert stored is not None and stored.provenance["models"] == models
+        np.testing.assert_array_equal(stored_responses(s.store), M)  # NaN where none
+        assert np.isnan(M[:, 0]).all() and not np.isnan(M[:, 1:]).any()
+        s_lp = s.store.scores("surrogate").logprobs if kind == "classification" else None
+        ref_design = history_design(s.store.scores("history").logprobs, "original", s_lp,
+                                    M, NeighbourSettings(nb.eps, 1.0))
+        assert ref_design.name == "features+neighbours"
+        assert stored_design(s.store).spec() == ref_design.spec()
+        ref = AdaptiveSampler(ref_design, seed=s.config["seed"])
+        got = []
+        for b in mx.BATCHES:
+            got += s.select(b)
+            s.label_from_data()
+            idx, _ = ref.draw(b)
+            ref.observe(losses=loss[idx].tolist())
+        assert [a.index for a in got] == ref.acquired
+        np.testing.assert_allclose([a.q for a in got], ref.q, rtol=1e-12, atol=0)
+        dd = s.store.design_draws()
+        np.testing.assert_allclose([d[0] for d in dd], ref.control, rtol=1e-12, atol=1e-15)
+        assert ref.refits[-1] >= 5  # the design (and its column) did learn
+        info = draw.design_info(s.store)
+        assert info["model"] == "history features + neighbours"
+        assert "neighbours" in info["weights"] and "difficulty log-odds" in info["weights"]
+        est = s.estimate(record=False, progress=False).metrics["error_rate"].active.estimate
+        want = adaptive_lure(loss[ref.acquired], np.array(ref.q), len(loss),
+                             np.array(ref.control), np.array(ref.control_rest))
+        assert est == pytest.approx(float(want), rel=1e-12)
+    # the column changed the draws (against the design without it, expected.json)
+    assert _hex_draws_of(got) != EXPECTED[kind]["draws"]
+    with Session.open(tmp_path / "s.db") as s:  # reopened: replays, then goes on the same
+        more = s.select(4)
+        idx, _ = ref.draw(4)
+        assert [a.index for a in more] == idx.tolist()
+        s.label_from_data()
+        ref.observe(losses=loss[idx].tolist())
+        est2 = s.estimate(record=False, progress=False).metrics["error_rate"].active.estimate
+    want = adaptive_lure(loss[ref.acquired], np.array(ref.q), len(loss),
+                         np.array(ref.control), np.array(ref.control_rest))
+    assert est2 == pytest.approx(float(want), rel=1e-12)
+
+
+def _hex_draws_of(acq: list[Any]) -> list[list[Any]]:
+    return [[a.index, float(a.q).hex()] for a in acq]
+
+
+def test_one_label_at_a_time_is_the_simulated_run(hist: dict[str, Path],
+                                                  tmp_path: Path) -> None:
+    """Selecting one item at a time, each labelled before the next: the session's draws
+    are those of ``simulate_design`` (one run, the session's seed) on the same losses,
+    so the column is updated from exactly the labels each refit sees."""
+    _, loss = _truth("graded")
+    with mx.create("graded", tmp_path / "s.db", hist["graded"]) as s:
+        for _ in range(24):
+            s.select(1)
+            s.label_from_data()
+        got = [a.index for a in s.acquisitions()]
+        runs = simulate_design(stored_design(s.store), losses=loss, labels=None, budget=24,
+                               n_runs=1, random_state=s.config["seed"])
+    assert got == runs.indices[0].tolist()
+
+
+_SCRATCH = ("nkeep", "nwv", "nacc", "ncol")  # the column's work arrays (never read first)
+
+
+def _same_bits(a: Any, b: Any) -> None:
+    m, k = len(b.acquired), len(b.losses)
+    for name in ("acquired", "q", "control", "control_rest", "lam", "n_known", "labels",
+                 "losses", "refits", "model_var"):
+        x = np.asarray(getattr(a, name), dtype=np.float64)
+        y = np.asarray(getattr(b, name), dtype=np.float64)
+        assert x.tobytes() == y.tobytes(), name
+    assert set(a._st) == set(b._st) and {"X", "nlw", "ncnt"} <= set(b._st)
+    for key, y in b._st.items():
+        if key in _SCRATCH:
+            continue
+        x = a._st[key]
+        if key in ("hy", "hL"):
+            x, y = x[:k], y[:k]
+        elif key.startswith("h") or key == "absres":
+            x, y = x[..., :m], y[..., :m]
+        assert x.dtype == y.dtype and x.tobytes() == y.tobytes(), key
+
+
+def _both_paths(s: Session) -> tuple[Any, Any]:
+    store = s.store
+    row = store.sampler_row()
+    assert row is not None
+    design = stored_design(store)
+    acq, dd = store.acquisitions(), store.design_draws()
+    return (checkpoint.load(store, design, row[1], row[2], acq, dd),
+            draw._full_replay(store, design, row[1], row[2], acq, dd))
+
+
+def test_checkpoint_and_full_replay_are_the_same_sampler(
+        hist: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The checkpoint (with the column's state: its matrix column, the log-weights) is
+    the full replay's sampler, and the estimate is the same either way."""
+    with mx.create("graded", tmp_path / "s.db", hist["graded"]) as s:
+        for b in mx.BATCHES:
+            s.select(b)
+            if b != 2:  # once, a batch waits for its labels over the next select
+                s.label_from_data()
+        s.label_from_data()
+        ck, full = _both_paths(s)
+        assert ck is not None
+        _same_bits(ck, full)
+        texts = []
+        for use in ("1", "0"):
+            monkeypatch.setenv("ACTIVETEST_CHECKPOINTS", use)
+            texts.append(repr(s.estimate(record=False, progress=False)))
+        assert texts[0] == texts[1]
+
+
+_LOOP = """
+import sys
+from activetest.session.workflow import Session
+with Session.open(sys.argv[1]) as s:
+    while len(s.acquisitions()) < int(sys.argv[2]):
+        s.select(1 + len(s.acquisitions()) % 3)
+        s.label_from_data()
+        print(len(s.acquisitions()), flush=True)
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs SIGKILL")
+def test_kill_9_mid_session_loses_nothing(hist: dict[str, Path], tmp_path: Path) -> None:
+    """A real child drawing and labelling, killed at a random moment: every label it
+    wrote is kept, and the session goes on with the draws of one never interrupted."""
+    n = 24
+    env = cli_env(tmp_path)
+    ref_db, db = tmp_path / "ref.db", tmp_path / "k.db"
+    for p in (ref_db, db):
+        mx.create("graded", p, hist["graded"]).close()
+    subprocess.run([sys.executable, "-c", _LOOP, str(ref_db), str(n)], env=env, check=True,
+                   stdout=subprocess.DEVNULL)
+    with Session.open(ref_db) as s:
+        ref = [(a.index, a.q) for a in s.acquisitions()]
+    proc = subprocess.Popen([sys.executable, "-c", _LOOP, str(db), str(n)], env=env,
+                            stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    stop = random.Random(21).randint(3, 15)
+    while True:
+        line = proc.stdout.readline()
+        if not line or int(line) >= stop:
+            break
+    os.kill(proc.pid, signal.SIGKILL)  # lands wherever the child is
+    proc.wait()
+    with Session.open(db) as s:
+        before = [(a.index, a.q) for a in s.acquisitions()]
+        assert before == ref[: len(before)]
+        ck, full = _both_paths(s)
+        if ck is not None:
+            _same_bits(ck, full)
+        s.label_from_data()
+        while len(s.acquisitions()) < n:
+            s.select(1 + len(s.acquisitions()) % 3)
+            s.label_from_data()
+        assert [(a.index, a.q) for a in s.acquisitions()] == ref
+
+
+def test_cli_names_the_design_and_the_flag_turns_it_off(hist: dict[str, Path],
+                                                         tmp_path: Path) -> None:
+    base = ("init", "--task", "squad", "--pool", mx.INPUTS / "graded.jsonl", "--target",
+            "pool", "--surrogate", "history", "--history", hist["graded"],
+            "--history-exclude", "me", "--seed", "11", "--no-progress")
+    on, off = tmp_path / "on.db", tmp_path / "off.db"
+    out = run_cli_process(base[0], on, *base[1:])
+    assert "design: history features + neighbours (eps " in out
+    out = run_cli_process(base[0], off, *base[1:], "--no-history-neighbours")
+    assert "design: history features (no neighbours)" in out
+    with Session.open(off) as s:
+        assert KEY not in s.config["history"]
+    run_cli_process("select", on, "--n", "12")
+    with Session.open(on) as s:
+        s.label_from_data()
+    run_cli_process("select", on, "--n", "3")  # the design refits on the 12 labels
+    out = run_cli_process("status", on)
+    assert "design: history features + neighbours" in out
+    out = run_cli_process("estimate", on)
+    assert "design graded_adaptive: history features + neighbours, 1 refit(s)" in out
+    assert "neighbours " in out.split("weights", 1)[1]  # its fitted weight, named
+
+
+def test_a_missing_response_matrix_is_one_message(hist: dict[str, Path],
+                                                   tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    with mx.create("graded", db, hist["graded"]) as s:
+        s.select(3)
+    con = sqlite3.connect(db)
+    con.execute("DELETE FROM scores WHERE role = ?", (ROLE,))
+    con.commit()
+    con.close()
+    with Session.open(db) as s, pytest.raises(SessionError, match="response matrix"):
+        s.select(1)
+    out = run_cli_process("select", db, "--n", "1", code=2)
+    assert "response matrix" in out and ROLE in out
+
+
+@pytest.mark.parametrize("rec", [{"eps": 0.6}, {"eps": "x"}, {"eps": 0.1, "prior_weight": None},
+                                 [0.1]])
+def test_a_bad_stored_record_is_refused(rec: Any) -> None:
+    with pytest.raises(SessionError, match=r"config\.history\.neighbours"):
+        NeighbourSettings.from_record(rec)
+    assert math.isfinite(NeighbourSettings.from_record({"eps": 0.1}).prior_weight)
