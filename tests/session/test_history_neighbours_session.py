@@ -318,3 +318,38 @@ def test_a_bad_stored_record_is_refused(rec: Any) -> None:
     with pytest.raises(SessionError, match=r"config\.history\.neighbours"):
         NeighbourSettings.from_record(rec)
     assert math.isfinite(NeighbourSettings.from_record({"eps": 0.1}).prior_weight)
+
+
+SHARED = Path(__file__).resolve().parents[3] / "shared" / "datasets" / "history" / \
+    "bbh_shuffled_objects_5.csv"
+
+
+@pytest.mark.skipif(not SHARED.exists(), reason="the shared history matrices are absent")
+def test_a_real_matrix_is_stored_joined_by_id(tmp_path: Path) -> None:
+    """A slice of the shared BBH matrix (150 models): the pool lists the items in reverse
+    and the history file's columns are shuffled; the stored matrix is the slice's cells
+    by item id."""
+    from activetest.formats.history import read_response_matrix
+
+    M = read_response_matrix(SHARED)
+    rng = np.random.default_rng(5)
+    rows = rng.choice(M.scores.shape[0], 151, replace=False)
+    order = np.arange(len(M.item_ids))[::-1]  # the pool's order
+    pool = tmp_path / "pool.jsonl"
+    pool.write_text("".join(json.dumps({"id": M.item_ids[i], "question": f"q {i}?",
+                                        "answer": "yes" if M.scores[rows[0], i] == 1 else "no",
+                                        "references": ["yes"]}) + "\n" for i in order))
+    cols = rng.permutation(len(M.item_ids))
+    hist = tmp_path / "h.csv"
+    hist.write_text("model," + ",".join(M.item_ids[c] for c in cols) + "\n" + "".join(
+        f"{M.models[h]}," + ",".join(f"{M.scores[h, c]:g}" for c in cols) + "\n"
+        for h in rows[1:]))
+    with Session.create(tmp_path / "s.db", pool=str(pool), task="answers", target="pool",
+                        surrogate="history", history=[hist], seed=0, progress=False) as s:
+        got = stored_responses(s.store)
+        np.testing.assert_array_equal(got, M.scores[rows[1:]][:, order])
+        assert s.store.scores(ROLE).provenance["models"] == [M.models[h] for h in rows[1:]]
+        s.select(5)
+        s.label_from_data()
+        s.select(5)  # refitted with the column
+        assert draw.design_info(s.store)["model"] == "history features + neighbours"
