@@ -353,3 +353,17 @@ def test_a_real_matrix_is_stored_joined_by_id(tmp_path: Path) -> None:
         s.label_from_data()
         s.select(5)  # refitted with the column
         assert draw.design_info(s.store)["model"] == "history features + neighbours"
+
+
+def test_a_history_too_large_for_the_column_leaves_it_out_and_says_so(
+        hist: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from activetest.session import history_neighbours as hn
+
+    monkeypatch.setattr(hn, "MAX_CELLS", 1000)  # 25 models x 120 items is over it
+    with mx.create("graded", tmp_path / "s.db", hist["graded"]) as s:
+        h = s.config["history"]
+        assert KEY not in h and s.store.scores(ROLE) is None
+        assert any("neighbours' column is left out: 25 models x 120 items" in m
+                   for m in h["messages"])
+        got = mx.run(s)
+    assert got["draws"] == EXPECTED["graded"]["draws"]  # the design without it

@@ -280,10 +280,16 @@ def with_neighbours(info: dict[str, Any], joined: Any, neighbours: bool
     (``neighbours`` False: the design without the column, as before it existed)."""
     if not neighbours:
         return info, None
-    from activetest.session.history_neighbours import KEY, choose_settings
+    from activetest.session import history_neighbours as hn
 
     R = np.asarray(joined.scores, dtype=np.float64)
-    return {**info, KEY: choose_settings(R).record()}, R
+    if R.size > hn.MAX_CELLS:  # every command would hold several copies: left out, said
+        return {**info, "messages": [
+            *info.get("messages", []), f"history: the neighbours' column is left out: "
+            f"{R.shape[0]:,} models x {R.shape[1]:,} items is more than "
+            f"{hn.MAX_CELLS:,} cells (each command would hold several copies); the design "
+            f"uses the history's features only"]}, None
+    return {**info, hn.KEY: hn.choose_settings(R).record()}, R
 
 
 def classification_history(items: Sequence[Any], paths: Sequence[str | os.PathLike[str]],

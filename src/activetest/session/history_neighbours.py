@@ -38,8 +38,8 @@ import numpy as np
 
 from activetest.session.store import SessionError, SessionStore
 
-__all__ = ["EPS_SEED", "KEY", "ROLE", "NeighbourSettings", "choose_settings", "design_label",
-           "put_responses", "settings_of", "stored_responses"]
+__all__ = ["EPS_SEED", "KEY", "MAX_CELLS", "ROLE", "NeighbourSettings", "choose_settings",
+           "design_label", "put_responses", "settings_of", "stored_responses"]
 
 #: The scores role holding the joined response matrix (items x history models).
 ROLE = "history_responses"
@@ -47,6 +47,10 @@ ROLE = "history_responses"
 KEY = "neighbours"
 #: Seed of the eps choice at ``init`` (:func:`activetest.stats.neighbours.choose_eps`).
 EPS_SEED = 0
+#: The most history cells (``H x N``) a new session takes the neighbours' column for:
+#: every command holds about five float64 copies of the matrix (1.6 GB at this size);
+#: above it ``init`` leaves the column out and says so.
+MAX_CELLS = 40_000_000
 
 
 @dataclass(frozen=True)
