@@ -367,3 +367,14 @@ def test_a_history_too_large_for_the_column_leaves_it_out_and_says_so(
                    for m in h["messages"])
         got = mx.run(s)
     assert got["draws"] == EXPECTED["graded"]["draws"]  # the design without it
+
+
+def test_an_lmeval_session_refuses_a_history_it_would_not_use(tmp_path: Path) -> None:
+    """``--target lm-eval`` has its own design (the pool run): a ``--history`` is refused,
+    not silently dropped."""
+    from activetest.session.harness import create_lmeval_session
+
+    with pytest.raises(SessionError, match=r"option\(s\) history do not apply"):
+        create_lmeval_session(tmp_path / "s.db", pool=tmp_path / "none.jsonl", task="answers",
+                              target="lm-eval", history=[tmp_path / "h.csv"])
+    assert not (tmp_path / "s.db").exists()
