@@ -286,10 +286,10 @@ def test_cli_names_the_design_and_the_flag_turns_it_off(hist: dict[str, Path],
     assert "design: history features (no neighbours)" in out
     with Session.open(off) as s:
         assert KEY not in s.config["history"]
-    run_cli_process("select", on, "--n", "12")
     with Session.open(on) as s:
+        s.select(12)
         s.label_from_data()
-    run_cli_process("select", on, "--n", "3")  # the design refits on the 12 labels
+        s.select(3)  # the design refits on the 12 labels
     out = run_cli_process("status", on)
     assert "design: history features + neighbours" in out
     out = run_cli_process("estimate", on)
