@@ -1247,6 +1247,10 @@ def status(
             from activetest.session.harness import runs_summary
 
             out = {**st.to_dict(), **agreement_json(s)}
+            if s.session_config.extra.get("history"):  # init --history: which design
+                from activetest.session.history_neighbours import design_label
+
+                out["history_design"] = design_label(s.session_config.extra["history"])
             runs = runs_summary(s)
             if runs is not None:  # a harness session: its target runs
                 out["target_runs"] = asdict(runs)

@@ -292,6 +292,8 @@ def test_cli_names_the_design_and_the_flag_turns_it_off(hist: dict[str, Path],
         s.select(3)  # the design refits on the 12 labels
     out = run_cli_process("status", on)
     assert "design: history features + neighbours" in out
+    out = run_cli_process("status", off, "--json")
+    assert '"history_design": "history features (no neighbours)"' in out
     out = run_cli_process("estimate", on)
     assert "design graded_adaptive: history features + neighbours, 1 refit(s)" in out
     assert "neighbours " in out.split("weights", 1)[1]  # its fitted weight, named
