@@ -45,9 +45,20 @@ of runs whose CS at the stop holds the pool's true accuracy. Every run is seeded
 ``--held-out K``: K held-out models per history matrix (seeded pick, default 3: the
 measured table's six pools).
 
+``--history-design D [D ...]``: the history pools' design(s) (:data:`HISTORY_DESIGNS`),
+each on the same pools, seeds and CS; with several, a table of the designs follows.
+``--cache DIR``: per-pool rows of the history pools, keyed by the pool's data, the run
+parameters and the design's :func:`behaviour_probe` (a cached pool is read, not
+measured; ``experiments/cache/harness-runs`` holds the measured ones, so the tables of
+docs/harness.md re-render in seconds).
+
 Usage (writes the Markdown table; CPU minutes)::
 
     nice -n 10 python benchmarks/harness_runs.py --runs 200 --out docs/harness_runs.md
+    # the history designs on 30 held-out pools, from the cache (seconds)
+    python benchmarks/harness_runs.py --runs 100 --no-bundled --held-out 15 --cs mixture \
+        --history-design features features+neighbours features+neighbours-w0 \
+        --cache experiments/cache/harness-runs
 """
 
 from __future__ import annotations
