@@ -45,14 +45,28 @@ of runs whose CS at the stop holds the pool's true accuracy. Every run is seeded
 ``--held-out K``: K held-out models per history matrix (seeded pick, default 3: the
 measured table's six pools).
 
+``--history-design D [D ...]``: the history pools' design(s) (:data:`HISTORY_DESIGNS`),
+each on the same pools, seeds and CS; with several, a table of the designs follows.
+``--cache DIR``: per-pool rows of the history pools, keyed by the pool's data, the run
+parameters and the design's :func:`behaviour_probe` (a cached pool is read, not
+measured; ``experiments/cache/harness-runs`` holds the measured ones, so the tables of
+docs/harness.md re-render in seconds).
+
 Usage (writes the Markdown table; CPU minutes)::
 
     nice -n 10 python benchmarks/harness_runs.py --runs 200 --out docs/harness_runs.md
+    # the history designs on 30 held-out pools, from the cache (seconds)
+    python benchmarks/harness_runs.py --runs 100 --no-bundled --held-out 15 --cs mixture \
+        --history-design features features+neighbours features+neighbours-w0 \
+        --cache experiments/cache/harness-runs
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
+import hashlib
+import json
 import sys
 import time
 import zlib
@@ -122,13 +136,18 @@ def history_pools(n_models: int = 3, seed: int = 0) -> list[Pool]:
         acc = M.mean(1)
         mid = np.flatnonzero((acc > 0.15) & (acc < 0.85))  # models with room either way
         for r in rng.choice(mid, size=min(n_models, mid.size), replace=False):
-            others = np.delete(M, r, axis=0)
-            mean = others.mean(0)
-            _, S, Vt = np.linalg.svd(others - mean, full_matrices=False)
-            feats = np.column_stack([mean, Vt[:8].T * S[:8]])
-            out.append(Pool(f"{path.stem} model {r}", "history", 1.0 - M[r], feats,
-                            np.clip(1.0 - mean, 0.02, 0.98), others))
+            out.append(history_pool(f"{path.stem} model {r}", M, int(r)))
     return out
+
+
+def history_pool(name: str, M: np.ndarray, r: int) -> Pool:
+    """Row ``r`` of the response matrix ``M`` held out as the target, features from the
+    other rows (module docstring)."""
+    others = np.delete(M, r, axis=0)
+    mean = others.mean(0)
+    _, S, Vt = np.linalg.svd(others - mean, full_matrices=False)
+    feats = np.column_stack([mean, Vt[:8].T * S[:8]])
+    return Pool(name, "history", 1.0 - M[r], feats, np.clip(1.0 - mean, 0.02, 0.98), others)
 
 
 def _stop(lo: np.ndarray, hi: np.ndarray, h: float, truth: float) -> tuple[np.ndarray, np.ndarray]:
@@ -176,18 +195,32 @@ def _cs(theta: np.ndarray, N: int, model_var: np.ndarray | None, budget: int | N
 #: :func:`~activetest.stats.feature_design.history_features`: shrunk difficulty, factors
 #: of a rank chosen on the history alone), with the original or the earned rule (history
 #: sessions record no ``design_rule``, so they run the original rule: ``features``).
-HISTORY_DESIGNS = ("svd8", "svd8-earned", "features", "features-earned")
+#: ``features+neighbours``: ``features`` (original rule) plus the similarity-weighted
+#: neighbours' column (:mod:`activetest.stats.neighbours`: ``neighbour_history`` of the
+#: other models' rows, eps chosen on them by ``choose_eps`` with seed 0, prior weight 1,
+#: the module's default), recomputed from the labels only when the design refits (its
+#: refit schedule is the batches' boundaries here, as in a harness run, where the design
+#: refits only between batches); ``features+neighbours-w0``: the same, prior weight 0.
+HISTORY_DESIGNS = ("svd8", "svd8-earned", "features", "features-earned",
+                   "features+neighbours", "features+neighbours-w0")
 
 
 def history_design(p: Pool, kind: str) -> AdaptiveDesign:
     """The design of a history pool (:data:`HISTORY_DESIGNS`)."""
     from activetest.stats.feature_design import feature_design, history_features
+    from activetest.stats.neighbours import neighbour_design, neighbour_history
 
     rule = "earned" if kind.endswith("-earned") else "original"
     if kind.startswith("svd8"):
         return AdaptiveDesign.graded(p.features, prior=p.prior, rule=rule)
     assert p.others is not None
-    return feature_design(history=history_features(p.others), rule=rule)
+    hf = history_features(p.others)
+    design = feature_design(history=hf, rule=rule)
+    if kind.startswith("features+neighbours"):
+        nh = neighbour_history(p.others, p_correct=hf.p_correct)
+        design = neighbour_design(design, nh,
+                                  prior_weight=0.0 if kind.endswith("-w0") else 1.0)
+    return design
 
 
 def active_theta(p: Pool, runs: int, seed: int, hist: str = "svd8"
@@ -244,12 +277,20 @@ def wilson_n(acc: float, N: int, h: float, z: float = 1.959963984540054) -> int:
 
 
 def measure(pools: list[Pool], runs: int, seed: int, hist: str = "svd8",
-            cs: str | tuple[str, ...] = "mixture") -> list[dict]:
+            cs: str | tuple[str, ...] = "mixture", cache: Path | None = None) -> list[dict]:
     """Rows per pool, width and CS rule (``cs``: one of :data:`CS_RULES` or several,
-    measured on the same simulated runs)."""
+    measured on the same simulated runs). ``cache``: a folder of per-pool results keyed
+    by :func:`cache_key` (a pool found there is read, not measured)."""
     rules = (cs,) if isinstance(cs, str) else tuple(cs)
     rows = []
     for p in pools:
+        f = None
+        if cache is not None and p.surrogate == "history":
+            f = cache / f"{_slug(p.name)}-{cache_key(p, runs, seed, hist, rules)}.json"
+            if f.exists():
+                rows += json.loads(f.read_text())
+                continue
+        start = len(rows)
         t0 = time.process_time()
         N = p.loss.size
         truth = float(p.loss.mean())
@@ -268,14 +309,65 @@ def measure(pools: list[Pool], runs: int, seed: int, hist: str = "svd8",
             a_n, a_cov = _stop(alo, ahi, h, truth)
             u_n, u_cov = _stop(ulo, uhi, h, truth)
             rows.append(dict(pool=p.name, surrogate=p.surrogate, N=N, acc=1 - truth, h=h,
-                             plan=plan, cs=rule,
+                             plan=plan, cs=rule, runs=runs,
+                             design=hist if p.surrogate == "history" else "session",
                              active=float(np.median(a_n)), active_mean=float(a_n.mean()),
                              uniform=float(np.median(u_n)), uniform_mean=float(u_n.mean()),
                              wilson=wilson_n(1 - truth, N, h),
                              a_cov=float(a_cov.mean()), u_cov=float(u_cov.mean()),
                              cpu=time.process_time() - t0))
         print(f"{p.name:32s} N={N} done ({time.process_time() - t0:.0f} s)", flush=True)
+        if f is not None:
+            f.parent.mkdir(parents=True, exist_ok=True)
+            tmp = f.with_suffix(".tmp")
+            tmp.write_text(json.dumps(rows[start:], indent=0))
+            tmp.replace(f)
     return rows
+
+
+def _slug(name: str) -> str:
+    return "".join(c if c.isalnum() else "-" for c in name)
+
+
+def _data_digest(p: Pool) -> str:
+    h = hashlib.sha256(p.name.encode())
+    for a in (p.loss, p.features, p.prior, p.others):
+        if a is not None:
+            h.update(np.ascontiguousarray(a, dtype=np.float64).tobytes())
+    return h.hexdigest()[:16]
+
+
+@functools.cache
+def behaviour_probe(hist: str) -> str:
+    """Digest of what this benchmark computes, on a tiny history pool (the probe matrix
+    of :func:`activetest.experiments.probe.tiny_matrix`, row 0 held out): the design's
+    (``hist``) and uniform's per-draw estimates, both CS rules' bounds, the planned
+    budgets and the Wilson n. A change of any number these code paths give changes the
+    cache key (:mod:`activetest.experiments.cache`)."""
+    import tempfile
+
+    from activetest.experiments.probe import digest, tiny_matrix
+    from activetest.formats.history import read_response_matrix
+
+    with tempfile.TemporaryDirectory() as d:
+        M = read_response_matrix(tiny_matrix(Path(d) / "probe.csv")).scores
+    p = history_pool("probe model 0", M, 0)
+    N = p.loss.size
+    th, mv, info = active_theta(p, 2, 1, hist)
+    Ta = planned_budget_for_width(info["design"], N, 0.1)
+    out = [th, mv if mv is not None else np.zeros(0), [info["design"], info["uniform"], Ta],
+           *_cs(th, N, mv), *_cs(th, N, mv, Ta), *uniform_runs(p, 2, 1),
+           *uniform_runs(p, 2, 1, Ta), [wilson_n(0.3, N, 0.1)]]
+    return digest(*out)
+
+
+def cache_key(p: Pool, runs: int, seed: int, hist: str, rules: tuple[str, ...]) -> str:
+    """The cache key of a history pool's rows: the pool's data, the run parameters and
+    the behaviour probe of its design (:func:`behaviour_probe`)."""
+    h = hashlib.sha256(f"{hist}:{runs}:{seed}:{','.join(rules)}:{START}:{WIDTHS}".encode())
+    h.update(_data_digest(p).encode())
+    h.update(behaviour_probe(hist).encode())
+    return h.hexdigest()[:16]
 
 
 def table(rows: list[dict], runs: int) -> str:
@@ -313,6 +405,64 @@ def table(rows: list[dict], runs: int) -> str:
     return out
 
 
+def _matrix(r: dict) -> str:
+    return r["pool"].split(" model ")[0]
+
+
+def designs_table(rows: list[dict]) -> str:
+    """History pools only: one row per design, CS rule and width (the same pools, seeds
+    and CS for each), then per design after the first its runs against the first's,
+    pool by pool."""
+    hist = [r for r in rows if r["surrogate"] == "history"]
+    designs = list(dict.fromkeys(r["design"] for r in hist))
+    rules = list(dict.fromkeys(r["cs"] for r in hist))
+    mats = sorted({_matrix(r) for r in hist})
+    size = {m: next(r["N"] for r in hist if _matrix(r) == m) for m in mats}
+    out = ("| history design | CS rule | h | runs per pool | pools | median ratio to uniform "
+           "(range) | " + " | ".join(f"{m} (N = {size[m]})" for m in mats)
+           + " | median ratio to fixed-n Wilson | median runs active / uniform ("
+           + "; ".join(mats) + ") | coverage at stop, active (uniform) |\n"
+           + "|---" * (9 + len(mats)) + "|\n")
+
+    def med(x: list[float]) -> str:
+        a = np.asarray(x)
+        return f"{np.median(a):.2f} ({a.min():.2f}-{a.max():.2f})" if a.size else "-"
+
+    for d, c, h in ((d, c, h) for d in designs for c in rules for h in WIDTHS):
+        sel = [r for r in hist if r["design"] == d and r["cs"] == c and r["h"] == h]
+        if not sel:
+            continue
+        per = [[r for r in sel if _matrix(r) == m] for m in mats]
+        runs_ = "; ".join(f"{np.median([r['active'] for r in s]):.0f} / "
+                          f"{np.median([r['uniform'] for r in s]):.0f}" for s in per if s)
+        ac = np.array([r["a_cov"] for r in sel])
+        uc = np.array([r["u_cov"] for r in sel])
+        nruns = "/".join(str(n) for n in sorted({r.get("runs", 0) for r in sel}))
+        out += (f"| `{d}` | `{c}` | {h:.2f} | {nruns} | {len(sel)} | "
+                f"{med([r['active'] / r['uniform'] for r in sel])} | "
+                + " | ".join(med([r["active"] / r["uniform"] for r in s]) for s in per)
+                + f" | {np.median([r['active'] / r['wilson'] for r in sel]):.2f} | {runs_} | "
+                f"{ac.min():.2f}-{ac.max():.2f} ({uc.min():.2f}-{uc.max():.2f}) |\n")
+    for d, c, h in ((d, c, h) for d in designs[1:] for c in rules for h in WIDTHS):
+        base = {r["pool"]: r for r in hist
+                if r["design"] == designs[0] and r["cs"] == c and r["h"] == h}
+        pair = [(r, base[r["pool"]]) for r in hist if r["design"] == d and r["cs"] == c
+                and r["h"] == h and r["pool"] in base]
+        if not pair:
+            continue
+        q = np.array([a["active"] / b["active"] for a, b in pair])
+        out += (f"\n`{d}` against `{designs[0]}`, `{c}`, h = {h}: median runs ratio "
+                f"{np.median(q):.2f} (range {q.min():.2f}-{q.max():.2f}); fewer runs on "
+                f"{(q < 1).sum()}, more on {(q > 1).sum()} of {q.size} pools")
+        for m in mats:
+            qm = np.array([a["active"] / b["active"] for a, b in pair if _matrix(a) == m])
+            if qm.size:
+                out += (f"; {m}: median {np.median(qm):.2f}, fewer on {(qm < 1).sum()} of "
+                        f"{qm.size}")
+        out += ".\n"
+    return out
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", type=int, default=200)
@@ -321,8 +471,14 @@ def main(argv: list[str] | None = None) -> None:
                     "('A|B': either)")
     ap.add_argument("--no-history", action="store_true")
     ap.add_argument("--out", type=Path, default=None)
-    ap.add_argument("--history-design", choices=HISTORY_DESIGNS, default="svd8",
-                    help="the design of the history pools (HISTORY_DESIGNS)")
+    ap.add_argument("--history-design", choices=HISTORY_DESIGNS, nargs="+", default=["svd8"],
+                    help="the design of the history pools (HISTORY_DESIGNS); several: each "
+                         "on the same pools, seeds and CS, then a table of the designs")
+    ap.add_argument("--cache", type=Path, default=None,
+                    help="folder of per-pool results (history pools), keyed by the pool's "
+                         "data, the run parameters and the design's behaviour probe: a "
+                         "cached pool is read, not measured (experiments/cache/harness-runs "
+                         "holds the measured ones)")
     ap.add_argument("--no-bundled", action="store_true")
     ap.add_argument("--held-out", type=int, default=3,
                     help="held-out models per history matrix (seeded pick)")
@@ -335,22 +491,29 @@ def main(argv: list[str] | None = None) -> None:
                          "instead of measuring")
     a = ap.parse_args(argv)
     if a.merge:
-        import json
-
         rows = [r for f in a.merge for r in json.loads(f.read_text())]
         print("\n".join((f"CS rule `{c}`:\n\n" if len(a.cs) > 1 else "")
                         + table([r for r in rows if r["cs"] == c], a.runs) for c in a.cs))
         return
-    pools = (([] if a.no_bundled else bundled_pools())
-             + ([] if a.no_history else history_pools(a.held_out, seed=a.seed)))
-    pools = [p for p in pools if any(o in p.name for o in a.only.split("|"))]
-    rows = measure(pools, a.runs, a.seed, a.history_design, tuple(a.cs))
+    bundled = [] if a.no_bundled else bundled_pools()
+    history = [] if a.no_history else history_pools(a.held_out, seed=a.seed)
+    keep = [p for p in bundled + history if any(o in p.name for o in a.only.split("|"))]
+    rows = measure([p for p in keep if p.surrogate != "history"], a.runs, a.seed,
+                   cs=tuple(a.cs))
+    for d in a.history_design:
+        rows += measure([p for p in keep if p.surrogate == "history"], a.runs, a.seed, d,
+                        tuple(a.cs), a.cache)
     if a.json is not None:
-        import json
-
         a.json.write_text(json.dumps(rows))
-    text = "\n".join((f"CS rule `{c}`:\n\n" if len(a.cs) > 1 else "")
-                     + table([r for r in rows if r["cs"] == c], a.runs) for c in a.cs)
+    designs = a.history_design if history else a.history_design[:1]
+    text = "\n".join((f"History design `{d}`, " if len(designs) > 1 else "")
+                     + (f"CS rule `{c}`:\n\n" if len(a.cs) > 1 else
+                        ":\n\n" if len(designs) > 1 else "")
+                     + table([r for r in rows if r["cs"] == c
+                              and r.get("design", d) in (d, "session")], a.runs)
+                     for d in designs for c in a.cs)
+    if len(designs) > 1:
+        text += "\nThe history designs on the same pools, seeds and CS:\n\n" + designs_table(rows)
     print(text)
     if a.out is not None:
         a.out.write_text(f"<!-- python benchmarks/harness_runs.py {' '.join(argv or sys.argv[1:])}"

@@ -44,9 +44,9 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import harness_runs as hr  # noqa: E402
 from activetest.stats.adaptive import simulate_design  # noqa: E402
-from activetest.stats.confseq import _mixture_factor, normal_mixture_rho2  # noqa: E402
+from activetest.stats.confseq import normal_mixture_factor, normal_mixture_rho2  # noqa: E402
 from activetest.stats.estimators import adaptive_lure_theta  # noqa: E402
-from activetest.stats.intervals import _hall_bounds  # noqa: E402
+from activetest.stats.intervals import hall_bounds  # noqa: E402
 
 CAPS = (4.0, 30.0)
 
@@ -74,8 +74,8 @@ def weighted_cs(theta: np.ndarray, v: np.ndarray, N: int, model_var: np.ndarray 
             v_obs, var = var, np.maximum(var, vm / W**2)
             g = np.where(var > 0, g * (v_obs / np.where(var > 0, var, 1.0)) ** 1.5, 0.0)
     var[..., 0] = np.inf
-    f = _mixture_factor(N * W, normal_mixture_rho2(200, alpha), alpha)
-    lo, hi = _hall_bounds(est, np.sqrt(var), g, f)
+    f = normal_mixture_factor(N * W, normal_mixture_rho2(200, alpha), alpha)
+    lo, hi = hall_bounds(est, np.sqrt(var), g, f)
     early = np.arange(1, theta.shape[-1] + 1) < hr.START
     return (np.maximum(np.where(early, -np.inf, lo), 0.0),
             np.minimum(np.where(early, np.inf, hi), 1.0))

@@ -10,6 +10,7 @@ so its result, is the same in a run of a subset as in the full run.
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import subprocess
@@ -232,6 +233,48 @@ def test_the_loop_stops_once_the_anytime_interval_is_narrow_enough(
     assert 30 <= n < n_pool  # stopped before the pool ran out
     status = run("status", db)
     assert f"target runs spent: {n}" in status and "a projection" in status
+
+
+@slow
+def test_people_are_not_asked_to_judge_an_answer_lm_eval_has_not_given(
+        lmeval_files: HarnessFiles, pool_run: list[Path], tmp_path: Path) -> None:
+    """A drawn item of an lm-eval session has no answer until lm-eval runs it: label,
+    select --out, the export of unlabelled items and serve refuse (exit 2, one message
+    naming the first such item and how its label is made: lm-eval's result), nothing is
+    stored; an item whose result was imported still exports (the inspect side:
+    tests/session/test_inspect_session.py)."""
+    from activetest.session.store import SessionError
+    from activetest.web.server import LabelServer
+
+    db = new_session(tmp_path, pool_run, seed=5)
+    with Session.open(db) as s:
+        drawn = [a.item_id for a in s.select(3)]
+    task, doc = drawn[0].rsplit("/", 1)
+    full = [lmeval_files.samples("at_sst2_rev"), *sorted(lmeval_files.run.glob(
+        "samples_at_mmlu_*.jsonl"))]
+    assert "imported 1 target run(s)" in run(
+        "import", db, *subset_of(full, {task: [int(doc)]}, tmp_path / "one"))
+    first = f"item {drawn[1]!r} (and 1 more) has"
+    whole = "the items of a harness session have"
+    sheet = tmp_path / "sheet.csv"
+    for args, who in ((["label", db], f"label: {first}"),
+                      (["label", db, "--n", 5], f"label: {whole}"),
+                      (["select", db, "--n", 2, "--out", sheet], f"select --out: {whole}"),
+                      (["export", db, "--out", sheet], f"export: {first}")):
+        out = " ".join(run(*args, code=2).split())
+        said = "no answer from the target yet, so there is nothing for a person to judge"
+        assert f"{who} {said}" in out and out.count(said) == 1, (args, out)
+        assert "in an lm-eval session (--target lm-eval)" in out and "--samples" in out, out
+        assert "ActiveStopping" not in out, out
+    assert not sheet.exists()
+    with pytest.raises(SessionError, match=r"serve: the items of a harness session have no "
+                                           r"answer from the target yet.*--target lm-eval"):
+        LabelServer(db, port=0)
+    with Session.open(db) as s:  # nothing stored, nothing drawn
+        assert list(s.labels()) == [drawn[0]] and s.store.n_acquired() == 3
+    out = run("export", db, "--out", tmp_path / "done.csv", "--which", "labelled")
+    with (tmp_path / "done.csv").open(newline="", encoding="utf-8") as f:
+        assert [r["item_id"] for r in csv.DictReader(f)] == [drawn[0]], out
 
 
 def test_samples_json_is_sorted_and_unique() -> None:

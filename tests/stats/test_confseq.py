@@ -37,12 +37,12 @@ def test_width_cost_of_anytime_validity_is_under_1_6_from_100_to_400_labels() ->
     ratio = asymptotic_cs_multiplier(2000, 400) / 1.959964
     assert np.all(ratio[99:] < 1.6) and np.all(ratio[99:] > 1.5)
     # the a-priori rho is (close to) the minimiser of the boundary at the planned time
-    from activetest.stats.confseq import _mixture_factor
+    from activetest.stats.confseq import normal_mixture_factor
     t = np.array([200.0])
     r2 = normal_mixture_rho2(200, 0.05)
     grid = np.geomspace(r2 / 4, r2 * 4, 4001)
-    best = min(float(_mixture_factor(t, g, 0.05)[0]) for g in grid)
-    assert float(_mixture_factor(t, r2, 0.05)[0]) < best * 1.001
+    best = min(float(normal_mixture_factor(t, g, 0.05)[0]) for g in grid)
+    assert float(normal_mixture_factor(t, r2, 0.05)[0]) < best * 1.001
 
 
 def test_clock_is_the_label_count_for_small_fractions_and_exact_for_uniform() -> None:

@@ -173,6 +173,7 @@ __all__ = [
     "labels_for_cs_width",
     "log_loss_bound",
     "max_budget",
+    "normal_mixture_factor",
     "normal_mixture_rho2",
     "paired_difference_cs",
     "paired_difference_exact_cs",
@@ -246,11 +247,20 @@ def cs_clock(N: int, K: int) -> np.ndarray:
         return N * m / (N - m)
 
 
-def _mixture_factor(tau: np.ndarray, rho2: float, alpha: float) -> np.ndarray:
+def normal_mixture_factor(tau: np.ndarray, rho2: float, alpha: float) -> np.ndarray:
+    """The two-sided normal-mixture boundary in units of the SE at intrinsic time ``tau``
+    (the variance clock in per-label units; uniform sampling's is :func:`cs_clock`):
+    ``sqrt(2 (x + 1) / x * log(sqrt(x + 1) / alpha))`` with ``x = tau rho2``, 0 where
+    ``tau`` is infinite (the whole pool labelled). ``rho2``: the mixture's
+    :func:`normal_mixture_rho2`; ``alpha``: the level's complement (both sides)."""
     x = tau * rho2
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         f = np.sqrt(2.0 * (x + 1.0) / x * np.log(np.sqrt(x + 1.0) / alpha))
     return np.where(np.isfinite(tau), f, 0.0)
+
+
+#: The former private name (kept for callers in other branches).
+_mixture_factor = normal_mixture_factor
 
 
 def asymptotic_cs_multiplier(N: int, K: int, *, alpha: float = 0.05,

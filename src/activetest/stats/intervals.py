@@ -101,6 +101,7 @@ __all__ = [
     "estimate_curve",
     "fixed_interval",
     "fixed_interval_curve",
+    "hall_bounds",
     "martingale_se_curve",
     "pool_variance_curve",
 ]
@@ -264,9 +265,12 @@ def _student_quantile(p: float, df: np.ndarray) -> np.ndarray:
     return x + g1 / nu + g2 / nu**2 + g3 / nu**3 + g4 / nu**4
 
 
-def _hall_bounds(est: np.ndarray, se: np.ndarray, gamma: np.ndarray, k: np.ndarray
-                 ) -> tuple[np.ndarray, np.ndarray]:
-    """``[R - SE g^{-1}(k), R - SE g^{-1}(-k)]`` with Hall's transformation, ``a = gamma/3``."""
+def hall_bounds(est: np.ndarray, se: np.ndarray, gamma: np.ndarray, k: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """``[R - SE g^{-1}(k), R - SE g^{-1}(-k)]`` with Hall's transformation, ``a = gamma/3``
+    (``est`` R, ``se`` SE, ``gamma`` the skewness, ``k`` the multiplier: a quantile, or a
+    CS's boundary such as :func:`activetest.stats.confseq.normal_mixture_factor`); an
+    infinite SE gives ``(-inf, inf)``."""
     a = np.asarray(gamma, dtype=np.float64) / 3.0
     small = np.abs(a) < 1e-8
     a_safe = np.where(small, 1.0, a)
@@ -281,6 +285,10 @@ def _hall_bounds(est: np.ndarray, se: np.ndarray, gamma: np.ndarray, k: np.ndarr
         hi = est - se * ginv(-k)
     inf = ~np.isfinite(se)
     return np.where(inf, -np.inf, lo), np.where(inf, np.inf, hi)
+
+
+#: The former private name (kept for callers in other branches).
+_hall_bounds = hall_bounds
 
 
 class Bounds:
