@@ -70,7 +70,8 @@ def test_reduced_run_writes_the_report(tmp_path: Path) -> None:
     kept = "<!-- begin reading -->\n## Reading\n\nwritten by hand\n<!-- end reading -->"
     (tmp_path / "signals.md").write_text(f"# old\n\n{kept}\n\nold numbers\n", encoding="utf-8")
     signals.main(["--outputs", str(OUTPUTS), "--squad", str(OUTPUTS / "generative" / "squad.npz"),
-                  "--runs", "4", "--squad-runs", "4", "--budget", "60", "--datasets", "hs",
+                  "--runs", "4", "--precise-runs", "6", "--squad-runs", "4", "--budget", "60",
+                  "--datasets", "hs",
                   "--no-cache", "--out", str(tmp_path)])
     text = (tmp_path / "signals.md").read_text(encoding="utf-8")
     assert "## Answer" in text and kept in text and "old numbers" not in text
@@ -78,3 +79,36 @@ def test_reduced_run_writes_the_report(tmp_path: Path) -> None:
         assert f"| {v} | **" in text, v
     assert "The paper's 8 settings" in text  # the count is the settings run, not 40
     assert "| design | median | HS |" in text and "| gemma3-270m |" in text
+    # the precise part: today's design and +all on more runs, paired, in its own table
+    assert "At 6 runs per setting" in text and "not measured here" not in text
+    precise = text.split("### The same at 6 runs per setting")[1].split("## SQuAD")[0]
+    assert [v for v in signals.PAPER_VARIANTS if f"| {v} | **" in precise] == \
+        list(signals.PRECISE_VARIANTS)
+
+
+def test_precise_today_is_taken_from_the_reproductions_cache() -> None:
+    """At the reproduction's run count ``today`` is not simulated again: the
+    reproduction's cached ``adaptive+cv_lure`` row is the same numbers (to float32, as
+    both caches store them); without that entry it is simulated."""
+    from activetest.experiments.cache import ResultCache
+    from activetest.experiments.reproduce import _Designs
+
+    data = signals._tiny_data()
+    s = Setting("probe", "a/zero", "b/few")
+    res = run_setting(data, s, n_runs=5, budget=20, random_state=2,
+                      methods=("uniform+mean", "ce+lure"))
+    designs = ResultCache(None)
+    _Designs(designs, 5, 20, 2).add(data, s, res)
+    kw = {"n_runs": 5, "budget": 20, "seed": 2, "variants": signals.PRECISE_VARIANTS}
+    fresh = signals.run_paper_setting(data, s, n_runs=5, budget=20, seed=2,
+                                      variants=signals.PRECISE_VARIANTS)
+    hits = designs.hits
+    got = signals._paper_cached(ResultCache(None), data, s, reproduction=designs, **kw)
+    assert designs.hits == hits + 1  # taken from the reproduction's cache
+    alone = signals._paper_cached(ResultCache(None), data, s, reproduction=ResultCache(None),
+                                  **kw)
+    f32 = lambda a: np.asarray(a, dtype=np.float32)  # noqa: E731 - what the caches store
+    for v in signals.PRECISE_VARIANTS:
+        assert np.array_equal(f32(got[v]), f32(fresh[v]), equal_nan=True), v
+        assert np.array_equal(f32(alone[v]), f32(got[v]), equal_nan=True), v
+    assert got["k:today"][0] == 0 and got["k:+all"][0] == fresh["k:+all"][0]

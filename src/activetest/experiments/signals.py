@@ -82,10 +82,14 @@ from activetest.stats.graded import graded_design, judge_log_odds, p_wrong_logpr
 from activetest.stats.sampler import sample
 from activetest.stats.simulate import _seed_for
 
-__all__ = ["PAPER_VARIANTS", "SQUAD_VARIANTS", "SquadPool", "behaviour_probe", "load_squad",
-           "main", "paper_signals", "run_paper_setting", "run_squad_target"]
+__all__ = ["PAPER_VARIANTS", "PRECISE_VARIANTS", "SQUAD_VARIANTS", "SquadPool",
+           "behaviour_probe", "load_squad", "main", "paper_signals", "run_paper_setting",
+           "run_squad_target"]
 
 PAPER_VARIANTS = ("today", "+other model", "+calibration", "+all")
+#: The variants re-run on all of the reproduction's runs (``--precise-runs``): today's
+#: design and the best variant at 200 runs, paired on the same runs.
+PRECISE_VARIANTS = ("today", "+all")
 SQUAD_VARIANTS = ("conf:sum fixed", "graded", "features: confidence",
                   "features: + other model", "features: + judges")
 #: The reported numbers this experiment asks about (docs/reproduction.md, docs/generative.md).
@@ -328,11 +332,11 @@ def behaviour_probe() -> str:
 
 
 def _paper_key(data: DatasetOutputs, setting: Setting, n_runs: int, budget: int,
-               seed: int) -> str:
+               seed: int, variants: Sequence[str] = PAPER_VARIANTS) -> str:
     arrays = [data.outputs[k].pool for k in sorted(data.outputs)]
     return ResultCache.key("signals-paper", behaviour_probe(), setting.label, *arrays,
                            data.pool_labels, _truth(data, setting), data.n_shots,
-                           n_runs, budget, seed, PAPER_VARIANTS)
+                           n_runs, budget, seed, tuple(variants))
 
 
 def _squad_key(pool: SquadPool, n_runs: int, budget: int, seed: int) -> str:
@@ -409,8 +413,11 @@ def _kept_sections(path: Path) -> list[str]:
 def write_report(paper: dict[str, list[tuple[str, dict[str, np.ndarray]]]],
                  squad: dict[str, dict[str, np.ndarray]], path: Path, *, n_runs: int,
                  squad_runs: int, budget: int, seed: int, command: str, elapsed: float,
-                 hits: int, entries: int, reproduced: float | None) -> Path:
-    """``docs/signals.md`` from the per-setting and per-target results."""
+                 hits: int, entries: int, reproduced: float | None,
+                 precise: dict[str, list[tuple[str, dict[str, np.ndarray]]]] | None = None,
+                 precise_runs: int = 0) -> Path:
+    """``docs/signals.md`` from the per-setting and per-target results (``precise``:
+    :data:`PRECISE_VARIANTS` on ``precise_runs`` runs per setting, or empty)."""
     budgets = [b for b in PAPER_BUDGETS if b <= budget]
     names = {"sst2": "SST-2", "subj": "Subj", "fpb": "FPB", "hs": "HS", "mmlu": "MMLU"}
     lines = ["# More signals in one calibrated design, on our own data", "",
@@ -443,8 +450,27 @@ def write_report(paper: dict[str, list[tuple[str, dict[str, np.ndarray]]]],
             + f"Today's design on all 3,000 runs: {REPORTED['paper']} (reported"
             + (f"; {reproduced:.3f} from the reproduction's cache"
                if reproduced is not None else "")
-            + f"); the variants were not run on 3,000, so whether {REPORTED['paper']} is "
-            "beaten at that precision is not measured here.")
+            + ")"
+            + ("." if precise else
+               f"; the variants were not run on 3,000, so whether {REPORTED['paper']} is "
+               "beaten at that precision is not measured here."))
+    if paper and precise:
+        q_set = sum(len(r) for r in precise.values())
+        q_today = _median(precise, "today", budgets)
+        q_best = PRECISE_VARIANTS[-1]
+        q_val = _median(precise, q_best, budgets)
+        q_ratio, q_below = _paired(precise, q_best, "today", budgets)
+        head.append(
+            f"- **At {precise_runs:,} runs per setting** (the paper's {q_set} settings, the "
+            f"reproduction's runs, design and uniform alike; `{q_best}` was chosen as the "
+            f"best variant on the first {n_runs:,} of them): today's design {q_today:.3f} "
+            f"(reported {REPORTED['paper']}), `{q_best}` {q_val:.3f} (paired: median ratio "
+            f"to today {q_ratio:.3f}, below today in {q_below:.0%} of the (setting, budget) "
+            "cells). "
+            + (f"More signals beat today's {REPORTED['paper']} at this precision, by "
+               f"{q_today - q_val:.3f}." if q_val < q_today - 0.01 else
+               f"More signals do **not** beat today's {REPORTED['paper']} at this "
+               "precision."))
     if squad:
         srows = {t: [(t, r)] for t, r in squad.items()}
         s_today = _median(srows, "conf:sum fixed", budgets)
@@ -480,6 +506,14 @@ def write_report(paper: dict[str, list[tuple[str, dict[str, np.ndarray]]]],
               for v in PAPER_VARIANTS}
         lines += ["Extra signals per setting: " + "; ".join(
             f"{v} {'/'.join(map(str, k))}" for v, k in ks.items()) + ".", ""]
+    if paper and precise:
+        lines += [f"### The same at {precise_runs:,} runs per setting: "
+                  f"{' and '.join(f'`{v}`' for v in PRECISE_VARIANTS)}", "",
+                  f"The reproduction's {precise_runs:,} runs per setting (its uniforms for "
+                  "`adaptive+cv_lure` and its uniform baseline; the first "
+                  f"{n_runs:,} are the runs above), so `today` is the reproduction's "
+                  "`adaptive+cv_lure` row. Both designs on the same runs.", "",
+                  *_table(precise, PRECISE_VARIANTS, budgets, names, "today"), ""]
     if squad:
         srows = {t: [(t, r)] for t, r in squad.items()}
         lines += ["## SQuAD (1 - exact match, test-set truth)", "",
@@ -506,30 +540,74 @@ def write_report(paper: dict[str, list[tuple[str, dict[str, np.ndarray]]]],
     return path
 
 
-def _reproduced(outputs: Path, budget: int, seed: int) -> float | None:
-    """Median of the reproduction's cached ``adaptive+cv_lure`` rows (3,000 runs; its key
-    rule, :class:`activetest.experiments.reproduce._Designs`), None unless every one of
-    the 40 settings is in ``experiments/cache/designs.npz`` under today's probe."""
+def _reproduction_row(data: DatasetOutputs, setting: Setting, n_runs: int, budget: int,
+                      seed: int, store: ResultCache | None = None) -> np.ndarray | None:
+    """The reproduction's cached ``adaptive+cv_lure`` relative error of one setting (its
+    key rule, :class:`activetest.experiments.reproduce._Designs`; the same design, runs,
+    uniform baseline and charging as ``today`` here, bit for bit:
+    ``tests/experiments/test_signals.py``), or None when
+    ``experiments/cache/designs.npz`` has no entry for it under today's probe."""
     from activetest.experiments.paper import DESIGN_METHODS
     from activetest.experiments.reproduce import DEFAULT_CACHE, _code
 
+    if store is None:
+        if not DEFAULT_CACHE.exists():
+            return None
+        store = ResultCache(DEFAULT_CACHE)
+    key = ResultCache.key(_code(), data.outputs[setting.target].pool,
+                          data.outputs[setting.surrogate].pool, data.pool_labels,
+                          _truth(data, setting), data.n_shots if setting.zero_shot else 0,
+                          n_runs, budget, seed, DESIGN_METHODS)
+    got = store.get(key, ["rel:adaptive+cv_lure"])
+    return None if got is None else got["rel:adaptive+cv_lure"]
+
+
+def _reproduced(outputs: Path, budget: int, seed: int) -> float | None:
+    """Median of the reproduction's cached ``adaptive+cv_lure`` rows (3,000 runs;
+    :func:`_reproduction_row`), None unless every one of the 40 settings is in
+    ``experiments/cache/designs.npz`` under today's probe."""
+    from activetest.experiments.reproduce import DEFAULT_CACHE
+
     if not DEFAULT_CACHE.exists():
         return None
-    store, code = ResultCache(DEFAULT_CACHE), _code()
+    store = ResultCache(DEFAULT_CACHE)
     budgets = [b for b in PAPER_BUDGETS if b <= budget]
     vals: list[float] = []
     for f in sorted(outputs.glob("*.npz")):
         data = DatasetOutputs.load(f)
         for s in settings_for(data):
-            key = ResultCache.key(code, data.outputs[s.target].pool,
-                                  data.outputs[s.surrogate].pool, data.pool_labels,
-                                  _truth(data, s), data.n_shots if s.zero_shot else 0, 3000,
-                                  budget, seed, DESIGN_METHODS)
-            got = store.get(key, ["rel:adaptive+cv_lure"])
-            if got is None:
+            row = _reproduction_row(data, s, 3000, budget, seed, store)
+            if row is None:
                 return None
-            vals += _at(got["rel:adaptive+cv_lure"], budgets)
+            vals += _at(row, budgets)
     return float(np.nanmedian(vals)) if vals else None
+
+
+def _paper_cached(store: ResultCache, data: DatasetOutputs, setting: Setting, *, n_runs: int,
+                  budget: int, seed: int, variants: Sequence[str],
+                  reproduction: ResultCache | None = None) -> dict[str, np.ndarray]:
+    """:func:`run_paper_setting` through the results cache (key: :func:`_paper_key`).
+
+    ``reproduction``: the reproduction's results cache; where it holds this setting's
+    ``adaptive+cv_lure`` row for these runs, ``today`` is taken from it instead of being
+    simulated again (the same numbers: :func:`_reproduction_row`)."""
+    key = _paper_key(data, setting, n_runs, budget, seed, variants)
+    names = [*variants, *(f"k:{v}" for v in variants)]
+    got = store.get(key, names)
+    if got is None:
+        known: dict[str, np.ndarray] = {}
+        if "today" in variants and reproduction is not None:
+            row = _reproduction_row(data, setting, n_runs, budget, seed, reproduction)
+            if row is not None:
+                known = {"today": row, "k:today": np.zeros(1)}
+        todo = [v for v in variants if v not in known]
+        print(f"  {data.dataset}: {setting.label} ({n_runs:,} runs: {', '.join(todo)}"
+              + ("; today from the reproduction's cache" if known else "") + ")", flush=True)
+        got = {**known, **run_paper_setting(data, setting, n_runs=n_runs, budget=budget,
+                                            seed=seed, variants=todo)}
+        store.put(key, got)
+        store.save()  # after every setting: an interrupted run keeps what it computed
+    return got
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -539,6 +617,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--squad", default=str(DEFAULT_SQUAD))
     ap.add_argument("--out", default="docs")
     ap.add_argument("--runs", type=int, default=200, help="runs per paper setting")
+    ap.add_argument("--precise-runs", type=int, default=3000,
+                    help=f"runs per paper setting for {' and '.join(PRECISE_VARIANTS)} "
+                    "(paired; 0: skip)")
     ap.add_argument("--squad-runs", type=int, default=3000, help="runs per SQuAD target")
     ap.add_argument("--budget", type=int, default=400)
     ap.add_argument("--seed", type=int, default=0)
@@ -554,24 +635,27 @@ def main(argv: Sequence[str] | None = None) -> None:
               for part, p in DEFAULT_CACHE.items()}
     store = stores["paper"]
     paper: dict[str, list[tuple[str, dict[str, np.ndarray]]]] = {}
+    precise: dict[str, list[tuple[str, dict[str, np.ndarray]]]] = {}
     outputs = Path(a.outputs)
     if not a.no_paper:
         files = sorted(outputs.glob("*.npz"))
         if a.datasets:
             files = [f for f in files if f.stem in set(a.datasets)]
+        from activetest.experiments.reproduce import DEFAULT_CACHE as DESIGNS_CACHE
+        designs = (ResultCache(DESIGNS_CACHE) if DESIGNS_CACHE.exists() and not a.no_cache
+                   else None)
+        parts = [(paper, a.runs, PAPER_VARIANTS)]
+        if a.precise_runs > 0:
+            parts.append((precise, a.precise_runs, PRECISE_VARIANTS))
         for f in files:
             data = DatasetOutputs.load(f)
-            for s in settings_for(data):
-                key = _paper_key(data, s, a.runs, a.budget, a.seed)
-                names = [*PAPER_VARIANTS, *(f"k:{v}" for v in PAPER_VARIANTS)]
-                got = store.get(key, names)
-                if got is None:
-                    print(f"  {data.dataset}: {s.label}", flush=True)
-                    got = run_paper_setting(data, s, n_runs=a.runs, budget=a.budget,
-                                            seed=a.seed)
-                    store.put(key, got)
-                paper.setdefault(data.dataset, []).append((s.label, got))
-            store.save()
+            for rows, n_runs, variants in parts:
+                for s in settings_for(data):
+                    rows.setdefault(data.dataset, []).append(
+                        (s.label, _paper_cached(store, data, s, n_runs=n_runs,
+                                                budget=a.budget, seed=a.seed,
+                                                variants=variants, reproduction=designs)))
+                store.save()
     squad: dict[str, dict[str, np.ndarray]] = {}
     if not a.no_squad and Path(a.squad).exists():
         store = stores["squad"]
@@ -595,7 +679,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                         command=command, elapsed=time.perf_counter() - t0,
                         hits=sum(s.hits for s in stores.values()),
                         entries=sum(s.hits + s.misses for s in stores.values()),
-                        reproduced=reproduced)
+                        reproduced=reproduced, precise=precise,
+                        precise_runs=a.precise_runs)
     print(f"wrote {path}")
 
 
