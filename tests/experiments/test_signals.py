@@ -112,3 +112,21 @@ def test_precise_today_is_taken_from_the_reproductions_cache() -> None:
         assert np.array_equal(f32(got[v]), f32(fresh[v]), equal_nan=True), v
         assert np.array_equal(f32(alone[v]), f32(got[v]), equal_nan=True), v
     assert got["k:today"][0] == 0 and got["k:+all"][0] == fresh["k:+all"][0]
+
+
+@pytest.mark.skipif(not (OUTPUTS / "hs.npz").exists(),
+                    reason="cached model outputs not in this checkout")
+def test_precise_cached_only_shows_what_the_cache_holds(tmp_path: Path) -> None:
+    """``--precise-cached-only`` renders the precise table from cached settings alone and
+    says what was not run; it computes nothing."""
+    args = ["--outputs", str(OUTPUTS), "--no-squad", "--runs", "4", "--precise-runs", "6",
+            "--budget", "60", "--datasets", "hs", "--cache-dir", str(tmp_path / "c"),
+            "--out", str(tmp_path)]
+    signals.main([*args, "--precise-cached-only"])
+    text = (tmp_path / "signals.md").read_text(encoding="utf-8")
+    assert "### The same at 6 runs" not in text and "not measured here" in text
+    signals.main(args)  # computes and caches the precise settings
+    signals.main([*args, "--precise-cached-only"])
+    text = (tmp_path / "signals.md").read_text(encoding="utf-8")
+    assert "### The same at 6 runs" in text and "on the same runs, 8 settings." in text
+    assert "At 6 runs per setting** (the paper's 8 settings" in text

@@ -36,7 +36,10 @@ surrogate, extra signals start at weight 0):
 Every variant uses the uniforms of the reproduction's ``adaptive+cv_lure`` row
 (``simulate``'s seed for ``"adaptive"``), the uniform baseline is the reproduction's,
 and the error is charged as there (zero-shot targets: k labels against uniform's k +
-n_shots).
+n_shots). The four variants run on the first ``--runs`` (200) of the reproduction's
+runs; ``today`` and ``+all`` (:data:`PRECISE_VARIANTS`) also on ``--precise-runs``
+(3,000, all of them), where ``today`` is the reproduction's own cached row
+(``experiments/cache/designs.npz``) and only ``+all`` is simulated.
 
 SQuAD (loss 1 - exact match, test-set truth, both targets): the report's protocol
 (:mod:`activetest.experiments.generative_report`), with
@@ -461,7 +464,10 @@ def write_report(paper: dict[str, list[tuple[str, dict[str, np.ndarray]]]],
         q_val = _median(precise, q_best, budgets)
         q_ratio, q_below = _paired(precise, q_best, "today", budgets)
         head.append(
-            f"- **At {precise_runs:,} runs per setting** (the paper's {q_set} settings, the "
+            f"- **At {precise_runs:,} runs per setting** ("
+            + (f"the paper's {q_set} settings" if q_set == n_set else
+               f"{q_set} of the paper's {n_set} settings, the others not run yet")
+            + ", the "
             f"reproduction's runs, design and uniform alike; `{q_best}` was chosen as the "
             f"best variant on the first {n_runs:,} of them): today's design {q_today:.3f} "
             f"(reported {REPORTED['paper']}), `{q_best}` {q_val:.3f} (paired: median ratio "
@@ -512,7 +518,8 @@ def write_report(paper: dict[str, list[tuple[str, dict[str, np.ndarray]]]],
                   f"The reproduction's {precise_runs:,} runs per setting (its uniforms for "
                   "`adaptive+cv_lure` and its uniform baseline; the first "
                   f"{n_runs:,} are the runs above), so `today` is the reproduction's "
-                  "`adaptive+cv_lure` row. Both designs on the same runs.", "",
+                  f"`adaptive+cv_lure` row. Both designs on the same runs, {q_set} settings.",
+                  "",
                   *_table(precise, PRECISE_VARIANTS, budgets, names, "today"), ""]
     if squad:
         srows = {t: [(t, r)] for t, r in squad.items()}
@@ -585,8 +592,10 @@ def _reproduced(outputs: Path, budget: int, seed: int) -> float | None:
 
 def _paper_cached(store: ResultCache, data: DatasetOutputs, setting: Setting, *, n_runs: int,
                   budget: int, seed: int, variants: Sequence[str],
-                  reproduction: ResultCache | None = None) -> dict[str, np.ndarray]:
-    """:func:`run_paper_setting` through the results cache (key: :func:`_paper_key`).
+                  reproduction: ResultCache | None = None, compute: bool = True
+                  ) -> dict[str, np.ndarray] | None:
+    """:func:`run_paper_setting` through the results cache (key: :func:`_paper_key`);
+    ``compute=False``: None where the cache has no entry.
 
     ``reproduction``: the reproduction's results cache; where it holds this setting's
     ``adaptive+cv_lure`` row for these runs, ``today`` is taken from it instead of being
@@ -594,7 +603,7 @@ def _paper_cached(store: ResultCache, data: DatasetOutputs, setting: Setting, *,
     key = _paper_key(data, setting, n_runs, budget, seed, variants)
     names = [*variants, *(f"k:{v}" for v in variants)]
     got = store.get(key, names)
-    if got is None:
+    if got is None and compute:
         known: dict[str, np.ndarray] = {}
         if "today" in variants and reproduction is not None:
             row = _reproduction_row(data, setting, n_runs, budget, seed, reproduction)
@@ -620,6 +629,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--precise-runs", type=int, default=3000,
                     help=f"runs per paper setting for {' and '.join(PRECISE_VARIANTS)} "
                     "(paired; 0: skip)")
+    ap.add_argument("--precise-cached-only", action="store_true",
+                    help="show only the --precise-runs settings already in the cache")
     ap.add_argument("--squad-runs", type=int, default=3000, help="runs per SQuAD target")
     ap.add_argument("--budget", type=int, default=400)
     ap.add_argument("--seed", type=int, default=0)
@@ -644,17 +655,18 @@ def main(argv: Sequence[str] | None = None) -> None:
         from activetest.experiments.reproduce import DEFAULT_CACHE as DESIGNS_CACHE
         designs = (ResultCache(DESIGNS_CACHE) if DESIGNS_CACHE.exists() and not a.no_cache
                    else None)
-        parts = [(paper, a.runs, PAPER_VARIANTS)]
+        parts = [(paper, a.runs, PAPER_VARIANTS, True)]
         if a.precise_runs > 0:
-            parts.append((precise, a.precise_runs, PRECISE_VARIANTS))
+            parts.append((precise, a.precise_runs, PRECISE_VARIANTS, not a.precise_cached_only))
         for f in files:
             data = DatasetOutputs.load(f)
-            for rows, n_runs, variants in parts:
+            for rows, n_runs, variants, compute in parts:
                 for s in settings_for(data):
-                    rows.setdefault(data.dataset, []).append(
-                        (s.label, _paper_cached(store, data, s, n_runs=n_runs,
-                                                budget=a.budget, seed=a.seed,
-                                                variants=variants, reproduction=designs)))
+                    got = _paper_cached(store, data, s, n_runs=n_runs, budget=a.budget,
+                                        seed=a.seed, variants=variants,
+                                        reproduction=designs, compute=compute)
+                    if got is not None:
+                        rows.setdefault(data.dataset, []).append((s.label, got))
                 store.save()
     squad: dict[str, dict[str, np.ndarray]] = {}
     if not a.no_squad and Path(a.squad).exists():
