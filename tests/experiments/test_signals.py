@@ -130,3 +130,22 @@ def test_precise_cached_only_shows_what_the_cache_holds(tmp_path: Path) -> None:
     text = (tmp_path / "signals.md").read_text(encoding="utf-8")
     assert "### The same at 6 runs" in text and "on the same runs, 8 settings." in text
     assert "At 6 runs per setting** (the paper's 8 settings" in text
+
+
+def test_a_gain_needs_a_lower_median_and_a_majority_of_settings() -> None:
+    """The verdict counts settings (the independent units), not correlated budgets: a
+    lower median from a few settings is not a gain; ties are left out of the sign test."""
+    budgets = [50, 100]
+
+    def rows(ratios: list[float]) -> dict[str, list[tuple[str, dict[str, np.ndarray]]]]:
+        return {"d": [(f"s{i}", {"today": np.ones(100), "+all": np.full(100, r)})
+                      for i, r in enumerate(ratios)]}
+
+    low, n, p = signals._sign_test(rows([0.9] * 10), "+all", "today", budgets)
+    assert (low, n) == (10, 10) and p == pytest.approx(2 / 2**10)
+    assert "**beat**" in signals._verdict(1.0, 0.9, low, n, p)
+    low, n, p = signals._sign_test(rows([0.5] * 4 + [1.1] * 6 + [1.0] * 3), "+all", "today",
+                                   budgets)
+    assert (low, n) == (4, 10) and p > 0.05
+    assert "not** measurably" in signals._verdict(1.0, 0.8, low, n, p)
+    assert "**worse**" in signals._verdict(1.0, 1.1, 0, 10, 2 / 2**10)

@@ -395,6 +395,34 @@ def _paired(rows: dict[str, list[tuple[str, np.ndarray]]], v: str, ref: str,
     return float(np.median(a[ok] / b[ok])), float((a[ok] < b[ok]).mean())
 
 
+def _verdict(today: float, val: float, low: int, n: int, p: float) -> str:
+    """Whether more signals beat today's design: a median lower by more than 0.01 *and*
+    lower in a significant majority of the settings (two-sided sign test, p < 0.05)."""
+    if val < today - 0.01 and low > n / 2 and p < 0.05:
+        return f"more signals **beat** today's design (by {today - val:.3f})."
+    if val > today + 0.01 and low < n / 2 and p < 0.05:
+        return "more signals do **worse** than today's design."
+    if val < today - 0.01:
+        return (f"a median lower by {today - val:.3f}, but not in a significant majority of "
+                "the settings (a gain on some datasets, a loss on others): more signals do "
+                "**not** measurably beat today's design.")
+    return "more signals do **not** measurably beat today's design."
+
+
+def _sign_test(rows: dict[str, list[tuple[str, np.ndarray]]], v: str, ref: str,
+               budgets: Sequence[int]) -> tuple[int, int, float]:
+    """Settings where ``v`` is below ``ref`` (median over the budgets of the paired
+    ratio), the settings compared, and the two-sided sign test's p-value (ties left out):
+    the settings, not the correlated budgets of one setting, are the independent units."""
+    from scipy.stats import binomtest
+
+    r = [np.nanmedian(np.array(_at(d[v], budgets)) / np.array(_at(d[ref], budgets)))
+         for g in rows for _, d in rows[g]]
+    r = np.array([x for x in r if np.isfinite(x) and x != 1.0])
+    low = int((r < 1).sum())
+    return low, r.size, float(binomtest(low, r.size).pvalue) if r.size else 1.0
+
+
 def _median(rows: dict[str, list[tuple[str, np.ndarray]]], v: str,
             budgets: Sequence[int]) -> float:
     return float(np.nanmedian([x for g in rows for _, d in rows[g] for x in _at(d[v], budgets)]))
@@ -441,15 +469,15 @@ def write_report(paper: dict[str, list[tuple[str, dict[str, np.ndarray]]]],
         p_val = _median(paper, p_best, budgets)
         n_set = sum(len(r) for r in paper.values())
         ratio, below = _paired(paper, p_best, "today", budgets)
+        p_low, p_all, p_p = _sign_test(paper, p_best, "today", budgets)
         head.append(
             f"- **The paper's {n_set} settings (log loss)**: on the same {n_runs:,} runs per "
             f"setting (the first {n_runs:,} of the reproduction's 3,000, design and uniform "
             f"alike) today's calibrated design has {p_today:.3f} and the best variant with "
             f"more signals, `{p_best}`, {p_val:.3f} (paired: median ratio to today "
-            f"{ratio:.3f}, below today in {below:.0%} of the (setting, budget) cells). "
-            + (f"On these runs more signals beat today's design by {p_today - p_val:.3f}. "
-               if p_val < p_today - 0.01 else
-               "On these runs more signals do **not** beat today's design. ")
+            f"{ratio:.3f}, below today in {below:.0%} of the (setting, budget) cells; lower "
+            f"in {p_low} of {p_all} settings, sign test p = {p_p:.2g}). "
+            + f"On these runs: {_verdict(p_today, p_val, p_low, p_all, p_p)} "
             + f"Today's design on all 3,000 runs: {REPORTED['paper']} (reported"
             + (f"; {reproduced:.3f} from the reproduction's cache"
                if reproduced is not None else "")
@@ -463,6 +491,8 @@ def write_report(paper: dict[str, list[tuple[str, dict[str, np.ndarray]]]],
         q_best = PRECISE_VARIANTS[-1]
         q_val = _median(precise, q_best, budgets)
         q_ratio, q_below = _paired(precise, q_best, "today", budgets)
+        k_low, k_all, p_sign = _sign_test(precise, q_best, "today", budgets)
+        verdict = f"At this precision: {_verdict(q_today, q_val, k_low, k_all, p_sign)}"
         head.append(
             f"- **At {precise_runs:,} runs per setting** ("
             + (f"the paper's {q_set} settings" if q_set == n_set else
@@ -472,11 +502,8 @@ def write_report(paper: dict[str, list[tuple[str, dict[str, np.ndarray]]]],
             f"best variant on the first {n_runs:,} of them): today's design {q_today:.3f} "
             f"(reported {REPORTED['paper']}), `{q_best}` {q_val:.3f} (paired: median ratio "
             f"to today {q_ratio:.3f}, below today in {q_below:.0%} of the (setting, budget) "
-            "cells). "
-            + (f"More signals beat today's {REPORTED['paper']} at this precision, by "
-               f"{q_today - q_val:.3f}." if q_val < q_today - 0.01 else
-               f"More signals do **not** beat today's {REPORTED['paper']} at this "
-               "precision."))
+            f"cells; lower in {k_low} of {k_all} settings by the median over the budgets of "
+            f"the paired ratio, two-sided sign test p = {p_sign:.2g}). " + verdict)
     if squad:
         srows = {t: [(t, r)] for t, r in squad.items()}
         s_today = _median(srows, "conf:sum fixed", budgets)
