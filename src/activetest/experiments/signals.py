@@ -2,7 +2,7 @@
 
 Usage::
 
-    python -m activetest.experiments.signals                 # ~9 CPU-minutes from scratch
+    python -m activetest.experiments.signals                 # ~40 CPU-minutes from scratch
     python -m activetest.experiments.signals --runs 50 --budget 60 --out /tmp/s  # seconds
 
 Reads the cached model outputs only (``experiments/outputs/*.npz`` and
@@ -566,6 +566,11 @@ def write_report(paper: dict[str, list[tuple[str, dict[str, np.ndarray]]]],
               "`python -m activetest.experiments.signals` (cached summaries: seconds; from "
               "scratch about 9 CPU-minutes, measured 2026-12-02 as 37 min wall for the paper "
               "part and 19 min for SQuAD at a load average of 10-20 on 2 cores, `nice -n 10`; "
+              "the precise part, `+all` on 3,000 runs per setting with today's rows from the "
+              "reproduction's cache, about 45 CPU-seconds per setting, 30 CPU-minutes in all, "
+              "measured 2026-12-02 on the same machine at a load average of 11-16, where it "
+              "took hours of wall time; `--precise-runs 0` skips it, `--precise-cached-only` "
+              "shows the settings already cached; "
               "`--runs`/`--squad-runs`/`--budget` shrink it, `--no-paper`/`--no-squad` run "
               "one part, `--no-cache` recomputes). CI runs a reduced version "
               "(`tests/experiments/test_signals.py`).", ""]
