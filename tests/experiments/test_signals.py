@@ -149,3 +149,27 @@ def test_a_gain_needs_a_lower_median_and_a_majority_of_settings() -> None:
     assert (low, n) == (4, 10) and p > 0.05
     assert "not** measurably" in signals._verdict(1.0, 0.8, low, n, p)
     assert "**worse**" in signals._verdict(1.0, 1.1, 0, 10, 2 / 2**10)
+
+
+@pytest.mark.skipif(not (OUTPUTS / "hs.npz").exists(),
+                    reason="cached model outputs not in this checkout")
+def test_the_committed_cache_holds_every_paper_setting_at_todays_key() -> None:
+    """docs/signals.md renders without simulating: the committed cache holds the four
+    variants on 200 runs and today/+all on 3,000 runs for every paper setting, at the keys
+    of today's behaviour probe."""
+    from activetest.experiments.cache import ResultCache
+    from activetest.experiments.outputs import DatasetOutputs
+    from activetest.experiments.paper import settings_for
+
+    store = ResultCache(ROOT / signals.DEFAULT_CACHE["paper"])
+    n = 0
+    for f in sorted(OUTPUTS.glob("*.npz")):
+        data = DatasetOutputs.load(f)
+        for s in settings_for(data):
+            for runs, variants in ((200, signals.PAPER_VARIANTS),
+                                   (3000, signals.PRECISE_VARIANTS)):
+                got = signals._paper_cached(store, data, s, n_runs=runs, budget=400, seed=0,
+                                            variants=variants, compute=False)
+                assert got is not None, (data.dataset, s.label, runs)
+            n += 1
+    assert n == 40
