@@ -138,10 +138,13 @@ def test_reproduce_writes_the_report(tmp_path: Path) -> None:
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     # the adaptive designs' rows, in the headline, per dataset, and for the calibrated set
     assert "## Beyond the paper: adaptive designs" in md
-    assert "| adaptive+cv_lure |" in md and "On the 8 paper settings:" in md
+    assert "| adaptive+cv_lure (original rule) |" in md and "On the 8 paper settings:" in md
+    # every rule-dependent adaptive row says it ran the original rule, not the default's
+    assert "**Which in-run rule.**" in md and "| adaptive | **" not in md
     assert "On the 4 calibrated-surrogate settings:" in md
     assert "On the 8 paper settings, for the error rate" in md and "| 0-1+LURE |" in md
-    assert "CE+LURE / adaptive / fixed-mix / PE-adaptive" in md
+    assert ("CE+LURE / adaptive (original rule) / fixed-mix / PE-adaptive (original rule)"
+            in md)
     first = re.search(r"(\d+) of (\d+) entries hit", md)
     # a first run computes the entries (identical ones, e.g. a noise filter that drops
     # nothing, are computed once)

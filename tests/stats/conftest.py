@@ -64,6 +64,36 @@ def enumerate_design(design: Any, losses: np.ndarray, M: int, labels: np.ndarray
     yield from rec((), 1.0, (), (), ())
 
 
+def check_unbiased_at_every_budget(design: Any, losses: np.ndarray, labels: np.ndarray,
+                                   name: str = "") -> tuple[float, set[float]]:
+    """Enumerate every draw order of a classification design at every budget M = 1..n and
+    assert that the probabilities sum to 1 and that adaptive LURE's expectation is the
+    pool mean, both to 1e-12.
+
+    Returns what the callers' power checks need: the largest bias of importance sampling
+    on the same draws (visible: the enumeration can fail) and the proposals ``q`` met on
+    full-length orders, rounded to 1e-6 (more than n of them: the design adapts).
+    """
+    from activetest.stats import adaptive_lure, importance_sampling
+
+    n = len(losses)
+    truth = losses.mean()
+    is_bias, qs = 0.0, set()
+    for M in range(1, n + 1):
+        e = e_is = total = 0.0
+        for seq, p, q, g, G in enumerate_design(design, losses, M, labels):
+            L = losses[list(seq)]
+            e += p * float(adaptive_lure(L, q, n, g, G))
+            e_is += p * float(importance_sampling(L, q, n))
+            total += p
+            if n == M:
+                qs.update(np.round(q * 1e6).tolist())
+        assert total == pytest.approx(1.0, abs=1e-12), (name, M)
+        assert e == pytest.approx(truth, abs=1e-12), (name, M)
+        is_bias = max(is_bias, abs(e_is - truth))
+    return is_bias, qs
+
+
 SCORE_CASES = {
     "random": np.array([0.3, 1.7, 0.05, 2.2, 0.9, 0.4, 1.1]),
     "all_zero": np.zeros(7),

@@ -11,7 +11,6 @@ import pytest
 from activetest.stats import (
     adaptive_lure,
     cv_lure_curve,
-    importance_sampling,
     log_softmax,
 )
 from activetest.stats.adaptive import (
@@ -21,7 +20,7 @@ from activetest.stats.adaptive import (
     refit_schedule,
     simulate_design,
 )
-from tests.stats.conftest import enumerate_design
+from tests.stats.conftest import check_unbiased_at_every_budget, enumerate_design
 
 EVERY = refit_schedule(10, first=1, growth=1.0)  # refit (and re-choose lambda) before every draw
 
@@ -66,23 +65,9 @@ def test_exactly_unbiased_with_a_refit_before_every_draw(loss: str, n: int, C: i
     draw here, so every branch of it is enumerated)."""
     t, s, y = _pool(n, C, seed)
     losses = -t[np.arange(n), y] if loss == "log" else (t.argmax(1) != y).astype(float)
-    truth = losses.mean()
     assert np.ptp(losses) > 0  # a constant loss would make every estimator exact
     for name, design in _designs(t, s, loss, EVERY, rule).items():
-        is_bias = 0.0
-        lams: set[float] = set()
-        for M in range(1, n + 1):
-            e = e_is = total = 0.0
-            for seq, p, q, g, G in enumerate_design(design, losses, M, y):
-                L = losses[list(seq)]
-                e += p * float(adaptive_lure(L, q, n, g, G))
-                e_is += p * float(importance_sampling(L, q, n))
-                total += p
-                if n == M:
-                    lams.update(np.round(q * 1e6).tolist())
-            assert total == pytest.approx(1.0, abs=1e-12), (name, M)
-            assert e == pytest.approx(truth, abs=1e-12), (name, loss, M)
-            is_bias = max(is_bias, abs(e_is - truth))
+        is_bias, lams = check_unbiased_at_every_budget(design, losses, y, f"{name} {loss}")
         # the enumeration has power: IS on the same draws is visibly biased ...
         assert is_bias > 1e-3, (name, loss)
         # ... and the design really adapts (the proposals differ between histories). Not

@@ -2,7 +2,7 @@
 
 Usage::
 
-    python -m activetest.experiments.signals                 # ~9 CPU-minutes from scratch
+    python -m activetest.experiments.signals                 # ~40 CPU-minutes from scratch
     python -m activetest.experiments.signals --runs 50 --budget 60 --out /tmp/s  # seconds
 
 Reads the cached model outputs only (``experiments/outputs/*.npz`` and
@@ -36,7 +36,10 @@ surrogate, extra signals start at weight 0):
 Every variant uses the uniforms of the reproduction's ``adaptive+cv_lure`` row
 (``simulate``'s seed for ``"adaptive"``), the uniform baseline is the reproduction's,
 and the error is charged as there (zero-shot targets: k labels against uniform's k +
-n_shots).
+n_shots). The four variants run on the first ``--runs`` (200) of the reproduction's
+runs; ``today`` and ``+all`` (:data:`PRECISE_VARIANTS`) also on ``--precise-runs``
+(3,000, all of them), where ``today`` is the reproduction's own cached row
+(``experiments/cache/designs.npz``) and only ``+all`` is simulated.
 
 SQuAD (loss 1 - exact match, test-set truth, both targets): the report's protocol
 (:mod:`activetest.experiments.generative_report`), with
@@ -82,10 +85,14 @@ from activetest.stats.graded import graded_design, judge_log_odds, p_wrong_logpr
 from activetest.stats.sampler import sample
 from activetest.stats.simulate import _seed_for
 
-__all__ = ["PAPER_VARIANTS", "SQUAD_VARIANTS", "SquadPool", "behaviour_probe", "load_squad",
-           "main", "paper_signals", "run_paper_setting", "run_squad_target"]
+__all__ = ["PAPER_VARIANTS", "PRECISE_VARIANTS", "SQUAD_VARIANTS", "SquadPool",
+           "behaviour_probe", "load_squad", "main", "paper_signals", "run_paper_setting",
+           "run_squad_target"]
 
 PAPER_VARIANTS = ("today", "+other model", "+calibration", "+all")
+#: The variants re-run on all of the reproduction's runs (``--precise-runs``): today's
+#: design and the best variant at 200 runs, paired on the same runs.
+PRECISE_VARIANTS = ("today", "+all")
 SQUAD_VARIANTS = ("conf:sum fixed", "graded", "features: confidence",
                   "features: + other model", "features: + judges")
 #: The reported numbers this experiment asks about (docs/reproduction.md, docs/generative.md).
@@ -328,11 +335,11 @@ def behaviour_probe() -> str:
 
 
 def _paper_key(data: DatasetOutputs, setting: Setting, n_runs: int, budget: int,
-               seed: int) -> str:
+               seed: int, variants: Sequence[str] = PAPER_VARIANTS) -> str:
     arrays = [data.outputs[k].pool for k in sorted(data.outputs)]
     return ResultCache.key("signals-paper", behaviour_probe(), setting.label, *arrays,
                            data.pool_labels, _truth(data, setting), data.n_shots,
-                           n_runs, budget, seed, PAPER_VARIANTS)
+                           n_runs, budget, seed, tuple(variants))
 
 
 def _squad_key(pool: SquadPool, n_runs: int, budget: int, seed: int) -> str:
@@ -388,6 +395,34 @@ def _paired(rows: dict[str, list[tuple[str, np.ndarray]]], v: str, ref: str,
     return float(np.median(a[ok] / b[ok])), float((a[ok] < b[ok]).mean())
 
 
+def _verdict(today: float, val: float, low: int, n: int, p: float) -> str:
+    """Whether more signals beat today's design: a median lower by more than 0.01 *and*
+    lower in a significant majority of the settings (two-sided sign test, p < 0.05)."""
+    if val < today - 0.01 and low > n / 2 and p < 0.05:
+        return f"more signals **beat** today's design (by {today - val:.3f})."
+    if val > today + 0.01 and low < n / 2 and p < 0.05:
+        return "more signals do **worse** than today's design."
+    if val < today - 0.01:
+        return (f"a median lower by {today - val:.3f}, but not in a significant majority of "
+                "the settings (a gain on some datasets, a loss on others): more signals do "
+                "**not** measurably beat today's design.")
+    return "more signals do **not** measurably beat today's design."
+
+
+def _sign_test(rows: dict[str, list[tuple[str, np.ndarray]]], v: str, ref: str,
+               budgets: Sequence[int]) -> tuple[int, int, float]:
+    """Settings where ``v`` is below ``ref`` (median over the budgets of the paired
+    ratio), the settings compared, and the two-sided sign test's p-value (ties left out):
+    the settings, not the correlated budgets of one setting, are the independent units."""
+    from scipy.stats import binomtest
+
+    r = [np.nanmedian(np.array(_at(d[v], budgets)) / np.array(_at(d[ref], budgets)))
+         for g in rows for _, d in rows[g]]
+    r = np.array([x for x in r if np.isfinite(x) and x != 1.0])
+    low = int((r < 1).sum())
+    return low, r.size, float(binomtest(low, r.size).pvalue) if r.size else 1.0
+
+
 def _median(rows: dict[str, list[tuple[str, np.ndarray]]], v: str,
             budgets: Sequence[int]) -> float:
     return float(np.nanmedian([x for g in rows for _, d in rows[g] for x in _at(d[v], budgets)]))
@@ -409,8 +444,11 @@ def _kept_sections(path: Path) -> list[str]:
 def write_report(paper: dict[str, list[tuple[str, dict[str, np.ndarray]]]],
                  squad: dict[str, dict[str, np.ndarray]], path: Path, *, n_runs: int,
                  squad_runs: int, budget: int, seed: int, command: str, elapsed: float,
-                 hits: int, entries: int, reproduced: float | None) -> Path:
-    """``docs/signals.md`` from the per-setting and per-target results."""
+                 hits: int, entries: int, reproduced: float | None,
+                 precise: dict[str, list[tuple[str, dict[str, np.ndarray]]]] | None = None,
+                 precise_runs: int = 0) -> Path:
+    """``docs/signals.md`` from the per-setting and per-target results (``precise``:
+    :data:`PRECISE_VARIANTS` on ``precise_runs`` runs per setting, or empty)."""
     budgets = [b for b in PAPER_BUDGETS if b <= budget]
     names = {"sst2": "SST-2", "subj": "Subj", "fpb": "FPB", "hs": "HS", "mmlu": "MMLU"}
     lines = ["# More signals in one calibrated design, on our own data", "",
@@ -431,20 +469,41 @@ def write_report(paper: dict[str, list[tuple[str, dict[str, np.ndarray]]]],
         p_val = _median(paper, p_best, budgets)
         n_set = sum(len(r) for r in paper.values())
         ratio, below = _paired(paper, p_best, "today", budgets)
+        p_low, p_all, p_p = _sign_test(paper, p_best, "today", budgets)
         head.append(
             f"- **The paper's {n_set} settings (log loss)**: on the same {n_runs:,} runs per "
             f"setting (the first {n_runs:,} of the reproduction's 3,000, design and uniform "
             f"alike) today's calibrated design has {p_today:.3f} and the best variant with "
             f"more signals, `{p_best}`, {p_val:.3f} (paired: median ratio to today "
-            f"{ratio:.3f}, below today in {below:.0%} of the (setting, budget) cells). "
-            + (f"On these runs more signals beat today's design by {p_today - p_val:.3f}. "
-               if p_val < p_today - 0.01 else
-               "On these runs more signals do **not** beat today's design. ")
+            f"{ratio:.3f}, below today in {below:.0%} of the (setting, budget) cells; lower "
+            f"in {p_low} of {p_all} settings, sign test p = {p_p:.2g}). "
+            + f"On these runs: {_verdict(p_today, p_val, p_low, p_all, p_p)} "
             + f"Today's design on all 3,000 runs: {REPORTED['paper']} (reported"
             + (f"; {reproduced:.3f} from the reproduction's cache"
                if reproduced is not None else "")
-            + f"); the variants were not run on 3,000, so whether {REPORTED['paper']} is "
-            "beaten at that precision is not measured here.")
+            + ")"
+            + ("." if precise else
+               f"; the variants were not run on 3,000, so whether {REPORTED['paper']} is "
+               "beaten at that precision is not measured here."))
+    if paper and precise:
+        q_set = sum(len(r) for r in precise.values())
+        q_today = _median(precise, "today", budgets)
+        q_best = PRECISE_VARIANTS[-1]
+        q_val = _median(precise, q_best, budgets)
+        q_ratio, q_below = _paired(precise, q_best, "today", budgets)
+        k_low, k_all, p_sign = _sign_test(precise, q_best, "today", budgets)
+        verdict = f"At this precision: {_verdict(q_today, q_val, k_low, k_all, p_sign)}"
+        head.append(
+            f"- **At {precise_runs:,} runs per setting** ("
+            + (f"the paper's {q_set} settings" if q_set == n_set else
+               f"{q_set} of the paper's {n_set} settings, the others not run yet")
+            + ", the "
+            f"reproduction's runs, design and uniform alike; `{q_best}` was chosen as the "
+            f"best variant on the first {n_runs:,} of them): today's design {q_today:.3f} "
+            f"(reported {REPORTED['paper']}), `{q_best}` {q_val:.3f} (paired: median ratio "
+            f"to today {q_ratio:.3f}, below today in {q_below:.0%} of the (setting, budget) "
+            f"cells; lower in {k_low} of {k_all} settings by the median over the budgets of "
+            f"the paired ratio, two-sided sign test p = {p_sign:.2g}). " + verdict)
     if squad:
         srows = {t: [(t, r)] for t, r in squad.items()}
         s_today = _median(srows, "conf:sum fixed", budgets)
@@ -480,6 +539,15 @@ def write_report(paper: dict[str, list[tuple[str, dict[str, np.ndarray]]]],
               for v in PAPER_VARIANTS}
         lines += ["Extra signals per setting: " + "; ".join(
             f"{v} {'/'.join(map(str, k))}" for v, k in ks.items()) + ".", ""]
+    if paper and precise:
+        lines += [f"### The same at {precise_runs:,} runs per setting: "
+                  f"{' and '.join(f'`{v}`' for v in PRECISE_VARIANTS)}", "",
+                  f"The reproduction's {precise_runs:,} runs per setting (its uniforms for "
+                  "`adaptive+cv_lure` and its uniform baseline; the first "
+                  f"{n_runs:,} are the runs above), so `today` is the reproduction's "
+                  f"`adaptive+cv_lure` row. Both designs on the same runs, {q_set} settings.",
+                  "",
+                  *_table(precise, PRECISE_VARIANTS, budgets, names, "today"), ""]
     if squad:
         srows = {t: [(t, r)] for t, r in squad.items()}
         lines += ["## SQuAD (1 - exact match, test-set truth)", "",
@@ -498,6 +566,12 @@ def write_report(paper: dict[str, list[tuple[str, dict[str, np.ndarray]]]],
               "`python -m activetest.experiments.signals` (cached summaries: seconds; from "
               "scratch about 9 CPU-minutes, measured 2026-12-02 as 37 min wall for the paper "
               "part and 19 min for SQuAD at a load average of 10-20 on 2 cores, `nice -n 10`; "
+              "the precise part, `+all` on 3,000 runs per setting with today's rows from the "
+              "reproduction's cache, about 45 CPU-seconds per setting, 30 CPU-minutes in all, "
+              "measured 2026-12-02 on the same machine at a load average of 11-16, where it "
+              "took 73 min of wall time in 4-8 processes at `nice -n 15`; `--precise-runs 0` "
+              "skips it, `--precise-cached-only` "
+              "shows the settings already cached; "
               "`--runs`/`--squad-runs`/`--budget` shrink it, `--no-paper`/`--no-squad` run "
               "one part, `--no-cache` recomputes). CI runs a reduced version "
               "(`tests/experiments/test_signals.py`).", ""]
@@ -506,30 +580,76 @@ def write_report(paper: dict[str, list[tuple[str, dict[str, np.ndarray]]]],
     return path
 
 
-def _reproduced(outputs: Path, budget: int, seed: int) -> float | None:
-    """Median of the reproduction's cached ``adaptive+cv_lure`` rows (3,000 runs; its key
-    rule, :class:`activetest.experiments.reproduce._Designs`), None unless every one of
-    the 40 settings is in ``experiments/cache/designs.npz`` under today's probe."""
+def _reproduction_row(data: DatasetOutputs, setting: Setting, n_runs: int, budget: int,
+                      seed: int, store: ResultCache | None = None) -> np.ndarray | None:
+    """The reproduction's cached ``adaptive+cv_lure`` relative error of one setting (its
+    key rule, :class:`activetest.experiments.reproduce._Designs`; the same design, runs,
+    uniform baseline and charging as ``today`` here, bit for bit:
+    ``tests/experiments/test_signals.py``), or None when
+    ``experiments/cache/designs.npz`` has no entry for it under today's probe."""
     from activetest.experiments.paper import DESIGN_METHODS
     from activetest.experiments.reproduce import DEFAULT_CACHE, _code
 
+    if store is None:
+        if not DEFAULT_CACHE.exists():
+            return None
+        store = ResultCache(DEFAULT_CACHE)
+    key = ResultCache.key(_code(), data.outputs[setting.target].pool,
+                          data.outputs[setting.surrogate].pool, data.pool_labels,
+                          _truth(data, setting), data.n_shots if setting.zero_shot else 0,
+                          n_runs, budget, seed, DESIGN_METHODS)
+    got = store.get(key, ["rel:adaptive+cv_lure"])
+    return None if got is None else got["rel:adaptive+cv_lure"]
+
+
+def _reproduced(outputs: Path, budget: int, seed: int) -> float | None:
+    """Median of the reproduction's cached ``adaptive+cv_lure`` rows (3,000 runs;
+    :func:`_reproduction_row`), None unless every one of the 40 settings is in
+    ``experiments/cache/designs.npz`` under today's probe."""
+    from activetest.experiments.reproduce import DEFAULT_CACHE
+
     if not DEFAULT_CACHE.exists():
         return None
-    store, code = ResultCache(DEFAULT_CACHE), _code()
+    store = ResultCache(DEFAULT_CACHE)
     budgets = [b for b in PAPER_BUDGETS if b <= budget]
     vals: list[float] = []
     for f in sorted(outputs.glob("*.npz")):
         data = DatasetOutputs.load(f)
         for s in settings_for(data):
-            key = ResultCache.key(code, data.outputs[s.target].pool,
-                                  data.outputs[s.surrogate].pool, data.pool_labels,
-                                  _truth(data, s), data.n_shots if s.zero_shot else 0, 3000,
-                                  budget, seed, DESIGN_METHODS)
-            got = store.get(key, ["rel:adaptive+cv_lure"])
-            if got is None:
+            row = _reproduction_row(data, s, 3000, budget, seed, store)
+            if row is None:
                 return None
-            vals += _at(got["rel:adaptive+cv_lure"], budgets)
+            vals += _at(row, budgets)
     return float(np.nanmedian(vals)) if vals else None
+
+
+def _paper_cached(store: ResultCache, data: DatasetOutputs, setting: Setting, *, n_runs: int,
+                  budget: int, seed: int, variants: Sequence[str],
+                  reproduction: ResultCache | None = None, compute: bool = True
+                  ) -> dict[str, np.ndarray] | None:
+    """:func:`run_paper_setting` through the results cache (key: :func:`_paper_key`);
+    ``compute=False``: None where the cache has no entry.
+
+    ``reproduction``: the reproduction's results cache; where it holds this setting's
+    ``adaptive+cv_lure`` row for these runs, ``today`` is taken from it instead of being
+    simulated again (the same numbers: :func:`_reproduction_row`)."""
+    key = _paper_key(data, setting, n_runs, budget, seed, variants)
+    names = [*variants, *(f"k:{v}" for v in variants)]
+    got = store.get(key, names)
+    if got is None and compute:
+        known: dict[str, np.ndarray] = {}
+        if "today" in variants and reproduction is not None:
+            row = _reproduction_row(data, setting, n_runs, budget, seed, reproduction)
+            if row is not None:
+                known = {"today": row, "k:today": np.zeros(1)}
+        todo = [v for v in variants if v not in known]
+        print(f"  {data.dataset}: {setting.label} ({n_runs:,} runs: {', '.join(todo)}"
+              + ("; today from the reproduction's cache" if known else "") + ")", flush=True)
+        got = {**known, **run_paper_setting(data, setting, n_runs=n_runs, budget=budget,
+                                            seed=seed, variants=todo)}
+        store.put(key, got)
+        store.save()  # after every setting: an interrupted run keeps what it computed
+    return got
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -539,6 +659,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--squad", default=str(DEFAULT_SQUAD))
     ap.add_argument("--out", default="docs")
     ap.add_argument("--runs", type=int, default=200, help="runs per paper setting")
+    ap.add_argument("--precise-runs", type=int, default=3000,
+                    help=f"runs per paper setting for {' and '.join(PRECISE_VARIANTS)} "
+                    "(paired; 0: skip)")
+    ap.add_argument("--precise-cached-only", action="store_true",
+                    help="show only the --precise-runs settings already in the cache")
     ap.add_argument("--squad-runs", type=int, default=3000, help="runs per SQuAD target")
     ap.add_argument("--budget", type=int, default=400)
     ap.add_argument("--seed", type=int, default=0)
@@ -554,24 +679,28 @@ def main(argv: Sequence[str] | None = None) -> None:
               for part, p in DEFAULT_CACHE.items()}
     store = stores["paper"]
     paper: dict[str, list[tuple[str, dict[str, np.ndarray]]]] = {}
+    precise: dict[str, list[tuple[str, dict[str, np.ndarray]]]] = {}
     outputs = Path(a.outputs)
     if not a.no_paper:
         files = sorted(outputs.glob("*.npz"))
         if a.datasets:
             files = [f for f in files if f.stem in set(a.datasets)]
+        from activetest.experiments.reproduce import DEFAULT_CACHE as DESIGNS_CACHE
+        designs = (ResultCache(DESIGNS_CACHE) if DESIGNS_CACHE.exists() and not a.no_cache
+                   else None)
+        parts = [(paper, a.runs, PAPER_VARIANTS, True)]
+        if a.precise_runs > 0:
+            parts.append((precise, a.precise_runs, PRECISE_VARIANTS, not a.precise_cached_only))
         for f in files:
             data = DatasetOutputs.load(f)
-            for s in settings_for(data):
-                key = _paper_key(data, s, a.runs, a.budget, a.seed)
-                names = [*PAPER_VARIANTS, *(f"k:{v}" for v in PAPER_VARIANTS)]
-                got = store.get(key, names)
-                if got is None:
-                    print(f"  {data.dataset}: {s.label}", flush=True)
-                    got = run_paper_setting(data, s, n_runs=a.runs, budget=a.budget,
-                                            seed=a.seed)
-                    store.put(key, got)
-                paper.setdefault(data.dataset, []).append((s.label, got))
-            store.save()
+            for rows, n_runs, variants, compute in parts:
+                for s in settings_for(data):
+                    got = _paper_cached(store, data, s, n_runs=n_runs, budget=a.budget,
+                                        seed=a.seed, variants=variants,
+                                        reproduction=designs, compute=compute)
+                    if got is not None:
+                        rows.setdefault(data.dataset, []).append((s.label, got))
+                store.save()
     squad: dict[str, dict[str, np.ndarray]] = {}
     if not a.no_squad and Path(a.squad).exists():
         store = stores["squad"]
@@ -595,7 +724,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                         command=command, elapsed=time.perf_counter() - t0,
                         hits=sum(s.hits for s in stores.values()),
                         entries=sum(s.hits + s.misses for s in stores.values()),
-                        reproduced=reproduced)
+                        reproduced=reproduced, precise=precise,
+                        precise_runs=a.precise_runs)
     print(f"wrote {path}")
 
 
