@@ -44,9 +44,9 @@ from activetest.session.store import (
     SessionStore,
     SessionWriteError,
 )
-from activetest.stats.blindspot import CurveSpec, CurveState
+from activetest.stats.blindspot import BlindSpotCurve, CurveSpec, CurveState
 
-__all__ = ["curve_key", "load", "save"]
+__all__ = ["curve_key", "load", "load_curves", "save", "stored_k"]
 
 _SCHEMA = ("CREATE TABLE IF NOT EXISTS blind_spot_checkpoint (k INTEGER NOT NULL, "
            "key TEXT NOT NULL, state BLOB NOT NULL)")
@@ -116,6 +116,37 @@ def load(store: SessionStore, key: str, rows: Sequence[int], N: int,
     except (ValueError, KeyError, OSError, EOFError, TypeError, IndexError,
             sqlite3.DatabaseError):  # damaged: start from the first draw
         return None
+
+
+def load_curves(store: SessionStore, key: str, k: int, n_curves: int, ratio: float
+                ) -> list[BlindSpotCurve] | None:
+    """The curves at budgets 1..``k`` from the stored state if its key is ``key`` and it
+    holds at least ``k`` draws (``select`` stores it over draws not labelled yet; a
+    budget's values depend on the draws up to it only), else None. Only the state's
+    small arrays are read, not its per-item columns."""
+    if not checkpoint.enabled():
+        return None
+    try:
+        found = store._read("SELECT k, state FROM blind_spot_checkpoint WHERE key = ?",
+                            (key,))
+    except sqlite3.OperationalError:
+        return None
+    if len(found) != 1 or int(found[0][0]) < k:
+        return None
+    k0 = int(found[0][0])
+    try:
+        with np.load(io.BytesIO(bytes(found[0][1])), allow_pickle=False) as z:
+            if int(z["n_curves"][0]) != n_curves:
+                return None
+            out = [z[f"out_{j}"] for j in range(n_curves)]
+            delta, cap = z["delta"], z["cap"]
+    except (ValueError, KeyError, OSError, EOFError, TypeError, IndexError):
+        return None  # damaged: computed from the first draw
+    if any(o.shape != (4, k0) for o in out) or len(delta) != n_curves or len(cap) != n_curves:
+        return None
+    return [BlindSpotCurve(o[0, :k].astype(np.int64), o[1, :k].copy(), o[2, :k].copy(),
+                           o[3, :k].copy(), float(ratio), float(d), float(c))
+            for o, d, c in zip(out, delta, cap, strict=True)]
 
 
 def _decode(store: SessionStore, k: int, blob: bytes, rows: Sequence[int], N: int,
