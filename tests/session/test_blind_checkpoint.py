@@ -266,3 +266,42 @@ def test_a_session_labelled_by_select_and_import_only_never_replays(
         computed.clear()
         a.select(5)
         assert computed == [5] and blind_checkpoint.stored_k(a.store) == 70
+
+
+@pytest.mark.parametrize("acquisition", ["ce", "zero_one"])
+def test_a_fixed_acquisition_continues_its_state(
+        pool200: PoolFiles, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        acquisition: str) -> None:
+    """The paper's fixed acquisitions keep the same state (their exposures and curves):
+    each estimate computes only the draws labelled since the last one, with the numbers
+    of the curves from the first draw, to the last bit; a damaged state is not used."""
+    import activetest.session.blindspot as sb
+
+    computed: list[int] = []
+    real = sb.fixed_blind_spot_curves
+
+    def curves(scores: Any, acquired: Any, floor: Any, specs: Any, **kw: Any) -> Any:
+        resume = kw.get("resume")
+        computed.append(len(acquired) - (0 if resume is None else resume.k))
+        return real(scores, acquired, floor, specs, **kw)
+
+    monkeypatch.setattr(sb, "fixed_blind_spot_curves", curves)
+    a = _create(pool200, tmp_path / "a.db", acquisition=acquisition)
+    with a:
+        for step, n in enumerate((35, 10, 7, 1, 12)):
+            a.select(n)
+            a.label_from_data()
+            before = blind_checkpoint.stored_k(a.store)
+            computed.clear()
+            got = _estimate(a, monkeypatch, True)
+            assert computed[0] == (n if step else 35)  # the new draws only
+            _same(got, _estimate(a, monkeypatch, False, record=False))
+            assert blind_checkpoint.stored_k(a.store) == a.labelled_draws().k != before
+            assert any(x.estimate.widen_high.max() > 0 for x in got[1].values())
+        con = sqlite3.connect(tmp_path / "a.db")
+        con.execute("UPDATE columns SET data = substr(data, 9) WHERE name = 'blindspot:Q'")
+        con.commit()
+        con.close()
+        a.select(3)
+        a.label_from_data()
+        _same(_estimate(a, monkeypatch, True), _estimate(a, monkeypatch, False, record=False))

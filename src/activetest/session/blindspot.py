@@ -21,9 +21,9 @@ from activetest.session.config import SessionConfig
 from activetest.stats.blindspot import (
     BlindSpotCurve,
     CurveSpec,
-    blind_spot_curve,
     design_blind_spot_curves,
     design_proposals,
+    fixed_blind_spot_curves,
     floored_proposals,
 )
 
@@ -125,6 +125,7 @@ def session_blind_spots(config: SessionConfig, store: Any, *, k: int, n_pool: in
 
         scores = acquisition_scores_of(store)
     adaptive: list[tuple[str, bool, CurveSpec, CurveSpec | None]] = []
+    fixed: list[tuple[str, bool, CurveSpec, CurveSpec | None]] = []
     for metric in metrics:
         B = item_loss_bounds(metric, target_pool, (loss_bounds or {}).get(metric))
         second = metric in served and served.index(metric) == 1
@@ -141,15 +142,19 @@ def session_blind_spots(config: SessionConfig, store: Any, *, k: int, n_pool: in
                                  B, second=second, with_control=False, fixed_control=h)))
             continue
 
-        def lure_only(p: Proposals) -> Iterator[tuple[np.ndarray, None]]:
-            return ((q, None) for q, _ in p())
-
-        main = blind_spot_curve(props() if own else lure_only(props), rows, B, N=n_pool,
-                                level=lvl, ratio=float(ratio), start=start)
-        cv = None if h is None or own else blind_spot_curve(
-            lure_only(props), rows, B, N=n_pool, level=lvl, fixed_control=h,
-            ratio=float(ratio), start=start)
-        out[metric] = SessionBlindSpot(main, cv, bounded)
+        # the paper's fixed acquisitions: every curve from one pass per draw, below
+        fixed.append((metric, bounded, CurveSpec(B, with_control=False), None if h is None
+                      or own else CurveSpec(B, with_control=False, fixed_control=h)))
+    if fixed:
+        assert scores is not None
+        specs = [sp for _, _, main_sp, cv_sp in fixed
+                 for sp in (main_sp, cv_sp) if sp is not None]
+        curves = iter(_fixed_curves(store, config, scores, specs, rows=rows, k=k, N=n_pool,
+                                    level=lvl, ratio=float(ratio), start=start, save=save))
+        for metric, bounded, _, cv_sp in fixed:
+            main = next(curves)
+            out[metric] = SessionBlindSpot(main, None if cv_sp is None else next(curves),
+                                           bounded)
     if adaptive:
         specs = [sp for _, _, main_sp, cv_sp in adaptive
                  for sp in (main_sp, cv_sp) if sp is not None]
@@ -204,6 +209,40 @@ def _design_curves(store: Any, sampler: Any, specs: list[CurveSpec], *, rows: li
         same = refits0 == int(state.design["ist"][1])
         bc.save(store, bc.curve_key(sampler.design, specs, k=k, rows=rows, **hist, **kw),
                 state, design_of=key0 if same else None)
+    return curves
+
+
+def _fixed_curves(store: Any, config: SessionConfig, scores: np.ndarray,
+                  specs: list[CurveSpec], *, rows: list[int], k: int, N: int, level: float,
+                  ratio: float, start: int, save: bool) -> list[BlindSpotCurve]:
+    """A fixed acquisition's curves (:func:`fixed_blind_spot_curves`), continued from
+    the session's stored state where it is this run's (and the state at k stored if
+    ``save``, as the adaptive design's: :func:`_design_curves`)."""
+    from activetest.session import blind_checkpoint as bc
+    from activetest.stats.confseq import MIN_LABELS
+
+    floor = float(config.proposal_floor)
+    kw: dict[str, Any] = {"N": N, "level": level, "ratio": ratio, "start": start}
+
+    def key(at: int) -> str:
+        return bc.fixed_key(str(config.acquisition), floor, scores, specs, k=at, rows=rows,
+                            **kw)
+
+    resume = k0 = None
+    if store is not None:
+        k0 = bc.stored_k(store)
+        if k0 is not None and start <= k <= k0 <= len(rows):
+            got = bc.load_curves(store, key(k0), k, len(specs), ratio)
+            if got is not None:
+                return got
+        if k0 is not None and 1 <= k0 <= k:
+            resume = bc.load_fixed(store, key(k0), N, len(specs))
+    first = 0 if resume is None else resume.k
+    curves, state = fixed_blind_spot_curves(scores, rows[:k], floor, specs, resume=resume,
+                                            **kw)
+    if (save and store is not None and first < k and (k0 is None or k0 <= k)
+            and start >= min(MIN_LABELS, N)):
+        bc.save_fixed(store, key(k), state)
     return curves
 
 
