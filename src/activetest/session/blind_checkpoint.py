@@ -59,7 +59,7 @@ _PER_ITEM = ("s", "g", "aux", "rem")
 def _digest(h: Any, v: Any, dtype: str) -> None:
     a = np.ascontiguousarray(np.asarray(v, dtype=dtype))
     h.update(f"{a.shape}".encode())
-    h.update(a.tobytes())
+    h.update(memoryview(a).cast("B"))  # its bytes, not a copy of them
 
 
 def curve_key(design: Any, specs: Sequence[CurveSpec], *, k: int, N: int, level: float,

@@ -336,7 +336,9 @@ class Session:
             t = self.store.scores("target")
             assert s is not None
             t_pool = None if t is None else t.logprobs
-            controls, bounds = self.kind.pool_inputs(self.metrics, s.logprobs, t_pool)
+            # the blind spot reads the fixed control of the metrics the design does not serve
+            unserved = [m for m in self.metrics if m not in self._cfg.design_metrics]
+            controls, bounds = self.kind.pool_inputs(unserved, s.logprobs, t_pool)
             return t_pool, bounds, controls
 
         advance_design_state(self._cfg, self.store, sampler, n_pool=sampler.design.n,

@@ -437,7 +437,7 @@ def design_blind_spot_curves(design: Any, acquired: Sequence[int], specs: Sequen
         if resume is not None:
             cv.out[:, :first] = resume.out[j][:, :first]
             cv.delta, cv.cap = resume.delta[j], resume.loss_cap[j]
-    found = np.empty(N, dtype=np.int64)
+    found = np.empty(N, dtype=np.int32 if N < 2**31 else np.int64)  # 4 bytes an item
     for m in range(first, K):
         i = acq[m]
         mix = design._mixture(st, m, known[m])
