@@ -8,7 +8,13 @@ After an ``estimate`` that records, the curves' running state
 (:class:`activetest.stats.blindspot.CurveState`: the exposures, the control sums, the
 replayed design's state and each curve's values at budgets 1..K) is written here, in
 one transaction; the next ``estimate`` or ``report`` continues from it over the draws
-labelled since, so it costs the new labels, not all of them.
+labelled since, so it costs the new labels, not all of them. Each ``select`` of an
+adaptive session advances it over the draws it made (labelled or not): an estimate of
+fewer labels than the state holds reads the curves' values at its budgets
+(:func:`load_curves`), which depend on the draws up to each budget only. The paper's
+fixed acquisitions keep the same table with their own key and state
+(:func:`fixed_key`, :class:`activetest.stats.blindspot.FixedCurveState`: the
+exposures and the curves), written by ``estimate``.
 
 The state is used only when its key equals the one computed from the session as it
 stands: a SHA-256 of the design's spec, the pool size, the level, the blind ratio, the

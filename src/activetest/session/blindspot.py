@@ -5,8 +5,11 @@ fixed-budget interval and anytime CS by what never-drawn items drawn at below th
 share of the uniform rate could carry under the loss bound
 (:mod:`activetest.stats.blindspot` has the math and the proof). The proposals of every
 draw are replayed from what the session stored: the fixed acquisitions' floored
-proposal from the acquisition scores, an adaptive design's from its history. Sessions
-written before the key have none, and keep every number they had.
+proposal from the acquisition scores, an adaptive design's from its history; both
+continue the running state stored in the session (:mod:`activetest.session.
+blind_checkpoint`), which an adaptive session's ``select`` advances over its own draws
+(:func:`advance_design_state`). Sessions written before the key have none, and keep
+every number they had.
 """
 
 from __future__ import annotations
