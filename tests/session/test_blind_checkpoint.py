@@ -305,3 +305,39 @@ def test_a_fixed_acquisition_continues_its_state(
         a.select(3)
         a.label_from_data()
         _same(_estimate(a, monkeypatch, True), _estimate(a, monkeypatch, False, record=False))
+
+
+def test_a_state_replaced_while_its_columns_are_read_is_not_used(
+        pool200: PoolFiles, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another process's ``select`` may store a new state between the reading of the
+    state and of its columns (``select`` writes it outside the draws' lock): the mixed
+    state is not continued; the estimate then gives the numbers from the first draw."""
+    from activetest.session import columns as cols
+
+    with _create(pool200, tmp_path / "a.db") as s:
+        s.select(40)
+        s.label_from_data()
+        con = sqlite3.connect(tmp_path / "a.db")
+        con.execute("DELETE FROM blind_spot_checkpoint")  # the estimate stores one at 40
+        con.commit()
+        _estimate(s, monkeypatch, True)
+        s.select(10)  # ... and this select continues it to 50
+        s.label_from_data()
+        key = s.store._read("SELECT key FROM blind_spot_checkpoint")[0][0]
+        real = cols.read_column
+        replaced: list[bool] = []
+
+        def read_column(*args: Any, **kw: Any) -> Any:
+            if not replaced:  # another process stores a state in between
+                con.execute("UPDATE blind_spot_checkpoint SET key = 'other'")
+                con.commit()
+                replaced.append(True)
+            return real(*args, **kw)
+
+        assert blind_checkpoint.load(s.store, key, [a.index for a in s.acquisitions()],
+                                     200) is not None
+        monkeypatch.setattr(cols, "read_column", read_column)
+        assert blind_checkpoint.load(s.store, key, [a.index for a in s.acquisitions()],
+                                     200) is None
+        assert replaced
+        con.close()

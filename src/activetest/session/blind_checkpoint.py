@@ -119,10 +119,21 @@ def load(store: SessionStore, key: str, rows: Sequence[int], N: int,
     if len(found) != 1:
         return None
     try:
-        return _decode(store, int(found[0][0]), bytes(found[0][1]), rows, N, design_now)
+        state = _decode(store, int(found[0][0]), bytes(found[0][1]), rows, N, design_now)
     except (ValueError, KeyError, OSError, EOFError, TypeError, IndexError,
             sqlite3.DatabaseError):  # damaged: start from the first draw
         return None
+    return state if _still(store, key) else None
+
+
+def _still(store: SessionStore, key: str) -> bool:
+    """Whether the stored state is still the one of ``key`` (another process's
+    ``select`` or ``estimate`` may have replaced it while its columns were read: the
+    columns are then not all of the state read first)."""
+    try:
+        return store._read("SELECT key FROM blind_spot_checkpoint") == [(key,)]
+    except sqlite3.OperationalError:
+        return False
 
 
 def load_curves(store: SessionStore, key: str, k: int, n_curves: int, ratio: float
@@ -293,11 +304,12 @@ def load_fixed(store: SessionStore, key: str, N: int, n_curves: int) -> FixedCur
             return None
         Q = np.empty(N)
         cols.read_column(store._conn, info, Q)
-        return FixedCurveState(k, Q, out, tuple(float(x) for x in data["delta"]),
-                               tuple(float(x) for x in data["cap"]))
+        state = FixedCurveState(k, Q, out, tuple(float(x) for x in data["delta"]),
+                                tuple(float(x) for x in data["cap"]))
     except (ValueError, KeyError, OSError, EOFError, TypeError, IndexError,
             sqlite3.DatabaseError):  # damaged: start from the first draw
         return None
+    return state if _still(store, key) else None
 
 
 def save_fixed(store: SessionStore, key: str, state: FixedCurveState) -> bool:
