@@ -20,8 +20,8 @@ it, rounds of ``select --n 50``, the round's labels (from the pool's label colum
 an ``estimate`` (in one untimed child process); at each label count a copy of the file
 is measured by the round's next commands (``select --n 50``; its labels; ``estimate``,
 each as its own timed process, twice). ``estimate*`` is one estimate of a copy whose
-stored blind-spot state was deleted (what the first estimate after that many labels
-never estimated costs).
+stored blind-spot state was deleted (what a file without one, written before, costs
+at its first estimate; ``select`` stores the state since).
 
 CPU seconds, not wall time: the machine is shared, and the commands are
 single-threaded. ``--baseline SRC`` runs the same commands with another checkout's

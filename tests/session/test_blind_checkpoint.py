@@ -83,15 +83,27 @@ def test_every_step_matches_the_curves_from_the_first_draw(
     a = _create(pool200, tmp_path / "a.db", **kw)
     b = _create(pool200, tmp_path / "b.db", **kw)
     loaded: list[int] = []
+    continued: list[int] = []  # every state continued (by a select or an estimate)
     real_load = blind_checkpoint.load
 
     def load(*args: Any) -> Any:
         got = real_load(*args)
         if got is not None:
             loaded.append(got.k)
+            continued.append(got.k)
         return got
 
     monkeypatch.setattr(blind_checkpoint, "load", load)
+    served: list[int] = []  # estimates read from a state of at least their draws
+    real_curves = blind_checkpoint.load_curves
+
+    def load_curves(*args: Any) -> Any:
+        got = real_curves(*args)
+        if got is not None:
+            served.append(args[2])
+        return got
+
+    monkeypatch.setattr(blind_checkpoint, "load_curves", load_curves)
     kept: list[bool] = []  # the design's per-item arrays kept (no refit since) or written
     real_save = blind_checkpoint.save
 
@@ -100,7 +112,7 @@ def test_every_step_matches_the_curves_from_the_first_draw(
         return real_save(*args, design_of=design_of)
 
     monkeypatch.setattr(blind_checkpoint, "save", save)
-    resumed = widened = 0
+    widened = 0
     with a, b:
         # (draws, labelled at once, estimated): the design refits at a select when the
         # labels known + 1 pass 10, 12, 15, 19, 24, 30, 38, 47, 59, ...; after the
@@ -119,6 +131,7 @@ def test_every_step_matches_the_curves_from_the_first_draw(
             if k == 0 or not estimated:
                 continue
             before = blind_checkpoint.stored_k(a.store)
+            loaded.clear()
             if step == 8:  # a relabel: the stored state is another history's
                 item = a.acquisitions()[3].item_id
                 for s in (a, b):
@@ -127,16 +140,17 @@ def test_every_step_matches_the_curves_from_the_first_draw(
             got_b, blind_b = _estimate(b, monkeypatch, False)
             assert got_a == got_b, step
             _assert_same(blind_a, blind_b)
-            assert blind_checkpoint.stored_k(a.store) == k  # stored for the next one
-            assert blind_checkpoint.stored_k(b.store) is None or k < 30
-            resumed += bool(loaded) and loaded[-1] == before and 30 <= before < k
-            loaded.clear()
+            # stored for the next one: by this estimate, or by the select before it
+            # over every draw (labelled or not), from the CS's start on
+            stored = blind_checkpoint.stored_k(a.store)
+            assert stored == (len(a.acquisitions()) if k >= 30 else before)
             widened += any(x.estimate.n_unexplored.max() > 0 for x in blind_a.values())
             if step == 10:  # another level: not the stored state's, computed afresh
                 _assert_same(_estimate(a, monkeypatch, True, level=0.8, record=False)[1],
                              _estimate(b, monkeypatch, False, level=0.8, record=False)[1])
-    assert resumed >= 4 and widened >= 4  # the state was continued, on curves that count
-    assert True in kept and False in kept
+    # the estimates read the state the selects stored; a state continued (by a select)
+    assert len(served) >= 8 and widened >= 4
+    assert len(continued) >= 8 and True in kept and False in kept
 
 
 def test_a_stale_or_damaged_state_is_not_used(pool200: PoolFiles, tmp_path: Path,
@@ -169,22 +183,25 @@ with Session.open(sys.argv[1]) as s:
     while len(s.acquisitions()) < int(sys.argv[2]):
         s.select(3 + len(s.acquisitions()) % 5)
         s.label_from_data()
-        if len(s.acquisitions()) >= 30:
+        if len(s.acquisitions()) >= 30 and sys.argv[3] == "estimate":
             s.estimate(progress=False)
         print(len(s.acquisitions()), flush=True)
 """
 
 
-@pytest.mark.parametrize("seed", [0, pytest.param(1, marks=pytest.mark.slow)])
+@pytest.mark.parametrize(("seed", "mode"), [
+    (0, "estimate"), (2, "select"), pytest.param(1, "estimate", marks=pytest.mark.slow),
+    pytest.param(3, "select", marks=pytest.mark.slow)])
 def test_after_kill_9_at_a_random_point_the_state_gives_the_same_numbers(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
-    """A real child process drawing, labelling and estimating, killed at a random
-    moment (mid-estimate, mid-write of the state): the next estimates equal those
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int, mode: str) -> None:
+    """A real child process drawing, labelling and estimating (``select``: only drawing
+    and labelling, the state advanced by each select), killed at a random moment
+    (mid-estimate, mid-select, mid-write of the state): the next estimates equal those
     computed from the first draw, and the state is stored again."""
     pf = make_pool_files(tmp_path / "data", n=200)
     db = tmp_path / "k.db"
     _create(pf, db).close()
-    proc = subprocess.Popen([sys.executable, "-c", _LOOP, str(db), "120"],
+    proc = subprocess.Popen([sys.executable, "-c", _LOOP, str(db), "120", mode],
                             env=cli_env(tmp_path), stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     stop = random.Random(seed).randint(40, 90)
@@ -199,6 +216,128 @@ def test_after_kill_9_at_a_random_point_the_state_gives_the_same_numbers(
         for _ in range(3):
             want = _estimate(s, monkeypatch, False, record=False)
             _same(_estimate(s, monkeypatch, True), want)
-            assert blind_checkpoint.stored_k(s.store) == s.labelled_draws().k
+            assert blind_checkpoint.stored_k(s.store) >= s.labelled_draws().k
             s.select(4)
+            assert blind_checkpoint.stored_k(s.store) == len(s.acquisitions())
             s.label_from_data()
+
+
+def test_a_session_labelled_by_select_and_import_only_never_replays(
+        pool200: PoolFiles, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each ``select`` advances the state over its own draws: the first estimate of a
+    session that was never estimated reads it (no draw computed), with the numbers
+    of the curves from the first draw; a select with no state and more than its batch
+    to replay leaves it to the estimate, which stores it for the selects after it."""
+    import activetest.session.blindspot as sb
+
+    computed: list[int] = []  # draws computed by each curves call (continued or not)
+    real = sb.design_blind_spot_curves
+
+    def curves(design: Any, acquired: Any, specs: Any, **kw: Any) -> Any:
+        resume = kw.get("resume")
+        computed.append(len(acquired) - (0 if resume is None else resume.k))
+        return real(design, acquired, specs, **kw)
+
+    monkeypatch.setattr(sb, "design_blind_spot_curves", curves)
+    a = _create(pool200, tmp_path / "a.db")
+    with a:
+        for n in (20, 15, 10, 10):
+            computed.clear()
+            a.select(n)
+            assert computed == [n]  # this select's draws only
+            assert blind_checkpoint.stored_k(a.store) == len(a.acquisitions())
+            a.label_from_data()
+        a.select(5)  # five more, not labelled: the estimate reads 55 of the 60
+        computed.clear()
+        got = _estimate(a, monkeypatch, True, record=True)
+        assert computed == [] and a.labelled_draws().k == 55
+        _same(got, _estimate(a, monkeypatch, False, record=False))
+        assert blind_checkpoint.stored_k(a.store) == 60  # not replaced by the estimate's
+        con = sqlite3.connect(tmp_path / "a.db")
+        con.execute("DROP TABLE blind_spot_checkpoint")  # (a file written before)
+        con.commit()
+        con.close()
+        computed.clear()
+        a.select(5)  # 65 draws to replay: more than twice its batch, left
+        assert computed == [] and blind_checkpoint.stored_k(a.store) is None
+        a.label_from_data()
+        _same(_estimate(a, monkeypatch, True), _estimate(a, monkeypatch, False, record=False))
+        assert blind_checkpoint.stored_k(a.store) == 65
+        computed.clear()
+        a.select(5)
+        assert computed == [5] and blind_checkpoint.stored_k(a.store) == 70
+
+
+@pytest.mark.parametrize("acquisition", ["ce", "zero_one"])
+def test_a_fixed_acquisition_continues_its_state(
+        pool200: PoolFiles, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        acquisition: str) -> None:
+    """The paper's fixed acquisitions keep the same state (their exposures and curves):
+    each estimate computes only the draws labelled since the last one, with the numbers
+    of the curves from the first draw, to the last bit; a damaged state is not used."""
+    import activetest.session.blindspot as sb
+
+    computed: list[int] = []
+    real = sb.fixed_blind_spot_curves
+
+    def curves(scores: Any, acquired: Any, floor: Any, specs: Any, **kw: Any) -> Any:
+        resume = kw.get("resume")
+        computed.append(len(acquired) - (0 if resume is None else resume.k))
+        return real(scores, acquired, floor, specs, **kw)
+
+    monkeypatch.setattr(sb, "fixed_blind_spot_curves", curves)
+    a = _create(pool200, tmp_path / "a.db", acquisition=acquisition)
+    with a:
+        for step, n in enumerate((35, 10, 7, 1, 12)):
+            a.select(n)
+            a.label_from_data()
+            before = blind_checkpoint.stored_k(a.store)
+            computed.clear()
+            got = _estimate(a, monkeypatch, True)
+            assert computed[0] == (n if step else 35)  # the new draws only
+            _same(got, _estimate(a, monkeypatch, False, record=False))
+            assert blind_checkpoint.stored_k(a.store) == a.labelled_draws().k != before
+            assert any(x.estimate.widen_high.max() > 0 for x in got[1].values())
+        con = sqlite3.connect(tmp_path / "a.db")
+        con.execute("UPDATE columns SET data = substr(data, 9) WHERE name = 'blindspot:Q'")
+        con.commit()
+        con.close()
+        a.select(3)
+        a.label_from_data()
+        _same(_estimate(a, monkeypatch, True), _estimate(a, monkeypatch, False, record=False))
+
+
+def test_a_state_replaced_while_its_columns_are_read_is_not_used(
+        pool200: PoolFiles, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another process's ``select`` may store a new state between the reading of the
+    state and of its columns (``select`` writes it outside the draws' lock): the mixed
+    state is not continued; the estimate then gives the numbers from the first draw."""
+    from activetest.session import columns as cols
+
+    with _create(pool200, tmp_path / "a.db") as s:
+        s.select(40)
+        s.label_from_data()
+        con = sqlite3.connect(tmp_path / "a.db")
+        con.execute("DELETE FROM blind_spot_checkpoint")  # the estimate stores one at 40
+        con.commit()
+        _estimate(s, monkeypatch, True)
+        s.select(10)  # ... and this select continues it to 50
+        s.label_from_data()
+        key = s.store._read("SELECT key FROM blind_spot_checkpoint")[0][0]
+        real = cols.read_column
+        replaced: list[bool] = []
+
+        def read_column(*args: Any, **kw: Any) -> Any:
+            if not replaced:  # another process stores a state in between
+                con.execute("UPDATE blind_spot_checkpoint SET key = 'other'")
+                con.commit()
+                replaced.append(True)
+            return real(*args, **kw)
+
+        assert blind_checkpoint.load(s.store, key, [a.index for a in s.acquisitions()],
+                                     200) is not None
+        monkeypatch.setattr(cols, "read_column", read_column)
+        assert blind_checkpoint.load(s.store, key, [a.index for a in s.acquisitions()],
+                                     200) is None
+        assert replaced
+        con.close()

@@ -27,6 +27,7 @@ from activetest.stats.blindspot import (
     design_blind_spot_curve,
     design_blind_spot_curves,
     design_proposals,
+    fixed_blind_spot_curves,
     floored_proposals,
     hidden_mass,
     uniform_exposure,
@@ -166,6 +167,68 @@ def test_curves_resumed_at_any_draw_are_the_full_run_bit_for_bit() -> None:
                         assert getattr(g, a).tobytes() == getattr(w, a).tobytes(), (name, k0)
                     assert (g.delta, g.loss_cap) == (w.delta, w.loss_cap)
         assert full[0].widen_high.max() > 0 and full[0].widen_low.max() > 0
+
+
+def test_fixed_curves_are_the_single_curves_bit_for_bit_and_resume_anywhere() -> None:
+    """A fixed acquisition's curves from one pass per draw (the session's) equal
+    :func:`blind_spot_curve` of :func:`floored_proposals` for each curve (LURE, a fixed
+    control), and continued from the state after any number of draws, the full run."""
+    pool = rare_miss_pool(N=400)
+    N = pool["N"]
+    rng = np.random.default_rng(8)
+    s = rng.gamma(0.3, 1.0, N)  # skewed scores: many items drawn far below uniform
+    h = np.abs(rng.normal(0.3, 0.2, N))
+    acq = list(rng.choice(N, 60, replace=False, p=s / s.sum()))
+    specs = [CurveSpec(pool["B"], with_control=False),
+             CurveSpec(pool["B"], with_control=False, fixed_control=h),
+             CurveSpec(1.0, with_control=False)]
+    kw = {"N": N, "start": 5, "ratio": 0.5}
+    full, _ = fixed_blind_spot_curves(s, acq, 0.1, specs, **kw)
+    for j, sp in enumerate(specs):
+        one = blind_spot_curve(floored_proposals(s, acq, 0.1), acq, sp.loss_high,
+                               fixed_control=sp.fixed_control, **kw)
+        for a in ("n_unexplored", "unexplored_bound", "widen_high", "widen_low"):
+            assert getattr(one, a).tobytes() == getattr(full[j], a).tobytes(), (j, a)
+        assert (one.delta, one.loss_cap) == (full[j].delta, full[j].loss_cap)
+    for k0 in (0, 3, 5, 31, 60):
+        _, st = fixed_blind_spot_curves(s, acq[:k0], 0.1, specs, **kw)
+        got, end = fixed_blind_spot_curves(s, acq, 0.1, specs, resume=st, **kw)
+        assert end.k == 60
+        for g, w in zip(got, full, strict=True):
+            assert g.widen_high.tobytes() == w.widen_high.tobytes(), k0
+            assert g.unexplored_bound.tobytes() == w.unexplored_bound.tobytes(), k0
+    assert full[0].widen_high.max() > 0 and full[1].widen_low.max() > 0
+
+
+def test_hidden_mass_sorts_only_what_it_reads() -> None:
+    """On large pools the knapsack sorts only the items before its cut: the same sum,
+    to the last bit, as from the full stable order (ties, zeros and free items too)."""
+    def full_order(w: np.ndarray, Q: np.ndarray, cap: float) -> float:
+        keep = w > 0
+        w, Q = w[keep], Q[keep]
+        free = Q <= 0
+        total = float(w[free].sum())
+        w, Q = w[~free], Q[~free]
+        order = np.argsort(-w / Q, kind="stable")
+        cq = np.cumsum(Q[order])
+        n = int(np.searchsorted(cq, cap, side="right"))
+        total += float(w[order][:n].sum())
+        if n < w.size:
+            left = cap - (cq[n - 1] if n else 0.0)
+            total += float(w[order][n]) * max(left, 0.0) / float(Q[order][n])
+        return total
+
+    rng = np.random.default_rng(11)
+    for trial in range(24):
+        n = int(rng.integers(9000, 60000))
+        if trial % 3 == 0:  # many ties
+            w, Q = np.ones(n), rng.choice([0.0, 1e-5, 2e-5, 3e-5], n)
+        elif trial % 3 == 1:
+            w, Q = rng.choice([0.0, 1.0, 2.0], n), rng.exponential(1e-4, n)
+        else:
+            w, Q = np.round(rng.random(n), 1), np.round(rng.random(n), 2) * 1e-4
+        cap = float(rng.choice([math.log(40), 0.01, 1e3]))
+        assert hidden_mass(w, Q, cap) == full_order(w, Q, cap), trial
 
 
 def test_hidden_mass_bounds_the_knapsack() -> None:

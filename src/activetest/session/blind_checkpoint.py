@@ -8,7 +8,13 @@ After an ``estimate`` that records, the curves' running state
 (:class:`activetest.stats.blindspot.CurveState`: the exposures, the control sums, the
 replayed design's state and each curve's values at budgets 1..K) is written here, in
 one transaction; the next ``estimate`` or ``report`` continues from it over the draws
-labelled since, so it costs the new labels, not all of them.
+labelled since, so it costs the new labels, not all of them. Each ``select`` of an
+adaptive session advances it over the draws it made (labelled or not): an estimate of
+fewer labels than the state holds reads the curves' values at its budgets
+(:func:`load_curves`), which depend on the draws up to each budget only. The paper's
+fixed acquisitions keep the same table with their own key and state
+(:func:`fixed_key`, :class:`activetest.stats.blindspot.FixedCurveState`: the
+exposures and the curves), written by ``estimate``.
 
 The state is used only when its key equals the one computed from the session as it
 stands: a SHA-256 of the design's spec, the pool size, the level, the blind ratio, the
@@ -44,9 +50,10 @@ from activetest.session.store import (
     SessionStore,
     SessionWriteError,
 )
-from activetest.stats.blindspot import CurveSpec, CurveState
+from activetest.stats.blindspot import BlindSpotCurve, CurveSpec, CurveState, FixedCurveState
 
-__all__ = ["curve_key", "load", "save"]
+__all__ = ["curve_key", "fixed_key", "load", "load_curves", "load_fixed", "save",
+           "save_fixed", "stored_k"]
 
 _SCHEMA = ("CREATE TABLE IF NOT EXISTS blind_spot_checkpoint (k INTEGER NOT NULL, "
            "key TEXT NOT NULL, state BLOB NOT NULL)")
@@ -58,7 +65,7 @@ _PER_ITEM = ("s", "g", "aux", "rem")
 def _digest(h: Any, v: Any, dtype: str) -> None:
     a = np.ascontiguousarray(np.asarray(v, dtype=dtype))
     h.update(f"{a.shape}".encode())
-    h.update(a.tobytes())
+    h.update(memoryview(a).cast("B"))  # its bytes, not a copy of them
 
 
 def curve_key(design: Any, specs: Sequence[CurveSpec], *, k: int, N: int, level: float,
@@ -112,10 +119,52 @@ def load(store: SessionStore, key: str, rows: Sequence[int], N: int,
     if len(found) != 1:
         return None
     try:
-        return _decode(store, int(found[0][0]), bytes(found[0][1]), rows, N, design_now)
+        state = _decode(store, int(found[0][0]), bytes(found[0][1]), rows, N, design_now)
     except (ValueError, KeyError, OSError, EOFError, TypeError, IndexError,
             sqlite3.DatabaseError):  # damaged: start from the first draw
         return None
+    return state if _still(store, key) else None
+
+
+def _still(store: SessionStore, key: str) -> bool:
+    """Whether the stored state is still the one of ``key`` (another process's
+    ``select`` or ``estimate`` may have replaced it while its columns were read: the
+    columns are then not all of the state read first)."""
+    try:
+        return store._read("SELECT key FROM blind_spot_checkpoint") == [(key,)]
+    except sqlite3.OperationalError:
+        return False
+
+
+def load_curves(store: SessionStore, key: str, k: int, n_curves: int, ratio: float
+                ) -> list[BlindSpotCurve] | None:
+    """The curves at budgets 1..``k`` from the stored state if its key is ``key`` and it
+    holds at least ``k`` draws (``select`` stores it over draws not labelled yet; a
+    budget's values depend on the draws up to it only), else None. Only the state's
+    small arrays are read, not its per-item columns."""
+    if not checkpoint.enabled():
+        return None
+    try:
+        found = store._read("SELECT k, state FROM blind_spot_checkpoint WHERE key = ?",
+                            (key,))
+    except sqlite3.OperationalError:
+        return None
+    if len(found) != 1 or int(found[0][0]) < k:
+        return None
+    k0 = int(found[0][0])
+    try:
+        with np.load(io.BytesIO(bytes(found[0][1])), allow_pickle=False) as z:
+            if int(z["n_curves"][0]) != n_curves:
+                return None
+            out = [z[f"out_{j}"] for j in range(n_curves)]
+            delta, cap = z["delta"], z["cap"]
+    except (ValueError, KeyError, OSError, EOFError, TypeError, IndexError):
+        return None  # damaged: computed from the first draw
+    if any(o.shape != (4, k0) for o in out) or len(delta) != n_curves or len(cap) != n_curves:
+        return None
+    return [BlindSpotCurve(o[0, :k].astype(np.int64), o[1, :k].copy(), o[2, :k].copy(),
+                           o[3, :k].copy(), float(ratio), float(d), float(c))
+            for o, d, c in zip(out, delta, cap, strict=True)]
 
 
 def _decode(store: SessionStore, k: int, blob: bytes, rows: Sequence[int], N: int,
@@ -204,6 +253,87 @@ def save(store: SessionStore, key: str, state: CurveState, *,
                     cols.delete_column(c, name)
             for name, v in running + ([] if keep else design):
                 cols.write_column(c, _COLUMN + name, v)
+            c.execute("INSERT INTO blind_spot_checkpoint (k, key, state) VALUES (?, ?, ?)",
+                      (int(state.k), key, buf.getvalue()))
+        return True
+    return False
+
+
+def fixed_key(acquisition: str, floor: float, scores: np.ndarray, specs: Sequence[CurveSpec],
+              *, k: int, N: int, level: float, ratio: float, start: int,
+              rows: Sequence[int]) -> str:
+    """The key of a fixed acquisition's curves after the first ``k`` draws: its name,
+    floor and scores, the curves' bounds and controls, the first k draws."""
+    h = hashlib.sha256()
+    head = {"v": 1, "fixed": acquisition, "floor": float(floor), "k": int(k), "N": int(N),
+            "level": float(level), "ratio": float(ratio), "start": int(start),
+            "curves": [s.fixed_control is None for s in specs]}
+    h.update(json.dumps(head, sort_keys=True).encode())
+    _digest(h, scores, "<f8")
+    for s in specs:
+        _digest(h, s.loss_high, "<f8")
+        if s.fixed_control is not None:
+            _digest(h, s.fixed_control, "<f8")
+    _digest(h, list(rows)[:k], "<i8")
+    return h.hexdigest()
+
+
+def load_fixed(store: SessionStore, key: str, N: int, n_curves: int) -> FixedCurveState | None:
+    """A fixed acquisition's stored state if its key is ``key`` (else None)."""
+    if not checkpoint.enabled():
+        return None
+    try:
+        found = store._read("SELECT k, state FROM blind_spot_checkpoint WHERE key = ?",
+                            (key,))
+    except sqlite3.OperationalError:
+        return None
+    if len(found) != 1:
+        return None
+    from activetest.session import columns as cols
+
+    k = int(found[0][0])
+    try:
+        with np.load(io.BytesIO(bytes(found[0][1])), allow_pickle=False) as z:
+            data = {name: z[name] for name in z.files}
+        if int(data["n_curves"][0]) != n_curves:
+            return None
+        out = tuple(data[f"out_{j}"] for j in range(n_curves))
+        info = cols.column_info(store._conn, _COLUMN + "Q")
+        if (any(o.shape != (4, k) for o in out) or info is None or info.n_rows != N
+                or info.width != 1):
+            return None
+        Q = np.empty(N)
+        cols.read_column(store._conn, info, Q)
+        state = FixedCurveState(k, Q, out, tuple(float(x) for x in data["delta"]),
+                                tuple(float(x) for x in data["cap"]))
+    except (ValueError, KeyError, OSError, EOFError, TypeError, IndexError,
+            sqlite3.DatabaseError):  # damaged: start from the first draw
+        return None
+    return state if _still(store, key) else None
+
+
+def save_fixed(store: SessionStore, key: str, state: FixedCurveState) -> bool:
+    """Write a fixed acquisition's ``state`` (as :func:`save`: one transaction, the
+    previous state replaced; False where it cannot be written)."""
+    if not checkpoint.enabled() or not store.writable or not store._has_columns():
+        return False
+    from activetest.session import columns as cols
+
+    arrays: dict[str, np.ndarray] = {"n_curves": np.array([len(state.out)], dtype=np.int64)}
+    for j, o in enumerate(state.out):
+        arrays[f"out_{j}"] = np.ascontiguousarray(o[:, :state.k])
+    arrays["delta"] = np.array(state.delta, dtype=np.float64)
+    arrays["cap"] = np.array(state.loss_cap, dtype=np.float64)
+    buf = io.BytesIO()
+    np.savez(buf, allow_pickle=False, **arrays)
+    with contextlib.suppress(SessionWriteError, SessionReadOnlyError, SessionLockedError):
+        with store.transaction() as c:
+            c.execute(_SCHEMA)
+            c.execute("DELETE FROM blind_spot_checkpoint")
+            for (name,) in c.execute("SELECT name FROM column_info WHERE name LIKE ?",
+                                     (_COLUMN + "%",)).fetchall():
+                cols.delete_column(c, name)
+            cols.write_column(c, _COLUMN + "Q", state.exposure)
             c.execute("INSERT INTO blind_spot_checkpoint (k, key, state) VALUES (?, ?, ?)",
                       (int(state.k), key, buf.getvalue()))
         return True

@@ -5,8 +5,11 @@ fixed-budget interval and anytime CS by what never-drawn items drawn at below th
 share of the uniform rate could carry under the loss bound
 (:mod:`activetest.stats.blindspot` has the math and the proof). The proposals of every
 draw are replayed from what the session stored: the fixed acquisitions' floored
-proposal from the acquisition scores, an adaptive design's from its history. Sessions
-written before the key have none, and keep every number they had.
+proposal from the acquisition scores, an adaptive design's from its history; both
+continue the running state stored in the session (:mod:`activetest.session.
+blind_checkpoint`), which an adaptive session's ``select`` advances over its own draws
+(:func:`advance_design_state`). Sessions written before the key have none, and keep
+every number they had.
 """
 
 from __future__ import annotations
@@ -21,13 +24,14 @@ from activetest.session.config import SessionConfig
 from activetest.stats.blindspot import (
     BlindSpotCurve,
     CurveSpec,
-    blind_spot_curve,
     design_blind_spot_curves,
     design_proposals,
+    fixed_blind_spot_curves,
     floored_proposals,
 )
 
-__all__ = ["Proposals", "SessionBlindSpot", "item_loss_bounds", "session_blind_spots"]
+__all__ = ["Proposals", "SessionBlindSpot", "advance_design_state", "item_loss_bounds",
+           "session_blind_spots"]
 
 #: A fresh iterator over ``(q_m, g_m)`` before each labelled draw (``g`` None: no control).
 Proposals = Callable[[], Iterator[tuple[np.ndarray, np.ndarray | None]]]
@@ -89,7 +93,8 @@ def session_blind_spots(config: SessionConfig, store: Any, *, k: int, n_pool: in
                         loss_bounds: Mapping[str, float] | None = None,
                         pool_controls: Mapping[str, np.ndarray] | None = None,
                         level: float | None = None, start: int | None = None,
-                        save: bool = False) -> dict[str, SessionBlindSpot]:
+                        save: bool = False, max_new: int | None = None
+                        ) -> dict[str, SessionBlindSpot]:
     """metric -> :class:`SessionBlindSpot`: the blind spot of the session's estimate (the
     design's own, with its control, for the metrics it serves; LURE otherwise) and of
     control-variate LURE, at every budget 1..k. Empty for sessions without
@@ -100,7 +105,10 @@ def session_blind_spots(config: SessionConfig, store: Any, *, k: int, n_pool: in
     fixed-budget interval needs only k). An adaptive session's curves continue from the
     running state stored in the session when it is the one of this history
     (:mod:`activetest.session.blind_checkpoint`, the same numbers to the last bit);
-    ``save``: store the state at k for the next estimate."""
+    ``save``: store the state at k for the next estimate (not over a state of more
+    draws, nor one of budgets from below the CS's start: no later estimate continues
+    it). ``max_new``: an adaptive design's curves only if at most that many draws are
+    not in the stored state (else none: ``select`` advancing it, not replaying it)."""
     ratio = config.blind_ratio
     if ratio is None or k < 1:
         return {}
@@ -120,6 +128,7 @@ def session_blind_spots(config: SessionConfig, store: Any, *, k: int, n_pool: in
 
         scores = acquisition_scores_of(store)
     adaptive: list[tuple[str, bool, CurveSpec, CurveSpec | None]] = []
+    fixed: list[tuple[str, bool, CurveSpec, CurveSpec | None]] = []
     for metric in metrics:
         B = item_loss_bounds(metric, target_pool, (loss_bounds or {}).get(metric))
         second = metric in served and served.index(metric) == 1
@@ -136,21 +145,26 @@ def session_blind_spots(config: SessionConfig, store: Any, *, k: int, n_pool: in
                                  B, second=second, with_control=False, fixed_control=h)))
             continue
 
-        def lure_only(p: Proposals) -> Iterator[tuple[np.ndarray, None]]:
-            return ((q, None) for q, _ in p())
-
-        main = blind_spot_curve(props() if own else lure_only(props), rows, B, N=n_pool,
-                                level=lvl, ratio=float(ratio), start=start)
-        cv = None if h is None or own else blind_spot_curve(
-            lure_only(props), rows, B, N=n_pool, level=lvl, fixed_control=h,
-            ratio=float(ratio), start=start)
-        out[metric] = SessionBlindSpot(main, cv, bounded)
+        # the paper's fixed acquisitions: every curve from one pass per draw, below
+        fixed.append((metric, bounded, CurveSpec(B, with_control=False), None if h is None
+                      or own else CurveSpec(B, with_control=False, fixed_control=h)))
+    if fixed:
+        assert scores is not None
+        specs = [sp for _, _, main_sp, cv_sp in fixed
+                 for sp in (main_sp, cv_sp) if sp is not None]
+        curves = iter(_fixed_curves(store, config, scores, specs, rows=rows, k=k, N=n_pool,
+                                    level=lvl, ratio=float(ratio), start=start, save=save))
+        for metric, bounded, _, cv_sp in fixed:
+            main = next(curves)
+            out[metric] = SessionBlindSpot(main, None if cv_sp is None else next(curves),
+                                           bounded)
     if adaptive:
         specs = [sp for _, _, main_sp, cv_sp in adaptive
                  for sp in (main_sp, cv_sp) if sp is not None]
-        curves = iter(_design_curves(store, sampler, specs, rows=rows, k=k, N=n_pool,
-                                     level=lvl, ratio=float(ratio), start=start, save=save))
-        for metric, bounded, _, cv_sp in adaptive:
+        got = _design_curves(store, sampler, specs, rows=rows, k=k, N=n_pool, level=lvl,
+                             ratio=float(ratio), start=start, save=save, max_new=max_new)
+        curves = iter(got or ())
+        for metric, bounded, _, cv_sp in (adaptive if got is not None else ()):
             main = next(curves)
             out[metric] = SessionBlindSpot(main, None if cv_sp is None else next(curves),
                                            bounded)
@@ -158,30 +172,116 @@ def session_blind_spots(config: SessionConfig, store: Any, *, k: int, n_pool: in
 
 
 def _design_curves(store: Any, sampler: Any, specs: list[CurveSpec], *, rows: list[int],
-                   k: int, N: int, level: float, ratio: float, start: int, save: bool
-                   ) -> list[BlindSpotCurve]:
+                   k: int, N: int, level: float, ratio: float, start: int, save: bool,
+                   max_new: int | None = None) -> list[BlindSpotCurve] | None:
     """The adaptive design's curves, continued from the session's stored state where it
-    is this history's (and the state at k stored if ``save``)."""
+    is this history's (and the state at k stored if ``save``). A stored state of more
+    draws than ``k`` (``select`` advances it over its own draws,
+    :func:`advance_design_state`) gives the curves at budgets 1..k as they are: a
+    budget's values depend on the draws up to it only. None: more than ``max_new``
+    draws to compute."""
     from activetest.session import blind_checkpoint as bc
+    from activetest.stats.confseq import MIN_LABELS
 
     st = sampler.state()
-    hist = {"labels": st.labels[:k], "losses": st.losses[:k], "n_known": st.n_known[:k]}
+    hist = {"labels": st.labels, "losses": st.losses, "n_known": st.n_known}
     kw: dict[str, Any] = {"N": N, "level": level, "ratio": ratio, "start": start}
-    resume = key0 = None
+    resume = key0 = k0 = None
     refits0 = -1
     if store is not None:
         k0 = bc.stored_k(store)
+        if k0 is not None and start <= k <= k0 <= len(st.acquired):
+            key = bc.curve_key(sampler.design, specs, k=k0, rows=st.acquired, **hist, **kw)
+            got = bc.load_curves(store, key, k, len(specs), ratio)
+            if got is not None:
+                return got
         if k0 is not None and 1 <= k0 <= k:
             key0 = bc.curve_key(sampler.design, specs, k=k0, rows=rows, **hist, **kw)
             resume = bc.load(store, key0, rows, N, sampler._st)
             if resume is not None:
                 refits0 = int(resume.design["ist"][1])  # (the state is changed in place)
-    k0 = 0 if resume is None else resume.k
-    curves, state = design_blind_spot_curves(sampler.design, rows, specs, resume=resume,
-                                             **hist, **kw)
-    if save and store is not None and k0 < k:
+    first = 0 if resume is None else resume.k
+    if max_new is not None and k - first > max_new:
+        return None
+    curves, state = design_blind_spot_curves(
+        sampler.design, rows[:k], specs, resume=resume, labels=st.labels[:k],
+        losses=st.losses[:k], n_known=st.n_known[:k], **kw)
+    if (save and store is not None and first < k and (k0 is None or k0 <= k)
+            and start >= min(MIN_LABELS, N)):
         # the design's per-item arrays change only at a refit: kept if there was none
         same = refits0 == int(state.design["ist"][1])
         bc.save(store, bc.curve_key(sampler.design, specs, k=k, rows=rows, **hist, **kw),
                 state, design_of=key0 if same else None)
     return curves
+
+
+def _fixed_curves(store: Any, config: SessionConfig, scores: np.ndarray,
+                  specs: list[CurveSpec], *, rows: list[int], k: int, N: int, level: float,
+                  ratio: float, start: int, save: bool) -> list[BlindSpotCurve]:
+    """A fixed acquisition's curves (:func:`fixed_blind_spot_curves`), continued from
+    the session's stored state where it is this run's (and the state at k stored if
+    ``save``, as the adaptive design's: :func:`_design_curves`)."""
+    from activetest.session import blind_checkpoint as bc
+    from activetest.stats.confseq import MIN_LABELS
+
+    floor = float(config.proposal_floor)
+    kw: dict[str, Any] = {"N": N, "level": level, "ratio": ratio, "start": start}
+
+    def key(at: int) -> str:
+        return bc.fixed_key(str(config.acquisition), floor, scores, specs, k=at, rows=rows,
+                            **kw)
+
+    resume = k0 = None
+    if store is not None:
+        k0 = bc.stored_k(store)
+        if k0 is not None and start <= k <= k0 <= len(rows):
+            got = bc.load_curves(store, key(k0), k, len(specs), ratio)
+            if got is not None:
+                return got
+        if k0 is not None and 1 <= k0 <= k:
+            resume = bc.load_fixed(store, key(k0), N, len(specs))
+    first = 0 if resume is None else resume.k
+    curves, state = fixed_blind_spot_curves(scores, rows[:k], floor, specs, resume=resume,
+                                            **kw)
+    if (save and store is not None and first < k and (k0 is None or k0 <= k)
+            and start >= min(MIN_LABELS, N)):
+        bc.save_fixed(store, key(k), state)
+    return curves
+
+
+#: ``select`` advances the stored state over at most this many times its own draws
+#: (a session without a state, or with one far behind, leaves it to ``estimate``)
+ADVANCE_FACTOR = 2
+
+
+def advance_design_state(config: SessionConfig, store: Any, sampler: Any, *, n_pool: int,
+                         metrics: tuple[str, ...], batch: int,
+                         pool_inputs: Callable[[], tuple[np.ndarray | None,
+                                                         Mapping[str, float],
+                                                         Mapping[str, np.ndarray]]]) -> bool:
+    """After ``select`` drew ``batch`` items with the adaptive ``sampler``: the stored
+    blind-spot state advanced over every draw so far (the curves the next ``estimate``
+    computes, from the budget the anytime CS starts at; their values at each budget
+    depend on the draws up to it only, so an estimate of fewer labels reads them as
+    they are). Only from a state at most ``ADVANCE_FACTOR * batch`` draws behind (or
+    from the first draw, as far): the cost is that of the batch's own draws. True if
+    the state was stored. ``pool_inputs()``: the target's log-probs on the pool (or
+    None), the loss bounds and the pool controls, as the estimate reads them (called
+    only when the state is advanced)."""
+    from activetest.session import blind_checkpoint as bc
+    from activetest.stats.confseq import MIN_LABELS
+
+    k = len(sampler.acquired)
+    if (config.blind_ratio is None or not config.adaptive or not store.writable
+            or not bc.checkpoint.enabled()):
+        return False
+    k0 = bc.stored_k(store) or 0
+    if k0 >= k or (k0 == 0 and k > ADVANCE_FACTOR * batch):
+        return False  # nothing new; or no state, and more than the batch to replay
+    target_pool, loss_bounds, pool_controls = pool_inputs()
+    session_blind_spots(config, store, k=k, n_pool=n_pool, metrics=metrics,
+                        sampler=sampler, rows=list(sampler.acquired),
+                        target_pool=target_pool, loss_bounds=loss_bounds,
+                        pool_controls=pool_controls, start=MIN_LABELS, save=True,
+                        max_new=ADVANCE_FACTOR * batch)
+    return bc.stored_k(store) == k

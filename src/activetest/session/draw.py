@@ -126,12 +126,14 @@ def waiting(store: SessionStore) -> Waiting | None:
 
 def select_adaptive(store: SessionStore, n: int,
                     losses_of: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
-                    ) -> list[Acquisition]:
+                    after: Callable[[Any], None] | None = None) -> list[Acquisition]:
     """Draw the next ``n`` items with the session's adaptive design (one batch).
 
     ``losses_of(rows, labels)`` gives the target's losses on labelled rows for a
     design without target predictions on the pool (``pe_adaptive``); it is called
-    BEFORE the write transaction (it may run the target model).
+    BEFORE the write transaction (it may run the target model). ``after(sampler)`` is
+    called with the sampler once the draws are committed (``Session.select`` advances
+    the blind spot's state there).
 
     Raises:
         ValueError: ``n`` is not a positive integer or exceeds the items left.
@@ -181,7 +183,9 @@ def select_adaptive(store: SessionStore, n: int,
         out = store.record_design_draws(idx.tolist(), q.tolist(), sampler.state().rng_state,
                                         rows, first_use, expected_steps=m0)
         checkpoint.save(store, sampler)  # same transaction: the next command need not replay
-        return out
+    if after is not None:
+        after(sampler)
+    return out
 
 
 def _replay(store: SessionStore, design: Any, seed: int | None, rng_state: Any,

@@ -115,6 +115,14 @@ class SessionKind:
         """
         raise NotImplementedError
 
+    def pool_inputs(self, metrics: Sequence[str], surrogate_pool: np.ndarray,
+                    target_pool: np.ndarray | None
+                    ) -> tuple[dict[str, np.ndarray], dict[str, float]]:
+        """The parts of :meth:`estimate_inputs` known without labels: metric -> the
+        ``(N,)`` control over the pool, and metric -> the largest loss any item can
+        have (``select`` reads them to advance the blind spot's state)."""
+        raise NotImplementedError
+
     def comparisons(self, store: SessionStore, asked: Sequence[Any],
                     draws: est.LabelledDraws, metrics: Sequence[str],
                     score_other: ScoreOther) -> tuple[Compared, list[str]]:
@@ -218,17 +226,24 @@ class Classification(SessionKind):
         loss of the target (:func:`est.controls`); the log loss's bound where the target
         is known on the whole pool."""
         assert target_lp is not None
+        controls, bounds = self.pool_inputs(metrics, surrogate_pool, target_pool)
+        return est.KindInputs(
+            losses=self.losses(draws, metrics, target_lp),
+            surrogate_nll=-surrogate_pool[draws.rows, draws.y],
+            target_nll=-target_lp[np.arange(draws.k), draws.y],
+            pool_controls=controls, loss_bounds=bounds, compare=dict(compare or {}))
+
+    def pool_inputs(self, metrics: Sequence[str], surrogate_pool: np.ndarray,
+                    target_pool: np.ndarray | None
+                    ) -> tuple[dict[str, np.ndarray], dict[str, float]]:
+        """Controls: the surrogate's expected loss of the target (:func:`est.controls`);
+        the log loss's bound where the target is known on the whole pool."""
         bounds: dict[str, float] = {}
         if target_pool is not None and np.all(np.isfinite(target_pool)):
             from activetest.stats import log_loss_bound
 
             bounds["log_loss"] = log_loss_bound(target_pool)  # known without labels
-        return est.KindInputs(
-            losses=self.losses(draws, metrics, target_lp),
-            surrogate_nll=-surrogate_pool[draws.rows, draws.y],
-            target_nll=-target_lp[np.arange(draws.k), draws.y],
-            pool_controls=est.controls(metrics, surrogate_pool, target_pool),
-            loss_bounds=bounds, compare=dict(compare or {}))
+        return est.controls(metrics, surrogate_pool, target_pool), bounds
 
     def comparisons(self, store: SessionStore, asked: Sequence[Any],
                     draws: est.LabelledDraws, metrics: Sequence[str],
@@ -305,13 +320,20 @@ class Graded(SessionKind):
         """Losses from the judgments; the noise alarm asks the surrogate (the judge)
         only; control: the surrogate's expected loss of the judgment; no loss bound
         beyond the error rate's."""
-        from activetest.session.design import expected_loss
-
         return est.KindInputs(
             losses=self.losses(draws, metrics, None),
             surrogate_nll=-surrogate_pool[draws.rows, draws.y], target_nll=None,
-            pool_controls={"error_rate": expected_loss(surrogate_pool, self.task)},
+            pool_controls=self.pool_inputs(metrics, surrogate_pool, target_pool)[0],
             compare=dict(compare or {}))
+
+    def pool_inputs(self, metrics: Sequence[str], surrogate_pool: np.ndarray,
+                    target_pool: np.ndarray | None
+                    ) -> tuple[dict[str, np.ndarray], dict[str, float]]:
+        """Control: the surrogate's expected loss of the judgment; no loss bound beyond
+        the error rate's."""
+        from activetest.session.design import expected_loss
+
+        return {"error_rate": expected_loss(surrogate_pool, self.task)}, {}
 
     def comparisons(self, store: SessionStore, asked: Sequence[Any],
                     draws: est.LabelledDraws, metrics: Sequence[str],

@@ -321,8 +321,28 @@ class Session:
                 return self.kind.draw_losses(self._cfg.design_metric, rows, ys,
                                              self._target_score(True))
 
-            return draw.select_adaptive(self.store, n, losses_of)
+            with self.store.shared_scores():  # the design and the blind spot read them once
+                return draw.select_adaptive(self.store, n, losses_of,
+                                            after=lambda sampler: self._advance_blind(sampler, n))
         return draw.select(self.store, n)
+
+    def _advance_blind(self, sampler: Any, n: int) -> None:
+        """The blind spot's stored state advanced over the draws just made
+        (:func:`activetest.session.blindspot.advance_design_state`)."""
+        from activetest.session.blindspot import advance_design_state
+
+        def pool() -> tuple[np.ndarray | None, dict[str, float], dict[str, np.ndarray]]:
+            s = self.store.scores("surrogate")
+            t = self.store.scores("target")
+            assert s is not None
+            t_pool = None if t is None else t.logprobs
+            # the blind spot reads the fixed control of the metrics the design does not serve
+            unserved = [m for m in self.metrics if m not in self._cfg.design_metrics]
+            controls, bounds = self.kind.pool_inputs(unserved, s.logprobs, t_pool)
+            return t_pool, bounds, controls
+
+        advance_design_state(self._cfg, self.store, sampler, n_pool=sampler.design.n,
+                             metrics=self.metrics, batch=n, pool_inputs=pool)
 
     def acquisitions(self) -> list[Acquisition]:
         """Every draw so far, in order."""

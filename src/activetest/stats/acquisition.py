@@ -55,7 +55,15 @@ def expected_log_loss(surrogate_logprobs: np.ndarray, target_logprobs: np.ndarra
     (``pi = exp(log pi)`` never overflows since ``log pi <= 0``).
     """
     s, t = _pair(surrogate_logprobs, target_logprobs)
-    return np.maximum(-(np.exp(s) * t).sum(axis=1), 0.0)
+    out = np.empty(s.shape[0])
+    for a in range(0, s.shape[0], _ROWS):  # in blocks: each row's numbers as at once
+        np.maximum(-(np.exp(s[a:a + _ROWS]) * t[a:a + _ROWS]).sum(axis=1), 0.0,
+                   out=out[a:a + _ROWS])
+    return out
+
+
+#: rows per block of :func:`expected_log_loss` (its temporaries: a block's, not the pool's)
+_ROWS = 1 << 20
 
 
 def predictive_entropy(surrogate_logprobs: np.ndarray) -> np.ndarray:

@@ -69,11 +69,13 @@ __all__ = [
     "BlindSpotCurve",
     "CurveSpec",
     "CurveState",
+    "FixedCurveState",
     "blind_spot",
     "blind_spot_curve",
     "design_blind_spot_curve",
     "design_blind_spot_curves",
     "design_proposals",
+    "fixed_blind_spot_curves",
     "floored_proposals",
     "hidden_mass",
     "new_blind_ratio",
@@ -242,6 +244,64 @@ def blind_spot_curve(proposals: Iterable[tuple[np.ndarray, np.ndarray | None]],
     return curve.result()
 
 
+@dataclass(frozen=True)
+class FixedCurveState:
+    """The running state of :func:`fixed_blind_spot_curves` after its first ``k``
+    draws (a fixed acquisition's proposal needs nothing more than the draws).
+
+    Attributes:
+        k: draws done.
+        exposure: ``(N,)`` ``Q_i`` after the k draws.
+        out, delta, loss_cap: per curve, as in :class:`CurveState`.
+    """
+
+    k: int
+    exposure: np.ndarray
+    out: tuple[np.ndarray, ...]
+    delta: tuple[float, ...]
+    loss_cap: tuple[float, ...]
+
+
+def fixed_blind_spot_curves(scores: np.ndarray, acquired: Sequence[int], floor: float,
+                            specs: Sequence[CurveSpec], *, N: int, level: float = 0.95,
+                            ratio: float = BLIND_RATIO, start: int = 1,
+                            resume: FixedCurveState | None = None
+                            ) -> tuple[list[BlindSpotCurve], FixedCurveState]:
+    """``blind_spot_curve(floored_proposals(scores, acquired, floor), acquired, ...)`` of
+    each spec (LURE's, without a control: ``with_control`` and ``second`` are not read),
+    the same numbers to the last bit, each draw's proposal, exposure and unexplored
+    items computed once for every curve; and the running state at the end. ``resume``:
+    the state after the first ``resume.k`` draws of the same run (the caller checks),
+    continued from there (its exposure is changed in place)."""
+    from activetest.stats.proposal import proposal
+
+    acq = [int(i) for i in acquired]
+    K = len(acq)
+    curves = [_Curve(acq, sp.loss_high, N=N, level=level, fixed_control=sp.fixed_control,
+                     ratio=ratio, start=start, at=None, shared=True) for sp in specs]
+    first = 0 if resume is None else resume.k
+    if resume is not None and (resume.k > K or len(resume.out) != len(specs)):
+        raise ValueError("the resumed state is not one of this run")
+    Q = np.zeros(N) if resume is None else resume.exposure
+    undrawn = np.ones(N, dtype=bool)
+    undrawn[np.asarray(acq[:first], dtype=np.int64)] = False
+    for j, cv in enumerate(curves):
+        cv.Q, cv.undrawn = Q, undrawn
+        if resume is not None:
+            cv.out[:, :first] = resume.out[j][:, :first]
+            cv.delta, cv.cap = resume.delta[j], resume.loss_cap[j]
+    for m in range(first, K):
+        Q += proposal(scores, undrawn, floor)  # the remaining items: the undrawn ones
+        undrawn[acq[m]] = False
+        k = m + 1
+        at = _unexplored(Q, undrawn, N=N, K=k, ratio=ratio) if k >= start else None
+        for cv in curves:
+            cv.after(m, False, at)
+    state = FixedCurveState(K, Q, tuple(cv.out for cv in curves),
+                            tuple(cv.delta for cv in curves), tuple(cv.cap for cv in curves))
+    return [cv.result() for cv in curves], state
+
+
 def design_blind_spot_curve(design: Any, acquired: Sequence[int],
                             loss_high: np.ndarray | float, *, N: int,
                             labels: Sequence[int] | None = None,
@@ -346,7 +406,7 @@ def design_blind_spot_curves(design: Any, acquired: Sequence[int], specs: Sequen
     acq = [int(i) for i in acquired]
     K = len(acq)
     curves = [_Curve(acq, sp.loss_high, N=N, level=level, fixed_control=sp.fixed_control,
-                     ratio=ratio, start=start, at=None) for sp in specs]
+                     ratio=ratio, start=start, at=None, shared=True) for sp in specs]
     if resume is not None:
         if resume.k > K or len(resume.out) != len(specs):
             raise ValueError("the resumed state is not one of this history")
@@ -373,11 +433,11 @@ def design_blind_spot_curves(design: Any, acquired: Sequence[int], specs: Sequen
         cv.Q = Q
         w, s2 = uses[j]
         cv.wg = (wg1 if s2 else wg0) if w else zero
-        cv.undrawn[cv.acq[:first]] = False
+        cv.undrawn = np.zeros(0, dtype=bool)  # not read: each draw finds its items
         if resume is not None:
             cv.out[:, :first] = resume.out[j][:, :first]
             cv.delta, cv.cap = resume.delta[j], resume.loss_cap[j]
-    found = np.empty(N, dtype=np.int64)
+    found = np.empty(N, dtype=np.int32 if N < 2**31 else np.int64)  # 4 bytes an item
     for m in range(first, K):
         i = acq[m]
         mix = design._mixture(st, m, known[m])
@@ -419,20 +479,26 @@ def _expose_all(a, b, s, g, g1, rem, Q, wg0, wg1, c, with_g0, with_g1, pick, thr
     return n
 
 
+_NONE = np.zeros(0)
+_NONE_BOOL = np.zeros(0, dtype=bool)
+
+
 class _Curve:
     """The running exposure ``Q`` and control sum ``wg`` of a run, and its
     :class:`BlindSpot` at each budget (:func:`blind_spot_curve`)."""
 
     def __init__(self, acquired: Sequence[int], loss_high: np.ndarray | float, *, N: int,
                  level: float, fixed_control: np.ndarray | None, ratio: float, start: int,
-                 at: Sequence[int] | None) -> None:
+                 at: Sequence[int] | None, shared: bool = False) -> None:
         self.acq = np.asarray(acquired, dtype=np.int64)
         self.K = self.acq.size
         self.N, self.level, self.ratio, self.start = N, level, ratio, start
         self.fixed_control = fixed_control
-        self.Q = np.zeros(N)
-        self.wg = np.zeros(N)
-        self.undrawn = np.ones(N, dtype=bool)
+        # ``shared``: the caller sets ``Q``, ``wg`` and ``undrawn`` (one set for every
+        # curve of a run: three per-item arrays per curve less at large N)
+        self.Q = _NONE if shared else np.zeros(N)
+        self.wg = _NONE if shared else np.zeros(N)
+        self.undrawn = _NONE_BOOL if shared else np.ones(N, dtype=bool)
         self.out = np.zeros((4, self.K))
         self.delta, self.cap = (1.0 - float(level)) / 2.0, 0.0
         self.B = np.broadcast_to(np.asarray(loss_high, dtype=np.float64), (N,))
@@ -443,7 +509,8 @@ class _Curve:
         """Draw m's exposure (and control) added: its item drawn, the blind spot at
         budget m + 1 (if asked for); ``at``: its unexplored items, if already found."""
         N, k = self.N, m + 1
-        self.undrawn[self.acq[m]] = False
+        if self.undrawn.size:
+            self.undrawn[self.acq[m]] = False
         if k < self.start or (self.wanted is not None and k not in self.wanted):
             return
         if at is None:
@@ -478,14 +545,40 @@ def hidden_mass(weights: np.ndarray, exposure: np.ndarray, capacity: float) -> f
     free = Q <= 0  # never exposed: nothing says they are not hiding their bound
     total = float(w[free].sum())
     w, Q = w[~free], Q[~free]
-    order = np.argsort(-w / Q, kind="stable")
-    cq = np.cumsum(Q[order])
+    order, cq = _knapsack_order(-w / Q, Q, capacity)
     n_full = int(np.searchsorted(cq, capacity, side="right"))
     total += float(w[order][:n_full].sum())
     if n_full < w.size:
         left = capacity - (cq[n_full - 1] if n_full else 0.0)
         total += float(w[order][n_full]) * max(left, 0.0) / float(Q[order][n_full])
     return total
+
+
+def _knapsack_order(r: np.ndarray, Q: np.ndarray, capacity: float
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """The first items of ``np.argsort(r, kind="stable")`` and the running sum of
+    ``Q`` over them, as far as the sum passes ``capacity`` (or all): the same prefix
+    and the same sums as from the full order, without sorting the items beyond it.
+    The items with ``r`` at most a threshold are a prefix of the stable order (ties
+    in index order, as ``flatnonzero`` gives them); the threshold is guessed from
+    every ``step``-th item and raised until their sum of ``Q`` passes the capacity."""
+    n = r.size
+    step = n // 2048
+    if step < 4:
+        order = np.argsort(r, kind="stable")
+        return order, np.cumsum(Q[order])
+    sample = np.argsort(r[::step], kind="stable")
+    reach = np.cumsum(Q[::step][sample]) * step  # about the sum over the items so far
+    j = int(np.searchsorted(reach, 1.5 * capacity, side="right")) + 8
+    while j < sample.size:
+        sel = np.flatnonzero(r <= r[::step][sample[j]])
+        order = sel[np.argsort(r[sel], kind="stable")]
+        cq = np.cumsum(Q[order])
+        if cq[-1] > capacity:  # the cut falls inside: the rest is never read
+            return order, cq
+        j = 2 * j
+    order = np.argsort(r, kind="stable")
+    return order, np.cumsum(Q[order])
 
 
 def blind_spot(exposure: np.ndarray, drawn: np.ndarray, loss_high: np.ndarray | float, *,
