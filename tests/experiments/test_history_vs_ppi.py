@@ -177,7 +177,14 @@ def test_blocks_add_up_and_a_reduced_run_renders_from_its_cache(tiny, tmp_path, 
     monkeypatch.setattr(vp, "block", lambda *a, **k: pytest.fail("recomputed"))
     vp.main(argv)
     second = capsys.readouterr().out  # the tables only (no progress lines)
-    assert second.startswith("##### bbh, cross") and first.endswith(second)
+    assert second.startswith("#### bbh, cross") and first.endswith(second)
+    doc = tmp_path / "doc.md"
+    doc.write_text("intro\n<!-- history-vsppi-bbh-cross:begin -->\nold\n"
+                   "<!-- history-vsppi-bbh-cross:end -->\nrest\n", encoding="utf-8")
+    vp.main([*argv, "--out", str(doc)])
+    text = doc.read_text(encoding="utf-8")
+    assert text.startswith("intro\n") and text.endswith("rest\n") and "old" not in text
+    assert second.strip() in text
 
 
 def test_the_committed_blocks_are_at_todays_keys() -> None:

@@ -288,7 +288,7 @@ def render(matrix: str, scenario: str, res: dict[str, np.ndarray], command: str 
             f"factor rank {int(rank)}, eps {eps:g}; per held-out model {R} runs of the "
             f"design and {R} uniform draws shared by both PPI++ and IRT-style fits; budgets "
             + ", ".join(map(str, bud)) + f" ({float(res['seconds']):.0f} s of compute)")
-    lines = [f"{'#' * 5} {head}", ""]
+    lines = [f"#### {head}", ""]
     if command:
         lines += [f"Command: `{command}`.", ""]
     lines += ["Median over held-out models of the relative squared error (mean squared error "
@@ -410,6 +410,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--blocks", type=int, default=4, help="blocks 0..N-1 in the tables")
     p.add_argument("--compute", type=int, nargs="*", default=None, metavar="BLOCK",
                    help="compute (or read) these blocks only, in one process; print nothing")
+    p.add_argument("--out", default=None,
+                   help="write the tables into this markdown file (between the markers of "
+                   "--section) instead of printing them")
+    p.add_argument("--section", default=None,
+                   help="the doc's section (default vsppi-MATRIX-SCENARIO): between "
+                   "<!-- history-SECTION:begin/end -->")
     return p
 
 
@@ -431,7 +437,13 @@ def main(argv: list[str] | None = None) -> None:
     res = combine([_get(a, b) for b in range(a.blocks)])
     cmd = (f"python -m activetest.experiments.history_vs_ppi --matrix {a.matrix} --scenario "
            f"{a.scenario} --targets {a.targets} --runs {a.runs} --blocks {a.blocks}")
-    print(render(a.matrix, a.scenario, res, cmd))
+    text = render(a.matrix, a.scenario, res, cmd)
+    if a.out is None:
+        print(text)
+        return
+    from activetest.experiments.history import write_doc
+
+    print(f"wrote {write_doc(a.out, text, a.section or f'vsppi-{a.matrix}-{a.scenario}')}")
 
 
 if __name__ == "__main__":
