@@ -23,15 +23,18 @@ stays stale and is recomputed. A stale or missing entry is simply recomputed.
 
 from __future__ import annotations
 
+import argparse
 import ast
 import hashlib
 import inspect
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
 import numpy as np
 
-__all__ = ["ResultCache", "code_fingerprint", "file_fingerprint", "source_fingerprint"]
+__all__ = ["ResultCache", "cached_npz", "code_fingerprint", "file_fingerprint",
+           "source_fingerprint", "study_parser"]
 
 
 def _strip_docstrings(tree: ast.AST) -> ast.AST:
@@ -135,3 +138,35 @@ class ResultCache:
         np.savez_compressed(tmp, **self._data)
         tmp.replace(self.path)
         self._dirty = False
+
+
+def study_parser(prog: str, *, scenario: str, runs: int,
+                 budgets: tuple[int, ...] = (25, 50, 100, 200, 400)) -> argparse.ArgumentParser:
+    """The command line the history studies share (``--root --matrix --scenario --targets
+    --runs --budgets --seed --cache``; a study adds its own options to it)."""
+    p = argparse.ArgumentParser(prog=prog)
+    p.add_argument("--root", default="../shared/datasets/history")
+    p.add_argument("--matrix", default="bbh")
+    p.add_argument("--scenario", default=scenario)
+    p.add_argument("--targets", type=int, default=30)
+    p.add_argument("--runs", type=int, default=runs)
+    p.add_argument("--budgets", type=int, nargs="*", default=list(budgets))
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--cache", default="experiments/cache")
+    return p
+
+
+def cached_npz(path: str | Path, compute: Callable[[], dict[str, np.ndarray]]
+               ) -> dict[str, np.ndarray]:
+    """A study's result from ``path`` (a ``.npz``) if it is there, else ``compute()``,
+    written to ``path`` (through a temporary file, so a killed run leaves no half file)."""
+    f = Path(path)
+    if f.exists():
+        with np.load(f, allow_pickle=False) as z:
+            return {k: z[k] for k in z.files}
+    res = compute()
+    f.parent.mkdir(parents=True, exist_ok=True)
+    tmp = f.with_suffix(".tmp.npz")
+    np.savez_compressed(tmp, **res)
+    tmp.replace(f)
+    return res

@@ -182,28 +182,18 @@ def cache_key(a: argparse.Namespace) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     """Command line (module docstring)."""
-    p = argparse.ArgumentParser(prog="python -m activetest.experiments.history_guard")
-    p.add_argument("--root", default="../shared/datasets/history")
-    p.add_argument("--matrix", default="bbh")
-    p.add_argument("--scenario", default="cross")
-    p.add_argument("--targets", type=int, default=30)
-    p.add_argument("--runs", type=int, default=30)
-    p.add_argument("--budgets", type=int, nargs="*", default=[25, 50, 100, 200, 400])
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--cache", default="experiments/cache")
+    from activetest.experiments.cache import cached_npz, study_parser
+
+    p = study_parser("python -m activetest.experiments.history_guard", scenario="cross",
+                     runs=30)
     p.add_argument("--variants", nargs="*", default=None,
                    help=f"default {' '.join(VARIANTS)}; also: {', '.join(GUARD_VARIANTS)}")
     a = p.parse_args(argv)
     f = Path(a.cache) / f"history-guard-{a.matrix}-{a.scenario}-{cache_key(a)}.npz"
-    if f.exists():
-        with np.load(f, allow_pickle=False) as z:
-            res = {k: z[k] for k in z.files}
-    else:
-        res = guard_study(a.root, a.matrix, a.scenario, n_targets=a.targets, n_runs=a.runs,
-                          budgets=tuple(a.budgets), seed=a.seed,
-                          variants=None if a.variants is None else tuple(a.variants))
-        f.parent.mkdir(parents=True, exist_ok=True)
-        np.savez_compressed(f, **res)
+    res = cached_npz(f, lambda: guard_study(
+        a.root, a.matrix, a.scenario, n_targets=a.targets, n_runs=a.runs,
+        budgets=tuple(a.budgets), seed=a.seed,
+        variants=None if a.variants is None else tuple(a.variants)))
     print(render(a.matrix, a.scenario, res))
 
 

@@ -116,29 +116,16 @@ def render(matrix: str, scenario: str, res: dict[str, np.ndarray]) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     """Command line (module docstring)."""
-    p = argparse.ArgumentParser(prog="python -m activetest.experiments.history_pe")
-    p.add_argument("--root", default="../shared/datasets/history")
-    p.add_argument("--matrix", default="bbh")
-    p.add_argument("--scenario", default="cross")
-    p.add_argument("--targets", type=int, default=30)
-    p.add_argument("--runs", type=int, default=1000)
-    p.add_argument("--budgets", type=int, nargs="*", default=[25, 50, 100, 200, 400])
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--cache", default="experiments/cache")
-    a = p.parse_args(argv)
+    from activetest.experiments.cache import cached_npz, study_parser
     from activetest.experiments.history import MATRICES
     from activetest.formats.history import read_response_matrix
 
+    a = study_parser("python -m activetest.experiments.history_pe", scenario="cross",
+                     runs=1000).parse_args(argv)
     f = Path(a.cache) / f"history-pe-{a.matrix}-{a.scenario}-{cache_key(a)}.npz"
-    if f.exists():
-        with np.load(f, allow_pickle=False) as z:
-            res = {k: z[k] for k in z.files}
-    else:
-        M = read_response_matrix(Path(a.root) / MATRICES[a.matrix])
-        res = pe_study(M, a.scenario, n_targets=a.targets, n_runs=a.runs,
-                       budgets=tuple(a.budgets), seed=a.seed)
-        f.parent.mkdir(parents=True, exist_ok=True)
-        np.savez_compressed(f, **res)
+    res = cached_npz(f, lambda: pe_study(
+        read_response_matrix(Path(a.root) / MATRICES[a.matrix]), a.scenario,
+        n_targets=a.targets, n_runs=a.runs, budgets=tuple(a.budgets), seed=a.seed))
     print(render(a.matrix, a.scenario, res))
 
 
