@@ -64,7 +64,7 @@ def enumerate_design(design: Any, losses: np.ndarray, M: int, labels: np.ndarray
     yield from rec((), 1.0, (), (), ())
 
 
-def check_unbiased_at_every_budget(design: Any, losses: np.ndarray, labels: np.ndarray,
+def check_unbiased_at_every_budget(design: Any, losses: np.ndarray, labels: np.ndarray | None,
                                    name: str = "") -> tuple[float, set[float]]:
     """Enumerate every draw order of a classification design at every budget M = 1..n and
     assert that the probabilities sum to 1 and that adaptive LURE's expectation is the
