@@ -68,6 +68,14 @@ def _digest(h: Any, v: Any, dtype: str) -> None:
     h.update(memoryview(a).cast("B"))  # its bytes, not a copy of them
 
 
+def _digest_bounds(h: Any, specs: Sequence[CurveSpec]) -> None:
+    """Each curve's per-item loss bound and fixed control (where it has one)."""
+    for s in specs:
+        _digest(h, s.loss_high, "<f8")
+        if s.fixed_control is not None:
+            _digest(h, s.fixed_control, "<f8")
+
+
 def curve_key(design: Any, specs: Sequence[CurveSpec], *, k: int, N: int, level: float,
               ratio: float, start: int, rows: Sequence[int], labels: Sequence[int],
               losses: Sequence[float], n_known: Sequence[int]) -> str:
@@ -78,10 +86,7 @@ def curve_key(design: Any, specs: Sequence[CurveSpec], *, k: int, N: int, level:
             "curves": [[bool(s.second), bool(s.with_control), s.fixed_control is None]
                        for s in specs]}
     h.update(json.dumps(head, sort_keys=True).encode())
-    for s in specs:
-        _digest(h, s.loss_high, "<f8")
-        if s.fixed_control is not None:
-            _digest(h, s.fixed_control, "<f8")
+    _digest_bounds(h, specs)
     known = [int(x) for x in list(n_known)[:k]]
     seen = max(known, default=0)  # the labels the first k draws' design knew
     _digest(h, list(rows)[:k], "<i8")
@@ -102,6 +107,19 @@ def stored_k(store: SessionStore) -> int | None:
     return int(rows[0][0]) if len(rows) == 1 else None
 
 
+def _stored_row(store: SessionStore, key: str) -> tuple[int, bytes] | None:
+    """``(k, blob)`` of the stored state if its key is ``key`` (None: checkpoints off,
+    no state written yet, or another key's)."""
+    if not checkpoint.enabled():
+        return None
+    try:
+        found = store._read("SELECT k, state FROM blind_spot_checkpoint WHERE key = ?",
+                            (key,))
+    except sqlite3.OperationalError:  # no such table: no state written yet
+        return None
+    return (int(found[0][0]), bytes(found[0][1])) if len(found) == 1 else None
+
+
 def load(store: SessionStore, key: str, rows: Sequence[int], N: int,
          design_now: dict[str, np.ndarray] | None = None) -> CurveState | None:
     """The stored state if its key is ``key`` (else None: the caller starts from the
@@ -109,17 +127,11 @@ def load(store: SessionStore, key: str, rows: Sequence[int], N: int,
     the session's sampler state (the same history, later); where the design has not
     refitted since the stored state, its per-item arrays are those (shared, not read:
     the replay from the stored state then refits never, so never changes them)."""
-    if not checkpoint.enabled():
+    found = _stored_row(store, key)
+    if found is None:
         return None
     try:
-        found = store._read("SELECT k, state FROM blind_spot_checkpoint WHERE key = ?",
-                            (key,))
-    except sqlite3.OperationalError:
-        return None
-    if len(found) != 1:
-        return None
-    try:
-        state = _decode(store, int(found[0][0]), bytes(found[0][1]), rows, N, design_now)
+        state = _decode(store, found[0], found[1], rows, N, design_now)
     except (ValueError, KeyError, OSError, EOFError, TypeError, IndexError,
             sqlite3.DatabaseError):  # damaged: start from the first draw
         return None
@@ -142,18 +154,12 @@ def load_curves(store: SessionStore, key: str, k: int, n_curves: int, ratio: flo
     holds at least ``k`` draws (``select`` stores it over draws not labelled yet; a
     budget's values depend on the draws up to it only), else None. Only the state's
     small arrays are read, not its per-item columns."""
-    if not checkpoint.enabled():
+    found = _stored_row(store, key)
+    if found is None or found[0] < k:
         return None
+    k0 = found[0]
     try:
-        found = store._read("SELECT k, state FROM blind_spot_checkpoint WHERE key = ?",
-                            (key,))
-    except sqlite3.OperationalError:
-        return None
-    if len(found) != 1 or int(found[0][0]) < k:
-        return None
-    k0 = int(found[0][0])
-    try:
-        with np.load(io.BytesIO(bytes(found[0][1])), allow_pickle=False) as z:
+        with np.load(io.BytesIO(found[1]), allow_pickle=False) as z:
             if int(z["n_curves"][0]) != n_curves:
                 return None
             out = [z[f"out_{j}"] for j in range(n_curves)]
@@ -211,6 +217,19 @@ def _decode(store: SessionStore, k: int, blob: bytes, rows: Sequence[int], N: in
                       tuple(float(x) for x in data["cap"]))
 
 
+def _blob(arrays: dict[str, np.ndarray], out: Sequence[np.ndarray], k: int,
+          delta: Sequence[float], cap: Sequence[float]) -> bytes:
+    """The state's small arrays as one ``.npz`` blob: ``arrays`` and the curves' first
+    ``k`` outputs, confidence shares and loss caps."""
+    for j, o in enumerate(out):
+        arrays[f"out_{j}"] = np.ascontiguousarray(o[:, :k])
+    arrays["delta"] = np.array(delta, dtype=np.float64)
+    arrays["cap"] = np.array(cap, dtype=np.float64)
+    buf = io.BytesIO()
+    np.savez(buf, allow_pickle=False, **arrays)
+    return buf.getvalue()
+
+
 def save(store: SessionStore, key: str, state: CurveState, *,
          design_of: str | None = None) -> bool:
     """Write ``state`` (with its ``key``) as the session's, replacing the previous one,
@@ -230,12 +249,7 @@ def save(store: SessionStore, key: str, state: CurveState, *,
     arrays["n_curves"] = np.array([len(state.out)], dtype=np.int64)
     arrays["n_aux"] = np.array([st["aux"].shape[0]], dtype=np.int64)
     arrays["has_wg"] = np.array([x is not None for x in state.control_sums], dtype=np.int64)
-    for j, o in enumerate(state.out):
-        arrays[f"out_{j}"] = np.ascontiguousarray(o[:, :state.k])
-    arrays["delta"] = np.array(state.delta, dtype=np.float64)
-    arrays["cap"] = np.array(state.loss_cap, dtype=np.float64)
-    buf = io.BytesIO()
-    np.savez(buf, allow_pickle=False, **arrays)
+    blob = _blob(arrays, state.out, state.k, state.delta, state.loss_cap)
     running = [("Q", state.exposure)]
     running += [(f"wg{j}", x) for j, x in enumerate(state.control_sums) if x is not None]
     design = [("s", st["s"]), ("g", st["g"])]
@@ -254,7 +268,7 @@ def save(store: SessionStore, key: str, state: CurveState, *,
             for name, v in running + ([] if keep else design):
                 cols.write_column(c, _COLUMN + name, v)
             c.execute("INSERT INTO blind_spot_checkpoint (k, key, state) VALUES (?, ?, ?)",
-                      (int(state.k), key, buf.getvalue()))
+                      (int(state.k), key, blob))
         return True
     return False
 
@@ -270,30 +284,21 @@ def fixed_key(acquisition: str, floor: float, scores: np.ndarray, specs: Sequenc
             "curves": [s.fixed_control is None for s in specs]}
     h.update(json.dumps(head, sort_keys=True).encode())
     _digest(h, scores, "<f8")
-    for s in specs:
-        _digest(h, s.loss_high, "<f8")
-        if s.fixed_control is not None:
-            _digest(h, s.fixed_control, "<f8")
+    _digest_bounds(h, specs)
     _digest(h, list(rows)[:k], "<i8")
     return h.hexdigest()
 
 
 def load_fixed(store: SessionStore, key: str, N: int, n_curves: int) -> FixedCurveState | None:
     """A fixed acquisition's stored state if its key is ``key`` (else None)."""
-    if not checkpoint.enabled():
-        return None
-    try:
-        found = store._read("SELECT k, state FROM blind_spot_checkpoint WHERE key = ?",
-                            (key,))
-    except sqlite3.OperationalError:
-        return None
-    if len(found) != 1:
+    found = _stored_row(store, key)
+    if found is None:
         return None
     from activetest.session import columns as cols
 
-    k = int(found[0][0])
+    k = found[0]
     try:
-        with np.load(io.BytesIO(bytes(found[0][1])), allow_pickle=False) as z:
+        with np.load(io.BytesIO(found[1]), allow_pickle=False) as z:
             data = {name: z[name] for name in z.files}
         if int(data["n_curves"][0]) != n_curves:
             return None
@@ -320,12 +325,7 @@ def save_fixed(store: SessionStore, key: str, state: FixedCurveState) -> bool:
     from activetest.session import columns as cols
 
     arrays: dict[str, np.ndarray] = {"n_curves": np.array([len(state.out)], dtype=np.int64)}
-    for j, o in enumerate(state.out):
-        arrays[f"out_{j}"] = np.ascontiguousarray(o[:, :state.k])
-    arrays["delta"] = np.array(state.delta, dtype=np.float64)
-    arrays["cap"] = np.array(state.loss_cap, dtype=np.float64)
-    buf = io.BytesIO()
-    np.savez(buf, allow_pickle=False, **arrays)
+    blob = _blob(arrays, state.out, state.k, state.delta, state.loss_cap)
     with contextlib.suppress(SessionWriteError, SessionReadOnlyError, SessionLockedError):
         with store.transaction() as c:
             c.execute(_SCHEMA)
@@ -335,6 +335,6 @@ def save_fixed(store: SessionStore, key: str, state: FixedCurveState) -> bool:
                 cols.delete_column(c, name)
             cols.write_column(c, _COLUMN + "Q", state.exposure)
             c.execute("INSERT INTO blind_spot_checkpoint (k, key, state) VALUES (?, ?, ?)",
-                      (int(state.k), key, buf.getvalue()))
+                      (int(state.k), key, blob))
         return True
     return False
