@@ -6,16 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from activetest.experiments import history_neighbours as hn
-
-
-def _shift(mp, mod, fn, when, **over) -> None:  # type: ignore[no-untyped-def]
-    orig = getattr(mod, fn)
-
-    def wrapped(*a, **k):  # type: ignore[no-untyped-def]
-        if when(a, k):
-            k = {**k, **over}
-        return orig(*a, **k)
-    mp.setattr(mod, fn, wrapped)
+from tests.experiments.conftest import shift_keyword
 
 
 def test_probe_is_deterministic_and_moves_with_each_variant(monkeypatch) -> None:
@@ -25,14 +16,14 @@ def test_probe_is_deterministic_and_moves_with_each_variant(monkeypatch) -> None
     base = hn.behaviour_probe()
     assert hn.behaviour_probe() == base
     with monkeypatch.context() as mp:  # the original design only
-        _shift(mp, fd, "feature_design", lambda a, k: k.get("neighbours") is None, lam=0.3)
+        shift_keyword(mp, fd, "feature_design", lambda a, k: k.get("neighbours") is None, lam=0.3)
         assert hn.behaviour_probe() != base
     with monkeypatch.context() as mp:  # the neighbours' design (prior weight 1) only
-        _shift(mp, nb, "neighbour_design", lambda a, k: "prior_weight" not in k,
+        shift_keyword(mp, nb, "neighbour_design", lambda a, k: "prior_weight" not in k,
                prior_weight=0.5)
         assert hn.behaviour_probe() != base
     with monkeypatch.context() as mp:  # the prior-weight-0 variant only
-        _shift(mp, nb, "neighbour_design", lambda a, k: k.get("prior_weight") == 0.0,
+        shift_keyword(mp, nb, "neighbour_design", lambda a, k: k.get("prior_weight") == 0.0,
                prior_weight=0.5)
         assert hn.behaviour_probe() != base
     assert hn.behaviour_probe() == base

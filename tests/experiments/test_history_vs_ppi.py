@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from activetest.experiments import history_vs_ppi as vp
+from tests.experiments.conftest import shift_keyword
 
 
 @pytest.fixture(scope="module")
@@ -98,16 +99,6 @@ def _fit_with_prior(X, lab, losses, w0, warm):  # type: ignore[no-untyped-def]
     return g
 
 
-def _shift(mp, mod, fn, when, **over) -> None:  # type: ignore[no-untyped-def]
-    orig = getattr(mod, fn)
-
-    def wrapped(*a, **k):  # type: ignore[no-untyped-def]
-        if when(a, k):
-            k = {**k, **over}
-        return orig(*a, **k)
-    mp.setattr(mod, fn, wrapped)
-
-
 def test_probe_is_deterministic_and_moves_with_each_method(monkeypatch) -> None:
     """The cache key's probe sees the design, its two intervals, each PPI++ fit (with and
     without the column) and ppi_py's estimate and interval."""
@@ -116,11 +107,11 @@ def test_probe_is_deterministic_and_moves_with_each_method(monkeypatch) -> None:
     base = vp.behaviour_probe()
     assert vp.behaviour_probe() == base
     changes = {
-        "design": lambda mp: _shift(mp, vp, "simulate_design", lambda a, k: True,
+        "design": lambda mp: shift_keyword(mp, vp, "simulate_design", lambda a, k: True,
                                     random_state=np.random.default_rng(99)),
-        "fixed-budget interval": lambda mp: _shift(mp, vp, "fixed_interval_curve",
+        "fixed-budget interval": lambda mp: shift_keyword(mp, vp, "fixed_interval_curve",
                                                    lambda a, k: True, level=0.9),
-        "anytime CS": lambda mp: _shift(mp, vp, "asymptotic_cs", lambda a, k: True,
+        "anytime CS": lambda mp: shift_keyword(mp, vp, "asymptotic_cs", lambda a, k: True,
                                         alpha=0.1),
         "PPI++ (neighbours) fit": lambda mp: _fits(mp, with_column=True),
         "PPI++ (today's features) fit": lambda mp: _fits(mp, with_column=False),

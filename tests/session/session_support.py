@@ -170,3 +170,43 @@ def run_cli_process(*args: object, code: int = 0, columns: int = 200) -> str:
     assert proc.returncode == code, (proc.returncode, out[-3000:])
     assert "Traceback" not in out
     return " ".join(out.split())
+
+
+#: A child that draws ``a + (draws so far) % b`` items at a time and labels them from the
+#: pool's data until ``n`` draws (argv: db, n, "a,b", mode; mode "estimate" also records an
+#: estimate after every round from 30 draws on), printing the count after each round.
+SELECT_LABEL_LOOP = """
+import sys
+from activetest.session.workflow import Session
+a, b = (int(x) for x in sys.argv[3].split(","))
+with Session.open(sys.argv[1]) as s:
+    while len(s.acquisitions()) < int(sys.argv[2]):
+        s.select(a + len(s.acquisitions()) % b)
+        s.label_from_data()
+        if len(s.acquisitions()) >= 30 and sys.argv[4] == "estimate":
+            s.estimate(progress=False)
+        print(len(s.acquisitions()), flush=True)
+"""
+
+
+def run_select_label_loop(db: Path, n: int, env: dict[str, str], *, batch: tuple[int, int] = (1, 3),
+                          mode: str = "-", kill_at: int | None = None) -> None:
+    """Run :data:`SELECT_LABEL_LOOP` on ``db`` in a real child process to ``n`` draws, or,
+    with ``kill_at``, SIGKILL it once it has reported at least that many draws (the kill
+    lands wherever the child is: mid-draw, mid-label, mid-estimate)."""
+    import signal
+    import subprocess
+
+    cmd = [sys.executable, "-c", SELECT_LABEL_LOOP, str(db), str(n), f"{batch[0]},{batch[1]}",
+           mode]
+    if kill_at is None:
+        subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL)
+        return
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    while True:
+        line = proc.stdout.readline()
+        if not line or int(line) >= kill_at:
+            break
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()

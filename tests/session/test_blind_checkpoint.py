@@ -6,17 +6,13 @@ or damaged state is never used."""
 
 from __future__ import annotations
 
-import os
 import random
-import signal
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from session_support import PoolFiles, cli_env, make_pool_files
+from session_support import PoolFiles, cli_env, make_pool_files, run_select_label_loop
 
 from activetest.session import blind_checkpoint
 from activetest.session.workflow import Session
@@ -176,17 +172,6 @@ def test_a_stale_or_damaged_state_is_not_used(pool200: PoolFiles, tmp_path: Path
         assert blind_checkpoint.stored_k(s.store) == 50
 
 
-_LOOP = """
-import sys
-from activetest.session.workflow import Session
-with Session.open(sys.argv[1]) as s:
-    while len(s.acquisitions()) < int(sys.argv[2]):
-        s.select(3 + len(s.acquisitions()) % 5)
-        s.label_from_data()
-        if len(s.acquisitions()) >= 30 and sys.argv[3] == "estimate":
-            s.estimate(progress=False)
-        print(len(s.acquisitions()), flush=True)
-"""
 
 
 @pytest.mark.parametrize(("seed", "mode"), [
@@ -201,16 +186,8 @@ def test_after_kill_9_at_a_random_point_the_state_gives_the_same_numbers(
     pf = make_pool_files(tmp_path / "data", n=200)
     db = tmp_path / "k.db"
     _create(pf, db).close()
-    proc = subprocess.Popen([sys.executable, "-c", _LOOP, str(db), "120", mode],
-                            env=cli_env(tmp_path), stdout=subprocess.PIPE, text=True)
-    assert proc.stdout is not None
-    stop = random.Random(seed).randint(40, 90)
-    while True:
-        line = proc.stdout.readline()
-        if not line or int(line) >= stop:
-            break
-    os.kill(proc.pid, signal.SIGKILL)  # lands wherever the child is
-    proc.wait()
+    run_select_label_loop(db, 120, cli_env(tmp_path), batch=(3, 5), mode=mode,
+                          kill_at=random.Random(seed).randint(40, 90))
     with Session.open(db) as s:
         s.label_from_data()
         for _ in range(3):

@@ -5,17 +5,13 @@ same items and give the same estimate, on every step of a session and after a
 
 from __future__ import annotations
 
-import os
 import random
-import signal
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
-from session_support import PoolFiles, cli_env
+from session_support import PoolFiles, cli_env, run_select_label_loop
 
 from activetest.session import checkpoint, draw
 from activetest.session.design import stored_design
@@ -119,15 +115,6 @@ def test_a_stale_or_damaged_checkpoint_is_replayed(pool_files: PoolFiles,
         assert len(more) == 2 and _both_paths(s)[0] is not None
 
 
-_LOOP = """
-import sys, time
-from activetest.session.workflow import Session
-with Session.open(sys.argv[1]) as s:
-    while len(s.acquisitions()) < int(sys.argv[2]):
-        s.select(1 + len(s.acquisitions()) % 3)
-        s.label_from_data()
-        print(len(s.acquisitions()), flush=True)
-"""
 
 
 @pytest.mark.parametrize("seed", [0, pytest.param(1, marks=pytest.mark.slow),
@@ -141,22 +128,12 @@ def test_after_kill_9_at_a_random_point_the_checkpoint_is_the_replay(
     ref_path = tmp_path / "ref.db"
     _create(pool_files, ref_path).close()
     env = cli_env(tmp_path)
-    subprocess.run([sys.executable, "-c", _LOOP, str(ref_path), str(n)], env=env, check=True,
-                   stdout=subprocess.DEVNULL)
+    run_select_label_loop(ref_path, n, env)
     with Session.open(ref_path) as s:
         ref = [(x.index, x.q) for x in s.acquisitions()]
     db = tmp_path / "k.db"
     _create(pool_files, db).close()
-    proc = subprocess.Popen([sys.executable, "-c", _LOOP, str(db), str(n)], env=env,
-                            stdout=subprocess.PIPE, text=True)
-    assert proc.stdout is not None
-    stop = random.Random(seed).randint(3, 20)
-    while True:
-        line = proc.stdout.readline()
-        if not line or int(line) >= stop:
-            break
-    os.kill(proc.pid, signal.SIGKILL)  # lands wherever the child is: mid-draw, mid-label
-    proc.wait()
+    run_select_label_loop(db, n, env, kill_at=random.Random(seed).randint(3, 20))
     with Session.open(db) as s:
         ck, full = _both_paths(s)
         if ck is not None:

@@ -8,18 +8,15 @@ from __future__ import annotations
 import csv
 import json
 import math
-import os
 import random
-import signal
 import sqlite3
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from session_support import cli_env, run_cli_process
+from session_support import cli_env, run_cli_process, run_select_label_loop
 
 from activetest.session import checkpoint, draw
 from activetest.session.design import history_design, stored_design
@@ -227,15 +224,6 @@ def test_checkpoint_and_full_replay_are_the_same_sampler(
         assert texts[0] == texts[1]
 
 
-_LOOP = """
-import sys
-from activetest.session.workflow import Session
-with Session.open(sys.argv[1]) as s:
-    while len(s.acquisitions()) < int(sys.argv[2]):
-        s.select(1 + len(s.acquisitions()) % 3)
-        s.label_from_data()
-        print(len(s.acquisitions()), flush=True)
-"""
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="needs SIGKILL")
@@ -247,20 +235,10 @@ def test_kill_9_mid_session_loses_nothing(hist: dict[str, Path], tmp_path: Path)
     ref_db, db = tmp_path / "ref.db", tmp_path / "k.db"
     for p in (ref_db, db):
         mx.create("graded", p, hist["graded"]).close()
-    subprocess.run([sys.executable, "-c", _LOOP, str(ref_db), str(n)], env=env, check=True,
-                   stdout=subprocess.DEVNULL)
+    run_select_label_loop(ref_db, n, env)
     with Session.open(ref_db) as s:
         ref = [(a.index, a.q) for a in s.acquisitions()]
-    proc = subprocess.Popen([sys.executable, "-c", _LOOP, str(db), str(n)], env=env,
-                            stdout=subprocess.PIPE, text=True)
-    assert proc.stdout is not None
-    stop = random.Random(21).randint(3, 15)
-    while True:
-        line = proc.stdout.readline()
-        if not line or int(line) >= stop:
-            break
-    os.kill(proc.pid, signal.SIGKILL)  # lands wherever the child is
-    proc.wait()
+    run_select_label_loop(db, n, env, kill_at=random.Random(21).randint(3, 15))
     with Session.open(db) as s:
         before = [(a.index, a.q) for a in s.acquisitions()]
         assert before == ref[: len(before)]
