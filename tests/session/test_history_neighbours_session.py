@@ -85,16 +85,36 @@ def _hex_draws(s: Session) -> list[list[Any]]:
 def test_without_neighbours_the_numbers_are_those_before_the_column(
         kind: str, hist: dict[str, Path], tmp_path: Path) -> None:
     """``history_neighbours=False``: the draws, design rows and estimate of a session made
-    by the version before the column (expected.json, make_expected.py), bit for bit."""
+    by the version before the column (expected.json, make_expected.py): the same items drawn
+    in the same order, every number to 1e-9 relative."""
     with mx.create(kind, tmp_path / "s.db", hist[kind], history_neighbours=False) as s:
         assert KEY not in s.config["history"] and s.store.scores(ROLE) is None
         got = mx.run(s)
     want = EXPECTED[kind]
-    assert got["draws"] == want["draws"]
-    assert got["design"] == want["design"]
+    # The same items in the same order; every number to 1e-9 relative, not to the last bit:
+    # expected.json was written on another machine, and the features' SVD and numpy's
+    # vectorised sums may round the last bit differently on another CPU or BLAS (seen: a
+    # draw's q differing in its last hex digit on AMD EPYC with numpy 2.4.6).
+    assert [d[0] for d in got["draws"]] == [d[0] for d in want["draws"]]
+    _assert_close([d[1] for d in got["draws"]], [d[1] for d in want["draws"]], "q")
+    assert len(got["design"]) == len(want["design"])
+    for i, (g_row, w_row) in enumerate(zip(got["design"], want["design"])):
+        assert len(g_row) == len(w_row), i
+        for g, w in zip(g_row, w_row):
+            if isinstance(w, str) and w.startswith(("0x", "-0x")):
+                _assert_close([g], [w], f"design row {i}")
+            else:
+                assert g == w, (i, g, w)
+    assert set(got["estimate"]) == set(want["estimate"])
     for k, w in want["estimate"].items():
-        g, w = float.fromhex(got["estimate"][k]), float.fromhex(w)
-        assert abs(g - w) <= 1e-12 * max(1.0, abs(w)), k
+        _assert_close([got["estimate"][k]], [w], k)
+
+
+def _assert_close(got: list[str], want: list[str], what: str) -> None:
+    """Hex floats equal to 1e-9 relative (an absolute 1e-12 floor near zero)."""
+    for g, w in zip(got, want, strict=True):
+        gf, wf = float.fromhex(g), float.fromhex(w)
+        assert abs(gf - wf) <= 1e-9 * abs(wf) + 1e-12, (what, g, w)
 
 
 @pytest.mark.parametrize("kind", KINDS)
