@@ -47,6 +47,10 @@ measured table's six pools).
 
 ``--history-design D [D ...]``: the history pools' design(s) (:data:`HISTORY_DESIGNS`),
 each on the same pools, seeds and CS; with several, a table of the designs follows.
+``features+neighbours-freezeK`` / ``-dropK``: the neighbours' column recomputed only up
+to K labels, then kept or set to 0 (:data:`LIMITED`). ``--tuning K``: instead of the
+``--held-out`` models, K OTHER models per matrix (never one of them), to tune on before
+a design is judged on the held-out pools.
 ``--cache DIR``: per-pool rows of the history pools, keyed by the pool's data, the run
 parameters and the design's :func:`behaviour_probe` (a cached pool is read, not
 measured; ``experiments/cache/harness-runs`` holds the measured ones, so the tables of

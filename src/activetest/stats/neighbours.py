@@ -33,7 +33,11 @@ log-likelihood of the rest.
 before m only (it is updated just before a refit, from the labels the refit sees), so the
 design remains a predictable process and adaptive LURE stays unbiased
 (``tests/stats/test_neighbours.py`` enumerates every draw order with a refit before every
-draw). The weights (and the column) are updated at every refit of the design's schedule.
+draw). The weights (and the column) are updated at every refit of the design's schedule,
+or, with ``neighbour_design(..., update_until=K)``, only at the refits that know at most K
+labels, after which the column is kept (``after="freeze"``) or set to 0 (``"drop"``): still
+a function of earlier labels only (docs/harness.md, "Toward 0.6x: the neighbours' column
+only early", measures both; not used by sessions).
 
 Cost per refit: ``O(H)`` per new label (the log-weights are accumulated), then
 ``O((N + k) H')`` where ``H'`` counts the models whose weight is not negligible (below
