@@ -47,6 +47,10 @@ measured table's six pools).
 
 ``--history-design D [D ...]``: the history pools' design(s) (:data:`HISTORY_DESIGNS`),
 each on the same pools, seeds and CS; with several, a table of the designs follows.
+``features+neighbours-freezeK`` / ``-dropK``: the neighbours' column recomputed only up
+to K labels, then kept or set to 0 (:data:`LIMITED`). ``--tuning K``: instead of the
+``--held-out`` models, K OTHER models per matrix (never one of them), to tune on before
+a design is judged on the held-out pools.
 ``--cache DIR``: per-pool rows of the history pools, keyed by the pool's data, the run
 parameters and the design's :func:`behaviour_probe` (a cached pool is read, not
 measured; ``experiments/cache/harness-runs`` holds the measured ones, so the tables of
@@ -67,6 +71,7 @@ import argparse
 import functools
 import hashlib
 import json
+import re
 import sys
 import time
 import zlib
@@ -120,8 +125,13 @@ def bundled_pools() -> list[Pool]:
     return out
 
 
-def history_pools(n_models: int = 3, seed: int = 0) -> list[Pool]:
-    """Held-out models of each history matrix (seeded pick), features from the others."""
+def history_pools(n_models: int = 3, seed: int = 0, tuning: int = 0) -> list[Pool]:
+    """Held-out models of each history matrix (seeded pick), features from the others.
+
+    ``tuning`` > 0: instead, that many OTHER models per matrix (never one of the
+    ``n_models`` picked above; drawn among the rest of the same accuracy band with the
+    seed ``[seed, crc32(file name), 1]``), to tune on before a design is judged on the
+    held-out pools."""
     out = []
     for path in sorted(HISTORY.glob("*.csv")) if HISTORY.is_dir() else []:
         import csv
@@ -135,7 +145,12 @@ def history_pools(n_models: int = 3, seed: int = 0) -> list[Pool]:
         rng = np.random.default_rng([seed, zlib.crc32(path.name.encode())])
         acc = M.mean(1)
         mid = np.flatnonzero((acc > 0.15) & (acc < 0.85))  # models with room either way
-        for r in rng.choice(mid, size=min(n_models, mid.size), replace=False):
+        picked = rng.choice(mid, size=min(n_models, mid.size), replace=False)
+        if tuning > 0:
+            rest = np.setdiff1d(mid, picked)
+            trng = np.random.default_rng([seed, zlib.crc32(path.name.encode()), 1])
+            picked = trng.choice(rest, size=min(tuning, rest.size), replace=False)
+        for r in picked:
             out.append(history_pool(f"{path.stem} model {r}", M, int(r)))
     return out
 
@@ -200,9 +215,22 @@ def _cs(theta: np.ndarray, N: int, model_var: np.ndarray | None, budget: int | N
 #: other models' rows, eps chosen on them by ``choose_eps`` with seed 0, prior weight 1,
 #: the module's default), recomputed from the labels only when the design refits (its
 #: refit schedule is the batches' boundaries here, as in a harness run, where the design
-#: refits only between batches); ``features+neighbours-w0``: the same, prior weight 0.
+#: refits only between batches); ``features+neighbours-w0``: the same, prior weight 0;
+#: ``features+neighbours-freezeK`` / ``-dropK`` (any K >= 0, :data:`LIMITED`): prior weight
+#: 1, the column recomputed only at refits that know at most K labels, then kept as it was
+#: (freeze) or set to 0 (drop) (``neighbour_design(..., update_until=K, after=...)``).
 HISTORY_DESIGNS = ("svd8", "svd8-earned", "features", "features-earned",
                    "features+neighbours", "features+neighbours-w0")
+#: The neighbours' designs with a limited update: ``features+neighbours-<mode><K>``.
+LIMITED = re.compile(r"features\+neighbours-(freeze|drop)(\d+)")
+
+
+def history_design_name(s: str) -> str:
+    """``--history-design``'s type: one of :data:`HISTORY_DESIGNS` or :data:`LIMITED`."""
+    if s in HISTORY_DESIGNS or LIMITED.fullmatch(s):
+        return s
+    raise argparse.ArgumentTypeError(f"{s!r} is not one of {', '.join(HISTORY_DESIGNS)} nor "
+                                     f"features+neighbours-freezeK / -dropK")
 
 
 def history_design(p: Pool, kind: str) -> AdaptiveDesign:
@@ -218,8 +246,11 @@ def history_design(p: Pool, kind: str) -> AdaptiveDesign:
     design = feature_design(history=hf, rule=rule)
     if kind.startswith("features+neighbours"):
         nh = neighbour_history(p.others, p_correct=hf.p_correct)
+        lim = LIMITED.fullmatch(kind)
         design = neighbour_design(design, nh,
-                                  prior_weight=0.0 if kind.endswith("-w0") else 1.0)
+                                  prior_weight=0.0 if kind.endswith("-w0") else 1.0,
+                                  update_until=int(lim.group(2)) if lim else None,
+                                  after=lim.group(1) if lim else "freeze")
     return design
 
 
@@ -471,7 +502,7 @@ def main(argv: list[str] | None = None) -> None:
                     "('A|B': either)")
     ap.add_argument("--no-history", action="store_true")
     ap.add_argument("--out", type=Path, default=None)
-    ap.add_argument("--history-design", choices=HISTORY_DESIGNS, nargs="+", default=["svd8"],
+    ap.add_argument("--history-design", type=history_design_name, nargs="+", default=["svd8"],
                     help="the design of the history pools (HISTORY_DESIGNS); several: each "
                          "on the same pools, seeds and CS, then a table of the designs")
     ap.add_argument("--cache", type=Path, default=None,
@@ -482,6 +513,10 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--no-bundled", action="store_true")
     ap.add_argument("--held-out", type=int, default=3,
                     help="held-out models per history matrix (seeded pick)")
+    ap.add_argument("--tuning", type=int, default=0,
+                    help="instead of the --held-out models, this many OTHER models per "
+                         "history matrix (seeded, never one of the --held-out ones): to tune "
+                         "on before judging on the held-out pools")
     ap.add_argument("--cs", choices=CS_RULES, nargs="+", default=["mixture"],
                     help="the CS's tuning, the same for every design (CS_RULES); several: "
                          "one table each, on the same simulated runs")
@@ -496,7 +531,7 @@ def main(argv: list[str] | None = None) -> None:
                         + table([r for r in rows if r["cs"] == c], a.runs) for c in a.cs))
         return
     bundled = [] if a.no_bundled else bundled_pools()
-    history = [] if a.no_history else history_pools(a.held_out, seed=a.seed)
+    history = [] if a.no_history else history_pools(a.held_out, seed=a.seed, tuning=a.tuning)
     keep = [p for p in bundled + history if any(o in p.name for o in a.only.split("|"))]
     rows = measure([p for p in keep if p.surrogate != "history"], a.runs, a.seed,
                    cs=tuple(a.cs))

@@ -11,6 +11,7 @@ from activetest.stats.feature_design import feature_design, history_features
 from activetest.stats.neighbours import (
     choose_eps,
     neighbour_column,
+    neighbour_design,
     neighbour_history,
 )
 from tests.stats.conftest import enumerate_design
@@ -35,6 +36,11 @@ def _designs(n: int, seed: int, graded: bool):
         "neighbours_late": feature_design(history=hf, schedule=EVERY[2:], neighbours=nh),
         "neighbours_earned": feature_design(history=hf, schedule=EVERY, rule="earned",
                                             neighbours=nh),
+        # the column recomputed only up to 2 labels, then kept or set to 0
+        "neighbours_freeze2": neighbour_design(feature_design(history=hf, schedule=EVERY), nh,
+                                               update_until=2),
+        "neighbours_drop2": neighbour_design(feature_design(history=hf, schedule=EVERY), nh,
+                                             update_until=2, after="drop"),
     }, L
 
 
@@ -80,6 +86,48 @@ def test_the_column_changes_the_plan_after_labels_only() -> None:
     assert not np.allclose(a.q, with_nb.plan(seen, losses=1 - L[seen]).q)
 
 
+def _column_after(design, seen, losses) -> np.ndarray:
+    """The neighbours' column the design uses at the draw after ``seen`` (labelled)."""
+    st = design._new_state(len(seen) + 1)
+    st["hL"][: len(seen)] = losses
+    for m, i in enumerate(seen):
+        design._step(st, m, m, 0.0, i)
+    design._update(st, len(seen))
+    return st["X"][:, -1].copy()
+
+
+def test_a_limited_update_freezes_or_drops_the_column() -> None:
+    """With ``update_until=K`` (refit before every draw) the column after 5 labels is the
+    one of the first K labels (freeze) or 0 (drop); unlimited it is the one of all 5; the
+    names and specs tell the designs apart, and after K the three plan differently."""
+    hist, L = _matrix(40, 30, 2, 4)
+    hf = history_features(hist, rank=0)
+    nh = neighbour_history(hist, p_correct=hf.p_correct, eps=0.2)
+    base = feature_design(history=hf, schedule=EVERY)
+    seen = [3, 7, 11, 20, 25]
+    Ls = L[seen]
+    full = neighbour_design(base, nh)
+    np.testing.assert_allclose(_column_after(full, seen, Ls), neighbour_column(nh, seen, Ls))
+    for K in (0, 2, 4):
+        frz = neighbour_design(base, nh, update_until=K)
+        np.testing.assert_allclose(_column_after(frz, seen, Ls),
+                                   neighbour_column(nh, seen[:K], Ls[:K]))
+        drp = neighbour_design(base, nh, update_until=K, after="drop")
+        np.testing.assert_array_equal(_column_after(drp, seen, Ls), np.zeros(30))
+        assert frz.name.endswith(f"+neighbours-freeze{K}")
+        assert drp.spec()["name"].endswith(f"+neighbours-drop{K}")
+    assert not np.allclose(neighbour_column(nh, seen[:2], Ls[:2]), neighbour_column(nh, seen, Ls))
+    frz5 = neighbour_design(base, nh, update_until=5)  # K at or above the labels: unlimited
+    np.testing.assert_array_equal(frz5.plan(seen, losses=Ls).q, full.plan(seen, losses=Ls).q)
+    qs = [neighbour_design(base, nh, update_until=2, after=a).plan(seen, losses=Ls).q
+          for a in ("freeze", "drop")] + [full.plan(seen, losses=Ls).q]
+    assert not np.allclose(qs[0], qs[1]) and not np.allclose(qs[0], qs[2])
+    assert not np.allclose(qs[1], qs[2])
+    for bad in ({"update_until": -1}, {"update_until": 2.5}, {"after": "fade"}):
+        with pytest.raises(ValueError):
+            neighbour_design(base, nh, **bad)
+
+
 def test_column_is_the_posterior_mixture_with_leave_one_out() -> None:
     """The column against a direct computation: weights prod_j P_hj^c (1 - P_hj)^(1-c),
     the shift of the weighted prediction's log-odds of a wrong answer from the
@@ -106,12 +154,16 @@ def test_column_is_the_posterior_mixture_with_leave_one_out() -> None:
     np.testing.assert_array_equal(neighbour_column(nh, [], []), np.zeros(4))
 
 
-def test_sampler_and_simulation_draw_the_same() -> None:
+@pytest.mark.parametrize(("until", "after"), [(None, "freeze"), (15, "freeze"), (15, "drop")])
+def test_sampler_and_simulation_draw_the_same(until: int | None, after: str) -> None:
     """A session's sampler (observing each loss before the next draw) and the compiled
-    simulation make the same draws, q and controls; a saved state replays."""
+    simulation make the same draws, q and controls; a saved state replays (the column
+    updated at every refit, or only up to 15 labels, then kept or set to 0)."""
     hist, L = _matrix(50, 80, 2, 6, missing=0.1)
     hf = history_features(hist, rank=2)
-    d = feature_design(history=hf, neighbours=neighbour_history(hist, p_correct=hf.p_correct))
+    d = neighbour_design(feature_design(history=hf),
+                         neighbour_history(hist, p_correct=hf.p_correct),
+                         update_until=until, after=after)
     runs = simulate_design(d, losses=L, labels=None, budget=40, n_runs=2, random_state=3,
                            model_var=True)
     U = np.random.default_rng(3).random((2, 40))

@@ -33,7 +33,11 @@ log-likelihood of the rest.
 before m only (it is updated just before a refit, from the labels the refit sees), so the
 design remains a predictable process and adaptive LURE stays unbiased
 (``tests/stats/test_neighbours.py`` enumerates every draw order with a refit before every
-draw). The weights (and the column) are updated at every refit of the design's schedule.
+draw). The weights (and the column) are updated at every refit of the design's schedule,
+or, with ``neighbour_design(..., update_until=K)``, only at the refits that know at most K
+labels, after which the column is kept (``after="freeze"``) or set to 0 (``"drop"``): still
+a function of earlier labels only (docs/harness.md, "Toward 0.6x: the neighbours' column
+only early", measures both; not used by sessions).
 
 Cost per refit: ``O(H)`` per new label (the log-weights are accumulated), then
 ``O((N + k) H')`` where ``H'`` counts the models whose weight is not negligible (below
@@ -54,7 +58,7 @@ from activetest.stats import _adaptive_kernels as ak
 from activetest.stats._response_matrix import _as_matrix, _difficulty
 from activetest.stats.adaptive import PRIOR_CLIP, AdaptiveDesign
 
-__all__ = ["EPS_CANDIDATES", "NeighbourDesign", "NeighbourHistory", "choose_eps",
+__all__ = ["AFTER_MODES", "EPS_CANDIDATES", "NeighbourDesign", "NeighbourHistory", "choose_eps",
            "neighbour_column", "neighbour_design", "neighbour_history"]
 
 #: Flip probabilities tried by :func:`choose_eps`.
@@ -278,11 +282,19 @@ def _due(sched, ist, k):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _simulate(kind, F, ltab, Phi, col, PT, LP, L1P, base, eps, w0, rhos, lambdas, lam_fixed, rule,
-              sched, s0, g0, fitted0, lam0, losses, labels, U, out_idx, out_q, out_g, out_G,
-              out_lam, out_refits, out_V):  # pragma: no cover - compiled
+def _moves(until, k):  # pragma: no cover - compiled
+    """True when the column is recomputed at a refit that knows ``k`` labels (``until``:
+    the last label count it is recomputed at; negative: no limit)."""
+    return until < 0 or k <= until
+
+
+@njit(cache=True)
+def _simulate(kind, F, ltab, Phi, col, PT, LP, L1P, base, eps, until, drop, w0, rhos, lambdas,
+              lam_fixed, rule, sched, s0, g0, fitted0, lam0, losses, labels, U, out_idx, out_q,
+              out_g, out_G, out_lam, out_refits, out_V):  # pragma: no cover - compiled
     """:func:`activetest.stats._adaptive_kernels.simulate_runs` with the neighbour column
-    ``col`` of a per-run copy of ``Phi`` updated before every refit."""
+    ``col`` of a per-run copy of ``Phi`` updated before every refit (up to ``until``
+    labels; after that kept, or set to 0 with ``drop``)."""
     R, M = U.shape
     N = s0.shape[0]
     H = PT.shape[0]
@@ -323,9 +335,13 @@ def _simulate(kind, F, ltab, Phi, col, PT, LP, L1P, base, eps, w0, rhos, lambdas
             X[i, col] = Phi[i, col]
         for m in range(M):
             if _due(sched, ist, m):
-                _column(PT, LP, L1P, base, eps, hidx, hL, m, lw, cnt, keep, wv, acc, xc)
-                for i in range(N):
-                    X[i, col] = xc[i]
+                if _moves(until, m):
+                    _column(PT, LP, L1P, base, eps, hidx, hL, m, lw, cnt, keep, wv, acc, xc)
+                    for i in range(N):
+                        X[i, col] = xc[i]
+                elif drop:
+                    for i in range(N):
+                        X[i, col] = 0.0
             i = ak.step(kind, F, ltab, X, w0, rhos, lambdas, lam_fixed, rule, sched, ist, fst,
                         W, s, g, rem, hidx, hy, hL, hq, hg, hG, hlam, hV, m, m, U[r, m], -1,
                         absres, aux, haux)
@@ -350,6 +366,15 @@ class NeighbourDesign(AdaptiveDesign):
     :func:`~activetest.stats.adaptive.simulate_design`)."""
 
     neighbours: NeighbourHistory
+    #: The last label count at which the column is recomputed (None: every refit; the
+    #: module's design): from the first refit after it the column is kept as it was
+    #: (``after = "freeze"``) or set to 0 (``"drop"``: the design without neighbours).
+    update_until: int | None = None
+    #: What the column does after ``update_until`` (:data:`AFTER_MODES`).
+    after: str = "freeze"
+
+    def _until(self) -> int:
+        return -1 if self.update_until is None else int(self.update_until)
 
     def _new_state(self, M: int) -> dict[str, np.ndarray]:
         st = super()._new_state(M)
@@ -361,10 +386,13 @@ class NeighbourDesign(AdaptiveDesign):
 
     def _update(self, st: dict[str, np.ndarray], k: int) -> None:
         if _due(self.schedule, st["ist"], k):
-            nh = self.neighbours
-            _column(nh.PT, nh.log_p, nh.log_1mp, nh.base, nh.eps, st["hidx"], st["hL"], k,
-                    st["nlw"], st["ncnt"], st["nkeep"], st["nwv"], st["nacc"], st["ncol"])
-            st["X"][:, -1] = st["ncol"]
+            if _moves(self._until(), k):
+                nh = self.neighbours
+                _column(nh.PT, nh.log_p, nh.log_1mp, nh.base, nh.eps, st["hidx"], st["hL"], k,
+                        st["nlw"], st["ncnt"], st["nkeep"], st["nwv"], st["nacc"], st["ncol"])
+                st["X"][:, -1] = st["ncol"]
+            elif self.after == "drop":
+                st["X"][:, -1] = 0.0
 
     def _step(self, st: dict[str, np.ndarray], m: int, k: int, u: float, forced: int) -> int:
         self._update(st, k)
@@ -389,7 +417,8 @@ class NeighbourDesign(AdaptiveDesign):
         nh = self.neighbours
         lam_fixed = -1.0 if self.lam is None else float(self.lam)
         _simulate(self.kind, self._F, self._ktab, self._Phi, self._Phi.shape[1] - 1, nh.PT,
-                  nh.log_p, nh.log_1mp, nh.base, nh.eps, self._w0, self.rhos, self.lambdas,
+                  nh.log_p, nh.log_1mp, nh.base, nh.eps, self._until(), self.after == "drop",
+                  self._w0, self.rhos, self.lambdas,
                   lam_fixed, self._rule,
                   self.schedule, self._s0, self._g0, self._fitted0, self._lam0, L, y, U,
                   out.indices, out.q, out.control, out.control_rest, out.lam, out.refits, V)
@@ -401,24 +430,44 @@ class NeighbourDesign(AdaptiveDesign):
 PRIOR_WEIGHT = 1.0
 
 
+#: What the column does after ``update_until`` labels: kept as last computed, or 0.
+AFTER_MODES = ("freeze", "drop")
+
+
 def neighbour_design(base: AdaptiveDesign, neighbours: NeighbourHistory, *,
-                     prior_weight: float = PRIOR_WEIGHT) -> NeighbourDesign:
+                     prior_weight: float = PRIOR_WEIGHT, update_until: int | None = None,
+                     after: str = "freeze") -> NeighbourDesign:
     """``base`` (a feature design, :func:`activetest.stats.feature_design.feature_design`)
     with the neighbour column appended to its model matrix (prior mean ``prior_weight``
     of its weight; the column is 0 on every item before the first label, so the start is
-    ``base``'s). Its name gets ``+neighbours``."""
+    ``base``'s). Its name gets ``+neighbours``.
+
+    ``update_until``: recompute the column only at refits that know at most this many
+    labels (None: at every refit); from the next refit on it is kept as it was
+    (``after="freeze"``, name ``+neighbours-freezeK``) or set to 0 on every item
+    (``"drop"``, ``+neighbours-dropK``: from then on ``base``'s model with a zero
+    column). Either way the column at a draw depends only on earlier labels, so the
+    design stays predictable and adaptive LURE exactly unbiased."""
     if base.kind != ak.KIND_GRADED:
         raise ValueError("the neighbour column needs a feature (logistic) design")
+    if after not in AFTER_MODES:
+        raise ValueError(f"after must be one of {AFTER_MODES}, got {after!r}")
+    if update_until is not None and (isinstance(update_until, bool)
+                                     or int(update_until) != update_until or update_until < 0):
+        raise ValueError(f"update_until must be a count of labels >= 0, got {update_until!r}")
     if neighbours.PT.shape[1] != base.n:
         raise ValueError(f"the neighbours cover {neighbours.PT.shape[1]} items, the pool "
                          f"{base.n}")
     X = np.hstack([base._Phi, np.zeros((base.n, 1))])
-    d = NeighbourDesign(base.kind, f"{base.name}+neighbours", base.loss, base.n, F=base._F,
+    tail = "" if update_until is None else f"-{after}{int(update_until)}"
+    d = NeighbourDesign(base.kind, f"{base.name}+neighbours{tail}", base.loss, base.n, F=base._F,
                         ltab=None, Phi=X, w0=np.append(base._w0, float(prior_weight)), s0=base._s0,
                         g0=base._g0, fitted0=base._fitted0, lam0=base._lam0, lam=base.lam,
                         schedule=base.schedule, rhos=base.rhos, lambdas=base.lambdas,
                         rule=base.rule, rule_params=base._rule)
     d.neighbours = neighbours
+    d.update_until = None if update_until is None else int(update_until)
+    d.after = after
     cols = getattr(base, "columns", ())
     d.columns = (*cols, "neighbours") if cols else ()  # type: ignore[attr-defined]
     return d
