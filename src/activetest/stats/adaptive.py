@@ -810,13 +810,14 @@ class AdaptiveDesign:
                           st["hV"], m, k, u, forced, st["absres"], st["aux"], st["haux"]))
 
     def _finish(self, st: dict[str, np.ndarray], m: int, mix: tuple[float, float, float],
-                forced: int) -> int:
-        """:meth:`_step` of the ``forced`` item after :meth:`_mixture` gave ``mix``
-        (its refit done): the same record, without summing the pool again."""
+                forced: int, u: float = 0.0) -> int:
+        """:meth:`_step` after :meth:`_mixture` gave ``mix`` (its refit done): the same
+        draw (by ``u``, or the ``forced`` item) and record, without summing the pool
+        again (``_step`` is ``_mixture`` then ``_finish``: the same compiled code)."""
         a, b, G = mix
         return int(ak.finish(self.kind, st["ist"], st["fst"], st["s"], st["g"], st["rem"],
                              st["hidx"], st["hq"], st["hg"], st["hG"], st["hlam"], st["hV"], m,
-                             0.0, forced, st["aux"], st["haux"], a, b, G))
+                             u, forced, st["aux"], st["haux"], a, b, G))
 
     def _mixture(self, st: dict[str, np.ndarray], m: int, k: int) -> tuple[float, float, float]:
         """Before draw m knowing k labels (refit if due): ``(a, b, G)``, the proposal
@@ -983,6 +984,11 @@ class AdaptiveSampler:
         self.control2: list[float] = []
         self.control_rest2: list[float] = []
         self.model_var2: list[float] = []
+        #: None, or a list to which each draw appends its mixture ``(a, b, G)`` (the
+        #: proposal ``q_i = a s_i + b`` on the remaining items, ``G = sum_rem g``): set
+        #: by a caller that reuses them (``select`` advancing the blind spot's state,
+        #: :class:`activetest.stats.blindspot.RunDraws`); not part of the state.
+        self.mixtures: list[tuple[float, float, float]] | None = None
 
     @property
     def n_remaining(self) -> int:
@@ -1013,7 +1019,12 @@ class AdaptiveSampler:
         m = len(self.acquired)
         k = len(self.losses)
         self._grow(m + 1)
-        i = self.design._step(self._st, m, k, u, forced)
+        if self.mixtures is None:
+            i = self.design._step(self._st, m, k, u, forced)
+        else:  # the same compiled steps, the mixture kept
+            mix = self.design._mixture(self._st, m, k)
+            i = self.design._finish(self._st, m, mix, forced, u)
+            self.mixtures.append((float(mix[0]), float(mix[1]), float(mix[2])))
         self.acquired.append(i)
         self.q.append(float(self._st["hq"][m]))
         self.control.append(float(self._st["hg"][m]))
