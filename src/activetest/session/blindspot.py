@@ -71,7 +71,13 @@ def item_loss_bounds(metric: str, target_pool: np.ndarray | None,
     if metric != "log_loss":
         return 1.0
     if target_pool is not None and np.all(np.isfinite(target_pool)):
-        return -np.asarray(target_pool, dtype=np.float64).min(axis=1)
+        t = np.asarray(target_pool, dtype=np.float64)
+        # the smallest over the classes, a column at a time (``min(axis=1)`` walks the
+        # rows one by one: ~30 ms at 1e6 items); a minimum is exact, so the same values
+        low = t[:, 0].copy()
+        for c in range(1, t.shape[1]):
+            np.minimum(low, t[:, c], out=low)
+        return np.negative(low, out=low)
     return None if loss_bound is None else float(loss_bound)
 
 
