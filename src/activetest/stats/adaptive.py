@@ -797,8 +797,19 @@ class AdaptiveDesign:
               "hV": np.zeros(M), "absres": np.zeros(M),
               "aux": np.empty(self._aux0.shape),
               "haux": np.full((self._aux0.shape[0], M), np.nan)}
-        ak.reset(self._w0, self._s0, self._g0, self._fitted0, self._lam0, st["ist"], st["fst"],
-                st["W"], st["s"], st["g"], st["rem"], self._aux0, st["aux"])
+        # the state before draw 1, as the compiled ``ak.reset`` writes it (the same
+        # values: copies), by numpy: a command that only loads a checkpoint or replays
+        # loads no kernel for it
+        st["ist"][3] = self._fitted0
+        st["fst"][0] = self._lam0
+        W = st["W"]
+        W[:] = 0.0
+        n0 = min(int(self._w0.shape[0]), W.shape[1])
+        W[:, :n0] = self._w0[:n0]
+        st["s"][:] = self._s0
+        st["g"][:] = self._g0
+        st["rem"][:] = True
+        st["aux"][...] = self._aux0
         return st
 
     def _step(self, st: dict[str, np.ndarray], m: int, k: int, u: float, forced: int) -> int:
