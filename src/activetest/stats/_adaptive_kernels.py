@@ -326,7 +326,8 @@ def logit_map(F, hidx, hy, k, w, w0, rho):  # pragma: no cover - compiled
 def _logit_moments(F, ltab, off, w, s, g):  # pragma: no cover - compiled
     """``g_i = E_P[l_i]``, ``s_i = sd_P[l_i]`` under ``P = softmax_c(F_i(c) . w)``, the
     per-class losses ``l_i(c) = ltab[i, off + c]``."""
-    if isinstance(F, tuple):
+    # nested: numba prunes a branch on one isinstance at a time (types fixed at compile)
+    if isinstance(F, tuple):  # noqa: SIM102
         if isinstance(ltab, tuple):  # lazy (large pools): the same loop, unpacked once
             _lazy_logit_moments(F[0], F[1], F[2], F[3], ltab[0], ltab[1], off, w, s, g)
             return
