@@ -21,7 +21,8 @@ an ``estimate`` (in one untimed child process); at each label count a copy of th
 is measured by the round's next commands (``select --n 50``; its labels; ``estimate``,
 each as its own timed process, twice). ``estimate*`` is one estimate of a copy whose
 stored blind-spot state was deleted (what a file without one, written before, costs
-at its first estimate; ``select`` stores the state since).
+at its first estimate; ``select`` stores the state since). With ``--baseline SRC`` the
+other checkout's commands run on the same copies, alternating with this one's.
 
 CPU seconds, not wall time: the machine is shared, and the commands are
 single-threaded. ``--baseline SRC`` runs the same commands with another checkout's
@@ -221,8 +222,12 @@ def _grow(src: Path, db: Path, labels: int, step: int, workdir: Path) -> None:
 
 
 def label_sweep(src: Path, inputs: tuple[Path, Path, Path], workdir: Path,
-                levels: list[int], repeat: int = 2) -> dict[int, dict[str, list[float]]]:
-    """labels held -> command -> CPU seconds of each repeat (module docstring)."""
+                levels: list[int], repeat: int = 2, baseline: Path | None = None
+                ) -> dict[int, dict[str, list[float]]]:
+    """labels held -> command -> CPU seconds of each repeat (module docstring).
+    ``baseline``: another checkout's ``src``, measured on the same copies in the same
+    minutes (its commands' keys get a ``base `` prefix; the order of the two alternates
+    from repeat to repeat); the session is grown with ``src``."""
     pool, sur, tgt = inputs
     if workdir.exists():
         shutil.rmtree(workdir)
@@ -231,26 +236,31 @@ def label_sweep(src: Path, inputs: tuple[Path, Path, Path], workdir: Path,
     _run(src, ["init", str(db), "--pool", str(pool), "--task", "sst2", "--id-column", "id",
                "--surrogate", f"table:{sur}", "--target", f"table:{tgt}", "--seed", "0",
                "--no-progress", "--no-cache"], workdir)
+    sources = [("", src)] + ([] if baseline is None else [("base ", baseline)])
     out: dict[int, dict[str, list[float]]] = {}
     for level in sorted(levels):
         _grow(src, db, level, 50, workdir)
-        got: dict[str, list[float]] = {"select": [], "estimate": [], "estimate*": []}
-        for _ in range(repeat):
-            copy = workdir / "copy.db"
-            shutil.copy(db, copy)
-            got["select"].append(_run(src, ["select", str(copy), "--n", "50"], workdir)["cpu"])
-            _label_all(src, copy, workdir)
-            got["estimate"].append(_run(src, ["estimate", str(copy), "--no-progress"],
-                                        workdir)["cpu"])
+        got: dict[str, list[float]] = {f"{p}{c}": [] for p, _ in sources
+                                       for c in ("select", "estimate", "estimate*")}
+        for r in range(repeat):
+            for prefix, source in (sources if r % 2 else sources[::-1]):
+                copy = workdir / "copy.db"
+                shutil.copy(db, copy)
+                got[f"{prefix}select"].append(
+                    _run(source, ["select", str(copy), "--n", "50"], workdir)["cpu"])
+                _label_all(src, copy, workdir)
+                got[f"{prefix}estimate"].append(
+                    _run(source, ["estimate", str(copy), "--no-progress"], workdir)["cpu"])
         if level >= 50:
-            copy = workdir / "copy.db"
-            shutil.copy(db, copy)
-            con = sqlite3.connect(copy)
-            con.execute("DROP TABLE IF EXISTS blind_spot_checkpoint")
-            con.commit()
-            con.close()
-            got["estimate*"].append(_run(src, ["estimate", str(copy), "--no-progress"],
-                                         workdir)["cpu"])
+            for prefix, source in sources:
+                copy = workdir / "copy.db"
+                shutil.copy(db, copy)
+                con = sqlite3.connect(copy)
+                con.execute("DROP TABLE IF EXISTS blind_spot_checkpoint")
+                con.commit()
+                con.close()
+                got[f"{prefix}estimate*"].append(
+                    _run(source, ["estimate", str(copy), "--no-progress"], workdir)["cpu"])
         out[level] = got
         print(f"labels {level}: " + ", ".join(
             f"{c} " + "/".join(f"{x:.2f}" for x in v) for c, v in got.items()), flush=True)
@@ -271,12 +281,16 @@ def _label_all(src: Path, db: Path, workdir: Path) -> None:
 
 
 def sweep_table(res: dict[int, dict[str, list[float]]]) -> str:
-    """Markdown: labels held -> CPU s of ``select --n 50``, ``estimate``, ``estimate*``."""
-    lines = ["| labels held | select --n 50 | estimate (50 new labels) | estimate* "
-             "(no stored state) |", "|---|---|---|---|"]
+    """Markdown: labels held -> CPU s of ``select --n 50``, ``estimate``, ``estimate*``
+    (and the baseline's, where measured)."""
+    cmds = ["select", "estimate", "estimate*"]
+    heads = ["select --n 50", "estimate (50 new labels)", "estimate* (no stored state)"]
+    if any("base select" in got for got in res.values()):
+        cmds = [c for c in cmds for c in (f"base {c}", c)]
+        heads = [h for h in heads for h in (f"baseline: {h}", f"this: {h}")]
+    lines = ["| labels held | " + " | ".join(heads) + " |", "|---" * (len(heads) + 1) + "|"]
     for level, got in sorted(res.items()):
-        cells = [", ".join(f"{x:.2f}" for x in got[c]) or "-"
-                 for c in ("select", "estimate", "estimate*")]
+        cells = [", ".join(f"{x:.2f}" for x in got.get(c, [])) or "-" for c in cmds]
         lines.append(f"| {level:,} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -382,7 +396,8 @@ def main() -> None:
         n = ns[0]
         res = label_sweep(ROOT / "src", make_inputs(args.cache / f"{args.format}-{n}", n,
                                                    args.format),
-                          args.cache / f"labels-{n}", args.labels)
+                          args.cache / f"labels-{n}", args.labels,
+                          baseline=None if args.baseline is None else args.baseline.resolve())
         print(f"N = {_fmt_n(n)}; start: {start}; end: {conditions()}")
         print(sweep_table(res))
         return

@@ -82,8 +82,8 @@ def test_every_step_matches_the_curves_from_the_first_draw(
     continued: list[int] = []  # every state continued (by a select or an estimate)
     real_load = blind_checkpoint.load
 
-    def load(*args: Any) -> Any:
-        got = real_load(*args)
+    def load(*args: Any, **kw: Any) -> Any:
+        got = real_load(*args, **kw)
         if got is not None:
             loaded.append(got.k)
             continued.append(got.k)
@@ -243,6 +243,63 @@ def test_a_session_labelled_by_select_and_import_only_never_replays(
         computed.clear()
         a.select(5)
         assert computed == [5] and blind_checkpoint.stored_k(a.store) == 70
+
+
+def _stored(s: Session) -> tuple[list[Any], list[Any]]:
+    """The stored blind-spot state: its row (k, key, blob) and its columns' chunks."""
+    return (s.store._read("SELECT k, key, state FROM blind_spot_checkpoint"),
+            s.store._read("SELECT name, chunk, data FROM columns WHERE name LIKE "
+                          "'blindspot:%' ORDER BY name, chunk"))
+
+
+@pytest.mark.parametrize("kw", [{}, {"metric": "both"}, {"acquisition": "pe_adaptive"}],
+                         ids=["earned", "two-metric", "pe-adaptive"])
+def test_a_select_advancing_with_its_own_draws_stores_what_a_replay_stores(
+        pool200: PoolFiles, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        kw: dict[str, object]) -> None:
+    """``select`` advances the state with its own draws' mixtures and design state
+    (``RunDraws``) instead of replaying the design over them: the state it stores (key,
+    blob and columns) is, byte for byte, the one the replay stores, round after round
+    (batches that refit and batches that do not, labels arriving late, a state behind
+    the draws after an estimate, which the next select continues by replaying)."""
+    import activetest.session.blindspot as sb
+
+    runs: list[bool] = []  # each curves call: with the run's draws, or replayed
+    real = sb.design_blind_spot_curves
+
+    def curves(*args: Any, **kw: Any) -> Any:
+        runs.append(kw.get("run") is not None)
+        return real(*args, **kw)
+
+    monkeypatch.setattr(sb, "design_blind_spot_curves", curves)
+    a = _create(pool200, tmp_path / "a.db", **kw)
+    b = _create(pool200, tmp_path / "b.db", **kw)
+    with a, b:
+        # the design refits at a select when the labels known + 1 pass 10, 12, 15, 19,
+        # 24, 30, 38, 47, 59, ...: the selects of rounds 1, 4, 6 and 8 refit. Round 3
+        # drops the state (a file written before): its select leaves it (48 draws to
+        # replay), its estimate stores it at the 35 labels; round 4's select continues
+        # it from there, replaying 35..47 (not its own draws) and then its own.
+        rounds = [(20, 1, 0, 0), (15, 1, 0, 0), (3, 0, 0, 0), (10, 0, 1, 1), (13, 1, 0, 0),
+                  (1, 1, 0, 0), (6, 0, 1, 0), (8, 1, 0, 0), (2, 1, 0, 0)]
+        with_run = [True, True, True, None, False, True, True, True, True]
+        for step, (n, labelled, estimated, drop) in enumerate(rounds):
+            for s, reuse in ((a, True), (b, False)):
+                monkeypatch.setattr(sb, "REUSE_RUN", reuse)
+                if drop:
+                    s.store._conn.execute("DROP TABLE blind_spot_checkpoint")
+                runs.clear()
+                s.select(n)
+                want = with_run[step]
+                assert runs == ([] if want is None else [want and reuse]), (step, reuse)
+                if labelled:
+                    s.label_from_data()
+                if estimated:
+                    _estimate(s, monkeypatch, True)
+            assert _stored(a) == _stored(b), step
+            assert blind_checkpoint.stored_k(a.store) is not None
+        _same(_estimate(a, monkeypatch, True, record=False),
+              _estimate(b, monkeypatch, False, record=False))
 
 
 @pytest.mark.parametrize("acquisition", ["ce", "zero_one"])

@@ -128,3 +128,17 @@ def test_item_loss_bounds() -> None:
     np.testing.assert_allclose(item_loss_bounds("log_loss", lp), [np.log(2), -np.log(1e-6)])
     assert item_loss_bounds("log_loss", None, 7.0) == 7.0
     assert item_loss_bounds("log_loss", None) is None
+
+
+@pytest.mark.parametrize("C", [1, 2, 3, 6])
+def test_item_loss_bounds_are_the_rows_largest_log_loss_bit_for_bit(C: int) -> None:
+    """The bounds (taken a column at a time) are ``-min`` over each row's classes, to the
+    bit (they enter the blind-spot state's key), in a column-major array too."""
+    rng = np.random.default_rng(C)
+    z = rng.normal(0, 3, (5000, C))
+    lp = z - np.logaddexp.reduce(z, axis=1)[:, None]
+    lp[::7, 0] = lp[::7, -1]  # ties between classes
+    for t in (lp, np.asfortranarray(lp)):
+        got = item_loss_bounds("log_loss", t)
+        assert isinstance(got, np.ndarray)
+        assert got.tobytes() == (-lp.min(axis=1)).tobytes()

@@ -55,6 +55,28 @@ def test_a_lazy_loss_table_is_the_array() -> None:
             lazy[rows, np.full(len(rows), table.shape[1])]
 
 
+@pytest.mark.parametrize("C", [2, 3, 5])
+def test_the_lazy_models_moments_are_the_arrays(C: int) -> None:
+    """A refit's model moments over the pool (``g_i``, ``s_i``) from the lazy features
+    and loss table (their own loop, the tuples unpacked once) are those from the
+    arrays, to the bit, for every loss table (log, 0/1 with ties in the argmax, both)."""
+    s, t, _ = _outputs(400, C, seed=C)
+    mean = (s.mean(axis=0), t.mean(axis=0))
+    F = ad.calibration_features(s, t)
+    rng = np.random.default_rng(C)
+    for mode, table in ((ak.LAZY_LOG, ad.loss_table(t, "log")),
+                        (ak.LAZY_ZERO_ONE, ad.loss_table(t, "zero_one")),
+                        (ak.LAZY_BOTH, np.hstack([ad.loss_table(t, "log"),
+                                                  ad.loss_table(t, "zero_one")]))):
+        for off in ((0, C) if mode == ak.LAZY_BOTH else (0,)):
+            w = rng.normal(0, 2, C + 1)
+            got = np.empty((2, 400))
+            want = np.empty((2, 400))
+            ak._logit_moments((s, t, mean[0], mean[1]), (t, mode), off, w, got[0], got[1])
+            ak._logit_moments(F, table, off, w, want[0], want[1])
+            assert got.tobytes() == want.tobytes(), (mode, off)
+
+
 @pytest.mark.parametrize("name", ["calibrated", "calibrated-uniform", "calibrated-both",
                                   "calibrated-both-uniform"])
 @pytest.mark.parametrize("rule", ["original", "earned"])

@@ -287,3 +287,33 @@ def test_calibrated_fit_is_the_map_with_the_best_evidence() -> None:
             v = v + d
         # (1e-6: the MAP is converged to a Newton decrement of 1e-12, not to rounding)
         assert evidence(v, rho)[0] <= ev + 1e-6
+
+
+def test_a_fresh_state_is_the_compiled_resets() -> None:
+    """``_new_state`` writes the state before draw 1 with numpy (no kernel to load for a
+    command that loads a checkpoint): every array is the one ``ak.reset`` writes, byte
+    for byte, for every kind of design (the two-metric and the graded one included)."""
+    from activetest.stats import _adaptive_kernels as ak
+    from activetest.stats.graded import graded_design
+
+    t, s, _ = _pool(40, 3, 5)
+    designs = list(_designs(t, s, "log", refit_schedule(40)).values())
+    designs.append(AdaptiveDesign.calibrated_both(t, s))
+    designs.append(AdaptiveDesign.calibrated(t, s, rule="earned"))
+    rng = np.random.default_rng(3)
+    designs.append(graded_design(mean_lp=rng.normal(size=40), min_lp=rng.normal(size=40),
+                                 sum_lp=rng.normal(size=40)))
+    for d in designs:
+        got = d._new_state(7)
+        want = {k: v.copy() for k, v in got.items()}
+        for k in ("W", "s", "g", "aux"):
+            want[k][...] = -1.0  # reset must write them all
+        want["rem"][:] = False
+        want["ist"][:] = 9
+        want["fst"][:] = -1.0
+        ak.reset(d._w0, d._s0, d._g0, d._fitted0, d._lam0, want["ist"], want["fst"],
+                 want["W"], want["s"], want["g"], want["rem"], d._aux0, want["aux"])
+        assert got.keys() == want.keys()
+        for k in got:
+            assert got[k].dtype == want[k].dtype and got[k].tobytes() == want[k].tobytes(), (
+                d.name, k)

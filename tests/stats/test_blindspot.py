@@ -231,6 +231,39 @@ def test_hidden_mass_sorts_only_what_it_reads() -> None:
         assert hidden_mass(w, Q, cap) == full_order(w, Q, cap), trial
 
 
+def test_the_knapsacks_sort_is_the_stable_sort() -> None:
+    """The knapsack sorts by numpy's faster unstable sort where no two ratios are equal
+    (the permutation is then unique) and by the stable one where some are (ties in index
+    order, NaN): the same permutation as ``np.argsort(kind="stable")`` in every case,
+    and the same knapsack, to the last bit, as from the full stable order, on pools
+    small and large with continuous ratios (the fast path)."""
+    from activetest.stats.blindspot import _stable_argsort
+
+    rng = np.random.default_rng(12)
+    for trial in range(40):
+        n = int(rng.integers(0, 20000))
+        r = rng.normal(size=n)
+        if trial % 4 == 1:
+            r = np.round(r, 1)  # ties
+        elif trial % 4 == 2 and n:
+            r[rng.integers(0, n, 3)] = np.nan
+        elif trial % 4 == 3 and n > 1:
+            r[-1] = r[0]  # one tie only
+        assert np.array_equal(_stable_argsort(r), np.argsort(r, kind="stable")), trial
+    for trial in range(12):
+        n = int(rng.integers(100, 40000))
+        w, Q = rng.random(n), rng.exponential(1e-4 if trial % 2 else 1e-2, n)
+        cap = math.log(40)
+        want_order = np.argsort(-w / Q, kind="stable")
+        cq = np.cumsum(Q[want_order])
+        k = int(np.searchsorted(cq, cap, side="right"))
+        want = float(w[want_order][:k].sum())
+        if k < n:
+            want += float(w[want_order][k]) * (cap - (cq[k - 1] if k else 0.0)) / float(
+                Q[want_order][k])
+        assert hidden_mass(w, Q, cap) == want, trial
+
+
 def test_hidden_mass_bounds_the_knapsack() -> None:
     rng = np.random.default_rng(4)
     for _ in range(30):

@@ -64,3 +64,27 @@ def test_no_kernel_calls_what_numbas_blas_probe_decides() -> None:
             assert not any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.MatMult)
                            for n in ast.walk(node)), f"{path.name}:{node.name} uses @"
     assert kernels > 20
+
+
+_LOADED = """
+import sys
+import numpy as np
+from activetest.stats import _adaptive_kernels as ak
+v = np.arange(6.0)
+rem = np.array([True, False, True, True, False, True])
+print(ak.total(v), ak.rest_sum(v, rem), "numba.np.arraymath" in sys.modules,
+      "scipy.linalg" in sys.modules)
+"""
+
+
+def test_a_cached_kernel_loads_without_numbas_registries(tmp_path: Path) -> None:
+    """A kernel in numba's on-disk cache is loaded without numba's registries of
+    compiled implementations (~0.1 CPU-s of every ``select``); a cache miss compiles
+    with them (loaded without scipy.linalg). Both give the same numbers."""
+    import os
+
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba")}
+    runs = [subprocess.run([sys.executable, "-c", _LOADED], capture_output=True, text=True,
+                           check=True, env=env).stdout.split() for _ in range(2)]
+    assert runs[0] == ["15.0", "10.0", "True", "False"]  # compiled: registries loaded
+    assert runs[1] == ["15.0", "10.0", "False", "False"]  # from the cache: not needed

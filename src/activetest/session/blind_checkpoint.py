@@ -121,17 +121,21 @@ def _stored_row(store: SessionStore, key: str) -> tuple[int, bytes] | None:
 
 
 def load(store: SessionStore, key: str, rows: Sequence[int], N: int,
-         design_now: dict[str, np.ndarray] | None = None) -> CurveState | None:
+         design_now: dict[str, np.ndarray] | None = None, *,
+         per_item: bool = True) -> CurveState | None:
     """The stored state if its key is ``key`` (else None: the caller starts from the
     first draw). ``rows``: the session's draws (at least the state's). ``design_now``:
     the session's sampler state (the same history, later); where the design has not
     refitted since the stored state, its per-item arrays are those (shared, not read:
-    the replay from the stored state then refits never, so never changes them)."""
+    the replay from the stored state then refits never, so never changes them).
+    ``per_item=False``: the design's per-item arrays (``s``, ``g``, ``aux``) are not
+    read (None): the caller continues with a live run's state
+    (:class:`activetest.stats.blindspot.RunDraws`)."""
     found = _stored_row(store, key)
     if found is None:
         return None
     try:
-        state = _decode(store, found[0], found[1], rows, N, design_now)
+        state = _decode(store, found[0], found[1], rows, N, design_now, per_item)
     except (ValueError, KeyError, OSError, EOFError, TypeError, IndexError,
             sqlite3.DatabaseError):  # damaged: start from the first draw
         return None
@@ -174,7 +178,7 @@ def load_curves(store: SessionStore, key: str, k: int, n_curves: int, ratio: flo
 
 
 def _decode(store: SessionStore, k: int, blob: bytes, rows: Sequence[int], N: int,
-            design_now: dict[str, np.ndarray] | None) -> CurveState:
+            design_now: dict[str, np.ndarray] | None, per_item: bool = True) -> CurveState:
     from activetest.session import columns as cols
 
     with np.load(io.BytesIO(blob), allow_pickle=False) as z:
@@ -194,7 +198,9 @@ def _decode(store: SessionStore, k: int, blob: bytes, rows: Sequence[int], N: in
     design = {name[3:]: v for name, v in data.items() if name.startswith("st_")}
     if set(design) & set(_PER_ITEM):
         raise ValueError("blind-spot state holds per-item arrays twice")
-    if (design_now is not None and int(design_now["ist"][1]) == int(design["ist"][1])
+    if not per_item:
+        design["s"] = design["g"] = design["aux"] = None  # type: ignore[assignment]
+    elif (design_now is not None and int(design_now["ist"][1]) == int(design["ist"][1])
             and design_now["s"].shape == (N,) and design_now["aux"].shape[0] == naux):
         for name in ("s", "g", "aux"):  # no refit since: the same arrays
             design[name] = design_now[name]

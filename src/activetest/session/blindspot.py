@@ -24,6 +24,7 @@ from activetest.session.config import SessionConfig
 from activetest.stats.blindspot import (
     BlindSpotCurve,
     CurveSpec,
+    RunDraws,
     design_blind_spot_curves,
     design_proposals,
     fixed_blind_spot_curves,
@@ -32,6 +33,12 @@ from activetest.stats.blindspot import (
 
 __all__ = ["Proposals", "SessionBlindSpot", "advance_design_state", "item_loss_bounds",
            "session_blind_spots"]
+
+#: ``select`` advances the state with its own draws' mixtures and design state
+#: (:class:`activetest.stats.blindspot.RunDraws`) instead of replaying them (False: it
+#: replays them, as an ``estimate`` does; the same numbers, tests/session/
+#: test_blind_checkpoint.py compares both)
+REUSE_RUN = True
 
 #: A fresh iterator over ``(q_m, g_m)`` before each labelled draw (``g`` None: no control).
 Proposals = Callable[[], Iterator[tuple[np.ndarray, np.ndarray | None]]]
@@ -64,7 +71,13 @@ def item_loss_bounds(metric: str, target_pool: np.ndarray | None,
     if metric != "log_loss":
         return 1.0
     if target_pool is not None and np.all(np.isfinite(target_pool)):
-        return -np.asarray(target_pool, dtype=np.float64).min(axis=1)
+        t = np.asarray(target_pool, dtype=np.float64)
+        # the smallest over the classes, a column at a time (``min(axis=1)`` walks the
+        # rows one by one: ~30 ms at 1e6 items); a minimum is exact, so the same values
+        low = t[:, 0].copy()
+        for c in range(1, t.shape[1]):
+            np.minimum(low, t[:, c], out=low)
+        return np.negative(low, out=low)
     return None if loss_bound is None else float(loss_bound)
 
 
@@ -186,6 +199,10 @@ def _design_curves(store: Any, sampler: Any, specs: list[CurveSpec], *, rows: li
     st = sampler.state()
     hist = {"labels": st.labels, "losses": st.losses, "n_known": st.n_known}
     kw: dict[str, Any] = {"N": N, "level": level, "ratio": ratio, "start": start}
+    # a live run's own last draws (``select``): its mixtures and state, not replayed
+    mixes = getattr(sampler, "mixtures", None) if REUSE_RUN else None
+    run_first = (len(st.acquired) - len(mixes) if mixes and k == len(st.acquired)
+                 and list(rows[:k]) == list(st.acquired) else -1)
     resume = key0 = k0 = None
     refits0 = -1
     if store is not None:
@@ -197,14 +214,18 @@ def _design_curves(store: Any, sampler: Any, specs: list[CurveSpec], *, rows: li
                 return got
         if k0 is not None and 1 <= k0 <= k:
             key0 = bc.curve_key(sampler.design, specs, k=k0, rows=rows, **hist, **kw)
-            resume = bc.load(store, key0, rows, N, sampler._st)
+            resume = bc.load(store, key0, rows, N, sampler._st, per_item=k0 != run_first)
             if resume is not None:
                 refits0 = int(resume.design["ist"][1])  # (the state is changed in place)
     first = 0 if resume is None else resume.k
     if max_new is not None and k - first > max_new:
         return None
+    run = None
+    if first == run_first:
+        assert mixes is not None
+        run = RunDraws(first, mixes, sampler._st)
     curves, state = design_blind_spot_curves(
-        sampler.design, rows[:k], specs, resume=resume, labels=st.labels[:k],
+        sampler.design, rows[:k], specs, resume=resume, run=run, labels=st.labels[:k],
         losses=st.losses[:k], n_known=st.n_known[:k], **kw)
     if (save and store is not None and first < k and (k0 is None or k0 <= k)
             and start >= min(MIN_LABELS, N)):

@@ -36,9 +36,9 @@ class _NoScipyLinalg:
             raise ImportError("scipy.linalg is not loaded for numba's BLAS probe")
 
 
-def _import_numba() -> Any:
-    """``numba.njit``, numba's numpy functions registered without importing
-    ``scipy.linalg``: ``numba.np.arraymath`` probes for BLAS at its import by importing
+def _load_registries() -> None:
+    """numba's numpy functions registered without importing ``scipy.linalg``:
+    ``numba.np.arraymath`` probes for BLAS at its import by importing
     ``scipy.linalg.cython_blas`` (about 0.15 CPU-s, a tenth of a ``select``), and the
     probe's only use is ``np.correlate`` / ``np.convolve`` in compiled code (BLAS dot or
     a loop), which no activetest kernel calls (tests/stats/test_kernels_lazy.py checks
@@ -54,9 +54,56 @@ def _import_numba() -> Any:
             import numba.np.arraymath  # noqa: F401
         finally:
             sys.meta_path.remove(hook)
+
+
+def _import_numba() -> Any:
+    """``numba.njit``. numba's registries of compiled implementations (its numpy
+    functions, typed containers, random generators: ~0.1 CPU-s to import and install)
+    are needed only to compile a kernel, not to load one compiled before from the
+    on-disk cache: a cached kernel's dispatcher loads it with numba's runtime only
+    (:func:`_fast_cache_loads`), and the registries are loaded (by
+    :func:`_load_registries`, then numba's own refresh) the first time a kernel is
+    compiled."""
     from numba import njit as numba_njit
 
     return numba_njit
+
+
+_FAST_LOAD: Any = None
+
+
+def _fast_cache_loads(dispatcher: Any) -> None:
+    """Make ``dispatcher``'s on-disk cache load a compiled kernel without numba's
+    registries: numba's ``Cache.load_overload`` refreshes the CPU target (imports and
+    installs every registry of compiled implementations, ~0.1 CPU-s) before reading
+    the cache, which loading a compiled library does not need, only numba's runtime
+    (NRT, initialised here as that refresh would). The same machine code is loaded.
+    A cache miss loads the registries (:func:`_load_registries`) before numba compiles
+    (which refreshes the target itself). Left as numba made it where its cache is not
+    numba's plain ``FunctionCache`` with the methods this relies on."""
+    global _FAST_LOAD
+    from numba.core import caching
+
+    cache = getattr(dispatcher, "_cache", None)
+    if (type(cache) is not caching.FunctionCache
+            or not hasattr(cache, "_load_overload")
+            or not hasattr(cache, "_guard_against_spurious_io_errors")):
+        return
+    if _FAST_LOAD is None:
+        from numba.core.runtime import nrt
+
+        class _FastLoad(caching.FunctionCache):  # type: ignore[misc]
+            def load_overload(self, sig: Any, target_context: Any) -> Any:
+                nrt.rtsys.initialize(target_context)
+                with self._guard_against_spurious_io_errors():
+                    got = self._load_overload(sig, target_context)
+                    if got is not None:
+                        return got
+                _load_registries()  # a miss: numba compiles next
+                return None
+
+        _FAST_LOAD = _FastLoad
+    cache.__class__ = _FAST_LOAD
 
 
 class LazyKernel:
@@ -89,7 +136,9 @@ class LazyKernel:
                     except ImportError:  # pragma: no cover - only without numba
                         self.dispatcher = self.py_func
                     else:
-                        self.dispatcher = numba_njit(**self.options)(self.py_func)
+                        dispatcher = numba_njit(**self.options)(self.py_func)
+                        _fast_cache_loads(dispatcher)
+                        self.dispatcher = dispatcher
         return self.dispatcher
 
     def __call__(self, *args: Any) -> Any:

@@ -797,8 +797,19 @@ class AdaptiveDesign:
               "hV": np.zeros(M), "absres": np.zeros(M),
               "aux": np.empty(self._aux0.shape),
               "haux": np.full((self._aux0.shape[0], M), np.nan)}
-        ak.reset(self._w0, self._s0, self._g0, self._fitted0, self._lam0, st["ist"], st["fst"],
-                st["W"], st["s"], st["g"], st["rem"], self._aux0, st["aux"])
+        # the state before draw 1, as the compiled ``ak.reset`` writes it (the same
+        # values: copies), by numpy: a command that only loads a checkpoint or replays
+        # loads no kernel for it
+        st["ist"][3] = self._fitted0
+        st["fst"][0] = self._lam0
+        W = st["W"]
+        W[:] = 0.0
+        n0 = min(int(self._w0.shape[0]), W.shape[1])
+        W[:, :n0] = self._w0[:n0]
+        st["s"][:] = self._s0
+        st["g"][:] = self._g0
+        st["rem"][:] = True
+        st["aux"][...] = self._aux0
         return st
 
     def _step(self, st: dict[str, np.ndarray], m: int, k: int, u: float, forced: int) -> int:
@@ -810,13 +821,14 @@ class AdaptiveDesign:
                           st["hV"], m, k, u, forced, st["absres"], st["aux"], st["haux"]))
 
     def _finish(self, st: dict[str, np.ndarray], m: int, mix: tuple[float, float, float],
-                forced: int) -> int:
-        """:meth:`_step` of the ``forced`` item after :meth:`_mixture` gave ``mix``
-        (its refit done): the same record, without summing the pool again."""
+                forced: int, u: float = 0.0) -> int:
+        """:meth:`_step` after :meth:`_mixture` gave ``mix`` (its refit done): the same
+        draw (by ``u``, or the ``forced`` item) and record, without summing the pool
+        again (``_step`` is ``_mixture`` then ``_finish``: the same compiled code)."""
         a, b, G = mix
         return int(ak.finish(self.kind, st["ist"], st["fst"], st["s"], st["g"], st["rem"],
                              st["hidx"], st["hq"], st["hg"], st["hG"], st["hlam"], st["hV"], m,
-                             0.0, forced, st["aux"], st["haux"], a, b, G))
+                             u, forced, st["aux"], st["haux"], a, b, G))
 
     def _mixture(self, st: dict[str, np.ndarray], m: int, k: int) -> tuple[float, float, float]:
         """Before draw m knowing k labels (refit if due): ``(a, b, G)``, the proposal
@@ -983,6 +995,11 @@ class AdaptiveSampler:
         self.control2: list[float] = []
         self.control_rest2: list[float] = []
         self.model_var2: list[float] = []
+        #: None, or a list to which each draw appends its mixture ``(a, b, G)`` (the
+        #: proposal ``q_i = a s_i + b`` on the remaining items, ``G = sum_rem g``): set
+        #: by a caller that reuses them (``select`` advancing the blind spot's state,
+        #: :class:`activetest.stats.blindspot.RunDraws`); not part of the state.
+        self.mixtures: list[tuple[float, float, float]] | None = None
 
     @property
     def n_remaining(self) -> int:
@@ -1013,7 +1030,12 @@ class AdaptiveSampler:
         m = len(self.acquired)
         k = len(self.losses)
         self._grow(m + 1)
-        i = self.design._step(self._st, m, k, u, forced)
+        if self.mixtures is None:
+            i = self.design._step(self._st, m, k, u, forced)
+        else:  # the same compiled steps, the mixture kept
+            mix = self.design._mixture(self._st, m, k)
+            i = self.design._finish(self._st, m, mix, forced, u)
+            self.mixtures.append((float(mix[0]), float(mix[1]), float(mix[2])))
         self.acquired.append(i)
         self.q.append(float(self._st["hq"][m]))
         self.control.append(float(self._st["hg"][m]))

@@ -62,6 +62,10 @@ import numpy as np
 
 from activetest.stats._kernels import njit
 
+#: :data:`activetest.stats._adaptive_kernels.KIND_BOTH` (the two-metric design), whose
+#: run records a second model variance that a replay does not compute
+_KIND_BOTH = 4
+
 __all__ = [
     "BLIND_RATIO",
     "EARNED_BLIND_RATIO",
@@ -70,6 +74,7 @@ __all__ = [
     "CurveSpec",
     "CurveState",
     "FixedCurveState",
+    "RunDraws",
     "blind_spot",
     "blind_spot_curve",
     "design_blind_spot_curve",
@@ -388,12 +393,64 @@ def _resumed_design(st0: dict[str, np.ndarray], M: int, labels: list[int],
     return st
 
 
+@dataclass(frozen=True)
+class RunDraws:
+    """The last draws of a live run of an adaptive design (``select`` advancing the
+    blind spot's state over its own batch): what a replay of them would recompute.
+
+    Attributes:
+        first: the first of them (0-based): the run's draws before it are in the
+            resumed state (or there are none).
+        mixtures: per draw from ``first``, the ``(a, b, G)`` its design's ``_mixture``
+            returned (:attr:`activetest.stats.adaptive.AdaptiveSampler.mixtures`).
+        state: the run's design state after its last draw (``AdaptiveSampler._st``).
+            A batch refits (if at all) before its first draw only, so its per-item
+            score and controls are those every draw from ``first`` used.
+    """
+
+    first: int
+    mixtures: Sequence[tuple[float, float, float]]
+    state: dict[str, np.ndarray]
+
+
+def _run_design(design: Any, run: dict[str, np.ndarray], M: int, labels: list[int],
+                losses: list[float], rem: np.ndarray | None) -> dict[str, np.ndarray]:
+    """The replayed design's state after ``M`` draws as a replay would hold it, from the
+    run's (the same history: the same arrays), its remaining-items mask being ``rem``
+    (the replay's before the run's draws; None: all) while the draws are added: the
+    per-draw history cut to ``M`` draws (as :func:`_resumed_design` and
+    :func:`_replay_state` size it), the labels and losses written as they write them,
+    and what a replay does not compute left as a fresh state has it (each draw's model
+    variance: not kept; the two-metric design's second one: NaN)."""
+    st: dict[str, np.ndarray] = {}
+    for key, v in run.items():
+        if key in _HISTORY_FILL:
+            cap = max(M, 1)
+            new = np.full((*v.shape[:-1], cap), _HISTORY_FILL[key], dtype=v.dtype)
+            new[..., :M] = v[..., :M]
+            st[key] = new
+        else:
+            st[key] = v
+    st["hV"] = np.zeros(0)
+    st["hy"][:] = 0
+    st["hL"][:] = 0.0
+    st["hy"][: len(labels)] = labels
+    st["hL"][: len(losses)] = losses
+    if getattr(design, "kind", None) == _KIND_BOTH:  # written by the run's variance pass
+        st["haux"][2] = math.nan
+    if rem is None:
+        rem = np.ones(run["rem"].shape[0], dtype=np.bool_)
+    st["rem"] = rem
+    return st
+
+
 def design_blind_spot_curves(design: Any, acquired: Sequence[int], specs: Sequence[CurveSpec],
                              *, N: int, labels: Sequence[int] | None = None,
                              losses: Sequence[float] | None = None,
                              n_known: Sequence[int] | None = None, level: float = 0.95,
                              ratio: float = BLIND_RATIO, start: int = 1,
-                             resume: CurveState | None = None
+                             resume: CurveState | None = None,
+                             run: RunDraws | None = None
                              ) -> tuple[list[BlindSpotCurve], CurveState]:
     """:func:`design_blind_spot_curve` of each spec, the design replayed once for all
     (each draw: one pass adding the exposure, the controls the curves read and finding
@@ -402,16 +459,27 @@ def design_blind_spot_curves(design: Any, acquired: Sequence[int], specs: Sequen
     (the same design, draws, labels, specs, level, ratio and start: the caller checks),
     continued from there (its arrays are used and changed); the numbers are those of a
     run from the first draw, to the last bit (the same float operations in the same
-    order)."""
+    order). ``run``: the draws from ``resume.k`` (0 without) to the last were made by a
+    live run of this history (:class:`RunDraws`), whose mixtures and design state are
+    taken instead of replaying the design (the same numbers: the replay repeats the
+    run's float operations; its state arrays are the run's)."""
     acq = [int(i) for i in acquired]
     K = len(acq)
     curves = [_Curve(acq, sp.loss_high, N=N, level=level, fixed_control=sp.fixed_control,
                      ratio=ratio, start=start, at=None, shared=True) for sp in specs]
+    if run is not None and (run.first != (0 if resume is None else resume.k)
+                            or len(run.mixtures) != K - run.first
+                            or int(run.state["hidx"].shape[0]) < K):
+        raise ValueError("the run's draws are not the ones left to compute")
     if resume is not None:
         if resume.k > K or len(resume.out) != len(specs):
             raise ValueError("the resumed state is not one of this history")
         ys, Ls, known = _history(design, acq, labels, losses, n_known)
-        st = _resumed_design(resume.design, K, ys, Ls)
+        st = (_resumed_design(resume.design, K, ys, Ls) if run is None
+              else _run_design(design, run.state, K, ys, Ls, resume.design["rem"]))
+    elif run is not None:
+        ys, Ls, known = _history(design, acq, labels, losses, n_known)
+        st = _run_design(design, run.state, K, ys, Ls, None)
     else:
         st, known = _replay_state(design, acq, labels, losses, n_known)
     two = st["aux"].shape[0] >= 2  # a one-metric design has no second control
@@ -438,20 +506,24 @@ def design_blind_spot_curves(design: Any, acquired: Sequence[int], specs: Sequen
             cv.out[:, :first] = resume.out[j][:, :first]
             cv.delta, cv.cap = resume.delta[j], resume.loss_cap[j]
     found = np.empty(N, dtype=np.int32 if N < 2**31 else np.int64)  # 4 bytes an item
+    rem = st["rem"]
     for m in range(first, K):
         i = acq[m]
-        mix = design._mixture(st, m, known[m])
+        mix = design._mixture(st, m, known[m]) if run is None else run.mixtures[m - first]
         a, b = mix[0], mix[1]
         k = m + 1
         c = N / ((N - k) * (N - k + 1.0)) if k < N else 0.0
         # the unexplored items at budget k, found in the same pass (none before start)
         thr = ratio * uniform_exposure(N, k) if k >= start else -math.inf
         g1 = st["aux"][1] if two else zero
-        n = _expose_all(float(a), float(b), st["s"], st["g"], g1, st["rem"], Q, wg0, wg1,
+        n = _expose_all(float(a), float(b), st["s"], st["g"], g1, rem, Q, wg0, wg1,
                         c, need[0] and k < N, need[1] and k < N, i, thr, found)
         for j, cv in enumerate(curves):
             cv.after(m, uses[j][0], found[:n])
-        design._finish(st, m, mix, i)
+        if run is None:
+            design._finish(st, m, mix, i)
+        else:
+            rem[i] = False  # (the run's record of the draw is in its state already)
     state = CurveState(K, st, Q, (sums[0], sums[1]), tuple(cv.out for cv in curves),
                        tuple(cv.delta for cv in curves), tuple(cv.cap for cv in curves))
     return [cv.result() for cv in curves], state
@@ -565,20 +637,32 @@ def _knapsack_order(r: np.ndarray, Q: np.ndarray, capacity: float
     n = r.size
     step = n // 2048
     if step < 4:
-        order = np.argsort(r, kind="stable")
+        order = _stable_argsort(r)
         return order, np.cumsum(Q[order])
-    sample = np.argsort(r[::step], kind="stable")
+    sample = _stable_argsort(r[::step])
     reach = np.cumsum(Q[::step][sample]) * step  # about the sum over the items so far
     j = int(np.searchsorted(reach, 1.5 * capacity, side="right")) + 8
     while j < sample.size:
         sel = np.flatnonzero(r <= r[::step][sample[j]])
-        order = sel[np.argsort(r[sel], kind="stable")]
+        order = sel[_stable_argsort(r[sel])]
         cq = np.cumsum(Q[order])
         if cq[-1] > capacity:  # the cut falls inside: the rest is never read
             return order, cq
         j = 2 * j
-    order = np.argsort(r, kind="stable")
+    order = _stable_argsort(r)
     return order, np.cumsum(Q[order])
+
+
+def _stable_argsort(r: np.ndarray) -> np.ndarray:
+    """``np.argsort(r, kind="stable")``, by numpy's default (unstable, several times
+    faster) sort where no two values are equal: the sorted values then strictly
+    increase (checked), and the permutation that sorts them is unique, so the same.
+    Where two are equal (ties go in index order) or one is NaN: the stable sort."""
+    order = np.argsort(r)
+    rs = r[order]
+    if rs.size < 2 or bool(np.all(rs[1:] > rs[:-1])):
+        return order
+    return np.argsort(r, kind="stable")
 
 
 def blind_spot(exposure: np.ndarray, drawn: np.ndarray, loss_high: np.ndarray | float, *,
