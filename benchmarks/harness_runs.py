@@ -361,8 +361,14 @@ def _slug(name: str) -> str:
 
 
 def _data_digest(p: Pool) -> str:
+    """Digest of a history pool's data: its name, the held-out model's losses and the
+    other models' rows, exactly (0/1, scores and NaN as read from the matrix). Not the
+    features: they come out of an SVD whose bits (signs included) differ between CPUs, BLAS
+    builds and thread counts (seen: ``OPENBLAS_NUM_THREADS=1`` against the default on one
+    machine), so a key on them missed the committed cache on every other machine; they are
+    a function of the rows, and :func:`behaviour_probe` runs the code that makes them."""
     h = hashlib.sha256(p.name.encode())
-    for a in (p.loss, p.features, p.prior, p.others):
+    for a in (p.loss, p.others):
         if a is not None:
             h.update(np.ascontiguousarray(a, dtype=np.float64).tobytes())
     return h.hexdigest()[:16]
@@ -393,8 +399,8 @@ def behaviour_probe(hist: str) -> str:
 
 
 def cache_key(p: Pool, runs: int, seed: int, hist: str, rules: tuple[str, ...]) -> str:
-    """The cache key of a history pool's rows: the pool's data, the run parameters and
-    the behaviour probe of its design (:func:`behaviour_probe`)."""
+    """The cache key of a history pool's rows: the pool's data (:func:`_data_digest`),
+    the run parameters and the behaviour probe of its design (:func:`behaviour_probe`)."""
     h = hashlib.sha256(f"{hist}:{runs}:{seed}:{','.join(rules)}:{START}:{WIDTHS}".encode())
     h.update(_data_digest(p).encode())
     h.update(behaviour_probe(hist).encode())
