@@ -297,6 +297,52 @@ def test_cli_names_the_design_and_the_flag_turns_it_off(hist: dict[str, Path],
     assert "neighbours " in out.split("weights", 1)[1]  # its fitted weight, named
 
 
+def test_the_neighbours_data_is_built_once_per_open_store(
+        hist: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every select/estimate rebuilds the design; the neighbours' data of the stored
+    matrix is built once per open store (SessionStore.derived) and is, byte for byte,
+    what neighbour_history made of the stored matrix before (numpy steps). Built again:
+    after a write of the matrix through the store, after another writer changed its row,
+    and in a newly opened store."""
+    import activetest.stats.neighbours as sn
+
+    calls: list[int] = []
+    orig = sn.neighbour_history
+    monkeypatch.setattr(sn, "neighbour_history",
+                        lambda *a, **k: calls.append(1) or orig(*a, **k))
+    db = tmp_path / "s.db"
+    with mx.create("graded", db, hist["graded"]) as s:
+        nb = settings_of(s.config["history"])
+        assert nb is not None
+        calls.clear()
+        for b in (1, 2, 1):
+            s.select(b)
+            s.label_from_data()
+        s.estimate(record=False, progress=False)
+        assert len(calls) == 1
+        nh = stored_design(s.store).neighbours
+        p = s.store.scores("history").logprobs[:, 0]
+        ref = sn._make(sn._filled(stored_responses(s.store), p), nb.eps)
+        for k in ("PT", "base", "log_p", "log_1mp"):
+            assert getattr(nh, k).tobytes() == getattr(ref, k).tobytes(), k
+        assert stored_design(s.store).neighbours is nh and len(calls) == 1
+        R = s.store.scores(ROLE)
+        s.store.put_scores(ROLE, R.spec, R.logprobs, R.provenance, predictions=False)
+        assert stored_design(s.store).neighbours is not nh and len(calls) == 2
+        con = sqlite3.connect(db)  # another writer: the role's row changes
+        con.execute("UPDATE scores SET updated = 'later' WHERE role = ?", (ROLE,))
+        con.commit()
+        con.close()
+        s.select(1)
+        assert len(calls) == 3
+        s.select(1)
+        assert len(calls) == 3
+    with Session.open(db) as s:
+        s.select(1)
+        s.estimate(record=False, progress=False)
+    assert len(calls) == 4
+
+
 def test_a_missing_response_matrix_is_one_message(hist: dict[str, Path],
                                                    tmp_path: Path) -> None:
     db = tmp_path / "s.db"

@@ -216,3 +216,43 @@ def test_bad_inputs_are_refused() -> None:
     with pytest.raises(ValueError, match="cover"):
         feature_design(history=history_features(np.vstack([hist.T, hist.T[:2]]).T, rank=0),
                        neighbours=nh)
+
+
+@pytest.mark.parametrize("graded", [False, True])
+def test_the_one_pass_build_is_the_numpy_one_bit_for_bit(graded: bool) -> None:
+    """neighbour_history's compiled one-pass build (item-major, as a session stores the
+    matrix) against the numpy steps it replaced (``_make(_filled(Y, p), eps)``): the
+    same bytes in every array, from either layout, with and without ``p_correct``."""
+    from activetest.stats.neighbours import _filled, _make
+
+    rng = np.random.default_rng(7 + graded)
+    for _ in range(12):
+        H, N = int(rng.integers(1, 40)), int(rng.integers(1, 60))
+        Y = rng.uniform(size=(H, N))
+        if not graded:
+            Y = (Y > 0.4).astype(float)
+        Y[rng.uniform(size=Y.shape) < 0.25] = np.nan
+        eps = float(rng.uniform(0.01, 0.49))
+        p = rng.uniform(size=N)
+        for pc in (p, None):
+            for M in (Y, np.ascontiguousarray(Y.T).T):  # models-major, item-major
+                ref = _make(_filled(M, pc), eps)  # (p's default sums by M's layout)
+                got = neighbour_history(M, p_correct=pc, eps=eps)
+                for k in ("PT", "base", "log_p", "log_1mp"):
+                    a, b = getattr(got, k), getattr(ref, k)
+                    assert a.shape == b.shape and a.tobytes() == b.tobytes(), k
+                assert got.PT.flags.c_contiguous and got.log_p.flags.c_contiguous
+                assert got.eps == eps
+
+
+@pytest.mark.parametrize("bad", [np.inf, -np.inf, 1.5, -0.1])
+def test_a_bad_cell_is_refused_in_either_layout(bad: float) -> None:
+    hist, _ = _matrix(6, 9, 1, 0)
+    hist[2, 5] = bad
+    for M in (hist, np.ascontiguousarray(hist.T).T):
+        with pytest.raises(ValueError, match=r"scores in \[0, 1\]"):
+            neighbour_history(M, p_correct=np.full(9, 0.5), eps=0.2)
+    with pytest.raises(ValueError, match="p_correct"):
+        neighbour_history(np.zeros((3, 4)), p_correct=np.zeros(5), eps=0.2)
+    with pytest.raises(ValueError, match="models, items"):
+        neighbour_history(np.zeros(4), eps=0.2)

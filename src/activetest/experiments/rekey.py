@@ -130,16 +130,19 @@ def _today_keys(kind: str, name: str, sc: str, z: dict, root: str) -> list[str]:
 
 
 def _check_probe_keyed(f: Path, m: re.Match[str], root: str) -> str:
-    """Whether a PE, neighbours or design-against-PPI++ study's file (keyed on the
+    """Whether a PE, neighbours, design-against-PPI++ or its cross-PPI study's file (keyed on the
     behaviour probe since it was first written: nothing to move) is at today's key, from
     the parameters stored in it."""
-    if m.group(1) == "vsppi-":
+    if m.group(1) in ("vsppi-", "crossppi-"):
         from activetest.experiments.history_vs_ppi import cache_key as vs_key
+        from activetest.experiments.history_vs_ppi import cross_cache_key
+        key_of, table = ((vs_key, "sse_design") if m.group(1) == "vsppi-" else
+                         (cross_cache_key, "sse_cross_nb"))
         with np.load(f, allow_pickle=False) as z:
             a = argparse.Namespace(matrix=m.group(2), scenario=m.group(3),
-                                   targets=z["sse_design"].shape[0], runs=int(z["meta"][2]),
+                                   targets=z[table].shape[0], runs=int(z["meta"][2]),
                                    budgets=[int(b) for b in z["budgets"]], seed=0, root=root)
-            key = vs_key(a, int(z["meta"][4]))
+            key = key_of(a, int(z["meta"][4]))
         return (f"{f.name}: already today's key" if key == m.group(4) else
                 f"{f.name}: not today's key (made by other code or parameters): stale")
     if m.group(1) == "pe-":
@@ -157,11 +160,11 @@ def _check_probe_keyed(f: Path, m: re.Match[str], root: str) -> str:
 
 
 def _rekey_file(f: Path, root: str, apply: bool, tmp: Path) -> str:
-    m = re.fullmatch(r"history-(guard-|pe-|neighbours-|vsppi-)?(.+)-(random|cross)-"
+    m = re.fullmatch(r"history-(guard-|pe-|neighbours-|vsppi-|crossppi-)?(.+)-(random|cross)-"
                      r"([0-9a-f]{20})\.npz", f.name)
     if m is None:
         return f"{f.name}: not a history cache file, passed over"
-    if m.group(1) in ("pe-", "neighbours-", "vsppi-"):  # keyed on behaviour from the start
+    if m.group(1) in ("pe-", "neighbours-", "vsppi-", "crossppi-"):  # keyed on behaviour
         return _check_probe_keyed(f, m, root)
     kind = "guard" if m.group(1) else "history"
     name, sc, key = m.group(2), m.group(3), m.group(4)

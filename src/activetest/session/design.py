@@ -159,7 +159,8 @@ def history_columns(features: Any) -> np.ndarray:
 
 def history_design(stored: np.ndarray, rule: str = "original",
                    surrogate_logprobs: np.ndarray | None = None,
-                   responses: np.ndarray | None = None, neighbours: Any = None) -> Any:
+                   responses: np.ndarray | None = None, neighbours: Any = None, *,
+                   neighbour_data: Any = None) -> Any:
     """The feature design on stored :func:`history_columns` (rebuilt the same at creation
     and on every replay) under the in-run ``rule`` (the config's ``design_rule``:
     :func:`design_rule`; sessions without the key ran ``"original"``), with the
@@ -170,16 +171,20 @@ def history_design(stored: np.ndarray, rule: str = "original",
     the config's ``history.neighbours``; None: none) adds the similarity-weighted
     neighbours' column learnt in-run from the ``(H, N)`` stored ``responses``
     (:func:`activetest.stats.neighbours.neighbour_design`; missing cells at the stored
-    shrunk mean correctness)."""
+    shrunk mean correctness), or from ``neighbour_data``, the
+    :class:`~activetest.stats.neighbours.NeighbourHistory` already built from them
+    (:func:`activetest.session.history_neighbours.stored_neighbour_history`)."""
     base = _feature_design(stored, rule, surrogate_logprobs)
     if neighbours is None:
         return base
     from activetest.stats.neighbours import neighbour_design, neighbour_history
 
-    if responses is None:
-        raise SessionError("the neighbours' column needs the history's response matrix")
-    X = np.asarray(stored, dtype=np.float64)
-    nh = neighbour_history(responses, p_correct=X[:, 0].copy(), eps=neighbours.eps)
+    nh = neighbour_data
+    if nh is None:
+        if responses is None:
+            raise SessionError("the neighbours' column needs the history's response matrix")
+        X = np.asarray(stored, dtype=np.float64)
+        nh = neighbour_history(responses, p_correct=X[:, 0].copy(), eps=neighbours.eps)
     return neighbour_design(base, nh, prior_weight=neighbours.prior_weight)
 
 
@@ -235,19 +240,19 @@ def stored_design(store: SessionStore, cfg: SessionConfig | None = None) -> Any:
         h = store.scores("history")
         if h is None:
             raise SessionError(f"{store.path}: the history features are missing")
-        from activetest.session.history_neighbours import settings_of, stored_responses
+        from activetest.session.history_neighbours import settings_of, stored_neighbour_history
 
         record = cfg.extra.get("history") or {}
         feats = record.get("features") or []
         nb = settings_of(record)  # absent: no neighbours' column (sessions before it)
-        responses = None if nb is None else stored_responses(store)
+        nh = None if nb is None else stored_neighbour_history(store, nb, h.logprobs[:, 0])
         s_lp = None
         if "surrogate" in feats:  # classification: the surrogate's probabilities too
             s = store.scores("surrogate")
             if s is None:
                 raise SessionError(f"{store.path}: the session has no surrogate scores")
             s_lp = s.logprobs
-        return history_design(h.logprobs, design_rule(cfg), s_lp, responses, nb)
+        return history_design(h.logprobs, design_rule(cfg), s_lp, None, nb, neighbour_data=nh)
     if name == "graded":
         f = store.scores("features")
         if f is None:

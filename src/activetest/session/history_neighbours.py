@@ -22,8 +22,9 @@ so a session with it stores:
 A config without the key is the design without the column (every session written
 before it, and ``init --no-history-neighbours``): the same numbers as before.
 
-Cost: the stored matrix is ``8 N H`` bytes in the file; rebuilding the design (each
-``select``/``estimate``/``report``) holds about four ``N x H`` float64 arrays
+Cost: the stored matrix is ``8 N H`` bytes in the file; the design's data from it (three
+``N x H`` float64 arrays, :func:`stored_neighbour_history`) is built once per open store,
+in one compiled pass from the stored item-major layout, and kept while the store is open
 (docs/history.md, "In a session", gives the measured times).
 """
 
@@ -39,7 +40,8 @@ import numpy as np
 from activetest.session.store import SessionError, SessionStore
 
 __all__ = ["EPS_SEED", "KEY", "MAX_CELLS", "ROLE", "NeighbourSettings", "choose_settings",
-           "design_label", "put_responses", "settings_of", "stored_responses"]
+           "design_label", "put_responses", "settings_of", "stored_neighbour_history",
+           "stored_responses"]
 
 #: The scores role holding the joined response matrix (items x history models).
 ROLE = "history_responses"
@@ -129,6 +131,29 @@ def stored_responses(store: SessionStore) -> np.ndarray:
                            f"is missing; the config's history record names the neighbours' "
                            f"column, which needs it")
     return got.logprobs.T
+
+
+def stored_neighbour_history(store: SessionStore, settings: NeighbourSettings,
+                             p_correct: np.ndarray) -> Any:
+    """The neighbours' data (:class:`activetest.stats.neighbours.NeighbourHistory`) of the
+    stored response matrix, its missing cells at ``p_correct`` (the stored shrunk mean
+    correctness), flip probability ``settings.eps``: built once per open store and kept
+    (:meth:`SessionStore.derived`, keyed by eps, ``p_correct``'s bytes and the stored
+    matrix's row), so a :class:`~activetest.session.workflow.Session`'s later commands
+    do not read and rebuild it. The same arrays, bit for bit, as
+    ``neighbour_history(stored_responses(store), p_correct=p_correct, eps=settings.eps)``.
+
+    Raises:
+        SessionError: the matrix is missing.
+    """
+    import hashlib
+
+    from activetest.stats.neighbours import neighbour_history
+
+    p = np.ascontiguousarray(p_correct, dtype=np.float64)
+    key = (float(settings.eps), p.shape, hashlib.sha256(p.tobytes()).hexdigest())
+    return store.derived(ROLE, key, lambda: neighbour_history(
+        stored_responses(store), p_correct=p, eps=settings.eps))
 
 
 def settings_of(history: Mapping[str, Any] | None) -> NeighbourSettings | None:

@@ -588,6 +588,8 @@ class SessionStore:
         self._version = int(_conn.execute("PRAGMA user_version").fetchone()[0])
         #: role -> its scores read once, inside :meth:`shared_scores` (None: outside)
         self._shared: dict[str, StoredScores] | None = None
+        #: role -> ((key, the role's stored row), value): :meth:`derived`
+        self._derived: dict[str, tuple[tuple[Any, ...], Any]] = {}
 
     # ------------------------------------------------------------------ open / create
 
@@ -1083,6 +1085,24 @@ class SessionStore:
             if not outer:
                 self._shared = None
 
+    def derived(self, role: str, key: Any, compute: Callable[[], Any]) -> Any:
+        """A value computed from ``role``'s stored scores (by ``compute``), kept while this
+        store is open: the next call with the same hashable ``key`` returns the same
+        object, not computed again, as long as the role's stored row (spec, shape and
+        write time) is the one it was computed from. One value per role (a new key
+        replaces it); a write of the role's scores through this store drops it. The
+        caller must not change the value (it is shared by every later call)."""
+        rows = self._read("SELECT spec, n_rows, n_classes, updated FROM scores WHERE role = ?",
+                          (role,))
+        stamp = (key, *rows[0]) if rows else None
+        got = self._derived.get(role)
+        if stamp is not None and got is not None and got[0] == stamp:
+            return got[1]
+        value = compute()
+        if stamp is not None:
+            self._derived[role] = (stamp, value)
+        return value
+
     def put_scores(self, role: str, spec: str, logprobs: np.ndarray,
                    provenance: Mapping[str, Any], *, predictions: bool | None = None) -> None:
         """Store (replace) a model's ``(N, C)`` log-probs; NaN rows mean "not scored".
@@ -1090,6 +1110,7 @@ class SessionStore:
         ``predictions`` (default: for every role but the surrogate) also records
         the model's predicted class and its probability per scored item.
         """
+        self._derived.pop(role, None)
         if self._shared is not None:
             self._shared.pop(role, None)
         lp = np.ascontiguousarray(logprobs, dtype="<f8")
@@ -1121,6 +1142,7 @@ class SessionStore:
     def update_score_rows(self, role: str, rows: Sequence[int], logprobs: np.ndarray,
                           provenance: Mapping[str, Any] | None = None) -> StoredScores:
         """Fill in the rows ``rows`` of a stored role (one transaction); returns the result."""
+        self._derived.pop(role, None)
         if self._shared is not None:
             self._shared.pop(role, None)
         with self.transaction() as c:

@@ -123,6 +123,43 @@ def _make(Yf: np.ndarray, eps: float, scores: tuple[tuple[float, float], ...] = 
     return NeighbourHistory(PT, _logit_wrong(P0), float(eps), np.log(P), np.log1p(-P), scores)
 
 
+@njit(cache=True)
+def _prepare(YN, p, eps, P, P0):  # pragma: no cover - compiled
+    """One pass over the item-major ``(N, H)`` matrix ``YN``: ``P = eps + (1 - 2 eps) y``
+    (a missing cell's ``y`` is ``p[i]``) and ``P0[i]`` its row's sum in index order over
+    H (the same operations, in the same order, as :func:`_filled` and :func:`_make`).
+    Returns False where a cell is infinite or outside [0, 1] (nothing else is valid)."""
+    N, H = YN.shape
+    c = 1.0 - 2.0 * eps
+    for i in range(N):
+        tot = 0.0
+        for h in range(H):
+            y = YN[i, h]
+            if np.isnan(y):
+                y = p[i]
+            elif not (0.0 <= y <= 1.0):  # also +-inf
+                return False
+            v = eps + c * y
+            P[i, h] = v
+            tot += v
+        P0[i] = tot / H
+    return True
+
+
+def _make_items(YN: np.ndarray, p: np.ndarray, eps: float,
+                scores: tuple[tuple[float, float], ...] = ()) -> NeighbourHistory:
+    """:func:`_make` of ``_filled(YN.T, p)`` bit for bit, from the item-major matrix (a
+    session's stored layout) in one compiled pass: no checked copy, no filled copy, no
+    transposed copy of the input (:func:`neighbour_history`)."""
+    N, H = YN.shape
+    P = np.empty((N, H))
+    P0 = np.empty(N)
+    if not _prepare(YN, np.ascontiguousarray(p, dtype=np.float64), float(eps), P, P0):
+        raise ValueError("response-matrix cells must be scores in [0, 1] (or missing)")
+    return NeighbourHistory(np.ascontiguousarray(P.T), _logit_wrong(P0), float(eps),
+                            np.log(P), np.log1p(-P), scores)
+
+
 def choose_eps(matrix: object, *, candidates: tuple[float, ...] = EPS_CANDIDATES,
                n_fit: tuple[int, ...] = EPS_FIT_LABELS, max_rows: int = EPS_ROWS,
                random_state: int = 0) -> tuple[float, tuple[tuple[float, float], ...]]:
@@ -178,7 +215,17 @@ def neighbour_history(matrix: object, *, p_correct: np.ndarray | None = None,
         eps, scores = choose_eps(matrix, random_state=random_state)
     if not 0.0 < float(eps) < 0.5:
         raise ValueError(f"eps must lie in (0, 0.5), got {eps!r}")
-    return _make(_filled(np.asarray(matrix, dtype=np.float64), p_correct), float(eps), scores)
+    Y = np.asarray(matrix, dtype=np.float64)
+    if Y.ndim != 2 or Y.shape[0] < 1 or Y.shape[1] < 1:
+        raise ValueError(f"the response matrix must be (models, items), got shape {Y.shape}")
+    if p_correct is None:
+        p_correct = _difficulty(_as_matrix(Y))[0]
+    p = np.asarray(p_correct, dtype=np.float64)
+    if p.shape != (Y.shape[1],):
+        raise ValueError(f"p_correct has shape {p.shape}; the matrix has {Y.shape[1]} items")
+    # item-major, as the kernel reads it: free for a session's stored (N, H) matrix (its
+    # transpose is passed here), one copy for a models-major one
+    return _make_items(np.ascontiguousarray(Y.T), p, float(eps), scores)
 
 
 @njit(cache=True)
