@@ -98,9 +98,9 @@ def test_without_neighbours_the_numbers_are_those_before_the_column(
     assert [d[0] for d in got["draws"]] == [d[0] for d in want["draws"]]
     _assert_close([d[1] for d in got["draws"]], [d[1] for d in want["draws"]], "q")
     assert len(got["design"]) == len(want["design"])
-    for i, (g_row, w_row) in enumerate(zip(got["design"], want["design"])):
+    for i, (g_row, w_row) in enumerate(zip(got["design"], want["design"], strict=True)):
         assert len(g_row) == len(w_row), i
-        for g, w in zip(g_row, w_row):
+        for g, w in zip(g_row, w_row, strict=True):
             if isinstance(w, str) and w.startswith(("0x", "-0x")):
                 _assert_close([g], [w], f"design row {i}")
             else:
