@@ -6,103 +6,263 @@ designs (``adaptive``: proposal and control refitted as labels arrive, exactly
 unbiased with ``adaptive_lure``) have their own resumable sampler.
 """
 
-from activetest.stats.acquisition import (
-    ACQUISITIONS,
-    acquisition_scores,
-    expected_log_loss,
-    expected_zero_one_loss,
-    nll_score,
-    predictive_entropy,
-    uniform_score,
-)
-from activetest.stats.adaptive import (
-    AdaptiveDesign,
-    AdaptiveEstimate,
-    AdaptiveSampler,
-    AdaptiveState,
-    DesignPlan,
-    DesignRuns,
-    simulate_design,
-)
-from activetest.stats.bootstrap import (
-    BootstrapResult,
-    bootstrap,
-    bootstrap_means,
-    bootstrap_std_many,
-    labels_for_width,
-)
-from activetest.stats.estimators import (
-    adaptive_lure,
-    adaptive_lure_curve,
-    adaptive_lure_se,
-    adaptive_lure_terms,
-    adaptive_lure_theta,
-    adaptive_lure_weights,
-    ase,
-    cv_lure,
-    cv_lure_curve,
-    fixed_control_rest,
-    importance_sampling,
-    importance_sampling_curve,
-    lure,
-    lure_curve,
-    lure_terms,
-    lure_weights,
-    tuned_beta,
-    uniform_mean,
-    uniform_mean_curve,
-)
-from activetest.stats.losses import log_loss, log_softmax, logsumexp, zero_one_loss
-from activetest.stats.proposal import proposal, reference_sample
-from activetest.stats.sampler import ActiveSampler, SamplerState, sample
-from activetest.stats.simulate import (
-    DESIGN_ACQUISITIONS,
-    ESTIMATORS,
-    Method,
-    SimulationResult,
-    control_values,
-    simulate,
-)
+from __future__ import annotations
+
+import sys
+import types
+
+#: Public name -> the module that defines it, imported on first use (PEP 562): a
+#: command that needs one record type (``status``) does not import every statistic.
+_EXPORTS = {
+    "ACQUISITIONS": "activetest.stats.acquisition",
+    "acquisition_scores": "activetest.stats.acquisition",
+    "expected_log_loss": "activetest.stats.acquisition",
+    "expected_zero_one_loss": "activetest.stats.acquisition",
+    "nll_score": "activetest.stats.acquisition",
+    "predictive_entropy": "activetest.stats.acquisition",
+    "uniform_score": "activetest.stats.acquisition",
+    "AdaptiveDesign": "activetest.stats.adaptive",
+    "AdaptiveEstimate": "activetest.stats.adaptive",
+    "AdaptiveSampler": "activetest.stats.adaptive",
+    "AdaptiveState": "activetest.stats.adaptive",
+    "DesignPlan": "activetest.stats.adaptive",
+    "DesignRuns": "activetest.stats.adaptive",
+    "simulate_design": "activetest.stats.adaptive",
+    "BootstrapResult": "activetest.stats.bootstrap",
+    "bootstrap": "activetest.stats.bootstrap",
+    "bootstrap_means": "activetest.stats.bootstrap",
+    "bootstrap_std_many": "activetest.stats.bootstrap",
+    "labels_for_width": "activetest.stats.bootstrap",
+    "AnytimeSummary": "activetest.stats.confseq",
+    "ConfidenceSequence": "activetest.stats.confseq",
+    "anytime_summary": "activetest.stats.confseq",
+    "asymptotic_cs": "activetest.stats.confseq",
+    "betting_cs": "activetest.stats.confseq",
+    "exact_cs": "activetest.stats.confseq",
+    "labels_for_cs_width": "activetest.stats.confseq",
+    "log_loss_bound": "activetest.stats.confseq",
+    "paired_difference_cs": "activetest.stats.confseq",
+    "paired_difference_exact_cs": "activetest.stats.confseq",
+    "adaptive_lure": "activetest.stats.estimators",
+    "adaptive_lure_curve": "activetest.stats.estimators",
+    "adaptive_lure_se": "activetest.stats.estimators",
+    "adaptive_lure_terms": "activetest.stats.estimators",
+    "adaptive_lure_theta": "activetest.stats.estimators",
+    "adaptive_lure_weights": "activetest.stats.estimators",
+    "ase": "activetest.stats.estimators",
+    "cv_lure": "activetest.stats.estimators",
+    "cv_lure_curve": "activetest.stats.estimators",
+    "fixed_control_rest": "activetest.stats.estimators",
+    "importance_sampling": "activetest.stats.estimators",
+    "importance_sampling_curve": "activetest.stats.estimators",
+    "lure": "activetest.stats.estimators",
+    "lure_curve": "activetest.stats.estimators",
+    "lure_terms": "activetest.stats.estimators",
+    "lure_weights": "activetest.stats.estimators",
+    "tuned_beta": "activetest.stats.estimators",
+    "uniform_mean": "activetest.stats.estimators",
+    "uniform_mean_curve": "activetest.stats.estimators",
+    "FixedInterval": "activetest.stats.intervals",
+    "IntervalCurve": "activetest.stats.intervals",
+    "fixed_interval": "activetest.stats.intervals",
+    "fixed_interval_curve": "activetest.stats.intervals",
+    "pool_variance_curve": "activetest.stats.intervals",
+    "log_loss": "activetest.stats.losses",
+    "log_softmax": "activetest.stats.losses",
+    "logsumexp": "activetest.stats.losses",
+    "zero_one_loss": "activetest.stats.losses",
+    "proposal": "activetest.stats.proposal",
+    "reference_sample": "activetest.stats.proposal",
+    "ActiveSampler": "activetest.stats.sampler",
+    "SamplerState": "activetest.stats.sampler",
+    "sample": "activetest.stats.sampler",
+    "DESIGN_ACQUISITIONS": "activetest.stats.simulate",
+    "ESTIMATORS": "activetest.stats.simulate",
+    "Method": "activetest.stats.simulate",
+    "SimulationResult": "activetest.stats.simulate",
+    "control_values": "activetest.stats.simulate",
+    "simulate": "activetest.stats.simulate",
+}
 
 __all__ = [
-    "ACQUISITIONS", "DESIGN_ACQUISITIONS", "ESTIMATORS", "ActiveSampler", "AdaptiveDesign",
-    "AdaptiveEstimate", "AdaptiveSampler", "AdaptiveState", "BootstrapResult", "DesignPlan",
-    "DesignRuns", "Method", "SamplerState", "SimulationResult", "acquisition_scores",
-    "adaptive_lure", "adaptive_lure_curve", "adaptive_lure_se", "adaptive_lure_terms",
-    "adaptive_lure_theta", "adaptive_lure_weights", "ase", "bootstrap", "bootstrap_means",
-    "bootstrap_std_many", "control_values", "cv_lure", "cv_lure_curve", "expected_log_loss",
-    "expected_zero_one_loss", "fixed_control_rest", "importance_sampling",
-    "importance_sampling_curve", "labels_for_width", "log_loss", "log_softmax", "logsumexp",
-    "lure", "lure_curve", "lure_terms", "lure_weights", "nll_score", "predictive_entropy",
-    "proposal", "reference_sample", "sample", "simulate", "simulate_design", "tuned_beta",
-    "uniform_mean", "uniform_mean_curve", "uniform_score", "zero_one_loss",
-]
-
-# Intervals and confidence sequences from the per-draw estimates theta_m (issue 13).
-from activetest.stats.confseq import (
-    AnytimeSummary,
-    ConfidenceSequence,
-    anytime_summary,
-    asymptotic_cs,
-    betting_cs,
-    exact_cs,
-    labels_for_cs_width,
-    log_loss_bound,
-    paired_difference_cs,
-    paired_difference_exact_cs,
-)
-from activetest.stats.intervals import (
-    FixedInterval,
-    IntervalCurve,
-    fixed_interval,
-    fixed_interval_curve,
-    pool_variance_curve,
-)
-
-__all__ += [
-    "AnytimeSummary", "ConfidenceSequence", "FixedInterval", "IntervalCurve", "anytime_summary",
-    "asymptotic_cs", "betting_cs",
-    "exact_cs", "fixed_interval", "fixed_interval_curve", "labels_for_cs_width",
-    "log_loss_bound", "paired_difference_cs", "paired_difference_exact_cs",
+    "ACQUISITIONS",
+    "DESIGN_ACQUISITIONS",
+    "ESTIMATORS",
+    "ActiveSampler",
+    "AdaptiveDesign",
+    "AdaptiveEstimate",
+    "AdaptiveSampler",
+    "AdaptiveState",
+    "AnytimeSummary",
+    "BootstrapResult",
+    "ConfidenceSequence",
+    "DesignPlan",
+    "DesignRuns",
+    "FixedInterval",
+    "IntervalCurve",
+    "Method",
+    "SamplerState",
+    "SimulationResult",
+    "acquisition_scores",
+    "adaptive_lure",
+    "adaptive_lure_curve",
+    "adaptive_lure_se",
+    "adaptive_lure_terms",
+    "adaptive_lure_theta",
+    "adaptive_lure_weights",
+    "anytime_summary",
+    "ase",
+    "asymptotic_cs",
+    "betting_cs",
+    "bootstrap",
+    "bootstrap_means",
+    "bootstrap_std_many",
+    "control_values",
+    "cv_lure",
+    "cv_lure_curve",
+    "exact_cs",
+    "expected_log_loss",
+    "expected_zero_one_loss",
+    "fixed_control_rest",
+    "fixed_interval",
+    "fixed_interval_curve",
+    "importance_sampling",
+    "importance_sampling_curve",
+    "labels_for_cs_width",
+    "labels_for_width",
+    "log_loss",
+    "log_loss_bound",
+    "log_softmax",
+    "logsumexp",
+    "lure",
+    "lure_curve",
+    "lure_terms",
+    "lure_weights",
+    "nll_score",
+    "paired_difference_cs",
+    "paired_difference_exact_cs",
     "pool_variance_curve",
+    "predictive_entropy",
+    "proposal",
+    "reference_sample",
+    "sample",
+    "simulate",
+    "simulate_design",
+    "tuned_beta",
+    "uniform_mean",
+    "uniform_mean_curve",
+    "uniform_score",
+    "zero_one_loss"
 ]
+
+TYPE_CHECKING = False  # not typing's: importing typing costs import time
+if TYPE_CHECKING:
+    from typing import Any
+
+    from activetest.stats.acquisition import (
+        ACQUISITIONS,
+        acquisition_scores,
+        expected_log_loss,
+        expected_zero_one_loss,
+        nll_score,
+        predictive_entropy,
+        uniform_score,
+    )
+    from activetest.stats.adaptive import (
+        AdaptiveDesign,
+        AdaptiveEstimate,
+        AdaptiveSampler,
+        AdaptiveState,
+        DesignPlan,
+        DesignRuns,
+        simulate_design,
+    )
+    from activetest.stats.bootstrap import (
+        BootstrapResult,
+        bootstrap,
+        bootstrap_means,
+        bootstrap_std_many,
+        labels_for_width,
+    )
+    from activetest.stats.confseq import (
+        AnytimeSummary,
+        ConfidenceSequence,
+        anytime_summary,
+        asymptotic_cs,
+        betting_cs,
+        exact_cs,
+        labels_for_cs_width,
+        log_loss_bound,
+        paired_difference_cs,
+        paired_difference_exact_cs,
+    )
+    from activetest.stats.estimators import (
+        adaptive_lure,
+        adaptive_lure_curve,
+        adaptive_lure_se,
+        adaptive_lure_terms,
+        adaptive_lure_theta,
+        adaptive_lure_weights,
+        ase,
+        cv_lure,
+        cv_lure_curve,
+        fixed_control_rest,
+        importance_sampling,
+        importance_sampling_curve,
+        lure,
+        lure_curve,
+        lure_terms,
+        lure_weights,
+        tuned_beta,
+        uniform_mean,
+        uniform_mean_curve,
+    )
+    from activetest.stats.intervals import (
+        FixedInterval,
+        IntervalCurve,
+        fixed_interval,
+        fixed_interval_curve,
+        pool_variance_curve,
+    )
+    from activetest.stats.losses import log_loss, log_softmax, logsumexp, zero_one_loss
+    from activetest.stats.proposal import proposal, reference_sample
+    from activetest.stats.sampler import ActiveSampler, SamplerState, sample
+    from activetest.stats.simulate import (
+        DESIGN_ACQUISITIONS,
+        ESTIMATORS,
+        Method,
+        SimulationResult,
+        control_values,
+        simulate,
+    )
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name on first use (PEP 562)."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'activetest.stats' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+class _Package(types.ModuleType):
+    """This package's module: importing the submodule ``bootstrap`` (``proposal``,
+    ``simulate``) binds its name here, where the public name is the function of that
+    name (as when this package imported every name at once)."""
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if (name in _EXPORTS and isinstance(value, types.ModuleType)
+                and value.__name__ == f"{__name__}.{name}"):
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS} - {"TYPE_CHECKING", "annotations"})
