@@ -20,6 +20,8 @@ functions of arrays in :mod:`activetest.stats`.
 
 from __future__ import annotations
 
+from activetest import _lazy
+
 __version__ = "0.1.0"
 
 #: Public name -> the module that defines it (imported on first use).
@@ -37,25 +39,10 @@ __all__ = ["ActiveTest", "AnytimeInterval", "EstimateReport", "MetricEstimate", 
 
 TYPE_CHECKING = False  # not typing's: importing typing would double the import time
 if TYPE_CHECKING:
-    from typing import Any
-
     from activetest.api import ActiveTest
     from activetest.session.records import AnytimeInterval, EstimateReport, MetricEstimate
     from activetest.session.store import SessionError
     from activetest.session.workflow import Session
 
 
-def __getattr__(name: str) -> Any:
-    """Import a public name on first use (PEP 562)."""
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'activetest' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_EXPORTS} - {"TYPE_CHECKING", "annotations"})
+__getattr__, __dir__ = _lazy.lazy_exports(__name__, _EXPORTS, globals())

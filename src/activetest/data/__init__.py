@@ -11,6 +11,8 @@
 
 from __future__ import annotations
 
+from activetest import _lazy
+
 #: Public name -> the module that defines it, imported on first use (PEP 562):
 #: importing ``activetest.data.task`` (the session's store does) does not import
 #: every pool reader and dataset.
@@ -68,8 +70,6 @@ __all__ = [
 
 TYPE_CHECKING = False  # not typing's: importing typing costs import time
 if TYPE_CHECKING:
-    from typing import Any
-
     from activetest.data.builtin import UnknownTaskError, get_task, list_tasks, register_task
     from activetest.data.datasets import PAPER_SETUPS, SharedDataset, load_shared
     from activetest.data.demo import demo_items, demo_task
@@ -85,17 +85,4 @@ if TYPE_CHECKING:
     from activetest.data.taskfile import TaskFileError, dump_task, load_task
 
 
-def __getattr__(name: str) -> Any:
-    """Import a public name on first use (PEP 562)."""
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'activetest.data' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_EXPORTS} - {"TYPE_CHECKING", "annotations"})
+__getattr__, __dir__ = _lazy.lazy_exports(__name__, _EXPORTS, globals())

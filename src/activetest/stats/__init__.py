@@ -11,6 +11,8 @@ from __future__ import annotations
 import sys
 import types
 
+from activetest import _lazy
+
 #: Public name -> the module that defines it, imported on first use (PEP 562): a
 #: command that needs one record type (``status``) does not import every statistic.
 _EXPORTS = {
@@ -157,8 +159,6 @@ __all__ = [
 
 TYPE_CHECKING = False  # not typing's: importing typing costs import time
 if TYPE_CHECKING:
-    from typing import Any
-
     from activetest.stats.acquisition import (
         ACQUISITIONS,
         acquisition_scores,
@@ -237,16 +237,7 @@ if TYPE_CHECKING:
     )
 
 
-def __getattr__(name: str) -> Any:
-    """Import a public name on first use (PEP 562)."""
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'activetest.stats' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = _lazy.lazy_exports(__name__, _EXPORTS, globals())
 
 
 class _Package(types.ModuleType):
@@ -262,7 +253,3 @@ class _Package(types.ModuleType):
 
 
 sys.modules[__name__].__class__ = _Package
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_EXPORTS} - {"TYPE_CHECKING", "annotations"})
