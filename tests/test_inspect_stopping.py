@@ -182,9 +182,10 @@ def _from_inspect(tmp: Path, log: str, other_log: str, order: list[str],
 
 
 def _run_then_kill(tmp_path: Path, spec: str, db: Path, *, delay: float, max_samples: int,
-                   at_labels: int) -> None:
+                   at_labels: int, unrecorded: bool = False) -> None:
     """Start a real inspect eval of ``spec`` in a child process and kill -9 its process
-    group once the session holds ``at_labels`` labels (fails if it ends before that)."""
+    group once the session holds ``at_labels`` labels (fails if it ends before that);
+    ``unrecorded``: and once some drawn item has no label yet (a batch is running)."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
     proc = subprocess.Popen([sys.executable, "-m", "tests.inspect_runs", str(tmp_path / "logs"),
                              str(tmp_path / "pool.jsonl"), spec, "--delay", str(delay),
@@ -194,10 +195,12 @@ def _run_then_kill(tmp_path: Path, spec: str, db: Path, *, delay: float, max_sam
     try:
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline and proc.poll() is None:
-            time.sleep(0.3)
+            time.sleep(0.1 if unrecorded else 0.3)
             with Session.open(db) as s:
-                if len(s.labels()) >= at_labels:
-                    break
+                n_labels = len(s.labels())
+                running = len(s.acquisitions()) > n_labels
+            if n_labels >= at_labels and (running or not unrecorded):
+                break
         assert proc.poll() is None, "the eval ended before it could be killed"
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
@@ -500,14 +503,25 @@ def test_batches_inside_one_real_eval_item_by_item_refit_between_and_stop(
 
 def test_a_killed_batched_eval_resumes_with_its_unrecorded_draws_then_new_batches(
         tmp_path: Path) -> None:
-    db = _session(tmp_path)
-    _run_then_kill(tmp_path, f"active:{db}:-:40:3", db, delay=0.3, max_samples=3, at_labels=7)
-    with Session.open(db) as s:
-        first = [a.item_id for a in s.acquisitions()]
-        kept = s.labels()
-    assert len(first) % 3 == 0 and 7 <= len(kept) <= len(first) < 40
-    waiting = [i for i in first if i not in kept]
-    full, again = _run(tmp_path, "full", f"active:{db}:-:{40 - len(kept)}:3", max_samples=3)
+    # The kill must land while a batch runs: the poll waits for drawn items without labels,
+    # but a batch's three answers end together, so the kill can still come just after the
+    # batch is recorded and before the next is drawn; then nothing waits, and the scenario
+    # is run again in a fresh folder (at most three times).
+    for attempt in range(3):
+        where = tmp_path / f"try-{attempt}"
+        where.mkdir()
+        db = _session(where)
+        _run_then_kill(where, f"active:{db}:-:40:3", db, delay=0.3, max_samples=3,
+                       at_labels=7, unrecorded=True)
+        with Session.open(db) as s:
+            first = [a.item_id for a in s.acquisitions()]
+            kept = s.labels()
+        assert len(first) % 3 == 0 and 7 <= len(kept) <= len(first) < 40
+        waiting = [i for i in first if i not in kept]
+        if waiting:
+            break
+    assert waiting, "three kills in a row landed between batches"
+    full, again = _run(where, "full", f"active:{db}:-:{40 - len(kept)}:3", max_samples=3)
     truth = _scores(_read(full["log"]))
     md = _read(again["log"]).results.early_stopping.metadata
     with Session.open(db) as s:
