@@ -3,6 +3,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh hf,dev
+# a real vLLM (CPU build) in .venv-vllm, for tests/models/test_vllm_real.py
+bash scripts/install_vllm.sh
 . .venv/bin/activate
 ruff check src tests benchmarks
 # pytest exits 5 when it collected no test: treat that as a failure, not a pass.

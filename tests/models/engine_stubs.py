@@ -1,6 +1,7 @@
 """Stand-ins for vLLM's and SGLang's label-token log-prob requests, for tests.
 
-Neither engine runs on this machine (no GPU build of either is installed), so the
+SGLang has no CPU build on PyPI, and vLLM's (tested for real in
+test_vllm_real.py) cannot be made to clamp a label or refuse echo on demand, so the
 request shapes their sources document are answered by a small HTTP server whose
 numbers come from a real ``llama_cpp.Llama`` on the bundled GGUF (the
 :func:`server.reference_completions_server` handler: correct ``echo`` prompt

@@ -2,9 +2,10 @@
 
 The ``topk`` path (the first generated token's top-k log-probs) and the fallback to
 it run against a real llama-cpp-python server on the bundled SmolLM2 GGUF, which
-has neither vLLM's ``logprob_token_ids`` nor SGLang's ``/generate``. vLLM's and
-SGLang's own request shapes cannot be served for real here (neither engine is
-installed), so they run against :mod:`engine_stubs`: a small HTTP server answering
+has neither vLLM's ``logprob_token_ids`` nor SGLang's ``/generate``. SGLang's
+request shape (no CPU build of SGLang exists on PyPI) and vLLM's faults (a label at
+the -9999 clamp; vLLM itself runs for real in test_vllm_real.py) run against
+:mod:`engine_stubs`: a small HTTP server answering
 exactly the shapes the engines' sources document, with numbers from a real
 ``llama_cpp.Llama`` on the same GGUF. The prompt-log-prob path (``echo``) is
 compared on the reference server, because llama-cpp-python's own echo is shifted
