@@ -17,11 +17,13 @@ adaptive design), ``status``, ``select --n 50``, ``import`` of those 50 labels,
 ``--labels 0 50 500 2000`` (one N) measures instead how ``select --n 50`` and
 ``estimate`` grow with the labels a session holds: the session is grown as people run
 it, rounds of ``select --n 50``, the round's labels (from the pool's label column) and
-an ``estimate`` (in one untimed child process); at each label count a copy of the file
-is measured by the round's next commands (``select --n 50``; its labels; ``estimate``,
-each as its own timed process, twice). ``estimate*`` is one estimate of a copy whose
-stored blind-spot state was deleted (what a file without one, written before, costs
-at its first estimate; ``select`` stores the state since). With ``--baseline SRC`` the
+an ``estimate`` (in one untimed child process), and the file kept at each label count;
+then a copy of each kept file is measured by the round's next commands (``select --n
+50``; its labels; ``estimate``, each as its own timed process), ``--repeat`` times, the
+label counts interleaved (every count in each repeat, the order rotated). ``estimate*``
+is one estimate of a copy whose stored blind-spot state was deleted (what a file
+without one, written before, costs at its first estimate; ``select`` stores the state
+since). With ``--baseline SRC`` the
 other checkout's commands run on the same copies, alternating with this one's.
 
 CPU seconds, not wall time: the machine is shared, and the commands are
@@ -237,31 +239,39 @@ def label_sweep(src: Path, inputs: tuple[Path, Path, Path], workdir: Path,
                "--surrogate", f"table:{sur}", "--target", f"table:{tgt}", "--seed", "0",
                "--no-progress", "--no-cache"], workdir)
     sources = [("", src)] + ([] if baseline is None else [("base ", baseline)])
-    out: dict[int, dict[str, list[float]]] = {}
-    for level in sorted(levels):
+    levels = sorted(levels)
+    snapshots: dict[int, Path] = {}
+    for level in levels:  # grown once; each level's file kept
         _grow(src, db, level, 50, workdir)
-        got: dict[str, list[float]] = {f"{p}{c}": [] for p, _ in sources
-                                       for c in ("select", "estimate", "estimate*")}
-        for r in range(repeat):
+        snapshots[level] = workdir / f"s-{level}.db"
+        shutil.copy(db, snapshots[level])
+    out: dict[int, dict[str, list[float]]] = {
+        level: {f"{p}{c}": [] for p, _ in sources for c in ("select", "estimate", "estimate*")}
+        for level in levels}
+    copy = workdir / "copy.db"
+    for r in range(repeat):
+        # interleaved: every level in each repeat, the order rotated from repeat to repeat,
+        # so that a change in the machine's load falls on all levels alike
+        for level in levels[r % len(levels):] + levels[:r % len(levels)]:
+            got = out[level]
             for prefix, source in (sources if r % 2 else sources[::-1]):
-                copy = workdir / "copy.db"
-                shutil.copy(db, copy)
+                shutil.copy(snapshots[level], copy)
                 got[f"{prefix}select"].append(
                     _run(source, ["select", str(copy), "--n", "50"], workdir)["cpu"])
                 _label_all(src, copy, workdir)
                 got[f"{prefix}estimate"].append(
                     _run(source, ["estimate", str(copy), "--no-progress"], workdir)["cpu"])
+    for level in levels:
+        got = out[level]
         if level >= 50:
             for prefix, source in sources:
-                copy = workdir / "copy.db"
-                shutil.copy(db, copy)
+                shutil.copy(snapshots[level], copy)
                 con = sqlite3.connect(copy)
                 con.execute("DROP TABLE IF EXISTS blind_spot_checkpoint")
                 con.commit()
                 con.close()
                 got[f"{prefix}estimate*"].append(
                     _run(source, ["estimate", str(copy), "--no-progress"], workdir)["cpu"])
-        out[level] = got
         print(f"labels {level}: " + ", ".join(
             f"{c} " + "/".join(f"{x:.2f}" for x in v) for c, v in got.items()), flush=True)
     return out
@@ -280,6 +290,15 @@ def _label_all(src: Path, db: Path, workdir: Path) -> None:
     subprocess.run([sys.executable, "-c", _LABEL, str(db)], env=env, cwd=workdir, check=True)
 
 
+def _cell(xs: list[float]) -> str:
+    """Each value (up to three), else the median and the range."""
+    if not xs:
+        return "-"
+    if len(xs) <= 3:
+        return ", ".join(f"{x:.2f}" for x in xs)
+    return f"{float(np.median(xs)):.2f} ({min(xs):.2f}-{max(xs):.2f}; {len(xs)} runs)"
+
+
 def sweep_table(res: dict[int, dict[str, list[float]]]) -> str:
     """Markdown: labels held -> CPU s of ``select --n 50``, ``estimate``, ``estimate*``
     (and the baseline's, where measured)."""
@@ -290,7 +309,7 @@ def sweep_table(res: dict[int, dict[str, list[float]]]) -> str:
         heads = [h for h in heads for h in (f"baseline: {h}", f"this: {h}")]
     lines = ["| labels held | " + " | ".join(heads) + " |", "|---" * (len(heads) + 1) + "|"]
     for level, got in sorted(res.items()):
-        cells = [", ".join(f"{x:.2f}" for x in got.get(c, [])) or "-" for c in cmds]
+        cells = [_cell(got.get(c, [])) for c in cmds]
         lines.append(f"| {level:,} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -374,6 +393,8 @@ def main() -> None:
     ap.add_argument("--no-write", action="store_true")
     ap.add_argument("--labels", nargs="+", type=int, default=None,
                     help="instead: select and estimate against the labels held (one N)")
+    ap.add_argument("--repeat", type=int, default=2,
+                    help="with --labels: measurements per label count (interleaved)")
     ap.add_argument("--min-available-gb", type=float, default=0.0,
                     help="stop a command when the machine's available memory falls below "
                          "this (a shared machine; 0: never)")
@@ -396,7 +417,7 @@ def main() -> None:
         n = ns[0]
         res = label_sweep(ROOT / "src", make_inputs(args.cache / f"{args.format}-{n}", n,
                                                    args.format),
-                          args.cache / f"labels-{n}", args.labels,
+                          args.cache / f"labels-{n}", args.labels, repeat=args.repeat,
                           baseline=None if args.baseline is None else args.baseline.resolve())
         print(f"N = {_fmt_n(n)}; start: {start}; end: {conditions()}")
         print(sweep_table(res))
