@@ -20,7 +20,8 @@ it, rounds of ``select --n 50``, the round's labels (from the pool's label colum
 an ``estimate`` (in one untimed child process), and the file kept at each label count;
 then a copy of each kept file is measured by the round's next commands (``select --n
 50``; its labels; ``estimate``, each as its own timed process), ``--repeat`` times, the
-label counts interleaved (every count in each repeat, the order rotated). ``estimate*``
+label counts interleaved (every count in each repeat, the order rotated;
+``--select-only``: the ``select`` alone). ``estimate*``
 is one estimate of a copy whose stored blind-spot state was deleted (what a file
 without one, written before, costs at its first estimate; ``select`` stores the state
 since). With ``--baseline SRC`` the
@@ -224,8 +225,8 @@ def _grow(src: Path, db: Path, labels: int, step: int, workdir: Path) -> None:
 
 
 def label_sweep(src: Path, inputs: tuple[Path, Path, Path], workdir: Path,
-                levels: list[int], repeat: int = 2, baseline: Path | None = None
-                ) -> dict[int, dict[str, list[float]]]:
+                levels: list[int], repeat: int = 2, baseline: Path | None = None,
+                select_only: bool = False) -> dict[int, dict[str, list[float]]]:
     """labels held -> command -> CPU seconds of each repeat (module docstring).
     ``baseline``: another checkout's ``src``, measured on the same copies in the same
     minutes (its commands' keys get a ``base `` prefix; the order of the two alternates
@@ -258,12 +259,14 @@ def label_sweep(src: Path, inputs: tuple[Path, Path, Path], workdir: Path,
                 shutil.copy(snapshots[level], copy)
                 got[f"{prefix}select"].append(
                     _run(source, ["select", str(copy), "--n", "50"], workdir)["cpu"])
+                if select_only:
+                    continue
                 _label_all(src, copy, workdir)
                 got[f"{prefix}estimate"].append(
                     _run(source, ["estimate", str(copy), "--no-progress"], workdir)["cpu"])
     for level in levels:
         got = out[level]
-        if level >= 50:
+        if level >= 50 and not select_only:
             for prefix, source in sources:
                 shutil.copy(snapshots[level], copy)
                 con = sqlite3.connect(copy)
@@ -395,6 +398,8 @@ def main() -> None:
                     help="instead: select and estimate against the labels held (one N)")
     ap.add_argument("--repeat", type=int, default=2,
                     help="with --labels: measurements per label count (interleaved)")
+    ap.add_argument("--select-only", action="store_true",
+                    help="with --labels: time select --n 50 alone (no labels, no estimate)")
     ap.add_argument("--min-available-gb", type=float, default=0.0,
                     help="stop a command when the machine's available memory falls below "
                          "this (a shared machine; 0: never)")
@@ -418,6 +423,7 @@ def main() -> None:
         res = label_sweep(ROOT / "src", make_inputs(args.cache / f"{args.format}-{n}", n,
                                                    args.format),
                           args.cache / f"labels-{n}", args.labels, repeat=args.repeat,
+                          select_only=args.select_only,
                           baseline=None if args.baseline is None else args.baseline.resolve())
         print(f"N = {_fmt_n(n)}; start: {start}; end: {conditions()}")
         print(sweep_table(res))
