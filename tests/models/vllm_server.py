@@ -30,13 +30,30 @@ from pathlib import Path
 
 from server import _kill_group, _ready, free_port  # tests/models/server.py (on sys.path)
 
-__all__ = ["VLLMStartError", "prefix_cache_counts", "vllm_python", "vllm_server"]
+__all__ = ["VLLMServer", "VLLMStartError", "prefix_cache_counts", "vllm_python", "vllm_server"]
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 class VLLMStartError(RuntimeError):
     """The vLLM server exited, or did not answer, before it was ready."""
+
+
+class VLLMServer:
+    """A running server: its ``/v1`` base URL, whether it still runs, its log's end."""
+
+    def __init__(self, url: str, proc: subprocess.Popen[bytes], log: Path) -> None:
+        self.url = url
+        self._proc = proc
+        self._log = log
+
+    def alive(self) -> bool:
+        """True while the server process runs."""
+        return self._proc.poll() is None
+
+    def log_tail(self, chars: int = 3000) -> str:
+        """The last ``chars`` characters of the server's output."""
+        return self._log.read_text(errors="replace")[-chars:]
 
 
 def vllm_python() -> Path | None:
@@ -48,8 +65,10 @@ def vllm_python() -> Path | None:
 
 @contextlib.contextmanager
 def vllm_server(model_dir: str | Path, *, name: str = "m", dtype: str = "float32",
-                max_model_len: int = 2048, startup_timeout: float = 600.0) -> Iterator[str]:
-    """Serve ``model_dir`` with vLLM on 127.0.0.1; yield ``http://127.0.0.1:PORT/v1``.
+                max_model_len: int = 2048, startup_timeout: float = 600.0
+                ) -> Iterator[VLLMServer]:
+    """Serve ``model_dir`` with vLLM on 127.0.0.1; yield it (``.url``:
+    ``http://127.0.0.1:PORT/v1``).
 
     ``dtype="float32"`` so that its numbers can be compared with an in-process
     transformers model on the same weights; ``--enforce-eager`` skips graph
@@ -87,7 +106,7 @@ def vllm_server(model_dir: str | Path, *, name: str = "m", dtype: str = "float32
                        else f"did not answer within {startup_timeout:.0f} s")
                 raise VLLMStartError(f"vLLM server {why}; command {cmd}; log tail:\n{tail}")
             time.sleep(0.5)
-        yield f"{root}/v1"
+        yield VLLMServer(f"{root}/v1", proc, Path(log.name))
     finally:
         _kill_group(proc)
         atexit.unregister(killer)
