@@ -32,8 +32,8 @@ from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
-__all__ = ["FAULT_MODES", "FaultServer", "fault_server", "free_port", "llama_server",
-           "reference_completions_server"]
+__all__ = ["FAULT_MODES", "FaultServer", "ServerStartError", "fault_server", "free_port",
+           "llama_server", "reference_completions_server", "serve_process"]
 
 
 def free_port() -> int:
@@ -75,26 +75,45 @@ def llama_server(model_path: str | Path, *, n_ctx: int = 2048, n_threads: int = 
             (the end of its log is included).
     """
     port = free_port()
-    log = tempfile.NamedTemporaryFile(prefix="llama_server_", suffix=".log", delete=False)  # noqa: SIM115
     cmd = [sys.executable, "-m", "activetest.models.llama_server", "--model", str(model_path),
            "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx),
            "--n_threads", str(n_threads), "--n_threads_batch", str(n_threads),
            "--seed", "0", *extra_args]
+    base = f"http://127.0.0.1:{port}/v1"
+    with serve_process(cmd, f"{base}/models", "llama_cpp.server", startup_timeout):
+        yield base
+
+
+class ServerStartError(RuntimeError):
+    """A server process exited, or did not answer, before it was ready."""
+
+
+@contextlib.contextmanager
+def serve_process(cmd: list[str], ready_url: str, what: str, startup_timeout: float,
+                  env: dict[str, str] | None = None
+                  ) -> Iterator[tuple[subprocess.Popen[bytes], Path]]:
+    """Run ``cmd`` in its own process group until ``GET ready_url`` answers 200; yield
+    the process and its log file; on exit kill the group (an ``atexit`` hook too).
+
+    Raises:
+        ServerStartError: the process exited or did not answer within
+            ``startup_timeout`` (``what``, the command and the end of its log included).
+    """
+    log = tempfile.NamedTemporaryFile(prefix="server_", suffix=".log", delete=False)  # noqa: SIM115
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                            start_new_session=True)
+                            start_new_session=True, env=env)
     killer = functools.partial(_kill_group, proc)
     atexit.register(killer)
-    base = f"http://127.0.0.1:{port}/v1"
     try:
         deadline = time.monotonic() + startup_timeout
-        while not _ready(f"{base}/models"):
+        while not _ready(ready_url):
             if proc.poll() is not None or time.monotonic() > deadline:
                 tail = Path(log.name).read_text(errors="replace")[-3000:]
                 why = (f"exited with {proc.returncode}" if proc.poll() is not None
                        else f"did not answer within {startup_timeout:.0f} s")
-                raise RuntimeError(f"llama_cpp.server {why}; command {cmd}; log tail:\n{tail}")
+                raise ServerStartError(f"{what} {why}; command {cmd}; log tail:\n{tail}")
             time.sleep(0.25)
-        yield base
+        yield proc, Path(log.name)
     finally:
         _kill_group(proc)
         atexit.unregister(killer)

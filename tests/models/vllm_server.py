@@ -5,8 +5,8 @@ vLLM lives in a virtual environment of its own (``scripts/install_vllm.sh`` make
 reach it over HTTP only, as a user's scorer would. :func:`vllm_python` finds that
 interpreter (``None`` when there is none). :func:`vllm_server` runs
 ``python -m vllm.entrypoints.openai.api_server`` on a local Hugging Face model folder
-in its own process group, waits for ``GET /health``, yields the ``/v1`` base URL and
-kills the whole group on exit (an ``atexit`` hook too).
+in its own process group (:func:`server.serve_process`), waits for ``GET /health``,
+yields the running server and kills the whole group on exit.
 
 A server that exits before it answers raises :class:`VLLMStartError` with the end of
 its log: on a CPU whose instructions this vLLM build cannot run, the tests skip with
@@ -16,19 +16,15 @@ start can fail.
 
 from __future__ import annotations
 
-import atexit
 import contextlib
-import functools
 import os
 import re
 import subprocess
-import tempfile
-import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
-from server import _kill_group, _ready, free_port  # tests/models/server.py (on sys.path)
+from server import ServerStartError, free_port, serve_process  # tests/models (on sys.path)
 
 __all__ = ["VLLMServer", "VLLMStartError", "prefix_cache_counts", "vllm_python", "vllm_server"]
 
@@ -84,7 +80,6 @@ def vllm_server(model_dir: str | Path, *, name: str = "m", dtype: str = "float32
         raise VLLMStartError("no vLLM interpreter: run scripts/install_vllm.sh "
                              "or set ACTIVETEST_VLLM_PYTHON")
     port = free_port()
-    log = tempfile.NamedTemporaryFile(prefix="vllm_server_", suffix=".log", delete=False)  # noqa: SIM115
     cmd = [str(python), "-m", "vllm.entrypoints.openai.api_server", "--model", str(model_dir),
            "--served-model-name", name, "--host", "127.0.0.1", "--port", str(port),
            "--dtype", dtype, "--max-model-len", str(max_model_len), "--enforce-eager",
@@ -92,27 +87,13 @@ def vllm_server(model_dir: str | Path, *, name: str = "m", dtype: str = "float32
     env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_CPU_OMP_THREADS_BIND": "nobind",
            "VLLM_NO_USAGE_STATS": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
     env.pop("PYTHONPATH", None)  # vLLM's own environment, not the project's
-    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                            start_new_session=True, env=env)
-    killer = functools.partial(_kill_group, proc)
-    atexit.register(killer)
     root = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + startup_timeout
-        while not _ready(f"{root}/health"):
-            if proc.poll() is not None or time.monotonic() > deadline:
-                tail = Path(log.name).read_text(errors="replace")[-3000:]
-                why = (f"exited with {proc.returncode}" if proc.poll() is not None
-                       else f"did not answer within {startup_timeout:.0f} s")
-                raise VLLMStartError(f"vLLM server {why}; command {cmd}; log tail:\n{tail}")
-            time.sleep(0.5)
-        yield VLLMServer(f"{root}/v1", proc, Path(log.name))
-    finally:
-        _kill_group(proc)
-        atexit.unregister(killer)
-        log.close()
-        with contextlib.suppress(OSError):
-            os.unlink(log.name)
+        with serve_process(cmd, f"{root}/health", "vLLM server", startup_timeout,
+                           env) as (proc, log):
+            yield VLLMServer(f"{root}/v1", proc, log)
+    except ServerStartError as exc:
+        raise VLLMStartError(str(exc)) from exc
 
 
 def prefix_cache_counts(base_url: str) -> tuple[float, float]:
