@@ -147,3 +147,37 @@ def test_after_kill_9_at_a_random_point_the_checkpoint_is_the_replay(
             _assert_same_bits(ck, full)
         got = [(x.index, x.q) for x in s.acquisitions()]
     assert got == ref
+
+
+def _column_rowids(s: Session, name: str) -> list[int]:
+    return [r[0] for r in s.store._conn.execute(
+        "SELECT rowid FROM columns WHERE name = ? ORDER BY chunk", (name,))]
+
+
+@pytest.mark.parametrize("kw", [{}, {"metric": "both"}], ids=["earned", "two-metric"])
+def test_s_and_g_columns_are_kept_between_refits_and_the_checkpoint_stays_the_replay(
+        pool_files: PoolFiles, tmp_path: Path, kw: dict[str, object]) -> None:
+    """A select that continues the stored checkpoint without a refit keeps its ``s`` and
+    ``g`` columns (the same rows, not written again; ``aux`` is written again); one that
+    refits writes them anew; the loaded sampler is the full replay's either way."""
+    s = _create(pool_files, tmp_path / "a.db", **kw)
+    seen = {"kept": 0, "written": 0}
+    with s:
+        for _ in range(40):
+            before = {n: _column_rowids(s, f"checkpoint:{n}") for n in ("s", "g", "aux:0")}
+            refits = int(s.store.design_draws()[-1][4]) if s.store.design_draws() else 0
+            s.select(1)
+            ck, full = _both_paths(s)
+            assert ck is not None
+            _assert_same_bits(ck, full)
+            after = {n: _column_rowids(s, f"checkpoint:{n}") for n in before}
+            if before["s"] and int(s.store.design_draws()[-1][4]) == refits:
+                assert after["s"] == before["s"] and after["g"] == before["g"]
+                if kw:  # the two-metric design's aux rows: written again
+                    assert after["aux:0"] and after["aux:0"] != before["aux:0"]
+                seen["kept"] += 1
+            elif after["s"]:
+                assert after["s"] != before["s"]
+                seen["written"] += 1
+            s.label_from_data()
+    assert seen["kept"] >= 5 and seen["written"] >= 2, seen

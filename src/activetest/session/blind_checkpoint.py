@@ -243,8 +243,9 @@ def save(store: SessionStore, key: str, state: CurveState, *,
     read-only, locked or full file, or one without columns): the estimate only reads.
 
     ``design_of``: the key of the stored state this one continued, if the design has
-    not refitted since (its per-item arrays are then the stored ones, which are kept
-    rather than written again, if that state is still the one stored)."""
+    not refitted since (its ``s`` and ``g`` are then the stored ones, which are kept
+    rather than written again, if that state is still the one stored; ``aux``, which
+    the out-of-sample guard writes at every draw, is always written)."""
     if not checkpoint.enabled() or not store.writable or not store._has_columns():
         return False
     from activetest.session import columns as cols
@@ -266,13 +267,16 @@ def save(store: SessionStore, key: str, state: CurveState, *,
             keep = design_of is not None and c.execute(
                 "SELECT key FROM blind_spot_checkpoint").fetchall() == [(design_of,)]
             c.execute("DELETE FROM blind_spot_checkpoint")
-            kept = {_COLUMN + name for name, _ in design} if keep else set()
+            # s and g change only at a refit; aux rows may change at every draw (the
+            # out-of-sample guard's record), so they are always written
+            kept = {_COLUMN + "s", _COLUMN + "g"} if keep else set()
             for (name,) in c.execute("SELECT name FROM column_info WHERE name LIKE ?",
                                      (_COLUMN + "%",)).fetchall():
                 if name not in kept:
                     cols.delete_column(c, name)
-            for name, v in running + ([] if keep else design):
-                cols.write_column(c, _COLUMN + name, v)
+            for name, v in running + design:
+                if _COLUMN + name not in kept:
+                    cols.write_column(c, _COLUMN + name, v)
             c.execute("INSERT INTO blind_spot_checkpoint (k, key, state) VALUES (?, ?, ?)",
                       (int(state.k), key, blob))
         return True

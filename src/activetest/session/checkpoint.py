@@ -20,8 +20,10 @@ The design's per-item arrays (score ``s``, control ``g``, the two-metric design'
 (62M items): before the design's first refit they are its starting arrays and are not
 stored at all; after it they are chunked columns ``checkpoint:s``, ``checkpoint:g``,
 ``checkpoint:aux:0..2`` of the session file (:mod:`activetest.session.columns`),
-written in the same transaction. The remaining-items mask is the complement of the
-draws. (Checkpoints written before kept them in the blob; they load as before.)
+written in the same transaction (``s`` and ``g`` kept rather than written again where
+the sampler continues the stored checkpoint without a refit since: they change only at
+a refit). The remaining-items mask is the complement of the draws. (Checkpoints
+written before kept them in the blob; they load as before.)
 ``ACTIVETEST_CHECKPOINTS=0`` in the environment makes every command replay (for
 benchmarks and for the tests that compare both paths).
 """
@@ -84,20 +86,33 @@ def save(store: SessionStore, sampler: Any) -> None:
         arrays["per_item"] = np.array([2 if fitted else 1], dtype=np.int64)
     np.savez(buf, allow_pickle=False, **arrays)
     key = (len(sampler.acquired), len(sampler.losses), spec_hash(sampler.design, sampler.seed))
+    # s and g change only at a refit: where this state continues the stored checkpoint
+    # (loaded from it, its columns read, no refit since, the same state object) and that
+    # checkpoint is still the stored one, its s and g columns are kept, not written again
+    prev = getattr(sampler, "_columns_of", None)
+    unchanged = (columns and fitted and prev is not None and prev[2] is st
+                 and prev[1] == int(st["ist"][1]))
     with store.transaction() as c:
         c.execute(_SCHEMA)
+        keep = unchanged and c.execute(
+            "SELECT draws, labels, spec_hash FROM adaptive_checkpoints").fetchall() == [prev[0]]
         c.execute("DELETE FROM adaptive_checkpoints")
         if columns:
             from activetest.session import columns as cols
 
+            kept = {_COLUMN + "s", _COLUMN + "g"} if keep else set()
             for (name,) in c.execute("SELECT name FROM column_info WHERE name LIKE ?",
                                      (_COLUMN + "%",)).fetchall():
-                cols.delete_column(c, name)
+                if name not in kept:
+                    cols.delete_column(c, name)
             if fitted:
                 for name, v in _per_item(st):
-                    cols.write_column(c, _COLUMN + name, v)
+                    if _COLUMN + name not in kept:
+                        cols.write_column(c, _COLUMN + name, v)
         c.execute("INSERT INTO adaptive_checkpoints (draws, labels, spec_hash, state) "
                   "VALUES (?, ?, ?, ?)", (*key, buf.getvalue()))
+    if columns and fitted:
+        sampler._columns_of = (key, int(st["ist"][1]), st)
 
 
 def load(store: SessionStore, design: Any, seed: int | None, rng_state: Any,
@@ -116,7 +131,10 @@ def load(store: SessionStore, design: Any, seed: int | None, rng_state: Any,
     if not rows:
         return None
     try:
-        return _rebuild(store, design, seed, rng_state, acq, dd, seen, bytes(rows[0][0]))
+        sampler = _rebuild(store, design, seed, rng_state, acq, dd, seen, bytes(rows[0][0]))
+        if getattr(sampler, "_columns_of", None) is not None:  # its s, g read from columns
+            sampler._columns_of = (key, *sampler._columns_of[1:])
+        return sampler
     except (ValueError, KeyError, OSError, EOFError, TypeError, IndexError,
             sqlite3.DatabaseError):  # damaged: replay
         return None
@@ -153,6 +171,7 @@ def _rebuild(store: SessionStore, design: Any, seed: int | None, rng_state: Any,
     sampler = AdaptiveSampler(design, seed=seed)
     fresh = sampler._st
     st = {k[3:]: v for k, v in data.items() if k.startswith("st_")}
+    columns_read = False
     if "per_item" in data:  # the per-item arrays: the start's, or stored as columns
         if set(st) & set(_PER_ITEM):
             raise ValueError("checkpoint holds per-item arrays twice")
@@ -165,6 +184,7 @@ def _rebuild(store: SessionStore, design: Any, seed: int | None, rng_state: Any,
                 if info is None or info.n_rows != out.shape[0] or info.width != 1:
                     raise ValueError(f"checkpoint column {name} is missing")
                 cols.read_column(conn, info, out)
+            columns_read = True
         rem = fresh["rem"]
         rem[np.asarray([a.index for a in acq], dtype=np.int64)] = False
         for k in _PER_ITEM:
@@ -176,4 +196,6 @@ def _rebuild(store: SessionStore, design: Any, seed: int | None, rng_state: Any,
     for name, values in lists.items():
         setattr(sampler, name, values)
     sampler._rng.bit_generator.state = rng
+    if columns_read:  # what save() needs to keep the s and g columns (the key: load's)
+        sampler._columns_of = (None, int(st["ist"][1]), st)
     return sampler
