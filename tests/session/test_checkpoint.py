@@ -154,12 +154,87 @@ def _column_rowids(s: Session, name: str) -> list[int]:
         "SELECT rowid FROM columns WHERE name = ? ORDER BY chunk", (name,))]
 
 
+def _checkpoint_columns(s: Session) -> list[str]:
+    return [r[0] for r in s.store._conn.execute(
+        "SELECT name FROM column_info WHERE name LIKE 'checkpoint:%'")]
+
+
+def _blob(s: Session) -> dict[str, np.ndarray]:
+    import io
+
+    (raw,), = s.store._conn.execute("SELECT state FROM adaptive_checkpoints").fetchall()
+    with np.load(io.BytesIO(bytes(raw)), allow_pickle=False) as z:
+        return {k: z[k] for k in z.files}
+
+
+@pytest.mark.parametrize("kw", [{}, {"metric": "both"}], ids=["earned", "two-metric"])
+def test_per_item_arrays_are_recomputed_from_the_last_refit_not_stored(
+        pool_files: PoolFiles, tmp_path: Path, kw: dict[str, object]) -> None:
+    """After a refit the checkpoint stores no per-item column, only the weights before
+    the refit; the loaded sampler (its ``s``, ``g``, ``aux`` recomputed by running that
+    refit again) is the full replay's to the last bit at every step, refits or not."""
+    s = _create(pool_files, tmp_path / "a.db", **kw)
+    modes = set()
+    with s:
+        for _ in range(40):
+            s.select(1)
+            ck, full = _both_paths(s)
+            assert ck is not None
+            _assert_same_bits(ck, full)
+            assert _checkpoint_columns(s) == []
+            blob = _blob(s)
+            modes.add(int(blob["per_item"][0]))
+            if int(blob["per_item"][0]) == 3:
+                assert blob["w_pre"].tobytes() == full.w_pre.tobytes()
+                assert int(full._st["ist"][1]) > 0
+            s.label_from_data()
+        assert int(full._st["ist"][1]) >= 3  # several refits were run again
+    assert modes == {1, 3}
+
+
+def test_a_checkpoint_whose_last_refit_does_not_rerun_is_replayed(
+        pool_files: PoolFiles, tmp_path: Path) -> None:
+    """Weights before the last refit that do not give the stored state (here changed in
+    the last bit): the checkpoint is not used, the command replays and draws what an
+    untouched session draws."""
+    import io
+
+    paths = [tmp_path / "a.db", tmp_path / "b.db"]
+    for path in paths:
+        with _create(pool_files, path) as s:
+            for n in (10, 10, 10, 10):
+                s.select(n)
+                s.label_from_data()
+    with Session.open(paths[1]) as s:
+        blob = _blob(s)
+        assert int(blob["per_item"][0]) == 3
+        blob["w_pre"] = np.nextafter(blob["w_pre"], np.inf)
+        buf = io.BytesIO()
+        np.savez(buf, allow_pickle=False, **blob)
+        s.store._conn.execute("UPDATE adaptive_checkpoints SET state = ?", (buf.getvalue(),))
+        s.store._conn.commit()
+        ck, full = _both_paths(s)
+        assert ck is None and full is not None
+    got = []
+    for path in paths:
+        with Session.open(path) as s:
+            s.select(4)
+            got.append([(x.index, x.q) for x in s.acquisitions()])
+    assert got[0] == got[1]
+
+
 @pytest.mark.parametrize("kw", [{}, {"metric": "both"}], ids=["earned", "two-metric"])
 def test_s_and_g_columns_are_kept_between_refits_and_the_checkpoint_stays_the_replay(
-        pool_files: PoolFiles, tmp_path: Path, kw: dict[str, object]) -> None:
-    """A select that continues the stored checkpoint without a refit keeps its ``s`` and
-    ``g`` columns (the same rows, not written again; ``aux`` is written again); one that
-    refits writes them anew; the loaded sampler is the full replay's either way."""
+        pool_files: PoolFiles, tmp_path: Path, kw: dict[str, object],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the per-item arrays are stored as columns (the out-of-sample guard's design,
+    whose ``aux`` records each draw; here any design made to store them): a select that
+    continues the stored checkpoint without a refit keeps its ``s`` and ``g`` columns
+    (the same rows, not written again; ``aux`` is written again); one that refits writes
+    them anew; the loaded sampler is the full replay's either way."""
+    from activetest.stats.adaptive import AdaptiveDesign
+
+    monkeypatch.setattr(AdaptiveDesign, "redoable", property(lambda self: False))
     s = _create(pool_files, tmp_path / "a.db", **kw)
     seen = {"kept": 0, "written": 0}
     with s:

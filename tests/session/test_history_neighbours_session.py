@@ -6,6 +6,7 @@ made before the column existed (real files, real SQLite, real CLI)."""
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 import random
@@ -237,6 +238,11 @@ def test_checkpoint_and_full_replay_are_the_same_sampler(
         ck, full = _both_paths(s)
         assert ck is not None
         _same_bits(ck, full)
+        # its per-item arrays were not stored but recomputed by the last refit run again
+        # (on the matrix with the column as that refit computed it)
+        (raw,), = s.store._conn.execute("SELECT state FROM adaptive_checkpoints").fetchall()
+        with np.load(io.BytesIO(bytes(raw)), allow_pickle=False) as z:
+            assert int(z["per_item"][0]) == 3 and int(ck._st["ist"][1]) > 1
         texts = []
         for use in ("1", "0"):
             monkeypatch.setenv("ACTIVETEST_CHECKPOINTS", use)

@@ -17,13 +17,21 @@ Only the latest checkpoint is kept (older ones are deleted in the same transacti
 
 The design's per-item arrays (score ``s``, control ``g``, the two-metric design's
 ``aux``; ``N`` values each) are not in the blob, which SQLite refuses over 1e9 bytes
-(62M items): before the design's first refit they are its starting arrays and are not
-stored at all; after it they are chunked columns ``checkpoint:s``, ``checkpoint:g``,
-``checkpoint:aux:0..2`` of the session file (:mod:`activetest.session.columns`),
-written in the same transaction (``s`` and ``g`` kept rather than written again where
-the sampler continues the stored checkpoint without a refit since: they change only at
-a refit). The remaining-items mask is the complement of the draws. (Checkpoints
-written before kept them in the blob; they load as before.)
+(62M items). Before the design's first refit they are its starting arrays and are not
+stored at all. After it they are not stored either but recomputed on load: they are a
+function of the last refit alone, so the blob keeps the weights before that refit
+(``w_pre``) and :meth:`~activetest.stats.adaptive.AdaptiveSampler.redo_last_refit`
+runs it again (the same compiled refit on the same inputs: the same arrays to the
+last bit, checked against the stored weights, lambda and ridge; a mismatch replays).
+That saves writing ``N`` values per array after every refit (at 1e6 items, most of a
+``select``'s difference between a session with labels and one without). The
+out-of-sample guard's ``aux`` also records each draw: for it they are chunked columns
+``checkpoint:s``, ``checkpoint:g``, ``checkpoint:aux:0..6`` of the session file
+(:mod:`activetest.session.columns`), written in the same transaction (``s`` and ``g``
+kept rather than written again where the sampler continues the stored checkpoint
+without a refit since: they change only at a refit), as every design's were before
+(such checkpoints load as before). The remaining-items mask is the complement of the
+draws. (Checkpoints written before that kept them in the blob; they load as before.)
 ``ACTIVETEST_CHECKPOINTS=0`` in the environment makes every command replay (for
 benchmarks and for the tests that compare both paths).
 """
@@ -76,21 +84,25 @@ def save(store: SessionStore, sampler: Any) -> None:
     columns = store._has_columns()
     arrays = {f"st_{k}": v for k, v in st.items() if not (columns and k in _PER_ITEM)}
     fitted = int(st["ist"][1]) > 0  # refitted: s, g, aux are no longer the start's
+    # after a refit: recomputed on load from the weights before it, else stored
+    redo = fitted and sampler.w_pre is not None and sampler.design.redoable
     for name in _INT_LISTS:
         arrays[f"l_{name}"] = np.asarray(getattr(sampler, name), dtype=np.int64)
     for name in _FLOAT_LISTS:
         arrays[f"l_{name}"] = np.asarray(getattr(sampler, name), dtype=np.float64)
     rng = json.dumps(sampler._rng.bit_generator.state, default=int)
     arrays["rng"] = np.frombuffer(rng.encode(), dtype=np.uint8)
+    if sampler.w_pre is not None:
+        arrays["w_pre"] = np.asarray(sampler.w_pre, dtype=np.float64)
     if columns:
-        arrays["per_item"] = np.array([2 if fitted else 1], dtype=np.int64)
+        arrays["per_item"] = np.array([3 if redo else 2 if fitted else 1], dtype=np.int64)
     np.savez(buf, allow_pickle=False, **arrays)
     key = (len(sampler.acquired), len(sampler.losses), spec_hash(sampler.design, sampler.seed))
     # s and g change only at a refit: where this state continues the stored checkpoint
     # (loaded from it, its columns read, no refit since, the same state object) and that
     # checkpoint is still the stored one, its s and g columns are kept, not written again
     prev = getattr(sampler, "_columns_of", None)
-    unchanged = (columns and fitted and prev is not None and prev[2] is st
+    unchanged = (columns and fitted and not redo and prev is not None and prev[2] is st
                  and prev[1] == int(st["ist"][1]))
     with store.transaction() as c:
         c.execute(_SCHEMA)
@@ -105,13 +117,13 @@ def save(store: SessionStore, sampler: Any) -> None:
                                      (_COLUMN + "%",)).fetchall():
                 if name not in kept:
                     cols.delete_column(c, name)
-            if fitted:
+            if fitted and not redo:
                 for name, v in _per_item(st):
                     if _COLUMN + name not in kept:
                         cols.write_column(c, _COLUMN + name, v)
         c.execute("INSERT INTO adaptive_checkpoints (draws, labels, spec_hash, state) "
                   "VALUES (?, ?, ?, ?)", (*key, buf.getvalue()))
-    if columns and fitted:
+    if columns and fitted and not redo:
         sampler._columns_of = (key, int(st["ist"][1]), st)
 
 
@@ -172,10 +184,14 @@ def _rebuild(store: SessionStore, design: Any, seed: int | None, rng_state: Any,
     fresh = sampler._st
     st = {k[3:]: v for k, v in data.items() if k.startswith("st_")}
     columns_read = False
-    if "per_item" in data:  # the per-item arrays: the start's, or stored as columns
+    mode = int(data["per_item"][0]) if "per_item" in data else 0
+    if mode == 3 and "w_pre" not in data:
+        raise ValueError("checkpoint lacks the weights before its last refit")
+    if "per_item" in data:  # the per-item arrays: the start's, stored as columns, or
+        # the start's until the last refit is run again (below)
         if set(st) & set(_PER_ITEM):
             raise ValueError("checkpoint holds per-item arrays twice")
-        if int(data["per_item"][0]) == 2:
+        if mode == 2:
             from activetest.session import columns as cols
 
             conn = store._conn
@@ -196,6 +212,10 @@ def _rebuild(store: SessionStore, design: Any, seed: int | None, rng_state: Any,
     for name, values in lists.items():
         setattr(sampler, name, values)
     sampler._rng.bit_generator.state = rng
+    if "w_pre" in data:
+        sampler.w_pre = np.array(data["w_pre"], dtype=np.float64)
+    if mode == 3:
+        sampler.redo_last_refit(data["w_pre"])
     if columns_read:  # what save() needs to keep the s and g columns (the key: load's)
         sampler._columns_of = (None, int(st["ist"][1]), st)
     return sampler

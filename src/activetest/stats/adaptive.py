@@ -830,6 +830,54 @@ class AdaptiveDesign:
                              st["hidx"], st["hq"], st["hg"], st["hG"], st["hlam"], st["hV"], m,
                              u, forced, st["aux"], st["haux"], a, b, G))
 
+    @property
+    def redoable(self) -> bool:
+        """Whether a state's per-item arrays are a function of its last refit alone
+        (:meth:`AdaptiveSampler.redo_last_refit`): every design but the out-of-sample
+        guard's, whose ``aux`` also records each draw."""
+        return not (self._rule.shape[0] > 4 and self._rule[4] > 0)
+
+    def _phi(self, st: dict[str, np.ndarray]) -> np.ndarray:
+        """The per-item design matrix a refit of ``st`` uses (a subclass may keep it in
+        the state)."""
+        return self._Phi
+
+    def _refit_due(self, st: dict[str, np.ndarray], k: int) -> bool:
+        """Whether the next draw, knowing ``k`` labels, starts with a refit (the check
+        of :func:`activetest.stats._adaptive_kernels.prepare`)."""
+        i = int(st["ist"][0])
+        return i < self.schedule.shape[0] and int(self.schedule[i]) <= k + 1
+
+    def _redo_refit(self, st: dict[str, np.ndarray], w_pre: np.ndarray, rem: np.ndarray,
+                    k: int) -> None:
+        """Recompute the per-item arrays ``s``, ``g``, ``aux`` of ``st`` (a state after
+        a refit that knew ``k`` labels, its per-item arrays the design's start) by
+        running that refit again: from the weights before it (``w_pre``) with the
+        remaining-items mask it saw (``rem``). The same compiled refit on the same
+        inputs: the same arrays to the last bit. Checked: the refit must give the
+        state's weights, lambda, chosen ridge and refit count exactly.
+
+        Raises:
+            ValueError: the refit does not give the state's (not the state of this
+                design's refits: the caller replays instead).
+        """
+        ist = st["ist"].copy()
+        ist[1] -= 1
+        fst = st["fst"].copy()
+        W = np.array(w_pre, dtype=np.float64, copy=True)
+        if W.shape != st["W"].shape or ist[1] < 0:
+            raise ValueError("the weights before the last refit do not fit the design")
+        absres = st["absres"].copy()
+        lam_fixed = -1.0 if self.lam is None else float(self.lam)
+        ak.refit(self.kind, self._F, self._ktab, self._phi(st), self._w0, self.rhos,
+                 self.lambdas, lam_fixed, self._rule, ist, fst, W, st["s"], st["g"], rem,
+                 int(rem.sum()), st["hidx"], st["hy"], st["hL"], st["hq"], k, absres,
+                 st["aux"])
+        same = (np.array_equal(ist[1:], st["ist"][1:]) and np.array_equal(fst, st["fst"])
+                and np.array_equal(W, st["W"]) and np.array_equal(absres[:k], st["absres"][:k]))
+        if not same:
+            raise ValueError("the last refit, run again, does not give the stored state")
+
     def _mixture(self, st: dict[str, np.ndarray], m: int, k: int) -> tuple[float, float, float]:
         """Before draw m knowing k labels (refit if due): ``(a, b, G)``, the proposal
         being ``q_i = a s_i + b`` on the remaining items (``st["s"]``, ``st["rem"]``)."""
@@ -1000,6 +1048,9 @@ class AdaptiveSampler:
         #: by a caller that reuses them (``select`` advancing the blind spot's state,
         #: :class:`activetest.stats.blindspot.RunDraws`); not part of the state.
         self.mixtures: list[tuple[float, float, float]] | None = None
+        #: the design's weights before its last refit (None before the first): what
+        #: :meth:`redo_last_refit` starts from; not part of the replayed state
+        self.w_pre: np.ndarray | None = None
 
     @property
     def n_remaining(self) -> int:
@@ -1030,6 +1081,8 @@ class AdaptiveSampler:
         m = len(self.acquired)
         k = len(self.losses)
         self._grow(m + 1)
+        if self.design._refit_due(self._st, k):
+            self.w_pre = self._st["W"].copy()
         if self.mixtures is None:
             i = self.design._step(self._st, m, k, u, forced)
         else:  # the same compiled steps, the mixture kept
@@ -1098,6 +1151,28 @@ class AdaptiveSampler:
             self._st["hL"][start + j] = float(Ls[j])
         self.labels.extend(ys_list)
         self.losses.extend(float(x) for x in Ls)
+
+    def redo_last_refit(self, w_pre: np.ndarray) -> None:
+        """Recompute the per-item arrays (``s``, ``g``, ``aux``) of a state whose
+        history, small arrays and RNG were restored but whose per-item arrays are still
+        the design's start (a checkpoint that did not store them): the last refit run
+        again from the weights before it (``w_pre``, :attr:`w_pre`), the labels it knew
+        and the items that remained then. Nothing to do before the first refit.
+
+        Raises:
+            ValueError: the refit run again does not give the restored state.
+        """
+        st = self._st
+        refits = int(st["ist"][1])
+        if refits == 0:
+            return
+        if refits not in self.refits:
+            raise ValueError("the last refit is not in the draws' history")
+        m = self.refits.index(refits)  # the draw before which it ran
+        rem = np.ones(self.design.n, dtype=np.bool_)
+        rem[np.asarray(self.acquired[:m], dtype=np.int64)] = False
+        self.design._redo_refit(st, w_pre, rem, int(self.n_known[m]))
+        self.w_pre = np.array(w_pre, dtype=np.float64, copy=True)
 
     def plan(self) -> DesignPlan:
         """The proposal and control the next draw would use (does not draw)."""

@@ -431,6 +431,9 @@ class NeighbourDesign(AdaptiveDesign):
                   ncol=np.empty(self.n))
         return st
 
+    def _phi(self, st: dict[str, np.ndarray]) -> np.ndarray:
+        return st["X"]  # the features with the column as the last refit computed it
+
     def _update(self, st: dict[str, np.ndarray], k: int) -> None:
         if _due(self.schedule, st["ist"], k):
             if _moves(self._until(), k):
