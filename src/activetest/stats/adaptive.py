@@ -862,6 +862,7 @@ class AdaptiveDesign:
                 design's refits: the caller replays instead).
         """
         ist = st["ist"].copy()
+        ist[0] = 0  # the schedule from its start: its points up to k + 1 fire the refit
         ist[1] -= 1
         fst = st["fst"].copy()
         W = np.array(w_pre, dtype=np.float64, copy=True)
@@ -869,11 +870,13 @@ class AdaptiveDesign:
             raise ValueError("the weights before the last refit do not fit the design")
         absres = st["absres"].copy()
         lam_fixed = -1.0 if self.lam is None else float(self.lam)
-        ak.refit(self.kind, self._F, self._ktab, self._phi(st), self._w0, self.rhos,
-                 self.lambdas, lam_fixed, self._rule, ist, fst, W, st["s"], st["g"], rem,
-                 int(rem.sum()), st["hidx"], st["hy"], st["hL"], st["hq"], k, absres,
-                 st["aux"])
-        same = (np.array_equal(ist[1:], st["ist"][1:]) and np.array_equal(fst, st["fst"])
+        # the refit through ``prepare``, the kernel every draw loads anyway (not a kernel
+        # of its own to load): with the draw's m = N - |rem| and k it refits as it did
+        ak.prepare(self.kind, self._F, self._ktab, self._phi(st), self._w0, self.rhos,
+                   self.lambdas, lam_fixed, self._rule, self.schedule, ist, fst, W, st["s"],
+                   st["g"], rem, st["hidx"], st["hy"], st["hL"], st["hq"],
+                   self.n - int(rem.sum()), k, absres, st["aux"])
+        same = (np.array_equal(ist, st["ist"]) and np.array_equal(fst, st["fst"])
                 and np.array_equal(W, st["W"]) and np.array_equal(absres[:k], st["absres"][:k]))
         if not same:
             raise ValueError("the last refit, run again, does not give the stored state")
