@@ -248,6 +248,31 @@ def _open(path: Path, busy_timeout: float = 5.0, threads: int | None = None) -> 
 # --------------------------------------------------------------------------- init
 
 
+def _neighbours_option(history: bool, on: bool, until: int | None, after: str | None
+                       ) -> Any:
+    """``init``'s neighbours' column options as ``Session.create`` takes them: False,
+    True, or a :class:`~activetest.session.history_neighbours.NeighbourUpdate`.
+
+    Raises:
+        SessionError: a limited update without --history, without the column, or with
+            bad values.
+    """
+    from activetest.session.history_neighbours import NeighbourUpdate
+    from activetest.session.store import SessionError
+
+    if until is None and after is None:
+        return on
+    if not history:
+        raise SessionError("--history-neighbours-until/--history-neighbours-after shape the "
+                           "neighbours' column of --history: give --history")
+    if not on:
+        raise SessionError("--history-neighbours-until/--history-neighbours-after with "
+                           "--no-history-neighbours: there is no column to limit")
+    if until is None:
+        raise SessionError("--history-neighbours-after needs --history-neighbours-until")
+    return NeighbourUpdate(until, "drop" if after is None else after)
+
+
 @app.command()
 @_user_errors
 def init(
@@ -360,6 +385,15 @@ def init(
         "similarity-weighted neighbours' column, learnt from the labels as they arrive "
         "(stores the joined response matrix); --no-history-neighbours: the design without "
         "it. docs/history.md.")] = True,
+    history_neighbours_until: Annotated[int | None, typer.Option(
+        "--history-neighbours-until", help="With --history: recompute the neighbours' "
+        "column only at refits that know at most this many labels, then drop it (or "
+        "freeze it: --history-neighbours-after); default: at every refit. docs/harness.md.",
+        show_default=False)] = None,
+    history_neighbours_after: Annotated[str | None, typer.Option(
+        "--history-neighbours-after", help="With --history-neighbours-until: drop (set the "
+        "column to 0: the features' model from then on) or freeze (keep it as last "
+        "computed).", show_default=False)] = None,
 ) -> None:
     """Create a session: load the pool, score it with the surrogate (and target), store all.
 
@@ -386,6 +420,8 @@ def init(
                                       ("label_column", label_column), ("format", pool_format),
                                       ("encoding", encoding), ("label_base", label_base))
                     if v is not None}
+    neighbours = _neighbours_option(bool(history), history_neighbours,
+                                    history_neighbours_until, history_neighbours_after)
     log = None
     if from_inspect is not None:  # read before creating: a bad log leaves nothing behind
         from activetest.inspect_stopping import read_log
@@ -405,7 +441,7 @@ def init(
                         **({"compare": list(compare)} if compare else {}),
                         **({"history": list(history), "history_exclude":
                             list(history_exclude or ()),
-                            "history_neighbours": history_neighbours} if history else {})) as s:
+                            "history_neighbours": neighbours} if history else {})) as s:
         cfg = s.session_config
         for line in (cfg.extra.get("history") or {}).get("messages", []):
             _out.print(_escape(line))

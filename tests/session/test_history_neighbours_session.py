@@ -25,6 +25,7 @@ from activetest.session.history_neighbours import (
     KEY,
     ROLE,
     NeighbourSettings,
+    NeighbourUpdate,
     settings_of,
     stored_responses,
 )
@@ -191,6 +192,86 @@ def test_one_label_at_a_time_is_the_simulated_run(hist: dict[str, Path],
         runs = simulate_design(stored_design(s.store), losses=loss, labels=None, budget=24,
                                n_runs=1, random_state=s.config["seed"])
     assert got == runs.indices[0].tolist()
+
+
+@pytest.mark.parametrize("after", ["drop", "freeze"])
+def test_a_limited_update_is_the_simulated_limited_design(hist: dict[str, Path],
+                                                          tmp_path: Path, after: str) -> None:
+    """``history_neighbours=NeighbourUpdate(K, after)``: the record holds the limit, the
+    stored design is ``neighbour_design(..., update_until=K, after=...)`` (its name says
+    so) and one label at a time its draws are that design's simulated run; they leave the
+    unlimited design's once the limit bites."""
+    _, loss = _truth("graded")
+    got = {}
+    for name, opt in (("limited", NeighbourUpdate(6, after)), ("unlimited", True)):
+        with mx.create("graded", tmp_path / f"{name}.db", hist["graded"],
+                       history_neighbours=opt) as s:
+            rec = s.config["history"][KEY]
+            design = stored_design(s.store)
+            for _ in range(24):
+                s.select(1)
+                s.label_from_data()
+            got[name] = [a.index for a in s.acquisitions()]
+            runs = simulate_design(stored_design(s.store), losses=loss, labels=None,
+                                   budget=24, n_runs=1, random_state=s.config["seed"])
+            assert got[name] == runs.indices[0].tolist()
+        if name == "limited":
+            assert rec["update_until"] == 6 and rec["after"] == after
+            assert design.name.endswith(f"+neighbours-{after}6")
+            assert settings_of({KEY: rec}) == NeighbourSettings.from_record(rec)
+        else:
+            assert "update_until" not in rec and design.name.endswith("+neighbours")
+    assert got["limited"] != got["unlimited"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (("--history-neighbours-until", "5", "--no-history-neighbours"), "no column to limit"),
+    (("--history-neighbours-after", "drop"), "needs --history-neighbours-until"),
+    (("--history-neighbours-until", "-1"), "count of labels >= 0"),
+    (("--history-neighbours-until", "5", "--history-neighbours-after", "melt"),
+     "one of drop, freeze"),
+])
+def test_bad_limited_update_options_are_one_message(hist: dict[str, Path], tmp_path: Path,
+                                                    args: tuple[str, ...],
+                                                    message: str) -> None:
+    db = tmp_path / "s.db"
+    base = ("--task", "squad", "--pool", mx.INPUTS / "graded.jsonl", "--target", "pool",
+            "--surrogate", "history", "--history", hist["graded"], "--history-exclude", "me",
+            "--seed", "11", "--no-progress")
+    out = run_cli_process("init", db, *base, *args, code=2)
+    assert message in out and "Traceback" not in out
+    assert not db.exists()
+
+
+def test_cli_sets_and_names_a_limited_update(hist: dict[str, Path], tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    out = run_cli_process("init", db, "--task", "squad", "--pool", mx.INPUTS / "graded.jsonl",
+                          "--target", "pool", "--surrogate", "history", "--history",
+                          hist["graded"], "--history-exclude", "me", "--seed", "11",
+                          "--no-progress", "--history-neighbours-until", "60",
+                          "--history-neighbours-after", "freeze")
+    assert "updated until 60 labels, then frozen" in out
+    with Session.open(db) as s:
+        assert stored_design(s.store).name.endswith("+neighbours-freeze60")
+    out = run_cli_process("status", db)
+    assert "updated until 60 labels, then frozen" in out
+
+
+def test_a_limited_update_without_history_is_refused(tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    out = run_cli_process("init", db, "--task", "squad", "--pool", mx.INPUTS / "graded.jsonl",
+                          "--target", "pool", "--surrogate", "uniform",
+                          "--history-neighbours-until", "5", "--no-progress", code=2)
+    assert "give --history" in out and not db.exists()
+
+
+def test_a_bad_stored_limited_update_is_refused() -> None:
+    good = {"eps": 0.1, "prior_weight": 1.0, "update_until": 4, "after": "freeze"}
+    assert NeighbourSettings.from_record(good).update == NeighbourUpdate(4, "freeze")
+    for bad in ({**good, "update_until": -2}, {**good, "after": "melt"},
+                {**good, "update_until": 2.5}):
+        with pytest.raises(SessionError, match="update_until"):
+            NeighbourSettings.from_record(bad)
 
 
 _SCRATCH = ("nkeep", "nwv", "nacc", "ncol")  # the column's work arrays (never read first)

@@ -28,6 +28,7 @@ import numpy as np
 from activetest.data.task import Item, Task
 from activetest.session.config import ACQUISITIONS, NoiseConfig, SessionConfig
 from activetest.session.design import design_variant, initial_scores, new_design_rule
+from activetest.session.history_neighbours import NeighbourUpdate
 from activetest.session.records import ACQUISITION_CHOICES, METRIC_CHOICES, NOISE_RULES
 from activetest.session.scoring import Scoring, stored_spec
 from activetest.session.store import SessionError, SessionStore
@@ -283,7 +284,7 @@ def create_session(path: str | os.PathLike[str], *,
                    threads: int | None = None, alpha: float | None = None,
                    budget: int | None = None,
                    history: Sequence[Any] = (), history_exclude: Sequence[str] = (),
-                   history_neighbours: bool = True,
+                   history_neighbours: bool | NeighbourUpdate = True,
                    ) -> tuple[SessionStore, Inputs]:
     """Build a session file; returns the open store and the inputs (see ``Session.create``).
 

@@ -104,6 +104,7 @@ from activetest.session.design import (
     history_columns,
     history_design,
 )
+from activetest.session.history_neighbours import NeighbourUpdate
 from activetest.session.scoring import jsonable, stored_spec
 from activetest.session.store import SessionError, SessionStore
 from activetest.stats import ActiveSampler
@@ -507,7 +508,7 @@ def _judge_examples(src: Any, options: Mapping[str, Any] | None) -> list[Item]:
 
 
 def _history_inputs(inputs: GradedInputs, paths: Sequence[str | os.PathLike[str]],
-                    exclude: Sequence[str], neighbours: bool = True
+                    exclude: Sequence[str], neighbours: bool | NeighbourUpdate = True
                     ) -> tuple[np.ndarray, dict[str, Any], np.ndarray, np.ndarray, Any]:
     """Join the history to the pool, compute its features once (label-free), and return
     (stored columns, the config's ``history`` record, the first proposal, surrogate
@@ -561,7 +562,7 @@ def create_graded_session(path: str | os.PathLike[str], *,
                           budget: int | None = None,
                           history: Sequence[str | os.PathLike[str]] = (),
                           history_exclude: Sequence[str] = (),
-                          history_neighbours: bool = True,
+                          history_neighbours: bool | NeighbourUpdate = True,
                           ) -> tuple[SessionStore, GradedInputs]:
     """Build a graded session file (see the module docstring); returns the store and inputs.
 

@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from activetest.session.config import SessionConfig
+from activetest.session.history_neighbours import NeighbourUpdate
 from activetest.session.store import SessionError, SessionStore
 
 __all__ = ["HistorySetup", "check_history_options", "classification_history",
@@ -273,11 +274,13 @@ class HistorySetup:
             put_responses(store, self.responses, self.models)
 
 
-def with_neighbours(info: dict[str, Any], joined: Any, neighbours: bool
+def with_neighbours(info: dict[str, Any], joined: Any, neighbours: bool | NeighbourUpdate
                     ) -> tuple[dict[str, Any], np.ndarray | None]:
     """The ``history`` record with the neighbours' settings (eps chosen on the joined
     history alone) and the response matrix to store, or both unchanged and None
-    (``neighbours`` False: the design without the column, as before it existed)."""
+    (``neighbours`` False: the design without the column, as before it existed; a
+    :class:`~activetest.session.history_neighbours.NeighbourUpdate`: the column with that
+    limited update)."""
     if not neighbours:
         return info, None
     from activetest.session import history_neighbours as hn
@@ -289,12 +292,13 @@ def with_neighbours(info: dict[str, Any], joined: Any, neighbours: bool
             f"{R.shape[0]:,} models x {R.shape[1]:,} items is more than "
             f"{hn.MAX_CELLS:,} cells (each command would hold several copies); the design "
             f"uses the history's features only"]}, None
-    return {**info, hn.KEY: hn.choose_settings(R).record()}, R
+    update = neighbours if isinstance(neighbours, hn.NeighbourUpdate) else None
+    return {**info, hn.KEY: hn.choose_settings(R, update=update).record()}, R
 
 
 def classification_history(items: Sequence[Any], paths: Sequence[str | os.PathLike[str]],
                            exclude: Sequence[str], target_spec: str,
-                           neighbours: bool = True) -> HistorySetup:
+                           neighbours: bool | NeighbourUpdate = True) -> HistorySetup:
     """Join the history to a classification pool and compute its features once
     (``neighbours``: and the neighbours' column's settings, :func:`with_neighbours`).
 

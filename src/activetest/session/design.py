@@ -185,7 +185,10 @@ def history_design(stored: np.ndarray, rule: str = "original",
             raise SessionError("the neighbours' column needs the history's response matrix")
         X = np.asarray(stored, dtype=np.float64)
         nh = neighbour_history(responses, p_correct=X[:, 0].copy(), eps=neighbours.eps)
-    return neighbour_design(base, nh, prior_weight=neighbours.prior_weight)
+    up = neighbours.update
+    return neighbour_design(base, nh, prior_weight=neighbours.prior_weight,
+                            update_until=None if up is None else up.until,
+                            after="freeze" if up is None else up.after)
 
 
 def _feature_design(stored: np.ndarray, rule: str, surrogate_logprobs: np.ndarray | None

@@ -20,7 +20,12 @@ so a session with it stores:
   :data:`EPS_SEED`), every candidate's score, and the column's prior weight.
 
 A config without the key is the design without the column (every session written
-before it, and ``init --no-history-neighbours``): the same numbers as before.
+before it, and ``init --no-history-neighbours``): the same numbers as before. With
+``init --history-neighbours-until K`` the record also holds ``update_until`` and
+``after``: the column is recomputed only at refits that know at most K labels, then
+dropped (``"drop"``: set to 0, the design's model from then on the features' alone) or
+frozen (``"freeze"``) (:func:`activetest.stats.neighbours.neighbour_design`); a record
+without them updates the column at every refit.
 
 Cost: the stored matrix is ``8 N H`` bytes in the file; the design's data from it (three
 ``N x H`` float64 arrays, :func:`stored_neighbour_history`) is built once per open store,
@@ -39,7 +44,8 @@ import numpy as np
 
 from activetest.session.store import SessionError, SessionStore
 
-__all__ = ["EPS_SEED", "KEY", "MAX_CELLS", "ROLE", "NeighbourSettings", "choose_settings",
+__all__ = ["AFTER", "EPS_SEED", "KEY", "MAX_CELLS", "ROLE", "NeighbourSettings",
+           "NeighbourUpdate", "choose_settings",
            "design_label", "put_responses", "settings_of", "stored_neighbour_history",
            "stored_responses"]
 
@@ -53,6 +59,29 @@ EPS_SEED = 0
 #: every command holds about five float64 copies of the matrix (1.6 GB at this size);
 #: above it ``init`` leaves the column out and says so.
 MAX_CELLS = 40_000_000
+#: What a limited update does with the column after its last label count.
+AFTER = ("drop", "freeze")
+
+
+@dataclass(frozen=True)
+class NeighbourUpdate:
+    """A limited update of the neighbours' column (``init --history-neighbours-until``).
+
+    Attributes:
+        until: the column is recomputed at refits that know at most this many labels.
+        after: then ``"drop"`` (set to 0 on every item) or ``"freeze"`` (kept).
+    """
+
+    until: int
+    after: str = "drop"
+
+    def __post_init__(self) -> None:
+        if isinstance(self.until, bool) or not isinstance(self.until, int) or self.until < 0:
+            raise SessionError(f"--history-neighbours-until is {self.until!r}; it must be a "
+                               f"count of labels >= 0")
+        if self.after not in AFTER:
+            raise SessionError(f"--history-neighbours-after is {self.after!r}; it must be "
+                               f"one of {', '.join(AFTER)}")
 
 
 @dataclass(frozen=True)
@@ -64,17 +93,23 @@ class NeighbourSettings:
         prior_weight: prior mean of the column's weight in the design's ridge prior.
         eps_scores: ``(eps, mean held-out log-likelihood per item)`` per candidate tried
             at ``init`` (shown, not used by the design).
+        update: a limited update of the column (None: recomputed at every refit).
     """
 
     eps: float
     prior_weight: float = 1.0
     eps_scores: tuple[tuple[float, float], ...] = ()
+    update: NeighbourUpdate | None = None
 
     def record(self) -> dict[str, Any]:
-        """The JSON record stored in the config."""
-        return {"eps": float(self.eps), "prior_weight": float(self.prior_weight),
-                "eps_scores": [[float(e), float(s)] for e, s in self.eps_scores],
-                "role": ROLE}
+        """The JSON record stored in the config (the limited update's keys only where
+        there is one: every other record is as before it)."""
+        rec: dict[str, Any] = {
+            "eps": float(self.eps), "prior_weight": float(self.prior_weight),
+            "eps_scores": [[float(e), float(s)] for e, s in self.eps_scores], "role": ROLE}
+        if self.update is not None:
+            rec.update(update_until=int(self.update.until), after=self.update.after)
+        return rec
 
     @classmethod
     def from_record(cls, rec: Any, where: str = "config.history.neighbours"
@@ -94,19 +129,29 @@ class NeighbourSettings:
                 or not math.isfinite(float(pw))):
             raise SessionError(f"{where}.prior_weight is {pw!r}; it must be a number")
         scores = tuple((float(e), float(s)) for e, s in rec.get("eps_scores") or ())
-        return cls(float(eps), float(pw), scores)
+        update = None
+        if "update_until" in rec or "after" in rec:
+            until, after = rec.get("update_until"), rec.get("after", "drop")
+            if (isinstance(until, bool) or not isinstance(until, int) or until < 0
+                    or after not in AFTER):
+                raise SessionError(f"{where}: update_until {until!r}, after {after!r}; they "
+                                   f"must be a count of labels >= 0 and one of "
+                                   f"{', '.join(AFTER)}")
+            update = NeighbourUpdate(until, after)
+        return cls(float(eps), float(pw), scores, update)
 
 
-def choose_settings(responses: np.ndarray, prior_weight: float | None = None
-                    ) -> NeighbourSettings:
+def choose_settings(responses: np.ndarray, prior_weight: float | None = None,
+                    update: NeighbourUpdate | None = None) -> NeighbourSettings:
     """The settings a new session records: eps chosen on the ``(H, N)`` joined history
     alone (:func:`activetest.stats.neighbours.choose_eps`, seed :data:`EPS_SEED`), the
-    prior weight :data:`activetest.stats.neighbours.PRIOR_WEIGHT` unless given."""
+    prior weight :data:`activetest.stats.neighbours.PRIOR_WEIGHT` unless given, and the
+    limited update if any."""
     from activetest.stats.neighbours import PRIOR_WEIGHT, choose_eps
 
     eps, scores = choose_eps(responses, random_state=EPS_SEED)
     return NeighbourSettings(float(eps), PRIOR_WEIGHT if prior_weight is None
-                             else float(prior_weight), tuple(scores))
+                             else float(prior_weight), tuple(scores), update)
 
 
 def put_responses(store: SessionStore, responses: np.ndarray, models: Sequence[str]) -> None:
@@ -172,5 +217,8 @@ def design_label(history: Mapping[str, Any] | None) -> str | None:
     s = settings_of(history)
     if s is None:
         return " + ".join(parts) + " (no neighbours)"
+    tail = "" if s.update is None else (
+        f", updated until {s.update.until} labels, then "
+        f"{'dropped' if s.update.after == 'drop' else 'frozen'}")
     return " + ".join([*parts, "neighbours"]) + f" (eps {s.eps:g}, prior weight " \
-        f"{s.prior_weight:g})"
+        f"{s.prior_weight:g}{tail})"
