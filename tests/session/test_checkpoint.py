@@ -256,3 +256,45 @@ def test_s_and_g_columns_are_kept_between_refits_and_the_checkpoint_stays_the_re
                 seen["written"] += 1
             s.label_from_data()
     assert seen["kept"] >= 5 and seen["written"] >= 2, seen
+
+
+def test_a_checkpoint_with_stored_columns_loads_and_the_next_save_recomputes(
+        pool_files: PoolFiles, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A session whose checkpoint holds the per-item columns (every file of the versions
+    before 2026-12-03, without the weights before the last refit): it loads as the full
+    replay; selects keep its columns until the design refits, then store those weights
+    instead and delete the columns; the replay's sampler at every step."""
+    import io
+
+    from activetest.stats.adaptive import AdaptiveDesign
+
+    s = _create(pool_files, tmp_path / "a.db")
+    with s:
+        with monkeypatch.context() as mp:  # written as the versions before did
+            mp.setattr(AdaptiveDesign, "redoable", property(lambda self: False))
+            for n in (10, 10, 10, 10):
+                s.select(n)
+                s.label_from_data()
+            s.select(2)  # refits on the new labels; these two wait for theirs
+            assert {"checkpoint:s", "checkpoint:g"} <= set(_checkpoint_columns(s))
+            blob = _blob(s)
+            assert int(blob["per_item"][0]) == 2
+        del blob["w_pre"]  # as those versions wrote it: no weights before the refit
+        buf = io.BytesIO()
+        np.savez(buf, allow_pickle=False, **blob)
+        s.store._conn.execute("UPDATE adaptive_checkpoints SET state = ?", (buf.getvalue(),))
+        s.store._conn.commit()
+        ck, full = _both_paths(s)
+        assert ck is not None and ck.w_pre is None
+        _assert_same_bits(ck, full)
+        modes = []
+        for step in range(12):  # no refit first: the columns kept; after one, the weights
+            s.select(1)
+            if step:
+                s.label_from_data()
+            modes.append(int(_blob(s)["per_item"][0]))
+            assert (_checkpoint_columns(s) == []) == (modes[-1] == 3)
+            ck, full = _both_paths(s)
+            assert ck is not None
+            _assert_same_bits(ck, full)
+        assert modes[0] == 2 and modes[-1] == 3
