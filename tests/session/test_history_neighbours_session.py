@@ -218,7 +218,7 @@ def test_a_limited_update_is_the_simulated_limited_design(hist: dict[str, Path],
         if name == "limited":
             assert rec["update_until"] == 6 and rec["after"] == after
             assert design.name.endswith(f"+neighbours-{after}6")
-            assert settings_of({KEY: rec}) == NeighbourSettings.from_record(rec)
+            assert settings_of({KEY: rec}).update == NeighbourUpdate(6, after)
         else:
             assert "update_until" not in rec and design.name.endswith("+neighbours")
     assert got["limited"] != got["unlimited"]

@@ -59,7 +59,9 @@ EPS_SEED = 0
 #: every command holds about five float64 copies of the matrix (1.6 GB at this size);
 #: above it ``init`` leaves the column out and says so.
 MAX_CELLS = 40_000_000
-#: What a limited update does with the column after its last label count.
+#: What a limited update does with the column after its last label count (the modes of
+#: :data:`activetest.stats.neighbours.AFTER_MODES`, not imported: ``status`` reads this
+#: module and loads no design).
 AFTER = ("drop", "freeze")
 
 
@@ -132,12 +134,12 @@ class NeighbourSettings:
         update = None
         if "update_until" in rec or "after" in rec:
             until, after = rec.get("update_until"), rec.get("after", "drop")
-            if (isinstance(until, bool) or not isinstance(until, int) or until < 0
-                    or after not in AFTER):
+            try:  # NeighbourUpdate's own checks, named by the record's keys
+                update = NeighbourUpdate(until, after)  # type: ignore[arg-type]
+            except SessionError:
                 raise SessionError(f"{where}: update_until {until!r}, after {after!r}; they "
                                    f"must be a count of labels >= 0 and one of "
-                                   f"{', '.join(AFTER)}")
-            update = NeighbourUpdate(until, after)
+                                   f"{', '.join(AFTER)}") from None
         return cls(float(eps), float(pw), scores, update)
 
 
