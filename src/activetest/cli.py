@@ -516,7 +516,7 @@ def select(
     if out is not None and emit is None:  # before drawing: a draw never seen is wasted
         check_export_target(out, fmt)
     with _open(session, busy_timeout) as s:
-        waiting = len(s.pending())
+        waiting = s.n_pending()
         if emit is not None:
             from activetest.session.harness import harness_tool
 
@@ -710,7 +710,7 @@ def _label_loop(s: Any, pending: Sequence[Any]) -> None:
         answered = _answer_all(s, pending, keys_in, help_line)
         if not s.pending() and s.pending_judgments():
             answered += _judge_compared(s, keys_in, help_line)
-    left = len(s.pending())
+    left = s.n_pending()
     _out.print(f"labelled {answered} item(s) in this run; {left} selected item(s) still pending")
     if s.pending_judgments():
         _out.print(f"{len(s.pending_judgments())} compared answer(s) still to judge "
@@ -962,7 +962,7 @@ def import_(
                                label_column=label_column, from_name=from_name,
                                label_base=label_base, resolve=resolve.value)
         _out.print(f"imported {result.added} new label(s), changed {result.changed}, "
-                   f"{result.unchanged} already present; {len(s.pending())} selected item(s) "
+                   f"{result.unchanged} already present; {s.n_pending()} selected item(s) "
                    f"still pending")
         _print_conflicts(result.conflicts, resolve.value)
         _print_waiting(s.waiting())
@@ -980,7 +980,7 @@ def _import_lmeval(s: Any, files: Sequence[Path], metric_key: str | None) -> Non
     r = import_lmeval(s, files, metric_key=metric_key)
     _out.print(f"imported {r.added} target run(s) as labels ({r.metric}, from "
                f"{_escape(r.metric_from)}), {r.unchanged} already present; "
-               f"{len(s.pending())} drawn item(s) still wait for a run")
+               f"{s.n_pending()} drawn item(s) still wait for a run")
     for where in r.cut:
         _out.print(f"skipped the unfinished last record at {_escape(where)} (a run killed "
                    f"while writing?): its item waits for the next run")

@@ -119,6 +119,7 @@ def test_only_the_labelled_prefix_of_the_draws_is_used(pool_files: PoolFiles,
         assert (r.n_labels, r.n_waiting) == (2, 1)
         assert any("wait for item" in w for w in r.warnings)
         assert [a.item_id for a in s.pending()] == [acq[i].item_id for i in (2, 4, 5)]
+        assert s.n_pending() == 3  # counted in SQL, the same items
 
 
 def test_label_errors_are_clear_and_write_nothing(pool_files: PoolFiles, tmp_path: Path) -> None:
@@ -278,7 +279,7 @@ def test_export_and_import_round_trip(pool_files: PoolFiles, tmp_path: Path) -> 
             w.writerows(rows)
         res = s.import_file(sheet)
         assert res.added == 3
-        assert len(s.pending()) == 2
+        assert len(s.pending()) == s.n_pending() == 2
         # Label Studio: export the rest, answer in the export format, import.
         ls = tmp_path / "tasks.json"
         assert s.export(ls) == 2
@@ -289,7 +290,7 @@ def test_export_and_import_round_trip(pool_files: PoolFiles, tmp_path: Path) -> 
                                              "value": {"choices": ["negative"]}}]}]
         ls.write_text(json.dumps(tasks))
         assert s.import_file(ls).added == 2
-        assert s.pending() == []
+        assert s.pending() == [] and s.n_pending() == 0
         hist = s.history()
         assert {h.source for h in hist} == {"csv:todo.csv", "labelstudio:tasks.json"}
 

@@ -1328,6 +1328,12 @@ class SessionStore:
                 self._read("SELECT a.step, a.idx, i.item_id, a.q, a.created FROM acquisitions a "
                            "CROSS JOIN items i ON i.idx = a.idx ORDER BY a.step")]
 
+    def n_pending(self) -> int:
+        """Number of draws without a label (:meth:`acquisitions` less those in
+        :meth:`labels`, counted in SQL: no row read into Python)."""
+        return int(self._read("SELECT COUNT(*) FROM acquisitions a WHERE NOT EXISTS "
+                              "(SELECT 1 FROM labels l WHERE l.idx = a.idx)")[0][0])
+
     def n_acquired(self) -> int:
         """Number of draws so far."""
         return int(self._read("SELECT COUNT(*) FROM acquisitions")[0][0])

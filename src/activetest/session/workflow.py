@@ -352,6 +352,10 @@ class Session:
         """Drawn items without a label, in draw order."""
         return draw.pending(self.store)
 
+    def n_pending(self) -> int:
+        """How many drawn items have no label (``len(pending())`` without reading them)."""
+        return self.store.n_pending()
+
     # ------------------------------------------------------------------ labels
 
     def parse_label(self, value: int | str) -> int:

@@ -175,12 +175,20 @@ def _logits(F, i, w, z):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
+def _exp_shifted(d):  # pragma: no cover - compiled
+    """``exp(d)`` for ``d = z_c - max_c z_c``: the class at the maximum has ``d = 0``
+    and weight exactly 1 (``exp(0) = 1`` in every libm), so it costs no ``exp`` call
+    (half the calls of a two-class softmax; the same bits)."""
+    return 1.0 if d == 0.0 else math.exp(d)
+
+
+@njit(cache=True)
 def _softmax_weights(F, i, w, z):  # pragma: no cover - compiled
     """``z_c = exp(F_i(c) . w - max)``, unnormalised softmax weights; returns their sum."""
     mx = _logits(F, i, w, z)
     tot = 0.0
     for c in range(_fdim(F, 1)):
-        z[c] = math.exp(z[c] - mx)
+        z[c] = _exp_shifted(z[c] - mx)
         tot += z[c]
     return tot
 
@@ -375,7 +383,7 @@ def _lazy_logit_moments(sl, tl, ms, mt, lt, mode, off, w, s, g):  # pragma: no c
                 mx = v
         tot = 0.0
         for c in range(C):
-            z[c] = math.exp(z[c] - mx)
+            z[c] = _exp_shifted(z[c] - mx)
             tot += z[c]
         m1 = 0.0
         m2 = 0.0
@@ -874,6 +882,55 @@ def step(kind, F, ltab, Phi, w0, rhos, lambdas, lam_fixed, rule, sched, ist, fst
                   haux, a, b, G)
 
 
+#: lanes of :func:`model_variance`'s sums (a constant: the order of the additions, hence
+#: the sums' last bits, must not depend on the machine)
+VAR_LANES = 64
+
+
+@njit(cache=True, error_model="numpy")
+def model_variance(sd, s, rem, a, b):  # pragma: no cover - compiled
+    """``(sum_rem sd^2 / q, sum_rem sd^2)`` with ``q_i = a s_i + b`` (items with q = 0
+    left out of the first sum): the two sums of the design's variance prediction
+    (:func:`finish`'s ``hV``).
+
+    The one pass over the pool a fitted design makes per draw beyond its draw, so it
+    is summed in :data:`VAR_LANES` lanes: lane ``l`` adds the items ``i = l mod
+    VAR_LANES`` in index order, then the lanes are added in order, then the last ``N mod
+    VAR_LANES`` items. The order is fixed by the code (no reassociation is allowed), so
+    the sums are the same on every machine and in every caller, and the compiler can
+    still run the lanes as vector operations, branch-free on masks (about 7x faster at
+    1e6 items than one sequential sum; ``error_model="numpy"``: a division by zero is
+    masked, not raised).
+    """
+    N = sd.shape[0]
+    n = N - N % VAR_LANES
+    rows = n // VAR_LANES
+    D = sd[:n].reshape((rows, VAR_LANES))
+    Q = s[:n].reshape((rows, VAR_LANES))
+    R = rem[:n].reshape((rows, VAR_LANES))
+    acc1 = np.zeros(VAR_LANES)
+    acc2 = np.zeros(VAR_LANES)
+    for j in range(rows):
+        for lane in range(VAR_LANES):
+            t = D[j, lane] * D[j, lane]
+            qi = a * Q[j, lane] + b
+            ok = R[j, lane]
+            acc1[lane] += t / qi if (ok and qi > 0.0) else 0.0
+            acc2[lane] += t if ok else 0.0
+    v1 = 0.0
+    v2 = 0.0
+    for lane in range(VAR_LANES):
+        v1 += acc1[lane]
+        v2 += acc2[lane]
+    for i in range(n, N):
+        if rem[i]:
+            qi = a * s[i] + b
+            if qi > 0.0:
+                v1 += sd[i] * sd[i] / qi
+            v2 += sd[i] * sd[i]
+    return v1, v2
+
+
 @njit(cache=True)
 def finish(kind, ist, fst, s, g, rem, hidx, hq, hg, hG, hlam, hV, m, u, forced, aux, haux,
            a, b, G):  # pragma: no cover - compiled
@@ -883,31 +940,12 @@ def finish(kind, ist, fst, s, g, rem, hidx, hq, hg, hG, hlam, hV, m, u, forced, 
     if hV.shape[0] == 0:  # not asked for (a simulation of the error alone)
         pass
     elif kind == KIND_BOTH:
-        v1 = 0.0
-        v2 = 0.0
-        u1 = 0.0
-        u2 = 0.0
-        for i in range(N):
-            if rem[i]:
-                qi = a * s[i] + b
-                sa = aux[0, i] * aux[0, i]
-                sb = aux[2, i] * aux[2, i]
-                if qi > 0.0:
-                    v1 += sa / qi
-                    u1 += sb / qi
-                v2 += sa
-                u2 += sb
+        v1, v2 = model_variance(aux[0], s, rem, a, b)
+        u1, u2 = model_variance(aux[2], s, rem, a, b)
         hV[m] = max(v1 - v2, 0.0) if ist[3] > 0 else np.nan
         haux[2, m] = max(u1 - u2, 0.0) if ist[3] > 0 else np.nan
     elif ist[3] > 0:
-        v1 = 0.0
-        v2 = 0.0
-        for i in range(N):
-            if rem[i]:
-                qi = a * s[i] + b
-                if qi > 0.0:
-                    v1 += s[i] * s[i] / qi
-                v2 += s[i] * s[i]
+        v1, v2 = model_variance(s, s, rem, a, b)
         hV[m] = max(v1 - v2, 0.0)
     else:
         hV[m] = np.nan
