@@ -103,9 +103,9 @@ def test_every_step_matches_the_curves_from_the_first_draw(
     kept: list[bool] = []  # the design's per-item arrays kept (no refit since) or written
     real_save = blind_checkpoint.save
 
-    def save(*args: Any, design_of: str | None = None) -> bool:
+    def save(*args: Any, design_of: str | None = None, live: Any = None) -> bool:
         kept.append(design_of is not None)
-        return real_save(*args, design_of=design_of)
+        return real_save(*args, design_of=design_of, live=live)
 
     monkeypatch.setattr(blind_checkpoint, "save", save)
     widened = 0
@@ -347,6 +347,7 @@ def test_a_state_replaced_while_its_columns_are_read_is_not_used(
     state and of its columns (``select`` writes it outside the draws' lock): the mixed
     state is not continued; the estimate then gives the numbers from the first draw."""
     from activetest.session import columns as cols
+    from activetest.session.draw import replayed
 
     with _create(pool200, tmp_path / "a.db") as s:
         s.select(40)
@@ -368,10 +369,49 @@ def test_a_state_replaced_while_its_columns_are_read_is_not_used(
                 replaced.append(True)
             return real(*args, **kw)
 
-        assert blind_checkpoint.load(s.store, key, [a.index for a in s.acquisitions()],
-                                     200) is not None
+        # (the state's design arrays are the session's sampler's: given, as commands do)
+        states = replayed(s.store).design_states()
+        rows = [a.index for a in s.acquisitions()]
+        assert blind_checkpoint.load(s.store, key, rows, 200) is None  # not without them
+        assert blind_checkpoint.load(s.store, key, rows, 200, states) is not None
         monkeypatch.setattr(cols, "read_column", read_column)
-        assert blind_checkpoint.load(s.store, key, [a.index for a in s.acquisitions()],
-                                     200) is None
+        assert blind_checkpoint.load(s.store, key, rows, 200, states) is None
         assert replaced
         con.close()
+
+
+def _shared_flag(s: Session) -> int:
+    """The stored state's ``shared`` flag (its design arrays are the sampler's)."""
+    import io
+
+    import numpy as np
+
+    blob = s.store._read("SELECT state FROM blind_spot_checkpoint")[0][0]
+    with np.load(io.BytesIO(bytes(blob)), allow_pickle=False) as z:
+        return int(z["shared"][0])
+
+
+@pytest.mark.parametrize("kw", [{}, {"metric": "both"}], ids=["earned", "two-metric"])
+def test_a_select_stores_no_design_arrays_the_next_sampler_has(
+        pool200: PoolFiles, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        kw: dict[str, object]) -> None:
+    """After a ``select`` the stored state's design arrays are those of the session's
+    sampler at the same refit: no ``s``, ``g`` or ``aux`` column is written (16 MB per
+    million items each), the next command's sampler (restored from the design's
+    checkpoint) gives them back, including the arrays from before a select's refit,
+    and every estimate equals the curves from the first draw (without the sampler's
+    arrays such a state is not used: the test below)."""
+    a = _create(pool200, tmp_path / "a.db", **kw)
+    with a:
+        # rounds 1, 4 and 6 refit at their select (the test above): the state stored
+        # ends at the new arrays, the sampler's after its refit
+        for n in (20, 15, 3, 10, 13, 1, 6):
+            a.select(n)
+            names = {r[0] for r in a.store._read(
+                "SELECT name FROM column_info WHERE name LIKE 'blindspot:%'")}
+            assert _shared_flag(a) == 1
+            assert names == {"blindspot:Q"} | {f"blindspot:wg{j}" for j in range(2)
+                                               if f"blindspot:wg{j}" in names}, names
+            a.label_from_data()
+            _same(_estimate(a, monkeypatch, True, record=False),
+                  _estimate(a, monkeypatch, False, record=False))

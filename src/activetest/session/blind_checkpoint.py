@@ -27,7 +27,10 @@ curves are computed from the first draw, which gives the same numbers to the las
 (the state only skips float operations already done, in the same order; tested on
 every step of a session and after ``kill -9``). Only the latest state is kept; its
 per-item arrays are chunked columns ``blindspot:*`` (:mod:`activetest.session.columns`)
-of files that have them (schema 4); older files are never written here.
+of files that have them (schema 4); older files are never written here. The replayed
+design's per-item arrays (``s``, ``g``, ``aux``) are not written where they are the
+session's sampler's at the same refit (``shared``, :func:`save`): the next command's
+sampler, restored from the design's checkpoint, has them again.
 ``ACTIVETEST_CHECKPOINTS=0`` turns it off with the design's checkpoint.
 """
 
@@ -121,13 +124,16 @@ def _stored_row(store: SessionStore, key: str) -> tuple[int, bytes] | None:
 
 
 def load(store: SessionStore, key: str, rows: Sequence[int], N: int,
-         design_now: dict[str, np.ndarray] | None = None, *,
-         per_item: bool = True) -> CurveState | None:
+         design_now: Sequence[dict[str, np.ndarray]] | dict[str, np.ndarray] | None = None,
+         *, per_item: bool = True) -> CurveState | None:
     """The stored state if its key is ``key`` (else None: the caller starts from the
     first draw). ``rows``: the session's draws (at least the state's). ``design_now``:
-    the session's sampler state (the same history, later); where the design has not
-    refitted since the stored state, its per-item arrays are those (shared, not read:
-    the replay from the stored state then refits never, so never changes them).
+    the session's sampler state (the same history, later), or several
+    (:meth:`activetest.stats.adaptive.AdaptiveSampler.design_states`: the live one and
+    the one before the sampler's refit); where one has the stored state's refit count,
+    its per-item arrays are those (shared, not read: the same refit of the same labels
+    gave both). A state saved without its design's per-item arrays (:func:`save`,
+    ``shared``) loads only so.
     ``per_item=False``: the design's per-item arrays (``s``, ``g``, ``aux``) are not
     read (None): the caller continues with a live run's state
     (:class:`activetest.stats.blindspot.RunDraws`)."""
@@ -177,8 +183,21 @@ def load_curves(store: SessionStore, key: str, k: int, n_curves: int, ratio: flo
             for o, d, c in zip(out, delta, cap, strict=True)]
 
 
+def _same_refit(states: Sequence[dict[str, np.ndarray]] | dict[str, np.ndarray] | None,
+                refits: int, N: int, naux: int) -> dict[str, np.ndarray] | None:
+    """The first of ``states`` at ``refits`` refits with per-item arrays of this pool."""
+    if states is None:
+        return None
+    for st in [states] if isinstance(states, dict) else states:
+        if (int(st["ist"][1]) == refits and st["s"].shape == (N,)
+                and st["aux"].shape[0] == naux):
+            return st
+    return None
+
+
 def _decode(store: SessionStore, k: int, blob: bytes, rows: Sequence[int], N: int,
-            design_now: dict[str, np.ndarray] | None, per_item: bool = True) -> CurveState:
+            design_now: Sequence[dict[str, np.ndarray]] | dict[str, np.ndarray] | None,
+            per_item: bool = True) -> CurveState:
     from activetest.session import columns as cols
 
     with np.load(io.BytesIO(blob), allow_pickle=False) as z:
@@ -198,12 +217,16 @@ def _decode(store: SessionStore, k: int, blob: bytes, rows: Sequence[int], N: in
     design = {name[3:]: v for name, v in data.items() if name.startswith("st_")}
     if set(design) & set(_PER_ITEM):
         raise ValueError("blind-spot state holds per-item arrays twice")
+    shared = "shared" in data and int(data["shared"][0]) == 1
+    same = _same_refit(design_now, int(design["ist"][1]), N, naux)
     if not per_item:
         design["s"] = design["g"] = design["aux"] = None  # type: ignore[assignment]
-    elif (design_now is not None and int(design_now["ist"][1]) == int(design["ist"][1])
-            and design_now["s"].shape == (N,) and design_now["aux"].shape[0] == naux):
-        for name in ("s", "g", "aux"):  # no refit since: the same arrays
-            design[name] = design_now[name]
+    elif same is not None:
+        for name in ("s", "g", "aux"):  # the same refit: the same arrays
+            design[name] = same[name]
+    elif shared:
+        raise ValueError("the blind-spot state's design arrays were the sampler's, and "
+                         "no sampler state at its refit is given")
     else:
         design["s"] = column("s")
         design["g"] = column("g")
@@ -236,23 +259,44 @@ def _blob(arrays: dict[str, np.ndarray], out: Sequence[np.ndarray], k: int,
     return buf.getvalue()
 
 
+def _shares_arrays(st: dict[str, np.ndarray],
+                   live: Sequence[dict[str, np.ndarray]] | None) -> bool:
+    """Whether the design state ``st`` has the per-item arrays of a ``live`` sampler
+    state at its refit count (checked, not assumed)."""
+    N, naux = st["s"].shape[0], st["aux"].shape[0]
+    same = _same_refit(live, int(st["ist"][1]), N, naux)
+    return same is not None and all(
+        same[name] is st[name] or np.array_equal(same[name], st[name])
+        for name in ("s", "g", "aux"))
+
+
 def save(store: SessionStore, key: str, state: CurveState, *,
-         design_of: str | None = None) -> bool:
+         design_of: str | None = None,
+         live: Sequence[dict[str, np.ndarray]] | None = None) -> bool:
     """Write ``state`` (with its ``key``) as the session's, replacing the previous one,
     in one transaction. False, writing nothing, where it cannot be written (a
     read-only, locked or full file, or one without columns): the estimate only reads.
 
     ``design_of``: the key of the stored state this one continued, if the design has
     not refitted since (its ``s`` and ``g`` are then the stored ones, which are kept
-    rather than written again, if that state is still the one stored; ``aux``, which
-    the out-of-sample guard writes at every draw, is always written)."""
+    rather than written again, if that state is still the one stored and has them;
+    ``aux``, which the out-of-sample guard writes at every draw, is always written).
+
+    ``live``: the session's sampler's design states
+    (:meth:`activetest.stats.adaptive.AdaptiveSampler.design_states`) where its design
+    is a function of its last refit (not the guard's): if the state's design arrays
+    are one of those at the same refit count, none of them is written (``shared``: N
+    floats each, 16 MB per million items; the next command's sampler, restored from
+    the design's checkpoint, has them again and :func:`load` takes them from it)."""
     if not checkpoint.enabled() or not store.writable or not store._has_columns():
         return False
     from activetest.session import columns as cols
 
     st = state.design
+    shared = live is not None and _shares_arrays(st, live)
     arrays: dict[str, np.ndarray] = {f"st_{name}": v for name, v in st.items()
                                      if name not in _PER_ITEM}
+    arrays["shared"] = np.array([int(shared)], dtype=np.int64)
     arrays["n_curves"] = np.array([len(state.out)], dtype=np.int64)
     arrays["n_aux"] = np.array([st["aux"].shape[0]], dtype=np.int64)
     arrays["has_wg"] = np.array([x is not None for x in state.control_sums], dtype=np.int64)
@@ -269,12 +313,14 @@ def save(store: SessionStore, key: str, state: CurveState, *,
             c.execute("DELETE FROM blind_spot_checkpoint")
             # s and g change only at a refit; aux rows may change at every draw (the
             # out-of-sample guard's record), so they are always written
-            kept = {_COLUMN + "s", _COLUMN + "g"} if keep else set()
-            for (name,) in c.execute("SELECT name FROM column_info WHERE name LIKE ?",
-                                     (_COLUMN + "%",)).fetchall():
-                if name not in kept:
-                    cols.delete_column(c, name)
-            for name, v in running + design:
+            stored = {name for (name,) in c.execute(
+                "SELECT name FROM column_info WHERE name LIKE ?", (_COLUMN + "%",))}
+            kept = {_COLUMN + "s", _COLUMN + "g"}
+            if not keep or shared or not kept <= stored:
+                kept = set()
+            for name in stored - kept:
+                cols.delete_column(c, name)
+            for name, v in running + ([] if shared else design):
                 if _COLUMN + name not in kept:
                     cols.write_column(c, _COLUMN + name, v)
             c.execute("INSERT INTO blind_spot_checkpoint (k, key, state) VALUES (?, ?, ?)",

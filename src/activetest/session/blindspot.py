@@ -214,7 +214,8 @@ def _design_curves(store: Any, sampler: Any, specs: list[CurveSpec], *, rows: li
                 return got
         if k0 is not None and 1 <= k0 <= k:
             key0 = bc.curve_key(sampler.design, specs, k=k0, rows=rows, **hist, **kw)
-            resume = bc.load(store, key0, rows, N, sampler._st, per_item=k0 != run_first)
+            resume = bc.load(store, key0, rows, N, sampler.design_states(),
+                             per_item=k0 != run_first)
             if resume is not None:
                 refits0 = int(resume.design["ist"][1])  # (the state is changed in place)
     first = 0 if resume is None else resume.k
@@ -232,7 +233,8 @@ def _design_curves(store: Any, sampler: Any, specs: list[CurveSpec], *, rows: li
         # the design's per-item arrays change only at a refit: kept if there was none
         same = refits0 == int(state.design["ist"][1])
         bc.save(store, bc.curve_key(sampler.design, specs, k=k, rows=rows, **hist, **kw),
-                state, design_of=key0 if same else None)
+                state, design_of=key0 if same else None,
+                live=sampler.design_states() if sampler.design.redoable else None)
     return curves
 
 

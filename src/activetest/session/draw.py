@@ -177,8 +177,9 @@ def select_adaptive(store: SessionStore, n: int,
             sampler.observe(labels=[int(y) for y in ys], losses=[float(x) for x in Ls])
             first_use = [(used[k0 + j].step, int(ys[j]), float(Ls[j])) for j in range(len(ys))]
         m0 = len(acq)
-        if after is not None:  # the draws' mixtures, for the blind spot's advance
-            sampler.mixtures = []
+        if after is not None:  # the draws' mixtures, for the blind spot's advance, and
+            sampler.mixtures = []  # the arrays before a refit, which its state may share
+            sampler.keep_arrays_before_refit = True
         idx, q = sampler.draw(int(n))
         rows = [(sampler.control[m], sampler.control_rest[m], sampler.lam[m],
                  sampler.n_known[m], sampler.refits[m]) for m in range(m0, m0 + len(idx))]

@@ -1054,6 +1054,13 @@ class AdaptiveSampler:
         #: the design's weights before its last refit (None before the first): what
         #: :meth:`redo_last_refit` starts from; not part of the replayed state
         self.w_pre: np.ndarray | None = None
+        #: set True by a caller that wants the per-item arrays as they were before
+        #: this sampler's first refit (``select`` advancing the blind spot's state,
+        #: whose stored state may share them): :attr:`arrays_before_refit` is then
+        #: that copy (``{"ist", "s", "g", "aux"}``, None while no refit ran); not part
+        #: of the state
+        self.keep_arrays_before_refit = False
+        self.arrays_before_refit: dict[str, np.ndarray] | None = None
 
     @property
     def n_remaining(self) -> int:
@@ -1086,6 +1093,9 @@ class AdaptiveSampler:
         self._grow(m + 1)
         if self.design._refit_due(self._st, k):
             self.w_pre = self._st["W"].copy()
+            if self.keep_arrays_before_refit and self.arrays_before_refit is None:
+                self.arrays_before_refit = {name: self._st[name].copy()
+                                            for name in ("ist", "s", "g", "aux")}
         if self.mixtures is None:
             i = self.design._step(self._st, m, k, u, forced)
         else:  # the same compiled steps, the mixture kept
@@ -1176,6 +1186,16 @@ class AdaptiveSampler:
         rem[np.asarray(self.acquired[:m], dtype=np.int64)] = False
         self.design._redo_refit(st, w_pre, rem, int(self.n_known[m]))
         self.w_pre = np.array(w_pre, dtype=np.float64, copy=True)
+
+    def design_states(self) -> list[dict[str, np.ndarray]]:
+        """The design's states whose per-item arrays this sampler holds: the live one
+        and, where :attr:`arrays_before_refit` was kept, the one before its first
+        refit (each a dict with ``ist``, ``s``, ``g``, ``aux``; the live one is
+        :attr:`_st` itself, not a copy)."""
+        out = [self._st]
+        if self.arrays_before_refit is not None:
+            out.append(self.arrays_before_refit)
+        return out
 
     def plan(self) -> DesignPlan:
         """The proposal and control the next draw would use (does not draw)."""
