@@ -200,7 +200,8 @@ class _Tiny:
         self.mp.setattr(ad, "LAZY_MIN_ROWS", 1 if on else 10**12)
 
 
-@pytest.mark.parametrize("kw", [{}, {"metric": "both"}], ids=["earned", "two-metric"])
+@pytest.mark.parametrize("kw", [{}, {"metric": "error_rate"}, {"metric": "both"}],
+                         ids=["earned", "error-rate", "two-metric"])
 def test_a_session_in_tiny_chunks_stores_draws_and_estimates_the_same_bits(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kw: dict[str, object]) -> None:
     pool, sur, tgt = _pool(tmp_path, 150)
