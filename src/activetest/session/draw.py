@@ -126,14 +126,16 @@ def waiting(store: SessionStore) -> Waiting | None:
 
 def select_adaptive(store: SessionStore, n: int,
                     losses_of: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
-                    after: Callable[[Any], None] | None = None) -> list[Acquisition]:
+                    after: Callable[[Any], None] | None = None,
+                    before: Callable[[Any], None] | None = None) -> list[Acquisition]:
     """Draw the next ``n`` items with the session's adaptive design (one batch).
 
     ``losses_of(rows, labels)`` gives the target's losses on labelled rows for a
     design without target predictions on the pool (``pe_adaptive``); it is called
     BEFORE the write transaction (it may run the target model). ``after(sampler)`` is
     called with the sampler once the draws are committed (``Session.select`` advances
-    the blind spot's state there).
+    the blind spot's state there); ``before(sampler)`` just before the draws (where
+    ``Session.select`` asks the sampler to keep what that advance will need).
 
     Raises:
         ValueError: ``n`` is not a positive integer or exceeds the items left.
@@ -177,9 +179,10 @@ def select_adaptive(store: SessionStore, n: int,
             sampler.observe(labels=[int(y) for y in ys], losses=[float(x) for x in Ls])
             first_use = [(used[k0 + j].step, int(ys[j]), float(Ls[j])) for j in range(len(ys))]
         m0 = len(acq)
-        if after is not None:  # the draws' mixtures, for the blind spot's advance, and
-            sampler.mixtures = []  # the arrays before a refit, which its state may share
-            sampler.keep_arrays_before_refit = True
+        if after is not None:  # the draws' mixtures, for the blind spot's advance
+            sampler.mixtures = []
+        if before is not None:
+            before(sampler)
         idx, q = sampler.draw(int(n))
         rows = [(sampler.control[m], sampler.control_rest[m], sampler.lam[m],
                  sampler.n_known[m], sampler.refits[m]) for m in range(m0, m0 + len(idx))]

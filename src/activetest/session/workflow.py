@@ -323,8 +323,21 @@ class Session:
 
             with self.store.shared_scores():  # the design and the blind spot read them once
                 return draw.select_adaptive(self.store, n, losses_of,
-                                            after=lambda sampler: self._advance_blind(sampler, n))
+                                            after=lambda sampler: self._advance_blind(sampler, n),
+                                            before=self._before_draws)
         return draw.select(self.store, n)
+
+    def _before_draws(self, sampler: Any) -> None:
+        """Before ``select``'s draws: the sampler keeps the design's arrays from before a
+        refit where the blind spot's stored state is behind the draws so far (it then
+        continues from the arrays at its own refit, which the refit may replace; 16
+        bytes per item while the select runs); a state at the draws so far continues
+        with the run's own state (``RunDraws``) unless that reuse is switched off."""
+        from activetest.session import blind_checkpoint, blindspot
+
+        k0 = blind_checkpoint.stored_k(self.store)
+        sampler.keep_arrays_before_refit = k0 is not None and k0 >= 1 and (
+            k0 < len(sampler.acquired) or not blindspot.REUSE_RUN)
 
     def _advance_blind(self, sampler: Any, n: int) -> None:
         """The blind spot's stored state advanced over the draws just made
