@@ -318,7 +318,7 @@ def save(store: SessionStore, key: str, state: CurveState, *,
             kept = {_COLUMN + "s", _COLUMN + "g"}
             if not keep or shared or not kept <= stored:
                 kept = set()
-            for name in stored - kept:
+            for name in sorted(stored - kept):
                 cols.delete_column(c, name)
             for name, v in running + ([] if shared else design):
                 if _COLUMN + name not in kept:
