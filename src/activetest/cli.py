@@ -708,7 +708,7 @@ def _label_loop(s: Any, pending: Sequence[Any]) -> None:
     help_line = f"{keys}   [bold]u[/]=undo  [bold]q[/]=quit"
     with _Keys(s.task.n_classes) as keys_in:
         answered = _answer_all(s, pending, keys_in, help_line)
-        if not s.pending() and s.pending_judgments():
+        if not s.n_pending() and s.pending_judgments():
             answered += _judge_compared(s, keys_in, help_line)
     left = s.n_pending()
     _out.print(f"labelled {answered} item(s) in this run; {left} selected item(s) still pending")

@@ -113,6 +113,18 @@ def _lget(ltab, i, j):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
+def _lazy_loss(t, mode, i, j, best):  # pragma: no cover - compiled
+    """:func:`_lget` of the lazy table ``(t, mode)`` with row ``i``'s argmax ``best``
+    already found (:func:`_argmax_row`; any value for ``LAZY_LOG``): for loops over an
+    item's classes that find it once, not per class."""
+    C = t.shape[1]
+    if mode == LAZY_LOG or (mode == LAZY_BOTH and j < C):
+        return -t[i, j]
+    jj = j if mode == LAZY_ZERO_ONE else j - C
+    return 1.0 if jj != best else 0.0
+
+
+@njit(cache=True)
 def _lwidth(ltab):  # pragma: no cover - compiled
     """``ltab.shape[1]`` of an array or a lazy loss tuple."""
     if isinstance(ltab, tuple):
@@ -364,7 +376,6 @@ def _lazy_logit_moments(sl, tl, ms, mt, lt, mode, off, w, s, g):  # pragma: no c
     CPU-s of a refit at 1e6 items)."""
     N, C = sl.shape[0], sl.shape[1]
     K = C + 1
-    CL = lt.shape[1]
     z = np.empty(C)
     for i in range(N):
         mx = -np.inf
@@ -385,20 +396,12 @@ def _lazy_logit_moments(sl, tl, ms, mt, lt, mode, off, w, s, g):  # pragma: no c
         for c in range(C):
             z[c] = _exp_shifted(z[c] - mx)
             tot += z[c]
+        best = 0 if mode == LAZY_LOG else _argmax_row(lt, i)
         m1 = 0.0
         m2 = 0.0
         for c in range(C):
             p = z[c] / tot
-            j = off + c
-            if mode == LAZY_LOG or (mode == LAZY_BOTH and j < CL):
-                L = -lt[i, j]
-            else:
-                jj = j if mode == LAZY_ZERO_ONE else j - CL
-                best = 0
-                for cc in range(1, CL):
-                    if lt[i, cc] > lt[i, best]:
-                        best = cc
-                L = 1.0 if jj != best else 0.0
+            L = _lazy_loss(lt, mode, i, off + c, best)
             m1 += p * L
             m2 += p * L * L
         g[i] = m1
@@ -801,19 +804,10 @@ def _lazy_smooth(lt, mode, s, g, eps):  # pragma: no cover - compiled
     N, CL = lt.shape[0], lt.shape[1]
     C = CL * (2 if mode == LAZY_BOTH else 1)
     for i in range(N):
-        best = 0
-        if mode != LAZY_LOG:
-            for cc in range(1, CL):
-                if lt[i, cc] > lt[i, best]:
-                    best = cc
+        best = 0 if mode == LAZY_LOG else _argmax_row(lt, i)
         m = 0.0
         for c in range(C):
-            if mode == LAZY_LOG or (mode == LAZY_BOTH and c < CL):
-                L = -lt[i, c]
-            else:
-                jj = c if mode == LAZY_ZERO_ONE else c - CL
-                L = 1.0 if jj != best else 0.0
-            d = L - g[i]
+            d = _lazy_loss(lt, mode, i, c, best) - g[i]
             m += d * d
         m /= C
         s[i] = math.sqrt((1.0 - eps) * s[i] * s[i] + eps * m)
@@ -972,11 +966,14 @@ def finish(kind, ist, fst, s, g, rem, hidx, hq, hg, hG, hlam, hV, m, u, forced, 
     N = s.shape[0]
     if hV.shape[0] == 0:  # not asked for (a simulation of the error alone)
         pass
-    elif kind == KIND_BOTH:
+    elif kind == KIND_BOTH and ist[3] > 0:
         v1, v2 = model_variance(aux[0], s, rem, a, b)
         u1, u2 = model_variance(aux[2], s, rem, a, b)
-        hV[m] = max(v1 - v2, 0.0) if ist[3] > 0 else np.nan
-        haux[2, m] = max(u1 - u2, 0.0) if ist[3] > 0 else np.nan
+        hV[m] = max(v1 - v2, 0.0)
+        haux[2, m] = max(u1 - u2, 0.0)
+    elif kind == KIND_BOTH:  # no model yet: no prediction (and no pass over the pool)
+        hV[m] = np.nan
+        haux[2, m] = np.nan
     elif ist[3] > 0:
         v1, v2 = model_variance(s, s, rem, a, b)
         hV[m] = max(v1 - v2, 0.0)
