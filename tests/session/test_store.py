@@ -12,6 +12,7 @@ import pytest
 from activetest.data.task import Item
 from activetest.session.store import (
     APP_ID,
+    DamagedSessionError,
     SCHEMA_VERSION,
     NotASessionError,
     SchemaVersionError,
@@ -173,3 +174,20 @@ def test_failed_initialisation_leaves_no_file(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError):
         SessionStore.create(tmp_path / "f.db", config={}, items=ITEMS, init=init)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_lean_reads_equal_the_full_ones(tmp_path: Path) -> None:
+    """``draw_rows`` and ``label_values`` (no join on the items) give what
+    ``acquisitions`` and ``labels`` give, and check a label's class as ``labels`` does."""
+    with _store(tmp_path) as st:
+        assert st.draw_rows() == [] and st.label_values() == {}
+        st.init_sampler(0.1, 3, {"s": 0})
+        st.record_draws([4, 2, 9], [0.1, 0.2, 0.3], {"s": 3}, expected_steps=0)
+        st.set_labels([(4, 1), (9, 0)], "cli")
+        assert st.draw_rows() == [(a.step, a.index, a.q) for a in st.acquisitions()]
+        assert [r.index for r in st.draw_rows()] == [4, 2, 9]
+        assert st.label_values() == {i: lab.label for i, lab in st.labels().items()}
+        st.label_classes = 2
+        st._conn.execute("UPDATE labels SET label = 7 WHERE idx = 9")
+        with pytest.raises(DamagedSessionError, match="'i9' has the stored label 7"):
+            st.label_values()

@@ -47,7 +47,7 @@ import numpy as np
 from activetest.session import checkpoint
 from activetest.session.design import stored_design
 from activetest.session.records import Waiting
-from activetest.session.store import Acquisition, SessionError, SessionStore
+from activetest.session.store import Acquisition, DrawRow, SessionError, SessionStore
 from activetest.stats import ActiveSampler, SamplerState
 
 __all__ = ["acquisition_scores_of", "describe_design", "design_controls", "design_info",
@@ -111,6 +111,18 @@ def usable_prefix(store: SessionStore) -> tuple[list[Acquisition], dict[int, int
     return acq[:k], labels, waiting
 
 
+def _usable_rows(store: SessionStore) -> tuple[list[DrawRow], list[DrawRow], dict[int, int]]:
+    """``(every draw, the first K draws that are all labelled, labels by row)``:
+    :func:`usable_prefix` from the lean reads (:meth:`SessionStore.draw_rows`,
+    :meth:`SessionStore.label_values`: no join on the items), for the design's draw."""
+    rows = store.draw_rows()
+    labels = store.label_values()
+    k = 0
+    while k < len(rows) and rows[k].index in labels:
+        k += 1
+    return rows, rows[:k], labels
+
+
 def waiting(store: SessionStore) -> Waiting | None:
     """The first unlabelled draw and the later labelled draws whose labels wait for it."""
     acq = store.acquisitions()
@@ -146,7 +158,7 @@ def select_adaptive(store: SessionStore, n: int,
         raise ValueError(f"the number of items to select must be a positive integer, "
                          f"got {n!r}")
     design = stored_design(store)
-    used, labels, _ = usable_prefix(store)
+    read, used, labels = _usable_rows(store)
     rows_used = np.array([a.index for a in used], dtype=np.int64)
     ys_used = np.array([labels[i] for i in rows_used], dtype=np.int64)
     new_losses = None
@@ -159,7 +171,9 @@ def select_adaptive(store: SessionStore, n: int,
         if row is None:
             raise SessionError(f"{store.path}: the session has no sampler state")
         _, seed, rng_state = row
-        acq = store.acquisitions()
+        # draws are only ever appended (steps 1, 2, ...): under the write lock the same
+        # count means the rows read above, else another process drew meanwhile
+        acq = read if store.n_acquired() == len(read) else store.draw_rows()
         dd = store.design_draws()
         if len(dd) != len(acq):
             raise SessionError(f"{store.path}: {len(acq)} draws but {len(dd)} design rows")
@@ -195,7 +209,7 @@ def select_adaptive(store: SessionStore, n: int,
 
 
 def _replay(store: SessionStore, design: Any, seed: int | None, rng_state: Any,
-            acq: list[Acquisition], dd: list[Any]) -> Any:
+            acq: list[Acquisition] | list[DrawRow], dd: list[Any]) -> Any:
     """The sampler of the stored history: from its checkpoint when one matches the
     history exactly (:mod:`activetest.session.checkpoint`), else by a full replay."""
     sampler = checkpoint.load(store, design, seed, rng_state, acq, dd)
@@ -205,7 +219,7 @@ def _replay(store: SessionStore, design: Any, seed: int | None, rng_state: Any,
 
 
 def _full_replay(store: SessionStore, design: Any, seed: int | None, rng_state: Any,
-                 acq: list[Acquisition], dd: list[Any]) -> Any:
+                 acq: list[Acquisition] | list[DrawRow], dd: list[Any]) -> Any:
     """The sampler rebuilt from the stored draws and the labels the design saw."""
     from activetest.stats.adaptive import AdaptiveSampler, AdaptiveState
 
