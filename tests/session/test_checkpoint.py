@@ -298,3 +298,37 @@ def test_a_checkpoint_with_stored_columns_loads_and_the_next_save_recomputes(
             assert ck is not None
             _assert_same_bits(ck, full)
         assert modes[0] == 2 and modes[-1] == 3
+
+
+def test_a_select_that_refits_first_skips_the_last_refit_run_again(
+        pool_files: PoolFiles, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A checkpoint's per-item arrays are recomputed by running its last refit again,
+    except in a ``select`` whose first draw refits (which replaces them all first): there
+    it is skipped, and the draws stay those of a full replay (the test above)."""
+    from activetest.stats.adaptive import AdaptiveDesign
+
+    runs: list[int] = []
+    real = AdaptiveDesign._redo_refit
+
+    def counted(self: AdaptiveDesign, *args: object, **kw: object) -> None:
+        runs.append(1)
+        real(self, *args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(AdaptiveDesign, "_redo_refit", counted)
+    skipped = redone = 0
+    with _create(pool_files, tmp_path / "a.db") as s:
+        for _ in range(30):
+            dd = s.store.design_draws()
+            fitted = bool(dd) and dd[-1][4] > 0  # the stored state is after a refit
+            before = len(runs)
+            s.select(1)
+            dd2 = s.store.design_draws()
+            refit_first = dd2[-1][4] > (dd[-1][4] if dd else 0)
+            if fitted and refit_first:
+                assert len(runs) == before, "the redo ran though the first draw refits"
+                skipped += 1
+            elif fitted:
+                assert len(runs) == before + 1
+                redone += 1
+            s.label_from_data()
+    assert skipped >= 3 and redone >= 3, (skipped, redone)

@@ -12,8 +12,8 @@ import pytest
 from activetest.data.task import Item
 from activetest.session.store import (
     APP_ID,
-    DamagedSessionError,
     SCHEMA_VERSION,
+    DamagedSessionError,
     NotASessionError,
     SchemaVersionError,
     SessionError,

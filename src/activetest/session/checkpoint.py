@@ -79,6 +79,7 @@ def spec_hash(design: Any, seed: int | None) -> str:
 def save(store: SessionStore, sampler: Any) -> None:
     """Write ``sampler``'s state as the session's checkpoint (inside the caller's
     write transaction, replacing the previous one)."""
+    sampler._check_settled()  # never the design's start arrays for a fitted state
     buf = io.BytesIO()
     st = sampler._st
     columns = store._has_columns()
@@ -128,9 +129,15 @@ def save(store: SessionStore, sampler: Any) -> None:
 
 
 def load(store: SessionStore, design: Any, seed: int | None, rng_state: Any,
-         acq: list[Any], dd: list[Any]) -> Any:
+         acq: list[Any], dd: list[Any], *, defer_redo: bool = False) -> Any:
     """The sampler from the session's checkpoint, or None when there is none that
-    matches the stored history exactly (then the caller replays)."""
+    matches the stored history exactly (then the caller replays).
+
+    ``defer_redo``: a checkpoint whose per-item arrays are recomputed by running its
+    last refit again leaves that to the caller's
+    :meth:`~activetest.stats.adaptive.AdaptiveSampler.settle_last_refit` (which skips it
+    where the next draw refits anyway, and raises where it does not give the stored
+    state: the caller then loads again without deferring, or replays)."""
     if not enabled():
         return None
     seen = [(d[5], d[6]) for d in dd if d[5] is not None]
@@ -143,7 +150,8 @@ def load(store: SessionStore, design: Any, seed: int | None, rng_state: Any,
     if not rows:
         return None
     try:
-        sampler = _rebuild(store, design, seed, rng_state, acq, dd, seen, bytes(rows[0][0]))
+        sampler = _rebuild(store, design, seed, rng_state, acq, dd, seen, bytes(rows[0][0]),
+                           defer_redo)
         if getattr(sampler, "_columns_of", None) is not None:  # its s, g read from columns
             sampler._columns_of = (key, *sampler._columns_of[1:])
         return sampler
@@ -159,7 +167,8 @@ def _per_item(st: dict[str, np.ndarray]) -> list[tuple[str, np.ndarray]]:
 
 
 def _rebuild(store: SessionStore, design: Any, seed: int | None, rng_state: Any,
-             acq: list[Any], dd: list[Any], seen: list[tuple[Any, Any]], blob: bytes) -> Any:
+             acq: list[Any], dd: list[Any], seen: list[tuple[Any, Any]], blob: bytes,
+             defer_redo: bool = False) -> Any:
     from activetest.stats.adaptive import AdaptiveSampler
 
     with np.load(io.BytesIO(blob), allow_pickle=False) as z:
@@ -214,7 +223,9 @@ def _rebuild(store: SessionStore, design: Any, seed: int | None, rng_state: Any,
     sampler._rng.bit_generator.state = rng
     if "w_pre" in data:
         sampler.w_pre = np.array(data["w_pre"], dtype=np.float64)
-    if mode == 3:
+    if mode == 3 and defer_redo:
+        sampler.defer_last_refit(data["w_pre"])
+    elif mode == 3:
         sampler.redo_last_refit(data["w_pre"])
     if columns_read:  # what save() needs to keep the s and g columns (the key: load's)
         sampler._columns_of = (None, int(st["ist"][1]), st)

@@ -181,22 +181,37 @@ def select_adaptive(store: SessionStore, n: int,
         if n > left:
             raise ValueError(f"cannot select {n} items: only {left} of {design.n} remain "
                              f"undrawn")
-        sampler = _replay(store, design, seed, rng_state, acq, dd)
         seen = [d for d in dd if d[5] is not None]
         # the labels the design has not used yet: the usable prefix beyond what it saw
         k0 = len(seen)
         first_use: list[tuple[int, int, float]] = []
+        Ls = None
         if len(used) > k0:
             ys = ys_used[k0:]
             Ls = (new_losses[k0:] if new_losses is not None
                   else design.losses_of(rows_used[k0:], ys))
-            sampler.observe(labels=[int(y) for y in ys], losses=[float(x) for x in Ls])
             first_use = [(used[k0 + j].step, int(ys[j]), float(Ls[j])) for j in range(len(ys))]
+
+        def ready(defer: bool) -> Any:
+            """The sampler of the stored history, the new labels observed, ``before``
+            called (``defer``: its last refit run again only where the first draw
+            does not refit anyway: :meth:`AdaptiveSampler.settle_last_refit`)."""
+            sampler = _replay(store, design, seed, rng_state, acq, dd, defer_redo=defer)
+            if Ls is not None:
+                sampler.observe(labels=[int(y) for y in ys_used[k0:]],
+                                losses=[float(x) for x in Ls])
+            if after is not None:  # the draws' mixtures, for the blind spot's advance
+                sampler.mixtures = []
+            if before is not None:
+                before(sampler)
+            return sampler
+
+        sampler = ready(True)
+        try:
+            sampler.settle_last_refit()
+        except ValueError:  # the checkpoint's refit does not run again: as without deferring
+            sampler = ready(False)
         m0 = len(acq)
-        if after is not None:  # the draws' mixtures, for the blind spot's advance
-            sampler.mixtures = []
-        if before is not None:
-            before(sampler)
         idx, q = sampler.draw(int(n))
         rows = [(sampler.control[m], sampler.control_rest[m], sampler.lam[m],
                  sampler.n_known[m], sampler.refits[m]) for m in range(m0, m0 + len(idx))]
@@ -209,10 +224,12 @@ def select_adaptive(store: SessionStore, n: int,
 
 
 def _replay(store: SessionStore, design: Any, seed: int | None, rng_state: Any,
-            acq: list[Acquisition] | list[DrawRow], dd: list[Any]) -> Any:
+            acq: list[Acquisition] | list[DrawRow], dd: list[Any], *,
+            defer_redo: bool = False) -> Any:
     """The sampler of the stored history: from its checkpoint when one matches the
-    history exactly (:mod:`activetest.session.checkpoint`), else by a full replay."""
-    sampler = checkpoint.load(store, design, seed, rng_state, acq, dd)
+    history exactly (:mod:`activetest.session.checkpoint`; ``defer_redo``: see its
+    :func:`~activetest.session.checkpoint.load`), else by a full replay."""
+    sampler = checkpoint.load(store, design, seed, rng_state, acq, dd, defer_redo=defer_redo)
     if sampler is not None:
         return sampler
     return _full_replay(store, design, seed, rng_state, acq, dd)
