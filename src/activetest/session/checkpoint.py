@@ -24,7 +24,11 @@ function of the last refit alone, so the blob keeps the weights before that refi
 runs it again (the same compiled refit on the same inputs: the same arrays to the
 last bit, checked against the stored weights, lambda and ridge; a mismatch replays).
 That saves writing ``N`` values per array after every refit (at 1e6 items, most of a
-``select``'s difference between a session with labels and one without). The
+``select``'s difference between a session with labels and one without). A ``select``
+loads with ``defer_redo``: where its first draw refits (the usual case while the
+refits are frequent), that refit replaces every per-item array before any is read, so
+the last one is not run again at all
+(:meth:`~activetest.stats.adaptive.AdaptiveSampler.settle_last_refit`). The
 out-of-sample guard's ``aux`` also records each draw: for it they are chunked columns
 ``checkpoint:s``, ``checkpoint:g``, ``checkpoint:aux:0..6`` of the session file
 (:mod:`activetest.session.columns`), written in the same transaction (``s`` and ``g``
