@@ -317,6 +317,42 @@ def sweep_table(res: dict[int, dict[str, list[float]]]) -> str:
     return "\n".join(lines)
 
 
+def growth_ratio(res: dict[int, dict[str, list[float]]], command: str = "select",
+                 boot: int = 2000, seed: int = 0) -> tuple[float, float, float] | None:
+    """The issue's measure of a command's growth with the labels held: the largest
+    median over the label counts above 0 divided by the 0-label median, with a 95%
+    percentile bootstrap interval (each count's runs resampled with replacement,
+    ``boot`` times, seeded); None without a 0-label count and one more."""
+    base = res.get(0, {}).get(command, [])
+    rest = [got[command] for level, got in sorted(res.items()) if level > 0
+            and got.get(command)]
+    if not base or not rest:
+        return None
+
+    def ratio(b: np.ndarray, rs: list[np.ndarray]) -> float:
+        return max(float(np.median(r)) for r in rs) / float(np.median(b))
+
+    rng = np.random.default_rng(seed)
+    b0 = np.asarray(base)
+    r0 = [np.asarray(r) for r in rest]
+    draws = [ratio(rng.choice(b0, b0.size), [rng.choice(r, r.size) for r in r0])
+             for _ in range(boot)]
+    lo, hi = np.percentile(draws, [2.5, 97.5])
+    return ratio(b0, r0), float(lo), float(hi)
+
+
+def growth_line(res: dict[int, dict[str, list[float]]]) -> str:
+    """One line per source: :func:`growth_ratio` of ``select`` (and of the baseline's)."""
+    out = []
+    for prefix, name in (("", "this"), ("base ", "baseline")):
+        got = growth_ratio(res, f"{prefix}select")
+        if got is not None:
+            out.append(f"{name}: largest median over 50+ labels / 0-label median of select "
+                       f"--n 50 = {got[0]:.3f} (95% bootstrap interval over the runs "
+                       f"{got[1]:.3f}-{got[2]:.3f})")
+    return "\n".join(out)
+
+
 def warm(src: Path, cache: Path, fmt: str, large: bool = False) -> None:
     """Compile ``src`` to bytecode and its numba kernels into their cache (untimed);
     ``large``: also those of pools from ``LAZY_MIN_ROWS`` items on (the design's lazy
@@ -427,6 +463,7 @@ def main() -> None:
                           baseline=None if args.baseline is None else args.baseline.resolve())
         print(f"N = {_fmt_n(n)}; start: {start}; end: {conditions()}")
         print(sweep_table(res))
+        print(growth_line(res))
         return
     for n in ns:
         inputs = make_inputs(args.cache / f"{args.format}-{n}", n, args.format)
