@@ -405,11 +405,27 @@ def test_a_select_stores_no_design_arrays_the_next_sampler_has(
     with a:
         # rounds 1, 4 and 6 refit at their select (the test above): the state stored
         # ends at the new arrays, the sampler's after its refit
+        from activetest.session import columns as cols
+
+        written: list[str] = []
+        real_write = cols.write_column
+
+        def write(conn: object, name: str, *args: object, **k: object) -> object:
+            written.append(name)
+            return real_write(conn, name, *args, **k)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(cols, "write_column", write)
+        chunks = None
         for n in (20, 15, 3, 10, 13, 1, 6):
+            written.clear()
             a.select(n)
             names = {r[0] for r in a.store._read(
                 "SELECT name FROM column_info WHERE name LIKE 'blindspot:%'")}
             assert _shared_flag(a) == 1
+            # the running exposure is overwritten in place, not deleted and written
+            now = a.store._read("SELECT rowid FROM columns WHERE name = 'blindspot:Q'")
+            assert chunks is None or (now == chunks and "blindspot:Q" not in written)
+            chunks = now
             assert names == {"blindspot:Q"} | {f"blindspot:wg{j}" for j in range(2)
                                                if f"blindspot:wg{j}" in names}, names
             a.label_from_data()

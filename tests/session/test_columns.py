@@ -269,3 +269,43 @@ def test_init_killed_by_kill_9_leaves_no_session_or_a_whole_one(delay: float,
     assert not list(tmp_path.glob(".s.db.creating-*"))
     with Session.open(db) as s:
         assert s.n_items == n and len(s.select(3)) == 3
+
+
+def test_a_column_is_overwritten_in_place_only_with_its_layout(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """``overwrite_column`` rewrites a stored column's chunks in place (the same rows,
+    bit-exact back, no chunk row deleted or added), refuses (False, nothing written) a
+    column of another layout, and is undone with its transaction."""
+    monkeypatch.setattr(cols, "CHUNK_BYTES", 8 * 64)  # 64 rows a chunk: 16 chunks
+    rng = np.random.default_rng(5)
+    conn = sqlite3.connect(tmp_path / "c.db", isolation_level=None)
+    for stmt in cols.COLUMNS_SCHEMA.split(";"):
+        if stmt.strip():
+            conn.execute(stmt)
+    a = rng.normal(size=1000)
+    cols.write_column(conn, "x", a)
+    before = conn.execute("SELECT chunk, rowid FROM columns ORDER BY chunk").fetchall()
+    b = rng.normal(size=1000)
+    b[3] = np.nan
+    assert cols.overwrite_column(conn, "x", b)
+    info = cols.column_info(conn, "x")
+    assert info is not None and cols.read_column(conn, info)[:, 0].tobytes() == b.tobytes()
+    assert conn.execute("SELECT chunk, rowid FROM columns ORDER BY chunk").fetchall() == before
+    # another layout: refused, the stored column unchanged
+    for other in (rng.normal(size=999), rng.normal(size=(1000, 2)), np.zeros(0)):
+        assert not cols.overwrite_column(conn, "x", other)
+    assert not cols.overwrite_column(conn, "missing", b)
+    assert cols.read_column(conn, info)[:, 0].tobytes() == b.tobytes()
+    # a chunk of the wrong size (a damaged file): refused
+    conn.execute("UPDATE columns SET data = zeroblob(8) WHERE name = 'x' AND chunk = 15")
+    assert not cols.overwrite_column(conn, "x", a)
+    cols.write_column(conn, "x", b)
+    # inside a transaction that fails: nothing of it stays
+    with pytest.raises(RuntimeError):
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            assert cols.overwrite_column(conn, "x", a)
+            raise RuntimeError("killed")
+        finally:
+            conn.execute("ROLLBACK")
+    assert cols.read_column(conn, info)[:, 0].tobytes() == b.tobytes()

@@ -318,11 +318,17 @@ def save(store: SessionStore, key: str, state: CurveState, *,
             kept = {_COLUMN + "s", _COLUMN + "g"}
             if not keep or shared or not kept <= stored:
                 kept = set()
-            for name in sorted(stored - kept):
+            # a column stored with the same layout is overwritten in place (the running
+            # sums, at every select), the rest deleted and written
+            todo = [(_COLUMN + name, v) for name, v in running + ([] if shared else design)
+                    if _COLUMN + name not in kept]
+            done = {name for name, v in todo
+                    if name in stored and cols.overwrite_column(c, name, v)}
+            for name in sorted(stored - kept - done):
                 cols.delete_column(c, name)
-            for name, v in running + ([] if shared else design):
-                if _COLUMN + name not in kept:
-                    cols.write_column(c, _COLUMN + name, v)
+            for name, v in todo:
+                if name not in done:
+                    cols.write_column(c, name, v)
             c.execute("INSERT INTO blind_spot_checkpoint (k, key, state) VALUES (?, ?, ?)",
                       (int(state.k), key, blob))
         return True

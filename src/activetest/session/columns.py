@@ -31,7 +31,8 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = ["CHUNK_BYTES", "COLUMNS_SCHEMA", "ColumnInfo", "ColumnWriter", "column_info",
-           "delete_column", "read_column", "read_rows", "update_rows", "write_column"]
+           "delete_column", "overwrite_column", "read_column", "read_rows", "update_rows",
+           "write_column"]
 
 #: The most bytes one chunk row holds (well under SQLite's 1e9-byte blob limit, and
 #: small enough that reading a few rows reads little).
@@ -152,6 +153,36 @@ def write_column(conn: sqlite3.Connection, name: str, values: np.ndarray,
     for start in range(0, len(a), step):
         w.append(a[start:start + step])
     return w.close()
+
+
+def overwrite_column(conn: sqlite3.Connection, name: str, values: np.ndarray) -> bool:
+    """Store ``values`` (``(N,)`` float64) over column ``name`` in place, where it is
+    stored with the layout :func:`write_column` would give them (the same dtype, rows,
+    width 1 and chunking, every chunk of its full size): each chunk's bytes rewritten
+    through SQLite's incremental blob I/O, inside the caller's transaction (all or
+    nothing, as every write), without deleting the rows and freeing their pages first
+    (which, for a column rewritten at every command, cost as much as the writing).
+    False, writing nothing, where the layout differs (or this Python's ``sqlite3`` has
+    no ``blobopen``): then :func:`write_column`."""
+    a = np.ascontiguousarray(values, dtype="<f8")
+    info = column_info(conn, name)
+    if (info is None or a.ndim != 1 or not hasattr(conn, "blobopen")
+            or info.dtype != a.dtype.str or info.n_rows != a.shape[0] or info.width != 1
+            or info.chunk_rows != _chunk_rows(1, a.dtype.itemsize, CHUNK_BYTES)):
+        return False
+    rows = conn.execute("SELECT chunk, rowid, length(data) FROM columns WHERE name = ? "
+                        "ORDER BY chunk", (name,)).fetchall()
+    if [int(k) for k, _, _ in rows] != list(range(info.n_chunks)):
+        return False
+    for k, _, size in rows:
+        n = min(info.chunk_rows, info.n_rows - int(k) * info.chunk_rows)
+        if int(size) != n * a.dtype.itemsize:
+            return False
+    for k, rowid, _ in rows:
+        start = int(k) * info.chunk_rows
+        with conn.blobopen("columns", "data", int(rowid)) as blob:
+            blob.write(a[start:start + info.chunk_rows].tobytes())
+    return True
 
 
 def _chunks(conn: sqlite3.Connection, info: ColumnInfo, which: list[int] | None = None,
