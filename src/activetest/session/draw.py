@@ -39,7 +39,7 @@ creation and on replay); this module draws and replays.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Container, Sequence
 from typing import Any
 
 import numpy as np
@@ -100,13 +100,20 @@ def pending(store: SessionStore) -> list[Acquisition]:
     return [a for a in store.acquisitions() if a.index not in labelled]
 
 
+def _labelled_prefix(draws: Sequence[Acquisition] | Sequence[DrawRow],
+                     labelled: Container[int]) -> int:
+    """K: how many draws from the first on are all labelled."""
+    k = 0
+    while k < len(draws) and draws[k].index in labelled:
+        k += 1
+    return k
+
+
 def usable_prefix(store: SessionStore) -> tuple[list[Acquisition], dict[int, int], int]:
     """``(first K draws that are all labelled, labels by row, labels waiting after them)``."""
     acq = store.acquisitions()
     labels = {i: lab.label for i, lab in store.labels().items()}
-    k = 0
-    while k < len(acq) and acq[k].index in labels:
-        k += 1
+    k = _labelled_prefix(acq, labels)
     waiting = sum(1 for a in acq[k:] if a.index in labels)
     return acq[:k], labels, waiting
 
@@ -117,19 +124,14 @@ def _usable_rows(store: SessionStore) -> tuple[list[DrawRow], list[DrawRow], dic
     :meth:`SessionStore.label_values`: no join on the items), for the design's draw."""
     rows = store.draw_rows()
     labels = store.label_values()
-    k = 0
-    while k < len(rows) and rows[k].index in labels:
-        k += 1
-    return rows, rows[:k], labels
+    return rows, rows[:_labelled_prefix(rows, labels)], labels
 
 
 def waiting(store: SessionStore) -> Waiting | None:
     """The first unlabelled draw and the later labelled draws whose labels wait for it."""
     acq = store.acquisitions()
     labelled = store.labels()
-    k = 0
-    while k < len(acq) and acq[k].index in labelled:
-        k += 1
+    k = _labelled_prefix(acq, labelled)
     if k == len(acq):
         return None
     later = tuple(a.item_id for a in acq[k + 1:] if a.index in labelled)

@@ -990,13 +990,19 @@ class SessionStore:
                                       f"backup") from None
         return cfg  # type: ignore[no-any-return]
 
+    def _is_class(self, y: Any) -> bool:
+        """Whether a stored label ``y`` is a class of the task (anything is, while
+        :attr:`label_classes` is not known)."""
+        C = self.label_classes
+        return C is None or (isinstance(y, int) and 0 <= y < C)
+
     def _checked(self, rows: list[tuple[Any, ...]], what: str) -> dict[int, StoredLabel]:
         """Labels (or judgments) rows as :class:`StoredLabel`; each a class of the task
         when :attr:`label_classes` is known."""
         C = self.label_classes
         out = {}
         for i, iid, y, src, cr, up in rows:
-            if C is not None and (not isinstance(y, int) or not 0 <= y < C):
+            if not self._is_class(y):
                 raise DamagedSessionError(
                     f"{self.path}: item {iid!r} has the stored {what} {y!r}, but the task has "
                     f"{C} classes (0..{C - 1}); the file was changed outside activetest. "
@@ -1386,8 +1392,7 @@ class SessionStore:
                 message names the item, as :meth:`labels`'s does).
         """
         rows = self._read("SELECT idx, label FROM labels")
-        C = self.label_classes
-        if C is not None and any(not isinstance(y, int) or not 0 <= y < C for _, y in rows):
+        if not all(self._is_class(y) for _, y in rows):
             self.labels()  # raises, naming the item
         return {int(i): int(y) for i, y in rows}
 

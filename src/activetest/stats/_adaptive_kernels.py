@@ -104,11 +104,8 @@ def _lget(ltab, i, j):  # pragma: no cover - compiled
     if isinstance(ltab, tuple):
         t = ltab[0]
         mode = ltab[1]
-        C = t.shape[1]
-        if mode == LAZY_LOG or (mode == LAZY_BOTH and j < C):
-            return -t[i, j]
-        jj = j if mode == LAZY_ZERO_ONE else j - C
-        return 1.0 if jj != _argmax_row(t, i) else 0.0
+        log_entry = mode == LAZY_LOG or (mode == LAZY_BOTH and j < t.shape[1])
+        return _lazy_loss(t, mode, i, j, 0 if log_entry else _argmax_row(t, i))
     return ltab[i, j]
 
 
