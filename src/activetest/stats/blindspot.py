@@ -606,63 +606,104 @@ class _Curve:
 
 
 def hidden_mass(weights: np.ndarray, exposure: np.ndarray, capacity: float) -> float:
-    """``max sum_H w_i`` over sets H with ``sum_H Q_i <= capacity``, fractionally (items
-    by ``w_i / Q_i``, the last in part): an upper bound on the 0/1 knapsack."""
-    w = np.asarray(weights, dtype=np.float64)
-    Q = np.asarray(exposure, dtype=np.float64)
-    keep = w > 0
-    w, Q = w[keep], Q[keep]
-    if w.size == 0:
-        return 0.0
-    free = Q <= 0  # never exposed: nothing says they are not hiding their bound
-    total = float(w[free].sum())
-    w, Q = w[~free], Q[~free]
-    order, cq = _knapsack_order(-w / Q, Q, capacity)
-    n_full = int(np.searchsorted(cq, capacity, side="right"))
-    total += float(w[order][:n_full].sum())
-    if n_full < w.size:
-        left = capacity - (cq[n_full - 1] if n_full else 0.0)
-        total += float(w[order][n_full]) * max(left, 0.0) / float(Q[order][n_full])
-    return total
+    """``max sum_H w_i`` over sets H with ``sum_H Q_i <= capacity``, fractionally: an
+    upper bound on the 0/1 knapsack.
+
+    The items with ``w_i > 0`` are taken in decreasing ``w_i / Q_i`` (ties in index
+    order; an item with ``Q_i <= 0``, never exposed, is always taken: nothing says it
+    is not hiding its weight) while their exposures add up to at most ``capacity``;
+    the first that does not fit is taken in part, ``w_i (capacity - taken) / Q_i``.
+    The value is unique in exact arithmetic (items of equal ratio trade weight for
+    exposure at the same rate, so the tie order does not change it). It is found by
+    selection, not by sorting (:func:`_hidden_mass`: expected linear time); its float
+    sums run in the selection's order, fixed by the input, so the same inputs give the
+    same bits on every machine."""
+    w = np.ascontiguousarray(weights, dtype=np.float64).ravel()
+    Q = np.ascontiguousarray(exposure, dtype=np.float64).ravel()
+    if w.shape != Q.shape:
+        raise ValueError(f"weights ({w.size}) and exposures ({Q.size}) differ in length")
+    return float(_hidden_mass(w, Q, float(capacity)))
 
 
-def _knapsack_order(r: np.ndarray, Q: np.ndarray, capacity: float
-                    ) -> tuple[np.ndarray, np.ndarray]:
-    """The first items of ``np.argsort(r, kind="stable")`` and the running sum of
-    ``Q`` over them, as far as the sum passes ``capacity`` (or all): the same prefix
-    and the same sums as from the full order, without sorting the items beyond it.
-    The items with ``r`` at most a threshold are a prefix of the stable order (ties
-    in index order, as ``flatnonzero`` gives them); the threshold is guessed from
-    every ``step``-th item and raised until their sum of ``Q`` passes the capacity."""
-    n = r.size
-    step = n // 2048
-    if step < 4:
-        order = _stable_argsort(r)
-        return order, np.cumsum(Q[order])
-    sample = _stable_argsort(r[::step])
-    reach = np.cumsum(Q[::step][sample]) * step  # about the sum over the items so far
-    j = int(np.searchsorted(reach, 1.5 * capacity, side="right")) + 8
-    while j < sample.size:
-        sel = np.flatnonzero(r <= r[::step][sample[j]])
-        order = sel[_stable_argsort(r[sel])]
-        cq = np.cumsum(Q[order])
-        if cq[-1] > capacity:  # the cut falls inside: the rest is never read
-            return order, cq
-        j = 2 * j
-    order = _stable_argsort(r)
-    return order, np.cumsum(Q[order])
+@njit(cache=True)
+def _key_less(r, a, b):  # pragma: no cover - compiled
+    """Item ``a`` before item ``b``: a smaller ``r`` (``-w / Q``), ties in index order."""
+    return r[a] < r[b] or (r[a] == r[b] and a < b)
 
 
-def _stable_argsort(r: np.ndarray) -> np.ndarray:
-    """``np.argsort(r, kind="stable")``, by numpy's default (unstable, several times
-    faster) sort where no two values are equal: the sorted values then strictly
-    increase (checked), and the permutation that sorts them is unique, so the same.
-    Where two are equal (ties go in index order) or one is NaN: the stable sort."""
-    order = np.argsort(r)
-    rs = r[order]
-    if rs.size < 2 or bool(np.all(rs[1:] > rs[:-1])):
-        return order
-    return np.argsort(r, kind="stable")
+@njit(cache=True)
+def _hidden_mass(w, Q, cap):  # pragma: no cover - compiled
+    """:func:`hidden_mass` of float64 arrays, by quickselect on ``r_i = -w_i / Q_i``
+    (NaN as +inf: last) with the index as tie-break, so every key differs.
+
+    The candidates ``ix[lo:hi]`` are the items between those taken (``tq``, ``tw``:
+    their exposure and weight) and those left out. A pivot (the median of the range's
+    first, middle and last item) splits them into the items before it and after it;
+    if the items before it overfill the knapsack the cut lies among them, else they
+    are taken, and the pivot too if it fits (else it is the item taken in part). Each
+    step is a pass over the range, the range shrinks geometrically: about 3n key
+    comparisons in all, against n log n for a sort. Should rounding make a range
+    fit whole that the step before found overfull (the two sums add the same numbers
+    in different orders), the item after it (``nxt``) is the one taken in part."""
+    n = w.shape[0]
+    free = 0.0
+    ix = np.empty(n, dtype=np.int64)
+    r = np.empty(n)
+    m = 0
+    for i in range(n):
+        wi = w[i]
+        if wi > 0.0:
+            qi = Q[i]
+            if qi <= 0.0:
+                free += wi
+            else:
+                v = -wi / qi
+                r[i] = v if v == v else np.inf
+                ix[m] = i
+                m += 1
+    tq = 0.0
+    tw = 0.0
+    lo = 0
+    hi = m
+    nxt = -1
+    while lo < hi:
+        mid = lo + (hi - lo) // 2
+        a, b, c = ix[lo], ix[mid], ix[hi - 1]
+        if _key_less(r, a, b):
+            p = mid if _key_less(r, b, c) else (hi - 1 if _key_less(r, a, c) else lo)
+        else:
+            p = lo if _key_less(r, a, c) else (hi - 1 if _key_less(r, b, c) else mid)
+        piv = ix[p]
+        ix[p] = ix[hi - 1]
+        ix[hi - 1] = piv
+        store = lo
+        sq = 0.0
+        for t in range(lo, hi - 1):
+            j = ix[t]
+            if _key_less(r, j, piv):
+                ix[t] = ix[store]
+                ix[store] = j
+                store += 1
+                sq += Q[j]
+        ix[hi - 1] = ix[store]
+        ix[store] = piv
+        if tq + sq > cap:  # the cut is before the pivot
+            hi = store
+            nxt = piv
+            continue
+        for t in range(lo, store):
+            tw += w[ix[t]]
+        tq += sq
+        if tq + Q[piv] > cap:  # the pivot is the item taken in part
+            left = cap - tq
+            return free + tw + w[piv] * (left if left > 0.0 else 0.0) / Q[piv]
+        tq += Q[piv]
+        tw += w[piv]
+        lo = store + 1
+    if nxt >= 0:
+        left = cap - tq
+        return free + tw + w[nxt] * (left if left > 0.0 else 0.0) / Q[nxt]
+    return free + tw
 
 
 def blind_spot(exposure: np.ndarray, drawn: np.ndarray, loss_high: np.ndarray | float, *,
