@@ -293,6 +293,35 @@ def test_hidden_mass_where_rounding_splits_the_cut() -> None:
             assert got == pytest.approx(want, rel=1e-14), (n, cap)
 
 
+def test_blind_spot_is_its_definition_in_numpy() -> None:
+    """The compiled widening (:func:`_spot_sums`: the items' bounds gathered, their sum,
+    the two knapsacks) against the module docstring's definition written in numpy:
+    per-item and one-for-all bounds, a control with negative, too large and NaN values
+    (clipped to ``[0, B_i]``; NaN weighs nothing), and none."""
+    rng = np.random.default_rng(21)
+    N, K = 3000, 400
+    for trial in range(12):
+        Q = rng.exponential(K / N, N) * rng.choice([0.05, 1.0], N)
+        drawn = rng.choice(N, K, replace=False)
+        B: np.ndarray | float = (rng.uniform(0.5, 9.0, N) if trial % 2 else 1.0)
+        control = rng.normal(0.5, 1.0, N) if trial % 3 else None
+        if control is not None and trial % 3 == 2:
+            control[rng.integers(0, N, 20)] = np.nan
+        got = blind_spot(Q, drawn, B, N=N, K=K, control=control, ratio=0.5)
+        mask = np.ones(N, dtype=bool)
+        mask[drawn] = False
+        at = np.flatnonzero(mask & (0.5 * uniform_exposure(N, K) > Q))
+        Bu = np.broadcast_to(np.asarray(B, dtype=np.float64), (N,))[at]
+        cap = math.log(1 / 0.025)
+        assert got.n_unexplored == at.size > 0
+        assert got.unexplored_bound == pytest.approx(Bu.sum() / N, rel=1e-12)
+        assert got.widen_high == pytest.approx(_sorted_knapsack(Bu, Q[at], cap) / N, rel=1e-12)
+        want_low = (0.0 if control is None else
+                    _sorted_knapsack(np.clip(control[at], 0.0, Bu), Q[at], cap) / N)
+        assert got.widen_low == pytest.approx(want_low, rel=1e-12, abs=0.0)
+        assert (got.widen_low > 0) == (control is not None)
+
+
 def test_hidden_mass_bounds_the_knapsack() -> None:
     rng = np.random.default_rng(4)
     for _ in range(30):

@@ -575,6 +575,9 @@ class _Curve:
         self.delta, self.cap = (1.0 - float(level)) / 2.0, 0.0
         self.B = np.broadcast_to(np.asarray(loss_high, dtype=np.float64), (N,))
         self.B_max = float(self.B.max()) if self.B.size else 0.0
+        self.B_arg = _bounds_arg(self.B)
+        self.fixed = (None if fixed_control is None
+                      else np.ascontiguousarray(fixed_control, dtype=np.float64))
         self.wanted = None if at is None else {int(k) for k in at}
 
     def after(self, m: int, has_control: bool, at: np.ndarray | None = None) -> None:
@@ -587,13 +590,11 @@ class _Curve:
             return
         if at is None:
             at = _unexplored(self.Q, self.undrawn, N=N, K=k, ratio=self.ratio)
-        if not has_control:
-            g_at = (None if self.fixed_control is None
-                    else np.asarray(self.fixed_control, dtype=np.float64)[at])
-        else:  # the design's control estimate sum_m c_m g^(m), at the unexplored items
-            g_at = self.wg[at] / (k / (N - k)) if k < N else None
-        spot = _spot_at(at, self.Q, self.B, self.B_max, N=N, level=self.level,
-                        control_at=g_at, ratio=self.ratio)
+        ctrl, scale = self.fixed, 1.0
+        if has_control:  # the design's control estimate sum_m c_m g^(m) / (k / (N - k))
+            ctrl, scale = (self.wg, k / (N - k)) if k < N else (None, 1.0)
+        spot = _spot_at(at, self.Q, self.B_arg, self.B_max, N=N, level=self.level,
+                        control=ctrl, control_scale=scale, ratio=self.ratio)
         self.out[:, m] = (spot.n_unexplored, spot.unexplored_bound, spot.widen_high,
                           spot.widen_low)
         self.delta, self.cap = spot.delta, spot.loss_cap
@@ -636,20 +637,24 @@ def _hidden_mass(w, Q, cap):  # pragma: no cover - compiled
     """:func:`hidden_mass` of float64 arrays, by quickselect on ``r_i = -w_i / Q_i``
     (NaN as +inf: last) with the index as tie-break, so every key differs.
 
-    The candidates ``ix[lo:hi]`` are the items between those taken (``tq``, ``tw``:
-    their exposure and weight) and those left out. A pivot (the median of the range's
-    first, middle and last item) splits them into the items before it and after it;
-    if the items before it overfill the knapsack the cut lies among them, else they
-    are taken, and the pivot too if it fits (else it is the item taken in part). Each
-    step is a pass over the range, the range shrinks geometrically: about 3n key
-    comparisons in all, against n log n for a sort. Should rounding make a range
-    fit whole that the step before found overfull (the two sums add the same numbers
-    in different orders), the item after it (``nxt``) is the one taken in part."""
+    Where all the exposures fit (their sum, in index order, at most ``cap``) every
+    weight is taken. Else the candidates ``ix[lo:hi]`` are the items between those
+    taken (``tq``, ``tw``: their exposure and weight) and those left out. A pivot (a
+    seeded pseudo-random one of the range: expected linear time whatever the items'
+    order) splits them into the items before it and after it; if the items before it
+    overfill the knapsack the cut lies among them, else they are taken, and the pivot
+    too if it fits (else it is the item taken in part). Each step is a pass over the
+    range, which shrinks geometrically: about 2-4n key comparisons in all, against
+    n log n for a sort. Should rounding make a range fit whole that the step before
+    found overfull (the two sums add the same numbers in different orders), the item
+    after it (``nxt``) is the one taken in part."""
     n = w.shape[0]
     free = 0.0
     ix = np.empty(n, dtype=np.int64)
     r = np.empty(n)
     m = 0
+    q_all = 0.0
+    w_all = 0.0
     for i in range(n):
         wi = w[i]
         if wi > 0.0:
@@ -661,18 +666,19 @@ def _hidden_mass(w, Q, cap):  # pragma: no cover - compiled
                 r[i] = v if v == v else np.inf
                 ix[m] = i
                 m += 1
+                q_all += qi
+                w_all += wi
+    if q_all <= cap:  # everything fits
+        return free + w_all
     tq = 0.0
     tw = 0.0
     lo = 0
     hi = m
     nxt = -1
+    seed = 12345
     while lo < hi:
-        mid = lo + (hi - lo) // 2
-        a, b, c = ix[lo], ix[mid], ix[hi - 1]
-        if _key_less(r, a, b):
-            p = mid if _key_less(r, b, c) else (hi - 1 if _key_less(r, a, c) else lo)
-        else:
-            p = lo if _key_less(r, a, c) else (hi - 1 if _key_less(r, b, c) else mid)
+        seed = (seed * 1103515245 + 12345) % 2147483648  # < 2**31: no overflow in int64
+        p = lo + seed % (hi - lo)
         piv = ix[p]
         ix[p] = ix[hi - 1]
         ix[hi - 1] = piv
@@ -731,9 +737,9 @@ def blind_spot(exposure: np.ndarray, drawn: np.ndarray, loss_high: np.ndarray | 
         mask[d.astype(np.int64)] = True
     B = np.broadcast_to(np.asarray(loss_high, dtype=np.float64), Q.shape)
     at = _unexplored(Q, ~mask, N=N, K=K, ratio=ratio)
-    g_at = None if control is None else np.asarray(control, dtype=np.float64)[at]
-    return _spot_at(at, Q, B, float(B.max()) if B.size else 0.0, N=N, level=level,
-                    control_at=g_at, ratio=ratio)
+    g = None if control is None else np.ascontiguousarray(control, dtype=np.float64)
+    return _spot_at(at, Q, _bounds_arg(B), float(B.max()) if B.size else 0.0, N=N,
+                    level=level, control=g, ratio=ratio)
 
 
 def _unexplored(Q: np.ndarray, undrawn: np.ndarray, *, N: int, K: int, ratio: float
@@ -744,22 +750,61 @@ def _unexplored(Q: np.ndarray, undrawn: np.ndarray, *, N: int, K: int, ratio: fl
     return np.flatnonzero(unexplored)
 
 
-def _spot_at(at: np.ndarray, Q: np.ndarray, B: np.ndarray, B_max: float, *, N: int,
-             level: float, control_at: np.ndarray | None, ratio: float) -> BlindSpot:
+def _bounds_arg(B: np.ndarray) -> tuple[np.ndarray, bool]:
+    """The loss bounds as :func:`_spot_sums` reads them: a contiguous float64 array, and
+    whether it is one bound for every item (a broadcast value: its one element)."""
+    if B.ndim == 1 and B.size > 1 and B.strides[0] == 0:
+        return np.ascontiguousarray(B[:1]), True
+    return np.ascontiguousarray(B, dtype=np.float64), False
+
+
+def _spot_at(at: np.ndarray, Q: np.ndarray, B: tuple[np.ndarray, bool], B_max: float, *,
+             N: int, level: float, control: np.ndarray | None, ratio: float,
+             control_scale: float = 1.0) -> BlindSpot:
     """:func:`blind_spot` from its unexplored items ``at`` (index order), the float64
-    exposures ``Q`` and bounds ``B`` (``(N,)``, their maximum ``B_max``) and the
-    control at those items: every per-item array is read at them only, in the items'
-    order, so every sum is the one over the full arrays' masks."""
+    exposures ``Q`` (``(N,)``), the bounds as :func:`_bounds_arg` gives them (their
+    maximum ``B_max``) and the ``(N,)`` control, read at the items and divided by
+    ``control_scale`` (None: no control, ``D_low = 0``): one compiled pass over the
+    items (:func:`_spot_sums`), every per-item array read at them only."""
     delta = (1.0 - float(level)) / 2.0
-    B_u, Q_u = B[at], Q[at]
     cap = math.log(1.0 / delta)
-    hi = hidden_mass(B_u, Q_u, cap) / N
+    bounds, one = B
+    ctrl = _NONE if control is None else control
+    total, hi, lo = _spot_sums(np.ascontiguousarray(at, dtype=np.int64),
+                               np.ascontiguousarray(Q, dtype=np.float64), bounds, one, ctrl,
+                               control is not None, float(control_scale), cap)
+    return BlindSpot(int(at.size), float(ratio), float(total / N), float(hi / N),
+                     float(lo / N), delta, B_max)
+
+
+@njit(cache=True)
+def _spot_sums(at, Q, B, one, ctrl, has_ctrl, scale, cap):  # pragma: no cover - compiled
+    """At the items ``at``: ``sum B_i`` (in index order), the knapsack of the bounds
+    (``D`` times N) and, if ``has_ctrl``, that of the control ``ctrl_i / scale``
+    clipped to ``[0, B_i]`` (``D_low`` times N; NaN stays NaN, as ``np.clip`` gives
+    it, and weighs nothing). ``one``: ``B`` holds one bound for every item."""
+    n = at.shape[0]
+    Bu = np.empty(n)
+    Qu = np.empty(n)
+    total = 0.0
+    for j in range(n):
+        i = at[j]
+        b = B[0] if one else B[i]
+        Bu[j] = b
+        Qu[j] = Q[i]
+        total += b
+    hi = _hidden_mass(Bu, Qu, cap)
     lo = 0.0
-    if control_at is not None:
-        g = np.clip(control_at, 0.0, B_u)
-        lo = hidden_mass(g, Q_u, cap) / N
-    return BlindSpot(int(at.size), float(ratio), float(B_u.sum() / N), float(hi), float(lo),
-                     delta, B_max)
+    if has_ctrl:
+        for j in range(n):
+            x = ctrl[at[j]] / scale
+            if x < 0.0:
+                x = 0.0
+            if x > Bu[j]:
+                x = Bu[j]
+            Bu[j] = x  # the bound is not read again
+        lo = _hidden_mass(Bu, Qu, cap)
+    return total, hi, lo
 
 
 def widen(low: float, high: float, spot: BlindSpot) -> tuple[float, float]:
