@@ -5,6 +5,10 @@ Reproduce::
     nice -n 10 python benchmarks/bench_sessions.py --n 1e4 1e5 1e6 \
         --baseline /path/to/old/checkout/src     # writes its section of docs/benchmarks.md
     nice -n 10 python benchmarks/bench_sessions.py --n 1e7 --format parquet --no-write
+    python benchmarks/bench_sessions.py --n 1e6 --labels 0 50 500 2000 --repeat 40 \
+        --select-only --no-write                  # select's growth with the labels held
+    python benchmarks/bench_sessions.py --n 1e6 --labels 0 50 500 2000 --repeat 2 \
+        --instructions --no-write                 # the same in instructions (valgrind)
 
 Per N, a synthetic SST-2 pool (``id``, ``sentence``, ``label``) and two prediction
 tables (``table:`` surrogate and target, random log-probs) are written once into a
@@ -25,7 +29,16 @@ label counts interleaved (every count in each repeat, the order rotated;
 is one estimate of a copy whose stored blind-spot state was deleted (what a file
 without one, written before, costs at its first estimate; ``select`` stores the state
 since). With ``--baseline SRC`` the
-other checkout's commands run on the same copies, alternating with this one's.
+other checkout's commands run on the same copies, alternating with this one's. The
+sweep prints the growth of ``select`` two ways: the largest median over the 0-label
+median (:func:`growth_ratio`) and the largest median of each run over the 0-label run
+of its repeat (:func:`paired_growth_ratio`, which a drift of the machine's speed over
+the sweep does not move), each with a 95% bootstrap interval.
+
+``--labels ... --instructions`` counts instead the instructions of ``select --n 50`` at
+each label count under valgrind's cachegrind (``--repeat`` runs each; numba's kernels
+built for a generic x86-64 CPU in both): a measure of the work that a shared machine's
+load cannot move, though it counts no memory stall. About half a minute per run at 1e6.
 
 CPU seconds, not wall time: the machine is shared, and the commands are
 single-threaded. ``--baseline SRC`` runs the same commands with another checkout's
@@ -45,6 +58,7 @@ import itertools
 import json
 import os
 import platform
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -224,13 +238,10 @@ def _grow(src: Path, db: Path, labels: int, step: int, workdir: Path) -> None:
                    cwd=workdir, check=True, stdout=subprocess.DEVNULL)
 
 
-def label_sweep(src: Path, inputs: tuple[Path, Path, Path], workdir: Path,
-                levels: list[int], repeat: int = 2, baseline: Path | None = None,
-                select_only: bool = False) -> dict[int, dict[str, list[float]]]:
-    """labels held -> command -> CPU seconds of each repeat (module docstring).
-    ``baseline``: another checkout's ``src``, measured on the same copies in the same
-    minutes (its commands' keys get a ``base `` prefix; the order of the two alternates
-    from repeat to repeat); the session is grown with ``src``."""
+def grow_snapshots(src: Path, inputs: tuple[Path, Path, Path], workdir: Path,
+                   levels: list[int]) -> dict[int, Path]:
+    """A session (``init`` in a fresh ``workdir``) grown with ``src`` in rounds of 50
+    (:func:`_grow`) and its file kept at each label count: level -> kept file."""
     pool, sur, tgt = inputs
     if workdir.exists():
         shutil.rmtree(workdir)
@@ -239,13 +250,24 @@ def label_sweep(src: Path, inputs: tuple[Path, Path, Path], workdir: Path,
     _run(src, ["init", str(db), "--pool", str(pool), "--task", "sst2", "--id-column", "id",
                "--surrogate", f"table:{sur}", "--target", f"table:{tgt}", "--seed", "0",
                "--no-progress", "--no-cache"], workdir)
-    sources = [("", src)] + ([] if baseline is None else [("base ", baseline)])
-    levels = sorted(levels)
     snapshots: dict[int, Path] = {}
-    for level in levels:  # grown once; each level's file kept
+    for level in sorted(levels):  # grown once; each level's file kept
         _grow(src, db, level, 50, workdir)
         snapshots[level] = workdir / f"s-{level}.db"
         shutil.copy(db, snapshots[level])
+    return snapshots
+
+
+def label_sweep(src: Path, inputs: tuple[Path, Path, Path], workdir: Path,
+                levels: list[int], repeat: int = 2, baseline: Path | None = None,
+                select_only: bool = False) -> dict[int, dict[str, list[float]]]:
+    """labels held -> command -> CPU seconds of each repeat (module docstring).
+    ``baseline``: another checkout's ``src``, measured on the same copies in the same
+    minutes (its commands' keys get a ``base `` prefix; the order of the two alternates
+    from repeat to repeat); the session is grown with ``src``."""
+    sources = [("", src)] + ([] if baseline is None else [("base ", baseline)])
+    levels = sorted(levels)
+    snapshots = grow_snapshots(src, inputs, workdir, levels)
     out: dict[int, dict[str, list[float]]] = {
         level: {f"{p}{c}": [] for p, _ in sources for c in ("select", "estimate", "estimate*")}
         for level in levels}
@@ -341,8 +363,35 @@ def growth_ratio(res: dict[int, dict[str, list[float]]], command: str = "select"
     return ratio(b0, r0), float(lo), float(hi)
 
 
+def paired_growth_ratio(res: dict[int, dict[str, list[float]]], command: str = "select",
+                        boot: int = 2000, seed: int = 0
+                        ) -> tuple[float, float, float] | None:
+    """:func:`growth_ratio` by pairs: each label count's runs divided by the 0-label run
+    of the same repeat (the sweep runs every count once per repeat, minutes apart at
+    most, so a drift of the machine's speed over the run divides out), the median of
+    those ratios per count, the largest over the counts; 95% percentile bootstrap
+    interval resampling the repeats (the same repeats for every count), seeded. None
+    without a 0-label count and one more."""
+    base = np.asarray(res.get(0, {}).get(command, []), dtype=np.float64)
+    rest = [np.asarray(got[command], dtype=np.float64) for level, got in sorted(res.items())
+            if level > 0 and got.get(command)]
+    if not base.size or not rest:
+        return None
+    n = min([base.size] + [r.size for r in rest])
+    ratios = np.stack([r[:n] / base[:n] for r in rest])  # (counts, repeats)
+
+    def stat(cols: np.ndarray) -> float:
+        return float(np.median(ratios[:, cols], axis=1).max())
+
+    rng = np.random.default_rng(seed)
+    draws = [stat(rng.integers(0, n, n)) for _ in range(boot)]
+    lo, hi = np.percentile(draws, [2.5, 97.5])
+    return stat(np.arange(n)), float(lo), float(hi)
+
+
 def growth_line(res: dict[int, dict[str, list[float]]]) -> str:
-    """One line per source: :func:`growth_ratio` of ``select`` (and of the baseline's)."""
+    """Per source: :func:`growth_ratio` of ``select`` and :func:`paired_growth_ratio`
+    (and the baseline's)."""
     out = []
     for prefix, name in (("", "this"), ("base ", "baseline")):
         got = growth_ratio(res, f"{prefix}select")
@@ -350,7 +399,68 @@ def growth_line(res: dict[int, dict[str, list[float]]]) -> str:
             out.append(f"{name}: largest median over 50+ labels / 0-label median of select "
                        f"--n 50 = {got[0]:.3f} (95% bootstrap interval over the runs "
                        f"{got[1]:.3f}-{got[2]:.3f})")
+        got = paired_growth_ratio(res, f"{prefix}select")
+        if got is not None:
+            out.append(f"{name}: largest median of the paired ratios (each run over the "
+                       f"0-label run of its repeat) = {got[0]:.3f} (95% bootstrap interval "
+                       f"over the repeats {got[1]:.3f}-{got[2]:.3f})")
     return "\n".join(out)
+
+
+def _instructions(src: Path, args: list[str], workdir: Path) -> int:
+    """The instructions ``python -m activetest ARGS`` executes, counted by valgrind's
+    cachegrind (``I refs``), with numba's kernels for a generic x86-64 CPU
+    (``NUMBA_CPU_NAME=generic``: valgrind's virtual CPU has other features than the
+    host's, whose cached kernels numba would otherwise compile again under it)."""
+    env = {**os.environ, "PYTHONPATH": str(src), "ACTIVETEST_CACHE": str(workdir / "cache"),
+           "MPLBACKEND": "Agg", "NUMBA_CPU_NAME": "generic"}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    out = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no",
+                          "--cachegrind-out-file=/dev/null", sys.executable, "-m",
+                          "activetest", *args], capture_output=True, text=True, env=env,
+                         cwd=workdir)
+    found = re.search(r"I\s+refs:\s+([\d,]+)", out.stderr)
+    if out.returncode != 0 or found is None:
+        raise RuntimeError(f"valgrind activetest {' '.join(args)} failed "
+                           f"({out.returncode}):\n{out.stderr[-2000:]}")
+    return int(found.group(1).replace(",", ""))
+
+
+def instruction_sweep(src: Path, inputs: tuple[Path, Path, Path], workdir: Path,
+                      levels: list[int], repeat: int = 1) -> dict[int, list[int]]:
+    """labels held -> the instructions of ``select --n 50`` on a copy of the kept file,
+    each of ``repeat`` runs (:func:`_instructions`; one untimed run per count first
+    fills numba's cache for the generic CPU). Deterministic up to ~0.5% (hash seeds,
+    the allocator): what the machine's load cannot move, unlike CPU seconds; but it
+    counts no memory stall, so it is the work done, not its time."""
+    snapshots = grow_snapshots(src, inputs, workdir, levels)
+    copy = workdir / "copy.db"
+    out: dict[int, list[int]] = {level: [] for level in snapshots}
+    for level, snap in snapshots.items():
+        shutil.copy(snap, copy)
+        env_run = {**os.environ, "NUMBA_CPU_NAME": "generic"}
+        subprocess.run([sys.executable, "-m", "activetest", "select", str(copy), "--n", "50"],
+                       env={**env_run, "PYTHONPATH": str(src),
+                            "ACTIVETEST_CACHE": str(workdir / "cache")},
+                       cwd=workdir, check=True, capture_output=True)
+        for _ in range(repeat):
+            shutil.copy(snap, copy)
+            out[level].append(_instructions(src, ["select", str(copy), "--n", "50"], workdir))
+        print(f"labels {level}: select instructions "
+              + "/".join(f"{x / 1e9:.3f}e9" for x in out[level]), flush=True)
+    return out
+
+
+def instruction_table(res: dict[int, list[int]]) -> str:
+    """Markdown: labels held -> instructions of ``select --n 50`` (median) and their
+    ratio to the 0-label count's."""
+    base = float(np.median(res[0])) if res.get(0) else None
+    lines = ["| labels held | instructions of select --n 50 | / 0 labels |", "|---|---|---|"]
+    for level, xs in sorted(res.items()):
+        med = float(np.median(xs))
+        ratio = "-" if base is None else f"{med / base:.3f}"
+        lines.append(f"| {level:,} | {med / 1e9:.3f}e9 ({len(xs)} run(s)) | {ratio} |")
+    return "\n".join(lines)
 
 
 def warm(src: Path, cache: Path, fmt: str, large: bool = False) -> None:
@@ -434,6 +544,9 @@ def main() -> None:
                     help="instead: select and estimate against the labels held (one N)")
     ap.add_argument("--repeat", type=int, default=2,
                     help="with --labels: measurements per label count (interleaved)")
+    ap.add_argument("--instructions", action="store_true",
+                    help="with --labels: count select --n 50's instructions under valgrind "
+                         "(cachegrind) instead of timing it")
     ap.add_argument("--select-only", action="store_true",
                     help="with --labels: time select --n 50 alone (no labels, no estimate)")
     ap.add_argument("--min-available-gb", type=float, default=0.0,
@@ -454,6 +567,16 @@ def main() -> None:
         warm(src, args.cache, args.format, large=max(ns) >= LAZY_ROWS)
     start = conditions()
     print(f"start: {start}", flush=True)
+    if args.labels is not None and args.instructions:
+        if shutil.which("valgrind") is None:
+            sys.exit("--instructions needs valgrind (apt install valgrind)")
+        n = ns[0]
+        counts = instruction_sweep(ROOT / "src", make_inputs(
+            args.cache / f"{args.format}-{n}", n, args.format), args.cache / f"labels-{n}",
+            args.labels, repeat=args.repeat)
+        print(f"N = {_fmt_n(n)}; start: {start}; end: {conditions()}")
+        print(instruction_table(counts))
+        return
     if args.labels is not None:
         n = ns[0]
         res = label_sweep(ROOT / "src", make_inputs(args.cache / f"{args.format}-{n}", n,

@@ -1,5 +1,6 @@
-"""The label sweep's growth measure (benchmarks/bench_sessions.py): the largest median
-above 0 labels over the 0-label median, with a bootstrap interval over the runs."""
+"""The label sweep's growth measures (benchmarks/bench_sessions.py): the largest median
+above 0 labels over the 0-label median, the same of the paired ratios, each with a
+bootstrap interval; the instruction table."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -38,3 +40,30 @@ def test_growth_ratio_is_the_largest_median_over_the_zero_label_one() -> None:
     ratio, lo, hi = bench.growth_ratio(noisy)
     assert lo < ratio < hi and 1.0 < ratio < 1.2 and hi - lo < 0.2
     assert "baseline" not in bench.growth_line(noisy) and "1." in bench.growth_line(noisy)
+
+
+def test_paired_growth_ratio_divides_out_the_machines_drift() -> None:
+    """Runs that slow down together over the sweep (a machine's drift): the unpaired
+    ratio sees the spread, the paired one the true 1.05 of every run."""
+    bench = _module()
+    drift = np.linspace(1.0, 1.6, 40)
+    res = {0: {"select": list(drift)}, 50: {"select": list(1.02 * drift)},
+           2000: {"select": list(1.05 * drift)}}
+    ratio, lo, hi = bench.paired_growth_ratio(res)
+    assert ratio == pytest.approx(1.05) and lo == pytest.approx(1.05) and hi == pytest.approx(1.05)
+    unpaired = bench.growth_ratio(res)
+    assert unpaired is not None and unpaired[2] - unpaired[1] > 0.1
+    rng = np.random.default_rng(2)
+    noisy = {0: {"select": list(drift * (1 + 0.05 * rng.standard_normal(40)))},
+             500: {"select": list(1.08 * drift * (1 + 0.05 * rng.standard_normal(40)))}}
+    ratio, lo, hi = bench.paired_growth_ratio(noisy)
+    assert lo < ratio < hi and 1.03 < ratio < 1.13 and lo < 1.08 < hi
+    assert bench.paired_growth_ratio({0: {"select": [1.0]}}) is None
+    assert "paired" in bench.growth_line(noisy)
+
+
+def test_instruction_table() -> None:
+    bench = _module()
+    table = bench.instruction_table({0: [4.9e9, 5.0e9], 2000: [5.5e9]})
+    assert "| 0 | 4.950e9 (2 run(s)) | 1.000 |" in table
+    assert "| 2,000 | 5.500e9 (1 run(s)) | 1.111 |" in table

@@ -55,14 +55,15 @@ from activetest.session.store import (
 )
 from activetest.stats.blindspot import BlindSpotCurve, CurveSpec, CurveState, FixedCurveState
 
-__all__ = ["curve_key", "fixed_key", "load", "load_curves", "load_fixed", "save",
-           "save_fixed", "stored_k"]
+__all__ = ["bounds_digest", "curve_key", "fixed_key", "load", "load_curves", "load_fixed",
+           "save", "save_fixed", "stored_k"]
 
 #: In every state's key: 2 since the knapsack is found by selection
 #: (:func:`activetest.stats.blindspot.hidden_mass`), whose sums add in another order than
 #: the sort's did (the same value to ~1e-14): a state written with version 1 is not
 #: continued (the next estimate computes the curves from the first draw, once), so a
-#: state's numbers are always those of a run from the first draw to the last bit.
+#: state's numbers are always those of a run from the first draw to the last bit. (An
+#: adaptive state's key also hashes its bounds' digest since, not their bytes.)
 _KEY_VERSION = 2
 
 _SCHEMA = ("CREATE TABLE IF NOT EXISTS blind_spot_checkpoint (k INTEGER NOT NULL, "
@@ -86,17 +87,28 @@ def _digest_bounds(h: Any, specs: Sequence[CurveSpec]) -> None:
             _digest(h, s.fixed_control, "<f8")
 
 
+def bounds_digest(specs: Sequence[CurveSpec]) -> bytes:
+    """SHA-256 of each curve's per-item loss bound and fixed control: the part of a
+    :func:`curve_key` that reads the pool (8 bytes an item per array), computed once
+    for the keys of one command."""
+    h = hashlib.sha256()
+    _digest_bounds(h, specs)
+    return h.digest()
+
+
 def curve_key(design: Any, specs: Sequence[CurveSpec], *, k: int, N: int, level: float,
               ratio: float, start: int, rows: Sequence[int], labels: Sequence[int],
-              losses: Sequence[float], n_known: Sequence[int]) -> str:
-    """The key of the curves' state after the first ``k`` draws (module docstring)."""
+              losses: Sequence[float], n_known: Sequence[int],
+              bounds: bytes | None = None) -> str:
+    """The key of the curves' state after the first ``k`` draws (module docstring).
+    ``bounds``: :func:`bounds_digest` of ``specs``, if computed already."""
     h = hashlib.sha256()
     head = {"v": _KEY_VERSION, "spec": design.spec(), "k": int(k), "N": int(N),
             "level": float(level), "ratio": float(ratio), "start": int(start),
             "curves": [[bool(s.second), bool(s.with_control), s.fixed_control is None]
                        for s in specs]}
     h.update(json.dumps(head, sort_keys=True).encode())
-    _digest_bounds(h, specs)
+    h.update(bounds_digest(specs) if bounds is None else bounds)
     known = [int(x) for x in list(n_known)[:k]]
     seen = max(known, default=0)  # the labels the first k draws' design knew
     _digest(h, list(rows)[:k], "<i8")

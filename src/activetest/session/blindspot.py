@@ -205,15 +205,17 @@ def _design_curves(store: Any, sampler: Any, specs: list[CurveSpec], *, rows: li
                  and list(rows[:k]) == list(st.acquired) else -1)
     resume = key0 = k0 = None
     refits0 = -1
+    keys = kw  # the keys' arguments: with the bounds' digest, hashed once for all
     if store is not None:
+        keys = {**kw, "bounds": bc.bounds_digest(specs)}
         k0 = bc.stored_k(store)
         if k0 is not None and start <= k <= k0 <= len(st.acquired):
-            key = bc.curve_key(sampler.design, specs, k=k0, rows=st.acquired, **hist, **kw)
+            key = bc.curve_key(sampler.design, specs, k=k0, rows=st.acquired, **hist, **keys)
             got = bc.load_curves(store, key, k, len(specs), ratio)
             if got is not None:
                 return got
         if k0 is not None and 1 <= k0 <= k:
-            key0 = bc.curve_key(sampler.design, specs, k=k0, rows=rows, **hist, **kw)
+            key0 = bc.curve_key(sampler.design, specs, k=k0, rows=rows, **hist, **keys)
             resume = bc.load(store, key0, rows, N, sampler.design_states(),
                              per_item=k0 != run_first)
             if resume is not None:
@@ -232,7 +234,7 @@ def _design_curves(store: Any, sampler: Any, specs: list[CurveSpec], *, rows: li
             and start >= min(MIN_LABELS, N)):
         # the design's per-item arrays change only at a refit: kept if there was none
         same = refits0 == int(state.design["ist"][1])
-        bc.save(store, bc.curve_key(sampler.design, specs, k=k, rows=rows, **hist, **kw),
+        bc.save(store, bc.curve_key(sampler.design, specs, k=k, rows=rows, **hist, **keys),
                 state, design_of=key0 if same else None,
                 live=sampler.design_states() if sampler.design.redoable else None)
     return curves
