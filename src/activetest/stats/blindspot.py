@@ -565,7 +565,6 @@ class _Curve:
         self.acq = np.asarray(acquired, dtype=np.int64)
         self.K = self.acq.size
         self.N, self.level, self.ratio, self.start = N, level, ratio, start
-        self.fixed_control = fixed_control
         # ``shared``: the caller sets ``Q``, ``wg`` and ``undrawn`` (one set for every
         # curve of a run: three per-item arrays per curve less at large N)
         self.Q = _NONE if shared else np.zeros(N)
@@ -576,7 +575,7 @@ class _Curve:
         self.B = np.broadcast_to(np.asarray(loss_high, dtype=np.float64), (N,))
         self.B_max = float(self.B.max()) if self.B.size else 0.0
         self.B_arg = _bounds_arg(self.B)
-        self.fixed = (None if fixed_control is None
+        self.fixed = (None if fixed_control is None  # (as the compiled pass reads it)
                       else np.ascontiguousarray(fixed_control, dtype=np.float64))
         self.wanted = None if at is None else {int(k) for k in at}
 
