@@ -145,10 +145,17 @@ def make_inputs(folder: Path, n: int, fmt: str, seed: int = 0) -> tuple[Path, Pa
     return paths  # type: ignore[return-value]
 
 
-def _run(src: Path, args: list[str], workdir: Path) -> dict:
+def _env(src: Path, workdir: Path, **extra: str) -> dict[str, str]:
+    """A child's environment: ``src`` on the path, the session cache in ``workdir``, no
+    display, bytecode kept (as an installed package has it), and ``extra``."""
     env = {**os.environ, "PYTHONPATH": str(src), "ACTIVETEST_CACHE": str(workdir / "cache"),
-           "MPLBACKEND": "Agg"}
-    env.pop("PYTHONDONTWRITEBYTECODE", None)  # bytecode kept, as an installed package has
+           "MPLBACKEND": "Agg", **extra}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
+def _run(src: Path, args: list[str], workdir: Path) -> dict:
+    env = _env(src, workdir)
     out = subprocess.run([sys.executable, "-c", _MEASURE, str(MIN_AVAILABLE_MB),
                           sys.executable, "-m", "activetest", *args], capture_output=True,
                          text=True, env=env, cwd=workdir, check=True)
@@ -233,7 +240,7 @@ with Session.open(db) as s:
 
 
 def _grow(src: Path, db: Path, labels: int, step: int, workdir: Path) -> None:
-    env = {**os.environ, "PYTHONPATH": str(src), "ACTIVETEST_CACHE": str(workdir / "cache")}
+    env = _env(src, workdir)
     subprocess.run([sys.executable, "-c", _GROW, str(db), str(labels), str(step)], env=env,
                    cwd=workdir, check=True, stdout=subprocess.DEVNULL)
 
@@ -311,7 +318,7 @@ with Session.open(sys.argv[1]) as s:
 
 
 def _label_all(src: Path, db: Path, workdir: Path) -> None:
-    env = {**os.environ, "PYTHONPATH": str(src), "ACTIVETEST_CACHE": str(workdir / "cache")}
+    env = _env(src, workdir)
     subprocess.run([sys.executable, "-c", _LABEL, str(db)], env=env, cwd=workdir, check=True)
 
 
@@ -412,13 +419,10 @@ def _instructions(src: Path, args: list[str], workdir: Path) -> int:
     cachegrind (``I refs``), with numba's kernels for a generic x86-64 CPU
     (``NUMBA_CPU_NAME=generic``: valgrind's virtual CPU has other features than the
     host's, whose cached kernels numba would otherwise compile again under it)."""
-    env = {**os.environ, "PYTHONPATH": str(src), "ACTIVETEST_CACHE": str(workdir / "cache"),
-           "MPLBACKEND": "Agg", "NUMBA_CPU_NAME": "generic"}
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
     out = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no",
                           "--cachegrind-out-file=/dev/null", sys.executable, "-m",
-                          "activetest", *args], capture_output=True, text=True, env=env,
-                         cwd=workdir)
+                          "activetest", *args], capture_output=True, text=True,
+                         env=_env(src, workdir, NUMBA_CPU_NAME="generic"), cwd=workdir)
     found = re.search(r"I\s+refs:\s+([\d,]+)", out.stderr)
     if out.returncode != 0 or found is None:
         raise RuntimeError(f"valgrind activetest {' '.join(args)} failed "
@@ -430,19 +434,18 @@ def instruction_sweep(src: Path, inputs: tuple[Path, Path, Path], workdir: Path,
                       levels: list[int], repeat: int = 1) -> dict[int, list[int]]:
     """labels held -> the instructions of ``select --n 50`` on a copy of the kept file,
     each of ``repeat`` runs (:func:`_instructions`; one untimed run per count first
-    fills numba's cache for the generic CPU). Deterministic up to ~0.5% (hash seeds,
-    the allocator): what the machine's load cannot move, unlike CPU seconds; but it
-    counts no memory stall, so it is the work done, not its time."""
+    fills numba's cache for the generic CPU). Runs differ by some 25 million
+    instructions (dates, addresses, the hash seed): 1% of a 1e4 ``select``, 0.15% of a
+    1e6 one; what the machine's load cannot move, unlike CPU seconds; but it counts no
+    memory stall, so it is the work done, not its time."""
     snapshots = grow_snapshots(src, inputs, workdir, levels)
     copy = workdir / "copy.db"
     out: dict[int, list[int]] = {level: [] for level in snapshots}
     for level, snap in snapshots.items():
         shutil.copy(snap, copy)
-        env_run = {**os.environ, "NUMBA_CPU_NAME": "generic"}
         subprocess.run([sys.executable, "-m", "activetest", "select", str(copy), "--n", "50"],
-                       env={**env_run, "PYTHONPATH": str(src),
-                            "ACTIVETEST_CACHE": str(workdir / "cache")},
-                       cwd=workdir, check=True, capture_output=True)
+                       env=_env(src, workdir, NUMBA_CPU_NAME="generic"), cwd=workdir,
+                       check=True, capture_output=True)
         for _ in range(repeat):
             shutil.copy(snap, copy)
             out[level].append(_instructions(src, ["select", str(copy), "--n", "50"], workdir))

@@ -57,6 +57,8 @@ def test_paired_growth_ratio_divides_out_the_machines_drift() -> None:
     noisy = {0: {"select": list(drift * (1 + 0.05 * rng.standard_normal(40)))},
              500: {"select": list(1.08 * drift * (1 + 0.05 * rng.standard_normal(40)))}}
     ratio, lo, hi = bench.paired_growth_ratio(noisy)
+    # each ratio ~1.08 with sd ~0.08 (two 5% noises): the median of 40 has sd ~1.25 *
+    # 0.08 / sqrt(40) ~ 0.016, so +-0.05 is ~3 sd
     assert lo < ratio < hi and 1.03 < ratio < 1.13 and lo < 1.08 < hi
     assert bench.paired_growth_ratio({0: {"select": [1.0]}}) is None
     assert "paired" in bench.growth_line(noisy)
