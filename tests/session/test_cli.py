@@ -260,3 +260,14 @@ def test_init_help_names_every_task_kind_and_acquisition(tmp_path: Path) -> None
               f"table:{pf.surrogate}", "--target", f"table:{pf.target}", "--id-column", "id",
               "--acquisition", "graded_fixed", code=2)
     assert out.count("error:") == 1 and "graded tasks" in out
+
+
+def test_help_lists_the_commands_in_the_order_of_a_session() -> None:
+    """The command modules register in the order cli/__init__ imports them (its imports are
+    kept out of import sorting for this); --help lists them as a session uses them."""
+    import typer.main
+
+    group = typer.main.get_command(app)
+    assert group.list_commands(None) == [  # type: ignore[attr-defined]
+        "init", "select", "label", "serve", "export", "labelstudio-config", "import",
+        "estimate", "report", "status", "demo", "score"]

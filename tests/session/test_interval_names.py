@@ -19,6 +19,7 @@ from session_support import PoolFiles, labelled_table_session
 from typer.testing import CliRunner
 
 from activetest import cli
+from activetest.cli import _estimate as estimate_command
 from activetest.session import estimate as est
 from activetest.session.interval_names import (
     ANYTIME,
@@ -197,8 +198,8 @@ def test_the_estimate_table_fits_80_columns(session: Path, pool_files: PoolFiles
     data = json.loads(run("estimate", session, "--json", "--compare",
                           f"table:{pool_files.target2}"))
     buf = io.StringIO()
-    monkeypatch.setattr(cli, "_out", Console(file=buf, width=80, highlight=False,
-                                             soft_wrap=True, color_system=None))
+    monkeypatch.setattr(estimate_command, "_out", Console(file=buf, width=80, highlight=False,
+                                                          soft_wrap=True, color_system=None))
     run("estimate", session, "--compare", f"table:{pool_files.target2}", "--target-width",
         "0.1")
     text = buf.getvalue()

@@ -1,0 +1,235 @@
+"""The command line's shared parts: the typer app, the consoles, the option types and
+values, and the one way user errors become a message and exit code 2.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import signal
+import sqlite3
+import sys
+from collections.abc import Callable
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+from rich.console import Console
+
+from activetest.errors import UserFacingError
+from activetest.redaction import redact
+
+app = typer.Typer(
+    name="activetest", no_args_is_help=True, add_completion=False,
+    help="Label-efficient evaluation of language models by active testing.\n\n"
+         "Typical session: `activetest init S.db --pool pool.csv --task sst2 --surrogate "
+         "smollm2-135m --target gemma3-270m`, then `activetest select S.db --n 20`, "
+         "`activetest label S.db`, `activetest estimate S.db`. Try `activetest demo` first.")
+
+# emoji=False: item text such as ":warning:" is shown as written, never as an emoji
+# (markup is escaped by _escape wherever item or file text is printed)
+_out = Console(highlight=False, soft_wrap=True, emoji=False)
+_err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class Metric(str, Enum):
+    """Values of ``--metric``."""
+
+    log_loss = "log_loss"
+    error_rate = "error_rate"
+    both = "both"
+
+
+class Acq(str, Enum):
+    """Values of ``--acquisition``."""
+
+    adaptive = "adaptive"
+    adaptive_pe = "pe_adaptive"
+    fixed_mix = "fixed_mix"
+    ce = "ce"
+    pe = "pe"
+    zero_one = "zero_one"
+    uniform = "uniform"
+    graded_fixed = "graded_fixed"
+
+
+class LabelFileFormat(str, Enum):
+    """Values of ``--format`` for the label files that ``export``, ``select --out`` write
+    and ``import`` reads (one set: every format written can be read back)."""
+
+    csv = "csv"
+    tsv = "tsv"
+    jsonl = "jsonl"
+    json = "json"
+    labelstudio = "labelstudio"
+
+
+class OutFormat(str, Enum):
+    """Values of ``estimate --format``."""
+
+    text = "text"
+    json = "json"
+    eee = "eee"
+
+
+class Resolve(str, Enum):
+    """Values of ``import --resolve``."""
+
+    skip = "skip"
+    latest = "latest"
+    majority = "majority"
+
+
+class Which(str, Enum):
+    """Values of ``export --which``."""
+
+    pending = "pending"
+    selected = "selected"
+    labelled = "labelled"
+
+
+def _user_errors(fn: F) -> F:
+    """Turn user errors into one message on stderr and exit code 2."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except (typer.Exit, typer.Abort):
+            raise
+        except KeyboardInterrupt as exc:
+            from activetest.supervise import Terminated
+
+            if isinstance(exc, Terminated):  # SIGTERM, or the supervising parent died
+                _err.print("terminated; everything answered so far is saved")
+                code = 128 + int(signal.SIGTERM)
+            else:
+                _err.print("interrupted; everything answered so far is saved")
+                code = 130
+            # Exit now: threads blocked in native code or in a network read (a server
+            # that never answers) would otherwise hold the interpreter's exit. Every
+            # answer is already committed; files are written by rename.
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+        # every message is redacted: no credential from a URL or a server reaches the terminal
+        except (ValueError, ImportError, UserFacingError) as exc:
+            _err.print(f"[bold red]error:[/] {_escape(redact(str(exc)))}")
+            raise typer.Exit(2) from None
+        except sqlite3.DatabaseError as exc:  # e.g. a damaged session file
+            _err.print(f"[bold red]error:[/] "
+                       f"{_escape(redact(_db_error(kwargs.get('session'), exc)))}")
+            raise typer.Exit(2) from None
+        except OSError as exc:  # a missing file, a full disk, a folder that cannot be written
+            _err.print(f"[bold red]error:[/] {_escape(redact(_os_error(exc)))}")
+            raise typer.Exit(2) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+# Terminal control characters (C0 but newline and tab, DEL, C1) and the bidirectional
+# overrides that reorder what is shown: from item text they could clear the screen,
+# retitle the window or disguise a label, so they are shown as visible escapes.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _db_error(session: Any, exc: sqlite3.DatabaseError) -> str:
+    """A SQLite error as one sentence naming the session file and what is wrong."""
+    from activetest.session.store import damaged, write_error
+
+    if session is None:
+        return f"a session file cannot be read or written: {exc}"
+    path = Path(session)
+    if isinstance(exc, sqlite3.OperationalError):
+        err = write_error(path, exc)
+        if err is not exc:
+            return str(err)
+        return f"{path}: the session file cannot be read or written ({exc})"
+    return str(damaged(path, exc))
+
+
+def _os_error(exc: OSError) -> str:
+    """An OSError as one sentence: what failed on which file, without errno clutter."""
+    import errno
+
+    if type(exc) is not OSError and exc.args and not exc.filename:
+        return str(exc)  # our own messages (FileNotFoundError("no session file ..."))
+    what = exc.strerror or str(exc)
+    where = f"{exc.filename}: " if exc.filename else ""
+    if exc.errno == errno.ENOSPC:
+        what = ("no space left on the disk (it is full); free some space and retry; nothing "
+                "collected is lost")
+    elif exc.errno == errno.EROFS:
+        what += " (the file system is read-only)"
+    return f"{where}{what}"
+
+
+def _escape(text: str) -> str:
+    """Text safe for the terminal: rich markup escaped, control characters made visible."""
+    from rich.markup import escape
+
+    return escape(_CONTROL.sub(lambda m: f"\\x{ord(m.group(0)):02x}" if ord(m.group(0)) < 256
+                               else f"\\u{ord(m.group(0)):04x}", str(text)))
+
+
+def _check_width(width: float | None) -> None:
+    """Refuse a ``--target-width`` that no projection can be made for."""
+    from activetest.session.estimate import MIN_TARGET_WIDTH
+
+    if width is not None and not MIN_TARGET_WIDTH <= width < float("inf"):
+        raise ValueError(f"--target-width must be a width from {MIN_TARGET_WIDTH:g} up, in the "
+                         f"metric's units (e.g. 0.05 for an error rate), got {width!r}")
+
+
+def _check_interval_options(n_boot: int | None, level: float | None) -> None:
+    """Refuse ``--n-boot`` / ``--level`` out of range, naming the flag (not the keyword)."""
+    from activetest.stats.bootstrap import MAX_BOOT
+
+    if n_boot is not None and not 2 <= n_boot <= MAX_BOOT:
+        raise ValueError(f"--n-boot must be from 2 to {MAX_BOOT:,}, got {n_boot:,} (more "
+                         f"resamples change the interval by far less than its own width)")
+    if level is not None and not 0 < level < 1:
+        raise ValueError(f"--level must be a coverage between 0 and 1 (e.g. 0.95), got {level!r}")
+
+
+def _cs(low: float, high: float) -> str:
+    if low == float("-inf") and high == float("inf"):
+        return "(from 30 labels)"
+    return f"[{_num(low)}, {_num(high)}]"
+
+
+def _num(x: float | None, digits: int = 4) -> str:
+    if x is None:
+        return "—"
+    return f"{x:.{digits}f}"
+
+
+SessionArg = Annotated[Path, typer.Argument(help="The session file (SQLite).",
+                                            show_default=False)]
+NoProgress = Annotated[bool, typer.Option("--no-progress", help="Hide progress bars.")]
+Threads = Annotated[int | None, typer.Option(
+    "--threads", help="CPU threads per llama.cpp model (default: half the cores, llama.cpp's "
+                      "convention; surrogate and target score side by side; 1 is much faster on "
+                      "a machine busy with other work).", show_default=False)]
+NoPredictions = Annotated[bool, typer.Option(
+    "--no-predictions", help="Leave out the surrogate's guess (sheet columns predicted, "
+                             "predicted_prob; Label Studio pre-annotations), so that it "
+                             "cannot sway the people labelling.")]
+Timeout = Annotated[float, typer.Option("--busy-timeout", help="Seconds to wait for another "
+                                        "process's lock on the session file.")]
+
+
+def _open(path: Path, busy_timeout: float = 5.0, threads: int | None = None) -> Any:
+    from activetest.session.workflow import Session
+
+    return Session.open(path, busy_timeout=busy_timeout, threads=threads)
+
+
+def _print_waiting(waiting: Any) -> None:
+    """A note when labels of later draws wait for an earlier draw still unlabelled."""
+    if waiting is not None and waiting.waiting:
+        _out.print(f"[yellow]note:[/] {_escape(waiting.describe())}")

@@ -1,0 +1,246 @@
+"""``activetest estimate``: the estimate and its intervals, printed."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from activetest.cli._app import (
+    NoProgress,
+    OutFormat,
+    SessionArg,
+    Threads,
+    Timeout,
+    _check_interval_options,
+    _check_width,
+    _cs,
+    _escape,
+    _num,
+    _open,
+    _out,
+    _user_errors,
+    app,
+)
+
+
+def _interval_text(low: float | None, high: float | None) -> str:
+    """``[low, high]``, ``—`` when there is none, or the anytime CS's "from 30 labels"."""
+    if low is None or high is None:
+        return "—"
+    return _cs(low, high)
+
+
+_MARKS = "¹²³⁴⁵⁶"
+
+
+def _intervals_of(boot: Any, anytime: Any, level: float) -> str:
+    """An estimate's intervals, each named: fixed-budget, anytime, bootstrap."""
+    from activetest.session.interval_names import ANYTIME, BOOTSTRAP, FIXED_BUDGET, interval_name
+
+    parts = []
+    if anytime is not None:
+        parts += [f"{interval_name(FIXED_BUDGET, level)} "
+                  f"{_interval_text(anytime.fixed_low, anytime.fixed_high)}",
+                  f"{interval_name(ANYTIME, level)} {_cs(anytime.cs_low, anytime.cs_high)}"]
+    parts.append(f"{interval_name(BOOTSTRAP, level)} {_interval_text(boot.low, boot.high)}")
+    return "; ".join(parts)
+
+
+def _estimate_rows(r: Any) -> list[tuple[str, str, list[str]]]:
+    """``(interval kind or "", what it is, one cell per metric)`` of the estimate table."""
+    from activetest.session.interval_names import ANYTIME, BOOTSTRAP, EXACT_ANYTIME, FIXED_BUDGET
+
+    metrics = list(r.metrics.values())
+    anytime = [m.anytime for m in metrics]
+
+    def cells(low: str, high: str) -> list[str]:
+        return [_interval_text(None if a is None else getattr(a, low),
+                               None if a is None else getattr(a, high)) for a in anytime]
+
+    # an adaptive design's estimate is adaptive LURE (learnt controls), the paper's is LURE
+    what = "adaptive LURE estimate" if r.design else "LURE estimate"
+    rows = [("", what, [_num(m.active.estimate) for m in metrics]),
+            (FIXED_BUDGET, "", cells("fixed_low", "fixed_high")),
+            (ANYTIME, "", cells("cs_low", "cs_high"))]
+    if any(a is not None and a.exact_low is not None for a in anytime):
+        rows.append((EXACT_ANYTIME, "", cells("exact_low", "exact_high")))
+    rows.append((BOOTSTRAP, "", [_interval_text(m.active.low, m.active.high) for m in metrics]))
+    rows.append(("", "uniform-equivalent (biased)", [_num(m.uniform.estimate) for m in metrics]))
+    return rows
+
+
+def _estimate_table(r: Any) -> Table:
+    """The estimate of every metric, one column per metric and one row per interval
+    (named by :mod:`activetest.session.interval_names`), so that it fits 80 columns."""
+    from rich.table import Column
+
+    from activetest.session.interval_names import interval_name
+
+    table = Table(Column("", overflow="fold", ratio=1),
+                  *(Column(m, no_wrap=True) for m in r.metrics), box=None)
+    mark = 0
+    for kind, what, cells in _estimate_rows(r):
+        if kind or what.startswith("uniform"):
+            name = interval_name(kind, r.level) if kind else what
+            table.add_row(name + _MARKS[mark], *cells)
+            mark += 1
+        else:
+            table.add_row(what, *cells)
+    return table
+
+
+def _print_estimate(r: Any, target: str) -> None:
+    from activetest.session.interval_names import (
+        ANYTIME,
+        BOOTSTRAP,
+        FIXED_BUDGET,
+        interval_guarantee,
+        interval_name,
+    )
+
+    _out.print(f"target {_escape(target)}: {r.n_labels} label(s) used of {r.n_pool} pool items "
+               f"({r.n_selected} selected)")
+    _out.print(_estimate_table(r))
+    mark = 0
+    for kind, what, _ in _estimate_rows(r):
+        if kind:
+            extra = " The headline." if kind == FIXED_BUDGET else ""
+            _out.print(f"{_MARKS[mark]} {interval_name(kind, r.level)}: "
+                       f"{interval_guarantee(kind)}.{extra}")
+            mark += 1
+        elif what.startswith("uniform"):
+            _out.print(f"{_MARKS[mark]} plain mean of the labelled items' losses: BIASED here "
+                       f"(items were drawn actively), for contrast.")
+            mark += 1
+    cs_name = interval_name(ANYTIME, r.level)
+    for m in r.metrics.values():
+        a = m.anytime
+        if a is not None and a.target_width is not None:
+            if a.may_stop:
+                _out.print(f"[bold green]{m.metric}: you may stop now[/]: the {cs_name} "
+                           f"is {a.cs_high - a.cs_low:.4g} wide, within {a.target_width:g}")
+            elif a.labels_needed is not None:
+                _out.print(f"{m.metric}: the {cs_name} reaches width "
+                           f"{a.target_width:g} at about {a.labels_needed} labels "
+                           f"({max(0, a.labels_needed - r.n_labels)} more; a projection)")
+    boot_name = interval_name(BOOTSTRAP, r.level)
+    fixed_name = interval_name(FIXED_BUDGET, r.level)
+    for m in r.metrics.values():
+        if m.cv is not None and m.cv_same_as_lure:
+            _out.print(f"{m.metric}: control-variate LURE equals LURE up to the proposal "
+                       f"floor (difference {m.cv.estimate - m.active.estimate:.1e}): with CE "
+                       f"acquisition "
+                       f"the control variate is the acquisition score itself, so it cannot "
+                       f"narrow the interval")
+        elif m.cv is not None:
+            ca = m.cv_anytime
+            fixed = ("" if ca is None else
+                     f"{fixed_name} {_interval_text(ca.fixed_low, ca.fixed_high)}, ")
+            _out.print(f"{m.metric}: control-variate LURE {_num(m.cv.estimate)}, {fixed}"
+                       f"{boot_name} [{_num(m.cv.low)}, {_num(m.cv.high)}] (also unbiased; "
+                       f"uses the surrogate's expected loss on the whole pool, "
+                       f"{_num(m.control_mean)})")
+    for m in r.metrics.values():
+        if m.labels_needed is not None:
+            more = max(0, m.labels_needed - r.n_labels)
+            _out.print(f"{m.metric}: a {boot_name} of width {r.target_width:g} needs about "
+                       f"{m.labels_needed} labels in total ({more} more; projected from the "
+                       f"bootstrap, assuming 1/sqrt(K) shrinkage)")
+    if r.flagged:
+        thr_t, thr_s, rule = r.noise_thresholds
+        joiner = "or" if rule == "any" else "and"
+        _out.print(f"[bold yellow]label-noise alarm:[/] {len(r.flagged)} label(s) look unlikely "
+                   f"(target NLL > {thr_t:g} {joiner} surrogate NLL > {thr_s:g}); give them a "
+                   f"second look:")
+        for f in r.flagged[:20]:
+            _out.print(f"  item {_escape(f.item_id)} (draw {f.step}): label {f.label}, target "
+                       f"NLL {f.target_nll:.2f}, surrogate NLL {f.surrogate_nll:.2f}")
+        if len(r.flagged) > 20:
+            _out.print(f"  ... and {len(r.flagged) - 20} more")
+        for m in r.metrics.values():
+            if m.without_flagged is not None:
+                _out.print(f"  {m.metric} without them: {_num(m.without_flagged)} (vs "
+                           f"{_num(m.active.estimate)}; dropping items breaks unbiasedness, so "
+                           f"treat this as a sensitivity check)")
+    for c in r.comparisons:
+        _out.print(f"compare ({c.metric}): {_escape(c.spec)} estimate "
+                   f"{_num(c.other.estimate)}, {_intervals_of(c.other, c.other_anytime, r.level)}")
+        _out.print(f"  difference target - other = {_num(c.difference.estimate)} (paired, same "
+                   f"labels), {_intervals_of(c.difference, c.difference_anytime, r.level)}")
+        if c.difference_cs is not None:
+            lo, hi = c.difference_cs
+            verdict = ("the target is better (anytime)" if hi < 0 else
+                       "the other model is better (anytime)" if lo > 0 else "not decided yet")
+            _out.print(f"  by the {cs_name} of the difference: {verdict}")
+    if r.design:
+        from activetest.session.draw import describe_design
+
+        state, weights = describe_design(r.design)
+        _out.print(f"design {r.design.get('design')}: {state}"
+                   + (f"; weights {weights}" if weights else "")
+                   + " (the estimate uses its own control; exactly unbiased)")
+    for w in r.warnings:
+        _out.print(f"[yellow]note:[/] {_escape(w)}")
+
+
+@app.command()
+@_user_errors
+def estimate(
+    session: SessionArg,
+    compare: Annotated[list[str] | None, typer.Option(
+        "--compare", help="Another target model spec to compare on the same labels "
+                          "(repeatable).", show_default=False)] = None,
+    target_width: Annotated[float | None, typer.Option(
+        "--target-width", help="Project the labels needed for an interval this wide.",
+        show_default=False)] = None,
+    n_boot: Annotated[int | None, typer.Option(help="Bootstrap resamples (default 1000).",
+                                               show_default=False)] = None,
+    level: Annotated[float | None, typer.Option(help="Interval coverage (default 0.95).",
+                                                show_default=False)] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON (same as --format "
+                                          "json).")] = False,
+    fmt: Annotated[OutFormat | None, typer.Option(
+        "--format", help="text (default), json, or eee (an Every Eval Ever aggregate record "
+                         "per metric, with the uncertainty method named).",
+        show_default=False)] = None,
+    model_id: Annotated[str | None, typer.Option(
+        help="--format eee: the target's model id (e.g. HuggingFaceTB/SmolLM2-135M-Instruct; "
+             "default: the model its answer log names, else the target's model; never a "
+             "local path).", show_default=False)] = None,
+    source_organization: Annotated[str, typer.Option(
+        help="--format eee: who ran this evaluation.")] = "unknown",
+    threads: Threads = None,
+    no_progress: NoProgress = False,
+    busy_timeout: Timeout = 5.0,
+) -> None:
+    """The estimate of every metric with its intervals (fixed-budget, anytime, bootstrap)."""
+    from activetest.session.annotators import agreement_json
+
+    out_format = "json" if as_json else (fmt.value if fmt is not None else "text")
+    _check_width(target_width)
+    _check_interval_options(n_boot, level)
+    with _open(session, busy_timeout, threads) as s:
+        r = s.estimate(compare=list(compare or ()), target_width=target_width, n_boot=n_boot,
+                       level=level, progress=not no_progress)
+        if out_format == "json":
+            print(json.dumps({**r.to_dict(), **agreement_json(s)}, indent=1, default=str))
+        elif out_format == "eee":
+            from activetest.session.eee_report import eee_records
+
+            records = eee_records(s, r, model_id=model_id,
+                                  source_organization=source_organization)
+            print(json.dumps(records if len(records) > 1 else records[0], indent=1))
+        else:
+            _print_estimate(r, s.session_config.target)
+            _print_agreement(s)
+
+
+def _print_agreement(s: Any) -> None:
+    """Agreement of the labelling page's annotators (nothing when it was never used)."""
+    from activetest.session.annotators import agreement_lines
+
+    for line in agreement_lines(s):
+        _out.print(_escape(line))

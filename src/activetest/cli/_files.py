@@ -1,0 +1,171 @@
+"""``activetest export``, ``import`` and ``labelstudio-config``: labels through files."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from activetest.cli._app import (
+    LabelFileFormat,
+    NoPredictions,
+    Resolve,
+    SessionArg,
+    Timeout,
+    Which,
+    _escape,
+    _open,
+    _out,
+    _print_waiting,
+    _user_errors,
+    app,
+)
+
+
+@app.command("export")
+@_user_errors
+def export_(
+    session: SessionArg,
+    out: Annotated[Path, typer.Option("--out", "-o", help="File to write (.csv, .tsv, .jsonl, "
+                                      ".json = Label Studio).", show_default=False)],
+    format: Annotated[LabelFileFormat | None, typer.Option(help="File format (default: from "
+                                                        "the suffix).",
+                                                        show_default=False)] = None,
+    which: Annotated[Which, typer.Option(help="Which items.")] = Which.pending,
+    no_predictions: NoPredictions = False,
+    busy_timeout: Timeout = 5.0,
+) -> None:
+    """Write selected items to a file for labelling elsewhere (sheet or Label Studio).
+
+    Sheets list the items in draw order with their draw step: the estimate uses
+    labels in that order, so an item left unlabelled holds back every later one.
+    """
+    with _open(session, busy_timeout) as s:
+        count = s.export(out, format=None if format is None else format.value,
+                         which=which.value, predictions=not no_predictions)
+        _out.print(f"wrote {count} {which.value} item(s) to {_escape(str(out))}")
+
+
+@app.command("labelstudio-config")
+@_user_errors
+def labelstudio_config(
+    session: SessionArg,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Write the XML to this file "
+                                             "instead of printing it.",
+                                             show_default=False)] = None,
+    busy_timeout: Timeout = 5.0,
+) -> None:
+    """The Label Studio labelling config for this session's task (paste it into the project).
+
+    In Label Studio: Project -> Settings -> Labeling Interface -> Code. Its names
+    match the tasks `select --out tasks.json` writes and what `import` reads back.
+    """
+    from activetest.session.labelio import labelstudio_config as config
+
+    with _open(session, busy_timeout) as s:
+        xml = config(s.task)
+    if out is None:
+        print(xml, end="")
+    else:
+        out.write_text(xml, encoding="utf-8")
+        _out.print(f"wrote the labelling config to {_escape(str(out))}")
+
+
+@app.command("import")
+@_user_errors
+def import_(
+    session: SessionArg,
+    files: Annotated[list[Path], typer.Argument(
+        help="Labels: a sheet (CSV/TSV/JSONL/JSON with item_id and label columns) or a Label "
+             "Studio JSON export; or, for a --target lm-eval session, lm-eval samples files "
+             "(several: one per task).", show_default=False)],
+    format: Annotated[LabelFileFormat | None, typer.Option(help="File format (default: from the "
+                                                        "suffix).", show_default=False)] = None,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace existing different "
+                                            "labels (the old ones stay in the "
+                                            "history).")] = False,
+    id_column: Annotated[str, typer.Option(help="Sheet column with the item ids.")] = "item_id",
+    label_column: Annotated[str, typer.Option(help="Sheet column with the labels.")] = "label",
+    from_name: Annotated[str | None, typer.Option(
+        help="Label Studio: the <Choices> control to read (when the project has several).",
+        show_default=False)] = None,
+    label_base: Annotated[int | None, typer.Option(
+        help="The file writes classes as numbers counted from 0 or from 1 (the terminal "
+             "labeller's keys count from 1). Without it, only class names and label words "
+             "are read and numbers are refused.", show_default=False)] = None,
+    resolve: Annotated[Resolve, typer.Option(
+        help="Items the file labels differently (annotators who disagree): skip leaves "
+             "them unlabelled, latest takes the label given last (by the instant of its "
+             "time, zones honoured; by place in the file where a time is missing or zoned "
+             "and zone-less times mix), majority the most frequent, one vote per annotator "
+             "(their latest; a tie stays unlabelled). Reported either way.")] = Resolve.skip,
+    metric_key: Annotated[str | None, typer.Option(
+        "--metric-key", help="lm-eval results: the per-item metric read as the label "
+        "(default: the session's, chosen at init).", show_default=False)] = None,
+    busy_timeout: Timeout = 5.0,
+) -> None:
+    """Import labels from a file (or a --target lm-eval session's lm-eval results).
+
+    Any bad record (unknown item or class, an item never selected, a stored label
+    that differs without --overwrite, a row whose content_check says it showed
+    another item or whose text was edited) imports nothing. Items that annotators
+    label differently do not block the rest: they are listed and left out, or
+    settled by --resolve.
+    """
+    with _open(session, busy_timeout) as s:
+        from activetest.session.harness import harness_config
+
+        if harness_config(s) is not None and format is None and _lmeval_files(files):
+            _import_lmeval(s, files, metric_key)
+            return
+        if len(files) != 1:
+            raise ValueError(f"import reads one labels file at a time, got {len(files)}")
+        file = files[0]
+        result = s.import_file(file, format=None if format is None else format.value,
+                               overwrite=overwrite, id_column=id_column,
+                               label_column=label_column, from_name=from_name,
+                               label_base=label_base, resolve=resolve.value)
+        _out.print(f"imported {result.added} new label(s), changed {result.changed}, "
+                   f"{result.unchanged} already present; {s.n_pending()} selected item(s) "
+                   f"still pending")
+        _print_conflicts(result.conflicts, resolve.value)
+        _print_waiting(s.waiting())
+
+
+def _lmeval_files(files: Sequence[Path]) -> bool:
+    from activetest.formats.lmeval import looks_like_lmeval
+
+    return all(f.is_dir() or looks_like_lmeval(f) for f in files)
+
+
+def _import_lmeval(s: Any, files: Sequence[Path], metric_key: str | None) -> None:
+    from activetest.session.harness import import_lmeval
+
+    r = import_lmeval(s, files, metric_key=metric_key)
+    _out.print(f"imported {r.added} target run(s) as labels ({r.metric}, from "
+               f"{_escape(r.metric_from)}), {r.unchanged} already present; "
+               f"{s.n_pending()} drawn item(s) still wait for a run")
+    for where in r.cut:
+        _out.print(f"skipped the unfinished last record at {_escape(where)} (a run killed "
+                   f"while writing?): its item waits for the next run")
+    _print_waiting(s.waiting())
+
+
+def _print_conflicts(conflicts: Sequence[Any], resolve: str) -> None:
+    settled = [c for c in conflicts if c.settled is not None]
+    left = [c for c in conflicts if c.settled is None]
+    if settled:
+        _out.print(f"{len(settled)} disagreement(s) settled by --resolve {resolve}:")
+        for c in settled[:20]:
+            _out.print(f"  {_escape(c.describe())} -> {_escape(repr(c.settled))}")
+    if left:
+        how = ("label them in the terminal (`activetest label`), or import again with "
+               "--resolve latest or --resolve majority")
+        _out.print(f"[bold yellow]{len(left)} item(s) left out[/]: the file labels them "
+                   f"differently ({how}):")
+        for c in left[:20]:
+            _out.print(f"  {_escape(c.describe())}")
+        if len(left) > 20:
+            _out.print(f"  ... and {len(left) - 20} more")

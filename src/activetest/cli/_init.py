@@ -1,0 +1,253 @@
+"""``activetest init``: create a session from a pool, a task and the models."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from activetest.cli._app import (
+    Acq,
+    Metric,
+    NoProgress,
+    SessionArg,
+    Threads,
+    _err,
+    _escape,
+    _out,
+    _user_errors,
+    app,
+)
+
+
+def _neighbours_option(history: bool, on: bool, until: int | None, after: str | None
+                       ) -> Any:
+    """``init``'s neighbours' column options as ``Session.create`` takes them: False,
+    True, or a :class:`~activetest.session.history_neighbours.NeighbourUpdate`.
+
+    Raises:
+        SessionError: a limited update without --history, without the column, or with
+            bad values.
+    """
+    from activetest.session.history_neighbours import NeighbourUpdate
+    from activetest.session.store import SessionError
+
+    if until is None and after is None:
+        return on
+    if not history:
+        raise SessionError("--history-neighbours-until/--history-neighbours-after shape the "
+                           "neighbours' column of --history: give --history")
+    if not on:
+        raise SessionError("--history-neighbours-until/--history-neighbours-after with "
+                           "--no-history-neighbours: there is no column to limit")
+    if until is None:
+        raise SessionError("--history-neighbours-after needs --history-neighbours-until")
+    return NeighbourUpdate(until, "drop" if after is None else after)
+
+
+@app.command()
+@_user_errors
+def init(
+    session: SessionArg,
+    pool: Annotated[Path, typer.Option("--pool", help="Pool file (CSV, TSV, JSONL, JSON, "
+                                       "Parquet, FPB), or lm-eval samples file(s): a file, "
+                                       "folder or glob, whose records' docs become the "
+                                       "items.", show_default=False)],
+    task: Annotated[str, typer.Option("--task", help="Built-in task name: classification "
+                                      "(sst2, subj, fpb, hs, mmlu, demo) or graded, free-form "
+                                      "answers judged by people (squad, answers); or a task "
+                                      "file (.toml; kind = \"graded\" for a graded task).",
+                                      show_default=False)],
+    surrogate: Annotated[str, typer.Option("--surrogate", help="Surrogate model spec, e.g. "
+                                           "smollm2-135m or table:preds.csv.",
+                                           show_default=False)],
+    target: Annotated[str, typer.Option("--target", help="Target model spec (the model "
+                                        "being evaluated), e.g. gemma3-270m or "
+                                        "table:samples_sst2_DATE.jsonl?filter=none.",
+                                        show_default=False)],
+    metric: Annotated[Metric, typer.Option(help="What to estimate.")] = Metric.log_loss,
+    acquisition: Annotated[Acq | None, typer.Option(
+        help="Acquisition. Classification: adaptive (default: the calibrated-residual "
+             "design, learns the surrogate's calibration from the labels), pe_adaptive "
+             "(surrogate only), fixed_mix; the paper's ce, pe (surrogate only), zero_one; "
+             "uniform. Graded tasks: graded_fixed (default, also fixed_mix: the fixed design "
+             "of the surrogate's loss spread), the paper's ce or zero_one (expected loss); "
+             "--surrogate adaptive for the graded adaptive design, --surrogate uniform for "
+             "uniform sampling.",
+        show_default=False)] = None,
+    proposal_floor: Annotated[float, typer.Option(
+        "--proposal-floor", help="Share of the uniform distribution mixed into a fixed "
+        "proposal, the paper's alpha (0 < floor <= 1); not the confidence level.")] = 0.1,
+    alpha: Annotated[float | None, typer.Option(
+        "--alpha", hidden=True, help="Deprecated name of --proposal-floor.",
+        show_default=False)] = None,
+    seed: Annotated[int | None, typer.Option(help="Sampler seed (default: random, stored).",
+                                             show_default=False)] = None,
+    budget: Annotated[int | None, typer.Option(
+        help="Labels you plan to collect (stored): the anytime confidence sequence is "
+             "narrowest there (about 1.3x the fixed-budget interval). Default: 400, at most "
+             "half the pool; at most two thirds of the pool is kept (tuned nearer the "
+             "whole pool, it is far wider before).", show_default=False)] = None,
+    shots: Annotated[int | None, typer.Option(help="In-context examples drawn (stratified) "
+                                              "from --examples; default: all of them.",
+                                              show_default=False)] = None,
+    examples: Annotated[Path | None, typer.Option(help="Labelled in-context examples, "
+                                                  "disjoint from the pool (graded tasks: "
+                                                  "with an 'answer' column).",
+                                                  show_default=False)] = None,
+    judge_examples: Annotated[Path | None, typer.Option(
+        help="Graded tasks with a judge:<model> surrogate: judged answers (columns "
+             "question, answer, judgment).", show_default=False)] = None,
+    compare: Annotated[list[str] | None, typer.Option(
+        "--compare", help="Graded tasks: another target whose answers to the same items "
+                          "are judged too, for the paired comparison (answers:FILE or a "
+                          "model; repeatable). Classification compares at estimate time.",
+        show_default=False)] = None,
+    target_shots: Annotated[int | None, typer.Option(
+        help="How many of the examples the target sees (0: zero-shot; default: same as "
+             "the surrogate).", show_default=False)] = None,
+    id_column: Annotated[str | None, typer.Option(help="Pool column with item ids (default: "
+                                                  "row numbers).", show_default=False)] = None,
+    text_column: Annotated[str | None, typer.Option(help="Pool column with the text.",
+                                                    show_default=False)] = None,
+    label_column: Annotated[str | None, typer.Option(
+        help="Pool column with known labels (used only by simulations).",
+        show_default=False)] = None,
+    pool_format: Annotated[str | None, typer.Option(
+        help="Pool (and examples) file format when the suffix does not say: csv, tsv, "
+             "jsonl, json, parquet, fpb.", show_default=False)] = None,
+    encoding: Annotated[str | None, typer.Option(
+        help="Text encoding of the pool and examples files (default utf-8).",
+        show_default=False)] = None,
+    label_base: Annotated[int | None, typer.Option(
+        help="How the pool and examples files number classes if their labels are numbers: "
+             "0 or 1 (the first class is written 0, or 1). Default: the task's label_base "
+             "(built-in tasks: 0); without one, numeric labels are refused. Class names "
+             "always work.", show_default=False)] = None,
+    noise_target_nll: Annotated[float, typer.Option(help="Label-noise alarm: flag labels "
+                                                    "with target NLL above this.")] = 5.0,
+    noise_surrogate_nll: Annotated[float, typer.Option(help="... or surrogate NLL above "
+                                                       "this.")] = 5.0,
+    cache_dir: Annotated[Path | None, typer.Option(help="Score cache folder (default: "
+                                                   "$ACTIVETEST_CACHE or ~/.cache/activetest).",
+                                                   show_default=False)] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not use the score "
+                                           "cache.")] = False,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing session "
+                                            "file.")] = False,
+    from_inspect: Annotated[Path | None, typer.Option(
+        "--from-inspect", help="An inspect_ai log of an eval run with "
+        "activetest.inspect.ActiveStopping on a session made with these same options: its "
+        "draws are replayed (and checked) and its scores recorded as labels.",
+        show_default=False)] = None,
+    threads: Threads = None,
+    no_progress: NoProgress = False,
+    history: Annotated[list[Path] | None, typer.Option(
+        "--history", help="Other models' results on the same items (graded tasks: with "
+        "--surrogate history; classification: with --metric error_rate): a response matrix, "
+        "rows = models, columns = item ids, cells 0/1 or scores in [0, 1] (CSV, TSV, "
+        "Parquet), or a folder of other models' lm-eval samples, inspect_ai logs or Every "
+        "Eval Ever instance files (one model per file); repeatable. Joined by item id; see "
+        "docs/history.md.", show_default=False)] = None,
+    history_exclude: Annotated[list[str] | None, typer.Option(
+        "--history-exclude", help="A --history row (model name) never to use: the target "
+        "itself; repeatable.", show_default=False)] = None,
+    history_neighbours: Annotated[bool, typer.Option(
+        "--history-neighbours/--no-history-neighbours", help="With --history: add the "
+        "similarity-weighted neighbours' column, learnt from the labels as they arrive "
+        "(stores the joined response matrix); --no-history-neighbours: the design without "
+        "it. docs/history.md.")] = True,
+    history_neighbours_until: Annotated[int | None, typer.Option(
+        "--history-neighbours-until", help="With --history: recompute the neighbours' "
+        "column only at refits that know at most this many labels, then drop it (or "
+        "freeze it: --history-neighbours-after); default: at every refit. docs/harness.md.",
+        show_default=False)] = None,
+    history_neighbours_after: Annotated[str | None, typer.Option(
+        "--history-neighbours-after", help="With --history-neighbours-until: drop (set the "
+        "column to 0: the features' model from then on) or freeze (keep it as last "
+        "computed).", show_default=False)] = None,
+) -> None:
+    """Create a session: load the pool, score it with the surrogate (and target), store all.
+
+    Predictions made elsewhere (table:FILE) join the pool by item id: the
+    --id-column values, else the row numbers (0, 1, ...). lm-evaluation-harness
+    --log_samples files are keyed by doc_id (<task>/<doc_id> for a folder or glob
+    of per-subject files) and checked twice: each record's choices are matched to
+    the task's classes by label word, and each pool item's text must occur in the
+    record's doc. The simplest pool for them is the samples file itself: --pool
+    samples_x.jsonl --target table:samples_x.jsonl (ids and texts agree by
+    construction). "pool item 'N' is not this record's document" means the pool
+    lists the documents in another order (or is another dataset): use the
+    samples file as the pool, or give --id-column holding lm-eval's doc_id.
+    Spec options: table:FILE?filter=NAME (several lm-eval filters),
+    ?choices=positional (choice j is class j), ?match=id (no text check).
+    """
+    from activetest.session.workflow import Session
+
+    if alpha is not None:  # the deprecated name still works
+        _err.print("note: --alpha is deprecated; it is the proposal floor: use "
+                   "--proposal-floor")
+        proposal_floor = alpha
+    pool_options = {k: v for k, v in (("id_column", id_column), ("text_column", text_column),
+                                      ("label_column", label_column), ("format", pool_format),
+                                      ("encoding", encoding), ("label_base", label_base))
+                    if v is not None}
+    neighbours = _neighbours_option(bool(history), history_neighbours,
+                                    history_neighbours_until, history_neighbours_after)
+    log = None
+    if from_inspect is not None:  # read before creating: a bad log leaves nothing behind
+        from activetest.inspect_stopping import read_log
+
+        log = read_log(from_inspect)
+    with Session.create(session, pool=pool, task=task, surrogate=surrogate, target=target,
+                        metric=metric.value, acquisition=None if acquisition is None
+                        else acquisition.value, proposal_floor=proposal_floor, seed=seed,
+                        shots=shots,
+                        examples=examples, target_shots=target_shots,
+                        noise_target_nll=noise_target_nll,
+                        noise_surrogate_nll=noise_surrogate_nll, pool_options=pool_options,
+                        cache_dir=cache_dir, use_cache=not no_cache, overwrite=overwrite,
+                        progress=not no_progress, threads=threads,
+                        **({"budget": budget} if budget is not None else {}),
+                        **({"judge_examples": judge_examples} if judge_examples else {}),
+                        **({"compare": list(compare)} if compare else {}),
+                        **({"history": list(history), "history_exclude":
+                            list(history_exclude or ()),
+                            "history_neighbours": neighbours} if history else {})) as s:
+        cfg = s.session_config
+        for line in (cfg.extra.get("history") or {}).get("messages", []):
+            _out.print(_escape(line))
+        if cfg.extra.get("history"):
+            from activetest.session.history_neighbours import design_label
+
+            _out.print(f"design: {design_label(cfg.extra['history'])}")
+        _out.print(f"created session {_escape(str(session))}: {s.n_items} items, task "
+                   f"{_escape(repr(s.task.name))}, {cfg.shots} in-context example(s)")
+        _out.print(f"surrogate {_escape(cfg.surrogate)}, target {_escape(cfg.target)}, "
+                   f"metric {cfg.metric}, acquisition {cfg.acquisition}, proposal floor "
+                   f"{cfg.proposal_floor:g}, seed {cfg.seed}")
+        for role in ("surrogate", "target"):
+            prov = s.provenance(role)
+            if prov.get("source") in ("table", "lm-eval samples"):
+                _out.print(f"{role}: predictions read from the file ({prov['source']}); "
+                           f"in-context examples: {prov.get('n_examples', 'unknown')} (as the "
+                           f"file says, not --shots)")
+        if log is not None:
+            _restore_log(s, log, session)
+        _out.print(f"next: activetest select {_escape(str(session))} --n 20")
+
+
+def _restore_log(s: Any, log: Any, session: Path) -> None:
+    """``init --from-inspect``: replay the log's draws and labels; on failure remove the
+    session just made."""
+    from activetest.inspect_stopping import restore
+
+    try:
+        n = restore(s, log)
+    except BaseException:
+        s.close()
+        session.unlink(missing_ok=True)
+        raise
+    _out.print(f"from {_escape(log.path)}: {len(log.draws)} draws replayed, {n} label(s) "
+               f"recorded (the eval's scores)")

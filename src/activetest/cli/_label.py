@@ -1,0 +1,305 @@
+"""``activetest label`` and ``serve``: label in the terminal or in the browser."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import Annotated, Any
+
+import typer
+
+from activetest.cli._app import (
+    Resolve,
+    SessionArg,
+    Timeout,
+    _check_width,
+    _escape,
+    _open,
+    _out,
+    _print_waiting,
+    _user_errors,
+    app,
+)
+
+
+class _Keys:
+    """Answers from stdin: single key presses on a terminal (C <= 9), else lines.
+
+    On a terminal the whole labelling run is in cbreak mode (set with TCSANOW, so
+    keys typed ahead are kept, not flushed), restored on exit.
+    """
+
+    def __init__(self, n_classes: int) -> None:
+        self.single = sys.stdin.isatty() and n_classes <= 9
+        self._saved: Any = None
+
+    def __enter__(self) -> _Keys:
+        if self.single:
+            import termios
+            import tty
+
+            fd = sys.stdin.fileno()
+            self._saved = termios.tcgetattr(fd)
+            tty.setcbreak(fd, termios.TCSANOW)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._saved is not None:
+            import termios
+
+            termios.tcsetattr(sys.stdin.fileno(), termios.TCSADRAIN, self._saved)
+
+    def read(self) -> str | None:
+        """One answer (None at end of input)."""
+        if self.single:
+            ch = sys.stdin.read(1)
+            while ch in ("\n", "\r", " ", "\t"):  # Enter after a key press: ignore
+                ch = sys.stdin.read(1)
+            if ch in ("", "\x04"):
+                return None
+            if ch == "\x03":
+                raise KeyboardInterrupt
+            _out.print(ch)
+            return ch
+        line = sys.stdin.readline()
+        if line == "":
+            return None
+        return line.strip()
+
+
+@app.command()
+@_user_errors
+def label(
+    session: SessionArg,
+    n: Annotated[int | None, typer.Option("--n", "-n", help="First draw this many more "
+                                          "items if fewer are pending.",
+                                          show_default=False)] = None,
+    from_data: Annotated[bool, typer.Option("--from-data", help="Simulate: answer with the "
+                                            "labels in the pool file.")] = False,
+    busy_timeout: Timeout = 5.0,
+) -> None:
+    """Label the selected, unlabelled items in the terminal.
+
+    Keys: 1..C choose a class, u undoes the last answer, q quits; p prints the full
+    prompt of an item read from a harness log (its in-context examples too; the
+    screen shows the item's own input). Every answer is saved at once, so quitting
+    (or a crash) loses nothing.
+    """
+    if n is not None and n < 1:
+        raise ValueError(f"--n must be a positive number of items to draw, got {n}")
+    with _open(session, busy_timeout) as s:
+        pending = s.pending()
+        if not from_data:  # a harness item has no answer to judge: refused before drawing
+            from activetest.session.harness import check_person_labelling
+
+            check_person_labelling(s, None if n is not None else pending, "label")
+        if n is not None and len(pending) < n:
+            s.select(n - len(pending))
+            pending = s.pending()
+        if not pending and not (s.pending_judgments() and not from_data):
+            _out.print("nothing to label: every selected item has a label. Draw more with "
+                       f"`activetest select {_escape(str(session))} --n 20` or `label --n 20`.")
+            return
+        if from_data:
+            done = s.label_from_data(source="data")
+            _out.print(f"labelled {done} item(s) from the pool file's labels")
+            return
+        _label_loop(s, pending)
+
+
+@app.command()
+@_user_errors
+def serve(
+    session: SessionArg,
+    host: Annotated[str, typer.Option(help="Address to listen on; another than 127.0.0.1 "
+                                      "shares the page on a network.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port (0: a free one).")] = 0,
+    n: Annotated[int | None, typer.Option("--n", "-n", help="Draw at most this many items in "
+                                          "all (default: the pool).", show_default=False)] = None,
+    batch: Annotated[int, typer.Option(help="Items drawn at once when none is open (the "
+                                       "adaptive design refits between batches).")] = 10,
+    overlap: Annotated[float, typer.Option(help="Share of drawn items asked of --reviews "
+                                           "annotators (agreement).")] = 0.0,
+    reviews: Annotated[int, typer.Option(help="Annotators per overlap item.")] = 2,
+    resolve: Annotated[Resolve, typer.Option(help="Annotators who disagree: skip (unlabelled "
+                                             "until adjudicated), latest or majority.")
+                       ] = Resolve.skip,
+    adjudicator: Annotated[list[str] | None, typer.Option(
+        help="A name that may settle disagreements on the page (repeatable).",
+        show_default=False)] = None,
+    show_guess: Annotated[bool, typer.Option("--show-guess", help="Show the surrogate's guess "
+                                             "(hidden by default: it can sway people).")] = False,
+    target_width: Annotated[float | None, typer.Option(
+        "--target-width", help="Say \"you may stop now\" when the anytime interval is this "
+                               "narrow.", show_default=False)] = None,
+    claim_seconds: Annotated[float, typer.Option(
+        "--claim-seconds", help="How long an item given to one annotator stays theirs "
+                                "before it may go to another (an answer after that is "
+                                "still stored).")] = 600.0,
+    busy_timeout: Timeout = 5.0,
+) -> None:
+    """Label in the browser: a local page (keys 1..C, u undo, s skip, ? help) for one or
+    more annotators; every answer is saved at once. See docs/labelling.md."""
+    from activetest.web.server import serve as run_server
+
+    _check_width(target_width)
+    run_server(session, host=host, port=port, budget=n, batch=batch, overlap=overlap,
+               reviews=reviews, resolve=resolve.value, adjudicators=adjudicator or (),
+               show_guess=show_guess, target_width=target_width, busy_timeout=busy_timeout,
+               claim_seconds=claim_seconds,
+               announce=lambda url: _out.print(f"labelling page: {url}  (Ctrl-C stops it; "
+                                               f"every answer is saved at once)"))
+
+
+def _label_loop(s: Any, pending: Sequence[Any]) -> None:
+    """The selected items' labels, then (graded comparisons) the compared answers."""
+    keys = "  ".join(f"[bold]{k + 1}[/]={_escape(name)}" for k, name in
+                     enumerate(s.task.class_names))
+    help_line = f"{keys}   [bold]u[/]=undo  [bold]q[/]=quit"
+    with _Keys(s.task.n_classes) as keys_in:
+        answered = _answer_all(s, pending, keys_in, help_line)
+        if not s.n_pending() and s.pending_judgments():
+            answered += _judge_compared(s, keys_in, help_line)
+    left = s.n_pending()
+    _out.print(f"labelled {answered} item(s) in this run; {left} selected item(s) still pending")
+    if s.pending_judgments():
+        _out.print(f"{len(s.pending_judgments())} compared answer(s) still to judge "
+                   f"(`activetest label` asks for them)")
+    _print_waiting(s.waiting())
+
+
+def _key_to_class(s: Any, key: str, C: int) -> int | None:
+    """The class (judgment level) a key names: 1..C, or a class name; None if neither."""
+    if key.isdigit() and 1 <= int(key) <= C:
+        return int(key) - 1
+    try:
+        return s.parse_label(key) if key and not key.isdigit() else None
+    except ValueError:
+        return None
+
+
+def _read_answer(s: Any, keys_in: _Keys, help_line: str, full: str | None = None) -> int | str:
+    """``"quit"`` (q or end of input), ``"undo"`` (u) or a class index; asks again after
+    an unknown key, and after p, which prints the item's ``full`` prompt (if any)."""
+    C = s.task.n_classes
+    if full:
+        help_line += "  [bold]p[/]=full prompt"
+    while True:
+        _out.print(help_line)
+        _out.print("> ", end="")
+        key = keys_in.read()
+        if key is None or key.lower() in ("q", "quit"):
+            return "quit"
+        if key.lower() in ("u", "undo"):
+            return "undo"
+        if full and key.lower() in ("p", "prompt"):
+            _out.rule("the model's full prompt")
+            _out.print(_escape(full))
+            _out.rule()
+            continue
+        y = _key_to_class(s, key, C)
+        if y is not None:
+            return y
+        _out.print(f"unknown answer {_escape(key)!r}: press 1..{C}, u or q")
+
+
+def _judge_compared(s: Any, keys_in: _Keys, help_line: str) -> int:
+    """Ask for the judgments of compared targets' answers, one answer at a time.
+
+    The list is recomputed after each answer: judging one answer settles every
+    identical answer of the same item.
+    """
+    from activetest.session.store import SessionError
+
+    done: list[Any] = []
+    answered = 0
+    while waiting := s.pending_judgments():
+        p = waiting[0]
+        a = p.acquisition
+        _out.rule(f"compared answer: {_escape(p.spec)}  item {_escape(a.item_id)}  "
+                  f"(draw {a.step}; {len(waiting)} to judge)")
+        _out.print(_escape(s.display(a.item_id, target=p.spec)))
+        y = _read_answer(s, keys_in, help_line, s.full_prompt(a.item_id))
+        if y == "quit":
+            break
+        if y == "undo":
+            if done:
+                s.undo(done.pop(), source="cli:undo")
+                answered -= 1
+                _out.print("undone")
+            else:
+                _out.print("nothing to undo")
+            continue
+        assert isinstance(y, int)
+        try:
+            change = s.judge(a.item_id, y, target=p.spec, source="cli")
+        except SessionError:  # incl. LabelError
+            role = f"compare:{p.spec}"
+            other = s.store.judgments(role).get(a.index)
+            if other is None:
+                raise
+            _not_saved(s, a.item_id, y, other.label, f" (the answer of {p.spec})")
+            continue
+        if change is not None:
+            done.append(change)
+            answered += 1
+        _out.print(f"saved: {_escape(s.task.class_names[y])} for {_escape(p.spec)}")
+    return answered
+
+
+def _answer_all(s: Any, pending: Sequence[Any], keys_in: _Keys, help_line: str) -> int:
+    from activetest.session.store import SessionError
+
+    done: list[tuple[int, Any]] = []  # (position in pending, change) for undo
+    i = 0
+    answered = 0
+    while i < len(pending):
+        a = pending[i]
+        other = s.labels().get(a.item_id)
+        if other is not None:  # labelled meanwhile (another `label` run, an import)
+            _out.print(f"item {_escape(a.item_id)} (draw {a.step}) was labelled "
+                       f"{_escape(repr(s.task.class_names[other]))} meanwhile (another "
+                       f"labelling run or an import); skipped")
+            i += 1
+            continue
+        _out.rule(f"{i + 1}/{len(pending)}  item {_escape(a.item_id)}  (draw {a.step})")
+        _out.print(_escape(s.display(a.item_id)))
+        y = _read_answer(s, keys_in, help_line, s.full_prompt(a.item_id))
+        if y == "quit":
+            break
+        if y == "undo":
+            if done:
+                pos, change = done.pop()
+                s.undo(change, source="cli:undo")
+                answered -= 1
+                _out.print(f"undone: item {_escape(change.item_id)} is unlabelled again")
+                i = pos
+            else:
+                _out.print("nothing to undo")
+            continue
+        assert isinstance(y, int)
+        try:
+            change = s.add_label(a.item_id, y, source="cli", overwrite=False)
+        except SessionError:  # incl. LabelError
+            other = s.labels().get(a.item_id)
+            if other is None:
+                raise
+            _not_saved(s, a.item_id, y, other)
+            i += 1
+            continue
+        if change is not None:
+            done.append((i, change))
+            answered += 1
+        _out.print(f"saved: {_escape(s.task.class_names[y])}")
+        i += 1
+    return answered
+
+
+def _not_saved(s: Any, item_id: str, y: int, other: int, whose: str = "") -> None:
+    """Say that an answer was not saved: someone else labelled the item first."""
+    names = s.task.class_names
+    _out.print(f"[bold yellow]not saved:[/] item {_escape(item_id)}{_escape(whose)} was "
+               f"labelled {_escape(repr(names[other]))} meanwhile (another labelling run or "
+               f"an import), so your {_escape(repr(names[y]))} was not saved. To replace "
+               f"that label, import a sheet with it: `activetest import "
+               f"{_escape(str(s.path))} FILE --overwrite`")

@@ -1,0 +1,108 @@
+"""``activetest select``: draw the next items (and ``--emit lm-eval``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from activetest.cli._app import (
+    LabelFileFormat,
+    NoPredictions,
+    SessionArg,
+    Timeout,
+    _escape,
+    _open,
+    _out,
+    _user_errors,
+    app,
+)
+
+
+def _snippet(item: Any, width: int = 70) -> str:
+    text = " | ".join(str(v) for v in item.fields.values())
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+@app.command()
+@_user_errors
+def select(
+    session: SessionArg,
+    n: Annotated[int, typer.Option("--n", "-n", help="How many items to draw.",
+                                   show_default=False)],
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Write the items to this "
+                                             "file (.csv, .tsv, .jsonl, .json = Label Studio).",
+                                             show_default=False)] = None,
+    format: Annotated[LabelFileFormat | None, typer.Option(help="File format (default: from "
+                                                        "the suffix).",
+                                                        show_default=False)] = None,
+    no_predictions: NoPredictions = False,
+    emit: Annotated[str | None, typer.Option(
+        "--emit", help="lm-eval: write --out as lm-evaluation-harness's --samples file "
+                       "(sessions created with --target lm-eval).", show_default=False)] = None,
+    busy_timeout: Timeout = 5.0,
+) -> None:
+    """Draw the next N items to label (sequential draws from the stored sampler)."""
+    from activetest.session.labels import check_export_target
+
+    fmt = None if format is None else format.value
+    if emit is not None and (emit != "lm-eval" or out is None):
+        raise ValueError("--emit takes lm-eval, with --out samples.json")
+    if out is not None and emit is None:  # before drawing: a draw never seen is wasted
+        check_export_target(out, fmt)
+    with _open(session, busy_timeout) as s:
+        waiting = s.n_pending()
+        if emit is not None:
+            from activetest.session.harness import harness_tool
+
+            if harness_tool(s) != "lm-eval":
+                raise ValueError(f"{session}: --emit lm-eval needs a session created with "
+                                 f"--target lm-eval")
+        elif out is not None:  # a sheet for people: a harness draw has no answer to judge
+            from activetest.session.harness import check_person_labelling
+
+            check_person_labelling(s, None, "select --out")
+        drawn = s.select(n)
+        if emit is not None:
+            _emit_lmeval(s, session, drawn, out)
+        elif out is not None:
+            try:
+                count = s.export(out, format=fmt, acquisitions=drawn,
+                                 predictions=not no_predictions)
+            except OSError as exc:
+                raise ValueError(f"{out}: cannot write the file ({exc}); the {len(drawn)} "
+                                 f"drawn item(s) are saved in the session: write them with "
+                                 f"`activetest export {session} --out FILE`") from None
+            _out.print(f"wrote {count} item(s) to {_escape(str(out))}")
+        else:
+            table = Table("draw", "item id", "q", "text", box=None)
+            for a in drawn:
+                table.add_row(str(a.step), _escape(a.item_id), f"{a.q:.3g}",
+                              _escape(_snippet(s.display_item(a.item_id))))
+            _out.print(table)
+        msg = f"selected {len(drawn)} item(s) (draws {drawn[0].step}..{drawn[-1].step})"
+        if waiting:
+            msg += f"; {waiting} earlier item(s) still wait for labels"
+        _out.print(msg)
+
+
+def _emit_lmeval(s: Any, session: Path, drawn: Sequence[Any], out: Any) -> None:
+    """Write the --samples file of these draws (all pending ones: a rerun is harmless)."""
+    from activetest.formats.lmeval_results import tasks_argument
+    from activetest.session.harness import emit_lmeval
+
+    try:
+        mapping = emit_lmeval(s, s.pending() or drawn, out)
+    except OSError as exc:
+        raise ValueError(f"{out}: cannot write the file ({exc}); the {len(drawn)} drawn "
+                         f"item(s) are saved and pending: the next `select --emit lm-eval` "
+                         f"writes them too") from None
+    n = sum(len(v) for v in mapping.values())
+    _out.print(f"wrote {n} document(s) of {len(mapping)} task(s) to {_escape(str(out))}")
+    _out.print(f"run: lm_eval --model ... --tasks {_escape(tasks_argument(mapping))} "
+               f"--samples {_escape(str(out))} --log_samples --output_path OUT")
+    _out.print(f"then: activetest import {_escape(str(session))} OUT/*/samples_*.jsonl")

@@ -1,0 +1,171 @@
+"""``activetest report`` and ``status``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from activetest.cli._app import (
+    NoProgress,
+    SessionArg,
+    Threads,
+    Timeout,
+    _check_width,
+    _cs,
+    _escape,
+    _num,
+    _open,
+    _out,
+    _print_waiting,
+    _user_errors,
+    app,
+)
+from activetest.cli._estimate import _print_agreement
+
+
+@app.command()
+@_user_errors
+def report(
+    session: SessionArg,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for report.md, report.html "
+                                      "and the PNG figures.", show_default=False)],
+    compare: Annotated[list[str] | None, typer.Option(
+        "--compare", help="Another target model spec to compare (repeatable).",
+        show_default=False)] = None,
+    target_width: Annotated[float | None, typer.Option(
+        "--target-width", help="Project the labels needed for this interval width.",
+        show_default=False)] = None,
+    threads: Threads = None,
+    no_progress: NoProgress = False,
+    busy_timeout: Timeout = 5.0,
+) -> None:
+    """Write a Markdown + HTML report with plots."""
+    from activetest.session.annotators import agreement_lines
+
+    _check_width(target_width)
+    with _open(session, busy_timeout, threads) as s:
+        path = s.write_report(out, compare=list(compare or ()), target_width=target_width,
+                              progress=not no_progress, notes=agreement_lines(s))
+        _out.print(f"wrote {_escape(str(path))} (and report.html, PNG figures) in "
+                   f"{_escape(str(out))}")
+
+
+@app.command()
+@_user_errors
+def status(
+    session: SessionArg,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    busy_timeout: Timeout = 5.0,
+) -> None:
+    """Where the session stands: pool size, selected, labelled, pending, last estimate."""
+    from activetest.session.annotators import agreement_json
+    from activetest.session.config import ACQUISITIONS
+    from activetest.session.interval_names import ANYTIME, BOOTSTRAP, FIXED_BUDGET, interval_name
+
+    with _open(session, busy_timeout) as s:
+        st = s.status()
+        if as_json:
+            from dataclasses import asdict
+
+            from activetest.session.harness import runs_summary
+
+            out = {**st.to_dict(), **agreement_json(s)}
+            if s.session_config.extra.get("history"):  # init --history: which design
+                from activetest.session.history_neighbours import design_label
+
+                out["history_design"] = design_label(s.session_config.extra["history"])
+            runs = runs_summary(s)
+            if runs is not None:  # a harness session: its target runs
+                out["target_runs"] = asdict(runs)
+            print(json.dumps(out, indent=1, default=str))
+            return
+        _out.print(f"session {_escape(st.path)} (created {st.created})")
+        _out.print(f"target {_escape(st.target)}; surrogate {_escape(st.surrogate)}; metric "
+                   f"{st.metric}; acquisition {st.acquisition} (proposal floor "
+                   f"{st.proposal_floor:g}, seed {st.seed})")
+        if s.session_config.extra.get("history"):  # init --history: which design
+            from activetest.session.history_neighbours import design_label
+
+            _out.print(f"design: {design_label(s.session_config.extra['history'])}")
+        _out.print(f"pool {st.n_items} items: {st.n_selected} selected, {st.n_labelled} "
+                   f"labelled, {st.n_pending} pending; {st.n_usable} label(s) usable by the "
+                   f"estimate")
+        _print_runs(s)
+        for spec, n_wait in st.compared.items():
+            _out.print(f"compared target {_escape(spec)}: {n_wait} drawn answer(s) still to "
+                       f"judge" + (" (`activetest label` asks for them)" if n_wait else ""))
+        shown = [e for e in st.last_estimates if e.method in ("lure", "cv_lure", "mean")]
+        # an adaptive design's estimate is adaptive LURE (learnt controls)
+        acq = ACQUISITIONS.get(st.acquisition)
+        lure_name = "adaptive LURE" if acq is not None and acq.adaptive else "LURE"
+        order = {"lure": 0, "cv_lure": 1, "mean": 2}
+        lure = {e.metric: e for e in shown if e.method == "lure"}
+        for e in sorted(shown, key=lambda e: (e.metric, order[e.method])):
+            if e.method == "cv_lure" and e.metric in st.cv_same_as_lure:
+                diff = e.estimate - lure[e.metric].estimate if e.metric in lure else None
+                _out.print(f"  {e.metric} control-variate LURE: equals LURE up to the "
+                           f"proposal floor (difference "
+                           f"{'—' if diff is None else f'{diff:.1e}'}): with CE acquisition "
+                           f"the control "
+                           f"variate is the acquisition score itself, so it cannot narrow "
+                           f"the interval")
+                continue
+            what = {"lure": lure_name, "cv_lure": "control-variate LURE",
+                    "mean": "uniform-equivalent (biased)"}[e.method]
+            level = e.level if e.level is not None else 0.95
+            a = e.details.get("anytime") if e.method in ("lure", "cv_lure") else None
+            a = a if isinstance(a, dict) else {}
+            names = []  # the headline first: fixed-budget, then anytime, then the bootstrap
+            if all(isinstance(a.get(k), (int, float)) for k in ("fixed_low", "fixed_high")):
+                names.append(f"{interval_name(FIXED_BUDGET, level)} "
+                             f"[{_num(a['fixed_low'])}, {_num(a['fixed_high'])}]")
+            if all(isinstance(a.get(k), (int, float)) for k in ("cs_low", "cs_high")):
+                names.append(f"{interval_name(ANYTIME, level)} "
+                             f"{_cs(a['cs_low'], a['cs_high'])}")
+            elif a.get("cs_low") == "-inf":
+                names.append(f"{interval_name(ANYTIME, level)} (from 30 labels)")
+            if e.low is not None and e.high is not None:
+                names.append(f"{interval_name(BOOTSTRAP, level)} "
+                             f"[{_num(e.low)}, {_num(e.high)}]")
+            _out.print(f"last estimate ({e.at}, {e.n_labels} labels): {e.metric} {what} "
+                       f"{_num(e.estimate)}")
+            for name in names:
+                _out.print(f"  {name}")
+            if e.method == "lure" and isinstance(e.details.get("blind_spot"), str):
+                _out.print(f"  note: {_escape(e.details['blind_spot'])}")
+            if e.method == "lure" and isinstance(a.get("basis_note"), str):
+                _out.print(f"  note: fixed-budget and anytime rows are the exact anytime "
+                           f"confidence sequence ({_escape(a['basis_note'])})")
+            if a and e.method == "lure":
+                cs_name = interval_name(ANYTIME, level)
+                if a.get("may_stop") and not st.estimate_stale:
+                    _out.print(f"  [bold green]you may stop now[/]: the {cs_name} is "
+                               f"within the width {a.get('target_width')} asked for")
+                elif a.get("target_width") is not None and a.get("labels_needed"):
+                    _out.print(f"  about {a['labels_needed']} labels in total for width "
+                               f"{a['target_width']} (a projection)")
+        if not shown:
+            _out.print("no estimate yet")
+        elif st.estimate_stale:
+            _out.print(f"[bold yellow]the last estimate is stale:[/] labels were added or "
+                       f"changed since; run `activetest estimate {_escape(st.path)}`")
+        _print_waiting(st.waiting)
+        _print_agreement(s)
+
+
+def _print_runs(s: Any) -> None:
+    """A harness session's target runs, and a uniform sample's projected runs."""
+    from activetest.session.harness import runs_summary
+
+    r = runs_summary(s)
+    if r is None:
+        return
+    _out.print(f"target runs spent: {r.target_runs} (results read from {r.tool} as labels); "
+               f"{r.person_labels} label(s) from people; {r.drawn} item(s) drawn")
+    if r.uniform_runs is not None and r.width is not None:
+        _out.print(f"  a uniform sample would need about {r.uniform_runs} target runs for the "
+                   f"same anytime interval width {r.width:.4f} (a projection from the "
+                   f"estimate's variance p(1 - p), same confidence-sequence family)")
