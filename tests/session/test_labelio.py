@@ -533,12 +533,15 @@ def test_unknown_format(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- a real Label Studio
 # Label Studio is a heavy Django application and not a dependency of activetest: this
 # test runs only where its command is found (ACTIVETEST_LABEL_STUDIO=/path/to/label-studio,
-# or label-studio on PATH; e.g. `python -m venv /tmp/ls && /tmp/ls/bin/pip install
-# label-studio`). A fresh server migrates its database first: 1-3 minutes.
+# the repository's .venv-ls, which scripts/install_label_studio.sh makes and
+# scripts/test.sh runs, or label-studio on PATH). A fresh server migrates its database
+# first: under a minute to 3 minutes.
 
 
 def _label_studio_exe() -> str | None:
-    exe = os.environ.get("ACTIVETEST_LABEL_STUDIO") or shutil.which("label-studio")
+    local = Path(__file__).resolve().parents[2] / ".venv-ls" / "bin" / "label-studio"
+    exe = (os.environ.get("ACTIVETEST_LABEL_STUDIO") or (str(local) if local.is_file() else None)
+           or shutil.which("label-studio"))
     return exe if exe and Path(exe).is_file() else None
 
 
@@ -546,7 +549,8 @@ def _label_studio_exe() -> str | None:
 def label_studio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
     exe = _label_studio_exe()
     if exe is None:
-        pytest.skip("label-studio not installed (set ACTIVETEST_LABEL_STUDIO to its command)")
+        pytest.skip("label-studio not installed (scripts/install_label_studio.sh, or set "
+                    "ACTIVETEST_LABEL_STUDIO to its command)")
     work = tmp_path_factory.mktemp("label_studio")
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -632,7 +636,8 @@ def test_real_label_studio_round_trip(label_studio: httpx.Client, tmp_path: Path
     by_item = {t["data"]["item_id"]: t for t in tasks["tasks"]}
     assert set(by_item) == set(ids)  # data (and so the item id) comes back unchanged
     for item in items:
-        assert by_item[item.id]["data"] == {"text": item.fields["text"], "item_id": item.id}
+        assert by_item[item.id]["data"] == {"text": item.fields["text"], "item_id": item.id,
+                                            "content_check": content_check(item.fields)}
     (pred,) = client.get("/api/predictions", params={"task": by_item[ids[0]]["id"]}).json()
     assert pred["model_version"] == "smollm2-icl" and pred["score"] == pytest.approx(0.8)
     assert pred["result"][0]["value"] == {"choices": ["positive"]}
