@@ -41,6 +41,11 @@ acquisitions it produced, so a process killed at any moment leaves either both o
 neither, and a resumed session makes exactly the draws an uninterrupted one would.
 Each label answered is its own transaction.
 
+The module's neighbours: :mod:`~activetest.session.store_schema` (the SQL),
+:mod:`~activetest.session.store_rows` (the records it hands out) and
+:mod:`~activetest.session.store_errors` (the errors and the damage checks); every name
+they export is importable from here too.
+
 Errors for the user (all :class:`SessionError`, a ``ValueError``): a file that is
 not a session, one written by a newer activetest (:class:`SchemaVersionError`), a
 database locked by another process beyond the busy timeout
@@ -52,20 +57,48 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import sqlite3
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
 from activetest.data.task import Item
 from activetest.session import columns as cols
-from activetest.session.config import ACQUISITIONS, METRICS, ConfigError, SessionConfig
+from activetest.session.config import ConfigError, SessionConfig
+from activetest.session.store_errors import (
+    DamagedSessionError,
+    NotASessionError,
+    SchemaVersionError,
+    SessionError,
+    SessionExistsError,
+    SessionLockedError,
+    SessionReadOnlyError,
+    SessionWriteError,
+    check_config,
+    check_new_session_path,
+    create_error,
+    damaged,
+    describe_damage,
+    disk_full,
+    is_lock_error,
+    open_error,
+    write_error,
+)
+from activetest.session.store_rows import (
+    Acquisition,
+    DrawRow,
+    EstimateRow,
+    LabelChange,
+    StoredLabel,
+    StoredScores,
+    now,
+)
+from activetest.session.store_rows import dumps as _dumps
+from activetest.session.store_schema import APP_ID, READABLE_VERSIONS, SCHEMA_VERSION
+from activetest.session.store_schema import SCHEMA as _SCHEMA
 
 __all__ = [
     "APP_ID",
@@ -87,483 +120,6 @@ __all__ = [
     "check_new_session_path",
     "describe_damage",
 ]
-
-#: Schema version written to ``PRAGMA user_version``; newer files are refused.
-SCHEMA_VERSION = 4
-#: Versions this activetest reads (1 lacks ``answers``, 2 lacks ``judgments``, 3
-#: stores scores as one blob per model).
-READABLE_VERSIONS = (1, 2, 3, 4)
-#: Value of ``meta.app``: marks a SQLite file as an activetest session.
-APP_ID = "activetest-session"
-
-_SCHEMA = """
-CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE config (id INTEGER PRIMARY KEY CHECK (id = 1), json TEXT NOT NULL);
-CREATE TABLE items (
-    idx INTEGER PRIMARY KEY,
-    item_id TEXT NOT NULL UNIQUE,
-    fields TEXT NOT NULL,
-    data_label INTEGER
-);
-CREATE TABLE examples (
-    pos INTEGER PRIMARY KEY,
-    item_id TEXT NOT NULL,
-    fields TEXT NOT NULL,
-    label INTEGER NOT NULL
-);
-CREATE TABLE scores (
-    role TEXT PRIMARY KEY,
-    spec TEXT NOT NULL,
-    n_rows INTEGER NOT NULL,
-    n_classes INTEGER NOT NULL,
-    logprobs BLOB NOT NULL,
-    provenance TEXT NOT NULL,
-    updated TEXT NOT NULL
-);
-CREATE TABLE predictions (
-    role TEXT NOT NULL,
-    idx INTEGER NOT NULL REFERENCES items(idx),
-    predicted INTEGER NOT NULL,
-    probability REAL NOT NULL,
-    PRIMARY KEY (role, idx)
-);
-CREATE TABLE sampler (
-    id INTEGER PRIMARY KEY CHECK (id = 1),
-    alpha REAL NOT NULL,
-    seed INTEGER,
-    rng_state TEXT NOT NULL,
-    updated TEXT NOT NULL
-);
-CREATE TABLE acquisitions (
-    step INTEGER PRIMARY KEY,
-    idx INTEGER NOT NULL UNIQUE REFERENCES items(idx),
-    q REAL NOT NULL CHECK (q > 0 AND q <= 1),
-    created TEXT NOT NULL
-);
-CREATE TABLE labels (
-    idx INTEGER PRIMARY KEY REFERENCES items(idx),
-    label INTEGER NOT NULL,
-    source TEXT NOT NULL,
-    created TEXT NOT NULL,
-    updated TEXT NOT NULL
-);
-CREATE TABLE label_history (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    idx INTEGER NOT NULL REFERENCES items(idx),
-    old_label INTEGER,
-    new_label INTEGER,
-    action TEXT NOT NULL,
-    source TEXT NOT NULL,
-    at TEXT NOT NULL
-);
-CREATE INDEX label_history_idx ON label_history (idx);
-CREATE TABLE design_draws (
-    step INTEGER PRIMARY KEY REFERENCES acquisitions(step),
-    control REAL NOT NULL,
-    control_rest REAL NOT NULL,
-    lam REAL NOT NULL,
-    n_known INTEGER NOT NULL,
-    refits INTEGER NOT NULL,
-    seen_label INTEGER,
-    seen_loss REAL
-);
-CREATE TABLE answers (
-    role TEXT NOT NULL,
-    idx INTEGER NOT NULL REFERENCES items(idx),
-    answer TEXT NOT NULL,
-    refs TEXT NOT NULL,
-    info TEXT NOT NULL,
-    PRIMARY KEY (role, idx)
-);
-CREATE TABLE judgments (
-    role TEXT NOT NULL,
-    idx INTEGER NOT NULL REFERENCES items(idx),
-    label INTEGER NOT NULL,
-    source TEXT NOT NULL,
-    created TEXT NOT NULL,
-    updated TEXT NOT NULL,
-    PRIMARY KEY (role, idx)
-);
-CREATE TABLE judgment_history (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    role TEXT NOT NULL,
-    idx INTEGER NOT NULL REFERENCES items(idx),
-    old_label INTEGER,
-    new_label INTEGER,
-    action TEXT NOT NULL,
-    source TEXT NOT NULL,
-    at TEXT NOT NULL
-);
-CREATE TABLE estimates (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    at TEXT NOT NULL,
-    n_labels INTEGER NOT NULL,
-    metric TEXT NOT NULL,
-    method TEXT NOT NULL,
-    estimate REAL NOT NULL,
-    std REAL,
-    low REAL,
-    high REAL,
-    level REAL,
-    details TEXT NOT NULL
-);
-"""
-
-
-class SessionError(ValueError):
-    """A session file that cannot be used as asked (a user error, exit code 2 in the CLI)."""
-
-
-class NotASessionError(SessionError):
-    """The file exists but is not an activetest session database."""
-
-
-class SchemaVersionError(SessionError):
-    """The session was written by a newer activetest with a schema this one cannot read."""
-
-
-class SessionLockedError(SessionError):
-    """Another process holds the database's write lock longer than the busy timeout."""
-
-
-class SessionReadOnlyError(SessionError):
-    """The session file cannot be written (read-only file, folder or file system)."""
-
-
-class SessionWriteError(SessionError):
-    """The session file could not be written (full disk, I/O error); nothing was changed."""
-
-
-class SessionExistsError(SessionError):
-    """Creating a session where a file already exists (without ``overwrite``)."""
-
-
-class DamagedSessionError(NotASessionError):
-    """A session file whose content SQLite (or activetest) cannot read: the message
-    names the file and what is damaged."""
-
-
-def now() -> str:
-    """The current UTC time, ISO 8601 with microseconds."""
-    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
-
-
-def _dumps(obj: Any) -> str:
-    return json.dumps(obj, sort_keys=True, ensure_ascii=False, allow_nan=False)
-
-
-@dataclass(frozen=True)
-class Acquisition:
-    """One draw of the sampler.
-
-    Attributes:
-        step: 1 for the first draw, 2 for the second, ...
-        index: the item's row in the pool (0-based).
-        item_id: the item's id.
-        q: the proposal probability the item was drawn with.
-        created: when it was drawn (UTC, ISO 8601).
-    """
-
-    step: int
-    index: int
-    item_id: str
-    q: float
-    created: str
-
-
-class DrawRow(NamedTuple):
-    """One draw without its item id or time (:meth:`SessionStore.draw_rows`): what the
-    adaptive design's replay and checkpoint need, read without a join on the items."""
-
-    step: int
-    index: int
-    q: float
-
-
-@dataclass(frozen=True)
-class StoredLabel:
-    """The current label of one item."""
-
-    index: int
-    item_id: str
-    label: int
-    source: str
-    created: str
-    updated: str
-
-
-@dataclass(frozen=True)
-class LabelChange:
-    """One row of the label history.
-
-    ``action`` is ``"add"`` (first label), ``"change"`` (overwritten with another
-    class) or ``"undo"`` (reverted to ``new``, which is None when the item became
-    unlabelled again). ``role`` is ``"target"`` for the session's labels, else the
-    compared answer's role (``compare:<spec>``) whose judgment changed.
-    """
-
-    id: int
-    index: int
-    item_id: str
-    old: int | None
-    new: int | None
-    action: str
-    source: str
-    at: str
-    role: str = "target"
-
-
-@dataclass(frozen=True)
-class StoredScores:
-    """A model's class log-probabilities over the pool.
-
-    Attributes:
-        role: ``"surrogate"``, ``"target"`` or ``"compare:<spec>"``.
-        spec: the model spec the scores came from.
-        logprobs: ``(N, C)`` float64; rows of items never scored are NaN.
-        provenance: where they came from (model identity, prompt, examples, time).
-        updated: when they were last written.
-    """
-
-    role: str
-    spec: str
-    logprobs: np.ndarray
-    provenance: dict[str, Any]
-    updated: str
-
-    @property
-    def scored(self) -> np.ndarray:
-        """``(N,)`` bool: which rows hold scores."""
-        return ~np.isnan(self.logprobs).any(axis=1)
-
-
-@dataclass(frozen=True)
-class EstimateRow:
-    """One recorded estimate."""
-
-    id: int
-    at: str
-    n_labels: int
-    metric: str
-    method: str
-    estimate: float
-    std: float | None
-    low: float | None
-    high: float | None
-    level: float | None
-    details: dict[str, Any] = field(default_factory=dict)
-
-
-def _is_lock_error(exc: sqlite3.OperationalError) -> bool:
-    msg = str(exc).lower()
-    return "locked" in msg or "busy" in msg
-
-
-def _open_error(p: Path, exc: sqlite3.OperationalError) -> SessionError:
-    msg = str(exc).lower()
-    if "disk" in msg and "full" in msg:
-        return SessionWriteError(f"{p}: cannot open the session: the disk is full ({exc}); "
-                                 f"free some space and retry (nothing collected is lost)")
-    if "unable to open" in msg or "readonly" in msg or "read-only" in msg:
-        return SessionError(f"{p}: cannot open the session file ({exc}); check the "
-                            f"permissions of the file and of its folder")
-    return NotASessionError(f"{p}: not an activetest session ({exc})")
-
-
-def _disk_full(p: Path, margin: int = 1 << 16) -> bool:
-    try:
-        return shutil.disk_usage(p.parent).free < margin
-    except OSError:
-        return False
-
-
-def write_error(p: Path, exc: sqlite3.OperationalError) -> SessionError | sqlite3.OperationalError:
-    """A clear error for a failed write, or ``exc`` itself when it is none of the known kinds."""
-    msg = str(exc).lower()
-    if "full" in msg:
-        return SessionWriteError(f"{p}: cannot write the session file: the disk is full; "
-                                 f"nothing was changed by this command and nothing collected "
-                                 f"before it is lost; free some space and retry")
-    if "readonly" in msg or "read-only" in msg:
-        return SessionReadOnlyError(f"{p}: cannot write the session file: it is read-only")
-    if "disk i/o" in msg:
-        return SessionWriteError(f"{p}: cannot write the session file (disk I/O error: {exc}); "
-                                 f"nothing was changed by this command")
-    return exc
-
-
-def _create_error(p: Path, exc: Exception) -> SessionError:
-    """A clear error for a session file that could not be created (nothing was)."""
-    msg = str(exc).lower()
-    if "full" in msg:
-        return SessionWriteError(f"{p}: cannot create the session file: no space left on the "
-                                 f"disk (it is full); nothing was created; free some space and "
-                                 f"run `init` again (the score cache keeps the model scores)")
-    if "readonly" in msg or "read-only" in msg:
-        return SessionReadOnlyError(f"{p}: cannot create the session file: its folder or disk "
-                                    f"is read-only")
-    if "unable to open" in msg:
-        return SessionWriteError(f"{p}: cannot create the session file: its folder cannot be "
-                                 f"written ({exc})")
-    return SessionWriteError(f"{p}: cannot create the session file ({exc}); nothing was "
-                             f"created")
-
-
-def check_new_session_path(path: str | os.PathLike[str], overwrite: bool) -> Path:
-    """Refuse a path a new session file cannot take (before any scoring is spent).
-
-    Raises:
-        SessionError: the path is a folder, or its parent is a file.
-        SessionExistsError: a file is there and ``overwrite`` is False.
-    """
-    p = Path(path)
-    if p.is_dir():
-        raise SessionError(f"{p} is a folder; a session is one file: give a file name, e.g. "
-                           f"{p / 'session.db'}")
-    parent = next((a for a in p.parents if a.exists()), None)
-    if parent is not None and not parent.is_dir():
-        raise SessionError(f"{p}: {parent} is a file, not a folder; give the session file a "
-                           f"path in a folder")
-    if p.exists() and not overwrite:
-        raise SessionExistsError(f"{p} already exists; choose another file name or pass "
-                                 f"--overwrite to replace it")
-    return p
-
-
-#: What each table of a session holds, for messages about a damaged file.
-_TABLES = {"meta": "the file's marker and versions", "config": "the configuration",
-           "items": "the pool items", "examples": "the in-context examples",
-           "scores": "the model scores", "predictions": "the target's predictions",
-           "sampler": "the sampler state", "acquisitions": "the draws",
-           "labels": "the labels", "label_history": "the label history",
-           "design_draws": "the design's record", "answers": "the answers",
-           "judgments": "the judgments of compared answers",
-           "judgment_history": "their history", "estimates": "the recorded estimates",
-           "column_info": "the layout of the per-item numbers",
-           "columns": "the per-item numbers (model scores)"}
-
-
-def describe_damage(path: str | os.PathLike[str]) -> str:
-    """Which parts of a damaged session file SQLite cannot read (one sentence).
-
-    Reads every table through a read-only connection; never writes.
-    """
-    from urllib.parse import quote
-
-    p = Path(path)
-    try:
-        conn = sqlite3.connect(f"file:{quote(str(p.resolve()))}?mode=ro", uri=True,
-                               isolation_level=None)
-    except sqlite3.Error as exc:
-        return f"SQLite cannot open it ({exc})"
-    try:
-        try:
-            tables = [r[0] for r in conn.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table'")]
-        except sqlite3.DatabaseError as exc:
-            if "not a database" in str(exc):
-                return ("its first bytes are not a SQLite header (not a session file, or one "
-                        "whose header was overwritten)")
-            return "its table of contents (the SQLite schema) cannot be read"
-        bad, labels = [], None
-        for t in tables:
-            try:
-                n = sum(1 for _ in conn.execute(f'SELECT * FROM "{t}"'))
-            except sqlite3.DatabaseError:
-                bad.append(t)
-                continue
-            if t == "labels":
-                labels = n
-        if not bad:
-            indexes = []
-            for name, table in conn.execute("SELECT name, tbl_name FROM sqlite_master "
-                                            "WHERE type = 'index'").fetchall():
-                try:
-                    col = conn.execute(f'PRAGMA index_info("{name}")').fetchone()[2]
-                    for _ in conn.execute(f'SELECT "{col}" FROM "{table}" INDEXED BY "{name}" '
-                                          f'ORDER BY "{col}"'):
-                        pass
-                except (sqlite3.DatabaseError, TypeError):
-                    indexes.append(f"{name} (of table {table})")
-            if indexes:
-                return (f"every table reads, but the index(es) {', '.join(indexes)} cannot; "
-                        f"`sqlite3 {p} .recover` salvages the tables")
-            return "every table and index reads, but SQLite's page structure is damaged"
-        parts = ", ".join(f"{t} ({_TABLES[t]})" if t in _TABLES else t for t in bad)
-        kept = ("" if labels is None else
-                f"; the labels still read ({labels} row(s): `sqlite3 {p} .recover` salvages "
-                f"what can be read)")
-        return f"table(s) {parts} cannot be read{kept}"
-    finally:
-        conn.close()
-
-
-def damaged(p: Path, exc: Exception) -> DamagedSessionError:
-    """The error for a session file SQLite reports as damaged."""
-    return DamagedSessionError(f"{p}: the session file is damaged ({exc}): "
-                               f"{describe_damage(p)}. Restore it from a backup; nothing was "
-                               f"changed by this command")
-
-
-def check_config(doc: Any, where: str) -> dict[str, Any]:
-    """Validate a stored configuration; returns it.
-
-    Raises:
-        DamagedSessionError: not an object, a required key missing or of the wrong
-            kind (the message names the file, the key and what was expected).
-    """
-    METRIC_CHOICES = (*METRICS, "both")
-
-    def fail(what: str) -> DamagedSessionError:
-        return DamagedSessionError(f"{where}: the stored configuration (table config) is "
-                                   f"damaged: {what}; it was changed outside activetest. "
-                                   f"Restore the file from a backup")
-
-    if not isinstance(doc, dict):
-        raise fail(f"expected a JSON object, got {type(doc).__name__}")
-    acquisitions = tuple(ACQUISITIONS)
-
-    def number(v: Any) -> bool:
-        return isinstance(v, (int, float)) and not isinstance(v, bool)
-
-    required: dict[str, tuple[str, Callable[[Any], bool]]] = {
-        "task": ("a task (an object)", lambda v: isinstance(v, dict)),
-        "metric": (f"one of {', '.join(METRIC_CHOICES)}", lambda v: v in METRIC_CHOICES),
-        "acquisition": (f"one of {', '.join(dict.fromkeys(acquisitions))}",
-                        lambda v: isinstance(v, str) and v in acquisitions),
-        "surrogate": ("a model spec (text)", lambda v: isinstance(v, str)),
-        "target": ("a model spec (text)", lambda v: isinstance(v, str)),
-        "alpha": ("a number in (0, 1]", lambda v: number(v) and 0 < v <= 1),
-        "seed": ("an integer in 0..2**63-1",
-                 lambda v: isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 2**63),
-    }
-    missing = [k for k in required if k not in doc]
-    if missing:
-        raise fail(f"missing key(s) {', '.join(missing)} (expected an object with "
-                   f"{', '.join(required)}, as `activetest init` writes)")
-    for key, (expected, ok) in required.items():
-        value = doc[key]
-        if not ok(value):
-            raise fail(f"{key} is {value!r}, expected {expected}")
-    optional: dict[str, tuple[str, Callable[[Any], bool]]] = {
-        "n_boot": ("an integer >= 2", lambda v: isinstance(v, int) and v >= 2),
-        "level": ("a number in (0, 1)", lambda v: number(v) and 0 < v < 1),
-        "noise": ("an object", lambda v: isinstance(v, dict)),
-        "shots": ("an integer >= 0", lambda v: isinstance(v, int) and v >= 0),
-        "target_shots": ("an integer >= 0", lambda v: isinstance(v, int) and v >= 0),
-        "cache_dir": ("a folder (text) or null", lambda v: v is None or isinstance(v, str)),
-    }
-    for key, (expected, ok) in optional.items():
-        if key in doc and not ok(value := doc[key]):
-            raise fail(f"{key} is {value!r}, expected {expected}")
-    from activetest.data.taskfile import task_from_dict
-
-    try:
-        task_from_dict(doc["task"], f"{where}: config.task", index_values=True)
-    except ValueError as exc:
-        raise fail(str(exc)) from None
-    return doc
-
 
 class SessionStore:
     """Low-level access to one session file (see the module docstring).
@@ -638,13 +194,13 @@ class SessionStore:
             version = cls._check(conn, p)
         except sqlite3.OperationalError as exc:
             conn.close()
-            if _is_lock_error(exc):
+            if is_lock_error(exc):
                 raise SessionLockedError(
                     f"{p}: the session database is locked by another process (waited "
                     f"{busy_timeout:g} s); close the other `activetest` command and retry"
                 ) from None
-            if not (writable and _disk_full(p)):
-                raise _open_error(p, exc) from None
+            if not (writable and disk_full(p)):
+                raise open_error(p, exc) from None
             # A full disk cannot hold the journal's index file: read without it, so that
             # everything that only reads still works; writes say the disk is full.
             writable, why = False, "full"
@@ -806,7 +362,7 @@ class SessionStore:
                 f.unlink(missing_ok=True)
             if isinstance(exc, (sqlite3.OperationalError, SessionWriteError,
                                 SessionReadOnlyError)):
-                raise _create_error(p, exc) from None
+                raise create_error(p, exc) from None
             raise
         conn.close()
         for suffix in ("-wal", "-shm"):
@@ -863,7 +419,7 @@ class SessionStore:
         try:
             self._conn.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as exc:
-            if _is_lock_error(exc):
+            if is_lock_error(exc):
                 raise self._locked(exc) from None
             raise write_error(self.path, exc) from None
         self._depth = 1
@@ -876,7 +432,7 @@ class SessionStore:
             with contextlib.suppress(sqlite3.Error):
                 self._conn.execute("ROLLBACK")
             self._reread_version()
-            if _is_lock_error(exc):
+            if is_lock_error(exc):
                 raise self._locked(exc) from None
             raise write_error(self.path, exc) from None
         except BaseException:
@@ -892,7 +448,7 @@ class SessionStore:
             with contextlib.suppress(sqlite3.Error):
                 self._conn.execute("ROLLBACK")
             self._reread_version()
-            if _is_lock_error(exc):
+            if is_lock_error(exc):
                 raise self._locked(exc) from None
             raise write_error(self.path, exc) from None
 
@@ -931,7 +487,7 @@ class SessionStore:
         try:
             return self._conn.execute(sql, params).fetchall()
         except sqlite3.OperationalError as exc:
-            if _is_lock_error(exc):
+            if is_lock_error(exc):
                 raise self._locked(exc) from None
             raise
         except sqlite3.DatabaseError as exc:
