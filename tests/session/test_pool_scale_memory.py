@@ -23,6 +23,7 @@ from activetest.session.workflow import Session
 from activetest.stats import ActiveSampler, _validate
 from activetest.stats import _adaptive_kernels as ak
 from activetest.stats import adaptive as ad
+from activetest.stats.adaptive.features import _sequential_sum
 
 
 def _lsm(z: np.ndarray) -> np.ndarray:
@@ -254,7 +255,7 @@ def test_the_running_sum_is_the_kernels() -> None:
     rng = np.random.default_rng(4)
     for v in (rng.lognormal(0, 3, 1001), np.zeros(5), -np.zeros(3), np.array([1e16, 1.0, -1e16])):
         for block in (1, 7, 1 << 20):
-            got = ad._sequential_sum(v, block)
+            got = _sequential_sum(v, block)
             want = ak.total(v)
             assert got == want and (got > 0) == (want > 0)
 

@@ -42,12 +42,11 @@ from activetest.stats.adaptive import (
     DEFAULT_RULE,
     LAMBDA_START,
     AdaptiveDesign,
-    _check_start,
-    _uniform_start,
     calibration_features,
     loss_table,
     refit_schedule,
 )
+from activetest.stats.adaptive.design import _check_start, _uniform_start
 
 __all__ = ["class_signal_design", "class_signal_features", "signal_column"]
 
