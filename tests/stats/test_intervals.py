@@ -20,6 +20,7 @@ from activetest.stats.intervals import (
     estimate_curve,
     fixed_interval,
     fixed_interval_curve,
+    hall_bounds,
     martingale_se_curve,
     pool_variance_curve,
 )
@@ -151,6 +152,45 @@ def test_student_quantile_matches_tables() -> None:
     got = _student_quantile(0.975, np.array([4, 10, 29, 1e9]))
     table = np.array([2.7764, 2.2281, 2.0452, 1.95996])
     assert np.all(np.abs(got - table) < [1e-3, 1e-4, 1e-4, 1e-5]), got
+
+
+@pytest.mark.parametrize("level", [0.8, 0.9, 0.95, 0.99])
+def test_symmetric_interval_is_scipys_normal_quantile_times_the_se(level: float) -> None:
+    """``skew=False`` is ``R_M +- z SE_M`` with z the normal quantile of the level, as
+    scipy computes it. Coverage checks cannot see a wrong quantile (a 93% interval
+    called 95% is within their Monte Carlo error at 3,000 runs); this pins it."""
+    from scipy.stats import norm
+
+    rng = np.random.default_rng(5)
+    N = 60
+    L = rng.gamma(1.0, 0.5, size=N)
+    q = np.full(25, 1.0)  # q_m is of the remaining set: uniform draws
+    q /= N - np.arange(25)
+    c = fixed_interval_curve(_theta(L[:25], q, N), N, level=level, skew=False)
+    z = norm.ppf(0.5 + level / 2)
+    ok = np.isfinite(c.se) & (c.se > 0)
+    assert ok.sum() == 24  # all but the first draw, whose SE is infinite
+    np.testing.assert_allclose(c.high[ok] - c.estimate[ok], z * c.se[ok], rtol=1e-12)
+    np.testing.assert_allclose(c.estimate[ok] - c.low[ok], z * c.se[ok], rtol=1e-12)
+
+
+@pytest.mark.parametrize("gamma", [-1.2, -0.3, 0.05, 0.4, 1.5])
+def test_hall_bounds_invert_halls_transformation(gamma: float) -> None:
+    """The bounds are ``R - SE g^{-1}(+-k)`` for Hall's (1992) forward transformation
+    ``g(T) = T + a T^2 + a^2 T^3 / 3 + a / 2``, ``a = gamma / 3``: applying g to the
+    studentized bounds gives back -+k exactly (every term and sign of g is pinned; the
+    coverage checks cannot see the sign of the a / 2 shift at their run counts)."""
+    a = gamma / 3.0
+
+    def g(t: np.ndarray) -> np.ndarray:
+        return t + a * t**2 + a**2 * t**3 / 3.0 + a / 2.0
+
+    est, se = np.full(4, 0.7), np.array([0.05, 0.1, 0.2, 0.3])
+    k = np.array([1.0, 1.645, 1.96, 2.576])
+    lo, hi = hall_bounds(est, se, np.full(4, gamma), k)
+    np.testing.assert_allclose(g((est - lo) / se), k, rtol=1e-9)
+    np.testing.assert_allclose(g((est - hi) / se), -k, rtol=1e-9)
+    assert np.all(lo < est) and np.all(hi > est)
 
 
 def _pool(n: int, seed: int, shape: float) -> tuple[np.ndarray, np.ndarray]:
