@@ -19,7 +19,7 @@ from activetest import ActiveTest
 from activetest.cli import app
 from activetest.session import estimate as est
 from activetest.session.workflow import Session
-from activetest.stats import adaptive_lure_theta, fixed_interval
+from activetest.stats import adaptive_lure_theta, exact_cs, fixed_interval
 from activetest.stats.fewerrors import MIN_ERRORS
 
 runner = CliRunner()
@@ -94,6 +94,30 @@ def test_three_correct_labels_give_the_exact_interval_not_a_point(pool) -> None:
     assert new.basis == "exact" and new.basis_note == ("exact interval: fewer than 5 errors "
                                                        "labelled (0 of 3)")
     assert new.fixed_low == 0.0 and new.fixed_high > 0.5
+
+
+def test_the_exact_interval_is_the_exact_cs_at_the_sessions_level(pool) -> None:
+    """While few errors are labelled, the fixed-budget interval shown is
+    :func:`exact_cs` at alpha = 1 - level on the session's draws and controls (the
+    adaptive design's least uniform share, 0.1, as the floor); at 150 labels the CS is
+    informative, so a wrong level moves it (checked: alpha 0.1 gives another bound)."""
+    S, T, _ = pool
+    K = 150
+    run = _run(S, T, T.argmax(axis=1), K)  # every label one the target gets right
+    a = run.estimate().metrics["error_rate"].anytime
+    assert a.basis == "exact"
+    draws = run.labelled_draws()
+    g, G, _ = run._sampler.controls("zero_one")
+
+    def cs(alpha: float):
+        return exact_cs(np.zeros(K), draws.q, draws.n_pool, loss_high=1.0, q_floor=0.1,
+                        alpha=alpha, control=g[:K], control_rest=G[:K], control_low=0.0,
+                        control_high=1.0)
+
+    ex = cs(0.05)
+    assert (a.fixed_low, a.fixed_high) == (float(ex.low[-1]), float(ex.high[-1]))
+    assert (a.exact_low, a.exact_high) == (float(ex.low[-1]), float(ex.high[-1]))
+    assert ex.high[-1] < 0.5 and cs(0.1).high[-1] < ex.high[-1]
 
 
 def test_from_five_errors_the_fixed_interval_is_the_clt_one(pool) -> None:
