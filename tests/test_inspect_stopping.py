@@ -497,8 +497,10 @@ def test_batches_inside_one_real_eval_item_by_item_refit_between_and_stop(
     # the log carries uniform's projection at the stop too
     from activetest.session.harness import uniform_runs_for_width
 
+    with Session.open(db) as s:
+        budget = s.session_config.planned_budget
     assert md["uniform_runs"] == uniform_runs_for_width(
-        md["estimate"], 60, md["cs_high"] - md["cs_low"])
+        md["estimate"], 60, md["cs_high"] - md["cs_low"], budget=budget)
 
 
 def test_a_killed_batched_eval_resumes_with_its_unrecorded_draws_then_new_batches(

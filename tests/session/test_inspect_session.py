@@ -107,9 +107,11 @@ def test_status_counts_the_target_runs_and_projects_uniforms(tmp_path: Path) -> 
     with Session.open(tmp_path / "s.db") as s:
         r = runs_summary(s)
         e = [x for x in s.store.estimates() if x.method == "lure"][-1]
+        budget = s.session_config.planned_budget
     a = e.details["anytime"]
     assert r.width == pytest.approx(a["cs_high"] - a["cs_low"])
-    assert r.uniform_runs == uniform_runs_for_width(e.estimate, 80, r.width)
+    assert budget is not None  # a new session: its CS, and uniform's, tuned to it
+    assert r.uniform_runs == uniform_runs_for_width(e.estimate, 80, r.width, budget=budget)
     assert (f"a uniform sample would need about {r.uniform_runs} target runs for the same "
             f"anytime interval width {r.width:.4f} (a projection from the estimate's "
             f"variance") in out

@@ -572,18 +572,27 @@ def import_lmeval(session: Any, paths: Sequence[str | os.PathLike[str]], *,
                          tuple(cut))
 
 
-def uniform_runs_for_width(p: float, N: int, width: float, *, alpha: float = 0.05) -> int:
+def uniform_runs_for_width(p: float, N: int, width: float, *, alpha: float = 0.05,
+                           budget: int | None = None) -> int:
     """Target runs a uniform sample (without replacement) needs for an anytime CS of
-    ``width`` (the session's asymptotic CS family) when the per-item variance is
-    ``p (1 - p)``: a projection, from the variance, not a guarantee."""
-    from activetest.stats.confseq import asymptotic_cs_multiplier
+    ``width`` when the per-item variance is ``p (1 - p)``: a projection, from the
+    variance, not a guarantee.
+
+    The CS is the session's own family: tuned to the session's planned ``budget``
+    (:func:`activetest.stats.confseq.budget_cs_multiplier`), as its estimate's CS is,
+    or the normal mixture of sessions without one (``budget=None``); the first budget
+    from 30 labels on where ``2 SE_m f(tau_m) <= width``, with the exact
+    finite-population ``SE_m^2 = S^2 (N - m) / (N m)`` (no Student allowance)."""
+    from activetest.stats.confseq import asymptotic_cs_multiplier, budget_cs_multiplier
 
     S2 = p * (1 - p) * N / max(N - 1, 1)
     if S2 <= 0:
         return 30
     m = np.arange(1, N + 1, dtype=np.float64)
     se = np.sqrt(S2 * (N - m) / (N * m))
-    w = 2 * se * asymptotic_cs_multiplier(N, N, alpha=alpha)
+    mult = (asymptotic_cs_multiplier(N, N, alpha=alpha) if budget is None
+            else budget_cs_multiplier(N, N, int(budget), alpha=alpha))
+    w = 2 * se * mult
     ok = np.flatnonzero((w <= width) & (m >= 30))
     return int(m[ok[0]]) if ok.size else int(N)
 
@@ -630,9 +639,10 @@ def runs_summary(session: Any) -> RunsSummary | None:
                 isinstance(a.get(k), (int, float)) for k in ("cs_low", "cs_high")):
             width = float(a["cs_high"]) - float(a["cs_low"])
             if width > 0:
-                uniform = uniform_runs_for_width(min(max(e.estimate, 0.0), 1.0),
-                                                 session.n_items, width,
-                                                 alpha=1 - (e.level or 0.95))
+                uniform = uniform_runs_for_width(
+                    min(max(e.estimate, 0.0), 1.0), session.n_items, width,
+                    alpha=1 - (e.level or 0.95),
+                    budget=session.session_config.planned_budget)
         break
     return RunsSummary(len(session.acquisitions()), runs, person, width, uniform,
                        _TOOL_NAMES.get(str(h.get("tool")), str(h.get("tool"))))
