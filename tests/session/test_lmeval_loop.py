@@ -281,16 +281,18 @@ def test_samples_json_is_sorted_and_unique() -> None:
     assert samples_json([("b", 5), ("a", 3), ("b", 1), ("b", 5)]) == {"a": [3], "b": [1, 5]}
 
 
-@pytest.mark.parametrize(("width", "budget", "tol"), [(0.1, None, 0.08), (0.15, 400, 0.13),
-                                                     (0.12, 400, 0.13)])
+@pytest.mark.parametrize(("width", "budget", "lean"), [(0.1, None, 0.0), (0.15, 400, 0.10),
+                                                      (0.12, 400, 0.10)])
 def test_uniform_projection_matches_simulated_uniform_stops(width: float, budget: int | None,
-                                                            tol: float) -> None:
+                                                            lean: float) -> None:
     """The projection is what uniform sampling with the session's CS family needs (the
-    normal mixture, or tuned to the planned budget as new sessions' CSs are; seeded
-    simulation: the median stop of 40 runs within 8%, 13% near the budget, where the
-    tuned CS is flat and the first crossing comes early). Projecting a budget-tuned
-    session with the normal mixture (what `status` did before 2026-12-04) is 28-41%
-    off here."""
+    normal mixture, or tuned to the planned budget as new sessions' CSs are), against
+    the median stop of 40 seeded uniform runs, within 3 Monte Carlo SEs of that median
+    (bootstrap over the runs). With the normal mixture it is the median; near the
+    planned budget, where the tuned CS is flat and random runs cross it early, the
+    projection leans high by at most ``lean`` (documented in docs/harness.md), never
+    low. Projecting a budget-tuned session with the normal mixture (what `status` did
+    before 2026-12-04) is 28-41% off here."""
     from activetest.stats.confseq import asymptotic_cs
     from activetest.stats.estimators import adaptive_lure_theta
 
@@ -304,7 +306,11 @@ def test_uniform_projection_matches_simulated_uniform_stops(width: float, budget
         cs = asymptotic_cs(th, N, skew=False, budget=budget)
         ok = np.flatnonzero((cs.high - cs.low <= width) & (np.arange(1, N + 1) >= 30))
         stops.append(ok[0] + 1)
+    s = np.array(stops)
+    med = float(np.median(s))
+    boot = np.random.default_rng(1).integers(0, s.size, (2000, s.size))
+    se = float(np.median(s[boot], axis=1).std(ddof=1))
     proj = uniform_runs_for_width(p, N, width, budget=budget)
-    assert abs(proj / np.median(stops) - 1) < tol, (proj, np.median(stops))
+    assert -3 * se <= proj - med <= lean * med + 3 * se, (proj, med, se)
     if budget is not None:  # the family matters: the normal mixture's is far off
-        assert abs(uniform_runs_for_width(p, N, width) / np.median(stops) - 1) > 2 * tol
+        assert abs(uniform_runs_for_width(p, N, width) - med) > lean * med + 3 * se
