@@ -155,14 +155,23 @@ def test_exact_cs_under_an_adaptive_design_with_a_control(alpha: float) -> None:
     assert P @ ~ex0.covers(L.mean()) <= alpha
 
 
-def test_paired_difference_exact_cs_by_enumeration() -> None:
+@pytest.mark.parametrize("bound_b", [1.0, 3.0])
+def test_paired_difference_exact_cs_by_enumeration(bound_b: float) -> None:
+    """Coverage by enumeration; with unequal bounds (log losses of two targets) the
+    difference's range is [-bound_b, bound_a], each side its own target's bound."""
     n = 7
-    La, Lb = LOSSES[:n] / 4, CONTROL[:n] / 4
+    La, Lb = LOSSES[:n] / 4, CONTROL[:n] / 4 * bound_b
+    assert Lb.max() > 1.0 or bound_b == 1.0  # the B side reaches past A's bound
     idx, P, Q = _enumerated("random", n, 0.5)
-    cs = paired_difference_exact_cs(La[idx], Lb[idx], Q, n, bound_a=1.0, bound_b=1.0,
+    cs = paired_difference_exact_cs(La[idx], Lb[idx], Q, n, bound_a=1.0, bound_b=bound_b,
                                     q_floor=0.5 / 1.5, alpha=0.5)
     assert P @ ~cs.covers(La.mean() - Lb.mean()) <= 0.5
-    assert np.all(cs.low >= -1.0) and np.all(cs.high <= 1.0)
+    assert np.all(cs.low >= -bound_b) and np.all(cs.high <= 1.0)
+    # the same CS as exact_cs on the difference over its own range
+    ex = exact_cs(La[idx] - Lb[idx], Q, n, loss_low=-bound_b, loss_high=1.0,
+                  q_floor=0.5 / 1.5, alpha=0.5)
+    np.testing.assert_array_equal(cs.low, ex.low)
+    np.testing.assert_array_equal(cs.high, ex.high)
 
 
 def test_betting_cs_agrees_with_its_capital_processes() -> None:

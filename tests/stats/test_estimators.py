@@ -124,3 +124,39 @@ def test_bootstrap_std_many_matches_single_run_distribution() -> None:
     # so their ratio has sd ~ 1/sqrt(B); allow 5 of those
     np.testing.assert_allclose(many, single, rtol=5 / np.sqrt(4000))
     np.testing.assert_allclose(many, terms.std(axis=1) / np.sqrt(200), rtol=0.1)
+
+
+def test_curves_are_the_estimators_at_every_prefix() -> None:
+    """``importance_sampling_curve`` (the biased contrast the simulations show) is
+    ``importance_sampling`` of every prefix (mutation check: a wrong divisor passed)."""
+    from activetest.stats import importance_sampling, importance_sampling_curve
+
+    rng = np.random.default_rng(3)
+    N, K = 40, 12
+    L = rng.random(K)
+    q = rng.uniform(0.01, 0.2, size=K)
+    curve = importance_sampling_curve(L, q, N)
+    for k in range(1, K + 1):
+        assert curve[k - 1] == pytest.approx(float(importance_sampling(L[:k], q[:k], N)),
+                                             rel=1e-12)
+
+
+def test_adaptive_lure_se_is_the_plug_in_martingale_se() -> None:
+    """``adaptive_lure_se`` is ``sqrt(sum c_m^2 (theta_m - R)^2)``: the fixed-budget SE
+    times ``sqrt(kappa)`` (the SE divides by kappa = 1 - 2 S3 / S2 + S2, S_p = sum c^p;
+    :mod:`activetest.stats.intervals`), so the two implementations pin each other."""
+    from activetest.stats import adaptive_lure_se, adaptive_lure_theta, adaptive_lure_weights
+    from activetest.stats.intervals import martingale_se_curve
+
+    rng = np.random.default_rng(4)
+    N, K = 50, 15
+    L = rng.random(K)
+    q = rng.uniform(0.5, 2.0, size=K) / (N - np.arange(K))
+    g = rng.random(K)
+    G = rng.random(K) * (N - np.arange(K))
+    se = float(adaptive_lure_se(L, q, N, g, G))
+    c = adaptive_lure_weights(N, K)
+    S2, S3 = float(np.sum(c**2)), float(np.sum(c**3))
+    kappa = 1.0 - 2.0 * S3 / S2 + S2
+    _, mse = martingale_se_curve(adaptive_lure_theta(L, q, N, g, G), N)
+    assert se == pytest.approx(float(mse[-1]) * np.sqrt(kappa), rel=1e-10)

@@ -174,6 +174,28 @@ def test_symmetric_interval_is_scipys_normal_quantile_times_the_se(level: float)
     np.testing.assert_allclose(c.estimate[ok] - c.low[ok], z * c.se[ok], rtol=1e-12)
 
 
+def test_student_degrees_of_freedom_are_kish_s() -> None:
+    """``df = 1 / S2 - 1`` (Kish): ``M - 1`` for equal weights (a pool so large that
+    LURE's weights are equal), so a symmetric run's interval is ``R +- t_{M-1} SE``.
+    A df of M instead of M - 1 moves the quantile by about 5% at M = 6; the coverage
+    checks cannot see that, this pins it (mutation check)."""
+    from scipy.stats import t
+
+    from activetest.stats.intervals import _curves
+
+    N, K = 10**9, 12
+    theta = np.tile([0.2, 0.6], K // 2)  # symmetric about 0.4 at every even budget
+    df = _curves(theta, N)[3]
+    np.testing.assert_allclose(df[1:], np.arange(1, K), rtol=1e-6)
+    c = fixed_interval_curve(theta, N, level=0.95)
+    for M in (6, 8, 12):  # even budgets: no skewness, Hall's bounds are the t interval
+        k = t.ppf(0.975, M - 1)
+        np.testing.assert_allclose(c.high[M - 1] - c.estimate[M - 1], k * c.se[M - 1],
+                                   rtol=1e-3)
+        np.testing.assert_allclose(c.estimate[M - 1] - c.low[M - 1], k * c.se[M - 1],
+                                   rtol=1e-3)
+
+
 @pytest.mark.parametrize("gamma", [-1.2, -0.3, 0.05, 0.4, 1.5])
 def test_hall_bounds_invert_halls_transformation(gamma: float) -> None:
     """The bounds are ``R - SE g^{-1}(+-k)`` for Hall's (1992) forward transformation
