@@ -17,7 +17,7 @@ import numpy as np
 
 from activetest.experiments.hostile import hostile_pool
 from activetest.experiments.robustness import BUDGETS, CS_FROM, _draws
-from activetest.stats.confseq import _running_intersection, asymptotic_cs, exact_cs
+from activetest.stats.confseq import asymptotic_cs, exact_cs, running_intersection
 from activetest.stats.estimators import adaptive_lure_theta
 from activetest.stats.fewerrors import few_errors, switch_to_exact
 from activetest.stats.intervals import fixed_interval_curve
@@ -43,7 +43,7 @@ for method, seed in (("uniform", 0), ("earned", 3000)):
     ex = exact_cs(Ld, q, n, loss_high=1.0, q_floor=floor, alpha=0.05, **extra)
     cs = asymptotic_cs(th, n, alpha=0.05, value_range=(0, 1), model_var=mv, budget=400,
                        intersect=False)
-    plo, phi = _running_intersection(np.asarray(cs.low), np.asarray(cs.high))  # as shown
+    plo, phi = running_intersection(np.asarray(cs.low), np.asarray(cs.high))  # as shown
     always = (plo[:, CS_FROM - 1:] <= risk) & (risk <= phi[:, CS_FROM - 1:])
     print(f"{method}: plain fixed {covers(fi.low, fi.high)}, CS (budget 400) "
           f"{always.all(1).mean():.3f}; exact CS {covers(ex.low, ex.high)} at widths "

@@ -17,7 +17,7 @@ from activetest.session.config import ConfigError, SessionConfig
 from activetest.session.workflow import Session
 from activetest.stats import adaptive_lure_theta, asymptotic_cs
 from activetest.stats.blindspot import widen_cs
-from activetest.stats.confseq import _running_intersection
+from activetest.stats.confseq import running_intersection
 
 runner = CliRunner()
 
@@ -52,7 +52,7 @@ def test_budget_is_recorded_and_tunes_the_cs(pool_files: PoolFiles, tmp_path: Pa
     # the session's CS: the budget-tuned one, widened for its blind spot at every budget
     raw = asymptotic_cs(theta, draws.n_pool, budget=40, intersect=False)
     lo, hi = widen_cs(raw.low, raw.high, spots["error_rate"].estimate, intersect=False)
-    lo, hi = _running_intersection(np.maximum(lo, 0.0), np.minimum(hi, 1.0))
+    lo, hi = running_intersection(np.maximum(lo, 0.0), np.minimum(hi, 1.0))
     assert (got["cs_low"], got["cs_high"]) == pytest.approx((lo[-1], hi[-1]), abs=1e-12)
 
 

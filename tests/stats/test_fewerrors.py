@@ -85,9 +85,9 @@ def _coverage(runs: int, budget: int, seed: int) -> dict[str, np.ndarray | float
     few = few_errors(Ld, MIN_ERRORS)
     flo, fhi = switch_to_exact(fi.low, fi.high, ex.low, ex.high, few, intersect=False)
     clo, chi = switch_to_exact(np.asarray(cs.low), np.asarray(cs.high), ex.low, ex.high, few)
-    from activetest.stats.confseq import _running_intersection
+    from activetest.stats.confseq import running_intersection
 
-    plo, phi = _running_intersection(np.asarray(cs.low), np.asarray(cs.high))
+    plo, phi = running_intersection(np.asarray(cs.low), np.asarray(cs.high))
     return {"fixed": ((fi.low <= risk) & (risk <= fi.high)).mean(0),
             "fixed_rule": ((flo <= risk) & (risk <= fhi)).mean(0),
             "cs": float(((plo[:, 29:] <= risk) & (risk <= phi[:, 29:])).all(1).mean()),

@@ -54,10 +54,10 @@ from activetest.stats import acquisition_scores, sample
 from activetest.stats.adaptive import AdaptiveDesign, simulate_design
 from activetest.stats.blindspot import blind_spot_curve, design_proposals, new_blind_ratio
 from activetest.stats.confseq import (
-    _running_intersection,
     asymptotic_cs,
     exact_cs,
     log_loss_bound,
+    running_intersection,
 )
 from activetest.stats.estimators import adaptive_lure_theta
 from activetest.stats.fewerrors import MIN_ERRORS, few_errors, switch_to_exact
@@ -211,7 +211,7 @@ def _widened(res: PoolResult, pool: HostilePool, method: str, loss: str, idx: np
         if switch:  # the exact CS at the budgets with few errors, then intersected
             lo, hi = switch_to_exact(lo, hi, ex.low, ex.high, few)
         else:
-            lo, hi = _running_intersection(lo, hi)
+            lo, hi = running_intersection(lo, hi)
         ok = (lo[:, CS_FROM - 1:] - tol <= risk) & (risk <= hi[:, CS_FROM - 1:] + tol)
         return float(ok.all(axis=1).mean())
 

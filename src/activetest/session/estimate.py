@@ -329,9 +329,9 @@ def interval_curves(theta: np.ndarray, N: int, *, level: float = 0.95,
         if clip is not None:
             lo, hi = np.maximum(lo, clip[0]), np.minimum(hi, clip[1])
         if planned_budget is not None and few is None:
-            from activetest.stats.confseq import _running_intersection
+            from activetest.stats.confseq import running_intersection
 
-            lo, hi = _running_intersection(lo, hi)
+            lo, hi = running_intersection(lo, hi)
     if few is not None:  # the exact CS where the labels show few errors (stats.fewerrors)
         from activetest.stats.fewerrors import switch_to_exact
 

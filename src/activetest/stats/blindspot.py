@@ -819,7 +819,7 @@ def widen_cs(low: np.ndarray, high: np.ndarray, curve: BlindSpotCurve, *,
     lo = np.asarray(low, dtype=np.float64) - curve.widen_low
     hi = np.asarray(high, dtype=np.float64) + curve.widen_high
     if intersect:
-        from activetest.stats.confseq import _running_intersection
+        from activetest.stats.confseq import running_intersection
 
-        lo, hi = _running_intersection(lo, hi)
+        lo, hi = running_intersection(lo, hi)
     return lo, hi

@@ -46,7 +46,7 @@ from activetest.stats.adaptive import (
     loss_table,
     refit_schedule,
 )
-from activetest.stats.adaptive.design import _check_start, _uniform_start
+from activetest.stats.adaptive.design import check_start, uniform_start
 
 __all__ = ["class_signal_design", "class_signal_features", "signal_column"]
 
@@ -103,8 +103,8 @@ def class_signal_design(target_logprobs: np.ndarray, surrogate_logprobs: np.ndar
     w0[0] = 1.0
     sched = refit_schedule(n) if schedule is None else np.asarray(schedule, dtype=np.int64)
     s0, g0 = np.zeros(n), np.zeros(n)
-    _check_start(start)
-    if _uniform_start(rule, rule_params, lam) or start == "uniform":
+    check_start(start)
+    if uniform_start(rule, rule_params, lam) or start == "uniform":
         lam0 = 1.0
     else:
         ak.logit_predict(F, ltab, w0, s0, g0)

@@ -178,6 +178,7 @@ __all__ = [
     "paired_difference_cs",
     "paired_difference_exact_cs",
     "q_lower_bound",
+    "running_intersection",
     "theta_bounds",
 ]
 
@@ -345,8 +346,10 @@ def _student_ratio(alpha: float, df: np.ndarray) -> np.ndarray:
     return _student_quantile(p, df) / NormalDist().inv_cdf(p)
 
 
-def _running_intersection(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``C_1 n ... n C_M`` at every M; the current interval where that is empty."""
+def running_intersection(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``C_1 n ... n C_M`` at every M (``(..., K)`` bounds of a CS over budgets; valid
+    for a CS, whose guarantee holds at every budget at once); the current interval
+    where that is empty."""
     rlo = np.maximum.accumulate(lo, axis=-1)
     rhi = np.minimum.accumulate(hi, axis=-1)
     empty = rlo > rhi
@@ -439,7 +442,7 @@ def _asymptotic_from_curves(est: np.ndarray, se: np.ndarray, gam: np.ndarray, N:
     if value_range is not None:
         lo, hi = np.maximum(lo, value_range[0]), np.minimum(hi, value_range[1])
     if budget is not None and intersect:
-        lo, hi = _running_intersection(lo, hi)
+        lo, hi = running_intersection(lo, hi)
     return ConfidenceSequence(est, lo, hi, float(alpha), "asymptotic")
 
 

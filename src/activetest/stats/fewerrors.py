@@ -97,6 +97,6 @@ def switch_to_exact(low: np.ndarray, high: np.ndarray, exact_low: np.ndarray,
     hi = np.where(few, exact_high, high)
     if not intersect:
         return lo, hi
-    from activetest.stats.confseq import _running_intersection
+    from activetest.stats.confseq import running_intersection
 
-    return _running_intersection(lo, hi)
+    return running_intersection(lo, hi)

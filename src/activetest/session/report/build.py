@@ -72,13 +72,13 @@ def _cs_curve(draws: est.LabelledDraws, losses: np.ndarray, level: float,
     fl, fh = fi.low, fi.high
     if curve is not None:  # widened at every budget, as .estimate.anytime has it
         from activetest.stats.blindspot import widen_cs
-        from activetest.stats.confseq import _running_intersection
+        from activetest.stats.confseq import running_intersection
 
         c_lo, c_hi = widen_cs(c_lo, c_hi, curve, intersect=False)
         if vr is not None:
             c_lo, c_hi = np.maximum(c_lo, vr[0]), np.minimum(c_hi, vr[1])
         if planned_budget is not None:
-            c_lo, c_hi = _running_intersection(c_lo, c_hi)
+            c_lo, c_hi = running_intersection(c_lo, c_hi)
         fl, fh = fl - curve.widen_low, fh + curve.widen_high
     lo, hi = est.value_range(metric)
     f_lo = np.maximum(fl, np.minimum(lo, fi.estimate))  # as est.clip_interval

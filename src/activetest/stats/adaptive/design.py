@@ -99,11 +99,12 @@ def refit_schedule(n: int, first: int = SCHEDULE_FIRST, growth: float = SCHEDULE
         x *= growth
     return np.array(out, dtype=np.int64)
 
-def _check_start(start: str) -> None:
+def check_start(start: str) -> None:
+    """Refuse a design start other than ``"prior"`` or ``"uniform"``."""
     if start not in ("prior", "uniform"):
         raise ValueError(f"start must be 'prior' or 'uniform', got {start!r}")
 
-def _uniform_start(rule: str, rule_params: Sequence[float] | None, lam: float | None) -> bool:
+def uniform_start(rule: str, rule_params: Sequence[float] | None, lam: float | None) -> bool:
     """The earned rule draws uniformly with g = 0 before its first refit (in-run lambda)."""
     params = RULE_PARAMS.get(rule, (0.0,)) if rule_params is None else rule_params
     return lam is None and float(params[0]) > 0.0
@@ -230,8 +231,8 @@ class AdaptiveDesign:
         w0[0] = 1.0
         sched = refit_schedule(n) if schedule is None else np.asarray(schedule, dtype=np.int64)
         s0, g0 = np.zeros(n), np.zeros(n)
-        _check_start(start)
-        if _uniform_start(rule, rule_params, lam):
+        check_start(start)
+        if uniform_start(rule, rule_params, lam):
             lam0 = 1.0
         elif start == "prior":
             ak.logit_predict(F, ltab.kernel if isinstance(ltab, LazyLossTable) else ltab, w0,
@@ -276,8 +277,8 @@ class AdaptiveDesign:
         w0[0] = 1.0
         sched = refit_schedule(n) if schedule is None else np.asarray(schedule, dtype=np.int64)
         s0, g0, aux0 = np.zeros(n), np.zeros(n), np.zeros((3, n))
-        _check_start(start)
-        if _uniform_start(rule, rule_params, lam):
+        check_start(start)
+        if uniform_start(rule, rule_params, lam):
             lam0 = 1.0
         elif start == "prior":
             ak.both_predict(F, ktab.kernel if isinstance(ktab, LazyLossTable) else ktab, w0,
@@ -397,7 +398,7 @@ class AdaptiveDesign:
             start: before the first refit, ``"prior"`` draws from the prior model
                 (lambda = 0.5), ``"uniform"`` uniformly with g = 0; ``"auto"``: prior when
                 there is an offset. A rule that starts uniformly (the earned rule with
-                in-run lambda, :func:`_uniform_start`) draws uniformly with g = 0 before
+                in-run lambda, :func:`uniform_start`) draws uniformly with g = 0 before
                 its first refit whatever ``start`` says.
             rule, rule_params: the in-run rule and its kernel parameters.
         """
@@ -410,7 +411,7 @@ class AdaptiveDesign:
             start = "prior" if offset else "uniform"
         sched = refit_schedule(n) if schedule is None else np.asarray(schedule, dtype=np.int64)
         s0, g0 = np.zeros(n), np.zeros(n)
-        if start in ("prior", "uniform") and _uniform_start(rule, rule_params, lam):
+        if start in ("prior", "uniform") and uniform_start(rule, rule_params, lam):
             lam0 = 1.0
         elif start == "prior":
             ak.graded_predict(X, w0, s0, g0)
