@@ -3,6 +3,8 @@ hand-made labelled draws: no session file, no model."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -115,3 +117,17 @@ def test_cv_same_as_lure_and_value_range() -> None:
     assert est.cv_same_as_lure("log_loss", "ce")
     assert not est.cv_same_as_lure("error_rate", "ce")
     assert est.value_range("error_rate") == (0.0, 1.0)
+    assert est.value_range("log_loss") == (0.0, math.inf)
+    assert est.value_range("log_loss", 2.5) == (0.0, 2.5)
+
+
+def test_difference_range_takes_each_side_from_its_own_target() -> None:
+    """``risk(target) - risk(other)`` lies in ``[-B_other, B_target]`` (mutation check: the
+    two bounds swapped passed every session test, since sessions give only the target's
+    log-loss bound and the error rate's are equal)."""
+    assert est.difference_range("log_loss", 2.0, 5.0) == (-5.0, 2.0)
+    assert est.difference_range("log_loss", 2.0) == (-math.inf, 2.0)
+    assert est.difference_range("error_rate", 2.0, 5.0) == (-1.0, 1.0)
+    # the interval is clipped to it, keeping the estimate itself
+    assert est.clip_interval(-7.0, 3.0, 0.5, (-5.0, 2.0)) == (-5.0, 2.0)
+    assert est.clip_interval(-7.0, 3.0, 2.4, (-5.0, 2.0)) == (-5.0, 2.4)

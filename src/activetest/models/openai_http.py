@@ -1,0 +1,447 @@
+"""The HTTP half of the OpenAI-compatible backend: one endpoint, requests with a deadline.
+
+:class:`EndpointClient` holds what every request to one server needs (the URL with its
+credentials kept out of everything shown or stored, the API key, basic auth, extra
+query parameters, retries with back-off, a wall-clock deadline over all attempts,
+cancellation) and nothing about scoring: :class:`activetest.models.openai.OpenAIScorer`
+builds its requests on it. Errors are :class:`EndpointError` (a
+:class:`~activetest.errors.UserFacingError`: one message, credentials removed).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import threading
+import time
+from collections.abc import Mapping
+from contextlib import suppress
+from typing import Any, NamedTuple
+from urllib.parse import unquote, urlsplit, urlunsplit
+
+import httpx
+
+from activetest.errors import UserFacingError
+from activetest.models._util import ScoringCancelledError
+from activetest.redaction import (
+    credential_params,
+    redact,
+    redact_url,
+    register_secret,
+    split_url,
+)
+
+__all__ = ["DEADLINE_ENV", "PARAMS_ENV", "USERINFO_ENV", "EndpointClient", "EndpointError",
+           "EndpointTimeoutError"]
+
+_RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
+_MAX_DELAY = 30.0
+
+
+class EndpointError(UserFacingError, RuntimeError):
+    """The endpoint failed, refused, or answered without usable log-probs.
+
+    Attributes:
+        endpoint: the URL that was called (credentials removed).
+        status: the HTTP status that refused the request (200 for an answer that is
+            not JSON), else None.
+    """
+
+    def __init__(self, endpoint: str, message: str, *, status: int | None = None) -> None:
+        self.endpoint = endpoint
+        self.status = status
+        super().__init__(f"{endpoint}: {message}")
+
+
+class EndpointTimeoutError(EndpointError):
+    """Every attempt to reach the endpoint ran past the timeout."""
+
+
+#: Total seconds per request (all attempts), when ``deadline=`` is not given.
+DEADLINE_ENV = "ACTIVETEST_OPENAI_DEADLINE"
+#: ``user:password`` for HTTP basic auth when the URL carries none (kept out of files).
+USERINFO_ENV = "ACTIVETEST_OPENAI_USERINFO"
+#: ``name=value&...`` query parameters added to every request (a key a server wants in
+#: its query string, which is never stored with the URL).
+PARAMS_ENV = "ACTIVETEST_OPENAI_PARAMS"
+#: An answer larger than this is refused (a completions answer is a few kB).
+_MAX_BODY = 64 << 20
+
+def _env_deadline() -> float:
+    raw = os.environ.get(DEADLINE_ENV, "").strip()
+    if not raw:
+        return 120.0
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError(f"${DEADLINE_ENV}={raw!r}: expected seconds, e.g. 120") from None
+    if not value > 0:
+        raise ValueError(f"${DEADLINE_ENV}={raw!r}: must be > 0")
+    return value
+
+
+def _status_hint(status: int) -> str:
+    if status in (401, 403):
+        return (f" (the server wants credentials: set ${{OPENAI_API_KEY}} or the variable "
+                f"named by api_key_env, or ${USERINFO_ENV} for basic auth)")
+    if status == 404:
+        return " (is the URL the API root, e.g. http://host:8000/v1?)"
+    if 300 <= status < 400:
+        return " (a redirect: give the URL it points to; redirects are not followed)"
+    return ""
+
+
+def _shown_bad(value: object) -> str:
+    """A repr of something that should have been a URL, safe to show."""
+    if not isinstance(value, str):
+        return type(value).__name__
+    if split_url(value) is None and "@" in value:  # "user:password@host" without a scheme
+        value = "***@" + value.rpartition("@")[2]
+    return repr(redact(value))
+
+
+def _text(body: bytes, n: int) -> str:
+    """The first ``n`` characters of an answer's body, as text."""
+    return body[:4 * n].decode("utf-8", errors="replace")[:n]
+
+
+class _Reply(NamedTuple):
+    """A server's answer, read whole."""
+
+    status: int
+    headers: httpx.Headers
+    body: bytes
+
+
+class _DeadlineError(Exception):
+    """The request's deadline passed before its answer was complete."""
+
+    def __init__(self, started: bool) -> None:
+        super().__init__("deadline passed")
+        self.started = started
+
+
+class _TooBigError(Exception):
+    """The answer was larger than any completions answer can be."""
+
+
+#: How long past the deadline the caller waits for the request's own timeout to fire.
+_GRACE = 0.25
+
+
+class _Hidden:
+    """A value that never shows in a repr (a request URL or userinfo, which hold keys)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: str) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        return "<hidden>"
+
+
+class EndpointClient:
+    """Requests to one OpenAI-compatible server: ``{base_url}/completions`` and its
+    other paths (``/models``, a tokenizer, SGLang's ``/generate``).
+
+    Args:
+        base_url: the API root, e.g. ``"http://127.0.0.1:8000/v1"`` (``/completions``
+            is appended unless already there); userinfo and credential query
+            parameters are used but never shown or stored.
+        model: the served model's name (None: asked from ``{base}/models`` by
+            :meth:`_resolve_model`).
+        api_key_env, concurrency, timeout, deadline, max_retries, backoff, extra_body:
+            as :class:`activetest.models.openai.OpenAIScorer` documents them.
+    """
+
+    def __init__(self, base_url: str, model: str | None = None, *,
+                 api_key_env: str = "OPENAI_API_KEY", concurrency: int = 8,
+                 timeout: float = 60.0, deadline: float | None = None,
+                 max_retries: int = 4, backoff: float = 0.5,
+                 extra_body: Mapping[str, Any] | None = None) -> None:
+        parts = split_url(base_url.strip()) if isinstance(base_url, str) else None
+        if parts is None or parts.scheme not in ("http", "https"):
+            raise ValueError(f"base_url must be an http(s) URL such as "
+                             f"http://127.0.0.1:8000/v1, got {_shown_bad(base_url)}")
+        if model is not None and not model:
+            raise ValueError("model must name the served model (or be None to ask the server)")
+        if concurrency < 1:
+            raise ValueError(f"concurrency must be >= 1, got {concurrency}")
+        if not timeout > 0:
+            raise ValueError(f"timeout must be > 0 seconds, got {timeout}")
+        if deadline is None:
+            deadline = _env_deadline()
+        if not deadline > 0:
+            raise ValueError(f"deadline must be > 0 seconds, got {deadline}")
+        if max_retries < 0:
+            raise ValueError(f"max_retries must be >= 0, got {max_retries}")
+        if backoff < 0:
+            raise ValueError(f"backoff must be >= 0, got {backoff}")
+        # user:password in the URL become HTTP basic auth, and credential query
+        # parameters stay in the request URL only: both are kept out of everything
+        # stored or shown (endpoint, name, cache identity, messages; see
+        # activetest.redaction). Without them in the URL they are read from
+        # $ACTIVETEST_OPENAI_USERINFO ("user:password") and $ACTIVETEST_OPENAI_PARAMS.
+        self._userinfo = _Hidden(parts.userinfo or "")
+        register_secret(parts.userinfo, parts.password)
+        split = urlsplit(parts.without_userinfo())
+        if not split.hostname:
+            raise ValueError(f"base_url {redact_url(base_url)!r} names no host")
+        register_secret(*(v for _, v in credential_params(split.query)))
+        path = split.path.rstrip("/")
+        path = path if path.endswith("/completions") else path + "/completions"
+        url = urlunsplit((split.scheme, split.netloc, path, split.query, ""))
+        self._url = _Hidden(url)  # what requests go to
+        self.endpoint = redact_url(url)  # what is shown
+        self.model = model
+        self.api_key_env = api_key_env
+        self.concurrency = int(concurrency)
+        self.timeout = float(timeout)
+        self.deadline = float(deadline)
+        self.max_retries = int(max_retries)
+        self.backoff = float(backoff)
+        self.extra_body = dict(extra_body or {})
+        self._host = split.hostname
+        self.name = f"openai:{model or 'default'}@{self._host}"
+        self._shown = self.endpoint
+        self._cancel = threading.Event()  # set when a call using the client is interrupted
+
+    def _key(self) -> str | None:
+        key = os.environ.get(self.api_key_env)
+        register_secret(key)
+        return key or None
+
+    def _auth(self) -> tuple[str, str] | None:
+        info = self._userinfo.value or os.environ.get(USERINFO_ENV) or None
+        if not info:
+            return None
+        user, _, password = info.partition(":")
+        user, password = unquote(user), unquote(password)
+        basic = base64.b64encode(f"{user}:{password}".encode()).decode()  # as sent
+        register_secret(info, password, basic)
+        return user, password
+
+    def _target(self, url: str) -> str:
+        """``url`` with the query parameters of ``$ACTIVETEST_OPENAI_PARAMS`` added."""
+        extra = os.environ.get(PARAMS_ENV, "").strip().lstrip("?&")
+        if not extra:
+            return url
+        register_secret(*(v for p in re.split(r"[&;]", extra)
+                          for v in [p.partition("=")[2]] if v))
+        return url + ("&" if "?" in url else "?") + extra
+
+    def _scrub(self, text: str) -> str:
+        """``text`` without any credential (see :mod:`activetest.redaction`)."""
+        self._key()
+        self._auth()
+        return redact(text)
+
+    def _error(self, message: str, cls: type[EndpointError] = EndpointError, *,
+               status: int | None = None, shown: str | None = None) -> EndpointError:
+        return cls(shown or self._shown, self._scrub(message), status=status)
+
+    def _client(self) -> httpx.Client:
+        headers = {"Content-Type": "application/json"}
+        key = self._key()
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        limits = httpx.Limits(max_connections=self.concurrency,
+                              max_keepalive_connections=self.concurrency)
+        return httpx.Client(headers=headers, timeout=httpx.Timeout(self.timeout),
+                            limits=limits, follow_redirects=False, auth=self._auth())
+
+    def _delay(self, attempt: int, reply: _Reply | None) -> float:
+        delay = self.backoff * (2.0 ** attempt)
+        if reply is not None:
+            ra = reply.headers.get("retry-after")
+            if ra is not None:
+                with suppress(ValueError):
+                    delay = max(delay, float(ra))
+        return min(delay, _MAX_DELAY)
+
+    def _exchange(self, client: httpx.Client, method: str, url: str, end: float,
+                  limit: float, payload: dict[str, Any] | None = None) -> _Reply:
+        """One HTTP exchange, its answer read whole, over by ``end`` (``time.monotonic``).
+
+        httpx's timeouts bound each network operation, not the exchange: a server that
+        sends its answer a byte at a time never trips them. So the exchange runs in a
+        daemon thread that stops reading at ``end``, and the caller waits for it only
+        until ``end`` (plus a moment for the thread's own timeout to be the one
+        reported) or a cancellation, whatever the server does.
+
+        Raises:
+            httpx.HTTPError: as httpx raises them (``limit`` bounds each operation).
+            _DeadlineError: the answer was not complete at ``end``.
+            ScoringCancelledError: the scoring was cancelled meanwhile.
+        """
+        box: dict[str, Any] = {}
+        done = threading.Event()
+        given_up = threading.Event()
+
+        def run() -> None:
+            try:
+                with client.stream(method, url, json=payload,
+                                   timeout=httpx.Timeout(limit)) as response:
+                    box["started"] = True
+                    chunks: list[bytes] = []
+                    size = 0
+                    for chunk in response.iter_bytes():
+                        if given_up.is_set() or time.monotonic() > end:
+                            raise _DeadlineError(started=True)
+                        size += len(chunk)
+                        if size > _MAX_BODY:
+                            raise _TooBigError
+                        chunks.append(chunk)
+                    box["reply"] = _Reply(response.status_code, response.headers,
+                                          b"".join(chunks))
+            except BaseException as exc:  # handed to the caller
+                box["error"] = exc
+            finally:
+                done.set()
+
+        threading.Thread(target=run, name="activetest-openai-request", daemon=True).start()
+        try:
+            while not done.wait(0.05):
+                if self._cancel.is_set():
+                    raise ScoringCancelledError("scoring cancelled")
+                if time.monotonic() > end + _GRACE:
+                    raise _DeadlineError(started=bool(box.get("started")))
+        finally:
+            given_up.set()
+        if "error" in box:
+            raise box["error"]
+        return box["reply"]  # type: ignore[no-any-return]
+
+    def _post(self, client: httpx.Client, body: dict[str, Any], *,
+              url: str | None = None) -> dict[str, Any]:
+        """POST with retries within :attr:`deadline`; the JSON object, or an EndpointError.
+
+        The deadline bounds the whole request in wall-clock time: every attempt, every
+        back-off, and an answer that trickles in. ``url`` (another path of the same
+        server: its tokenizer, SGLang's ``/generate``) gets ``body`` as it is;
+        ``/completions`` gets the model, ``temperature=0`` and ``extra_body`` added.
+        """
+        if url is None:
+            payload = {"model": self.model, "temperature": 0.0, **self.extra_body, **body}
+        else:
+            payload = body
+        target = url if url is not None else self._url.value
+        shown = redact_url(target) if url is not None else None
+        attempts = self.max_retries + 1
+        last = ""
+        timed_out = False
+        start = time.monotonic()
+        end = start + self.deadline
+        attempt = 0
+        for attempt in range(attempts):
+            if self._cancel.is_set():
+                raise ScoringCancelledError("scoring cancelled")
+            reply: _Reply | None = None
+            limit = max(0.01, min(self.timeout, end - time.monotonic()))
+            try:
+                reply = self._exchange(client, "POST", self._target(target), end,
+                                       limit, payload)
+            except _DeadlineError as exc:
+                timed_out = True
+                last = ("timed out: the answer was still arriving when the deadline passed "
+                        "(a server sending it very slowly?)" if exc.started else
+                        "timed out: no answer within the deadline")
+                break
+            except _TooBigError:
+                raise self._error(f"answered with more than {_MAX_BODY >> 20} MiB; is this "
+                                  f"an OpenAI-compatible /completions endpoint?",
+                                  shown=shown) from None
+            except httpx.TimeoutException as exc:
+                timed_out, last = True, f"timed out after {limit:.3g} s ({type(exc).__name__})"
+            except httpx.ConnectError as exc:
+                timed_out, last = False, f"could not connect ({type(exc).__name__}: {exc})"
+            except httpx.TransportError as exc:
+                timed_out, last = False, f"request failed ({type(exc).__name__}: {exc})"
+            except RuntimeError:  # the client was closed by an interruption
+                if self._cancel.is_set():
+                    raise ScoringCancelledError("scoring cancelled") from None
+                raise
+            else:
+                if reply.status == 200:
+                    return self._json(reply, shown)
+                detail = _text(reply.body, 300)
+                if reply.status not in _RETRY_STATUS:
+                    raise self._error(f"HTTP {reply.status}: {detail}"
+                                      f"{_status_hint(reply.status)}", status=reply.status,
+                                      shown=shown)
+                timed_out, last = False, f"HTTP {reply.status}: {detail}"
+            if attempt + 1 < attempts:
+                delay = self._delay(attempt, reply)
+                if time.monotonic() + delay >= end:
+                    break
+                if self._cancel.wait(delay):
+                    raise ScoringCancelledError("scoring cancelled")
+        cls = EndpointTimeoutError if timed_out else EndpointError
+        raise self._error(f"{last}; gave up after {attempt + 1} attempt(s) in "
+                          f"{time.monotonic() - start:.1f} s "
+                          f"(deadline {self.deadline:g} s, ${DEADLINE_ENV}; "
+                          f"max_retries={self.max_retries})", cls, shown=shown)
+
+    def _json(self, reply: _Reply, shown: str | None = None) -> dict[str, Any]:
+        try:
+            data = json.loads(reply.body)
+        except ValueError:  # UnicodeDecodeError included
+            raise self._error(f"answered 200 with non-JSON content "
+                              f"{_text(reply.body, 200)!r}; is this an OpenAI-compatible "
+                              f"/completions endpoint?", status=200, shown=shown) from None
+        if not isinstance(data, dict):
+            raise self._error(f"answered with JSON {type(data).__name__}, expected an object",
+                              status=200, shown=shown)
+        return data
+
+    def _resolve_model(self, client: httpx.Client) -> None:
+        """Ask ``{base}/models`` for the served model when none was given."""
+        if self.model is not None:
+            return
+        parts = urlsplit(self._url.value)
+        url = urlunsplit(parts._replace(path=parts.path.removesuffix("/completions")
+                                        + "/models"))
+        shown = redact_url(url)
+
+        def fail(why: str) -> EndpointError:
+            return EndpointError(shown, self._scrub(f"cannot list the served models ({why}); "
+                                                    f"pass model="))
+
+        start = time.monotonic()
+        try:
+            reply = self._exchange(client, "GET", self._target(url), start + self.deadline,
+                                   min(self.timeout, self.deadline))
+        except _DeadlineError:
+            raise fail(f"timed out: no complete answer within the deadline of "
+                       f"{self.deadline:g} s, ${DEADLINE_ENV}") from None
+        except _TooBigError:
+            raise fail(f"answered with more than {_MAX_BODY >> 20} MiB") from None
+        except httpx.HTTPError as exc:
+            raise fail(f"{type(exc).__name__}: {exc}") from None
+        if reply.status != 200:
+            raise fail(f"HTTP {reply.status}: {_text(reply.body, 300)}"
+                       f"{_status_hint(reply.status)}")
+        try:
+            listing = json.loads(reply.body)
+        except ValueError:
+            raise fail(f"answered 200 with non-JSON content {_text(reply.body, 200)!r}"
+                       ) from None
+        try:
+            ids = [str(m["id"]) for m in listing["data"]]
+        except (KeyError, TypeError):
+            raise fail("unexpected answer: no data[].id") from None
+        if len(ids) != 1:
+            raise EndpointError(shown, self._scrub(f"serves {len(ids)} models {ids[:10]}; "
+                                                   f"choose one with model="))
+        self.model = ids[0]
+        self.name = f"openai:{self.model}@{self._host}"
+
+    def _root(self, path: str) -> str:
+        """``path`` at the server's root (the base URL without ``/v1``), query kept."""
+        parts = urlsplit(self._url.value)
+        base = parts.path.removesuffix("/completions").rstrip("/")
+        base = base.removesuffix("/v1")
+        return urlunsplit(parts._replace(path=base + path))
