@@ -39,25 +39,47 @@ answer if there is one, else by the rule ``resolve`` (the import's rules,
 :func:`activetest.session.labels.settle`: ``latest``, ``majority``; ``skip``
 leaves the item unlabelled, listed among the disagreements until an adjudicator
 settles it).
+
+The page's records live in :mod:`.annotator_records`, its agreement statistics and
+progress line in :mod:`.annotator_agreement`; every name is importable from here.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import re
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from activetest.session.annotator_agreement import (
+    MetricProgress,
+    Progress,
+    agreement,
+    agreement_json,
+    agreement_lines,
+    describe_agreement,
+    progress,
+)
+from activetest.session.annotator_records import (
+    ANNOTATION_SOURCE,
+    AgreementReport,
+    AgreementStat,
+    Annotation,
+    Assignment,
+    Disagreement,
+    ItemState,
+    check_name,
+    has_annotations,
+    read_annotations,
+)
 from activetest.session.records import RESOLVE_RULES, LabelError
-from activetest.session.store import LabelChange, SessionError, now
+from activetest.session.store import LabelChange, now
 
 __all__ = ["AgreementReport", "AgreementStat", "Annotation", "Annotators", "Assignment",
-           "Disagreement", "MetricProgress", "Progress", "agreement", "agreement_json",
+           "Disagreement", "ItemState", "MetricProgress", "Progress", "agreement", "agreement_json",
            "agreement_lines", "check_name", "describe_agreement", "has_annotations",
            "progress"]
 
@@ -97,161 +119,7 @@ CREATE TABLE IF NOT EXISTS annotation_skips (
 #: Streams of the seeded per-step draws (overlap, the paired order), apart from the design's.
 _OVERLAP_STREAM = 0x0A11
 _ORDER_STREAM = 0x0BDE
-_NAME = re.compile(r"^[^\x00-\x1f\x7f-\x9f]{1,64}$")
-_SOURCE = "web"
-
-
-def has_annotations(store: Any) -> bool:
-    """Whether the session file holds this module's tables (the page has written)."""
-    rows = store._read("SELECT name FROM sqlite_master WHERE type = 'table' AND "
-                       "name = 'annotations'")
-    return bool(rows)
-
-
-def check_name(name: Any, what: str = "annotator") -> str:
-    """A annotator's name as stored: stripped, 1-64 characters, no control characters.
-
-    Raises:
-        LabelError: empty, too long, or with control characters.
-    """
-    text = str(name or "").strip()
-    if not _NAME.match(text):
-        raise LabelError(f"the {what}'s name must be 1 to 64 characters without control "
-                         f"characters, got {text[:80]!r}")
-    return text
-
-
-@dataclass(frozen=True)
-class Annotation:
-    """One answer given on the page.
-
-    Attributes:
-        id: its row.
-        index: the item's pool row; item_id: its id.
-        role: ``"target"`` (the session's label) or ``"compare:<spec>"`` (the judgment
-            of a compared answer).
-        annotator: who gave it.
-        label: the class (judgment level) given.
-        kind: ``"answer"`` or ``"adjudication"``.
-        at: when (UTC, ISO 8601).
-        undone: when it was undone, or None.
-    """
-
-    id: int
-    index: int
-    item_id: str
-    role: str
-    annotator: str
-    label: int
-    kind: str
-    at: str
-    undone: str | None = None
-
-
-@dataclass(frozen=True)
-class Assignment:
-    """An item given to an annotator, as the page shows it.
-
-    Attributes:
-        item_id, step: the item and its draw step.
-        fields: ``(name, text)`` of what to read (the item's fields; graded: the
-            question, context and references), in order.
-        answers: the answers to judge, in the order shown (graded: one; a paired
-            comparison: one per target, in the item's stored random order; no model
-            names); empty for a classification item.
-        need: how many annotators the item asks for.
-        answered_by: how many have answered it so far.
-        guess: the surrogate's guess ``(class name, probability)`` when shown, else None.
-        again: True when it is an item set aside earlier (``s``) and offered again.
-    """
-
-    item_id: str
-    step: int
-    fields: tuple[tuple[str, str], ...]
-    answers: tuple[str, ...]
-    need: int
-    answered_by: int
-    guess: tuple[str, float] | None = None
-    again: bool = False
-
-
-@dataclass(frozen=True)
-class Disagreement:
-    """An item (one answer of it) whose annotators gave different levels.
-
-    Attributes:
-        item_id, step: the item and its draw step.
-        role: whose answer (``target`` or ``compare:<spec>``).
-        votes: ``(annotator, class name, time)`` of each annotator's latest answer.
-        settled: the class name the session now holds, or None (unlabelled).
-        how: ``adjudicated by NAME``, the rule's name, or ``unsettled``.
-    """
-
-    item_id: str
-    step: int
-    role: str
-    votes: tuple[tuple[str, str, str], ...]
-    settled: str | None
-    how: str
-
-
-@dataclass(frozen=True)
-class AgreementStat:
-    """One agreement statistic with its seeded bootstrap interval (over items)."""
-
-    name: str
-    estimate: float
-    low: float
-    high: float
-    level: float
-    n_units: int
-    n_boot: int
-    seed: int
-
-
-@dataclass(frozen=True)
-class AgreementReport:
-    """Agreement on the items two or more annotators answered.
-
-    Attributes:
-        annotators: everyone who answered, sorted.
-        n_overlap: answers (item x role) with two or more annotators.
-        stats: Cohen's kappa (when exactly two annotators share items), Krippendorff's
-            alpha (nominal; and interval on the levels' scores for a graded task),
-            each with its bootstrap interval.
-        disagreements: the items where they differ.
-        note: what was and was not computed, in words.
-    """
-
-    annotators: tuple[str, ...]
-    n_overlap: int
-    stats: tuple[AgreementStat, ...] = ()
-    disagreements: tuple[Disagreement, ...] = ()
-    note: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain JSON data (NaN as None)."""
-        from dataclasses import asdict
-
-        def clean(x: Any) -> Any:
-            if isinstance(x, float) and x != x:
-                return None
-            if isinstance(x, dict):
-                return {k: clean(v) for k, v in x.items()}
-            if isinstance(x, (list, tuple)):
-                return [clean(v) for v in x]
-            return x
-
-        return clean(asdict(self))  # type: ignore[no-any-return]
-
-
-@dataclass
-class _ItemState:
-    step: int
-    index: int
-    item_id: str
-    answers: dict[str, list[Annotation]] = field(default_factory=dict)  # role -> rows
-    who: set[str] | None = None  # who answered (not adjudicated), when read without rows
+_SOURCE = ANNOTATION_SOURCE
 
 
 class Annotators:
@@ -335,7 +203,7 @@ class Annotators:
         """Every answer given on the page, oldest first."""
         if not has_annotations(self.s.store):
             return []
-        return _read_annotations(self.s.store, self._ids, include_undone)
+        return read_annotations(self.s.store, self._ids, include_undone)
 
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[Any]:
@@ -368,10 +236,10 @@ class Annotators:
             self._acq = self.s.store.acquisitions()
         return self._acq
 
-    def _state(self, c: Any) -> list[_ItemState]:
+    def _state(self, c: Any) -> list[ItemState]:
         """Every drawn item with who answered it (the names only: what finding the next
         item needs)."""
-        states = [_ItemState(a.step, a.index, a.item_id, who=set())
+        states = [ItemState(a.step, a.index, a.item_id, who=set())
                   for a in self._acquisitions(c)]
         by_row = {st.index: st for st in states}
         for idx, name in c.execute("SELECT idx, annotator FROM annotations WHERE undone IS "
@@ -381,14 +249,14 @@ class Annotators:
                 st.who.add(name)
         return states
 
-    def _item_state(self, c: Any, row: int | None) -> _ItemState | None:
+    def _item_state(self, c: Any, row: int | None) -> ItemState | None:
         """One drawn item with its answers (None: not a drawn item)."""
         if row is None:
             return None
         step = c.execute("SELECT step FROM acquisitions WHERE idx = ?", (row,)).fetchone()
         if step is None:
             return None
-        st = _ItemState(int(step[0]), row, self._ids[row])
+        st = ItemState(int(step[0]), row, self._ids[row])
         for r in self._rows(c, "SELECT id, idx, role, annotator, label, kind, at FROM "
                                "annotations WHERE idx = ? AND undone IS NULL ORDER BY id",
                             (row,)):
@@ -396,7 +264,7 @@ class Annotators:
                 int(r[0]), int(r[1]), st.item_id, r[2], r[3], int(r[4]), r[5], r[6]))
         return st
 
-    def _item_row(self, c: Any, st: _ItemState) -> tuple[int, tuple[str, ...]]:
+    def _item_row(self, c: Any, st: ItemState) -> tuple[int, tuple[str, ...]]:
         """``(need, shown order of the roles)`` of a drawn item: stored the first time."""
         row = c.execute("SELECT need, shown_order FROM annotation_items WHERE idx = ?",
                         (st.index,)).fetchone()
@@ -414,7 +282,7 @@ class Annotators:
         return need, tuple(order)
 
     @staticmethod
-    def _who(st: _ItemState) -> set[str]:
+    def _who(st: ItemState) -> set[str]:
         """Annotators with an answer (not an adjudication) on the item."""
         if st.who is not None:
             return st.who
@@ -494,7 +362,7 @@ class Annotators:
             out.append(self._claim(c, st, who, again=True))
         return out
 
-    def _open(self, c: Any, st: _ItemState, who: str, labels: Mapping[int, str],
+    def _open(self, c: Any, st: ItemState, who: str, labels: Mapping[int, str],
               claims: Mapping[int, set[str]], own_claim: bool = False) -> bool:
         lab = labels.get(st.index)  # the label's source
         if lab is not None and not lab.startswith(_SOURCE):
@@ -510,13 +378,13 @@ class Annotators:
             return len(answered) < need
         return len(answered) + len(others) < need
 
-    def _claim(self, c: Any, st: _ItemState, who: str, again: bool = False) -> Assignment:
+    def _claim(self, c: Any, st: ItemState, who: str, again: bool = False) -> Assignment:
         c.execute("INSERT OR REPLACE INTO annotation_claims (idx, annotator, expires) VALUES "
                   "(?, ?, ?)", (st.index, who, time.time() + self.claim_seconds))
         need, order = self._item_row(c, st)
         return self._assignment(st, need, order, again)
 
-    def _assignment(self, st: _ItemState, need: int, order: Sequence[str],
+    def _assignment(self, st: ItemState, need: int, order: Sequence[str],
                     again: bool = False) -> Assignment:
         s = self.s
         from activetest.data.generative import FULL_PROMPT
@@ -767,215 +635,3 @@ class Annotators:
     def disagreements(self) -> list[Disagreement]:
         """Items whose annotators disagree, in draw order (settled or not)."""
         return agreement(self.s, n_boot=0).disagreements  # type: ignore[return-value]
-
-
-def _read_annotations(store: Any, ids: Sequence[str], include_undone: bool) -> list[Annotation]:
-    sql = "SELECT id, idx, role, annotator, label, kind, at, undone FROM annotations"
-    if not include_undone:
-        sql += " WHERE undone IS NULL"
-    return [Annotation(int(r[0]), int(r[1]), ids[int(r[1])], r[2], r[3], int(r[4]), r[5], r[6],
-                       r[7]) for r in store._read(sql + " ORDER BY id")]
-
-
-def agreement(session: Any, *, n_boot: int = 1000, level: float = 0.95,
-              seed: int | None = None) -> AgreementReport:
-    """Agreement between the page's annotators on the items two or more answered.
-
-    Units are (item, answer) pairs with answers from two or more annotators (each
-    annotator's latest answer; adjudications are not votes). Cohen's kappa when
-    exactly two annotators share units; Krippendorff's alpha (nominal) always; for a
-    graded task also alpha on the interval scale of the levels' scores. Intervals:
-    the percentile bootstrap over units, seeded by ``seed`` (default the session's),
-    ``n_boot`` resamples (0: none).
-    """
-    from activetest.stats.agreement import (
-        bootstrap_agreement,
-        cohen_kappa,
-        krippendorff_alpha,
-    )
-
-    store = session.store
-    if not has_annotations(store):
-        return AgreementReport((), 0, note="no answers from the labelling page")
-    ids = [it.id for it in session.items()]
-    rows = _read_annotations(store, ids, include_undone=False)
-    names = tuple(sorted({a.annotator for a in rows if a.kind == "answer"}))
-    steps = {a.index: a.step for a in store.acquisitions()}
-    latest: dict[tuple[int, str], dict[str, Annotation]] = {}
-    adjudicated: dict[tuple[int, str], Annotation] = {}
-    for a in rows:
-        if a.kind == "adjudication":
-            adjudicated[(a.index, a.role)] = a
-        else:
-            latest.setdefault((a.index, a.role), {})[a.annotator] = a
-    units = sorted((k for k, v in latest.items() if len(v) >= 2),
-                   key=lambda k: (steps.get(k[0], 0), k[1]))
-    classes = session.task.class_names
-    current = {i: lab for i, lab in store.labels(check=False).items()}
-    disagreements = []
-    for idx, role in units:
-        votes = latest[(idx, role)]
-        if len({a.label for a in votes.values()}) < 2:
-            continue
-        held = (current.get(idx) if role == "target" else store.judgments(role).get(idx))
-        adj = adjudicated.get((idx, role))
-        how = (f"adjudicated by {adj.annotator}" if adj is not None else
-               "unsettled" if held is None else str(held.source).removeprefix(f"{_SOURCE} ("
-                                                                                ).rstrip(")"))
-        disagreements.append(Disagreement(
-            ids[idx], steps.get(idx, 0), role,
-            tuple((a.annotator, classes[a.label], a.at) for a in votes.values()),
-            None if held is None else classes[held.label], how))
-    if not units:
-        return AgreementReport(names, 0, (), tuple(disagreements),
-                               note="no item has answers from two annotators yet")
-    rater = {n: i for i, n in enumerate(sorted({n for k in units for n in latest[k]}))}
-    data = np.full((len(rater), len(units)), np.nan)
-    for j, k in enumerate(units):
-        for n, a in latest[k].items():
-            data[rater[n], j] = a.label
-    seed = int(session.session_config.seed) if seed is None else int(seed)
-    stats = []
-    notes = []
-
-    def stat(name: str, fn: Any, x: np.ndarray) -> None:
-        if n_boot:
-            r = bootstrap_agreement(x, fn, n_boot=n_boot, level=level, seed=seed)
-            stats.append(AgreementStat(name, r.estimate, r.low, r.high, level, r.n_units,
-                                       n_boot, seed))
-        else:
-            stats.append(AgreementStat(name, float(fn(x)), float("nan"), float("nan"), level,
-                                       x.shape[1], 0, seed))
-
-    if len(rater) == 2:
-        stat("Cohen's kappa", lambda d: cohen_kappa(d[0], d[1]), data)
-    else:
-        notes.append(f"Cohen's kappa needs exactly two annotators ({len(rater)} share items)")
-    stat("Krippendorff's alpha (nominal)", krippendorff_alpha, data)
-    if session.graded:
-        scores = np.asarray(session.task.judgment.scores, dtype=np.float64)
-        scored = np.where(np.isnan(data), np.nan, scores[np.nan_to_num(data).astype(int)])
-        stat("Krippendorff's alpha (interval, level scores)",
-             lambda d: krippendorff_alpha(d, "interval"), scored)
-    return AgreementReport(names, len(units), tuple(stats), tuple(disagreements),
-                           note="; ".join(notes))
-
-
-@dataclass(frozen=True)
-class MetricProgress:
-    """One metric's estimate as the page's progress line shows it.
-
-    Attributes:
-        metric: ``log_loss`` or ``error_rate``.
-        estimator: ``LURE`` or ``adaptive LURE``.
-        estimate: its value.
-        fixed_name, fixed_low, fixed_high: the fixed-budget interval (its name from
-            :mod:`activetest.session.interval_names`).
-        anytime_name, cs_low, cs_high: the anytime confidence sequence (None before it
-            is finite: from 30 labels).
-        target_width: the width asked for (None: none).
-        may_stop: the anytime interval is narrower than ``target_width``.
-    """
-
-    metric: str
-    estimator: str
-    estimate: float
-    fixed_name: str
-    fixed_low: float | None
-    fixed_high: float | None
-    anytime_name: str
-    cs_low: float | None
-    cs_high: float | None
-    target_width: float | None
-    may_stop: bool
-
-
-@dataclass(frozen=True)
-class Progress:
-    """Where the session stands, for the page: labels, draws, estimates.
-
-    Attributes:
-        n_labels: labels the estimate uses (the labelled prefix of the draws).
-        n_selected: draws so far; budget: the most draws asked for (None: the pool).
-        n_pool: the pool's size.
-        metrics: per metric, the estimate with its fixed-budget and anytime intervals.
-        note: why there is no estimate yet, or "".
-    """
-
-    n_labels: int
-    n_selected: int
-    budget: int | None
-    n_pool: int
-    metrics: tuple[MetricProgress, ...] = ()
-    note: str = ""
-
-
-def progress(session: Any, *, target_width: float | None = None,
-             budget: int | None = None) -> Progress:
-    """The session's estimate with its fixed-budget and anytime intervals (not recorded;
-    the bootstrap, not shown, with few resamples)."""
-    from activetest.session.interval_names import ANYTIME, FIXED_BUDGET, interval_name
-
-    n_sel = session.store.n_acquired()
-    try:
-        r = session.estimate(record=False, progress=False, target_width=target_width,
-                             n_boot=100)
-    except SessionError as exc:
-        return Progress(0, n_sel, budget, session.n_items, note=str(exc))
-    name = "adaptive LURE" if session.session_config.adaptive else "LURE"
-    out = []
-
-    def finite(x: float | None) -> float | None:
-        return None if x is None or not np.isfinite(x) else float(x)
-
-    for m in r.metrics.values():
-        a = m.anytime
-        out.append(MetricProgress(
-            m.metric, name, float(m.active.estimate), interval_name(FIXED_BUDGET, r.level),
-            finite(a.fixed_low) if a else None, finite(a.fixed_high) if a else None,
-            interval_name(ANYTIME, r.level), finite(a.cs_low) if a else None,
-            finite(a.cs_high) if a else None, target_width,
-            bool(a is not None and a.may_stop)))
-    return Progress(r.n_labels, n_sel, budget, session.n_items, tuple(out))
-
-
-def describe_agreement(report: AgreementReport, limit: int = 20) -> list[str]:
-    """Plain lines for the terminal and the report: who, how many shared items, each
-    statistic with its bootstrap interval, the disagreements (at most ``limit``)."""
-    if not report.annotators:
-        return []
-    out = [f"annotators on the labelling page: {', '.join(report.annotators)}; "
-           f"{report.n_overlap} answer(s) given by two or more of them"]
-
-    def num(x: float) -> str:
-        return "undefined" if x != x else f"{x:.3f}"
-
-    for st in report.stats:
-        boot = (f", bootstrap {100 * st.level:g}% interval [{num(st.low)}, {num(st.high)}] "
-                f"({st.n_boot} resamples of the {st.n_units} items, seed {st.seed})"
-                if st.n_boot else "")
-        out.append(f"agreement: {st.name} {num(st.estimate)}{boot}")
-    if report.note:
-        out.append(f"agreement: {report.note}")
-    if report.disagreements:
-        out.append(f"{len(report.disagreements)} disagreement(s):")
-        for d in report.disagreements[:limit]:
-            whose = "" if d.role == "target" else f" (answer of {d.role.removeprefix('compare:')})"
-            votes = ", ".join(f"{who} {label!r}" for who, label, _ in d.votes)
-            now_ = "unlabelled" if d.settled is None else repr(d.settled)
-            out.append(f"  item {d.item_id}{whose} (draw {d.step}): {votes}; now {now_} "
-                       f"({d.how})")
-        if len(report.disagreements) > limit:
-            out.append(f"  ... and {len(report.disagreements) - limit} more")
-    return out
-
-
-def agreement_lines(session: Any) -> list[str]:
-    """:func:`describe_agreement` of :func:`agreement` (no line when the page was never
-    used): what ``status``, ``estimate`` and ``report`` print."""
-    return describe_agreement(agreement(session)) if has_annotations(session.store) else []
-
-
-def agreement_json(session: Any) -> dict[str, Any]:
-    """``{"agreement": ...}`` for the JSON outputs (``{}`` when the page was never used)."""
-    return {"agreement": agreement(session).to_dict()} if has_annotations(session.store) else {}

@@ -257,9 +257,9 @@ class LabelServer:
         for iid in dict.fromkeys(item_ids):
             acq = next(x for x in a.s.acquisitions() if x.item_id == iid)
             with a.s.store.transaction() as c:
-                from activetest.session.annotators import _ItemState
+                from activetest.session.annotators import ItemState
 
-                st = _ItemState(acq.step, acq.index, iid)
+                st = ItemState(acq.step, acq.index, iid)
                 need, order = a._item_row(c, st)
                 out[iid] = {**asdict(a._assignment(st, need, order)),
                             "roles_hidden": len(order)}

@@ -1,0 +1,232 @@
+"""Agreement between the labelling page's annotators, and the session's progress as the
+page shows it (split from :mod:`activetest.session.annotators`, which re-exports every
+name): Cohen's kappa and Krippendorff's alpha with bootstrap intervals
+(:mod:`activetest.stats.agreement`), and the estimate with its fixed-budget and anytime
+intervals."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from activetest.session.annotator_records import (
+    ANNOTATION_SOURCE,
+    AgreementReport,
+    AgreementStat,
+    Annotation,
+    Disagreement,
+    has_annotations,
+    read_annotations,
+)
+from activetest.session.store import SessionError
+
+__all__ = ["MetricProgress", "Progress", "agreement", "agreement_json", "agreement_lines",
+           "describe_agreement", "progress"]
+
+_SOURCE = ANNOTATION_SOURCE
+
+
+def agreement(session: Any, *, n_boot: int = 1000, level: float = 0.95,
+              seed: int | None = None) -> AgreementReport:
+    """Agreement between the page's annotators on the items two or more answered.
+
+    Units are (item, answer) pairs with answers from two or more annotators (each
+    annotator's latest answer; adjudications are not votes). Cohen's kappa when
+    exactly two annotators share units; Krippendorff's alpha (nominal) always; for a
+    graded task also alpha on the interval scale of the levels' scores. Intervals:
+    the percentile bootstrap over units, seeded by ``seed`` (default the session's),
+    ``n_boot`` resamples (0: none).
+    """
+    from activetest.stats.agreement import (
+        bootstrap_agreement,
+        cohen_kappa,
+        krippendorff_alpha,
+    )
+
+    store = session.store
+    if not has_annotations(store):
+        return AgreementReport((), 0, note="no answers from the labelling page")
+    ids = [it.id for it in session.items()]
+    rows = read_annotations(store, ids, include_undone=False)
+    names = tuple(sorted({a.annotator for a in rows if a.kind == "answer"}))
+    steps = {a.index: a.step for a in store.acquisitions()}
+    latest: dict[tuple[int, str], dict[str, Annotation]] = {}
+    adjudicated: dict[tuple[int, str], Annotation] = {}
+    for a in rows:
+        if a.kind == "adjudication":
+            adjudicated[(a.index, a.role)] = a
+        else:
+            latest.setdefault((a.index, a.role), {})[a.annotator] = a
+    units = sorted((k for k, v in latest.items() if len(v) >= 2),
+                   key=lambda k: (steps.get(k[0], 0), k[1]))
+    classes = session.task.class_names
+    current = {i: lab for i, lab in store.labels(check=False).items()}
+    disagreements = []
+    for idx, role in units:
+        votes = latest[(idx, role)]
+        if len({a.label for a in votes.values()}) < 2:
+            continue
+        held = (current.get(idx) if role == "target" else store.judgments(role).get(idx))
+        adj = adjudicated.get((idx, role))
+        how = (f"adjudicated by {adj.annotator}" if adj is not None else
+               "unsettled" if held is None else str(held.source).removeprefix(f"{_SOURCE} ("
+                                                                                ).rstrip(")"))
+        disagreements.append(Disagreement(
+            ids[idx], steps.get(idx, 0), role,
+            tuple((a.annotator, classes[a.label], a.at) for a in votes.values()),
+            None if held is None else classes[held.label], how))
+    if not units:
+        return AgreementReport(names, 0, (), tuple(disagreements),
+                               note="no item has answers from two annotators yet")
+    rater = {n: i for i, n in enumerate(sorted({n for k in units for n in latest[k]}))}
+    data = np.full((len(rater), len(units)), np.nan)
+    for j, k in enumerate(units):
+        for n, a in latest[k].items():
+            data[rater[n], j] = a.label
+    seed = int(session.session_config.seed) if seed is None else int(seed)
+    stats = []
+    notes = []
+
+    def stat(name: str, fn: Any, x: np.ndarray) -> None:
+        if n_boot:
+            r = bootstrap_agreement(x, fn, n_boot=n_boot, level=level, seed=seed)
+            stats.append(AgreementStat(name, r.estimate, r.low, r.high, level, r.n_units,
+                                       n_boot, seed))
+        else:
+            stats.append(AgreementStat(name, float(fn(x)), float("nan"), float("nan"), level,
+                                       x.shape[1], 0, seed))
+
+    if len(rater) == 2:
+        stat("Cohen's kappa", lambda d: cohen_kappa(d[0], d[1]), data)
+    else:
+        notes.append(f"Cohen's kappa needs exactly two annotators ({len(rater)} share items)")
+    stat("Krippendorff's alpha (nominal)", krippendorff_alpha, data)
+    if session.graded:
+        scores = np.asarray(session.task.judgment.scores, dtype=np.float64)
+        scored = np.where(np.isnan(data), np.nan, scores[np.nan_to_num(data).astype(int)])
+        stat("Krippendorff's alpha (interval, level scores)",
+             lambda d: krippendorff_alpha(d, "interval"), scored)
+    return AgreementReport(names, len(units), tuple(stats), tuple(disagreements),
+                           note="; ".join(notes))
+
+
+@dataclass(frozen=True)
+class MetricProgress:
+    """One metric's estimate as the page's progress line shows it.
+
+    Attributes:
+        metric: ``log_loss`` or ``error_rate``.
+        estimator: ``LURE`` or ``adaptive LURE``.
+        estimate: its value.
+        fixed_name, fixed_low, fixed_high: the fixed-budget interval (its name from
+            :mod:`activetest.session.interval_names`).
+        anytime_name, cs_low, cs_high: the anytime confidence sequence (None before it
+            is finite: from 30 labels).
+        target_width: the width asked for (None: none).
+        may_stop: the anytime interval is narrower than ``target_width``.
+    """
+
+    metric: str
+    estimator: str
+    estimate: float
+    fixed_name: str
+    fixed_low: float | None
+    fixed_high: float | None
+    anytime_name: str
+    cs_low: float | None
+    cs_high: float | None
+    target_width: float | None
+    may_stop: bool
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Where the session stands, for the page: labels, draws, estimates.
+
+    Attributes:
+        n_labels: labels the estimate uses (the labelled prefix of the draws).
+        n_selected: draws so far; budget: the most draws asked for (None: the pool).
+        n_pool: the pool's size.
+        metrics: per metric, the estimate with its fixed-budget and anytime intervals.
+        note: why there is no estimate yet, or "".
+    """
+
+    n_labels: int
+    n_selected: int
+    budget: int | None
+    n_pool: int
+    metrics: tuple[MetricProgress, ...] = ()
+    note: str = ""
+
+
+def progress(session: Any, *, target_width: float | None = None,
+             budget: int | None = None) -> Progress:
+    """The session's estimate with its fixed-budget and anytime intervals (not recorded;
+    the bootstrap, not shown, with few resamples)."""
+    from activetest.session.interval_names import ANYTIME, FIXED_BUDGET, interval_name
+
+    n_sel = session.store.n_acquired()
+    try:
+        r = session.estimate(record=False, progress=False, target_width=target_width,
+                             n_boot=100)
+    except SessionError as exc:
+        return Progress(0, n_sel, budget, session.n_items, note=str(exc))
+    name = "adaptive LURE" if session.session_config.adaptive else "LURE"
+    out = []
+
+    def finite(x: float | None) -> float | None:
+        return None if x is None or not np.isfinite(x) else float(x)
+
+    for m in r.metrics.values():
+        a = m.anytime
+        out.append(MetricProgress(
+            m.metric, name, float(m.active.estimate), interval_name(FIXED_BUDGET, r.level),
+            finite(a.fixed_low) if a else None, finite(a.fixed_high) if a else None,
+            interval_name(ANYTIME, r.level), finite(a.cs_low) if a else None,
+            finite(a.cs_high) if a else None, target_width,
+            bool(a is not None and a.may_stop)))
+    return Progress(r.n_labels, n_sel, budget, session.n_items, tuple(out))
+
+
+def describe_agreement(report: AgreementReport, limit: int = 20) -> list[str]:
+    """Plain lines for the terminal and the report: who, how many shared items, each
+    statistic with its bootstrap interval, the disagreements (at most ``limit``)."""
+    if not report.annotators:
+        return []
+    out = [f"annotators on the labelling page: {', '.join(report.annotators)}; "
+           f"{report.n_overlap} answer(s) given by two or more of them"]
+
+    def num(x: float) -> str:
+        return "undefined" if x != x else f"{x:.3f}"
+
+    for st in report.stats:
+        boot = (f", bootstrap {100 * st.level:g}% interval [{num(st.low)}, {num(st.high)}] "
+                f"({st.n_boot} resamples of the {st.n_units} items, seed {st.seed})"
+                if st.n_boot else "")
+        out.append(f"agreement: {st.name} {num(st.estimate)}{boot}")
+    if report.note:
+        out.append(f"agreement: {report.note}")
+    if report.disagreements:
+        out.append(f"{len(report.disagreements)} disagreement(s):")
+        for d in report.disagreements[:limit]:
+            whose = "" if d.role == "target" else f" (answer of {d.role.removeprefix('compare:')})"
+            votes = ", ".join(f"{who} {label!r}" for who, label, _ in d.votes)
+            now_ = "unlabelled" if d.settled is None else repr(d.settled)
+            out.append(f"  item {d.item_id}{whose} (draw {d.step}): {votes}; now {now_} "
+                       f"({d.how})")
+        if len(report.disagreements) > limit:
+            out.append(f"  ... and {len(report.disagreements) - limit} more")
+    return out
+
+
+def agreement_lines(session: Any) -> list[str]:
+    """:func:`describe_agreement` of :func:`agreement` (no line when the page was never
+    used): what ``status``, ``estimate`` and ``report`` print."""
+    return describe_agreement(agreement(session)) if has_annotations(session.store) else []
+
+
+def agreement_json(session: Any) -> dict[str, Any]:
+    """``{"agreement": ...}`` for the JSON outputs (``{}`` when the page was never used)."""
+    return {"agreement": agreement(session).to_dict()} if has_annotations(session.store) else {}

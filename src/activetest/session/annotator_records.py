@@ -1,0 +1,190 @@
+"""The labelling page's typed records: an answer, an assignment, a disagreement, the
+agreement report, and an item's state as the page tracks it; the annotator-name rule.
+
+Split from :mod:`activetest.session.annotators` (which re-exports every name), so that
+the page's records, its agreement statistics (:mod:`.annotator_agreement`) and the
+:class:`~activetest.session.annotators.Annotators` that writes them each have a module.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from activetest.session.records import LabelError
+
+__all__ = ["ANNOTATION_SOURCE", "AgreementReport", "AgreementStat", "Annotation", "Assignment",
+           "Disagreement", "ItemState", "check_name", "has_annotations",
+           "read_annotations"]
+
+#: The label source of an answer given on the page (``web (<annotator>)``).
+ANNOTATION_SOURCE = "web"
+_NAME = re.compile(r"^[^\x00-\x1f\x7f-\x9f]{1,64}$")
+
+
+def has_annotations(store: Any) -> bool:
+    """Whether the session file holds this module's tables (the page has written)."""
+    rows = store._read("SELECT name FROM sqlite_master WHERE type = 'table' AND "
+                       "name = 'annotations'")
+    return bool(rows)
+
+
+def check_name(name: Any, what: str = "annotator") -> str:
+    """A annotator's name as stored: stripped, 1-64 characters, no control characters.
+
+    Raises:
+        LabelError: empty, too long, or with control characters.
+    """
+    text = str(name or "").strip()
+    if not _NAME.match(text):
+        raise LabelError(f"the {what}'s name must be 1 to 64 characters without control "
+                         f"characters, got {text[:80]!r}")
+    return text
+
+
+@dataclass(frozen=True)
+class Annotation:
+    """One answer given on the page.
+
+    Attributes:
+        id: its row.
+        index: the item's pool row; item_id: its id.
+        role: ``"target"`` (the session's label) or ``"compare:<spec>"`` (the judgment
+            of a compared answer).
+        annotator: who gave it.
+        label: the class (judgment level) given.
+        kind: ``"answer"`` or ``"adjudication"``.
+        at: when (UTC, ISO 8601).
+        undone: when it was undone, or None.
+    """
+
+    id: int
+    index: int
+    item_id: str
+    role: str
+    annotator: str
+    label: int
+    kind: str
+    at: str
+    undone: str | None = None
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """An item given to an annotator, as the page shows it.
+
+    Attributes:
+        item_id, step: the item and its draw step.
+        fields: ``(name, text)`` of what to read (the item's fields; graded: the
+            question, context and references), in order.
+        answers: the answers to judge, in the order shown (graded: one; a paired
+            comparison: one per target, in the item's stored random order; no model
+            names); empty for a classification item.
+        need: how many annotators the item asks for.
+        answered_by: how many have answered it so far.
+        guess: the surrogate's guess ``(class name, probability)`` when shown, else None.
+        again: True when it is an item set aside earlier (``s``) and offered again.
+    """
+
+    item_id: str
+    step: int
+    fields: tuple[tuple[str, str], ...]
+    answers: tuple[str, ...]
+    need: int
+    answered_by: int
+    guess: tuple[str, float] | None = None
+    again: bool = False
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    """An item (one answer of it) whose annotators gave different levels.
+
+    Attributes:
+        item_id, step: the item and its draw step.
+        role: whose answer (``target`` or ``compare:<spec>``).
+        votes: ``(annotator, class name, time)`` of each annotator's latest answer.
+        settled: the class name the session now holds, or None (unlabelled).
+        how: ``adjudicated by NAME``, the rule's name, or ``unsettled``.
+    """
+
+    item_id: str
+    step: int
+    role: str
+    votes: tuple[tuple[str, str, str], ...]
+    settled: str | None
+    how: str
+
+
+@dataclass(frozen=True)
+class AgreementStat:
+    """One agreement statistic with its seeded bootstrap interval (over items)."""
+
+    name: str
+    estimate: float
+    low: float
+    high: float
+    level: float
+    n_units: int
+    n_boot: int
+    seed: int
+
+
+@dataclass(frozen=True)
+class AgreementReport:
+    """Agreement on the items two or more annotators answered.
+
+    Attributes:
+        annotators: everyone who answered, sorted.
+        n_overlap: answers (item x role) with two or more annotators.
+        stats: Cohen's kappa (when exactly two annotators share items), Krippendorff's
+            alpha (nominal; and interval on the levels' scores for a graded task),
+            each with its bootstrap interval.
+        disagreements: the items where they differ.
+        note: what was and was not computed, in words.
+    """
+
+    annotators: tuple[str, ...]
+    n_overlap: int
+    stats: tuple[AgreementStat, ...] = ()
+    disagreements: tuple[Disagreement, ...] = ()
+    note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON data (NaN as None)."""
+        from dataclasses import asdict
+
+        def clean(x: Any) -> Any:
+            if isinstance(x, float) and x != x:
+                return None
+            if isinstance(x, dict):
+                return {k: clean(v) for k, v in x.items()}
+            if isinstance(x, (list, tuple)):
+                return [clean(v) for v in x]
+            return x
+
+        return clean(asdict(self))  # type: ignore[no-any-return]
+
+
+@dataclass
+class ItemState:
+    """One drawn item as the page tracks it: its step, pool row, id and the answers
+    given to it (role -> rows), or only who answered when read without rows."""
+
+    step: int
+    index: int
+    item_id: str
+    answers: dict[str, list[Annotation]] = field(default_factory=dict)  # role -> rows
+    who: set[str] | None = None  # who answered (not adjudicated), when read without rows
+
+
+def read_annotations(store: Any, ids: Sequence[str], include_undone: bool) -> list[Annotation]:
+    """Every answer stored (``include_undone``: undone ones too), in the order given;
+    ``ids`` the pool's item ids by row."""
+    sql = "SELECT id, idx, role, annotator, label, kind, at, undone FROM annotations"
+    if not include_undone:
+        sql += " WHERE undone IS NULL"
+    return [Annotation(int(r[0]), int(r[1]), ids[int(r[1])], r[2], r[3], int(r[4]), r[5], r[6],
+                       r[7]) for r in store._read(sql + " ORDER BY id")]
