@@ -923,3 +923,60 @@ def test_fuzz_damaged_eval_read_or_value_error(tmp_path: Path, cut: int,
     path.write_bytes(bytes(raw[: len(raw) - cut % len(raw)]))
     with contextlib.suppress(ValueError):
         read_answers(path)
+
+
+# ------------------------------------------------ evidence that tells items apart
+
+
+def _positional(records: list[AnswerRecord]) -> AnswerFile:
+    return AnswerFile(Path("made.jsonl"), "jsonl", tuple(records))
+
+
+def test_an_equal_field_shared_by_two_pool_items_confirms_neither() -> None:
+    """Equal text confirms a join only where it tells the item apart from every other
+    pool item: two items asking the same question (different references) cannot be
+    told apart by it, and a file that has nothing else is refused, in either order
+    (mutation check: counting the equal field without the uniqueness rule passed)."""
+    pool = [JoinItem("0", {"question": "What is the capital?"}, ("Paris",)),
+            JoinItem("1", {"question": "What is the capital?"}, ("Rome",)),
+            JoinItem("2", {"question": "Who wrote it?"}, ("Ann",))]
+    recs = [AnswerRecord(str(k), "x", {"question": it.fields["question"]})
+            for k, it in enumerate(pool)]
+    with pytest.raises(ValueError, match=r"record of id '0' is not shown to be the pool's "
+                                         r"item '0'.*nothing confirms it"):
+        confirm_join(_positional(recs), pool, recs)
+    # the third item alone is told apart by its text: confirmed
+    confirm_join(_positional(recs[2:]), pool[2:], recs[2:])
+    # items alike in text and references are interchangeable: their texts confirm them
+    twins = [JoinItem(str(k), {"question": "What is the capital?"}, ("Paris",))
+             for k in range(2)] + pool[2:]
+    confirm_join(_positional(recs), twins, recs)
+
+
+def test_references_shared_by_two_pool_items_confirm_neither() -> None:
+    """Equal references confirm a join only where no other pool item has the same ones
+    (mutation check: counting shared references passed)."""
+    pool = [JoinItem("0", {"q": "2 + 2?"}, ("4",)), JoinItem("1", {"q": "3 + 1?"}, ("4",)),
+            JoinItem("2", {"q": "1 + 1?"}, ("2",))]
+    recs = [AnswerRecord(str(k), "4", {"input": "..."}, it.references)
+            for k, it in enumerate(pool)]
+    with pytest.raises(ValueError, match=r"record of id '0'.*nothing confirms it"):
+        confirm_join(_positional(recs), pool, recs)
+    confirm_join(_positional(recs[2:]), pool[2:], recs[2:])  # '2' is told apart by them
+
+
+def test_a_file_judging_a_reference_answer_wrong_counts_against() -> None:
+    """A file without references of its own that judged wrong an answer that is one of
+    the joined pool item's references contradicts the join (mutation check: that rule
+    switched off passed; its mirror, an answer judged right sharing no word, is
+    checked above)."""
+    pool = [JoinItem("0", {"question": "Capital of France?"}, ("Paris",)),
+            JoinItem("1", {"question": "Capital of Italy?"}, ("Rome",))]
+    # the file's own input confirms the join; its judgment contradicts it
+    recs = [AnswerRecord("0", "Paris", {"question": "Capital of France?"}, score=0.0),
+            AnswerRecord("1", "Rome", {"question": "Capital of Italy?"}, score=1.0)]
+    with pytest.raises(ValueError, match=r"the file judged its answer 'Paris' wrong, but it "
+                                         r"is one of the pool's references"):
+        confirm_join(_positional(recs), pool, recs)
+    ok = [AnswerRecord("0", "Paris", {"question": "Capital of France?"}, score=1.0), recs[1]]
+    confirm_join(_positional(ok), pool, ok)

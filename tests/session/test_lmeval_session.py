@@ -88,6 +88,31 @@ def test_a_pool_in_another_row_order_is_refused(lmeval_files: HarnessFiles,
     np.testing.assert_allclose(_target_lp(tmp_path / "t.db"), want, atol=1e-12)
 
 
+def test_records_without_their_document_are_refused(lmeval_files: HarnessFiles,
+                                                     tmp_path: Path) -> None:
+    """A samples file whose records lack lm-eval's ``doc`` cannot confirm a join by
+    doc_id: refused, naming the file and the way to join by id alone (mutation check:
+    skipping that refusal passed every test before)."""
+    import json
+
+    src = lmeval_files.samples("at_sst2")
+    bare = tmp_path / src.name
+    with src.open(encoding="utf-8") as f, bare.open("w", encoding="utf-8") as out:
+        for line in f:
+            rec = json.loads(line)
+            rec.pop("doc", None)
+            out.write(json.dumps(rec) + "\n")
+    pool = tmp_path / "pool.csv"
+    with pool.open("w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["sentence", "label"])
+        for d in lmeval_files.docs:  # the file's own order: only the check can tell
+            w.writerow([d["sentence"], ("negative", "positive")[d["label"]]])
+    out = init(tmp_path / "s.db", pool, f"table:{bare}", code=2)
+    assert "has no 'doc', so its text cannot be checked" in out and "?match=id" in out
+    assert not (tmp_path / "s.db").exists()
+
+
 def test_reordered_choices_in_a_session(lmeval_files: HarnessFiles, tmp_path: Path) -> None:
     rev, unl = lmeval_files.samples("at_sst2_rev"), lmeval_files.samples("at_sst2_unl")
     init(tmp_path / "rev.db", rev, f"table:{rev}")

@@ -252,6 +252,25 @@ def test_fixed_design_with_fixed_lambda_is_cv_lure_on_its_draws() -> None:
         rem[i] = False
 
 
+def test_recorded_lambda_is_one_where_the_draw_is_uniform() -> None:
+    """Each draw records the uniform share it used: the design's lambda, or 1 where the
+    draw was uniform (the last item left; no positive score), which the design's
+    description shows (mutation check: recording lambda there passed every test)."""
+    t, s, y = _pool(8, 3, 12)
+    losses = -t[np.arange(8), y]
+    from activetest.stats.adaptive import mixture_score_control
+    sc, g = mixture_score_control(s, t)
+    assert np.all(sc > 0)
+    runs = simulate_design(AdaptiveDesign.fixed(sc, g, lam=0.2), losses=losses, labels=y,
+                           budget=8, n_runs=3, random_state=0)
+    np.testing.assert_array_equal(runs.lam[:, :-1], 0.2)
+    np.testing.assert_array_equal(runs.lam[:, -1], 1.0)  # one item left: q = 1
+    flat = simulate_design(AdaptiveDesign.fixed(np.zeros(8), g, lam=0.2), losses=losses,
+                           labels=y, budget=5, n_runs=3, random_state=0)
+    np.testing.assert_array_equal(flat.lam, 1.0)  # no positive score: uniform draws
+    np.testing.assert_allclose(flat.q, np.broadcast_to(1.0 / (8 - np.arange(5)), (3, 5)))
+
+
 def test_calibrated_fit_is_the_map_with_the_best_evidence() -> None:
     """At a refit, the weights zero the posterior gradient for the chosen ridge, and that
     ridge has the largest Laplace evidence among the grid (recomputed here in numpy)."""

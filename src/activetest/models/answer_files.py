@@ -108,6 +108,11 @@ class _Pool:
         self.refs = [frozenset(x for x in (normalize_answer(str(r)) for r in it.references)
                                if x) for it in pool]
         self.ref_count = Counter(self.refs)
+        # items whose texts are the same but whose references differ cannot be told
+        # apart by their texts (items alike in both are interchangeable: no join of
+        # them can put an answer on an item it was not given for)
+        self.text_count = Counter(self.key)
+        self.text_refs_count = Counter(zip(self.key, self.refs, strict=True))
         self._counts: dict[tuple[str, ...], Counter[tuple[str, ...]]] = {}
         # To find another item's text in the rest of a record's input without scanning
         # the pool: each item's anchor (its longest text) is indexed by its k-grams at
@@ -135,6 +140,12 @@ class _Pool:
         if cache not in self._counts:
             self._counts[cache] = Counter(values(it) for it in self.items)
         return self._counts[cache][values(self.items[i])] == 1
+
+    def texts_tell_apart(self, i: int) -> bool:
+        """Whether item ``i``'s texts tell it apart: every other item with the same texts
+        has the same references too."""
+        return self.text_count[self.key[i]] == self.text_refs_count[(self.key[i],
+                                                                     self.refs[i])]
 
     def later(self, i: int, text: str, start: int) -> int | None:
         """Another item whose every text occurs in ``text`` after ``start`` (None: none)."""
@@ -183,7 +194,8 @@ def _evidence(pool: _Pool, i: int, r: AnswerRecord, text: str) -> tuple[list[str
         start = min(text.rfind(t) for t in texts)
         h = pool.later(i, text, start)
         if h is None:
-            pro.append("the pool item's text occurs in its input")
+            if pool.texts_tell_apart(i):
+                pro.append("the pool item's text occurs in its input")
         else:
             con.append(f"its input asks pool item {pool.items[h].item_id!r}'s question "
                        f"(the pool item's text occurs in it only before, as an in-context "
@@ -224,7 +236,8 @@ def confirm_join(answers: AnswerFile, pool: Sequence[JoinItem],
     - the pool item's prompt texts occurring in the record's own input (its prompt
       without the in-context examples; for lm-eval also its ``doc``), with no other
       pool item's texts after them (an item that occurs only as an earlier
-      in-context example is not the record's question);
+      in-context example is not the record's question), unless another pool item has
+      the same texts and other references (then the texts cannot tell which);
     - equal references (SQuAD-normalised sets).
 
     Contradicts: a shared field, a metadata value or references (no reference in
