@@ -616,7 +616,7 @@ class ActiveStopping:
         out["n_known"] = [int(d[3]) for d in s.store.design_draws()]
         out["eval_id"] = self._eval_id
         # what uniform sampling would have needed for the same anytime width (a
-        # projection from the estimate's variance p(1 - p), the same CS family)
+        # projection: seeded simulated uniform runs with the session's CS family)
         out["uniform_runs"] = None
         if summary.cs_low is not None and summary.cs_high is not None and \
                 summary.estimate is not None and summary.n_labels >= 30:

@@ -113,8 +113,8 @@ def test_status_counts_the_target_runs_and_projects_uniforms(tmp_path: Path) -> 
     assert budget is not None  # a new session: its CS, and uniform's, tuned to it
     assert r.uniform_runs == uniform_runs_for_width(e.estimate, 80, r.width, budget=budget)
     assert (f"a uniform sample would need about {r.uniform_runs} target runs for the same "
-            f"anytime interval width {r.width:.4f} (a projection from the estimate's "
-            f"variance") in out
+            f"anytime interval width {r.width:.4f} (a projection: the median of seeded "
+            f"simulated uniform runs") in " ".join(out.split())
 
 
 def test_people_are_not_shown_an_answer_that_does_not_exist(tmp_path: Path) -> None:

@@ -167,5 +167,6 @@ def _print_runs(s: Any) -> None:
                f"{r.person_labels} label(s) from people; {r.drawn} item(s) drawn")
     if r.uniform_runs is not None and r.width is not None:
         _out.print(f"  a uniform sample would need about {r.uniform_runs} target runs for the "
-                   f"same anytime interval width {r.width:.4f} (a projection from the "
-                   f"estimate's variance p(1 - p), same confidence-sequence family)")
+                   f"same anytime interval width {r.width:.4f} (a projection: the median of "
+                   f"seeded simulated uniform runs, error rate = the estimate, with the "
+                   f"session's confidence-sequence family)")

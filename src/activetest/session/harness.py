@@ -572,29 +572,74 @@ def import_lmeval(session: Any, paths: Sequence[str | os.PathLike[str]], *,
                          tuple(cut))
 
 
-def uniform_runs_for_width(p: float, N: int, width: float, *, alpha: float = 0.05,
-                           budget: int | None = None) -> int:
-    """Target runs a uniform sample (without replacement) needs for an anytime CS of
-    ``width`` when the per-item variance is ``p (1 - p)``: a projection, from the
-    variance, not a guarantee.
+#: Seeded uniform runs :func:`uniform_runs_for_width` simulates (fewer where each run
+#: needs more than 10,000 draws: at most 1e6 draws in all, at least 30 runs); the Monte
+#: Carlo SE of their median stop is about 1-3% of it (tests/session/test_lmeval_loop.py).
+PROJECTION_RUNS = 100
+_PROJECTION_DRAWS = 1_000_000
 
-    The CS is the session's own family: tuned to the session's planned ``budget``
-    (:func:`activetest.stats.confseq.budget_cs_multiplier`), as its estimate's CS is,
-    or the normal mixture of sessions without one (``budget=None``); the first budget
-    from 30 labels on where ``2 SE_m f(tau_m) <= width``, with the exact
-    finite-population ``SE_m^2 = S^2 (N - m) / (N m)`` (no Student allowance)."""
+
+def _analytic_runs(S2: float, N: int, width: float, alpha: float, budget: int | None) -> int:
+    """The first budget from 30 where ``2 SE_m f(tau_m) <= width`` with the exact
+    finite-population ``SE_m^2 = S^2 (N - m) / (N m)`` (the deterministic projection;
+    budgets searched in growing blocks, so a large pool costs what the answer needs)."""
     from activetest.stats.confseq import asymptotic_cs_multiplier, budget_cs_multiplier
 
-    S2 = p * (1 - p) * N / max(N - 1, 1)
-    if S2 <= 0:
-        return 30
-    m = np.arange(1, N + 1, dtype=np.float64)
-    se = np.sqrt(S2 * (N - m) / (N * m))
-    mult = (asymptotic_cs_multiplier(N, N, alpha=alpha) if budget is None
-            else budget_cs_multiplier(N, N, int(budget), alpha=alpha))
-    w = 2 * se * mult
-    ok = np.flatnonzero((w <= width) & (m >= 30))
-    return int(m[ok[0]]) if ok.size else int(N)
+    K = min(N, 4096)
+    while True:
+        m = np.arange(1, K + 1, dtype=np.float64)
+        se = np.sqrt(S2 * (N - m) / (N * m))
+        mult = (asymptotic_cs_multiplier(N, K, alpha=alpha) if budget is None
+                else budget_cs_multiplier(N, K, int(budget), alpha=alpha))
+        ok = np.flatnonzero((2 * se * mult <= width) & (m >= 30))
+        if ok.size:
+            return int(m[ok[0]])
+        if K == N:
+            return int(N)
+        K = min(N, 8 * K)
+
+
+def uniform_runs_for_width(p: float, N: int, width: float, *, alpha: float = 0.05,
+                           budget: int | None = None, runs: int = PROJECTION_RUNS,
+                           seed: int = 0) -> int:
+    """Target runs a uniform sample (without replacement) needs for an anytime CS of
+    ``width``, for a pool whose per-item results have mean ``p``: a projection by
+    simulation, not a guarantee.
+
+    The median, over ``runs`` seeded uniform samples of a pool of ``N`` items of which
+    ``round(p N)`` are errors, of the first budget from 30 labels where the session's own
+    CS family is at most ``width`` wide: :func:`activetest.stats.confseq.asymptotic_cs`
+    (Hall's skewness correction, clipped to [0, 1]) tuned to the session's planned
+    ``budget`` as its estimate's CS is, or the normal mixture of sessions without one
+    (``budget=None``). Simulated because a run's CS crosses the width when its own
+    variance estimate does: the deterministic projection from ``p (1 - p)`` leaned about
+    10% high near a planned budget, where the tuned CS is flat (docs/harness.md). The
+    same arguments give the same number (a fixed seed)."""
+    from activetest.stats.confseq import asymptotic_cs
+    from activetest.stats.estimators import adaptive_lure_theta
+
+    if not 0.0 <= p <= 1.0 or N < 1 or not width > 0 or runs < 1:
+        raise ValueError(f"need 0 <= p <= 1, N >= 1, width > 0 and runs >= 1, got p={p!r}, "
+                         f"N={N!r}, width={width!r}, runs={runs!r}")
+    n_err = min(max(round(p * N), 0), N)
+    if n_err in (0, N) or N <= 30:
+        return min(30, N)  # no spread: any run's CS is a point from 30 labels on
+    S2 = n_err * (N - n_err) / (N * max(N - 1, 1))  # the pool's variance (ddof 1)
+    # each run's first H draws, without replacement (pool rows below n_err are the errors)
+    H = min(N, 2 * _analytic_runs(S2, N, width, alpha, budget) + 500)
+    R = max(min(runs, _PROJECTION_DRAWS // H), min(runs, 30))
+    rng = np.random.default_rng(seed)
+    L = np.stack([rng.choice(N, size=H, replace=False) < n_err
+                  for _ in range(R)]).astype(np.float64)
+    q = np.broadcast_to(1.0 / (N - np.arange(H, dtype=np.float64)), L.shape)
+    theta = adaptive_lure_theta(L, q, N)
+    cs = asymptotic_cs(theta, N, alpha=alpha, value_range=(0.0, 1.0), budget=budget)
+    ok = (cs.high - cs.low <= width) & (np.arange(1, H + 1) >= 30)
+    stops = np.where(ok.any(axis=1), ok.argmax(axis=1) + 1.0, np.inf)
+    med = float(np.median(stops))
+    if not np.isfinite(med):  # most runs need more than the horizon: the pool, or beyond
+        return int(N) if H == N else max(H, _analytic_runs(S2, N, width, alpha, budget))
+    return int(np.ceil(med))
 
 
 @dataclass(frozen=True)
@@ -608,7 +653,7 @@ class RunsSummary:
         person_labels: labels from anything else (a person's judgment).
         width: the current anytime interval's width (None before an estimate).
         uniform_runs: a uniform sample's projected runs for the same width (None
-            without a width): a projection from the estimate's variance.
+            without a width): :func:`uniform_runs_for_width` at the estimate.
     """
 
     drawn: int
