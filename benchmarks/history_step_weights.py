@@ -3,7 +3,7 @@
 Reproduce (docs/history.md, small-budget study)::
 
     nice -n 10 python benchmarks/history_step_weights.py --matrix mmlu_pro_math \\
-        --scenario random --targets 8 --runs 200
+        --scenario random --targets 8 --runs 200 [--neighbours]
 
 The first ``--targets`` held-out models of the history experiment's scenario (same seed,
 same history features; rank 48 for MMLU-Pro cross, 64 otherwise, as the tables chose),
@@ -40,6 +40,9 @@ def main() -> None:
     ap.add_argument("--scenario", choices=("random", "cross"), default="random")
     ap.add_argument("--targets", type=int, default=8)
     ap.add_argument("--runs", type=int, default=200)
+    ap.add_argument("--neighbours", action="store_true",
+                    help="the sessions' default design: history features + the in-run "
+                         "neighbours' column (eps chosen on the history, seed 0)")
     a = ap.parse_args()
     M = read_response_matrix(Path(a.root) / MATRICES[a.matrix])
     S = M.scores
@@ -47,7 +50,14 @@ def main() -> None:
     n_t = 30 if a.scenario == "random" else (10 if a.matrix == "mmlu_pro_math" else 15)
     targets, hist = _targets(M, a.scenario, n_t, 0)
     rank = 48 if (a.matrix, a.scenario) == ("mmlu_pro_math", "cross") else 64
-    design = feature_design(history=history_features(S[hist], rank=rank))
+    hf = history_features(S[hist], rank=rank)
+    if a.neighbours:
+        from activetest.stats.neighbours import neighbour_history
+
+        nh = neighbour_history(S[hist], p_correct=hf.p_correct, random_state=0)
+        design = feature_design(history=hf, neighbours=nh)
+    else:
+        design = feature_design(history=hf)
     th, truth = [], []
     for t, row in enumerate(targets[:a.targets]):
         L = 1.0 - S[row]
@@ -66,7 +76,8 @@ def main() -> None:
             x = theta[t, R // 2:, :Mb] - tr[t]
             ratios.append(((x @ step_weights(N, Mb, prof[:Mb])) ** 2).mean()
                           / ((x @ adaptive_lure_weights(N, Mb)) ** 2).mean())
-        print(f"{a.matrix} {a.scenario}, M = {Mb}: step-weighted / adaptive LURE MSE median "
+        print(f"{a.matrix} {a.scenario}{' (neighbours)' if a.neighbours else ''}, M = {Mb}: "
+              f"step-weighted / adaptive LURE MSE median "
               f"{np.median(ratios):.3f} (range {min(ratios):.3f}-{max(ratios):.3f}; "
               f"{T} held-out models, {R // 2} runs each measured)")
 

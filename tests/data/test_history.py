@@ -77,6 +77,9 @@ def test_join_refusals(tmp_path: Path) -> None:
         join_history([f, f], ["0", "1"])
     with pytest.raises(HistoryJoinError, match="no history row is left"):
         join_history([f], ["0", "1"], exclude=["x"])
+    # pool ids that repeat cannot say which item a column is (mutation check)
+    with pytest.raises(HistoryJoinError, match="the pool's item ids repeat"):
+        join_history([f], ["0", "1", "1"])
 
 
 def test_the_shared_matrices_read_whole() -> None:

@@ -187,10 +187,22 @@ def test_status_report_and_html_name_every_interval_with_the_fixed_budget_first(
         row = next(line for line in md.splitlines() if line.startswith(f"| {name} |"))
         assert f"| [{a['fixed_low']:.4g}, {a['fixed_high']:.4g}] |" in row
     records = json.loads(run("estimate", session, "--format", "eee"))
+    assert len(records) == len(data["metrics"])
     for rec in records:
         unc = rec["evaluation_results"][0]["score_details"]
         assert unc["uncertainty"]["confidence_interval"]["method"].startswith(FIXED)
         assert unc["details"]["bootstrap_method"].startswith(BOOT)
+        # each named interval carries its own numbers (mutation check: the record's
+        # interval and its details' anytime interval swapped passed every test)
+        e = data["metrics"][unc["details"]["metric"]]
+        a, ci, d = e["anytime"], unc["uncertainty"]["confidence_interval"], unc["details"]
+        assert (float(ci["lower"]), float(ci["upper"])) == pytest.approx(
+            (a["fixed_low"], a["fixed_high"]), rel=1e-6)
+        assert (float(d["anytime_low"]), float(d["anytime_high"])) == pytest.approx(
+            (a["cs_low"], a["cs_high"]), rel=1e-6)
+        assert (float(d["bootstrap_low"]), float(d["bootstrap_high"])) == pytest.approx(
+            (e["active"]["low"], e["active"]["high"]), rel=1e-6)
+        assert d["anytime_method"].startswith(CS)
 
 
 def test_the_estimate_table_fits_80_columns(session: Path, pool_files: PoolFiles,
