@@ -447,6 +447,33 @@ def _drive(db: Path, tmp: Path, *, width: float | None, budget: int | None, batc
     return asyncio.run(main())
 
 
+def test_the_stop_is_the_first_prefix_at_most_the_width_wide(tmp_path: Path) -> None:
+    """At a width the CS reaches only some labels after it starts, the manager stops at
+    the first prefix whose anytime interval is at most that wide, not one earlier
+    (mutation check: stopping at 1.5 times the width passed the real evals, whose width
+    is reached at 30 labels, where the CS starts)."""
+    db = _session(tmp_path, target="inspect")
+    _drive(db, tmp_path, width=None, budget=60, batch=1, seed=0)  # every draw
+    with Session.open(db) as s:
+        order = [a.item_id for a in s.acquisitions()]
+        pi = prefix_intervals(s)
+    w = pi.cs_high - pi.cs_low
+    assert len(order) == 60
+
+    def first(width: float) -> int:
+        return int(np.flatnonzero(w[29:] <= width)[0]) + 30
+
+    # a width first reached well after 30 labels, whose 1.5 times is reached earlier
+    cands = [x for x in w[35:55] if first(x) > 31 and first(1.5 * x) < first(x)]
+    assert cands, w
+    width = float(cands[0])
+    md = _drive(_session(tmp_path, name="twin.db", target="inspect"), tmp_path,
+                width=width, budget=60, batch=1, seed=0)
+    assert md["draws"] == order[:len(md["draws"])]
+    assert md["reason"] == "width reached" and md["stopped_at"] == first(width)
+    assert md["cs_high"] - md["cs_low"] <= width
+
+
 def test_batches_inside_one_real_eval_item_by_item_refit_between_and_stop(
         tmp_path: Path) -> None:
     # the target-free session kind (--target inspect): no answers on the pool

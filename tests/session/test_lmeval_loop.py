@@ -161,6 +161,21 @@ def test_import_refuses_results_not_drawn_or_of_another_document(
         assert s.labels() == {}  # all or nothing
     out = run("import", db, *files[:-1], "--metric-key", "nope", code=2)
     assert "has no metric 'nope'" in out
+    # two runs of one task are refused; so is one file that gives an item two results
+    again = tmp_path / "again"
+    again.mkdir()
+    lines = files[0].read_text().splitlines()
+    rec = json.loads(lines[0])
+    rec["acc"] = 1.0 - rec["acc"]
+    (again / files[0].name).write_text("\n".join([json.dumps(rec), *lines[1:]]) + "\n")
+    out = " ".join(run("import", db, files[0], again / files[0].name, code=2).split())
+    assert "two runs of one task?" in out
+    (again / files[0].name).write_text("\n".join([*lines, json.dumps(rec)]) + "\n")
+    out = " ".join(run("import", db, again / files[0].name, code=2).split())
+    # (mutation check: accepting the conflict passed every test)
+    assert f"has acc = {rec['acc']:g} here and another value at" in out, out
+    with Session.open(db) as s:
+        assert s.labels() == {}
     # a person's judgment is a label too, with its own source; the target's differing
     # result does not replace it (nothing is stored from that file)
     good = files[:-1]
@@ -175,6 +190,38 @@ def test_import_refuses_results_not_drawn_or_of_another_document(
         assert [lab.source for lab in s.store.labels().values()] == ["cli"]
         r = runs_summary(s)
         assert r is not None and (r.target_runs, r.person_labels) == (0, 1)
+
+
+@slow
+def test_results_of_another_filter_are_not_labels(lmeval_files: HarnessFiles,
+                                                   pool_run: list[Path], tmp_path: Path) -> None:
+    """A session reads one lm-eval filter: with several in the results it asks which,
+    and given one (``lm-eval?filter=NAME``) it reads that filter's results only, however
+    the other filters judged the items (mutation check: reading every filter passed)."""
+    db = tmp_path / "eval.db"
+    run("init", db, "--pool", pool_run[0].parent / "samples_*.jsonl", "--task", "answers",
+        "--target", "lm-eval?filter=none", "--surrogate", "pool-run", "--seed", 4,
+        "--no-progress")
+    mapping = emit(db, 6, tmp_path / "samples.json")
+    full = [lmeval_files.samples("at_sst2_rev"), *sorted(lmeval_files.run.glob(
+        "samples_at_mmlu_*.jsonl"))]
+    files = subset_of(full, mapping, tmp_path / "sub")
+    want = {}
+    for f in files:  # each record again under another filter, judged the other way
+        recs = [json.loads(ln) for ln in f.read_text().splitlines()]
+        for r in recs:
+            task = f.name.removeprefix("samples_").rsplit("_", 1)[0]
+            want[f"{task}/{r['doc_id']}"] = "correct" if r["acc"] == 1.0 else "incorrect"
+        other = [{**r, "filter": "other", "acc": 1.0 - r["acc"]} for r in recs]
+        f.write_text("\n".join(json.dumps(r) for r in [*recs, *other]) + "\n")
+    run("import", db, *files)
+    with Session.open(db) as s:
+        names = s.task.class_names
+        assert {k: names[v] for k, v in s.labels().items()} == want
+    db2 = new_session(tmp_path / "plain", pool_run, seed=4)
+    emit(db2, 6, tmp_path / "samples2.json")
+    out = " ".join(run("import", db2, *files, code=2).split())
+    assert "several lm-eval filters ['none', 'other']" in out and "?filter=NAME" in out
 
 
 @slow
