@@ -80,6 +80,17 @@ def test_ce_session_widens_and_says_so(pool_files: PoolFiles, tmp_path: Path) ->
     run("report", db, "--out", tmp_path / "rep")
     assert "below 1/2 the uniform rate" in (tmp_path / "rep" / "report.md").read_text(
         encoding="utf-8")
+    # the report's curves end at the estimate's widened intervals (mutation check: the
+    # report's fixed-budget curve left unwidened passed every test)
+    with Session.open(db) as s:
+        data = s.report_data(progress=False)
+    for metric, name in (("log_loss", "log loss"), ("error_rate", "error rate")):
+        last, a = data.history[name][-1], out["metrics"][metric]["anytime"]
+        assert last.n_labels == 30 and last.active.fixed is not None
+        assert (last.active.fixed.low, last.active.fixed.high) == pytest.approx(
+            (a["fixed_low"], a["fixed_high"]), rel=1e-9)
+        assert (last.active.anytime.low, last.active.anytime.high) == pytest.approx(
+            (a["cs_low"], a["cs_high"]), rel=1e-9)
 
 
 def test_adaptive_session_replays_its_design(pool_files: PoolFiles, tmp_path: Path) -> None:

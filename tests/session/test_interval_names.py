@@ -205,6 +205,27 @@ def test_status_report_and_html_name_every_interval_with_the_fixed_budget_first(
         assert d["anytime_method"].startswith(CS)
 
 
+def test_the_reports_comparison_carries_each_intervals_own_numbers(
+        session: Path, pool_files: PoolFiles) -> None:
+    """The report's paired comparison: the difference's fixed-budget interval and CS, and
+    the other target's fixed-budget interval, are the estimate's (mutation check:
+    swapping them in the report passed every test)."""
+    spec = f"table:{pool_files.target2}"
+    with Session.open(session) as s:
+        r = s.estimate(record=False, progress=False, compare=[spec])
+        data = s.report_data(compare=[spec], progress=False)
+    assert r.n_labels >= 30 and len(data.comparison) == len(r.comparisons) == 2
+    for c, rc in zip(data.comparison, r.comparisons, strict=True):
+        d, o = rc.difference_anytime, rc.other_anytime
+        assert c.target_b == spec and d is not None and o is not None
+        assert (c.difference.fixed.low, c.difference.fixed.high) == pytest.approx(
+            (d.fixed_low, d.fixed_high), rel=1e-12)
+        assert (c.difference.anytime.low, c.difference.anytime.high) == pytest.approx(
+            (d.cs_low, d.cs_high), rel=1e-12)
+        assert (c.other.fixed.low, c.other.fixed.high) == pytest.approx(
+            (o.fixed_low, o.fixed_high), rel=1e-12)
+
+
 def test_the_estimate_table_fits_80_columns(session: Path, pool_files: PoolFiles,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     data = json.loads(run("estimate", session, "--json", "--compare",

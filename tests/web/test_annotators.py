@@ -390,6 +390,16 @@ def test_progress_names_its_intervals_and_says_when_to_stop(tmp_path: Path) -> N
         assert m.fixed_name == "fixed-budget 95% interval"
         assert m.anytime_name == "anytime 95% confidence sequence"
         assert m.estimator == "adaptive LURE" and m.cs_low is not None and m.may_stop
+        # each named interval carries the session's own numbers for it (mutation check:
+        # the fixed-budget interval showing the CS's passed every test)
+        r = s.estimate(record=False, progress=False, target_width=10.0)
+        for x in p.metrics:
+            e = r.metrics[x.metric]
+            assert x.estimate == pytest.approx(e.active.estimate, rel=1e-12)
+            assert (x.fixed_low, x.fixed_high) == pytest.approx(
+                (e.anytime.fixed_low, e.anytime.fixed_high), rel=1e-12)
+            assert (x.cs_low, x.cs_high) == pytest.approx((e.anytime.cs_low,
+                                                           e.anytime.cs_high), rel=1e-12)
         assert not {x.metric: x for x in progress(s, target_width=1e-6).metrics}[
             "log_loss"].may_stop
 
