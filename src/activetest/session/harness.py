@@ -612,9 +612,10 @@ def uniform_runs_for_width(p: float, N: int, width: float, *, alpha: float = 0.0
     (Hall's skewness correction, clipped to [0, 1]) tuned to the session's planned
     ``budget`` as its estimate's CS is, or the normal mixture of sessions without one
     (``budget=None``). Simulated because a run's CS crosses the width when its own
-    variance estimate does: the deterministic projection from ``p (1 - p)`` leaned about
-    10% high near a planned budget, where the tuned CS is flat (docs/harness.md). The
-    same arguments give the same number (a fixed seed)."""
+    variance estimate does, and is skewness-corrected: the deterministic projection from
+    ``p (1 - p)`` was 7-10% high near a planned budget, where the tuned CS is flat, and
+    37% low for skewed results (docs/harness.md). The same arguments give the same number
+    (a fixed seed)."""
     from activetest.stats.confseq import asymptotic_cs
     from activetest.stats.estimators import adaptive_lure_theta
 
@@ -626,7 +627,8 @@ def uniform_runs_for_width(p: float, N: int, width: float, *, alpha: float = 0.0
         return min(30, N)  # no spread: any run's CS is a point from 30 labels on
     S2 = n_err * (N - n_err) / (N * max(N - 1, 1))  # the pool's variance (ddof 1)
     # each run's first H draws, without replacement (pool rows below n_err are the errors)
-    H = min(N, 2 * _analytic_runs(S2, N, width, alpha, budget) + 500)
+    analytic = _analytic_runs(S2, N, width, alpha, budget)
+    H = min(N, 2 * analytic + 500)
     R = max(min(runs, _PROJECTION_DRAWS // H), min(runs, 30))
     rng = np.random.default_rng(seed)
     L = np.stack([rng.choice(N, size=H, replace=False) < n_err
@@ -637,8 +639,8 @@ def uniform_runs_for_width(p: float, N: int, width: float, *, alpha: float = 0.0
     ok = (cs.high - cs.low <= width) & (np.arange(1, H + 1) >= 30)
     stops = np.where(ok.any(axis=1), ok.argmax(axis=1) + 1.0, np.inf)
     med = float(np.median(stops))
-    if not np.isfinite(med):  # most runs need more than the horizon: the pool, or beyond
-        return int(N) if H == N else max(H, _analytic_runs(S2, N, width, alpha, budget))
+    if not np.isfinite(med):  # most runs need more than the horizon (the pool, or twice
+        return int(H)           # the deterministic projection): at least that many
     return int(np.ceil(med))
 
 

@@ -45,10 +45,10 @@ def _cs_curve(draws: est.LabelledDraws, losses: np.ndarray, level: float,
     session's estimate at every label count 1..K, as :func:`.estimate.anytime` has them
     for the last: LURE, or an adaptive design's own (``design`` = its controls and
     variance prediction, :func:`activetest.session.draw.design_controls`). Returns
-    ``(cs_low, cs_high, fixed_low, fixed_high)``. ``few``: the error rate's few-errors
-    rule (:func:`.estimate.few_errors_inputs`), as :func:`.estimate.interval_curves`
-    applies it."""
-    from activetest.stats import adaptive_lure_theta, asymptotic_cs, fixed_interval_curve
+    ``(cs_low, cs_high, fixed_low, fixed_high)``, by :func:`.estimate.interval_curves`
+    (the one implementation: blind spots, clipping and the error rate's few-errors rule
+    ``few``, :func:`.estimate.few_errors_inputs`, as the estimate applies them)."""
+    from activetest.stats import adaptive_lure_theta
 
     if design is None:
         theta = adaptive_lure_theta(losses, draws.q, draws.n_pool)
@@ -57,33 +57,11 @@ def _cs_curve(draws: est.LabelledDraws, losses: np.ndarray, level: float,
         theta = adaptive_lure_theta(losses, draws.q, draws.n_pool, control=design[0],
                                     control_rest=design[1])
         mv = design[2]
-    vr = (0.0, 1.0) if metric == "error_rate" else None
     curve = None if blind is None or not blind.bounded else blind.estimate
-    if few is not None:  # sessions recording clt_min_errors: as .estimate.anytime has it
-        c = est.interval_curves(theta, draws.n_pool, level=level, model_var=mv,
-                                value_range=est.value_range(metric),
-                                planned_budget=planned_budget, blind=curve, few=few)
-        return c.cs_low, c.cs_high, c.fixed_low, c.fixed_high
-    cs = asymptotic_cs(theta, draws.n_pool, alpha=1.0 - level,
-                       value_range=vr if curve is None else None,
-                       model_var=mv, budget=planned_budget, intersect=curve is None)
-    fi = fixed_interval_curve(theta, draws.n_pool, level=level, model_var=mv)
-    c_lo, c_hi = np.asarray(cs.low), np.asarray(cs.high)
-    fl, fh = fi.low, fi.high
-    if curve is not None:  # widened at every budget, as .estimate.anytime has it
-        from activetest.stats.blindspot import widen_cs
-        from activetest.stats.confseq import running_intersection
-
-        c_lo, c_hi = widen_cs(c_lo, c_hi, curve, intersect=False)
-        if vr is not None:
-            c_lo, c_hi = np.maximum(c_lo, vr[0]), np.minimum(c_hi, vr[1])
-        if planned_budget is not None:
-            c_lo, c_hi = running_intersection(c_lo, c_hi)
-        fl, fh = fl - curve.widen_low, fh + curve.widen_high
-    lo, hi = est.value_range(metric)
-    f_lo = np.maximum(fl, np.minimum(lo, fi.estimate))  # as est.clip_interval
-    f_hi = np.minimum(fh, np.maximum(hi, fi.estimate))
-    return c_lo, c_hi, f_lo, f_hi
+    c = est.interval_curves(theta, draws.n_pool, level=level, model_var=mv,
+                            value_range=est.value_range(metric),
+                            planned_budget=planned_budget, blind=curve, few=few)
+    return c.cs_low, c.cs_high, c.fixed_low, c.fixed_high
 
 
 def _pair(low: float | None, high: float | None) -> rp.Interval | None:
