@@ -43,6 +43,12 @@ def main() -> None:
     ap.add_argument("--neighbours", action="store_true",
                     help="the sessions' default design: history features + the in-run "
                          "neighbours' column (eps chosen on the history, seed 0)")
+    ap.add_argument("--profile-from", choices=("held-out", "history"), default="held-out",
+                    help="held-out: the other held-out models' runs (the prototype); history: "
+                         "pseudo-targets drawn from the history rows, their design built from "
+                         "the remaining history (what a session can do: no held-out model's "
+                         "labels)")
+    ap.add_argument("--pseudo", type=int, default=8, help="pseudo-targets (--profile-from history)")
     a = ap.parse_args()
     M = read_response_matrix(Path(a.root) / MATRICES[a.matrix])
     S = M.scores
@@ -68,18 +74,52 @@ def main() -> None:
         truth.append(L.mean())
     theta, tr = np.stack(th), np.array(truth)
     T, R = theta.shape[:2]
+    hprof = None
+    if a.profile_from == "history":
+        hprof = history_profile(S[hist], rank, a.pseudo, a.runs // 2, a.neighbours)
     for Mb in (25, 50, 100):
         ratios = []
         for t in range(T):
             others = [u for u in range(T) if u != t]
-            prof = smooth_profile(profile_from_runs(theta[others][:, :R // 2], tr[others], N))
+            prof = hprof if hprof is not None else smooth_profile(
+                profile_from_runs(theta[others][:, :R // 2], tr[others], N))
             x = theta[t, R // 2:, :Mb] - tr[t]
             ratios.append(((x @ step_weights(N, Mb, prof[:Mb])) ** 2).mean()
                           / ((x @ adaptive_lure_weights(N, Mb)) ** 2).mean())
         print(f"{a.matrix} {a.scenario}{' (neighbours)' if a.neighbours else ''}, M = {Mb}: "
               f"step-weighted / adaptive LURE MSE median "
               f"{np.median(ratios):.3f} (range {min(ratios):.3f}-{max(ratios):.3f}; "
-              f"{T} held-out models, {R // 2} runs each measured)")
+              f"{T} held-out models, {R // 2} runs each measured; profile from "
+              f"{a.profile_from})")
+
+
+def history_profile(H: np.ndarray, rank: int, n_pseudo: int, runs: int, neighbours: bool,
+                    budget: int = 100, seed: int = 7) -> np.ndarray:
+    """The smoothed profile from ``n_pseudo`` history rows as pseudo-targets, the design
+    built from the other history rows (label-free for every held-out model)."""
+    rng = np.random.default_rng(seed)
+    ok = np.flatnonzero(np.nanstd(H, axis=1) > 0)
+    pseudo = rng.choice(ok, size=min(n_pseudo, ok.size), replace=False)
+    rest = np.ones(H.shape[0], dtype=bool)
+    rest[pseudo] = False
+    hf = history_features(H[rest], rank=rank)
+    if neighbours:
+        from activetest.stats.neighbours import neighbour_history
+
+        nh = neighbour_history(H[rest], p_correct=hf.p_correct, random_state=0)
+        design = feature_design(history=hf, neighbours=nh)
+    else:
+        design = feature_design(history=hf)
+    N = H.shape[1]
+    th, truth = [], []
+    for t, row in enumerate(pseudo):
+        L = 1.0 - np.where(np.isnan(H[row]), hf.p_correct, H[row])
+        r = simulate_design(design, losses=L, labels=None, budget=budget, n_runs=runs,
+                            random_state=500 + t)
+        g, G, _ = r.controls(None)
+        th.append(adaptive_lure_theta(L[r.indices], r.q, N, g, G))
+        truth.append(L.mean())
+    return smooth_profile(profile_from_runs(np.stack(th), np.array(truth), N))
 
 
 if __name__ == "__main__":

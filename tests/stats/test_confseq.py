@@ -283,6 +283,118 @@ def test_labels_for_cs_width_projects_the_stopping_budget() -> None:
     assert se[-1] > 0
 
 
+def _projection_ratios(th: np.ndarray, N: int, model_var: np.ndarray | None, budget: int,
+                       at: int, width: float, future: str) -> np.ndarray:
+    """projection from ``at`` labels / the labels each run needed (runs narrow by K only)."""
+    cs = asymptotic_cs(th, N, model_var=model_var, budget=budget, value_range=(0.0, 1.0))
+    ok = (cs.width <= width).any(1) & (cs.width[:, at - 1] > width)
+    hit = np.argmax(cs.width <= width, axis=1) + 1
+    proj = np.array([labels_for_cs_width(th[r, :at], N, width, budget=budget, future=future,
+                                         value_range=(0.0, 1.0),
+                                         model_var=None if model_var is None
+                                         else model_var[r, :at])
+                     for r in np.flatnonzero(ok)])
+    return proj / hit[ok]
+
+
+def test_projection_follows_a_design_that_learns() -> None:
+    """A design that learns from the labels draws better than it did at first: projected
+    from 30 labels with its own variance as it is now (``recent``, the default) the
+    budget is close to what the runs needed; from the average of the draws so far it was
+    far above (benchmarks/cs_projection.py measures both on the shared data)."""
+    from activetest.stats.adaptive import AdaptiveDesign, simulate_design
+    from activetest.stats.estimators import adaptive_lure_theta
+
+    rng = np.random.default_rng(21)
+    N, K, runs = 1500, 400, 60
+    X = rng.normal(size=(N, 3))
+    p_wrong = 1.0 / (1.0 + np.exp(-(-1.2 + 2.5 * X[:, 0] - 1.5 * X[:, 1])))
+    L = (rng.random(N) < p_wrong).astype(float)
+    d = simulate_design(AdaptiveDesign.graded(X), losses=L, labels=None, budget=K,
+                        n_runs=runs, random_state=22, model_var=True)
+    th = adaptive_lure_theta(L[d.indices], d.q, N, control=d.control,
+                             control_rest=d.control_rest)
+    cs = asymptotic_cs(th, N, model_var=d.model_var, budget=400, value_range=(0.0, 1.0))
+    W = float(np.median(cs.width[:, 149]))
+    recent = _projection_ratios(th, N, d.model_var, 400, 30, W, "recent")
+    average = _projection_ratios(th, N, d.model_var, 400, 30, W, "average")
+    assert recent.size > 0.9 * runs
+    assert 0.8 < np.median(recent) < 1.25, np.median(recent)
+    assert np.median(average) > 1.3, np.median(average)
+
+
+def test_projection_of_a_skewed_loss_lets_the_skewness_allowance_fade() -> None:
+    """Uniform draws of a rare error (10%): the CS's skewness correction is large at 30
+    labels and fades; carried unchanged to every later budget (``average``, how it was)
+    it projected about twice the labels needed."""
+    rng = np.random.default_rng(31)
+    N, K, runs = 2000, 700, 200
+    L = (rng.random(N) < 0.1).astype(float)
+    idx, q = sample(np.ones(N), K, n_runs=runs, random_state=32)
+    th = _theta(L[idx], q, N)
+    cs = asymptotic_cs(th, N, budget=400, value_range=(0.0, 1.0))
+    W = float(np.median(cs.width[:, 249]))
+    for at in (30, 60):
+        recent = _projection_ratios(th, N, None, 400, at, W, "recent")
+        average = _projection_ratios(th, N, None, 400, at, W, "average")
+        assert 0.8 < np.median(recent) < 1.3, (at, np.median(recent))
+        assert np.median(average) > 1.4, (at, np.median(average))
+
+
+def test_projection_and_may_stop_see_the_clipped_cs() -> None:
+    """An error rate near 0: the CS shown is clipped at 0, narrower than its plain width;
+    "may stop" and the projection are judged on it."""
+    from activetest.stats import anytime_summary
+
+    rng = np.random.default_rng(41)
+    N = 2000
+    L = (rng.random(N) < 0.03).astype(float)
+    idx, q = sample(np.ones(N), 120, n_runs=1, random_state=42)
+    th = _theta(L[idx], q, N)[0]
+    raw = asymptotic_cs(th, N, budget=400)
+    shown = asymptotic_cs(th, N, budget=400, value_range=(0.0, 1.0))
+    assert raw.low[-1] < 0.0 and shown.width[-1] < raw.width[-1]
+    W = float(shown.width[-1] + raw.width[-1]) / 2
+    s = anytime_summary(th, N, target_width=W, budget=400, value_range=(0.0, 1.0))
+    assert s.may_stop and s.labels_needed == th.size
+    assert not anytime_summary(th, N, target_width=W, budget=400).may_stop
+    for M in (40, 60, 90):
+        for w in (0.02, 0.03, 0.05):
+            clipped = labels_for_cs_width(th[:M], N, w, budget=400, value_range=(0.0, 1.0))
+            plain = labels_for_cs_width(th[:M], N, w, budget=400)
+            assert clipped <= plain, (M, w)
+    with pytest.raises(ValueError, match="future must be"):
+        labels_for_cs_width(th, N, 0.01, future="soon")
+
+
+def test_projection_in_growing_blocks_equals_every_budget_at_once() -> None:
+    """The projection evaluates budgets in blocks growing fourfold (its cost follows the
+    answer, not N); the answer is the first budget of the whole curve at once."""
+    from activetest.stats.confseq import _projected_widths
+    from activetest.stats.intervals import _curves
+
+    rng = np.random.default_rng(51)
+    for N, width, budget, future in ((50_000, 0.004, 400, "recent"),
+                                     (50_000, 0.01, None, "average"),
+                                     (3_000, 0.02, 400, "average"),
+                                     (200_000, 0.003, 1000, "recent")):
+        th = rng.normal(0.3, 0.4, 80)
+        got = labels_for_cs_width(th, N, width, budget=budget, future=future,
+                                  value_range=(0.0, 1.0))
+        est, se, gam, df = (float(x[-1]) for x in _curves(th, N))
+        M = th.size
+        cs = asymptotic_cs(th, N, budget=budget)
+        W_M = M / (N - M)
+        future_m = np.arange(M + 1, N)
+        proj = _projected_widths(future_m, N, N - 1, est=est, se=se, gam=gam, df=df, M=M,
+                                 V_now=se**2 * W_M**2, s2=N * se**2 * W_M, alpha=0.05,
+                                 planned_labels=200, budget=budget, future=future,
+                                 cs_now=(float(cs.low[-1]), float(cs.high[-1])),
+                                 value_range=(0.0, 1.0))
+        want = int(future_m[np.flatnonzero(proj <= width)[0]])
+        assert got == want > 1024, (N, got, want)  # beyond the first block
+
+
 def test_exact_cs_rejects_bad_inputs() -> None:
     L = np.array([0.2, 0.5, 1.5])
     q = np.array([0.1, 0.2, 0.5])

@@ -428,8 +428,10 @@ def _recommendation() -> list[str]:
         "but its upper end pays for the proposal floor (items drawn at 1/11 of the uniform "
         "rate could hide large losses), so it is many times wider.",
         "- `labels_for_cs_width(theta, N, W)` projects when the asymptotic CS will be W "
-        "wide (a projection under the current variance, labelled as such); stopping when "
-        "the *observed* CS is narrow enough is what is valid.",
+        "wide (labelled a projection: the CS's own formula at later budgets, with the "
+        "variance of the design as it is now, its skewness allowance fading; measured "
+        "against what simulated runs then needed in [projection.md](projection.md)); "
+        "stopping when the *observed* CS is narrow enough is what is valid.",
         "- Paired comparison of two targets on the same draws: "
         "`paired_difference_cs(theta_a, theta_b, N)`; `high < 0` at any budget means A has "
         "the lower risk, anytime (exact: `paired_difference_exact_cs`).", "",

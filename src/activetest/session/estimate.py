@@ -387,8 +387,10 @@ def anytime(draws: LabelledDraws, losses: np.ndarray, *, control: np.ndarray | N
     else:
         theta = adaptive_lure_theta(losses, q, N, control=control[draws.rows],
                                     control_rest=fixed_control_rest(control, draws.rows))
+    finite = value_range is not None and all(math.isfinite(x) for x in value_range)
     summary = anytime_summary(theta, N, target_width=target_width, level=level, alpha=alpha,
-                              model_var=model_var, budget=planned_budget)
+                              model_var=model_var, budget=planned_budget,
+                              value_range=value_range if finite else None)
     curves = interval_curves(theta, N, level=level, model_var=model_var,
                              value_range=value_range, planned_budget=planned_budget,
                              blind=blind, few=few)

@@ -446,52 +446,146 @@ def _asymptotic_from_curves(est: np.ndarray, se: np.ndarray, gam: np.ndarray, N:
     return ConfidenceSequence(est, lo, hi, float(alpha), "asymptotic")
 
 
+#: Draws whose model variance sets the projected variance of the draws still to come
+#: (:func:`labels_for_cs_width`, ``future="recent"``).
+RECENT_DRAWS = 5
+
+
 def labels_for_cs_width(theta: np.ndarray, N: int, width: float, *, alpha: float = 0.05,
                         planned_labels: float = PLANNED_LABELS,
                         model_var: np.ndarray | None = None,
-                        budget: int | None = None) -> int:
+                        budget: int | None = None, future: str = "recent",
+                        value_range: tuple[float, float] | None = None) -> int:
     """Projected total labels until the asymptotic CS is at most ``width`` wide.
 
-    A **projection**, not a guarantee: it assumes each further draw's variance
-    is what the draws so far suggest (the clock model of the module docstring),
-    so ``SE_{M'} = SE_M sqrt(P(M') / P(M))`` with ``P(M) = tau_M / W_M^2 = N (N - M) / M``
-    (uniform sampling's variance profile), and returns ``M`` if the CS observed now
-    is narrow enough, else the first ``M' > M`` whose projected CS ``2 SE_{M'}
-    f(tau_{M'})``, scaled by (observed width / plain width) at ``M`` so that it
-    never promises less than what is seen, is at most ``width`` (N at worst: the
-    whole pool has width 0). Stopping when the *observed* CS is narrow enough is valid;
-    the projection only says roughly when that will be. ``model_var``: as for
-    :func:`asymptotic_cs` (the SE projected is then the floored one); ``budget``: the
-    CS tuned to a planned budget (:func:`asymptotic_cs`).
+    A **projection**, not a guarantee. In the martingale's units (``.intervals``) the CS
+    at M' is a multiple of ``SE_{M'} = sqrt(V_{M'}) / W_{M'}`` with ``V_{M'}`` the sum of
+    ``w_m^2 sigma_m^2`` over the draws; the draws so far give ``V_M = SE_M^2 W_M^2``
+    (the session's own SE, floored by the design's model where it has one), and each
+    draw still to come is assumed to have the variance of uniform sampling's draw m
+    times a constant ``s^2`` (``w_m^2 sigma_m^2 = s^2 / ((N - m)(N - m + 1))``, whose
+    sum from M + 1 to M' is ``s^2 (W_{M'} - W_M) / N``)::
+
+        V_{M'} = V_M + s^2 (W_{M'} - W_M) / N.
+
+    ``future="recent"`` (default; docs/projection.md measures both ways against what
+    simulated runs then needed, ``benchmarks/cs_projection.py``):
+
+    * ``s^2``: where ``model_var`` is given (an adaptive design's own prediction of
+      ``N^2 sigma_m^2`` at each draw), the mean over the last :data:`RECENT_DRAWS`
+      draws of ``model_var_m / ((N - m)(N - m + 1))``: the variance of the design **as
+      it is now** (a design that learns from the labels draws with a better model than
+      at its first draws, so the average of the past overstates the future); without a
+      model (no ``model_var``, or NaN) the average of the draws so far,
+      ``s^2 = N V_M / W_M``.
+    * the projected CS at M' is the CS's own formula (:func:`asymptotic_cs`): Hall's
+      bounds around today's estimate with ``SE_{M'}``, the skewness ``gamma_M
+      sqrt(M / M')`` (a weighted sum's skewness fades as ``1 / sqrt(labels)``), the
+      factor ``f(tau_{M'})`` of the chosen rule and, tuned to a ``budget``, Student's
+      allowance with Kish's df grown in proportion, ``(df_M + 1) M' / M - 1``;
+      ``value_range`` clips it as the session's CS is clipped (an error rate near 0:
+      the CS shown is narrower than its plain width).
+
+    ``future="average"`` (how it projected before 2026-12-04; kept for the comparison):
+    ``s^2`` the average of the draws so far at every later draw (then ``SE_{M'} = SE_M
+    sqrt(P(M') / P(M))``, ``P(M) = N (N - M) / M``: uniform sampling's variance profile),
+    the plain width ``2 SE_{M'} f(tau_{M'})`` scaled by today's (observed width / plain
+    width), so that its allowances for skewness and an estimated SE stay at today's size
+    at every later budget; with ``value_range``, split below and above today's estimate
+    as today's CS is, then clipped. From 30 labels it projected 1.2-2.8 times the
+    labels needed (medians, docs/projection.md).
+
+    Returns ``M`` if the CS as shown now (clipped to ``value_range``) is narrow enough,
+    else the first ``M' > M`` (from ``min_labels`` on) whose projected width is at most
+    ``width`` (with ``budget``, the running minimum: the CS is intersected over budgets),
+    N at worst (the whole pool has width 0). Stopping when the *observed* CS is narrow
+    enough is valid; the projection only says roughly when that will be.
+    ``model_var``: as for :func:`asymptotic_cs` (the SE projected from is the floored
+    one); ``budget``: the CS tuned to a planned budget (:func:`asymptotic_cs`).
     """
     th = np.asarray(theta, dtype=np.float64)
     if th.ndim != 1:
         raise ValueError(f"theta must be 1-D (one run), got shape {th.shape}")
     if not width > 0:
         raise ValueError(f"width must be > 0, got {width!r}")
+    if future not in ("recent", "average"):
+        raise ValueError(f"future must be 'recent' or 'average', got {future!r}")
     cs = asymptotic_cs(th, N, alpha=alpha, planned_labels=planned_labels, model_var=model_var,
-                       budget=budget)
+                       budget=budget)  # unclipped: its width is the plain one's anchor
     M = th.size
-    if cs.width[-1] <= width:
+    lo_now, hi_now = float(cs.low[-1]), float(cs.high[-1])
+    if value_range is not None:
+        shown = min(hi_now, value_range[1]) - max(lo_now, value_range[0])
+    else:
+        shown = hi_now - lo_now
+    if shown <= width:
         return M
     if M == 1:
         raise ValueError("one label gives no spread to project from; label a few more")
-    se = _curves(th, N, model_var)[1]
-    tau = cs_clock(N, N - 1)
-    Wm = np.arange(1, N, dtype=np.float64) / (N - np.arange(1, N))
-    P = tau / Wm**2
-    fac = _cs_factor(N, N - 1, alpha, planned_labels, budget)
-    future = np.arange(max(M + 1, MIN_LABELS), N)  # budgets after M (index budget - 1)
-    proj = 2 * se[-1] * np.sqrt(P[future - 1] / P[M - 1]) * fac[future - 1]
-    # Anchored to the CS observed now: the skewness correction (and clipping) can make
-    # it wider than the plain formula at M, and a projection must not promise less.
-    plain_now = 2 * se[-1] * fac[M - 1]
-    if M >= MIN_LABELS and np.isfinite(cs.width[-1]) and plain_now > 0:
-        proj = proj * max(1.0, float(cs.width[-1]) / float(plain_now))
+    est, se, gam, df = (float(x[-1]) for x in _curves(th, N, model_var))
+    W_M = M / (N - M) if M < N else np.inf
+    V_now = se ** 2 * W_M ** 2
+    s2 = N * V_now / W_M  # the average of the draws so far
+    if future == "recent" and model_var is not None:
+        recent = np.arange(max(1, M - RECENT_DRAWS + 1), M + 1)
+        mv = np.asarray(model_var, dtype=np.float64)[recent - 1]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            per = mv / ((N - recent) * (N - recent + 1.0))
+        if np.any(np.isfinite(per)):
+            s2 = float(np.nanmean(np.where(np.isfinite(per), per, np.nan)))
+    # budgets up to K at a time, K growing fourfold: the cost follows the answer, not N
+    K = min(N - 1, max(1024, 4 * M))
+    while True:
+        future_m = np.arange(max(M + 1, MIN_LABELS), K + 1)  # budgets after M
+        if future_m.size:
+            proj = _projected_widths(future_m, N, K, est=est, se=se, gam=gam, df=df, M=M,
+                                     V_now=V_now, s2=s2, alpha=alpha,
+                                     planned_labels=planned_labels, budget=budget,
+                                     future=future, cs_now=(lo_now, hi_now),
+                                     value_range=value_range)
+            ok = np.flatnonzero(proj <= width)
+            if ok.size:
+                return int(future_m[ok[0]])
+        if K >= N - 1:
+            return int(N)
+        K = min(N - 1, 4 * K)
+
+
+def _projected_widths(future_m: np.ndarray, N: int, K: int, *, est: float, se: float,
+                      gam: float, df: float, M: int, V_now: float, s2: float, alpha: float,
+                      planned_labels: float, budget: int | None, future: str,
+                      cs_now: tuple[float, float],
+                      value_range: tuple[float, float] | None) -> np.ndarray:
+    """The projected CS widths at ``future_m`` (budgets ``M + 1..K``, ascending), as
+    :func:`labels_for_cs_width` describes (the running minimum with ``budget``)."""
+    fac = _cs_factor(N, K, alpha, planned_labels, budget)
+    Wf = future_m / (N - future_m)
+    W_M = M / (N - M)
+    lo_now, hi_now = cs_now
+    width_now = hi_now - lo_now
+    if future == "average":  # how it was: the plain CS, its allowances anchored at M
+        proj = 2 * np.sqrt(V_now + s2 * (Wf - W_M) / N) / Wf * fac[future_m - 1]
+        plain_now = 2 * se * float(_cs_factor(N, M, alpha, planned_labels, budget)[-1])
+        if M >= MIN_LABELS and np.isfinite(width_now) and plain_now > 0:
+            proj = proj * max(1.0, width_now / plain_now)
+        lo_f, hi_f = est - proj / 2, est + proj / 2
+        if value_range is not None and np.isfinite(width_now) and width_now > 0 \
+                and lo_now <= est <= hi_now:  # split below and above as the CS is now
+            below = (est - lo_now) / width_now
+            lo_f, hi_f = est - below * proj, est + (1.0 - below) * proj
+    else:  # the CS's own formula: its SE, skewness fading as 1 / sqrt(labels), Kish's df
+        se_f = np.sqrt(V_now + s2 * (Wf - W_M) / N) / Wf
+        gam_f = gam * np.sqrt(M / future_m)
+        f = fac[future_m - 1]
+        if budget is not None:
+            f = f * _student_ratio(alpha, (df + 1.0) * future_m / M - 1.0)
+        lo_f, hi_f = _hall_bounds(np.full(future_m.size, est), se_f, gam_f, f)
+    if value_range is not None:
+        lo_f, hi_f = np.maximum(lo_f, value_range[0]), np.minimum(hi_f, value_range[1])
+    proj = hi_f - lo_f
     if budget is not None:  # intersected over budgets: it never widens
         proj = np.minimum.accumulate(proj)
-    ok = np.flatnonzero(proj <= width)
-    return int(future[ok[0]]) if ok.size else int(N)
+    return proj
 
 
 @dataclass(frozen=True)
@@ -525,14 +619,16 @@ def anytime_summary(theta: np.ndarray, N: int, *, target_width: float | None = N
                     level: float = 0.95, alpha: float = 0.05,
                     planned_labels: float = PLANNED_LABELS,
                     model_var: np.ndarray | None = None,
-                    budget: int | None = None) -> AnytimeSummary:
+                    budget: int | None = None,
+                    value_range: tuple[float, float] | None = None) -> AnytimeSummary:
     """One call for a session: the fixed interval and the CS side by side after M labels.
 
     ``theta`` holds one run's per-draw estimates so far (1-D), ``model_var`` an
     adaptive design's own variance prediction per draw (optional). "You may stop now" is
     read off the CS, never the fixed interval: stopping when the CS is narrow
     enough keeps its coverage; stopping when the fixed interval is does not. ``budget``:
-    the CS tuned to a planned budget (:func:`asymptotic_cs`).
+    the CS tuned to a planned budget (:func:`asymptotic_cs`); ``value_range``: the CS
+    clipped to it (as a session shows it), for "may stop" and the projection.
     """
     from activetest.stats.intervals import fixed_interval
 
@@ -541,14 +637,14 @@ def anytime_summary(theta: np.ndarray, N: int, *, target_width: float | None = N
         raise ValueError(f"theta must be 1-D (one run), got shape {th.shape}")
     fi = fixed_interval(th, N, level=level, model_var=model_var)
     cs = asymptotic_cs(th, N, alpha=alpha, planned_labels=planned_labels, model_var=model_var,
-                       budget=budget)
+                       budget=budget, value_range=value_range)
     lo, hi = float(cs.low[-1]), float(cs.high[-1])
     may_stop = target_width is not None and hi - lo <= target_width
     need = None
     if target_width is not None and th.size >= 2:
         need = labels_for_cs_width(th, N, target_width, alpha=alpha,
                                    planned_labels=planned_labels, model_var=model_var,
-                                   budget=budget)
+                                   budget=budget, value_range=value_range)
     return AnytimeSummary(th.size, fi.estimate, fi.low, fi.high, lo, hi, target_width,
                           bool(may_stop), need)
 
