@@ -367,6 +367,26 @@ def test_projection_and_may_stop_see_the_clipped_cs() -> None:
         labels_for_cs_width(th, N, 0.01, future="soon")
 
 
+def test_projection_from_a_handful_of_labels_lets_the_student_allowance_fade() -> None:
+    """From 8 and 12 labels the CS tuned to a budget carries a large Student allowance
+    (Kish's df of 7-11); it fades as the labels grow, and the projection says so: at
+    today's df for every later budget it projected about 1.25x the labels needed."""
+    rng = np.random.default_rng(61)
+    N, K, runs = 2000, 700, 200
+    L = rng.gamma(2.0, 0.5, size=N)
+    idx, q = sample(np.ones(N), K, n_runs=runs, random_state=62)
+    th = _theta(L[idx], q, N)
+    cs = asymptotic_cs(th, N, budget=400)
+    W = float(np.median(cs.width[:, 249]))
+    hit = np.argmax(cs.width <= W, axis=1) + 1
+    for at in (8, 12):
+        proj = np.array([labels_for_cs_width(th[r, :at], N, W, budget=400)
+                         for r in range(runs)])
+        assert 0.85 < np.median(proj / hit) < 1.15, (at, np.median(proj / hit))
+    # a width no budget before the whole pool reaches: the whole pool
+    assert labels_for_cs_width(th[0, :40], N, 1e-12, budget=400) == N
+
+
 def test_projection_in_growing_blocks_equals_every_budget_at_once() -> None:
     """The projection evaluates budgets in blocks growing fourfold (its cost follows the
     answer, not N); the answer is the first budget of the whole curve at once."""
