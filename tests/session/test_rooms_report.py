@@ -93,6 +93,13 @@ def test_labels_needed_and_comparison() -> None:
     assert data.title == "T" and data.truth == {"error rate": 0.4} and "mine" in data.notes
     (need,) = data.labels_needed
     assert (need.metric, need.width) == ("error rate", 0.1) and need.n_labels > 8
+    # uniform sampling's: from the pool variance estimated on the draws (capped at N = 20)
+    from activetest.stats import uniform_labels_for_width
+
+    q = 1.0 / (20 - np.arange(len(LOSS)))
+    assert need.uniform_n_labels == uniform_labels_for_width(LOSS, q, 20, 0.1) == 20
+    wide = report_data(inputs(target_width=0.9)).labels_needed[0]
+    assert wide.uniform_n_labels == uniform_labels_for_width(LOSS, q, 20, 0.9) < 20
     (c,) = data.comparison
     assert (c.metric, c.target_a, c.target_b, c.n_labels) == ("error rate", "t.csv",
                                                               "u.csv", 8)

@@ -160,3 +160,34 @@ def test_adaptive_lure_se_is_the_plug_in_martingale_se() -> None:
     kappa = 1.0 - 2.0 * S3 / S2 + S2
     _, mse = martingale_se_curve(adaptive_lure_theta(L, q, N, g, G), N)
     assert se == pytest.approx(float(mse[-1]) * np.sqrt(kappa), rel=1e-10)
+
+
+def test_uniform_labels_for_width_reads_the_pool_variance_off_active_draws() -> None:
+    """A design that draws the likely errors sees an error rate of about 0.24 among its
+    draws where the pool's is 0.1: the spread of the drawn items (what the report used)
+    projects about twice the labels uniform sampling needs; the pool variance estimated
+    by LURE on L and L^2 projects what uniform sampling's bootstrap then gives."""
+    from activetest.stats import uniform_labels_for_width
+
+    rng = np.random.default_rng(7)
+    N, K, W = 5000, 300, 0.04
+    score = rng.beta(0.5, 4.0, size=N)  # P(wrong) of each item
+    L = (rng.random(N) < score).astype(float)
+    S2 = L.var(ddof=1)
+    z = 1.959964
+    want = np.ceil((2 * z / W) ** 2 * S2)
+    idx, q = sample(score, K, n_runs=200, random_state=8)
+    got = np.array([uniform_labels_for_width(L[idx[r]], q[r], N, W) for r in range(200)])
+    drawn = np.array([labels_for_width(bootstrap(L[idx[r]], n_boot=200, random_state=r), W)
+                      for r in range(200)])
+    assert L[idx].mean() > 2 * L.mean()  # the draws are not the pool
+    assert abs(np.median(got) / want - 1) < 0.1, (np.median(got), want)
+    assert np.median(drawn) / want > 1.6, (np.median(drawn), want)
+    # uniform sampling with that many labels: its bootstrap interval is about W wide
+    n = int(want)
+    widths = [bootstrap(L[rng.choice(N, n, replace=False)], n_boot=200, random_state=s).width
+              for s in range(40)]
+    assert abs(np.median(widths) / W - 1) < 0.05, np.median(widths)
+    assert uniform_labels_for_width(L[idx[0]], q[0], N, 1e-6) == N  # the whole pool at most
+    with pytest.raises(ValueError, match="width"):
+        uniform_labels_for_width(L[idx[0]], q[0], N, 0.0)

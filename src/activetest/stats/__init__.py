@@ -35,6 +35,7 @@ _EXPORTS = {
     "bootstrap_means": "activetest.stats.bootstrap",
     "bootstrap_std_many": "activetest.stats.bootstrap",
     "labels_for_width": "activetest.stats.bootstrap",
+    "uniform_labels_for_width": "activetest.stats.bootstrap",
     "AnytimeSummary": "activetest.stats.confseq",
     "ConfidenceSequence": "activetest.stats.confseq",
     "anytime_summary": "activetest.stats.confseq",
@@ -151,6 +152,7 @@ __all__ = [
     "simulate",
     "simulate_design",
     "tuned_beta",
+    "uniform_labels_for_width",
     "uniform_mean",
     "uniform_mean_curve",
     "uniform_score",
@@ -183,6 +185,7 @@ if TYPE_CHECKING:
         bootstrap_means,
         bootstrap_std_many,
         labels_for_width,
+        uniform_labels_for_width,
     )
     from activetest.stats.confseq import (
         AnytimeSummary,

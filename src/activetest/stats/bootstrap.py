@@ -20,7 +20,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-from activetest.stats.intervals import Bounds
+from activetest.stats.intervals import Bounds, _theta, pool_variance_curve
 
 __all__ = [
     "MAX_BOOT",
@@ -29,6 +29,7 @@ __all__ = [
     "bootstrap_means",
     "bootstrap_std_many",
     "labels_for_width",
+    "uniform_labels_for_width",
 ]
 
 
@@ -129,6 +130,38 @@ def labels_for_width(result: BootstrapResult, width: float) -> int:
     if result.width <= 0:
         return result.n_labels
     return max(result.n_labels, int(np.ceil(result.n_labels * (result.width / width) ** 2)))
+
+
+def uniform_labels_for_width(losses: np.ndarray, q: np.ndarray, N: int, width: float, *,
+                             level: float = 0.95) -> int:
+    """Projected labels for **uniform sampling's** bootstrap interval of the given width,
+    from the draws of any design.
+
+    Uniform sampling's bootstrap interval after n labels is about ``2 z S / sqrt(n)``
+    wide (``z = z_{(1+level)/2}``; the normal bootstrap of a mean of n i.i.d. draws), so
+    ``n = ceil((2 z S / width)^2)``, at most N (the whole pool is the answer itself).
+    ``S^2`` is the pool's variance of the loss, estimated from the draws by LURE on
+    ``L`` and ``L^2`` (:func:`activetest.stats.intervals.pool_variance_curve`), which
+    is consistent under any design. The spread of the *drawn* losses is not: an active
+    design draws the items it expects to be hard, whose losses vary differently from the
+    pool's (an error rate of 0.1 in the pool drawn at 0.4 has a variance of 0.24 among
+    the drawn items against 0.09 in the pool).
+
+    Args:
+        losses: ``(K,)`` the drawn items' losses, in draw order.
+        q: ``(K,)`` each draw's probability (sampling without replacement).
+        N: pool size.
+        width: the interval width asked for (``high - low``).
+        level: the bootstrap interval's coverage.
+    """
+    if not width > 0:
+        raise ValueError(f"width must be > 0, got {width!r}")
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must be in (0, 1), got {level!r}")
+    L = np.asarray(losses, dtype=np.float64)
+    S2 = float(pool_variance_curve(_theta(L * L, q, N), _theta(L, q, N), N)[-1])
+    z = NormalDist().inv_cdf(0.5 + level / 2)
+    return int(min(N, max(1, np.ceil((2 * z / width) ** 2 * S2))))
 
 
 def bootstrap_std_many(terms: np.ndarray, n_boot: int = 1000,

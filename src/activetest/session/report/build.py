@@ -18,7 +18,7 @@ from activetest.session import estimate as est
 from activetest.session.config import SessionConfig
 from activetest.session.records import EstimateReport
 from activetest.session.report import data as rp
-from activetest.stats import BootstrapResult, labels_for_width, lure_terms
+from activetest.stats import BootstrapResult, lure_terms, uniform_labels_for_width
 
 __all__ = ["METRIC_NAMES", "ReportInputs", "cv_notes", "examples_used", "report_data"]
 
@@ -212,9 +212,10 @@ def report_data(inputs: ReportInputs, *, truth: Mapping[str, float] | None = Non
     target_width = final.target_width
     if target_width is not None:
         for m in final.metrics.values():
-            needed.append(rp.LabelsNeeded(METRIC_NAMES[m.metric], float(target_width),
-                                          int(m.labels_needed or draws.k),
-                                          labels_for_width(m.uniform, target_width)))
+            needed.append(rp.LabelsNeeded(
+                METRIC_NAMES[m.metric], float(target_width), int(m.labels_needed or draws.k),
+                uniform_labels_for_width(losses[m.metric], draws.q, draws.n_pool,
+                                         float(target_width), level=level)))
     design = final.design
     info = {"Session": inputs.session, "Seed": cfg.seed, "Proposal floor": cfg.proposal_floor,
             "In-context examples": examples_used(

@@ -123,7 +123,8 @@ class LabelsNeeded:
         metric: which metric.
         width: requested interval width (``high - low``).
         n_labels: projected labels with active testing.
-        uniform_n_labels: the same for uniform sampling (``None`` if unknown).
+        uniform_n_labels: the same for uniform sampling, from the pool's variance
+            estimated on the draws (``None`` if unknown).
     """
 
     metric: str
