@@ -91,7 +91,7 @@ def _data(metrics: tuple[str, ...] = ("log loss",), *, truth: bool = True, flagg
                                        Interval(-0.3, 0.02)), 150,
                               Estimate(0.75, Interval(0.65, 0.85), Interval(0.7, 0.8)))
         if comparison else None,
-        labels_needed=[LabelsNeeded(metrics[0], 0.05, 812, 1430)],
+        labels_needed=[LabelsNeeded(metrics[0], 0.05, 812, 1430, 640)],
         info={"seed": 0, "alpha": 0.1}, **kw)
 
 
@@ -144,7 +144,7 @@ def test_report_files(tmp_path: Path, metrics: tuple[str, ...], extras: bool) ->
         assert "| sst2-42 | plain | positive | 5.125 | — | +0.004 |" in md
     else:
         assert "No items flagged." in md
-    assert "| log loss | 0.05 | 812 | 1430 |" in md
+    assert "| log loss | 0.05 | 640 | 812 | 1430 |" in md
     assert "- seed: 0" in md and "- Pool: 2000 items" in md and "- Labels used: 150" in md
     assert "Warning" not in md  # 150 labels, truth inside the intervals
 

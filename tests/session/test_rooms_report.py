@@ -100,6 +100,10 @@ def test_labels_needed_and_comparison() -> None:
     assert need.uniform_n_labels == uniform_labels_for_width(LOSS, q, 20, 0.1) == 20
     wide = report_data(inputs(target_width=0.9)).labels_needed[0]
     assert wide.uniform_n_labels == uniform_labels_for_width(LOSS, q, 20, 0.9) < 20
+    # the anytime CS's projection, as the estimate has it (8 labels: a projection)
+    a = inputs(target_width=0.1).estimate.metrics["error_rate"].anytime
+    assert a is not None and not a.may_stop and a.labels_needed is not None
+    assert need.anytime_n_labels == a.labels_needed > 8
     (c,) = data.comparison
     assert (c.metric, c.target_a, c.target_b, c.n_labels) == ("error rate", "t.csv",
                                                               "u.csv", 8)

@@ -212,10 +212,12 @@ def report_data(inputs: ReportInputs, *, truth: Mapping[str, float] | None = Non
     target_width = final.target_width
     if target_width is not None:
         for m in final.metrics.values():
+            a = m.anytime
             needed.append(rp.LabelsNeeded(
                 METRIC_NAMES[m.metric], float(target_width), int(m.labels_needed or draws.k),
                 uniform_labels_for_width(losses[m.metric], draws.q, draws.n_pool,
-                                         float(target_width), level=level)))
+                                         float(target_width), level=level),
+                None if a is None else (draws.k if a.may_stop else a.labels_needed)))
     design = final.design
     info = {"Session": inputs.session, "Seed": cfg.seed, "Proposal floor": cfg.proposal_floor,
             "In-context examples": examples_used(

@@ -122,15 +122,20 @@ class LabelsNeeded:
     Attributes:
         metric: which metric.
         width: requested interval width (``high - low``).
-        n_labels: projected labels with active testing.
-        uniform_n_labels: the same for uniform sampling, from the pool's variance
-            estimated on the draws (``None`` if unknown).
+        n_labels: projected labels with active testing, for its bootstrap interval
+            (assuming 1/sqrt(labels) shrinkage).
+        uniform_n_labels: the same for uniform sampling's bootstrap interval, from the
+            pool's variance estimated on the draws (``None`` if unknown).
+        anytime_n_labels: projected labels until the session's anytime confidence
+            sequence is that narrow (:func:`activetest.stats.confseq.labels_for_cs_width`;
+            ``None`` if unknown, e.g. before two labels).
     """
 
     metric: str
     width: float
     n_labels: int
     uniform_n_labels: int | None = None
+    anytime_n_labels: int | None = None
 
 
 def _finite(x: Any, what: str, optional: bool = False) -> float | None:

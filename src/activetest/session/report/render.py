@@ -151,15 +151,21 @@ def _blocks(data: ReportData, images: Mapping[str, str]) -> list[_Block]:
 
     if data.labels_needed:
         out.append(("h2", "Labels needed"))
-        out.append(("p", f"Projected total labels for a {boot_name} of the requested width: "
-                         f"active, from this session's {boot_name}, assuming it shrinks as "
-                         f"1/sqrt(labels); uniform sampling, (2 z S / width)^2 with S^2 the "
+        out.append(("p", f"Projected total labels for an interval of the requested width "
+                         f"(projections, not guarantees: stop on the {cs_name} as observed). "
+                         f"{cs_name}: the confidence sequence's own formula at later label "
+                         f"counts (docs/projection.md); {boot_name}, active: from this "
+                         f"session's {boot_name}, assuming it shrinks as 1/sqrt(labels); "
+                         f"{boot_name}, uniform sampling: (2 z S / width)^2 with S^2 the "
                          f"pool's variance of the loss estimated on these draws (LURE on the "
                          f"loss and its square; not the spread of the drawn items, which the "
                          f"design chose)."))
-        out.append(("table", ["metric", "requested width", "labels (active)",
-                              "labels (uniform sampling)"],
-                    [[p.metric, _num(p.width), str(p.n_labels),
+        out.append(("table", ["metric", "requested width", f"labels (active, {cs_name})",
+                              f"labels (active, {boot_name})",
+                              f"labels (uniform sampling, {boot_name})"],
+                    [[p.metric, _num(p.width),
+                      "—" if p.anytime_n_labels is None else str(p.anytime_n_labels),
+                      str(p.n_labels),
                       "—" if p.uniform_n_labels is None else str(p.uniform_n_labels)]
                      for p in data.labels_needed]))
 
