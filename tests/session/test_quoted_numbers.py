@@ -28,6 +28,6 @@ def test_the_advice_quotes_the_measured_table() -> None:
     fixed = _rows(headline, r"(?:judge:[\w.-]+|agree) fixed")
     assert len(fixed) == 3, fixed  # judge: with each bundled model, agree
     values = sorted(float(v) for v in fixed)
-    assert AGREE_JUDGE_MEASURED == f"{values[0]:.2f}-{values[-1]:.2f}"
+    assert f"{values[0]:.2f}-{values[-1]:.2f}" == AGREE_JUDGE_MEASURED
     (score,) = _rows(text, r"score:em fixed")
-    assert SCORE_MEASURED == score
+    assert score == SCORE_MEASURED

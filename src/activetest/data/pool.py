@@ -149,8 +149,9 @@ class Pool(Sequence[Item]):
 
 
 @dataclass(frozen=True)
-class _Plan:
-    """Resolved column specs (see the module docstring)."""
+class ColumnPlan:
+    """Resolved column specs (see the module docstring): the record's column of each
+    field, the label's (and whether it must be there) and the id's."""
 
     fields: dict[str, str]
     label: str | None
@@ -176,9 +177,12 @@ def _has(keys: Collection[str], spec: str) -> bool:
     return spec in keys or bool(m and m["base"] in keys)
 
 
-def _plan(keys: Collection[str], task: Task | None, text_column: str | None,
-          label_column: str | None, id_column: str | None,
-          field_columns: Mapping[str, str] | None) -> _Plan:
+def column_plan(keys: Collection[str], task: Task | None, text_column: str | None,
+                label_column: str | None, id_column: str | None,
+                field_columns: Mapping[str, str] | None) -> ColumnPlan:
+    """The columns a pool's records are read by (module docstring): the fields, label and
+    id columns from the explicit options, else the task's, else the usual names among
+    ``keys`` (a record's keys or a file's header)."""
     explicit = dict(field_columns or {})
     if text_column is not None:
         explicit["text"] = text_column
@@ -204,7 +208,7 @@ def _plan(keys: Collection[str], task: Task | None, text_column: str | None,
     else:  # optional: records without it are unlabelled
         label, required = task_cols.get("label", "label"), False
     ident = id_column if id_column is not None else task_cols.get("id")
-    return _Plan(fields, label, required, ident)
+    return ColumnPlan(fields, label, required, ident)
 
 
 def _as_text(value: Any, source: str, where: str, column: str) -> str:
@@ -264,10 +268,10 @@ def records_to_items(records: Iterable[tuple[str, Record]], source: str, *,
     drop = {_norm_label_key(v) for v in drop_labels}
     items: list[Item] = []
     seen: dict[str, str] = {}
-    plan: _Plan | None = None
+    plan: ColumnPlan | None = None
     for row, (where, record) in enumerate(records):
         if plan is None:
-            plan = _plan(keys if keys is not None else list(record), task, text_column,
+            plan = column_plan(keys if keys is not None else list(record), task, text_column,
                          label_column, id_column, field_columns)
         raw_label = None
         if plan.label is not None and labels is None:
@@ -317,7 +321,7 @@ def _check_samples_folder(p: Path) -> None:
                           f"file itself, e.g. {p / (files[0] if files else 'pool.csv')}")
 
 
-def _is_lmeval(p: Path, format: str | None) -> bool:
+def is_lmeval_source(p: Path, format: str | None) -> bool:
     """Whether ``p`` names lm-eval samples file(s): by name, folder, glob or content."""
     if format is not None:
         return format.lower() == "lmeval"
@@ -413,7 +417,7 @@ def load_pool(path: str | Path, *, format: str | None = None,
     resolved = _resolve_task(task)
     if p.is_dir() and format is None:
         _check_samples_folder(p)
-    if _is_lmeval(p, format):
+    if is_lmeval_source(p, format):
         return _load_lmeval_pool(p, resolved, text_column=text_column,
                                  label_column=label_column, id_column=id_column,
                                  field_columns=field_columns)

@@ -83,7 +83,7 @@ from activetest.stats.class_signals import class_signal_design
 from activetest.stats.feature_design import feature_design
 from activetest.stats.graded import graded_design, judge_log_odds, p_wrong_logprob
 from activetest.stats.sampler import sample
-from activetest.stats.simulate import _seed_for
+from activetest.stats.simulate import seed_for
 
 __all__ = ["PAPER_VARIANTS", "PRECISE_VARIANTS", "SQUAD_VARIANTS", "SquadPool",
            "behaviour_probe", "load_squad", "main", "paper_signals", "run_paper_setting",
@@ -174,7 +174,7 @@ def run_paper_setting(data: DatasetOutputs, setting: Setting, *, n_runs: int, bu
         sig = paper_signals(data, setting, v)
         design = class_signal_design(tgt.pool, sur.pool, sig)
         runs = simulate_design(design, losses=L, labels=y, budget=total, n_runs=n_runs,
-                               random_state=_seed_for(seed, "adaptive"))
+                               random_state=seed_for(seed, "adaptive"))
         mse = np.median((runs.curve(L) - truth) ** 2, axis=0)
         out[v] = _relative(mse, base, budget, offset, total)
         out[f"k:{v}"] = np.array([float(len(sig))])

@@ -244,7 +244,7 @@ class _Collector:
         self.records.append(record)
 
 
-def _own_input(text: str, n_shot: int | None = None) -> str:
+def own_input(text: str, n_shot: int | None = None) -> str:
     """The sample's own input: ``text`` without the in-context examples before it.
 
     A rendered few-shot prompt repeats one template per example, and the template's

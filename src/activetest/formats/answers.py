@@ -14,7 +14,7 @@ the line (or zip entry) and what was expected.
 
 The prompt a judge is shown is the sample's own input: a rendered few-shot prompt
 (lm-eval's, an Every Eval Ever ``input.raw``, an inspect input) loses the
-in-context examples before it (:func:`_own_input`), system messages and earlier
+in-context examples before it (:func:`own_input`), system messages and earlier
 turns; the full prompt as sent is ``meta["prompt_text"]``.
 
 Formats (``format=``; detected when omitted, from the bytes and every record,

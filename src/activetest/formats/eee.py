@@ -52,10 +52,10 @@ from activetest.formats.answer_records import (
     _Collector,
     _fail,
     _json_safe,
-    _own_input,
     _references,
     _sidecar,
     _text_id,
+    own_input,
 )
 
 # --------------------------------------------------------------------------- Every Eval Ever
@@ -202,7 +202,7 @@ def _read_eee(path: Path, recs: list[tuple[str, dict[str, Any]]], *,
             continue
         inp = rec["input"]
         raw_in = inp.get("raw")
-        prompt = {"input": _own_input(raw_in, side.get("n_shot"))} \
+        prompt = {"input": own_input(raw_in, side.get("n_shot"))} \
             if isinstance(raw_in, str) else {}
         ev = rec["evaluation"]
         if score_key == "is_correct":

@@ -26,10 +26,10 @@ from activetest.formats.answer_records import (
     _inspect_score,
     _json_safe,
     _logprobs,
-    _own_input,
     _references,
     _short,
     _text_id,
+    own_input,
 )
 
 # --------------------------------------------------------------------------- inspect_ai
@@ -124,7 +124,7 @@ def _content_text(content: Any) -> str:
 def _inspect_prompt(value: Any, where: str, n_shot: int | None) -> tuple[dict[str, str], str]:
     """(the prompt a judge is shown: the sample's own input, the full prompt as sent)."""
     if isinstance(value, str):
-        return {"input": _own_input(value, n_shot)}, value
+        return {"input": own_input(value, n_shot)}, value
     if not isinstance(value, list):
         raise _fail(where, f"input must be a string or a list of messages, got {_short(value)}")
     msgs = [(str(m.get("role", "")), _content_text(m.get("content")))
@@ -134,7 +134,7 @@ def _inspect_prompt(value: Any, where: str, n_shot: int | None) -> tuple[dict[st
     full = last if len(msgs) == 1 else "\n\n".join(f"{r}: {t}" for r, t in msgs)
     # earlier turns (in-context examples as messages) and system messages stay in the full
     # prompt; the last user message may still hold inline examples
-    return {"input": _own_input(last, n_shot if len(users) == 1 else None)}, full
+    return {"input": own_input(last, n_shot if len(users) == 1 else None)}, full
 
 
 @dataclass

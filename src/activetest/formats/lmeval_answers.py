@@ -19,11 +19,11 @@ from activetest.formats.answer_records import (
     _Collector,
     _fail,
     _json_safe,
-    _own_input,
     _references,
     _short,
     _sidecar,
     _text_id,
+    own_input,
 )
 
 # --------------------------------------------------------------------------- lm-eval
@@ -188,7 +188,7 @@ def _read_lmeval(path: Path, recs: list[tuple[str, dict[str, Any]]], *, filter_n
         else:
             gen_kwargs = None
         if not prompt and prompt_text is not None:
-            prompt = {"input": _own_input(prompt_text, side.get("n_shot"))}
+            prompt = {"input": own_input(prompt_text, side.get("n_shot"))}
         raw_resp: Any = rec.get("resps")
         if isinstance(raw_resp, list) and raw_resp and isinstance(raw_resp[0], list) \
                 and raw_resp[0] and isinstance(raw_resp[0][0], str):

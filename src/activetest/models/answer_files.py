@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from activetest.formats.answer_records import AnswerFile, AnswerRecord, _own_input
+from activetest.formats.answer_records import AnswerFile, AnswerRecord, own_input
 from activetest.formats.answers import (
     FORMATS,
     Format,
@@ -85,7 +85,7 @@ def _own_text(r: AnswerRecord, n_shot: int | None) -> str:
     parts = [_fold(v) for v in r.prompt.values() if isinstance(v, str)]
     full = r.meta.get("prompt_text")
     if "input" not in r.prompt and isinstance(full, str):
-        parts.append(_fold(_own_input(full, n_shot)))
+        parts.append(_fold(own_input(full, n_shot)))
     return "\x00".join(p for p in parts if p)
 
 
@@ -270,7 +270,7 @@ def confirm_join(answers: AnswerFile, pool: Sequence[JoinItem],
     shown = ", ".join(f"{k} {_excerpt(str(v), 70)}" for k, v in it.fields.items()) or "no text"
     refs = f", references {list(it.references)[:3]}" if it.references else ""
     full = r.meta.get("prompt_text")
-    own = r.prompt.get("input") or (_own_input(full, answers.n_shot) if isinstance(full, str)
+    own = r.prompt.get("input") or (own_input(full, answers.n_shot) if isinstance(full, str)
                                     else " ".join(f"{k}: {v}" for k, v in r.prompt.items()))
     rrefs = f", references {list(r.references)[:3]}" if r.references else ""
     kind = ("lm-eval doc_ids, which are positions" if answers.format == "lmeval"

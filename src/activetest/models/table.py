@@ -267,8 +267,8 @@ def _cell_id(value: Any, path: Path, where: str, column: str) -> str:
                      f"got {value!r:.60}")
 
 
-def _convert(values: np.ndarray, kind: str, tolerance: float, path: Path,
-             where: Sequence[str]) -> np.ndarray:
+def to_log_softmax_rows(values: np.ndarray, kind: str, tolerance: float, path: Path,
+                        where: Sequence[str]) -> np.ndarray:
     """Turn validated finite values of ``kind`` into log-softmax rows."""
     if kind == "logits":
         return _log_softmax(values)
@@ -363,7 +363,7 @@ def read_table(path: str | Path, *, columns: Sequence[str], id_column: str = "id
         ids.append(item_id)
         for j, c in enumerate(cols):
             values[i, j] = _cell_float(row[c], p, where, c)
-    return ids, _convert(values, kind, tolerance, p, raw.where)
+    return ids, to_log_softmax_rows(values, kind, tolerance, p, raw.where)
 
 
 def _content_checks(path: Path, id_column: str) -> dict[str, str] | None:

@@ -286,13 +286,13 @@ def try_stream(path: Path, *, pool: Any, task: Task, surrogate: Any, target: Any
     p = Path(pool)
     if not p.is_file() or p.name.lower().endswith(".gz"):
         return None
-    from activetest.data.pool import _is_lmeval, detect_format
+    from activetest.data.pool import detect_format, is_lmeval_source
 
     try:
         fmt = (opts.get("format") or detect_format(p)).lower()
     except ValueError:
         return None
-    if fmt not in _POOL_FORMATS or _is_lmeval(p, opts.get("format")):
+    if fmt not in _POOL_FORMATS or is_lmeval_source(p, opts.get("format")):
         return None
     sur = _table(surrogate, task)
     tgt = _table(target, task)
@@ -306,7 +306,7 @@ def try_stream(path: Path, *, pool: Any, task: Task, surrogate: Any, target: Any
 
 def _stream(path: Path, p: Path, fmt: str, task: Task, sur: _Table, tgt: _Table,
             opts: dict[str, Any], config_of: Any, options: Any) -> Any:
-    from activetest.data.pool import _plan, records_to_items
+    from activetest.data.pool import column_plan, records_to_items
     from activetest.session.design import initial_scores
     from activetest.session.store import SessionStore, now
     from activetest.stats import ActiveSampler
@@ -331,7 +331,7 @@ def _stream(path: Path, p: Path, fmt: str, task: Task, sur: _Table, tgt: _Table,
         by_row: bool | None = None
         for header, block in _guarded(_pool_records(p, fmt)):
             if by_row is None:
-                plan = _plan(header if header is not None else list(block[0][1]), task,
+                plan = column_plan(header if header is not None else list(block[0][1]), task,
                              opts.get("text_column"), opts.get("label_column"),
                              opts.get("id_column"), None)
                 by_row = plan.id is None  # ids are the rows' numbers in the file
@@ -467,10 +467,10 @@ class _Parts:
 
 def _converted(values: np.ndarray, t: _Table) -> np.ndarray:
     """The table's values as log-probs (the table reader's rule), or NotStreamable."""
-    from activetest.models.table import _convert
+    from activetest.models.table import to_log_softmax_rows
 
     try:
-        return _convert(values, t.scorer.kind, t.scorer.tolerance, t.scorer.path,
+        return to_log_softmax_rows(values, t.scorer.kind, t.scorer.tolerance, t.scorer.path,
                         _NoWhere())
     except (ValueError, IndexError):
         raise NotStreamable("values") from None

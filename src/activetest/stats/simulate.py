@@ -185,7 +185,9 @@ class SimulationResult:
             return np.where(b > 0, a / np.where(b > 0, b, 1.0), np.nan)
 
 
-def _seed_for(random_state: int | None, name: str) -> np.random.Generator:
+def seed_for(random_state: int | None, name: str) -> np.random.Generator:
+    """A generator seeded by ``(random_state, crc32(name))``: one independent stream per
+    named use of a run's seed (None: fresh entropy, still distinct by name)."""
     entropy = [zlib.crc32(name.encode())]
     if random_state is not None:
         entropy.insert(0, int(random_state))
@@ -276,7 +278,7 @@ def simulate(*, target_logprobs: np.ndarray, labels: np.ndarray,
             d_losses = per_item if d_loss == loss else (
                 log_loss(t, y) if d_loss == "log" else zero_one_loss(t, y))
             runs = simulate_design(design, losses=d_losses, labels=y, budget=budget,
-                                   n_runs=n_runs, random_state=_seed_for(random_state, acq))
+                                   n_runs=n_runs, random_state=seed_for(random_state, acq))
             out.acquired[acq], out.q[acq], out.designs[acq] = runs.indices, runs.q, runs
             for m in (m for m in ms if m.acquisition == acq):
                 if m.estimator == "is":
@@ -290,7 +292,7 @@ def simulate(*, target_logprobs: np.ndarray, labels: np.ndarray,
         # label-aware scores (nll, oracle) are allowed here: a simulation knows the labels
         scores = acquisition_scores(acq, surrogate_logprobs=s, target_logprobs=t, labels=y, n=n)
         idx, q = sample(scores, budget, n_runs=n_runs, proposal_floor=floor,
-                        random_state=_seed_for(random_state, acq), progress=progress)
+                        random_state=seed_for(random_state, acq), progress=progress)
         out.acquired[acq], out.q[acq] = idx, q
         L = per_item[idx]
         for m in (m for m in ms if m.acquisition == acq):
