@@ -27,6 +27,14 @@ Pools:
   (``../shared/datasets/history``; skipped without it), drawn by the history design of
   sessions (history features + the neighbours' column).
 
+``--bootstrap``: instead, the bootstrap interval's projection (``estimate --target-width``
+prints it too: "a bootstrap 95% interval of width W needs about K labels"), on the
+designs' runs: the bootstrap's width at budget M taken as its B -> inf limit
+``2 z sd(t) / sqrt(M)`` (``t`` the reweighted terms at M, what the session resamples),
+budgets on a grid of 5; projected by ``labels_for_width`` as it was (``1/sqrt(K)``
+shrinkage) and with the design's variance ratio (``variance_ratio=``, how sessions run
+it now).
+
 ``--cost``: instead, the CPU seconds of one projection at pool sizes 1e5-1e7 (a session
 at 200 labels asking for width 0.01), in blocks of budgets growing fourfold (how it runs)
 against every budget at once (how it ran), both in this run.
@@ -34,6 +42,7 @@ against every budget at once (how it ran), both in this run.
 Usage (CPU minutes; docs/projection.md)::
 
     nice -n 10 python benchmarks/cs_projection.py --runs 40 --width 0.1 --horizon 2200
+    nice -n 10 python benchmarks/cs_projection.py --bootstrap --runs 20 --width 0.06 --horizon 1500
     python benchmarks/cs_projection.py --cost
 """
 
@@ -126,6 +135,41 @@ def summary(rows: list[tuple], group: str) -> list[str]:
     return lines
 
 
+def bootstrap_rows(p: hr.Pool, runs: int, width: float, horizon: int, seed: int
+                   ) -> list[tuple]:
+    """``(checkpoint, projection as it was, as it is, actual)`` of the bootstrap's width."""
+    from activetest.stats import BootstrapResult, labels_for_width
+    from activetest.stats.confseq import future_variance_ratio
+    from activetest.stats.estimators import adaptive_lure_weights
+
+    N = p.loss.size
+    K = min(horizon, N - 1)
+    design = (graded_adaptive_design(p.features) if p.prior is None
+              else hr.history_design(p, "features+neighbours"))
+    rng = np.random.default_rng([seed, zlib.crc32(p.name.encode()), 2])
+    d = simulate_design(design, losses=p.loss, labels=None, budget=K, n_runs=runs,
+                        random_state=rng, model_var=True)
+    th = adaptive_lure_theta(p.loss[d.indices], d.q, N, control=d.control,
+                             control_rest=d.control_rest)
+    z = 1.959963984540054
+    grid = np.arange(10, K + 1, 5)
+    out = []
+    for r in range(runs):
+        widths = np.array([2 * z * (M * adaptive_lure_weights(N, M) * th[r, :M]).std(ddof=1)
+                           / np.sqrt(M) for M in grid])
+        ok = np.flatnonzero(widths <= width)
+        stop = float(grid[ok[0]]) if ok.size else np.nan
+        for k in CHECKPOINTS:
+            if k >= K or stop <= k:
+                continue
+            w = float(widths[np.searchsorted(grid, k)])
+            res = BootstrapResult(0.0, w / (2 * z), -w / 2, w / 2, 0.95, "normal", k)
+            ratio = future_variance_ratio(th[r, :k], N, model_var=d.model_var[r, :k])
+            out.append((k, labels_for_width(res, width),
+                        labels_for_width(res, width, variance_ratio=ratio), stop))
+    return out
+
+
 def cost() -> None:
     """Print the CPU seconds of one projection, in blocks and at once (``--cost``)."""
     from activetest.stats.confseq import _projected_widths
@@ -172,11 +216,40 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--held-out", type=int, default=3, help="held-out models per matrix")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--cost", action="store_true", help="time one projection instead")
+    ap.add_argument("--bootstrap", action="store_true",
+                    help="the bootstrap interval's projection instead")
     a = ap.parse_args(argv)
+    t0 = time.process_time()
     if a.cost:
         cost()
         return
-    t0 = time.process_time()
+    if a.bootstrap:
+        groups = {"bundled": hr.bundled_pools()}
+        if hr.HISTORY.is_dir():
+            groups["history"] = hr.history_pools(a.held_out, a.seed)
+        print(f"Projection of the labels to a bootstrap interval (normal, B -> inf) of width "
+              f"{a.width:g}: projection / the labels the same run needed (median over runs, "
+              f"10th-90th percentile; share below). {a.runs} runs per pool, up to "
+              f"{a.horizon} labels; seed {a.seed}.\n")
+        print("| pools | at labels | runs not yet narrow | labels needed (median) | as it was: "
+              "1/sqrt(K) | as sessions now: the design's variance ratio |")
+        print("|---|---|---|---|---|---|")
+        for name, pools in groups.items():
+            rows = np.array([row for p in pools
+                             for row in bootstrap_rows(p, a.runs, a.width, a.horizon, a.seed)],
+                            dtype=np.float64)
+            for k in CHECKPOINTS:
+                s = rows[rows[:, 0] == k]
+                fin = np.isfinite(s[:, -1])
+                cells = []
+                for j in (1, 2):
+                    rat = s[fin, j] / s[fin, -1]
+                    cells.append(f"{np.median(rat):.2f} ({np.percentile(rat, 10):.2f}-"
+                                 f"{np.percentile(rat, 90):.2f}); {np.mean(rat < 1):.0%}")
+                print(f"| {name} ({len(pools)}), the design | {k} | {len(s)} | "
+                      f"{np.median(s[fin, -1]):.0f} | " + " | ".join(cells) + " |")
+        print(f"\n({time.process_time() - t0:.0f} CPU-s)")
+        return
     groups = {"bundled": hr.bundled_pools()}
     if hr.HISTORY.is_dir():
         groups["history"] = hr.history_pools(a.held_out, a.seed)

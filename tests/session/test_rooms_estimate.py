@@ -131,3 +131,34 @@ def test_difference_range_takes_each_side_from_its_own_target() -> None:
     # the interval is clipped to it, keeping the estimate itself
     assert est.clip_interval(-7.0, 3.0, 0.5, (-5.0, 2.0)) == (-5.0, 2.0)
     assert est.clip_interval(-7.0, 3.0, 2.4, (-5.0, 2.0)) == (-5.0, 2.4)
+
+
+def test_a_learning_design_projects_the_bootstrap_with_its_variance_ratio() -> None:
+    """An adaptive design's estimate projects the bootstrap's labels with the design's
+    variance ratio (its model's variance now over the draws' average so far): a design
+    whose model variance fell projects fewer labels than the 1/sqrt(K) rule."""
+    from activetest.stats import (
+        adaptive_lure_terms,
+        adaptive_lure_theta,
+        bootstrap,
+        labels_for_width,
+    )
+    from activetest.stats.confseq import future_variance_ratio
+
+    rng = np.random.default_rng(9)
+    k, n = 60, 400
+    d = draws(k, n)
+    L = (rng.random(k) < 0.3).astype(float)
+    g = np.full(k, 0.3)
+    G = 0.3 * (n - np.arange(k))
+    V = np.linspace(0.4, 0.05, k) * (n - np.arange(k)) * (n - np.arange(k) + 1.0)
+    rep = report(d, {"error_rate": L}, target_width=0.05,
+                 design_controls={"error_rate": (g, G, V)})
+    m = rep.metrics["error_rate"]
+    raw = bootstrap(adaptive_lure_terms(L, d.q, n, g, G), n_boot=50, level=0.95,
+                    random_state=est.bootstrap_rng(0, k, "lure:error_rate"))
+    rho = future_variance_ratio(adaptive_lure_theta(L, d.q, n, control=g, control_rest=G), n,
+                                model_var=V)
+    assert rho < 0.5
+    assert m.labels_needed == labels_for_width(raw, 0.05, variance_ratio=rho)
+    assert m.labels_needed < labels_for_width(raw, 0.05)

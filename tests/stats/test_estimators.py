@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from activetest.stats import (
+    BootstrapResult,
     acquisition_scores,
     ase,
     bootstrap,
@@ -191,3 +192,62 @@ def test_uniform_labels_for_width_reads_the_pool_variance_off_active_draws() -> 
     assert uniform_labels_for_width(L[idx[0]], q[0], N, 1e-6) == N  # the whole pool at most
     with pytest.raises(ValueError, match="width"):
         uniform_labels_for_width(L[idx[0]], q[0], N, 0.0)
+
+
+def test_labels_for_width_with_a_variance_ratio_solves_its_width_rule() -> None:
+    """The projection is the smallest K' whose width ``w sqrt(K (K + (K' - K) rho)) / K'``
+    is at most the width asked for; rho = 1 is the 1/sqrt(K) rule."""
+    r = bootstrap(np.random.default_rng(3).normal(0.4, 1.0, size=50), n_boot=200,
+                  random_state=4)
+
+    def width(k: int, rho: float) -> float:
+        return r.width * np.sqrt(50 * (50 + (k - 50) * rho)) / k
+
+    for rho in (0.2, 0.5, 1.0, 1.7):
+        for frac in (0.9, 0.5, 0.2):
+            k = labels_for_width(r, frac * r.width, variance_ratio=rho)
+            assert width(k, rho) <= frac * r.width * (1 + 1e-9) < width(k - 1, rho), (rho, frac)
+    assert labels_for_width(r, 0.5 * r.width, variance_ratio=1.0) == labels_for_width(
+        r, 0.5 * r.width) == 200
+    assert labels_for_width(r, 2 * r.width, variance_ratio=0.3) == 50
+    with pytest.raises(ValueError, match="variance_ratio"):
+        labels_for_width(r, 0.1, variance_ratio=0.0)
+
+
+def test_bootstrap_projection_follows_a_design_that_learns() -> None:
+    """On a design that learns from the labels, projected from 30 labels with the design's
+    variance ratio (as sessions do) the bootstrap's projection is close to the labels the
+    runs needed; by the 1/sqrt(K) rule alone it was far above."""
+    from activetest.stats.adaptive import AdaptiveDesign, simulate_design
+    from activetest.stats.confseq import future_variance_ratio
+    from activetest.stats.estimators import adaptive_lure_theta, adaptive_lure_weights
+
+    rng = np.random.default_rng(21)
+    N, K, runs, z = 1500, 400, 60, 1.959964
+    X = rng.normal(size=(N, 3))
+    p_wrong = 1.0 / (1.0 + np.exp(-(-1.2 + 2.5 * X[:, 0] - 1.5 * X[:, 1])))
+    L = (rng.random(N) < p_wrong).astype(float)
+    d = simulate_design(AdaptiveDesign.graded(X), losses=L, labels=None, budget=K,
+                        n_runs=runs, random_state=22, model_var=True)
+    th = adaptive_lure_theta(L[d.indices], d.q, N, control=d.control,
+                             control_rest=d.control_rest)
+    grid = np.arange(10, K + 1, 2)
+    widths = np.array([[2 * z * (M * adaptive_lure_weights(N, M) * th[r, :M]).std(ddof=1)
+                        / np.sqrt(M) for M in grid] for r in range(runs)])
+    W = float(np.median(widths[:, np.searchsorted(grid, 150)]))
+    plain, learnt = [], []
+    for r in range(runs):
+        ok = np.flatnonzero(widths[r] <= W)
+        w30 = widths[r, np.searchsorted(grid, 30)]
+        if not ok.size or w30 <= W:
+            continue
+        stop = grid[ok[0]]
+        res = BootstrapResult(0.0, w30 / (2 * z), -w30 / 2, w30 / 2, 0.95, "normal", 30)
+        rho = future_variance_ratio(th[r, :30], N, model_var=d.model_var[r, :30])
+        assert 0 < rho < 1.5
+        plain.append(labels_for_width(res, W) / stop)
+        learnt.append(labels_for_width(res, W, variance_ratio=rho) / stop)
+    assert len(learnt) > 0.8 * runs
+    assert 0.8 < np.median(learnt) < 1.25, np.median(learnt)
+    assert np.median(plain) > 1.3, np.median(plain)
+    assert future_variance_ratio(th[0, :30], N) == 1.0  # no model: no ratio

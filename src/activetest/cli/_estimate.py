@@ -147,8 +147,9 @@ def _print_estimate(r: Any, target: str) -> None:
         if m.labels_needed is not None:
             more = max(0, m.labels_needed - r.n_labels)
             _out.print(f"{m.metric}: a {boot_name} of width {r.target_width:g} needs about "
-                       f"{m.labels_needed} labels in total ({more} more; projected from the "
-                       f"bootstrap, assuming 1/sqrt(K) shrinkage)")
+                       f"{m.labels_needed} labels in total ({more} more; a projection from "
+                       f"the bootstrap: 1/sqrt(labels) shrinkage, an adaptive design's later "
+                       f"draws varying as its model has them now)")
     if r.flagged:
         thr_t, thr_s, rule = r.noise_thresholds
         joiner = "or" if rule == "any" else "and"

@@ -456,7 +456,17 @@ def _metric_estimate(metric: str, draws: LabelledDraws, losses: np.ndarray, hit:
                           bounded)
     ucurve = tuple(float(x) for x in uniform_mean_curve(losses))
     without = float(terms[~hit].mean()) if hit.any() and (~hit).any() else None
-    needed = labels_for_width(raw, target_width) if target_width else None
+    needed = None
+    if target_width:  # a learning design's later draws vary less than its first
+        ratio = 1.0
+        if design is not None and K >= 2:
+            from activetest.stats import adaptive_lure_theta
+            from activetest.stats.confseq import future_variance_ratio
+
+            ratio = future_variance_ratio(
+                adaptive_lure_theta(losses, q, N, control=design[0], control_rest=design[1]),
+                N, model_var=design[2])
+        needed = labels_for_width(raw, target_width, variance_ratio=ratio)
     cv: BootstrapResult | None = None
     control_mean = None
     if control is not None:

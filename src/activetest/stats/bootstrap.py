@@ -119,17 +119,32 @@ def bootstrap(terms: np.ndarray, *, offset: float = 0.0, n_boot: int = 1000, lev
     return BootstrapResult(est, sd, lo, hi, level, method, int(np.size(terms)))
 
 
-def labels_for_width(result: BootstrapResult, width: float) -> int:
+def labels_for_width(result: BootstrapResult, width: float, *,
+                     variance_ratio: float = 1.0) -> int:
     """Project the total labels needed for an interval of the given width.
 
-    Assumes the standard error shrinks as ``1/sqrt(K)`` (true for the uniform
-    estimator and approximately for LURE with a fixed proposal): ``K * (w_now / w)^2``.
+    With ``variance_ratio = 1`` (default) the standard error shrinks as ``1/sqrt(K)``
+    (true for the uniform estimator and approximately for LURE with a fixed proposal):
+    ``K (w_now / w)^2``. A design that learns from the labels draws its later items with
+    a better model: ``variance_ratio`` (:func:`activetest.stats.confseq.future_variance_ratio`,
+    rho) is a further draw's variance over the average of the K so far, and the squared
+    width after K' labels is ``w_now^2 K (K + (K' - K) rho) / K'^2``; the projection is
+    the smallest K' where that is at most ``width^2``. Measured (docs/projection.md): on
+    the bundled pools' adaptive design the plain rule projected 1.9x the labels the
+    bootstrap then needed from 30 labels (median), 1.6x from 60.
     """
     if not width > 0:
         raise ValueError(f"width must be > 0, got {width!r}")
-    if result.width <= 0:
-        return result.n_labels
-    return max(result.n_labels, int(np.ceil(result.n_labels * (result.width / width) ** 2)))
+    if not (np.isfinite(variance_ratio) and variance_ratio > 0):
+        raise ValueError(f"variance_ratio must be > 0, got {variance_ratio!r}")
+    K = result.n_labels
+    if result.width <= width:
+        return K
+    a = result.width ** 2 * K  # w(K')^2 = a (rho K' + K (1 - rho)) / K'^2
+    rho = float(variance_ratio)
+    disc = (a * rho) ** 2 + 4.0 * width ** 2 * a * K * (1.0 - rho)
+    k = (a * rho + np.sqrt(max(disc, 0.0))) / (2.0 * width ** 2)
+    return max(K + 1, int(np.ceil(k - 1e-9)))
 
 
 def uniform_labels_for_width(losses: np.ndarray, q: np.ndarray, N: int, width: float, *,

@@ -170,6 +170,7 @@ __all__ = [
     "cs_clock",
     "default_budget",
     "exact_cs",
+    "future_variance_ratio",
     "labels_for_cs_width",
     "log_loss_bound",
     "max_budget",
@@ -525,14 +526,8 @@ def labels_for_cs_width(theta: np.ndarray, N: int, width: float, *, alpha: float
     est, se, gam, df = (float(x[-1]) for x in _curves(th, N, model_var))
     W_M = M / (N - M) if M < N else np.inf
     V_now = se ** 2 * W_M ** 2
-    s2 = N * V_now / W_M  # the average of the draws so far
-    if future == "recent" and model_var is not None:
-        recent = np.arange(max(1, M - RECENT_DRAWS + 1), M + 1)
-        mv = np.asarray(model_var, dtype=np.float64)[recent - 1]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            per = mv / ((N - recent) * (N - recent + 1.0))
-        if np.any(np.isfinite(per)):
-            s2 = float(np.nanmean(np.where(np.isfinite(per), per, np.nan)))
+    s2_avg, s2_recent = _per_draw_variances(se, M, N, model_var)
+    s2 = s2_recent if future == "recent" else s2_avg
     # budgets up to K at a time, K growing fourfold: the cost follows the answer, not N
     K = min(N - 1, max(1024, 4 * M))
     while True:
@@ -549,6 +544,47 @@ def labels_for_cs_width(theta: np.ndarray, N: int, width: float, *, alpha: float
         if K >= N - 1:
             return int(N)
         K = min(N - 1, 4 * K)
+
+
+def _per_draw_variances(se: float, M: int, N: int, model_var: np.ndarray | None
+                        ) -> tuple[float, float]:
+    """``(s^2 average, s^2 recent)`` of :func:`labels_for_cs_width`: a draw's variance in
+    uniform sampling's units, averaged over the draws so far (from the SE at M) and as
+    the design's model has it at its last :data:`RECENT_DRAWS` draws (the average again
+    where it has no model)."""
+    W_M = M / (N - M)
+    s2_avg = N * se ** 2 * W_M
+    if model_var is None:
+        return s2_avg, s2_avg
+    recent = np.arange(max(1, M - RECENT_DRAWS + 1), M + 1)
+    mv = np.asarray(model_var, dtype=np.float64)[recent - 1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per = mv / ((N - recent) * (N - recent + 1.0))
+    per = per[np.isfinite(per)]
+    return s2_avg, float(per.mean()) if per.size else s2_avg
+
+
+def future_variance_ratio(theta: np.ndarray, N: int, *,
+                          model_var: np.ndarray | None = None) -> float:
+    """A draw's variance as the design's model has it now over the average of the draws so
+    far (uniform sampling's units; 1 without a model, or before two draws): how much the
+    draws still to come are expected to vary relative to the ones made. A design that
+    learns from the labels has a ratio below 1 (its first draws had a worse model).
+
+    Used to project the bootstrap's width (:func:`activetest.stats.bootstrap.labels_for_width`,
+    ``variance_ratio=``) as :func:`labels_for_cs_width` projects the CS's.
+    """
+    th = np.asarray(theta, dtype=np.float64)
+    if th.ndim != 1:
+        raise ValueError(f"theta must be 1-D (one run), got shape {th.shape}")
+    M = th.size
+    if model_var is None or M < 2 or M >= N:
+        return 1.0
+    se = float(_curves(th, N, model_var)[1][-1])
+    s2_avg, s2_recent = _per_draw_variances(se, M, N, model_var)
+    if not (np.isfinite(s2_avg) and s2_avg > 0 and np.isfinite(s2_recent)):
+        return 1.0
+    return float(s2_recent / s2_avg)
 
 
 def _projected_widths(future_m: np.ndarray, N: int, K: int, *, est: float, se: float,
