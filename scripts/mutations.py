@@ -7,7 +7,7 @@ never touched), runs those tests (``pytest -x``), and reports whether they faile
 (``caught``) or passed (``SURVIVED``: a gap in the tests, or an equivalent mutant, which
 the entry's ``note`` then says). Not part of CI: a survivor is for a person to judge.
 
-    python scripts/mutations.py                 # every entry (25 minutes on 2 cores)
+    python scripts/mutations.py                 # every entry (23 minutes on 2 cores)
     python scripts/mutations.py --only cs- int- # entries whose id starts so
 
 Exit status 1 if an entry not marked ``"equivalent": true`` survived.
