@@ -162,3 +162,13 @@ def test_a_learning_design_projects_the_bootstrap_with_its_variance_ratio() -> N
     assert rho < 0.5
     assert m.labels_needed == labels_for_width(raw, 0.05, variance_ratio=rho)
     assert m.labels_needed < labels_for_width(raw, 0.05)
+
+
+def test_the_bootstrap_projection_is_at_most_the_pool() -> None:
+    """A width the pool's own labels would not give by 1/sqrt(labels) is still reached by
+    labelling the whole pool: the projection says the pool, never more."""
+    rng = np.random.default_rng(10)
+    d = draws(12, 40)
+    m = report(d, {"error_rate": (rng.random(12) < 0.4).astype(float)},
+               target_width=0.01).metrics["error_rate"]
+    assert m.labels_needed == 40

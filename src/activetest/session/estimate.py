@@ -466,7 +466,8 @@ def _metric_estimate(metric: str, draws: LabelledDraws, losses: np.ndarray, hit:
             ratio = future_variance_ratio(
                 adaptive_lure_theta(losses, q, N, control=design[0], control_rest=design[1]),
                 N, model_var=design[2])
-        needed = labels_for_width(raw, target_width, variance_ratio=ratio)
+        # at most the pool: all of it labelled, the estimate is the pool's own mean
+        needed = min(N, labels_for_width(raw, target_width, variance_ratio=ratio))
     cv: BootstrapResult | None = None
     control_mean = None
     if control is not None:
