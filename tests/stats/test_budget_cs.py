@@ -156,3 +156,28 @@ def test_a_zero_se_before_the_census_gives_no_interval_not_a_point() -> None:
     assert np.all(np.isinf(cs.low[:40])) and np.all(np.isinf(cs.high[:40]))
     assert np.all(cs.width[60:] > 0.01)
     assert np.isfinite(cs.low[-1])
+
+
+def test_no_errors_yet_is_no_spread_in_a_whole_run_curve_too() -> None:
+    """A run's first 40 labels show no error, then some: computed over the whole run, the
+    first 40 budgets see exactly no spread, as the run cut there does (the shifted sums
+    leave only rounding), so the CS tuned to a budget gives no interval there rather than
+    a point at 0 after 30 correct labels; and its later budgets are intersected with
+    those, not thrown off by them."""
+    from activetest.stats.intervals import _curves
+
+    N = 2000
+    L = np.zeros(120)
+    L[[40, 70, 90, 100, 110]] = 1.0
+    q = 1.0 / (N - np.arange(120))
+    th = _theta(L, q, N)
+    se = _curves(th, N)[1]
+    for k in (30, 35, 40):
+        assert se[k - 1] == _curves(th[:k], N)[1][-1] == 0.0
+    cs = asymptotic_cs(th, N, budget=400, value_range=(0.0, 1.0))
+    assert np.all(cs.low[29:40] == 0.0) and np.all(cs.high[29:40] == 1.0)
+    for k in (60, 100, 120):  # the whole run's curve at k is the cut run's at its end
+        cut = asymptotic_cs(th[:k], N, budget=400, value_range=(0.0, 1.0))
+        assert (cs.low[k - 1], cs.high[k - 1]) == pytest.approx((cut.low[-1], cut.high[-1]),
+                                                                abs=1e-12)
+    assert cs.high[119] < 0.15  # intersected with the earlier budgets (0.21 on its own)

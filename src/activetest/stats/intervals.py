@@ -205,6 +205,10 @@ def _curves(theta: np.ndarray, N: int, model_var: np.ndarray | None = None
         A2, C2 = np.cumsum(w2 * d * d, axis=-1), np.cumsum(w3 * d * d, axis=-1)
         C3 = np.cumsum(w3 * d**3, axis=-1)
         m2 = np.maximum(A2 - 2 * e * A1 + e * e * A0, 0.0)  # sum w^2 (theta - R_M)^2
+        # equal terms so far (e.g. no error yet) leave only the rounding of the shifted
+        # sums (the shift is the whole run's mean): that is no spread, exactly as a run
+        # cut at M computes it, so a CS's "no spread, no interval" rule sees it
+        m2 = np.where(m2 <= 1e-12 * (A2 + e * e * A0), 0.0, m2)
         m3 = C3 - 3 * e * C2 + 3 * e * e * C1 - e**3 * C0  # sum w^3 (theta - R_M)^3
         Wf = W[:n_fin]
         S2 = A0 / Wf**2
