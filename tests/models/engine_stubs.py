@@ -47,6 +47,8 @@ class _EngineHandler(_ReferenceHandler):
     def _next_logprobs(self, prompt: str) -> tuple[np.ndarray, int]:
         llm = type(self).llm
         with type(self).lock:
+            if type(self).closed:  # a late request on a server being torn down
+                raise ConnectionAbortedError("the model is closed")
             ids = llm.tokenize(prompt.encode(), add_bos=True)
             llm.reset()
             llm.eval(ids)
@@ -63,6 +65,8 @@ class _EngineHandler(_ReferenceHandler):
             return
         if path.endswith("/tokenize") and not path.endswith("/extras/tokenize"):
             with type(self).lock:
+                if type(self).closed:
+                    raise ConnectionAbortedError("the model is closed")
                 ids = type(self).llm.tokenize(str(req["prompt"]).encode(),
                                               add_bos=bool(req.get("add_special_tokens", True)))
             self._send(200, {"tokens": ids, "count": len(ids), "max_model_len": 512})
@@ -121,4 +125,8 @@ def engine_server(model_path: str | Path, engine: str) -> Iterator[str]:
     finally:
         httpd.shutdown()
         httpd.server_close()
-        handler.llm.close()
+        # a handler thread may still be in a request (the server does not join them):
+        # never free the model under a decode (llama.cpp aborts the whole process)
+        with handler.lock:
+            handler.closed = True
+            handler.llm.close()

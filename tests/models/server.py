@@ -127,6 +127,7 @@ class _ReferenceHandler(http.server.BaseHTTPRequestHandler):
 
     llm: Any = None
     lock = threading.Lock()
+    closed = False  # set, under the lock, once the model is closed
     max_logprobs = 20
 
     def _send(self, status: int, payload: dict[str, Any]) -> None:
@@ -150,6 +151,8 @@ class _ReferenceHandler(http.server.BaseHTTPRequestHandler):
             return
         llm = type(self).llm
         with type(self).lock:
+            if type(self).closed:  # a late request on a server being torn down
+                raise ConnectionAbortedError("the model is closed")
             ids = llm.tokenize(prompt.encode(), add_bos=True)
             llm.reset()
             llm.eval(ids)
@@ -159,7 +162,10 @@ class _ReferenceHandler(http.server.BaseHTTPRequestHandler):
         gen = int(np.argmax(nxt))
 
         def piece(t: int) -> str:
-            return llm.detokenize([t]).decode("utf-8", errors="ignore")
+            with type(self).lock:  # the model may be closed meanwhile (a late request)
+                if type(self).closed:
+                    return ""
+                return llm.detokenize([t]).decode("utf-8", errors="ignore")
 
         def top(row: np.ndarray) -> dict[str, float]:
             best = np.argsort(-row)[: max(int(k or 0), 1)]
@@ -217,7 +223,11 @@ def reference_completions_server(model_path: str | Path, *, max_logprobs: int = 
     finally:
         httpd.shutdown()
         httpd.server_close()
-        handler.llm.close()
+        # a handler thread may still be in a request (the server does not join them):
+        # never free the model under a decode (llama.cpp aborts the whole process)
+        with handler.lock:
+            handler.closed = True
+            handler.llm.close()
 
 
 #: What :func:`fault_server` can do (see there).
