@@ -358,7 +358,8 @@ def test_projection_and_may_stop_see_the_clipped_cs() -> None:
     s = anytime_summary(th, N, target_width=W, budget=400, value_range=(0.0, 1.0))
     assert s.may_stop and s.labels_needed == th.size
     assert not anytime_summary(th, N, target_width=W, budget=400).may_stop
-    for M in (40, 60, 90):
+    for M in (105, 112, 120):  # prefixes with errors (the first at 100): spread seen
+        assert np.ptp(th[:M]) > 0
         for w in (0.02, 0.03, 0.05):
             clipped = labels_for_cs_width(th[:M], N, w, budget=400, value_range=(0.0, 1.0))
             plain = labels_for_cs_width(th[:M], N, w, budget=400)
@@ -441,3 +442,27 @@ def test_anytime_summary_reads_stopping_off_the_cs() -> None:
     assert s.may_stop == (cs.width[-1] <= 0.3)
     assert s.labels_needed == labels_for_cs_width(th, N, 0.3)
     assert anytime_summary(th, N).labels_needed is None
+
+
+def test_projection_with_no_spread_seen_yet_is_not_the_first_budget() -> None:
+    """Uniform draws of a 2% error rate whose first 30 labels show no error: every term is
+    equal, which is no spread seen, not no spread. The projection gives the draws the
+    variance (and skewness) of a loss at 0 or 1 by Laplace's rule; it used to say the CS
+    would be narrow at its first budget (31 labels) where the runs needed hundreds."""
+    rng = np.random.default_rng(1)
+    N = 5000
+    L = (rng.random(N) < 0.02).astype(float)
+    idx, q = sample(np.ones(N), 4000, n_runs=300, random_state=3)
+    th = _theta(L[idx], q, N)
+    quiet = [r for r in range(300) if not L[idx[r, :30]].any()]
+    assert len(quiet) > 100
+    for w in (0.02, 0.05):
+        ratio = []
+        for r in quiet:
+            cs = asymptotic_cs(th[r], N, budget=400, value_range=(0.0, 1.0))
+            ok = np.flatnonzero(cs.width <= w)
+            proj = labels_for_cs_width(th[r, :30], N, w, budget=400, value_range=(0.0, 1.0))
+            assert proj > 300  # never "at the first budget"
+            if ok.size:
+                ratio.append(proj / (ok[0] + 1))
+        assert 0.7 < np.median(ratio) < 2.5, (w, np.median(ratio))

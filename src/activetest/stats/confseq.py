@@ -486,6 +486,13 @@ def labels_for_cs_width(theta: np.ndarray, N: int, width: float, *, alpha: float
       allowance with Kish's df grown in proportion, ``(df_M + 1) M' / M - 1``;
       ``value_range`` clips it as the session's CS is clipped (an error rate near 0:
       the CS shown is narrower than its plain width).
+    * no spread seen yet (every term equal, e.g. no error in the first labels, and no
+      model): with a finite ``value_range`` ``[a, b]`` the draws to come are given the
+      variance of a loss at ``a`` or ``b`` with Laplace's rule, ``p (1 - p) (b - a)^2``,
+      ``p = (M p_hat + 1) / (M + 2)``, its skewness (Hall's correction as for any
+      skewed loss), centred at ``a + p (b - a)``, for the draws made as for those to
+      come; before, such a session was told the CS would be
+      narrow at the next label whatever the width asked for.
 
     ``future="average"`` (how it projected before 2026-12-04; kept for the comparison):
     ``s^2`` the average of the draws so far at every later draw (then ``SE_{M'} = SE_M
@@ -528,6 +535,16 @@ def labels_for_cs_width(theta: np.ndarray, N: int, width: float, *, alpha: float
     V_now = se ** 2 * W_M ** 2
     s2_avg, s2_recent = _per_draw_variances(se, M, N, model_var)
     s2 = s2_recent if future == "recent" else s2_avg
+    if future == "recent" and s2 == 0.0 and value_range is not None \
+            and all(np.isfinite(value_range)):
+        # equal terms so far (no error yet): no spread seen is not no spread; a loss in
+        # [a, b] with one pseudo-observation at each end (Laplace's rule) instead
+        a, b = float(value_range[0]), float(value_range[1])
+        p = (min(max((est - a) / (b - a), 0.0), 1.0) * M + 1.0) / (M + 2.0)
+        s2 = p * (1.0 - p) * (b - a) ** 2
+        gam = (1.0 - 2.0 * p) / np.sqrt(p * (1.0 - p) * M)  # that loss's skewness, at M
+        est = a + p * (b - a)  # and centred there, not at the range's end
+        V_now = s2 * W_M / N  # the draws made had it too (their spread was luck)
     # budgets up to K at a time, K growing fourfold: the cost follows the answer, not N
     K = min(N - 1, max(1024, 4 * M))
     while True:
