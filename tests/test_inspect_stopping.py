@@ -343,7 +343,7 @@ def test_the_bundled_model_through_a_local_server_item_by_item(tmp_path: Path) -
 
 
 def test_restore_replays_a_design_that_refits_batch_by_batch(tmp_path: Path) -> None:
-    from activetest.inspect_stopping import LogRecord, restore
+    from activetest.inspect import LogRecord, restore
 
     db, again = _session(tmp_path), _session(tmp_path, name="again.db")
     with Session.open(db) as s:
@@ -379,7 +379,7 @@ def test_importing_the_manager_does_not_import_inspect_ai_nor_shadow_inspect() -
     out = subprocess.run([sys.executable, "-c", code], env={"PYTHONPATH": str(ROOT / "src"),
                                                            "PATH": ""},
                          capture_output=True, text=True, check=True).stdout.split()
-    assert out == ["False", "True", "activetest.inspect_stopping"]
+    assert out == ["False", "True", "activetest.inspect.manager"]
 
 
 def test_the_join_checks_every_prompt_field(tmp_path: Path) -> None:

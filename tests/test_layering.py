@@ -30,7 +30,7 @@ ROOT = SRC / "activetest"
 LAYERS = {"_tmpfiles": 0, "_numeric": 0, "_lazy": 0, "errors": 0, "redaction": 0, "supervise": 0,
           "__version__": 0,
           "formats": 1, "data": 2, "stats": 2, "models": 3, "session": 4,
-          "cli": 5, "api": 5, "experiments": 5, "web": 5, "inspect": 5, "inspect_stopping": 5,
+          "cli": 5, "api": 5, "experiments": 5, "web": 5, "inspect": 5,
           "__main__": 5, "": 5}
 
 #: Circles known and not yet broken: (module, imported module) arrows left out of the

@@ -1,48 +1,9 @@
-"""Active testing inside inspect_ai: run the target only on the drawn items, stop when narrow.
+"""The inspect_ai early-stopping manager :class:`ActiveStopping` (see :mod:`activetest.inspect`).
 
-``ActiveStopping`` is an inspect_ai early-stopping manager (``Task(early_stopping=...)``,
-inspect_ai >= 0.3.285). It works on a graded activetest session (``activetest init``
-with a surrogate of the target's correctness; the judgment levels' scores are the
-scorer's values, e.g. incorrect/correct = 0/1) whose items are the task's samples::
-
-    from activetest.inspect import ActiveStopping
-
-    stop = ActiveStopping("eval.db", width=0.10, budget=200)
-    task = Task(dataset=stop.dataset(samples), solver=generate(), scorer=match(),
-                early_stopping=stop)
-    eval(task, model=...)
-
-* ``start_task``: joins the session's items to the task's samples BY ID (every pool
-  item must be a sample and every sample a pool item; ids that may be positions,
-  whole numbers, join only where each item's text occurs in its sample's input; a
-  refused join names the id and both texts), then takes the order from the session's
-  design: the draws still unrecorded, then new draws (``budget`` in all, default the
-  whole pool). The draws are committed to the session (a later eval, or a person,
-  continues the same draw order). Without ``batch``, an adaptive design is refitted
-  before these draws and not inside them: one eval is one batch. With ``batch=c``
-  the eval draws ``c`` at a time and refits between batches on the completed scores
-  (each batch is drawn from one fitted proposal, which keeps the estimate exactly
-  unbiased); every sample then waits in ``schedule_sample`` until it is drawn or the
-  draws end, so the eval must let all samples wait at once (``max_samples`` at least
-  the number of samples; the model's ``max_connections`` bounds the runs at once).
-* ``schedule_sample``: skips every sample not in this order, and every sample once the
-  stop is reached (with ``batch``: once the draws have ended).
-* ``complete_sample``: records the sample's score (the chosen scorer's value, mapped to
-  the judgment level with that score) as the item's label, committed at once (the same
-  guarantees as ``activetest import``). The estimate uses the longest completed
-  prefix of the draw order; the stop is the first prefix length at which the anytime
-  95% confidence sequence is at most ``width`` wide (checked at every length the
-  prefix passes through), which is the stopping time a one-at-a-time run has, whatever
-  order inspect completes the samples in (:mod:`activetest.stats.concurrent_stop`).
-* ``complete_task``: returns the estimate at the stop (else at the longest completed
-  prefix) with its fixed-budget interval and anytime confidence sequence, the design,
-  the order and every recorded score: inspect writes it into the log's
-  ``results.early_stopping.metadata``.
-
-Samples run in dataset order, so give the task ``stop.dataset(samples)`` (the drawn
-samples first, in draw order): otherwise the completed prefix grows slowly and more
-samples run before the stop is seen. inspect_ai is imported only when a method needs
-it, so ``import activetest`` stays light.
+It joins the task's samples to the session's items, runs the session's draws (skipping
+every other sample), records each completed sample's score as its label and stops once
+the anytime interval is narrow enough; :class:`StopSummary` is what it writes into the
+log's early-stopping metadata.
 """
 
 from __future__ import annotations
@@ -59,8 +20,9 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["MANAGER", "ActiveStopping", "LogRecord", "PrefixIntervals", "StopSummary",
-           "prefix_intervals", "read_log", "restore"]
+from activetest.inspect.intervals import PrefixIntervals, prefix_intervals
+
+__all__ = ["MANAGER", "ActiveStopping", "StopSummary"]
 
 #: The name inspect records as the early-stopping manager.
 MANAGER = "activetest.ActiveStopping"
@@ -68,68 +30,6 @@ MANAGER = "activetest.ActiveStopping"
 _WHOLE_NUMBER = re.compile(r"[+-]?\d+")
 #: inspect_ai's letter values (``value_to_float``): correct, incorrect, partial, no answer.
 _LETTERS = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
-
-
-@dataclass(frozen=True)
-class PrefixIntervals:
-    """The headline estimate of a session at every prefix length ``M = 1..K`` of its draws.
-
-    Exactly what ``Session.estimate`` reports at ``M = K`` (its metric's LURE, or the
-    adaptive design's estimate, with the fixed-budget interval and the anytime
-    confidence sequence), for every shorter prefix too. Arrays are ``(K,)``.
-    """
-
-    metric: str
-    level: float
-    n_pool: int
-    item_ids: tuple[str, ...]
-    estimate: np.ndarray
-    fixed_low: np.ndarray
-    fixed_high: np.ndarray
-    cs_low: np.ndarray
-    cs_high: np.ndarray
-
-    @property
-    def k(self) -> int:
-        """K, the labelled prefix length."""
-        return len(self.item_ids)
-
-
-def prefix_intervals(session: Any) -> PrefixIntervals:
-    """:class:`PrefixIntervals` of a :class:`activetest.session.workflow.Session` (K >= 2):
-    at every prefix, the intervals the session's own ``estimate`` reports at that many
-    labels (the budget-tuned CS and the blind-spot widening included)."""
-    from activetest.session import estimate as est
-    from activetest.stats import adaptive_lure_theta
-
-    cfg = session.session_config
-    metric = session.metrics[0]
-    draws = session.labelled_draws()
-    if draws.k < 2:
-        raise ValueError(f"{draws.k} usable label(s): intervals need at least 2")
-    level = float(cfg.level)
-    _, draws, losses_by, controls, blind_by = session._estimate(
-        compare=(), n_boot=2, level=level, target_width=None, record=False, progress=False)
-    losses = np.asarray(losses_by[metric], dtype=np.float64)
-    N = draws.n_pool
-    design = controls.get(metric)
-    model_var = None
-    if design is not None:
-        theta = adaptive_lure_theta(losses, draws.q, N, control=design[0],
-                                    control_rest=design[1])
-        model_var = design[2]
-    else:
-        theta = adaptive_lure_theta(losses, draws.q, N)
-    spot = blind_by.get(metric)
-    few = None if metric != "error_rate" else est.few_errors_inputs(  # clt_min_errors
-        losses, draws, cfg.clt_min_errors, q_floor=est.q_floor(cfg, bool(controls)),
-        level=level, design=design)
-    curves = est.interval_curves(
-        theta, N, level=level, model_var=model_var, value_range=est.value_range(metric),
-        planned_budget=cfg.planned_budget,
-        blind=spot.estimate if spot is not None and spot.bounded else None, few=few)
-    return PrefixIntervals(metric, level, N, draws.item_ids, curves.estimate, curves.fixed_low,
-                           curves.fixed_high, curves.cs_low, curves.cs_high)
 
 
 @dataclass(frozen=True)
@@ -681,136 +581,3 @@ def _jsonable(value: Any) -> Any:
     if value is None or isinstance(value, (str, int, bool)):
         return value
     return str(value)
-
-
-@dataclass(frozen=True)
-class LogRecord:
-    """What an inspect log written with :class:`ActiveStopping` says about its session.
-
-    Attributes:
-        path: the log.
-        eval_id: inspect's id of the eval.
-        n_pool, acquisition, seed: the session's pool size, design and sampler seed.
-        draws, q: every draw of the session when the eval ended (item ids, in order)
-            and the probability each was drawn with.
-        labels: item id -> the score recorded as its label.
-        n_known: per draw, the labels its design had seen (empty: a design that does
-            not refit).
-    """
-
-    path: str
-    eval_id: str
-    n_pool: int
-    acquisition: str
-    seed: int | None
-    draws: tuple[str, ...]
-    q: tuple[float, ...]
-    labels: dict[str, float]
-    n_known: tuple[int, ...] = ()
-
-
-def read_log(path: str | os.PathLike[str]) -> LogRecord:
-    """Read the early-stopping metadata of an eval run with :class:`ActiveStopping`.
-
-    Raises:
-        ValueError: not such a log (naming the file), or inspect_ai is not installed.
-    """
-    try:
-        from inspect_ai.log import read_eval_log
-    except ImportError:
-        raise ValueError("reading an inspect_ai log needs inspect_ai (pip install "
-                         "inspect-ai)") from None
-    p = Path(path)
-    if not p.is_file():
-        raise ValueError(f"{p}: no such log file")
-    try:
-        log = read_eval_log(str(p), header_only=True)
-    except Exception as exc:  # inspect raises many kinds for a file it cannot read
-        raise ValueError(f"{p}: not an inspect_ai log ({type(exc).__name__}: {exc})") from None
-    es = log.results.early_stopping if log.results is not None else None
-    md = es.metadata if es is not None else None
-    if es is None or es.manager != MANAGER or not isinstance(md, dict) or "draws" not in md:
-        raise ValueError(f"{p}: not an eval run with activetest.inspect.ActiveStopping (its "
-                         f"early-stopping metadata is not ours)")
-    design = md.get("design") or {}
-    try:
-        return LogRecord(str(p), str(md.get("eval_id") or log.eval.eval_id),
-                         int(md["n_pool"]), str(design["acquisition"]),
-                         None if design.get("seed") is None else int(design["seed"]),
-                         tuple(str(i) for i in md["draws"]),
-                         tuple(float(x) for x in md["q"]),
-                         {str(k): float(v) for k, v in dict(md["labels"]).items()},
-                         tuple(int(x) for x in md.get("n_known") or ()))
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ValueError(f"{p}: damaged ActiveStopping metadata ({exc!r})") from None
-
-
-def restore(session: Any, record: LogRecord) -> int:
-    """Replay ``record``'s draws in ``session`` and record its scores as labels.
-
-    The session must be the one the eval ran on, made again (``activetest init`` with the
-    same pool, task, surrogate and seed): its sampler then draws the same items with the
-    same probabilities, which is checked draw by draw. A design that refits on the labels
-    (graded_fixed's in-run mixing, the adaptive designs) is replayed batch by batch: each
-    batch is drawn once the labels it was drawn with (the first ``n_known`` draws') are
-    back in, as when it was drawn. Labels go in through the usual checks. Returns the
-    number of labels recorded.
-
-    Raises:
-        ValueError: another session (naming the first draw that differs, both sides), or
-            a label that contradicts one already given.
-    """
-    cfg = session.session_config
-    where = record.path
-    mine = (session.n_items, cfg.acquisition, cfg.seed)
-    theirs = (record.n_pool, record.acquisition, record.seed)
-    if mine != theirs:
-        raise ValueError(f"{where}: the log's session has {record.n_pool} items, acquisition "
-                         f"{record.acquisition}, seed {record.seed}; this one {mine[0]} items, "
-                         f"acquisition {mine[1]}, seed {mine[2]}: make it with the same "
-                         f"pool, task, surrogate and --seed")
-    scores = session.task.judgment.scores
-    levels: dict[str, int] = {}
-    for item_id, value in record.labels.items():
-        hit = [k for k, sc in enumerate(scores) if abs(sc - value) < 1e-9]
-        if not hit:
-            raise ValueError(f"{where}: item {item_id!r} has score {value:g}, not a judgment "
-                             f"level's of this session ({list(scores)})")
-        levels[item_id] = hit[0]
-    n = len(record.draws)
-    known = list(record.n_known) if len(record.n_known) == n else [0] * n
-    recorded = 0
-
-    def label(ids: Sequence[str]) -> int:
-        have = session.labels()
-        todo = [(i, levels[i]) for i in ids if i in levels and i not in have]
-        if not todo:
-            return 0
-        return len(session.add_labels(todo, source=f"inspect-log:{record.eval_id}",
-                                      where=where).changes)
-
-    def check(upto: int) -> None:
-        acq = session.acquisitions()
-        for j in range(upto):
-            a, rid, rq = acq[j], record.draws[j], record.q[j]
-            if a.item_id != rid or abs(a.q - rq) > 1e-12 * max(1.0, abs(rq)):
-                raise ValueError(f"{where}: draw {j + 1} of the log is {rid!r} (q = {rq:.6g}); "
-                                 f"this session's is {a.item_id!r} (q = {a.q:.6g}): the log "
-                                 f"was made from another pool, surrogate or seed")
-
-    j = session.store.n_acquired()
-    check(min(j, n))
-    while j < n:
-        k = known[j]
-        missing = [i for i in record.draws[:k] if i not in levels]
-        if missing:
-            raise ValueError(f"{where}: draw {j + 1} was made knowing the labels of the first "
-                             f"{k} draws, but the log has no score for {missing[0]!r}")
-        recorded += label(record.draws[:k])
-        end = j
-        while end < n and known[end] == k:
-            end += 1
-        session.select(end - j)
-        check(end)
-        j = end
-    return recorded + label(record.draws)

@@ -1,0 +1,149 @@
+"""Reading an eval run with :class:`~activetest.inspect.manager.ActiveStopping` back into a session.
+
+``activetest init --from-inspect LOG`` makes the session again and calls :func:`restore`
+with what :func:`read_log` found in the log's early-stopping metadata.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from activetest.inspect.manager import MANAGER
+
+__all__ = ["LogRecord", "read_log", "restore"]
+
+@dataclass(frozen=True)
+class LogRecord:
+    """What an inspect log written with :class:`ActiveStopping` says about its session.
+
+    Attributes:
+        path: the log.
+        eval_id: inspect's id of the eval.
+        n_pool, acquisition, seed: the session's pool size, design and sampler seed.
+        draws, q: every draw of the session when the eval ended (item ids, in order)
+            and the probability each was drawn with.
+        labels: item id -> the score recorded as its label.
+        n_known: per draw, the labels its design had seen (empty: a design that does
+            not refit).
+    """
+
+    path: str
+    eval_id: str
+    n_pool: int
+    acquisition: str
+    seed: int | None
+    draws: tuple[str, ...]
+    q: tuple[float, ...]
+    labels: dict[str, float]
+    n_known: tuple[int, ...] = ()
+
+
+def read_log(path: str | os.PathLike[str]) -> LogRecord:
+    """Read the early-stopping metadata of an eval run with :class:`ActiveStopping`.
+
+    Raises:
+        ValueError: not such a log (naming the file), or inspect_ai is not installed.
+    """
+    try:
+        from inspect_ai.log import read_eval_log
+    except ImportError:
+        raise ValueError("reading an inspect_ai log needs inspect_ai (pip install "
+                         "inspect-ai)") from None
+    p = Path(path)
+    if not p.is_file():
+        raise ValueError(f"{p}: no such log file")
+    try:
+        log = read_eval_log(str(p), header_only=True)
+    except Exception as exc:  # inspect raises many kinds for a file it cannot read
+        raise ValueError(f"{p}: not an inspect_ai log ({type(exc).__name__}: {exc})") from None
+    es = log.results.early_stopping if log.results is not None else None
+    md = es.metadata if es is not None else None
+    if es is None or es.manager != MANAGER or not isinstance(md, dict) or "draws" not in md:
+        raise ValueError(f"{p}: not an eval run with activetest.inspect.ActiveStopping (its "
+                         f"early-stopping metadata is not ours)")
+    design = md.get("design") or {}
+    try:
+        return LogRecord(str(p), str(md.get("eval_id") or log.eval.eval_id),
+                         int(md["n_pool"]), str(design["acquisition"]),
+                         None if design.get("seed") is None else int(design["seed"]),
+                         tuple(str(i) for i in md["draws"]),
+                         tuple(float(x) for x in md["q"]),
+                         {str(k): float(v) for k, v in dict(md["labels"]).items()},
+                         tuple(int(x) for x in md.get("n_known") or ()))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"{p}: damaged ActiveStopping metadata ({exc!r})") from None
+
+
+def restore(session: Any, record: LogRecord) -> int:
+    """Replay ``record``'s draws in ``session`` and record its scores as labels.
+
+    The session must be the one the eval ran on, made again (``activetest init`` with the
+    same pool, task, surrogate and seed): its sampler then draws the same items with the
+    same probabilities, which is checked draw by draw. A design that refits on the labels
+    (graded_fixed's in-run mixing, the adaptive designs) is replayed batch by batch: each
+    batch is drawn once the labels it was drawn with (the first ``n_known`` draws') are
+    back in, as when it was drawn. Labels go in through the usual checks. Returns the
+    number of labels recorded.
+
+    Raises:
+        ValueError: another session (naming the first draw that differs, both sides), or
+            a label that contradicts one already given.
+    """
+    cfg = session.session_config
+    where = record.path
+    mine = (session.n_items, cfg.acquisition, cfg.seed)
+    theirs = (record.n_pool, record.acquisition, record.seed)
+    if mine != theirs:
+        raise ValueError(f"{where}: the log's session has {record.n_pool} items, acquisition "
+                         f"{record.acquisition}, seed {record.seed}; this one {mine[0]} items, "
+                         f"acquisition {mine[1]}, seed {mine[2]}: make it with the same "
+                         f"pool, task, surrogate and --seed")
+    scores = session.task.judgment.scores
+    levels: dict[str, int] = {}
+    for item_id, value in record.labels.items():
+        hit = [k for k, sc in enumerate(scores) if abs(sc - value) < 1e-9]
+        if not hit:
+            raise ValueError(f"{where}: item {item_id!r} has score {value:g}, not a judgment "
+                             f"level's of this session ({list(scores)})")
+        levels[item_id] = hit[0]
+    n = len(record.draws)
+    known = list(record.n_known) if len(record.n_known) == n else [0] * n
+    recorded = 0
+
+    def label(ids: Sequence[str]) -> int:
+        have = session.labels()
+        todo = [(i, levels[i]) for i in ids if i in levels and i not in have]
+        if not todo:
+            return 0
+        return len(session.add_labels(todo, source=f"inspect-log:{record.eval_id}",
+                                      where=where).changes)
+
+    def check(upto: int) -> None:
+        acq = session.acquisitions()
+        for j in range(upto):
+            a, rid, rq = acq[j], record.draws[j], record.q[j]
+            if a.item_id != rid or abs(a.q - rq) > 1e-12 * max(1.0, abs(rq)):
+                raise ValueError(f"{where}: draw {j + 1} of the log is {rid!r} (q = {rq:.6g}); "
+                                 f"this session's is {a.item_id!r} (q = {a.q:.6g}): the log "
+                                 f"was made from another pool, surrogate or seed")
+
+    j = session.store.n_acquired()
+    check(min(j, n))
+    while j < n:
+        k = known[j]
+        missing = [i for i in record.draws[:k] if i not in levels]
+        if missing:
+            raise ValueError(f"{where}: draw {j + 1} was made knowing the labels of the first "
+                             f"{k} draws, but the log has no score for {missing[0]!r}")
+        recorded += label(record.draws[:k])
+        end = j
+        while end < n and known[end] == k:
+            end += 1
+        session.select(end - j)
+        check(end)
+        j = end
+    return recorded + label(record.draws)
