@@ -197,7 +197,7 @@ def init(
                                     history_neighbours_until, history_neighbours_after)
     log = None
     if from_inspect is not None:  # read before creating: a bad log leaves nothing behind
-        from activetest.inspect_stopping import read_log
+        from activetest.inspect import read_log
 
         log = read_log(from_inspect)
     with Session.create(session, pool=pool, task=task, surrogate=surrogate, target=target,
@@ -241,7 +241,7 @@ def init(
 def _restore_log(s: Any, log: Any, session: Path) -> None:
     """``init --from-inspect``: replay the log's draws and labels; on failure remove the
     session just made."""
-    from activetest.inspect_stopping import restore
+    from activetest.inspect import restore
 
     try:
         n = restore(s, log)
