@@ -42,7 +42,7 @@ against every budget at once (how it ran), both in this run.
 ``--no-error-yet``: instead, uniform draws of rare errors (error rates 1-5%, N = 5,000)
 whose first 30 or 60 labels show no error: every term is equal, and the projection
 gives the draws to come the variance of a loss at 0 or 1 by Laplace's rule (since
-2026-12-05; before, "narrow at the next label" whatever the width asked for).
+2026-12-04; before, "narrow at the next label" whatever the width asked for).
 
 Usage (CPU minutes; docs/projection.md)::
 
