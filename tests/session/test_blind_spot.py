@@ -153,3 +153,49 @@ def test_item_loss_bounds_are_the_rows_largest_log_loss_bit_for_bit(C: int) -> N
         got = item_loss_bounds("log_loss", t)
         assert isinstance(got, np.ndarray)
         assert got.tobytes() == (-lp.min(axis=1)).tobytes()
+
+
+def test_a_compared_targets_intervals_are_widened_for_the_same_blind_spot(
+        pool_files: PoolFiles, tmp_path: Path) -> None:
+    """``estimate --compare`` on a CE session with unexplored items: those items could hide
+    the other target's errors and a paired difference anywhere in [-1, 1], so the other
+    target's error-rate intervals are widened upwards and the difference's on both sides
+    by the target's own D (the same items, the same bound 1, LURE counting them at 0);
+    a line says so. (Before, neither was widened: on a pool where two targets differ
+    only where the proposal rarely looks, the difference's intervals covered 0.81 at 400
+    labels; ``benchmarks/paired_few_differences.py``.)"""
+    from activetest.stats.fewerrors import MIN_ERRORS, few_differences, few_errors
+
+    db = tmp_path / "ce.db"
+    _init(pool_files, db, "ce", 30)
+    spec = f"table:{pool_files.surrogate}"
+    with Session.open(db) as s:
+        rep = s.estimate(compare=[spec])
+        draws = s.labelled_draws()
+    spot = {n.metric: n for n in rep.blind_spots if n.estimator == "estimate"}["error_rate"]
+    D = spot.widen_high
+    assert spot.n_unexplored > 0 and D > 0
+    c = {c.metric: c for c in rep.comparisons}["error_rate"]
+    d, o = c.difference_anytime, c.other_anytime
+    with Session.open(db) as s:
+        t_loss = s.item_losses(draws)["error_rate"]
+        o_lp = s.store.scores("surrogate").logprobs[draws.rows]
+    o_loss = (o_lp.argmax(1) != draws.y).astype(float)
+    dl = t_loss - o_loss
+    assert not few_differences(dl, MIN_ERRORS)[-1]  # the CLT intervals, widened
+    assert not few_errors(o_loss, MIN_ERRORS)[-1]
+    N = draws.n_pool
+    fd = fixed_interval(adaptive_lure_theta(dl, draws.q, N), N)
+    fo = fixed_interval(adaptive_lure_theta(o_loss, draws.q, N), N)
+    assert d.basis == "clt" and o.basis == "clt"
+    assert (d.fixed_low, d.fixed_high) == pytest.approx(
+        (max(fd.low - D, -1.0), min(fd.high + D, 1.0)), rel=1e-9)
+    assert (o.fixed_low, o.fixed_high) == pytest.approx(
+        (max(fo.low, 0.0), min(fo.high + D, 1.0)), rel=1e-9)
+    lines = {w.split("(")[1].split(")")[0]: w for w in rep.warnings
+             if w.startswith("compared with ")}
+    assert set(lines) == {"error rate", "log loss"}, rep.warnings
+    assert f"+/-{D:.4g}" in lines["error rate"] and f"+{D:.4g} widened" in lines["error rate"]
+    assert "below 1/2 the uniform rate" in lines["error rate"]
+    # the log loss: the other target's bound is not known on the pool, so it says so
+    assert "assume no rare large losses among the" in lines["log loss"]

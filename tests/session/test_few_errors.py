@@ -176,3 +176,48 @@ def test_the_rule_is_a_config_key_read_and_written_back() -> None:
         with pytest.raises(ConfigError, match="clt_min_errors"):
             SessionConfig.from_dict({**base, "clt_min_errors": bad})
     assert est.few_errors_inputs(np.zeros(3), None, None, q_floor=0.1) is None  # type: ignore[arg-type]
+
+
+def test_a_compared_target_that_agrees_on_every_label_gets_no_point_difference(pool) -> None:
+    """``estimate --compare``: a second target whose predictions differ from the target's
+    on a few pool items, none of them labelled yet. The paired difference's terms are all
+    0 and its CLT interval a point at 0 (the defect, still what files without the rule
+    show); under the rule the exact CS of the difference stands in, contains the true
+    difference, and a note says why. Once enough labelled items differ, the CLT intervals
+    return."""
+    from activetest.stats.confseq import paired_difference_exact_cs
+
+    S, T, _ = pool
+    labels = T.argmax(axis=1)  # the target right everywhere labelled: 0 errors
+    other = T.copy()
+    run0 = _run(S, T, labels, 40)
+    drawn = set(int(r) for r in run0.labelled_draws().rows)
+    rest = [i for i in range(len(T)) if i not in drawn][:12]
+    other[rest] = np.roll(T[rest], 1, axis=1)  # differs (and errs) only where not labelled
+    true_diff = float(np.mean(T.argmax(1) != labels) - np.mean(other.argmax(1) != labels))
+    assert true_diff < 0
+    old = _run(S, T, labels, 40, rule=False).estimate(compare={"o": np.log(other)})
+    c_old = {c.metric: c for c in old.comparisons}["error_rate"]
+    assert c_old.difference_anytime.fixed_high - c_old.difference_anytime.fixed_low < 1e-9
+    new = run0.estimate(compare={"o": np.log(other)})
+    c = {c.metric: c for c in new.comparisons}["error_rate"]
+    d, o = c.difference_anytime, c.other_anytime
+    assert d.basis == "exact" and o.basis == "exact"
+    assert d.basis_note == ("exact interval: fewer than 5 labelled items where the two "
+                            "targets' losses differ (0 of 40)")
+    assert d.fixed_low <= true_diff <= d.fixed_high and d.cs_low <= true_diff <= d.cs_high
+    draws = run0.labelled_draws()
+    La = (T.argmax(1)[draws.rows] != labels[draws.rows]).astype(float)
+    Lb = (other.argmax(1)[draws.rows] != labels[draws.rows]).astype(float)
+    ex = paired_difference_exact_cs(La, Lb, draws.q, draws.n_pool, bound_a=1.0, bound_b=1.0,
+                                    q_floor=est.q_floor(run0._config, True))
+    assert (d.fixed_low, d.fixed_high) == (float(ex.low[-1]), float(ex.high[-1]))
+    assert any("target - o: the fixed-budget 95%" in w and "(0 of 40)" in w
+               for w in new.warnings), new.warnings
+    # many labelled differences: the CLT intervals of the difference again
+    O2 = T.copy()
+    half = draws.rows[::2]
+    O2[half] = np.roll(T[half], 1, axis=1)  # errs on half the labelled items
+    far = run0.estimate(compare={"o2": np.log(O2)})
+    c2 = {c.metric: c for c in far.comparisons}["error_rate"]
+    assert c2.difference_anytime.basis == "clt"

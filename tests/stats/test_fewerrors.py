@@ -12,6 +12,8 @@ from activetest.stats.estimators import adaptive_lure_theta
 from activetest.stats.fewerrors import (
     MIN_ERRORS,
     count_outcomes,
+    few_differences,
+    few_differences_reason,
     few_errors,
     few_errors_reason,
     switch_to_exact,
@@ -110,3 +112,63 @@ def test_the_rule_covers_where_the_clt_intervals_fail() -> None:
     assert c["fixed_rule"][at50] >= 0.95 - tol and c["fixed_rule"][at100] >= 0.95 - tol
     assert c["cs"] >= 0.95 - tol
     assert c["cs_rule"] >= 0.95 - tol
+
+
+def test_the_differences_rule_counts_labels_away_from_the_usual_difference() -> None:
+    """Paired differences of two targets' 0/1 losses: the CLT intervals need ``k`` labels
+    away from the most common difference so far; for 0/1 values that is the error rule."""
+    rng = np.random.default_rng(4)
+    for _ in range(50):
+        L = (rng.random(rng.integers(1, 40)) < rng.random()).astype(float)
+        for k in (1, 3, 5):
+            np.testing.assert_array_equal(few_differences(L, k), few_errors(L, k))
+    d = np.array([0, 0, 1, 0, -1, 0, 1, 1, 0, -1, 1, 1, 1, 1, 1, 1, 1, 1])
+    # away from the mode after each label: 0,0,1,1,2,2,3,4,4,5,6,6,6,6,... (mode 0 up to
+    # the 11th label, 1 from the 13th: 5 zeros, 2 minus ones away)
+    away = [0, 0, 1, 1, 2, 2, 3, 4, 4, 5, 6, 7, 7, 7, 7, 7, 7, 7]
+    for k in (2, 5, 7, 8):
+        np.testing.assert_array_equal(few_differences(d, k), np.array(away) < k)
+    assert few_differences_reason(np.zeros(30), 5) == (
+        "exact interval: fewer than 5 labelled items where the two targets' losses differ "
+        "(0 of 30)")
+    assert few_differences_reason(np.ones(9), 5) == (
+        "exact interval: fewer than 5 labelled items whose difference is not the usual +1 "
+        "(0 of 9)")
+    assert few_differences_reason(d, 5) is None
+    half = np.array([0, 0.5, 0, 0, -0.5, 0, 0])  # graded scores: steps of 0.5
+    np.testing.assert_array_equal(few_differences(half, 2), [True] * 4 + [False] * 3)
+    with pytest.raises(ValueError, match="positive integer"):
+        few_differences(d, 0)
+
+
+def test_two_targets_that_rarely_disagree_get_a_covering_difference_interval() -> None:
+    """Two targets whose 0/1 losses differ on 2.5 % of a pool of 2,000 items (their error
+    rates differ by 0.0125): most runs of 50 labels meet no item where they differ, so
+    the paired difference's CLT interval is a point at 0. Under the rule the exact CS of
+    the difference (paired_difference_exact_cs) stands in and covers at least
+    0.95 - 3 SE at 50 and 100 labels (400 seeded uniform runs); the CLT interval alone
+    covers under 0.6 at 50 (the test has power)."""
+    from activetest.stats.confseq import paired_difference_exact_cs
+
+    N, R, K = 2000, 400, 100
+    rng = np.random.default_rng(5)
+    La = (rng.random(N) < 0.2).astype(float)
+    Lb = La.copy()
+    where = rng.choice(N, 50, replace=False)  # 2.5 %: 35 where b errs alone, 15 a alone
+    Lb[where[:35]], La[where[:35]] = 1.0, 0.0
+    Lb[where[35:]], La[where[35:]] = 0.0, 1.0
+    truth = La.mean() - Lb.mean()
+    assert abs(truth + 0.01) < 1e-12
+    idx, q = sample(np.ones(N), K, n_runs=R, proposal_floor=1.0, random_state=21)
+    d = La[idx] - Lb[idx]
+    fi = fixed_interval_curve(adaptive_lure_theta(d, q, N), N)
+    few = np.stack([few_differences(d[r], MIN_ERRORS) for r in range(R)])
+    ex = paired_difference_exact_cs(La[idx], Lb[idx], q, N, bound_a=1.0, bound_b=1.0,
+                                    q_floor=1.0)
+    lo, hi = switch_to_exact(fi.low, fi.high, ex.low, ex.high, few, intersect=False)
+    plain = ((fi.low <= truth) & (truth <= fi.high)).mean(0)
+    rule = ((lo <= truth) & (truth <= hi)).mean(0)
+    tol = 3 * np.sqrt(0.95 * 0.05 / R)
+    assert few[:, 49].mean() > 0.9  # the rule is what stands at 50 labels
+    assert plain[49] < 0.6, plain[49]
+    assert rule[49] >= 0.95 - tol and rule[99] >= 0.95 - tol, (rule[49], rule[99])

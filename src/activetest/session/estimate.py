@@ -59,6 +59,7 @@ __all__ = [
     "clip_result",
     "controls",
     "cv_same_as_lure",
+    "difference_few_inputs",
     "difference_range",
     "estimate_report",
     "estimate_stale",
@@ -281,6 +282,31 @@ def few_errors_inputs(losses: np.ndarray, draws: LabelledDraws, min_errors: int 
     return FewErrors(int(min_errors), few_errors(L, int(min_errors)),
                      np.asarray(ex.low, float), np.asarray(ex.high, float),
                      few_errors_reason(L, int(min_errors)))
+
+
+def difference_few_inputs(losses: np.ndarray, other_losses: np.ndarray, draws: LabelledDraws,
+                          min_errors: int | None, *, q_floor: float | None,
+                          level: float = 0.95) -> FewErrors | None:
+    """:class:`FewErrors` of the paired difference ``losses - other_losses`` of two
+    targets' error rates (``(K,)`` each, in [0, 1], at the same labelled draws): the exact
+    CS of the difference (:func:`~activetest.stats.confseq.paired_difference_exact_cs`,
+    plain LURE as the difference's estimate is) stands in while fewer than
+    ``min_errors`` labels differ from the most common difference
+    (:func:`~activetest.stats.fewerrors.few_differences`); None without a rule or a
+    proposal floor."""
+    from activetest.stats.confseq import paired_difference_exact_cs
+    from activetest.stats.fewerrors import few_differences, few_differences_reason
+
+    La = np.asarray(losses, dtype=np.float64)
+    Lb = np.asarray(other_losses, dtype=np.float64)
+    if min_errors is None or q_floor is None or La.size == 0:
+        return None
+    ex = paired_difference_exact_cs(La, Lb, draws.q, draws.n_pool, bound_a=1.0, bound_b=1.0,
+                                    q_floor=q_floor, alpha=1.0 - level)
+    d = La - Lb
+    return FewErrors(int(min_errors), few_differences(d, int(min_errors)),
+                     np.asarray(ex.low, float), np.asarray(ex.high, float),
+                     few_differences_reason(d, int(min_errors)))
 
 
 @dataclass(frozen=True)
@@ -568,6 +594,7 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
                                        blind=(blind_spots or {}).get(metric),
                                        clt_min_errors=clt_min_errors)
     comparisons: list[Comparison] = []
+    notes_cmp: list[str] = []
     for spec, other_losses in (compare or {}).items():
         for metric in losses:
             # The second target's risk and the paired difference, each with its
@@ -586,10 +613,44 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
                                          random_state=bootstrap_rng(seed, K,
                                                                     f"diff:{spec}:{metric}")),
                                d_range)
+            # the few-errors rule (sessions recording it), for the other target's error
+            # rate and for the paired difference: the exact CS while few labels show an
+            # error / a difference (two targets that agree on every labelled item had a
+            # point interval at 0, whatever they do elsewhere)
+            o_few = d_few = None
+            if metric == "error_rate" and K >= 2:
+                o_few = few_errors_inputs(o_loss, draws, clt_min_errors, q_floor=q_floor,
+                                          level=level)
+                d_few = difference_few_inputs(np.asarray(losses[metric], dtype=np.float64),
+                                              o_loss, draws, clt_min_errors, q_floor=q_floor,
+                                              level=level)
+            # the blind spot (error rates): the unexplored items the target's intervals
+            # are widened for could hide the other target's errors (up to 1 each: its
+            # plain LURE counts them at 0) and a difference anywhere in [-1, 1]
+            o_blind = d_blind = None
+            spot = (blind_spots or {}).get(metric)
+            if metric == "error_rate" and spot is not None and spot.bounded:
+                up = np.asarray(spot.estimate.widen_high, dtype=np.float64)
+                o_blind = replace(spot.estimate, widen_low=np.zeros_like(up))
+                d_blind = replace(spot.estimate, widen_low=up.copy())
             o_any = anytime(draws, o_loss, level=level, value_range=o_range,
-                            planned_budget=planned_budget)
+                            planned_budget=planned_budget, few=o_few, blind=o_blind)
             d_any = anytime(draws, d_loss, level=level, value_range=d_range,
-                            planned_budget=planned_budget)
+                            planned_budget=planned_budget, few=d_few, blind=d_blind)
+            widened = 0.0 if d_blind is None else float(d_blind.widen_high[K - 1])
+            if spot is not None:
+                from activetest.session.interval_names import comparison_blind_spot_sentence
+
+                line = comparison_blind_spot_sentence(
+                    spec, metric, int(spot.estimate.n_unexplored[K - 1]), spot.estimate.ratio,
+                    None if d_blind is None else widened,
+                    d_any is not None and d_any.basis != "exact",
+                    o_any is not None and o_any.basis != "exact", level)
+                if line is not None:
+                    notes_cmp.append(line)
+            for what, a in ((f"{spec}'s error rate", o_any), (f"target - {spec}", d_any)):
+                if a is not None and a.basis == "exact":
+                    notes_cmp.append(_exact_line(what, a, level))
             comparisons.append(Comparison(spec, metric, other, diff,
                                           None if d_any is None else (d_any.cs_low,
                                                                       d_any.cs_high),
@@ -600,6 +661,7 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
     lines = [line for n in notes
              if n.metric not in exact and (line := n.describe(level)) is not None]
     lines += [line for m in out.values() if (line := exact_note(m, level)) is not None]
+    lines += notes_cmp
     return EstimateReport(N, K, draws.n_selected, draws.n_waiting, out, flagged,
                           (noise.target_nll, noise.surrogate_nll, noise.rule), comparisons,
                           target_width, level, [*_warnings(draws), *lines],
@@ -609,6 +671,13 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
 def exact_note(m: MetricEstimate, level: float) -> str | None:
     """The line saying which interval a metric's fixed-budget and anytime rows are, where
     the exact CS stands in for them (None: the CLT ones, or no few-errors rule)."""
+    a = m.anytime
+    if a is None or a.basis != "exact":
+        return None
+    return _exact_line(m.metric.replace('_', ' '), a, level)
+
+
+def _exact_line(what: str, a: AnytimeInterval, level: float) -> str:
     from activetest.session.interval_names import (
         ANYTIME,
         EXACT_ANYTIME,
@@ -616,10 +685,7 @@ def exact_note(m: MetricEstimate, level: float) -> str | None:
         interval_name,
     )
 
-    a = m.anytime
-    if a is None or a.basis != "exact":
-        return None
-    return (f"{m.metric.replace('_', ' ')}: the {interval_name(FIXED_BUDGET, level)} and the "
+    return (f"{what}: the {interval_name(FIXED_BUDGET, level)} and the "
             f"{interval_name(ANYTIME, level)} are the {interval_name(EXACT_ANYTIME, level)} "
             f"here ({a.basis_note}; the CLT intervals are not trusted before that)")
 

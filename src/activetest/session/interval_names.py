@@ -18,7 +18,8 @@ record) takes its name from here, so one interval never goes by two names:
 from __future__ import annotations
 
 __all__ = ["ANYTIME", "BOOTSTRAP", "EXACT_ANYTIME", "FIXED_BUDGET", "INTERVAL_KINDS",
-           "blind_spot_sentence", "interval_guarantee", "interval_name"]
+           "blind_spot_sentence",
+    "comparison_blind_spot_sentence", "interval_guarantee", "interval_name"]
 
 FIXED_BUDGET = "fixed_budget"
 ANYTIME = "anytime"
@@ -89,3 +90,29 @@ def blind_spot_sentence(metric: str, n_unexplored: int, ratio: float,
             f"{interval_name(ANYTIME, level)} widened by +{widen_high:.4g} / "
             f"-{widen_low:.4g} for what the {items} could hide (a loss of at most {cap} "
             f"per item)")
+
+
+def comparison_blind_spot_sentence(spec: str, metric: str, n_unexplored: int, ratio: float,
+                                   widen: float | None, difference: bool, other: bool,
+                                   level: float = 0.95) -> str | None:
+    """The line about a compared target's intervals and the session's blind spot (None:
+    nothing unexplored, or nothing widened): for the error rate the paired difference is
+    widened by ``widen`` on each side (``difference``) and the other target's error rate
+    by ``widen`` upwards (``other``); ``widen`` None (the log loss: the other target's
+    bound is not known on the pool) says they assume no rare large losses there."""
+    if n_unexplored <= 0:
+        return None
+    name = metric.replace("_", " ")
+    items = f"the {n_unexplored} item(s) drawn at below {_share(ratio)} the uniform rate and " \
+            f"never drawn"
+    kinds = f"{interval_name(FIXED_BUDGET, level)} and {interval_name(ANYTIME, level)}"
+    if widen is None:
+        return (f"compared with {spec} ({name}): the {kinds} of target - {spec} and of "
+                f"{spec}'s {name} assume no rare large losses among {items} (no bound of "
+                f"{spec}'s loss on the pool is known to widen them by)")
+    if widen <= 0 or not (difference or other):
+        return None
+    parts = ([f"target - {spec} by +/-{widen:.4g}"] if difference else []) + (
+        [f"{spec}'s {name} by +{widen:.4g}"] if other else [])
+    return (f"compared with {spec} ({name}): {kinds} of {' and of '.join(parts)} widened for "
+            f"what {items} could hide (either target may err there)")

@@ -30,6 +30,16 @@ at once) stands in:
   the CLT CS alone gave 0.43). Splitting alpha between the two would make that bound
   exact at the price of a ~14 % wider CLT CS on every session.
 
+**Two targets compared on the same labels** (``estimate --compare``): the paired
+difference of their error rates has per-item values in {-1, 0, 1} (graded: steps of the
+judgment scores), and its CLT intervals fail the same way when the labels show few items
+where the two losses differ (two models that agree on every labelled item give a
+difference of 0 with a standard error of 0: a point, whatever they do elsewhere). The
+rule there (:func:`few_differences`): at least ``k`` labels away from the most common
+value so far (for 0/1 losses that is the rarer of errors and labels without one, the
+rule above), else the exact CS of the difference
+(:func:`activetest.stats.confseq.paired_difference_exact_cs`) stands in.
+
 The log loss is not switched: its losses are continuous and never exactly 0, and the
 failure it has (rare large losses the draws never met) is what
 :mod:`activetest.stats.blindspot` widens for.
@@ -43,7 +53,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["MIN_ERRORS", "count_outcomes", "few_errors", "few_errors_reason", "switch_to_exact"]
+__all__ = ["MIN_ERRORS", "count_outcomes", "few_differences", "few_differences_reason",
+           "few_errors", "few_errors_reason", "switch_to_exact"]
 
 #: The errors (and non-errors) a CLT interval of an error rate needs: new sessions
 #: record it as ``clt_min_errors``. Measured on the near-constant pool
@@ -85,6 +96,56 @@ def few_errors_reason(losses: np.ndarray, min_errors: int, *, high: float = 1.0
                 f"{L.size})")
     return (f"exact interval: fewer than {min_errors} labels without an error ({ok} of "
             f"{L.size})")
+
+
+def _away_from_mode(values: np.ndarray) -> np.ndarray:
+    """``(K,)``: among the first m values, how many differ from the most common one."""
+    v = np.asarray(values, dtype=np.float64).ravel()
+    if v.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    _, inv = np.unique(v, return_inverse=True)
+    inv = inv.ravel()
+    n_values = int(inv.max()) + 1
+    if n_values <= 32:  # few distinct values (the differences this is for): vectorised
+        seen = np.zeros((v.size, n_values), dtype=np.int64)
+        seen[np.arange(v.size), inv] = 1
+        return np.arange(1, v.size + 1) - np.cumsum(seen, axis=0).max(axis=1)
+    counts = np.zeros(n_values, dtype=np.int64)
+    out = np.empty(v.size, dtype=np.int64)
+    best = 0
+    for m, j in enumerate(inv):
+        counts[j] += 1
+        best = max(best, int(counts[j]))
+        out[m] = m + 1 - best
+    return out
+
+
+def few_differences(differences: np.ndarray, min_errors: int) -> np.ndarray:
+    """``(K,)``: True at the budgets M whose first M paired differences (one target's
+    loss minus another's at the same labelled item, few distinct values: error rates,
+    judgment scores) show fewer than ``min_errors`` values away from the most common one;
+    there the CLT intervals of the difference are not reported (module docstring). For
+    0/1 losses this is :func:`few_errors`."""
+    if isinstance(min_errors, bool) or not isinstance(min_errors, (int, np.integer)) \
+            or min_errors < 1:
+        raise ValueError(f"min_errors must be a positive integer, got {min_errors!r}")
+    return _away_from_mode(differences) < min_errors
+
+
+def few_differences_reason(differences: np.ndarray, min_errors: int) -> str | None:
+    """Why the exact interval of a paired difference stands in after all ``(K,)`` labels
+    (None: it does not), e.g. ``"exact interval: fewer than 5 labelled items where the
+    two losses differ from the usual difference (0 of 30)"``."""
+    D = np.asarray(differences, dtype=np.float64).ravel()
+    if D.size == 0 or not bool(few_differences(D, min_errors)[-1]):
+        return None
+    away = int(_away_from_mode(D)[-1])
+    vals, counts = np.unique(D, return_counts=True)
+    usual = float(vals[np.argmax(counts)])
+    what = ("where the two targets' losses differ" if usual == 0.0 else
+            f"whose difference is not the usual {usual:+g}")
+    return (f"exact interval: fewer than {min_errors} labelled items {what} ({away} of "
+            f"{D.size})")
 
 
 def switch_to_exact(low: np.ndarray, high: np.ndarray, exact_low: np.ndarray,
