@@ -368,3 +368,20 @@ def test_uniform_projection_matches_simulated_uniform_stops(p: float, N: int, wi
     S2 = p * (1 - p) * N / (N - 1)
     old = _analytic_runs(S2, N, width, 0.05, budget)
     assert (abs(old - med) > tol) == analytic_off, (old, med, tol)  # beyond 3 SEs
+
+
+def test_uniform_runs_projection_with_no_error_seen_yet_is_not_thirty() -> None:
+    """A session whose labels show no error (estimate 0) or no success (1) has seen no
+    spread, not none: the projection of uniform sampling's runs gives the pool Laplace's
+    rate (labels p + 1) / (labels + 2) instead of saying "about 30 runs" whatever the
+    width; without a label count it keeps the old answer."""
+    N, width = 2000, 0.1
+    assert uniform_runs_for_width(0.0, N, width, budget=400) == 30
+    for p, labels in ((0.0, 40), (1.0, 40), (0.0, 100)):
+        got = uniform_runs_for_width(p, N, width, budget=400, labels=labels)
+        rate = (labels * p + 1) / (labels + 2)
+        assert got == uniform_runs_for_width(rate, N, width, budget=400)
+        assert got > 60, (p, labels, got)
+    # fewer runs for a narrower pseudo-rate: more labels without an error
+    assert (uniform_runs_for_width(0.0, N, width, budget=400, labels=100)
+            < uniform_runs_for_width(0.0, N, width, budget=400, labels=40))

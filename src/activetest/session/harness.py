@@ -601,7 +601,7 @@ def _analytic_runs(S2: float, N: int, width: float, alpha: float, budget: int | 
 
 def uniform_runs_for_width(p: float, N: int, width: float, *, alpha: float = 0.05,
                            budget: int | None = None, runs: int = PROJECTION_RUNS,
-                           seed: int = 0) -> int:
+                           seed: int = 0, labels: int | None = None) -> int:
     """Target runs a uniform sample (without replacement) needs for an anytime CS of
     ``width``, for a pool whose per-item results have mean ``p``: a projection by
     simulation, not a guarantee.
@@ -615,7 +615,13 @@ def uniform_runs_for_width(p: float, N: int, width: float, *, alpha: float = 0.0
     variance estimate does, and is skewness-corrected: the deterministic projection from
     ``p (1 - p)`` was 7-10% high near a planned budget, where the tuned CS is flat, and
     37% low for skewed results (docs/harness.md). The same arguments give the same number
-    (a fixed seed)."""
+    (a fixed seed).
+
+    ``labels``: how many labels ``p`` was estimated from. An estimate at 0 or 1 (no error
+    labelled yet, or no success) is no spread seen, not no spread: the pool is then given
+    Laplace's rate ``(labels p + 1) / (labels + 2)``; without ``labels`` such a pool has
+    no spread, and any run's CS is a point from 30 labels on (before 2026-12-04 sessions
+    were told "about 30 target runs" that way, whatever the width)."""
     from activetest.stats.confseq import asymptotic_cs
     from activetest.stats.estimators import adaptive_lure_theta
 
@@ -623,6 +629,9 @@ def uniform_runs_for_width(p: float, N: int, width: float, *, alpha: float = 0.0
         raise ValueError(f"need 0 <= p <= 1, N >= 1, width > 0 and runs >= 1, got p={p!r}, "
                          f"N={N!r}, width={width!r}, runs={runs!r}")
     n_err = min(max(round(p * N), 0), N)
+    if n_err in (0, N) and labels is not None and labels >= 1:
+        p = (labels * p + 1.0) / (labels + 2.0)  # Laplace's rule of succession
+        n_err = min(max(round(p * N), 1), N - 1)
     if n_err in (0, N) or N <= 30:
         return min(30, N)  # no spread: any run's CS is a point from 30 labels on
     S2 = n_err * (N - n_err) / (N * max(N - 1, 1))  # the pool's variance (ddof 1)
@@ -689,7 +698,7 @@ def runs_summary(session: Any) -> RunsSummary | None:
                 uniform = uniform_runs_for_width(
                     min(max(e.estimate, 0.0), 1.0), session.n_items, width,
                     alpha=1 - (e.level or 0.95),
-                    budget=session.session_config.planned_budget)
+                    budget=session.session_config.planned_budget, labels=e.n_labels)
         break
     return RunsSummary(len(session.acquisitions()), runs, person, width, uniform,
                        _TOOL_NAMES.get(str(h.get("tool")), str(h.get("tool"))))
