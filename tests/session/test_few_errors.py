@@ -221,3 +221,30 @@ def test_a_compared_target_that_agrees_on_every_label_gets_no_point_difference(p
     far = run0.estimate(compare={"o2": np.log(O2)})
     c2 = {c.metric: c for c in far.comparisons}["error_rate"]
     assert c2.difference_anytime.basis == "clt"
+
+
+def test_no_error_labelled_yet_projects_more_labels_not_the_ones_it_has(
+        pool_files: PoolFiles, tmp_path: Path) -> None:
+    """A session whose 20 labels are all the target's own class (no error): the error
+    rate's bootstrap interval is a point, and `estimate --target-width` and the report's
+    "Labels needed" said the width was reached (the 20 labels it has; uniform sampling 1).
+    Now each projects the labels of a loss at 0 or 1 with Laplace's rate."""
+    db = tmp_path / "s.db"
+    pf = pool_files
+    run("init", db, "--pool", pf.pool, "--task", "demo", "--surrogate", f"table:{pf.surrogate}",
+        "--target", f"table:{pf.target}", "--id-column", "id", "--metric", "both",
+        "--seed", "5", "--no-progress")
+    run("select", db, "--n", 20)
+    with Session.open(db) as s:
+        t = s.store.scores("target").logprobs
+        index = {item_id: j for j, item_id in enumerate(s.store.item_ids())}
+        s.add_labels([(a.item_id, int(t[index[a.item_id]].argmax()))
+                      for a in s.acquisitions()])
+        rep = s.estimate(target_width=0.15)
+        data = s.report_data(target_width=0.15, progress=False)
+    m = rep.metrics["error_rate"]
+    assert m.active.std == 0.0 and m.active.estimate == 0.0
+    assert m.labels_needed > 20 + 5, m.labels_needed
+    need = {n.metric: n for n in data.labels_needed}["error rate"]
+    assert need.n_labels == min(m.labels_needed, 60)
+    assert need.uniform_n_labels > 20, need

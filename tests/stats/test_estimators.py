@@ -251,3 +251,40 @@ def test_bootstrap_projection_follows_a_design_that_learns() -> None:
     assert 0.8 < np.median(learnt) < 1.25, np.median(learnt)
     assert np.median(plain) > 1.3, np.median(plain)
     assert future_variance_ratio(th[0, :30], N) == 1.0  # no model: no ratio
+
+
+def test_width_projections_with_no_spread_seen_yet_use_laplaces_rate() -> None:
+    """Thirty labels without an error: the bootstrap's interval is a point, and both
+    projections used to say the width was reached (the bootstrap's: the 30 labels it has;
+    uniform sampling's: 1 label). With the error rate's range they give the labels a loss
+    at 0 or 1 with Laplace's rate p = 1/32 would need, (2 z / W)^2 p (1 - p)."""
+    from statistics import NormalDist
+
+    from activetest.stats import uniform_labels_for_width
+
+    K, N, W = 30, 2000, 0.05
+    z = NormalDist().inv_cdf(0.975)
+    p = 1.0 / (K + 2)
+    want = (2 * z / W) ** 2 * p * (1 - p)
+    terms = np.zeros(K)
+    res = bootstrap(terms, n_boot=200, random_state=0)
+    assert res.std == 0.0 and res.width == 0.0
+    assert labels_for_width(res, W) == K  # without the range: as before
+    got = labels_for_width(res, W, value_range=(0.0, 1.0))
+    assert got == int(np.ceil(want - 1e-9)), (got, want)
+    q = 1.0 / (N - np.arange(K))
+    assert uniform_labels_for_width(terms, q, N, W) == 1  # as before
+    assert uniform_labels_for_width(terms, q, N, W, value_range=(0.0, 1.0)) == int(
+        np.ceil(want))
+    # all labels errors (rate near 1): the mirror, the same numbers
+    ones = np.ones(K)
+    assert labels_for_width(bootstrap(ones, n_boot=200, random_state=0), W,
+                            value_range=(0.0, 1.0)) == got
+    assert uniform_labels_for_width(ones, q, N, W, value_range=(0.0, 1.0)) == int(
+        np.ceil(want))
+    # with spread, the range changes nothing
+    mixed = np.r_[np.zeros(K - 3), np.ones(3)]
+    r2 = bootstrap(mixed, n_boot=200, random_state=0)
+    assert labels_for_width(r2, W, value_range=(0.0, 1.0)) == labels_for_width(r2, W)
+    assert (uniform_labels_for_width(mixed, q, N, W, value_range=(0.0, 1.0))
+            == uniform_labels_for_width(mixed, q, N, W))

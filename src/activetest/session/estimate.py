@@ -493,7 +493,8 @@ def _metric_estimate(metric: str, draws: LabelledDraws, losses: np.ndarray, hit:
                 adaptive_lure_theta(losses, q, N, control=design[0], control_rest=design[1]),
                 N, model_var=design[2])
         # at most the pool: all of it labelled, the estimate is the pool's own mean
-        needed = min(N, labels_for_width(raw, target_width, variance_ratio=ratio))
+        needed = min(N, labels_for_width(raw, target_width, variance_ratio=ratio,
+                                         value_range=bounded))
     cv: BootstrapResult | None = None
     control_mean = None
     if control is not None:

@@ -216,7 +216,8 @@ def report_data(inputs: ReportInputs, *, truth: Mapping[str, float] | None = Non
             needed.append(rp.LabelsNeeded(
                 METRIC_NAMES[m.metric], float(target_width), int(m.labels_needed or draws.k),
                 uniform_labels_for_width(losses[m.metric], draws.q, draws.n_pool,
-                                         float(target_width), level=level),
+                                         float(target_width), level=level,
+                                         value_range=est.value_range(m.metric)),
                 None if a is None else (draws.k if a.may_stop else a.labels_needed)))
     design = final.design
     info = {"Session": inputs.session, "Seed": cfg.seed, "Proposal floor": cfg.proposal_floor,
