@@ -1,6 +1,6 @@
 """How good is the projection of the labels a session needs for a narrow anytime interval?
 
-``estimate --target-width W`` / ``status --target-width W`` say "the anytime interval
+``estimate --target-width W`` (and ``status`` after it) says "the anytime interval
 reaches width W at about K labels (a projection)"
 (:func:`activetest.stats.confseq.labels_for_cs_width`). This measures that number
 against what the same run then needed: simulated runs of the design a session draws
