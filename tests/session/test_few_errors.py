@@ -244,6 +244,10 @@ def test_no_error_labelled_yet_projects_more_labels_not_the_ones_it_has(
         data = s.report_data(target_width=0.15, progress=False)
     m = rep.metrics["error_rate"]
     assert m.active.std == 0.0 and m.active.estimate == 0.0
+    assert any(w.startswith("error rate: the bootstrap interval is a point") for w in
+               rep.warnings), rep.warnings
+    assert not any(w.startswith("log loss: the bootstrap interval is a point") for w in
+                   rep.warnings)
     assert m.labels_needed > 20 + 5, m.labels_needed
     need = {n.metric: n for n in data.labels_needed}["error rate"]
     assert need.n_labels == min(m.labels_needed, 60)

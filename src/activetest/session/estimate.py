@@ -662,6 +662,10 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
     lines = [line for n in notes
              if n.metric not in exact and (line := n.describe(level)) is not None]
     lines += [line for m in out.values() if (line := exact_note(m, level)) is not None]
+    lines += [f"{m.metric.replace('_', ' ')}: the bootstrap interval is a point: every "
+              f"labelled term is the same (e.g. no error labelled yet), and the bootstrap "
+              f"cannot see what was not drawn; read the fixed-budget interval and the CS"
+              for m in out.values() if K >= 2 and m.active.std == 0.0]
     lines += notes_cmp
     return EstimateReport(N, K, draws.n_selected, draws.n_waiting, out, flagged,
                           (noise.target_nll, noise.surrogate_nll, noise.rule), comparisons,
