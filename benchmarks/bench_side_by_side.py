@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from activetest.data.demo import demo_items, demo_task
     from activetest.data.split import split_items
-    from activetest.models._util import run_parallel
+    from activetest.models.parallel import run_parallel
 
     task = demo_task()
     data = demo_items(args.n + max(4 * args.shots, 20), seed=0)

@@ -179,7 +179,7 @@ def bootstrap_rows(p: hr.Pool, runs: int, width: float, horizon: int, seed: int
 def cost() -> None:
     """Print the CPU seconds of one projection, in blocks and at once (``--cost``)."""
     from activetest.stats.confseq import _projected_widths
-    from activetest.stats.intervals import _curves
+    from activetest.stats.intervals import moment_curves
 
     rng = np.random.default_rng(0)
     print("| pool size N | labels projected | in blocks (CPU-s) | every budget at once "
@@ -194,7 +194,7 @@ def cost() -> None:
             got = labels_for_cs_width(th, N, 0.01, budget=400, model_var=mv,
                                       value_range=(0.0, 1.0))
         blocks = (time.process_time() - t0) / reps
-        est, se, gam, df = (float(x[-1]) for x in _curves(th, N, mv))
+        est, se, gam, df = (float(x[-1]) for x in moment_curves(th, N, mv))
         M = th.size
         W_M = M / (N - M)
         cs = asymptotic_cs(th, N, model_var=mv, budget=400)

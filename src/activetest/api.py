@@ -35,7 +35,7 @@ from activetest.session import estimate as est
 from activetest.session.config import SessionConfig
 from activetest.session.records import METRICS, EstimateReport
 from activetest.stats import AdaptiveSampler
-from activetest.stats._validate import NORM_TOL, as_logprobs
+from activetest.stats.validate import NORM_TOL, as_logprobs
 
 __all__ = ["IN_MEMORY_ACQUISITIONS", "ActiveTest"]
 

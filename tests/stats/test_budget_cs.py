@@ -164,16 +164,16 @@ def test_no_errors_yet_is_no_spread_in_a_whole_run_curve_too() -> None:
     leave only rounding), so the CS tuned to a budget gives no interval there rather than
     a point at 0 after 30 correct labels; and its later budgets are intersected with
     those, not thrown off by them."""
-    from activetest.stats.intervals import _curves
+    from activetest.stats.intervals import moment_curves
 
     N = 2000
     L = np.zeros(120)
     L[[40, 70, 90, 100, 110]] = 1.0
     q = 1.0 / (N - np.arange(120))
     th = _theta(L, q, N)
-    se = _curves(th, N)[1]
+    se = moment_curves(th, N)[1]
     for k in (30, 35, 40):
-        assert se[k - 1] == _curves(th[:k], N)[1][-1] == 0.0
+        assert se[k - 1] == moment_curves(th[:k], N)[1][-1] == 0.0
     cs = asymptotic_cs(th, N, budget=400, value_range=(0.0, 1.0))
     assert np.all(cs.low[29:40] == 0.0) and np.all(cs.high[29:40] == 1.0)
     for k in (60, 100, 120):  # the whole run's curve at k is the cut run's at its end

@@ -392,7 +392,7 @@ def test_projection_in_growing_blocks_equals_every_budget_at_once() -> None:
     """The projection evaluates budgets in blocks growing fourfold (its cost follows the
     answer, not N); the answer is the first budget of the whole curve at once."""
     from activetest.stats.confseq import _projected_widths
-    from activetest.stats.intervals import _curves
+    from activetest.stats.intervals import moment_curves
 
     rng = np.random.default_rng(51)
     for N, width, budget, future in ((50_000, 0.004, 400, "recent"),
@@ -402,7 +402,7 @@ def test_projection_in_growing_blocks_equals_every_budget_at_once() -> None:
         th = rng.normal(0.3, 0.4, 80)
         got = labels_for_cs_width(th, N, width, budget=budget, future=future,
                                   value_range=(0.0, 1.0))
-        est, se, gam, df = (float(x[-1]) for x in _curves(th, N))
+        est, se, gam, df = (float(x[-1]) for x in moment_curves(th, N))
         M = th.size
         cs = asymptotic_cs(th, N, budget=budget)
         W_M = M / (N - M)

@@ -181,11 +181,11 @@ def test_student_degrees_of_freedom_are_kish_s() -> None:
     checks cannot see that, this pins it (mutation check)."""
     from scipy.stats import t
 
-    from activetest.stats.intervals import _curves
+    from activetest.stats.intervals import moment_curves
 
     N, K = 10**9, 12
     theta = np.tile([0.2, 0.6], K // 2)  # symmetric about 0.4 at every even budget
-    df = _curves(theta, N)[3]
+    df = moment_curves(theta, N)[3]
     np.testing.assert_allclose(df[1:], np.arange(1, K), rtol=1e-6)
     c = fixed_interval_curve(theta, N, level=0.95)
     for M in (6, 8, 12):  # even budgets: no skewness, Hall's bounds are the t interval

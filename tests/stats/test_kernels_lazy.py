@@ -15,7 +15,7 @@ _RUN = """
 import sys
 import numpy as np
 from activetest.stats import _adaptive_kernels as ak
-from activetest.stats._kernels import HAVE_NUMBA
+from activetest.stats.kernels import HAVE_NUMBA
 v = np.arange(5.0)
 print(ak.total(v), HAVE_NUMBA, "scipy.linalg" in sys.modules, flush=True)
 import scipy.linalg  # still importable afterwards, as usual

@@ -71,7 +71,7 @@ def test_normalisation_check_matches_scipy_for_any_class_count() -> None:
     and it names the first row that is off, for 2 to 12 classes."""
     from scipy.special import logsumexp
 
-    from activetest.stats._validate import _logsumexp, as_logprobs
+    from activetest.stats.validate import _logsumexp, as_logprobs
 
     rng = np.random.default_rng(3)
     for C in range(2, 13):

@@ -27,17 +27,16 @@ from activetest.stats import (
 )
 from activetest.stats.confseq import (
     MIN_LABELS,
-    _asymptotic_from_curves,
+    asymptotic_cs_from_curves,
     exact_cs,
     log_loss_bound,
     paired_difference_cs,
     paired_difference_exact_cs,
 )
+from activetest.stats.estimators import adaptive_lure_theta, fixed_control_rest
 from activetest.stats.intervals import (
-    _curves,
-    _fixed_control_rest,
-    _interval_from_curves,
-    _theta,
+    interval_from_curves,
+    moment_curves,
     pool_variance_curve,
 )
 
@@ -159,8 +158,8 @@ def ce_lure(ctx: Context) -> Terms:
     """The paper's CE acquisition (zero-one: its expected 0-1 loss) with LURE (g = 0)."""
     idx, q = ctx.draws("ce" if ctx.loss == "log" else "zero_one")
     L = ctx.per_item[idx]
-    return Terms(_theta(L, q, ctx.N), _theta(L * L, q, ctx.N), lure_bootstrap_sd(L, q, ctx.N),
-                 _exact_kwargs(ctx, L, q))
+    return Terms(adaptive_lure_theta(L, q, ctx.N), adaptive_lure_theta(L * L, q, ctx.N),
+                 lure_bootstrap_sd(L, q, ctx.N), _exact_kwargs(ctx, L, q))
 
 
 def ce_cv_lure(ctx: Context) -> Terms:
@@ -168,10 +167,10 @@ def ce_cv_lure(ctx: Context) -> Terms:
     idx, q = ctx.draws("ce" if ctx.loss == "log" else "zero_one")
     L = ctx.per_item[idx]
     h = ctx.control()
-    g, G = h[idx], _fixed_control_rest(h, idx)
+    g, G = h[idx], fixed_control_rest(h, idx)
     # No exact CS here: with a control its lower theta bound is (a - max g)/q_min, so it
     # is valid (tests/stats/test_confseq.py) but wide, and it would double the run time.
-    return Terms(_theta(L, q, ctx.N, g, G), _theta(L * L, q, ctx.N),
+    return Terms(adaptive_lure_theta(L, q, ctx.N, g, G), adaptive_lure_theta(L * L, q, ctx.N),
                  lure_bootstrap_sd(L - g, q, ctx.N))
 
 
@@ -191,11 +190,11 @@ def adaptive_cv_lure(ctx: Context) -> Terms:
                            model_var=True,
                            n_runs=ctx.n_runs, random_state=np.random.default_rng(seq))
     L = ctx.per_item[runs.indices]
-    th = _theta(L, runs.q, ctx.N, runs.control, runs.control_rest)
+    th = adaptive_lure_theta(L, runs.q, ctx.N, runs.control, runs.control_rest)
     ex = _exact_kwargs(ctx, L, runs.q, control=runs.control, control_rest=runs.control_rest,
                        control_low=0.0, control_high=ctx.loss_bound)
     ex["q_floor"] = 0.1
-    return Terms(th, _theta(L * L, runs.q, ctx.N), theta_bootstrap_sd(th, ctx.N), ex,
+    return Terms(th, adaptive_lure_theta(L * L, runs.q, ctx.N), theta_bootstrap_sd(th, ctx.N), ex,
                  runs.model_var)
 
 
@@ -264,14 +263,14 @@ def evaluate(terms: Terms, ctx: Context, setting: Setting, method: str, *, pool_
     N, K = ctx.N, terms.theta.shape[1]
     R = pool_risk
     th = terms.theta
-    curves = _curves(th, N, terms.model_var)  # one pass; every interval below uses them
-    mart = _interval_from_curves(*curves, N)
-    plain = _interval_from_curves(*curves, N, skew=False)
+    curves = moment_curves(th, N, terms.model_var)  # one pass; every interval below uses them
+    mart = interval_from_curves(*curves, N)
+    plain = interval_from_curves(*curves, N, skew=False)
     est = mart.estimate
     b_lo, b_hi = est - Z95 * terms.boot_sd, est + Z95 * terms.boot_sd
     b_lo[:, 0], b_hi[:, 0] = -np.inf, np.inf  # one term: no spread, no interval
-    asym = _asymptotic_from_curves(*curves[:3], N)
-    asym10 = _asymptotic_from_curves(*curves[:3], N, min_labels=10)
+    asym = asymptotic_cs_from_curves(*curves[:3], N)
+    asym10 = asymptotic_cs_from_curves(*curves[:3], N, min_labels=10)
     fixed = {"bootstrap": _cov(b_lo, b_hi, R).mean(0), "martingale": _cov(mart.low, mart.high,
                                                                            R).mean(0),
              "martingale (plain z)": _cov(plain.low, plain.high, R).mean(0)}
@@ -279,8 +278,8 @@ def evaluate(terms: Terms, ctx: Context, setting: Setting, method: str, *, pool_
     if test_truth is not None:
         T = test_truth
         pv = pool_variance_curve(terms.theta_sq, th, N)
-        pop = _interval_from_curves(*curves, N, pool_variance=pv)
-        both = _interval_from_curves(*curves, N, pool_variance=pv * (1 + N / n_test))
+        pop = interval_from_curves(*curves, N, pool_variance=pv)
+        both = interval_from_curves(*curves, N, pool_variance=pv * (1 + N / n_test))
         fixed_test = {"bootstrap": _cov(b_lo, b_hi, T).mean(0),
                       "martingale (pool)": _cov(mart.low, mart.high, T).mean(0),
                       "+ pool sampling S2/N": _cov(pop.low, pop.high, T).mean(0),
@@ -302,9 +301,9 @@ def evaluate(terms: Terms, ctx: Context, setting: Setting, method: str, *, pool_
                 "martingale": _stop(mart.low, mart.high, W, R, s),
                 "asymptotic CS": _stop(asym.low, asym.high, W, R, s)}
     if terms.model_var is not None:  # what the design's variance floor buys
-        c_obs = _curves(th, N)
-        m_obs = _interval_from_curves(*c_obs, N)
-        a_obs = _asymptotic_from_curves(*c_obs[:3], N)
+        c_obs = moment_curves(th, N)
+        m_obs = interval_from_curves(*c_obs, N)
+        a_obs = asymptotic_cs_from_curves(*c_obs[:3], N)
         fixed["martingale (observed SE only)"] = _cov(m_obs.low, m_obs.high, R).mean(0)
         uniform["asymptotic CS, observed SE only (from 30)"] = float(a_obs.covers(R, s).mean())
     widths = {"bootstrap": (float(np.median(b_hi[:, j100] - b_lo[:, j100])),
@@ -407,7 +406,8 @@ def run_paired(data: DatasetOutputs, a: str, b: str, surrogate: str, *, n_runs: 
     idx, q = sample(scores, min(budget, N), n_runs=n_runs, proposal_floor=FLOOR,
                     random_state=np.random.default_rng(seq))
     d = float(La.mean() - Lb.mean())
-    cs = paired_difference_cs(_theta(La[idx], q, N), _theta(Lb[idx], q, N), N)
+    cs = paired_difference_cs(adaptive_lure_theta(La[idx], q, N),
+                              adaptive_lure_theta(Lb[idx], q, N), N)
     s = STOP_FROM
     out = PairedCoverage(data.dataset, a, b, surrogate, n_runs, 0, d,
                          {"asymptotic CS (from 30)": float(cs.covers(d, s).mean())},

@@ -95,7 +95,7 @@ def score_squad(path: str | os.PathLike[str], out: str | os.PathLike[str], *, se
                 cache_dir: str | None = None, progress: bool = True,
                 parallel: bool = True) -> Path:
     """Answer, judge and write ``out`` (an ``.npz`` of ids and numbers); returns its path."""
-    from activetest.models._util import run_parallel
+    from activetest.models.parallel import run_parallel
 
     qs = load_squad(path)
     split = split_squad(len(qs), seed=seed, sizes=sizes)

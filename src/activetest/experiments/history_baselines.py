@@ -40,9 +40,9 @@ from activetest.stats._adaptive_kernels import (
     _penalty,
     _sigmoid,
 )
-from activetest.stats._kernels import njit
 from activetest.stats.adaptive import RIDGES
 from activetest.stats.feature_design import fit_predict
+from activetest.stats.kernels import njit
 
 __all__ = ["BaselineRuns", "baselines", "baselines_reference"]
 

@@ -51,11 +51,11 @@ from pathlib import Path
 import numpy as np
 
 from activetest.experiments.history_baselines import CHUNK, _fit, _one_blas_thread
-from activetest.stats._kernels import njit
 from activetest.stats.adaptive import RIDGES, simulate_design
 from activetest.stats.confseq import MIN_LABELS, asymptotic_cs
 from activetest.stats.estimators import adaptive_lure_theta
 from activetest.stats.intervals import fixed_interval_curve
+from activetest.stats.kernels import njit
 from activetest.stats.neighbours import NeighbourHistory, _column
 
 __all__ = ["BUDGETS", "CROSS_SUMS", "FOLDS", "SUMS", "behaviour_probe", "block", "cache_key",

@@ -51,8 +51,8 @@ def score_dataset(name: str, out_dir: str | os.PathLike[str], *, root: str | Non
     the score cache as soon as it is done, so an interrupted run loses at most one
     chunk per model; the ``.npz`` is written when all models are done.
     """
-    from activetest.models._util import run_parallel
     from activetest.models.cache import CachedScorer
+    from activetest.models.parallel import run_parallel
     from activetest.models.registry import get_scorer
 
     ds = load_shared(name, root)

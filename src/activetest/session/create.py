@@ -260,7 +260,7 @@ def score_pool(inputs: Inputs, scoring: Scoring, *, need_target: bool, progress:
         # Surrogate and target side by side: each llama.cpp model defaults to half the
         # cores, so two 1-thread models fill a 2-core machine (measured: the pair takes
         # as long as the slower model alone, not the sum).
-        from activetest.models._util import run_parallel
+        from activetest.models.parallel import run_parallel
 
         results = run_parallel(jobs, progress=progress)
     else:

@@ -40,7 +40,7 @@ import math
 import numpy as np
 
 from activetest.stats._guard_kernels import GUARD_ROWS, guard_choose, guard_record
-from activetest.stats._kernels import njit
+from activetest.stats.kernels import njit
 
 KIND_FIXED = 0
 KIND_LOGIT = 1

@@ -37,7 +37,7 @@ import math
 
 import numpy as np
 
-from activetest.stats._kernels import njit
+from activetest.stats.kernels import njit
 
 #: Rows of the guard's ``aux`` state (module docstring).
 GUARD_ROWS = 7

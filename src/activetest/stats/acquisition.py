@@ -25,8 +25,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from activetest.stats._validate import as_labels, as_logprobs
 from activetest.stats.losses import log_loss, zero_one_loss
+from activetest.stats.validate import as_labels, as_logprobs
 
 __all__ = [
     "ACQUISITIONS",

@@ -60,7 +60,7 @@ from typing import Any
 
 import numpy as np
 
-from activetest.stats._kernels import njit
+from activetest.stats.kernels import njit
 
 #: :data:`activetest.stats._adaptive_kernels.KIND_BOTH` (the two-metric design), whose
 #: run records a second model variance that a replay does not compute

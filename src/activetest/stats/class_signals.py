@@ -37,7 +37,6 @@ from collections.abc import Sequence
 import numpy as np
 
 from activetest.stats import _adaptive_kernels as ak
-from activetest.stats._validate import as_logprobs
 from activetest.stats.adaptive import (
     DEFAULT_RULE,
     LAMBDA_START,
@@ -47,6 +46,7 @@ from activetest.stats.adaptive import (
     refit_schedule,
 )
 from activetest.stats.adaptive.design import check_start, uniform_start
+from activetest.stats.validate import as_logprobs
 
 __all__ = ["class_signal_design", "class_signal_features", "signal_column"]
 

@@ -147,21 +147,22 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from activetest.stats._kernels import njit
 from activetest.stats.intervals import (
     BoundsCurve,
     _check_theta,
-    _curves,
     _hall_bounds,
     _theta,
     martingale_se_curve,
+    moment_curves,
 )
+from activetest.stats.kernels import njit
 
 __all__ = [
     "AnytimeSummary",
     "ConfidenceSequence",
     "anytime_summary",
     "asymptotic_cs",
+    "asymptotic_cs_from_curves",
     "asymptotic_cs_multiplier",
     "betting_capital",
     "betting_cs",
@@ -392,8 +393,8 @@ def asymptotic_cs(theta: np.ndarray, N: int, *, alpha: float = 0.05,
             for a caller that widens each budget's first, :func:`.blindspot.widen_cs`).
     """
     th, N = _check_theta(theta, N)
-    est, se, gam, df = _curves(th, N, model_var)
-    return _asymptotic_from_curves(est, se, gam, N, alpha=alpha, planned_labels=planned_labels,
+    est, se, gam, df = moment_curves(th, N, model_var)
+    return asymptotic_cs_from_curves(est, se, gam, N, alpha=alpha, planned_labels=planned_labels,
                                    min_labels=min_labels, skew=skew, value_range=value_range,
                                    budget=budget, df=df, intersect=intersect)
 
@@ -406,15 +407,15 @@ def _cs_factor(N: int, K: int, alpha: float, planned_labels: float,
     return budget_cs_multiplier(N, K, budget, alpha=alpha)
 
 
-def _asymptotic_from_curves(est: np.ndarray, se: np.ndarray, gam: np.ndarray, N: int, *,
-                            alpha: float = 0.05, planned_labels: float = PLANNED_LABELS,
-                            min_labels: int = MIN_LABELS, skew: bool = True,
-                            value_range: tuple[float, float] | None = None,
-                            budget: int | None = None,
-                            df: np.ndarray | None = None,
-                            intersect: bool = True) -> ConfidenceSequence:
-    """:func:`asymptotic_cs` from precomputed ``intervals._curves`` (reused by experiments);
-    ``df``: Kish's degrees of freedom (``_curves``' fourth value), which the budget-tuned
+def asymptotic_cs_from_curves(est: np.ndarray, se: np.ndarray, gam: np.ndarray, N: int, *,
+                              alpha: float = 0.05, planned_labels: float = PLANNED_LABELS,
+                              min_labels: int = MIN_LABELS, skew: bool = True,
+                              value_range: tuple[float, float] | None = None,
+                              budget: int | None = None,
+                              df: np.ndarray | None = None,
+                              intersect: bool = True) -> ConfidenceSequence:
+    """:func:`asymptotic_cs` from precomputed ``intervals.moment_curves`` (reused by experiments);
+    ``df``: Kish's degrees of freedom (``moment_curves``' fourth value), which the budget-tuned
     CS needs."""
     K = est.shape[-1]
     if isinstance(min_labels, bool) or int(min_labels) != min_labels or min_labels < 2:
@@ -530,7 +531,7 @@ def labels_for_cs_width(theta: np.ndarray, N: int, width: float, *, alpha: float
         return M
     if M == 1:
         raise ValueError("one label gives no spread to project from; label a few more")
-    est, se, gam, df = (float(x[-1]) for x in _curves(th, N, model_var))
+    est, se, gam, df = (float(x[-1]) for x in moment_curves(th, N, model_var))
     W_M = M / (N - M) if M < N else np.inf
     V_now = se ** 2 * W_M ** 2
     s2_avg, s2_recent = _per_draw_variances(se, M, N, model_var)
@@ -597,7 +598,7 @@ def future_variance_ratio(theta: np.ndarray, N: int, *,
     M = th.size
     if model_var is None or M < 2 or M >= N:
         return 1.0
-    se = float(_curves(th, N, model_var)[1][-1])
+    se = float(moment_curves(th, N, model_var)[1][-1])
     s2_avg, s2_recent = _per_draw_variances(se, M, N, model_var)
     if not (np.isfinite(s2_avg) and s2_avg > 0 and np.isfinite(s2_recent)):
         return 1.0

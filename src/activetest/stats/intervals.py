@@ -102,7 +102,9 @@ __all__ = [
     "fixed_interval",
     "fixed_interval_curve",
     "hall_bounds",
+    "interval_from_curves",
     "martingale_se_curve",
+    "moment_curves",
     "pool_variance_curve",
 ]
 
@@ -171,8 +173,8 @@ def estimate_curve(theta: np.ndarray, N: int) -> np.ndarray:
     return out
 
 
-def _curves(theta: np.ndarray, N: int, model_var: np.ndarray | None = None
-            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def moment_curves(theta: np.ndarray, N: int, model_var: np.ndarray | None = None
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``(R_M, SE_M, gamma_M, df_M)`` at every budget, from cumulative sums (O(K)).
 
     ``model_var``: per draw ``N^2 Var(theta_m | past)`` as the design's model
@@ -249,7 +251,7 @@ def martingale_se_curve(theta: np.ndarray, N: int) -> tuple[np.ndarray, np.ndarr
     ``SE_M^2 = sum_{m<=M} c_m^2 (theta_m - R_M)^2 / kappa_M``. ``SE_1 = inf`` (one
     draw says nothing about its spread) and ``SE_N = 0`` (the pool is revealed).
     """
-    est, se, _, _ = _curves(theta, N)
+    est, se, _, _ = moment_curves(theta, N)
     return est, se
 
 
@@ -379,15 +381,16 @@ def fixed_interval_curve(theta: np.ndarray, N: int, *, level: float = 0.95,
             where it has none): the SE is then the larger of the observed and the
             model's (module docstring, "Runs that have not met the surprises").
     """
-    return _interval_from_curves(*_curves(theta, N, model_var), N, level=level,
+    return interval_from_curves(*moment_curves(theta, N, model_var), N, level=level,
                                  pool_variance=pool_variance, skew=skew)
 
 
-def _interval_from_curves(est: np.ndarray, se: np.ndarray, gam: np.ndarray, df: np.ndarray,
-                          N: int, *, level: float = 0.95,
-                          pool_variance: float | np.ndarray | None = None,
-                          skew: bool = True) -> IntervalCurve:
-    """:func:`fixed_interval_curve` from precomputed :func:`_curves` (reused by experiments)."""
+def interval_from_curves(est: np.ndarray, se: np.ndarray, gam: np.ndarray, df: np.ndarray,
+                         N: int, *, level: float = 0.95,
+                         pool_variance: float | np.ndarray | None = None,
+                         skew: bool = True) -> IntervalCurve:
+    """:func:`fixed_interval_curve` from precomputed :func:`moment_curves` (reused by the
+    experiments)."""
     z = _z(level)
     target = "pool"
     if pool_variance is not None:

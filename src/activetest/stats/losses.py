@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from activetest.stats._validate import as_labels, as_logprobs
+from activetest.stats.validate import as_labels, as_logprobs
 
 __all__ = ["log_loss", "log_softmax", "logsumexp", "zero_one_loss"]
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from activetest.stats._validate import as_scores, check_budget, floor_arg
+from activetest.stats.validate import as_scores, check_budget, floor_arg
 
 __all__ = ["proposal", "reference_sample"]
 

@@ -31,9 +31,9 @@ from typing import Any
 
 import numpy as np
 
-from activetest.stats import _kernels
-from activetest.stats._validate import as_scores, check_budget, floor_arg
+from activetest.stats import kernels
 from activetest.stats.proposal import proposal
+from activetest.stats.validate import as_scores, check_budget, floor_arg
 
 __all__ = ["ActiveSampler", "SamplerState", "sample"]
 
@@ -171,10 +171,10 @@ def sample(scores: np.ndarray, budget: int, *, n_runs: int = 1,
     rng = np.random.default_rng(random_state)
     U = rng.random((int(n_runs), budget))
     pool = _SortedPool(s)
-    if _kernels.HAVE_NUMBA and not progress:
+    if kernels.HAVE_NUMBA and not progress:
         positions = np.empty((int(n_runs), budget), dtype=np.int64)
         qs = np.empty((int(n_runs), budget))
-        _kernels.sample_sorted(pool.s, U, floor, positions, qs)
+        kernels.sample_sorted(pool.s, U, floor, positions, qs)
         return pool.order[positions], qs
     positions = np.empty((int(n_runs), budget), dtype=np.int64)
     qs = np.empty((int(n_runs), budget))

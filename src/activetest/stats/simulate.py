@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from activetest.stats import estimators as est
-from activetest.stats._validate import as_labels, as_logprobs, check_budget, floor_arg
 from activetest.stats.acquisition import (
     ACQUISITIONS,
     acquisition_scores,
@@ -28,6 +27,7 @@ from activetest.stats.acquisition import (
 from activetest.stats.adaptive import AdaptiveDesign, DesignRuns, simulate_design
 from activetest.stats.losses import log_loss, zero_one_loss
 from activetest.stats.sampler import sample
+from activetest.stats.validate import as_labels, as_logprobs, check_budget, floor_arg
 
 __all__ = ["DESIGN_ACQUISITIONS", "DESIGN_FIXED_LOSS", "DESIGN_RULES", "ESTIMATORS", "Method",
            "SimulationResult", "control_values", "simulate"]

@@ -12,7 +12,6 @@ import numpy as np
 
 from activetest.stats import _adaptive_kernels as ak
 from activetest.stats._guard_kernels import GUARD_PARAMS, guard_aux0
-from activetest.stats._validate import as_vector
 from activetest.stats.adaptive.features import (
     LazyLossTable,
     _lazy_features,
@@ -24,6 +23,7 @@ from activetest.stats.adaptive.features import (
     mixture_score_control,
     pe_features,
 )
+from activetest.stats.validate import as_vector
 
 __all__ = [
     "DEFAULT_RULE",

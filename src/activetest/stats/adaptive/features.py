@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from activetest.stats import _adaptive_kernels as ak
-from activetest.stats._validate import as_logprobs, as_vector
+from activetest.stats.validate import as_logprobs, as_vector
 
 __all__ = [
     "LAZY_MIN_ROWS",

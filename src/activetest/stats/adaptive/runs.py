@@ -7,11 +7,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from activetest.stats import _adaptive_kernels as ak
-from activetest.stats._validate import as_vector, check_budget
 from activetest.stats.adaptive.design import AdaptiveDesign
 from activetest.stats.estimators import (
     adaptive_lure_curve,
 )
+from activetest.stats.validate import as_vector, check_budget
 
 __all__ = [
     "DesignRuns",

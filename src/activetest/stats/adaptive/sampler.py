@@ -10,13 +10,13 @@ from typing import Any
 import numpy as np
 
 from activetest.stats import _adaptive_kernels as ak
-from activetest.stats._validate import as_vector
 from activetest.stats.adaptive.design import AdaptiveDesign, DesignPlan
 from activetest.stats.estimators import (
     adaptive_lure,
     adaptive_lure_se,
     adaptive_lure_terms,
 )
+from activetest.stats.validate import as_vector
 
 __all__ = [
     "AdaptiveEstimate",
