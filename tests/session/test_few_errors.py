@@ -214,6 +214,9 @@ def test_a_compared_target_that_agrees_on_every_label_gets_no_point_difference(p
     assert (d.fixed_low, d.fixed_high) == (float(ex.low[-1]), float(ex.high[-1]))
     assert any("target - o: the fixed-budget 95%" in w and "(0 of 40)" in w
                for w in new.warnings), new.warnings
+    assert c.difference.std == 0.0 and any(
+        w.startswith("target - o (error rate): the bootstrap interval is a point")
+        for w in new.warnings), new.warnings
     # many labelled differences: the CLT intervals of the difference again
     O2 = T.copy()
     half = draws.rows[::2]

@@ -652,6 +652,11 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
             for what, a in ((f"{spec}'s error rate", o_any), (f"target - {spec}", d_any)):
                 if a is not None and a.basis == "exact":
                     notes_cmp.append(_exact_line(what, a, level))
+            if K >= 2 and diff.std == 0.0:
+                notes_cmp.append(f"target - {spec} ({metric.replace('_', ' ')}): the "
+                                 f"bootstrap interval is a point: the two targets' losses "
+                                 f"differ by the same amount on every labelled item; read "
+                                 f"the fixed-budget interval and the CS")
             comparisons.append(Comparison(spec, metric, other, diff,
                                           None if d_any is None else (d_any.cs_low,
                                                                       d_any.cs_high),
