@@ -104,6 +104,10 @@ def test_labels_needed_and_comparison() -> None:
     a = inputs(target_width=0.1).estimate.metrics["error_rate"].anytime
     assert a is not None and not a.may_stop and a.labels_needed is not None
     assert need.anytime_n_labels == a.labels_needed > 8
+    # and not the bootstrap's projection, where the two differ (width 0.5: 14 against 20)
+    mid = report_data(inputs(target_width=0.5)).labels_needed[0]
+    a5 = inputs(target_width=0.5).estimate.metrics["error_rate"]
+    assert mid.anytime_n_labels == a5.anytime.labels_needed != mid.n_labels == a5.labels_needed
     (c,) = data.comparison
     assert (c.metric, c.target_a, c.target_b, c.n_labels) == ("error rate", "t.csv",
                                                               "u.csv", 8)
