@@ -20,7 +20,7 @@ import pytest
 from activetest.session import columns, stream_init
 from activetest.session.store import SessionStore
 from activetest.session.workflow import Session
-from activetest.stats import ActiveSampler, _validate
+from activetest.stats import ActiveSampler, validate
 from activetest.stats import _adaptive_kernels as ak
 from activetest.stats import adaptive as ad
 from activetest.stats.adaptive.features import _sequential_sum
@@ -150,16 +150,16 @@ def test_a_fresh_samplers_state_without_its_pool() -> None:
 
 def test_log_probs_are_checked_in_blocks_as_whole(monkeypatch: pytest.MonkeyPatch) -> None:
     s, _, _ = _outputs(40, 3)
-    monkeypatch.setattr(_validate, "_CHECK_ROWS", 7)
-    assert _validate.as_logprobs(s, "x") is not None
+    monkeypatch.setattr(validate, "_CHECK_ROWS", 7)
+    assert validate.as_logprobs(s, "x") is not None
     bad = s.copy()
     bad[23, 2] = np.nan
     with pytest.raises(ValueError, match="at row 23, class 2"):
-        _validate.as_logprobs(bad, "x")
+        validate.as_logprobs(bad, "x")
     bad = s.copy()
     bad[30] += 0.5
     with pytest.raises(ValueError, match="row 30 is not normalised"):
-        _validate.as_logprobs(bad, "x")
+        validate.as_logprobs(bad, "x")
 
 
 # ------------------------------------------------------------------ whole sessions
@@ -191,13 +191,13 @@ class _Tiny:
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.mp = monkeypatch
-        self.defaults = (stream_init.BLOCK, columns.CHUNK_BYTES, _validate._CHECK_ROWS)
+        self.defaults = (stream_init.BLOCK, columns.CHUNK_BYTES, validate._CHECK_ROWS)
 
     def __call__(self, on: bool) -> None:
         block, chunk, check = self.defaults
         self.mp.setattr(stream_init, "BLOCK", 7 if on else block)
         self.mp.setattr(columns, "CHUNK_BYTES", 40 if on else chunk)
-        self.mp.setattr(_validate, "_CHECK_ROWS", 5 if on else check)
+        self.mp.setattr(validate, "_CHECK_ROWS", 5 if on else check)
         self.mp.setattr(ad, "LAZY_MIN_ROWS", 1 if on else 10**12)
 
 
