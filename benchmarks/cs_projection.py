@@ -2,7 +2,7 @@
 
 ``estimate --target-width W`` (and ``status`` after it) says "the anytime interval
 reaches width W at about K labels (a projection)"
-(:func:`activetest.stats.confseq.labels_for_cs_width`). This measures that number
+(:func:`activetest.stats.projection.labels_for_cs_width`). This measures that number
 against what the same run then needed: simulated runs of the design a session draws
 with, on pools where every item's loss is known; at 30, 60 and 100 labels each run not
 yet narrow enough projects its total, and the run goes on to the first budget at which
@@ -69,12 +69,9 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import harness_runs as hr  # noqa: E402
 from activetest.session.design import graded_adaptive_design  # noqa: E402
 from activetest.stats.adaptive import simulate_design  # noqa: E402
-from activetest.stats.confseq import (  # noqa: E402
-    asymptotic_cs,
-    default_budget,
-    labels_for_cs_width,
-)
+from activetest.stats.confseq import asymptotic_cs, default_budget  # noqa: E402
 from activetest.stats.estimators import adaptive_lure_theta  # noqa: E402
+from activetest.stats.projection import labels_for_cs_width  # noqa: E402
 
 CHECKPOINTS = (30, 60, 100)
 #: The projections compared: (name, ``future``, clipped to [0, 1]).
@@ -145,8 +142,8 @@ def bootstrap_rows(p: hr.Pool, runs: int, width: float, horizon: int, seed: int
                    ) -> list[tuple]:
     """``(checkpoint, projection as it was, as it is, actual)`` of the bootstrap's width."""
     from activetest.stats import BootstrapResult, labels_for_width
-    from activetest.stats.confseq import future_variance_ratio
     from activetest.stats.estimators import adaptive_lure_weights
+    from activetest.stats.projection import future_variance_ratio
 
     N = p.loss.size
     K = min(horizon, N - 1)
@@ -178,8 +175,8 @@ def bootstrap_rows(p: hr.Pool, runs: int, width: float, horizon: int, seed: int
 
 def cost() -> None:
     """Print the CPU seconds of one projection, in blocks and at once (``--cost``)."""
-    from activetest.stats.confseq import _projected_widths
     from activetest.stats.intervals import moment_curves
+    from activetest.stats.projection import _projected_widths
 
     rng = np.random.default_rng(0)
     print("| pool size N | labels projected | in blocks (CPU-s) | every budget at once "

@@ -68,7 +68,7 @@ from activetest.stats import (  # noqa: E402
     zero_one_loss,
 )
 from activetest.stats.adaptive import LAMBDAS, AdaptiveDesign, AdaptiveSampler  # noqa: E402
-from activetest.stats.confseq import exact_cs  # noqa: E402
+from activetest.stats.betting import exact_cs  # noqa: E402
 from activetest.stats.fewerrors import MIN_ERRORS, few_errors  # noqa: E402
 
 DOC = ROOT / "docs" / "demo.md"

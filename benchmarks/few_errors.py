@@ -18,7 +18,8 @@ import numpy as np
 
 from activetest.experiments.hostile import hostile_pool
 from activetest.experiments.robustness import BUDGETS, CS_FROM, _draws
-from activetest.stats.confseq import asymptotic_cs, exact_cs, running_intersection
+from activetest.stats.betting import exact_cs
+from activetest.stats.confseq import asymptotic_cs, running_intersection
 from activetest.stats.estimators import adaptive_lure_theta
 from activetest.stats.fewerrors import few_errors, switch_to_exact
 from activetest.stats.intervals import fixed_interval_curve

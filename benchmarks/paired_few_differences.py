@@ -6,7 +6,7 @@ Where the two disagree on few items, most early runs label none of them: every t
 few-errors rule to the difference (``activetest.stats.fewerrors.few_differences``):
 the CLT intervals only once 5 labelled items differ from the most common difference,
 else the exact CS of the difference
-(``activetest.stats.confseq.paired_difference_exact_cs``); the CS is then intersected
+(``activetest.stats.betting.paired_difference_exact_cs``); the CS is then intersected
 over budgets.
 
 Pool: N = 2,000, target A errs on 20 %; B differs from A on 2.5 % of the items (35 where
@@ -33,11 +33,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from activetest.stats import sample
-from activetest.stats.confseq import (
-    asymptotic_cs,
-    paired_difference_exact_cs,
-    running_intersection,
-)
+from activetest.stats.betting import paired_difference_exact_cs
+from activetest.stats.confseq import asymptotic_cs, running_intersection
 from activetest.stats.estimators import adaptive_lure_theta
 from activetest.stats.fewerrors import MIN_ERRORS, few_differences, switch_to_exact
 from activetest.stats.intervals import fixed_interval_curve

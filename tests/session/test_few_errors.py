@@ -185,7 +185,7 @@ def test_a_compared_target_that_agrees_on_every_label_gets_no_point_difference(p
     show); under the rule the exact CS of the difference stands in, contains the true
     difference, and a note says why. Once enough labelled items differ, the CLT intervals
     return."""
-    from activetest.stats.confseq import paired_difference_exact_cs
+    from activetest.stats.betting import paired_difference_exact_cs
 
     S, T, _ = pool
     labels = T.argmax(axis=1)  # the target right everywhere labelled: 0 errors

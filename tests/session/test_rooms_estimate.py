@@ -143,7 +143,7 @@ def test_a_learning_design_projects_the_bootstrap_with_its_variance_ratio() -> N
         bootstrap,
         labels_for_width,
     )
-    from activetest.stats.confseq import future_variance_ratio
+    from activetest.stats.projection import future_variance_ratio
 
     rng = np.random.default_rng(9)
     k, n = 60, 400

@@ -11,22 +11,24 @@ import numpy as np
 import pytest
 
 from activetest.stats import bootstrap_std_many, lure_terms, proposal, sample
-from activetest.stats.confseq import (
-    asymptotic_cs,
-    asymptotic_cs_multiplier,
+from activetest.stats.betting import (
     betting_capital,
     betting_cs,
-    cs_clock,
     exact_cs,
-    labels_for_cs_width,
     log_loss_bound,
-    normal_mixture_rho2,
-    paired_difference_cs,
     paired_difference_exact_cs,
     q_lower_bound,
     theta_bounds,
 )
+from activetest.stats.confseq import (
+    asymptotic_cs,
+    asymptotic_cs_multiplier,
+    cs_clock,
+    normal_mixture_rho2,
+    paired_difference_cs,
+)
 from activetest.stats.intervals import _theta, fixed_interval_curve, martingale_se_curve
+from activetest.stats.projection import labels_for_cs_width
 from tests.stats.conftest import SCORE_CASES, enumerate_orders
 from tests.stats.test_intervals import CONTROL, LOSSES, adaptive_orders
 
@@ -391,8 +393,8 @@ def test_projection_from_a_handful_of_labels_lets_the_student_allowance_fade() -
 def test_projection_in_growing_blocks_equals_every_budget_at_once() -> None:
     """The projection evaluates budgets in blocks growing fourfold (its cost follows the
     answer, not N); the answer is the first budget of the whole curve at once."""
-    from activetest.stats.confseq import _projected_widths
     from activetest.stats.intervals import moment_curves
+    from activetest.stats.projection import _projected_widths
 
     rng = np.random.default_rng(51)
     for N, width, budget, future in ((50_000, 0.004, 400, "recent"),

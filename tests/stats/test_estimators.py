@@ -219,8 +219,8 @@ def test_bootstrap_projection_follows_a_design_that_learns() -> None:
     variance ratio (as sessions do) the bootstrap's projection is close to the labels the
     runs needed; by the 1/sqrt(K) rule alone it was far above."""
     from activetest.stats.adaptive import AdaptiveDesign, simulate_design
-    from activetest.stats.confseq import future_variance_ratio
     from activetest.stats.estimators import adaptive_lure_theta, adaptive_lure_weights
+    from activetest.stats.projection import future_variance_ratio
 
     rng = np.random.default_rng(21)
     N, K, runs, z = 1500, 400, 60, 1.959964

@@ -148,7 +148,7 @@ def test_two_targets_that_rarely_disagree_get_a_covering_difference_interval() -
     the difference (paired_difference_exact_cs) stands in and covers at least
     0.95 - 3 SE at 50 and 100 labels (400 seeded uniform runs); the CLT interval alone
     covers under 0.6 at 50 (the test has power)."""
-    from activetest.stats.confseq import paired_difference_exact_cs
+    from activetest.stats.betting import paired_difference_exact_cs
 
     N, R, K = 2000, 400, 100
     rng = np.random.default_rng(5)

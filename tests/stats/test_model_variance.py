@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from activetest.stats.adaptive import AdaptiveDesign, AdaptiveSampler, simulate_design
-from activetest.stats.confseq import _theta, asymptotic_cs
-from activetest.stats.intervals import fixed_interval_curve
+from activetest.stats.confseq import asymptotic_cs
+from activetest.stats.intervals import _theta, fixed_interval_curve
 
 
 def _rare_surprises(N: int = 300, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

@@ -54,7 +54,8 @@ from activetest.experiments.coverage_runs import (
 from activetest.experiments.outputs import DatasetOutputs
 from activetest.experiments.paper import Setting, settings_for
 from activetest.stats import log_loss
-from activetest.stats.confseq import MIN_LABELS, asymptotic_cs, exact_cs
+from activetest.stats.betting import exact_cs
+from activetest.stats.confseq import MIN_LABELS, asymptotic_cs
 from activetest.stats.intervals import fixed_interval_curve
 
 __all__ = ["METHODS", "Context", "PairedCoverage", "SettingCoverage", "Terms", "adaptive_cv_lure",

@@ -25,13 +25,11 @@ from activetest.stats import (
     sample,
     zero_one_loss,
 )
+from activetest.stats.betting import exact_cs, log_loss_bound, paired_difference_exact_cs
 from activetest.stats.confseq import (
     MIN_LABELS,
     asymptotic_cs_from_curves,
-    exact_cs,
-    log_loss_bound,
     paired_difference_cs,
-    paired_difference_exact_cs,
 )
 from activetest.stats.estimators import adaptive_lure_theta, fixed_control_rest
 from activetest.stats.intervals import (

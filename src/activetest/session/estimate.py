@@ -289,12 +289,12 @@ def difference_few_inputs(losses: np.ndarray, other_losses: np.ndarray, draws: L
                           level: float = 0.95) -> FewErrors | None:
     """:class:`FewErrors` of the paired difference ``losses - other_losses`` of two
     targets' error rates (``(K,)`` each, in [0, 1], at the same labelled draws): the exact
-    CS of the difference (:func:`~activetest.stats.confseq.paired_difference_exact_cs`,
+    CS of the difference (:func:`~activetest.stats.betting.paired_difference_exact_cs`,
     plain LURE as the difference's estimate is) stands in while fewer than
     ``min_errors`` labels differ from the most common difference
     (:func:`~activetest.stats.fewerrors.few_differences`); None without a rule or a
     proposal floor."""
-    from activetest.stats.confseq import paired_difference_exact_cs
+    from activetest.stats.betting import paired_difference_exact_cs
     from activetest.stats.fewerrors import few_differences, few_differences_reason
 
     La = np.asarray(losses, dtype=np.float64)
@@ -487,7 +487,7 @@ def _metric_estimate(metric: str, draws: LabelledDraws, losses: np.ndarray, hit:
         ratio = 1.0
         if design is not None and K >= 2:
             from activetest.stats import adaptive_lure_theta
-            from activetest.stats.confseq import future_variance_ratio
+            from activetest.stats.projection import future_variance_ratio
 
             ratio = future_variance_ratio(
                 adaptive_lure_theta(losses, q, N, control=design[0], control_rest=design[1]),

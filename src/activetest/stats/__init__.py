@@ -34,18 +34,18 @@ _EXPORTS = {
     "bootstrap": "activetest.stats.bootstrap",
     "bootstrap_means": "activetest.stats.bootstrap",
     "bootstrap_std_many": "activetest.stats.bootstrap",
-    "labels_for_width": "activetest.stats.bootstrap",
-    "uniform_labels_for_width": "activetest.stats.bootstrap",
-    "AnytimeSummary": "activetest.stats.confseq",
+    "labels_for_width": "activetest.stats.projection",
+    "uniform_labels_for_width": "activetest.stats.projection",
+    "AnytimeSummary": "activetest.stats.projection",
     "ConfidenceSequence": "activetest.stats.confseq",
-    "anytime_summary": "activetest.stats.confseq",
+    "anytime_summary": "activetest.stats.projection",
     "asymptotic_cs": "activetest.stats.confseq",
-    "betting_cs": "activetest.stats.confseq",
-    "exact_cs": "activetest.stats.confseq",
-    "labels_for_cs_width": "activetest.stats.confseq",
-    "log_loss_bound": "activetest.stats.confseq",
+    "betting_cs": "activetest.stats.betting",
+    "exact_cs": "activetest.stats.betting",
+    "labels_for_cs_width": "activetest.stats.projection",
+    "log_loss_bound": "activetest.stats.betting",
     "paired_difference_cs": "activetest.stats.confseq",
-    "paired_difference_exact_cs": "activetest.stats.confseq",
+    "paired_difference_exact_cs": "activetest.stats.betting",
     "adaptive_lure": "activetest.stats.estimators",
     "adaptive_lure_curve": "activetest.stats.estimators",
     "adaptive_lure_se": "activetest.stats.estimators",
@@ -179,25 +179,22 @@ if TYPE_CHECKING:
         DesignRuns,
         simulate_design,
     )
+    from activetest.stats.betting import (
+        betting_cs,
+        exact_cs,
+        log_loss_bound,
+        paired_difference_exact_cs,
+    )
     from activetest.stats.bootstrap import (
         BootstrapResult,
         bootstrap,
         bootstrap_means,
         bootstrap_std_many,
-        labels_for_width,
-        uniform_labels_for_width,
     )
     from activetest.stats.confseq import (
-        AnytimeSummary,
         ConfidenceSequence,
-        anytime_summary,
         asymptotic_cs,
-        betting_cs,
-        exact_cs,
-        labels_for_cs_width,
-        log_loss_bound,
         paired_difference_cs,
-        paired_difference_exact_cs,
     )
     from activetest.stats.estimators import (
         adaptive_lure,
@@ -228,6 +225,13 @@ if TYPE_CHECKING:
         pool_variance_curve,
     )
     from activetest.stats.losses import log_loss, log_softmax, logsumexp, zero_one_loss
+    from activetest.stats.projection import (
+        AnytimeSummary,
+        anytime_summary,
+        labels_for_cs_width,
+        labels_for_width,
+        uniform_labels_for_width,
+    )
     from activetest.stats.proposal import proposal, reference_sample
     from activetest.stats.sampler import ActiveSampler, SamplerState, sample
     from activetest.stats.simulate import (

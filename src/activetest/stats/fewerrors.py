@@ -12,7 +12,7 @@ the variance is badly underestimated in most runs. On the near-constant pool of
 the CLT intervals are reported only if the first M labels show at least k errors
 (non-zero losses) *and* at least k labels without one (losses below the upper end 1:
 the same failure mirrored, for an error rate near 1). Otherwise the **exact betting
-CS** (:func:`activetest.stats.confseq.exact_cs`; no asymptotics, valid at every budget
+CS** (:func:`activetest.stats.betting.exact_cs`; no asymptotics, valid at every budget
 at once) stands in:
 
 * the **fixed-budget interval** at M is the exact CS at M (valid at a fixed budget
@@ -38,7 +38,7 @@ difference of 0 with a standard error of 0: a point, whatever they do elsewhere)
 rule there (:func:`few_differences`): at least ``k`` labels away from the most common
 value so far (for 0/1 losses that is the rarer of errors and labels without one, the
 rule above), else the exact CS of the difference
-(:func:`activetest.stats.confseq.paired_difference_exact_cs`) stands in.
+(:func:`activetest.stats.betting.paired_difference_exact_cs`) stands in.
 
 The log loss is not switched: its losses are continuous and never exactly 0, and the
 failure it has (rare large losses the draws never met) is what

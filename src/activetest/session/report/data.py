@@ -124,11 +124,11 @@ class LabelsNeeded:
         width: requested interval width (``high - low``).
         n_labels: projected labels with active testing, for its bootstrap interval
             (1/sqrt(labels) shrinkage; an adaptive design's later draws varying as its
-            model has them now: :func:`activetest.stats.bootstrap.labels_for_width`).
+            model has them now: :func:`activetest.stats.projection.labels_for_width`).
         uniform_n_labels: the same for uniform sampling's bootstrap interval, from the
             pool's variance estimated on the draws (``None`` if unknown).
         anytime_n_labels: projected labels until the session's anytime confidence
-            sequence is that narrow (:func:`activetest.stats.confseq.labels_for_cs_width`;
+            sequence is that narrow (:func:`activetest.stats.projection.labels_for_cs_width`;
             ``None`` if unknown, e.g. before two labels).
     """
 
