@@ -96,6 +96,30 @@ def test_three_correct_labels_give_the_exact_interval_not_a_point(pool) -> None:
     assert new.fixed_low == 0.0 and new.fixed_high > 0.5
 
 
+def test_a_point_interval_note_names_the_interval_that_bounds_the_risk(pool) -> None:
+    """Every labelled term the same (no error in 40 labels): the bootstrap interval is a
+    point. A new session's note sends the reader to its fixed-budget interval and CS (the
+    exact CS, not points); in a session written before the rule the fixed-budget interval
+    is a point too (the CS the whole range), so its note says so and gives the exact CS's
+    numbers instead."""
+    S, T, _ = pool
+    right = T.argmax(axis=1)
+    new = _run(S, T, right, 40).estimate()
+    assert new.metrics["error_rate"].anytime.basis == "exact"
+    line = [w for w in new.warnings if "bootstrap interval is a point" in w]
+    assert len(line) == 1 and line[0].endswith("read the fixed-budget interval and the CS")
+    old = _run(S, T, right, 40, rule=False).estimate()
+    a = old.metrics["error_rate"].anytime
+    assert a.basis is None and a.fixed_high - a.fixed_low < 1e-9  # a point
+    assert (a.cs_low, a.cs_high) == (0.0, 1.0)  # the CS: the whole range
+    assert a.exact_high is not None and 0.05 < a.exact_high < 1.0  # the exact CS says more
+    line = [w for w in old.warnings if "bootstrap interval is a point" in w]
+    assert len(line) == 1
+    assert "so is the fixed-budget interval" in line[0]
+    assert f"[{a.exact_low:.4f}, {a.exact_high:.4f}]" in line[0]
+    assert "read the fixed-budget interval" not in line[0]
+
+
 def test_the_exact_interval_is_the_exact_cs_at_the_sessions_level(pool) -> None:
     """While few errors are labelled, the fixed-budget interval shown is
     :func:`exact_cs` at alpha = 1 - level on the session's draws and controls (the

@@ -667,15 +667,38 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
     lines = [line for n in notes
              if n.metric not in exact and (line := n.describe(level)) is not None]
     lines += [line for m in out.values() if (line := exact_note(m, level)) is not None]
-    lines += [f"{m.metric.replace('_', ' ')}: the bootstrap interval is a point: every "
-              f"labelled term is the same (e.g. no error labelled yet), and the bootstrap "
-              f"cannot see what was not drawn; read the fixed-budget interval and the CS"
-              for m in out.values() if K >= 2 and m.active.std == 0.0]
+    lines += [point_note(m, level) for m in out.values() if K >= 2 and m.active.std == 0.0]
     lines += notes_cmp
     return EstimateReport(N, K, draws.n_selected, draws.n_waiting, out, flagged,
                           (noise.target_nll, noise.surrogate_nll, noise.rule), comparisons,
                           target_width, level, [*_warnings(draws), *lines],
                           blind_spots=notes)
+
+
+#: Below this width a fixed-budget interval is a point (an SE of 0 gives 1e-12).
+POINT_WIDTH = 1e-9
+
+
+def point_note(m: MetricEstimate, level: float) -> str:
+    """The line for a metric whose bootstrap interval is a point (every labelled term the
+    same, e.g. no error labelled yet). Sessions with the few-errors rule show the exact CS
+    as the fixed-budget interval and the CS then, so the line sends the reader there; in a
+    session written before the rule (no ``clt_min_errors``) the fixed-budget interval is
+    a point as well (its SE is 0) and the CS the whole range, so the line says so and
+    gives the exact CS where the loss is bounded."""
+    name = m.metric.replace("_", " ")
+    a = m.anytime
+    head = (f"{name}: the bootstrap interval is a point: every labelled term is the same "
+            f"(e.g. no error labelled yet), and the bootstrap cannot see what was not drawn")
+    if a is None or a.basis is not None or a.fixed_high - a.fixed_low > POINT_WIDTH:
+        return f"{head}; read the fixed-budget interval and the CS"
+    if a.exact_low is not None and a.exact_high is not None:
+        where = (f"read the exact anytime {100 * level:g}% CS, [{a.exact_low:.4f}, "
+                 f"{a.exact_high:.4f}]")
+    else:
+        where = "the CS is the whole range until the labels differ"
+    return (f"{head}; so is the fixed-budget interval, as this session was written before "
+            f"the few-errors rule (which puts the exact CS in its place): {where}")
 
 
 def exact_note(m: MetricEstimate, level: float) -> str | None:
