@@ -164,13 +164,7 @@ def test_no_import_circle():
 #: each with why; everything else crossing a package boundary is public. The package's
 #: own layer-0 helpers (``activetest._lazy``, ``_tmpfiles``, ``_numeric``) are its own,
 #: not another package's.
-KNOWN_PRIVATE_CROSSINGS = {
-    # the uniform-draw baselines fit with the design's own compiled Newton kernels, so
-    # the comparison is fit for fit (docs/history.md, "The baselines' cost")
-    ("activetest.experiments.history_baselines", "activetest.stats._adaptive_kernels"),
-    # the PPI++ study runs the neighbours' compiled column kernel for many runs at once
-    ("activetest.experiments.history_vs_ppi", "activetest.stats.neighbours"),
-}
+KNOWN_PRIVATE_CROSSINGS: set[tuple[str, str]] = set()
 
 
 def _private_crossings() -> list[tuple[str, str, str]]:

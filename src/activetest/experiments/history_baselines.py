@@ -32,17 +32,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from activetest.stats._adaptive_kernels import (
-    _chol_solve,
-    _cholesky,
-    _linear,
-    _log1pexp,
-    _penalty,
-    _sigmoid,
-)
 from activetest.stats.adaptive import RIDGES
 from activetest.stats.feature_design import fit_predict
 from activetest.stats.kernels import njit
+from activetest.stats.numeric_kernels import (
+    chol_solve,
+    cholesky,
+    linear,
+    log1pexp,
+    penalty,
+    sigmoid,
+)
 
 __all__ = ["BaselineRuns", "baselines", "baselines_reference"]
 
@@ -73,8 +73,8 @@ def _objective(Xl, y, w, w0, rho):  # pragma: no cover - compiled
     eta = np.dot(Xl, w)
     ll = 0.0
     for j in range(Xl.shape[0]):
-        ll += y[j] * eta[j] - _log1pexp(eta[j])
-    return -ll + 0.5 * rho * _penalty(w, w0, Xl.shape[1]), ll
+        ll += y[j] * eta[j] - log1pexp(eta[j])
+    return -ll + 0.5 * rho * penalty(w, w0, Xl.shape[1]), ll
 
 
 @njit(cache=True)
@@ -86,7 +86,7 @@ def _grad_hess(Xl, y, w, w0, rho, grad, H):  # pragma: no cover - compiled
     r = np.empty(k)
     Xv = np.empty((k, K))
     for j in range(k):
-        p = _sigmoid(eta[j])
+        p = sigmoid(eta[j])
         r[j] = y[j] - p
         v = p * (1.0 - p)
         for a in range(K):
@@ -113,8 +113,8 @@ def _map(Xl, y, w, w0, rho):  # pragma: no cover - compiled
     f, ll = _objective(Xl, y, w, w0, rho)
     for _ in range(60):
         _grad_hess(Xl, y, w, w0, rho, grad, H)
-        _cholesky(H, Lo)
-        _chol_solve(Lo, grad, d)
+        cholesky(H, Lo)
+        chol_solve(Lo, grad, d)
         dec = 0.0
         for a in range(K):
             dec += grad[a] * d[a]
@@ -136,8 +136,8 @@ def _map(Xl, y, w, w0, rho):  # pragma: no cover - compiled
             w[a] = wt[a]
         f, ll = ft, llt
     _grad_hess(Xl, y, w, w0, rho, grad, H)
-    logdet = _cholesky(H, Lo)
-    return ll - 0.5 * rho * _penalty(w, w0, K) + 0.5 * K * math.log(rho) - 0.5 * logdet
+    logdet = cholesky(H, Lo)
+    return ll - 0.5 * rho * penalty(w, w0, K) + 0.5 * K * math.log(rho) - 0.5 * logdet
 
 
 @njit(cache=True)
@@ -160,7 +160,7 @@ def _fit(X, rows, L, w0, rhos, warm, out):  # pragma: no cover - compiled
             best = ev
             rb = r
     for i in range(X.shape[0]):
-        out[i] = _sigmoid(_linear(X, i, warm[rb]))
+        out[i] = sigmoid(linear(X, i, warm[rb]))
 
 
 @njit(cache=True)

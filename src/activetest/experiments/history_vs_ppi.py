@@ -56,7 +56,7 @@ from activetest.stats.confseq import MIN_LABELS, asymptotic_cs
 from activetest.stats.estimators import adaptive_lure_theta
 from activetest.stats.intervals import fixed_interval_curve
 from activetest.stats.kernels import njit
-from activetest.stats.neighbours import NeighbourHistory, _column
+from activetest.stats.neighbours import NeighbourHistory, column_kernel
 
 __all__ = ["BUDGETS", "CROSS_SUMS", "FOLDS", "SUMS", "behaviour_probe", "block", "cache_key",
            "combine", "cross_behaviour_probe", "cross_block", "cross_cache_key", "cross_fits",
@@ -109,7 +109,7 @@ def _uniform_fits(X, L, perms, budgets, rhos, w0, col, PT, LP, L1P, base, eps, G
         for b in range(budgets.shape[0]):
             m = budgets[b]
             if col >= 0:
-                _column(PT, LP, L1P, base, eps, order, hL, m, lw, cnt, keep, wv, acc, xc)
+                column_kernel(PT, LP, L1P, base, eps, order, hL, m, lw, cnt, keep, wv, acc, xc)
                 for i in range(N):
                     Xr[i, col] = xc[i]
             _fit(Xr, order[:m], L, w0, rhos, warm, G[run, b])
@@ -210,8 +210,8 @@ def _cross_fits(X, L, perms, budgets, rhos, w0, folds, col, PT, LP, L1P, base, e
             for f in range(folds):
                 nf = m - (m - f + folds - 1) // folds  # positions j < m with j % folds != f
                 if col >= 0:
-                    _column(PT, LP, L1P, base, eps, tr[f], trL[f], nf, lw[f], cnt[f], keep,
-                            wv, acc, xc)
+                    column_kernel(PT, LP, L1P, base, eps, tr[f], trL[f], nf, lw[f], cnt[f], keep,
+                                  wv, acc, xc)
                     for i in range(N):
                         Xr[i, col] = xc[i]
                 _fit(Xr, tr[f, :nf], L, w0, rhos, warm[f], GF[run, b, f])

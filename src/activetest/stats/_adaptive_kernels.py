@@ -41,6 +41,14 @@ import numpy as np
 
 from activetest.stats._guard_kernels import GUARD_ROWS, guard_choose, guard_record
 from activetest.stats.kernels import njit
+from activetest.stats.numeric_kernels import (
+    chol_solve,
+    cholesky,
+    linear,
+    log1pexp,
+    penalty,
+    sigmoid,
+)
 
 KIND_FIXED = 0
 KIND_LOGIT = 1
@@ -130,43 +138,6 @@ def _lwidth(ltab):  # pragma: no cover - compiled
 
 
 
-@njit(cache=True)
-def _cholesky(A, Lo):  # pragma: no cover - compiled
-    """In-place lower Cholesky factor of SPD ``A`` into ``Lo``; returns log det A."""
-    K = A.shape[0]
-    logdet = 0.0
-    for j in range(K):
-        d = A[j, j]
-        for p in range(j):
-            d -= Lo[j, p] * Lo[j, p]
-        if d <= 0.0:
-            d = 1e-300
-        r = math.sqrt(d)
-        Lo[j, j] = r
-        logdet += 2.0 * math.log(r)
-        for i in range(j + 1, K):
-            v = A[i, j]
-            for p in range(j):
-                v -= Lo[i, p] * Lo[j, p]
-            Lo[i, j] = v / r
-        for i in range(j):
-            Lo[i, j] = 0.0
-    return logdet
-
-
-@njit(cache=True)
-def _chol_solve(Lo, b, x):  # pragma: no cover - compiled
-    K = b.shape[0]
-    for i in range(K):
-        v = b[i]
-        for p in range(i):
-            v -= Lo[i, p] * x[p]
-        x[i] = v / Lo[i, i]
-    for i in range(K - 1, -1, -1):
-        v = x[i]
-        for p in range(i + 1, K):
-            v -= Lo[p, i] * x[p]
-        x[i] = v / Lo[i, i]
 
 
 @njit(cache=True)
@@ -202,15 +173,6 @@ def _softmax_weights(F, i, w, z):  # pragma: no cover - compiled
     return tot
 
 
-@njit(cache=True)
-def _penalty(w, w0, K):  # pragma: no cover - compiled
-    """``|w - w0|^2`` over the first ``K`` weights."""
-    pen = 0.0
-    for a in range(K):
-        d = w[a] - w0[a]
-        pen += d * d
-    return pen
-
 
 @njit(cache=True)
 def _prior_grad_hess(w, w0, rho, grad, H):  # pragma: no cover - compiled
@@ -243,7 +205,7 @@ def _logit_objective(F, hidx, hy, k, w, w0, rho):  # pragma: no cover - compiled
         for c in range(C):
             tot += math.exp(z[c] - mx)
         ll += z[hy[j]] - mx - math.log(tot)
-    return -ll + 0.5 * rho * _penalty(w, w0, _fdim(F, 2)), ll
+    return -ll + 0.5 * rho * penalty(w, w0, _fdim(F, 2)), ll
 
 
 @njit(cache=True)
@@ -305,8 +267,8 @@ def _newton_map(binary, F, X, hidx, hy, hL, k, w, w0, rho):  # pragma: no cover 
     f, ll = _objective(binary, F, X, hidx, hy, hL, k, w, w0, rho)
     for _ in range(60):
         _grad_hess(binary, F, X, hidx, hy, hL, k, w, w0, rho, grad, H)
-        _cholesky(H, Lo)
-        _chol_solve(Lo, grad, d)
+        cholesky(H, Lo)
+        chol_solve(Lo, grad, d)
         dec = 0.0
         for a in range(K):
             dec += grad[a] * d[a]
@@ -328,8 +290,8 @@ def _newton_map(binary, F, X, hidx, hy, hL, k, w, w0, rho):  # pragma: no cover 
             w[a] = wt[a]
         f, ll = ft, llt
     _grad_hess(binary, F, X, hidx, hy, hL, k, w, w0, rho, grad, H)
-    logdet = _cholesky(H, Lo)
-    return ll - 0.5 * rho * _penalty(w, w0, K) + 0.5 * K * math.log(rho) - 0.5 * logdet
+    logdet = cholesky(H, Lo)
+    return ll - 0.5 * rho * penalty(w, w0, K) + 0.5 * K * math.log(rho) - 0.5 * logdet
 
 
 @njit(cache=True)
@@ -481,29 +443,7 @@ def rest_sum(v, rem):  # pragma: no cover - compiled
     return tot
 
 
-@njit(cache=True)
-def _log1pexp(x):  # pragma: no cover - compiled
-    """``log(1 + e^x)`` without overflow."""
-    if x > 0.0:
-        return x + math.log1p(math.exp(-x))
-    return math.log1p(math.exp(x))
 
-
-@njit(cache=True)
-def _sigmoid(x):  # pragma: no cover - compiled
-    if x >= 0.0:
-        return 1.0 / (1.0 + math.exp(-x))
-    e = math.exp(x)
-    return e / (1.0 + e)
-
-
-@njit(cache=True)
-def _linear(X, i, w):  # pragma: no cover - compiled
-    """``X_i . w`` over ``X``'s columns."""
-    eta = 0.0
-    for a in range(X.shape[1]):
-        eta += X[i, a] * w[a]
-    return eta
 
 
 @njit(cache=True)
@@ -512,10 +452,10 @@ def _graded_objective(X, hidx, hL, k, w, w0, rho):  # pragma: no cover - compile
     ``sum_j y_j eta_j - log(1 + e^eta_j)``, ``eta_j = X_{i_j} . w``, ``y_j = clip(L_j, 0, 1)``."""
     ll = 0.0
     for j in range(k):
-        eta = _linear(X, hidx[j], w)
+        eta = linear(X, hidx[j], w)
         y = min(max(hL[j], 0.0), 1.0)
-        ll += y * eta - _log1pexp(eta)
-    return -ll + 0.5 * rho * _penalty(w, w0, X.shape[1]), ll
+        ll += y * eta - log1pexp(eta)
+    return -ll + 0.5 * rho * penalty(w, w0, X.shape[1]), ll
 
 
 @njit(cache=True)
@@ -524,7 +464,7 @@ def _graded_grad_hess(X, hidx, hL, k, w, w0, rho, grad, H):  # pragma: no cover 
     _prior_grad_hess(w, w0, rho, grad, H)
     for j in range(k):
         i = hidx[j]
-        p = _sigmoid(_linear(X, i, w))
+        p = sigmoid(linear(X, i, w))
         y = min(max(hL[j], 0.0), 1.0)
         v = p * (1.0 - p)
         for a in range(K):
@@ -546,7 +486,7 @@ def graded_map(X, hidx, hL, k, w, w0, rho):  # pragma: no cover - compiled
 def graded_predict(X, w, s, g):  # pragma: no cover - compiled
     """``g_i = P_w(wrong | x_i) = sigmoid(X_i . w)`` and ``s_i = sqrt(g_i (1 - g_i))``."""
     for i in range(X.shape[0]):
-        p = _sigmoid(_linear(X, i, w))
+        p = sigmoid(linear(X, i, w))
         g[i] = p
         v = p * (1.0 - p)
         s[i] = math.sqrt(v) if v > 0.0 else 0.0
@@ -602,8 +542,8 @@ def _ridge(Phi, hidx, yv, k, rhos, beta):  # pragma: no cover - compiled
             for b in range(D):
                 A[a, b] = XtX[a, b]
             A[a, a] += rho
-        logdet = _cholesky(A, Lo)
-        _chol_solve(Lo, Xty, bt)
+        logdet = cholesky(A, Lo)
+        chol_solve(Lo, Xty, bt)
         rss = yy
         for a in range(D):
             rss -= Xty[a] * bt[a]  # y'(I + X X'/rho)^{-1} y = y'y - y'X (X'X + rho I)^{-1} X'y

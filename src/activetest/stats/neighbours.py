@@ -59,7 +59,7 @@ from activetest.stats._response_matrix import _as_matrix, _difficulty
 from activetest.stats.adaptive import PRIOR_CLIP, AdaptiveDesign
 
 __all__ = ["AFTER_MODES", "EPS_CANDIDATES", "NeighbourDesign", "NeighbourHistory", "choose_eps",
-           "neighbour_column", "neighbour_design", "neighbour_history"]
+           "column_kernel", "neighbour_column", "neighbour_design", "neighbour_history"]
 
 #: Flip probabilities tried by :func:`choose_eps`.
 EPS_CANDIDATES = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4)
@@ -258,8 +258,8 @@ def _lik(p, c):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _column(PT, LP, L1P, base, eps, hidx, hL, k, lw, cnt, keep, wv, acc, out
-            ):  # pragma: no cover - compiled
+def column_kernel(PT, LP, L1P, base, eps, hidx, hL, k, lw, cnt, keep, wv, acc, out
+                  ):  # pragma: no cover - compiled
     """The neighbour column (module docstring) into ``out`` from the first ``k`` labels;
     ``lw``/``cnt`` the accumulated log-weights (updated here), ``keep``/``wv``/``acc``
     scratch."""
@@ -315,9 +315,9 @@ def neighbour_column(nh: NeighbourHistory, idx: Any, losses: Any) -> np.ndarray:
     hL = np.ascontiguousarray(losses, dtype=np.float64)
     H, N = nh.PT.shape
     out = np.empty(N)
-    _column(nh.PT, nh.log_p, nh.log_1mp, nh.base, nh.eps, hidx, hL, hidx.shape[0], np.zeros(H),
-            np.zeros(1, dtype=np.int64), np.empty(H, dtype=np.int64), np.empty(H),
-            np.empty(N), out)
+    column_kernel(nh.PT, nh.log_p, nh.log_1mp, nh.base, nh.eps, hidx, hL, hidx.shape[0],
+                  np.zeros(H), np.zeros(1, dtype=np.int64), np.empty(H, dtype=np.int64),
+                  np.empty(H), np.empty(N), out)
     return out
 
 
@@ -383,7 +383,7 @@ def _simulate(kind, F, ltab, Phi, col, PT, LP, L1P, base, eps, until, drop, w0, 
         for m in range(M):
             if _due(sched, ist, m):
                 if _moves(until, m):
-                    _column(PT, LP, L1P, base, eps, hidx, hL, m, lw, cnt, keep, wv, acc, xc)
+                    column_kernel(PT, LP, L1P, base, eps, hidx, hL, m, lw, cnt, keep, wv, acc, xc)
                     for i in range(N):
                         X[i, col] = xc[i]
                 elif drop:
@@ -438,8 +438,8 @@ class NeighbourDesign(AdaptiveDesign):
         if _due(self.schedule, st["ist"], k):
             if _moves(self._until(), k):
                 nh = self.neighbours
-                _column(nh.PT, nh.log_p, nh.log_1mp, nh.base, nh.eps, st["hidx"], st["hL"], k,
-                        st["nlw"], st["ncnt"], st["nkeep"], st["nwv"], st["nacc"], st["ncol"])
+                column_kernel(nh.PT, nh.log_p, nh.log_1mp, nh.base, nh.eps, st["hidx"], st["hL"], k,
+                              st["nlw"], st["ncnt"], st["nkeep"], st["nwv"], st["nacc"], st["ncol"])
                 st["X"][:, -1] = st["ncol"]
             elif self.after == "drop":
                 st["X"][:, -1] = 0.0
