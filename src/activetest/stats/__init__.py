@@ -18,6 +18,7 @@ from activetest import _lazy
 _EXPORTS = {
     "ACQUISITIONS": "activetest.stats.acquisition",
     "acquisition_scores": "activetest.stats.acquisition",
+    "expected_difference": "activetest.stats.acquisition",
     "expected_log_loss": "activetest.stats.acquisition",
     "expected_zero_one_loss": "activetest.stats.acquisition",
     "nll_score": "activetest.stats.acquisition",
@@ -124,6 +125,7 @@ __all__ = [
     "cv_lure",
     "cv_lure_curve",
     "exact_cs",
+    "expected_difference",
     "expected_log_loss",
     "expected_zero_one_loss",
     "fixed_control_rest",
@@ -164,6 +166,7 @@ if TYPE_CHECKING:
     from activetest.stats.acquisition import (
         ACQUISITIONS,
         acquisition_scores,
+        expected_difference,
         expected_log_loss,
         expected_zero_one_loss,
         nll_score,

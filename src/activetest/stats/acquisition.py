@@ -13,10 +13,25 @@ name            score a(x)                                  needs
 ``zero_one``    ``1 - pi(argmax_y p_f(y|x) | x)``           surrogate + target
 ``uniform``     ``1``                                       nothing
 ``oracle``      the true loss (experiments only)            target + labels
+``compare``     ``sqrt(sum_y pi(y|x) d(y|x)^2)``, ``d`` the   surrogate + two targets
+                two targets' log-loss difference
+``compare_``    the same with ``d`` the 0-1 losses'           surrogate + two targets
+``zero_one``    difference: ``sqrt(pi(a) + pi(b))`` where
+                the predictions ``a != b``, else 0
 ==============  ==========================================  =====================
 
 ``ce`` is also the surrogate's *expected loss* of the target, the quantity ASE
 averages and the control-variate estimators subtract.
+
+``compare`` and ``compare_zero_one`` serve a **paired comparison** of two targets, f and
+g, on the same labels: the estimand is ``R_f - R_g``, the pool mean of the per-item
+difference ``d = L_f - L_g``. An importance-weighted mean of d has variance
+``(1/M) (sum_i d_i^2 / (N^2 q_i) - (R_f - R_g)^2)``; with d known only through the
+surrogate, the ``q`` minimising its expectation is proportional to ``sqrt(E_pi[d_i^2])``
+(Cauchy-Schwarz). For the error rate d is 0 wherever the two targets predict the same
+class, whatever the label: such items need no label at all, and the proposal leaves them
+only the floor's share. The estimate stays unbiased for any proposal with the floor
+(LURE), so a poor surrogate costs width, never bias.
 """
 
 from __future__ import annotations
@@ -31,6 +46,7 @@ from activetest.stats.validate import as_labels, as_logprobs
 __all__ = [
     "ACQUISITIONS",
     "acquisition_scores",
+    "expected_difference",
     "expected_log_loss",
     "expected_zero_one_loss",
     "nll_score",
@@ -98,6 +114,36 @@ def expected_zero_one_loss(surrogate_logprobs: np.ndarray,
     return np.clip(1.0 - np.exp(s[np.arange(s.shape[0]), pred]), 0.0, 1.0)
 
 
+def expected_difference(surrogate_logprobs: np.ndarray, target_logprobs: np.ndarray,
+                        other_logprobs: np.ndarray, *, metric: str = "error_rate"
+                        ) -> np.ndarray:
+    """Paired-comparison score: ``sqrt(E_pi[(L_f - L_g)^2])``, the surrogate's expected
+    squared difference of two targets' losses (f: ``target_logprobs``, g:
+    ``other_logprobs``), square-rooted (the proposal that minimises the expected
+    variance of an importance-weighted mean of the difference; module docstring).
+
+    ``metric="error_rate"``: ``L = 1[y != argmax p]``, so ``d^2 = 1`` exactly when one
+    of the two predictions is y: ``sqrt(pi(a) + pi(b))`` where the predictions ``a != b``,
+    and 0 where they agree (the difference is 0 whatever the label).
+    ``metric="log_loss"``: ``sqrt(sum_y pi(y) (log p_f(y) - log p_g(y))^2)``.
+    """
+    s, t = _pair(surrogate_logprobs, target_logprobs)
+    _, o = _pair(surrogate_logprobs, other_logprobs)
+    if metric == "error_rate":
+        n = np.arange(s.shape[0])
+        a, b = np.argmax(t, axis=1), np.argmax(o, axis=1)
+        mass = np.exp(s[n, a]) + np.exp(s[n, b])
+        return np.where(a != b, np.sqrt(np.clip(mass, 0.0, 1.0)), 0.0)
+    if metric == "log_loss":
+        out = np.empty(s.shape[0])
+        for i in range(0, s.shape[0], _ROWS):  # in blocks, as expected_log_loss
+            d = t[i:i + _ROWS] - o[i:i + _ROWS]
+            out[i:i + _ROWS] = np.sqrt(np.maximum((np.exp(s[i:i + _ROWS]) * d * d).sum(axis=1),
+                                                  0.0))
+        return out
+    raise ValueError(f"metric must be 'error_rate' or 'log_loss', got {metric!r}")
+
+
 def uniform_score(n: int) -> np.ndarray:
     """Constant scores: the proposal is then uniform over the remaining items."""
     if n < 1:
@@ -108,12 +154,14 @@ def uniform_score(n: int) -> np.ndarray:
 AcquisitionFn = Callable[..., np.ndarray]
 
 #: Names accepted by :func:`acquisition_scores`.
-ACQUISITIONS = ("ce", "pe", "nll", "zero_one", "uniform", "oracle", "oracle_zero_one")
+ACQUISITIONS = ("ce", "pe", "nll", "zero_one", "uniform", "oracle", "oracle_zero_one",
+                "compare", "compare_zero_one")
 
 
 def acquisition_scores(name: str, *, surrogate_logprobs: np.ndarray | None = None,
                        target_logprobs: np.ndarray | None = None,
-                       labels: np.ndarray | None = None, n: int | None = None) -> np.ndarray:
+                       labels: np.ndarray | None = None, n: int | None = None,
+                       other_logprobs: np.ndarray | None = None) -> np.ndarray:
     """Compute the named acquisition score over the pool.
 
     Args:
@@ -122,6 +170,8 @@ def acquisition_scores(name: str, *, surrogate_logprobs: np.ndarray | None = Non
         surrogate_logprobs, target_logprobs: ``(N, C)`` class log-probabilities.
         labels: ``(N,)`` class indices (``nll`` and the oracles only).
         n: pool size (``uniform`` only, when no arrays are given).
+        other_logprobs: ``(N, C)`` the second target's class log-probabilities
+            (``compare`` and ``compare_zero_one``: :func:`expected_difference`).
     """
     def need(x: object, what: str) -> np.ndarray:
         if x is None:
@@ -147,4 +197,9 @@ def acquisition_scores(name: str, *, surrogate_logprobs: np.ndarray | None = Non
         return log_loss(need(target_logprobs, "target_logprobs"), need(labels, "labels"))
     if name == "oracle_zero_one":
         return zero_one_loss(need(target_logprobs, "target_logprobs"), need(labels, "labels"))
+    if name in ("compare", "compare_zero_one"):
+        return expected_difference(need(surrogate_logprobs, "surrogate_logprobs"),
+                                   need(target_logprobs, "target_logprobs"),
+                                   need(other_logprobs, "other_logprobs (the compared target)"),
+                                   metric="log_loss" if name == "compare" else "error_rate")
     raise ValueError(f"unknown acquisition {name!r}; expected one of {', '.join(ACQUISITIONS)}")
