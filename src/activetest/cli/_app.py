@@ -54,6 +54,7 @@ class Acq(str, Enum):
     pe = "pe"
     zero_one = "zero_one"
     uniform = "uniform"
+    compare = "compare"
     graded_fixed = "graded_fixed"
 
 

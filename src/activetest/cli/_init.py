@@ -71,7 +71,8 @@ def init(
         help="Acquisition. Classification: adaptive (default: the calibrated-residual "
              "design, learns the surrogate's calibration from the labels), pe_adaptive "
              "(surrogate only), fixed_mix; the paper's ce, pe (surrogate only), zero_one; "
-             "uniform. Graded tasks: graded_fixed (default, also fixed_mix: the fixed design "
+             "uniform; compare (the paired difference with the one --compare model). "
+             "Graded tasks: graded_fixed (default, also fixed_mix: the fixed design "
              "of the surrogate's loss spread), the paper's ce or zero_one (expected loss); "
              "--surrogate adaptive for the graded adaptive design, --surrogate uniform for "
              "uniform sampling.",
@@ -100,9 +101,11 @@ def init(
         help="Graded tasks with a judge:<model> surrogate: judged answers (columns "
              "question, answer, judgment).", show_default=False)] = None,
     compare: Annotated[list[str] | None, typer.Option(
-        "--compare", help="Graded tasks: another target whose answers to the same items "
-                          "are judged too, for the paired comparison (answers:FILE or a "
-                          "model; repeatable). Classification compares at estimate time.",
+        "--compare", help="Another target to compare with the target on the same "
+                          "labels (repeatable). Classification: scored on the pool now, "
+                          "compared at every estimate; with --acquisition compare the "
+                          "labels go where the two may differ. Graded tasks: its answers "
+                          "are judged too (answers:FILE or a model).",
         show_default=False)] = None,
     target_shots: Annotated[int | None, typer.Option(
         help="How many of the examples the target sees (0: zero-shot; default: same as "

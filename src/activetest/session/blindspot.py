@@ -14,8 +14,8 @@ every number they had.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -54,11 +54,31 @@ class SessionBlindSpot:
         bounded: a loss bound is known; False: the curves count the unexplored items
             but widen by nothing (the output says the intervals assume no rare large
             losses among them).
+        differences: compared target's spec -> the blind spot of the paired difference
+            (LURE, no control) with per-item bounds from both targets' predictions on the
+            pool (:func:`difference_bounds`): a compared model scored on the whole pool
+            at creation. Absent: the difference takes the target's curve, every
+            unexplored item bounded by the loss's range.
     """
 
     estimate: BlindSpotCurve
     cv: BlindSpotCurve | None
     bounded: bool
+    differences: Mapping[str, BlindSpotCurve] = field(default_factory=dict)
+
+
+def difference_bounds(metric: str, target_pool: np.ndarray, other_pool: np.ndarray
+                      ) -> np.ndarray:
+    """``B_i``, the largest ``|L_target - L_other|`` item i can have whatever its label,
+    from both targets' ``(N, C)`` log-probs on the pool: for the error rate 1 where the
+    two predictions differ and 0 where they agree (both right or both wrong: the
+    difference is 0 whatever the label); for the log loss ``max_c |log p_t(c) - log
+    p_o(c)|``."""
+    t = np.asarray(target_pool, dtype=np.float64)
+    o = np.asarray(other_pool, dtype=np.float64)
+    if metric == "log_loss":
+        return np.abs(t - o).max(axis=1)
+    return (t.argmax(axis=1) != o.argmax(axis=1)).astype(np.float64)
 
 
 def item_loss_bounds(metric: str, target_pool: np.ndarray | None,
@@ -79,6 +99,26 @@ def item_loss_bounds(metric: str, target_pool: np.ndarray | None,
             np.minimum(low, t[:, c], out=low)
         return np.negative(low, out=low)
     return None if loss_bound is None else float(loss_bound)
+
+
+def stored_differences(config: SessionConfig, store: Any, metrics: Sequence[str],
+                       target_pool: np.ndarray | None
+                       ) -> dict[str, dict[str, np.ndarray]]:
+    """compared spec -> metric -> :func:`difference_bounds`, for the models a
+    classification session compared at creation (``config.compare``), whose predictions
+    it stored for the whole pool (role ``compare:<spec>``); empty where the target or
+    the compared model is not known on every item."""
+    if config.kind != "classification" or not config.compare or target_pool is None \
+            or not np.all(np.isfinite(target_pool)):
+        return {}
+    out = {}
+    for spec in config.compare:
+        s = store.scores(f"compare:{spec}")
+        if s is None or s.logprobs.shape != np.shape(target_pool) \
+                or not np.all(np.isfinite(s.logprobs)):
+            continue
+        out[spec] = {m: difference_bounds(m, target_pool, s.logprobs) for m in metrics}
+    return out
 
 
 def _proposals(config: SessionConfig, rows: list[int], scores: np.ndarray | None, k: int,
@@ -106,7 +146,8 @@ def session_blind_spots(config: SessionConfig, store: Any, *, k: int, n_pool: in
                         loss_bounds: Mapping[str, float] | None = None,
                         pool_controls: Mapping[str, np.ndarray] | None = None,
                         level: float | None = None, start: int | None = None,
-                        save: bool = False, max_new: int | None = None
+                        save: bool = False, max_new: int | None = None,
+                        differences: Mapping[str, Mapping[str, np.ndarray]] | None = None,
                         ) -> dict[str, SessionBlindSpot]:
     """metric -> :class:`SessionBlindSpot`: the blind spot of the session's estimate (the
     design's own, with its control, for the metrics it serves; LURE otherwise) and of
@@ -121,7 +162,10 @@ def session_blind_spots(config: SessionConfig, store: Any, *, k: int, n_pool: in
     ``save``: store the state at k for the next estimate (not over a state of more
     draws, nor one of budgets from below the CS's start: no later estimate continues
     it). ``max_new``: an adaptive design's curves only if at most that many draws are
-    not in the stored state (else none: ``select`` advancing it, not replaying it)."""
+    not in the stored state (else none: ``select`` advancing it, not replaying it).
+    ``differences``: compared spec -> metric -> per-item bounds of the paired difference
+    (:func:`difference_bounds`), each one more curve of the same draws (None: those of the
+    models the session compared at creation, :func:`stored_differences`)."""
     ratio = config.blind_ratio
     if ratio is None or k < 1:
         return {}
@@ -131,6 +175,8 @@ def session_blind_spots(config: SessionConfig, store: Any, *, k: int, n_pool: in
 
         start = min(MIN_LABELS, k)
     served = config.design_metrics if config.adaptive else ()
+    if differences is None and store is not None:
+        differences = stored_differences(config, store, metrics, target_pool)
     out: dict[str, SessionBlindSpot] = {}
     if rows is None:
         rows = [a.index for a in store.acquisitions()[:k]]
@@ -152,35 +198,52 @@ def session_blind_spots(config: SessionConfig, store: Any, *, k: int, n_pool: in
         bounded = B is not None
         B = 0.0 if B is None else B
         h = (pool_controls or {}).get(metric)
+        diff = {spec: np.asarray(by[metric], dtype=np.float64)
+                for spec, by in (differences or {}).items() if metric in by}
         if config.adaptive:  # the design replayed once for every curve, below
             adaptive.append((metric, bounded, CurveSpec(B, second=second, with_control=own),
                              None if h is None or own else CurveSpec(
-                                 B, second=second, with_control=False, fixed_control=h)))
+                                 B, second=second, with_control=False, fixed_control=h),
+                             {s: CurveSpec(b, second=second, with_control=False)
+                              for s, b in diff.items()}))
             continue
 
         # the paper's fixed acquisitions: every curve from one pass per draw, below
         fixed.append((metric, bounded, CurveSpec(B, with_control=False), None if h is None
-                      or own else CurveSpec(B, with_control=False, fixed_control=h)))
+                      or own else CurveSpec(B, with_control=False, fixed_control=h),
+                      {s: CurveSpec(b, with_control=False) for s, b in diff.items()}))
     if fixed:
         assert scores is not None
-        specs = [sp for _, _, main_sp, cv_sp in fixed
-                 for sp in (main_sp, cv_sp) if sp is not None]
-        curves = iter(_fixed_curves(store, config, scores, specs, rows=rows, k=k, N=n_pool,
-                                    level=lvl, ratio=float(ratio), start=start, save=save))
-        for metric, bounded, _, cv_sp in fixed:
-            main = next(curves)
-            out[metric] = SessionBlindSpot(main, None if cv_sp is None else next(curves),
-                                           bounded)
+        got = _fixed_curves(store, config, scores, _all_specs(fixed), rows=rows, k=k,
+                            N=n_pool, level=lvl, ratio=float(ratio), start=start, save=save)
+        out.update(_spots(fixed, got))
     if adaptive:
-        specs = [sp for _, _, main_sp, cv_sp in adaptive
-                 for sp in (main_sp, cv_sp) if sp is not None]
-        got = _design_curves(store, sampler, specs, rows=rows, k=k, N=n_pool, level=lvl,
-                             ratio=float(ratio), start=start, save=save, max_new=max_new)
-        curves = iter(got or ())
-        for metric, bounded, _, cv_sp in (adaptive if got is not None else ()):
-            main = next(curves)
-            out[metric] = SessionBlindSpot(main, None if cv_sp is None else next(curves),
-                                           bounded)
+        got = _design_curves(store, sampler, _all_specs(adaptive), rows=rows, k=k, N=n_pool,
+                             level=lvl, ratio=float(ratio), start=start, save=save,
+                             max_new=max_new)
+        if got is not None:
+            out.update(_spots(adaptive, got))
+    return out
+
+
+_Planned = tuple[str, bool, CurveSpec, "CurveSpec | None", dict[str, CurveSpec]]
+
+
+def _all_specs(planned: list[_Planned]) -> list[CurveSpec]:
+    """Every curve's spec, in the order :func:`_spots` reads the curves back."""
+    return [sp for _, _, main_sp, cv_sp, diff in planned
+            for sp in (main_sp, cv_sp, *diff.values()) if sp is not None]
+
+
+def _spots(planned: list[_Planned], curves: list[BlindSpotCurve]
+           ) -> dict[str, SessionBlindSpot]:
+    """metric -> :class:`SessionBlindSpot` from the curves of :func:`_all_specs`."""
+    it = iter(curves)
+    out = {}
+    for metric, bounded, _, cv_sp, diff in planned:
+        main = next(it)
+        cv = None if cv_sp is None else next(it)
+        out[metric] = SessionBlindSpot(main, cv, bounded, {s: next(it) for s in diff})
     return out
 
 

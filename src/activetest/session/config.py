@@ -89,6 +89,9 @@ ACQUISITIONS: dict[str, Acquisition] = {a.name: a for a in (
     # the target is scored on the pool at creation (as every version did), so its
     # estimate needs no model at estimate time
     Acquisition("uniform", None, True, _C, "uniform sampling without replacement"),
+    # a paired comparison: the compared target (--compare) is scored on the pool too
+    Acquisition("compare", None, True, _C,
+                "labels where the target and the compared model (--compare) may differ"),
     Acquisition("graded_adaptive", "graded", True, _G,
                 "graded adaptive design on the target's confidence (--surrogate adaptive)"),
     Acquisition("graded_fixed", "graded_fixed", True, _G,
@@ -162,7 +165,10 @@ class SessionConfig:
         shots, target_shots: in-context examples of the surrogate and of the target
             (``target_shots`` None: not stored, by files from before it existed: the
             target saw as many as the surrogate; :attr:`target_examples` says so).
-        compare: compared targets' specs (graded sessions).
+        compare: compared targets' specs: graded sessions, whose answers are judged
+            beside the target's; classification sessions created with ``--compare``,
+            whose model is scored on the pool at creation (role ``compare:<spec>``),
+            compared at every estimate, and drawn for by the ``compare`` acquisition.
         pool, examples: what was loaded (source, format, hash, counts).
         cache_dir, use_cache: the score cache.
         version: the activetest version that created the session.

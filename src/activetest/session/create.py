@@ -15,6 +15,7 @@ sampler's initial state.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import warnings
@@ -285,6 +286,7 @@ def create_session(path: str | os.PathLike[str], *,
                    budget: int | None = None,
                    history: Sequence[Any] = (), history_exclude: Sequence[str] = (),
                    history_neighbours: bool | NeighbourUpdate = True,
+                   compare: Sequence[Any] = (),
                    ) -> tuple[SessionStore, Inputs]:
     """Build a session file; returns the open store and the inputs (see ``Session.create``).
 
@@ -296,6 +298,10 @@ def create_session(path: str | os.PathLike[str], *,
     (:mod:`activetest.session.create_history`, docs/history.md); ``history_exclude``:
     row names never used (the target); ``history_neighbours``: add the neighbours' column
     learnt in-run (:mod:`activetest.session.history_neighbours`; False: without it).
+    ``compare``: other targets (specs or Scorer objects) scored on the whole pool now
+    (stored as ``compare:<spec>``, named in the config), compared with the target at
+    every estimate; the ``compare`` acquisition (exactly one of them) draws where the two
+    targets' losses may differ (:func:`activetest.stats.expected_difference`).
     """
     if history or history_exclude:
         from activetest.session.create_history import check_history_options
@@ -303,6 +309,8 @@ def create_session(path: str | os.PathLike[str], *,
         if not history:
             raise SessionError("--history-exclude names a row of --history: give --history")
         acquisition = check_history_options(metric, acquisition)
+    compare = list(compare or ())
+    check_compare_options(acquisition, compare, bool(history))
     proposal_floor = resolve_proposal_floor(proposal_floor, alpha)
     acquisition, seed = check_options(metric=metric, acquisition=acquisition,
                                       proposal_floor=proposal_floor, noise_rule=noise_rule,
@@ -325,7 +333,7 @@ def create_session(path: str | os.PathLike[str], *,
                             n_items=n_items or 2)
 
     # files alone: the pool and table: predictions in blocks (a history needs the items)
-    streamed = None if history else try_stream(
+    streamed = None if history or compare else try_stream(
         p, pool=pool, task=resolved, surrogate=surrogate, target=target, examples=examples,
         shots=shots, target_shots=target_shots, pool_options=pool_options,
         config_of=config_of, options={"overwrite": overwrite, "busy_timeout": busy_timeout})
@@ -348,14 +356,24 @@ def create_session(path: str | os.PathLike[str], *,
                                       inputs.raw_specs.get(inputs.specs["target"], ""),
                                       neighbours=history_neighbours)
         config = hist.config(config)
+    compared = name_compared(inputs, compare)
+    if compared:
+        config = dataclasses.replace(config, compare=tuple(compared))
     scoring = Scoring(inputs.task, inputs.examples, inputs.scorers, config.cache_dir,
                       use_cache, threads, inputs.raw_specs)
     (s_lp, s_prov), target_scores = score_pool(inputs, scoring,
                                                need_target=config.needs_target,
                                                progress=progress)
     t_lp = None if target_scores is None else target_scores[0]
-    scores = (initial_scores(config, s_lp, t_lp, len(inputs.items)) if hist is None
-              else hist.first_proposal(s_lp))
+    compared_scores = {spec: scoring.score(f"compare:{spec}", spec, inputs.items,
+                                           inputs.target_shots, progress)
+                       for spec in compared}
+    if acquisition == "compare":
+        assert t_lp is not None
+        scores = compare_scores(metric, s_lp, t_lp, compared_scores[compared[0]][0])
+    else:
+        scores = (initial_scores(config, s_lp, t_lp, len(inputs.items)) if hist is None
+                  else hist.first_proposal(s_lp))
     floor = config.proposal_floor
     sampler = ActiveSampler(scores, proposal_floor=floor, seed=seed)  # its fresh RNG state
     n_classes = inputs.task.n_classes
@@ -369,6 +387,8 @@ def create_session(path: str | os.PathLike[str], *,
                              np.full((len(inputs.items), n_classes), np.nan),
                              {"spec": inputs.specs["target"], "note": "scored on labelled "
                               "items only (PE acquisition)"})
+        for spec, (lp, prov) in compared_scores.items():  # what estimate compares with
+            store.put_scores(f"compare:{spec}", spec, lp, prov)
         store.put_scores("acquisition", acquisition, scores[:, None],
                          {"acquisition": acquisition, "alpha": floor},
                          predictions=False)
@@ -380,6 +400,63 @@ def create_session(path: str | os.PathLike[str], *,
     store = SessionStore.create(p, config=config, items=inputs.items, examples=inputs.examples,
                                 overwrite=overwrite, busy_timeout=busy_timeout, init=init)
     return store, inputs
+
+
+def check_compare_options(acquisition: str | None, compare: Sequence[Any],
+                          history: bool) -> None:
+    """The ``compare=`` targets of a new classification session, checked before anything
+    is read or scored.
+
+    Raises:
+        SessionError: the ``compare`` acquisition without exactly one compared target,
+            or compared targets with a history (whose design draws for the target alone).
+    """
+    if acquisition == "compare" and len(compare) != 1:
+        raise SessionError(f"the compare acquisition draws for the difference between the "
+                           f"target and ONE compared model: give one --compare SPEC (got "
+                           f"{len(compare)})")
+    if compare and history:
+        raise SessionError("--compare with --history is not supported: the history design "
+                           "draws for the target alone; compare at estimate time "
+                           "(estimate --compare SPEC)")
+
+
+def name_compared(inputs: Inputs, compare: Sequence[Any]) -> list[str]:
+    """The stored specs of the compared targets (recorded in ``inputs`` like the target's:
+    raw spec or Scorer object), in the order given, each once.
+
+    Raises:
+        SessionError: a compared target that is the session's target or its surrogate.
+    """
+    out: list[str] = []
+    for m in compare:
+        if isinstance(m, (str, os.PathLike)):
+            raw = os.fspath(m)
+            spec = stored_spec(raw)
+            inputs.raw_specs.setdefault(spec, raw)
+        else:
+            spec = f"object:{getattr(m, 'name', type(m).__name__)}"
+            inputs.scorers[spec] = m
+        if spec == inputs.specs["target"]:
+            raise SessionError(f"--compare {spec} is the session's target: compare it with "
+                               f"another model")
+        if spec not in out:
+            out.append(spec)
+    return out
+
+
+def compare_scores(metric: str, surrogate_logprobs: np.ndarray, target_logprobs: np.ndarray,
+                   other_logprobs: np.ndarray) -> np.ndarray:
+    """``(N,)`` the ``compare`` acquisition's scores: the surrogate's expected squared
+    difference of the two targets' losses, square-rooted
+    (:func:`activetest.stats.expected_difference`), for the session's metric; a session
+    with both metrics draws for the error rate's difference (0 wherever the two
+    predictions agree, so the labels go where they differ), and its log loss's
+    difference stays unbiased, drawn with the floor's share elsewhere."""
+    from activetest.stats import expected_difference
+
+    return expected_difference(surrogate_logprobs, target_logprobs, other_logprobs,
+                               metric="log_loss" if metric == "log_loss" else "error_rate")
 
 
 def resolve_proposal_floor(proposal_floor: float | None, alpha: float | None,

@@ -627,13 +627,18 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
                                               level=level)
             # the blind spot (error rates): the unexplored items the target's intervals
             # are widened for could hide the other target's errors (up to 1 each: its
-            # plain LURE counts them at 0) and a difference anywhere in [-1, 1]
+            # plain LURE counts them at 0) and a difference anywhere in [-1, 1]; where
+            # both targets' predictions are known on the pool (a model compared at
+            # creation) only the unexplored items where they differ can hide one
             o_blind = d_blind = None
             spot = (blind_spots or {}).get(metric)
             if metric == "error_rate" and spot is not None and spot.bounded:
                 up = np.asarray(spot.estimate.widen_high, dtype=np.float64)
                 o_blind = replace(spot.estimate, widen_low=np.zeros_like(up))
-                d_blind = replace(spot.estimate, widen_low=up.copy())
+                own = spot.differences.get(spec)
+                d_blind = (replace(spot.estimate, widen_low=up.copy()) if own is None else
+                           replace(own, widen_low=np.asarray(own.widen_high,
+                                                             dtype=np.float64).copy()))
             o_any = anytime(draws, o_loss, level=level, value_range=o_range,
                             planned_budget=planned_budget, few=o_few, blind=o_blind)
             d_any = anytime(draws, d_loss, level=level, value_range=d_range,
@@ -819,9 +824,18 @@ def session_estimate(config: SessionConfig, draws: LabelledDraws, inputs: KindIn
         blind_spots=blind_spots, clt_min_errors=config.clt_min_errors)
     if design_info is not None:
         report = replace(report, design=dict(design_info))
+    if config.acquisition == "compare" and config.compare:
+        warnings = [*(warnings or ()), COMPARE_NOTE.format(spec=config.compare[0])]
     if warnings:
         report = replace(report, warnings=[*report.warnings, *warnings])
     return report
+
+
+#: The line a session drawn by the ``compare`` acquisition shows: what its labels were for.
+COMPARE_NOTE = ("this session draws for the difference with {spec} (the compare "
+                "acquisition: labels where the two predictions may differ); the target's "
+                "own risk is still estimated without bias, but its intervals are wide: the "
+                "items where the two agree were drawn at the floor's rate")
 
 
 @dataclass(frozen=True)

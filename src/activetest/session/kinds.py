@@ -189,14 +189,11 @@ class Classification(SessionKind):
     def create(path: str | os.PathLike[str], *, pool: Any, task: Task, surrogate: Any,
                target: Any, options: dict[str, Any],
                ) -> tuple[SessionStore, Mapping[str, Any] | None, Mapping[str, str]]:
-        """:func:`activetest.session.create.create_session` (``compare=`` refused)."""
+        """:func:`activetest.session.create.create_session` (``compare=``: models scored
+        on the pool now, compared at every estimate; the ``compare`` acquisition draws
+        for the difference with one of them)."""
         from activetest.session.create import create_session
 
-        if options.get("compare"):
-            raise SessionError("compare= at creation is for graded tasks (whose compared "
-                               "answers need judging); a classification session compares "
-                               "targets at estimate time: estimate(compare=[...])")
-        options.pop("compare", None)
         store, inputs = create_session(path, pool=pool, task=task, surrogate=surrogate,
                                        target=target, **options)
         return store, inputs.scorers, inputs.raw_specs

@@ -644,6 +644,11 @@ class Session:
         t_lp = kind.target_logprobs(draws, self._target_score(progress))  # scored once, stored
         others = [compare] if isinstance(compare, (str, os.PathLike)) or (
             compare and not isinstance(compare, (list, tuple))) else list(compare or ())
+        if kind.name == "classification" and cfg.compare:
+            # the models compared at creation (scored on the pool then): every estimate
+            given = {stored_spec(os.fspath(o)) for o in others
+                     if isinstance(o, (str, os.PathLike))}
+            others = [s for s in cfg.compare if s not in given] + others
         compared, warnings = kind.comparisons(self.store, others, draws, self.metrics,
                                               self._score_other(draws.rows, progress))
         design_controls: dict[str, est.DesignControls] = {}

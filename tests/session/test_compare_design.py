@@ -1,0 +1,158 @@
+"""Sessions that compare two targets (``init --compare SPEC``, ``--acquisition compare``):
+the compared model is scored on the pool at creation and compared at every estimate; the
+``compare`` acquisition draws where the two targets' losses may differ, and the paired
+difference it reports is LURE of the per-item difference at the session's own draws."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from session_support import PoolFiles
+from typer.testing import CliRunner
+
+from activetest.cli import app
+from activetest.session.workflow import Session
+from activetest.stats import adaptive_lure, expected_difference, zero_one_loss
+
+runner = CliRunner()
+
+
+def run(*args: object, code: int = 0) -> str:
+    result = runner.invoke(app, [str(a) for a in args])
+    assert result.exit_code == code, (result.exit_code, result.output, result.exception)
+    return result.output
+
+
+def _init(pf: PoolFiles, db: Path, *extra: object, code: int = 0) -> str:
+    return run("init", db, "--pool", pf.pool, "--task", "demo", "--surrogate",
+               f"table:{pf.surrogate}", "--target", f"table:{pf.target}", "--id-column", "id",
+               "--seed", "3", "--no-progress", *extra, code=code)
+
+
+def _table(path: Path, ids: list[str]) -> np.ndarray:
+    """A prediction table's (N, 2) log-probs in the pool's order (its columns id,
+    negative, positive)."""
+    with path.open(newline="", encoding="utf-8") as f:
+        rows = {r["id"]: (float(r["negative"]), float(r["positive"]))
+                for r in csv.DictReader(f)}
+    return np.array([rows[i] for i in ids])
+
+
+def test_a_compare_session_draws_where_the_two_differ_and_compares_at_every_estimate(
+        pool_files: PoolFiles, tmp_path: Path) -> None:
+    pf = pool_files
+    db = tmp_path / "c.db"
+    other = f"table:{pf.target2}"
+    out = _init(pf, db, "--metric", "error_rate", "--acquisition", "compare",
+                "--compare", other)
+    assert "acquisition compare" in out
+    with Session.open(db) as s:
+        cfg = s.session_config
+        assert cfg.acquisition == "compare" and cfg.compare is not None and len(cfg.compare) == 1
+        spec = cfg.compare[0]
+        stored = s.store.scores(f"compare:{spec}")
+        assert stored is not None and np.isfinite(stored.logprobs).all()  # the whole pool
+        S = s.store.scores("surrogate").logprobs
+        T = s.store.scores("target").logprobs
+        G = stored.logprobs
+        acq = s.store.scores("acquisition").logprobs[:, 0]
+    assert np.array_equal(acq, expected_difference(S, T, G))
+    agree = T.argmax(1) == G.argmax(1)
+    assert agree.any() and (~agree).any()
+    assert (acq[agree] == 0).all() and (acq[~agree] > 0).all()
+    # the stored tables are the files' (the same numbers the acquisition was computed from)
+    assert np.allclose(G, _table(pf.target2, pf.ids))
+    run("select", db, "--n", "20")
+    run("label", db, "--from-data")
+    # every estimate compares with the model named at creation: no --compare needed
+    data = json.loads(run("estimate", db, "--json"))
+    (c,) = data["comparisons"]
+    assert c["spec"] == spec and c["metric"] == "error_rate"
+    text = run("estimate", db)
+    assert "difference target - " in text
+    # the difference is LURE of the per-item difference at the draws, with their q
+    with Session.open(db) as s:
+        r = s.estimate(record=False, progress=False)
+        draws = s.labelled_draws()
+    y = pf.labels[draws.rows]
+    d = zero_one_loss(T[draws.rows], y) - zero_one_loss(G[draws.rows], y)
+    (cmp_,) = r.comparisons
+    assert cmp_.difference.estimate == pytest.approx(float(adaptive_lure(d, draws.q,
+                                                                         draws.n_pool)))
+    # items where the predictions agree got only the floor's share: the draws went where
+    # they differ far more often than their share of the pool
+    drawn_disagree = float((~agree[draws.rows]).mean())
+    assert drawn_disagree > float((~agree).mean()) + 0.1
+    # naming the same model again at estimate time compares once
+    again = json.loads(run("estimate", db, "--json", "--compare", other))
+    assert [x["spec"] for x in again["comparisons"]] == [spec]
+
+
+def test_compare_without_the_compare_acquisition_is_scored_and_compared(
+        pool_files: PoolFiles, tmp_path: Path) -> None:
+    pf = pool_files
+    db = tmp_path / "a.db"
+    _init(pf, db, "--metric", "both", "--compare", f"table:{pf.target2}")
+    run("select", db, "--n", "8")
+    run("label", db, "--from-data")
+    data = json.loads(run("estimate", db, "--json"))
+    assert {c["metric"] for c in data["comparisons"]} == {"log_loss", "error_rate"}
+    with Session.open(db) as s:
+        assert s.session_config.acquisition == "adaptive"
+
+
+def test_bad_compare_options_are_refused_with_one_message(pool_files: PoolFiles,
+                                                         tmp_path: Path) -> None:
+    pf = pool_files
+    out = _init(pf, tmp_path / "x.db", "--acquisition", "compare", code=2)
+    assert "give one --compare SPEC (got 0)" in out
+    out = _init(pf, tmp_path / "y.db", "--acquisition", "compare", "--compare",
+                f"table:{pf.target2}", "--compare", f"table:{pf.surrogate}", code=2)
+    assert "(got 2)" in out
+    out = _init(pf, tmp_path / "z.db", "--compare", f"table:{pf.target}", code=2)
+    assert "is the session's target" in out
+    assert "Traceback" not in out
+    assert not any(tmp_path.glob("*.db"))  # nothing left behind
+
+
+def test_only_unexplored_items_where_the_two_differ_widen_the_difference(
+        tmp_path: Path) -> None:
+    """400 items, 60 labels by the compare acquisition: the items where the two targets
+    agree are drawn at the floor's rate, so the target's own error rate is widened for
+    what they could hide; the difference cannot hide anything there (0 whatever the
+    label), so its blind spot counts only the unexplored items where the predictions
+    differ, and it is not widened by the target's."""
+    from session_support import make_pool_files
+
+    from activetest.session.blindspot import difference_bounds
+
+    pf = make_pool_files(tmp_path / "data", n=400)
+    db = tmp_path / "c.db"
+    _init(pf, db, "--metric", "error_rate", "--acquisition", "compare", "--compare",
+          f"table:{pf.target2}")
+    run("select", db, "--n", "60")
+    run("label", db, "--from-data")
+    with Session.open(db) as s:
+        rep, draws, _, _, blind = s._estimate(compare=(), n_boot=None, level=None,
+                                              target_width=None, record=False,
+                                              progress=False)
+        spec = s.session_config.compare[0]
+        T = s.store.scores("target").logprobs
+        G = s.store.scores(f"compare:{spec}").logprobs
+    spot = blind["error_rate"]
+    own = spot.estimate.widen_high[-1]
+    diff = spot.differences[spec].widen_high[-1]
+    assert own > 0.1  # the target's own blind spot: many unexplored agreeing items
+    assert diff < own / 4
+    B = difference_bounds("error_rate", T, G)
+    assert set(np.unique(B)) == {0.0, 1.0}
+    (c,) = rep.comparisons
+    a = c.difference_anytime
+    # the difference's interval is far narrower than a widening by the target's D would be
+    assert a.fixed_high - a.fixed_low < own
+    assert any(w.startswith("this session draws for the difference with ") for w in
+               rep.warnings)
