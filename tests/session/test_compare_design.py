@@ -156,3 +156,51 @@ def test_only_unexplored_items_where_the_two_differ_widen_the_difference(
     assert a.fixed_high - a.fixed_low < own
     assert any(w.startswith("this session draws for the difference with ") for w in
                rep.warnings)
+
+
+def test_once_every_item_where_they_differ_is_labelled_the_difference_is_known(
+        pool_files: PoolFiles, tmp_path: Path) -> None:
+    """A compared model that predicts as the target on all but 3 of 60 items: the
+    difference of their error rates is 0 on the other 57 whatever the labels, so once
+    the 3 are labelled it is known exactly, and the intervals say so (the sure bounds:
+    the labelled differences plus the most the unlabelled items could add). Before, the
+    exact CS of the few-differences rule stood in (never 5 labelled differences: the pool
+    has 3) and stayed wide at any budget."""
+    pf = pool_files
+    T = _table(pf.target, pf.ids)
+    G = T.copy()
+    flip = [4, 17, 33]
+    G[flip] = G[flip][:, ::-1]  # the other class on those 3 items
+    other = tmp_path / "other.csv"
+    with other.open("w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["id", "negative", "positive"])
+        for i, row in zip(pf.ids, G, strict=True):
+            w.writerow([i, repr(float(row[0])), repr(float(row[1]))])
+    db = tmp_path / "k.db"
+    _init(pf, db, "--metric", "error_rate", "--acquisition", "compare", "--compare",
+          f"table:{other}")
+    run("select", db, "--n", "12")
+    run("label", db, "--from-data")
+    y = pf.labels
+    truth = float(((T.argmax(1) != y).astype(float) - (G.argmax(1) != y)).mean())
+    with Session.open(db) as s:
+        draws = s.labelled_draws()
+        assert set(flip) <= set(draws.rows.tolist())  # the proposal put them first
+        (c,) = s.estimate(record=False, progress=False).comparisons
+    a = c.difference_anytime
+    assert (a.fixed_low, a.fixed_high) == pytest.approx((truth, truth), abs=1e-12)
+    assert (a.cs_low, a.cs_high) == pytest.approx((truth, truth), abs=1e-12)
+    # with 2 labels: the interval holds the truth, at most 2 / 60 wide per unlabelled one
+    db2 = tmp_path / "k2.db"
+    _init(pf, db2, "--metric", "error_rate", "--acquisition", "compare", "--compare",
+          f"table:{other}")
+    run("select", db2, "--n", "2")
+    run("label", db2, "--from-data")
+    with Session.open(db2) as s:
+        (c2,) = s.estimate(record=False, progress=False).comparisons
+        left = len(set(flip) - set(s.labelled_draws().rows.tolist()))
+    a2 = c2.difference_anytime
+    assert 1 <= left <= 2
+    assert a2.fixed_low <= truth <= a2.fixed_high
+    assert a2.fixed_high - a2.fixed_low <= 2 * left / 60 + 1e-12

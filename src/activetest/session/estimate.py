@@ -534,6 +534,7 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
                     planned_budget: int | None = None,
                     blind_spots: Mapping[str, SessionBlindSpot] | None = None,
                     clt_min_errors: int | None = None,
+                    difference_bounds: Mapping[str, Mapping[str, np.ndarray]] | None = None,
                     ) -> EstimateReport:
     """Every metric's estimate from the labelled draws.
 
@@ -546,6 +547,10 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
             and (classification only) to the target, for the label-noise alarm.
         pool_controls: metric -> ``(N,)`` control values (see :func:`controls`).
         compare: other target spec -> metric -> ``(K,)`` its losses at the same draws.
+        difference_bounds: other target spec -> metric -> ``(N,)`` the largest
+            ``|L_target - L_other|`` each pool item can have: the difference's intervals
+            are then intersected with the sure bounds ``(sum of the labelled differences
+            -+ sum of the unlabelled items' bounds) / N`` (:func:`sure_difference`).
         noise: the label-noise alarm.
         seed, n_boot, level: the bootstraps' seed, resamples and coverage.
         target_width: also project the labels needed for this interval width (by the
@@ -643,6 +648,9 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
                             planned_budget=planned_budget, few=o_few, blind=o_blind)
             d_any = anytime(draws, d_loss, level=level, value_range=d_range,
                             planned_budget=planned_budget, few=d_few, blind=d_blind)
+            bounds_d = (difference_bounds or {}).get(spec, {}).get(metric)
+            if d_any is not None and bounds_d is not None:
+                d_any = sure_difference(d_any, d_loss, draws.rows, bounds_d)
             widened = 0.0 if d_blind is None else float(d_blind.widen_high[K - 1])
             if spot is not None:
                 from activetest.session.interval_names import comparison_blind_spot_sentence
@@ -682,6 +690,30 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
 
 #: Below this width a fixed-budget interval is a point (an SE of 0 gives 1e-12).
 POINT_WIDTH = 1e-9
+
+
+def sure_difference(a: AnytimeInterval, d_loss: np.ndarray, rows: np.ndarray,
+                    bounds: np.ndarray) -> AnytimeInterval:
+    """The paired difference's fixed-budget interval and CS intersected with the bounds
+    that hold surely: with ``|d_i| <= B_i`` known on the whole pool, ``N (R_t - R_o)`` is
+    the labelled items' sum of d plus the rest's, which lies within ``-+ sum B_i`` over the
+    unlabelled items. For two error rates ``B_i = 1[the predictions differ]``: once every
+    item where they differ is labelled the difference is known exactly. Where an interval
+    misses the sure bounds entirely (possible only on a run where it fails) the sure
+    bounds are shown."""
+    B = np.asarray(bounds, dtype=np.float64)
+    N = B.size
+    rest = float(B.sum() - B[np.unique(np.asarray(rows, dtype=np.int64))].sum())
+    seen = float(np.sum(d_loss))
+    lo, hi = (seen - rest) / N, (seen + rest) / N
+
+    def cut(low: float, high: float) -> tuple[float, float]:
+        new_low, new_high = max(low, lo), min(high, hi)
+        return (new_low, new_high) if new_low <= new_high else (lo, hi)
+
+    f_low, f_high = cut(a.fixed_low, a.fixed_high)
+    c_low, c_high = cut(a.cs_low, a.cs_high)
+    return replace(a, fixed_low=f_low, fixed_high=f_high, cs_low=c_low, cs_high=c_high)
 
 
 def point_note(m: MetricEstimate, level: float) -> str:
@@ -761,6 +793,10 @@ class KindInputs:
         pool_controls: metric -> ``(N,)`` control values (:func:`controls`).
         loss_bounds: metric -> the largest loss any pool item can have (known ones only).
         compare: compared target -> metric -> ``(K,)`` its losses at the same draws.
+        difference_bounds: compared target -> metric -> ``(N,)`` the largest
+            ``|L_target - L_other|`` each pool item can have
+            (:func:`activetest.session.blindspot.difference_bounds`), where both targets'
+            predictions are known on the pool (a model compared at creation).
     """
 
     losses: Mapping[str, np.ndarray]
@@ -769,6 +805,7 @@ class KindInputs:
     pool_controls: Mapping[str, np.ndarray] = field(default_factory=dict)
     loss_bounds: Mapping[str, float] = field(default_factory=dict)
     compare: Mapping[str, Mapping[str, np.ndarray]] = field(default_factory=dict)
+    difference_bounds: Mapping[str, Mapping[str, np.ndarray]] = field(default_factory=dict)
 
 
 def noise_rule(config: SessionConfig) -> NoiseRule:
@@ -821,7 +858,8 @@ def session_estimate(config: SessionConfig, draws: LabelledDraws, inputs: KindIn
         target_width=target_width, acquisition=config.acquisition,
         loss_bounds=dict(inputs.loss_bounds), q_floor=q_floor(config, bool(design_controls)),
         design_controls=design_controls, planned_budget=config.planned_budget,
-        blind_spots=blind_spots, clt_min_errors=config.clt_min_errors)
+        blind_spots=blind_spots, clt_min_errors=config.clt_min_errors,
+        difference_bounds=inputs.difference_bounds)
     if design_info is not None:
         report = replace(report, design=dict(design_info))
     if config.acquisition == "compare" and config.compare:

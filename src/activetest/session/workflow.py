@@ -664,13 +664,18 @@ class Session:
             draws, self.metrics, surrogate_pool=s_stored.logprobs,
             target_pool=None if t_pool is None else t_pool.logprobs, target_lp=t_lp,
             compare=compared)
-        from activetest.session.blindspot import session_blind_spots
+        from activetest.session.blindspot import session_blind_spots, stored_differences
 
+        # models compared at creation are known on the pool: each item's largest difference
+        sure = stored_differences(cfg, self.store, self.metrics,
+                                  None if t_pool is None else t_pool.logprobs)
+        inputs = dataclasses.replace(inputs, difference_bounds=sure)
         blind = session_blind_spots(  # what items drawn far below uniform could hide
             cfg, self.store, k=draws.k, n_pool=draws.n_pool, metrics=self.metrics,
             sampler=sampler, target_pool=None if t_pool is None else t_pool.logprobs,
             loss_bounds=inputs.loss_bounds, pool_controls=inputs.pool_controls, level=level,
-            save=record and self.store.writable)  # its running state, for the next one
+            save=record and self.store.writable,  # its running state, for the next one
+            differences=sure)
         report = est.session_estimate(cfg, draws, inputs, design_controls=design_controls,
                                       design_info=design_info, warnings=warnings,
                                       n_boot=n_boot, level=level, target_width=target_width,

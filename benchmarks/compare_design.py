@@ -1,0 +1,167 @@
+"""Two targets compared on the same labels: draws for the difference against draws for one.
+
+On the cached full runs of the bundled models (``experiments/outputs/<dataset>.npz``:
+every pool item scored, so the truth is known), pairs of targets are compared by the
+paired difference of their error rates, ``R_A - R_B``, from the same labels:
+
+* ``uniform``: uniform sampling without replacement;
+* ``A's own``: the paper's accuracy acquisition for target A (``zero_one``: the
+  surrogate's expected 0-1 loss of A, floored proposal 0.1), as a session created for A
+  and asked ``estimate --compare B`` draws (a fixed proposal, for a like-for-like
+  comparison);
+* ``compare``: the ``compare`` acquisition (``init --acquisition compare --compare B``:
+  ``sqrt`` of the surrogate's expected squared difference, 0 where A and B predict the
+  same class; floored proposal 0.1).
+
+Every estimate is LURE of the per-item difference (unbiased under each). Printed per pair
+and budget: the mean squared error over the runs divided by uniform's (the same number
+of runs, independent draws), and for the intervals a session shows for the difference
+(the martingale-CLT fixed-budget 95% interval with the few-differences rule, widened by
+the blind spot: for ``A's own`` every unexplored item bounded by 1, as a session that
+only scored B on the labelled items must; for ``compare`` only the unexplored items where
+A and B predict differently, and intersected with the sure bounds (the labelled
+differences -+ the number of unlabelled items where they predict differently, over N),
+as a session that scored B on the pool at creation does) their coverage and median
+width.
+
+Pairs: the same model with and without its 8 in-context examples, and the two bundled
+models with theirs. Surrogate: the calibrated few-shot run of the model that is not A
+(``few-cal``; for the cross pair A's own calibrated run). One seed per setting.
+
+Run from the repository root (about 2 CPU-minutes):
+    python benchmarks/compare_design.py --runs 500
+Results: docs/compare.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+from activetest.experiments.outputs import DatasetOutputs  # noqa: E402
+from activetest.stats import (  # noqa: E402
+    acquisition_scores,
+    adaptive_lure_theta,
+    expected_difference,
+    sample,
+)
+from activetest.stats.betting import paired_difference_exact_cs  # noqa: E402
+from activetest.stats.blindspot import (  # noqa: E402
+    BLIND_RATIO,
+    blind_spot_curve,
+    floored_proposals,
+)
+from activetest.stats.estimators import adaptive_lure_weights  # noqa: E402
+from activetest.stats.fewerrors import MIN_ERRORS, few_differences, switch_to_exact  # noqa: E402
+from activetest.stats.intervals import fixed_interval_curve  # noqa: E402
+
+OUTPUTS = ROOT / "experiments" / "outputs"
+BUDGETS = (50, 100, 200)
+FLOOR = 0.1
+G, S = "gemma3-270m", "smollm2-135m"
+#: (A, B, surrogate) per pair
+PAIRS = ((f"{G}/few", f"{G}/zero", f"{S}/few-cal"),
+         (f"{S}/few", f"{S}/zero", f"{G}/few-cal"),
+         (f"{G}/few", f"{S}/few", f"{G}/few-cal"))
+
+
+def _intervals(la: np.ndarray, lb: np.ndarray, idx: np.ndarray, q: np.ndarray,
+               scores: np.ndarray | None, bound: np.ndarray | float, N: int
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """``(R, K)`` fixed-budget interval of the difference as a session shows it: CLT,
+    the exact CS while fewer than 5 labels differ from the most common difference, widened
+    by the blind spot with per-item bounds ``bound`` (none for uniform sampling)."""
+    A, B = la[idx], lb[idx]
+    d = A - B
+    fi = fixed_interval_curve(adaptive_lure_theta(d, q, N), N)
+    qf = 1.0 if scores is None else FLOOR / (1.0 + FLOOR)
+    ex = paired_difference_exact_cs(A, B, q, N, bound_a=1.0, bound_b=1.0, q_floor=qf)
+    few = np.stack([few_differences(r, MIN_ERRORS) for r in d])
+    lo, hi = switch_to_exact(fi.low, fi.high, ex.low, ex.high, few, intersect=False)
+    if scores is not None:
+        D = np.stack([blind_spot_curve(floored_proposals(scores, r, FLOOR), r, bound, N=N,
+                                       ratio=BLIND_RATIO).widen_high for r in idx])
+        D = np.where(few, 0.0, D)  # where the exact CS stands in nothing is widened
+        lo, hi = lo - D, hi + D
+    lo, hi = np.maximum(lo, -1.0), np.minimum(hi, 1.0)
+    if isinstance(bound, np.ndarray):  # B known on the pool: the sure bounds, as sessions
+        rest = bound.sum() - np.cumsum(bound[idx], axis=1)
+        seen = np.cumsum(d, axis=1)
+        s_lo, s_hi = (seen - rest) / N, (seen + rest) / N
+        c_lo, c_hi = np.maximum(lo, s_lo), np.minimum(hi, s_hi)
+        empty = c_lo > c_hi
+        lo, hi = np.where(empty, s_lo, c_lo), np.where(empty, s_hi, c_hi)
+    return lo, hi
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Print the table (module docstring)."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runs", type=int, default=500)
+    ap.add_argument("--seed", type=int, default=0)
+    a = ap.parse_args(argv)
+    t0 = time.process_time()
+    at = np.array(BUDGETS) - 1
+    print(f"{a.runs} runs per design and setting, seed {a.seed}; floor {FLOOR}; error rate; "
+          f"nominal 0.95.\n")
+    head = " | ".join(f"MSE / uniform's at {m}: A's own; compare" for m in BUDGETS)
+    print(f"| dataset | A vs B (surrogate) | A, B predict differently | R_A - R_B | {head} | "
+          f"coverage at 50 / 100 / 200: uniform; A's own; compare | median width at 100: "
+          f"uniform; A's own; compare |")
+    print("|---|---|---|---|" + "---|" * len(BUDGETS) + "---|---|")
+    ratios = []
+    for path in sorted(OUTPUTS.glob("*.npz")):
+        o = DatasetOutputs.load(path)
+        y = np.asarray(o.pool_labels, dtype=np.int64)
+        N = y.size
+        for k, (ma, mb, ms) in enumerate(PAIRS):
+            TA, TB, SS = o.outputs[ma].pool, o.outputs[mb].pool, o.outputs[ms].pool
+            la = (TA.argmax(1) != y).astype(np.float64)
+            lb = (TB.argmax(1) != y).astype(np.float64)
+            truth = float(la.mean() - lb.mean())
+            differ = TA.argmax(1) != TB.argmax(1)
+            if not (la != lb).any():
+                print(f"| {o.dataset} | {ma} vs {mb} ({ms}) | {differ.mean():.0%} | 0 | the "
+                      f"same losses on every item: any design's difference is exact |")
+                continue
+            designs = {"uniform": (None, 1.0),
+                       "own": (acquisition_scores("zero_one", surrogate_logprobs=SS,
+                                                  target_logprobs=TA), 1.0),
+                       "compare": (expected_difference(SS, TA, TB), differ.astype(float))}
+            mse, cov, width = {}, {}, {}
+            for j, (name, (scores, bound)) in enumerate(designs.items()):
+                idx, q = sample(np.ones(N) if scores is None else scores, max(BUDGETS),
+                                n_runs=a.runs, proposal_floor=1.0 if scores is None else FLOOR,
+                                random_state=[a.seed, k, j, int.from_bytes(
+                                    o.dataset.encode()[:4].ljust(4, b"\0"), "little")])
+                d = la[idx] - lb[idx]
+                th = adaptive_lure_theta(d, q, N)
+                est = np.stack([(adaptive_lure_weights(N, m) * th[:, :m]).sum(axis=1)
+                                for m in BUDGETS], axis=1)  # LURE after the first m
+                mse[name] = ((est - truth) ** 2).mean(axis=0)
+                lo, hi = _intervals(la, lb, idx, q, scores, bound, N)
+                tol = 1e-12  # a point interval at the truth, summed in another order
+                cov[name] = ((lo[:, at] - tol <= truth) & (truth <= hi[:, at] + tol)).mean(0)
+                width[name] = float(np.median(hi[:, at[1]] - lo[:, at[1]]))
+            r = [(mse["own"][i] / mse["uniform"][i], mse["compare"][i] / mse["uniform"][i])
+                 for i in range(len(BUDGETS))]
+            ratios.append(r[1][1])
+            cells = " | ".join(f"{x:.2f}; **{z:.2f}**" for x, z in r)
+            covs = "; ".join("/".join(f"{c:.2f}" for c in cov[n]) for n in designs)
+            wid = "; ".join(f"{width[n]:.3f}" for n in designs)
+            print(f"| {o.dataset} | {ma} vs {mb} ({ms}) | {differ.mean():.0%} | {truth:+.3f} | "
+                  f"{cells} | {covs} | {wid} |")
+    print(f"\nmedian over the {len(ratios)} settings of the compare design's MSE / uniform's at "
+          f"100 labels: {np.median(ratios):.2f} (range {min(ratios):.2f}-{max(ratios):.2f})")
+    print(f"({time.process_time() - t0:.0f} CPU-s)")
+
+
+if __name__ == "__main__":
+    main()
