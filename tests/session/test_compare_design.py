@@ -156,6 +156,11 @@ def test_only_unexplored_items_where_the_two_differ_widen_the_difference(
     assert a.fixed_high - a.fixed_low < own
     assert any(w.startswith("this session draws for the difference with ") for w in
                rep.warnings)
+    # the line says which interval was widened by which amount: the other target's error
+    # rate by the target's D (its errors could hide anywhere), the difference by its own
+    (line,) = [w for w in rep.warnings if w.startswith(f"compared with {spec} (error rate)")]
+    assert f"{spec}'s error rate by +{own:.4g}" in line
+    assert (f"target - {spec} by +/-{diff:.4g} (only where" in line) == (diff > 0)
 
 
 def test_once_every_item_where_they_differ_is_labelled_the_difference_is_known(

@@ -634,16 +634,19 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
             # are widened for could hide the other target's errors (up to 1 each: its
             # plain LURE counts them at 0) and a difference anywhere in [-1, 1]; where
             # both targets' predictions are known on the pool (a model compared at
-            # creation) only the unexplored items where they differ can hide one
+            # creation) only the unexplored items where they differ can hide one, and
+            # the log loss's difference is bounded there too
             o_blind = d_blind = None
             spot = (blind_spots or {}).get(metric)
-            if metric == "error_rate" and spot is not None and spot.bounded:
-                up = np.asarray(spot.estimate.widen_high, dtype=np.float64)
-                o_blind = replace(spot.estimate, widen_low=np.zeros_like(up))
-                own = spot.differences.get(spec)
-                d_blind = (replace(spot.estimate, widen_low=up.copy()) if own is None else
-                           replace(own, widen_low=np.asarray(own.widen_high,
-                                                             dtype=np.float64).copy()))
+            own = None if spot is None else spot.differences.get(spec)
+            if spot is not None and spot.bounded:
+                if metric == "error_rate":
+                    up = np.asarray(spot.estimate.widen_high, dtype=np.float64)
+                    o_blind = replace(spot.estimate, widen_low=np.zeros_like(up))
+                    d_blind = replace(spot.estimate, widen_low=up.copy())
+                if own is not None:  # either side, by the difference's own bounds
+                    d_blind = replace(own, widen_low=np.asarray(own.widen_high,
+                                                                dtype=np.float64).copy())
             o_any = anytime(draws, o_loss, level=level, value_range=o_range,
                             planned_budget=planned_budget, few=o_few, blind=o_blind)
             d_any = anytime(draws, d_loss, level=level, value_range=d_range,
@@ -651,15 +654,16 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
             bounds_d = (difference_bounds or {}).get(spec, {}).get(metric)
             if d_any is not None and bounds_d is not None:
                 d_any = sure_difference(d_any, d_loss, draws.rows, bounds_d)
-            widened = 0.0 if d_blind is None else float(d_blind.widen_high[K - 1])
             if spot is not None:
                 from activetest.session.interval_names import comparison_blind_spot_sentence
 
                 line = comparison_blind_spot_sentence(
                     spec, metric, int(spot.estimate.n_unexplored[K - 1]), spot.estimate.ratio,
-                    None if d_blind is None else widened,
+                    None if d_blind is None else float(d_blind.widen_high[K - 1]),
                     d_any is not None and d_any.basis != "exact",
-                    o_any is not None and o_any.basis != "exact", level)
+                    o_any is not None and o_any.basis != "exact", level,
+                    widen_other=None if o_blind is None else float(o_blind.widen_high[K - 1]),
+                    differ_only=own is not None)
                 if line is not None:
                     notes_cmp.append(line)
             for what, a in ((f"{spec}'s error rate", o_any), (f"target - {spec}", d_any)):
