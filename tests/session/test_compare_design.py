@@ -66,6 +66,7 @@ def test_a_compare_session_draws_where_the_two_differ_and_compares_at_every_esti
     assert (acq[agree] == 0).all() and (acq[~agree] > 0).all()
     # the stored tables are the files' (the same numbers the acquisition was computed from)
     assert np.allclose(G, _table(pf.target2, pf.ids))
+    assert f"compared with {spec} at every estimate" in run("status", db)
     run("select", db, "--n", "20")
     run("label", db, "--from-data")
     # every estimate compares with the model named at creation: no --compare needed
@@ -137,9 +138,9 @@ def test_only_unexplored_items_where_the_two_differ_widen_the_difference(
     run("select", db, "--n", "60")
     run("label", db, "--from-data")
     with Session.open(db) as s:
-        rep, draws, _, _, blind = s._estimate(compare=(), n_boot=None, level=None,
-                                              target_width=None, record=False,
-                                              progress=False)
+        rep, _, _, _, blind = s._estimate(compare=(), n_boot=None, level=None,
+                                          target_width=None, record=False,
+                                          progress=False)
         spec = s.session_config.compare[0]
         T = s.store.scores("target").logprobs
         G = s.store.scores(f"compare:{spec}").logprobs

@@ -90,6 +90,12 @@ def status(
             from activetest.session.history_neighbours import design_label
 
             _out.print(f"design: {design_label(s.session_config.extra['history'])}")
+        cfg = s.session_config
+        if cfg.kind == "classification" and cfg.compare:  # init --compare: every estimate
+            _out.print(f"compared with {', '.join(_escape(c) for c in cfg.compare)} at every "
+                       f"estimate (scored on the pool at creation)"
+                       + ("; the draws serve the difference" if cfg.acquisition == "compare"
+                          else ""))
         _out.print(f"pool {st.n_items} items: {st.n_selected} selected, {st.n_labelled} "
                    f"labelled, {st.n_pending} pending; {st.n_usable} label(s) usable by the "
                    f"estimate")

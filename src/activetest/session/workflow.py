@@ -156,8 +156,11 @@ class Session:
                 ``acquisition`` (``adaptive``, the default: the calibrated-residual
                 adaptive design; ``pe_adaptive``, ``fixed_mix``; the paper's ``ce``,
                 ``pe`` (surrogate only, the target is then scored only on labelled
-                items), ``zero_one``; ``uniform``: see
-                :data:`activetest.session.config.ACQUISITIONS`); ``proposal_floor``
+                items), ``zero_one``; ``uniform``; ``compare``, the paired difference
+                with the one ``compare`` model: see
+                :data:`activetest.session.config.ACQUISITIONS`); ``compare`` (other
+                targets, scored on the pool now and compared at every estimate; graded
+                tasks: targets whose answers are judged too); ``proposal_floor``
                 (the share of the uniform mixed into a fixed proposal, 0.1; ``alpha``
                 is its deprecated name); ``seed`` (default: fresh entropy, stored); ``shots`` and
                 ``examples`` (in-context examples drawn stratified from a labelled
