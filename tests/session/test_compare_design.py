@@ -91,6 +91,16 @@ def test_a_compare_session_draws_where_the_two_differ_and_compares_at_every_esti
     # naming the same model again at estimate time compares once
     again = json.loads(run("estimate", db, "--json", "--compare", other))
     assert [x["spec"] for x in again["comparisons"]] == [spec]
+    assert not any("serve the target's own risk" in w for w in again["warnings"])
+    # a session whose draws serve the target: estimate --compare says a design for the
+    # difference exists
+    db2 = tmp_path / "t.db"
+    _init(pf, db2, "--metric", "error_rate", "--acquisition", "ce")
+    run("select", db2, "--n", "5")
+    run("label", db2, "--from-data")
+    hint = [w for w in json.loads(run("estimate", db2, "--json", "--compare", other))["warnings"]
+            if "serve the target's own risk" in w]
+    assert len(hint) == 1 and "--acquisition compare" in hint[0]
 
 
 def test_compare_without_the_compare_acquisition_is_scored_and_compared(

@@ -868,11 +868,21 @@ def session_estimate(config: SessionConfig, draws: LabelledDraws, inputs: KindIn
         report = replace(report, design=dict(design_info))
     if config.acquisition == "compare" and config.compare:
         warnings = [*(warnings or ()), COMPARE_NOTE.format(spec=config.compare[0])]
+    asked = [c.spec for c in report.comparisons if c.spec not in (config.compare or ())]
+    if config.kind == "classification" and config.needs_target and asked:
+        warnings = [*(warnings or ()), COMPARE_HINT.format(spec=asked[0])]
     if warnings:
         report = replace(report, warnings=[*report.warnings, *warnings])
     return report
 
 
+#: The line an ``estimate --compare`` of a classification session shows: its draws serve
+#: the target's own risk, and a design that serves the difference exists.
+COMPARE_HINT = ("the draws of this session serve the target's own risk, not the difference "
+                "with {spec}; a session created with --compare {spec} --acquisition compare "
+                "draws where the two predictions differ (docs/compare.md: 0.37x uniform "
+                "sampling's squared error on the bundled models' pairs, where drawing for "
+                "one target is 1.25x)")
 #: The line a session drawn by the ``compare`` acquisition shows: what its labels were for.
 COMPARE_NOTE = ("this session draws for the difference with {spec} (the compare "
                 "acquisition: labels where the two predictions may differ); the target's "
