@@ -24,12 +24,21 @@ differences -+ the number of unlabelled items where they predict differently, ov
 as a session that scored B on the pool at creation does) their coverage and median
 width.
 
+``--metric log_loss``: the same for the log loss (``A's own``: the paper's CE
+acquisition for A; ``compare``: the acquisition's log-loss score). Its intervals: the
+CLT ones (no few-errors rule for the log loss); ``A's own`` is not widened (a session
+that scored B on the labelled items only does not know B's log-loss bound on the pool),
+``compare`` is widened for the unexplored items, each by the two targets' largest
+log-probability difference there, and cut to the sure bounds.
+
 Pairs: the same model with and without its 8 in-context examples, and the two bundled
 models with theirs. Surrogate: the calibrated few-shot run of the model that is not A
 (``few-cal``; for the cross pair A's own calibrated run). One seed per setting.
 
-Run from the repository root (about 2 CPU-minutes):
-    python benchmarks/compare_design.py --runs 500
+Run from the repository root (error rate: about 4 CPU-minutes at 1,000 runs; log loss:
+about 2):
+    python benchmarks/compare_design.py --runs 1000
+    python benchmarks/compare_design.py --runs 1000 --metric log_loss
 Results: docs/compare.md.
 """
 
@@ -73,24 +82,30 @@ PAIRS = ((f"{G}/few", f"{G}/zero", f"{S}/few-cal"),
 
 
 def _intervals(la: np.ndarray, lb: np.ndarray, idx: np.ndarray, q: np.ndarray,
-               scores: np.ndarray | None, bound: np.ndarray | float, N: int
-               ) -> tuple[np.ndarray, np.ndarray]:
-    """``(R, K)`` fixed-budget interval of the difference as a session shows it: CLT,
-    the exact CS while fewer than 5 labels differ from the most common difference, widened
-    by the blind spot with per-item bounds ``bound`` (none for uniform sampling)."""
+               scores: np.ndarray | None, bound: np.ndarray | float | None, N: int,
+               metric: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(R, K)`` fixed-budget interval of the difference as a session shows it: CLT;
+    for the error rate the exact CS while fewer than 5 labels differ from the most common
+    difference; widened by the blind spot with per-item bounds ``bound`` (None: not
+    widened, the log loss of a model not known on the pool; uniform sampling: nothing is
+    unexplored); a ``bound`` known per item also gives the sure bounds."""
     A, B = la[idx], lb[idx]
     d = A - B
     fi = fixed_interval_curve(adaptive_lure_theta(d, q, N), N)
-    qf = 1.0 if scores is None else FLOOR / (1.0 + FLOOR)
-    ex = paired_difference_exact_cs(A, B, q, N, bound_a=1.0, bound_b=1.0, q_floor=qf)
-    few = np.stack([few_differences(r, MIN_ERRORS) for r in d])
-    lo, hi = switch_to_exact(fi.low, fi.high, ex.low, ex.high, few, intersect=False)
-    if scores is not None:
+    lo, hi = fi.low, fi.high
+    few = np.zeros(d.shape, dtype=bool)
+    if metric == "error_rate":
+        qf = 1.0 if scores is None else FLOOR / (1.0 + FLOOR)
+        ex = paired_difference_exact_cs(A, B, q, N, bound_a=1.0, bound_b=1.0, q_floor=qf)
+        few = np.stack([few_differences(r, MIN_ERRORS) for r in d])
+        lo, hi = switch_to_exact(lo, hi, ex.low, ex.high, few, intersect=False)
+    if scores is not None and bound is not None:
         D = np.stack([blind_spot_curve(floored_proposals(scores, r, FLOOR), r, bound, N=N,
                                        ratio=BLIND_RATIO).widen_high for r in idx])
         D = np.where(few, 0.0, D)  # where the exact CS stands in nothing is widened
         lo, hi = lo - D, hi + D
-    lo, hi = np.maximum(lo, -1.0), np.minimum(hi, 1.0)
+    if metric == "error_rate":
+        lo, hi = np.maximum(lo, -1.0), np.minimum(hi, 1.0)
     if isinstance(bound, np.ndarray):  # B known on the pool: the sure bounds, as sessions
         rest = bound.sum() - np.cumsum(bound[idx], axis=1)
         seen = np.cumsum(d, axis=1)
@@ -106,11 +121,13 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=500)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--metric", choices=("error_rate", "log_loss"), default="error_rate")
     a = ap.parse_args(argv)
+    log = a.metric == "log_loss"
     t0 = time.process_time()
     at = np.array(BUDGETS) - 1
-    print(f"{a.runs} runs per design and setting, seed {a.seed}; floor {FLOOR}; error rate; "
-          f"nominal 0.95.\n")
+    print(f"{a.runs} runs per design and setting, seed {a.seed}; floor {FLOOR}; "
+          f"{a.metric.replace('_', ' ')}; nominal 0.95.\n")
     head = " | ".join(f"MSE / uniform's at {m}: A's own; compare" for m in BUDGETS)
     print(f"| dataset | A vs B (surrogate) | A, B predict differently | R_A - R_B | {head} | "
           f"coverage at 50 / 100 / 200: uniform; A's own; compare | median width at 100: "
@@ -123,18 +140,22 @@ def main(argv: list[str] | None = None) -> None:
         N = y.size
         for k, (ma, mb, ms) in enumerate(PAIRS):
             TA, TB, SS = o.outputs[ma].pool, o.outputs[mb].pool, o.outputs[ms].pool
-            la = (TA.argmax(1) != y).astype(np.float64)
-            lb = (TB.argmax(1) != y).astype(np.float64)
+            n = np.arange(N)
+            la = -TA[n, y] if log else (TA.argmax(1) != y).astype(np.float64)
+            lb = -TB[n, y] if log else (TB.argmax(1) != y).astype(np.float64)
             truth = float(la.mean() - lb.mean())
             differ = TA.argmax(1) != TB.argmax(1)
             if not (la != lb).any():
                 print(f"| {o.dataset} | {ma} vs {mb} ({ms}) | {differ.mean():.0%} | 0 | the "
                       f"same losses on every item: any design's difference is exact |")
                 continue
-            designs = {"uniform": (None, 1.0),
-                       "own": (acquisition_scores("zero_one", surrogate_logprobs=SS,
-                                                  target_logprobs=TA), 1.0),
-                       "compare": (expected_difference(SS, TA, TB), differ.astype(float))}
+            own = acquisition_scores("ce" if log else "zero_one", surrogate_logprobs=SS,
+                                     target_logprobs=TA)
+            cmp_bound = np.abs(TA - TB).max(axis=1) if log else differ.astype(float)
+            designs = {"uniform": (None, None),
+                       "own": (own, None if log else 1.0),
+                       "compare": (expected_difference(SS, TA, TB, metric=a.metric),
+                                   cmp_bound)}
             mse, cov, width = {}, {}, {}
             for j, (name, (scores, bound)) in enumerate(designs.items()):
                 idx, q = sample(np.ones(N) if scores is None else scores, max(BUDGETS),
@@ -146,7 +167,7 @@ def main(argv: list[str] | None = None) -> None:
                 est = np.stack([(adaptive_lure_weights(N, m) * th[:, :m]).sum(axis=1)
                                 for m in BUDGETS], axis=1)  # LURE after the first m
                 mse[name] = ((est - truth) ** 2).mean(axis=0)
-                lo, hi = _intervals(la, lb, idx, q, scores, bound, N)
+                lo, hi = _intervals(la, lb, idx, q, scores, bound, N, a.metric)
                 tol = 1e-12  # a point interval at the truth, summed in another order
                 cov[name] = ((lo[:, at] - tol <= truth) & (truth <= hi[:, at] + tol)).mean(0)
                 width[name] = float(np.median(hi[:, at[1]] - lo[:, at[1]]))
