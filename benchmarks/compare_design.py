@@ -122,6 +122,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--runs", type=int, default=500)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--metric", choices=("error_rate", "log_loss"), default="error_rate")
+    ap.add_argument("--plot", type=Path, default=None,
+                    help="also write a figure of the squared-error ratios at 100 labels")
     a = ap.parse_args(argv)
     log = a.metric == "log_loss"
     t0 = time.process_time()
@@ -134,6 +136,7 @@ def main(argv: list[str] | None = None) -> None:
           f"uniform; A's own; compare |")
     print("|---|---|---|---|" + "---|" * len(BUDGETS) + "---|---|")
     ratios = []
+    shown: list[tuple[str, float, float]] = []
     for path in sorted(OUTPUTS.glob("*.npz")):
         o = DatasetOutputs.load(path)
         y = np.asarray(o.pool_labels, dtype=np.int64)
@@ -174,6 +177,7 @@ def main(argv: list[str] | None = None) -> None:
             r = [(mse["own"][i] / mse["uniform"][i], mse["compare"][i] / mse["uniform"][i])
                  for i in range(len(BUDGETS))]
             ratios.append(r[1][1])
+            shown.append((f"{o.dataset}: {_short(ma)} vs {_short(mb)}", r[1][0], r[1][1]))
             cells = " | ".join(f"{x:.2f}; **{z:.2f}**" for x, z in r)
             covs = "; ".join("/".join(f"{c:.2f}" for c in cov[n]) for n in designs)
             wid = "; ".join(f"{width[n]:.3f}" for n in designs)
@@ -182,6 +186,52 @@ def main(argv: list[str] | None = None) -> None:
     print(f"\nmedian over the {len(ratios)} settings of the compare design's MSE / uniform's at "
           f"100 labels: {np.median(ratios):.2f} (range {min(ratios):.2f}-{max(ratios):.2f})")
     print(f"({time.process_time() - t0:.0f} CPU-s)")
+    if a.plot is not None:
+        _plot(shown, a.plot, a.metric, a.runs)
+        print(f"wrote {a.plot}")
+
+
+def _short(model: str) -> str:
+    """``gemma3-270m/few`` -> ``Gemma few``."""
+    name, prompt = model.split("/")
+    return f"{'Gemma' if name.startswith('gemma') else 'SmolLM2'} {prompt}"
+
+
+def _plot(rows: list[tuple[str, float, float]], path: Path, metric: str, runs: int) -> None:
+    """A dot plot of each setting's squared error over uniform sampling's at 100 labels:
+    the first target's own acquisition and the compare design (log scale)."""
+    import matplotlib
+    import matplotlib.ticker
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = sorted(rows, key=lambda r: r[2])
+    floor = 0.005  # smaller ratios (the difference all but known) drawn at the axis' end
+    fig, ax = plt.subplots(figsize=(8.0, 0.42 * len(rows) + 1.6), layout="constrained")
+    y = np.arange(len(rows))
+    ax.scatter([max(r[1], floor) for r in rows], y, marker="s", color="0.55",
+               label="first target's own acquisition")
+    ax.scatter([max(r[2], floor) for r in rows], y, marker="o", color="tab:blue",
+               label="compare acquisition")
+    ax.axvline(1.0, color="0.3", lw=1, ls="--")
+    ax.set_xscale("log")
+    ax.set_yticks(y, [r[0] for r in rows])
+    ax.set_xlabel("squared error / uniform sampling's, 100 labels (left of 1: better)")
+    what = "error rates" if metric == "error_rate" else "log losses"
+    low = any(min(r[1:]) < floor for r in rows)
+    ax.set_title(f"Difference of two {what}, bundled models, {runs:,} runs per point"
+                 + (f"\n(ratios below {floor} drawn at {floor})" if low else ""),
+                 fontsize=10)
+    xs = [max(v, floor) for r in rows for v in r[1:]]
+    ticks = [v for v in (0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10)
+             if min(xs) / 1.5 <= v <= max(xs) * 1.5]
+    ax.set_xticks(ticks, [f"{v:g}" for v in ticks])
+    ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    fig.legend(loc="outside lower center", ncols=2, fontsize=8)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 if __name__ == "__main__":
