@@ -127,6 +127,15 @@ def test_bad_compare_options_are_refused_with_one_message(pool_files: PoolFiles,
     out = _init(pf, tmp_path / "z.db", "--compare", f"table:{pf.target}", code=2)
     assert "is the session's target" in out
     assert "Traceback" not in out
+    # a compared table that lacks items, or is not there: one message naming the file
+    short = tmp_path / "short.csv"
+    lines = pf.target2.read_text(encoding="utf-8").splitlines()
+    short.write_text("\n".join(lines[:-3]) + "\n", encoding="utf-8")
+    out = _init(pf, tmp_path / "s.db", "--acquisition", "compare", "--compare",
+                f"table:{short}", code=2)
+    assert f"{short}: no row for 3 of 60 item id(s): 'r57', 'r58', 'r59'" in out
+    out = _init(pf, tmp_path / "n.db", "--compare", f"table:{tmp_path / 'nope.csv'}", code=2)
+    assert "nope.csv does not exist" in out and "Traceback" not in out
     assert not any(tmp_path.glob("*.db"))  # nothing left behind
 
 
