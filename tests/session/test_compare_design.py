@@ -212,10 +212,15 @@ def test_once_every_item_where_they_differ_is_labelled_the_difference_is_known(
     with Session.open(db) as s:
         draws = s.labelled_draws()
         assert set(flip) <= set(draws.rows.tolist())  # the proposal put them first
-        (c,) = s.estimate(record=False, progress=False).comparisons
+        r = s.estimate(record=False, progress=False)
+    (c,) = r.comparisons
     a = c.difference_anytime
     assert (a.fixed_low, a.fixed_high) == pytest.approx((truth, truth), abs=1e-12)
     assert (a.cs_low, a.cs_high) == pytest.approx((truth, truth), abs=1e-12)
+    # said as what it is: neither the CLT intervals nor the exact CS
+    assert a.basis == "sure" and "known exactly" in a.basis_note
+    assert a.basis_note in r.warnings
+    assert not any("target - " in w and "are the exact anytime" in w for w in r.warnings)
     # with 2 labels: the interval holds the truth, at most 2 / 60 wide per unlabelled one
     db2 = tmp_path / "k2.db"
     _init(pf, db2, "--metric", "error_rate", "--acquisition", "compare", "--compare",
@@ -227,5 +232,6 @@ def test_once_every_item_where_they_differ_is_labelled_the_difference_is_known(
         left = len(set(flip) - set(s.labelled_draws().rows.tolist()))
     a2 = c2.difference_anytime
     assert 1 <= left <= 2
+    assert a2.basis == "sure" and f"what {left:g} unlabelled item(s) where" in a2.basis_note
     assert a2.fixed_low <= truth <= a2.fixed_high
     assert a2.fixed_high - a2.fixed_low <= 2 * left / 60 + 1e-12

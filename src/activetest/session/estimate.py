@@ -652,15 +652,19 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
             d_any = anytime(draws, d_loss, level=level, value_range=d_range,
                             planned_budget=planned_budget, few=d_few, blind=d_blind)
             bounds_d = (difference_bounds or {}).get(spec, {}).get(metric)
+            sure = None
             if d_any is not None and bounds_d is not None:
-                d_any = sure_difference(d_any, d_loss, draws.rows, bounds_d)
+                d_any, sure = sure_difference(d_any, d_loss, draws.rows, bounds_d)
+                if sure.binding:  # what is shown: neither the CLT nor the exact CS
+                    d_any = replace(d_any, basis="sure",
+                                    basis_note=sure_line(spec, metric, sure))
             if spot is not None:
                 from activetest.session.interval_names import comparison_blind_spot_sentence
 
                 line = comparison_blind_spot_sentence(
                     spec, metric, int(spot.estimate.n_unexplored[K - 1]), spot.estimate.ratio,
                     None if d_blind is None else float(d_blind.widen_high[K - 1]),
-                    d_any is not None and d_any.basis != "exact",
+                    d_any is not None and d_any.basis not in ("exact", "sure"),
                     o_any is not None and o_any.basis != "exact", level,
                     widen_other=None if o_blind is None else float(o_blind.widen_high[K - 1]),
                     differ_only=own is not None)
@@ -669,6 +673,8 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
             for what, a in ((f"{spec}'s error rate", o_any), (f"target - {spec}", d_any)):
                 if a is not None and a.basis == "exact":
                     notes_cmp.append(_exact_line(what, a, level))
+            if d_any is not None and d_any.basis == "sure" and d_any.basis_note:
+                notes_cmp.append(d_any.basis_note)
             if K >= 2 and diff.std == 0.0:
                 notes_cmp.append(f"target - {spec} ({metric.replace('_', ' ')}): the "
                                  f"bootstrap interval is a point: the two targets' losses "
@@ -696,8 +702,25 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
 POINT_WIDTH = 1e-9
 
 
+@dataclass(frozen=True)
+class SureBounds:
+    """Bounds of a paired difference that hold surely (:func:`sure_difference`).
+
+    Attributes:
+        low, high: ``(sum of the labelled differences -+ rest) / N``.
+        rest: the most the unlabelled items could add, ``sum B_i`` over them (for two
+            error rates: how many unlabelled items the two predictions differ on).
+        binding: the fixed-budget interval shown IS these bounds (both ends).
+    """
+
+    low: float
+    high: float
+    rest: float
+    binding: bool
+
+
 def sure_difference(a: AnytimeInterval, d_loss: np.ndarray, rows: np.ndarray,
-                    bounds: np.ndarray) -> AnytimeInterval:
+                    bounds: np.ndarray) -> tuple[AnytimeInterval, SureBounds]:
     """The paired difference's fixed-budget interval and CS intersected with the bounds
     that hold surely: with ``|d_i| <= B_i`` known on the whole pool, ``N (R_t - R_o)`` is
     the labelled items' sum of d plus the rest's, which lies within ``-+ sum B_i`` over the
@@ -717,7 +740,21 @@ def sure_difference(a: AnytimeInterval, d_loss: np.ndarray, rows: np.ndarray,
 
     f_low, f_high = cut(a.fixed_low, a.fixed_high)
     c_low, c_high = cut(a.cs_low, a.cs_high)
-    return replace(a, fixed_low=f_low, fixed_high=f_high, cs_low=c_low, cs_high=c_high)
+    return (replace(a, fixed_low=f_low, fixed_high=f_high, cs_low=c_low, cs_high=c_high),
+            SureBounds(lo, hi, rest, (f_low, f_high) == (lo, hi)))
+
+
+def sure_line(spec: str, metric: str, sure: SureBounds) -> str:
+    """The line for a difference whose interval is its sure bounds."""
+    name = metric.replace("_", " ")
+    if sure.rest == 0.0:
+        return (f"target - {spec} ({name}): known exactly: every item where the two "
+                f"targets could differ is labelled")
+    what = (f"{sure.rest:g} unlabelled item(s) where the two predictions differ"
+            if metric == "error_rate" else
+            f"the unlabelled items, by at most {sure.rest:.4g} in all")
+    return (f"target - {spec} ({name}): the intervals shown are the bounds that hold "
+            f"surely, from the labelled items and what {what} could add")
 
 
 def point_note(m: MetricEstimate, level: float) -> str:

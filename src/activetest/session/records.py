@@ -104,10 +104,13 @@ class AnytimeInterval:
         labels_needed: projected total labels until the CS is that narrow.
         basis: what the fixed-budget interval and the CS at this label count are:
             ``"clt"`` (the intervals above) or ``"exact"`` (the exact CS stands in: the
-            labels show too few errors, :mod:`activetest.stats.fewerrors`). None: the
-            session records no such rule (files from before it): always the CLT ones.
+            labels show too few errors, :mod:`activetest.stats.fewerrors`); for a paired
+            difference also ``"sure"``: the bounds that hold surely from both targets'
+            predictions on the pool (:func:`activetest.session.estimate.sure_difference`).
+            None: the session records no such rule (files from before it): always the CLT
+            ones.
         basis_note: why the exact CS stands in, e.g. ``"exact interval: fewer than 5
-            errors labelled (2 of 40)"`` (None where it does not).
+            errors labelled (2 of 40)"``, or what the sure bounds are (None otherwise).
     """
 
     se: float
