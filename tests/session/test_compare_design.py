@@ -235,3 +235,30 @@ def test_once_every_item_where_they_differ_is_labelled_the_difference_is_known(
     assert a2.basis == "sure" and f"what {left:g} unlabelled item(s) where" in a2.basis_note
     assert a2.fixed_low <= truth <= a2.fixed_high
     assert a2.fixed_high - a2.fixed_low <= 2 * left / 60 + 1e-12
+
+
+def test_a_model_compared_at_creation_bounds_its_own_log_loss_too(tmp_path: Path) -> None:
+    """Known on the pool, the compared model's log loss has a bound per item (its largest
+    ``-log p``): its intervals are widened for what the unexplored items could hide, and
+    the line says by how much, instead of assuming no rare large losses there."""
+    from session_support import make_pool_files
+
+    pf = make_pool_files(tmp_path / "data", n=400)
+    db = tmp_path / "b.db"
+    _init(pf, db, "--metric", "both", "--acquisition", "compare", "--compare",
+          f"table:{pf.target2}")
+    run("select", db, "--n", "60")
+    run("label", db, "--from-data")
+    with Session.open(db) as s:
+        rep, _, _, _, blind = s._estimate(compare=(), n_boot=None, level=None,
+                                          target_width=None, record=False, progress=False)
+        spec = s.session_config.compare[0]
+        G = s.store.scores(f"compare:{spec}").logprobs
+    curve = blind["log_loss"].others[spec]
+    D = float(curve.widen_high[-1])
+    assert 0 < D <= float((-G.min(axis=1)).sum()) / 400  # at most all items' bounds
+    (line,) = [w for w in rep.warnings if w.startswith(f"compared with {spec} (log loss)")]
+    assert f"{spec}'s log loss by +{D:.4g}" in line
+    assert "assumes no rare large losses" not in line
+    c = {c.metric: c for c in rep.comparisons}["log_loss"]
+    assert c.other_anytime.fixed_high - c.other_anytime.fixed_low > D  # widened by D

@@ -59,12 +59,31 @@ class SessionBlindSpot:
             pool (:func:`difference_bounds`): a compared model scored on the whole pool
             at creation. Absent: the difference takes the target's curve, every
             unexplored item bounded by the loss's range.
+        others: compared target's spec -> the blind spot of its own log loss (LURE),
+            each item bounded by its largest ``-log p`` (a model scored on the pool).
     """
 
     estimate: BlindSpotCurve
     cv: BlindSpotCurve | None
     bounded: bool
     differences: Mapping[str, BlindSpotCurve] = field(default_factory=dict)
+    others: Mapping[str, BlindSpotCurve] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ComparedBounds:
+    """What a model compared at creation lets a session bound, item by item.
+
+    Attributes:
+        difference: metric -> ``(N,)`` the largest ``|L_target - L_other|`` per item
+            (:func:`difference_bounds`).
+        other: metric -> ``(N,)`` the largest loss of the compared model per item, where
+            the target's own bound does not already serve (its log loss:
+            ``max_c -log p_other(c)``; its error rate is bounded by 1 like the target's).
+    """
+
+    difference: Mapping[str, np.ndarray]
+    other: Mapping[str, np.ndarray]
 
 
 def difference_bounds(metric: str, target_pool: np.ndarray, other_pool: np.ndarray
@@ -103,11 +122,11 @@ def item_loss_bounds(metric: str, target_pool: np.ndarray | None,
 
 def stored_differences(config: SessionConfig, store: Any, metrics: Sequence[str],
                        target_pool: np.ndarray | None
-                       ) -> dict[str, dict[str, np.ndarray]]:
-    """compared spec -> metric -> :func:`difference_bounds`, for the models a
-    classification session compared at creation (``config.compare``), whose predictions
-    it stored for the whole pool (role ``compare:<spec>``); empty where the target or
-    the compared model is not known on every item."""
+                       ) -> dict[str, ComparedBounds]:
+    """compared spec -> its :class:`ComparedBounds`, for the models a classification
+    session compared at creation (``config.compare``), whose predictions it stored for
+    the whole pool (role ``compare:<spec>``); empty where the target or the compared
+    model is not known on every item."""
     if config.kind != "classification" or not config.compare or target_pool is None \
             or not np.all(np.isfinite(target_pool)):
         return {}
@@ -117,7 +136,9 @@ def stored_differences(config: SessionConfig, store: Any, metrics: Sequence[str]
         if s is None or s.logprobs.shape != np.shape(target_pool) \
                 or not np.all(np.isfinite(s.logprobs)):
             continue
-        out[spec] = {m: difference_bounds(m, target_pool, s.logprobs) for m in metrics}
+        out[spec] = ComparedBounds(
+            {m: difference_bounds(m, target_pool, s.logprobs) for m in metrics},
+            {m: item_loss_bounds(m, s.logprobs) for m in metrics if m == "log_loss"})
     return out
 
 
@@ -147,7 +168,7 @@ def session_blind_spots(config: SessionConfig, store: Any, *, k: int, n_pool: in
                         pool_controls: Mapping[str, np.ndarray] | None = None,
                         level: float | None = None, start: int | None = None,
                         save: bool = False, max_new: int | None = None,
-                        differences: Mapping[str, Mapping[str, np.ndarray]] | None = None,
+                        differences: Mapping[str, ComparedBounds] | None = None,
                         ) -> dict[str, SessionBlindSpot]:
     """metric -> :class:`SessionBlindSpot`: the blind spot of the session's estimate (the
     design's own, with its control, for the metrics it serves; LURE otherwise) and of
@@ -163,9 +184,10 @@ def session_blind_spots(config: SessionConfig, store: Any, *, k: int, n_pool: in
     draws, nor one of budgets from below the CS's start: no later estimate continues
     it). ``max_new``: an adaptive design's curves only if at most that many draws are
     not in the stored state (else none: ``select`` advancing it, not replaying it).
-    ``differences``: compared spec -> metric -> per-item bounds of the paired difference
-    (:func:`difference_bounds`), each one more curve of the same draws (None: those of the
-    models the session compared at creation, :func:`stored_differences`)."""
+    ``differences``: compared spec -> the per-item bounds of the paired difference and of
+    the compared model's log loss (:class:`ComparedBounds`), each one more curve of the
+    same draws (None: those of the models the session compared at creation,
+    :func:`stored_differences`)."""
     ratio = config.blind_ratio
     if ratio is None or k < 1:
         return {}
@@ -198,20 +220,25 @@ def session_blind_spots(config: SessionConfig, store: Any, *, k: int, n_pool: in
         bounded = B is not None
         B = 0.0 if B is None else B
         h = (pool_controls or {}).get(metric)
-        diff = {spec: np.asarray(by[metric], dtype=np.float64)
-                for spec, by in (differences or {}).items() if metric in by}
+        diff = {spec: np.asarray(cb.difference[metric], dtype=np.float64)
+                for spec, cb in (differences or {}).items() if metric in cb.difference}
+        oth = {spec: np.asarray(cb.other[metric], dtype=np.float64)
+               for spec, cb in (differences or {}).items() if metric in cb.other}
         if config.adaptive:  # the design replayed once for every curve, below
             adaptive.append((metric, bounded, CurveSpec(B, second=second, with_control=own),
                              None if h is None or own else CurveSpec(
                                  B, second=second, with_control=False, fixed_control=h),
                              {s: CurveSpec(b, second=second, with_control=False)
-                              for s, b in diff.items()}))
+                              for s, b in diff.items()},
+                             {s: CurveSpec(b, second=second, with_control=False)
+                              for s, b in oth.items()}))
             continue
 
         # the paper's fixed acquisitions: every curve from one pass per draw, below
         fixed.append((metric, bounded, CurveSpec(B, with_control=False), None if h is None
                       or own else CurveSpec(B, with_control=False, fixed_control=h),
-                      {s: CurveSpec(b, with_control=False) for s, b in diff.items()}))
+                      {s: CurveSpec(b, with_control=False) for s, b in diff.items()},
+                      {s: CurveSpec(b, with_control=False) for s, b in oth.items()}))
     if fixed:
         assert scores is not None
         got = _fixed_curves(store, config, scores, _all_specs(fixed), rows=rows, k=k,
@@ -226,13 +253,14 @@ def session_blind_spots(config: SessionConfig, store: Any, *, k: int, n_pool: in
     return out
 
 
-_Planned = tuple[str, bool, CurveSpec, "CurveSpec | None", dict[str, CurveSpec]]
+_Planned = tuple[str, bool, CurveSpec, "CurveSpec | None", dict[str, CurveSpec],
+                 dict[str, CurveSpec]]
 
 
 def _all_specs(planned: list[_Planned]) -> list[CurveSpec]:
     """Every curve's spec, in the order :func:`_spots` reads the curves back."""
-    return [sp for _, _, main_sp, cv_sp, diff in planned
-            for sp in (main_sp, cv_sp, *diff.values()) if sp is not None]
+    return [sp for _, _, main_sp, cv_sp, diff, oth in planned
+            for sp in (main_sp, cv_sp, *diff.values(), *oth.values()) if sp is not None]
 
 
 def _spots(planned: list[_Planned], curves: list[BlindSpotCurve]
@@ -240,10 +268,11 @@ def _spots(planned: list[_Planned], curves: list[BlindSpotCurve]
     """metric -> :class:`SessionBlindSpot` from the curves of :func:`_all_specs`."""
     it = iter(curves)
     out = {}
-    for metric, bounded, _, cv_sp, diff in planned:
+    for metric, bounded, _, cv_sp, diff, oth in planned:
         main = next(it)
         cv = None if cv_sp is None else next(it)
-        out[metric] = SessionBlindSpot(main, cv, bounded, {s: next(it) for s in diff})
+        d = {s: next(it) for s in diff}
+        out[metric] = SessionBlindSpot(main, cv, bounded, d, {s: next(it) for s in oth})
     return out
 
 

@@ -647,6 +647,10 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
                 if own is not None:  # either side, by the difference's own bounds
                     d_blind = replace(own, widen_low=np.asarray(own.widen_high,
                                                                 dtype=np.float64).copy())
+                other_curve = spot.others.get(spec)
+                if other_curve is not None:  # its log loss, bounded on the pool
+                    o_blind = replace(other_curve, widen_low=np.zeros_like(
+                        np.asarray(other_curve.widen_high, dtype=np.float64)))
             o_any = anytime(draws, o_loss, level=level, value_range=o_range,
                             planned_budget=planned_budget, few=o_few, blind=o_blind)
             d_any = anytime(draws, d_loss, level=level, value_range=d_range,

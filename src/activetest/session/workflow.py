@@ -672,7 +672,8 @@ class Session:
         # models compared at creation are known on the pool: each item's largest difference
         sure = stored_differences(cfg, self.store, self.metrics,
                                   None if t_pool is None else t_pool.logprobs)
-        inputs = dataclasses.replace(inputs, difference_bounds=sure)
+        inputs = dataclasses.replace(inputs, difference_bounds={
+            spec: dict(cb.difference) for spec, cb in sure.items()})
         blind = session_blind_spots(  # what items drawn far below uniform could hide
             cfg, self.store, k=draws.k, n_pool=draws.n_pool, metrics=self.metrics,
             sampler=sampler, target_pool=None if t_pool is None else t_pool.logprobs,
