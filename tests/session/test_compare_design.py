@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -40,6 +41,27 @@ def _table(path: Path, ids: list[str]) -> np.ndarray:
         rows = {r["id"]: (float(r["negative"]), float(r["positive"]))
                 for r in csv.DictReader(f)}
     return np.array([rows[i] for i in ids])
+
+
+def _labelled_compare_session(tmp_path: Path, metric: str
+                              ) -> tuple[Any, Any, str, dict[str, np.ndarray]]:
+    """A compare session on 400 items with 60 labels drawn by the compare acquisition:
+    ``(report, blind spots, compared spec, role -> (N, C) log-probs of the target and of
+    the compared model)``."""
+    from session_support import make_pool_files
+
+    pf = make_pool_files(tmp_path / "data", n=400)
+    db = tmp_path / "c.db"
+    _init(pf, db, "--metric", metric, "--acquisition", "compare", "--compare",
+          f"table:{pf.target2}")
+    run("select", db, "--n", "60")
+    run("label", db, "--from-data")
+    with Session.open(db) as s:
+        rep, _, _, _, blind = s._estimate(compare=(), n_boot=None, level=None,
+                                          target_width=None, record=False, progress=False)
+        spec = s.session_config.compare[0]
+        scores = {r: s.store.scores(r).logprobs for r in ("target", f"compare:{spec}")}
+    return rep, blind, spec, scores
 
 
 def test_a_compare_session_draws_where_the_two_differ_and_compares_at_every_estimate(
@@ -146,23 +168,10 @@ def test_only_unexplored_items_where_the_two_differ_widen_the_difference(
     what they could hide; the difference cannot hide anything there (0 whatever the
     label), so its blind spot counts only the unexplored items where the predictions
     differ, and it is not widened by the target's."""
-    from session_support import make_pool_files
-
     from activetest.session.blindspot import difference_bounds
 
-    pf = make_pool_files(tmp_path / "data", n=400)
-    db = tmp_path / "c.db"
-    _init(pf, db, "--metric", "error_rate", "--acquisition", "compare", "--compare",
-          f"table:{pf.target2}")
-    run("select", db, "--n", "60")
-    run("label", db, "--from-data")
-    with Session.open(db) as s:
-        rep, _, _, _, blind = s._estimate(compare=(), n_boot=None, level=None,
-                                          target_width=None, record=False,
-                                          progress=False)
-        spec = s.session_config.compare[0]
-        T = s.store.scores("target").logprobs
-        G = s.store.scores(f"compare:{spec}").logprobs
+    rep, blind, spec, scores = _labelled_compare_session(tmp_path, "error_rate")
+    T, G = scores["target"], scores[f"compare:{spec}"]
     spot = blind["error_rate"]
     own = spot.estimate.widen_high[-1]
     diff = spot.differences[spec].widen_high[-1]
@@ -241,19 +250,8 @@ def test_a_model_compared_at_creation_bounds_its_own_log_loss_too(tmp_path: Path
     """Known on the pool, the compared model's log loss has a bound per item (its largest
     ``-log p``): its intervals are widened for what the unexplored items could hide, and
     the line says by how much, instead of assuming no rare large losses there."""
-    from session_support import make_pool_files
-
-    pf = make_pool_files(tmp_path / "data", n=400)
-    db = tmp_path / "b.db"
-    _init(pf, db, "--metric", "both", "--acquisition", "compare", "--compare",
-          f"table:{pf.target2}")
-    run("select", db, "--n", "60")
-    run("label", db, "--from-data")
-    with Session.open(db) as s:
-        rep, _, _, _, blind = s._estimate(compare=(), n_boot=None, level=None,
-                                          target_width=None, record=False, progress=False)
-        spec = s.session_config.compare[0]
-        G = s.store.scores(f"compare:{spec}").logprobs
+    rep, blind, spec, scores = _labelled_compare_session(tmp_path, "both")
+    G = scores[f"compare:{spec}"]
     curve = blind["log_loss"].others[spec]
     D = float(curve.widen_high[-1])
     assert 0 < D <= float((-G.min(axis=1)).sum()) / 400  # at most all items' bounds

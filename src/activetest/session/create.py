@@ -31,7 +31,7 @@ from activetest.session.config import ACQUISITIONS, NoiseConfig, SessionConfig
 from activetest.session.design import design_variant, initial_scores, new_design_rule
 from activetest.session.history_neighbours import NeighbourUpdate
 from activetest.session.records import ACQUISITION_CHOICES, METRIC_CHOICES, NOISE_RULES
-from activetest.session.scoring import Scoring, stored_spec
+from activetest.session.scoring import Scoring, register_model
 from activetest.session.store import SessionError, SessionStore
 from activetest.stats import ActiveSampler
 from activetest.stats.blindspot import new_blind_ratio
@@ -183,15 +183,7 @@ def load_inputs(*, pool: Sequence[Item] | str | os.PathLike[str],
                          f"examples), got {target_shots}")
     inputs = Inputs(t, items, pool_info, chosen, ex_info, int(target_shots), {})
     for role, m in (("surrogate", surrogate), ("target", target)):
-        if isinstance(m, (str, os.PathLike)):
-            raw = os.fspath(m)
-            spec = stored_spec(raw)
-            inputs.specs[role] = spec
-            inputs.raw_specs[spec] = raw
-        else:
-            spec = f"object:{getattr(m, 'name', type(m).__name__)}"
-            inputs.specs[role] = spec
-            inputs.scorers[spec] = m
+        inputs.specs[role] = register_model(m, inputs.raw_specs, inputs.scorers)
     return inputs
 
 
@@ -426,17 +418,11 @@ def name_compared(inputs: Inputs, compare: Sequence[Any]) -> list[str]:
     raw spec or Scorer object), in the order given, each once.
 
     Raises:
-        SessionError: a compared target that is the session's target or its surrogate.
+        SessionError: a compared target that is the session's target.
     """
     out: list[str] = []
     for m in compare:
-        if isinstance(m, (str, os.PathLike)):
-            raw = os.fspath(m)
-            spec = stored_spec(raw)
-            inputs.raw_specs.setdefault(spec, raw)
-        else:
-            spec = f"object:{getattr(m, 'name', type(m).__name__)}"
-            inputs.scorers[spec] = m
+        spec = register_model(m, inputs.raw_specs, inputs.scorers)
         if spec == inputs.specs["target"]:
             raise SessionError(f"--compare {spec} is the session's target: compare it with "
                                f"another model")

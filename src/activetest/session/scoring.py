@@ -13,6 +13,7 @@ score cache) and returns class log-probs with their provenance.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -57,6 +58,20 @@ def stored_spec(spec: str) -> str:
     from activetest.models.openai import redact_spec
 
     return redact_spec(normalise_spec(spec))
+
+
+def register_model(model: Any, raw_specs: dict[str, str], scorers: dict[str, Any]) -> str:
+    """The stored spec of a model given as a spec (its raw form, credentials and all, kept
+    in ``raw_specs`` under the stored one, the first given kept) or as a Scorer object
+    (kept in ``scorers`` as ``object:<name>``)."""
+    if isinstance(model, (str, os.PathLike)):
+        raw = os.fspath(model)
+        spec = stored_spec(raw)
+        raw_specs.setdefault(spec, raw)
+        return spec
+    spec = f"object:{getattr(model, 'name', type(model).__name__)}"
+    scorers[spec] = model
+    return spec
 
 
 class Scoring:

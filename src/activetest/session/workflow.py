@@ -67,7 +67,13 @@ from activetest.session.records import (
     SessionStatus,
     Waiting,
 )
-from activetest.session.scoring import Scoring, jsonable, score_rows, stored_spec
+from activetest.session.scoring import (
+    Scoring,
+    jsonable,
+    register_model,
+    score_rows,
+    stored_spec,
+)
 from activetest.session.store import (
     Acquisition,
     EstimateRow,
@@ -546,13 +552,7 @@ class Session:
         """``other -> (stored spec, its (len(rows), C) log-probs at rows)`` for a compared
         model given as a spec or a Scorer object (scored now where not stored)."""
         def other_lp(other: Any) -> tuple[str, np.ndarray]:
-            if isinstance(other, (str, os.PathLike)):
-                raw = os.fspath(other)
-                spec = stored_spec(raw)
-                self._raw_specs.setdefault(spec, raw)
-            else:
-                spec = f"object:{getattr(other, 'name', type(other).__name__)}"
-                self._scorers[spec] = other
+            spec = register_model(other, self._raw_specs, self._scorers)
             return spec, self._logprobs(f"compare:{spec}", spec, rows, progress)[rows]
         return other_lp
 
