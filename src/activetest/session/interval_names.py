@@ -94,26 +94,23 @@ def blind_spot_sentence(metric: str, n_unexplored: int, ratio: float,
 
 def comparison_blind_spot_sentence(spec: str, metric: str, n_unexplored: int, ratio: float,
                                    widen: float | None, difference: bool, other: bool,
-                                   level: float = 0.95, *,
-                                   widen_other: float | str | None = "same",
+                                   level: float = 0.95, *, widen_other: float | None,
                                    differ_only: bool = False) -> str | None:
     """The line about a compared target's intervals and the session's blind spot (None:
     nothing unexplored, or nothing widened): the paired difference is widened by
     ``widen`` on each side (``difference``: its CLT intervals are shown) and the other
-    target's risk by ``widen_other`` upwards (``other``; ``"same"``: by ``widen``, both
-    from the target's unexplored items). A widening of None is not known: the line says
-    those intervals assume no rare large losses there (the log loss of a target whose
-    predictions on the pool are unknown). ``differ_only``: the difference's widening
+    target's risk by ``widen_other`` upwards (``other``). A widening of None is not
+    known: the line says those intervals assume no rare large losses there (the log loss
+    of a target whose predictions on the pool are unknown). ``differ_only``: the difference's widening
     counts only the unexplored items where the two predictions differ (a model compared
     at creation, known on the pool)."""
     if n_unexplored <= 0:
         return None
-    w_other = widen if widen_other == "same" else widen_other
     name = metric.replace("_", " ")
     items = f"the {n_unexplored} item(s) drawn at below {_share(ratio)} the uniform rate and " \
             f"never drawn"
     kinds = f"{interval_name(FIXED_BUDGET, level)} and {interval_name(ANYTIME, level)}"
-    if widen is None and w_other is None:
+    if widen is None and widen_other is None:
         return (f"compared with {spec} ({name}): the {kinds} of target - {spec} and of "
                 f"{spec}'s {name} assume no rare large losses among {items} (no bound of "
                 f"{spec}'s loss on the pool is known to widen them by)")
@@ -123,11 +120,11 @@ def comparison_blind_spot_sentence(spec: str, metric: str, n_unexplored: int, ra
                if metric == "error_rate" else " (each item by its largest difference of the "
                "two targets' log-probabilities)")
         parts.append(f"target - {spec} by +/-{widen:.4g}{how}")
-    if other and w_other is not None and w_other > 0:
-        parts.append(f"{spec}'s {name} by +{w_other:.4g}")
+    if other and widen_other is not None and widen_other > 0:
+        parts.append(f"{spec}'s {name} by +{widen_other:.4g}")
     line = (f"compared with {spec} ({name}): {kinds} of {' and of '.join(parts)} widened for "
             f"what {items} could hide (either target may err there)") if parts else None
-    if other and w_other is None:
+    if other and widen_other is None:
         assumed = (f"{spec}'s {name} assumes no rare large losses among them"
                    if line is not None else
                    f"compared with {spec} ({name}): the {kinds} of {spec}'s {name} assume "
