@@ -101,9 +101,9 @@ def comparison_blind_spot_sentence(spec: str, metric: str, n_unexplored: int, ra
     ``widen`` on each side (``difference``: its CLT intervals are shown) and the other
     target's risk by ``widen_other`` upwards (``other``). A widening of None is not
     known: the line says those intervals assume no rare large losses there (the log loss
-    of a target whose predictions on the pool are unknown). ``differ_only``: the difference's widening
-    counts only the unexplored items where the two predictions differ (a model compared
-    at creation, known on the pool)."""
+    of a target whose predictions on the pool are unknown). ``differ_only``: the
+    difference's widening counts only the unexplored items where the two predictions
+    differ (a model compared at creation, known on the pool)."""
     if n_unexplored <= 0:
         return None
     name = metric.replace("_", " ")
