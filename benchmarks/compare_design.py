@@ -11,7 +11,10 @@ paired difference of their error rates, ``R_A - R_B``, from the same labels:
   comparison);
 * ``compare``: the ``compare`` acquisition (``init --acquisition compare --compare B``:
   ``sqrt`` of the surrogate's expected squared difference, 0 where A and B predict the
-  same class; floored proposal 0.1).
+  same class; floored proposal 0.1), its scores raised as a session's are
+  (``session.create.compare_scores``: every item where A and B can differ drawn at 0.6
+  of the uniform rate or more, so that none stays unexplored; ``--raw-compare``: the
+  raw scores, as sessions created before 2026-12-05).
 
 Every estimate is LURE of the per-item difference (unbiased under each). Printed per pair
 and budget: the mean squared error over the runs divided by uniform's (the same number
@@ -55,10 +58,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from activetest.experiments.outputs import DatasetOutputs  # noqa: E402
+from activetest.session.create import compare_scores  # noqa: E402
 from activetest.stats import (  # noqa: E402
     acquisition_scores,
     adaptive_lure_theta,
-    expected_difference,
     sample,
 )
 from activetest.stats.betting import paired_difference_exact_cs  # noqa: E402
@@ -122,6 +125,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--runs", type=int, default=500)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--metric", choices=("error_rate", "log_loss"), default="error_rate")
+    ap.add_argument("--raw-compare", action="store_true",
+                    help="the compare design's raw scores sqrt(E[d^2]), not raised for "
+                         "exploration as sessions created since 2026-12-05 do")
     ap.add_argument("--plot", type=Path, default=None,
                     help="also write a figure of the squared-error ratios at 100 labels")
     a = ap.parse_args(argv)
@@ -157,8 +163,9 @@ def main(argv: list[str] | None = None) -> None:
             cmp_bound = np.abs(TA - TB).max(axis=1) if log else differ.astype(float)
             designs = {"uniform": (None, None),
                        "own": (own, None if log else 1.0),
-                       "compare": (expected_difference(SS, TA, TB, metric=a.metric),
-                                   cmp_bound)}
+                       "compare": (compare_scores(a.metric, SS, TA, TB, proposal_floor=FLOOR,
+                                                  blind_ratio=None if a.raw_compare
+                                                  else BLIND_RATIO), cmp_bound)}
             mse, cov, width = {}, {}, {}
             for j, (name, (scores, bound)) in enumerate(designs.items()):
                 idx, q = sample(np.ones(N) if scores is None else scores, max(BUDGETS),

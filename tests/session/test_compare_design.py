@@ -260,3 +260,90 @@ def test_a_model_compared_at_creation_bounds_its_own_log_loss_too(tmp_path: Path
     assert "assumes no rare large losses" not in line
     c = {c.metric: c for c in rep.comparisons}["log_loss"]
     assert c.other_anytime.fixed_high - c.other_anytime.fixed_low > D  # widened by D
+
+
+def test_a_log_loss_compare_session_leaves_no_item_where_they_differ_unexplored(
+        tmp_path: Path) -> None:
+    """For the log loss every item's difference can be non-zero, and the raw score
+    ``sqrt(E[d^2])`` leaves many items near the floor's rate: each such item never drawn
+    would widen the difference's intervals by its bound. The stored scores are raised so
+    that every item where the two can differ is drawn at 1.2 times the blind ratio of the
+    uniform rate or more (``explored_scores``), and after 60 labels the difference's blind
+    spot counts no unexplored item."""
+    from activetest.session.blindspot import difference_bounds
+    from activetest.session.create import EXPLORE_MARGIN
+    from activetest.stats.proposal import explored_scores, proposal
+
+    _, blind, spec, scores = _labelled_compare_session(tmp_path, "log_loss")
+    db = tmp_path / "c.db"
+    with Session.open(db) as s:
+        acq = s.store.scores("acquisition").logprobs[:, 0]
+        S = s.store.scores("surrogate").logprobs
+        cfg = s.session_config
+    T, G = scores["target"], scores[f"compare:{spec}"]
+    raw = expected_difference(S, T, G, metric="log_loss")
+    reach = difference_bounds("log_loss", T, G) > 0
+    assert cfg.blind_ratio is not None
+    rate = EXPLORE_MARGIN * cfg.blind_ratio
+    n = acq.size
+    before = proposal(raw, np.ones(n, dtype=bool), cfg.proposal_floor) * n
+    after = proposal(acq, np.ones(n, dtype=bool), cfg.proposal_floor) * n
+    assert (before[reach] < cfg.blind_ratio).sum() > n // 10  # the raw scores' blind spot
+    assert after[reach].min() >= rate * (1 - 1e-9)
+    assert np.array_equal(acq, explored_scores(raw, reach, rate,
+                                               proposal_floor=cfg.proposal_floor))
+    curve = blind["log_loss"].differences[spec]
+    assert int(curve.n_unexplored[-1]) == 0 and float(curve.widen_high[-1]) == 0.0
+
+
+def test_the_exact_cs_of_a_difference_bounds_each_draw_by_the_items_it_could_draw(
+        tmp_path: Path) -> None:
+    """A compared model wrong on 60 items where the target is right, and predicting as
+    the target elsewhere: every labelled difference is -1 or 0, so the few-differences
+    rule keeps the exact CS. Bounding each draw by the floor (``1 / q_floor`` per draw)
+    kept it about +-1 wide; bounding it by the items the proposal could draw and their
+    bounds (0 where the two agree) gives a CS far inside that and inside the sure bounds,
+    still holding the truth."""
+    from activetest.stats.betting import paired_difference_exact_cs
+    from activetest.stats.fewerrors import MIN_ERRORS
+    from session_support import make_pool_files
+
+    pf = make_pool_files(tmp_path / "data", n=400)
+    T = _table(pf.target, pf.ids)
+    y = pf.labels
+    right = np.flatnonzero(T.argmax(1) == y)
+    assert right.size >= 60
+    flip = right[:60]
+    G = T.copy()
+    G[flip] = G[flip][:, ::-1]
+    other = tmp_path / "worse.csv"
+    with other.open("w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["id", "negative", "positive"])
+        for i, row in zip(pf.ids, G, strict=True):
+            w.writerow([i, repr(float(row[0])), repr(float(row[1]))])
+    db = tmp_path / "w.db"
+    _init(pf, db, "--metric", "error_rate", "--acquisition", "compare", "--compare",
+          f"table:{other}")
+    run("select", db, "--n", "25")
+    run("label", db, "--from-data")
+    N = len(pf.ids)
+    truth = float(((T.argmax(1) != y).astype(float) - (G.argmax(1) != y)).mean())
+    assert truth == pytest.approx(-60 / N)
+    with Session.open(db) as s:
+        draws = s.labelled_draws()
+        r = s.estimate(record=False, progress=False)
+        floor = s.session_config.proposal_floor
+    (c,) = r.comparisons
+    a = c.difference_anytime
+    d = ((T.argmax(1) != y).astype(float) - (G.argmax(1) != y))[draws.rows]
+    assert (d != -1).sum() < MIN_ERRORS  # the exact CS stands in
+    assert a.basis == "exact"
+    old = paired_difference_exact_cs((T.argmax(1) != y)[draws.rows].astype(float),
+                                     (G.argmax(1) != y)[draws.rows].astype(float), draws.q, N,
+                                     bound_a=1.0, bound_b=1.0, q_floor=floor / (1 + floor))
+    assert old.high[-1] - old.low[-1] > 1.5
+    left = 60 - int(np.isin(flip, draws.rows).sum())
+    assert a.cs_low <= truth <= a.cs_high
+    assert a.cs_high - a.cs_low < 0.6 * (2 * left / N)  # inside the sure bounds
+    assert a.cs_high < 0  # the target is better, and the CS says so

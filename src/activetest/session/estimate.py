@@ -286,14 +286,24 @@ def few_errors_inputs(losses: np.ndarray, draws: LabelledDraws, min_errors: int 
 
 def difference_few_inputs(losses: np.ndarray, other_losses: np.ndarray, draws: LabelledDraws,
                           min_errors: int | None, *, q_floor: float | None,
-                          level: float = 0.95) -> FewErrors | None:
+                          level: float = 0.95, item_bounds: np.ndarray | None = None,
+                          proposal: tuple[np.ndarray, float] | None = None
+                          ) -> FewErrors | None:
     """:class:`FewErrors` of the paired difference ``losses - other_losses`` of two
     targets' error rates (``(K,)`` each, in [0, 1], at the same labelled draws): the exact
     CS of the difference (:func:`~activetest.stats.betting.paired_difference_exact_cs`,
     plain LURE as the difference's estimate is) stands in while fewer than
     ``min_errors`` labels differ from the most common difference
     (:func:`~activetest.stats.fewerrors.few_differences`); None without a rule or a
-    proposal floor."""
+    proposal floor.
+
+    ``item_bounds`` (``(N,)`` ``|d_i| <= B_i``, a model compared at creation) and
+    ``proposal`` (the fixed acquisition's ``(scores, floor)``): the exact CS bounds each
+    draw by the items the proposal could draw and their bounds
+    (:func:`~activetest.stats.proposal.floored_weight_bound`) and is intersected with
+    the sure bounds, instead of bounding every draw by the floor (about +-1 wide for
+    many labels: the floor's items weigh ``1 / q_floor``); with bounds but no fixed
+    proposal (an adaptive design), the sure bounds only."""
     from activetest.stats.betting import paired_difference_exact_cs
     from activetest.stats.fewerrors import few_differences, few_differences_reason
 
@@ -301,12 +311,35 @@ def difference_few_inputs(losses: np.ndarray, other_losses: np.ndarray, draws: L
     Lb = np.asarray(other_losses, dtype=np.float64)
     if min_errors is None or q_floor is None or La.size == 0:
         return None
+    extra: dict[str, Any] = {}
+    if item_bounds is not None:
+        B = np.asarray(item_bounds, dtype=np.float64)
+        extra["rest_bound"] = B.sum() - np.cumsum(B[draws.rows])
+        if proposal is not None:
+            extra["weight_bound"] = _weight_bound(proposal, B, draws, La - Lb)
     ex = paired_difference_exact_cs(La, Lb, draws.q, draws.n_pool, bound_a=1.0, bound_b=1.0,
-                                    q_floor=q_floor, alpha=1.0 - level)
+                                    q_floor=None if "weight_bound" in extra else q_floor,
+                                    alpha=1.0 - level, **extra)
     d = La - Lb
     return FewErrors(int(min_errors), few_differences(d, int(min_errors)),
                      np.asarray(ex.low, float), np.asarray(ex.high, float),
                      few_differences_reason(d, int(min_errors)))
+
+
+def _weight_bound(proposal: tuple[np.ndarray, float], item_bounds: np.ndarray,
+                  draws: LabelledDraws, d: np.ndarray) -> np.ndarray | None:
+    """``(K,)`` :func:`~activetest.stats.proposal.floored_weight_bound` of the labelled
+    draws, or None where a draw's own ``|d| / q`` is above it (draws not made by that
+    proposal, e.g. a session whose stored scores are not the ones it drew with: the
+    floor's bound stays)."""
+    from activetest.stats.proposal import floored_weight_bound
+
+    scores, floor = proposal
+    W = floored_weight_bound(scores, item_bounds, draws.rows, floor)
+    if np.any(np.abs(d) / draws.q > W * (1 + 1e-6) + 1e-12) or np.any(
+            np.abs(d) > item_bounds[draws.rows] + 1e-12):
+        return None
+    return W
 
 
 @dataclass(frozen=True)
@@ -535,6 +568,7 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
                     blind_spots: Mapping[str, SessionBlindSpot] | None = None,
                     clt_min_errors: int | None = None,
                     difference_bounds: Mapping[str, Mapping[str, np.ndarray]] | None = None,
+                    proposal: tuple[np.ndarray, float] | None = None,
                     ) -> EstimateReport:
     """Every metric's estimate from the labelled draws.
 
@@ -551,6 +585,9 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
             ``|L_target - L_other|`` each pool item can have: the difference's intervals
             are then intersected with the sure bounds ``(sum of the labelled differences
             -+ sum of the unlabelled items' bounds) / N`` (:func:`sure_difference`).
+        proposal: the fixed acquisition's ``(scores, floor)`` the draws were made with
+            (None: an adaptive design): with ``difference_bounds``, the difference's
+            exact CS bounds each draw by it (:func:`difference_few_inputs`).
         noise: the label-noise alarm.
         seed, n_boot, level: the bootstraps' seed, resamples and coverage.
         target_width: also project the labels needed for this interval width (by the
@@ -627,9 +664,11 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
             if metric == "error_rate" and K >= 2:
                 o_few = few_errors_inputs(o_loss, draws, clt_min_errors, q_floor=q_floor,
                                           level=level)
-                d_few = difference_few_inputs(np.asarray(losses[metric], dtype=np.float64),
-                                              o_loss, draws, clt_min_errors, q_floor=q_floor,
-                                              level=level)
+                d_few = difference_few_inputs(
+                    np.asarray(losses[metric], dtype=np.float64), o_loss, draws,
+                    clt_min_errors, q_floor=q_floor, level=level,
+                    item_bounds=(difference_bounds or {}).get(spec, {}).get(metric),
+                    proposal=proposal)
             # the blind spot (error rates): the unexplored items the target's intervals
             # are widened for could hide the other target's errors (up to 1 each: its
             # plain LURE counts them at 0) and a difference anywhere in [-1, 1]; where
@@ -840,6 +879,11 @@ class KindInputs:
             ``|L_target - L_other|`` each pool item can have
             (:func:`activetest.session.blindspot.difference_bounds`), where both targets'
             predictions are known on the pool (a model compared at creation).
+        proposal_scores: ``(N,)`` the fixed acquisition's scores the draws were made
+            with (the floored proposal's; None: an adaptive design, or not needed): with
+            ``difference_bounds`` the difference's exact CS bounds each draw by the
+            items it could draw (:func:`activetest.stats.proposal.floored_weight_bound`)
+            instead of the floor.
     """
 
     losses: Mapping[str, np.ndarray]
@@ -849,6 +893,7 @@ class KindInputs:
     loss_bounds: Mapping[str, float] = field(default_factory=dict)
     compare: Mapping[str, Mapping[str, np.ndarray]] = field(default_factory=dict)
     difference_bounds: Mapping[str, Mapping[str, np.ndarray]] = field(default_factory=dict)
+    proposal_scores: np.ndarray | None = None
 
 
 def noise_rule(config: SessionConfig) -> NoiseRule:
@@ -902,7 +947,9 @@ def session_estimate(config: SessionConfig, draws: LabelledDraws, inputs: KindIn
         loss_bounds=dict(inputs.loss_bounds), q_floor=q_floor(config, bool(design_controls)),
         design_controls=design_controls, planned_budget=config.planned_budget,
         blind_spots=blind_spots, clt_min_errors=config.clt_min_errors,
-        difference_bounds=inputs.difference_bounds)
+        difference_bounds=inputs.difference_bounds,
+        proposal=(None if inputs.proposal_scores is None or design_controls
+                  else (inputs.proposal_scores, float(config.proposal_floor))))
     if design_info is not None:
         report = replace(report, design=dict(design_info))
     if config.acquisition == "compare" and config.compare:

@@ -673,7 +673,9 @@ class Session:
         sure = stored_differences(cfg, self.store, self.metrics,
                                   None if t_pool is None else t_pool.logprobs)
         inputs = dataclasses.replace(inputs, difference_bounds={
-            spec: dict(cb.difference) for spec, cb in sure.items()})
+            spec: dict(cb.difference) for spec, cb in sure.items()},
+            proposal_scores=draw.acquisition_scores_of(self.store)
+            if sure and not cfg.adaptive else None)
         blind = session_blind_spots(  # what items drawn far below uniform could hide
             cfg, self.store, k=draws.k, n_pool=draws.n_pool, metrics=self.metrics,
             sampler=sampler, target_pool=None if t_pool is None else t_pool.logprobs,

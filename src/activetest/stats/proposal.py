@@ -25,7 +25,7 @@ import numpy as np
 
 from activetest.stats.validate import as_scores, check_budget, floor_arg
 
-__all__ = ["proposal", "reference_sample"]
+__all__ = ["explored_scores", "floored_weight_bound", "proposal", "reference_sample"]
 
 
 def proposal(scores: np.ndarray, remaining: np.ndarray, proposal_floor: float | None = None,
@@ -63,6 +63,93 @@ def _proposal(s: np.ndarray, remaining: np.ndarray, floor: float) -> np.ndarray:
     p = np.maximum(sr / total, floor / n_rem)
     out[rem] = p / p.sum()
     return out
+
+
+def explored_scores(scores: np.ndarray, reachable: np.ndarray, rate: float, *,
+                    proposal_floor: float = 0.1, tol: float = 1e-12) -> np.ndarray:
+    """Scores raised so that the floored proposal draws every ``reachable`` item at
+    ``rate`` times the uniform rate or more at the first draw.
+
+    The floored proposal of scores ``s`` over ``n`` items draws item i with
+    ``q_i = max(s_i, t) / sum_j max(s_j, t)``, ``t = floor * mean(s)``; its rate against
+    the uniform's is ``n q_i = max(s_i, t) / mean(max(s, t))``. Raising the reachable
+    items' scores to a common level ``u`` (``s'_i = max(s_i, u)`` for reachable i) with
+    ``u = rate * mean(max(s', t(s')))`` puts each of them at ``rate`` or more; ``u`` is the
+    fixed point of a map that is nondecreasing in ``u`` with slope at most ``rate < 1``,
+    found by iterating from ``u = 0`` (it increases to the fixed point). Items that are
+    not reachable (the design knows they carry no loss, e.g. the items where two targets
+    predict the same class) keep their scores, and the floor's share.
+
+    Why: a never-drawn item whose exposure stayed below the session's blind ratio times
+    the uniform's widens the intervals by what it could hide
+    (:mod:`activetest.stats.blindspot`); a design whose scores leave many items near the
+    floor pays that in width. Sampling without replacement moves the rates as items are
+    drawn, so ``rate`` should sit above the blind ratio by a margin.
+
+    Args:
+        scores: ``(N,)`` non-negative acquisition scores.
+        reachable: ``(N,)`` bool, the items to keep above ``rate``.
+        rate: in ``(proposal_floor, 1)``; at or below the floor nothing is raised (the
+            floor alone gives every item that rate).
+        proposal_floor: the proposal's floor (:func:`proposal`).
+    """
+    s = as_scores(scores).copy()
+    reach = np.asarray(reachable, dtype=bool)
+    if reach.shape != s.shape:
+        raise ValueError(f"reachable must have shape {s.shape}, got {reach.shape}")
+    if not 0.0 < rate < 1.0:
+        raise ValueError(f"rate must be in (0, 1), got {rate!r}")
+    floor = floor_arg(proposal_floor, None, "explored_scores")
+    if rate <= floor or not reach.any() or s.sum() <= 0.0:
+        return s
+    u = 0.0
+    for _ in range(10_000):
+        r = np.where(reach, np.maximum(s, u), s)
+        t = floor * r.mean()
+        new = rate * np.maximum(r, t).mean()
+        if new - u <= tol * max(new, 1e-300):
+            u = new
+            break
+        u = new
+    return np.where(reach, np.maximum(s, u), s)
+
+
+def floored_weight_bound(scores: np.ndarray, item_bounds: np.ndarray, acquired: np.ndarray,
+                         proposal_floor: float) -> np.ndarray:
+    """``(K,)`` before each draw of ``acquired``, the largest weighted bound
+    ``B_i / q_m(i)`` over the items ``i`` the floored proposal of ``scores`` could draw
+    next (:func:`proposal` over the remaining items): what one draw can add to
+    ``N theta_m`` at most, known before the draw. Scaled outward by ``1 + 1e-9`` for
+    rounding; 0 where no remaining item has a positive bound. ``O(N)`` per draw, as the
+    blind spot's replay of the same proposals.
+
+    Used by the exact CS of a paired difference (:func:`activetest.stats.betting.
+    paired_difference_exact_cs`, ``weight_bound=``): where the two targets agree on most
+    items (``B_i = 0`` there) and the proposal puts its mass where they differ, this bound
+    is far below the floor's ``max B / q_min``.
+
+    Args:
+        scores: ``(N,)`` the acquisition scores the draws were made with.
+        item_bounds: ``(N,)`` non-negative ``B_i``.
+        acquired: ``(K,)`` the drawn items, in order.
+        proposal_floor: the proposal's floor.
+    """
+    s = as_scores(scores)
+    B = np.asarray(item_bounds, dtype=np.float64)
+    if B.shape != s.shape or np.any(B < 0) or not np.all(np.isfinite(B)):
+        raise ValueError(f"item_bounds must be finite, non-negative, of shape {s.shape}")
+    acq = np.asarray(acquired, dtype=np.int64)
+    floor = floor_arg(proposal_floor, None, "floored_weight_bound")
+    out = np.zeros(acq.shape[0])
+    rem = np.ones(s.shape[0], dtype=bool)
+    pos = B > 0
+    for m, i in enumerate(acq):
+        live = rem & pos
+        if live.any():
+            q = _proposal(s, rem, floor)
+            out[m] = float((B[live] / q[live]).max())
+        rem[int(i)] = False
+    return out * (1.0 + 1e-9)
 
 
 def reference_sample(scores: np.ndarray, budget: int, *, proposal_floor: float | None = None,
