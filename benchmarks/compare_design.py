@@ -19,7 +19,9 @@ paired difference of their error rates, ``R_A - R_B``, from the same labels:
 Every estimate is LURE of the per-item difference (unbiased under each). Printed per pair
 and budget: the mean squared error over the runs divided by uniform's (the same number
 of runs, independent draws), and for the intervals a session shows for the difference
-(the martingale-CLT fixed-budget 95% interval with the few-differences rule, widened by
+(the martingale-CLT fixed-budget 95% interval with the few-differences rule, whose
+exact CS for ``compare`` bounds each draw by the items the proposal could draw, as
+sessions created since 2026-12-05 do, widened by
 the blind spot: for ``A's own`` every unexplored item bounded by 1, as a session that
 only scored B on the labelled items must; for ``compare`` only the unexplored items where
 A and B predict differently, and intersected with the sure bounds (the labelled
@@ -73,6 +75,7 @@ from activetest.stats.blindspot import (  # noqa: E402
 from activetest.stats.estimators import adaptive_lure_weights  # noqa: E402
 from activetest.stats.fewerrors import MIN_ERRORS, few_differences, switch_to_exact  # noqa: E402
 from activetest.stats.intervals import fixed_interval_curve  # noqa: E402
+from activetest.stats.proposal import floored_weight_bound  # noqa: E402
 
 OUTPUTS = ROOT / "experiments" / "outputs"
 BUDGETS = (50, 100, 200)
@@ -99,7 +102,13 @@ def _intervals(la: np.ndarray, lb: np.ndarray, idx: np.ndarray, q: np.ndarray,
     few = np.zeros(d.shape, dtype=bool)
     if metric == "error_rate":
         qf = 1.0 if scores is None else FLOOR / (1.0 + FLOOR)
-        ex = paired_difference_exact_cs(A, B, q, N, bound_a=1.0, bound_b=1.0, q_floor=qf)
+        if scores is not None and isinstance(bound, np.ndarray):  # as a compare session
+            W = np.stack([floored_weight_bound(scores, bound, r, FLOOR) for r in idx])
+            rest = bound.sum() - np.cumsum(bound[idx], axis=1)
+            ex = paired_difference_exact_cs(A, B, q, N, bound_a=1.0, bound_b=1.0,
+                                            weight_bound=W, rest_bound=rest)
+        else:
+            ex = paired_difference_exact_cs(A, B, q, N, bound_a=1.0, bound_b=1.0, q_floor=qf)
         few = np.stack([few_differences(r, MIN_ERRORS) for r in d])
         lo, hi = switch_to_exact(lo, hi, ex.low, ex.high, few, intersect=False)
     if scores is not None and bound is not None:

@@ -145,9 +145,13 @@ def test_pe_design_with_a_target_function_equals_a_pe_session(pool: Any, tmp_pat
 
 
 def test_comparison_and_changed_label_equal_the_session(pool: Any, tmp_path: Path) -> None:
+    """With the target's and the other model's predictions on the pool, the in-memory
+    comparison uses them as a session that compared the model at creation does (the sure
+    bounds, the difference's own blind spot): the same record."""
     pf, S, T, other, ids = pool
     run = at.ActiveTest(surrogate=S, target=T, metric="both", seed=SEED, ids=ids)
-    with _session(pf, tmp_path / "c.db", metric="both") as s:
+    with _session(pf, tmp_path / "c.db", metric="both",
+                  compare=[f"table:{pf.target2}"]) as s:
         _run_both(s, run, pf)
         first = run.drawn[0]
         flipped = 1 - int(pf.labels[first])
@@ -159,9 +163,23 @@ def test_comparison_and_changed_label_equal_the_session(pool: Any, tmp_path: Pat
         after = run.estimate()
         assert (after.metrics["log_loss"].active.estimate
                 != before.metrics["log_loss"].active.estimate)
-        spec = f"table:{pf.target2}"
-        name = s.estimate(compare=[spec], progress=False).comparisons[0].spec
+        (name,) = s.session_config.compare
+        assert s.estimate(progress=False).comparisons[0].spec == name
         _compare_runs(s, run, compare={name: other})
+        mine = run.estimate(compare={name: other})
+        draws = run.labelled_draws()
+        y = draws.y  # one label was changed above
+        for c in mine.comparisons:
+            if c.metric != "error_rate":
+                continue
+            B = (T.argmax(1) != other.argmax(1)).astype(float)
+            seen = float(((T[draws.rows].argmax(1) != y).astype(float)
+                          - (other[draws.rows].argmax(1) != y)).sum())
+            rest = B.sum() - B[draws.rows].sum()
+            iv = c.difference_anytime
+            assert iv is not None
+            assert (seen - rest) / 80 - 1e-12 <= iv.fixed_low
+            assert iv.fixed_high <= (seen + rest) / 80 + 1e-12
         # the draws go on from the changed label as the session's do
         assert run.next(3) == [pf.ids.index(a.item_id) for a in s.select(3)]
 

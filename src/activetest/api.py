@@ -24,6 +24,7 @@ one when labels are collected over days or by several people.
 
 from __future__ import annotations
 
+import dataclasses
 import operator
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -411,7 +412,11 @@ class ActiveTest:
 
         Args:
             compare: name -> another target's ``(N, C)`` predictions, compared with the
-                target on the same labels (a paired, unbiased difference).
+                target on the same labels (a paired, unbiased difference). Where the
+                target is known on the pool too (an array), the difference's intervals use
+                what both predictions tell, as a session that compared the model at
+                creation: cut to the sure bounds, and widened only for unexplored items
+                where the two could differ (docs/compare.md).
             n_boot, level: bootstrap resamples and interval coverage (default: the run's).
             target_width: also project the labels needed for an interval this wide.
 
@@ -425,13 +430,20 @@ class ActiveTest:
                              "the labels of the first draws, in order)")
         kind = kinds.Classification()
         t_lp = self._target_rows(draws.rows)
-        compared = {}
+        from activetest.session.blindspot import compared_bounds, session_blind_spots
+
+        compared, known = {}, {}
         for name, other in (compare or {}).items():
             o_lp = as_class_logprobs(other, f"compare[{name!r}]", self.n_classes)
             if o_lp.shape[0] != self.n_pool:
                 raise ValueError(f"compare[{name!r}] must have one row per pool item "
                                  f"({self.n_pool}), got {o_lp.shape[0]}")
             compared[str(name)] = kind.losses(draws, self.metrics, o_lp[draws.rows])
+            # both targets known on the pool: the bounds of a model a session compared at
+            # creation (the sure bounds, the difference's own blind spot)
+            cb = None if self._T is None else compared_bounds(self.metrics, self._T, o_lp)
+            if cb is not None:
+                known[str(name)] = cb
         K, s = draws.k, self._sampler
         metrics = self._config.design_metrics  # each with its own control
         design_controls = {}
@@ -440,14 +452,19 @@ class ActiveTest:
             design_controls[m] = (g[:K], G[:K], V[:K])
         inputs = kind.estimate_inputs(draws, self.metrics, surrogate_pool=self._S,
                                       target_pool=self._T, target_lp=t_lp, compare=compared)
-        from activetest.session.blindspot import session_blind_spots
-
+        inputs = dataclasses.replace(inputs, difference_bounds={
+            name: dict(cb.difference) for name, cb in known.items()})
         blind = session_blind_spots(  # as a session: what rarely drawn items could hide
             self._config, None, k=K, n_pool=self.n_pool, metrics=self.metrics, sampler=s,
             rows=[int(i) for i in draws.rows], target_pool=self._T,
-            loss_bounds=inputs.loss_bounds, pool_controls=inputs.pool_controls, level=level)
+            loss_bounds=inputs.loss_bounds, pool_controls=inputs.pool_controls, level=level,
+            differences=known)
         # the session's estimate policy (noise rule, seed, floor): the same code path
+        # models known on the pool are compared as a session compares those given at
+        # creation (no hint to create one)
+        config = (dataclasses.replace(self._config, compare=tuple(known)) if known
+                  else self._config)
         return est.session_estimate(
-            self._config, draws, inputs, design_controls=design_controls,
+            config, draws, inputs, design_controls=design_controls,
             design_info=draw.sampler_info(s, self._acquisition, metrics),
             n_boot=n_boot, level=level, target_width=target_width, blind_spots=blind)

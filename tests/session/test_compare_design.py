@@ -304,9 +304,10 @@ def test_the_exact_cs_of_a_difference_bounds_each_draw_by_the_items_it_could_dra
     kept it about +-1 wide; bounding it by the items the proposal could draw and their
     bounds (0 where the two agree) gives a CS far inside that and inside the sure bounds,
     still holding the truth."""
+    from session_support import make_pool_files
+
     from activetest.stats.betting import paired_difference_exact_cs
     from activetest.stats.fewerrors import MIN_ERRORS
-    from session_support import make_pool_files
 
     pf = make_pool_files(tmp_path / "data", n=400)
     T = _table(pf.target, pf.ids)

@@ -9,6 +9,7 @@ import dataclasses
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -75,7 +76,7 @@ def pool() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return S, T, y
 
 
-def _run(S: np.ndarray, T: np.ndarray, labels: np.ndarray, k: int,
+def _run(S: np.ndarray, T: Any, labels: np.ndarray, k: int,
          rule: bool = True) -> ActiveTest:
     run = ActiveTest(S, T, metric="error_rate", seed=2)
     if not rule:  # as a file written before the key: no rule
@@ -208,14 +209,17 @@ def test_a_compared_target_that_agrees_on_every_label_gets_no_point_difference(p
     0 and its CLT interval a point at 0 (the defect, still what files without the rule
     show); under the rule the exact CS of the difference stands in, contains the true
     difference, and a note says why. Once enough labelled items differ, the CLT intervals
-    return."""
+    return. (The target asked only on the labelled items, so that the two are not both
+    known on the pool: where they are, the sure bounds serve, below.)"""
     from activetest.stats.betting import paired_difference_exact_cs
 
     S, T, _ = pool
     labels = T.argmax(axis=1)  # the target right everywhere labelled: 0 errors
     other = T.copy()
-    run0 = _run(S, T, labels, 40)
-    drawn = set(int(r) for r in run0.labelled_draws().rows)
+    run0 = _run(S, lambda rows: T[rows], labels, 40)
+    known = _run(S, T, labels, 40)
+    drawn = {int(r) for r in run0.labelled_draws().rows} | {
+        int(r) for r in known.labelled_draws().rows}
     rest = [i for i in range(len(T)) if i not in drawn][:12]
     other[rest] = np.roll(T[rest], 1, axis=1)  # differs (and errs) only where not labelled
     true_diff = float(np.mean(T.argmax(1) != labels) - np.mean(other.argmax(1) != labels))
@@ -241,6 +245,13 @@ def test_a_compared_target_that_agrees_on_every_label_gets_no_point_difference(p
     assert c.difference.std == 0.0 and any(
         w.startswith("target - o (error rate): the bootstrap interval is a point")
         for w in new.warnings), new.warnings
+    # both known on the pool (the target an array): the sure bounds, 12 unlabelled items
+    # where the two differ, far inside the exact CS, and said
+    k = {c.metric: c for c in known.estimate(compare={"o": np.log(other)}).comparisons}
+    ks = k["error_rate"].difference_anytime
+    assert ks.basis == "sure" and "12 unlabelled item(s)" in ks.basis_note
+    assert ks.fixed_low <= true_diff <= ks.fixed_high
+    assert ks.fixed_high - ks.fixed_low <= 2 * 12 / len(T) + 1e-12 < d.fixed_high - d.fixed_low
     # many labelled differences: the CLT intervals of the difference again
     O2 = T.copy()
     half = draws.rows[::2]

@@ -31,8 +31,9 @@ from activetest.stats.blindspot import (
     floored_proposals,
 )
 
-__all__ = ["Proposals", "SessionBlindSpot", "advance_design_state", "item_loss_bounds",
-           "session_blind_spots"]
+__all__ = ["ComparedBounds", "Proposals", "SessionBlindSpot", "advance_design_state",
+           "compared_bounds", "difference_bounds", "item_loss_bounds", "session_blind_spots",
+           "stored_differences"]
 
 #: ``select`` advances the state with its own draws' mixtures and design state
 #: (:class:`activetest.stats.blindspot.RunDraws`) instead of replaying them (False: it
@@ -133,13 +134,23 @@ def stored_differences(config: SessionConfig, store: Any, metrics: Sequence[str]
     out = {}
     for spec in config.compare:
         s = store.scores(f"compare:{spec}")
-        if s is None or s.logprobs.shape != np.shape(target_pool) \
-                or not np.all(np.isfinite(s.logprobs)):
+        if s is None:
             continue
-        out[spec] = ComparedBounds(
-            {m: difference_bounds(m, target_pool, s.logprobs) for m in metrics},
-            {m: item_loss_bounds(m, s.logprobs) for m in metrics if m == "log_loss"})
+        got = compared_bounds(metrics, target_pool, s.logprobs)
+        if got is not None:
+            out[spec] = got
     return out
+
+
+def compared_bounds(metrics: Sequence[str], target_pool: np.ndarray, other_pool: np.ndarray
+                    ) -> ComparedBounds | None:
+    """The :class:`ComparedBounds` of a compared model from both targets' ``(N, C)``
+    log-probs on the whole pool; None where either is not known on every item."""
+    t, o = np.asarray(target_pool), np.asarray(other_pool)
+    if o.shape != t.shape or not np.all(np.isfinite(o)) or not np.all(np.isfinite(t)):
+        return None
+    return ComparedBounds({m: difference_bounds(m, t, o) for m in metrics},
+                          {m: item_loss_bounds(m, o) for m in metrics if m == "log_loss"})
 
 
 def _proposals(config: SessionConfig, rows: list[int], scores: np.ndarray | None, k: int,
