@@ -12,7 +12,7 @@ paired difference of their error rates, ``R_A - R_B``, from the same labels:
 * ``compare``: the ``compare`` acquisition (``init --acquisition compare --compare B``:
   ``sqrt`` of the surrogate's expected squared difference, 0 where A and B predict the
   same class; floored proposal 0.1), its scores raised as a session's are
-  (``session.create.compare_scores``: every item where A and B can differ drawn at 0.6
+  (``session.design.compare_scores``: every item where A and B can differ drawn at 0.6
   of the uniform rate or more, so that none stays unexplored; ``--raw-compare``: the
   raw scores, as sessions created before 2026-12-05).
 
@@ -60,7 +60,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from activetest.experiments.outputs import DatasetOutputs  # noqa: E402
-from activetest.session.create import compare_scores  # noqa: E402
+from activetest.session.design import compare_scores  # noqa: E402
 from activetest.stats import (  # noqa: E402
     acquisition_scores,
     adaptive_lure_theta,

@@ -271,7 +271,7 @@ def test_a_log_loss_compare_session_leaves_no_item_where_they_differ_unexplored(
     uniform rate or more (``explored_scores``), and after 60 labels the difference's blind
     spot counts no unexplored item."""
     from activetest.session.blindspot import difference_bounds
-    from activetest.session.create import EXPLORE_MARGIN
+    from activetest.session.design import EXPLORE_MARGIN
     from activetest.stats.proposal import explored_scores, proposal
 
     _, blind, spec, scores = _labelled_compare_session(tmp_path, "log_loss")

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from activetest.session.config import SessionConfig
+from activetest.stats.acquisition import difference_bounds
 from activetest.stats.blindspot import (
     BlindSpotCurve,
     CurveSpec,
@@ -85,20 +86,6 @@ class ComparedBounds:
 
     difference: Mapping[str, np.ndarray]
     other: Mapping[str, np.ndarray]
-
-
-def difference_bounds(metric: str, target_pool: np.ndarray, other_pool: np.ndarray
-                      ) -> np.ndarray:
-    """``B_i``, the largest ``|L_target - L_other|`` item i can have whatever its label,
-    from both targets' ``(N, C)`` log-probs on the pool: for the error rate 1 where the
-    two predictions differ and 0 where they agree (both right or both wrong: the
-    difference is 0 whatever the label); for the log loss ``max_c |log p_t(c) - log
-    p_o(c)|``."""
-    t = np.asarray(target_pool, dtype=np.float64)
-    o = np.asarray(other_pool, dtype=np.float64)
-    if metric == "log_loss":
-        return np.abs(t - o).max(axis=1)
-    return (t.argmax(axis=1) != o.argmax(axis=1)).astype(np.float64)
 
 
 def item_loss_bounds(metric: str, target_pool: np.ndarray | None,

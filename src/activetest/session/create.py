@@ -360,14 +360,9 @@ def create_session(path: str | os.PathLike[str], *,
     compared_scores = {spec: scoring.score(f"compare:{spec}", spec, inputs.items,
                                            inputs.target_shots, progress)
                        for spec in compared}
-    if acquisition == "compare":
-        assert t_lp is not None
-        scores = compare_scores(metric, s_lp, t_lp, compared_scores[compared[0]][0],
-                                blind_ratio=config.blind_ratio,
-                                proposal_floor=config.proposal_floor)
-    else:
-        scores = (initial_scores(config, s_lp, t_lp, len(inputs.items)) if hist is None
-                  else hist.first_proposal(s_lp))
+    scores = (initial_scores(config, s_lp, t_lp, len(inputs.items),
+                             other_logprobs=compared_scores[compared[0]][0] if compared
+                             else None) if hist is None else hist.first_proposal(s_lp))
     floor = config.proposal_floor
     sampler = ActiveSampler(scores, proposal_floor=floor, seed=seed)  # its fresh RNG state
     n_classes = inputs.task.n_classes
@@ -431,45 +426,6 @@ def name_compared(inputs: Inputs, compare: Sequence[Any]) -> list[str]:
         if spec not in out:
             out.append(spec)
     return out
-
-
-#: the ``compare`` acquisition draws every item where the two targets can differ at this
-#: multiple of the session's blind ratio times the uniform rate or more, so that none of
-#: them stays unexplored (:func:`compare_scores`); the margin over 1 covers the drift of
-#: the rates as items are drawn without replacement
-EXPLORE_MARGIN = 1.2
-
-
-def compare_scores(metric: str, surrogate_logprobs: np.ndarray, target_logprobs: np.ndarray,
-                   other_logprobs: np.ndarray, *, blind_ratio: float | None = None,
-                   proposal_floor: float = 0.1) -> np.ndarray:
-    """``(N,)`` the ``compare`` acquisition's scores: the surrogate's expected squared
-    difference of the two targets' losses, square-rooted
-    (:func:`activetest.stats.expected_difference`), for the session's metric; a session
-    with both metrics draws for the error rate's difference (0 wherever the two
-    predictions agree, so the labels go where they differ), and its log loss's
-    difference stays unbiased, drawn with the floor's share elsewhere.
-
-    With a ``blind_ratio`` (every new session) the scores of the items where the two
-    can differ (``difference_bounds > 0``) are raised so that the floored proposal
-    draws each at :data:`EXPLORE_MARGIN` times that ratio of the uniform rate or more
-    (:func:`activetest.stats.proposal.explored_scores`): an item drawn more rarely that
-    is never drawn widens the difference's intervals by what it could hide (its bound).
-    Measured on the bundled models' log-loss differences (docs/compare.md): without
-    it the intervals were wider than uniform sampling's on 13 of 15 pairs, with it
-    narrower on 14."""
-    from activetest.session.blindspot import difference_bounds
-    from activetest.stats import expected_difference
-    from activetest.stats.proposal import explored_scores
-
-    which = "log_loss" if metric == "log_loss" else "error_rate"
-    scores = expected_difference(surrogate_logprobs, target_logprobs, other_logprobs,
-                                 metric=which)
-    if blind_ratio is None:
-        return scores
-    rate = min(EXPLORE_MARGIN * blind_ratio, 0.99)
-    reach = difference_bounds(which, target_logprobs, other_logprobs) > 0
-    return explored_scores(scores, reach, rate, proposal_floor=proposal_floor)
 
 
 def resolve_proposal_floor(proposal_floor: float | None, alpha: float | None,

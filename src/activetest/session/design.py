@@ -210,15 +210,68 @@ def _feature_design(stored: np.ndarray, rule: str, surrogate_logprobs: np.ndarra
 
 
 def initial_scores(cfg: SessionConfig, surrogate_logprobs: np.ndarray,
-                   target_logprobs: np.ndarray | None, n: int) -> np.ndarray:
+                   target_logprobs: np.ndarray | None, n: int, *,
+                   other_logprobs: np.ndarray | None = None) -> np.ndarray:
     """``(N,)`` the acquisition scores a new classification session stores: an adaptive
-    design's first proposal (shown in reports), else the fixed acquisition's scores."""
+    design's first proposal (shown in reports), else the fixed acquisition's scores
+    (``compare``: :func:`compare_scores` with ``other_logprobs``, the compared model's
+    on the pool).
+
+    Raises:
+        SessionError: the ``compare`` acquisition without the target's or the compared
+            model's predictions on the pool.
+    """
     if cfg.adaptive:
         return pool_design(cfg, surrogate_logprobs, target_logprobs).first_proposal()
+    if cfg.acquisition == "compare":
+        if target_logprobs is None or other_logprobs is None:
+            raise SessionError("the compare acquisition needs the target's and the compared "
+                               "model's predictions on the whole pool")
+        return compare_scores(cfg.metric, surrogate_logprobs, target_logprobs,
+                              other_logprobs, blind_ratio=cfg.blind_ratio,
+                              proposal_floor=cfg.proposal_floor)
     from activetest.stats import acquisition_scores
 
     return acquisition_scores(cfg.acquisition, surrogate_logprobs=surrogate_logprobs,
                               target_logprobs=target_logprobs, n=n)
+
+
+#: the ``compare`` acquisition draws every item where the two targets can differ at this
+#: multiple of the session's blind ratio times the uniform rate or more, so that none of
+#: them stays unexplored (:func:`compare_scores`); the margin over 1 covers the drift of
+#: the rates as items are drawn without replacement
+EXPLORE_MARGIN = 1.2
+
+
+def compare_scores(metric: str, surrogate_logprobs: np.ndarray, target_logprobs: np.ndarray,
+                   other_logprobs: np.ndarray, *, blind_ratio: float | None = None,
+                   proposal_floor: float = 0.1) -> np.ndarray:
+    """``(N,)`` the ``compare`` acquisition's scores: the surrogate's expected squared
+    difference of the two targets' losses, square-rooted
+    (:func:`activetest.stats.expected_difference`), for the session's metric; a session
+    with both metrics draws for the error rate's difference (0 wherever the two
+    predictions agree, so the labels go where they differ), and its log loss's
+    difference stays unbiased, drawn with the floor's share elsewhere.
+
+    With a ``blind_ratio`` (every new session) the scores of the items where the two
+    can differ (``difference_bounds > 0``) are raised so that the floored proposal
+    draws each at :data:`EXPLORE_MARGIN` times that ratio of the uniform rate or more
+    (:func:`activetest.stats.proposal.explored_scores`): an item drawn more rarely that
+    is never drawn widens the difference's intervals by what it could hide (its bound).
+    Measured on the bundled models' log-loss differences (docs/compare.md): without
+    it the intervals were wider than uniform sampling's on 13 of 15 pairs, with it
+    narrower on 14."""
+    from activetest.stats.acquisition import difference_bounds, expected_difference
+    from activetest.stats.proposal import explored_scores
+
+    which = "log_loss" if metric == "log_loss" else "error_rate"
+    scores = expected_difference(surrogate_logprobs, target_logprobs, other_logprobs,
+                                 metric=which)
+    if blind_ratio is None:
+        return scores
+    rate = min(EXPLORE_MARGIN * blind_ratio, 0.99)
+    reach = difference_bounds(which, target_logprobs, other_logprobs) > 0
+    return explored_scores(scores, reach, rate, proposal_floor=proposal_floor)
 
 
 def stored_design(store: SessionStore, cfg: SessionConfig | None = None) -> Any:

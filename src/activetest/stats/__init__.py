@@ -18,6 +18,7 @@ from activetest import _lazy
 _EXPORTS = {
     "ACQUISITIONS": "activetest.stats.acquisition",
     "acquisition_scores": "activetest.stats.acquisition",
+    "difference_bounds": "activetest.stats.acquisition",
     "expected_difference": "activetest.stats.acquisition",
     "expected_log_loss": "activetest.stats.acquisition",
     "expected_zero_one_loss": "activetest.stats.acquisition",
@@ -124,6 +125,7 @@ __all__ = [
     "control_values",
     "cv_lure",
     "cv_lure_curve",
+    "difference_bounds",
     "exact_cs",
     "expected_difference",
     "expected_log_loss",
@@ -166,6 +168,7 @@ if TYPE_CHECKING:
     from activetest.stats.acquisition import (
         ACQUISITIONS,
         acquisition_scores,
+        difference_bounds,
         expected_difference,
         expected_log_loss,
         expected_zero_one_loss,

@@ -46,6 +46,7 @@ from activetest.stats.validate import as_labels, as_logprobs
 __all__ = [
     "ACQUISITIONS",
     "acquisition_scores",
+    "difference_bounds",
     "expected_difference",
     "expected_log_loss",
     "expected_zero_one_loss",
@@ -142,6 +143,20 @@ def expected_difference(surrogate_logprobs: np.ndarray, target_logprobs: np.ndar
                                                   0.0))
         return out
     raise ValueError(f"metric must be 'error_rate' or 'log_loss', got {metric!r}")
+
+
+def difference_bounds(metric: str, target_pool: np.ndarray, other_pool: np.ndarray
+                      ) -> np.ndarray:
+    """``B_i``, the largest ``|L_target - L_other|`` item i can have whatever its label,
+    from both targets' ``(N, C)`` log-probs on the pool: for the error rate 1 where the
+    two predictions differ and 0 where they agree (both right or both wrong: the
+    difference is 0 whatever the label); for the log loss ``max_c |log p_t(c) - log
+    p_o(c)|``."""
+    t = np.asarray(target_pool, dtype=np.float64)
+    o = np.asarray(other_pool, dtype=np.float64)
+    if metric == "log_loss":
+        return np.abs(t - o).max(axis=1)
+    return (t.argmax(axis=1) != o.argmax(axis=1)).astype(np.float64)
 
 
 def uniform_score(n: int) -> np.ndarray:
