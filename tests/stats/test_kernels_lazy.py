@@ -88,3 +88,54 @@ def test_a_cached_kernel_loads_without_numbas_registries(tmp_path: Path) -> None
                            check=True, env=env).stdout.split() for _ in range(2)]
     assert runs[0] == ["15.0", "10.0", "True", "False"]  # compiled: registries loaded
     assert runs[1] == ["15.0", "10.0", "False", "False"]  # from the cache: not needed
+
+
+_NEIGHBOURS = """
+import sys
+import numpy as np
+from activetest.stats import neighbours
+print("numba" in sys.modules, flush=True)  # importing the module compiles nothing
+from activetest.stats.adaptive import simulate_design
+from activetest.stats.feature_design import feature_design, history_features
+rng = np.random.default_rng(0)
+hist = (rng.random((20, 40)) < 0.6).astype(float)
+L = (rng.random(40) < 0.3).astype(float)
+hf = history_features(hist, rank=1)
+nh = neighbours.neighbour_history(hist, p_correct=hf.p_correct, eps=0.2)
+# the first compiled call is the neighbour design's simulation, whose compiled code calls
+# the adaptive kernels as module attributes (ak.step): nothing bound them before
+runs = simulate_design(feature_design(history=hf, neighbours=nh), losses=L, labels=None,
+                       budget=10, n_runs=2, random_state=0)
+print(np.isfinite(runs.curve(L)).all(), "numba" in sys.modules)
+"""
+
+
+def test_the_neighbour_design_compiles_on_first_use_from_a_fresh_process() -> None:
+    """``stats.neighbours`` imports no numba (its kernels are lazy like every other's),
+    and its compiled simulation, the first kernel called in the process, reaches the
+    adaptive kernels it calls through their module (``ak.step``): binding follows module
+    attributes, not only names."""
+    out = subprocess.run([sys.executable, "-c", _NEIGHBOURS], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["False", "True", "True"]
+
+
+def test_binding_follows_kernels_reached_as_module_attributes() -> None:
+    """A compiled kernel that calls another module's kernel as ``mod.kernel`` (never
+    called before, so still lazy there) compiles: the first call binds that module's
+    kernels too (else numba meets a plain Python object where it expects a function)."""
+    import types
+
+    a = types.ModuleType("activetest._lazy_test_a")
+    exec("from activetest.stats.kernels import njit\n"
+         "@njit\ndef inner(x):\n    return x + 1.0\n", a.__dict__)
+    b = types.ModuleType("activetest._lazy_test_b")
+    b.__dict__["a"] = a
+    exec("from activetest.stats.kernels import njit\n"
+         "@njit\ndef outer(x):\n    return a.inner(x) * 2.0\n", b.__dict__)
+    from activetest.stats.kernels import HAVE_NUMBA, LazyKernel
+
+    assert isinstance(a.__dict__["inner"], LazyKernel)
+    assert b.outer(1.0) == 4.0
+    if HAVE_NUMBA:
+        assert not isinstance(a.__dict__["inner"], LazyKernel)  # bound by outer's call

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib.util
 import threading
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -161,6 +162,10 @@ def _bind(namespace: dict[str, Any], seen: set[int]) -> None:
         if isinstance(value, LazyKernel):
             namespace[name] = value.compiled()
             _bind(value.py_func.__globals__, seen)
+        elif isinstance(value, types.ModuleType) and value.__name__.startswith("activetest."):
+            # kernels reached as a module's attributes (``ak.step`` in compiled code):
+            # numba reads them from that module when it compiles the caller
+            _bind(vars(value), seen)
 
 
 def njit(*args: Any, **options: Any) -> Any:

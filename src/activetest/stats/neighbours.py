@@ -52,11 +52,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from numba import njit
 
 from activetest.stats import _adaptive_kernels as ak
 from activetest.stats._response_matrix import _as_matrix, _difficulty
 from activetest.stats.adaptive import PRIOR_CLIP, AdaptiveDesign
+from activetest.stats.kernels import njit
 
 __all__ = ["AFTER_MODES", "EPS_CANDIDATES", "NeighbourDesign", "NeighbourHistory", "choose_eps",
            "column_kernel", "neighbour_column", "neighbour_design", "neighbour_history"]
