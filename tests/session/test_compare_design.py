@@ -348,3 +348,28 @@ def test_the_exact_cs_of_a_difference_bounds_each_draw_by_the_items_it_could_dra
     assert a.cs_low <= truth <= a.cs_high
     assert a.cs_high - a.cs_low < 0.6 * (2 * left / N)  # inside the sure bounds
     assert a.cs_high < 0  # the target is better, and the CS says so
+
+
+def test_draws_the_proposal_could_not_have_made_keep_the_floors_bound() -> None:
+    """The per-draw bound is only used where every labelled draw is within it (the
+    stored scores are the ones the draws were made with); draws it does not cover (a
+    file whose scores were changed) keep the floor's bound, and nothing fails."""
+    from activetest.session.estimate import LabelledDraws, difference_few_inputs
+    from activetest.stats.betting import paired_difference_exact_cs
+
+    N, K = 50, 8
+    rows = np.arange(K)
+    draws = LabelledDraws(N, tuple(f"i{r}" for r in rows), tuple(range(1, K + 1)), rows,
+                          np.full(K, 5e-3), np.zeros(K, dtype=np.int64), K)
+    La = np.zeros(K)
+    Lb = np.array([1.0, 1, 1, 1, 1, 1, 1, 0])
+    B = np.ones(N)
+    scores = np.ones(N)  # uniform: q = 1 / (N - m), far above the recorded 5e-3
+    got = difference_few_inputs(La, Lb, draws, 5, q_floor=0.1 / 1.1, item_bounds=B,
+                                proposal=(scores, 0.1))
+    assert got is not None
+    want = paired_difference_exact_cs(La, Lb, draws.q, N, bound_a=1.0, bound_b=1.0,
+                                      q_floor=0.1 / 1.1,
+                                      rest_bound=B.sum() - np.cumsum(B[rows]))
+    np.testing.assert_array_equal(got.exact_low, want.low)
+    np.testing.assert_array_equal(got.exact_high, want.high)

@@ -315,8 +315,9 @@ def difference_few_inputs(losses: np.ndarray, other_losses: np.ndarray, draws: L
     if item_bounds is not None:
         B = np.asarray(item_bounds, dtype=np.float64)
         extra["rest_bound"] = B.sum() - np.cumsum(B[draws.rows])
-        if proposal is not None:
-            extra["weight_bound"] = _weight_bound(proposal, B, draws, La - Lb)
+        W = None if proposal is None else _weight_bound(proposal, B, draws, La - Lb)
+        if W is not None:
+            extra["weight_bound"] = W
     ex = paired_difference_exact_cs(La, Lb, draws.q, draws.n_pool, bound_a=1.0, bound_b=1.0,
                                     q_floor=None if "weight_bound" in extra else q_floor,
                                     alpha=1.0 - level, **extra)
