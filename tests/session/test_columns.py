@@ -138,6 +138,55 @@ def test_streamed_init_writes_the_session_the_general_path_writes(
     _same_session(tmp_path / "streamed.db", tmp_path / "general.db")
 
 
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+@pytest.mark.parametrize("acquisition", ["compare", "adaptive"])
+def test_a_compare_session_streams_too(fmt: str, acquisition: str, tmp_path: Path,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """``init --compare table:...``: the compared model's table is streamed like the
+    target's, and the session is the one the general path writes (its stored scores,
+    the compare acquisition's scores from them, the config naming it)."""
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+    import pyarrow.parquet as pq
+
+    files = _write_pool(tmp_path, 300, fmt)
+    tgt = pq.read_table(files[2]) if fmt == "parquet" else pcsv.read_csv(files[2])
+    neg, pos = tgt.column("negative").to_numpy(), tgt.column("positive").to_numpy()
+    flip = np.arange(300) % 7 == 0  # the other model predicts the other class there
+    other = pa.table({"id": tgt.column("id"), "negative": np.where(flip, pos, neg),
+                      "positive": np.where(flip, neg, pos)})
+    path = tmp_path / f"other.{fmt}"
+    pq.write_table(other, path) if fmt == "parquet" else pcsv.write_csv(other, path)
+    kw = {"compare": [f"table:{path}"], "acquisition": acquisition, "metric": "error_rate"}
+    monkeypatch.setattr(stream_init, "BLOCK", 64)
+    ran = []
+    real = stream_init._stream
+
+    def spy(*a: object, **k: object) -> object:
+        out = real(*a, **k)  # NotStreamable (a fall back) passes through unrecorded
+        ran.append(1)
+        return out
+
+    monkeypatch.setattr(stream_init, "_stream", spy)
+    _create(tmp_path / "streamed.db", files, **kw).close()
+    assert ran  # the streamed path ran (and did not fall back)
+    with sqlite3.connect(tmp_path / "streamed.db") as c:
+        assert c.execute("SELECT COUNT(*) FROM column_info").fetchone()[0] == 4
+    monkeypatch.setattr(stream_init, "try_stream", lambda *a, **k: None)
+    _create(tmp_path / "general.db", files, **kw).close()
+    _same_session(tmp_path / "streamed.db", tmp_path / "general.db")
+    with Session.open(tmp_path / "streamed.db") as s:
+        (spec,) = s.session_config.compare
+        a, b = s.store.scores(f"compare:{spec}"), None
+    with Session.open(tmp_path / "general.db") as g:
+        b = g.store.scores(f"compare:{spec}")
+    assert a is not None and b is not None and a.logprobs.tobytes() == b.logprobs.tobytes()
+    pa_, pb = dict(a.provenance), dict(b.provenance)
+    pa_.pop("scored_at", None)
+    pb.pop("scored_at", None)
+    assert pa_ == pb
+
+
 def test_a_table_in_another_order_takes_the_general_path(tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     order = np.random.default_rng(0).permutation(200)

@@ -325,10 +325,11 @@ def create_session(path: str | os.PathLike[str], *,
                             n_items=n_items or 2)
 
     # files alone: the pool and table: predictions in blocks (a history needs the items)
-    streamed = None if history or compare else try_stream(
+    streamed = None if history else try_stream(
         p, pool=pool, task=resolved, surrogate=surrogate, target=target, examples=examples,
         shots=shots, target_shots=target_shots, pool_options=pool_options,
-        config_of=config_of, options={"overwrite": overwrite, "busy_timeout": busy_timeout})
+        config_of=config_of, options={"overwrite": overwrite, "busy_timeout": busy_timeout},
+        compare=compare)
     if streamed is not None:
         store, n, pool_info, specs, raw_specs = streamed
         return store, Inputs(resolved, PoolSize(n), pool_info, [], {}, 0,  # type: ignore[arg-type]

@@ -267,12 +267,16 @@ class _Rows:
 def try_stream(path: Path, *, pool: Any, task: Task, surrogate: Any, target: Any,
                examples: Any, shots: int | None, target_shots: int | None,
                pool_options: Mapping[str, Any] | None, config_of: Any, options: Any,
-               ) -> Any:
+               compare: Sequence[Any] = ()) -> Any:
     """Create the session at ``path`` by streaming, or return None when this input
     takes the general path (see the module docstring).
 
     ``config_of(pool_info, specs, raw_specs)`` builds the session's config (the pool's
     ``n_items`` is set here); ``options`` carries ``overwrite`` and ``busy_timeout``.
+    ``compare``: the models compared at creation (``init --compare``), streamed like the
+    target when each is a ``table:`` in the pool's order (stored as ``compare:<spec>``,
+    named in the config; the ``compare`` acquisition's scores from them); anything else,
+    or one that is the target, takes the general path (which names the problem).
     Returns ``(store, N, pool_info, specs, raw_specs)``.
     """
     from activetest.data.generative import GenTask
@@ -298,14 +302,22 @@ def try_stream(path: Path, *, pool: Any, task: Task, surrogate: Any, target: Any
     tgt = _table(target, task)
     if sur is None or tgt is None:
         return None
+    cmp: list[_Table] = []
+    for raw in compare:
+        t = _table(raw, task)
+        if t is None or t.spec == tgt.spec:
+            return None
+        if t.spec not in [c.spec for c in cmp]:
+            cmp.append(t)
     try:
-        return _stream(path, p, fmt, task, sur, tgt, opts, config_of, options)
+        return _stream(path, p, fmt, task, sur, tgt, opts, config_of, options, cmp)
     except NotStreamable:
         return None
 
 
 def _stream(path: Path, p: Path, fmt: str, task: Task, sur: _Table, tgt: _Table,
-            opts: dict[str, Any], config_of: Any, options: Any) -> Any:
+            opts: dict[str, Any], config_of: Any, options: Any,
+            cmp: Sequence[_Table] = ()) -> Any:
     from activetest.data.pool import column_plan, records_to_items
     from activetest.session.design import initial_scores
     from activetest.session.store import SessionStore, now
@@ -317,14 +329,16 @@ def _stream(path: Path, p: Path, fmt: str, task: Task, sur: _Table, tgt: _Table,
             digest.update(data)
     info = {"source": str(p.resolve()), "format": fmt, "sha256": digest.hexdigest()}
     specs = {"surrogate": sur.spec, "target": tgt.spec}
-    raw_specs = {sur.spec: sur.raw, tgt.spec: tgt.raw}
+    raw_specs = {sur.spec: sur.raw, tgt.spec: tgt.raw, **{c.spec: c.raw for c in cmp}}
     config0 = config_of(info, specs, raw_specs)
+    if cmp:
+        config0 = dataclasses.replace(config0, compare=tuple(c.spec for c in cmp))
     need_target = config0.needs_target
     got: dict[str, Any] = {}
 
     def write_items(conn: Any) -> None:
-        tables = [_Rows(_table_blocks(sur))] + ([_Rows(_table_blocks(tgt))] if need_target
-                                                 else [])
+        sources = [sur, *([tgt] if need_target else []), *cmp]
+        tables = [_Rows(_table_blocks(t)) for t in sources]
         size = _pool_size(p, fmt)
         parts = [_Parts(size, task.n_classes) for _ in tables]
         n = 0
@@ -350,7 +364,7 @@ def _stream(path: Path, p: Path, fmt: str, task: Task, sur: _Table, tgt: _Table,
                 t_ids, vals = _guarded_take(t, len(items))
                 if not np.array_equal(t_ids, ids):
                     raise NotStreamable("order")
-                parts[k].append(_converted(vals, (sur, tgt)[k]))  # row by row: per block
+                parts[k].append(_converted(vals, sources[k]))  # row by row: per block
             try:
                 conn.executemany(
                     "INSERT INTO items (idx, item_id, fields, data_label) VALUES (?, ?, ?, ?)",
@@ -364,7 +378,8 @@ def _stream(path: Path, p: Path, fmt: str, task: Task, sur: _Table, tgt: _Table,
         got["n"] = n
         got["lp"] = [part.array() for part in parts]
         config1 = config_of(info, specs, raw_specs, n)  # the planned budget needs N
-        config = dataclasses.replace(config1, pool={**config1.pool, "n_items": n})
+        config = dataclasses.replace(config1, pool={**config1.pool, "n_items": n},
+                                     compare=config0.compare)
         got["config"] = config
         conn.execute("UPDATE config SET json = ? WHERE id = 1", (_dumps(config.to_dict()),))
 
@@ -376,7 +391,9 @@ def _stream(path: Path, p: Path, fmt: str, task: Task, sur: _Table, tgt: _Table,
         lps = got["lp"]
         s_lp = lps[0]
         t_lp = lps[1] if need_target else None
-        scores = initial_scores(config, s_lp, t_lp, n)
+        c_lps = lps[2 if need_target else 1:]
+        scores = initial_scores(config, s_lp, t_lp, n,
+                                other_logprobs=c_lps[0] if c_lps else None)
 
         def prov(role: str, t: _Table) -> dict[str, Any]:
             from activetest.session.scoring import jsonable
@@ -397,6 +414,8 @@ def _stream(path: Path, p: Path, fmt: str, task: Task, sur: _Table, tgt: _Table,
             store.put_scores("target", tgt.spec, np.full((n, task.n_classes), np.nan),
                              {"spec": tgt.spec, "note": "scored on labelled items only "
                               "(PE acquisition)"})
+        for t, lp in zip(cmp, c_lps, strict=True):  # what estimate compares with
+            store.put_scores(f"compare:{t.spec}", t.spec, lp, prov(f"compare:{t.spec}", t))
         store.put_scores("acquisition", config.acquisition, scores[:, None],
                          {"acquisition": config.acquisition, "alpha": config.proposal_floor},
                          predictions=False)
