@@ -116,6 +116,39 @@ def test_in_memory_run_equals_a_session(pool: Any, tmp_path: Path, metric: str) 
         assert set(r.metrics) == set(run.metrics)
 
 
+@pytest.mark.parametrize(("acquisition", "metric"), [
+    ("ce", "log_loss"), ("zero_one", "error_rate"), ("uniform", "both"),
+    ("compare", "error_rate"), ("compare", "log_loss"), ("pe", "error_rate")])
+def test_a_fixed_acquisition_in_memory_equals_its_session(pool: Any, tmp_path: Path,
+                                                          acquisition: str, metric: str) -> None:
+    """The paper's fixed acquisitions and the compare design in memory: the same draws,
+    q and estimate record (the blind spot, the comparison's sure bounds and exact CS
+    included) as a session created with that acquisition (and, for ``compare``, the
+    other model named at creation)."""
+    pf, S, T, other, ids = pool
+    spec_kw: dict[str, Any] = {}
+    if acquisition == "compare":
+        spec_kw = {"compare": [f"table:{pf.target2}"]}
+    with _session(pf, tmp_path / "f.db", metric=metric, acquisition=acquisition,
+                  **spec_kw) as s:
+        names = s.session_config.compare or ()
+        target: Any = (lambda rows: T[rows]) if acquisition == "pe" else T
+        run = at.ActiveTest(surrogate=S, target=target, metric=metric, seed=SEED, ids=ids,
+                            acquisition=acquisition,
+                            compare={n: other for n in names} or None)
+        assert run.acquisition == acquisition
+        np.testing.assert_array_equal(run._scores, s.store.scores("acquisition").logprobs[:, 0])
+        _run_both(s, run, pf)
+        _compare_runs(s, run)
+        r = run.estimate()
+        assert not r.design  # no adaptive design
+        if acquisition == "compare":
+            (c,) = [c for c in r.comparisons if c.metric == metric]
+            assert c.spec == names[0]
+            assert any(w.startswith("this session draws for the difference") for w in
+                       r.warnings)
+
+
 def test_pe_design_with_a_target_function_equals_a_pe_session(pool: Any, tmp_path: Path
                                                                ) -> None:
     pf, S, T, _, ids = pool
@@ -251,7 +284,8 @@ def test_estimate_needs_the_first_draw_labelled(small: Any) -> None:
 @pytest.mark.parametrize(("kwargs", "message"), [
     ({"target": None}, "target is required"),
     ({"metric": "accuracy"}, "metric must be one of"),
-    ({"acquisition": "ce"}, "activetest.stats"),
+    ({"acquisition": "graded_fixed"}, "for graded tasks"),
+    ({"acquisition": "compare"}, "ONE other model"),
     ({"target": lambda rows: rows, "acquisition": "adaptive"}, "pe_adaptive"),
     ({"surrogate": np.zeros(40)}, r"2-D \(N, C\)"),
     ({"surrogate": [["a", "b"]]}, "numeric"),

@@ -11,7 +11,9 @@
 
 :class:`ActiveTest` draws by the adaptive design a session uses by default
 (:mod:`activetest.stats.adaptive`: proposal and control refitted from the labels
-between batches, exactly unbiased) and estimates with
+between batches, exactly unbiased), or by any other classification acquisition of a
+session (the paper's fixed ones, the ``compare`` design for two models), and estimates
+with
 :func:`activetest.session.estimate.session_estimate`, the policy behind
 ``Session.estimate`` (with the classification kind's inputs,
 :class:`activetest.session.kinds.Classification`): from the same predictions,
@@ -35,16 +37,25 @@ from activetest.session import design, draw, kinds
 from activetest.session import estimate as est
 from activetest.session.config import SessionConfig
 from activetest.session.records import METRICS, EstimateReport
-from activetest.stats import AdaptiveSampler
+from activetest.stats import ActiveSampler, AdaptiveSampler
 from activetest.stats.validate import NORM_TOL, as_logprobs
 
-__all__ = ["IN_MEMORY_ACQUISITIONS", "ActiveTest"]
+__all__ = ["FIXED_ACQUISITIONS", "IN_MEMORY_ACQUISITIONS", "ActiveTest"]
 
 #: The acquisitions :class:`ActiveTest` runs: the session's adaptive designs for
-#: classification. ``adaptive`` (the default) needs the target's predictions on the
-#: whole pool; ``pe_adaptive`` only the surrogate's (the target is asked about the
-#: labelled items only); ``fixed_mix`` is the design without learning.
-IN_MEMORY_ACQUISITIONS = ("adaptive", "pe_adaptive", "fixed_mix")
+#: classification (``adaptive``, the default, needs the target's predictions on the
+#: whole pool; ``pe_adaptive`` only the surrogate's, the target is asked about the
+#: labelled items only; ``fixed_mix`` is the design without learning), and its fixed
+#: acquisitions (:data:`FIXED_ACQUISITIONS`).
+IN_MEMORY_ACQUISITIONS = ("adaptive", "pe_adaptive", "fixed_mix", "ce", "pe", "zero_one",
+                          "uniform", "compare")
+
+#: The fixed acquisitions :class:`ActiveTest` runs, as a session draws them (the
+#: floored proposal of fixed scores, LURE): the paper's ``ce`` and ``pe`` (the surrogate
+#: alone: the target is asked about the labelled items only), ``zero_one``, ``uniform``
+#: and ``compare`` (labels where the target and one model given as ``compare=`` may
+#: differ, docs/compare.md).
+FIXED_ACQUISITIONS = ("ce", "pe", "zero_one", "uniform", "compare")
 
 #: A target known only where asked: ``rows -> (len(rows), C)`` predictions.
 TargetFunction = Callable[[np.ndarray], Any]
@@ -109,9 +120,14 @@ class ActiveTest:
         seed: the seed of the draws (default: fresh entropy, see :attr:`seed`).
         acquisition: ``"adaptive"`` (the default with a target array), ``"pe_adaptive"``
             (the default with a target function; an array target is then used on
-            labelled rows only, as a PE session does) or ``"fixed_mix"``; see
-            :data:`IN_MEMORY_ACQUISITIONS`. The paper's fixed acquisitions (CE with
-            LURE) are in :mod:`activetest.stats` and :class:`activetest.Session`.
+            labelled rows only, as a PE session does), ``"fixed_mix"``, or a fixed
+            acquisition (:data:`FIXED_ACQUISITIONS`: the paper's ``"ce"`` and ``"pe"``,
+            ``"zero_one"``, ``"uniform"``, ``"compare"``), drawn and estimated as a
+            session with that acquisition does; see :data:`IN_MEMORY_ACQUISITIONS`.
+        compare: name -> another model's ``(N, C)`` predictions on the pool, compared
+            with the target at every :meth:`estimate` (as ``init --compare``): the paired
+            difference with the sure bounds and its own blind spot. The ``"compare"``
+            acquisition draws for the difference with exactly one of them.
         ids: the N item ids named in the estimate (flagged labels, notes); default
             ``"0"``, ``"1"``, ...
         n_boot, level: the bootstrap's resamples and every interval's coverage
@@ -142,7 +158,8 @@ class ActiveTest:
     def __init__(self, surrogate: Any, target: Any = None, *, metric: str = "log_loss",
                  seed: int | None = None, acquisition: str | None = None,
                  ids: Sequence[Any] | None = None, n_boot: int = 1000,
-                 level: float = 0.95, budget: int | None = None) -> None:
+                 level: float = 0.95, budget: int | None = None,
+                 compare: Mapping[str, Any] | None = None) -> None:
         from activetest.session.create import check_options, planned_budget
         from activetest.stats.blindspot import new_blind_ratio
         from activetest.stats.fewerrors import MIN_ERRORS
@@ -157,18 +174,23 @@ class ActiveTest:
                                           proposal_floor=0.1, noise_rule="any", level=level,
                                           n_boot=n_boot, seed=seed)
         if acquisition not in IN_MEMORY_ACQUISITIONS:
-            raise ValueError(f"ActiveTest runs the adaptive designs "
-                             f"({', '.join(IN_MEMORY_ACQUISITIONS)}), got {acquisition!r}: "
-                             f"for the paper's fixed acquisitions use activetest.stats "
-                             f"(acquisition_scores, ActiveSampler, lure) or a Session")
+            raise ValueError(f"ActiveTest runs the acquisitions "
+                             f"{', '.join(IN_MEMORY_ACQUISITIONS)}; got {acquisition!r} "
+                             f"(graded tasks: a Session)")
+        compared = dict(compare or {})
+        if acquisition == "compare" and len(compared) != 1:
+            raise ValueError(f"the compare acquisition draws for the difference between the "
+                             f"target and ONE other model: give compare={{name: (N, C) "
+                             f"predictions}} with one entry (got {len(compared)})")
         S = as_class_logprobs(surrogate, "surrogate")
         N, C = S.shape
         self._target_fn: TargetFunction | None = None
+        pe = acquisition in ("pe_adaptive", "pe")
         if callable(target):
-            if acquisition != "pe_adaptive":
+            if not pe:
                 raise ValueError(f"acquisition {acquisition!r} needs the target's (N, C) "
                                  f"predictions on the whole pool; with a target function use "
-                                 f"acquisition='pe_adaptive'")
+                                 f"acquisition='pe_adaptive' (or the paper's 'pe')")
             self._target_fn = target
             T = np.full((N, C), np.nan)
         else:
@@ -177,7 +199,7 @@ class ActiveTest:
                 raise ValueError(f"target has shape {T.shape} but surrogate {S.shape}: both "
                                  f"need one row per pool item and one column per class, in "
                                  f"the same order")
-            if acquisition == "pe_adaptive":  # as a PE session: the target on labelled rows
+            if pe:  # as a PE session: the target on labelled rows
                 on_pool = T
                 self._target_fn = lambda rows: on_pool[rows]
                 T = np.full((N, C), np.nan)
@@ -186,6 +208,13 @@ class ActiveTest:
         self._metric, self._acquisition, self._seed = metric, acquisition, int(seed)
         self._n_boot, self._level = int(n_boot), float(level)
         known = T if np.all(np.isfinite(T)) else None
+        self._compare: dict[str, np.ndarray] = {}
+        for name, other in compared.items():
+            o_lp = as_class_logprobs(other, f"compare[{name!r}]", C)
+            if o_lp.shape[0] != N:
+                raise ValueError(f"compare[{name!r}] must have one row per pool item ({N}), "
+                                 f"got {o_lp.shape[0]}")
+            self._compare[str(name)] = o_lp
         # what a session stores for these options, so the same design as a session's
         self._config = SessionConfig(
             task={}, surrogate="array", target="array", metric=metric,
@@ -194,9 +223,19 @@ class ActiveTest:
             planned_budget=planned_budget(budget, N),
             blind_ratio=new_blind_ratio(design.new_design_rule(acquisition)),
             design_rule=design.new_design_rule(acquisition),
-            clt_min_errors=MIN_ERRORS)
-        self._design = design.pool_design(self._config, S, known)
-        self._sampler = AdaptiveSampler(self._design, seed=self._seed)
+            clt_min_errors=MIN_ERRORS, compare=tuple(self._compare) or None)
+        self._scores: np.ndarray | None = None  # a fixed acquisition's
+        if acquisition in FIXED_ACQUISITIONS:
+            self._design = None
+            self._scores = design.initial_scores(
+                self._config, S, known, N,
+                other_logprobs=next(iter(self._compare.values()), None))
+            self._sampler: Any = ActiveSampler(self._scores,
+                                               proposal_floor=self._config.proposal_floor,
+                                               seed=self._seed)
+        else:
+            self._design = design.pool_design(self._config, S, known)
+            self._sampler = AdaptiveSampler(self._design, seed=self._seed)
         self._labels: dict[int, int] = {}
 
     @staticmethod
@@ -296,7 +335,10 @@ class ActiveTest:
         return [int(i) for i in idx]
 
     def _observe(self) -> None:
-        """Show the design the labels of the usable prefix it has not seen yet."""
+        """Show the design the labels of the usable prefix it has not seen yet (a fixed
+        acquisition learns nothing)."""
+        if self._design is None:
+            return
         k, seen = self._usable(), len(self._sampler.losses)
         if k <= seen:
             return
@@ -433,7 +475,10 @@ class ActiveTest:
         from activetest.session.blindspot import compared_bounds, session_blind_spots
 
         compared, known = {}, {}
-        for name, other in (compare or {}).items():
+        # the models given at construction first (compared at every estimate), as a
+        # session compares those named at creation
+        given = {**self._compare, **(compare or {})}
+        for name, other in given.items():
             o_lp = as_class_logprobs(other, f"compare[{name!r}]", self.n_classes)
             if o_lp.shape[0] != self.n_pool:
                 raise ValueError(f"compare[{name!r}] must have one row per pool item "
@@ -445,7 +490,8 @@ class ActiveTest:
             if cb is not None:
                 known[str(name)] = cb
         K, s = draws.k, self._sampler
-        metrics = self._config.design_metrics  # each with its own control
+        fixed = self._design is None
+        metrics = () if fixed else self._config.design_metrics  # each with its own control
         design_controls = {}
         for m in metrics:
             g, G, V = s.controls("zero_one" if m == "error_rate" else "log")
@@ -453,18 +499,20 @@ class ActiveTest:
         inputs = kind.estimate_inputs(draws, self.metrics, surrogate_pool=self._S,
                                       target_pool=self._T, target_lp=t_lp, compare=compared)
         inputs = dataclasses.replace(inputs, difference_bounds={
-            name: dict(cb.difference) for name, cb in known.items()})
+            name: dict(cb.difference) for name, cb in known.items()},
+            proposal_scores=self._scores if known else None)
         blind = session_blind_spots(  # as a session: what rarely drawn items could hide
-            self._config, None, k=K, n_pool=self.n_pool, metrics=self.metrics, sampler=s,
-            rows=[int(i) for i in draws.rows], target_pool=self._T,
-            loss_bounds=inputs.loss_bounds, pool_controls=inputs.pool_controls, level=level,
-            differences=known)
+            self._config, None, k=K, n_pool=self.n_pool, metrics=self.metrics,
+            sampler=None if fixed else s, rows=[int(i) for i in draws.rows],
+            target_pool=self._T, loss_bounds=inputs.loss_bounds,
+            pool_controls=inputs.pool_controls, level=level, differences=known,
+            scores=self._scores)
         # the session's estimate policy (noise rule, seed, floor): the same code path
         # models known on the pool are compared as a session compares those given at
         # creation (no hint to create one)
-        config = (dataclasses.replace(self._config, compare=tuple(known)) if known
-                  else self._config)
+        names = tuple(dict.fromkeys([*(self._config.compare or ()), *known]))
+        config = dataclasses.replace(self._config, compare=names or None)
         return est.session_estimate(
             config, draws, inputs, design_controls=design_controls,
-            design_info=draw.sampler_info(s, self._acquisition, metrics),
+            design_info=None if fixed else draw.sampler_info(s, self._acquisition, metrics),
             n_boot=n_boot, level=level, target_width=target_width, blind_spots=blind)

@@ -167,6 +167,7 @@ def session_blind_spots(config: SessionConfig, store: Any, *, k: int, n_pool: in
                         level: float | None = None, start: int | None = None,
                         save: bool = False, max_new: int | None = None,
                         differences: Mapping[str, ComparedBounds] | None = None,
+                        scores: np.ndarray | None = None,
                         ) -> dict[str, SessionBlindSpot]:
     """metric -> :class:`SessionBlindSpot`: the blind spot of the session's estimate (the
     design's own, with its control, for the metrics it serves; LURE otherwise) and of
@@ -185,7 +186,8 @@ def session_blind_spots(config: SessionConfig, store: Any, *, k: int, n_pool: in
     ``differences``: compared spec -> the per-item bounds of the paired difference and of
     the compared model's log loss (:class:`ComparedBounds`), each one more curve of the
     same draws (None: those of the models the session compared at creation,
-    :func:`stored_differences`)."""
+    :func:`stored_differences`). ``scores``: a fixed acquisition's scores where there is
+    no ``store`` (an in-memory run; a session's are read from its store)."""
     ratio = config.blind_ratio
     if ratio is None or k < 1:
         return {}
@@ -201,8 +203,9 @@ def session_blind_spots(config: SessionConfig, store: Any, *, k: int, n_pool: in
     if rows is None:
         rows = [a.index for a in store.acquisitions()[:k]]
     rows = [int(i) for i in rows[:k]]
-    scores = None
-    if store is not None and not config.adaptive and config.acquisition != "uniform":
+    if config.adaptive or config.acquisition == "uniform":
+        scores = None
+    elif store is not None:
         from activetest.session.draw import acquisition_scores_of
 
         scores = acquisition_scores_of(store)
