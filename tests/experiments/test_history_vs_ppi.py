@@ -83,7 +83,7 @@ def test_the_column_is_the_designs_and_the_fit_and_ppi_are_the_packages(tiny) ->
 def _fit_with_prior(X, lab, losses, w0, warm):  # type: ignore[no-untyped-def]
     """The design's own kernel (``graded_map``, not the baselines' BLAS one): MAP at every
     ridge from ``warm`` with prior mean ``w0``, the best evidence's prediction."""
-    from activetest.stats import _adaptive_kernels as ak
+    from activetest.stats import _design_models as dm
     from activetest.stats.adaptive import RIDGES
 
     X = np.ascontiguousarray(X)
@@ -91,11 +91,11 @@ def _fit_with_prior(X, lab, losses, w0, warm):  # type: ignore[no-untyped-def]
     hL = np.ascontiguousarray(losses, dtype=np.float64)
     best, wb = -np.inf, None
     for k, rho in enumerate(RIDGES):
-        ev = ak.graded_map(X, hidx, hL, len(lab), warm[k], w0, float(rho))
+        ev = dm.graded_map(X, hidx, hL, len(lab), warm[k], w0, float(rho))
         if ev > best:
             best, wb = ev, warm[k]
     s, g = np.empty(X.shape[0]), np.empty(X.shape[0])
-    ak.graded_predict(X, wb, s, g)
+    dm.graded_predict(X, wb, s, g)
     return g
 
 

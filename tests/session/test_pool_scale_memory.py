@@ -21,7 +21,7 @@ from activetest.session import columns, stream_init
 from activetest.session.store import SessionStore
 from activetest.session.workflow import Session
 from activetest.stats import ActiveSampler, validate
-from activetest.stats import _adaptive_kernels as ak
+from activetest.stats import _design_models as dm
 from activetest.stats import adaptive as ad
 from activetest.stats.adaptive.features import _sequential_sum
 
@@ -42,9 +42,9 @@ def _outputs(n: int, c: int, seed: int = 1) -> tuple[np.ndarray, np.ndarray, np.
 def test_a_lazy_loss_table_is_the_array() -> None:
     _, t, _ = _outputs(50, 3)
     rows = np.array([0, 17, 34, 5, 5, 49])
-    for mode, table in ((ak.LAZY_LOG, ad.loss_table(t, "log")),
-                        (ak.LAZY_ZERO_ONE, ad.loss_table(t, "zero_one")),
-                        (ak.LAZY_BOTH, np.hstack([ad.loss_table(t, "log"),
+    for mode, table in ((dm.LAZY_LOG, ad.loss_table(t, "log")),
+                        (dm.LAZY_ZERO_ONE, ad.loss_table(t, "zero_one")),
+                        (dm.LAZY_BOTH, np.hstack([ad.loss_table(t, "log"),
                                                   ad.loss_table(t, "zero_one")]))):
         lazy = ad.LazyLossTable(t, mode)
         assert lazy.shape == table.shape
@@ -65,16 +65,16 @@ def test_the_lazy_models_moments_are_the_arrays(C: int) -> None:
     mean = (s.mean(axis=0), t.mean(axis=0))
     F = ad.calibration_features(s, t)
     rng = np.random.default_rng(C)
-    for mode, table in ((ak.LAZY_LOG, ad.loss_table(t, "log")),
-                        (ak.LAZY_ZERO_ONE, ad.loss_table(t, "zero_one")),
-                        (ak.LAZY_BOTH, np.hstack([ad.loss_table(t, "log"),
+    for mode, table in ((dm.LAZY_LOG, ad.loss_table(t, "log")),
+                        (dm.LAZY_ZERO_ONE, ad.loss_table(t, "zero_one")),
+                        (dm.LAZY_BOTH, np.hstack([ad.loss_table(t, "log"),
                                                   ad.loss_table(t, "zero_one")]))):
-        for off in ((0, C) if mode == ak.LAZY_BOTH else (0,)):
+        for off in ((0, C) if mode == dm.LAZY_BOTH else (0,)):
             w = rng.normal(0, 2, C + 1)
             got = np.empty((2, 400))
             want = np.empty((2, 400))
-            ak._logit_moments((s, t, mean[0], mean[1]), (t, mode), off, w, got[0], got[1])
-            ak._logit_moments(F, table, off, w, want[0], want[1])
+            dm._logit_moments((s, t, mean[0], mean[1]), (t, mode), off, w, got[0], got[1])
+            dm._logit_moments(F, table, off, w, want[0], want[1])
             assert got.tobytes() == want.tobytes(), (mode, off)
 
 
@@ -256,7 +256,7 @@ def test_the_running_sum_is_the_kernels() -> None:
     for v in (rng.lognormal(0, 3, 1001), np.zeros(5), -np.zeros(3), np.array([1e16, 1.0, -1e16])):
         for block in (1, 7, 1 << 20):
             got = _sequential_sum(v, block)
-            want = ak.total(v)
+            want = dm.total(v)
             assert got == want and (got > 0) == (want > 0)
 
 

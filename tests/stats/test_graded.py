@@ -8,7 +8,7 @@ from dataclasses import asdict
 import numpy as np
 import pytest
 
-from activetest.stats import _adaptive_kernels as ak
+from activetest.stats import _design_models as dm
 from activetest.stats.adaptive import (
     AdaptiveDesign,
     AdaptiveSampler,
@@ -112,7 +112,7 @@ def test_map_is_the_stationary_point_of_the_posterior(graded: bool) -> None:
     w0[0] = 1.0
     for rho in (0.01, 1.0, 10.0):
         w = w0.copy()
-        ev = ak.graded_map(X, idx, L[idx], idx.size, w, w0, rho)
+        ev = dm.graded_map(X, idx, L[idx], idx.size, w, w0, rho)
         eta = X[idx] @ w
         p = 1 / (1 + np.exp(-eta))
         grad = X[idx].T @ (L[idx] - p) - rho * (w - w0)

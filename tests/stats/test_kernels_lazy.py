@@ -14,10 +14,10 @@ import activetest.stats as stats_pkg
 _RUN = """
 import sys
 import numpy as np
-from activetest.stats import _adaptive_kernels as ak
+from activetest.stats import _design_models as dm
 from activetest.stats.kernels import HAVE_NUMBA
 v = np.arange(5.0)
-print(ak.total(v), HAVE_NUMBA, "scipy.linalg" in sys.modules, flush=True)
+print(dm.total(v), HAVE_NUMBA, "scipy.linalg" in sys.modules, flush=True)
 import scipy.linalg  # still importable afterwards, as usual
 print(scipy.linalg.norm(v) > 0)
 """
@@ -69,10 +69,10 @@ def test_no_kernel_calls_what_numbas_blas_probe_decides() -> None:
 _LOADED = """
 import sys
 import numpy as np
-from activetest.stats import _adaptive_kernels as ak
+from activetest.stats import _design_models as dm
 v = np.arange(6.0)
 rem = np.array([True, False, True, True, False, True])
-print(ak.total(v), ak.rest_sum(v, rem), "numba.np.arraymath" in sys.modules,
+print(dm.total(v), dm.rest_sum(v, rem), "numba.np.arraymath" in sys.modules,
       "scipy.linalg" in sys.modules)
 """
 

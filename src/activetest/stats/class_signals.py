@@ -37,6 +37,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from activetest.stats import _adaptive_kernels as ak
+from activetest.stats import _design_models as dm
 from activetest.stats.adaptive import (
     DEFAULT_RULE,
     LAMBDA_START,
@@ -107,7 +108,7 @@ def class_signal_design(target_logprobs: np.ndarray, surrogate_logprobs: np.ndar
     if uniform_start(rule, rule_params, lam) or start == "uniform":
         lam0 = 1.0
     else:
-        ak.logit_predict(F, ltab, w0, s0, g0)
+        dm.logit_predict(F, ltab, w0, s0, g0)
         lam0 = LAMBDA_START if lam is None else float(lam)
     return AdaptiveDesign(ak.KIND_LOGIT, name, loss, n, F=F, ltab=ltab, Phi=np.zeros((n, 1)),
                           w0=w0, s0=s0, g0=g0, fitted0=int(lam0 < 1.0), lam0=lam0, lam=lam,

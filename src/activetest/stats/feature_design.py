@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from activetest.stats import _adaptive_kernels as ak
+from activetest.stats import _design_models as dm
 from activetest.stats._response_matrix import SHRINK, _as_matrix, _difficulty
 from activetest.stats.adaptive import (
     DEFAULT_RULE,
@@ -213,11 +213,11 @@ def fit_predict(X: np.ndarray, idx: np.ndarray, losses: np.ndarray, *,
     best, wb = -np.inf, w0
     for r, rho in enumerate(rhos):
         w = w0.copy() if warm is None else warm[r]
-        ev = ak.graded_map(X, hidx, hL, hidx.shape[0], w, w0, float(rho))
+        ev = dm.graded_map(X, hidx, hL, hidx.shape[0], w, w0, float(rho))
         if ev > best:
             best, wb = ev, w
     s, g = np.empty(X.shape[0]), np.empty(X.shape[0])
-    ak.graded_predict(X, wb, s, g)
+    dm.graded_predict(X, wb, s, g)
     return g
 
 

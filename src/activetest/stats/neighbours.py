@@ -54,6 +54,7 @@ from typing import Any
 import numpy as np
 
 from activetest.stats import _adaptive_kernels as ak
+from activetest.stats import _design_models as dm
 from activetest.stats._response_matrix import _as_matrix, _difficulty
 from activetest.stats.adaptive import PRIOR_CLIP, AdaptiveDesign
 from activetest.stats.kernels import njit
@@ -119,7 +120,7 @@ def _make(Yf: np.ndarray, eps: float, scores: tuple[tuple[float, float], ...] = 
           ) -> NeighbourHistory:
     PT = np.ascontiguousarray(eps + (1.0 - 2.0 * eps) * Yf)
     P = np.ascontiguousarray(PT.T)
-    P0 = np.array([ak.total(P[i]) for i in range(P.shape[0])]) / P.shape[1]
+    P0 = np.array([dm.total(P[i]) for i in range(P.shape[0])]) / P.shape[1]
     return NeighbourHistory(PT, _logit_wrong(P0), float(eps), np.log(P), np.log1p(-P), scores)
 
 

@@ -3,7 +3,7 @@
 A Cholesky factor and its solves for the small (features x features) systems of the
 designs' Newton steps, the logistic link's pieces without overflow, a linear predictor
 over one row, and the ridge penalty. Shared by the adaptive designs' kernels
-(:mod:`activetest.stats._adaptive_kernels`) and the history experiment's uniform-draw
+(:mod:`activetest.stats._design_models`) and the history experiment's uniform-draw
 baselines (:mod:`activetest.experiments.history_baselines`), so that the baselines are
 fitted with the same arithmetic as the design they are compared with. Each is compiled
 on first call (:func:`activetest.stats.kernels.njit`).

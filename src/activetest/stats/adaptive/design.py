@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from activetest.stats import _adaptive_kernels as ak
+from activetest.stats import _design_models as dm
 from activetest.stats._guard_kernels import GUARD_PARAMS, guard_aux0
 from activetest.stats.adaptive.features import (
     LazyLossTable,
@@ -222,7 +223,7 @@ class AdaptiveDesign:
             n, C = F[0].shape
             if loss not in ("log", "zero_one"):
                 raise ValueError(f"loss must be 'log' or 'zero_one', got {loss!r}")
-            ltab = LazyLossTable(F[1], ak.LAZY_LOG if loss == "log" else ak.LAZY_ZERO_ONE)
+            ltab = LazyLossTable(F[1], dm.LAZY_LOG if loss == "log" else dm.LAZY_ZERO_ONE)
         else:
             F = calibration_features(surrogate_logprobs, target_logprobs)
             n, C = F.shape[0], F.shape[1]
@@ -235,7 +236,7 @@ class AdaptiveDesign:
         if uniform_start(rule, rule_params, lam):
             lam0 = 1.0
         elif start == "prior":
-            ak.logit_predict(F, ltab.kernel if isinstance(ltab, LazyLossTable) else ltab, w0,
+            dm.logit_predict(F, ltab.kernel if isinstance(ltab, LazyLossTable) else ltab, w0,
                              s0, g0)
             lam0 = LAMBDA_START if lam is None else float(lam)
         elif start == "uniform":
@@ -266,8 +267,8 @@ class AdaptiveDesign:
         if _use_lazy(lazy, np.shape(surrogate_logprobs)[0]):
             F = _lazy_features(surrogate_logprobs, target_logprobs)
             n, C = F[0].shape
-            ltab = LazyLossTable(F[1], ak.LAZY_LOG)
-            ktab = LazyLossTable(F[1], ak.LAZY_BOTH)
+            ltab = LazyLossTable(F[1], dm.LAZY_LOG)
+            ktab = LazyLossTable(F[1], dm.LAZY_BOTH)
         else:
             F = calibration_features(surrogate_logprobs, target_logprobs)
             n, C = F.shape[0], F.shape[1]
@@ -281,7 +282,7 @@ class AdaptiveDesign:
         if uniform_start(rule, rule_params, lam):
             lam0 = 1.0
         elif start == "prior":
-            ak.both_predict(F, ktab.kernel if isinstance(ktab, LazyLossTable) else ktab, w0,
+            dm.both_predict(F, ktab.kernel if isinstance(ktab, LazyLossTable) else ktab, w0,
                             s0, g0, aux0)
             lam0 = LAMBDA_START if lam is None else float(lam)
         elif start == "uniform":
@@ -414,7 +415,7 @@ class AdaptiveDesign:
         if start in ("prior", "uniform") and uniform_start(rule, rule_params, lam):
             lam0 = 1.0
         elif start == "prior":
-            ak.graded_predict(X, w0, s0, g0)
+            dm.graded_predict(X, w0, s0, g0)
             lam0 = LAMBDA_START if lam is None else float(lam)
         elif start == "uniform":
             lam0 = 1.0
@@ -602,7 +603,7 @@ class AdaptiveDesign:
         g2 = G2 = None
         if self.kind == ak.KIND_BOTH:
             g2 = st["aux"][1].copy()
-            G2 = float(ak.rest_sum(st["aux"][1], st["rem"]))
+            G2 = float(dm.rest_sum(st["aux"][1], st["rem"]))
         return DesignPlan(q, st["g"].copy(), float(G), float(st["fst"][0]) if a > 0 else 1.0,
                           int(st["ist"][1]), g2, G2)
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from activetest.stats import _adaptive_kernels as ak
+from activetest.stats import _design_models as dm
 from activetest.stats.validate import as_logprobs, as_vector
 
 __all__ = [
@@ -43,7 +43,7 @@ def loss_table(target_logprobs: np.ndarray, loss: str = "log") -> np.ndarray:
 
 class LazyLossTable:
     """A loss table computed from the target's log-probs ``t`` on demand (the
-    kernel's lazy ``(t, mode)``, :mod:`._adaptive_kernels`): ``mode`` 0 ``-t``
+    kernel's lazy ``(t, mode)``, :mod:`._design_models`): ``mode`` 0 ``-t``
     (:func:`loss_table` ``"log"``), 1 ``1[c != argmax t_i]`` (``"zero_one"``), 2 both
     side by side (the two-metric design's table). Indexed like the array with
     ``[rows, columns]`` (integer arrays or integers)."""
@@ -52,7 +52,7 @@ class LazyLossTable:
         self.t = t
         self.mode = int(mode)
         C = t.shape[1]
-        self.shape = (t.shape[0], 2 * C if self.mode == ak.LAZY_BOTH else C)
+        self.shape = (t.shape[0], 2 * C if self.mode == dm.LAZY_BOTH else C)
         #: what the kernels take
         self.kernel = (t, self.mode)
 
@@ -64,12 +64,12 @@ class LazyLossTable:
         C = self.t.shape[1]
         if np.any((c < 0) | (c >= self.shape[1])):
             raise IndexError(f"column outside 0..{self.shape[1] - 1}")
-        log = self.mode == ak.LAZY_LOG or self.mode == ak.LAZY_BOTH
+        log = self.mode == dm.LAZY_LOG or self.mode == dm.LAZY_BOTH
         out = np.empty(r.shape, dtype=np.float64)
         first = c < C if log else np.zeros(r.shape, dtype=bool)
         out[first] = -self.t[r[first], c[first]]
         rest = ~first
-        cc = c[rest] - (C if self.mode == ak.LAZY_BOTH else 0)
+        cc = c[rest] - (C if self.mode == dm.LAZY_BOTH else 0)
         out[rest] = (cc != np.argmax(self.t[r[rest]], axis=1)).astype(np.float64)
         return out if out.ndim else float(out)
 
