@@ -164,7 +164,8 @@ def main(argv: list[str] | None = None) -> int:
         f"from its saved state (a replay of the 400 draws and their refits): "
         f"**{one['resume_ms']:.0f} ms**.", "",
         "How: a run is one state machine over flat arrays, compiled with numba "
-        "(`src/activetest/stats/_adaptive_kernels.py`); the simulator loops over runs inside "
+        "(`src/activetest/stats/_adaptive_kernels.py`, the models it refits in "
+        "`_design_models.py`); the simulator loops over runs inside "
         "the compiled code, the single-run sampler calls the same step function per draw, so "
         "both make identical draws (tested). A draw costs O(N) (the scores change at every "
         "refit, so no sorted structure is kept); a refit is 4 damped-Newton MAP fits "
