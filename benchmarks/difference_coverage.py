@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> None:
     for rate in a.rates:
         # the other model flips the prediction on `rate` of the items: where the target
         # is right (the target better there) with probability `better`
-        w = np.where(right, a.better, 1 - a.better)
+        w = np.where(right, a.better / right.sum(), (1 - a.better) / (~right).sum())
         dif = np.zeros(N, dtype=bool)
         dif[rng.choice(N, int(rate * N), replace=False, p=w / w.sum())] = True
         other = T.copy()
