@@ -43,6 +43,19 @@ def _table(path: Path, ids: list[str]) -> np.ndarray:
     return np.array([rows[i] for i in ids])
 
 
+def _flipped(pf: PoolFiles, T: np.ndarray, rows: Any, path: Path) -> tuple[np.ndarray, Path]:
+    """A compared model predicting as the target ``T`` but for the other class at
+    ``rows``: its ``(N, 2)`` log-probs and the prediction table written to ``path``."""
+    G = T.copy()
+    G[rows] = G[rows][:, ::-1]
+    with path.open("w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["id", "negative", "positive"])
+        for i, row in zip(pf.ids, G, strict=True):
+            w.writerow([i, repr(float(row[0])), repr(float(row[1]))])
+    return G, path
+
+
 def _labelled_compare_session(tmp_path: Path, metric: str
                               ) -> tuple[Any, Any, str, dict[str, np.ndarray]]:
     """A compare session on 400 items with 60 labels drawn by the compare acquisition:
@@ -202,15 +215,8 @@ def test_once_every_item_where_they_differ_is_labelled_the_difference_is_known(
     has 3) and stayed wide at any budget."""
     pf = pool_files
     T = _table(pf.target, pf.ids)
-    G = T.copy()
     flip = [4, 17, 33]
-    G[flip] = G[flip][:, ::-1]  # the other class on those 3 items
-    other = tmp_path / "other.csv"
-    with other.open("w", newline="", encoding="utf-8") as f:
-        w = csv.writer(f)
-        w.writerow(["id", "negative", "positive"])
-        for i, row in zip(pf.ids, G, strict=True):
-            w.writerow([i, repr(float(row[0])), repr(float(row[1]))])
+    G, other = _flipped(pf, T, flip, tmp_path / "other.csv")  # the other class on those 3
     db = tmp_path / "k.db"
     _init(pf, db, "--metric", "error_rate", "--acquisition", "compare", "--compare",
           f"table:{other}")
@@ -315,14 +321,7 @@ def test_the_exact_cs_of_a_difference_bounds_each_draw_by_the_items_it_could_dra
     right = np.flatnonzero(T.argmax(1) == y)
     assert right.size >= 60
     flip = right[:60]
-    G = T.copy()
-    G[flip] = G[flip][:, ::-1]
-    other = tmp_path / "worse.csv"
-    with other.open("w", newline="", encoding="utf-8") as f:
-        w = csv.writer(f)
-        w.writerow(["id", "negative", "positive"])
-        for i, row in zip(pf.ids, G, strict=True):
-            w.writerow([i, repr(float(row[0])), repr(float(row[1]))])
+    G, other = _flipped(pf, T, flip, tmp_path / "worse.csv")
     db = tmp_path / "w.db"
     _init(pf, db, "--metric", "error_rate", "--acquisition", "compare", "--compare",
           f"table:{other}")

@@ -186,8 +186,8 @@ def session_blind_spots(config: SessionConfig, store: Any, *, k: int, n_pool: in
     ``differences``: compared spec -> the per-item bounds of the paired difference and of
     the compared model's log loss (:class:`ComparedBounds`), each one more curve of the
     same draws (None: those of the models the session compared at creation,
-    :func:`stored_differences`). ``scores``: a fixed acquisition's scores where there is
-    no ``store`` (an in-memory run; a session's are read from its store)."""
+    :func:`stored_differences`). ``scores``: a fixed acquisition's scores (an in-memory
+    run's, or a session's already read; None: read from the store)."""
     ratio = config.blind_ratio
     if ratio is None or k < 1:
         return {}
@@ -205,7 +205,7 @@ def session_blind_spots(config: SessionConfig, store: Any, *, k: int, n_pool: in
     rows = [int(i) for i in rows[:k]]
     if config.adaptive or config.acquisition == "uniform":
         scores = None
-    elif store is not None:
+    elif scores is None and store is not None:
         from activetest.session.draw import acquisition_scores_of
 
         scores = acquisition_scores_of(store)

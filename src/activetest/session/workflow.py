@@ -672,16 +672,19 @@ class Session:
         # models compared at creation are known on the pool: each item's largest difference
         sure = stored_differences(cfg, self.store, self.metrics,
                                   None if t_pool is None else t_pool.logprobs)
+        # a fixed acquisition's scores, read once: the blind spot's replay and the
+        # difference's exact CS both use them
+        fixed_scores = (draw.acquisition_scores_of(self.store) if not cfg.adaptive and (
+            sure or cfg.acquisition != "uniform") else None)
         inputs = dataclasses.replace(inputs, difference_bounds={
             spec: dict(cb.difference) for spec, cb in sure.items()},
-            proposal_scores=draw.acquisition_scores_of(self.store)
-            if sure and not cfg.adaptive else None)
+            proposal_scores=fixed_scores if sure else None)
         blind = session_blind_spots(  # what items drawn far below uniform could hide
             cfg, self.store, k=draws.k, n_pool=draws.n_pool, metrics=self.metrics,
             sampler=sampler, target_pool=None if t_pool is None else t_pool.logprobs,
             loss_bounds=inputs.loss_bounds, pool_controls=inputs.pool_controls, level=level,
             save=record and self.store.writable,  # its running state, for the next one
-            differences=sure)
+            differences=sure, scores=fixed_scores)
         report = est.session_estimate(cfg, draws, inputs, design_controls=design_controls,
                                       design_info=design_info, warnings=warnings,
                                       n_boot=n_boot, level=level, target_width=target_width,

@@ -327,7 +327,8 @@ def exact_cs(losses: np.ndarray, q: np.ndarray, N: int, *, loss_high: float,
              loss_low: float = 0.0, q_min: np.ndarray | None = None,
              q_floor: float | None = None, control: np.ndarray | None = None,
              control_rest: np.ndarray | None = None, control_low: float | None = None,
-             control_high: float | None = None, alpha: float = 0.05,
+             control_high: float | None = None, weight_bound: np.ndarray | None = None,
+             rest_bound: np.ndarray | None = None, alpha: float = 0.05,
              grid_size: int | None = None) -> ConfidenceSequence:
     """Exact CS for the pool risk of a bounded loss, from one or many runs.
 
@@ -342,26 +343,50 @@ def exact_cs(losses: np.ndarray, q: np.ndarray, N: int, *, loss_high: float,
             (paper: ``alpha_floor / (1 + alpha_floor)``; see :func:`q_lower_bound`).
         control, control_rest: ``g^(m)`` at the drawn item and its sum over ``S_m``
             (CV-LURE, the adaptive design); bounded by ``[control_low, control_high]``.
+        weight_bound: ``(..., K)`` instead of ``q_min``/``q_floor``: before each draw, an
+            upper bound on ``|L_i - g_i| / q_m(i)`` over the items that could be drawn
+            (with per-item bounds ``|L_i| <= B_i`` known on the pool and no control,
+            :func:`activetest.stats.proposal.floored_weight_bound`), predictable; then
+            ``|N theta_m - sum_{j<m} L_j - G_m| <= W_m`` bounds the bets. Where most
+            items have ``B_i = 0`` (two targets that agree) it is far below the floor's.
+        rest_bound: ``(..., K)`` after each draw, ``sum |L_i|``'s bound over the items
+            not yet drawn: the risk surely lies within ``(sum_{j<=t} L_j -+ rest_t) / N``,
+            intersected with what the loss range allows.
+
+    The proof (module docstring) needs only bounds on ``theta_m`` known before draw m and
+    bounds the risk surely satisfies: ``weight_bound`` and ``rest_bound`` give both.
     """
     L = np.asarray(losses, dtype=np.float64)
-    if (q_min is None) == (q_floor is None):
-        raise ValueError("give exactly one of q_min (per draw) or q_floor")
+    if weight_bound is None and (q_min is None) == (q_floor is None):
+        raise ValueError("give exactly one of q_min (per draw) or q_floor (or weight_bound)")
     if np.any(loss_low - 1e-12 > L) or np.any(loss_high + 1e-12 < L):
         raise ValueError(f"losses must lie in [{loss_low}, {loss_high}]")
     if (control is None) != (control_rest is None):
         raise ValueError("give both control and control_rest, or neither")
     K = L.shape[-1]
-    qm = q_lower_bound(N, K, q_floor) if q_min is None else np.asarray(q_min, dtype=np.float64)
     th = _theta(L, q, N, control, control_rest)
-    lo, hi = theta_bounds(L, N, qm, loss_low=loss_low, loss_high=loss_high,
-                          control_rest=control_rest, control_low=control_low,
-                          control_high=control_high)
     seen = np.cumsum(L, axis=-1)
+    if weight_bound is None:
+        qm = (q_lower_bound(N, K, q_floor) if q_min is None
+              else np.asarray(q_min, dtype=np.float64))
+        lo, hi = theta_bounds(L, N, qm, loss_low=loss_low, loss_high=loss_high,
+                              control_rest=control_rest, control_low=control_low,
+                              control_high=control_high)
+    else:
+        W = np.broadcast_to(np.asarray(weight_bound, dtype=np.float64), L.shape)
+        if np.any(W < 0) or not np.all(np.isfinite(W)):
+            raise ValueError("weight_bound must be finite and non-negative")
+        mid = seen - L + (0.0 if control_rest is None
+                          else np.asarray(control_rest, dtype=np.float64))
+        lo, hi = (mid - W) / N, (mid + W) / N
     rest = N - np.arange(1, K + 1)
+    known_low, known_high = (seen + rest * loss_low) / N, (seen + rest * loss_high) / N
+    if rest_bound is not None:
+        R = np.broadcast_to(np.asarray(rest_bound, dtype=np.float64), L.shape)
+        known_low = np.maximum(known_low, (seen - R) / N)
+        known_high = np.minimum(known_high, (seen + R) / N)
     return betting_cs(th, lo, hi, value_low=loss_low, value_high=loss_high, alpha=alpha,
-                      known_low=(seen + rest * loss_low) / N,
-                      known_high=(seen + rest * loss_high) / N, grid_size=grid_size, N=N)
-
+                      known_low=known_low, known_high=known_high, grid_size=grid_size, N=N)
 
 
 def paired_difference_exact_cs(losses_a: np.ndarray, losses_b: np.ndarray, q: np.ndarray,
@@ -378,50 +403,15 @@ def paired_difference_exact_cs(losses_a: np.ndarray, losses_b: np.ndarray, q: np
     so it is much wider than the CS of one target: a guarantee, not a workhorse.
 
     With per-item bounds known on the pool (both targets' predictions: ``|d_i| <= B_i``,
-    0 where two error rates' predictions agree) it is far tighter:
-
-    - ``weight_bound``: ``(..., K)`` before each draw, an upper bound on ``B_i / q_m(i)``
-      over the items that could be drawn (:func:`activetest.stats.proposal.
-      floored_weight_bound`), predictable; then ``|N theta_m - sum_{j<m} d_j| <= W_m``
-      gives the bet bounds in place of the loss range over ``q_min`` (``q_min`` and
-      ``q_floor`` are then not needed);
-    - ``rest_bound``: ``(..., K)`` after each draw, ``sum B_i`` over the items not yet
-      drawn: the difference surely lies within ``(sum_{j<=t} d_j -+ rest_t) / N`` (the
-      sure bounds), intersected into the CS.
-
-    The proof (module docstring) needs only bounds on ``theta_m`` known before draw m and
-    bounds the difference surely satisfies: both are.
+    0 where two error rates' predictions agree) it is far tighter: ``weight_bound``
+    (before each draw, ``max B_i / q_m(i)`` over the items that could be drawn,
+    :func:`activetest.stats.proposal.floored_weight_bound`) and ``rest_bound`` (the sure
+    bounds' ``sum B_i`` over the undrawn items), as :func:`exact_cs` takes them.
     """
     La = np.asarray(losses_a, dtype=np.float64)
     Lb = np.asarray(losses_b, dtype=np.float64)
     if La.shape != Lb.shape:
         raise ValueError("losses_a and losses_b must have the same shape (same draws)")
-    if weight_bound is None and rest_bound is None:
-        return exact_cs(La - Lb, q, N, loss_low=-float(bound_b), loss_high=float(bound_a),
-                        q_min=q_min, q_floor=q_floor, alpha=alpha, grid_size=grid_size)
-    d = La - Lb
-    lo_v, hi_v = -float(bound_b), float(bound_a)
-    if np.any(lo_v - 1e-12 > d) or np.any(hi_v + 1e-12 < d):
-        raise ValueError(f"differences must lie in [{lo_v}, {hi_v}]")
-    K = d.shape[-1]
-    seen = np.cumsum(d, axis=-1)
-    before = seen - d
-    if weight_bound is None:
-        if (q_min is None) == (q_floor is None):
-            raise ValueError("give exactly one of q_min (per draw) or q_floor, or weight_bound")
-        qm = q_lower_bound(N, K, q_floor) if q_min is None else np.asarray(q_min, np.float64)
-        lo, hi = theta_bounds(d, N, qm, loss_low=lo_v, loss_high=hi_v)
-    else:
-        W = np.broadcast_to(np.asarray(weight_bound, dtype=np.float64), d.shape)
-        if np.any(W < 0) or not np.all(np.isfinite(W)):
-            raise ValueError("weight_bound must be finite and non-negative")
-        lo, hi = (before - W) / N, (before + W) / N
-    rest = N - np.arange(1, K + 1)
-    known_low, known_high = (seen + rest * lo_v) / N, (seen + rest * hi_v) / N
-    if rest_bound is not None:
-        R = np.broadcast_to(np.asarray(rest_bound, dtype=np.float64), d.shape)
-        known_low = np.maximum(known_low, (seen - R) / N)
-        known_high = np.minimum(known_high, (seen + R) / N)
-    th = _theta(d, np.asarray(q, dtype=np.float64), N, None, None)
-    return betting_cs(th, lo, hi, value_low=lo_v, value_high=hi_v, alpha=alpha,
-                      known_low=known_low, known_high=known_high, grid_size=grid_size, N=N)
+    return exact_cs(La - Lb, q, N, loss_low=-float(bound_b), loss_high=float(bound_a),
+                    q_min=q_min, q_floor=q_floor, weight_bound=weight_bound,
+                    rest_bound=rest_bound, alpha=alpha, grid_size=grid_size)

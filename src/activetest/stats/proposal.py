@@ -161,6 +161,26 @@ def floored_weight_bound(scores: np.ndarray, item_bounds: np.ndarray, acquired: 
 
 
 @njit(cache=True)
+def _sum_max(sums, maxes, lo, hi):  # pragma: no cover - compiled
+    """Over the leaves ``[lo, hi)`` (tree positions) of two segment trees of the same
+    shape: the sum of ``sums`` and the largest of ``maxes`` (0 when empty)."""
+    s = 0.0
+    mx = 0.0
+    while lo < hi:
+        if lo & 1:
+            s += sums[lo]
+            mx = max(mx, maxes[lo])
+            lo += 1
+        if hi & 1:
+            hi -= 1
+            s += sums[hi]
+            mx = max(mx, maxes[hi])
+        lo >>= 1
+        hi >>= 1
+    return s, mx
+
+
+@njit(cache=True)
 def _weight_bound_kernel(ss, bs, ratio, pos, acq, floor, out):  # pragma: no cover - compiled
     """:func:`floored_weight_bound` over scores sorted ascending (``ss``, with their
     bounds ``bs`` and ``bs / ss``), ``pos`` each item's sorted position."""
@@ -191,36 +211,8 @@ def _weight_bound_kernel(ss, bs, ratio, pos, acq, floor, out):  # pragma: no cov
             t = floor * total / n_rem
             j = np.searchsorted(ss, t)  # sorted positions < j have s < t
             # [0, j): remaining count and largest B; [j, n): score sum and largest B / s
-            c_lo = 0.0
-            b_lo = 0.0
-            lo = size
-            hi = size + j
-            while lo < hi:
-                if lo & 1:
-                    c_lo += cnt[lo]
-                    b_lo = max(b_lo, mb[lo])
-                    lo += 1
-                if hi & 1:
-                    hi -= 1
-                    c_lo += cnt[hi]
-                    b_lo = max(b_lo, mb[hi])
-                lo >>= 1
-                hi >>= 1
-            s_hi = 0.0
-            r_hi = 0.0
-            lo = size + j
-            hi = 2 * size
-            while lo < hi:
-                if lo & 1:
-                    s_hi += sm[lo]
-                    r_hi = max(r_hi, mr[lo])
-                    lo += 1
-                if hi & 1:
-                    hi -= 1
-                    s_hi += sm[hi]
-                    r_hi = max(r_hi, mr[hi])
-                lo >>= 1
-                hi >>= 1
+            c_lo, b_lo = _sum_max(cnt, mb, size, size + j)
+            s_hi, r_hi = _sum_max(sm, mr, size + j, 2 * size)
             out[m] = (t * c_lo + s_hi) * max(b_lo / t, r_hi)
         v = size + pos[acq[m]]  # the drawn item leaves the remaining set
         cnt[v] = 0.0
