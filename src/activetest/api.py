@@ -208,13 +208,8 @@ class ActiveTest:
         self._metric, self._acquisition, self._seed = metric, acquisition, int(seed)
         self._n_boot, self._level = int(n_boot), float(level)
         known = T if np.all(np.isfinite(T)) else None
-        self._compare: dict[str, np.ndarray] = {}
-        for name, other in compared.items():
-            o_lp = as_class_logprobs(other, f"compare[{name!r}]", C)
-            if o_lp.shape[0] != N:
-                raise ValueError(f"compare[{name!r}] must have one row per pool item ({N}), "
-                                 f"got {o_lp.shape[0]}")
-            self._compare[str(name)] = o_lp
+        self._compare = {str(name): self._pool_predictions(name, other, N, C)
+                         for name, other in compared.items()}
         # what a session stores for these options, so the same design as a session's
         self._config = SessionConfig(
             task={}, surrogate="array", target="array", metric=metric,
@@ -237,6 +232,17 @@ class ActiveTest:
             self._design = design.pool_design(self._config, S, known)
             self._sampler = AdaptiveSampler(self._design, seed=self._seed)
         self._labels: dict[int, int] = {}
+
+    def _pool_predictions(self, name: Any, other: Any, n: int | None = None,
+                          n_classes: int | None = None) -> np.ndarray:
+        """``(N, C)`` log-probs of a compared model, checked (one row per pool item)."""
+        n = self.n_pool if n is None else n
+        o_lp = as_class_logprobs(other, f"compare[{name!r}]",
+                                 self.n_classes if n_classes is None else n_classes)
+        if o_lp.shape[0] != n:
+            raise ValueError(f"compare[{name!r}] must have one row per pool item ({n}), "
+                             f"got {o_lp.shape[0]}")
+        return o_lp
 
     @staticmethod
     def _check_ids(ids: Sequence[Any] | None, n: int) -> tuple[str, ...]:
@@ -477,18 +483,15 @@ class ActiveTest:
         compared, known = {}, {}
         # the models given at construction first (compared at every estimate), as a
         # session compares those named at creation
-        given = {**self._compare, **(compare or {})}
-        for name, other in given.items():
-            o_lp = as_class_logprobs(other, f"compare[{name!r}]", self.n_classes)
-            if o_lp.shape[0] != self.n_pool:
-                raise ValueError(f"compare[{name!r}] must have one row per pool item "
-                                 f"({self.n_pool}), got {o_lp.shape[0]}")
-            compared[str(name)] = kind.losses(draws, self.metrics, o_lp[draws.rows])
+        given = {**self._compare, **{str(name): self._pool_predictions(name, other)
+                                     for name, other in (compare or {}).items()}}
+        for name, o_lp in given.items():
+            compared[name] = kind.losses(draws, self.metrics, o_lp[draws.rows])
             # both targets known on the pool: the bounds of a model a session compared at
             # creation (the sure bounds, the difference's own blind spot)
             cb = None if self._T is None else compared_bounds(self.metrics, self._T, o_lp)
             if cb is not None:
-                known[str(name)] = cb
+                known[name] = cb
         K, s = draws.k, self._sampler
         fixed = self._design is None
         metrics = () if fixed else self._config.design_metrics  # each with its own control
