@@ -20,7 +20,8 @@ from activetest.experiments.outputs import DatasetOutputs
 from activetest.experiments.paper import settings_for
 from activetest.stats import fixed_interval_curve
 from activetest.stats.adaptive import AdaptiveDesign, simulate_design
-from activetest.stats.blindspot import BLIND_RATIO, blind_spot_curve, design_proposals
+from activetest.stats.blindspot import BLIND_RATIO, blind_spot_curve
+from activetest.stats.blindspot_replay import design_proposals
 from activetest.stats.estimators import adaptive_lure_theta
 from activetest.stats.losses import log_loss, zero_one_loss
 

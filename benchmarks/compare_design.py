@@ -67,11 +67,8 @@ from activetest.stats import (  # noqa: E402
     sample,
 )
 from activetest.stats.betting import paired_difference_exact_cs  # noqa: E402
-from activetest.stats.blindspot import (  # noqa: E402
-    BLIND_RATIO,
-    blind_spot_curve,
-    floored_proposals,
-)
+from activetest.stats.blindspot import BLIND_RATIO, blind_spot_curve  # noqa: E402
+from activetest.stats.blindspot_replay import floored_proposals  # noqa: E402
 from activetest.stats.estimators import adaptive_lure_weights  # noqa: E402
 from activetest.stats.fewerrors import MIN_ERRORS, few_differences, switch_to_exact  # noqa: E402
 from activetest.stats.intervals import fixed_interval_curve  # noqa: E402

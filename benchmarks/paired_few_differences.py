@@ -92,11 +92,8 @@ def main(argv: list[str] | None = None) -> None:
                                   *switch_to_exact(np.asarray(cs.low), np.asarray(cs.high),
                                                    ex.low, ex.high, few))}
         if floor < 1.0:  # what sessions add for a non-uniform proposal: the blind spot
-            from activetest.stats.blindspot import (
-                BLIND_RATIO,
-                blind_spot_curve,
-                floored_proposals,
-            )
+            from activetest.stats.blindspot import BLIND_RATIO, blind_spot_curve
+            from activetest.stats.blindspot_replay import floored_proposals
 
             D = np.stack([blind_spot_curve(floored_proposals(scores, r, floor), r, 1.0, N=N,
                                            ratio=BLIND_RATIO).widen_high for r in idx])

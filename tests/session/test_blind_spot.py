@@ -17,12 +17,8 @@ from activetest.session.blindspot import item_loss_bounds, session_blind_spots
 from activetest.session.config import SessionConfig
 from activetest.session.workflow import Session
 from activetest.stats import adaptive_lure_theta, fixed_interval
-from activetest.stats.blindspot import (
-    BLIND_RATIO,
-    EARNED_BLIND_RATIO,
-    design_proposals,
-    floored_proposals,
-)
+from activetest.stats.blindspot import BLIND_RATIO, EARNED_BLIND_RATIO
+from activetest.stats.blindspot_replay import design_proposals, floored_proposals
 
 runner = CliRunner()
 

@@ -22,17 +22,19 @@ import pytest
 from activetest.stats import asymptotic_cs, fixed_interval_curve, sample
 from activetest.stats.adaptive import AdaptiveDesign, simulate_design
 from activetest.stats.blindspot import (
-    CurveSpec,
     blind_spot,
     blind_spot_curve,
+    hidden_mass,
+    uniform_exposure,
+    widen_cs,
+)
+from activetest.stats.blindspot_replay import (
+    CurveSpec,
     design_blind_spot_curve,
     design_blind_spot_curves,
     design_proposals,
     fixed_blind_spot_curves,
     floored_proposals,
-    hidden_mass,
-    uniform_exposure,
-    widen_cs,
 )
 from activetest.stats.estimators import adaptive_lure_theta
 from activetest.stats.losses import log_softmax

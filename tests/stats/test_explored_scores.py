@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from activetest.stats import sample
-from activetest.stats.blindspot import BLIND_RATIO, blind_spot_curve, floored_proposals
+from activetest.stats.blindspot import BLIND_RATIO, blind_spot_curve
+from activetest.stats.blindspot_replay import floored_proposals
 from activetest.stats.proposal import explored_scores, proposal
 
 FLOOR = 0.1

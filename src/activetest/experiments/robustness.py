@@ -53,7 +53,8 @@ from activetest.experiments.hostile import POOLS, HostilePool, hostile_pool
 from activetest.stats import acquisition_scores, sample
 from activetest.stats.adaptive import AdaptiveDesign, simulate_design
 from activetest.stats.betting import exact_cs, log_loss_bound
-from activetest.stats.blindspot import blind_spot_curve, design_proposals, new_blind_ratio
+from activetest.stats.blindspot import blind_spot_curve, new_blind_ratio
+from activetest.stats.blindspot_replay import design_proposals
 from activetest.stats.confseq import asymptotic_cs, running_intersection
 from activetest.stats.estimators import adaptive_lure_theta
 from activetest.stats.fewerrors import MIN_ERRORS, few_errors, switch_to_exact

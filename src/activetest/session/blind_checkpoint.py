@@ -5,7 +5,7 @@ spot at every budget from 30 labels to K (:mod:`activetest.session.blindspot`), 
 needs every past draw's proposal: without a stored state each ``estimate`` and
 ``report`` replays the design draw by draw (one pass over the pool per draw, K in all).
 After an ``estimate`` that records, the curves' running state
-(:class:`activetest.stats.blindspot.CurveState`: the exposures, the control sums, the
+(:class:`activetest.stats.blindspot_replay.CurveState`: the exposures, the control sums, the
 replayed design's state and each curve's values at budgets 1..K) is written here, in
 one transaction; the next ``estimate`` or ``report`` continues from it over the draws
 labelled since, so it costs the new labels, not all of them. Each ``select`` of an
@@ -13,7 +13,7 @@ adaptive session advances it over the draws it made (labelled or not): an estima
 fewer labels than the state holds reads the curves' values at its budgets
 (:func:`load_curves`), which depend on the draws up to each budget only. The paper's
 fixed acquisitions keep the same table with their own key and state
-(:func:`fixed_key`, :class:`activetest.stats.blindspot.FixedCurveState`: the
+(:func:`fixed_key`, :class:`activetest.stats.blindspot_replay.FixedCurveState`: the
 exposures and the curves), written by ``estimate``.
 
 The state is used only when its key equals the one computed from the session as it
@@ -53,7 +53,8 @@ from activetest.session.store import (
     SessionStore,
     SessionWriteError,
 )
-from activetest.stats.blindspot import BlindSpotCurve, CurveSpec, CurveState, FixedCurveState
+from activetest.stats.blindspot import BlindSpotCurve
+from activetest.stats.blindspot_replay import CurveSpec, CurveState, FixedCurveState
 
 __all__ = ["bounds_digest", "curve_key", "fixed_key", "load", "load_curves", "load_fixed",
            "save", "save_fixed", "stored_k"]
@@ -155,7 +156,7 @@ def load(store: SessionStore, key: str, rows: Sequence[int], N: int,
     ``shared``) loads only so.
     ``per_item=False``: the design's per-item arrays (``s``, ``g``, ``aux``) are not
     read (None): the caller continues with a live run's state
-    (:class:`activetest.stats.blindspot.RunDraws`)."""
+    (:class:`activetest.stats.blindspot_replay.RunDraws`)."""
     found = _stored_row(store, key)
     if found is None:
         return None

@@ -22,8 +22,8 @@ import numpy as np
 
 from activetest.session.config import SessionConfig
 from activetest.stats.acquisition import difference_bounds
-from activetest.stats.blindspot import (
-    BlindSpotCurve,
+from activetest.stats.blindspot import BlindSpotCurve
+from activetest.stats.blindspot_replay import (
     CurveSpec,
     RunDraws,
     design_blind_spot_curves,

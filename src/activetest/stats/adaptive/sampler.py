@@ -117,7 +117,7 @@ class AdaptiveSampler:
         #: None, or a list to which each draw appends its mixture ``(a, b, G)`` (the
         #: proposal ``q_i = a s_i + b`` on the remaining items, ``G = sum_rem g``): set
         #: by a caller that reuses them (``select`` advancing the blind spot's state,
-        #: :class:`activetest.stats.blindspot.RunDraws`); not part of the state.
+        #: :class:`activetest.stats.blindspot_replay.RunDraws`); not part of the state.
         self.mixtures: list[tuple[float, float, float]] | None = None
         #: the design's weights before its last refit (None before the first): what
         #: :meth:`redo_last_refit` starts from; not part of the replayed state
