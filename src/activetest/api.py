@@ -478,7 +478,11 @@ class ActiveTest:
                              "the labels of the first draws, in order)")
         kind = kinds.Classification()
         t_lp = self._target_rows(draws.rows)
-        from activetest.session.blindspot import compared_bounds, session_blind_spots
+        from activetest.session.blindspot import (
+            compared_bounds,
+            design_difference_weight_bounds,
+            session_blind_spots,
+        )
 
         compared, known = {}, {}
         # the models given at construction first (compared at every estimate), as a
@@ -503,7 +507,10 @@ class ActiveTest:
                                       target_pool=self._T, target_lp=t_lp, compare=compared)
         inputs = dataclasses.replace(inputs, difference_bounds={
             name: dict(cb.difference) for name, cb in known.items()},
-            proposal_scores=self._scores if known else None)
+            proposal_scores=self._scores if known else None,
+            difference_weight_bounds={} if fixed or not known else
+            design_difference_weight_bounds(self._config, s, k=K, differences=known,
+                                            losses=inputs.losses, compare=inputs.compare))
         blind = session_blind_spots(  # as a session: what rarely drawn items could hide
             self._config, None, k=K, n_pool=self.n_pool, metrics=self.metrics,
             sampler=None if fixed else s, rows=[int(i) for i in draws.rows],

@@ -349,6 +349,48 @@ def test_the_exact_cs_of_a_difference_bounds_each_draw_by_the_items_it_could_dra
     assert a.cs_high < 0  # the target is better, and the CS says so
 
 
+def test_an_adaptive_sessions_exact_cs_of_a_difference_bounds_each_draw_by_its_design(
+        tmp_path: Path) -> None:
+    """The default (adaptive) acquisition, a model compared at creation that is wrong on
+    20 items where the target is right and predicts as the target elsewhere: after 150
+    labels only a few differences are labelled, so the exact CS stands in. Each draw is
+    bounded by what the design's replayed proposal could draw next (0 where the two
+    agree), not by the floor: the CS leaves the sure bounds and is narrower than the
+    floor's version (which stays at them), still holding the truth."""
+    from session_support import make_pool_files
+
+    from activetest.stats.betting import paired_difference_exact_cs
+    from activetest.stats.fewerrors import MIN_ERRORS
+
+    pf = make_pool_files(tmp_path / "data", n=400)
+    T = _table(pf.target, pf.ids)
+    y = pf.labels
+    flip = np.flatnonzero(T.argmax(1) == y)[:20]
+    G, other = _flipped(pf, T, flip, tmp_path / "worse.csv")
+    db = tmp_path / "a.db"
+    _init(pf, db, "--metric", "error_rate", "--compare", f"table:{other}")
+    run("select", db, "--n", "150")
+    run("label", db, "--from-data")
+    N = len(pf.ids)
+    La, Lb = (T.argmax(1) != y).astype(float), (G.argmax(1) != y).astype(float)
+    truth = float((La - Lb).mean())
+    with Session.open(db) as s:
+        assert s.session_config.acquisition == "adaptive"
+        draws = s.labelled_draws()
+        r = s.estimate(record=False, progress=False)
+    (c,) = r.comparisons
+    a = c.difference_anytime
+    d = (La - Lb)[draws.rows]
+    assert 0 < (d != 0).sum() < MIN_ERRORS and a.basis == "exact"
+    rest = 20 - np.cumsum(np.isin(draws.rows, flip))
+    old = paired_difference_exact_cs(La[draws.rows], Lb[draws.rows], draws.q, N,
+                                     bound_a=1.0, bound_b=1.0, q_floor=0.1, rest_bound=rest)
+    sure_high = (d.sum() + rest[-1]) / N
+    assert old.high[-1] == pytest.approx(sure_high, abs=1e-9)  # the floor's: the sure bound
+    assert a.cs_low <= truth <= a.cs_high
+    assert a.cs_high < sure_high - 0.01  # 0.022 against 0.035
+
+
 def test_draws_the_proposal_could_not_have_made_keep_the_floors_bound() -> None:
     """The per-draw bound is only used where every labelled draw is within it (the
     stored scores are the ones the draws were made with); draws it does not cover (a
@@ -372,3 +414,33 @@ def test_draws_the_proposal_could_not_have_made_keep_the_floors_bound() -> None:
                                       rest_bound=B.sum() - np.cumsum(B[rows]))
     np.testing.assert_array_equal(got.exact_low, want.low)
     np.testing.assert_array_equal(got.exact_high, want.high)
+    # an adaptive design's replayed bound that the draws exceed: the floor's stays too
+    got = difference_few_inputs(La, Lb, draws, 5, q_floor=0.1 / 1.1, item_bounds=B,
+                                weight_bound=np.full(K, 10.0))
+    assert got is not None
+    np.testing.assert_array_equal(got.exact_low, want.low)
+    np.testing.assert_array_equal(got.exact_high, want.high)
+    # one over the first 20 of 30 draws (|d| / q = 20 each): the floor's bound
+    # continues it after them, and it makes the CS narrower than the floor's alone
+    N, K = 50, 30
+    rows = np.arange(K)
+    draws = LabelledDraws(N, tuple(f"i{r}" for r in rows), tuple(range(1, K + 1)), rows,
+                          np.full(K, 0.05), np.zeros(K, dtype=np.int64), K)
+    La, Lb = np.zeros(K), np.zeros(K)
+    Lb[[2, 9, 17]] = 1.0
+    B = np.zeros(N)
+    B[[2, 9, 17, 40, 41, 42, 43, 44, 45, 46]] = 1.0
+    rest = B.sum() - np.cumsum(B[rows])
+    W = np.full(20, 25.0)
+    got = difference_few_inputs(La, Lb, draws, 5, q_floor=0.1 / 1.1, item_bounds=B,
+                                weight_bound=W)
+    full = np.concatenate([W, (N - np.arange(20, K)) / (0.1 / 1.1) * (1 + 1e-9)])
+    want = paired_difference_exact_cs(La, Lb, draws.q, N, bound_a=1.0, bound_b=1.0,
+                                      weight_bound=full, rest_bound=rest)
+    np.testing.assert_array_equal(got.exact_low, want.low)
+    np.testing.assert_array_equal(got.exact_high, want.high)
+    floor_only = difference_few_inputs(La, Lb, draws, 5, q_floor=0.1 / 1.1, item_bounds=B)
+    assert got.exact_high[19] < floor_only.exact_high[19] - 5e-4  # 0.079 against 0.080
+    whole = difference_few_inputs(La, Lb, draws, 5, q_floor=0.1 / 1.1, item_bounds=B,
+                                  weight_bound=np.full(K, 25.0))
+    assert whole.exact_high[-1] < got.exact_high[-1] - 0.02  # 0.0375 against 0.075

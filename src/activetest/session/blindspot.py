@@ -28,13 +28,14 @@ from activetest.stats.blindspot_replay import (
     RunDraws,
     design_blind_spot_curves,
     design_proposals,
+    design_weight_bounds,
     fixed_blind_spot_curves,
     floored_proposals,
 )
 
 __all__ = ["ComparedBounds", "Proposals", "SessionBlindSpot", "advance_design_state",
-           "compared_bounds", "difference_bounds", "item_loss_bounds", "session_blind_spots",
-           "stored_differences"]
+           "compared_bounds", "design_difference_weight_bounds", "difference_bounds",
+           "item_loss_bounds", "session_blind_spots", "stored_differences"]
 
 #: ``select`` advances the state with its own draws' mixtures and design state
 #: (:class:`activetest.stats.blindspot.RunDraws`) instead of replaying them (False: it
@@ -138,6 +139,45 @@ def compared_bounds(metrics: Sequence[str], target_pool: np.ndarray, other_pool:
         return None
     return ComparedBounds({m: difference_bounds(m, t, o) for m in metrics},
                           {m: item_loss_bounds(m, o) for m in metrics if m == "log_loss"})
+
+
+def design_difference_weight_bounds(config: SessionConfig, sampler: Any, *, k: int,
+                                    differences: Mapping[str, ComparedBounds],
+                                    losses: Mapping[str, np.ndarray],
+                                    compare: Mapping[str, Mapping[str, np.ndarray]]
+                                    ) -> dict[str, dict[str, np.ndarray]]:
+    """compared spec -> ``{"error_rate": (J,)}``: an adaptive design's weight bound
+    (:func:`~activetest.stats.blindspot_replay.design_weight_bounds`, the difference's
+    per-item bounds) over its first J draws, J the labelled budgets at which the
+    few-errors rule (:func:`~activetest.stats.fewerrors.few_differences`) keeps the exact
+    CS of the paired difference in use (a prefix: the count of labels away from the
+    usual difference never falls); the exact CS bounds each of those draws by it
+    instead of the floor. Empty for a fixed acquisition, a session without the rule,
+    or where no compared model is known on the pool (``differences``). ``losses`` and
+    ``compare``: the target's and each compared model's losses at the K labelled draws."""
+    from activetest.stats.fewerrors import few_differences
+
+    min_errors = config.clt_min_errors
+    if not config.adaptive or sampler is None or min_errors is None or k < 1:
+        return {}
+    st = sampler.state()
+    rows = [int(i) for i in st.acquired[:k]]
+    out: dict[str, dict[str, np.ndarray]] = {}
+    for spec, cb in differences.items():
+        B = cb.difference.get("error_rate")
+        other = compare.get(spec, {}).get("error_rate")
+        mine = losses.get("error_rate")
+        if B is None or other is None or mine is None:
+            continue
+        d = np.asarray(mine, dtype=np.float64)[:k] - np.asarray(other, dtype=np.float64)[:k]
+        few = few_differences(d, int(min_errors))
+        J = int(np.argmin(few)) if not few.all() else k  # the prefix where it is in use
+        if J == 0:
+            continue
+        out[spec] = {"error_rate": design_weight_bounds(
+            sampler.design, rows[:J], B, labels=st.labels[:J], losses=st.losses[:J],
+            n_known=st.n_known[:J])}
+    return out
 
 
 def _proposals(config: SessionConfig, rows: list[int], scores: np.ndarray | None, k: int,

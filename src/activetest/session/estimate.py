@@ -287,7 +287,8 @@ def few_errors_inputs(losses: np.ndarray, draws: LabelledDraws, min_errors: int 
 def difference_few_inputs(losses: np.ndarray, other_losses: np.ndarray, draws: LabelledDraws,
                           min_errors: int | None, *, q_floor: float | None,
                           level: float = 0.95, item_bounds: np.ndarray | None = None,
-                          proposal: tuple[np.ndarray, float] | None = None
+                          proposal: tuple[np.ndarray, float] | None = None,
+                          weight_bound: np.ndarray | None = None
                           ) -> FewErrors | None:
     """:class:`FewErrors` of the paired difference ``losses - other_losses`` of two
     targets' error rates (``(K,)`` each, in [0, 1], at the same labelled draws): the exact
@@ -302,8 +303,13 @@ def difference_few_inputs(losses: np.ndarray, other_losses: np.ndarray, draws: L
     draw by the items the proposal could draw and their bounds
     (:func:`~activetest.stats.proposal.floored_weight_bound`) and is intersected with
     the sure bounds, instead of bounding every draw by the floor (about +-1 wide for
-    many labels: the floor's items weigh ``1 / q_floor``); with bounds but no fixed
-    proposal (an adaptive design), the sure bounds only."""
+    many labels: the floor's items weigh ``1 / q_floor``). ``weight_bound`` (an adaptive
+    design's, with ``item_bounds``: ``(J,)`` for its first J <= K draws,
+    :func:`~activetest.stats.blindspot_replay.design_weight_bounds`) does the same for a
+    design's proposals, the floor's bound standing in after the J-th draw (the exact CS
+    is used only while few labels differ: a prefix); with bounds and neither, the sure
+    bounds only. A bound a labelled draw exceeds (the draws were not made by that
+    proposal) is not used: the floor's stays."""
     from activetest.stats.betting import paired_difference_exact_cs
     from activetest.stats.fewerrors import few_differences, few_differences_reason
 
@@ -316,6 +322,9 @@ def difference_few_inputs(losses: np.ndarray, other_losses: np.ndarray, draws: L
         B = np.asarray(item_bounds, dtype=np.float64)
         extra["rest_bound"] = B.sum() - np.cumsum(B[draws.rows])
         W = None if proposal is None else _weight_bound(proposal, B, draws, La - Lb)
+        if W is None and weight_bound is not None:
+            W = _design_weight_bound(np.asarray(weight_bound, dtype=np.float64), B, draws,
+                                     La - Lb, q_floor)
         if W is not None:
             extra["weight_bound"] = W
     ex = paired_difference_exact_cs(La, Lb, draws.q, draws.n_pool, bound_a=1.0, bound_b=1.0,
@@ -325,6 +334,24 @@ def difference_few_inputs(losses: np.ndarray, other_losses: np.ndarray, draws: L
     return FewErrors(int(min_errors), few_differences(d, int(min_errors)),
                      np.asarray(ex.low, float), np.asarray(ex.high, float),
                      few_differences_reason(d, int(min_errors)))
+
+
+def _design_weight_bound(prefix: np.ndarray, item_bounds: np.ndarray, draws: LabelledDraws,
+                         d: np.ndarray, q_floor: float | None) -> np.ndarray | None:
+    """``(K,)``: an adaptive design's weight bound over its first draws (``prefix``),
+    then the floor's ``max B * (N - m) / q_floor`` (0-based draw m: every remaining item
+    is drawn with probability at least ``q_floor / (N - m)``); None where a labelled draw
+    exceeds it, or without a floor to continue it."""
+    K, J = draws.k, min(prefix.shape[0], draws.k)
+    if q_floor is None or not q_floor > 0:
+        return None
+    m = np.arange(J, K, dtype=np.float64)
+    W = np.concatenate([prefix[:J], float(item_bounds.max(initial=0.0))
+                        * (draws.n_pool - m) / float(q_floor) * (1.0 + 1e-9)])
+    if not np.all(np.isfinite(W)) or np.any(np.abs(d) / draws.q > W * (1 + 1e-6) + 1e-12) \
+            or np.any(np.abs(d) > item_bounds[draws.rows] + 1e-12):
+        return None
+    return W
 
 
 def _weight_bound(proposal: tuple[np.ndarray, float], item_bounds: np.ndarray,
@@ -570,6 +597,8 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
                     clt_min_errors: int | None = None,
                     difference_bounds: Mapping[str, Mapping[str, np.ndarray]] | None = None,
                     proposal: tuple[np.ndarray, float] | None = None,
+                    difference_weight_bounds: Mapping[str, Mapping[str, np.ndarray]]
+                    | None = None,
                     ) -> EstimateReport:
     """Every metric's estimate from the labelled draws.
 
@@ -589,6 +618,9 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
         proposal: the fixed acquisition's ``(scores, floor)`` the draws were made with
             (None: an adaptive design): with ``difference_bounds``, the difference's
             exact CS bounds each draw by it (:func:`difference_few_inputs`).
+        difference_weight_bounds: other target spec -> metric -> an adaptive design's
+            weight bound over its first draws (with ``difference_bounds``; the
+            ``weight_bound`` of :func:`difference_few_inputs`).
         noise: the label-noise alarm.
         seed, n_boot, level: the bootstraps' seed, resamples and coverage.
         target_width: also project the labels needed for this interval width (by the
@@ -669,7 +701,8 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
                     np.asarray(losses[metric], dtype=np.float64), o_loss, draws,
                     clt_min_errors, q_floor=q_floor, level=level,
                     item_bounds=(difference_bounds or {}).get(spec, {}).get(metric),
-                    proposal=proposal)
+                    proposal=proposal,
+                    weight_bound=(difference_weight_bounds or {}).get(spec, {}).get(metric))
             # the blind spot (error rates): the unexplored items the target's intervals
             # are widened for could hide the other target's errors (up to 1 each: its
             # plain LURE counts them at 0) and a difference anywhere in [-1, 1]; where
@@ -885,6 +918,9 @@ class KindInputs:
             ``difference_bounds`` the difference's exact CS bounds each draw by the
             items it could draw (:func:`activetest.stats.proposal.floored_weight_bound`)
             instead of the floor.
+        difference_weight_bounds: compared target -> metric -> ``(J,)`` the same bound
+            of an adaptive design's first J draws, replayed
+            (:func:`activetest.session.blindspot.design_difference_weight_bounds`).
     """
 
     losses: Mapping[str, np.ndarray]
@@ -895,6 +931,8 @@ class KindInputs:
     compare: Mapping[str, Mapping[str, np.ndarray]] = field(default_factory=dict)
     difference_bounds: Mapping[str, Mapping[str, np.ndarray]] = field(default_factory=dict)
     proposal_scores: np.ndarray | None = None
+    difference_weight_bounds: Mapping[str, Mapping[str, np.ndarray]] = field(
+        default_factory=dict)
 
 
 def noise_rule(config: SessionConfig) -> NoiseRule:
@@ -949,6 +987,7 @@ def session_estimate(config: SessionConfig, draws: LabelledDraws, inputs: KindIn
         design_controls=design_controls, planned_budget=config.planned_budget,
         blind_spots=blind_spots, clt_min_errors=config.clt_min_errors,
         difference_bounds=inputs.difference_bounds,
+        difference_weight_bounds=inputs.difference_weight_bounds if design_controls else None,
         proposal=(None if inputs.proposal_scores is None or design_controls
                   else (inputs.proposal_scores, float(config.proposal_floor))))
     if design_info is not None:

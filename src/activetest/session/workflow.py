@@ -667,7 +667,11 @@ class Session:
             draws, self.metrics, surrogate_pool=s_stored.logprobs,
             target_pool=None if t_pool is None else t_pool.logprobs, target_lp=t_lp,
             compare=compared)
-        from activetest.session.blindspot import session_blind_spots, stored_differences
+        from activetest.session.blindspot import (
+            design_difference_weight_bounds,
+            session_blind_spots,
+            stored_differences,
+        )
 
         # models compared at creation are known on the pool: each item's largest difference
         sure = stored_differences(cfg, self.store, self.metrics,
@@ -678,7 +682,10 @@ class Session:
             sure or cfg.acquisition != "uniform") else None)
         inputs = dataclasses.replace(inputs, difference_bounds={
             spec: dict(cb.difference) for spec, cb in sure.items()},
-            proposal_scores=fixed_scores if sure else None)
+            proposal_scores=fixed_scores if sure else None,
+            difference_weight_bounds=design_difference_weight_bounds(
+                cfg, sampler, k=draws.k, differences=sure, losses=inputs.losses,
+                compare=inputs.compare) if sure else {})
         blind = session_blind_spots(  # what items drawn far below uniform could hide
             cfg, self.store, k=draws.k, n_pool=draws.n_pool, metrics=self.metrics,
             sampler=sampler, target_pool=None if t_pool is None else t_pool.logprobs,

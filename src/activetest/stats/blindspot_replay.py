@@ -41,6 +41,7 @@ __all__ = [
     "design_blind_spot_curve",
     "design_blind_spot_curves",
     "design_proposals",
+    "design_weight_bounds",
     "fixed_blind_spot_curves",
     "floored_proposals",
 ]
@@ -407,3 +408,56 @@ def _expose_all(a, b, s, g, g1, rem, Q, wg0, wg1, c, with_g0, with_g1, pick, thr
                 found[n] = i
                 n += 1
     return n
+
+
+def design_weight_bounds(design: Any, acquired: Sequence[int], item_bounds: np.ndarray, *,
+                         labels: Sequence[int] | None = None,
+                         losses: Sequence[float] | None = None,
+                         n_known: Sequence[int] | None = None) -> np.ndarray:
+    """``(K,)`` before each draw of ``acquired``, the largest weighted bound
+    ``B_i / q_m(i)`` over the items the adaptive design could draw next (its proposal
+    ``q_m(i) = a_m s_i + b_m`` on the remaining items, replayed from its history as
+    :func:`design_proposals` does): what one draw can add to ``N theta_m`` at most,
+    known before the draw. The adaptive counterpart of
+    :func:`activetest.stats.proposal.floored_weight_bound`, for the exact CS of a paired
+    difference (:func:`activetest.stats.betting.exact_cs`, ``weight_bound=``): where two
+    targets agree (``B_i = 0``) nothing is weighted, so the bound is far below the
+    floor's ``max B / q_min``. Scaled outward by ``1 + 1e-9`` for rounding; 0 where no
+    remaining item has a positive bound. One compiled pass over the pool per draw.
+
+    Args:
+        design: the adaptive design (:class:`activetest.stats.adaptive.AdaptiveDesign`).
+        acquired: ``(K,)`` the drawn items, in order.
+        item_bounds: ``(N,)`` non-negative ``B_i``.
+        labels, losses, n_known: the history, as for :func:`design_proposals`.
+    """
+    acq = [int(i) for i in acquired]
+    B = np.ascontiguousarray(item_bounds, dtype=np.float64)
+    if B.ndim != 1 or np.any(B < 0) or not np.all(np.isfinite(B)):
+        raise ValueError("item_bounds must be a finite, non-negative (N,) array")
+    out = np.zeros(len(acq))
+    if not acq or not np.any(B > 0):
+        return out
+    st, known = _replay_state(design, acq, labels, losses, n_known)
+    if st["s"].shape[0] != B.shape[0]:
+        raise ValueError(f"item_bounds has {B.shape[0]} items, the design's pool "
+                         f"{st['s'].shape[0]}")
+    for m, i in enumerate(acq):
+        mix = design._mixture(st, m, known[m])
+        out[m] = _largest_weight(float(mix[0]), float(mix[1]), st["s"], st["rem"], B)
+        design._finish(st, m, mix, i)
+    return out * (1.0 + 1e-9)
+
+
+@njit(cache=True)
+def _largest_weight(a, b, s, rem, B):  # pragma: no cover - compiled
+    """``max B_i / (a s_i + b)`` over the remaining items with ``B_i > 0`` (0 if none;
+    inf where such an item has probability 0)."""
+    best = 0.0
+    for i in range(s.shape[0]):
+        if rem[i] and B[i] > 0.0:
+            q = a * s[i] + b
+            w = B[i] / q if q > 0.0 else np.inf
+            if w > best:
+                best = w
+    return best
