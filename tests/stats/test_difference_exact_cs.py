@@ -189,6 +189,11 @@ def test_design_weight_bound_against_brute_force(name: str) -> None:
         assert np.all(B[acq] / runs.q[r] <= wb)
         assert np.all(wb < 0.5 * (300 - np.arange(50)) / 0.1)  # far below the floor's
     assert np.array_equal(design_weight_bounds(design, acq, np.zeros(300)), np.zeros(50))
+    one = np.zeros(300)
+    one[acq[0]] = 1.0  # the only item that can differ, drawn first: nothing after it
+    w1 = design_weight_bounds(design, acq, one, labels=y[acq], losses=La[acq])
+    assert w1[0] == pytest.approx(1.0 / runs.q[-1][0], rel=1e-8)
+    assert np.array_equal(w1[1:], np.zeros(49))
     with pytest.raises(ValueError, match="item_bounds"):
         design_weight_bounds(design, acq, -B, labels=y[acq], losses=La[acq])
     with pytest.raises(ValueError, match="item_bounds has 299 items"):
