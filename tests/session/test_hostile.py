@@ -88,6 +88,34 @@ def test_select_validates_the_output_file_before_drawing(pool_files: PoolFiles,
     assert len(collected(db)) == len(before) + 3
 
 
+def test_no_output_file_can_be_the_session_file(pool_files: PoolFiles,
+                                               tmp_path: Path) -> None:
+    """``export``, ``select --out`` and ``labelstudio-config --out`` refuse the session file
+    itself, by its name, through a link or as its SQLite sidecar: exit 2, nothing drawn,
+    every label still there (they wrote over the session and said "wrote 5 items")."""
+    db = tmp_path / "s.db"
+    init(pool_files, db)
+    label_first(db, tmp_path, 4)
+    before = collected(db)
+    link = tmp_path / "s.csv"
+    link.symlink_to(db)
+    for cmd in (("export", db, "--out", db, "--format", "csv", "--which", "labelled"),
+                ("export", db, "--out", link, "--which", "labelled"),
+                ("export", db, "--out", f"{db}-wal", "--format", "csv"),
+                ("select", db, "--n", "2", "--out", db, "--format", "csv"),
+                ("select", db, "--n", "2", "--out", link),
+                ("labelstudio-config", db, "--out", db)):
+        out = run(*cmd, code=2)
+        one_error(out)
+        assert "is the session" in out, out
+    assert collected(db) == before  # nothing drawn, nothing lost
+    assert "4 labelled" in run("status", db).replace("\n", " ")
+    from activetest.session.workflow import Session
+
+    with Session.open(db) as s, pytest.raises(ValueError, match="is the session file"):
+        s.export(db, format="csv", which="labelled")
+
+
 def test_bad_numbers_and_files_are_one_message(pool_files: PoolFiles, tmp_path: Path) -> None:
     db = tmp_path / "s.db"
     init(pool_files, db)

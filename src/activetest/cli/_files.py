@@ -69,6 +69,9 @@ def labelstudio_config(
     if out is None:
         print(xml, end="")
     else:
+        from activetest.session.labels import refuse_session_file
+
+        refuse_session_file(out, session)
         out.write_text(xml, encoding="utf-8")
         _out.print(f"wrote the labelling config to {_escape(str(out))}")
 

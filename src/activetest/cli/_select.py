@@ -47,13 +47,16 @@ def select(
     busy_timeout: Timeout = 5.0,
 ) -> None:
     """Draw the next N items to label (sequential draws from the stored sampler)."""
-    from activetest.session.labels import check_export_target
+    from activetest.session.labels import check_export_target, refuse_session_file
 
     fmt = None if format is None else format.value
     if emit is not None and (emit != "lm-eval" or out is None):
         raise ValueError("--emit takes lm-eval, with --out samples.json")
-    if out is not None and emit is None:  # before drawing: a draw never seen is wasted
-        check_export_target(out, fmt)
+    if out is not None:  # before drawing: a draw never seen is wasted
+        if emit is None:
+            check_export_target(out, fmt, session=session)
+        else:
+            refuse_session_file(out, session)
     with _open(session, busy_timeout) as s:
         waiting = s.n_pending()
         if emit is not None:

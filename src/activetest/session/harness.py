@@ -456,7 +456,10 @@ def emit_lmeval(session: Any, acquisitions: Sequence[Any], out: str | os.PathLik
     """Write lm-eval's ``--samples`` file for these draws; returns the mapping written."""
     from activetest.formats.lmeval_results import samples_json, write_samples_json
 
+    from activetest.session.labels import refuse_session_file
+
     _require(session)
+    refuse_session_file(out, session.store.path)
     answers = session.store.answers("target")
     pairs = [(answers[a.index][2]["lm_eval_task"], int(answers[a.index][2]["doc_id"]))
              for a in acquisitions]

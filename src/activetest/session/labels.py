@@ -380,13 +380,39 @@ def export_format(path: str | os.PathLike[str], format: str | None) -> str:
     return fmt
 
 
-def check_export_target(path: str | os.PathLike[str], format: str | None) -> str:
-    """The format, after checking that ``path`` can be written (before anything is drawn).
+def refuse_session_file(path: str | os.PathLike[str],
+                        session: str | os.PathLike[str] | None) -> None:
+    """Raise ValueError if writing ``path`` would overwrite the session file ``session``
+    or one of SQLite's files beside it (``-wal``, ``-shm``, ``-journal``): by its name, a
+    link to it or another name of the same file. None: nothing to protect."""
+    if session is None:
+        return
+    out = Path(path)
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        own = Path(os.fspath(session) + suffix)
+        same = os.path.realpath(out) == os.path.realpath(own)
+        if not same and out.exists() and own.exists():
+            try:
+                same = os.path.samefile(out, own)
+            except OSError:
+                same = False
+        if same:
+            what = "the session file" if not suffix else f"the session's SQLite {suffix[1:]} file"
+            raise ValueError(f"{out} is {what} ({own}); name another file to write "
+                             f"(nothing was drawn or written)")
+
+
+def check_export_target(path: str | os.PathLike[str], format: str | None, *,
+                        session: str | os.PathLike[str] | None = None) -> str:
+    """The format, after checking that ``path`` can be written (before anything is drawn)
+    and is not the session file ``session`` (:func:`refuse_session_file`).
 
     Raises:
-        ValueError: an unknown format, a folder, or a missing parent folder.
+        ValueError: an unknown format, a folder, a missing parent folder, or the
+            session's own file.
         PermissionError: the folder cannot be written.
     """
+    refuse_session_file(path, session)
     fmt = export_format(path, format)
     p = Path(path)
     if p.is_dir():

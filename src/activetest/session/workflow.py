@@ -841,6 +841,7 @@ class Session:
         from activetest.session.harness import check_person_labelling
 
         check_person_labelling(self, acq, "export")  # a harness item without an answer
+        labels.refuse_session_file(path, self.store.path)  # never write over the session
         fmt = labels.export_format(path, format)
         rows = self._display_items([a.index for a in acq])
         pred = None
