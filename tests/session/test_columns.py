@@ -205,6 +205,29 @@ def test_a_duplicate_pool_id_is_refused_as_before(tmp_path: Path) -> None:
     assert not (tmp_path / "d.db").exists()
 
 
+@pytest.mark.parametrize("tail", ["it3,-0.01,-4.6\n", "other9,-0.01,-4.6\n"])
+def test_table_rows_after_the_pool_take_the_general_path(tail: str, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch
+                                                         ) -> None:
+    """A table in the pool's order with more rows after the pool's last item: a
+    repeated id is refused as the general path refuses it (the streamed path kept the
+    first row and said nothing); an id of no pool item is read as the general path
+    reads it (the session is the same)."""
+    pool, sur, tgt = _write_pool(tmp_path, 120, "csv")
+    monkeypatch.setattr(stream_init, "BLOCK", 32)
+    with tgt.open("a", encoding="utf-8") as f:
+        f.write(tail)
+    if tail.startswith("it3"):
+        with pytest.raises(ValueError, match="duplicate id 'it3'"):
+            _create(tmp_path / "d.db", (pool, sur, tgt))
+        assert not (tmp_path / "d.db").exists()
+        return
+    _create(tmp_path / "a.db", (pool, sur, tgt)).close()
+    monkeypatch.setattr(stream_init, "try_stream", lambda *a, **k: None)
+    _create(tmp_path / "b.db", (pool, sur, tgt)).close()
+    _same_session(tmp_path / "a.db", tmp_path / "b.db")
+
+
 def test_commands_read_only_the_items_they_touch(tmp_path: Path) -> None:
     files = _write_pool(tmp_path, 400)
     db = tmp_path / "s.db"

@@ -260,6 +260,20 @@ class _Rows:
         self.held = len(ids) - m
         return ids[:m], vals[:m]
 
+    def more(self) -> bool:
+        """Whether rows are left after those taken."""
+        import csv
+
+        while self.held == 0:
+            try:
+                nxt = next(self.blocks, None)
+            except (*_READ_ERRORS, csv.Error):  # the general path reads or refuses it
+                raise NotStreamable("read") from None
+            if nxt is None:
+                return False
+            self.held += len(nxt[0])
+        return True
+
 
 # ------------------------------------------------------------------------ the session
 
@@ -375,6 +389,9 @@ def _stream(path: Path, p: Path, fmt: str, task: Task, sur: _Table, tgt: _Table,
             n += len(items)
         if n == 0:
             raise NotStreamable("empty")
+        if any(t.more() for t in tables):  # rows after the pool's last item (a repeated id,
+            # items of another pool): the general path checks every id of the table
+            raise NotStreamable("table rows after the pool")
         got["n"] = n
         got["lp"] = [part.array() for part in parts]
         config1 = config_of(info, specs, raw_specs, n)  # the planned budget needs N
