@@ -159,6 +159,14 @@ def test_a_stale_or_damaged_state_is_not_used(pool200: PoolFiles, tmp_path: Path
         s.label_from_data()
         want = _estimate(s, monkeypatch, False, record=False)
         con = sqlite3.connect(tmp_path / "a.db")
+        # one byte changed inside a stored array (a bad CRC: zipfile.BadZipFile)
+        blob = bytearray(con.execute("SELECT state FROM blind_spot_checkpoint").fetchone()[0])
+        at = blob.find(b"out_0.npy")
+        assert at > 0
+        blob[at + 120] ^= 0xFF
+        con.execute("UPDATE blind_spot_checkpoint SET state = ?", (bytes(blob),))
+        con.commit()
+        _same(_estimate(s, monkeypatch, True, record=False), want)
         con.execute("UPDATE blind_spot_checkpoint SET state = ?", (b"junk",))
         con.commit()
         _same(_estimate(s, monkeypatch, True), want)

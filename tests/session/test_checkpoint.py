@@ -104,7 +104,20 @@ def test_a_stale_or_damaged_checkpoint_is_replayed(pool_files: PoolFiles,
         con.execute("UPDATE adaptive_checkpoints SET draws = draws + 1")
         con.commit()
         assert _both_paths(s)[0] is None
-        con.execute("UPDATE adaptive_checkpoints SET draws = draws - 1, state = ?", (b"junk",))
+        con.execute("UPDATE adaptive_checkpoints SET draws = draws - 1")
+        con.commit()
+        assert _both_paths(s)[0] is not None
+        # one byte changed inside a stored array (a bad CRC: zipfile.BadZipFile, which
+        # made `estimate` end in a traceback)
+        blob = bytearray(con.execute("SELECT state FROM adaptive_checkpoints").fetchone()[0])
+        at = blob.find(b"control.npy")
+        assert at > 0
+        blob[at + 200] ^= 0xFF
+        con.execute("UPDATE adaptive_checkpoints SET state = ?", (bytes(blob),))
+        con.commit()
+        assert _both_paths(s)[0] is None
+        assert s.estimate(record=False, progress=False).n_labels == 12
+        con.execute("UPDATE adaptive_checkpoints SET state = ?", (b"junk",))
         con.commit()
         assert _both_paths(s)[0] is None
         con.execute("DROP TABLE adaptive_checkpoints")  # a file from before checkpoints

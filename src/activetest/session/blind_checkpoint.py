@@ -162,8 +162,7 @@ def load(store: SessionStore, key: str, rows: Sequence[int], N: int,
         return None
     try:
         state = _decode(store, found[0], found[1], rows, N, design_now, per_item)
-    except (ValueError, KeyError, OSError, EOFError, TypeError, IndexError,
-            sqlite3.DatabaseError):  # damaged: start from the first draw
+    except checkpoint.DAMAGED:  # damaged: start from the first draw
         return None
     return state if _still(store, key) else None
 
@@ -194,7 +193,7 @@ def load_curves(store: SessionStore, key: str, k: int, n_curves: int, ratio: flo
                 return None
             out = [z[f"out_{j}"] for j in range(n_curves)]
             delta, cap = z["delta"], z["cap"]
-    except (ValueError, KeyError, OSError, EOFError, TypeError, IndexError):
+    except checkpoint.DAMAGED:
         return None  # damaged: computed from the first draw
     if any(o.shape != (4, k0) for o in out) or len(delta) != n_curves or len(cap) != n_curves:
         return None
@@ -393,8 +392,7 @@ def load_fixed(store: SessionStore, key: str, N: int, n_curves: int) -> FixedCur
         cols.read_column(store._conn, info, Q)
         state = FixedCurveState(k, Q, out, tuple(float(x) for x in data["delta"]),
                                 tuple(float(x) for x in data["cap"]))
-    except (ValueError, KeyError, OSError, EOFError, TypeError, IndexError,
-            sqlite3.DatabaseError):  # damaged: start from the first draw
+    except checkpoint.DAMAGED:  # damaged: start from the first draw
         return None
     return state if _still(store, key) else None
 

@@ -47,11 +47,20 @@ import io
 import json
 import os
 import sqlite3
+import zipfile
+import zlib
 from typing import Any
 
 import numpy as np
 
 from activetest.session.store import SessionStore
+
+#: What reading a damaged stored state raises (a changed byte in its npz blob: a bad
+#: CRC or header is ``zipfile.BadZipFile``, bad compressed data ``zlib.error``; a
+#: damaged page ``sqlite3.DatabaseError``): the state is then not used, and the design
+#: (or the blind spot) is replayed from the stored draws instead.
+DAMAGED = (ValueError, KeyError, OSError, EOFError, TypeError, IndexError,
+           zipfile.BadZipFile, zlib.error, sqlite3.DatabaseError)
 
 __all__ = ["enabled", "load", "save", "spec_hash"]
 
@@ -159,8 +168,7 @@ def load(store: SessionStore, design: Any, seed: int | None, rng_state: Any,
         if getattr(sampler, "_columns_of", None) is not None:  # its s, g read from columns
             sampler._columns_of = (key, *sampler._columns_of[1:])
         return sampler
-    except (ValueError, KeyError, OSError, EOFError, TypeError, IndexError,
-            sqlite3.DatabaseError):  # damaged: replay
+    except DAMAGED:  # damaged: replay
         return None
 
 

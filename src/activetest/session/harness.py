@@ -455,7 +455,6 @@ def emit_lmeval(session: Any, acquisitions: Sequence[Any], out: str | os.PathLik
                 ) -> dict[str, list[int]]:
     """Write lm-eval's ``--samples`` file for these draws; returns the mapping written."""
     from activetest.formats.lmeval_results import samples_json, write_samples_json
-
     from activetest.session.labels import refuse_session_file
 
     _require(session)
