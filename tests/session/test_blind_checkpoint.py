@@ -42,12 +42,11 @@ def _estimate(s: Session, monkeypatch: pytest.MonkeyPatch, stored: bool,
     """(the estimate's text, metric -> blind spot), with the stored state or without."""
     monkeypatch.setenv("ACTIVETEST_CHECKPOINTS", "1" if stored else "0")
     try:
-        report, _, _, _, blind = s._estimate(compare=(), n_boot=None, target_width=None,
-                                             progress=False, **{"record": True, "level": None,
-                                                                **kw})
+        parts = s._estimate(compare=(), n_boot=None, target_width=None, progress=False,
+                            **{"record": True, "level": None, **kw})
     finally:
         monkeypatch.delenv("ACTIVETEST_CHECKPOINTS")
-    return repr(report), blind
+    return repr(parts.report), parts.blind_spots
 
 
 def _same(x: tuple[str, dict[str, Any]], y: tuple[str, dict[str, Any]]) -> None:

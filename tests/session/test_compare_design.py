@@ -70,11 +70,11 @@ def _labelled_compare_session(tmp_path: Path, metric: str
     run("select", db, "--n", "60")
     run("label", db, "--from-data")
     with Session.open(db) as s:
-        rep, _, _, _, blind = s._estimate(compare=(), n_boot=None, level=None,
-                                          target_width=None, record=False, progress=False)
+        parts = s._estimate(compare=(), n_boot=None, level=None, target_width=None,
+                            record=False, progress=False)
         spec = s.session_config.compare[0]
         scores = {r: s.store.scores(r).logprobs for r in ("target", f"compare:{spec}")}
-    return rep, blind, spec, scores
+    return parts.report, parts.blind_spots, spec, scores
 
 
 def test_a_compare_session_draws_where_the_two_differ_and_compares_at_every_estimate(
@@ -444,3 +444,33 @@ def test_draws_the_proposal_could_not_have_made_keep_the_floors_bound() -> None:
     whole = difference_few_inputs(La, Lb, draws, 5, q_floor=0.1 / 1.1, item_bounds=B,
                                   weight_bound=np.full(K, 25.0))
     assert whole.exact_high[-1] < got.exact_high[-1] - 0.02  # 0.0375 against 0.075
+
+
+def test_the_reports_log_loss_intervals_are_the_estimates_where_the_loss_bound_clips(
+        tmp_path: Path) -> None:
+    """The report's curves keep the log loss's intervals within the largest loss any pool
+    item can have, as the estimate does: after 10 labels drawn by the compare acquisition
+    the anytime CS reaches that bound, and the report's last row shows the estimate's
+    intervals (it showed them unclipped: an upper end above any possible log loss)."""
+    from session_support import make_pool_files
+
+    pf = make_pool_files(tmp_path / "data", n=200)
+    db = tmp_path / "r.db"
+    _init(pf, db, "--metric", "log_loss", "--acquisition", "compare", "--compare",
+          f"table:{pf.target2}")
+    run("select", db, "--n", "10")
+    run("label", db, "--from-data")
+    with Session.open(db) as s:
+        rep = s.estimate(record=False, progress=False)
+        data = s.report_data(progress=False)
+        bound = float((-s.store.scores("target").logprobs.min(axis=1)).max())
+    a = rep.metrics["log_loss"].anytime
+    assert a is not None
+    row = data.history["log loss"][-1]
+    assert row.n_labels == 10
+    assert (row.active.fixed.low, row.active.fixed.high) == pytest.approx(
+        (a.fixed_low, a.fixed_high), abs=1e-12)
+    assert (row.active.anytime.low, row.active.anytime.high) == pytest.approx(
+        (a.cs_low, a.cs_high), abs=1e-12)
+    assert max(a.fixed_high, a.cs_high) <= bound + 1e-12
+    assert a.cs_high == pytest.approx(bound)  # the bound does clip here

@@ -52,8 +52,10 @@ def prefix_intervals(session: Any) -> PrefixIntervals:
     if draws.k < 2:
         raise ValueError(f"{draws.k} usable label(s): intervals need at least 2")
     level = float(cfg.level)
-    _, draws, losses_by, controls, blind_by = session._estimate(
-        compare=(), n_boot=2, level=level, target_width=None, record=False, progress=False)
+    parts = session._estimate(compare=(), n_boot=2, level=level, target_width=None,
+                              record=False, progress=False)
+    draws, losses_by, controls, blind_by = (parts.draws, parts.losses,
+                                            parts.design_controls, parts.blind_spots)
     losses = np.asarray(losses_by[metric], dtype=np.float64)
     N = draws.n_pool
     design = controls.get(metric)

@@ -41,7 +41,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -101,6 +101,30 @@ __all__ = [
     "SessionStatus",
 ]
 
+
+
+@dataclass(frozen=True)
+class EstimateParts:
+    """An estimate with what it was computed from (:meth:`Session._estimate`): the report
+    and the parts the report's curves and the inspect manager recompute from.
+
+    Attributes:
+        report: the estimate.
+        draws: the labelled draws it used.
+        losses: metric -> ``(K,)`` the target's loss at them.
+        design_controls: metric -> the adaptive design's controls at them (empty: a
+            fixed acquisition).
+        blind_spots: metric -> its blind spot at every budget.
+        loss_bounds: metric -> the largest loss any pool item can have (known ones):
+            the range the intervals are clipped to.
+    """
+
+    report: EstimateReport
+    draws: est.LabelledDraws
+    losses: dict[str, np.ndarray]
+    design_controls: dict[str, est.DesignControls]
+    blind_spots: dict[str, Any]
+    loss_bounds: dict[str, float]
 
 class Session:
     """One active-testing session, persisted in a SQLite file (see the module docstring).
@@ -612,16 +636,14 @@ class Session:
             SessionError: no usable labels yet.
         """
         return self._estimate(compare=compare, n_boot=n_boot, level=level,
-                              target_width=target_width, record=record, progress=progress)[0]
+                              target_width=target_width, record=record,
+                              progress=progress).report
 
     def _estimate(self, *, compare: Sequence[Any] | Any, n_boot: int | None,
                   level: float | None, target_width: float | None, record: bool,
-                  progress: bool) -> tuple[EstimateReport, est.LabelledDraws,
-                                           dict[str, np.ndarray], dict[str, est.DesignControls],
-                                           dict[str, Any]]:
-        """:meth:`estimate`, with what it was computed from: ``(report, labelled draws,
-        metric -> losses at them, metric -> the adaptive design's controls, metric -> its
-        blind spot)``. The pool's log-probs are read once for all its parts."""
+                  progress: bool) -> EstimateParts:
+        """:meth:`estimate`, with what it was computed from (:class:`EstimateParts`). The
+        pool's log-probs are read once for all its parts."""
         with self.store.shared_scores():
             return self._estimate_from(compare=compare, n_boot=n_boot, level=level,
                                        target_width=target_width, record=record,
@@ -629,9 +651,7 @@ class Session:
 
     def _estimate_from(self, *, compare: Sequence[Any] | Any, n_boot: int | None,
                        level: float | None, target_width: float | None, record: bool,
-                       progress: bool) -> tuple[EstimateReport, est.LabelledDraws,
-                                                dict[str, np.ndarray],
-                                                dict[str, est.DesignControls], dict[str, Any]]:
+                       progress: bool) -> EstimateParts:
         cfg = self._cfg
         draws = self.labelled_draws()
         if draws.k == 0:
@@ -705,7 +725,8 @@ class Session:
                 report = dataclasses.replace(report, warnings=[
                     *report.warnings, f"this estimate is not recorded in the session file "
                     f"(`status` shows the last one recorded): {exc}"])
-        return report, draws, dict(inputs.losses), design_controls, blind
+        return EstimateParts(report, draws, dict(inputs.losses), design_controls, blind,
+                             dict(inputs.loss_bounds))
 
     def _record(self, report: EstimateReport) -> None:
         # the label history it saw: a later label change makes it stale (status says so)
@@ -758,20 +779,21 @@ class Session:
         """
         from activetest.session.report.build import ReportInputs, report_data
 
-        report, draws, losses, controls, blind = self._estimate(
-            compare=compare, n_boot=None, level=None, target_width=target_width,
-            record=False, progress=progress)
+        parts = self._estimate(compare=compare, n_boot=None, level=None,
+                               target_width=target_width, record=False, progress=progress)
+        report = parts.report
         acq = self.acquisitions()
         inputs = ReportInputs(
-            estimate=report, draws=draws, losses=losses,
+            estimate=report, draws=parts.draws, losses=parts.losses,
             config=self._cfg, task_name=self.task.name,
             class_names=tuple(self.task.class_names), scores=self.acquisition_scores(),
             acquired_idx=np.array([a.index for a in acq], dtype=np.int64),
             acquired_q=np.array([a.q for a in acq], dtype=np.float64),
-            design_controls=controls,
+            design_controls=parts.design_controls,
             item_fields={f.item_id: self.item(f.item_id).fields for f in report.flagged},
             provenance={r: self.provenance(r) for r in ("surrogate", "target")},
-            session=str(self.path), blind_spots=blind)
+            session=str(self.path), blind_spots=parts.blind_spots,
+            loss_bounds=parts.loss_bounds)
         return report_data(inputs, truth=truth, n_points=n_points, title=title, notes=notes)
 
     def write_report(self, out_dir: str | os.PathLike[str], **kwargs: Any) -> Path:

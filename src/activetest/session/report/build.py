@@ -39,7 +39,7 @@ def _budgets(k: int, n_points: int) -> list[int]:
 def _cs_curve(draws: est.LabelledDraws, losses: np.ndarray, level: float,
               metric: str, design: est.DesignControls | None = None,
               planned_budget: int | None = None, blind: Any = None,
-              few: est.FewErrors | None = None,
+              few: est.FewErrors | None = None, loss_bound: float | None = None,
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The anytime CS (inf before it starts) and the fixed-budget interval of the
     session's estimate at every label count 1..K, as :func:`.estimate.anytime` has them
@@ -47,7 +47,8 @@ def _cs_curve(draws: est.LabelledDraws, losses: np.ndarray, level: float,
     variance prediction, :func:`activetest.session.draw.design_controls`). Returns
     ``(cs_low, cs_high, fixed_low, fixed_high)``, by :func:`.estimate.interval_curves`
     (the one implementation: blind spots, clipping and the error rate's few-errors rule
-    ``few``, :func:`.estimate.few_errors_inputs`, as the estimate applies them)."""
+    ``few``, :func:`.estimate.few_errors_inputs`, as the estimate applies them; kept
+    within ``[0, loss_bound]`` as the estimate keeps them)."""
     from activetest.stats import adaptive_lure_theta
 
     if design is None:
@@ -59,7 +60,7 @@ def _cs_curve(draws: est.LabelledDraws, losses: np.ndarray, level: float,
         mv = design[2]
     curve = None if blind is None or not blind.bounded else blind.estimate
     c = est.interval_curves(theta, draws.n_pool, level=level, model_var=mv,
-                            value_range=est.value_range(metric),
+                            value_range=est.value_range(metric, loss_bound),
                             planned_budget=planned_budget, blind=curve, few=few)
     return c.cs_low, c.cs_high, c.fixed_low, c.fixed_high
 
@@ -129,6 +130,9 @@ class ReportInputs:
         blind_spots: metric -> its blind spot at every budget
             (:func:`activetest.session.blindspot.session_blind_spots`): the curves'
             intervals are widened by it, as the estimate's are.
+        loss_bounds: metric -> the largest loss any pool item can have (the log loss's,
+            where the target is known on the pool): the curves' intervals are kept within
+            it, as the estimate's are.
     """
 
     estimate: EstimateReport
@@ -145,6 +149,7 @@ class ReportInputs:
     provenance: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     session: str = ""
     blind_spots: Mapping[str, Any] = field(default_factory=dict)
+    loss_bounds: Mapping[str, float] = field(default_factory=dict)
 
 
 def examples_used(config: SessionConfig, provenance: Mapping[str, Any], role: str) -> Any:
@@ -176,14 +181,16 @@ def report_data(inputs: ReportInputs, *, truth: Mapping[str, float] | None = Non
     history: dict[str, list[rp.HistoryRow]] = {}
     designs = inputs.design_controls  # the design's own estimate, for the metrics it serves
     for metric in metrics:
+        bound = inputs.loss_bounds.get(metric)
         points = est.history(draws, metric, losses[metric], budgets, seed=seed,
-                             n_boot=n_boot, level=level, design=designs.get(metric))
+                             n_boot=n_boot, level=level, design=designs.get(metric),
+                             loss_bound=bound)
         few = None if metric != "error_rate" or draws.k < 2 else est.few_errors_inputs(
             losses[metric], draws, cfg.clt_min_errors, level=level,
             q_floor=est.q_floor(cfg, bool(designs)), design=designs.get(metric))
         cs_lo, cs_hi, f_lo, f_hi = _cs_curve(draws, losses[metric], level, metric,
                                              designs.get(metric), cfg.planned_budget,
-                                             inputs.blind_spots.get(metric), few)
+                                             inputs.blind_spots.get(metric), few, bound)
         history[METRIC_NAMES[metric]] = [
             rp.HistoryRow(p.n_labels,
                           _estimate(p.active, _pair(f_lo[p.n_labels - 1], f_hi[p.n_labels - 1]),
@@ -217,7 +224,8 @@ def report_data(inputs: ReportInputs, *, truth: Mapping[str, float] | None = Non
                 METRIC_NAMES[m.metric], float(target_width), int(m.labels_needed or draws.k),
                 uniform_labels_for_width(losses[m.metric], draws.q, draws.n_pool,
                                          float(target_width), level=level,
-                                         value_range=est.value_range(m.metric)),
+                                         value_range=est.value_range(
+                                             m.metric, inputs.loss_bounds.get(m.metric))),
                 None if a is None else (draws.k if a.may_stop else a.labels_needed)))
     design = final.design
     info = {"Session": inputs.session, "Seed": cfg.seed, "Proposal floor": cfg.proposal_floor,
