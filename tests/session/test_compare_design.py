@@ -474,3 +474,52 @@ def test_the_reports_log_loss_intervals_are_the_estimates_where_the_loss_bound_c
         (a.cs_low, a.cs_high), abs=1e-12)
     assert max(a.fixed_high, a.cs_high) <= bound + 1e-12
     assert a.cs_high == pytest.approx(bound)  # the bound does clip here
+
+
+def test_a_log_loss_difference_no_labelled_item_shows_is_not_a_point(tmp_path: Path) -> None:
+    """A compared model with the target's log-probs on every labelled item and others on
+    10 unlabelled ones: the labelled differences are all 0, and the log loss's paired
+    difference was the point [-1e-12, 1e-12] (a CLT interval of zero spread). The
+    few-differences rule now covers it: with the compared model scored on the pool
+    (``init --compare``) the intervals are the sure bounds, holding the truth; compared
+    only at ``estimate`` (its losses known on the labelled items alone) no bound is
+    known, and the intervals say so (unbounded, with the note naming the metric)."""
+    from session_support import make_pool_files
+
+    pf = make_pool_files(tmp_path / "data", n=200)
+    T = _table(pf.target, pf.ids)
+    db = tmp_path / "e.db"
+    _init(pf, db, "--metric", "both")
+    run("select", db, "--n", "40")
+    run("label", db, "--from-data")
+    with Session.open(db) as s:
+        seen = set(s.labelled_draws().rows.tolist())
+    flip = [i for i in range(len(pf.ids)) if i not in seen][:10]
+    G, other = _flipped(pf, T, flip, tmp_path / "t10.csv")
+    y = pf.labels
+    truth = float((-T[np.arange(len(y)), y] + G[np.arange(len(y)), y]).mean())
+    assert abs(truth) > 0.01
+    out = run("estimate", db, "--compare", f"table:{other}")
+    assert "[-0.0000, 0.0000]" not in out, out
+    line = next(x for x in out.splitlines() if "difference target - other" in x)
+    assert "fixed-budget 95% interval unbounded (see the note)" in line, out
+    assert "(log loss): the fixed-budget 95% interval and the anytime 95% confidence " \
+           "sequence are the whole range" in " ".join(out.split()), out
+    with Session.open(db) as s:
+        r = s.estimate(compare=[f"table:{other}"], record=False, progress=False)
+    c = next(c for c in r.comparisons if c.metric == "log_loss")
+    a = c.difference_anytime
+    assert a is not None and a.basis == "exact"
+    assert a.fixed_low == -np.inf and a.fixed_high == np.inf
+    # compared at creation: the sure bounds, with the truth inside
+    db2 = tmp_path / "e2.db"
+    _init(pf, db2, "--metric", "both", "--compare", f"table:{other}")
+    run("select", db2, "--n", "40")
+    run("label", db2, "--from-data")
+    with Session.open(db2) as s:
+        assert set(s.labelled_draws().rows.tolist()) == seen  # the same draws
+        r = s.estimate(record=False, progress=False)
+    c = next(c for c in r.comparisons if c.metric == "log_loss")
+    a = c.difference_anytime
+    assert a is not None and a.fixed_high - a.fixed_low > 0.05
+    assert a.fixed_low <= truth <= a.fixed_high and a.cs_low <= truth <= a.cs_high

@@ -240,7 +240,7 @@ def test_a_compared_target_that_agrees_on_every_label_gets_no_point_difference(p
     ex = paired_difference_exact_cs(La, Lb, draws.q, draws.n_pool, bound_a=1.0, bound_b=1.0,
                                     q_floor=est.q_floor(run0._config, True))
     assert (d.fixed_low, d.fixed_high) == (float(ex.low[-1]), float(ex.high[-1]))
-    assert any("target - o: the fixed-budget 95%" in w and "(0 of 40)" in w
+    assert any("target - o (error rate): the fixed-budget 95%" in w and "(0 of 40)" in w
                for w in new.warnings), new.warnings
     assert c.difference.std == 0.0 and any(
         w.startswith("target - o (error rate): the bootstrap interval is a point")

@@ -197,9 +197,16 @@ def _check_interval_options(n_boot: int | None, level: float | None) -> None:
         raise ValueError(f"--level must be a coverage between 0 and 1 (e.g. 0.95), got {level!r}")
 
 
-def _cs(low: float, high: float) -> str:
+#: An interval with no finite end: the value's whole (unknown) range, e.g. a paired
+#: difference of log losses that no labelled item has shown to differ (a note says why).
+UNBOUNDED = "unbounded (see the note)"
+
+
+def _cs(low: float, high: float, n_labels: int | None = None) -> str:
+    """An anytime CS ``[low, high]``: before 30 labels it is not claimed yet (infinite);
+    infinite with ``n_labels`` >= 30 it is :data:`UNBOUNDED`."""
     if low == float("-inf") and high == float("inf"):
-        return "(from 30 labels)"
+        return UNBOUNDED if n_labels is not None and n_labels >= 30 else "(from 30 labels)"
     return f"[{_num(low)}, {_num(high)}]"
 
 

@@ -9,6 +9,7 @@ import typer
 from rich.table import Table
 
 from activetest.cli._app import (
+    UNBOUNDED,
     NoProgress,
     OutFormat,
     SessionArg,
@@ -26,17 +27,21 @@ from activetest.cli._app import (
 )
 
 
-def _interval_text(low: float | None, high: float | None) -> str:
-    """``[low, high]``, ``—`` when there is none, or the anytime CS's "from 30 labels"."""
+def _interval_text(low: float | None, high: float | None, n_labels: int | None = None,
+                   *, cs: bool = False) -> str:
+    """``[low, high]``, ``—`` when there is none, :data:`UNBOUNDED` when neither end is
+    finite, or (``cs``: an anytime CS before 30 of ``n_labels``) "from 30 labels"."""
     if low is None or high is None:
         return "—"
-    return _cs(low, high)
+    if not cs and low == float("-inf") and high == float("inf"):
+        return UNBOUNDED
+    return _cs(low, high, n_labels)
 
 
 _MARKS = "¹²³⁴⁵⁶"
 
 
-def _intervals_of(boot: Any, anytime: Any, level: float) -> str:
+def _intervals_of(boot: Any, anytime: Any, level: float, n_labels: int | None = None) -> str:
     """An estimate's intervals, each named: fixed-budget, anytime, bootstrap."""
     from activetest.session.interval_names import ANYTIME, BOOTSTRAP, FIXED_BUDGET, interval_name
 
@@ -44,7 +49,8 @@ def _intervals_of(boot: Any, anytime: Any, level: float) -> str:
     if anytime is not None:
         parts += [f"{interval_name(FIXED_BUDGET, level)} "
                   f"{_interval_text(anytime.fixed_low, anytime.fixed_high)}",
-                  f"{interval_name(ANYTIME, level)} {_cs(anytime.cs_low, anytime.cs_high)}"]
+                  f"{interval_name(ANYTIME, level)} "
+                  f"{_cs(anytime.cs_low, anytime.cs_high, n_labels)}"]
     parts.append(f"{interval_name(BOOTSTRAP, level)} {_interval_text(boot.low, boot.high)}")
     return "; ".join(parts)
 
@@ -56,15 +62,16 @@ def _estimate_rows(r: Any) -> list[tuple[str, str, list[str]]]:
     metrics = list(r.metrics.values())
     anytime = [m.anytime for m in metrics]
 
-    def cells(low: str, high: str) -> list[str]:
+    def cells(low: str, high: str, cs: bool = False) -> list[str]:
         return [_interval_text(None if a is None else getattr(a, low),
-                               None if a is None else getattr(a, high)) for a in anytime]
+                               None if a is None else getattr(a, high), r.n_labels, cs=cs)
+                for a in anytime]
 
     # an adaptive design's estimate is adaptive LURE (learnt controls), the paper's is LURE
     what = "adaptive LURE estimate" if r.design else "LURE estimate"
     rows = [("", what, [_num(m.active.estimate) for m in metrics]),
             (FIXED_BUDGET, "", cells("fixed_low", "fixed_high")),
-            (ANYTIME, "", cells("cs_low", "cs_high"))]
+            (ANYTIME, "", cells("cs_low", "cs_high", cs=True))]
     if any(a is not None and a.exact_low is not None for a in anytime):
         rows.append((EXACT_ANYTIME, "", cells("exact_low", "exact_high")))
     rows.append((BOOTSTRAP, "", [_interval_text(m.active.low, m.active.high) for m in metrics]))
@@ -167,10 +174,12 @@ def _print_estimate(r: Any, target: str) -> None:
                            f"{_num(m.active.estimate)}; dropping items breaks unbiasedness, so "
                            f"treat this as a sensitivity check)")
     for c in r.comparisons:
+        other = _intervals_of(c.other, c.other_anytime, r.level, r.n_labels)
+        diff = _intervals_of(c.difference, c.difference_anytime, r.level, r.n_labels)
         _out.print(f"compare ({c.metric}): {_escape(c.spec)} estimate "
-                   f"{_num(c.other.estimate)}, {_intervals_of(c.other, c.other_anytime, r.level)}")
+                   f"{_num(c.other.estimate)}, {other}")
         _out.print(f"  difference target - other = {_num(c.difference.estimate)} (paired, same "
-                   f"labels), {_intervals_of(c.difference, c.difference_anytime, r.level)}")
+                   f"labels), {diff}")
         if c.difference_cs is not None:
             lo, hi = c.difference_cs
             verdict = ("the target is better (anytime)" if hi < 0 else

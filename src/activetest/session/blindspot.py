@@ -146,7 +146,7 @@ def design_difference_weight_bounds(config: SessionConfig, sampler: Any, *, k: i
                                     losses: Mapping[str, np.ndarray],
                                     compare: Mapping[str, Mapping[str, np.ndarray]]
                                     ) -> dict[str, dict[str, np.ndarray]]:
-    """compared spec -> ``{"error_rate": (J,)}``: an adaptive design's weight bound
+    """compared spec -> metric -> ``(J,)``: an adaptive design's weight bound
     (:func:`~activetest.stats.blindspot_replay.design_weight_bounds`, the difference's
     per-item bounds) over its first J draws, J the labelled budgets at which the
     few-errors rule (:func:`~activetest.stats.fewerrors.few_differences`) keeps the exact
@@ -164,19 +164,20 @@ def design_difference_weight_bounds(config: SessionConfig, sampler: Any, *, k: i
     rows = [int(i) for i in st.acquired[:k]]
     out: dict[str, dict[str, np.ndarray]] = {}
     for spec, cb in differences.items():
-        B = cb.difference.get("error_rate")
-        other = compare.get(spec, {}).get("error_rate")
-        mine = losses.get("error_rate")
-        if B is None or other is None or mine is None:
-            continue
-        d = np.asarray(mine, dtype=np.float64)[:k] - np.asarray(other, dtype=np.float64)[:k]
-        few = few_differences(d, int(min_errors))
-        J = int(np.argmin(few)) if not few.all() else k  # the prefix where it is in use
-        if J == 0:
-            continue
-        out[spec] = {"error_rate": design_weight_bounds(
-            sampler.design, rows[:J], B, labels=st.labels[:J], losses=st.losses[:J],
-            n_known=st.n_known[:J])}
+        for metric, B in cb.difference.items():
+            other = compare.get(spec, {}).get(metric)
+            mine = losses.get(metric)
+            if other is None or mine is None:
+                continue
+            d = (np.asarray(mine, dtype=np.float64)[:k]
+                 - np.asarray(other, dtype=np.float64)[:k])
+            few = few_differences(d, int(min_errors))
+            J = int(np.argmin(few)) if not few.all() else k  # the prefix where it is in use
+            if J == 0:
+                continue
+            out.setdefault(spec, {})[metric] = design_weight_bounds(
+                sampler.design, rows[:J], B, labels=st.labels[:J], losses=st.losses[:J],
+                n_known=st.n_known[:J])
     return out
 
 

@@ -288,15 +288,20 @@ def difference_few_inputs(losses: np.ndarray, other_losses: np.ndarray, draws: L
                           min_errors: int | None, *, q_floor: float | None,
                           level: float = 0.95, item_bounds: np.ndarray | None = None,
                           proposal: tuple[np.ndarray, float] | None = None,
-                          weight_bound: np.ndarray | None = None
+                          weight_bound: np.ndarray | None = None,
+                          bound: float | None = 1.0
                           ) -> FewErrors | None:
     """:class:`FewErrors` of the paired difference ``losses - other_losses`` of two
-    targets' error rates (``(K,)`` each, in [0, 1], at the same labelled draws): the exact
-    CS of the difference (:func:`~activetest.stats.betting.paired_difference_exact_cs`,
-    plain LURE as the difference's estimate is) stands in while fewer than
-    ``min_errors`` labels differ from the most common difference
-    (:func:`~activetest.stats.fewerrors.few_differences`); None without a rule or a
-    proposal floor.
+    targets' losses (``(K,)`` each, at the same labelled draws; every difference within
+    ``[-bound, bound]``: 1 for two error rates): the exact CS of the difference
+    (:func:`~activetest.stats.betting.paired_difference_exact_cs`, plain LURE as the
+    difference's estimate is) stands in while fewer than ``min_errors`` labels differ from
+    the most common difference (:func:`~activetest.stats.fewerrors.few_differences`; for
+    a log loss: while fewer labelled items show the two losses differ at all, where two
+    targets that agree on every labelled item had a point interval at 0); None without a
+    rule or a proposal floor. ``bound`` None (a log loss whose difference is not bounded:
+    the compared model was not scored on the pool): no exact CS exists, and while the rule
+    holds the intervals are the whole range (``-inf``, ``inf`` here).
 
     ``item_bounds`` (``(N,)`` ``|d_i| <= B_i``, a model compared at creation) and
     ``proposal`` (the fixed acquisition's ``(scores, floor)``): the exact CS bounds each
@@ -317,6 +322,17 @@ def difference_few_inputs(losses: np.ndarray, other_losses: np.ndarray, draws: L
     Lb = np.asarray(other_losses, dtype=np.float64)
     if min_errors is None or q_floor is None or La.size == 0:
         return None
+    d = La - Lb
+    if bound is None:
+        reason = few_differences_reason(d, int(min_errors))
+        if reason is not None:
+            reason = reason.replace("exact interval: ", "no interval: ", 1) + (
+                "; the difference has no known bound (the compared model's losses are "
+                "known on the labelled items only: compare it at creation, init --compare, "
+                "to bound it)")
+        inf = np.full(La.size, np.inf)
+        return FewErrors(int(min_errors), few_differences(d, int(min_errors)), -inf, inf,
+                         reason)
     extra: dict[str, Any] = {}
     if item_bounds is not None:
         B = np.asarray(item_bounds, dtype=np.float64)
@@ -327,7 +343,8 @@ def difference_few_inputs(losses: np.ndarray, other_losses: np.ndarray, draws: L
                                      La - Lb, q_floor)
         if W is not None:
             extra["weight_bound"] = W
-    ex = paired_difference_exact_cs(La, Lb, draws.q, draws.n_pool, bound_a=1.0, bound_b=1.0,
+    ex = paired_difference_exact_cs(La, Lb, draws.q, draws.n_pool, bound_a=float(bound),
+                                    bound_b=float(bound),
                                     q_floor=None if "weight_bound" in extra else q_floor,
                                     alpha=1.0 - level, **extra)
     d = La - Lb
@@ -694,15 +711,21 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
             # error / a difference (two targets that agree on every labelled item had a
             # point interval at 0, whatever they do elsewhere)
             o_few = d_few = None
-            if metric == "error_rate" and K >= 2:
-                o_few = few_errors_inputs(o_loss, draws, clt_min_errors, q_floor=q_floor,
-                                          level=level)
+            if K >= 2:
+                if metric == "error_rate":
+                    o_few = few_errors_inputs(o_loss, draws, clt_min_errors, q_floor=q_floor,
+                                              level=level)
+                B_d = (difference_bounds or {}).get(spec, {}).get(metric)
+                # a log loss's difference: bounded by the per-item bounds of a model
+                # compared at creation, else by nothing known
+                d_bound = 1.0 if metric == "error_rate" else (
+                    None if B_d is None else float(np.max(B_d, initial=0.0)))
                 d_few = difference_few_inputs(
                     np.asarray(losses[metric], dtype=np.float64), o_loss, draws,
-                    clt_min_errors, q_floor=q_floor, level=level,
-                    item_bounds=(difference_bounds or {}).get(spec, {}).get(metric),
+                    clt_min_errors, q_floor=q_floor, level=level, item_bounds=B_d,
                     proposal=proposal,
-                    weight_bound=(difference_weight_bounds or {}).get(spec, {}).get(metric))
+                    weight_bound=(difference_weight_bounds or {}).get(spec, {}).get(metric),
+                    bound=d_bound)
             # the blind spot (error rates): the unexplored items the target's intervals
             # are widened for could hide the other target's errors (up to 1 each: its
             # plain LURE counts them at 0) and a difference anywhere in [-1, 1]; where
@@ -747,7 +770,8 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
                     differ_only=own is not None)
                 if line is not None:
                     notes_cmp.append(line)
-            for what, a in ((f"{spec}'s error rate", o_any), (f"target - {spec}", d_any)):
+            for what, a in ((f"{spec}'s error rate", o_any),
+                            (f"target - {spec} ({metric.replace('_', ' ')})", d_any)):
                 if a is not None and a.basis == "exact":
                     notes_cmp.append(_exact_line(what, a, level))
             if d_any is not None and d_any.basis == "sure" and d_any.basis_note:
@@ -871,6 +895,10 @@ def _exact_line(what: str, a: AnytimeInterval, level: float) -> str:
         interval_name,
     )
 
+    if not (math.isfinite(a.fixed_low) and math.isfinite(a.fixed_high)):
+        return (f"{what}: the {interval_name(FIXED_BUDGET, level)} and the "
+                f"{interval_name(ANYTIME, level)} are the whole range the value can take "
+                f"here ({a.basis_note}; the CLT intervals are not trusted before that)")
     return (f"{what}: the {interval_name(FIXED_BUDGET, level)} and the "
             f"{interval_name(ANYTIME, level)} are the {interval_name(EXACT_ANYTIME, level)} "
             f"here ({a.basis_note}; the CLT intervals are not trusted before that)")
