@@ -523,3 +523,42 @@ def test_a_log_loss_difference_no_labelled_item_shows_is_not_a_point(tmp_path: P
     a = c.difference_anytime
     assert a is not None and a.fixed_high - a.fixed_low > 0.05
     assert a.fixed_low <= truth <= a.fixed_high and a.cs_low <= truth <= a.cs_high
+
+
+def test_a_difference_says_what_it_subtracts_where_the_headline_is_the_designs(
+        tmp_path: Path) -> None:
+    """An adaptive session's headline is the design's estimate (with its control); the
+    paired difference is LURE of the per-item difference, i.e. the target's plain LURE
+    minus the other's. The numbers shown did not add up (QA: 0.7780 - 0.7346 shown as a
+    difference of 0.0699); the record now carries the target's LURE, the difference is
+    exactly it minus the other's, and the output and the report say so."""
+    from session_support import make_pool_files
+
+    from activetest.stats import lure
+
+    pf = make_pool_files(tmp_path / "data", n=300)
+    db = tmp_path / "s.db"
+    _init(pf, db, "--metric", "both", "--compare", f"table:{pf.target2}")
+    for n in (40, 30):  # the design refits between the two batches
+        run("select", db, "--n", n)
+        run("label", db, "--from-data")
+    with Session.open(db) as s:
+        draws = s.labelled_draws()
+        r = s.estimate(record=False, progress=False)
+        data = s.report_data(progress=False)
+    T = _table(pf.target, pf.ids)[draws.rows]
+    y = pf.labels[draws.rows]
+    own = {"log_loss": -T[np.arange(draws.k), y],
+           "error_rate": (T.argmax(1) != y).astype(float)}
+    shown = 0
+    for c in r.comparisons:
+        want = float(lure(own[c.metric], draws.q, draws.n_pool))
+        assert c.target_lure == pytest.approx(want, abs=1e-12)
+        assert c.difference.estimate == pytest.approx(c.target_lure - c.other.estimate,
+                                                      abs=1e-12)
+        headline = r.metrics[c.metric].active.estimate
+        shown += abs(headline - c.target_lure) >= 5e-5
+    assert shown  # the design's control moved the headline off LURE here
+    out = " ".join(run("estimate", db).split())
+    assert "(paired, same labels: the target's LURE" in out, out
+    assert any("the paired difference is the target's LURE" in n for n in data.notes)

@@ -41,6 +41,18 @@ def _interval_text(low: float | None, high: float | None, n_labels: int | None =
 _MARKS = "¹²³⁴⁵⁶"
 
 
+def _difference_basis(r: Any, c: Any) -> str:
+    """What a paired difference subtracts: said where the target's estimate shown above
+    is not the LURE the difference uses (an adaptive design's own, with its control), so
+    that the numbers add up."""
+    m = r.metrics.get(c.metric)
+    if c.target_lure is None or m is None or abs(m.active.estimate - c.target_lure) < 5e-5:
+        return "paired, same labels"
+    return (f"paired, same labels: the target's LURE {_num(c.target_lure)} minus the other's "
+            f"{_num(c.other.estimate)}; the target's estimate above, "
+            f"{_num(m.active.estimate)}, is the design's own with its control, also unbiased")
+
+
 def _intervals_of(boot: Any, anytime: Any, level: float, n_labels: int | None = None) -> str:
     """An estimate's intervals, each named: fixed-budget, anytime, bootstrap."""
     from activetest.session.interval_names import ANYTIME, BOOTSTRAP, FIXED_BUDGET, interval_name
@@ -178,8 +190,8 @@ def _print_estimate(r: Any, target: str) -> None:
         diff = _intervals_of(c.difference, c.difference_anytime, r.level, r.n_labels)
         _out.print(f"compare ({c.metric}): {_escape(c.spec)} estimate "
                    f"{_num(c.other.estimate)}, {other}")
-        _out.print(f"  difference target - other = {_num(c.difference.estimate)} (paired, same "
-                   f"labels), {diff}")
+        _out.print(f"  difference target - other = {_num(c.difference.estimate)} "
+                   f"({_difference_basis(r, c)}), {diff}")
         if c.difference_cs is not None:
             lo, hi = c.difference_cs
             verdict = ("the target is better (anytime)" if hi < 0 else

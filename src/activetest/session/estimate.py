@@ -784,7 +784,10 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
             comparisons.append(Comparison(spec, metric, other, diff,
                                           None if d_any is None else (d_any.cs_low,
                                                                       d_any.cs_high),
-                                          o_any, d_any))
+                                          o_any, d_any,
+                                          float(lure_terms(np.asarray(losses[metric],
+                                                                      dtype=np.float64),
+                                                           q, N).mean())))
     notes = blind_spot_notes(blind_spots or {}, K, level)
     exact = {m for m, e in out.items() if e.anytime is not None and e.anytime.basis == "exact"}
     # where the exact CS stands in (few errors), nothing shown was widened: no such line

@@ -230,6 +230,10 @@ class Comparison:
             factor: exact with every pool item labelled), kept within the loss's range;
             None below 2 labels.
         difference_anytime: the same for the difference, kept within ``[-B, B]``.
+        target_lure: LURE of the target's own risk at the same draws: the difference is
+            this minus ``other`` (LURE is linear). Where the target's headline is an
+            adaptive design's estimate (with its control) the two differ, both unbiased;
+            the output says which number the difference subtracts from.
     """
 
     spec: str
@@ -239,6 +243,7 @@ class Comparison:
     difference_cs: tuple[float, float] | None = None
     other_anytime: AnytimeInterval | None = None
     difference_anytime: AnytimeInterval | None = None
+    target_lure: float | None = None
 
 
 @dataclass(frozen=True)

@@ -207,7 +207,16 @@ def report_data(inputs: ReportInputs, *, truth: Mapping[str, float] | None = Non
                                       inputs.class_names[f.label], f.target_nll,
                                       f.surrogate_nll, shift))
     comparisons = []
+    sums = []  # what a paired difference subtracts, where it is not the headline
     for c in final.comparisons:
+        m = final.metrics.get(c.metric)
+        if c.target_lure is not None and m is not None and abs(
+                m.active.estimate - c.target_lure) >= 5e-5:
+            sums.append(f"target − {c.spec} ({METRIC_NAMES[c.metric]}): the paired "
+                        f"difference is the target's LURE {c.target_lure:.4g} minus the "
+                        f"other's {c.other.estimate:.4g} on the same labels; the target's "
+                        f"estimate in the tables, {m.active.estimate:.4g}, is the design's own "
+                        f"with its control (both unbiased).")
         d, o = c.difference_anytime, c.other_anytime
         comparisons.append(rp.Comparison(
             METRIC_NAMES[c.metric], cfg.target, c.spec,
@@ -245,7 +254,7 @@ def report_data(inputs: ReportInputs, *, truth: Mapping[str, float] | None = Non
                  "The uniform-equivalent column is the plain mean of the labelled items' "
                  "losses: what uniform sampling would report with as many labels. Under "
                  "active sampling it is biased; it is shown for contrast only.",
-                 *cv_notes(final), *notes]
+                 *cv_notes(final), *sums, *notes]
     if final.flagged:
         all_notes.append("Flagged items: dropping items breaks the estimator's "
                          "unbiasedness; the shift column is a sensitivity check only.")
