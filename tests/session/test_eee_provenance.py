@@ -174,15 +174,30 @@ def test_a_model_spec_target_with_a_local_path_is_named_by_its_file(
     db = tmp_path / "c.db"
     cli("init", db, "--pool", pool_files.pool, "--task", "demo", "--surrogate",
         f"table:{pool_files.surrogate}", "--target", f"table:{pool_files.target}",
-        "--id-column", "id", "--seed", "1", "--no-progress")
+        "--id-column", "id", "--seed", "1", "--no-progress", "--metric", "both")
     with Session.open(db) as s:
-        s.select(10)
+        s.select(8)  # 3 errors: the error rate's exact CS stands in
         s.label_from_data()
     records, text = _records(db)
+    exact = 0
     for rec in records:
         _schema_ok(rec)
         assert rec["model_info"]["name"] == pool_files.target.name
         assert rec["model_info"]["developer"] == "unknown"
+        # a table's in-context examples are whatever made it, not --shots: not stated
+        assert "generation_config" not in rec["evaluation_results"][0]
+        res = rec["evaluation_results"][0]["score_details"]
+        with Session.open(db) as s:
+            a = s.estimate(record=False, progress=False).metrics[
+                rec["evaluation_results"][0]["metric_config"]["metric_id"]].anytime
+        method = res["uncertainty"]["confidence_interval"]["method"]
+        # the interval is named by what it is: the exact CS where it stands in (the
+        # few-errors rule), and no anytime CS before 30 labels but the exact one
+        assert method.startswith("exact anytime 95% confidence sequence") == (
+            a.basis == "exact"), method
+        assert ("anytime_method" in res["details"]) == (a.basis == "exact")
+        exact += a.basis == "exact"
+    assert exact == 1  # the error rate's (few errors in 10 labels), not the log loss's
     _no_local_path(text, pool_files.target, pool_files.surrogate)
 
 

@@ -202,11 +202,18 @@ def _check_interval_options(n_boot: int | None, level: float | None) -> None:
 UNBOUNDED = "unbounded (see the note)"
 
 
-def _cs(low: float, high: float, n_labels: int | None = None) -> str:
-    """An anytime CS ``[low, high]``: before 30 labels it is not claimed yet (infinite);
-    infinite with ``n_labels`` >= 30 it is :data:`UNBOUNDED`."""
+def _cs(low: float, high: float, n_labels: int | None = None,
+        basis: str | None = None) -> str:
+    """An anytime CS ``[low, high]``: before 30 labels the asymptotic CS is not claimed
+    (infinite, or the whole range once clipped to it: "from 30 labels"), the exact CS
+    (``basis`` "exact") is; infinite with ``n_labels`` >= 30 it is :data:`UNBOUNDED`."""
+    from activetest.stats.confseq import MIN_LABELS
+
+    early = n_labels is None or n_labels < MIN_LABELS
     if low == float("-inf") and high == float("inf"):
-        return UNBOUNDED if n_labels is not None and n_labels >= 30 else "(from 30 labels)"
+        return "(from 30 labels)" if early and basis != "exact" else UNBOUNDED
+    if early and n_labels is not None and basis != "exact":
+        return "(from 30 labels)"
     return f"[{_num(low)}, {_num(high)}]"
 
 

@@ -28,14 +28,14 @@ from activetest.cli._app import (
 
 
 def _interval_text(low: float | None, high: float | None, n_labels: int | None = None,
-                   *, cs: bool = False) -> str:
+                   *, cs: bool = False, basis: str | None = None) -> str:
     """``[low, high]``, ``—`` when there is none, :data:`UNBOUNDED` when neither end is
     finite, or (``cs``: an anytime CS before 30 of ``n_labels``) "from 30 labels"."""
     if low is None or high is None:
         return "—"
     if not cs and low == float("-inf") and high == float("inf"):
         return UNBOUNDED
-    return _cs(low, high, n_labels)
+    return _cs(low, high, n_labels if cs else None, basis)
 
 
 _MARKS = "¹²³⁴⁵⁶"
@@ -62,7 +62,7 @@ def _intervals_of(boot: Any, anytime: Any, level: float, n_labels: int | None = 
         parts += [f"{interval_name(FIXED_BUDGET, level)} "
                   f"{_interval_text(anytime.fixed_low, anytime.fixed_high)}",
                   f"{interval_name(ANYTIME, level)} "
-                  f"{_cs(anytime.cs_low, anytime.cs_high, n_labels)}"]
+                  f"{_cs(anytime.cs_low, anytime.cs_high, n_labels, anytime.basis)}"]
     parts.append(f"{interval_name(BOOTSTRAP, level)} {_interval_text(boot.low, boot.high)}")
     return "; ".join(parts)
 
@@ -76,7 +76,8 @@ def _estimate_rows(r: Any) -> list[tuple[str, str, list[str]]]:
 
     def cells(low: str, high: str, cs: bool = False) -> list[str]:
         return [_interval_text(None if a is None else getattr(a, low),
-                               None if a is None else getattr(a, high), r.n_labels, cs=cs)
+                               None if a is None else getattr(a, high), r.n_labels, cs=cs,
+                               basis=None if a is None else a.basis)
                 for a in anytime]
 
     # an adaptive design's estimate is adaptive LURE (learnt controls), the paper's is LURE

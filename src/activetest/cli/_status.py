@@ -130,7 +130,7 @@ def status(
                              f"[{_num(a['fixed_low'])}, {_num(a['fixed_high'])}]")
             if all(isinstance(a.get(k), (int, float)) for k in ("cs_low", "cs_high")):
                 names.append(f"{interval_name(ANYTIME, level)} "
-                             f"{_cs(a['cs_low'], a['cs_high'], e.n_labels)}")
+                             f"{_cs(a['cs_low'], a['cs_high'], e.n_labels, a.get('basis'))}")
             elif a.get("cs_low") == "-inf":
                 names.append(f"{interval_name(ANYTIME, level)} (from 30 labels)")
             if e.low is not None and e.high is not None:

@@ -28,11 +28,13 @@ from activetest.formats.eee import eee_aggregate
 from activetest.session.interval_names import (
     ANYTIME,
     BOOTSTRAP,
+    EXACT_ANYTIME,
     FIXED_BUDGET,
     interval_guarantee,
     interval_name,
 )
 from activetest.session.records import EstimateReport
+from activetest.stats.confseq import MIN_LABELS
 
 if TYPE_CHECKING:
     from activetest.session.workflow import Session
@@ -124,10 +126,13 @@ def target_identity(target: str, *, answer_files: Mapping[str, Any] | None = Non
         arg = rest if sep and head in ("llamacpp", "hf", "table") else spec
         model = arg if arg in BUNDLED_MODELS else public_model_name(arg) or "unknown"
     shots = target_shots
+    # a prediction table's (or the pool's) in-context examples are whatever made the
+    # file: not --shots, which it ignores (init says "unknown (as the file says)")
+    known = spec != "pool" and not (sep and head == "table")
     return {"name": model, "id": model,
             "developer": _developer(model, None) if model != "unknown" else "unknown",
             "n_shot": shots if isinstance(shots, int) and not isinstance(shots, bool)
-            and spec != "pool" else None, "details": details}
+            and known else None, "details": details}
 
 
 def eee_records(session: Session, report: EstimateReport, *, model_id: str | None = None,
@@ -147,15 +152,22 @@ def eee_records(session: Session, report: EstimateReport, *, model_id: str | Non
                    "proposal_floor": cfg.proposal_floor, "seed": cfg.seed,
                    "bootstrap_low": m.active.low, "bootstrap_high": m.active.high,
                    "bootstrap_method": _named(BOOTSTRAP, report.level)}
-        if a is not None and abs(a.cs_low) != float("inf"):
+        exact = a is not None and a.basis == "exact"
+        if a is not None and abs(a.cs_low) != float("inf") and (
+                exact or report.n_labels >= MIN_LABELS):  # the CS is claimed from 30 labels
             details.update(anytime_low=a.cs_low, anytime_high=a.cs_high,
-                           anytime_method=_named(ANYTIME, report.level))
+                           anytime_method=_named(EXACT_ANYTIME if exact else ANYTIME,
+                                                 report.level))
+        method = _named(FIXED_BUDGET if a is not None else BOOTSTRAP, report.level)
+        if exact:  # the few-errors rule: the exact CS stands in for the CLT interval
+            method = (f"{_named(EXACT_ANYTIME, report.level)}; it stands in for the "
+                      f"{interval_name(FIXED_BUDGET, report.level)} here ({a.basis_note})")
         out.append(eee_aggregate(
             metric=m.metric, estimate=m.active.estimate, method=METHOD,
             n_labels=report.n_labels, pool_size=report.n_pool, model=who["name"],
             dataset=session.task.name, ci_low=low, ci_high=high, level=report.level,
             standard_error=se,
-            interval_method=_named(FIXED_BUDGET if a is not None else BOOTSTRAP, report.level),
+            interval_method=method,
             n_bootstrap=int(cfg.n_boot), model_id=model_id or who["id"],
             developer=None if model_id else who["developer"], n_shot=who["n_shot"],
             source_organization=source_organization, details=details))
