@@ -585,6 +585,39 @@ def test_a_damaged_session_file_names_the_file_and_the_part(pool_files: PoolFile
     assert _file_bytes(db) == before
 
 
+def test_a_damaged_page_that_shortens_the_pool_is_refused(tmp_path: Path) -> None:
+    """A damaged page SQLite still reads: the last leaf of the items table with its cell
+    count changed to 1 (one header byte). The table then ends early without an error,
+    and ``status`` said "pool 34 items" of 200 and ``export`` ended in a traceback (QA);
+    now every command refuses the file, naming the damage, and changes nothing."""
+    pf = make_pool_files(tmp_path / "data", n=200)
+    db = tmp_path / "s.db"
+    init(pf, db)
+    label_first(db, tmp_path, 3)
+    with contextlib.closing(sqlite3.connect(db)) as con:
+        con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        page_size = con.execute("PRAGMA page_size").fetchone()[0]
+        root = con.execute("SELECT rootpage FROM sqlite_master WHERE name = 'items'").fetchone()[0]
+    data = bytearray(db.read_bytes())
+    page = root
+    while data[(page - 1) * page_size] == 0x05:  # an interior table page: its right child
+        at = (page - 1) * page_size + 8
+        page = int.from_bytes(data[at:at + 4], "big")
+    start = (page - 1) * page_size
+    assert data[start] == 0x0D and root != page  # a leaf below the root
+    data[start + 3:start + 5] = (1).to_bytes(2, "big")  # one cell left in the last leaf
+    db.write_bytes(bytes(data))
+    with contextlib.closing(sqlite3.connect(db)) as con:
+        assert con.execute("SELECT MAX(idx) FROM items").fetchone()[0] < 199  # read short
+    before = _file_bytes(db)
+    for args in (("status", db), ("estimate", db), ("select", db, "--n", "1"),
+                 ("export", db, "--out", tmp_path / "x.csv", "--which", "labelled")):
+        out = run(*args, code=2)
+        one_error(out)
+        assert str(db) in out and "damaged" in out and "200 items" in out, out
+    assert _file_bytes(db) == before
+
+
 # --------------------------------------------------------------------------- inputs that mislead
 
 

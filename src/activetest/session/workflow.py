@@ -103,6 +103,22 @@ __all__ = [
 
 
 
+
+def _check_pool_size(store: SessionStore, cfg: SessionConfig) -> None:
+    """Refuse a session file whose items table does not end where its configuration says
+    the pool does (a damaged page: the pool would be read short, silently; one look up
+    the table's key, not a scan). Files from before the size was recorded are not
+    checked."""
+    want = cfg.pool.get("n_items")
+    if isinstance(want, bool) or not isinstance(want, int):
+        return
+    have = store.n_items()
+    if have != want:
+        from activetest.session.store_errors import damaged
+
+        raise damaged(store.path, ValueError(
+            f"its items table ends at row {have - 1} but the pool has {want} items"))
+
 @dataclass(frozen=True)
 class EstimateParts:
     """An estimate with what it was computed from (:meth:`Session._estimate`): the report
@@ -151,6 +167,7 @@ class Session:
         self.store = store
         self.threads = threads
         self._cfg = store.config()  # checked and typed
+        _check_pool_size(store, self._cfg)
         self._task: Task | None = None
         self._scorers: dict[str, Any] = dict(scorers or {})
         self._raw_specs = dict(raw_specs or {})
