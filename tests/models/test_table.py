@@ -157,6 +157,22 @@ def test_bad_csv_value_names_file_line_column(tmp_path: Path, kind: str, cell: s
         assert "column 'neutral'" in str(info.value)
 
 
+def test_a_probability_of_zero_names_file_and_line(tmp_path: Path) -> None:
+    """A hard prediction (probability exactly 0 for a class) has log-probability -inf,
+    which no estimate can use: refused where it is read, naming the file and line (it was
+    a message about a non-finite value in ``target_logprobs`` at row 0, no file, no
+    line)."""
+    path = _write(tmp_path / "p.csv", "probs")
+    lines = _csv_lines(path)
+    cells = lines[4].split(",")
+    cells[1:4] = ["0", "0.25", "0.75"]
+    lines[4] = ",".join(cells)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="a probability of 0") as info:
+        TableScorer(path, kind="probs").score(TASK, _items(IDS[:1]))
+    assert f"{path}: line 5:" in str(info.value) and "above 0" in str(info.value)
+
+
 def test_bad_jsonl_rows_named(tmp_path: Path) -> None:
     path = _write(tmp_path / "p.jsonl", "logits")
     lines = path.read_text(encoding="utf-8").splitlines()
@@ -234,14 +250,6 @@ def test_read_table_function(tmp_path: Path) -> None:
     ids, lp = read_table(path, columns=TASK.classes, kind="probs")
     assert ids == IDS
     np.testing.assert_allclose(lp, LOGPROBS, atol=1e-12)
-
-
-def test_zero_probability_gives_minus_inf(tmp_path: Path) -> None:
-    path = tmp_path / "p.csv"
-    path.write_text("id,negative,neutral,positive\na,0.0,0.25,0.75\n", encoding="utf-8")
-    out = TableScorer(path, kind="probs").score(TASK, _items(["a"]))
-    assert out[0, 0] == -np.inf
-    np.testing.assert_allclose(out[0, 1:], np.log([0.25, 0.75]))
 
 
 _cell = st.one_of(st.floats(allow_nan=True, allow_infinity=True).map(repr), st.text(max_size=8),

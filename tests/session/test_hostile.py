@@ -145,6 +145,23 @@ def test_bad_numbers_and_files_are_one_message(pool_files: PoolFiles, tmp_path: 
               "--id-column", "id", code=2)
     one_error(out)
     assert "--encoding" in out and "encoding=" in out
+    # a noise threshold: NaN and negative are one message naming the flag; inf (never
+    # flag by that model) is stored as "not asked" (it failed with a JSON error)
+    for bad in ("nan", "-1"):
+        out = run("init", tmp_path / f"n{bad}.db", "--pool", pool_files.pool, "--task",
+                  "demo", "--surrogate", f"table:{pool_files.surrogate}", "--target",
+                  f"table:{pool_files.target}", "--id-column", "id",
+                  "--noise-target-nll", bad, code=2)
+        one_error(out)
+        assert "--noise-target-nll" in out and not (tmp_path / f"n{bad}.db").exists()
+    run("init", tmp_path / "ninf.db", "--pool", pool_files.pool, "--task", "demo",
+        "--surrogate", f"table:{pool_files.surrogate}", "--target",
+        f"table:{pool_files.target}", "--id-column", "id", "--noise-target-nll", "inf")
+    from activetest.session.workflow import Session
+
+    with Session.open(tmp_path / "ninf.db") as s:
+        assert s.session_config.noise.target_nll is None
+        assert s.session_config.noise.surrogate_nll == 5.0
 
 
 def test_labelstudio_results_without_choices_are_refused(pool_files: PoolFiles,

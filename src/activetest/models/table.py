@@ -285,8 +285,14 @@ def to_log_softmax_rows(values: np.ndarray, kind: str, tolerance: float, path: P
             raise ValueError(f"{path}: {where[i]}: probabilities sum to {sums[i]:.6g}, not 1 "
                              f"(tolerance {tolerance}); for unnormalised scores add "
                              f"?kind=logits to the table: spec (kind='logits' in Python)")
-        with np.errstate(divide="ignore"):
-            return np.log(values / sums[:, None])
+        bad = np.flatnonzero((values <= 0).any(axis=1))
+        if bad.size:  # log 0 = -inf: no estimate, design or log loss can use it
+            i = int(bad[0])
+            raise ValueError(f"{path}: {where[i]}: a probability of 0 ({values[i].tolist()}): "
+                             f"its log-probability is -inf, which no estimate can use (a "
+                             f"label of that class would have an infinite log loss); give "
+                             f"every class a probability above 0, e.g. clipped at 1e-9")
+        return np.log(values / sums[:, None])
     # logprobs
     lse = values.max(axis=1) + np.log(np.exp(values - values.max(axis=1, keepdims=True))
                                       .sum(axis=1))

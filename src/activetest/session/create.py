@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 import os
 import warnings
 from collections.abc import Mapping, Sequence
@@ -82,6 +83,23 @@ def check_unique(items: Sequence[Item], what: str) -> None:
             raise SessionError(f"{what} has duplicate item id {it.id!r} (rows {seen[it.id]} and "
                                f"{i}); item ids must be unique")
         seen[it.id] = i
+
+
+def noise_threshold(value: float | None, flag: str) -> float | None:
+    """A label-noise threshold (an NLL in nats) as stored: ``inf`` (never flag by that
+    model) is stored as None (that model is not asked: the same), as JSON has no
+    infinity.
+
+    Raises:
+        ValueError: NaN or negative, naming the flag.
+    """
+    if value is None:
+        return None
+    v = float(value)
+    if math.isnan(v) or v < 0:
+        raise ValueError(f"{flag} must be an NLL threshold in nats, 0 or more (inf: never "
+                         f"flag by that model), got {value!r}")
+    return None if math.isinf(v) else v
 
 
 def check_options(*, metric: str, acquisition: str | None, proposal_floor: float,
@@ -310,7 +328,9 @@ def create_session(path: str | os.PathLike[str], *,
     from activetest.session.store import check_new_session_path
 
     p = check_new_session_path(path, overwrite)  # before any scoring is spent
-    noise = NoiseConfig(float(noise_target_nll), float(noise_surrogate_nll), noise_rule)
+    noise = NoiseConfig(noise_threshold(noise_target_nll, "--noise-target-nll"),
+                        noise_threshold(noise_surrogate_nll, "--noise-surrogate-nll"),
+                        noise_rule)
     from activetest.session.stream_init import PoolSize, try_stream
 
     resolved = resolve_task(task)

@@ -92,6 +92,7 @@ from activetest.session.compare_graded import compare_role
 from activetest.session.config import NoiseConfig, SessionConfig
 from activetest.session.create import (
     check_options,
+    noise_threshold,
     planned_budget,
     resolve_proposal_floor,
     resolve_task,
@@ -746,7 +747,8 @@ def create_graded_session(path: str | os.PathLike[str], *,
         design_variant=HISTORY_DESIGN if history else None,
         extra={"history": hist_info} if history else {},
         seed=seed, shots=len(chosen), target_shots=len(chosen),
-        noise=NoiseConfig(None, float(noise_surrogate_nll), "any"),
+        noise=NoiseConfig(None, noise_threshold(noise_surrogate_nll, "--noise-surrogate-nll"),
+                          "any"),
         n_boot=int(n_boot), level=float(level), cache_dir=cache,
         use_cache=bool(use_cache), version=__version__,
         compare=tuple(compared), answer_files=inputs.answer_files,
