@@ -562,3 +562,27 @@ def test_a_difference_says_what_it_subtracts_where_the_headline_is_the_designs(
     out = " ".join(run("estimate", db).split())
     assert "(paired, same labels: the target's LURE" in out, out
     assert any("the paired difference is the target's LURE" in n for n in data.notes)
+
+
+def test_estimate_refuses_the_target_as_its_own_comparison_and_names_the_plain_mean(
+        tmp_path: Path) -> None:
+    """``estimate --compare`` with the target itself is refused as ``init --compare`` is
+    (it was accepted: a difference of 0 from the same model); and the footnote of the
+    plain mean does not call it biased "here" where it equals the estimate (uniform
+    draws)."""
+    from session_support import make_pool_files
+
+    pf = make_pool_files(tmp_path / "data", n=100)
+    db = tmp_path / "u.db"
+    _init(pf, db, "--acquisition", "uniform")
+    run("select", db, "--n", "10")
+    run("label", db, "--from-data")
+    out = run("estimate", db, "--compare", f"table:{pf.target}", code=2)
+    assert "is the session's target" in out and out.count("error:") == 1
+    out = " ".join(run("estimate", db).split())
+    assert "here it equals the estimate" in out and "BIASED here" not in out, out
+    db2 = tmp_path / "a.db"
+    _init(pf, db2, "--acquisition", "ce")
+    run("select", db2, "--n", "10")
+    run("label", db2, "--from-data")
+    assert "BIASED here (items were drawn actively)" in " ".join(run("estimate", db2).split())

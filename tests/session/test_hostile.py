@@ -116,6 +116,20 @@ def test_no_output_file_can_be_the_session_file(pool_files: PoolFiles,
         s.export(db, format="csv", which="labelled")
 
 
+def test_importing_a_label_studio_tasks_file_says_what_it_is(pool_files: PoolFiles,
+                                                             tmp_path: Path) -> None:
+    """The tasks ``select --out tasks.json`` writes hold no answers: importing them names
+    the file as such and what to import instead (it said "no column 'item_id'")."""
+    db = tmp_path / "s.db"
+    init(pool_files, db)
+    run("select", db, "--n", "3", "--out", tmp_path / "tasks.json")
+    before = collected(db)
+    out = run("import", db, tmp_path / "tasks.json", code=2)
+    one_error(out)
+    assert "Label Studio tasks file" in out and "Export -> JSON" in out, out
+    assert collected(db) == before
+
+
 def test_bad_numbers_and_files_are_one_message(pool_files: PoolFiles, tmp_path: Path) -> None:
     db = tmp_path / "s.db"
     init(pool_files, db)
@@ -304,6 +318,8 @@ def test_read_only_session_reads_and_refuses_writes(pool_files: PoolFiles,
         assert status["n_labelled"] == 12
         out = run("estimate", ro_db, "--json")
         assert json.loads(out)["n_labels"] == 12
+        assert any("not recorded" in w and "read-only" in w
+                   for w in json.loads(out)["warnings"]), out  # and it says so
         run("export", ro_db, "--out", tmp_path / "lab.csv", "--which", "labelled")
         assert (tmp_path / "lab.csv").read_text().count("positive") >= 12
         run("report", ro_db, "--out", tmp_path / "rep")

@@ -132,8 +132,12 @@ def _print_estimate(r: Any, target: str) -> None:
                        f"{interval_guarantee(kind)}.{extra}")
             mark += 1
         elif what.startswith("uniform"):
-            _out.print(f"{_MARKS[mark]} plain mean of the labelled items' losses: BIASED here "
-                       f"(items were drawn actively), for contrast.")
+            same = all(abs(m.uniform.estimate - m.active.estimate) <= 1e-12
+                       for m in r.metrics.values())
+            how = ("for contrast: BIASED under active draws (here it equals the estimate: "
+                   "the draws so far were made at the uniform rate)." if same else
+                   "BIASED here (items were drawn actively), for contrast.")
+            _out.print(f"{_MARKS[mark]} plain mean of the labelled items' losses: {how}")
             mark += 1
     cs_name = interval_name(ANYTIME, r.level)
     for m in r.metrics.values():

@@ -22,8 +22,8 @@ from xml.sax.saxutils import quoteattr
 from activetest.formats import _json
 from activetest.formats import label_records as lr
 
-__all__ = ["check_tag_names", "config_xml", "looks_like_export", "read_export", "read_tasks",
-           "task_entry", "write_tasks"]
+__all__ = ["check_tag_names", "config_xml", "looks_like_export", "looks_like_tasks",
+           "read_export", "read_tasks", "task_entry", "write_tasks"]
 
 
 def check_tag_names(from_name: str, to_name: str) -> None:
@@ -204,6 +204,13 @@ def read_export(p: Path, source: str, from_name: str | None,
     """Read a Label Studio JSON export file (:func:`read_tasks` on its parsed JSON)."""
     data = _json.loads(lr.read_text(p), str(p), lr.LabelFileError)
     return read_tasks(data, str(p), source, from_name, label_rule)
+
+
+def looks_like_tasks(data: Any) -> bool:
+    """Whether parsed JSON looks like Label Studio tasks (each a dict with a ``data``
+    dict), with or without annotations."""
+    return (isinstance(data, list) and bool(data) and isinstance(data[0], dict)
+            and isinstance(data[0].get("data"), dict))
 
 
 def looks_like_export(data: Any) -> bool:

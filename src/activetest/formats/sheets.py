@@ -232,6 +232,12 @@ def read_labels(p: Path, fmt: str, label_rule: Callable[[], ParseLabel], *,
         if fmt == "labelstudio" or labelstudio.looks_like_export(data):
             return labelstudio.read_tasks(data, src, source or f"labelstudio:{p.name}",
                                           from_name, label_rule)
+        if labelstudio.looks_like_tasks(data) and id_column not in data[0]:
+            raise LabelFileError(f"{src}: a Label Studio tasks file (what `select --out "
+                                 f"tasks.json` and `export` write for Label Studio to import): "
+                                 f"it holds no answers. Label the tasks in Label Studio and "
+                                 f"import its export (Export -> JSON), or export a sheet "
+                                 f"(.csv, .tsv, .jsonl) to label elsewhere")
         rows: Iterator[tuple[str, Mapping[str, Any]]] = json_rows(data, src)
     elif fmt == "jsonl":
         rows = jsonl_rows(text, src)

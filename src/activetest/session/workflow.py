@@ -684,6 +684,10 @@ class Session:
         t_lp = kind.target_logprobs(draws, self._target_score(progress))  # scored once, stored
         others = [compare] if isinstance(compare, (str, os.PathLike)) or (
             compare and not isinstance(compare, (list, tuple))) else list(compare or ())
+        for o in others:  # as init --compare refuses it
+            if isinstance(o, (str, os.PathLike)) and stored_spec(os.fspath(o)) == cfg.target:
+                raise SessionError(f"--compare {stored_spec(os.fspath(o))} is the session's "
+                                   f"target: compare it with another model")
         if kind.name == "classification" and cfg.compare:
             # the models compared at creation (scored on the pool then): every estimate
             given = {stored_spec(os.fspath(o)) for o in others
@@ -742,6 +746,10 @@ class Session:
                 report = dataclasses.replace(report, warnings=[
                     *report.warnings, f"this estimate is not recorded in the session file "
                     f"(`status` shows the last one recorded): {exc}"])
+        elif record:  # opened read-only (the file, its folder or the disk)
+            report = dataclasses.replace(report, warnings=[
+                *report.warnings, "this estimate is not recorded in the session file: it is "
+                "open read-only (`status` shows the last one recorded)"])
         return EstimateParts(report, draws, dict(inputs.losses), design_controls, blind,
                              dict(inputs.loss_bounds))
 
