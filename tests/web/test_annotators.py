@@ -280,7 +280,9 @@ def test_paired_order_is_seeded_stored_and_blind(tmp_path: Path) -> None:
                 text = json.dumps(asdict(it))
                 assert spec not in text and "b.jsonl" not in text and "pool" not in text
                 assert len(it.answers) == 2
-                a.answer("alice", it.item_id, [0, 1])  # A incorrect, B correct
+                # A incorrect, B correct (the same text: one answer, one level)
+                same = it.answers[0] == it.answers[1]
+                a.answer("alice", it.item_id, [0, 0] if same else [0, 1])
                 shown.append(it)
             con = sqlite3.connect(m.db)
             order = dict(con.execute("SELECT idx, shown_order FROM annotation_items"))
@@ -293,7 +295,7 @@ def test_paired_order_is_seeded_stored_and_blind(tmp_path: Path) -> None:
                 row = s.store.index_of(it.item_id)
                 roles = json.loads(order[row])
                 flips += roles[0] != "target"
-                want = {roles[0]: 0, roles[1]: 1}
+                want = {roles[0]: 0, roles[1]: 0 if it.answers[0] == it.answers[1] else 1}
                 assert labels[row].label == want["target"]
                 assert judged[row].label == want[f"compare:{spec}"]
                 # the answer shown as A is that role's answer
@@ -302,6 +304,28 @@ def test_paired_order_is_seeded_stored_and_blind(tmp_path: Path) -> None:
                 assert it.answers[0] == answer_a
             assert 3 <= flips <= 17  # both orders occur
     assert orders[0] == orders[1]
+
+
+def test_two_answers_with_the_same_text_get_the_same_level(tmp_path: Path) -> None:
+    """Two targets that answered an item alike: the page shows both texts, and an answer
+    giving them different levels is refused (it stored conflicting judgments of one
+    answer, QA); the same level is stored for both."""
+    made = graded(tmp_path, compare=True)
+    with Session.open(made.db) as s:
+        a = Annotators(s, batch=40, budget=40)
+        for _ in range(40):
+            it = a.next_item("alice")
+            if it.answers[0] == it.answers[1]:
+                break
+            a.answer("alice", it.item_id, [1, 1])
+        else:
+            raise AssertionError("no item with two identical answers")
+        with pytest.raises(LabelError, match="same text"):
+            a.answer("alice", it.item_id, [0, 1])
+        a.answer("alice", it.item_id, [1, 1])
+        spec = s.compared_targets()[0]
+        row = s.store.index_of(it.item_id)
+        assert s.store.labels()[row].label == s.store.judgments(f"compare:{spec}")[row].label
 
 
 def test_graded_layout_shows_question_context_answer_and_references(tmp_path: Path) -> None:

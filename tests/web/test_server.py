@@ -98,6 +98,29 @@ def test_api_errors_are_one_clear_message(tmp_path: Path) -> None:
         assert status == 400
         status, data = c.call("POST", "disagreements")
         assert status == 400 and "adjudicator" in data["error"]
+        # a Content-Length that is not a number: a clean reply (the connection then
+        # closes), off the token and under it (it dropped the connection with a
+        # traceback on the server's terminal)
+        import socket
+        from urllib.parse import urlsplit
+
+        u = urlsplit(server.url)
+        for path, want in (("/nope", b" 404 "), (u.path + "api/next", b" 400 ")):
+            with socket.create_connection((u.hostname, u.port), timeout=30) as sock:
+                sock.sendall(f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: "
+                             f"application/json\r\nContent-Length: abc\r\n\r\n".encode())
+                reply = b""
+                while chunk := sock.recv(4096):
+                    reply += chunk
+            assert reply.startswith(b"HTTP/1.1") and want in reply.split(b"\r\n")[0], reply
+            if want == b" 400 ":
+                assert b"bad Content-Length" in reply
+        # setting aside an item that was never drawn is refused, as answering it is
+        with Session.open(made.db) as s:
+            drawn = {a.item_id for a in s.acquisitions()}
+        undrawn = next(i for i in made.truth if i not in drawn)
+        status, data = c.call("POST", "skip", {"item_id": undrawn})
+        assert status == 400 and "not a drawn item" in data["error"]
     with Session.open(made.db) as s:
         assert s.labels() == {}
 

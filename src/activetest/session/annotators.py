@@ -439,6 +439,7 @@ class Annotators:
                 raise LabelError(f"item {item_id!r}: expected {len(order)} level(s) in "
                                  f"1..{C}, got {[v + 1 for v in levels]}")
             given = dict(zip(order, levels, strict=True))
+            self._check_same_texts(st, order, given, item_id)
             lab = self._label_of(c, st.index)
             if lab is not None and not lab[1].startswith(_SOURCE):
                 raise LabelError(f"item {item_id!r} was labelled "
@@ -474,6 +475,25 @@ class Annotators:
                       (st.index, who))
             self._settle(c, st.index, st.item_id)
         return out
+
+    def _check_same_texts(self, st: ItemState, order: Sequence[str], given: Mapping[str, int],
+                          item_id: str) -> None:
+        """Two answers of one item with the same text (two targets that answered alike)
+        are one answer: they must get the same level (as an import counts identical
+        answers judged differently as a disagreement)."""
+        if not self.s.graded or len(order) < 2:
+            return
+        shown = {role: str(self.s._display_items([st.index], role)[0].fields.get("answer", ""))
+                 for role in order}
+        first: dict[str, str] = {}
+        for role in order:
+            text = shown[role]
+            if text in first and given[first[text]] != given[role]:
+                raise LabelError(
+                    f"item {item_id!r}: two of its answers are the same text ({text[:60]!r}) "
+                    f"but were given different levels ({self.levels[given[first[text]]]!r} "
+                    f"and {self.levels[given[role]]!r}); give the same answer the same level")
+            first.setdefault(text, role)
 
     def answer_and_next(self, annotator: str, item_id: str, levels: Sequence[int],
                         ) -> tuple[list[Annotation], Assignment | None]:
@@ -560,6 +580,8 @@ class Annotators:
             row = self.s.store.index_of(item_id)
             if row is None:
                 raise LabelError(f"item {item_id!r} is not in the pool")
+            if self._item_state(c, row) is None:  # as answer refuses it
+                raise LabelError(f"item {item_id!r} is not a drawn item of this session")
             c.execute("INSERT OR REPLACE INTO annotation_skips (idx, annotator, at) VALUES "
                       "(?, ?, ?)", (row, who, now()))
             c.execute("DELETE FROM annotation_claims WHERE idx = ? AND annotator = ?",

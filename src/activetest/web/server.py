@@ -383,14 +383,29 @@ def _handler(server: LabelServer) -> type[BaseHTTPRequestHandler]:
                 return
             self._json(200, data, time.perf_counter() - t0)
 
+        def _length(self) -> int | None:
+            """The request's Content-Length (0 without one); None where it is not a
+            number of bytes: the body cannot be read, so the connection is closed after
+            the reply."""
+            raw = (self.headers.get("Content-Length") or "0").strip()
+            if not raw.isdigit():
+                self.close_connection = True
+                return None
+            return int(raw)
+
         def _drain(self) -> None:
-            n = int(self.headers.get("Content-Length") or 0)
-            if 0 < n <= _MAX_BODY:
+            n = self._length()
+            if n is not None and 0 < n <= _MAX_BODY:
                 self.rfile.read(n)
+            elif n is not None and n > _MAX_BODY:
+                self.close_connection = True  # not read: the connection cannot go on
 
         def _body(self) -> dict[str, Any]:
-            n = int(self.headers.get("Content-Length") or 0)
+            n = self._length()
+            if n is None:
+                raise ValueError("bad Content-Length: a number of bytes is expected")
             if n > _MAX_BODY:
+                self.close_connection = True
                 raise ValueError("request too large")
             if "json" not in (self.headers.get("Content-Type") or ""):
                 raise ValueError("requests must be JSON (Content-Type: application/json)")
