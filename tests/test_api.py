@@ -279,6 +279,10 @@ def test_estimate_needs_the_first_draw_labelled(small: Any) -> None:
         run.estimate()
     run.label(rows[0], 0)
     assert run.estimate().n_labels == 2
+    # a coverage outside (0, 1) is one message (1.0 divided by zero in the blind spot)
+    for bad in (1.0, 2.0, 0.0, -0.5, float("nan"), True):
+        with pytest.raises(ValueError, match=r"level must be a coverage in \(0, 1\)"):
+            run.estimate(level=bad)
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [

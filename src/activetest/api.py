@@ -471,6 +471,7 @@ class ActiveTest:
         Raises:
             ValueError: no usable label yet (the first draw has none), or bad arguments.
         """
+        est.check_level(level)
         draws = self.labelled_draws()
         if draws.k == 0:
             raise ValueError("no usable labels yet: draw items with next(k) and label them "

@@ -55,6 +55,7 @@ __all__ = [
     "LabelledDraws",
     "NoiseRule",
     "bootstrap_rng",
+    "check_level",
     "clip_interval",
     "clip_result",
     "controls",
@@ -964,6 +965,20 @@ class KindInputs:
     proposal_scores: np.ndarray | None = None
     difference_weight_bounds: Mapping[str, Mapping[str, np.ndarray]] = field(
         default_factory=dict)
+
+
+def check_level(level: float | None) -> None:
+    """Refuse an interval coverage outside (0, 1) (None: the session's), before anything
+    is computed with it.
+
+    Raises:
+        ValueError: naming the value.
+    """
+    if level is None:
+        return
+    if isinstance(level, bool) or not isinstance(level, (int, float, np.floating)) \
+            or not 0 < float(level) < 1:
+        raise ValueError(f"level must be a coverage in (0, 1), e.g. 0.95, got {level!r}")
 
 
 def noise_rule(config: SessionConfig) -> NoiseRule:

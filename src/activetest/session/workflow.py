@@ -670,6 +670,7 @@ class Session:
                        level: float | None, target_width: float | None, record: bool,
                        progress: bool) -> EstimateParts:
         cfg = self._cfg
+        est.check_level(level)
         draws = self.labelled_draws()
         if draws.k == 0:
             if draws.n_selected == 0:
