@@ -193,3 +193,42 @@ def test_graded_adaptive_design_session(tmp_path: Path) -> None:
         assert r.metrics["error_rate"].active.estimate == pytest.approx(judged.mean(),
                                                                         abs=1e-12)
         assert r.design["design"] == "graded_adaptive" and r.design["refits"] >= 1
+
+
+def test_an_estimate_outside_the_range_is_said_not_clipped(tmp_path: Path) -> None:
+    """Four labels, every answer judged incorrect, a fixed graded design with the
+    pool's column as its surrogate: the unbiased estimate of the error rate is 1.37, above
+    any possible value, while the intervals stay in [0, 1]. It is not clipped (that would
+    bias it), and a note now says why it can be (there was none, QA)."""
+    import csv
+    import random
+
+    (tmp_path / "t.toml").write_text(
+        'kind = "graded"\nname = "qa"\ninstruction = ""\n[templates]\n'
+        'item = "Q: {question}\\nA:"\nexample = "Q: {question}\\nA: {answer}\\n"\n')
+    rnd = random.Random(2)
+    (tmp_path / "pool.jsonl").write_text("".join(json.dumps(
+        {"id": f"i{i}", "question": f"question {i}?", "answer": f"ans {i}",
+         "p": round(rnd.uniform(0.2, 0.9), 2)}) + "\n" for i in range(24)))
+    db = tmp_path / "s.db"
+    run("init", db, "--task", tmp_path / "t.toml", "--pool", tmp_path / "pool.jsonl",
+        "--target", "pool", "--surrogate", "column:p", "--seed", "0", "--no-progress")
+    run("select", db, "--n", "4")
+    run("export", db, "--out", tmp_path / "t.csv")
+    with (tmp_path / "t.csv").open(newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    for r in rows:
+        r["label"] = "incorrect"
+    with (tmp_path / "d.csv").open("w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    run("import", db, tmp_path / "d.csv")
+    from activetest.session.workflow import Session
+
+    with Session.open(db) as s:
+        r = s.estimate(record=False, progress=False)
+    m = r.metrics["error_rate"]
+    assert m.active.estimate > 1.0  # unbiased, not clipped
+    assert 0.0 <= m.anytime.fixed_low <= m.anytime.fixed_high <= 1.0
+    assert any("lies outside the values the risk can take" in w for w in r.warnings), r.warnings

@@ -796,11 +796,28 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
              if n.metric not in exact and (line := n.describe(level)) is not None]
     lines += [line for m in out.values() if (line := exact_note(m, level)) is not None]
     lines += [point_note(m, level) for m in out.values() if K >= 2 and m.active.std == 0.0]
+    lines += [line for m in out.values() if (line := outside_note(
+        m, value_range(m.metric, (loss_bounds or {}).get(m.metric)))) is not None]
     lines += notes_cmp
     return EstimateReport(N, K, draws.n_selected, draws.n_waiting, out, flagged,
                           (noise.target_nll, noise.surrogate_nll, noise.rule), comparisons,
                           target_width, level, [*_warnings(draws), *lines],
                           blind_spots=notes)
+
+
+def outside_note(m: MetricEstimate, bounds: tuple[float, float]) -> str | None:
+    """The line saying a metric's unbiased estimate lies outside the values the risk can
+    take (possible with few labels: each label is weighted by how unlikely its draw was,
+    and a design's control adds its own terms); None where it does not."""
+    lo, hi = bounds
+    e = m.active.estimate
+    if lo <= e <= hi or not math.isfinite(e):
+        return None
+    return (f"{m.metric.replace('_', ' ')}: the estimate {e:.4g} lies outside the values the "
+            f"risk can take ([{lo:g}, {hi:g}]): an unbiased estimate can, with few labels "
+            f"(each label weighs by how unlikely its draw was); it is not clipped, which "
+            f"would bias it. Read the fixed-budget interval and the CS, which stay within "
+            f"the range")
 
 
 #: Below this width a fixed-budget interval is a point (an SE of 0 gives 1e-12).
