@@ -232,3 +232,25 @@ def test_an_estimate_outside_the_range_is_said_not_clipped(tmp_path: Path) -> No
     assert m.active.estimate > 1.0  # unbiased, not clipped
     assert 0.0 <= m.anytime.fixed_low <= m.anytime.fixed_high <= 1.0
     assert any("lies outside the values the risk can take" in w for w in r.warnings), r.warnings
+
+
+def test_a_surrogate_column_of_an_answers_pool_is_not_a_prompt_field(tmp_path: Path) -> None:
+    """``--task answers`` shows every column of a table pool, and ``--surrogate
+    column:p`` could not find its column (QA: "column 'p' is None") while the judges
+    were shown it. The surrogate's column is now kept beside the item: read as the
+    surrogate, not shown; a column the pool lacks is named as missing."""
+    pool = tmp_path / "pool.jsonl"
+    pool.write_text('{"id":"i0","question":"q0?","answer":"a0","p":0.9}\n'
+                    '{"id":"i1","question":"q1?","answer":"a1","p":0.3}\n')
+    db = tmp_path / "s.db"
+    run("init", db, "--task", "answers", "--pool", pool, "--target", "pool", "--surrogate",
+        "column:p", "--seed", "1", "--no-progress")
+    from activetest.session.workflow import Session
+
+    with Session.open(db) as s:
+        for i in ("i0", "i1"):
+            assert "p" not in s.display_item(i).fields
+            assert s.display_item(i).fields["question"] in ("q0?", "q1?")
+    out = run("init", tmp_path / "n.db", "--task", "answers", "--pool", pool, "--target",
+              "pool", "--surrogate", "column:nope", "--no-progress", code=2)
+    assert "no column 'nope'" in out and "Traceback" not in out

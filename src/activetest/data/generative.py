@@ -410,6 +410,7 @@ def _references(value: Any, where: str) -> tuple[str, ...]:
 def load_graded_pool(path: str | Path, task: GenTask, *, format: str | None = None,
                      id_column: str | None = "id", encoding: str | None = None,
                      references_column: str = "references", answer_column: str = "answer",
+                     keep_columns: Sequence[str] = (),
                      ) -> list[GradedItem]:
     """A graded pool from SQuAD JSON or a table (CSV/TSV/JSONL/JSON/Parquet).
 
@@ -419,7 +420,8 @@ def load_graded_pool(path: str | Path, task: GenTask, *, format: str | None = No
     takes every other column), an id column (``id_column``; None: row numbers), and
     optionally ``references`` (a JSON list, ``" | "``-separated text, or one answer),
     ``answer`` (the target's answer, if it was generated elsewhere) and ``judgment``
-    (a level name: a judgment already given).
+    (a level name: a judgment already given). ``keep_columns`` (a surrogate's column,
+    ``--surrogate column:NAME``) are kept beside the item, never shown as prompt fields.
 
     Raises:
         ValueError: a missing field or id, a duplicate id, an unknown judgment level
@@ -458,7 +460,8 @@ def load_graded_pool(path: str | Path, task: GenTask, *, format: str | None = No
                 raise ValueError(f"{at}: judgment {raw!r} is not one of {list(task.classes)}")
             label = levels.index(str(raw).strip().casefold())
         answer = rec.get(answer_column)
-        used = {*cols.values(), id_column, references_column, answer_column, "judgment"}
+        used = {*cols.values(), id_column, references_column, answer_column, "judgment",
+                *keep_columns}
         prompt = {f: str(rec[c]) for f, c in cols.items()}
         if not cols:  # a task that generates nothing (judging answers): every other column
             prompt = {str(k): str(v) for k, v in rec.items() if k not in used}
@@ -466,5 +469,6 @@ def load_graded_pool(path: str | Path, task: GenTask, *, format: str | None = No
         out.append(GradedItem(Item(item_id, prompt, label),
                               _references(rec.get(references_column), at),
                               None if answer is None else str(answer),
-                              {k: v for k, v in rec.items() if k not in used}))
+                              {k: v for k, v in rec.items()
+                               if k not in used or k in keep_columns}))
     return out

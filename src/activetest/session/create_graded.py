@@ -442,6 +442,11 @@ def _surrogate(inputs: GradedInputs, answers: Sequence[str], generations: Sequen
     if head == "column" and rest:
         values = []
         for g in inputs.pool:
+            if rest not in g.extra:
+                raise SessionError(f"item {g.item.id!r}: no column {rest!r} in the pool file "
+                                   f"(columns: {sorted([*g.item.fields, *g.extra])}); name "
+                                   f"the column of the probability that the answer is "
+                                   f"correct: --surrogate column:NAME")
             raw = g.extra.get(rest)
             try:
                 p = float(raw)  # type: ignore[arg-type]
@@ -619,6 +624,11 @@ def create_graded_session(path: str | os.PathLike[str], *,
     from activetest.session.store import check_new_session_path
 
     p = check_new_session_path(path, overwrite)  # before any answers are generated
+    head, _, col = str(surrogate).partition(":")
+    if head == "column" and col and isinstance(pool, (str, os.PathLike)):
+        # the surrogate's column is not a prompt field (a task that shows every column
+        # would show it to the people judging, and the surrogate would not find it)
+        pool_options = {**dict(pool_options or {}), "keep_columns": (col,)}
     file_gens = target_file = None
     if target.startswith("answers:"):
         items, file_gens, target_file = _from_answer_file(target, pool, t, pool_options)
