@@ -502,9 +502,27 @@ def test_lmeval_hostile_lines(tmp_path: Path) -> None:
     gone[1]["filtered_resps"] = []
     path = _put(tmp_path / "gone.jsonl", gone)
     with pytest.raises(ValueError, match=r"line 2: item '1' has no answer \(no filtered "
-                                         r"response\); pass skip_missing=True"):
+                                         r"response\); to leave such items out add "
+                                         r"\?skip_missing=1 to the answers: spec"):
         read_answers(path, filter_name="none")
     assert read_answers(path, filter_name="none", skip_missing=True).skipped == ("1",)
+    # the option that message names works in a spec; a bad value and options another
+    # format reads are refused (an id_field on a table was silently ignored)
+    from activetest.session.create_graded import read_answer_spec
+    from activetest.session.store import SessionError
+
+    assert read_answer_spec(f"answers:{path}?filter=none&skip_missing=1").skipped == ("1",)
+    with pytest.raises(SessionError, match="skip_missing='maybe'"):
+        read_answer_spec(f"answers:{path}?skip_missing=maybe")
+    with pytest.raises(SessionError, match="epoch='abc'; expected an epoch number"):
+        read_answer_spec(f"answers:{path}?epoch=abc")
+    with pytest.raises(ValueError, match="epoch= applies to inspect files"):
+        read_answers(path, filter_name="none", epoch=1)
+    table = tmp_path / "t.csv"
+    table.write_text("id,answer\na,x\n")
+    with pytest.raises(ValueError, match="id_field= applies to lmeval files; this one reads "
+                                         "as csv"):
+        read_answers(table, id_field="x")
     many = [dict(r) for r in recs]
     many[0]["filtered_resps"] = [[" a", " b"]]
     with pytest.raises(ValueError, match=r"line 1: filter 'none' left 2 generations .*repeats"):

@@ -236,8 +236,9 @@ class _Collector:
 
     def missing(self, item_id: str, where: str, why: str) -> None:
         if not self.skip_missing:
-            raise _fail(where, f"item {item_id!r} has no answer ({why}); pass "
-                               f"skip_missing=True to leave such items out")
+            raise _fail(where, f"item {item_id!r} has no answer ({why}); to leave such "
+                               f"items out add ?skip_missing=1 to the answers: spec "
+                               f"(skip_missing=True in Python)")
         self.skipped.append(item_id)
 
     def add(self, record: AnswerRecord) -> None:

@@ -514,6 +514,8 @@ def read_answers(path: str | os.PathLike[str], *, format: Format | str | None = 
         if format not in (None, "inspect"):
             raise ValueError(f"{p}: a zip archive (an inspect_ai .eval log?), not {format} "
                              f"text")
+        _check_applies(p, "inspect", epoch=epoch, filter_name=filter_name, id_field=id_field,
+                       evaluation_name=evaluation_name)
         return _read_inspect(p, _load_inspect_zip(p, raw), epoch=epoch, score_name=score_name,
                              skip_missing=skip_missing)
     text = _decode(p, raw)
@@ -532,10 +534,26 @@ def read_answers(path: str | os.PathLike[str], *, format: Format | str | None = 
             _not_jsonl(p, text)
             recs = _jsonl(p, text)
             fmt = _detect_jsonl(p, recs, id_column, answer_column)
+    _check_applies(p, fmt, epoch=epoch, filter_name=filter_name, id_field=id_field,
+                   evaluation_name=evaluation_name)
     options = _Options(score_name=score_name, filter_name=filter_name, epoch=epoch,
                        evaluation_name=evaluation_name, id_field=id_field, id_column=id_column,
                        answer_column=answer_column, skip_missing=skip_missing)
     return _READERS[fmt](p, text, recs, options)
+
+
+#: the options that only one format reads: option -> (its format, its name in a spec)
+_ONLY_FOR = {"epoch": ("inspect", "epoch"), "filter_name": ("lmeval", "filter"),
+             "id_field": ("lmeval", "id_field"), "evaluation_name": ("eee", "evaluation")}
+
+
+def _check_applies(p: Path, fmt: str, **given: Any) -> None:
+    """Refuse an option the file's format does not read (it was silently ignored: an
+    ``id_field`` on a CSV table joined by the table's own id column)."""
+    for key, value in given.items():
+        want, name = _ONLY_FOR[key]
+        if value is not None and fmt != want:
+            raise ValueError(f"{p}: {name}= applies to {want} files; this one reads as {fmt}")
 
 
 # --------------------------------------------------------------------------- provenance

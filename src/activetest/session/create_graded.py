@@ -166,7 +166,11 @@ def _load_pool(src: Any, task: GenTask, options: Mapping[str, Any] | None) -> li
 
 _ANSWER_OPTIONS = {"epoch": "epoch", "filter": "filter_name", "score": "score_name",
                    "id_field": "id_field", "evaluation": "evaluation_name", "format": "format",
-                   "id_column": "id_column", "answer_column": "answer_column"}
+                   "id_column": "id_column", "answer_column": "answer_column",
+                   "skip_missing": "skip_missing"}
+
+#: ``?skip_missing=`` values
+_YES, _NO = ("1", "true", "yes"), ("0", "false", "no")
 
 
 #: ``?match=`` of an ``answers:`` spec: how ids that may be positions are joined.
@@ -190,7 +194,18 @@ def _spec_options(spec: str) -> tuple[str, dict[str, Any], str]:
         if key not in _ANSWER_OPTIONS:
             raise SessionError(f"answers spec {spec!r}: unknown option {key!r} (known: "
                                f"{', '.join([*_ANSWER_OPTIONS, 'match'])})")
-        options[_ANSWER_OPTIONS[key]] = int(value) if key == "epoch" else value
+        if key == "epoch":
+            if not value.strip().isdigit():
+                raise SessionError(f"answers spec {spec!r}: epoch={value!r}; expected an "
+                                   f"epoch number (1, 2, ...)")
+            options["epoch"] = int(value)
+        elif key == "skip_missing":
+            if value.lower() not in (*_YES, *_NO):
+                raise SessionError(f"answers spec {spec!r}: skip_missing={value!r}; expected "
+                                   f"1 (leave items without an answer out, listed) or 0")
+            options["skip_missing"] = value.lower() in _YES
+        else:
+            options[_ANSWER_OPTIONS[key]] = value
     return path, options, match
 
 
