@@ -301,6 +301,8 @@ def test_estimate_needs_the_first_draw_labelled(small: Any) -> None:
     ({"ids": ["a"] * 40}, "unique"),
     ({"ids": ["a"]}, "40 pool items"),
     ({"seed": -1}, "seed"),
+    ({"seed": "abc"}, "seed must be an integer"),
+    ({"seed": 1.5}, "seed must be an integer"),  # it was truncated to 1
     ({"level": 1.5}, "level"),
 ])
 def test_bad_arguments_say_what_to_pass(small: Any, kwargs: dict[str, Any], message: str

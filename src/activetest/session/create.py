@@ -137,7 +137,8 @@ def check_options(*, metric: str, acquisition: str | None, proposal_floor: float
                          f"change the interval by far less than its own width)")
     if seed is None:
         seed = int(np.random.SeedSequence().generate_state(1, np.uint64)[0] % 2**63)
-    if isinstance(seed, bool) or not 0 <= int(seed) < 2**63:
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) \
+            or not 0 <= int(seed) < 2**63:  # a float or a string is refused, not truncated
         raise ValueError(f"seed must be an integer in 0..2**63-1, got {seed!r}")
     return acquisition, int(seed)
 
