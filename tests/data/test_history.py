@@ -64,6 +64,13 @@ def test_joins_by_id_reports_coverage_and_drops_the_target(tmp_path: Path) -> No
     # the target's row found by its own scores under another name
     h2 = join_history([f], ["a", "b", "c", "d"], target_scores=np.array([1, 0, np.nan, 0]))
     assert h2.models == ("x", "y") and "identical" in h2.excluded[0][1]
+    # a row with no result on the pool's items (every cell missing, or only on items not
+    # in the pool) is not counted as a model (it was: "history: 21 model(s)")
+    e = _write(tmp_path / "e.csv", "model,a,b,zz\nx,1,0,1\nempty,,,\nelsewhere,,,1\n")
+    h3 = join_history([e], ["a", "b"])
+    assert h3.models == ("x",)
+    assert dict(h3.excluded) == {"empty": "no result on any pool item",
+                                 "elsewhere": "no result on any pool item"}
 
 
 def test_join_refusals(tmp_path: Path) -> None:

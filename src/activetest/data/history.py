@@ -145,8 +145,12 @@ def join_history(paths: Sequence[str | Path | ResponseMatrix], pool_ids: Sequenc
             drop[k] = True
             excluded.append((models[k], f"identical to the target's own scores on "
                                         f"{int(both[k].sum())} items: taken for the target"))
+    for k in np.flatnonzero(np.isnan(S).all(axis=1) & ~drop):  # nothing to learn from
+        drop[k] = True
+        excluded.append((models[k], "no result on any pool item"))
     if drop.all():
-        raise HistoryJoinError("no history row is left once the target's own rows are dropped")
+        raise HistoryJoinError("no history row is left once the target's own rows and rows "
+                               "with no result on the pool are dropped")
     S = S[~drop]
     kept = tuple(m for m, d in zip(models, drop, strict=True) if not d)
     n_cov = int((~np.isnan(S)).any(axis=0).sum())
