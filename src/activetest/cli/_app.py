@@ -206,13 +206,15 @@ def _cs(low: float, high: float, n_labels: int | None = None,
         basis: str | None = None) -> str:
     """An anytime CS ``[low, high]``: before 30 labels the asymptotic CS is not claimed
     (infinite, or the whole range once clipped to it: "from 30 labels"), the exact CS
-    (``basis`` "exact") is; infinite with ``n_labels`` >= 30 it is :data:`UNBOUNDED`."""
+    and the sure bounds of a difference (``basis`` "exact", "sure") are; infinite with
+    ``n_labels`` >= 30 it is :data:`UNBOUNDED`."""
     from activetest.stats.confseq import MIN_LABELS
 
     early = n_labels is None or n_labels < MIN_LABELS
+    valid = basis in ("exact", "sure")  # claimed at any number of labels
     if low == float("-inf") and high == float("inf"):
-        return "(from 30 labels)" if early and basis != "exact" else UNBOUNDED
-    if early and n_labels is not None and basis != "exact":
+        return "(from 30 labels)" if early and not valid else UNBOUNDED
+    if early and n_labels is not None and not valid:
         return "(from 30 labels)"
     return f"[{_num(low)}, {_num(high)}]"
 
