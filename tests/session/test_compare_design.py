@@ -446,19 +446,54 @@ def test_draws_the_proposal_could_not_have_made_keep_the_floors_bound() -> None:
     assert whole.exact_high[-1] < got.exact_high[-1] - 0.02  # 0.0375 against 0.075
 
 
+def _qa_pool(folder: Path, n: int = 200, seed: int = 0) -> tuple[Path, Path, Path, Path]:
+    """Reviews with a surrogate and two targets of accuracy 0.8, 0.75 and 0.65 (sharper
+    to blunter): the pool the QA pass found the report's unclipped log loss on."""
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, 2, n)
+    words = ["great", "awful", "fine", "bad", "lovely", "boring", "superb", "meh"]
+    folder.mkdir(parents=True, exist_ok=True)
+    with (folder / "pool.csv").open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["id", "text", "label"])
+        for i in range(n):
+            w.writerow([f"r{i}", f"review {i}: " + " ".join(rng.choice(words, 5)),
+                        ["negative", "positive"][labels[i]]])
+    paths = []
+    for name, acc, sharp in (("surrogate", .8, 1.5), ("target", .75, 2.0), ("target2", .65, 1.0)):
+        pred = np.where(rng.random(n) < acc, labels, 1 - labels)
+        conf = 1 / (1 + np.exp(-rng.normal(sharp, 1.0, n)))
+        p = np.clip(np.where(pred == 1, conf, 1 - conf), 1e-9, 1 - 1e-9)
+        lp = np.log(np.stack([1 - p, p], 1))
+        with (folder / f"{name}.csv").open("w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["id", "negative", "positive"])
+            for i in range(n):
+                w.writerow([f"r{i}", repr(float(lp[i, 0])), repr(float(lp[i, 1]))])
+        paths.append(folder / f"{name}.csv")
+    return folder / "pool.csv", paths[0], paths[1], paths[2]
+
+
 def test_the_reports_log_loss_intervals_are_the_estimates_where_the_loss_bound_clips(
         tmp_path: Path) -> None:
     """The report's curves keep the log loss's intervals within the largest loss any pool
-    item can have, as the estimate does: after 10 labels drawn by the compare acquisition
-    the anytime CS reaches that bound, and the report's last row shows the estimate's
-    intervals (it showed them unclipped: an upper end above any possible log loss)."""
-    from session_support import make_pool_files
-
-    pf = make_pool_files(tmp_path / "data", n=200)
+    item can have, as the estimate does: after 50 labels drawn by the compare acquisition
+    the fixed-budget interval reaches that bound, and the report's last row shows the
+    estimate's intervals (it showed [0.4486, 6.405] against [0.4486, 4.8821], an upper
+    end above any possible log loss, QA). Before 30 labels the report shows no anytime
+    CS (it showed the clipped range, and the plot a band over it), as `estimate` says
+    "(from 30 labels)"."""
+    pool, sur, tgt, tgt2 = _qa_pool(tmp_path / "data")
     db = tmp_path / "r.db"
-    _init(pf, db, "--metric", "log_loss", "--acquisition", "compare", "--compare",
-          f"table:{pf.target2}")
+    run("init", db, "--pool", pool, "--task", "demo", "--surrogate", f"table:{sur}",
+        "--target", f"table:{tgt}", "--id-column", "id", "--seed", "5", "--no-progress",
+        "--metric", "both", "--compare", f"table:{tgt2}", "--acquisition", "compare")
     run("select", db, "--n", "10")
+    run("label", db, "--from-data")
+    with Session.open(db) as s:
+        early = s.report_data(progress=False)
+    assert all(r.active.anytime is None for r in early.history["log loss"])
+    run("select", db, "--n", "40")
     run("label", db, "--from-data")
     with Session.open(db) as s:
         rep = s.estimate(record=False, progress=False)
@@ -467,13 +502,13 @@ def test_the_reports_log_loss_intervals_are_the_estimates_where_the_loss_bound_c
     a = rep.metrics["log_loss"].anytime
     assert a is not None
     row = data.history["log loss"][-1]
-    assert row.n_labels == 10
+    assert row.n_labels == 50
     assert (row.active.fixed.low, row.active.fixed.high) == pytest.approx(
         (a.fixed_low, a.fixed_high), abs=1e-12)
     assert (row.active.anytime.low, row.active.anytime.high) == pytest.approx(
         (a.cs_low, a.cs_high), abs=1e-12)
     assert max(a.fixed_high, a.cs_high) <= bound + 1e-12
-    assert a.cs_high == pytest.approx(bound)  # the bound does clip here
+    assert a.fixed_high == pytest.approx(bound)  # the bound does clip here
 
 
 def test_a_log_loss_difference_no_labelled_item_shows_is_not_a_point(tmp_path: Path) -> None:

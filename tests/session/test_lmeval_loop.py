@@ -136,6 +136,10 @@ def test_lm_eval_runs_only_the_drawn_items_and_each_result_is_the_full_runs(
         n = cfg.pool["n_items"]
         assert cfg.planned_budget == min(400, n // 2) and cfg.clt_min_errors == 5
         assert cfg.blind_ratio is not None
+        # the harness ran the target with whatever examples its command said: the report
+        # does not know them (it printed the session's own setting, 0, QA)
+        info = s.report_data(progress=False).info
+        assert info["Target in-context examples"] == "unknown"
 
 
 @slow

@@ -19,6 +19,7 @@ from activetest.session.config import SessionConfig
 from activetest.session.records import EstimateReport
 from activetest.session.report import data as rp
 from activetest.stats import BootstrapResult, lure_terms, uniform_labels_for_width
+from activetest.stats.confseq import MIN_LABELS
 
 __all__ = ["METRIC_NAMES", "ReportInputs", "cv_notes", "examples_used", "report_data"]
 
@@ -161,6 +162,9 @@ def examples_used(config: SessionConfig, provenance: Mapping[str, Any], role: st
     """
     if "n_examples" in provenance:
         return provenance["n_examples"]
+    if not provenance:  # nothing stored of the role's scores (an lm-eval or inspect
+        # target, run by the harness on the drawn items): not the session's --shots
+        return "unknown"
     return config.target_examples if role == "target" else config.shots
 
 
@@ -191,6 +195,13 @@ def report_data(inputs: ReportInputs, *, truth: Mapping[str, float] | None = Non
         cs_lo, cs_hi, f_lo, f_hi = _cs_curve(draws, losses[metric], level, metric,
                                              designs.get(metric), cfg.planned_budget,
                                              inputs.blind_spots.get(metric), few, bound)
+        # the asymptotic CS is claimed from 30 labels (before, it is the clipped range:
+        # no row value, no band), the exact CS wherever it stands in: as `estimate`
+        claimed = np.arange(1, draws.k + 1) >= MIN_LABELS
+        if few is not None:
+            claimed |= np.asarray(few.few, dtype=bool)
+        cs_lo = np.where(claimed, cs_lo, np.nan)
+        cs_hi = np.where(claimed, cs_hi, np.nan)
         history[METRIC_NAMES[metric]] = [
             rp.HistoryRow(p.n_labels,
                           _estimate(p.active, _pair(f_lo[p.n_labels - 1], f_hi[p.n_labels - 1]),
