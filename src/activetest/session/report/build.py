@@ -162,10 +162,17 @@ def examples_used(config: SessionConfig, provenance: Mapping[str, Any], role: st
     """
     if "n_examples" in provenance:
         return provenance["n_examples"]
-    if not provenance:  # nothing stored of the role's scores (an lm-eval or inspect
-        # target, run by the harness on the drawn items): not the session's --shots
+    spec = str(config.target if role == "target" else config.surrogate)
+    if not provenance and spec.partition("?")[0].partition(":")[0] in _NOT_RUN_HERE:
+        # nothing stored of its scores and not run here (an lm-eval or inspect target,
+        # run by the harness on the drawn items; a file): not the session's --shots
         return "unknown"
     return config.target_examples if role == "target" else config.shots
+
+
+#: specs whose predictions or answers activetest does not make itself (the head of the
+#: spec): their in-context examples are what made them
+_NOT_RUN_HERE = ("lm-eval", "inspect", "answers", "table", "pool")
 
 
 def report_data(inputs: ReportInputs, *, truth: Mapping[str, float] | None = None,
