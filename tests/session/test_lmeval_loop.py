@@ -131,6 +131,26 @@ def test_lm_eval_runs_only_the_drawn_items_and_each_result_is_the_full_runs(
     run("estimate", db)
     status = run("status", db)
     assert "target runs spent: 15" in status
+    # a re-run whose result came out otherwise replaces the stored one with --overwrite
+    # (which the message asks for; it was not passed on, QA), and a second metric is
+    # refused: one estimate cannot mix two (it mixed them silently, QA)
+    redo = tmp_path / "redo"
+    redo.mkdir()
+    src = got[0]
+    recs = [json.loads(line) for line in src.read_text().splitlines() if line.strip()]
+    recs[0]["acc"] = 1.0 - recs[0]["acc"]
+    for r in recs:
+        r["acc_alt"] = r["acc"]
+        r["metrics"] = [*r.get("metrics", []), "acc_alt"]
+    (redo / src.name).write_text("".join(json.dumps(r) + "\n" for r in recs))
+    out = run("import", db, redo / src.name, code=2)
+    assert "--overwrite" in out and out.count("error:") == 1
+    out = run("import", db, redo / src.name, "--metric-key", "acc_alt", code=2)
+    assert "cannot mix two metrics" in out and "--metric-key acc" in out
+    run("import", db, redo / src.name, "--overwrite")
+    with Session.open(db) as s:
+        changed = [k for k, v in s.labels().items() if float(v) != full[k]]
+    assert len(changed) == 1
     with Session.open(db) as s:  # what every new graded session records
         cfg = s.session_config
         n = cfg.pool["n_items"]

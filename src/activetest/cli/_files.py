@@ -121,7 +121,7 @@ def import_(
         from activetest.session.harness import harness_config
 
         if harness_config(s) is not None and format is None and _lmeval_files(files):
-            _import_lmeval(s, files, metric_key)
+            _import_lmeval(s, files, metric_key, overwrite)
             return
         if len(files) != 1:
             raise ValueError(f"import reads one labels file at a time, got {len(files)}")
@@ -143,10 +143,11 @@ def _lmeval_files(files: Sequence[Path]) -> bool:
     return all(f.is_dir() or looks_like_lmeval(f) for f in files)
 
 
-def _import_lmeval(s: Any, files: Sequence[Path], metric_key: str | None) -> None:
+def _import_lmeval(s: Any, files: Sequence[Path], metric_key: str | None,
+                   overwrite: bool) -> None:
     from activetest.session.harness import import_lmeval
 
-    r = import_lmeval(s, files, metric_key=metric_key)
+    r = import_lmeval(s, files, metric_key=metric_key, overwrite=overwrite)
     _out.print(f"imported {r.added} target run(s) as labels ({r.metric}, from "
                f"{_escape(r.metric_from)}), {r.unchanged} already present; "
                f"{s.n_pending()} drawn item(s) still wait for a run")

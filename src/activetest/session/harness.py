@@ -489,12 +489,16 @@ class HarnessImport:
 
 
 def import_lmeval(session: Any, paths: Sequence[str | os.PathLike[str]], *,
-                  metric_key: str | None = None) -> HarnessImport:
+                  metric_key: str | None = None, overwrite: bool = False) -> HarnessImport:
     """Read lm-eval results of drawn items as their labels (all or nothing).
 
     Refused (:class:`SessionError`, nothing stored) when a record names no item of the
     pool or an item not drawn, when its document differs from the item's, when it
-    lacks the metric or the metric is not 0/1, or when the same item gets two values.
+    lacks the metric or the metric is not 0/1, when the same item gets two values, when
+    the metric is not the one the session's earlier results were read with (one
+    estimate cannot mix two metrics), or when a result differs from the stored one
+    without ``overwrite`` (a re-run that came out otherwise: the new one replaces it,
+    the old kept in the label history).
 
     A result already stored with the same value is counted as ``unchanged``: importing
     a partial file, then the whole file, counts each run once.
@@ -554,6 +558,13 @@ def import_lmeval(session: Any, paths: Sequence[str | os.PathLike[str]], *,
             raise SessionError(f"{r.where}: item {item_id!r} has {metric} = {v:g} here and "
                                f"another value at {values[row][1].where}")
         values[row] = (level, r)
+    used = sorted({str(answers[row][2]["metric"]) for row in drawn
+                   if row in answers and "metric" in answers[row][2]} - {metric})
+    if used:
+        raise SessionError(f"this session's results so far were read as {', '.join(used)}; "
+                           f"these would be read as {metric} ({metric_from}): one estimate "
+                           f"cannot mix two metrics. Import them with --metric-key "
+                           f"{used[0]}, or create another session for {metric}")
     stored = session.labels()
     new = [(row, lv, r) for row, (lv, r) in values.items() if stored.get(items[row].id) != lv]
     with session.store.transaction():
@@ -562,7 +573,8 @@ def import_lmeval(session: Any, paths: Sequence[str | os.PathLike[str]], *,
             by_file.setdefault(Path(r.where.rsplit(": ", 1)[0]).name, []).append(
                 (items[row].id, lv))
         for name, pairs in by_file.items():
-            session.add_labels(pairs, source=f"{HARNESS_SOURCE}{name}", where=name)
+            session.add_labels(pairs, source=f"{HARNESS_SOURCE}{name}", where=name,
+                               overwrite=overwrite)
         if new:
             rows = [row for row, _, _ in new]
             session.store.put_answers(
