@@ -409,3 +409,21 @@ def test_uniform_runs_projection_with_no_error_seen_yet_is_not_thirty() -> None:
     # fewer runs for a narrower pseudo-rate: more labels without an error
     assert (uniform_runs_for_width(0.0, N, width, budget=400, labels=100)
             < uniform_runs_for_width(0.0, N, width, budget=400, labels=40))
+
+
+def test_a_pool_run_without_answer_keys_or_with_another_metric_is_refused(
+        lmeval_files: HarnessFiles, tmp_path: Path) -> None:
+    """A pool run on an unlabelled split (gold -1: lm-eval scores every item 0) made a
+    session whose imports gave an error rate of 1.0, said nowhere; a metric the pool
+    run does not have was refused only at import, after the target had run (QA). Both
+    are refused at ``init``, nothing created."""
+    db = tmp_path / "x.db"
+    base = ("--task", "answers", "--surrogate", "pool-run", "--no-progress")
+    out = run("init", db, "--pool", lmeval_files.samples("at_sst2_unl"), "--target", "lm-eval",
+              *base, code=2)
+    assert "has no answer key (gold -1" in out and out.count("error:") == 1
+    mi = lmeval_files.samples("at_sst2_mi")
+    out = run("init", db, "--pool", mi, "--target", "lm-eval?metric=nope", *base, code=2)
+    assert "no metric 'nope'" in out and "acc_mutual_info" in out
+    assert not db.exists()
+    run("init", db, "--pool", mi, "--target", "lm-eval?metric=acc_mutual_info", *base)

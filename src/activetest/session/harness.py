@@ -320,6 +320,18 @@ def create_lmeval_session(path: str | os.PathLike[str], *, pool: Any, task: Any,
     if not records:
         raise SessionError("the pool is empty: nothing to evaluate")
     metric = opts.get("metric") or _first_metric(records, what)
+    if "metric" in opts and not any(metric in r.metrics for r in records):
+        have = sorted({m for r in records for m in r.metrics})
+        raise SessionError(f"--target 'lm-eval?metric={metric}': the pool run has no metric "
+                           f"{metric!r} (it has {', '.join(have) or 'none'}); the target's "
+                           f"results are read with it")
+    keyless = [r for r in records if r.gold is not None and r.gold < 0]
+    if keyless:  # lm-eval scores an item without an answer key 0: that is not a label
+        r = keyless[0]
+        raise SessionError(f"{r.where}: document {r.key!r} has no answer key (gold -1; "
+                           f"{len(keyless)} of {len(records)} records): an unlabelled split, "
+                           f"whose per-item results are not labels. Run the pool on a "
+                           f"labelled split (e.g. validation)")
     seen: dict[str, str] = {}
     for r in records:
         if r.key in seen:
