@@ -217,6 +217,14 @@ def test_a_killed_eval_keeps_its_labels_and_the_next_continues_the_draws(
         first = [a.item_id for a in s.acquisitions()]
         kept = s.labels()
     assert len(first) == 40 and 6 <= len(kept) < 40
+    # its log says it did not finish, and where its labels are (it said the log was not
+    # an ActiveStopping run, QA)
+    from activetest.inspect.log import read_log
+
+    (killed,) = (tmp_path / "logs").glob("*.eval")
+    with pytest.raises(ValueError, match="did not finish") as info:
+        read_log(killed)
+    assert "running the eval again" in str(info.value)
     # a budget of what is left: the unrecorded draws come first, so nothing new is drawn
     full, again = _run(tmp_path, "full", f"active:{db}:-:{40 - len(kept)}")
     truth = _scores(_read(full["log"]))

@@ -60,6 +60,17 @@ def read_log(path: str | os.PathLike[str]) -> LogRecord:
         log = read_eval_log(str(p), header_only=True)
     except Exception as exc:  # inspect raises many kinds for a file it cannot read
         raise ValueError(f"{p}: not an inspect_ai log ({type(exc).__name__}: {exc})") from None
+    status = str(getattr(log, "status", "success"))
+    if status == "error":
+        err = getattr(getattr(log, "error", None), "message", "") or "not stated"
+        raise ValueError(f"{p}: this eval ended with an error, so it wrote no early-stopping "
+                         f"record to read (its error: {str(err)[:300]})")
+    if status != "success":  # started (killed) or cancelled
+        raise ValueError(f"{p}: this eval did not finish (status {status!r}: killed or "
+                         f"cancelled), so it wrote no early-stopping record to read. The "
+                         f"labels of the samples that completed are in the session file "
+                         f"its ActiveStopping wrote to; running the eval again with that "
+                         f"manager continues from them")
     es = log.results.early_stopping if log.results is not None else None
     md = es.metadata if es is not None else None
     if es is None or es.manager != MANAGER or not isinstance(md, dict) or "draws" not in md:
