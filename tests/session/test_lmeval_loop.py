@@ -147,6 +147,10 @@ def test_lm_eval_runs_only_the_drawn_items_and_each_result_is_the_full_runs(
     assert "--overwrite" in out and out.count("error:") == 1
     out = run("import", db, redo / src.name, "--metric-key", "acc_alt", code=2)
     assert "cannot mix two metrics" in out and "--metric-key acc" in out
+    renamed = redo / (src.name.split("_20")[0] + ".jsonl")  # its date cut off
+    renamed.write_text(src.read_text())
+    out = " ".join(run("import", db, renamed, code=2).split())
+    assert "a renamed file names another task" in out, out
     run("import", db, redo / src.name, "--overwrite")
     with Session.open(db) as s:
         changed = [k for k, v in s.labels().items() if float(v) != full[k]]

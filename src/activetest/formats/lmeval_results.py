@@ -205,7 +205,7 @@ def read_results(paths: str | Path | Sequence[str | Path], *,
         task = task_of_file(path)
         if task in seen_task:
             raise ValueError(f"{path}: holds task {task!r} like {seen_task[task]} (two runs of "
-                             f"one task?); import one file per task at a time")
+                             f"one task?); give one samples file per task (the run to read)")
         seen_task[task] = path
         for where, rec in _file_records(path, cut):
             if not isinstance(rec, dict) or "doc_id" not in rec:

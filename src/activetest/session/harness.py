@@ -542,8 +542,11 @@ def import_lmeval(session: Any, paths: Sequence[str | os.PathLike[str]], *,
     for r in records:
         row = index.get(r.key)
         if row is None:
+            tasks = list(h.get("tasks", []))
+            hint = ("" if r.task in tasks else "; the task is read from the file's name, "
+                    "lm-eval's samples_<task>_<date>.jsonl: a renamed file names another task")
             raise SessionError(f"{r.where}: task {r.task!r} document {r.doc_id} is not in the "
-                               f"session's pool (its tasks: {', '.join(h.get('tasks', []))})")
+                               f"session's pool (its tasks: {', '.join(tasks)}){hint}")
         item_id = items[row].id
         if row not in drawn:
             raise SessionError(f"{r.where}: item {item_id!r} was not drawn: only drawn items' "
