@@ -102,8 +102,6 @@ __all__ = [
 ]
 
 
-
-
 def _check_pool_size(store: SessionStore, cfg: SessionConfig) -> None:
     """Refuse a session file whose items table does not end where its configuration says
     the pool does (a damaged page: the pool would be read short, silently; one look up
@@ -118,6 +116,7 @@ def _check_pool_size(store: SessionStore, cfg: SessionConfig) -> None:
 
         raise damaged(store.path, ValueError(
             f"its items table ends at row {have - 1} but the pool has {want} items"))
+
 
 @dataclass(frozen=True)
 class EstimateParts:
@@ -141,6 +140,7 @@ class EstimateParts:
     design_controls: dict[str, est.DesignControls]
     blind_spots: dict[str, Any]
     loss_bounds: dict[str, float]
+
 
 class Session:
     """One active-testing session, persisted in a SQLite file (see the module docstring).
