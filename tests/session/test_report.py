@@ -233,3 +233,15 @@ def test_bad_report_data(kw: dict, pattern: str) -> None:
             "history": {}}
     with pytest.raises(ValueError, match=pattern):
         ReportData(**{**base, **kw})
+
+
+def test_numbers_are_written_as_read() -> None:
+    """An interval's end of 0.001 minus rounding (a clipped exact CS) was written
+    ``1.000e-03`` and a negative zero ``-0`` (QA): four significant digits where they
+    round to 0.001 or more, scientific below, and 0 without a sign."""
+    from activetest.session.report.render import _num
+
+    assert _num(0.000999999999) == "0.001" and _num(0.001) == "0.001"
+    assert _num(-0.0) == "0" and _num(0.0) == "0"
+    assert _num(0.0005) == "5.000e-04" and _num(-1e-12) == "-1.000e-12"
+    assert _num(0.98851) == "0.9885" and _num(None) == "—" and _num(float("nan")) == "—"

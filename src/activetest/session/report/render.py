@@ -48,7 +48,11 @@ _Block = tuple[Any, ...]
 def _num(x: float | None) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "—"
-    return f"{x:.4g}" if abs(x) >= 1e-3 or x == 0 else f"{x:.3e}"
+    if x == 0:
+        return "0"  # also -0.0
+    # 4 significant digits; scientific only below what they round to 0.001 from
+    # (0.000999999999999 is 0.001, not 1.000e-03)
+    return f"{x:.4g}" if abs(x) >= 9.9995e-4 else f"{x:.3e}"
 
 
 def _interval(iv: Interval | None) -> str:
