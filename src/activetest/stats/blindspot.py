@@ -70,10 +70,12 @@ __all__ = [
     "EARNED_BLIND_RATIO",
     "BlindSpot",
     "BlindSpotCurve",
+    "RunningCurve",
     "blind_spot",
     "blind_spot_curve",
     "hidden_mass",
     "new_blind_ratio",
+    "unexplored_items",
     "uniform_exposure",
     "widen",
     "widen_cs",
@@ -165,7 +167,7 @@ def blind_spot_curve(proposals: Iterable[tuple[np.ndarray, np.ndarray | None]],
     control, else ``fixed_control`` (CV-LURE's fixed ``h``), else 0 (LURE). Budgets
     below ``start`` are left at 0 (e.g. where the CS is not claimed yet), and so are
     budgets not in ``at`` when it is given (simulations that look at a few)."""
-    curve = _Curve(acquired, loss_high, N=N, level=level, fixed_control=fixed_control,
+    curve = RunningCurve(acquired, loss_high, N=N, level=level, fixed_control=fixed_control,
                    ratio=ratio, start=start, at=at)
     for m, (q, g) in enumerate(proposals):
         if m >= curve.K:
@@ -182,9 +184,10 @@ _NONE = np.zeros(0)
 _NONE_BOOL = np.zeros(0, dtype=bool)
 
 
-class _Curve:
+class RunningCurve:
     """The running exposure ``Q`` and control sum ``wg`` of a run, and its
-    :class:`BlindSpot` at each budget (:func:`blind_spot_curve`)."""
+    :class:`BlindSpot` at each budget (:func:`blind_spot_curve`; the replays of
+    :mod:`activetest.stats.blindspot_replay` share one ``Q`` among several, ``shared``)."""
 
     def __init__(self, acquired: Sequence[int], loss_high: np.ndarray | float, *, N: int,
                  level: float, fixed_control: np.ndarray | None, ratio: float, start: int,
@@ -215,7 +218,7 @@ class _Curve:
         if k < self.start or (self.wanted is not None and k not in self.wanted):
             return
         if at is None:
-            at = _unexplored(self.Q, self.undrawn, N=N, K=k, ratio=self.ratio)
+            at = unexplored_items(self.Q, self.undrawn, N=N, K=k, ratio=self.ratio)
         ctrl, scale = self.fixed, 1.0
         if has_control:  # the design's control estimate sum_m c_m g^(m) / (k / (N - k))
             ctrl, scale = (self.wg, k / (N - k)) if k < N else (None, 1.0)
@@ -362,14 +365,14 @@ def blind_spot(exposure: np.ndarray, drawn: np.ndarray, loss_high: np.ndarray | 
     else:
         mask[d.astype(np.int64)] = True
     B = np.broadcast_to(np.asarray(loss_high, dtype=np.float64), Q.shape)
-    at = _unexplored(Q, ~mask, N=N, K=K, ratio=ratio)
+    at = unexplored_items(Q, ~mask, N=N, K=K, ratio=ratio)
     g = None if control is None else np.ascontiguousarray(control, dtype=np.float64)
     return _spot_at(at, Q, _bounds_arg(B), float(B.max()) if B.size else 0.0, N=N,
                     level=level, control=g, ratio=ratio)
 
 
-def _unexplored(Q: np.ndarray, undrawn: np.ndarray, *, N: int, K: int, ratio: float
-                ) -> np.ndarray:
+def unexplored_items(Q: np.ndarray, undrawn: np.ndarray, *, N: int, K: int, ratio: float
+                     ) -> np.ndarray:
     """The unexplored items (undrawn, ``Q_i < ratio * Q_u``), in index order."""
     unexplored = ratio * uniform_exposure(N, K) > Q
     unexplored &= undrawn

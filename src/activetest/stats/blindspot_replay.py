@@ -23,8 +23,8 @@ import numpy as np
 from activetest.stats.blindspot import (
     BLIND_RATIO,
     BlindSpotCurve,
-    _Curve,
-    _unexplored,
+    RunningCurve,
+    unexplored_items,
     uniform_exposure,
 )
 from activetest.stats.kernels import njit
@@ -141,7 +141,7 @@ def fixed_blind_spot_curves(scores: np.ndarray, acquired: Sequence[int], floor: 
 
     acq = [int(i) for i in acquired]
     K = len(acq)
-    curves = [_Curve(acq, sp.loss_high, N=N, level=level, fixed_control=sp.fixed_control,
+    curves = [RunningCurve(acq, sp.loss_high, N=N, level=level, fixed_control=sp.fixed_control,
                      ratio=ratio, start=start, at=None, shared=True) for sp in specs]
     first = 0 if resume is None else resume.k
     if resume is not None and (resume.k > K or len(resume.out) != len(specs)):
@@ -158,7 +158,7 @@ def fixed_blind_spot_curves(scores: np.ndarray, acquired: Sequence[int], floor: 
         Q += proposal(scores, undrawn, floor)  # the remaining items: the undrawn ones
         undrawn[acq[m]] = False
         k = m + 1
-        at = _unexplored(Q, undrawn, N=N, K=k, ratio=ratio) if k >= start else None
+        at = unexplored_items(Q, undrawn, N=N, K=k, ratio=ratio) if k >= start else None
         for cv in curves:
             cv.after(m, False, at)
     state = FixedCurveState(K, Q, tuple(cv.out for cv in curves),
@@ -324,7 +324,7 @@ def design_blind_spot_curves(design: Any, acquired: Sequence[int], specs: Sequen
     run's float operations; its state arrays are the run's)."""
     acq = [int(i) for i in acquired]
     K = len(acq)
-    curves = [_Curve(acq, sp.loss_high, N=N, level=level, fixed_control=sp.fixed_control,
+    curves = [RunningCurve(acq, sp.loss_high, N=N, level=level, fixed_control=sp.fixed_control,
                      ratio=ratio, start=start, at=None, shared=True) for sp in specs]
     if run is not None and (run.first != (0 if resume is None else resume.k)
                             or len(run.mixtures) != K - run.first
