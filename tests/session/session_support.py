@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import importlib.util
 import os
+import sqlite3
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -210,3 +211,15 @@ def run_select_label_loop(db: Path, n: int, env: dict[str, str], *, batch: tuple
             break
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
+
+
+def damage_stored_array(con: sqlite3.Connection, table: str, member: str, offset: int) -> None:
+    """Change one byte inside the stored npz array ``member`` of ``table``'s ``state``
+    blob (a real damage: the zip member's CRC no longer matches, ``zipfile.BadZipFile``
+    when it is read) and commit."""
+    blob = bytearray(con.execute(f"SELECT state FROM {table}").fetchone()[0])
+    at = blob.find(member.encode())
+    assert at > 0, f"no {member} in the stored state"
+    blob[at + offset] ^= 0xFF
+    con.execute(f"UPDATE {table} SET state = ?", (bytes(blob),))
+    con.commit()

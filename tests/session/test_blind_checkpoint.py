@@ -12,7 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from session_support import PoolFiles, cli_env, make_pool_files, run_select_label_loop
+from session_support import (
+    PoolFiles,
+    cli_env,
+    damage_stored_array,
+    make_pool_files,
+    run_select_label_loop,
+)
 
 from activetest.session import blind_checkpoint
 from activetest.session.workflow import Session
@@ -158,13 +164,7 @@ def test_a_stale_or_damaged_state_is_not_used(pool200: PoolFiles, tmp_path: Path
         s.label_from_data()
         want = _estimate(s, monkeypatch, False, record=False)
         con = sqlite3.connect(tmp_path / "a.db")
-        # one byte changed inside a stored array (a bad CRC: zipfile.BadZipFile)
-        blob = bytearray(con.execute("SELECT state FROM blind_spot_checkpoint").fetchone()[0])
-        at = blob.find(b"out_0.npy")
-        assert at > 0
-        blob[at + 120] ^= 0xFF
-        con.execute("UPDATE blind_spot_checkpoint SET state = ?", (bytes(blob),))
-        con.commit()
+        damage_stored_array(con, "blind_spot_checkpoint", "out_0.npy", 120)  # a bad CRC
         _same(_estimate(s, monkeypatch, True, record=False), want)
         con.execute("UPDATE blind_spot_checkpoint SET state = ?", (b"junk",))
         con.commit()

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from session_support import PoolFiles, cli_env, run_select_label_loop
+from session_support import PoolFiles, cli_env, damage_stored_array, run_select_label_loop
 
 from activetest.session import checkpoint, draw
 from activetest.session.design import stored_design
@@ -109,12 +109,7 @@ def test_a_stale_or_damaged_checkpoint_is_replayed(pool_files: PoolFiles,
         assert _both_paths(s)[0] is not None
         # one byte changed inside a stored array (a bad CRC: zipfile.BadZipFile, which
         # made `estimate` end in a traceback)
-        blob = bytearray(con.execute("SELECT state FROM adaptive_checkpoints").fetchone()[0])
-        at = blob.find(b"control.npy")
-        assert at > 0
-        blob[at + 200] ^= 0xFF
-        con.execute("UPDATE adaptive_checkpoints SET state = ?", (bytes(blob),))
-        con.commit()
+        damage_stored_array(con, "adaptive_checkpoints", "control.npy", 200)
         assert _both_paths(s)[0] is None
         assert s.estimate(record=False, progress=False).n_labels == 12
         con.execute("UPDATE adaptive_checkpoints SET state = ?", (b"junk",))
