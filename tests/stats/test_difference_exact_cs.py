@@ -189,6 +189,11 @@ def test_design_weight_bound_against_brute_force(name: str) -> None:
         assert np.all(B[acq] / runs.q[r] <= wb)
         assert np.all(wb < 0.5 * (300 - np.arange(50)) / 0.1)  # far below the floor's
     assert np.array_equal(design_weight_bounds(design, acq, np.zeros(300)), np.zeros(50))
+    # several rows of bounds: one replay, each row as alone
+    both = design_weight_bounds(design, acq, np.stack([B, 2 * B]), labels=y[acq],
+                                losses=La[acq])
+    assert both.shape == (2, 50)
+    np.testing.assert_allclose(both, [wb, 2 * wb], rtol=1e-12)
     one = np.zeros(300)
     one[acq[0]] = 1.0  # the only item that can differ, drawn first: nothing after it
     w1 = design_weight_bounds(design, acq, one, labels=y[acq], losses=La[acq])

@@ -163,6 +163,7 @@ def design_difference_weight_bounds(config: SessionConfig, sampler: Any, *, k: i
     st = sampler.state()
     rows = [int(i) for i in st.acquired[:k]]
     out: dict[str, dict[str, np.ndarray]] = {}
+    wanted: list[tuple[str, str, int, np.ndarray]] = []  # (spec, metric, J, bounds)
     for spec, cb in differences.items():
         for metric, B in cb.difference.items():
             other = compare.get(spec, {}).get(metric)
@@ -173,11 +174,16 @@ def design_difference_weight_bounds(config: SessionConfig, sampler: Any, *, k: i
                  - np.asarray(other, dtype=np.float64)[:k])
             few = few_differences(d, int(min_errors))
             J = int(np.argmin(few)) if not few.all() else k  # the prefix where it is in use
-            if J == 0:
-                continue
-            out.setdefault(spec, {})[metric] = design_weight_bounds(
-                sampler.design, rows[:J], B, labels=st.labels[:J], losses=st.losses[:J],
-                n_known=st.n_known[:J])
+            if J > 0:
+                wanted.append((spec, metric, J, np.asarray(B, dtype=np.float64)))
+    if not wanted:
+        return out
+    J = max(w[2] for w in wanted)  # one replay serves every difference
+    W = design_weight_bounds(sampler.design, rows[:J], np.stack([w[3] for w in wanted]),
+                             labels=st.labels[:J], losses=st.losses[:J],
+                             n_known=st.n_known[:J])
+    for (spec, metric, j, _), w in zip(wanted, W, strict=True):
+        out.setdefault(spec, {})[metric] = w[:j]
     return out
 
 

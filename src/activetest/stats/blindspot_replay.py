@@ -423,41 +423,44 @@ def design_weight_bounds(design: Any, acquired: Sequence[int], item_bounds: np.n
     difference (:func:`activetest.stats.betting.exact_cs`, ``weight_bound=``): where two
     targets agree (``B_i = 0``) nothing is weighted, so the bound is far below the
     floor's ``max B / q_min``. Scaled outward by ``1 + 1e-9`` for rounding; 0 where no
-    remaining item has a positive bound. One compiled pass over the pool per draw.
+    remaining item has a positive bound. One replay and one compiled pass over the pool
+    per draw, for every row of bounds at once.
 
     Args:
         design: the adaptive design (:class:`activetest.stats.adaptive.AdaptiveDesign`).
         acquired: ``(K,)`` the drawn items, in order.
-        item_bounds: ``(N,)`` non-negative ``B_i``.
+        item_bounds: ``(N,)`` non-negative ``B_i``, or ``(R, N)`` (several differences:
+            the result is then ``(R, K)``).
         labels, losses, n_known: the history, as for :func:`design_proposals`.
     """
     acq = [int(i) for i in acquired]
     B = np.ascontiguousarray(item_bounds, dtype=np.float64)
-    if B.ndim != 1 or np.any(B < 0) or not np.all(np.isfinite(B)):
-        raise ValueError("item_bounds must be a finite, non-negative (N,) array")
-    out = np.zeros(len(acq))
-    if not acq or not np.any(B > 0):
-        return out
-    st, known = _replay_state(design, acq, labels, losses, n_known)
-    if st["s"].shape[0] != B.shape[0]:
-        raise ValueError(f"item_bounds has {B.shape[0]} items, the design's pool "
-                         f"{st['s'].shape[0]}")
-    for m, i in enumerate(acq):
-        mix = design._mixture(st, m, known[m])
-        out[m] = _largest_weight(float(mix[0]), float(mix[1]), st["s"], st["rem"], B)
-        design._finish(st, m, mix, i)
-    return out * (1.0 + 1e-9)
+    if B.ndim not in (1, 2) or np.any(B < 0) or not np.all(np.isfinite(B)):
+        raise ValueError("item_bounds must be a finite, non-negative (N,) or (R, N) array")
+    rows = B.reshape(-1, B.shape[-1])
+    out = np.zeros((rows.shape[0], len(acq)))
+    if acq and np.any(rows > 0):
+        st, known = _replay_state(design, acq, labels, losses, n_known)
+        if st["s"].shape[0] != rows.shape[1]:
+            raise ValueError(f"item_bounds has {rows.shape[1]} items, the design's pool "
+                             f"{st['s'].shape[0]}")
+        for m, i in enumerate(acq):
+            mix = design._mixture(st, m, known[m])
+            _largest_weights(float(mix[0]), float(mix[1]), st["s"], st["rem"], rows, out, m)
+            design._finish(st, m, mix, i)
+    out *= 1.0 + 1e-9
+    return out if B.ndim == 2 else out[0]
 
 
 @njit(cache=True)
-def _largest_weight(a, b, s, rem, B):  # pragma: no cover - compiled
-    """``max B_i / (a s_i + b)`` over the remaining items with ``B_i > 0`` (0 if none;
-    inf where such an item has probability 0)."""
-    best = 0.0
+def _largest_weights(a, b, s, rem, B, out, m):  # pragma: no cover - compiled
+    """``out[r, m] = max B[r, i] / (a s_i + b)`` over the remaining items with
+    ``B[r, i] > 0`` (0 if none; inf where such an item has probability 0)."""
     for i in range(s.shape[0]):
-        if rem[i] and B[i] > 0.0:
+        if rem[i]:
             q = a * s[i] + b
-            w = B[i] / q if q > 0.0 else np.inf
-            if w > best:
-                best = w
-    return best
+            for r in range(B.shape[0]):
+                if B[r, i] > 0.0:
+                    w = B[r, i] / q if q > 0.0 else np.inf
+                    if w > out[r, m]:
+                        out[r, m] = w
