@@ -145,6 +145,31 @@ def test_the_exact_interval_is_the_exact_cs_at_the_sessions_level(pool) -> None:
     assert ex.high[-1] < 0.5 and cs(0.1).high[-1] < ex.high[-1]
 
 
+def test_uniform_draws_bet_with_the_uniform_as_their_floor(pool) -> None:
+    """Uniform draws weigh each remaining item ``1 / (N - m + 1)``: the exact CS bets with
+    floor 1, not the fixed proposals' 1/11 (QA: 2 errors in 60 labels of 300 gave
+    ``[0.007, 0.807]``, the sure bounds' upper end, for what floor 1 gives as about
+    ``[0.007, 0.14]``). Checked against :func:`exact_cs` on the same draws and against
+    the fixed-n hypergeometric bound, which an anytime CS may not undercut."""
+    from scipy import stats
+
+    S, T, _ = pool
+    run = ActiveTest(S, T, metric="error_rate", seed=2, acquisition="uniform")
+    rows = run.next(60)
+    pred = T.argmax(axis=1)
+    run.label_many(rows, [int((pred[r] + (i < 2)) % 3) for i, r in enumerate(rows)])
+    a = run.estimate().metrics["error_rate"].anytime
+    assert a.basis == "exact"
+    draws = run.labelled_draws()
+    L = (np.arange(60) < 2).astype(float)
+    ex = exact_cs(L, draws.q, draws.n_pool, loss_high=1.0, q_floor=1.0, alpha=0.05)
+    assert (a.fixed_low, a.fixed_high) == (float(ex.low[-1]), float(ex.high[-1]))
+    loose = exact_cs(L, draws.q, draws.n_pool, loss_high=1.0, q_floor=1 / 11, alpha=0.05)
+    assert a.fixed_high < 0.2 < float(loose.high[-1])
+    n_high = max(e for e in range(301) if stats.hypergeom.cdf(2, 300, e, 60) > 0.025) / 300
+    assert n_high <= a.fixed_high
+
+
 def test_from_five_errors_the_fixed_interval_is_the_clt_one(pool) -> None:
     S, T, y = pool
     run = _run(S, T, y, 60)

@@ -1012,11 +1012,16 @@ def q_floor(config: SessionConfig, adaptive: bool) -> float:
     """The least share of the uniform in every proposal, for the exact CS: each
     remaining item's probability is at least ``q_floor / (N - m + 1)``. A floored
     fixed proposal gives ``floor / (1 + floor)``; the adaptive designs mix in at least
-    :data:`activetest.stats.adaptive.LAMBDAS`' least share (10 %)."""
+    :data:`activetest.stats.adaptive.LAMBDAS`' least share (10 %); uniform draws are
+    the uniform itself (1: each remaining item ``1 / (N - m + 1)``; with the floor's
+    1/11 the exact CS bet as if an item could weigh 11 times what it can, and 60 labels
+    with 2 errors of 300 gave ``[0.007, 0.807]`` instead of ``[0.007, 0.143]``)."""
     from activetest.stats.adaptive import LAMBDAS
 
     if adaptive:
         return min(LAMBDAS)
+    if config.acquisition == "uniform":
+        return 1.0
     floor = float(config.proposal_floor)
     return floor / (1 + floor)
 
