@@ -104,3 +104,37 @@ def test_status_says_you_may_stop_and_marks_stale_estimates(session: Path) -> No
         s.label_from_data()
     out = run("status", session)
     assert "stale" in out and "you may stop now" not in out
+
+
+def test_a_cs_that_no_longer_holds_its_estimate_never_says_stop() -> None:
+    """The CS is the running intersection over label counts. 100 labels from the truth,
+    then 20 careless ones (every item "class 1"): the log loss's CS shrinks to a sliver
+    [0.368, 0.432] beside its estimate 0.51, narrower than the width asked for (QA: it
+    said "you may stop now"). Now: flagged, no "may stop", and a note says why."""
+    from activetest import ActiveTest
+
+    rng = np.random.default_rng(1)
+    N = 300
+    y = rng.integers(0, 2, N)
+
+    def probs(noise: float) -> np.ndarray:
+        p = 1 / (1 + np.exp(-((2 * y - 1) * 1.5 + rng.normal(0, noise, N))))
+        return np.stack([1 - p, p], axis=1)
+
+    T, S = probs(1.5), probs(2.5)
+    run = ActiveTest(np.log(S), T, metric="both", seed=0)
+    rows = run.next(100)
+    run.label_many(rows, [int(y[r]) for r in rows])
+    before = run.estimate(target_width=0.07).metrics["log_loss"].anytime
+    assert before is not None and not before.estimate_outside_cs
+    rows = run.next(20)
+    run.label_many(rows, [1] * 20)
+    rep = run.estimate(target_width=0.07)
+    m = rep.metrics["log_loss"]
+    a = m.anytime
+    assert a is not None and a.cs_high - a.cs_low <= 0.07  # narrow enough by width alone
+    assert not a.cs_low <= m.active.estimate <= a.cs_high
+    assert a.estimate_outside_cs and a.may_stop is False
+    assert not rep.metrics["error_rate"].anytime.estimate_outside_cs  # it still holds it
+    note = [w for w in rep.warnings if "no longer holds the estimate" in w]
+    assert len(note) == 1 and note[0].startswith("log loss:")

@@ -523,6 +523,19 @@ def anytime(draws: LabelledDraws, losses: np.ndarray, *, control: np.ndarray | N
         if basis == "exact":
             fixed_low, fixed_high = float(few.exact_low[-1]), float(few.exact_high[-1])
         may_stop = target_width is not None and cs_high - cs_low <= target_width
+    # The CS is the running intersection over label counts: valid while every interval
+    # covers, and it can narrow to a sliver when the latest labels pull the estimate away
+    # from what the earlier ones implied (QA: 20 careless labels after 100 gave a CS
+    # [0.150, 0.196] around an estimate of 0.2245, and "you may stop now"). A CS that no
+    # longer holds its own estimate (clipped to the quantity's range) is no basis to stop.
+    centre = summary.estimate
+    if value_range is not None:
+        centre = min(max(centre, value_range[0]), value_range[1])
+    tol = 1e-9 * max(1.0, abs(centre))
+    outside = (math.isfinite(cs_low) and math.isfinite(cs_high) and math.isfinite(centre)
+               and not cs_low - tol <= centre <= cs_high + tol)
+    if outside:
+        may_stop = False
     need = summary.labels_needed
     if need is not None and not may_stop:
         # the projection is of the CS before any widening or switch; one that is not
@@ -531,7 +544,8 @@ def anytime(draws: LabelledDraws, losses: np.ndarray, *, control: np.ndarray | N
     return AnytimeInterval(se, fixed_low, fixed_high, cs_low, cs_high, exact_low, exact_high,
                            target_width, may_stop if target_width is not None else None,
                            need, basis,
-                           None if few is None or basis != "exact" else few.reason)
+                           None if few is None or basis != "exact" else few.reason,
+                           bool(outside))
 
 
 def _metric_estimate(metric: str, draws: LabelledDraws, losses: np.ndarray, hit: np.ndarray,
@@ -796,6 +810,7 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
              if n.metric not in exact and (line := n.describe(level)) is not None]
     lines += [line for m in out.values() if (line := exact_note(m, level)) is not None]
     lines += [point_note(m, level) for m in out.values() if K >= 2 and m.active.std == 0.0]
+    lines += [line for m in out.values() if (line := outside_cs_note(m, level)) is not None]
     lines += [line for m in out.values() if (line := outside_note(
         m, value_range(m.metric, (loss_bounds or {}).get(m.metric)))) is not None]
     lines += notes_cmp
@@ -803,6 +818,23 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
                           (noise.target_nll, noise.surrogate_nll, noise.rule), comparisons,
                           target_width, level, [*_warnings(draws), *lines],
                           blind_spots=notes)
+
+
+def outside_cs_note(m: MetricEstimate, level: float) -> str | None:
+    """The line saying a metric's anytime CS no longer holds its estimate
+    (:attr:`AnytimeInterval.estimate_outside_cs`); None where it does."""
+    a = m.anytime
+    if a is None or not a.estimate_outside_cs:
+        return None
+    name = m.metric.replace("_", " ")
+    return (f"{name}: the anytime {level:.0%} confidence sequence [{a.cs_low:.4f}, "
+            f"{a.cs_high:.4f}] no longer holds the estimate {m.active.estimate:.4f}: it is "
+            f"the intersection of the sequence at every label count so far, and the latest "
+            f"labels disagree with what the earlier ones implied. Check the latest labels "
+            f"(mistakes, a changed instruction); otherwise the asymptotic sequence has "
+            f"missed. It is no basis to stop (\"you may stop\" is withheld); the "
+            f"fixed-budget interval [{a.fixed_low:.4f}, {a.fixed_high:.4f}] is not "
+            f"intersected")
 
 
 def outside_note(m: MetricEstimate, bounds: tuple[float, float]) -> str | None:

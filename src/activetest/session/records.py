@@ -111,6 +111,10 @@ class AnytimeInterval:
             ones.
         basis_note: why the exact CS stands in, e.g. ``"exact interval: fewer than 5
             errors labelled (2 of 40)"``, or what the sure bounds are (None otherwise).
+        estimate_outside_cs: the CS (the intersection of the CS at every label count so
+            far) no longer holds the estimate it is centred on: the latest labels
+            disagree with what the earlier ones implied (labelling mistakes, a changed
+            instruction, or an asymptotic CS that missed); ``may_stop`` is then False.
     """
 
     se: float
@@ -125,6 +129,7 @@ class AnytimeInterval:
     labels_needed: int | None = None
     basis: str | None = None
     basis_note: str | None = None
+    estimate_outside_cs: bool = False
 
 
 @dataclass(frozen=True)
