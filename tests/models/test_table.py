@@ -173,6 +173,37 @@ def test_a_probability_of_zero_names_file_and_line(tmp_path: Path) -> None:
     assert f"{path}: line 5:" in str(info.value) and "above 0" in str(info.value)
 
 
+def test_a_table_of_probabilities_read_as_anything_else_says_probs(tmp_path: Path) -> None:
+    """A table of probabilities read as log-probs (the default) was refused with a hint to
+    add ?kind=logits, which then softmaxed the probabilities again: a log loss of 0.48 for
+    0.33, no error (QA). Both now name ?kind=probs; logits still read as logits."""
+    path = _write(tmp_path / "p.csv", "probs")
+    with pytest.raises(ValueError, match=r"these are probabilities; add \?kind=probs"):
+        TableScorer(path).score(TASK, _items(IDS[:1]))
+    with pytest.raises(ValueError, match=r"would softmax them again.*\?kind=probs"):
+        TableScorer(path, kind="logits").score(TASK, _items(IDS[:1]))
+    out = TableScorer(path, kind="probs").score(TASK, _items(IDS[:2]), progress=False)
+    np.testing.assert_allclose(out, LOGPROBS[:2], atol=1e-12)
+    logits = _write(tmp_path / "l.csv", "logits")
+    with pytest.raises(ValueError, match=r"for unnormalised scores \(logits\) \?kind=logits"):
+        TableScorer(logits).score(TASK, _items(IDS[:1]))
+
+
+def test_logits_beyond_float64_are_refused_with_the_line(tmp_path: Path) -> None:
+    """Logits 1e308 apart: a class of probability 0 (log-prob -inf). Refused where read,
+    naming the line; no numpy warning (QA: a RuntimeWarning with a source path, then a
+    message about log-probabilities)."""
+    import warnings
+
+    path = tmp_path / "x.csv"
+    path.write_text("id,negative,neutral,positive\n" + "".join(
+        f"{i},1e308,0,-1e308\n" for i in IDS), encoding="utf-8")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match="line 2: logits .* differ by more than float64"):
+            TableScorer(path, kind="logits").score(TASK, _items(IDS[:1]))
+
+
 def test_bad_jsonl_rows_named(tmp_path: Path) -> None:
     path = _write(tmp_path / "p.jsonl", "logits")
     lines = path.read_text(encoding="utf-8").splitlines()

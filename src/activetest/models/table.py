@@ -145,6 +145,12 @@ def _log_softmax(x: np.ndarray) -> np.ndarray:
     return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
 
 
+def _look_like_probs(values: np.ndarray, tolerance: float) -> bool:
+    """Every row in [0, 1] and summing to 1 (within ``tolerance``): probabilities."""
+    return bool(values.shape[0] and ((values >= 0) & (values <= 1 + tolerance)).all()
+                and (np.abs(values.sum(axis=1) - 1.0) <= tolerance).all())
+
+
 def _infer_format(path: Path) -> str:
     if path.is_dir() or (not path.exists() and any(ch in str(path) for ch in "*?[")):
         return "lmeval"  # a folder or a glob of samples files (lmeval_files checks)
@@ -271,7 +277,22 @@ def to_log_softmax_rows(values: np.ndarray, kind: str, tolerance: float, path: P
                         where: Sequence[str]) -> np.ndarray:
     """Turn validated finite values of ``kind`` into log-softmax rows."""
     if kind == "logits":
-        return _log_softmax(values)
+        if values.shape[0] and _look_like_probs(values, tolerance):
+            raise ValueError(f"{path}: every row lies in [0, 1] and sums to 1: these are "
+                             f"probabilities, and ?kind=logits would softmax them again "
+                             f"(a wrong log loss, no error); use ?kind=probs "
+                             f"(kind='probs' in Python)")
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = _log_softmax(values)
+        bad = np.flatnonzero(~np.isfinite(out).all(axis=1))
+        if bad.size:
+            i = int(bad[0])
+            raise ValueError(f"{path}: {where[i]}: logits {values[i].tolist()!s:.80} differ "
+                             f"by more than float64 can turn into probabilities (a class "
+                             f"would get probability 0, log-probability -inf, which no "
+                             f"estimate can use); give logits within about 700 of each "
+                             f"other")
+        return out
     if kind == "probs":
         bad = np.flatnonzero(((values < 0) | (values > 1 + tolerance)).any(axis=1))
         if bad.size:
@@ -299,10 +320,15 @@ def to_log_softmax_rows(values: np.ndarray, kind: str, tolerance: float, path: P
     bad = np.flatnonzero(np.abs(lse) > tolerance)
     if bad.size:
         i = int(bad[0])
+        if _look_like_probs(values, tolerance):  # QA: the logits hint silently mis-scored
+            raise ValueError(f"{path}: {where[i]}: log-probabilities do not normalise "
+                             f"(logsumexp = {lse[i]:.6g}), and every row lies in [0, 1] and "
+                             f"sums to 1: these are probabilities; add ?kind=probs to the "
+                             f"table: spec (kind='probs' in Python)")
         raise ValueError(f"{path}: {where[i]}: log-probabilities do not normalise (logsumexp "
-                         f"= {lse[i]:.6g}, tolerance {tolerance}); to renormalise scores "
-                         f"over the classes add ?kind=logits to the table: spec "
-                         f"(kind='logits' in Python)")
+                         f"= {lse[i]:.6g}, tolerance {tolerance}); for probabilities add "
+                         f"?kind=probs, for unnormalised scores (logits) ?kind=logits to the "
+                         f"table: spec (kind='probs' / 'logits' in Python)")
     return values - lse[:, None]
 
 
