@@ -254,3 +254,34 @@ def test_a_surrogate_column_of_an_answers_pool_is_not_a_prompt_field(tmp_path: P
     out = run("init", tmp_path / "n.db", "--task", "answers", "--pool", pool, "--target",
               "pool", "--surrogate", "column:nope", "--no-progress", code=2)
     assert "no column 'nope'" in out and "Traceback" not in out
+
+
+def test_the_noise_alarm_leaves_levels_the_surrogate_does_not_model(tmp_path: Path) -> None:
+    """Three levels (incorrect / partial / correct) and a surrogate of P(correct) (a pool
+    column): the surrogate gives "partial" 1e-6 everywhere, so every partial judgment had
+    NLL 13.8 and was flagged (QA). Now: not judged (NaN), never flagged; a confident
+    surrogate contradicted on a level it models still is, printed by the level's name and
+    without a target NLL (a graded target has none)."""
+    task = tmp_path / "t.toml"
+    task.write_text('kind = "graded"\nname = "qa"\ninstruction = ""\n[templates]\n'
+                    'item = "Q: {question}\\nA:"\nexample = "Q: {question}\\nA: {answer}\\n"\n'
+                    '[judgment]\nlevels = ["incorrect", "partial", "correct"]\n'
+                    'scores = [0.0, 0.5, 1.0]\n', encoding="utf-8")
+    n = 40
+    p = np.full(n, 0.5)
+    p[0] = 0.9999  # very sure item q0 is correct
+    (tmp_path / "pool.jsonl").write_text("".join(json.dumps(
+        {"id": f"q{i}", "question": f"question {i}?", "answer": f"a{i}", "p": float(p[i])})
+        + "\n" for i in range(n)), encoding="utf-8")
+    db = tmp_path / "g.db"
+    run("init", db, "--task", task, "--pool", tmp_path / "pool.jsonl", "--target", "pool",
+        "--surrogate", "column:p", "--acquisition", "ce", "--seed", "1", "--no-progress")
+    run("select", db, "--n", str(n))
+    with Session.open(db) as s:
+        ids = [a.item_id for a in s.acquisitions()]
+        s.add_labels([(i, "incorrect" if i == "q0" else "partial") for i in ids])
+        r = s.estimate()
+    assert [f.item_id for f in r.flagged] == ["q0"]
+    text = run("estimate", db)
+    assert "item q0 (draw" in text and "label incorrect, surrogate NLL 9.21" in text
+    assert "(surrogate NLL > 5)" in text and "target NLL" not in text

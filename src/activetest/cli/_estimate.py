@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import Annotated, Any
 
 import typer
@@ -112,7 +113,7 @@ def _estimate_table(r: Any) -> Table:
     return table
 
 
-def _print_estimate(r: Any, target: str) -> None:
+def _print_estimate(r: Any, target: str, classes: Any = None) -> None:
     from activetest.session.interval_names import (
         ANYTIME,
         BOOTSTRAP,
@@ -177,12 +178,18 @@ def _print_estimate(r: Any, target: str) -> None:
     if r.flagged:
         thr_t, thr_s, rule = r.noise_thresholds
         joiner = "or" if rule == "any" else "and"
+        has_target = any(math.isfinite(f.target_nll) for f in r.flagged)
+        rule_text = (f"target NLL > {thr_t:g} {joiner} surrogate NLL > {thr_s:g}" if has_target
+                     else f"surrogate NLL > {thr_s:g}")
         _out.print(f"[bold yellow]label-noise alarm:[/] {len(r.flagged)} label(s) look unlikely "
-                   f"(target NLL > {thr_t:g} {joiner} surrogate NLL > {thr_s:g}); give them a "
-                   f"second look:")
+                   f"({rule_text}); give them a second look:")
         for f in r.flagged[:20]:
-            _out.print(f"  item {_escape(f.item_id)} (draw {f.step}): label {f.label}, target "
-                       f"NLL {f.target_nll:.2f}, surrogate NLL {f.surrogate_nll:.2f}")
+            name = (classes[f.label] if classes is not None and 0 <= f.label < len(classes)
+                    else str(f.label))
+            target_text = (f"target NLL {f.target_nll:.2f}, " if math.isfinite(f.target_nll)
+                           else "")
+            _out.print(f"  item {_escape(f.item_id)} (draw {f.step}): label "
+                       f"{_escape(name)}, {target_text}surrogate NLL {f.surrogate_nll:.2f}")
         if len(r.flagged) > 20:
             _out.print(f"  ... and {len(r.flagged) - 20} more")
         for m in r.metrics.values():
@@ -261,7 +268,7 @@ def estimate(
                                   source_organization=source_organization)
             print(json.dumps(records if len(records) > 1 else records[0], indent=1))
         else:
-            _print_estimate(r, s.session_config.target)
+            _print_estimate(r, s.session_config.target, getattr(s.task, "classes", None))
             _print_agreement(s)
 
 

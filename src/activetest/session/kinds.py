@@ -319,7 +319,7 @@ class Graded(SessionKind):
         beyond the error rate's."""
         return est.KindInputs(
             losses=self.losses(draws, metrics, None),
-            surrogate_nll=-surrogate_pool[draws.rows, draws.y], target_nll=None,
+            surrogate_nll=_modelled_nll(surrogate_pool, draws.rows, draws.y), target_nll=None,
             pool_controls=self.pool_inputs(metrics, surrogate_pool, target_pool)[0],
             compare=dict(compare or {}))
 
@@ -447,3 +447,20 @@ def kind_for_task(task: Task) -> type[SessionKind]:
     from activetest.data.generative import GenTask
 
     return Graded if isinstance(task, GenTask) else Classification
+
+
+#: A level no pool item gets more than this probability from a surrogate: one it does not
+#: model (a two-level surrogate over three levels gives the middle one 1e-6:
+#: :func:`activetest.models.judges.binary_to_levels`).
+UNMODELLED = 1e-5
+
+
+def _modelled_nll(surrogate_pool: np.ndarray, rows: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """``-log pi(y)`` of each labelled judgment level, NaN at a level the surrogate does
+    not model (no item above :data:`UNMODELLED`): the noise alarm cannot judge those (QA:
+    every "partial" judgment under a correct/incorrect surrogate was flagged, NLL 13.8)."""
+    lp = np.asarray(surrogate_pool, dtype=np.float64)
+    nll = -lp[rows, y]
+    unmodelled = np.exp(lp.max(axis=0)) <= UNMODELLED
+    return np.where(unmodelled[np.asarray(y, dtype=np.int64)], np.nan, nll)
+
