@@ -196,6 +196,8 @@ def test_a_model_spec_target_with_a_local_path_is_named_by_its_file(
         assert method.startswith("exact anytime 95% confidence sequence") == (
             a.basis == "exact"), method
         assert ("anytime_method" in res["details"]) == (a.basis == "exact")
+        # no CLT standard error beside the exact CS (QA: 0.0 beside [0, 0.87])
+        assert ("standard_error" in res["uncertainty"]) == (a.basis != "exact")
         exact += a.basis == "exact"
     assert exact == 1  # the error rate's (few errors in 10 labels), not the log loss's
     _no_local_path(text, pool_files.target, pool_files.surrogate)
