@@ -621,3 +621,9 @@ def test_estimate_refuses_the_target_as_its_own_comparison_and_names_the_plain_m
     run("select", db2, "--n", "10")
     run("label", db2, "--from-data")
     assert "BIASED here (items were drawn actively)" in " ".join(run("estimate", db2).split())
+    # every item labelled under CE: equal because it is a census, not uniform draws (QA)
+    run("select", db2, "--n", "90")
+    run("label", db2, "--from-data")
+    out = " ".join(run("estimate", db2).split())
+    assert "here it equals the estimate: every pool item is labelled (a census)" in out, out
+    assert "uniform rate" not in out

@@ -135,8 +135,10 @@ def _print_estimate(r: Any, target: str, classes: Any = None) -> None:
         elif what.startswith("uniform"):
             same = all(abs(m.uniform.estimate - m.active.estimate) <= 1e-12
                        for m in r.metrics.values())
-            how = ("for contrast: BIASED under active draws (here it equals the estimate: "
-                   "the draws so far were made at the uniform rate)." if same else
+            why = ("every pool item is labelled (a census)" if r.n_labels >= r.n_pool
+                   else "the draws so far were made at the uniform rate")
+            how = (f"for contrast: BIASED under active draws (here it equals the estimate: "
+                   f"{why})." if same else
                    "BIASED here (items were drawn actively), for contrast.")
             _out.print(f"{_MARKS[mark]} plain mean of the labelled items' losses: {how}")
             mark += 1
