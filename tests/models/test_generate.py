@@ -115,7 +115,7 @@ def _same_greedy_path(x, y, atol: float = 1e-4) -> None:  # type: ignore[no-unty
     differ, both chosen tokens' log-probs are within ``10 atol`` (an exact tie up to
     rounding) and everything before agrees to ``atol``. A wrong cache gives different
     log-probs before any such point (it would fail here)."""
-    k = next((i for i, (s, t) in enumerate(zip(x.token_ids, y.token_ids)) if s != t),
+    k = next((i for i, (s, t) in enumerate(zip(x.token_ids, y.token_ids, strict=False)) if s != t),
              min(len(x.token_ids), len(y.token_ids)))
     np.testing.assert_allclose(x.token_logprobs[:k], y.token_logprobs[:k], atol=atol)
     if x.token_ids == y.token_ids:

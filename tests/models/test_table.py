@@ -200,7 +200,7 @@ def test_logits_beyond_float64_are_refused_with_the_line(tmp_path: Path) -> None
         f"{i},1e308,0,-1e308\n" for i in IDS), encoding="utf-8")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        with pytest.raises(ValueError, match="line 2: logits .* differ by more than float64"):
+        with pytest.raises(ValueError, match=r"line 2: logits .* differ by more than float64"):
             TableScorer(path, kind="logits").score(TASK, _items(IDS[:1]))
 
 

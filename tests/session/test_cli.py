@@ -271,3 +271,42 @@ def test_help_lists_the_commands_in_the_order_of_a_session() -> None:
     assert group.list_commands(None) == [  # type: ignore[attr-defined]
         "init", "select", "label", "serve", "export", "labelstudio-config", "import",
         "estimate", "report", "status", "demo", "score"]
+
+
+def test_examples_without_the_pools_id_column_get_row_ids(tmp_path: Path) -> None:
+    """The README's first recipe: ``--id-column id`` for the pool and a ``text,label``
+    examples file. It stopped at "no id column 'id'" (QA). An example's id only names it,
+    so a file without that column gets row numbers; the pool itself still needs it, and
+    so does an examples file that has it on some rows only."""
+    import math
+
+    (tmp_path / "pool.csv").write_text("id,text,label\na1,good,positive\na2,bad,negative\n",
+                                       encoding="utf-8")
+    (tmp_path / "ex.csv").write_text("text,label\ngreat,positive\nawful,negative\n"
+                                     "nice,positive\n", encoding="utf-8")
+    lp = f"{math.log(0.3)},{math.log(0.7)}"
+    (tmp_path / "t.csv").write_text(f"id,negative,positive\na1,{lp}\na2,{lp}\n",
+                                    encoding="utf-8")
+    base = ("--task", "sst2", "--id-column", "id", "--surrogate", f"table:{tmp_path / 't.csv'}",
+            "--target", f"table:{tmp_path / 't.csv'}", "--no-progress")
+    out = run("init", str(tmp_path / "a.db"), "--pool", str(tmp_path / "pool.csv"),
+              "--examples", str(tmp_path / "ex.csv"), "--shots", "2", *base)
+    assert "2 in-context example(s)" in out
+    out = run("init", str(tmp_path / "b.db"), "--pool", str(tmp_path / "ex.csv"), *base, code=2)
+    assert "no id column 'id'" in out
+    (tmp_path / "ex2.csv").write_text("id,text,label\ne1,great,positive\n,awful,negative\n",
+                                      encoding="utf-8")
+    out = run("init", str(tmp_path / "c.db"), "--pool", str(tmp_path / "pool.csv"),
+              "--examples", str(tmp_path / "ex2.csv"), *base, code=2)
+    assert "ex2.csv" in out and "line 3" in out
+    # graded: the same for a JSON-lines examples file
+    (tmp_path / "gp.jsonl").write_text("".join(json.dumps(
+        {"id": f"p{i}", "context": "c", "question": f"q{i}?", "answer": "b",
+         "references": ["b"]}) + "\n" for i in range(2)), encoding="utf-8")
+    (tmp_path / "gex.jsonl").write_text("".join(json.dumps(
+        {"context": "c", "question": f"e{i}?", "answer": "x"}) + "\n" for i in range(2)),
+        encoding="utf-8")
+    out = run("init", str(tmp_path / "g.db"), "--pool", str(tmp_path / "gp.jsonl"), "--task",
+              "squad", "--id-column", "id", "--examples", str(tmp_path / "gex.jsonl"),
+              "--target", "pool", "--surrogate", "uniform", "--no-progress")
+    assert "2 in-context example(s)" in out

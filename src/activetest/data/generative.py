@@ -445,6 +445,11 @@ def load_graded_pool(path: str | Path, task: GenTask, *, format: str | None = No
         if missing:
             raise ValueError(f"{at}: no column(s) {missing} (columns: {sorted(rec)}); map the "
                              f"task's fields to columns in the task file's [columns]")
+        if id_column is not None and id_column not in rec:
+            from activetest.formats.tables import MissingIdColumnError
+
+            raise MissingIdColumnError(f"{at}: no id column {id_column!r} (columns: "
+                                  f"{sorted(rec)}); name the id column with --id-column", n)
         item_id = str(n) if id_column is None else str(rec.get(id_column, "")).strip()
         if not item_id:
             raise ValueError(f"{at}: no id in column {id_column!r}; name the id column with "

@@ -63,6 +63,7 @@ from activetest.data.task import Item, Task
 from activetest.formats.tables import (
     FORMATS,
     MissingDependencyError,
+    MissingIdColumnError,
     PoolFormatError,
     Record,
     detect_format,
@@ -293,8 +294,8 @@ def records_to_items(records: Iterable[tuple[str, Record]], source: str, *,
         elif plan.id is not None:
             found, value = _lookup(record, plan.id)
             if not found:
-                raise PoolFormatError(f"{source}, {where}: no id column {plan.id!r} "
-                                      f"(columns: {', '.join(map(str, record))})")
+                raise MissingIdColumnError(f"{source}, {where}: no id column {plan.id!r} "
+                                      f"(columns: {', '.join(map(str, record))})", row)
             item_id = _as_text(value, source, where, plan.id).strip()
             if not item_id:
                 raise PoolFormatError(f"{source}, {where}: empty id in column {plan.id!r}")

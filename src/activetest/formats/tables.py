@@ -42,6 +42,15 @@ class PoolFormatError(ValueError):
     """A pool file (or hub split) that cannot be turned into items."""
 
 
+class MissingIdColumnError(PoolFormatError):
+    """A record without the id column asked for; ``row``: its 0-based record number (0:
+    the file has no such column at all)."""
+
+    def __init__(self, message: str, row: int) -> None:
+        super().__init__(message)
+        self.row = row
+
+
 class MissingDependencyError(ImportError):
     """An optional package needed for this input is not installed."""
 

@@ -75,6 +75,22 @@ def load_items(src: Sequence[Item] | str | os.PathLike[str], task: Task, what: s
                    "format": getattr(src, "format", ""), "sha256": getattr(src, "sha256", "")}
 
 
+def _load_examples(src: Sequence[Item] | str | os.PathLike[str], task: Task,
+                   options: Mapping[str, Any] | None) -> tuple[list[Item], dict[str, Any]]:
+    """The in-context examples, read with the pool's options; a file without the pool's
+    id column (``--id-column``) gets row numbers as ids: an example's id only names it
+    (examples join nothing; their overlap with the pool is found by content). The
+    README's first recipe gives a ``text,label`` file with ``--id-column id`` (QA)."""
+    from activetest.formats.tables import MissingIdColumnError
+
+    try:
+        return load_items(src, task, "examples", options)
+    except MissingIdColumnError as e:
+        if e.row != 0 or not options or options.get("id_column") is None:
+            raise
+        return load_items(src, task, "examples", {**options, "id_column": None})
+
+
 def check_unique(items: Sequence[Item], what: str) -> None:
     """Refuse duplicate item ids (a join by id would be ambiguous)."""
     seen: dict[str, int] = {}
@@ -177,7 +193,7 @@ def load_inputs(*, pool: Sequence[Item] | str | os.PathLike[str],
     ex_info: dict[str, Any] = {}
     chosen: list[Item] = []
     if examples is not None:
-        ex_items, ex_info = load_items(examples, t, "examples", pool_options)
+        ex_items, ex_info = _load_examples(examples, t, pool_options)
         ex_items = [e for e in ex_items if e.label is not None]
         if shots is None:
             chosen = ex_items

@@ -164,6 +164,21 @@ def _load_pool(src: Any, task: GenTask, options: Mapping[str, Any] | None) -> li
     return out
 
 
+def _load_examples(src: Any, task: GenTask, options: Mapping[str, Any] | None
+                   ) -> list[GradedItem]:
+    """The in-context examples, read with the pool's options; a file without the pool's
+    id column gets row numbers as ids (an example's id only names it), as
+    :func:`activetest.session.create.create` does."""
+    from activetest.formats.tables import MissingIdColumnError
+
+    try:
+        return _load_pool(src, task, options)
+    except MissingIdColumnError as e:
+        if e.row != 0 or not options or options.get("id_column") is None:
+            raise
+        return _load_pool(src, task, {**options, "id_column": None})
+
+
 _ANSWER_OPTIONS = {"epoch": "epoch", "filter": "filter_name", "score": "score_name",
                    "id_field": "id_field", "evaluation": "evaluation_name", "format": "format",
                    "id_column": "id_column", "answer_column": "answer_column",
@@ -653,7 +668,7 @@ def create_graded_session(path: str | os.PathLike[str], *,
         raise SessionError("the pool is empty: nothing to evaluate")
     chosen: list[Item] = []
     if examples is not None:
-        ex = _load_pool(examples, t, pool_options)
+        ex = _load_examples(examples, t, pool_options)
         ex_items = [Item(g.item.id, {**g.item.fields, "answer": g.answer or
                                      (g.references[0] if g.references else "")})
                     for g in ex if g.answer or g.references]
