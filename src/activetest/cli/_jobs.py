@@ -53,7 +53,13 @@ def score(ctx: typer.Context, engine: Annotated[str, typer.Option(
         "--engine", help="Where to score: ray (a Ray cluster). The other options are "
         "python -m activetest.models.ray_score's (see its --help and docs/scale.md).")] = "ray",
           ) -> None:
-    """Score a pool on a cluster and write the table: Parquet file a session reads."""
+    """Score a pool on a cluster and write the table: Parquet file a session reads.
+
+    Options after --engine: --pool FILE --task T --model SPEC --out FILE.parquet (all
+    needed), --id-column, --text-column, --examples FILE --shots K [--seed S: the
+    examples a session with that seed draws], --shards, --max-retries, --threads,
+    --address (python -m activetest.models.ray_score --help; docs/scale.md).
+    """
     if engine != "ray":
         _err.print(f"error: --engine {engine!r}: the one engine is ray")
         raise typer.Exit(2)

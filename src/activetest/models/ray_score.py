@@ -49,7 +49,8 @@ import numpy as np
 from activetest.data.task import Item, Task
 from activetest.errors import UserFacingError
 
-__all__ = ["RayScoreError", "RayScoreResult", "ShardResult", "main", "score_with_ray"]
+__all__ = ["RayScoreError", "RayScoreResult", "ShardResult", "main", "prompt_examples",
+           "score_with_ray"]
 
 
 class RayScoreError(UserFacingError, RuntimeError):
@@ -235,6 +236,22 @@ def score_with_ray(items: Sequence[Item], task: Task, model: str, out: str | Pat
                                                                     key=lambda r: r.shard)))
 
 
+def prompt_examples(path: str | Path, task: Task, shots: int, seed: int | None
+                    ) -> list[Item]:
+    """The in-context examples of the prompt: the file's first ``shots``, or with a
+    ``seed`` the ones (and their order) ``activetest init --examples FILE --shots K
+    --seed S`` draws (:func:`activetest.data.split.select_examples` over the labelled
+    examples, the generator seeded with the session's seed)."""
+    from activetest.data.pool import load_pool
+    from activetest.data.split import select_examples
+
+    candidates = list(load_pool(path, task=task))
+    if seed is None:
+        return candidates[:shots]
+    return list(select_examples([e for e in candidates if e.label is not None], shots,
+                                np.random.default_rng(seed), n_classes=task.n_classes))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m activetest.models.ray_score``: see the module docstring."""
     ap = argparse.ArgumentParser(prog="python -m activetest.models.ray_score",
@@ -244,8 +261,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--task", required=True, help="built-in task name or task file")
     ap.add_argument("--model", required=True, help="model spec (bundled name, GGUF, openai:)")
     ap.add_argument("--out", required=True, help="Parquet file to write")
-    ap.add_argument("--examples", help="file of in-context examples (the first --shots)")
+    ap.add_argument("--examples", help="file of in-context examples")
     ap.add_argument("--shots", type=int, default=0, help="in-context examples (default 0)")
+    ap.add_argument("--seed", type=int,
+                    help="the session's seed: the --shots examples, in the order, that "
+                         "`activetest init --examples FILE --shots K --seed S` draws "
+                         "(stratified by class); without it the file's first --shots")
     ap.add_argument("--id-column", help="the pool's id column")
     ap.add_argument("--text-column", help="the pool's text column")
     ap.add_argument("--shards", type=int, help="Ray tasks (default: 2 x the cluster's CPUs)")
@@ -264,7 +285,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.shots:
             if not args.examples:
                 raise RayScoreError("--shots needs --examples FILE")
-            examples = list(load_pool(args.examples, task=task))[:args.shots]
+            examples = prompt_examples(args.examples, task, args.shots, args.seed)
         res = score_with_ray(pool, task, args.model, args.out, examples=examples,
                              shards=args.shards, max_retries=args.max_retries,
                              threads=args.threads, address=args.address)
