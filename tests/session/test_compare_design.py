@@ -201,8 +201,12 @@ def test_only_unexplored_items_where_the_two_differ_widen_the_difference(
     # the line says which interval was widened by which amount: the other target's error
     # rate by the target's D (its errors could hide anywhere), the difference by its own
     (line,) = [w for w in rep.warnings if w.startswith(f"compared with {spec} (error rate)")]
-    assert f"{spec}'s error rate by +{own:.4g}" in line
-    assert (f"target - {spec} by +/-{diff:.4g} (only where" in line) == (diff > 0)
+    assert f"those of {spec}'s error rate by +{own:.4g}" in line
+    assert (f"those of target - {spec} by +/-{diff:.4g} (only where" in line) == (diff > 0)
+    # one sentence in order (QA: "... of X's error rate by +0.69 widened for what ...")
+    assert line.startswith(f"compared with {spec} (error rate): the fixed-budget 95% "
+                           f"interval and anytime 95% confidence sequence are widened for "
+                           f"what the "), line
 
 
 def test_once_every_item_where_they_differ_is_labelled_the_difference_is_known(

@@ -119,11 +119,11 @@ def comparison_blind_spot_sentence(spec: str, metric: str, n_unexplored: int, ra
         how = ("" if not differ_only else " (only where the two predictions differ)"
                if metric == "error_rate" else " (each item by its largest difference of the "
                "two targets' log-probabilities)")
-        parts.append(f"target - {spec} by +/-{widen:.4g}{how}")
+        parts.append(f"those of target - {spec} by +/-{widen:.4g}{how}")
     if other and widen_other is not None and widen_other > 0:
-        parts.append(f"{spec}'s {name} by +{widen_other:.4g}")
-    line = (f"compared with {spec} ({name}): {kinds} of {' and of '.join(parts)} widened for "
-            f"what {items} could hide (either target may err there)") if parts else None
+        parts.append(f"those of {spec}'s {name} by +{widen_other:.4g}")
+    line = (f"compared with {spec} ({name}): the {kinds} are widened for what {items} could "
+            f"hide (either target may err there): {'; '.join(parts)}") if parts else None
     if other and widen_other is None:
         assumed = (f"{spec}'s {name} assumes no rare large losses among them"
                    if line is not None else
