@@ -119,6 +119,9 @@ def test_a_real_eval_records_the_drawn_samples_scores_and_stops_when_narrow(
         order = [a.item_id for a in s.acquisitions()]
         labels = s.labels()
         levels = s.task.judgment.scores
+        # who answered: the eval's model, kept for the EEE record (it said "inspect", QA)
+        assert s.session_config.answer_files["target"] == {"model": "mockllm/model",
+                                                           "tool": "inspect"}
         # item by item: each recorded label is the sample's score in the full run
         ran = _scores(alog)
         assert ran and set(ran) == set(labels)
@@ -495,6 +498,9 @@ def test_batches_inside_one_real_eval_item_by_item_refit_between_and_stop(
         order = [a.item_id for a in s.acquisitions()]
         labels = s.labels()
         levels = s.task.judgment.scores
+        # who answered: the eval's model, kept for the EEE record (it said "inspect", QA)
+        assert s.session_config.answer_files["target"] == {"model": "mockllm/model",
+                                                           "tool": "inspect"}
         known = [d[3] for d in s.store.design_draws()]
         pi = prefix_intervals(s)
         r0 = s.estimate(record=False).metrics["error_rate"]

@@ -221,6 +221,38 @@ def test_import_refuses_results_not_drawn_or_of_another_document(
 
 
 @slow
+def test_the_results_model_is_kept_and_another_models_results_are_refused(
+        lmeval_files: HarnessFiles, pool_run: list[Path], tmp_path: Path) -> None:
+    """Who answered: the model lm-eval's ``results_<date>.json`` beside the samples names
+    is kept in the session and named by the EEE record (it said ``"lm-eval"``, QA);
+    results of another model are refused, as are files of two models in one import."""
+    db = new_session(tmp_path, pool_run, seed=3)
+    mapping = emit(db, 8, tmp_path / "samples.json")
+    full = [lmeval_files.samples("at_sst2_rev"), *sorted(lmeval_files.run.glob(
+        "samples_at_mmlu_*.jsonl"))]
+
+    def results_of(model: str, folder: str) -> list[Path]:
+        files = subset_of(full, mapping, tmp_path / folder)
+        for f in files:
+            date = f.stem.rsplit("_", 1)[1]
+            f.with_name(f"results_{date}.json").write_text(json.dumps(
+                {"model_name": model, "config": {"model": "hf"}}))
+        return files
+
+    a = results_of("org/model-a", "a")
+    b = results_of("org/model-b", "b")
+    out = " ".join(run("import", db, a[0], *b[1:], code=2).split())
+    assert "of 2 models" in out and "org/model-a" in out and "org/model-b" in out
+    run("import", db, *a[:1])
+    out = " ".join(run("import", db, *b[1:], code=2).split())
+    assert "of org/model-b" in out and "earlier results of org/model-a" in out, out
+    run("import", db, *a[1:])
+    rec = json.loads(run("estimate", db, "--format", "eee"))
+    assert rec["model_info"]["id"] == "org/model-a"
+    assert rec["model_info"]["developer"] == "org"
+
+
+@slow
 def test_results_of_another_filter_are_not_labels(lmeval_files: HarnessFiles,
                                                    pool_run: list[Path], tmp_path: Path) -> None:
     """A session reads one lm-eval filter: with several in the results it asks which,

@@ -253,6 +253,7 @@ def read_history_run(path: str | Path) -> HistoryRun:
     """
     from activetest.formats.answers import public_model_name, read_answers
     from activetest.formats.lmeval import load_lmeval_samples, looks_like_lmeval
+    from activetest.formats.lmeval_answers import lmeval_model_name
 
     p = Path(path)
     sha = _sha256(p)
@@ -265,7 +266,7 @@ def read_history_run(path: str | Path) -> HistoryRun:
         else:
             right = np.where(s.labels >= 0,
                              (s.logprobs.argmax(axis=1) == s.labels).astype(np.float64), np.nan)
-            model = _lmeval_model(p) or p.parent.name or p.name
+            model = lmeval_model_name(p) or p.parent.name or p.name
             return HistoryRun(str(p), model, "lmeval", tuple(s.item_ids), right, sha,
                               samples=s)
     try:
@@ -290,20 +291,6 @@ def read_history_run(path: str | Path) -> HistoryRun:
         else None) or (p.parent.name if af.format == "lmeval" else "") or p.name)
     return HistoryRun(str(p), model, af.format, tuple(r.item_id for r in af.records), scores,
                       sha, answers=af)
-
-
-def _lmeval_model(p: Path) -> str | None:
-    """The model of an lm-eval samples file from the ``results_<date>.json`` beside it."""
-    from activetest.formats.answers import public_model_name
-    from activetest.formats.lmeval_answers import _SAMPLES_NAME, _lmeval_sidecar
-
-    m = _SAMPLES_NAME.match(p.name)
-    side = _lmeval_sidecar(p, m.group("date") if m else None, None)
-    name = side.get("model_name")
-    if not name and isinstance(side.get("model_args"), str):
-        name = dict(kv.split("=", 1) for kv in side["model_args"].split(",")
-                    if "=" in kv).get("pretrained")
-    return public_model_name(name) if isinstance(name, str) else None
 
 
 def read_history_folder(folder: str | Path) -> tuple[list[HistoryRun], list[str]]:

@@ -360,6 +360,7 @@ class ActiveStopping:
             raise ValueError(f"ActiveStopping runs each drawn sample once (epochs=1), got "
                              f"epochs={epochs}: an item's label is one score")
         self._eval_id = str(getattr(task, "eval_id", "") or "")
+        self._check_model(getattr(task, "model", None))
         self._join(samples)
         order = self.order()
         pos = [j for j, smp in enumerate(samples) if str(smp.id) in self._pos]
@@ -377,6 +378,23 @@ class ActiveStopping:
             self._release(order)
             self._advance()
         return MANAGER
+
+    def _check_model(self, model: Any) -> None:
+        """Keep the eval's model in the session (who answered: the EEE record names it);
+        refuse an eval of another model than the session's earlier results (one estimate
+        of one target cannot mix two models)."""
+        from activetest.formats.answers import public_model_name
+        from activetest.session.harness import record_target_model, target_model
+
+        name = public_model_name(model) if isinstance(model, str) else None
+        if name is None:
+            return
+        before = target_model(self.session.session_config)
+        if before is not None and before != name:
+            raise ValueError(f"this eval runs {name}; the session's earlier results are of "
+                             f"{before}: one estimate cannot mix two models (create another "
+                             f"session for {name})")
+        record_target_model(self.session, name, "inspect")
 
     def _check_batch_config(self, task: Any, samples: list[Any]) -> None:
         """Batch mode: refuse an eval in which a waiting sample could hold up the rest."""

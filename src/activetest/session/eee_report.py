@@ -117,6 +117,15 @@ def target_identity(target: str, *, answer_files: Mapping[str, Any] | None = Non
                 else None, "details": details}
     spec = target.removeprefix(CALIBRATED)
     head, sep, rest = spec.partition(":")
+    prov = (answer_files or {}).get("target") or {}
+    harness = spec.partition("?")[0]
+    if harness in ("lm-eval", "inspect") or prov.get("tool") in ("lm-eval", "inspect"):
+        # the harness ran the target: the model its results were recorded as
+        model = public_model_name(prov.get("model")) or "unknown"
+        details["harness"] = str(prov.get("tool") or harness)
+        return {"name": model, "id": model,
+                "developer": _developer(model, None) if model != "unknown" else "unknown",
+                "n_shot": None, "details": details}
     if sep and head == "openai":
         model = rest.partition("#")[2].strip() or "unknown"
     elif spec == "pool":

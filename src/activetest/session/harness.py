@@ -500,6 +500,42 @@ class HarnessImport:
     cut: tuple[str, ...] = ()
 
 
+def _one_target_model(session: Any, files: set[str]) -> str | None:
+    """The model the results files are of (lm-eval's ``results_*.json`` beside each), or
+    None where none says. Refused: files of two models, or of another model than the
+    session's earlier results (one estimate of one target cannot mix two models)."""
+    from activetest.formats.lmeval_answers import lmeval_model_name
+
+    names = {f: lmeval_model_name(f) for f in sorted(files)}
+    known = {n for n in names.values() if n}
+    if len(known) > 1:
+        which = "; ".join(f"{Path(f).name}: {n}" for f, n in names.items() if n)
+        raise SessionError(f"these results are of {len(known)} models ({which}); a session "
+                           f"estimates one target: import one model's results")
+    model = next(iter(known), None)
+    before = target_model(session.session_config)
+    if model is not None and before is not None and model != before:
+        raise SessionError(f"these results are of {model} (lm-eval's results file beside "
+                           f"them), the session's earlier results of {before}: one estimate "
+                           f"cannot mix two models; create another session for {model}")
+    return model
+
+
+def target_model(config: Any) -> str | None:
+    """The model a harness target's results were recorded as (``answer_files["target"]
+    ["model"]``: lm-eval's results file, inspect_ai's eval), or None."""
+    prov = (config.answer_files or {}).get("target") or {}
+    name = prov.get("model")
+    return name if isinstance(name, str) and name else None
+
+
+def record_target_model(session: Any, model: str, tool: str) -> None:
+    """Keep the model a harness target's results are of in the config (``answer_files``'
+    ``target`` record: who answered, for the EEE record and the report), once."""
+    if target_model(session.session_config) != model:
+        session.record_answer_file("target", {"model": model, "tool": tool})
+
+
 def import_lmeval(session: Any, paths: Sequence[str | os.PathLike[str]], *,
                   metric_key: str | None = None, overwrite: bool = False) -> HarnessImport:
     """Read lm-eval results of drawn items as their labels (all or nothing).
@@ -580,9 +616,12 @@ def import_lmeval(session: Any, paths: Sequence[str | os.PathLike[str]], *,
                            f"these would be read as {metric} ({metric_from}): one estimate "
                            f"cannot mix two metrics. Import them with --metric-key "
                            f"{used[0]}, or create another session for {metric}")
+    model = _one_target_model(session, {r.where.rsplit(": ", 1)[0] for r in records})
     stored = session.labels()
     new = [(row, lv, r) for row, (lv, r) in values.items() if stored.get(items[row].id) != lv]
     with session.store.transaction():
+        if model is not None:
+            record_target_model(session, model, "lm-eval")
         by_file: dict[str, list[tuple[str, int]]] = {}
         for row, lv, r in new:  # each label names the file its result came from
             by_file.setdefault(Path(r.where.rsplit(": ", 1)[0]).name, []).append(

@@ -276,6 +276,14 @@ class Session:
         """The configuration, typed (:class:`~activetest.session.config.SessionConfig`)."""
         return self._cfg
 
+    def record_answer_file(self, role: str, record: Mapping[str, Any]) -> None:
+        """Merge ``record`` into the provenance of ``role``'s answers (the config's
+        ``answer_files``: who answered, e.g. a harness target's model), stored at once."""
+        files = dict(self._cfg.answer_files or {})
+        files[role] = {**dict(files.get(role) or {}), **dict(record)}
+        self.store.update_config({"answer_files": files})
+        self._cfg = self.store.config()
+
     @property
     def task(self) -> Task:
         """The session's task."""
