@@ -283,3 +283,259 @@ def test_two_servers_on_one_file_and_two_people_at_once_never_share_an_item(
         assert set(s.labels()) == set(answered["alice"]) | set(answered["bob"])
         assert s.store.n_acquired() == 24
         assert len(Annotators(s).annotations()) == 24
+
+
+def _exchange(url: str, data: bytes, timeout: float = 30.0) -> list[bytes]:
+    """Send raw bytes on one connection and read until the server closes it; returns
+    the status lines of the replies read (a reset while reading fails the test)."""
+    import socket
+    from urllib.parse import urlsplit
+
+    u = urlsplit(url)
+    with socket.create_connection((u.hostname, u.port), timeout=timeout) as sock:
+        sock.sendall(data)
+        reply = b""
+        while chunk := sock.recv(65536):
+            reply += chunk
+    statuses = []
+    while reply:  # each reply: its head, then Content-Length bytes of body
+        head, _, reply = reply.partition(b"\r\n\r\n")
+        lines = head.split(b"\r\n")
+        statuses.append(lines[0])
+        length = next((int(x.split(b":")[1]) for x in lines
+                       if x.lower().startswith(b"content-length:")), 0)
+        reply = reply[length:]
+    return statuses
+
+
+def _request(method: str, path: str, body: bytes = b"", *headers: str) -> bytes:
+    head = "".join(f"{h}\r\n" for h in (f"{method} {path} HTTP/1.1", "Host: x", *headers))
+    return head.encode() + b"\r\n" + body
+
+
+def _answer_request(path: str, item_id: str) -> bytes:
+    body = json.dumps({"annotator": "smuggled", "item_id": item_id, "levels": [1]}).encode()
+    return _request("POST", path + "api/answer", body, "Content-Type: application/json",
+                    f"Content-Length: {len(body)}", "Connection: close")
+
+
+def test_a_body_is_never_taken_for_the_next_request(tmp_path: Path) -> None:
+    """A request's body on a kept-alive connection is never run as a request of its own
+    (QA: a POST refused as not JSON whose body was a whole `POST api/answer` got 400,
+    then 200 saved: the body was read as the next request): whatever the refusal, the
+    body is read or the connection ends; a chunked body is refused (411)."""
+    from urllib.parse import urlsplit
+
+    from activetest.session.annotators import Annotators
+
+    made = classification(tmp_path)
+    with running(made.db) as server:
+        path = urlsplit(server.url).path
+        item = Client(server.url).next()["item_id"]  # drawn, alice holds it
+        inner = _answer_request(path, item)
+        # refused as not JSON (text/plain), its body a whole request
+        replies = _exchange(server.url, _request(
+            "POST", path + "api/next", inner, "Content-Type: text/plain",
+            f"Content-Length: {len(inner)}"))
+        assert len(replies) == 1 and b" 400 " in replies[0], replies
+        # refused by the API (no annotator): the same
+        replies = _exchange(server.url, _request(
+            "POST", path + "api/next", b"{}" + inner, "Content-Type: application/json",
+            "Content-Length: 2"))
+        assert len(replies) == 1 and b" 400 " in replies[0], replies
+        # a chunked body (no Content-Length): refused, never read as a request
+        replies = _exchange(server.url, _request(
+            "POST", path + "api/answer", inner, "Content-Type: application/json",
+            "Transfer-Encoding: chunked"))
+        assert len(replies) == 1 and b" 411 " in replies[0], replies
+        # a GET with a body: the body is read and dropped, the connection goes on
+        replies = _exchange(server.url, _request(
+            "GET", path + "api/state", inner, f"Content-Length: {len(inner)}")
+            + _request("GET", path + "app.css", b"", "Connection: close"))
+        assert len(replies) == 2 and all(b" 200 " in r for r in replies), replies
+        # off the token too
+        replies = _exchange(server.url, _request(
+            "POST", "/nope", inner, f"Content-Length: {len(inner)}"))
+        assert len(replies) == 1 and b" 404 " in replies[0], replies
+        assert Client(server.url).ok("GET", "state")["layout"] == "classification"
+    with Session.open(made.db) as s:
+        assert s.labels() == {}
+        assert Annotators(s).annotations() == []
+
+
+def test_a_session_file_replaced_under_the_server_takes_no_answer(tmp_path: Path) -> None:
+    """`init --overwrite` (or anything) replaces the session file while the page serves
+    it: the page refuses to store (409, restart `serve`) instead of answering "saved"
+    into the replaced file nobody reads any more (QA)."""
+    import os
+
+    made = classification(tmp_path / "served")
+    other = classification(tmp_path / "other")
+    with running(made.db) as server:
+        c = Client(server.url)
+        it = c.next()
+        # what `init --overwrite` does: a new file renamed over the path
+        for suffix in ("-wal", "-shm"):
+            Path(f"{made.db}{suffix}").unlink(missing_ok=True)
+        os.replace(other.db, made.db)
+        for name, body in (("answer", {"item_id": it["item_id"], "levels": [1]}),
+                           ("next", {}), ("skip", {"item_id": it["item_id"]})):
+            status, data = c.call("POST", name, body)
+            assert status == 409, (name, status, data)
+            assert "replaced" in data["error"] and "activetest serve" in data["error"]
+        status, data = c.call("GET", "progress")
+        assert status == 409 and "replaced" in data["error"]
+    with Session.open(made.db) as s:  # the new file: untouched
+        assert s.labels() == {} and s.store.n_acquired() == 0
+
+
+def test_a_burst_of_answers_gets_a_reply_each(tmp_path: Path) -> None:
+    """30 people answer one item at the same moment: every request gets an HTTP reply
+    (QA: some got their connection reset, the listen queue was 5 long), exactly one
+    answer is stored."""
+    import threading
+
+    made = classification(tmp_path)
+    n = 30
+    with running(made.db) as server:
+        item = Client(server.url).next()["item_id"]
+        statuses: list[int] = []
+        errors: list[str] = []
+        start = threading.Barrier(n)
+
+        def answer(k: int) -> None:
+            c = Client(server.url, f"person{k}")
+            try:
+                start.wait(60)
+                statuses.append(c.call("POST", "answer", {"item_id": item,
+                                                          "levels": [1]})[0])
+            except Exception as exc:  # reported below
+                errors.append(repr(exc))
+
+        threads = [threading.Thread(target=answer, args=(k,)) for k in range(n)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+    assert not errors, errors
+    assert len(statuses) == n and statuses.count(200) == 1 and set(statuses) <= {200, 400}
+    with Session.open(made.db) as s:
+        from activetest.session.annotators import Annotators
+
+        assert s.labels() == {item: 0}
+        assert len(Annotators(s).annotations()) == 1
+
+
+def test_a_deeply_nested_request_is_refused_as_bad(tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """A small body nested 20000 deep: 400 with one clear message (it was a 500 with
+    a RecursionError, printed on the server's terminal)."""
+    made = classification(tmp_path)
+    with running(made.db) as server:
+        body = b'{"annotator": "alice", "a": ' + b"[" * 20000 + b"]" * 20000 + b"}"
+        status, _, reply = _get(server.url + "api/answer", body)
+        assert status == 400
+        assert "nested too deeply" in json.loads(reply)["error"]
+        assert Client(server.url).ok("GET", "state")  # the server goes on
+    assert "RecursionError" not in capsys.readouterr().err
+
+
+def test_serve_on_a_full_disk_says_the_disk_is_full(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """`serve` on a session whose disk is full says so (it said "read-only"). A full
+    disk cannot be made in CI: SQLite's own error on opening the file ("database or
+    disk is full") is raised instead, and the disk is reported full, so the store takes
+    its real path (opened read-only, knowing why)."""
+    import sqlite3
+
+    from typer.testing import CliRunner
+
+    from activetest.cli import app
+    from activetest.session import store
+    from activetest.web.server import LabelServer
+
+    made = classification(tmp_path)
+    real = store._quick_check
+    calls = []
+
+    def full_once(conn: sqlite3.Connection, p: Path) -> None:
+        calls.append(p)
+        if len(calls) == 1:
+            raise sqlite3.OperationalError("database or disk is full")
+        real(conn, p)
+
+    monkeypatch.setattr(store, "disk_full", lambda p, margin=0: True)
+    monkeypatch.setattr(store, "_quick_check", full_once)
+    with pytest.raises(ValueError, match="disk is full") as err:
+        LabelServer(made.db)
+    assert "read-only" not in str(err.value) and str(made.db) in str(err.value)
+    calls.clear()
+    out = CliRunner().invoke(app, ["serve", str(made.db)])
+    assert out.exit_code == 2 and "disk is full" in out.output, out.output
+    assert "read-only" not in out.output and "Traceback" not in out.output
+
+
+def test_an_annotator_must_be_named_with_text(tmp_path: Path) -> None:
+    """`"annotator": 5` (or true, a list) is refused with one message; nothing is drawn
+    or stored for it (it was taken as the name "5")."""
+    made = classification(tmp_path)
+    with running(made.db) as server:
+        c = Client(server.url)
+        for who in (5, 1.5, True, ["alice"], {"n": "alice"}):
+            for name in ("next", "hello", "answer"):
+                status, data = c.call("POST", name, {"annotator": who, "item_id": "x",
+                                                     "levels": [1]})
+                assert status == 400 and "must be text" in data["error"], (who, data)
+    with Session.open(made.db) as s:
+        assert s.store.n_acquired() == 0 and s.labels() == {}
+
+
+def test_a_port_in_use_is_named_with_a_way_out(tmp_path: Path) -> None:
+    """`serve --port N` where N is taken: one message naming the port and `--port 0`
+    (it said only "Address already in use"); the session file is let go."""
+    import socket
+
+    from typer.testing import CliRunner
+
+    from activetest.cli import app
+    from activetest.web.server import LabelServer
+
+    made = classification(tmp_path)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(ValueError, match=f"port {port} .*already in use") as err:
+            LabelServer(made.db, port=port)
+        assert "--port 0" in str(err.value)
+        out = CliRunner().invoke(app, ["serve", str(made.db), "--port", str(port)])
+        assert out.exit_code == 2, out.output
+        assert f"port {port}" in out.output and "--port 0" in out.output
+        assert "Traceback" not in out.output
+    with running(made.db, port=port) as server:  # free again: it serves there
+        assert f":{port}/" in server.url
+        assert Client(server.url).ok("GET", "state")
+
+
+def test_a_refused_body_left_unread_does_not_cost_the_reply(tmp_path: Path) -> None:
+    """A body too large to read (or chunked) is refused and left unread; the reply still
+    reaches the client (closing a connection with unread data resets it, which can
+    destroy the reply before it is read): the server reads and drops the rest first."""
+    import socket
+    from urllib.parse import urlsplit
+
+    made = classification(tmp_path)
+    with running(made.db) as server:
+        u = urlsplit(server.url)
+        body = b" " * (1 << 19)  # 512 KiB: over the limit, sent whole before reading
+        for head in (f"Content-Length: {len(body)}", "Transfer-Encoding: chunked"):
+            data = _request("POST", u.path + "api/answer", body,
+                            "Content-Type: application/json", head)
+            with socket.create_connection((u.hostname, u.port), timeout=30) as sock:
+                sock.sendall(data)
+                reply = b""
+                while chunk := sock.recv(65536):
+                    reply += chunk
+            status = reply.split(b"\r\n", 1)[0]
+            assert b" 400 " in status or b" 411 " in status, reply[:200]
+            assert b"Connection: close" in reply

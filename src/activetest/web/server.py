@@ -6,7 +6,9 @@ Everything lives under ``/s/<token>/``: the page (``index.html``, ``app.js``,
 so a page on another site cannot reach the API. Bound to 127.0.0.1 by default (a
 free port with ``port=0``); ``host`` shares it on a network.
 
-API (JSON in, JSON out; errors: ``{"error": "..."}`` with status 400):
+API (JSON in, JSON out; errors: ``{"error": "..."}`` with status 400, or 409 once the
+session file was replaced under the server, e.g. by ``init --overwrite``: nothing more
+is stored, the server must be restarted):
 
 * ``GET api/state``: the layout (classification, graded, paired), the levels, the
   task, whether the surrogate's guess is shown.
@@ -30,14 +32,24 @@ API replies carry ``Server-Timing: app;dur=MS`` (the call's time in the server, 
 the page's timings). Every session call runs on ONE worker thread that owns the session file's
 connection (SQLite connections belong to their thread); request threads wait for
 it, so answers are written one after another, each its own transaction.
+
+HTTP: every request's body is read whole (Content-Length, at most 64 KiB) before the
+reply, so that a kept-alive connection stays in step; a refused request, a body that
+cannot be read (chunked: 411, a bad or too large Content-Length) close the connection
+after the reply, and what the client still sends is read and dropped for a moment
+first, so that the reply is not lost to a reset.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hmac
 import json
+import os
+import re
 import secrets
+import socket
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -49,13 +61,14 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-__all__ = ["LabelServer", "serve"]
+__all__ = ["LabelServer", "SessionReplacedError", "serve"]
 
 _STATIC = {"": ("index.html", "text/html; charset=utf-8"),
            "index.html": ("index.html", "text/html; charset=utf-8"),
            "app.js": ("app.js", "text/javascript; charset=utf-8"),
            "app.css": ("app.css", "text/css; charset=utf-8")}
 _MAX_BODY = 1 << 16
+_DIGITS = re.compile(r"[0-9]+")
 #: No script but our own file, no style but our own, nothing loaded from elsewhere.
 _CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
         "img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
@@ -100,29 +113,52 @@ class LabelServer:
         self._progress_session: Any = None
         self._progress: tuple[Any, Any] = (None, None)
         self._busy_timeout = busy_timeout
+        self._identity: tuple[int, int] | None = None
         try:
             self._call(self._open, busy_timeout, options)
         except BaseException:
             self._pool.shutdown(wait=False)
             self._reader.shutdown(wait=False)
             raise
-        self.httpd = ThreadingHTTPServer((host, int(port)), _handler(self))
-        self.httpd.daemon_threads = True
+        try:
+            self.httpd = _listen(host, int(port), _handler(self))
+        except BaseException:
+            self._close_session()
+            raise
 
     def _open(self, busy_timeout: float, options: dict[str, Any]) -> None:
         from activetest.session.annotators import Annotators
         from activetest.session.workflow import Session
 
         self._session = Session.open(self.path, busy_timeout=busy_timeout)
+        # the file opened: every call checks that the path still names it (see _check_file)
+        self._identity = _identity(self.path)
         if not self._session.store.writable:
+            why = _why_not_writable(self._session.store)
             self._session.close()
-            raise ValueError(f"{self.path}: the session file cannot be written (read-only); "
-                             f"the labelling page needs to store answers")
+            raise why
         try:
             self._annotators = Annotators(self._session, **options)
         except BaseException:  # e.g. a harness session (no answers to judge): refused
             self._session.close()
             raise
+
+    def _check_file(self, after: bool = False) -> None:
+        """Refuse to go on when the session file's path no longer names the file this
+        server opened (replaced by ``init --overwrite``, removed): the answers would go
+        into a file nobody reads.
+
+        Raises:
+            SessionReplacedError: the path names another file, or none.
+        """
+        if self._identity is not None and _identity(self.path) == self._identity:
+            return
+        what = ("what this call stored went into the old file, not the new one" if after
+                else "nothing was stored")
+        raise SessionReplacedError(
+            f"{self.path}: the session file was replaced or removed by another command "
+            f"(e.g. `activetest init --overwrite`) while the labelling page was serving it; "
+            f"{what}. Restart `activetest serve` to label the file now there")
 
     def _call(self, fn: Callable[..., Any], *args: Any) -> Any:
         try:
@@ -151,6 +187,9 @@ class LabelServer:
     def close(self) -> None:
         """Close the socket and the session file."""
         self.httpd.server_close()
+        self._close_session()
+
+    def _close_session(self) -> None:
         for pool, name in ((self._pool, "_session"), (self._reader, "_progress_session")):
             def shut(name: str = name) -> None:
                 if getattr(self, name) is not None:
@@ -189,14 +228,27 @@ class LabelServer:
 
         Raises:
             ValueError: a bad request (its message goes back to the page).
+            SessionReplacedError: the session file was replaced under the server.
             KeyError: no such call.
         """
+        if (method, name) not in _CALLS:
+            raise KeyError(name)
         if (method, name) == ("GET", "progress"):
+            self._check_file()
             return self.progress()
-        return self._call(self._api, method, name, body)
+        return self._call(self._checked_api, method, name, body)
+
+    def _checked_api(self, method: str, name: str, body: dict[str, Any]) -> Any:
+        """:meth:`_api` on the file this server opened: checked before (nothing is
+        stored in a replaced file) and, for the calls that write, after."""
+        self._check_file()
+        out = self._api(method, name, body)
+        if method == "POST":
+            self._check_file(after=True)
+        return out
 
     def _api(self, method: str, name: str, body: dict[str, Any]) -> Any:
-        from activetest.session.annotators import agreement, check_name
+        from activetest.session.annotators import agreement
 
         a = self._annotators
         s = self._session
@@ -206,7 +258,7 @@ class LabelServer:
             return {"layout": a.layout, "levels": list(a.levels), "task": s.task.name,
                     "session": self.path.name, "guess_shown": a.show_guess,
                     "n_answers": len(a.roles), "adjudication": bool(self.adjudicators)}
-        who = check_name(body.get("annotator"))
+        who = _annotator(body)
         if (method, name) == ("POST", "hello"):
             return {"annotator": who, "adjudicator": who in self.adjudicators}
         if (method, name) == ("POST", "next"):
@@ -271,6 +323,93 @@ _CALLS = frozenset({("GET", "state"), ("GET", "progress"), ("POST", "hello"), ("
                     ("POST", "disagreements"), ("POST", "adjudicate")})
 
 
+class SessionReplacedError(ValueError):
+    """The session file was replaced (or removed) under a running server: nothing more
+    is stored; restart ``activetest serve`` (HTTP 409)."""
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    """``ThreadingHTTPServer`` with a listen queue for bursts: with the default's 5,
+    a burst of answers (several people, retries) got connections reset."""
+
+    daemon_threads = True
+    request_queue_size = 128
+
+
+def _listen(host: str, port: int, handler: type[BaseHTTPRequestHandler]) -> _HTTPServer:
+    """The server listening on ``host:port``.
+
+    Raises:
+        ValueError: the port is taken (the message says to choose another, or 0 for a
+            free one) or the address cannot be listened on.
+    """
+    try:
+        return _HTTPServer((host, port), handler)
+    except OSError as exc:
+        if exc.errno in (errno.EADDRINUSE, getattr(errno, "WSAEADDRINUSE", None)):
+            raise ValueError(f"port {port} on {host} is already in use (another program, or "
+                             f"another `activetest serve`, listens there); choose another "
+                             f"port, or --port 0 for a free one") from None
+        raise ValueError(f"cannot listen on {host} port {port}: "
+                         f"{exc.strerror or exc}") from None
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """The file a path names (device, inode), or None where it names none."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _why_not_writable(store: Any) -> ValueError:
+    """Why a session file opened read-only cannot take answers, in the store's own words
+    (a full disk, a read-only file or folder): the store refuses a write with them."""
+    suffix = " (the labelling page needs to store answers)"
+    try:
+        with store.transaction():
+            pass
+    except ValueError as exc:  # SessionWriteError (a full disk), SessionReadOnlyError
+        return type(exc)(f"{exc}{suffix}")
+    return ValueError(f"{store.path}: the session file cannot be written{suffix}")
+
+
+def _annotator(body: dict[str, Any]) -> str:
+    """The annotator's name from a request: text (see ``check_name``)."""
+    from activetest.session.annotators import check_name
+
+    raw = body.get("annotator")
+    if raw is not None and not isinstance(raw, str):
+        raise ValueError(f"the annotator's name must be text, got {_json_kind(raw)}")
+    return check_name(raw)
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, (int, float)):
+        return f"a number ({value!r})"
+    return "a list" if isinstance(value, list) else "an object"
+
+
+def _linger(sock: socket.socket, limit: int = _MAX_BODY * 16, seconds: float = 2.0) -> None:
+    """End a connection whose request was not read whole: the reply is sent; say so
+    (FIN), then read and drop what the client still sends (up to ``limit`` bytes or
+    ``seconds``), since closing with unread data sends a reset that can destroy the
+    reply before the client reads it."""
+    with contextlib.suppress(OSError):  # incl. the timeout: the server closes it then
+        sock.shutdown(socket.SHUT_WR)
+        deadline = time.monotonic() + seconds
+        got = 0
+        while got < limit and (left := deadline - time.monotonic()) > 0:
+            sock.settimeout(left)
+            chunk = sock.recv(1 << 16)
+            if not chunk:
+                break
+            got += len(chunk)
+
+
 def _held(items: Sequence[Any]) -> dict[str, Any]:
     """``{"item": the next, "ahead": those after it}``, or ``{"done": true}``."""
     if not items:
@@ -303,9 +442,23 @@ def _handler(server: LabelServer) -> type[BaseHTTPRequestHandler]:
         # a reply is headers then body: without TCP_NODELAY the body waits for the
         # browser's delayed ACK of the headers (~40 ms a reply on a kept-alive connection)
         disable_nagle_algorithm = True
+        #: a request's body was left unread: the connection ends after the reply (_linger)
+        _unread = False
 
         def log_message(self, format: str, *args: Any) -> None:
             pass  # quiet: the terminal shows the URL, not every request
+
+        def send_error(self, code: int, message: str | None = None,
+                       explain: str | None = None) -> None:
+            # http.server's own refusals (a bad request line, an unknown method): they
+            # close the connection without reading any body
+            self._unread = True
+            super().send_error(code, message, explain)
+
+        def finish(self) -> None:
+            super().finish()
+            if self._unread:
+                _linger(self.connection)
 
         def _send(self, status: int, body: bytes, ctype: str, took: float | None = None,
                   ) -> None:
@@ -313,6 +466,8 @@ def _handler(server: LabelServer) -> type[BaseHTTPRequestHandler]:
                 self._reply(status, body, ctype, took)
 
         def _reply(self, status: int, body: bytes, ctype: str, took: float | None) -> None:
+            if status >= 400:  # refused: whatever follows on this connection is suspect
+                self.close_connection = True
             self.send_response(status)
             if took is not None:  # the call's time in the server (the page's timings)
                 self.send_header("Server-Timing", f"app;dur={1000 * took:.2f}")
@@ -323,6 +478,8 @@ def _handler(server: LabelServer) -> type[BaseHTTPRequestHandler]:
             self.send_header("Referrer-Policy", "no-referrer")
             self.send_header("Content-Security-Policy", _CSP)
             self.send_header("X-Frame-Options", "DENY")
+            if self.close_connection:
+                self.send_header("Connection", "close")
             self.end_headers()
             self.wfile.write(body)
 
@@ -347,16 +504,24 @@ def _handler(server: LabelServer) -> type[BaseHTTPRequestHandler]:
             self._handle("POST")
 
         def _handle(self, method: str) -> None:
+            if "Transfer-Encoding" in self.headers:  # a chunked body: not read, refused
+                self._leave_unread()
+                self._json(411, {"error": "a request body needs a Content-Length (chunked "
+                                          "bodies are not accepted)"})
+                return
+            # read first, whatever the reply: an unread body would be taken for the
+            # connection's next request
+            raw, problem = self._read()
             if urlsplit(self.path).path == prefix[:-1]:  # relative URLs need the slash
-                self._drain()
                 self.send_response(301)
                 self.send_header("Location", prefix)
                 self.send_header("Content-Length", "0")
+                if self.close_connection:
+                    self.send_header("Connection", "close")
                 self.end_headers()
                 return
             rest = self._route()
             if rest is None:
-                self._drain()
                 self._send(404, b"not found\n", "text/plain; charset=utf-8")
                 return
             if method == "GET" and rest in _STATIC:
@@ -364,15 +529,19 @@ def _handler(server: LabelServer) -> type[BaseHTTPRequestHandler]:
                 self._send(200, static_file(name), ctype)
                 return
             if not rest.startswith("api/"):
-                self._drain()
                 self._send(404, b"not found\n", "text/plain; charset=utf-8")
                 return
             t0 = time.perf_counter()
             try:
-                body = self._body() if method == "POST" else {}
+                if problem is not None:
+                    raise ValueError(problem)
+                body = self._body(raw) if method == "POST" else {}
                 data = server.api(method, rest[4:], body)
             except KeyError:
                 self._json(404, {"error": f"no such call: {method} {rest}"})
+                return
+            except SessionReplacedError as exc:  # nothing more is stored: restart
+                self._json(409, {"error": str(exc)})
                 return
             except ValueError as exc:  # incl. LabelError, SessionError
                 self._json(400, {"error": str(exc)})
@@ -383,35 +552,39 @@ def _handler(server: LabelServer) -> type[BaseHTTPRequestHandler]:
                 return
             self._json(200, data, time.perf_counter() - t0)
 
-        def _length(self) -> int | None:
-            """The request's Content-Length (0 without one); None where it is not a
-            number of bytes: the body cannot be read, so the connection is closed after
-            the reply."""
-            raw = (self.headers.get("Content-Length") or "0").strip()
-            if not raw.isdigit():
-                self.close_connection = True
-                return None
-            return int(raw)
+        def _leave_unread(self) -> None:
+            """The body is not read: the connection ends after the reply (what is left
+            would be parsed as the next request)."""
+            self.close_connection = True
+            self._unread = True
 
-        def _drain(self) -> None:
-            n = self._length()
-            if n is not None and 0 < n <= _MAX_BODY:
-                self.rfile.read(n)
-            elif n is not None and n > _MAX_BODY:
-                self.close_connection = True  # not read: the connection cannot go on
-
-        def _body(self) -> dict[str, Any]:
-            n = self._length()
-            if n is None:
-                raise ValueError("bad Content-Length: a number of bytes is expected")
+        def _read(self) -> tuple[bytes, str | None]:
+            """The request's body, read whole (b"" without one), and None; or b"" and
+            why it cannot be read (a Content-Length that is not one number of bytes, or
+            too large): then it is left unread and the connection closes after the
+            reply."""
+            lengths = self.headers.get_all("Content-Length") or ["0"]
+            raw = lengths[0].strip()
+            if len(lengths) > 1 or not _DIGITS.fullmatch(raw):
+                self._leave_unread()
+                return b"", "bad Content-Length: a number of bytes is expected"
+            n = int(raw)
             if n > _MAX_BODY:
+                self._leave_unread()
+                return b"", "request too large"
+            data = self.rfile.read(n) if n else b""
+            if len(data) < n:  # the client stopped before the end: nothing more comes
                 self.close_connection = True
-                raise ValueError("request too large")
+            return data, None
+
+        def _body(self, raw: bytes) -> dict[str, Any]:
             if "json" not in (self.headers.get("Content-Type") or ""):
                 raise ValueError("requests must be JSON (Content-Type: application/json)")
             try:
-                data = json.loads(self.rfile.read(n) or b"{}")
-            except ValueError:
+                data = json.loads(raw or b"{}")
+            except RecursionError:  # a small body of [[[[...: as the import words it
+                raise ValueError("the request: JSON nested too deeply") from None
+            except ValueError:  # incl. not UTF-8, a number beyond int()'s digit limit
                 raise ValueError("the request is not valid JSON") from None
             if not isinstance(data, dict):
                 raise ValueError("the request must be a JSON object")
