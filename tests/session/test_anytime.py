@@ -65,6 +65,14 @@ def test_intervals_equal_the_statistics_on_the_stored_draws(session: Path) -> No
         est = out["metrics"][metric]["active"]["estimate"]
         assert got["exact_low"] is not None and got["exact_low"] <= est <= got["exact_high"]
     assert np.isfinite(out["metrics"]["log_loss"]["anytime"]["exact_high"])
+    # every interval is named by what it is (QA: `active.low/high` were the bootstrap's,
+    # the headline hidden in anytime.fixed_low/high, nothing said which)
+    m = out["metrics"]["error_rate"]
+    assert m["active"]["interval"] == "bootstrap 95% interval"
+    assert m["uniform"]["interval"].startswith("bootstrap 95% interval of the plain mean")
+    assert (m["anytime"]["fixed_interval"], m["anytime"]["cs_interval"]) == (
+        "fixed-budget 95% interval", "anytime 95% confidence sequence")
+    assert m["anytime"]["exact_interval"] == "exact anytime 95% confidence sequence"
 
 
 def test_may_stop_follows_the_confidence_sequence(session: Path) -> None:

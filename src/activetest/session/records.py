@@ -293,8 +293,46 @@ class EstimateReport:
         for m in out["metrics"].values():
             m["curve"] = list(m["curve"])
             m["uniform_curve"] = list(m["uniform_curve"])
+            _name_intervals(m, self.level)
+        for c in out["comparisons"]:
+            _name_intervals({"active": c.get("other"), "anytime": c.get("other_anytime")},
+                            self.level)
+            _name_intervals({"active": c.get("difference"),
+                             "anytime": c.get("difference_anytime")}, self.level)
         out["noise_thresholds"] = list(self.noise_thresholds)
         return out
+
+
+def _name_intervals(m: dict[str, Any], level: float) -> None:
+    """Name each interval of a metric's (or a comparison's) JSON by what it is
+    (``interval``: the bootstrap's low/high; ``fixed_interval``, ``cs_interval``,
+    ``exact_interval`` beside the anytime record's bounds), as the text output names
+    them (:mod:`activetest.session.interval_names`): ``low``/``high`` are the bootstrap's,
+    the headline is ``anytime.fixed_low``/``fixed_high`` (QA: nothing said which)."""
+    from activetest.session.interval_names import (
+        ANYTIME,
+        BOOTSTRAP,
+        EXACT_ANYTIME,
+        FIXED_BUDGET,
+        interval_name,
+    )
+
+    boot = interval_name(BOOTSTRAP, level)
+    for key in ("active", "uniform", "cv"):
+        if isinstance(m.get(key), dict):
+            m[key]["interval"] = boot + (" of the plain mean (biased under active draws)"
+                                         if key == "uniform" else "")
+    for a in (m.get("anytime"), m.get("cv_anytime")):
+        if not isinstance(a, dict):
+            continue
+        exact = a.get("basis") == "exact"
+        a["fixed_interval"] = (interval_name(EXACT_ANYTIME, level) + " (stands in for the "
+                               + interval_name(FIXED_BUDGET, level) + ")" if exact else
+                               interval_name(FIXED_BUDGET, level))
+        a["cs_interval"] = interval_name(EXACT_ANYTIME if exact else ANYTIME, level)
+        if a.get("basis") == "sure":  # both shown intervals are the sure bounds
+            a["fixed_interval"] = a["cs_interval"] = "sure bounds (hold at any label count)"
+        a["exact_interval"] = interval_name(EXACT_ANYTIME, level)
 
 
 @dataclass(frozen=True)
