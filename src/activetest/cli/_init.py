@@ -59,13 +59,20 @@ def init(
                                       "answers judged by people (squad, answers); or a task "
                                       "file (.toml; kind = \"graded\" for a graded task).",
                                       show_default=False)],
-    surrogate: Annotated[str, typer.Option("--surrogate", help="Surrogate model spec, e.g. "
-                                           "smollm2-135m or table:preds.csv.",
-                                           show_default=False)],
-    target: Annotated[str, typer.Option("--target", help="Target model spec (the model "
-                                        "being evaluated), e.g. gemma3-270m or "
-                                        "table:samples_sst2_DATE.jsonl?filter=none.",
-                                        show_default=False)],
+    surrogate: Annotated[str, typer.Option("--surrogate", help=(
+        "Surrogate model spec. Classification: a bundled model (smollm2-135m, gemma3-270m), "
+        "FILE.gguf, hf:ORG/MODEL, openai:URL#MODEL, table:FILE (per-item "
+        "log-probs; ?kind=probs|logits), or history (with --history). Graded tasks: "
+        "confidence:mean|min|sum (the target's own), score (the answer file's judgment), "
+        "agree:MODEL, judge:MODEL, column:NAME (a pool column), history, uniform; with "
+        "--target lm-eval: pool-run (README, 'Models')."), show_default=False)],
+    target: Annotated[str, typer.Option("--target", help=(
+        "Target model spec (the model being evaluated): the model specs above, "
+        "table:FILE or lm-eval samples (table:samples_TASK_DATE.jsonl?filter=none); graded "
+        "tasks: answers:FILE (an answer log: lm-eval, inspect_ai, EEE, a table), pool (the "
+        "pool's answer column), or a model that generates; harness loops: lm-eval (run by "
+        "lm-eval on the drawn items only), inspect (run by inspect_ai's ActiveStopping) "
+        "(README, 'Models')."), show_default=False)],
     metric: Annotated[Metric, typer.Option(help="What to estimate.")] = Metric.log_loss,
     acquisition: Annotated[Acq | None, typer.Option(
         help="Acquisition. Classification: adaptive (default: the calibrated-residual "
