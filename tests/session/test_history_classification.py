@@ -82,7 +82,10 @@ def test_classification_history_draws_by_the_feature_design_and_is_exact_at_cens
         assert ref.refits[-1] >= 3  # the design did learn
         from activetest.session.draw import design_info
 
-        w = design_info(s.store)["weights"]  # each fitted weight under its own name
+        info = design_info(s.store)
+        # the design named as init and status name it, its surrogate features included
+        assert info["model"].startswith("history features + surrogate + neighbours (eps ")
+        w = info["weights"]  # each fitted weight under its own name
         r = cfg["history"]["rank"]
         assert list(w) == ["difficulty log-odds", "intercept",
                            *[f"factor {k + 1}" for k in range(r)], "no history",

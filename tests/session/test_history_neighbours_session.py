@@ -154,7 +154,8 @@ def test_new_history_sessions_draw_by_the_neighbour_design(
         np.testing.assert_allclose([d[0] for d in dd], ref.control, rtol=1e-12, atol=1e-15)
         assert ref.refits[-1] >= 5  # the design (and its column) did learn
         info = draw.design_info(s.store)
-        assert info["model"] == "history features + neighbours"
+        assert info["model"].startswith("history features + " + (
+            "surrogate + " if kind == "classification" else "") + "neighbours (eps ")
         assert "neighbours" in info["weights"] and "difficulty log-odds" in info["weights"]
         est = s.estimate(record=False, progress=False).metrics["error_rate"].active.estimate
         want = adaptive_lure(loss[ref.acquired], np.array(ref.q), len(loss),
@@ -380,7 +381,9 @@ def test_cli_names_the_design_and_the_flag_turns_it_off(hist: dict[str, Path],
     out = run_cli_process("status", off, "--json")
     assert '"history_design": "history features (no neighbours)"' in out
     out = run_cli_process("estimate", on)
-    assert "design graded_adaptive: history features + neighbours, 1 refit(s)" in out
+    # named as init and status name it (QA: estimate dropped the features' details)
+    assert "design graded_adaptive: history features + neighbours (eps " in out
+    assert "prior weight 1), 1 refit(s)" in out
     assert "neighbours " in out.split("weights", 1)[1]  # its fitted weight, named
 
 
@@ -485,7 +488,8 @@ def test_a_real_matrix_is_stored_joined_by_id(tmp_path: Path) -> None:
         s.select(5)
         s.label_from_data()
         s.select(5)  # refitted with the column
-        assert draw.design_info(s.store)["model"] == "history features + neighbours"
+        assert draw.design_info(s.store)["model"].startswith(
+            "history features + neighbours (eps ")
 
 
 def test_a_history_too_large_for_the_column_leaves_it_out_and_says_so(

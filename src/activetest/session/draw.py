@@ -274,7 +274,12 @@ def design_info(store: SessionStore, sampler: Any = None) -> dict[str, Any]:
     if sampler is None:
         return {}
     cfg = store.config()
-    return sampler_info(sampler, cfg.acquisition, cfg.design_metrics)
+    info = sampler_info(sampler, cfg.acquisition, cfg.design_metrics)
+    if "model" in info:  # a history design: as init and status name it (with its features)
+        from activetest.session.history_neighbours import design_label
+
+        info["model"] = design_label(cfg.extra.get("history")) or info["model"]
+    return info
 
 
 def sampler_info(sampler: Any, acquisition: str | None,
