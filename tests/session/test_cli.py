@@ -255,6 +255,16 @@ def test_init_help_names_every_task_kind_and_acquisition(tmp_path: Path) -> None
     run("init", db, "--pool", pool, "--task", "squad", "--target", "pool", "--surrogate",
         "column:conf", "--acquisition", "graded_fixed", "--seed", "1", "--no-progress")
     assert json.loads(run("status", db, "--json"))["acquisition"] == "graded_fixed"
+    run("select", db, "--n", "8")
+    from activetest.session.workflow import Session
+
+    with Session.open(db) as s:  # a judgment per answer: right where it is Tokyo
+        s.add_labels([(a.item_id, "correct" if int(a.item_id[1:]) % 3 else "incorrect")
+                      for a in s.acquisitions()])
+    out = " ".join(run("estimate", db).split())
+    # a fixed proposal: no model is refitted, only its uniform share (QA: "7 refit(s)")
+    assert "design graded_fixed: the surrogate's proposal as it is (no model fitted), its " \
+           "uniform share lambda re-chosen in-run" in out, out
     pf = make_pool_files(tmp_path / "data", n=20)
     out = run("init", tmp_path / "c.db", "--pool", pf.pool, "--task", "demo", "--surrogate",
               f"table:{pf.surrogate}", "--target", f"table:{pf.target}", "--id-column", "id",

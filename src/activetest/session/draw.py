@@ -310,10 +310,18 @@ def sampler_info(sampler: Any, acquisition: str | None,
     return info
 
 
+#: Acquisitions whose design fits no model: a fixed proposal whose uniform share (lambda)
+#: is re-chosen in-run, which is why their estimate is adaptive LURE.
+FIXED_MODEL = ("graded_fixed", "fixed_mix")
+
+
 def describe_design(info: dict[str, Any]) -> tuple[str, str | None]:
     """One line for :func:`design_info`'s state ("3 refit(s), lambda 0.3, ridge 1") and
     one for its fitted weights (None before a fit)."""
     parts = [f"{info.get('refits', 0)} refit(s)", f"lambda {info.get('lam', 0):.2g}"]
+    if info.get("design") in FIXED_MODEL:  # nothing is fitted: the uniform share moves
+        parts[0] = (f"the surrogate's proposal as it is (no model fitted), its uniform "
+                    f"share lambda re-chosen in-run {info.get('refits', 0)} time(s)")
     if "model" in info:  # what the design learns from (history sessions)
         parts.insert(0, str(info["model"]))
     if len(info.get("metrics", ())) > 1:  # the two-metric design
