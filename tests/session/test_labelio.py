@@ -750,3 +750,48 @@ def test_real_label_studio_two_annotators_in_a_session(label_studio: httpx.Clien
         result = s.import_file(export, resolve="latest")
         assert result.added == 1 and result.conflicts[0].settled == "negative"
         assert s.labels()[drawn[0]] == 0
+
+
+def test_sheet_ids_are_read_as_pool_ids_are_and_an_unanswered_sheet_is_said(
+        tmp_path: Path) -> None:
+    """A spreadsheet's trailing blank (``it1 ``) is not the pool's ``it1`` (ids are
+    matched exactly: a pool built in Python may hold ``' it1 '``), but the refusal names
+    the id it nearly is (QA: "item 'it1 ' is not in the pool", nothing more); a blank id
+    is refused. An imported sheet with no label filled in says so (QA: "imported 0 new
+    label(s)" and nothing else)."""
+    from session_support import make_pool_files
+    from typer.testing import CliRunner
+
+    from activetest.cli import app
+    from activetest.session.workflow import Session
+
+    pf = make_pool_files(tmp_path / "data", n=20)
+    db = tmp_path / "s.db"
+    cli = CliRunner()
+
+    def run(*args: object, code: int = 0) -> str:
+        res = cli.invoke(app, [str(a) for a in args])
+        assert res.exit_code == code, res.output
+        return " ".join(res.output.split())
+
+    run("init", db, "--pool", pf.pool, "--task", "demo", "--surrogate", f"table:{pf.surrogate}",
+        "--target", f"table:{pf.target}", "--id-column", "id", "--acquisition", "uniform",
+        "--no-progress")
+    run("select", db, "--n", "3", "--out", tmp_path / "todo.csv")
+    out = run("import", db, tmp_path / "todo.csv")
+    assert "imported 0 new label(s)" in out and "no row has its label filled in" in out
+    with Session.open(db) as s:
+        ids = [a.item_id for a in s.acquisitions()]
+        word = s.task.classes[0]
+    (tmp_path / "done.csv").write_text(
+        "item_id,label\n" + "".join(f"{i}  ,{word}\n" for i in ids), encoding="utf-8")
+    out = run("import", db, tmp_path / "done.csv", code=2)
+    assert "3 label problem(s)" in out and " ' is not in the pool; '" in out
+    assert "is (remove the blanks around the id in the file" in out
+    (tmp_path / "done.csv").write_text(
+        "item_id,label\n" + "".join(f"{i},{word}\n" for i in ids), encoding="utf-8")
+    out = run("import", db, tmp_path / "done.csv")
+    assert "imported 3 new label(s)" in out and "filled in" not in out
+    (tmp_path / "blank.csv").write_text(f"item_id,label\n   ,{word}\n", encoding="utf-8")
+    out = run("import", db, tmp_path / "blank.csv", code=2)
+    assert "empty 'item_id'" in out

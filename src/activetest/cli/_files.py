@@ -133,6 +133,10 @@ def import_(
         _out.print(f"imported {result.added} new label(s), changed {result.changed}, "
                    f"{result.unchanged} already present; {s.n_pending()} selected item(s) "
                    f"still pending")
+        if not (result.added or result.changed or result.unchanged or result.conflicts):
+            _out.print(f"nothing in {_escape(file.name)} was a label: no row has its label "
+                       f"filled in (a sheet from `select --out` not answered yet? fill in "
+                       f"its label column, then import it)")
         _print_conflicts(result.conflicts, resolve.value)
         _print_waiting(s.waiting())
 

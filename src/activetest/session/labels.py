@@ -180,7 +180,11 @@ def check_labels(store: SessionStore, task: Task, index: Mapping[str, int],
         prefix = f"{loc}: " if loc else ""
         row = index.get(str(item_id))
         if row is None:
-            problems.append(f"{prefix}item {item_id!r} is not in the pool")
+            near = str(item_id).strip()
+            hint = (f"; {near!r} is (remove the blanks around the id in the file: ids are "
+                    f"matched exactly)" if near != str(item_id) and index.get(near) is not None
+                    else "")
+            problems.append(f"{prefix}item {item_id!r} is not in the pool{hint}")
             continue
         item_ids.setdefault(row, str(item_id))
         try:
