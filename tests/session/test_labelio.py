@@ -794,4 +794,4 @@ def test_sheet_ids_are_read_as_pool_ids_are_and_an_unanswered_sheet_is_said(
     assert "imported 3 new label(s)" in out and "filled in" not in out
     (tmp_path / "blank.csv").write_text(f"item_id,label\n   ,{word}\n", encoding="utf-8")
     out = run("import", db, tmp_path / "blank.csv", code=2)
-    assert "empty 'item_id'" in out
+    assert "is not in the pool" in out and "remove the blanks" not in out
