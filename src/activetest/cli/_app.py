@@ -227,6 +227,10 @@ def _num(x: float | None, digits: int = 4) -> str:
 
 SessionArg = Annotated[Path, typer.Argument(help="The session file (SQLite).",
                                             show_default=False)]
+#: ``init``'s session file, as typed: a ``Path`` drops a trailing separator, which makes
+#: ``newdir/`` a folder's name the store refuses (it made a file called ``newdir``, QA).
+NewSessionArg = Annotated[str, typer.Argument(help="The session file (SQLite) to create.",
+                                              show_default=False)]
 NoProgress = Annotated[bool, typer.Option("--no-progress", help="Hide progress bars.")]
 Threads = Annotated[int | None, typer.Option(
     "--threads", help="CPU threads per llama.cpp model (default: half the cores, llama.cpp's "

@@ -10,8 +10,8 @@ import typer
 from activetest.cli._app import (
     Acq,
     Metric,
+    NewSessionArg,
     NoProgress,
-    SessionArg,
     Threads,
     _err,
     _escape,
@@ -49,7 +49,7 @@ def _neighbours_option(history: bool, on: bool, until: int | None, after: str | 
 @app.command()
 @_user_errors
 def init(
-    session: SessionArg,
+    session: NewSessionArg,
     pool: Annotated[Path, typer.Option("--pool", help="Pool file (CSV, TSV, JSONL, JSON, "
                                        "Parquet, FPB), or lm-eval samples file(s): a file, "
                                        "folder or glob, whose records' docs become the "
@@ -206,6 +206,7 @@ def init(
     neighbours = _neighbours_option(bool(history), history_neighbours,
                                     history_neighbours_until, history_neighbours_after)
     log = None
+    session_path = Path(session)
     if from_inspect is not None:  # read before creating: a bad log leaves nothing behind
         from activetest.inspect import read_log
 
@@ -232,7 +233,7 @@ def init(
             from activetest.session.history_neighbours import design_label
 
             _out.print(f"design: {design_label(cfg.extra['history'])}")
-        _out.print(f"created session {_escape(str(session))}: {s.n_items} items, task "
+        _out.print(f"created session {_escape(str(session_path))}: {s.n_items} items, task "
                    f"{_escape(repr(s.task.name))}, {cfg.shots} in-context example(s)")
         _out.print(f"surrogate {_escape(cfg.surrogate)}, target {_escape(cfg.target)}, "
                    f"metric {cfg.metric}, acquisition {cfg.acquisition}, proposal floor "
@@ -244,8 +245,8 @@ def init(
                            f"in-context examples: {prov.get('n_examples', 'unknown')} (as the "
                            f"file says, not --shots)")
         if log is not None:
-            _restore_log(s, log, session)
-        _out.print(f"next: activetest select {_escape(str(session))} --n 20")
+            _restore_log(s, log, session_path)
+        _out.print(f"next: activetest select {_escape(str(session_path))} --n 20")
 
 
 def _restore_log(s: Any, log: Any, session: Path) -> None:

@@ -53,12 +53,16 @@ and :mod:`~activetest.session.store_labels` hold the rest, as mixins of the one
 Errors for the user (all :class:`SessionError`, a ``ValueError``): a file that is
 not a session, one written by a newer activetest (:class:`SchemaVersionError`), a
 database locked by another process beyond the busy timeout
-(:class:`SessionLockedError`).
+(:class:`SessionLockedError`), a session file created meanwhile by another command
+where this one was creating one (:class:`SessionExistsError`), a session that another
+process has open when it is to be replaced (:class:`SessionInUseError`), a path too
+long for SQLite.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import sqlite3
@@ -79,17 +83,23 @@ from activetest.session.store_errors import (
     SchemaVersionError,
     SessionError,
     SessionExistsError,
+    SessionInUseError,
     SessionLockedError,
     SessionReadOnlyError,
     SessionWriteError,
     check_config,
     check_new_session_path,
+    claim_for_overwrite,
     create_error,
     damaged,
     describe_damage,
     disk_full,
+    is_decode_error,
     is_lock_error,
     open_error,
+    path_too_long,
+    release_claim,
+    symlink_loop,
     write_error,
 )
 from activetest.session.store_labels import LabelsMixin
@@ -120,6 +130,7 @@ __all__ = [
     "SchemaVersionError",
     "SessionError",
     "SessionExistsError",
+    "SessionInUseError",
     "SessionLockedError",
     "SessionStore",
     "StoredLabel",
@@ -209,20 +220,30 @@ class SessionStore(ScoresMixin, DrawsMixin, LabelsMixin):
                 into the file (it cannot be read without writing).
         """
         p = Path(path)
+        if (loop := symlink_loop(p)) is not None:
+            raise loop
         if p.is_dir():
             raise SessionError(f"{p} is a folder, not a session file (a session is one file, "
                                f"made by `activetest init`)")
         if not p.is_file():
+            if p.is_symlink():
+                raise FileNotFoundError(f"no session file {p}: it is a symbolic link to "
+                                        f"{os.readlink(p)}, which does not exist")
             raise FileNotFoundError(f"no session file {p} (create one with `activetest init`)")
         writable = os.access(p, os.W_OK) and os.access(p.parent, os.W_OK)
         why = "" if writable else "read-only"
         try:
             conn = cls._connect(p, busy_timeout) if writable else cls._connect_ro(p, busy_timeout)
         except sqlite3.Error as exc:
+            if (too_long := path_too_long(p)) is not None:
+                raise too_long from None
             raise NotASessionError(f"{p}: cannot open as a SQLite database ({exc})") from None
         try:
             version = cls._check(conn, p)
             _quick_check(conn, p)
+        except UnicodeError as exc:  # SQLite's message quotes damaged bytes (not UTF-8)
+            conn.close()
+            raise damaged(p, exc) from None
         except sqlite3.OperationalError as exc:
             conn.close()
             if is_lock_error(exc):
@@ -230,6 +251,8 @@ class SessionStore(ScoresMixin, DrawsMixin, LabelsMixin):
                     f"{p}: the session database is locked by another process (waited "
                     f"{busy_timeout:g} s); close the other `activetest` command and retry"
                 ) from None
+            if is_decode_error(exc):
+                raise damaged(p, exc) from None
             if not (writable and disk_full(p)):
                 raise open_error(p, exc) from None
             # A full disk cannot hold the journal's index file: read without it, so that
@@ -316,17 +339,25 @@ class SessionStore(ScoresMixin, DrawsMixin, LabelsMixin):
 
         The file is built under a temporary name, ``init(store)`` (if given) fills
         in the rest (scores, sampler), and only then is it renamed into place, so a
-        failed creation leaves nothing behind.
+        failed creation leaves nothing behind. Without ``overwrite`` that last step never
+        replaces a file: one that another command created at ``path`` meanwhile (and may
+        be labelling already) is kept, and this one's is discarded. With ``overwrite``
+        the file there is replaced only when no other process has it open (see
+        :func:`~activetest.session.store_errors.claim_for_overwrite`).
 
         ``items_writer(conn)``: instead of ``items``, writes the pool's rows into the
         ``items`` table itself (a pool streamed in chunks); a duplicate id is then
         refused by the table's UNIQUE constraint (``sqlite3.IntegrityError``).
 
         Raises:
-            SessionExistsError: ``path`` exists and ``overwrite`` is False.
-            SessionError: duplicate item ids, or an empty pool.
+            SessionExistsError: ``path`` exists and ``overwrite`` is False, at the start
+                or, created by another command meanwhile, at the end.
+            SessionInUseError: ``overwrite``, and another process has the session file at
+                ``path`` open.
+            SessionError: duplicate item ids, or an empty pool; a path that cannot take a
+                session file (see :func:`check_new_session_path`).
         """
-        p = check_new_session_path(path, overwrite)
+        p = check_new_session_path(path, overwrite, busy_timeout=min(busy_timeout, 2.0))
         if not items and items_writer is None:
             raise SessionError("the pool is empty: nothing to evaluate")
         seen: dict[str, int] = {}
@@ -338,12 +369,15 @@ class SessionStore(ScoresMixin, DrawsMixin, LabelsMixin):
         from activetest._tmpfiles import sweep_creating
         from activetest.supervise import Terminated, note, parent_gone
 
-        p.parent.mkdir(parents=True, exist_ok=True)
-        sweep_creating(p)  # what an earlier, killed `init` of this file left
         tmp = p.with_name(f".{p.name}.creating-{os.getpid()}")
         tmp_files = [Path(str(tmp) + suffix) for suffix in ("", "-wal", "-shm", "-journal")]
-        for f in tmp_files:
-            f.unlink(missing_ok=True)
+        try:
+            p.parent.mkdir(parents=True, exist_ok=True)
+            sweep_creating(p)  # what an earlier, killed `init` of this file left
+            for f in tmp_files:
+                f.unlink(missing_ok=True)
+        except OSError as exc:  # a read-only file system, a folder that cannot be written
+            raise create_error(p, exc) from None
         # a supervising parent removes them should this process die by a signal
         note(event="creating", tmp_files=[str(f) for f in tmp_files])
         conn: sqlite3.Connection | None = None
@@ -396,10 +430,16 @@ class SessionStore(ScoresMixin, DrawsMixin, LabelsMixin):
                 raise create_error(p, exc) from None
             raise
         conn.close()
-        for suffix in ("-wal", "-shm"):
-            Path(str(tmp) + suffix).unlink(missing_ok=True)
-            Path(str(p) + suffix).unlink(missing_ok=True)
-        os.replace(tmp, p)
+        try:
+            for suffix in ("-wal", "-shm"):
+                Path(str(tmp) + suffix).unlink(missing_ok=True)
+            _put_in_place(tmp, p, overwrite=overwrite, busy_timeout=min(busy_timeout, 2.0))
+        except BaseException as exc:
+            for f in tmp_files:
+                f.unlink(missing_ok=True)
+            if isinstance(exc, OSError):
+                raise create_error(p, exc) from None
+            raise
         return cls.open(p, busy_timeout=busy_timeout)
 
     def close(self) -> None:
@@ -520,11 +560,15 @@ class SessionStore(ScoresMixin, DrawsMixin, LabelsMixin):
         except sqlite3.OperationalError as exc:
             if is_lock_error(exc):
                 raise self._locked(exc) from None
+            if is_decode_error(exc):  # stored text that is not UTF-8: damaged pages
+                raise damaged(self.path, exc) from None
             raise
         except sqlite3.DatabaseError as exc:
             if "malformed" in str(exc).lower():
                 raise damaged(self.path, exc) from None
             raise
+        except UnicodeError as exc:  # SQLite's message quotes damaged bytes (not UTF-8)
+            raise damaged(self.path, exc) from None
 
     # ------------------------------------------------------------------ meta and config
 
@@ -670,6 +714,84 @@ class SessionStore(ScoresMixin, DrawsMixin, LabelsMixin):
         """The in-context examples in prompt order."""
         return [Item(id=r[0], fields=json.loads(r[1]), label=int(r[2]))
                 for r in self._read("SELECT item_id, fields, label FROM examples ORDER BY pos")]
+
+
+#: What ``link`` fails with on a file system without hard links (FAT, some network and
+#: FUSE mounts).
+_NO_HARD_LINKS = frozenset(getattr(errno, name) for name in
+                           ("EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EMLINK")
+                           if hasattr(errno, name))
+
+
+def _created_meanwhile(p: Path) -> SessionExistsError:
+    return SessionExistsError(
+        f"{p} was created by another command while this one was creating it; nothing was "
+        f"overwritten (the session made here was discarded): choose another file name, or "
+        f"pass --overwrite to replace that one")
+
+
+def _remove_orphan_sidecars(p: Path) -> None:
+    """Remove a ``-wal``/``-shm`` with no session file beside them (what a session file
+    removed by hand left): SQLite would read them as the new file's. Called only when
+    ``p`` does not exist, just before the new file is put there."""
+    if not os.path.lexists(p):
+        for suffix in ("-wal", "-shm"):
+            Path(str(p) + suffix).unlink(missing_ok=True)
+
+
+def _put_in_place(tmp: Path, p: Path, *, overwrite: bool, busy_timeout: float) -> None:
+    """The last step of :meth:`SessionStore.create`: the finished file ``tmp`` becomes ``p``.
+
+    Without ``overwrite``, atomically only where nothing is at ``p`` (a hard link, which
+    fails when the name exists, then the temporary name removed): another command may
+    have created ``p`` since this one started, and may be labelling it; neither it nor
+    its ``-wal`` (committed labels not yet folded into the file) is touched.
+
+    With ``overwrite``, the file at ``p`` is replaced while :func:`claim_for_overwrite`
+    holds it: no other process has it open (else :class:`SessionInUseError`), its WAL is
+    folded in and its ``-shm`` is stale, so removing it loses nothing another process uses.
+
+    Raises:
+        SessionExistsError: without ``overwrite``, ``p`` exists now.
+        SessionInUseError: with ``overwrite``, another process has ``p`` open.
+    """
+    if overwrite:
+        claim = claim_for_overwrite(p, busy_timeout, hold=True) if p.is_file() else None
+        link = p.is_symlink()  # the link is replaced, the file it points to stays
+        replaced = False
+        try:
+            # Held: its -wal is folded in and gone, its -shm is nobody's. Not held: no
+            # file, or not one SQLite can lock: whatever -wal/-shm is there would be read
+            # as the new file's journal.
+            for suffix in ("-wal", "-shm"):
+                Path(str(p) + suffix).unlink(missing_ok=True)
+            os.replace(tmp, p)
+            replaced = not link
+        finally:
+            release_claim(claim, replaced=replaced)
+        return
+    if os.path.lexists(p):
+        raise _created_meanwhile(p)
+    # A -wal/-shm with no file is a removed session's (SQLite would read it as the new
+    # file's). Left open: the instant between the check and the unlink, in which another
+    # command could put its file at p and open it (its -wal, just made, would be removed);
+    # the link below then fails and says so.
+    _remove_orphan_sidecars(p)
+    try:
+        os.link(tmp, p)
+    except FileExistsError:
+        raise _created_meanwhile(p) from None
+    except OSError as exc:
+        if exc.errno not in _NO_HARD_LINKS:
+            raise
+        # No hard links on this file system: check, then rename. A file another command
+        # puts at p in the instant between the two would be replaced (the only window).
+        if os.path.lexists(p):
+            raise _created_meanwhile(p) from None
+        os.replace(tmp, p)
+        return
+    with contextlib.suppress(OSError):  # else removed by the next `init` of p (sweep_creating)
+        tmp.unlink()
 
 
 def _check_streamed_items(conn: sqlite3.Connection) -> None:
