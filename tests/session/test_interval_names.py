@@ -226,6 +226,29 @@ def test_the_reports_comparison_carries_each_intervals_own_numbers(
             (o.fixed_low, o.fixed_high), rel=1e-12)
 
 
+def test_the_reports_comparison_shows_no_asymptotic_cs_before_30_labels(
+        pool_files: PoolFiles, tmp_path: Path) -> None:
+    """As `estimate` ("(from 30 labels)"): the report showed the difference's asymptotic CS
+    at 10 labels ([-1.78, 1.765]) and its verdict could rest on it (QA); the exact CS or
+    sure bounds, valid at any count, are still shown where they stand in."""
+    db = labelled_table_session(pool_files, tmp_path / "few.db", seed=4, n=10)
+    spec = f"table:{pool_files.target2}"
+    with Session.open(db) as s:
+        r = s.estimate(record=False, progress=False, compare=[spec])
+        data = s.report_data(compare=[spec], progress=False)
+    assert r.n_labels == 10
+    bases = set()
+    for c, rc in zip(data.comparison, r.comparisons, strict=True):
+        d = rc.difference_anytime
+        bases.add(d.basis)
+        if d.basis in ("exact", "sure"):
+            assert (c.difference.anytime.low, c.difference.anytime.high) == pytest.approx(
+                (d.cs_low, d.cs_high), rel=1e-12)
+        else:
+            assert c.difference.anytime is None
+    assert bases - {"exact", "sure"}  # the case that was wrong is here
+
+
 def test_the_estimate_table_fits_80_columns(session: Path, pool_files: PoolFiles,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     data = json.loads(run("estimate", session, "--json", "--compare",
