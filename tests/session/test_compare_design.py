@@ -16,6 +16,7 @@ from session_support import PoolFiles
 from typer.testing import CliRunner
 
 from activetest.cli import app
+from activetest.session import estimate as est
 from activetest.session.workflow import Session
 from activetest.stats import adaptive_lure, expected_difference, zero_one_loss
 
@@ -631,3 +632,48 @@ def test_estimate_refuses_the_target_as_its_own_comparison_and_names_the_plain_m
     out = " ".join(run("estimate", db2).split())
     assert "here it equals the estimate: every pool item is labelled (a census)" in out, out
     assert "uniform rate" not in out
+
+
+def test_estimates_outside_what_their_intervals_hold_are_said(tmp_path: Path) -> None:
+    """Control-variate LURE below 0 (6 labels) had no note (QA: -0.2163 beside a fixed
+    interval starting at it); a difference outside the bounds that hold surely, or outside
+    its own CS, neither (QA: -0.7567 beside [-0.7374, -0.1285], flagged only in JSON)."""
+    from session_support import make_pool_files
+
+    from activetest.session.records import AnytimeInterval
+
+    pf = make_pool_files(tmp_path / "data", n=60)
+    lines = pf.target.read_text().splitlines()
+    bad = tmp_path / "bad.csv"  # the target's predictions with the classes swapped
+    bad.write_text("\n".join([lines[0]] + [
+        ",".join([ln.split(",")[0], ln.split(",")[2], ln.split(",")[1]])
+        for ln in lines[1:]]) + "\n")
+    db = tmp_path / "s.db"
+    run("init", db, "--pool", pf.pool, "--task", "demo", "--surrogate", f"table:{pf.surrogate}",
+        "--target", f"table:{pf.target}", "--id-column", "id", "--compare", f"table:{bad}",
+        "--acquisition", "compare", "--metric", "both", "--seed", "7", "--no-progress")
+    with Session.open(db) as s:
+        s.select(6)
+        s.label_from_data()
+        rep = s.estimate(record=False, progress=False)
+    cv = rep.metrics["error_rate"].cv
+    assert cv is not None and cv.estimate < 0
+    assert any(w.startswith(f"error rate: control-variate LURE {cv.estimate:.4g} lies "
+                            f"outside the values the risk can take") for w in rep.warnings)
+    # the difference: outside its sure bounds (the cut intervals stay valid: may stop by
+    # their width), or, within them, outside its CS (no stop, a note)
+    a = AnytimeInterval(0.1, -0.7374, -0.1285, -0.7374, -0.1285, basis="exact",
+                        may_stop=False, target_width=0.7)
+    notes: list[str] = []
+    got = est._difference_outside(a, -0.7567, est.SureBounds(10.0, False, -0.7374, 0.7099),
+                                  (-1.0, 1.0), 0.7, 0.95, "target - B (error rate)", notes)
+    assert not got.estimate_outside_cs and got.may_stop is True
+    assert len(notes) == 1 and "outside the bounds that hold surely [-0.7374, 0.7099]" in notes[0]
+    notes.clear()
+    got = est._difference_outside(a, -0.75, est.SureBounds(10.0, False, -0.9, 0.7), (-1.0, 1.0),
+                                  0.7, 0.95, "target - B (error rate)", notes)
+    assert got.estimate_outside_cs and got.may_stop is False
+    assert len(notes) == 1 and "no longer holds the estimate -0.7500" in notes[0]
+    notes.clear()
+    got = est._difference_outside(a, -0.5, None, (-1.0, 1.0), 0.7, 0.95, "d", notes)
+    assert not got.estimate_outside_cs and notes == []
