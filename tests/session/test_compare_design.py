@@ -620,12 +620,27 @@ def test_estimate_refuses_the_target_as_its_own_comparison_and_names_the_plain_m
     out = run("estimate", db, "--compare", f"table:{pf.target}", code=2)
     assert "is the session's target" in out and out.count("error:") == 1
     out = " ".join(run("estimate", db).split())
-    assert "here it equals the estimate" in out and "BIASED here" not in out, out
+    assert "unbiased here, where every draw so far was made at the uniform rate." in out
+    assert "BIASED here" not in out, out
+    # an adaptive design's uniform start: the estimate differs by its control, the draws
+    # are uniform all the same (QA: "BIASED here (items were drawn actively)")
+    db3 = tmp_path / "ad.db"
+    _init(pf, db3, "--metric", "both")
+    run("select", db3, "--n", "2")
+    run("label", db3, "--from-data")
+    with Session.open(db3) as s:
+        r = s.estimate(record=False, progress=False)
+    assert r.uniform_draws
+    out = " ".join(run("estimate", db3).split())
+    assert "unbiased here, where every draw so far was made at the uniform rate" in out, out
+    assert "BIASED here" not in out
     db2 = tmp_path / "a.db"
     _init(pf, db2, "--acquisition", "ce")
     run("select", db2, "--n", "10")
     run("label", db2, "--from-data")
     assert "BIASED here (items were drawn actively)" in " ".join(run("estimate", db2).split())
+    with Session.open(db2) as s:
+        assert not s.estimate(record=False, progress=False).uniform_draws
     # every item labelled under CE: equal because it is a census, not uniform draws (QA)
     run("select", db2, "--n", "90")
     run("label", db2, "--from-data")

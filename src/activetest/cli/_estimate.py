@@ -135,11 +135,17 @@ def _print_estimate(r: Any, target: str, classes: Any = None) -> None:
         elif what.startswith("uniform"):
             same = all(abs(m.uniform.estimate - m.active.estimate) <= 1e-12
                        for m in r.metrics.values())
-            why = ("every pool item is labelled (a census)" if r.n_labels >= r.n_pool
-                   else "the draws so far were made at the uniform rate")
-            how = (f"for contrast: BIASED under active draws (here it equals the estimate: "
-                   f"{why})." if same else
-                   "BIASED here (items were drawn actively), for contrast.")
+            if r.n_labels >= r.n_pool and same:
+                how = ("for contrast: BIASED under active draws (here it equals the "
+                       "estimate: every pool item is labelled (a census)).")
+            elif r.uniform_draws:  # (QA: "BIASED here" under an adaptive design's uniform
+                # start: its estimate differs by its control, not by the draws)
+                how = ("for contrast: BIASED under active draws; unbiased here, where every "
+                       "draw so far was made at the uniform rate" + (
+                           "." if same else " (the estimate above differs by its control, "
+                           "which lowers its variance)."))
+            else:
+                how = "BIASED here (items were drawn actively), for contrast."
             _out.print(f"{_MARKS[mark]} plain mean of the labelled items' losses: {how}")
             mark += 1
     cs_name = interval_name(ANYTIME, r.level)

@@ -822,7 +822,15 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
     return EstimateReport(N, K, draws.n_selected, draws.n_waiting, out, flagged,
                           (noise.target_nll, noise.surrogate_nll, noise.rule), comparisons,
                           target_width, level, [*_warnings(draws), *lines],
-                          blind_spots=notes)
+                          blind_spots=notes, uniform_draws=_uniform_draws(draws))
+
+
+def _uniform_draws(draws: LabelledDraws) -> bool:
+    """Whether every draw used was made at the uniform rate, ``1 / (N - m + 1)``."""
+    if draws.k == 0:
+        return False
+    rate = 1.0 / (draws.n_pool - np.arange(draws.k))
+    return bool(np.allclose(np.asarray(draws.q, dtype=np.float64), rate, rtol=1e-9, atol=0))
 
 
 def _difference_outside(a: AnytimeInterval, estimate: float, sure: SureBounds | None,

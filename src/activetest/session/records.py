@@ -271,6 +271,9 @@ class EstimateReport:
             weights); empty for the paper's fixed acquisitions.
         blind_spots: what items drawn far below the uniform rate could hide, per
             estimate (empty for sessions written before it was recorded).
+        uniform_draws: every draw used was made at the uniform rate (``q_m = 1 / (N - m
+            + 1)``): the plain mean of the labelled losses is unbiased too (an adaptive
+            design draws uniformly until its first fit; ``uniform``).
     """
 
     n_pool: int
@@ -286,6 +289,7 @@ class EstimateReport:
     warnings: list[str] = field(default_factory=list)
     design: dict[str, Any] = field(default_factory=dict)
     blind_spots: list[BlindSpotNote] = field(default_factory=list)
+    uniform_draws: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-serialisable data."""

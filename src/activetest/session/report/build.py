@@ -276,7 +276,9 @@ def report_data(inputs: ReportInputs, *, truth: Mapping[str, float] | None = Non
     all_notes = [*(w for w in final.warnings if not w.startswith("only ")),
                  "The uniform-equivalent column is the plain mean of the labelled items' "
                  "losses: what uniform sampling would report with as many labels. Under "
-                 "active sampling it is biased; it is shown for contrast only.",
+                 "active sampling it is biased; it is shown for contrast only"
+                 + (" (here every draw so far was made at the uniform rate, so it is "
+                    "unbiased too)." if final.uniform_draws else "."),
                  *cv_notes(final), *sums, *notes]
     if final.flagged:
         all_notes.append("Flagged items: dropping items breaks the estimator's "
