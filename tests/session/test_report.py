@@ -142,6 +142,8 @@ def test_report_files(tmp_path: Path, metrics: tuple[str, ...], extras: bool) ->
         assert "| sst2\\_017\\|x | a \\*gorgeous\\*, witty movie xxx" in md
         assert "| negative | 7.25 | 5.5 | -0.0123 |" in md
         assert "| sst2-42 | plain | positive | 5.125 | — | +0.004 |" in md
+        # the alarm's rule, not "a high target loss" (QA: flagged at target NLL 0.0076)
+        assert "Items whose given label the target or the surrogate finds very unlikely" in md
     else:
         assert "No items flagged." in md
     assert "| log loss | 0.05 | 640 | 812 | 1430 |" in md

@@ -185,8 +185,10 @@ def _blocks(data: ReportData, images: Mapping[str, str]) -> list[_Block]:
 
     out.append(("h2", "Flagged items"))
     if data.flagged:
-        out.append(("p", "Items with a high target loss on their given label; check these "
-                         "labels first. 'Change if dropped' is how much the estimate of "
+        out.append(("p", "Items whose given label the target or the surrogate finds very "
+                         "unlikely (the session's label-noise alarm: by default a negative "
+                         "log-likelihood above 5 for either model); check these labels "
+                         "first. 'Change if dropped' is how much the estimate of "
                          f"{data.metrics[0]} moves without the item."))
         out.append(("table", ["item", "text", "given label", "target NLL", "surrogate NLL",
                               "change if dropped"],
