@@ -91,8 +91,8 @@ def _data(metrics: tuple[str, ...] = ("log loss",), *, truth: bool = True, flagg
                                        Interval(-0.3, 0.02)), 150,
                               Estimate(0.75, Interval(0.65, 0.85), Interval(0.7, 0.8)))
         if comparison else None,
-        labels_needed=[LabelsNeeded(metrics[0], 0.05, 812, 1430, 640)],
-        info={"seed": 0, "alpha": 0.1}, **kw)
+        **{"labels_needed": [LabelsNeeded(metrics[0], 0.05, 812, 1430, 640)],
+           "info": {"seed": 0, "alpha": 0.1}, **kw})
 
 
 @pytest.mark.parametrize("metrics", [("log loss",), ("log loss", "error rate")])
@@ -247,3 +247,12 @@ def test_numbers_are_written_as_read() -> None:
     assert _num(-0.0) == "0" and _num(0.0) == "0"
     assert _num(0.0005) == "5.000e-04" and _num(-1e-12) == "-1.000e-12"
     assert _num(0.98851) == "0.9885" and _num(None) == "—" and _num(float("nan")) == "—"
+
+
+def test_a_width_already_reached_is_said_not_floored_beside_uniform(tmp_path: Path) -> None:
+    """Active projections are floored at the labels used; uniform sampling's are not, so
+    "100" beside "37" read as "uniform needs 3x fewer" where the active interval was
+    already narrower (QA). A reached width now says so."""
+    data = _data(labels_needed=[LabelsNeeded("log loss", 0.3, 150, 37, 120)])
+    md = write_report(data, tmp_path / "r", html=False).read_text(encoding="utf-8")
+    assert "| log loss | 0.3 | reached (150 used) | reached (150 used) | 37 |" in md

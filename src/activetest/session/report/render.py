@@ -169,8 +169,9 @@ def _blocks(data: ReportData, images: Mapping[str, str]) -> list[_Block]:
                               f"labels (active, {boot_name})",
                               f"labels (uniform sampling, {boot_name})"],
                     [[p.metric, _num(p.width),
-                      "—" if p.anytime_n_labels is None else str(p.anytime_n_labels),
-                      str(p.n_labels),
+                      "—" if p.anytime_n_labels is None else _needed(p.anytime_n_labels,
+                                                                     data.n_labels),
+                      _needed(p.n_labels, data.n_labels),
                       "—" if p.uniform_n_labels is None else str(p.uniform_n_labels)]
                      for p in data.labels_needed]))
 
@@ -324,3 +325,12 @@ def write_report(data: ReportData, out_dir: str | Path, *, html: bool = True) ->
                   for name in images}
         (out / HTML).write_text(_html(blocks, data.title, inline), encoding="utf-8")
     return md_path
+
+
+def _needed(n: int, n_labels: int) -> str:
+    """A projected total of active labels, or "reached" where the session's interval is
+    already that narrow: the projection is then the labels used, not what would have
+    sufficed, and beside uniform sampling's projection (never floored) it read as
+    "uniform needs 3x fewer" (QA: 100 against 37)."""
+    return f"reached ({n_labels} used)" if n <= n_labels else str(n)
+
