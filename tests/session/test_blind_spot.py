@@ -191,7 +191,9 @@ def test_a_compared_targets_intervals_are_widened_for_the_same_blind_spot(
     lines = {w.split("(")[1].split(")")[0]: w for w in rep.warnings
              if w.startswith("compared with ")}
     assert set(lines) == {"error rate", "log loss"}, rep.warnings
-    assert f"+/-{D:.4g}" in lines["error rate"] and f"+{D:.4g} widened" in lines["error rate"]
+    assert f"+/-{D:.4g}" in lines["error rate"]
+    assert f"error rate by +{D:.4g}" in lines["error rate"]
+    assert "are widened for what the" in lines["error rate"]
     assert "below 1/2 the uniform rate" in lines["error rate"]
     # the log loss: the other target's bound is not known on the pool, so it says so
     assert "assume no rare large losses among the" in lines["log loss"]

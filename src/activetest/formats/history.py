@@ -34,8 +34,8 @@ from activetest.formats.tables import (
     read_file,
 )
 
-__all__ = ["HistoryFormatError", "HistoryRun", "ResponseMatrix", "read_history_folder",
-           "read_history_run", "read_response_matrix"]
+__all__ = ["HistoryFormatError", "HistoryRun", "ResponseMatrix", "lmeval_model_name",
+           "read_history_folder", "read_history_run", "read_response_matrix"]
 
 _MISSING = {"", "na", "nan", "null", "none"}
 _SUFFIX = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".txt": "tsv", ".parquet": "parquet",
@@ -253,7 +253,6 @@ def read_history_run(path: str | Path) -> HistoryRun:
     """
     from activetest.formats.answers import public_model_name, read_answers
     from activetest.formats.lmeval import load_lmeval_samples, looks_like_lmeval
-    from activetest.formats.lmeval_answers import lmeval_model_name
 
     p = Path(path)
     sha = _sha256(p)
@@ -291,6 +290,24 @@ def read_history_run(path: str | Path) -> HistoryRun:
         else None) or (p.parent.name if af.format == "lmeval" else "") or p.name)
     return HistoryRun(str(p), model, af.format, tuple(r.item_id for r in af.records), scores,
                       sha, answers=af)
+
+
+def lmeval_model_name(path: str | Path) -> str | None:
+    """The public name of the model an lm-eval samples file is of, from the
+    ``results_<date>.json`` lm-eval wrote beside it (its ``model_name``, else
+    ``pretrained=`` of its ``model_args``); None where there is none. Never a local path
+    (:func:`activetest.formats.answers.public_model_name`)."""
+    from activetest.formats.answers import public_model_name
+    from activetest.formats.lmeval_answers import _SAMPLES_NAME, _lmeval_sidecar
+
+    p = Path(path)
+    m = _SAMPLES_NAME.match(p.name)
+    side = _lmeval_sidecar(p, m.group("date") if m else None, None)
+    name = side.get("model_name")
+    if not name and isinstance(side.get("model_args"), str):
+        name = dict(kv.split("=", 1) for kv in side["model_args"].split(",")
+                    if "=" in kv).get("pretrained")
+    return public_model_name(name) if isinstance(name, str) else None
 
 
 def read_history_folder(folder: str | Path) -> tuple[list[HistoryRun], list[str]]:

@@ -217,20 +217,3 @@ def _read_lmeval(path: Path, recs: list[tuple[str, dict[str, Any]]], *, filter_n
                       task=task, n_shot=side.get("n_shot"), score_name=score_key,
                       skipped=tuple(out.skipped), provenance=prov)
 
-
-def lmeval_model_name(path: str | Path) -> str | None:
-    """The public name of the model an lm-eval samples file is of, from the
-    ``results_<date>.json`` lm-eval wrote beside it (its ``model_name``, else
-    ``pretrained=`` of its ``model_args``); None where there is none. Never a local path
-    (:func:`activetest.formats.answers.public_model_name`)."""
-    from activetest.formats.answers import public_model_name
-
-    p = Path(path)
-    m = _SAMPLES_NAME.match(p.name)
-    side = _lmeval_sidecar(p, m.group("date") if m else None, None)
-    name = side.get("model_name")
-    if not name and isinstance(side.get("model_args"), str):
-        name = dict(kv.split("=", 1) for kv in side["model_args"].split(",")
-                    if "=" in kv).get("pretrained")
-    return public_model_name(name) if isinstance(name, str) else None
-

@@ -504,7 +504,7 @@ def _one_target_model(session: Any, files: set[str]) -> str | None:
     """The model the results files are of (lm-eval's ``results_*.json`` beside each), or
     None where none says. Refused: files of two models, or of another model than the
     session's earlier results (one estimate of one target cannot mix two models)."""
-    from activetest.formats.lmeval_answers import lmeval_model_name
+    from activetest.formats.history import lmeval_model_name
 
     names = {f: lmeval_model_name(f) for f in sorted(files)}
     known = {n for n in names.values() if n}
