@@ -112,6 +112,12 @@ def test_status_says_you_may_stop_and_marks_stale_estimates(session: Path) -> No
         s.label_from_data()
     out = run("status", session)
     assert "stale" in out and "you may stop now" not in out
+    # status --json names what each recorded number is (QA: low/high unnamed, "lure"
+    # for an adaptive design's estimate)
+    rec = next(e for e in json.loads(run("status", session, "--json"))["last_estimates"]
+               if e["method"] == "lure")
+    assert rec["interval"] == "bootstrap 95% interval" and rec["estimator"] == "LURE"
+    assert rec["details"]["anytime"]["fixed_interval"] == "fixed-budget 95% interval"
 
 
 def test_a_cs_that_no_longer_holds_its_estimate_never_says_stop() -> None:

@@ -466,4 +466,15 @@ class SessionStatus:
         number, under the name older ``status --json`` readers know)."""
         d = asdict(self)
         d["proposal_floor"] = self.alpha
+        adaptive = self.acquisition in ACQUISITIONS and ACQUISITIONS[self.acquisition].adaptive
+        for e in d["last_estimates"]:  # name what each number is (QA: low/high unnamed)
+            if e.get("low") is not None and e.get("level") is not None:
+                from activetest.session.interval_names import BOOTSTRAP, interval_name
+
+                e["interval"] = interval_name(BOOTSTRAP, float(e["level"]))
+                if isinstance(e.get("details"), dict):  # fixed_*, cs_*, exact_*: named
+                    _name_intervals({"anytime": e["details"].get("anytime")},
+                                    float(e["level"]))
+            if e.get("method") == "lure":
+                e["estimator"] = "adaptive LURE" if adaptive else "LURE"
         return d
