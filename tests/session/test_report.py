@@ -80,7 +80,7 @@ def _data(metrics: tuple[str, ...] = ("log loss",), *, truth: bool = True, flagg
         title="SST-2 | round 3", task="sst2", target="gemma3-270m", surrogate="smollm2-135m",
         metrics=list(metrics), history=s["history"], scores=s["scores"],
         acquired_idx=s["acquired_idx"], acquired_q=s["acquired_q"],
-        truth=s["truth"] if truth else None, acquisition="ce",
+        truth=s["truth"] if truth else None,
         flagged=[{"item_id": "sst2_017|x", "text": "a *gorgeous*,\nwitty movie " + "x" * 200,
                   "label": "negative", "target_nll": 7.25, "surrogate_nll": 5.5,
                   "shift": -0.0123},
@@ -91,7 +91,7 @@ def _data(metrics: tuple[str, ...] = ("log loss",), *, truth: bool = True, flagg
                                        Interval(-0.3, 0.02)), 150,
                               Estimate(0.75, Interval(0.65, 0.85), Interval(0.7, 0.8)))
         if comparison else None,
-        **{"labels_needed": [LabelsNeeded(metrics[0], 0.05, 812, 1430, 640)],
+        **{"acquisition": "ce", "labels_needed": [LabelsNeeded(metrics[0], 0.05, 812, 1430, 640)],
            "info": {"seed": 0, "alpha": 0.1}, **kw})
 
 
@@ -256,3 +256,16 @@ def test_a_width_already_reached_is_said_not_floored_beside_uniform(tmp_path: Pa
     data = _data(labels_needed=[LabelsNeeded("log loss", 0.3, 150, 37, 120)])
     md = write_report(data, tmp_path / "r", html=False).read_text(encoding="utf-8")
     assert "| log loss | 0.3 | reached (150 used) | reached (150 used) | 37 |" in md
+
+
+def test_an_adaptive_designs_acquisition_figure_says_its_scores_are_from_creation(
+        tmp_path: Path) -> None:
+    """An adaptive design refits its proposal: the stored pool scores are not what it drew
+    by (QA: the caption said "Pool acquisition scores", one bar beside q from 0.66x to
+    1.33x uniform)."""
+    md = write_report(_data(acquisition="adaptive"), tmp_path / "a", html=False).read_text(
+        encoding="utf-8")
+    assert "acquisition scores at creation with the acquired items (an adaptive design" in md
+    md = write_report(_data(), tmp_path / "c", html=False).read_text(encoding="utf-8")
+    assert "Pool acquisition scores with the acquired items" in md
+

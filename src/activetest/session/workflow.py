@@ -363,7 +363,9 @@ class Session:
         return dict(stored.provenance) if stored is not None else {}
 
     def acquisition_scores(self) -> np.ndarray:
-        """The ``(N,)`` acquisition scores the sampler draws by."""
+        """The ``(N,)`` acquisition scores stored at creation: what a fixed proposal draws
+        by; an adaptive design refits its proposal from the labels (the probability each
+        draw was made with is :attr:`Acquisition.q` of :meth:`acquisitions`)."""
         return draw.acquisition_scores_of(self.store)
 
     # ------------------------------------------------------------------ selection

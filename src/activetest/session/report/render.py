@@ -181,7 +181,13 @@ def _blocks(data: ReportData, images: Mapping[str, str]) -> list[_Block]:
                 f"{interval_name(ANYTIME, data.level)} against labels used, beside the "
                 f"{data.uniform_label}"))
     if ACQUISITION_PNG in images:
+        from activetest.session.report.plots import adaptive_design
+
         out.append(("img", images[ACQUISITION_PNG],
+                    "The pool's acquisition scores at creation with the acquired items (an "
+                    "adaptive design refits its proposal from the labels: the probabilities "
+                    "it drew with are q_m, right), and q_m per step"
+                    if adaptive_design(data.acquisition) else
                     "Pool acquisition scores with the acquired items, and q_m per step"))
 
     out.append(("h2", "Flagged items"))
