@@ -495,3 +495,16 @@ def test_symbolic_link_loops_and_dangling_links_are_said(pool_files: PoolFiles,
     one_error(out)
     assert "symbolic link to" in out and "--overwrite" in out, out
     assert dangling.is_symlink() and creating(tmp_path) == []
+
+
+def test_a_closed_session_says_it_is_closed(pool_files: PoolFiles, tmp_path: Path) -> None:
+    """QA: ``Session.status()`` after ``close()`` raised sqlite3's own "Cannot operate on a
+    closed database"."""
+    from activetest.session.workflow import Session
+
+    db = tmp_path / "c.db"
+    run_cli_process(*init_args(pool_files, db))
+    s = Session.open(db)
+    s.close()
+    with pytest.raises(SessionError, match="this session was closed; open it again"):
+        s.status()

@@ -563,6 +563,11 @@ class SessionStore(ScoresMixin, DrawsMixin, LabelsMixin):
             if is_decode_error(exc):  # stored text that is not UTF-8: damaged pages
                 raise damaged(self.path, exc) from None
             raise
+        except sqlite3.ProgrammingError as exc:  # QA: a raw "closed database" error
+            if "closed" in str(exc).lower():
+                raise SessionError(f"{self.path}: this session was closed; open it again "
+                                   f"(Session.open)") from None
+            raise
         except sqlite3.DatabaseError as exc:
             if "malformed" in str(exc).lower():
                 raise damaged(self.path, exc) from None
