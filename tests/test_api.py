@@ -243,6 +243,8 @@ def test_labels_only_for_drawn_rows_and_known_classes(small: Any) -> None:
         run.label(rows[0], 1.5)
     with pytest.raises(ValueError, match="must be an integer"):
         run.label(True, 0)
+    with pytest.raises(ValueError, match=r"must be an integer, got True$"):  # not np.True_
+        run.label(rows[0], True)
     with pytest.raises(ValueError, match="differ in length"):
         run.label_many(rows, [0, 1])
     with pytest.raises(ValueError, match="two labels"):

@@ -62,13 +62,15 @@ TargetFunction = Callable[[np.ndarray], Any]
 
 
 def _index(value: Any, what: str) -> int:
-    """An integer (Python or numpy), refusing bools and floats."""
+    """An integer (Python or numpy), refusing bools and floats (named as the caller
+    wrote them: ``True``, not numpy's ``np.True_``)."""
+    shown = value.item() if isinstance(value, np.generic) else value
     if isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"{what} must be an integer, got {value!r}")
+        raise ValueError(f"{what} must be an integer, got {shown!r}")
     try:
         return operator.index(value)
     except TypeError:
-        raise ValueError(f"{what} must be an integer, got {value!r}") from None
+        raise ValueError(f"{what} must be an integer, got {shown!r}") from None
 
 
 def as_class_logprobs(x: Any, name: str, n_classes: int | None = None) -> np.ndarray:
@@ -132,8 +134,9 @@ class ActiveTest:
             ``"0"``, ``"1"``, ...
         n_boot, level: the bootstrap's resamples and every interval's coverage
             (defaults as a session's: 1000 and 0.95).
-        budget: the labels planned; the anytime CS is tuned to it (default as a new
-            session's: 400, at most N - 1).
+        budget: the labels planned, 1..N; the anytime CS is tuned to it, but to at most
+            two thirds of the pool (default as a new session's: 400, at most half the
+            pool; :func:`activetest.session.create.planned_budget`).
 
     Raises:
         ValueError: arrays of the wrong shape or not normalised, an unknown metric or
