@@ -207,3 +207,17 @@ def test_no_import_circle_through_the_rooms_that_build_and_draw() -> None:
     for room in rooms:
         assert not reaches(room, room), room
     assert "design" in graph["draw"] and "design" in graph["create"]
+
+
+def test_a_long_list_of_fitted_weights_names_the_largest() -> None:
+    """A history design fits ~66 weights: one line named all of them (QA); it names the
+    10 largest by size, in their order, and counts the rest."""
+    from activetest.session.draw import MAX_WEIGHTS_SHOWN, describe_design
+
+    w = {f"factor {k}": (k if k % 2 else -k) / 100 for k in range(1, 21)}
+    _, line = describe_design({"refits": 3, "lam": 0.1, "weights": w})
+    assert line is not None and line.endswith(", and 10 smaller (estimate --json: all)")
+    named = [part.rsplit(" ", 1)[0] for part in line.split(", and")[0].split(", ")]
+    assert named == [f"factor {k}" for k in range(21 - MAX_WEIGHTS_SHOWN, 21)]
+    _, short = describe_design({"weights": {"a": 1.0, "b": -2.0}})
+    assert short == "a 1, b -2"

@@ -310,6 +310,9 @@ def sampler_info(sampler: Any, acquisition: str | None,
     return info
 
 
+#: Fitted weights a one-line description names (the largest by size; the rest counted).
+MAX_WEIGHTS_SHOWN = 10
+
 #: Acquisitions whose design fits no model: a fixed proposal whose uniform share (lambda)
 #: is re-chosen in-run, which is why their estimate is adaptive LURE.
 FIXED_MODEL = ("graded_fixed", "fixed_mix")
@@ -332,7 +335,16 @@ def describe_design(info: dict[str, Any]) -> tuple[str, str | None]:
     if "rule" in info:  # absent: the original rule (sessions before design_rule)
         parts.append(f"{info['rule']} in-run rule")
     w = info.get("weights")
-    weights = ", ".join(f"{k} {v:.3g}" for k, v in w.items()) if isinstance(w, dict) else None
+    weights = None
+    if isinstance(w, dict):
+        items = list(w.items())
+        if len(items) > MAX_WEIGHTS_SHOWN:  # e.g. 64 history factors on one line (QA)
+            top = sorted(items, key=lambda kv: -abs(float(kv[1])))[:MAX_WEIGHTS_SHOWN]
+            keep = {k for k, _ in top}
+            weights = ", ".join(f"{k} {v:.3g}" for k, v in items if k in keep) + (
+                f", and {len(items) - len(top)} smaller (estimate --json: all)")
+        else:
+            weights = ", ".join(f"{k} {v:.3g}" for k, v in items)
     return ", ".join(parts), weights
 
 
