@@ -368,3 +368,23 @@ def test_the_package_is_typed_for_its_lazy_names() -> None:
         if name != "__version__":
             assert f" {name}" in text.split("if TYPE_CHECKING:")[1].split("def __getattr__")[0]
 
+
+
+@pytest.mark.parametrize("acquisition", ["adaptive", "uniform", "ce"])
+def test_a_model_compared_with_its_own_predictions_differs_by_exactly_zero(
+        acquisition: str) -> None:
+    """Every per-item bound of the difference is 0: the exact CS of a range [-0, 0]
+    refused, and with it every estimate of the session (QA). The difference is 0 surely."""
+    rng = np.random.default_rng(5)
+    T = rng.dirichlet([1, 1, 1], size=200)
+    y = np.array([rng.choice(3, p=p) for p in T])
+    run = ActiveTest(np.log(rng.dirichlet([1, 1, 1], size=200)), T, metric="both", seed=0,
+                     acquisition=acquisition, compare={"same": T.copy()})
+    rows = run.next(40)
+    run.label_many(rows, [int(y[r]) for r in rows])
+    r = run.estimate()
+    assert len(r.comparisons) == 2
+    for c in r.comparisons:
+        a = c.difference_anytime
+        assert c.difference.estimate == 0.0 and a.basis == "sure"
+        assert (a.fixed_low, a.fixed_high, a.cs_low, a.cs_high) == (0.0, 0.0, 0.0, 0.0)

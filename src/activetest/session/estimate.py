@@ -334,6 +334,11 @@ def difference_few_inputs(losses: np.ndarray, other_losses: np.ndarray, draws: L
         inf = np.full(La.size, np.inf)
         return FewErrors(int(min_errors), few_differences(d, int(min_errors)), -inf, inf,
                          reason)
+    if not bound > 0.0:  # the two models' losses agree on every item: the difference is 0
+        # surely (QA: the exact CS of a range [-0, 0] failed every estimate of the session)
+        zero = np.zeros(La.size)
+        return FewErrors(int(min_errors), few_differences(d, int(min_errors)), zero,
+                         zero.copy(), few_differences_reason(d, int(min_errors)))
     extra: dict[str, Any] = {}
     if item_bounds is not None:
         B = np.asarray(item_bounds, dtype=np.float64)

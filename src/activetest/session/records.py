@@ -93,7 +93,9 @@ class AnytimeInterval:
             factor built in).
         fixed_low, fixed_high: the fixed-budget interval from ``se`` (with Hall's
             skewness correction): valid if the number of labels was chosen in advance;
-            kept within the values the risk can take (and always holding the estimate).
+            kept within the values the risk can take (and holding the estimate, except
+            a paired difference's, cut to the bounds that hold surely: an estimate outside
+            those is said in a note, :func:`activetest.session.estimate.sure_difference`).
         cs_low, cs_high: the asymptotic confidence sequence: valid at ANY number of
             labels, including one chosen by looking at the results (stop whenever you
             like); the whole line before 30 labels.
