@@ -508,3 +508,23 @@ def test_a_closed_session_says_it_is_closed(pool_files: PoolFiles, tmp_path: Pat
     s.close()
     with pytest.raises(SessionError, match="this session was closed; open it again"):
         s.status()
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (Linux)")
+def test_output_to_a_full_disk_is_not_called_a_full_session_disk(pool_files: PoolFiles,
+                                                                 tmp_path: Path) -> None:
+    """`select > /dev/full`: the draws are stored, then printing them fails. It said "no
+    space left on the disk ... nothing collected is lost" as if the session had not
+    changed (QA); it says the output could not be written and the draws stand."""
+    db = tmp_path / "s.db"
+    run_cli_process(*init_args(pool_files, db))
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run(cli_command("select", str(db), "--n", "3"), stdout=full,
+                              stderr=subprocess.PIPE, text=True, env=cli_env(tmp_path),
+                              timeout=120)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "cannot write the output" in proc.stderr and "stands" in proc.stderr
+    from activetest.session.workflow import Session
+
+    with Session.open(db) as s:
+        assert len(s.acquisitions()) == 3

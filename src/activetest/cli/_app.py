@@ -161,7 +161,13 @@ def _os_error(exc: OSError) -> str:
         return str(exc)  # our own messages (FileNotFoundError("no session file ..."))
     what = exc.strerror or str(exc)
     where = f"{exc.filename}: " if exc.filename else ""
-    if exc.errno == errno.ENOSPC:
+    if exc.errno == errno.ENOSPC and not exc.filename:
+        # no file named: the output itself (QA: `select > /dev/full` said the disk was
+        # full and nothing lost, while the draws it had stored stood)
+        what = ("cannot write the output: no space left where it goes (standard output "
+                "redirected to a full disk?); what the command stored in the session "
+                "before it stands (`activetest status` shows it)")
+    elif exc.errno == errno.ENOSPC:
         what = ("no space left on the disk (it is full); free some space and retry; nothing "
                 "collected is lost")
     elif exc.errno == errno.EROFS:
