@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from activetest.session.interval_names import ANYTIME, BOOTSTRAP, FIXED_BUDGET, interval_name
 from activetest.session.report.text import for_matplotlib
@@ -72,6 +73,15 @@ def _clipped(values: np.ndarray, bounds: tuple[float | None, float | None]) -> n
     return np.clip(values, -np.inf if lo is None else lo, np.inf if hi is None else hi)
 
 
+def _fill(ax: Axes, x: np.ndarray, low: np.ndarray, high: np.ndarray, **kw: Any) -> None:
+    """A band over ``x``; one label count gets a short bar of its width (a band over a
+    single x draws nothing, while the legend still named it: QA, 2 labels)."""
+    if x.size == 1:
+        x = np.array([x[0] - 0.25, x[0] + 0.25])
+        low, high = np.repeat(low, 2), np.repeat(high, 2)
+    ax.fill_between(x, low, high, **kw)
+
+
 def _plot_metric(ax: Axes, data: ReportData, metric: str) -> None:
     rows = data.history.get(metric, [])
     bounds = data.value_range.get(metric, (None, None))
@@ -90,14 +100,14 @@ def _plot_metric(ax: Axes, data: ReportData, metric: str) -> None:
         ue = _values(baseline)
         if np.isfinite(ue).any():  # drawn first, so that the active band stays on top
             u_lo, u_hi = _band([None if u is None else u.bootstrap for u in baseline])
-            ax.fill_between(x, _clipped(u_lo, bounds), _clipped(u_hi, bounds),
+            _fill(ax, x, _clipped(u_lo, bounds), _clipped(u_hi, bounds),
                             color=_UNIFORM, alpha=0.15, linewidth=0,
                             label=f"{uniform}: {interval_name(BOOTSTRAP, data.level)}")
             ax.plot(x, ue, color=_UNIFORM, linestyle="--", marker=marker, markersize=3,
                     label=f"{uniform} (biased)")
         cs_lo, cs_hi = _band([a.anytime for a in active])
         if np.isfinite(cs_lo).any():  # the anytime band is the wider one: drawn beneath
-            ax.fill_between(x, _clipped(cs_lo, bounds), _clipped(cs_hi, bounds),
+            _fill(ax, x, _clipped(cs_lo, bounds), _clipped(cs_hi, bounds),
                             facecolor="none", edgecolor=_ACTIVE, hatch="///", linewidth=0.0,
                             alpha=0.5, label=interval_name(ANYTIME, data.level))
         f_lo, f_hi = _band([a.fixed for a in active])
@@ -106,12 +116,13 @@ def _plot_metric(ax: Axes, data: ReportData, metric: str) -> None:
         else:  # hand-made data without it: the bootstrap, named as such
             band, name = (_band([a.bootstrap for a in active]),
                           f"LURE: {interval_name(BOOTSTRAP, data.level)}")
-        ax.fill_between(x, _clipped(band[0], bounds), _clipped(band[1], bounds),
+        _fill(ax, x, _clipped(band[0], bounds), _clipped(band[1], bounds),
                         color=_ACTIVE, alpha=0.3, linewidth=0, label=name)
         ax.plot(x, _values(active), color=_ACTIVE, marker=marker, markersize=3,
                 label=data.estimator_name)
         if len(rows) == 1:
             ax.set_xlim(x[0] - 1, x[0] + 1)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # label counts: whole numbers
     truth = data.truth.get(metric)
     if truth is not None:
         ax.axhline(truth, color="black", linestyle=":", linewidth=1.5, label="truth")
