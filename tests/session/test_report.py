@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 import functools
 import re
 import struct
@@ -269,3 +270,18 @@ def test_an_adaptive_designs_acquisition_figure_says_its_scores_are_from_creatio
     md = write_report(_data(), tmp_path / "c", html=False).read_text(encoding="utf-8")
     assert "Pool acquisition scores with the acquired items" in md
 
+
+
+def test_one_label_count_still_draws_its_intervals() -> None:
+    """A band over a single label count drew nothing while the legend named it (QA, 2
+    labels): each interval is a short bar there."""
+    data = _data()
+    one = ReportData(**{**{f.name: getattr(data, f.name) for f in
+                           dataclasses.fields(ReportData)},
+                        "history": {m: rows[:1] for m, rows in data.history.items()}})
+    fig = plots.estimates_figure(one)
+    ax = fig.axes[0]
+    widths = [p.get_paths()[0].get_extents().width for p in ax.collections
+              if p.get_paths()]
+    assert widths and min(widths) > 0.1, widths
+    assert all(float(t).is_integer() for t in ax.get_xticks())
