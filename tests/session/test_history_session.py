@@ -55,6 +55,10 @@ def test_init_with_history_draws_by_it_and_stays_unbiased(tmp_path: Path) -> Non
         s.label_from_data()
         from activetest.session.draw import design_info
         info = design_info(s.store)
+        # the report says what the design learnt from (QA: it never named the history)
+        info_lines = s.report_data(progress=False).info
+        assert info_lines["History"].startswith(f"40 other model(s) from {Path(hist).name}; "
+                                                f"59 of 60 pool items covered; 1 row(s)")
         s.select(s.n_items - 35)
         s.label_from_data()
         est = s.estimate().metrics["error_rate"].active.estimate

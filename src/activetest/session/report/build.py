@@ -265,6 +265,15 @@ def report_data(inputs: ReportInputs, *, truth: Mapping[str, float] | None = Non
                 cfg, inputs.provenance.get("surrogate", {}), "surrogate"),
             "Target in-context examples": examples_used(
                 cfg, inputs.provenance.get("target", {}), "target")}
+    hist = cfg.extra.get("history")
+    if isinstance(hist, dict) and hist.get("n_models") is not None:  # what it learnt from
+        from pathlib import Path
+
+        names = ", ".join(Path(str(x)).name for x in hist.get("sources") or ())
+        info["History"] = (f"{hist['n_models']} other model(s) from {names or 'the files'}; "
+                           f"{hist.get('n_covered', '?')} of {draws.n_pool} pool items "
+                           f"covered; {len(hist.get('excluded') or ())} row(s) dropped "
+                           f"(the target's own)")
     if design:
         from activetest.session.draw import describe_design
 
