@@ -285,3 +285,21 @@ def test_one_label_count_still_draws_its_intervals() -> None:
               if p.get_paths()]
     assert widths and min(widths) > 0.1, widths
     assert all(float(t).is_integer() for t in ax.get_xticks())
+
+
+def test_the_compare_designs_figure_says_what_it_draws_by(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The compare design draws where the two targets may differ, not by the surrogate
+    (QA: the title said "acquisition: surrogate ...")."""
+    fig_title = []
+    orig = plots._fit_title
+
+    def spy(fig, text):  # type: ignore[no-untyped-def]
+        fig_title.append(text)
+        return orig(fig, text)
+
+    monkeypatch.setattr(plots, "_fit_title", spy)
+    plots.plot_acquisition(_data(acquisition="compare"), tmp_path / "a.png")
+    plots.plot_acquisition(_data(), tmp_path / "b.png")
+    assert fig_title[0].startswith("acquisition: where the target and the compared model")
+    assert fig_title[1] == "acquisition: surrogate smollm2-135m"

@@ -255,7 +255,9 @@ def plot_acquisition(data: ReportData, path: str | Path) -> Path:
         if np.all(q > 0):
             right.set_yscale("log")
         right.legend(loc="best", fontsize="small")
-    _fit_title(fig, f"acquisition: surrogate {data.surrogate}")
+    _fit_title(fig, "acquisition: where the target and the compared model may differ "
+                    "(compare design)" if data.acquisition == "compare"
+               else f"acquisition: surrogate {data.surrogate}")
     return _save(fig, path)
 
 
