@@ -620,8 +620,6 @@ def import_lmeval(session: Any, paths: Sequence[str | os.PathLike[str]], *,
     stored = session.labels()
     new = [(row, lv, r) for row, (lv, r) in values.items() if stored.get(items[row].id) != lv]
     with session.store.transaction():
-        if model is not None:
-            record_target_model(session, model, "lm-eval")
         by_file: dict[str, list[tuple[str, int]]] = {}
         for row, lv, r in new:  # each label names the file its result came from
             by_file.setdefault(Path(r.where.rsplit(": ", 1)[0]).name, []).append(
@@ -635,6 +633,8 @@ def import_lmeval(session: Any, paths: Sequence[str | os.PathLike[str]], *,
                 "target", rows, [r.response for _, _, r in new], [()] * len(rows),
                 [{**answers[row][2], "source": Path(r.where.rsplit(": ", 1)[0]).name,
                   "metric": metric, "value": r.metrics[metric]} for row, _, r in new])
+        if model is not None:  # last: a refusal above leaves no record of it
+            record_target_model(session, model, "lm-eval")
     files = tuple(sorted({Path(r.where.rsplit(": ", 1)[0]).name for r in records}))
     return HarnessImport(len(new), len(values) - len(new), metric, metric_from, files,
                          tuple(cut))
