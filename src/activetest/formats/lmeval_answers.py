@@ -216,4 +216,3 @@ def _read_lmeval(path: Path, recs: list[tuple[str, dict[str, Any]]], *, filter_n
     return AnswerFile(path=path, format="lmeval", records=tuple(out.records), model=model,
                       task=task, n_shot=side.get("n_shot"), score_name=score_key,
                       skipped=tuple(out.skipped), provenance=prov)
-
