@@ -261,9 +261,10 @@ def in_use_error(p: Path) -> SessionInUseError:
     """The error for replacing a session file another process has open."""
     return SessionInUseError(
         f"{p} is open in another process (e.g. `activetest serve` or `activetest label` on "
-        f"it, or a program using it): replacing it now would send what that process saves "
-        f"next into the replaced file, which nobody reads. Stop that process (or close the "
-        f"session there), then run this again; nothing was overwritten")
+        f"it, or a program using it; or in this one: a Session not closed yet): replacing "
+        f"it now would send what that process saves next into the replaced file, which "
+        f"nobody reads. Stop that process (or close the session there), then run this "
+        f"again; nothing was overwritten")
 
 
 def claim_for_overwrite(p: Path, busy_timeout: float, *,
