@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -677,7 +678,7 @@ def test_estimates_outside_what_their_intervals_hold_are_said(tmp_path: Path) ->
                             f"outside the values the risk can take") for w in rep.warnings)
     # the difference: outside its sure bounds (the cut intervals stay valid: may stop by
     # their width), or, within them, outside its CS (no stop, a note)
-    a = AnytimeInterval(0.1, -0.7374, -0.1285, -0.7374, -0.1285, basis="exact",
+    a = AnytimeInterval(0.1, -0.7374, -0.1285, -0.7374, -0.1285, basis="clt",
                         may_stop=False, target_width=0.7)
     notes: list[str] = []
     got = est._difference_outside(a, -0.7567, est.SureBounds(10.0, False, -0.7374, 0.7099),
@@ -691,4 +692,8 @@ def test_estimates_outside_what_their_intervals_hold_are_said(tmp_path: Path) ->
     assert len(notes) == 1 and "no longer holds the estimate -0.7500" in notes[0]
     notes.clear()
     got = est._difference_outside(a, -0.5, None, (-1.0, 1.0), 0.7, 0.95, "d", notes)
+    assert not got.estimate_outside_cs and notes == []
+    # the exact CS (few differences) is valid without asymptotics: not judged so
+    exact = replace(a, basis="exact")
+    got = est._difference_outside(exact, -0.75, None, (-1.0, 1.0), 0.7, 0.95, "d", notes)
     assert not got.estimate_outside_cs and notes == []

@@ -537,8 +537,9 @@ def anytime(draws: LabelledDraws, losses: np.ndarray, *, control: np.ndarray | N
     if value_range is not None:
         centre = min(max(centre, value_range[0]), value_range[1])
     tol = 1e-9 * max(1.0, abs(centre))
-    outside = (math.isfinite(cs_low) and math.isfinite(cs_high) and math.isfinite(centre)
-               and not cs_low - tol <= centre <= cs_high + tol)
+    # (the exact CS, where it stands in, is valid without asymptotics: it is not judged)
+    outside = (basis != "exact" and math.isfinite(cs_low) and math.isfinite(cs_high)
+               and math.isfinite(centre) and not cs_low - tol <= centre <= cs_high + tol)
     if outside:
         may_stop = False
     need = summary.labels_needed
@@ -858,7 +859,7 @@ def _difference_outside(a: AnytimeInterval, estimate: float, sure: SureBounds | 
                        else bool(a.cs_high - a.cs_low <= target_width))
     centre = estimate if value_range is None else min(max(estimate, value_range[0]),
                                                        value_range[1])
-    outside = (math.isfinite(a.cs_low) and math.isfinite(a.cs_high)
+    outside = (a.basis != "exact" and math.isfinite(a.cs_low) and math.isfinite(a.cs_high)
                and not a.cs_low - tol <= centre <= a.cs_high + tol)
     if outside:
         notes.append(_outside_cs_line(what, estimate, a, level))
