@@ -171,6 +171,11 @@ def _from_inspect(tmp: Path, log: str, other_log: str, order: list[str],
     with Session.open(tmp / "back.db") as b:
         assert [a.item_id for a in b.acquisitions()] == order
         assert b.labels() == labels
+        # who answered comes back with the log: an eval of another model on this copy is
+        # refused as on the original (QA: it went on, mixing two models)
+        assert b.session_config.answer_files["target"]["model"] == "mockllm/model"
+        with pytest.raises(ValueError, match="cannot mix two models"):
+            b.record_target_model("mockllm/other", "inspect")
         r = b.estimate(record=False).metrics["error_rate"]
         assert r.active.estimate == pytest.approx(r0.active.estimate, abs=1e-12)
         assert r.anytime.cs_low == pytest.approx(r0.anytime.cs_low, abs=1e-12)

@@ -328,3 +328,23 @@ def test_report_is_written(pool_files: PoolFiles, tmp_path: Path) -> None:
     assert "Control-variate LURE with 30 labels" in text
     for name in ("report.html", "estimates.png", "acquisition.png"):
         assert (tmp_path / "rep" / name).stat().st_size > 1000
+
+
+def test_who_answered_is_checked_where_it_is_written(pool_files: PoolFiles,
+                                                     tmp_path: Path) -> None:
+    """Two runs of different models on one session at once (two evals started together):
+    each process checked the model it had read, then wrote, and both passed (QA). The
+    check now reads the stored model in the writing transaction."""
+    from session_support import labelled_table_session
+
+    from activetest.session.workflow import Session
+
+    db = labelled_table_session(pool_files, tmp_path / "s.db", seed=1, n=4)
+    with Session.open(db) as a, Session.open(db) as b:  # both read "no model yet"
+        a.record_target_model("org/model-a", "inspect")
+        with pytest.raises(SessionError, match="earlier results are of org/model-a"):
+            b.record_target_model("org/model-b", "inspect")
+        b.record_target_model("org/model-a", "inspect")  # the same model: fine
+    with Session.open(db) as s:
+        assert s.session_config.answer_files["target"] == {"model": "org/model-a",
+                                                           "tool": "inspect"}

@@ -29,6 +29,7 @@ class LogRecord:
         labels: item id -> the score recorded as its label.
         n_known: per draw, the labels its design had seen (empty: a design that does
             not refit).
+        model: the model the eval ran (inspect's ``eval.model``), or None.
     """
 
     path: str
@@ -40,6 +41,7 @@ class LogRecord:
     q: tuple[float, ...]
     labels: dict[str, float]
     n_known: tuple[int, ...] = ()
+    model: str | None = None
 
 
 def read_log(path: str | os.PathLike[str]) -> LogRecord:
@@ -84,7 +86,8 @@ def read_log(path: str | os.PathLike[str]) -> LogRecord:
                          tuple(str(i) for i in md["draws"]),
                          tuple(float(x) for x in md["q"]),
                          {str(k): float(v) for k, v in dict(md["labels"]).items()},
-                         tuple(int(x) for x in md.get("n_known") or ()))
+                         tuple(int(x) for x in md.get("n_known") or ()),
+                         str(getattr(log.eval, "model", "") or "") or None)
     except (KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"{p}: damaged ActiveStopping metadata ({exc!r})") from None
 
@@ -113,6 +116,12 @@ def restore(session: Any, record: LogRecord) -> int:
                          f"{record.acquisition}, seed {record.seed}; this one {mine[0]} items, "
                          f"acquisition {mine[1]}, seed {mine[2]}: make it with the same "
                          f"pool, task, surrogate and --seed")
+    if record.model:  # who answered: kept, so that an eval of another model is refused
+        from activetest.formats.answers import public_model_name
+
+        name = public_model_name(record.model)
+        if name:
+            session.record_target_model(name, "inspect")
     scores = session.task.judgment.scores
     levels: dict[str, int] = {}
     for item_id, value in record.labels.items():

@@ -394,6 +394,8 @@ class ActiveStopping:
             raise ValueError(f"this eval runs {name}; the session's earlier results are of "
                              f"{before}: one estimate cannot mix two models (create another "
                              f"session for {name})")
+        # checked again where it is written (one transaction): an eval of another model
+        # started at the same moment cannot pass too (QA)
         record_target_model(self.session, name, "inspect")
 
     def _check_batch_config(self, task: Any, samples: list[Any]) -> None:

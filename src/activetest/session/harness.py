@@ -531,9 +531,9 @@ def target_model(config: Any) -> str | None:
 
 def record_target_model(session: Any, model: str, tool: str) -> None:
     """Keep the model a harness target's results are of in the config (``answer_files``'
-    ``target`` record: who answered, for the EEE record and the report), once."""
-    if target_model(session.session_config) != model:
-        session.record_answer_file("target", {"model": model, "tool": tool})
+    ``target`` record: who answered, for the EEE record and the report), checked and
+    written at once (:meth:`~activetest.session.workflow.Session.record_target_model`)."""
+    session.record_target_model(model, tool)
 
 
 def import_lmeval(session: Any, paths: Sequence[str | os.PathLike[str]], *,

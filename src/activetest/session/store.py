@@ -647,13 +647,17 @@ class SessionStore(ScoresMixin, DrawsMixin, LabelsMixin):
             out[int(i)] = StoredLabel(int(i), iid, int(y), src, cr, up)
         return out
 
-    def update_config(self, changes: Mapping[str, Any]) -> dict[str, Any]:
+    def update_config(self, changes: Mapping[str, Any] | Callable[[dict[str, Any]],
+                                                                   Mapping[str, Any]]
+                      ) -> dict[str, Any]:
         """Merge ``changes`` into the stored configuration document (one transaction);
-        returns the document (for migrations and tests: a session's config is otherwise
-        never changed)."""
+        returns the document (for migrations, provenance and tests: a session's config is
+        otherwise never changed). ``changes`` may be a function of the stored document,
+        called inside the transaction (read, check and write at once: it may raise to
+        change nothing)."""
         with self.transaction() as c:
             doc = json.loads(c.execute("SELECT json FROM config WHERE id = 1").fetchone()[0])
-            doc.update(changes)
+            doc.update(changes(dict(doc)) if callable(changes) else changes)
             c.execute("UPDATE config SET json = ? WHERE id = 1", (_dumps(doc),))
         self._config = None
         return doc

@@ -276,12 +276,28 @@ class Session:
         """The configuration, typed (:class:`~activetest.session.config.SessionConfig`)."""
         return self._cfg
 
-    def record_answer_file(self, role: str, record: Mapping[str, Any]) -> None:
-        """Merge ``record`` into the provenance of ``role``'s answers (the config's
-        ``answer_files``: who answered, e.g. a harness target's model), stored at once."""
-        files = dict(self._cfg.answer_files or {})
-        files[role] = {**dict(files.get(role) or {}), **dict(record)}
-        self.store.update_config({"answer_files": files})
+    def record_target_model(self, model: str, tool: str) -> None:
+        """Keep who answered for a harness target (``answer_files["target"]``: the model
+        lm-eval's results or inspect's eval name), checked against the model stored and
+        written in one transaction: two runs of different models cannot both pass.
+
+        Raises:
+            SessionError: the session's results so far are of another model (one
+                estimate cannot mix two).
+        """
+        def change(doc: dict[str, Any]) -> dict[str, Any]:
+            files = dict(doc.get("answer_files") or {})
+            before = dict(files.get("target") or {})
+            had = before.get("model")
+            if isinstance(had, str) and had and had != model:
+                raise SessionError(
+                    f"these results are of {model} ({tool}); the session's earlier results "
+                    f"are of {had}: one estimate cannot mix two models (create another "
+                    f"session for {model})")
+            files["target"] = {**before, "model": model, "tool": tool}
+            return {"answer_files": files}
+
+        self.store.update_config(change)
         self._cfg = self.store.config()
 
     @property
