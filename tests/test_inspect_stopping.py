@@ -184,6 +184,7 @@ def _from_inspect(tmp: Path, log: str, other_log: str, order: list[str],
     p = _cli(tmp, "init", "other.db", *made, "--seed", "1", "--from-inspect", log)
     assert p.returncode == 2 and "seed 0" in p.stderr and "seed 1" in p.stderr, p.stderr
     assert not (tmp / "other.db").exists()
+    assert "created session" not in p.stdout  # (QA: said so, then removed it)
     p = _cli(tmp, "init", "other.db", *made, "--seed", "0", "--from-inspect", other_log)
     assert p.returncode == 2 and "not an eval run with activetest.inspect" in p.stderr
     assert not (tmp / "other.db").exists()

@@ -226,6 +226,8 @@ def init(
                         **({"history": list(history), "history_exclude":
                             list(history_exclude or ()),
                             "history_neighbours": neighbours} if history else {})) as s:
+        if log is not None:  # first: a refused log leaves no "created session" line (QA)
+            _restore_log(s, log, session_path)
         cfg = s.session_config
         for line in (cfg.extra.get("history") or {}).get("messages", []):
             _out.print(_escape(line))
@@ -244,8 +246,6 @@ def init(
                 _out.print(f"{role}: predictions read from the file ({prov['source']}); "
                            f"in-context examples: {prov.get('n_examples', 'unknown')} (as the "
                            f"file says, not --shots)")
-        if log is not None:
-            _restore_log(s, log, session_path)
         _out.print(f"next: activetest select {_escape(str(session_path))} --n 20")
 
 
