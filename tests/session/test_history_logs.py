@@ -135,3 +135,37 @@ def test_history_folder_finds_the_targets_run_by_its_results(history_logs: Path,
               "--metric", "error_rate", "--history", runs, "--no-progress")
     assert "row 'renamed' not used (identical to the target's own scores on 40 items" in out
     assert "history: 5 model(s)" in out
+
+
+def test_history_folder_drops_a_rerun_of_the_targets_own_model(history_logs: Path,  # noqa: F811
+                                                               tmp_path: Path) -> None:
+    """A re-run of the target's model (its log says the same model; one result differs, so
+    no row is identical) was used as history (QA): dropped by the model its log states."""
+    new = _file(history_logs, "new-model")
+
+    def with_model(src: Path, folder: Path, model: str, flip: bool = False) -> Path:
+        folder.mkdir(parents=True)
+        lines = src.read_text().splitlines()
+        if flip:
+            rec = json.loads(lines[0])
+            rec["acc"] = 1.0 - rec["acc"]
+            rec["filtered_resps"], rec["resps"] = rec["filtered_resps"][::-1], rec["resps"][::-1]
+            lines[0] = json.dumps(rec)
+        (folder / src.name).write_text("\n".join(lines) + "\n")
+        date = src.stem.rsplit("_", 1)[1]
+        side = json.loads(next(src.parent.glob("results_*.json")).read_text())
+        side["model_name"] = model
+        (folder / f"results_{date}.json").write_text(json.dumps(side))
+        return folder / src.name
+
+    target = with_model(new, tmp_path / "target", "org/new-model")
+    runs = tmp_path / "runs"
+    shutil.copytree(history_logs, runs)
+    shutil.rmtree(runs / "new-model")
+    with_model(new, runs / "rerun", "org/new-model", flip=True)
+    out = " ".join(cli("init", tmp_path / "s.db", "--task", "sst2", "--pool", target,
+                       "--target", f"table:{target}", "--surrogate",
+                       f"table:{_file(history_logs, 'small-model')}", "--metric",
+                       "error_rate", "--history", runs, "--no-progress").split())
+    assert "is a run of the target's own model (org/new-model, as its log says)" in out, out
+    assert "history: 5 model(s)" in out

@@ -114,6 +114,22 @@ def _confirm(run: Any, items: Sequence[PoolItem], pos: Mapping[str, int]) -> Non
                            f"pool: {exc}") from None
 
 
+def _stated_model(path: Path) -> str | None:
+    """The model a harness log says it is of (lm-eval's results file beside samples, an
+    inspect_ai or Every Eval Ever log's own record), never a name guessed from a folder
+    or file name; None where the file is no such log or says nothing."""
+    from activetest.formats.answers import public_model_name, read_answers
+    from activetest.formats.history import lmeval_model_name
+
+    try:
+        name = lmeval_model_name(path)
+        if name is None:
+            name = public_model_name(read_answers(path, skip_missing=True).model)
+    except (ValueError, OSError, KeyError, TypeError):
+        return None
+    return name or None
+
+
 def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[PoolItem], *,
                       exclude: Sequence[str] = (), target_scores: np.ndarray | None = None,
                       targets: Sequence[str | os.PathLike[str]] = ()) -> Any:
@@ -144,11 +160,14 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
 
     pos = {it.item_id.strip(): k for k, it in enumerate(items)}
     own: dict[str, str] = {}
+    own_models: set[str] = set()
     for t in targets:
         try:
             own[Path(t).resolve().as_posix()] = _sha(Path(t))
         except OSError:
             continue
+        if (name := _stated_model(Path(t))) is not None:
+            own_models.add(name)
     mats: list[Any] = []
     dropped: list[tuple[str, str]] = []
     notes: list[str] = []
@@ -167,6 +186,10 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
                         or run.sha256 in own.values()):
                     dropped.append((run.model, f"{run.source} is the target's own run (the "
                                                 f"same file as --target)"))
+                    continue
+                if run.model in own_models:  # a re-run of the target's model (QA: used)
+                    dropped.append((run.model, f"{run.source} is a run of the target's own "
+                                                f"model ({run.model}, as its log says)"))
                     continue
                 _confirm(run, items, pos)
                 mats.append(run.matrix())
