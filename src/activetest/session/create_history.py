@@ -12,7 +12,8 @@ where every shared item's content confirms it (:func:`~activetest.formats.lmeval
 for lm-eval multiple-choice files, :func:`~activetest.models.answer_files.confirm_join`
 for the others), and a refused join names the file, the item and both sides. The
 target's own run is never used: a log that IS the target's file (same path or same
-bytes) is dropped and said, as are rows named by ``--history-exclude`` and (graded
+bytes), or whose own record names the target's model (a re-run of it), is dropped and
+said, as are rows named by ``--history-exclude`` and (graded
 sessions with the harness's judgment) rows identical to the target's own scores.
 
 Classification sessions (:class:`HistorySetup`): the design is the feature design of
