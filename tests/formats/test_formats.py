@@ -93,3 +93,31 @@ def test_eee_aggregate_lives_in_formats():
 
     assert session_eee.eee_aggregate is eee.eee_aggregate
     assert session_eee.check_eee_aggregate is eee.check_eee_aggregate
+
+
+def test_a_killed_runs_last_line_cut_inside_a_character_is_skipped(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """lm-eval writes non-ASCII text as is: a run killed while writing can cut its last
+    line inside a multi-byte character. That line is the unfinished record (skipped and
+    named), not a file that "is not valid UTF-8" (QA); bad bytes elsewhere still are."""
+    from activetest.formats.lmeval_results import read_results
+
+    def rec(i: int) -> dict:
+        return {"doc_id": i, "doc": {"sentence": f"s{i} é"}, "target": 0, "arguments": [],
+                "resps": [[["-1.0", True]], [["-2.0", False]]],
+                "filtered_resps": [["-1.0", True], ["-2.0", False]], "filter": "none",
+                "metrics": ["acc"], "acc": 1.0, "doc_hash": "h", "prompt_hash": "p",
+                "target_hash": "t"}
+
+    p = tmp_path / "samples_at_x_2026-01-01T00-00-00.000.jsonl"
+    whole = "".join(json.dumps(rec(i), ensure_ascii=False) + "\n" for i in range(3)) + \
+        json.dumps({**rec(3), "x": "éééé"}, ensure_ascii=False)
+    raw = whole.encode("utf-8")
+    p.write_bytes(raw[: raw.rfind("é".encode()) + 1])  # inside the last é
+    assert looks_like_lmeval(p)
+    cut: list[str] = []
+    got = read_results([p], cut=cut)
+    assert [r.doc_id for r in got] == [0, 1, 2] and cut == [f"{p}: line 4"]
+    bad = tmp_path / "samples_at_y_2026-01-01T00-00-00.000.jsonl"
+    bad.write_bytes(raw.replace(b"s1 \xc3\xa9", b"s1 \xc3") + b"\n")
+    with pytest.raises(ValueError, match="line 2: not UTF-8 text"):
+        read_results([bad], cut=[])

@@ -157,7 +157,13 @@ def looks_like_lmeval(path: str | Path) -> bool:
     try:
         text = _read_text(p)
     except ValueError:
-        return False
+        # bytes that are not UTF-8 somewhere (e.g. a killed run's last line cut inside a
+        # character): judged by its other lines; the reader names the bad one
+        try:
+            raw = gunzip_if_gzip(p.read_bytes(), p)
+        except (OSError, ValueError):
+            return False
+        text = raw.decode("utf-8", errors="replace").lstrip("\ufeff")
     head = text.lstrip()
     if head.startswith("["):
         # the first element alone, so that an array damaged further on is still found

@@ -34,7 +34,6 @@ from typing import Any
 
 from activetest.formats.lmeval import (
     _parse_record,
-    _read_text,
     _records,
     lmeval_files,
     task_of_file,
@@ -161,7 +160,22 @@ def _file_records(path: Path, cut: list[str] | None) -> Any:
     if cut is None:
         yield from _records(path)
         return
-    text = _read_text(path)
+    from activetest.formats.tables import decode_utf8, gunzip_if_gzip
+
+    try:
+        raw = gunzip_if_gzip(path.read_bytes(), path)
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read lm-eval samples file: "
+                         f"{exc.strerror or exc}") from None
+    if raw and not raw.endswith(b"\n") and b"\n" in raw:
+        # a run killed while writing may cut its last line inside a multi-byte character
+        # (lm-eval writes non-ASCII text as is): that line is judged on its own (QA)
+        head, _, tail = raw.rpartition(b"\n")
+        try:
+            tail.decode("utf-8")
+        except UnicodeDecodeError:
+            raw = head + b"\n" + tail.decode("utf-8", errors="replace").encode("utf-8")
+    text = decode_utf8(raw, path)
     lines = text.splitlines()
     last = len(lines)
     while last and not lines[last - 1].strip():
