@@ -81,6 +81,27 @@ def new_session(tmp_path: Path, pool_run: list[Path], seed: int = 1) -> Path:
     return db
 
 
+def other_result(rec: dict) -> None:
+    """A multiple-choice record as a re-run that came out otherwise would log it: acc
+    flipped and its log-likelihoods agreeing (the gold choice's raised above the others',
+    or lowered below them). An acc flipped alone is refused as an edited record."""
+    pairs = rec["filtered_resps"]
+    lls = [float(p[0]) for p in pairs]
+    gold = int(rec["target"]) if str(rec.get("target", "")).lstrip("-").isdigit() else None
+    if gold is None or not 0 <= gold < len(lls):
+        gold = max(range(len(lls)), key=lambda j: lls[j]) if rec["acc"] == 1.0 else 0
+    rec["acc"] = 1.0 - rec["acc"]
+    new = max(lls) + 1.0 if rec["acc"] == 1.0 else min(lls) - 1.0
+    for key in ("filtered_resps", "resps"):
+        entry = rec.get(key)
+        if not isinstance(entry, list) or len(entry) != len(lls):
+            continue
+        e = entry[gold]
+        while isinstance(e, list) and e and isinstance(e[0], list):  # resps: [[ll, greedy]]
+            e = e[0]
+        e[0] = type(e[0])(new) if not isinstance(e[0], str) else str(new)
+
+
 def emit(db: Path, n: int, out: Path) -> dict[str, list[int]]:
     text = run("select", db, "--n", n, "--emit", "lm-eval", "--out", out)
     assert "--samples" in text
@@ -138,7 +159,7 @@ def test_lm_eval_runs_only_the_drawn_items_and_each_result_is_the_full_runs(
     redo.mkdir()
     src = got[0]
     recs = [json.loads(line) for line in src.read_text().splitlines() if line.strip()]
-    recs[0]["acc"] = 1.0 - recs[0]["acc"]
+    other_result(recs[0])
     for r in recs:
         r["acc_alt"] = r["acc"]
         r["metrics"] = [*r.get("metrics", []), "acc_alt"]
@@ -189,12 +210,21 @@ def test_import_refuses_results_not_drawn_or_of_another_document(
         assert s.labels() == {}  # all or nothing
     out = run("import", db, *files[:-1], "--metric-key", "nope", code=2)
     assert "has no metric 'nope'" in out
+    # acc edited against the record's own log-likelihoods (QA: stored as given)
+    edited = tmp_path / "edited"
+    edited.mkdir()
+    lines = files[0].read_text().splitlines()
+    rec = json.loads(lines[0])
+    rec["acc"] = 1.0 - rec["acc"]
+    (edited / files[0].name).write_text("\n".join([json.dumps(rec), *lines[1:]]) + "\n")
+    out = " ".join(run("import", db, edited / files[0].name, code=2).split())
+    assert f"acc = {rec['acc']:g}, but the record's own log-likelihoods pick choice" in out
     # two runs of one task are refused; so is one file that gives an item two results
     again = tmp_path / "again"
     again.mkdir()
     lines = files[0].read_text().splitlines()
     rec = json.loads(lines[0])
-    rec["acc"] = 1.0 - rec["acc"]
+    other_result(rec)
     (again / files[0].name).write_text("\n".join([json.dumps(rec), *lines[1:]]) + "\n")
     out = " ".join(run("import", db, files[0], again / files[0].name, code=2).split())
     assert "two runs of one task?" in out

@@ -604,6 +604,17 @@ def import_lmeval(session: Any, paths: Sequence[str | os.PathLike[str]], *,
         if v not in judgment.scores:
             raise SessionError(f"{r.where}: item {item_id!r}: {metric} = {v:g}; a label is "
                                f"0 or 1 (a per-item metric such as acc or exact_match)")
+        if metric == "acc" and r.choice_loglikelihoods and r.gold is not None \
+                and 0 <= r.gold < len(r.choice_loglikelihoods):
+            # lm-eval's acc is whether the choice of largest loglikelihood is the gold one:
+            # a record whose acc says otherwise was edited or mixed up (QA)
+            picked = max(range(len(r.choice_loglikelihoods)),
+                         key=lambda j: r.choice_loglikelihoods[j])
+            if (picked == r.gold) != (v == 1.0):
+                raise SessionError(
+                    f"{r.where}: item {item_id!r}: acc = {v:g}, but the record's own "
+                    f"log-likelihoods pick choice {picked} and the gold choice is {r.gold}; "
+                    f"the record was edited or mixed up: import the file lm-eval wrote")
         level = judgment.scores.index(v)
         if row in values and values[row][0] != level:
             raise SessionError(f"{r.where}: item {item_id!r} has {metric} = {v:g} here and "
