@@ -210,6 +210,17 @@ def test_import_refuses_results_not_drawn_or_of_another_document(
         assert s.labels() == {}  # all or nothing
     out = run("import", db, *files[:-1], "--metric-key", "nope", code=2)
     assert "has no metric 'nope'" in out
+    # another task's results (the same documents, the choices in the other order) under
+    # this task's file name: the documents match, the answer key does not (QA: imported)
+    rev = next(f for f in files if "at_sst2_rev" in f.name)
+    keep = set(mapping["at_sst2_rev"])
+    plain = [ln for ln in lmeval_files.samples("at_sst2").read_text().splitlines()
+             if ln.strip() and json.loads(ln)["doc_id"] in keep]
+    renamed = tmp_path / "renamed"
+    renamed.mkdir()
+    (renamed / rev.name).write_text("\n".join(plain) + "\n")
+    out = " ".join(run("import", db, renamed / rev.name, code=2).split())
+    assert "answer key (gold choice) is" in out and "the pool run's" in out, out
     # acc edited against the record's own log-likelihoods (QA: stored as given)
     edited = tmp_path / "edited"
     edited.mkdir()

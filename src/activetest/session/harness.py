@@ -367,8 +367,13 @@ def create_lmeval_session(path: str | os.PathLike[str], *, pool: Any, task: Any,
         answer_files={}, extra={"harness": harness},
         planned_budget=planned_budget(budget, len(items)), blind_ratio=BLIND_RATIO,
         clt_min_errors=MIN_ERRORS)
+    # the pool run's answer key and number of choices per item: a result is checked
+    # against them (a file of another task under this one's name has the same documents
+    # but may order the choices otherwise: QA)
     info = [{"lm_eval_task": r.task, "doc_id": r.doc_id, "doc": r.fingerprint,
-             "source": "not run yet"} for r in records]
+             "source": "not run yet", **({} if r.gold is None else {"gold": int(r.gold)}),
+             **({} if r.choice_loglikelihoods is None else
+                {"n_choices": len(r.choice_loglikelihoods)})} for r in records]
 
     def init(store: Any) -> None:
         store.put_answers("target", range(len(items)), [""] * len(items),
@@ -596,6 +601,16 @@ def import_lmeval(session: Any, paths: Sequence[str | os.PathLike[str]], *,
                 f"item shows {pool_doc!r}, the record's doc is "
                 f"{doc_snippet(r.doc) if r.doc is not None else 'missing'!r} (a doc_id is a "
                 f"position: the dataset or its order differs from the pool run's)")
+        key = {k: answers[row][2].get(k) for k in ("gold", "n_choices")}
+        theirs = {"gold": r.gold, "n_choices": None if r.choice_loglikelihoods is None
+                  else len(r.choice_loglikelihoods)}
+        for k, v in key.items():
+            if v is not None and theirs[k] is not None and int(v) != int(theirs[k]):
+                what = "answer key (gold choice)" if k == "gold" else "number of choices"
+                raise SessionError(
+                    f"{r.where}: item {item_id!r}: the record's {what} is {theirs[k]}, the "
+                    f"pool run's {v}: a result of another task or prompt (a file renamed "
+                    f"from another task's?), not this item's")
         if metric not in r.metrics:
             raise SessionError(f"{r.where}: item {item_id!r} has no metric {metric!r} (it has "
                                f"{', '.join(r.metrics) or 'none'}); choose one with "
