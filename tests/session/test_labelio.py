@@ -795,3 +795,23 @@ def test_sheet_ids_are_read_as_pool_ids_are_and_an_unanswered_sheet_is_said(
     (tmp_path / "blank.csv").write_text(f"item_id,label\n   ,{word}\n", encoding="utf-8")
     out = run("import", db, tmp_path / "blank.csv", code=2)
     assert "is not in the pool" in out and "remove the blanks" not in out
+
+
+def test_an_empty_file_is_said_to_be_empty(tmp_path: Path) -> None:
+    """An empty file (a run that wrote nothing yet) was read as an unanswered sheet (QA)."""
+    from session_support import make_pool_files
+    from typer.testing import CliRunner
+
+    from activetest.cli import app
+
+    pf = make_pool_files(tmp_path / "data", n=20)
+    db = tmp_path / "s.db"
+    cli = CliRunner()
+    res = cli.invoke(app, [str(a) for a in (
+        "init", db, "--pool", pf.pool, "--task", "demo", "--surrogate", f"table:{pf.surrogate}",
+        "--target", f"table:{pf.target}", "--id-column", "id", "--no-progress")])
+    assert res.exit_code == 0, res.output
+    empty = tmp_path / "samples_x_2026-01-01T00-00-00.jsonl"
+    empty.write_bytes(b"")
+    res = cli.invoke(app, ["import", str(db), str(empty)])
+    assert res.exit_code == 2 and "the file is empty" in res.output, res.output

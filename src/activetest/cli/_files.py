@@ -117,6 +117,10 @@ def import_(
     label differently do not block the rest: they are listed and left out, or
     settled by --resolve.
     """
+    for f in files:  # (QA: an empty samples file was read as an unanswered sheet)
+        if f.is_file() and f.stat().st_size == 0:
+            raise ValueError(f"{f}: the file is empty: it holds no labels and no lm-eval "
+                             f"records (a run that wrote nothing yet?)")
     with _open(session, busy_timeout) as s:
         from activetest.session.harness import harness_config
 
