@@ -815,3 +815,27 @@ def test_an_empty_file_is_said_to_be_empty(tmp_path: Path) -> None:
     empty.write_bytes(b"")
     res = cli.invoke(app, ["import", str(db), str(empty)])
     assert res.exit_code == 2 and "the file is empty" in res.output, res.output
+
+
+def test_a_gzip_file_cut_short_is_said_to_be_one(tmp_path: Path) -> None:
+    """A truncated ``.jsonl.gz`` got "cannot tell the format from the suffix '.gz'" (QA)."""
+    import gzip
+
+    from session_support import make_pool_files
+    from typer.testing import CliRunner
+
+    from activetest.cli import app
+
+    pf = make_pool_files(tmp_path / "data", n=20)
+    db = tmp_path / "s.db"
+    cli = CliRunner()
+    res = cli.invoke(app, [str(a) for a in (
+        "init", db, "--pool", pf.pool, "--task", "demo", "--surrogate", f"table:{pf.surrogate}",
+        "--target", f"table:{pf.target}", "--id-column", "id", "--no-progress")])
+    assert res.exit_code == 0, res.output
+    whole = gzip.compress(b"".join(b'{"item_id": "r%d", "label": "x"}\n' % i
+                                   for i in range(200)))
+    cut = tmp_path / "samples_x_2026-01-01T00-00-00.jsonl.gz"
+    cut.write_bytes(whole[: len(whole) // 2])
+    res = cli.invoke(app, ["import", str(db), str(cut)])
+    assert res.exit_code == 2 and "a gzip file that does not decompress" in res.output
