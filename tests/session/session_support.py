@@ -7,11 +7,15 @@ test the workflow, not the models; the end-to-end tests load the bundled model.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import importlib.util
 import os
 import sqlite3
+import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -223,3 +227,20 @@ def damage_stored_array(con: sqlite3.Connection, table: str, member: str, offset
     blob[at + offset] ^= 0xFF
     con.execute(f"UPDATE {table} SET state = ?", (bytes(blob),))
     con.commit()
+
+
+@contextlib.contextmanager
+def tmpfs(size_kib: int) -> Iterator[Path]:
+    """A real tmpfs of ``size_kib``; skip the test where it cannot be mounted."""
+    mnt = Path(tempfile.mkdtemp(prefix="activetest-tmpfs-"))
+    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size_kib}k", "tmpfs", str(mnt)],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        mnt.rmdir()
+        pytest.skip(f"cannot mount a tmpfs here ({proc.stderr.strip()})")
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+        with contextlib.suppress(OSError):
+            mnt.rmdir()

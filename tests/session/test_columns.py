@@ -3,7 +3,6 @@ commands that read only the items they touch, and ``init`` killed by ``kill -9``
 
 from __future__ import annotations
 
-import contextlib
 import json
 import shutil
 import signal
@@ -15,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from session_support import tmpfs
 
 from activetest.session import columns as cols
 from activetest.session import stream_init
@@ -281,16 +281,8 @@ def test_a_schema_3_file_is_migrated_by_its_first_write(tmp_path: Path) -> None:
 def test_a_read_only_old_file_opens_read_only_and_stays_schema_3(tmp_path: Path) -> None:
     """On a real read-only mount (a tmpfs remounted read-only; skipped where it cannot
     be mounted): the old file reads, is not migrated, and refuses writes."""
-    import tempfile
-
     src = OLD / "schema3_ce_both.db"
-    mnt = Path(tempfile.mkdtemp(prefix="activetest-ro-"))
-    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8192k", "tmpfs", str(mnt)],
-                          capture_output=True, text=True)
-    if proc.returncode != 0:
-        mnt.rmdir()
-        pytest.skip(f"cannot mount a tmpfs here ({proc.stderr.strip()})")
-    try:
+    with tmpfs(8192) as mnt:
         db = mnt / src.name
         shutil.copyfile(src, db)
         subprocess.run(["mount", "-o", "remount,ro", str(mnt)], check=True)
@@ -301,10 +293,6 @@ def test_a_read_only_old_file_opens_read_only_and_stays_schema_3(tmp_path: Path)
             with pytest.raises(ValueError, match="read-only"):
                 s.select(1)
         assert db.read_bytes() == src.read_bytes()
-    finally:
-        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
-        with contextlib.suppress(OSError):
-            mnt.rmdir()
 
 
 _KILLED_INIT = r"""

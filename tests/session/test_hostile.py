@@ -31,6 +31,7 @@ from session_support import (
     cli_env,
     make_pool_files,
     require_models,
+    tmpfs,
 )
 from typer.testing import CliRunner
 
@@ -283,25 +284,6 @@ def test_formula_ids_and_a_carriage_return_survive_a_sheet_round_trip(tmp_path: 
 
 
 # --------------------------------------------------------------------------- disks
-
-
-@contextlib.contextmanager
-def tmpfs(size_kib: int) -> Iterator[Path]:
-    """A real tmpfs of ``size_kib``; skip the test where it cannot be mounted."""
-    import tempfile
-
-    mnt = Path(tempfile.mkdtemp(prefix="activetest-tmpfs-"))
-    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size_kib}k", "tmpfs", str(mnt)],
-                          capture_output=True, text=True)
-    if proc.returncode != 0:
-        mnt.rmdir()
-        pytest.skip(f"cannot mount a tmpfs here ({proc.stderr.strip()})")
-    try:
-        yield mnt
-    finally:
-        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
-        with contextlib.suppress(OSError):
-            mnt.rmdir()
 
 
 def test_read_only_session_reads_and_refuses_writes(pool_files: PoolFiles,

@@ -752,6 +752,29 @@ def test_real_label_studio_two_annotators_in_a_session(label_studio: httpx.Clien
         assert s.labels()[drawn[0]] == 0
 
 
+def _cli(*args: object, code: int = 0) -> str:
+    """``activetest ARGS`` in-process; its output with whitespace runs made one blank."""
+    from typer.testing import CliRunner
+
+    from activetest.cli import app
+
+    res = CliRunner().invoke(app, [str(a) for a in args])
+    assert res.exit_code == code, res.output
+    return " ".join(res.output.split())
+
+
+def _table_session(tmp_path: Path) -> Path:
+    """A uniform-draw session of 20 pool items with prediction tables, no draw yet."""
+    from session_support import make_pool_files
+
+    pf = make_pool_files(tmp_path / "data", n=20)
+    db = tmp_path / "s.db"
+    _cli("init", db, "--pool", pf.pool, "--task", "demo", "--surrogate", f"table:{pf.surrogate}",
+         "--target", f"table:{pf.target}", "--id-column", "id", "--acquisition", "uniform",
+         "--no-progress")
+    return db
+
+
 def test_sheet_ids_are_read_as_pool_ids_are_and_an_unanswered_sheet_is_said(
         tmp_path: Path) -> None:
     """A spreadsheet's trailing blank (``it1 ``) is not the pool's ``it1`` (ids are
@@ -759,83 +782,40 @@ def test_sheet_ids_are_read_as_pool_ids_are_and_an_unanswered_sheet_is_said(
     the id it nearly is (QA: "item 'it1 ' is not in the pool", nothing more); a blank id
     is refused. An imported sheet with no label filled in says so (QA: "imported 0 new
     label(s)" and nothing else)."""
-    from session_support import make_pool_files
-    from typer.testing import CliRunner
-
-    from activetest.cli import app
     from activetest.session.workflow import Session
 
-    pf = make_pool_files(tmp_path / "data", n=20)
-    db = tmp_path / "s.db"
-    cli = CliRunner()
-
-    def run(*args: object, code: int = 0) -> str:
-        res = cli.invoke(app, [str(a) for a in args])
-        assert res.exit_code == code, res.output
-        return " ".join(res.output.split())
-
-    run("init", db, "--pool", pf.pool, "--task", "demo", "--surrogate", f"table:{pf.surrogate}",
-        "--target", f"table:{pf.target}", "--id-column", "id", "--acquisition", "uniform",
-        "--no-progress")
-    run("select", db, "--n", "3", "--out", tmp_path / "todo.csv")
-    out = run("import", db, tmp_path / "todo.csv")
+    db = _table_session(tmp_path)
+    _cli("select", db, "--n", "3", "--out", tmp_path / "todo.csv")
+    out = _cli("import", db, tmp_path / "todo.csv")
     assert "imported 0 new label(s)" in out and "no row has its label filled in" in out
     with Session.open(db) as s:
         ids = [a.item_id for a in s.acquisitions()]
         word = s.task.classes[0]
     (tmp_path / "done.csv").write_text(
         "item_id,label\n" + "".join(f"{i}  ,{word}\n" for i in ids), encoding="utf-8")
-    out = run("import", db, tmp_path / "done.csv", code=2)
+    out = _cli("import", db, tmp_path / "done.csv", code=2)
     assert "3 label problem(s)" in out and " ' is not in the pool; '" in out
     assert "is (remove the blanks around the id in the file" in out
     (tmp_path / "done.csv").write_text(
         "item_id,label\n" + "".join(f"{i},{word}\n" for i in ids), encoding="utf-8")
-    out = run("import", db, tmp_path / "done.csv")
+    out = _cli("import", db, tmp_path / "done.csv")
     assert "imported 3 new label(s)" in out and "filled in" not in out
     (tmp_path / "blank.csv").write_text(f"item_id,label\n   ,{word}\n", encoding="utf-8")
-    out = run("import", db, tmp_path / "blank.csv", code=2)
+    out = _cli("import", db, tmp_path / "blank.csv", code=2)
     assert "is not in the pool" in out and "remove the blanks" not in out
 
 
-def test_an_empty_file_is_said_to_be_empty(tmp_path: Path) -> None:
-    """An empty file (a run that wrote nothing yet) was read as an unanswered sheet (QA)."""
-    from session_support import make_pool_files
-    from typer.testing import CliRunner
-
-    from activetest.cli import app
-
-    pf = make_pool_files(tmp_path / "data", n=20)
-    db = tmp_path / "s.db"
-    cli = CliRunner()
-    res = cli.invoke(app, [str(a) for a in (
-        "init", db, "--pool", pf.pool, "--task", "demo", "--surrogate", f"table:{pf.surrogate}",
-        "--target", f"table:{pf.target}", "--id-column", "id", "--no-progress")])
-    assert res.exit_code == 0, res.output
-    empty = tmp_path / "samples_x_2026-01-01T00-00-00.jsonl"
-    empty.write_bytes(b"")
-    res = cli.invoke(app, ["import", str(db), str(empty)])
-    assert res.exit_code == 2 and "the file is empty" in res.output, res.output
-
-
-def test_a_gzip_file_cut_short_is_said_to_be_one(tmp_path: Path) -> None:
-    """A truncated ``.jsonl.gz`` got "cannot tell the format from the suffix '.gz'" (QA)."""
+def test_an_empty_file_and_a_gzip_file_cut_short_are_said_to_be_so(tmp_path: Path) -> None:
+    """An empty file (a run that wrote nothing yet) was read as an unanswered sheet, a
+    truncated ``.jsonl.gz`` got "cannot tell the format from the suffix '.gz'" (QA)."""
     import gzip
 
-    from session_support import make_pool_files
-    from typer.testing import CliRunner
-
-    from activetest.cli import app
-
-    pf = make_pool_files(tmp_path / "data", n=20)
-    db = tmp_path / "s.db"
-    cli = CliRunner()
-    res = cli.invoke(app, [str(a) for a in (
-        "init", db, "--pool", pf.pool, "--task", "demo", "--surrogate", f"table:{pf.surrogate}",
-        "--target", f"table:{pf.target}", "--id-column", "id", "--no-progress")])
-    assert res.exit_code == 0, res.output
+    db = _table_session(tmp_path)
+    empty = tmp_path / "samples_x_2026-01-01T00-00-00.jsonl"
+    empty.write_bytes(b"")
+    assert "the file is empty" in _cli("import", db, empty, code=2)
     whole = gzip.compress(b"".join(b'{"item_id": "r%d", "label": "x"}\n' % i
                                    for i in range(200)))
     cut = tmp_path / "samples_x_2026-01-01T00-00-00.jsonl.gz"
     cut.write_bytes(whole[: len(whole) // 2])
-    res = cli.invoke(app, ["import", str(db), str(cut)])
-    assert res.exit_code == 2 and "a gzip file that does not decompress" in res.output
+    assert "a gzip file that does not decompress" in _cli("import", db, cut, code=2)

@@ -19,13 +19,12 @@ import shutil
 import sqlite3
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from session_support import PoolFiles, cli_command, cli_env, run_cli_process
+from session_support import PoolFiles, cli_command, cli_env, run_cli_process, tmpfs
 
 from activetest.data.task import Item
 from activetest.session.store import (
@@ -214,9 +213,9 @@ def test_the_later_init_says_the_file_was_made_meanwhile(pool_files: PoolFiles,
     assert creating(tmp_path) == []
 
 
-def test_an_orphan_journal_is_not_read_into_a_new_file(tmp_path: Path) -> None:
-    """A ``-wal`` left by a session file removed by hand (a writer killed before it was
-    folded in) is removed, not read as the new file's journal."""
+def killed_writer_session(tmp_path: Path) -> Path:
+    """``tmp_path/s.db`` whose WAL holds two labels a writer committed before it was
+    killed (``os._exit``: never folded into the file)."""
     db = tmp_path / "s.db"
     SessionStore.create(db, config=CONFIG, items=ITEMS).close()
     code = ("import os, sys\nfrom activetest.session.store import SessionStore\n"
@@ -224,6 +223,13 @@ def test_an_orphan_journal_is_not_read_into_a_new_file(tmp_path: Path) -> None:
             "os._exit(0)\n")
     subprocess.run([sys.executable, "-c", code, str(db)], env=cli_env(tmp_path), check=True)
     assert Path(f"{db}-wal").stat().st_size > 0
+    return db
+
+
+def test_an_orphan_journal_is_not_read_into_a_new_file(tmp_path: Path) -> None:
+    """A ``-wal`` left by a session file removed by hand (a writer killed before it was
+    folded in) is removed, not read as the new file's journal."""
+    db = killed_writer_session(tmp_path)
     db.unlink()
     other = [Item(f"o{k}", {"text": f"other {k}"}, 0) for k in range(7)]
     with SessionStore.create(db, config=CONFIG, items=other) as st:
@@ -308,13 +314,7 @@ def test_overwrite_refuses_at_its_end_a_session_opened_meanwhile(pool_files: Poo
 def test_overwrite_replaces_a_session_a_killed_writer_left(tmp_path: Path) -> None:
     """Nobody has it open, its WAL holds labels a killed writer committed: the new file
     replaces it whole, nothing of the old WAL read into it."""
-    db = tmp_path / "s.db"
-    SessionStore.create(db, config=CONFIG, items=ITEMS).close()
-    code = ("import os, sys\nfrom activetest.session.store import SessionStore\n"
-            "st = SessionStore.open(sys.argv[1])\nst.set_labels([(1, 0), (2, 1)], 'cli')\n"
-            "os._exit(0)\n")
-    subprocess.run([sys.executable, "-c", code, str(db)], env=cli_env(tmp_path), check=True)
-    assert Path(f"{db}-wal").stat().st_size > 0
+    db = killed_writer_session(tmp_path)
     other = [Item(f"o{k}", {"text": f"other {k}"}, 0) for k in range(7)]
     with SessionStore.create(db, config=CONFIG, items=other, overwrite=True) as st:
         assert st.item_ids() == [it.id for it in other] and st.labels() == {}
@@ -435,25 +435,8 @@ def test_an_item_whose_text_no_longer_decodes_is_a_damaged_file(tmp_path: Path) 
 # --------------------------------------------------------------------------- odd paths
 
 
-@contextlib.contextmanager
-def tmpfs() -> Iterator[Path]:
-    """A real tmpfs; skip the test where it cannot be mounted."""
-    mnt = Path(tempfile.mkdtemp(prefix="activetest-tmpfs-"))
-    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4096k", "tmpfs", str(mnt)],
-                          capture_output=True, text=True)
-    if proc.returncode != 0:
-        mnt.rmdir()
-        pytest.skip(f"cannot mount a tmpfs here ({proc.stderr.strip()})")
-    try:
-        yield mnt
-    finally:
-        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
-        with contextlib.suppress(OSError):
-            mnt.rmdir()
-
-
 def test_init_on_a_read_only_disk_names_the_session_file(pool_files: PoolFiles) -> None:
-    with tmpfs() as mnt:
+    with tmpfs(4096) as mnt:
         subprocess.run(["mount", "-o", "remount,ro", str(mnt)], check=True)
         out = run_cli_process(*init_args(pool_files, mnt / "new.db"), code=2)
         one_error(out)
