@@ -818,4 +818,4 @@ def test_an_empty_file_and_a_gzip_file_cut_short_are_said_to_be_so(tmp_path: Pat
                                    for i in range(200)))
     cut = tmp_path / "samples_x_2026-01-01T00-00-00.jsonl.gz"
     cut.write_bytes(whole[: len(whole) // 2])
-    assert "a gzip file that does not decompress" in _cli("import", db, cut, code=2)
+    assert "not a valid gzip file" in _cli("import", db, cut, code=2)

@@ -121,7 +121,6 @@ def import_(
         if f.is_file() and f.stat().st_size == 0:
             raise ValueError(f"{f}: the file is empty: it holds no labels and no lm-eval "
                              f"records (a run that wrote nothing yet?)")
-        _check_gzip(f)
     with _open(session, busy_timeout) as s:
         from activetest.session.harness import harness_config
 
@@ -144,27 +143,6 @@ def import_(
                        f"its label column, then import it)")
         _print_conflicts(result.conflicts, resolve.value)
         _print_waiting(s.waiting())
-
-
-def _check_gzip(path: Path) -> None:
-    """A gzip file that does not decompress (cut short, damaged) is said to be one (QA:
-    a truncated ``.jsonl.gz`` was "cannot tell the format from the suffix '.gz'")."""
-    import gzip
-    import zlib
-
-    if not path.is_file():
-        return
-    with path.open("rb") as fh:
-        if fh.read(2) != b"\x1f\x8b":
-            return
-    try:
-        with gzip.open(path, "rb") as fh:
-            while fh.read(1 << 20):
-                pass
-    except (OSError, EOFError, zlib.error) as exc:
-        raise ValueError(f"{path}: a gzip file that does not decompress (cut short or "
-                         f"damaged: {exc}); copy it again or decompress what is left "
-                         f"(zcat) and import that") from None
 
 
 def _lmeval_files(files: Sequence[Path]) -> bool:

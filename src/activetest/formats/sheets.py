@@ -68,9 +68,26 @@ def format_for(path: Path, format: str | None) -> str:
         return fmt
     suffix = path.suffix.lower()
     if suffix not in _SUFFIXES:
+        _refuse_damaged_gzip(path)
         raise ValueError(f"{path}: cannot tell the format from the suffix {suffix!r}; name it "
                          f"with --format (format= in Python), one of {', '.join(FORMATS)}")
     return _SUFFIXES[suffix]
+
+
+def _refuse_damaged_gzip(path: Path) -> None:
+    """A gzip file that does not decompress (cut short, damaged) is said to be one, not
+    a format the suffix does not name (QA: a truncated ``.jsonl.gz`` of lm-eval results
+    was "cannot tell the format from the suffix '.gz'"); only on that failure path."""
+    from activetest.formats.tables import gunzip_if_gzip
+
+    try:
+        with path.open("rb") as fh:
+            if fh.read(2) != b"\x1f\x8b":
+                return
+        raw = path.read_bytes()
+    except OSError:
+        return
+    gunzip_if_gzip(raw, path)  # raises "not a valid gzip file: ..."
 
 
 #: First characters that make a spreadsheet cell a formula (OWASP "CSV injection"):
