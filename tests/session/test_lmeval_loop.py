@@ -286,7 +286,7 @@ def test_the_results_model_is_kept_and_another_models_results_are_refused(
     assert "of 2 models" in out and "org/model-a" in out and "org/model-b" in out
     run("import", db, *a[:1])
     out = " ".join(run("import", db, *b[1:], code=2).split())
-    assert "of org/model-b" in out and "earlier results of org/model-a" in out, out
+    assert "of org/model-b (lm-eval)" in out and "earlier results are of org/model-a" in out, out
     run("import", db, *a[1:])
     rec = json.loads(run("estimate", db, "--format", "eee"))
     assert rec["model_info"]["id"] == "org/model-a"

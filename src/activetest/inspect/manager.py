@@ -381,22 +381,14 @@ class ActiveStopping:
 
     def _check_model(self, model: Any) -> None:
         """Keep the eval's model in the session (who answered: the EEE record names it);
-        refuse an eval of another model than the session's earlier results (one estimate
-        of one target cannot mix two models)."""
+        an eval of another model than the session's earlier results is refused, checked
+        where it is written (one transaction: two evals started together cannot both
+        pass, QA)."""
         from activetest.formats.answers import public_model_name
-        from activetest.session.harness import record_target_model, target_model
 
         name = public_model_name(model) if isinstance(model, str) else None
-        if name is None:
-            return
-        before = target_model(self.session.session_config)
-        if before is not None and before != name:
-            raise ValueError(f"this eval runs {name}; the session's earlier results are of "
-                             f"{before}: one estimate cannot mix two models (create another "
-                             f"session for {name})")
-        # checked again where it is written (one transaction): an eval of another model
-        # started at the same moment cannot pass too (QA)
-        record_target_model(self.session, name, "inspect")
+        if name is not None:
+            self.session.record_target_model(name, "inspect")
 
     def _check_batch_config(self, task: Any, samples: list[Any]) -> None:
         """Batch mode: refuse an eval in which a waiting sample could hold up the rest."""

@@ -505,10 +505,11 @@ class HarnessImport:
     cut: tuple[str, ...] = ()
 
 
-def _one_target_model(session: Any, files: set[str]) -> str | None:
+def _one_target_model(files: set[str]) -> str | None:
     """The model the results files are of (lm-eval's ``results_*.json`` beside each), or
-    None where none says. Refused: files of two models, or of another model than the
-    session's earlier results (one estimate of one target cannot mix two models)."""
+    None where none says. Refused: files of two models (one import, one target); another
+    model than the session's is refused where it is recorded
+    (:meth:`~activetest.session.workflow.Session.record_target_model`)."""
     from activetest.formats.history import lmeval_model_name
 
     names = {f: lmeval_model_name(f) for f in sorted(files)}
@@ -517,28 +518,7 @@ def _one_target_model(session: Any, files: set[str]) -> str | None:
         which = "; ".join(f"{Path(f).name}: {n}" for f, n in names.items() if n)
         raise SessionError(f"these results are of {len(known)} models ({which}); a session "
                            f"estimates one target: import one model's results")
-    model = next(iter(known), None)
-    before = target_model(session.session_config)
-    if model is not None and before is not None and model != before:
-        raise SessionError(f"these results are of {model} (lm-eval's results file beside "
-                           f"them), the session's earlier results of {before}: one estimate "
-                           f"cannot mix two models; create another session for {model}")
-    return model
-
-
-def target_model(config: Any) -> str | None:
-    """The model a harness target's results were recorded as (``answer_files["target"]
-    ["model"]``: lm-eval's results file, inspect_ai's eval), or None."""
-    prov = (config.answer_files or {}).get("target") or {}
-    name = prov.get("model")
-    return name if isinstance(name, str) and name else None
-
-
-def record_target_model(session: Any, model: str, tool: str) -> None:
-    """Keep the model a harness target's results are of in the config (``answer_files``'
-    ``target`` record: who answered, for the EEE record and the report), checked and
-    written at once (:meth:`~activetest.session.workflow.Session.record_target_model`)."""
-    session.record_target_model(model, tool)
+    return next(iter(known), None)
 
 
 def import_lmeval(session: Any, paths: Sequence[str | os.PathLike[str]], *,
@@ -642,7 +622,7 @@ def import_lmeval(session: Any, paths: Sequence[str | os.PathLike[str]], *,
                            f"these would be read as {metric} ({metric_from}): one estimate "
                            f"cannot mix two metrics. Import them with --metric-key "
                            f"{used[0]}, or create another session for {metric}")
-    model = _one_target_model(session, {r.where.rsplit(": ", 1)[0] for r in records})
+    model = _one_target_model({r.where.rsplit(": ", 1)[0] for r in records})
     stored = session.labels()
     new = [(row, lv, r) for row, (lv, r) in values.items() if stored.get(items[row].id) != lv]
     with session.store.transaction():
@@ -659,8 +639,8 @@ def import_lmeval(session: Any, paths: Sequence[str | os.PathLike[str]], *,
                 "target", rows, [r.response for _, _, r in new], [()] * len(rows),
                 [{**answers[row][2], "source": Path(r.where.rsplit(": ", 1)[0]).name,
                   "metric": metric, "value": r.metrics[metric]} for row, _, r in new])
-        if model is not None:  # last: a refusal above leaves no record of it
-            record_target_model(session, model, "lm-eval")
+        if model is not None:  # checked and kept last: a refusal writes nothing
+            session.record_target_model(model, "lm-eval")
     files = tuple(sorted({Path(r.where.rsplit(": ", 1)[0]).name for r in records}))
     return HarnessImport(len(new), len(values) - len(new), metric, metric_from, files,
                          tuple(cut))
