@@ -533,13 +533,7 @@ def anytime(draws: LabelledDraws, losses: np.ndarray, *, control: np.ndarray | N
     # from what the earlier ones implied (QA: 20 careless labels after 100 gave a CS
     # [0.150, 0.196] around an estimate of 0.2245, and "you may stop now"). A CS that no
     # longer holds its own estimate (clipped to the quantity's range) is no basis to stop.
-    centre = summary.estimate
-    if value_range is not None:
-        centre = min(max(centre, value_range[0]), value_range[1])
-    tol = 1e-9 * max(1.0, abs(centre))
-    # (the exact CS, where it stands in, is valid without asymptotics: it is not judged)
-    outside = (basis != "exact" and math.isfinite(cs_low) and math.isfinite(cs_high)
-               and math.isfinite(centre) and not cs_low - tol <= centre <= cs_high + tol)
+    outside = _cs_misses(cs_low, cs_high, summary.estimate, value_range, basis)
     if outside:
         may_stop = False
     need = summary.labels_needed
@@ -839,6 +833,19 @@ def _uniform_draws(draws: LabelledDraws) -> bool:
     return bool(np.allclose(np.asarray(draws.q, dtype=np.float64), rate, rtol=1e-9, atol=0))
 
 
+def _cs_misses(cs_low: float, cs_high: float, estimate: float,
+               value_range: tuple[float, float] | None, basis: str | None) -> bool:
+    """Whether a (finite) CS no longer holds the estimate it is centred on, the estimate
+    clipped to the quantity's range as the CS is. The exact CS, where it stands in
+    (``basis`` "exact"), is valid without asymptotics: it is not judged so."""
+    centre = estimate
+    if value_range is not None:
+        centre = min(max(centre, value_range[0]), value_range[1])
+    tol = 1e-9 * max(1.0, abs(centre))
+    return (basis != "exact" and math.isfinite(cs_low) and math.isfinite(cs_high)
+            and math.isfinite(centre) and not cs_low - tol <= centre <= cs_high + tol)
+
+
 def _difference_outside(a: AnytimeInterval, estimate: float, sure: SureBounds | None,
                         value_range: tuple[float, float] | None,
                         target_width: float | None, level: float, what: str,
@@ -857,10 +864,7 @@ def _difference_outside(a: AnytimeInterval, estimate: float, sure: SureBounds | 
                      f"shown are cut to them")
         return replace(a, estimate_outside_cs=False, may_stop=None if target_width is None
                        else bool(a.cs_high - a.cs_low <= target_width))
-    centre = estimate if value_range is None else min(max(estimate, value_range[0]),
-                                                       value_range[1])
-    outside = (a.basis != "exact" and math.isfinite(a.cs_low) and math.isfinite(a.cs_high)
-               and not a.cs_low - tol <= centre <= a.cs_high + tol)
+    outside = _cs_misses(a.cs_low, a.cs_high, estimate, value_range, a.basis)
     if outside:
         notes.append(_outside_cs_line(what, estimate, a, level))
     return replace(a, estimate_outside_cs=outside,
