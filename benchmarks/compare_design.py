@@ -94,7 +94,7 @@ def _intervals(la: np.ndarray, lb: np.ndarray, idx: np.ndarray, q: np.ndarray,
     unexplored); a ``bound`` known per item also gives the sure bounds."""
     A, B = la[idx], lb[idx]
     d = A - B
-    fi = fixed_interval_curve(adaptive_lure_theta(d, q, N), N)
+    fi = fixed_interval_curve(adaptive_lure_theta(d, q, N), N, skew_widens_only=True)
     lo, hi = fi.low, fi.high
     few = np.zeros(d.shape, dtype=bool)
     if metric == "error_rate":

@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> None:
         A, B = La[idx], Lb[idx]
         d = A - B
         th = adaptive_lure_theta(d, q, N)
-        fi = fixed_interval_curve(th, N)
+        fi = fixed_interval_curve(th, N, skew_widens_only=True)  # as sessions show differences
         cs = asymptotic_cs(th, N, value_range=(-1.0, 1.0), budget=max(BUDGETS),
                            intersect=False)
         qf = floor / (1.0 + floor)

@@ -230,14 +230,16 @@ def test_the_reports_comparison_shows_no_asymptotic_cs_before_30_labels(
         pool_files: PoolFiles, tmp_path: Path) -> None:
     """As `estimate` ("(from 30 labels)"): the report showed the difference's asymptotic CS
     at 10 labels ([-1.78, 1.765]) and its verdict could rest on it (QA); the exact CS or
-    sure bounds, valid at any count, are still shown where they stand in."""
+    sure bounds, valid at any count, are still shown where they stand in. (Seed 10: both
+    metrics' differences on the CLT basis at 10 labels; seed 1's log loss difference is
+    cut to its sure bounds since the difference's skewness correction may only widen.)"""
     db = tmp_path / "few.db"
     spec = f"table:{pool_files.target2}"
     res = runner.invoke(cli.app, [str(a) for a in (
         "init", db, "--pool", pool_files.pool, "--task", "demo", "--id-column", "id",
         "--surrogate", f"table:{pool_files.surrogate}", "--target",
         f"table:{pool_files.target}", "--compare", spec, "--acquisition", "compare",
-        "--metric", "both", "--seed", "1", "--no-progress")])
+        "--metric", "both", "--seed", "10", "--no-progress")])
     assert res.exit_code == 0, res.output
     with Session.open(db) as s:
         s.select(10)

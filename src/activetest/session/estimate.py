@@ -411,7 +411,8 @@ def interval_curves(theta: np.ndarray, N: int, *, level: float = 0.95,
                     value_range: tuple[float, float] | None = None,
                     planned_budget: int | None = None,
                     blind: BlindSpotCurve | None = None,
-                    few: FewErrors | None = None) -> IntervalCurves:
+                    few: FewErrors | None = None,
+                    skew_widens_only: bool = False) -> IntervalCurves:
     """:class:`IntervalCurves` of the per-draw estimates ``theta`` (``(K,)``): the
     fixed-budget interval (:func:`~activetest.stats.intervals.fixed_interval_curve`) and
     the asymptotic CS (:func:`~activetest.stats.confseq.asymptotic_cs`, tuned to
@@ -419,13 +420,15 @@ def interval_curves(theta: np.ndarray, N: int, *, level: float = 0.95,
     ``value_range``, exactly as :func:`anytime` reports them at K; with ``few`` (the
     error rate's few-errors rule) the exact CS stands in for both at the label counts
     with few errors, and the CS is then intersected over budgets
-    (:func:`activetest.stats.fewerrors.switch_to_exact`)."""
+    (:func:`activetest.stats.fewerrors.switch_to_exact`); ``skew_widens_only`` as in
+    :func:`anytime`."""
     from activetest.stats import asymptotic_cs
     from activetest.stats.intervals import fixed_interval_curve
 
     finite = value_range is not None and all(math.isfinite(x) for x in value_range)
     clip = value_range if finite else None
-    fi = fixed_interval_curve(theta, N, level=level, model_var=model_var)
+    fi = fixed_interval_curve(theta, N, level=level, model_var=model_var,
+                              skew_widens_only=skew_widens_only)
     cs = asymptotic_cs(theta, N, alpha=1.0 - level, value_range=clip if blind is None else None,
                        model_var=model_var, budget=planned_budget,
                        intersect=blind is None and few is None)
@@ -462,7 +465,8 @@ def anytime(draws: LabelledDraws, losses: np.ndarray, *, control: np.ndarray | N
             design: DesignControls | None = None,
             planned_budget: int | None = None,
             blind: BlindSpotCurve | None = None,
-            few: FewErrors | None = None) -> AnytimeInterval | None:
+            few: FewErrors | None = None,
+            skew_widens_only: bool = False) -> AnytimeInterval | None:
     """The fixed-budget interval and the confidence sequences of one estimate.
 
     ``control`` (``(N,)``) gives control-variate LURE; ``design`` (``(g_m, G_m, V_m)``
@@ -476,7 +480,9 @@ def anytime(draws: LabelledDraws, losses: np.ndarray, *, control: np.ndarray | N
     and the CS, at every budget, by what the unexplored items could hide; ``few``
     (:func:`few_errors_inputs`, the error rate of a session recording
     ``clt_min_errors``) puts the exact CS in their place while the labels show few
-    errors, and says so (``basis``, ``basis_note``).
+    errors, and says so (``basis``, ``basis_note``). ``skew_widens_only``: the fixed-budget
+    interval's skewness correction may only widen it (a paired difference, whose
+    estimated skewness is mostly noise: :mod:`activetest.stats.intervals`).
     """
     from activetest.stats import (
         adaptive_lure_theta,
@@ -500,10 +506,11 @@ def anytime(draws: LabelledDraws, losses: np.ndarray, *, control: np.ndarray | N
     finite = value_range is not None and all(math.isfinite(x) for x in value_range)
     summary = anytime_summary(theta, N, target_width=target_width, level=level, alpha=alpha,
                               model_var=model_var, budget=planned_budget,
-                              value_range=value_range if finite else None)
+                              value_range=value_range if finite else None,
+                              skew_widens_only=skew_widens_only)
     curves = interval_curves(theta, N, level=level, model_var=model_var,
                              value_range=value_range, planned_budget=planned_budget,
-                             blind=blind, few=few)
+                             blind=blind, few=few, skew_widens_only=skew_widens_only)
     cs_low, cs_high = float(curves.cs_low[-1]), float(curves.cs_high[-1])
     f_low, f_high = summary.fixed_low, summary.fixed_high
     may_stop = summary.may_stop
@@ -765,7 +772,8 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
             o_any = anytime(draws, o_loss, level=level, value_range=o_range,
                             planned_budget=planned_budget, few=o_few, blind=o_blind)
             d_any = anytime(draws, d_loss, level=level, value_range=d_range,
-                            planned_budget=planned_budget, few=d_few, blind=d_blind)
+                            planned_budget=planned_budget, few=d_few, blind=d_blind,
+                            skew_widens_only=True)
             bounds_d = (difference_bounds or {}).get(spec, {}).get(metric)
             sure = None
             if d_any is not None and bounds_d is not None:

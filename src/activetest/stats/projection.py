@@ -369,7 +369,8 @@ def anytime_summary(theta: np.ndarray, N: int, *, target_width: float | None = N
                     planned_labels: float = PLANNED_LABELS,
                     model_var: np.ndarray | None = None,
                     budget: int | None = None,
-                    value_range: tuple[float, float] | None = None) -> AnytimeSummary:
+                    value_range: tuple[float, float] | None = None,
+                    skew_widens_only: bool = False) -> AnytimeSummary:
     """One call for a session: the fixed interval and the CS side by side after M labels.
 
     ``theta`` holds one run's per-draw estimates so far (1-D), ``model_var`` an
@@ -377,14 +378,17 @@ def anytime_summary(theta: np.ndarray, N: int, *, target_width: float | None = N
     read off the CS, never the fixed interval: stopping when the CS is narrow
     enough keeps its coverage; stopping when the fixed interval is does not. ``budget``:
     the CS tuned to a planned budget (:func:`asymptotic_cs`); ``value_range``: the CS
-    clipped to it (as a session shows it), for "may stop" and the projection.
+    clipped to it (as a session shows it), for "may stop" and the projection;
+    ``skew_widens_only``: the fixed interval's skewness correction may only widen it
+    (:func:`~activetest.stats.intervals.fixed_interval_curve`; paired differences).
     """
     from activetest.stats.intervals import fixed_interval
 
     th = np.asarray(theta, dtype=np.float64)
     if th.ndim != 1:
         raise ValueError(f"theta must be 1-D (one run), got shape {th.shape}")
-    fi = fixed_interval(th, N, level=level, model_var=model_var)
+    fi = fixed_interval(th, N, level=level, model_var=model_var,
+                        skew_widens_only=skew_widens_only)
     cs = asymptotic_cs(th, N, alpha=alpha, planned_labels=planned_labels, model_var=model_var,
                        budget=budget, value_range=value_range)
     lo, hi = float(cs.low[-1]), float(cs.high[-1])
