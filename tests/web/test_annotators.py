@@ -206,6 +206,29 @@ def test_undo_gives_the_item_back_and_removes_its_label(tmp_path: Path) -> None:
         assert a.undo("nobody") is None
 
 
+def test_undo_never_takes_back_a_label_an_import_set_since(tmp_path: Path) -> None:
+    """QA: alice answered on the page, ``import --overwrite`` replaced that label, and
+    alice's undo then settled the item again from the page's answers: the imported label
+    was removed without a word. Now the undo is refused, naming the import, and both the
+    label and alice's answer stay."""
+    made = classification(tmp_path)
+    with Session.open(made.db) as s:
+        a = Annotators(s, batch=5)
+        it = a.next_item("alice")
+        a.answer("alice", it.item_id, [1])
+        level0 = a.levels[0]
+    sheet = tmp_path / "fix.csv"
+    sheet.write_text(f"item_id,label\n{it.item_id},{level0}\n", encoding="utf-8")
+    res = CliRunner().invoke(app, ["import", str(made.db), str(sheet), "--overwrite"])
+    assert res.exit_code == 0, res.output
+    with Session.open(made.db) as s:
+        a = Annotators(s, batch=5)
+        with pytest.raises(LabelError, match=r"fix\.csv after your answer; nothing was undone"):
+            a.undo("alice")
+        assert s.labels() == {it.item_id: 0}
+        assert [r.undone for r in a.annotations(include_undone=True)] == [None]
+
+
 def test_answers_are_checked_whole_and_retries_are_idempotent(tmp_path: Path) -> None:
     made = classification(tmp_path)
     with Session.open(made.db) as s:

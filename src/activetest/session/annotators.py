@@ -566,6 +566,16 @@ class Annotators:
             if row is None:
                 return None
             idx, at = int(row[0]), row[1]
+            # a label set elsewhere since (an import with --overwrite, the terminal) is not
+            # the page's to take back: settling again would replace or remove it (QA)
+            for role in self.roles:
+                cur = self._current(c, idx, role)
+                if cur is not None and not cur[1].startswith(_SOURCE):
+                    what = "" if role == "target" else f" ({role.removeprefix('compare:')}'s answer)"
+                    raise LabelError(
+                        f"item {self._ids[idx]!r}{what} was labelled {self.levels[cur[0]]!r} "
+                        f"by {cur[1]} after your answer; nothing was undone (the page does "
+                        f"not replace a label set elsewhere)")
             c.execute("UPDATE annotations SET undone = ? WHERE idx = ? AND annotator = ? AND "
                       "at = ? AND kind = 'answer' AND undone IS NULL", (now(), idx, who, at))
             self._settle(c, idx, self._ids[idx])
@@ -630,15 +640,20 @@ class Annotators:
         row = c.execute("SELECT label, source FROM labels WHERE idx = ?", (idx,)).fetchone()
         return None if row is None else (int(row[0]), str(row[1]))
 
+    def _current(self, c: Any, idx: int, role: str) -> tuple[int, str] | None:
+        """``(label, source)`` of one row's stored label for ``role`` (the target's, or a
+        compared target's judgment), or None."""
+        if role == "target":
+            return self._label_of(c, idx)
+        j = self.s.store.judgments(role).get(idx)
+        return None if j is None else (j.label, j.source)
+
     def _write(self, c: Any, idx: int, item_id: str, role: str, value: int | None,
                source: str) -> None:
         s = self.s
-        cur: tuple[int, str] | None
-        if role == "target":
-            cur = self._label_of(c, idx)
-        else:
-            j = s.store.judgments(role).get(idx)
-            cur = None if j is None else (j.label, j.source)
+        cur = self._current(c, idx, role)
+        if cur is not None and not cur[1].startswith(_SOURCE):
+            return  # set elsewhere (an import, the terminal): never the page's to change
         if value is None:
             if cur is not None:
                 s.undo(LabelChange(0, idx, item_id, None, cur[0], "remove", cur[1],
