@@ -285,3 +285,51 @@ def test_the_noise_alarm_leaves_levels_the_surrogate_does_not_model(tmp_path: Pa
     text = run("estimate", db)
     assert "item q0 (draw" in text and "label incorrect, surrogate NLL 9.21" in text
     assert "(surrogate NLL > 5)" in text and "target NLL" not in text
+
+
+def test_a_report_of_flagged_graded_items_shows_the_headline_estimates_shift(
+        tmp_path: Path) -> None:
+    """QA: ``report`` of a graded session with a flagged item failed ("flagged[0].
+    target_nll must be finite, got nan": a graded target has no NLL of the label), and
+    the shift it would have shown was plain LURE's, beside an adaptive design's headline
+    estimate. Now the target NLL is blank and the shift is the headline's (the
+    estimate's own terms, as its "without them")."""
+    from activetest.session import draw
+    from activetest.stats import adaptive_lure_terms, lure_terms
+
+    task = tmp_path / "t.toml"
+    task.write_text('kind = "graded"\nname = "qa"\ninstruction = ""\n[templates]\n'
+                    'item = "Q: {question}\\nA:"\nexample = "Q: {question}\\nA: {answer}\\n"\n'
+                    '[judgment]\nlevels = ["incorrect", "correct"]\n', encoding="utf-8")
+    n = 40
+    rng = np.random.default_rng(4)
+    p = rng.uniform(0.2, 0.8, n)
+    p[:8] = 0.9999  # very sure these are correct
+    (tmp_path / "pool.jsonl").write_text("".join(json.dumps(
+        {"id": f"q{i}", "question": f"question {i}?", "answer": f"a{i}", "p": float(p[i])})
+        + "\n" for i in range(n)), encoding="utf-8")
+    db = tmp_path / "g.db"
+    run("init", db, "--task", task, "--pool", tmp_path / "pool.jsonl", "--target", "pool",
+        "--surrogate", "column:p", "--seed", "4", "--no-progress")
+    run("select", db, "--n", "30")
+    with Session.open(db) as s:
+        assert s.config["acquisition"] == "graded_fixed"  # the default: its own controls
+        sure = {f"q{i}" for i in range(8)}
+        s.add_labels([(a.item_id, "incorrect" if a.item_id in sure or
+                       rng.random() < 0.5 else "correct") for a in s.acquisitions()])
+        r = s.estimate(record=False, progress=False)
+        data = s.report_data(progress=False)
+        d = s.labelled_draws()
+        loss = s.item_losses(d, progress=False)["error_rate"]
+        g, G, _ = draw.design_controls(s.store, d.k)
+    flagged = {f.item_id for f in r.flagged}
+    assert flagged and flagged <= sure
+    terms = adaptive_lure_terms(loss, d.q, d.n_pool, g, G)
+    assert terms.mean() == pytest.approx(r.metrics["error_rate"].active.estimate, rel=1e-12)
+    for f in data.flagged:
+        j = d.item_ids.index(f.item_id)
+        assert f.target_nll is None
+        assert f.shift == pytest.approx(np.delete(terms, j).mean() - terms.mean(), rel=1e-9)
+    assert abs(lure_terms(loss, d.q, d.n_pool).mean() - terms.mean()) > 1e-3  # they differ
+    run("report", db, "--out", tmp_path / "rep")
+    assert (tmp_path / "rep" / "report.md").exists()

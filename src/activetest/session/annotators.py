@@ -571,7 +571,8 @@ class Annotators:
             for role in self.roles:
                 cur = self._current(c, idx, role)
                 if cur is not None and not cur[1].startswith(_SOURCE):
-                    what = "" if role == "target" else f" ({role.removeprefix('compare:')}'s answer)"
+                    what = ("" if role == "target" else
+                            f" ({role.removeprefix('compare:')}'s answer)")
                     raise LabelError(
                         f"item {self._ids[idx]!r}{what} was labelled {self.levels[cur[0]]!r} "
                         f"by {cur[1]} after your answer; nothing was undone (the page does "

@@ -8,6 +8,7 @@ turns them into the report's records. Nothing here reads a session file or runs 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,7 +19,12 @@ from activetest.session import estimate as est
 from activetest.session.config import SessionConfig
 from activetest.session.records import EstimateReport
 from activetest.session.report import data as rp
-from activetest.stats import BootstrapResult, lure_terms, uniform_labels_for_width
+from activetest.stats import (
+    BootstrapResult,
+    adaptive_lure_terms,
+    lure_terms,
+    uniform_labels_for_width,
+)
 from activetest.stats.confseq import MIN_LABELS
 
 __all__ = ["METRIC_NAMES", "ReportInputs", "cv_notes", "examples_used", "report_data"]
@@ -215,15 +221,21 @@ def report_data(inputs: ReportInputs, *, truth: Mapping[str, float] | None = Non
                                     _pair(cs_lo[p.n_labels - 1], cs_hi[p.n_labels - 1])),
                           _estimate(p.uniform))
             for p in points]
-    terms = lure_terms(losses[metrics[0]], draws.q, draws.n_pool)
+    # each flagged item's shift of the headline estimate: the terms the estimate's own
+    # "without them" drops (an adaptive design's, with its controls; QA: plain LURE's were
+    # shown beside an adaptive estimate)
+    control = designs.get(metrics[0])
+    terms = (lure_terms(losses[metrics[0]], draws.q, draws.n_pool) if control is None else
+             adaptive_lure_terms(losses[metrics[0]], draws.q, draws.n_pool, control[0],
+                                 control[1]))
     position = {step: j for j, step in enumerate(draws.steps)}
     flagged = []
     for f in final.flagged:
         j = position[f.step]
         shift = float(np.delete(terms, j).mean() - terms.mean()) if draws.k > 1 else 0.0
-        flagged.append(rp.FlaggedItem(f.item_id, _snippet(inputs.item_fields[f.item_id]),
-                                      inputs.class_names[f.label], f.target_nll,
-                                      f.surrogate_nll, shift))
+        flagged.append(rp.FlaggedItem(  # a graded target has no NLL of the label: None
+            f.item_id, _snippet(inputs.item_fields[f.item_id]), inputs.class_names[f.label],
+            f.target_nll if math.isfinite(f.target_nll) else None, f.surrogate_nll, shift))
     comparisons = []
     sums = []  # what a paired difference subtracts, where it is not the headline
     for c in final.comparisons:

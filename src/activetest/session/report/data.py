@@ -81,16 +81,18 @@ class FlaggedItem:
         item_id: the item's id.
         text: the item's text (shortened to 80 characters in the report).
         label: the label it was given, as a label word or class name.
-        target_nll: the target's ``-log p(label | x)``.
+        target_nll: the target's ``-log p(label | x)`` (``None`` where the target has
+            none: a graded target's answer is judged, not scored per level).
         surrogate_nll: the surrogate's ``-log pi(label | x)`` (``None`` if unknown).
-        shift: how much the estimate moves if the item is dropped
-            (estimate without it minus estimate with it; first metric).
+        shift: how much the headline estimate moves if the item is dropped (estimate
+            without it minus estimate with it, from the estimate's own terms; first
+            metric).
     """
 
     item_id: str
     text: str
     label: str
-    target_nll: float
+    target_nll: float | None
     surrogate_nll: float | None
     shift: float
 
