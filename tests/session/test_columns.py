@@ -369,3 +369,53 @@ def test_a_column_is_overwritten_in_place_only_with_its_layout(
         finally:
             conn.execute("ROLLBACK")
     assert cols.read_column(conn, info)[:, 0].tobytes() == b.tobytes()
+
+
+def _with_checks(files: tuple[Path, Path, Path], shift: int) -> None:
+    """Add the ``content_check`` column to both Parquet tables: each row's fingerprint of
+    the pool item ``shift`` rows on (0: its own item, as a scoring job writes it)."""
+    import pyarrow.parquet as pq
+
+    from activetest.data.pool import load_pool
+    from activetest.formats.label_records import CHECK_COLUMN, content_check
+
+    items = load_pool(files[0], task="sst2", id_column="id").items
+    fp = [content_check(it.fields) for it in items]
+    for path in files[1:]:
+        t = pq.read_table(path)
+        pq.write_table(t.append_column(CHECK_COLUMN, [[fp[(i + shift) % len(fp)]
+                                                       for i in range(t.num_rows)]]), path)
+
+
+@pytest.mark.parametrize("shift", [0, 1])
+def test_a_tables_content_check_is_confirmed_while_streaming(
+        shift: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """QA: the streamed join read only a table's ids and values, so a table whose
+    ``content_check`` column says its rows were written for other content (a scoring
+    job's table of a pool re-sorted since) was joined silently, while the general path
+    refuses it. Now the streamed join confirms every row by it: right, it streams (and
+    writes the general path's session); wrong, it falls back, and the general path's
+    message names the file and the item."""
+    files = _write_pool(tmp_path, 200, "parquet")
+    _with_checks(files, shift)
+    monkeypatch.setattr(stream_init, "BLOCK", 64)
+    streamed = []
+    real = stream_init._stream
+
+    def spy(*a: object, **k: object) -> object:
+        out = real(*a, **k)
+        streamed.append(1)
+        return out
+
+    monkeypatch.setattr(stream_init, "_stream", spy)
+    if shift:
+        with pytest.raises(ValueError, match=r"(surrogate|target)\.parquet: the row for item .it0. "
+                                             r"was written for other content"):
+            _create(tmp_path / "s.db", files)
+        assert not streamed and not (tmp_path / "s.db").exists()
+        return
+    _create(tmp_path / "s.db", files).close()
+    assert streamed
+    monkeypatch.setattr(stream_init, "try_stream", lambda *a, **k: None)
+    _create(tmp_path / "g.db", files).close()
+    _same_session(tmp_path / "s.db", tmp_path / "g.db")

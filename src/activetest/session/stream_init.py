@@ -10,11 +10,12 @@ the new file at once, and reads the tables in blocks with pyarrow (vectorised, n
 Python object per number), joining them to the pool block by block. Memory is then
 the model outputs as numpy arrays (``N x C`` float64 per model) plus one block.
 
-The join streams when a table lists the pool's items in the pool's order (as a
-scoring job that reads the pool writes them; extra rows after the pool's last item
-are allowed). Anything else -- another order, a missing or repeated id, a value the
-fast reader does not take, a malformed file -- falls back to the general path, which
-joins by id in memory and names the file, line and column of any problem. So the
+The join streams when a table lists exactly the pool's items in the pool's order (as a
+scoring job that reads the pool writes them), a Parquet table's ``content_check`` column
+(where it has one) confirming each row's item. Anything else -- another order, rows after
+the pool's last item, a missing or repeated id, a content check that does not match, a
+value the fast reader does not take, a malformed file -- falls back to the general path,
+which joins by id in memory and names the file, line and column of any problem. So the
 streaming path never changes what a session holds or which input is refused; it
 only changes what a good input costs.
 """
@@ -155,19 +156,28 @@ def _pool_records(p: Path, fmt: str) -> Iterator[tuple[list[str] | None,
 # ------------------------------------------------------------------------ table blocks
 
 
-def _table_blocks(t: _Table) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """Blocks of ``(ids as str objects, (m, C) float64 values)`` of a prediction table."""
+def _table_blocks(t: _Table) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray | None]]:
+    """Blocks of ``(ids as str objects, (m, C) float64 values, content checks)`` of a
+    prediction table; the checks (str objects) where a Parquet table has the
+    ``content_check`` column (a scoring job's table: the join confirms each item's
+    content by it, as the table reader does), else None."""
     import pyarrow as pa
+
+    from activetest.formats.label_records import CHECK_COLUMN
 
     s = t.scorer
     want = [s.id_column, *t.columns]
+    checked = False
     if s.format == "parquet":
         import pyarrow.parquet as pq
 
         pf = pq.ParquetFile(s.path, **_PARQUET_READ)
         if any(c not in pf.schema_arrow.names for c in want):
             raise NotStreamable("columns")
-        batches: Any = pf.iter_batches(batch_size=BLOCK, columns=want, use_threads=False)
+        checked = CHECK_COLUMN in pf.schema_arrow.names
+        batches: Any = pf.iter_batches(batch_size=BLOCK,
+                                       columns=want + [CHECK_COLUMN] * checked,
+                                       use_threads=False)
     elif s.format == "csv":
         import pyarrow.csv as pcsv
 
@@ -182,7 +192,13 @@ def _table_blocks(t: _Table) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     else:
         batches = _jsonl_batches(s.path, want)
     for batch in batches:
-        yield _ids(batch.column(want.index(s.id_column))), _values(batch, want[1:])
+        checks = None
+        if checked:
+            col = batch.column(len(want))
+            if col.null_count or not pa.types.is_string(col.type):
+                raise NotStreamable("content check")  # the general path names the row
+            checks = np.asarray(col.to_numpy(zero_copy_only=False), dtype=object)
+        yield _ids(batch.column(want.index(s.id_column))), _values(batch, want[1:]), checks
 
 
 def _jsonl_batches(path: Path, want: list[str]) -> Iterator[Any]:
@@ -240,25 +256,34 @@ def _values(batch: Any, cols: Sequence[str]) -> np.ndarray:
 class _Rows:
     """Exactly ``m`` rows at a time from a stream of blocks."""
 
-    def __init__(self, blocks: Iterator[tuple[np.ndarray, np.ndarray]]) -> None:
+    def __init__(self, blocks: Iterator[tuple[np.ndarray, np.ndarray, np.ndarray | None]]
+                 ) -> None:
         self.blocks = blocks
         self.ids: list[np.ndarray] = []
         self.vals: list[np.ndarray] = []
+        self.checks: list[np.ndarray | None] = []
         self.held = 0
 
-    def take(self, m: int) -> tuple[np.ndarray, np.ndarray]:
+    def take(self, m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """The next ``m`` rows: ``(ids, values, content checks or None)``."""
         while self.held < m:
             nxt = next(self.blocks, None)
             if nxt is None:
                 raise NotStreamable("table ends before the pool")
             self.ids.append(nxt[0])
             self.vals.append(nxt[1])
+            self.checks.append(nxt[2])
             self.held += len(nxt[0])
         ids = np.concatenate(self.ids) if len(self.ids) > 1 else self.ids[0]
         vals = np.concatenate(self.vals) if len(self.vals) > 1 else self.vals[0]
+        checks = None
+        if self.checks[0] is not None:  # a file has the column in every block or none
+            checks = (np.concatenate(self.checks) if len(self.checks) > 1  # type: ignore[arg-type]
+                      else self.checks[0])
         self.ids, self.vals = [ids[m:]], [vals[m:]]
+        self.checks = [None if checks is None else checks[m:]]
         self.held = len(ids) - m
-        return ids[:m], vals[:m]
+        return ids[:m], vals[:m], None if checks is None else checks[:m]
 
     def more(self) -> bool:
         """Whether rows are left after those taken."""
@@ -333,6 +358,7 @@ def _stream(path: Path, p: Path, fmt: str, task: Task, sur: _Table, tgt: _Table,
             opts: dict[str, Any], config_of: Any, options: Any,
             cmp: Sequence[_Table] = ()) -> Any:
     from activetest.data.pool import column_plan, records_to_items
+    from activetest.formats.label_records import content_check
     from activetest.session.design import initial_scores
     from activetest.session.store import SessionStore, now
     from activetest.stats import ActiveSampler
@@ -374,10 +400,18 @@ def _stream(path: Path, p: Path, fmt: str, task: Task, sur: _Table, tgt: _Table,
             if len(items) != len(block):
                 raise NotStreamable("dropped rows")
             ids = np.array([it.id for it in items], dtype=object)
+            mine = None
             for k, t in enumerate(tables):
-                t_ids, vals = _guarded_take(t, len(items))
+                t_ids, vals, checks = _guarded_take(t, len(items))
                 if not np.array_equal(t_ids, ids):
                     raise NotStreamable("order")
+                if checks is not None:  # written for these items' content? (else the
+                    # general path refuses, naming the row: joins never guess)
+                    if mine is None:
+                        mine = np.array([content_check(it.fields) for it in items],
+                                        dtype=object)
+                    if not np.array_equal(checks, mine):
+                        raise NotStreamable("content check")
                 parts[k].append(_converted(vals, sources[k]))  # row by row: per block
             try:
                 conn.executemany(
@@ -461,7 +495,7 @@ def _guarded(blocks: Iterator[Any]) -> Iterator[Any]:
         raise NotStreamable("read") from None
 
 
-def _guarded_take(rows: _Rows, m: int) -> tuple[np.ndarray, np.ndarray]:
+def _guarded_take(rows: _Rows, m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     try:
         return rows.take(m)
     except _READ_ERRORS:
