@@ -419,3 +419,74 @@ def test_a_tables_content_check_is_confirmed_while_streaming(
     monkeypatch.setattr(stream_init, "try_stream", lambda *a, **k: None)
     _create(tmp_path / "g.db", files).close()
     _same_session(tmp_path / "s.db", tmp_path / "g.db")
+
+
+def _positional(tmp_path: Path, *, id_in_pool: bool) -> tuple[Path, Path, Path]:
+    """A CSV pool whose ids are its rows' numbers (with an unused ``id`` column if
+    ``id_in_pool``) and two tables keyed 0..N-1, written for the pool in another order."""
+    n = 30
+    rng = np.random.default_rng(1)
+    z = rng.normal(size=(n, 2))
+    lp = z - np.logaddexp(z[:, :1], z[:, 1:])
+    order = rng.permutation(n)
+    head = "id,text,label\n" if id_in_pool else "text,label\n"
+    (tmp_path / "pool.csv").write_text(head + "".join(
+        (f"{k}," if id_in_pool else "") + f"review {k},{('negative', 'positive')[k % 2]}\n"
+        for k in order), encoding="utf-8")
+    for name in ("sur", "tgt"):
+        (tmp_path / f"{name}.csv").write_text("id,negative,positive\n" + "".join(
+            f"{k},{lp[k, 0]},{lp[k, 1]}\n" for k in range(n)), encoding="utf-8")
+    return tmp_path / "pool.csv", tmp_path / "sur.csv", tmp_path / "tgt.csv"
+
+
+@pytest.mark.parametrize("id_in_pool", [False, True])
+@pytest.mark.parametrize("streamed", [True, False])
+def test_a_table_is_never_joined_to_row_numbers_by_position_alone(
+        id_in_pool: bool, streamed: bool, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """QA: a pool without an id column (or with one, ``--id-column`` forgotten) has its
+    rows' numbers as ids, and tables keyed 0..N-1 were joined to them by position: 26 of
+    40 items held another item's predictions once the pool file was re-sorted, with no
+    word. Now refused on both paths, naming the pool, the table and the fix (the pool's
+    ``id`` column when it has one)."""
+    pool, sur, tgt = _positional(tmp_path, id_in_pool=id_in_pool)
+    if not streamed:
+        monkeypatch.setattr(stream_init, "try_stream", lambda *a, **k: None)
+    with pytest.raises(ValueError, match=r"pool\.csv: the pool's item ids are its rows' "
+                                         r"numbers .*sur\.csv would be joined to it by "
+                                         r"position alone") as e:
+        Session.create(tmp_path / "s.db", pool=pool, task="sst2", surrogate=f"table:{sur}",
+                       target=f"table:{tgt}", seed=3, progress=False)
+    assert ("pass --id-column id" in str(e.value)) == id_in_pool
+    assert not (tmp_path / "s.db").exists()
+    if id_in_pool:  # what the message says to do
+        Session.create(tmp_path / "s.db", pool=pool, task="sst2", surrogate=f"table:{sur}",
+                       target=f"table:{tgt}", seed=3, progress=False,
+                       pool_options={"id_column": "id"}).close()
+
+
+def test_row_numbers_join_a_table_that_confirms_each_items_content(
+        tmp_path: Path) -> None:
+    """A table with a ``content_check`` column (what ``activetest score`` writes for a
+    pool without ids) joins row numbers: each row is confirmed by its item's content,
+    and one written for the pool in another order is refused."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from activetest.data.pool import load_pool
+    from activetest.formats.label_records import CHECK_COLUMN, content_check
+
+    pool, sur, tgt = _positional(tmp_path, id_in_pool=False)
+    items = load_pool(pool, task="sst2").items
+    for path in (sur, tgt):
+        rows = [line.split(",") for line in path.read_text().splitlines()[1:]]
+        pq.write_table(pa.table({"id": [r[0] for r in rows],
+                                 "negative": [float(r[1]) for r in rows],
+                                 "positive": [float(r[2]) for r in rows],
+                                 CHECK_COLUMN: [content_check(it.fields) for it in items]}),
+                       path.with_suffix(".parquet"))
+    with Session.create(tmp_path / "s.db", pool=pool, task="sst2",
+                        surrogate=f"table:{sur.with_suffix('.parquet')}",
+                        target=f"table:{tgt.with_suffix('.parquet')}", seed=3,
+                        progress=False) as s:
+        assert len(s.store.items()) == 30

@@ -278,7 +278,7 @@ def test_a_parquet_table_is_read_in_bounded_memory(tmp_path: Path) -> None:
     assert table is not None
     base = pa.total_allocated_bytes()
     most = rows = 0
-    for ids, vals in stream_init._table_blocks(table):
+    for ids, vals, _ in stream_init._table_blocks(table):
         rows += len(ids)
         assert vals.shape == (len(ids), 2)
         most = max(most, pa.total_allocated_bytes() - base)

@@ -97,12 +97,18 @@ class Pool(Sequence[Item]):
         format: the format it was read as.
         sha256: SHA-256 of the file's bytes (of all shard files, in order, for the
             hub's local snapshots; ``""`` where the bytes were not read directly).
+        id_column: the column the ids were read from; None where they are the rows'
+            numbers (or lm-eval's ``doc_id``), i.e. positions, which join nothing
+            until content confirms it.
+        columns: the file's columns (its first record's keys), for messages.
     """
 
     items: tuple[Item, ...]
     source: str = ""
     format: str = ""
     sha256: str = ""
+    id_column: str | None = None
+    columns: tuple[str, ...] = ()
     _index: dict[str, int] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -424,12 +430,22 @@ def load_pool(path: str | Path, *, format: str | None = None,
                                  field_columns=field_columns)
     fmt = (format or detect_format(p)).lower()
     data = read_bytes(p)
-    records = parse_bytes(data, str(p), fmt, encoding)
-    items = records_to_items(records, str(p), task=resolved, text_column=text_column,
+    first: list[str] = []
+
+    def tapped(records: Iterable[tuple[str, Record]]) -> Iterator[tuple[str, Record]]:
+        for where, record in records:
+            if not first:
+                first.extend(map(str, record))
+            yield where, record
+
+    items = records_to_items(tapped(parse_bytes(data, str(p), fmt, encoding)), str(p),
+                             task=resolved, text_column=text_column,
                              label_column=label_column, id_column=id_column,
                              field_columns=field_columns, label_map=label_map,
                              drop_labels=drop_labels, label_base=label_base)
-    return Pool(tuple(items), source=str(p), format=fmt, sha256=hashlib.sha256(data).hexdigest())
+    plan = column_plan(first, resolved, text_column, label_column, id_column, field_columns)
+    return Pool(tuple(items), source=str(p), format=fmt, sha256=hashlib.sha256(data).hexdigest(),
+                id_column=plan.id, columns=tuple(first))
 
 
 # --------------------------------------------------------------------------- hub

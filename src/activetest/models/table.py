@@ -549,6 +549,17 @@ class TableScorer:
                 self._checks = _content_checks(self.path, self.id_column)
         return self._cache[cols]
 
+    def confirms_content(self, task: Task) -> bool:
+        """Whether its join by id is confirmed by each item's content: lm-eval files read
+        with ``match="text"`` (every record's document checked) and tables with a
+        ``content_check`` column (Parquet, as ``activetest score`` writes them). Ids that
+        are only positions join nothing else (:func:`activetest.session.create.
+        check_position_joins`)."""
+        if self.format == "lmeval":
+            return self.match == "text"
+        self._load(task)
+        return bool(self._checks)
+
     def score(self, task: Task, items: Sequence[Item], examples: Sequence[Item] = (), *,
               progress: bool = True) -> np.ndarray:
         """Look up the ``(len(items), C)`` class log-probs of ``items`` by id.

@@ -172,6 +172,8 @@ class Inputs:
     specs: dict[str, str]  # role -> stored spec
     raw_specs: dict[str, str] = field(default_factory=dict)  # stored spec -> as given
     scorers: dict[str, Any] = field(default_factory=dict)  # "object:..." spec -> object
+    #: the pool file's columns where its ids are the rows' numbers (positions), else None
+    row_ids: tuple[str, ...] | None = None
 
 
 def load_inputs(*, pool: Sequence[Item] | str | os.PathLike[str],
@@ -186,7 +188,18 @@ def load_inputs(*, pool: Sequence[Item] | str | os.PathLike[str],
             shots without examples, a ``target_shots`` out of range, bad files.
     """
     t = resolve_task(task)
-    items, pool_info = load_items(pool, t, "pool", pool_options)
+    row_ids = None
+    if isinstance(pool, (str, os.PathLike)):
+        from activetest.data.pool import load_pool
+
+        loaded = load_pool(pool, task=t, **dict(pool_options or {}))
+        items = list(loaded)
+        pool_info = {"source": str(Path(pool).resolve()), "format": loaded.format,
+                     "sha256": loaded.sha256}
+        if loaded.id_column is None and loaded.format != "lmeval":
+            row_ids = loaded.columns
+    else:
+        items, pool_info = load_items(pool, t, "pool", pool_options)
     check_unique(items, "the pool")
     if not items:
         raise SessionError("the pool is empty: nothing to evaluate")
@@ -216,10 +229,43 @@ def load_inputs(*, pool: Sequence[Item] | str | os.PathLike[str],
     if not 0 <= target_shots <= len(chosen):
         raise ValueError(f"target_shots must be in 0..{len(chosen)} (the number of "
                          f"examples), got {target_shots}")
-    inputs = Inputs(t, items, pool_info, chosen, ex_info, int(target_shots), {})
+    inputs = Inputs(t, items, pool_info, chosen, ex_info, int(target_shots), {},
+                    row_ids=row_ids)
     for role, m in (("surrogate", surrogate), ("target", target)):
         inputs.specs[role] = register_model(m, inputs.raw_specs, inputs.scorers)
     return inputs
+
+
+def check_position_joins(inputs: Inputs, scoring: Scoring, specs: Sequence[str]) -> None:
+    """Refuse a ``table:`` of predictions joined to a pool whose ids are its rows'
+    numbers, unless the table confirms each item's content (:meth:`~activetest.models.
+    table.TableScorer.confirms_content`): a join by position alone would pair the wrong
+    rows, silently, once either file is re-sorted or filtered (QA). Joins never guess.
+
+    Raises:
+        SessionError: naming the pool, the table and what to do.
+    """
+    if inputs.row_ids is None:
+        return
+    from activetest.models.table import TableScorer
+
+    for spec in dict.fromkeys(specs):
+        scorer = scoring.scorer(spec)
+        if not isinstance(scorer, TableScorer) or scorer.confirms_content(inputs.task):
+            continue
+        src = inputs.pool_info.get("source", "the pool")
+        named = [c for c in inputs.row_ids if c.strip().lower() in (
+            "id", "item_id", "doc_id", "uid", "guid", scorer.id_column.lower())]
+        hint = (f"the pool has a column {named[0]!r}: pass --id-column {named[0]} "
+                f"(pool_options={{'id_column': {named[0]!r}}})" if named else
+                f"give the pool an id column, the same ids as the table's "
+                f"{scorer.id_column!r} column, and pass --id-column NAME")
+        raise SessionError(
+            f"{src}: the pool's item ids are its rows' numbers (no id column given or named "
+            f"by the task), so {scorer.path} would be joined to it by position alone "
+            f"(nothing confirms that its row for item '0' was made for the pool's first "
+            f"row; a re-sorted or filtered file joins the wrong rows silently): {hint}, or "
+            f"use a table with a content_check column (`activetest score` writes one)")
 
 
 def build_config(inputs: Inputs, *, task_ref: Any, metric: str, acquisition: str,
@@ -391,6 +437,8 @@ def create_session(path: str | os.PathLike[str], *,
         config = dataclasses.replace(config, compare=tuple(compared))
     scoring = Scoring(inputs.task, inputs.examples, inputs.scorers, config.cache_dir,
                       use_cache, threads, inputs.raw_specs)
+    check_position_joins(inputs, scoring, [inputs.specs["surrogate"], inputs.specs["target"],
+                                           *compared])
     (s_lp, s_prov), target_scores = score_pool(inputs, scoring,
                                                need_target=config.needs_target,
                                                progress=progress)

@@ -405,6 +405,8 @@ def _stream(path: Path, p: Path, fmt: str, task: Task, sur: _Table, tgt: _Table,
                 t_ids, vals, checks = _guarded_take(t, len(items))
                 if not np.array_equal(t_ids, ids):
                     raise NotStreamable("order")
+                if by_row and checks is None:  # positions alone: the general path refuses
+                    raise NotStreamable("row ids")
                 if checks is not None:  # written for these items' content? (else the
                     # general path refuses, naming the row: joins never guess)
                     if mine is None:
