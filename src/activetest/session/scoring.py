@@ -199,6 +199,8 @@ def score_rows(store: SessionStore, scoring: Scoring, role: str, spec: str,
     missing = rows[~np.isfinite(lp[rows]).all(axis=1)]
     if missing.size == 0:
         return lp
+    if stored is not None:
+        check_same_model(scoring, role, spec, items, lp, stored.provenance, shots)
     new, prov = scoring.score(role, spec, [items[i] for i in missing], shots, progress)
     lp[missing] = new
     if store.writable:
@@ -209,6 +211,55 @@ def score_rows(store: SessionStore, scoring: Scoring, role: str, spec: str,
         except (SessionWriteError, SessionReadOnlyError, SessionLockedError):
             pass  # a full disk (or another command's lock): used now, scored again next time
     return lp
+
+
+#: Earlier rows scored again when a model's identity changed, and the tolerance (nats) of
+#: their log-probs: a touched file or a moved model scores the same; another model not.
+RECHECK_ROWS = 20
+RECHECK_TOLERANCE = 1e-3
+
+
+def check_same_model(scoring: Scoring, role: str, spec: str, items: Sequence[Item],
+                     lp: np.ndarray, provenance: Mapping[str, Any], shots: int) -> None:
+    """Refuse to score more rows of ``role`` with a model other than the one that scored
+    its earlier rows (a PE target or a compared model scored on the labelled items as they
+    arrive). Where the model's identity (file path, size, mtime, settings:
+    :func:`~activetest.models.cache.scorer_identity`) is the one recorded, nothing is
+    done; where it changed, up to :data:`RECHECK_ROWS` earlier rows are scored again and
+    must give the same log-probs (a copied or touched file does): QA replaced a PE
+    target's ``table:`` file between two imports and the estimate mixed two models'
+    predictions, 30 items each, without a word.
+
+    Raises:
+        SessionError: the model now scores earlier items otherwise, naming the item and
+            both values.
+    """
+    from activetest.models.cache import scorer_identity
+
+    was = provenance.get("scorer")
+    done = np.flatnonzero(np.isfinite(lp).all(axis=1))
+    if was is None or done.size == 0:
+        return
+    try:
+        now_ident = jsonable(scorer_identity(scoring.scorer(spec)))
+    except Exception:  # identity is provenance only: the values decide below
+        now_ident = None
+    if now_ident == was:
+        return
+    again = done[:RECHECK_ROWS]
+    got, _ = scoring.score(role, spec, [items[i] for i in again], shots, False)
+    off = np.abs(got - lp[again]).max(axis=1)
+    if np.all(off <= RECHECK_TOLERANCE):
+        return
+    j = int(np.argmax(off > RECHECK_TOLERANCE))
+    k = int(again[j])
+    raise SessionError(
+        f"model {spec!r} ({role}) is not the one that scored this session's earlier items: "
+        f"scored again now, item {items[k].id!r} gets log-probs "
+        f"{np.round(got[j], 4).tolist()} where it got {np.round(lp[k], 4).tolist()} "
+        f"(the model or its file changed since {provenance.get('scored_at', 'then')}); "
+        f"scoring the new items with it would mix two models in one estimate. Restore the "
+        f"model (file) that scored them, or start a new session for the new one")
 
 
 def jsonable(obj: Any) -> Any:
