@@ -110,12 +110,15 @@ def test_whole_pool_difference_is_exact_and_identical_answers_are_judged_once(
         assert c2.other.estimate == pytest.approx(rb + (1 if a_ok["q0"] else -1) / 12,
                                                   abs=1e-12)
         assert c2.difference.estimate == pytest.approx(c.difference.estimate, abs=1e-12)
-        # its own judgment overrides the shared one (and makes the last estimate stale)
+        # the same text is one answer: its own judgment must be the shared one (QA: a
+        # different one was kept and counted a difference that cannot exist)
         assert not s.status().estimate_stale
-        s.judge("q0", "correct" if a_ok["q0"] else "incorrect", target=spec)
-        assert s.status().estimate_stale
+        with pytest.raises(LabelError, match="are the same text"):
+            s.judge("q0", "correct" if a_ok["q0"] else "incorrect", target=spec)
+        assert not s.status().estimate_stale  # nothing written
+        s.judge("q0", flipped, target=spec)
         c3 = s.estimate().comparisons[0]
-        assert c3.other.estimate == pytest.approx(rb, abs=1e-12)
+        assert c3.other.estimate == pytest.approx(c2.other.estimate, abs=1e-12)
         history = s.store.judgment_history()
         assert history and all(h.role == f"compare:{spec}" for h in history)
 
@@ -541,6 +544,38 @@ def test_same_text_answers_judged_differently_are_a_conflict(tmp_path: Path) -> 
         level = s.task.classes.index(r0["label"])
         assert s.store.labels()[row].label == level
         assert s.store.judgments(f"compare:{spec}")[row].label == level
+
+
+def test_same_text_answers_judged_differently_in_two_imports_are_refused(
+        tmp_path: Path) -> None:
+    """QA: the same text judged differently in two files (the target's rows, then the
+    compared target's), or through the API, was kept twice, and the paired difference
+    counted a difference that cannot exist. Now the second write is refused, naming the
+    item, both judgments and their sources, and writes nothing; judging them alike
+    goes in."""
+    db, sheet, spec, rows, _, _ = _judged_sheet(tmp_path)
+    shared = next(r for r in rows if r["answer_of"] == spec and r["item_id"] == "q0")
+    mine = [r for r in rows if r["answer_of"] == "target"]
+    theirs = [r for r in rows if r["answer_of"] == spec]
+    _rewrite(sheet, mine)
+    run("import", db, sheet)
+    flipped = "incorrect" if shared["label"] == "correct" else "correct"
+    shared["label"] = flipped
+    other = tmp_path / "b.csv"
+    _rewrite(other, theirs)
+    out = " ".join(run("import", db, other, code=2).split())
+    assert ("item 'q0': the target's answer and " + spec + "'s answer are the same text"
+            in out and "nothing was written" in out and "b.csv" in out), out
+    with Session.open(db) as s:
+        assert s.store.judgments(f"compare:{spec}") == {}  # the whole file refused
+        with pytest.raises(LabelError, match="are the same text"):
+            s.judge("q0", flipped, target=spec)
+        assert s.store.judgments(f"compare:{spec}") == {}
+        s.judge("q0", s.task.classes[s.store.labels()[s.store.index_of("q0")].label],
+                target=spec)  # alike: fine
+        with pytest.raises(LabelError, match="are the same text"):  # and the other way
+            s.add_labels([("q0", flipped)], overwrite=True)
+        assert s.store.labels()[s.store.index_of("q0")].label != s.task.classes.index(flipped)
 
 
 def test_a_mixed_import_that_fails_half_way_changes_nothing(tmp_path: Path) -> None:

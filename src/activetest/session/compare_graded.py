@@ -11,7 +11,9 @@ How a compared target's loss at a drawn item is found, in this order:
 2. else, if its answer is the same text as the session target's (after collapsing
    whitespace; nothing else: "the Broncos" and "Broncos" may deserve different
    judgments), the target's judgment -- derived when read, never copied, so a
-   later change of that label carries over;
+   later change of that label carries over. The same text is one answer: an own
+   judgment of it (rule 1) that differs from another role's is refused when written
+   (:func:`check_alike`), however the two arrive (one sheet, two sheets, the API);
 3. else the same for another compared target whose identical answer was judged;
 4. else it is missing: the comparison waits for it (the labeller asks for it).
 
@@ -34,7 +36,8 @@ from activetest.session.config import SessionConfig
 from activetest.session.records import LabelConflict, LabelError
 from activetest.session.store import Acquisition, LabelChange, SessionStore
 
-__all__ = ["JudgedAnswers", "PendingJudgment", "add_judgments", "check_judgments",
+__all__ = ["JudgedAnswers", "PendingJudgment", "add_judgments", "check_alike",
+           "check_judgments",
            "compare_role", "compared_losses", "compared_specs", "pending_judgments",
            "same_answer", "settle_same_answers"]
 
@@ -91,6 +94,44 @@ class JudgedAnswers:
             if j is not None and same_answer(self.answer(other, row), text):
                 return int(j.label)
         return None
+
+
+def check_alike(store: SessionStore, task: GenTask, rows: Iterable[int]) -> None:
+    """Refuse two judgments of one answer text on one item (rule 2 of the module
+    docstring: the same text is one answer). Called after writing labels or judgments,
+    inside their transaction, so a refusal writes nothing: QA judged the target's
+    answer "seven" correct in one file and the compared target's identical "seven"
+    incorrect in another (or through the API), and both were kept, a difference that
+    cannot exist counted in the paired estimate.
+
+    Raises:
+        LabelError: naming the item, both answers' judgments and who gave them.
+    """
+    specs = compared_specs(store.config())
+    if not specs:
+        return
+    judged = JudgedAnswers(store)
+    roles = ["target", *specs]
+    for row in sorted(set(int(r) for r in rows)):
+        own = {r: judged.judged.get(r, {}).get(row) for r in roles}
+        for i, a in enumerate(roles):
+            for b in roles[i + 1:]:
+                ja, jb = own[a], own[b]
+                if ja is None or jb is None or int(ja.label) == int(jb.label):
+                    continue
+                if not same_answer(judged.answer(a, row), judged.answer(b, row)):
+                    continue
+                names = task.class_names
+
+                def whose(r: str) -> str:
+                    return "the target's answer" if r == "target" else f"{r}'s answer"
+
+                raise LabelError(
+                    f"item {ja.item_id!r}: {whose(a)} and {whose(b)} are the same text "
+                    f"({judged.answer(a, row)[:60]!r}) and would be judged differently: "
+                    f"{names[int(ja.label)]!r} ({ja.source}) and {names[int(jb.label)]!r} "
+                    f"({jb.source}); the same answer gets one judgment: judge them alike "
+                    f"(--overwrite to change the one stored), nothing was written")
 
 
 def compared_losses(store: SessionStore, task: GenTask, spec: str,
@@ -157,7 +198,10 @@ def add_judgments(store: SessionStore, task: GenTask, index: Mapping[str, int], 
     (:func:`check_judgments`), then written in one transaction."""
     answers, _, _ = check_judgments(store, task, index, spec, records, source=source,
                                     overwrite=overwrite)
-    return store.set_judgments(compare_role(spec), answers, source, overwrite=overwrite)
+    with store.transaction():
+        changes = store.set_judgments(compare_role(spec), answers, source, overwrite=overwrite)
+        check_alike(store, task, [a[0] for a in answers])
+    return changes
 
 
 def settle_same_answers(store: SessionStore, task: GenTask, index: Mapping[str, int],

@@ -499,9 +499,18 @@ class Session:
         records = list(records)
         with self.store.transaction():  # checks and writes: no other writer between
             self._check_shown(records)
-            return labels.add_labels(self.store, self.task, self._row_index(), records,
-                                     source=source, overwrite=overwrite, where=where,
-                                     resolve=resolve)
+            index = self._row_index()
+            result = labels.add_labels(self.store, self.task, index, records,
+                                       source=source, overwrite=overwrite, where=where,
+                                       resolve=resolve)
+            self._check_alike([c.index for c in result.changes])
+            return result
+
+    def _check_alike(self, rows: Sequence[int]) -> None:
+        """A graded comparison's one judgment per answer text
+        (:func:`compare_graded.check_alike`), after a write, inside its transaction."""
+        if rows and self.compared_targets():  # graded sessions only have them
+            compare_graded.check_alike(self.store, self.task, rows)  # type: ignore[arg-type]
 
     def _check_shown(self, records: Sequence[Any]) -> None:
         """:func:`labels.check_shown` against the drawn items as exports show them."""
@@ -989,5 +998,6 @@ class Session:
                                                     source, overwrite=overwrite)
                 unchanged += same
                 conflicts += spec_conflicts
+            self._check_alike([c.index for c in changes])
         added = sum(c.action == "add" for c in changes)
         return LabelImport(added, len(changes) - added, unchanged, changes, conflicts)
