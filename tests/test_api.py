@@ -388,3 +388,34 @@ def test_a_model_compared_with_its_own_predictions_differs_by_exactly_zero(
         a = c.difference_anytime
         assert c.difference.estimate == 0.0 and a.basis == "sure"
         assert (a.fixed_low, a.fixed_high, a.cs_low, a.cs_high) == (0.0, 0.0, 0.0, 0.0)
+
+
+def test_a_design_that_predicts_no_variance_does_not_stop_the_projection() -> None:
+    """QA: the adaptive design's model predicted exactly 0 variance for draws 31-40 of a
+    log-loss run (rare confident misses), the projection's variance ratio was 0, and
+    ``estimate(target_width=...)`` raised "variance_ratio must be > 0"; such a model is
+    not believed (ratio 1: the draws to come vary as the ones made)."""
+    from activetest.stats.projection import future_variance_ratio
+
+    N, C = 2000, 10
+    rng = np.random.default_rng(7)
+    y = rng.integers(0, C, N)
+    P = rng.dirichlet(np.ones(C) * 0.3, N)
+    P[np.arange(N), y] += rng.uniform(0.5, 3, N)
+    P /= P.sum(1, keepdims=True)
+    for i in np.flatnonzero(rng.random(N) < 0.01):
+        P[i, y[i]] = 1e-4
+        P[i] /= P[i].sum()
+    Sp = P * np.exp(rng.normal(0, 0.3, P.shape))
+    Sp /= Sp.sum(1, keepdims=True)
+    run = at.ActiveTest(surrogate=np.log(Sp), target=np.log(P), metric="log_loss",
+                        seed=5023, acquisition="adaptive", n_boot=50)
+    for _ in range(4):
+        for i in run.next(10):
+            run.label(i, int(y[i]))
+    g, G, V = run._sampler.controls("log")
+    assert np.all(V[30:40] == 0.0)  # the case
+    r = run.estimate(target_width=0.3)
+    assert r.metrics["log_loss"].labels_needed is not None
+    th = np.linspace(0.2, 0.8, 40)
+    assert future_variance_ratio(th, N, model_var=np.r_[np.full(30, 0.5), np.zeros(10)]) == 1.0

@@ -295,7 +295,11 @@ def future_variance_ratio(theta: np.ndarray, N: int, *,
         return 1.0
     se = float(moment_curves(th, N, model_var)[1][-1])
     s2_avg, s2_recent = _per_draw_variances(se, M, N, model_var)
-    if not (np.isfinite(s2_avg) and s2_avg > 0 and np.isfinite(s2_recent)):
+    if not (np.isfinite(s2_avg) and s2_avg > 0 and np.isfinite(s2_recent)
+            and s2_recent > 0):
+        # a model that predicts no variance at all for the draws to come is not believed
+        # (it would project that no more labels are needed; QA: the projection raised
+        # "variance_ratio must be > 0"): the draws to come vary as the ones made
         return 1.0
     return float(s2_recent / s2_avg)
 
