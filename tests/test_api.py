@@ -413,7 +413,7 @@ def test_a_design_that_predicts_no_variance_does_not_stop_the_projection() -> No
     for _ in range(4):
         for i in run.next(10):
             run.label(i, int(y[i]))
-    g, G, V = run._sampler.controls("log")
+    V = run._sampler.controls("log")[2]
     assert np.all(V[30:40] == 0.0)  # the case
     r = run.estimate(target_width=0.3)
     assert r.metrics["log_loss"].labels_needed is not None
