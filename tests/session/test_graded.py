@@ -333,3 +333,7 @@ def test_a_report_of_flagged_graded_items_shows_the_headline_estimates_shift(
     assert abs(lure_terms(loss, d.q, d.n_pool).mean() - terms.mean()) > 1e-3  # they differ
     run("report", db, "--out", tmp_path / "rep")
     assert (tmp_path / "rep" / "report.md").exists()
+    # strict JSON: no bare NaN for the missing target NLL (QA: JSON.parse failed)
+    data = json.loads(run("estimate", db, "--json"), parse_constant=lambda c: 1 / 0)
+    assert data["flagged"] and all(f["target_nll"] is None for f in data["flagged"])
+    json.loads(run("status", db, "--json"), parse_constant=lambda c: 1 / 0)

@@ -250,6 +250,25 @@ Timeout = Annotated[float, typer.Option("--busy-timeout", help="Seconds to wait 
                                         "process's lock on the session file.")]
 
 
+def _json_text(obj: Any) -> str:
+    """``obj`` as strict JSON for ``--json`` output: JSON has no NaN or Infinity, so a
+    number that is not one (a graded target's NLL) or an unbounded side of an interval is
+    ``null`` (QA: bare ``NaN`` tokens failed ``JSON.parse``); other objects as text."""
+    import json
+    import math
+
+    def clean(x: Any) -> Any:
+        if isinstance(x, float):
+            return x if math.isfinite(x) else None
+        if isinstance(x, dict):
+            return {k: clean(v) for k, v in x.items()}
+        if isinstance(x, (list, tuple)):
+            return [clean(v) for v in x]
+        return x
+
+    return json.dumps(clean(obj), indent=1, default=str, allow_nan=False)
+
+
 def _open(path: Path, busy_timeout: float = 5.0, threads: int | None = None) -> Any:
     from activetest.session.workflow import Session
 

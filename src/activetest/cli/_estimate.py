@@ -20,6 +20,7 @@ from activetest.cli._app import (
     _check_width,
     _cs,
     _escape,
+    _json_text,
     _num,
     _open,
     _out,
@@ -268,7 +269,7 @@ def estimate(
         r = s.estimate(compare=list(compare or ()), target_width=target_width, n_boot=n_boot,
                        level=level, progress=not no_progress)
         if out_format == "json":
-            print(json.dumps({**r.to_dict(), **agreement_json(s)}, indent=1, default=str))
+            print(_json_text({**r.to_dict(), **agreement_json(s)}))
         elif out_format == "eee":
             from activetest.session.eee_report import eee_records
 

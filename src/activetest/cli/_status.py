@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -16,6 +15,7 @@ from activetest.cli._app import (
     _check_width,
     _cs,
     _escape,
+    _json_text,
     _num,
     _open,
     _out,
@@ -80,7 +80,7 @@ def status(
             runs = runs_summary(s)
             if runs is not None:  # a harness session: its target runs
                 out["target_runs"] = asdict(runs)
-            print(json.dumps(out, indent=1, default=str))
+            print(_json_text(out))
             return
         _out.print(f"session {_escape(st.path)} (created {st.created})")
         _out.print(f"target {_escape(st.target)}; surrogate {_escape(st.surrogate)}; metric "
