@@ -490,3 +490,45 @@ def test_row_numbers_join_a_table_that_confirms_each_items_content(
                         target=f"table:{tgt.with_suffix('.parquet')}", seed=3,
                         progress=False) as s:
         assert len(s.store.items()) == 30
+
+
+@pytest.mark.parametrize("streamed", [True, False])
+def test_texts_longer_than_the_csv_modules_limit_are_read_and_round_trip(
+        streamed: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """QA: a valid CSV pool with a 200,000-character text was refused as "malformed
+    CSV: field larger than field limit (131072)", and a label sheet the tool wrote for
+    such an item could not be imported back."""
+    import csv
+
+    before = csv.field_size_limit(131_072)  # the module's default, whatever ran before
+    try:
+        _long_texts(streamed, tmp_path, monkeypatch)
+    finally:
+        csv.field_size_limit(before)
+
+
+def _long_texts(streamed: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import csv
+
+    from activetest.formats.tables import allow_long_fields
+
+    pool, sur, tgt = _write_pool(tmp_path, 40, "csv")
+    rows = pool.read_text(encoding="utf-8").split("\n", 1)
+    long_text = "word " * 40_000  # 200,000 characters
+    pool.write_text(rows[0] + "\n" + rows[1].replace("text ", long_text, 1), encoding="utf-8")
+    if not streamed:
+        monkeypatch.setattr(stream_init, "try_stream", lambda *a, **k: None)
+    with _create(tmp_path / "s.db", (pool, sur, tgt), acquisition="uniform") as s:
+        assert max(len(it.fields["text"]) for it in s.items()) > 200_000
+        s.select(40)
+        sheet = tmp_path / "todo.csv"
+        assert s.export(sheet) == 40
+        allow_long_fields()  # as a user's own script would need to, to read it
+        with sheet.open(encoding="utf-8-sig", newline="") as f:
+            rows = list(csv.reader(f))
+        assert any(long_text.strip() in cell for r in rows for cell in r)
+        for r in rows[1:]:
+            r[rows[0].index("label")] = "positive"
+        with sheet.open("w", encoding="utf-8", newline="") as f:
+            csv.writer(f).writerows(rows)
+        assert s.import_file(sheet).added == 40

@@ -157,6 +157,9 @@ def read_response_matrix(path: str | Path, *, format: str | None = None) -> Resp
         text = decode_utf8(raw, p)
     except ValueError as exc:
         raise HistoryFormatError(str(exc)) from None
+    from activetest.formats.tables import allow_long_fields
+
+    allow_long_fields()
     reader = csv.reader(io.StringIO(text, newline=""), delimiter="," if fmt == "csv" else "\t")
     header: list[str] | None = None
     body: list[tuple[str, list[object]]] = []

@@ -139,6 +139,9 @@ def csv_rows(text: str, source: str, delimiter: str,
                 delimiter = ";"
         except csv.Error:
             pass  # the strict reader below reports it with the line
+    from activetest.formats.tables import allow_long_fields
+
+    allow_long_fields()
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
     header: list[str] | None = None
     sep = {",": "comma", "\t": "tab", ";": "semicolon"}[delimiter]

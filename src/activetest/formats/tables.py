@@ -98,7 +98,18 @@ def split_lines(text: str) -> Iterator[tuple[int, str]]:
         yield n, line[:-1] if line.endswith("\r") else line
 
 
+def allow_long_fields() -> None:
+    """Let :mod:`csv` read a field of any length: its default limit of 131,072
+    characters refused valid files with long texts (a long context, a long answer),
+    including the label sheets this tool writes for them (QA). Process-wide, as the
+    module's own setting is; raised, never lowered."""
+    limit = 2**31 - 1  # a C long on every platform
+    if csv.field_size_limit() < limit:
+        csv.field_size_limit(limit)
+
+
 def _read_csv(text: str, source: str) -> Iterator[tuple[str, Record]]:
+    allow_long_fields()
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     header: list[str] | None = None
     try:
@@ -328,6 +339,7 @@ def header_table(text: str, source: str, delimiter: str, *,
             is the message, with ``{cells}`` and ``{header}`` counts), or malformed quoting;
             each names ``source`` and the line.
     """
+    allow_long_fields()
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
     try:
         header = next(reader, None)

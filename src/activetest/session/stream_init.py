@@ -106,6 +106,9 @@ def _pool_records(p: Path, fmt: str) -> Iterator[tuple[list[str] | None,
     if fmt == "csv":
         import csv
 
+        from activetest.formats.tables import allow_long_fields
+
+        allow_long_fields()
         with p.open(encoding="utf-8-sig", newline="") as f:
             reader = csv.reader(f, strict=True)
             header: list[str] | None = None
