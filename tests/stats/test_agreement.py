@@ -118,3 +118,33 @@ def test_bootstrap_interval_covers_in_seeded_monte_carlo() -> None:
                                 level=0.9, seed=rep)
         hits += r.low <= p <= r.high
     assert hits >= 30
+
+
+def test_the_bootstrap_resamples_whole_items_when_an_item_has_several_units() -> None:
+    """QA: in a paired session each item has two judged answers (two units); resampled
+    one by one, the interval treated them as independent and was too narrow. By item,
+    every answer of a drawn item comes along: with each item's two units the same, the
+    interval is exactly the one-unit-per-item interval, and the unit bootstrap's is
+    narrower."""
+    rng = np.random.default_rng(5)
+    truth = rng.integers(0, 3, 40)
+    a = np.where(rng.random(40) < 0.8, truth, rng.integers(0, 3, 40))
+    b = np.where(rng.random(40) < 0.8, truth, rng.integers(0, 3, 40))
+    data = np.vstack([a, b]).astype(float)
+    twice = np.hstack([data, data])
+    items = np.r_[np.arange(40), np.arange(40)]
+
+    def kappa(d: np.ndarray) -> float:
+        return cohen_kappa(d[0], d[1])
+
+    one = bootstrap_agreement(data, kappa, n_boot=400, seed=3)
+    by_item = bootstrap_agreement(twice, kappa, n_boot=400, seed=3, clusters=items)
+    by_unit = bootstrap_agreement(twice, kappa, n_boot=400, seed=3)
+    assert by_item.estimate == pytest.approx(one.estimate)
+    assert (by_item.low, by_item.high) == pytest.approx((one.low, one.high), abs=1e-12)
+    assert (by_unit.high - by_unit.low) < 0.85 * (by_item.high - by_item.low)
+    # singletons: the unit bootstrap's draws exactly
+    same = bootstrap_agreement(data, kappa, n_boot=400, seed=3, clusters=np.arange(40))
+    assert (same.low, same.high) == (one.low, one.high)
+    with pytest.raises(ValueError, match="clusters has shape"):
+        bootstrap_agreement(data, kappa, clusters=np.arange(3))

@@ -351,6 +351,31 @@ def test_two_answers_with_the_same_text_get_the_same_level(tmp_path: Path) -> No
         assert s.store.labels()[row].label == s.store.judgments(f"compare:{spec}")[row].label
 
 
+def test_paired_agreement_resamples_items_and_says_so(tmp_path: Path) -> None:
+    """QA: two annotators judged both answers of 20 items and the lines said "1000
+    resamples of the 40 items" (the answers), resampled one by one. Now the bootstrap
+    takes whole items and the line says "20 items (40 answers)"."""
+    from activetest.session.annotators import describe_agreement
+
+    made = graded(tmp_path, compare=True)
+    rng = np.random.default_rng(2)
+    with Session.open(made.db) as s:
+        a = Annotators(s, batch=20, budget=20, overlap=1.0)
+        for who in ("alice", "bob"):
+            for _ in range(20):
+                it = a.next_item(who)
+                if it is None:
+                    break
+                same = it.answers[0] == it.answers[1]
+                k = int(rng.integers(0, 2))
+                a.answer(who, it.item_id, [k, k] if same else list(rng.integers(0, 2, 2)))
+        rep = agreement(s, n_boot=200)
+    st = rep.stats[0]
+    assert st.n_items is not None and st.n_units > st.n_items
+    text = " ".join(describe_agreement(rep))
+    assert f"resamples of the {st.n_items} items ({st.n_units} answers)" in text
+
+
 def test_graded_layout_shows_question_context_answer_and_references(tmp_path: Path) -> None:
     made = graded(tmp_path)
     with Session.open(made.db) as s:

@@ -89,14 +89,18 @@ def agreement(session: Any, *, n_boot: int = 1000, level: float = 0.95,
     stats = []
     notes = []
 
+    items = np.array([k[0] for k in units])  # two answers of one item are one cluster
+    n_items = len(set(items.tolist()))
+
     def stat(name: str, fn: Any, x: np.ndarray) -> None:
         if n_boot:
-            r = bootstrap_agreement(x, fn, n_boot=n_boot, level=level, seed=seed)
+            r = bootstrap_agreement(x, fn, n_boot=n_boot, level=level, seed=seed,
+                                    clusters=items)
             stats.append(AgreementStat(name, r.estimate, r.low, r.high, level, r.n_units,
-                                       n_boot, seed))
+                                       n_boot, seed, n_items))
         else:
             stats.append(AgreementStat(name, float(fn(x)), float("nan"), float("nan"), level,
-                                       x.shape[1], 0, seed))
+                                       x.shape[1], 0, seed, n_items))
 
     if len(rater) == 2:
         stat("Cohen's kappa", lambda d: cohen_kappa(d[0], d[1]), data)
@@ -202,8 +206,10 @@ def describe_agreement(report: AgreementReport, limit: int = 20) -> list[str]:
         return "undefined" if x != x else f"{x:.3f}"
 
     for st in report.stats:
+        what = (f"{st.n_units} items" if st.n_items in (None, st.n_units) else
+                f"{st.n_items} items ({st.n_units} answers)")
         boot = (f", bootstrap {100 * st.level:g}% interval [{num(st.low)}, {num(st.high)}] "
-                f"({st.n_boot} resamples of the {st.n_units} items, seed {st.seed})"
+                f"({st.n_boot} resamples of the {what}, seed {st.seed})"
                 if st.n_boot else "")
         out.append(f"agreement: {st.name} {num(st.estimate)}{boot}")
     if report.note:

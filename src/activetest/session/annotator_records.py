@@ -120,7 +120,11 @@ class Disagreement:
 
 @dataclass(frozen=True)
 class AgreementStat:
-    """One agreement statistic with its seeded bootstrap interval (over items)."""
+    """One agreement statistic with its seeded bootstrap interval (over items: each
+    resample takes whole items, with every answer of theirs that was judged).
+
+    ``n_units``: the answers (item x role) it uses; ``n_items``: the items they belong
+    to (fewer where two targets' answers to one item were both judged)."""
 
     name: str
     estimate: float
@@ -130,6 +134,7 @@ class AgreementStat:
     n_units: int
     n_boot: int
     seed: int
+    n_items: int | None = None
 
 
 @dataclass(frozen=True)

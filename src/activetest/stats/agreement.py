@@ -139,32 +139,54 @@ class AgreementInterval:
 
 def bootstrap_agreement(data: np.ndarray, statistic: Callable[[np.ndarray], float], *,
                         n_boot: int = 1000, level: float = 0.95,
-                        seed: int = 0) -> AgreementInterval:
+                        seed: int = 0, clusters: np.ndarray | None = None
+                        ) -> AgreementInterval:
     """A percentile bootstrap interval of ``statistic`` over the units of ``data``.
 
     Units with fewer than two values carry no agreement and are dropped first; the
     rest are resampled with replacement (each with all its ratings), ``n_boot`` times,
-    from ``numpy.random.default_rng(seed)``. Resamples where the statistic is
-    undefined (``nan``, e.g. one category throughout) are left out; below half of
-    ``n_boot`` defined, the interval is ``nan``.
+    from ``numpy.random.default_rng(seed)``. With ``clusters`` (``(units,)`` labels:
+    the item of each unit, where one item has several units, e.g. two answers judged)
+    whole clusters are resampled, each with all its units: units of one item are not
+    independent, and resampling them one by one gave too narrow an interval (QA). Where
+    every cluster holds one unit the draws are those of the unit bootstrap. Resamples
+    where the statistic is undefined (``nan``, e.g. one category throughout) are left
+    out; below half of ``n_boot`` defined, the interval is ``nan``.
 
     Args:
         data: ``(raters, units)`` values, ``NaN`` missing.
         statistic: e.g. ``krippendorff_alpha`` or ``lambda d: cohen_kappa(d[0], d[1])``.
         n_boot, level, seed: resamples, coverage, the resampling seed.
+        clusters: optional cluster label of each unit (before units without two values
+            are dropped).
     """
     if not 0 < level < 1:
         raise ValueError(f"level must be in (0, 1), got {level!r}")
     if n_boot < 2:
         raise ValueError(f"n_boot must be at least 2, got {n_boot!r}")
-    x = _data(data)[:, pairable_units(data)]
+    keep = pairable_units(data)
+    x = _data(data)[:, keep]
     est = statistic(x) if x.shape[1] else float("nan")
     n = x.shape[1]
     if n == 0:
         return AgreementInterval(float("nan"), float("nan"), float("nan"), level, 0, n_boot,
                                  seed)
     rng = np.random.default_rng(seed)
-    stats = np.array([statistic(x[:, rng.integers(0, n, n)]) for _ in range(n_boot)])
+    groups: list[np.ndarray] | None = None
+    if clusters is not None:
+        c = np.asarray(clusters)
+        if c.shape != (data.shape[1],):
+            raise ValueError(f"clusters has shape {c.shape}; data has {data.shape[1]} units")
+        _, inverse = np.unique(c[keep], return_inverse=True)
+        if inverse.max(initial=-1) + 1 < n:  # some item has several units
+            groups = [np.flatnonzero(inverse == g) for g in range(inverse.max() + 1)]
+    if groups is None:
+        stats = np.array([statistic(x[:, rng.integers(0, n, n)]) for _ in range(n_boot)])
+    else:
+        G = len(groups)
+        stats = np.array([statistic(x[:, np.concatenate([groups[g] for g in
+                                                         rng.integers(0, G, G)])])
+                          for _ in range(n_boot)])
     ok = stats[~np.isnan(stats)]
     if len(ok) < n_boot / 2:
         lo = hi = float("nan")
