@@ -173,10 +173,15 @@ def _print_conflicts(conflicts: Sequence[Any], resolve: str) -> None:
         for c in settled[:20]:
             _out.print(f"  {_escape(c.describe())} -> {_escape(repr(c.settled))}")
     if left:
-        how = ("label them in the terminal (`activetest label`), or import again with "
-               "--resolve latest or --resolve majority")
-        _out.print(f"[bold yellow]{len(left)} item(s) left out[/]: the file labels them "
-                   f"differently ({how}):")
+        if resolve == "majority":  # what is left is a tie: majority again settles nothing
+            why = "ties: no label has more votes"
+            how = ("label them in the terminal (`activetest label`), or import again with "
+                   "--resolve latest")
+        else:
+            why = "the file labels them differently"
+            how = ("label them in the terminal (`activetest label`), or import again with "
+                   "--resolve latest or --resolve majority")
+        _out.print(f"[bold yellow]{len(left)} item(s) left out[/]: {why} ({how}):")
         for c in left[:20]:
             _out.print(f"  {_escape(c.describe())}")
         if len(left) > 20:
