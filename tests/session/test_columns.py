@@ -532,3 +532,15 @@ def _long_texts(streamed: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
         with sheet.open("w", encoding="utf-8", newline="") as f:
             csv.writer(f).writerows(rows)
         assert s.import_file(sheet).added == 40
+
+
+def test_a_damaged_parquet_pool_is_named_on_the_streamed_path(tmp_path: Path) -> None:
+    """QA: the streamed init read a damaged Parquet pool's size outside its guard and
+    failed with pyarrow's message alone ("Parquet magic bytes not found", no file named;
+    an ArrowInvalid from Python); now the general path names the file."""
+    pool, sur, tgt = _write_pool(tmp_path, 50, "parquet")
+    bad = tmp_path / "trunc.parquet"
+    bad.write_bytes(pool.read_bytes()[:300])
+    with pytest.raises(ValueError, match=r"trunc\.parquet: not a readable Parquet file"):
+        _create(tmp_path / "s.db", (bad, sur, tgt))
+    assert not (tmp_path / "s.db").exists()

@@ -513,7 +513,10 @@ def _pool_size(p: Path, fmt: str) -> int | None:
         return None
     import pyarrow.parquet as pq
 
-    return int(pq.ParquetFile(p).metadata.num_rows)
+    try:
+        return int(pq.ParquetFile(p).metadata.num_rows)
+    except Exception:  # pyarrow raises many types: the general path names the file (QA)
+        raise NotStreamable("read") from None
 
 
 class _Parts:
