@@ -544,3 +544,29 @@ def test_a_damaged_parquet_pool_is_named_on_the_streamed_path(tmp_path: Path) ->
     with pytest.raises(ValueError, match=r"trunc\.parquet: not a readable Parquet file"):
         _create(tmp_path / "s.db", (bad, sur, tgt))
     assert not (tmp_path / "s.db").exists()
+
+
+def test_jsonl_lines_split_on_newlines_alone_on_both_paths(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """QA: a JSONL table with a raw U+2028 inside a string (valid JSON) was refused by the
+    general reader (Python's ``splitlines`` cut the string) and accepted streamed; a pool
+    with CR-only line ends was accepted streamed and refused on the general path. Both
+    paths now split JSON Lines on ``\\n`` alone: the first is read, the second refused,
+    whichever path runs."""
+    from activetest.formats.tables import json_lines
+
+    assert [r["t"] for _, r in json_lines('{"t": "a\u2028b"}\n{"t": "c\x85d"}\r\n',
+                                          "x")] == ["a\u2028b", "c\x85d"]
+    pool, sur, tgt = _write_pool(tmp_path, 40, "jsonl")
+    rows = [json.loads(x) for x in sur.read_text(encoding="utf-8").splitlines()]
+    rows[3]["note"] = "line\u2028separator"
+    sur.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows[::-1]),
+                   encoding="utf-8")  # another order: the general path reads it
+    _create(tmp_path / "a.db", (pool, sur, tgt)).close()
+    cr = tmp_path / "cr.jsonl"
+    cr.write_text(pool.read_text(encoding="utf-8").replace("\n", "\r"), encoding="utf-8")
+    for streamed in (True, False):
+        if not streamed:
+            monkeypatch.setattr(stream_init, "try_stream", lambda *a, **k: None)
+        with pytest.raises(ValueError, match=r"cr\.jsonl, line 1: invalid JSON"):
+            _create(tmp_path / f"cr{streamed}.db", (cr, sur, tgt))

@@ -364,13 +364,17 @@ def header_table(text: str, source: str, delimiter: str, *,
 
 
 def json_lines(text: str, source: str) -> list[tuple[str, dict[str, Any]]]:
-    """One JSON object per line (Python's lines; blank ones skipped): ``("line N", record)``.
+    """One JSON object per line (split on ``\n`` only, as JSON Lines and the pool reader
+split; a ``\r`` before it dropped; blank ones skipped): ``("line N", record)``. Not
+Python's ``splitlines``, which also splits inside a JSON string holding a raw U+2028,
+U+0085 or form feed (valid JSON: QA saw such a table refused while the same rows in the
+pool's order streamed).
 
     Raises:
         ValueError: a line that is not JSON or not an object, naming ``source`` and the line.
     """
     out: list[tuple[str, dict[str, Any]]] = []
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    for lineno, line in split_lines(text):
         if not line.strip():
             continue
         try:

@@ -139,6 +139,8 @@ def _pool_records(p: Path, fmt: str) -> Iterator[tuple[list[str] | None,
     with p.open(encoding="utf-8-sig", newline="") as f:
         block = []
         for n, line in enumerate(f, start=1):
+            if line.endswith("\r"):  # a lone CR ends no JSON line: the general path
+                raise NotStreamable("cr")  # reads (or refuses) it, as for any file (QA)
             line = line.rstrip("\n").rstrip("\r")
             if not line.strip():
                 continue
