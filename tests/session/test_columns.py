@@ -570,3 +570,30 @@ def test_jsonl_lines_split_on_newlines_alone_on_both_paths(
             monkeypatch.setattr(stream_init, "try_stream", lambda *a, **k: None)
         with pytest.raises(ValueError, match=r"cr\.jsonl, line 1: invalid JSON"):
             _create(tmp_path / f"cr{streamed}.db", (cr, sur, tgt))
+
+
+def test_a_json_object_that_repeats_a_key_is_refused(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """QA: a JSONL label sheet giving ``"label"`` twice was imported with the last value;
+    a CSV header that repeats a column is refused. Now a repeated key is refused too, in
+    sheets and pools, on both init paths."""
+    pool, sur, tgt = _write_pool(tmp_path, 40, "jsonl")
+    with _create(tmp_path / "s.db", (pool, sur, tgt), acquisition="uniform") as s:
+        s.select(3)
+        ids = [a.item_id for a in s.acquisitions()]
+        sheet = tmp_path / "labels.jsonl"
+        sheet.write_text("".join(f'{{"item_id": "{i}", "label": "positive", '
+                                 f'"label": "negative"}}\n' for i in ids), encoding="utf-8")
+        with pytest.raises(ValueError, match=r"labels\.jsonl, line 1: an object repeats the "
+                                             r"key 'label'"):
+            s.import_file(sheet)
+        assert s.labels() == {}
+    dup = tmp_path / "dup.jsonl"
+    dup.write_text(pool.read_text(encoding="utf-8").replace('"label":', '"id": "x", "label":', 1),
+                   encoding="utf-8")
+    for streamed in (True, False):
+        if not streamed:
+            monkeypatch.setattr(stream_init, "try_stream", lambda *a, **k: None)
+        with pytest.raises(ValueError, match=r"dup\.jsonl, line 1: an object repeats the key "
+                                             r"'id'"):
+            _create(tmp_path / f"d{streamed}.db", (dup, sur, tgt))

@@ -6,15 +6,40 @@ import json
 from typing import Any
 
 
+class _RepeatedKeyError(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def object_without_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json.loads``'s ``object_pairs_hook``: the object as a dict, or a ``ValueError``
+    naming the first key it repeats."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for k, _ in pairs:
+            if k in seen:
+                raise _RepeatedKeyError(k)
+            seen.add(k)
+    return out
+
+
 def loads(text: str, where: str, error: type[Exception]) -> Any:
     """Parse ``text`` as JSON; on failure raise ``error("<where>: <what was wrong>")``.
 
     ``where`` names the file (and line, for JSON Lines). Positions inside a
     multi-line document are given as line and column; a one-line text (a JSON
-    Lines record) gets the column only, its line being in ``where``.
+    Lines record) gets the column only, its line being in ``where``. An object that
+    repeats a key is refused, as a CSV header that repeats a column is (Python's parser
+    keeps the last value: QA imported ``"label": "positive", "label": "negative"`` as
+    negative without a word).
     """
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=object_without_repeats)
+    except _RepeatedKeyError as exc:
+        raise error(f"{where}: an object repeats the key {exc.key!r} (which value is "
+                    f"meant?)") from None
     except json.JSONDecodeError as exc:
         pos = (f"line {exc.lineno}, column {exc.colno}" if "\n" in text.rstrip("\r\n")
                else f"column {exc.colno}")

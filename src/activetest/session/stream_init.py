@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from activetest.data.task import Item, Task
+from activetest.formats._json import object_without_repeats
 
 __all__ = ["BLOCK", "NotStreamable", "PoolSize", "try_stream"]
 
@@ -144,8 +145,8 @@ def _pool_records(p: Path, fmt: str) -> Iterator[tuple[list[str] | None,
             line = line.rstrip("\n").rstrip("\r")
             if not line.strip():
                 continue
-            try:
-                rec = json.loads(line)
+            try:  # a repeated key: refused on the general path, as here
+                rec = json.loads(line, object_pairs_hook=object_without_repeats)
             except (ValueError, RecursionError):
                 raise NotStreamable("json") from None
             if not isinstance(rec, dict):
