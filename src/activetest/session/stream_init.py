@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from activetest.data.task import Item, Task
-from activetest.formats._json import object_without_repeats
+from activetest.formats.tables import parse_json_record
 
 __all__ = ["BLOCK", "NotStreamable", "PoolSize", "try_stream"]
 
@@ -146,7 +146,7 @@ def _pool_records(p: Path, fmt: str) -> Iterator[tuple[list[str] | None,
             if not line.strip():
                 continue
             try:  # a repeated key: refused on the general path, as here
-                rec = json.loads(line, object_pairs_hook=object_without_repeats)
+                rec = parse_json_record(line)
             except (ValueError, RecursionError):
                 raise NotStreamable("json") from None
             if not isinstance(rec, dict):
