@@ -282,6 +282,9 @@ def test_the_noise_alarm_leaves_levels_the_surrogate_does_not_model(tmp_path: Pa
         s.add_labels([(i, "incorrect" if i == "q0" else "partial") for i in ids])
         r = s.estimate()
     assert [f.item_id for f in r.flagged] == ["q0"]
+    # partial credit: the "error rate" is the mean of 1 - score, and a line says so (QA)
+    assert any("error_rate here is the mean of 1 - score over the judgments (scores: "
+               "incorrect 0, partial 0.5, correct 1)" in w for w in r.warnings)
     text = run("estimate", db)
     assert "item q0 (draw" in text and "label incorrect, surrogate NLL 9.21" in text
     assert "(surrogate NLL > 5)" in text and "target NLL" not in text
@@ -324,6 +327,7 @@ def test_a_report_of_flagged_graded_items_shows_the_headline_estimates_shift(
         g, G, _ = draw.design_controls(s.store, d.k)
     flagged = {f.item_id for f in r.flagged}
     assert flagged and flagged <= sure
+    assert not any("1 - score" in w for w in r.warnings)  # 0/1 scores: an error rate
     terms = adaptive_lure_terms(loss, d.q, d.n_pool, g, G)
     assert terms.mean() == pytest.approx(r.metrics["error_rate"].active.estimate, rel=1e-12)
     for f in data.flagged:

@@ -1168,6 +1168,9 @@ def session_estimate(config: SessionConfig, draws: LabelledDraws, inputs: KindIn
         report = replace(report, design=dict(design_info))
     if config.acquisition == "compare" and config.compare:
         warnings = [*(warnings or ()), COMPARE_NOTE.format(spec=config.compare[0])]
+    partial = partial_credit_note(config.task)
+    if partial is not None and "error_rate" in report.metrics:
+        warnings = [*(warnings or ()), partial]
     asked = [c.spec for c in report.comparisons if c.spec not in (config.compare or ())]
     if (config.kind == "classification" and config.needs_target and asked
             and config.acquisition != "compare"):
@@ -1175,6 +1178,22 @@ def session_estimate(config: SessionConfig, draws: LabelledDraws, inputs: KindIn
     if warnings:
         report = replace(report, warnings=[*report.warnings, *warnings])
     return report
+
+
+def partial_credit_note(task: Mapping[str, Any]) -> str | None:
+    """The line a graded session with partial credit shows: its "error rate" is the mean
+    of ``1 - score`` over the judgment levels' scores, not the share of answers judged
+    other than the best level (QA: 0.567 read as an error rate where that share was
+    0.767). None for a task whose scores are all 0 or 1."""
+    judgment = task.get("judgment") if isinstance(task, Mapping) else None
+    if not isinstance(judgment, Mapping):
+        return None
+    levels, scores = judgment.get("levels") or (), judgment.get("scores") or ()
+    if not scores or all(float(x) in (0.0, 1.0) for x in scores):
+        return None
+    shown = ", ".join(f"{lv} {float(sc):g}" for lv, sc in zip(levels, scores, strict=False))
+    return (f"error_rate here is the mean of 1 - score over the judgments (scores: "
+            f"{shown}): a partly right answer counts as part of an error")
 
 
 #: The line an ``estimate --compare`` of a classification session shows: its draws serve
