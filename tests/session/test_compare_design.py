@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from session_support import PoolFiles
+from session_support import PoolFiles, make_pool_files
 from typer.testing import CliRunner
 
 from activetest.cli import app
@@ -697,3 +697,37 @@ def test_estimates_outside_what_their_intervals_hold_are_said(tmp_path: Path) ->
     exact = replace(a, basis="exact")
     got = est._difference_outside(exact, -0.75, None, (-1.0, 1.0), 0.7, 0.95, "d", notes)
     assert not got.estimate_outside_cs and notes == []
+
+
+def test_the_compare_designs_own_interval_has_its_floor_in_the_estimate_and_the_report(
+        tmp_path: Path) -> None:
+    """The compare acquisition's floor on the target's own error-rate variance
+    (:func:`activetest.session.estimate.variance_floors`) is the same in ``estimate`` and
+    in the report's curves (their last row is the estimate), and it is only a floor: the
+    interval is at least as wide as without it."""
+    from activetest.stats import adaptive_lure_theta
+    from activetest.stats.intervals import fixed_interval
+
+    pf = make_pool_files(tmp_path / "d", n=200)
+    db = tmp_path / "c.db"
+    Session.create(db, pool=pf.pool, task="demo", surrogate=f"table:{pf.surrogate}",
+                   target=f"table:{pf.target}", compare=[f"table:{pf.target2}"],
+                   acquisition="compare", metric="error_rate", seed=4, progress=False,
+                   pool_options={"id_column": "id"}).close()
+    with Session.open(db) as s:
+        s.select(60)
+        s.label_from_data()
+        parts = s._estimate(compare=(), n_boot=50, level=None, target_width=None,
+                            record=False, progress=False)
+        data = s.report_data(progress=False)
+    floor = parts.variance_floors["error_rate"]
+    assert floor.shape == (60,) and np.all(floor >= 0) and floor.max() > 0
+    a = parts.report.metrics["error_rate"].anytime
+    last = data.history["error rate"][-1]
+    if a.basis != "exact":
+        assert (last.active.fixed.low, last.active.fixed.high) == pytest.approx(
+            (a.fixed_low, a.fixed_high), rel=1e-12)
+    d = parts.draws
+    theta = adaptive_lure_theta(parts.losses["error_rate"], d.q, d.n_pool)
+    plain = fixed_interval(theta, d.n_pool)
+    assert a.se >= plain.se - 1e-15

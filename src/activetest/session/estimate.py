@@ -466,7 +466,8 @@ def anytime(draws: LabelledDraws, losses: np.ndarray, *, control: np.ndarray | N
             planned_budget: int | None = None,
             blind: BlindSpotCurve | None = None,
             few: FewErrors | None = None,
-            skew_widens_only: bool = False) -> AnytimeInterval | None:
+            skew_widens_only: bool = False,
+            model_var: np.ndarray | None = None) -> AnytimeInterval | None:
     """The fixed-budget interval and the confidence sequences of one estimate.
 
     ``control`` (``(N,)``) gives control-variate LURE; ``design`` (``(g_m, G_m, V_m)``
@@ -483,6 +484,9 @@ def anytime(draws: LabelledDraws, losses: np.ndarray, *, control: np.ndarray | N
     errors, and says so (``basis``, ``basis_note``). ``skew_widens_only``: the fixed-budget
     interval's skewness correction may only widen it (a paired difference, whose
     estimated skewness is mostly noise: :mod:`activetest.stats.intervals`).
+    ``model_var``: a model's ``N^2 Var(theta_m | past)`` of plain LURE per draw (a fixed
+    proposal's, :func:`~activetest.stats.proposal.floored_model_var`), a floor for the
+    intervals' variance as an adaptive design's own prediction is.
     """
     from activetest.stats import (
         adaptive_lure_theta,
@@ -494,12 +498,13 @@ def anytime(draws: LabelledDraws, losses: np.ndarray, *, control: np.ndarray | N
     if draws.k < 2:
         return None
     N, q, alpha = draws.n_pool, draws.q, 1.0 - level
-    model_var = None
+    given_var, model_var = model_var, None
     if design is not None:
         theta = adaptive_lure_theta(losses, q, N, control=design[0], control_rest=design[1])
         model_var = design[2]  # NaN where the design has no model: the observed SE alone
     elif control is None:
         theta = adaptive_lure_theta(losses, q, N)
+        model_var = given_var
     else:
         theta = adaptive_lure_theta(losses, q, N, control=control[draws.rows],
                                     control_rest=fixed_control_rest(control, draws.rows))
@@ -562,7 +567,8 @@ def _metric_estimate(metric: str, draws: LabelledDraws, losses: np.ndarray, hit:
                      design: DesignControls | None = None,
                      planned_budget: int | None = None,
                      blind: SessionBlindSpot | None = None,
-                     clt_min_errors: int | None = None) -> MetricEstimate:
+                     clt_min_errors: int | None = None,
+                     model_var: np.ndarray | None = None) -> MetricEstimate:
     from activetest.stats import adaptive_lure_curve, adaptive_lure_terms
 
     K, N, q = draws.k, draws.n_pool, draws.q
@@ -612,7 +618,7 @@ def _metric_estimate(metric: str, draws: LabelledDraws, losses: np.ndarray, hit:
                        loss_bound=1.0 if metric == "error_rate" else loss_bound, q_floor=q_floor,
                        value_range=bounded, design=design, planned_budget=planned_budget,
                        blind=blind.estimate if blind is not None and blind.bounded else None,
-                       few=few)
+                       few=few, model_var=model_var)
     any_cv = None if control is None else anytime(
         draws, losses, control=control, level=level, target_width=target_width,
         value_range=bounded, planned_budget=planned_budget,
@@ -620,6 +626,27 @@ def _metric_estimate(metric: str, draws: LabelledDraws, losses: np.ndarray, hit:
     return MetricEstimate(metric, active, uniform, curve, ucurve, without, needed, cv,
                           control_mean, any_lure, any_cv,
                           cv is not None and cv_same_as_lure(metric, acquisition))
+
+
+def variance_floors(acquisition: str | None, proposal: tuple[np.ndarray, float] | None,
+                    pool_controls: Mapping[str, np.ndarray], draws: LabelledDraws,
+                    adaptive: bool) -> dict[str, np.ndarray]:
+    """metric -> ``(K,)`` a model's variance of each draw, the floor of a fixed
+    proposal's intervals (:func:`~activetest.stats.proposal.floored_model_var`; as an
+    adaptive design's own prediction is for its intervals). Only the ``compare``
+    acquisition's error rate: it draws for the difference, ignoring the target's own
+    loss, so the target's error rate rests on rare, heavy draws of the items the two
+    agree on, and a run that has met none has a low estimate and a low SE at once (QA:
+    its fixed-budget interval covered 0.78-0.81 at 150-200 labels,
+    ``benchmarks/coverage_gaps.py``). The model: the surrogate's expected 0-1 loss of
+    the target (``pool_controls["error_rate"]``). Empty otherwise."""
+    h = pool_controls.get("error_rate")
+    if acquisition != "compare" or proposal is None or h is None or adaptive or draws.k < 2:
+        return {}
+    from activetest.stats.proposal import floored_model_var
+
+    return {"error_rate": floored_model_var(proposal[0], proposal[1], draws.rows,
+                                            np.clip(np.asarray(h, float), 0.0, 1.0))}
 
 
 def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
@@ -638,6 +665,7 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
                     proposal: tuple[np.ndarray, float] | None = None,
                     difference_weight_bounds: Mapping[str, Mapping[str, np.ndarray]]
                     | None = None,
+                    floors: Mapping[str, np.ndarray] | None = None,
                     ) -> EstimateReport:
     """Every metric's estimate from the labelled draws.
 
@@ -657,6 +685,9 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
         proposal: the fixed acquisition's ``(scores, floor)`` the draws were made with
             (None: an adaptive design): with ``difference_bounds``, the difference's
             exact CS bounds each draw by it (:func:`difference_few_inputs`).
+        floors: metric -> a fixed proposal's model variance of each draw, the floor of
+            its intervals (None: :func:`variance_floors` of ``acquisition`` and
+            ``proposal``).
         difference_weight_bounds: other target spec -> metric -> an adaptive design's
             weight bound over its first draws (with ``difference_bounds``; the
             ``weight_bound`` of :func:`difference_few_inputs`).
@@ -697,6 +728,8 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
     hit = noise.hits(np.nan_to_num(t_nll, nan=-np.inf), s_nll)
     flagged = [FlaggedItem(draws.item_ids[j], draws.steps[j], int(y[j]), float(t_nll[j]),
                            float(s_nll[j])) for j in np.flatnonzero(hit)]
+    floors = variance_floors(acquisition, proposal, pool_controls, draws,
+                             bool(design_controls))
     out: dict[str, MetricEstimate] = {}
     for metric, loss in losses.items():
         out[metric] = _metric_estimate(metric, draws, np.asarray(loss, dtype=np.float64), hit,
@@ -707,7 +740,8 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
                                        design=(design_controls or {}).get(metric),
                                        planned_budget=planned_budget,
                                        blind=(blind_spots or {}).get(metric),
-                                       clt_min_errors=clt_min_errors)
+                                       clt_min_errors=clt_min_errors,
+                                       model_var=floors.get(metric))
     comparisons: list[Comparison] = []
     notes_cmp: list[str] = []
     for spec, other_losses in (compare or {}).items():
@@ -1138,7 +1172,8 @@ def session_estimate(config: SessionConfig, draws: LabelledDraws, inputs: KindIn
                      warnings: Sequence[str] = (), n_boot: int | None = None,
                      level: float | None = None,
                      target_width: float | None = None,
-                     blind_spots: Mapping[str, SessionBlindSpot] | None = None
+                     blind_spots: Mapping[str, SessionBlindSpot] | None = None,
+                     floors: Mapping[str, np.ndarray] | None = None,
                      ) -> EstimateReport:
     """The estimate of a session (or an in-memory run) from what it stored: the one
     policy behind ``Session.estimate`` and ``ActiveTest.estimate``.
@@ -1148,7 +1183,8 @@ def session_estimate(config: SessionConfig, draws: LabelledDraws, inputs: KindIn
     ``inputs`` (:class:`KindInputs`) and the adaptive design's ``design_controls``
     (empty or None: a fixed design), via :func:`estimate_report`; ``design_info``
     (the design's state) and ``warnings`` are added to the record; ``blind_spots``
-    (:func:`.blindspot.session_blind_spots`) widen the intervals.
+    (:func:`.blindspot.session_blind_spots`) widen the intervals; ``floors``: the
+    fixed proposal's variance floors where already computed (:func:`variance_floors`).
     """
     report = estimate_report(
         draws, losses=inputs.losses, surrogate_nll=inputs.surrogate_nll,
@@ -1163,7 +1199,8 @@ def session_estimate(config: SessionConfig, draws: LabelledDraws, inputs: KindIn
         difference_bounds=inputs.difference_bounds,
         difference_weight_bounds=inputs.difference_weight_bounds if design_controls else None,
         proposal=(None if inputs.proposal_scores is None or design_controls
-                  else (inputs.proposal_scores, float(config.proposal_floor))))
+                  else (inputs.proposal_scores, float(config.proposal_floor))),
+        floors=floors)
     if design_info is not None:
         report = replace(report, design=dict(design_info))
     if config.acquisition == "compare" and config.compare:

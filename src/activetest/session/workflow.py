@@ -132,6 +132,8 @@ class EstimateParts:
         blind_spots: metric -> its blind spot at every budget.
         loss_bounds: metric -> the largest loss any pool item can have (known ones):
             the range the intervals are clipped to.
+        variance_floors: metric -> a fixed proposal's model variance of each draw, the
+            floor of its intervals (:func:`.estimate.variance_floors`).
     """
 
     report: EstimateReport
@@ -140,6 +142,7 @@ class EstimateParts:
     design_controls: dict[str, est.DesignControls]
     blind_spots: dict[str, Any]
     loss_bounds: dict[str, float]
+    variance_floors: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
 
 
 class Session:
@@ -769,7 +772,12 @@ class Session:
             loss_bounds=inputs.loss_bounds, pool_controls=inputs.pool_controls, level=level,
             save=record and self.store.writable,  # its running state, for the next one
             differences=sure, scores=fixed_scores)
+        floors = est.variance_floors(  # computed once: the estimate and the report's curves
+            cfg.acquisition, None if inputs.proposal_scores is None or design_controls else
+            (inputs.proposal_scores, float(cfg.proposal_floor)), inputs.pool_controls, draws,
+            bool(design_controls))
         report = est.session_estimate(cfg, draws, inputs, design_controls=design_controls,
+                                      floors=floors,
                                       design_info=design_info, warnings=warnings,
                                       n_boot=n_boot, level=level, target_width=target_width,
                                       blind_spots=blind)
@@ -787,7 +795,7 @@ class Session:
                 *report.warnings, "this estimate is not recorded in the session file: it is "
                 "open read-only (`status` shows the last one recorded)"])
         return EstimateParts(report, draws, dict(inputs.losses), design_controls, blind,
-                             dict(inputs.loss_bounds))
+                             dict(inputs.loss_bounds), floors)
 
     def _record(self, report: EstimateReport) -> None:
         # the label history it saw: a later label change makes it stale (status says so)
@@ -854,7 +862,7 @@ class Session:
             item_fields={f.item_id: self.item(f.item_id).fields for f in report.flagged},
             provenance={r: self.provenance(r) for r in ("surrogate", "target")},
             session=str(self.path), blind_spots=parts.blind_spots,
-            loss_bounds=parts.loss_bounds)
+            loss_bounds=parts.loss_bounds, variance_floors=parts.variance_floors)
         return report_data(inputs, truth=truth, n_points=n_points, title=title, notes=notes)
 
     def write_report(self, out_dir: str | os.PathLike[str], **kwargs: Any) -> Path:

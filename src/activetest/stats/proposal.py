@@ -21,12 +21,15 @@ against, and the per-step reference loop that the benchmark compares with.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from activetest.stats.kernels import njit
 from activetest.stats.validate import as_scores, check_budget, floor_arg
 
-__all__ = ["explored_scores", "floored_weight_bound", "proposal", "reference_sample"]
+__all__ = ["explored_scores", "floored_model_var", "floored_weight_bound", "proposal",
+           "reference_sample"]
 
 
 def proposal(scores: np.ndarray, remaining: np.ndarray, proposal_floor: float | None = None,
@@ -63,6 +66,37 @@ def _proposal(s: np.ndarray, remaining: np.ndarray, floor: float) -> np.ndarray:
         return out
     p = np.maximum(sr / total, floor / n_rem)
     out[rem] = p / p.sum()
+    return out
+
+
+def floored_model_var(scores: np.ndarray, proposal_floor: float, rows: Sequence[int],
+                      mean: np.ndarray, second: np.ndarray | None = None) -> np.ndarray:
+    """``(K,)`` a model's ``N^2 Var(theta_m | past)`` of plain LURE at each draw ``rows``
+    of the fixed floored proposal (:func:`proposal` over the items not yet drawn).
+
+    With item i's loss of mean ``mean_i`` and second moment ``second_i`` (default
+    ``mean``: a 0/1 loss), drawn with ``q_m(i)`` from the remaining set ``S_m``::
+
+        N^2 Var(theta_m | past) = sum_{S_m} second_i / q_m(i) - (sum_{S_m} mean_i)^2
+
+    The intervals take it as a floor for their variance
+    (:func:`activetest.stats.intervals.moment_curves`, ``model_var``), as they take an
+    adaptive design's own prediction: a run that has not yet drawn one of the items the
+    proposal rarely draws has a low estimate and a low observed SE at once, and the model
+    knows what those items' rare, heavy terms add. O(N K).
+    """
+    s = as_scores(scores)
+    f = floor_arg(proposal_floor, None, "proposal")
+    h = np.asarray(mean, dtype=np.float64)
+    x = h if second is None else np.asarray(second, dtype=np.float64)
+    if h.shape != s.shape or x.shape != s.shape:
+        raise ValueError(f"mean and second must have shape {s.shape}")
+    rem = np.ones(s.shape, dtype=bool)
+    out = np.empty(len(rows))
+    for m, i in enumerate(rows):
+        q = _proposal(s, rem, f)[rem]
+        out[m] = max(float(np.sum(x[rem] / q) - np.sum(h[rem]) ** 2), 0.0)
+        rem[int(i)] = False
     return out
 
 

@@ -47,6 +47,7 @@ def _cs_curve(draws: est.LabelledDraws, losses: np.ndarray, level: float,
               metric: str, design: est.DesignControls | None = None,
               planned_budget: int | None = None, blind: Any = None,
               few: est.FewErrors | None = None, loss_bound: float | None = None,
+              floor: np.ndarray | None = None,
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The anytime CS (inf before it starts) and the fixed-budget interval of the
     session's estimate at every label count 1..K, as :func:`.estimate.anytime` has them
@@ -60,7 +61,7 @@ def _cs_curve(draws: est.LabelledDraws, losses: np.ndarray, level: float,
 
     if design is None:
         theta = adaptive_lure_theta(losses, draws.q, draws.n_pool)
-        mv = None
+        mv = floor  # a fixed proposal's model variance, where it has one
     else:
         theta = adaptive_lure_theta(losses, draws.q, draws.n_pool, control=design[0],
                                     control_rest=design[1])
@@ -140,6 +141,8 @@ class ReportInputs:
         loss_bounds: metric -> the largest loss any pool item can have (the log loss's,
             where the target is known on the pool): the curves' intervals are kept within
             it, as the estimate's are.
+        variance_floors: metric -> a fixed proposal's model variance of each draw
+            (:func:`.estimate.variance_floors`): the curves' floor, as the estimate's.
     """
 
     estimate: EstimateReport
@@ -157,6 +160,7 @@ class ReportInputs:
     session: str = ""
     blind_spots: Mapping[str, Any] = field(default_factory=dict)
     loss_bounds: Mapping[str, float] = field(default_factory=dict)
+    variance_floors: Mapping[str, np.ndarray] = field(default_factory=dict)
 
 
 def examples_used(config: SessionConfig, provenance: Mapping[str, Any], role: str) -> Any:
@@ -207,7 +211,8 @@ def report_data(inputs: ReportInputs, *, truth: Mapping[str, float] | None = Non
             q_floor=est.q_floor(cfg, bool(designs)), design=designs.get(metric))
         cs_lo, cs_hi, f_lo, f_hi = _cs_curve(draws, losses[metric], level, metric,
                                              designs.get(metric), cfg.planned_budget,
-                                             inputs.blind_spots.get(metric), few, bound)
+                                             inputs.blind_spots.get(metric), few, bound,
+                                             inputs.variance_floors.get(metric))
         # the asymptotic CS is claimed from 30 labels (before, it is the clipped range:
         # no row value, no band), the exact CS wherever it stands in: as `estimate`
         claimed = np.arange(1, draws.k + 1) >= MIN_LABELS

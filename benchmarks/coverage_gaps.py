@@ -1,0 +1,125 @@
+"""Known coverage gaps: intervals that cover clearly less than 95% (QA, 2026-12-05).
+
+Three synthetic pools, each run through the public in-memory API (``ActiveTest``: the
+draws and estimates sessions make), one seeded run per seed; printed per label count: the
+coverage of the fixed-budget interval and of the anytime CS, with their Monte Carlo
+standard errors. docs/robustness.md "Known coverage gaps" holds the measured tables and
+what is suspected; these are open (not fixed) and this script is how to see them.
+
+- ``compare-own``: ``acquisition="compare"`` (N = 1,000, 3 classes, a second model that
+  predicts otherwise on 67 items): the *target's own* error-rate interval.
+- ``logloss-difference``: the default adaptive design, log loss, a second model given
+  at construction whose rare confident misses make the paired difference heavy-tailed.
+- ``uniform-rare-miss``: uniform sampling, log loss, 1% of the items confident misses
+  (the target gives the true class 1e-4; N = 2,000, 10 classes), 10 labels at a time.
+
+Run from the repository root (CPU minutes at 200 seeds: about 3, 4 and 6):
+    python benchmarks/coverage_gaps.py --case compare-own --seeds 200
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+import activetest as at
+
+
+def _two_models(seed: int = 11) -> tuple[np.ndarray, ...]:
+    """N = 1,000, 3 classes: the target A (right more often than not), a surrogate (A
+    with noise) and B (A's predictions except on ~10% of the items, floored at 2%)."""
+    N, C = 1000, 3
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, C, N)
+    P = rng.dirichlet(np.ones(C), N)
+    P[np.arange(N), y] += rng.uniform(0, 2, N)
+    P /= P.sum(1, keepdims=True)
+    Q = P.copy()
+    for i in np.flatnonzero(rng.random(N) < 0.1):
+        Q[i] = rng.dirichlet(np.ones(C) * 0.5)
+    Q = 0.98 * Q + 0.02 / C
+    Sp = P * np.exp(rng.normal(0, 0.4, P.shape))
+    Sp /= Sp.sum(1, keepdims=True)
+    return y, np.log(Sp), np.log(P), np.log(Q)
+
+
+def _rare_miss(seed: int = 7) -> tuple[np.ndarray, ...]:
+    """N = 2,000, 10 classes; 1% of the items confident misses (true class 1e-4)."""
+    N, C = 2000, 10
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, C, N)
+    P = rng.dirichlet(np.ones(C) * 0.3, N)
+    P[np.arange(N), y] += rng.uniform(0.5, 3, N)
+    P /= P.sum(1, keepdims=True)
+    for i in np.flatnonzero(rng.random(N) < 0.01):
+        P[i, y[i]] = 1e-4
+        P[i] /= P[i].sum()
+    Sp = P * np.exp(rng.normal(0, 0.3, P.shape))
+    Sp /= Sp.sum(1, keepdims=True)
+    return y, np.log(Sp), np.log(P)
+
+
+def _loss(lp: np.ndarray, y: np.ndarray, metric: str) -> np.ndarray:
+    if metric == "error_rate":
+        return (lp.argmax(1) != y).astype(float)
+    lp = lp - np.logaddexp.reduce(lp, axis=1, keepdims=True)
+    return -lp[np.arange(len(y)), y]
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Print the coverages of one case (module docstring)."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--case", required=True,
+                    choices=["compare-own", "logloss-difference", "uniform-rare-miss"])
+    ap.add_argument("--seeds", type=int, default=200)
+    a = ap.parse_args(argv)
+    warnings.filterwarnings("ignore")
+    t0 = time.process_time()
+    batch, compare = 1, None
+    if a.case == "uniform-rare-miss":
+        y, S, T = _rare_miss()
+        metric, acq, budgets, batch = "log_loss", "uniform", (30, 50, 100, 200, 400), 10
+        truth = float(_loss(T, y, metric).mean())
+    else:
+        y, S, T, B = _two_models()
+        compare = {"B": B}
+        if a.case == "compare-own":
+            metric, acq, budgets = "error_rate", "compare", (100, 150, 200)
+            truth = float(_loss(T, y, metric).mean())
+        else:
+            metric, acq, budgets = "log_loss", "adaptive", (30, 50, 100, 200)
+            truth = float((_loss(T, y, metric) - _loss(B, y, metric)).mean())
+    hits = {b: {"fixed": [], "cs": []} for b in budgets}
+    for s in range(a.seeds):
+        run = at.ActiveTest(surrogate=S, target=T, metric=metric, seed=2000 + s,
+                            acquisition=acq, n_boot=100, compare=compare)
+        k = 0
+        for b in budgets:
+            while k < b:
+                for i in run.next(min(batch, b - k)):
+                    run.label(i, int(y[i]))
+                    k += 1
+            r = run.estimate()
+            iv = (r.comparisons[0].difference_anytime if a.case == "logloss-difference"
+                  else r.metrics[metric].anytime)
+            hits[b]["fixed"].append(iv.fixed_low <= truth <= iv.fixed_high)
+            hits[b]["cs"].append(iv.cs_low <= truth <= iv.cs_high)
+    print(f"{a.case}: {metric}, acquisition {acq}, truth {truth:+.4f}, {a.seeds} seeds "
+          f"from 2000, {time.process_time() - t0:.0f} CPU-s")
+    print("| labels | fixed-budget coverage (SE) | anytime CS coverage (SE) |")
+    print("|---|---|---|")
+    for b in budgets:
+        f, c = (np.mean(hits[b][x]) for x in ("fixed", "cs"))
+        se = [np.sqrt(max(v * (1 - v), 1e-9) / a.seeds) for v in (f, c)]
+        print(f"| {b} | {f:.3f} ({se[0]:.3f}) | {c:.3f} ({se[1]:.3f}) |")
+
+
+if __name__ == "__main__":
+    main()
