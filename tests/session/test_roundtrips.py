@@ -278,3 +278,25 @@ def test_a_label_studio_task_whose_id_was_changed_is_refused(pool_files: PoolFil
     assert "nothing was imported" in out
     with Session.open(db) as s:
         assert s.labels() == {}
+
+
+def test_a_row_whose_content_check_is_no_drawn_items_asks_about_the_sheet(
+        pool_files: PoolFiles, tmp_path: Path) -> None:
+    """A row whose fingerprint is another drawn item's asks whether the item_id cell was
+    changed; one whose fingerprint is no drawn item's (a sheet of another session or
+    task) asks that instead (QA: both asked about the item_id cell)."""
+    db = tmp_path / "s.db"
+    init(pool_files, db)
+    sheet = tmp_path / "todo.csv"
+    run("select", db, "--n", "3", "--out", sheet)
+    rows = list(csv.DictReader(sheet.open(encoding="utf-8-sig", newline="")))
+    for r in rows:
+        r["label"] = "positive"
+    rows[0]["content_check"] = "c0123456789ab"
+    with sheet.open("w", encoding="utf-8", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    out = " ".join(run("import", db, sheet, code=2).split())
+    assert "is the sheet from another session or task" in out
+    assert "was the item_id cell changed?" not in out

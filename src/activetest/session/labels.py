@@ -304,10 +304,15 @@ def check_shown(records: Sequence[Any], index: Mapping[str, int],
                 first = next(iter(fields), None)
                 sides = ("the row carries no other content to compare" if first is None else
                          f"{what} in the session has {first} {_text(fields[first])}")
+            # the check of another drawn item: ids moved between rows; of none: a sheet
+            # of another session or task, or a paired sheet that lost its answer_of column
+            # (QA: both were asked whether the item_id cell was changed)
+            ask = ("was the item_id cell changed?" if owner is not None else
+                   "is the sheet from another session or task (or a paired sheet without "
+                   "its answer_of column)?")
             problems.append(f"{prefix}{what}: the row's content_check {check!r}{whose} is not "
-                            f"this item's ({content_check(item.fields)!r}): {sides}; was the "
-                            f"item_id cell changed? the label would go to an item the person "
-                            f"did not see")
+                            f"this item's ({content_check(item.fields)!r}): {sides}; {ask} "
+                            f"the label would go to an item the person did not see")
             continue
         for k, v in cells:
             if _cell(v) != _cell(fields[k]):
