@@ -14,7 +14,6 @@ seed, labels, quantity), so the same call gives the same interval.
 from __future__ import annotations
 
 import math
-import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -22,10 +21,40 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from activetest.session.config import SessionConfig
+from activetest.session.estimate_base import (
+    POINT_WIDTH,
+    DesignControls,
+    FewErrors,
+    LabelledDraws,
+    SureBounds,
+    bootstrap_rng,
+    clip_interval,
+    clip_result,
+    difference_range,
+    value_range,
+)
+from activetest.session.estimate_differences import (
+    difference_few_inputs,
+    sure_difference,
+)
+from activetest.session.estimate_notes import (
+    COMPARE_HINT,
+    COMPARE_NOTE,
+    _cs_misses,
+    _difference_outside,
+    _exact_line,
+    _warnings,
+    blind_spot_notes,
+    exact_note,
+    outside_cs_note,
+    outside_note,
+    partial_credit_note,
+    point_note,
+    sure_line,
+)
 from activetest.session.records import (
     METRICS,
     AnytimeInterval,
-    BlindSpotNote,
     Comparison,
     EstimateReport,
     FlaggedItem,
@@ -49,11 +78,17 @@ if TYPE_CHECKING:
     from activetest.session.blindspot import SessionBlindSpot
 
 __all__ = [
+    "COMPARE_HINT",
+    "COMPARE_NOTE",
+    "POINT_WIDTH",
+    "DesignControls",
     "FewErrors",
     "IntervalCurves",
     "KindInputs",
     "LabelledDraws",
     "NoiseRule",
+    "SureBounds",
+    "blind_spot_notes",
     "bootstrap_rng",
     "check_level",
     "clip_interval",
@@ -69,9 +104,15 @@ __all__ = [
     "history",
     "interval_curves",
     "noise_rule",
+    "outside_cs_note",
+    "outside_note",
+    "partial_credit_note",
     "per_item_loss",
+    "point_note",
     "q_floor",
     "session_estimate",
+    "sure_difference",
+    "sure_line",
     "value_range",
 ]
 
@@ -79,42 +120,6 @@ __all__ = [
 #: The narrowest interval width a projection is made for (narrower ones would need
 #: more labels than any pool has, and overflow the projection).
 MIN_TARGET_WIDTH = 1e-6
-
-#: An adaptive design's per-draw ``(g_m, G_m, V_m)``: controls at the drawn items, their
-#: sums over the remaining ones, and its own variance prediction (NaN: none); see
-#: :func:`activetest.session.draw.design_controls`.
-DesignControls = tuple[np.ndarray, np.ndarray, np.ndarray]
-
-
-@dataclass(frozen=True)
-class LabelledDraws:
-    """The labelled prefix of the draw order, which every estimate is computed from.
-
-    Attributes:
-        n_pool: N.
-        item_ids, steps: the K usable draws (the first K, all labelled), in order.
-        rows: ``(K,)`` pool row of each draw.
-        q: ``(K,)`` the probability each was drawn with.
-        y: ``(K,)`` its label (class index).
-        n_selected: all draws so far.
-        n_waiting: labels of later draws that wait for an earlier unlabelled draw.
-        first_unlabelled: ``(item id, step)`` of the first unlabelled draw, if any.
-    """
-
-    n_pool: int
-    item_ids: tuple[str, ...]
-    steps: tuple[int, ...]
-    rows: np.ndarray
-    q: np.ndarray
-    y: np.ndarray
-    n_selected: int
-    n_waiting: int = 0
-    first_unlabelled: tuple[str, int] | None = None
-
-    @property
-    def k(self) -> int:
-        """K, the usable labels."""
-        return int(self.rows.size)
 
 
 @dataclass(frozen=True)
@@ -130,48 +135,6 @@ class NoiseRule:
         """Boolean mask of flagged labels."""
         t, s = target_nll > self.target_nll, surrogate_nll > self.surrogate_nll
         return t | s if self.rule == "any" else t & s
-
-
-def bootstrap_rng(seed: int, k: int, name: str) -> np.random.Generator:
-    """Deterministic per (session seed, labels, quantity): the same call, the same interval."""
-    return np.random.default_rng(np.random.SeedSequence([int(seed) % 2**63, k,
-                                                         zlib.crc32(name.encode())]))
-
-
-def value_range(metric: str, loss_bound: float | None = None) -> tuple[float, float]:
-    """The range every pool risk of ``metric`` lies in: ``[0, 1]`` for the error rate
-    (and a graded task's ``1 - score``), ``[0, loss_bound]`` for the log loss
-    (``loss_bound``: the largest loss any pool item can have; unknown: infinite)."""
-    if metric == "error_rate":
-        return 0.0, 1.0
-    return 0.0, math.inf if loss_bound is None else float(loss_bound)
-
-
-def difference_range(metric: str, bound_target: float | None = None,
-                     bound_other: float | None = None) -> tuple[float, float]:
-    """The range of ``risk(target) - risk(other)``: ``[-B_other, B_target]`` with each
-    loss's :func:`value_range` (``[-1, 1]`` for the error rate)."""
-    return -value_range(metric, bound_other)[1], value_range(metric, bound_target)[1]
-
-
-def clip_interval(low: float, high: float, estimate: float,
-                  bounds: tuple[float, float] | None) -> tuple[float, float]:
-    """``[low, high]`` kept within ``bounds`` (the quantity's possible values), which
-    cannot lose coverage; the interval always keeps the estimate itself (an unbiased
-    estimate may fall outside the range at a few labels: it is then an end)."""
-    if bounds is None:
-        return low, high
-    lo, hi = bounds
-    return max(low, min(lo, estimate)), min(high, max(hi, estimate))
-
-
-def clip_result(result: BootstrapResult, bounds: tuple[float, float] | None
-                ) -> BootstrapResult:
-    """A bootstrap result with its interval clipped by :func:`clip_interval`."""
-    low, high = clip_interval(result.low, result.high, result.estimate, bounds)
-    if (low, high) == (result.low, result.high):
-        return result
-    return replace(result, low=low, high=high)
 
 
 def per_item_loss(metric: str, logprobs: np.ndarray, labels: np.ndarray) -> np.ndarray:
@@ -232,37 +195,6 @@ def estimate_stale(rows: Sequence[EstimateRow], n_usable: int, last_change: int)
     return False
 
 
-def _warnings(draws: LabelledDraws) -> list[str]:
-    notes = []
-    if draws.k < 100:
-        notes.append(f"only {draws.k} labels: the bootstrap interval is unreliable below ~100 "
-                     f"labels")
-    if draws.n_waiting and draws.first_unlabelled is not None:
-        item_id, step = draws.first_unlabelled
-        notes.append(f"{draws.n_waiting} label(s) of later draws wait for item {item_id!r} "
-                     f"(draw {step}) to be labelled; LURE uses the first {draws.k} draws")
-    return notes
-
-
-@dataclass(frozen=True)
-class FewErrors:
-    """The few-errors rule of a session's error rate (:mod:`activetest.stats.fewerrors`,
-    config ``clt_min_errors``) on its labelled draws.
-
-    Attributes:
-        min_errors: the errors (and labels without one) a CLT interval needs.
-        few: ``(K,)`` True at the label counts where the exact CS stands in.
-        exact_low, exact_high: ``(K,)`` the exact (betting) CS of the estimate.
-        reason: why the exact CS stands in after all K labels (None: it does not).
-    """
-
-    min_errors: int
-    few: np.ndarray
-    exact_low: np.ndarray
-    exact_high: np.ndarray
-    reason: str | None
-
-
 def few_errors_inputs(losses: np.ndarray, draws: LabelledDraws, min_errors: int | None, *,
                       q_floor: float | None, level: float = 0.95,
                       design: DesignControls | None = None) -> FewErrors | None:
@@ -283,114 +215,6 @@ def few_errors_inputs(losses: np.ndarray, draws: LabelledDraws, min_errors: int 
     return FewErrors(int(min_errors), few_errors(L, int(min_errors)),
                      np.asarray(ex.low, float), np.asarray(ex.high, float),
                      few_errors_reason(L, int(min_errors)))
-
-
-def difference_few_inputs(losses: np.ndarray, other_losses: np.ndarray, draws: LabelledDraws,
-                          min_errors: int | None, *, q_floor: float | None,
-                          level: float = 0.95, item_bounds: np.ndarray | None = None,
-                          proposal: tuple[np.ndarray, float] | None = None,
-                          weight_bound: np.ndarray | None = None,
-                          bound: float | None = 1.0
-                          ) -> FewErrors | None:
-    """:class:`FewErrors` of the paired difference ``losses - other_losses`` of two
-    targets' losses (``(K,)`` each, at the same labelled draws; every difference within
-    ``[-bound, bound]``: 1 for two error rates): the exact CS of the difference
-    (:func:`~activetest.stats.betting.paired_difference_exact_cs`, plain LURE as the
-    difference's estimate is) stands in while fewer than ``min_errors`` labels differ from
-    the most common difference (:func:`~activetest.stats.fewerrors.few_differences`; for
-    a log loss: while fewer labelled items show the two losses differ at all, where two
-    targets that agree on every labelled item had a point interval at 0); None without a
-    rule or a proposal floor. ``bound`` None (a log loss whose difference is not bounded:
-    the compared model was not scored on the pool): no exact CS exists, and while the rule
-    holds the intervals are the whole range (``-inf``, ``inf`` here).
-
-    ``item_bounds`` (``(N,)`` ``|d_i| <= B_i``, a model compared at creation) and
-    ``proposal`` (the fixed acquisition's ``(scores, floor)``): the exact CS bounds each
-    draw by the items the proposal could draw and their bounds
-    (:func:`~activetest.stats.proposal.floored_weight_bound`) and is intersected with
-    the sure bounds, instead of bounding every draw by the floor (about +-1 wide for
-    many labels: the floor's items weigh ``1 / q_floor``). ``weight_bound`` (an adaptive
-    design's, with ``item_bounds``: ``(J,)`` for its first J <= K draws,
-    :func:`~activetest.stats.blindspot_replay.design_weight_bounds`) does the same for a
-    design's proposals, the floor's bound standing in after the J-th draw (the exact CS
-    is used only while few labels differ: a prefix); with bounds and neither, the sure
-    bounds only. A bound a labelled draw exceeds (the draws were not made by that
-    proposal) is not used: the floor's stays."""
-    from activetest.stats.betting import paired_difference_exact_cs
-    from activetest.stats.fewerrors import few_differences, few_differences_reason
-
-    La = np.asarray(losses, dtype=np.float64)
-    Lb = np.asarray(other_losses, dtype=np.float64)
-    if min_errors is None or q_floor is None or La.size == 0:
-        return None
-    d = La - Lb
-    if bound is None:
-        reason = few_differences_reason(d, int(min_errors))
-        if reason is not None:
-            reason = reason.replace("exact interval: ", "no interval: ", 1) + (
-                "; the difference has no known bound (the compared model's losses are "
-                "known on the labelled items only: compare it at creation, init --compare, "
-                "to bound it)")
-        inf = np.full(La.size, np.inf)
-        return FewErrors(int(min_errors), few_differences(d, int(min_errors)), -inf, inf,
-                         reason)
-    if not bound > 0.0:  # the two models' losses agree on every item: the difference is 0
-        # surely (QA: the exact CS of a range [-0, 0] failed every estimate of the session)
-        zero = np.zeros(La.size)
-        return FewErrors(int(min_errors), few_differences(d, int(min_errors)), zero,
-                         zero.copy(), few_differences_reason(d, int(min_errors)))
-    extra: dict[str, Any] = {}
-    if item_bounds is not None:
-        B = np.asarray(item_bounds, dtype=np.float64)
-        extra["rest_bound"] = B.sum() - np.cumsum(B[draws.rows])
-        W = None if proposal is None else _weight_bound(proposal, B, draws, La - Lb)
-        if W is None and weight_bound is not None:
-            W = _design_weight_bound(np.asarray(weight_bound, dtype=np.float64), B, draws,
-                                     La - Lb, q_floor)
-        if W is not None:
-            extra["weight_bound"] = W
-    ex = paired_difference_exact_cs(La, Lb, draws.q, draws.n_pool, bound_a=float(bound),
-                                    bound_b=float(bound),
-                                    q_floor=None if "weight_bound" in extra else q_floor,
-                                    alpha=1.0 - level, **extra)
-    d = La - Lb
-    return FewErrors(int(min_errors), few_differences(d, int(min_errors)),
-                     np.asarray(ex.low, float), np.asarray(ex.high, float),
-                     few_differences_reason(d, int(min_errors)))
-
-
-def _design_weight_bound(prefix: np.ndarray, item_bounds: np.ndarray, draws: LabelledDraws,
-                         d: np.ndarray, q_floor: float | None) -> np.ndarray | None:
-    """``(K,)``: an adaptive design's weight bound over its first draws (``prefix``),
-    then the floor's ``max B * (N - m) / q_floor`` (0-based draw m: every remaining item
-    is drawn with probability at least ``q_floor / (N - m)``); None where a labelled draw
-    exceeds it, or without a floor to continue it."""
-    K, J = draws.k, min(prefix.shape[0], draws.k)
-    if q_floor is None or not q_floor > 0:
-        return None
-    m = np.arange(J, K, dtype=np.float64)
-    W = np.concatenate([prefix[:J], float(item_bounds.max(initial=0.0))
-                        * (draws.n_pool - m) / float(q_floor) * (1.0 + 1e-9)])
-    if not np.all(np.isfinite(W)) or np.any(np.abs(d) / draws.q > W * (1 + 1e-6) + 1e-12) \
-            or np.any(np.abs(d) > item_bounds[draws.rows] + 1e-12):
-        return None
-    return W
-
-
-def _weight_bound(proposal: tuple[np.ndarray, float], item_bounds: np.ndarray,
-                  draws: LabelledDraws, d: np.ndarray) -> np.ndarray | None:
-    """``(K,)`` :func:`~activetest.stats.proposal.floored_weight_bound` of the labelled
-    draws, or None where a draw's own ``|d| / q`` is above it (draws not made by that
-    proposal, e.g. a session whose stored scores are not the ones it drew with: the
-    floor's bound stays)."""
-    from activetest.stats.proposal import floored_weight_bound
-
-    scores, floor = proposal
-    W = floored_weight_bound(scores, item_bounds, draws.rows, floor)
-    if np.any(np.abs(d) / draws.q > W * (1 + 1e-6) + 1e-12) or np.any(
-            np.abs(d) > item_bounds[draws.rows] + 1e-12):
-        return None
-    return W
 
 
 @dataclass(frozen=True)
@@ -875,217 +699,6 @@ def _uniform_draws(draws: LabelledDraws) -> bool:
     return bool(np.allclose(np.asarray(draws.q, dtype=np.float64), rate, rtol=1e-9, atol=0))
 
 
-def _cs_misses(cs_low: float, cs_high: float, estimate: float,
-               value_range: tuple[float, float] | None, basis: str | None) -> bool:
-    """Whether a (finite) CS no longer holds the estimate it is centred on, the estimate
-    clipped to the quantity's range as the CS is. The exact CS, where it stands in
-    (``basis`` "exact"), is valid without asymptotics: it is not judged so."""
-    centre = estimate
-    if value_range is not None:
-        centre = min(max(centre, value_range[0]), value_range[1])
-    tol = 1e-9 * max(1.0, abs(centre))
-    return (basis != "exact" and math.isfinite(cs_low) and math.isfinite(cs_high)
-            and math.isfinite(centre) and not cs_low - tol <= centre <= cs_high + tol)
-
-
-def _difference_outside(a: AnytimeInterval, estimate: float, sure: SureBounds | None,
-                        value_range: tuple[float, float] | None,
-                        target_width: float | None, level: float, what: str,
-                        notes: list[str]) -> AnytimeInterval:
-    """A difference's intervals after its sure bounds cut them: whether its CS still holds
-    the estimate, re-judged on the intervals shown, and a note where not. An estimate
-    outside the sure bounds themselves (an unbiased estimate can, with few labels) is no
-    sign of a CS that missed: the cut intervals stay valid, "may stop" reads their width
-    (QA: -0.7567 beside [-0.7374, -0.1285] with nothing said)."""
-    tol = 1e-9 * max(1.0, abs(estimate))
-    if sure is not None and not sure.low - tol <= estimate <= sure.high + tol:
-        notes.append(f"{what}: the estimate {estimate:.4g} lies outside the bounds that hold "
-                     f"surely [{sure.low:.4g}, {sure.high:.4g}]: an unbiased estimate can, "
-                     f"with few labels (each labelled difference weighs by how unlikely its "
-                     f"draw was); the difference is within those bounds, and the intervals "
-                     f"shown are cut to them")
-        return replace(a, estimate_outside_cs=False, may_stop=None if target_width is None
-                       else bool(a.cs_high - a.cs_low <= target_width))
-    outside = _cs_misses(a.cs_low, a.cs_high, estimate, value_range, a.basis)
-    if outside:
-        notes.append(_outside_cs_line(what, estimate, a, level))
-    return replace(a, estimate_outside_cs=outside,
-                   may_stop=None if target_width is None else bool(
-                       (a.may_stop or a.basis == "sure") and not outside
-                       and a.cs_high - a.cs_low <= target_width))
-
-
-def outside_cs_note(m: MetricEstimate, level: float) -> str | None:
-    """The line saying a metric's anytime CS no longer holds its estimate
-    (:attr:`AnytimeInterval.estimate_outside_cs`); None where it does."""
-    a = m.anytime
-    if a is None or not a.estimate_outside_cs:
-        return None
-    return _outside_cs_line(m.metric.replace("_", " "), m.active.estimate, a, level)
-
-
-def _outside_cs_line(name: str, estimate: float, a: AnytimeInterval, level: float) -> str:
-    """:func:`outside_cs_note`'s line for the quantity ``name`` (a metric, a difference)."""
-    return (f"{name}: the anytime {level:.0%} confidence sequence [{a.cs_low:.4f}, "
-            f"{a.cs_high:.4f}] no longer holds the estimate {estimate:.4f}: it is "
-            f"the intersection of the sequence at every label count so far, and the latest "
-            f"labels disagree with what the earlier ones implied. Check the latest labels "
-            f"(mistakes, a changed instruction); otherwise the asymptotic sequence has "
-            f"missed. It is no basis to stop (\"you may stop\" is withheld); the "
-            f"fixed-budget interval [{a.fixed_low:.4f}, {a.fixed_high:.4f}] is not "
-            f"intersected")
-
-
-def outside_note(m: MetricEstimate, bounds: tuple[float, float], *, cv: bool = False
-                 ) -> str | None:
-    """The line saying a metric's unbiased estimate (``cv``: its control-variate LURE)
-    lies outside the values the risk can take (possible with few labels: each label is
-    weighted by how unlikely its draw was, and a control adds its own terms); None where
-    it does not (or there is no such estimate)."""
-    lo, hi = bounds
-    r = m.cv if cv else m.active
-    if r is None:
-        return None
-    e = r.estimate
-    if lo <= e <= hi or not math.isfinite(e):
-        return None
-    what = "control-variate LURE" if cv else "the estimate"
-    return (f"{m.metric.replace('_', ' ')}: {what} {e:.4g} lies outside the values the "
-            f"risk can take ([{lo:g}, {hi:g}]): an unbiased estimate can, with few labels "
-            f"(each label weighs by how unlikely its draw was); it is not clipped, which "
-            f"would bias it. Read the fixed-budget interval and the CS, which stay within "
-            f"the range")
-
-
-#: Below this width a fixed-budget interval is a point (an SE of 0 gives 1e-12).
-POINT_WIDTH = 1e-9
-
-
-@dataclass(frozen=True)
-class SureBounds:
-    """Bounds of a paired difference that hold surely (:func:`sure_difference`).
-
-    Attributes:
-        rest: the most the unlabelled items could add, ``sum B_i`` over them (for two
-            error rates: how many unlabelled items the two predictions differ on); the
-            bounds are ``(sum of the labelled differences -+ rest) / N``.
-        binding: the fixed-budget interval shown IS these bounds (both ends).
-        low, high: the bounds themselves.
-    """
-
-    rest: float
-    binding: bool
-    low: float = -math.inf
-    high: float = math.inf
-
-
-def sure_difference(a: AnytimeInterval, d_loss: np.ndarray, rows: np.ndarray,
-                    bounds: np.ndarray) -> tuple[AnytimeInterval, SureBounds]:
-    """The paired difference's fixed-budget interval and CS intersected with the bounds
-    that hold surely: with ``|d_i| <= B_i`` known on the whole pool, ``N (R_t - R_o)`` is
-    the labelled items' sum of d plus the rest's, which lies within ``-+ sum B_i`` over the
-    unlabelled items. For two error rates ``B_i = 1[the predictions differ]``: once every
-    item where they differ is labelled the difference is known exactly. Where an interval
-    misses the sure bounds entirely (possible only on a run where it fails) the sure
-    bounds are shown."""
-    B = np.asarray(bounds, dtype=np.float64)
-    N = B.size
-    rest = float(B.sum() - B[np.unique(np.asarray(rows, dtype=np.int64))].sum())
-    seen = float(np.sum(d_loss))
-    lo, hi = (seen - rest) / N, (seen + rest) / N
-
-    def cut(low: float, high: float) -> tuple[float, float]:
-        new_low, new_high = max(low, lo), min(high, hi)
-        return (new_low, new_high) if new_low <= new_high else (lo, hi)
-
-    f_low, f_high = cut(a.fixed_low, a.fixed_high)
-    c_low, c_high = cut(a.cs_low, a.cs_high)
-    return (replace(a, fixed_low=f_low, fixed_high=f_high, cs_low=c_low, cs_high=c_high),
-            SureBounds(rest, (f_low, f_high) == (lo, hi), lo, hi))
-
-
-def sure_line(spec: str, metric: str, sure: SureBounds) -> str:
-    """The line for a difference whose interval is its sure bounds."""
-    name = metric.replace("_", " ")
-    if sure.rest == 0.0:
-        return (f"target - {spec} ({name}): known exactly: every item where the two "
-                f"targets could differ is labelled")
-    what = (f"{sure.rest:g} unlabelled item(s) where the two predictions differ"
-            if metric == "error_rate" else
-            f"the unlabelled items, by at most {sure.rest:.4g} in all")
-    return (f"target - {spec} ({name}): the intervals shown are the bounds that hold "
-            f"surely, from the labelled items and what {what} could add")
-
-
-def point_note(m: MetricEstimate, level: float) -> str:
-    """The line for a metric whose bootstrap interval is a point (every labelled term the
-    same, e.g. no error labelled yet). Sessions with the few-errors rule show the exact CS
-    as the fixed-budget interval and the CS then, so the line sends the reader there; in a
-    session written before the rule (no ``clt_min_errors``) the fixed-budget interval is
-    a point as well (its SE is 0) and the CS the whole range, so the line says so and
-    gives the exact CS where the loss is bounded."""
-    name = m.metric.replace("_", " ")
-    a = m.anytime
-    head = (f"{name}: the bootstrap interval is a point: every labelled term is the same "
-            f"(e.g. no error labelled yet), and the bootstrap cannot see what was not drawn")
-    if a is None or a.basis is not None or a.fixed_high - a.fixed_low > POINT_WIDTH:
-        return f"{head}; read the fixed-budget interval and the CS"
-    if a.exact_low is not None and a.exact_high is not None:
-        where = (f"read the exact anytime {100 * level:g}% CS, [{a.exact_low:.4f}, "
-                 f"{a.exact_high:.4f}]")
-    else:
-        where = "the CS is the whole range until the labels differ"
-    return (f"{head}; so is the fixed-budget interval, as this session was written before "
-            f"the few-errors rule (which puts the exact CS in its place): {where}")
-
-
-def exact_note(m: MetricEstimate, level: float) -> str | None:
-    """The line saying which interval a metric's fixed-budget and anytime rows are, where
-    the exact CS stands in for them (None: the CLT ones, or no few-errors rule)."""
-    a = m.anytime
-    if a is None or a.basis != "exact":
-        return None
-    return _exact_line(m.metric.replace('_', ' '), a, level)
-
-
-def _exact_line(what: str, a: AnytimeInterval, level: float) -> str:
-    from activetest.session.interval_names import (
-        ANYTIME,
-        EXACT_ANYTIME,
-        FIXED_BUDGET,
-        interval_name,
-    )
-
-    if not (math.isfinite(a.fixed_low) and math.isfinite(a.fixed_high)):
-        return (f"{what}: the {interval_name(FIXED_BUDGET, level)} and the "
-                f"{interval_name(ANYTIME, level)} are the whole range the value can take "
-                f"here ({a.basis_note}; the CLT intervals are not trusted before that)")
-    return (f"{what}: the {interval_name(FIXED_BUDGET, level)} and the "
-            f"{interval_name(ANYTIME, level)} are the {interval_name(EXACT_ANYTIME, level)} "
-            f"here ({a.basis_note}; the CLT intervals are not trusted before that)")
-
-
-def blind_spot_notes(blind_spots: Mapping[str, SessionBlindSpot], k: int, level: float
-                     ) -> list[BlindSpotNote]:
-    """The :class:`BlindSpotNote` of every estimate after ``k`` labels (the CV one only
-    where it differs from the headline's)."""
-    notes = []
-    for metric, b in blind_spots.items():
-        for name, curve in (("estimate", b.estimate), ("cv", b.cv)):
-            if curve is None:
-                continue
-            spot = curve.at(k)
-            if name == "cv" and spot.widen_low == b.estimate.at(k).widen_low:
-                continue  # the same widening: one line says it
-            notes.append(BlindSpotNote(
-                metric, name, spot.n_unexplored, spot.ratio,
-                spot.widen_low if b.bounded else None,
-                spot.widen_high if b.bounded else None,
-                spot.loss_cap if b.bounded else None,
-                spot.unexplored_bound if b.bounded else None))
-    return notes
-
-
 @dataclass(frozen=True)
 class KindInputs:
     """What a session kind gives the estimate, at the labelled draws and on the pool
@@ -1215,37 +828,6 @@ def session_estimate(config: SessionConfig, draws: LabelledDraws, inputs: KindIn
     if warnings:
         report = replace(report, warnings=[*report.warnings, *warnings])
     return report
-
-
-def partial_credit_note(task: Mapping[str, Any]) -> str | None:
-    """The line a graded session with partial credit shows: its "error rate" is the mean
-    of ``1 - score`` over the judgment levels' scores, not the share of answers judged
-    other than the best level (QA: 0.567 read as an error rate where that share was
-    0.767). None for a task whose scores are all 0 or 1."""
-    judgment = task.get("judgment") if isinstance(task, Mapping) else None
-    if not isinstance(judgment, Mapping):
-        return None
-    levels, scores = judgment.get("levels") or (), judgment.get("scores") or ()
-    if not scores or all(float(x) in (0.0, 1.0) for x in scores):
-        return None
-    shown = ", ".join(f"{lv} {float(sc):g}" for lv, sc in zip(levels, scores, strict=False))
-    return (f"error_rate here is the mean of 1 - score over the judgments (scores: "
-            f"{shown}): a partly right answer counts as part of an error")
-
-
-#: The line an ``estimate --compare`` of a classification session shows: its draws serve
-#: the target's own risk, and a design that serves the difference exists.
-COMPARE_HINT = ("the draws of this session serve the target's own risk, not the difference "
-                "with {spec}; a session created with --compare {spec} --acquisition compare "
-                "draws where the two predictions differ (docs/compare.md: for two error "
-                "rates, 0.37x uniform sampling's squared error at 100 labels, median over 14 "
-                "pairs of the bundled models, where drawing for one target by its expected "
-                "0-1 loss is 1.25x)")
-#: The line a session drawn by the ``compare`` acquisition shows: what its labels were for.
-COMPARE_NOTE = ("this session draws for the difference with {spec} (the compare "
-                "acquisition: labels where the two predictions may differ); the target's "
-                "own risk is still estimated without bias, but its intervals are wide: the "
-                "items where the two agree were drawn at the floor's rate")
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,160 @@
+"""Paired differences of two targets on the same labels: the exact CS inputs of the
+few-differences rule and the bounds a difference holds surely (split out of
+:mod:`activetest.session.estimate`, which uses and re-exports them)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from activetest.session.records import (
+    AnytimeInterval,
+)
+
+if TYPE_CHECKING:
+    pass
+from activetest.session.estimate_base import (
+    FewErrors,
+    LabelledDraws,
+    SureBounds,
+)
+
+__all__ = [
+    "difference_few_inputs",
+    "sure_difference",
+]
+
+
+def difference_few_inputs(losses: np.ndarray, other_losses: np.ndarray, draws: LabelledDraws,
+                          min_errors: int | None, *, q_floor: float | None,
+                          level: float = 0.95, item_bounds: np.ndarray | None = None,
+                          proposal: tuple[np.ndarray, float] | None = None,
+                          weight_bound: np.ndarray | None = None,
+                          bound: float | None = 1.0
+                          ) -> FewErrors | None:
+    """:class:`FewErrors` of the paired difference ``losses - other_losses`` of two
+    targets' losses (``(K,)`` each, at the same labelled draws; every difference within
+    ``[-bound, bound]``: 1 for two error rates): the exact CS of the difference
+    (:func:`~activetest.stats.betting.paired_difference_exact_cs`, plain LURE as the
+    difference's estimate is) stands in while fewer than ``min_errors`` labels differ from
+    the most common difference (:func:`~activetest.stats.fewerrors.few_differences`; for
+    a log loss: while fewer labelled items show the two losses differ at all, where two
+    targets that agree on every labelled item had a point interval at 0); None without a
+    rule or a proposal floor. ``bound`` None (a log loss whose difference is not bounded:
+    the compared model was not scored on the pool): no exact CS exists, and while the rule
+    holds the intervals are the whole range (``-inf``, ``inf`` here).
+
+    ``item_bounds`` (``(N,)`` ``|d_i| <= B_i``, a model compared at creation) and
+    ``proposal`` (the fixed acquisition's ``(scores, floor)``): the exact CS bounds each
+    draw by the items the proposal could draw and their bounds
+    (:func:`~activetest.stats.proposal.floored_weight_bound`) and is intersected with
+    the sure bounds, instead of bounding every draw by the floor (about +-1 wide for
+    many labels: the floor's items weigh ``1 / q_floor``). ``weight_bound`` (an adaptive
+    design's, with ``item_bounds``: ``(J,)`` for its first J <= K draws,
+    :func:`~activetest.stats.blindspot_replay.design_weight_bounds`) does the same for a
+    design's proposals, the floor's bound standing in after the J-th draw (the exact CS
+    is used only while few labels differ: a prefix); with bounds and neither, the sure
+    bounds only. A bound a labelled draw exceeds (the draws were not made by that
+    proposal) is not used: the floor's stays."""
+    from activetest.stats.betting import paired_difference_exact_cs
+    from activetest.stats.fewerrors import few_differences, few_differences_reason
+
+    La = np.asarray(losses, dtype=np.float64)
+    Lb = np.asarray(other_losses, dtype=np.float64)
+    if min_errors is None or q_floor is None or La.size == 0:
+        return None
+    d = La - Lb
+    if bound is None:
+        reason = few_differences_reason(d, int(min_errors))
+        if reason is not None:
+            reason = reason.replace("exact interval: ", "no interval: ", 1) + (
+                "; the difference has no known bound (the compared model's losses are "
+                "known on the labelled items only: compare it at creation, init --compare, "
+                "to bound it)")
+        inf = np.full(La.size, np.inf)
+        return FewErrors(int(min_errors), few_differences(d, int(min_errors)), -inf, inf,
+                         reason)
+    if not bound > 0.0:  # the two models' losses agree on every item: the difference is 0
+        # surely (QA: the exact CS of a range [-0, 0] failed every estimate of the session)
+        zero = np.zeros(La.size)
+        return FewErrors(int(min_errors), few_differences(d, int(min_errors)), zero,
+                         zero.copy(), few_differences_reason(d, int(min_errors)))
+    extra: dict[str, Any] = {}
+    if item_bounds is not None:
+        B = np.asarray(item_bounds, dtype=np.float64)
+        extra["rest_bound"] = B.sum() - np.cumsum(B[draws.rows])
+        W = None if proposal is None else _weight_bound(proposal, B, draws, La - Lb)
+        if W is None and weight_bound is not None:
+            W = _design_weight_bound(np.asarray(weight_bound, dtype=np.float64), B, draws,
+                                     La - Lb, q_floor)
+        if W is not None:
+            extra["weight_bound"] = W
+    ex = paired_difference_exact_cs(La, Lb, draws.q, draws.n_pool, bound_a=float(bound),
+                                    bound_b=float(bound),
+                                    q_floor=None if "weight_bound" in extra else q_floor,
+                                    alpha=1.0 - level, **extra)
+    d = La - Lb
+    return FewErrors(int(min_errors), few_differences(d, int(min_errors)),
+                     np.asarray(ex.low, float), np.asarray(ex.high, float),
+                     few_differences_reason(d, int(min_errors)))
+
+
+def _design_weight_bound(prefix: np.ndarray, item_bounds: np.ndarray, draws: LabelledDraws,
+                         d: np.ndarray, q_floor: float | None) -> np.ndarray | None:
+    """``(K,)``: an adaptive design's weight bound over its first draws (``prefix``),
+    then the floor's ``max B * (N - m) / q_floor`` (0-based draw m: every remaining item
+    is drawn with probability at least ``q_floor / (N - m)``); None where a labelled draw
+    exceeds it, or without a floor to continue it."""
+    K, J = draws.k, min(prefix.shape[0], draws.k)
+    if q_floor is None or not q_floor > 0:
+        return None
+    m = np.arange(J, K, dtype=np.float64)
+    W = np.concatenate([prefix[:J], float(item_bounds.max(initial=0.0))
+                        * (draws.n_pool - m) / float(q_floor) * (1.0 + 1e-9)])
+    if not np.all(np.isfinite(W)) or np.any(np.abs(d) / draws.q > W * (1 + 1e-6) + 1e-12) \
+            or np.any(np.abs(d) > item_bounds[draws.rows] + 1e-12):
+        return None
+    return W
+
+
+def _weight_bound(proposal: tuple[np.ndarray, float], item_bounds: np.ndarray,
+                  draws: LabelledDraws, d: np.ndarray) -> np.ndarray | None:
+    """``(K,)`` :func:`~activetest.stats.proposal.floored_weight_bound` of the labelled
+    draws, or None where a draw's own ``|d| / q`` is above it (draws not made by that
+    proposal, e.g. a session whose stored scores are not the ones it drew with: the
+    floor's bound stays)."""
+    from activetest.stats.proposal import floored_weight_bound
+
+    scores, floor = proposal
+    W = floored_weight_bound(scores, item_bounds, draws.rows, floor)
+    if np.any(np.abs(d) / draws.q > W * (1 + 1e-6) + 1e-12) or np.any(
+            np.abs(d) > item_bounds[draws.rows] + 1e-12):
+        return None
+    return W
+
+
+def sure_difference(a: AnytimeInterval, d_loss: np.ndarray, rows: np.ndarray,
+                    bounds: np.ndarray) -> tuple[AnytimeInterval, SureBounds]:
+    """The paired difference's fixed-budget interval and CS intersected with the bounds
+    that hold surely: with ``|d_i| <= B_i`` known on the whole pool, ``N (R_t - R_o)`` is
+    the labelled items' sum of d plus the rest's, which lies within ``-+ sum B_i`` over the
+    unlabelled items. For two error rates ``B_i = 1[the predictions differ]``: once every
+    item where they differ is labelled the difference is known exactly. Where an interval
+    misses the sure bounds entirely (possible only on a run where it fails) the sure
+    bounds are shown."""
+    B = np.asarray(bounds, dtype=np.float64)
+    N = B.size
+    rest = float(B.sum() - B[np.unique(np.asarray(rows, dtype=np.int64))].sum())
+    seen = float(np.sum(d_loss))
+    lo, hi = (seen - rest) / N, (seen + rest) / N
+
+    def cut(low: float, high: float) -> tuple[float, float]:
+        new_low, new_high = max(low, lo), min(high, hi)
+        return (new_low, new_high) if new_low <= new_high else (lo, hi)
+
+    f_low, f_high = cut(a.fixed_low, a.fixed_high)
+    c_low, c_high = cut(a.cs_low, a.cs_high)
+    return (replace(a, fixed_low=f_low, fixed_high=f_high, cs_low=c_low, cs_high=c_high),
+            SureBounds(rest, (f_low, f_high) == (lo, hi), lo, hi))

@@ -1,0 +1,246 @@
+"""The lines an estimate adds in words: a CS that no longer holds its estimate, an
+estimate outside its range, a point interval, the exact CS standing in, blind
+spots, sure bounds, partial credit, what a compare session draws for (split out of
+:mod:`activetest.session.estimate`, which uses and re-exports them)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from activetest.session.records import (
+    AnytimeInterval,
+    BlindSpotNote,
+    MetricEstimate,
+)
+
+if TYPE_CHECKING:
+    from activetest.session.blindspot import SessionBlindSpot
+from activetest.session.estimate_base import (
+    POINT_WIDTH,
+    LabelledDraws,
+    SureBounds,
+)
+
+__all__ = [
+    "COMPARE_HINT",
+    "COMPARE_NOTE",
+    "blind_spot_notes",
+    "exact_note",
+    "outside_cs_note",
+    "outside_note",
+    "partial_credit_note",
+    "point_note",
+    "sure_line",
+]
+
+
+def _warnings(draws: LabelledDraws) -> list[str]:
+    notes = []
+    if draws.k < 100:
+        notes.append(f"only {draws.k} labels: the bootstrap interval is unreliable below ~100 "
+                     f"labels")
+    if draws.n_waiting and draws.first_unlabelled is not None:
+        item_id, step = draws.first_unlabelled
+        notes.append(f"{draws.n_waiting} label(s) of later draws wait for item {item_id!r} "
+                     f"(draw {step}) to be labelled; LURE uses the first {draws.k} draws")
+    return notes
+
+
+def _cs_misses(cs_low: float, cs_high: float, estimate: float,
+               value_range: tuple[float, float] | None, basis: str | None) -> bool:
+    """Whether a (finite) CS no longer holds the estimate it is centred on, the estimate
+    clipped to the quantity's range as the CS is. The exact CS, where it stands in
+    (``basis`` "exact"), is valid without asymptotics: it is not judged so."""
+    centre = estimate
+    if value_range is not None:
+        centre = min(max(centre, value_range[0]), value_range[1])
+    tol = 1e-9 * max(1.0, abs(centre))
+    return (basis != "exact" and math.isfinite(cs_low) and math.isfinite(cs_high)
+            and math.isfinite(centre) and not cs_low - tol <= centre <= cs_high + tol)
+
+
+def _difference_outside(a: AnytimeInterval, estimate: float, sure: SureBounds | None,
+                        value_range: tuple[float, float] | None,
+                        target_width: float | None, level: float, what: str,
+                        notes: list[str]) -> AnytimeInterval:
+    """A difference's intervals after its sure bounds cut them: whether its CS still holds
+    the estimate, re-judged on the intervals shown, and a note where not. An estimate
+    outside the sure bounds themselves (an unbiased estimate can, with few labels) is no
+    sign of a CS that missed: the cut intervals stay valid, "may stop" reads their width
+    (QA: -0.7567 beside [-0.7374, -0.1285] with nothing said)."""
+    tol = 1e-9 * max(1.0, abs(estimate))
+    if sure is not None and not sure.low - tol <= estimate <= sure.high + tol:
+        notes.append(f"{what}: the estimate {estimate:.4g} lies outside the bounds that hold "
+                     f"surely [{sure.low:.4g}, {sure.high:.4g}]: an unbiased estimate can, "
+                     f"with few labels (each labelled difference weighs by how unlikely its "
+                     f"draw was); the difference is within those bounds, and the intervals "
+                     f"shown are cut to them")
+        return replace(a, estimate_outside_cs=False, may_stop=None if target_width is None
+                       else bool(a.cs_high - a.cs_low <= target_width))
+    outside = _cs_misses(a.cs_low, a.cs_high, estimate, value_range, a.basis)
+    if outside:
+        notes.append(_outside_cs_line(what, estimate, a, level))
+    return replace(a, estimate_outside_cs=outside,
+                   may_stop=None if target_width is None else bool(
+                       (a.may_stop or a.basis == "sure") and not outside
+                       and a.cs_high - a.cs_low <= target_width))
+
+
+def outside_cs_note(m: MetricEstimate, level: float) -> str | None:
+    """The line saying a metric's anytime CS no longer holds its estimate
+    (:attr:`AnytimeInterval.estimate_outside_cs`); None where it does."""
+    a = m.anytime
+    if a is None or not a.estimate_outside_cs:
+        return None
+    return _outside_cs_line(m.metric.replace("_", " "), m.active.estimate, a, level)
+
+
+def _outside_cs_line(name: str, estimate: float, a: AnytimeInterval, level: float) -> str:
+    """:func:`outside_cs_note`'s line for the quantity ``name`` (a metric, a difference)."""
+    return (f"{name}: the anytime {level:.0%} confidence sequence [{a.cs_low:.4f}, "
+            f"{a.cs_high:.4f}] no longer holds the estimate {estimate:.4f}: it is "
+            f"the intersection of the sequence at every label count so far, and the latest "
+            f"labels disagree with what the earlier ones implied. Check the latest labels "
+            f"(mistakes, a changed instruction); otherwise the asymptotic sequence has "
+            f"missed. It is no basis to stop (\"you may stop\" is withheld); the "
+            f"fixed-budget interval [{a.fixed_low:.4f}, {a.fixed_high:.4f}] is not "
+            f"intersected")
+
+
+def outside_note(m: MetricEstimate, bounds: tuple[float, float], *, cv: bool = False
+                 ) -> str | None:
+    """The line saying a metric's unbiased estimate (``cv``: its control-variate LURE)
+    lies outside the values the risk can take (possible with few labels: each label is
+    weighted by how unlikely its draw was, and a control adds its own terms); None where
+    it does not (or there is no such estimate)."""
+    lo, hi = bounds
+    r = m.cv if cv else m.active
+    if r is None:
+        return None
+    e = r.estimate
+    if lo <= e <= hi or not math.isfinite(e):
+        return None
+    what = "control-variate LURE" if cv else "the estimate"
+    return (f"{m.metric.replace('_', ' ')}: {what} {e:.4g} lies outside the values the "
+            f"risk can take ([{lo:g}, {hi:g}]): an unbiased estimate can, with few labels "
+            f"(each label weighs by how unlikely its draw was); it is not clipped, which "
+            f"would bias it. Read the fixed-budget interval and the CS, which stay within "
+            f"the range")
+
+
+def point_note(m: MetricEstimate, level: float) -> str:
+    """The line for a metric whose bootstrap interval is a point (every labelled term the
+    same, e.g. no error labelled yet). Sessions with the few-errors rule show the exact CS
+    as the fixed-budget interval and the CS then, so the line sends the reader there; in a
+    session written before the rule (no ``clt_min_errors``) the fixed-budget interval is
+    a point as well (its SE is 0) and the CS the whole range, so the line says so and
+    gives the exact CS where the loss is bounded."""
+    name = m.metric.replace("_", " ")
+    a = m.anytime
+    head = (f"{name}: the bootstrap interval is a point: every labelled term is the same "
+            f"(e.g. no error labelled yet), and the bootstrap cannot see what was not drawn")
+    if a is None or a.basis is not None or a.fixed_high - a.fixed_low > POINT_WIDTH:
+        return f"{head}; read the fixed-budget interval and the CS"
+    if a.exact_low is not None and a.exact_high is not None:
+        where = (f"read the exact anytime {100 * level:g}% CS, [{a.exact_low:.4f}, "
+                 f"{a.exact_high:.4f}]")
+    else:
+        where = "the CS is the whole range until the labels differ"
+    return (f"{head}; so is the fixed-budget interval, as this session was written before "
+            f"the few-errors rule (which puts the exact CS in its place): {where}")
+
+
+def exact_note(m: MetricEstimate, level: float) -> str | None:
+    """The line saying which interval a metric's fixed-budget and anytime rows are, where
+    the exact CS stands in for them (None: the CLT ones, or no few-errors rule)."""
+    a = m.anytime
+    if a is None or a.basis != "exact":
+        return None
+    return _exact_line(m.metric.replace('_', ' '), a, level)
+
+
+def _exact_line(what: str, a: AnytimeInterval, level: float) -> str:
+    from activetest.session.interval_names import (
+        ANYTIME,
+        EXACT_ANYTIME,
+        FIXED_BUDGET,
+        interval_name,
+    )
+
+    if not (math.isfinite(a.fixed_low) and math.isfinite(a.fixed_high)):
+        return (f"{what}: the {interval_name(FIXED_BUDGET, level)} and the "
+                f"{interval_name(ANYTIME, level)} are the whole range the value can take "
+                f"here ({a.basis_note}; the CLT intervals are not trusted before that)")
+    return (f"{what}: the {interval_name(FIXED_BUDGET, level)} and the "
+            f"{interval_name(ANYTIME, level)} are the {interval_name(EXACT_ANYTIME, level)} "
+            f"here ({a.basis_note}; the CLT intervals are not trusted before that)")
+
+
+def blind_spot_notes(blind_spots: Mapping[str, SessionBlindSpot], k: int, level: float
+                     ) -> list[BlindSpotNote]:
+    """The :class:`BlindSpotNote` of every estimate after ``k`` labels (the CV one only
+    where it differs from the headline's)."""
+    notes = []
+    for metric, b in blind_spots.items():
+        for name, curve in (("estimate", b.estimate), ("cv", b.cv)):
+            if curve is None:
+                continue
+            spot = curve.at(k)
+            if name == "cv" and spot.widen_low == b.estimate.at(k).widen_low:
+                continue  # the same widening: one line says it
+            notes.append(BlindSpotNote(
+                metric, name, spot.n_unexplored, spot.ratio,
+                spot.widen_low if b.bounded else None,
+                spot.widen_high if b.bounded else None,
+                spot.loss_cap if b.bounded else None,
+                spot.unexplored_bound if b.bounded else None))
+    return notes
+
+
+def sure_line(spec: str, metric: str, sure: SureBounds) -> str:
+    """The line for a difference whose interval is its sure bounds."""
+    name = metric.replace("_", " ")
+    if sure.rest == 0.0:
+        return (f"target - {spec} ({name}): known exactly: every item where the two "
+                f"targets could differ is labelled")
+    what = (f"{sure.rest:g} unlabelled item(s) where the two predictions differ"
+            if metric == "error_rate" else
+            f"the unlabelled items, by at most {sure.rest:.4g} in all")
+    return (f"target - {spec} ({name}): the intervals shown are the bounds that hold "
+            f"surely, from the labelled items and what {what} could add")
+
+
+def partial_credit_note(task: Mapping[str, Any]) -> str | None:
+    """The line a graded session with partial credit shows: its "error rate" is the mean
+    of ``1 - score`` over the judgment levels' scores, not the share of answers judged
+    other than the best level (QA: 0.567 read as an error rate where that share was
+    0.767). None for a task whose scores are all 0 or 1."""
+    judgment = task.get("judgment") if isinstance(task, Mapping) else None
+    if not isinstance(judgment, Mapping):
+        return None
+    levels, scores = judgment.get("levels") or (), judgment.get("scores") or ()
+    if not scores or all(float(x) in (0.0, 1.0) for x in scores):
+        return None
+    shown = ", ".join(f"{lv} {float(sc):g}" for lv, sc in zip(levels, scores, strict=False))
+    return (f"error_rate here is the mean of 1 - score over the judgments (scores: "
+            f"{shown}): a partly right answer counts as part of an error")
+
+
+#: The line an ``estimate --compare`` of a classification session shows: its draws serve
+#: the target's own risk, and a design that serves the difference exists.
+COMPARE_HINT = ("the draws of this session serve the target's own risk, not the difference "
+                "with {spec}; a session created with --compare {spec} --acquisition compare "
+                "draws where the two predictions differ (docs/compare.md: for two error "
+                "rates, 0.37x uniform sampling's squared error at 100 labels, median over 14 "
+                "pairs of the bundled models, where drawing for one target by its expected "
+                "0-1 loss is 1.25x)")
+
+
+#: The line a session drawn by the ``compare`` acquisition shows: what its labels were for.
+COMPARE_NOTE = ("this session draws for the difference with {spec} (the compare "
+                "acquisition: labels where the two predictions may differ); the target's "
+                "own risk is still estimated without bias, but its intervals are wide: the "
+                "items where the two agree were drawn at the floor's rate")
