@@ -526,7 +526,14 @@ class ActiveTest:
         # creation (no hint to create one)
         names = tuple(dict.fromkeys([*(self._config.compare or ()), *known]))
         config = dataclasses.replace(self._config, compare=names or None)
+        floors = est.variance_floors(  # as a session: the fixed compare proposal's floors
+            self._acquisition, None if inputs.proposal_scores is None or not fixed else
+            (inputs.proposal_scores, float(self._config.proposal_floor)),
+            inputs.pool_controls, draws, not fixed,
+            others={name: est.controls(["error_rate"], self._S, o_lp)["error_rate"]
+                    for name, o_lp in given.items() if name in known}
+            if self._acquisition == "compare" and "error_rate" in self.metrics else None)
         return est.session_estimate(
-            config, draws, inputs, design_controls=design_controls,
+            config, draws, inputs, design_controls=design_controls, floors=floors,
             design_info=None if fixed else draw.sampler_info(s, self._acquisition, metrics),
             n_boot=n_boot, level=level, target_width=target_width, blind_spots=blind)

@@ -720,8 +720,10 @@ def test_the_compare_designs_own_interval_has_its_floor_in_the_estimate_and_the_
         parts = s._estimate(compare=(), n_boot=50, level=None, target_width=None,
                             record=False, progress=False)
         data = s.report_data(progress=False)
-    floor = parts.variance_floors["error_rate"]
+    floor = parts.variance_floors.metrics["error_rate"]
     assert floor.shape == (60,) and np.all(floor >= 0) and floor.max() > 0
+    (other,) = parts.variance_floors.others.values()  # the compared model's error rate
+    assert other.shape == (60,) and other.max() > 0
     a = parts.report.metrics["error_rate"].anytime
     last = data.history["error rate"][-1]
     if a.basis != "exact":

@@ -135,7 +135,8 @@ def test_the_compare_designs_own_error_rate_interval_covers() -> None:
     draws of the items the two models agree on; runs that had met none showed a low
     estimate with a low SE, and the fixed-budget interval covered 0.78 at 150 labels
     (``benchmarks/coverage_gaps.py --case compare-own``). The surrogate's model of
-    each draw's variance is now a floor: 100 seeds, within 3 Monte Carlo SE of 0.95."""
+    each draw's variance is now a floor, for the other model's error rate too (0.775
+    before): 100 seeds, within 3 Monte Carlo SE of 0.95."""
     import sys
     import warnings
     from pathlib import Path
@@ -147,7 +148,8 @@ def test_the_compare_designs_own_error_rate_interval_covers() -> None:
 
     y, S, T, B = coverage_gaps._two_models()
     truth = float(np.mean(T.argmax(1) != y))
-    hits = []
+    truth_b = float(np.mean(B.argmax(1) != y))
+    hits, hits_b = [], []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for seed in range(100):
@@ -156,6 +158,9 @@ def test_the_compare_designs_own_error_rate_interval_covers() -> None:
             for _ in range(150):
                 (i,) = run.next(1)
                 run.label(i, int(y[i]))
-            a = run.estimate().metrics["error_rate"].anytime
+            r = run.estimate()
+            a, o = r.metrics["error_rate"].anytime, r.comparisons[0].other_anytime
             hits.append(a.fixed_low <= truth <= a.fixed_high)
-    assert np.mean(hits) >= 0.95 - 3 * np.sqrt(0.95 * 0.05 / 100), np.mean(hits)
+            hits_b.append(o.fixed_low <= truth_b <= o.fixed_high)  # the other's: as low
+    low = 0.95 - 3 * np.sqrt(0.95 * 0.05 / 100)
+    assert np.mean(hits) >= low and np.mean(hits_b) >= low, (np.mean(hits), np.mean(hits_b))

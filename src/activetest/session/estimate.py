@@ -27,6 +27,7 @@ from activetest.session.estimate_base import (
     FewErrors,
     LabelledDraws,
     SureBounds,
+    VarianceFloors,
     bootstrap_rng,
     clip_interval,
     clip_result,
@@ -88,6 +89,7 @@ __all__ = [
     "LabelledDraws",
     "NoiseRule",
     "SureBounds",
+    "VarianceFloors",
     "blind_spot_notes",
     "bootstrap_rng",
     "check_level",
@@ -454,23 +456,30 @@ def _metric_estimate(metric: str, draws: LabelledDraws, losses: np.ndarray, hit:
 
 def variance_floors(acquisition: str | None, proposal: tuple[np.ndarray, float] | None,
                     pool_controls: Mapping[str, np.ndarray], draws: LabelledDraws,
-                    adaptive: bool) -> dict[str, np.ndarray]:
-    """metric -> ``(K,)`` a model's variance of each draw, the floor of a fixed
-    proposal's intervals (:func:`~activetest.stats.proposal.floored_model_var`; as an
-    adaptive design's own prediction is for its intervals). Only the ``compare``
-    acquisition's error rate: it draws for the difference, ignoring the target's own
-    loss, so the target's error rate rests on rare, heavy draws of the items the two
-    agree on, and a run that has met none has a low estimate and a low SE at once (QA:
-    its fixed-budget interval covered 0.78-0.81 at 150-200 labels,
+                    adaptive: bool, others: Mapping[str, np.ndarray] | None = None
+                    ) -> VarianceFloors:
+    """A fixed proposal's model variance of each draw, the floor of its intervals
+    (:func:`~activetest.stats.proposal.floored_model_var`; as an adaptive design's own
+    prediction is for its intervals). Only the ``compare`` acquisition's error rates: it
+    draws for the difference, ignoring either target's own loss, so a target's error
+    rate rests on rare, heavy draws of the items the two agree on, and a run that has met
+    none has a low estimate and a low SE at once (QA: the target's and the other's
+    fixed-budget intervals covered 0.78-0.81 at 150-200 labels,
     ``benchmarks/coverage_gaps.py``). The model: the surrogate's expected 0-1 loss of
-    the target (``pool_controls["error_rate"]``). Empty otherwise."""
-    h = pool_controls.get("error_rate")
-    if acquisition != "compare" or proposal is None or h is None or adaptive or draws.k < 2:
-        return {}
+    the target (``pool_controls["error_rate"]``) and of each compared target known on
+    the pool (``others``: spec -> ``(N,)``). Empty otherwise.
+    """
+    if acquisition != "compare" or proposal is None or adaptive or draws.k < 2:
+        return VarianceFloors()
     from activetest.stats.proposal import floored_model_var
 
-    return {"error_rate": floored_model_var(proposal[0], proposal[1], draws.rows,
-                                            np.clip(np.asarray(h, float), 0.0, 1.0))}
+    def floor(h: np.ndarray) -> np.ndarray:
+        return floored_model_var(proposal[0], proposal[1], draws.rows,
+                                 np.clip(np.asarray(h, float), 0.0, 1.0))
+
+    h = pool_controls.get("error_rate")
+    return VarianceFloors({} if h is None else {"error_rate": floor(h)},
+                          {spec: floor(hb) for spec, hb in (others or {}).items()})
 
 
 def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
@@ -489,7 +498,7 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
                     proposal: tuple[np.ndarray, float] | None = None,
                     difference_weight_bounds: Mapping[str, Mapping[str, np.ndarray]]
                     | None = None,
-                    floors: Mapping[str, np.ndarray] | None = None,
+                    floors: VarianceFloors | None = None,
                     ) -> EstimateReport:
     """Every metric's estimate from the labelled draws.
 
@@ -509,9 +518,9 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
         proposal: the fixed acquisition's ``(scores, floor)`` the draws were made with
             (None: an adaptive design): with ``difference_bounds``, the difference's
             exact CS bounds each draw by it (:func:`difference_few_inputs`).
-        floors: metric -> a fixed proposal's model variance of each draw, the floor of
-            its intervals (None: :func:`variance_floors` of ``acquisition`` and
-            ``proposal``).
+        floors: a fixed proposal's model variance of each draw, the floor of its
+            intervals (None: :func:`variance_floors` of ``acquisition`` and ``proposal``,
+            the target's alone).
         difference_weight_bounds: other target spec -> metric -> an adaptive design's
             weight bound over its first draws (with ``difference_bounds``; the
             ``weight_bound`` of :func:`difference_few_inputs`).
@@ -552,8 +561,9 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
     hit = noise.hits(np.nan_to_num(t_nll, nan=-np.inf), s_nll)
     flagged = [FlaggedItem(draws.item_ids[j], draws.steps[j], int(y[j]), float(t_nll[j]),
                            float(s_nll[j])) for j in np.flatnonzero(hit)]
-    floors = variance_floors(acquisition, proposal, pool_controls, draws,
-                             bool(design_controls))
+    if floors is None:  # the target's (a session passes them, the compared ones too)
+        floors = variance_floors(acquisition, proposal, pool_controls, draws,
+                                 bool(design_controls))
     out: dict[str, MetricEstimate] = {}
     for metric, loss in losses.items():
         out[metric] = _metric_estimate(metric, draws, np.asarray(loss, dtype=np.float64), hit,
@@ -565,7 +575,7 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
                                        planned_budget=planned_budget,
                                        blind=(blind_spots or {}).get(metric),
                                        clt_min_errors=clt_min_errors,
-                                       model_var=floors.get(metric))
+                                       model_var=floors.metrics.get(metric))
     comparisons: list[Comparison] = []
     notes_cmp: list[str] = []
     for spec, other_losses in (compare or {}).items():
@@ -628,7 +638,9 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
                     o_blind = replace(other_curve, widen_low=np.zeros_like(
                         np.asarray(other_curve.widen_high, dtype=np.float64)))
             o_any = anytime(draws, o_loss, level=level, value_range=o_range,
-                            planned_budget=planned_budget, few=o_few, blind=o_blind)
+                            planned_budget=planned_budget, few=o_few, blind=o_blind,
+                            model_var=floors.others.get(spec) if metric == "error_rate"
+                            else None)
             d_any = anytime(draws, d_loss, level=level, value_range=d_range,
                             planned_budget=planned_budget, few=d_few, blind=d_blind,
                             skew_widens_only=True)
@@ -786,7 +798,7 @@ def session_estimate(config: SessionConfig, draws: LabelledDraws, inputs: KindIn
                      level: float | None = None,
                      target_width: float | None = None,
                      blind_spots: Mapping[str, SessionBlindSpot] | None = None,
-                     floors: Mapping[str, np.ndarray] | None = None,
+                     floors: VarianceFloors | None = None,
                      ) -> EstimateReport:
     """The estimate of a session (or an in-memory run) from what it stored: the one
     policy behind ``Session.estimate`` and ``ActiveTest.estimate``.

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import math
 import zlib
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -25,6 +26,7 @@ __all__ = [
     "FewErrors",
     "LabelledDraws",
     "SureBounds",
+    "VarianceFloors",
     "bootstrap_rng",
     "clip_interval",
     "clip_result",
@@ -151,3 +153,19 @@ class SureBounds:
 
 #: Below this width a fixed-budget interval is a point (an SE of 0 gives 1e-12).
 POINT_WIDTH = 1e-9
+
+
+@dataclass(frozen=True)
+class VarianceFloors:
+    """A fixed proposal's model variance of each draw (``(K,)`` arrays of
+    ``N^2 Var(theta_m | past)``, :func:`~activetest.stats.proposal.floored_model_var`),
+    the floor of the intervals' variance (:func:`activetest.session.estimate.
+    variance_floors`).
+
+    Attributes:
+        metrics: metric -> the target's.
+        others: compared target spec -> its error rate's.
+    """
+
+    metrics: Mapping[str, np.ndarray] = field(default_factory=dict)
+    others: Mapping[str, np.ndarray] = field(default_factory=dict)

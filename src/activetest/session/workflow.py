@@ -132,8 +132,8 @@ class EstimateParts:
         blind_spots: metric -> its blind spot at every budget.
         loss_bounds: metric -> the largest loss any pool item can have (known ones):
             the range the intervals are clipped to.
-        variance_floors: metric -> a fixed proposal's model variance of each draw, the
-            floor of its intervals (:func:`.estimate.variance_floors`).
+        variance_floors: a fixed proposal's model variance of each draw, the floor of
+            its intervals (:func:`.estimate.variance_floors`).
     """
 
     report: EstimateReport
@@ -142,7 +142,8 @@ class EstimateParts:
     design_controls: dict[str, est.DesignControls]
     blind_spots: dict[str, Any]
     loss_bounds: dict[str, float]
-    variance_floors: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
+    variance_floors: est.VarianceFloors = dataclasses.field(
+        default_factory=est.VarianceFloors)
 
 
 class Session:
@@ -775,7 +776,11 @@ class Session:
         floors = est.variance_floors(  # computed once: the estimate and the report's curves
             cfg.acquisition, None if inputs.proposal_scores is None or design_controls else
             (inputs.proposal_scores, float(cfg.proposal_floor)), inputs.pool_controls, draws,
-            bool(design_controls))
+            bool(design_controls), others={  # the compared targets known on the pool
+                spec: est.controls(["error_rate"], s_stored.logprobs, sc.logprobs)
+                ["error_rate"] for spec in (cfg.compare if cfg.acquisition == "compare"
+                                            and "error_rate" in self.metrics else ())
+                if (sc := self.store.scores(f"compare:{spec}")) is not None})
         report = est.session_estimate(cfg, draws, inputs, design_controls=design_controls,
                                       floors=floors,
                                       design_info=design_info, warnings=warnings,
@@ -862,7 +867,8 @@ class Session:
             item_fields={f.item_id: self.item(f.item_id).fields for f in report.flagged},
             provenance={r: self.provenance(r) for r in ("surrogate", "target")},
             session=str(self.path), blind_spots=parts.blind_spots,
-            loss_bounds=parts.loss_bounds, variance_floors=parts.variance_floors)
+            loss_bounds=parts.loss_bounds,
+            variance_floors=dict(parts.variance_floors.metrics))
         return report_data(inputs, truth=truth, n_points=n_points, title=title, notes=notes)
 
     def write_report(self, out_dir: str | os.PathLike[str], **kwargs: Any) -> Path:
