@@ -125,3 +125,30 @@ def test_classification_history_refusals(tmp_path: Path) -> None:
     with pytest.raises(SessionError, match=r"samples_x_2026-01-01T00-00-00\.jsonl"):
         _create(pf, tmp_path / "f.db", empty, history_exclude=[])
     assert not any(tmp_path.glob("*.db"))  # nothing half-made
+
+
+def test_a_response_matrix_never_joins_a_pool_keyed_by_row_numbers(tmp_path: Path) -> None:
+    """QA: a matrix whose columns are 0..N-1 was joined to a pool whose ids are its rows'
+    numbers (no id column), by position alone, and used as history. A matrix has no item
+    content to confirm a join by: refused, naming the file and what the pool's ids are."""
+    pf = make_pool_files(tmp_path / "d", n=60)
+    lines = pf.pool.read_text(encoding="utf-8").splitlines()
+    header = lines[0].split(",")
+    k = header.index("id")
+    positional = tmp_path / "pool_rows.csv"  # the same pool without its id column
+    import csv
+    import io
+
+    rows = list(csv.reader(io.StringIO(pf.pool.read_text(encoding="utf-8"))))
+    with positional.open("w", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows([r[:k] + r[k + 1:] for r in rows])
+    rng = np.random.default_rng(0)
+    hist = tmp_path / "m.csv"
+    hist.write_text("model," + ",".join(str(i) for i in range(60)) + "\n" + "".join(
+        f"m{h}," + ",".join(str(int(v)) for v in rng.random(60) < 0.5) + "\n"
+        for h in range(5)), encoding="utf-8")
+    with pytest.raises(SessionError, match=r"m\.csv: a response matrix holds no item content, "
+                                           r"and the pool's item ids are its rows' numbers"):
+        _create(pf, tmp_path / "s.db", hist, pool=positional, pool_options={},
+                history_exclude=())
+    assert not (tmp_path / "s.db").exists()

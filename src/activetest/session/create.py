@@ -430,7 +430,10 @@ def create_session(path: str | os.PathLike[str], *,
 
         hist = classification_history(inputs.items, history, history_exclude,
                                       inputs.raw_specs.get(inputs.specs["target"], ""),
-                                      neighbours=history_neighbours)
+                                      neighbours=history_neighbours,
+                                      positional="its rows' numbers" if inputs.row_ids
+                                      is not None else "lm-eval's doc_id (positions)" if
+                                      inputs.pool_info.get("format") == "lmeval" else None)
         config = hist.config(config)
     compared = name_compared(inputs, compare)
     if compared:

@@ -133,7 +133,8 @@ def _stated_model(path: Path) -> str | None:
 
 def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[PoolItem], *,
                       exclude: Sequence[str] = (), target_scores: np.ndarray | None = None,
-                      targets: Sequence[str | os.PathLike[str]] = ()) -> Any:
+                      targets: Sequence[str | os.PathLike[str]] = (),
+                      positional: str | None = None) -> Any:
     """Join response matrices and folders of harness logs to the pool (module docstring).
 
     Args:
@@ -143,6 +144,9 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
         target_scores: the target's own scores per pool item (NaN: unknown), to drop an
             identical row.
         targets: the target's own files (a log with the same path or bytes is dropped).
+        positional: where the pool's ids are only positions, what they are (e.g. "its
+            rows' numbers"): a response matrix, which holds no item content to confirm a
+            join by, is then refused (folders of logs are confirmed by content).
 
     Returns:
         A :class:`activetest.data.history.PoolHistory` whose ``excluded`` also lists the
@@ -175,6 +179,14 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
     try:
         for p in paths:
             if not Path(p).is_dir():
+                if positional is not None:  # joins never guess (QA: joined by position)
+                    raise SessionError(
+                        f"{p}: a response matrix holds no item content, and the pool's item "
+                        f"ids are {positional}: nothing would confirm that its column '0' "
+                        f"is the pool's first item (a re-sorted pool joins the wrong "
+                        f"items); give the pool an id column holding the matrix's item ids "
+                        f"(--id-column NAME), or use a folder of the models' harness logs, "
+                        f"whose documents are checked against the pool")
                 mats.append(read_response_matrix(p))
                 continue
             runs, skipped = read_history_folder(p)
@@ -322,9 +334,11 @@ def with_neighbours(info: dict[str, Any], joined: Any, neighbours: bool | Neighb
 
 def classification_history(items: Sequence[Any], paths: Sequence[str | os.PathLike[str]],
                            exclude: Sequence[str], target_spec: str,
-                           neighbours: bool | NeighbourUpdate = True) -> HistorySetup:
+                           neighbours: bool | NeighbourUpdate = True,
+                           positional: str | None = None) -> HistorySetup:
     """Join the history to a classification pool and compute its features once
-    (``neighbours``: and the neighbours' column's settings, :func:`with_neighbours`).
+    (``neighbours``: and the neighbours' column's settings, :func:`with_neighbours`;
+    ``positional``: as for :func:`join_pool_history`).
 
     Raises:
         SessionError: the history cannot be read or joined (the message names it).
@@ -335,7 +349,8 @@ def classification_history(items: Sequence[Any], paths: Sequence[str | os.PathLi
     pool = [PoolItem(it.id, {k: str(v) for k, v in it.fields.items()}) for it in items]
     own = target_files(target_spec)
     joined, notes = join_pool_history(paths, pool, exclude=exclude, targets=own,
-                                      target_scores=_lmeval_target_scores(own, pool))
+                                      target_scores=_lmeval_target_scores(own, pool),
+                                      positional=positional)
     hf = history_features(joined.scores)
     info, R = with_neighbours(history_record(joined, hf, notes, ("surrogate",)), joined,
                               neighbours)
