@@ -371,18 +371,35 @@ def test_restore_replays_a_design_that_refits_batch_by_batch(tmp_path: Path) -> 
         known = tuple(d[3] for d in s.store.design_draws())
         assert sorted(set(known)) == [0, 10, 22]  # three batches, refitted between
         scores = s.task.judgment.scores
+        inputs = {i: "Question: " + " ".join(str(v) for v in s.item(i).fields.values())
+                  for i in lab}  # what a sample's input shows of its item
         rec = LogRecord("x.eval", "e1", s.n_items, s.session_config.acquisition, 0,
                         tuple(a.item_id for a in acq), tuple(a.q for a in acq),
-                        {i: float(scores[v]) for i, v in lab.items()}, known)
+                        {i: float(scores[v]) for i, v in lab.items()}, known, None, inputs)
     with Session.open(again) as b:
         assert restore(b, rec) == 22
         assert [(a.item_id, a.q) for a in b.acquisitions()] == [(a.item_id, a.q) for a in acq]
         assert b.labels() == lab
+    # the same ids with other content (QA: a pool with its questions moved one row along
+    # took the log's scores): refused before anything is recorded, naming both texts
+    ids = sorted(inputs)
+    moved = {i: inputs[ids[(k + 1) % len(ids)]] for k, i in enumerate(ids)}
+    shifted = _session(tmp_path, name="shifted.db")
+    with Session.open(shifted) as d:
+        with pytest.raises(ValueError, match=r"pool item '.*' is not the log's sample .*: the "
+                                             r"item reads .*, the sample's input"):
+            restore(d, LogRecord(rec.path, rec.eval_id, rec.n_pool, rec.acquisition,
+                                 rec.seed, rec.draws, rec.q, rec.labels, known, None, moved))
+        assert d.labels() == {} and d.store.n_acquired() == 0
+        without = {i: v for i, v in inputs.items() if i != ids[0]}  # a sample not in the log
+        with pytest.raises(ValueError, match="the log holds no sample for it"):
+            restore(d, LogRecord(rec.path, rec.eval_id, rec.n_pool, rec.acquisition,
+                                 rec.seed, rec.draws, rec.q, rec.labels, known, None, without))
     # a log whose draws this session does not make (two swapped): refused, naming both
     other = _session(tmp_path, name="other.db")
     swapped = (rec.draws[1], rec.draws[0], *rec.draws[2:])
     bad = LogRecord(rec.path, rec.eval_id, rec.n_pool, rec.acquisition, rec.seed, swapped,
-                    rec.q, rec.labels, known)
+                    rec.q, rec.labels, known, None, inputs)
     with Session.open(other) as c, pytest.raises(
             ValueError, match=rf"draw 1 of the log is '{swapped[0]}'.*this session's is "
                               rf"'{swapped[1]}'"):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,8 @@ class LogRecord:
         n_known: per draw, the labels its design had seen (empty: a design that does
             not refit).
         model: the model the eval ran (inspect's ``eval.model``), or None.
+        inputs: sample id -> its input as text, for the samples that have a label (what
+            :func:`restore` confirms each item's content by).
     """
 
     path: str
@@ -42,6 +44,7 @@ class LogRecord:
     labels: dict[str, float]
     n_known: tuple[int, ...] = ()
     model: str | None = None
+    inputs: dict[str, str] = field(default_factory=dict)
 
 
 def read_log(path: str | os.PathLike[str]) -> LogRecord:
@@ -79,6 +82,16 @@ def read_log(path: str | os.PathLike[str]) -> LogRecord:
         raise ValueError(f"{p}: not an eval run with activetest.inspect.ActiveStopping (its "
                          f"early-stopping metadata is not ours)")
     design = md.get("design") or {}
+    labelled = {str(k) for k in dict(md.get("labels") or {})}
+    try:  # the samples' inputs: every labelled item's content is confirmed by them
+        from activetest.inspect.manager import _sample_text
+
+        full = read_eval_log(str(p))
+        inputs = {str(smp.id): _sample_text(smp) for smp in (full.samples or ())
+                  if str(smp.id) in labelled}
+    except Exception as exc:  # inspect raises many kinds for a file it cannot read
+        raise ValueError(f"{p}: cannot read the log's samples ({type(exc).__name__}: "
+                         f"{exc})") from None
     try:
         return LogRecord(str(p), str(md.get("eval_id") or log.eval.eval_id),
                          int(md["n_pool"]), str(design["acquisition"]),
@@ -87,7 +100,7 @@ def read_log(path: str | os.PathLike[str]) -> LogRecord:
                          tuple(float(x) for x in md["q"]),
                          {str(k): float(v) for k, v in dict(md["labels"]).items()},
                          tuple(int(x) for x in md.get("n_known") or ()),
-                         str(getattr(log.eval, "model", "") or "") or None)
+                         str(getattr(log.eval, "model", "") or "") or None, inputs)
     except (KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"{p}: damaged ActiveStopping metadata ({exc!r})") from None
 
@@ -116,6 +129,7 @@ def restore(session: Any, record: LogRecord) -> int:
                          f"{record.acquisition}, seed {record.seed}; this one {mine[0]} items, "
                          f"acquisition {mine[1]}, seed {mine[2]}: make it with the same "
                          f"pool, task, surrogate and --seed")
+    _confirm_inputs(session, record)
     if record.model:  # who answered: kept, so that an eval of another model is refused
         from activetest.formats.answers import public_model_name
 
@@ -167,3 +181,37 @@ def restore(session: Any, record: LogRecord) -> int:
         check(end)
         j = end
     return recorded + label(record.draws)
+
+
+def _confirm_inputs(session: Any, record: LogRecord) -> None:
+    """Refuse a log whose labelled samples are not this pool's items by content: every
+    prompt field of the item occurs in the sample's input (as :class:`ActiveStopping`
+    joins them; QA: a pool with the same ids and the questions moved one row along took
+    the log's scores, 12 of them, without a word). A labelled item whose sample the log
+    does not hold, or with no text to compare, is refused too: joins never guess.
+
+    Raises:
+        ValueError: naming the item, its text and the sample's input.
+    """
+    from activetest.inspect.manager import _excerpt, _fold
+
+    for item_id in record.labels:
+        try:
+            item = session.item(item_id)
+        except (KeyError, ValueError):
+            continue  # not a pool item: the replay's draw check names it
+        own = [_fold(v) for k, v in item.fields.items() if k != "full_prompt"
+               and isinstance(v, str) and _fold(v)]
+        shown = record.inputs.get(item_id)
+        if shown is None or not own:
+            why = ("the log holds no sample for it" if shown is None else
+                   "the item has no text to compare")
+            raise ValueError(f"{record.path}: item {item_id!r} has a score in the log but "
+                             f"cannot be confirmed to be the log's sample {item_id!r} "
+                             f"({why}); nothing was recorded")
+        if not all(f in _fold(shown) for f in own):
+            text = " ".join(str(v) for v in item.fields.values())
+            raise ValueError(f"{record.path}: pool item {item_id!r} is not the log's sample "
+                             f"{item_id!r}: the item reads {_excerpt(text)}, the sample's "
+                             f"input {_excerpt(shown)}; the session was made from another "
+                             f"pool than the eval ran on (same ids, other content)")
