@@ -169,8 +169,11 @@ def test_an_inspect_log_and_its_comparison_keep_their_provenance(tmp_path: Path)
     _no_local_path(text, log, other)
 
 
-def test_a_model_spec_target_with_a_local_path_is_named_by_its_file(
+def test_a_prediction_tables_model_is_unknown_and_its_file_is_named(
         pool_files: PoolFiles, tmp_path: Path) -> None:
+    """A ``table:`` target: the model is not known from a table (QA: the record named the
+    file, with its ``?kind=...`` options, as the model); the file is named in the
+    details (its name only, never the path)."""
     db = tmp_path / "c.db"
     cli("init", db, "--pool", pool_files.pool, "--task", "demo", "--surrogate",
         f"table:{pool_files.surrogate}", "--target", f"table:{pool_files.target}",
@@ -182,8 +185,9 @@ def test_a_model_spec_target_with_a_local_path_is_named_by_its_file(
     exact = 0
     for rec in records:
         _schema_ok(rec)
-        assert rec["model_info"]["name"] == pool_files.target.name
+        assert rec["model_info"]["name"] == "unknown"
         assert rec["model_info"]["developer"] == "unknown"
+        assert pool_files.target.name in json.dumps(rec) and str(tmp_path) not in json.dumps(rec)
         # a table's in-context examples are whatever made it, not --shots: not stated
         assert "generation_config" not in rec["evaluation_results"][0]
         res = rec["evaluation_results"][0]["score_details"]
@@ -232,3 +236,21 @@ def test_public_spec_keeps_ids_and_urls_and_drops_local_folders() -> None:
     assert public_spec("agree:hf:org/model") == "agree:hf:org/model"
     assert public_spec("judge:openai:http://h:1/v1#org/m") == "judge:openai:http://h:1/v1#org/m"
     assert public_spec("column:p_correct") == "column:p_correct"
+
+
+def test_an_lmeval_samples_table_target_is_named_by_its_results_file(tmp_path: Path) -> None:
+    """``table:samples_<task>_<date>.jsonl``: the model is the one lm-eval's
+    ``results_<date>.json`` beside it names (QA: the samples file's name was the model);
+    the options after ``?`` never reach the record."""
+    from activetest.session.eee_report import target_identity
+
+    date = "2026-01-02T03-04-05.678901"
+    samples = tmp_path / f"samples_sst2_{date}.jsonl"
+    samples.write_text("", encoding="utf-8")
+    (tmp_path / f"results_{date}.json").write_text(json.dumps(
+        {"model_name": "org/new-model", "config": {"model": "hf"}}), encoding="utf-8")
+    who = target_identity(f"table:{samples}?filter=none")
+    assert who["name"] == "org/new-model" and who["developer"] == "org"
+    assert who["details"]["predictions_file"] == samples.name
+    plain = target_identity(f"table:{tmp_path / 'preds.csv'}?kind=logits")
+    assert plain["name"] == "unknown" and plain["details"]["predictions_file"] == "preds.csv"

@@ -131,8 +131,20 @@ def target_identity(target: str, *, answer_files: Mapping[str, Any] | None = Non
     elif spec == "pool":
         model = "unknown"
         details["answers_file"] = "the pool file's answer column"
+    elif sep and head == "table":
+        # predictions read from a file: the model is the one its harness's record names
+        # (an lm-eval samples file's results_*.json), else not known; never the file's
+        # name with its options (QA: 'tgt_preds.csv?kind=logits' as the model)
+        from activetest.formats.history import lmeval_model_name
+
+        path = rest.partition("?")[0]
+        try:
+            model = lmeval_model_name(path) or "unknown"
+        except (OSError, ValueError):
+            model = "unknown"
+        details["predictions_file"] = _last_component(path)
     else:
-        arg = rest if sep and head in ("llamacpp", "hf", "table") else spec
+        arg = rest if sep and head in ("llamacpp", "hf") else spec
         model = arg if arg in BUNDLED_MODELS else public_model_name(arg) or "unknown"
     shots = target_shots
     # a prediction table's (or the pool's) in-context examples are whatever made the
