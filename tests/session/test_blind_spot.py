@@ -89,6 +89,33 @@ def test_ce_session_widens_and_says_so(pool_files: PoolFiles, tmp_path: Path) ->
             (a["cs_low"], a["cs_high"]), rel=1e-9)
 
 
+def test_the_reports_curves_before_30_labels_are_widened_as_the_estimate_was(
+        pool_files: PoolFiles, tmp_path: Path) -> None:
+    """QA: the blind spot was computed from the CS's start (30 labels), so the report's
+    curves at fewer labels showed the unwidened interval ([0.18, 0.84] at 20 labels where
+    ``estimate`` had printed [0.18, 1.47]). Each budget's point is the estimate a session
+    stopped there would show: compared with a copy of the session cut at 20 labels."""
+    import shutil
+
+    db = tmp_path / "ce.db"
+    _init(pool_files, db, "ce", 30)
+    cut = tmp_path / "ce20.db"
+    _init(pool_files, cut, "ce", 20)  # the same seed: the same first 20 draws
+    with Session.open(cut) as s:
+        r20 = s.estimate(record=False, progress=False)
+    shutil.copy(db, tmp_path / "copy.db")
+    with Session.open(tmp_path / "copy.db") as s:
+        data = s.report_data(progress=False, n_points=200)
+    assert any(n.estimator == "estimate" and n.n_unexplored for n in r20.blind_spots)
+    for metric, name in (("log_loss", "log loss"), ("error_rate", "error rate")):
+        a = r20.metrics[metric].anytime
+        (row,) = [r for r in data.history[name] if r.n_labels == 20]
+        if a.basis == "exact":
+            continue
+        assert (row.active.fixed.low, row.active.fixed.high) == pytest.approx(
+            (a.fixed_low, a.fixed_high), rel=1e-9)
+
+
 def test_adaptive_session_replays_its_design(pool_files: PoolFiles, tmp_path: Path) -> None:
     db = tmp_path / "ad.db"
     _init(pool_files, db, "adaptive", 12)

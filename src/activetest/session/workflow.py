@@ -697,17 +697,20 @@ class Session:
 
     def _estimate(self, *, compare: Sequence[Any] | Any, n_boot: int | None,
                   level: float | None, target_width: float | None, record: bool,
-                  progress: bool) -> EstimateParts:
+                  progress: bool, curves_from: int | None = None) -> EstimateParts:
         """:meth:`estimate`, with what it was computed from (:class:`EstimateParts`). The
-        pool's log-probs are read once for all its parts."""
+        pool's log-probs are read once for all its parts. ``curves_from``: the first
+        budget the blind spots are computed at (None: where the anytime CS starts; the
+        report's curves need every budget, as each budget's estimate widens them)."""
         with self.store.shared_scores():
             return self._estimate_from(compare=compare, n_boot=n_boot, level=level,
+                                       curves_from=curves_from,
                                        target_width=target_width, record=record,
                                        progress=progress)
 
     def _estimate_from(self, *, compare: Sequence[Any] | Any, n_boot: int | None,
                        level: float | None, target_width: float | None, record: bool,
-                       progress: bool) -> EstimateParts:
+                       progress: bool, curves_from: int | None = None) -> EstimateParts:
         cfg = self._cfg
         est.check_level(level)
         draws = self.labelled_draws()
@@ -772,7 +775,8 @@ class Session:
             sampler=sampler, target_pool=None if t_pool is None else t_pool.logprobs,
             loss_bounds=inputs.loss_bounds, pool_controls=inputs.pool_controls, level=level,
             save=record and self.store.writable,  # its running state, for the next one
-            differences=sure, scores=fixed_scores)
+            differences=sure, scores=fixed_scores,
+            start=None if curves_from is None else min(max(1, curves_from), draws.k))
         floors = est.variance_floors(  # computed once: the estimate and the report's curves
             cfg.acquisition, None if inputs.proposal_scores is None or design_controls else
             (inputs.proposal_scores, float(cfg.proposal_floor)), inputs.pool_controls, draws,
@@ -853,8 +857,11 @@ class Session:
         """
         from activetest.session.report.build import ReportInputs, report_data
 
+        # every budget's blind spot: the curves before 30 labels are widened as the
+        # estimate at that budget was (QA: they showed the unwidened interval there)
         parts = self._estimate(compare=compare, n_boot=None, level=None,
-                               target_width=target_width, record=False, progress=progress)
+                               target_width=target_width, record=False, progress=progress,
+                               curves_from=1)
         report = parts.report
         acq = self.acquisitions()
         inputs = ReportInputs(
