@@ -67,19 +67,34 @@ def _snippet(text: str) -> str:
 
 
 def _verdict(c: Any, level: float) -> str:
-    """Which target is lower, by the interval that decides it, named; the anytime CS
-    first (it holds however the labelling stopped), then the fixed-budget interval,
-    then (hand-made data) the bootstrap."""
+    """Which target is lower, by the interval that decides it, named. Where the
+    difference has an anytime CS, the verdict is that CS's, as ``estimate`` gives it (it
+    holds however the labelling stopped; QA: the report said "lower by the fixed-budget
+    interval" where ``estimate`` said "not decided yet"); what the fixed-budget interval
+    would say is added, named with its condition. Without a CS (before 30 labels,
+    hand-made data): the fixed-budget interval, then the bootstrap."""
     d = c.difference
+
+    def lower(iv: Any) -> str | None:
+        if iv is None or not (iv.low > 0 or iv.high < 0):
+            return None
+        return str(c.target_b if iv.low > 0 else c.target_a)
+
+    if d.anytime is not None:
+        who = lower(d.anytime)
+        if who is not None:
+            return f"{who} lower by the {interval_name(ANYTIME, level)} (holds however you stop)"
+        fixed = lower(d.fixed)
+        also = ("" if fixed is None else
+                f"; the {interval_name(FIXED_BUDGET, level)} has {fixed} lower, valid only if "
+                f"the number of labels was fixed in advance")
+        return f"not decided yet by the {interval_name(ANYTIME, level)}{also}"
     for iv, kind, why in (
-            (d.anytime, ANYTIME, "holds however you stop"),
             (d.fixed, FIXED_BUDGET, "if the number of labels was fixed in advance"),
             (d.bootstrap, BOOTSTRAP, "no guarantee")):
-        if iv is None:
-            continue
-        if iv.low > 0 or iv.high < 0:
-            lower = c.target_b if iv.low > 0 else c.target_a
-            return f"{lower} lower by the {interval_name(kind, level)} ({why})"
+        who = lower(iv)
+        if who is not None:
+            return f"{who} lower by the {interval_name(kind, level)} ({why})"
     return "no clear difference (the intervals contain 0)"
 
 
