@@ -623,6 +623,7 @@ def test_estimate_refuses_the_target_as_its_own_comparison_and_names_the_plain_m
     out = " ".join(run("estimate", db).split())
     assert "unbiased here, where every draw so far was made at the uniform rate." in out
     assert "BIASED here" not in out, out
+    assert "uniform-equivalent (biased)" not in out  # the row agrees with its footnote (QA)
     # an adaptive design's uniform start: the estimate differs by its control, the draws
     # are uniform all the same (QA: "BIASED here (items were drawn actively)")
     db3 = tmp_path / "ad.db"

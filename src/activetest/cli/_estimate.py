@@ -90,7 +90,10 @@ def _estimate_rows(r: Any) -> list[tuple[str, str, list[str]]]:
     if any(a is not None and a.exact_low is not None for a in anytime):
         rows.append((EXACT_ANYTIME, "", cells("exact_low", "exact_high")))
     rows.append((BOOTSTRAP, "", [_interval_text(m.active.low, m.active.high) for m in metrics]))
-    rows.append(("", "uniform-equivalent (biased)", [_num(m.uniform.estimate) for m in metrics]))
+    # every draw at the uniform rate (uniform sampling): the plain mean is unbiased here,
+    # as the footnote says (QA: the row said "(biased)" beside an "unbiased here" note)
+    plain = "uniform-equivalent" + ("" if r.uniform_draws else " (biased)")
+    rows.append(("", plain, [_num(m.uniform.estimate) for m in metrics]))
     return rows
 
 
