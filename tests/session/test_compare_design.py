@@ -734,3 +734,29 @@ def test_the_compare_designs_own_interval_has_its_floor_in_the_estimate_and_the_
     theta = adaptive_lure_theta(parts.losses["error_rate"], d.q, d.n_pool)
     plain = fixed_interval(theta, d.n_pool)
     assert a.se >= plain.se - 1e-15
+
+
+def test_the_compare_note_is_not_shown_at_a_census_and_the_hint_names_both_metrics(
+        tmp_path: Path) -> None:
+    """QA: every interval a point at the census, and the note still said the target's
+    intervals were wide; and ``estimate --compare`` of a log-loss session quoted the
+    error rate's ratio alone."""
+    from activetest.session.estimate_notes import COMPARE_HINT
+
+    pf = make_pool_files(tmp_path / "d", n=40)
+    db = tmp_path / "c.db"
+    Session.create(db, pool=pf.pool, task="demo", surrogate=f"table:{pf.surrogate}",
+                   target=f"table:{pf.target}", compare=[f"table:{pf.target2}"],
+                   acquisition="compare", metric="error_rate", seed=4, progress=False,
+                   pool_options={"id_column": "id"}).close()
+    with Session.open(db) as s:
+        s.select(20)
+        s.label_from_data()
+        some = s.estimate(record=False, progress=False)
+        s.select(20)
+        s.label_from_data()
+        census = s.estimate(record=False, progress=False)
+    note = "this session draws for the difference with "
+    assert any(w.startswith(note) for w in some.warnings)
+    assert not any(w.startswith(note) for w in census.warnings)
+    assert "two error rates 0.37x" in COMPARE_HINT and "two log losses 0.75x" in COMPARE_HINT

@@ -829,7 +829,8 @@ def session_estimate(config: SessionConfig, draws: LabelledDraws, inputs: KindIn
     if design_info is not None:
         report = replace(report, design=dict(design_info))
     if config.acquisition == "compare" and config.compare:
-        warnings = [*(warnings or ()), COMPARE_NOTE.format(spec=config.compare[0])]
+        if draws.k < draws.n_pool:  # a census knows both risks exactly (QA: "wide")
+            warnings = [*(warnings or ()), COMPARE_NOTE.format(spec=config.compare[0])]
     partial = partial_credit_note(config.task)
     if partial is not None and "error_rate" in report.metrics:
         warnings = [*(warnings or ()), partial]

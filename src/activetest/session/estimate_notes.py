@@ -233,10 +233,10 @@ def partial_credit_note(task: Mapping[str, Any]) -> str | None:
 #: the target's own risk, and a design that serves the difference exists.
 COMPARE_HINT = ("the draws of this session serve the target's own risk, not the difference "
                 "with {spec}; a session created with --compare {spec} --acquisition compare "
-                "draws where the two predictions differ (docs/compare.md: for two error "
-                "rates, 0.37x uniform sampling's squared error at 100 labels, median over 14 "
-                "pairs of the bundled models, where drawing for one target by its expected "
-                "0-1 loss is 1.25x)")
+                "draws where the two predictions differ (docs/compare.md, median over the "
+                "pairs of the bundled models at 100 labels: for two error rates 0.37x "
+                "uniform sampling's squared error, where drawing for one target is 1.25x; "
+                "for two log losses 0.75x, where drawing for one target is 1.04x)")
 
 
 #: The line a session drawn by the ``compare`` acquisition shows: what its labels were for.
