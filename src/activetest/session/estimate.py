@@ -828,9 +828,9 @@ def session_estimate(config: SessionConfig, draws: LabelledDraws, inputs: KindIn
         floors=floors)
     if design_info is not None:
         report = replace(report, design=dict(design_info))
-    if config.acquisition == "compare" and config.compare:
-        if draws.k < draws.n_pool:  # a census knows both risks exactly (QA: "wide")
-            warnings = [*(warnings or ()), COMPARE_NOTE.format(spec=config.compare[0])]
+    # (not at a census, which knows both risks exactly; QA: it said "wide" there)
+    if config.acquisition == "compare" and config.compare and draws.k < draws.n_pool:
+        warnings = [*(warnings or ()), COMPARE_NOTE.format(spec=config.compare[0])]
     partial = partial_credit_note(config.task)
     if partial is not None and "error_rate" in report.metrics:
         warnings = [*(warnings or ()), partial]
