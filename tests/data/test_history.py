@@ -96,3 +96,26 @@ def test_the_shared_matrices_read_whole() -> None:
     m = read_response_matrix(path)
     assert m.scores.shape == (4027, 250) and m.item_ids[0] == "X0"
     assert set(np.unique(m.scores)) <= {0.0, 1.0}
+
+
+def test_a_sparse_row_that_agrees_on_a_few_items_is_not_taken_for_the_target(
+        tmp_path: Path) -> None:
+    """QA: a history row sharing one item with the target's own scores, and agreeing
+    there, was dropped as "identical to the target's own scores on 1 items". A row is
+    taken for the target only on MIN_SAME_ITEMS shared items (or all the target and the
+    history share, where fewer)."""
+    from activetest.data.history import MIN_SAME_ITEMS
+
+    n = 40
+    rng = np.random.default_rng(2)
+    t = (rng.random(n) < 0.6).astype(float)
+    ids = [f"i{k}" for k in range(n)]
+    dense = "".join(f"m{h}," + ",".join(str(int(v)) for v in rng.random(n) < 0.5) + "\n"
+                    for h in range(3))
+    sparse = "few," + ",".join(str(int(t[k])) if k < 3 else "" for k in range(n)) + "\n"
+    same = "copy," + ",".join(str(int(v)) for v in t) + "\n"
+    f = _write(tmp_path / "h.csv", "model," + ",".join(ids) + "\n" + dense + sparse + same)
+    h = join_history([f], ids, target_scores=t)
+    assert "few" in h.models and "copy" not in h.models
+    assert dict(h.excluded)["copy"].startswith(f"identical to the target's own scores on {n}")
+    assert n >= MIN_SAME_ITEMS

@@ -74,6 +74,11 @@ def _norm(s: str) -> str:
     return str(s).strip()
 
 
+#: Shared items a history row must equal the target's own scores on to be taken for the
+#: target's own run (fewer: it is kept; 0/1 rows agree on a few items by chance).
+MIN_SAME_ITEMS = 20
+
+
 def join_history(paths: Sequence[str | Path | ResponseMatrix], pool_ids: Sequence[str], *,
                  exclude: Sequence[str] = (), target_scores: np.ndarray | None = None
                  ) -> PoolHistory:
@@ -140,7 +145,13 @@ def join_history(paths: Sequence[str | Path | ResponseMatrix], pool_ids: Sequenc
         if t.shape != (N,):
             raise ValueError(f"target_scores must have {N} entries, got {t.shape}")
         both = ~np.isnan(S) & ~np.isnan(t)[None, :]
-        same = both.any(axis=1) & np.all(np.where(both, t[None, :] == S, True), axis=1)
+        # identical on enough shared items to be the target, not a chance match (QA: a
+        # sparse row agreeing on its 1 shared item was dropped as the target): on
+        # MIN_SAME_ITEMS, or on every item where the target and any history are known
+        # if there are fewer
+        need = min(MIN_SAME_ITEMS, int((~np.isnan(t) & (~np.isnan(S)).any(axis=0)).sum()))
+        same = ((both.sum(axis=1) >= max(need, 1))
+                & np.all(np.where(both, t[None, :] == S, True), axis=1))
         for k in np.flatnonzero(same & ~drop):
             drop[k] = True
             excluded.append((models[k], f"identical to the target's own scores on "
