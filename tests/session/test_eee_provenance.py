@@ -202,6 +202,9 @@ def test_a_prediction_tables_model_is_unknown_and_its_file_is_named(
         assert ("anytime_method" in res["details"]) == (a.basis == "exact")
         # no CLT standard error beside the exact CS (QA: 0.0 beside [0, 0.87])
         assert ("standard_error" in res["uncertainty"]) == (a.basis != "exact")
+        ci = res["uncertainty"]["confidence_interval"]
+        for x in (ci["lower"], ci["upper"]):  # 12 digits (QA: 0.049999999999000004)
+            assert x == float(f"{x:.12g}"), x
         exact += a.basis == "exact"
     assert exact == 1  # the error rate's (few errors in 10 labels), not the log loss's
     _no_local_path(text, pool_files.target, pool_files.surrogate)

@@ -19,6 +19,7 @@ a model name or a spec becomes its last component.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from pathlib import PurePosixPath, PureWindowsPath
@@ -164,19 +165,26 @@ def eee_records(session: Session, report: EstimateReport, *, model_id: str | Non
     who = target_identity(cfg.target, answer_files=cfg.answer_files,
                           target_shots=cfg.target_shots)
     out = []
+
+    def tidy(x: float) -> float:
+        """12 significant digits: an interval's 1e-12 guard (a point interval kept around
+        its estimate) printed as 0.049999999999000004 (QA)."""
+        return float(f"{x:.12g}") if math.isfinite(x) else x
+
     for m in report.metrics.values():
         a = m.anytime
         low, high, se = ((a.fixed_low, a.fixed_high, a.se) if a is not None
                          else (m.active.low, m.active.high, m.active.std))
+        low, high = tidy(low), tidy(high)
         details = {"acquisition": cfg.acquisition,
                    "surrogate": public_spec(str(cfg.surrogate)), **who["details"],
                    "proposal_floor": cfg.proposal_floor, "seed": cfg.seed,
-                   "bootstrap_low": m.active.low, "bootstrap_high": m.active.high,
+                   "bootstrap_low": tidy(m.active.low), "bootstrap_high": tidy(m.active.high),
                    "bootstrap_method": _named(BOOTSTRAP, report.level)}
         exact = a is not None and a.basis == "exact"
         if a is not None and abs(a.cs_low) != float("inf") and (
                 exact or report.n_labels >= MIN_LABELS):  # the CS is claimed from 30 labels
-            details.update(anytime_low=a.cs_low, anytime_high=a.cs_high,
+            details.update(anytime_low=tidy(a.cs_low), anytime_high=tidy(a.cs_high),
                            anytime_method=_named(EXACT_ANYTIME if exact else ANYTIME,
                                                  report.level))
         method = _named(FIXED_BUDGET if a is not None else BOOTSTRAP, report.level)
