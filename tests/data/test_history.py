@@ -119,3 +119,15 @@ def test_a_sparse_row_that_agrees_on_a_few_items_is_not_taken_for_the_target(
     assert "few" in h.models and "copy" not in h.models
     assert dict(h.excluded)["copy"].startswith(f"identical to the target's own scores on {n}")
     assert n >= MIN_SAME_ITEMS
+
+
+def test_only_json_files_named_results_are_taken_for_lm_evals_results_file(
+        tmp_path: Path) -> None:
+    """QA: any file whose name started with ``results_`` was skipped as lm-eval's results
+    file, without being listed: an instance log named ``results_b_samples.jsonl`` was
+    lost from the history silently."""
+    from activetest.formats.history import _is_sidecar
+
+    assert _is_sidecar(tmp_path / "results_2026-01-01T00-00-00.json")
+    assert not _is_sidecar(tmp_path / "results_b_samples.jsonl")
+    assert _is_sidecar(tmp_path / "logs.json")

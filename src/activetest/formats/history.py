@@ -241,7 +241,10 @@ def _is_sidecar(p: Path) -> bool:
     """lm-eval's ``results_<date>.json``, an Every Eval Ever aggregate ``<uuid>.json``
     beside its ``<uuid>_samples.jsonl``, inspect_ai's ``logs.json`` listing."""
     name = p.name.lower()
-    if name.startswith("results_") or name in ("logs.json", "listing.json"):
+    # lm-eval's results file is JSON: a results_*.jsonl is a log (QA: an EEE instance
+    # file so named was skipped silently)
+    if (name.startswith("results_") and name.endswith(".json")) or name in (
+            "logs.json", "listing.json"):
         return True
     return name.endswith(".json") and p.with_name(p.name[:-5] + "_samples.jsonl").exists()
 
