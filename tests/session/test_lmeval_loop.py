@@ -206,6 +206,9 @@ def test_import_refuses_results_not_drawn_or_of_another_document(
     out = run("import", db, *files, code=2)
     assert "is not this record's document" in out and bad.name in out
     assert "swapped in" in out and f"/{rec['doc_id']}" in out  # both sides, the item
+    # the session's side is the item's own text, not the prompt's first example (QA)
+    original = json.loads(lines[0])["doc"][key]
+    assert " ".join(original.split())[:30] in " ".join(out.split()), out
     with Session.open(db) as s:
         assert s.labels() == {}  # all or nothing
     out = run("import", db, *files[:-1], "--metric-key", "nope", code=2)

@@ -575,7 +575,10 @@ def import_lmeval(session: Any, paths: Sequence[str | os.PathLike[str]], *,
                                f"`activetest select --emit lm-eval` wrote)")
         want = answers[row][2].get("doc")
         if not r.fingerprint or r.fingerprint != want:
-            pool_doc = doc_snippet({"input": items[row].fields.get("input", "")})
+            # the prompt ends with the item itself, after its in-context examples (lm-eval
+            # joins them with a blank line; QA: the message quoted the first example)
+            last = str(items[row].fields.get("input", "")).strip().split("\n\n")[-1]
+            pool_doc = doc_snippet({"input": last})
             raise SessionError(
                 f"{r.where}: item {item_id!r} is not this record's document: the session's "
                 f"item shows {pool_doc!r}, the record's doc is "
