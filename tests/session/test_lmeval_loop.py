@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -191,6 +192,12 @@ def test_lm_eval_runs_only_the_drawn_items_and_each_result_is_the_full_runs(
 def test_import_refuses_results_not_drawn_or_of_another_document(
         lmeval_files: HarnessFiles, pool_run: list[Path], tmp_path: Path) -> None:
     db = new_session(tmp_path, pool_run, seed=2)
+    with sqlite3.connect(db) as c:  # as a few-shot run's prompts: an example first (QA)
+        for idx, fields in c.execute("SELECT idx, fields FROM items").fetchall():
+            f = json.loads(fields)
+            f["input"] = ("An earlier example question, long enough to fill the start of "
+                          "the prompt shown?\nAnswer: B\n\n" + f["input"])
+            c.execute("UPDATE items SET fields = ? WHERE idx = ?", (json.dumps(f), idx))
     mapping = emit(db, 6, tmp_path / "samples.json")
     full = [lmeval_files.samples("at_sst2_rev"), *sorted(lmeval_files.run.glob(
         "samples_at_mmlu_*.jsonl"))]
