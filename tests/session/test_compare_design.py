@@ -641,6 +641,9 @@ def test_estimate_refuses_the_target_as_its_own_comparison_and_names_the_plain_m
     run("select", db2, "--n", "10")
     run("label", db2, "--from-data")
     assert "BIASED here (items were drawn actively)" in " ".join(run("estimate", db2).split())
+    # a fixed design's bootstrap projection is not described as an adaptive design's (QA)
+    out = " ".join(run("estimate", db2, "--target-width", "0.1").split())
+    assert "a projection from the bootstrap: 1/sqrt(labels) shrinkage)" in out, out
     with Session.open(db2) as s:
         assert not s.estimate(record=False, progress=False).uniform_draws
     # every item labelled under CE: equal because it is a census, not uniform draws (QA)

@@ -183,10 +183,11 @@ def _print_estimate(r: Any, target: str, classes: Any = None) -> None:
     for m in r.metrics.values():
         if m.labels_needed is not None:
             more = max(0, m.labels_needed - r.n_labels)
+            how = ("1/sqrt(labels) shrinkage, the design's later draws varying as its "
+                   "model has them now" if r.design else "1/sqrt(labels) shrinkage")
             _out.print(f"{m.metric}: a {boot_name} of width {r.target_width:g} needs about "
                        f"{m.labels_needed} labels in total ({more} more; a projection from "
-                       f"the bootstrap: 1/sqrt(labels) shrinkage, an adaptive design's later "
-                       f"draws varying as its model has them now)")
+                       f"the bootstrap: {how})")
     if r.flagged:
         thr_t, thr_s, rule = r.noise_thresholds
         joiner = "or" if rule == "any" else "and"
