@@ -320,3 +320,17 @@ def test_examples_without_the_pools_id_column_get_row_ids(tmp_path: Path) -> Non
               "squad", "--id-column", "id", "--examples", str(tmp_path / "gex.jsonl"),
               "--target", "pool", "--surrogate", "uniform", "--no-progress")
     assert "2 in-context example(s)" in out
+
+
+def test_status_names_the_interval_its_projection_is_of(tmp_path: Path) -> None:
+    """QA: ``status`` said "about 338 labels in total for width 0.1 (a projection)" where
+    ``estimate`` names the anytime CS; now status names it too."""
+    pf = make_pool_files(tmp_path / "d", n=200)
+    db = tmp_path / "s.db"
+    run("init", str(db), "--pool", str(pf.pool), "--task", "demo", "--id-column", "id",
+        "--surrogate", f"table:{pf.surrogate}", "--target", f"table:{pf.target}",
+        "--seed", "1", "--no-progress", "--acquisition", "uniform")
+    run("label", str(db), "--n", "40", "--from-data")
+    run("estimate", str(db), "--target-width", "0.05")
+    out = " ".join(run("status", str(db)).split())
+    assert "the anytime 95% confidence sequence reaches width 0.05 at about" in out, out

@@ -151,8 +151,8 @@ def status(
                     _out.print(f"  [bold green]you may stop now[/]: the {cs_name} is "
                                f"within the width {a.get('target_width')} asked for")
                 elif a.get("target_width") is not None and a.get("labels_needed"):
-                    _out.print(f"  about {a['labels_needed']} labels in total for width "
-                               f"{a['target_width']} (a projection)")
+                    _out.print(f"  the {cs_name} reaches width {a['target_width']} at "
+                               f"about {a['labels_needed']} labels in total (a projection)")
         if not shown:
             _out.print("no estimate yet")
         elif st.estimate_stale:
