@@ -57,14 +57,21 @@ def resolve_task(task: Task | str | os.PathLike[str]) -> Task:
     return load_task(task if isinstance(task, str) else Path(task))
 
 
+def _pool_file(src: str | os.PathLike[str], task: Task, options: Mapping[str, Any] | None
+               ) -> tuple[Any, dict[str, Any]]:
+    """The :class:`~activetest.data.pool.Pool` of a file and its provenance."""
+    from activetest.data.pool import load_pool
+
+    pool = load_pool(src, task=task, **dict(options or {}))
+    return pool, {"source": str(Path(src).resolve()), "format": pool.format,
+                  "sha256": pool.sha256}
+
+
 def load_items(src: Sequence[Item] | str | os.PathLike[str], task: Task, what: str,
                options: Mapping[str, Any] | None) -> tuple[list[Item], dict[str, Any]]:
     """Items from a file (any format ``load_pool`` reads) or a sequence, with provenance."""
     if isinstance(src, (str, os.PathLike)):
-        from activetest.data.pool import load_pool
-
-        pool = load_pool(src, task=task, **dict(options or {}))
-        info = {"source": str(Path(src).resolve()), "format": pool.format, "sha256": pool.sha256}
+        pool, info = _pool_file(src, task, options)
         return list(pool), info
     items = list(src)
     for it in items:
@@ -190,14 +197,10 @@ def load_inputs(*, pool: Sequence[Item] | str | os.PathLike[str],
     t = resolve_task(task)
     row_ids = None
     if isinstance(pool, (str, os.PathLike)):
-        from activetest.data.pool import load_pool
-
-        loaded = load_pool(pool, task=t, **dict(pool_options or {}))
+        loaded, pool_info = _pool_file(pool, t, pool_options)
         items = list(loaded)
-        pool_info = {"source": str(Path(pool).resolve()), "format": loaded.format,
-                     "sha256": loaded.sha256}
         if loaded.id_column is None and loaded.format != "lmeval":
-            row_ids = loaded.columns
+            row_ids = loaded.columns  # positions: joins need content (check_position_joins)
     else:
         items, pool_info = load_items(pool, t, "pool", pool_options)
     check_unique(items, "the pool")
