@@ -304,3 +304,29 @@ def test_the_compare_designs_figure_says_what_it_draws_by(
     plots.plot_acquisition(_data(), tmp_path / "b.png")
     assert fig_title[0].startswith("acquisition: where the target and the compared model")
     assert fig_title[1] == "acquisition: surrogate smollm2-135m"
+
+
+def test_a_log_score_axis_labels_its_decades_only(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """QA: pool scores over 1-1.5 decades (a PE session's) got labelled minor ticks that
+    ran into each other ("3×10⁻²4×10⁻²6×10⁻²"); only the decades are labelled now."""
+    kept = []
+    real = plots._save
+
+    def keep(fig, path):  # type: ignore[no-untyped-def]
+        kept.append(fig)
+        return real(fig, path)
+
+    monkeypatch.setattr(plots, "_save", keep)
+    rng = np.random.default_rng(0)
+    base = _data()
+    data = dataclasses.replace(base, scores=np.exp(rng.uniform(np.log(0.02), np.log(0.6),
+                                                               len(base.scores))))
+    plots.plot_acquisition(data, tmp_path / "a.png")
+    fig = kept[0]
+    ax = fig.axes[0]
+    fig.canvas.draw()
+    assert ax.get_xscale() == "log"
+    minor = [t.get_text() for t in ax.xaxis.get_minorticklabels() if t.get_visible()]
+    assert not any(minor), minor
+    assert any(t.get_text() for t in ax.xaxis.get_majorticklabels())

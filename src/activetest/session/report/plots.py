@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
-from matplotlib.ticker import MaxNLocator
+from matplotlib.ticker import MaxNLocator, NullFormatter
 
 from activetest.session.interval_names import ANYTIME, BOOTSTRAP, FIXED_BUDGET, interval_name
 from activetest.session.report.text import for_matplotlib
@@ -226,6 +226,9 @@ def plot_acquisition(data: ReportData, path: str | Path) -> Path:
     left.set_ylim(bottom=0.7)
     if log_x:
         left.set_xscale("log")
+        # decades only: over 1-2 decades matplotlib labels the minor ticks too, and they
+        # ran into each other (QA: "3×10⁻²4×10⁻²6×10⁻²"); a ratio above 20 spans a decade
+        left.xaxis.set_minor_formatter(NullFormatter())
     name = f" ({data.acquisition})" if data.acquisition else ""
     left.set_xlabel(for_matplotlib(f"acquisition score{name}"))
     left.set_ylabel("items (log scale)")
