@@ -334,3 +334,4 @@ def test_status_names_the_interval_its_projection_is_of(tmp_path: Path) -> None:
     run("estimate", str(db), "--target-width", "0.05")
     out = " ".join(run("status", str(db)).split())
     assert "the anytime 95% confidence sequence reaches width 0.05 at about" in out, out
+    assert "uniform-equivalent" in out and "(biased)" not in out  # uniform draws (QA)

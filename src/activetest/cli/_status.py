@@ -120,7 +120,9 @@ def status(
                            f"the interval")
                 continue
             what = {"lure": lure_name, "cv_lure": "control-variate LURE",
-                    "mean": "uniform-equivalent (biased)"}[e.method]
+                    # uniform sampling's plain mean is unbiased (QA: "(biased)" there)
+                    "mean": "uniform-equivalent" + ("" if st.acquisition == "uniform"
+                                                    else " (biased)")}[e.method]
             level = e.level if e.level is not None else 0.95
             a = e.details.get("anytime") if e.method in ("lure", "cv_lure") else None
             a = a if isinstance(a, dict) else {}
