@@ -71,6 +71,11 @@ def test_ce_session_widens_and_says_so(pool_files: PoolFiles, tmp_path: Path) ->
     assert notes["log_loss"]["loss_cap"] == pytest.approx(float(-t.min()))
     text = run("estimate", db)
     assert "widened by +" in text and "below 1/2 the uniform rate" in text
+    # CE: the log loss's control-variate LURE is not shown (its control is CE's score:
+    # it equals LURE), nor is its widening (QA); the error rate's is shown, and widened
+    flat = " ".join(text.split())
+    assert "log loss: control-variate LURE's" not in flat
+    assert "error rate: control-variate LURE's" in flat
     status = run("status", db)
     assert "widened by +" in status
     run("report", db, "--out", tmp_path / "rep")

@@ -688,9 +688,13 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
                                                            q, N).mean())))
     notes = blind_spot_notes(blind_spots or {}, K, level)
     exact = {m for m, e in out.items() if e.anytime is not None and e.anytime.basis == "exact"}
-    # where the exact CS stands in (few errors), nothing shown was widened: no such line
+    # where the exact CS stands in (few errors), nothing shown was widened: no such line;
+    # nor for control-variate LURE where it is not shown, equal to LURE (CE; QA: its
+    # widening was reported beside "equals LURE")
+    same = {m for m, e in out.items() if e.cv_same_as_lure}
     lines = [line for n in notes
-             if n.metric not in exact and (line := n.describe(level)) is not None]
+             if n.metric not in exact and not (n.estimator == "cv" and n.metric in same)
+             and (line := n.describe(level)) is not None]
     lines += [line for m in out.values() if (line := exact_note(m, level)) is not None]
     lines += [point_note(m, level) for m in out.values() if K >= 2 and m.active.std == 0.0]
     lines += [line for m in out.values() if (line := outside_cs_note(m, level)) is not None]
