@@ -98,7 +98,8 @@ class AnytimeInterval:
             those is said in a note, :func:`activetest.session.estimate.sure_difference`).
         cs_low, cs_high: the asymptotic confidence sequence: valid at ANY number of
             labels, including one chosen by looking at the results (stop whenever you
-            like); the whole line before 30 labels.
+            like); before 30 labels it claims nothing: the whole range the quantity can
+            take (the whole line where that is unbounded).
         exact_low, exact_high: the exact (non-asymptotic) betting confidence sequence
             for bounded losses, or None where no bound is known.
         target_width: the width asked for, if any.
@@ -109,8 +110,8 @@ class AnytimeInterval:
             labels show too few errors, :mod:`activetest.stats.fewerrors`); for a paired
             difference also ``"sure"``: the bounds that hold surely from both targets'
             predictions on the pool (:func:`activetest.session.estimate.sure_difference`).
-            None: the session records no such rule (files from before it): always the CLT
-            ones.
+            None: no such rule applies (a log loss, or a session file from before the
+            rule): always the CLT ones.
         basis_note: why the exact CS stands in, e.g. ``"exact interval: fewer than 5
             errors labelled (2 of 40)"``, or what the sure bounds are (None otherwise).
         estimate_outside_cs: the CS (the intersection of the CS at every label count so
@@ -145,7 +146,8 @@ class BlindSpotNote:
         estimator: ``estimate`` (the session's headline: LURE or the design's own) or
             ``cv`` (control-variate LURE).
         n_unexplored: never-drawn items drawn at below ``ratio`` times the uniform rate.
-        ratio: that share (1/2 for new sessions).
+        ratio: that share (the session's ``blind_ratio``: 1/2 for a fixed acquisition,
+            0.2 for an adaptive design under the earned rule).
         widen_low, widen_high: taken from the lower ends and added to the upper ends
             (0 and 0: nothing unexplored). None: no loss bound is known, nothing was
             widened, and the intervals assume no rare large losses among those items.
