@@ -335,3 +335,25 @@ def test_status_names_the_interval_its_projection_is_of(tmp_path: Path) -> None:
     out = " ".join(run("status", str(db)).split())
     assert "the anytime 95% confidence sequence reaches width 0.05 at about" in out, out
     assert "uniform-equivalent" in out and "(biased)" not in out  # uniform draws (QA)
+
+
+def test_every_labels_needed_in_json_names_its_interval(tmp_path: Path) -> None:
+    """QA: ``status --json`` had the bootstrap's ``details.labels_needed`` beside the
+    CS's ``details.anytime.labels_needed`` with nothing telling them apart; each is named
+    now (``labels_needed_interval``), in ``estimate --json`` too."""
+    pf = make_pool_files(tmp_path / "d", n=200)
+    db = tmp_path / "s.db"
+    run("init", str(db), "--pool", str(pf.pool), "--task", "demo", "--id-column", "id",
+        "--surrogate", f"table:{pf.surrogate}", "--target", f"table:{pf.target}",
+        "--seed", "1", "--no-progress", "--acquisition", "uniform")
+    run("label", str(db), "--n", "40", "--from-data")
+    est = json.loads(run("estimate", str(db), "--target-width", "0.05", "--json"))
+    m = est["metrics"]["log_loss"]
+    assert m["labels_needed_interval"] == "bootstrap 95% interval"
+    assert m["anytime"]["labels_needed_interval"] == "anytime 95% confidence sequence"
+    st = json.loads(run("status", str(db), "--json"))
+    (lure,) = [e for e in st["last_estimates"] if e["method"] == "lure"
+               and e["metric"] == "log_loss"]
+    d = lure["details"]
+    assert d["labels_needed_interval"] == "bootstrap 95% interval"
+    assert d["anytime"]["labels_needed_interval"] == "anytime 95% confidence sequence"

@@ -341,6 +341,10 @@ def _name_intervals(m: dict[str, Any], level: float) -> None:
         if a.get("basis") == "sure":  # both shown intervals are the sure bounds
             a["fixed_interval"] = a["cs_interval"] = "sure bounds (hold at any label count)"
         a["exact_interval"] = interval_name(EXACT_ANYTIME, level)
+        if a.get("labels_needed") is not None:  # a projection of the CS (QA: unnamed)
+            a["labels_needed_interval"] = a["cs_interval"]
+    if m.get("labels_needed") is not None:  # the bootstrap's projection, beside the CS's
+        m["labels_needed_interval"] = boot
 
 
 @dataclass(frozen=True)
@@ -479,6 +483,8 @@ class SessionStatus:
                 if isinstance(e.get("details"), dict):  # fixed_*, cs_*, exact_*: named
                     _name_intervals({"anytime": e["details"].get("anytime")},
                                     float(e["level"]))
+                    if e["details"].get("labels_needed") is not None:  # the bootstrap's
+                        e["details"]["labels_needed_interval"] = e["interval"]
             if e.get("method") == "lure":
                 e["estimator"] = "adaptive LURE" if adaptive else "LURE"
         return d
