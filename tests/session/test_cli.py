@@ -322,15 +322,21 @@ def test_examples_without_the_pools_id_column_get_row_ids(tmp_path: Path) -> Non
     assert "2 in-context example(s)" in out
 
 
-def test_status_names_the_interval_its_projection_is_of(tmp_path: Path) -> None:
-    """QA: ``status`` said "about 338 labels in total for width 0.1 (a projection)" where
-    ``estimate`` names the anytime CS; now status names it too."""
+def _uniform_40(tmp_path: Path) -> Path:
+    """A uniform-sampling session of 200 demo reviews with 40 labels."""
     pf = make_pool_files(tmp_path / "d", n=200)
     db = tmp_path / "s.db"
     run("init", str(db), "--pool", str(pf.pool), "--task", "demo", "--id-column", "id",
         "--surrogate", f"table:{pf.surrogate}", "--target", f"table:{pf.target}",
         "--seed", "1", "--no-progress", "--acquisition", "uniform")
     run("label", str(db), "--n", "40", "--from-data")
+    return db
+
+
+def test_status_names_the_interval_its_projection_is_of(tmp_path: Path) -> None:
+    """QA: ``status`` said "about 338 labels in total for width 0.1 (a projection)" where
+    ``estimate`` names the anytime CS; now status names it too."""
+    db = _uniform_40(tmp_path)
     run("estimate", str(db), "--target-width", "0.05")
     out = " ".join(run("status", str(db)).split())
     assert "the anytime 95% confidence sequence reaches width 0.05 at about" in out, out
@@ -341,12 +347,7 @@ def test_every_labels_needed_in_json_names_its_interval(tmp_path: Path) -> None:
     """QA: ``status --json`` had the bootstrap's ``details.labels_needed`` beside the
     CS's ``details.anytime.labels_needed`` with nothing telling them apart; each is named
     now (``labels_needed_interval``), in ``estimate --json`` too."""
-    pf = make_pool_files(tmp_path / "d", n=200)
-    db = tmp_path / "s.db"
-    run("init", str(db), "--pool", str(pf.pool), "--task", "demo", "--id-column", "id",
-        "--surrogate", f"table:{pf.surrogate}", "--target", f"table:{pf.target}",
-        "--seed", "1", "--no-progress", "--acquisition", "uniform")
-    run("label", str(db), "--n", "40", "--from-data")
+    db = _uniform_40(tmp_path)
     est = json.loads(run("estimate", str(db), "--target-width", "0.05", "--json"))
     m = est["metrics"]["log_loss"]
     assert m["labels_needed_interval"] == "bootstrap 95% interval"

@@ -703,6 +703,17 @@ def test_estimates_outside_what_their_intervals_hold_are_said(tmp_path: Path) ->
     assert not got.estimate_outside_cs and notes == []
 
 
+def _compare_session(tmp_path: Path, n: int) -> Path:
+    """A session drawn by the compare acquisition (error rate) over ``n`` demo reviews."""
+    pf = make_pool_files(tmp_path / "d", n=n)
+    db = tmp_path / "c.db"
+    Session.create(db, pool=pf.pool, task="demo", surrogate=f"table:{pf.surrogate}",
+                   target=f"table:{pf.target}", compare=[f"table:{pf.target2}"],
+                   acquisition="compare", metric="error_rate", seed=4, progress=False,
+                   pool_options={"id_column": "id"}).close()
+    return db
+
+
 def test_the_compare_designs_own_interval_has_its_floor_in_the_estimate_and_the_report(
         tmp_path: Path) -> None:
     """The compare acquisition's floor on the target's own error-rate variance
@@ -712,12 +723,7 @@ def test_the_compare_designs_own_interval_has_its_floor_in_the_estimate_and_the_
     from activetest.stats import adaptive_lure_theta
     from activetest.stats.intervals import fixed_interval
 
-    pf = make_pool_files(tmp_path / "d", n=200)
-    db = tmp_path / "c.db"
-    Session.create(db, pool=pf.pool, task="demo", surrogate=f"table:{pf.surrogate}",
-                   target=f"table:{pf.target}", compare=[f"table:{pf.target2}"],
-                   acquisition="compare", metric="error_rate", seed=4, progress=False,
-                   pool_options={"id_column": "id"}).close()
+    db = _compare_session(tmp_path, 200)
     with Session.open(db) as s:
         s.select(60)
         s.label_from_data()
@@ -746,12 +752,7 @@ def test_the_compare_note_is_not_shown_at_a_census_and_the_hint_names_both_metri
     error rate's ratio alone."""
     from activetest.session.estimate_notes import COMPARE_HINT
 
-    pf = make_pool_files(tmp_path / "d", n=40)
-    db = tmp_path / "c.db"
-    Session.create(db, pool=pf.pool, task="demo", surrogate=f"table:{pf.surrogate}",
-                   target=f"table:{pf.target}", compare=[f"table:{pf.target2}"],
-                   acquisition="compare", metric="error_rate", seed=4, progress=False,
-                   pool_options={"id_column": "id"}).close()
+    db = _compare_session(tmp_path, 40)
     with Session.open(db) as s:
         s.select(20)
         s.label_from_data()
