@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 from session_support import run_cli_process
 
 from activetest.session.workflow import Session
@@ -81,3 +82,42 @@ def test_history_refusals(tmp_path: Path) -> None:
     out = cli(*base, "--surrogate", "uniform", "--history", hist, code=2)
     assert "go together" in out
     assert not (tmp_path / "x.db").exists()
+
+
+def test_a_matrix_is_refused_where_the_graded_pools_ids_are_positions(tmp_path: Path) -> None:
+    """Joins never guess (QA): a response matrix holds no item content, so a graded pool
+    keyed by positions (an lm-eval log's doc_id used as the pool itself; row numbers)
+    joins no matrix, as in classification sessions; a pool with its own ids still does."""
+    from session_support import REPO
+
+    from activetest.session.store import SessionError
+
+    log = next((REPO / "tests" / "models" / "data" / "answers" / "lmeval")
+               .glob("samples_*.jsonl"))
+    ids = list(dict.fromkeys(str(json.loads(line)["doc_id"])  # a record per filter
+                             for line in log.read_text().splitlines()))
+    hist = tmp_path / "by_doc_id.csv"
+    hist.write_text("model," + ",".join(ids) + "\n"
+                    + "".join(f"m{h}," + ",".join(str((h + k) % 2) for k in range(len(ids)))
+                              + "\n" for h in range(6)))
+    out = cli("init", tmp_path / "x.db", "--task", "answers", "--pool", log, "--target",
+              f"answers:{log}?filter=none", "--surrogate", "history", "--history", hist,
+              "--no-progress", code=2)
+    assert "holds no item content" in out and "doc_id" in out and "by_doc_id.csv" in out
+    assert not (tmp_path / "x.db").exists()
+
+    pool, _, _ = _files(tmp_path, n=12)
+    rows = tmp_path / "by_row.csv"
+    rows.write_text("model," + ",".join(str(k) for k in range(12)) + "\n"
+                    + "".join(f"m{h}," + ",".join(str((h * k) % 2) for k in range(12)) + "\n"
+                              for h in range(6)))
+    with pytest.raises(SessionError, match=r"ids are its rows' numbers"):
+        Session.create(tmp_path / "y.db", pool=pool, task="answers", target="pool",
+                       surrogate="history", history=[rows], progress=False,
+                       pool_options={"id_column": None})
+    # the same pool keyed by its own ids joins a matrix of those ids
+    hist = _files(tmp_path, n=12)[1]
+    with Session.create(tmp_path / "z.db", pool=pool, task="answers", target="pool",
+                        surrogate="history", history=[hist], history_exclude=["me"],
+                        progress=False) as s:
+        assert s.config["history"]["n_models"] == 40

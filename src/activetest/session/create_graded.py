@@ -148,6 +148,10 @@ class GradedInputs:
     raw_specs: dict[str, str] = field(default_factory=dict)
     answer_files: dict[str, dict[str, Any]] = field(default_factory=dict)
     harness_scores: list[float | None] | None = None
+    #: where the pool's item ids are only positions, what they are (e.g. "its rows'
+    #: numbers"): a response matrix is then refused (joins never guess), as in
+    #: classification sessions; None: the ids are the pool's own
+    positional_ids: str | None = None
 
 
 def _load_pool(src: Any, task: GenTask, options: Mapping[str, Any] | None) -> list[GradedItem]:
@@ -386,6 +390,24 @@ def _from_answer_file(spec: str, pool: Any, task: GenTask, options: Mapping[str,
     return items, gens, af
 
 
+def _positional_ids(pool: Any, options: Mapping[str, Any] | None, target: str,
+                    target_file: Any) -> str | None:
+    """What the pool's item ids are where they are only positions (None: the pool's own
+    ids): row numbers (``id_column=None``), or the ids of an ``answers:`` file used as
+    the pool itself where they may be positions (lm-eval's ``doc_id``, inspect_ai's
+    numbering: :func:`activetest.models.answer_files.ids_may_be_positions`)."""
+    if options is not None and "id_column" in options and options["id_column"] is None:
+        return "its rows' numbers"
+    if target_file is not None and isinstance(pool, (str, os.PathLike)) \
+            and _same_file(pool, target.removeprefix("answers:").partition("?")[0]):
+        from activetest.models.answer_files import ids_may_be_positions
+
+        if ids_may_be_positions(target_file):
+            return (f"the {target_file.format} file's ids, which may be only positions "
+                    f"(lm-eval's doc_id, inspect_ai's sample numbers)")
+    return None
+
+
 def _compare_answers(inputs: GradedInputs, specs: Sequence[str], *, threads: int | None,
                      cache_dir: str | None, use_cache: bool, progress: bool,
                      ) -> dict[str, tuple[list[str], list[dict[str, Any]]]]:
@@ -569,7 +591,8 @@ def _history_inputs(inputs: GradedInputs, paths: Sequence[str | os.PathLike[str]
                      tuple(g.references), g.extra) for g in inputs.pool]
     joined, notes = join_pool_history(paths, pool, exclude=exclude, target_scores=target_scores,
                                       targets=target_files(inputs.raw_specs.get(
-                                          inputs.target_spec, inputs.target_spec)))
+                                          inputs.target_spec, inputs.target_spec)),
+                                      positional=inputs.positional_ids)
     hf = history_features(joined.scores)
     cols = history_columns(hf)
     info, R = with_neighbours(history_record(joined, hf, notes), joined, neighbours)
@@ -701,7 +724,9 @@ def create_graded_session(path: str | os.PathLike[str], *,
             raise SessionError(f"surrogate {surrogate!r}: the graded design combines the "
                                f"target's confidence with agree:<model> only")
         surrogate_spec = "adaptive" + (f"+{surrogate_spec}" if inner else "")
-    inputs = GradedInputs(t, items, chosen, target_spec, surrogate_spec, raw)
+    inputs = GradedInputs(t, items, chosen, target_spec, surrogate_spec, raw,
+                          positional_ids=_positional_ids(pool, pool_options, target,
+                                                         target_file))
     if target.startswith("answers:"):
         inputs.answer_files["target"] = answer_provenance(target, target_file)
         inputs.harness_scores = _harness_scores(

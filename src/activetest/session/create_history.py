@@ -184,9 +184,11 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
                         f"{p}: a response matrix holds no item content, and the pool's item "
                         f"ids are {positional}: nothing would confirm that its column '0' "
                         f"is the pool's first item (a re-sorted pool joins the wrong "
-                        f"items); give the pool an id column holding the matrix's item ids "
-                        f"(--id-column NAME), or use a folder of the models' harness logs, "
-                        f"whose documents are checked against the pool")
+                        f"items); give the pool ids of its own that the matrix uses (a "
+                        f"pool column: --id-column NAME; an lm-eval log as the pool: "
+                        f"answers:FILE?id_field=NAME, a doc field), or use a folder of the "
+                        f"models' harness logs, whose documents are checked against the "
+                        f"pool")
                 mats.append(read_response_matrix(p))
                 continue
             runs, skipped = read_history_folder(p)
