@@ -624,6 +624,11 @@ def test_estimate_refuses_the_target_as_its_own_comparison_and_names_the_plain_m
     assert "unbiased here, where every draw so far was made at the uniform rate." in out
     assert "BIASED here" not in out, out
     assert "uniform-equivalent (biased)" not in out  # the row agrees with its footnote (QA)
+    run("report", db, "--out", tmp_path / "rep")  # the report's table and legend too (QA)
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert "| uniform-equivalent |" in md and "(biased)" not in md, md
+    with Session.open(db) as s:
+        assert not s.report_data(progress=False).uniform_biased
     # an adaptive design's uniform start: the estimate differs by its control, the draws
     # are uniform all the same (QA: "BIASED here (items were drawn actively)")
     db3 = tmp_path / "ad.db"

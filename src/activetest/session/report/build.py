@@ -321,4 +321,4 @@ def report_data(inputs: ReportInputs, *, truth: Mapping[str, float] | None = Non
         value_range={METRIC_NAMES[m]: est.value_range(m) if m == "error_rate"
                      else (0.0, None) for m in metrics},
         level=level, acquisition=cfg.acquisition, pool_size=draws.n_pool, info=info,
-        notes=all_notes)
+        notes=all_notes, uniform_biased=not final.uniform_draws)

@@ -241,6 +241,9 @@ class ReportData:
         acquisition: name of the acquisition function, e.g. ``"ce"``.
         pool_size: N (default ``len(scores)``).
         uniform_label: what the baseline is called in tables and legends.
+        uniform_biased: whether that plain mean is biased (active draws), so that tables
+            and legends say "(biased)"; False when every draw so far was made at the
+            uniform rate, where it is unbiased too.
         info: extra ``key: value`` lines for the header (seed, proposal floor, session file).
         notes: extra paragraphs at the end.
     """
@@ -263,6 +266,7 @@ class ReportData:
     acquisition: str | None = None
     pool_size: int | None = None
     uniform_label: str = "uniform-equivalent"
+    uniform_biased: bool = True
     info: Mapping[str, Any] = field(default_factory=dict)
     notes: Sequence[str] = field(default_factory=list)
 

@@ -104,7 +104,7 @@ def _plot_metric(ax: Axes, data: ReportData, metric: str) -> None:
                             color=_UNIFORM, alpha=0.15, linewidth=0,
                             label=f"{uniform}: {interval_name(BOOTSTRAP, data.level)}")
             ax.plot(x, ue, color=_UNIFORM, linestyle="--", marker=marker, markersize=3,
-                    label=f"{uniform} (biased)")
+                    label=uniform + (" (biased)" if data.uniform_biased else ""))
         cs_lo, cs_hi = _band([a.anytime for a in active])
         if np.isfinite(cs_lo).any():  # the anytime band is the wider one: drawn beneath
             _fill(ax, x, _clipped(cs_lo, bounds), _clipped(cs_hi, bounds),

@@ -114,7 +114,8 @@ def _blocks(data: ReportData, images: Mapping[str, str]) -> list[_Block]:
                                                                                   data.level)
     boot_name = interval_name(BOOTSTRAP, data.level)
     header = ["metric", "labels", data.estimator_name, fixed_name, "width", cs_name, boot_name,
-              f"{data.uniform_label} (biased)", f"{data.uniform_label}: {boot_name}"]
+              data.uniform_label + (" (biased)" if data.uniform_biased else ""),
+              f"{data.uniform_label}: {boot_name}"]
     has_truth = bool(data.truth)
     if has_truth:
         header.append("truth")
