@@ -476,6 +476,28 @@ def test_progress_names_its_intervals_and_says_when_to_stop(tmp_path: Path) -> N
             "log_loss"].may_stop
 
 
+def test_progress_before_30_labels_claims_no_asymptotic_cs_and_shows_the_exact_one(
+        tmp_path: Path) -> None:
+    """Before 30 labels the asymptotic CS is the whole range, which `estimate` shows as
+    "(from 30 labels)": the page's line showed it as an interval (QA: "[0.000, 4.879]");
+    the exact CS, which holds at any count, is passed on with its name."""
+    made = classification(tmp_path)
+    with Session.open(made.db) as s:
+        a = Annotators(s, batch=5, budget=10)
+        _label_all(a, "alice", made.truth, 5)
+        r = s.estimate(record=False, progress=False)
+        p = {x.metric: x for x in progress(s).metrics}
+        for metric, x in p.items():
+            e = r.metrics[metric].anytime
+            assert e is not None and np.isfinite(e.cs_low)  # the whole range, finite
+            assert x.cs_low is None and x.cs_high is None, (metric, x)
+            if e.exact_low is not None:
+                assert x.exact_name == "exact anytime 95% confidence sequence"
+                assert (x.exact_low, x.exact_high) == pytest.approx((e.exact_low,
+                                                                     e.exact_high))
+        assert any(x.exact_low is not None for x in p.values())
+
+
 def test_answer_and_next_commit_together(tmp_path: Path) -> None:
     made = classification(tmp_path)
     with Session.open(made.db) as s, Session.open(made.db) as other:

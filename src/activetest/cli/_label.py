@@ -136,6 +136,11 @@ def serve(
         "--claim-seconds", help="How long an item given to one annotator stays theirs "
                                 "before it may go to another (an answer after that is "
                                 "still stored).")] = 600.0,
+    token: Annotated[str | None, typer.Option(
+        help="The secret in the page's address (default: a new random one each run); give "
+             "the one a previous run printed, with its --port, to serve the same address "
+             "again: a page still open there sends the answers it kept.",
+        show_default=False)] = None,
     busy_timeout: Timeout = 5.0,
 ) -> None:
     """Label in the browser: a local page (keys 1..C, u undo, s skip, ? help) for one or
@@ -146,7 +151,7 @@ def serve(
     run_server(session, host=host, port=port, budget=n, batch=batch, overlap=overlap,
                reviews=reviews, resolve=resolve.value, adjudicators=adjudicator or (),
                show_guess=show_guess, target_width=target_width, busy_timeout=busy_timeout,
-               claim_seconds=claim_seconds,
+               claim_seconds=claim_seconds, token=token,
                announce=lambda url: _out.print(f"labelling page: {url}  (Ctrl-C stops it; "
                                                f"every answer is saved at once)"))
 

@@ -126,10 +126,14 @@ class MetricProgress:
         estimate: its value.
         fixed_name, fixed_low, fixed_high: the fixed-budget interval (its name from
             :mod:`activetest.session.interval_names`).
-        anytime_name, cs_low, cs_high: the anytime confidence sequence (None before it
-            is finite: from 30 labels).
+        anytime_name, cs_low, cs_high: the anytime confidence sequence (None where it
+            claims nothing: before 30 labels, unless the exact CS stands in, as
+            ``estimate`` shows it).
         target_width: the width asked for (None: none).
         may_stop: the anytime interval is narrower than ``target_width``.
+        exact_name, exact_low, exact_high: the exact (betting) confidence sequence where
+            the loss is bounded (None otherwise), valid at any number of labels.
+        basis_note: why the exact CS stands in for both intervals (None otherwise).
     """
 
     metric: str
@@ -143,6 +147,10 @@ class MetricProgress:
     cs_high: float | None
     target_width: float | None
     may_stop: bool
+    exact_name: str | None = None
+    exact_low: float | None = None
+    exact_high: float | None = None
+    basis_note: str | None = None
 
 
 @dataclass(frozen=True)
@@ -169,7 +177,13 @@ def progress(session: Any, *, target_width: float | None = None,
              budget: int | None = None) -> Progress:
     """The session's estimate with its fixed-budget and anytime intervals (not recorded;
     the bootstrap, not shown, with few resamples)."""
-    from activetest.session.interval_names import ANYTIME, FIXED_BUDGET, interval_name
+    from activetest.session.interval_names import (
+        ANYTIME,
+        EXACT_ANYTIME,
+        FIXED_BUDGET,
+        interval_name,
+    )
+    from activetest.stats.confseq import MIN_LABELS
 
     n_sel = session.store.n_acquired()
     try:
@@ -185,12 +199,19 @@ def progress(session: Any, *, target_width: float | None = None,
 
     for m in r.metrics.values():
         a = m.anytime
+        # before 30 labels the asymptotic CS claims nothing (the whole range): not shown
+        # as an interval, as `estimate` shows it (QA: "[0.000, 4.879]" on the page)
+        claims = a is not None and (r.n_labels >= MIN_LABELS or a.basis in ("exact", "sure"))
+        exact = a is not None and a.exact_low is not None
         out.append(MetricProgress(
             m.metric, name, float(m.active.estimate), interval_name(FIXED_BUDGET, r.level),
             finite(a.fixed_low) if a else None, finite(a.fixed_high) if a else None,
-            interval_name(ANYTIME, r.level), finite(a.cs_low) if a else None,
-            finite(a.cs_high) if a else None, target_width,
-            bool(a is not None and a.may_stop)))
+            interval_name(ANYTIME, r.level), finite(a.cs_low) if claims else None,
+            finite(a.cs_high) if claims else None, target_width,
+            bool(a is not None and a.may_stop),
+            interval_name(EXACT_ANYTIME, r.level) if exact else None,
+            finite(a.exact_low) if exact else None, finite(a.exact_high) if exact else None,
+            a.basis_note if a is not None and a.basis == "exact" else None))
     return Progress(r.n_labels, n_sel, budget, session.n_items, tuple(out))
 
 

@@ -79,13 +79,19 @@ def static_file(name: str) -> bytes:
     return resources.files("activetest.web").joinpath("static", name).read_bytes()
 
 
+#: A token given by the caller (``--token``): URL-safe, long enough to stay a secret.
+_TOKEN = re.compile(r"[A-Za-z0-9_-]{16,}")
+
+
 class LabelServer:
     """The labelling page over one session file (see the module docstring).
 
     Args:
         path: the session file.
         host, port: where to listen (port 0: a free one).
-        token: the URL's secret (default: a fresh random one).
+        token: the URL's secret (default: a fresh random one); give the one a previous
+            run printed to serve the same address again (a page still open there then
+            sends the answers it kept).
         adjudicators: names that may settle disagreements on the page.
         target_width: the anytime interval width that says "you may stop now".
         busy_timeout: seconds to wait for another process's lock on the file.
@@ -101,6 +107,10 @@ class LabelServer:
         from activetest.session.annotators import check_name
 
         self.path = Path(path)
+        if token is not None and not _TOKEN.fullmatch(token):
+            raise ValueError(f"token {token!r}: expected at least 16 characters of A-Z, a-z, "
+                             f"0-9, '-' and '_' (the secret in the page's address, e.g. the "
+                             f"one a previous `activetest serve` printed)")
         self.token = token or secrets.token_urlsafe(18)
         self.adjudicators = frozenset(check_name(a, "adjudicator") for a in adjudicators)
         self.target_width = target_width
@@ -433,6 +443,8 @@ def _levels(body: dict[str, Any]) -> list[int]:
 
 
 def _handler(server: LabelServer) -> type[BaseHTTPRequestHandler]:
+    from activetest.session.store_errors import SessionLockedError
+
     prefix = f"/s/{server.token}/"
 
     class Handler(BaseHTTPRequestHandler):
@@ -542,6 +554,9 @@ def _handler(server: LabelServer) -> type[BaseHTTPRequestHandler]:
                 return
             except SessionReplacedError as exc:  # nothing more is stored: restart
                 self._json(409, {"error": str(exc)})
+                return
+            except SessionLockedError as exc:  # nothing stored: the page sends it again
+                self._json(503, {"error": str(exc), "retry": True})
                 return
             except ValueError as exc:  # incl. LabelError, SessionError
                 self._json(400, {"error": str(exc)})

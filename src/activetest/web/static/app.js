@@ -33,7 +33,11 @@
     }
     let data;
     try { data = await r.json(); } catch (e) { data = { error: "the server answered " + r.status }; }
-    if (!r.ok) { throw new Error(data.error || ("the server answered " + r.status)); }
+    if (!r.ok) {
+      const err = new Error(data.error || ("the server answered " + r.status));
+      err.status = r.status;
+      throw err;
+    }
     return data;
   }
 
@@ -62,6 +66,7 @@
   function render(it, votes) {
     item = it;
     picks = [];
+    typed = "";  // digits typed for the item before
     $("done").hidden = true;
     $("card").hidden = false;
     document.body.dataset.item = it.item_id;
@@ -179,7 +184,8 @@
       const f = $("progress");
       f.textContent = "";
       const of = p.budget !== null ? p.budget : p.n_selected;
-      const shown = item ? "draw " + item.step + " of " + of : p.n_selected + " of " + of + " drawn";
+      const shown = item && mode === "label" ? "draw " + item.step + " of " + of :
+        p.n_selected + " of " + of + " drawn";
       f.append(el("span", shown));
       f.append(el("span", p.n_labels + " label(s) used by the estimate (pool " + p.n_pool + ")"));
       if (!p.metrics.length && p.note) { f.append(el("span", "no estimate yet")); }
@@ -188,6 +194,10 @@
           m.fixed_name + " [" + fmt(m.fixed_low) + ", " + fmt(m.fixed_high) + "]",
           m.anytime_name + (m.cs_low === null ? " (from 30 labels)" :
             " [" + fmt(m.cs_low) + ", " + fmt(m.cs_high) + "]")];
+        if (m.exact_name !== null && m.exact_low !== null) {
+          parts.push(m.exact_name + " [" + fmt(m.exact_low) + ", " + fmt(m.exact_high) + "]");
+        }
+        if (m.basis_note) { parts.push(m.basis_note); }
         f.append(el("span", parts.join(" \u00b7 ")));
         if (m.may_stop) {
           f.append(el("span", m.metric.replace("_", " ") + ": you may stop now (the anytime " +
@@ -280,6 +290,19 @@
           answers: batch.map((e) => ({ item_id: e.item_id, levels: e.levels })) });
         break;
       } catch (e) {
+        if (e.status === 404 || e.status === 503) {
+          // 404: this address is no longer served (the server was restarted: a new token
+          // unless --token kept it); 503: another process holds the session's lock. Either
+          // way nothing was stored: the answers stay here and are sent again (QA: they
+          // were dropped, and the next call's error hid the message)
+          say((e.status === 404 ? "this page's address is no longer served (was activetest " +
+               "serve restarted? restart it with --port " + (location.port || "80") +
+               " --token " + location.pathname.split("/")[2] + " to serve it again)" :
+               e.message) + ": " + outbox.length + " answer(s) not saved yet, kept in this " +
+              "tab and sent again in 2 s", "error");
+          await sleep(2000);
+          continue;
+        }
         if (!e.network) {  // refused as a whole (the server is stopping, ...): say why
           outbox = outbox.filter((x) => !batch.includes(x));
           keepOutbox();
@@ -320,6 +343,7 @@
       run(async () => {
         await api("POST", "adjudicate", { annotator: me.annotator, item_id: id, levels: levels });
         say("settled item " + id, "ok");
+        refreshProgress();  // the settled label counts now (QA: the line stayed stale)
         disputes.shift();
         return showDispute();
       });
@@ -396,13 +420,44 @@
     h.hidden = show === undefined ? !h.hidden : !show;
   }
 
+  // With more than 9 levels a number takes two keys: the digits typed are held until
+  // no further digit could make another level, Enter, or a pause (QA: "12" labelled the
+  // item shown 1 and the next, unseen, 2)
+  let typed = "";
+  let typedTimer = null;
+  function typedDone() {
+    if (typedTimer !== null) { clearTimeout(typedTimer); typedTimer = null; }
+    const n = parseInt(typed, 10);
+    typed = "";
+    showPicks();
+    if (n >= 1) { pick(n); }
+  }
+  function digit(k) {
+    const C = state.levels.length;
+    if (C <= 9) { if (k !== "0") { pick(parseInt(k, 10)); } return; }
+    if (!typed && k === "0") { return; }
+    typed += k;
+    if (parseInt(typed, 10) > C) {
+      say("no level " + typed + ": keys 1 to " + C, "error");
+      typed = "";
+      if (typedTimer !== null) { clearTimeout(typedTimer); typedTimer = null; }
+      showPicks();
+      return;
+    }
+    if (parseInt(typed, 10) * 10 > C) { typedDone(); return; }  // no second digit fits
+    $("picked").textContent = "typed " + typed + " (Enter, or a second digit)";
+    if (typedTimer !== null) { clearTimeout(typedTimer); }
+    typedTimer = setTimeout(typedDone, 1200);
+  }
+
   function onKey(e) {
     if (!me || e.ctrlKey || e.metaKey || e.altKey) { return; }
     const k = e.key;
     if (k === "?") { toggleHelp(); e.preventDefault(); return; }
     if (k === "Escape") { toggleHelp(false); return; }
     if (busy && mode === "adjudicate") { return; }
-    if (/^[1-9]$/.test(k)) { pick(parseInt(k, 10)); e.preventDefault(); }
+    if (k === "Enter" && typed) { typedDone(); e.preventDefault(); return; }
+    if (/^[0-9]$/.test(k)) { digit(k); e.preventDefault(); }
     else if (k === "Backspace" && picks.length) { picks.pop(); showPicks(); e.preventDefault(); }
     else if (k === "u" && mode === "label") { undo(); }
     else if (k === "s" && mode === "label") { skip(); }

@@ -1,0 +1,185 @@
+"""The labelling page in a real headless Chromium when things go wrong (QA): a server
+killed and restarted, a session locked by another process, a task of more than nine
+levels typed by keyboard, an adjudicator's progress line. No answer the page holds is
+dropped; no key labels an item the person has not seen."""
+
+from __future__ import annotations
+
+import socket
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from activetest.session.annotators import Annotators
+from activetest.session.workflow import Session
+from tests.web import browser_support as bs
+from tests.web.web_support import classification, kill9, running, start_child
+
+pytestmark = pytest.mark.skipif(bs.missing() is not None, reason=str(bs.missing()))
+
+TOKEN = "kept-address-0123456789"
+
+
+@pytest.fixture(scope="module")
+def driver() -> Iterator[Any]:
+    d = bs.chromium()
+    try:
+        yield d
+    finally:
+        d.quit()
+
+
+def _fresh(driver: Any) -> None:
+    driver.get("about:blank")
+    driver.delete_all_cookies()
+
+
+def _answers(db: Path) -> dict[str, int]:
+    with Session.open(db) as s:
+        return {a.item_id: a.label for a in Annotators(s).annotations()}  # 0-based
+
+
+def _until(check: Any, timeout: float = 60.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        got = check()
+        if got:
+            return got
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {check}")
+
+
+def _saving(driver: Any) -> int:
+    return int(driver.execute_script("return document.body.dataset.saving || '0'"))
+
+
+def _message(driver: Any) -> str:
+    return str(driver.find_element("id", "message").text)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_answers_kept_through_a_restart_reach_the_server_serving_the_same_address(
+        driver: Any, tmp_path: Path) -> None:
+    """Killed (-9) with answers still to send, restarted first with a new token (the page
+    is told its address is gone and keeps them: they were dropped on the 404, QA), then
+    with ``--token`` and ``--port`` of the first run: the page sends them, stored once."""
+    made = classification(tmp_path, n=40)
+    port = str(_free_port())
+    args = ("--port", port, "--batch", "5")
+    proc, url = start_child(made.db, tmp_path, *args, "--token", TOKEN)
+    assert f"/s/{TOKEN}/" in url
+    given: dict[str, int] = {}
+    try:
+        _fresh(driver)
+        item = bs.sign_in(driver, url, "alice")
+        assert item is not None
+        bs.press(driver, "1")
+        given[item] = 0
+        _until(lambda: _answers(made.db) == given)
+        item = bs.wait_for(driver, "ready", not_item=item)
+    finally:
+        kill9(proc)
+    assert item is not None
+    bs.press(driver, "2")  # sent to a dead server: kept in the tab
+    given[item] = 1
+    _until(lambda: _saving(driver) == 1 and "does not answer" in _message(driver))
+    other, _ = start_child(made.db, tmp_path, *args)  # a new random token
+    try:
+        _until(lambda: "no longer served" in _message(driver))
+        assert f"--token {TOKEN}" in _message(driver) and f"--port {port}" in _message(driver)
+        time.sleep(2.5)  # a retry or two more: still kept, nothing stored
+        assert _saving(driver) == 1 and _answers(made.db) == {k: v for k, v in given.items()
+                                                             if k != item}
+    finally:
+        kill9(other)
+    again, _ = start_child(made.db, tmp_path, *args, "--token", TOKEN)
+    try:
+        _until(lambda: _saving(driver) == 0)
+        assert _answers(made.db) == given
+    finally:
+        kill9(again)
+
+
+def test_a_locked_session_keeps_the_answer_and_sends_it_again(driver: Any,
+                                                              tmp_path: Path) -> None:
+    """Another process holds the session's write lock past the busy timeout: the server
+    answers 503 and the page keeps the answer, sending it again once the lock is gone
+    (QA: it was dropped although the message said "retry")."""
+    made = classification(tmp_path, n=40)
+    with running(made.db, batch=5, busy_timeout=0.3) as server:
+        _fresh(driver)
+        item = bs.sign_in(driver, server.url, "carol")
+        assert item is not None
+        con = sqlite3.connect(made.db, timeout=5, isolation_level=None, check_same_thread=False)
+        con.execute("BEGIN IMMEDIATE")
+        release = threading.Timer(4.0, lambda: con.execute("COMMIT"))
+        try:
+            bs.press(driver, "2")
+            _until(lambda: "locked by another process" in _message(driver))
+            assert _saving(driver) == 1 and "kept in this tab" in _message(driver)
+            release.start()
+            release.join()
+        finally:
+            release.cancel()
+        _until(lambda: _saving(driver) == 0)
+        con.close()
+        assert _answers(made.db) == {item: 1}
+
+
+def _twelve_levels(root: Path) -> Path:
+    """A 12-class task over 40 items (prediction tables), as a user's TOML file."""
+    root.mkdir(parents=True, exist_ok=True)
+    classes = [chr(97 + k) for k in range(12)]
+    (root / "task.toml").write_text(
+        'name = "twelve"\ninstruction = "Which topic?"\nclasses = ['
+        + ", ".join(f'"{c}"' for c in classes) + "]\n", encoding="utf-8")
+    rng = np.random.default_rng(0)
+    (root / "pool.csv").write_text("id,text\n" + "".join(f"x{i},item number {i}\n"
+                                                         for i in range(40)))
+    for name in ("sur", "tgt"):
+        p = rng.dirichlet(np.ones(12), size=40)
+        (root / f"{name}.csv").write_text(
+            "id," + ",".join(classes) + "\n"
+            + "".join(f"x{i}," + ",".join(f"{v:.6f}" for v in p[i]) + "\n" for i in range(40)))
+    db = root / "k.db"
+    Session.create(db, pool=root / "pool.csv", task=root / "task.toml",
+                   surrogate=f"table:{root / 'sur.csv'}?kind=probs",
+                   target=f"table:{root / 'tgt.csv'}?kind=probs", seed=1, progress=False,
+                   pool_options={"id_column": "id"}).close()
+    return db
+
+
+def test_more_than_nine_levels_take_two_keys_for_one_item(driver: Any, tmp_path: Path) -> None:
+    """"12" labels the item shown with level 12 (QA: level 1, then the next, unseen item
+    level 2); "3" cannot start another level and counts at once; "1" then Enter is 1."""
+    db = _twelve_levels(tmp_path)
+    with running(db, batch=5) as server:
+        _fresh(driver)
+        first = bs.sign_in(driver, server.url, "dana")
+        bs.press(driver, "12")
+        second = bs.wait_for(driver, "ready", not_item=first)
+        _until(lambda: _answers(db) == {first: 11})
+        bs.press(driver, "3")
+        third = bs.wait_for(driver, "ready", not_item=second)
+        bs.press(driver, "1")
+        time.sleep(0.3)  # held: "1" may start 10, 11 or 12
+        assert bs.page_state(driver)[1] == third and "typed 1" in driver.find_element(
+            "id", "picked").text
+        bs.press(driver, "\n")
+        bs.wait_for(driver, "ready", not_item=third)
+        _until(lambda: _answers(db) == {first: 11, second: 2, third: 0})
+        bs.press(driver, "15")  # no level 15: said, nothing stored
+        _until(lambda: "no level 15" in _message(driver))
+        time.sleep(0.5)
+        assert len(_answers(db)) == 3
