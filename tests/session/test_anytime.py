@@ -149,6 +149,8 @@ def test_a_cs_that_no_longer_holds_its_estimate_never_says_stop() -> None:
     assert a is not None and a.cs_high - a.cs_low <= 0.07  # narrow enough by width alone
     assert not a.cs_low <= m.active.estimate <= a.cs_high
     assert a.estimate_outside_cs and a.may_stop is False
+    # and no projection of a label count it has already (QA: "at about 121 labels (1 more)")
+    assert a.labels_needed is None
     assert not rep.metrics["error_rate"].anytime.estimate_outside_cs  # it still holds it
     note = [w for w in rep.warnings if "no longer holds the estimate" in w]
     assert len(note) == 1 and note[0].startswith("log loss:")

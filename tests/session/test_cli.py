@@ -343,6 +343,20 @@ def test_status_names_the_interval_its_projection_is_of(tmp_path: Path) -> None:
     assert "uniform-equivalent" in out and "(biased)" not in out  # uniform draws (QA)
 
 
+def test_status_repeats_a_stale_you_may_stop_as_said_not_as_a_projection(
+        tmp_path: Path) -> None:
+    """QA: after "you may stop now" and more labels, ``status`` printed the old label
+    count as "reaches width ... at about 40 labels in total (a projection)"."""
+    db = _uniform_40(tmp_path)
+    out = run("estimate", str(db), "--target-width", "2")
+    assert "you may stop now" in out
+    run("label", str(db), "--n", "5", "--from-data")
+    out = " ".join(run("status", str(db)).split())
+    assert ("the last estimate (40 labels) said you may stop: its anytime 95% confidence "
+            "sequence was within the width 2.0 asked for") in out, out
+    assert "at about 40 labels in total" not in out and "stale" in out
+
+
 def test_every_labels_needed_in_json_names_its_interval(tmp_path: Path) -> None:
     """QA: ``status --json`` had the bootstrap's ``details.labels_needed`` beside the
     CS's ``details.anytime.labels_needed`` with nothing telling them apart; each is named

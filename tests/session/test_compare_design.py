@@ -641,13 +641,15 @@ def test_estimate_refuses_the_target_as_its_own_comparison_and_names_the_plain_m
     out = " ".join(run("estimate", db3).split())
     assert "unbiased here, where every draw so far was made at the uniform rate" in out, out
     assert "BIASED here" not in out
+    out = " ".join(run("status", db3).split())  # status agrees (QA: "(biased)" there)
+    assert "uniform-equivalent" in out and "(biased)" not in out, out
     db2 = tmp_path / "a.db"
     _init(pf, db2, "--acquisition", "ce")
     run("select", db2, "--n", "10")
     run("label", db2, "--from-data")
     assert "BIASED here (items were drawn actively)" in " ".join(run("estimate", db2).split())
     # a fixed design's bootstrap projection is not described as an adaptive design's (QA)
-    out = " ".join(run("estimate", db2, "--target-width", "0.1").split())
+    out = " ".join(run("estimate", db2, "--target-width", "0.3").split())
     assert "a projection from the bootstrap: 1/sqrt(labels) shrinkage)" in out, out
     with Session.open(db2) as s:
         assert not s.estimate(record=False, progress=False).uniform_draws

@@ -313,5 +313,14 @@ def test_no_error_labelled_yet_projects_more_labels_not_the_ones_it_has(
                    rep.warnings)
     assert m.labels_needed > 20 + 5, m.labels_needed
     need = {n.metric: n for n in data.labels_needed}["error rate"]
-    assert need.n_labels == min(m.labels_needed, 60)
+    assert need.n_labels == m.labels_needed  # not capped at the pool's 60 (QA)
     assert need.uniform_n_labels > 20, need
+    # the exact CS stands in (no error labelled): no projection of the asymptotic CS,
+    # which is not the interval shown (QA: "1 more" beside a 0.78-wide interval)
+    a = m.anytime
+    assert a is not None and a.basis == "exact" and a.labels_needed is None
+    assert need.anytime_n_labels is None
+    out = " ".join(run("estimate", db, "--target-width", "0.15").split())
+    assert ("error_rate: no projection while the exact anytime 95% confidence sequence "
+            "stands in (") in out, out
+    assert "error_rate: the anytime 95% confidence sequence reaches width" not in out

@@ -164,11 +164,16 @@ def test_a_learning_design_projects_the_bootstrap_with_its_variance_ratio() -> N
     assert m.labels_needed < labels_for_width(raw, 0.05)
 
 
-def test_the_bootstrap_projection_is_at_most_the_pool() -> None:
-    """A width the pool's own labels would not give by 1/sqrt(labels) is still reached by
-    labelling the whole pool: the projection says the pool, never more."""
+def test_the_bootstrap_projection_beyond_the_pool_is_not_capped_at_it() -> None:
+    """A width the bootstrap does not reach within the pool (it has no finite-population
+    factor: at a census it is as wide as its resamples) is projected as it is, beyond N,
+    for the outputs to say "not within the pool" (QA: capped at N it read "40 labels (0
+    more)" and "reached" beside a wide interval at a census)."""
+    from activetest.stats.projection import labels_for_width
+
     rng = np.random.default_rng(10)
     d = draws(12, 40)
-    m = report(d, {"error_rate": (rng.random(12) < 0.4).astype(float)},
-               target_width=0.01).metrics["error_rate"]
-    assert m.labels_needed == 40
+    r = report(d, {"error_rate": (rng.random(12) < 0.4).astype(float)}, target_width=0.01)
+    m = r.metrics["error_rate"]
+    assert m.labels_needed is not None and m.labels_needed > 40
+    assert m.labels_needed == labels_for_width(m.active, 0.01, value_range=(0.0, 1.0))

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from session_support import PoolFiles, _write_table
+from session_support import PoolFiles, _write_table, run_cli_process
 
 from activetest.data.pool import PoolFormatError
 from activetest.data.task import Item
@@ -220,11 +220,14 @@ def test_paired_comparison_and_labels_needed(pool_files: PoolFiles, tmp_path: Pa
         m = r.metrics["log_loss"]
         assert c.difference.estimate == pytest.approx(m.active.estimate - c.other.estimate)
         assert c.difference.low < c.difference.estimate < c.difference.high
-        # the 1/sqrt(labels) projection, at most the pool (all of it labelled, the
-        # estimate is exact)
-        assert labels_for_width(m.active, 0.05) > s.n_items
-        assert m.labels_needed == s.n_items == 60
+        # the 1/sqrt(labels) projection, beyond the pool: not capped at it (the bootstrap
+        # has no finite-population factor; QA), and the command line says so
+        assert m.labels_needed == labels_for_width(m.active, 0.05) > s.n_items == 60
         assert s.store.scores(f"compare:{c.spec}") is not None
+    out = " ".join(run_cli_process("estimate", tmp_path / "a.db", "--target-width", "0.05",
+                                   columns=200).split())
+    assert ("log_loss: a bootstrap 95% interval of width 0.05 is not reached within the "
+            "pool's 60 items") in out, out
 
 
 def test_bad_pools_and_arguments(pool_files: PoolFiles, tmp_path: Path) -> None:

@@ -121,6 +121,7 @@ def _print_estimate(r: Any, target: str, classes: Any = None) -> None:
     from activetest.session.interval_names import (
         ANYTIME,
         BOOTSTRAP,
+        EXACT_ANYTIME,
         FIXED_BUDGET,
         interval_guarantee,
         interval_name,
@@ -163,6 +164,16 @@ def _print_estimate(r: Any, target: str, classes: Any = None) -> None:
                 _out.print(f"{m.metric}: the {cs_name} reaches width "
                            f"{a.target_width:g} at about {a.labels_needed} labels "
                            f"({max(0, a.labels_needed - r.n_labels)} more; a projection)")
+            elif a.basis == "exact":
+                _out.print(f"{m.metric}: no projection while the "
+                           f"{interval_name(EXACT_ANYTIME, r.level)} stands in "
+                           f"({_escape(a.basis_note or 'few errors labelled')}): its width "
+                           f"follows the errors labelled, not a formula; stop on it as "
+                           f"observed")
+            elif a.estimate_outside_cs:
+                _out.print(f"{m.metric}: the {cs_name} is {a.cs_high - a.cs_low:.4g} wide, "
+                           f"within {a.target_width:g}, but no longer holds its estimate: "
+                           f"no basis to stop (see the note); label more")
     boot_name = interval_name(BOOTSTRAP, r.level)
     fixed_name = interval_name(FIXED_BUDGET, r.level)
     for m in r.metrics.values():
@@ -181,7 +192,12 @@ def _print_estimate(r: Any, target: str, classes: Any = None) -> None:
                        f"uses the surrogate's expected loss on the whole pool, "
                        f"{_num(m.control_mean)})")
     for m in r.metrics.values():
-        if m.labels_needed is not None:
+        if m.labels_needed is not None and m.labels_needed > r.n_pool:
+            _out.print(f"{m.metric}: a {boot_name} of width {r.target_width:g} is not reached "
+                       f"within the pool's {r.n_pool} items (about {m.labels_needed} labels "
+                       f"projected: the bootstrap has no finite-population factor); stop on "
+                       f"the {cs_name} (a full census gives the pool's exact value)")
+        elif m.labels_needed is not None:
             more = max(0, m.labels_needed - r.n_labels)
             how = ("1/sqrt(labels) shrinkage, the design's later draws varying as its "
                    "model has them now" if r.design else "1/sqrt(labels) shrinkage")

@@ -119,10 +119,11 @@ def status(
                            f"variate is the acquisition score itself, so it cannot narrow "
                            f"the interval")
                 continue
+            # the plain mean is unbiased where every draw was made at the uniform rate
+            # (uniform sampling; an adaptive design's uniform start: QA), as estimate says
+            unbiased = st.acquisition == "uniform" or e.details.get("uniform_draws") is True
             what = {"lure": lure_name, "cv_lure": "control-variate LURE",
-                    # uniform sampling's plain mean is unbiased (QA: "(biased)" there)
-                    "mean": "uniform-equivalent" + ("" if st.acquisition == "uniform"
-                                                    else " (biased)")}[e.method]
+                    "mean": "uniform-equivalent" + ("" if unbiased else " (biased)")}[e.method]
             level = e.level if e.level is not None else 0.95
             a = e.details.get("anytime") if e.method in ("lure", "cv_lure") else None
             a = a if isinstance(a, dict) else {}
@@ -152,6 +153,11 @@ def status(
                 if a.get("may_stop") and not st.estimate_stale:
                     _out.print(f"  [bold green]you may stop now[/]: the {cs_name} is "
                                f"within the width {a.get('target_width')} asked for")
+                elif a.get("may_stop"):  # said of fewer labels than there are now (QA:
+                    # a stale "you may stop" read as a projection of the current count)
+                    _out.print(f"  the last estimate ({e.n_labels} labels) said you may stop: "
+                               f"its {cs_name} was within the width {a.get('target_width')} "
+                               f"asked for; run `activetest estimate` to check it now")
                 elif a.get("target_width") is not None and a.get("labels_needed"):
                     _out.print(f"  the {cs_name} reaches width {a['target_width']} at "
                                f"about {a['labels_needed']} labels in total (a projection)")

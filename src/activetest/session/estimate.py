@@ -375,9 +375,15 @@ def anytime(draws: LabelledDraws, losses: np.ndarray, *, control: np.ndarray | N
     if outside:
         may_stop = False
     need = summary.labels_needed
+    if basis == "exact" or (outside and need is not None and need <= draws.k):
+        # no projection of an interval not shown: the exact CS stands in (its width
+        # follows the errors labelled, not the asymptotic CS's formula: QA, "1 more"
+        # beside a 0.78-wide interval), or the CS is narrow enough already but no longer
+        # holds its estimate (no basis to stop; the outputs say so)
+        need = None
     if need is not None and not may_stop:
-        # the projection is of the CS before any widening or switch; one that is not
-        # yet narrow enough needs at least one more label, never "0 more"
+        # the projection is of the CS before any widening; one that is not yet narrow
+        # enough needs at least one more label, never "0 more"
         need = max(need, draws.k + 1)
     return AnytimeInterval(se, fixed_low, fixed_high, cs_low, cs_high, exact_low, exact_high,
                            target_width, may_stop if target_width is not None else None,
@@ -424,9 +430,11 @@ def _metric_estimate(metric: str, draws: LabelledDraws, losses: np.ndarray, hit:
             ratio = future_variance_ratio(
                 adaptive_lure_theta(losses, q, N, control=design[0], control_rest=design[1]),
                 N, model_var=design[2])
-        # at most the pool: all of it labelled, the estimate is the pool's own mean
-        needed = min(N, labels_for_width(raw, target_width, variance_ratio=ratio,
-                                         value_range=bounded))
+        # not capped at the pool: the bootstrap interval has no finite-population factor
+        # and need not reach the width within it, which the outputs then say (QA: capped,
+        # it read "200 labels (0 more)" beside a 0.18-wide interval at a census)
+        needed = labels_for_width(raw, target_width, variance_ratio=ratio,
+                                  value_range=bounded)
     cv: BootstrapResult | None = None
     control_mean = None
     if control is not None:

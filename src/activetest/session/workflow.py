@@ -825,7 +825,8 @@ class Session:
                     extra["blind_spot"] = blind[m.metric]
                 put(m.metric, "lure", m.active, n_flagged=len(report.flagged),
                     without_flagged=m.without_flagged, labels_needed=m.labels_needed, **extra)
-                put(m.metric, "mean", m.uniform, note="plain mean; biased under active sampling")
+                put(m.metric, "mean", m.uniform, note="plain mean; biased under active sampling",
+                    uniform_draws=report.uniform_draws)
                 if m.cv is not None:
                     put(m.metric, "cv_lure", m.cv, control_pool_mean=m.control_mean,
                         same_as_lure=m.cv_same_as_lure, **(

@@ -188,8 +188,9 @@ def _blocks(data: ReportData, images: Mapping[str, str]) -> list[_Block]:
                     [[p.metric, _num(p.width),
                       "—" if p.anytime_n_labels is None else _needed(p.anytime_n_labels,
                                                                      data.n_labels),
-                      _needed(p.n_labels, data.n_labels),
-                      "—" if p.uniform_n_labels is None else str(p.uniform_n_labels)]
+                      _needed(p.n_labels, data.n_labels, data.pool_size),
+                      "—" if p.uniform_n_labels is None else
+                      _needed(p.uniform_n_labels, 0, data.pool_size)]
                      for p in data.labels_needed]))
 
     out.append(("h2", "Figures"))
@@ -350,10 +351,14 @@ def write_report(data: ReportData, out_dir: str | Path, *, html: bool = True) ->
     return md_path
 
 
-def _needed(n: int, n_labels: int) -> str:
+def _needed(n: int, n_labels: int, pool: int | None = None) -> str:
     """A projected total of active labels, or "reached" where the session's interval is
     already that narrow: the projection is then the labels used, not what would have
     sufficed, and beside uniform sampling's projection (never floored) it read as
-    "uniform needs 3x fewer" (QA: 100 against 37)."""
+    "uniform needs 3x fewer" (QA: 100 against 37). Beyond the pool (``pool``): not
+    reached within it (a bootstrap interval has no finite-population factor; QA: capped
+    at the pool, it read "reached" beside a 0.18-wide interval at a census)."""
+    if pool is not None and n > pool:
+        return f"not within the pool ({pool} items; about {n} projected)"
     return f"reached ({n_labels} used)" if n <= n_labels else str(n)
 
