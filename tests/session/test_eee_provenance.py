@@ -208,6 +208,27 @@ def test_a_prediction_tables_model_is_unknown_and_its_file_is_named(
         exact += a.basis == "exact"
     assert exact == 1  # the error rate's (few errors in 10 labels), not the log loss's
     _no_local_path(text, pool_files.target, pool_files.surrogate)
+    # the estimate is named by its method: the default adaptive design's own (QA: the
+    # record credited it to the paper's LURE), the paper's LURE for CE; the standard error
+    # by the martingale CLT it comes from
+    from activetest.session.eee_report import ADAPTIVE_METHOD, METHOD, SE_METHOD
+
+    with Session.open(db) as s:
+        assert s.config["acquisition"] == "adaptive"
+    for rec in records:
+        res = rec["evaluation_results"][0]["score_details"]
+        assert res["details"]["estimator"] == ADAPTIVE_METHOD, res["details"]
+        se = res["uncertainty"].get("standard_error")
+        assert se is None or se["method"] == SE_METHOD
+    ce = tmp_path / "ce.db"
+    cli("init", ce, "--pool", pool_files.pool, "--task", "demo", "--surrogate",
+        f"table:{pool_files.surrogate}", "--target", f"table:{pool_files.target}",
+        "--id-column", "id", "--seed", "1", "--no-progress", "--acquisition", "ce")
+    with Session.open(ce) as s:
+        s.select(8)
+        s.label_from_data()
+    (rec, *_), _ = _records(ce)
+    assert rec["evaluation_results"][0]["score_details"]["details"]["estimator"] == METHOD
 
 
 @pytest.mark.parametrize(("config", "name", "developer"), [

@@ -351,7 +351,8 @@ def eee_aggregate(*, metric: str, estimate: float, method: str, n_labels: int,
                   hf_repo: str | None = None, hf_split: str | None = None,
                   details: Mapping[str, Any] | None = None,
                   evaluation_id: str | None = None,
-                  n_shot: int | None = None) -> dict[str, Any]:
+                  n_shot: int | None = None,
+                  standard_error_method: str | None = None) -> dict[str, Any]:
     """One estimate as an Every Eval Ever aggregate record (a JSON-serialisable dict).
 
     Args:
@@ -371,6 +372,8 @@ def eee_aggregate(*, metric: str, estimate: float, method: str, n_labels: int,
             both bounds or neither.
         standard_error: the estimate's standard error.
         interval_method: how the interval was computed (default: ``method``).
+        standard_error_method: how the standard error was computed (default:
+            ``method``), e.g. the martingale CLT of an adaptive design's estimate.
         n_bootstrap: bootstrap resamples, if a bootstrap was used.
         evaluated_at: when the evaluation ran (default: now); Unix seconds, an
             aware datetime or an ISO 8601 string.
@@ -434,7 +437,9 @@ def eee_aggregate(*, metric: str, estimate: float, method: str, n_labels: int,
     if standard_error is not None:
         uncertainty["standard_error"] = {"value": _number(standard_error, "standard_error",
                                                           low=0.0),
-                                         "method": method}
+                                         "method": method if standard_error_method is None
+                                         else _text(standard_error_method,
+                                                    "standard_error_method")}
     if (ci_low is None) != (ci_high is None):
         raise ValueError("give both ci_low and ci_high, or neither")
     if ci_low is not None and ci_high is not None:

@@ -40,9 +40,28 @@ from activetest.stats.confseq import MIN_LABELS
 if TYPE_CHECKING:
     from activetest.session.workflow import Session
 
-__all__ = ["eee_records", "public_spec", "target_identity"]
+__all__ = ["ADAPTIVE_METHOD", "METHOD", "SE_METHOD", "eee_records", "estimator_method",
+           "public_spec", "target_identity"]
 
 METHOD = "LURE (active testing, Berrada, Kossen et al. 2025)"
+#: The estimate of an adaptive design (``adaptive``, ``pe_adaptive``, the history design):
+#: not the paper's LURE but LURE with the design's own controls, learnt in-run (QA: the
+#: record credited its number to the paper's LURE).
+ADAPTIVE_METHOD = ("adaptive LURE with the design's own controls, learnt from the labels "
+                   "between draws (exactly unbiased; activetest, after active testing, "
+                   "Berrada, Kossen et al. 2025)")
+#: The standard error of the fixed-budget interval (martingale CLT).
+SE_METHOD = ("martingale central limit theorem over the draws (finite-population factor; "
+             "the fixed-budget interval's standard error)")
+
+
+def estimator_method(acquisition: str | None) -> str:
+    """What a session's headline estimate is, for the record: :data:`ADAPTIVE_METHOD`
+    for an adaptive design's acquisition, :data:`METHOD` (the paper's LURE) otherwise."""
+    from activetest.session.config import ACQUISITIONS
+
+    acq = ACQUISITIONS.get(acquisition or "")
+    return ADAPTIVE_METHOD if acq is not None and acq.adaptive else METHOD
 
 
 def _named(kind: str, level: float) -> str:
@@ -192,7 +211,9 @@ def eee_records(session: Session, report: EstimateReport, *, model_id: str | Non
             method = (f"{_named(EXACT_ANYTIME, report.level)}; it stands in for the "
                       f"{interval_name(FIXED_BUDGET, report.level)} here ({a.basis_note})")
         out.append(eee_aggregate(
-            metric=m.metric, estimate=m.active.estimate, method=METHOD,
+            metric=m.metric, estimate=m.active.estimate,
+            method=estimator_method(cfg.acquisition),
+            standard_error_method=None if a is None else SE_METHOD,
             n_labels=report.n_labels, pool_size=report.n_pool, model=who["name"],
             dataset=session.task.name, ci_low=low, ci_high=high, level=report.level,
             # where the exact CS stands in, the CLT standard error is not the uncertainty
