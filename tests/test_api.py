@@ -390,6 +390,24 @@ def test_a_model_compared_with_its_own_predictions_differs_by_exactly_zero(
         assert (a.fixed_low, a.fixed_high, a.cs_low, a.cs_high) == (0.0, 0.0, 0.0, 0.0)
 
 
+def test_a_comparisons_record_carries_the_width_its_may_stop_is_judged_on() -> None:
+    """QA: ``difference_anytime`` had ``may_stop=False`` and ``target_width=None`` with
+    a width asked for: the record now holds the width, and may_stop reads it."""
+    rng = np.random.default_rng(3)
+    T = rng.dirichlet([1, 1], size=300)
+    O = rng.dirichlet([1, 1], size=300)
+    y = np.array([rng.choice(2, p=p) for p in T])
+    run = ActiveTest(np.log(T), T, metric="error_rate", seed=0, compare={"old": O})
+    rows = run.next(60)
+    run.label_many(rows, [int(y[r]) for r in rows])
+    for width, stop in ((5.0, True), (1e-4, False)):
+        (c,) = run.estimate(target_width=width).comparisons
+        a = c.difference_anytime
+        assert a is not None and a.target_width == width and a.may_stop is stop
+    (c,) = run.estimate().comparisons
+    assert c.difference_anytime.target_width is None and c.difference_anytime.may_stop is None
+
+
 def test_a_design_that_predicts_no_variance_does_not_stop_the_projection() -> None:
     """QA: the adaptive design's model predicted exactly 0 variance for draws 31-40 of a
     log-loss run (rare confident misses), the projection's variance ratio was 0, and

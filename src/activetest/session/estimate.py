@@ -649,9 +649,11 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
                             planned_budget=planned_budget, few=o_few, blind=o_blind,
                             model_var=floors.others.get(spec) if metric == "error_rate"
                             else None)
+            # the width asked for is the difference's too: its record says so beside
+            # may_stop (QA: may_stop False with no target_width)
             d_any = anytime(draws, d_loss, level=level, value_range=d_range,
                             planned_budget=planned_budget, few=d_few, blind=d_blind,
-                            skew_widens_only=True)
+                            skew_widens_only=True, target_width=target_width)
             bounds_d = (difference_bounds or {}).get(spec, {}).get(metric)
             sure = None
             if d_any is not None and bounds_d is not None:

@@ -183,8 +183,10 @@ class MetricEstimate:
 
     Attributes:
         metric: ``log_loss`` or ``error_rate``.
-        active: LURE estimate with its bootstrap interval (unbiased under the
-            session's sampling).
+        active: the session's headline estimate with its bootstrap interval: LURE for
+            the paper's fixed proposals, the adaptive design's own estimate (LURE with its
+            learnt controls) for an adaptive design; unbiased under the session's
+            sampling.
         uniform: the plain mean of the labelled items' losses with its bootstrap
             interval: what uniform sampling would report with as many labels, but
             BIASED here (the items were not drawn uniformly); shown for contrast.
@@ -201,7 +203,7 @@ class MetricEstimate:
             control can be formed.
         control_mean: the pool mean of ``h`` (the ASE estimate, which needs no labels).
         anytime: the martingale fixed-budget interval and the confidence sequences of
-            the LURE estimate (None below 2 labels).
+            that headline estimate (None below 2 labels).
         cv_anytime: the same for control-variate LURE.
         cv_same_as_lure: the acquisition score IS ``h`` (CE acquisition for log
             loss): the draws are then weighted so that ``LURE(h)`` is ``mean_pool(h)``
