@@ -395,9 +395,9 @@ def test_a_comparisons_record_carries_the_width_its_may_stop_is_judged_on() -> N
     a width asked for: the record now holds the width, and may_stop reads it."""
     rng = np.random.default_rng(3)
     T = rng.dirichlet([1, 1], size=300)
-    O = rng.dirichlet([1, 1], size=300)
+    other = rng.dirichlet([1, 1], size=300)
     y = np.array([rng.choice(2, p=p) for p in T])
-    run = ActiveTest(np.log(T), T, metric="error_rate", seed=0, compare={"old": O})
+    run = ActiveTest(np.log(T), T, metric="error_rate", seed=0, compare={"old": other})
     rows = run.next(60)
     run.label_many(rows, [int(y[r]) for r in rows])
     for width, stop in ((5.0, True), (1e-4, False)):
