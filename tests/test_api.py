@@ -306,6 +306,15 @@ def test_estimate_needs_the_first_draw_labelled(small: Any) -> None:
     ({"seed": "abc"}, "seed must be an integer"),
     ({"seed": 1.5}, "seed must be an integer"),  # it was truncated to 1
     ({"level": 1.5}, "level"),
+    # the type before the range (a TypeError was), a float not truncated (10.7 ran 10)
+    ({"level": "0.9"}, r"level must be a coverage in \(0, 1\), e\.g\. 0\.95, got '0\.9'"),
+    ({"n_boot": "100"}, "n_boot must be a whole number of bootstrap resamples"),
+    ({"n_boot": 10.7}, "n_boot must be a whole number of bootstrap resamples"),
+    ({"n_boot": True}, "n_boot must be a whole number of bootstrap resamples"),
+    ({"budget": 20.0}, "planned budget must be a whole number"),
+    ({"budget": True}, "planned budget must be a whole number"),
+    ({"compare": [np.full((40, 3), 1 / 3)]}, r"compare must be a mapping of name -> "
+                                             r"that model's \(N, C\) predictions"),
 ])
 def test_bad_arguments_say_what_to_pass(small: Any, kwargs: dict[str, Any], message: str
                                         ) -> None:
@@ -313,6 +322,30 @@ def test_bad_arguments_say_what_to_pass(small: Any, kwargs: dict[str, Any], mess
     args: dict[str, Any] = {"surrogate": S, "target": T, "seed": 0, **kwargs}
     with pytest.raises(ValueError, match=message):
         ActiveTest(**args)
+
+
+def test_numpy_integers_are_counts(small: Any) -> None:
+    S, T = small
+    run = ActiveTest(S, T, seed=0, budget=np.int64(30), n_boot=np.int32(50))
+    assert run._config.planned_budget == 26 and run._config.n_boot == 50  # 2/3 of 40
+
+
+def test_estimate_arguments_say_what_to_pass(small: Any) -> None:
+    S, T = small
+    run = ActiveTest(S, T, seed=1)
+    for i in run.next(4):
+        run.label(i, 0)
+    for kw, message in (({"compare": [T]}, "compare must be a mapping of name"),
+                        ({"compare": T}, "compare must be a mapping of name"),
+                        ({"target_width": "0.1"}, "target width must be a number from"),
+                        ({"target_width": True}, "target width must be a number from"),
+                        ({"n_boot": "5"}, "n_boot must be a whole number"),
+                        ({"n_boot": 10.5}, "n_boot must be a whole number"),
+                        ({"level": "0.9"}, "level must be a coverage")):
+        with pytest.raises(ValueError, match=message):
+            run.estimate(**kw)
+    r = run.estimate(n_boot=np.int64(20), target_width=np.float64(0.2), compare={"same": T})
+    assert r.n_labels == 4 and r.comparisons[0].spec == "same"
 
 
 def test_probabilities_and_log_probabilities_give_the_same_run(small: Any) -> None:

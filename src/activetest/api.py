@@ -36,6 +36,7 @@ import numpy as np
 from activetest.session import design, draw, kinds
 from activetest.session import estimate as est
 from activetest.session.config import SessionConfig
+from activetest.session.options import check_level, check_n_boot, check_target_width
 from activetest.session.records import METRICS, EstimateReport
 from activetest.stats import ActiveSampler, AdaptiveSampler
 from activetest.stats.validate import NORM_TOL, as_logprobs
@@ -71,6 +72,18 @@ def _index(value: Any, what: str) -> int:
         return operator.index(value)
     except TypeError:
         raise ValueError(f"{what} must be an integer, got {shown!r}") from None
+
+
+def _compare_mapping(compare: Any) -> dict[str, Any]:
+    """``compare=`` as a dict name -> predictions (None: none), refusing anything else
+    (a list of arrays has no names to report the comparisons under)."""
+    if compare is None:
+        return {}
+    if not isinstance(compare, Mapping):
+        raise ValueError(f"compare must be a mapping of name -> that model's (N, C) "
+                         f"predictions on the pool, e.g. compare={{'old': T2}}, got "
+                         f"{type(compare).__name__}")
+    return dict(compare)
 
 
 def as_class_logprobs(x: Any, name: str, n_classes: int | None = None) -> np.ndarray:
@@ -180,7 +193,7 @@ class ActiveTest:
             raise ValueError(f"ActiveTest runs the acquisitions "
                              f"{', '.join(IN_MEMORY_ACQUISITIONS)}; got {acquisition!r} "
                              f"(graded tasks: a Session)")
-        compared = dict(compare or {})
+        compared = _compare_mapping(compare)
         if acquisition == "compare" and len(compared) != 1:
             raise ValueError(f"the compare acquisition draws for the difference between the "
                              f"target and ONE other model: give compare={{name: (N, C) "
@@ -474,7 +487,11 @@ class ActiveTest:
         Raises:
             ValueError: no usable label yet (the first draw has none), or bad arguments.
         """
-        est.check_level(level)
+        # the types first (a string is refused, a float not truncated)
+        level = None if level is None else check_level(level)
+        n_boot = None if n_boot is None else check_n_boot(n_boot)
+        target_width = check_target_width(target_width)
+        extra = _compare_mapping(compare)
         draws = self.labelled_draws()
         if draws.k == 0:
             raise ValueError("no usable labels yet: draw items with next(k) and label them "
@@ -492,7 +509,7 @@ class ActiveTest:
         # the models given at construction first (compared at every estimate), as a
         # session compares those named at creation
         given = {**self._compare, **{str(name): self._pool_predictions(name, other)
-                                     for name, other in (compare or {}).items()}}
+                                     for name, other in extra.items()}}
         for name, o_lp in given.items():
             compared[name] = kind.losses(draws, self.metrics, o_lp[draws.rows])
             # both targets known on the pool: the bounds of a model a session compared at

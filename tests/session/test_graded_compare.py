@@ -206,6 +206,18 @@ def test_init_refuses_bad_compared_answers_and_leaves_no_file(tmp_path: Path) ->
     # tests/session/test_compare_design.py)
 
 
+def test_one_compared_spec_given_as_a_string_is_one_target(tmp_path: Path) -> None:
+    # QA: a str was iterated one character at a time, each a "spec"
+    pool, other, _, _ = write_files(tmp_path, n=6)
+    db = tmp_path / "one.db"
+    with Session.create(db, pool=pool, task="squad", target="pool", surrogate="uniform",
+                        compare=f"answers:{other}", seed=1, progress=False) as s:
+        assert s.compared_targets() == [f"answers:{other}"]
+    with pytest.raises(ValueError, match="shots must be a whole number"):
+        Session.create(tmp_path / "two.db", pool=pool, task="squad", target="pool",
+                       surrogate="uniform", shots="2", examples=pool, progress=False)
+
+
 def test_terminal_labeller_asks_for_compared_answers_and_undoes(tmp_path: Path) -> None:
     pool, other, a_ok, b_ok = write_files(tmp_path, n=6)
     db = create(tmp_path, pool, other)

@@ -31,6 +31,13 @@ from activetest.data.task import Item, Task
 from activetest.session.config import ACQUISITIONS, NoiseConfig, SessionConfig
 from activetest.session.design import design_variant, initial_scores, new_design_rule
 from activetest.session.history_neighbours import NeighbourUpdate
+from activetest.session.options import (
+    as_integer,
+    check_count,
+    check_level,
+    check_n_boot,
+    compare_specs,
+)
 from activetest.session.records import ACQUISITION_CHOICES, METRIC_CHOICES, NOISE_RULES
 from activetest.session.scoring import Scoring, register_model
 from activetest.session.store import SessionError, SessionStore
@@ -131,7 +138,8 @@ def check_options(*, metric: str, acquisition: str | None, proposal_floor: float
     """Validate the scalar options; returns ``(acquisition, seed)`` with defaults filled in.
 
     Raises:
-        ValueError: an option outside its range (the message says which and why).
+        ValueError: an option of the wrong type or outside its range (the message says
+            which and what to pass).
     """
     if metric not in METRIC_CHOICES:
         raise ValueError(f"metric must be one of {', '.join(METRIC_CHOICES)}, got {metric!r}")
@@ -149,15 +157,8 @@ def check_options(*, metric: str, acquisition: str | None, proposal_floor: float
                          f"{proposal_floor!r}")
     if noise_rule not in NOISE_RULES:
         raise ValueError(f"noise_rule must be 'any' or 'all', got {noise_rule!r}")
-    if not 0 < level < 1:
-        raise ValueError(f"level must be in (0, 1), got {level!r}")
-    if n_boot < 2:
-        raise ValueError(f"n_boot must be >= 2, got {n_boot!r}")
-    from activetest.stats.bootstrap import MAX_BOOT
-
-    if n_boot > MAX_BOOT:
-        raise ValueError(f"n_boot must be <= {MAX_BOOT:,}, got {n_boot:,} (more resamples "
-                         f"change the interval by far less than its own width)")
+    check_level(level)  # the type first: a string is refused, not compared
+    check_n_boot(n_boot)  # a float or a string is refused, not truncated
     if seed is None:
         seed = int(np.random.SeedSequence().generate_state(1, np.uint64)[0] % 2**63)
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) \
@@ -318,10 +319,11 @@ def planned_budget(budget: int | None, n_items: int) -> int:
 
     if budget is None:
         return default_budget(n_items)
-    if isinstance(budget, bool) or not isinstance(budget, int) or not 1 <= budget <= n_items:
+    n = as_integer(budget)  # numpy integers too; a bool, float or string is refused
+    if n is None or not 1 <= n <= n_items:
         raise ValueError(f"the planned budget must be a whole number of labels from 1 to "
                          f"the pool's {n_items} items, got {budget!r}")
-    return min(int(budget), max_budget(n_items))
+    return min(n, max_budget(n_items))
 
 
 def score_pool(inputs: Inputs, scoring: Scoring, *, need_target: bool, progress: bool,
@@ -362,7 +364,7 @@ def create_session(path: str | os.PathLike[str], *,
                    budget: int | None = None,
                    history: Sequence[Any] = (), history_exclude: Sequence[str] = (),
                    history_neighbours: bool | NeighbourUpdate = True,
-                   compare: Sequence[Any] = (),
+                   compare: Sequence[Any] | Any = (),
                    ) -> tuple[SessionStore, Inputs]:
     """Build a session file; returns the open store and the inputs (see ``Session.create``).
 
@@ -374,7 +376,8 @@ def create_session(path: str | os.PathLike[str], *,
     (:mod:`activetest.session.create_history`, docs/history.md); ``history_exclude``:
     row names never used (the target); ``history_neighbours``: add the neighbours' column
     learnt in-run (:mod:`activetest.session.history_neighbours`; False: without it).
-    ``compare``: other targets (specs or Scorer objects) scored on the whole pool now
+    ``compare``: other targets (specs or Scorer objects; one spec or object alone is one
+    target, :func:`~activetest.session.options.compare_specs`) scored on the whole pool now
     (stored as ``compare:<spec>``, named in the config), compared with the target at
     every estimate; the ``compare`` acquisition (exactly one of them) draws where the two
     targets' losses may differ (:func:`activetest.stats.expected_difference`).
@@ -385,7 +388,9 @@ def create_session(path: str | os.PathLike[str], *,
         if not history:
             raise SessionError("--history-exclude names a row of --history: give --history")
         acquisition = check_history_options(metric, acquisition)
-    compare = list(compare or ())
+    compare = compare_specs(compare)  # a spec (str) or one Scorer is one target
+    shots = check_count(shots, "shots", "in-context examples")
+    target_shots = check_count(target_shots, "target_shots", "in-context examples")
     check_compare_options(acquisition, compare, bool(history))
     proposal_floor = resolve_proposal_floor(proposal_floor, alpha)
     acquisition, seed = check_options(metric=metric, acquisition=acquisition,

@@ -106,6 +106,7 @@ from activetest.session.design import (
     history_design,
 )
 from activetest.session.history_neighbours import NeighbourUpdate
+from activetest.session.options import check_count, compare_specs
 from activetest.session.scoring import jsonable, stored_spec
 from activetest.session.store import SessionError, SessionStore
 from activetest.stats import ActiveSampler
@@ -617,7 +618,7 @@ def create_graded_session(path: str | os.PathLike[str], *,
                           threads: int | None = None, metric: str = "error_rate",
                           acquisition: str | None = None, target_shots: int | None = None,
                           noise_target_nll: float = 5.0, noise_rule: str = "any",
-                          compare: Sequence[str] = (), alpha: float | None = None,
+                          compare: Sequence[str] | str = (), alpha: float | None = None,
                           budget: int | None = None,
                           history: Sequence[str | os.PathLike[str]] = (),
                           history_exclude: Sequence[str] = (),
@@ -636,7 +637,8 @@ def create_graded_session(path: str | os.PathLike[str], *,
         proposal_floor: the share of the uniform in a fixed proposal (0.1; ``alpha`` is
             its deprecated name).
         compare: other targets whose answers to the same items are judged too (an
-            ``answers:FILE`` spec or a model that generates), for the paired
+            ``answers:FILE`` spec or a model that generates; one spec alone is one
+            target), for the paired
             comparison; stored as ``compare:<spec>`` answers. Drawing follows the
             session target only (the difference's estimate stays unbiased: every
             judged item is weighted by the probability it was drawn with).
@@ -671,6 +673,8 @@ def create_graded_session(path: str | os.PathLike[str], *,
     _, seed = check_options(metric="error_rate", acquisition="zero_one",
                             proposal_floor=floor, noise_rule="any", level=level,
                             n_boot=n_boot, seed=seed)
+    shots = check_count(shots, "shots", "in-context examples")
+    compare = compare_specs(compare)  # one spec (a str) is one target, not its characters
     t = resolve_task(task)
     if not isinstance(t, GenTask):
         raise SessionError(f"task {t.name!r} is not a graded task")

@@ -52,6 +52,12 @@ from activetest.session import compare_graded, draw, labels
 from activetest.session import estimate as est
 from activetest.session.config import SessionConfig
 from activetest.session.kinds import SessionKind, kind_for, kind_for_task
+from activetest.session.options import (
+    check_level,
+    check_n_boot,
+    check_target_width,
+    compare_specs,
+)
 from activetest.session.pool_view import PoolView, RowIndex
 from activetest.session.records import (
     ACQUISITION_CHOICES,
@@ -690,6 +696,8 @@ class Session:
 
         Raises:
             SessionError: no usable labels yet.
+            ValueError: ``n_boot``, ``level`` or ``target_width`` of the wrong type or
+                out of range (:mod:`activetest.session.options`).
         """
         return self._estimate(compare=compare, n_boot=n_boot, level=level,
                               target_width=target_width, record=record,
@@ -712,7 +720,10 @@ class Session:
                        level: float | None, target_width: float | None, record: bool,
                        progress: bool, curves_from: int | None = None) -> EstimateParts:
         cfg = self._cfg
-        est.check_level(level)
+        # the types first (a string is refused, a float not truncated), before scoring
+        level = None if level is None else check_level(level)
+        n_boot = None if n_boot is None else check_n_boot(n_boot)
+        target_width = check_target_width(target_width)
         draws = self.labelled_draws()
         if draws.k == 0:
             if draws.n_selected == 0:
@@ -725,8 +736,7 @@ class Session:
         assert s_stored is not None
         kind = self.kind
         t_lp = kind.target_logprobs(draws, self._target_score(progress))  # scored once, stored
-        others = [compare] if isinstance(compare, (str, os.PathLike)) or (
-            compare and not isinstance(compare, (list, tuple))) else list(compare or ())
+        others = compare_specs(compare)  # a spec (str) or one Scorer is one target
         for o in others:  # as init --compare refuses it
             if isinstance(o, (str, os.PathLike)) and stored_spec(os.fspath(o)) == cfg.target:
                 raise SessionError(f"--compare {stored_spec(os.fspath(o))} is the session's "

@@ -1,0 +1,114 @@
+"""The scalar options a caller passes, checked type first, then range.
+
+``Session.create``, ``Session.estimate`` and the in-memory :class:`~activetest.ActiveTest`
+take the same options (``level``, ``n_boot``, ``target_width``, ``shots``, ``compare``).
+Each is checked here once, so a wrong type is the same :class:`ValueError` saying what
+to pass wherever it is given, never a ``TypeError`` from comparing a string with a
+number, and a float or a string is refused, not truncated (``n_boot=10.7`` is not 10
+resamples).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import os
+from typing import Any
+
+__all__ = ["as_integer", "check_count", "check_level", "check_n_boot", "check_target_width",
+           "compare_specs"]
+
+
+def _shown(value: Any) -> Any:
+    """``value`` as the caller wrote it (``True``, ``300``: not ``np.True_``, ``np.int64(300)``)."""
+    item = getattr(value, "item", None)
+    return item() if callable(item) and getattr(value, "shape", None) == () else value
+
+
+def as_integer(value: Any) -> int | None:
+    """``value`` as an int if it is an integer (Python or numpy), else None: a bool, a
+    float (even ``300.0``) or a string is not one (refused by the callers, not
+    truncated)."""
+    if isinstance(value, bool) or type(value).__name__ == "bool_" \
+            or not isinstance(value, numbers.Integral):
+        return None
+    return int(value)
+
+
+def check_level(level: Any) -> float:
+    """An interval coverage in (0, 1) as a float.
+
+    Raises:
+        ValueError: not a real number (a string, a bool) or outside (0, 1).
+    """
+    if isinstance(level, bool) or not isinstance(level, numbers.Real) \
+            or not 0 < float(level) < 1:
+        raise ValueError(f"level must be a coverage in (0, 1), e.g. 0.95, got "
+                         f"{_shown(level)!r}")
+    return float(level)
+
+
+def check_n_boot(n_boot: Any) -> int:
+    """The bootstrap's resamples: an integer (Python or numpy) from 2 to
+    :data:`activetest.stats.bootstrap.MAX_BOOT`.
+
+    Raises:
+        ValueError: a float, a string or a bool (refused, not truncated), or out of range.
+    """
+    from activetest.stats.bootstrap import MAX_BOOT
+
+    n = as_integer(n_boot)
+    if n is None or n < 2:
+        raise ValueError(f"n_boot must be a whole number of bootstrap resamples, 2 or more "
+                         f"(e.g. 1000), got {_shown(n_boot)!r}")
+    if n > MAX_BOOT:
+        raise ValueError(f"n_boot must be <= {MAX_BOOT:,}, got {n:,} (more resamples "
+                         f"change the interval by far less than its own width)")
+    return n
+
+
+def check_target_width(target_width: Any) -> float | None:
+    """The interval width whose labels are projected (None: none), as a float: a real
+    number from :data:`activetest.session.estimate.MIN_TARGET_WIDTH`, finite.
+
+    Raises:
+        ValueError: not a real number (a string, a bool: ``True`` is not a width of 1),
+            NaN, infinite or below the minimum.
+    """
+    if target_width is None:
+        return None
+    from activetest.session.estimate import MIN_TARGET_WIDTH
+
+    if isinstance(target_width, bool) or not isinstance(target_width, numbers.Real) \
+            or not MIN_TARGET_WIDTH <= float(target_width) < math.inf:
+        raise ValueError(f"target width must be a number from {MIN_TARGET_WIDTH:g} (in the "
+                         f"metric's units, e.g. 0.05), got {_shown(target_width)!r}")
+    return float(target_width)
+
+
+def check_count(value: Any, name: str, what: str) -> int | None:
+    """A count of 0 or more (None stays None): ``shots``, ``target_shots``.
+
+    ``what`` says what is counted, for the message (``"in-context examples"``).
+
+    Raises:
+        ValueError: a float, a string or a bool, or a negative number, naming ``name``.
+    """
+    if value is None:
+        return None
+    n = as_integer(value)
+    if n is None or n < 0:
+        raise ValueError(f"{name} must be a whole number of {what}, 0 or more, got "
+                         f"{_shown(value)!r}")
+    return n
+
+
+def compare_specs(compare: Any) -> list[Any]:
+    """The compared targets as a list: a spec (``str`` or path) or a single model
+    object is one target; a list or tuple is several; None or empty is none. (A string
+    is never read as its characters.)"""
+    if isinstance(compare, (str, os.PathLike)):
+        return [compare]
+    if isinstance(compare, (list, tuple)):
+        return list(compare)
+    return [compare] if compare else []

@@ -1,0 +1,112 @@
+"""The scalar options, checked type first (:mod:`activetest.session.options`): a wrong
+type is a ValueError saying what to pass, wherever the option is given (creating a
+session, estimating), never a TypeError from comparing a string with a number, and a
+float or a string is refused, not truncated."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from session_support import PoolFiles
+
+from activetest.session.options import (
+    check_count,
+    check_level,
+    check_n_boot,
+    check_target_width,
+    compare_specs,
+)
+from activetest.session.workflow import Session
+
+
+def test_good_values_come_back_as_python_numbers() -> None:
+    assert check_level(np.float32(0.5)) == 0.5 and type(check_level(0.9)) is float
+    assert check_n_boot(np.int64(50)) == 50 and type(check_n_boot(np.int64(50))) is int
+    assert check_target_width(np.float64(0.1)) == 0.1 and check_target_width(None) is None
+    assert check_target_width(1) == 1.0
+    assert check_count(None, "shots", "examples") is None
+    assert check_count(np.int16(0), "shots", "examples") == 0
+
+
+@pytest.mark.parametrize("bad", ["0.9", True, None, 0.0, 1, float("nan"), [0.9]])
+def test_level_says_what_to_pass(bad: Any) -> None:
+    with pytest.raises(ValueError, match=r"level must be a coverage in \(0, 1\), e\.g\. 0\.95"):
+        check_level(bad)
+
+
+@pytest.mark.parametrize("bad", ["5", 10.7, 100.0, True, np.True_, 1, None])
+def test_n_boot_is_refused_not_truncated(bad: Any) -> None:
+    shown = bad.item() if isinstance(bad, np.generic) else bad
+    with pytest.raises(ValueError, match="n_boot must be a whole number of bootstrap") as e:
+        check_n_boot(bad)
+    assert str(e.value).endswith(f"got {shown!r}")
+
+
+@pytest.mark.parametrize("bad", ["0.1", True, False, 0, -1, float("nan"), float("inf")])
+def test_target_width_says_what_to_pass(bad: Any) -> None:
+    # True was a width of 1.0 (QA)
+    with pytest.raises(ValueError, match="target width must be a number from 1e-06"):
+        check_target_width(bad)
+
+
+@pytest.mark.parametrize("bad", ["8", 2.0, True, -1])
+def test_counts_are_whole_numbers(bad: Any) -> None:
+    with pytest.raises(ValueError, match=r"^shots must be a whole number of in-context "
+                                         r"examples, 0 or more, got "):
+        check_count(bad, "shots", "in-context examples")
+
+
+def test_a_spec_alone_is_one_compared_target(tmp_path: Path) -> None:
+    scorer = object()
+    assert compare_specs("table:b.csv") == ["table:b.csv"]  # not its 11 characters
+    assert compare_specs(tmp_path) == [tmp_path]
+    assert compare_specs(scorer) == [scorer]
+    assert compare_specs(["a", "b"]) == ["a", "b"] and compare_specs(("a",)) == ["a"]
+    assert compare_specs(None) == [] and compare_specs(()) == [] and compare_specs([]) == []
+
+
+def _create(pf: PoolFiles, db: Path, **kw: Any) -> Session:
+    return Session.create(db, pool=pf.pool, task="demo", surrogate=f"table:{pf.surrogate}",
+                          target=f"table:{pf.target}", seed=0, progress=False,
+                          pool_options={"id_column": "id"}, **kw)
+
+
+@pytest.mark.parametrize(("kw", "message"), [
+    ({"level": "0.9"}, "level must be a coverage in (0, 1), e.g. 0.95, got '0.9'"),
+    ({"n_boot": "100"}, "n_boot must be a whole number of bootstrap resamples"),
+    ({"n_boot": 10.5}, "got 10.5"),  # it was stored as 10
+    ({"shots": "8"}, "shots must be a whole number of in-context examples, 0 or more, "
+                     "got '8'"),
+    ({"target_shots": 1.0}, "target_shots must be a whole number"),
+    ({"budget": "100"}, "the planned budget must be a whole number of labels"),
+])
+def test_session_create_refuses_wrong_types_with_what_to_pass(
+        pool_files: PoolFiles, tmp_path: Path, kw: dict[str, Any], message: str) -> None:
+    if "shots" in kw or "target_shots" in kw:
+        kw = {**kw, "examples": pool_files.examples}
+    with pytest.raises(ValueError) as e:
+        _create(pool_files, tmp_path / "s.db", **kw)
+    assert message in str(e.value)
+    assert not (tmp_path / "s.db").exists()
+
+
+def test_session_create_and_estimate_take_one_compare_spec_as_a_string(
+        pool_files: PoolFiles, tmp_path: Path) -> None:
+    other = f"table:{pool_files.target2}"
+    with _create(pool_files, tmp_path / "s.db", compare=other, acquisition="compare",
+                 metric="error_rate") as s:
+        assert s.session_config.compare == (f"table:{pool_files.target2.resolve()}",)
+        s.select(10)
+        s.label_from_data()
+        r = s.estimate(compare=other, record=False, progress=False)
+        assert [c.spec for c in r.comparisons] == list(s.session_config.compare)
+        for kw, message in (({"target_width": "0.1"}, "target width must be a number"),
+                            ({"target_width": True}, "target width must be a number"),
+                            ({"n_boot": 10.5}, "n_boot must be a whole number"),
+                            ({"n_boot": "5"}, "n_boot must be a whole number"),
+                            ({"level": "0.9"}, "level must be a coverage")):
+            with pytest.raises(ValueError, match=message):
+                s.estimate(record=False, progress=False, **kw)
