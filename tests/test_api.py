@@ -324,6 +324,33 @@ def test_bad_arguments_say_what_to_pass(small: Any, kwargs: dict[str, Any], mess
         ActiveTest(**args)
 
 
+@pytest.mark.parametrize(("bad_row", "message"), [
+    ([0.3, 0.3, 0.3], "but row 2 (pool row {r}{item}) sums to 0.9"),
+    ([np.nan, 0.5, 0.5], "non-finite value (nan) at row 2 (pool row {r}{item}), class 0"),
+    ([0.0, 0.5, 0.5], "row 2 (pool row {r}{item}), class 0, is a probability of exactly 0"),
+])
+@pytest.mark.parametrize("ids", [None, [f"q{i}" for i in range(40)]])
+def test_a_bad_row_of_a_target_function_names_the_pool_row_it_answers(
+        small: Any, bad_row: list[float], message: str, ids: list[str] | None) -> None:
+    # QA: it named only the row of the returned array ("row 0"), not the item
+    S, T = small
+
+    def target(rows: np.ndarray) -> np.ndarray:
+        out = T[rows].copy()
+        out[2] = bad_row
+        return out
+
+    run = ActiveTest(S, target, seed=0, ids=ids)
+    rows = run.next(3)
+    for i in rows:
+        run.label(i, 0)
+    r = sorted(rows)[2]  # the function is asked for the rows in pool order
+    expected = message.format(r=r, item="" if ids is None else f", item 'q{r}'")
+    with pytest.raises(ValueError, match=r"^target\(rows\) ") as e:
+        run.estimate()
+    assert expected in str(e.value)
+
+
 def test_numpy_integers_are_counts(small: Any) -> None:
     S, T = small
     run = ActiveTest(S, T, seed=0, budget=np.int64(30), n_boot=np.int32(50))

@@ -39,7 +39,7 @@ from activetest.session.config import SessionConfig
 from activetest.session.options import check_level, check_n_boot, check_target_width
 from activetest.session.records import METRICS, EstimateReport
 from activetest.stats import ActiveSampler, AdaptiveSampler
-from activetest.stats.validate import NORM_TOL, as_logprobs
+from activetest.stats.validate import NORM_TOL, as_logprobs, row_name
 
 __all__ = ["FIXED_ACQUISITIONS", "IN_MEMORY_ACQUISITIONS", "ActiveTest"]
 
@@ -86,11 +86,13 @@ def _compare_mapping(compare: Any) -> dict[str, Any]:
     return dict(compare)
 
 
-def as_class_logprobs(x: Any, name: str, n_classes: int | None = None) -> np.ndarray:
+def as_class_logprobs(x: Any, name: str, n_classes: int | None = None, *,
+                      row_names: Sequence[str] | None = None) -> np.ndarray:
     """``(N, C)`` class log-probabilities from log-probabilities or probabilities.
 
     An array with no negative entry is read as probabilities (each row must sum to 1);
-    otherwise as log-probabilities (each row's ``logsumexp`` must be 0).
+    otherwise as log-probabilities (each row's ``logsumexp`` must be 0). ``row_names``:
+    what the messages call each row (default ``"row i"``).
 
     Raises:
         ValueError: not a 2-D numeric array, a probability of exactly 0 (its log loss
@@ -106,15 +108,17 @@ def as_class_logprobs(x: Any, name: str, n_classes: int | None = None) -> np.nda
         off = np.abs(sums - 1.0) > NORM_TOL
         if off.any():
             i = int(np.argmax(off))
-            raise ValueError(f"{name} looks like probabilities (no negative entry), but row {i} "
-                             f"sums to {sums[i]:.6g}, not 1: pass normalised probabilities or "
-                             f"log-probabilities (raw logits: activetest.stats.log_softmax)")
+            raise ValueError(f"{name} looks like probabilities (no negative entry), but "
+                             f"{row_name(i, row_names)} sums to {sums[i]:.6g}, not 1: pass "
+                             f"normalised probabilities or log-probabilities (raw logits: "
+                             f"activetest.stats.log_softmax)")
         if np.any(a == 0):
             i, j = np.argwhere(a == 0)[0]
-            raise ValueError(f"{name}[{i}, {j}] is a probability of exactly 0, whose log loss "
+            at = f"[{i}, {j}]" if row_names is None else f" {row_names[i]}, class {j},"
+            raise ValueError(f"{name}{at} is a probability of exactly 0, whose log loss "
                              f"is infinite: floor it, e.g. np.clip(p, 1e-12, 1), and renormalise")
         a = np.log(a)
-    return as_logprobs(a, name, n_classes)
+    return as_logprobs(a, name, n_classes, row_names=row_names)
 
 
 class ActiveTest:
@@ -260,6 +264,12 @@ class ActiveTest:
                              f"got {o_lp.shape[0]}")
         return o_lp
 
+    def _pool_row_name(self, row: int) -> str:
+        """How a message names pool row ``row``: its number, and its id where ids were
+        given (the default ids are the row numbers)."""
+        item = self._ids[row]
+        return f"pool row {row}" + ("" if item == str(row) else f", item {item!r}")
+
     @staticmethod
     def _check_ids(ids: Sequence[Any] | None, n: int) -> tuple[str, ...]:
         if ids is None:
@@ -386,12 +396,17 @@ class ActiveTest:
         once per row, for the rows it has not answered yet)."""
         missing = np.unique(rows[~np.all(np.isfinite(self._T[rows]), axis=1)])
         if missing.size and self._target_fn is not None:
-            got = as_class_logprobs(self._target_fn(missing.copy()),
-                                    f"target(rows) for {missing.size} row(s)", self.n_classes)
-            if got.shape[0] != missing.size:
-                raise ValueError(f"the target function returned {got.shape[0]} row(s) for "
+            got = self._target_fn(missing.copy())
+            n_got = np.shape(got)[0] if np.ndim(got) == 2 else None
+            if n_got is not None and n_got != missing.size:
+                raise ValueError(f"the target function returned {n_got} row(s) for "
                                  f"{missing.size} pool row(s): one row per row asked")
-            self._T[missing] = got
+            # a bad row is named by the pool row (and item) it answers too, not only by
+            # its place in the returned array
+            self._T[missing] = as_class_logprobs(
+                got, "target(rows)", self.n_classes,
+                row_names=[f"row {k} ({self._pool_row_name(int(r))})"
+                           for k, r in enumerate(missing)])
         return self._T[rows]
 
     # ------------------------------------------------------------------ labels

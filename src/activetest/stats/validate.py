@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -11,8 +12,13 @@ import numpy as np
 NORM_TOL = 1e-6
 
 
-def as_logprobs(x: object, name: str, n_classes: int | None = None) -> np.ndarray:
-    """Check an ``(N, C)`` array of normalised, finite class log-probabilities."""
+def as_logprobs(x: object, name: str, n_classes: int | None = None, *,
+                row_names: Sequence[str] | None = None) -> np.ndarray:
+    """Check an ``(N, C)`` array of normalised, finite class log-probabilities.
+
+    ``row_names``: what the messages call each row (default ``"row i"``), e.g. the pool
+    row and item a function's answer row stands for.
+    """
     a = np.asarray(x, dtype=np.float64)
     if a.ndim != 2:
         raise ValueError(f"{name} must be a 2-D (N, C) array of class log-probabilities, "
@@ -28,18 +34,23 @@ def as_logprobs(x: object, name: str, n_classes: int | None = None) -> np.ndarra
         bad = ~np.isfinite(block)
         if bad.any():
             i, j = np.argwhere(bad)[0]
-            raise ValueError(f"{name} has a non-finite value ({block[i, j]}) at row "
-                             f"{start + i}, class {j}: log-probabilities must be finite (use a "
-                             "floor such as log(1e-300) for exact zeros, or pass logits "
-                             "through log_softmax)")
+            raise ValueError(f"{name} has a non-finite value ({block[i, j]}) at "
+                             f"{row_name(start + i, row_names)}, class {j}: log-probabilities "
+                             "must be finite (use a floor such as log(1e-300) for exact "
+                             "zeros, or pass logits through log_softmax)")
         lse = _logsumexp(block)
         off = np.abs(lse) > NORM_TOL
         if off.any():
             i = int(np.argmax(off))
-            raise ValueError(f"{name} row {start + i} is not normalised: logsumexp = "
-                             f"{lse[i]:.3g}, expected 0 (pass raw logits through "
-                             "activetest.stats.log_softmax)")
+            raise ValueError(f"{name} {row_name(start + i, row_names)} is not normalised: "
+                             f"logsumexp = {lse[i]:.3g}, expected 0 (pass raw logits "
+                             "through activetest.stats.log_softmax)")
     return a
+
+
+def row_name(i: int, row_names: Sequence[str] | None = None) -> str:
+    """What a message calls row ``i`` of an array: ``row_names[i]``, else ``"row i"``."""
+    return f"row {i}" if row_names is None else row_names[i]
 
 
 #: Rows :func:`as_logprobs` checks at a time.
