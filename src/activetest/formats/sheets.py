@@ -131,6 +131,17 @@ def _check_delimiter(header: list[str], delimiter: str, where: str) -> None:
 
 def csv_rows(text: str, source: str, delimiter: str,
               id_column: str) -> Iterator[tuple[str, dict[str, str]]]:
+    """A CSV (``delimiter`` ``,``) or TSV (``\\t``) sheet's rows: ``("<source>, line N",
+    row)``, each cell :func:`undefuse` d; blank rows are skipped, a row short of the
+    header is padded with empty cells (spreadsheets drop trailing ones). A ``,`` file
+    whose first line names ``id_column`` only when split on ``;`` is read with ``;``
+    (a spreadsheet's CSV in a comma-decimal locale).
+
+    Raises:
+        LabelFileError: an empty file, a header that repeats a column or holds the
+            other format's separator, a row with more non-empty cells than the header,
+            or a malformed quoted field (each naming the line).
+    """
     # A spreadsheet in a comma-decimal locale saves CSV with semicolons: accept that.
     first = text.split("\n", 1)[0]
     if delimiter == "," and id_column in [c.strip().strip('"') for c in first.split(";")]:
@@ -184,6 +195,11 @@ def jsonl_rows(text: str, source: str) -> Iterator[tuple[str, Mapping[str, Any]]
 
 
 def json_rows(data: Any, source: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """A parsed JSON sheet's rows (a list of objects): ``("<source>, record I", row)``.
+
+    Raises:
+        LabelFileError: ``data`` is not a list, or one of its records is not an object.
+    """
     if not isinstance(data, list):
         raise LabelFileError(f"{source}: expected a JSON list of objects, got "
                              f"{type(data).__name__} (for one object per line use .jsonl)")

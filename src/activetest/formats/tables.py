@@ -76,6 +76,12 @@ def detect_format(path: str | Path) -> str:
 
 
 def decode(data: bytes, source: str, encoding: str) -> str:
+    """``data`` as text in ``encoding`` (for UTF-8, a leading byte-order mark is dropped).
+
+    Raises:
+        PoolFormatError: an unknown encoding, or bytes not valid in it; the message
+            names ``source``, the line and the byte, and how to name the encoding.
+    """
     try:
         codec = codecs.lookup(encoding)
     except LookupError:
@@ -291,6 +297,14 @@ def decode_utf8(raw: bytes, path: Path | str) -> str:
 
 
 def read_bytes(path: Path) -> bytes:
+    """The bytes of a pool file (:func:`read_file`), decompressed when its name ends in
+    ``.gz``.
+
+    Raises:
+        FileNotFoundError: no such file.
+        PoolFormatError: not a file that can be read whole (see :func:`read_file`), or
+            a ``.gz`` name on bytes that are not a valid gzip stream.
+    """
     data = read_file(path)
     if path.name.lower().endswith(".gz"):
         try:
@@ -302,6 +316,15 @@ def read_bytes(path: Path) -> bytes:
 
 def parse_bytes(data: bytes, source: str, fmt: str,
                  encoding: str | None) -> Iterator[tuple[str, Record]]:
+    """The ``(where, record)`` pairs of a pool file's bytes in format ``fmt`` (one of
+    :data:`FORMATS` but ``lmeval``), ``where`` like ``"line 7"``; a text format is
+    decoded with ``encoding`` (default UTF-8, ISO-8859-1 for ``fpb``). ``source`` names
+    the file in messages.
+
+    Raises:
+        PoolFormatError: an unknown format, undecodable bytes, a NUL character (a binary
+            file or the wrong encoding), or a malformed record (naming the line).
+    """
     if fmt == "parquet":
         return _read_parquet(data, source)
     if fmt not in _TEXT_READERS:

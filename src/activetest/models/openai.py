@@ -147,9 +147,13 @@ _ECHO_TOL = 1e-3  # echoed vs next-token log-prob of the same token
 class TokenizerLike(Protocol):
     """The served model's tokenizer: plain ids, no special tokens added."""
 
-    def tokenize(self, text: str) -> list[int]: ...
+    def tokenize(self, text: str) -> list[int]:
+        """The token ids of ``text``, without special tokens (no BOS)."""
+        ...
 
-    def detokenize(self, ids: Sequence[int]) -> str: ...
+    def detokenize(self, ids: Sequence[int]) -> str:
+        """The text of the token ids ``ids`` (the inverse of :meth:`tokenize`)."""
+        ...
 
 
 def _log_softmax(x: np.ndarray) -> np.ndarray:
