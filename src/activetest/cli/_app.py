@@ -185,7 +185,7 @@ def _escape(text: str) -> str:
 
 def _check_width(width: float | None) -> None:
     """Refuse a ``--target-width`` that no projection can be made for."""
-    from activetest.session.estimate import MIN_TARGET_WIDTH
+    from activetest.session.options import MIN_TARGET_WIDTH
 
     if width is not None and not MIN_TARGET_WIDTH <= width < float("inf"):
         raise ValueError(f"--target-width must be a width from {MIN_TARGET_WIDTH:g} up, in the "

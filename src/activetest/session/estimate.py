@@ -53,6 +53,8 @@ from activetest.session.estimate_notes import (
     point_note,
     sure_line,
 )
+from activetest.session.options import check_level as options_check_level
+from activetest.session.options import check_n_boot, check_target_width
 from activetest.session.records import (
     METRICS,
     AnytimeInterval,
@@ -118,10 +120,6 @@ __all__ = [
     "value_range",
 ]
 
-
-#: The narrowest interval width a projection is made for (narrower ones would need
-#: more labels than any pool has, and overflow the projection).
-MIN_TARGET_WIDTH = 1e-6
 
 
 @dataclass(frozen=True)
@@ -557,9 +555,8 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
             labels show fewer errors (or labels without one), the exact CS stands in for
             the fixed-budget interval and the CS, and the report says so.
     """
-    if target_width is not None and not MIN_TARGET_WIDTH <= target_width < float("inf"):
-        raise ValueError(f"target width must be a number from {MIN_TARGET_WIDTH:g} (in the "
-                         f"metric's units, e.g. 0.05), got {target_width!r}")
+    target_width = check_target_width(target_width)  # type first (a str, True: QA)
+    n_boot = check_n_boot(n_boot)
     unknown = [m for m in losses if m not in METRICS]
     if unknown:
         raise ValueError(f"unknown metric(s) {unknown}; expected {METRICS}")
@@ -770,11 +767,8 @@ def check_level(level: float | None) -> None:
     Raises:
         ValueError: naming the value.
     """
-    if level is None:
-        return
-    if isinstance(level, bool) or not isinstance(level, (int, float, np.floating)) \
-            or not 0 < float(level) < 1:
-        raise ValueError(f"level must be a coverage in (0, 1), e.g. 0.95, got {level!r}")
+    if level is not None:
+        options_check_level(level)
 
 
 def noise_rule(config: SessionConfig) -> NoiseRule:
@@ -829,7 +823,7 @@ def session_estimate(config: SessionConfig, draws: LabelledDraws, inputs: KindIn
         draws, losses=inputs.losses, surrogate_nll=inputs.surrogate_nll,
         target_nll=inputs.target_nll, pool_controls=inputs.pool_controls,
         compare=inputs.compare, noise=noise_rule(config), seed=int(config.seed),
-        n_boot=int(n_boot if n_boot is not None else config.n_boot),
+        n_boot=check_n_boot(n_boot if n_boot is not None else config.n_boot),
         level=float(level if level is not None else config.level),
         target_width=target_width, acquisition=config.acquisition,
         loss_bounds=dict(inputs.loss_bounds), q_floor=q_floor(config, bool(design_controls)),

@@ -15,8 +15,12 @@ import numbers
 import os
 from typing import Any
 
-__all__ = ["as_integer", "check_count", "check_level", "check_n_boot", "check_target_width",
-           "compare_specs"]
+__all__ = ["MIN_TARGET_WIDTH", "as_integer", "check_count", "check_level", "check_n_boot",
+           "check_target_width", "compare_specs"]
+
+#: The narrowest interval width a projection is made for (narrower ones would need
+#: more labels than any pool has, and overflow the projection).
+MIN_TARGET_WIDTH = 1e-6
 
 
 def _shown(value: Any) -> Any:
@@ -69,7 +73,7 @@ def check_n_boot(n_boot: Any) -> int:
 
 def check_target_width(target_width: Any) -> float | None:
     """The interval width whose labels are projected (None: none), as a float: a real
-    number from :data:`activetest.session.estimate.MIN_TARGET_WIDTH`, finite.
+    number from :data:`MIN_TARGET_WIDTH`, finite.
 
     Raises:
         ValueError: not a real number (a string, a bool: ``True`` is not a width of 1),
@@ -77,8 +81,6 @@ def check_target_width(target_width: Any) -> float | None:
     """
     if target_width is None:
         return None
-    from activetest.session.estimate import MIN_TARGET_WIDTH
-
     if isinstance(target_width, bool) or not isinstance(target_width, numbers.Real) \
             or not MIN_TARGET_WIDTH <= float(target_width) < math.inf:
         raise ValueError(f"target width must be a number from {MIN_TARGET_WIDTH:g} (in the "
