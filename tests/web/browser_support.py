@@ -39,6 +39,12 @@ def chromium() -> Any:
     return webdriver.Chrome(options=opts, service=Service(CHROMEDRIVER))
 
 
+def fresh(driver: Any) -> None:
+    """Forget the previous test's name (each test is another person)."""
+    driver.get("about:blank")
+    driver.delete_all_cookies()
+
+
 def page_state(driver: Any) -> tuple[str | None, str | None]:
     """``(body data-state, body data-item)``."""
     return tuple(driver.execute_script(  # type: ignore[return-value]

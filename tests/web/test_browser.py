@@ -5,7 +5,6 @@ with the reason, where chromium or chromedriver is absent (CI installs both)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,21 +16,6 @@ from tests.web import browser_support as bs
 from tests.web.web_support import HOSTILE, classification, graded, running
 
 pytestmark = pytest.mark.skipif(bs.missing() is not None, reason=str(bs.missing()))
-
-
-@pytest.fixture(scope="module")
-def driver() -> Iterator[Any]:
-    d = bs.chromium()
-    try:
-        yield d
-    finally:
-        d.quit()
-
-
-def _fresh(driver: Any) -> None:
-    """Forget the previous test's name (each test is another person)."""
-    driver.get("about:blank")
-    driver.delete_all_cookies()
 
 
 def _nothing_ran(driver: Any) -> None:
@@ -46,7 +30,7 @@ def test_thirty_labels_by_keyboard_with_an_undo_and_a_reload(driver: Any,
     made = classification(tmp_path, hostile=True, n=50)
     given: dict[str, int] = {}
     with running(made.db, batch=10, budget=40, target_width=100.0) as server:
-        _fresh(driver)
+        bs.fresh(driver)
         item = bs.sign_in(driver, server.url, "alice")
         assert driver.find_element("id", "who").text == "annotator: alice"
         seen_hostile = 0
@@ -97,7 +81,7 @@ def test_thirty_labels_by_keyboard_with_an_undo_and_a_reload(driver: Any,
 def test_help_skip_and_the_progress_line(driver: Any, tmp_path: Path) -> None:
     made = classification(tmp_path)
     with running(made.db, batch=3) as server:
-        _fresh(driver)
+        bs.fresh(driver)
         first = bs.sign_in(driver, server.url, "bob")
         bs.press(driver, "?")
         help_box = driver.find_element("id", "help")
@@ -125,7 +109,7 @@ def test_help_skip_and_the_progress_line(driver: Any, tmp_path: Path) -> None:
 def test_graded_layout(driver: Any, tmp_path: Path) -> None:
     made = graded(tmp_path)
     with running(made.db, batch=5) as server:
-        _fresh(driver)
+        bs.fresh(driver)
         item = bs.sign_in(driver, server.url, "carol")
         fields = driver.find_element("id", "fields").text.lower()
         assert "question" in fields and "context" in fields and "references" in fields
@@ -142,7 +126,7 @@ def test_graded_layout(driver: Any, tmp_path: Path) -> None:
 def test_paired_layout_two_keys_and_hidden_names(driver: Any, tmp_path: Path) -> None:
     made = graded(tmp_path, compare=True)
     with running(made.db, batch=5) as server:
-        _fresh(driver)
+        bs.fresh(driver)
         item = bs.sign_in(driver, server.url, "dan")
         page = driver.find_element("tag name", "body").text
         assert "b.jsonl" not in page and "answers:" not in page and "target" not in page
@@ -175,7 +159,7 @@ def test_adjudicator_settles_a_disagreement_in_the_page(driver: Any, tmp_path: P
         a.answer(it["item_id"], 1)
         assert b.next()["item_id"] == it["item_id"]
         b.answer(it["item_id"], 2)
-        _fresh(driver)
+        bs.fresh(driver)
         bs.sign_in(driver, server.url, "judge")
         bs.press(driver, "a")
         shown = bs.wait_for(driver, "ready", not_item=None)
@@ -191,7 +175,7 @@ def test_adjudicator_settles_a_disagreement_in_the_page(driver: Any, tmp_path: P
 def test_an_answer_not_saved_says_why_and_moves_on(driver: Any, tmp_path: Path) -> None:
     made = classification(tmp_path)
     with running(made.db, batch=4) as server:
-        _fresh(driver)
+        bs.fresh(driver)
         item = bs.sign_in(driver, server.url, "erin")
         with Session.open(made.db) as terminal:  # the terminal labels it meanwhile
             terminal.add_label(item, 0, source="cli")
@@ -221,7 +205,7 @@ def test_the_next_item_shows_at_once_and_an_unsent_answer_survives_a_reload(
 
     made = classification(tmp_path)
     with running(made.db, batch=5, busy_timeout=60.0) as server:
-        _fresh(driver)
+        bs.fresh(driver)
         first = bs.sign_in(driver, server.url, "frank")
         lock = sqlite3.connect(made.db, timeout=30)  # another writer holds the file:
         lock.execute("BEGIN IMMEDIATE")               # no answer can commit meanwhile

@@ -9,7 +9,6 @@ import socket
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,20 +23,6 @@ from tests.web.web_support import classification, kill9, running, start_child
 pytestmark = pytest.mark.skipif(bs.missing() is not None, reason=str(bs.missing()))
 
 TOKEN = "kept-address-0123456789"
-
-
-@pytest.fixture(scope="module")
-def driver() -> Iterator[Any]:
-    d = bs.chromium()
-    try:
-        yield d
-    finally:
-        d.quit()
-
-
-def _fresh(driver: Any) -> None:
-    driver.get("about:blank")
-    driver.delete_all_cookies()
 
 
 def _answers(db: Path) -> dict[str, int]:
@@ -81,7 +66,7 @@ def test_answers_kept_through_a_restart_reach_the_server_serving_the_same_addres
     assert f"/s/{TOKEN}/" in url
     given: dict[str, int] = {}
     try:
-        _fresh(driver)
+        bs.fresh(driver)
         item = bs.sign_in(driver, url, "alice")
         assert item is not None
         bs.press(driver, "1")
@@ -118,7 +103,7 @@ def test_a_locked_session_keeps_the_answer_and_sends_it_again(driver: Any,
     (QA: it was dropped although the message said "retry")."""
     made = classification(tmp_path, n=40)
     with running(made.db, batch=5, busy_timeout=0.3) as server:
-        _fresh(driver)
+        bs.fresh(driver)
         item = bs.sign_in(driver, server.url, "carol")
         assert item is not None
         con = sqlite3.connect(made.db, timeout=5, isolation_level=None, check_same_thread=False)
@@ -165,7 +150,7 @@ def test_more_than_nine_levels_take_two_keys_for_one_item(driver: Any, tmp_path:
     level 2); "3" cannot start another level and counts at once; "1" then Enter is 1."""
     db = _twelve_levels(tmp_path)
     with running(db, batch=5) as server:
-        _fresh(driver)
+        bs.fresh(driver)
         first = bs.sign_in(driver, server.url, "dana")
         bs.press(driver, "12")
         second = bs.wait_for(driver, "ready", not_item=first)
