@@ -18,6 +18,7 @@ import signal
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -51,13 +52,17 @@ def _session(tmp: Path, n: int = 60, seed: int = 0, name: str = "s.db",
 
 
 def _run(tmp: Path, *runs: str, model: str = "mock", delay: float = 0.0,
-         max_samples: int = 4, timeout: float = 600) -> list[dict[str, Any]]:
+         max_samples: int = 4, timeout: float = 600,
+         stderr: list[str] | None = None) -> list[dict[str, Any]]:
+    """The runs' JSON lines (``stderr``: a list the run's stderr is appended to)."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
     proc = subprocess.run([sys.executable, "-m", "tests.inspect_runs", str(tmp / "logs"),
                            str(tmp / "pool.jsonl"), *runs, "--model", model, "--delay",
                            str(delay), "--max-samples", str(max_samples)], cwd=tmp, env=env,
                           capture_output=True, text=True, timeout=timeout)
     assert proc.returncode == 0, proc.stderr[-4000:]
+    if stderr is not None:
+        stderr.append(proc.stderr)
     return [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
 
 
@@ -247,6 +252,50 @@ def test_a_killed_eval_keeps_its_labels_and_the_next_continues_the_draws(
     assert set(labels) == set(first)
     assert {i: levels[v] for i, v in labels.items()} == {i: truth[i] for i in first}
     assert md["reason"] == "budget spent" and md["n_labels"] == 40
+
+
+def test_an_eval_with_nothing_left_to_run_says_so(tmp_path: Path) -> None:
+    """QA: running a finished eval again "to continue" skipped every sample; inspect wrote
+    no results (the README's ``log.results.early_stopping`` raised AttributeError) and
+    ``--from-inspect`` on that log called it "not an eval run with ActiveStopping"."""
+    from activetest.inspect.log import read_log
+
+    db = _session(tmp_path)
+    (first,) = _run(tmp_path, f"active:{db}:0.45:50")
+    md = _read(first["log"]).results.early_stopping.metadata
+    assert md["reason"] == "width reached"
+    with Session.open(db) as s:
+        before = (s.labels(), [a.item_id for a in s.acquisitions()])
+    err: list[str] = []
+    (again,) = _run(tmp_path, f"active:{db}:0.45:50", stderr=err)
+    log = _read(again["log"])
+    assert again["status"] == "success" and log.results is None and not log.samples
+    # said when the order was drawn, with why
+    assert (f"{db}: nothing left to run: the anytime interval was at most 0.45 wide at "
+            f"{md['stopped_at']} labels" in " ".join(err[0].split())), err[0][-3000:]
+    with Session.open(db) as s:  # nothing drawn, nothing recorded
+        assert (s.labels(), [a.item_id for a in s.acquisitions()]) == before
+    with pytest.raises(ValueError, match="no samples ran in this eval") as info:
+        read_log(again["log"])
+    assert "not an eval run" not in str(info.value)
+    p = _cli(tmp_path, "init", "back.db", "--task", "arith.toml", "--pool", "pool.jsonl",
+             "--target", "pool", "--surrogate", "column:p_correct", "--seed", "0",
+             "--no-progress", "--from-inspect", again["log"])
+    assert p.returncode == 2 and "no samples ran in this eval" in p.stderr, p.stderr
+    assert "Traceback" not in p.stderr and not (tmp_path / "back.db").exists()
+    stop = ActiveStopping(db, width=0.45)
+    try:
+        with pytest.warns(UserWarning, match="nothing left to run"):
+            assert "nothing left to run" in (stop.nothing_to_run() or "")
+    finally:
+        stop.close()
+    stop = ActiveStopping(db, width=0.01, budget=1)
+    try:  # a narrower width runs more
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert stop.nothing_to_run() is None and len(stop.order()) == 1
+    finally:
+        stop.close()
 
 
 def test_the_join_refuses_other_samples(tmp_path: Path) -> None:

@@ -76,7 +76,13 @@ def read_log(path: str | os.PathLike[str]) -> LogRecord:
                          f"labels of the samples that completed are in the session file "
                          f"its ActiveStopping wrote to; running the eval again with that "
                          f"manager continues from them")
-    es = log.results.early_stopping if log.results is not None else None
+    if log.results is None:  # inspect writes no results when no sample completed
+        raise ValueError(f"{p}: no samples ran in this eval, so inspect wrote no results and "
+                         f"no early-stopping record to read; with ActiveStopping that is an "
+                         f"eval that found nothing left to run (the anytime interval already "
+                         f"narrow enough, or every pool item drawn and labelled): read the "
+                         f"newest log in which samples ran")
+    es = log.results.early_stopping
     md = es.metadata if es is not None else None
     if es is None or es.manager != MANAGER or not isinstance(md, dict) or "draws" not in md:
         raise ValueError(f"{p}: not an eval run with activetest.inspect.ActiveStopping (its "

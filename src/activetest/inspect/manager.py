@@ -223,7 +223,34 @@ class ActiveStopping:
             self._order = order
             self._pos = {item_id: j for j, item_id in enumerate(order)}
             self._batches = [len(order)] if order else []
+            self._warn_if_nothing_runs()
         return list(self._order)
+
+    def nothing_to_run(self) -> str | None:
+        """Why this eval will run no sample (every one is skipped), or None when it
+        runs some: the anytime interval was already narrow enough when the order was
+        drawn, or every pool item is drawn and labelled. inspect writes no results for
+        an eval in which no sample completed (``log.results`` is None: the early-stopping
+        record is lost), so this is said when the order is drawn (a warning)."""
+        if self._order is None:
+            self.order()
+        s = self.session
+        k = s.labelled_draws().k
+        if self._stopped_at is not None:
+            return (f"{self._name()}: nothing left to run: the anytime interval was at most "
+                    f"{self.width:g} wide at {self._stopped_at} labels (the session holds "
+                    f"{k}); a smaller width= runs more")
+        if not self._order:
+            return (f"{self._name()}: nothing left to run: every one of the {s.n_items} pool "
+                    f"items is drawn and labelled")
+        return None
+
+    def _warn_if_nothing_runs(self) -> None:
+        why = self.nothing_to_run()
+        if why is not None:
+            warnings.warn(f"{why}. Every sample is skipped, and inspect writes no results "
+                          f"for an eval in which no sample ran (log.results is None); "
+                          f"`activetest estimate` reports the session", stacklevel=4)
 
     def _next_batch(self) -> list[str]:
         """Batch mode: draw the next batch (the design refits on the labels now in), or
