@@ -36,10 +36,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _session(tmp: Path, n: int = 60, seed: int = 0, name: str = "s.db",
-             target: str = "pool") -> Path:
+             target: str = "pool", budget: int | None = None) -> Path:
     """A session on the arithmetic pool: ``target="pool"`` a graded session with the
     task file and empty answers; ``"inspect"`` the target-free kind (``--task answers
-    --target inspect``)."""
+    --target inspect``); ``budget``: the planned budget (default: the default rule's)."""
     pool = tmp / "pool.jsonl"
     if not pool.exists():
         write_pool(pool, n)
@@ -47,7 +47,8 @@ def _session(tmp: Path, n: int = 60, seed: int = 0, name: str = "s.db",
     db = tmp / name
     task = str(tmp / "arith.toml") if target == "pool" else "answers"
     Session.create(db, pool=str(pool), task=task, target=target,
-                   surrogate="column:p_correct", seed=seed, progress=False).close()
+                   surrogate="column:p_correct", seed=seed, progress=False,
+                   **({} if budget is None else {"budget": budget})).close()
     return db
 
 
@@ -252,6 +253,35 @@ def test_a_killed_eval_keeps_its_labels_and_the_next_continues_the_draws(
     assert set(labels) == set(first)
     assert {i: levels[v] for i, v in labels.items()} == {i: truth[i] for i in first}
     assert md["reason"] == "budget spent" and md["n_labels"] == 40
+
+
+def test_from_inspect_takes_the_logs_planned_budget_and_refuses_another(
+        tmp_path: Path) -> None:
+    """QA: ``--from-inspect`` with another ``--budget`` than the eval's session made a
+    copy whose anytime intervals differ for the same draws and labels (the confidence
+    sequence is tuned to the planned budget)."""
+    db = _session(tmp_path, budget=40)  # not the default rule's 30
+    (active,) = _run(tmp_path, f"active:{db}:-:12")
+    md = _read(active["log"]).results.early_stopping.metadata
+    assert md["planned_budget"] == 40 and md["level"] == 0.95
+    with Session.open(db) as s:
+        r0 = s.estimate(record=False).metrics["error_rate"]
+    made = ["--task", "arith.toml", "--pool", "pool.jsonl", "--target", "pool",
+            "--surrogate", "column:p_correct", "--metric", "error_rate", "--seed", "0",
+            "--no-progress", "--from-inspect", active["log"]]
+    p = _cli(tmp_path, "init", "other.db", *made, "--budget", "20")
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+    assert ("the log's session planned a budget of 40 labels, this one 20"
+            in " ".join(p.stderr.split())), p.stderr
+    assert not (tmp_path / "other.db").exists()
+    for name, extra in (("back.db", []), ("same.db", ["--budget", "40"])):
+        p = _cli(tmp_path, "init", name, *made, *extra)  # none given: the log's is taken
+        assert p.returncode == 0, p.stderr
+        with Session.open(tmp_path / name) as b:
+            assert b.session_config.planned_budget == 40
+            r = b.estimate(record=False).metrics["error_rate"]
+            assert (r.anytime.cs_low, r.anytime.cs_high) == pytest.approx(
+                (r0.anytime.cs_low, r0.anytime.cs_high), abs=1e-12)
 
 
 def test_an_eval_with_nothing_left_to_run_says_so(tmp_path: Path) -> None:

@@ -96,7 +96,8 @@ def init(
         help="Labels you plan to collect (stored): the anytime confidence sequence is "
              "narrowest there (about 1.3x the fixed-budget interval). Default: 400, at most "
              "half the pool; at most two thirds of the pool is kept (tuned nearer the "
-             "whole pool, it is far wider before).", show_default=False)] = None,
+             "whole pool, it is far wider before). With --from-inspect: the log's "
+             "(another is refused).", show_default=False)] = None,
     shots: Annotated[int | None, typer.Option(help="In-context examples drawn (stratified) "
                                               "from --examples; default: all of them.",
                                               show_default=False)] = None,
@@ -211,6 +212,9 @@ def init(
         from activetest.inspect import read_log
 
         log = read_log(from_inspect)
+        if budget is None and log.planned_budget is not None:
+            budget = log.planned_budget  # the log's: its anytime intervals are tuned there
+    level = {} if log is None or log.level is None else {"level": log.level}
     with Session.create(session, pool=pool, task=task, surrogate=surrogate, target=target,
                         metric=metric.value, acquisition=None if acquisition is None
                         else acquisition.value, proposal_floor=proposal_floor, seed=seed,
@@ -219,7 +223,7 @@ def init(
                         noise_target_nll=noise_target_nll,
                         noise_surrogate_nll=noise_surrogate_nll, pool_options=pool_options,
                         cache_dir=cache_dir, use_cache=not no_cache, overwrite=overwrite,
-                        progress=not no_progress, threads=threads,
+                        progress=not no_progress, threads=threads, **level,
                         **({"budget": budget} if budget is not None else {}),
                         **({"judge_examples": judge_examples} if judge_examples else {}),
                         **({"compare": list(compare)} if compare else {}),

@@ -32,6 +32,9 @@ class LogRecord:
         model: the model the eval ran (inspect's ``eval.model``), or None.
         inputs: sample id -> its input as text, for the samples that have a label (what
             :func:`restore` confirms each item's content by).
+        planned_budget, level: the session's planned budget (its anytime confidence
+            sequence is tuned there) and the intervals' confidence level; None where
+            the log does not say (written before they were recorded).
     """
 
     path: str
@@ -45,6 +48,8 @@ class LogRecord:
     n_known: tuple[int, ...] = ()
     model: str | None = None
     inputs: dict[str, str] = field(default_factory=dict)
+    planned_budget: int | None = None
+    level: float | None = None
 
 
 def read_log(path: str | os.PathLike[str]) -> LogRecord:
@@ -106,7 +111,10 @@ def read_log(path: str | os.PathLike[str]) -> LogRecord:
                          tuple(float(x) for x in md["q"]),
                          {str(k): float(v) for k, v in dict(md["labels"]).items()},
                          tuple(int(x) for x in md.get("n_known") or ()),
-                         str(getattr(log.eval, "model", "") or "") or None, inputs)
+                         str(getattr(log.eval, "model", "") or "") or None, inputs,
+                         None if md.get("planned_budget") is None
+                         else int(md["planned_budget"]),
+                         None if md.get("level") is None else float(md["level"]))
     except (KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"{p}: damaged ActiveStopping metadata ({exc!r})") from None
 
@@ -123,8 +131,10 @@ def restore(session: Any, record: LogRecord) -> int:
     number of labels recorded.
 
     Raises:
-        ValueError: another session (naming the first draw that differs, both sides), or
-            a label that contradicts one already given.
+        ValueError: another session (naming the first draw that differs, both sides), a
+            session whose anytime intervals are tuned otherwise (another planned budget
+            or level: the same draws and labels would report other intervals), or a
+            label that contradicts one already given.
     """
     cfg = session.session_config
     where = record.path
@@ -135,6 +145,7 @@ def restore(session: Any, record: LogRecord) -> int:
                          f"{record.acquisition}, seed {record.seed}; this one {mine[0]} items, "
                          f"acquisition {mine[1]}, seed {mine[2]}: make it with the same "
                          f"pool, task, surrogate and --seed")
+    _confirm_tuning(session, record)
     _confirm_inputs(session, record)
     if record.model:  # who answered: kept, so that an eval of another model is refused
         from activetest.formats.answers import public_model_name
@@ -187,6 +198,29 @@ def restore(session: Any, record: LogRecord) -> int:
         check(end)
         j = end
     return recorded + label(record.draws)
+
+
+def _confirm_tuning(session: Any, record: LogRecord) -> None:
+    """Refuse a session whose planned budget or level is not the log's (QA: a copy made
+    with another ``--budget`` reported other anytime intervals for the same draws and
+    labels, its confidence sequence tuned elsewhere). A log that does not record them
+    is not checked.
+
+    Raises:
+        ValueError: naming both values.
+    """
+    cfg = session.session_config
+    if record.planned_budget is not None and cfg.planned_budget != record.planned_budget:
+        raise ValueError(f"{record.path}: the log's session planned a budget of "
+                         f"{record.planned_budget} labels, this one {cfg.planned_budget}: the "
+                         f"anytime confidence sequence is tuned to the planned budget, so "
+                         f"the same draws and labels would report other intervals; make it "
+                         f"with --budget {record.planned_budget} (or leave --budget out: "
+                         f"`init --from-inspect` then takes the log's)")
+    if record.level is not None and abs(float(cfg.level) - record.level) > 1e-12:
+        raise ValueError(f"{record.path}: the log's intervals are at level {record.level:g}, "
+                         f"this session's at {float(cfg.level):g}: make it with the log's "
+                         f"level")
 
 
 def _confirm_inputs(session: Any, record: LogRecord) -> None:

@@ -554,6 +554,9 @@ class ActiveStopping:
         out["labels"] = {i: float(scores[v]) for i, v in s.labels().items()}
         out["n_known"] = [int(d[3]) for d in s.store.design_draws()]
         out["eval_id"] = self._eval_id
+        # the anytime CS is tuned to the planned budget: a copy made with another one
+        # reports other intervals for the same draws and labels (QA)
+        out["planned_budget"] = cfg.planned_budget
         # what uniform sampling would have needed for the same anytime width (a
         # projection: seeded simulated uniform runs with the session's CS family)
         out["uniform_runs"] = None
