@@ -186,6 +186,18 @@ def test_lm_eval_runs_only_the_drawn_items_and_each_result_is_the_full_runs(
         # does not know them (it printed the session's own setting, 0, QA)
         info = s.report_data(progress=False).info
         assert info["Target in-context examples"] == "unknown"
+    # round 2 by lm-eval's command line again: model_args names no model (no pretrained=
+    # ...), so lm-eval wrote a random run id as each run's model_name; it is no model
+    # (QA: round 2 was refused, "one estimate cannot mix two models")
+    text = run("select", db, "--n", 2, "--emit", "lm-eval", "--out", tmp_path / "s3.json")
+    tasks = text.split("--tasks ")[1].split()[0]
+    got2 = lm_eval(lmeval_files, tmp_path / "out2", tasks, "--samples",
+                   str(tmp_path / "s3.json"))
+    side = [json.loads(p.read_text()) for p in (tmp_path / "out2").glob("*/results_*.json")]
+    assert side and side[0]["model_name"] not in {"at-hash", "", None}  # lm-eval's random id
+    assert "imported 2 target run(s)" in run("import", db, *got2)
+    with Session.open(db) as s:
+        assert "model" not in (s.session_config.answer_files or {}).get("target", {})
 
 
 @slow

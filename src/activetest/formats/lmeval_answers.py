@@ -101,6 +101,23 @@ def _lmeval_answer(rec: Mapping[str, Any], where: str, fname: str) -> str | None
     raise _fail(where, f"filtered_resps[0] = {_short(entry)} is not generated text")
 
 
+#: The ``model_args`` keys lm-eval takes a run's ``model_name`` from
+#: (``GeneralConfigTracker._get_model_name``, in its order).
+_LMEVAL_NAME_KEYS = ("peft", "delta", "pretrained", "model", "path", "engine")
+
+
+def _lmeval_names_model(model_args: Any) -> bool:
+    """Whether lm-eval's ``model_name`` of a run with these ``model_args`` (a string or a
+    mapping, as its results file's ``config`` holds them) names the model: lm-eval takes
+    it from the first of :data:`_LMEVAL_NAME_KEYS` in them and, where there is none,
+    writes ``random_name_id()``, an 8-character id drawn anew for every run, which names
+    no model (earlier versions: an empty name)."""
+    if isinstance(model_args, Mapping):
+        return any(k in model_args for k in _LMEVAL_NAME_KEYS)
+    return isinstance(model_args, str) and any(f"{k}=" in model_args
+                                               for k in _LMEVAL_NAME_KEYS)
+
+
 def _lmeval_sidecar(path: Path, date: str | None, task: str | None) -> dict[str, Any]:
     """Model, n-shot and version from the ``results_<date>.json`` beside a samples file."""
     if date is None:
@@ -113,6 +130,12 @@ def _lmeval_sidecar(path: Path, date: str | None, task: str | None) -> dict[str,
     for key in ("model_name", "lm_eval_version", "transformers_version", "git_hash"):
         if isinstance(doc.get(key), str):
             out[key] = doc[key]
+    if "model_name" in out and cfg.get("model_args") is not None \
+            and not _lmeval_names_model(cfg["model_args"]):
+        # no model in model_args: lm-eval wrote a random run id there (QA: taken as the
+        # model, round 2 of one model was refused as another model's). Without
+        # model_args (a model object passed in Python) the name is the caller's: kept
+        del out["model_name"]
     if isinstance(cfg.get("model"), str):
         out["model_type"] = cfg["model"]
     if cfg.get("model_args") not in (None, "", {}):
