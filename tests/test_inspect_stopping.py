@@ -560,6 +560,25 @@ def _drive(db: Path, tmp: Path, *, width: float | None, budget: int | None, batc
     return asyncio.run(main())
 
 
+def test_labels_of_an_eval_without_an_id_are_target_runs(tmp_path: Path) -> None:
+    """QA: the manager driven without an eval id (inspect's protocol called directly)
+    recorded the source ``inspect``, which ``status`` counted as people's labels."""
+    from activetest.session.harness import runs_summary
+
+    db = _session(tmp_path, target="inspect")
+    _drive(db, tmp_path, width=None, budget=8, batch=4, seed=1)
+    with Session.open(db) as s:
+        assert {c.source for c in s.history()} == {"inspect:unknown"}
+        # a label an earlier version wrote so ("inspect") is a target run's result too
+        s.add_label(s.select(1)[0].item_id, "correct", source="inspect")
+        r = runs_summary(s)
+    assert r is not None and (r.target_runs, r.person_labels) == (9, 0)
+    p = _cli(tmp_path, "status", str(db))
+    assert p.returncode == 0 and ("target runs spent: 9 (results read from inspect_ai evals "
+                                  "as labels); 0 label(s) from people") in " ".join(
+        p.stdout.split()), p.stdout
+
+
 def test_the_stop_is_the_first_prefix_at_most_the_width_wide(tmp_path: Path) -> None:
     """At a width the CS reaches only some labels after it starts, the manager stops at
     the first prefix whose anytime interval is at most that wide, not one earlier

@@ -485,8 +485,9 @@ class ActiveStopping:
             # a person labelled it while it ran: their label stands (never overwritten)
             self._conflicts[sid] = float(s.task.judgment.scores[level])
         else:
-            s.add_label(sid, level, source=f"inspect:{self._eval_id}" if self._eval_id
-                        else "inspect")
+            # always "inspect:...": status counts these sources as target runs (QA: a
+            # bare "inspect", without an eval id, was counted as a person's label)
+            s.add_label(sid, level, source=f"inspect:{self._eval_id or 'unknown'}")
             self._recorded[sid] = float(s.task.judgment.scores[level])
         self._check_stop()
 

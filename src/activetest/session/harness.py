@@ -68,13 +68,22 @@ from activetest.session.store import SessionError
 __all__ = ["HARNESS_SOURCE", "TARGET_RUN_SOURCES", "HarnessImport", "RunsSummary",
            "check_person_labelling", "choice_features", "create_inspect_session",
            "create_lmeval_session", "emit_lmeval", "harness_config", "harness_tool",
-           "import_lmeval", "is_inspect_target", "is_lmeval_target", "lmeval_features",
-           "runs_summary", "unanswered_rows", "uniform_runs_for_width"]
+           "import_lmeval", "is_inspect_target", "is_lmeval_target", "is_target_run",
+           "lmeval_features", "runs_summary", "unanswered_rows", "uniform_runs_for_width"]
 
 #: Label source prefix of a target run's result.
 HARNESS_SOURCE = "lm-eval:"
 #: Label source prefixes of target runs' results: lm-eval, an inspect eval, an inspect log.
 TARGET_RUN_SOURCES = (HARNESS_SOURCE, "inspect:", "inspect-log:")
+#: The source ActiveStopping wrote for an eval without an id before 2026-12-05 (QA: such
+#: labels were counted as people's); it now writes ``inspect:unknown``.
+_INSPECT_WITHOUT_ID = "inspect"
+
+
+def is_target_run(source: str) -> bool:
+    """Whether a label with this source is a target run's result (lm-eval, an inspect
+    eval, an inspect log), not a person's label."""
+    return source == _INSPECT_WITHOUT_ID or source.startswith(TARGET_RUN_SOURCES)
 #: What each harness tool's results are called where ``status`` counts them.
 _TOOL_NAMES = {"lm-eval": "lm-eval", "inspect": "inspect_ai evals"}
 #: ``--surrogate`` values of an lm-eval session.
@@ -761,7 +770,7 @@ def runs_summary(session: Any) -> RunsSummary | None:
     if h is None:
         return None
     labels = session.store.labels().values()
-    runs = sum(1 for lab in labels if lab.source.startswith(TARGET_RUN_SOURCES))
+    runs = sum(1 for lab in labels if is_target_run(lab.source))
     person = len(labels) - runs
     width = uniform = None
     for e in reversed(session.store.estimates()):
