@@ -337,7 +337,21 @@ def test_results_of_another_filter_are_not_labels(lmeval_files: HarnessFiles,
             want[f"{task}/{r['doc_id']}"] = "correct" if r["acc"] == 1.0 else "incorrect"
         other = [{**r, "filter": "other", "acc": 1.0 - r["acc"]} for r in recs]
         f.write_text("\n".join(json.dumps(r) for r in [*recs, *other]) + "\n")
-    run("import", db, *files)
+    # a file of another filter only is refused, naming it and both filters (QA: it
+    # imported nothing, exit 0, without saying why)
+    only = tmp_path / "only" / files[0].name
+    only.parent.mkdir()
+    theirs = [ln for ln in files[0].read_text().splitlines() if '"filter": "other"' in ln]
+    only.write_text("\n".join(theirs) + "\n")
+    out = " ".join(run("import", db, only, code=2).split())
+    assert (f"its {len(theirs)} record(s) are of other lm-eval filters ({len(theirs)} of "
+            f"filter 'other'), none of the session's filter 'none'") in out, out
+    assert only.name in out and out.count("error:") == 1
+    with Session.open(db) as s:
+        assert s.labels() == {}
+    out = " ".join(run("import", db, *files).split())
+    assert ("skipped 6 record(s) of other lm-eval filters (6 of filter 'other'): the "
+            "session reads filter 'none'") in out, out
     with Session.open(db) as s:
         names = s.task.class_names
         assert {k: names[v] for k, v in s.labels().items()} == want

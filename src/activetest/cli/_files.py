@@ -162,6 +162,11 @@ def _import_lmeval(s: Any, files: Sequence[Path], metric_key: str | None,
     for where in r.cut:
         _out.print(f"skipped the unfinished last record at {_escape(where)} (a run killed "
                    f"while writing?): its item waits for the next run")
+    if r.other_filters:
+        theirs = ", ".join(f"{n} of filter {f!r}" for f, n in r.other_filters)
+        _out.print(f"skipped {sum(n for _, n in r.other_filters)} record(s) of other lm-eval "
+                   f"filters ({_escape(theirs)}): the session reads filter "
+                   f"{_escape(repr(r.filter))}")
     _print_waiting(s.waiting())
 
 

@@ -504,6 +504,9 @@ class HarnessImport:
         files: the files read.
         cut: ``"<file>: line <n>"`` of each unfinished last record skipped (a run killed
             while writing its file; its item stays pending).
+        filter: the lm-eval filter the session reads (None: the files hold one).
+        other_filters: (filter, records) of each other filter whose records were
+            skipped (not this session's results).
     """
 
     added: int
@@ -512,6 +515,8 @@ class HarnessImport:
     metric_from: str
     files: tuple[str, ...]
     cut: tuple[str, ...] = ()
+    filter: str | None = None
+    other_filters: tuple[tuple[str, int], ...] = ()
 
 
 def _one_target_model(files: set[str]) -> str | None:
@@ -560,8 +565,9 @@ def import_lmeval(session: Any, paths: Sequence[str | os.PathLike[str]], *,
     if flt is None and len(filters) > 1:
         raise SessionError(f"the results hold several lm-eval filters {filters}; the session "
                            f"reads one: create it with --target 'lm-eval?filter=NAME'")
+    other_filters: tuple[tuple[str, int], ...] = ()
     if flt is not None:
-        records = [r for r in records if r.filter == flt]
+        records, other_filters = _of_filter(records, str(flt))
     answers = session.store.answers("target")
     index = {f"{info['lm_eval_task']}/{info['doc_id']}": row
              for row, (_, _, info) in answers.items()}
@@ -655,7 +661,35 @@ def import_lmeval(session: Any, paths: Sequence[str | os.PathLike[str]], *,
             session.record_target_model(model, "lm-eval")
     files = tuple(sorted({Path(r.where.rsplit(": ", 1)[0]).name for r in records}))
     return HarnessImport(len(new), len(values) - len(new), metric, metric_from, files,
-                         tuple(cut))
+                         tuple(cut), None if flt is None else str(flt), other_filters)
+
+
+def _of_filter(records: Sequence[Any], flt: str
+               ) -> tuple[list[Any], tuple[tuple[str, int], ...]]:
+    """The records of the session's filter, and (filter, count) of the others skipped.
+    A file whose records are all of other filters is refused (QA: it imported nothing
+    and exited 0, "5 drawn item(s) still wait for a run", without saying why).
+
+    Raises:
+        SessionError: naming the file, its filters and the session's.
+    """
+    from collections import Counter
+
+    by_file: dict[str, Counter[str]] = {}
+    for r in records:
+        by_file.setdefault(r.where.rsplit(": ", 1)[0], Counter())[str(r.filter)] += 1
+    for path, counts in by_file.items():
+        if flt not in counts:
+            theirs = ", ".join(f"{n} of filter {f!r}" for f, n in sorted(counts.items()))
+            raise SessionError(f"{path}: its {sum(counts.values())} record(s) are of other "
+                               f"lm-eval filters ({theirs}), none of the session's filter "
+                               f"{flt!r} (--target 'lm-eval?filter={flt}'); nothing was "
+                               f"imported: import the results of a run with that filter, or "
+                               f"read these in a session made for their filter")
+    other: Counter[str] = Counter()
+    for counts in by_file.values():
+        other.update({f: n for f, n in counts.items() if f != flt})
+    return [r for r in records if r.filter == flt], tuple(sorted(other.items()))
 
 
 #: Seeded uniform runs :func:`uniform_runs_for_width` simulates (fewer where each run
