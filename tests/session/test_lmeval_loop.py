@@ -382,6 +382,15 @@ def test_a_killed_run_resumes_and_nothing_is_counted_twice(
     assert f"line {done + 1}" in out and "unfinished" in out
     with Session.open(db) as s:
         assert len(s.pending()) == 10 - done
+    # the run is simply re-run: --n 0 writes the drawn items still waiting, draws none
+    # (QA: "must be a positive integer"; and once the pool was drawn, no way to rewrite)
+    out = run("select", db, "--n", 0, "--emit", "lm-eval", "--out", tmp_path / "s0.json")
+    waiting = json.loads((tmp_path / "s0.json").read_text())
+    with Session.open(db) as s:
+        assert s.store.n_acquired() == 10
+        assert sorted(f"{t}/{d}" for t, ds in waiting.items() for d in ds) == sorted(
+            a.item_id for a in s.pending())
+    assert f"wrote the {10 - done} drawn item(s) that still wait for a run" in out
     # the next emission lists what still waits, plus the new draws
     again = emit(db, 4, tmp_path / "samples2.json")
     assert sum(map(len, again.values())) == 10 - done + 4
@@ -393,6 +402,18 @@ def test_a_killed_run_resumes_and_nothing_is_counted_twice(
         r = runs_summary(s)
         assert r is not None and r.target_runs == 14 and r.drawn == 14
         assert len(s.history()) == 14  # one change per item: nothing counted twice
+    out = " ".join(run("select", db, "--n", 0, "--emit", "lm-eval", "--out",
+                       tmp_path / "none.json", code=2).split())
+    assert "no drawn item waits for a run" in out and not (tmp_path / "none.json").exists()
+    with Session.open(db) as s:  # the whole pool drawn: --n 0 still writes what waits
+        s.select(s.n_items - s.store.n_acquired())
+        left = len(s.pending())
+    out = " ".join(run("select", db, "--n", 1, "--emit", "lm-eval", "--out",
+                       tmp_path / "more.json", code=2).split())
+    assert f"--n 0 writes the {left} drawn item(s) still waiting" in out, out
+    run("select", db, "--n", 0, "--emit", "lm-eval", "--out", tmp_path / "rest.json")
+    rest = json.loads((tmp_path / "rest.json").read_text())
+    assert sum(map(len, rest.values())) == left
 
 
 @slow

@@ -32,8 +32,9 @@ def _snippet(item: Any, width: int = 70) -> str:
 @_user_errors
 def select(
     session: SessionArg,
-    n: Annotated[int, typer.Option("--n", "-n", help="How many items to draw.",
-                                   show_default=False)],
+    n: Annotated[int, typer.Option("--n", "-n", help="How many items to draw (with --emit "
+                                   "lm-eval, 0 draws none and writes the drawn items still "
+                                   "without a run).", show_default=False)],
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write the items to this "
                                              "file (.csv, .tsv, .jsonl, .json = Label Studio).",
                                              show_default=False)] = None,
@@ -69,6 +70,19 @@ def select(
             from activetest.session.harness import check_person_labelling
 
             check_person_labelling(s, None, "select --out")
+        if emit is not None and n == 0:  # the pending draws again (a run that died)
+            if not waiting:
+                raise ValueError(f"{session}: no drawn item waits for a run, so --n 0 has "
+                                 f"nothing to write: draw new items with --n N")
+            _emit_lmeval(s, session, [], out)
+            _out.print(f"selected 0 item(s); wrote the {waiting} drawn item(s) that still "
+                       f"wait for a run")
+            return
+        left = s.n_items - s.store.n_acquired()
+        if emit is not None and waiting and n > left:
+            raise ValueError(f"{session}: only {left} of {s.n_items} items remain undrawn, "
+                             f"so --n {n} cannot be drawn; --n 0 writes the {waiting} drawn "
+                             f"item(s) still waiting for a run, drawing none")
         drawn = s.select(n)
         if emit is not None:
             _emit_lmeval(s, session, drawn, out)
