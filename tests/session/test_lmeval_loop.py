@@ -150,9 +150,17 @@ def test_lm_eval_runs_only_the_drawn_items_and_each_result_is_the_full_runs(
         labels = s.labels()
         assert {k: float(v) for k, v in labels.items()} == {k: full[k] for k in labels}
         assert all(lab.source.startswith("lm-eval:") for lab in s.store.labels().values())
-    run("estimate", db)
+    # every output names what the labels are: the metric read and its tasks (QA: none did)
+    est = " ".join(run("estimate", db).split())
+    what = f"lm-eval's per-item acc (task{'s' if len(mapping) > 1 else ''} "
+    assert f"labels: {what}" in est and "the error rate is 1 - its mean" in est, est
+    assert json.loads(run("estimate", db, "--json"))["labels_from"].startswith(what)
     status = run("status", db)
-    assert "target runs spent: 15" in status
+    assert "target runs spent: 15" in status and f"labels: {what}" in " ".join(status.split())
+    assert json.loads(run("status", db, "--json"))["target_runs"]["labels_from"].startswith(
+        what)
+    with Session.open(db) as s:
+        assert s.report_data(progress=False).info["Labels"].startswith(what)
     # a re-run whose result came out otherwise replaces the stored one with --overwrite
     # (which the message asks for; it was not passed on, QA), and a second metric is
     # refused: one estimate cannot mix two (it mixed them silently, QA)

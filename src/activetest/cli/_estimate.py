@@ -288,8 +288,12 @@ def estimate(
     with _open(session, busy_timeout, threads) as s:
         r = s.estimate(compare=list(compare or ()), target_width=target_width, n_boot=n_boot,
                        level=level, progress=not no_progress)
+        from activetest.session.harness import labels_from
+
+        read_as = labels_from(s)  # a harness session: what its labels are (QA)
         if out_format == "json":
-            print(_json_text({**r.to_dict(), **agreement_json(s)}))
+            print(_json_text({**r.to_dict(), **agreement_json(s),
+                              **({"labels_from": read_as} if read_as else {})}))
         elif out_format == "eee":
             from activetest.session.eee_report import eee_records
 
@@ -298,6 +302,8 @@ def estimate(
             print(json.dumps(records if len(records) > 1 else records[0], indent=1))
         else:
             _print_estimate(r, s.session_config.target, getattr(s.task, "classes", None))
+            if read_as:
+                _out.print(f"labels: {_escape(read_as)}")
             _print_agreement(s)
 
 

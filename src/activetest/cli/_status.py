@@ -179,6 +179,8 @@ def _print_runs(s: Any) -> None:
         return
     _out.print(f"target runs spent: {r.target_runs} (results read from {r.tool} as labels); "
                f"{r.person_labels} label(s) from people; {r.drawn} item(s) drawn")
+    if r.labels_from is not None:
+        _out.print(f"  labels: {_escape(r.labels_from)}")
     if r.uniform_runs is not None and r.width is not None:
         _out.print(f"  a uniform sample would need about {r.uniform_runs} target runs for the "
                    f"same anytime interval width {r.width:.4f} (a projection: the median of "

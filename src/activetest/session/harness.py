@@ -785,6 +785,8 @@ class RunsSummary:
         width: the current anytime interval's width (None before an estimate).
         uniform_runs: a uniform sample's projected runs for the same width (None
             without a width): :func:`uniform_runs_for_width` at the estimate.
+        labels_from: what the target's results were read as (:func:`labels_from`;
+            None: no result read yet, or not known).
     """
 
     drawn: int
@@ -793,6 +795,25 @@ class RunsSummary:
     width: float | None
     uniform_runs: int | None
     tool: str = "lm-eval"
+    labels_from: str | None = None
+
+
+def labels_from(session: Any) -> str | None:
+    """What a harness session's labels are, in words: for lm-eval, the per-item
+    metric(s) its results were read as and their task(s), e.g. ``"lm-eval's per-item
+    acc_mutual_info (task at_sst2_mi); the error rate is 1 - its mean"`` (QA: no output
+    named the metric, ``--metric-key`` or the session's default). None: not an lm-eval
+    session, or no result read yet."""
+    h = harness_config(session)
+    if h is None or h.get("tool") != "lm-eval":
+        return None
+    read = [info for _, _, info in session.store.answers("target").values() if "metric" in info]
+    metrics = sorted({str(info["metric"]) for info in read})
+    if not metrics:
+        return None
+    tasks = sorted({str(info.get("lm_eval_task")) for info in read})
+    return (f"lm-eval's per-item {', '.join(metrics)} ({'tasks' if len(tasks) > 1 else 'task'} "
+            f"{', '.join(tasks)}); the error rate is 1 - its mean")
 
 
 def runs_summary(session: Any) -> RunsSummary | None:
@@ -821,4 +842,5 @@ def runs_summary(session: Any) -> RunsSummary | None:
                     budget=session.session_config.planned_budget, labels=e.n_labels)
         break
     return RunsSummary(len(session.acquisitions()), runs, person, width, uniform,
-                       _TOOL_NAMES.get(str(h.get("tool")), str(h.get("tool"))))
+                       _TOOL_NAMES.get(str(h.get("tool")), str(h.get("tool"))),
+                       labels_from(session))

@@ -866,6 +866,7 @@ class Session:
         (computed once, not recorded); ``truth``, ``n_points``, ``title`` and ``notes``
         those of :func:`activetest.session.report.build.report_data`.
         """
+        from activetest.session.harness import labels_from
         from activetest.session.report.build import ReportInputs, report_data
 
         # every budget's blind spot: the curves before 30 labels are widened as the
@@ -886,7 +887,7 @@ class Session:
             provenance={r: self.provenance(r) for r in ("surrogate", "target")},
             session=str(self.path), blind_spots=parts.blind_spots,
             loss_bounds=parts.loss_bounds,
-            variance_floors=dict(parts.variance_floors.metrics))
+            variance_floors=dict(parts.variance_floors.metrics), labels_from=labels_from(self))
         return report_data(inputs, truth=truth, n_points=n_points, title=title, notes=notes)
 
     def write_report(self, out_dir: str | os.PathLike[str], **kwargs: Any) -> Path:

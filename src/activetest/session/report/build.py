@@ -143,6 +143,8 @@ class ReportInputs:
             it, as the estimate's are.
         variance_floors: metric -> a fixed proposal's model variance of each draw
             (:func:`.estimate.variance_floors`): the curves' floor, as the estimate's.
+        labels_from: what a harness session's labels are
+            (:func:`activetest.session.harness.labels_from`), for the header.
     """
 
     estimate: EstimateReport
@@ -161,6 +163,7 @@ class ReportInputs:
     blind_spots: Mapping[str, Any] = field(default_factory=dict)
     loss_bounds: Mapping[str, float] = field(default_factory=dict)
     variance_floors: Mapping[str, np.ndarray] = field(default_factory=dict)
+    labels_from: str | None = None
 
 
 def examples_used(config: SessionConfig, provenance: Mapping[str, Any], role: str) -> Any:
@@ -282,6 +285,8 @@ def report_data(inputs: ReportInputs, *, truth: Mapping[str, float] | None = Non
                 cfg, inputs.provenance.get("surrogate", {}), "surrogate"),
             "Target in-context examples": examples_used(
                 cfg, inputs.provenance.get("target", {}), "target")}
+    if inputs.labels_from:
+        info["Labels"] = inputs.labels_from
     hist = cfg.extra.get("history")
     if isinstance(hist, dict) and hist.get("n_models") is not None:  # what it learnt from
         from pathlib import Path
