@@ -229,6 +229,39 @@ def test_undo_never_takes_back_a_label_an_import_set_since(tmp_path: Path) -> No
         assert [r.undone for r in a.annotations(include_undone=True)] == [None]
 
 
+def test_an_import_agreeing_with_the_page_owns_the_label_a_later_answer_cannot_unsettle(
+        tmp_path: Path) -> None:
+    """QA: alice answered on the page (two answers asked), an import gave the same label
+    ("1 already present": nothing recorded), then bob disagreed and the page removed the
+    label as unsettled: the import's label was lost. Now the import confirms the label
+    (history action "confirm", its source the import's), and the page refuses a later
+    answer as it does after an import that came first; re-importing the same file
+    changes nothing."""
+    made = classification(tmp_path, acquisition="uniform")
+    with Session.open(made.db) as s:
+        a = Annotators(s, overlap=1.0, reviews=2, batch=4)
+        x = a.next_item("alice").item_id
+        a.answer("alice", x, [1])  # 0-based levels in Python
+        assert s.labels() == {x: 1}
+        name = a.levels[1]
+    sheet = tmp_path / "imp.csv"
+    sheet.write_text(f"item_id,label\n{x},{name}\n", encoding="utf-8")
+    for _ in range(2):  # the second import: already the import's, nothing written
+        res = CliRunner().invoke(app, ["import", str(made.db), str(sheet)])
+        assert res.exit_code == 0, res.output
+        assert "1 already present" in " ".join(res.output.split()), res.output
+    with Session.open(made.db) as s:
+        hist = [(h.action, h.source) for h in s.history(x)]
+        assert [h[0] for h in hist] == ["add", "confirm"], hist
+        assert "imp.csv" in hist[1][1]  # the import owns it
+        a = Annotators(s, overlap=1.0, reviews=2, batch=4)
+        a.next_item("bob")
+        # as when the import comes first: the page's answer is refused, the label stays
+        with pytest.raises(LabelError, match=r"labelled '.+' meanwhile \(csv:imp\.csv\)"):
+            a.answer("bob", x, [0])  # disagrees with alice
+        assert s.labels() == {x: 1}
+
+
 def test_answers_are_checked_whole_and_retries_are_idempotent(tmp_path: Path) -> None:
     made = classification(tmp_path)
     with Session.open(made.db) as s:

@@ -225,6 +225,8 @@ def check_labels(store: SessionStore, task: Task, index: Mapping[str, int],
             continue
         if old is not None and old.label == y:
             unchanged += 1
+            if old.source != chosen.source:  # the import confirms it (written with
+                answers.append((row, y, chosen.source))  # confirm=True: it owns it)
             continue
         answers.append((row, y, chosen.source))
     if problems:
@@ -336,9 +338,10 @@ def add_labels(store: SessionStore, task: Task, index: Mapping[str, int],
     answers, unchanged, conflicts = check_labels(store, task, index, records, source=source,
                                                  overwrite=overwrite, where=where,
                                                  resolve=resolve)
-    changes = store.set_labels(answers, source, overwrite=overwrite)
-    added = sum(c.action == "add" for c in changes)
-    return LabelImport(added, len(changes) - added, unchanged, changes, conflicts)
+    changes = store.set_labels(answers, source, overwrite=overwrite, confirm=True)
+    return LabelImport(sum(c.action == "add" for c in changes),
+                       sum(c.action == "change" for c in changes), unchanged, changes,
+                       conflicts)
 
 
 def label_from_data(store: SessionStore, items: Sequence[Item], pending: Sequence[Acquisition],

@@ -63,19 +63,22 @@ class LabelsMixin:
         return int(self._read("SELECT COUNT(*) FROM labels")[0][0])
 
     def set_labels(self, answers: Iterable[tuple[int, int] | tuple[int, int, str]], source: str,
-                   *, overwrite: bool = False) -> list[LabelChange]:
+                   *, overwrite: bool = False, confirm: bool = False) -> list[LabelChange]:
         """Write labels ``(row, class)`` in ONE transaction; returns the changes made.
 
         An answer may carry its own source as a third element (default ``source``).
 
-        An identical existing label is left alone (no change recorded). A
-        different existing label is replaced only with ``overwrite`` (the old value
-        stays in the history); otherwise nothing at all is written.
+        An identical existing label is left alone (no change recorded), unless
+        ``confirm`` and it came from another source: that source then owns it (a
+        ``"confirm"`` change; an import agreeing with a label given on the labelling
+        page, which the page could otherwise take back when its annotators disagree
+        later: QA). A different existing label is replaced only with ``overwrite``
+        (the old value stays in the history); otherwise nothing at all is written.
 
         Raises:
             SessionError: a conflicting label without ``overwrite``.
         """
-        return self._set("target", answers, source, overwrite)
+        return self._set("target", answers, source, overwrite, confirm)
 
     @staticmethod
     def _slot(role: str) -> tuple[str, str, tuple[str, ...], tuple[Any, ...]]:
@@ -87,7 +90,7 @@ class LabelsMixin:
         return "judgments", "judgment_history", ("role",), (role,)
 
     def _set(self, role: str, answers: Iterable[tuple[int, int] | tuple[int, int, str]],
-             source: str, overwrite: bool) -> list[LabelChange]:
+             source: str, overwrite: bool, confirm: bool = False) -> list[LabelChange]:
         table, _, keys, vals = self._slot(role)
         where = " AND ".join(f"{k} = ?" for k in (*keys, "idx"))
         cols = ", ".join((*keys, "idx"))
@@ -97,10 +100,15 @@ class LabelsMixin:
             for answer in answers:
                 idx, label = int(answer[0]), int(answer[1])
                 src = str(answer[2]) if len(answer) > 2 else source  # type: ignore[misc]
-                row = c.execute(f"SELECT label FROM {table} WHERE {where}",
+                row = c.execute(f"SELECT label, source FROM {table} WHERE {where}",
                                 (*vals, idx)).fetchone()
                 old = None if row is None else int(row[0])
                 if old == label:
+                    if confirm and str(row[1]) != src:
+                        c.execute(f"UPDATE {table} SET source = ?, updated = ? WHERE {where}",
+                                  (src, at, *vals, idx))
+                        changes.append(self._history(c, role, idx, old, label, "confirm", src,
+                                                     at))
                     continue
                 if old is not None and not overwrite:
                     iid = c.execute("SELECT item_id FROM items WHERE idx = ?",
@@ -191,10 +199,12 @@ class LabelsMixin:
                        (role,)), f"judgment of {role.removeprefix('compare:')}'s answer")
 
     def set_judgments(self, role: str, answers: Iterable[tuple[int, int] | tuple[int, int, str]],
-                      source: str, *, overwrite: bool = False) -> list[LabelChange]:
+                      source: str, *, overwrite: bool = False,
+                      confirm: bool = False) -> list[LabelChange]:
         """Write judgments ``(row, level)`` of ``role``'s answers in ONE transaction.
 
-        The same rules as :meth:`set_labels`: an identical judgment is left alone, a
+        The same rules as :meth:`set_labels` (``confirm`` too): an identical judgment is
+        left alone, a
         different one is replaced only with ``overwrite`` (the old one stays in the
         history); the changes carry ``role`` (:meth:`revert` undoes them).
 
@@ -205,7 +215,7 @@ class LabelsMixin:
         if self.schema_version < 3:
             raise SessionError("this session file predates compared answers (schema "
                                f"{self.schema_version}); create a new session to compare")
-        return self._set(role, answers, source, overwrite)
+        return self._set(role, answers, source, overwrite, confirm)
 
     def judgment_history(self, role: str | None = None) -> list[LabelChange]:
         """Every change to compared answers' judgments (of one role, or all), oldest first."""

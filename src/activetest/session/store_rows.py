@@ -71,9 +71,11 @@ class LabelChange:
     """One row of the label history.
 
     ``action`` is ``"add"`` (first label), ``"change"`` (overwritten with another
-    class) or ``"undo"`` (reverted to ``new``, which is None when the item became
-    unlabelled again). ``role`` is ``"target"`` for the session's labels, else the
-    compared answer's role (``compare:<spec>``) whose judgment changed.
+    class), ``"confirm"`` (the same class given again by another source, an import,
+    which now owns the label: ``old == new``) or ``"undo"`` (reverted to ``new``, which
+    is None when the item became unlabelled again). ``role`` is ``"target"`` for the
+    session's labels, else the compared answer's role (``compare:<spec>``) whose
+    judgment changed.
     """
 
     id: int

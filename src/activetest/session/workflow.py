@@ -1028,9 +1028,10 @@ class Session:
             unchanged = result.unchanged
             for spec, (answers, same, spec_conflicts) in checked.items():
                 changes += self.store.set_judgments(compare_graded.compare_role(spec), answers,
-                                                    source, overwrite=overwrite)
+                                                    source, overwrite=overwrite, confirm=True)
                 unchanged += same
                 conflicts += spec_conflicts
             self._check_alike([c.index for c in changes])
-        added = sum(c.action == "add" for c in changes)
-        return LabelImport(added, len(changes) - added, unchanged, changes, conflicts)
+        return LabelImport(sum(c.action == "add" for c in changes),
+                           sum(c.action == "change" for c in changes), unchanged, changes,
+                           conflicts)
