@@ -49,8 +49,8 @@ import numpy as np
 from activetest.data.task import Item, Task
 from activetest.errors import UserFacingError
 
-__all__ = ["RayScoreError", "RayScoreResult", "ShardResult", "main", "prompt_examples",
-           "score_with_ray"]
+__all__ = ["RayScoreError", "RayScoreResult", "ShardResult", "check_arguments", "main",
+           "prompt_examples", "score_with_ray"]
 
 
 class RayScoreError(UserFacingError, RuntimeError):
@@ -170,6 +170,39 @@ def _write_parquet(path: Path, items: Sequence[Item], task: Task, lp: np.ndarray
         raise
 
 
+def check_arguments(out: str | Path, *, shards: int | None = None, max_retries: int = 3,
+                    inputs: Sequence[str | os.PathLike[str] | None] = ()) -> None:
+    """Refuse, before Ray starts, an ``out`` that is not a ``.parquet`` file or is one of
+    the files read (``inputs``: the pool, the examples; by name, a link or another name
+    of the same file), ``shards`` below 1 and ``max_retries`` below 0.
+
+    Raises:
+        RayScoreError: one of these, naming it (nothing is written).
+    """
+    path = Path(out)
+    for src in inputs:
+        if src is None:
+            continue
+        same = os.path.realpath(path) == os.path.realpath(src)
+        if not same and path.exists() and Path(src).exists():
+            try:
+                same = os.path.samefile(path, src)
+            except OSError:
+                same = False
+        if same:
+            raise RayScoreError(f"--out {path} is the file read ({src}); name another "
+                                f"file, ending .parquet (nothing was written)")
+    if path.suffix.lower() != ".parquet":
+        raise RayScoreError(f"--out {path}: the table is written as Parquet; name a file "
+                            f"ending .parquet (nothing was written)")
+    if path.is_dir():
+        raise RayScoreError(f"--out {path} is a folder; name a file ending .parquet")
+    if shards is not None and shards < 1:
+        raise RayScoreError(f"--shards must be >= 1, got {shards}")
+    if max_retries < 0:
+        raise RayScoreError(f"--max-retries must be >= 0, got {max_retries}")
+
+
 def score_with_ray(items: Sequence[Item], task: Task, model: str, out: str | Path, *,
                    examples: Sequence[Item] = (), shards: int | None = None,
                    max_retries: int = 3, num_cpus: float = 1.0, threads: int | None = 1,
@@ -181,7 +214,7 @@ def score_with_ray(items: Sequence[Item], task: Task, model: str, out: str | Pat
         task: the task (prompt and label words).
         model: a model spec as a session takes it (``smollm2-135m``, a GGUF path,
             ``openai:http://host:8000/v1#name``); built on each worker.
-        out: the Parquet file to write (replaced atomically).
+        out: the Parquet file to write (replaced atomically; its name ends ``.parquet``).
         examples: the in-context examples, in order.
         shards: how many Ray tasks (default: twice the cluster's CPUs, at most N).
         max_retries: Ray retries of a shard whose worker died.
@@ -191,9 +224,12 @@ def score_with_ray(items: Sequence[Item], task: Task, model: str, out: str | Pat
             new local one.
 
     Raises:
-        RayScoreError: ray is not installed, a shard failed after its retries, or the
-            shards do not add up to the pool (nothing is written then).
+        RayScoreError: ``out`` does not end ``.parquet``, ``shards`` < 1 or
+            ``max_retries`` < 0 (:func:`check_arguments`, before Ray starts), ray is not
+            installed, a shard failed after its retries, or the shards do not add up to
+            the pool (nothing is written then).
     """
+    check_arguments(out, shards=shards, max_retries=max_retries)
     try:
         import ray
     except ImportError as exc:
@@ -260,7 +296,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--pool", required=True, help="pool file (as for activetest init)")
     ap.add_argument("--task", required=True, help="built-in task name or task file")
     ap.add_argument("--model", required=True, help="model spec (bundled name, GGUF, openai:)")
-    ap.add_argument("--out", required=True, help="Parquet file to write")
+    ap.add_argument("--out", required=True,
+                    help="Parquet file to write (ending .parquet; not the pool)")
     ap.add_argument("--examples", help="file of in-context examples")
     ap.add_argument("--shots", type=int, default=0, help="in-context examples (default 0)")
     ap.add_argument("--seed", type=int,
@@ -278,6 +315,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from activetest.data.taskfile import load_task
 
     try:
+        check_arguments(args.out, shards=args.shards, max_retries=args.max_retries,
+                        inputs=(args.pool, args.examples))
         task = load_task(args.task)
         pool = load_pool(args.pool, task=task, id_column=args.id_column,
                          text_column=args.text_column)
