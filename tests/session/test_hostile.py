@@ -117,6 +117,56 @@ def test_no_output_file_can_be_the_session_file(pool_files: PoolFiles,
         s.export(db, format="csv", which="labelled")
 
 
+def test_a_sheet_people_filled_in_is_not_written_over(pool_files: PoolFiles,
+                                                      tmp_path: Path) -> None:
+    """``export --out`` and ``select --out`` refuse an existing file that holds labels
+    (QA: they replaced a filled-in sheet, its labels gone), naming it and the count,
+    unless --overwrite; a sheet with no label filled in is replaced as before. Both
+    refuse a missing folder (export created it)."""
+    db = tmp_path / "s.db"
+    init(pool_files, db)
+    run("select", db, "--n", "4", "--out", tmp_path / "todo.csv")
+    sheet = tmp_path / "todo.csv"
+    rows = sheet.read_text(encoding="utf-8").splitlines()
+    assert rows[0].endswith(",label")
+    rows[1] += "positive"
+    rows[2] += "negative"
+    sheet.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    filled = sheet.read_bytes()
+    before = collected(db)
+    for cmd in (("export", db, "--out", sheet), ("select", db, "--n", "2", "--out", sheet)):
+        out = run(*cmd, code=2)
+        one_error(out)
+        assert "todo.csv exists and holds 2 label(s)" in " ".join(out.split()), out
+        assert "--overwrite" in out
+        assert sheet.read_bytes() == filled
+    assert collected(db) == before  # select drew nothing
+    js = tmp_path / "todo.jsonl"
+    js.write_text('{"item_id": "x", "label": "positive"}\n', encoding="utf-8")
+    out = run("export", db, "--out", js, code=2)
+    one_error(out)
+    assert "holds 1 label(s)" in out and "positive" in js.read_text(encoding="utf-8")
+    run("export", db, "--out", tmp_path / "empty.csv")  # no label: replaced as before
+    run("export", db, "--out", tmp_path / "empty.csv")
+    run("import", db, sheet)  # imported: now it may be replaced on purpose
+    run("export", db, "--out", sheet, "--overwrite")
+    assert sheet.read_bytes() != filled
+    for cmd in (("export", db, "--out", tmp_path / "no" / "dir" / "x.csv"),
+                ("select", db, "--n", "1", "--out", tmp_path / "no" / "dir" / "x.csv")):
+        out = run(*cmd, code=2)
+        one_error(out)
+        assert "does not exist" in out
+    assert not (tmp_path / "no").exists()
+    from activetest.session.workflow import Session
+
+    run("select", db, "--n", "1", "--out", tmp_path / "more.csv")
+    with Session.open(db) as s:
+        (tmp_path / "more.csv").write_text("item_id,label\nx,positive\n", encoding="utf-8")
+        with pytest.raises(ValueError, match="holds 1 label"):
+            s.export(tmp_path / "more.csv")
+        assert s.export(tmp_path / "more.csv", overwrite=True) >= 1
+
+
 def test_importing_a_label_studio_tasks_file_says_what_it_is(pool_files: PoolFiles,
                                                              tmp_path: Path) -> None:
     """The tasks ``select --out tasks.json`` writes hold no answers: importing them names

@@ -246,6 +246,9 @@ NoPredictions = Annotated[bool, typer.Option(
     "--no-predictions", help="Leave out the surrogate's guess (sheet columns predicted, "
                              "predicted_prob; Label Studio pre-annotations), so that it "
                              "cannot sway the people labelling.")]
+OverwriteSheet = Annotated[bool, typer.Option(
+    "--overwrite", help="Replace an existing --out file that holds labels filled in "
+                        "(without it such a file is refused: import its labels first).")]
 Timeout = Annotated[float, typer.Option("--busy-timeout", help="Seconds to wait for another "
                                         "process's lock on the session file.")]
 

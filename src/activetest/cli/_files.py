@@ -11,6 +11,7 @@ import typer
 from activetest.cli._app import (
     LabelFileFormat,
     NoPredictions,
+    OverwriteSheet,
     Resolve,
     SessionArg,
     Timeout,
@@ -35,16 +36,19 @@ def export_(
                                                         show_default=False)] = None,
     which: Annotated[Which, typer.Option(help="Which items.")] = Which.pending,
     no_predictions: NoPredictions = False,
+    overwrite: OverwriteSheet = False,
     busy_timeout: Timeout = 5.0,
 ) -> None:
     """Write selected items to a file for labelling elsewhere (sheet or Label Studio).
 
     Sheets list the items in draw order with their draw step: the estimate uses
     labels in that order, so an item left unlabelled holds back every later one.
+    An existing file with labels filled in is not written over without --overwrite.
     """
     with _open(session, busy_timeout) as s:
         count = s.export(out, format=None if format is None else format.value,
-                         which=which.value, predictions=not no_predictions)
+                         which=which.value, predictions=not no_predictions,
+                         overwrite=overwrite)
         _out.print(f"wrote {count} {which.value} item(s) to {_escape(str(out))}")
 
 

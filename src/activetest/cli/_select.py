@@ -12,6 +12,7 @@ from rich.table import Table
 from activetest.cli._app import (
     LabelFileFormat,
     NoPredictions,
+    OverwriteSheet,
     SessionArg,
     Timeout,
     _escape,
@@ -45,6 +46,7 @@ def select(
     emit: Annotated[str | None, typer.Option(
         "--emit", help="lm-eval: write --out as lm-evaluation-harness's --samples file "
                        "(sessions created with --target lm-eval).", show_default=False)] = None,
+    overwrite: OverwriteSheet = False,
     busy_timeout: Timeout = 5.0,
 ) -> None:
     """Draw the next N items to label (sequential draws from the stored sampler)."""
@@ -55,7 +57,7 @@ def select(
         raise ValueError("--emit takes lm-eval, with --out samples.json")
     if out is not None:  # before drawing: a draw never seen is wasted
         if emit is None:
-            check_export_target(out, fmt, session=session)
+            check_export_target(out, fmt, session=session, overwrite=overwrite)
         else:
             refuse_session_file(out, session)
     with _open(session, busy_timeout) as s:
@@ -89,7 +91,7 @@ def select(
         elif out is not None:
             try:
                 count = s.export(out, format=fmt, acquisitions=drawn,
-                                 predictions=not no_predictions)
+                                 predictions=not no_predictions, overwrite=overwrite)
             except OSError as exc:
                 raise ValueError(f"{out}: cannot write the file ({exc}); the {len(drawn)} "
                                  f"drawn item(s) are saved in the session: write them with "

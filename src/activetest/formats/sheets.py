@@ -40,7 +40,8 @@ from activetest.formats.label_records import (
 from activetest.formats.tables import read_jsonl
 
 __all__ = ["DRAW_COLUMN", "FORMATS", "PREDICTED_COLUMN", "PROBABILITY_COLUMN", "defuse",
-           "format_for", "read_labels", "sheet_records", "undefuse", "write_sheet"]
+           "filled_labels", "format_for", "read_labels", "sheet_records", "undefuse",
+           "write_sheet"]
 
 #: Formats of :func:`export_items` / :func:`import_labels` (``labelstudio``: import only).
 FORMATS = ("csv", "tsv", "jsonl", "json", "labelstudio")
@@ -239,6 +240,42 @@ def write_sheet(out: Path, fmt: str, header: Sequence[str], rows: Sequence[Mappi
     else:
         out.write_text(json.dumps(rows, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     return out
+
+
+def filled_labels(p: Path, fmt: str, *, label_column: str = "label") -> int:
+    """How many answers a sheet (or Label Studio file) ``p`` of format ``fmt`` holds: rows
+    whose ``label_column`` cell is filled in, or a Label Studio export's annotations
+    with a result that were not cancelled (a tasks file's predictions are no answers).
+    Any cell counts, a class or not: this asks whether writing over ``p`` would lose
+    what someone typed.
+
+    Raises:
+        LabelFileError: the file cannot be read as a sheet (not UTF-8 text, malformed
+            CSV or JSON).
+    """
+    from activetest.formats import labelstudio
+
+    text = read_text(p)
+    if not text.strip():
+        return 0
+    src = str(p)
+
+    def filled(value: Any) -> bool:
+        return value is not None and not (isinstance(value, str) and value.strip() == "")
+
+    if fmt in ("json", "labelstudio"):
+        data = _json.loads(text, src, LabelFileError)
+        if labelstudio.looks_like_tasks(data):
+            return sum(1 for t in data if isinstance(t, dict)
+                       for a in (t.get("annotations") or [])
+                       if isinstance(a, dict) and a.get("result")
+                       and not a.get("was_cancelled"))
+        rows: Iterator[tuple[str, Mapping[str, Any]]] = json_rows(data, src)
+    elif fmt == "jsonl":
+        rows = jsonl_rows(text, src)
+    else:
+        rows = csv_rows(text, src, "," if fmt == "csv" else "\t", "item_id")
+    return sum(1 for _, row in rows if filled(row.get(label_column)))
 
 
 def read_labels(p: Path, fmt: str, label_rule: Callable[[], ParseLabel], *,

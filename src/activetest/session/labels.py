@@ -414,14 +414,42 @@ def refuse_session_file(path: str | os.PathLike[str],
                              f"(nothing was drawn or written)")
 
 
+def refuse_filled_sheet(path: str | os.PathLike[str], fmt: str, *,
+                        session: str | os.PathLike[str] | None = None) -> None:
+    """Raise ValueError if the existing file ``path`` holds answers someone filled in
+    (:func:`activetest.formats.sheets.filled_labels`: a label cell of any value) or
+    cannot be read as a sheet: writing over it could lose labels not imported yet.
+    A missing file, or one with no label filled in, passes."""
+    from activetest.formats.label_records import LabelFileError
+    from activetest.formats.sheets import filled_labels
+
+    p = Path(path)
+    if not p.is_file():
+        return
+    how = (f"import it first (`activetest import {session or 'SESSION'} {p}`), name "
+           f"another file, or pass --overwrite (overwrite=True in Python) to replace it "
+           f"(nothing was drawn or written)")
+    try:
+        n = filled_labels(p, "json" if fmt == "labelstudio" else fmt)
+    except (LabelFileError, OSError) as exc:
+        raise ValueError(f"{p} exists and cannot be read as a sheet ({exc}), so it may "
+                         f"hold labels; {how}") from None
+    if n:
+        raise ValueError(f"{p} exists and holds {n} label(s) filled in; writing over it "
+                         f"would lose them: {how}")
+
+
 def check_export_target(path: str | os.PathLike[str], format: str | None, *,
-                        session: str | os.PathLike[str] | None = None) -> str:
-    """The format, after checking that ``path`` can be written (before anything is drawn)
-    and is not the session file ``session`` (:func:`refuse_session_file`).
+                        session: str | os.PathLike[str] | None = None,
+                        overwrite: bool = False) -> str:
+    """The format, after checking that ``path`` can be written (before anything is drawn),
+    is not the session file ``session`` (:func:`refuse_session_file`) and, unless
+    ``overwrite``, is not an existing sheet with labels filled in
+    (:func:`refuse_filled_sheet`).
 
     Raises:
-        ValueError: an unknown format, a folder, a missing parent folder, or the
-            session's own file.
+        ValueError: an unknown format, a folder, a missing parent folder, the
+            session's own file, or a file holding labels (without ``overwrite``).
         PermissionError: the folder cannot be written.
     """
     refuse_session_file(path, session)
@@ -431,9 +459,12 @@ def check_export_target(path: str | os.PathLike[str], format: str | None, *,
         raise ValueError(f"{p} is a folder; name a file to write")
     parent = p.parent if str(p.parent) else Path(".")
     if not parent.is_dir():
-        raise ValueError(f"{p}: the folder {parent} does not exist")
+        raise ValueError(f"{p}: the folder {parent} does not exist (nothing was drawn or "
+                         f"written)")
     if not os.access(parent, os.W_OK):
         raise PermissionError(f"{p}: the folder {parent} cannot be written")
+    if not overwrite:
+        refuse_filled_sheet(p, fmt, session=session)
     return fmt
 
 

@@ -929,7 +929,8 @@ class Session:
 
     def export(self, path: str | os.PathLike[str], *, format: str | None = None,
                which: str = "pending", predictions: bool = True,
-               acquisitions: Sequence[Acquisition] | None = None) -> int:
+               acquisitions: Sequence[Acquisition] | None = None,
+               overwrite: bool = False) -> int:
         """Write drawn items to a file for labelling elsewhere; returns how many.
 
         Args:
@@ -945,6 +946,13 @@ class Session:
                 labelling (a guess can sway them).
             Sheets carry each item's ``draw`` step: labels count in draw order.
             acquisitions: export exactly these draws instead (``which`` is ignored).
+            overwrite: replace an existing file that holds labels filled in (without
+                it such a file is refused: its answers may not be imported yet).
+
+        Raises:
+            ValueError: ``path`` is the session file, a folder, in a missing folder, or
+                (without ``overwrite``) an existing file with labels filled in or one
+                that cannot be read as a sheet; nothing is written.
         """
         if which not in ("pending", "selected", "labelled"):
             raise ValueError(f"which must be pending, selected or labelled, got {which!r}")
@@ -957,8 +965,9 @@ class Session:
         from activetest.session.harness import check_person_labelling
 
         check_person_labelling(self, acq, "export")  # a harness item without an answer
-        labels.refuse_session_file(path, self.store.path)  # never write over the session
-        fmt = labels.export_format(path, format)
+        # never write over the session, nor over a sheet people filled in
+        fmt = labels.check_export_target(path, format, session=self.store.path,
+                                         overwrite=overwrite)
         rows = self._display_items([a.index for a in acq])
         pred = None
         if predictions:
