@@ -517,6 +517,26 @@ def test_a_port_in_use_is_named_with_a_way_out(tmp_path: Path) -> None:
         assert Client(server.url).ok("GET", "state")
 
 
+def test_a_port_outside_the_range_is_one_message(tmp_path: Path) -> None:
+    """`serve --port 70000` (or -1): exit 2 with one message, no traceback (QA: it ended
+    in `OverflowError: bind(): port must be 0-65535`, exit 1); in Python a ValueError."""
+    import subprocess
+
+    from activetest.web.server import LabelServer
+    from tests.session.session_support import cli_command, cli_env
+
+    made = classification(tmp_path)
+    for port in ("70000", "-1"):
+        proc = subprocess.run(cli_command("serve", str(made.db), "--port", port),
+                              env=cli_env(tmp_path), capture_output=True, text=True,
+                              timeout=120)
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr.count("error:") == 1 and "0..65535" in proc.stderr, proc.stderr
+        assert "Traceback" not in proc.stderr and port in proc.stderr
+    with pytest.raises(ValueError, match=r"0\.\.65535"):
+        LabelServer(made.db, port=70000)
+
+
 def test_a_refused_body_left_unread_does_not_cost_the_reply(tmp_path: Path) -> None:
     """A body too large to read (or chunked) is refused and left unread; the reply still
     reaches the client (closing a connection with unread data resets it, which can

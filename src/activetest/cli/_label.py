@@ -148,6 +148,8 @@ def serve(
     from activetest.web.server import serve as run_server
 
     _check_width(target_width)
+    if not 0 <= port <= 65535:
+        raise ValueError(f"--port must be 0..65535 (0: a free one), got {port}")
     run_server(session, host=host, port=port, budget=n, batch=batch, overlap=overlap,
                reviews=reviews, resolve=resolve.value, adjudicators=adjudicator or (),
                show_guess=show_guess, target_width=target_width, busy_timeout=busy_timeout,

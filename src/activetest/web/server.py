@@ -351,7 +351,7 @@ def _listen(host: str, port: int, handler: type[BaseHTTPRequestHandler]) -> _HTT
 
     Raises:
         ValueError: the port is taken (the message says to choose another, or 0 for a
-            free one) or the address cannot be listened on.
+            free one), is not 0..65535, or the address cannot be listened on.
     """
     try:
         return _HTTPServer((host, port), handler)
@@ -362,6 +362,8 @@ def _listen(host: str, port: int, handler: type[BaseHTTPRequestHandler]) -> _HTT
                              f"port, or --port 0 for a free one") from None
         raise ValueError(f"cannot listen on {host} port {port}: "
                          f"{exc.strerror or exc}") from None
+    except OverflowError:  # a port outside 0..65535 (QA: a traceback)
+        raise ValueError(f"port must be 0..65535 (0: a free one), got {port}") from None
 
 
 def _identity(path: Path) -> tuple[int, int] | None:
