@@ -147,11 +147,12 @@ def test_label_studio_choices_are_class_names(news: dict[str, Path]) -> None:
     db = _session(news)
     with Session.open(db) as s:
         ids = [a.item_id for a in s.acquisitions()]
+        text = s.item(ids[0]).fields["text"]  # a task's text must be its item's
     export = news["dir"] / "ls.json"
 
     def write(choice: str) -> None:
         export.write_text(json.dumps([{
-            "id": 1, "data": {"text": "t", "item_id": ids[0]},
+            "id": 1, "data": {"text": text, "item_id": ids[0]},
             "annotations": [{"id": 1, "completed_by": 1, "was_cancelled": False,
                              "result": [{"from_name": "label", "to_name": "text",
                                          "type": "choices",

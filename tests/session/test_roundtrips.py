@@ -259,6 +259,41 @@ def test_a_row_whose_id_was_swapped_is_refused(pool_files: PoolFiles, tmp_path: 
         assert s.labels() == dict.fromkeys(ids, 1)
 
 
+def test_a_hand_made_sheet_is_checked_against_the_text_it_carries(pool_files: PoolFiles,
+                                                                   tmp_path: Path) -> None:
+    """A sheet without content_check but with a ``text`` column: each row's text must be
+    its item's (QA: texts from another pool's row order were imported by id, all 10).
+    Blanks may differ (a spreadsheet's line breaks); the text may not."""
+    db = tmp_path / "s.db"
+    init(pool_files, db)
+    run("select", db, "--n", "4")
+    ids = _drawn(db)
+    with Session.open(db) as s:
+        texts = [s.item(i).fields["text"] for i in ids]
+    hand = tmp_path / "hand.csv"
+    rotated = texts[1:] + texts[:1]  # each id beside the next item's text
+    with hand.open("w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["item_id", "text", "label"])
+        w.writerows([i, t, "positive"] for i, t in zip(ids, rotated, strict=True))
+    out = run("import", db, hand, code=2)
+    flat = " ".join(out.split()).replace("'", "")
+    assert "4 row(s) do not show the item their id names; nothing was imported" in flat
+    assert f"{hand}, line 2: item {ids[0]}: the row (no content_check) shows text" in flat
+    assert f"shows text {rotated[0][:20]}" in flat
+    assert f"in the session has text {texts[0][:20]}" in flat
+    with Session.open(db) as s:
+        assert s.labels() == {}
+    with hand.open("w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["item_id", "text", "label"])
+        w.writerows([i, "  " + t.replace(" ", "\n "),
+                     "positive"] for i, t in zip(ids, texts, strict=True))
+    run("import", db, hand)
+    with Session.open(db) as s:
+        assert s.labels() == dict.fromkeys(ids, 1)
+
+
 def test_a_label_studio_task_whose_id_was_changed_is_refused(pool_files: PoolFiles,
                                                              tmp_path: Path) -> None:
     db = tmp_path / "s.db"

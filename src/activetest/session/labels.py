@@ -6,7 +6,8 @@ weighted), a batch of labels is checked whole before anything is written
 asked (the history keeps the old one). Records that disagree about one item
 (two annotators) leave that item out, reported, unless a resolution rule settles
 it (:func:`settle`); they never block the rest of the import. A row that carries
-a content check must show the item its id names (:func:`check_shown`). File
+a content check, or any of the item's text, must show the item its id names
+(:func:`check_shown`). File
 formats live in :mod:`activetest.session.labelio`; this module joins them to the
 session.
 """
@@ -14,6 +15,7 @@ session.
 from __future__ import annotations
 
 import os
+import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -238,9 +240,9 @@ def check_labels(store: SessionStore, task: Task, index: Mapping[str, int],
 
 
 def _cell(value: Any) -> str:
-    """A cell's text as compared with the item's (blanks collapsed: spreadsheets and
-    line endings change those, never what a person reads)."""
-    return " ".join(str(value).split())
+    """A cell's text as compared with the item's (blanks collapsed and Unicode in NFC:
+    spreadsheets, editors and line endings change those, never what a person reads)."""
+    return unicodedata.normalize("NFC", " ".join(str(value).split()))
 
 
 def _text(value: str, n: int = 70) -> str:
@@ -258,8 +260,11 @@ def check_shown(records: Sequence[Any], index: Mapping[str, int],
     of the row's cells that is a field of that item (the text, the question, the
     answer, ...) must hold that field's text (blanks collapsed). Otherwise the
     label would go to an item, or judge an answer, that the person never saw: the
-    ``item_id`` cells were swapped or edited, or a shown cell was. Rows without a
-    check (older sheets, hand-made files) are not checked.
+    ``item_id`` cells were swapped or edited, or a shown cell was. A row without a
+    check (older sheets, hand-made files) is checked against whatever item text it
+    carries: each of its cells that is a field of the item (``text``, the prompt's
+    fields) must hold that field's text, so that a hand-made sheet whose ids come
+    from another pool or row order is refused instead of labelling other items.
 
     Args:
         records: :class:`~activetest.session.labelio.LabelRecord` objects (``check``,
@@ -280,7 +285,7 @@ def check_shown(records: Sequence[Any], index: Mapping[str, int],
     for rec in records:
         check = getattr(rec, "check", None)
         row = index.get(str(rec.item_id))
-        if not check or row is None:
+        if row is None or not (check or getattr(rec, "shown", ())):
             continue
         role = getattr(rec, "answer_of", None) or "target"
         items = display(role)
@@ -292,6 +297,17 @@ def check_shown(records: Sequence[Any], index: Mapping[str, int],
         what = f"item {rec.item_id!r}" + ("" if role == "target" else f" (answer of {role})")
         fields = shown_fields(item.fields)
         cells = [(k, v) for k, v in getattr(rec, "shown", ()) if k in fields]
+        if not check:  # a hand-made row: its text is the only sign of what it showed
+            differs = [(k, v) for k, v in cells if _cell(v) != _cell(fields[k])]
+            if differs:
+                k, v = differs[0]
+                problems.append(f"{prefix}{what}: the row (no content_check) shows {k} "
+                                f"{_text(v)}, {what} in the session has {k} "
+                                f"{_text(fields[k])}; were the ids taken from another file "
+                                f"or row order? the label would go to an item the person "
+                                f"did not see: give each row the id of the text it shows, "
+                                f"or export a sheet (`activetest export`) and fill that in")
+            continue
         if check.strip().lower() != content_check(item.fields):
             if role not in by_check:
                 by_check[role] = {content_check(it.fields): it.id for it in items.values()}

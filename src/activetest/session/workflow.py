@@ -499,7 +499,8 @@ class Session:
                 Reported in ``LabelImport.conflicts`` either way.
 
         Records read from a file (:mod:`activetest.session.labelio`) that carry a
-        ``content_check`` must show the item their id names
+        ``content_check``, or cells holding the item's fields (a hand-made sheet's
+        ``text``), must show the item their id names
         (:func:`activetest.session.labels.check_shown`).
 
         Raises:
@@ -524,8 +525,8 @@ class Session:
 
     def _check_shown(self, records: Sequence[Any]) -> None:
         """:func:`labels.check_shown` against the drawn items as exports show them."""
-        if not any(getattr(r, "check", None) for r in records):
-            return
+        if not any(getattr(r, "check", None) or getattr(r, "shown", None) for r in records):
+            return  # no row carries a check or any other cell to compare
         drawn = sorted({a.index for a in self.acquisitions()})
         specs = self.compared_targets()
         cache: dict[str, dict[int, Item]] = {}
@@ -998,7 +999,8 @@ class Session:
         so are compared answers that are the same text as another answer to the
         item and judged differently (:func:`compare_graded.settle_same_answers`).
         A row carrying a ``content_check`` (every export writes one) must show the
-        item its id names (:func:`labels.check_shown`). ``options`` go to
+        item its id names; a row without one, the item's text in whatever of its
+        fields the row carries (:func:`labels.check_shown`). ``options`` go to
         :func:`activetest.session.labelio.import_labels` (``id_column``,
         ``label_column``, ``from_name``, ``label_base``).
 
