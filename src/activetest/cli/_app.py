@@ -100,8 +100,8 @@ def _user_errors(fn: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
-        except (typer.Exit, typer.Abort):
-            raise
+        except (typer.Exit, typer.Abort, BrokenPipeError):
+            raise  # a reader that went away (`| head`): the entry point ends quietly
         except KeyboardInterrupt as exc:
             from activetest.supervise import Terminated
 

@@ -94,8 +94,32 @@ def _one_blas_thread(args: Sequence[str]) -> None:
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
+#: The exit code when the reader of the output went away (``activetest ... | head``):
+#: Python's documented convention, and what rich and click use.
+BROKEN_PIPE_EXIT = 1
+
+
 def main(argv: Sequence[str] | None = None) -> None:
-    """Entry point of the ``activetest`` console script."""
+    """Entry point of the ``activetest`` console script.
+
+    A closed output pipe (``| head``, ``| true``) ends every command the same way: no
+    message, exit code :data:`BROKEN_PIPE_EXIT`, the output pointed at the null device
+    so that nothing more is written. What a command stores (draws, labels) is
+    committed before it prints."""
+    try:
+        try:
+            _run(argv)
+        finally:
+            sys.stdout.flush()  # output still buffered meets a closed pipe here
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        sys.exit(BROKEN_PIPE_EXIT)
+
+
+def _run(argv: Sequence[str] | None) -> None:
+    """The command line: the supervisor, a plain status/select, or typer's app."""
     from activetest import supervise
 
     args = list(sys.argv[1:] if argv is None else argv)
