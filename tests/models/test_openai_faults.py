@@ -264,3 +264,21 @@ def test_cli_never_prints_or_stores_a_secret_in_any_spelling(tmp_path: Path) -> 
     assert proc.returncode == 2 and "HTTP 401" in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr and proc.stderr.count("error:") == 1
     assert_hidden(proc.stdout + proc.stderr, secret, "the terminal")
+
+
+def test_cli_shows_the_scoring_path_as_one_note_line(tmp_path: Path) -> None:
+    """The scoring path an ``openai:`` target was probed to (a ScoringPathNotice) is one
+    ``note: ...`` line on stderr (QA: a raw Python warning with its file, line and
+    source line)."""
+    pf = make_pool_files(tmp_path / "data", n=12)
+    with fault_server("ok") as srv:
+        proc = subprocess.run(cli_command(
+            "init", str(tmp_path / "s.db"), "--pool", str(pf.pool), "--task", "demo",
+            "--surrogate", f"table:{pf.surrogate}", "--target", f"openai:{srv.url}#fake-model",
+            "--id-column", "id", "--no-progress", "--no-cache"),
+            env=cli_env(tmp_path), capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    notes = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(notes) == 1, proc.stderr
+    assert notes[0].startswith("note: ") and "scoring by" in notes[0], proc.stderr
+    assert "Warning" not in proc.stderr and ".py:" not in proc.stderr, proc.stderr

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import sys
@@ -99,13 +100,42 @@ def _one_blas_thread(args: Sequence[str]) -> None:
 BROKEN_PIPE_EXIT = 1
 
 
+def _show_notices() -> None:
+    """Show the package's own warnings (a scoring path chosen, a corrupt cache file, a
+    text cut to fit: classes and calls under ``activetest``) as one line ``note: ...``
+    on stderr, without Python's file, line and source; other warnings as Python shows
+    them. Messages are redacted like every other line the command prints."""
+    import warnings
+
+    shown = warnings.showwarning
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+    def show(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+             file: Any = None, line: str | None = None) -> None:
+        ours = (category.__module__.split(".")[0] == "activetest"
+                or os.path.abspath(filename).startswith(package + os.sep))
+        if not ours or not issubclass(category, UserWarning):
+            shown(message, category, filename, lineno, file, line)
+            return
+        from activetest.redaction import redact
+
+        text = " ".join(redact(str(message)).split())
+        # no terminal to tell (a closed stderr): the note is lost, as Python's own would be
+        with contextlib.suppress(OSError):
+            print(f"note: {text}", file=sys.stderr if file is None else file, flush=True)
+
+    warnings.showwarning = show
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Entry point of the ``activetest`` console script.
 
+    The package's warnings are shown as ``note: ...`` lines (:func:`_show_notices`).
     A closed output pipe (``| head``, ``| true``) ends every command the same way: no
     message, exit code :data:`BROKEN_PIPE_EXIT`, the output pointed at the null device
     so that nothing more is written. What a command stores (draws, labels) is
     committed before it prints."""
+    _show_notices()
     try:
         try:
             _run(argv)
