@@ -370,6 +370,28 @@ def test_semicolon_csv(tmp_path: Path) -> None:
     assert [(r.item_id, r.label) for r in import_labels(path, SST2)] == [("a", 0)]
 
 
+def test_semicolon_csv_with_cr_only_line_ends(tmp_path: Path) -> None:
+    """Excel's "CSV (Macintosh)": semicolons and lines ended by \\r alone (QA: the whole
+    file was taken for the header line, read as comma-separated and refused)."""
+    path = tmp_path / "mac.csv"
+    path.write_bytes(b'item_id;text;label\ra;x;positive\rb;y;negative\r')
+    assert [(r.item_id, r.label) for r in import_labels(path, SST2)] == [("a", 1), ("b", 0)]
+
+
+def test_json_records_without_the_label_key_are_not_labelled_yet(tmp_path: Path) -> None:
+    """Label Studio's JSON-MIN export of a partly labelled project leaves the label key
+    out of the unlabelled tasks (QA: the file was refused whole, "no column 'label'");
+    a file in which no record has the key still names the column to give."""
+    path = tmp_path / "min.json"
+    path.write_text(json.dumps([{"item_id": "a", "text": "x"},
+                                {"item_id": "b", "text": "y", "label": "positive"}]),
+                    encoding="utf-8")
+    assert [(r.item_id, r.label) for r in import_labels(path, SST2)] == [("b", 1)]
+    path.write_text(json.dumps([{"item_id": "a", "gold": "negative"}]), encoding="utf-8")
+    with pytest.raises(LabelFileError, match=r"no column 'label'.*--label-column"):
+        import_labels(path, SST2)
+
+
 def test_sheet_predictions_use_class_names(tmp_path: Path) -> None:
     lp = np.log(np.array([[0.25, 0.75]]))
     path = export_items([Item("h", {"text": "x"})], HS, tmp_path / "h.jsonl", predictions=lp)

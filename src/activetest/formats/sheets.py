@@ -19,6 +19,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -144,7 +145,9 @@ def csv_rows(text: str, source: str, delimiter: str,
             or a malformed quoted field (each naming the line).
     """
     # A spreadsheet in a comma-decimal locale saves CSV with semicolons: accept that.
-    first = text.split("\n", 1)[0]
+    # (the first line ends at \r too: Excel's "CSV (Macintosh)" ends lines with \r
+    # alone, and the whole file was taken for its header: QA)
+    first = re.split(r"\r\n|\r|\n", text, maxsplit=1)[0]
     if delimiter == "," and id_column in [c.strip().strip('"') for c in first.split(";")]:
         try:
             if id_column not in next(csv.reader([first]), []):
@@ -323,19 +326,32 @@ def read_labels(p: Path, fmt: str, label_rule: Callable[[], ParseLabel], *,
 def sheet_records(rows: Iterator[tuple[str, Mapping[str, Any]]], fmt: str, labels: ParseLabel,
                   *, id_column: str, label_column: str, source: str) -> list[LabelRecord]:
     """The labelled rows of a sheet (``(where, row)`` pairs) as records; rows whose label
-    is empty or null are skipped (not labelled yet)."""
+    is empty or null are skipped (not labelled yet), and so are JSON records without the
+    label key (Label Studio's JSON-MIN export of a partly labelled project), unless no
+    record has it (then the column is misnamed: refused)."""
     records: list[LabelRecord] = []
     checked = False
+    json_like = fmt in ("json", "jsonl")
+    unlabelled: tuple[str, Mapping[str, Any]] | None = None  # a JSON record without a label
+    has_label = False
+
+    def missing(where: str, row: Mapping[str, Any], column: str) -> LabelFileError:
+        what = "id" if column == id_column else "label"
+        return LabelFileError(f"{where}: no column {column!r} (columns: "
+                              f"{short(sorted(map(str, row)), 160)}); name the column with "
+                              f"--{what}-column ({what}_column= in Python)")
+
     for where, row in rows:
-        if not checked or fmt in ("json", "jsonl"):  # JSON records may differ in keys
-            for column in (id_column, label_column):
-                if column not in row:
-                    raise LabelFileError(f"{where}: no column {column!r} (columns: "
-                                         f"{short(sorted(map(str, row)), 160)}); name the "
-                                         f"column with --{'id' if column == id_column else 'label'}"
-                                         f"-column ({'id' if column == id_column else 'label'}"
-                                         f"_column= in Python)")
+        if not checked or json_like:  # JSON records may differ in keys
+            if id_column not in row:
+                raise missing(where, row, id_column)
+            if label_column not in row and not json_like:
+                raise missing(where, row, label_column)
             checked = True
+        if label_column not in row:  # a JSON record not labelled yet: Label Studio's
+            unlabelled = unlabelled or (where, row)  # JSON-MIN export leaves the key out
+            continue  # (QA: a partly labelled project was refused whole)
+        has_label = True
         raw = row[label_column]
         if raw is None or (isinstance(raw, str) and raw.strip() == ""):
             continue
@@ -357,4 +373,6 @@ def sheet_records(rows: Iterator[tuple[str, Mapping[str, Any]]], fmt: str, label
                                                        CHECK_COLUMN),
                                    shown=shown_cells(row, (id_column, label_column,
                                                            "answer_of"))))
+    if unlabelled is not None and not has_label:  # no record has the column: misnamed
+        raise missing(*unlabelled, label_column)
     return records
