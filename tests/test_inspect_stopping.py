@@ -728,3 +728,131 @@ def test_a_batched_eval_that_could_hold_up_its_samples_is_refused(tmp_path: Path
     stop.close()
     with pytest.raises(ValueError, match="batch must be"):
         ActiveStopping(db, batch=0)
+
+
+# ---------------------------------------------------------------- several evals, one session
+
+_MADE = ["--task", "arith.toml", "--pool", "pool.jsonl", "--target", "pool", "--surrogate",
+         "column:p_correct", "--metric", "error_rate", "--seed", "0", "--no-progress"]
+
+
+def _state(db: Path) -> tuple[list[tuple[str, float]], dict[str, int], Any]:
+    """A session's draws (item, q), labels and error-rate estimate."""
+    with Session.open(db) as s:
+        return ([(a.item_id, a.q) for a in s.acquisitions()], s.labels(),
+                s.estimate(record=False).metrics["error_rate"])
+
+
+def _same(tmp: Path, copy: str, db: Path) -> None:
+    """The copy holds the session's draws and labels and reports its estimate exactly."""
+    (d0, l0, r0), (d1, l1, r1) = _state(db), _state(tmp / copy)
+    assert d1 == d0 and l1 == l0
+    assert (r1.active.estimate, r1.anytime.cs_low, r1.anytime.cs_high) == (
+        r0.active.estimate, r0.anytime.cs_low, r0.anytime.cs_high)
+
+
+def test_from_inspect_reads_a_session_of_several_evals_from_all_their_logs(
+        tmp_path: Path) -> None:
+    """QA: ``init --from-inspect`` on the newest log of a session that ran two evals (the
+    README's "run again to continue") was refused: the log's labels are the session's, the
+    first eval's samples are in the first eval's log only. Now each label is confirmed by
+    the log of the eval that recorded it (the log's ``sources``)."""
+    db = _session(tmp_path)
+    first, second = _run(tmp_path, f"active:{db}:-:10", f"active:{db}:-:8")
+    e1 = _read(first["log"]).eval.eval_id
+    e2 = _read(second["log"]).eval.eval_id
+    md = _read(second["log"]).results.early_stopping.metadata
+    assert len(md["labels"]) == 18 and set(md["sources"].values()) == {
+        f"inspect:{e1}", f"inspect:{e2}"}
+    # the newest log alone: refused, naming the eval whose log is missing and its file
+    p = _cli(tmp_path, "init", "one.db", *_MADE, "--from-inspect", second["log"])
+    err = " ".join(p.stderr.split())
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+    assert (f"10 of the log's labels were recorded by inspect evals whose logs are not among "
+            f"those given: eval {e1} (10 label(s)" in err), err
+    assert f"its log is {first['log']}" in err and "--from-inspect can be repeated" in err
+    assert not (tmp_path / "one.db").exists()
+    # both logs (oldest first, or the other way round), or the folder: the same session
+    for name, given in (("both.db", [first["log"], second["log"]]),
+                        ("swapped.db", [second["log"], first["log"]]),
+                        ("folder.db", [str(tmp_path / "logs")])):
+        args = [a for g in given for a in ("--from-inspect", g)]
+        p = _cli(tmp_path, "init", name, *_MADE, *args)
+        assert p.returncode == 0, p.stderr
+        assert ("18 draws replayed, 18 label(s) recorded (the eval's scores, of 2 evals, "
+                "each confirmed by its own log)" in " ".join(p.stdout.split())), p.stdout
+        _same(tmp_path, name, db)
+    with Session.open(tmp_path / "both.db") as b:  # each label names the eval it came from
+        src = {c.item_id: c.source for c in b.history()}
+        assert sorted(set(src.values())) == sorted({f"inspect-log:{e1}", f"inspect-log:{e2}"})
+        assert all(src[i] == f"inspect-log:{e1}" for i in _read(first["log"]).results
+                   .early_stopping.metadata["recorded"])
+    # a log of the first eval whose sample is another item (same id, other text): refused
+    tampered = _read(first["log"])
+    from inspect_ai.log import write_eval_log
+
+    sid = next(iter(tampered.results.early_stopping.metadata["recorded"]))
+    smp = next(s for s in tampered.samples if str(s.id) == sid)
+    smp.input = "Question: What is 99 plus 99?\nAnswer:"
+    write_eval_log(tampered, str(tmp_path / "tampered.eval"))
+    p = _cli(tmp_path, "init", "t.db", *_MADE, "--from-inspect", str(tmp_path / "tampered.eval"),
+             "--from-inspect", second["log"])
+    assert p.returncode == 2 and f"pool item {sid!r} is not the log's sample" in p.stderr
+    assert not (tmp_path / "t.db").exists()
+
+
+def test_from_inspect_takes_peoples_labels_only_when_told_to(tmp_path: Path) -> None:
+    """QA: a session holding a person's label (given before the eval) could not be read
+    back from its log. No sample shows a person's label, so it is refused unless
+    ``--trust-labels-from-people`` (then taken by id, its source kept and marked)."""
+    db = _session(tmp_path)
+    with Session.open(db) as s:
+        _label_by_rule(s, tmp_path, 3)  # a person's labels (source "api"), before the eval
+        s.add_label(s.select(1)[0].item_id, "correct", source="import:pl.csv")
+    (run,) = _run(tmp_path, f"active:{db}:-:8")
+    eid = _read(run["log"]).eval.eval_id
+    p = _cli(tmp_path, "init", "p.db", *_MADE, "--from-inspect", run["log"])
+    err = " ".join(p.stderr.split())
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+    assert ("4 of the log's labels are not an inspect eval's scores but labels from people "
+            "or imports" in err and "'api', 'import:pl.csv'" in err
+            and "--trust-labels-from-people" in err), err
+    assert not (tmp_path / "p.db").exists()
+    p = _cli(tmp_path, "init", "p.db", *_MADE, "--from-inspect", run["log"],
+             "--trust-labels-from-people")
+    assert p.returncode == 0, p.stderr
+    assert ("4 label(s) from people or imports, taken on trust by item id"
+            in " ".join(p.stdout.split())), p.stdout
+    _same(tmp_path, "p.db", db)
+    with Session.open(tmp_path / "p.db") as b:
+        assert sorted({c.source for c in b.history()}) == [
+            f"api (via inspect-log:{eid})", f"import:pl.csv (via inspect-log:{eid})",
+            f"inspect-log:{eid}"]
+    p = _cli(tmp_path, "init", "q.db", *_MADE, "--trust-labels-from-people")
+    assert p.returncode == 2 and "give --from-inspect" in p.stderr
+
+
+def test_from_inspect_reads_logs_written_before_sources(tmp_path: Path) -> None:
+    """A log without ``sources`` (activetest before 2026-12-05) reads as before: a single
+    eval's log alone; the newest of several evals with the earlier logs given too (each
+    label confirmed by the sample of that id in a log given), and alone it is refused,
+    saying to give the earlier logs."""
+    from inspect_ai.log import write_eval_log
+
+    db = _session(tmp_path)
+    first, second = _run(tmp_path, f"active:{db}:-:10", f"active:{db}:-:6")
+    old = []
+    for k, run in enumerate((first, second)):
+        log = _read(run["log"])
+        del log.results.early_stopping.metadata["sources"]
+        write_eval_log(log, str(tmp_path / f"old{k}.eval"))
+        old.append(str(tmp_path / f"old{k}.eval"))
+    p = _cli(tmp_path, "init", "one.db", *_MADE, "--from-inspect", old[0])
+    assert p.returncode == 0 and "10 draws replayed, 10 label(s) recorded" in p.stdout, p.stderr
+    p = _cli(tmp_path, "init", "two.db", *_MADE, "--from-inspect", old[1])
+    assert p.returncode == 2 and "the log holds no sample for it" in p.stderr
+    assert "give the logs of the session's earlier evals too" in " ".join(p.stderr.split())
+    p = _cli(tmp_path, "init", "two.db", *_MADE, "--from-inspect", old[0], "--from-inspect",
+             old[1])
+    assert p.returncode == 0, p.stderr
+    _same(tmp_path, "two.db", db)

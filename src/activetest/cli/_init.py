@@ -147,11 +147,17 @@ def init(
                                            "cache.")] = False,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing session "
                                             "file.")] = False,
-    from_inspect: Annotated[Path | None, typer.Option(
+    from_inspect: Annotated[list[Path] | None, typer.Option(
         "--from-inspect", help="An inspect_ai log of an eval run with "
-        "activetest.inspect.ActiveStopping on a session made with these same options: its "
-        "draws are replayed (and checked) and its scores recorded as labels.",
-        show_default=False)] = None,
+        "activetest.inspect.ActiveStopping on a session made with these same options, or "
+        "a folder of such logs; repeatable (a session that ran several evals: give every "
+        "eval's log, or the folder). The newest log's draws are replayed (and checked) "
+        "and its labels recorded, each confirmed by the sample in the log of the eval "
+        "that recorded it.", show_default=False)] = None,
+    trust_labels_from_people: Annotated[bool, typer.Option(
+        "--trust-labels-from-people", help="With --from-inspect: also record the log's "
+        "labels from people and imports (no sample confirms them), by item id; refused "
+        "without it.")] = False,
     threads: Threads = None,
     no_progress: NoProgress = False,
     history: Annotated[list[Path] | None, typer.Option(
@@ -208,10 +214,18 @@ def init(
                                     history_neighbours_until, history_neighbours_after)
     log = None
     session_path = Path(session)
-    if from_inspect is not None:  # read before creating: a bad log leaves nothing behind
-        from activetest.inspect import read_log
+    confirm: list[Any] = []
+    if trust_labels_from_people and not from_inspect:
+        from activetest.session.store import SessionError
 
-        log = read_log(from_inspect)
+        raise SessionError("--trust-labels-from-people is about the labels of "
+                           "--from-inspect's log: give --from-inspect")
+    if from_inspect:  # read before creating: a bad log leaves nothing behind
+        from activetest.inspect import read_logs
+
+        log, confirm, notes = read_logs(from_inspect)
+        for line in notes:
+            _err.print(f"note: {_escape(line)}")
         if budget is None and log.planned_budget is not None:
             budget = log.planned_budget  # the log's: its anytime intervals are tuned there
     level = {} if log is None or log.level is None else {"level": log.level}
@@ -231,7 +245,7 @@ def init(
                             list(history_exclude or ()),
                             "history_neighbours": neighbours} if history else {})) as s:
         if log is not None:  # first: a refused log leaves no "created session" line (QA)
-            _restore_log(s, log, session_path)
+            _restore_log(s, log, session_path, confirm, trust_labels_from_people)
         cfg = s.session_config
         for line in (cfg.extra.get("history") or {}).get("messages", []):
             _out.print(_escape(line))
@@ -253,16 +267,25 @@ def init(
         _out.print(f"next: activetest select {_escape(str(session_path))} --n 20")
 
 
-def _restore_log(s: Any, log: Any, session: Path) -> None:
-    """``init --from-inspect``: replay the log's draws and labels; on failure remove the
+def _restore_log(s: Any, log: Any, session: Path, confirm: Any = (),
+                 trust_people: bool = False) -> None:
+    """``init --from-inspect``: replay the newest log's draws and labels (each confirmed
+    by the log of the eval that recorded it, among ``confirm``); on failure remove the
     session just made."""
     from activetest.inspect import restore
 
     try:
-        n = restore(s, log)
+        n = restore(s, log, confirm, trust_people=trust_people)
     except BaseException:
         s.close()
         session.unlink(missing_ok=True)
         raise
+    by = sorted({src.split("inspect-log:", 1)[1] for src in
+                 (lab.source for lab in s.store.labels().values())
+                 if src.startswith("inspect-log:")})
+    people = sum(1 for lab in s.store.labels().values() if "(via inspect-log:" in lab.source)
     _out.print(f"from {_escape(log.path)}: {len(log.draws)} draws replayed, {n} label(s) "
-               f"recorded (the eval's scores)")
+               f"recorded (the eval's scores"
+               + (f", of {len(by)} evals, each confirmed by its own log" if len(by) > 1 else "")
+               + (f"; {people} label(s) from people or imports, taken on trust by item id"
+                  if people else "") + ")")

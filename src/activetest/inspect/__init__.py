@@ -54,8 +54,8 @@ them apart.
 from __future__ import annotations
 
 from activetest.inspect.intervals import PrefixIntervals, prefix_intervals
-from activetest.inspect.log import LogRecord, read_log, restore
+from activetest.inspect.log import LogRecord, LogSamples, read_log, read_logs, restore
 from activetest.inspect.manager import MANAGER, ActiveStopping, StopSummary
 
-__all__ = ["MANAGER", "ActiveStopping", "LogRecord", "PrefixIntervals", "StopSummary",
-           "prefix_intervals", "read_log", "restore"]
+__all__ = ["MANAGER", "ActiveStopping", "LogRecord", "LogSamples", "PrefixIntervals",
+           "StopSummary", "prefix_intervals", "read_log", "read_logs", "restore"]

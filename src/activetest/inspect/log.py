@@ -1,20 +1,28 @@
-"""Reading an eval run with :class:`~activetest.inspect.manager.ActiveStopping` back into a session.
+"""Reading evals run with :class:`~activetest.inspect.manager.ActiveStopping` back into a session.
 
-``activetest init --from-inspect LOG`` makes the session again and calls :func:`restore`
-with what :func:`read_log` found in the log's early-stopping metadata.
+``activetest init --from-inspect LOG [--from-inspect LOG ...]`` makes the session again and
+calls :func:`restore` with what :func:`read_logs` found: the newest log's early-stopping
+metadata is the session's state (its draws, its labels and where each came from), and
+every label an inspect eval recorded is confirmed by the sample input in that eval's own
+log among those given (docs/harness_inspect.md, "Reading logs back").
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from activetest.inspect.manager import MANAGER
 
-__all__ = ["LogRecord", "read_log", "restore"]
+__all__ = ["LOG_SUFFIXES", "LogRecord", "LogSamples", "read_log", "read_logs", "restore"]
+
+#: The suffixes of inspect_ai log files (those read from a folder given to :func:`read_logs`).
+LOG_SUFFIXES = (".eval", ".json")
+
 
 @dataclass(frozen=True)
 class LogRecord:
@@ -35,6 +43,11 @@ class LogRecord:
         planned_budget, level: the session's planned budget (its anytime confidence
             sequence is tuned there) and the intervals' confidence level; None where
             the log does not say (written before they were recorded).
+        sources: item id -> its label's source in the session (``inspect:<eval_id>`` or
+            ``inspect-log:<eval_id>``: that eval's score; else a person's or an
+            import's); empty for a log written before sources were recorded.
+        recorded: sample id -> the score this eval recorded.
+        created: when inspect started the eval (its ``eval.created``), or "".
     """
 
     path: str
@@ -50,6 +63,73 @@ class LogRecord:
     inputs: dict[str, str] = field(default_factory=dict)
     planned_budget: int | None = None
     level: float | None = None
+    sources: dict[str, str] = field(default_factory=dict)
+    recorded: dict[str, float] = field(default_factory=dict)
+    created: str = ""
+
+
+@dataclass(frozen=True)
+class LogSamples:
+    """One more log given to ``--from-inspect``: the samples that confirm the labels its
+    eval recorded (by the sample's input, as :class:`ActiveStopping` joins them).
+
+    Attributes:
+        path: the log.
+        eval_id: inspect's id of the eval.
+        inputs: sample id -> its input as text (the samples the log holds).
+        recorded: sample id -> the score the eval recorded; None for a log that wrote no
+            early-stopping record (killed or cancelled: its samples still show what ran).
+        created: when inspect started the eval, or "".
+    """
+
+    path: str
+    eval_id: str
+    inputs: dict[str, str]
+    recorded: dict[str, float] | None = None
+    created: str = ""
+
+
+class _NoRecordError(ValueError):
+    """An inspect log of an eval that wrote no early-stopping record (killed, cancelled,
+    errored, or no sample ran); the message says which."""
+
+
+def _header(p: Path) -> Any:
+    """The log's header (inspect's ``read_eval_log(header_only=True)``).
+
+    Raises:
+        ValueError: no such file, not an inspect_ai log, or inspect_ai not installed.
+    """
+    try:
+        from inspect_ai.log import read_eval_log
+    except ImportError:
+        raise ValueError("reading an inspect_ai log needs inspect_ai (pip install "
+                         "inspect-ai)") from None
+    if not p.is_file():
+        raise ValueError(f"{p}: no such log file")
+    try:
+        return read_eval_log(str(p), header_only=True)
+    except Exception as exc:  # inspect raises many kinds for a file it cannot read
+        raise ValueError(f"{p}: not an inspect_ai log ({type(exc).__name__}: {exc})") from None
+
+
+def _sample_inputs(p: Path, keep: Any = None) -> dict[str, str]:
+    """Sample id -> input text of the samples the log holds (``keep``: only those ids).
+
+    Raises:
+        ValueError: the samples cannot be read (naming the file).
+    """
+    try:
+        from inspect_ai.log import read_eval_log
+
+        from activetest.inspect.manager import _sample_text
+
+        full = read_eval_log(str(p))
+        return {str(smp.id): _sample_text(smp) for smp in (full.samples or ())
+                if keep is None or str(smp.id) in keep}
+    except Exception as exc:  # inspect raises many kinds for a file it cannot read
+        raise ValueError(f"{p}: cannot read the log's samples ({type(exc).__name__}: "
+                         f"{exc})") from None
 
 
 def read_log(path: str | os.PathLike[str]) -> LogRecord:
@@ -58,51 +138,33 @@ def read_log(path: str | os.PathLike[str]) -> LogRecord:
     Raises:
         ValueError: not such a log (naming the file), or inspect_ai is not installed.
     """
-    try:
-        from inspect_ai.log import read_eval_log
-    except ImportError:
-        raise ValueError("reading an inspect_ai log needs inspect_ai (pip install "
-                         "inspect-ai)") from None
     p = Path(path)
-    if not p.is_file():
-        raise ValueError(f"{p}: no such log file")
-    try:
-        log = read_eval_log(str(p), header_only=True)
-    except Exception as exc:  # inspect raises many kinds for a file it cannot read
-        raise ValueError(f"{p}: not an inspect_ai log ({type(exc).__name__}: {exc})") from None
+    log = _header(p)
     status = str(getattr(log, "status", "success"))
     if status == "error":
         err = getattr(getattr(log, "error", None), "message", "") or "not stated"
-        raise ValueError(f"{p}: this eval ended with an error, so it wrote no early-stopping "
-                         f"record to read (its error: {str(err)[:300]})")
+        raise _NoRecordError(f"{p}: this eval ended with an error, so it wrote no early-stopping "
+                        f"record to read (its error: {str(err)[:300]})")
     if status != "success":  # started (killed) or cancelled
-        raise ValueError(f"{p}: this eval did not finish (status {status!r}: killed or "
-                         f"cancelled), so it wrote no early-stopping record to read. The "
-                         f"labels of the samples that completed are in the session file "
-                         f"its ActiveStopping wrote to; running the eval again with that "
-                         f"manager continues from them")
+        raise _NoRecordError(f"{p}: this eval did not finish (status {status!r}: killed or "
+                        f"cancelled), so it wrote no early-stopping record to read. The "
+                        f"labels of the samples that completed are in the session file "
+                        f"its ActiveStopping wrote to; running the eval again with that "
+                        f"manager continues from them")
     if log.results is None:  # inspect writes no results when no sample completed
-        raise ValueError(f"{p}: no samples ran in this eval, so inspect wrote no results and "
-                         f"no early-stopping record to read; with ActiveStopping that is an "
-                         f"eval that found nothing left to run (the anytime interval already "
-                         f"narrow enough, or every pool item drawn and labelled): read the "
-                         f"newest log in which samples ran")
+        raise _NoRecordError(f"{p}: no samples ran in this eval, so inspect wrote no results and "
+                        f"no early-stopping record to read; with ActiveStopping that is an "
+                        f"eval that found nothing left to run (the anytime interval already "
+                        f"narrow enough, or every pool item drawn and labelled): read the "
+                        f"newest log in which samples ran")
     es = log.results.early_stopping
     md = es.metadata if es is not None else None
     if es is None or es.manager != MANAGER or not isinstance(md, dict) or "draws" not in md:
         raise ValueError(f"{p}: not an eval run with activetest.inspect.ActiveStopping (its "
                          f"early-stopping metadata is not ours)")
     design = md.get("design") or {}
-    labelled = {str(k) for k in dict(md.get("labels") or {})}
-    try:  # the samples' inputs: every labelled item's content is confirmed by them
-        from activetest.inspect.manager import _sample_text
-
-        full = read_eval_log(str(p))
-        inputs = {str(smp.id): _sample_text(smp) for smp in (full.samples or ())
-                  if str(smp.id) in labelled}
-    except Exception as exc:  # inspect raises many kinds for a file it cannot read
-        raise ValueError(f"{p}: cannot read the log's samples ({type(exc).__name__}: "
-                         f"{exc})") from None
+    # the samples' inputs: every labelled item's content is confirmed by them
+    inputs = _sample_inputs(p, {str(k) for k in dict(md.get("labels") or {})})
     try:
         return LogRecord(str(p), str(md.get("eval_id") or log.eval.eval_id),
                          int(md["n_pool"]), str(design["acquisition"]),
@@ -114,13 +176,105 @@ def read_log(path: str | os.PathLike[str]) -> LogRecord:
                          str(getattr(log.eval, "model", "") or "") or None, inputs,
                          None if md.get("planned_budget") is None
                          else int(md["planned_budget"]),
-                         None if md.get("level") is None else float(md["level"]))
+                         None if md.get("level") is None else float(md["level"]),
+                         {str(k): str(v) for k, v in dict(md.get("sources") or {}).items()},
+                         {str(k): float(v) for k, v in dict(md.get("recorded") or {}).items()},
+                         str(getattr(log.eval, "created", "") or ""))
     except (KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"{p}: damaged ActiveStopping metadata ({exc!r})") from None
 
 
-def restore(session: Any, record: LogRecord) -> int:
+def _when(created: str) -> datetime:
+    """An eval's start time, for ordering logs (an unreadable one sorts first)."""
+    try:
+        t = datetime.fromisoformat(created)
+    except ValueError:
+        return datetime.min
+    return t.astimezone(timezone.utc).replace(tzinfo=None) if t.tzinfo else t
+
+
+def read_logs(paths: Iterable[str | os.PathLike[str]]
+              ) -> tuple[LogRecord, list[LogSamples], list[str]]:
+    """Read the logs given to ``init --from-inspect`` (files, or folders of logs).
+
+    The newest eval (inspect's ``eval.created``) whose log holds an early-stopping record
+    is the session's state; every log given (that one included) confirms the labels its
+    own eval recorded (:func:`restore`). A log of an eval that wrote no record (killed or
+    cancelled) serves only that way. In a folder, a file that is not a log of an eval run
+    with :class:`ActiveStopping` is passed over (and named in the notes); a file given by
+    name must be one.
+
+    Returns:
+        The state, the logs that confirm labels (by eval id, the state's own included),
+        and notes to print (the logs passed over).
+
+    Raises:
+        ValueError: a file given by name that is not such a log, a folder without logs,
+            or no log with an early-stopping record (the newest one's reason).
+    """
+    files: list[tuple[Path, bool]] = []
+    for given in paths:
+        p = Path(given)
+        if p.is_dir():
+            found = sorted(f for f in p.iterdir() if f.is_file() and f.suffix in LOG_SUFFIXES)
+            if not found:
+                raise ValueError(f"{p}: a folder without inspect_ai logs "
+                                 f"({', '.join('*' + x for x in LOG_SUFFIXES)})")
+            files += [(f, True) for f in found]
+        else:
+            files.append((p, False))
+    states: list[LogRecord] = []
+    others: list[LogSamples] = []
+    notes: list[str] = []
+    unread: list[tuple[datetime, _NoRecordError]] = []
+    seen: set[Path] = set()
+    for f, in_folder in files:
+        if f.resolve() in seen:
+            continue
+        seen.add(f.resolve())
+        try:
+            states.append(read_log(f))
+            continue
+        except _NoRecordError as exc:
+            header = _header(f)
+            created = str(getattr(header.eval, "created", "") or "")
+            unread.append((_when(created), exc))
+            if str(getattr(header, "status", "")) in ("started", "cancelled"):
+                try:  # a killed eval's log may hold the samples that completed
+                    inputs = _sample_inputs(f)
+                except ValueError:
+                    inputs = {}
+                if inputs:
+                    others.append(LogSamples(str(f), str(header.eval.eval_id), inputs, None,
+                                             created))
+                    continue
+            notes.append(f"{f}: passed over ({str(exc).split(', so ')[0].split(': ', 1)[-1]})")
+        except ValueError as exc:
+            if not in_folder:
+                raise
+            notes.append(f"{f}: passed over ({str(exc).split(': ', 1)[-1]})")
+    if not states:
+        if unread:
+            raise max(unread, key=lambda u: u[0])[1]
+        raise ValueError(f"{', '.join(str(Path(p)) for p in paths)}: no log of an eval run "
+                         f"with activetest.inspect.ActiveStopping")
+    states.sort(key=lambda r: _when(r.created))
+    newest = states[-1]
+    confirm = [LogSamples(r.path, r.eval_id, dict(r.inputs), dict(r.recorded), r.created)
+               for r in states] + others
+    return newest, confirm, notes
+
+
+def restore(session: Any, record: LogRecord, others: Sequence[LogSamples] = (), *,
+            trust_people: bool = False) -> int:
     """Replay ``record``'s draws in ``session`` and record its scores as labels.
+
+    Each label is first confirmed to be this pool's item by content (:func:`_confirm_inputs`):
+    a label an inspect eval recorded by the sample's input in that eval's log (``record``
+    itself or one of ``others``, by eval id); a label from a person or an import, which
+    no sample shows, only with ``trust_people`` (taken by item id, source ``<its source>
+    (via inspect-log:<eval_id>)``). A log written before labels' sources were recorded
+    confirms each label by the sample of that id in any log given.
 
     The session must be the one the eval ran on, made again (``activetest init`` with the
     same pool, task, surrogate and seed): its sampler then draws the same items with the
@@ -133,7 +287,8 @@ def restore(session: Any, record: LogRecord) -> int:
     Raises:
         ValueError: another session (naming the first draw that differs, both sides), a
             session whose anytime intervals are tuned otherwise (another planned budget
-            or level: the same draws and labels would report other intervals), or a
+            or level: the same draws and labels would report other intervals), a label
+            not confirmed (naming the item, and the eval whose log is missing), or a
             label that contradicts one already given.
     """
     cfg = session.session_config
@@ -146,7 +301,7 @@ def restore(session: Any, record: LogRecord) -> int:
                          f"acquisition {mine[1]}, seed {mine[2]}: make it with the same "
                          f"pool, task, surrogate and --seed")
     _confirm_tuning(session, record)
-    _confirm_inputs(session, record)
+    source = _confirm_inputs(session, record, others, trust_people)
     if record.model:  # who answered: kept, so that an eval of another model is refused
         from activetest.formats.answers import public_model_name
 
@@ -167,11 +322,13 @@ def restore(session: Any, record: LogRecord) -> int:
 
     def label(ids: Sequence[str]) -> int:
         have = session.labels()
-        todo = [(i, levels[i]) for i in ids if i in levels and i not in have]
-        if not todo:
-            return 0
-        return len(session.add_labels(todo, source=f"inspect-log:{record.eval_id}",
-                                      where=where).changes)
+        todo = [i for i in ids if i in levels and i not in have]
+        done = 0
+        for src in dict.fromkeys(source.get(i, f"inspect-log:{record.eval_id}") for i in todo):
+            batch = [(i, levels[i]) for i in todo
+                     if source.get(i, f"inspect-log:{record.eval_id}") == src]
+            done += len(session.add_labels(batch, source=src, where=where).changes)
+        return done
 
     def check(upto: int) -> None:
         acq = session.acquisitions()
@@ -223,35 +380,145 @@ def _confirm_tuning(session: Any, record: LogRecord) -> None:
                          f"level")
 
 
-def _confirm_inputs(session: Any, record: LogRecord) -> None:
+def _eval_of(source: str) -> str | None:
+    """The eval id a label's source names (``inspect:<id>``, ``inspect-log:<id>``): "" for
+    an eval without an id (``inspect:unknown``, ``inspect``), None for a label that is no
+    inspect eval's score (a person's, an import's)."""
+    for prefix in ("inspect:", "inspect-log:"):
+        if source.startswith(prefix):
+            eid = source[len(prefix):]
+            return "" if eid == "unknown" else eid
+    return "" if source == "inspect" else None
+
+
+def _logs_beside(paths: Iterable[str], eval_ids: Iterable[str]) -> dict[str, str]:
+    """Eval id -> a log file of that eval found in the folders of ``paths`` (read by its
+    header's eval id, so the file named is that eval's log, not a guess)."""
+    want, found = set(eval_ids), {}
+    for folder in dict.fromkeys(Path(p).parent for p in paths):
+        try:
+            files = sorted(f for f in folder.iterdir() if f.suffix in LOG_SUFFIXES)
+        except OSError:
+            continue
+        for f in files:
+            if not want - set(found):
+                return found
+            try:
+                eid = str(_header(f).eval.eval_id)
+            except (ValueError, AttributeError):
+                continue
+            if eid in want:
+                found.setdefault(eid, str(f))
+    return found
+
+
+def _confirm_inputs(session: Any, record: LogRecord, others: Sequence[LogSamples] = (),
+                    trust_people: bool = False) -> dict[str, str]:
     """Refuse a log whose labelled samples are not this pool's items by content: every
     prompt field of the item occurs in the sample's input (as :class:`ActiveStopping`
     joins them; QA: a pool with the same ids and the questions moved one row along took
-    the log's scores, 12 of them, without a word). A labelled item whose sample the log
-    does not hold, or with no text to compare, is refused too: joins never guess.
+    the log's scores, 12 of them, without a word). The sample is the one in the log of
+    the eval that recorded the label (the log's ``sources``; QA: the newest log of a
+    session that ran two evals was refused, its first eval's labels having no sample in
+    it); a log without ``sources`` (written earlier) is confirmed by the sample of that
+    id in any log given. A labelled item whose sample no log given holds, or with no
+    text to compare, is refused too: joins never guess. A person's or an import's label
+    is shown by no sample: refused unless ``trust_people``.
+
+    Returns:
+        item id -> the source to record its label with (``inspect-log:<eval_id>`` of the
+        eval that recorded it; a person's: ``<source> (via inspect-log:<eval_id>)``).
 
     Raises:
-        ValueError: naming the item, its text and the sample's input.
+        ValueError: naming the item, its text and the sample's input; or the evals whose
+            logs are missing (with the file, where one is found beside the logs given);
+            or the people's labels and how to take them.
     """
     from activetest.inspect.manager import _excerpt, _fold
 
+    own = LogSamples(record.path, record.eval_id, record.inputs, record.recorded,
+                     record.created)
+    logs = [own, *(o for o in others if o.eval_id != record.eval_id)]
+    by_eval = {o.eval_id: o for o in reversed(logs)}  # the first given of an id wins
+    out: dict[str, str] = {}
+    missing: dict[str, list[str]] = {}
+    people: dict[str, str] = {}
+    no_id: dict[str, str] = {}
+    checks: list[tuple[str, LogSamples | None]] = []
     for item_id in record.labels:
+        src = record.sources.get(item_id)
+        eid = None if src is None else _eval_of(src)
+        if src is None:  # an older log: the sample of that id in any log given
+            log = next((o for o in logs if item_id in o.inputs), None)
+            checks.append((item_id, log))
+        elif eid is None:
+            people[item_id] = src
+        elif not eid:
+            no_id[item_id] = src
+        elif eid not in by_eval:
+            missing.setdefault(eid, []).append(item_id)
+        else:
+            checks.append((item_id, by_eval[eid]))
+    where = record.path
+    if missing:
+        beside = _logs_beside([o.path for o in logs], missing)
+        parts = [f"eval {eid} ({len(ids)} label(s), e.g. item {ids[0]!r}"
+                 + (f"; its log is {beside[eid]}" if eid in beside else "") + ")"
+                 for eid, ids in missing.items()]
+        raise ValueError(f"{where}: {sum(map(len, missing.values()))} of the log's labels "
+                         f"were recorded by inspect evals whose logs are not among those "
+                         f"given: {'; '.join(parts)}. Their content cannot be confirmed "
+                         f"without those logs' samples, so nothing was recorded: add them "
+                         f"(--from-inspect can be repeated, oldest first, or name the folder "
+                         f"of logs, inspect's log_dir)")
+    if no_id:
+        i, src = next(iter(no_id.items()))
+        raise ValueError(f"{where}: {len(no_id)} of the log's labels were recorded by "
+                         f"ActiveStopping driven without an eval id (e.g. item {i!r}, source "
+                         f"{src!r}): no log names that eval, so no sample confirms them; "
+                         f"nothing was recorded")
+    if people and not trust_people:
+        i, src = next(iter(people.items()))
+        kinds = sorted(set(people.values()))
+        raise ValueError(f"{where}: {len(people)} of the log's labels are not an inspect "
+                         f"eval's scores but labels from people or imports (e.g. item {i!r}, "
+                         f"source {src!r}; sources: {', '.join(map(repr, kinds[:5]))}"
+                         f"{', ...' if len(kinds) > 5 else ''}): no log holds a sample for "
+                         f"them, so they cannot be confirmed to be this pool's items; nothing "
+                         f"was recorded. Give --trust-labels-from-people to take them as the "
+                         f"log records them, by item id (the draws are still checked against "
+                         f"this session's)")
+    for item_id, src in people.items():
+        out[item_id] = f"{src} (via inspect-log:{record.eval_id})"
+    for item_id, log in checks:
         try:
             item = session.item(item_id)
         except (KeyError, ValueError):
             continue  # not a pool item: the replay's draw check names it
-        own = [_fold(v) for k, v in item.fields.items() if k != "full_prompt"
-               and isinstance(v, str) and _fold(v)]
-        shown = record.inputs.get(item_id)
-        if shown is None or not own:
+        own_fields = [_fold(v) for k, v in item.fields.items() if k != "full_prompt"
+                      and isinstance(v, str) and _fold(v)]
+        at = where if log is None else log.path
+        shown = None if log is None else log.inputs.get(item_id)
+        if shown is None or not own_fields:
             why = ("the log holds no sample for it" if shown is None else
                    "the item has no text to compare")
-            raise ValueError(f"{record.path}: item {item_id!r} has a score in the log but "
+            hint = ("; a log written before activetest recorded where each label came "
+                    "from: give the logs of the session's earlier evals too "
+                    "(--from-inspect can be repeated, or name the folder of logs)"
+                    if log is None and not record.sources else "")
+            raise ValueError(f"{at}: item {item_id!r} has a score in the log but "
                              f"cannot be confirmed to be the log's sample {item_id!r} "
-                             f"({why}); nothing was recorded")
-        if not all(f in _fold(shown) for f in own):
+                             f"({why}); nothing was recorded{hint}")
+        if not all(f in _fold(shown) for f in own_fields):
             text = " ".join(str(v) for v in item.fields.values())
-            raise ValueError(f"{record.path}: pool item {item_id!r} is not the log's sample "
+            raise ValueError(f"{at}: pool item {item_id!r} is not the log's sample "
                              f"{item_id!r}: the item reads {_excerpt(text)}, the sample's "
                              f"input {_excerpt(shown)}; the session was made from another "
                              f"pool than the eval ran on (same ids, other content)")
+        ran = None if log is None or log.recorded is None else log.recorded.get(item_id)
+        if ran is not None and abs(ran - record.labels[item_id]) > 1e-9:
+            raise ValueError(f"{where}: item {item_id!r} has score {record.labels[item_id]:g} "
+                             f"in this log, recorded by eval {log.eval_id}, whose own log "
+                             f"{log.path} recorded {ran:g}; nothing was recorded")
+        out[item_id] = f"inspect-log:{log.eval_id}"
+    return out

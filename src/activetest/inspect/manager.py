@@ -553,6 +553,10 @@ class ActiveStopping:
         out["draws"] = [a.item_id for a in acq]
         out["q"] = [float(a.q) for a in acq]
         out["labels"] = {i: float(scores[v]) for i, v in s.labels().items()}
+        # where each label came from (``inspect:<eval_id>``: that eval's score, confirmed
+        # by its log's sample when read back; else a person's or an import's source):
+        # `init --from-inspect` needs it to confirm labels of earlier evals (QA)
+        out["sources"] = {lab.item_id: str(lab.source) for lab in s.store.labels().values()}
         out["n_known"] = [int(d[3]) for d in s.store.design_draws()]
         out["eval_id"] = self._eval_id
         # the anytime CS is tuned to the planned budget: a copy made with another one
