@@ -253,6 +253,25 @@ def test_a_killed_eval_keeps_its_labels_and_the_next_continues_the_draws(
     assert set(labels) == set(first)
     assert {i: levels[v] for i, v in labels.items()} == {i: truth[i] for i in first}
     assert md["reason"] == "budget spent" and md["n_labels"] == 40
+    # read back from the folder of logs: the killed eval's labels are confirmed by the
+    # samples its log holds (inspect writes them as they complete, so a kill may lose
+    # some: then refused, naming that log), the full run's log is passed over
+    k_id = _read(str(killed)).eval.eval_id
+    held = {str(smp.id) for smp in _read(str(killed)).samples or ()}
+    mine = {i for i, src in md["sources"].items() if src == f"inspect:{k_id}"}
+    assert mine == set(kept)
+    made = ["--task", "arith.toml", "--pool", "pool.jsonl", "--target", "pool", "--surrogate",
+            "column:p_correct", "--seed", "0", "--no-progress"]
+    p = _cli(tmp_path, "init", "back.db", *made, "--from-inspect", str(tmp_path / "logs"))
+    err = " ".join(p.stderr.split())
+    assert "Traceback" not in err and f"{Path(full['log']).name}: passed over" in err, err
+    if mine <= held:
+        assert p.returncode == 0, p.stderr
+        with Session.open(tmp_path / "back.db") as b:
+            assert b.labels() == labels
+            assert [a.item_id for a in b.acquisitions()] == first
+    else:
+        assert p.returncode == 2 and killed.name in err, err
 
 
 def test_from_inspect_takes_the_logs_planned_budget_and_refuses_another(

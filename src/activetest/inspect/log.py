@@ -78,7 +78,8 @@ class LogSamples:
         eval_id: inspect's id of the eval.
         inputs: sample id -> its input as text (the samples the log holds).
         recorded: sample id -> the score the eval recorded; None for a log that wrote no
-            early-stopping record (killed or cancelled: its samples still show what ran).
+            early-stopping record (killed, cancelled or failed: its samples still show
+            what ran).
         created: when inspect started the eval, or "".
     """
 
@@ -199,10 +200,10 @@ def read_logs(paths: Iterable[str | os.PathLike[str]]
 
     The newest eval (inspect's ``eval.created``) whose log holds an early-stopping record
     is the session's state; every log given (that one included) confirms the labels its
-    own eval recorded (:func:`restore`). A log of an eval that wrote no record (killed or
-    cancelled) serves only that way. In a folder, a file that is not a log of an eval run
-    with :class:`ActiveStopping` is passed over (and named in the notes); a file given by
-    name must be one.
+    own eval recorded (:func:`restore`). A log of an eval that wrote no record (killed,
+    cancelled or failed) serves only that way, where it holds samples. In a folder, a
+    file that is not a log of an eval run with :class:`ActiveStopping` is passed over
+    (and named in the notes); a file given by name must be one.
 
     Returns:
         The state, the logs that confirm labels (by eval id, the state's own included),
@@ -239,8 +240,8 @@ def read_logs(paths: Iterable[str | os.PathLike[str]]
             header = _header(f)
             created = str(getattr(header.eval, "created", "") or "")
             unread.append((_when(created), exc))
-            if str(getattr(header, "status", "")) in ("started", "cancelled"):
-                try:  # a killed eval's log may hold the samples that completed
+            if str(getattr(header, "status", "")) in ("started", "cancelled", "error"):
+                try:  # a killed or failed eval's log may hold the samples that completed
                     inputs = _sample_inputs(f)
                 except ValueError:
                     inputs = {}
@@ -260,6 +261,13 @@ def read_logs(paths: Iterable[str | os.PathLike[str]]
                          f"with activetest.inspect.ActiveStopping")
     states.sort(key=lambda r: _when(r.created))
     newest = states[-1]
+    for o in others:  # a later eval that wrote no record: its labels are not in any log
+        if _when(o.created) > _when(newest.created):
+            notes.append(f"{o.path}: an eval later than {newest.path} that wrote no "
+                         f"early-stopping record (killed, cancelled or failed): the session "
+                         f"is read as of {newest.path}; the labels the later eval recorded "
+                         f"are in the session file and in the log of the eval that "
+                         f"continued it")
     confirm = [LogSamples(r.path, r.eval_id, dict(r.inputs), dict(r.recorded), r.created)
                for r in states] + others
     return newest, confirm, notes
