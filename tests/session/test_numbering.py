@@ -217,3 +217,22 @@ def test_reader_refuses_other_bases_and_floats() -> None:
         reader(1.0, "x")
     assert reader(" Positive ", "x") == 1 and reader("", "x") is None
     assert LabelReader(task, base=1)(2.0, "x") == 1
+
+
+def test_reader_ignores_unicode_form_and_the_case_of_label_map_keys(tmp_path: Path) -> None:
+    """QA: 'négatif' typed in NFD (e + combining accent) was "unknown label 'négatif';
+    expected one of 'négatif', ..." (both look the same); a label_map key 'neg' did not
+    read 'NEG', and the message did not list the map's keys."""
+    import unicodedata
+
+    task_path = tmp_path / "fr.toml"
+    task_path.write_text('name = "fr"\ninstruction = "Avis ?"\nclasses = ["négatif", '
+                         '"positif"]\n', encoding="utf-8")
+    task = load_task(task_path)
+    reader = LabelReader(task, label_map={"neg": 0, "pos": "positif"})
+    nfd = unicodedata.normalize("NFD", "négatif")
+    assert nfd != "négatif" and reader(nfd, "x") == 0
+    assert reader(" NEG ", "x") == 0 and reader("Pos", "x") == 1
+    with pytest.raises(ValueError, match=r"unknown label 'neutre'; expected one of 'négatif', "
+                                         r"'positif' or a label_map key \('neg', 'pos'\)"):
+        reader("neutre", "x")

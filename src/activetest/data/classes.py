@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
@@ -49,6 +50,12 @@ def _key(value: Any) -> str:
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     return str(value).strip()
+
+
+def _fold(text: str) -> str:
+    """A label as compared when case, surrounding blanks and Unicode form do not count
+    (NFC: 'é' typed as e + combining accent is 'é')."""
+    return unicodedata.normalize("NFC", text.strip()).casefold()
 
 
 def _short(value: Any, n: int = 60) -> str:
@@ -89,13 +96,19 @@ class LabelReader:
             for names in (task.classes, task.class_names):
                 for i, w in enumerate(names):
                     self.exact.setdefault(w, i)
-                    self.folded.setdefault(w.strip().casefold(), i)
+                    self.folded.setdefault(_fold(w), i)
         self.map: dict[str, int] = {}
         for key, value in (label_map or {}).items():
             self.map[_key(key)] = self._target(key, value)
         if task is not None:
             for key, idx in task.label_map.items():
                 self.map.setdefault(key, idx)
+        # case, blanks and Unicode form are ignored for label_map keys as for label words
+        # (QA: 'NEG' refused where the map had 'neg'; a word typed in NFD refused beside
+        # the same word in NFC, "expected one of 'négatif', ...")
+        self.map_folded: dict[str, int] = {}
+        for key, idx in self.map.items():
+            self.map_folded.setdefault(_fold(key), idx)
         if self.base is not None and task is not None:
             for i, w in enumerate(task.classes):
                 if _INT.match(w.strip()) and int(w) - self.base != i:
@@ -121,16 +134,21 @@ class LabelReader:
 
     def expected(self) -> str:
         """What a label may be, for error messages."""
+        keys = ""
+        if self.map:
+            shown = sorted(self.map)
+            keys = (" or a label_map key (" + ", ".join(map(repr, shown[:12]))
+                    + (", ..." if len(shown) > 12 else "") + ")")
         if self.task is None:
-            return "a label_map key" + ("" if self.base is None else
-                                        f" or a class number counted from {self.base}")
+            return "a label_map key" + keys[len(" or a label_map key"):] + (
+                "" if self.base is None else f" or a class number counted from {self.base}")
         words = ", ".join(repr(w) for w in self.task.classes)
         names = ""
         if tuple(self.task.class_names) != tuple(self.task.classes):
             names = " (or the class names " + ", ".join(map(repr, self.task.class_names)) + ")"
         number = ("" if self.base is None else
                   f" or a class number {self.base}..{self.task.n_classes - 1 + self.base}")
-        return f"one of {words}{names}{number}"
+        return f"one of {words}{names}{number}{keys}"
 
     def _number(self, n: int, raw: Any, where: str) -> int:
         if self.base is None:
@@ -176,8 +194,10 @@ class LabelReader:
             return self.map[key]
         if not isinstance(raw, str) and key in self.exact:  # numeric label words: 5 -> "5"
             return self.exact[key]
-        if key.casefold() in self.folded:
-            return self.folded[key.casefold()]
+        if _fold(key) in self.map_folded:
+            return self.map_folded[_fold(key)]
+        if _fold(key) in self.folded:
+            return self.folded[_fold(key)]
         if _INT.match(key):
             return self._number(int(key), raw, where)
         if re.fullmatch(r"[+-]?\d+", key):
