@@ -145,14 +145,20 @@ def study_parser(prog: str, *, scenario: str, runs: int,
     """The command line the history studies share (``--root --matrix --scenario --targets
     --runs --budgets --seed --cache``; a study adds its own options to it)."""
     p = argparse.ArgumentParser(prog=prog)
-    p.add_argument("--root", default="../shared/datasets/history")
-    p.add_argument("--matrix", default="bbh")
-    p.add_argument("--scenario", default=scenario)
-    p.add_argument("--targets", type=int, default=30)
-    p.add_argument("--runs", type=int, default=runs)
-    p.add_argument("--budgets", type=int, nargs="*", default=list(budgets))
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--cache", default="experiments/cache")
+    p.add_argument("--root", default="../shared/datasets/history",
+                   help="the response matrices' folder (default: %(default)s)")
+    p.add_argument("--matrix", default="bbh", help="bbh or mmlu_pro_math (default: %(default)s)")
+    p.add_argument("--scenario", default=scenario,
+                   help="random or cross (held-out models; default: %(default)s)")
+    p.add_argument("--targets", type=int, default=30,
+                   help="held-out models (default: %(default)s)")
+    p.add_argument("--runs", type=int, default=runs,
+                   help="runs per held-out model (a block's; default: %(default)s)")
+    p.add_argument("--budgets", type=int, nargs="*", default=list(budgets),
+                   help="label budgets (default: %(default)s)")
+    p.add_argument("--seed", type=int, default=0, help="seed (default: %(default)s)")
+    p.add_argument("--cache", default="experiments/cache",
+                   help="cached blocks' folder (default: %(default)s)")
     return p
 
 

@@ -46,13 +46,14 @@ DIGITS = 10
 BUDGETS = (5, 10, 20)
 
 
-def digest(*arrays: object) -> str:
-    """Hash of numbers rounded to :data:`DIGITS` significant digits (NaN and inf kept)."""
+def digest(*arrays: object, digits: int = DIGITS) -> str:
+    """Hash of numbers rounded to ``digits`` (:data:`DIGITS`) significant digits (NaN
+    and inf kept)."""
     h = hashlib.sha256()
     for a in arrays:
         x = np.asarray(a, dtype=np.float64).ravel()
         h.update(f"{x.size}:".encode())
-        h.update(",".join(f"{v:.{DIGITS}g}" for v in x).encode())
+        h.update(",".join(f"{v:.{digits}g}" for v in x).encode())
         h.update(b"|")
     return h.hexdigest()[:16]
 

@@ -696,15 +696,25 @@ def main(argv: Sequence[str] | None = None) -> None:
                                  description="The paper's experiments on the bundled models.")
     sub = ap.add_subparsers(dest="cmd", required=True)
     run = sub.add_parser("run", help="statistics from cached outputs -> docs/reproduction.md")
-    run.add_argument("--outputs", default="experiments/outputs")
-    run.add_argument("--out", default="docs")
-    run.add_argument("--runs", type=int, default=3000)
-    run.add_argument("--budget", type=int, default=400)
-    run.add_argument("--coverage-runs", type=int, default=100)
-    run.add_argument("--boot", type=int, default=1000)
-    run.add_argument("--paper-table", default="../shared/paper/risk_error_tables.csv")
-    run.add_argument("--datasets", nargs="*")
-    run.add_argument("--seed", type=int, default=0)
+    run.add_argument("--outputs", default="experiments/outputs",
+                     help="the cached model outputs (experiments score writes them) "
+                     "(default: %(default)s)")
+    run.add_argument("--out", default="docs",
+                     help="folder reproduction.md is written into (default: %(default)s)")
+    run.add_argument("--runs", type=int, default=3000,
+                     help="seeded runs per setting (default: %(default)s)")
+    run.add_argument("--budget", type=int, default=400,
+                     help="labels per run (largest budget) (default: %(default)s)")
+    run.add_argument("--coverage-runs", type=int, default=100,
+                     help="runs per setting for the bootstrap's coverage (default: %(default)s)")
+    run.add_argument("--boot", type=int, default=1000,
+                     help="bootstrap resamples (default: %(default)s)")
+    run.add_argument("--paper-table", default="../shared/paper/risk_error_tables.csv",
+                     help="the paper's own numbers, set beside ours (a path from the "
+                     "current folder; absent: left out; default: %(default)s)")
+    run.add_argument("--datasets", nargs="*",
+                     help="only these datasets' settings (default: all five)")
+    run.add_argument("--seed", type=int, default=0, help="the runs' seed (default: %(default)s)")
     run.add_argument("--no-designs", action="store_true",
                      help="leave out the adaptive designs' rows (the paper's rows only)")
     run.add_argument("--cache", default=str(DEFAULT_CACHE),
@@ -716,24 +726,35 @@ def main(argv: Sequence[str] | None = None) -> None:
     run.add_argument("--no-cache", action="store_true",
                      help="simulate the adaptive designs' rows afresh (and store them)")
     sc = sub.add_parser("score", help="score the shared datasets with the bundled models")
-    sc.add_argument("--datasets", nargs="*", default=["sst2", "subj", "fpb", "hs", "mmlu"])
-    sc.add_argument("--out", default="experiments/outputs")
+    sc.add_argument("--datasets", nargs="*", default=["sst2", "subj", "fpb", "hs", "mmlu"],
+                    help="datasets to score (default: %(default)s)")
+    sc.add_argument("--out", default="experiments/outputs",
+                    help="where the outputs go (default: %(default)s)")
     sc.add_argument("--root", default=None, help="datasets folder (default ../shared/datasets)")
-    sc.add_argument("--backend", default="llamacpp")
-    sc.add_argument("--seed", type=int, default=0)
+    sc.add_argument("--backend", default="llamacpp",
+                    help="SmolLM2's backend: llamacpp or hf (Gemma is llama.cpp) "
+                    "(default: %(default)s)")
+    sc.add_argument("--seed", type=int, default=0,
+                    help="seed of the in-context examples (default: %(default)s)")
     sc.add_argument("--sequential", action="store_true",
                     help="score the models one after the other (default: side by side, one "
                          "thread each)")
     cov = sub.add_parser("coverage", help="intervals and confidence sequences -> "
                                           "docs/intervals.md")
-    cov.add_argument("--outputs", default="experiments/outputs")
-    cov.add_argument("--out", default="docs")
-    cov.add_argument("--runs", type=int, default=3000)
-    cov.add_argument("--budget", type=int, default=400)
-    cov.add_argument("--exact-runs", type=int, default=1000)
-    cov.add_argument("--losses", nargs="*", default=["log", "zero_one"])
-    cov.add_argument("--datasets", nargs="*")
-    cov.add_argument("--seed", type=int, default=0)
+    cov.add_argument("--outputs", default="experiments/outputs",
+                     help="the cached model outputs (default: %(default)s)")
+    cov.add_argument("--out", default="docs",
+                     help="folder intervals.md is written into (default: %(default)s)")
+    cov.add_argument("--runs", type=int, default=3000,
+                     help="seeded runs per setting (default: %(default)s)")
+    cov.add_argument("--budget", type=int, default=400,
+                     help="labels per run (default: %(default)s)")
+    cov.add_argument("--exact-runs", type=int, default=1000,
+                     help="runs per setting for the exact (betting) CS (default: %(default)s)")
+    cov.add_argument("--losses", nargs="*", default=["log", "zero_one"],
+                     help="losses studied (default: %(default)s)")
+    cov.add_argument("--datasets", nargs="*", help="only these datasets (default: all)")
+    cov.add_argument("--seed", type=int, default=0, help="the runs' seed (default: %(default)s)")
     cov.add_argument("--cache", default=None,
                      help="pickle of the measurements: reused if present (re-render only)")
     from activetest.experiments.history import add_parser as _history_parser
