@@ -391,7 +391,8 @@ def add_parser(sub: object) -> None:
                        "of the shared response matrices -> docs/history.md")
     p.add_argument("--root", default="../shared/datasets/history",
                    help="the response matrices' folder (default: %(default)s)")
-    p.add_argument("--out", default="docs/history.md", help="the doc written (default: %(default)s)")
+    p.add_argument("--out", default="docs/history.md",
+                   help="the doc written (default: %(default)s)")
     p.add_argument("--targets", type=int, default=30, help="held-out models (default: %(default)s)")
     p.add_argument("--runs", type=int, default=200,
                    help="runs of the design per held-out model (default: %(default)s)")
@@ -401,7 +402,8 @@ def add_parser(sub: object) -> None:
                    help="held-out models of the cross-population scenario (default --targets)")
     p.add_argument("--budgets", type=int, nargs="*", default=list(BUDGETS),
                    help="label budgets (default: %(default)s)")
-    p.add_argument("--matrices", nargs="*", default=list(MATRICES), help="matrices (default: %(default)s)")
+    p.add_argument("--matrices", nargs="*", default=list(MATRICES),
+                   help="matrices (default: %(default)s)")
     p.add_argument("--scenarios", nargs="*", default=["random", "cross"],
                    help="held-out scenarios (default: %(default)s)")
     p.add_argument("--seed", type=int, default=0, help="seed (default: %(default)s)")
