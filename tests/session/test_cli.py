@@ -101,6 +101,16 @@ def test_import_errors_exit_2_and_keep_labels(pool_files: PoolFiles, tmp_path: P
     assert "1 item(s) left out" in out and f"item {ids[1]!r}" in out
     assert "'positive' (" in out and "line 2) vs 'negative' (" in out and "--resolve" in out
     assert json.loads(run("status", db, "--json"))["n_labelled"] == first["n_labelled"]
+    # settled by --resolve latest, then the same file again: the item keeps its label,
+    # and the output says so (QA: "left out ... label them in the terminal")
+    import shutil
+
+    copy = shutil.copy(db, db.with_name("copy.db"))
+    assert "1 disagreement(s) settled by --resolve latest" in run("import", copy, sheet,
+                                                                  "--resolve", "latest")
+    out = " ".join(run("import", copy, sheet).split())
+    assert "1 disagreement(s) left as they are labelled already" in out, out
+    assert "keeps 'negative'" in out and "left out" not in out
     fails(f"item_id,label\n{ids[0]},positive\n", "already has label 'negative'", "--overwrite")
     fails('item_id,label\n"unterminated,positive\n', "labels.csv")
     fails("text,label\nhello,positive\n", "no column 'item_id'")

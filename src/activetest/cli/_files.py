@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -145,7 +145,8 @@ def import_(
             _out.print(f"nothing in {_escape(file.name)} was a label: no row has its label "
                        f"filled in (a sheet from `select --out` not answered yet? fill in "
                        f"its label column, then import it)")
-        _print_conflicts(result.conflicts, resolve.value)
+        labelled = {k: s.task.class_names[v] for k, v in s.labels().items()}
+        _print_conflicts(result.conflicts, resolve.value, labelled)
         _print_waiting(s.waiting())
 
 
@@ -174,9 +175,21 @@ def _import_lmeval(s: Any, files: Sequence[Path], metric_key: str | None,
     _print_waiting(s.waiting())
 
 
-def _print_conflicts(conflicts: Sequence[Any], resolve: str) -> None:
+def _print_conflicts(conflicts: Sequence[Any], resolve: str,
+                     labelled: Mapping[str, str] | None = None) -> None:
+    """The disagreements an import met: those ``resolve`` settled, those it left out
+    (an item already labelled, ``labelled``: item id -> class name, keeps its label, as
+    said: QA, a re-import after ``--resolve latest`` asked to label them again)."""
+    labelled = labelled or {}
     settled = [c for c in conflicts if c.settled is not None]
-    left = [c for c in conflicts if c.settled is None]
+    kept = [c for c in conflicts if c.settled is None and c.item_id in labelled]
+    left = [c for c in conflicts if c.settled is None and c.item_id not in labelled]
+    if kept:
+        _out.print(f"{len(kept)} disagreement(s) left as they are labelled already:")
+        for c in kept[:20]:
+            _out.print(f"  {_escape(c.describe())}; keeps {_escape(repr(labelled[c.item_id]))}")
+        if len(kept) > 20:
+            _out.print(f"  ... and {len(kept) - 20} more")
     if settled:
         _out.print(f"{len(settled)} disagreement(s) settled by --resolve {resolve}:")
         for c in settled[:20]:
