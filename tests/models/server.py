@@ -66,15 +66,17 @@ def _ready(url: str) -> bool:
 
 @contextlib.contextmanager
 def llama_server(model_path: str | Path, *, n_ctx: int = 2048, n_threads: int = 2,
-                 startup_timeout: float = 120.0, extra_args: tuple[str, ...] = ()
-                 ) -> Iterator[str]:
+                 startup_timeout: float = 120.0, extra_args: tuple[str, ...] = (),
+                 port: int | None = None) -> Iterator[str]:
     """Run ``python -m llama_cpp.server`` on ``model_path``; yield its ``/v1`` base URL.
+
+    ``port``: the port to listen on (default: a free one).
 
     Raises:
         RuntimeError: the server exited or did not answer within ``startup_timeout``
             (the end of its log is included).
     """
-    port = free_port()
+    port = port or free_port()
     cmd = [sys.executable, "-m", "activetest.models.llama_server", "--model", str(model_path),
            "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx),
            "--n_threads", str(n_threads), "--n_threads_batch", str(n_threads),

@@ -328,3 +328,46 @@ def test_bad_arguments(kwargs: dict, message: str) -> None:
     args = {"base_url": "http://127.0.0.1:1/v1", "model": "m", **kwargs}
     with pytest.raises(ValueError, match=message):
         OpenAIScorer(**args)
+
+
+def test_cache_keeps_apart_the_models_one_url_served(tmp_path: Path, gguf: Path) -> None:
+    """QA: a server on one port served SmolLM2, then Gemma; ``openai:URL`` without ``#model``
+    handed the second the first one's cached scores (the key had no model in it)."""
+    from activetest.models.bundled import bundled_model_path
+    from activetest.models.cache import CachedScorer
+
+    pytest.importorskip("llama_cpp.server")
+    try:
+        gemma = Path(bundled_model_path("gemma3-270m"))
+    except Exception as exc:  # not installed in this environment
+        pytest.skip(f"bundled Gemma not available: {exc}")
+    port = free_port()
+    got: dict[str, tuple[np.ndarray, np.ndarray, dict]] = {}
+    for name, path in (("smollm2", gguf), ("gemma", gemma)):
+        with llama_server(path, n_ctx=512, n_threads=1, port=port) as url:
+            # the same name for both (llama-cpp-python answers any name with its model)
+            for spec_model in (None, "same-name"):
+                cached = CachedScorer(OpenAIScorer(url, spec_model, concurrency=1), tmp_path)
+                lp = cached.score(TASK, ITEMS[:3], progress=False)
+                fresh = OpenAIScorer(url, spec_model, concurrency=1).score(
+                    TASK, ITEMS[:3], progress=False)
+                assert cached.hits == 0, (name, spec_model)  # never the other model's entry
+                np.testing.assert_allclose(lp, fresh, atol=TOL)
+                got[f"{name}/{spec_model}"] = (lp, fresh, cached.cache_identity())
+    assert np.abs(got["smollm2/None"][0] - got["gemma/None"][0]).max() > 1e-3
+    ident = got["gemma/None"][2]["identity"]["model"]
+    assert ident["id"] == str(gemma)  # the served model, named in the identity (provenance)
+    assert got["gemma/same-name"][2]["identity"]["model"]["served"]["id"] == str(gemma)
+
+
+def test_no_model_name_and_no_model_list_refuses_the_cache(tmp_path: Path) -> None:
+    """Without ``#model`` a server that does not list its model gives no cache key: refused
+    with what to do, not keyed by the URL alone."""
+    from activetest.models.cache import CachedScorer
+
+    down = OpenAIScorer(f"http://127.0.0.1:{free_port()}/v1", max_retries=0)
+    with pytest.raises(EndpointError, match=r"cannot list the served models .*score cache.*"
+                                            r"openai:URL#name"):
+        CachedScorer(down, tmp_path).score(TASK, ITEMS[:1], progress=False)
+    named = OpenAIScorer(f"http://127.0.0.1:{free_port()}/v1", "m", max_retries=0)
+    assert named.cache_identity()["model"] == {"id": "m"}  # a given name is all there is

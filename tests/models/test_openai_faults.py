@@ -73,6 +73,11 @@ def test_no_spelling_of_a_spec_is_stored_or_shown_with_its_secret(name: str) -> 
     assert "127.0.0.1:9/v1" in stored and "***" not in stored  # stored without trace
     scorer = get_scorer(spec)
     assert isinstance(scorer, OpenAIScorer)
+    if scorer.model is None:  # no model named and none listed (no server): no identity
+        with pytest.raises(EndpointError, match="cannot list the served models") as info:
+            scorer.cache_identity()
+        assert_hidden(str(info.value), secret, "the refusal")
+        return
     for shown in (repr(scorer), str(vars(scorer)), str(scorer.cache_identity()), scorer.name,
                   scorer.endpoint):
         assert_hidden(shown, secret, "the scorer")

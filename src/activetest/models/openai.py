@@ -286,9 +286,19 @@ class OpenAIScorer(EndpointClient):
                 f"top_k={self.top_k}, concurrency={self.concurrency})")
 
     def cache_identity(self) -> dict[str, Any]:
-        """What determines this scorer's outputs (for the score cache; no credentials)."""
+        """What determines this scorer's outputs (for the score cache; no credentials).
+
+        The model is the one the server says it serves, asked now
+        (:meth:`~activetest.models.openai_http.EndpointClient.served_model`): a server
+        restarted with other weights on the same URL gets other cache entries.
+
+        Raises:
+            EndpointError: no model name was given and the server does not say which
+                one it serves (a key without the model could hand back another model's
+                scores).
+        """
         return {"backend": self.backend, "endpoint": without_credentials(self._url.value),
-                "model": self.model,
+                "model": self.served_model(),
                 "method": self.method, "extra_body": self.extra_body}
 
     # ------------------------------------------------------------ responses

@@ -93,6 +93,19 @@ def _status_hint(status: int) -> str:
     return ""
 
 
+#: How to name the served model, from the command line and from Python.
+_NAME_IT = "; name the model: openai:URL#name (Python: OpenAIScorer(url, model=name))"
+
+#: What a ``/models`` entry says about the weights behind a name (not ``created``, which
+#: some servers set to the time of the request).
+_SERVED_FIELDS = ("id", "root", "parent", "max_model_len", "owned_by", "meta")
+
+
+def _served_fields(entry: dict[str, Any]) -> dict[str, Any]:
+    """The fields of a ``/models`` entry that identify the served weights."""
+    return {k: entry[k] for k in _SERVED_FIELDS if entry.get(k) is not None}
+
+
 def _shown_bad(value: object) -> str:
     """A repr of something that should have been a URL, safe to show."""
     if not isinstance(value, str):
@@ -397,18 +410,24 @@ class EndpointClient:
                               status=200, shown=shown)
         return data
 
-    def _resolve_model(self, client: httpx.Client) -> None:
-        """Ask ``{base}/models`` for the served model when none was given."""
-        if self.model is not None:
-            return
+    def _models_url(self) -> str:
         parts = urlsplit(self._url.value)
-        url = urlunsplit(parts._replace(path=parts.path.removesuffix("/completions")
-                                        + "/models"))
+        return urlunsplit(parts._replace(path=parts.path.removesuffix("/completions")
+                                         + "/models"))
+
+    def _list_models(self, client: httpx.Client, then: str = "") -> list[dict[str, Any]]:
+        """The entries of ``GET {base}/models`` (each with a string ``id``).
+
+        Raises:
+            EndpointError: the server did not answer with a model list (says why, then
+                ``then``).
+        """
+        url = self._models_url()
         shown = redact_url(url)
 
         def fail(why: str) -> EndpointError:
-            return EndpointError(shown, self._scrub(f"cannot list the served models ({why}); "
-                                                    f"pass model="))
+            return EndpointError(shown, self._scrub(f"cannot list the served models ({why})"
+                                                    f"{then}"))
 
         start = time.monotonic()
         try:
@@ -430,14 +449,62 @@ class EndpointClient:
             raise fail(f"answered 200 with non-JSON content {_text(reply.body, 200)!r}"
                        ) from None
         try:
-            ids = [str(m["id"]) for m in listing["data"]]
-        except (KeyError, TypeError):
+            entries = [dict(m, id=str(m["id"])) for m in listing["data"]]
+        except (KeyError, TypeError, ValueError):
             raise fail("unexpected answer: no data[].id") from None
+        return entries
+
+    def _resolve_model(self, client: httpx.Client) -> None:
+        """Ask ``{base}/models`` for the served model when none was given."""
+        if self.model is not None:
+            return
+        self._take_one(self._list_models(client, _NAME_IT))
+
+    def _take_one(self, entries: list[dict[str, Any]]) -> dict[str, Any]:
+        """The one listed model, made this client's model (refused when there are several)."""
+        ids = [m["id"] for m in entries]
         if len(ids) != 1:
-            raise EndpointError(shown, self._scrub(f"serves {len(ids)} models {ids[:10]}; "
-                                                   f"choose one with model="))
+            raise EndpointError(redact_url(self._models_url()), self._scrub(
+                f"serves {len(ids)} models {ids[:10]}; choose one: openai:URL#name "
+                f"(Python: OpenAIScorer(url, model=name))"))
         self.model = ids[0]
         self.name = f"openai:{self.model}@{self._host}"
+        return entries[0]
+
+    def served_model(self) -> dict[str, Any]:
+        """Which model the server serves under this client's model name, as it says.
+
+        ``GET {base}/models`` is asked every time (a server restarted with other
+        weights on the same port is noticed): the listed entry's ``id`` and those of
+        ``root``, ``parent``, ``max_model_len``, ``owned_by`` and llama.cpp's ``meta``
+        (parameter count, file size, ...) it reports. With a model name given and a
+        server that lists other names only (llama-cpp-python answers every name with
+        its one model), the one listed model is recorded under ``served``. Where the
+        list cannot be had, a given name is all there is (``{"id": name}``); a name
+        that stays the same while the weights behind it change (vLLM's
+        ``--served-model-name``, an alias) cannot be told apart by a client.
+
+        Raises:
+            EndpointError: no model name was given and the server does not say which
+                one model it serves.
+        """
+        with self._client() as client:
+            try:
+                entries = self._list_models(client, ", so its scores cannot be told apart "
+                                            "from another model's (the score cache is keyed "
+                                            "by the model)" + _NAME_IT)
+            except EndpointError:
+                if self.model is not None:
+                    return {"id": self.model}
+                raise
+        if self.model is None:
+            return _served_fields(self._take_one(entries))
+        for entry in entries:
+            if entry["id"] == self.model:
+                return _served_fields(entry)
+        if len(entries) == 1:
+            return {"id": self.model, "served": _served_fields(entries[0])}
+        return {"id": self.model}
 
     def _root(self, path: str) -> str:
         """``path`` at the server's root (the base URL without ``/v1``), query kept."""
