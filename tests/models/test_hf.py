@@ -259,3 +259,45 @@ def test_bad_arguments() -> None:
 def test_missing_field_names_item(smol: HFScorer, task: Task) -> None:
     with pytest.raises(ValueError, match="'broken'"):
         smol.score(task, [Item("broken", {"txt": "oops"})], progress=False)
+
+
+# -- a model folder of one's own --------------------------------------------------------
+
+
+def _tiny_folder(folder: Path, tok: object, seed: int, max_positions: int = 2048) -> Path:
+    """A tiny real Llama (random weights, seed ``seed``) with SmolLM2's tokenizer, saved as
+    a Hugging Face model folder."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(seed)
+    cfg = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64,  # type: ignore[arg-type]
+                      num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=2,
+                      max_position_embeddings=max_positions,
+                      bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id)  # type: ignore[attr-defined]
+    LlamaForCausalLM(cfg).save_pretrained(folder)
+    tok.save_pretrained(folder)  # type: ignore[attr-defined]
+    return folder
+
+
+def test_folder_cache_key_follows_weights_overwritten_in_place(
+        tmp_path: Path, smol: HFScorer, task: Task, items: list[Item]) -> None:
+    """QA: new weights copied over ``model.safetensors`` left the folder's size and mtime
+    as they were, and the score cache handed back the old weights' scores."""
+    import shutil
+
+    from activetest.models.cache import CachedScorer
+
+    folder = _tiny_folder(tmp_path / "mine", smol._tok, seed=0)
+    other = _tiny_folder(tmp_path / "other", smol._tok, seed=1)
+    cache = tmp_path / "cache"
+    first = CachedScorer(HFScorer(str(folder), n_threads=THREADS), cache)
+    old = first.score(task, items[:4], progress=False)
+    shutil.copyfile(other / "model.safetensors", folder / "model.safetensors")
+    again = CachedScorer(HFScorer(str(folder), n_threads=THREADS), cache)
+    new = again.score(task, items[:4], progress=False)
+    assert again.hits == 0
+    fresh = HFScorer(str(folder), n_threads=THREADS).score(task, items[:4], progress=False)
+    np.testing.assert_allclose(new, fresh, atol=TOL)
+    assert np.abs(new - old).max() > 1e-3
+

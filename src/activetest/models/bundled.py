@@ -80,10 +80,31 @@ BUNDLED_MODELS: dict[str, BundledModel] = {
 
 
 def file_identity(path: str | os.PathLike[str]) -> dict[str, object]:
-    """A cheap identity for a model file: resolved path, size and mtime (ns)."""
+    """A cheap identity for a model file: resolved path, size and mtime (ns).
+
+    For a directory (a Hugging Face model folder) the directory's own size and mtime
+    say nothing about its contents (a weight file overwritten in place changes
+    neither), so it is every file in it instead: ``files``, a sorted list of
+    ``[relative name, size, mtime_ns]`` (symlinks followed, as into a hub cache;
+    hidden files and folders such as ``.cache`` left out).
+    """
     p = Path(path).resolve()
     st = p.stat()
-    return {"path": str(p), "size": st.st_size, "mtime_ns": st.st_mtime_ns}
+    if not p.is_dir():
+        return {"path": str(p), "size": st.st_size, "mtime_ns": st.st_mtime_ns}
+    files: list[list[object]] = []
+    for root, dirs, names in os.walk(p, followlinks=True):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in names:
+            if name.startswith("."):
+                continue
+            f = Path(root) / name
+            try:
+                fst = f.stat()
+            except OSError:  # a dangling link: no content to identify
+                continue
+            files.append([f.relative_to(p).as_posix(), fst.st_size, fst.st_mtime_ns])
+    return {"path": str(p), "files": sorted(files)}
 
 
 def _missing(model: BundledModel, why: str) -> ModelNotFoundError:

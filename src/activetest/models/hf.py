@@ -370,8 +370,11 @@ class HFScorer:
 
     def cache_identity(self) -> dict[str, Any]:
         """Everything that determines this scorer's outputs (for the score cache)."""
-        model: Any = (file_identity(self.model_path) if self.model_path is not None
-                      else {"hub_id": self.spec})
+        if self.model_path is not None:
+            model: Any = file_identity(self.model_path)  # a folder: each file in it
+        else:  # the hub revision the files came from (a hub id moves to new weights)
+            model = {"hub_id": self.spec,
+                     "revision": getattr(self._model.config, "_commit_hash", None)}
         return {"backend": self.backend, "model": model, "dtype": self.dtype,
                 "full_sequence": self.full_sequence, "naive": self.naive,
                 "device": self.device.type}
