@@ -301,3 +301,21 @@ def test_folder_cache_key_follows_weights_overwritten_in_place(
     np.testing.assert_allclose(new, fresh, atol=TOL)
     assert np.abs(new - old).max() > 1e-3
 
+
+def test_prompt_longer_than_the_context_window_is_refused(
+        tmp_path: Path, smol: HFScorer, task: Task) -> None:
+    """QA: the hf backend scored a prompt past max_position_embeddings without a word
+    (llama.cpp refuses it): refused before the model runs, naming item, length, limit."""
+    from activetest.models import ContextOverflowError
+
+    scorer = HFScorer(str(_tiny_folder(tmp_path / "short", smol._tok, seed=0, max_positions=64)),
+                      n_threads=THREADS)
+    assert scorer.max_length == 64
+    short, long = Item("short", {"text": "Fine."}), Item("long", {"text": "Good food. " * 40})
+    assert scorer.score(task, [short], progress=False).shape == (1, task.n_classes)
+    n = len(scorer.prompt_ids(task, long))
+    with pytest.raises(ContextOverflowError,
+                       match=rf"model 'short': item 'long': prompt is {n} tokens .* context "
+                             rf"window of 64 tokens") as info:
+        scorer.score(task, [short, long], progress=False)
+    assert "truncate" not in str(info.value)  # no option this backend does not have

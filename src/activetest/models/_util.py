@@ -11,10 +11,25 @@ from typing import Any, TypeVar
 from activetest._numeric import log_softmax
 from activetest.errors import UserFacingError
 
-__all__ = ["ScoringCancelledError", "forward_progress", "log_softmax", "progress_bar",
-           "run_parallel"]
+__all__ = ["ContextOverflowError", "ScoringCancelledError", "forward_progress", "log_softmax",
+           "progress_bar", "run_parallel"]
 
 T = TypeVar("T")
+
+
+class ContextOverflowError(ValueError):
+    """A prompt does not fit in the model's context window.
+
+    Attributes:
+        facts: what does not fit (the item or the prefix, its token count, the limit).
+        advice: what the caller can do about it (said after the facts).
+        model: the model that refused (its name or spec), or None.
+    """
+
+    def __init__(self, facts: str, advice: str = "", *, model: str | None = None) -> None:
+        self.facts, self.advice, self.model = facts, advice, model
+        head = f"model {model}: " if model else ""
+        super().__init__(head + (f"{facts}; {advice}" if advice else facts))
 
 
 class ScoringCancelledError(UserFacingError, RuntimeError):

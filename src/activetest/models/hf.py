@@ -53,7 +53,7 @@ import numpy as np
 
 from activetest._tmpfiles import sweep_tmp, tmp_prefix
 from activetest.data.task import Item, Task
-from activetest.models._util import log_softmax, progress_bar
+from activetest.models._util import ContextOverflowError, log_softmax, progress_bar
 from activetest.models.base import Generation
 from activetest.models.bundled import (
     BUNDLED_MODELS,
@@ -226,6 +226,10 @@ class HFScorer:
         self._head_w = head.weight
         self._head_b = getattr(head, "bias", None)
         cfg = self._model.config.get_text_config(decoder=True)
+        limit = getattr(cfg, "max_position_embeddings", None)
+        #: the model's context window in tokens (its config's max_position_embeddings), or
+        #: None when the config names none
+        self.max_length: int | None = int(limit) if isinstance(limit, int) and limit > 0 else None
         self._softcap = getattr(cfg, "final_logit_softcapping", None)
         self._logit_scale = getattr(cfg, "logit_scale", None)
         fwd = inspect.signature(self._base.forward).parameters
@@ -397,6 +401,8 @@ class HFScorer:
 
         Raises:
             LabelTokenCollision: two label words share their first token (first-token mode).
+            ContextOverflowError: a prompt (prefix, item and, in full-sequence mode, the
+                label's tokens) is longer than the model's ``max_position_embeddings``.
             ValueError: an item lacks a template field, or a prompt tokenises to nothing.
         """
         labels = self.label_tokens(task)
@@ -407,6 +413,8 @@ class HFScorer:
                 raise ValueError(f"item {it.id!r}: the prompt tokenises to no ids")
         # Full-sequence scoring differs from first-token scoring only for multi-token labels.
         seqs = labels.sequences if (self.full_sequence and labels.multi_token) else None
+        self._check_fits(task, items, examples, prefix_ids, suffixes,
+                         max(len(q) for q in seqs) - 1 if seqs is not None else 0)
         out = np.empty((len(items), task.n_classes), dtype=np.float64)
         if not items:
             return out
@@ -428,6 +436,32 @@ class HFScorer:
                                                 [suffixes[i] for i in idx], None)
                     advance(len(idx))
         return out
+
+    def _check_fits(self, task: Task, items: Sequence[Item], examples: Sequence[Item],
+                    prefix_ids: list[int], suffixes: list[list[int]], extra: int) -> None:
+        """Refuse, before any forward pass, a prompt longer than the model's context window
+        (positions past ``max_position_embeddings`` give numbers the model was never
+        trained to give)."""
+        limit = self.max_length
+        if limit is None:
+            return
+        n_prefix = len(prefix_ids)
+        if n_prefix + 1 + extra > limit:
+            raise ContextOverflowError(
+                f"task {task.name!r}: the prompt prefix ({len(examples)} in-context examples) "
+                f"is {n_prefix} tokens, which leaves no room for an item in the model's "
+                f"context window of {limit} tokens (max_position_embeddings)",
+                "use fewer or shorter examples, or a model with a longer context",
+                model=repr(self.name))
+        for it, ids in zip(items, suffixes, strict=True):
+            total = n_prefix + len(ids) + extra
+            if total > limit:
+                raise ContextOverflowError(
+                    f"item {it.id!r}: prompt is {total} tokens (prefix {n_prefix}, item "
+                    f"{len(ids)}{f', label {extra}' if extra else ''}), more than the model's "
+                    f"context window of {limit} tokens (max_position_embeddings)",
+                    "shorten the item, use fewer in-context examples, or a model with a "
+                    "longer context", model=repr(self.name))
 
     def _prefix_cache(self, prefix_ids: list[int]) -> Any:
         """The prefix's DynamicCache (None for an empty prefix), computed once per prefix."""

@@ -53,7 +53,7 @@ import numpy as np
 
 from activetest.data.generative import cut_at_stop
 from activetest.data.task import Item, Task
-from activetest.models._util import log_softmax, progress_bar
+from activetest.models._util import ContextOverflowError, log_softmax, progress_bar
 from activetest.models.base import Generation
 from activetest.models.bundled import BUNDLED_MODELS, file_identity, model_format, resolve_model
 from activetest.models.labels import LabelTokens, canonical_ids, task_label_tokens
@@ -71,10 +71,6 @@ __all__ = [
     "TruncationWarning",
     "log_softmax",
 ]
-
-
-class ContextOverflowError(ValueError):
-    """A prompt does not fit in the model's context window."""
 
 
 class TruncationWarning(UserWarning):
@@ -266,7 +262,8 @@ class LlamaCppScorer:
             raise ContextOverflowError(
                 f"task {task.name!r}: the prompt prefix ({len(examples)} in-context examples) "
                 f"is {len(prefix_ids)} tokens, which leaves no room for an item in n_ctx="
-                f"{self.n_ctx}; use fewer or shorter examples or a larger n_ctx")
+                f"{self.n_ctx}", "use fewer or shorter examples or a larger n_ctx",
+                model=repr(self.name))
         note(event="scoring with", model=self.name, backend=self.backend)
         out = np.empty((len(items), task.n_classes), dtype=np.float64)
         desc = f"{self.name} ({task.name}{', naive' if self.naive else ''})"
@@ -298,15 +295,17 @@ class LlamaCppScorer:
             raise ContextOverflowError(
                 f"item {item.id!r}: prompt is {n_prefix + len(ids) + extra} tokens (prefix "
                 f"{n_prefix}, item {len(ids)}{f', label {extra}' if extra else ''}), more than "
-                f"n_ctx={self.n_ctx}; shorten the item, use fewer in-context examples, a larger "
-                f"n_ctx, or truncate=True to cut the item's text from the left")
+                f"n_ctx={self.n_ctx}", "shorten the item, use fewer in-context examples, a "
+                "larger n_ctx, or truncate=True to cut the item's text from the left",
+                model=repr(self.name))
         return self._truncated_suffix(task, item, n_prefix, extra)
 
     def _truncated_suffix(self, task: Task, item: Item, n_prefix: int, extra: int) -> list[int]:
         fields = {k: v for k, v in item.fields.items() if k in task.template_fields()}
         if not fields:
             raise ContextOverflowError(f"item {item.id!r}: too long for n_ctx={self.n_ctx} and "
-                                       f"has no template field to truncate")
+                                       f"has no template field to truncate",
+                                       model=repr(self.name))
         key = max(fields, key=lambda k: len(self.tokenize(fields[k])))
         field_ids = self.tokenize(fields[key])
         dropped = 0
@@ -324,7 +323,7 @@ class LlamaCppScorer:
                 break
             dropped = min(len(field_ids), dropped + over + 2)
         raise ContextOverflowError(f"item {item.id!r}: does not fit in n_ctx={self.n_ctx} even "
-                                   f"with its field {key!r} removed")
+                                   f"with its field {key!r} removed", model=repr(self.name))
 
     def _ensure_prefix(self, prefix_ids: list[int]) -> None:
         if self._prefix_ids == prefix_ids:
