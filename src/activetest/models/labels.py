@@ -61,15 +61,21 @@ Tokenize = Callable[[str], list[int]]
 class LabelTokenCollision(ValueError):  # noqa: N818 (name fixed by the API)
     """Two classes' label words start with the same token, so they cannot be told apart."""
 
+    #: What a Python caller of a scorer can do (the session layer says what a command-line
+    #: user can do instead).
+    ADVICE = ("choose label words that differ in their first token, or build the scorer with "
+              "full_sequence=True (LlamaCppScorer, HFScorer)")
+
     def __init__(self, word_a: str, word_b: str, token_id: int, *, index_a: int,
-                 index_b: int) -> None:
+                 index_b: int, model: str | None = None, advice: str | None = None) -> None:
         self.word_a, self.word_b, self.token_id = word_a, word_b, token_id
         self.index_a, self.index_b = index_a, index_b
+        self.model = model
+        head = f"model {model}: " if model else ""
         super().__init__(
-            f"label words {word_a!r} (class {index_a}) and {word_b!r} (class {index_b}) "
+            f"{head}label words {word_a!r} (class {index_a}) and {word_b!r} (class {index_b}) "
             f"share their first token (id {token_id}), so first-token scoring cannot tell "
-            f"them apart; choose label words that differ in their first token, or use "
-            f"full-sequence scoring")
+            f"them apart; {advice or self.ADVICE}")
 
 
 @dataclass(frozen=True)

@@ -74,6 +74,17 @@ def register_model(model: Any, raw_specs: dict[str, str], scorers: dict[str, Any
     return spec
 
 
+#: What to do about a prompt too long for a model given as a spec (a spec names no
+#: context size and no truncation: those are Python options of the scorer).
+OVERFLOW_ADVICE = ("shorten the item's text in the pool, use fewer in-context examples "
+                   "(--shots, --target-shots), or use a model with a longer context window "
+                   "(in Python: pass a scorer built with a larger n_ctx, or truncate=True)")
+#: What to do about two classes whose label words start with the same token.
+COLLISION_ADVICE = ("give the classes label words that differ in their first token (a task "
+                    "file's classes, --task FILE.toml), or use another model; in Python: pass "
+                    "a scorer built with full_sequence=True")
+
+
 class Scoring:
     """Builds scorers from specs (with the score cache) and scores items with provenance.
 
@@ -150,13 +161,26 @@ class Scoring:
         Raises:
             ValueError: the model returned the wrong shape or non-finite values.
         """
+        from activetest.models._util import ContextOverflowError
         from activetest.models.cache import scorer_identity
+        from activetest.models.labels import LabelTokenCollision
         from activetest.session.store import now
 
         scorer = self.scorer(spec)
         examples = self.examples[:shots]
-        lp = np.asarray(scorer.score(self.task, items, examples, progress=progress),
-                        dtype=np.float64)
+        # the scorer's advice is for its Python caller (n_ctx=, truncate=, full_sequence=);
+        # here the model is a spec, so say which one refused and what can be done with it
+        try:
+            lp = np.asarray(scorer.score(self.task, items, examples, progress=progress),
+                            dtype=np.float64)
+        except ContextOverflowError as exc:
+            raise ContextOverflowError(exc.facts, OVERFLOW_ADVICE,
+                                       model=f"{spec!r} ({role})") from None
+        except LabelTokenCollision as exc:
+            raise LabelTokenCollision(exc.word_a, exc.word_b, exc.token_id,
+                                      index_a=exc.index_a, index_b=exc.index_b,
+                                      model=f"{spec!r} ({role})",
+                                      advice=COLLISION_ADVICE) from None
         if lp.shape != (len(items), self.task.n_classes):
             raise ValueError(f"model {spec!r} returned scores of shape {lp.shape} for "
                              f"{len(items)} items and {self.task.n_classes} classes")
