@@ -161,7 +161,7 @@ class Scoring:
         Raises:
             ValueError: the model returned the wrong shape or non-finite values.
         """
-        from activetest.models._util import ContextOverflowError
+        from activetest.models import ContextOverflowError
         from activetest.models.cache import scorer_identity
         from activetest.models.labels import LabelTokenCollision
         from activetest.session.store import now
