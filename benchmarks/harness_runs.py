@@ -376,7 +376,7 @@ def _data_digest(p: Pool) -> str:
 
 #: Significant digits the behaviour probe keeps: 6, not the probe module's 10. The
 #: designs refit logistic models on SVD features, and their per-draw estimates differ
-#: between CPUs in the 8th-10th digit (an AMD EPYC and an Intel Xeon with AMX, the same
+#: between CPUs in their last digits (an AMD EPYC and an Intel Xeon with AMX, the same
 #: numpy and OpenBLAS): at 10 digits the key missed the committed cache on every other
 #: machine (QA, 2026-12-05) although every row came out the same.
 PROBE_DIGITS = 6
