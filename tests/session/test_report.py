@@ -288,18 +288,25 @@ def test_one_label_count_still_draws_its_intervals() -> None:
     assert all(float(t).is_integer() for t in ax.get_xticks())
 
 
+def _spy(monkeypatch: pytest.MonkeyPatch, name: str, arg: int) -> list:
+    """Wrap ``plots.<name>`` so that each call's positional argument ``arg`` is kept in
+    the returned list (the call itself still runs)."""
+    seen: list = []
+    real = getattr(plots, name)
+
+    def spy(*args):  # type: ignore[no-untyped-def]
+        seen.append(args[arg])
+        return real(*args)
+
+    monkeypatch.setattr(plots, name, spy)
+    return seen
+
+
 def test_the_compare_designs_figure_says_what_it_draws_by(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The compare design draws where the two targets may differ, not by the surrogate
     (QA: the title said "acquisition: surrogate ...")."""
-    fig_title = []
-    orig = plots._fit_title
-
-    def spy(fig, text):  # type: ignore[no-untyped-def]
-        fig_title.append(text)
-        return orig(fig, text)
-
-    monkeypatch.setattr(plots, "_fit_title", spy)
+    fig_title = _spy(monkeypatch, "_fit_title", 1)
     plots.plot_acquisition(_data(acquisition="compare"), tmp_path / "a.png")
     plots.plot_acquisition(_data(), tmp_path / "b.png")
     assert fig_title[0].startswith("acquisition: where the target and the compared model")
@@ -310,14 +317,7 @@ def test_a_log_score_axis_labels_its_decades_only(tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """QA: pool scores over 1-1.5 decades (a PE session's) got labelled minor ticks that
     ran into each other ("3×10⁻²4×10⁻²6×10⁻²"); only the decades are labelled now."""
-    kept = []
-    real = plots._save
-
-    def keep(fig, path):  # type: ignore[no-untyped-def]
-        kept.append(fig)
-        return real(fig, path)
-
-    monkeypatch.setattr(plots, "_save", keep)
+    kept = _spy(monkeypatch, "_save", 0)
     rng = np.random.default_rng(0)
     base = _data()
     data = dataclasses.replace(base, scores=np.exp(rng.uniform(np.log(0.02), np.log(0.6),
