@@ -259,7 +259,10 @@ def read_logs(paths: Iterable[str | os.PathLike[str]]
             raise max(unread, key=lambda u: u[0])[1]
         raise ValueError(f"{', '.join(str(Path(p)) for p in paths)}: no log of an eval run "
                          f"with activetest.inspect.ActiveStopping")
-    states.sort(key=lambda r: _when(r.created))
+    # inspect's start time is to the second: two evals of one session started in the same
+    # second (a fast machine) tie, and the one that holds more draws and labels is the
+    # later state (a session only grows)
+    states.sort(key=lambda r: (_when(r.created), len(r.draws), len(r.labels)))
     newest = states[-1]
     for o in others:  # a later eval that wrote no record: its labels are not in any log
         if _when(o.created) > _when(newest.created):
