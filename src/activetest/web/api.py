@@ -1,0 +1,76 @@
+"""The labelling page's JSON API: its calls, what a request's fields may hold, and the
+error that tells the page to stop (the session file was replaced).
+
+The calls themselves are answered by :class:`activetest.web.server.LabelServer`; the
+transport is :mod:`activetest.web.http`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict
+from typing import Any
+
+__all__ = ["CALLS", "SessionReplacedError", "ahead_of", "annotator_of", "held_reply",
+           "levels_of"]
+
+#: Every call of the API, as (method, name under ``api/``).
+CALLS = frozenset({("GET", "state"), ("GET", "progress"), ("POST", "hello"), ("POST", "next"),
+                    ("POST", "answer"), ("POST", "answers"), ("POST", "undo"), ("POST", "skip"),
+                    ("POST", "disagreements"), ("POST", "adjudicate")})
+
+
+class SessionReplacedError(ValueError):
+    """The session file was replaced (or removed) under a running server: nothing more
+    is stored; restart ``activetest serve`` (HTTP 409)."""
+
+
+def annotator_of(body: dict[str, Any]) -> str:
+    """The annotator's name from a request: text (see ``check_name``)."""
+    from activetest.session.annotators import check_name
+
+    raw = body.get("annotator")
+    if raw is not None and not isinstance(raw, str):
+        raise ValueError(f"the annotator's name must be text, got {_json_kind(raw)}")
+    return check_name(raw)
+
+
+def _json_kind(value: Any) -> str:
+    """What a JSON value that is not text is, in words (for a refusal)."""
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, (int, float)):
+        return f"a number ({value!r})"
+    return "a list" if isinstance(value, list) else "an object"
+
+
+def held_reply(items: Sequence[Any]) -> dict[str, Any]:
+    """``{"item": the next, "ahead": those after it}``, or ``{"done": true}``."""
+    if not items:
+        return {"done": True}
+    return {"item": asdict(items[0]), "ahead": [asdict(x) for x in items[1:]]}
+
+
+def ahead_of(body: dict[str, Any]) -> int:
+    """How many items past the next one the page asks to hold at hand (0..5).
+
+    Raises:
+        ValueError: not a whole number from 0 to 5.
+    """
+    raw = body.get("ahead", 0)
+    if not isinstance(raw, int) or isinstance(raw, bool) or not 0 <= raw <= 5:
+        raise ValueError("ahead must be a number of items from 0 to 5")
+    return raw
+
+
+def levels_of(body: dict[str, Any]) -> list[int]:
+    """The answer's levels as the page numbers them (1, 2, ...), returned from 0.
+
+    Raises:
+        ValueError: not a non-empty list of whole numbers.
+    """
+    raw = body.get("levels")
+    if not isinstance(raw, list) or not raw or not all(
+            isinstance(v, int) and not isinstance(v, bool) for v in raw):
+        raise ValueError("levels must be a list of level numbers (1, 2, ...)")
+    return [v - 1 for v in raw]
