@@ -25,7 +25,8 @@ Each job has its own module; this class only joins them to one session file:
 :mod:`~activetest.session.create` (read inputs, score, write the file),
 :mod:`~activetest.session.draw` (the sampler), :mod:`~activetest.session.labels`
 (labels in and out), :mod:`~activetest.session.kinds` (what differs between a
-classification and a graded session), :mod:`~activetest.session.estimate` (pure estimates),
+classification and a graded session), :mod:`~activetest.session.assemble` (an
+estimate over the stored session), :mod:`~activetest.session.estimate` (pure estimates),
 :mod:`~activetest.session.report` (documents), :mod:`~activetest.session.records`
 (what they return).
 
@@ -38,10 +39,8 @@ labels (LURE of the per-item loss difference is unbiased for the difference).
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -50,14 +49,9 @@ import numpy as np
 from activetest.data.task import Item, Task
 from activetest.session import compare_graded, draw, labels
 from activetest.session import estimate as est
+from activetest.session.assemble import EstimateParts, estimate_parts
 from activetest.session.config import SessionConfig
 from activetest.session.kinds import SessionKind, kind_for, kind_for_task
-from activetest.session.options import (
-    check_level,
-    check_n_boot,
-    check_target_width,
-    compare_specs,
-)
 from activetest.session.pool_view import PoolView, RowIndex
 from activetest.session.records import (
     ACQUISITION_CHOICES,
@@ -75,22 +69,16 @@ from activetest.session.records import (
 )
 from activetest.session.scoring import (
     Scoring,
-    jsonable,
     register_model,
     score_rows,
-    stored_spec,
 )
 from activetest.session.store import (
     Acquisition,
     EstimateRow,
     LabelChange,
     SessionError,
-    SessionLockedError,
-    SessionReadOnlyError,
     SessionStore,
-    SessionWriteError,
 )
-from activetest.stats import BootstrapResult
 
 __all__ = [
     "ACQUISITION_CHOICES",
@@ -122,34 +110,6 @@ def _check_pool_size(store: SessionStore, cfg: SessionConfig) -> None:
 
         raise damaged(store.path, ValueError(
             f"its items table ends at row {have - 1} but the pool has {want} items"))
-
-
-@dataclass(frozen=True)
-class EstimateParts:
-    """An estimate with what it was computed from (:meth:`Session._estimate`): the report
-    and the parts the report's curves and the inspect manager recompute from.
-
-    Attributes:
-        report: the estimate.
-        draws: the labelled draws it used.
-        losses: metric -> ``(K,)`` the target's loss at them.
-        design_controls: metric -> the adaptive design's controls at them (empty: a
-            fixed acquisition).
-        blind_spots: metric -> its blind spot at every budget.
-        loss_bounds: metric -> the largest loss any pool item can have (known ones):
-            the range the intervals are clipped to.
-        variance_floors: a fixed proposal's model variance of each draw, the floor of
-            its intervals (:func:`.estimate.variance_floors`).
-    """
-
-    report: EstimateReport
-    draws: est.LabelledDraws
-    losses: dict[str, np.ndarray]
-    design_controls: dict[str, est.DesignControls]
-    blind_spots: dict[str, Any]
-    loss_bounds: dict[str, float]
-    variance_floors: est.VarianceFloors = dataclasses.field(
-        default_factory=est.VarianceFloors)
 
 
 class Session:
@@ -712,144 +672,9 @@ class Session:
         budget the blind spots are computed at (None: where the anytime CS starts; the
         report's curves need every budget, as each budget's estimate widens them)."""
         with self.store.shared_scores():
-            return self._estimate_from(compare=compare, n_boot=n_boot, level=level,
-                                       curves_from=curves_from,
-                                       target_width=target_width, record=record,
-                                       progress=progress)
-
-    def _estimate_from(self, *, compare: Sequence[Any] | Any, n_boot: int | None,
-                       level: float | None, target_width: float | None, record: bool,
-                       progress: bool, curves_from: int | None = None) -> EstimateParts:
-        cfg = self._cfg
-        # the types first (a string is refused, a float not truncated), before scoring
-        level = None if level is None else check_level(level)
-        n_boot = None if n_boot is None else check_n_boot(n_boot)
-        target_width = check_target_width(target_width)
-        draws = self.labelled_draws()
-        if draws.k == 0:
-            if draws.n_selected == 0:
-                raise SessionError("no labels yet: select items (`activetest select`) and label "
-                                   "them first")
-            raise SessionError(f"no usable labels yet: the first selected item "
-                               f"({self.store.acquisitions()[0].item_id!r}) has no label; LURE "
-                               f"uses the labels of the first K draws")
-        s_stored = self.store.scores("surrogate")
-        assert s_stored is not None
-        kind = self.kind
-        t_lp = kind.target_logprobs(draws, self._target_score(progress))  # scored once, stored
-        others = compare_specs(compare)  # a spec (str) or one Scorer is one target
-        for o in others:  # as init --compare refuses it
-            if isinstance(o, (str, os.PathLike)) and stored_spec(os.fspath(o)) == cfg.target:
-                raise SessionError(f"--compare {stored_spec(os.fspath(o))} is the session's "
-                                   f"target: compare it with another model")
-        if kind.name == "classification" and cfg.compare:
-            # the models compared at creation (scored on the pool then): every estimate
-            given = {stored_spec(os.fspath(o)) for o in others
-                     if isinstance(o, (str, os.PathLike))}
-            others = [s for s in cfg.compare if s not in given] + others
-        compared, warnings = kind.comparisons(self.store, others, draws, self.metrics,
-                                              self._score_other(draws.rows, progress))
-        design_controls: dict[str, est.DesignControls] = {}
-        design_info = sampler = None
-        if cfg.adaptive:
-            sampler = draw.replayed(self.store)  # one replay for the controls and the info
-            # each metric the design serves with its own control (both, for a session
-            # with both metrics created with the two-metric design)
-            design_controls = draw.metric_controls(self.store, draws.k, sampler)
-            design_info = draw.design_info(self.store, sampler)
-        t_pool = self.store.scores("target")  # read after scoring: a census knows it all
-        inputs = kind.estimate_inputs(
-            draws, self.metrics, surrogate_pool=s_stored.logprobs,
-            target_pool=None if t_pool is None else t_pool.logprobs, target_lp=t_lp,
-            compare=compared)
-        from activetest.session.blindspot import (
-            design_difference_weight_bounds,
-            session_blind_spots,
-            stored_differences,
-        )
-
-        # models compared at creation are known on the pool: each item's largest difference
-        sure = stored_differences(cfg, self.store, self.metrics,
-                                  None if t_pool is None else t_pool.logprobs)
-        # a fixed acquisition's scores, read once: the blind spot's replay and the
-        # difference's exact CS both use them
-        fixed_scores = (draw.acquisition_scores_of(self.store) if not cfg.adaptive and (
-            sure or cfg.acquisition != "uniform") else None)
-        inputs = dataclasses.replace(inputs, difference_bounds={
-            spec: dict(cb.difference) for spec, cb in sure.items()},
-            proposal_scores=fixed_scores if sure else None,
-            difference_weight_bounds=design_difference_weight_bounds(
-                cfg, sampler, k=draws.k, differences=sure, losses=inputs.losses,
-                compare=inputs.compare) if sure else {})
-        blind = session_blind_spots(  # what items drawn far below uniform could hide
-            cfg, self.store, k=draws.k, n_pool=draws.n_pool, metrics=self.metrics,
-            sampler=sampler, target_pool=None if t_pool is None else t_pool.logprobs,
-            loss_bounds=inputs.loss_bounds, pool_controls=inputs.pool_controls, level=level,
-            save=record and self.store.writable,  # its running state, for the next one
-            differences=sure, scores=fixed_scores,
-            start=None if curves_from is None else min(max(1, curves_from), draws.k))
-        floors = est.variance_floors(  # computed once: the estimate and the report's curves
-            cfg.acquisition, None if inputs.proposal_scores is None or design_controls else
-            (inputs.proposal_scores, float(cfg.proposal_floor)), inputs.pool_controls, draws,
-            bool(design_controls), others={  # the compared targets known on the pool
-                spec: est.controls(["error_rate"], s_stored.logprobs, sc.logprobs)
-                ["error_rate"] for spec in (cfg.compare if cfg.acquisition == "compare"
-                                            and "error_rate" in self.metrics else ())
-                if (sc := self.store.scores(f"compare:{spec}")) is not None})
-        report = est.session_estimate(cfg, draws, inputs, design_controls=design_controls,
-                                      floors=floors,
-                                      design_info=design_info, warnings=warnings,
-                                      n_boot=n_boot, level=level, target_width=target_width,
-                                      blind_spots=blind)
-        if record and self.store.writable:
-            try:
-                self._record(report)
-            except (SessionWriteError, SessionReadOnlyError, SessionLockedError) as exc:
-                # the estimate only reads; a full disk or another command's lock keeps
-                # it from being recorded (status then shows the previous one), no more
-                report = dataclasses.replace(report, warnings=[
-                    *report.warnings, f"this estimate is not recorded in the session file "
-                    f"(`status` shows the last one recorded): {exc}"])
-        elif record:  # opened read-only (the file, its folder or the disk)
-            report = dataclasses.replace(report, warnings=[
-                *report.warnings, "this estimate is not recorded in the session file: it is "
-                "open read-only (`status` shows the last one recorded)"])
-        return EstimateParts(report, draws, dict(inputs.losses), design_controls, blind,
-                             dict(inputs.loss_bounds), floors)
-
-    def _record(self, report: EstimateReport) -> None:
-        # the label history it saw: a later label change makes it stale (status says so)
-        seen = self.store.last_label_change()
-
-        def put(metric: str, method: str, r: BootstrapResult, **details: Any) -> None:
-            self.store.add_estimate(n_labels=report.n_labels, metric=metric, method=method,
-                                    estimate=r.estimate, std=r.std, low=r.low, high=r.high,
-                                    level=r.level, details={**details, "label_change": seen})
-
-        blind = {n.metric: line for n in report.blind_spots if n.estimator == "estimate"
-                 and (line := n.describe(report.level)) is not None}
-        with self.store.transaction():
-            for m in report.metrics.values():
-                extra = {} if m.anytime is None else {"anytime": jsonable(asdict(m.anytime))}
-                if m.metric in blind and (m.anytime is None or m.anytime.basis != "exact"):
-                    # status repeats it under the intervals (not where the exact CS stands in)
-                    extra["blind_spot"] = blind[m.metric]
-                put(m.metric, "lure", m.active, n_flagged=len(report.flagged),
-                    without_flagged=m.without_flagged, labels_needed=m.labels_needed, **extra)
-                put(m.metric, "mean", m.uniform, note="plain mean; biased under active sampling",
-                    uniform_draws=report.uniform_draws)
-                if m.cv is not None:
-                    put(m.metric, "cv_lure", m.cv, control_pool_mean=m.control_mean,
-                        same_as_lure=m.cv_same_as_lure, **(
-                            {} if m.cv_anytime is None else
-                            {"anytime": jsonable(asdict(m.cv_anytime))}))
-            for c in report.comparisons:
-                put(c.metric, f"lure:{c.spec}", c.other, **(
-                    {} if c.other_anytime is None else
-                    {"anytime": jsonable(asdict(c.other_anytime))}))
-                put(c.metric, f"difference:{c.spec}", c.difference, **(
-                    {} if c.difference_anytime is None else
-                    {"anytime": jsonable(asdict(c.difference_anytime))}))
+            return estimate_parts(self, compare=compare, n_boot=n_boot, level=level,
+                                  curves_from=curves_from, target_width=target_width,
+                                  record=record, progress=progress)
 
     def estimates_history(self) -> list[EstimateRow]:
         """Every recorded estimate, oldest first."""
