@@ -134,13 +134,39 @@ def test_labelstudio_fixture_export(tmp_path: Path) -> None:
 
 
 def test_labelstudio_min_and_csv_exports_are_sheets() -> None:
+    """Their ``annotator`` cell is Label Studio's user id, named as the JSON export
+    names it (``completed_by: 1`` is "user 1" there): one person, one name."""
     mini = import_labels(DATA / "labelstudio_export_sst2_min.json", SST2)
     assert [(r.item_id, r.label, r.annotator) for r in mini] == [
-        ("sst2-000017", 1, "1"), ("sst2-000042", 0, "1")]
+        ("sst2-000017", 1, "user 1"), ("sst2-000042", 0, "user 1")]
     assert mini[0].time == "2025-03-04T10:15:02.118401+00:00"
     sheet = import_labels(DATA / "labelstudio_export_sst2.csv", SST2)
-    assert [(r.item_id, r.label) for r in sheet] == [
-        ("sst2-000017", 1), ("sst2-000042", 0), ('sst2/odd id, "quoted" #3', 0)]
+    assert [(r.item_id, r.label, r.annotator) for r in sheet] == [
+        ("sst2-000017", 1, "user 1"), ("sst2-000042", 0, "user 1"),
+        ('sst2/odd id, "quoted" #3', 0, "user 2")]
+
+
+def test_labelstudio_export_rows_name_users_as_the_json_export_does(tmp_path: Path) -> None:
+    """What Label Studio's converter writes in the annotator cell: the id (a number in
+    JSON-MIN, digits in CSV), an e-mail when users are expanded, ``None`` when the user
+    has neither (no identity: no name is invented). A sheet that is not Label Studio's
+    (no ``annotation_id`` column) keeps its annotator cells as written."""
+    rows = [{"item_id": "a", "label": "positive", "annotator": 7, "annotation_id": 1},
+            {"item_id": "b", "label": "positive", "annotator": "x@example.org",
+             "annotation_id": 2},
+            {"item_id": "c", "label": "positive", "annotator": "None", "annotation_id": 3},
+            {"item_id": "d", "label": "positive", "annotator": None, "annotation_id": 4}]
+    (tmp_path / "min.json").write_text(json.dumps(rows), encoding="utf-8")
+    got = [r.annotator for r in import_labels(tmp_path / "min.json", SST2)]
+    assert got == ["user 7", "x@example.org", None, None]
+    (tmp_path / "e.csv").write_text("item_id,label,annotator,annotation_id\n"
+                                    "a,positive,7,1\nb,positive,x@example.org,2\n"
+                                    "c,positive,None,3\n", encoding="utf-8")
+    got = [r.annotator for r in import_labels(tmp_path / "e.csv", SST2)]
+    assert got == ["user 7", "x@example.org", None]
+    (tmp_path / "own.csv").write_text("item_id,label,annotator\na,positive,7\n",
+                                      encoding="utf-8")
+    assert [r.annotator for r in import_labels(tmp_path / "own.csv", SST2)] == ["7"]
 
 
 def test_labelstudio_unknown_class_names_task_and_item(tmp_path: Path) -> None:
@@ -772,6 +798,51 @@ def test_real_label_studio_two_annotators_in_a_session(label_studio: httpx.Clien
         result = s.import_file(export, resolve="latest")
         assert result.added == 1 and result.conflicts[0].settled == "negative"
         assert s.labels()[drawn[0]] == 0
+
+
+@pytest.mark.slow
+def test_real_label_studio_exports_name_one_annotator_alike_and_json_keeps_ground_truth(
+        label_studio: httpx.Client, tmp_path: Path) -> None:
+    """The same project exported as JSON, JSON-MIN, CSV and TSV by the real Label Studio:
+    each annotator has ONE name in all four (JSON's ``completed_by`` id and the others'
+    ``annotator`` cell are the same user), so agreement and conflicts see the same people
+    whichever export is imported. Only the JSON export carries ``ground_truth``: Label
+    Studio's converter drops it from the others (the docs say so)."""
+    client = label_studio
+    items = _items(["gt-a", "gt-b"])
+    project = _ls_project(client, SST2)
+    tasks_file = export_labelstudio(items, SST2, tmp_path / "tasks.json")
+    r = client.post(f"/api/projects/{project}/import",
+                    json=json.loads(tasks_file.read_text(encoding="utf-8")))
+    assert r.status_code == 201, r.text
+    tasks = client.get("/api/tasks", params={"project": project, "page_size": 100}).json()
+    by_item = {t["data"]["item_id"]: t["id"] for t in tasks["tasks"]}
+    second = _ls_user(client, "second@example.org")
+    me = next(u["id"] for u in client.get("/api/users").json()
+              if u["email"] == "labeller@example.org")
+
+    def annotate(item_id: str, choice: str, user: int, truth: bool = False) -> None:
+        body = {"result": [{"from_name": "label", "to_name": "text", "type": "choices",
+                            "value": {"choices": [choice]}}],
+                "completed_by": user, "ground_truth": truth}
+        r = client.post(f"/api/tasks/{by_item[item_id]}/annotations", json=body)
+        assert r.status_code == 201, r.text
+
+    annotate("gt-a", "positive", me)
+    annotate("gt-a", "negative", second, truth=True)
+    annotate("gt-b", "negative", me)
+    names = {}
+    for kind, name in (("JSON", "e.json"), ("JSON_MIN", "min.json"), ("CSV", "e.csv"),
+                       ("TSV", "e.tsv")):
+        records = import_labels(_ls_export(client, project, kind, tmp_path / name), SST2)
+        names[kind] = sorted((r.item_id, r.label, r.annotator) for r in records)
+        truths = {(r.item_id, r.annotator) for r in records if r.ground_truth}
+        assert truths == ({("gt-a", f"user {second}")} if kind == "JSON" else set()), kind
+    assert names["JSON"] == [("gt-a", 0, f"user {second}"), ("gt-a", 1, f"user {me}"),
+                             ("gt-b", 0, f"user {me}")]
+    assert names["JSON_MIN"] == names["CSV"] == names["TSV"] == names["JSON"]
+    rows = json.loads((tmp_path / "min.json").read_text(encoding="utf-8"))
+    assert not any("ground_truth" in row for row in rows)  # Label Studio drops it there
 
 
 def _cli(*args: object, code: int = 0) -> str:

@@ -74,7 +74,8 @@ class LabelRecord:
         source: where the label came from, e.g. ``"csv:round1.csv"`` or
             ``"labelstudio:export.json"`` (the ``source=`` argument if given).
         annotator: who labelled it, if the file says (Label Studio: the user's
-            e-mail if exported, else ``"user <id>"``; sheets: an ``annotator`` column).
+            e-mail if exported, else ``"user <id>"``, the same name from its JSON,
+            JSON-MIN, CSV and TSV exports; sheets: an ``annotator`` column).
         time: when, ISO 8601 (Label Studio: the annotation's ``updated_at``;
             sheets: a ``time``, ``updated_at`` or ``created_at`` column).
         raw: the label exactly as written in the file (JSON numbers as text).
@@ -87,6 +88,9 @@ class LabelRecord:
             :func:`content_check` of the item the id names.
         shown: the row's other cells (Label Studio: the task's data), ``(column,
             text)``, to compare with the item's fields: what the person saw.
+        ground_truth: Label Studio's JSON export marks the annotation as the
+            reference answer (``"ground_truth": true``): it settles the item's label
+            over the other annotations (see :func:`activetest.session.labels.settle`).
     """
 
     item_id: str
@@ -99,6 +103,7 @@ class LabelRecord:
     answer_of: str | None = None  # graded comparisons: whose answer (None: the target's)
     check: str | None = field(default=None, compare=False)  # what the row showed, not its label
     shown: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+    ground_truth: bool = False
 
 
 def shown_cells(row: Mapping[str, Any], skip: Sequence[str]) -> tuple[tuple[str, str], ...]:

@@ -5,7 +5,10 @@
 one task of an import file (the row's fields, ``item_id`` and ``content_check`` in
 ``data``, the surrogate's guess as a pre-annotation) and :func:`write_tasks` the file;
 :func:`read_tasks` reads Label Studio's standard JSON export back as
-:class:`~activetest.formats.label_records.LabelRecord` s. Which class a choice names
+:class:`~activetest.formats.label_records.LabelRecord` s (with who, when, and whether
+the annotation is marked ground truth: only this export carries that mark; Label
+Studio's JSON-MIN, CSV and TSV exports drop it, and are read as sheets, their
+``annotator`` cell named as here by :func:`export_row_annotator`). Which class a choice names
 is the caller's rule (``label_rule``): this module knows no task; the session's
 :mod:`activetest.session.labelio` passes the task's fields, class names and rule.
 """
@@ -22,8 +25,9 @@ from xml.sax.saxutils import quoteattr
 from activetest.formats import _json
 from activetest.formats import label_records as lr
 
-__all__ = ["check_tag_names", "config_xml", "looks_like_export", "looks_like_tasks",
-           "read_export", "read_tasks", "task_entry", "write_tasks"]
+__all__ = ["annotator", "check_tag_names", "config_xml", "export_row_annotator",
+           "looks_like_export", "looks_like_tasks", "read_export", "read_tasks", "task_entry",
+           "write_tasks"]
 
 
 def check_tag_names(from_name: str, to_name: str) -> None:
@@ -86,7 +90,9 @@ def write_tasks(path: str | Path, tasks: Sequence[Mapping[str, Any]]) -> Path:
 
 
 def annotator(value: Any) -> str | None:
-    """Who made an annotation, from its ``completed_by`` (an id or a user object)."""
+    """Who made an annotation, from its ``completed_by`` (an id or a user object): the
+    e-mail if the export has it, else ``"user <id>"`` (:func:`export_row_annotator`
+    names the same person alike from the JSON-MIN, CSV and TSV exports)."""
     # Label Studio 1.x exports the user's id; some versions and options a user object.
     if isinstance(value, bool):
         return None
@@ -98,6 +104,30 @@ def annotator(value: Any) -> str | None:
             if isinstance(v, (int, str)) and not isinstance(v, bool) and v != "":
                 return str(v) if key != "id" else f"user {v}"
     return None
+
+
+def export_row_annotator(value: Any) -> str | None:
+    """Who made an annotation, from the ``annotator`` cell of Label Studio's JSON-MIN,
+    CSV or TSV export, named as :func:`annotator` names them in its JSON export.
+
+    Label Studio's converter writes the user's id there (a JSON number in JSON-MIN, its
+    digits in CSV and TSV) where the JSON export has ``"completed_by": <id>``, so both
+    become ``"user <id>"``; an e-mail (an export with the users expanded) stays as
+    written. ``None``, empty or ``"None"`` (what the converter writes for a user with
+    neither, e.g. deleted) carries no identity: None, never an invented name.
+    """
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int):
+        return f"user {value}"
+    if isinstance(value, float) and value.is_integer():  # a spreadsheet's 1.0
+        return f"user {int(value)}"
+    text = str(value).strip()
+    if text in ("", "None", "null"):
+        return None
+    if text.isascii() and text.isdigit():
+        return f"user {int(text)}"
+    return text
 
 
 def read_tasks(data: Any, source_path: str, source: str, from_name: str | None,
@@ -192,6 +222,7 @@ def read_tasks(data: Any, source_path: str, source: str, from_name: str | None,
                 item_id=item_id, label=y, source=source,
                 annotator=annotator(ann.get("completed_by")),
                 time=lr.iso_time(when, at, "updated_at"), raw=raw, where=at,
+                ground_truth=ann.get("ground_truth") is True,
                 answer_of=lr.answer_of_cell(tdata.get("answer_of"), at),
                 check=lr.optional_text(tdata.get(lr.CHECK_COLUMN), where,
                                        f"data.{lr.CHECK_COLUMN}"),

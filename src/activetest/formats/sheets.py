@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from activetest.formats import _json
+from activetest.formats import _json, labelstudio
 from activetest.formats.label_records import (
     CHECK_COLUMN,
     LabelFileError,
@@ -52,6 +52,9 @@ _SUFFIXES = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl", ".n
 #: Column names (besides ``time``) that may carry when a label was given; the
 #: last two are what Label Studio's CSV/TSV/JSON-MIN exports use.
 TIME_COLUMNS = ("time", "updated_at", "created_at")
+#: A column of Label Studio's JSON-MIN, CSV and TSV exports (the annotation's id): a
+#: row that has it is one annotation, its ``annotator`` cell Label Studio's user.
+LS_ANNOTATION_COLUMN = "annotation_id"
 #: Name of the prediction columns in :func:`export_items` sheets.
 PREDICTED_COLUMN = "predicted"
 PROBABILITY_COLUMN = "predicted_prob"
@@ -256,8 +259,6 @@ def filled_labels(p: Path, fmt: str, *, label_column: str = "label") -> int:
         LabelFileError: the file cannot be read as a sheet (not UTF-8 text, malformed
             CSV or JSON).
     """
-    from activetest.formats import labelstudio
-
     text = read_text(p)
     if not text.strip():
         return 0
@@ -299,8 +300,6 @@ def read_labels(p: Path, fmt: str, label_rule: Callable[[], ParseLabel], *,
             ``.json``).
         FileNotFoundError: no such file.
     """
-    from activetest.formats import labelstudio
-
     text = read_text(p)
     src = str(p)
     if fmt in ("json", "labelstudio"):
@@ -365,6 +364,9 @@ def sheet_records(rows: Iterator[tuple[str, Mapping[str, Any]]], fmt: str, label
                 time = iso_time(row[column], where, column)
                 break
         annotator = optional_text(row.get("annotator"), where, "annotator")
+        if LS_ANNOTATION_COLUMN in row:  # Label Studio's JSON-MIN/CSV/TSV export: its
+            # user ids named as its JSON export names them (the same person, one name)
+            annotator = labelstudio.export_row_annotator(row.get("annotator"))
         records.append(LabelRecord(item_id=item_id, label=y, source=source, annotator=annotator,
                                    time=time, raw=raw if isinstance(raw, str) else str(raw),
                                    where=where, answer_of=answer_of_cell(row.get("answer_of"),
