@@ -643,3 +643,52 @@ def test_uniform_writes_no_guess_and_target_tasks_keep_the_surrogates(tmp_path: 
         assert pred["result"][0]["value"]["choices"] == ["correct" if ok else "incorrect"]
         assert pred["score"] == pytest.approx(0.9 if ok else 0.8)
     assert all("predictions" not in t for t in data if t["data"]["answer_of"] != "target")
+
+
+@pytest.mark.parametrize("compare", [False, True], ids=["graded", "paired"])
+def test_imported_graded_votes_are_kept_and_their_agreement_reported(
+        tmp_path: Path, compare: bool) -> None:
+    """A graded sheet judged by two people (an ``annotator`` column): each person's
+    level is kept, not only the settled one, so agreement, nominal and on the levels'
+    scores, is reported for them as for the labelling page's answers; in a paired
+    session the compared answers' judgments too (they were collapsed to the settled
+    label, and no agreement could be computed)."""
+    from tests.web.web_support import graded
+
+    from activetest.session.annotators import agreement, describe_agreement
+    from activetest.stats.agreement import krippendorff_alpha
+
+    made = graded(tmp_path, compare=compare)
+    with Session.open(made.db) as s:
+        s.select(12)
+        s.export(tmp_path / "todo.csv")
+        with (tmp_path / "todo.csv").open(newline="", encoding="utf-8") as f:
+            rows = list(csv.DictReader(f))
+        levels = s.task.class_names
+        filled = []
+        for k, row in enumerate(rows):
+            for who, flip in (("alice", False), ("bob", k % 4 == 0)):
+                level = (made.truth[row["item_id"]] if row.get("answer_of", "target") == "target"
+                         else 0)
+                filled.append({**row, "label": levels[1 - level if flip else level],
+                               "annotator": who})
+        with (tmp_path / "done.csv").open("w", newline="", encoding="utf-8") as f:
+            w = csv.DictWriter(f, fieldnames=[*rows[0], "annotator"])
+            w.writeheader()
+            w.writerows(filled)
+        result = s.import_file(tmp_path / "done.csv", resolve="latest")
+        assert result.votes_kept == len(filled) and result.unnamed == 0
+        rep = agreement(s, n_boot=0)
+        assert rep.annotators == ("alice", "bob") and rep.n_overlap == len(rows)
+        assert rep.sources == "in imported files"
+        by_name = {st.name: st.estimate for st in rep.stats}
+        data = np.array([[levels.index(r["label"]) for r in filled if r["annotator"] == who]
+                         for who in ("alice", "bob")], dtype=float)
+        assert by_name["Krippendorff's alpha (nominal)"] == pytest.approx(
+            krippendorff_alpha(data), abs=1e-12)
+        assert by_name["Krippendorff's alpha (interval, level scores)"] == pytest.approx(
+            krippendorff_alpha(data, "interval"), abs=1e-12)
+        assert len(rep.disagreements) == sum(k % 4 == 0 for k in range(len(rows)))
+        assert "annotators in imported files: alice, bob" in describe_agreement(rep)[0]
+        # the same file again keeps nothing twice
+        assert s.import_file(tmp_path / "done.csv", resolve="latest").votes_kept == 0

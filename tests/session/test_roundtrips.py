@@ -6,12 +6,15 @@ from __future__ import annotations
 import copy
 import csv
 import json
+import subprocess
 from pathlib import Path
 
+import pytest
 from session_support import PoolFiles
 from typer.testing import CliRunner
 
 from activetest.cli import app
+from activetest.session.annotators import agreement
 from activetest.session.workflow import Session
 
 runner = CliRunner()
@@ -35,8 +38,9 @@ def _drawn(db: Path) -> list[str]:
         return [a.item_id for a in s.acquisitions()]
 
 
-def _labelstudio_export(tasks_file: Path, votes: list[list[tuple[int, str, str]]]) -> list:
-    """A Label Studio 1.x JSON export of our tasks file: per task, (user id, choice, time).
+def _labelstudio_export(tasks_file: Path, votes: list[list[tuple]]) -> list:
+    """A Label Studio 1.x JSON export of our tasks file: per task, (user id, choice, time)
+    or (user id, choice, time, ground_truth).
 
     Built from a real export's task record (tests/session/data), so that every field
     Label Studio writes is there; only data, ids and annotations differ.
@@ -48,10 +52,10 @@ def _labelstudio_export(tasks_file: Path, votes: list[list[tuple[int, str, str]]
         entry = copy.deepcopy(template)
         entry.update(id=500 + t, data=task["data"], total_annotations=len(task_votes))
         annotations = []
-        for a, (user, choice, when) in enumerate(task_votes):
+        for a, (user, choice, when, *truth) in enumerate(task_votes):
             ann = copy.deepcopy(template["annotations"][0])
             ann.update(id=900 + 10 * t + a, completed_by=user, task=500 + t,
-                       created_at=when, updated_at=when)
+                       created_at=when, updated_at=when, ground_truth=bool(truth and truth[0]))
             ann["result"][0]["value"] = {"choices": [choice]}
             annotations.append(ann)
         entry["annotations"] = annotations
@@ -97,6 +101,102 @@ def test_two_annotators_disagreeing_do_not_block_the_import(pool_files: PoolFile
     with Session.open(db) as s:
         assert s.labels()[ids[0]] == 0
         assert s.history(ids[0])[-1].source == "labelstudio:export.json (user 3)"
+
+
+def test_a_ground_truth_annotation_settles_the_item_and_two_that_differ_do_not(
+        pool_files: PoolFiles, tmp_path: Path) -> None:
+    """Label Studio's ``"ground_truth": true`` (a reviewer's reference answer) is the
+    item's label, whatever --resolve says (as an adjudication on the page); two
+    ground-truth annotations that differ leave the item out, reported, even with
+    --resolve latest (which reference is right is never guessed)."""
+    db = tmp_path / "s.db"
+    init(pool_files, db)
+    tasks = tmp_path / "tasks.json"
+    run("select", db, "--n", "3", "--out", tasks)
+    ids = _drawn(db)
+    export = tmp_path / "export.json"
+    t1, t2, t3 = "2025-03-04T10:15:02Z", "2025-03-04T11:00:00Z", "2025-03-04T12:00:00Z"
+    votes = [[(1, "positive", t2), (2, "negative", t1, True)],   # the reference settles it
+             [(1, "negative", t1), (2, "negative", t2), (3, "positive", t1, True)],
+             [(1, "positive", t1, True), (2, "negative", t2, True)]]  # references differ
+    export.write_text(json.dumps(_labelstudio_export(tasks, votes)))
+    for resolve in ("skip", "latest", "majority"):  # none of them picks otherwise
+        out = run("import", db, export, "--resolve", resolve)
+        assert ("2 disagreement(s) settled by the annotation marked ground truth" in out
+                and f"item {ids[0]!r} (draw 1): 'positive' (user 1) vs 'negative' (user 2, "
+                    f"ground truth) -> 'negative'" in out), out
+        assert ("1 item(s) left out: annotations marked ground truth disagree" in out
+                and f"item {ids[2]!r} (draw 3): 'positive' (user 1, ground truth) vs "
+                    f"'negative' (user 2, ground truth)" in out), out
+        assert "settled by --resolve" not in out
+        with Session.open(db) as s:
+            assert s.labels() == {ids[0]: 0, ids[1]: 1}
+            assert s.history(ids[0])[-1].source == "labelstudio:export.json (user 2, ground truth)"
+    # the other annotators' votes are kept for agreement; a ground truth is no vote
+    with Session.open(db) as s:
+        rep = agreement(s, n_boot=0)
+    assert rep.annotators == ("user 1", "user 2") and rep.n_overlap == 1  # item 2's votes
+    # an agreeing reference is no disagreement, and its label is the reference's
+    export.write_text(json.dumps(_labelstudio_export(
+        tasks, [[], [], [(1, "positive", t1), (2, "positive", t3, True)]])))
+    out = run("import", db, export)
+    assert "imported 1 new label(s)" in out and "disagreement" not in out
+    with Session.open(db) as s:
+        assert s.history(ids[2])[-1].source == "labelstudio:export.json (user 2, ground truth)"
+
+
+def _ls_convert(export: Path, task: str, fmt: str, out: Path) -> Path:
+    """Label Studio's own converter (label_studio_sdk, in the repository's .venv-ls) turns
+    a JSON export into its JSON-MIN or CSV export, as the server does on Export."""
+    from activetest.data import get_task
+    from activetest.session.labelio import labelstudio_config
+
+    exe = Path(__file__).resolve().parents[2] / ".venv-ls" / "bin" / "python"
+    if not exe.is_file():
+        pytest.skip("Label Studio's converter is not installed (scripts/install_label_studio.sh)")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "config.xml").write_text(labelstudio_config(get_task(task)), encoding="utf-8")
+    code = ("import sys; from label_studio_sdk.converter import Converter; "
+            "c = Converter(open(sys.argv[1]).read(), sys.argv[2], download_resources=False); "
+            "c.convert(sys.argv[3], sys.argv[4], sys.argv[5], is_dir=False)")
+    subprocess.run([str(exe), "-c", code, str(out / "config.xml"), str(out), str(export),
+                    str(out / fmt), fmt], check=True, capture_output=True, timeout=300)
+    (found,) = (out / fmt).iterdir()
+    return found.rename(out / f"{fmt.lower()}{found.suffix}")
+
+
+def test_imported_annotators_are_kept_for_agreement_and_named_alike_in_every_export(
+        pool_files: PoolFiles, tmp_path: Path) -> None:
+    """Each annotator's label of an import is kept (not only the settled one), so that
+    `status` shows their agreement; the same project's JSON export and its JSON-MIN and
+    CSV exports (written by Label Studio's converter) name each person alike, so
+    importing one after the other finds the same two people, not four, and keeps
+    nothing twice."""
+    db = tmp_path / "s.db"
+    init(pool_files, db)
+    tasks = tmp_path / "tasks.json"
+    run("select", db, "--n", "6", "--out", tasks)
+    ids = _drawn(db)
+    t1, t2 = "2025-03-04T10:15:02Z", "2025-03-04T11:00:00Z"
+    one = ["positive", "negative", "positive", "negative", "positive", "negative"]
+    two = ["positive", "negative", "negative", "negative", "negative", "negative"]
+    export = tmp_path / "export.json"
+    export.write_text(json.dumps(_labelstudio_export(
+        tasks, [[(1, a, t1), (2, b, t2)] for a, b in zip(one, two, strict=True)])))
+    out = run("import", db, export, "--resolve", "latest")
+    assert "kept 12 annotator label(s) for agreement" in out
+    st = run("status", db)
+    assert ("annotators in imported files: user 1, user 2; 6 answer(s) given by two or "
+            "more of them") in st
+    assert "agreement: Cohen's kappa 0.333" in st  # agree on 4 of 6, chance 0.5
+    assert (f"item {ids[2]} (draw 3): user 1 'positive', user 2 'negative'; now 'negative' "
+            f"(labelstudio:export.json (user 2))") in st
+    for fmt in ("CSV", "JSON_MIN"):
+        sheet = _ls_convert(export, "demo", fmt, tmp_path / fmt)
+        out = run("import", db, sheet, "--resolve", "latest")
+        assert "kept" not in out and "6 already present" in out, fmt
+        assert ("annotators in imported files: user 1, user 2; 6 answer(s)"
+                in run("status", db)), fmt
 
 
 def test_latest_answer_settles_by_time(pool_files: PoolFiles, tmp_path: Path) -> None:

@@ -321,6 +321,29 @@ def test_disagreements_are_settled_by_the_rules_or_an_adjudicator(
         assert d.how == "adjudicated by dora" and d.settled == "positive"
 
 
+def test_imported_ground_truths_that_differ_are_settled_on_the_page_only_by_an_adjudicator(
+        tmp_path: Path) -> None:
+    """An item an import left out because two ground-truth annotations differ: a page
+    answer joins the imported votes but never picks between the references (not even
+    with --resolve latest); an adjudicator settles it."""
+    from activetest.formats.label_records import LabelRecord
+
+    made = classification(tmp_path)
+    with Session.open(made.db) as s:
+        item = s.select(1)[0].item_id
+        result = s.add_labels([
+            LabelRecord(item, 1, "labelstudio:e.json", "user 1", "2025-01-02T03:04:05+00:00",
+                        ground_truth=True),
+            LabelRecord(item, 0, "labelstudio:e.json", "user 2", "2025-01-02T03:04:06+00:00",
+                        ground_truth=True)], resolve="latest")
+        assert result.left_out and result.votes_kept == 2 and item not in s.labels()
+        a = Annotators(s, resolve="latest")
+        a.answer("carol", item, [0])
+        assert item not in s.labels()  # latest would say carol's: the references differ
+        a.answer("dora", item, [1], adjudicate=True)
+        assert s.labels()[item] == 1
+
+
 def test_paired_order_is_seeded_stored_and_blind(tmp_path: Path) -> None:
     made = graded(tmp_path / "a", compare=True)
     again = graded(tmp_path / "b", compare=True)

@@ -107,7 +107,9 @@ def import_(
              "them unlabelled, latest takes the label given last (by the instant of its "
              "time, zones honoured; by place in the file where a time is missing or zoned "
              "and zone-less times mix), majority the most frequent, one vote per annotator "
-             "(their latest; a tie stays unlabelled). Reported either way.")] = Resolve.skip,
+             "(their latest; a tie stays unlabelled). Reported either way. A Label Studio "
+             "annotation marked ground truth settles its item whatever this says (two that "
+             "differ leave it unlabelled).")] = Resolve.skip,
     metric_key: Annotated[str | None, typer.Option(
         "--metric-key", help="lm-eval results: the per-item metric read as the label "
         "(default: the session's, chosen at init).", show_default=False)] = None,
@@ -119,7 +121,8 @@ def import_(
     that differs without --overwrite, a row whose content_check says it showed
     another item or whose text was edited) imports nothing. Items that annotators
     label differently do not block the rest: they are listed and left out, or
-    settled by --resolve.
+    settled by --resolve (or by a Label Studio ground-truth annotation). Each
+    annotator's label is kept for agreement (`status` shows it).
     """
     for f in files:  # (QA: an empty samples file was read as an unanswered sheet)
         if f.is_file() and f.stat().st_size == 0:
@@ -145,6 +148,14 @@ def import_(
             _out.print(f"nothing in {_escape(file.name)} was a label: no row has its label "
                        f"filled in (a sheet from `select --out` not answered yet? fill in "
                        f"its label column, then import it)")
+        if result.votes_kept:
+            _out.print(f"kept {result.votes_kept} annotator label(s) for agreement "
+                       f"(`activetest status` shows it)")
+        if result.unnamed and (result.votes_kept or result.conflicts):
+            _out.print(f"note: {result.unnamed} label(s) name no annotator (the file carries "
+                       f"no identity for them: no annotator column, or a Label Studio user "
+                       f"with neither id nor e-mail): each counts as a voter of its own, "
+                       f"and they are not kept for agreement")
         labelled = {k: s.task.class_names[v] for k, v in s.labels().items()}
         _print_conflicts(result.conflicts, resolve.value, labelled)
         _print_waiting(s.waiting())
@@ -180,20 +191,42 @@ def _print_conflicts(conflicts: Sequence[Any], resolve: str,
     """The disagreements an import met: those ``resolve`` settled, those it left out
     (an item already labelled, ``labelled``: item id -> class name, keeps its label, as
     said: QA, a re-import after ``--resolve latest`` asked to label them again)."""
+    from activetest.session.labels import GROUND_TRUTH, GROUND_TRUTHS_DIFFER
+
     labelled = labelled or {}
-    settled = [c for c in conflicts if c.settled is not None]
+    truth = [c for c in conflicts if c.settled is not None and c.rule == GROUND_TRUTH]
+    settled = [c for c in conflicts if c.settled is not None and c.rule != GROUND_TRUTH]
     kept = [c for c in conflicts if c.settled is None and c.item_id in labelled]
-    left = [c for c in conflicts if c.settled is None and c.item_id not in labelled]
+    left = [c for c in conflicts if c.settled is None and c.item_id not in labelled
+            and c.rule != GROUND_TRUTHS_DIFFER]
+    truths = [c for c in conflicts if c.settled is None and c.item_id not in labelled
+              and c.rule == GROUND_TRUTHS_DIFFER]
     if kept:
         _out.print(f"{len(kept)} disagreement(s) left as they are labelled already:")
         for c in kept[:20]:
             _out.print(f"  {_escape(c.describe())}; keeps {_escape(repr(labelled[c.item_id]))}")
         if len(kept) > 20:
             _out.print(f"  ... and {len(kept) - 20} more")
+    if truth:
+        _out.print(f"{len(truth)} disagreement(s) settled by the annotation marked ground "
+                   f"truth (the other annotators' votes are kept for agreement):")
+        for c in truth[:20]:
+            _out.print(f"  {_escape(c.describe())} -> {_escape(repr(c.settled))}")
+        if len(truth) > 20:
+            _out.print(f"  ... and {len(truth) - 20} more")
     if settled:
         _out.print(f"{len(settled)} disagreement(s) settled by --resolve {resolve}:")
         for c in settled[:20]:
             _out.print(f"  {_escape(c.describe())} -> {_escape(repr(c.settled))}")
+    if truths:
+        _out.print(f"[bold yellow]{len(truths)} item(s) left out[/]: annotations marked "
+                   f"ground truth disagree, and which is right is not guessed (--resolve "
+                   f"does not choose between them): mark one ground truth in Label Studio "
+                   f"and export again, or label them in the terminal (`activetest label`):")
+        for c in truths[:20]:
+            _out.print(f"  {_escape(c.describe())}")
+        if len(truths) > 20:
+            _out.print(f"  ... and {len(truths) - 20} more")
     if left:
         if resolve == "majority":  # what is left is a tie: majority again settles nothing
             why = "ties: no label has more votes"

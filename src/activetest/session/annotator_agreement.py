@@ -1,8 +1,8 @@
-"""Agreement between the labelling page's annotators, and the session's progress as the
-page shows it (split from :mod:`activetest.session.annotators`, which re-exports every
-name): Cohen's kappa and Krippendorff's alpha with bootstrap intervals
-(:mod:`activetest.stats.agreement`), and the estimate with its fixed-budget and anytime
-intervals."""
+"""Agreement between annotators (the labelling page's and imported files'), and the
+session's progress as the page shows it (split from :mod:`activetest.session.annotators`,
+which re-exports every name): Cohen's kappa and Krippendorff's alpha with bootstrap
+intervals (:mod:`activetest.stats.agreement`), and the estimate with its fixed-budget and
+anytime intervals."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import numpy as np
 
 from activetest.session.annotator_records import (
     ANNOTATION_SOURCE,
+    VOTE_KINDS,
     AgreementReport,
     AgreementStat,
     Annotation,
@@ -30,10 +31,12 @@ _SOURCE = ANNOTATION_SOURCE
 
 def agreement(session: Any, *, n_boot: int = 1000, level: float = 0.95,
               seed: int | None = None) -> AgreementReport:
-    """Agreement between the page's annotators on the items two or more answered.
+    """Agreement between annotators on the items two or more answered.
 
-    Units are (item, answer) pairs with answers from two or more annotators (each
-    annotator's latest answer; adjudications are not votes). Cohen's kappa when
+    Annotators are the page's and those of imported files (their labels are kept,
+    :func:`activetest.session.annotators.keep_votes`). Units are (item, answer) pairs
+    with answers from two or more annotators (each annotator's latest answer;
+    adjudications and ground-truth answers settle, and are not votes). Cohen's kappa when
     exactly two annotators share units; Krippendorff's alpha (nominal) always; for a
     graded task also alpha on the interval scale of the levels' scores. Intervals:
     the percentile bootstrap over units, seeded by ``seed`` (default the session's),
@@ -47,17 +50,22 @@ def agreement(session: Any, *, n_boot: int = 1000, level: float = 0.95,
 
     store = session.store
     if not has_annotations(store):
-        return AgreementReport((), 0, note="no answers from the labelling page")
+        return AgreementReport((), 0, note="no answers from the labelling page or imported "
+                                           "files")
     ids = [it.id for it in session.items()]
     rows = read_annotations(store, ids, include_undone=False)
-    names = tuple(sorted({a.annotator for a in rows if a.kind == "answer"}))
+    names = tuple(sorted({a.annotator for a in rows if a.kind in VOTE_KINDS}))
+    kinds = {a.kind for a in rows if a.kind in VOTE_KINDS}
+    sources = " and ".join(w for k, w in (("answer", "on the labelling page"),
+                                          ("import", "in imported files")) if k in kinds)
+    sources = sources or "on the labelling page"
     steps = {a.index: a.step for a in store.acquisitions()}
     latest: dict[tuple[int, str], dict[str, Annotation]] = {}
     adjudicated: dict[tuple[int, str], Annotation] = {}
     for a in rows:
         if a.kind == "adjudication":
             adjudicated[(a.index, a.role)] = a
-        else:
+        elif a.kind in VOTE_KINDS:  # a ground-truth answer settles; it is not a vote
             latest.setdefault((a.index, a.role), {})[a.annotator] = a
     units = sorted((k for k, v in latest.items() if len(v) >= 2),
                    key=lambda k: (steps.get(k[0], 0), k[1]))
@@ -70,16 +78,19 @@ def agreement(session: Any, *, n_boot: int = 1000, level: float = 0.95,
             continue
         held = (current.get(idx) if role == "target" else store.judgments(role).get(idx))
         adj = adjudicated.get((idx, role))
+        page = f"{_SOURCE} ("
         how = (f"adjudicated by {adj.annotator}" if adj is not None else
-               "unsettled" if held is None else str(held.source).removeprefix(f"{_SOURCE} ("
-                                                                                ).rstrip(")"))
+               "unsettled" if held is None else
+               str(held.source).removeprefix(page).removesuffix(")")
+               if str(held.source).startswith(page) else str(held.source))
         disagreements.append(Disagreement(
             ids[idx], steps.get(idx, 0), role,
             tuple((a.annotator, classes[a.label], a.at) for a in votes.values()),
             None if held is None else classes[held.label], how))
     if not units:
         return AgreementReport(names, 0, (), tuple(disagreements),
-                               note="no item has answers from two annotators yet")
+                               note="no item has answers from two annotators yet",
+                               sources=sources)
     rater = {n: i for i, n in enumerate(sorted({n for k in units for n in latest[k]}))}
     data = np.full((len(rater), len(units)), np.nan)
     for j, k in enumerate(units):
@@ -113,7 +124,7 @@ def agreement(session: Any, *, n_boot: int = 1000, level: float = 0.95,
         stat("Krippendorff's alpha (interval, level scores)",
              lambda d: krippendorff_alpha(d, "interval"), scored)
     return AgreementReport(names, len(units), tuple(stats), tuple(disagreements),
-                           note="; ".join(notes))
+                           note="; ".join(notes), sources=sources)
 
 
 @dataclass(frozen=True)
@@ -220,7 +231,7 @@ def describe_agreement(report: AgreementReport, limit: int = 20) -> list[str]:
     statistic with its bootstrap interval, the disagreements (at most ``limit``)."""
     if not report.annotators:
         return []
-    out = [f"annotators on the labelling page: {', '.join(report.annotators)}; "
+    out = [f"annotators {report.sources}: {', '.join(report.annotators)}; "
            f"{report.n_overlap} answer(s) given by two or more of them"]
 
     def num(x: float) -> str:
@@ -249,11 +260,12 @@ def describe_agreement(report: AgreementReport, limit: int = 20) -> list[str]:
 
 
 def agreement_lines(session: Any) -> list[str]:
-    """:func:`describe_agreement` of :func:`agreement` (no line when the page was never
-    used): what ``status``, ``estimate`` and ``report`` print."""
+    """:func:`describe_agreement` of :func:`agreement` (no line when neither the page nor
+    an import that names annotators was used): what ``status``, ``estimate`` and
+    ``report`` print."""
     return describe_agreement(agreement(session)) if has_annotations(session.store) else []
 
 
 def agreement_json(session: Any) -> dict[str, Any]:
-    """``{"agreement": ...}`` for the JSON outputs (``{}`` when the page was never used)."""
+    """``{"agreement": ...}`` for the JSON outputs (``{}`` when no answer was kept)."""
     return {"agreement": agreement(session).to_dict()} if has_annotations(session.store) else {}

@@ -15,17 +15,25 @@ from typing import Any
 
 from activetest.session.records import LabelError
 
-__all__ = ["ANNOTATION_SOURCE", "AgreementReport", "AgreementStat", "Annotation", "Assignment",
-           "Disagreement", "ItemState", "check_name", "has_annotations",
-           "read_annotations"]
+__all__ = ["ANNOTATION_SOURCE", "GROUND_TRUTH_KIND", "IMPORT_KIND", "VOTE_KINDS",
+           "AgreementReport", "AgreementStat", "Annotation", "Assignment", "Disagreement",
+           "ItemState", "check_name", "has_annotations", "read_annotations"]
 
 #: The label source of an answer given on the page (``web (<annotator>)``).
 ANNOTATION_SOURCE = "web"
+#: Kinds of stored answers that are votes (agreement is computed on them): one given
+#: on the page, and an annotator's label read from an imported file.
+VOTE_KINDS = ("answer", "import")
+#: The kind of an imported label (a vote), and of one a Label Studio export marks as
+#: ground truth (it settles the item, as an adjudication; not a vote).
+IMPORT_KIND = "import"
+GROUND_TRUTH_KIND = "ground truth"
 _NAME = re.compile(r"^[^\x00-\x1f\x7f-\x9f]{1,64}$")
 
 
 def has_annotations(store: Any) -> bool:
-    """Whether the session file holds this module's tables (the page has written)."""
+    """Whether the session file holds this module's tables (the page, or an import that
+    names annotators, has written)."""
     rows = store._read("SELECT name FROM sqlite_master WHERE type = 'table' AND "
                        "name = 'annotations'")
     return bool(rows)
@@ -55,7 +63,10 @@ class Annotation:
             of a compared answer).
         annotator: who gave it.
         label: the class (judgment level) given.
-        kind: ``"answer"`` or ``"adjudication"``.
+        kind: ``"answer"`` or ``"adjudication"`` (given on the page), ``"import"``
+            (an annotator's label read from an imported file, kept for agreement) or
+            ``"ground truth"`` (one a Label Studio export marks as the reference
+            answer: it settled the item, and is not a vote).
         at: when (UTC, ISO 8601).
         undone: when it was undone, or None.
     """
@@ -149,6 +160,8 @@ class AgreementReport:
             each with its bootstrap interval.
         disagreements: the items where they differ.
         note: what was and was not computed, in words.
+        sources: where the answers come from: ``"on the labelling page"``, ``"in
+            imported files"`` or both.
     """
 
     annotators: tuple[str, ...]
@@ -156,6 +169,7 @@ class AgreementReport:
     stats: tuple[AgreementStat, ...] = ()
     disagreements: tuple[Disagreement, ...] = ()
     note: str = ""
+    sources: str = "on the labelling page"
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON data (NaN as None)."""

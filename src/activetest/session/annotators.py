@@ -4,13 +4,15 @@ agreement, and the session's label settled from their answers.
 The labelling page (:mod:`activetest.web`) talks to a :class:`Annotators` over one
 :class:`~activetest.session.workflow.Session`. Everything here is stored in the
 session file, in tables of this module's own (made with ``CREATE TABLE IF NOT
-EXISTS`` the first time the page writes; the session schema and its version are
+EXISTS`` the first time the page, or an import that names annotators
+(:func:`keep_votes`), writes; the session schema and its version are
 unchanged, older activetest versions ignore them)::
 
     annotations        every answer: item row, role (``target`` or a compared
                        answer's ``compare:<spec>``), annotator, level, kind
-                       (``answer`` or ``adjudication``), time; undone answers are
-                       kept with the time of the undo
+                       (``answer`` or ``adjudication``; an imported file's
+                       annotators ``import`` or ``ground truth``), time; undone
+                       answers are kept with the time of the undo
     annotation_items   per drawn item the page has shown: its draw step, how many
                        annotators it asks for (2+ for the ``overlap`` share, chosen
                        by a seeded draw per step) and the order in which a paired
@@ -65,6 +67,8 @@ from activetest.session.annotator_agreement import (
 )
 from activetest.session.annotator_records import (
     ANNOTATION_SOURCE,
+    GROUND_TRUTH_KIND,
+    IMPORT_KIND,
     AgreementReport,
     AgreementStat,
     Annotation,
@@ -81,7 +85,7 @@ from activetest.session.store import LabelChange, now
 __all__ = ["AgreementReport", "AgreementStat", "Annotation", "Annotators", "Assignment",
            "Disagreement", "ItemState", "MetricProgress", "Progress", "agreement", "agreement_json",
            "agreement_lines", "check_name", "describe_agreement", "has_annotations",
-           "progress"]
+           "keep_votes", "progress"]
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS annotations (
@@ -115,6 +119,55 @@ CREATE TABLE IF NOT EXISTS annotation_skips (
     PRIMARY KEY (idx, annotator)
 );
 """
+
+def keep_votes(session: Any, records: Sequence[Any]) -> int:
+    """Keep each annotator's label of an imported file (records that name an annotator,
+    on drawn items) in the ``annotations`` table, so that agreement is computed on them
+    as on the page's answers; returns how many were stored.
+
+    A record's kind is ``import`` (a vote), or ``ground truth`` when Label Studio marks it
+    so (it settled the item: not a vote). The same label from the same annotator again
+    (the file imported twice) is not stored again; a different one is (their latest
+    answer counts). Records naming no annotator carry no identity to compare, and are
+    not kept. Call it inside the import's transaction, after its checks: the records
+    are those it accepted (a classification's labels and a graded session's judgments
+    alike: ``answer_of`` names the compared target).
+    """
+    named = [r for r in records if getattr(r, "annotator", None)]
+    if not named:
+        return 0
+    store = session.store
+    index = {it.id: i for i, it in enumerate(session.items())}
+    drawn = {a.index for a in store.acquisitions()}
+    specs = set(session.compared_targets()) if session.graded else set()
+    n_levels = len(session.task.class_names)
+    stored = 0
+    with store.transaction() as c:
+        for stmt in SCHEMA.split(";"):
+            if stmt.strip():
+                c.execute(stmt)
+        for r in named:
+            row = index.get(str(r.item_id))
+            spec = getattr(r, "answer_of", None)
+            label = r.label
+            if (row is None or row not in drawn or (spec and spec not in specs)
+                    or not isinstance(label, (int, np.integer)) or isinstance(label, bool)
+                    or not 0 <= int(label) < n_levels):
+                continue  # not a label the import accepted
+            role = f"compare:{spec}" if spec else "target"
+            kind = GROUND_TRUTH_KIND if getattr(r, "ground_truth", False) else IMPORT_KIND
+            who = str(r.annotator)
+            last = c.execute("SELECT label FROM annotations WHERE idx = ? AND role = ? AND "
+                             "annotator = ? AND kind = ? AND undone IS NULL ORDER BY id DESC "
+                             "LIMIT 1", (row, role, who, kind)).fetchone()
+            if last is not None and int(last[0]) == int(label):
+                continue  # kept already (the same file imported again)
+            c.execute("INSERT INTO annotations (idx, role, annotator, label, kind, at) VALUES "
+                      "(?, ?, ?, ?, ?, ?)", (row, role, who, int(label), kind,
+                                             getattr(r, "time", None) or now()))
+            stored += 1
+    return stored
+
 
 #: Streams of the seeded per-step draws (overlap, the paired order), apart from the design's.
 _OVERLAP_STREAM = 0x0A11
@@ -615,9 +668,16 @@ class Annotators:
         for role in self.roles:
             mine = [r for r in rows if r[0] == role]
             adj = [r for r in mine if r[3] == "adjudication"]
+            # an imported ground truth settles as an adjudication does; two that differ
+            # settle nothing (never guessed), unless an adjudicator settles it
+            truths = [r for r in mine if r[3] == GROUND_TRUTH_KIND]
             value: int | None
             if adj:
                 value, source = int(adj[-1][2]), f"{_SOURCE} (adjudicated by {adj[-1][1]})"
+            elif truths:
+                agree = len({int(r[2]) for r in truths}) == 1
+                value = int(truths[-1][2]) if agree else None
+                source = f"{_SOURCE} ({GROUND_TRUTH_KIND}: {truths[-1][1]})" if agree else ""
             else:
                 latest: dict[str, Any] = {}
                 for r in mine:

@@ -221,7 +221,7 @@ def settle_same_answers(store: SessionStore, task: GenTask, index: Mapping[str, 
     Returns:
         ``(records to check and write, conflicts)``.
     """
-    from activetest.session.labels import Vote, settle
+    from activetest.session.labels import GROUND_TRUTH, Vote, settle_rule
 
     specs = compared_specs(store.config())
     if not specs:
@@ -252,14 +252,16 @@ def settle_same_answers(store: SessionStore, task: GenTask, index: Mapping[str, 
             who = getattr(rec, "annotator", None) or ""
             loc = getattr(rec, "where", None) or ""
             whose = getattr(rec, "answer_of", None) or "target"
+            truth = getattr(rec, "ground_truth", False) is True
+            mark = f", {GROUND_TRUTH}" if truth else ""
             votes.append(Vote(int(rec.label), loc, getattr(rec, "source", None) or "",
-                              f"{who or loc or 'record ' + str(n + 1)}, answer of {whose}",
-                              getattr(rec, "time", None), n + 1, who))
-        chosen = settle(votes, resolve)
+                              f"{who or loc or 'record ' + str(n + 1)}, answer of {whose}"
+                              f"{mark}", getattr(rec, "time", None), n + 1, who, truth))
+        chosen, rule = settle_rule(votes, resolve)
         conflicts.append(LabelConflict(
             item_ids[row], drawn[row],
             tuple((task.class_names[v.label], v.who, v.loc) for v in votes),
-            None if chosen is None else task.class_names[chosen.label]))
+            None if chosen is None else task.class_names[chosen.label], rule))
         for n in members:
             if chosen is None:
                 dropped.add(n)

@@ -35,8 +35,9 @@ from activetest.session.records import (
 )
 from activetest.session.store import Acquisition, SessionError, SessionStore
 
-__all__ = ["Vote", "add_labels", "check_labels", "check_shown", "export_draws",
-           "export_format", "label_from_data", "parse_label", "settle"]
+__all__ = ["GROUND_TRUTH", "GROUND_TRUTHS_DIFFER", "Vote", "add_labels", "check_labels",
+           "check_shown", "export_draws", "export_format", "label_from_data", "parse_label",
+           "settle", "settle_rule"]
 
 
 def parse_label(task: Task, value: int | str) -> int:
@@ -73,6 +74,8 @@ class Vote:
         order: place in the file (1, 2, ...).
         annotator: the annotator if the file names one ("" if not: each such
             record then counts as its own voter).
+        ground_truth: the file marks it as the reference answer (Label Studio's
+            ``"ground_truth": true``): it settles a disagreement, as an adjudication.
     """
 
     label: int
@@ -82,6 +85,7 @@ class Vote:
     time: str | None
     order: int
     annotator: str = ""
+    ground_truth: bool = False
 
 
 def _order_key(votes: Sequence[Vote]) -> Any:
@@ -100,9 +104,30 @@ def _order_key(votes: Sequence[Vote]) -> Any:
     return lambda v: (v.order,)
 
 
+#: How :func:`settle_rule` says a ground-truth vote settled an item, and that
+#: ground-truth votes that differ left it unsettled (whatever ``resolve`` says).
+GROUND_TRUTH = "ground truth"
+GROUND_TRUTHS_DIFFER = "ground truths differ"
+
+
+def settle_rule(votes: Sequence[Vote], resolve: str) -> tuple[Vote | None, str]:
+    """:func:`settle`, and the rule that decided: :data:`GROUND_TRUTH`,
+    :data:`GROUND_TRUTHS_DIFFER` or ``resolve``."""
+    truths = [v for v in votes if v.ground_truth]
+    if truths:
+        if len({v.label for v in truths}) > 1:
+            return None, GROUND_TRUTHS_DIFFER  # two references disagree: never guessed
+        return max(truths, key=_order_key(truths)), GROUND_TRUTH
+    return settle(votes, resolve), resolve
+
+
 def settle(votes: Sequence[Vote], resolve: str) -> Vote | None:
     """The vote a resolution rule picks among disagreeing ones (None: unsettled).
 
+    A ground-truth vote (Label Studio's ``"ground_truth": true``) settles the item
+    whatever the rule, as an adjudication does on the labelling page; ground-truth
+    votes that differ settle nothing, whatever the rule (which reference is right is
+    never guessed). Otherwise:
     ``latest``: the last given (see :func:`_order_key` for how time is read).
     ``majority``: the most frequent label, one vote per annotator (their latest
     answer; records that name no annotator count one each); a tie settles nothing.
@@ -110,6 +135,8 @@ def settle(votes: Sequence[Vote], resolve: str) -> Vote | None:
     """
     if not votes:
         return None
+    if any(v.ground_truth for v in votes):
+        return settle_rule(votes, resolve)[0]
     key = _order_key(votes)
     if resolve == "latest":
         return max(votes, key=key)
@@ -168,6 +195,7 @@ def check_labels(store: SessionStore, task: Task, index: Mapping[str, int],
         rec_source = source
         who = ""
         time = None
+        truth = False
         if isinstance(rec, tuple):
             item_id, raw = rec[0], rec[1]
             loc = rec[2] if len(rec) > 2 else (f"{where}, record {n}" if where else "")
@@ -176,8 +204,10 @@ def check_labels(store: SessionStore, task: Task, index: Mapping[str, int],
             loc = getattr(rec, "where", None) or (f"{where}, record {n}" if where else "")
             rec_source = getattr(rec, "source", None) or source
             who = getattr(rec, "annotator", None) or ""
-            if who:
-                rec_source = f"{rec_source} ({who})"
+            truth = getattr(rec, "ground_truth", False) is True
+            tags = [t for t in (who, GROUND_TRUTH if truth else "") if t]
+            if tags:  # "import:export.json (user 1, ground truth)"
+                rec_source = f"{rec_source} ({', '.join(tags)})"
             time = getattr(rec, "time", None)
         prefix = f"{loc}: " if loc else ""
         row = index.get(str(item_id))
@@ -199,21 +229,25 @@ def check_labels(store: SessionStore, task: Task, index: Mapping[str, int],
                             f"items can be labelled (their labels are weighted by the "
                             f"probability they were drawn with)")
             continue
-        votes.setdefault(row, []).append(Vote(y, loc, rec_source, who or loc or rec_source,
-                                              time, n, who))
+        name = who or loc or rec_source
+        votes.setdefault(row, []).append(Vote(y, loc, rec_source,
+                                              f"{name}, {GROUND_TRUTH}" if truth else name,
+                                              time, n, who, truth))
     answers: list[tuple[int, int, str]] = []
     conflicts: list[LabelConflict] = []
     unchanged = 0
     for row, given in votes.items():
         chosen: Vote | None = given[0]
         if len({v.label for v in given}) > 1:
-            chosen = settle(given, resolve)
+            chosen, rule = settle_rule(given, resolve)
             conflicts.append(LabelConflict(
                 item_ids[row], drawn[row],
                 tuple((task.class_names[v.label], v.who, v.loc) for v in given),
-                None if chosen is None else task.class_names[chosen.label]))
+                None if chosen is None else task.class_names[chosen.label], rule))
             if chosen is None:
                 continue
+        elif any(v.ground_truth for v in given):  # agreeing: the reference's source
+            chosen = max((v for v in given if v.ground_truth), key=_order_key(given))
         assert chosen is not None
         y = chosen.label
         old = current.get(row)

@@ -359,12 +359,17 @@ class LabelConflict:
         votes: ``(class name, who, where)`` per record, in file order (who: the
             annotator, or the source).
         settled: the class name a resolution rule chose, or None (left out).
+        rule: what decided: a ``--resolve`` rule, ``"ground truth"`` (a Label Studio
+            annotation marked as ground truth settled it, whatever ``--resolve``) or
+            ``"ground truths differ"`` (two such annotations disagree: left out,
+            never guessed).
     """
 
     item_id: str
     step: int
     votes: tuple[tuple[str, str, str], ...]
     settled: str | None = None
+    rule: str = ""
 
     def describe(self) -> str:
         """One line: the item and who gave which class."""
@@ -383,6 +388,10 @@ class LabelImport:
         changes: the history rows written.
         conflicts: items the records labelled differently: left out (``settled``
             None) or settled by the resolution rule (their label is in ``changes``).
+        votes_kept: annotators' labels stored for agreement (records that name an
+            annotator; the same label imported again is not counted again).
+        unnamed: records that name no annotator (the file carries no identity for
+            them: each counts as a voter of its own, and none is kept for agreement).
     """
 
     added: int
@@ -390,6 +399,8 @@ class LabelImport:
     unchanged: int
     changes: list[LabelChange]
     conflicts: list[LabelConflict] = field(default_factory=list)
+    votes_kept: int = 0
+    unnamed: int = 0
 
     @property
     def left_out(self) -> list[LabelConflict]:

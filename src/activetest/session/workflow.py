@@ -475,7 +475,19 @@ class Session:
                                        source=source, overwrite=overwrite, where=where,
                                        resolve=resolve)
             self._check_alike([c.index for c in result.changes])
-            return result
+            return self._keep_votes(result, records)
+
+    def _keep_votes(self, result: LabelImport, records: Sequence[Any]) -> LabelImport:
+        """``result`` with the annotators' labels of ``records`` kept for agreement
+        (:func:`activetest.session.annotators.keep_votes`, in the open transaction)."""
+        from activetest.session.annotators import keep_votes
+
+        named = [r for r in records if not isinstance(r, tuple)]
+        if not named:
+            return result  # (item_id, label) pairs: nobody to name
+        unnamed = sum(1 for r in named if not getattr(r, "annotator", None))
+        return dataclasses.replace(result, votes_kept=keep_votes(self, named),
+                                   unnamed=unnamed)
 
     def _check_alike(self, rows: Sequence[int]) -> None:
         """A graded comparison's one judgment per answer text
@@ -820,7 +832,9 @@ class Session:
         All or nothing: every record is checked, and labels and compared answers'
         judgments are written in ONE transaction (a failure half-way changes
         nothing). Items that annotators label differently are left out (or settled
-        by ``resolve``) and reported, the rest imported (see :meth:`add_labels`);
+        by ``resolve``, or by a Label Studio ground-truth annotation) and reported, the
+        rest imported (see :meth:`add_labels`); each annotator's label is kept for
+        agreement (:func:`activetest.session.annotators.keep_votes`);
         so are compared answers that are the same text as another answer to the
         item and judged differently (:func:`compare_graded.settle_same_answers`).
         A row carrying a ``content_check`` (every export writes one) must show the
@@ -840,6 +854,7 @@ class Session:
         records = labelio.import_labels(path, self.task, format=format, **options)
         source = f"import:{Path(path).name}"
         index = self._row_index()
+        read = list(records)  # as given: each annotator's own label, kept for agreement
         judged = [r for r in records if r.answer_of]
         if not judged:
             return self.add_labels(records, source=source, overwrite=overwrite,
@@ -868,6 +883,7 @@ class Session:
                 unchanged += same
                 conflicts += spec_conflicts
             self._check_alike([c.index for c in changes])
-        return LabelImport(sum(c.action == "add" for c in changes),
-                           sum(c.action == "change" for c in changes), unchanged, changes,
-                           conflicts)
+            return self._keep_votes(LabelImport(
+                sum(c.action == "add" for c in changes),
+                sum(c.action == "change" for c in changes), unchanged, changes, conflicts),
+                read)
