@@ -39,6 +39,7 @@ labels (LURE of the per-item loss difference is unbiased for the difference).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
