@@ -51,10 +51,13 @@ each on the same pools, seeds and CS; with several, a table of the designs follo
 to K labels, then kept or set to 0 (:data:`LIMITED`). ``--tuning K``: instead of the
 ``--held-out`` models, K OTHER models per matrix (never one of them), to tune on before
 a design is judged on the held-out pools.
-``--cache DIR``: per-pool rows of the history pools, keyed by the pool's data, the run
-parameters and the design's :func:`behaviour_probe` (a cached pool is read, not
-measured; ``experiments/cache/harness-runs`` holds the measured ones, so the tables of
-docs/harness.md re-render in seconds).
+``--cache DIR``: per-pool rows of the history pools, keyed by the pool's data and the run
+parameters, each file naming the design's :func:`behaviour_probe` it was computed under
+(stored in ``DIR/probes``); a cached pool whose probe matches today's within a tolerance
+(:data:`PROBE_RTOL`) is read, not measured (``experiments/cache/harness-runs`` holds the
+measured ones, so the tables of docs/harness.md re-render in seconds).
+``--rekey-cache DIR``: move a folder's entries keyed by the former rule (the probe's
+numbers rounded to 6 digits and hashed into the key) to today's names.
 
 Usage (writes the Markdown table; CPU minutes)::
 
@@ -70,6 +73,7 @@ from __future__ import annotations
 import argparse
 import functools
 import hashlib
+import itertools
 import json
 import re
 import sys
@@ -134,14 +138,7 @@ def history_pools(n_models: int = 3, seed: int = 0, tuning: int = 0) -> list[Poo
     held-out pools."""
     out = []
     for path in sorted(HISTORY.glob("*.csv")) if HISTORY.is_dir() else []:
-        import csv
-
-        with path.open() as f:
-            rows = list(csv.reader(f))
-        M = np.array([[float(x) for x in r[1:]] for r in rows[1:]], dtype=np.float64)
-        if M.shape[1] == len(rows[1]) - 1 and not np.all(np.isin(M[:, 0], (0.0, 1.0))):
-            M = M[:, 1:]  # an index column before the items
-        M = M[:, ~np.isnan(M).any(0)]
+        M = read_history(path)
         rng = np.random.default_rng([seed, zlib.crc32(path.name.encode())])
         acc = M.mean(1)
         mid = np.flatnonzero((acc > 0.15) & (acc < 0.85))  # models with room either way
@@ -153,6 +150,19 @@ def history_pools(n_models: int = 3, seed: int = 0, tuning: int = 0) -> list[Poo
         for r in picked:
             out.append(history_pool(f"{path.stem} model {r}", M, int(r)))
     return out
+
+
+def read_history(path: Path) -> np.ndarray:
+    """A history response matrix as the pools use it: models x items, an index column
+    before the items dropped, and the items with a missing result in any row."""
+    import csv
+
+    with path.open() as f:
+        rows = list(csv.reader(f))
+    M = np.array([[float(x) for x in r[1:]] for r in rows[1:]], dtype=np.float64)
+    if M.shape[1] == len(rows[1]) - 1 and not np.all(np.isin(M[:, 0], (0.0, 1.0))):
+        M = M[:, 1:]  # an index column before the items
+    return M[:, ~np.isnan(M).any(0)]
 
 
 def history_pool(name: str, M: np.ndarray, r: int) -> Pool:
@@ -311,16 +321,19 @@ def measure(pools: list[Pool], runs: int, seed: int, hist: str = "svd8",
             cs: str | tuple[str, ...] = "mixture", cache: Path | None = None) -> list[dict]:
     """Rows per pool, width and CS rule (``cs``: one of :data:`CS_RULES` or several,
     measured on the same simulated runs). ``cache``: a folder of per-pool results keyed
-    by :func:`cache_key` (a pool found there is read, not measured)."""
+    by :func:`cache_key` (a pool found there under a probe that matches today's,
+    :func:`cached_entry`, is read, not measured)."""
     rules = (cs,) if isinstance(cs, str) else tuple(cs)
     rows = []
     for p in pools:
         f = None
         if cache is not None and p.surrogate == "history":
-            f = cache / f"{_slug(p.name)}-{cache_key(p, runs, seed, hist, rules)}.json"
-            if f.exists():
-                rows += json.loads(f.read_text())
+            hit = cached_entry(cache, p, runs, seed, hist, rules)
+            if hit is not None:
+                rows += json.loads(hit.read_text())
                 continue
+            f = (cache / f"{_slug(p.name)}-{cache_key(p, runs, seed, hist, rules)}-"
+                         f"{probe_id(cache, hist)}.json")
         start = len(rows)
         t0 = time.process_time()
         N = p.loss.size
@@ -374,24 +387,78 @@ def _data_digest(p: Pool) -> str:
     return h.hexdigest()[:16]
 
 
-#: Significant digits the behaviour probe keeps: 6, not the probe module's 10. The
-#: designs refit logistic models on SVD features, and their per-draw estimates differ
+#: The behaviour probe's tolerance: a cached entry is valid when every number of the probe
+#: it was computed under is within ``PROBE_RTOL`` (relative) of today's, or within
+#: ``PROBE_ATOL`` of it for numbers that are zero up to rounding (:meth:`Probe.matches`).
+#: The designs refit logistic models on SVD features, and their per-draw estimates differ
 #: between CPUs in their last digits (an AMD EPYC and an Intel Xeon with AMX, the same
-#: numpy and OpenBLAS): at 10 digits the key missed the committed cache on every other
-#: machine (QA, 2026-12-05) although every row came out the same.
-PROBE_DIGITS = 6
+#: numpy and OpenBLAS: the 8th-10th digit). Hashing the probe's numbers, rounded, made the
+#: key hang on those digits: at 10 digits it missed the committed cache on every other
+#: machine (QA, 2026-12-05), and at 6 a number near a rounding edge could still flip it.
+#: Compared with a tolerance, last digits never matter, and a change of behaviour (a
+#: number moving in its 3rd-6th digit) still misses.
+PROBE_RTOL = 1e-6
+PROBE_ATOL = 1e-12
+#: Significant digits of the former rule (the probe's numbers hashed after rounding), kept
+#: only to recognise entries keyed by it (:func:`rekey_cache`).
+LEGACY_PROBE_DIGITS = 6
+
+
+@dataclass(frozen=True)
+class Probe:
+    """What a design's code computes on a tiny history pool (:func:`behaviour_probe`), at
+    full precision: stored beside the cached entries computed under it (``probes/`` in the
+    cache folder) and compared with a tolerance, never hashed.
+
+    Attributes:
+        design: the history design (:data:`HISTORY_DESIGNS`) probed.
+        sizes: the size of each probed array, in order.
+        values: every probed number, the arrays one after another.
+    """
+
+    design: str
+    sizes: tuple[int, ...]
+    values: tuple[float, ...]
+
+    @property
+    def id(self) -> str:
+        """A name for this probe's file (a hash of its exact numbers: a probe computed on
+        another CPU gets another id, though it may match this one)."""
+        h = hashlib.sha256(f"{self.design}:{self.sizes}".encode())
+        h.update(np.asarray(self.values, dtype=np.float64).tobytes())
+        return h.hexdigest()[:16]
+
+    def matches(self, other: Probe) -> bool:
+        """The same design and arrays, every number within :data:`PROBE_RTOL` (relative)
+        or :data:`PROBE_ATOL` of the other's (NaN matching NaN)."""
+        return (self.design == other.design and self.sizes == other.sizes
+                and bool(np.allclose(self.values, other.values, rtol=PROBE_RTOL,
+                                     atol=PROBE_ATOL, equal_nan=True)))
+
+    def to_json(self) -> str:
+        """The probe as JSON (every number exactly: Python's shortest round-trip repr)."""
+        return json.dumps({"design": self.design, "sizes": list(self.sizes),
+                           "values": list(self.values)})
+
+    @classmethod
+    def from_json(cls, text: str) -> Probe:
+        """The probe :meth:`to_json` wrote."""
+        d = json.loads(text)
+        return cls(str(d["design"]), tuple(int(n) for n in d["sizes"]),
+                   tuple(float(v) for v in d["values"]))
 
 
 @functools.cache
-def behaviour_probe(hist: str) -> str:
-    """Digest of what this benchmark computes, on a tiny history pool (the probe matrix
-    of :func:`activetest.experiments.probe.tiny_matrix`, row 0 held out): the design's
+def behaviour_probe(hist: str) -> Probe:
+    """What this benchmark computes, on a tiny history pool (the probe matrix of
+    :func:`activetest.experiments.probe.tiny_matrix`, row 0 held out): the design's
     (``hist``) and uniform's per-draw estimates, both CS rules' bounds, the planned
-    budgets and the Wilson n. A change of any number these code paths give changes the
-    cache key (:mod:`activetest.experiments.cache`)."""
+    budgets and the Wilson n. A cached entry is used only while today's probe matches the
+    one it was computed under (:meth:`Probe.matches`): a change of any number these code
+    paths give beyond the last digits makes it miss (it is recomputed)."""
     import tempfile
 
-    from activetest.experiments.probe import digest, tiny_matrix
+    from activetest.experiments.probe import tiny_matrix
     from activetest.formats.history import read_response_matrix
 
     with tempfile.TemporaryDirectory() as d:
@@ -403,16 +470,97 @@ def behaviour_probe(hist: str) -> str:
     out = [th, mv if mv is not None else np.zeros(0), [info["design"], info["uniform"], Ta],
            *_cs(th, N, mv), *_cs(th, N, mv, Ta), *uniform_runs(p, 2, 1),
            *uniform_runs(p, 2, 1, Ta), [wilson_n(0.3, N, 0.1)]]
-    return digest(*out, digits=PROBE_DIGITS)
+    arrays = [np.asarray(a, dtype=np.float64).ravel() for a in out]
+    return Probe(hist, tuple(a.size for a in arrays),
+                 tuple(float(v) for a in arrays for v in a))
 
 
 def cache_key(p: Pool, runs: int, seed: int, hist: str, rules: tuple[str, ...]) -> str:
-    """The cache key of a history pool's rows: the pool's data (:func:`_data_digest`),
-    the run parameters and the behaviour probe of its design (:func:`behaviour_probe`)."""
+    """The cache key of a history pool's rows: the pool's data (:func:`_data_digest`) and
+    the run parameters. The behaviour of the code is not in it: an entry's file names the
+    probe it was computed under, compared with today's by :func:`cached_entry`."""
     h = hashlib.sha256(f"{hist}:{runs}:{seed}:{','.join(rules)}:{START}:{WIDTHS}".encode())
     h.update(_data_digest(p).encode())
-    h.update(behaviour_probe(hist).encode())
     return h.hexdigest()[:16]
+
+
+def _stored_probe(path: Path) -> Probe | None:
+    """A probe file of the cache (None: unreadable, e.g. half written)."""
+    try:
+        return Probe.from_json(path.read_text())
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def cached_entry(cache: Path, p: Pool, runs: int, seed: int, hist: str,
+                 rules: tuple[str, ...]) -> Path | None:
+    """The cached rows of ``p`` (``{slug}-{cache_key}-{probe id}.json``) computed under a
+    probe that matches today's :func:`behaviour_probe` (None: none; it is measured)."""
+    today = behaviour_probe(hist)
+    for f in sorted(cache.glob(f"{_slug(p.name)}-{cache_key(p, runs, seed, hist, rules)}-*.json")):
+        stored = _stored_probe(cache / "probes" / f"{f.stem.rsplit('-', 1)[1]}.json")
+        if stored is not None and stored.matches(today):
+            return f
+    return None
+
+
+def probe_id(cache: Path, hist: str) -> str:
+    """The id new entries of ``hist`` are stored under: a stored probe that matches
+    today's (so the entries a CPU adds join those another CPU made), else today's,
+    written to ``probes/``."""
+    today = behaviour_probe(hist)
+    folder = cache / "probes"
+    for f in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        stored = _stored_probe(f)
+        if stored is not None and stored.matches(today):
+            return f.stem
+    folder.mkdir(parents=True, exist_ok=True)
+    tmp = folder / f"{today.id}.tmp"
+    tmp.write_text(today.to_json() + "\n")
+    tmp.replace(folder / f"{today.id}.json")
+    return today.id
+
+
+def _legacy_key(p: Pool, runs: int, seed: int, hist: str, rules: tuple[str, ...]) -> str:
+    """The key of the former rule: :func:`cache_key`'s hash with the probe's numbers,
+    rounded to :data:`LEGACY_PROBE_DIGITS`, hashed in (:func:`rekey_cache`)."""
+    from activetest.experiments.probe import digest
+
+    probe = behaviour_probe(hist)
+    ends = np.cumsum((0, *probe.sizes))
+    arrays = [probe.values[a:b] for a, b in itertools.pairwise(ends)]
+    h = hashlib.sha256(f"{hist}:{runs}:{seed}:{','.join(rules)}:{START}:{WIDTHS}".encode())
+    h.update(_data_digest(p).encode())
+    h.update(digest(*arrays, digits=LEGACY_PROBE_DIGITS).encode())
+    return h.hexdigest()[:16]
+
+
+def rekey_cache(cache: Path, seed: int = 0) -> tuple[int, list[str]]:
+    """Move the entries keyed by the former rule (``{slug}-{key}.json``, the probe's
+    rounded numbers hashed into the key) to today's names, each only after checking, from
+    its own rows (pool, design, runs, CS rules; ``seed``), that today's code gives its
+    key; returns how many moved and the files left as they were (why)."""
+    legacy = re.compile(r"(.+)-([0-9a-f]{16})\.json")
+    pools: dict[str, Pool] = {}
+    moved, left = 0, []
+    for f in sorted(cache.glob("*.json")):
+        m = legacy.fullmatch(f.name)
+        if m is None or re.fullmatch(r".+-[0-9a-f]{16}-[0-9a-f]{16}\.json", f.name):
+            continue
+        rows = json.loads(f.read_text())
+        name, hist, runs = rows[0]["pool"], rows[0]["design"], int(rows[0]["runs"])
+        rules = tuple(dict.fromkeys(r["cs"] for r in rows))
+        if name not in pools:
+            mat, _, row = name.partition(" model ")
+            pools[name] = history_pool(name, read_history(HISTORY / f"{mat}.csv"), int(row))
+        p = pools[name]
+        if _legacy_key(p, runs, seed, hist, rules) != m.group(2):
+            left.append(f"{f.name}: not the key today's code gives its rows")
+            continue
+        f.rename(cache / f"{m.group(1)}-{cache_key(p, runs, seed, hist, rules)}-"
+                         f"{probe_id(cache, hist)}.json")
+        moved += 1
+    return moved, left
 
 
 def table(rows: list[dict], runs: int) -> str:
@@ -538,7 +686,16 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--merge", type=Path, nargs="+", default=None,
                     help="render the tables from these --json files (runs split by --only) "
                          "instead of measuring")
+    ap.add_argument("--rekey-cache", type=Path, default=None, metavar="DIR",
+                    help="move the entries of a cache folder keyed by the former rule (the "
+                         "probe's rounded numbers hashed into the key) to today's names, "
+                         "each after checking today's code gives its key, and stop")
     a = ap.parse_args(argv)
+    if a.rekey_cache is not None:
+        moved, left = rekey_cache(a.rekey_cache, a.seed)
+        print(f"{moved} entries moved to today's names; {len(left)} left as they were")
+        print("".join(f"  {why}\n" for why in left), end="")
+        return
     if a.merge:
         rows = [r for f in a.merge for r in json.loads(f.read_text())]
         print("\n".join((f"CS rule `{c}`:\n\n" if len(a.cs) > 1 else "")

@@ -1,10 +1,14 @@
-"""benchmarks/harness_runs.py's cache key: the pool's rows and the run, never the bits of
-the SVD features (which differ between CPUs, BLAS builds and thread counts), so the
-committed cache (experiments/cache/harness-runs) is found on any machine."""
+"""benchmarks/harness_runs.py's cache: keyed by the pool's rows and the run, never the bits
+of the SVD features (which differ between CPUs, BLAS builds and thread counts), and valid
+while the behaviour probe it was computed under matches today's within a tolerance (its
+last digits differ between CPUs too), so the committed cache
+(experiments/cache/harness-runs) is found on any machine."""
 
 from __future__ import annotations
 
 import importlib.util
+import json
+import re
 import sys
 from pathlib import Path
 
@@ -31,9 +35,8 @@ def _matrix(seed: int = 3) -> np.ndarray:
     return M
 
 
-def test_the_key_ignores_the_features_bits_and_sees_the_rows(hr, monkeypatch) -> None:
+def test_the_key_ignores_the_features_bits_and_sees_the_rows(hr) -> None:
     p = hr.history_pool("m 0", _matrix(), 0)
-    monkeypatch.setattr(hr, "behaviour_probe", lambda hist: "probe")
     key = hr.cache_key(p, 100, 0, "features", ("mixture",))
     # the same rows with the SVD's signs flipped and the last bits moved: the same key
     flipped = hr.Pool(p.name, p.surrogate, p.loss, -p.features * (1 + 1e-15), p.prior,
@@ -52,3 +55,111 @@ def test_the_key_ignores_the_features_bits_and_sees_the_rows(hr, monkeypatch) ->
              hr.cache_key(p, 100, 0, "features", ("mixture", "planned"))}
     assert key not in keys and len(keys) == 7
 
+
+
+def _rows(name: str, design: str = "svd8") -> list[dict]:
+    """Rows as measure() stores them (numbers that no measurement gives: a read, not a
+    measurement, is seen)."""
+    return [dict(pool=name, surrogate="history", N=20, acc=0.5, h=h, plan="", cs="mixture",
+                 runs=2, design=design, active=-1.0, active_mean=-1.0, uniform=-1.0,
+                 uniform_mean=-1.0, wilson=-1, a_cov=-1.0, u_cov=-1.0, cpu=0.0)
+            for h in (0.03, 0.02)]
+
+
+def _with_values(probe, values):
+    return type(probe)(probe.design, probe.sizes, tuple(values))
+
+
+def test_a_probe_that_differs_in_its_last_digits_finds_the_entries(hr, tmp_path,
+                                                                   monkeypatch) -> None:
+    """QA (2026-12-05): the probe's numbers differ between CPUs in the 8th-10th digit, and
+    a key hashing them rounded (10 digits, then 6) missed the committed cache on another
+    CPU. Compared with a tolerance: a probe perturbed in its 8th digit, or with a number
+    moved across a 6-digit rounding edge, finds the entry (the pool is read, not
+    measured); one changed in its 3rd digit (a change of behaviour) misses."""
+    from activetest.experiments.probe import digest
+
+    p = hr.history_pool("m 0", _matrix(), 0)
+    today = hr.behaviour_probe("svd8")
+    v = np.array(today.values)
+    assert v.size > 100 and np.count_nonzero(v) > 100
+    k = int(np.flatnonzero(np.abs(v) > 0.01)[0])
+    below, above = v.copy(), v.copy()
+    below[k], above[k] = 0.1234565 - 1e-10, 0.1234565 + 1e-10
+    assert digest(below, digits=6) != digest(above, digits=6)  # the former rule missed
+
+    def probe(values):
+        monkeypatch.setattr(hr, "behaviour_probe", lambda hist: _with_values(today, values))
+
+    probe(below)  # the entry computed under ``below``
+    f = (tmp_path / f"{hr._slug(p.name)}-{hr.cache_key(p, 2, 0, 'svd8', ('mixture',))}-"
+                    f"{hr.probe_id(tmp_path, 'svd8')}.json")
+    f.write_text(json.dumps(_rows(p.name)))
+    for near in (above, below * (1 + 4e-8), below * (1 - 4e-8)):
+        probe(near)
+        assert hr.cached_entry(tmp_path, p, 2, 0, "svd8", ("mixture",)) == f
+        assert hr.measure([p], 2, 0, "svd8", "mixture", tmp_path) == _rows(p.name)
+    changed = below.copy()
+    changed[k] *= 1.003  # its 3rd digit
+    probe(changed)
+    assert hr.cached_entry(tmp_path, p, 2, 0, "svd8", ("mixture",)) is None
+    # a probe of another shape or design never matches
+    assert not today.matches(type(today)(today.design, (*today.sizes[:-1], 0),
+                                         today.values[:-1]))
+    assert not today.matches(type(today)("features", today.sizes, today.values))
+
+
+def test_a_cpu_adds_entries_under_the_stored_probe_it_matches(hr, tmp_path,
+                                                              monkeypatch) -> None:
+    """Entries a CPU whose probe differs in the last digits computes join the stored probe
+    (one probe file per behaviour, not one per CPU); a changed behaviour gets its own."""
+    today = hr.behaviour_probe("svd8")
+    first = hr.probe_id(tmp_path, "svd8")
+    v = np.array(today.values)
+    monkeypatch.setattr(hr, "behaviour_probe",
+                        lambda hist: _with_values(today, v * (1 + 4e-8)))
+    assert hr.probe_id(tmp_path, "svd8") == first
+    monkeypatch.setattr(hr, "behaviour_probe", lambda hist: _with_values(today, v * 1.003))
+    assert hr.probe_id(tmp_path, "svd8") != first
+    assert len(list((tmp_path / "probes").glob("*.json"))) == 2
+
+
+def test_rekey_moves_an_entry_of_the_former_rule_after_checking_its_key(hr, tmp_path,
+                                                                        monkeypatch) -> None:
+    """The entries keyed by the former rule (the probe's numbers rounded to 6 digits and
+    hashed into the key) move to today's names, each only if today's code gives its key
+    from its own rows; the moved entry is then found."""
+    M = _matrix()
+    (tmp_path / "history").mkdir()
+    (tmp_path / "history" / "tiny.csv").write_text(
+        "model," + ",".join(f"i{j}" for j in range(M.shape[1])) + "\n"
+        + "".join(f"m{i}," + ",".join(f"{x:g}" for x in r) + "\n" for i, r in enumerate(M)))
+    monkeypatch.setattr(hr, "HISTORY", tmp_path / "history")
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    p = hr.history_pool("tiny model 3", M, 3)
+    good = cache / f"{hr._slug(p.name)}-{hr._legacy_key(p, 2, 0, 'svd8', ('mixture',))}.json"
+    good.write_text(json.dumps(_rows(p.name)))
+    stale = cache / f"{hr._slug(p.name)}-{'0' * 16}.json"
+    stale.write_text(json.dumps(_rows(p.name)))
+    moved, left = hr.rekey_cache(cache)
+    assert moved == 1 and len(left) == 1 and stale.name in left[0]
+    found = hr.cached_entry(cache, p, 2, 0, "svd8", ("mixture",))
+    assert found is not None and json.loads(found.read_text()) == _rows(p.name)
+    assert not good.exists() and stale.exists()
+
+
+def test_every_committed_entry_names_a_stored_probe_of_its_design(hr) -> None:
+    """The committed cache's layout: ``{slug}-{key}-{probe id}.json``, the probe stored in
+    ``probes/`` for the entry's design (no entry is keyed by the former rule)."""
+    cache = ROOT / "experiments" / "cache" / "harness-runs"
+    entries = sorted(cache.glob("*.json"))
+    assert len(entries) >= 290
+    bad = []
+    for f in entries:
+        m = re.fullmatch(r".+-[0-9a-f]{16}-([0-9a-f]{16})\.json", f.name)
+        probe = None if m is None else hr._stored_probe(cache / "probes" / f"{m.group(1)}.json")
+        design = {r["design"] for r in json.loads(f.read_text())}
+        if probe is None or design != {probe.design}:
+            bad.append(f.name)
+    assert not bad, bad
