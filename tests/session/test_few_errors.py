@@ -324,3 +324,47 @@ def test_no_error_labelled_yet_projects_more_labels_not_the_ones_it_has(
     assert ("error_rate: no projection while the exact anytime 95% confidence sequence "
             "stands in (") in out, out
     assert "error_rate: the anytime 95% confidence sequence reaches width" not in out
+
+
+def test_the_reports_legend_names_the_exact_cs_where_it_stands_in(
+        pool_files: PoolFiles, tmp_path: Path) -> None:
+    """QA: where the labels show few errors the error rate's fixed-budget interval and
+    anytime CS are the exact anytime CS (as ``estimate`` and ``status`` say), but the
+    report's figure still named its bands "fixed-budget" and "anytime". The legend now
+    names them by what they are: the exact CS at every count drawn (3 labels), or the
+    asymptotic CS and the CLT interval with the exact CS while few errors (40 labels);
+    the log loss (no few-errors rule) keeps its plain names."""
+    from activetest.session.report.plots import estimates_figure
+
+    db = tmp_path / "s.db"
+    pf = pool_files
+    run("init", db, "--pool", pf.pool, "--task", "demo", "--surrogate", f"table:{pf.surrogate}",
+        "--target", f"table:{pf.target}", "--id-column", "id", "--metric", "both",
+        "--seed", "5", "--no-progress")
+
+    def legend(n: int) -> tuple[set[str], list[bool], str]:
+        run("select", db, "--n", n)
+        with Session.open(db) as s:
+            s.label_from_data()
+            data = s.report_data(progress=False)
+            rows = data.history["error rate"]
+            few = [r.active.exact for r in rows]
+        fig = estimates_figure(data)
+        run("report", db, "--out", tmp_path / f"rep{n}")
+        md = (tmp_path / f"rep{n}" / "report.md").read_text(encoding="utf-8")
+        return {t.get_text() for t in fig.legends[0].get_texts()}, few, md
+
+    names, few, md = legend(3)
+    assert all(few)
+    assert {"exact anytime 95% confidence sequence (few errors)",
+            "exact anytime 95% confidence sequence (few errors; in place of the "
+            "fixed-budget 95% interval)", "fixed-budget 95% interval"} <= names, names
+    assert "anytime 95% confidence sequence" not in names  # the log loss's starts at 30
+    assert ("(error rate: the exact anytime 95% confidence sequence stands in for both "
+            "while few errors are labelled)](estimates.png)") in md
+    names, few, md = legend(37)  # 40 labels: 5 errors well before the end
+    assert any(few) and not all(few), few
+    assert {"anytime 95% confidence sequence (exact anytime CS while few errors)",
+            "fixed-budget 95% interval (exact anytime CS while few errors)",
+            "anytime 95% confidence sequence", "fixed-budget 95% interval"} <= names, names
+    assert not any(n.startswith("exact anytime") for n in names), names

@@ -21,8 +21,8 @@ record) takes its name from here, so one interval never goes by two names:
 from __future__ import annotations
 
 __all__ = ["ANYTIME", "BOOTSTRAP", "EXACT_ANYTIME", "FIXED_BUDGET", "INTERVAL_KINDS",
-           "blind_spot_sentence",
-    "comparison_blind_spot_sentence", "interval_guarantee", "interval_name"]
+           "blind_spot_sentence", "comparison_blind_spot_sentence", "few_errors_name",
+           "interval_guarantee", "interval_name"]
 
 FIXED_BUDGET = "fixed_budget"
 ANYTIME = "anytime"
@@ -67,6 +67,20 @@ def interval_guarantee(kind: str) -> str:
         raise ValueError(f"unknown interval kind {kind!r}; expected one of "
                          f"{sorted(INTERVAL_KINDS)}")
     return INTERVAL_KINDS[kind][1]
+
+
+def few_errors_name(kind: str, level: float = 0.95, everywhere: bool = True) -> str:
+    """The name of a fixed-budget interval or anytime CS (``kind``) for which the exact
+    anytime CS stands in while the labels show few errors (the error rate's few-errors
+    rule, :mod:`activetest.stats.fewerrors`; ``estimate`` and ``status`` say the same in a
+    note): at every label count it covers (``everywhere``), e.g. ``"exact anytime 95%
+    confidence sequence (few errors)"``, or at some, e.g. ``"anytime 95% confidence
+    sequence (exact anytime CS while few errors)"``."""
+    if not everywhere:
+        return f"{interval_name(kind, level)} (exact anytime CS while few errors)"
+    return interval_name(EXACT_ANYTIME, level) + (
+        " (few errors)" if kind == ANYTIME else
+        f" (few errors; in place of the {interval_name(kind, level)})")
 
 
 def _share(ratio: float) -> str:

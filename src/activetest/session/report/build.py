@@ -81,9 +81,11 @@ def _pair(low: float | None, high: float | None) -> rp.Interval | None:
 
 
 def _estimate(boot: BootstrapResult, fixed: rp.Interval | None = None,
-              anytime: rp.Interval | None = None) -> rp.Estimate:
-    """A bootstrap result as the report's :class:`Estimate`, with its other intervals."""
-    return rp.Estimate(boot.estimate, rp.Interval(boot.low, boot.high), fixed, anytime)
+              anytime: rp.Interval | None = None, exact: bool = False) -> rp.Estimate:
+    """A bootstrap result as the report's :class:`Estimate`, with its other intervals
+    (``exact``: both are the exact CS, standing in while few errors are labelled)."""
+    return rp.Estimate(boot.estimate, rp.Interval(boot.low, boot.high), fixed, anytime,
+                       exact)
 
 
 def cv_notes(report: EstimateReport) -> list[str]:
@@ -219,14 +221,17 @@ def report_data(inputs: ReportInputs, *, truth: Mapping[str, float] | None = Non
         # the asymptotic CS is claimed from 30 labels (before, it is the clipped range:
         # no row value, no band), the exact CS wherever it stands in: as `estimate`
         claimed = np.arange(1, draws.k + 1) >= MIN_LABELS
+        exact = np.zeros(draws.k, dtype=bool)  # the exact CS stands in for both intervals
         if few is not None:
-            claimed |= np.asarray(few.few, dtype=bool)
+            exact = np.asarray(few.few, dtype=bool)
+            claimed |= exact
         cs_lo = np.where(claimed, cs_lo, np.nan)
         cs_hi = np.where(claimed, cs_hi, np.nan)
         history[METRIC_NAMES[metric]] = [
             rp.HistoryRow(p.n_labels,
                           _estimate(p.active, _pair(f_lo[p.n_labels - 1], f_hi[p.n_labels - 1]),
-                                    _pair(cs_lo[p.n_labels - 1], cs_hi[p.n_labels - 1])),
+                                    _pair(cs_lo[p.n_labels - 1], cs_hi[p.n_labels - 1]),
+                                    bool(exact[p.n_labels - 1])),
                           _estimate(p.uniform))
             for p in points]
     # each flagged item's shift of the headline estimate: the terms the estimate's own

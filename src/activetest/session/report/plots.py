@@ -20,7 +20,13 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator, NullFormatter
 
-from activetest.session.interval_names import ANYTIME, BOOTSTRAP, FIXED_BUDGET, interval_name
+from activetest.session.interval_names import (
+    ANYTIME,
+    BOOTSTRAP,
+    FIXED_BUDGET,
+    few_errors_name,
+    interval_name,
+)
 from activetest.session.report.text import for_matplotlib
 
 if TYPE_CHECKING:
@@ -82,6 +88,16 @@ def _fill(ax: Axes, x: np.ndarray, low: np.ndarray, high: np.ndarray, **kw: Any)
     ax.fill_between(x, low, high, **kw)
 
 
+def _band_name(kind: str, level: float, active: list[Estimate], band: str) -> str:
+    """The legend's name of the active estimate's ``band`` (``"fixed"`` or ``"anytime"``)
+    of ``kind``: the exact anytime CS's where it stands in at the counts drawn, while few
+    errors are labelled (:attr:`Estimate.exact`; QA: the legend called it "anytime")."""
+    exact = [a.exact for a in active if getattr(a, band) is not None]
+    if not any(exact):
+        return interval_name(kind, level)
+    return few_errors_name(kind, level, everywhere=all(exact))
+
+
 def _plot_metric(ax: Axes, data: ReportData, metric: str) -> None:
     rows = data.history.get(metric, [])
     bounds = data.value_range.get(metric, (None, None))
@@ -89,7 +105,6 @@ def _plot_metric(ax: Axes, data: ReportData, metric: str) -> None:
     ax.set_xlabel("labels used")
     ax.set_ylabel(for_matplotlib(metric))
     ax.grid(True, alpha=0.3)
-    fixed_name = interval_name(FIXED_BUDGET, data.level)
     uniform = for_matplotlib(data.uniform_label)
     if not rows:
         ax.text(0.5, 0.5, "no labels yet", ha="center", va="center", transform=ax.transAxes)
@@ -109,10 +124,11 @@ def _plot_metric(ax: Axes, data: ReportData, metric: str) -> None:
         if np.isfinite(cs_lo).any():  # the anytime band is the wider one: drawn beneath
             _fill(ax, x, _clipped(cs_lo, bounds), _clipped(cs_hi, bounds),
                             facecolor="none", edgecolor=_ACTIVE, hatch="///", linewidth=0.0,
-                            alpha=0.5, label=interval_name(ANYTIME, data.level))
+                            alpha=0.5, label=_band_name(ANYTIME, data.level, active,
+                                                        "anytime"))
         f_lo, f_hi = _band([a.fixed for a in active])
         if np.isfinite(f_lo).any():  # the headline
-            band, name = (f_lo, f_hi), fixed_name
+            band, name = (f_lo, f_hi), _band_name(FIXED_BUDGET, data.level, active, "fixed")
         else:  # hand-made data without it: the bootstrap, named as such
             band, name = (_band([a.bootstrap for a in active]),
                           f"LURE: {interval_name(BOOTSTRAP, data.level)}")

@@ -21,6 +21,7 @@ from typing import Any
 from activetest.session.interval_names import (
     ANYTIME,
     BOOTSTRAP,
+    EXACT_ANYTIME,
     FIXED_BUDGET,
     interval_guarantee,
     interval_name,
@@ -194,10 +195,13 @@ def _blocks(data: ReportData, images: Mapping[str, str]) -> list[_Block]:
                      for p in data.labels_needed]))
 
     out.append(("h2", "Figures"))
+    few = [m for m in data.metrics if any(r.active.exact for r in data.history[m])]
     out.append(("img", images[ESTIMATES_PNG],
                 f"{data.estimator_name} with its {interval_name(FIXED_BUDGET, data.level)} and "
                 f"{interval_name(ANYTIME, data.level)} against labels used, beside the "
-                f"{data.uniform_label}"))
+                f"{data.uniform_label}" + (
+                    f" ({', '.join(few)}: the {interval_name(EXACT_ANYTIME, data.level)} "
+                    f"stands in for both while few errors are labelled)" if few else "")))
     if ACQUISITION_PNG in images:
         from activetest.session.report.plots import adaptive_design
 
