@@ -152,3 +152,45 @@ def test_a_response_matrix_never_joins_a_pool_keyed_by_row_numbers(tmp_path: Pat
         _create(pf, tmp_path / "s.db", hist, pool=positional, pool_options={},
                 history_exclude=())
     assert not (tmp_path / "s.db").exists()
+
+
+def test_a_table_targets_identical_row_is_dropped_and_said(tmp_path: Path) -> None:
+    """QA: with a ``table:FILE.csv`` target (class scores) the target's own row in a
+    response matrix was used as history: only an lm-eval target's right/wrong was known to
+    compare rows with. Where the pool carries its labels, the table's top class against
+    them is the target's right/wrong, and the identical row is dropped and said, as for
+    the other kinds (real CLI, real files)."""
+    from session_support import run_cli_process
+
+    pf = make_pool_files(tmp_path / "data")
+    hist = _history(pf, tmp_path / "history.csv")  # 'me': the target's own row
+    out = run_cli_process("init", tmp_path / "s.db", "--pool", pf.pool, "--task", "demo",
+                          "--id-column", "id", "--surrogate", f"table:{pf.surrogate}",
+                          "--target", f"table:{pf.target}", "--metric", "error_rate",
+                          "--history", hist, "--seed", "5", "--no-progress", columns=300)
+    assert "row 'me' not used (identical to the target's own scores on 59 items" in out, out
+    assert "history: 30 model(s)" in out
+    with Session.open(tmp_path / "s.db") as s:
+        assert [e[0] for e in s.config["history"]["excluded"]] == ["me"]
+    # one result differs: no longer the target's row (a chance match is not dropped)
+    lines = hist.read_text().splitlines()
+    me = lines[-1].split(",")
+    me[1] = str(1 - int(me[1]))
+    hist.write_text("\n".join([*lines[:-1], ",".join(me)]) + "\n")
+    out = run_cli_process("init", tmp_path / "t.db", "--pool", pf.pool, "--task", "demo",
+                          "--id-column", "id", "--surrogate", f"table:{pf.surrogate}",
+                          "--target", f"table:{pf.target}", "--metric", "error_rate",
+                          "--history", hist, "--seed", "5", "--no-progress", columns=300)
+    assert "history: 31 model(s)" in out and "not used" not in out, out
+
+
+def test_a_table_scorer_objects_identical_row_is_dropped(tmp_path: Path) -> None:
+    """The same with the target given as a TableScorer object (the Python API)."""
+    from activetest.models.table import TableScorer
+
+    pf = make_pool_files(tmp_path / "data")
+    hist = _history(pf, tmp_path / "history.csv")
+    with _create(pf, tmp_path / "h.db", hist, target=TableScorer(pf.target),
+                 history_exclude=[]) as s:
+        assert dict(map(tuple, s.config["history"]["excluded"]))["me"].startswith(
+            "identical to the target's own scores on 59 items")

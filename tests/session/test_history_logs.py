@@ -169,3 +169,36 @@ def test_history_folder_drops_a_rerun_of_the_targets_own_model(history_logs: Pat
                        "error_rate", "--history", runs, "--no-progress").split())
     assert "is a run of the target's own model (org/new-model, as its log says)" in out, out
     assert "history: 5 model(s)" in out
+
+
+def test_a_table_targets_own_run_in_the_folder_is_found_by_its_results(
+        history_logs: Path, tmp_path: Path) -> None:  # noqa: F811
+    """QA: the target given as ``table:FILE.csv`` (its class log-probs, what a run made
+    elsewhere writes) and its own lm-eval run in the ``--history`` folder: the run was used
+    as history, since only an lm-eval target's right/wrong was compared with the rows. The
+    table's top class against the pool's labels is the target's right/wrong (lm-eval's
+    ``acc``), so the identical row is left out, and said, as for the other kinds."""
+    from activetest.data.choices import class_logprobs
+    from activetest.formats.lmeval import load_lmeval_samples
+    from activetest.session.create import resolve_task
+
+    new = _file(history_logs, "new-model")
+    task = resolve_task("sst2")
+    s = load_lmeval_samples([new])
+    lp = class_logprobs(s, task.classes, task.class_names).logprobs
+    docs = {str(json.loads(line)["doc_id"]): json.loads(line)["doc"]
+            for line in new.read_text().splitlines()}
+    pool, target = tmp_path / "pool.csv", tmp_path / "target.csv"
+    with pool.open("w", newline="") as f, target.open("w", newline="") as g:
+        w, t = csv.writer(f), csv.writer(g)
+        w.writerow(["id", "sentence", "label"])
+        t.writerow(["id", *task.classes])
+        for k, i in enumerate(s.item_ids):
+            w.writerow([i, docs[i]["sentence"], task.classes[int(s.labels[k])]])
+            t.writerow([i, *(repr(float(v)) for v in lp[k])])
+    out = cli("init", tmp_path / "s.db", "--task", "sst2", "--pool", pool, "--id-column", "id",
+              "--text-column", "sentence", "--target", f"table:{target}", "--surrogate",
+              f"table:{target}", "--metric", "error_rate", "--history", history_logs,
+              "--seed", "2", "--no-progress")
+    assert "row 'new-model' not used (identical to the target's own scores on 40 items" in out
+    assert "history: 5 model(s)" in out

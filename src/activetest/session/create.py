@@ -441,7 +441,9 @@ def create_session(path: str | os.PathLike[str], *,
                                       neighbours=history_neighbours,
                                       positional="its rows' numbers" if inputs.row_ids
                                       is not None else "lm-eval's doc_id (positions)" if
-                                      inputs.pool_info.get("format") == "lmeval" else None)
+                                      inputs.pool_info.get("format") == "lmeval" else None,
+                                      task=inputs.task,
+                                      target=inputs.scorers.get(inputs.specs["target"]))
         config = hist.config(config)
     compared = name_compared(inputs, compare)
     if compared:

@@ -13,8 +13,10 @@ for lm-eval multiple-choice files, :func:`~activetest.models.answer_files.confir
 for the others), and a refused join names the file, the item and both sides. The
 target's own run is never used: a log that IS the target's file (same path or same
 bytes), or whose own record names the target's model (a re-run of it), is dropped and
-said, as are rows named by ``--history-exclude`` and (graded
-sessions with the harness's judgment) rows identical to the target's own scores.
+said, as are rows named by ``--history-exclude`` and rows identical to the target's own
+results (graded sessions with the harness's judgment: its scores; classification
+sessions: an lm-eval target's ``acc``, or a ``table:`` target's top class against the
+pool's labels).
 
 Classification sessions (:class:`HistorySetup`): the design is the feature design of
 :mod:`activetest.stats.feature_design` on the history's features and the surrogate's
@@ -250,6 +252,35 @@ def _lmeval_target_scores(files: Sequence[Path], pool: Sequence[PoolItem]
     return None
 
 
+def _table_target_scores(target: Any, pool: Sequence[Any], task: Any) -> np.ndarray | None:
+    """The target's own right/wrong per pool item where its predictions are a ``table:``
+    file of class scores (an lm-eval samples file: :func:`_lmeval_target_scores`) and the
+    pool's items carry their labels: 1 where the table's top class is the item's label, as
+    a harness's ``acc`` and a response matrix's row have it (NaN where the item has none);
+    used only to recognise the target's row in the history. ``target``: the target's spec
+    as given, or its scorer object. None: no such target, no labelled item, or a table that
+    does not cover the pool (its scoring names that later)."""
+    from activetest.models.table import TableScorer
+
+    if isinstance(target, str):
+        from activetest.models.registry import get_scorer, parse_spec
+
+        try:
+            target = get_scorer(target) if parse_spec(target)[0] == "table" else None
+        except (ValueError, OSError, ImportError):
+            return None
+    if (not isinstance(target, TableScorer) or target.format == "lmeval" or task is None
+            or not any(getattr(it, "label", None) is not None for it in pool)):
+        return None
+    try:
+        lp = target.score(task, pool)
+    except (ValueError, OSError, ImportError):
+        return None
+    top = lp.argmax(axis=1)
+    return np.array([np.nan if it.label is None else float(top[k] == it.label)
+                     for k, it in enumerate(pool)])
+
+
 def history_record(joined: Any, features: Any, notes: Sequence[str],
                    extra_features: Sequence[str] = ()) -> dict[str, Any]:
     """The config's ``history`` record: files, models, coverage, rank, dropped rows, the
@@ -337,10 +368,14 @@ def with_neighbours(info: dict[str, Any], joined: Any, neighbours: bool | Neighb
 def classification_history(items: Sequence[Any], paths: Sequence[str | os.PathLike[str]],
                            exclude: Sequence[str], target_spec: str,
                            neighbours: bool | NeighbourUpdate = True,
-                           positional: str | None = None) -> HistorySetup:
+                           positional: str | None = None, task: Any = None,
+                           target: Any = None) -> HistorySetup:
     """Join the history to a classification pool and compute its features once
     (``neighbours``: and the neighbours' column's settings, :func:`with_neighbours`;
-    ``positional``: as for :func:`join_pool_history`).
+    ``positional``: as for :func:`join_pool_history`). A row identical to the target's
+    own right/wrong is dropped where that is known: an lm-eval target's own ``acc``, or
+    (``task`` given) a ``table:`` target's top class against the pool's labels
+    (``target``: its scorer object, else built from ``target_spec``).
 
     Raises:
         SessionError: the history cannot be read or joined (the message names it).
@@ -350,9 +385,12 @@ def classification_history(items: Sequence[Any], paths: Sequence[str | os.PathLi
 
     pool = [PoolItem(it.id, {k: str(v) for k, v in it.fields.items()}) for it in items]
     own = target_files(target_spec)
+    right = _lmeval_target_scores(own, pool)
+    if right is None:  # a table of class scores: its top class against the pool's labels
+        right = _table_target_scores(target if target is not None else target_spec, items,
+                                     task)
     joined, notes = join_pool_history(paths, pool, exclude=exclude, targets=own,
-                                      target_scores=_lmeval_target_scores(own, pool),
-                                      positional=positional)
+                                      target_scores=right, positional=positional)
     hf = history_features(joined.scores)
     info, R = with_neighbours(history_record(joined, hf, notes, ("surrogate",)), joined,
                               neighbours)
