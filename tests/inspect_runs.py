@@ -6,7 +6,8 @@ BATCH the manager draws that many at a time and refits between batches, and the 
 runs with ``max_samples`` = the number of samples, ``--max-samples`` bounding the
 model's connections) with
 ``--model mock`` (inspect's own ``mockllm/model`` provider answering from a fixed
-rule; ``--delay S`` makes every answer take S seconds) or ``--model smollm2`` (the
+rule; ``--delay S`` makes every answer take S seconds; ``--model mock-other``: the same
+rule under another model name, ``mockllm/other``) or ``--model smollm2`` (the
 bundled SmolLM2-135M behind llama.cpp's OpenAI-compatible server, inspect's
 ``llama-cpp-python`` provider, greedy). It prints one JSON line per run: the log
 path. The tests run it in a subprocess (inspect sets up logging and registries
@@ -70,7 +71,7 @@ def _samples(pool: Path) -> list[Any]:
     return out
 
 
-def _mock(delay: float) -> Any:
+def _mock(delay: float, name: str = "mockllm/model") -> Any:
     from inspect_ai.model import ModelOutput, ModelUsage, get_model
 
     def respond(messages, tools, tool_choice, config):  # type: ignore[no-untyped-def]
@@ -78,11 +79,11 @@ def _mock(delay: float) -> Any:
         q = text.split("Question: ")[1].split("\n")[0]
         if delay:
             time.sleep(delay)  # inside inspect's worker thread: other samples go on
-        out = ModelOutput.from_content("mockllm/model", mock_answer(q))
+        out = ModelOutput.from_content(name, mock_answer(q))
         out.usage = ModelUsage(input_tokens=20, output_tokens=1, total_tokens=21)
         return out
 
-    return get_model("mockllm/model", custom_outputs=respond)
+    return get_model(name, custom_outputs=respond)
 
 
 def run(out_dir: Path, pool: Path, runs: list[str], model: Any, max_samples: int) -> None:
@@ -122,12 +123,13 @@ def main() -> None:
     ap.add_argument("out_dir", type=Path)
     ap.add_argument("pool", type=Path)
     ap.add_argument("runs", nargs="+")
-    ap.add_argument("--model", default="mock", choices=["mock", "smollm2"])
+    ap.add_argument("--model", default="mock", choices=["mock", "mock-other", "smollm2"])
     ap.add_argument("--delay", type=float, default=0.0)
     ap.add_argument("--max-samples", type=int, default=4)
     args = ap.parse_args()
-    if args.model == "mock":
-        run(args.out_dir, args.pool, args.runs, _mock(args.delay), args.max_samples)
+    if args.model in ("mock", "mock-other"):  # mock-other: the same rule, another name
+        name = "mockllm/model" if args.model == "mock" else "mockllm/other"
+        run(args.out_dir, args.pool, args.runs, _mock(args.delay, name), args.max_samples)
         return
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from inspect_ai.model import GenerateConfig, get_model

@@ -770,6 +770,43 @@ def _same(tmp: Path, copy: str, db: Path) -> None:
         r0.active.estimate, r0.anytime.cs_low, r0.anytime.cs_high)
 
 
+def _records(db: Path) -> list[str]:
+    """Every record of the session file (SQLite's dump: tables, rows, sampler state)."""
+    import sqlite3
+
+    con = sqlite3.connect(db)
+    try:
+        return list(con.iterdump())
+    finally:
+        con.close()
+
+
+def test_an_eval_of_another_model_is_refused_before_anything_is_drawn(
+        tmp_path: Path) -> None:
+    """QA: an eval of model B on a session whose labels are model A's was refused at
+    ``start_task``, but ``stop.dataset(samples)`` (built before inspect names the model)
+    had already drawn its items: the session held B's draws, unrecorded, which A's next
+    eval then ran. The dataset now only looks ahead; the draws are made once the eval is
+    accepted, so a refused eval leaves the session file record for record as it was."""
+    db = _session(tmp_path)
+    (first,) = _run(tmp_path, f"active:{db}:-:8")
+    before = _records(db)
+    with Session.open(db) as s:
+        assert len(s.acquisitions()) == 8 and len(s.labels()) == 8
+    for spec in (f"active:{db}:-:8", f"active:{db}:-:8:4"):  # one batch, and batches
+        (other,) = _run(tmp_path, spec, model="mock-other")
+        log = _read(other["log"])
+        assert other["status"] == "error" and "cannot mix two models" in log.error.message
+        assert _records(db) == before
+    # model A goes on where it stopped; the dataset's order is the order drawn
+    err: list[str] = []
+    (again,) = _run(tmp_path, f"active:{db}:-:8", stderr=err)
+    md = _read(again["log"]).results.early_stopping.metadata
+    assert again["status"] == "success" and len(md["draws"]) == 16
+    assert md["order"] == md["draws"][8:] and "not in draw order" not in err[0]
+    assert md["draws"][:8] == _read(first["log"]).results.early_stopping.metadata["draws"]
+
+
 def test_from_inspect_reads_a_session_of_several_evals_from_all_their_logs(
         tmp_path: Path) -> None:
     """QA: ``init --from-inspect`` on the newest log of a session that ran two evals (the

@@ -41,8 +41,10 @@ scorer's values, e.g. incorrect/correct = 0/1) whose items are the task's sample
 
 Samples run in dataset order, so give the task ``stop.dataset(samples)`` (the drawn
 samples first, in draw order): otherwise the completed prefix grows slowly and more
-samples run before the stop is seen. inspect_ai is imported only when a method needs
-it, so ``import activetest`` stays light.
+samples run before the stop is seen. The dataset only looks ahead at the order (it is
+built before inspect names the eval's model); the draws are committed at
+``start_task``, once the eval's model is checked against the session's. inspect_ai is
+imported only when a method needs it, so ``import activetest`` stays light.
 
 Modules: :mod:`~activetest.inspect.manager` (the manager, :class:`StopSummary`),
 :mod:`~activetest.inspect.intervals` (the estimate at every completed prefix),

@@ -174,6 +174,7 @@ class ActiveStopping:
         self._waiting: dict[str, Any] = {}
         self._ended = False
         self._labelled: frozenset[str] = frozenset()
+        self._warned = False
 
     # ------------------------------------------------------------ the session
 
@@ -205,52 +206,92 @@ class ActiveStopping:
         the session at once). Nothing is drawn when the session's anytime interval is
         already narrow enough. With ``batch``: the first batch (the unrecorded draws if
         any, else ``batch`` new ones); later batches are appended as they are drawn.
+        inspect's ``start_task`` calls it once the eval is accepted (its model checked);
+        :meth:`dataset` only looks ahead (:meth:`_preview_order`).
         """
         if self._order is None:
-            s = self.session
-            self._check_stop()
-            pending = [a.item_id for a in s.pending()]
-            labelled = set(s.labels())
-            want = len(pending) if self._stopped_at is not None else (
-                self.budget if self.budget is not None else s.n_items)
-            if self.batch is not None and pending:
-                want = min(want, len(pending))  # the unrecorded draws: the first batch
-            elif self.batch is not None:
-                want = min(want, self.batch)
-            new = max(0, min(want - len(pending), s.n_items - s.store.n_acquired()))
-            drawn = [a.item_id for a in s.select(new)] if new else []
-            order = [i for i in pending + drawn if i not in labelled][:max(want, 0)]
+            order = self._take_order(self.session)
             self._order = order
             self._pos = {item_id: j for j, item_id in enumerate(order)}
             self._batches = [len(order)] if order else []
             self._warn_if_nothing_runs()
         return list(self._order)
 
+    def _take_order(self, s: Any) -> list[str]:
+        """The order :meth:`order` describes, its new draws made (and committed) in ``s``."""
+        self._check_stop()
+        pending = [a.item_id for a in s.pending()]
+        labelled = set(s.labels())
+        want = len(pending) if self._stopped_at is not None else (
+            self.budget if self.budget is not None else s.n_items)
+        if self.batch is not None and pending:
+            want = min(want, len(pending))  # the unrecorded draws: the first batch
+        elif self.batch is not None:
+            want = min(want, self.batch)
+        new = max(0, min(want - len(pending), s.n_items - s.store.n_acquired()))
+        drawn = [a.item_id for a in s.select(new)] if new else []
+        return [i for i in pending + drawn if i not in labelled][:max(want, 0)]
+
+    def _preview_order(self) -> list[str]:
+        """The order :meth:`order` would draw now, without drawing it: the draws are made
+        in a second connection to the session file inside a write transaction that is
+        rolled back (the sampler's state is the stored one, so :meth:`order` draws the
+        same items unless the session changes meanwhile).
+
+        Why: the task's dataset is built before inspect names the eval's model, and an
+        eval of another model than the session's is refused at ``start_task``; drawing
+        here left that refused eval's draws in the session (QA: 8 new unrecorded draws
+        after a refused run of another model). Nothing is written before the eval is
+        accepted.
+        """
+        if self._order is not None:
+            return list(self._order)
+        from activetest.session.workflow import Session
+
+        order: list[str] = []
+        with Session.open(self.session.path, busy_timeout=self._busy_timeout) as look:
+            try:
+                with look.store.transaction():
+                    order = self._take_order(look)
+                    raise _LookedAheadError
+            except _LookedAheadError:
+                pass
+        return order
+
     def nothing_to_run(self) -> str | None:
         """Why this eval will run no sample (every one is skipped), or None when it
         runs some: the anytime interval was already narrow enough when the order was
         drawn, or every pool item is drawn and labelled. inspect writes no results for
         an eval in which no sample completed (``log.results`` is None: the early-stopping
-        record is lost), so this is said when the order is drawn (a warning)."""
-        if self._order is None:
-            self.order()
+        record is lost), so this is said when the order is drawn or first looked at
+        (a warning). Asked before the order is drawn, it draws nothing (the order is
+        looked ahead at)."""
+        order = self._preview_order()
+        self._warn_if_nothing_runs(order)
+        return self._nothing_in(order)
+
+    def _nothing_in(self, order: Sequence[str]) -> str | None:
         s = self.session
         k = s.labelled_draws().k
         if self._stopped_at is not None:
             return (f"{self._name()}: nothing left to run: the anytime interval was at most "
                     f"{self.width:g} wide at {self._stopped_at} labels (the session holds "
                     f"{k}); a smaller width= runs more")
-        if not self._order:
+        if not order:
             return (f"{self._name()}: nothing left to run: every one of the {s.n_items} pool "
                     f"items is drawn and labelled")
         return None
 
-    def _warn_if_nothing_runs(self) -> None:
-        why = self.nothing_to_run()
+    def _warn_if_nothing_runs(self, order: Sequence[str] | None = None, *,
+                              stacklevel: int = 3) -> None:
+        if self._warned:
+            return
+        why = self._nothing_in(self._order if order is None else order)
         if why is not None:
+            self._warned = True
             warnings.warn(f"{why}. Every sample is skipped, and inspect writes no results "
                           f"for an eval in which no sample ran (log.results is None); "
-                          f"`activetest estimate` reports the session", stacklevel=4)
+                          f"`activetest estimate` reports the session", stacklevel=stacklevel)
 
     def _next_batch(self) -> list[str]:
         """Batch mode: draw the next batch (the design refits on the labels now in), or
@@ -300,7 +341,9 @@ class ActiveStopping:
 
         items = list(samples)
         self._join(items)
-        pos = {item_id: j for j, item_id in enumerate(self.order())}
+        order = self._preview_order()  # drawn at start_task, once the eval is accepted
+        self._warn_if_nothing_runs(order)
+        pos = {item_id: j for j, item_id in enumerate(order)}
         ranked = sorted(range(len(items)),
                         key=lambda j: (pos.get(str(items[j].id), len(pos)), j))
         return MemoryDataset([items[j] for j in ranked],
@@ -611,6 +654,10 @@ class ActiveStopping:
         if self._session is not None and isinstance(self._given, (str, os.PathLike)):
             self._session.close()
             self._session = None
+
+
+class _LookedAheadError(Exception):
+    """Raised inside :meth:`ActiveStopping._preview_order`'s transaction to roll it back."""
 
 
 def _jsonable(value: Any) -> Any:
