@@ -888,6 +888,53 @@ def test_from_inspect_takes_peoples_labels_only_when_told_to(tmp_path: Path) -> 
     assert p.returncode == 2 and "give --from-inspect" in p.stderr
 
 
+def test_from_inspect_takes_labels_of_an_eval_without_an_id_only_when_told_to(
+        tmp_path: Path) -> None:
+    """QA: labels ActiveStopping recorded without an eval id (``inspect:unknown``: its
+    protocol driven outside inspect, or inspect gave none) could never be read back: no
+    log names that eval, and ``--from-inspect`` refused them without saying what to do.
+    Like people's labels they cannot be confirmed by a sample: refused, naming how many
+    and ``--trust-labels-from-people``, which takes them by item id (still counted as
+    target runs); a copy's later log reads back the same way."""
+    from activetest.session.harness import is_target_run
+
+    db = _session(tmp_path)
+    _drive(db, tmp_path, width=None, budget=8, batch=4, seed=1)  # no eval id: 8 labels
+    (run,) = _run(tmp_path, f"active:{db}:-:8")  # a real eval goes on: 8 more
+    eid = _read(run["log"]).eval.eval_id
+    assert sorted(set(_read(run["log"]).results.early_stopping.metadata["sources"]
+                      .values())) == [f"inspect:{eid}", "inspect:unknown"]
+    p = _cli(tmp_path, "init", "u.db", *_MADE, "--from-inspect", run["log"])
+    err = " ".join(p.stderr.split())
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+    assert ("8 of the log's labels were recorded by ActiveStopping driven without an eval id "
+            "(e.g. item" in err and "source 'inspect:unknown'" in err
+            and "Give --trust-labels-from-people" in err and "nothing was recorded" in err), err
+    assert "labels from people" not in err, err
+    assert not (tmp_path / "u.db").exists()
+    p = _cli(tmp_path, "init", "u.db", *_MADE, "--from-inspect", run["log"],
+             "--trust-labels-from-people")
+    assert p.returncode == 0, p.stderr
+    said = " ".join(p.stdout.split())
+    assert ("16 label(s) recorded (the eval's scores; 8 score(s) of an eval without an id "
+            "(inspect:unknown), taken on trust by item id)" in said), said
+    _same(tmp_path, "u.db", db)
+    with Session.open(tmp_path / "u.db") as b:
+        assert sorted({c.source for c in b.history()}) == [
+            f"inspect-log:{eid}", f"inspect:unknown (via inspect-log:{eid})"]
+        # the target's scores still: `status` of a --target inspect session counts them
+        assert all(is_target_run(lab.source) for lab in b.store.labels().values())
+    # the copy runs on; its log's trusted labels are read back as trusted again
+    (more,) = _run(tmp_path, f"active:{tmp_path / 'u.db'}:-:4")
+    logs = ["--from-inspect", run["log"], "--from-inspect", more["log"]]
+    p = _cli(tmp_path, "init", "v.db", *_MADE, *logs)
+    assert p.returncode == 2 and "8 of the log's labels were recorded by ActiveStopping" in (
+        " ".join(p.stderr.split())), p.stderr
+    p = _cli(tmp_path, "init", "v.db", *_MADE, *logs, "--trust-labels-from-people")
+    assert p.returncode == 0, p.stderr
+    _same(tmp_path, "v.db", tmp_path / "u.db")
+
+
 def test_from_inspect_reads_logs_written_before_sources(tmp_path: Path) -> None:
     """A log without ``sources`` (activetest before 2026-12-05) reads as before: a single
     eval's log alone; the newest of several evals with the earlier logs given too (each

@@ -156,8 +156,9 @@ def init(
         "that recorded it.", show_default=False)] = None,
     trust_labels_from_people: Annotated[bool, typer.Option(
         "--trust-labels-from-people", help="With --from-inspect: also record the log's "
-        "labels from people and imports (no sample confirms them), by item id; refused "
-        "without it.")] = False,
+        "labels from people and imports, and those of an eval without an id "
+        "(inspect:unknown), by item id (no sample confirms them); refused without it.")
+    ] = False,
     threads: Threads = None,
     no_progress: NoProgress = False,
     history: Annotated[list[Path] | None, typer.Option(
@@ -283,9 +284,16 @@ def _restore_log(s: Any, log: Any, session: Path, confirm: Any = (),
     by = sorted({src.split("inspect-log:", 1)[1] for src in
                  (lab.source for lab in s.store.labels().values())
                  if src.startswith("inspect-log:")})
-    people = sum(1 for lab in s.store.labels().values() if "(via inspect-log:" in lab.source)
+    from activetest.inspect.log import NO_EVAL_ID
+
+    trusted = [lab.source for lab in s.store.labels().values()
+               if "(via inspect-log:" in lab.source]
+    no_id = sum(1 for src in trusted if src.startswith(NO_EVAL_ID))
+    people = len(trusted) - no_id
     _out.print(f"from {_escape(log.path)}: {len(log.draws)} draws replayed, {n} label(s) "
                f"recorded (the eval's scores"
                + (f", of {len(by)} evals, each confirmed by its own log" if len(by) > 1 else "")
                + (f"; {people} label(s) from people or imports, taken on trust by item id"
-                  if people else "") + ")")
+                  if people else "")
+               + (f"; {no_id} score(s) of an eval without an id ({NO_EVAL_ID}), taken on "
+                  f"trust by item id" if no_id else "") + ")")

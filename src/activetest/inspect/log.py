@@ -284,8 +284,10 @@ def restore(session: Any, record: LogRecord, others: Sequence[LogSamples] = (), 
     a label an inspect eval recorded by the sample's input in that eval's log (``record``
     itself or one of ``others``, by eval id); a label from a person or an import, which
     no sample shows, only with ``trust_people`` (taken by item id, source ``<its source>
-    (via inspect-log:<eval_id>)``). A log written before labels' sources were recorded
-    confirms each label by the sample of that id in any log given.
+    (via inspect-log:<eval_id>)``); so is a label of an eval without an id, which no log
+    names (source ``inspect:unknown (via inspect-log:<eval_id>)``). A log written before
+    labels' sources were recorded confirms each label by the sample of that id in any log
+    given.
 
     The session must be the one the eval ran on, made again (``activetest init`` with the
     same pool, task, surrogate and seed): its sampler then draws the same items with the
@@ -391,10 +393,18 @@ def _confirm_tuning(session: Any, record: LogRecord) -> None:
                          f"level")
 
 
+#: The source a label of an eval without an id is recorded with when taken on trust
+#: (``--trust-labels-from-people``), followed by `` (via inspect-log:<eval_id>)``.
+NO_EVAL_ID = "inspect:unknown"
+
+
 def _eval_of(source: str) -> str | None:
     """The eval id a label's source names (``inspect:<id>``, ``inspect-log:<id>``): "" for
-    an eval without an id (``inspect:unknown``, ``inspect``), None for a label that is no
-    inspect eval's score (a person's, an import's)."""
+    an eval without an id (``inspect:unknown``, ``inspect``, and such a label a copy took
+    on trust, ``inspect:unknown (via inspect-log:<id>)``), None for a label that is no
+    inspect eval's score (a person's, an import's, taken on trust or not)."""
+    if source.startswith(f"{NO_EVAL_ID} (via inspect-log:"):
+        return ""
     for prefix in ("inspect:", "inspect-log:"):
         if source.startswith(prefix):
             eid = source[len(prefix):]
@@ -434,11 +444,13 @@ def _confirm_inputs(session: Any, record: LogRecord, others: Sequence[LogSamples
     it); a log without ``sources`` (written earlier) is confirmed by the sample of that
     id in any log given. A labelled item whose sample no log given holds, or with no
     text to compare, is refused too: joins never guess. A person's or an import's label
-    is shown by no sample: refused unless ``trust_people``.
+    is shown by no sample, and a label of an eval without an id (``inspect:unknown``)
+    is in no log that can be named: both refused unless ``trust_people``.
 
     Returns:
         item id -> the source to record its label with (``inspect-log:<eval_id>`` of the
-        eval that recorded it; a person's: ``<source> (via inspect-log:<eval_id>)``).
+        eval that recorded it; a person's: ``<source> (via inspect-log:<eval_id>)``; an
+        eval's without an id: ``inspect:unknown (via inspect-log:<eval_id>)``).
 
     Raises:
         ValueError: naming the item, its text and the sample's input; or the evals whose
@@ -482,25 +494,34 @@ def _confirm_inputs(session: Any, record: LogRecord, others: Sequence[LogSamples
                          f"without those logs' samples, so nothing was recorded: add them "
                          f"(--from-inspect can be repeated, oldest first, or name the folder "
                          f"of logs, inspect's log_dir)")
-    if no_id:
-        i, src = next(iter(no_id.items()))
-        raise ValueError(f"{where}: {len(no_id)} of the log's labels were recorded by "
-                         f"ActiveStopping driven without an eval id (e.g. item {i!r}, source "
-                         f"{src!r}): no log names that eval, so no sample confirms them; "
-                         f"nothing was recorded")
-    if people and not trust_people:
-        i, src = next(iter(people.items()))
-        kinds = sorted(set(people.values()))
-        raise ValueError(f"{where}: {len(people)} of the log's labels are not an inspect "
-                         f"eval's scores but labels from people or imports (e.g. item {i!r}, "
-                         f"source {src!r}; sources: {', '.join(map(repr, kinds[:5]))}"
+    if (people or no_id) and not trust_people:
+        # labels no sample can confirm: a person's or an import's (no sample shows them),
+        # and an eval's without an id (ActiveStopping driven outside inspect, or inspect
+        # gave none: no log names that eval). Both are taken only when the user says so
+        # (QA: the latter were refused without saying how to take them)
+        found = []
+        if people:
+            i, src = next(iter(people.items()))
+            kinds = sorted(set(people.values()))
+            found.append(f"{len(people)} of the log's labels are not an inspect eval's "
+                         f"scores but labels from people or imports (e.g. item {i!r}, source "
+                         f"{src!r}; sources: {', '.join(map(repr, kinds[:5]))}"
                          f"{', ...' if len(kinds) > 5 else ''}): no log holds a sample for "
-                         f"them, so they cannot be confirmed to be this pool's items; nothing "
-                         f"was recorded. Give --trust-labels-from-people to take them as the "
-                         f"log records them, by item id (the draws are still checked against "
-                         f"this session's)")
+                         f"them")
+        if no_id:
+            i, src = next(iter(no_id.items()))
+            found.append(f"{len(no_id)} of the log's labels were recorded by ActiveStopping "
+                         f"driven without an eval id (e.g. item {i!r}, source {src!r}: its "
+                         f"protocol called outside inspect, or inspect gave no eval id): no "
+                         f"log names that eval, so no sample of it can be read")
+        raise ValueError(f"{where}: {'; and '.join(found)}. They cannot be confirmed to be "
+                         f"this pool's items; nothing was recorded. Give "
+                         f"--trust-labels-from-people to take them as the log records them, "
+                         f"by item id (the draws are still checked against this session's)")
     for item_id, src in people.items():
         out[item_id] = f"{src} (via inspect-log:{record.eval_id})"
+    for item_id in no_id:  # still the target's scores (status counts them as target runs)
+        out[item_id] = f"{NO_EVAL_ID} (via inspect-log:{record.eval_id})"
     for item_id, log in checks:
         try:
             item = session.item(item_id)
