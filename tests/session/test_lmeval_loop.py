@@ -281,8 +281,9 @@ def test_import_refuses_results_not_drawn_or_of_another_document(
     rec = json.loads(good[0].read_text().splitlines()[0])
     task = good[0].name.removeprefix("samples_").rsplit("_", 1)[0]
     item = f"{task}/{rec['doc_id']}"
-    with Session.open(db) as s:
-        s.add_label(item, "incorrect" if rec["acc"] == 1.0 else "correct", source="cli")
+    with Session.open(db) as s:  # taken on trust: the target has not run it (imported)
+        s.add_label(item, "incorrect" if rec["acc"] == 1.0 else "correct", source="cli",
+                    trust_people=True)
     out = run("import", db, *good, code=2)
     assert item in out
     with Session.open(db) as s:
@@ -488,6 +489,58 @@ def test_people_are_not_asked_to_judge_an_answer_lm_eval_has_not_given(
     out = run("export", db, "--out", tmp_path / "done.csv", "--which", "labelled")
     with (tmp_path / "done.csv").open(newline="", encoding="utf-8") as f:
         assert [r["item_id"] for r in csv.DictReader(f)] == [drawn[0]], out
+
+
+@slow
+def test_a_persons_label_for_an_item_the_target_has_not_run_is_refused_unless_trusted(
+        lmeval_files: HarnessFiles, pool_run: list[Path], tmp_path: Path) -> None:
+    """QA: a person's label (``import`` of a sheet, the API) for a drawn item lm-eval had
+    not run was taken; ``select --emit lm-eval`` then never wrote that item (it was
+    labelled), so the target never ran it and the estimate of its error rate mixed in a
+    person's judgment. Now refused (exit 2, nothing stored, naming how many, the item and
+    the ways on) unless ``--trust-labels-from-people`` (the API: ``trust_people=True``);
+    a person may still correct a result lm-eval gave (``--overwrite``)."""
+    from activetest.session.store import SessionError
+
+    db = new_session(tmp_path, pool_run, seed=6)
+    text = run("select", db, "--n", 3, "--emit", "lm-eval", "--out", tmp_path / "s.json")
+    tasks = text.split("--tasks ")[1].split()[0]
+    with Session.open(db) as s:
+        drawn = [a.item_id for a in s.acquisitions()]
+    sheet = tmp_path / "person.csv"
+    sheet.write_text(f"item_id,label\n{drawn[0]},correct\n{drawn[1]},incorrect\n")
+    out = " ".join(run("import", db, sheet, code=2).split())
+    assert ("2 label(s) from people (csv:person.csv) are for drawn items the target has "
+            f"not run: item {drawn[0]!r} (and 1 more)" in out), out
+    assert "--trust-labels-from-people" in out and "select --emit lm-eval --n 0" in out, out
+    assert out.count("error:") == 1
+    with Session.open(db) as s:
+        assert s.labels() == {}
+        with pytest.raises(SessionError, match="trust_people=True"):
+            s.add_label(drawn[2], "correct")
+        assert s.labels() == {} and s.n_pending() == 3
+    # so the target runs all three (lm-eval's command line, the --samples file as written)
+    got = lm_eval(lmeval_files, tmp_path / "out", tasks, "--samples", str(tmp_path / "s.json"))
+    assert "imported 3 target run(s)" in run("import", db, *got)
+    full = full_results(lmeval_files)
+    # a person's correction of a result lm-eval gave: the item was run, so no trust asked
+    flipped = "incorrect" if full[drawn[0]] == 1.0 else "correct"
+    sheet.write_text(f"item_id,label\n{drawn[0]},{flipped}\n")
+    assert "changed 1" in run("import", db, sheet, "--overwrite")
+    # a new draw labelled by a person on trust: taken, counted as a person's, not emitted
+    emit(db, 1, tmp_path / "s2.json")
+    with Session.open(db) as s:
+        new = s.pending()[0].item_id
+    sheet.write_text(f"item_id,label\n{new},correct\n")
+    run("import", db, sheet, code=2)
+    out = run("import", db, sheet, "--trust-labels-from-people")
+    assert "imported 1 new label(s)" in out and "0 selected item(s) still pending" in out
+    with Session.open(db) as s:
+        r = runs_summary(s)
+        assert r is not None and (r.target_runs, r.person_labels) == (2, 2)
+        assert s.store.labels()[s.store.index_of(new)].source == "csv:person.csv"
+    out = run("import", db, *got, "--trust-labels-from-people", code=2)
+    assert "lm-eval's results are the target's own" in out
 
 
 def test_samples_json_is_sorted_and_unique() -> None:

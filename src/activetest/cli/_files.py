@@ -113,6 +113,11 @@ def import_(
     metric_key: Annotated[str | None, typer.Option(
         "--metric-key", help="lm-eval results: the per-item metric read as the label "
         "(default: the session's, chosen at init).", show_default=False)] = None,
+    trust_labels_from_people: Annotated[bool, typer.Option(
+        "--trust-labels-from-people", help="A --target lm-eval session: also take the "
+        "file's labels for drawn items the target has not run, as its results (a judgment "
+        "made elsewhere); refused without it, since such an item is never emitted to "
+        "lm-eval again.")] = False,
     busy_timeout: Timeout = 5.0,
 ) -> None:
     """Import labels from a file (or a --target lm-eval session's lm-eval results).
@@ -132,6 +137,10 @@ def import_(
         from activetest.session.harness import harness_config
 
         if harness_config(s) is not None and format is None and _lmeval_files(files):
+            if trust_labels_from_people:
+                raise ValueError("--trust-labels-from-people is about labels from people "
+                                 "(a sheet or a Label Studio export); lm-eval's results "
+                                 "are the target's own")
             _import_lmeval(s, files, metric_key, overwrite)
             return
         if len(files) != 1:
@@ -140,7 +149,8 @@ def import_(
         result = s.import_file(file, format=None if format is None else format.value,
                                overwrite=overwrite, id_column=id_column,
                                label_column=label_column, from_name=from_name,
-                               label_base=label_base, resolve=resolve.value)
+                               label_base=label_base, resolve=resolve.value,
+                               trust_people=trust_labels_from_people)
         _out.print(f"imported {result.added} new label(s), changed {result.changed}, "
                    f"{result.unchanged} already present; {s.n_pending()} selected item(s) "
                    f"still pending")

@@ -157,7 +157,8 @@ def init(
     trust_labels_from_people: Annotated[bool, typer.Option(
         "--trust-labels-from-people", help="With --from-inspect: also record the log's "
         "labels from people and imports, and those of an eval without an id "
-        "(inspect:unknown), by item id (no sample confirms them); refused without it.")
+        "(inspect:unknown), by item id (no sample confirms them); refused without it. "
+        "(`import` has it too: people's labels for items an lm-eval target has not run.)")
     ] = False,
     threads: Threads = None,
     no_progress: NoProgress = False,

@@ -50,7 +50,10 @@ it, and then its result is already its label (lm-eval's import stores the respon
 the label together; an inspect eval records the score, never the answer). So the places
 where a person judges the target's answer (``label`` in the terminal, a sheet or Label
 Studio file from ``export``, the browser of ``serve``) refuse such items, saying where
-their labels come from, instead of showing a question with an empty answer.
+their labels come from, instead of showing a question with an empty answer. A person's
+label given another way (``import`` of a hand-made sheet, the API) for an lm-eval item
+the target has not run is refused unless trusted (:func:`check_people_labels`: such an
+item would never be emitted to lm-eval again).
 """
 
 from __future__ import annotations
@@ -66,8 +69,9 @@ import numpy as np
 from activetest.session.store import SessionError
 
 __all__ = ["HARNESS_SOURCE", "TARGET_RUN_SOURCES", "HarnessImport", "RunsSummary",
-           "check_person_labelling", "choice_features", "create_inspect_session",
-           "create_lmeval_session", "emit_lmeval", "harness_config", "harness_tool",
+           "check_people_labels", "check_person_labelling", "choice_features",
+           "create_inspect_session", "create_lmeval_session", "emit_lmeval", "harness_config",
+           "harness_tool",
            "import_lmeval", "is_inspect_target", "is_lmeval_target", "is_target_run",
            "lmeval_features", "runs_summary", "unanswered_rows", "uniform_runs_for_width"]
 
@@ -467,6 +471,60 @@ def check_person_labelling(session: Any, acquisitions: Sequence[Any] | None,
     raise SessionError(f"{what}: {subject} no answer from the target yet, so there is "
                        f"nothing for a person to judge: {how} (docs/harness.md, "
                        f"docs/harness_inspect.md)")
+
+
+def check_people_labels(session: Any, changes: Sequence[Any], source: str, *,
+                        trust: bool = False) -> None:
+    """Refuse people's labels (a source that is not a target run's: each change's own,
+    else ``source``) for drawn items of an lm-eval session that the target has not run,
+    unless ``trust``.
+
+    Why refused: in such a session every label is meant to be the target's lm-eval
+    result. A person's label for an item lm-eval has not run makes the item labelled, so
+    ``select --emit lm-eval`` (which writes the unlabelled draws) never emits it again,
+    the target never runs it, and the estimate of the target's error rate mixes in a
+    person's judgment without a word (QA). Why not keep the label and still emit the
+    item: its result would then disagree with the label or duplicate it, and an import of
+    it would have to pick one; the label is the user's decision to state. ``trust``
+    (``import --trust-labels-from-people``, the API's ``trust_people=True``) takes such
+    labels as the target's results (a judgment of its answer made elsewhere); ``status``
+    counts them as labels from people. An item whose result was imported may still be
+    relabelled by a person (``--overwrite``: a correction of the metric; its history
+    keeps the result). inspect sessions are not checked here (their people's labels
+    are a documented part of the loop: docs/harness_inspect.md).
+
+    Args:
+        changes: the label changes about to be committed, inside their transaction
+            (:class:`~activetest.session.store.LabelChange`: ``index``, ``item_id``,
+            ``new``, ``source``, ``role``).
+
+    Raises:
+        SessionError: naming how many, the first item, and the two ways on.
+    """
+    if trust or harness_tool(session) != "lm-eval":
+        return
+    # each change's own source: a file's records may carry theirs (``csv:<file>``)
+    rows = [c for c in changes if c.role == "target" and c.new is not None
+            and not is_target_run(c.source or source)]
+    if not rows:
+        return
+    answers = session.store.answers("target")
+    unrun = [c for c in rows if "metric" not in answers.get(c.index, ("", (), {}))[2]]
+    if not unrun:
+        return
+    more = f" (and {len(unrun) - 1} more)" if len(unrun) > 1 else ""
+    sources = ", ".join(dict.fromkeys(c.source or source for c in unrun))
+    raise SessionError(
+        f"{len(unrun)} label(s) from people ({sources}) are for drawn items the target has not "
+        f"run: item {unrun[0].item_id!r}{more}. In an lm-eval session (--target lm-eval) an "
+        f"item's label is the target's lm-eval result; an item labelled by a person is never "
+        f"emitted again (`select --emit lm-eval` writes the unlabelled draws), so the target "
+        f"would never run it and the estimate of its error rate would mix in a person's "
+        f"judgment. Nothing was stored. Run the target on them (`select --emit lm-eval --n 0 "
+        f"--out samples.json`, lm_eval --samples samples.json --log_samples, then `import` "
+        f"its samples files), or give --trust-labels-from-people (the API: "
+        f"trust_people=True) to take these labels as the target's results (counted as "
+        f"labels from people)")
 
 
 def _require(session: Any) -> Mapping[str, Any]:

@@ -431,19 +431,24 @@ class Session:
         return {lab.item_id: lab.label for lab in self.store.labels().values()}
 
     def add_label(self, item_id: str, label: int | str, *, source: str = "api",
-                  overwrite: bool = False) -> LabelChange | None:
+                  overwrite: bool = False, trust_people: bool = False) -> LabelChange | None:
         """Label one drawn item (committed at once); returns the change, or None if unchanged.
+
+        ``trust_people``: as :meth:`add_labels`.
 
         Raises:
             LabelError: unknown item or class, item never selected, or a different
                 existing label without ``overwrite``.
+            SessionError: a person's label for an item an lm-eval session's target has
+                not run, without ``trust_people``.
         """
-        result = self.add_labels([(item_id, label)], source=source, overwrite=overwrite)
+        result = self.add_labels([(item_id, label)], source=source, overwrite=overwrite,
+                                 trust_people=trust_people)
         return result.changes[0] if result.changes else None
 
     def add_labels(self, records: Iterable[Any], *, source: str = "import",
                    overwrite: bool = False, where: str = "",
-                   resolve: str = "skip") -> LabelImport:
+                   resolve: str = "skip", trust_people: bool = False) -> LabelImport:
         """Add many labels in one transaction, after checking all of them.
 
         Args:
@@ -458,6 +463,10 @@ class Session:
                 ``majority`` the most frequent, one vote per annotator (ties stay
                 out; see :data:`activetest.session.records.RESOLVE_RULES`).
                 Reported in ``LabelImport.conflicts`` either way.
+            trust_people: an lm-eval session (``--target lm-eval``) takes labels from
+                people (a ``source`` that is no target run's) for drawn items its target
+                has not run only with this; refused otherwise
+                (:func:`activetest.session.harness.check_people_labels` says why).
 
         Records read from a file (:mod:`activetest.session.labelio`) that carry a
         ``content_check``, or cells holding the item's fields (a hand-made sheet's
@@ -467,7 +476,11 @@ class Session:
         Raises:
             LabelError: listing every bad record (file and line where known);
                 nothing is written then.
+            SessionError: people's labels for items an lm-eval session's target has
+                not run, without ``trust_people`` (nothing written).
         """
+        from activetest.session.harness import check_people_labels
+
         records = list(records)
         with self.store.transaction():  # checks and writes: no other writer between
             self._check_shown(records)
@@ -475,6 +488,9 @@ class Session:
             result = labels.add_labels(self.store, self.task, index, records,
                                        source=source, overwrite=overwrite, where=where,
                                        resolve=resolve)
+            # after the usual checks (an unknown or undrawn item is named as such); a
+            # refusal rolls the transaction back
+            check_people_labels(self, result.changes, source, trust=trust_people)
             self._check_alike([c.index for c in result.changes])
             return self._keep_votes(result, records)
 
@@ -827,7 +843,7 @@ class Session:
 
     def import_file(self, path: str | os.PathLike[str], *, format: str | None = None,
                     overwrite: bool = False, resolve: str = "skip",
-                    **options: Any) -> LabelImport:
+                    trust_people: bool = False, **options: Any) -> LabelImport:
         """Import labels from a sheet or a Label Studio export.
 
         All or nothing: every record is checked, and labels and compared answers'
@@ -842,15 +858,19 @@ class Session:
         item its id names; a row without one, the item's text in whatever of its
         fields the row carries (:func:`labels.check_shown`). ``options`` go to
         :func:`activetest.session.labelio.import_labels` (``id_column``,
-        ``label_column``, ``from_name``, ``label_base``).
+        ``label_column``, ``from_name``, ``label_base``); ``trust_people``: as
+        :meth:`add_labels` (an lm-eval session's items its target has not run).
 
         Raises:
             LabelFileError: a malformed file (file and line named).
             LabelError: unknown items, items never selected, a row whose shown
                 content is not its item's, a stored label that differs without
                 ``overwrite`` (nothing written).
+            SessionError: labels for items an lm-eval session's target has not run,
+                without ``trust_people`` (nothing written).
         """
         from activetest.session import labelio
+        from activetest.session.harness import check_people_labels
 
         records = labelio.import_labels(path, self.task, format=format, **options)
         source = f"import:{Path(path).name}"
@@ -859,7 +879,8 @@ class Session:
         judged = [r for r in records if r.answer_of]
         if not judged:
             return self.add_labels(records, source=source, overwrite=overwrite,
-                                   where=str(path), resolve=resolve)
+                                   where=str(path), resolve=resolve,
+                                   trust_people=trust_people)
         # Checks and writes in one transaction: nothing half-written, nothing changed
         # by another writer between the checks and the writes.
         with self.store.transaction():
@@ -876,6 +897,7 @@ class Session:
             result = labels.add_labels(self.store, self.task, index,
                                        [r for r in records if not r.answer_of], source=source,
                                        overwrite=overwrite, where=str(path), resolve=resolve)
+            check_people_labels(self, result.changes, source, trust=trust_people)
             changes, conflicts = list(result.changes), conflicts + list(result.conflicts)
             unchanged = result.unchanged
             for spec, (answers, same, spec_conflicts) in checked.items():
