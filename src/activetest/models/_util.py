@@ -11,10 +11,16 @@ from typing import Any, TypeVar
 from activetest._numeric import log_softmax
 from activetest.errors import UserFacingError
 
-__all__ = ["ContextOverflowError", "ScoringCancelledError", "forward_progress", "log_softmax",
-           "progress_bar", "run_parallel"]
+__all__ = ["QUIET_OUTPUT_LOCK", "ContextOverflowError", "ScoringCancelledError",
+           "forward_progress", "log_softmax", "progress_bar", "run_parallel"]
 
 T = TypeVar("T")
+
+#: Held while a backend points the process's stdout and stderr at /dev/null (llama-cpp-python
+#: silences a model load that way, file descriptors and ``sys.stderr`` alike): a notice
+#: given from another thread meanwhile (two models scoring side by side) would be lost, so
+#: notices are given holding it too (:class:`~activetest.models.labels.LabelScoringLog`).
+QUIET_OUTPUT_LOCK = threading.Lock()
 
 
 class ContextOverflowError(ValueError):

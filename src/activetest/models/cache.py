@@ -7,6 +7,7 @@ wraps any :class:`~activetest.models.base.Scorer` and stores its scores under
 
     <cache_dir>/scores/<entry key>/meta.json       what the key was made of (readable)
     <cache_dir>/scores/<entry key>/chunk-<k>.npz   item keys + (n, C) float64 rows + checksum
+    <cache_dir>/scores/<entry key>/labels.json     how the label words were scored
 
 The **entry key** is a sha256 of the scorer's identity (its ``cache_identity()``
 dict: backend, model file path/size/mtime, settings; or class and name when the
@@ -20,6 +21,14 @@ done (temporary file + ``os.replace``, so a reader never sees half a file): an
 interrupted run keeps its finished chunks and the next run scores only the rest.
 A chunk whose checksum does not match (or that cannot be read) is reported with
 a warning, deleted and its items recomputed.
+
+``labels.json`` is the scorer's :class:`~activetest.models.labels.LabelScoring`
+(first-token or full-sequence scoring, each label word's token count), written when
+the scorer scores items of the entry. A run served wholly from the cache loads no
+model: it reads the fact from there, gives the scorer's
+:class:`~activetest.models.labels.MultiTokenLabelNotice` from it where due, and hands
+it on (:meth:`CachedScorer.label_scoring`). Entries written before it was kept have
+no such file: the fact is then unknown (None).
 """
 
 from __future__ import annotations
@@ -39,6 +48,11 @@ from activetest._tmpfiles import tmp_prefix
 from activetest.data.task import Item, Task
 from activetest.models.base import Scorer
 from activetest.models.bundled import default_cache_dir
+from activetest.models.labels import (
+    FULL_SEQUENCE_REMEDY,
+    LabelScoring,
+    LabelScoringLog,
+)
 from activetest.redaction import redact
 from activetest.supervise import note
 
@@ -153,6 +167,21 @@ class ScoreCache:
             text = redact(json.dumps(record, indent=1, sort_keys=True, ensure_ascii=False))
             _atomic_write(meta, lambda f: f.write(text.encode("utf-8")))
 
+    def write_label_scoring(self, key: str, scoring: LabelScoring) -> None:
+        """Keep how the entry's label words were scored (``labels.json``, replaced)."""
+        d = self.entry_dir(key)
+        d.mkdir(parents=True, exist_ok=True)
+        text = json.dumps(scoring.as_provenance(), indent=1, sort_keys=True, ensure_ascii=False)
+        _atomic_write(d / "labels.json", lambda f: f.write(text.encode("utf-8")))
+
+    def read_label_scoring(self, key: str) -> LabelScoring | None:
+        """The entry's :class:`LabelScoring`; None where none was kept or it is unreadable."""
+        try:
+            data = json.loads((self.entry_dir(key) / "labels.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return LabelScoring.from_provenance(data)
+
     def load(self, key: str, n_classes: int) -> dict[str, np.ndarray]:
         """All valid rows of an entry, ``item key -> (C,) float64``.
 
@@ -226,6 +255,9 @@ class CachedScorer:
         self.name = scorer.name
         self.hits = 0
         self.misses = 0
+        # the facts read from the cache (a run with no miss), and the notices they gave
+        self._cached_labels = LabelScoringLog(getattr(scorer, "multi_token_remedy", None)
+                                              or FULL_SEQUENCE_REMEDY)
 
     def cache_identity(self) -> dict[str, Any]:
         """The wrapped scorer's identity (caching does not change scores)."""
@@ -235,6 +267,14 @@ class CachedScorer:
         """The wrapped scorer's ``scoring_path()`` (None when it has none or scored nothing)."""
         fn = getattr(self.scorer, "scoring_path", None)
         return fn() if callable(fn) else None
+
+    def label_scoring(self, task: Task) -> LabelScoring | None:
+        """How ``task``'s classes were read from their label words: the wrapped scorer's
+        record where it scored the task, else the one kept with the cached scores (None:
+        not known; see the module docstring)."""
+        fn = getattr(self.scorer, "label_scoring", None)
+        got = fn(task) if callable(fn) else None
+        return got if got is not None else self._cached_labels.get(task)
 
     def score(self, task: Task, items: Sequence[Item], examples: Sequence[Item] = (), *,
               progress: bool = True) -> np.ndarray:
@@ -253,6 +293,10 @@ class CachedScorer:
         self.misses = len(items) - self.hits
         if todo:
             self._score_missing(task, list(todo.items()), examples, key, rows, progress)
+        elif self.label_scoring(task) is None:  # no model asked: the fact kept with the scores
+            kept = self.cache.read_label_scoring(key)
+            if kept is not None:
+                self._cached_labels.record(task, kept, model=repr(self.name))
         out = np.empty((len(items), task.n_classes), dtype=np.float64)
         for i, k in enumerate(keys):
             out[i] = rows[k]
@@ -274,6 +318,10 @@ class CachedScorer:
                     raise ValueError(f"scorer {self.name!r} returned shape {lp.shape} for "
                                      f"{len(chunk)} items and {task.n_classes} classes")
                 self.cache.save_chunk(key, chunk_keys, lp)
+                fn = getattr(self.scorer, "label_scoring", None)
+                scoring = fn(task) if callable(fn) else None
+                if scoring is not None and self.cache.read_label_scoring(key) != scoring:
+                    self.cache.write_label_scoring(key, scoring)
                 for k, row in zip(chunk_keys, lp, strict=True):
                     rows[k] = row
                 if done < len(chunk):  # a backend that reports no progress of its own

@@ -106,6 +106,17 @@ class CalibratedScorer:
             return raw
         return contextual_calibration(raw, self.content_free_logprobs(task, examples))
 
+    def label_scoring(self, task: Task) -> Any:
+        """The wrapped scorer's ``label_scoring(task)`` (None when it has none; calibration
+        changes the class scores, not how they are read from the label words)."""
+        fn = getattr(self.scorer, "label_scoring", None)
+        return fn(task) if callable(fn) else None
+
+    @property
+    def multi_token_remedy(self) -> str | None:
+        """The wrapped scorer's advice on multi-token label words (None when it has none)."""
+        return getattr(self.scorer, "multi_token_remedy", None)
+
     def close(self) -> None:
         """Close the wrapped scorer if it can be closed."""
         close = getattr(self.scorer, "close", None)

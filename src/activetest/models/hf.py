@@ -63,7 +63,14 @@ from activetest.models.bundled import (
     model_format,
     resolve_model,
 )
-from activetest.models.labels import LabelTokens, canonical_ids, task_label_tokens
+from activetest.models.labels import (
+    FULL_SEQUENCE_REMEDY,
+    LabelScoring,
+    LabelScoringLog,
+    LabelTokens,
+    canonical_ids,
+    task_label_tokens,
+)
 from activetest.supervise import note
 
 __all__ = ["CONVERTED_MARKER", "HFScorer", "converted_dir"]
@@ -183,6 +190,8 @@ class HFScorer:
     """
 
     backend = "hf"
+    #: what the :class:`~activetest.models.labels.MultiTokenLabelNotice` advises
+    multi_token_remedy = FULL_SEQUENCE_REMEDY
 
     def __init__(self, model: str | os.PathLike[str], *, device: str = "cpu",
                  dtype: str = "float32", batch_size: int = 16, full_sequence: bool = False,
@@ -208,6 +217,7 @@ class HFScorer:
         self.dtype = dtype
         self.batch_size = batch_size
         self.full_sequence = full_sequence
+        self._label_log = LabelScoringLog(self.multi_token_remedy)
         self.naive = naive
         self.verbose = verbose
         self.cache_dir = Path(cache_dir) if cache_dir is not None else None
@@ -367,6 +377,11 @@ class HFScorer:
         """The task's label tokens for this model (raises ``LabelTokenCollision``)."""
         return task_label_tokens(self.tokenize, task, full_sequence=self.full_sequence)
 
+    def label_scoring(self, task: Task) -> LabelScoring | None:
+        """How :meth:`score` read ``task``'s classes from their label words (first token
+        or whole word, each word's token count); None before it scored the task."""
+        return self._label_log.get(task)
+
     def prompt_ids(self, task: Task, item: Item, examples: Sequence[Item] = ()) -> list[int]:
         """The canonical token ids of one item's full prompt."""
         return canonical_ids(self.tokenize, task.prefix(examples), task.render_item(item),
@@ -406,6 +421,9 @@ class HFScorer:
             ValueError: an item lacks a template field, or a prompt tokenises to nothing.
         """
         labels = self.label_tokens(task)
+        # said once per task: a label word of several tokens is scored by its first token
+        self._label_log.record(task, LabelScoring.of(labels, full_sequence=self.full_sequence),
+                               model=repr(self.name))
         prefix_ids = canonical_ids(self.tokenize, task.prefix(examples), "", self._bos)
         suffixes = [self.tokenize(task.render_item(it)) for it in items]
         for it, ids in zip(items, suffixes, strict=True):

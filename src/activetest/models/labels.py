@@ -24,6 +24,13 @@ same first id cannot be told apart and raise :class:`LabelTokenCollision`. For
 multi-token label words the full id sequences are also returned, for optional
 full-sequence scoring.
 
+**Multi-token label words.** Where a class's label word is several tokens (SmolLM2
+and Gemma 3 both split ``"entailment"`` in two), first-token scoring reads the
+probability of the word's first piece, not of the word. A scorer says so once per
+task with a :class:`MultiTokenLabelNotice` (:class:`LabelScoringLog`) and records
+the fact, per class, as a :class:`LabelScoring` (a session keeps it in its score
+provenance as ``label_scoring``).
+
 **Canonical tokenisation.** A prompt is ``prefix + suffix`` (instruction and
 in-context examples, then the item). Tokenising the whole string at once is not
 stable at the boundary: with SmolLM2's GPT-2-style tokenizer, the prefix alone
@@ -38,18 +45,28 @@ separator as one ``"\\n\\n"`` token, the same token it emits after a label.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import warnings
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from activetest.data.task import Task
+from activetest.models._util import QUIET_OUTPUT_LOCK
 
 __all__ = [
+    "FIRST_TOKEN",
+    "FULL_SEQUENCE",
+    "FULL_SEQUENCE_REMEDY",
+    "LabelScoring",
+    "LabelScoringLog",
     "LabelTokenCollision",
     "LabelTokens",
+    "MultiTokenLabelNotice",
     "Tokenize",
     "canonical_ids",
     "label_sequences",
     "label_token_ids",
+    "multi_token_notice",
     "select_label_tokens",
     "task_label_tokens",
 ]
@@ -100,6 +117,154 @@ class LabelTokens:
     def multi_token(self) -> bool:
         """Whether any label word needs more than one token."""
         return any(len(seq) > 1 for seq in self.sequences)
+
+
+#: The two ways a class's label word becomes its score (:class:`LabelScoring`).
+FIRST_TOKEN = "first-token"
+FULL_SEQUENCE = "full-sequence"
+_MODES = (FIRST_TOKEN, FULL_SEQUENCE)
+
+
+class MultiTokenLabelNotice(UserWarning):
+    """First-token scoring of a task whose label words are not all one token: the scores
+    rest on the first token of those words. Said once per scorer and task."""
+
+
+@dataclass(frozen=True)
+class LabelScoring:
+    """How a model's class scores were read from its label words (stored with the scores).
+
+    Attributes:
+        mode: :data:`FIRST_TOKEN` (the log-prob of each word's first token, the paper's
+            choice) or :data:`FULL_SEQUENCE` (the summed log-prob of all its tokens).
+        words: the label words, in class order.
+        n_tokens: each word's token count after the answer key (``" " + word``); None
+            where it is not known.
+        exact: whether the counts are exact (a tokenizer counted them); False where a
+            server only showed that a word's first token is shorter than the word,
+            then a count of 2 means "2 or more".
+    """
+
+    mode: str
+    words: tuple[str, ...]
+    n_tokens: tuple[int | None, ...]
+    exact: bool = True
+
+    def __post_init__(self) -> None:
+        if self.mode not in _MODES:
+            raise ValueError(f"mode must be one of {', '.join(_MODES)}, got {self.mode!r}")
+        if len(self.n_tokens) != len(self.words):
+            raise ValueError(f"{len(self.n_tokens)} token counts for {len(self.words)} words")
+
+    @classmethod
+    def of(cls, labels: LabelTokens, *, full_sequence: bool) -> LabelScoring:
+        """The record of label tokens a tokenizer gave (exact counts)."""
+        return cls(FULL_SEQUENCE if full_sequence else FIRST_TOKEN, labels.words,
+                   tuple(len(seq) for seq in labels.sequences))
+
+    @property
+    def multi_token(self) -> tuple[int, ...]:
+        """The classes whose label word is known to have more than one token."""
+        return tuple(c for c, n in enumerate(self.n_tokens) if n is not None and n > 1)
+
+    @property
+    def on_prefix(self) -> bool:
+        """Whether some class's score rests on the first token of a longer word."""
+        return self.mode == FIRST_TOKEN and bool(self.multi_token)
+
+    def counts_text(self) -> str:
+        """``'entailment' (class 0): 2 tokens, ...`` for the multi-token classes."""
+        more = "" if self.exact else " or more"
+        return ", ".join(f"{self.words[c]!r} (class {c}): {self.n_tokens[c]}{more} tokens"
+                         for c in self.multi_token)
+
+    def describe(self) -> str:
+        """One sentence for people: what each class's score is (first-token or whole word)."""
+        if self.mode == FULL_SEQUENCE:
+            return "full-sequence scoring: each class is the summed log-prob of its whole word"
+        if not self.multi_token:
+            known = all(n is not None for n in self.n_tokens)
+            return ("first-token scoring: every label word is one token" if known else
+                    "first-token scoring (the label words' token counts are not known)")
+        return (f"first-token scoring, the paper's choice: label words of more than one "
+                f"token, {self.counts_text()}, are scored by their first token's log-prob, "
+                f"not the whole word's")
+
+    def as_provenance(self) -> dict[str, Any]:
+        """The record as JSON-ready data (a session's score provenance, the score cache)."""
+        return {"mode": self.mode, "words": list(self.words), "n_tokens": list(self.n_tokens),
+                "exact": self.exact}
+
+    @classmethod
+    def from_provenance(cls, data: Any) -> LabelScoring | None:
+        """The record from :meth:`as_provenance` data; None where it is absent (scores
+        stored before it was recorded) or not readable as one: "unknown"."""
+        if not isinstance(data, Mapping):
+            return None
+        words, counts = data.get("words"), data.get("n_tokens")
+        if not isinstance(words, list) or not isinstance(counts, list):
+            return None
+        if not all(isinstance(w, str) for w in words) or not all(
+                n is None or (isinstance(n, int) and not isinstance(n, bool) and n > 0)
+                for n in counts):
+            return None
+        try:
+            return cls(str(data.get("mode")), tuple(words), tuple(counts),
+                       bool(data.get("exact", True)))
+        except ValueError:
+            return None
+
+
+#: What a caller of an in-process scorer (llama.cpp, transformers) can do to score whole
+#: words; the command line has no option for full-sequence scoring.
+FULL_SEQUENCE_REMEDY = ("in Python, a scorer built with full_sequence=True scores the whole "
+                        "word (the command line has no option for it); label words of one "
+                        "token each (a task file's classes) avoid the question")
+
+
+class LabelScoringLog:
+    """What a scorer learned about each task's label words while scoring it, and the
+    :class:`MultiTokenLabelNotice` it gave (once per task).
+
+    Args:
+        remedy: what a caller can do to score whole words (named in the notice).
+    """
+
+    def __init__(self, remedy: str) -> None:
+        self.remedy = remedy
+        self._by_task: dict[tuple[str, ...], LabelScoring] = {}
+
+    @staticmethod
+    def key(task: Task) -> tuple[str, ...]:
+        """What the label tokens depend on: the answer key and the label words."""
+        return (task.answer_key, *task.classes)
+
+    def get(self, task: Task) -> LabelScoring | None:
+        """The record of ``task`` (None before the scorer scored it)."""
+        return self._by_task.get(self.key(task))
+
+    def record(self, task: Task, scoring: LabelScoring, *, model: str,
+               stacklevel: int = 3) -> None:
+        """Keep ``scoring`` for ``task``; the first time, give the notice if it is due
+        (``stacklevel`` 3: the warning points at the caller of the scorer's ``score``)."""
+        key = self.key(task)
+        if key in self._by_task:
+            return
+        self._by_task[key] = scoring
+        if scoring.on_prefix:
+            # not while another thread's model load has the output pointed at /dev/null
+            with QUIET_OUTPUT_LOCK:
+                warnings.warn(multi_token_notice(scoring, model=model, task=task.name,
+                                                 remedy=self.remedy),
+                              MultiTokenLabelNotice, stacklevel=stacklevel)
+
+
+def multi_token_notice(scoring: LabelScoring, *, model: str, task: str, remedy: str) -> str:
+    """The text of a :class:`MultiTokenLabelNotice`."""
+    return (f"model {model}, task {task!r}: label words of more than one token, "
+            f"{scoring.counts_text()}; each class is scored by the first token's log-prob, "
+            f"the paper's choice, so these classes' scores are those of the word's first "
+            f"token, not of the whole word; {remedy}")
 
 
 def _label_sequence(tokenize: Tokenize, word: str, context: str) -> list[int]:

@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import ctypes
 import os
-import threading
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -53,10 +52,22 @@ import numpy as np
 
 from activetest.data.generative import cut_at_stop
 from activetest.data.task import Item, Task
-from activetest.models._util import ContextOverflowError, log_softmax, progress_bar
+from activetest.models._util import (
+    QUIET_OUTPUT_LOCK,
+    ContextOverflowError,
+    log_softmax,
+    progress_bar,
+)
 from activetest.models.base import Generation
 from activetest.models.bundled import BUNDLED_MODELS, file_identity, model_format, resolve_model
-from activetest.models.labels import LabelTokens, canonical_ids, task_label_tokens
+from activetest.models.labels import (
+    FULL_SEQUENCE_REMEDY,
+    LabelScoring,
+    LabelScoringLog,
+    LabelTokens,
+    canonical_ids,
+    task_label_tokens,
+)
 from activetest.models.llama_cpu import model_params_patch
 from activetest.supervise import maybe_crash, note
 
@@ -77,7 +88,8 @@ class TruncationWarning(UserWarning):
     """An item's text was shortened to fit the context window."""
 
 
-_LOAD_LOCK = threading.Lock()
+# one load at a time, and no notice while one runs (see QUIET_OUTPUT_LOCK)
+_LOAD_LOCK = QUIET_OUTPUT_LOCK
 
 
 def _default_threads() -> int:
@@ -116,6 +128,8 @@ class LlamaCppScorer:
     """
 
     backend = "llamacpp"
+    #: what the :class:`~activetest.models.labels.MultiTokenLabelNotice` advises
+    multi_token_remedy = FULL_SEQUENCE_REMEDY
 
     def __init__(self, model: str | os.PathLike[str], *, n_ctx: int = 8192,
                  n_threads: int | None = None, n_batch: int = 512, full_sequence: bool = False,
@@ -135,6 +149,7 @@ class LlamaCppScorer:
         spec = os.fspath(model)
         self.name = name or (spec if spec in BUNDLED_MODELS else self.model_path.name)
         self.full_sequence = full_sequence
+        self._label_log = LabelScoringLog(self.multi_token_remedy)
         self.naive = naive
         self.truncate = truncate
         self.verbose = verbose
@@ -219,6 +234,11 @@ class LlamaCppScorer:
         """The task's label tokens for this model (raises ``LabelTokenCollision``)."""
         return task_label_tokens(self.tokenize, task, full_sequence=self.full_sequence)
 
+    def label_scoring(self, task: Task) -> LabelScoring | None:
+        """How :meth:`score` read ``task``'s classes from their label words (first token
+        or whole word, each word's token count); None before it scored the task."""
+        return self._label_log.get(task)
+
     def prompt_ids(self, task: Task, item: Item, examples: Sequence[Item] = ()) -> list[int]:
         """The canonical token ids of one item's full prompt."""
         return canonical_ids(self.tokenize, task.prefix(examples), task.render_item(item),
@@ -255,6 +275,9 @@ class LlamaCppScorer:
                 not fit in ``n_ctx``.
         """
         labels = self.label_tokens(task)
+        # said once per task: a label word of several tokens is scored by its first token
+        self._label_log.record(task, LabelScoring.of(labels, full_sequence=self.full_sequence),
+                               model=repr(self.name))
         extra = max(len(s) for s in labels.sequences) - 1 if self.full_sequence else 0
         prefix_text = task.prefix(examples)
         prefix_ids = canonical_ids(self.tokenize, prefix_text, "", self.bos)
