@@ -15,8 +15,10 @@ from activetest.models.bundled import (
 from activetest.models.cache import CacheCorruptionWarning, CachedScorer, ScoreCache
 from activetest.models.calibration import CalibratedScorer, contextual_calibration
 from activetest.models.labels import (
+    LabelScoring,
     LabelTokenCollision,
     LabelTokens,
+    MultiTokenLabelNotice,
     canonical_ids,
     label_sequences,
     label_token_ids,
@@ -34,10 +36,12 @@ __all__ = [
     "CachedScorer",
     "CalibratedScorer",
     "ContextOverflowError",
+    "LabelScoring",
     "LabelTokenCollision",
     "LabelTokens",
     "LlamaCppScorer",
     "ModelNotFoundError",
+    "MultiTokenLabelNotice",
     "ScoreCache",
     "Scorer",
     "Scores",
