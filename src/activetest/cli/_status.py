@@ -100,6 +100,9 @@ def status(
                    f"labelled, {st.n_pending} pending; {st.n_usable} label(s) usable by the "
                    f"estimate")
         _print_runs(s)
+        for role, how in st.label_scoring.items():
+            if how.on_prefix:  # the scores rest on the first token of longer words
+                _out.print(f"{_escape(role)} scores: {_escape(how.describe())}")
         for spec, n_wait in st.compared.items():
             _out.print(f"compared target {_escape(spec)}: {n_wait} drawn answer(s) still to "
                        f"judge" + (" (`activetest label` asks for them)" if n_wait else ""))

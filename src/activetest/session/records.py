@@ -8,11 +8,14 @@ knows the SQLite store.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from activetest.session.config import ACQUISITIONS
 from activetest.session.store import EstimateRow, LabelChange, SessionError
 from activetest.stats import BootstrapResult
+
+if TYPE_CHECKING:
+    from activetest.models.labels import LabelScoring
 
 __all__ = [
     "ACQUISITION_CHOICES",
@@ -456,6 +459,10 @@ class SessionStatus:
         cv_same_as_lure: metrics whose control-variate LURE equals LURE up to the
             proposal's floor (log loss under CE acquisition, whose score IS the control).
         compared: graded sessions: compared target -> drawn answers of it still to judge.
+        label_scoring: model role -> how its stored scores were read from the label
+            words (first token or whole word, each word's token count); a role whose
+            scores do not record it (stored before it was kept, a table) is absent:
+            unknown.
     """
 
     path: str
@@ -476,6 +483,7 @@ class SessionStatus:
     waiting: Waiting | None = None
     cv_same_as_lure: tuple[str, ...] = ()
     compared: dict[str, int] = field(default_factory=dict)
+    label_scoring: dict[str, LabelScoring] = field(default_factory=dict)
 
     @property
     def proposal_floor(self) -> float:

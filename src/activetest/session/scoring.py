@@ -199,6 +199,10 @@ class Scoring:
         recorded = path() if callable(path) else None
         if recorded is not None:
             prov["scoring_path"] = recorded.as_provenance()
+        how = getattr(scorer, "label_scoring", None)  # first token or whole word, per class
+        labels = how(self.task) if callable(how) else None
+        if labels is not None:
+            prov["label_scoring"] = labels.as_provenance()
         made_elsewhere = getattr(scorer, "prompt_provenance", None)
         if callable(made_elsewhere):
             # predictions read from a file: the session's prompt and examples were not

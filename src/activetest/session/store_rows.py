@@ -8,9 +8,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from activetest.models.labels import LabelScoring
 
 __all__ = ["Acquisition", "DrawRow", "EstimateRow", "LabelChange", "StoredLabel",
            "StoredScores", "dumps", "now"]
@@ -111,6 +114,15 @@ class StoredScores:
     def scored(self) -> np.ndarray:
         """``(N,)`` bool: which rows hold scores."""
         return ~np.isnan(self.logprobs).any(axis=1)
+
+    @property
+    def label_scoring(self) -> LabelScoring | None:
+        """How the scores were read from the label words (first token or whole word, each
+        word's token count), as recorded when they were scored; None where it was not
+        (scores stored before it was kept, a table of predictions): unknown."""
+        from activetest.models.labels import LabelScoring
+
+        return LabelScoring.from_provenance(self.provenance.get("label_scoring"))
 
 
 @dataclass(frozen=True)

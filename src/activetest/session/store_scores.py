@@ -189,6 +189,12 @@ class ScoresMixin:
                                       f"damaged ({exc}); restore the file from a "
                                       f"backup") from None
 
+    def score_provenance(self, role: str) -> dict[str, Any] | None:
+        """The provenance stored with ``role``'s scores, without reading the scores (None:
+        no scores stored for ``role``)."""
+        rows = self._read("SELECT provenance FROM scores WHERE role = ?", (role,))
+        return json.loads(rows[0][0]) if rows else None
+
     def score_roles(self) -> list[str]:
         """The roles with stored scores."""
         return [r[0] for r in self._read("SELECT role FROM scores ORDER BY role")]

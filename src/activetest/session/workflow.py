@@ -774,7 +774,20 @@ class Session:
                              len(used), cfg.metric, cfg.acquisition, cfg.surrogate,
                              cfg.target, int(cfg.seed), float(cfg.proposal_floor),
                              rows, meta.get("created", ""), stale, draw.waiting(self.store),
-                             same, self.kind.compared_waiting(self.store))
+                             same, self.kind.compared_waiting(self.store),
+                             self._label_scoring())
+
+    def _label_scoring(self) -> dict[str, Any]:
+        """Role -> how its stored scores were read from the label words, where recorded."""
+        from activetest.models.labels import LabelScoring
+
+        out = {}
+        for role in self.store.score_roles():
+            prov = self.store.score_provenance(role) or {}
+            got = LabelScoring.from_provenance(prov.get("label_scoring"))
+            if got is not None:
+                out[role] = got
+        return out
 
     def waiting(self) -> Waiting | None:
         """The first unlabelled draw and the later labels that wait for it (or None)."""
