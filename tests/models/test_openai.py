@@ -189,6 +189,47 @@ def test_vllm_semantics_echo_and_refused_wide_topk(gguf: Path, local,
         assert "not checked" not in narrow._echo_why  # echo was verified before use
 
 
+# " posh" is two tokens for SmolLM2 (" pos", "h"), the others one each; " pos" is unlikely
+# after this prompt, so the scorers below widen their top-k fallback to find it (the
+# server's echo is shifted, so it cannot stand in)
+POSH = Task(name="posh", instruction=TASK.instruction, classes=("negative", "positive", "posh"),
+            answer_key="Label")
+
+
+def _notices(scorer: OpenAIScorer, task: Task) -> list[str]:
+    import warnings
+
+    from activetest.models.labels import MultiTokenLabelNotice
+
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        scorer.score(task, ITEMS[:2], progress=False)
+    return [str(w.message) for w in record if issubclass(w.category, MultiTokenLabelNotice)]
+
+
+def test_multi_token_label_words_are_said_with_what_the_server_shows(server: str) -> None:
+    from activetest.models.labels import FIRST_TOKEN, LabelScoring
+
+    # probed: the label ids come from the server's tokenizer, which counts whole words
+    auto = OpenAIScorer(server, "smollm2", concurrency=1, max_top_k=50000)
+    said = _notices(auto, POSH)
+    assert len(said) == 1 and "'posh' (class 2): 2 tokens;" in said[0], said
+    assert "first token's log-prob, the paper's choice" in said[0]
+    assert "no full-sequence scoring" in said[0] and "full_sequence=True" not in said[0]
+    assert auto.label_scoring(POSH) == LabelScoring(FIRST_TOKEN, POSH.classes, (1, 1, 2))
+    assert _notices(auto, POSH) == []  # once per task
+    # top-k by text, no tokenizer: only the echoed first token's text is known, which is
+    # shorter than " posh": more than one token, not how many
+    topk = OpenAIScorer(server, "smollm2", method="topk", concurrency=1, max_top_k=50000)
+    said = _notices(topk, POSH)
+    assert len(said) == 1 and "'posh' (class 2): 2 or more tokens" in said[0], said
+    assert topk.label_scoring(POSH) == LabelScoring(FIRST_TOKEN, POSH.classes, (1, 1, 2),
+                                                   exact=False)
+    # one-token words: nothing to say, and the record says one token each
+    assert _notices(OpenAIScorer(server, "smollm2", method="topk", concurrency=1), TASK) == []
+    assert _notices(auto, TASK) == [] and auto.label_scoring(TASK).n_tokens == (1, 1)
+
+
 def test_server_down_retries_then_names_endpoint() -> None:
     port = free_port()  # nothing listens there
     scorer = OpenAIScorer(f"http://127.0.0.1:{port}/v1", "m", max_retries=2, backoff=0.1,

@@ -52,6 +52,21 @@ object with ``tokenize(text) -> ids`` (no special tokens) and ``detokenize(ids)
 on the same GGUF; the label ids then come from
 :func:`~activetest.models.labels.task_label_tokens` (with its collision check).
 
+Label words of more than one token
+----------------------------------
+Every path reads the FIRST token of each label word; this backend has no
+full-sequence scoring. Where a word has more than one token, the scorer says so once
+per task (:class:`~activetest.models.labels.MultiTokenLabelNotice`) and records it
+(:meth:`OpenAIScorer.label_scoring`, in a session's score provenance as
+``label_scoring``). How much it can know depends on what the server shows: where the
+label ids come from a tokenizer (``tokenizer=``, or the server's ``/tokenize`` that the
+id paths use) every word's token count is exact; where only the first token's TEXT is
+known (top-k and echo without a tokenizer: the echoed ``"...Answer: word"``), a first
+token shorter than ``" " + word`` shows that the word has more than one token, but not
+how many (recorded as 2 with ``exact=False``, said as "2 or more"), and a first token
+that is the whole word is one. The echo path learns those texts too (C echo requests
+once per task), which also refuses two classes sharing their first token there.
+
 Limits
 ------
 - Prompts are sent as text, and the server tokenises the whole prompt at once,
@@ -111,7 +126,13 @@ import numpy as np
 from activetest.data.task import Item, Task
 from activetest.models._util import ScoringCancelledError, progress_bar
 from activetest.models.base import Generation
-from activetest.models.labels import LabelTokenCollision, task_label_tokens
+from activetest.models.labels import (
+    FIRST_TOKEN,
+    LabelScoring,
+    LabelScoringLog,
+    LabelTokenCollision,
+    task_label_tokens,
+)
 from activetest.models.openai_http import (
     DEADLINE_ENV,
     PARAMS_ENV,
@@ -247,6 +268,10 @@ class OpenAIScorer(EndpointClient):
     """
 
     backend = "openai"
+    #: what the :class:`~activetest.models.labels.MultiTokenLabelNotice` advises
+    multi_token_remedy = ("this backend reads first tokens only (it has no full-sequence "
+                          "scoring); label words of one token each (a task file's classes) "
+                          "avoid the question")
 
     def __init__(self, base_url: str, model: str | None = None, *,
                  api_key_env: str = "OPENAI_API_KEY", concurrency: int = 8,
@@ -279,6 +304,9 @@ class OpenAIScorer(EndpointClient):
         self._ids: dict[tuple[str, ...], tuple[tuple[int, ...], str, str]] = {}
         self._paths: dict[tuple[str, ...], ScoringPath] = {}
         self._last_path: ScoringPath | None = None
+        # per task: the label words' token counts where a tokenizer gave them (exact)
+        self._counted: dict[tuple[str, ...], LabelScoring] = {}
+        self._label_log = LabelScoringLog(self.multi_token_remedy)
 
     def __repr__(self) -> str:
         return (f"OpenAIScorer({self._shown!r}, model={self.model!r}, "
@@ -523,15 +551,19 @@ class OpenAIScorer(EndpointClient):
         if key in self._ids:
             return self._ids[key]
         if self.tokenizer is not None:
-            ids = task_label_tokens(self.tokenizer.tokenize, task).first_ids
-            found: tuple[tuple[int, ...], str, str] = (tuple(ids), "tokenizer=", "")
+            labels = task_label_tokens(self.tokenizer.tokenize, task)
+            found: tuple[tuple[int, ...], str, str] = (labels.first_ids, "tokenizer=", "")
         else:
             tok = self._server_tokenize(client)
             if tok is None:
+                labels = None
                 found = ((), "", "no label token ids: the server has no /tokenize or "
                                  "/extras/tokenize and no tokenizer= was given")
             else:
-                found = (tuple(task_label_tokens(tok[0], task).first_ids), tok[1], "")
+                labels = task_label_tokens(tok[0], task)
+                found = (labels.first_ids, tok[1], "")
+        if labels is not None:  # the whole words' token counts come with them
+            self._counted[key] = LabelScoring.of(labels, full_sequence=False)
         self._ids[key] = found
         return found
 
@@ -623,6 +655,34 @@ class OpenAIScorer(EndpointClient):
             with self._lock:
                 self.n_fallbacks += 1
         return row
+
+    def _label_scoring(self, client: httpx.Client, task: Task, prompt: str,
+                       texts: Sequence[str]) -> LabelScoring:
+        """Each label word's token count, as far as this server lets it be known.
+
+        Exact where a tokenizer gave the label tokens (``tokenizer=``, or the server's
+        ``/tokenize`` the id paths use). Otherwise only the first token's text is known
+        (echoed, :meth:`_label_texts`): a first token shorter than ``" " + word`` shows
+        that the word has more than one token, but not how many (recorded as 2 with
+        ``exact=False``: "2 or more"); a first token that is the whole word is one.
+        """
+        key = (task.answer_key, *task.classes)
+        if key not in self._counted and self.tokenizer is not None:
+            self._counted[key] = LabelScoring.of(task_label_tokens(self.tokenizer.tokenize,
+                                                                   task), full_sequence=False)
+        if key in self._counted:
+            return self._counted[key]
+        texts = list(texts) or self._label_texts(client, task, prompt)
+        return LabelScoring(FIRST_TOKEN, tuple(task.classes),
+                            tuple(1 if t == " " + w else 2
+                                  for t, w in zip(texts, task.classes, strict=True)),
+                            exact=False)
+
+    def label_scoring(self, task: Task) -> LabelScoring | None:
+        """How :meth:`score` read ``task``'s classes from their label words (always the
+        first token; each word's token count as far as known, :meth:`_label_scoring`);
+        None before it scored the task."""
+        return self._label_log.get(task)
 
     def scoring_path(self) -> ScoringPath | None:
         """How the last :meth:`score` call read its log-probs (None before any)."""
@@ -750,6 +810,10 @@ class OpenAIScorer(EndpointClient):
                 elif path.path == "echo" and not self._check_echo(client, prompts[0]):
                     raise self._error(f"echoed prompt log-probs are not reliable on this "
                                       f"server ({self._echo_why}); use method='topk'")
+                if self._label_log.get(task) is None:  # said once per task where due
+                    self._label_log.record(task, self._label_scoring(client, task, prompts[0],
+                                                                     texts),
+                                           model=repr(self.name))
             except _NotALogprobError as exc:
                 raise self._error(f"item {items[0].id!r}: {exc}") from None
 
