@@ -112,3 +112,36 @@ def test_killed_worker_is_retried_and_the_table_round_trips(cluster, tmp_path: P
     assert sorted(ids) == sorted(by_id)
     for i, item_id in enumerate(ids):  # item by item
         np.testing.assert_allclose(stored[i], by_id[item_id], atol=1e-9)
+
+
+def test_a_multi_token_label_word_is_said_and_kept_in_the_table(tmp_path: Path) -> None:
+    """``activetest score``: the workers' notices stay on them, so the driver says it (one
+    ``note:`` line) and the Parquet provenance keeps how the label words were scored."""
+    pytest.importorskip("pyarrow")
+    from activetest.models.bundled import bundled_model_path
+
+    try:
+        bundled_model_path("smollm2-135m")
+    except Exception as exc:  # not installed here
+        pytest.skip(f"bundled SmolLM2 not available: {exc}")
+    task = tmp_path / "nli.toml"  # " entailment" is two tokens for SmolLM2
+    task.write_text('name = "nli"\ninstruction = "Does the first sentence entail the second?"\n'
+                    'classes = ["entailment", "contradiction", "neutral"]\n')
+    pool = tmp_path / "pool.csv"
+    pool.write_text("id,text\na,A man sleeps. / A person rests.\nb,A dog runs. / It sleeps.\n")
+    out = tmp_path / "p.parquet"
+    proc = subprocess.run(cli_command(
+        "score", "--engine", "ray", "--pool", str(pool), "--id-column", "id", "--task",
+        str(task), "--model", "smollm2-135m", "--out", str(out), "--shards", "2"),
+        env=cli_env(tmp_path), capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    assert ("note: model 'smollm2-135m', task 'nli': label words of more than one token, "
+            "'entailment' (class 0): 2 tokens") in proc.stderr, proc.stderr
+    assert proc.stderr.count("label words of more than one token") == 1
+
+    import json
+
+    import pyarrow.parquet as pq
+    meta = json.loads(pq.read_schema(out).metadata[b"activetest"])
+    assert meta["label_scoring"] == {"mode": "first-token", "exact": True, "n_tokens": [2, 1, 1],
+                                     "words": ["entailment", "contradiction", "neutral"]}

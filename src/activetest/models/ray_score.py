@@ -23,8 +23,12 @@ item's fields, :func:`~activetest.formats.label_records.content_check`, so the r
 can be checked against the items a session has under the same ids) and one column of
 class log-probs per label word, in class order (the ``table:`` defaults). The
 Parquet metadata key ``activetest`` holds the provenance: model spec, task, shots,
-example ids, shards, and for ``openai:`` models the scoring path
-(:mod:`activetest.models.openai_paths`).
+example ids, shards, for ``openai:`` models the scoring path
+(:mod:`activetest.models.openai_paths`), and how the classes were read from their label
+words (``label_scoring``, :class:`~activetest.models.labels.LabelScoring`); where a label
+word of several tokens was scored by its first token, the driver says so once
+(:class:`~activetest.models.labels.MultiTokenLabelNotice`; the workers' own notices are
+not shown).
 
 Needs ``ray`` (``pip install 'activetest[ray]'``) and ``pyarrow``.
 """
@@ -39,6 +43,7 @@ import socket
 import sys
 import tempfile
 import time
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,6 +53,7 @@ import numpy as np
 
 from activetest.data.task import Item, Task
 from activetest.errors import UserFacingError
+from activetest.models.labels import LabelScoring, MultiTokenLabelNotice, multi_token_notice
 
 __all__ = ["RayScoreError", "RayScoreResult", "ShardResult", "check_arguments", "main",
            "prompt_examples", "score_with_ray"]
@@ -67,6 +73,8 @@ class ShardResult:
         logprobs: ``(len(ids), C)`` class log-probs.
         host, pid: where it was scored (the attempt that finished).
         scoring_path: an ``openai:`` model's scoring path record (JSON-ready), else None.
+        label_scoring: how the shard's scorer read the classes from their label words
+            (first token or whole word, each word's token count), where it says.
     """
 
     shard: int
@@ -75,6 +83,7 @@ class ShardResult:
     host: str
     pid: int
     scoring_path: dict[str, Any] | None
+    label_scoring: LabelScoring | None = None
 
 
 @dataclass(frozen=True)
@@ -95,6 +104,12 @@ class RayScoreResult:
     workers: tuple[str, ...]
 
 
+#: What the :class:`~activetest.models.labels.MultiTokenLabelNotice` of a Ray run advises:
+#: the workers build the model from its spec, which names no full-sequence scoring.
+RAY_REMEDY = ("a model given as a spec has no option for full-sequence scoring; label words "
+              "of one token each (a task file's classes) avoid the question")
+
+
 def _score_shard(shard: int, model: str, task: Task, items: Sequence[Item],
                  examples: Sequence[Item], threads: int | None) -> ShardResult:
     """Run on a Ray worker: build the scorer and score one shard."""
@@ -112,8 +127,10 @@ def _score_shard(shard: int, model: str, task: Task, items: Sequence[Item],
             close()
     path_of = getattr(scorer, "scoring_path", None)
     recorded = path_of() if callable(path_of) else None
+    how = getattr(scorer, "label_scoring", None)
     return ShardResult(shard, tuple(it.id for it in items), lp, socket.gethostname(),
-                       os.getpid(), recorded.as_provenance() if recorded else None)
+                       os.getpid(), recorded.as_provenance() if recorded else None,
+                       how(task) if callable(how) else None)
 
 
 def _shards(n: int, k: int) -> list[tuple[int, int]]:
@@ -262,9 +279,15 @@ def score_with_ray(items: Sequence[Item], task: Task, model: str, out: str | Pat
     seconds = time.monotonic() - start
     lp = _check_complete(items, results, task.n_classes)
     paths = [r.scoring_path for r in results if r.scoring_path is not None]
+    labels = next((r.label_scoring for r in results if r.label_scoring is not None), None)
     meta = {"model": model, "task": task.name, "classes": list(task.classes),
             "n_examples": len(examples), "example_ids": [e.id for e in examples],
-            "shards": len(refs), "engine": "ray", "scoring_path": paths[0] if paths else None}
+            "shards": len(refs), "engine": "ray", "scoring_path": paths[0] if paths else None,
+            "label_scoring": labels.as_provenance() if labels is not None else None}
+    if labels is not None and labels.on_prefix:  # the workers' own notices stay on them
+        warnings.warn(multi_token_notice(labels, model=repr(model), task=task.name,
+                                         remedy=RAY_REMEDY), MultiTokenLabelNotice,
+                      stacklevel=2)
     out = Path(out)
     _write_parquet(out, items, task, lp, meta)
     return RayScoreResult(out, len(items), len(refs), seconds,
