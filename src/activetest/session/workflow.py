@@ -822,37 +822,11 @@ class Session:
                 (without ``overwrite``) an existing file with labels filled in or one
                 that cannot be read as a sheet; nothing is written.
         """
-        if which not in ("pending", "selected", "labelled"):
-            raise ValueError(f"which must be pending, selected or labelled, got {which!r}")
-        current = self.store.labels()
-        acq = self.pending() if which == "pending" else self.acquisitions()
-        if which == "labelled":
-            acq = [a for a in acq if a.index in current]
-        if acquisitions is not None:
-            acq = list(acquisitions)
-        from activetest.session.harness import check_person_labelling
+        from activetest.session.exchange import export_session
 
-        check_person_labelling(self, acq, "export")  # a harness item without an answer
-        # never write over the session, nor over a sheet people filled in
-        fmt = labels.check_export_target(path, format, session=self.store.path,
-                                         overwrite=overwrite)
-        rows = self._display_items([a.index for a in acq])
-        pred = None
-        if predictions:
-            stored = self.store.scores("surrogate")
-            if stored is not None and rows:
-                pred = stored.logprobs[[a.index for a in acq]]
-        given = [current[a.index].label if a.index in current else None for a in acq]
-        steps = [a.step for a in acq]
-        n_target = len(rows)
-        rows, given, steps = self.kind.export_rows(self.store, self._pool, rows, given,
-                                                   steps, which, acquisitions)
-        if pred is not None and len(rows) > n_target:  # the surrogate judged the
-            # target's answers only: none for a compared answer
-            pred = np.vstack([pred, np.full((len(rows) - n_target, pred.shape[1]), np.nan)])
-        return labels.export_draws(path, self.task, rows, fmt, predictions=pred,
-                                   labels=given if any(g is not None for g in given) else None,
-                                   draws=steps)
+        return export_session(self, path, format=format, which=which,
+                              predictions=predictions, acquisitions=acquisitions,
+                              overwrite=overwrite)
 
     def import_file(self, path: str | os.PathLike[str], *, format: str | None = None,
                     overwrite: bool = False, resolve: str = "skip",
@@ -882,44 +856,7 @@ class Session:
             SessionError: labels for items an lm-eval session's target has not run,
                 without ``trust_people`` (nothing written).
         """
-        from activetest.session import labelio
-        from activetest.session.harness import check_people_labels
+        from activetest.session.exchange import import_session_file
 
-        records = labelio.import_labels(path, self.task, format=format, **options)
-        source = f"import:{Path(path).name}"
-        index = self._row_index()
-        read = list(records)  # as given: each annotator's own label, kept for agreement
-        judged = [r for r in records if r.answer_of]
-        if not judged:
-            return self.add_labels(records, source=source, overwrite=overwrite,
-                                   where=str(path), resolve=resolve,
-                                   trust_people=trust_people)
-        # Checks and writes in one transaction: nothing half-written, nothing changed
-        # by another writer between the checks and the writes.
-        with self.store.transaction():
-            self._check_shown(records)
-            records, conflicts = compare_graded.settle_same_answers(
-                self.store, self.task, index, records, resolve)  # type: ignore[arg-type]
-            judged = [r for r in records if r.answer_of]
-            # compared answers' judgments: every record checked before anything is written
-            checked = {spec: compare_graded.check_judgments(
-                self.store, self.task, index,  # type: ignore[arg-type]
-                spec, [r for r in judged if r.answer_of == spec], source=source,
-                overwrite=overwrite, where=str(path), resolve=resolve)
-                for spec in dict.fromkeys(r.answer_of for r in judged)}
-            result = labels.add_labels(self.store, self.task, index,
-                                       [r for r in records if not r.answer_of], source=source,
-                                       overwrite=overwrite, where=str(path), resolve=resolve)
-            check_people_labels(self, result.changes, source, trust=trust_people)
-            changes, conflicts = list(result.changes), conflicts + list(result.conflicts)
-            unchanged = result.unchanged
-            for spec, (answers, same, spec_conflicts) in checked.items():
-                changes += self.store.set_judgments(compare_graded.compare_role(spec), answers,
-                                                    source, overwrite=overwrite, confirm=True)
-                unchanged += same
-                conflicts += spec_conflicts
-            self._check_alike([c.index for c in changes])
-            return self._keep_votes(LabelImport(
-                sum(c.action == "add" for c in changes),
-                sum(c.action == "change" for c in changes), unchanged, changes, conflicts),
-                read)
+        return import_session_file(self, path, format=format, overwrite=overwrite,
+                                   resolve=resolve, trust_people=trust_people, **options)

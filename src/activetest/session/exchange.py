@@ -1,0 +1,111 @@
+"""A session's labelling files: drawn items out to a sheet or Label Studio, labels in.
+
+:meth:`activetest.session.workflow.Session.export` and
+:meth:`~activetest.session.workflow.Session.import_file` land here. Reading and writing
+the files themselves is :mod:`activetest.session.labelio` and
+:mod:`activetest.session.labels`; this module joins them to a session: which draws,
+the surrogate's guess, a graded session's compared answers, and one transaction for
+everything an import writes.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from activetest.session import compare_graded, labels
+from activetest.session.records import LabelImport
+from activetest.session.store import Acquisition
+
+__all__ = ["export_session", "import_session_file"]
+
+
+def export_session(s: Any, path: str | os.PathLike[str], *, format: str | None,
+                   which: str, predictions: bool,
+                   acquisitions: Sequence[Acquisition] | None, overwrite: bool) -> int:
+    """Write drawn items of session ``s`` to a file for labelling elsewhere; returns how
+    many (:meth:`Session.export <activetest.session.workflow.Session.export>` documents
+    the arguments and what is refused)."""
+    if which not in ("pending", "selected", "labelled"):
+        raise ValueError(f"which must be pending, selected or labelled, got {which!r}")
+    current = s.store.labels()
+    acq = s.pending() if which == "pending" else s.acquisitions()
+    if which == "labelled":
+        acq = [a for a in acq if a.index in current]
+    if acquisitions is not None:
+        acq = list(acquisitions)
+    from activetest.session.harness import check_person_labelling
+
+    check_person_labelling(s, acq, "export")  # a harness item without an answer
+    # never write over the session, nor over a sheet people filled in
+    fmt = labels.check_export_target(path, format, session=s.store.path, overwrite=overwrite)
+    rows = s._display_items([a.index for a in acq])
+    pred = None
+    if predictions:
+        stored = s.store.scores("surrogate")
+        if stored is not None and rows:
+            pred = stored.logprobs[[a.index for a in acq]]
+    given = [current[a.index].label if a.index in current else None for a in acq]
+    steps = [a.step for a in acq]
+    n_target = len(rows)
+    rows, given, steps = s.kind.export_rows(s.store, s._pool, rows, given, steps, which,
+                                            acquisitions)
+    if pred is not None and len(rows) > n_target:  # the surrogate judged the
+        # target's answers only: none for a compared answer
+        pred = np.vstack([pred, np.full((len(rows) - n_target, pred.shape[1]), np.nan)])
+    return labels.export_draws(path, s.task, rows, fmt, predictions=pred,
+                               labels=given if any(g is not None for g in given) else None,
+                               draws=steps)
+
+
+def import_session_file(s: Any, path: str | os.PathLike[str], *, format: str | None,
+                        overwrite: bool, resolve: str, trust_people: bool,
+                        **options: Any) -> LabelImport:
+    """Import labels into session ``s`` from a sheet or a Label Studio export, all or
+    nothing (:meth:`Session.import_file
+    <activetest.session.workflow.Session.import_file>` documents the rules, the
+    arguments and what is refused)."""
+    from activetest.session import labelio
+    from activetest.session.harness import check_people_labels
+
+    records = labelio.import_labels(path, s.task, format=format, **options)
+    source = f"import:{Path(path).name}"
+    index = s._row_index()
+    read = list(records)  # as given: each annotator's own label, kept for agreement
+    judged = [r for r in records if r.answer_of]
+    if not judged:
+        return s.add_labels(records, source=source, overwrite=overwrite, where=str(path),
+                            resolve=resolve, trust_people=trust_people)
+    # Checks and writes in one transaction: nothing half-written, nothing changed
+    # by another writer between the checks and the writes.
+    with s.store.transaction():
+        s._check_shown(records)
+        records, conflicts = compare_graded.settle_same_answers(
+            s.store, s.task, index, records, resolve)  # type: ignore[arg-type]
+        judged = [r for r in records if r.answer_of]
+        # compared answers' judgments: every record checked before anything is written
+        checked = {spec: compare_graded.check_judgments(
+            s.store, s.task, index,  # type: ignore[arg-type]
+            spec, [r for r in judged if r.answer_of == spec], source=source,
+            overwrite=overwrite, where=str(path), resolve=resolve)
+            for spec in dict.fromkeys(r.answer_of for r in judged)}
+        result = labels.add_labels(s.store, s.task, index,
+                                   [r for r in records if not r.answer_of], source=source,
+                                   overwrite=overwrite, where=str(path), resolve=resolve)
+        check_people_labels(s, result.changes, source, trust=trust_people)
+        changes, conflicts = list(result.changes), conflicts + list(result.conflicts)
+        unchanged = result.unchanged
+        for spec, (answers, same, spec_conflicts) in checked.items():
+            changes += s.store.set_judgments(compare_graded.compare_role(spec), answers,
+                                             source, overwrite=overwrite, confirm=True)
+            unchanged += same
+            conflicts += spec_conflicts
+        s._check_alike([c.index for c in changes])
+        return s._keep_votes(LabelImport(
+            sum(c.action == "add" for c in changes),
+            sum(c.action == "change" for c in changes), unchanged, changes, conflicts),
+            read)
