@@ -54,8 +54,9 @@ a design is judged on the held-out pools.
 ``--cache DIR``: per-pool rows of the history pools, keyed by the pool's data and the run
 parameters, each file naming the design's :func:`behaviour_probe` it was computed under
 (stored in ``DIR/probes``); a cached pool whose probe matches today's within a tolerance
-(:data:`PROBE_RTOL`) is read, not measured (``experiments/cache/harness-runs`` holds the
-measured ones, so the tables of docs/harness.md re-render in seconds).
+(:data:`activetest.experiments.probe.PROBE_RTOL`) is read, not measured
+(``experiments/cache/harness-runs`` holds the measured ones, so the tables of
+docs/harness.md re-render in seconds).
 ``--rekey-cache DIR``: move a folder's entries keyed by the former rule (the probe's
 numbers rounded to 6 digits and hashed into the key) to today's names.
 
@@ -73,7 +74,6 @@ from __future__ import annotations
 import argparse
 import functools
 import hashlib
-import itertools
 import json
 import re
 import sys
@@ -87,6 +87,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
+from activetest.experiments.probe import Probe, stored_probe  # noqa: E402
+from activetest.experiments.probe import probe_id as stored_probe_id  # noqa: E402
 from activetest.session.design import graded_adaptive_design  # noqa: E402
 from activetest.session.harness import choice_features  # noqa: E402
 from activetest.stats.adaptive import AdaptiveDesign, simulate_design  # noqa: E402
@@ -387,65 +389,24 @@ def _data_digest(p: Pool) -> str:
     return h.hexdigest()[:16]
 
 
-#: The behaviour probe's tolerance: a cached entry is valid when every number of the probe
-#: it was computed under is within ``PROBE_RTOL`` (relative) of today's, or within
-#: ``PROBE_ATOL`` of it for numbers that are zero up to rounding (:meth:`Probe.matches`).
-#: The designs refit logistic models on SVD features, and their per-draw estimates differ
-#: between CPUs in their last digits (an AMD EPYC and an Intel Xeon with AMX, the same
-#: numpy and OpenBLAS: the 8th-10th digit). Hashing the probe's numbers, rounded, made the
-#: key hang on those digits: at 10 digits it missed the committed cache on every other
-#: machine (QA, 2026-12-05), and at 6 a number near a rounding edge could still flip it.
-#: Compared with a tolerance, last digits never matter, and a change of behaviour (a
-#: number moving in its 3rd-6th digit) still misses.
-PROBE_RTOL = 1e-6
-PROBE_ATOL = 1e-12
+# The behaviour probe's tolerance (``PROBE_RTOL`` and ``PROBE_ATOL`` of
+# :mod:`activetest.experiments.probe`, shared with the experiments' caches): a cached entry
+# is valid when every number of the probe it was computed under is within 1e-6 (relative)
+# of today's, or within 1e-12 for numbers that are zero up to rounding
+# (:meth:`Probe.matches`).
+# The designs refit logistic models on SVD features, and their per-draw estimates differ
+# between CPUs in their last digits (an AMD EPYC and an Intel Xeon with AMX, the same
+# numpy and OpenBLAS: the 8th-10th digit). Hashing the probe's numbers, rounded, made the
+# key hang on those digits: at 10 digits it missed the committed cache on every other
+# machine (QA, 2026-12-05), and at 6 a number near a rounding edge could still flip it.
+# Compared with a tolerance, last digits never matter, and a change of behaviour (a
+# number moving in its 3rd-6th digit) still misses. :class:`Probe` (its ``name`` is the
+# design probed) and the stored probes' folder are those of
+# :mod:`activetest.experiments.probe`.
+
 #: Significant digits of the former rule (the probe's numbers hashed after rounding), kept
 #: only to recognise entries keyed by it (:func:`rekey_cache`).
 LEGACY_PROBE_DIGITS = 6
-
-
-@dataclass(frozen=True)
-class Probe:
-    """What a design's code computes on a tiny history pool (:func:`behaviour_probe`), at
-    full precision: stored beside the cached entries computed under it (``probes/`` in the
-    cache folder) and compared with a tolerance, never hashed.
-
-    Attributes:
-        design: the history design (:data:`HISTORY_DESIGNS`) probed.
-        sizes: the size of each probed array, in order.
-        values: every probed number, the arrays one after another.
-    """
-
-    design: str
-    sizes: tuple[int, ...]
-    values: tuple[float, ...]
-
-    @property
-    def id(self) -> str:
-        """A name for this probe's file (a hash of its exact numbers: a probe computed on
-        another CPU gets another id, though it may match this one)."""
-        h = hashlib.sha256(f"{self.design}:{self.sizes}".encode())
-        h.update(np.asarray(self.values, dtype=np.float64).tobytes())
-        return h.hexdigest()[:16]
-
-    def matches(self, other: Probe) -> bool:
-        """The same design and arrays, every number within :data:`PROBE_RTOL` (relative)
-        or :data:`PROBE_ATOL` of the other's (NaN matching NaN)."""
-        return (self.design == other.design and self.sizes == other.sizes
-                and bool(np.allclose(self.values, other.values, rtol=PROBE_RTOL,
-                                     atol=PROBE_ATOL, equal_nan=True)))
-
-    def to_json(self) -> str:
-        """The probe as JSON (every number exactly: Python's shortest round-trip repr)."""
-        return json.dumps({"design": self.design, "sizes": list(self.sizes),
-                           "values": list(self.values)})
-
-    @classmethod
-    def from_json(cls, text: str) -> Probe:
-        """The probe :meth:`to_json` wrote."""
-        d = json.loads(text)
-        return cls(str(d["design"]), tuple(int(n) for n in d["sizes"]),
-                   tuple(float(v) for v in d["values"]))
 
 
 @functools.cache
@@ -470,9 +431,7 @@ def behaviour_probe(hist: str) -> Probe:
     out = [th, mv if mv is not None else np.zeros(0), [info["design"], info["uniform"], Ta],
            *_cs(th, N, mv), *_cs(th, N, mv, Ta), *uniform_runs(p, 2, 1),
            *uniform_runs(p, 2, 1, Ta), [wilson_n(0.3, N, 0.1)]]
-    arrays = [np.asarray(a, dtype=np.float64).ravel() for a in out]
-    return Probe(hist, tuple(a.size for a in arrays),
-                 tuple(float(v) for a in arrays for v in a))
+    return Probe.of(hist, *out)
 
 
 def cache_key(p: Pool, runs: int, seed: int, hist: str, rules: tuple[str, ...]) -> str:
@@ -484,21 +443,13 @@ def cache_key(p: Pool, runs: int, seed: int, hist: str, rules: tuple[str, ...]) 
     return h.hexdigest()[:16]
 
 
-def _stored_probe(path: Path) -> Probe | None:
-    """A probe file of the cache (None: unreadable, e.g. half written)."""
-    try:
-        return Probe.from_json(path.read_text())
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-
-
 def cached_entry(cache: Path, p: Pool, runs: int, seed: int, hist: str,
                  rules: tuple[str, ...]) -> Path | None:
     """The cached rows of ``p`` (``{slug}-{cache_key}-{probe id}.json``) computed under a
     probe that matches today's :func:`behaviour_probe` (None: none; it is measured)."""
     today = behaviour_probe(hist)
     for f in sorted(cache.glob(f"{_slug(p.name)}-{cache_key(p, runs, seed, hist, rules)}-*.json")):
-        stored = _stored_probe(cache / "probes" / f"{f.stem.rsplit('-', 1)[1]}.json")
+        stored = stored_probe(cache / "probes" / f"{f.stem.rsplit('-', 1)[1]}.json")
         if stored is not None and stored.matches(today):
             return f
     return None
@@ -507,31 +458,16 @@ def cached_entry(cache: Path, p: Pool, runs: int, seed: int, hist: str,
 def probe_id(cache: Path, hist: str) -> str:
     """The id new entries of ``hist`` are stored under: a stored probe that matches
     today's (so the entries a CPU adds join those another CPU made), else today's,
-    written to ``probes/``."""
-    today = behaviour_probe(hist)
-    folder = cache / "probes"
-    for f in sorted(folder.glob("*.json")) if folder.is_dir() else []:
-        stored = _stored_probe(f)
-        if stored is not None and stored.matches(today):
-            return f.stem
-    folder.mkdir(parents=True, exist_ok=True)
-    tmp = folder / f"{today.id}.tmp"
-    tmp.write_text(today.to_json() + "\n")
-    tmp.replace(folder / f"{today.id}.json")
-    return today.id
+    written to ``probes/`` (:func:`activetest.experiments.probe.probe_id`)."""
+    return stored_probe_id(cache, behaviour_probe(hist), store=True)
 
 
 def _legacy_key(p: Pool, runs: int, seed: int, hist: str, rules: tuple[str, ...]) -> str:
     """The key of the former rule: :func:`cache_key`'s hash with the probe's numbers,
     rounded to :data:`LEGACY_PROBE_DIGITS`, hashed in (:func:`rekey_cache`)."""
-    from activetest.experiments.probe import digest
-
-    probe = behaviour_probe(hist)
-    ends = np.cumsum((0, *probe.sizes))
-    arrays = [probe.values[a:b] for a, b in itertools.pairwise(ends)]
     h = hashlib.sha256(f"{hist}:{runs}:{seed}:{','.join(rules)}:{START}:{WIDTHS}".encode())
     h.update(_data_digest(p).encode())
-    h.update(digest(*arrays, digits=LEGACY_PROBE_DIGITS).encode())
+    h.update(behaviour_probe(hist).digest(LEGACY_PROBE_DIGITS).encode())
     return h.hexdigest()[:16]
 
 

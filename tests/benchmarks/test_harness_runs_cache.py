@@ -67,7 +67,7 @@ def _rows(name: str, design: str = "svd8") -> list[dict]:
 
 
 def _with_values(probe, values):
-    return type(probe)(probe.design, probe.sizes, tuple(values))
+    return type(probe)(probe.name, probe.sizes, tuple(values))
 
 
 def test_a_probe_that_differs_in_its_last_digits_finds_the_entries(hr, tmp_path,
@@ -104,7 +104,7 @@ def test_a_probe_that_differs_in_its_last_digits_finds_the_entries(hr, tmp_path,
     probe(changed)
     assert hr.cached_entry(tmp_path, p, 2, 0, "svd8", ("mixture",)) is None
     # a probe of another shape or design never matches
-    assert not today.matches(type(today)(today.design, (*today.sizes[:-1], 0),
+    assert not today.matches(type(today)(today.name, (*today.sizes[:-1], 0),
                                          today.values[:-1]))
     assert not today.matches(type(today)("features", today.sizes, today.values))
 
@@ -158,8 +158,8 @@ def test_every_committed_entry_names_a_stored_probe_of_its_design(hr) -> None:
     bad = []
     for f in entries:
         m = re.fullmatch(r".+-[0-9a-f]{16}-([0-9a-f]{16})\.json", f.name)
-        probe = None if m is None else hr._stored_probe(cache / "probes" / f"{m.group(1)}.json")
+        probe = None if m is None else hr.stored_probe(cache / "probes" / f"{m.group(1)}.json")
         design = {r["design"] for r in json.loads(f.read_text())}
-        if probe is None or design != {probe.design}:
+        if probe is None or design != {probe.name}:
             bad.append(f.name)
     assert not bad, bad

@@ -6,19 +6,24 @@ cached result is keyed by a hash of everything that determines it:
 
 * the data (the arrays simulated, or the data file's content: :func:`file_fingerprint`);
 * the run parameters (runs, budgets, seeds, targets, methods);
-* the **behaviour** of the code, not its source: the digest of the experiment's
-  behaviour probe (:mod:`activetest.experiments.probe`), which runs the experiment's
-  own code paths, every variant it uses, on a tiny seeded problem and hashes the
-  numbers that come out. A refactor that changes no number keeps every key (the cache
-  stays valid); a change of any number the experiment uses changes the key (the entry
-  is recomputed).
+* the **behaviour** of the code, not its source: the experiment's behaviour probe
+  (:mod:`activetest.experiments.probe`) runs the experiment's own code paths, every
+  variant it uses, on a tiny seeded problem; the key holds the id of the probe stored in
+  the cache folder's ``probes/`` that today's numbers match within a relative 1e-6
+  (:func:`activetest.experiments.probe.probe_id`). A refactor that changes no number,
+  or another CPU that changes only the last digits, keeps every key (the cache stays
+  valid); a change of any number the experiment uses beyond that changes the key (the
+  entry is recomputed).
 
 Until 2026-12-02 the keys hashed the statistics modules' source
 (:func:`code_fingerprint`, kept for the re-keying tool), so any refactor made the
 caches stale. ``python -m activetest.experiments.rekey`` moves a cached result made
 under that rule to today's key only after showing that the commit that produced it
-gives today's probe digest (run against a checkout of that commit); otherwise the file
-stays stale and is recomputed. A stale or missing entry is simply recomputed.
+gives a probe that matches today's (run against a checkout of that commit); otherwise the
+file stays stale and is recomputed. A stale or missing entry is simply recomputed.
+Until 2026-12-05 the probe's numbers were hashed, rounded to 10 digits, into the key, which
+the last digits could flip on another CPU; the committed entries kept their keys, their
+probes stored under those digests (:mod:`activetest.experiments.probe`).
 """
 
 from __future__ import annotations
@@ -32,6 +37,8 @@ from pathlib import Path
 from types import ModuleType
 
 import numpy as np
+
+from activetest.experiments.probe import Probe, probe_id
 
 __all__ = ["ResultCache", "cached_npz", "code_fingerprint", "file_fingerprint",
            "source_fingerprint", "study_parser"]
@@ -162,15 +169,20 @@ def study_parser(prog: str, *, scenario: str, runs: int,
     return p
 
 
-def cached_npz(path: str | Path, compute: Callable[[], dict[str, np.ndarray]]
-               ) -> dict[str, np.ndarray]:
+def cached_npz(path: str | Path, compute: Callable[[], dict[str, np.ndarray]],
+               probe: Probe | None = None) -> dict[str, np.ndarray]:
     """A study's result from ``path`` (a ``.npz``) if it is there, else ``compute()``,
-    written to ``path`` (through a temporary file, so a killed run leaves no half file)."""
+    written to ``path`` (through a temporary file, so a killed run leaves no half file).
+    ``probe``: the behaviour probe ``path``'s key names, stored beside it (in
+    ``probes/`` of its folder, :func:`activetest.experiments.probe.probe_id`) with the
+    result when no stored probe matches it yet."""
     f = Path(path)
     if f.exists():
         with np.load(f, allow_pickle=False) as z:
             return {k: z[k] for k in z.files}
     res = compute()
+    if probe is not None:
+        probe_id(f.parent, probe, store=True)
     f.parent.mkdir(parents=True, exist_ok=True)
     tmp = f.with_suffix(".tmp.npz")
     np.savez_compressed(tmp, **res)

@@ -43,6 +43,7 @@ from pathlib import Path
 import numpy as np
 
 from activetest.experiments.history_baselines import baselines
+from activetest.experiments.probe import Probe, probe_id
 from activetest.formats.history import ResponseMatrix, read_response_matrix
 from activetest.stats.adaptive import simulate_design
 from activetest.stats.confseq import MIN_LABELS, asymptotic_cs
@@ -199,7 +200,7 @@ def run_scenario(M: ResponseMatrix, scenario: str, *, n_targets: int = 30, n_run
                           S[targets].mean(axis=1), time.time() - t0)
 
 
-def behaviour_probe() -> str:
+def behaviour_probe() -> Probe:
     """The history experiment's behaviour probe (:mod:`activetest.experiments.probe`):
     :func:`run_scenario` (both designs with their intervals, PPI++, cross-PPI, IRT-style)
     on both scenarios of a tiny matrix, and the design's intervals themselves (the tables
@@ -218,7 +219,7 @@ def behaviour_probe() -> str:
         run_scenario,
         simulate_design,
     )
-    from activetest.experiments.probe import BUDGETS, digest, tiny_matrix
+    from activetest.experiments.probe import BUDGETS, Probe, tiny_matrix
     from activetest.formats.history import read_response_matrix
 
     out = []
@@ -237,24 +238,25 @@ def behaviour_probe() -> str:
     th = adaptive_lure_theta(L[runs.indices], runs.q, N, runs.control, runs.control_rest)
     ci = fixed_interval_curve(th, N, model_var=runs.model_var)
     cs = asymptotic_cs(th, N, model_var=runs.model_var, value_range=(0.0, 1.0))
-    return digest(*out, runs.indices, th, ci.low, ci.high, cs.low, cs.high)
+    return Probe.of("history", *out, runs.indices, th, ci.low, ci.high, cs.low, cs.high)
 
 
 @functools.cache
-def _probe_digest() -> str:
+def _probe() -> Probe:
     return behaviour_probe()
 
 
 def _key(path: Path, scenario: str, n_targets: int, n_runs: object, budgets: tuple[int, ...],
-         seed: int) -> str:
-    """The cache key: the data file's content, the run parameters and the behaviour probe
-    (:func:`behaviour_probe`; a refactor that changes no number keeps the key, see
-    :mod:`activetest.experiments.cache`)."""
+         seed: int, cache: str | Path | None) -> str:
+    """The cache key: the data file's content, the run parameters and the stored
+    behaviour probe of ``cache`` that today's matches (:func:`behaviour_probe`,
+    :func:`activetest.experiments.probe.probe_id`; a refactor that changes no number keeps
+    the key, see :mod:`activetest.experiments.cache`)."""
     from activetest.experiments.cache import file_fingerprint
     h = hashlib.sha256()
     h.update(f"{path.name}:{file_fingerprint(path)}:{scenario}:{n_targets}:{n_runs}:{budgets}:"
              f"{seed}".encode())
-    h.update(_probe_digest().encode())
+    h.update(probe_id(cache, _probe()).encode())
     return h.hexdigest()[:20]
 
 
@@ -277,7 +279,7 @@ def study(root: str | Path, *, n_targets: int = 30, n_runs: int = 200,
                       else (cross_runs, cross_runs))
             f = None
             if cache is not None:
-                key = _key(path, sc, nt, (nr, nb), budgets, seed)
+                key = _key(path, sc, nt, (nr, nb), budgets, seed, cache)
                 f = Path(cache) / f"history-{name}-{sc}-{key}.npz"
                 if f.exists():
                     with np.load(f, allow_pickle=False) as z:
@@ -292,6 +294,7 @@ def study(root: str | Path, *, n_targets: int = 30, n_runs: int = 200,
             if log:
                 print(f"{name}/{sc}: {res.seconds:.0f} s", flush=True)
             if f is not None:
+                probe_id(cache, _probe(), store=True)  # the probe its key names
                 f.parent.mkdir(parents=True, exist_ok=True)
                 np.savez_compressed(f, **_to_npz(res))
             out.append(res)

@@ -43,6 +43,8 @@ from pathlib import Path
 
 import numpy as np
 
+from activetest.experiments.probe import Probe, probe_id
+
 __all__ = ["GUARD_VARIANTS", "VARIANTS", "behaviour_probe", "cache_key", "guard_study", "main",
            "render"]
 
@@ -133,7 +135,7 @@ def render(matrix: str, scenario: str, res: dict[str, np.ndarray]) -> str:
     return "\n".join(lines)
 
 
-def behaviour_probe(variants: tuple[str, ...] | None = None) -> str:
+def behaviour_probe(variants: tuple[str, ...] | None = None) -> Probe:
     """The guard study's behaviour probe (:mod:`activetest.experiments.probe`):
     :func:`guard_study` (every variant run: ``variants``, default :data:`VARIANTS`) on
     both scenarios of a tiny matrix.
@@ -144,7 +146,7 @@ def behaviour_probe(variants: tuple[str, ...] | None = None) -> str:
 
     from activetest.experiments.history import MATRICES
     from activetest.experiments.history_guard import guard_study
-    from activetest.experiments.probe import BUDGETS, digest, tiny_matrix
+    from activetest.experiments.probe import BUDGETS, Probe, tiny_matrix
 
     out = []
     with tempfile.TemporaryDirectory() as d:
@@ -155,18 +157,19 @@ def behaviour_probe(variants: tuple[str, ...] | None = None) -> str:
                               log=False, **kw)
             out += [res[k] for k in sorted(res) if k != "meta"]
             out.append(res["meta"][:3])  # rank, history rows, runs (not the seconds)
-    return digest(*out)
+    return Probe.of("history_guard" if variants is None else f"history_guard:{','.join(variants)}",
+                    *out)
 
 
 @functools.cache
-def _probe_digest(variants: tuple[str, ...] | None = None) -> str:
+def _probe(variants: tuple[str, ...] | None = None) -> Probe:
     return behaviour_probe(variants)
 
 
 def cache_key(a: argparse.Namespace) -> str:
-    """The cache key: the matrix file's content, the run parameters and the behaviour
-    probe (:func:`activetest.experiments.probe.guard_probe`; see
-    :mod:`activetest.experiments.cache`)."""
+    """The cache key: the matrix file's content, the run parameters and the stored
+    behaviour probe of ``a.cache`` that today's matches (:func:`behaviour_probe`,
+    :func:`activetest.experiments.probe.probe_id`; see :mod:`activetest.experiments.cache`)."""
     from activetest.experiments.cache import file_fingerprint
     from activetest.experiments.history import MATRICES
 
@@ -176,7 +179,7 @@ def cache_key(a: argparse.Namespace) -> str:
     h = hashlib.sha256(f"{a.matrix}:{a.scenario}:{a.targets}:{a.runs}:{a.budgets}:{a.seed}"
                        f"{'' if variants is None else ':' + ','.join(variants)}".encode())
     h.update(file_fingerprint(Path(a.root) / MATRICES[a.matrix]).encode())
-    h.update(_probe_digest(variants).encode())
+    h.update(probe_id(a.cache, _probe(variants)).encode())
     return h.hexdigest()[:20]
 
 
@@ -193,7 +196,9 @@ def main(argv: list[str] | None = None) -> None:
     res = cached_npz(f, lambda: guard_study(
         a.root, a.matrix, a.scenario, n_targets=a.targets, n_runs=a.runs,
         budgets=tuple(a.budgets), seed=a.seed,
-        variants=None if a.variants is None else tuple(a.variants)))
+        variants=None if a.variants is None else tuple(a.variants)),
+        probe=_probe(None if not a.variants or tuple(a.variants) == tuple(VARIANTS)
+                     else tuple(a.variants)))
     print(render(a.matrix, a.scenario, res))
 
 

@@ -30,6 +30,8 @@ from pathlib import Path
 
 import numpy as np
 
+from activetest.experiments.probe import Probe, probe_id
+
 __all__ = ["VARIANTS", "behaviour_probe", "cache_key", "main", "neighbour_study", "render"]
 
 #: Variant names (the design each builds: module docstring).
@@ -110,7 +112,7 @@ def render(matrix: str, scenario: str, res: dict[str, np.ndarray]) -> str:
     return "\n".join(lines)
 
 
-def behaviour_probe() -> str:
+def behaviour_probe() -> Probe:
     """The study's behaviour probe (:mod:`activetest.experiments.probe`):
     :func:`neighbour_study` (every variant) on both scenarios of a tiny matrix."""
     import tempfile
@@ -118,7 +120,7 @@ def behaviour_probe() -> str:
 
     from activetest.experiments.history import MATRICES
     from activetest.experiments.history_neighbours import neighbour_study
-    from activetest.experiments.probe import BUDGETS, digest, tiny_matrix
+    from activetest.experiments.probe import BUDGETS, Probe, tiny_matrix
 
     out = []
     with tempfile.TemporaryDirectory() as d:
@@ -128,24 +130,25 @@ def behaviour_probe() -> str:
                                   seed=1, log=False)
             out += [res[k] for k in sorted(res) if k != "meta"]
             out.append(res["meta"][:4])  # rank, history rows, runs, eps (not the seconds)
-    return digest(*out)
+    return Probe.of("history_neighbours", *out)
 
 
 @functools.cache
-def _probe_digest() -> str:
+def _probe() -> Probe:
     return behaviour_probe()
 
 
 def cache_key(a: argparse.Namespace) -> str:
-    """The cache key: the matrix file's content, the run parameters and the behaviour
-    probe (see :mod:`activetest.experiments.cache`)."""
+    """The cache key: the matrix file's content, the run parameters and the stored
+    behaviour probe of ``a.cache`` that today's matches
+    (:func:`activetest.experiments.probe.probe_id`; see :mod:`activetest.experiments.cache`)."""
     from activetest.experiments.cache import file_fingerprint
     from activetest.experiments.history import MATRICES
 
     h = hashlib.sha256(f"{a.matrix}:{a.scenario}:{a.targets}:{a.runs}:{a.budgets}:{a.seed}"
                        .encode())
     h.update(file_fingerprint(Path(a.root) / MATRICES[a.matrix]).encode())
-    h.update(_probe_digest().encode())
+    h.update(probe_id(a.cache, _probe()).encode())
     return h.hexdigest()[:20]
 
 
@@ -158,7 +161,7 @@ def main(argv: list[str] | None = None) -> None:
     f = Path(a.cache) / f"history-neighbours-{a.matrix}-{a.scenario}-{cache_key(a)}.npz"
     res = cached_npz(f, lambda: neighbour_study(
         a.root, a.matrix, a.scenario, n_targets=a.targets, n_runs=a.runs,
-        budgets=tuple(a.budgets), seed=a.seed))
+        budgets=tuple(a.budgets), seed=a.seed), probe=_probe())
     print(render(a.matrix, a.scenario, res))
 
 

@@ -25,6 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
+from activetest.experiments.probe import Probe, probe_id
+
 __all__ = ["behaviour_probe", "pe_study", "render"]
 
 
@@ -59,7 +61,7 @@ def pe_study(M: object, scenario: str, *, n_targets: int = 30, n_runs: int = 100
             "meta": np.array([int(hist.sum()), n_runs, time.time() - t0])}
 
 
-def behaviour_probe() -> str:
+def behaviour_probe() -> Probe:
     """:func:`pe_study` on both scenarios of the tiny matrix
     (:mod:`activetest.experiments.probe`), a few of its items made ones every model gets
     wrong or right (their entropy is small: the proposal floor acts, as on the shared
@@ -70,7 +72,7 @@ def behaviour_probe() -> str:
 
     from activetest.experiments.history import MATRICES
     from activetest.experiments.history_pe import pe_study
-    from activetest.experiments.probe import BUDGETS, digest, tiny_matrix
+    from activetest.experiments.probe import BUDGETS, Probe, tiny_matrix
     from activetest.formats.history import read_response_matrix
 
     with tempfile.TemporaryDirectory() as d:
@@ -83,23 +85,24 @@ def behaviour_probe() -> str:
     for sc in ("random", "cross"):
         r = pe_study(M, sc, n_targets=3, n_runs=3, budgets=BUDGETS, seed=1)
         out += [r["rel"], r["budgets"], r["accuracy"], r["meta"][:2]]
-    return digest(*out)
+    return Probe.of("history_pe", *out)
 
 
 @functools.cache
-def _probe_digest() -> str:
+def _probe() -> Probe:
     return behaviour_probe()
 
 
 def cache_key(a: argparse.Namespace) -> str:
-    """The data file's content, the parameters and the behaviour probe."""
+    """The data file's content, the parameters and the stored behaviour probe of
+    ``a.cache`` that today's matches (:func:`activetest.experiments.probe.probe_id`)."""
     from activetest.experiments.cache import file_fingerprint
     from activetest.experiments.history import MATRICES
 
     h = hashlib.sha256(f"{a.matrix}:{a.scenario}:{a.targets}:{a.runs}:{a.budgets}:{a.seed}"
                        .encode())
     h.update(file_fingerprint(Path(a.root) / MATRICES[a.matrix]).encode())
-    h.update(_probe_digest().encode())
+    h.update(probe_id(a.cache, _probe()).encode())
     return h.hexdigest()[:20]
 
 
@@ -125,7 +128,8 @@ def main(argv: list[str] | None = None) -> None:
     f = Path(a.cache) / f"history-pe-{a.matrix}-{a.scenario}-{cache_key(a)}.npz"
     res = cached_npz(f, lambda: pe_study(
         read_response_matrix(Path(a.root) / MATRICES[a.matrix]), a.scenario,
-        n_targets=a.targets, n_runs=a.runs, budgets=tuple(a.budgets), seed=a.seed))
+        n_targets=a.targets, n_runs=a.runs, budgets=tuple(a.budgets), seed=a.seed),
+        probe=_probe())
     print(render(a.matrix, a.scenario, res))
 
 

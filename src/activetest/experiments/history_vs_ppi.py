@@ -51,6 +51,7 @@ from pathlib import Path
 import numpy as np
 
 from activetest.experiments.history_baselines import CHUNK, _fit, _one_blas_thread
+from activetest.experiments.probe import Probe, probe_id
 from activetest.stats.adaptive import RIDGES, simulate_design
 from activetest.stats.confseq import MIN_LABELS, asymptotic_cs
 from activetest.stats.estimators import adaptive_lure_theta
@@ -552,7 +553,7 @@ def render(matrix: str, scenario: str, res: dict[str, np.ndarray], command: str 
     return "\n".join(lines)
 
 
-def behaviour_probe() -> str:
+def behaviour_probe() -> Probe:
     """The comparison's behaviour probe (:mod:`activetest.experiments.probe`):
     :func:`block` (the design, its intervals, both PPI++ and IRT-style fits) on both
     scenarios of a tiny matrix, and the design's intervals themselves (a tiny run's
@@ -570,7 +571,7 @@ def behaviour_probe() -> str:
         fixed_interval_curve,
         simulate_design,
     )
-    from activetest.experiments.probe import BUDGETS, digest, tiny_matrix
+    from activetest.experiments.probe import BUDGETS, Probe, tiny_matrix
     from activetest.formats.history import read_response_matrix
     from activetest.stats.feature_design import feature_design
 
@@ -589,15 +590,15 @@ def behaviour_probe() -> str:
     th = adaptive_lure_theta(L[runs.indices], runs.q, N, runs.control, runs.control_rest)
     ci = fixed_interval_curve(th, N, model_var=runs.model_var)
     cs = asymptotic_cs(th, N, model_var=runs.model_var, value_range=(0.0, 1.0))
-    return digest(*out, runs.indices, th, ci.low, ci.high, cs.low, cs.high)
+    return Probe.of("history_vs_ppi", *out, runs.indices, th, ci.low, ci.high, cs.low, cs.high)
 
 
 @functools.cache
-def _probe_digest() -> str:
+def _probe() -> Probe:
     return behaviour_probe()
 
 
-def cross_behaviour_probe() -> str:
+def cross_behaviour_probe() -> Probe:
     """The cross-PPI blocks' behaviour probe (:mod:`activetest.experiments.probe`):
     :func:`cross_block` on both scenarios of a tiny matrix, and one target's fold fits
     and ppi_py's cross-PPI estimate and interval bounds themselves."""
@@ -612,7 +613,7 @@ def cross_behaviour_probe() -> str:
         cross_fits,
         cross_methods,
     )
-    from activetest.experiments.probe import BUDGETS, digest, tiny_matrix
+    from activetest.experiments.probe import BUDGETS, Probe, tiny_matrix
     from activetest.formats.history import read_response_matrix
     from activetest.stats.feature_design import feature_design
 
@@ -630,24 +631,25 @@ def cross_behaviour_probe() -> str:
     perms = np.stack([np.random.default_rng(k).permutation(N) for k in range(2)])
     GF = cross_fits(d._Phi, d._w0, L, perms, BUDGETS, neighbours=nh)
     r = cross_methods(GF, L, perms, BUDGETS)
-    return digest(*out, GF, r["cross"], r["low"], r["high"])
+    return Probe.of("history_vs_ppi:cross", *out, GF, r["cross"], r["low"], r["high"])
 
 
 @functools.cache
-def _cross_probe_digest() -> str:
+def _cross_probe() -> Probe:
     return cross_behaviour_probe()
 
 
 def cache_key(a: argparse.Namespace, block_index: int) -> str:
     """A block's cache key: the matrix file's content, the run parameters, the block and
-    the behaviour probe (:mod:`activetest.experiments.cache`)."""
+    the stored behaviour probe of ``a.cache`` that today's matches
+    (:func:`activetest.experiments.probe.probe_id`; :mod:`activetest.experiments.cache`)."""
     from activetest.experiments.cache import file_fingerprint
     from activetest.experiments.history import MATRICES
 
     h = hashlib.sha256(f"vsppi:{a.matrix}:{a.scenario}:{a.targets}:{a.runs}:{list(a.budgets)}:"
                        f"{a.seed}:{block_index}".encode())
     h.update(file_fingerprint(Path(a.root) / MATRICES[a.matrix]).encode())
-    h.update(_probe_digest().encode())
+    h.update(probe_id(a.cache, _probe()).encode())
     return h.hexdigest()[:20]
 
 
@@ -659,14 +661,15 @@ def block_file(a: argparse.Namespace, block_index: int) -> Path:
 
 def cross_cache_key(a: argparse.Namespace, block_index: int) -> str:
     """A cross-PPI block's cache key: the matrix file's content, the run parameters (those
-    of the block it pairs with), the block and the cross-PPI behaviour probe."""
+    of the block it pairs with), the block and the stored cross-PPI behaviour probe of
+    ``a.cache`` that today's matches (:func:`activetest.experiments.probe.probe_id`)."""
     from activetest.experiments.cache import file_fingerprint
     from activetest.experiments.history import MATRICES
 
     h = hashlib.sha256(f"crossppi:{a.matrix}:{a.scenario}:{a.targets}:{a.runs}:"
                        f"{list(a.budgets)}:{a.seed}:{block_index}".encode())
     h.update(file_fingerprint(Path(a.root) / MATRICES[a.matrix]).encode())
-    h.update(_cross_probe_digest().encode())
+    h.update(probe_id(a.cache, _cross_probe()).encode())
     return h.hexdigest()[:20]
 
 
@@ -702,7 +705,7 @@ def _get(a: argparse.Namespace, b: int) -> dict[str, np.ndarray]:
 
     return cached_npz(block_file(a, b), lambda: block(
         a.root, a.matrix, a.scenario, n_targets=a.targets, n_runs=a.runs, block_index=b,
-        budgets=tuple(a.budgets), seed=a.seed))
+        budgets=tuple(a.budgets), seed=a.seed), probe=_probe())
 
 
 def _get_cross(a: argparse.Namespace, b: int) -> dict[str, np.ndarray]:
@@ -710,7 +713,7 @@ def _get_cross(a: argparse.Namespace, b: int) -> dict[str, np.ndarray]:
 
     return cached_npz(cross_block_file(a, b), lambda: cross_block(
         a.root, a.matrix, a.scenario, n_targets=a.targets, n_runs=a.runs, block_index=b,
-        budgets=tuple(a.budgets), seed=a.seed))
+        budgets=tuple(a.budgets), seed=a.seed), probe=_cross_probe())
 
 
 def main(argv: list[str] | None = None) -> None:

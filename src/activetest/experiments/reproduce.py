@@ -9,8 +9,9 @@ The paper's rows take a few minutes with the paper's 3,000 runs and 400
 labels; ``--runs``/``--budget`` shrink it (CI runs a reduced version). The
 adaptive designs' rows (beyond the paper) cost most of an hour on 2 cores, so
 their summaries are cached in ``experiments/cache/designs.npz`` (keyed by the
-arrays, the run parameters and the designs' behaviour probe,
-:func:`activetest.experiments.probe.designs_probe`; a stale entry is recomputed);
+arrays, the run parameters and the stored designs' behaviour probe that today's
+:func:`activetest.experiments.probe.designs_probe` matches,
+:func:`activetest.experiments.probe.probe_id`; a stale entry is recomputed);
 ``--no-designs`` leaves them out, ``--no-cache`` recomputes them.
 """
 
@@ -76,10 +77,13 @@ ERROR_METHODS = ("adaptive+cv_lure", "fixed_mix+cv_lure")
 DEFAULT_CACHE = Path("experiments/cache/designs.npz")
 
 
-def _code() -> str:
-    """The behaviour part of the design rows' keys (:mod:`activetest.experiments.cache`)."""
-    from activetest.experiments.probe import designs_probe
-    return designs_probe()
+def _code(cache: Path | None, store: bool = False) -> str:
+    """The behaviour part of the design rows' keys in the results cache at ``cache``
+    (:mod:`activetest.experiments.cache`): the id of its stored probe that
+    :func:`~activetest.experiments.probe.designs_probe` matches (``store``: today's stored
+    when none does)."""
+    from activetest.experiments.probe import designs_probe, probe_id
+    return probe_id(None if cache is None else cache.parent, designs_probe(), store=store)
 
 
 class _Designs:
@@ -88,7 +92,7 @@ class _Designs:
     def __init__(self, cache: ResultCache, n_runs: int, budget: int, seed: int,
                  migrate_from: str | None = None) -> None:
         self.cache, self.n_runs, self.budget, self.seed = cache, n_runs, budget, seed
-        self.code = _code()
+        self.code = _code(cache.path)
         # the key part of the code that made the cache, shown to behave as today's
         # (python -m activetest.experiments.rekey): its entries move to today's keys
         self.migrate_from = migrate_from
@@ -120,6 +124,7 @@ class _Designs:
                             loss=loss)
             got = {f"rel:{m}": r.relative[m] for m in methods}
             got["seconds"] = np.array([time.perf_counter() - t0])
+            _code(self.cache.path, store=True)  # the probe its key names
             self.cache.put(key, got)
         self.used.add(key)
         self.seconds += float(got["seconds"][0])

@@ -76,6 +76,7 @@ import numpy as np
 from activetest.experiments.cache import ResultCache
 from activetest.experiments.outputs import DatasetOutputs
 from activetest.experiments.paper import PAPER_BUDGETS, Setting, settings_for
+from activetest.experiments.probe import Probe, probe_id
 from activetest.stats import estimators as est
 from activetest.stats import log_loss, simulate
 from activetest.stats.adaptive import AdaptiveDesign, simulate_design
@@ -318,10 +319,9 @@ def _tiny_squad() -> SquadPool:
 
 
 @cache
-def behaviour_probe() -> str:
-    """Digest of every variant's numbers on a tiny classification dataset (a zero-shot
-    and a few-shot target) and a tiny SQuAD-like pool (:mod:`.probe`)."""
-    from activetest.experiments.probe import digest
+def behaviour_probe() -> Probe:
+    """Every variant's numbers on a tiny classification dataset (a zero-shot and a
+    few-shot target) and a tiny SQuAD-like pool (:mod:`.probe`)."""
 
     data = _tiny_data()
     nums = []
@@ -331,19 +331,28 @@ def behaviour_probe() -> str:
         nums += [r[k] for k in sorted(r)]
     r = run_squad_target(_tiny_squad(), n_runs=3, budget=15, seed=1)
     nums += [r[k] for k in sorted(r)]
-    return digest(*nums)
+    return Probe.of("signals", *nums)
 
 
-def _paper_key(data: DatasetOutputs, setting: Setting, n_runs: int, budget: int,
-               seed: int, variants: Sequence[str] = PAPER_VARIANTS) -> str:
+def _probe_part(store: ResultCache, save: bool = False) -> str:
+    """The behaviour part of a key in ``store``: the id of the probe stored beside it that
+    today's :func:`behaviour_probe` matches (:func:`activetest.experiments.probe.probe_id`;
+    ``save``: today's stored when none does, as when an entry is stored)."""
+    return probe_id(None if store.path is None else store.path.parent, behaviour_probe(),
+                    store=save)
+
+
+def _paper_key(store: ResultCache, data: DatasetOutputs, setting: Setting, n_runs: int,
+               budget: int, seed: int, variants: Sequence[str] = PAPER_VARIANTS) -> str:
     arrays = [data.outputs[k].pool for k in sorted(data.outputs)]
-    return ResultCache.key("signals-paper", behaviour_probe(), setting.label, *arrays,
+    return ResultCache.key("signals-paper", _probe_part(store), setting.label, *arrays,
                            data.pool_labels, _truth(data, setting), data.n_shots,
                            n_runs, budget, seed, tuple(variants))
 
 
-def _squad_key(pool: SquadPool, n_runs: int, budget: int, seed: int) -> str:
-    return ResultCache.key("signals-squad", behaviour_probe(), pool.target, pool.em,
+def _squad_key(store: ResultCache, pool: SquadPool, n_runs: int, budget: int, seed: int
+               ) -> str:
+    return ResultCache.key("signals-squad", _probe_part(store), pool.target, pool.em,
                            pool.conf, pool.other, pool.judges, pool.n_judge, n_runs, budget,
                            seed, SQUAD_VARIANTS)
 
@@ -594,7 +603,7 @@ def _reproduction_row(data: DatasetOutputs, setting: Setting, n_runs: int, budge
         if not DEFAULT_CACHE.exists():
             return None
         store = ResultCache(DEFAULT_CACHE)
-    key = ResultCache.key(_code(), data.outputs[setting.target].pool,
+    key = ResultCache.key(_code(store.path), data.outputs[setting.target].pool,
                           data.outputs[setting.surrogate].pool, data.pool_labels,
                           _truth(data, setting), data.n_shots if setting.zero_shot else 0,
                           n_runs, budget, seed, DESIGN_METHODS)
@@ -633,7 +642,7 @@ def _paper_cached(store: ResultCache, data: DatasetOutputs, setting: Setting, *,
     ``reproduction``: the reproduction's results cache; where it holds this setting's
     ``adaptive+cv_lure`` row for these runs, ``today`` is taken from it instead of being
     simulated again (the same numbers: :func:`_reproduction_row`)."""
-    key = _paper_key(data, setting, n_runs, budget, seed, variants)
+    key = _paper_key(store, data, setting, n_runs, budget, seed, variants)
     names = [*variants, *(f"k:{v}" for v in variants)]
     got = store.get(key, names)
     if got is None and compute:
@@ -647,6 +656,7 @@ def _paper_cached(store: ResultCache, data: DatasetOutputs, setting: Setting, *,
               + ("; today from the reproduction's cache" if known else "") + ")", flush=True)
         got = {**known, **run_paper_setting(data, setting, n_runs=n_runs, budget=budget,
                                             seed=seed, variants=todo)}
+        _probe_part(store, save=True)  # the probe its key names
         store.put(key, got)
         store.save()  # after every setting: an interrupted run keeps what it computed
     return got
@@ -705,13 +715,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     if not a.no_squad and Path(a.squad).exists():
         store = stores["squad"]
         for t, pool in load_squad(a.squad).items():
-            key = _squad_key(pool, a.squad_runs, a.budget, a.seed)
+            key = _squad_key(store, pool, a.squad_runs, a.budget, a.seed)
             names = [*SQUAD_VARIANTS, *(f"pool:{v}" for v in SQUAD_VARIANTS)]
             got = store.get(key, names)
             if got is None:
                 print(f"  squad: {t}", flush=True)
                 got = run_squad_target(pool, n_runs=a.squad_runs, budget=a.budget,
                                        seed=a.seed)
+                _probe_part(store, save=True)
                 store.put(key, got)
             squad[t] = got
         store.save()
