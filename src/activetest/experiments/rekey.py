@@ -16,6 +16,11 @@ whose name is not today's key, and for the reproduction's ``designs.npz``:
    for ``designs.npz`` the command that moves its entries is printed. Probes that differ,
    or no producing commit found: the file is left as it is (stale: recomputed on the next
    run) and said.
+
+``--store-digested [--apply]``: the keys made until 2026-12-05 hashed each probe's numbers
+rounded to 10 digits; store today's probes under those digests (``probes/`` of the cache
+folder, only where no stored probe matches), so the entries keyed by them are found by
+today's rule (:mod:`activetest.experiments.probe`).
 """
 
 from __future__ import annotations
