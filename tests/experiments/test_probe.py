@@ -353,3 +353,16 @@ def test_guard_variants_are_probed_apart_from_the_default_ones(monkeypatch) -> N
         assert not hg.behaviour_probe(names).matches(guard), v
         assert hg.behaviour_probe() == base, v
         monkeypatch.undo()
+
+
+def test_store_digested_files_a_probe_under_its_former_digest_once(tmp_path) -> None:
+    """rekey --store-digested: today's probe stored under the 10-digit digest the former
+    rule keyed entries by (so they are found), and not again once a stored probe matches."""
+    from activetest.experiments.rekey import store_digested
+
+    today = pr.designs_probe()
+    (line,) = store_digested(tmp_path, [today])
+    assert today.digest() in line
+    assert pr.probe_id(tmp_path, today) == today.digest()
+    assert "already" in store_digested(tmp_path, [today])[0]
+    assert len(list((tmp_path / "probes").glob("*.json"))) == 1
