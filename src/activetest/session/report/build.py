@@ -81,11 +81,11 @@ def _pair(low: float | None, high: float | None) -> rp.Interval | None:
 
 
 def _estimate(boot: BootstrapResult, fixed: rp.Interval | None = None,
-              anytime: rp.Interval | None = None, exact: bool = False) -> rp.Estimate:
-    """A bootstrap result as the report's :class:`Estimate`, with its other intervals
-    (``exact``: both are the exact CS, standing in while few errors are labelled)."""
-    return rp.Estimate(boot.estimate, rp.Interval(boot.low, boot.high), fixed, anytime,
-                       exact)
+              anytime: rp.Interval | None = None, exact: rp.Interval | None = None,
+              basis: str | None = None) -> rp.Estimate:
+    """A bootstrap result as the report's :class:`Estimate`, with its other intervals."""
+    return rp.Estimate(boot.estimate, rp.Interval(boot.low, boot.high), fixed, anytime, exact,
+                       basis)
 
 
 def cv_notes(report: EstimateReport) -> list[str]:
@@ -221,19 +221,31 @@ def report_data(inputs: ReportInputs, *, truth: Mapping[str, float] | None = Non
         # the asymptotic CS is claimed from 30 labels (before, it is the clipped range:
         # no row value, no band), the exact CS wherever it stands in: as `estimate`
         claimed = np.arange(1, draws.k + 1) >= MIN_LABELS
-        exact = np.zeros(draws.k, dtype=bool)  # the exact CS stands in for both intervals
         if few is not None:
-            exact = np.asarray(few.few, dtype=bool)
-            claimed |= exact
+            claimed |= np.asarray(few.few, dtype=bool)
         cs_lo = np.where(claimed, cs_lo, np.nan)
         cs_hi = np.where(claimed, cs_hi, np.nan)
-        history[METRIC_NAMES[metric]] = [
-            rp.HistoryRow(p.n_labels,
-                          _estimate(p.active, _pair(f_lo[p.n_labels - 1], f_hi[p.n_labels - 1]),
-                                    _pair(cs_lo[p.n_labels - 1], cs_hi[p.n_labels - 1]),
-                                    bool(exact[p.n_labels - 1])),
-                          _estimate(p.uniform))
-            for p in points]
+        # one label has no fixed-budget interval (no spread to estimate): `estimate` shows
+        # none (QA: the report showed the clipped range [0, bound] as one, and drew it)
+        f_lo = np.where(np.arange(1, draws.k + 1) >= 2, f_lo, np.nan)
+        # the exact CS at the latest count, as `estimate` shows it (QA: the report left it
+        # out), and what the shown intervals are at each count (the exact CS stands in
+        # where the labels show few errors: the table says so)
+        now = final.metrics[metric].anytime if metric in final.metrics else None
+        exact = None if now is None or now.exact_low is None else _pair(now.exact_low,
+                                                                         now.exact_high)
+        rows = []
+        for p in points:
+            j = p.n_labels - 1
+            basis = None if few is None else ("exact" if few.few[j] else "clt")
+            if p.n_labels == draws.k and now is not None and now.basis is not None:
+                basis = now.basis
+            rows.append(rp.HistoryRow(
+                p.n_labels,
+                _estimate(p.active, _pair(f_lo[j], f_hi[j]), _pair(cs_lo[j], cs_hi[j]),
+                          exact if p.n_labels == draws.k else None, basis),
+                _estimate(p.uniform)))
+        history[METRIC_NAMES[metric]] = rows
     # each flagged item's shift of the headline estimate: the terms the estimate's own
     # "without them" drops (an adaptive design's, with its controls; QA: plain LURE's were
     # shown beside an adaptive estimate)

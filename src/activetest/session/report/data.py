@@ -48,17 +48,20 @@ class Estimate:
             alone, named as such).
         anytime: its anytime-valid confidence sequence (``None`` before it starts, at 30
             labels, or if not computed).
-        exact: whether ``fixed`` and ``anytime`` are both the exact anytime confidence
-            sequence here, standing in while the labels show few errors (the error
-            rate's few-errors rule, :mod:`activetest.stats.fewerrors`), as ``estimate``
-            and ``status`` say; the figures name them so.
+        exact: its exact (non-asymptotic) anytime confidence sequence for bounded losses
+            (``None`` where no bound is known, or not computed).
+        basis: what ``fixed`` and ``anytime`` are: ``"clt"`` (the CLT intervals),
+            ``"exact"`` (the exact CS stands in for both: the labels show too few errors)
+            or ``"sure"`` (a difference's bounds that hold surely); ``None``: unknown, read
+            as the CLT ones.
     """
 
     value: float
     bootstrap: Interval
     fixed: Interval | None = None
     anytime: Interval | None = None
-    exact: bool = False
+    exact: Interval | None = None
+    basis: str | None = None
 
 
 @dataclass(frozen=True)
@@ -216,10 +219,6 @@ def _coerce(cls: type, value: Any, what: str) -> Any:
             clean[f.name] = _coerce(Estimate, v, where)
         elif kind.startswith("float"):
             clean[f.name] = _finite(v, where, optional)
-        elif kind.startswith("bool"):
-            if not isinstance(v, (bool, np.bool_)):
-                raise ValueError(f"{where} must be True or False, got {v!r}")
-            clean[f.name] = bool(v)
         else:
             clean[f.name] = str(v)
     return cls(**clean)

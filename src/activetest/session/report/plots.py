@@ -91,8 +91,8 @@ def _fill(ax: Axes, x: np.ndarray, low: np.ndarray, high: np.ndarray, **kw: Any)
 def _band_name(kind: str, level: float, active: list[Estimate], band: str) -> str:
     """The legend's name of the active estimate's ``band`` (``"fixed"`` or ``"anytime"``)
     of ``kind``: the exact anytime CS's where it stands in at the counts drawn, while few
-    errors are labelled (:attr:`Estimate.exact`; QA: the legend called it "anytime")."""
-    exact = [a.exact for a in active if getattr(a, band) is not None]
+    errors are labelled (:attr:`Estimate.basis`; QA: the legend called it "anytime")."""
+    exact = [a.basis == "exact" for a in active if getattr(a, band) is not None]
     if not any(exact):
         return interval_name(kind, level)
     return few_errors_name(kind, level, everywhere=all(exact))

@@ -114,13 +114,18 @@ def _blocks(data: ReportData, images: Mapping[str, str]) -> list[_Block]:
     fixed_name, cs_name = interval_name(FIXED_BUDGET, data.level), interval_name(ANYTIME,
                                                                                   data.level)
     boot_name = interval_name(BOOTSTRAP, data.level)
-    header = ["metric", "labels", data.estimator_name, fixed_name, "width", cs_name, boot_name,
+    exact_name = interval_name(EXACT_ANYTIME, data.level)
+    # the exact CS where the session has one, as `estimate` shows it (QA: left out)
+    has_exact = any(rows[-1].active.exact is not None for rows in data.history.values() if rows)
+    header = ["metric", "labels", data.estimator_name, fixed_name, "width", cs_name,
+              *([exact_name] if has_exact else []), boot_name,
               data.uniform_label + (" (biased)" if data.uniform_biased else ""),
               f"{data.uniform_label}: {boot_name}"]
     has_truth = bool(data.truth)
     if has_truth:
         header.append("truth")
     rows = []
+    stands_in = []
     for m in data.metrics:
         if not data.history[m]:
             rows.append([m, "0"] + ["—"] * (len(header) - 2))
@@ -130,17 +135,29 @@ def _blocks(data: ReportData, images: Mapping[str, str]) -> list[_Block]:
         fw = None if a.fixed is None else a.fixed.width
         if fw is not None and fw <= 1e-9 * max(1.0, abs(a.value)):
             fw = 0.0  # every item labelled: the exact value (up to the rounding of a sum)
-        row = [m, str(r.n_labels), _num(a.value), _interval(a.fixed), _num(fw),
-               _interval(a.anytime), _interval(a.bootstrap),
+        # where the exact CS stands in for both (few errors), each cell says so (QA: the
+        # cells were named fixed-budget and anytime, only a note said they were exact)
+        exact_mark = " (exact CS)" if a.basis == "exact" else ""
+        if exact_mark:
+            stands_in.append(m)
+        row = [m, str(r.n_labels), _num(a.value),
+               _interval(a.fixed) + ("" if a.fixed is None else exact_mark), _num(fw),
+               _interval(a.anytime) + ("" if a.anytime is None else exact_mark),
+               *([_interval(a.exact)] if has_exact else []), _interval(a.bootstrap),
                _num(None if u is None else u.value), _interval(None if u is None else u.bootstrap)]
         if has_truth:
             row.append(_num(data.truth.get(m)))
         rows.append(row)
     out.append(("table", header, rows))
+    kinds = (FIXED_BUDGET, ANYTIME, *((EXACT_ANYTIME,) if has_exact else ()), BOOTSTRAP)
     out.append(("p", "; ".join(f"{interval_name(k, data.level)}"
                                + (" (the headline)" if k == FIXED_BUDGET else "")
                                + f": {interval_guarantee(k)}"
-                               for k in (FIXED_BUDGET, ANYTIME, BOOTSTRAP)) + "."))
+                               for k in kinds) + "."))
+    if stands_in:
+        out.append(("p", f"Cells marked (exact CS): for {', '.join(stands_in)} the labels "
+                         f"show too few errors for the CLT intervals, so the {exact_name} "
+                         f"stands in for the {fixed_name} and the {cs_name} (see the notes)."))
     warnings = []
     if data.n_labels < MIN_RELIABLE_LABELS:
         warnings.append(f"Only {data.n_labels} labels: bootstrap intervals are unreliable "
@@ -195,7 +212,7 @@ def _blocks(data: ReportData, images: Mapping[str, str]) -> list[_Block]:
                      for p in data.labels_needed]))
 
     out.append(("h2", "Figures"))
-    few = [m for m in data.metrics if any(r.active.exact for r in data.history[m])]
+    few = [m for m in data.metrics if any(r.active.basis == "exact" for r in data.history[m])]
     out.append(("img", images[ESTIMATES_PNG],
                 f"{data.estimator_name} with its {interval_name(FIXED_BUDGET, data.level)} and "
                 f"{interval_name(ANYTIME, data.level)} against labels used, beside the "

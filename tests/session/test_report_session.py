@@ -1,0 +1,59 @@
+"""The report of real (``table:``) sessions against ``estimate`` of the same session: the
+same intervals under the same names (QA of ``activetest report``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from session_support import PoolFiles, labelled_table_session
+
+from activetest.session.report.render import _interval
+from activetest.session.workflow import Session
+
+
+def test_one_label_has_no_fixed_budget_interval_as_estimate_has_none(
+        pool_files: PoolFiles, tmp_path: Path) -> None:
+    """QA: with one label `estimate` shows no fixed-budget interval (no spread to estimate
+    yet), while the report showed the clipped range [0, bound] under that name, with its
+    width, and drew it as the headline band."""
+    db = labelled_table_session(pool_files, tmp_path / "s.db", seed=0, n=1)
+    with Session.open(db) as s:
+        r = s.estimate(record=False, progress=False)
+        data = s.report_data(progress=False)
+        md = s.write_report(tmp_path / "rep", progress=False).read_text(encoding="utf-8")
+    assert all(m.anytime is None for m in r.metrics.values())
+    for metric, rows in data.history.items():
+        assert [row.n_labels for row in rows] == [1]
+        assert rows[-1].active.fixed is None, (metric, rows[-1].active.fixed)
+        assert f"| {metric} | 1 | {rows[-1].active.value:.4g} | — | — | — |" in md
+
+
+def test_the_exact_cs_is_shown_as_estimate_shows_it_and_named_where_it_stands_in(
+        pool_files: PoolFiles, tmp_path: Path) -> None:
+    """QA: `estimate` shows the exact anytime CS (the one interval valid at any count
+    without asymptotics) for both metrics; the report left it out, while its footnote
+    pointed at it ("the exact one not"). And where the labels show too few errors, the
+    cells named fixed-budget and anytime held the exact CS with only a note saying so."""
+    db = labelled_table_session(pool_files, tmp_path / "s.db", seed=0, n=4)
+    with Session.open(db) as s:
+        r = s.estimate(record=False, progress=False)
+        data = s.report_data(progress=False)
+        md = s.write_report(tmp_path / "rep", progress=False).read_text(encoding="utf-8")
+    html = (tmp_path / "rep" / "report.html").read_text(encoding="utf-8")
+    assert "| exact anytime 95% confidence sequence |" in md
+    assert "<th>exact anytime 95% confidence sequence</th>" in html
+    for metric, m in r.metrics.items():
+        name = {"log_loss": "log loss", "error_rate": "error rate"}[metric]
+        a = m.anytime
+        assert a is not None and a.exact_low is not None
+        last = data.history[name][-1].active
+        assert last.exact is not None
+        assert (last.exact.low, last.exact.high) == (a.exact_low, a.exact_high)
+        row = next(line for line in md.splitlines() if line.startswith(f"| {name} | 4 |"))
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        assert cells[6] == _interval(last.exact)
+        exact_here = a.basis == "exact"
+        assert cells[3].endswith("(exact CS)") == exact_here
+        assert ("(exact CS)" in cells[5]) == (exact_here and last.anytime is not None)
+    assert r.metrics["error_rate"].anytime.basis == "exact"  # 4 labels: fewer than 5 errors
+    assert "Cells marked (exact CS): for error rate" in md
