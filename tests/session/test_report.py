@@ -330,3 +330,17 @@ def test_a_log_score_axis_labels_its_decades_only(tmp_path: Path,
     minor = [t.get_text() for t in ax.xaxis.get_minorticklabels() if t.get_visible()]
     assert not any(minor), minor
     assert any(t.get_text() for t in ax.xaxis.get_majorticklabels())
+
+
+def test_an_estimate_outside_the_metrics_range_stays_on_the_axis() -> None:
+    """QA: the axis was cut to the values the metric can take, so an unbiased error-rate
+    estimate above 1 (few labels; it is not clipped) ran off the top of the panel and the
+    curve contradicted the table. The axis now reaches every estimate."""
+    rows = [(2, (0.4, (0.1, 0.7), (0.0, 1.0))), (4, (1.25, (0.9, 1.4), (0.2, 1.0))),
+            (6, (-0.08, (-0.2, 0.3), (0.0, 0.9)))]
+    data = ReportData(title="t", task="demo", target="a", surrogate="b",
+                      metrics=["error rate"], history={"error rate": rows},
+                      value_range={"error rate": (0.0, 1.0)})
+    ax = plots.estimates_figure(data).axes[0]
+    low, high = ax.get_ylim()
+    assert low < -0.08 and high > 1.25, (low, high)

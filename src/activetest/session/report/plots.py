@@ -146,6 +146,17 @@ def _plot_metric(ax: Axes, data: ReportData, metric: str) -> None:
     lo, hi = bounds
     low = low if lo is None else max(low, lo)
     high = high if hi is None else min(high, hi)
+    # ... but shows every estimate: an unbiased estimate may leave that range with few
+    # labels (it is not clipped), and the curve ran off the axis there (QA: an error rate
+    # of 1.04 at 4 labels was hidden above the axis' 1)
+    values = _values([r.active for r in rows]) if rows else np.zeros(0)
+    values = values[np.isfinite(values)]
+    if values.size and high > low:
+        pad = 0.03 * (high - low)
+        if values.min() < low:
+            low = float(values.min()) - pad
+        if values.max() > high:
+            high = float(values.max()) + pad
     if high > low:
         ax.set_ylim(low, high)
 
