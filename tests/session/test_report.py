@@ -344,3 +344,40 @@ def test_an_estimate_outside_the_metrics_range_stays_on_the_axis() -> None:
     ax = plots.estimates_figure(data).axes[0]
     low, high = ax.get_ylim()
     assert low < -0.08 and high > 1.25, (low, high)
+
+
+@pytest.mark.parametrize("k", [1, 5])
+def test_the_acquisition_steps_are_whole_numbers_and_one_step_shows_uniforms_q(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, k: int) -> None:
+    """QA: the step axis of q_m read 0.96, 0.98, ... (1 label) and 1.0, 1.5, ... (5
+    labels); and with one step the uniform rate, a dotted line through one point, drew
+    nothing while the legend named it."""
+    kept = _spy(monkeypatch, "_save", 0)
+    base = _data()
+    data = dataclasses.replace(base, acquired_idx=base.acquired_idx[:k],
+                               acquired_q=base.acquired_q[:k])
+    plots.plot_acquisition(data, tmp_path / "a.png")
+    fig = kept[0]
+    fig.canvas.draw()
+    ax = fig.axes[1]
+    lo, hi = ax.get_xlim()
+    ticks = [t for t in ax.get_xticks() if lo <= t <= hi]
+    assert ticks and all(float(t).is_integer() for t in ticks), ticks
+    uniform = next(line for line in ax.get_lines() if line.get_label().startswith("uniform"))
+    if k == 1:
+        assert uniform.get_marker() not in (None, "None", "", " ")
+
+
+def test_constant_scores_are_one_bar_on_the_value(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """QA: an adaptive session's scores at creation are all 0; the bins had 0 as an edge, so
+    the one bar stood beside the value (from -0.1 to 0)."""
+    kept = _spy(monkeypatch, "_save", 0)
+    base = _data()
+    plots.plot_acquisition(dataclasses.replace(base, scores=np.zeros(len(base.scores))),
+                           tmp_path / "a.png")
+    ax = kept[0].axes[0]
+    bars = [p for p in ax.patches if p.get_height() > 0]
+    assert bars
+    for bar in bars:
+        assert bar.get_x() < 0 < bar.get_x() + bar.get_width()

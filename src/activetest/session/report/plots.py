@@ -237,8 +237,10 @@ def plot_acquisition(data: ReportData, path: str | Path) -> Path:
     positive = s.size > 0 and np.all(s > 0)
     log_x = bool(positive and s.max() / s.min() > 20)
     if s.size == 0 or s.min() == s.max():
+        # one bin centred on the one score (QA: with it on a bin edge, the bar stood
+        # beside the value, from -0.1 to 0 for scores of 0)
         centre = float(s[0]) if s.size else 0.0
-        bins = np.linspace(centre - 0.5, centre + 0.5, 11)
+        bins = np.linspace(centre - 0.55, centre + 0.55, 12)
     elif log_x:
         bins = np.geomspace(s.min(), s.max(), 41)
     else:
@@ -280,10 +282,18 @@ def plot_acquisition(data: ReportData, path: str | Path) -> Path:
         right.plot(m, q, marker, color=_MARK, markersize=3, label="q_m of the acquired item")
         n = data.pool_size
         if n is not None and n >= q.size:
+            # one step: a line through one point draws nothing while the legend names it
+            # (QA, 1 label); a short bar marks it there
             right.plot(m, 1.0 / (n - m + 1), color="black", linestyle=":",
+                       marker="_" if q.size == 1 else None, markersize=14,
                        label="uniform 1/(N-m+1)")
         if np.all(q > 0):
             right.set_yscale("log")
+        right.margins(y=0.1)  # the markers of the extreme q_m stay whole
+        if q.size == 1:
+            right.set_xlim(0, 2)
+        # steps are whole numbers (QA: 1.0, 1.5, 2.0, ... at 5 labels)
+        right.xaxis.set_major_locator(MaxNLocator(integer=True))
         right.legend(loc="best", fontsize="small")
     _fit_title(fig, "acquisition: where the target and the compared model may differ "
                     "(compare design)" if data.acquisition == "compare"
