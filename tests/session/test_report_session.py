@@ -57,3 +57,23 @@ def test_the_exact_cs_is_shown_as_estimate_shows_it_and_named_where_it_stands_in
         assert ("(exact CS)" in cells[5]) == (exact_here and last.anytime is not None)
     assert r.metrics["error_rate"].anytime.basis == "exact"  # 4 labels: fewer than 5 errors
     assert "Cells marked (exact CS): for error rate" in md
+
+
+def test_a_full_disk_names_the_report_file_and_keeps_the_old_one_whole(
+        pool_files: PoolFiles, tmp_path: Path) -> None:
+    """QA: `report --out` onto a full file system said "cannot write the output: no space
+    left where it goes (standard output redirected to a full disk?)": the error from
+    writing a figure carried no file name. It now names the file, and an earlier report's
+    files there stay whole (each is written beside its place and renamed over it)."""
+    from session_support import run_cli_process, tmpfs
+
+    db = labelled_table_session(pool_files, tmp_path / "s.db", seed=0, n=40)
+    with tmpfs(64) as mnt:  # room for the filler and report.md, not for a figure
+        (mnt / "filler").write_bytes(b"\0" * 40_000)
+        old = b"# an earlier report\n" * 10
+        (mnt / "report.md").write_bytes(old)
+        out = run_cli_process("report", db, "--out", mnt, "--no-progress", code=2)
+        assert "standard output" not in out
+        assert f"{mnt}/" in out and "no space left on the disk" in out, out
+        assert (mnt / "report.md").read_bytes() == old
+        assert not [p.name for p in mnt.iterdir() if p.name.endswith(".tmp")]

@@ -57,10 +57,15 @@ def _figure(size: tuple[int, int]) -> Figure:
 
 
 def _save(fig: Figure, path: str | Path) -> Path:
+    import io
+
+    from activetest.session.report.files import write_file
+
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=DPI, format="png")  # no bbox="tight": keep the exact pixel size
-    return out
+    png = io.BytesIO()
+    fig.savefig(png, dpi=DPI, format="png")  # no bbox="tight": keep the exact pixel size
+    return write_file(out, png.getvalue())  # whole or not at all, a failure names it
 
 
 def _values(ests: list[Estimate | None]) -> np.ndarray:

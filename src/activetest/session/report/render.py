@@ -28,6 +28,7 @@ from activetest.session.interval_names import (
 )
 from activetest.session.report import plots
 from activetest.session.report.data import Interval, ReportData
+from activetest.session.report.files import write_file
 from activetest.session.report.text import clean
 
 __all__ = ["ACQUISITION_PNG", "ESTIMATES_PNG", "HTML", "MARKDOWN", "write_report"]
@@ -363,12 +364,12 @@ def write_report(data: ReportData, out_dir: str | Path, *, html: bool = True) ->
         (out / ACQUISITION_PNG).unlink()  # stale from an earlier report in this folder
     blocks = _blocks(data, images)
     md_path = out / MARKDOWN
-    md_path.write_text(_markdown(blocks), encoding="utf-8")
+    write_file(md_path, _markdown(blocks).encode("utf-8"))
     if html:
         inline = {name: "data:image/png;base64,"
                   + base64.b64encode((out / name).read_bytes()).decode("ascii")
                   for name in images}
-        (out / HTML).write_text(_html(blocks, data.title, inline), encoding="utf-8")
+        write_file(out / HTML, _html(blocks, data.title, inline).encode("utf-8"))
     return md_path
 
 
