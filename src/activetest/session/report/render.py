@@ -303,18 +303,33 @@ def _markdown(blocks: list[_Block]) -> str:
     return "\n".join(lines)
 
 
+# Long names (a model's path, a spec) may break after their separators (<wbr>, see
+# _breakable), a heading or line without any at its edge, so that nothing runs off the
+# page (QA: a table: path pushed the title and the comparison's verdict out of view); a
+# table still too wide scrolls inside its own box. Numbers never break.
 _CSS = """body{font-family:system-ui,sans-serif;max-width:1060px;margin:2em auto;padding:0 1em;
-color:#222}table{border-collapse:collapse;margin:.5em 0 1em}th,td{border:1px solid #ccc;
-padding:.25em .6em;text-align:left}th{background:#f3f3f3}td{font-variant-numeric:tabular-nums}
+color:#222;overflow-wrap:break-word}.table{overflow-x:auto}table{border-collapse:collapse;
+margin:.5em 0 1em}th,td{border:1px solid #ccc;padding:.25em .6em;text-align:left}
+th{background:#f3f3f3}td{font-variant-numeric:tabular-nums}
 img{max-width:100%}.warn{background:#fff4e0;border-left:4px solid #f0a020;padding:.4em .8em}"""
+
+
+_LONG = re.compile(r"\S{24,}")
+_SEPARATOR = re.compile(r"([/_\-:])(?=\S)")
+
+
+def _breakable(escaped: str) -> str:
+    """Escaped HTML text whose long words (paths, specs) may break after a separator."""
+    return _LONG.sub(lambda m: _SEPARATOR.sub(r"\1<wbr>", m.group(0)), escaped)
 
 
 def _html(blocks: list[_Block], title: str, inline: Mapping[str, str]) -> str:
     def e(text: object) -> str:
-        return html.escape(clean(text))
+        return _breakable(html.escape(clean(text)))
 
     parts = ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
-             f"<title>{e(title)}</title>", f"<style>{_CSS}</style>", "</head>", "<body>"]
+             f"<title>{html.escape(clean(title))}</title>", f"<style>{_CSS}</style>",
+             "</head>", "<body>"]
     for kind, *args in blocks:
         if kind in ("h1", "h2", "p"):
             parts.append(f"<{kind}>{e(args[0])}</{kind}>")
@@ -324,14 +339,17 @@ def _html(blocks: list[_Block], title: str, inline: Mapping[str, str]) -> str:
             parts.append("<ul>" + "".join(f"<li>{e(x)}</li>" for x in args[0]) + "</ul>")
         elif kind == "table":
             header, rows = args
-            parts.append("<table><thead><tr>" + "".join(f"<th>{e(h)}</th>" for h in header)
+            parts.append('<div class="table"><table><thead><tr>'
+                         + "".join(f"<th>{e(h)}</th>" for h in header)
                          + "</tr></thead><tbody>")
             parts += ["<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>"
                       for row in rows]
-            parts.append("</tbody></table>")
+            parts.append("</tbody></table></div>")
         elif kind == "img":
             src, alt = args
-            parts.append(f'<p><img src="{inline.get(src, e(src))}" alt="{e(alt)}"></p>')
+            attr = html.escape(clean(alt))  # an attribute: no <wbr>
+            parts.append(f'<p><img src="{inline.get(src, html.escape(clean(src)))}" '
+                         f'alt="{attr}"></p>')
     parts += ["</body>", "</html>"]
     return "\n".join(parts) + "\n"
 
