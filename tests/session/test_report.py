@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import functools
+import itertools
 import re
 import struct
 from pathlib import Path
@@ -381,3 +382,26 @@ def test_constant_scores_are_one_bar_on_the_value(tmp_path: Path,
     assert bars
     for bar in bars:
         assert bar.get_x() < 0 < bar.get_x() + bar.get_width()
+
+
+@pytest.mark.parametrize("span", [(0.18, 5.0), (0.02, 0.6), (0.001, 0.15)])
+def test_a_log_score_axis_within_two_decades_reads_at_several_ticks(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, span: tuple[float, float]) -> None:
+    """QA: scores from 0.18 to 5 (a CE session's) had one labelled tick, "10⁰": the
+    reader could not tell the scores. Within two decades the axis is labelled at 1, 2 and
+    5 times each power of ten, and the labels do not run into each other."""
+    kept = _spy(monkeypatch, "_save", 0)
+    rng = np.random.default_rng(0)
+    base = _data()
+    scores = np.exp(rng.uniform(np.log(span[0]), np.log(span[1]), len(base.scores)))
+    plots.plot_acquisition(dataclasses.replace(base, scores=scores), tmp_path / "a.png")
+    fig = kept[0]
+    fig.canvas.draw()
+    ax = fig.axes[0]
+    lo, hi = ax.get_xlim()
+    shown = [t for t in ax.xaxis.get_majorticklabels()
+             if t.get_visible() and t.get_text() and lo <= t.get_position()[0] <= hi]
+    assert len(shown) >= 3, [t.get_text() for t in shown]
+    boxes = sorted((t.get_window_extent() for t in shown), key=lambda b: b.x0)
+    texts = [t.get_text() for t in shown]
+    assert all(a.x1 <= b.x0 for a, b in itertools.pairwise(boxes)), texts

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
-from matplotlib.ticker import MaxNLocator, NullFormatter
+from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 
 from activetest.session.interval_names import (
     ANYTIME,
@@ -263,6 +263,12 @@ def plot_acquisition(data: ReportData, path: str | Path) -> Path:
         # decades only: over 1-2 decades matplotlib labels the minor ticks too, and they
         # ran into each other (QA: "3×10⁻²4×10⁻²6×10⁻²"); a ratio above 20 spans a decade
         left.xaxis.set_minor_formatter(NullFormatter())
+        if s.max() / s.min() <= 100:
+            # within two decades a decade tick or two is all a reader got (QA: one label,
+            # "10⁰", under scores from 0.18 to 5): 1, 2 and 5 times each power of ten,
+            # written as plain numbers
+            left.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+            left.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
     name = f" ({data.acquisition})" if data.acquisition else ""
     left.set_xlabel(for_matplotlib(f"acquisition score{name}"))
     left.set_ylabel("items (log scale)")
