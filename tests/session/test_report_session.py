@@ -26,6 +26,8 @@ def test_one_label_has_no_fixed_budget_interval_as_estimate_has_none(
         assert [row.n_labels for row in rows] == [1]
         assert rows[-1].active.fixed is None, (metric, rows[-1].active.fixed)
         assert f"| {metric} | 1 | {rows[-1].active.value:.4g} | — | — | — |" in md
+    # one label, not "1 labels"
+    assert "Only 1 label: bootstrap" in md and "with 1 label (unbiased too" in md
 
 
 def test_the_exact_cs_is_shown_as_estimate_shows_it_and_named_where_it_stands_in(

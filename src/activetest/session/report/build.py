@@ -106,7 +106,8 @@ def cv_notes(report: EstimateReport) -> list[str]:
             if m.cv is not None and m.cv_same_as_lure]
     notes = []
     if parts:
-        notes.append(f"Control-variate LURE with {report.n_labels} labels (unbiased too; it "
+        notes.append(f"Control-variate LURE with {report.n_labels} label"
+                     f"{'' if report.n_labels == 1 else 's'} (unbiased too; it "
                      f"subtracts the surrogate's expected loss, whose pool mean needs no "
                      f"labels): " + "; ".join(parts) + ".")
     if same:

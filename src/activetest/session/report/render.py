@@ -161,8 +161,9 @@ def _blocks(data: ReportData, images: Mapping[str, str]) -> list[_Block]:
                          f"stands in for the {fixed_name} and the {cs_name} (see the notes)."))
     warnings = []
     if data.n_labels < MIN_RELIABLE_LABELS:
-        warnings.append(f"Only {data.n_labels} labels: bootstrap intervals are unreliable "
-                        f"below about {MIN_RELIABLE_LABELS} labels; treat them as rough.")
+        warnings.append(f"Only {data.n_labels} label{'' if data.n_labels == 1 else 's'}: "
+                        f"bootstrap intervals are unreliable below about "
+                        f"{MIN_RELIABLE_LABELS} labels; treat them as rough.")
     for m in data.metrics:
         t = data.truth.get(m)
         if t is not None and data.history[m]:
