@@ -17,7 +17,8 @@ same data give byte-identical Markdown.
 
 The data flow is one way: :mod:`.data` (records) <- :mod:`.plots` (figures) <-
 :mod:`.render` (documents); :mod:`.build` makes the records from a session's
-:class:`ReportInputs` (no session object: :meth:`Session.report_data` fills them).
+:class:`ReportInputs` (no session object: :meth:`Session.report_data` fills them);
+:mod:`.files` writes each file whole (beside its place, then renamed), naming it on failure.
 """
 
 from __future__ import annotations
