@@ -348,7 +348,7 @@ def test_the_reports_legend_names_the_exact_cs_where_it_stands_in(
             s.label_from_data()
             data = s.report_data(progress=False)
             rows = data.history["error rate"]
-            few = [r.active.exact for r in rows]
+            few = [r.active.basis == "exact" for r in rows]
         fig = estimates_figure(data)
         run("report", db, "--out", tmp_path / f"rep{n}")
         md = (tmp_path / f"rep{n}" / "report.md").read_text(encoding="utf-8")
