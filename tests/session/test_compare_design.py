@@ -771,3 +771,46 @@ def test_the_compare_note_is_not_shown_at_a_census_and_the_hint_names_both_metri
     assert any(w.startswith(note) for w in some.warnings)
     assert not any(w.startswith(note) for w in census.warnings)
     assert "two error rates 0.37x" in COMPARE_HINT and "two log losses 0.75x" in COMPARE_HINT
+
+
+def test_the_note_on_an_estimate_outside_its_range_says_which_intervals_stay_within(
+        tmp_path: Path) -> None:
+    """QA: beside control-variate LURE's fixed-budget interval [-0.0337, 0.892] for an
+    error rate, the note said "Read the fixed-budget interval and the CS, which stay
+    within the range". Every interval is clipped to the range, but the fixed-budget and
+    bootstrap intervals still hold the estimate (the CS, and the exact CS where it stands
+    in, do not reach past the range): the note names each interval shown beside the
+    estimate with its ends, and says "within the range" only of those that are."""
+    from activetest.session.interval_names import BOOTSTRAP, FIXED_BUDGET, interval_name
+
+    pf = make_pool_files(tmp_path / "data")
+    db = tmp_path / "s.db"
+    run("init", db, "--pool", pf.pool, "--task", "demo", "--id-column", "id", "--surrogate",
+        f"table:{pf.surrogate}", "--target", f"table:{pf.target}", "--compare",
+        f"table:{pf.target2}", "--acquisition", "compare", "--metric", "both", "--seed", "6",
+        "--no-progress")
+    with Session.open(db) as s:
+        s.select(20)
+        s.label_from_data()
+        rep = s.estimate(record=False, progress=False)
+    m = rep.metrics["error_rate"]
+    assert m.cv is not None and m.cv_anytime is not None and m.cv.estimate < 0
+    assert m.cv_anytime.basis == "clt" and m.cv_anytime.fixed_low < 0  # the QA case
+    checked = 0
+    for m in rep.metrics.values():
+        bounds = est.value_range(m.metric)
+        if m.cv is None or bounds[0] <= m.cv.estimate <= bounds[1]:
+            continue
+        note = next(w for w in rep.warnings if w.startswith(
+            f"{m.metric.replace('_', ' ')}: control-variate LURE {m.cv.estimate:.4g} lies "))
+        beyond, _, within = note.lower().partition(" clipped to the range")
+        shown = [(interval_name(BOOTSTRAP), m.cv.low, m.cv.high)]
+        if m.cv_anytime is not None:
+            shown.append((interval_name(FIXED_BUDGET), m.cv_anytime.fixed_low,
+                          m.cv_anytime.fixed_high))
+        for name, low, high in shown:
+            said = f"the {name} [{low:.4g}, {high:.4g}]"
+            inside = bounds[0] <= low and high <= bounds[1]
+            assert said in (within if inside else beyond), (said, note)
+            checked += 1
+    assert checked >= 2

@@ -706,7 +706,8 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
     lines += [point_note(m, level) for m in out.values() if K >= 2 and m.active.std == 0.0]
     lines += [line for m in out.values() if (line := outside_cs_note(m, level)) is not None]
     lines += [line for m in out.values() for cv in (False, True) if (line := outside_note(
-        m, value_range(m.metric, (loss_bounds or {}).get(m.metric)), cv=cv)) is not None]
+        m, value_range(m.metric, (loss_bounds or {}).get(m.metric)), cv=cv,
+        level=level)) is not None]
     lines += notes_cmp
     return EstimateReport(N, K, draws.n_selected, draws.n_waiting, out, flagged,
                           (noise.target_nll, noise.surrogate_nll, noise.rule), comparisons,

@@ -110,12 +110,31 @@ def _outside_cs_line(name: str, estimate: float, a: AnytimeInterval, level: floa
             f"intersected")
 
 
-def outside_note(m: MetricEstimate, bounds: tuple[float, float], *, cv: bool = False
-                 ) -> str | None:
+def outside_note(m: MetricEstimate, bounds: tuple[float, float], *, cv: bool = False,
+                 level: float = 0.95) -> str | None:
     """The line saying a metric's unbiased estimate (``cv``: its control-variate LURE)
     lies outside the values the risk can take (possible with few labels: each label is
     weighted by how unlikely its draw was, and a control adds its own terms); None where
-    it does not (or there is no such estimate)."""
+    it does not (or there is no such estimate).
+
+    The line says which of the intervals shown beside that estimate stay within the
+    range and which do not: every one is clipped to it (which cannot lower its
+    coverage), but the fixed-budget and bootstrap intervals still hold the estimate
+    itself, so they reach beyond the range to it; the anytime CS is clipped outright,
+    and the exact CS, where it stands in, lies within the range (QA: "Read the
+    fixed-budget interval and the CS, which stay within the range" beside a
+    control-variate LURE fixed-budget interval of [-0.0337, 0.892] for an error
+    rate). Control-variate LURE is shown with its fixed-budget and bootstrap intervals
+    only; the headline with its anytime CS too (from 30 labels, or where the exact CS
+    stands in)."""
+    from activetest.session.interval_names import (
+        ANYTIME,
+        BOOTSTRAP,
+        FIXED_BUDGET,
+        interval_name,
+    )
+    from activetest.stats.confseq import MIN_LABELS
+
     lo, hi = bounds
     r = m.cv if cv else m.active
     if r is None:
@@ -124,11 +143,38 @@ def outside_note(m: MetricEstimate, bounds: tuple[float, float], *, cv: bool = F
     if lo <= e <= hi or not math.isfinite(e):
         return None
     what = "control-variate LURE" if cv else "the estimate"
-    return (f"{m.metric.replace('_', ' ')}: {what} {e:.4g} lies outside the values the "
+    a = m.cv_anytime if cv else m.anytime
+    shown: list[tuple[str, float, float]] = []
+    if a is not None:
+        shown.append((interval_name(FIXED_BUDGET, level), a.fixed_low, a.fixed_high))
+        if not cv and (r.n_labels >= MIN_LABELS or a.basis == "exact"):
+            shown.append((interval_name(ANYTIME, level), a.cs_low, a.cs_high))
+    shown.append((interval_name(BOOTSTRAP, level), r.low, r.high))
+    tol = 1e-9 * max(1.0, abs(lo), abs(hi) if math.isfinite(hi) else 1.0)
+    inside = [(n, x, y) for n, x, y in shown if lo - tol <= x and y <= hi + tol]
+    beyond = [(n, x, y) for n, x, y in shown if (n, x, y) not in inside]
+
+    def names(ivs: list[tuple[str, float, float]]) -> str:
+        parts = [f"the {n} [{x:.4g}, {y:.4g}]" for n, x, y in ivs]
+        return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+
+    side = f"below {lo:g}" if e < lo else f"above {hi:g}"
+    line = (f"{m.metric.replace('_', ' ')}: {what} {e:.4g} lies outside the values the "
             f"risk can take ([{lo:g}, {hi:g}]): an unbiased estimate can, with few labels "
             f"(each label weighs by how unlikely its draw was); it is not clipped, which "
-            f"would bias it. Read the fixed-budget interval and the CS, which stay within "
-            f"the range")
+            f"would bias it")
+    if beyond:
+        one, said = len(beyond) == 1, names(beyond)
+        line += (f". T{said[1:]} {'is' if one else 'are'} clipped to the range but "
+                 f"still {'holds' if one else 'hold'} the estimate, so "
+                 f"{'it reaches' if one else 'they reach'} {side}, where the risk cannot "
+                 f"be")
+    if inside:
+        one = len(inside) == 1
+        line += (f"; {names(inside)} {'stays' if one else 'stay'} within the range"
+                 if beyond else f". Read {names(inside)}, which {'stays' if one else 'stay'} "
+                 f"within the range")
+    return line
 
 
 def point_note(m: MetricEstimate, level: float) -> str:
