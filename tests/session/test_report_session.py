@@ -79,3 +79,34 @@ def test_a_full_disk_names_the_report_file_and_keeps_the_old_one_whole(
         assert f"{mnt}/" in out and "no space left on the disk" in out, out
         assert (mnt / "report.md").read_bytes() == old
         assert not [p.name for p in mnt.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_at_a_census_the_plain_mean_is_named_the_pools_value_not_biased(
+        pool_files: PoolFiles, tmp_path: Path) -> None:
+    """QA: with every pool item labelled the plain mean of the labels IS the pool's exact
+    value, but `estimate`, `status` and the report called it "uniform-equivalent
+    (biased)"."""
+    from session_support import run_cli_process
+
+    from activetest.session.interval_names import CENSUS_MARK
+    from activetest.session.report.plots import estimates_figure
+
+    plain = "uniform-equivalent" + CENSUS_MARK
+    db = labelled_table_session(pool_files, tmp_path / "s.db", seed=0, n=len(pool_files.ids))
+    out = run_cli_process("estimate", db)
+    assert plain in out and "uniform-equivalent (biased)" not in out, out
+    out = run_cli_process("status", db)
+    assert plain in out and "uniform-equivalent (biased)" not in out, out
+    with Session.open(db) as s:
+        data = s.report_data(progress=False)
+        md = s.write_report(tmp_path / "rep", progress=False).read_text(encoding="utf-8")
+    assert f"| {plain} |" in md and "(biased)" not in md
+    assert "so it is the pool's exact value" in md
+    # the figure's line is biased at the earlier counts and the pool's value at the last
+    legend = [t.get_text() for t in estimates_figure(data).legends[0].get_texts()]
+    assert "uniform-equivalent (biased; every item labelled: the pool's value)" in legend
+    # one label short of the census: biased (drawn actively), as before
+    db = labelled_table_session(pool_files, tmp_path / "t.db", seed=0,
+                                n=len(pool_files.ids) - 1)
+    out = run_cli_process("estimate", db)
+    assert "uniform-equivalent (biased)" in out and CENSUS_MARK not in out

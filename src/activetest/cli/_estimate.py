@@ -71,7 +71,13 @@ def _intervals_of(boot: Any, anytime: Any, level: float, n_labels: int | None = 
 
 def _estimate_rows(r: Any) -> list[tuple[str, str, list[str]]]:
     """``(interval kind or "", what it is, one cell per metric)`` of the estimate table."""
-    from activetest.session.interval_names import ANYTIME, BOOTSTRAP, EXACT_ANYTIME, FIXED_BUDGET
+    from activetest.session.interval_names import (
+        ANYTIME,
+        BOOTSTRAP,
+        EXACT_ANYTIME,
+        FIXED_BUDGET,
+        plain_mean_mark,
+    )
 
     metrics = list(r.metrics.values())
     anytime = [m.anytime for m in metrics]
@@ -91,8 +97,10 @@ def _estimate_rows(r: Any) -> list[tuple[str, str, list[str]]]:
         rows.append((EXACT_ANYTIME, "", cells("exact_low", "exact_high")))
     rows.append((BOOTSTRAP, "", [_interval_text(m.active.low, m.active.high) for m in metrics]))
     # every draw at the uniform rate (uniform sampling): the plain mean is unbiased here,
-    # as the footnote says (QA: the row said "(biased)" beside an "unbiased here" note)
-    plain = "uniform-equivalent" + ("" if r.uniform_draws else " (biased)")
+    # as the footnote says (QA: the row said "(biased)" beside an "unbiased here" note);
+    # every item labelled: the pool's exact value (QA: "(biased)" at a census)
+    plain = "uniform-equivalent" + plain_mean_mark(census=r.n_labels >= r.n_pool,
+                                                   uniform_draws=r.uniform_draws)
     rows.append(("", plain, [_num(m.uniform.estimate) for m in metrics]))
     return rows
 
@@ -143,6 +151,10 @@ def _print_estimate(r: Any, target: str, classes: Any = None) -> None:
             if r.n_labels >= r.n_pool and same:
                 how = ("for contrast: BIASED under active draws (here it equals the "
                        "estimate: every pool item is labelled (a census)).")
+            elif r.n_labels >= r.n_pool:
+                how = ("for contrast: BIASED under active draws; here every pool item is "
+                       "labelled (a census), so it is the pool's exact value (the estimate "
+                       "above differs by its control).")
             elif r.uniform_draws:  # (QA: "BIASED here" under an adaptive design's uniform
                 # start: its estimate differs by its control, not by the draws)
                 how = ("for contrast: BIASED under active draws; unbiased here, where every "

@@ -63,7 +63,13 @@ def status(
     """Where the session stands: pool size, selected, labelled, pending, last estimate."""
     from activetest.session.annotators import agreement_json
     from activetest.session.config import ACQUISITIONS
-    from activetest.session.interval_names import ANYTIME, BOOTSTRAP, FIXED_BUDGET, interval_name
+    from activetest.session.interval_names import (
+        ANYTIME,
+        BOOTSTRAP,
+        FIXED_BUDGET,
+        interval_name,
+        plain_mean_mark,
+    )
 
     with _open(session, busy_timeout) as s:
         st = s.status()
@@ -123,10 +129,12 @@ def status(
                            f"the interval")
                 continue
             # the plain mean is unbiased where every draw was made at the uniform rate
-            # (uniform sampling; an adaptive design's uniform start: QA), as estimate says
+            # (uniform sampling; an adaptive design's uniform start: QA), as estimate says;
+            # every item labelled (a census), the pool's exact value
             unbiased = st.acquisition == "uniform" or e.details.get("uniform_draws") is True
+            mark = plain_mean_mark(census=e.n_labels >= st.n_items, uniform_draws=unbiased)
             what = {"lure": lure_name, "cv_lure": "control-variate LURE",
-                    "mean": "uniform-equivalent" + ("" if unbiased else " (biased)")}[e.method]
+                    "mean": "uniform-equivalent" + mark}[e.method]
             level = e.level if e.level is not None else 0.95
             a = e.details.get("anytime") if e.method in ("lure", "cv_lure") else None
             a = a if isinstance(a, dict) else {}

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 __all__ = ["ANYTIME", "BOOTSTRAP", "EXACT_ANYTIME", "FIXED_BUDGET", "INTERVAL_KINDS",
            "blind_spot_sentence", "comparison_blind_spot_sentence", "few_errors_name",
-           "interval_guarantee", "interval_name"]
+           "interval_guarantee", "interval_name", "plain_mean_mark"]
 
 FIXED_BUDGET = "fixed_budget"
 ANYTIME = "anytime"
@@ -81,6 +81,21 @@ def few_errors_name(kind: str, level: float = 0.95, everywhere: bool = True) -> 
     return interval_name(EXACT_ANYTIME, level) + (
         " (few errors)" if kind == ANYTIME else
         f" (few errors; in place of the {interval_name(kind, level)})")
+
+
+#: What the plain mean of the labelled items' losses is called where every pool item is
+#: labelled: it is then the pool's exact value, whatever the draws were.
+CENSUS_MARK = " (every item labelled: the pool's value)"
+
+
+def plain_mean_mark(*, census: bool, uniform_draws: bool) -> str:
+    """What follows the plain mean's name ("uniform-equivalent") where a person reads it:
+    at a census (every pool item labelled) :data:`CENSUS_MARK`, the pool's exact value
+    (QA: "(biased)" beside it); with every draw made at the uniform rate nothing (it is
+    unbiased there); else ``" (biased)"`` (the items were drawn actively)."""
+    if census:
+        return CENSUS_MARK
+    return "" if uniform_draws else " (biased)"
 
 
 def _share(ratio: float) -> str:

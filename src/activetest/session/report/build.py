@@ -326,7 +326,9 @@ def report_data(inputs: ReportInputs, *, truth: Mapping[str, float] | None = Non
                  "The uniform-equivalent column is the plain mean of the labelled items' "
                  "losses: what uniform sampling would report with as many labels. Under "
                  "active sampling it is biased; it is shown for contrast only"
-                 + (" (here every draw so far was made at the uniform rate, so it is "
+                 + (" (here every pool item is labelled, so it is the pool's exact "
+                    "value)." if final.n_labels >= final.n_pool else
+                    " (here every draw so far was made at the uniform rate, so it is "
                     "unbiased too)." if final.uniform_draws else "."),
                  *cv_notes(final), *sums, *notes]
     if final.flagged:

@@ -369,6 +369,12 @@ class ReportData:
         self.value_range = clean
 
     @property
+    def census(self) -> bool:
+        """Whether every pool item is labelled in the latest estimate (``pool_size`` known):
+        the plain mean is then the pool's exact value."""
+        return self.pool_size is not None and 0 < self.pool_size <= self.n_labels
+
+    @property
     def n_labels(self) -> int:
         """Labels used in the latest estimate (max over metrics; 0 before the first)."""
         return max((rows[-1].n_labels for rows in self.history.values() if rows), default=0)

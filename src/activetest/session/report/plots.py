@@ -68,6 +68,14 @@ def _save(fig: Figure, path: str | Path) -> Path:
     return write_file(out, png.getvalue())  # whole or not at all, a failure names it
 
 
+def _plain_mark(data: ReportData) -> str:
+    """What the plain mean's legend entry adds: at a census, whose line is biased at the
+    earlier label counts and the pool's exact value at the last, both."""
+    if data.census and data.uniform_biased:
+        return " (biased; every item labelled: the pool's value)"
+    return " (biased)" if data.uniform_biased else ""
+
+
 def _values(ests: list[Estimate | None]) -> np.ndarray:
     """The estimates' values (NaN: none)."""
     return np.array([np.nan if e is None else e.value for e in ests], dtype=np.float64)
@@ -124,7 +132,7 @@ def _plot_metric(ax: Axes, data: ReportData, metric: str) -> None:
                             color=_UNIFORM, alpha=0.15, linewidth=0,
                             label=f"{uniform}: {interval_name(BOOTSTRAP, data.level)}")
             ax.plot(x, ue, color=_UNIFORM, linestyle="--", marker=marker, markersize=3,
-                    label=uniform + (" (biased)" if data.uniform_biased else ""))
+                    label=uniform + _plain_mark(data))
         cs_lo, cs_hi = _band([a.anytime for a in active])
         if np.isfinite(cs_lo).any():  # the anytime band is the wider one: drawn beneath
             _fill(ax, x, _clipped(cs_lo, bounds), _clipped(cs_hi, bounds),

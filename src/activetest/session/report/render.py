@@ -25,6 +25,7 @@ from activetest.session.interval_names import (
     FIXED_BUDGET,
     interval_guarantee,
     interval_name,
+    plain_mean_mark,
 )
 from activetest.session.report import plots
 from activetest.session.report.data import Interval, ReportData
@@ -120,7 +121,8 @@ def _blocks(data: ReportData, images: Mapping[str, str]) -> list[_Block]:
     has_exact = any(rows[-1].active.exact is not None for rows in data.history.values() if rows)
     header = ["metric", "labels", data.estimator_name, fixed_name, "width", cs_name,
               *([exact_name] if has_exact else []), boot_name,
-              data.uniform_label + (" (biased)" if data.uniform_biased else ""),
+              data.uniform_label + plain_mean_mark(census=data.census,
+                                                   uniform_draws=not data.uniform_biased),
               f"{data.uniform_label}: {boot_name}"]
     has_truth = bool(data.truth)
     if has_truth:
