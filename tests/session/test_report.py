@@ -137,11 +137,12 @@ def test_report_files(tmp_path: Path, metrics: tuple[str, ...], extras: bool) ->
     assert ("## Comparison of targets" in md) == extras
     assert ("no clear difference" in md) is False
     if extras:
-        assert ("| log loss | gemma3-270m − smollm2-135m | -0.125 | [-0.2, -0.05] | "
+        assert ("| log loss | difference gemma3-270m − smollm2-135m | -0.125 | [-0.2, -0.05] | "
                 "[-0.3, 0.02] | [-0.25, -0.0625] | 150 | not decided yet by the anytime 95% "
                 "confidence sequence; the fixed-budget 95% interval has gemma3-270m lower, "
-                "valid only if the number of labels was fixed in advance | 0.75 | "
-                "[0.7, 0.8] |") in md  # the CS's verdict, as `estimate` gives it (QA)
+                "valid only if the number of labels was fixed in advance |\n"
+                "| log loss | second target smollm2-135m | 0.75 | [0.7, 0.8] | — | "
+                "[0.65, 0.85] | 150 | — |") in md  # the CS's verdict, as `estimate` gives it (QA)
         assert "| sst2\\_017\\|x | a \\*gorgeous\\*, witty movie xxx" in md
         assert "| negative | 7.25 | 5.5 | -0.0123 |" in md
         assert "| sst2-42 | plain | positive | 5.125 | — | +0.004 |" in md

@@ -110,3 +110,51 @@ def test_at_a_census_the_plain_mean_is_named_the_pools_value_not_biased(
                                 n=len(pool_files.ids) - 1)
     out = run_cli_process("estimate", db)
     assert "uniform-equivalent (biased)" in out and CENSUS_MARK not in out
+
+
+def test_a_compared_target_is_shown_with_the_intervals_estimate_shows(
+        pool_files: PoolFiles, tmp_path: Path) -> None:
+    """QA: for a session with `--compare`, `estimate` shows the second target's
+    fixed-budget interval, anytime CS and bootstrap interval, and the difference's; the
+    report showed the second target's fixed-budget interval only. Each now has a row,
+    its intervals named as `estimate` names them."""
+    from session_support import run_cli_process
+
+    from activetest.session.interval_names import (
+        ANYTIME,
+        BOOTSTRAP,
+        FIXED_BUDGET,
+        interval_name,
+    )
+    from activetest.session.report.render import _num
+
+    db = labelled_table_session(pool_files, tmp_path / "s.db", seed=0, n=40)
+    other = f"table:{pool_files.target2}"
+    text = run_cli_process("estimate", db, "--compare", other)
+    with Session.open(db) as s:
+        r = s.estimate(compare=[other], record=False, progress=False)
+    run_cli_process("report", db, "--out", tmp_path / "rep", "--compare", other,
+                    "--no-progress")
+    md = (tmp_path / "rep" / "report.md").read_text(encoding="utf-8").replace("\\_", "_")
+    html = (tmp_path / "rep" / "report.html").read_text(encoding="utf-8")
+    names = [interval_name(k) for k in (FIXED_BUDGET, ANYTIME, BOOTSTRAP)]
+    assert f"| estimate | {names[0]} | {names[1]} | {names[2]} | labels | verdict |" in md
+    assert all(f"<th>{n}</th>" in html for n in names)
+    assert len(r.comparisons) == 2
+    for c in r.comparisons:
+        name = {"log_loss": "log loss", "error_rate": "error rate"}[c.metric]
+        for what, boot, a in ((f"second target {other}", c.other, c.other_anytime),
+                              ("difference table:", c.difference, c.difference_anytime)):
+            assert a is not None
+            cells = [f"[{_num(a.fixed_low)}, {_num(a.fixed_high)}]",
+                     f"[{_num(a.cs_low)}, {_num(a.cs_high)}]",
+                     f"[{_num(boot.low)}, {_num(boot.high)}]"]
+            row = next(line for line in md.splitlines()
+                       if line.startswith(f"| {name} | {what}")
+                       and f"| {_num(boot.estimate)} |" in line)
+            assert f"| {_num(boot.estimate)} | {' | '.join(cells)} | 40 |" in row, row
+            # estimate shows the same three intervals (4 decimals there)
+            for kind, (low, high) in zip(names, ((a.fixed_low, a.fixed_high),
+                                                 (a.cs_low, a.cs_high),
+                                                 (boot.low, boot.high)), strict=True):
+                assert f"{kind} [{low:.4f}, {high:.4f}]" in text

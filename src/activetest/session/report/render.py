@@ -179,17 +179,21 @@ def _blocks(data: ReportData, images: Mapping[str, str]) -> list[_Block]:
 
     if data.comparison:
         out.append(("h2", "Comparison of targets"))
+        # one row for the paired difference and one for the second target's own risk,
+        # each with the intervals `estimate` shows for it (QA: the second target's
+        # fixed-budget interval alone)
         rows = []
         for c in data.comparison:
             d, o = c.difference, c.other
-            rows.append([c.metric, f"{c.target_a} − {c.target_b}", _num(d.value),
+            rows.append([c.metric, f"difference {c.target_a} − {c.target_b}", _num(d.value),
                          _interval(d.fixed), _interval(d.anytime), _interval(d.bootstrap),
-                         str(c.n_labels), _verdict(c, data.level),
-                         _num(None if o is None else o.value),
-                         _interval(None if o is None else o.fixed)])
-        out.append(("table", ["metric", "difference", "estimate", fixed_name, cs_name,
-                              boot_name, "labels", "verdict", "second target's estimate",
-                              f"second target's {fixed_name}"], rows))
+                         str(c.n_labels), _verdict(c, data.level)])
+            if o is not None:
+                rows.append([c.metric, f"second target {c.target_b}", _num(o.value),
+                             _interval(o.fixed), _interval(o.anytime),
+                             _interval(o.bootstrap), str(c.n_labels), "—"])
+        out.append(("table", ["metric", "quantity", "estimate", fixed_name, cs_name,
+                              boot_name, "labels", "verdict"], rows))
 
     if data.labels_needed:
         out.append(("h2", "Labels needed"))
