@@ -382,3 +382,35 @@ def test_every_labels_needed_in_json_names_its_interval(tmp_path: Path) -> None:
     d = lure["details"]
     assert d["labels_needed_interval"] == "bootstrap 95% interval"
     assert d["anytime"]["labels_needed_interval"] == "anytime 95% confidence sequence"
+
+
+def test_an_empty_out_is_refused_by_every_command_that_writes(pool_files: PoolFiles,
+                                                              tmp_path: Path) -> None:
+    """QA: ``report SESSION --out ""`` wrote report.md, report.html and the figures into
+    the current folder without asking (an empty path is the current folder). Every
+    ``--out`` refuses an empty value: exit 2, one message, nothing written where the
+    command ran; ``.`` still names the current folder on purpose."""
+    from session_support import labelled_table_session
+
+    db = labelled_table_session(pool_files, tmp_path / "s.db", seed=0, n=5)
+    here = tmp_path / "cwd"
+    here.mkdir()
+    env = cli_env(tmp_path)
+    for args in (("report", db, "--out", ""), ("report", db, "-o", " "),
+                 ("export", db, "--out", ""), ("select", db, "--n", "1", "--out", ""),
+                 ("labelstudio-config", db, "--out", ""), ("demo", "--out", ""),
+                 ("score", "--engine", "ray", "--pool", pool_files.pool, "--task", "demo",
+                  "--model", "m", "--out", "")):
+        proc = subprocess.run(cli_command(*map(str, args)), cwd=here, env=env,
+                              capture_output=True, text=True, timeout=300)
+        out = " ".join((proc.stdout + proc.stderr).split())
+        assert proc.returncode == 2, (args, out)
+        assert "Traceback" not in out and "--out" in out and "is empty" in out, (args, out)
+        assert list(here.iterdir()) == [], (args, sorted(p.name for p in here.iterdir()))
+    from activetest.session.workflow import Session
+
+    with Session.open(db) as s:  # select drew nothing
+        assert len(s.acquisitions()) == 5
+    proc = subprocess.run(cli_command("report", str(db), "--out", ".", "--no-progress"),
+                          cwd=here, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and (here / "report.md").is_file(), proc.stderr

@@ -237,6 +237,18 @@ SessionArg = Annotated[Path, typer.Argument(help="The session file (SQLite).",
 #: ``newdir/`` a folder's name the store refuses (it made a file called ``newdir``, QA).
 NewSessionArg = Annotated[str, typer.Argument(help="The session file (SQLite) to create.",
                                               show_default=False)]
+
+
+def out_path(value: str | Path) -> Path:
+    """``--out`` as typed (the ``parser`` of every command's ``--out``): refused when
+    empty, exit 2 with one message. ``Path("")`` is the current folder, where ``report
+    --out ""`` wrote without being asked (QA); ``.`` names it on purpose."""
+    if not str(value).strip():
+        raise typer.BadParameter("is empty: name the file or folder to write to (. for the "
+                                 "current folder)")
+    return Path(value)
+
+
 NoProgress = Annotated[bool, typer.Option("--no-progress", help="Hide progress bars.")]
 Threads = Annotated[int | None, typer.Option(
     "--threads", help="CPU threads per llama.cpp model (default: half the cores, llama.cpp's "

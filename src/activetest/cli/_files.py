@@ -22,6 +22,7 @@ from activetest.cli._app import (
     _print_waiting,
     _user_errors,
     app,
+    out_path,
 )
 
 
@@ -30,7 +31,8 @@ from activetest.cli._app import (
 def export_(
     session: SessionArg,
     out: Annotated[Path, typer.Option("--out", "-o", help="File to write (.csv, .tsv, .jsonl, "
-                                      ".json = Label Studio).", show_default=False)],
+                                      ".json = Label Studio).", show_default=False,
+                                      parser=out_path, metavar="<path>")],
     format: Annotated[LabelFileFormat | None, typer.Option(help="File format (default: from "
                                                         "the suffix).",
                                                         show_default=False)] = None,
@@ -58,7 +60,8 @@ def labelstudio_config(
     session: SessionArg,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write the XML to this file "
                                              "instead of printing it.",
-                                             show_default=False)] = None,
+                                             show_default=False,
+                                             parser=out_path, metavar="<path>")] = None,
     busy_timeout: Timeout = 5.0,
 ) -> None:
     """The Label Studio labelling config for this session's task (paste it into the project).

@@ -7,14 +7,25 @@ from typing import Annotated
 
 import typer
 
-from activetest.cli._app import NoProgress, Threads, _err, _escape, _out, _user_errors, app
+from activetest.cli._app import (
+    NoProgress,
+    Threads,
+    _err,
+    _escape,
+    _out,
+    _user_errors,
+    app,
+    out_path,
+)
 
 
 @app.command()
 @_user_errors
 def demo(
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the session file, the "
-                                      "report and its plots.")] = Path("activetest-demo"),
+                                      "report and its plots (default: activetest-demo).",
+                                      parser=out_path, metavar="<path>",
+                                      show_default=False)] = Path("activetest-demo"),
     quick: Annotated[bool, typer.Option("--quick", help="A smaller, faster demo (for CI): "
                                         "200 items, 50 labels.")] = False,
     pool_size: Annotated[int | None, typer.Option(help="Pool size (default 1000; --quick "

@@ -20,6 +20,7 @@ from activetest.cli._app import (
     _out,
     _user_errors,
     app,
+    out_path,
 )
 
 
@@ -38,7 +39,8 @@ def select(
                                    "without a run).", show_default=False)],
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write the items to this "
                                              "file (.csv, .tsv, .jsonl, .json = Label Studio).",
-                                             show_default=False)] = None,
+                                             show_default=False,
+                                             parser=out_path, metavar="<path>")] = None,
     format: Annotated[LabelFileFormat | None, typer.Option(help="File format (default: from "
                                                         "the suffix).",
                                                         show_default=False)] = None,

@@ -22,6 +22,7 @@ from activetest.cli._app import (
     _print_waiting,
     _user_errors,
     app,
+    out_path,
 )
 from activetest.cli._estimate import _print_agreement
 
@@ -31,7 +32,8 @@ from activetest.cli._estimate import _print_agreement
 def report(
     session: SessionArg,
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder for report.md, report.html "
-                                      "and the PNG figures.", show_default=False)],
+                                      "and the PNG figures.", show_default=False,
+                                      parser=out_path, metavar="<path>")],
     compare: Annotated[list[str] | None, typer.Option(
         "--compare", help="Another target model spec to compare (repeatable).",
         show_default=False)] = None,

@@ -196,6 +196,9 @@ def check_arguments(out: str | Path, *, shards: int | None = None, max_retries: 
     Raises:
         RayScoreError: one of these, naming it (nothing is written).
     """
+    if not str(out).strip():  # Path("") is the current folder: "--out ." said (QA)
+        raise RayScoreError("--out is empty: name a file ending .parquet (nothing was "
+                            "written)")
     path = Path(out)
     for src in inputs:
         if src is None:
