@@ -406,3 +406,25 @@ def test_a_log_score_axis_within_two_decades_reads_at_several_ticks(
     boxes = sorted((t.get_window_extent() for t in shown), key=lambda b: b.x0)
     texts = [t.get_text() for t in shown]
     assert all(a.x1 <= b.x0 for a, b in itertools.pairwise(boxes)), texts
+
+
+@pytest.mark.parametrize("task", ["情感分析", "ℊ-scores"])
+def test_names_in_other_scripts_get_a_font_or_one_note(tmp_path: Path, task: str) -> None:
+    """QA: a task named in Chinese gave three "Glyph ... missing from font(s) DejaVu Sans"
+    notes and empty boxes. An installed font that has the characters is used as a
+    fallback (matplotlib's own STIX fonts have U+210A "ℊ", DejaVu Sans not); where none
+    has them, one note names the font package to install, and no glyph warning."""
+    import dataclasses
+    import warnings
+
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        write_report(dataclasses.replace(_data(), task=task), tmp_path / "out")
+    texts = [str(w.message) for w in got]
+    assert not [t for t in texts if t.startswith("Glyph")], texts
+    notes = [t for t in texts if "the figures cannot show" in t]
+    assert len(texts) == len(notes) <= 1, texts
+    if task.startswith("ℊ"):
+        assert notes == []  # a bundled font has it
+    for note in notes:
+        assert "fonts-noto-cjk" in note and all(ch in note for ch in task), note

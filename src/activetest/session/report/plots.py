@@ -11,7 +11,10 @@ Figures have a fixed size in pixels (:data:`ESTIMATES_SIZE`, :data:`ACQUISITION_
 
 from __future__ import annotations
 
+import contextlib
 import textwrap
+import warnings
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,7 +38,7 @@ if TYPE_CHECKING:
     from activetest.session.report.data import Estimate, Interval, ReportData
 
 __all__ = ["ACQUISITION_SIZE", "DPI", "ESTIMATES_SIZE", "adaptive_design", "estimates_figure",
-           "plot_acquisition",
+           "figure_fonts", "plot_acquisition",
            "plot_estimates"]
 
 #: Resolution of the saved PNGs (dots per inch).
@@ -48,6 +51,91 @@ ACQUISITION_SIZE = (1000, 400)
 _ACTIVE = "#1f77b4"
 _UNIFORM = "#ff7f0e"
 _MARK = "#d62728"
+
+
+def _charmap(path: str) -> set[int]:
+    """The code points the font file at ``path`` has glyphs for (empty if unreadable)."""
+    from matplotlib.ft2font import FT2Font
+
+    try:
+        return set(FT2Font(path).get_charmap())
+    except (OSError, RuntimeError, ValueError):
+        return set()
+
+
+def _cjk(ch: str) -> bool:
+    """Whether ``ch`` is Chinese, Japanese or Korean script (or their punctuation)."""
+    c = ord(ch)
+    return (0x2E80 <= c <= 0x9FFF or 0xAC00 <= c <= 0xD7AF or 0xF900 <= c <= 0xFAFF
+            or 0xFF00 <= c <= 0xFFEF or 0x20000 <= c <= 0x3FFFF)
+
+
+def _fallback_fonts(missing: set[int]) -> tuple[list[str], set[int]]:
+    """Installed font families (matplotlib's list) that cover ``missing``, in turn, and
+    the code points none covers."""
+    from matplotlib import font_manager
+
+    names: list[str] = []
+    left = set(missing)
+    seen: set[str] = set()
+    for entry in font_manager.fontManager.ttflist:
+        if not left:
+            break
+        # "Last Resort" (bundled with matplotlib) maps every character to a box naming
+        # its block: a placeholder, not the character
+        if entry.name in seen or entry.style != "normal" or "last resort" in entry.name.lower():
+            continue
+        has = _charmap(entry.fname) & left
+        if has:
+            seen.add(entry.name)
+            names.append(entry.name)
+            left -= has
+    return names, left
+
+
+@contextlib.contextmanager
+def figure_fonts(texts: Sequence[str]) -> Iterator[None]:
+    """Figures drawn inside see the characters of ``texts`` (task, model and metric
+    names): where matplotlib's default font lacks some, an installed font that has
+    them is added as a fallback (matplotlib >= 3.6 falls back per glyph through a
+    ``font.family`` list); where no installed font has them, ONE note says which the
+    figures cannot show and which font package to install, in place of matplotlib's
+    warning per glyph (QA: three "Glyph ... missing from font(s) DejaVu Sans" notes and
+    empty boxes for a task named in Chinese). No font is bundled."""
+    import matplotlib
+    from matplotlib import font_manager
+
+    wanted = {ord(ch) for text in texts for ch in str(text) if ord(ch) > 0x7F
+              and ch.isprintable() and not ch.isspace()}
+    if not wanted:
+        yield
+        return
+    family = list(matplotlib.rcParams["font.family"])
+    default = font_manager.findfont(font_manager.FontProperties(family=family))
+    missing = wanted - _charmap(default)
+    if not missing:
+        yield
+        return
+    names, left = _fallback_fonts(missing)
+    with contextlib.ExitStack() as stack:
+        if names:
+            stack.enter_context(matplotlib.rc_context(
+                {"font.family": [*font_manager.FontProperties(family=family).get_family(),
+                                 *names]}))
+        if left:
+            chars = "".join(sorted(chr(c) for c in left))
+            package = ("fonts-noto-cjk" if any(_cjk(chr(c)) for c in left)
+                       else "fonts-noto-core")
+            warnings.warn(f"the figures cannot show {len(left)} character(s) of the task, "
+                          f"model or metric names ({chars[:20]}"
+                          f"{'…' if len(chars) > 20 else ''}): no installed font has them, "
+                          f"so they are drawn as empty boxes (report.md and report.html "
+                          f"show them); install a font that has them (e.g. Debian/Ubuntu: "
+                          f"apt install {package}) and write the report again",
+                          UserWarning, stacklevel=3)
+            stack.enter_context(warnings.catch_warnings())
+            warnings.filterwarnings("ignore", message=r"Glyph \d+ .*missing from font")
+        yield
 
 
 def _figure(size: tuple[int, int]) -> Figure:

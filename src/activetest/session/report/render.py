@@ -381,9 +381,13 @@ def write_report(data: ReportData, out_dir: str | Path, *, html: bool = True) ->
                          f"report.html and PNG figures): name a new or existing folder")
     out.mkdir(parents=True, exist_ok=True)
     images = {ESTIMATES_PNG: ESTIMATES_PNG}
-    plots.plot_estimates(data, out / ESTIMATES_PNG)
+    # one font fallback (or one note) for both figures' names
+    with plots.figure_fonts([data.task, data.target, data.surrogate, data.acquisition or "",
+                             data.uniform_label, *data.metrics]):
+        plots.plot_estimates(data, out / ESTIMATES_PNG)
+        if data.scores is not None:
+            plots.plot_acquisition(data, out / ACQUISITION_PNG)
     if data.scores is not None:
-        plots.plot_acquisition(data, out / ACQUISITION_PNG)
         images[ACQUISITION_PNG] = ACQUISITION_PNG
     elif (out / ACQUISITION_PNG).exists():
         (out / ACQUISITION_PNG).unlink()  # stale from an earlier report in this folder
