@@ -62,7 +62,9 @@ def test_multi_token_word_is_said_once_and_recorded(llama: Any) -> None:
         assert "'entailment' (class 0): 2 tokens" in text
         assert "'contradiction'" not in text and "'neutral'" not in text
         assert "the first token's log-prob, the paper's choice" in text
-        assert "full_sequence=True" in text and "command line has no option" in text
+        # what a user can do: the command line's option, a Python scorer's argument
+        assert "score whole words with --label-scoring full-sequence" in text
+        assert "full_sequence=True" in text and "no option" not in text
         assert "'smollm2-135m'" in text and "'nli'" in text
         assert scorer.label_scoring(NLI) == LabelScoring(
             FIRST_TOKEN, NLI.classes, (2, 1, 1))

@@ -138,6 +138,7 @@ def test_a_multi_token_label_word_is_said_and_kept_in_the_table(tmp_path: Path) 
     assert ("note: model 'smollm2-135m', task 'nli': label words of more than one token, "
             "'entailment' (class 0): 2 tokens") in proc.stderr, proc.stderr
     assert proc.stderr.count("label words of more than one token") == 1
+    assert "--label-scoring full-sequence (activetest score" in proc.stderr, proc.stderr
 
     import json
 
@@ -145,3 +146,53 @@ def test_a_multi_token_label_word_is_said_and_kept_in_the_table(tmp_path: Path) 
     meta = json.loads(pq.read_schema(out).metadata[b"activetest"])
     assert meta["label_scoring"] == {"mode": "first-token", "exact": True, "n_tokens": [2, 1, 1],
                                      "words": ["entailment", "contradiction", "neutral"]}
+
+
+def test_full_sequence_scores_whole_words_on_the_workers(tmp_path: Path) -> None:
+    """``activetest score --label-scoring full-sequence``: the workers build the model with
+    ``full_sequence=True``, so the table holds the same numbers as an in-process scorer
+    built so, item by item; no note, and the metadata says so."""
+    pytest.importorskip("pyarrow")
+    from activetest.models.bundled import bundled_model_path
+    from activetest.models.registry import get_scorer
+
+    try:
+        bundled_model_path("smollm2-135m")
+    except Exception as exc:  # not installed here
+        pytest.skip(f"bundled SmolLM2 not available: {exc}")
+    task_file = tmp_path / "nli.toml"  # " entailment" is two tokens for SmolLM2
+    task_file.write_text('name = "nli"\ninstruction = "Does the first sentence entail the '
+                         'second?"\nclasses = ["entailment", "contradiction", "neutral"]\n')
+    pool_file = tmp_path / "pool.csv"
+    pool_file.write_text("id,text\na,A man sleeps. / A person rests.\n"
+                         "b,A dog runs. / It sleeps.\n")
+    out = tmp_path / "p.parquet"
+    proc = subprocess.run(cli_command(
+        "score", "--engine", "ray", "--pool", str(pool_file), "--id-column", "id", "--task",
+        str(task_file), "--model", "smollm2-135m", "--out", str(out), "--shards", "2",
+        "--label-scoring", "full-sequence"),
+        env=cli_env(tmp_path), capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    assert "label words of more than one token" not in proc.stderr, proc.stderr
+
+    import json
+
+    import pyarrow.parquet as pq
+    meta = json.loads(pq.read_schema(out).metadata[b"activetest"])
+    assert meta["label_scoring"] == {"mode": "full-sequence", "exact": True,
+                                     "n_tokens": [2, 1, 1],
+                                     "words": ["entailment", "contradiction", "neutral"]}
+    task = load_task(str(task_file))
+    items = list(load_pool(pool_file, task=task, id_column="id"))
+    table = pq.read_table(out).to_pylist()
+    got = np.array([[r[w] for w in task.classes] for r in table])
+    want = {}
+    for full in (True, False):
+        scorer = get_scorer("smollm2-135m", n_threads=1, full_sequence=full)
+        try:
+            want[full] = scorer.score(task, items, progress=False)
+        finally:
+            scorer.close()
+    assert [r["id"] for r in table] == [it.id for it in items]
+    np.testing.assert_allclose(got, want[True], atol=TOL)
+    assert np.abs(got[:, 0] - want[False][:, 0]).min() > 1e-2  # not the first token's

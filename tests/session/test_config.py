@@ -115,3 +115,23 @@ def test_a_config_without_target_shots_means_as_many_as_the_surrogate() -> None:
     assert cfg.target_shots is None and cfg.target_examples == 4
     assert cfg.to_dict() == d  # and nothing is added when written back
     assert SessionConfig.from_dict({**d, "target_shots": 0}).target_examples == 0
+
+
+def test_label_scoring_is_a_config_key_read_as_first_token_where_absent() -> None:
+    """``init --label-scoring``: stored as ``label_scoring``; a file from before it reads as
+    first-token (the only way it was scored) and is written back without the key."""
+    from activetest.models.labels import LABEL_SCORING_MODES
+    from activetest.session.config import LABEL_SCORING
+
+    assert LABEL_SCORING == LABEL_SCORING_MODES  # the two layers name the same modes
+    base = {"task": {}, "surrogate": "s", "target": "t", "metric": "log_loss",
+            "acquisition": "ce", "seed": 0}
+    old = SessionConfig.from_dict(base)
+    assert old.label_scoring is None and old.label_scoring_mode == "first-token"
+    assert "label_scoring" not in old.to_dict()
+    for mode in LABEL_SCORING:
+        cfg = SessionConfig.from_dict({**base, "label_scoring": mode})
+        assert cfg.label_scoring_mode == mode and cfg.to_dict()["label_scoring"] == mode
+    for bad in ("whole-word", 1, True):
+        with pytest.raises(ConfigError, match="label_scoring"):
+            SessionConfig.from_dict({**base, "label_scoring": bad})

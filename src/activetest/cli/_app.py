@@ -58,6 +58,21 @@ class Acq(str, Enum):
     graded_fixed = "graded_fixed"
 
 
+class LabelScoringMode(str, Enum):
+    """Values of ``--label-scoring`` (:data:`activetest.session.config.LABEL_SCORING`)."""
+
+    first_token = "first-token"
+    full_sequence = "full-sequence"
+
+
+#: ``--label-scoring``: one mode for every model of the run (``init``: stored in the session).
+LABEL_SCORING_HELP = (
+    "How each class's score is read from its label word: first-token (the log-prob of the "
+    "word's first token, the paper's choice) or full-sequence (the summed log-prob of the "
+    "whole word, for label words of several tokens such as 'entailment'). llama.cpp and "
+    "transformers models; refused for openai: servers; table: files are read as they are.")
+
+
 class LabelFileFormat(str, Enum):
     """Values of ``--format`` for the label files that ``export``, ``select --out`` write
     and ``import`` reads (one set: every format written can be read back)."""

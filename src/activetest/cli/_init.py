@@ -8,7 +8,9 @@ from typing import Annotated, Any
 import typer
 
 from activetest.cli._app import (
+    LABEL_SCORING_HELP,
     Acq,
+    LabelScoringMode,
     Metric,
     NewSessionArg,
     NoProgress,
@@ -160,6 +162,11 @@ def init(
         "(inspect:unknown), by item id (no sample confirms them); refused without it. "
         "(`import` has it too: people's labels for items an lm-eval target has not run.)")
     ] = False,
+    label_scoring: Annotated[LabelScoringMode, typer.Option(
+        "--label-scoring", help=LABEL_SCORING_HELP + " Applies to the surrogate, the target "
+        "and every --compare model, and is stored: later commands (the target scored on "
+        "the labelled items, estimate --compare) score the same way.")
+    ] = LabelScoringMode.first_token,
     threads: Threads = None,
     no_progress: NoProgress = False,
     history: Annotated[list[Path] | None, typer.Option(
@@ -240,6 +247,7 @@ def init(
                         noise_surrogate_nll=noise_surrogate_nll, pool_options=pool_options,
                         cache_dir=cache_dir, use_cache=not no_cache, overwrite=overwrite,
                         progress=not no_progress, threads=threads, **level,
+                        label_scoring=label_scoring.value,
                         **({"budget": budget} if budget is not None else {}),
                         **({"judge_examples": judge_examples} if judge_examples else {}),
                         **({"compare": list(compare)} if compare else {}),
@@ -260,6 +268,9 @@ def init(
         _out.print(f"surrogate {_escape(cfg.surrogate)}, target {_escape(cfg.target)}, "
                    f"metric {cfg.metric}, acquisition {cfg.acquisition}, proposal floor "
                    f"{cfg.proposal_floor:g}, seed {cfg.seed}")
+        if cfg.label_scoring_mode != LabelScoringMode.first_token.value:
+            _out.print(f"label scoring: {cfg.label_scoring_mode} (each class is the summed "
+                       f"log-prob of its whole label word)")
         for role in ("surrogate", "target"):
             prov = s.provenance(role)
             if prov.get("source") in ("table", "lm-eval samples"):

@@ -69,7 +69,9 @@ def score(ctx: typer.Context, engine: Annotated[str, typer.Option(
     Options after --engine: --pool FILE --task T --model SPEC --out FILE.parquet (all
     needed), --id-column, --text-column, --examples FILE --shots K [--seed S: the
     examples a session with that seed draws], --shards, --max-retries, --threads,
-    --address (python -m activetest.models.ray_score --help; docs/scale.md).
+    --address, --label-scoring first-token|full-sequence (how each class is read from its
+    label word, as for init; not for openai: models) (python -m
+    activetest.models.ray_score --help; docs/scale.md).
     """
     if engine != "ray":
         _err.print(f"error: --engine {engine!r}: the one engine is ray")

@@ -104,6 +104,9 @@ def status(
                        f"estimate (scored on the pool at creation)"
                        + ("; the draws serve the difference" if cfg.acquisition == "compare"
                           else ""))
+        if cfg.kind == "classification" and cfg.label_scoring_mode == "full-sequence":
+            _out.print("label scoring: full-sequence (init --label-scoring: each class is "
+                       "the summed log-prob of its whole label word)")
         _out.print(f"pool {st.n_items} items: {st.n_selected} selected, {st.n_labelled} "
                    f"labelled, {st.n_pending} pending; {st.n_usable} label(s) usable by the "
                    f"estimate")

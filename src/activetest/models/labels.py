@@ -57,6 +57,7 @@ __all__ = [
     "FIRST_TOKEN",
     "FULL_SEQUENCE",
     "FULL_SEQUENCE_REMEDY",
+    "LABEL_SCORING_MODES",
     "LabelScoring",
     "LabelScoringLog",
     "LabelTokenCollision",
@@ -123,6 +124,8 @@ class LabelTokens:
 FIRST_TOKEN = "first-token"
 FULL_SEQUENCE = "full-sequence"
 _MODES = (FIRST_TOKEN, FULL_SEQUENCE)
+#: The modes, as the command line's ``--label-scoring`` and a session's config name them.
+LABEL_SCORING_MODES = _MODES
 
 
 class MultiTokenLabelNotice(UserWarning):
@@ -215,11 +218,12 @@ class LabelScoring:
             return None
 
 
-#: What a caller of an in-process scorer (llama.cpp, transformers) can do to score whole
-#: words; the command line has no option for full-sequence scoring.
-FULL_SEQUENCE_REMEDY = ("in Python, a scorer built with full_sequence=True scores the whole "
-                        "word (the command line has no option for it); label words of one "
-                        "token each (a task file's classes) avoid the question")
+#: What a user of an in-process scorer (llama.cpp, transformers) can do to score whole
+#: words: the command line's option (``init``, ``score``), a Python scorer's argument.
+FULL_SEQUENCE_REMEDY = ("score whole words with --label-scoring full-sequence (activetest "
+                        "init, activetest score; in Python, a scorer built with "
+                        "full_sequence=True); label words of one token each (a task file's "
+                        "classes) avoid the question")
 
 
 class LabelScoringLog:

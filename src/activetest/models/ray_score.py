@@ -28,7 +28,9 @@ example ids, shards, for ``openai:`` models the scoring path
 words (``label_scoring``, :class:`~activetest.models.labels.LabelScoring`); where a label
 word of several tokens was scored by its first token, the driver says so once
 (:class:`~activetest.models.labels.MultiTokenLabelNotice`; the workers' own notices are
-not shown).
+not shown). ``--label-scoring full-sequence`` (``label_scoring=``) scores each class by
+its whole label word instead, as ``activetest init --label-scoring`` does (llama.cpp and
+transformers models; refused for ``openai:`` before Ray starts).
 
 Needs ``ray`` (``pip install 'activetest[ray]'``) and ``pyarrow``.
 """
@@ -104,20 +106,38 @@ class RayScoreResult:
     workers: tuple[str, ...]
 
 
-#: What the :class:`~activetest.models.labels.MultiTokenLabelNotice` of a Ray run advises:
-#: the workers build the model from its spec, which names no full-sequence scoring.
-RAY_REMEDY = ("a model given as a spec has no option for full-sequence scoring; label words "
-              "of one token each (a task file's classes) avoid the question")
+#: What the :class:`~activetest.models.labels.MultiTokenLabelNotice` of a Ray run of a
+#: llama.cpp or transformers model advises (the workers build it from its spec).
+RAY_REMEDY = ("score whole words with --label-scoring full-sequence (activetest score; in "
+              "Python, score_with_ray(..., label_scoring='full-sequence')); label words of "
+              "one token each (a task file's classes) avoid the question")
+
+
+def _remedy(model: str) -> str:
+    """What the driver's notice advises for ``model`` (an ``openai:`` server cannot score
+    whole words: its own advice)."""
+    from activetest.models.registry import FULL_SEQUENCE_BACKENDS, parse_spec
+
+    try:
+        backend, _ = parse_spec(model)
+    except (ValueError, OSError):
+        return RAY_REMEDY
+    if backend in FULL_SEQUENCE_BACKENDS:
+        return RAY_REMEDY
+    from activetest.models.openai import OpenAIScorer
+
+    return str(OpenAIScorer.multi_token_remedy)
 
 
 def _score_shard(shard: int, model: str, task: Task, items: Sequence[Item],
-                 examples: Sequence[Item], threads: int | None) -> ShardResult:
+                 examples: Sequence[Item], threads: int | None,
+                 label_scoring: str = "first-token") -> ShardResult:
     """Run on a Ray worker: build the scorer and score one shard."""
-    from activetest.models.registry import get_scorer, parse_spec
+    from activetest.models.registry import get_scorer, label_scoring_options, parse_spec
 
     backend, _ = parse_spec(model)
     options = {"n_threads": threads} if threads and backend == "llamacpp" else {}
-    scorer = get_scorer(model, **options)
+    scorer = get_scorer(model, **options, **label_scoring_options(model, label_scoring))
     try:
         lp = np.asarray(scorer.score(task, list(items), list(examples), progress=False),
                         dtype=np.float64)
@@ -226,7 +246,8 @@ def check_arguments(out: str | Path, *, shards: int | None = None, max_retries: 
 def score_with_ray(items: Sequence[Item], task: Task, model: str, out: str | Path, *,
                    examples: Sequence[Item] = (), shards: int | None = None,
                    max_retries: int = 3, num_cpus: float = 1.0, threads: int | None = 1,
-                   address: str | None = None) -> RayScoreResult:
+                   address: str | None = None,
+                   label_scoring: str = "first-token") -> RayScoreResult:
     """Score ``items`` with ``model`` on a Ray cluster; write the ``table:`` Parquet ``out``.
 
     Args:
@@ -242,14 +263,22 @@ def score_with_ray(items: Sequence[Item], task: Task, model: str, out: str | Pat
         threads: llama.cpp threads per shard (local models).
         address: a Ray cluster to join (``"auto"``); default: the running one, else a
             new local one.
+        label_scoring: how each class is read from its label word: ``first-token`` (the
+            paper's choice) or ``full-sequence`` (the whole word; llama.cpp and
+            transformers models; refused for ``openai:``), as ``activetest init
+            --label-scoring`` does; recorded in the table's metadata (``label_scoring``).
 
     Raises:
         RayScoreError: ``out`` does not end ``.parquet``, ``shards`` < 1 or
             ``max_retries`` < 0 (:func:`check_arguments`, before Ray starts), ray is not
             installed, a shard failed after its retries, or the shards do not add up to
             the pool (nothing is written then).
+        ValueError: a ``label_scoring`` the model cannot score by (before Ray starts).
     """
     check_arguments(out, shards=shards, max_retries=max_retries)
+    from activetest.models.registry import label_scoring_options
+
+    label_scoring_options(model, label_scoring)  # refused before Ray starts
     try:
         import ray
     except ImportError as exc:
@@ -270,7 +299,7 @@ def score_with_ray(items: Sequence[Item], task: Task, model: str, out: str | Pat
                                               retry_exceptions=False)
     task_ref, ex_ref = ray.put(task), ray.put(list(examples))
     start = time.monotonic()
-    refs = [remote.remote(k, model, task_ref, items[a:b], ex_ref, threads)
+    refs = [remote.remote(k, model, task_ref, items[a:b], ex_ref, threads, label_scoring)
             for k, (a, b) in enumerate(_shards(len(items), shards))]
     try:
         results: list[ShardResult] = ray.get(refs)
@@ -289,7 +318,7 @@ def score_with_ray(items: Sequence[Item], task: Task, model: str, out: str | Pat
             "label_scoring": labels.as_provenance() if labels is not None else None}
     if labels is not None and labels.on_prefix:  # the workers' own notices stay on them
         warnings.warn(multi_token_notice(labels, model=repr(model), task=task.name,
-                                         remedy=RAY_REMEDY), MultiTokenLabelNotice,
+                                         remedy=_remedy(model)), MultiTokenLabelNotice,
                       stacklevel=2)
     out = Path(out)
     _write_parquet(out, items, task, lp, meta)
@@ -336,6 +365,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--max-retries", type=int, default=3, help="retries of a dead shard")
     ap.add_argument("--threads", type=int, default=1, help="llama.cpp threads per shard")
     ap.add_argument("--address", help="Ray cluster to join, e.g. auto (default: local)")
+    ap.add_argument("--label-scoring", choices=("first-token", "full-sequence"),
+                    default="first-token",
+                    help="how each class is read from its label word: first-token (the "
+                         "paper's choice) or full-sequence (the summed log-prob of the "
+                         "whole word; llama.cpp and transformers models, not openai:)")
     args = ap.parse_args(argv)
     from activetest.data.pool import load_pool
     from activetest.data.taskfile import load_task
@@ -343,6 +377,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         check_arguments(args.out, shards=args.shards, max_retries=args.max_retries,
                         inputs=(args.pool, args.examples))
+        from activetest.models.registry import label_scoring_options
+
+        label_scoring_options(args.model, args.label_scoring)  # before the pool is read
         task = load_task(args.task)
         pool = load_pool(args.pool, task=task, id_column=args.id_column,
                          text_column=args.text_column)
@@ -353,7 +390,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             examples = prompt_examples(args.examples, task, args.shots, args.seed)
         res = score_with_ray(pool, task, args.model, args.out, examples=examples,
                              shards=args.shards, max_retries=args.max_retries,
-                             threads=args.threads, address=args.address)
+                             threads=args.threads, address=args.address,
+                             label_scoring=args.label_scoring)
     except (UserFacingError, ValueError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

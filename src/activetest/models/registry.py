@@ -31,7 +31,8 @@ from activetest.models.base import Scorer
 from activetest.models.bundled import BUNDLED_MODELS, ModelNotFoundError
 from activetest.redaction import redact
 
-__all__ = ["BACKENDS", "CALIBRATED", "get_scorer", "parse_spec"]
+__all__ = ["BACKENDS", "CALIBRATED", "FULL_SEQUENCE_BACKENDS", "get_scorer",
+           "label_scoring_options", "parse_spec"]
 
 BACKENDS: dict[str, str] = {
     "llamacpp": "activetest.models.llamacpp.LlamaCppScorer",
@@ -43,6 +44,9 @@ BACKENDS: dict[str, str] = {
 
 _TABLE_SUFFIXES = (".csv", ".tsv", ".jsonl", ".json", ".parquet", ".csv.gz", ".tsv.gz",
                    ".jsonl.gz", ".json.gz")
+
+#: Backends that can score a class by its whole label word (``full_sequence=True``).
+FULL_SEQUENCE_BACKENDS = ("llamacpp", "hf")
 
 #: Spec prefix that wraps the model in :class:`~activetest.models.calibration.CalibratedScorer`.
 CALIBRATED = "calibrated:"
@@ -156,3 +160,37 @@ def get_scorer(spec: str | os.PathLike[str], backend: str | None = None,
         path, spec_options = parse_table_spec(rest)
         return cls(path, **{**spec_options, **options})
     return cls(rest, **options)
+
+
+def label_scoring_options(spec: str | os.PathLike[str], mode: str, *,
+                          name: str | None = None) -> dict[str, Any]:
+    """The :func:`get_scorer` options that make the model ``spec`` read each class from its
+    label word as ``mode`` says (:data:`~activetest.models.labels.LABEL_SCORING_MODES`).
+
+    ``first-token`` (every backend's default) needs none; ``full-sequence`` is
+    ``full_sequence=True`` for the backends that have it (:data:`FULL_SEQUENCE_BACKENDS`),
+    and nothing for a ``table:`` file (its scores were made elsewhere and are read as
+    they are). ``name``: how the model is named in the error (default: the spec).
+
+    Raises:
+        ValueError: an unknown mode, or full-sequence for a backend without it
+            (``openai:``: a server's completions show first tokens only), naming the model.
+    """
+    from activetest.models.labels import FIRST_TOKEN, LABEL_SCORING_MODES
+
+    if mode not in LABEL_SCORING_MODES:
+        raise ValueError(f"label scoring must be one of {', '.join(LABEL_SCORING_MODES)}, "
+                         f"got {mode!r}")
+    if mode == FIRST_TOKEN:
+        return {}
+    backend, _ = parse_spec(os.fspath(spec))
+    if backend in FULL_SEQUENCE_BACKENDS:
+        return {"full_sequence": True}
+    if backend == "table":
+        return {}
+    who = name if name is not None else repr(redact(os.fspath(spec)))
+    raise ValueError(f"model {who}: the {backend} backend has no full-sequence scoring (it "
+                     f"reads each class from its label word's first token only), so it "
+                     f"cannot score whole words (--label-scoring {mode}); score by first "
+                     f"tokens (--label-scoring first-token, the default), or use a llama.cpp "
+                     f"or transformers model (a bundled name, FILE.gguf, hf:MODEL)")

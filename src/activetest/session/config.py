@@ -30,7 +30,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-__all__ = ["ACQUISITIONS", "BOTH_DESIGNS", "DESIGN_METRICS", "KINDS", "METRICS", "Acquisition",
+__all__ = ["ACQUISITIONS", "BOTH_DESIGNS", "DESIGN_METRICS", "KINDS", "LABEL_SCORING", "METRICS",
+           "Acquisition",
            "ConfigError", "NoiseConfig", "SessionConfig", "acquisition"]
 
 #: Metrics a session estimates: the mean log loss and the error rate (mean 0-1 loss).
@@ -142,7 +143,10 @@ _RENAMED = {"alpha": "proposal_floor", "activetest_version": "version",
             "design": "design_variant"}
 # stored keys written only by some sessions: absent (None) is not written back
 _OPTIONAL_KEYS = ("design", "answer_files", "target_shots", "planned_budget", "blind_ratio",
-                  "design_rule", "clt_min_errors")
+                  "design_rule", "clt_min_errors", "label_scoring")
+#: How a class's score is read from its label word (:data:`SessionConfig.label_scoring`;
+#: the names of :data:`activetest.models.labels.LABEL_SCORING_MODES`).
+LABEL_SCORING = ("first-token", "full-sequence")
 
 
 @dataclass(frozen=True)
@@ -197,6 +201,12 @@ class SessionConfig:
             one); before, the exact CS stands in (:mod:`activetest.stats.fewerrors`; new
             sessions: :data:`activetest.stats.fewerrors.MIN_ERRORS`). None: not stored, by
             files from before it: the CLT intervals at every label count, as they were shown.
+        label_scoring: how the models built from specs read each class from its label
+            word (``--label-scoring``): ``first-token`` (the paper's choice) or
+            ``full-sequence`` (the summed log-prob of the whole word); every later command
+            (drawing, the target scored on labelled items, ``estimate --compare``) builds
+            them the same way. None: not stored, by files from before it: first-token,
+            the only way they were scored (:attr:`label_scoring_mode`).
         extra: keys this version does not know (kept and written back).
     """
 
@@ -226,6 +236,7 @@ class SessionConfig:
     blind_ratio: float | None = None
     design_rule: Any = None
     clt_min_errors: int | None = None
+    label_scoring: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -256,6 +267,9 @@ class SessionConfig:
         ce = self.clt_min_errors
         if ce is not None and (isinstance(ce, bool) or not isinstance(ce, int) or ce < 1):
             raise ConfigError(f"clt_min_errors must be a positive integer (labels), got {ce!r}")
+        if self.label_scoring is not None and self.label_scoring not in LABEL_SCORING:
+            raise ConfigError(f"label_scoring must be one of {', '.join(LABEL_SCORING)}, "
+                              f"got {self.label_scoring!r}")
         if not isinstance(self.task, Mapping):
             raise ConfigError("task must be a stored task (a JSON object)")
 
@@ -336,6 +350,12 @@ class SessionConfig:
     def target_examples(self) -> int:
         """The in-context examples the target saw (``shots`` where not stored)."""
         return int(self.shots if self.target_shots is None else self.target_shots)
+
+    @property
+    def label_scoring_mode(self) -> str:
+        """How models built from specs read the classes from their label words:
+        ``label_scoring``, first-token where not stored (files from before it)."""
+        return self.label_scoring or LABEL_SCORING[0]
 
     @property
     def graded(self) -> bool:

@@ -34,6 +34,7 @@ from activetest.session.history_neighbours import NeighbourUpdate
 from activetest.session.options import (
     as_integer,
     check_count,
+    check_label_scoring,
     check_level,
     check_n_boot,
     compare_specs,
@@ -276,11 +277,14 @@ def build_config(inputs: Inputs, *, task_ref: Any, metric: str, acquisition: str
                  proposal_floor: float, seed: int, noise: NoiseConfig, n_boot: int,
                  level: float, cache_dir: str | os.PathLike[str] | None,
                  use_cache: bool, budget: int | None = None,
-                 n_items: int | None = None) -> SessionConfig:
+                 n_items: int | None = None,
+                 label_scoring: str = "first-token") -> SessionConfig:
     """The configuration stored in the session file (no credentials); stored as its
     :meth:`~SessionConfig.to_dict`. ``budget``: the planned labels (default
     :func:`planned_budget`'s rule), recorded for the anytime CS; ``n_items``: the pool's
-    size where ``inputs`` does not hold the items (a streamed pool)."""
+    size where ``inputs`` does not hold the items (a streamed pool); ``label_scoring``:
+    how the models built from specs read the label words (recorded in every new
+    session)."""
     from activetest import __version__
     from activetest.data.taskfile import task_to_dict
 
@@ -301,6 +305,7 @@ def build_config(inputs: Inputs, *, task_ref: Any, metric: str, acquisition: str
         blind_ratio=new_blind_ratio(new_design_rule(acquisition)),  # rule-dependent
         design_rule=new_design_rule(acquisition),  # the in-run rule of new sessions
         clt_min_errors=MIN_ERRORS,  # the error rate's exact interval until 5 errors
+        label_scoring=label_scoring,  # every later command builds its models this way
     )
 
 
@@ -365,6 +370,7 @@ def create_session(path: str | os.PathLike[str], *,
                    history: Sequence[Any] = (), history_exclude: Sequence[str] = (),
                    history_neighbours: bool | NeighbourUpdate = True,
                    compare: Sequence[Any] | Any = (),
+                   label_scoring: str = "first-token",
                    ) -> tuple[SessionStore, Inputs]:
     """Build a session file; returns the open store and the inputs (see ``Session.create``).
 
@@ -381,6 +387,10 @@ def create_session(path: str | os.PathLike[str], *,
     (stored as ``compare:<spec>``, named in the config), compared with the target at
     every estimate; the ``compare`` acquisition (exactly one of them) draws where the two
     targets' losses may differ (:func:`activetest.stats.expected_difference`).
+    ``label_scoring``: how the models given as specs read each class from its label word,
+    ``first-token`` (the paper's choice) or ``full-sequence`` (the summed log-prob of the
+    whole word; llama.cpp and transformers models, refused for ``openai:``), stored in the
+    config so every later command scores the same way (:class:`Scoring`).
     """
     if history or history_exclude:
         from activetest.session.create_history import check_history_options
@@ -389,6 +399,7 @@ def create_session(path: str | os.PathLike[str], *,
             raise SessionError("--history-exclude names a row of --history: give --history")
         acquisition = check_history_options(metric, acquisition)
     compare = compare_specs(compare)  # a spec (str) or one Scorer is one target
+    label_scoring = check_label_scoring(label_scoring, [surrogate, target, *compare])
     shots = check_count(shots, "shots", "in-context examples")
     target_shots = check_count(target_shots, "target_shots", "in-context examples")
     check_compare_options(acquisition, compare, bool(history))
@@ -413,7 +424,7 @@ def create_session(path: str | os.PathLike[str], *,
                             proposal_floor=proposal_floor, seed=seed, noise=noise,
                             n_boot=n_boot, level=level, cache_dir=cache_dir,
                             use_cache=use_cache, budget=budget if n_items else None,
-                            n_items=n_items or 2)
+                            n_items=n_items or 2, label_scoring=label_scoring)
 
     # files alone: the pool and table: predictions in blocks (a history needs the items)
     streamed = None if history else try_stream(
@@ -431,7 +442,7 @@ def create_session(path: str | os.PathLike[str], *,
     config = build_config(inputs, task_ref=task, metric=metric, acquisition=acquisition,
                           proposal_floor=proposal_floor, seed=seed, noise=noise,
                           n_boot=n_boot, level=level, cache_dir=cache_dir,
-                          use_cache=use_cache, budget=budget)
+                          use_cache=use_cache, budget=budget, label_scoring=label_scoring)
     hist = None
     if history:  # joined and checked before any scoring is spent
         from activetest.session.create_history import classification_history
@@ -449,7 +460,7 @@ def create_session(path: str | os.PathLike[str], *,
     if compared:
         config = dataclasses.replace(config, compare=tuple(compared))
     scoring = Scoring(inputs.task, inputs.examples, inputs.scorers, config.cache_dir,
-                      use_cache, threads, inputs.raw_specs)
+                      use_cache, threads, inputs.raw_specs, label_scoring)
     check_position_joins(inputs, scoring, [inputs.specs["surrogate"], inputs.specs["target"],
                                            *compared])
     (s_lp, s_prov), target_scores = score_pool(inputs, scoring,

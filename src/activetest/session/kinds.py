@@ -278,6 +278,12 @@ class Graded(SessionKind):
             is_lmeval_target,
         )
 
+        options = dict(options)
+        if options.pop("label_scoring", "first-token") != "first-token":
+            raise SessionError(f"label_scoring (--label-scoring) is how a classification "
+                               f"task's label words are scored; task {task.name!r} is "
+                               f"graded (answers judged, no label words)")
+
         if is_lmeval_target(target):  # the target runs inside lm-eval, on drawn items only
             store, _ = create_lmeval_session(path, pool=pool, task=task, target=target,
                                              surrogate=surrogate, **options)

@@ -15,8 +15,8 @@ import numbers
 import os
 from typing import Any
 
-__all__ = ["MIN_TARGET_WIDTH", "as_integer", "check_count", "check_level", "check_n_boot",
-           "check_target_width", "compare_specs"]
+__all__ = ["MIN_TARGET_WIDTH", "as_integer", "check_count", "check_label_scoring",
+           "check_level", "check_n_boot", "check_target_width", "compare_specs"]
 
 #: The narrowest interval width a projection is made for (narrower ones would need
 #: more labels than any pool has, and overflow the projection).
@@ -114,3 +114,26 @@ def compare_specs(compare: Any) -> list[Any]:
     if isinstance(compare, (list, tuple)):
         return list(compare)
     return [compare] if compare else []
+
+
+def check_label_scoring(mode: Any, models: Any = ()) -> str:
+    """``label_scoring`` (``first-token`` or ``full-sequence``), checked with the models
+    given as specs (``models``), before anything is read or scored: a model whose backend
+    cannot read its classes that way (``openai:`` and full-sequence) is refused by name.
+
+    Raises:
+        ValueError: an unknown mode, or a model that cannot score by it.
+    """
+    from activetest.session.config import LABEL_SCORING
+
+    if not isinstance(mode, str) or mode not in LABEL_SCORING:
+        raise ValueError(f"label_scoring must be one of {', '.join(LABEL_SCORING)}, got "
+                         f"{_shown(mode)!r}")
+    if mode != LABEL_SCORING[0]:
+        from activetest.models.registry import label_scoring_options
+        from activetest.session.scoring import stored_spec
+
+        for m in models:
+            if isinstance(m, (str, os.PathLike)):
+                label_scoring_options(m, mode, name=repr(stored_spec(os.fspath(m))))
+    return mode

@@ -81,8 +81,8 @@ OVERFLOW_ADVICE = ("shorten the item's text in the pool, use fewer in-context ex
                    "(in Python: pass a scorer built with a larger n_ctx, or truncate=True)")
 #: What to do about two classes whose label words start with the same token.
 COLLISION_ADVICE = ("give the classes label words that differ in their first token (a task "
-                    "file's classes, --task FILE.toml), or use another model; in Python: pass "
-                    "a scorer built with full_sequence=True")
+                    "file's classes, --task FILE.toml), score whole words (--label-scoring "
+                    "full-sequence, llama.cpp and transformers models), or use another model")
 
 
 class Scoring:
@@ -96,11 +96,20 @@ class Scoring:
         threads: CPU threads per llama.cpp model built from a spec.
         raw_specs: stored spec -> the spec as the user gave it (with credentials),
             known only in the process that created the session.
+        label_scoring: how a model built from a spec reads each class from its label
+            word: ``first-token`` (the paper's choice) or ``full-sequence`` (the whole
+            word; llama.cpp and transformers models, refused for ``openai:``; a
+            ``table:`` file's scores are read as they are). One mode for every model of a
+            session, stored in its config (``--label-scoring``): a per-model spec option
+            would let the target and a compared model be read differently, and would
+            change the stored spec, which names the role (``compare:<spec>``). Scorer
+            objects are the caller's, used as built.
     """
 
     def __init__(self, task: Task, examples: Sequence[Item], scorers: Mapping[str, Any],
                  cache_dir: str | None, use_cache: bool, threads: int | None = None,
-                 raw_specs: Mapping[str, str] | None = None) -> None:
+                 raw_specs: Mapping[str, str] | None = None,
+                 label_scoring: str = "first-token") -> None:
         self.task = task
         self.examples = list(examples)
         self.scorers = scorers
@@ -108,6 +117,19 @@ class Scoring:
         self.use_cache = use_cache
         self.threads = threads
         self.raw_specs = dict(raw_specs or {})
+        self.label_scoring = label_scoring
+
+    def label_options(self, spec: str) -> dict[str, Any]:
+        """The scorer options of :attr:`label_scoring` for the stored spec ``spec``.
+
+        Raises:
+            ValueError: the model's backend cannot score that way (``openai:`` and
+                full-sequence), naming the model.
+        """
+        from activetest.models.registry import label_scoring_options
+
+        return label_scoring_options(self.raw_specs.get(spec, spec), self.label_scoring,
+                                     name=repr(spec))
 
     def scorer(self, spec: str) -> Any:
         """The scorer for a stored spec (built once per :class:`Scoring`)."""
@@ -122,7 +144,7 @@ class Scoring:
         raw = self.raw_specs.get(spec, spec)
         backend, _ = parse_spec(raw)
         options = {"n_threads": self.threads} if self.threads and backend == "llamacpp" else {}
-        scorer = get_scorer(raw, **options)
+        scorer = get_scorer(raw, **options, **self.label_options(spec))
         if self.use_cache and backend != "table":
             from activetest.models.cache import CachedScorer
 

@@ -187,7 +187,11 @@ class Session:
                 ``noise_surrogate_nll``, ``noise_rule`` (the label-noise alarm);
                 ``n_boot``, ``level`` (bootstrap); ``pool_options`` (``load_pool``
                 keywords); ``cache_dir``, ``use_cache``; ``overwrite``; ``progress``;
-                ``busy_timeout``; ``threads``. See
+                ``busy_timeout``; ``threads``; ``label_scoring`` (``first-token``, the
+                default and the paper's choice, or ``full-sequence``: each class the
+                summed log-prob of its whole label word, for the llama.cpp and
+                transformers models given as specs; refused for ``openai:``; stored, so
+                every later command scores the same way). See
                 :func:`activetest.session.create.create_session`.
 
         Raises:
@@ -611,7 +615,7 @@ class Session:
         shots = int(self._cfg.shots)
         return Scoring(self.task, self.examples()[:shots], self._scorers, self._cache_dir,
                        bool(self._cfg.use_cache), self.threads,
-                       self._raw_specs)
+                       self._raw_specs, self._cfg.label_scoring_mode)
 
     def _target_shots(self) -> int:
         return self._cfg.target_examples
