@@ -270,7 +270,8 @@ def init(
                    f"{cfg.proposal_floor:g}, seed {cfg.seed}")
         if cfg.label_scoring_mode != LabelScoringMode.first_token.value:
             _out.print(f"label scoring: {cfg.label_scoring_mode} (each class is the summed "
-                       f"log-prob of its whole label word)")
+                       f"log-prob of its whole label word, for every model scored here; a "
+                       f"table: file's scores are read as they are)")
         for role in ("surrogate", "target"):
             prov = s.provenance(role)
             if prov.get("source") in ("table", "lm-eval samples"):

@@ -106,7 +106,8 @@ def status(
                           else ""))
         if cfg.kind == "classification" and cfg.label_scoring_mode == "full-sequence":
             _out.print("label scoring: full-sequence (init --label-scoring: each class is "
-                       "the summed log-prob of its whole label word)")
+                       "the summed log-prob of its whole label word, for every model "
+                       "scored here; a table: file's scores are read as they are)")
         _out.print(f"pool {st.n_items} items: {st.n_selected} selected, {st.n_labelled} "
                    f"labelled, {st.n_pending} pending; {st.n_usable} label(s) usable by the "
                    f"estimate")
