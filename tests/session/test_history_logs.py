@@ -202,3 +202,26 @@ def test_a_table_targets_own_run_in_the_folder_is_found_by_its_results(
               "--seed", "2", "--no-progress")
     assert "row 'new-model' not used (identical to the target's own scores on 40 items" in out
     assert "history: 5 model(s)" in out
+
+
+def test_excluding_the_target_whose_own_log_is_already_dropped_is_accepted(
+        tmp_path: Path) -> None:
+    """``--history-exclude`` naming the target whose own log in the folder is dropped as
+    the target's file is satisfied, not refused as "a name matching no row" (QA: the
+    careful user naming the target was refused); a name matching nothing still is."""
+    (log,) = (ANSWERS / "inspect").glob("*.eval")
+    pool = _graded_pool(tmp_path, "q-bus")
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    shutil.copy(log, runs / log.name)
+    ids = [json.loads(line)["id"] for line in pool.read_text().splitlines()]
+    hist = tmp_path / "other.csv"
+    hist.write_text("model," + ",".join(ids) + "\nother-model,"
+                    + ",".join(str(k % 2) for k in range(len(ids))) + "\n")
+    base = ("--task", "answers", "--pool", pool, "--target", f"answers:{runs / log.name}",
+            "--surrogate", "history", "--history", runs, "--history", hist, "--no-progress")
+    out = cli("init", tmp_path / "s.db", *base, "--history-exclude",
+              "llama-cpp-python/smollm2-135m")
+    assert "history: 1 model(s)" in out and "is the target's own run" in out
+    out = cli("init", tmp_path / "t.db", *base, "--history-exclude", "nobody", code=2)
+    assert "'nobody' matches no history row" in out

@@ -212,7 +212,11 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
                 mats.append(run.matrix())
         if not mats:
             raise SessionError("no history is left once the target's own run is dropped")
-        joined = join_history(mats, [it.item_id for it in items], exclude=exclude,
+        # a name given with --history-exclude whose log is already dropped as the target's
+        # own run is satisfied, not "a name matching no row" (QA: refused)
+        gone = {m for m, _ in dropped}
+        joined = join_history(mats, [it.item_id for it in items],
+                              exclude=[x for x in exclude if x.strip() not in gone],
                               target_scores=target_scores)
     except (HistoryFormatError, FileNotFoundError, ValueError) as exc:
         if isinstance(exc, SessionError):
