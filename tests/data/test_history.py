@@ -35,6 +35,33 @@ def test_reads_csv_tsv_gzip_and_parquet_alike(tmp_path: Path) -> None:
         np.testing.assert_array_equal(m.scores, [[1, 0, np.nan], [0.5, np.nan, 1]])
 
 
+def test_parquet_written_by_pandas_with_the_models_as_index(tmp_path: Path) -> None:
+    """pandas stores a named index as the LAST Parquet column: a matrix pivoted from a
+    long table (``pivot_table(index="model", ...)``) reads with its models as the rows
+    (QA: the first item column was read as the names, a misleading refusal); typed
+    booleans are 1/0; an index of several levels is refused, not guessed at."""
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    long = pd.DataFrame({"model": ["m/a", "m/a", "m/b", "m/b", "m/c"],
+                         "item": ["q1", "q2", "q1", "q2", "q2"],
+                         "correct": [1.0, 0.0, 0.0, 1.0, 1.0]})
+    wide = long.pivot_table(index="model", columns="item", values="correct")
+    wide.to_parquet(tmp_path / "pivot.parquet")
+    m = read_response_matrix(tmp_path / "pivot.parquet")
+    assert m.models == ("m/a", "m/b", "m/c") and m.item_ids == ("q1", "q2")
+    np.testing.assert_array_equal(m.scores, [[1, 0], [0, 1], [np.nan, 1]])
+    flags = pd.DataFrame({"model": ["m/a", "m/b"], "q1": [True, False], "q2": [None, True]})
+    flags.to_parquet(tmp_path / "bool.parquet", index=False)
+    b = read_response_matrix(tmp_path / "bool.parquet")
+    np.testing.assert_array_equal(b.scores, [[1, np.nan], [0, 1]])
+    two = wide.copy()
+    two.index = pd.MultiIndex.from_tuples([("m/a", 1), ("m/b", 1), ("m/c", 2)],
+                                          names=["model", "run"])
+    two.to_parquet(tmp_path / "two.parquet")
+    with pytest.raises(HistoryFormatError, match=r"two.parquet: pandas wrote an index of 2"):
+        read_response_matrix(tmp_path / "two.parquet")
+
+
 @pytest.mark.parametrize(("text", "match"), [
     (",q1,q1\nm,1,0\n", "repeated"),
     (",q1,q2\nm,1,2\n", r"line 2, column 'q2': 2.0 is not a score"),

@@ -4,8 +4,9 @@ A response matrix is a wide table: one row per model, its name in the first
 column (whatever that column's header, even empty, as pandas writes an index),
 then one column per item id; cells are 1/0 (correct/wrong) or scores in [0, 1],
 an empty cell (or ``NA``, ``nan``, ``null``) is missing. CSV (RFC 4180 quoting),
-TSV (tab-separated, same quoting) or Parquet (the first column the model name; the
-others numeric or null). A ``.gz`` name or gzip's magic bytes are decompressed.
+TSV (tab-separated, same quoting) or Parquet (the first column the model name, or the
+index pandas wrote, wherever it put it; the others numeric, boolean or null). A ``.gz``
+name or gzip's magic bytes are decompressed.
 
 Refusals name the file, the line (or row) and the column: repeated item ids or
 model names, a cell that is not a number in [0, 1], a row of another width.
@@ -24,6 +25,7 @@ import io
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -70,9 +72,39 @@ class ResponseMatrix:
                               self.item_ids, self.scores[keep])
 
 
+def _pandas_index(table: Any, p: Path) -> int | None:
+    """The position of the model-name column a Parquet file written by pandas names as
+    its index (``DataFrame.to_parquet`` stores a named index as the LAST column: QA, the
+    first item column was read as the models' names), or None (no pandas metadata, or a
+    RangeIndex: the first column is the models' names).
+
+    Raises:
+        HistoryFormatError: an index of several levels (which is the model's name is not
+            guessed).
+    """
+    import json
+
+    meta = table.schema.metadata or {}
+    try:
+        pandas_meta = json.loads(meta.get(b"pandas", b"{}"))
+    except (ValueError, TypeError):
+        return None
+    names = [c for c in pandas_meta.get("index_columns", []) if isinstance(c, str)]
+    if not names:
+        return None
+    if len(names) > 1:
+        raise HistoryFormatError(f"{p}: pandas wrote an index of {len(names)} levels "
+                                 f"({', '.join(names)}); a response matrix has one: the "
+                                 f"model names (DataFrame.reset_index() and keep one)")
+    columns = list(table.column_names)
+    return columns.index(names[0]) if names[0] in columns else None
+
+
 def _cell(text: object, where: str, col: str) -> float:
     if text is None:
         return math.nan
+    if isinstance(text, bool):  # a typed Parquet boolean: correct / wrong
+        return float(text)
     if isinstance(text, (int, float)) and not isinstance(text, bool):
         v = float(text)
     else:
@@ -151,6 +183,10 @@ def read_response_matrix(path: str | Path, *, format: str | None = None) -> Resp
             raise HistoryFormatError(f"{p}: not a readable Parquet file: {exc}") from None
         header = [str(c) for c in table.column_names]
         cols = [table.column(i).to_pylist() for i in range(table.num_columns)]
+        index = _pandas_index(table, p)
+        if index is not None and index != 0:  # pandas wrote the index (the models) last
+            header.insert(0, header.pop(index))
+            cols.insert(0, cols.pop(index))
         rows = [(f"{p}: row {r}", [c[r] for c in cols]) for r in range(table.num_rows)]
         return _build(str(p), header, rows)
     try:
