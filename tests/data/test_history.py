@@ -158,3 +158,43 @@ def test_only_json_files_named_results_are_taken_for_lm_evals_results_file(
     assert _is_sidecar(tmp_path / "results_2026-01-01T00-00-00.json")
     assert not _is_sidecar(tmp_path / "results_b_samples.jsonl")
     assert _is_sidecar(tmp_path / "logs.json")
+
+
+def test_ids_alike_but_not_equal_are_named_never_joined(tmp_path: Path) -> None:
+    """Columns equal to pool ids but for case, blanks, leading zeros or a number's '.0'
+    are not joined (never guessed) and one is named, in the refusal and in the count of
+    ignored columns; a transposed matrix (items as rows) is said to be one (QA: both
+    were refused with an unrelated pair of ids, or ignored silently)."""
+    pool = ["7", "8", "9", "10"]
+    f = _write(tmp_path / "f.csv", "model,7.0,8.0,9.0\nx,1,0,1\n")
+    with pytest.raises(HistoryJoinError, match=r"f.csv: .*'7.0' in the history is '7' in "
+                                               r"the pool but for case.*never guessed"):
+        join_history([f], pool)
+    g = _write(tmp_path / "g.csv", "model,007,8,09,10\nx,1,0,1,1\ny,0,0,1,1\n")
+    h = join_history([g], pool)
+    assert h.n_covered == 2 and h.ignored_items == 2
+    assert "'007' in the history is '7' in the pool" in "\n".join(h.messages())
+    t = _write(tmp_path / "t.csv", "item,m1,m2\n7,1,0\n8,0,1\n")
+    with pytest.raises(HistoryJoinError, match=r"t.csv: .*rows are named by pool item ids "
+                                               r"\(e.g. '7'.*transposed"):
+        join_history([t], pool)
+
+
+def test_the_same_model_in_two_files_under_two_names_counts_once(tmp_path: Path) -> None:
+    """A row identical to a row of an earlier file under another name (a matrix and a
+    folder of logs holding the same run) is dropped and said (QA: counted twice); rows of
+    one file are the file's own, and rows right on every item are not taken for one."""
+    ids = [f"q{i}" for i in range(30)]
+    row = [str((i * 7) % 3 % 2) for i in range(30)]
+    other = [str(1 - int(v)) for v in row]
+    a = _write(tmp_path / "a.csv", "model," + ",".join(ids) + "\nm/a," + ",".join(row)
+               + "\nm/a-again," + ",".join(row) + "\nall-right," + ",".join(["1"] * 30)
+               + "\n")
+    b = _write(tmp_path / "b.csv", "model," + ",".join(ids) + "\nalias," + ",".join(row)
+               + "\nb," + ",".join(other) + "\nalso-all-right," + ",".join(["1"] * 30)
+               + "\n")
+    h = join_history([a, b], ids)
+    assert h.models == ("m/a", "m/a-again", "all-right", "b", "also-all-right")
+    assert h.excluded == (("alias", f"identical to row 'm/a' of {a} on 30 items: the same "
+                                    "model counted once"),)
+    assert "row 'alias' not used (identical to row 'm/a'" in "\n".join(h.messages())

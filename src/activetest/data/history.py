@@ -15,7 +15,10 @@ columns to the pool's items BY ID, with the house's join rules:
   name that matches no row is refused, it is likely a typo), and so is any row
   identical to ``target_scores`` (the target's own automatic scores where a
   session has them) on every item both have; every dropped row is said;
-* the same model in two files is refused (it would count twice).
+* the same model in two files is refused (it would count twice); a row identical to
+  a row of an earlier file under another name is dropped and said;
+* columns that equal a pool id but for case, blanks, leading zeros or a number's
+  ``.0`` are never joined: the refusal or the count of ignored columns names one.
 """
 
 from __future__ import annotations
@@ -47,6 +50,8 @@ class PoolHistory:
         n_covered: pool items with at least one history cell.
         excluded: ``(name, why)`` for every dropped row.
         ignored_items: matrix columns that are not pool items.
+        near_miss: an ignored column and the pool id it equals but for case, blanks,
+            leading zeros or a number's ``.0`` (never joined: said), or None.
     """
 
     scores: np.ndarray
@@ -55,6 +60,7 @@ class PoolHistory:
     n_covered: int
     excluded: tuple[tuple[str, str], ...]
     ignored_items: int
+    near_miss: tuple[str, str] | None = None
 
     def messages(self) -> list[str]:
         """What a person should be told about the join (coverage, dropped rows)."""
@@ -65,13 +71,44 @@ class PoolHistory:
                   f" ({n - self.n_covered} without: they get the average difficulty)")]
         if self.ignored_items:
             out.append(f"history: {self.ignored_items} item column(s) are not in the pool "
-                       "(ignored)")
+                       "(ignored)" + ("" if self.near_miss is None else
+                                      "; " + _near_miss_note(*self.near_miss)))
         out += [f"history: row {name!r} not used ({why})" for name, why in self.excluded]
         return out
 
 
 def _norm(s: str) -> str:
     return str(s).strip()
+
+
+def _loose(s: str) -> str:
+    """An id with case, blanks, leading zeros and a whole number's ``.0`` left out: only
+    to say why ids that look alike did not join (they are never joined by it)."""
+    t = str(s).strip().casefold()
+    try:
+        v = float(t)
+    except ValueError:
+        return t
+    return str(int(v)) if v.is_integer() and abs(v) < 1e15 else t
+
+
+def _near_misses(cols: Sequence[str], ids: Sequence[str], pos: dict[str, int]
+                 ) -> tuple[str, str] | None:
+    """The first history column that is not a pool id but equals one loosely
+    (:func:`_loose`), with that pool id; None if there is none."""
+    loose: dict[str, str] = {}
+    for i in ids:
+        loose.setdefault(_loose(i), i)
+    for c in cols:
+        if c not in pos and _loose(c) in loose:
+            return c, loose[_loose(c)]
+    return None
+
+
+def _near_miss_note(col: str, pool_id: str) -> str:
+    return (f"e.g. {col!r} in the history is {pool_id!r} in the pool but for case, blanks, "
+            f"leading zeros or a number's '.0': ids are matched exactly, never guessed "
+            f"(rename the columns to the pool's ids)")
 
 
 #: Shared items a history row must equal the target's own scores on to be taken for the
@@ -105,17 +142,30 @@ def join_history(paths: Sequence[str | Path | ResponseMatrix], pool_ids: Sequenc
     where: dict[str, str] = {}
     sources: list[str] = []
     ignored = 0
+    near_miss: tuple[str, str] | None = None
+    src_of: list[int] = []
     for p in paths:
         M = p if isinstance(p, ResponseMatrix) else read_response_matrix(p)
         cols = [_norm(c) for c in M.item_ids]
         hit = [(c, pos[i]) for c, i in enumerate(cols) if i in pos]
+        miss = _near_misses(cols, ids, pos)
         if not hit:
+            head = f"{M.source}: none of its {len(cols)} item ids is a pool item id"
+            rows_are_items = [m for m in M.models if _norm(m) in pos]
+            if rows_are_items:
+                raise HistoryJoinError(
+                    f"{head}, but its rows are named by pool item ids (e.g. "
+                    f"{rows_are_items[0]!r}; its columns e.g. {cols[0]!r}): it looks "
+                    f"transposed, the items as rows; a response matrix has one row per "
+                    f"model (its name first) and one column per item id: transpose it")
+            if miss is not None:
+                raise HistoryJoinError(f"{head}: {_near_miss_note(*miss)}")
             raise HistoryJoinError(
-                f"{M.source}: none of its {len(cols)} item ids is a pool item id (e.g. "
-                f"{cols[0]!r} in the history, {ids[0]!r} in the pool); a history is joined "
-                "by item id only, never by position (it has no item content to confirm "
-                "one): rename its columns to the pool's ids")
+                f"{head} (e.g. {cols[0]!r} in the history, {ids[0]!r} in the pool); a "
+                "history is joined by item id only, never by position (it has no item "
+                "content to confirm one): rename its columns to the pool's ids")
         ignored += len(cols) - len(hit)
+        near_miss = near_miss or miss
         block = np.full((len(M.models), N), np.nan)
         c_idx = np.array([c for c, _ in hit])
         p_idx = np.array([k for _, k in hit])
@@ -126,6 +176,7 @@ def join_history(paths: Sequence[str | Path | ResponseMatrix], pool_ids: Sequenc
                                        "the same model twice would count twice")
             where[name] = M.source
         models += list(M.models)
+        src_of += [len(sources)] * len(M.models)
         blocks.append(block)
         sources.append(M.source)
     S = np.vstack(blocks)
@@ -156,6 +207,7 @@ def join_history(paths: Sequence[str | Path | ResponseMatrix], pool_ids: Sequenc
             drop[k] = True
             excluded.append((models[k], f"identical to the target's own scores on "
                                         f"{int(both[k].sum())} items: taken for the target"))
+    _drop_copies(S, models, sources, np.array(src_of, dtype=np.int64), drop, excluded)
     for k in np.flatnonzero(np.isnan(S).all(axis=1) & ~drop):  # nothing to learn from
         drop[k] = True
         excluded.append((models[k], "no result on any pool item"))
@@ -165,4 +217,32 @@ def join_history(paths: Sequence[str | Path | ResponseMatrix], pool_ids: Sequenc
     S = S[~drop]
     kept = tuple(m for m, d in zip(models, drop, strict=True) if not d)
     n_cov = int((~np.isnan(S)).any(axis=0).sum())
-    return PoolHistory(S, kept, tuple(sources), n_cov, tuple(excluded), ignored)
+    return PoolHistory(S, kept, tuple(sources), n_cov, tuple(excluded), ignored, near_miss)
+
+
+def _drop_copies(S: np.ndarray, models: Sequence[str], sources: Sequence[str],
+                 src_of: np.ndarray, drop: np.ndarray, excluded: list[tuple[str, str]]
+                 ) -> None:
+    """Drop (in place, said) a row identical to a row of an EARLIER file under another
+    name: the same model in a matrix and a folder of logs would count twice (QA: it did).
+    Identical means equal on every item both have, on at least :data:`MIN_SAME_ITEMS`
+    items (all if fewer are shared), and not one value throughout (two models right on
+    every item are not taken for one). Rows within one file are the file's own."""
+    known = ~np.isnan(S)
+    for k in range(len(models)):
+        prev = np.flatnonzero((src_of < src_of[k]) & ~drop)
+        if drop[k] or not len(prev):
+            continue
+        both = known[prev] & known[k][None, :]
+        n = both.sum(axis=1)
+        equal = np.all(np.where(both, S[prev] == S[k][None, :], True), axis=1)
+        lo = np.where(both, S[k][None, :], np.inf).min(axis=1)
+        hi = np.where(both, S[k][None, :], -np.inf).max(axis=1)
+        need = np.minimum(MIN_SAME_ITEMS, known[k].sum())
+        same = np.flatnonzero(equal & (n >= np.maximum(need, 1)) & (hi > lo))
+        if len(same):
+            j = prev[same[0]]
+            drop[k] = True
+            excluded.append((models[k], f"identical to row {models[j]!r} of "
+                                        f"{sources[src_of[j]]} on {int(n[same[0]])} items: "
+                                        f"the same model counted once"))
