@@ -692,3 +692,22 @@ def test_imported_graded_votes_are_kept_and_their_agreement_reported(
         assert "annotators in imported files: alice, bob" in describe_agreement(rep)[0]
         # the same file again keeps nothing twice
         assert s.import_file(tmp_path / "done.csv", resolve="latest").votes_kept == 0
+
+
+def test_a_conflicting_judgment_of_the_compared_answer_names_whose_answer(
+        tmp_path: Path) -> None:
+    """QA: a sheet that judged B's answer differently from the stored judgment was
+    refused as "item 'q1' already has label 'correct'", read as the target's label; now
+    the item is named with whose answer it is, as the sheet's content checks name it."""
+    pool, other, _, _ = write_files(tmp_path)
+    db = create(tmp_path, pool, other)
+    spec = f"answers:{other}"
+    with Session.open(db) as s:
+        s.select(3)
+        item = s.acquisitions()[0].item_id
+        s.judge(item, "correct", target=spec)
+        with pytest.raises(LabelError) as err:
+            s.judge_many(spec, [(item, "incorrect")])
+        assert f"item {item!r} (answer of {spec}) already has label 'correct'" in str(err.value)
+        with pytest.raises(LabelError, match=rf"item {item!r} \(answer of .*\): .*'maybe'"):
+            s.judge_many(spec, [(item, "maybe")])

@@ -188,7 +188,7 @@ def check_judgments(store: SessionStore, task: GenTask, index: Mapping[str, int]
                          f"of this session; compared targets: {known}")
     return check_labels(store, task, index, records, source=source, overwrite=overwrite,
                         where=where, resolve=resolve,
-                        current=store.judgments(compare_role(spec)))
+                        current=store.judgments(compare_role(spec)), answer_of=spec)
 
 
 def add_judgments(store: SessionStore, task: GenTask, index: Mapping[str, int], spec: str,

@@ -160,6 +160,7 @@ def _class_name(task: Task, k: int) -> str:
 def check_labels(store: SessionStore, task: Task, index: Mapping[str, int],
                  records: Iterable[Any], *, source: str, overwrite: bool, where: str = "",
                  resolve: str = "skip", current: Mapping[int, Any] | None = None,
+                 answer_of: str = "",
                  ) -> tuple[list[tuple[int, int, str]], int, list[LabelConflict]]:
     """Check label records against the session.
 
@@ -173,7 +174,9 @@ def check_labels(store: SessionStore, task: Task, index: Mapping[str, int],
     ``overwrite``.
 
     ``current``: the stored values to check against (default the session's labels;
-    a graded comparison passes a compared target's judgments).
+    a graded comparison passes a compared target's judgments); ``answer_of``: that
+    compared target's spec, named beside the item in every problem (a judgment of its
+    answer, not the target's label: QA).
 
     Returns:
         ``(answers to write, unchanged count, conflicts)``.
@@ -191,6 +194,7 @@ def check_labels(store: SessionStore, task: Task, index: Mapping[str, int],
     current = store.labels(check=False) if current is None else current
     drawn = {a.index: a.step for a in store.acquisitions()}
     item_ids: dict[int, str] = {}  # row -> the id the records name it by
+    whose = f" (answer of {answer_of})" if answer_of else ""
     for n, rec in enumerate(records, start=1):
         rec_source = source
         who = ""
@@ -222,7 +226,7 @@ def check_labels(store: SessionStore, task: Task, index: Mapping[str, int],
         try:
             y = parse_label(task, raw)
         except LabelError as exc:
-            problems.append(f"{prefix}item {item_id!r}: {exc}")
+            problems.append(f"{prefix}item {item_id!r}{whose}: {exc}")
             continue
         if row not in drawn:
             problems.append(f"{prefix}item {item_id!r} was never selected; only selected "
@@ -253,7 +257,7 @@ def check_labels(store: SessionStore, task: Task, index: Mapping[str, int],
         old = current.get(row)
         if old is not None and old.label != y and not overwrite:
             prefix = f"{chosen.loc}: " if chosen.loc else ""
-            problems.append(f"{prefix}item {item_ids[row]!r} already has label "
+            problems.append(f"{prefix}item {item_ids[row]!r}{whose} already has label "
                             f"{_class_name(task, old.label)!r} (from {old.source}); this "
                             f"gives {task.class_names[y]!r}: pass --overwrite "
                             f"(overwrite=True) to replace it (the old label stays in the "
