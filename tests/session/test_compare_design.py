@@ -601,7 +601,7 @@ def test_a_difference_says_what_it_subtracts_where_the_headline_is_the_designs(
         shown += abs(headline - c.target_lure) >= 5e-5
     assert shown  # the design's control moved the headline off LURE here
     out = " ".join(run("estimate", db).split())
-    assert "(paired, same labels: the target's LURE" in out, out
+    assert "(paired LURE, same labels: the target's LURE" in out, out
     assert any("the paired difference is the target's LURE" in n for n in data.notes)
 
 

@@ -711,3 +711,30 @@ def test_a_conflicting_judgment_of_the_compared_answer_names_whose_answer(
         assert f"item {item!r} (answer of {spec}) already has label 'correct'" in str(err.value)
         with pytest.raises(LabelError, match=rf"item {item!r} \(answer of .*\): .*'maybe'"):
             s.judge_many(spec, [(item, "maybe")])
+
+
+def test_the_second_target_and_the_difference_name_their_estimator_and_exact_cs(
+        tmp_path: Path) -> None:
+    """QA: `estimate` printed "answers:b.jsonl estimate 0.6250" and the report headed the
+    comparison's numbers "estimate" (which estimator?), and where the exact CS stood in
+    for their fixed-budget and anytime intervals (few errors) only a note said so, while
+    the target's own cells are marked. Now: LURE named, each such cell marked."""
+    pool, other, a_ok, b_ok = write_files(tmp_path)
+    db = create(tmp_path, pool, other)
+    spec = f"answers:{other}"
+    with Session.open(db) as s:
+        s.select(4)
+        judge_all(s, a_ok, b_ok, spec)
+    out = " ".join(run("estimate", db).split())
+    line = out[out.index("compare (error_rate):"):]
+    assert line.startswith(f"compare (error_rate): {spec} LURE estimate ")
+    assert "fixed-budget 95% interval [" in line and line.count("(exact CS)") == 4
+    assert "difference target - other = " in line and "(paired LURE, same labels" in line
+    run("report", db, "--out", tmp_path / "rep")
+    md = (tmp_path / "rep" / "report.md").read_text(encoding="utf-8")
+    table = md[md.index("## Comparison of targets"):]
+    assert "| metric | quantity | LURE estimate (paired, same labels) |" in table
+    rows = [r for r in table.splitlines() if r.startswith("| error rate |")]
+    assert len(rows) == 2 and all(r.count("(exact CS)") == 2 for r in rows), rows
+    assert "Cells marked (exact CS): for the difference's error rate" in " ".join(
+        table.split())

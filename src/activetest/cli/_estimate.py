@@ -49,8 +49,8 @@ def _difference_basis(r: Any, c: Any) -> str:
     that the numbers add up."""
     m = r.metrics.get(c.metric)
     if c.target_lure is None or m is None or abs(m.active.estimate - c.target_lure) < 5e-5:
-        return "paired, same labels"
-    return (f"paired, same labels: the target's LURE {_num(c.target_lure)} minus the other's "
+        return "paired LURE, same labels"
+    return (f"paired LURE, same labels: the target's LURE {_num(c.target_lure)} minus the other's "
             f"{_num(c.other.estimate)}; the target's estimate above, "
             f"{_num(m.active.estimate)}, is the design's own with its control, also unbiased")
 
@@ -61,10 +61,13 @@ def _intervals_of(boot: Any, anytime: Any, level: float, n_labels: int | None = 
 
     parts = []
     if anytime is not None:
+        # where the exact CS stands in for both (few errors), each says so, as the
+        # target's table marks it (QA: named fixed-budget and anytime, a note apart)
+        mark = " (exact CS)" if anytime.basis == "exact" else ""
         parts += [f"{interval_name(FIXED_BUDGET, level)} "
-                  f"{_interval_text(anytime.fixed_low, anytime.fixed_high)}",
+                  f"{_interval_text(anytime.fixed_low, anytime.fixed_high)}{mark}",
                   f"{interval_name(ANYTIME, level)} "
-                  f"{_cs(anytime.cs_low, anytime.cs_high, n_labels, anytime.basis)}"]
+                  f"{_cs(anytime.cs_low, anytime.cs_high, n_labels, anytime.basis)}{mark}"]
     parts.append(f"{interval_name(BOOTSTRAP, level)} {_interval_text(boot.low, boot.high)}")
     return "; ".join(parts)
 
@@ -241,7 +244,7 @@ def _print_estimate(r: Any, target: str, classes: Any = None) -> None:
     for c in r.comparisons:
         other = _intervals_of(c.other, c.other_anytime, r.level, r.n_labels)
         diff = _intervals_of(c.difference, c.difference_anytime, r.level, r.n_labels)
-        _out.print(f"compare ({c.metric}): {_escape(c.spec)} estimate "
+        _out.print(f"compare ({c.metric}): {_escape(c.spec)} LURE estimate "
                    f"{_num(c.other.estimate)}, {other}")
         _out.print(f"  difference target - other = {_num(c.difference.estimate)} "
                    f"({_difference_basis(r, c)}), {diff}")

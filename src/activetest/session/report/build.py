@@ -287,10 +287,12 @@ def report_data(inputs: ReportInputs, *, truth: Mapping[str, float] | None = Non
         comparisons.append(rp.Comparison(
             METRIC_NAMES[c.metric], cfg.target, c.spec,
             _estimate(c.difference, *(() if d is None else (_pair(d.fixed_low, d.fixed_high),
-                                                             d_cs))),
+                                                             d_cs)),
+                      basis=None if d is None else d.basis),
             final.n_labels,
             _estimate(c.other, *(() if o is None else (_pair(o.fixed_low, o.fixed_high),
-                                                        o_cs)))))
+                                                        o_cs)),
+                      basis=None if o is None else o.basis)))
     needed = []
     target_width = final.target_width
     if target_width is not None:

@@ -182,18 +182,36 @@ def _blocks(data: ReportData, images: Mapping[str, str]) -> list[_Block]:
         # one row for the paired difference and one for the second target's own risk,
         # each with the intervals `estimate` shows for it (QA: the second target's
         # fixed-budget interval alone)
+        # (QA: its estimates were headed "estimate", and its exact CS cells unmarked)
         rows = []
+        marked = []
+
+        def stood_in(e: Any, what: str) -> str:
+            if e.basis != "exact":
+                return ""
+            marked.append(what)
+            return " (exact CS)"
+
         for c in data.comparison:
             d, o = c.difference, c.other
+            dm = stood_in(d, f"the difference's {c.metric}")
             rows.append([c.metric, f"difference {c.target_a} − {c.target_b}", _num(d.value),
-                         _interval(d.fixed), _interval(d.anytime), _interval(d.bootstrap),
-                         str(c.n_labels), _verdict(c, data.level)])
+                         _interval(d.fixed) + ("" if d.fixed is None else dm),
+                         _interval(d.anytime) + ("" if d.anytime is None else dm),
+                         _interval(d.bootstrap), str(c.n_labels), _verdict(c, data.level)])
             if o is not None:
+                om = stood_in(o, f"{c.target_b}'s {c.metric}")
                 rows.append([c.metric, f"second target {c.target_b}", _num(o.value),
-                             _interval(o.fixed), _interval(o.anytime),
+                             _interval(o.fixed) + ("" if o.fixed is None else om),
+                             _interval(o.anytime) + ("" if o.anytime is None else om),
                              _interval(o.bootstrap), str(c.n_labels), "—"])
-        out.append(("table", ["metric", "quantity", "estimate", fixed_name, cs_name,
-                              boot_name, "labels", "verdict"], rows))
+        out.append(("table", ["metric", "quantity", "LURE estimate (paired, same labels)",
+                              fixed_name, cs_name, boot_name, "labels", "verdict"], rows))
+        if marked:
+            out.append(("p", f"Cells marked (exact CS): for {', '.join(marked)} the labels "
+                             f"show too few errors (or differences) for the CLT intervals, "
+                             f"so the {exact_name} stands in for the {fixed_name} and the "
+                             f"{cs_name} (see the notes)."))
 
     if data.labels_needed:
         out.append(("h2", "Labels needed"))
