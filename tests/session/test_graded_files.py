@@ -89,6 +89,29 @@ def test_answers_join_a_separate_pool_by_id_and_refuse_a_wrong_join(tmp_path: Pa
     assert not (tmp_path / "t.db").exists() and not (tmp_path / "u.db").exists()
 
 
+
+def test_answers_for_items_not_in_the_pool_are_left_out_and_said(tmp_path: Path) -> None:
+    """A pool that samples a larger harness run joins; the answers it leaves out are said
+    (QA: dropped without a word), by the command line as one note."""
+    pytest.importorskip("zstandard")
+    af = read_answers(INSPECT)
+    rows = [{"id": r.item_id, "input": r.prompt["input"], "references": list(r.references)}
+            for r in af.records[1:]]
+    pool = tmp_path / "pool.jsonl"
+    pool.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = subprocess.run(
+        [sys.executable, "-m", "activetest", "init", str(tmp_path / "s.db"), "--task",
+         "answers", "--pool", str(pool), "--target", f"answers:{INSPECT}", "--surrogate",
+         "uniform", "--no-progress"], capture_output=True, text=True, cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+    assert out.returncode == 0, out.stderr
+    notes = [line for line in out.stderr.splitlines() if "not in the pool" in line]
+    assert len(notes) == 1 and notes[0].startswith("note: "), out.stderr
+    assert f"1 answer(s) for items not in the pool left out ({af.records[0].item_id!r})" \
+        in notes[0]
+    with Session.open(tmp_path / "s.db") as s:
+        assert s.n_items == len(af) - 1
+
 # --------------------------------------------------------------------------- ids that are positions
 
 

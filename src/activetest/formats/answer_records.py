@@ -13,6 +13,7 @@ import ast
 import json
 import math
 import re
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,10 +21,15 @@ from typing import Any
 
 from activetest.formats.tables import decode_utf8, gunzip_if_gzip, json_lines
 
-__all__ = ["AnswerFile", "AnswerRecord"]
+__all__ = ["AnswerFile", "AnswerRecord", "AnswersLeftOutNotice"]
 
 
 # --------------------------------------------------------------------------- records
+
+
+class AnswersLeftOutNotice(UserWarning):
+    """An answer file holds answers for items that are not in the pool: they are left out
+    (a pool may be a sample of a larger harness run), and the command says how many."""
 
 
 @dataclass(frozen=True)
@@ -136,6 +142,14 @@ class AnswerFile:
                          "field (e.g. id_field='id')")
             raise ValueError(f"{self.path}: no answer for {len(missing)} of {len(item_ids)} "
                              f"item id(s): {shown}{more}{hint}")
+        wanted = {str(i) for i in item_ids}
+        extra = [i for i in index if i not in wanted]
+        if extra:  # a pool that samples a larger run is fine, but said (QA: silent)
+            shown = ", ".join(repr(e) for e in extra[:3])
+            more = f" and {len(extra) - 3} more" if len(extra) > 3 else ""
+            warnings.warn(f"{self.path}: {len(extra)} answer(s) for items not in the pool "
+                          f"left out ({shown}{more}); the pool's {len(wanted)} item(s) "
+                          f"each have theirs", AnswersLeftOutNotice, stacklevel=2)
         return [index[str(i)] for i in item_ids]
 
 
