@@ -295,6 +295,27 @@ def test_a_read_only_old_file_opens_read_only_and_stays_schema_3(tmp_path: Path)
         assert db.read_bytes() == src.read_bytes()
 
 
+def test_init_needs_about_the_sessions_size_on_the_disk_not_twice(tmp_path: Path) -> None:
+    """On a real tmpfs (skipped where none can be mounted) with room for the session and
+    a third more: `init` succeeds (its pages went through a WAL as large as the file,
+    twice the session's size on the disk until the last checkpoint: 22 GB for an 11 GB
+    session at 1e8 items), and the file made is the one made on a roomy disk, in WAL
+    mode; with too little room it is refused as a full disk, leaving nothing."""
+    files = _write_pool(tmp_path, 20_000, "parquet")
+    _create(tmp_path / "roomy.db", files).close()
+    size = (tmp_path / "roomy.db").stat().st_size
+    with tmpfs((size * 4 // 3) // 1024 + 64) as mnt:
+        _create(mnt / "s.db", files).close()
+        assert sorted(p.name for p in mnt.iterdir()) == ["s.db"]
+        _same_session(mnt / "s.db", tmp_path / "roomy.db")
+        with sqlite3.connect(mnt / "s.db") as c:
+            assert c.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    with tmpfs((size // 2) // 1024) as mnt:
+        with pytest.raises(ValueError, match="no space left on the disk"):
+            _create(mnt / "s.db", files)
+        assert list(mnt.iterdir()) == []
+
+
 _KILLED_INIT = r"""
 import sys
 from activetest.session.workflow import Session
