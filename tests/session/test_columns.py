@@ -618,3 +618,104 @@ def test_a_json_object_that_repeats_a_key_is_refused(tmp_path: Path,
         with pytest.raises(ValueError, match=r"dup\.jsonl, line 1: an object repeats the key "
                                              r"'id'"):
             _create(tmp_path / f"d{streamed}.db", (dup, sur, tgt))
+
+
+def _spoil(files: tuple[Path, Path, Path], case: str) -> str:
+    """Write one defect into a Parquet pool or table (at a row of the third block of 64);
+    returns the ``table:`` spec of the target to give."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    tgt = files[2]
+    if case in ("pool duplicate", "pool label"):  # (the tables list the pool's ids)
+        col = "id" if case == "pool duplicate" else "label"
+        for path in files if col == "id" else files[:1]:
+            t = pq.read_table(path)
+            vals = t.column(col).to_pylist()
+            vals[150] = vals[5] if case == "pool duplicate" else "maybe"
+            pq.write_table(t.set_column(t.schema.get_field_index(col), col, pa.array(vals)),
+                           path)
+        return f"table:{tgt}"
+    if case == "content check":
+        _with_checks(files, 0)
+        t = pq.read_table(tgt)
+        vals = t.column("content_check").to_pylist()
+        vals[150] = vals[151]
+        pq.write_table(t.set_column(t.schema.get_field_index("content_check"), "content_check",
+                                    pa.array(vals)), tgt)
+        return f"table:{tgt}"
+    t = pq.read_table(tgt)
+    neg = t.column("negative").to_numpy().copy()
+    pos = t.column("positive").to_numpy().copy()
+    spec = f"table:{tgt}"
+    if case == "probs":
+        neg, pos, spec = np.exp(neg), np.exp(pos), f"table:{tgt}?kind=probs"
+    {"nan": lambda: neg.__setitem__(150, np.nan), "-inf": lambda: pos.__setitem__(150, -np.inf),
+     "logprobs": lambda: neg.__setitem__(150, neg[150] + 0.5),
+     "probs": lambda: neg.__setitem__(150, neg[150] + 0.2)}[case]()
+    pq.write_table(pa.table({"id": t.column("id"), "negative": neg, "positive": pos}), tgt)
+    return spec
+
+
+@pytest.mark.parametrize("case", ["nan", "-inf", "logprobs", "probs", "content check",
+                                  "pool duplicate", "pool label"])
+def test_a_defect_a_stream_can_name_is_refused_without_reading_all_into_memory(
+        case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """QA at pool scale: a Parquet pool or table with one bad row (a NaN or infinite
+    log-prob, a row that does not normalise, another item's content check, a repeated
+    pool id, a label the task has not) made the streamed `init` fall back to the general
+    path, which reads the pool and every table into Python objects only to name the row
+    (1.8 GB and 40 s at 1e6 items for a NaN in the last rows; killed for memory from
+    ~1e7). Now the stream refuses it with the general path's own message, and the
+    general path is never entered."""
+    files = _write_pool(tmp_path, 300, "parquet")
+    spec = _spoil(files, case)
+    pool, sur, _ = files
+    monkeypatch.setattr(stream_init, "BLOCK", 64)
+
+    def make(db: Path) -> str:
+        with pytest.raises(ValueError) as err:
+            Session.create(db, pool=pool, task="sst2", surrogate=f"table:{sur}", target=spec,
+                           seed=3, pool_options={"id_column": "id"}, progress=False)
+        assert not db.exists() and not list(tmp_path.glob(".*creating*"))
+        return str(err.value)
+
+    from activetest.session import create
+
+    real_try = stream_init.try_stream
+    monkeypatch.setattr(stream_init, "try_stream", lambda *a, **k: None)
+    general = make(tmp_path / "g.db")
+    monkeypatch.setattr(stream_init, "try_stream", real_try)
+
+    def no_general_path(*a: object, **k: object) -> object:
+        raise AssertionError("the general path read the whole pool into memory")
+
+    monkeypatch.setattr(create, "load_inputs", no_general_path)
+    assert make(tmp_path / "s.db") == general
+    assert ("row 151" if case not in ("content check", "pool duplicate", "pool label")
+            else "it150" if case == "content check" else "row 150") in general
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+def test_a_streamed_init_shows_its_progress(fmt: str, tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """QA at pool scale: the streamed `init` (53 minutes at 1e8 items) showed no progress
+    at all; now it moves a bar by each block of items read and written (what the
+    terminal's bar shows, recorded here), and none with ``progress=False``."""
+    from activetest.models._util import forward_progress
+
+    files = _write_pool(tmp_path, 300, fmt)
+    monkeypatch.setattr(stream_init, "BLOCK", 64)
+    steps: list[int] = []
+    with forward_progress(steps.append):  # stands in for the terminal's bar
+        pool, sur, tgt = files
+        Session.create(tmp_path / "s.db", pool=pool, task="sst2", surrogate=f"table:{sur}",
+                       target=f"table:{tgt}", seed=3, pool_options={"id_column": "id"},
+                       progress=True).close()
+    with sqlite3.connect(tmp_path / "s.db") as c:  # the streamed path ran
+        assert c.execute("SELECT COUNT(*) FROM column_info").fetchone()[0] == 3
+    assert steps == [64, 64, 64, 64, 44]
+    steps.clear()
+    with forward_progress(steps.append):
+        _create(tmp_path / "q.db", files).close()  # progress=False
+    assert steps == []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from activetest.models._util import forward_progress, progress_bar
 from activetest.models.base import Scorer, Scores
 from activetest.models.bundled import (
     BUNDLED_MODELS,
@@ -50,11 +51,13 @@ __all__ = [
     "canonical_ids",
     "contextual_calibration",
     "default_cache_dir",
+    "forward_progress",
     "get_scorer",
     "label_sequences",
     "label_token_ids",
     "model_format",
     "parse_spec",
+    "progress_bar",
     "resolve_model",
     "select_label_tokens",
     "task_label_tokens",

@@ -90,8 +90,10 @@ def forward_progress(advance: Callable[..., None]) -> Iterator[Callable[[], int]
 
 
 @contextlib.contextmanager
-def progress_bar(total: int, description: str, enabled: bool) -> Iterator[Callable[..., None]]:
-    """A transient rich progress bar; yields ``advance(n=1)`` (thread-safe).
+def progress_bar(total: int | None, description: str,
+                 enabled: bool) -> Iterator[Callable[..., None]]:
+    """A transient rich progress bar; yields ``advance(n=1)`` (thread-safe). ``total``
+    None: a count of the steps (the total is not known in advance).
 
     Inside :func:`run_parallel` the bar is a row of the shared display, and
     ``advance`` raises :class:`ScoringCancelledError` once a sibling job has failed, so a

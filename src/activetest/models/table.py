@@ -68,7 +68,8 @@ from activetest.formats.lmeval import (
 )
 from activetest.formats.tables import decode_utf8, gunzip_if_gzip, header_table, json_lines
 
-__all__ = ["TableScorer", "normalise_table_spec", "parse_table_spec", "read_table"]
+__all__ = ["TableScorer", "confirm_content", "looks_like_probs", "normalise_table_spec",
+           "parse_table_spec", "read_table"]
 
 Kind = Literal["logprobs", "probs", "logits"]
 Format = Literal["csv", "tsv", "jsonl", "json", "parquet", "lmeval"]
@@ -145,7 +146,7 @@ def _log_softmax(x: np.ndarray) -> np.ndarray:
     return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
 
 
-def _look_like_probs(values: np.ndarray, tolerance: float) -> bool:
+def looks_like_probs(values: np.ndarray, tolerance: float) -> bool:
     """Every row in [0, 1] and summing to 1 (within ``tolerance``): probabilities."""
     return bool(values.shape[0] and ((values >= 0) & (values <= 1 + tolerance)).all()
                 and (np.abs(values.sum(axis=1) - 1.0) <= tolerance).all())
@@ -277,7 +278,7 @@ def to_log_softmax_rows(values: np.ndarray, kind: str, tolerance: float, path: P
                         where: Sequence[str]) -> np.ndarray:
     """Turn validated finite values of ``kind`` into log-softmax rows."""
     if kind == "logits":
-        if values.shape[0] and _look_like_probs(values, tolerance):
+        if values.shape[0] and looks_like_probs(values, tolerance):
             raise ValueError(f"{path}: every row lies in [0, 1] and sums to 1: these are "
                              f"probabilities, and ?kind=logits would softmax them again "
                              f"(a wrong log loss, no error); use ?kind=probs "
@@ -320,7 +321,7 @@ def to_log_softmax_rows(values: np.ndarray, kind: str, tolerance: float, path: P
     bad = np.flatnonzero(np.abs(lse) > tolerance)
     if bad.size:
         i = int(bad[0])
-        if _look_like_probs(values, tolerance):  # QA: the logits hint silently mis-scored
+        if looks_like_probs(values, tolerance):  # QA: the logits hint silently mis-scored
             raise ValueError(f"{path}: {where[i]}: log-probabilities do not normalise "
                              f"(logsumexp = {lse[i]:.6g}), and every row lies in [0, 1] and "
                              f"sums to 1: these are probabilities; add ?kind=probs to the "
@@ -414,7 +415,7 @@ def _content_checks(path: Path, id_column: str) -> dict[str, str] | None:
     return {str(i): str(c) for i, c in zip(cols[id_column], cols[CHECK_COLUMN], strict=True)}
 
 
-def _confirm_content(path: Path, checks: dict[str, str], items: Sequence[Item]) -> None:
+def confirm_content(path: Path, checks: dict[str, str], items: Sequence[Item]) -> None:
     """Refuse a row whose content fingerprint is not that of the item with its id."""
     from activetest.formats.label_records import CHECK_COLUMN, content_check
 
@@ -588,7 +589,7 @@ class TableScorer:
                              f"{shown}{more}{hint}")
         rows = [index[it.id] for it in items]
         if self._checks:
-            _confirm_content(self.path, self._checks, items)
+            confirm_content(self.path, self._checks, items)
         if self.format == "lmeval" and self.match == "text":
             s = self.lmeval
             assert s is not None

@@ -431,7 +431,7 @@ def create_session(path: str | os.PathLike[str], *,
         p, pool=pool, task=resolved, surrogate=surrogate, target=target, examples=examples,
         shots=shots, target_shots=target_shots, pool_options=pool_options,
         config_of=config_of, options={"overwrite": overwrite, "busy_timeout": busy_timeout},
-        compare=compare)
+        compare=compare, progress=progress)
     if streamed is not None:
         store, n, pool_info, specs, raw_specs = streamed
         return store, Inputs(resolved, PoolSize(n), pool_info, [], {}, 0,  # type: ignore[arg-type]

@@ -13,11 +13,14 @@ the model outputs as numpy arrays (``N x C`` float64 per model) plus one block.
 The join streams when a table lists exactly the pool's items in the pool's order (as a
 scoring job that reads the pool writes them), a Parquet table's ``content_check`` column
 (where it has one) confirming each row's item. Anything else -- another order, rows after
-the pool's last item, a missing or repeated id, a content check that does not match, a
-value the fast reader does not take, a malformed file -- falls back to the general path,
-which joins by id in memory and names the file, line and column of any problem. So the
-streaming path never changes what a session holds or which input is refused; it
-only changes what a good input costs.
+the pool's last item, a missing or repeated id, a value the fast reader does not take, a
+malformed file -- falls back to the general path, which joins by id in memory and names
+the file, line and column of any problem. So the streaming path never changes what a
+session holds or which input is refused; it only changes what a good input costs. A
+problem it can name exactly as the general path names it (a Parquet table's value that
+is not finite or does not normalise, a content check for other content, a Parquet pool's
+record the pool reader refuses or repeated id) is refused here with that message
+(:class:`StreamRefusedError`), not by reading everything into memory to say the same.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ import numpy as np
 from activetest.data.task import Item, Task
 from activetest.formats.tables import parse_json_record
 
-__all__ = ["BLOCK", "NotStreamable", "PoolSize", "try_stream"]
+__all__ = ["BLOCK", "NotStreamable", "PoolSize", "StreamRefusedError", "try_stream"]
 
 #: Records per block (pool and tables).
 BLOCK = 16_384
@@ -54,6 +57,14 @@ _POOL_OPTIONS = {"id_column", "text_column", "label_column", "format", "encoding
 
 class NotStreamable(Exception):  # noqa: N818 - a signal, not an error
     """This input takes the general path (internal: never reaches a user)."""
+
+
+class StreamRefusedError(ValueError):
+    """An input refused while streaming, with the general path's message: a problem it
+    can name exactly (a value that is not finite or not normalised in a Parquet table's
+    row, a pool record the pool reader refuses, a content check that does not match),
+    where falling back would read the whole pool and tables into memory only to say the
+    same (about 1.8 GB per million items: killed for memory from ~1e7 items)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -197,6 +208,7 @@ def _table_blocks(t: _Table) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarra
             memory_pool=pa.system_memory_pool())
     else:
         batches = _jsonl_batches(s.path, want)
+    start = 0  # the table's rows before this batch
     for batch in batches:
         checks = None
         if checked:
@@ -204,7 +216,9 @@ def _table_blocks(t: _Table) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarra
             if col.null_count or not pa.types.is_string(col.type):
                 raise NotStreamable("content check")  # the general path names the row
             checks = np.asarray(col.to_numpy(zero_copy_only=False), dtype=object)
-        yield _ids(batch.column(want.index(s.id_column))), _values(batch, want[1:]), checks
+        ids = _ids(batch.column(want.index(s.id_column)))
+        yield ids, _values(batch, want[1:], t, start), checks
+        start += batch.num_rows
 
 
 def _jsonl_batches(path: Path, want: list[str]) -> Iterator[Any]:
@@ -244,7 +258,10 @@ def _ids(col: Any) -> np.ndarray:
     return np.asarray(col.to_numpy(zero_copy_only=False), dtype=object)
 
 
-def _values(batch: Any, cols: Sequence[str]) -> np.ndarray:
+def _values(batch: Any, cols: Sequence[str], t: _Table, start: int) -> np.ndarray:
+    """The batch's class columns as ``(m, C)`` float64; a value that is not finite in a
+    Parquet table (whose rows the general path names by their position: ``row k`` for
+    the k-th) is refused here with the general path's message, else NotStreamable."""
     import pyarrow as pa
 
     out = np.empty((batch.num_rows, len(cols)), dtype=np.float64)
@@ -254,8 +271,17 @@ def _values(batch: Any, cols: Sequence[str]) -> np.ndarray:
                                   or pa.types.is_integer(col.type)):
             raise NotStreamable("value type")
         out[:, j] = col.to_numpy(zero_copy_only=False)
-    if not np.all(np.isfinite(out)):
-        raise NotStreamable("not finite")
+    finite = np.isfinite(out)
+    if not finite.all():
+        if t.scorer.format != "parquet":  # lines: the general path names them
+            raise NotStreamable("not finite")
+        i = int(np.flatnonzero(~finite.all(axis=1))[0])  # the first row, its first column
+        j = int(np.flatnonzero(~finite[i])[0])
+        # refused here, not by the general path, which would read the whole table into
+        # memory to say it (1.8 GB per million items: killed for memory at 1e7-1e8)
+        raise StreamRefusedError(f"{t.scorer.path}: row {start + i + 1}: column {cols[j]!r}: "
+                                 f"value {float(out[i, j])!r:.60} is not finite (NaN/inf are "
+                                 f"not allowed)")
     return out
 
 
@@ -298,6 +324,8 @@ class _Rows:
         while self.held == 0:
             try:
                 nxt = next(self.blocks, None)
+            except StreamRefusedError:
+                raise
             except (*_READ_ERRORS, csv.Error):  # the general path reads or refuses it
                 raise NotStreamable("read") from None
             if nxt is None:
@@ -312,7 +340,7 @@ class _Rows:
 def try_stream(path: Path, *, pool: Any, task: Task, surrogate: Any, target: Any,
                examples: Any, shots: int | None, target_shots: int | None,
                pool_options: Mapping[str, Any] | None, config_of: Any, options: Any,
-               compare: Sequence[Any] = ()) -> Any:
+               compare: Sequence[Any] = (), progress: bool = False) -> Any:
     """Create the session at ``path`` by streaming, or return None when this input
     takes the general path (see the module docstring).
 
@@ -322,6 +350,8 @@ def try_stream(path: Path, *, pool: Any, task: Task, surrogate: Any, target: Any
     target when each is a ``table:`` in the pool's order (stored as ``compare:<spec>``,
     named in the config; the ``compare`` acquisition's scores from them); anything else,
     or one that is the target, takes the general path (which names the problem).
+    ``progress``: a bar of the pool's items read and written (its total from a Parquet
+    pool's metadata; a count for CSV and JSONL).
     Returns ``(store, N, pool_info, specs, raw_specs)``.
     """
     from activetest.data.generative import GenTask
@@ -355,14 +385,14 @@ def try_stream(path: Path, *, pool: Any, task: Task, surrogate: Any, target: Any
         if t.spec not in [c.spec for c in cmp]:
             cmp.append(t)
     try:
-        return _stream(path, p, fmt, task, sur, tgt, opts, config_of, options, cmp)
+        return _stream(path, p, fmt, task, sur, tgt, opts, config_of, options, cmp, progress)
     except NotStreamable:
         return None
 
 
 def _stream(path: Path, p: Path, fmt: str, task: Task, sur: _Table, tgt: _Table,
             opts: dict[str, Any], config_of: Any, options: Any,
-            cmp: Sequence[_Table] = ()) -> Any:
+            cmp: Sequence[_Table] = (), progress: bool = False) -> Any:
     from activetest.data.pool import column_plan, records_to_items
     from activetest.formats.label_records import content_check
     from activetest.session.design import initial_scores
@@ -383,9 +413,15 @@ def _stream(path: Path, p: Path, fmt: str, task: Task, sur: _Table, tgt: _Table,
     got: dict[str, Any] = {}
 
     def write_items(conn: Any) -> None:
+        from activetest.models import progress_bar
+
+        size = _pool_size(p, fmt)
+        with progress_bar(size, "reading the pool", progress) as advance:
+            write_blocks(conn, size, advance)
+
+    def write_blocks(conn: Any, size: int | None, advance: Any) -> None:
         sources = [sur, *([tgt] if need_target else []), *cmp]
         tables = [_Rows(_table_blocks(t)) for t in sources]
-        size = _pool_size(p, fmt)
         parts = [_Parts(size, task.n_classes) for _ in tables]
         n = 0
         by_row: bool | None = None
@@ -401,7 +437,9 @@ def _stream(path: Path, p: Path, fmt: str, task: Task, sur: _Table, tgt: _Table,
                     label_column=opts.get("label_column"), id_column=opts.get("id_column"),
                     label_base=opts.get("label_base"), keys=header,
                     ids=[str(n + j) for j in range(len(block))] if by_row else None)
-            except ValueError:
+            except ValueError as exc:
+                if fmt == "parquet":  # records named by their rows, as the general path
+                    raise StreamRefusedError(str(exc)) from None  # names them (CSV, JSONL: lines)
                 raise NotStreamable("pool") from None
             if len(items) != len(block):
                 raise NotStreamable("dropped rows")
@@ -418,17 +456,27 @@ def _stream(path: Path, p: Path, fmt: str, task: Task, sur: _Table, tgt: _Table,
                     if mine is None:
                         mine = np.array([content_check(it.fields) for it in items],
                                         dtype=object)
-                    if not np.array_equal(checks, mine):
-                        raise NotStreamable("content check")
-                parts[k].append(_converted(vals, sources[k]))  # row by row: per block
+                    if not np.array_equal(checks, mine):  # the first item, as the table
+                        from activetest.models.table import confirm_content  # reader does
+
+                        try:
+                            confirm_content(sources[k].scorer.path,
+                                             dict(zip(t_ids, checks, strict=True)), items)
+                        except ValueError as exc:
+                            raise StreamRefusedError(str(exc)) from None
+                        raise NotStreamable("content check")  # pragma: no cover
+                parts[k].append(_converted(vals, sources[k], n))  # row by row: per block
             try:
                 conn.executemany(
                     "INSERT INTO items (idx, item_id, fields, data_label) VALUES (?, ?, ?, ?)",
                     ((n + j, it.id, _dumps(dict(it.fields)), it.label)
                      for j, it in enumerate(items)))
             except sqlite3.IntegrityError:  # a duplicate id: the general path names it
+                if fmt == "parquet":  # rows: named here as there
+                    _refuse_duplicate(conn, p, items, n)
                 raise NotStreamable("duplicates") from None
             n += len(items)
+            advance(len(items))
         if n == 0:
             raise NotStreamable("empty")
         if any(t.more() for t in tables):  # rows after the pool's last item (a repeated id,
@@ -499,6 +547,8 @@ def _guarded(blocks: Iterator[Any]) -> Iterator[Any]:
 
     try:
         yield from blocks
+    except StreamRefusedError:
+        raise
     except (*_READ_ERRORS, csv.Error):
         raise NotStreamable("read") from None
 
@@ -506,8 +556,21 @@ def _guarded(blocks: Iterator[Any]) -> Iterator[Any]:
 def _guarded_take(rows: _Rows, m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     try:
         return rows.take(m)
+    except StreamRefusedError:
+        raise
     except _READ_ERRORS:
         raise NotStreamable("read") from None
+
+
+def _refuse_duplicate(conn: Any, p: Path, items: Sequence[Item], n: int) -> None:
+    """Refuse the block's first item (rows ``n``, ``n + 1``, ... of a Parquet pool) whose
+    id an earlier block has, with the pool reader's message."""
+    for j, it in enumerate(items):
+        row = conn.execute("SELECT idx FROM items WHERE item_id = ? AND idx < ?",
+                           (it.id, n)).fetchone()
+        if row is not None:
+            raise StreamRefusedError(f"{p}, row {n + j}: duplicate id {it.id!r} (first at "
+                                     f"row {row[0]})")
 
 
 def _pool_size(p: Path, fmt: str) -> int | None:
@@ -546,15 +609,39 @@ class _Parts:
         return np.concatenate(self.blocks) if len(self.blocks) > 1 else self.blocks[0]
 
 
-def _converted(values: np.ndarray, t: _Table) -> np.ndarray:
-    """The table's values as log-probs (the table reader's rule), or NotStreamable."""
-    from activetest.models.table import to_log_softmax_rows
+def _converted(values: np.ndarray, t: _Table, start: int) -> np.ndarray:
+    """The table's values (its rows ``start``, ``start + 1``, ...) as log-probs (the table
+    reader's rule). A row the rule refuses in a Parquet table is refused here with the
+    general path's message (which reads the whole table into memory to say it), unless
+    the message depends on the whole table (whether every row looks like probabilities:
+    NotStreamable, the general path decides); other formats: NotStreamable."""
+    from activetest.models.table import looks_like_probs, to_log_softmax_rows
 
+    named = t.scorer.format == "parquet" and not (
+        t.scorer.kind != "probs" and looks_like_probs(values, t.scorer.tolerance))
     try:
         return to_log_softmax_rows(values, t.scorer.kind, t.scorer.tolerance, t.scorer.path,
-                        _NoWhere())
-    except (ValueError, IndexError):
+                                   _RowNames(start) if named else _NoWhere())
+    except IndexError:
         raise NotStreamable("values") from None
+    except ValueError as exc:
+        if named:
+            raise StreamRefusedError(str(exc)) from None
+        raise NotStreamable("values") from None
+
+
+class _RowNames(Sequence[str]):
+    """A Parquet table's rows as the general path names them (``row k``, from 1), for
+    the rows from ``start`` on."""
+
+    def __init__(self, start: int) -> None:
+        self.start = start
+
+    def __len__(self) -> int:
+        return 0  # indexed only
+
+    def __getitem__(self, i: Any) -> Any:
+        return f"row {self.start + int(i) + 1}"
 
 
 class _NoWhere(Sequence[str]):
