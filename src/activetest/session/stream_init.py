@@ -386,8 +386,46 @@ def try_stream(path: Path, *, pool: Any, task: Task, surrogate: Any, target: Any
             cmp.append(t)
     try:
         return _stream(path, p, fmt, task, sur, tgt, opts, config_of, options, cmp, progress)
-    except NotStreamable:
+    except NotStreamable as exc:
+        _refuse_a_join_too_big_for_memory(exc)
         return None
+
+
+#: What the general path holds per pool item, at least (the pool's records and each
+#: table's rows as Python objects; measured 1.6-1.8 KB with short texts at 1e6-3e6).
+GENERAL_PATH_BYTES_PER_ITEM = 1_000
+
+
+def available_memory() -> int | None:
+    """The bytes of memory this machine has available now (``MemAvailable``), or None
+    where that cannot be told."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def _refuse_a_join_too_big_for_memory(exc: NotStreamable) -> None:
+    """A table that is not in the pool's order takes the general path, which joins by id
+    in memory; refuse it, naming the row, where that needs more memory than there is
+    (else the process is killed for memory, after minutes, with no message)."""
+    if len(exc.args) < 3 or exc.args[0] != "order":
+        return
+    where, n_items = exc.args[1], int(exc.args[2])
+    need = n_items * GENERAL_PATH_BYTES_PER_ITEM
+    free = available_memory()
+    if free is None or need <= free:
+        return
+    raise StreamRefusedError(
+        f"{where}: the table is not in the pool's order, and joining it by id in memory "
+        f"needs at least {need / 1e9:.1f} GB for {n_items} items, more than the "
+        f"{free / 1e9:.1f} GB available; write the table with one row per pool item in "
+        f"the pool's order (as `activetest score` writes it), which `init` streams in "
+        f"blocks (docs/pool-scale.md)")
 
 
 def _stream(path: Path, p: Path, fmt: str, task: Task, sur: _Table, tgt: _Table,
@@ -448,7 +486,11 @@ def _stream(path: Path, p: Path, fmt: str, task: Task, sur: _Table, tgt: _Table,
             for k, t in enumerate(tables):
                 t_ids, vals, checks = _guarded_take(t, len(items))
                 if not np.array_equal(t_ids, ids):
-                    raise NotStreamable("order")
+                    j = int(np.flatnonzero(t_ids != ids)[0])
+                    raise NotStreamable(
+                        "order", f"{sources[k].scorer.path}: row {n + j + 1} is for item "
+                        f"{t_ids[j]!r}, where item {n + j + 1} of the pool is {ids[j]!r}",
+                        max(n + len(items), size or 0))
                 if by_row and checks is None:  # positions alone: the general path refuses
                     raise NotStreamable("row ids")
                 if checks is not None:  # written for these items' content? (else the
