@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 
 import numpy as np
+import pytest
 from session_support import run_cli_process
 from tests.history_logs import history_logs  # noqa: F401  (a fixture)
 
@@ -225,3 +226,130 @@ def test_excluding_the_target_whose_own_log_is_already_dropped_is_accepted(
     assert "history: 1 model(s)" in out and "is the target's own run" in out
     out = cli("init", tmp_path / "t.db", *base, "--history-exclude", "nobody", code=2)
     assert "'nobody' matches no history row" in out
+
+
+def _relabel(src: Path, dst: Path, line: int) -> str:
+    """Copy lm-eval's samples file ``src`` to ``dst`` with the gold of one record changed
+    (its doc's label, its ``target`` and so its ``acc``): another revision of the dataset
+    whose item was relabelled. Returns the record's doc_id."""
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    lines = src.read_text().splitlines()
+    rec = json.loads(lines[line])
+    gold = 1 - rec["doc"]["label"]
+    rec["doc"]["label"], rec["target"], rec["acc"] = gold, str(gold), 1.0 - rec["acc"]
+    lines[line] = json.dumps(rec)
+    dst.write_text("\n".join(lines) + "\n")
+    return str(rec["doc_id"])
+
+
+def test_a_log_of_a_relabelled_revision_is_refused(history_logs: Path,  # noqa: F811
+                                                    tmp_path: Path) -> None:
+    """QA: a log with the pool's doc_ids and texts but another gold on one item (another
+    revision of the dataset) passed the content check, and its right/wrong fed the design
+    as if comparable. Refused (which gold is right is not guessed), naming the file, the
+    item and both golds."""
+    new, small = _file(history_logs, "new-model"), _file(history_logs, "small-model")
+    runs = tmp_path / "runs"
+    shutil.copytree(history_logs, runs)
+    bad = _file(runs, "model-2")
+    item = _relabel(bad, bad, 5)
+    gold = json.loads(new.read_text().splitlines()[5])["doc"]["label"]
+    words = ("negative", "positive")
+    out = cli("init", tmp_path / "s.db", "--task", "sst2", "--pool", new, "--target",
+              f"table:{new}", "--surrogate", f"table:{small}", "--metric", "error_rate",
+              "--history", runs, "--no-progress", code=2)
+    assert f"--history {bad}: pool item {item!r} has the gold answer {words[gold]!r} in " \
+           f"the pool but {words[1 - gold]!r} in this log ({bad}: line 6; 1 of 40" in out, out
+    assert "another revision of the dataset" in out
+    assert not (tmp_path / "s.db").exists()
+
+
+def test_two_logs_with_different_golds_are_refused(history_logs: Path,  # noqa: F811
+                                                   tmp_path: Path) -> None:
+    """A pool without labels: two logs judged against different golds on one item (two
+    revisions of the dataset) are refused, naming both files, the item and both golds."""
+    from activetest.session.create_history import (
+        HistoryTargetNotice,
+        PoolItem,
+        join_pool_history,
+    )
+    from activetest.session.store import SessionError
+
+    new = _file(history_logs, "new-model")
+    recs = [json.loads(line) for line in new.read_text().splitlines()]
+    pool = [PoolItem(str(r["doc_id"]), {"sentence": r["doc"]["sentence"]}) for r in recs]
+    runs = tmp_path / "runs"
+    (runs / "a").mkdir(parents=True)
+    shutil.copy(new, runs / "a" / new.name)
+    other = _file(history_logs, "small-model")
+    item = _relabel(other, runs / "b" / other.name, 7)
+    gold = recs[7]["doc"]["label"]
+    words = ("negative", "positive")
+    for one in ("a", "b"):  # each log alone joins
+        with pytest.warns(HistoryTargetNotice):
+            assert join_pool_history([runs / one], pool)[0].models
+    with pytest.raises(SessionError) as exc:
+        join_pool_history([runs], pool)
+    msg = " ".join(str(exc.value).split())
+    assert f"--history {runs / 'b' / other.name}: pool item {item!r} has the gold answer " \
+           f"{words[1 - gold]!r} in this log" in msg, msg
+    assert f"but {words[gold]!r} in {runs / 'a' / new.name}: line 8" in msg, msg
+
+
+def test_a_graded_pool_whose_gold_differs_from_a_log_is_refused(tmp_path: Path) -> None:
+    """An inspect_ai log (its ids are its own, so no content check ran) whose target for an
+    item is not the pool's reference: refused, naming the log, the item and both golds."""
+    (log,) = (ANSWERS / "inspect").glob("*.eval")
+    pool = _graded_pool(tmp_path)
+    rows = [json.loads(line) for line in pool.read_text().splitlines()]
+    rows[0]["references"] = ["every June"]  # the pool's revision relabelled q-lake
+    pool.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    shutil.copy(log, runs / log.name)
+    out = cli("init", tmp_path / "g.db", "--task", "answers", "--pool", pool, "--target",
+              "pool", "--surrogate", "history", "--history", runs, "--no-progress", code=2)
+    assert f"--history {runs / log.name}: pool item 'q-lake' has the gold answer " \
+           f"'every June' in the pool but ['every January', 'January'] in this log" in out, out
+
+
+def test_a_pool_target_with_history_says_its_own_run_cannot_be_recognised(
+        tmp_path: Path) -> None:
+    """QA: with ``--target pool`` (no target scores before labelling) the target's own run
+    under another name cannot be recognised in the history, and nothing said so: one note
+    says it, and how to leave it out; none once ``--history-exclude`` is given, or where the
+    target has scores (an answers:FILE target the harness judged)."""
+    import os
+    import subprocess
+    import sys
+
+    (log,) = (ANSWERS / "inspect").glob("*.eval")
+    pool = _graded_pool(tmp_path)
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    shutil.copy(log, runs / log.name)
+    hist = tmp_path / "other.csv"
+    ids = [json.loads(line)["id"] for line in pool.read_text().splitlines()]
+    hist.write_text("model," + ",".join(ids) + "\nother-model,"
+                    + ",".join(str(k % 2) for k in range(len(ids))) + "\n")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src"),
+           "NO_COLOR": "1", "COLUMNS": "300"}
+
+    def notes(db: str, *args: object) -> list[str]:
+        proc = subprocess.run(
+            [sys.executable, "-m", "activetest", "init", str(tmp_path / db), "--task",
+             "answers", "--pool", str(pool), "--surrogate", "history", "--history",
+             str(runs), "--no-progress", *map(str, args)], capture_output=True, text=True,
+            cwd=tmp_path, env=env, timeout=600)
+        assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-3000:]
+        return [line for line in proc.stderr.splitlines() if "cannot be recognised" in line]
+
+    (note,) = notes("a.db", "--target", "pool")
+    assert note.startswith("note: the target's own results cannot be recognised in the "
+                           "history without its scores (--target pool has none before "
+                           "labelling)") and "--history-exclude NAME leaves it out" in note
+    assert notes("b.db", "--target", "pool", "--history-exclude",
+                 "llama-cpp-python/smollm2-135m", "--history", hist) == []
+    scored = _graded_pool(tmp_path, "q-bus")
+    pool.write_text(scored.read_text())
+    assert notes("c.db", "--target", f"answers:{runs / log.name}", "--history", hist) == []

@@ -593,7 +593,9 @@ def _history_inputs(inputs: GradedInputs, paths: Sequence[str | os.PathLike[str]
     joined, notes = join_pool_history(paths, pool, exclude=exclude, target_scores=target_scores,
                                       targets=target_files(inputs.raw_specs.get(
                                           inputs.target_spec, inputs.target_spec)),
-                                      positional=inputs.positional_ids)
+                                      positional=inputs.positional_ids,
+                                      target_spec=inputs.raw_specs.get(
+                                          inputs.target_spec, inputs.target_spec))
     hf = history_features(joined.scores)
     cols = history_columns(hf)
     info, R = with_neighbours(history_record(joined, hf, notes), joined, neighbours)

@@ -10,13 +10,17 @@ judgment is its row). Both are joined to the pool by item id
 (lm-eval's ``doc_id``, inspect_ai's numbering, their Every Eval Ever copies) joins only
 where every shared item's content confirms it (:func:`~activetest.formats.lmeval.check_documents`
 for lm-eval multiple-choice files, :func:`~activetest.models.answer_files.confirm_join`
-for the others), and a refused join names the file, the item and both sides. The
+for the others), and a refused join names the file, the item and both sides. A log
+judged against another gold answer than the pool's or another log's on an item (another
+revision of the dataset) is refused, naming the file, the item and both golds
+(:func:`_check_golds`). The
 target's own run is never used: a log that IS the target's file (same path or same
 bytes), or whose own record names the target's model (a re-run of it), is dropped and
 said, as are rows named by ``--history-exclude`` and rows identical to the target's own
 results (graded sessions with the harness's judgment: its scores; classification
 sessions: an lm-eval target's ``acc``, or a ``table:`` target's top class against the
-pool's labels).
+pool's labels); where there are none (``--target pool``) a :class:`HistoryTargetNotice`
+says that its run under another name cannot be recognised.
 
 Classification sessions (:class:`HistorySetup`): the design is the feature design of
 :mod:`activetest.stats.feature_design` on the history's features and the surrogate's
@@ -46,8 +50,14 @@ from activetest.session.config import SessionConfig
 from activetest.session.history_neighbours import NeighbourUpdate
 from activetest.session.store import SessionError, SessionStore
 
-__all__ = ["HistorySetup", "check_history_options", "classification_history",
+__all__ = ["HistorySetup", "HistoryTargetNotice", "check_history_options", "classification_history",
            "join_pool_history", "target_files", "with_neighbours"]
+
+
+class HistoryTargetNotice(UserWarning):
+    """The target's own run in the history cannot be recognised by its results: the target
+    has no scores before labelling (e.g. ``--target pool``), so a run of it under another
+    name would be used as another model's; ``--history-exclude NAME`` leaves it out."""
 
 
 @dataclass(frozen=True)
@@ -59,12 +69,16 @@ class PoolItem:
         fields: its prompt fields (texts).
         references: its references (graded items; may be empty).
         extra: its other columns.
+        gold: the texts of its gold answer where it is not ``references`` (a
+            classification item's label word and class name; empty: unknown), compared
+            with the gold a log was judged against (:func:`_check_golds`).
     """
 
     item_id: str
     fields: Mapping[str, str]
     references: Sequence[str] = ()
     extra: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    gold: Sequence[str] = ()
 
 
 def check_history_options(metric: str, acquisition: str | None) -> str:
@@ -117,6 +131,114 @@ def _confirm(run: Any, items: Sequence[PoolItem], pos: Mapping[str, int]) -> Non
                            f"pool: {exc}") from None
 
 
+@dataclass(frozen=True)
+class _Gold:
+    """The gold answer a log's record was judged against, for :func:`_check_golds`.
+
+    Attributes:
+        kind: ``choice`` (an lm-eval multiple-choice gold choice's text) or ``answer``
+            (an answer file's references: inspect's target, EEE's reference, lm-eval's
+            generative target); golds are compared within a kind only.
+        texts: the gold's texts (any one is the gold).
+        where: the record (file and line or id).
+    """
+
+    kind: str
+    texts: tuple[str, ...]
+    where: str
+
+    def key(self, texts: Sequence[str] | None = None) -> frozenset[str]:
+        """The normalised texts (``texts``: others, normalised as this kind's): a choice
+        as its text, blanks and case ignored; answers SQuAD-normalised, as
+        :func:`~activetest.models.answer_files.confirm_join` compares references."""
+        from activetest.data.generative import normalize_answer
+        from activetest.formats.lmeval import normalise_text
+
+        norm = normalise_text if self.kind == "choice" else (
+            lambda t: normalize_answer(t) or normalise_text(t))
+        return frozenset(x for x in (norm(str(t)) for t in (
+            self.texts if texts is None else texts)) if x)
+
+
+def _run_golds(run: Any, pos: Mapping[str, int]) -> dict[int, _Gold]:
+    """Pool row -> the gold the log's record of that item was judged against, where the
+    log states it (an lm-eval record's ``target``, an answer file's references)."""
+    out: dict[int, _Gold] = {}
+    if run.samples is not None:
+        s = run.samples
+        for k, i in enumerate(s.item_ids):
+            lab = int(s.labels[k])
+            conts = (s.doc_choices[k] if s.doc_choices and s.doc_choices[k] else s.choices)
+            if i.strip() in pos and 0 <= lab < len(conts):
+                out[pos[i.strip()]] = _Gold("choice", (conts[lab],),
+                                            s.where[k] if s.where else run.source)
+    elif run.answers is not None:
+        for r in run.answers.records:
+            if r.item_id.strip() in pos and r.references:
+                out[pos[r.item_id.strip()]] = _Gold("answer", tuple(r.references),
+                                                    f"{run.source}: record {r.item_id!r}")
+    return out
+
+
+def _shown(texts: Sequence[str]) -> str:
+    t = list(dict.fromkeys(str(x) for x in texts))
+    return repr(t[0]) if len(t) == 1 else repr(t[:3])[:-1] + (", ...]" if len(t) > 3 else "]")
+
+
+def _label_words(items: Sequence[PoolItem]) -> dict[str, frozenset[str]]:
+    """The pool's label words (its items' ``gold``), normalised as each kind of gold
+    (:func:`_check_golds`)."""
+    texts = tuple(dict.fromkeys(str(t) for it in items for t in it.gold))
+    return {kind: _Gold(kind, texts, "").key() for kind in ("choice", "answer")}
+
+
+def _check_golds(run: Any, items: Sequence[PoolItem], pos: Mapping[str, int],
+                 seen: dict[tuple[str, int], _Gold], words: Mapping[str, frozenset[str]]
+                 ) -> None:
+    """Refuse a log judged against another gold answer than the pool's, or than an
+    earlier log's, on an item (another revision of the dataset: a relabelled item). Its
+    right/wrong would feed the design as if comparable; which gold is right is not
+    guessed (the pool may be the stale one), so the log is refused, not dropped: the
+    message names the file, the item and both golds. ``seen``: (kind, pool row) -> the
+    first log's gold, filled in. A gold is compared with a classification pool's label
+    only where it is one of the pool's label ``words`` (:func:`_label_words`; choices or
+    targets that are answer texts or letters, not label words, are compared across logs
+    only); with a graded pool's references always."""
+    golds = _run_golds(run, pos)
+    pool_bad: list[tuple[int, _Gold]] = []
+    log_bad: list[tuple[int, _Gold, _Gold]] = []
+    for r, g in golds.items():
+        mine = g.key()
+        if not mine:
+            continue
+        theirs = g.key(items[r].gold or items[r].references)
+        comparable = not items[r].gold or bool(mine & words[g.kind])
+        if theirs and comparable and not mine & theirs:
+            pool_bad.append((r, g))
+        first = seen.setdefault((g.kind, r), g)
+        if first is not g and first.key() and not mine & first.key():
+            log_bad.append((r, g, first))
+    if pool_bad:
+        r, g = pool_bad[0]
+        it = items[r]
+        raise SessionError(
+            f"--history {run.source}: pool item {it.item_id!r} has the gold answer "
+            f"{_shown(it.gold or it.references)} in the pool but {_shown(g.texts)} in this "
+            f"log ({g.where}; {len(pool_bad)} of {len(golds)} items differ): the log was "
+            f"judged against another revision of the dataset (a relabelled item), so its "
+            f"right/wrong is not comparable with the target's; which gold is right is not "
+            f"guessed: move the log out of the folder, or re-run it on the pool's revision")
+    if log_bad:
+        r, g, first = log_bad[0]
+        raise SessionError(
+            f"--history {run.source}: pool item {items[r].item_id!r} has the gold answer "
+            f"{_shown(g.texts)} in this log ({g.where}) but {_shown(first.texts)} in "
+            f"{first.where} ({len(log_bad)} item(s) differ): the logs were judged against "
+            f"different revisions of the dataset (a relabelled item), so their right/wrong "
+            f"is not comparable; which gold is right is not guessed: keep only the logs of "
+            f"the pool's revision in the folder")
+
+
 def _stated_model(path: Path) -> str | None:
     """The model a harness log says it is of (lm-eval's results file beside samples, an
     inspect_ai or Every Eval Ever log's own record), never a name guessed from a folder
@@ -136,7 +258,7 @@ def _stated_model(path: Path) -> str | None:
 def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[PoolItem], *,
                       exclude: Sequence[str] = (), target_scores: np.ndarray | None = None,
                       targets: Sequence[str | os.PathLike[str]] = (),
-                      positional: str | None = None) -> Any:
+                      positional: str | None = None, target_spec: str = "") -> Any:
     """Join response matrices and folders of harness logs to the pool (module docstring).
 
     Args:
@@ -149,6 +271,9 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
         positional: where the pool's ids are only positions, what they are (e.g. "its
             rows' numbers"): a response matrix, which holds no item content to confirm a
             join by, is then refused (folders of logs are confirmed by content).
+        target_spec: the target as given, named in the :class:`HistoryTargetNotice`
+            warned where ``target_scores`` has no score (its own run cannot be recognised
+            by its results) and no ``exclude`` name is given.
 
     Returns:
         A :class:`activetest.data.history.PoolHistory` whose ``excluded`` also lists the
@@ -178,6 +303,8 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
     mats: list[Any] = []
     dropped: list[tuple[str, str]] = []
     notes: list[str] = []
+    golds: dict[tuple[str, int], _Gold] = {}
+    words = _label_words(items)
     try:
         for p in paths:
             if not Path(p).is_dir():
@@ -209,6 +336,7 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
                                                 f"model ({run.model}, as its log says)"))
                     continue
                 _confirm(run, items, pos)
+                _check_golds(run, items, pos, golds, words)
                 mats.append(run.matrix())
         if not mats:
             raise SessionError("no history is left once the target's own run is dropped")
@@ -222,6 +350,16 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
         if isinstance(exc, SessionError):
             raise
         raise SessionError(str(exc)) from None
+    if not exclude and (target_scores is None
+                        or not np.isfinite(np.asarray(target_scores, dtype=float)).any()):
+        import warnings
+
+        given = f"--target {target_spec}" if target_spec else "the target"
+        warnings.warn(f"the target's own results cannot be recognised in the history without "
+                      f"its scores ({given} has none before labelling): a run of the target "
+                      f"in the history under another name would be used as another model's; "
+                      f"--history-exclude NAME leaves it out", HistoryTargetNotice,
+                      stacklevel=2)
     return dataclasses.replace(joined, excluded=(*dropped, *joined.excluded)), notes
 
 
@@ -283,6 +421,18 @@ def _table_target_scores(target: Any, pool: Sequence[Any], task: Any) -> np.ndar
     top = lp.argmax(axis=1)
     return np.array([np.nan if it.label is None else float(top[k] == it.label)
                      for k, it in enumerate(pool)])
+
+
+def _class_words(task: Any, label: Any) -> tuple[str, ...]:
+    """A classification item's gold as texts: its class's label word and name (empty
+    where the item or the task does not say)."""
+    classes = tuple(getattr(task, "classes", ()) or ())
+    if label is None or not isinstance(label, (int, np.integer)) \
+            or not 0 <= int(label) < len(classes):
+        return ()
+    names = tuple(getattr(task, "class_names", ()) or ())
+    return (str(classes[int(label)]),
+            *((str(names[int(label)]),) if len(names) == len(classes) else ()))
 
 
 def history_record(joined: Any, features: Any, notes: Sequence[str],
@@ -387,14 +537,16 @@ def classification_history(items: Sequence[Any], paths: Sequence[str | os.PathLi
     from activetest.session.design import history_columns
     from activetest.stats.feature_design import history_features
 
-    pool = [PoolItem(it.id, {k: str(v) for k, v in it.fields.items()}) for it in items]
+    pool = [PoolItem(it.id, {k: str(v) for k, v in it.fields.items()},
+                     gold=_class_words(task, getattr(it, "label", None))) for it in items]
     own = target_files(target_spec)
     right = _lmeval_target_scores(own, pool)
     if right is None:  # a table of class scores: its top class against the pool's labels
         right = _table_target_scores(target if target is not None else target_spec, items,
                                      task)
     joined, notes = join_pool_history(paths, pool, exclude=exclude, targets=own,
-                                      target_scores=right, positional=positional)
+                                      target_scores=right, positional=positional,
+                                      target_spec=target_spec)
     hf = history_features(joined.scores)
     info, R = with_neighbours(history_record(joined, hf, notes, ("surrogate",)), joined,
                               neighbours)
