@@ -17,9 +17,10 @@ on) has half-width at most h, for h = 0.03 and 0.02:
     :func:`~activetest.session.design.graded_adaptive_design`: top log-prob, minus
     entropy, log-prob of the key, whether its top class is the key, which class the
     key is; prior P(wrong) = 1 - its probability of the key);
-  - history (``../shared/datasets/history/*.csv``, the held-out model's row
-    removed): the other models' mean correctness per item and the item's first 8
-    SVD factors of the other models' centred matrix; prior 1 - mean correctness;
+  - history (``../shared/datasets/history/*.csv``, the held-out model's row and
+    rows identical to it removed, as sessions remove them): the other models' mean
+    correctness per item and the item's first 8 SVD factors of the other models'
+    centred matrix; prior 1 - mean correctness;
 * ``uniform-cs``: uniform sampling without replacement, the same CS family;
 * ``uniform-wilson``: uniform with a fixed-n Wilson interval, n chosen in
   advance with the pool's TRUE accuracy (the most favourable plan for uniform):
@@ -169,8 +170,12 @@ def read_history(path: Path) -> np.ndarray:
 
 def history_pool(name: str, M: np.ndarray, r: int) -> Pool:
     """Row ``r`` of the response matrix ``M`` held out as the target, features from the
-    other rows (module docstring)."""
+    other rows (module docstring). Rows identical to the target's (re-submissions of the
+    same model) are dropped from its history, as sessions drop them
+    (:func:`activetest.data.history.join_history`; ``read_history``'s matrices have no
+    missing cell, so identical on the shared items is identical on every item)."""
     others = np.delete(M, r, axis=0)
+    others = others[~np.all(others == M[r][None, :], axis=1)]
     mean = others.mean(0)
     _, S, Vt = np.linalg.svd(others - mean, full_matrices=False)
     feats = np.column_stack([mean, Vt[:8].T * S[:8]])

@@ -163,3 +163,25 @@ def test_every_committed_entry_names_a_stored_probe_of_its_design(hr) -> None:
         if probe is None or design != {probe.name}:
             bad.append(f.name)
     assert not bad, bad
+
+
+def test_history_pool_drops_rows_identical_to_the_target_as_sessions_do(hr) -> None:
+    """A re-submission of the held-out model (a row identical to its own) would hand its
+    answers to the features and the neighbours' column: sessions drop such rows
+    (``data/history.py``), so ``history_pool`` does; a row differing in one item is
+    history and stays."""
+    M = _matrix()
+    r = 4
+    twin = M[r].copy()
+    near = M[r].copy()
+    near[7] = 1.0 - near[7]
+    assert not any(np.array_equal(row, twin) for k, row in enumerate(M) if k != r)
+    M = np.vstack([M, twin, near, twin])
+    p = hr.history_pool("m 4", M, r)
+    assert p.others.shape == (len(M) - 3, M.shape[1])  # the target and its two twins
+    assert not np.all(p.others == M[r][None, :], axis=1).any()
+    assert np.all(p.others == near[None, :], axis=1).sum() == 1
+    np.testing.assert_array_equal(p.loss, 1.0 - M[r])
+    # the features and prior come from the kept rows only
+    np.testing.assert_allclose(p.features[:, 0], p.others.mean(0))
+    np.testing.assert_allclose(p.prior, np.clip(1.0 - p.others.mean(0), 0.02, 0.98))
