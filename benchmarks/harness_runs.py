@@ -175,11 +175,16 @@ def history_pool(name: str, M: np.ndarray, r: int) -> Pool:
     (:func:`activetest.data.history.join_history`; ``read_history``'s matrices have no
     missing cell, so identical on the shared items is identical on every item)."""
     others = np.delete(M, r, axis=0)
-    others = others[~np.all(others == M[r][None, :], axis=1)]
+    return _pool(name, M[r], others[~np.all(others == M[r][None, :], axis=1)])
+
+
+def _pool(name: str, target: np.ndarray, others: np.ndarray) -> Pool:
+    """The history pool of the target's row ``target`` with the history rows ``others``."""
     mean = others.mean(0)
     _, S, Vt = np.linalg.svd(others - mean, full_matrices=False)
     feats = np.column_stack([mean, Vt[:8].T * S[:8]])
-    return Pool(name, "history", 1.0 - M[r], feats, np.clip(1.0 - mean, 0.02, 0.98), others)
+    return Pool(name, "history", 1.0 - target, feats, np.clip(1.0 - mean, 0.02, 0.98),
+                others)
 
 
 def _stop(lo: np.ndarray, hi: np.ndarray, h: float, truth: float) -> tuple[np.ndarray, np.ndarray]:
@@ -429,7 +434,12 @@ def behaviour_probe(hist: str) -> Probe:
 
     with tempfile.TemporaryDirectory() as d:
         M = read_response_matrix(tiny_matrix(Path(d) / "probe.csv")).scores
-    p = history_pool("probe model 0", M, 0)
+    # a fixed pool: every other row as history, row 0's twin included. The probe checks
+    # what is computed from a pool; which rows a pool's history holds is in each entry's
+    # key (the pool's data, :func:`cache_key`), so the probe leaves history_pool's row
+    # rule out (dropping the twin here would miss every committed entry, whose pools
+    # have no twin and are unchanged)
+    p = _pool("probe model 0", M[0], np.delete(M, 0, axis=0))
     N = p.loss.size
     th, mv, info = active_theta(p, 2, 1, hist)
     Ta = planned_budget_for_width(info["design"], N, 0.1)

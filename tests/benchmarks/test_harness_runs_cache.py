@@ -185,3 +185,19 @@ def test_history_pool_drops_rows_identical_to_the_target_as_sessions_do(hr) -> N
     # the features and prior come from the kept rows only
     np.testing.assert_allclose(p.features[:, 0], p.others.mean(0))
     np.testing.assert_allclose(p.prior, np.clip(1.0 - p.others.mean(0), 0.02, 0.98))
+
+
+def test_todays_probe_of_every_cached_design_finds_its_committed_entries(hr) -> None:
+    """The committed cache is used only while today's :func:`behaviour_probe` of a design
+    matches the probe its entries were computed under (within ``PROBE_RTOL``, so not the
+    last digits of a CPU). A change outside what the probe is meant to check (e.g. which
+    rows a pool's history keeps, which each entry's key already holds) must not move it,
+    or every committed entry misses and the tables of docs/harness.md recompute."""
+    probes = ROOT / "experiments" / "cache" / "harness-runs" / "probes"
+    stored = [hr.stored_probe(f) for f in sorted(probes.glob("*.json"))]
+    designs = sorted({s.name for s in stored if s is not None})
+    assert "features" in designs
+    missed = [d for d in designs
+              if not any(s is not None and s.name == d and s.matches(hr.behaviour_probe(d))
+                         for s in stored)]
+    assert not missed, missed
