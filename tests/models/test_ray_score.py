@@ -114,9 +114,9 @@ def test_killed_worker_is_retried_and_the_table_round_trips(cluster, tmp_path: P
         np.testing.assert_allclose(stored[i], by_id[item_id], atol=1e-9)
 
 
-def test_a_multi_token_label_word_is_said_and_kept_in_the_table(tmp_path: Path) -> None:
-    """``activetest score``: the workers' notices stay on them, so the driver says it (one
-    ``note:`` line) and the Parquet provenance keeps how the label words were scored."""
+def _nli_files(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A task whose first label word is two tokens for SmolLM2 (" entailment"), a
+    two-item pool, and where the table goes; skips without pyarrow or the bundled model."""
     pytest.importorskip("pyarrow")
     from activetest.models.bundled import bundled_model_path
 
@@ -124,12 +124,18 @@ def test_a_multi_token_label_word_is_said_and_kept_in_the_table(tmp_path: Path) 
         bundled_model_path("smollm2-135m")
     except Exception as exc:  # not installed here
         pytest.skip(f"bundled SmolLM2 not available: {exc}")
-    task = tmp_path / "nli.toml"  # " entailment" is two tokens for SmolLM2
+    task = tmp_path / "nli.toml"
     task.write_text('name = "nli"\ninstruction = "Does the first sentence entail the second?"\n'
                     'classes = ["entailment", "contradiction", "neutral"]\n')
     pool = tmp_path / "pool.csv"
     pool.write_text("id,text\na,A man sleeps. / A person rests.\nb,A dog runs. / It sleeps.\n")
-    out = tmp_path / "p.parquet"
+    return task, pool, tmp_path / "p.parquet"
+
+
+def test_a_multi_token_label_word_is_said_and_kept_in_the_table(tmp_path: Path) -> None:
+    """``activetest score``: the workers' notices stay on them, so the driver says it (one
+    ``note:`` line) and the Parquet provenance keeps how the label words were scored."""
+    task, pool, out = _nli_files(tmp_path)
     proc = subprocess.run(cli_command(
         "score", "--engine", "ray", "--pool", str(pool), "--id-column", "id", "--task",
         str(task), "--model", "smollm2-135m", "--out", str(out), "--shards", "2"),
@@ -152,21 +158,9 @@ def test_full_sequence_scores_whole_words_on_the_workers(tmp_path: Path) -> None
     """``activetest score --label-scoring full-sequence``: the workers build the model with
     ``full_sequence=True``, so the table holds the same numbers as an in-process scorer
     built so, item by item; no note, and the metadata says so."""
-    pytest.importorskip("pyarrow")
-    from activetest.models.bundled import bundled_model_path
     from activetest.models.registry import get_scorer
 
-    try:
-        bundled_model_path("smollm2-135m")
-    except Exception as exc:  # not installed here
-        pytest.skip(f"bundled SmolLM2 not available: {exc}")
-    task_file = tmp_path / "nli.toml"  # " entailment" is two tokens for SmolLM2
-    task_file.write_text('name = "nli"\ninstruction = "Does the first sentence entail the '
-                         'second?"\nclasses = ["entailment", "contradiction", "neutral"]\n')
-    pool_file = tmp_path / "pool.csv"
-    pool_file.write_text("id,text\na,A man sleeps. / A person rests.\n"
-                         "b,A dog runs. / It sleeps.\n")
-    out = tmp_path / "p.parquet"
+    task_file, pool_file, out = _nli_files(tmp_path)
     proc = subprocess.run(cli_command(
         "score", "--engine", "ray", "--pool", str(pool_file), "--id-column", "id", "--task",
         str(task_file), "--model", "smollm2-135m", "--out", str(out), "--shards", "2",
