@@ -485,6 +485,43 @@ def test_label_asks_only_for_compared_answers_once_the_targets_are_labelled(
     assert got == {i: names.index("correct" if b_ok[i] else "incorrect") for i in waiting}
 
 
+def test_label_and_import_count_items_and_compared_judgments_apart(tmp_path: Path) -> None:
+    """`label` and `import` say how many items were labelled and how many compared
+    answers were judged, apart (QA: "labelled 3 item(s)" for 2 items and 1 judgment;
+    "16 new label(s)" for 12 labels and 4 judgments)."""
+    pool, other, a_ok, b_ok = write_files(tmp_path, n=6)
+    db = create(tmp_path, pool, other)
+    spec = f"answers:{other}"
+    with Session.open(db) as s:
+        s.select(6)
+        order = [a.item_id for a in s.acquisitions()]
+        for i in order[:4]:
+            s.add_label(i, "correct" if a_ok[i] else "incorrect")
+        names = [n.lower() for n in s.task.class_names]
+        ask_b = [i for i in order if s.compared_answer(i, spec) != s.answers()[
+            s.store.index_of(i)][0]]
+    assert ask_b
+
+    def key(ok: bool) -> str:
+        return str(names.index("correct" if ok else "incorrect") + 1)
+
+    keys = [key(a_ok[i]) for i in order[4:]] + [key(b_ok[i]) for i in ask_b]
+    out = " ".join(run("label", db, input="\n".join(keys) + "\n").split())
+    assert (f"labelled 2 item(s) and judged {len(ask_b)} compared answer(s) in this run"
+            in out)
+
+    two = tmp_path / "two"
+    two.mkdir()
+    db2, sheet, spec2, rows, _, _ = _judged_sheet(two)
+    _rewrite(sheet, rows)
+    out = " ".join(run("import", db2, sheet).split())
+    with Session.open(db2) as s:
+        judged = len(s.store.judgments(f"compare:{spec2}"))
+    assert judged
+    assert (f"imported 12 new label(s), changed 0, judged {judged} compared answer(s) "
+            f"(changed 0)" in out)
+
+
 def _rewrite(sheet: Path, rows: list[dict[str, str]]) -> None:
     with sheet.open("w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=list(rows[0]))
@@ -609,7 +646,7 @@ def test_a_mixed_import_that_fails_half_way_changes_nothing(tmp_path: Path) -> N
     with Session.open(db) as s:
         result = s.import_file(sheet)
         assert len(s.store.labels()) == 12 and s.store.judgments(f"compare:{spec}")
-        assert result.added == len(rows)
+        assert result.added == 12 and result.added + result.judged == len(rows)
 
 
 def test_uniform_writes_no_guess_and_target_tasks_keep_the_surrogates(tmp_path: Path) -> None:

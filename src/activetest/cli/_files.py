@@ -154,10 +154,16 @@ def import_(
                                label_column=label_column, from_name=from_name,
                                label_base=label_base, resolve=resolve.value,
                                trust_people=trust_labels_from_people)
+        # a graded comparison's judgments of compared answers are said apart from the
+        # target's labels (QA: "16 new label(s)" counted both together)
+        judged = (f"judged {result.judged} compared answer(s) (changed "
+                  f"{result.judged_changed}), " if result.judged or result.judged_changed
+                  else "")
         _out.print(f"imported {result.added} new label(s), changed {result.changed}, "
-                   f"{result.unchanged} already present; {s.n_pending()} selected item(s) "
-                   f"still pending")
-        if not (result.added or result.changed or result.unchanged or result.conflicts):
+                   f"{judged}{result.unchanged} already present; {s.n_pending()} selected "
+                   f"item(s) still pending")
+        if not (result.added or result.changed or result.judged or result.judged_changed
+                or result.unchanged or result.conflicts):
             _out.print(f"nothing in {_escape(file.name)} was a label: no row has its label "
                        f"filled in (a sheet from `select --out` not answered yet? fill in "
                        f"its label column, then import it)")

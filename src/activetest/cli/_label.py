@@ -164,11 +164,15 @@ def _label_loop(s: Any, pending: Sequence[Any]) -> None:
                      enumerate(s.task.class_names))
     help_line = f"{keys}   [bold]u[/]=undo  [bold]q[/]=quit"
     with _Keys(s.task.n_classes) as keys_in:
-        answered = _answer_all(s, pending, keys_in, help_line)
+        answered, judged = _answer_all(s, pending, keys_in, help_line), 0
         if not s.n_pending() and s.pending_judgments():
-            answered += _judge_compared(s, keys_in, help_line)
+            judged = _judge_compared(s, keys_in, help_line)
     left = s.n_pending()
-    _out.print(f"labelled {answered} item(s) in this run; {left} selected item(s) still pending")
+    # compared answers' judgments are said apart from the items labelled (QA: "labelled
+    # 3 item(s)" for 2 items and 1 compared answer)
+    also = f" and judged {judged} compared answer(s)" if judged else ""
+    _out.print(f"labelled {answered} item(s){also} in this run; {left} selected item(s) "
+               f"still pending")
     if s.pending_judgments():
         _out.print(f"{len(s.pending_judgments())} compared answer(s) still to judge "
                    f"(`activetest label` asks for them)")

@@ -99,13 +99,15 @@ def import_session_file(s: Any, path: str | os.PathLike[str], *, format: str | N
         check_people_labels(s, result.changes, source, trust=trust_people)
         changes, conflicts = list(result.changes), conflicts + list(result.conflicts)
         unchanged = result.unchanged
+        judgments = []  # the compared answers' own changes: counted apart from labels
         for spec, (answers, same, spec_conflicts) in checked.items():
-            changes += s.store.set_judgments(compare_graded.compare_role(spec), answers,
-                                             source, overwrite=overwrite, confirm=True)
+            judgments += s.store.set_judgments(compare_graded.compare_role(spec), answers,
+                                               source, overwrite=overwrite, confirm=True)
             unchanged += same
             conflicts += spec_conflicts
+        changes += judgments
         s._check_alike([c.index for c in changes])
         return s._keep_votes(LabelImport(
-            sum(c.action == "add" for c in changes),
-            sum(c.action == "change" for c in changes), unchanged, changes, conflicts),
-            read)
+            result.added, result.changed, unchanged, changes, conflicts,
+            judged=sum(c.action == "add" for c in judgments),
+            judged_changed=sum(c.action == "change" for c in judgments)), read)

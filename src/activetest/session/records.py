@@ -385,9 +385,10 @@ class LabelImport:
     """What :meth:`Session.add_labels` did.
 
     Attributes:
-        added: items labelled for the first time.
-        changed: items whose label was overwritten.
-        unchanged: records that repeated an existing label.
+        added: items labelled for the first time (the target's labels; a graded
+            comparison's judgments of compared answers are :attr:`judged`).
+        changed: items whose label was overwritten (the target's labels).
+        unchanged: records that repeated an existing label or judgment.
         changes: the history rows written.
         conflicts: items the records labelled differently: left out (``settled``
             None) or settled by the resolution rule (their label is in ``changes``).
@@ -395,6 +396,10 @@ class LabelImport:
             annotator; the same label imported again is not counted again).
         unnamed: records that name no annotator (the file carries no identity for
             them: each counts as a voter of its own, and none is kept for agreement).
+        judged: compared answers judged for the first time (graded comparisons; not
+            in :attr:`added`).
+        judged_changed: compared answers' judgments overwritten (not in
+            :attr:`changed`).
     """
 
     added: int
@@ -404,6 +409,8 @@ class LabelImport:
     conflicts: list[LabelConflict] = field(default_factory=list)
     votes_kept: int = 0
     unnamed: int = 0
+    judged: int = 0
+    judged_changed: int = 0
 
     @property
     def left_out(self) -> list[LabelConflict]:
