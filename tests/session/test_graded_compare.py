@@ -522,6 +522,73 @@ def test_label_and_import_count_items_and_compared_judgments_apart(tmp_path: Pat
             f"(changed 0)" in out)
 
 
+def test_status_shows_the_compared_target_and_the_difference_of_the_last_estimate(
+        tmp_path: Path) -> None:
+    """`status` shows the compared target's LURE and the paired LURE difference that
+    the last `estimate` recorded, named as `estimate` names them, with its intervals
+    named; a judgment changed since makes them stale like the target's row (QA: status
+    showed only "N answers still to judge")."""
+    pool, other, a_ok, b_ok = write_files(tmp_path)
+    db = create(tmp_path, pool, other)
+    spec = f"answers:{other}"
+    with Session.open(db) as s:
+        s.select(8)
+        judge_all(s, a_ok, b_ok, spec)
+    assert "compared target" + " " + spec + ": LURE" not in run("status", db)
+    est = json.loads(run("estimate", db, "--json"))
+    (c,) = est["comparisons"]
+    out = " ".join(run("status", db).split())
+    other_line = f"error_rate compared target {spec}: LURE {c['other']['estimate']:.4f}"
+    diff_line = (f"error_rate difference target - {spec} = "
+                 f"{c['difference']['estimate']:.4f} (paired LURE, same labels)")
+    assert other_line in out and diff_line in out, out
+    after = out[out.index(diff_line):]
+    assert "anytime 95% confidence sequence" in after and "bootstrap 95% interval" in after
+    assert "stale" not in out
+    got = json.loads(run("status", db, "--json"))["last_estimates"]
+    assert {e["method"]: e.get("estimator") for e in got if ":" in e["method"]} == {
+        f"lure:{spec}": "LURE", f"difference:{spec}": "paired LURE difference"}
+    with Session.open(db) as s:  # a compared answer judged again: all of it is stale
+        p = next(r for r in s.store.judgments(f"compare:{spec}"))
+        item = s.items()[p].id
+        s.judge(item, "incorrect" if b_ok[item] else "correct", target=spec,
+                overwrite=True)
+    out = " ".join(run("status", db).split())
+    assert other_line in out and "the last estimate is stale" in out
+
+
+def test_status_of_a_read_only_stale_session_does_not_ask_to_record(tmp_path: Path) -> None:
+    """On a read-only session file (a real read-only tmpfs; skipped where none can be
+    mounted) a stale last estimate is not followed by "run `activetest estimate`", which
+    cannot record there: status says estimate shows the current numbers but cannot
+    record them (QA)."""
+    import shutil
+    import subprocess
+
+    from session_support import tmpfs
+
+    pool, other, a_ok, b_ok = write_files(tmp_path)
+    db = create(tmp_path, pool, other)
+    spec = f"answers:{other}"
+    with Session.open(db) as s:
+        s.select(8)
+        judge_all(s, a_ok, b_ok, spec)
+    run("estimate", db)
+    with Session.open(db) as s:
+        s.select(1)
+        judge_all(s, a_ok, b_ok, spec)  # one more label: the estimate is stale
+    writable = " ".join(run("status", db).split())
+    assert "stale" in writable and f"run `activetest estimate {db}`" in writable
+    with tmpfs(4096) as mnt:
+        ro_db = mnt / "s.db"
+        shutil.copy(db, ro_db)
+        subprocess.run(["mount", "-o", "remount,ro", str(mnt)], check=True)
+        out = " ".join(run("status", ro_db).split())
+    assert "the last estimate is stale" in out, out
+    assert "run `activetest estimate" not in out
+    assert "read-only" in out and "shows the current numbers but cannot record them" in out
+
+
 def _rewrite(sheet: Path, rows: list[dict[str, str]]) -> None:
     with sheet.open("w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=list(rows[0]))

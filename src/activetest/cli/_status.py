@@ -65,13 +65,7 @@ def status(
     """Where the session stands: pool size, selected, labelled, pending, last estimate."""
     from activetest.session.annotators import agreement_json
     from activetest.session.config import ACQUISITIONS
-    from activetest.session.interval_names import (
-        ANYTIME,
-        BOOTSTRAP,
-        FIXED_BUDGET,
-        interval_name,
-        plain_mean_mark,
-    )
+    from activetest.session.interval_names import ANYTIME, interval_name, plain_mean_mark
 
     with _open(session, busy_timeout) as s:
         st = s.status()
@@ -144,18 +138,7 @@ def status(
             level = e.level if e.level is not None else 0.95
             a = e.details.get("anytime") if e.method in ("lure", "cv_lure") else None
             a = a if isinstance(a, dict) else {}
-            names = []  # the headline first: fixed-budget, then anytime, then the bootstrap
-            if all(isinstance(a.get(k), (int, float)) for k in ("fixed_low", "fixed_high")):
-                names.append(f"{interval_name(FIXED_BUDGET, level)} "
-                             f"[{_num(a['fixed_low'])}, {_num(a['fixed_high'])}]")
-            if all(isinstance(a.get(k), (int, float)) for k in ("cs_low", "cs_high")):
-                names.append(f"{interval_name(ANYTIME, level)} "
-                             f"{_cs(a['cs_low'], a['cs_high'], e.n_labels, a.get('basis'))}")
-            elif a.get("cs_low") == "-inf":
-                names.append(f"{interval_name(ANYTIME, level)} (from 30 labels)")
-            if e.low is not None and e.high is not None:
-                names.append(f"{interval_name(BOOTSTRAP, level)} "
-                             f"[{_num(e.low)}, {_num(e.high)}]")
+            names = _named_intervals(e)
             _out.print(f"last estimate ({e.at}, {e.n_labels} labels): {e.metric} {what} "
                        f"{_num(e.estimate)}")
             for name in names:
@@ -178,13 +161,67 @@ def status(
                 elif a.get("target_width") is not None and a.get("labels_needed"):
                     _out.print(f"  the {cs_name} reaches width {a['target_width']} at "
                                f"about {a['labels_needed']} labels in total (a projection)")
+        _print_compared(st)
         if not shown:
             _out.print("no estimate yet")
+        elif st.estimate_stale and not s.store.writable:  # estimate cannot record here
+            _out.print(f"[bold yellow]the last estimate is stale:[/] labels were added or "
+                       f"changed since; the session file is open read-only, so "
+                       f"`activetest estimate {_escape(st.path)}` shows the current numbers "
+                       f"but cannot record them (status keeps showing these)")
         elif st.estimate_stale:
             _out.print(f"[bold yellow]the last estimate is stale:[/] labels were added or "
                        f"changed since; run `activetest estimate {_escape(st.path)}`")
         _print_waiting(st.waiting)
         _print_agreement(s)
+
+
+def _named_intervals(e: Any) -> list[str]:
+    """A recorded estimate's intervals, each named: the headline first (fixed-budget),
+    then anytime, then the bootstrap."""
+    from activetest.session.interval_names import ANYTIME, BOOTSTRAP, FIXED_BUDGET, interval_name
+
+    level = e.level if e.level is not None else 0.95
+    a = e.details.get("anytime") if e.method != "mean" else None
+    a = a if isinstance(a, dict) else {}
+    names = []
+    # a comparison's row marks where the exact CS stands in, as `estimate` does
+    mark = " (exact CS)" if a.get("basis") == "exact" and ":" in e.method else ""
+    if all(isinstance(a.get(k), (int, float)) for k in ("fixed_low", "fixed_high")):
+        names.append(f"{interval_name(FIXED_BUDGET, level)} "
+                     f"[{_num(a['fixed_low'])}, {_num(a['fixed_high'])}]{mark}")
+    if all(isinstance(a.get(k), (int, float)) for k in ("cs_low", "cs_high")):
+        names.append(f"{interval_name(ANYTIME, level)} "
+                     f"{_cs(a['cs_low'], a['cs_high'], e.n_labels, a.get('basis'))}{mark}")
+    elif a.get("cs_low") == "-inf":
+        names.append(f"{interval_name(ANYTIME, level)} (from 30 labels)")
+    if e.low is not None and e.high is not None:
+        names.append(f"{interval_name(BOOTSTRAP, level)} [{_num(e.low)}, {_num(e.high)}]")
+    return names
+
+
+def _print_compared(st: Any) -> None:
+    """The compared targets' LURE and the paired LURE differences of the last recorded
+    estimate, named as `estimate` names them (none where that estimate had none: an
+    older one's are not shown as if current). The stale line after them covers them:
+    they were recorded with the target's rows, seeing the same labels and judgments."""
+    lure_ids = [e.id for e in st.last_estimates if e.method == "lure"]
+    if not lure_ids:
+        return
+    last = max(lure_ids)  # one estimate's rows are written together, comparisons last
+    rows = [e for e in st.last_estimates if e.id > last
+            and e.method.startswith(("lure:", "difference:"))]
+    for e in sorted(rows, key=lambda e: e.id):
+        kind, spec = e.method.split(":", 1)
+        if kind == "lure":
+            _out.print(f"last estimate ({e.at}, {e.n_labels} labels): {e.metric} compared "
+                       f"target {_escape(spec)}: LURE {_num(e.estimate)}")
+        else:
+            _out.print(f"last estimate ({e.at}, {e.n_labels} labels): {e.metric} difference "
+                       f"target - {_escape(spec)} = {_num(e.estimate)} (paired LURE, same "
+                       f"labels)")
+        for name in _named_intervals(e):
+            _out.print(f"  {name}")
 
 
 def _print_runs(s: Any) -> None:

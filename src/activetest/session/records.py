@@ -515,4 +515,8 @@ class SessionStatus:
                         e["details"]["labels_needed_interval"] = e["interval"]
             if e.get("method") == "lure":
                 e["estimator"] = "adaptive LURE" if adaptive else "LURE"
+            elif str(e.get("method")).startswith("lure:"):  # a compared target's
+                e["estimator"] = "LURE"
+            elif str(e.get("method")).startswith("difference:"):
+                e["estimator"] = "paired LURE difference"
         return d
