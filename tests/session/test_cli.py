@@ -39,6 +39,7 @@ def test_full_session_with_prediction_tables(pool_files: PoolFiles, tmp_path: Pa
     assert "60 items" in out and "4 in-context example(s)" in out
     out = run("select", db, "--n", "4")
     assert "draws 1..4" in out
+    assert "q (draw probability)" in out  # the column named (QA: a bare "q")
     # Interactive labelling: answer, undo, a bad key, answer again, quit.
     out = run("label", db, input="2\nu\n1\nx\n2\nq\n")
     assert out.count("saved:") == 3 and "undone" in out and "unknown answer 'x'" in out

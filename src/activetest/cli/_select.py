@@ -100,7 +100,8 @@ def select(
                                  f"`activetest export {session} --out FILE`") from None
             _out.print(f"wrote {count} item(s) to {_escape(str(out))}")
         else:
-            table = Table("draw", "item id", "q", "text", box=None)
+            # q named (QA: a bare "q" column): the proposal probability of the draw
+            table = Table("draw", "item id", "q (draw probability)", "text", box=None)
             for a in drawn:
                 table.add_row(str(a.step), _escape(a.item_id), f"{a.q:.3g}",
                               _escape(_snippet(s.display_item(a.item_id))))
