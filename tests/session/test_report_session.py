@@ -138,7 +138,8 @@ def test_a_compared_target_is_shown_with_the_intervals_estimate_shows(
     md = (tmp_path / "rep" / "report.md").read_text(encoding="utf-8").replace("\\_", "_")
     html = (tmp_path / "rep" / "report.html").read_text(encoding="utf-8")
     names = [interval_name(k) for k in (FIXED_BUDGET, ANYTIME, BOOTSTRAP)]
-    assert f"| estimate | {names[0]} | {names[1]} | {names[2]} | labels | verdict |" in md
+    assert (f"| LURE estimate (paired, same labels) | {names[0]} | {names[1]} | {names[2]} "
+            f"| labels | verdict |") in md
     assert all(f"<th>{n}</th>" in html for n in names)
     assert len(r.comparisons) == 2
     for c in r.comparisons:
