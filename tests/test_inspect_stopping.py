@@ -91,7 +91,8 @@ def _label_by_rule(s: Session, tmp: Path, n: int) -> None:
     for a in s.select(n):
         q = rows[a.item_id]["question"]
         x, y = (int(v) for v in q.removeprefix("What is ").rstrip("?").split(" plus "))
-        s.add_label(a.item_id, "correct" if mock_answer(q) == str(x + y) else "incorrect")
+        s.add_label(a.item_id, "correct" if mock_answer(q) == str(x + y) else "incorrect",
+                    trust_people=True)  # a person's, knowingly
 
 
 def test_prefix_intervals_are_the_sessions_estimate_at_every_prefix(tmp_path: Path) -> None:
@@ -409,7 +410,7 @@ def test_scores_that_are_not_a_level_are_refused(tmp_path: Path) -> None:
     asyncio.run(stop.complete_sample(stop.order()[1], 1, {}))  # errored: nothing recorded
     third = stop.order()[2]
     with Session.open(db) as s:  # a person labels the third while it runs
-        s.add_label(third, "correct")
+        s.add_label(third, "correct", trust_people=True)
     asyncio.run(stop.complete_sample(third, 1, {"m": ss("I")}))
     with Session.open(db) as s:
         assert s.labels() == {first: 1, third: 1}  # the person's label stands
@@ -864,7 +865,8 @@ def test_from_inspect_takes_peoples_labels_only_when_told_to(tmp_path: Path) -> 
     db = _session(tmp_path)
     with Session.open(db) as s:
         _label_by_rule(s, tmp_path, 3)  # a person's labels (source "api"), before the eval
-        s.add_label(s.select(1)[0].item_id, "correct", source="import:pl.csv")
+        s.add_label(s.select(1)[0].item_id, "correct", source="import:pl.csv",
+                    trust_people=True)
     (run,) = _run(tmp_path, f"active:{db}:-:8")
     eid = _read(run["log"]).eval.eval_id
     p = _cli(tmp_path, "init", "p.db", *_MADE, "--from-inspect", run["log"])

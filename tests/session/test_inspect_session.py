@@ -97,7 +97,7 @@ def test_status_counts_the_target_runs_and_projects_uniforms(tmp_path: Path) -> 
         for j, a in enumerate(drawn[:40]):  # 40 scores from an eval, 2 from a person
             s.add_label(a.item_id, "correct" if j % 3 else "incorrect", source="inspect:e1")
         for a in drawn[40:42]:
-            s.add_label(a.item_id, "correct", source="cli")
+            s.add_label(a.item_id, "correct", source="cli", trust_people=True)
         assert runs_summary(s).width is None  # no estimate yet: no projection
     assert _cli(tmp_path, "estimate", "s.db").returncode == 0
     p = _cli(tmp_path, "status", "s.db")
@@ -161,3 +161,33 @@ def test_people_are_not_shown_an_answer_that_does_not_exist(tmp_path: Path) -> N
     assert _cli(tmp_path, "select", "g.db", "--n", "2").returncode == 0
     p = _cli(tmp_path, "export", "g.db", "--out", "g.csv")
     assert p.returncode == 0 and "wrote 2 pending item(s)" in p.stdout, p.stderr
+
+
+def test_a_persons_label_for_an_item_no_eval_scored_is_refused_unless_trusted(
+        tmp_path: Path) -> None:
+    """QA: ``label`` refused an inspect item no eval had scored, but ``import`` of a sheet
+    and the API took a person's label for it; ActiveStopping then skips the labelled
+    item, so the target never ran it and the estimate mixed in a person's judgment."""
+    from activetest.session.store import SessionError
+
+    _pool(tmp_path)
+    assert _cli(tmp_path, "init", "s.db", "--pool", "pool.jsonl", *INIT).returncode == 0
+    with Session.open(tmp_path / "s.db") as s:
+        drawn = s.select(3)
+        s.add_label(drawn[0].item_id, "correct", source="inspect:e1")  # the eval's score
+        with pytest.raises(SessionError, match="no inspect_ai eval has scored"):
+            s.add_label(drawn[1].item_id, "correct")
+        correct = s.parse_label("correct")
+    (tmp_path / "sheet.csv").write_text(f"item_id,label\n{drawn[1].item_id},correct\n")
+    p = _cli(tmp_path, "import", "s.db", "sheet.csv")
+    assert p.returncode == 2, p.stderr
+    assert "no inspect_ai eval has scored" in p.stderr and \
+        "--trust-labels-from-people" in p.stderr and "Traceback" not in p.stderr
+    with Session.open(tmp_path / "s.db") as s:
+        assert drawn[1].item_id not in s.labels()
+    p = _cli(tmp_path, "import", "s.db", "sheet.csv", "--trust-labels-from-people")
+    assert p.returncode == 0, p.stderr
+    with Session.open(tmp_path / "s.db") as s:
+        assert s.labels()[drawn[1].item_id] == correct
+        # a person correcting an eval's score is not this rule's: --overwrite decides
+        assert s.add_label(drawn[0].item_id, "incorrect", overwrite=True) is not None

@@ -117,10 +117,10 @@ def import_(
         "--metric-key", help="lm-eval results: the per-item metric read as the label "
         "(default: the session's, chosen at init).", show_default=False)] = None,
     trust_labels_from_people: Annotated[bool, typer.Option(
-        "--trust-labels-from-people", help="A --target lm-eval session: also take the "
-        "file's labels for drawn items the target has not run, as its results (a judgment "
-        "made elsewhere); refused without it, since such an item is never emitted to "
-        "lm-eval again.")] = False,
+        "--trust-labels-from-people", help="A --target lm-eval or --target inspect "
+        "session: also take the file's labels for drawn items the target has not run, as "
+        "its results (a judgment made elsewhere); refused without it, since such an item "
+        "is never run afterwards (lm-eval is not given it, ActiveStopping skips it).")] = False,
     busy_timeout: Timeout = 5.0,
 ) -> None:
     """Import labels from a file (or a --target lm-eval session's lm-eval results).

@@ -340,7 +340,9 @@ def restore(session: Any, record: LogRecord, others: Sequence[LogSamples] = (), 
         for src in dict.fromkeys(source.get(i, f"inspect-log:{record.eval_id}") for i in todo):
             batch = [(i, levels[i]) for i in todo
                      if source.get(i, f"inspect-log:{record.eval_id}") == src]
-            done += len(session.add_labels(batch, source=src, where=where).changes)
+            # people's labels reach here only where --trust-labels-from-people took them
+            done += len(session.add_labels(batch, source=src, where=where,
+                                           trust_people=True).changes)
         return done
 
     def check(upto: int) -> None:

@@ -51,9 +51,9 @@ the label together; an inspect eval records the score, never the answer). So the
 where a person judges the target's answer (``label`` in the terminal, a sheet or Label
 Studio file from ``export``, the browser of ``serve``) refuse such items, saying where
 their labels come from, instead of showing a question with an empty answer. A person's
-label given another way (``import`` of a hand-made sheet, the API) for an lm-eval item
-the target has not run is refused unless trusted (:func:`check_people_labels`: such an
-item would never be emitted to lm-eval again).
+label given another way (``import`` of a hand-made sheet, the API) for an item the
+target has not run (an lm-eval item without a result, an inspect item no eval scored) is
+refused unless trusted (:func:`check_people_labels`: such an item would never be run).
 """
 
 from __future__ import annotations
@@ -490,8 +490,11 @@ def check_people_labels(session: Any, changes: Sequence[Any], source: str, *,
     labels as the target's results (a judgment of its answer made elsewhere); ``status``
     counts them as labels from people. An item whose result was imported may still be
     relabelled by a person (``--overwrite``: a correction of the metric; its history
-    keeps the result). inspect sessions are not checked here (their people's labels
-    are a documented part of the loop: docs/harness_inspect.md).
+    keeps the result). inspect_ai sessions (``--target inspect``) follow the same rule:
+    an item's label is the eval's score of the target's answer, and
+    :class:`activetest.inspect.ActiveStopping` skips a labelled item, so a person's label
+    for an item no eval has scored (it has no label yet) would keep the target from ever
+    running it (QA: accepted by ``import`` and the API while ``label`` refused it).
 
     Args:
         changes: the label changes about to be committed, inside their transaction
@@ -501,19 +504,34 @@ def check_people_labels(session: Any, changes: Sequence[Any], source: str, *,
     Raises:
         SessionError: naming how many, the first item, and the two ways on.
     """
-    if trust or harness_tool(session) != "lm-eval":
+    tool = harness_tool(session)
+    if trust or tool not in ("lm-eval", "inspect"):
         return
     # each change's own source: a file's records may carry theirs (``csv:<file>``)
     rows = [c for c in changes if c.role == "target" and c.new is not None
             and not is_target_run(c.source or source)]
     if not rows:
         return
-    answers = session.store.answers("target")
-    unrun = [c for c in rows if "metric" not in answers.get(c.index, ("", (), {}))[2]]
+    if tool == "inspect":  # an item's only result is its label: none yet, no eval ran it
+        unrun = [c for c in rows if c.old is None]
+    else:
+        answers = session.store.answers("target")
+        unrun = [c for c in rows if "metric" not in answers.get(c.index, ("", (), {}))[2]]
     if not unrun:
         return
     more = f" (and {len(unrun) - 1} more)" if len(unrun) > 1 else ""
     sources = ", ".join(dict.fromkeys(c.source or source for c in unrun))
+    if tool == "inspect":
+        raise SessionError(
+            f"{len(unrun)} label(s) from people ({sources}) are for drawn items no inspect_ai "
+            f"eval has scored: item {unrun[0].item_id!r}{more}. In an inspect_ai session "
+            f"(--target inspect) an item's label is the eval's score of the target's answer; "
+            f"activetest.inspect.ActiveStopping skips an item that is labelled, so the target "
+            f"would never run it and the estimate of its error rate would mix in a person's "
+            f"judgment. Nothing was stored. Run the eval with ActiveStopping (it runs the "
+            f"drawn items that have no label), or give --trust-labels-from-people (the API: "
+            f"trust_people=True) to take these labels as the eval's scores (counted as "
+            f"labels from people)")
     raise SessionError(
         f"{len(unrun)} label(s) from people ({sources}) are for drawn items the target has not "
         f"run: item {unrun[0].item_id!r}{more}. In an lm-eval session (--target lm-eval) an "
