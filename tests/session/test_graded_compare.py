@@ -522,18 +522,25 @@ def test_label_and_import_count_items_and_compared_judgments_apart(tmp_path: Pat
             f"(changed 0)" in out)
 
 
+def _judged(tmp_path: Path, n: int) -> tuple[Path, str, dict[str, bool], dict[str, bool]]:
+    """A session comparing two answer files, ``n`` items drawn, every answer judged:
+    (the session file, the compared target's spec, each target's right/wrong)."""
+    pool, other, a_ok, b_ok = write_files(tmp_path)
+    db = create(tmp_path, pool, other)
+    spec = f"answers:{other}"
+    with Session.open(db) as s:
+        s.select(n)
+        judge_all(s, a_ok, b_ok, spec)
+    return db, spec, a_ok, b_ok
+
+
 def test_status_shows_the_compared_target_and_the_difference_of_the_last_estimate(
         tmp_path: Path) -> None:
     """`status` shows the compared target's LURE and the paired LURE difference that
     the last `estimate` recorded, named as `estimate` names them, with its intervals
     named; a judgment changed since makes them stale like the target's row (QA: status
     showed only "N answers still to judge")."""
-    pool, other, a_ok, b_ok = write_files(tmp_path)
-    db = create(tmp_path, pool, other)
-    spec = f"answers:{other}"
-    with Session.open(db) as s:
-        s.select(8)
-        judge_all(s, a_ok, b_ok, spec)
+    db, spec, _, b_ok = _judged(tmp_path, 8)
     assert "compared target" + " " + spec + ": LURE" not in run("status", db)
     est = json.loads(run("estimate", db, "--json"))
     (c,) = est["comparisons"]
@@ -567,12 +574,7 @@ def test_status_of_a_read_only_stale_session_does_not_ask_to_record(tmp_path: Pa
 
     from session_support import tmpfs
 
-    pool, other, a_ok, b_ok = write_files(tmp_path)
-    db = create(tmp_path, pool, other)
-    spec = f"answers:{other}"
-    with Session.open(db) as s:
-        s.select(8)
-        judge_all(s, a_ok, b_ok, spec)
+    db, spec, a_ok, b_ok = _judged(tmp_path, 8)
     run("estimate", db)
     with Session.open(db) as s:
         s.select(1)
@@ -823,12 +825,7 @@ def test_the_second_target_and_the_difference_name_their_estimator_and_exact_cs(
     comparison's numbers "estimate" (which estimator?), and where the exact CS stood in
     for their fixed-budget and anytime intervals (few errors) only a note said so, while
     the target's own cells are marked. Now: LURE named, each such cell marked."""
-    pool, other, a_ok, b_ok = write_files(tmp_path)
-    db = create(tmp_path, pool, other)
-    spec = f"answers:{other}"
-    with Session.open(db) as s:
-        s.select(4)
-        judge_all(s, a_ok, b_ok, spec)
+    db, spec, _, _ = _judged(tmp_path, 4)
     out = " ".join(run("estimate", db).split())
     line = out[out.index("compare (error_rate):"):]
     assert line.startswith(f"compare (error_rate): {spec} LURE estimate ")
