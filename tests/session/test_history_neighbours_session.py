@@ -507,11 +507,13 @@ def test_a_history_too_large_for_the_column_leaves_it_out_and_says_so(
 
 
 def test_an_lmeval_session_refuses_a_history_it_would_not_use(tmp_path: Path) -> None:
-    """``--target lm-eval`` has its own design (the pool run): a ``--history`` is refused,
-    not silently dropped."""
+    """``--target lm-eval --surrogate uniform`` draws uniformly: a ``--history`` is refused,
+    not silently dropped (with ``--surrogate history`` or ``pool-run`` it is the design's:
+    tests/session/test_lmeval_history.py)."""
     from activetest.session.harness import create_lmeval_session
 
-    with pytest.raises(SessionError, match=r"option\(s\) history do not apply"):
+    with pytest.raises(SessionError, match=r"--surrogate uniform draws uniformly"):
         create_lmeval_session(tmp_path / "s.db", pool=tmp_path / "none.jsonl", task="answers",
-                              target="lm-eval", history=[tmp_path / "h.csv"])
+                              target="lm-eval", surrogate="uniform",
+                              history=[tmp_path / "h.csv"])
     assert not (tmp_path / "s.db").exists()

@@ -31,8 +31,15 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 __all__ = ["ACQUISITIONS", "BOTH_DESIGNS", "DESIGN_METRICS", "KINDS", "LABEL_SCORING", "METRICS",
-           "Acquisition",
+           "POOL_SIGNAL", "Acquisition",
            "ConfigError", "NoiseConfig", "SessionConfig", "acquisition"]
+
+#: In a history session's ``history`` record's ``features``: the design also reads the
+#: pool's own label-free signal stored with role ``features`` (a harness session's: the
+#: lm-eval pool run's choice features, an inspect pool's surrogate column), standardised
+#: as more features beside the history's
+#: (:func:`activetest.session.design.history_design`).
+POOL_SIGNAL = "pool"
 
 #: Metrics a session estimates: the mean log loss and the error rate (mean 0-1 loss).
 METRICS = ("log_loss", "error_rate")

@@ -50,14 +50,49 @@ from activetest.session.config import SessionConfig
 from activetest.session.history_neighbours import NeighbourUpdate
 from activetest.session.store import SessionError, SessionStore
 
-__all__ = ["HistorySetup", "HistoryTargetNotice", "check_history_options", "classification_history",
-           "join_pool_history", "target_files", "with_neighbours"]
+__all__ = ["HistorySetup", "HistoryTargetNotice", "PoolSignal", "check_history_options",
+           "classification_history", "join_pool_history", "target_files", "with_neighbours"]
 
 
 class HistoryTargetNotice(UserWarning):
     """The target's own run in the history cannot be recognised by its results: the target
     has no scores before labelling (e.g. ``--target pool``), so a run of it under another
     name would be used as another model's; ``--history-exclude NAME`` leaves it out."""
+
+
+@dataclass(frozen=True)
+class PoolSignal:
+    """A harness session's own label-free signal, read by the history design beside the
+    history's features (``--surrogate pool-run --history`` in an lm-eval session: the pool
+    run's choice features; ``--surrogate column:NAME --history`` in an inspect session: the
+    column's P(correct) as log-odds). Standardised by the feature design; stored with role
+    ``features`` (:meth:`put`), and the config's ``history`` record lists
+    :data:`~activetest.session.design.POOL_SIGNAL` in its ``features`` (:meth:`record`).
+
+    Attributes:
+        columns: ``(N, D)`` the signal's columns.
+        names: a name per column (the fitted weights' names).
+        label: what ``init``, ``status`` and reports call it.
+    """
+
+    columns: np.ndarray
+    names: tuple[str, ...]
+    label: str
+
+    def record(self, info: Mapping[str, Any]) -> dict[str, Any]:
+        """The ``history`` record ``info`` with the signal listed."""
+        from activetest.session.design import POOL_SIGNAL
+
+        return {**info, "features": [*info.get("features", []), POOL_SIGNAL],
+                "pool_signal": self.label}
+
+    def put(self, store: SessionStore) -> None:
+        """Store the columns the design is rebuilt from (role ``features``)."""
+        store.put_scores("features", "pool-signal", np.asarray(self.columns, dtype=np.float64),
+                         {"names": list(self.names), "label": self.label,
+                          "meaning": "the pool's own signal beside the history's features "
+                                     "(the feature design standardises them)"},
+                         predictions=False)
 
 
 @dataclass(frozen=True)

@@ -38,15 +38,23 @@ from typing import Any
 
 import numpy as np
 
-from activetest.session.config import ACQUISITIONS, BOTH_DESIGNS, DESIGN_METRICS, SessionConfig
+from activetest.session.config import (
+    ACQUISITIONS,
+    BOTH_DESIGNS,
+    DESIGN_METRICS,
+    POOL_SIGNAL,
+    SessionConfig,
+)
 from activetest.session.store import SessionError, SessionStore
 
-__all__ = ["HISTORY_DESIGN", "NEW_SESSION_RULE", "design_name", "design_rule", "design_variant",
+__all__ = ["HISTORY_DESIGN", "NEW_SESSION_RULE", "POOL_SIGNAL", "design_name", "design_rule",
+           "design_variant",
            "expected_loss", "graded_adaptive_design", "graded_fixed_design", "history_columns",
            "history_design", "initial_scores", "new_design_rule", "pool_design", "stored_design"]
 
 #: The design variant (config ``"design"``) of a session built on other models' results.
 HISTORY_DESIGN = "features"
+
 
 #: The in-run rule new classification sessions with an adaptive design record (config
 #: ``design_rule``); a config without the key ran the ``"original"`` rule.
@@ -160,12 +168,15 @@ def history_columns(features: Any) -> np.ndarray:
 def history_design(stored: np.ndarray, rule: str = "original",
                    surrogate_logprobs: np.ndarray | None = None,
                    responses: np.ndarray | None = None, neighbours: Any = None, *,
-                   neighbour_data: Any = None) -> Any:
+                   neighbour_data: Any = None, features: np.ndarray | None = None,
+                   feature_names: Any = None) -> Any:
     """The feature design on stored :func:`history_columns` (rebuilt the same at creation
     and on every replay) under the in-run ``rule`` (the config's ``design_rule``:
     :func:`design_rule`; sessions without the key ran ``"original"``), with the
     surrogate's class probabilities as more features where given (classification
-    sessions, whose config's ``history`` record lists ``"surrogate"`` in ``features``).
+    sessions, whose config's ``history`` record lists ``"surrogate"`` in ``features``),
+    or with ``features``, any other ``(N, D)`` label-free columns (harness sessions whose
+    record lists :data:`POOL_SIGNAL`: the pool's own signal; ``feature_names`` name them).
 
     ``neighbours`` (:class:`~activetest.session.history_neighbours.NeighbourSettings`,
     the config's ``history.neighbours``; None: none) adds the similarity-weighted
@@ -174,7 +185,7 @@ def history_design(stored: np.ndarray, rule: str = "original",
     shrunk mean correctness), or from ``neighbour_data``, the
     :class:`~activetest.stats.neighbours.NeighbourHistory` already built from them
     (:func:`activetest.session.history_neighbours.stored_neighbour_history`)."""
-    base = _feature_design(stored, rule, surrogate_logprobs)
+    base = _feature_design(stored, rule, surrogate_logprobs, features, feature_names)
     if neighbours is None:
         return base
     from activetest.stats.neighbours import neighbour_design, neighbour_history
@@ -191,8 +202,8 @@ def history_design(stored: np.ndarray, rule: str = "original",
                             after="freeze" if up is None else up.after)
 
 
-def _feature_design(stored: np.ndarray, rule: str, surrogate_logprobs: np.ndarray | None
-                    ) -> Any:
+def _feature_design(stored: np.ndarray, rule: str, surrogate_logprobs: np.ndarray | None,
+                    features: np.ndarray | None = None, feature_names: Any = None) -> Any:
     from activetest.stats.feature_design import (
         HistoryFeatures,
         feature_design,
@@ -204,6 +215,9 @@ def _feature_design(stored: np.ndarray, rule: str, surrogate_logprobs: np.ndarra
     hf = HistoryFeatures(X[:, 0].copy(), np.ascontiguousarray(X[:, 2:]), X[:, 1] > 0, 0,
                          X.shape[1] - 2)
     if surrogate_logprobs is None:
+        if features is not None:
+            return feature_design(history=hf, features=features, rule=rule,
+                                  feature_names=feature_names)
         return feature_design(history=hf, rule=rule)
     return feature_design(history=hf, features=surrogate_features(surrogate_logprobs), rule=rule,
                           feature_names=surrogate_feature_names(surrogate_logprobs.shape[1]))
@@ -308,7 +322,14 @@ def stored_design(store: SessionStore, cfg: SessionConfig | None = None) -> Any:
             if s is None:
                 raise SessionError(f"{store.path}: the session has no surrogate scores")
             s_lp = s.logprobs
-        return history_design(h.logprobs, design_rule(cfg), s_lp, None, nb, neighbour_data=nh)
+        extra = names = None
+        if POOL_SIGNAL in feats:  # a harness session's pool signal beside the history
+            f = store.scores("features")
+            if f is None:
+                raise SessionError(f"{store.path}: the pool's features are missing")
+            extra, names = f.logprobs, (f.provenance or {}).get("names")
+        return history_design(h.logprobs, design_rule(cfg), s_lp, None, nb, neighbour_data=nh,
+                              features=extra, feature_names=names)
     if name == "graded":
         f = store.scores("features")
         if f is None:

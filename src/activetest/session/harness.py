@@ -58,6 +58,7 @@ refused unless trusted (:func:`check_people_labels`: such an item would never be
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -73,7 +74,8 @@ __all__ = ["HARNESS_SOURCE", "TARGET_RUN_SOURCES", "HarnessImport", "RunsSummary
            "create_inspect_session", "create_lmeval_session", "emit_lmeval", "harness_config",
            "harness_tool",
            "import_lmeval", "is_inspect_target", "is_lmeval_target", "is_target_run",
-           "lmeval_features", "runs_summary", "unanswered_rows", "uniform_runs_for_width"]
+           "lmeval_feature_names", "lmeval_features", "runs_summary", "unanswered_rows",
+           "uniform_runs_for_width"]
 
 #: Label source prefix of a target run's result.
 HARNESS_SOURCE = "lm-eval:"
@@ -90,8 +92,9 @@ def is_target_run(source: str) -> bool:
     return source == _INSPECT_WITHOUT_ID or source.startswith(TARGET_RUN_SOURCES)
 #: What each harness tool's results are called where ``status`` counts them.
 _TOOL_NAMES = {"lm-eval": "lm-eval", "inspect": "inspect_ai evals"}
-#: ``--surrogate`` values of an lm-eval session.
-SURROGATES = ("pool-run", "uniform")
+#: ``--surrogate`` values of an lm-eval session (``history``: with ``--history``, the
+#: other models' runs alone; ``pool-run`` with ``--history``: both).
+SURROGATES = ("pool-run", "uniform", "history")
 _TARGET_OPTIONS = ("metric", "filter")
 
 
@@ -216,6 +219,51 @@ def lmeval_features(records: Sequence[Any], metric: str) -> tuple[np.ndarray, np
     return np.column_stack([np.zeros_like(m), np.zeros_like(m), np.log(c), m]), c
 
 
+def _check_history_surrogate(surrogate: str, history: Sequence[Any],
+                             exclude: Sequence[str]) -> None:
+    """Refuse ``--surrogate`` and ``--history`` options that do not go together in an
+    lm-eval session."""
+    if exclude and not history:
+        raise SessionError("--history-exclude names a row of --history: give --history")
+    if surrogate == "history" and not history:
+        raise SessionError("--surrogate history learns from other models' runs: give their "
+                           "lm-eval output folders with --history DIR (docs/harness.md)")
+    if history and surrogate == "uniform":
+        raise SessionError("--surrogate uniform draws uniformly and learns nothing from "
+                           "--history: use --surrogate history (the other models' runs "
+                           "alone) or --surrogate pool-run (both, the pool run's choice "
+                           "features beside the history's)")
+
+
+def lmeval_feature_names(n_columns: int) -> list[str]:
+    """The names of :func:`choice_features`' columns (``n_columns`` of them)."""
+    head = ["pool run top log-prob", "pool run minus entropy", "pool run log-prob of the key",
+            "pool run correct"]
+    return (head + [f"key is choice {j + 1}" for j in range(1, n_columns - 3)])[:n_columns]
+
+
+def _history_start(hist: Any, records: Sequence[Any], metric: str, surrogate: str
+                   ) -> tuple[Any, Any, np.ndarray]:
+    """The history (its record listing the signal), the pool signal (``pool-run``: the pool
+    run's choice features, a :class:`~activetest.session.create_history.PoolSignal`; else
+    None) and the first draw's proposal of the history design, as a replay rebuilds it."""
+    from activetest.session.create_history import PoolSignal
+    from activetest.session.design import history_design
+    from activetest.session.history_neighbours import settings_of
+
+    signal = None
+    if surrogate == "pool-run":
+        features, _ = lmeval_features(records, metric)
+        signal = PoolSignal(features, tuple(lmeval_feature_names(features.shape[1])),
+                            "the pool run's choice features")
+        hist = dataclasses.replace(hist, info=signal.record(hist.info))
+    design = history_design(hist.columns, "original", None, hist.responses,
+                            settings_of(hist.info), features=None if signal is None
+                            else signal.columns, feature_names=None if signal is None
+                            else signal.names)
+    return hist, signal, design.plan([]).q
+
+
 def choice_features(logprobs: Sequence[np.ndarray] | np.ndarray, key: np.ndarray
                     ) -> tuple[np.ndarray, np.ndarray]:
     """``(N, 3 + C)`` graded-design features of a surrogate's choice log-probs with the
@@ -266,6 +314,9 @@ def create_lmeval_session(path: str | os.PathLike[str], *, pool: Any, task: Any,
                           proposal_floor: float | None = None, n_boot: int = 1000,
                           level: float = 0.95, overwrite: bool = False,
                           busy_timeout: float = 5.0, budget: int | None = None,
+                          history: Sequence[str | os.PathLike[str]] = (),
+                          history_exclude: Sequence[str] = (),
+                          history_neighbours: Any = True,
                           **_ignored: Any) -> tuple[Any, Any]:
     """Create an lm-eval session (module docstring) from a pool run's samples files.
 
@@ -274,7 +325,13 @@ def create_lmeval_session(path: str | os.PathLike[str], *, pool: Any, task: Any,
         task: a graded task whose judgment is incorrect/correct (``answers``).
         target: ``lm-eval``, options ``?metric=NAME`` (default: the records' first
             metric, stated in the config) and ``?filter=NAME``.
-        surrogate: ``pool-run`` or ``uniform``.
+        surrogate: ``pool-run``, ``uniform`` or ``history``.
+        history: folders of other models' lm-eval runs on the same tasks
+            (:mod:`activetest.session.harness_history`): the design is the feature design
+            on their difficulty and item factors (``surrogate="history"``), with the pool
+            run's choice features beside them (``surrogate="pool-run"``);
+            ``history_exclude``: their model names never used (the target);
+            ``history_neighbours``: the neighbours' column learnt in-run (False: without).
         budget: the target runs planned (the anytime CS is tuned to it; default
             :func:`activetest.session.create.planned_budget`'s rule). Recorded with the
             keys every new graded session records (blind ratio, the error rate's exact
@@ -298,7 +355,7 @@ def create_lmeval_session(path: str | os.PathLike[str], *, pool: Any, task: Any,
         resolve_task,
     )
     from activetest.session.create_graded import FEATURE_COLUMNS, GradedInputs
-    from activetest.session.design import graded_adaptive_design
+    from activetest.session.design import HISTORY_DESIGN, graded_adaptive_design
     from activetest.session.store import SessionStore, check_new_session_path
     from activetest.stats import ActiveSampler
     from activetest.stats.blindspot import BLIND_RATIO
@@ -306,15 +363,17 @@ def create_lmeval_session(path: str | os.PathLike[str], *, pool: Any, task: Any,
 
     opts = _target_options(target)
     unused = sorted(k for k in ("examples", "shots", "compare", "judge_examples",
-                                "acquisition", "target_shots", "history") if _ignored.get(k))
+                                "acquisition", "target_shots") if _ignored.get(k))
     if unused:
         raise SessionError(f"option(s) {', '.join(unused)} do not apply to --target lm-eval "
                            f"(the target runs in lm-eval with its own prompts; the design is "
-                           f"--surrogate pool-run or uniform)")
+                           f"--surrogate pool-run, history or uniform)")
     if surrogate not in SURROGATES:
         raise SessionError(f"--target lm-eval: the surrogate is the pool run's model "
-                           f"(--surrogate pool-run) or none (--surrogate uniform), not "
+                           f"(--surrogate pool-run), other models' runs (--surrogate history "
+                           f"with --history DIR) or none (--surrogate uniform), not "
                            f"{surrogate!r}")
+    _check_history_surrogate(surrogate, history, history_exclude)
     t = resolve_task(task)
     if not isinstance(t, GenTask) or sorted(t.judgment.scores) != [0.0, 1.0] \
             or len(t.judgment.scores) != 2:
@@ -353,7 +412,17 @@ def create_lmeval_session(path: str | os.PathLike[str], *, pool: Any, task: Any,
             raise SessionError(f"{r.where}: the record has no 'doc': results could not be "
                                f"checked against it (run lm-eval with --log_samples)")
         seen[r.key] = r.where
-    if surrogate == "pool-run":
+    hist = signal = None
+    if history:  # joined and checked before anything is written
+        from activetest.session.harness_history import lmeval_history
+
+        hist = lmeval_history(history, records, metric=metric, exclude=history_exclude,
+                              neighbours=history_neighbours)
+    if hist is not None:
+        hist, signal, scores = _history_start(hist, records, metric, surrogate)
+        features, p_correct = None, hist.p_correct
+        acquisition = "graded_adaptive"
+    elif surrogate == "pool-run":
         features, p_correct = lmeval_features(records, metric)
         design = graded_adaptive_design(features)
         scores = design.plan([]).q
@@ -377,7 +446,9 @@ def create_lmeval_session(path: str | os.PathLike[str], *, pool: Any, task: Any,
         proposal_floor=float(floor), seed=seed, shots=0, target_shots=0,
         noise=NoiseConfig(None, 5.0, "any"), n_boot=int(n_boot), level=float(level),
         cache_dir=None, use_cache=False, version=__version__, compare=(),
-        answer_files={}, extra={"harness": harness},
+        answer_files={}, extra={"harness": harness,
+                                **({} if hist is None else {"history": hist.info})},
+        design_variant=None if hist is None else HISTORY_DESIGN,
         planned_budget=planned_budget(budget, len(items)), blind_ratio=BLIND_RATIO,
         clt_min_errors=MIN_ERRORS)
     # the pool run's answer key and number of choices per item: a result is checked
@@ -396,6 +467,16 @@ def create_lmeval_session(path: str | os.PathLike[str], *, pool: Any, task: Any,
         store.put_scores("acquisition", acquisition, scores[:, None],
                          {"acquisition": acquisition, "alpha": float(floor)},
                          predictions=False)
+        if hist is not None:  # what the history design is rebuilt from
+            store.put_scores("history", "history", hist.columns,
+                             {"columns": ["p_correct", "has_history", "factor..."]},
+                             predictions=False)
+            if hist.responses is not None:
+                from activetest.session.history_neighbours import put_responses
+
+                put_responses(store, hist.responses, hist.models)
+        if signal is not None:  # the pool signal beside it
+            signal.put(store)
         if features is not None:
             store.put_scores("features", "graded", features,
                              {"columns": [*FEATURE_COLUMNS,

@@ -214,8 +214,12 @@ def design_label(history: Mapping[str, Any] | None) -> str | None:
     """What status and reports call a history session's design (None: not one)."""
     if history is None:
         return None
+    from activetest.session.config import POOL_SIGNAL
+
     feats = list(history.get("features") or ())
-    parts = ["history features"] + (["surrogate"] if "surrogate" in feats else [])
+    parts = ["history features"] + (["surrogate"] if "surrogate" in feats else []) + (
+        [str(history.get("pool_signal") or "the pool's own signal")]
+        if POOL_SIGNAL in feats else [])
     s = settings_of(history)
     if s is None:
         return " + ".join(parts) + " (no neighbours)"

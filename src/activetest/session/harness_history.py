@@ -1,0 +1,232 @@
+"""Other models' lm-eval runs as the history of an lm-eval session.
+
+``activetest init eval.db --pool POOL_RUN --target lm-eval --history DIR`` (docs/harness.md):
+the design learns from other models' results on the same tasks, read from the folders
+lm-eval ``--log_samples`` wrote for them (one ``samples_<task>_<date>.jsonl`` per task and
+model; recursively). Their per-item value is **the session's own metric** (``acc`` by
+default) under the pool run's filter, so a history cell means exactly what a label of the
+target means.
+
+**Joins never guess.** An lm-eval item is ``<task>/<doc_id>``, and ``doc_id`` is a position
+in the task's split: a log's record joins a pool item only where its task and ``doc_id``
+name the item AND its document is the pool's (the same fingerprint,
+:func:`activetest.formats.lmeval_results.doc_fingerprint`); a record of another document
+under a pool item's id refuses the whole history, naming the file and line, the item and
+both documents. A response matrix (a file of item columns) holds no document, so it is
+refused in such a session: its columns would be positions taken on trust. Records of
+documents the pool does not have are counted and passed over, as are records of other
+lm-eval filters.
+
+**Rows are models**: the files of one model (by the model lm-eval's results file beside
+them names, else the folder lm-eval wrote them in, as a path) make one row, every task in it; two
+files of one model giving one document two values are refused (which run is meant is not
+guessed). The target's own run cannot be recognised by its results (it has none before
+its first round): a :class:`~activetest.session.create_history.HistoryTargetNotice` says
+so unless ``--history-exclude NAME`` names it; rows identical to an earlier file's row
+under another name count once, as in every history (:func:`activetest.data.history.join_history`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from activetest.session.history_neighbours import NeighbourUpdate
+from activetest.session.store import SessionError
+
+__all__ = ["HarnessHistory", "lmeval_history"]
+
+
+@dataclass(frozen=True)
+class HarnessHistory:
+    """An lm-eval session's history, joined and turned into features (label-free).
+
+    Attributes:
+        columns: ``(N, 2 + r)`` the stored features
+            (:func:`activetest.session.design.history_columns`).
+        p_correct: ``(N,)`` the items' shrunk mean correctness over the history.
+        info: the config's ``history`` record (with ``"neighbours"`` where the design has
+            the neighbours' column).
+        responses: ``(H, N)`` the joined response matrix the neighbours' column is learnt
+            from (None: no column).
+        models: its row names.
+    """
+
+    columns: np.ndarray
+    p_correct: np.ndarray
+    info: dict[str, Any]
+    responses: np.ndarray | None
+    models: tuple[str, ...]
+
+
+def _files(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
+    """The samples files the ``--history`` paths name (folders recursively)."""
+    from activetest.formats.lmeval import lmeval_files, looks_like_lmeval
+
+    out: list[Path] = []
+    for p in paths:
+        path = Path(p)
+        if path.is_file() and not looks_like_lmeval(path):
+            raise SessionError(
+                f"--history {path}: not an lm-eval samples file. In an lm-eval session the "
+                f"items are '<task>/<doc_id>', and a doc_id is a position in the task's "
+                f"split: a response matrix holds no document to confirm that its columns "
+                f"are the pool's documents, so it is not joined. Give the folder(s) lm-eval "
+                f"--log_samples wrote for the other models (their documents are checked "
+                f"against the pool's)")
+        try:
+            found = lmeval_files(path)
+        except ValueError as exc:
+            raise SessionError(f"--history: {exc}") from None
+        out += [f for f in found if f not in out]
+    return out
+
+
+def _model_of(path: Path) -> str:
+    """The model a samples file is of: the model its results file names, else the folder
+    lm-eval wrote it in, as a path (a run whose ``--model_args`` name no model has a random
+    id as its results file's model name, which is not read; two such models' folders may
+    share a last name, so the whole path tells them apart)."""
+    from activetest.formats.history import lmeval_model_name
+
+    return lmeval_model_name(path) or str(path.parent)
+
+
+def _snippet(doc: Any) -> str:
+    from activetest.formats.lmeval_results import doc_snippet
+
+    return doc_snippet(doc)
+
+
+def _read_rows(files: Sequence[Path], pool: Sequence[Any], metric: str
+               ) -> tuple[dict[str, dict[int, tuple[float, str]]], dict[str, list[str]],
+                          list[str]]:
+    """model -> {pool row: (value, where)}, model -> its files, and notes."""
+    from activetest.formats.lmeval_results import read_results
+
+    pos = {r.key: k for k, r in enumerate(pool)}
+    want = pool[0].filter
+    rows: dict[str, dict[int, tuple[float, str]]] = {}
+    sources: dict[str, list[str]] = {}
+    outside = other_filter = 0
+    cut: list[str] = []
+    for f in files:
+        try:
+            records = read_results([f], cut=cut)
+        except ValueError as exc:
+            raise SessionError(f"--history: {exc}") from None
+        model = _model_of(f)
+        row = rows.setdefault(model, {})
+        sources.setdefault(model, []).append(str(f))
+        bad: list[tuple[Any, Any]] = []
+        for r in records:
+            if r.filter != want:
+                other_filter += 1
+                continue
+            k = pos.get(r.key)
+            if k is None:
+                outside += 1
+                continue
+            if r.doc is None or r.fingerprint != pool[k].fingerprint:
+                bad.append((r, pool[k]))
+                continue
+            v = r.metrics.get(metric)
+            if v is None or not 0.0 <= v <= 1.0:
+                raise SessionError(
+                    f"--history {r.where}: document {r.key!r} has no per-item {metric!r} in "
+                    f"[0, 1] (it has {', '.join(sorted(r.metrics)) or 'no metric'}): the "
+                    f"history's values are the session's metric, the one its labels are")
+            if k in row and row[k][0] != v:
+                raise SessionError(
+                    f"--history: model {model!r} has two results for {r.key!r}: {row[k][0]:g} "
+                    f"({row[k][1]}) and {v:g} ({r.where}); which run is meant is not guessed: "
+                    f"keep one run per model in the history folders")
+            row[k] = (float(v), r.where)
+        if bad:
+            r, mine = bad[0]
+            theirs = "no document (run lm-eval with --log_samples)" if r.doc is None else \
+                repr(_snippet(r.doc))
+            raise SessionError(
+                f"--history {r.where}: item {r.key!r} is another document than the pool's: "
+                f"the pool has {_snippet(mine.doc)!r} ({mine.where}), this log {theirs} "
+                f"({len(bad)} of its records differ). A doc_id is a position in the task's "
+                f"split, so another revision or order of the dataset moves it; nothing of "
+                f"this history is joined: use runs of the pool's dataset revision")
+    notes = []
+    if outside:
+        notes.append(f"history: {outside} record(s) of documents the pool does not have "
+                     f"(other tasks or a larger split) are passed over")
+    if other_filter:
+        notes.append(f"history: {other_filter} record(s) of other lm-eval filters than the "
+                     f"pool run's ({want!r}) are passed over")
+    if cut:
+        notes.append(f"history: the unfinished last record of {len(cut)} file(s) a killed "
+                     f"run left is skipped ({cut[0]})")
+    return rows, sources, notes
+
+
+def lmeval_history(paths: Sequence[str | os.PathLike[str]], pool: Sequence[Any], *,
+                   metric: str, exclude: Sequence[str] = (),
+                   neighbours: bool | NeighbourUpdate = True) -> HarnessHistory:
+    """Join other models' lm-eval runs to an lm-eval session's pool (module docstring) and
+    compute the history's features once.
+
+    Args:
+        paths: folders (or samples files, or globs) of other models' lm-eval runs.
+        pool: the pool run's records (:class:`~activetest.formats.lmeval_results.HarnessRecord`),
+            in pool order, all of one filter.
+        metric: the session's per-item metric (the history's values).
+        exclude: model names never to use (the target's own runs).
+        neighbours: add the neighbours' column learnt in-run
+            (:func:`activetest.session.create_history.with_neighbours`).
+
+    Raises:
+        SessionError: a file that cannot be read, a record of another document under a
+            pool item's id (named), a missing metric, one model's two values for an item,
+            an ``exclude`` name that matches no model, or no history left.
+    """
+    import warnings
+
+    from activetest.data.history import HistoryJoinError, join_history
+    from activetest.formats.history import ResponseMatrix
+    from activetest.session.create_history import (
+        HistoryTargetNotice,
+        history_record,
+        with_neighbours,
+    )
+    from activetest.session.design import history_columns
+    from activetest.stats.feature_design import history_features
+
+    rows, sources, notes = _read_rows(_files(paths), pool, metric)
+    if not any(rows.values()):
+        raise SessionError(f"--history: none of the records in {', '.join(map(str, paths))} "
+                           f"is of a pool document (task and doc_id) under the pool run's "
+                           f"filter ({pool[0].filter!r}): no history to learn from")
+    keys = [r.key for r in pool]
+    mats = []
+    for model, cells in rows.items():
+        scores = np.full(len(pool), np.nan)
+        for k, (v, _) in cells.items():
+            scores[k] = v
+        files = sources[model]
+        where = files[0] if len(files) == 1 else \
+            f"{os.path.commonpath(files)} ({len(files)} files)"
+        mats.append(ResponseMatrix(where, (model,), tuple(keys), scores[None, :]))
+    try:
+        joined = join_history(mats, keys, exclude=[x.strip() for x in exclude])
+    except HistoryJoinError as exc:
+        raise SessionError(f"--history: {exc}") from None
+    if not exclude:
+        warnings.warn("the target's own results cannot be recognised in the history (an "
+                      "lm-eval target has none before its first round): a run of the "
+                      "target's model in the history folders would be used as another "
+                      "model's; --history-exclude NAME leaves it out", HistoryTargetNotice,
+                      stacklevel=2)
+    hf = history_features(joined.scores)
+    info, R = with_neighbours(history_record(joined, hf, notes), joined, neighbours)
+    return HarnessHistory(history_columns(hf), hf.p_correct, info, R, tuple(joined.models))

@@ -1,0 +1,208 @@
+"""Other models' lm-eval runs as the history of an lm-eval session (issue 22: the harness
+session draws from "surrogate scores, history features, or both").
+
+Every samples file is written by lm-eval's own command line (``tests/lmeval_cli.py``, the
+deterministic ``at-hash`` model; ``skill``/``salt`` make other models). The pool is a
+cheaper model's full run, the history two more models' full runs, the target's results
+the ``lmeval_files`` fixture's full run (0-shot tasks: a subset run's per-item results
+are the full run's, tests/session/test_lmeval_loop.py checks that).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+from tests.lmeval_harness import HarnessFiles
+from typer.testing import CliRunner
+
+from activetest.cli import app
+from activetest.formats.lmeval_results import read_results
+from activetest.session.create_history import HistoryTargetNotice
+from activetest.session.design import POOL_SIGNAL, history_design, stored_design
+from activetest.session.history_neighbours import settings_of
+from activetest.session.workflow import Session
+from activetest.stats.adaptive import AdaptiveSampler
+
+pytestmark = pytest.mark.slow  # lm-eval runs (about 15 s each)
+
+runner = CliRunner()
+CLI = Path(__file__).resolve().parents[1] / "lmeval_cli.py"
+TASKS = "at_sst2_rev,at_mmlu"
+
+
+def run(*args: object, code: int = 0) -> str:
+    result = runner.invoke(app, [str(a) for a in args])
+    assert result.exit_code == code, (result.exit_code, result.output, result.exception)
+    if code == 2:
+        assert "Traceback" not in result.output
+    return result.output
+
+
+def lm_eval(files: HarnessFiles, out: Path, skill: float, salt: str) -> list[Path]:
+    """One model's full run (lm-eval's command line); the samples files it wrote."""
+    env = {**os.environ, "HF_HOME": str(files.root / "hf"),
+           "HF_DATASETS_CACHE": str(files.root / "hf" / "datasets"),
+           "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"}
+    args = f"docs={files.root / 'docs.json'},skill={skill},salt={salt}"
+    proc = subprocess.run([sys.executable, str(CLI), "run", "--model", "at-hash",
+                           "--model_args", args, "--tasks", TASKS,
+                           "--include_path", str(files.root / "tasks"), "--log_samples",
+                           "--output_path", str(out)],
+                          capture_output=True, text=True, timeout=600, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return sorted(out.glob("*/samples_*.jsonl"))
+
+
+@pytest.fixture(scope="module")
+def runs(lmeval_files: HarnessFiles, tmp_path_factory: pytest.TempPathFactory
+         ) -> dict[str, list[Path]]:
+    """The pool run and two other models' runs (the history), each a full run."""
+    root = tmp_path_factory.mktemp("runs")
+    out = {"pool": lm_eval(lmeval_files, root / "pool", 0.6, "cheap"),
+           "h1": lm_eval(lmeval_files, root / "h1", 1.5, "one"),
+           "h2": lm_eval(lmeval_files, root / "h2", 0.3, "two")}
+    assert all(len(v) == 4 for v in out.values())
+    return out
+
+
+def target_results(files: HarnessFiles) -> dict[str, float]:
+    """The target's full run: ``<task>/<doc_id>`` -> acc."""
+    paths = [files.samples("at_sst2_rev"), *sorted(files.run.glob("samples_at_mmlu_*.jsonl"))]
+    return {r.key: r.metrics["acc"] for r in read_results(paths)}
+
+
+def subset_of(full: list[Path], mapping: dict[str, list[int]], out: Path) -> list[Path]:
+    """The full run's records of the emitted documents, one file per task."""
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for path in full:
+        task = path.name.removeprefix("samples_").rsplit("_", 1)[0]
+        keep = set(mapping.get(task, ()))
+        lines = [ln for ln in path.read_text().splitlines()
+                 if ln.strip() and json.loads(ln)["doc_id"] in keep]
+        if lines:
+            dest = out / path.name
+            dest.write_text("\n".join(lines) + "\n")
+            written.append(dest)
+    return written
+
+
+def init(tmp_path: Path, runs: dict[str, list[Path]], surrogate: str, *extra: object,
+         code: int = 0) -> tuple[Path, str]:
+    db = tmp_path / "eval.db"
+    out = run("init", db, "--pool", runs["pool"][0].parent / "samples_*.jsonl", "--task",
+              "answers", "--target", "lm-eval", "--surrogate", surrogate, "--seed", 3,
+              "--no-progress", *extra, code=code)
+    return db, out
+
+
+def test_history_alone_and_with_the_pool_run_draw_by_the_feature_design(
+        runs: dict[str, list[Path]], lmeval_files: HarnessFiles, tmp_path: Path) -> None:
+    h1, h2 = runs["h1"][0].parent, runs["h2"][0].parent
+    truth = target_results(lmeval_files)
+    full = [lmeval_files.samples("at_sst2_rev"),
+            *sorted(lmeval_files.run.glob("samples_at_mmlu_*.jsonl"))]
+    for surrogate in ("history", "pool-run"):
+        d = tmp_path / surrogate
+        d.mkdir()
+        db, out = init(d, runs, surrogate, "--history", h1, "--history", h2,
+                       "--no-history-neighbours")
+        assert "history: 2 model(s)" in out and "60 of 60 pool items have history" in out
+        assert "design: history features" in out
+        assert ("the pool run's choice features" in out) == (surrogate == "pool-run")
+        with Session.open(db) as s:
+            cfg = s.session_config
+            assert cfg.design_variant == "features" and cfg.acquisition == "graded_adaptive"
+            feats = cfg.extra["history"].get("features") or []
+            assert (POOL_SIGNAL in feats) == (surrogate == "pool-run")
+            design = stored_design(s.store)
+            names = getattr(design, "columns", ())
+            assert ("pool run log-prob of the key" in names) == (surrogate == "pool-run")
+            assert np.allclose(s.store.scores("acquisition").logprobs[:, 0],
+                               design.plan([]).q)
+            keys = list(s.store.item_ids())
+        # three rounds of select -> (the target's results) -> import
+        for k in range(3):
+            run("select", db, "--n", 7, "--emit", "lm-eval", "--out", d / f"s{k}.json")
+            mapping = json.loads((d / f"s{k}.json").read_text())
+            files = subset_of(full, mapping, d / f"round{k}" / "fake")
+            run("import", db, *files)
+        with Session.open(db) as s:
+            draws = s.store.acquisitions()
+            order = [a.index for a in draws]
+            cfg = s.session_config
+            # the same draws as the design itself, refitted on the same labels
+            h = s.store.scores("history").logprobs
+            f = s.store.scores("features")
+            design = history_design(h, "original", None, None, settings_of(cfg.extra["history"]),
+                                    features=None if f is None or surrogate == "history"
+                                    else f.logprobs,
+                                    feature_names=None if f is None else
+                                    f.provenance.get("names"))
+        losses = np.array([1.0 - truth[k] for k in keys])
+        ref = AdaptiveSampler(design, seed=3)
+        for batch in (7, 7, 7):
+            idx, _ = ref.draw(batch)
+            ref.observe(losses=losses[idx].tolist())
+        assert order == list(ref.acquired), surrogate
+        est = run("estimate", db)
+        assert "error rate" in est
+
+
+def test_history_refusals_name_the_file_and_the_item(runs: dict[str, list[Path]],
+                                                      tmp_path: Path) -> None:
+    h1 = runs["h1"][0].parent
+    # --surrogate uniform learns nothing from a history; history needs its folders
+    _, out = init(tmp_path, runs, "uniform", "--history", h1, code=2)
+    assert "--surrogate uniform" in out and "--surrogate history" in out
+    _, out = init(tmp_path, runs, "history", code=2)
+    assert "--history DIR" in out
+    # a response matrix: its columns would be positions taken on trust
+    mat = tmp_path / "matrix.csv"
+    mat.write_text("model," + ",".join(f"at_sst2_rev/{i}" for i in range(3)) + "\nm,1,0,1\n")
+    _, out = init(tmp_path, runs, "history", "--history", mat, code=2)
+    assert "matrix.csv" in out and "position" in out
+    assert not (tmp_path / "eval.db").exists()
+    # another document under a pool item's id (a reordered dataset)
+    moved = tmp_path / "moved" / "m"
+    shutil.copytree(h1, moved)
+    f = sorted(moved.glob("samples_at_sst2_rev_*.jsonl"))[0]
+    recs = [json.loads(x) for x in f.read_text().splitlines()]
+    recs[0]["doc"], recs[1]["doc"] = recs[1]["doc"], recs[0]["doc"]
+    f.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    _, out = init(tmp_path, runs, "history", "--history", moved.parent, code=2)
+    assert f.name in out and "line 1" in out and "at_sst2_rev/" in out
+    assert "another document than the pool's" in out
+    assert not (tmp_path / "eval.db").exists()
+    # a record without the session's metric
+    nometric = tmp_path / "nometric" / "m"
+    shutil.copytree(h1, nometric)
+    f = sorted(nometric.glob("samples_at_sst2_rev_*.jsonl"))[0]
+    recs = [json.loads(x) for x in f.read_text().splitlines()]
+    del recs[2]["acc"]
+    recs[2]["metrics"] = []
+    f.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    _, out = init(tmp_path, runs, "history", "--history", nometric.parent, code=2)
+    assert "'acc'" in out and "line 3" in out
+
+
+def test_the_targets_own_run_is_named_or_said(runs: dict[str, list[Path]],
+                                              tmp_path: Path) -> None:
+    h1, h2 = runs["h1"][0].parent, runs["h2"][0].parent
+    (tmp_path / "a").mkdir()
+    with pytest.warns(HistoryTargetNotice, match="--history-exclude NAME"):
+        init(tmp_path / "a", runs, "history", "--history", h1, "--history", h2)
+    (tmp_path / "b").mkdir()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", HistoryTargetNotice)
+        _, out = init(tmp_path / "b", runs, "history", "--history", h1, "--history", h2,
+                       "--history-exclude", str(h2))
+    assert "not used (named as the target)" in out and "history: 1 model(s)" in out
