@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -256,6 +257,55 @@ def test_once_every_item_where_they_differ_is_labelled_the_difference_is_known(
     assert a2.basis == "sure" and f"what {left:g} unlabelled item(s) where" in a2.basis_note
     assert a2.fixed_low <= truth <= a2.fixed_high
     assert a2.fixed_high - a2.fixed_low <= 2 * left / 60 + 1e-12
+
+
+def test_the_sure_bounds_are_named_wherever_a_difference_shows_them(
+        pool_files: PoolFiles, tmp_path: Path) -> None:
+    """QA: where a difference's intervals are its sure bounds (basis "sure"), only the
+    JSON and a note said so: `estimate`, `status` and the report's comparison table showed
+    them under the CLT intervals' names, and the report's verdict named the anytime CS.
+    Each of their cells now says "(sure bounds)", as "(exact CS)" marks the exact CS, and
+    the verdicts are named by them; the compared target's own row (not sure) is not."""
+    pf = pool_files
+    _, other = _flipped(pf, _table(pf.target, pf.ids), [4, 17, 33], tmp_path / "other.csv")
+    db = tmp_path / "k.db"
+    _init(pf, db, "--metric", "error_rate", "--acquisition", "compare", "--compare",
+          f"table:{other}")
+    run("select", db, "--n", "12")
+    run("label", db, "--from-data")
+    (c,) = json.loads(run("estimate", db, "--json"))["comparisons"]
+    assert c["difference_anytime"]["basis"] == "sure"  # the case at hand
+    assert c["other_anytime"]["basis"] != "sure"
+
+    def flat(text: str) -> str:
+        return " ".join(text.split())  # rich wraps long lines
+
+    cell = r"\[[^\]]+\]"
+    sure = (rf"fixed-budget 95% interval {cell} \(sure bounds\);? anytime 95% confidence "
+            rf"sequence {cell} \(sure bounds\);? bootstrap 95% interval {cell}")
+    said = flat(run("estimate", db))  # recorded: status shows this one
+    assert re.search(r"difference target - other = \S+ \(paired LURE, same labels\), "
+                     + sure, said), said
+    assert said.count("(sure bounds)") == 2
+    assert "by the sure bounds of the difference:" in said
+    st = flat(run("status", db))
+    assert re.search(rf"difference target - table:{re.escape(str(other))} = \S+ \(paired "
+                     rf"LURE, same labels\) " + sure.replace(";?", ""), st), st
+    assert st.count("(sure bounds)") == 2  # not the compared target's own row
+    out = tmp_path / "report"
+    run("report", db, "--out", out)
+    md = (out / "report.md").read_text(encoding="utf-8")
+    (row,) = [r for r in md.splitlines() if r.startswith("| error rate | difference ")]
+    cells = row.split(" | ")
+    assert cells[3].endswith("] (sure bounds)") and cells[4].endswith("] (sure bounds)"), row
+    assert "(sure bounds)" not in cells[5]  # the bootstrap
+    assert "lower by the sure bounds (hold at any label count)" in cells[7] or (
+        "not decided by the sure bounds" in cells[7]), row
+    (second,) = [r for r in md.splitlines() if r.startswith("| error rate | second target ")]
+    assert "(sure bounds)" not in second
+    assert "Cells marked (sure bounds): for the difference's error rate both cells are the " \
+           "sure bounds (hold at any label count)" in flat(md)
+    assert "(sure bounds)" in (out / "report.html").read_text(encoding="utf-8")
 
 
 def test_a_model_compared_at_creation_bounds_its_own_log_loss_too(tmp_path: Path) -> None:

@@ -57,13 +57,20 @@ def _difference_basis(r: Any, c: Any) -> str:
 
 def _intervals_of(boot: Any, anytime: Any, level: float, n_labels: int | None = None) -> str:
     """An estimate's intervals, each named: fixed-budget, anytime, bootstrap."""
-    from activetest.session.interval_names import ANYTIME, BOOTSTRAP, FIXED_BUDGET, interval_name
+    from activetest.session.interval_names import (
+        ANYTIME,
+        BOOTSTRAP,
+        FIXED_BUDGET,
+        basis_mark,
+        interval_name,
+    )
 
     parts = []
     if anytime is not None:
-        # where the exact CS stands in for both (few errors), each says so, as the
-        # target's table marks it (QA: named fixed-budget and anytime, a note apart)
-        mark = " (exact CS)" if anytime.basis == "exact" else ""
+        # where the exact CS stands in for both (few errors), or a difference's sure
+        # bounds, each says so, as the target's table marks it (QA: named fixed-budget
+        # and anytime, a note apart)
+        mark = basis_mark(anytime.basis)
         parts += [f"{interval_name(FIXED_BUDGET, level)} "
                   f"{_interval_text(anytime.fixed_low, anytime.fixed_high)}{mark}",
                   f"{interval_name(ANYTIME, level)} "
@@ -252,7 +259,10 @@ def _print_estimate(r: Any, target: str, classes: Any = None) -> None:
             lo, hi = c.difference_cs
             verdict = ("the target is better (anytime)" if hi < 0 else
                        "the other model is better (anytime)" if lo > 0 else "not decided yet")
-            _out.print(f"  by the {cs_name} of the difference: {verdict}")
+            # named by what decides it: the sure bounds where they stand in
+            a = c.difference_anytime
+            by = "sure bounds" if a is not None and a.basis == "sure" else cs_name
+            _out.print(f"  by the {by} of the difference: {verdict}")
     if r.design:
         from activetest.session.draw import describe_design
 

@@ -179,14 +179,21 @@ def status(
 def _named_intervals(e: Any) -> list[str]:
     """A recorded estimate's intervals, each named: the headline first (fixed-budget),
     then anytime, then the bootstrap."""
-    from activetest.session.interval_names import ANYTIME, BOOTSTRAP, FIXED_BUDGET, interval_name
+    from activetest.session.interval_names import (
+        ANYTIME,
+        BOOTSTRAP,
+        FIXED_BUDGET,
+        basis_mark,
+        interval_name,
+    )
 
     level = e.level if e.level is not None else 0.95
     a = e.details.get("anytime") if e.method != "mean" else None
     a = a if isinstance(a, dict) else {}
     names = []
-    # a comparison's row marks where the exact CS stands in, as `estimate` does
-    mark = " (exact CS)" if a.get("basis") == "exact" and ":" in e.method else ""
+    # a comparison's row marks where the exact CS or a difference's sure bounds stand in,
+    # as `estimate` does (the target's own rows say it in a note below them)
+    mark = basis_mark(a.get("basis")) if ":" in e.method else ""
     if all(isinstance(a.get(k), (int, float)) for k in ("fixed_low", "fixed_high")):
         names.append(f"{interval_name(FIXED_BUDGET, level)} "
                      f"[{_num(a['fixed_low'])}, {_num(a['fixed_high'])}]{mark}")

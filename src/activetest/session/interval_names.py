@@ -16,13 +16,18 @@ record) takes its name from here, so one interval never goes by two names:
   bounded losses; valid at any number of labels without asymptotics.
 * **bootstrap** (:data:`BOOTSTRAP`): the paper's single-run bootstrap; no
   guarantee (no finite-population factor, unreliable below ~100 labels).
+
+Where something else stands in for the fixed-budget interval and the anytime CS (an
+interval record's ``basis``), each cell says so with :func:`basis_mark`: "(exact CS)"
+(the few-errors rule) or "(sure bounds)" (a paired difference's bounds that hold surely,
+:data:`SURE_BOUNDS`).
 """
 
 from __future__ import annotations
 
 __all__ = ["ANYTIME", "BOOTSTRAP", "EXACT_ANYTIME", "FIXED_BUDGET", "INTERVAL_KINDS",
-           "blind_spot_sentence", "comparison_blind_spot_sentence", "few_errors_name",
-           "interval_guarantee", "interval_name", "plain_mean_mark"]
+           "SURE_BOUNDS", "basis_mark", "blind_spot_sentence", "comparison_blind_spot_sentence",
+           "few_errors_name", "interval_guarantee", "interval_name", "plain_mean_mark"]
 
 FIXED_BUDGET = "fixed_budget"
 ANYTIME = "anytime"
@@ -43,6 +48,21 @@ INTERVAL_KINDS: dict[str, tuple[str, str]] = {
                 "the paper's single-run bootstrap: no guarantee (no finite-population "
                 "factor; unreliable below ~100 labels)"),
 }
+
+
+#: What a paired difference's intervals are where its sure bounds stand in for both (its
+#: ``basis`` "sure": the labelled differences plus the most the unlabelled items could
+#: add, from both targets' predictions on the pool; no level, no asymptotics).
+SURE_BOUNDS = "sure bounds (hold at any label count)"
+
+
+def basis_mark(basis: str | None) -> str:
+    """What follows a fixed-budget interval or anytime CS where a person reads it, by
+    what its record's ``basis`` says stands in for it: ``" (exact CS)"`` (the exact
+    anytime CS, few errors), ``" (sure bounds)"`` (:data:`SURE_BOUNDS`), else nothing
+    (QA: a difference's sure bounds were shown in `status` and the report under the
+    CLT intervals' names, only the JSON and a note said what they were)."""
+    return {"exact": " (exact CS)", "sure": " (sure bounds)"}.get(str(basis), "")
 
 
 def _pct(level: float) -> str:

@@ -327,6 +327,7 @@ def _name_intervals(m: dict[str, Any], level: float) -> None:
         BOOTSTRAP,
         EXACT_ANYTIME,
         FIXED_BUDGET,
+        SURE_BOUNDS,
         interval_name,
     )
 
@@ -344,7 +345,7 @@ def _name_intervals(m: dict[str, Any], level: float) -> None:
                                interval_name(FIXED_BUDGET, level))
         a["cs_interval"] = interval_name(EXACT_ANYTIME if exact else ANYTIME, level)
         if a.get("basis") == "sure":  # both shown intervals are the sure bounds
-            a["fixed_interval"] = a["cs_interval"] = "sure bounds (hold at any label count)"
+            a["fixed_interval"] = a["cs_interval"] = SURE_BOUNDS
         a["exact_interval"] = interval_name(EXACT_ANYTIME, level)
         if a.get("labels_needed") is not None:  # a projection of the CS (QA: unnamed)
             a["labels_needed_interval"] = a["cs_interval"]

@@ -23,6 +23,8 @@ from activetest.session.interval_names import (
     BOOTSTRAP,
     EXACT_ANYTIME,
     FIXED_BUDGET,
+    SURE_BOUNDS,
+    basis_mark,
     interval_guarantee,
     interval_name,
     plain_mean_mark,
@@ -83,6 +85,11 @@ def _verdict(c: Any, level: float) -> str:
             return None
         return str(c.target_b if iv.low > 0 else c.target_a)
 
+    if d.anytime is not None and d.basis == "sure":  # the sure bounds decide (QA: named
+        # the anytime CS they stand in for)
+        who = lower(d.anytime)
+        return (f"not decided by the {SURE_BOUNDS}" if who is None else
+                f"{who} lower by the {SURE_BOUNDS}")
     if d.anytime is not None:
         who = lower(d.anytime)
         if who is not None:
@@ -182,15 +189,15 @@ def _blocks(data: ReportData, images: Mapping[str, str]) -> list[_Block]:
         # one row for the paired difference and one for the second target's own risk,
         # each with the intervals `estimate` shows for it (QA: the second target's
         # fixed-budget interval alone)
-        # (QA: its estimates were headed "estimate", and its exact CS cells unmarked)
+        # (QA: its estimates were headed "estimate", and its exact CS cells unmarked;
+        # then its sure bounds cells unmarked)
         rows = []
-        marked = []
+        marked: dict[str, list[str]] = {"exact": [], "sure": []}
 
         def stood_in(e: Any, what: str) -> str:
-            if e.basis != "exact":
-                return ""
-            marked.append(what)
-            return " (exact CS)"
+            if e.basis in marked:
+                marked[e.basis].append(what)
+            return basis_mark(e.basis)
 
         for c in data.comparison:
             d, o = c.difference, c.other
@@ -207,11 +214,17 @@ def _blocks(data: ReportData, images: Mapping[str, str]) -> list[_Block]:
                              _interval(o.bootstrap), str(c.n_labels), "—"])
         out.append(("table", ["metric", "quantity", "LURE estimate (paired, same labels)",
                               fixed_name, cs_name, boot_name, "labels", "verdict"], rows))
-        if marked:
-            out.append(("p", f"Cells marked (exact CS): for {', '.join(marked)} the labels "
-                             f"show too few errors (or differences) for the CLT intervals, "
-                             f"so the {exact_name} stands in for the {fixed_name} and the "
-                             f"{cs_name} (see the notes)."))
+        if marked["exact"]:
+            out.append(("p", f"Cells marked (exact CS): for {', '.join(marked['exact'])} the "
+                             f"labels show too few errors (or differences) for the CLT "
+                             f"intervals, so the {exact_name} stands in for the {fixed_name} "
+                             f"and the {cs_name} (see the notes)."))
+        if marked["sure"]:
+            out.append(("p", f"Cells marked (sure bounds): for {', '.join(marked['sure'])} "
+                             f"both cells are the {SURE_BOUNDS}: the labelled differences "
+                             f"plus the most the unlabelled items could add, from both "
+                             f"targets' predictions on the pool; they stand in for the "
+                             f"{fixed_name} and the {cs_name} (see the notes)."))
 
     if data.labels_needed:
         out.append(("h2", "Labels needed"))
