@@ -286,6 +286,36 @@ def test_latest_orders_answers_by_their_instant_across_time_zones(pool_files: Po
         assert list(s.labels().values()) == [1]
 
 
+def test_one_annotators_labels_show_no_agreement_block_until_a_second_one_labels(
+        pool_files: PoolFiles, tmp_path: Path) -> None:
+    """QA: a session labelled from one annotator's sheet showed, under every `status`,
+    "annotators in imported files: ann; 0 answer(s) ..." and "no item has answers from
+    two annotators yet": noise, with nobody to agree with. Now nothing until a second
+    annotator's labels arrive; then the block, with their agreement."""
+    db = tmp_path / "s.db"
+    init(pool_files, db)
+    run("select", db, "--n", "4")
+    ids = _drawn(db)
+    one = tmp_path / "ann.csv"
+    one.write_text("item_id,label,annotator\n" + "".join(f"{i},positive,ann\n" for i in ids),
+                   encoding="utf-8")
+    out = run("import", db, one)
+    assert "kept 4 annotator label(s) for agreement" in out and "two annotators" in out
+    for command in ("status", "estimate"):
+        text = run(command, db)
+        assert "annotators in imported files" not in text, (command, text)
+        assert "agreement:" not in text and "two annotators" not in text, (command, text)
+    assert json.loads(run("status", db, "--json"))["agreement"]["annotators"] == ["ann"]
+    two = tmp_path / "bob.csv"
+    two.write_text("item_id,label,annotator\n" + "".join(f"{i},positive,bob\n" for i in ids),
+                   encoding="utf-8")
+    run("import", db, two)
+    st = run("status", db)
+    assert ("annotators in imported files: ann, bob; 4 answer(s) given by two or more of "
+            "them") in st
+    assert "agreement: Krippendorff's alpha (nominal)" in st
+
+
 def test_times_without_a_zone_among_zoned_ones_order_by_the_file(pool_files: PoolFiles,
                                                                   tmp_path: Path) -> None:
     """An answer whose time says no zone cannot be placed among zoned ones: the file's

@@ -169,7 +169,7 @@ def import_(
                        f"its label column, then import it)")
         if result.votes_kept:
             _out.print(f"kept {result.votes_kept} annotator label(s) for agreement "
-                       f"(`activetest status` shows it)")
+                       f"(`activetest status` shows it once two annotators have labelled)")
         if result.unnamed and (result.votes_kept or result.conflicts):
             _out.print(f"note: {result.unnamed} label(s) name no annotator (the file carries "
                        f"no identity for them: no annotator column, or a Label Studio user "

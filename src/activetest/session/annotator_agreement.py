@@ -228,8 +228,14 @@ def progress(session: Any, *, target_width: float | None = None,
 
 def describe_agreement(report: AgreementReport, limit: int = 20) -> list[str]:
     """Plain lines for the terminal and the report: who, how many shared items, each
-    statistic with its bootstrap interval, the disagreements (at most ``limit``)."""
-    if not report.annotators:
+    statistic with its bootstrap interval, the disagreements (at most ``limit``).
+
+    None while fewer than two annotators were ever seen: one person's labels (an import
+    from a single annotator, one person on the page) have nothing to agree with, and a
+    block saying so was noise under every `status` (QA). Not even one line: the import
+    already says it kept the labels, and the block appears with the second annotator's
+    first label (their "0 answer(s) given by two or more" then says something)."""
+    if len(report.annotators) < 2:
         return []
     out = [f"annotators {report.sources}: {', '.join(report.annotators)}; "
            f"{report.n_overlap} answer(s) given by two or more of them"]
