@@ -961,3 +961,69 @@ def test_from_inspect_reads_logs_written_before_sources(tmp_path: Path) -> None:
              old[1])
     assert p.returncode == 0, p.stderr
     _same(tmp_path, "two.db", db)
+
+
+def _history_matrix(tmp: Path) -> Path:
+    """Five other models' results on the arithmetic pool (a response matrix by the pool's
+    ids): each is wrong where a is a multiple of its own k or above its own limit, so
+    together they say which sums are hard, as the mock model finds them."""
+    from tests.inspect_runs import write_pool
+
+    rows = write_pool(tmp / "pool.jsonl", 60) if not (tmp / "pool.jsonl").exists() else [
+        json.loads(x) for x in (tmp / "pool.jsonl").read_text().splitlines()]
+    lines = ["model," + ",".join(r["id"] for r in rows)]
+    for m, (k, limit) in enumerate(((5, 21), (5, 19), (10, 20), (4, 22), (7, 18))):
+        cells = []
+        for r in rows:
+            a = int(r["question"].removeprefix("What is ").split(" plus ")[0])
+            cells.append("0" if (a % k == 0 and a > 0) or a > limit else "1")
+        lines.append(f"other-{m}," + ",".join(cells))
+    path = tmp / "history.csv"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_an_inspect_session_draws_by_history_and_its_column_inside_a_real_eval(
+        tmp_path: Path) -> None:
+    """``--target inspect`` with ``--history``: the manager draws from the history design
+    (with the pool column beside it: both), batch by batch, in a real eval; every recorded
+    label is the full run's score and the draws are the design's own, refitted on the
+    completed scores between batches (issue 22: "surrogate scores, history features, or
+    both")."""
+    from activetest.session.design import POOL_SIGNAL, stored_design
+    from activetest.stats.adaptive import AdaptiveSampler
+
+    hist = _history_matrix(tmp_path)
+    (tmp_path / "arith.toml").write_text(TASK_TOML, encoding="utf-8")
+    base = ["--pool", "pool.jsonl", "--task", "answers", "--target", "inspect", "--seed", "0",
+            "--no-progress", "--history", str(hist), "--history-exclude", "other-4"]
+    p = _cli(tmp_path, "init", "uni.db", *base, "--surrogate", "uniform")
+    assert p.returncode == 2 and "--surrogate uniform draws uniformly" in p.stderr
+    assert not (tmp_path / "uni.db").exists()
+    p = _cli(tmp_path, "init", "h.db", *base, "--surrogate", "history")
+    assert p.returncode == 0, p.stderr
+    assert "design: history features + neighbours" in p.stdout
+    p = _cli(tmp_path, "init", "s.db", *base, "--surrogate", "column:p_correct")
+    assert p.returncode == 0, p.stderr
+    assert "history: 4 model(s)" in p.stdout and "'other-4' not used" in p.stdout
+    assert "design: history features + pool column p_correct + neighbours" in p.stdout
+    db = tmp_path / "s.db"
+    with Session.open(db) as s:
+        assert s.session_config.extra["history"]["features"] == [POOL_SIGNAL]
+        design = stored_design(s.store)
+        assert "pool column p_correct (log-odds)" in design.columns
+    full, active = _run(tmp_path, "full", f"active:{db}:0.3:50:4")
+    truth, ran = _scores(_read(full["log"])), _scores(_read(active["log"]))
+    with Session.open(db) as s:
+        order = [a.index for a in s.acquisitions()]
+        ids = s.store.item_ids()
+        labels = s.labels()
+        levels = s.task.judgment.scores
+    assert ran and set(ran) == set(labels) and len(order) == len(ran)
+    assert all(levels[v] == truth[i] == ran[i] for i, v in labels.items())
+    ref = AdaptiveSampler(design, seed=0)
+    loss = np.array([1.0 - truth[i] for i in ids])
+    while len(ref.acquired) < len(order):
+        idx, _ = ref.draw(4)
+        ref.observe(losses=loss[idx].tolist())
+    assert order == list(ref.acquired)

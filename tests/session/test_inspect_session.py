@@ -69,7 +69,8 @@ def test_init_makes_a_target_free_session(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("pool_extra", "args", "message"), [
     ({"answer": "4"}, INIT, r"item 'q0' has an answer in the pool file.*--target pool"),
     ({}, [*INIT[:4], "--surrogate", "smollm2-135m", *INIT[6:]],
-     r"column:NAME\) or none \(--surrogate uniform\), not 'smollm2-135m'"),
+     r"column:NAME\), other models' results \(--surrogate history with --history\), or "
+     r"none \(--surrogate uniform\), not 'smollm2-135m'"),
     ({}, [*INIT, "--shots", "2"], r"shots do not apply to --target inspect"),
 ])
 def test_what_does_not_fit_is_refused_and_nothing_is_written(

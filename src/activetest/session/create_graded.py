@@ -113,8 +113,8 @@ from activetest.stats import ActiveSampler
 from activetest.stats.blindspot import BLIND_RATIO
 from activetest.stats.fewerrors import MIN_ERRORS
 
-__all__ = ["GRADED_SURROGATES", "GradedInputs", "create_graded_session", "expected_loss",
-           "fixed_design"]
+__all__ = ["GRADED_SURROGATES", "GradedInputs", "column_probabilities", "create_graded_session",
+           "expected_loss", "fixed_design"]
 
 #: Surrogate spec forms of graded sessions.
 GRADED_SURROGATES = ("adaptive", "adaptive+agree:<model>", "confidence", "confidence:mean",
@@ -483,6 +483,32 @@ def _answers(inputs: GradedInputs, spec: str, *, threads: int | None, cache_dir:
             close()
 
 
+def column_probabilities(pool: Sequence[Any], name: str) -> np.ndarray:
+    """``(N,)`` a pool column's P(correct) per item (``--surrogate column:NAME``).
+
+    Raises:
+        SessionError: an item without the column, or a value that is not a probability
+            (the item named).
+    """
+    values = []
+    for g in pool:
+        if name not in g.extra:
+            raise SessionError(f"item {g.item.id!r}: no column {name!r} in the pool file "
+                               f"(columns: {sorted([*g.item.fields, *g.extra])}); name "
+                               f"the column of the probability that the answer is "
+                               f"correct: --surrogate column:NAME")
+        raw = g.extra.get(name)
+        try:
+            p = float(raw)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            p = float("nan")
+        if not 0.0 <= p <= 1.0:
+            raise SessionError(f"item {g.item.id!r}: column {name!r} is {raw!r}; expected "
+                               f"the probability that the answer is correct, in [0, 1]")
+        values.append(p)
+    return np.array(values, dtype=np.float64)
+
+
 def _surrogate(inputs: GradedInputs, answers: Sequence[str], generations: Sequence[Any] | None,
                judge_examples: Sequence[Item], *, threads: int | None, cache_dir: str | None,
                use_cache: bool, progress: bool) -> np.ndarray:
@@ -493,23 +519,7 @@ def _surrogate(inputs: GradedInputs, answers: Sequence[str], generations: Sequen
     if spec == "uniform":
         return judges.binary_to_levels(np.full(len(inputs.pool), 0.5), task.judgment)
     if head == "column" and rest:
-        values = []
-        for g in inputs.pool:
-            if rest not in g.extra:
-                raise SessionError(f"item {g.item.id!r}: no column {rest!r} in the pool file "
-                                   f"(columns: {sorted([*g.item.fields, *g.extra])}); name "
-                                   f"the column of the probability that the answer is "
-                                   f"correct: --surrogate column:NAME")
-            raw = g.extra.get(rest)
-            try:
-                p = float(raw)  # type: ignore[arg-type]
-            except (TypeError, ValueError):
-                p = float("nan")
-            if not 0.0 <= p <= 1.0:
-                raise SessionError(f"item {g.item.id!r}: column {rest!r} is {raw!r}; expected "
-                                   f"the probability that the answer is correct, in [0, 1]")
-            values.append(p)
-        return judges.binary_to_levels(np.array(values), task.judgment)
+        return judges.binary_to_levels(column_probabilities(inputs.pool, rest), task.judgment)
     if head == "score":
         return _score_surrogate(inputs)
     if head == "confidence":
@@ -567,12 +577,14 @@ def _judge_examples(src: Any, options: Mapping[str, Any] | None) -> list[Item]:
 
 
 def _history_inputs(inputs: GradedInputs, paths: Sequence[str | os.PathLike[str]],
-                    exclude: Sequence[str], neighbours: bool | NeighbourUpdate = True
+                    exclude: Sequence[str], neighbours: bool | NeighbourUpdate = True,
+                    signal: Any = None, target_label: str | None = None
                     ) -> tuple[np.ndarray, dict[str, Any], np.ndarray, np.ndarray, Any]:
     """Join the history to the pool, compute its features once (label-free), and return
     (stored columns, the config's ``history`` record, the first proposal, surrogate
     judgment log-probs from the prior P(wrong), and with ``neighbours`` the
-    ``(responses, models)`` the neighbours' column is learnt from, else None)."""
+    ``(responses, models)`` the neighbours' column is learnt from, else None). ``signal``:
+    a :class:`~activetest.session.create_history.PoolSignal` read beside the history."""
     from activetest.models import judges
     from activetest.session.create_history import (
         PoolItem,
@@ -594,13 +606,17 @@ def _history_inputs(inputs: GradedInputs, paths: Sequence[str | os.PathLike[str]
                                       targets=target_files(inputs.raw_specs.get(
                                           inputs.target_spec, inputs.target_spec)),
                                       positional=inputs.positional_ids,
-                                      target_spec=inputs.raw_specs.get(
+                                      target_spec=target_label or inputs.raw_specs.get(
                                           inputs.target_spec, inputs.target_spec))
     hf = history_features(joined.scores)
     cols = history_columns(hf)
     info, R = with_neighbours(history_record(joined, hf, notes), joined, neighbours)
+    if signal is not None:
+        info = signal.record(info)
     # the first draw's proposal, as replayed
-    scores = history_design(cols, "original", None, R, settings_of(info)).plan([]).q
+    scores = history_design(cols, "original", None, R, settings_of(info),
+                            features=None if signal is None else signal.columns,
+                            feature_names=None if signal is None else signal.names).plan([]).q
     s_lp = judges.binary_to_levels(hf.p_correct, inputs.task.judgment)
     return cols, info, scores, s_lp, None if R is None else (R, tuple(joined.models))
 
@@ -625,6 +641,7 @@ def create_graded_session(path: str | os.PathLike[str], *,
                           history: Sequence[str | os.PathLike[str]] = (),
                           history_exclude: Sequence[str] = (),
                           history_neighbours: bool | NeighbourUpdate = True,
+                          pool_signal: Any = None, target_label: str | None = None,
                           ) -> tuple[SessionStore, GradedInputs]:
     """Build a graded session file (see the module docstring); returns the store and inputs.
 
@@ -651,7 +668,11 @@ def create_graded_session(path: str | os.PathLike[str], *,
             difficulty and item factors (:mod:`activetest.data.history`,
             docs/history.md); ``history_exclude``: row names never used (the target);
             ``history_neighbours``: add the neighbours' column learnt in-run
-            (:mod:`activetest.session.history_neighbours`; False: without it).
+            (:mod:`activetest.session.history_neighbours`; False: without it);
+            ``pool_signal`` (:class:`~activetest.session.create_history.PoolSignal`):
+            the pool's own signal beside the history's features (an inspect session's
+            surrogate column); ``target_label``: the target as the history's notice
+            names it (``--target <target_label>``; default the target spec).
 
     Raises:
         ValueError: (incl. :class:`SessionError`) bad arguments or input files.
@@ -763,7 +784,7 @@ def create_graded_session(path: str | os.PathLike[str], *,
     hist_cols = hist_info = hist_resp = None
     if history:
         hist_cols, hist_info, scores, s_lp, hist_resp = _history_inputs(
-            inputs, history, history_exclude, history_neighbours)
+            inputs, history, history_exclude, history_neighbours, pool_signal, target_label)
     elif adaptive:
         if gens is None:
             raise _no_logprobs(inputs, surrogate)
@@ -850,6 +871,8 @@ def create_graded_session(path: str | os.PathLike[str], *,
             from activetest.session.history_neighbours import put_responses
 
             put_responses(store, *hist_resp)
+        if pool_signal is not None:  # ... and the pool's own signal beside it
+            pool_signal.put(store)
         if features is not None:  # what the graded design is rebuilt from
             store.put_scores("features", "graded", features,
                              {"columns": [*FEATURE_COLUMNS, "agreement"][:features.shape[1]]},

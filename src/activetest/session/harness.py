@@ -130,7 +130,7 @@ def create_inspect_session(path: str | os.PathLike[str], *, pool: Any, task: Any
     if not is_inspect_target(target):
         raise SessionError(f"create_inspect_session: target {target!r} is not 'inspect'")
     unused = sorted(k for k in ("examples", "shots", "compare", "judge_examples",
-                                "target_shots", "history") if options.get(k))
+                                "target_shots") if options.get(k))
     if unused:
         raise SessionError(f"option(s) {', '.join(unused)} do not apply to --target inspect "
                            f"(the target runs in the inspect eval with its own prompts)")
@@ -140,10 +140,17 @@ def create_inspect_session(path: str | os.PathLike[str], *, pool: Any, task: Any
                            "the scorer's values): --task answers, or a task file with "
                            "kind = \"graded\"")
     column = surrogate.partition(":")[2] if surrogate.startswith("column:") else None
-    if surrogate != "uniform" and column is None:
+    if surrogate not in ("uniform", "history") and column is None:
         raise SessionError(f"--target inspect: the surrogate is a pool column of P(correct) "
-                           f"(--surrogate column:NAME) or none (--surrogate uniform), not "
+                           f"(--surrogate column:NAME), other models' results (--surrogate "
+                           f"history with --history), or none (--surrogate uniform), not "
                            f"{surrogate!r}")
+    history = options.get("history") or ()
+    if history and surrogate == "uniform":
+        raise SessionError("--surrogate uniform draws uniformly and learns nothing from "
+                           "--history: use --surrogate history (the other models' results "
+                           "alone) or --surrogate column:NAME (both: the column beside the "
+                           "history's features)")
     pool_options = dict(options.pop("pool_options", None) or {})
     if isinstance(pool, (list, tuple)):
         raise SessionError("--target inspect: the pool is one table file")
@@ -163,6 +170,17 @@ def create_inspect_session(path: str | os.PathLike[str], *, pool: Any, task: Any
             extra[column] = fields.pop(column)
         items.append(replace(g, item=replace(g.item, fields=fields), references=(),
                              answer="", extra=extra))
+    if history:  # the history design; with a column, the column beside it (both)
+        from activetest.session.create_graded import column_probabilities
+        from activetest.session.create_history import PoolSignal
+
+        if column is not None:
+            p = np.clip(column_probabilities(items, column), 0.01, 0.99)
+            options["pool_signal"] = PoolSignal(np.log(p / (1.0 - p))[:, None],
+                                                (f"pool column {column} (log-odds)",),
+                                                f"pool column {column}")
+        surrogate = "history"
+        options["target_label"] = "inspect"
     store, inputs = create_graded_session(path, pool=items, task=task, target="pool",
                                           surrogate=surrogate, **options)
     try:
