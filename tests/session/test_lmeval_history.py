@@ -206,3 +206,30 @@ def test_the_targets_own_run_is_named_or_said(runs: dict[str, list[Path]],
         _, out = init(tmp_path / "b", runs, "history", "--history", h1, "--history", h2,
                        "--history-exclude", str(h2))
     assert "not used (named as the target)" in out and "history: 1 model(s)" in out
+
+
+def test_an_import_says_when_a_history_row_is_the_targets_own_run(
+        runs: dict[str, list[Path]], lmeval_files: HarnessFiles, tmp_path: Path) -> None:
+    """The target has no results before its first round, so its own run in the history
+    folders cannot be recognised at init; once imports show a row equal to its results on
+    every labelled item (20 or more), import says so and how to leave it out."""
+    own = tmp_path / "own" / "target"
+    own.mkdir(parents=True)
+    full = [lmeval_files.samples("at_sst2_rev"),
+            *sorted(lmeval_files.run.glob("samples_at_mmlu_*.jsonl"))]
+    for f in full:
+        shutil.copy(f, own / f.name)
+    db, _ = init(tmp_path, runs, "history", "--history", runs["h1"][0].parent, "--history",
+                 own.parent)
+    said = []
+    for k in range(4):
+        run("select", db, "--n", 8, "--emit", "lm-eval", "--out", tmp_path / f"s{k}.json")
+        mapping = json.loads((tmp_path / f"s{k}.json").read_text())
+        files = subset_of(full, mapping, tmp_path / f"round{k}" / "fake")
+        said.append(run("import", db, *files))
+    # 8 and 16 labels: too few to tell; 24 and 32: the row is named, with the way out
+    assert not any("equals the target's results" in t for t in said[:2])
+    for text in said[2:]:
+        assert f"history row {str(own)!r} equals the target's results" in " ".join(
+            text.split()), text
+        assert "--history-exclude" in text

@@ -202,6 +202,8 @@ def _import_lmeval(s: Any, files: Sequence[Path], metric_key: str | None,
         _out.print(f"skipped {sum(n for _, n in r.other_filters)} record(s) of other lm-eval "
                    f"filters ({_escape(theirs)}): the session reads filter "
                    f"{_escape(repr(r.filter))}")
+    if r.history_note is not None:
+        _out.print(f"note: {_escape(r.history_note)}")
     _print_waiting(s.waiting())
 
 

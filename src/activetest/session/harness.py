@@ -682,6 +682,8 @@ class HarnessImport:
         filter: the lm-eval filter the session reads (None: the files hold one).
         other_filters: (filter, records) of each other filter whose records were
             skipped (not this session's results).
+        history_note: where the session's history holds the target's own run, what to
+            say (:func:`activetest.session.harness_history.target_in_history`), else None.
     """
 
     added: int
@@ -692,6 +694,7 @@ class HarnessImport:
     cut: tuple[str, ...] = ()
     filter: str | None = None
     other_filters: tuple[tuple[str, int], ...] = ()
+    history_note: str | None = None
 
 
 def _one_target_model(files: set[str]) -> str | None:
@@ -835,8 +838,11 @@ def import_lmeval(session: Any, paths: Sequence[str | os.PathLike[str]], *,
         if model is not None:  # checked and kept last: a refusal writes nothing
             session.record_target_model(model, "lm-eval")
     files = tuple(sorted({Path(r.where.rsplit(": ", 1)[0]).name for r in records}))
+    from activetest.session.harness_history import target_in_history
+
     return HarnessImport(len(new), len(values) - len(new), metric, metric_from, files,
-                         tuple(cut), None if flt is None else str(flt), other_filters)
+                         tuple(cut), None if flt is None else str(flt), other_filters,
+                         target_in_history(session, model))
 
 
 def _of_filter(records: Sequence[Any], flt: str

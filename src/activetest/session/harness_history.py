@@ -39,7 +39,7 @@ import numpy as np
 from activetest.session.history_neighbours import NeighbourUpdate
 from activetest.session.store import SessionError
 
-__all__ = ["HarnessHistory", "lmeval_history"]
+__all__ = ["HarnessHistory", "lmeval_history", "target_in_history"]
 
 
 @dataclass(frozen=True)
@@ -229,4 +229,45 @@ def lmeval_history(paths: Sequence[str | os.PathLike[str]], pool: Sequence[Any],
                       stacklevel=2)
     hf = history_features(joined.scores)
     info, R = with_neighbours(history_record(joined, hf, notes), joined, neighbours)
+    info["models"] = list(joined.models)  # to recognise the target's model at import
     return HarnessHistory(history_columns(hf), hf.p_correct, info, R, tuple(joined.models))
+
+
+def target_in_history(session: Any, model: str | None) -> str | None:
+    """Say where an lm-eval session's history holds the target's own run, once imports
+    tell: a history row of the model the results files name (``model``), or a row equal
+    to the target's results on every labelled item it has (at least
+    :data:`activetest.data.history.MIN_SAME_ITEMS` of them). Such a row has steered the
+    draws as another model's; the estimate stays unbiased and its intervals valid (they
+    are for any design), but the history is not what it was meant to be. None: no
+    history, or no such row."""
+    from activetest.data.history import MIN_SAME_ITEMS
+    from activetest.session.history_neighbours import ROLE
+
+    rec = session.session_config.extra.get("history")
+    if not isinstance(rec, dict):
+        return None
+    advice = ("it has steered the draws as another model's run; the estimate stays unbiased "
+              "and its intervals valid (they hold for any design), but to draw without it "
+              "create the session again with --history-exclude")
+    if model is not None and model in (rec.get("models") or ()):
+        return f"the history holds a run of the target's own model ({model!r}): {advice} " \
+               f"{model!r}"
+    stored = session.store.scores(ROLE)
+    labels = session.labels()
+    if stored is None or len(labels) < MIN_SAME_ITEMS:
+        return None
+    rows = session.store.rows_of(labels)
+    levels = np.asarray(session.task.judgment.scores, dtype=np.float64)
+    cols = np.array([rows[i] for i in labels])
+    mine = np.array([levels[v] for v in labels.values()])
+    R = stored.logprobs.T[:, cols]
+    known = ~np.isnan(R)
+    same = (known.sum(axis=1) >= MIN_SAME_ITEMS) & np.all(
+        np.where(known, mine[None, :] == R, True), axis=1)
+    if not same.any():
+        return None
+    name = (stored.provenance or {}).get("models", [])[int(np.flatnonzero(same)[0])]
+    return (f"history row {name!r} equals the target's results on every one of the "
+            f"{int(known[np.flatnonzero(same)[0]].sum())} labelled items it has (the "
+            f"target's own run under another name?): {advice} {name!r}")
