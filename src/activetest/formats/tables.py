@@ -21,15 +21,16 @@ import io
 import json
 import re
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from activetest.formats import _json
 
 __all__ = ["FORMATS", "MAX_STREAM_BYTES", "MissingDependencyError", "PoolFormatError", "Record",
-           "decode", "detect_format", "header_table", "json_lines", "parse_bytes", "read_bytes",
-           "read_file", "read_jsonl", "read_records", "split_lines"]
+           "decode", "detect_format", "file_lines", "header_rows", "header_table",
+           "iter_json_lines", "json_lines", "parse_bytes", "read_bytes", "read_file",
+           "read_jsonl", "read_records", "split_lines"]
 
 #: Formats a pool file may have (``lmeval`` is read by :mod:`activetest.formats.lmeval`).
 FORMATS = ("csv", "tsv", "jsonl", "json", "parquet", "fpb", "lmeval")
@@ -369,17 +370,38 @@ def header_table(text: str, source: str, delimiter: str, *,
             is the message, with ``{cells}`` and ``{header}`` counts), or malformed quoting;
             each names ``source`` and the line.
     """
+    header, rows = header_rows(io.StringIO(text, newline=""), source, delimiter, width=width)
+    return header, list(rows)
+
+
+def header_rows(lines: Iterable[str], source: str, delimiter: str, *,
+                width: str = "{cells} fields, header has {header}",
+                ) -> tuple[list[str], Iterator[tuple[str, dict[str, str]]]]:
+    """:func:`header_table` one row at a time: the header read (and checked) now, the
+    rows as they are read from ``lines`` (a file opened with ``newline=""``, or a
+    ``StringIO`` of the text), so a file is read in constant memory.
+
+    Raises:
+        ValueError: as :func:`header_table`; a problem in a row when that row is read.
+    """
     allow_long_fields()
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    reader = csv.reader(lines, delimiter=delimiter)
     try:
         header = next(reader, None)
-        if header is None or not any(h.strip() for h in header):
-            raise ValueError(f"{source}: empty file (no header row)")
-        header = [h.strip() for h in header]
-        dup = sorted({h for h in header if header.count(h) > 1})
-        if dup:
-            raise ValueError(f"{source}: line 1: duplicate column names {dup}")
-        rows: list[tuple[str, dict[str, str]]] = []
+    except csv.Error as exc:
+        raise ValueError(f"{source}: line {reader.line_num}: malformed CSV ({exc})") from None
+    if header is None or not any(h.strip() for h in header):
+        raise ValueError(f"{source}: empty file (no header row)")
+    header = [h.strip() for h in header]
+    dup = sorted({h for h in header if header.count(h) > 1})
+    if dup:
+        raise ValueError(f"{source}: line 1: duplicate column names {dup}")
+    return header, _header_rows(reader, header, source, width)
+
+
+def _header_rows(reader: Any, header: list[str], source: str,
+                 width: str) -> Iterator[tuple[str, dict[str, str]]]:
+    try:
         for cells in reader:
             if not cells or all(not c.strip() for c in cells):
                 continue
@@ -387,10 +409,9 @@ def header_table(text: str, source: str, delimiter: str, *,
             if len(cells) != len(header):
                 raise ValueError(f"{source}: {line}: "
                                  + width.format(cells=len(cells), header=len(header)))
-            rows.append((line, dict(zip(header, cells, strict=True))))
+            yield line, dict(zip(header, cells, strict=True))
     except csv.Error as exc:
         raise ValueError(f"{source}: line {reader.line_num}: malformed CSV ({exc})") from None
-    return header, rows
 
 
 def json_lines(text: str, source: str) -> list[tuple[str, dict[str, Any]]]:
@@ -403,8 +424,26 @@ pool's order streamed).
     Raises:
         ValueError: a line that is not JSON or not an object, naming ``source`` and the line.
     """
-    out: list[tuple[str, dict[str, Any]]] = []
-    for lineno, line in split_lines(text):
+    return list(iter_json_lines(split_lines(text), source))
+
+
+def file_lines(f: Iterable[str]) -> Iterator[tuple[int, str]]:
+    """:func:`split_lines` of a text file opened with ``newline="\n"`` (split on ``\n``
+    only, nothing translated), read one line at a time."""
+    for n, line in enumerate(f, start=1):
+        line = line[:-1] if line.endswith("\n") else line
+        yield n, line[:-1] if line.endswith("\r") else line
+
+
+def iter_json_lines(lines: Iterable[tuple[int, str]],
+                    source: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """:func:`json_lines` one record at a time, of numbered lines (:func:`split_lines` of
+    a text, :func:`file_lines` of a file read in constant memory).
+
+    Raises:
+        ValueError: as :func:`json_lines`, when the line is read.
+    """
+    for lineno, line in lines:
         if not line.strip():
             continue
         try:
@@ -415,5 +454,4 @@ pool's order streamed).
         if not isinstance(rec, dict):
             raise ValueError(f"{source}: line {lineno}: expected a JSON object, got "
                              f"{type(rec).__name__}")
-        out.append((f"line {lineno}", rec))
-    return out
+        yield f"line {lineno}", rec

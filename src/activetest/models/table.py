@@ -50,7 +50,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -66,10 +66,19 @@ from activetest.formats.lmeval import (
     load_lmeval_samples,
     looks_like_lmeval,
 )
-from activetest.formats.tables import decode_utf8, gunzip_if_gzip, header_table, json_lines
+from activetest.formats.tables import (
+    decode_utf8,
+    file_lines,
+    gunzip_if_gzip,
+    header_rows,
+    header_table,
+    iter_json_lines,
+    json_lines,
+)
 
-__all__ = ["TableScorer", "confirm_content", "looks_like_probs", "normalise_table_spec",
-           "parse_table_spec", "read_table"]
+__all__ = ["TableScorer", "confirm_content", "duplicate_message", "looks_like_probs",
+           "normalise_table_spec", "parse_table_spec", "read_table", "row_values",
+           "stream_rows"]
 
 Kind = Literal["logprobs", "probs", "logits"]
 Format = Literal["csv", "tsv", "jsonl", "json", "parquet", "lmeval"]
@@ -370,8 +379,25 @@ def read_table(path: str | Path, *, columns: Sequence[str], id_column: str = "id
     raw = _read_raw(p, fmt)
     if not raw.rows:
         raise ValueError(f"{p}: no data rows")
-    missing = [c for c in [id_column, *cols] if c not in raw.columns]
-    one = raw.columns[0] if len(raw.columns) == 1 else ""
+    _check_columns(p, fmt, raw.columns, [id_column, *cols])
+    ids: list[str] = []
+    first: dict[str, str] = {}
+    values = np.empty((len(raw.rows), len(cols)), dtype=np.float64)
+    for i, (row, where) in enumerate(zip(raw.rows, raw.where, strict=True)):
+        item_id = _row_id(row, p, where, id_column, cols)
+        if item_id in first:
+            raise ValueError(duplicate_message(p, where, item_id, first[item_id]))
+        first[item_id] = where
+        ids.append(item_id)
+        values[i] = row_values(row, p, where, cols)
+    return ids, to_log_softmax_rows(values, kind, tolerance, p, raw.where)
+
+
+def _check_columns(p: Path, fmt: str, columns: Sequence[str], wanted: Sequence[str]) -> None:
+    """Refuse a table whose columns (``columns``: a header, or every key of a JSON
+    table's rows) lack one of ``wanted``."""
+    missing = [c for c in wanted if c not in columns]
+    one = columns[0] if len(columns) == 1 else ""
     for sep, other in (("\t", "tsv"), (",", "csv")):
         if missing and sep in one and fmt != other:  # e.g. a TSV file read as CSV
             raise ValueError(f"{p}: the header is one column that holds "
@@ -379,24 +405,75 @@ def read_table(path: str | Path, *, columns: Sequence[str], id_column: str = "id
                              f"{other.upper()} file read as {fmt.upper()}? Add ?format={other} "
                              f"to the table: spec (format={other!r} in Python)")
     if missing:
-        raise ValueError(f"{p}: missing column(s) {missing}; the file has {raw.columns} (name "
-                         f"them with ?id=COLUMN&columns=A,B,... on the table: spec; id_column= "
-                         f"and columns= in Python)")
-    ids: list[str] = []
-    first: dict[str, str] = {}
-    values = np.empty((len(raw.rows), len(cols)), dtype=np.float64)
-    for i, (row, where) in enumerate(zip(raw.rows, raw.where, strict=True)):
-        for c in [id_column, *cols]:
-            if c not in row:
-                raise ValueError(f"{p}: {where}: missing column {c!r}")
-        item_id = _cell_id(row[id_column], p, where, id_column)
-        if item_id in first:
-            raise ValueError(f"{p}: {where}: duplicate id {item_id!r} (first at {first[item_id]})")
-        first[item_id] = where
-        ids.append(item_id)
-        for j, c in enumerate(cols):
-            values[i, j] = _cell_float(row[c], p, where, c)
-    return ids, to_log_softmax_rows(values, kind, tolerance, p, raw.where)
+        raise ValueError(f"{p}: missing column(s) {missing}; the file has {list(columns)} "
+                         f"(name them with ?id=COLUMN&columns=A,B,... on the table: spec; "
+                         f"id_column= and columns= in Python)")
+
+
+def _row_id(row: dict[str, Any], p: Path, where: str, id_column: str,
+            cols: Sequence[str]) -> str:
+    for c in [id_column, *cols]:
+        if c not in row:
+            raise ValueError(f"{p}: {where}: missing column {c!r}")
+    return _cell_id(row[id_column], p, where, id_column)
+
+
+def duplicate_message(p: Path, where: str, item_id: str, first: str) -> str:
+    """How a table's row that repeats an earlier row's id is refused (``where``: that
+    row, ``first``: the earlier one, e.g. ``"line 7"``)."""
+    return f"{p}: {where}: duplicate id {item_id!r} (first at {first})"
+
+
+def row_values(row: dict[str, Any], p: Path, where: str, cols: Sequence[str]) -> list[float]:
+    """A table row's class values (``cols``, in order) as :func:`read_table` reads them.
+
+    Raises:
+        ValueError: a value that is not a finite number, naming ``p``, ``where`` and the
+            column.
+    """
+    return [_cell_float(row[c], p, where, c) for c in cols]
+
+
+def stream_rows(path: Path, fmt: str, *, columns: Sequence[str],
+                id_column: str) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    """The rows of a CSV, TSV or JSONL table (not gzipped) as :func:`read_table` reads
+    them, one at a time, in constant memory: ``(where, item id, row)``, the file's and each
+    row's checks but the duplicate id's and the values' (:func:`row_values`) applied,
+    raising :func:`read_table`'s messages. A JSON row without a class or id column is
+    refused as :func:`read_table` refuses it: naming the row where some row of the file
+    has the column (the file read on to tell), else naming the file.
+
+    Raises:
+        ValueError: as :func:`read_table`, when the row is read; UnicodeError and
+            OSError as reading the file raises them.
+    """
+    p = Path(path)
+    wanted = [id_column, *columns]
+    with p.open(encoding="utf-8-sig", newline="" if fmt in ("csv", "tsv") else "\n") as f:
+        if fmt in ("csv", "tsv"):
+            header, rows = header_rows(_without_nul(f, p), str(p), "," if fmt == "csv" else "\t")
+            _check_columns(p, fmt, header, wanted)
+            for where, row in rows:
+                yield where, _row_id(row, p, where, id_column, columns), row
+            return
+        if fmt != "jsonl":
+            raise ValueError(f"{p}: {fmt} tables are not read row by row")
+        seen: dict[str, None] = {}  # every key so far, in the order met
+        records = iter_json_lines(file_lines(f), str(p))
+        for where, rec in records:
+            seen.update(dict.fromkeys(rec))
+            if any(c not in seen for c in wanted):  # a column of no row so far: of any?
+                for _, later in records:
+                    seen.update(dict.fromkeys(later))
+                _check_columns(p, fmt, list(seen), wanted)
+            yield where, _row_id(rec, p, where, id_column, columns), rec
+
+
+def _without_nul(f: Iterable[str], p: Path) -> Iterator[str]:
+    for line in f:
+        if "\x00" in line:
+            raise ValueError(f"{p}: contains NUL bytes; not a CSV text file")
+        yield line
 
 
 def _content_checks(path: Path, id_column: str) -> dict[str, str] | None:
