@@ -740,3 +740,154 @@ def test_a_table_in_another_order_is_refused_where_the_join_cannot_fit_in_memory
                                          r"is not in the pool's order.*more than the"):
         _create(tmp_path / "s.db", files)
     assert not (tmp_path / "s.db").exists() and not list(tmp_path.glob(".*creating*"))
+
+
+def _spoil_lines(files: tuple[Path, Path, Path], fmt: str, case: str) -> None:
+    """Write one defect into a CSV or JSONL target table at its row 150 (of the third
+    block of 64), or a row after the pool's last item that repeats an id."""
+    import pyarrow.csv as pcsv
+
+    tgt = files[2]
+    t = pcsv.read_csv(files[2]) if fmt == "csv" else None
+    rows: list[dict[str, object]] = (
+        t.to_pylist() if t is not None  # type: ignore[assignment]
+        else [json.loads(line) for line in tgt.read_text().splitlines()])
+    row = rows[150]
+    if case == "duplicate at the end":
+        rows.append({**rows[3]})
+    else:
+        change = {"nan": ("negative", float("nan")), "text": ("positive", "abc"),
+                  "empty value": ("negative", ""), "null value": ("positive", None),
+                  "true": ("negative", True), "empty id": ("id", " "),
+                  "null id": ("id", None), "number id": ("id", 150.5),
+                  "duplicate": ("id", "it5"),
+                  "unnormalised": ("negative", float(row["negative"]) + 0.5)}  # type: ignore[arg-type]
+        if case == "missing id":
+            del row["id"]
+        else:
+            col, value = change[case]
+            row[col] = value
+    if fmt == "jsonl":
+        tgt.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        return
+    tgt.write_text("id,negative,positive\n" + "".join(
+        f"{r['id']},{'nan' if r['negative'] != r['negative'] else r['negative']},"
+        f"{r['positive']}\n" for r in rows))
+
+
+_LINE_CASES = {  # case: what the message says (the line: CSV's from 2, JSONL's from 1)
+    "nan": "line {l}: column 'negative': value {v} is not finite (NaN/inf are not allowed)",
+    "text": "line {l}: column 'positive': expected a number, got 'abc'",
+    "empty value": "line {l}: column 'negative': expected a number, got ''",
+    "null value": "line {l}: column 'positive': expected a number, got None",
+    "true": "line {l}: column 'negative': expected a number, got True",
+    "empty id": "line {l}: id column 'id' is empty",
+    "missing id": "line {l}: missing column 'id'",
+    "null id": "line {l}: id column 'id' must be a string or integer, got None",
+    "number id": "line {l}: id column 'id' must be a string or integer, got 150.5",
+    "duplicate": "line {l}: duplicate id 'it5' (first at line {f})",
+    "duplicate at the end": "line {e}: duplicate id 'it3' (first at line {t})",
+    "unnormalised": "line {l}: log-probabilities do not normalise"}
+
+
+@pytest.mark.parametrize("fmt,case", [
+    *(("csv", c) for c in ("nan", "text", "empty value", "empty id", "duplicate",
+                           "duplicate at the end", "unnormalised")),
+    *(("jsonl", c) for c in _LINE_CASES)])
+def test_a_bad_row_of_a_csv_or_jsonl_table_is_refused_by_the_stream(
+        fmt: str, case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """QA at pool scale: a CSV or JSONL table with one bad row (a value that is not a
+    finite number, an empty, missing or non-text id, a repeated id, a row that does not
+    normalise) made the streamed `init` fall back to the general path, which reads the
+    pool and every table into memory only to name the line (1.8 GB at 1e6 items; killed
+    for memory from ~1e7). Now the stream refuses it with the general path's message,
+    naming the file, the line and the column or item (the table's rows read again one
+    at a time to find the line), leaves no file, and never enters the general path."""
+    files = _write_pool(tmp_path, 300, fmt)
+    _spoil_lines(files, fmt, case)
+    tgt = files[2]
+    monkeypatch.setattr(stream_init, "BLOCK", 64)
+
+    def make(db: Path) -> str:
+        with pytest.raises(ValueError) as err:
+            _create(db, files)
+        assert not db.exists() and not list(tmp_path.glob(".*creating*"))
+        return str(err.value)
+
+    from activetest.session import create
+
+    real_try = stream_init.try_stream
+    monkeypatch.setattr(stream_init, "try_stream", lambda *a, **k: None)
+    general = make(tmp_path / "g.db")
+    monkeypatch.setattr(stream_init, "try_stream", real_try)
+
+    def no_general_path(*a: object, **k: object) -> object:
+        raise AssertionError("the general path read the whole pool into memory")
+
+    monkeypatch.setattr(create, "load_inputs", no_general_path)
+    streamed = make(tmp_path / "s.db")
+    first = 1 if fmt == "jsonl" else 2  # the line of the table's first row
+    said = _LINE_CASES[case].format(l=150 + first, f=5 + first, e=300 + first, t=3 + first,
+                                    v="'nan'" if fmt == "csv" else "nan")
+    assert streamed == general == f"{tgt}: {said}" or (
+        case == "unnormalised" and streamed == general and streamed.startswith(f"{tgt}: {said}"))
+
+
+@pytest.mark.parametrize("case", ["underscore", "blank row"])
+def test_a_csv_row_only_the_general_path_reads_still_takes_it(
+        case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A CSV table's row the fast reader does not take but the general path reads (a
+    value written ``-0.12_34``, Python's float syntax; a row of empty cells, which the
+    general path skips) is not refused: its rows read again find no line to refuse, and
+    the general path makes the session, as before."""
+    files = _write_pool(tmp_path, 300, "csv")
+    tgt = files[2]
+    lines = tgt.read_text().splitlines(keepends=True)
+    if case == "blank row":
+        lines.insert(152, ",,\n")
+    else:
+        cells = lines[152].split(",")
+        cut = cells[1].index(".") + 2  # between two digits: the same value
+        cells[1] = cells[1][:cut] + "_" + cells[1][cut:]
+        lines[152] = ",".join(cells)
+    tgt.write_text("".join(lines))
+    monkeypatch.setattr(stream_init, "BLOCK", 64)
+    read_again = []
+    real = stream_init._read_again
+
+    def spy(*a: object, **k: object) -> str:
+        read_again.append(1)
+        return real(*a, **k)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(stream_init, "_read_again", spy)
+    _create(tmp_path / "a.db", files).close()
+    assert read_again  # the stream read the rows again, and then fell back
+    monkeypatch.setattr(stream_init, "try_stream", lambda *a, **k: None)
+    _create(tmp_path / "b.db", files).close()
+    _same_session(tmp_path / "a.db", tmp_path / "b.db")
+
+
+def test_init_refuses_a_bad_table_line_with_exit_2_and_one_message(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The command line: a streamed `init` given a JSONL table with a repeated id exits 2
+    with the one message naming the file, both lines and the item, no traceback."""
+    from typer.testing import CliRunner
+
+    from activetest.cli import app
+    from activetest.session import create
+
+    files = _write_pool(tmp_path, 300, "jsonl")
+    _spoil_lines(files, "jsonl", "duplicate")
+    pool, sur, tgt = files
+    monkeypatch.setattr(stream_init, "BLOCK", 64)
+    monkeypatch.setattr(create, "load_inputs", None)  # the general path is not entered
+    db = tmp_path / "s.db"
+    result = CliRunner().invoke(app, ["init", str(db), "--pool", str(pool), "--task", "sst2",
+                                      "--surrogate", f"table:{sur}", "--target",
+                                      f"table:{tgt}", "--id-column", "id", "--seed", "3",
+                                      "--no-progress"])
+    assert result.exit_code == 2, result.output
+    said = " ".join(result.output.split())
+    assert f"{tgt}: line 151: duplicate id 'it5' (first at line 6)" in said
+    assert said.count("duplicate id") == 1 and "Traceback" not in said
+    assert not db.exists() and not list(tmp_path.glob(".*creating*"))

@@ -13,14 +13,18 @@ the model outputs as numpy arrays (``N x C`` float64 per model) plus one block.
 The join streams when a table lists exactly the pool's items in the pool's order (as a
 scoring job that reads the pool writes them), a Parquet table's ``content_check`` column
 (where it has one) confirming each row's item. Anything else -- another order, rows after
-the pool's last item, a missing or repeated id, a value the fast reader does not take, a
+the pool's last item, a missing pool item, a value the fast reader does not take, a
 malformed file -- falls back to the general path, which joins by id in memory and names
 the file, line and column of any problem. So the streaming path never changes what a
 session holds or which input is refused; it only changes what a good input costs. A
-problem it can name exactly as the general path names it (a Parquet table's value that
-is not finite or does not normalise, a content check for other content, a Parquet pool's
-record the pool reader refuses or repeated id) is refused here with that message
-(:class:`StreamRefusedError`), not by reading everything into memory to say the same.
+problem it can name exactly as the general path names it (a table's value that is not
+a finite number, an empty or missing id, a row that does not normalise, a row repeating
+an earlier row's id, a content check for other content, a Parquet pool's record the pool
+reader refuses or repeated id) is refused here with that message
+(:class:`StreamRefusedError`), not by reading everything into memory to say the same. A
+CSV or JSONL table's rows are named by their lines, which pyarrow does not tell: the
+stream finds the line by reading the table's rows again, one at a time, with the general
+path's rules (:func:`_read_again`), and where those rules refuse no row, falls back.
 """
 
 from __future__ import annotations
@@ -61,8 +65,9 @@ class NotStreamable(Exception):  # noqa: N818 - a signal, not an error
 
 class StreamRefusedError(ValueError):
     """An input refused while streaming, with the general path's message: a problem it
-    can name exactly (a value that is not finite or not normalised in a Parquet table's
-    row, a pool record the pool reader refuses, a content check that does not match),
+    can name exactly (a table's row with a value that is not a finite number or not
+    normalised, an empty or missing id, or an earlier row's id; a pool record the pool
+    reader refuses, a content check that does not match),
     where falling back would read the whole pool and tables into memory only to say the
     same (about 1.8 GB per million items: killed for memory from ~1e7 items)."""
 
@@ -216,7 +221,7 @@ def _table_blocks(t: _Table) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarra
             if col.null_count or not pa.types.is_string(col.type):
                 raise NotStreamable("content check")  # the general path names the row
             checks = np.asarray(col.to_numpy(zero_copy_only=False), dtype=object)
-        ids = _ids(batch.column(want.index(s.id_column)))
+        ids = _ids(batch.column(want.index(s.id_column)), t, start)
         yield ids, _values(batch, want[1:], t, start), checks
         start += batch.num_rows
 
@@ -241,40 +246,65 @@ def _jsonl_batches(path: Path, want: list[str]) -> Iterator[Any]:
             yield pjson.read_json(io.BytesIO(rest)).select(want)
 
 
-def _ids(col: Any) -> np.ndarray:
+class _BadRow(NotStreamable):
+    """A row of a CSV or JSONL table the fast reader does not take (``row``: its number
+    in the table from 0; None where the reader does not say which): the general path's
+    rules decide, reading the table's rows again (:func:`_refuse_bad_row`)."""
+
+    def __init__(self, row: int | None) -> None:
+        super().__init__("bad row")
+        self.row = row
+
+
+def _bad(t: _Table, what: str, first: Any = None, start: int = 0) -> NotStreamable:
+    """NotStreamable for a Parquet table (the general path names its row), a
+    :class:`_BadRow` for a CSV or JSONL table: at ``start`` plus the first true index of
+    the boolean array ``first``, or of no row known (None)."""
+    if t.scorer.format == "parquet":
+        return NotStreamable(what)
+    if first is None:
+        return _BadRow(None)
+    return _BadRow(start + int(np.flatnonzero(np.asarray(first, dtype=bool))[0]))
+
+
+def _ids(col: Any, t: _Table, start: int) -> np.ndarray:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    if col.null_count:
-        raise NotStreamable("null id")
+    if col.null_count:  # a CSV id reads no null; a JSON line's missing or null id does
+        raise _bad(t, "null id", col.is_null().to_numpy(zero_copy_only=False), start)
     if pa.types.is_integer(col.type):
         col = pc.cast(col, pa.string())
     elif pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
         col = pc.utf8_trim_whitespace(col)
-        if pc.any(pc.equal(pc.utf8_length(col), 0)).as_py():
-            raise NotStreamable("empty id")
+        empty = pc.equal(pc.utf8_length(col), 0)
+        if pc.any(empty).as_py():
+            raise _bad(t, "empty id", empty.to_numpy(zero_copy_only=False), start)
     else:
-        raise NotStreamable("id type")
+        raise _bad(t, "id type")
     return np.asarray(col.to_numpy(zero_copy_only=False), dtype=object)
 
 
 def _values(batch: Any, cols: Sequence[str], t: _Table, start: int) -> np.ndarray:
     """The batch's class columns as ``(m, C)`` float64; a value that is not finite in a
     Parquet table (whose rows the general path names by their position: ``row k`` for
-    the k-th) is refused here with the general path's message, else NotStreamable."""
+    the k-th) is refused here with the general path's message; a value the fast reader
+    does not take in a CSV or JSONL table: :class:`_BadRow` (the general path's rules
+    name its line)."""
     import pyarrow as pa
 
     out = np.empty((batch.num_rows, len(cols)), dtype=np.float64)
     for j in range(len(cols)):
         col = batch.column(j + 1)
-        if col.null_count or not (pa.types.is_floating(col.type)
-                                  or pa.types.is_integer(col.type)):
-            raise NotStreamable("value type")
+        if col.null_count:  # an empty cell, a JSON null or missing key
+            raise _bad(t, "value type", col.is_null().to_numpy(zero_copy_only=False), start)
+        if not (pa.types.is_floating(col.type) or pa.types.is_integer(col.type)):
+            raise _bad(t, "value type")  # a JSON table's string or true: which row?
         out[:, j] = col.to_numpy(zero_copy_only=False)
     finite = np.isfinite(out)
     if not finite.all():
-        if t.scorer.format != "parquet":  # lines: the general path names them
-            raise NotStreamable("not finite")
+        if t.scorer.format != "parquet":  # lines: the general path's rules name them
+            raise _BadRow(start + int(np.flatnonzero(~finite.all(axis=1))[0]))
         i = int(np.flatnonzero(~finite.all(axis=1))[0])  # the first row, its first column
         j = int(np.flatnonzero(~finite[i])[0])
         # refused here, not by the general path, which would read the whole table into
@@ -286,26 +316,46 @@ def _values(batch: Any, cols: Sequence[str], t: _Table, start: int) -> np.ndarra
 
 
 class _Rows:
-    """Exactly ``m`` rows at a time from a stream of blocks."""
+    """Exactly ``m`` rows at a time from a stream of blocks of the table ``table``."""
 
-    def __init__(self, blocks: Iterator[tuple[np.ndarray, np.ndarray, np.ndarray | None]]
-                 ) -> None:
+    def __init__(self, blocks: Iterator[tuple[np.ndarray, np.ndarray, np.ndarray | None]],
+                 table: _Table) -> None:
         self.blocks = blocks
+        self.table = table
         self.ids: list[np.ndarray] = []
         self.vals: list[np.ndarray] = []
         self.checks: list[np.ndarray | None] = []
         self.held = 0
 
+    def _read(self) -> bool:
+        """Read the next block; False at the end of the table. A CSV or JSONL row the
+        fast reader does not take is refused with the general path's message, where
+        the general path refuses it (else NotStreamable: it reads the table)."""
+        import csv
+
+        try:
+            nxt = next(self.blocks, None)
+        except StreamRefusedError:
+            raise
+        except _BadRow as exc:
+            _refuse_bad_row(self.table, exc.row)
+        except (*_READ_ERRORS, csv.Error):  # e.g. a value pyarrow cannot convert
+            if self.table.scorer.format != "parquet":
+                _refuse_bad_row(self.table, None)
+            raise NotStreamable("read") from None
+        if nxt is None:
+            return False
+        self.ids.append(nxt[0])
+        self.vals.append(nxt[1])
+        self.checks.append(nxt[2])
+        self.held += len(nxt[0])
+        return True
+
     def take(self, m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         """The next ``m`` rows: ``(ids, values, content checks or None)``."""
         while self.held < m:
-            nxt = next(self.blocks, None)
-            if nxt is None:
+            if not self._read():
                 raise NotStreamable("table ends before the pool")
-            self.ids.append(nxt[0])
-            self.vals.append(nxt[1])
-            self.checks.append(nxt[2])
-            self.held += len(nxt[0])
         ids = np.concatenate(self.ids) if len(self.ids) > 1 else self.ids[0]
         vals = np.concatenate(self.vals) if len(self.vals) > 1 else self.vals[0]
         checks = None
@@ -317,21 +367,12 @@ class _Rows:
         self.held = len(ids) - m
         return ids[:m], vals[:m], None if checks is None else checks[:m]
 
-    def more(self) -> bool:
-        """Whether rows are left after those taken."""
-        import csv
-
+    def next_id(self) -> str | None:
+        """The id of the first row left after those taken; None where none is."""
         while self.held == 0:
-            try:
-                nxt = next(self.blocks, None)
-            except StreamRefusedError:
-                raise
-            except (*_READ_ERRORS, csv.Error):  # the general path reads or refuses it
-                raise NotStreamable("read") from None
-            if nxt is None:
-                return False
-            self.held += len(nxt[0])
-        return True
+            if not self._read():
+                return None
+        return str(next(a for a in self.ids if len(a))[0])
 
 
 # ------------------------------------------------------------------------ the session
@@ -459,7 +500,7 @@ def _stream(path: Path, p: Path, fmt: str, task: Task, sur: _Table, tgt: _Table,
 
     def write_blocks(conn: Any, size: int | None, advance: Any) -> None:
         sources = [sur, *([tgt] if need_target else []), *cmp]
-        tables = [_Rows(_table_blocks(t)) for t in sources]
+        tables = [_Rows(_table_blocks(t), t) for t in sources]
         parts = [_Parts(size, task.n_classes) for _ in tables]
         n = 0
         by_row: bool | None = None
@@ -487,6 +528,7 @@ def _stream(path: Path, p: Path, fmt: str, task: Task, sur: _Table, tgt: _Table,
                 t_ids, vals, checks = _guarded_take(t, len(items))
                 if not np.array_equal(t_ids, ids):
                     j = int(np.flatnonzero(t_ids != ids)[0])
+                    _refuse_a_repeated_id(conn, sources[k], t_ids[j], ids, n, j)
                     raise NotStreamable(
                         "order", f"{sources[k].scorer.path}: row {n + j + 1} is for item "
                         f"{t_ids[j]!r}, where item {n + j + 1} of the pool is {ids[j]!r}",
@@ -521,9 +563,11 @@ def _stream(path: Path, p: Path, fmt: str, task: Task, sur: _Table, tgt: _Table,
             advance(len(items))
         if n == 0:
             raise NotStreamable("empty")
-        if any(t.more() for t in tables):  # rows after the pool's last item (a repeated id,
-            # items of another pool): the general path checks every id of the table
-            raise NotStreamable("table rows after the pool")
+        for k, t in enumerate(tables):  # rows after the pool's last item: a repeated id
+            extra = t.next_id()  # (refused, naming both rows), items of another pool
+            if extra is not None:  # (the general path checks every row of the table)
+                _refuse_a_repeated_id(conn, sources[k], extra, [], n, 0)
+                raise NotStreamable("table rows after the pool")
         got["n"] = n
         got["lp"] = [part.array() for part in parts]
         config1 = config_of(info, specs, raw_specs, n)  # the planned budget needs N
@@ -604,6 +648,77 @@ def _guarded_take(rows: _Rows, m: int) -> tuple[np.ndarray, np.ndarray, np.ndarr
         raise NotStreamable("read") from None
 
 
+def _refuse_a_repeated_id(conn: Any, t: _Table, item_id: str, ids: Sequence[str], n: int,
+                          j: int) -> None:
+    """Row ``n + j`` of the table ``t`` is for ``item_id`` where the pool's item ``n + j``
+    (``ids[j]``, of the block of items ``n``, ``n + 1``, ...; none after the pool's last)
+    is another: where an earlier row of the table is for ``item_id`` (the rows before
+    are for the pool's items, in its order: the pool's item of that number), refuse the
+    row as the general path refuses a duplicate id, naming both rows; else return (the
+    table is in another order: the general path joins it by id)."""
+    if len(set(ids)) != len(ids):  # a pool that repeats an id: the general path names it
+        return
+    row = conn.execute("SELECT idx FROM items WHERE item_id = ? AND idx < ?",
+                       (item_id, n)).fetchone()
+    before = [n + i for i in range(j) if ids[i] == item_id]
+    if row is None and not before:
+        return
+    first = int(row[0]) if row is not None else before[0]
+    if t.scorer.format == "parquet":  # rows named by number (from 1), as there
+        from activetest.models.table import duplicate_message
+
+        raise StreamRefusedError(duplicate_message(t.scorer.path, f"row {n + j + 1}", item_id,
+                                                   f"row {first + 1}"))
+    _read_again(t, n + j, first=first, repeated=item_id)
+    raise NotStreamable("repeated id")  # pragma: no cover - _read_again raises
+
+
+def _refuse_bad_row(t: _Table, row: int | None) -> None:
+    """Refuse the CSV or JSONL table ``t``'s row ``row`` (from 0; None: the first that
+    the general path refuses, reading to the end), that the fast reader does not take,
+    with the general path's message: its rows are read again one at a time, as the
+    general path reads them (memory: one row). Where the general path refuses none of
+    them, NotStreamable: it reads the table."""
+    _read_again(t, row, refused=True)
+    raise NotStreamable("bad row")  # pragma: no cover - _read_again raises
+
+
+def _read_again(t: _Table, upto: int | None, *, first: int | None = None,
+                repeated: str | None = None, refused: bool = False) -> str:
+    """Read the CSV or JSONL table ``t``'s rows again, one at a time, with the general
+    path's rules (:func:`activetest.models.table.stream_rows`), up to its row ``upto``
+    (from 0; None: to the end). The first row refused there is refused with the general
+    path's message (:class:`StreamRefusedError`); ``repeated``: row ``upto`` is refused
+    as repeating row ``first``'s id ``repeated``. Returns row ``upto``'s name (``"line
+    N"``); NotStreamable where ``refused`` and no row is refused, or where the rows read
+    are not those streamed (the general path reads the table)."""
+    from activetest.models.table import duplicate_message, row_values, stream_rows
+
+    s = t.scorer
+    first_where = None
+    try:
+        for r, (where, item_id, row) in enumerate(stream_rows(
+                s.path, s.format, columns=t.columns, id_column=s.id_column)):
+            if r == first and item_id == repeated:
+                first_where = where
+            if r == upto and repeated is not None:
+                if item_id != repeated or first_where is None:
+                    break  # not the rows streamed
+                raise StreamRefusedError(duplicate_message(s.path, where, item_id, first_where))
+            row_values(row, s.path, where, t.columns)
+            if r == upto:
+                if refused:
+                    break
+                return where
+    except StreamRefusedError:
+        raise
+    except (UnicodeError, OSError, RecursionError):  # the general path names the file
+        raise NotStreamable("read") from None
+    except ValueError as exc:  # a row (or the file) the general path refuses, so named
+        raise StreamRefusedError(str(exc)) from None
+    raise NotStreamable("read again")
+
+
 def _refuse_duplicate(conn: Any, p: Path, items: Sequence[Item], n: int) -> None:
     """Refuse the block's first item (rows ``n``, ``n + 1``, ... of a Parquet pool) whose
     id an earlier block has, with the pool reader's message."""
@@ -653,17 +768,20 @@ class _Parts:
 
 def _converted(values: np.ndarray, t: _Table, start: int) -> np.ndarray:
     """The table's values (its rows ``start``, ``start + 1``, ...) as log-probs (the table
-    reader's rule). A row the rule refuses in a Parquet table is refused here with the
-    general path's message (which reads the whole table into memory to say it), unless
-    the message depends on the whole table (whether every row looks like probabilities:
-    NotStreamable, the general path decides); other formats: NotStreamable."""
+    reader's rule). A row the rule refuses is refused here with the general path's
+    message (which reads the whole table into memory to say it; a CSV or JSONL row's
+    line found by reading the table's rows again), unless the message depends on the
+    whole table (whether every row looks like probabilities: NotStreamable, the general
+    path decides)."""
     from activetest.models.table import looks_like_probs, to_log_softmax_rows
 
-    named = t.scorer.format == "parquet" and not (
-        t.scorer.kind != "probs" and looks_like_probs(values, t.scorer.tolerance))
+    named = not (t.scorer.kind != "probs" and looks_like_probs(values, t.scorer.tolerance))
+    where: Sequence[str] = _NoWhere()
+    if named:
+        where = _RowNames(start) if t.scorer.format == "parquet" else _Lines(t, start)
     try:
         return to_log_softmax_rows(values, t.scorer.kind, t.scorer.tolerance, t.scorer.path,
-                                   _RowNames(start) if named else _NoWhere())
+                                   where)
     except IndexError:
         raise NotStreamable("values") from None
     except ValueError as exc:
@@ -684,6 +802,21 @@ class _RowNames(Sequence[str]):
 
     def __getitem__(self, i: Any) -> Any:
         return f"row {self.start + int(i) + 1}"
+
+
+class _Lines(Sequence[str]):
+    """A CSV or JSONL table's rows from ``start`` on as the general path names them
+    (``line N``), found when asked (a row refused) by reading the table's rows again."""
+
+    def __init__(self, t: _Table, start: int) -> None:
+        self.t = t
+        self.start = start
+
+    def __len__(self) -> int:
+        return 0  # indexed only
+
+    def __getitem__(self, i: Any) -> Any:
+        return _read_again(self.t, self.start + int(i))
 
 
 class _NoWhere(Sequence[str]):
