@@ -636,6 +636,16 @@ def _spoil(files: tuple[Path, Path, Path], case: str) -> str:
             pq.write_table(t.set_column(t.schema.get_field_index(col), col, pa.array(vals)),
                            path)
         return f"table:{tgt}"
+    if case in ("table duplicate", "table duplicate at the end"):
+        t = pq.read_table(tgt)
+        if case == "table duplicate":
+            ids = t.column("id").to_pylist()
+            ids[150] = ids[5]
+            t = t.set_column(0, "id", pa.array(ids))
+        else:
+            t = pa.concat_tables([t, t.slice(3, 1)])
+        pq.write_table(t, tgt)
+        return f"table:{tgt}"
     if case == "content check":
         _with_checks(files, 0)
         t = pq.read_table(tgt)
@@ -658,7 +668,8 @@ def _spoil(files: tuple[Path, Path, Path], case: str) -> str:
 
 
 @pytest.mark.parametrize("case", ["nan", "-inf", "logprobs", "probs", "content check",
-                                  "pool duplicate", "pool label"])
+                                  "pool duplicate", "pool label", "table duplicate",
+                                  "table duplicate at the end"])
 def test_a_defect_a_stream_can_name_is_refused_without_reading_all_into_memory(
         case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """QA at pool scale: a Parquet pool or table with one bad row (a NaN or infinite
@@ -666,8 +677,8 @@ def test_a_defect_a_stream_can_name_is_refused_without_reading_all_into_memory(
     pool id, a label the task has not) made the streamed `init` fall back to the general
     path, which reads the pool and every table into Python objects only to name the row
     (1.8 GB and 40 s at 1e6 items for a NaN in the last rows; killed for memory from
-    ~1e7). Now the stream refuses it with the general path's own message, and the
-    general path is never entered."""
+    ~1e7); so did a table's row that repeats an earlier row's id. Now the stream refuses
+    it with the general path's own message, and the general path is never entered."""
     files = _write_pool(tmp_path, 300, "parquet")
     spec = _spoil(files, case)
     pool, sur, _ = files
@@ -692,8 +703,10 @@ def test_a_defect_a_stream_can_name_is_refused_without_reading_all_into_memory(
 
     monkeypatch.setattr(create, "load_inputs", no_general_path)
     assert make(tmp_path / "s.db") == general
-    assert ("row 151" if case not in ("content check", "pool duplicate", "pool label")
-            else "it150" if case == "content check" else "row 150") in general
+    assert {"content check": "it150", "pool duplicate": "row 150", "pool label": "row 150",
+            "table duplicate": "row 151: duplicate id 'it5' (first at row 6)",
+            "table duplicate at the end": "row 301: duplicate id 'it3' (first at row 4)",
+            }.get(case, "row 151") in general
 
 
 @pytest.mark.parametrize("fmt", ["parquet", "csv"])
