@@ -125,12 +125,26 @@ def _same_session(a: Path, b: Path) -> None:
         sb.close()
 
 
-@pytest.mark.parametrize("fmt", ["csv", "jsonl", "parquet"])
+@pytest.mark.parametrize("fmt", ["csv", "jsonl", "parquet", "tsv"])
 def test_streamed_init_writes_the_session_the_general_path_writes(
         fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    files = _write_pool(tmp_path, 300, fmt)
+    """The streamed init writes the session the general path writes (TSV: tables of a
+    CSV pool; they took the general path before 2026-12-05)."""
+    files = _write_pool(tmp_path, 300, "csv" if fmt == "tsv" else fmt)
+    if fmt == "tsv":
+        files = _tsv_tables(files)
     monkeypatch.setattr(stream_init, "BLOCK", 64)  # several blocks
+    ran = []
+    real = stream_init._stream
+
+    def spy(*a: object, **k: object) -> object:
+        out = real(*a, **k)  # NotStreamable (a fall back) passes through unrecorded
+        ran.append(1)
+        return out
+
+    monkeypatch.setattr(stream_init, "_stream", spy)
     _create(tmp_path / "streamed.db", files).close()
+    assert ran  # the streamed path ran (and did not fall back)
     with sqlite3.connect(tmp_path / "streamed.db") as c:  # the streamed path ran
         assert c.execute("SELECT COUNT(*) FROM column_info").fetchone()[0] == 3
     monkeypatch.setattr(stream_init, "try_stream", lambda *a, **k: None)
@@ -761,7 +775,9 @@ def _spoil_lines(files: tuple[Path, Path, Path], fmt: str, case: str) -> None:
     import pyarrow.csv as pcsv
 
     tgt = files[2]
-    t = pcsv.read_csv(files[2]) if fmt == "csv" else None
+    sep = "\t" if fmt == "tsv" else ","
+    t = None if fmt == "jsonl" else pcsv.read_csv(
+        tgt, parse_options=pcsv.ParseOptions(delimiter=sep))
     rows: list[dict[str, object]] = (
         t.to_pylist() if t is not None  # type: ignore[assignment]
         else [json.loads(line) for line in tgt.read_text().splitlines()])
@@ -783,9 +799,23 @@ def _spoil_lines(files: tuple[Path, Path, Path], fmt: str, case: str) -> None:
     if fmt == "jsonl":
         tgt.write_text("".join(json.dumps(r) + "\n" for r in rows))
         return
-    tgt.write_text("id,negative,positive\n" + "".join(
-        f"{r['id']},{'nan' if r['negative'] != r['negative'] else r['negative']},"
-        f"{r['positive']}\n" for r in rows))
+    tgt.write_text(sep.join(("id", "negative", "positive")) + "\n" + "".join(
+        sep.join((str(r["id"]), "nan" if r["negative"] != r["negative"] else str(r["negative"]),
+                  str(r["positive"]))) + "\n" for r in rows))
+
+
+def _tsv_tables(files: tuple[Path, Path, Path]) -> tuple[Path, Path, Path]:
+    """The CSV tables of ``files`` written as TSV files (the pool kept)."""
+    import pyarrow.csv as pcsv
+
+    out = []
+    for path in files[1:]:
+        t = pcsv.read_csv(path)
+        tsv = path.with_suffix(".tsv")
+        tsv.write_text("id\tnegative\tpositive\n" + "".join(
+            f"{r['id']}\t{r['negative']!r}\t{r['positive']!r}\n" for r in t.to_pylist()))
+        out.append(tsv)
+    return files[0], out[0], out[1]
 
 
 _LINE_CASES = {  # case: what the message says (the line: CSV's from 2, JSONL's from 1)
@@ -806,17 +836,20 @@ _LINE_CASES = {  # case: what the message says (the line: CSV's from 2, JSONL's 
 @pytest.mark.parametrize("fmt,case", [
     *(("csv", c) for c in ("nan", "text", "empty value", "empty id", "duplicate",
                            "duplicate at the end", "unnormalised")),
+    *(("tsv", c) for c in ("nan", "empty id", "duplicate")),
     *(("jsonl", c) for c in _LINE_CASES)])
-def test_a_bad_row_of_a_csv_or_jsonl_table_is_refused_by_the_stream(
+def test_a_bad_row_of_a_csv_tsv_or_jsonl_table_is_refused_by_the_stream(
         fmt: str, case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """QA at pool scale: a CSV or JSONL table with one bad row (a value that is not a
+    """QA at pool scale: a CSV, TSV or JSONL table with one bad row (a value that is not a
     finite number, an empty, missing or non-text id, a repeated id, a row that does not
     normalise) made the streamed `init` fall back to the general path, which reads the
     pool and every table into memory only to name the line (1.8 GB at 1e6 items; killed
     for memory from ~1e7). Now the stream refuses it with the general path's message,
     naming the file, the line and the column or item (the table's rows read again one
     at a time to find the line), leaves no file, and never enters the general path."""
-    files = _write_pool(tmp_path, 300, fmt)
+    files = _write_pool(tmp_path, 300, "jsonl" if fmt == "jsonl" else "csv")
+    if fmt == "tsv":
+        files = _tsv_tables(files)
     _spoil_lines(files, fmt, case)
     tgt = files[2]
     monkeypatch.setattr(stream_init, "BLOCK", 64)
@@ -841,7 +874,7 @@ def test_a_bad_row_of_a_csv_or_jsonl_table_is_refused_by_the_stream(
     streamed = make(tmp_path / "s.db")
     first = 1 if fmt == "jsonl" else 2  # the line of the table's first row
     said = _LINE_CASES[case].format(l=150 + first, f=5 + first, e=300 + first, t=3 + first,
-                                    v="'nan'" if fmt == "csv" else "nan")
+                                    v="nan" if fmt == "jsonl" else "'nan'")
     assert streamed == general == f"{tgt}: {said}" or (
         case == "unnormalised" and streamed == general and streamed.startswith(f"{tgt}: {said}"))
 

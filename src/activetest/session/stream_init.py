@@ -3,7 +3,7 @@
 The general path (:func:`activetest.session.create.create_session`) reads the whole
 pool as Python objects and each prediction table whole (2.5 GB and 62 CPU-s per
 million items). When a session is made of files alone -- a CSV, JSONL or Parquet
-pool, and ``table:`` predictions in CSV, JSONL or Parquet for both models, no
+pool, and ``table:`` predictions in CSV, TSV, JSONL or Parquet for both models, no
 in-context examples (predictions made elsewhere do not use them) -- :func:`try_stream`
 reads the pool in blocks of :data:`BLOCK` records and writes each block's items into
 the new file at once, and reads the tables in blocks with pyarrow (vectorised, no
@@ -22,7 +22,7 @@ a finite number, an empty or missing id, a row that does not normalise, a row re
 an earlier row's id, a content check for other content, a Parquet pool's record the pool
 reader refuses or repeated id) is refused here with that message
 (:class:`StreamRefusedError`), not by reading everything into memory to say the same. A
-CSV or JSONL table's rows are named by their lines, which pyarrow does not tell: the
+CSV, TSV or JSONL table's rows are named by their lines, which pyarrow does not tell: the
 stream finds the line by reading the table's rows again, one at a time, with the general
 path's rules (:func:`_read_again`), and where those rules refuse no row, falls back.
 """
@@ -54,7 +54,7 @@ BLOCK = 16_384
 _PARQUET_READ = {"memory_map": False, "pre_buffer": False, "buffer_size": 1 << 20}
 
 _POOL_FORMATS = ("csv", "jsonl", "parquet")
-_TABLE_FORMATS = ("csv", "jsonl", "parquet")
+_TABLE_FORMATS = ("csv", "tsv", "jsonl", "parquet")
 _POOL_OPTIONS = {"id_column", "text_column", "label_column", "format", "encoding",
                  "label_base"}
 
@@ -200,13 +200,14 @@ def _table_blocks(t: _Table) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarra
         batches: Any = pf.iter_batches(batch_size=BLOCK,
                                        columns=want + [CHECK_COLUMN] * checked,
                                        use_threads=False)
-    elif s.format == "csv":
+    elif s.format in ("csv", "tsv"):  # TSV: quoted as CSV, as the table reader reads it
         import pyarrow.csv as pcsv
 
         types = {s.id_column: pa.string(), **{c: pa.float64() for c in t.columns}}
         # small blocks, one thread, the system allocator: memory stays a few blocks
         batches = pcsv.open_csv(
             s.path, read_options=pcsv.ReadOptions(block_size=1 << 20, use_threads=False),
+            parse_options=pcsv.ParseOptions(delimiter="\t" if s.format == "tsv" else ","),
             convert_options=pcsv.ConvertOptions(column_types=types, include_columns=want,
                                                 strings_can_be_null=False,
                                                 quoted_strings_can_be_null=False),
@@ -247,7 +248,7 @@ def _jsonl_batches(path: Path, want: list[str]) -> Iterator[Any]:
 
 
 class _BadRow(NotStreamable):
-    """A row of a CSV or JSONL table the fast reader does not take (``row``: its number
+    """A row of a CSV, TSV or JSONL table the fast reader does not take (``row``: its number
     in the table from 0; None where the reader does not say which): the general path's
     rules decide, reading the table's rows again (:func:`_refuse_bad_row`)."""
 
@@ -258,7 +259,7 @@ class _BadRow(NotStreamable):
 
 def _bad(t: _Table, what: str, first: Any = None, start: int = 0) -> NotStreamable:
     """NotStreamable for a Parquet table (the general path names its row), a
-    :class:`_BadRow` for a CSV or JSONL table: at ``start`` plus the first true index of
+    :class:`_BadRow` for a CSV, TSV or JSONL table: at ``start`` plus the first true index of
     the boolean array ``first``, or of no row known (None)."""
     if t.scorer.format == "parquet":
         return NotStreamable(what)
@@ -289,7 +290,7 @@ def _values(batch: Any, cols: Sequence[str], t: _Table, start: int) -> np.ndarra
     """The batch's class columns as ``(m, C)`` float64; a value that is not finite in a
     Parquet table (whose rows the general path names by their position: ``row k`` for
     the k-th) is refused here with the general path's message; a value the fast reader
-    does not take in a CSV or JSONL table: :class:`_BadRow` (the general path's rules
+    does not take in a CSV, TSV or JSONL table: :class:`_BadRow` (the general path's rules
     name its line)."""
     import pyarrow as pa
 
@@ -328,7 +329,7 @@ class _Rows:
         self.held = 0
 
     def _read(self) -> bool:
-        """Read the next block; False at the end of the table. A CSV or JSONL row the
+        """Read the next block; False at the end of the table. A CSV, TSV or JSONL row the
         fast reader does not take is refused with the general path's message, where
         the general path refuses it (else NotStreamable: it reads the table)."""
         import csv
@@ -674,7 +675,7 @@ def _refuse_a_repeated_id(conn: Any, t: _Table, item_id: str, ids: Sequence[str]
 
 
 def _refuse_bad_row(t: _Table, row: int | None) -> None:
-    """Refuse the CSV or JSONL table ``t``'s row ``row`` (from 0; None: the first that
+    """Refuse the CSV, TSV or JSONL table ``t``'s row ``row`` (from 0; None: the first that
     the general path refuses, reading to the end), that the fast reader does not take,
     with the general path's message: its rows are read again one at a time, as the
     general path reads them (memory: one row). Where the general path refuses none of
@@ -685,7 +686,7 @@ def _refuse_bad_row(t: _Table, row: int | None) -> None:
 
 def _read_again(t: _Table, upto: int | None, *, first: int | None = None,
                 repeated: str | None = None, refused: bool = False) -> str:
-    """Read the CSV or JSONL table ``t``'s rows again, one at a time, with the general
+    """Read the CSV, TSV or JSONL table ``t``'s rows again, one at a time, with the general
     path's rules (:func:`activetest.models.table.stream_rows`), up to its row ``upto``
     (from 0; None: to the end). The first row refused there is refused with the general
     path's message (:class:`StreamRefusedError`); ``repeated``: row ``upto`` is refused
@@ -769,7 +770,7 @@ class _Parts:
 def _converted(values: np.ndarray, t: _Table, start: int) -> np.ndarray:
     """The table's values (its rows ``start``, ``start + 1``, ...) as log-probs (the table
     reader's rule). A row the rule refuses is refused here with the general path's
-    message (which reads the whole table into memory to say it; a CSV or JSONL row's
+    message (which reads the whole table into memory to say it; a CSV, TSV or JSONL row's
     line found by reading the table's rows again), unless the message depends on the
     whole table (whether every row looks like probabilities: NotStreamable, the general
     path decides)."""
@@ -805,7 +806,7 @@ class _RowNames(Sequence[str]):
 
 
 class _Lines(Sequence[str]):
-    """A CSV or JSONL table's rows from ``start`` on as the general path names them
+    """A CSV, TSV or JSONL table's rows from ``start`` on as the general path names them
     (``line N``), found when asked (a row refused) by reading the table's rows again."""
 
     def __init__(self, t: _Table, start: int) -> None:
