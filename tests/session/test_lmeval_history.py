@@ -155,6 +155,9 @@ def test_history_alone_and_with_the_pool_run_draw_by_the_feature_design(
         assert order == list(ref.acquired), surrogate
         est = run("estimate", db)
         assert "error rate" in est
+        st = " ".join(run("status", db).split())
+        assert "design: history features" in st and "21 target run" in st
+        assert ("the pool run's choice features" in st) == (surrogate == "pool-run")
 
 
 def test_history_refusals_name_the_file_and_the_item(runs: dict[str, list[Path]],

@@ -67,7 +67,9 @@ def init(
         "log-probs; ?kind=probs|logits), or history (with --history). Graded tasks: "
         "confidence:mean|min|sum (the target's own), score (the answer file's judgment), "
         "agree:MODEL, judge:MODEL, column:NAME (a pool column), history, uniform; with "
-        "--target lm-eval: pool-run (README, 'Models')."), show_default=False)],
+        "--target lm-eval: pool-run, history (with --history; pool-run with --history: "
+        "both); with --target inspect: column:NAME, history, uniform (README, 'Models')."),
+        show_default=False)],
     target: Annotated[str, typer.Option("--target", help=(
         "Target model spec (the model being evaluated): the model specs above, "
         "table:FILE or lm-eval samples (table:samples_TASK_DATE.jsonl?filter=none); graded "
@@ -171,7 +173,8 @@ def init(
     no_progress: NoProgress = False,
     history: Annotated[list[Path] | None, typer.Option(
         "--history", help="Other models' results on the same items (graded tasks: with "
-        "--surrogate history; classification: with --metric error_rate): a response matrix, "
+        "--surrogate history; classification: with --metric error_rate; --target lm-eval: "
+        "folders of their lm-eval runs, docs/harness.md): a response matrix, "
         "rows = models, columns = item ids, cells 0/1 or scores in [0, 1] (CSV, TSV, "
         "Parquet), or a folder of other models' lm-eval samples, inspect_ai logs or Every "
         "Eval Ever instance files (one model per file); repeatable. Joined by item id; see "
