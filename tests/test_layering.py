@@ -4,8 +4,8 @@ Every ``import`` of every module under ``src/activetest`` is read with :mod:`ast
 those inside functions included (a lazy import is still an arrow). The layers,
 bottom first:
 
-0. small shared helpers: ``_tmpfiles``, ``_numeric``, ``_lazy``, ``errors``, ``redaction``,
-   ``supervise`` (and the package's ``__version__``);
+0. small shared helpers: ``_tmpfiles``, ``_numeric``, ``_lazy``, ``_quiet``, ``errors``,
+   ``redaction``, ``supervise`` (and the package's ``__version__``);
 1. ``formats/``: the outside formats, read and written in one place each;
 2. ``data/`` and ``stats/``: tasks and pools; pure statistics;
 3. ``models/``: the scorers;
@@ -27,8 +27,8 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 ROOT = SRC / "activetest"
 
 #: The layer of each package (the first name under ``activetest``).
-LAYERS = {"_tmpfiles": 0, "_numeric": 0, "_lazy": 0, "errors": 0, "redaction": 0, "supervise": 0,
-          "__version__": 0,
+LAYERS = {"_tmpfiles": 0, "_numeric": 0, "_lazy": 0, "_quiet": 0, "errors": 0, "redaction": 0,
+          "supervise": 0, "__version__": 0,
           "formats": 1, "data": 2, "stats": 2, "models": 3, "session": 4,
           "cli": 5, "api": 5, "experiments": 5, "web": 5, "inspect": 5,
           "__main__": 5, "": 5}
