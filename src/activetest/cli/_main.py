@@ -104,8 +104,14 @@ def _show_notices() -> None:
     """Show the package's own warnings (a scoring path chosen, a corrupt cache file, a
     text cut to fit: classes and calls under ``activetest``) as one line ``note: ...``
     on stderr, without Python's file, line and source; other warnings as Python shows
-    them. Messages are redacted like every other line the command prints."""
+    them. Messages are redacted like every other line the command prints.
+
+    Every warning is written through :func:`activetest._quiet.emit`: one given while
+    another thread loads a llama.cpp model, which points stderr at /dev/null for the
+    load, is written when the load is done instead of lost."""
     import warnings
+
+    from activetest._quiet import emit
 
     shown = warnings.showwarning
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -115,14 +121,19 @@ def _show_notices() -> None:
         ours = (category.__module__.split(".")[0] == "activetest"
                 or os.path.abspath(filename).startswith(package + os.sep))
         if not ours or not issubclass(category, UserWarning):
-            shown(message, category, filename, lineno, file, line)
+            emit(lambda: shown(message, category, filename, lineno, file, line))
             return
         from activetest.redaction import redact
 
         text = " ".join(redact(str(message)).split())
-        # no terminal to tell (a closed stderr): the note is lost, as Python's own would be
-        with contextlib.suppress(OSError):
-            print(f"note: {text}", file=sys.stderr if file is None else file, flush=True)
+
+        def write() -> None:
+            # no terminal to tell (a closed stderr): the note is lost, as Python's own
+            # would be; sys.stderr is looked up when the note is written
+            with contextlib.suppress(OSError):
+                print(f"note: {text}", file=sys.stderr if file is None else file, flush=True)
+
+        emit(write)
 
     warnings.showwarning = show
 

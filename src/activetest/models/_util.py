@@ -17,9 +17,12 @@ __all__ = ["QUIET_OUTPUT_LOCK", "ContextOverflowError", "ScoringCancelledError",
 T = TypeVar("T")
 
 #: Held while a backend points the process's stdout and stderr at /dev/null (llama-cpp-python
-#: silences a model load that way, file descriptors and ``sys.stderr`` alike): a notice
-#: given from another thread meanwhile (two models scoring side by side) would be lost, so
-#: notices are given holding it too (:class:`~activetest.models.labels.LabelScoringLog`).
+#: silences a model load that way, file descriptors and ``sys.stderr`` alike; the load also
+#: marks an :func:`activetest._quiet.silenced` stretch, so the command line's notes and the
+#: progress display wait for it). A warning given from another thread meanwhile would be
+#: lost where nothing shows it through :func:`activetest._quiet.emit` (the library used
+#: from Python), so some notices are given holding it too
+#: (:class:`~activetest.models.labels.LabelScoringLog`).
 QUIET_OUTPUT_LOCK = threading.Lock()
 
 

@@ -256,7 +256,9 @@ class LabelScoringLog:
             return
         self._by_task[key] = scoring
         if scoring.on_prefix:
-            # not while another thread's model load has the output pointed at /dev/null
+            # not while another thread's model load has the output pointed at /dev/null:
+            # the command line keeps any note until then (activetest._quiet); the lock
+            # does it for the library used from Python, which shows warnings its own way
             with QUIET_OUTPUT_LOCK:
                 warnings.warn(multi_token_notice(scoring, model=model, task=task.name,
                                                  remedy=self.remedy),

@@ -125,8 +125,11 @@ def install_global_patch() -> bool:
 
 
 def load_llama(**kwargs: Any) -> Any:
-    """``llama_cpp.Llama(**kwargs)`` with the rule applied (for code that loads its own model)."""
+    """``llama_cpp.Llama(**kwargs)`` with the rule applied (for code that loads its own model);
+    other threads' notes wait for the load (:func:`activetest._quiet.silenced`)."""
     from llama_cpp import Llama
 
-    with model_params_patch():
+    from activetest._quiet import silenced
+
+    with silenced(), model_params_patch():
         return Llama(**kwargs)

@@ -50,6 +50,7 @@ from typing import Any
 
 import numpy as np
 
+from activetest._quiet import silenced
 from activetest.data.generative import cut_at_stop
 from activetest.data.task import Item, Task
 from activetest.models._util import (
@@ -191,8 +192,10 @@ class LlamaCppScorer:
         swa_kwargs = _swa_full_kwargs(Llama)
         # One load at a time in the process: llama-cpp-python silences a load by
         # pointing the process's stdout/stderr file descriptors at /dev/null and back,
-        # which two threads loading at once would leave pointing at /dev/null.
-        with _LOAD_LOCK, model_params_patch() as extra_bufts:
+        # which two threads loading at once would leave pointing at /dev/null; the
+        # stretch is marked silenced() so that notes and progress from other threads
+        # meanwhile are said after it instead of lost (activetest._quiet says how).
+        with _LOAD_LOCK, silenced(), model_params_patch() as extra_bufts:
             _install_log_filter()
             llm = Llama(model_path=str(self.model_path), n_ctx=self.n_ctx,
                         n_batch=self.n_batch, n_ubatch=self.n_batch, n_threads=self.n_threads,
