@@ -43,3 +43,18 @@ def test_notes_given_during_another_threads_load_are_said_once(tmp_path: Path) -
     assert len(said) == len(set(said)), proc.stderr
     assert proc.stdout.count("6 items") == 1, proc.stdout
 
+
+def test_the_progress_display_draws_after_a_load_not_into_dev_null(
+        capfd: pytest.CaptureFixture[str]) -> None:
+    """The progress display's console writes through the gate: a redraw during a load
+    (llama-cpp-python's own silencing, stdout at /dev/null) is made after it."""
+    pytest.importorskip("llama_cpp")
+    from llama_cpp._utils import suppress_stdout_stderr
+
+    from activetest._quiet import silenced
+    from activetest.models._util import _progress_console
+
+    console = _progress_console()
+    with silenced(), suppress_stdout_stderr(disable=False):
+        console.print("drawn during the load")
+    assert capfd.readouterr().out.count("drawn during the load") == 1

@@ -59,6 +59,24 @@ class _Shared:
 _shared: _Shared | None = None
 
 
+_console: Any = None
+
+
+def _progress_console() -> Any:
+    """The console of every progress display: stdout, as rich's own, but written through
+    :func:`activetest._quiet.emit`, so a redraw that meets another thread's llama.cpp load
+    (stdout pointed at /dev/null) is made after it, not lost, which would leave rich
+    moving the cursor over lines it never drew."""
+    global _console
+    if _console is None:
+        from rich.console import Console
+
+        from activetest._quiet import DeferredStream
+
+        _console = Console(file=DeferredStream("stdout"))  # type: ignore[arg-type]
+    return _console
+
+
 def _columns() -> tuple[Any, ...]:
     from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
 
@@ -124,7 +142,8 @@ def progress_bar(total: int | None, description: str,
         finally:
             shared.bar.remove_task(tid)
         return
-    bar = Progress(*_columns(), disable=not enabled, transient=True)
+    bar = Progress(*_columns(), console=_progress_console(), disable=not enabled,
+                   transient=True)
     lock = threading.Lock()
     with bar:
         tid = bar.add_task(description, total=total)
@@ -150,7 +169,8 @@ def run_parallel(jobs: Sequence[Callable[[], T]], *, progress: bool = True) -> l
 
     if _shared is not None:  # already inside a parallel block: keep it simple
         return [job() for job in jobs]
-    bar = Progress(*_columns(), disable=not progress, transient=True)
+    bar = Progress(*_columns(), console=_progress_console(), disable=not progress,
+                   transient=True)
     shared = _Shared(bar)
     _shared = shared
     try:
