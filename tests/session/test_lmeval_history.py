@@ -156,7 +156,7 @@ def test_history_alone_and_with_the_pool_run_draw_by_the_feature_design(
         est = run("estimate", db)
         assert "error rate" in est
         st = " ".join(run("status", db).split())
-        assert "design: history features" in st and "21 target run" in st
+        assert "design: history features" in st and "target runs spent: 21" in st
         assert ("the pool run's choice features" in st) == (surrogate == "pool-run")
 
 
