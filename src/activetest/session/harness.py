@@ -29,7 +29,10 @@ key, of its top choice, its entropy, whether it was right), read by the graded
 adaptive design (:func:`activetest.session.design.graded_adaptive_design`: a logistic
 model of P(target wrong) refitted on the results as they arrive, prior P(wrong) = 1 -
 its probability of the key); for other tasks its own metric value. ``uniform`` draws
-uniformly. The estimate is the target's error rate (1 - metric), exactly unbiased
+uniformly. ``history`` (with ``--history``, other models' lm-eval runs on the same tasks:
+:mod:`activetest.session.harness_history`) draws by the feature design on their results;
+``pool-run`` with ``--history`` by the same design with the pool run's choice features
+beside them (both). The estimate is the target's error rate (1 - metric), exactly unbiased
 with adaptive LURE whatever the surrogate predicts.
 
 **Labels** record their source: ``lm-eval:<file>`` for a target run, anything else
