@@ -115,7 +115,8 @@ def test_history_alone_and_with_the_pool_run_draw_by_the_feature_design(
         d.mkdir()
         db, out = init(d, runs, surrogate, "--history", h1, "--history", h2,
                        "--no-history-neighbours")
-        assert "history: 2 model(s)" in out and "60 of 60 pool items have history" in out
+        assert f"history: 2 model(s) from {h1}, {h2}; 60 of 60 pool items have history" \
+            in " ".join(out.split())
         assert "design: history features" in out
         assert ("the pool run's choice features" in out) == (surrogate == "pool-run")
         with Session.open(db) as s:

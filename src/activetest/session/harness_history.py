@@ -28,6 +28,7 @@ under another name count once, as in every history (:func:`activetest.data.histo
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -227,6 +228,9 @@ def lmeval_history(paths: Sequence[str | os.PathLike[str]], pool: Sequence[Any],
                       "target's model in the history folders would be used as another "
                       "model's; --history-exclude NAME leaves it out", HistoryTargetNotice,
                       stacklevel=2)
+    # the record and init's line name the paths given (one entry per model would run on
+    # for a folder of many models, and lm-eval's folders of two models may share a name)
+    joined = dataclasses.replace(joined, sources=tuple(str(p) for p in paths))
     hf = history_features(joined.scores)
     info, R = with_neighbours(history_record(joined, hf, notes), joined, neighbours)
     info["models"] = list(joined.models)  # to recognise the target's model at import
