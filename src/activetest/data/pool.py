@@ -78,6 +78,7 @@ __all__ = [
     "Pool",
     "PoolFormatError",
     "detect_format",
+    "duplicate_id_message",
     "load_hub_pool",
     "load_pool",
     "read_records",
@@ -242,6 +243,12 @@ _POOL_NUMBERING = ("pass --label-base 0 or 1 (label_base= in Python), or set lab
                    "(or 1) in the task file")
 
 
+def duplicate_id_message(source: str, where: str, item_id: str, first: str) -> str:
+    """How :func:`records_to_items` refuses a record (at ``where``) repeating the id of
+    the record at ``first``."""
+    return f"{source}, {where}: duplicate id {item_id!r} (first at {first})"
+
+
 def records_to_items(records: Iterable[tuple[str, Record]], source: str, *,
                      task: Task | None = None, text_column: str | None = None,
                      label_column: str | None = None, id_column: str | None = None,
@@ -308,8 +315,7 @@ def records_to_items(records: Iterable[tuple[str, Record]], source: str, *,
         else:
             item_id = str(row)
         if item_id in seen:
-            raise PoolFormatError(f"{source}, {where}: duplicate id {item_id!r} "
-                                  f"(first at {seen[item_id]})")
+            raise PoolFormatError(duplicate_id_message(source, where, item_id, seen[item_id]))
         seen[item_id] = where
         label = labels[row] if labels is not None else parse(raw_label, f"{source}, {where}")
         items.append(Item(id=item_id, fields=fields, label=label))

@@ -29,8 +29,9 @@ from activetest.formats import _json
 
 __all__ = ["FORMATS", "MAX_STREAM_BYTES", "MissingDependencyError", "PoolFormatError", "Record",
            "decode", "detect_format", "file_lines", "header_rows", "header_table",
-           "iter_json_lines", "json_lines", "parse_bytes", "read_bytes", "read_file",
-           "read_jsonl", "read_records", "split_lines"]
+           "iter_json_lines", "json_lines", "parse_bytes", "read_bytes", "read_csv_lines",
+           "read_file", "read_jsonl", "read_jsonl_lines", "read_records", "read_tsv_lines",
+           "split_lines"]
 
 #: Formats a pool file may have (``lmeval`` is read by :mod:`activetest.formats.lmeval`).
 FORMATS = ("csv", "tsv", "jsonl", "json", "parquet", "fpb", "lmeval")
@@ -123,8 +124,19 @@ def allow_long_fields() -> None:
 
 
 def _read_csv(text: str, source: str) -> Iterator[tuple[str, Record]]:
+    return read_csv_lines(io.StringIO(text, newline=""), source)
+
+
+def read_csv_lines(lines: Iterable[str], source: str) -> Iterator[tuple[str, Record]]:
+    """A CSV pool's records as :func:`parse_bytes` reads them, from ``lines`` (a file
+    opened with ``newline=""``, read one line at a time, or a ``StringIO`` of the text).
+
+    Raises:
+        PoolFormatError: as :func:`parse_bytes`, when the bad row is read (the checks of
+            the whole text, its encoding and NUL characters, are the caller's).
+    """
     allow_long_fields()
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    reader = csv.reader(lines, strict=True)
     header: list[str] | None = None
     try:
         for row in reader:
@@ -160,8 +172,16 @@ def _check_header(row: list[str], source: str, fmt: str) -> list[str]:
 
 
 def _read_tsv(text: str, source: str) -> Iterator[tuple[str, Record]]:
+    return read_tsv_lines(split_lines(text), source)
+
+
+def read_tsv_lines(lines: Iterable[tuple[int, str]],
+                   source: str) -> Iterator[tuple[str, Record]]:
+    """A TSV pool's records as :func:`parse_bytes` reads them, from numbered lines
+    (:func:`split_lines` of the text, :func:`file_lines` of a file read one line at a
+    time). Raises as :func:`read_csv_lines`."""
     header: list[str] | None = None
-    for n, line in split_lines(text):
+    for n, line in lines:
         if not line:
             continue
         cells = line.split("\t")
@@ -180,7 +200,15 @@ def read_jsonl(text: str, source: str, error: type[ValueError] = PoolFormatError
                ) -> Iterator[tuple[str, Record]]:
     """One JSON object per line (split on ``\\n``, blank lines skipped): ``("line N",
     record)``; a bad line raises ``error`` naming ``source`` and the line."""
-    for n, line in split_lines(text):
+    return read_jsonl_lines(split_lines(text), source, error)
+
+
+def read_jsonl_lines(lines: Iterable[tuple[int, str]], source: str,
+                     error: type[ValueError] = PoolFormatError,
+                     ) -> Iterator[tuple[str, Record]]:
+    """:func:`read_jsonl` of numbered lines (:func:`split_lines` of the text,
+    :func:`file_lines` of a file read one line at a time)."""
+    for n, line in lines:
         if not line.strip():
             continue
         record = _json.loads(line, f"{source}, line {n}", error)
