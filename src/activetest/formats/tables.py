@@ -106,13 +106,6 @@ def split_lines(text: str) -> Iterator[tuple[int, str]]:
         yield n, line[:-1] if line.endswith("\r") else line
 
 
-def parse_json_record(line: str) -> Any:
-    """One JSON text as the readers here parse it (an object that repeats a key is a
-    ``ValueError``, :func:`activetest.formats._json.loads`), without their messages: for
-    readers that name the problem themselves (the streamed init falls back)."""
-    return json.loads(line, object_pairs_hook=_json.object_without_repeats)
-
-
 def allow_long_fields() -> None:
     """Let :mod:`csv` read a field of any length: its default limit of 131,072
     characters refused valid files with long texts (a long context, a long answer),

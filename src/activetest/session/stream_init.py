@@ -19,12 +19,17 @@ the file, line and column of any problem. So the streaming path never changes wh
 session holds or which input is refused; it only changes what a good input costs. A
 problem it can name exactly as the general path names it (a table's value that is not
 a finite number, an empty or missing id, a row that does not normalise, a row repeating
-an earlier row's id, a content check for other content, a Parquet pool's record the pool
-reader refuses or repeated id) is refused here with that message
+an earlier row's id, a content check for other content, a pool's record the pool reader
+refuses or whose id an earlier record has) is refused here with that message
 (:class:`StreamRefusedError`), not by reading everything into memory to say the same. A
 CSV, TSV or JSONL table's rows are named by their lines, which pyarrow does not tell: the
 stream finds the line by reading the table's rows again, one at a time, with the general
-path's rules (:func:`_read_again`), and where those rules refuse no row, falls back.
+path's rules (:func:`_read_again`), and where those rules refuse no row, falls back. A
+text pool is read with the general path's own reader, one line at a time, so its records
+have their lines; a block with a bad record is read again one record at a time
+(:func:`_refuse_pool_block`), an id repeated from an earlier block found in the session
+file. The pool is read and its block written before the tables' rows for it are joined,
+as the general path reads the whole pool first.
 """
 
 from __future__ import annotations
@@ -36,12 +41,11 @@ import os
 import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
 from activetest.data.task import Item, Task
-from activetest.formats.tables import parse_json_record
 
 __all__ = ["BLOCK", "NotStreamable", "PoolSize", "StreamRefusedError", "try_stream"]
 
@@ -67,7 +71,8 @@ class StreamRefusedError(ValueError):
     """An input refused while streaming, with the general path's message: a problem it
     can name exactly (a table's row with a value that is not a finite number or not
     normalised, an empty or missing id, or an earlier row's id; a pool record the pool
-    reader refuses, a content check that does not match),
+    reader refuses or whose id an earlier record has, a content check that does not
+    match),
     where falling back would read the whole pool and tables into memory only to say the
     same (about 1.8 GB per million items: killed for memory from ~1e7 items)."""
 
@@ -107,9 +112,13 @@ def _table(raw: Any, task: Task) -> _Table | None:
 # ------------------------------------------------------------------------ pool blocks
 
 
-def _pool_records(p: Path, fmt: str) -> Iterator[tuple[list[str] | None,
-                                                        list[tuple[str, Mapping[str, Any]]]]]:
-    """Blocks of ``(where, record)`` of the pool file, with the CSV header."""
+def _pool_records(p: Path, fmt: str) -> Iterator[list[tuple[str, Mapping[str, Any]]]]:
+    """Blocks of ``(where, record)`` of the pool file, read with the general path's
+    rules and named as it names them (:func:`activetest.data.pool.load_pool`). A record
+    the reader refuses (a CSV row of another width, a line that is not a JSON object)
+    raises its :class:`PoolFormatError` after the block of the records before it (which
+    the general path reads first); a NUL character or a byte that is not UTF-8, which
+    the general path refuses reading the file whole before any record, NotStreamable."""
     if fmt == "parquet":
         import pyarrow.parquet as pq
 
@@ -117,62 +126,82 @@ def _pool_records(p: Path, fmt: str) -> Iterator[tuple[list[str] | None,
         n = 0
         for batch in pf.iter_batches(batch_size=BLOCK, use_threads=False):
             rows = batch.to_pylist()
-            yield None, [(f"row {n + i}", r) for i, r in enumerate(rows)]
+            yield [(f"row {n + i}", r) for i, r in enumerate(rows)]
             n += len(rows)
         return
-    if fmt == "csv":
-        import csv
-
-        from activetest.formats.tables import allow_long_fields
-
-        allow_long_fields()
-        with p.open(encoding="utf-8-sig", newline="") as f:
-            reader = csv.reader(f, strict=True)
-            header: list[str] | None = None
-            block: list[tuple[str, Mapping[str, Any]]] = []
-            for row in reader:
-                if not row or (len(row) == 1 and row[0] == "" and header is not None):
-                    continue
-                if any("\x00" in c for c in row):
-                    raise NotStreamable("NUL")
-                if header is None:
-                    header = [h.strip() for h in row]
-                    if any(not h for h in header) or len(set(header)) != len(header) or (
-                            len(header) == 1 and "\t" in header[0]):
-                        raise NotStreamable("header")
-                    continue
-                if len(row) != len(header):
-                    raise NotStreamable("width")
-                block.append((f"line {reader.line_num}", dict(zip(header, row, strict=True))))
+    with p.open(encoding="utf-8-sig", newline=_NEWLINE[fmt]) as f:
+        block: list[tuple[str, Mapping[str, Any]]] = []
+        try:
+            for record in _text_records(_no_nul(f), str(p), fmt):
+                block.append(record)
                 if len(block) >= BLOCK:
-                    yield header, block
+                    yield block
                     block = []
-            if header is None:
-                raise NotStreamable("empty")
+        except UnicodeError:  # (a ValueError) the general path names it
+            raise NotStreamable("encoding") from None
+        except ValueError as exc:  # the reader's message: after the records before it
             if block:
-                yield header, block
-        return
-    # jsonl
-    with p.open(encoding="utf-8-sig", newline="") as f:
-        block = []
-        for n, line in enumerate(f, start=1):
-            if line.endswith("\r"):  # a lone CR ends no JSON line: the general path
-                raise NotStreamable("cr")  # reads (or refuses) it, as for any file (QA)
-            line = line.rstrip("\n").rstrip("\r")
-            if not line.strip():
-                continue
-            try:  # a repeated key: refused on the general path, as here
-                rec = parse_json_record(line)
-            except (ValueError, RecursionError):
-                raise NotStreamable("json") from None
-            if not isinstance(rec, dict):
-                raise NotStreamable("json")
-            block.append((f"line {n}", rec))
-            if len(block) >= BLOCK:
-                yield None, block
-                block = []
+                yield block
+            raise _BadRecord(str(exc)) from None
         if block:
-            yield None, block
+            yield block
+
+
+#: How a text pool's lines end, as the general path splits its text: CSV as the csv
+#: module reads it; TSV and JSONL on ``\n`` only (:func:`activetest.formats.tables.
+#: split_lines`).
+_NEWLINE = {"csv": "", "tsv": "\n", "jsonl": "\n"}
+
+
+def _text_records(f: Any, source: str, fmt: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """The records of the text pool file ``f`` (opened with :data:`_NEWLINE`), one at a
+    time, with the general path's reader (:func:`activetest.formats.tables.parse_bytes`)."""
+    from activetest.formats.tables import (
+        file_lines,
+        read_csv_lines,
+        read_jsonl_lines,
+        read_tsv_lines,
+    )
+
+    if fmt == "csv":
+        return read_csv_lines(f, source)
+    if fmt == "tsv":
+        return read_tsv_lines(file_lines(f), source)
+    return read_jsonl_lines(file_lines(f), source)
+
+
+def _no_nul(lines: Iterator[str]) -> Iterator[str]:
+    """``lines``; NotStreamable at a NUL character (the general path refuses the file,
+    naming the first NUL's line, before reading any record: reading the bytes only)."""
+    for line in lines:
+        if "\x00" in line:
+            raise NotStreamable("NUL")
+        yield line
+
+
+class _BadRecord(NotStreamable):
+    """A text pool's record its reader refuses (a row of another width, a line that is
+    not a JSON object, a malformed header); ``args[0]``: the reader's message."""
+
+
+def _clean_text(p: Path) -> bool:
+    """Whether the text pool ``p`` has no NUL character and no byte that is not UTF-8:
+    the problems the general path names first, reading the file whole (so the stream,
+    having found a bad record, names it only where the file has none; where it has one,
+    the general path names it, reading only the file's bytes). Memory: 16 MiB."""
+    import codecs
+
+    dec = codecs.getincrementaldecoder("utf-8-sig")()
+    try:
+        with p.open("rb") as f:
+            for data in iter(lambda: f.read(16 << 20), b""):
+                if b"\x00" in data:
+                    return False
+                dec.decode(data)
+        dec.decode(b"", final=True)
+    except UnicodeError:
+        return False
+    return True
 
 
 # ------------------------------------------------------------------------ table blocks
@@ -504,25 +533,39 @@ def _stream(path: Path, p: Path, fmt: str, task: Task, sur: _Table, tgt: _Table,
         tables = [_Rows(_table_blocks(t), t) for t in sources]
         parts = [_Parts(size, task.n_classes) for _ in tables]
         n = 0
-        by_row: bool | None = None
-        for header, block in _guarded(_pool_records(p, fmt)):
-            if by_row is None:
-                plan = column_plan(header if header is not None else list(block[0][1]), task,
-                             opts.get("text_column"), opts.get("label_column"),
-                             opts.get("id_column"), None)
+        keys: list[str] | None = None
+        by_row = False
+        pool = _guarded(_pool_records(p, fmt))
+        while True:
+            try:
+                block = next(pool, None)
+            except _BadRecord as exc:  # the records before it were read (and good)
+                _refuse_record(p, fmt, str(exc))
+            if block is None:
+                break
+            if keys is None:  # the first record's, for every block (the general path's)
+                keys = list(block[0][1])
+                plan = column_plan(keys, task, opts.get("text_column"),
+                                   opts.get("label_column"), opts.get("id_column"), None)
                 by_row = plan.id is None  # ids are the rows' numbers in the file
             try:
                 items = records_to_items(
                     block, str(p), task=task, text_column=opts.get("text_column"),
                     label_column=opts.get("label_column"), id_column=opts.get("id_column"),
-                    label_base=opts.get("label_base"), keys=header,
+                    label_base=opts.get("label_base"), keys=keys,
                     ids=[str(n + j) for j in range(len(block))] if by_row else None)
-            except ValueError as exc:
-                if fmt == "parquet":  # records named by their rows, as the general path
-                    raise StreamRefusedError(str(exc)) from None  # names them (CSV, JSONL: lines)
-                raise NotStreamable("pool") from None
+            except ValueError:  # named as the general path names it
+                _refuse_pool_block(conn, p, fmt, block, n, keys, by_row, task, opts)
             if len(items) != len(block):
                 raise NotStreamable("dropped rows")
+            try:
+                conn.executemany(
+                    "INSERT INTO items (idx, item_id, fields, data_label) VALUES (?, ?, ?, ?)",
+                    ((n + j, it.id, _dumps(dict(it.fields)), it.label)
+                     for j, it in enumerate(items)))
+            except sqlite3.IntegrityError:  # an id of an earlier block: named as there
+                # (before any table: the general path reads the whole pool first)
+                _refuse_pool_block(conn, p, fmt, block, n, keys, by_row, task, opts)
             ids = np.array([it.id for it in items], dtype=object)
             mine = None
             for k, t in enumerate(tables):
@@ -551,15 +594,6 @@ def _stream(path: Path, p: Path, fmt: str, task: Task, sur: _Table, tgt: _Table,
                             raise StreamRefusedError(str(exc)) from None
                         raise NotStreamable("content check")  # pragma: no cover
                 parts[k].append(_converted(vals, sources[k], n))  # row by row: per block
-            try:
-                conn.executemany(
-                    "INSERT INTO items (idx, item_id, fields, data_label) VALUES (?, ?, ?, ?)",
-                    ((n + j, it.id, _dumps(dict(it.fields)), it.label)
-                     for j, it in enumerate(items)))
-            except sqlite3.IntegrityError:  # a duplicate id: the general path names it
-                if fmt == "parquet":  # rows: named here as there
-                    _refuse_duplicate(conn, p, items, n)
-                raise NotStreamable("duplicates") from None
             n += len(items)
             advance(len(items))
         if n == 0:
@@ -720,15 +754,61 @@ def _read_again(t: _Table, upto: int | None, *, first: int | None = None,
     raise NotStreamable("read again")
 
 
-def _refuse_duplicate(conn: Any, p: Path, items: Sequence[Item], n: int) -> None:
-    """Refuse the block's first item (rows ``n``, ``n + 1``, ... of a Parquet pool) whose
-    id an earlier block has, with the pool reader's message."""
-    for j, it in enumerate(items):
-        row = conn.execute("SELECT idx FROM items WHERE item_id = ? AND idx < ?",
-                           (it.id, n)).fetchone()
-        if row is not None:
-            raise StreamRefusedError(f"{p}, row {n + j}: duplicate id {it.id!r} (first at "
-                                     f"row {row[0]})")
+def _refuse_record(p: Path, fmt: str, message: str) -> NoReturn:
+    """Refuse the text pool ``p``'s record its reader refused (``message``), as the
+    general path refuses it, unless the file has a problem the general path names
+    first (:func:`_clean_text`: NotStreamable)."""
+    if not _clean_text(p):
+        raise NotStreamable("text")
+    raise StreamRefusedError(message)
+
+
+def _refuse_pool_block(conn: Any, p: Path, fmt: str, block: Sequence[tuple[str, Any]], n: int,
+                       keys: list[str], by_row: bool, task: Task,
+                       opts: Mapping[str, Any]) -> NoReturn:
+    """Refuse the first record of ``block`` (the pool's records ``n``, ``n + 1``, ...)
+    the general path refuses, with its message: its records turned into items one at a
+    time, with :func:`activetest.data.pool.records_to_items`'s rules, in the general
+    path's order (a record that repeats an id of an earlier block is named by the
+    earlier record's place: row, or line found by reading the pool again; the items of
+    the earlier blocks are in the session file: memory is one block). NotStreamable
+    where the file has a problem the general path names first, or no record is refused."""
+    from activetest.data.pool import duplicate_id_message, records_to_items
+
+    if fmt != "parquet" and not _clean_text(p):
+        raise NotStreamable("text")
+    seen: dict[str, str] = {}
+    for j, (where, record) in enumerate(block):
+        try:
+            [item] = records_to_items(
+                [(where, record)], str(p), task=task, text_column=opts.get("text_column"),
+                label_column=opts.get("label_column"), id_column=opts.get("id_column"),
+                label_base=opts.get("label_base"), keys=keys,
+                ids=[str(n + j)] if by_row else None)
+        except ValueError as exc:
+            raise StreamRefusedError(str(exc)) from None
+        first = seen.get(item.id)
+        if first is None:
+            row = conn.execute("SELECT idx FROM items WHERE item_id = ? AND idx < ?",
+                               (item.id, n)).fetchone()
+            if row is not None:
+                first = _record_where(p, fmt, int(row[0]))
+        if first is not None:
+            raise StreamRefusedError(duplicate_id_message(str(p), where, item.id, first))
+        seen[item.id] = where
+    raise NotStreamable("pool")
+
+
+def _record_where(p: Path, fmt: str, k: int) -> str:
+    """Where the general path says the pool's ``k``-th record (from 0) is: ``row k`` of a
+    Parquet pool, a text pool's ``line N`` found by reading its records again."""
+    if fmt == "parquet":
+        return f"row {k}"
+    with p.open(encoding="utf-8-sig", newline=_NEWLINE[fmt]) as f:
+        for i, (where, _) in enumerate(_text_records(f, str(p), fmt)):
+            if i == k:
+                return where
+    raise NotStreamable("pool")  # pragma: no cover - the record was read before
 
 
 def _pool_size(p: Path, fmt: str) -> int | None:

@@ -1,0 +1,250 @@
+"""The streamed ``init`` and a pool file's bad record (docs/pool-scale.md).
+
+A CSV, TSV, JSONL or Parquet pool with one bad record (no id, an empty or repeated id, no
+text, a label the task has not, a line that is not JSON, a row of another width) made
+the streamed ``init`` fall back to the general path, which reads the whole pool and every
+table into Python objects only to name the record (about 2.4 GB per million items:
+killed for memory from ~1e7). The stream now refuses it itself, with the general path's
+own message naming the file, the line (or row) and the item, and the general path is
+never entered. Each case is made in real files and compared with the general path's
+message on the same files.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from activetest.formats.tables import read_records
+from activetest.session import create, stream_init
+from activetest.session.workflow import Session
+
+N = 300
+BAD = 150  # the spoiled record: in the third block of 64
+
+
+def _pool_and_tables(folder: Path, fmt: str) -> tuple[list[dict[str, Any]], Path, Path]:
+    """The pool's records (texts over two lines but in TSV, which cannot hold a line
+    break) and the two CSV tables of log-probs, in the pool's order."""
+    rng = np.random.default_rng(7)
+    z = rng.normal(size=(2, N, 2))
+    lp = z - np.logaddexp(z[..., :1], z[..., 1:])
+    brk = " " if fmt == "tsv" else "\n"
+    records = [{"id": f"it{i}", "sentence": f"text \"{i}\", é{brk}{i % 7}",
+                "label": ("negative", "positive")[i % 2]} for i in range(N)]
+    tables = []
+    for k, name in enumerate(("surrogate", "target")):
+        path = folder / f"{name}.csv"
+        path.write_text("id,negative,positive\n" + "".join(
+            f"it{i},{float(lp[k, i, 0])!r},{float(lp[k, i, 1])!r}\n" for i in range(N)))
+        tables.append(path)
+    return records, tables[0], tables[1]
+
+
+def _write(path: Path, fmt: str, records: list[dict[str, Any]]) -> None:
+    if fmt == "parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        pq.write_table(pa.Table.from_pylist(records), path)
+    elif fmt == "jsonl":
+        path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    elif fmt == "tsv":
+        path.write_text("id\tsentence\tlabel\n" + "".join(
+            f"{r['id']}\t{r['sentence']}\t{r['label']}\n" for r in records), encoding="utf-8")
+    else:
+        with path.open("w", encoding="utf-8", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["id", "sentence", "label"])
+            w.writerows([r["id"], r["sentence"], r["label"]] for r in records)
+
+
+_MARK = "SPOILED-HERE"
+
+
+def _spoil(records: list[dict[str, Any]], case: str) -> str | None:
+    """Write the defect ``case`` into record :data:`BAD` (and others the case names);
+    returns the raw text that replaces :data:`_MARK` in the written file, if any."""
+    r = records[BAD]
+    if case == "empty id":
+        r["id"] = " "
+    elif case == "repeated id":  # of a record of an earlier block
+        r["id"] = "it5"
+    elif case == "repeated id, then an empty id":  # the general path names the first
+        r["id"] = "it5"
+        records[BAD + 10]["id"] = ""
+    elif case == "label":
+        r["label"] = "maybe"
+    elif case == "no id":
+        del r["id"]
+    elif case == "no text":
+        del r["sentence"]
+    elif case == "null text":
+        r["sentence"] = None
+    elif case == "keys of a later block":  # a whole block's records: read by the first
+        for rec in records[192:256]:  # record's keys, as the general path reads them (the
+            rec["text"] = rec.pop("sentence")  # block's own were taken: never refused)
+    else:
+        r["sentence"] = _MARK
+        return {"not json": '{"id": "it150", "sentence": ', "not an object": "[1, 2]",
+                "width": "one,two", "tsv width": "one\ttwo", "quote": 'a "b" c'}[case]
+    return None
+
+
+_CASES = [
+    *((fmt, c) for fmt in ("csv", "jsonl", "parquet")
+      for c in ("empty id", "repeated id", "label")),
+    ("csv", "repeated id, then an empty id"), ("parquet", "repeated id, then an empty id"),
+    ("jsonl", "no id"), ("jsonl", "no text"), ("jsonl", "null text"), ("parquet", "null text"),
+    ("jsonl", "not json"), ("jsonl", "not an object"), ("jsonl", "keys of a later block"),
+    ("csv", "width"), ("csv", "quote")]
+
+
+def _make(tmp_path: Path, fmt: str, case: str) -> tuple[Path, Path, Path]:
+    records, sur, tgt = _pool_and_tables(tmp_path, fmt)
+    raw = _spoil(records, case)
+    pool = tmp_path / f"pool.{fmt}"
+    _write(pool, fmt, records)
+    if raw is not None:  # a defect no writer makes: the record's line, replaced
+        text = pool.read_text(encoding="utf-8")
+        line = next(s for s in text.splitlines(keepends=True) if _MARK in s)
+        pool.write_text(text.replace(line, raw + "\n"), encoding="utf-8")
+    return pool, sur, tgt
+
+
+def _refusal(db: Path, files: tuple[Path, Path, Path]) -> str:
+    pool, sur, tgt = files
+    with pytest.raises(ValueError) as err:
+        Session.create(db, pool=pool, task="sst2", surrogate=f"table:{sur}",
+                       target=f"table:{tgt}", seed=3, pool_options={"id_column": "id"},
+                       progress=False)
+    assert not db.exists() and not list(db.parent.glob(".*creating*"))
+    return str(err.value)
+
+
+def _no_general_path(*a: object, **k: object) -> object:
+    raise AssertionError("the general path read the whole pool into memory")
+
+
+@pytest.mark.parametrize("fmt,case", _CASES)
+def test_a_bad_pool_record_is_refused_by_the_stream(
+        fmt: str, case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each bad record is refused by the stream with the general path's message, naming
+    the pool file and the record's line (row, for Parquet; a CSV record's last line, as
+    the csv module counts them: these texts span two lines), and the item where it has
+    one; no session file is left and the general path is never entered."""
+    files = _make(tmp_path, fmt, case)
+    pool = files[0]
+    monkeypatch.setattr(stream_init, "BLOCK", 64)
+    real_try = stream_init.try_stream
+    monkeypatch.setattr(stream_init, "try_stream", lambda *a, **k: None)
+    general = _refusal(tmp_path / "g.db", files)
+    monkeypatch.setattr(stream_init, "try_stream", real_try)
+    monkeypatch.setattr(create, "load_inputs", _no_general_path)
+    streamed = _refusal(tmp_path / "s.db", files)
+    assert streamed == general
+    bad = 192 if case == "keys of a later block" else BAD
+    if case in ("not json", "not an object", "width", "tsv width", "quote"):
+        where = {"jsonl": f"line {bad + 1}", "tsv": f"line {bad + 2}",
+                 "csv": f"line {2 * bad + 2}"}[fmt]  # the line replaced (one line)
+    else:
+        where = read_records(pool)[bad][0] if fmt != "parquet" else f"row {bad}"
+    assert streamed.startswith(f"{pool}, {where}: "), streamed
+    if "repeated id" in case:
+        first = read_records(pool)[5][0]
+        assert f"duplicate id 'it5' (first at {first})" in streamed
+    if case == "label":
+        assert "'maybe'" in streamed
+
+
+@pytest.mark.parametrize("fmt,spoil", [("csv", b"\xff"), ("csv", b"\x00"),
+                                       ("jsonl", b"\xff")])
+def test_a_bad_record_in_a_file_the_general_path_refuses_first_takes_it(
+        fmt: str, spoil: bytes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bad record in a file that also has a byte that is not UTF-8 or a NUL character
+    (later in the file): the general path names that byte first, reading the file whole
+    before any record (memory: the file's bytes, not its records), so the stream leaves
+    it to the general path, and the message is the byte's, as before."""
+    files = _make(tmp_path, fmt, "label")
+    pool = files[0]
+    data = pool.read_bytes()
+    cut = data.rindex(b"negative")
+    pool.write_bytes(data[:cut] + spoil + data[cut:])
+    monkeypatch.setattr(stream_init, "BLOCK", 64)
+    general = []
+    real = create.load_inputs
+
+    def spy(*a: object, **k: object) -> object:
+        general.append(1)
+        return real(*a, **k)
+
+    monkeypatch.setattr(create, "load_inputs", spy)
+    said = _refusal(tmp_path / "s.db", files)
+    assert general and "maybe" not in said
+    assert ("NUL character" if spoil == b"\x00" else "is not valid utf-8") in said
+
+
+@pytest.mark.parametrize("fmt", ["csv", "jsonl"])
+def test_a_good_pool_streams_as_before(fmt: str, tmp_path: Path,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A text pool without a bad record streams (the stream does not fall back) into the
+    session the general path writes (the items compared; test_columns compares the
+    rest)."""
+    from activetest.session.store import SessionStore
+
+    records, sur, tgt = _pool_and_tables(tmp_path, fmt)
+    pool = tmp_path / f"pool.{fmt}"
+    _write(pool, fmt, records)
+    monkeypatch.setattr(stream_init, "BLOCK", 64)
+    ran = []
+    real = stream_init._stream
+
+    def spy(*a: object, **k: object) -> object:
+        out = real(*a, **k)  # NotStreamable (a fall back) passes through unrecorded
+        ran.append(1)
+        return out
+
+    monkeypatch.setattr(stream_init, "_stream", spy)
+    Session.create(tmp_path / "s.db", pool=pool, task="sst2", surrogate=f"table:{sur}",
+                   target=f"table:{tgt}", seed=3, pool_options={"id_column": "id"},
+                   progress=False).close()
+    assert ran
+    monkeypatch.setattr(stream_init, "try_stream", lambda *a, **k: None)
+    Session.create(tmp_path / "g.db", pool=pool, task="sst2", surrogate=f"table:{sur}",
+                   target=f"table:{tgt}", seed=3, pool_options={"id_column": "id"},
+                   progress=False).close()
+    a, b = SessionStore.open(tmp_path / "s.db"), SessionStore.open(tmp_path / "g.db")
+    try:
+        assert a.items() == b.items()
+    finally:
+        a.close()
+        b.close()
+
+
+def test_init_refuses_a_bad_pool_line_with_exit_2_and_one_message(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The command line: a streamed ``init`` given a JSONL pool with a line that is not
+    JSON exits 2 with the one message naming the file and line, no traceback, nothing
+    written, the general path not entered."""
+    from typer.testing import CliRunner
+
+    from activetest.cli import app
+
+    pool, sur, tgt = _make(tmp_path, "jsonl", "not json")
+    monkeypatch.setattr(stream_init, "BLOCK", 64)
+    monkeypatch.setattr(create, "load_inputs", _no_general_path)
+    db = tmp_path / "s.db"
+    result = CliRunner().invoke(app, ["init", str(db), "--pool", str(pool), "--task", "sst2",
+                                      "--surrogate", f"table:{sur}", "--target",
+                                      f"table:{tgt}", "--id-column", "id", "--seed", "3",
+                                      "--no-progress"])
+    assert result.exit_code == 2, result.output
+    said = " ".join(result.output.split())
+    assert f"{pool}, line {BAD + 1}: invalid JSON" in said
+    assert said.count("invalid JSON") == 1 and "Traceback" not in said
+    assert not db.exists() and not list(tmp_path.glob(".*creating*"))
