@@ -97,12 +97,12 @@ def _spoil(records: list[dict[str, Any]], case: str) -> str | None:
 
 
 _CASES = [
-    *((fmt, c) for fmt in ("csv", "jsonl", "parquet")
+    *((fmt, c) for fmt in ("csv", "tsv", "jsonl", "parquet")
       for c in ("empty id", "repeated id", "label")),
     ("csv", "repeated id, then an empty id"), ("parquet", "repeated id, then an empty id"),
     ("jsonl", "no id"), ("jsonl", "no text"), ("jsonl", "null text"), ("parquet", "null text"),
     ("jsonl", "not json"), ("jsonl", "not an object"), ("jsonl", "keys of a later block"),
-    ("csv", "width"), ("csv", "quote")]
+    ("csv", "width"), ("csv", "quote"), ("tsv", "tsv width")]
 
 
 def _make(tmp_path: Path, fmt: str, case: str) -> tuple[Path, Path, Path]:
@@ -189,12 +189,12 @@ def test_a_bad_record_in_a_file_the_general_path_refuses_first_takes_it(
     assert ("NUL character" if spoil == b"\x00" else "is not valid utf-8") in said
 
 
-@pytest.mark.parametrize("fmt", ["csv", "jsonl"])
+@pytest.mark.parametrize("fmt", ["csv", "tsv", "jsonl"])
 def test_a_good_pool_streams_as_before(fmt: str, tmp_path: Path,
                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    """A text pool without a bad record streams (the stream does not fall back) into the
-    session the general path writes (the items compared; test_columns compares the
-    rest)."""
+    """A text pool without a bad record streams (the stream does not fall back: TSV
+    pools took the general path before) into the session the general path writes (the
+    items compared; test_columns compares the rest)."""
     from activetest.session.store import SessionStore
 
     records, sur, tgt = _pool_and_tables(tmp_path, fmt)

@@ -2,7 +2,7 @@
 
 The general path (:func:`activetest.session.create.create_session`) reads the whole
 pool as Python objects and each prediction table whole (2.5 GB and 62 CPU-s per
-million items). When a session is made of files alone -- a CSV, JSONL or Parquet
+million items). When a session is made of files alone -- a CSV, TSV, JSONL or Parquet
 pool, and ``table:`` predictions in CSV, TSV, JSONL or Parquet for both models, no
 in-context examples (predictions made elsewhere do not use them) -- :func:`try_stream`
 reads the pool in blocks of :data:`BLOCK` records and writes each block's items into
@@ -57,7 +57,7 @@ BLOCK = 16_384
 #: 1e8 items, measured with pyarrow 26).
 _PARQUET_READ = {"memory_map": False, "pre_buffer": False, "buffer_size": 1 << 20}
 
-_POOL_FORMATS = ("csv", "jsonl", "parquet")
+_POOL_FORMATS = ("csv", "tsv", "jsonl", "parquet")
 _TABLE_FORMATS = ("csv", "tsv", "jsonl", "parquet")
 _POOL_OPTIONS = {"id_column", "text_column", "label_column", "format", "encoding",
                  "label_base"}
@@ -422,7 +422,7 @@ def try_stream(path: Path, *, pool: Any, task: Task, surrogate: Any, target: Any
     named in the config; the ``compare`` acquisition's scores from them); anything else,
     or one that is the target, takes the general path (which names the problem).
     ``progress``: a bar of the pool's items read and written (its total from a Parquet
-    pool's metadata; a count for CSV and JSONL).
+    pool's metadata; a count for CSV, TSV and JSONL).
     Returns ``(store, N, pool_info, specs, raw_specs)``.
     """
     from activetest.data.generative import GenTask
