@@ -234,5 +234,40 @@ def lmeval_files(tmp_path_factory: pytest.TempPathFactory) -> HarnessFiles:
     return _made[0]
 
 
+def run_lm_eval(files: HarnessFiles, out: Path, tasks: str, *extra: str) -> list[Path]:
+    """Run lm-eval's own command line (``tests/lmeval_cli.py``: ``at-hash`` on the
+    fixture's local tasks, offline, ``--log_samples``); the samples files it wrote.
+    ``extra``: more arguments (a second ``--model_args`` replaces the first)."""
+    env = {**os.environ, "HF_HOME": str(files.root / "hf"),
+           "HF_DATASETS_CACHE": str(files.root / "hf" / "datasets"),
+           "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"}
+    cli = Path(__file__).resolve().parent / "lmeval_cli.py"
+    proc = subprocess.run([sys.executable, str(cli), "run", "--model", "at-hash",
+                           "--model_args", f"docs={files.root / 'docs.json'}", "--tasks", tasks,
+                           "--include_path", str(files.root / "tasks"), "--log_samples",
+                           "--output_path", str(out), *extra],
+                          capture_output=True, text=True, timeout=600, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return sorted(out.glob("*/samples_*.jsonl"))
+
+
+def subset_of(full: list[Path], mapping: dict[str, list[int]], out: Path) -> list[Path]:
+    """The full run's records of the emitted documents (``mapping``: a ``--samples``
+    file's task -> doc ids), one file per task: the records a ``--samples`` run writes
+    for a 0-shot task (tests/session/test_lmeval_loop.py checks that equality)."""
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for path in full:
+        task = path.name.removeprefix("samples_").rsplit("_", 1)[0]
+        keep = set(mapping.get(task, ()))
+        lines = [ln for ln in path.read_text().splitlines()
+                 if ln.strip() and json.loads(ln)["doc_id"] in keep]
+        if lines:
+            dest = out / path.name
+            dest.write_text("\n".join(lines) + "\n")
+            written.append(dest)
+    return written
+
+
 if __name__ == "__main__":
     run(Path(sys.argv[1]))

@@ -11,16 +11,13 @@ are the full run's, tests/session/test_lmeval_loop.py checks that).
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
-from tests.lmeval_harness import HarnessFiles
+from tests.lmeval_harness import HarnessFiles, run_lm_eval, subset_of
 from typer.testing import CliRunner
 
 from activetest.cli import app
@@ -48,17 +45,8 @@ def run(*args: object, code: int = 0) -> str:
 
 def lm_eval(files: HarnessFiles, out: Path, skill: float, salt: str) -> list[Path]:
     """One model's full run (lm-eval's command line); the samples files it wrote."""
-    env = {**os.environ, "HF_HOME": str(files.root / "hf"),
-           "HF_DATASETS_CACHE": str(files.root / "hf" / "datasets"),
-           "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"}
-    args = f"docs={files.root / 'docs.json'},skill={skill},salt={salt}"
-    proc = subprocess.run([sys.executable, str(CLI), "run", "--model", "at-hash",
-                           "--model_args", args, "--tasks", TASKS,
-                           "--include_path", str(files.root / "tasks"), "--log_samples",
-                           "--output_path", str(out)],
-                          capture_output=True, text=True, timeout=600, env=env)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return sorted(out.glob("*/samples_*.jsonl"))
+    return run_lm_eval(files, out, TASKS, "--model_args",
+                       f"docs={files.root / 'docs.json'},skill={skill},salt={salt}")
 
 
 @pytest.fixture(scope="module")
@@ -77,22 +65,6 @@ def target_results(files: HarnessFiles) -> dict[str, float]:
     """The target's full run: ``<task>/<doc_id>`` -> acc."""
     paths = [files.samples("at_sst2_rev"), *sorted(files.run.glob("samples_at_mmlu_*.jsonl"))]
     return {r.key: r.metrics["acc"] for r in read_results(paths)}
-
-
-def subset_of(full: list[Path], mapping: dict[str, list[int]], out: Path) -> list[Path]:
-    """The full run's records of the emitted documents, one file per task."""
-    out.mkdir(parents=True, exist_ok=True)
-    written = []
-    for path in full:
-        task = path.name.removeprefix("samples_").rsplit("_", 1)[0]
-        keep = set(mapping.get(task, ()))
-        lines = [ln for ln in path.read_text().splitlines()
-                 if ln.strip() and json.loads(ln)["doc_id"] in keep]
-        if lines:
-            dest = out / path.name
-            dest.write_text("\n".join(lines) + "\n")
-            written.append(dest)
-    return written
 
 
 def init(tmp_path: Path, runs: dict[str, list[Path]], surrogate: str, *extra: object,

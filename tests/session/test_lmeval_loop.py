@@ -12,15 +12,12 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
-from tests.lmeval_harness import HarnessFiles
+from tests.lmeval_harness import HarnessFiles, run_lm_eval, subset_of
 from typer.testing import CliRunner
 
 from activetest.cli import app
@@ -46,16 +43,7 @@ def run(*args: object, code: int = 0) -> str:
 
 def lm_eval(files: HarnessFiles, out: Path, tasks: str, *extra: str) -> list[Path]:
     """Run lm-eval's command line; the samples files it wrote."""
-    env = {**os.environ, "HF_HOME": str(files.root / "hf"),
-           "HF_DATASETS_CACHE": str(files.root / "hf" / "datasets"),
-           "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"}
-    proc = subprocess.run([sys.executable, str(CLI), "run", "--model", "at-hash",
-                           "--model_args", f"docs={files.root / 'docs.json'}", "--tasks", tasks,
-                           "--include_path", str(files.root / "tasks"), "--log_samples",
-                           "--output_path", str(out), *extra],
-                          capture_output=True, text=True, timeout=600, env=env)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return sorted(out.glob("*/samples_*.jsonl"))
+    return run_lm_eval(files, out, tasks, *extra)
 
 
 @pytest.fixture(scope="module")
@@ -107,23 +95,6 @@ def emit(db: Path, n: int, out: Path) -> dict[str, list[int]]:
     text = run("select", db, "--n", n, "--emit", "lm-eval", "--out", out)
     assert "--samples" in text
     return json.loads(out.read_text())
-
-
-def subset_of(full: list[Path], mapping: dict[str, list[int]], out: Path) -> list[Path]:
-    """The full run's records of the emitted documents, one file per task (the records a
-    --samples run writes for a 0-shot task; the first test checks that equality)."""
-    out.mkdir(parents=True, exist_ok=True)
-    written = []
-    for path in full:
-        task = path.name.removeprefix("samples_").rsplit("_", 1)[0]
-        keep = set(mapping.get(task, ()))
-        lines = [ln for ln in path.read_text().splitlines()
-                 if ln.strip() and json.loads(ln)["doc_id"] in keep]
-        if lines:
-            dest = out / path.name
-            dest.write_text("\n".join(lines) + "\n")
-            written.append(dest)
-    return written
 
 
 @slow
