@@ -198,3 +198,26 @@ def test_the_same_model_in_two_files_under_two_names_counts_once(tmp_path: Path)
     assert h.excluded == (("alias", f"identical to row 'm/a' of {a} on 30 items: the same "
                                     "model counted once"),)
     assert "row 'alias' not used (identical to row 'm/a'" in "\n".join(h.messages())
+
+
+def test_of_two_rows_of_one_model_the_one_with_more_results_is_kept(tmp_path: Path) -> None:
+    """A partial run of a model (a target's rounds, a run cut short) in an earlier file
+    than its full run under another name: the full row is kept, the partial one dropped
+    and said (QA: the full row was dropped, and with it the history of every item the
+    partial row lacks)."""
+    ids = [f"q{i}" for i in range(40)]
+    row = [str((i * 7) % 3 % 2) for i in range(40)]
+    a = _write(tmp_path / "a.csv", "model," + ",".join(ids[:25]) + "\npartial,"
+               + ",".join(row[:25]) + "\n")
+    b = _write(tmp_path / "b.csv", "model," + ",".join(ids) + "\nfull," + ",".join(row)
+               + "\n")
+    h = join_history([a, b], ids)
+    assert h.models == ("full",) and h.n_covered == 40
+    assert h.excluded == (("partial", f"identical to row 'full' of {b} on 25 items, which "
+                                      "has results on more items: the same model counted "
+                                      "once"),)
+    # the other way round (the full run first) the partial one is dropped as before
+    h = join_history([b, a], ids)
+    assert h.models == ("full",) and h.n_covered == 40
+    assert h.excluded == (("partial", f"identical to row 'full' of {b} on 25 items: the "
+                                      "same model counted once"),)

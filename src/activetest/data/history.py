@@ -227,7 +227,10 @@ def _drop_copies(S: np.ndarray, models: Sequence[str], sources: Sequence[str],
     name: the same model in a matrix and a folder of logs would count twice (QA: it did).
     Identical means equal on every item both have, on at least :data:`MIN_SAME_ITEMS`
     items (all if fewer are shared), and not one value throughout (two models right on
-    every item are not taken for one). Rows within one file are the file's own."""
+    every item are not taken for one). Of the two, the row with results on more items is
+    kept (QA: a partial run of a model, e.g. a target's rounds, earlier in name order than
+    its full run, dropped the full one and the history of every item the partial one
+    lacks). Rows within one file are the file's own."""
     known = ~np.isnan(S)
     for k in range(len(models)):
         prev = np.flatnonzero((src_of < src_of[k]) & ~drop)
@@ -242,7 +245,9 @@ def _drop_copies(S: np.ndarray, models: Sequence[str], sources: Sequence[str],
         same = np.flatnonzero(equal & (n >= np.maximum(need, 1)) & (hi > lo))
         if len(same):
             j = prev[same[0]]
-            drop[k] = True
-            excluded.append((models[k], f"identical to row {models[j]!r} of "
-                                        f"{sources[src_of[j]]} on {int(n[same[0]])} items: "
-                                        f"the same model counted once"))
+            gone, kept = (j, k) if known[k].sum() > known[j].sum() else (k, j)
+            drop[gone] = True
+            more = ", which has results on more items" if kept == k else ""
+            excluded.append((models[gone], f"identical to row {models[kept]!r} of "
+                                           f"{sources[src_of[kept]]} on {int(n[same[0]])} "
+                                           f"items{more}: the same model counted once"))
