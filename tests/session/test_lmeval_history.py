@@ -209,3 +209,32 @@ def test_an_import_says_when_a_history_row_is_the_targets_own_run(
         assert f"history row {str(own)!r} equals the target's results" in " ".join(
             text.split()), text
         assert "--history-exclude" in text
+
+
+def test_counts_and_design_names_with_other_tasks_and_neighbours_until(
+        runs: dict[str, list[Path]], lmeval_files: HarnessFiles, tmp_path: Path) -> None:
+    """A history folder holding other tasks (one of them with two lm-eval filters) says
+    those records are of documents the pool does not have, not of other filters (QA: an
+    other task's records were counted as "other lm-eval filters"); and a session with
+    ``--history-neighbours-until`` is described by ``estimate`` as the history design it
+    is, its weights named as its columns (QA: described as the graded design, the
+    history's weights named "mean log-prob", ...)."""
+    full = [lmeval_files.samples("at_sst2_rev"),
+            *sorted(lmeval_files.run.glob("samples_at_mmlu_*.jsonl"))]
+    # the fixture's run: the pool's tasks, and at_sst2, _unl, _mi, _filt (2 filters) and
+    # at_gen, 40 documents each, none of them the pool's
+    db, out = init(tmp_path, runs, "pool-run", "--history", lmeval_files.run,
+                   "--history-neighbours-until", 10)
+    text = " ".join(out.split())
+    assert "240 record(s) of documents the pool does not have" in text
+    assert "other lm-eval filters" not in text
+    assert "updated until 10 labels, then dropped" in text
+    for k in range(2):  # the design is refitted between rounds: its weights are named
+        run("select", db, "--n", 8, "--emit", "lm-eval", "--out", tmp_path / f"s{k}.json")
+        mapping = json.loads((tmp_path / f"s{k}.json").read_text())
+        run("import", db, *subset_of(full, mapping, tmp_path / f"round{k}" / "fake"))
+    est = " ".join(run("estimate", db).split())
+    assert ("design graded_adaptive: history features + the pool run's choice features + "
+            "neighbours (eps") in est
+    assert "weights difficulty log-odds" in est and "pool run log-prob of the key" in est
+    assert "mean log-prob" not in est and "prior log-odds" not in est

@@ -291,10 +291,14 @@ def sampler_info(sampler: Any, acquisition: str | None,
     info["metrics"] = list(metrics)
     w = info.get("weights")  # name them
     name = str(getattr(sampler.design, "name", ""))
-    if name in ("features", "features+neighbours"):  # init --history: name the design
-        info["model"] = ("history features + neighbours" if name.endswith("+neighbours")
+    # init --history: "features", "features+neighbours", and with
+    # --history-neighbours-until "features+neighbours-dropK" / "-freezeK" (QA: those were
+    # described as the graded design, their weights named "mean log-prob", ...)
+    history = name == "features" or name.startswith("features+neighbours")
+    if history:  # name the design
+        info["model"] = ("history features + neighbours" if "+neighbours" in name
                          else "history features")
-    if w and name in ("features", "features+neighbours"):  # init --history
+    if w and history:
         names = list(getattr(sampler.design, "columns", ())) or (
             ["difficulty log-odds", "intercept"] + [f"factor {k}" for k in range(1, len(w) - 1)])
         info["weights"] = dict(zip(names, w, strict=False))

@@ -126,12 +126,12 @@ def _read_rows(files: Sequence[Path], pool: Sequence[Any], metric: str
         sources.setdefault(model, []).append(str(f))
         bad: list[tuple[Any, Any]] = []
         for r in records:
+            k = pos.get(r.key)
+            if k is None:  # another task's record is that, whatever its filter (QA: a
+                outside += 1  # history's other tasks were counted as "other filters")
+                continue
             if r.filter != want:
                 other_filter += 1
-                continue
-            k = pos.get(r.key)
-            if k is None:
-                outside += 1
                 continue
             if r.doc is None or r.fingerprint != pool[k].fingerprint:
                 bad.append((r, pool[k]))
