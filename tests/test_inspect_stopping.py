@@ -1027,3 +1027,16 @@ def test_an_inspect_session_draws_by_history_and_its_column_inside_a_real_eval(
         idx, _ = ref.draw(4)
         ref.observe(losses=loss[idx].tolist())
     assert order == list(ref.acquired)
+    # init --from-inspect of its log: the replay rebuilds the same design and confirms
+    # every draw; made without the neighbours' column it is refused, the history named
+    made = [*base, "--surrogate", "column:p_correct", "--from-inspect", active["log"]]
+    p = _cli(tmp_path, "init", "back.db", *made)
+    assert p.returncode == 0, p.stderr
+    assert f"{len(order)} draws replayed, {len(labels)} label(s) recorded" in p.stdout
+    with Session.open(tmp_path / "back.db") as b:
+        assert [a.index for a in b.acquisitions()] == order and b.labels() == labels
+    p = _cli(tmp_path, "init", "other.db", *made, "--no-history-neighbours")
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    assert "another pool, surrogate, history (the --history files and options) or seed" \
+        in " ".join(p.stderr.split())
+    assert not (tmp_path / "other.db").exists()

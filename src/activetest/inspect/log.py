@@ -345,6 +345,11 @@ def restore(session: Any, record: LogRecord, others: Sequence[LogSamples] = (), 
                                            trust_people=True).changes)
         return done
 
+    # a history session's draws follow its history and its options too (QA: a replay
+    # with another --history or --no-history-neighbours named only pool, surrogate, seed)
+    inputs = ("pool, surrogate, history (the --history files and options) or seed"
+              if cfg.extra.get("history") else "pool, surrogate or seed")
+
     def check(upto: int) -> None:
         acq = session.acquisitions()
         for j in range(upto):
@@ -352,7 +357,7 @@ def restore(session: Any, record: LogRecord, others: Sequence[LogSamples] = (), 
             if a.item_id != rid or abs(a.q - rq) > 1e-12 * max(1.0, abs(rq)):
                 raise ValueError(f"{where}: draw {j + 1} of the log is {rid!r} (q = {rq:.6g}); "
                                  f"this session's is {a.item_id!r} (q = {a.q:.6g}): the log "
-                                 f"was made from another pool, surrogate or seed")
+                                 f"was made from another {inputs}")
 
     j = session.store.n_acquired()
     check(min(j, n))
