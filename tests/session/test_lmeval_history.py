@@ -238,3 +238,24 @@ def test_counts_and_design_names_with_other_tasks_and_neighbours_until(
             "neighbours (eps") in est
     assert "weights difficulty log-odds" in est and "pool run log-prob of the key" in est
     assert "mean log-prob" not in est and "prior log-odds" not in est
+
+
+def test_history_exclude_names_a_folder_however_it_is_written(
+        runs: dict[str, list[Path]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run whose results name no model is a row named by its folder as --history wrote
+    it; --history-exclude naming that folder otherwise (absolute where --history was
+    relative, a trailing '/') names the same row (QA: refused as matching no row)."""
+    h1, h2 = runs["h1"][0].parent, runs["h2"][0].parent
+    monkeypatch.chdir(h2.parents[1])
+    rel = os.path.relpath(h2.parent, Path.cwd())
+    _, out = init(tmp_path, runs, "history", "--history", h1, "--history", rel,
+                  "--history-exclude", f"{h2}/")
+    text = " ".join(out.split())
+    assert f"row {os.path.join(rel, h2.name)!r} not used (named as the target)" in text
+    assert "history: 1 model(s)" in text
+    # a name that is no row and no folder is refused as before, nothing written
+    (tmp_path / "b").mkdir()
+    _, out = init(tmp_path / "b", runs, "history", "--history", h1, "--history-exclude",
+                  "no-such-model", code=2)
+    assert "'no-such-model' matches no history row" in out
+    assert not (tmp_path / "b" / "eval.db").exists()

@@ -98,6 +98,23 @@ def _model_of(path: Path) -> str:
     return lmeval_model_name(path) or str(path.parent)
 
 
+def _row_names(exclude: Sequence[str], models: Sequence[str]) -> list[str]:
+    """``--history-exclude`` names as the rows are named: a row named by its folder (a run
+    whose results name no model) is named as ``--history`` wrote it, so the same folder
+    written otherwise (absolute or relative, ``./``, a trailing ``/``) names that row (QA:
+    refused as matching no row). Only names of existing folders are compared as paths."""
+    folders = {}
+    for m in models:
+        if Path(m).is_dir():
+            folders.setdefault(Path(m).resolve(), m)
+    out = []
+    for x in (x.strip() for x in exclude):
+        if x not in models and x and Path(x).is_dir():
+            x = folders.get(Path(x).resolve(), x)
+        out.append(x)
+    return out
+
+
 def _snippet(doc: Any) -> str:
     from activetest.formats.lmeval_results import doc_snippet
 
@@ -219,7 +236,7 @@ def lmeval_history(paths: Sequence[str | os.PathLike[str]], pool: Sequence[Any],
             f"{os.path.commonpath(files)} ({len(files)} files)"
         mats.append(ResponseMatrix(where, (model,), tuple(keys), scores[None, :]))
     try:
-        joined = join_history(mats, keys, exclude=[x.strip() for x in exclude])
+        joined = join_history(mats, keys, exclude=_row_names(exclude, list(rows)))
     except HistoryJoinError as exc:
         raise SessionError(f"--history: {exc}") from None
     if not exclude:
