@@ -43,10 +43,12 @@ def run(*args: object, code: int = 0) -> str:
     return result.output
 
 
-def lm_eval(files: HarnessFiles, out: Path, skill: float, salt: str) -> list[Path]:
-    """One model's full run (lm-eval's command line); the samples files it wrote."""
-    return run_lm_eval(files, out, TASKS, "--model_args",
-                       f"docs={files.root / 'docs.json'},skill={skill},salt={salt}")
+def lm_eval(files: HarnessFiles, out: Path, skill: float, salt: str, more: str = "",
+            tasks: str = TASKS) -> list[Path]:
+    """One model's full run (lm-eval's command line); the samples files it wrote
+    (``more``: more ``--model_args``, e.g. ``,pretrained=NAME``)."""
+    return run_lm_eval(files, out, tasks, "--model_args",
+                       f"docs={files.root / 'docs.json'},skill={skill},salt={salt}{more}")
 
 
 @pytest.fixture(scope="module")
@@ -259,3 +261,20 @@ def test_history_exclude_names_a_folder_however_it_is_written(
                   "no-such-model", code=2)
     assert "'no-such-model' matches no history row" in out
     assert not (tmp_path / "b" / "eval.db").exists()
+
+
+def test_two_models_named_by_local_paths_with_one_last_name_are_two_rows(
+        runs: dict[str, list[Path]], lmeval_files: HarnessFiles, tmp_path: Path) -> None:
+    """Two local checkpoints of one name (``pretrained=/runs/a/checkpoint-1000`` and
+    ``/runs/b/checkpoint-1000``) are two history rows, named by their folders (QA: one
+    model ``checkpoint-1000``, refused as giving an item two values)."""
+    hist = tmp_path / "hist"
+    for k, (skill, salt) in enumerate(((1.2, "ca"), (0.4, "cb"))):
+        lm_eval(lmeval_files, hist / "ab"[k], skill, salt,
+                f",pretrained=/runs/{'ab'[k]}/checkpoint-1000", tasks="at_sst2_rev")
+    _, out = init(tmp_path, runs, "history", "--history", hist)
+    text = " ".join(out.split())
+    assert "history: 2 model(s)" in text and "40 of 60 pool items have history" in text
+    with Session.open(tmp_path / "eval.db") as s:
+        models = s.session_config.extra["history"]["models"]
+    assert sorted(Path(m).parent.name for m in models) == ["a", "b"]

@@ -334,11 +334,13 @@ def read_history_run(path: str | Path) -> HistoryRun:
                       sha, answers=af)
 
 
-def lmeval_model_name(path: str | Path) -> str | None:
+def lmeval_model_name(path: str | Path, *, local_paths: bool = True) -> str | None:
     """The public name of the model an lm-eval samples file is of, from the
     ``results_<date>.json`` lm-eval wrote beside it (its ``model_name``, else
     ``pretrained=`` of its ``model_args``); None where there is none. Never a local path
-    (:func:`activetest.formats.answers.public_model_name`)."""
+    (:func:`activetest.formats.answers.public_model_name`): a local path is its last
+    component, or with ``local_paths=False`` None (where the name must tell models apart:
+    ``/runs/a/checkpoint-1000`` and ``/runs/b/checkpoint-1000`` are two models)."""
     from activetest.formats.answers import public_model_name
     from activetest.formats.lmeval_answers import _SAMPLES_NAME, _lmeval_sidecar
 
@@ -349,7 +351,10 @@ def lmeval_model_name(path: str | Path) -> str | None:
     if not name and isinstance(side.get("model_args"), str):
         name = dict(kv.split("=", 1) for kv in side["model_args"].split(",")
                     if "=" in kv).get("pretrained")
-    return public_model_name(name) if isinstance(name, str) else None
+    if not isinstance(name, str):
+        return None
+    public = public_model_name(name)
+    return None if not local_paths and public != name.strip() else public
 
 
 def read_history_folder(folder: str | Path) -> tuple[list[HistoryRun], list[str]]:

@@ -18,7 +18,8 @@ documents the pool does not have are counted and passed over, as are records of 
 lm-eval filters.
 
 **Rows are models**: the files of one model (by the model lm-eval's results file beside
-them names, else the folder lm-eval wrote them in, as a path) make one row, every task in it; two
+them names, else, and where that name is a local path, the folder lm-eval wrote them in,
+as a path) make one row, every task in it; two
 files of one model giving one document two values are refused (which run is meant is not
 guessed). The target's own run cannot be recognised by its results (it has none before
 its first round): a :class:`~activetest.session.create_history.HistoryTargetNotice` says
@@ -92,10 +93,13 @@ def _model_of(path: Path) -> str:
     """The model a samples file is of: the model its results file names, else the folder
     lm-eval wrote it in, as a path (a run whose ``--model_args`` name no model has a random
     id as its results file's model name, which is not read; two such models' folders may
-    share a last name, so the whole path tells them apart)."""
+    share a last name, so the whole path tells them apart). A model named by a local path
+    is named by its folder too (QA: ``pretrained=/runs/a/checkpoint-1000`` and
+    ``/runs/b/checkpoint-1000`` were one model, ``checkpoint-1000``, and refused as giving
+    an item two values)."""
     from activetest.formats.history import lmeval_model_name
 
-    return lmeval_model_name(path) or str(path.parent)
+    return lmeval_model_name(path, local_paths=False) or str(path.parent)
 
 
 def _row_names(exclude: Sequence[str], models: Sequence[str]) -> list[str]:
