@@ -11,6 +11,7 @@ are the full run's, tests/session/test_lmeval_loop.py checks that).
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import warnings
 from pathlib import Path
