@@ -963,7 +963,7 @@ def test_from_inspect_reads_logs_written_before_sources(tmp_path: Path) -> None:
     _same(tmp_path, "two.db", db)
 
 
-def _history_matrix(tmp: Path) -> Path:
+def _history_matrix(tmp: Path, twin: bool = False) -> Path:
     """Five other models' results on the arithmetic pool (a response matrix by the pool's
     ids): each is wrong where a is a multiple of its own k or above its own limit, so
     together they say which sums are hard, as the mock model finds them."""
@@ -972,7 +972,8 @@ def _history_matrix(tmp: Path) -> Path:
     rows = write_pool(tmp / "pool.jsonl", 60) if not (tmp / "pool.jsonl").exists() else [
         json.loads(x) for x in (tmp / "pool.jsonl").read_text().splitlines()]
     lines = ["model," + ",".join(r["id"] for r in rows)]
-    for m, (k, limit) in enumerate(((5, 21), (5, 19), (10, 20), (4, 22), (7, 18))):
+    rules = ((5, 21), (5, 19), (10, 20), (4, 22), (7, 18)) + (((5, 20),) if twin else ())
+    for m, (k, limit) in enumerate(rules):
         cells = []
         for r in rows:
             a = int(r["question"].removeprefix("What is ").split(" plus ")[0])
@@ -1040,3 +1041,32 @@ def test_an_inspect_session_draws_by_history_and_its_column_inside_a_real_eval(
     assert "another pool, surrogate, history (the --history files and options) or seed" \
         in " ".join(p.stderr.split())
     assert not (tmp_path / "other.db").exists()
+
+
+def test_status_says_when_a_history_row_is_the_targets_own_run(tmp_path: Path) -> None:
+    """An inspect target has no results before its eval, so its own run in the history
+    cannot be recognised at init; once 20 or more labels equal a row on every item it has,
+    ``status`` names the row and the way to leave it out. (Rows ``other-1`` and
+    ``other-5`` are wrong exactly where the mock model is: twins of the target.)"""
+    hist = _history_matrix(tmp_path, twin=True)
+    said = {}
+    for name, exclude in (("one.db", ["other-1"]), ("two.db", [])):
+        db = tmp_path / name
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the init notice: its run is not recognisable
+            Session.create(db, pool=str(tmp_path / "pool.jsonl"), task="answers",
+                           target="inspect", surrogate="history", history=[str(hist)],
+                           history_exclude=exclude, seed=0, progress=False).close()
+        with Session.open(db) as s:
+            _label_by_rule(s, tmp_path, 12)
+        p = _cli(tmp_path, "status", str(db))
+        assert p.returncode == 0 and "the target's results" not in p.stdout  # 12: too few
+        with Session.open(db) as s:
+            _label_by_rule(s, tmp_path, 48)  # the whole pool: only the twins still agree
+        said[name] = " ".join(_cli(tmp_path, "status", str(db)).stdout.split())
+    assert "note: history row 'other-5' agrees with the target's results on every one of " \
+           "the 60 labelled items it has" in said["one.db"], said["one.db"]
+    assert "--history-exclude 'other-5'" in said["one.db"]
+    assert "note: history rows 'other-1', 'other-5' agree with the target's results on " \
+           "every labelled item they have (60 or more each)" in said["two.db"], said["two.db"]
+    assert "--history-exclude NAME" in said["two.db"]

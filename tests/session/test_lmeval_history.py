@@ -144,6 +144,13 @@ def test_history_refusals_name_the_file_and_the_item(runs: dict[str, list[Path]]
     assert "--surrogate uniform" in out and "--surrogate history" in out
     _, out = init(tmp_path, runs, "history", code=2)
     assert "--history DIR" in out
+    # lm-eval's results summary, an empty folder: named, with what to give instead
+    summary = sorted(h1.glob("results_*.json"))[0]
+    _, out = init(tmp_path, runs, "history", "--history", summary, code=2)
+    assert "results summary" in out and "--log_samples" in out
+    (tmp_path / "empty").mkdir()
+    _, out = init(tmp_path, runs, "history", "--history", tmp_path / "empty", code=2)
+    assert "no lm-eval samples file in the folder" in " ".join(out.split())
     # a response matrix: its columns would be positions taken on trust
     mat = tmp_path / "matrix.csv"
     mat.write_text("model," + ",".join(f"at_sst2_rev/{i}" for i in range(3)) + "\nm,1,0,1\n")
@@ -171,6 +178,17 @@ def test_history_refusals_name_the_file_and_the_item(runs: dict[str, list[Path]]
     f.write_text("".join(json.dumps(r) + "\n" for r in recs))
     _, out = init(tmp_path, runs, "history", "--history", nometric.parent, code=2)
     assert "'acc'" in out and "line 3" in out
+
+
+def test_a_glob_of_model_folders_is_every_folder(runs: dict[str, list[Path]],
+                                                 tmp_path: Path) -> None:
+    """``--history 'runs/*/'`` (QA: the folders were dropped and only stray files read)."""
+    root = runs["h1"][0].parents[2]
+    (root / "notes.log").write_text("not a log\n")  # a stray file beside the folders
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", HistoryTargetNotice)
+        _, out = init(tmp_path, runs, "history", "--history", f"{root}/h*/")
+    assert "history: 2 model(s)" in out
 
 
 def test_the_targets_own_run_is_named_or_said(runs: dict[str, list[Path]],
@@ -207,9 +225,9 @@ def test_an_import_says_when_a_history_row_is_the_targets_own_run(
         files = subset_of(full, mapping, tmp_path / f"round{k}" / "fake")
         said.append(run("import", db, *files))
     # 8 and 16 labels: too few to tell; 24 and 32: the row is named, with the way out
-    assert not any("equals the target's results" in t for t in said[:2])
+    assert not any("the target's results" in t for t in said[:2])
     for text in said[2:]:
-        assert f"history row {str(own)!r} equals the target's results" in " ".join(
+        assert f"history row {str(own)!r} agrees with the target's results" in " ".join(
             text.split()), text
         assert "--history-exclude" in text
 
@@ -279,3 +297,9 @@ def test_two_models_named_by_local_paths_with_one_last_name_are_two_rows(
     with Session.open(tmp_path / "eval.db") as s:
         models = s.session_config.extra["history"]["models"]
     assert sorted(Path(m).parent.name for m in models) == ["a", "b"]
+    # the history reader of other sessions (a folder of logs, one model per file) names
+    # them apart too: lm-eval's folder of each (it was 'checkpoint-1000' for both)
+    from activetest.formats.history import read_history_run
+
+    names = {read_history_run(f).model for f in sorted(hist.rglob("samples_*.jsonl"))}
+    assert len(names) == 2 and all("checkpoint-1000" in n for n in names), names

@@ -92,6 +92,11 @@ def status(
             from activetest.session.history_neighbours import design_label
 
             _out.print(f"design: {design_label(s.session_config.extra['history'])}")
+            from activetest.session.harness_history import target_in_history
+
+            said = target_in_history(s, None)  # a row that is the target's own run
+            if said is not None:
+                _out.print(f"note: {_escape(said)}")
         cfg = s.session_config
         if cfg.kind == "classification" and cfg.compare:  # init --compare: every estimate
             _out.print(f"compared with {', '.join(_escape(c) for c in cfg.compare)} at every "

@@ -307,7 +307,7 @@ def read_history_run(path: str | Path) -> HistoryRun:
         else:
             right = np.where(s.labels >= 0,
                              (s.logprobs.argmax(axis=1) == s.labels).astype(np.float64), np.nan)
-            model = lmeval_model_name(p) or p.parent.name or p.name
+            model = lmeval_model_name(p, local_paths=False) or p.parent.name or p.name
             return HistoryRun(str(p), model, "lmeval", tuple(s.item_ids), right, sha,
                               samples=s)
     try:

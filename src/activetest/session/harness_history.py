@@ -67,26 +67,56 @@ class HarnessHistory:
 
 
 def _files(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
-    """The samples files the ``--history`` paths name (folders recursively)."""
-    from activetest.formats.lmeval import lmeval_files, looks_like_lmeval
+    """The samples files the ``--history`` paths name: folders recursively, samples
+    files, and glob patterns of either (``'runs/*/'``: every model's folder).
+
+    Raises:
+        SessionError: a path that names no samples file (an empty folder, a response
+            matrix, lm-eval's results summary), named with what to give instead.
+    """
+    import glob
+
 
     out: list[Path] = []
     for p in paths:
-        path = Path(p)
-        if path.is_file() and not looks_like_lmeval(path):
+        text = str(p)
+        if not Path(text).exists() and glob.has_magic(text):
+            matches = sorted(glob.glob(text, recursive=True))
+            if not matches:
+                raise SessionError(f"--history {text}: the pattern matches nothing")
+            found = [f for m in matches for f in _files_of(Path(m))]
+        else:
+            found = _files_of(Path(text))
+        out += [f for f in found if f not in out]
+    return out
+
+
+def _files_of(path: Path) -> list[Path]:
+    """The samples files of one folder or file (:func:`_files`)."""
+    from activetest.formats.lmeval import lmeval_files, looks_like_lmeval
+
+    give = ("give the folder(s) lm-eval --log_samples wrote for the other models (their "
+            "samples_<task>_<date>.jsonl files; their documents are checked against the "
+            "pool's)")
+    if path.is_file():
+        name = path.name.lower()
+        if name.startswith("results_") and name.endswith(".json"):
+            raise SessionError(f"--history {path}: lm-eval's results summary, which holds "
+                               f"no per-item results: {give}")
+        if not looks_like_lmeval(path):
             raise SessionError(
                 f"--history {path}: not an lm-eval samples file. In an lm-eval session the "
                 f"items are '<task>/<doc_id>', and a doc_id is a position in the task's "
                 f"split: a response matrix holds no document to confirm that its columns "
-                f"are the pool's documents, so it is not joined. Give the folder(s) lm-eval "
-                f"--log_samples wrote for the other models (their documents are checked "
-                f"against the pool's)")
+                f"are the pool's documents, so it is not joined: {give}")
+        return [path]
+    if path.is_dir():
         try:
-            found = lmeval_files(path)
-        except ValueError as exc:
-            raise SessionError(f"--history: {exc}") from None
-        out += [f for f in found if f not in out]
-    return out
+            return lmeval_files(path)
+        except ValueError:
+            raise SessionError(f"--history {path}: no lm-eval samples file in the folder or "
+                               f"below it: {give}") from None
+    raise SessionError(f"--history {path}: no such file or folder")
 
 
 def _model_of(path: Path) -> str:
@@ -259,10 +289,11 @@ def lmeval_history(paths: Sequence[str | os.PathLike[str]], pool: Sequence[Any],
 
 
 def target_in_history(session: Any, model: str | None) -> str | None:
-    """Say where an lm-eval session's history holds the target's own run, once imports
-    tell: a history row of the model the results files name (``model``), or a row equal
-    to the target's results on every labelled item it has (at least
-    :data:`activetest.data.history.MIN_SAME_ITEMS` of them). Such a row has steered the
+    """Say where a graded session's history (an lm-eval or inspect session's, or any with
+    ``--surrogate history``) holds the target's own run, once its labels tell (lm-eval's
+    ``import``, ``status``): a history row of the model the results files name
+    (``model``), or a row equal to the target's results on every labelled item it has (at
+    least :data:`activetest.data.history.MIN_SAME_ITEMS` of them). Such a row has steered the
     draws as another model's; the estimate stays unbiased and its intervals valid (they
     are for any design), but the history is not what it was meant to be. None: no
     history, or no such row."""
@@ -280,10 +311,11 @@ def target_in_history(session: Any, model: str | None) -> str | None:
                f"{model!r}"
     stored = session.store.scores(ROLE)
     labels = session.labels()
-    if stored is None or len(labels) < MIN_SAME_ITEMS:
+    judgment = getattr(session.task, "judgment", None)  # graded: a label is a level
+    if stored is None or judgment is None or len(labels) < MIN_SAME_ITEMS:
         return None
     rows = session.store.rows_of(labels)
-    levels = np.asarray(session.task.judgment.scores, dtype=np.float64)
+    levels = np.asarray(judgment.scores, dtype=np.float64)
     cols = np.array([rows[i] for i in labels])
     mine = np.array([levels[v] for v in labels.values()])
     R = stored.logprobs.T[:, cols]
@@ -292,7 +324,16 @@ def target_in_history(session: Any, model: str | None) -> str | None:
         np.where(known, mine[None, :] == R, True), axis=1)
     if not same.any():
         return None
-    name = (stored.provenance or {}).get("models", [])[int(np.flatnonzero(same)[0])]
-    return (f"history row {name!r} equals the target's results on every one of the "
-            f"{int(known[np.flatnonzero(same)[0]].sum())} labelled items it has (the "
-            f"target's own run under another name?): {advice} {name!r}")
+    names = (stored.provenance or {}).get("models", [])
+    hits = [int(k) for k in np.flatnonzero(same)]
+    if len(hits) == 1:
+        k = hits[0]
+        return (f"history row {names[k]!r} agrees with the target's results on every one of "
+                f"the {int(known[k].sum())} labelled items it has: if it is the target's own "
+                f"run under another name, {advice} {names[k]!r}")
+    shown = ", ".join(repr(names[k]) for k in hits[:3]) + (
+        f" and {len(hits) - 3} more" if len(hits) > 3 else "")
+    least = min(int(known[k].sum()) for k in hits)
+    return (f"history rows {shown} agree with the target's results on every labelled item "
+            f"they have ({least} or more each): if one is the target's own run under another "
+            f"name, {advice} NAME")
