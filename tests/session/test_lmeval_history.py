@@ -134,6 +134,10 @@ def test_history_alone_and_with_the_pool_run_draw_by_the_feature_design(
         st = " ".join(run("status", db).split())
         assert "design: history features" in st and "target runs spent: 21" in st
         assert ("the pool run's choice features" in st) == (surrogate == "pool-run")
+        if surrogate == "pool-run":  # two model folders of one last name: named apart
+            run("report", db, "--out", d / "report")
+            md = (d / "report" / "report.md").read_text()
+            assert f"2 other model(s) from {h1}, {h2}; 60 of 60".replace("_", "\\_") in md
 
 
 def test_history_refusals_name_the_file_and_the_item(runs: dict[str, list[Path]],

@@ -317,7 +317,9 @@ def report_data(inputs: ReportInputs, *, truth: Mapping[str, float] | None = Non
     if isinstance(hist, dict) and hist.get("n_models") is not None:  # what it learnt from
         from pathlib import Path
 
-        names = ", ".join(Path(str(x)).name for x in hist.get("sources") or ())
+        given = [str(x) for x in hist.get("sources") or ()]
+        short = [Path(x).name or x for x in given]  # whole paths where names repeat (QA)
+        names = ", ".join(short if len(set(short)) == len(short) else given)
         info["History"] = (f"{hist['n_models']} other model(s) from {names or 'the files'}; "
                            f"{hist.get('n_covered', '?')} of {draws.n_pool} pool items "
                            f"covered; {len(hist.get('excluded') or ())} row(s) dropped "
