@@ -244,3 +244,34 @@ def tmpfs(size_kib: int) -> Iterator[Path]:
         subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
         with contextlib.suppress(OSError):
             mnt.rmdir()
+
+
+def spy_on_stream(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """A list that gets one entry each time the streamed ``init`` path runs to its end
+    (a fall back to the in-memory path, ``NotStreamable``, passes through unrecorded)."""
+    from activetest.session import stream_init
+
+    ran: list[int] = []
+    real = stream_init._stream
+
+    def spy(*a: object, **k: object) -> object:
+        out = real(*a, **k)
+        ran.append(1)
+        return out
+
+    monkeypatch.setattr(stream_init, "_stream", spy)
+    return ran
+
+
+def init_from_tables(db: Path, pool: Path, sur: Path, tgt: Path) -> tuple[int, str]:
+    """``activetest init`` of an sst2 pool with ``table:`` surrogate and target (ids in
+    column ``id``, seed 3), in process: the exit code and the output, whitespace joined."""
+    from typer.testing import CliRunner
+
+    from activetest.cli import app
+
+    result = CliRunner().invoke(app, ["init", str(db), "--pool", str(pool), "--task", "sst2",
+                                      "--surrogate", f"table:{sur}", "--target",
+                                      f"table:{tgt}", "--id-column", "id", "--seed", "3",
+                                      "--no-progress"])
+    return result.exit_code, " ".join(result.output.split())

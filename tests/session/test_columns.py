@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from session_support import tmpfs
+from session_support import init_from_tables, spy_on_stream, tmpfs
 
 from activetest.session import columns as cols
 from activetest.session import stream_init
@@ -134,15 +134,7 @@ def test_streamed_init_writes_the_session_the_general_path_writes(
     if fmt == "tsv":
         files = _tsv_tables(files)
     monkeypatch.setattr(stream_init, "BLOCK", 64)  # several blocks
-    ran = []
-    real = stream_init._stream
-
-    def spy(*a: object, **k: object) -> object:
-        out = real(*a, **k)  # NotStreamable (a fall back) passes through unrecorded
-        ran.append(1)
-        return out
-
-    monkeypatch.setattr(stream_init, "_stream", spy)
+    ran = spy_on_stream(monkeypatch)
     _create(tmp_path / "streamed.db", files).close()
     assert ran  # the streamed path ran (and did not fall back)
     with sqlite3.connect(tmp_path / "streamed.db") as c:  # the streamed path ran
@@ -173,15 +165,7 @@ def test_a_compare_session_streams_too(fmt: str, acquisition: str, tmp_path: Pat
     pq.write_table(other, path) if fmt == "parquet" else pcsv.write_csv(other, path)
     kw = {"compare": [f"table:{path}"], "acquisition": acquisition, "metric": "error_rate"}
     monkeypatch.setattr(stream_init, "BLOCK", 64)
-    ran = []
-    real = stream_init._stream
-
-    def spy(*a: object, **k: object) -> object:
-        out = real(*a, **k)  # NotStreamable (a fall back) passes through unrecorded
-        ran.append(1)
-        return out
-
-    monkeypatch.setattr(stream_init, "_stream", spy)
+    ran = spy_on_stream(monkeypatch)
     _create(tmp_path / "streamed.db", files, **kw).close()
     assert ran  # the streamed path ran (and did not fall back)
     with sqlite3.connect(tmp_path / "streamed.db") as c:
@@ -917,9 +901,7 @@ def test_init_refuses_a_bad_table_line_with_exit_2_and_one_message(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The command line: a streamed `init` given a JSONL table with a repeated id exits 2
     with the one message naming the file, both lines and the item, no traceback."""
-    from typer.testing import CliRunner
 
-    from activetest.cli import app
     from activetest.session import create
 
     files = _write_pool(tmp_path, 300, "jsonl")
@@ -928,12 +910,8 @@ def test_init_refuses_a_bad_table_line_with_exit_2_and_one_message(
     monkeypatch.setattr(stream_init, "BLOCK", 64)
     monkeypatch.setattr(create, "load_inputs", None)  # the general path is not entered
     db = tmp_path / "s.db"
-    result = CliRunner().invoke(app, ["init", str(db), "--pool", str(pool), "--task", "sst2",
-                                      "--surrogate", f"table:{sur}", "--target",
-                                      f"table:{tgt}", "--id-column", "id", "--seed", "3",
-                                      "--no-progress"])
-    assert result.exit_code == 2, result.output
-    said = " ".join(result.output.split())
+    code, said = init_from_tables(db, pool, sur, tgt)
+    assert code == 2, said
     assert f"{tgt}: line 151: duplicate id 'it5' (first at line 6)" in said
     assert said.count("duplicate id") == 1 and "Traceback" not in said
     assert not db.exists() and not list(tmp_path.glob(".*creating*"))

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from session_support import init_from_tables, spy_on_stream
 
 from activetest.formats.tables import read_records
 from activetest.session import create, stream_init
@@ -201,15 +202,7 @@ def test_a_good_pool_streams_as_before(fmt: str, tmp_path: Path,
     pool = tmp_path / f"pool.{fmt}"
     _write(pool, fmt, records)
     monkeypatch.setattr(stream_init, "BLOCK", 64)
-    ran = []
-    real = stream_init._stream
-
-    def spy(*a: object, **k: object) -> object:
-        out = real(*a, **k)  # NotStreamable (a fall back) passes through unrecorded
-        ran.append(1)
-        return out
-
-    monkeypatch.setattr(stream_init, "_stream", spy)
+    ran = spy_on_stream(monkeypatch)
     Session.create(tmp_path / "s.db", pool=pool, task="sst2", surrogate=f"table:{sur}",
                    target=f"table:{tgt}", seed=3, pool_options={"id_column": "id"},
                    progress=False).close()
@@ -231,20 +224,14 @@ def test_init_refuses_a_bad_pool_line_with_exit_2_and_one_message(
     """The command line: a streamed ``init`` given a JSONL pool with a line that is not
     JSON exits 2 with the one message naming the file and line, no traceback, nothing
     written, the general path not entered."""
-    from typer.testing import CliRunner
 
-    from activetest.cli import app
 
     pool, sur, tgt = _make(tmp_path, "jsonl", "not json")
     monkeypatch.setattr(stream_init, "BLOCK", 64)
     monkeypatch.setattr(create, "load_inputs", _no_general_path)
     db = tmp_path / "s.db"
-    result = CliRunner().invoke(app, ["init", str(db), "--pool", str(pool), "--task", "sst2",
-                                      "--surrogate", f"table:{sur}", "--target",
-                                      f"table:{tgt}", "--id-column", "id", "--seed", "3",
-                                      "--no-progress"])
-    assert result.exit_code == 2, result.output
-    said = " ".join(result.output.split())
+    code, said = init_from_tables(db, pool, sur, tgt)
+    assert code == 2, said
     assert f"{pool}, line {BAD + 1}: invalid JSON" in said
     assert said.count("invalid JSON") == 1 and "Traceback" not in said
     assert not db.exists() and not list(tmp_path.glob(".*creating*"))
