@@ -1070,3 +1070,36 @@ def test_status_says_when_a_history_row_is_the_targets_own_run(tmp_path: Path) -
     assert "note: history rows 'other-1', 'other-5' agree with the target's results on " \
            "every labelled item they have (60 or more each)" in said["two.db"], said["two.db"]
     assert "--history-exclude NAME" in said["two.db"]
+
+
+def test_an_eval_of_a_model_the_history_holds_is_named_at_start_and_in_status(
+        tmp_path: Path) -> None:
+    """The history of an inspect session may hold a run of the model the eval turns out to
+    be (a matrix row named ``mockllm/model``): unknown at init (the target is named by the
+    eval), said when the eval starts (a warning on the eval's stderr) and by ``status``
+    from then on, with the way to leave it out; a session whose history has no such row
+    says nothing."""
+    hist = _history_matrix(tmp_path)
+    text = hist.read_text(encoding="utf-8").splitlines()
+    own = text[1].replace("other-0,", "mockllm/model,", 1)  # named as the eval's model
+    hist.write_text("\n".join([*text, own]) + "\n", encoding="utf-8")
+    (tmp_path / "arith.toml").write_text(TASK_TOML, encoding="utf-8")
+    said = {}
+    for name, exclude in (("own.db", []), ("clean.db", ["mockllm/model"])):
+        db = tmp_path / name
+        p = _cli(tmp_path, "init", name, "--pool", "pool.jsonl", "--task", "answers",
+                 "--target", "inspect", "--seed", "0", "--no-progress", "--history",
+                 str(hist), "--surrogate", "column:p_correct",
+                 *(["--history-exclude", exclude[0]] if exclude else []))
+        assert p.returncode == 0, p.stderr
+        err: list[str] = []
+        (run,) = _run(tmp_path, f"active:{db}:-:8", stderr=err)
+        assert run["status"] == "success"
+        said[name] = (" ".join(err[0].split()),
+                      " ".join(_cli(tmp_path, "status", str(db)).stdout.split()))
+    start, status = said["own.db"]
+    for text in (start, status):
+        assert "the history holds a run of the target's own model ('mockllm/model')" in text
+        assert "--history-exclude 'mockllm/model'" in text
+    assert "note: the history holds a run" in status
+    assert all("target's own model" not in t for t in said["clean.db"]), said["clean.db"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import importlib.util
+import json
 import os
 import sqlite3
 import subprocess
@@ -18,6 +19,7 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -275,3 +277,100 @@ def init_from_tables(db: Path, pool: Path, sur: Path, tgt: Path) -> tuple[int, s
                                       f"table:{tgt}", "--id-column", "id", "--seed", "3",
                                       "--no-progress"])
     return result.exit_code, " ".join(result.output.split())
+
+
+def run_cli(*args: object, code: int = 0) -> str:
+    """``activetest ARGS`` in process (typer's runner): its output; asserts the exit code
+    (``code``) and, for a refusal (2), that no traceback was printed."""
+    from typer.testing import CliRunner
+
+    from activetest.cli import app
+
+    result = CliRunner().invoke(app, [str(a) for a in args])
+    assert result.exit_code == code, (result.exit_code, result.output, result.exception)
+    if code == 2:
+        assert "Traceback" not in result.output
+    return result.output
+
+
+def write_pool_tables(folder: Path, n: int, fmt: str = "csv", order: np.ndarray | None = None,
+                      duplicate: bool = False) -> tuple[Path, Path, Path]:
+    """An sst2 pool of ``n`` items (ids ``it0``...; ``duplicate``: item 10 has item 3's id)
+    and two prediction tables of log-probs (``surrogate``, ``target``; in the pool's order,
+    or ``order``'s) in ``fmt``: the paths ``(pool, surrogate, target)``."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(n)
+    ids = [f"it{i}" for i in range(n)]
+    y = rng.integers(0, 2, n)
+    z = rng.normal(size=(2, n, 2))
+    lp = z - np.logaddexp(z[..., :1], z[..., 1:])
+    pool = {"id": [ids[3] if duplicate and i == 10 else x for i, x in enumerate(ids)],
+            "sentence": [f"text \"{i}\", é\n{i % 7}" for i in range(n)],
+            "label": [("negative", "positive")[k] for k in y]}
+    paths = []
+    for name, rows in (("pool", pool),
+                       *((m, {"id": ids, "negative": lp[k, :, 0], "positive": lp[k, :, 1]})
+                         for k, m in enumerate(("surrogate", "target")))):
+        t = pa.table(rows)
+        if order is not None and name != "pool":
+            t = t.take(pa.array(order))
+        path = folder / f"{name}.{fmt}"
+        if fmt == "parquet":
+            pq.write_table(t, path)
+        elif fmt == "jsonl":
+            path.write_text("".join(json.dumps(r) + "\n" for r in t.to_pylist()))
+        else:
+            import pyarrow.csv as pcsv
+
+            pcsv.write_csv(t, path)
+        paths.append(path)
+    return paths[0], paths[1], paths[2]
+
+
+def create_from_tables(db: Path, files: tuple[Path, Path, Path], **kw: object) -> Any:
+    """The session of :func:`write_pool_tables`' files (seed 3), made in process."""
+    from activetest.session.workflow import Session
+
+    pool, sur, tgt = files
+    return Session.create(db, pool=pool, task="sst2", surrogate=f"table:{sur}",
+                          target=f"table:{tgt}", seed=3, pool_options={"id_column": "id"},
+                          progress=False, **kw)
+
+
+def same_session(a: Path, b: Path) -> None:
+    """Assert that two session files hold the same config, items, scores (bit for bit,
+    provenance but its time) and sampler state."""
+    from activetest.session.store import SessionStore
+
+    sa, sb = SessionStore.open(a), SessionStore.open(b)
+    try:
+        assert sa.config() == sb.config()
+        assert sa.items() == sb.items()
+        for role in ("surrogate", "target", "acquisition"):
+            x, y = sa.scores(role), sb.scores(role)
+            assert x is not None and y is not None
+            assert x.logprobs.tobytes() == y.logprobs.tobytes()
+            px, py = dict(x.provenance), dict(y.provenance)
+            px.pop("scored_at", None)
+            py.pop("scored_at", None)
+            assert px == py
+        assert sa.sampler_row() == sb.sampler_row()
+    finally:
+        sa.close()
+        sb.close()
+
+
+def tsv_tables(files: tuple[Path, Path, Path]) -> tuple[Path, Path, Path]:
+    """The CSV tables of ``files`` written as TSV files (the pool kept)."""
+    import pyarrow.csv as pcsv
+
+    out = []
+    for path in files[1:]:
+        t = pcsv.read_csv(path)
+        tsv = path.with_suffix(".tsv")
+        tsv.write_text("id\tnegative\tpositive\n" + "".join(
+            f"{r['id']}\t{r['negative']!r}\t{r['positive']!r}\n" for r in t.to_pylist()))
+        out.append(tsv)
+    return files[0], out[0], out[1]

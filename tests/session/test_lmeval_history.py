@@ -18,10 +18,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from session_support import run_cli
 from tests.lmeval_harness import HarnessFiles, run_lm_eval, subset_of
-from typer.testing import CliRunner
 
-from activetest.cli import app
 from activetest.formats.lmeval_results import read_results
 from activetest.session.create_history import HistoryTargetNotice
 from activetest.session.design import POOL_SIGNAL, history_design, stored_design
@@ -31,17 +30,10 @@ from activetest.stats.adaptive import AdaptiveSampler
 
 pytestmark = pytest.mark.slow  # lm-eval runs (about 15 s each)
 
-runner = CliRunner()
-CLI = Path(__file__).resolve().parents[1] / "lmeval_cli.py"
 TASKS = "at_sst2_rev,at_mmlu"
 
 
-def run(*args: object, code: int = 0) -> str:
-    result = runner.invoke(app, [str(a) for a in args])
-    assert result.exit_code == code, (result.exit_code, result.output, result.exception)
-    if code == 2:
-        assert "Traceback" not in result.output
-    return result.output
+run = run_cli
 
 
 def lm_eval(files: HarnessFiles, out: Path, skill: float, salt: str, more: str = "",
@@ -307,3 +299,27 @@ def test_two_models_named_by_local_paths_with_one_last_name_are_two_rows(
 
     names = {read_history_run(f).model for f in sorted(hist.rglob("samples_*.jsonl"))}
     assert len(names) == 2 and all("checkpoint-1000" in n for n in names), names
+
+
+def test_the_pool_runs_own_files_in_the_history_are_said_with_pool_run(
+        runs: dict[str, list[Path]], tmp_path: Path) -> None:
+    """``--surrogate pool-run --history`` where the history holds the pool run itself (its
+    folder, or a copy of its files): that run serves twice, as the pool signal and as a
+    history row; init says so, naming the row and how to use it once. With ``--surrogate
+    history`` it is just another model's run, and nothing is said."""
+    pool, h1 = runs["pool"][0].parent, runs["h1"][0].parent
+    copy = tmp_path / "copied" / "pool"
+    shutil.copytree(pool, copy)
+    said = {}
+    for k, (surrogate, where) in enumerate((("pool-run", pool), ("pool-run", copy),
+                                            ("history", pool), ("pool-run", None))):
+        d = tmp_path / f"s{k}"
+        d.mkdir()
+        extra = ["--history", h1, *(["--history", where] if where else [])]
+        _, out = init(d, runs, surrogate, *extra, "--no-history-neighbours")
+        said[k] = " ".join(out.split())
+    for k in (0, 1):
+        assert "are read from the pool run's own samples files: with --surrogate pool-run " \
+               "that run serves twice" in said[k], said[k]
+        assert "uses it once" in said[k] and "--history-exclude '" in said[k]
+    assert "serves twice" not in said[2] and "serves twice" not in said[3]

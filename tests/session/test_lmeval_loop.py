@@ -17,10 +17,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from session_support import run_cli
 from tests.lmeval_harness import HarnessFiles, run_lm_eval, subset_of
-from typer.testing import CliRunner
 
-from activetest.cli import app
 from activetest.formats.lmeval_results import read_results, samples_json
 from activetest.session.harness import runs_summary, uniform_runs_for_width
 from activetest.session.workflow import Session
@@ -28,17 +27,11 @@ from activetest.session.workflow import Session
 #: the tests that run lm-eval (about 15 s a run) are slow; the others run everywhere
 slow = pytest.mark.slow
 
-runner = CliRunner()
 CLI = Path(__file__).resolve().parents[1] / "lmeval_cli.py"
 TASKS = "at_sst2_rev,at_mmlu"
 
 
-def run(*args: object, code: int = 0) -> str:
-    result = runner.invoke(app, [str(a) for a in args])
-    assert result.exit_code == code, (result.exit_code, result.output, result.exception)
-    if code == 2:
-        assert "Traceback" not in result.output
-    return result.output
+run = run_cli
 
 
 def lm_eval(files: HarnessFiles, out: Path, tasks: str, *extra: str) -> list[Path]:

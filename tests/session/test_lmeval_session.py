@@ -13,25 +13,18 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from session_support import run_cli
 from tests.lmeval_harness import HarnessFiles
-from typer.testing import CliRunner
 
-from activetest.cli import app
 from activetest.data.pool import load_pool
 from activetest.models.lmeval import read_lmeval_samples
 from activetest.session.workflow import Session
 
 pytestmark = pytest.mark.slow  # the fixture runs lm-eval once (about 15 s)
 
-runner = CliRunner()
 
 
-def run(*args: object, code: int = 0) -> str:
-    result = runner.invoke(app, [str(a) for a in args])
-    assert result.exit_code == code, (result.exit_code, result.output, result.exception)
-    if code == 2:
-        assert "Traceback" not in result.output
-    return result.output
+run = run_cli
 
 
 def init(db: Path, pool: object, target: str, *extra: object, surrogate: str | None = None,

@@ -94,7 +94,10 @@ def status(
             _out.print(f"design: {design_label(s.session_config.extra['history'])}")
             from activetest.session.harness_history import target_in_history
 
-            said = target_in_history(s, None)  # a row that is the target's own run
+            ran = ((s.session_config.answer_files or {}).get("target") or {}).get("model")
+            # a row of the target's model (a harness target: lm-eval's or inspect's name),
+            # or a row that is the target's own run by its results
+            said = target_in_history(s, ran if isinstance(ran, str) else None)
             if said is not None:
                 _out.print(f"note: {_escape(said)}")
         cfg = s.session_config

@@ -459,6 +459,11 @@ class ActiveStopping:
         name = public_model_name(model) if isinstance(model, str) else None
         if name is not None:
             self.session.record_target_model(name, "inspect")
+            from activetest.session.harness_history import target_in_history
+
+            said = target_in_history(self.session, name)  # the history has its own run
+            if said is not None:
+                warnings.warn(said, stacklevel=3)
 
     def _check_batch_config(self, task: Any, samples: list[Any]) -> None:
         """Batch mode: refuse an eval in which a waiting sample could hold up the rest."""

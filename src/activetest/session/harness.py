@@ -278,6 +278,11 @@ def _history_start(hist: Any, records: Sequence[Any], metric: str, surrogate: st
         signal = PoolSignal(features, tuple(lmeval_feature_names(features.shape[1])),
                             "the pool run's choice features")
         hist = dataclasses.replace(hist, info=signal.record(hist.info))
+        from activetest.session.harness_history import pool_run_note
+
+        twice = pool_run_note(hist)
+        if twice is not None:  # said at init, kept with the record's messages
+            hist.info["messages"] = [*hist.info.get("messages", []), twice]
     design = history_design(hist.columns, "original", None, hist.responses,
                             settings_of(hist.info), features=None if signal is None
                             else signal.columns, feature_names=None if signal is None

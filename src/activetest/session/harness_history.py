@@ -41,7 +41,7 @@ import numpy as np
 from activetest.session.history_neighbours import NeighbourUpdate
 from activetest.session.store import SessionError
 
-__all__ = ["HarnessHistory", "lmeval_history", "target_in_history"]
+__all__ = ["HarnessHistory", "lmeval_history", "pool_run_note", "target_in_history"]
 
 
 @dataclass(frozen=True)
@@ -57,6 +57,9 @@ class HarnessHistory:
         responses: ``(H, N)`` the joined response matrix the neighbours' column is learnt
             from (None: no column).
         models: its row names.
+        pool_rows: the rows read from the pool run's own samples files (the same file, or
+            one of the same bytes): with ``--surrogate pool-run`` their results serve twice
+            (:func:`pool_run_note`).
     """
 
     columns: np.ndarray
@@ -64,6 +67,47 @@ class HarnessHistory:
     info: dict[str, Any]
     responses: np.ndarray | None
     models: tuple[str, ...]
+    pool_rows: tuple[str, ...] = ()
+
+
+def _same_files(files: Sequence[str], pool_files: Sequence[str]) -> bool:
+    """Whether one of ``files`` is one of ``pool_files``: the same file, or a copy (the
+    same size and bytes)."""
+    import hashlib
+
+    def digest(f: str) -> str:
+        h = hashlib.sha256()
+        with open(f, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+        return h.hexdigest()
+
+    pool = [Path(f) for f in pool_files if Path(f).is_file()]
+    real = {p.resolve() for p in pool}
+    sizes = {p.stat().st_size for p in pool}
+    sums: set[str] | None = None
+    for f in files:
+        if Path(f).resolve() in real:
+            return True
+        if Path(f).stat().st_size in sizes:
+            sums = {digest(str(p)) for p in pool} if sums is None else sums
+            if digest(f) in sums:
+                return True
+    return False
+
+
+def pool_run_note(hist: HarnessHistory) -> str | None:
+    """The note ``init --surrogate pool-run --history`` gives where the history holds the
+    pool run's own files: that model's results then serve twice (its choice features as
+    the pool signal, its per-item results as a history row). Unbiased either way; the
+    history is meant as other models' runs."""
+    if not hist.pool_rows:
+        return None
+    names = ", ".join(repr(m) for m in hist.pool_rows)
+    return (f"history row(s) {names} are read from the pool run's own samples files: with "
+            f"--surrogate pool-run that run serves twice, as the pool signal and as a history "
+            f"row (the estimate stays unbiased; the history is meant as other models' runs): "
+            f"--history-exclude {names} uses it once")
 
 
 def _files(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
@@ -285,7 +329,10 @@ def lmeval_history(paths: Sequence[str | os.PathLike[str]], pool: Sequence[Any],
     hf = history_features(joined.scores)
     info, R = with_neighbours(history_record(joined, hf, notes), joined, neighbours)
     info["models"] = list(joined.models)  # to recognise the target's model at import
-    return HarnessHistory(history_columns(hf), hf.p_correct, info, R, tuple(joined.models))
+    pool_files = sorted({r.where.rsplit(": ", 1)[0] for r in pool})
+    own = tuple(m for m in joined.models if _same_files(sources[m], pool_files))
+    return HarnessHistory(history_columns(hf), hf.p_correct, info, R, tuple(joined.models),
+                          own)
 
 
 def target_in_history(session: Any, model: str | None) -> str | None:
@@ -306,10 +353,14 @@ def target_in_history(session: Any, model: str | None) -> str | None:
     advice = ("it has steered the draws as another model's run; the estimate stays unbiased "
               "and its intervals valid (they hold for any design), but to draw without it "
               "create the session again with --history-exclude")
-    if model is not None and model in (rec.get("models") or ()):
+    stored = session.store.scores(ROLE)
+    # the rows of the neighbours' matrix, in its order; the record's list (lm-eval
+    # sessions) holds the same names where there is no matrix (--no-history-neighbours)
+    names = list((stored.provenance or {}).get("models", []) if stored is not None else ())
+    names = names or list(rec.get("models") or ())
+    if model is not None and model in names:
         return f"the history holds a run of the target's own model ({model!r}): {advice} " \
                f"{model!r}"
-    stored = session.store.scores(ROLE)
     labels = session.labels()
     judgment = getattr(session.task, "judgment", None)  # graded: a label is a level
     if stored is None or judgment is None or len(labels) < MIN_SAME_ITEMS:
@@ -324,7 +375,6 @@ def target_in_history(session: Any, model: str | None) -> str | None:
         np.where(known, mine[None, :] == R, True), axis=1)
     if not same.any():
         return None
-    names = (stored.provenance or {}).get("models", [])
     hits = [int(k) for k in np.flatnonzero(same)]
     if len(hits) == 1:
         k = hits[0]
