@@ -14,7 +14,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from session_support import create_from_tables as _create
 from session_support import init_from_tables, spy_on_stream, tmpfs
+from session_support import same_session as _same_session
+from session_support import tsv_tables as _tsv_tables
+from session_support import write_pool_tables as _write_pool
 
 from activetest.session import columns as cols
 from activetest.session import stream_init
@@ -65,64 +69,6 @@ def test_a_missing_chunk_is_named() -> None:
     with pytest.raises(ValueError, match="chunk 3 is missing"):
         cols.read_rows(conn, info, np.array([35]))
 
-
-def _write_pool(folder: Path, n: int, fmt: str = "csv", order: np.ndarray | None = None,
-                duplicate: bool = False) -> tuple[Path, Path, Path]:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    rng = np.random.default_rng(n)
-    ids = [f"it{i}" for i in range(n)]
-    y = rng.integers(0, 2, n)
-    z = rng.normal(size=(2, n, 2))
-    lp = z - np.logaddexp(z[..., :1], z[..., 1:])
-    pool = {"id": [ids[3] if duplicate and i == 10 else x for i, x in enumerate(ids)],
-            "sentence": [f"text \"{i}\", é\n{i % 7}" for i in range(n)],
-            "label": [("negative", "positive")[k] for k in y]}
-    paths = []
-    for name, rows in (("pool", pool),
-                       *((m, {"id": ids, "negative": lp[k, :, 0], "positive": lp[k, :, 1]})
-                         for k, m in enumerate(("surrogate", "target")))):
-        t = pa.table(rows)
-        if order is not None and name != "pool":
-            t = t.take(pa.array(order))
-        path = folder / f"{name}.{fmt}"
-        if fmt == "parquet":
-            pq.write_table(t, path)
-        elif fmt == "jsonl":
-            path.write_text("".join(json.dumps(r) + "\n" for r in t.to_pylist()))
-        else:
-            import pyarrow.csv as pcsv
-
-            pcsv.write_csv(t, path)
-        paths.append(path)
-    return paths[0], paths[1], paths[2]
-
-
-def _create(db: Path, files: tuple[Path, Path, Path], **kw: object) -> Session:
-    pool, sur, tgt = files
-    return Session.create(db, pool=pool, task="sst2", surrogate=f"table:{sur}",
-                          target=f"table:{tgt}", seed=3, pool_options={"id_column": "id"},
-                          progress=False, **kw)
-
-
-def _same_session(a: Path, b: Path) -> None:
-    sa, sb = SessionStore.open(a), SessionStore.open(b)
-    try:
-        assert sa.config() == sb.config()
-        assert sa.items() == sb.items()
-        for role in ("surrogate", "target", "acquisition"):
-            x, y = sa.scores(role), sb.scores(role)
-            assert x is not None and y is not None
-            assert x.logprobs.tobytes() == y.logprobs.tobytes()
-            px, py = dict(x.provenance), dict(y.provenance)
-            px.pop("scored_at", None)
-            py.pop("scored_at", None)
-            assert px == py
-        assert sa.sampler_row() == sb.sampler_row()
-    finally:
-        sa.close()
-        sb.close()
 
 
 @pytest.mark.parametrize("fmt", ["csv", "jsonl", "parquet", "tsv"])
@@ -185,11 +131,15 @@ def test_a_compare_session_streams_too(fmt: str, acquisition: str, tmp_path: Pat
     assert pa_ == pb
 
 
-def test_a_table_in_another_order_takes_the_general_path(tmp_path: Path,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_table_in_another_order_is_joined_by_id_while_streaming(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A shuffled table: the stream joins it by id (no fall back to the general path), and
+    the session is the general path's."""
     order = np.random.default_rng(0).permutation(200)
     files = _write_pool(tmp_path, 200, "csv", order=order)
+    ran = spy_on_stream(monkeypatch)
     _create(tmp_path / "a.db", files).close()
+    assert ran
     monkeypatch.setattr(stream_init, "try_stream", lambda *a, **k: None)
     _create(tmp_path / "b.db", files).close()
     _same_session(tmp_path / "a.db", tmp_path / "b.db")
@@ -204,13 +154,12 @@ def test_a_duplicate_pool_id_is_refused_as_before(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("tail", ["it3,-0.01,-4.6\n", "other9,-0.01,-4.6\n"])
-def test_table_rows_after_the_pool_take_the_general_path(tail: str, tmp_path: Path,
-                                                         monkeypatch: pytest.MonkeyPatch
-                                                         ) -> None:
+def test_table_rows_after_the_pool_are_read_as_the_general_path_reads_them(
+        tail: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A table in the pool's order with more rows after the pool's last item: a
     repeated id is refused as the general path refuses it (the streamed path kept the
-    first row and said nothing); an id of no pool item is read as the general path
-    reads it (the session is the same)."""
+    first row and said nothing); an id of no pool item is passed over as the general
+    path passes it (the stream joins such a table by id: the session is the same)."""
     pool, sur, tgt = _write_pool(tmp_path, 120, "csv")
     monkeypatch.setattr(stream_init, "BLOCK", 32)
     with tgt.open("a", encoding="utf-8") as f:
@@ -220,7 +169,9 @@ def test_table_rows_after_the_pool_take_the_general_path(tail: str, tmp_path: Pa
             _create(tmp_path / "d.db", (pool, sur, tgt))
         assert not (tmp_path / "d.db").exists()
         return
+    ran = spy_on_stream(monkeypatch)
     _create(tmp_path / "a.db", (pool, sur, tgt)).close()
+    assert ran
     monkeypatch.setattr(stream_init, "try_stream", lambda *a, **k: None)
     _create(tmp_path / "b.db", (pool, sur, tgt)).close()
     _same_session(tmp_path / "a.db", tmp_path / "b.db")
@@ -732,25 +683,27 @@ def test_a_streamed_init_shows_its_progress(fmt: str, tmp_path: Path,
     assert steps == []
 
 
-def test_a_table_in_another_order_is_refused_where_the_join_cannot_fit_in_memory(
+def test_a_table_in_another_order_streams_where_memory_is_short(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """QA at pool scale: a table in another order than the pool (here two rows swapped)
-    takes the general path, which joins by id in memory (4.8 GB and 105 s at 3e6 items,
-    where streaming took 0.5 GB and 41 s): from ~1e7 items the process was killed for
-    memory after minutes, with no message. Where the join needs more memory than is
-    available (faked small here: it cannot be caused for real at a test's size), the
-    table is refused naming the file, the row and both items; with memory enough the
-    general path still joins it (test_a_table_in_another_order_takes_the_general_path)."""
+    took the general path, which joins by id in memory (4.8 GB and 105 s at 3e6 items):
+    from ~1e7 items the process was killed for memory, and from 2026-12-05 it was
+    refused where the memory available was short. Since 2026-12-06 the stream joins it
+    by id itself, a second pass over the table against the items already written
+    (memory: the result and one block), so even with the memory available faked small
+    (it cannot be made short for real at a test's size) the session is made, the one the
+    general path makes."""
     order = np.arange(200)
     order[[130, 131]] = order[[131, 130]]
     files = _write_pool(tmp_path, 200, "parquet", order=order)
     monkeypatch.setattr(stream_init, "BLOCK", 64)
     monkeypatch.setattr(stream_init, "available_memory", lambda: 10_000, raising=False)
-    with pytest.raises(ValueError, match=r"surrogate\.parquet: row 131 is for item 'it131', "
-                                         r"where item 131 of the pool is 'it130': the table "
-                                         r"is not in the pool's order.*more than the"):
-        _create(tmp_path / "s.db", files)
-    assert not (tmp_path / "s.db").exists() and not list(tmp_path.glob(".*creating*"))
+    ran = spy_on_stream(monkeypatch)
+    _create(tmp_path / "s.db", files).close()
+    assert ran and not list(tmp_path.glob(".*creating*"))
+    monkeypatch.setattr(stream_init, "try_stream", lambda *a, **k: None)
+    _create(tmp_path / "g.db", files).close()
+    _same_session(tmp_path / "s.db", tmp_path / "g.db")
 
 
 def _spoil_lines(files: tuple[Path, Path, Path], fmt: str, case: str) -> None:
@@ -786,20 +739,6 @@ def _spoil_lines(files: tuple[Path, Path, Path], fmt: str, case: str) -> None:
     tgt.write_text(sep.join(("id", "negative", "positive")) + "\n" + "".join(
         sep.join((str(r["id"]), "nan" if r["negative"] != r["negative"] else str(r["negative"]),
                   str(r["positive"]))) + "\n" for r in rows))
-
-
-def _tsv_tables(files: tuple[Path, Path, Path]) -> tuple[Path, Path, Path]:
-    """The CSV tables of ``files`` written as TSV files (the pool kept)."""
-    import pyarrow.csv as pcsv
-
-    out = []
-    for path in files[1:]:
-        t = pcsv.read_csv(path)
-        tsv = path.with_suffix(".tsv")
-        tsv.write_text("id\tnegative\tpositive\n" + "".join(
-            f"{r['id']}\t{r['negative']!r}\t{r['positive']!r}\n" for r in t.to_pylist()))
-        out.append(tsv)
-    return files[0], out[0], out[1]
 
 
 _LINE_CASES = {  # case: what the message says (the line: CSV's from 2, JSONL's from 1)

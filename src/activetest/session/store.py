@@ -423,11 +423,13 @@ class SessionStore(ScoresMixin, DrawsMixin, LabelsMixin):
                 # named by the final path: its messages are about the file being made
                 init(cls(p, busy_timeout=busy_timeout, _conn=conn))
             # The session's journal mode (kept in the file): readers beside a writer.
-            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            # (of the main database: a streamed init's join by id made temporary tables,
+            # and a checkpoint of every database then fails, "database table is locked")
+            mode = conn.execute("PRAGMA main.journal_mode = WAL").fetchall()[0][0]
             if str(mode).lower() != "wal":  # pragma: no cover - SQLite always can here
                 raise sqlite3.OperationalError(f"cannot set the WAL journal mode ({mode})")
             # Fold the WAL into the main file so that the rename moves everything.
-            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            conn.execute("PRAGMA main.wal_checkpoint(TRUNCATE)")
             if parent_gone():  # the command the user started was killed: make nothing
                 raise Terminated("the supervising activetest process is gone")
         except BaseException as exc:

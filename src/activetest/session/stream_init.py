@@ -10,10 +10,13 @@ the new file at once, and reads the tables in blocks with pyarrow (vectorised, n
 Python object per number), joining them to the pool block by block. Memory is then
 the model outputs as numpy arrays (``N x C`` float64 per model) plus one block.
 
-The join streams when a table lists exactly the pool's items in the pool's order (as a
-scoring job that reads the pool writes them), a Parquet table's ``content_check`` column
-(where it has one) confirming each row's item. Anything else -- another order, rows after
-the pool's last item, a missing pool item, a value the fast reader does not take, a
+A table that lists exactly the pool's items in the pool's order (as a scoring job that
+reads the pool writes them) is joined block by block as the pool is read, a Parquet
+table's ``content_check`` column (where it has one) confirming each row's item. A table
+in another order, with fewer rows or with rows of items the pool does not have is joined
+by id once the pool is written (:func:`_join_by_id`: a second pass over the table, each
+block's ids looked up in the session file's items). Anything else -- a pool numbered by
+its rows (no id column) with such a table, a value the fast reader does not take, a
 malformed file -- falls back to the general path, which joins by id in memory and names
 the file, line and column of any problem. So the streaming path never changes what a
 session holds or which input is refused; it only changes what a good input costs. A
@@ -345,6 +348,11 @@ def _values(batch: Any, cols: Sequence[str], t: _Table, start: int) -> np.ndarra
     return out
 
 
+class _TableEnds(NotStreamable):
+    """A table with fewer rows than the pool (it is then joined by id: some pool items
+    may have no row, which the join names)."""
+
+
 class _Rows:
     """Exactly ``m`` rows at a time from a stream of blocks of the table ``table``."""
 
@@ -385,7 +393,7 @@ class _Rows:
         """The next ``m`` rows: ``(ids, values, content checks or None)``."""
         while self.held < m:
             if not self._read():
-                raise NotStreamable("table ends before the pool")
+                raise _TableEnds("table ends before the pool")
         ids = np.concatenate(self.ids) if len(self.ids) > 1 else self.ids[0]
         vals = np.concatenate(self.vals) if len(self.vals) > 1 else self.vals[0]
         checks = None
@@ -396,6 +404,13 @@ class _Rows:
         self.checks = [None if checks is None else checks[m:]]
         self.held = len(ids) - m
         return ids[:m], vals[:m], None if checks is None else checks[:m]
+
+    def each(self) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray | None]]:
+        """Every block of the table, from its first row (none taken before)."""
+        while self._read():
+            block = self.ids.pop(), self.vals.pop(), self.checks.pop()
+            self.held = 0
+            yield block
 
     def next_id(self) -> str | None:
         """The id of the first row left after those taken; None where none is."""
@@ -481,9 +496,10 @@ def available_memory() -> int | None:
 
 
 def _refuse_a_join_too_big_for_memory(exc: NotStreamable) -> None:
-    """A table that is not in the pool's order takes the general path, which joins by id
-    in memory; refuse it, naming the row, where that needs more memory than there is
-    (else the process is killed for memory, after minutes, with no message)."""
+    """A table that is not in the order of a pool numbered by its rows (no id column:
+    the stream joins no such table by id) takes the general path, which joins in memory;
+    refuse it, naming the row, where that needs more memory than there is (else the
+    process is killed for memory, after minutes, with no message)."""
     if len(exc.args) < 3 or exc.args[0] != "order":
         return
     where, n_items = exc.args[1], int(exc.args[2])
@@ -521,17 +537,29 @@ def _stream(path: Path, p: Path, fmt: str, task: Task, sur: _Table, tgt: _Table,
     need_target = config0.needs_target
     got: dict[str, Any] = {}
 
+    sources = [sur, *([tgt] if need_target else []), *cmp]
+
     def write_items(conn: Any) -> None:
         from activetest.models import progress_bar
 
         size = _pool_size(p, fmt)
         with progress_bar(size, "reading the pool", progress) as advance:
-            write_blocks(conn, size, advance)
+            parts, by_id = write_blocks(conn, size, advance)
+        n = got["n"]
+        for k in by_id:  # the tables in another order: joined by id, a second pass
+            with progress_bar(None, f"joining {sources[k].scorer.path.name} by id",
+                              progress) as advance:
+                parts[k] = _join_by_id(conn, sources[k], n, task.n_classes, advance)
+        got["lp"] = [part.array() if isinstance(part, _Parts) else part for part in parts]
 
-    def write_blocks(conn: Any, size: int | None, advance: Any) -> None:
-        sources = [sur, *([tgt] if need_target else []), *cmp]
+    def write_blocks(conn: Any, size: int | None, advance: Any
+                     ) -> tuple[list[Any], list[int]]:
+        """Write the pool's items; read each table in the pool's order alongside. A table
+        found in another order (or shorter) is left for :func:`_join_by_id`: returns
+        ``(the tables' parts, which tables to join by id)``."""
         tables = [_Rows(_table_blocks(t), t) for t in sources]
-        parts = [_Parts(size, task.n_classes) for _ in tables]
+        parts: list[Any] = [_Parts(size, task.n_classes) for _ in tables]
+        by_id: list[int] = []
         n = 0
         keys: list[str] | None = None
         by_row = False
@@ -569,10 +597,21 @@ def _stream(path: Path, p: Path, fmt: str, task: Task, sur: _Table, tgt: _Table,
             ids = np.array([it.id for it in items], dtype=object)
             mine = None
             for k, t in enumerate(tables):
-                t_ids, vals, checks = _guarded_take(t, len(items))
+                if k in by_id:
+                    continue
+                try:
+                    t_ids, vals, checks = _guarded_take(t, len(items))
+                except _TableEnds:
+                    if by_row:  # positions: the general path decides
+                        raise NotStreamable("table ends before the pool") from None
+                    by_id.append(k)  # fewer rows than the pool: which are missing?
+                    continue
                 if not np.array_equal(t_ids, ids):
                     j = int(np.flatnonzero(t_ids != ids)[0])
                     _refuse_a_repeated_id(conn, sources[k], t_ids[j], ids, n, j)
+                    if not by_row:  # by id, once the pool is written
+                        by_id.append(k)
+                        continue
                     raise NotStreamable(
                         "order", f"{sources[k].scorer.path}: row {n + j + 1} is for item "
                         f"{t_ids[j]!r}, where item {n + j + 1} of the pool is {ids[j]!r}",
@@ -599,17 +638,21 @@ def _stream(path: Path, p: Path, fmt: str, task: Task, sur: _Table, tgt: _Table,
         if n == 0:
             raise NotStreamable("empty")
         for k, t in enumerate(tables):  # rows after the pool's last item: a repeated id
-            extra = t.next_id()  # (refused, naming both rows), items of another pool
-            if extra is not None:  # (the general path checks every row of the table)
+            if k in by_id:  # (refused, naming both rows), or items of another pool:
+                continue  # joined by id (which checks every row of the table)
+            extra = t.next_id()
+            if extra is not None:
                 _refuse_a_repeated_id(conn, sources[k], extra, [], n, 0)
-                raise NotStreamable("table rows after the pool")
+                if by_row:  # positions: the general path decides
+                    raise NotStreamable("table rows after the pool")
+                by_id.append(k)
         got["n"] = n
-        got["lp"] = [part.array() for part in parts]
         config1 = config_of(info, specs, raw_specs, n)  # the planned budget needs N
         config = dataclasses.replace(config1, pool={**config1.pool, "n_items": n},
                                      compare=config0.compare)
         got["config"] = config
         conn.execute("UPDATE config SET json = ? WHERE id = 1", (_dumps(config.to_dict()),))
+        return parts, by_id
 
     def init(store: SessionStore) -> None:
         from activetest.models.cache import scorer_identity
@@ -693,8 +736,9 @@ def _refuse_a_repeated_id(conn: Any, t: _Table, item_id: str, ids: Sequence[str]
     table is in another order: the general path joins it by id)."""
     if len(set(ids)) != len(ids):  # a pool that repeats an id: the general path names it
         return
-    row = conn.execute("SELECT idx FROM items WHERE item_id = ? AND idx < ?",
-                       (item_id, n)).fetchone()
+    rows = conn.execute("SELECT idx FROM items WHERE item_id = ? AND idx < ?",
+                        (item_id, n)).fetchall()  # (fetchall: no statement left open)
+    row = rows[0] if rows else None
     before = [n + i for i in range(j) if ids[i] == item_id]
     if row is None and not before:
         return
@@ -706,6 +750,107 @@ def _refuse_a_repeated_id(conn: Any, t: _Table, item_id: str, ids: Sequence[str]
                                                    f"row {first + 1}"))
     _read_again(t, n + j, first=first, repeated=item_id)
     raise NotStreamable("repeated id")  # pragma: no cover - _read_again raises
+
+
+def _join_by_id(conn: Any, t: _Table, n: int, width: int, advance: Any) -> np.ndarray:
+    """The ``(n, width)`` log-probs of the table ``t``, joined by id to the ``n`` pool
+    items already written to the session file: a table in another order than the pool's
+    (a sharded scoring job's), with fewer rows (a pool item without one: named) or with
+    rows of items the pool does not have (passed over, as the general path passes them).
+
+    The table is read again in blocks; each block's ids are looked up in the file's
+    items (their unique index) through a temporary table, so memory stays the result,
+    the table's row of each pool item (8 bytes an item) and one block. Every row is
+    checked by the general path's rules and refused with its message: a value (the row
+    named), an id that an earlier row has (both rows named; the ids of rows the pool
+    does not have are kept in a temporary table to tell), a pool item with no row (the
+    first ten named, in the pool's order), a content check written for other content
+    (the first such pool item in the pool's order)."""
+    import json as _json
+
+    from activetest.formats.label_records import content_check
+    from activetest.models.table import confirm_content, duplicate_message
+
+    path = t.scorer.path
+    out = np.full((n, width), np.nan)
+    row_of = np.full(n, -1, dtype=np.int64)  # the table's row of each pool item
+    bad: tuple[int, str, str, str] | None = None  # the first item whose check differs
+    # temporary tables (gone with the connection; emptied, not dropped, after: a DROP
+    # fails while any statement of the connection is open)
+    conn.execute("CREATE TEMP TABLE IF NOT EXISTS _at_block (pos INTEGER PRIMARY KEY, "
+                 "item_id TEXT)")
+    conn.execute("CREATE TEMP TABLE IF NOT EXISTS _at_other (item_id TEXT PRIMARY KEY, "
+                 "row INTEGER)")
+    conn.execute("DELETE FROM _at_other")
+    try:
+        start = 0
+        for ids, vals, checks in _Rows(_table_blocks(t), t).each():
+            m = len(ids)
+            conv = _converted(vals, t, start)  # every row, as the general path reads it
+            conn.execute("DELETE FROM _at_block")
+            conn.executemany("INSERT INTO _at_block (pos, item_id) VALUES (?, ?)",
+                             enumerate(ids.tolist()))
+            found = conn.execute(
+                "SELECT b.pos, i.idx" + (", i.fields" if checks is not None else "") +
+                " FROM _at_block b JOIN items i ON i.item_id = b.item_id").fetchall()
+            pos = np.fromiter((f[0] for f in found), dtype=np.int64, count=len(found))
+            idx = np.fromiter((f[1] for f in found), dtype=np.int64, count=len(found))
+            first = np.full(m, -1, dtype=np.int64)  # an earlier row with this row's id
+            first[pos] = row_of[idx]
+            by = np.lexsort((pos, idx))  # the rows of one item together, in table order
+            again = np.flatnonzero(idx[by][1:] == idx[by][:-1]) + 1
+            for a in again:  # an item's later row in this block: its first row before
+                if first[pos[by[a]]] < 0:
+                    lead = a
+                    while lead > 0 and idx[by[lead - 1]] == idx[by[a]]:
+                        lead -= 1
+                    first[pos[by[a]]] = start + pos[by[lead]]
+            mine = np.zeros(m, dtype=bool)
+            mine[pos] = True
+            for j in np.flatnonzero(~mine).tolist():  # rows of items not in the pool
+                had = conn.execute("SELECT row FROM _at_other WHERE item_id = ?",
+                                   (ids[j],)).fetchall()  # (fetchall: no statement left
+                if had:  # open on the table, which DROP TABLE would find locked)
+                    first[j] = had[0][0]
+                else:
+                    conn.execute("INSERT INTO _at_other (item_id, row) VALUES (?, ?)",
+                                 (ids[j], start + j))
+            if (first >= 0).any():  # the first row that repeats an earlier row's id
+                j = int(np.flatnonzero(first >= 0)[0])
+                if t.scorer.format == "parquet":  # rows named by number (from 1)
+                    raise StreamRefusedError(duplicate_message(
+                        path, f"row {start + j + 1}", ids[j], f"row {int(first[j]) + 1}"))
+                _read_again(t, start + j, first=int(first[j]), repeated=ids[j])
+                raise NotStreamable("repeated id")  # pragma: no cover - _read_again raises
+            out[idx] = conv[pos]
+            row_of[idx] = start + pos
+            if checks is not None:
+                for (p_, i_, fields), theirs in zip(found, checks[pos].tolist(), strict=True):
+                    if bad is not None and i_ >= bad[0]:
+                        continue
+                    have = _json.loads(fields)
+                    if content_check(have) != theirs:
+                        bad = (i_, str(ids[p_]), theirs, fields)
+            start += m
+            advance(m)
+        missing = np.flatnonzero(row_of < 0)
+        if missing.size:  # the general path's message (the first ten, in the pool's order)
+            shown = ", ".join(repr(conn.execute("SELECT item_id FROM items WHERE idx = ?",
+                                                (int(i),)).fetchall()[0][0])
+                              for i in missing[:10])
+            more = f" and {missing.size - 10} more" if missing.size > 10 else ""
+            raise StreamRefusedError(f"{path}: no row for {missing.size} of {n} item id(s): "
+                                     f"{shown}{more}")
+        if bad is not None:
+            try:
+                confirm_content(path, {bad[1]: bad[2]},
+                                [Item(bad[1], _json.loads(bad[3]), None)])
+            except ValueError as exc:
+                raise StreamRefusedError(str(exc)) from None
+    finally:
+        conn.execute("DELETE FROM _at_block")
+        conn.execute("DELETE FROM _at_other")
+    return out
 
 
 def _refuse_bad_row(t: _Table, row: int | None) -> None:

@@ -1,0 +1,189 @@
+"""A streamed ``init`` joins a prediction table by id when it is not in the pool's order
+(a sharded scoring job's table, a table with fewer or more rows): a second pass over the
+table against the items already written to the session file, memory the result and one
+block (docs/pool-scale.md). Every session is compared with the general path's (which
+joins in memory), and every refusal with the general path's message, word for word."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from session_support import create_from_tables, same_session, spy_on_stream, tsv_tables
+from session_support import write_pool_tables as write_pool
+
+from activetest.session import stream_init
+
+FORMATS = ["csv", "tsv", "jsonl", "parquet"]
+
+
+def _rewrite(path: Path, rows: list[dict[str, Any]]) -> None:
+    """Write ``rows`` (id, negative, positive[, content_check]) as the table at ``path``
+    (its format by its suffix)."""
+    import json
+
+    import pyarrow as pa
+
+    fmt = path.suffix.lstrip(".")
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        pq.write_table(pa.Table.from_pylist(rows), path)
+    elif fmt == "jsonl":
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    else:
+        sep = "\t" if fmt == "tsv" else ","
+        cols = list(rows[0])
+        path.write_text(sep.join(cols) + "\n" + "".join(
+            sep.join(repr(r[c]) if isinstance(r[c], float) else str(r[c]) for c in cols)
+            + "\n" for r in rows))
+
+
+def _rows(path: Path) -> list[dict[str, Any]]:
+    import pyarrow.csv as pcsv
+    import pyarrow.json as pjson
+    import pyarrow.parquet as pq
+
+    fmt = path.suffix.lstrip(".")
+    if fmt == "parquet":
+        return pq.read_table(path).to_pylist()  # type: ignore[no-any-return]
+    if fmt == "jsonl":
+        return pjson.read_json(path).to_pylist()  # type: ignore[no-any-return]
+    opts = pcsv.ParseOptions(delimiter="\t" if fmt == "tsv" else ",")
+    return pcsv.read_csv(path, parse_options=opts).to_pylist()  # type: ignore[no-any-return]
+
+
+def _files(tmp: Path, fmt: str, n: int = 200) -> tuple[Path, Path, Path]:
+    files = write_pool(tmp, n, "csv" if fmt == "tsv" else fmt)
+    return tsv_tables(files) if fmt == "tsv" else files
+
+
+def _both(tmp: Path, files: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch
+          ) -> tuple[str | None, str | None, list[int]]:
+    """Create the session by the stream and by the general path: their refusals (None:
+    made; then the two sessions are asserted the same) and the stream's spy (an entry:
+    it ran to its end, no fall back)."""
+    out = []
+    with monkeypatch.context() as m:
+        ran = spy_on_stream(m)
+        for name, general in (("s.db", False), ("g.db", True)):
+            if general:
+                m.setattr(stream_init, "try_stream", lambda *a, **k: None)
+            try:
+                create_from_tables(tmp / name, files).close()
+                out.append(None)
+            except ValueError as exc:
+                out.append(str(exc))
+                assert not (tmp / name).exists()
+                if not general:  # refused by the stream itself, not by a fall back
+                    assert isinstance(exc, stream_init.StreamRefusedError), repr(exc)
+    if out == [None, None]:
+        same_session(tmp / "s.db", tmp / "g.db")
+    assert not list(tmp.glob(".*creating*"))
+    return out[0], out[1], ran
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_shuffled_table_with_rows_of_other_items_is_joined_by_id(
+        fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both tables shuffled, the target's with rows of items the pool does not have among
+    them (a larger pool's table): the stream joins them by id, blocks of 64 rows, and
+    makes the general path's session."""
+    monkeypatch.setattr(stream_init, "BLOCK", 64)
+    files = _files(tmp_path, fmt)
+    rng = np.random.default_rng(1)
+    for k, path in enumerate(files[1:]):
+        rows = _rows(path)
+        if k == 1:
+            rows += [{"id": f"other{j}", "negative": -0.1, "positive": float(np.log1p(
+                -np.exp(-0.1)))} for j in range(90)]
+        _rewrite(path, [rows[i] for i in rng.permutation(len(rows))])
+    streamed, general, ran = _both(tmp_path, files, monkeypatch)
+    assert streamed is None and general is None and ran
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("how", ["shuffled", "in order, shorter"])
+def test_pool_items_without_a_row_are_named_as_the_general_path_names_them(
+        fmt: str, how: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A table without rows for 1 or 12 pool items (shuffled, or in the pool's order
+    with its last rows missing) is refused with the general path's message: how many,
+    the first ten ids in the pool's order, "and 2 more"."""
+    monkeypatch.setattr(stream_init, "BLOCK", 64)
+    for drop in (1, 12):
+        d = tmp_path / str(drop)
+        d.mkdir()
+        files = _files(d, fmt)
+        rows = _rows(files[2])
+        if how == "shuffled":
+            gone = set(np.random.default_rng(drop).choice(200, drop, replace=False).tolist())
+            keep = [r for i, r in enumerate(rows) if i not in gone]
+            keep = [keep[i] for i in np.random.default_rng(2).permutation(len(keep))]
+        else:
+            gone, keep = set(range(200 - drop, 200)), rows[:200 - drop]
+        _rewrite(files[2], keep)
+        streamed, general, _ = _both(d, files, monkeypatch)
+        assert streamed is not None and streamed == general, (streamed, general)
+        first = min(gone)
+        assert f"no row for {drop} of 200 item id(s): 'it{first}'" in streamed
+        assert ("and 2 more" in streamed) == (drop == 12)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("where", ["a later block", "the same block", "an item of no pool"])
+def test_a_repeated_id_in_a_shuffled_table_names_both_rows(
+        fmt: str, where: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A shuffled table that repeats an id (a pool item's, in a later block or the same
+    one; or an id the pool does not have) is refused as the general path refuses it,
+    naming both rows (lines of a text file, row numbers of a Parquet one)."""
+    monkeypatch.setattr(stream_init, "BLOCK", 64)
+    files = _files(tmp_path, fmt)
+    rows = _rows(files[1])
+    rows = [rows[i] for i in np.random.default_rng(3).permutation(len(rows))]
+    if where == "an item of no pool":
+        extra = {"id": "stray", "negative": -0.1, "positive": float(np.log1p(-np.exp(-0.1)))}
+        rows = [*rows[:20], extra, *rows[20:150], dict(extra), *rows[150:]]
+    else:
+        at = 150 if where == "a later block" else 40
+        rows = [*rows[:at], dict(rows[10]), *rows[at:]]
+    _rewrite(files[1], rows)
+    streamed, general, _ = _both(tmp_path, files, monkeypatch)
+    assert streamed is not None and streamed == general, (streamed, general)
+    assert "duplicate id" in streamed
+
+
+def test_a_content_check_for_other_content_is_refused_in_a_shuffled_table(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A shuffled Parquet table with the ``content_check`` column (a scoring job's) is
+    joined by id with each item's content confirmed; two rows written for other content
+    are refused with the general path's message, naming the first in the pool's order."""
+    from activetest.formats.label_records import content_check
+    from activetest.session.workflow import Session
+
+    monkeypatch.setattr(stream_init, "BLOCK", 64)
+    files = write_pool(tmp_path, 200, "parquet")
+    with monkeypatch.context() as m:  # the items as a session holds them
+        m.setattr(stream_init, "try_stream", lambda *a, **k: None)
+        create_from_tables(tmp_path / "ref.db", files).close()
+    with Session.open(tmp_path / "ref.db") as s:
+        checks = {it.id: content_check(it.fields) for it in s.store.items()}
+    rows = _rows(files[1])
+    for r in rows:
+        r["content_check"] = checks[r["id"]]
+    order = np.random.default_rng(4).permutation(len(rows))
+    _rewrite(files[1], [rows[i] for i in order])
+    streamed, general, ran = _both(tmp_path, files, monkeypatch)
+    assert streamed is None and general is None and ran
+    for r in rows:
+        if r["id"] in ("it185", "it33"):  # it33 comes first in the pool, after in the table
+            r["content_check"] = "c000000000000"
+    bad = [rows[i] for i in order]
+    assert [r["id"] for r in bad].index("it185") < [r["id"] for r in bad].index("it33")
+    _rewrite(files[1], bad)
+    for f in tmp_path.glob("[sg].db"):
+        f.unlink()
+    streamed, general, _ = _both(tmp_path, files, monkeypatch)
+    assert streamed is not None and streamed == general, (streamed, general)
+    assert "the row for item 'it33' was written for other content" in streamed
