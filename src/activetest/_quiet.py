@@ -20,6 +20,12 @@ Why keep writes rather than make them wait on a lock held through the stretch:
   are only counted, and a stretch starts once they are done (a write is never cut);
   writes that come meanwhile are kept.
 
+Python's warnings take the same way while a stretch is open: :func:`silenced` puts a
+``warnings.showwarning`` that shows each warning through :func:`emit` (a library user's
+warning from another thread during a load was lost; the command line's own
+``showwarning`` already emits, and is left as it is), and puts the one it found back when
+the last stretch ends.
+
 Nothing here stops the silencing itself: the library's own log lines still go to
 ``/dev/null``.
 """
@@ -39,6 +45,38 @@ _stretches = 0  # silenced stretches open now (any thread)
 _writing = 0  # writes in flight, a flush of kept writes counting as one
 _flushing = False  # kept writes are being run: new ones queue behind them
 _kept: list[Callable[[], object]] = []
+_shown: Any = None  # the warnings.showwarning found when the first stretch began
+
+
+def _defer_warnings() -> None:
+    """As the first stretch begins (holding ``_cond``): show warnings through
+    :func:`emit` (unless the hook in place already does)."""
+    global _shown
+    import warnings
+
+    current = warnings.showwarning
+    if getattr(current, "emits", False):
+        return
+    _shown = current
+
+    def show(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+             file: Any = None, line: str | None = None) -> None:
+        emit(lambda: current(message, category, filename, lineno, file, line))
+
+    show.emits = True  # type: ignore[attr-defined]
+    show.deferring = True  # type: ignore[attr-defined]
+    warnings.showwarning = show
+
+
+def _restore_warnings() -> None:
+    """As the last stretch ends (holding ``_cond``): put back the hook found, where ours
+    is still in place (a ``catch_warnings`` meanwhile may have put another)."""
+    global _shown
+    import warnings
+
+    if _shown is not None and getattr(warnings.showwarning, "deferring", False):
+        warnings.showwarning = _shown
+    _shown = None
 
 
 @contextlib.contextmanager
@@ -51,12 +89,16 @@ def silenced() -> Iterator[None]:
     global _stretches
     with _cond:
         _stretches += 1
+        if _stretches == 1:
+            _defer_warnings()
         _cond.wait_for(lambda: _writing == 0)
     try:
         yield
     finally:
         with _cond:
             _stretches -= 1
+            if _stretches == 0:
+                _restore_warnings()
             flush = _start_flush()
         if flush:
             _flush()

@@ -58,3 +58,31 @@ def test_the_progress_display_draws_after_a_load_not_into_dev_null(
     with silenced(), suppress_stdout_stderr(disable=False):
         console.print("drawn during the load")
     assert capfd.readouterr().out.count("drawn during the load") == 1
+
+
+def test_a_library_users_warning_during_a_load_is_shown_after_it(tmp_path: Path) -> None:
+    """Outside the command line (activetest as a library: Python's own warning display,
+    in a fresh process), a warning another thread gives while a load has stderr at
+    /dev/null (llama-cpp-python's own silencing, the real one) is shown once the load is
+    done, once, in Python's format; the display found before is back afterwards."""
+    pytest.importorskip("llama_cpp")
+    script = tmp_path / "library_warning.py"
+    script.write_text("""
+import threading, warnings
+from llama_cpp._utils import suppress_stdout_stderr
+from activetest._quiet import silenced
+
+before = warnings.showwarning
+with silenced(), suppress_stdout_stderr(disable=False):
+    other = threading.Thread(target=lambda: warnings.warn(
+        "said by another thread during the load", RuntimeWarning, stacklevel=1))
+    other.start()
+    other.join()
+print("restored", warnings.showwarning is before)
+""", encoding="utf-8")
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "PYTHONWARNINGS": "default"})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.count("RuntimeWarning: said by another thread during the load") == 1, \
+        proc.stderr
+    assert "restored True" in proc.stdout

@@ -135,6 +135,7 @@ def _show_notices() -> None:
 
         emit(write)
 
+    show.emits = True  # type: ignore[attr-defined]  # (_quiet.silenced leaves it as it is)
     warnings.showwarning = show
 
 
