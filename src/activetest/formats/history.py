@@ -23,6 +23,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,7 +37,7 @@ from activetest.formats.tables import (
     read_file,
 )
 
-__all__ = ["HistoryFormatError", "HistoryRun", "ResponseMatrix", "lmeval_model_name",
+__all__ = ["HistoryFormatError", "HistoryRun", "ResponseMatrix", "file_sha256", "lmeval_model_name",
            "read_history_folder", "read_history_run", "read_response_matrix"]
 
 _MISSING = {"", "na", "nan", "null", "none"}
@@ -263,7 +264,8 @@ class HistoryRun:
 _LOG_SUFFIXES = (".jsonl", ".json", ".eval", ".jsonl.gz", ".json.gz")
 
 
-def _sha256(p: Path) -> str:
+def file_sha256(p: str | os.PathLike[str]) -> str:
+    """The SHA-256 of a file's bytes (hex), read in 1 MiB blocks."""
     import hashlib
 
     h = hashlib.sha256()
@@ -297,7 +299,7 @@ def read_history_run(path: str | Path) -> HistoryRun:
     from activetest.formats.lmeval import load_lmeval_samples, looks_like_lmeval
 
     p = Path(path)
-    sha = _sha256(p)
+    sha = file_sha256(p)
     if looks_like_lmeval(p):
         try:
             s = load_lmeval_samples([p])

@@ -321,6 +321,7 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
     from activetest.data.history import join_history
     from activetest.formats.history import (
         HistoryFormatError,
+        file_sha256,
         read_history_folder,
         read_response_matrix,
     )
@@ -330,7 +331,7 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
     own_models: set[str] = set()
     for t in targets:
         try:
-            own[Path(t).resolve().as_posix()] = _sha(Path(t))
+            own[Path(t).resolve().as_posix()] = file_sha256(t)
         except OSError:
             continue
         if (name := _stated_model(Path(t))) is not None:
@@ -396,16 +397,6 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
                       f"--history-exclude NAME leaves it out", HistoryTargetNotice,
                       stacklevel=2)
     return dataclasses.replace(joined, excluded=(*dropped, *joined.excluded)), notes
-
-
-def _sha(p: Path) -> str:
-    import hashlib
-
-    h = hashlib.sha256()
-    with open(p, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def _lmeval_target_scores(files: Sequence[Path], pool: Sequence[PoolItem]

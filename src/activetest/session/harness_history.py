@@ -73,14 +73,7 @@ class HarnessHistory:
 def _same_files(files: Sequence[str], pool_files: Sequence[str]) -> bool:
     """Whether one of ``files`` is one of ``pool_files``: the same file, or a copy (the
     same size and bytes)."""
-    import hashlib
-
-    def digest(f: str) -> str:
-        h = hashlib.sha256()
-        with open(f, "rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                h.update(block)
-        return h.hexdigest()
+    from activetest.formats.history import file_sha256 as digest
 
     pool = [Path(f) for f in pool_files if Path(f).is_file()]
     real = {p.resolve() for p in pool}
