@@ -132,7 +132,8 @@ def test_pool_items_without_a_row_are_named_as_the_general_path_names_them(
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-@pytest.mark.parametrize("where", ["a later block", "the same block", "an item of no pool"])
+@pytest.mark.parametrize("where", ["a later block", "the same block", "an item of no pool",
+                                   "an item of no pool, the same block"])
 def test_a_repeated_id_in_a_shuffled_table_names_both_rows(
         fmt: str, where: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A shuffled table that repeats an id (a pool item's, in a later block or the same
@@ -142,9 +143,10 @@ def test_a_repeated_id_in_a_shuffled_table_names_both_rows(
     files = _files(tmp_path, fmt)
     rows = _rows(files[1])
     rows = [rows[i] for i in np.random.default_rng(3).permutation(len(rows))]
-    if where == "an item of no pool":
+    if where.startswith("an item of no pool"):
         extra = {"id": "stray", "negative": -0.1, "positive": float(np.log1p(-np.exp(-0.1)))}
-        rows = [*rows[:20], extra, *rows[20:150], dict(extra), *rows[150:]]
+        at = 40 if where.endswith("same block") else 150
+        rows = [*rows[:20], extra, *rows[20:at], dict(extra), *rows[at:]]
     else:
         at = 150 if where == "a later block" else 40
         rows = [*rows[:at], dict(rows[10]), *rows[at:]]

@@ -807,14 +807,22 @@ def _join_by_id(conn: Any, t: _Table, n: int, width: int, advance: Any) -> np.nd
                     first[pos[by[a]]] = start + pos[by[lead]]
             mine = np.zeros(m, dtype=bool)
             mine[pos] = True
-            for j in np.flatnonzero(~mine).tolist():  # rows of items not in the pool
-                had = conn.execute("SELECT row FROM _at_other WHERE item_id = ?",
-                                   (ids[j],)).fetchall()  # (fetchall: no statement left
-                if had:  # open on the table, which DROP TABLE would find locked)
-                    first[j] = had[0][0]
-                else:
-                    conn.execute("INSERT INTO _at_other (item_id, row) VALUES (?, ?)",
-                                 (ids[j], start + j))
+            other = np.flatnonzero(~mine)  # rows of items not in the pool
+            if other.size:
+                for j, row in conn.execute(  # an earlier block's row with the id
+                        "SELECT b.pos, o.row FROM _at_block b JOIN _at_other o "
+                        "ON o.item_id = b.item_id").fetchall():
+                    first[j] = row
+                _, lead, where = np.unique(ids[other], return_index=True,
+                                           return_inverse=True)
+                lead_row = other[lead]  # the first row of each id in this block
+                again = lead_row[where] != other  # a later row of an id in this block
+                first[other[again]] = np.where(first[other[again]] >= 0,
+                                               first[other[again]],
+                                               start + lead_row[where][again])
+                fresh = other[lead][first[other[lead]] < 0]
+                conn.executemany("INSERT INTO _at_other (item_id, row) VALUES (?, ?)",
+                                 zip(ids[fresh].tolist(), (start + fresh).tolist(), strict=True))
             if (first >= 0).any():  # the first row that repeats an earlier row's id
                 j = int(np.flatnonzero(first >= 0)[0])
                 if t.scorer.format == "parquet":  # rows named by number (from 1)
