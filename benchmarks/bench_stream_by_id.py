@@ -8,11 +8,13 @@ Reproduce (docs/pool-scale.md, "A table in another order than the pool")::
 
 Writes once into ``--out`` a CSV pool of ``--n`` items (``id``, ``sentence``,
 ``label``) and two CSV tables of random log-probs, each in the pool's order and
-shuffled (seed 0); then runs ``activetest init`` (``--task sst2``, seed 3) as its own
-process for each case (tables in order, the target's shuffled, both shuffled), with this
-checkout's code and, with ``--baseline``, with another checkout's ``src`` on the same
-files, and prints each run's peak memory (``ru_maxrss`` of the child) and CPU seconds
-(user + system: the machine may be shared) with the ratio now / baseline.
+shuffled, and the target's table of a corpus four times the pool (its rows and 3N rows
+of other items, shuffled; seed 0); then runs ``activetest init`` (``--task sst2``, seed
+3) as its own process for each case (tables in order, the target's shuffled, both
+shuffled, the corpus's table), with this checkout's code and, with ``--baseline``, with
+another checkout's ``src`` on the same files, and prints each run's peak memory
+(``ru_maxrss`` of the child) and CPU seconds (user + system: the machine may be
+shared) with the ratio now / baseline.
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 CASES = {"in order": ("surrogate.csv", "target.csv"),
          "target shuffled": ("surrogate.csv", "target_shuffled.csv"),
-         "both shuffled": ("surrogate_shuffled.csv", "target_shuffled.csv")}
+         "both shuffled": ("surrogate_shuffled.csv", "target_shuffled.csv"),
+         "target: a corpus of 4x the pool, shuffled": ("surrogate.csv", "target_corpus.csv")}
 
 _MEASURE = """
 import json, resource, subprocess, sys
@@ -46,8 +49,7 @@ def write_files(out: Path, n: int) -> None:
     import pyarrow.csv as pcsv
 
     out.mkdir(parents=True, exist_ok=True)
-    if all((out / f).exists() for f in ("pool.csv", *CASES["both shuffled"],
-                                        *CASES["in order"])):
+    if all((out / f).exists() for case in CASES.values() for f in ("pool.csv", *case)):
         return
     rng = np.random.default_rng(0)
     ids = np.array([f"it{i}" for i in range(n)], dtype=object)
@@ -62,6 +64,13 @@ def write_files(out: Path, n: int) -> None:
         t = pa.table({"id": ids, "negative": lp[:, 0], "positive": lp[:, 1]})
         pcsv.write_csv(t, out / f"{name}.csv")
         pcsv.write_csv(t.take(pa.array(rng.permutation(n))), out / f"{name}_shuffled.csv")
+    # the target's table of a corpus the pool is a quarter of (rows of 3n other items)
+    z = rng.normal(size=(3 * n, 2))
+    lp = z - np.logaddexp(z[:, :1], z[:, 1:])
+    other = pa.table({"id": pa.array([f"other{i}" for i in range(3 * n)]),
+                      "negative": lp[:, 0], "positive": lp[:, 1]})
+    corpus = pa.concat_tables([pcsv.read_csv(out / "target.csv").cast(other.schema), other])
+    pcsv.write_csv(corpus.take(pa.array(rng.permutation(4 * n))), out / "target_corpus.csv")
 
 
 def run_init(out: Path, src: Path, sur: str, tgt: str) -> dict[str, float]:
