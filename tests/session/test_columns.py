@@ -687,8 +687,8 @@ def test_a_table_in_another_order_streams_where_memory_is_short(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """QA at pool scale: a table in another order than the pool (here two rows swapped)
     took the general path, which joins by id in memory (4.8 GB and 105 s at 3e6 items):
-    from ~1e7 items the process was killed for memory, and from 2026-12-05 it was
-    refused where the memory available was short. Since 2026-12-06 the stream joins it
+    from ~1e7 items the process was killed for memory, and then it was refused
+    where the memory available was short. Since 2026-12-05 (later) the stream joins it
     by id itself, a second pass over the table against the items already written
     (memory: the result and one block), so even with the memory available faked small
     (it cannot be made short for real at a test's size) the session is made, the one the
