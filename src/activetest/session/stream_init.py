@@ -49,8 +49,10 @@ from typing import Any, NoReturn
 import numpy as np
 
 from activetest.data.task import Item, Task
+from activetest.formats.tables import PoolFormatError
 
-__all__ = ["BLOCK", "NotStreamable", "PoolSize", "StreamRefusedError", "try_stream"]
+__all__ = ["BLOCK", "NotStreamable", "PoolSize", "StreamRefusedError", "StreamRefusedPoolError",
+           "try_stream"]
 
 #: Records per block (pool and tables).
 BLOCK = 16_384
@@ -78,6 +80,11 @@ class StreamRefusedError(ValueError):
     match),
     where falling back would read the whole pool and tables into memory only to say the
     same (about 1.8 GB per million items: killed for memory from ~1e7 items)."""
+
+
+class StreamRefusedPoolError(StreamRefusedError, PoolFormatError):
+    """A pool's record refused while streaming: the general path's
+    :class:`~activetest.formats.tables.PoolFormatError`, with its message."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -913,7 +920,7 @@ def _refuse_record(p: Path, fmt: str, message: str) -> NoReturn:
     first (:func:`_clean_text`: NotStreamable)."""
     if not _clean_text(p):
         raise NotStreamable("text")
-    raise StreamRefusedError(message)
+    raise StreamRefusedPoolError(message)
 
 
 def _refuse_pool_block(conn: Any, p: Path, fmt: str, block: Sequence[tuple[str, Any]], n: int,
@@ -939,7 +946,7 @@ def _refuse_pool_block(conn: Any, p: Path, fmt: str, block: Sequence[tuple[str, 
                 label_base=opts.get("label_base"), keys=keys,
                 ids=[str(n + j)] if by_row else None)
         except ValueError as exc:
-            raise StreamRefusedError(str(exc)) from None
+            raise StreamRefusedPoolError(str(exc)) from None
         first = seen.get(item.id)
         if first is None:
             row = conn.execute("SELECT idx FROM items WHERE item_id = ? AND idx < ?",
@@ -947,7 +954,7 @@ def _refuse_pool_block(conn: Any, p: Path, fmt: str, block: Sequence[tuple[str, 
             if row is not None:
                 first = _record_where(p, fmt, int(row[0]))
         if first is not None:
-            raise StreamRefusedError(duplicate_id_message(str(p), where, item.id, first))
+            raise StreamRefusedPoolError(duplicate_id_message(str(p), where, item.id, first))
         seen[item.id] = where
     raise NotStreamable("pool")
 
