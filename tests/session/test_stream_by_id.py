@@ -189,3 +189,28 @@ def test_a_content_check_for_other_content_is_refused_in_a_shuffled_table(
     streamed, general, _ = _both(tmp_path, files, monkeypatch)
     assert streamed is not None and streamed == general, (streamed, general)
     assert "the row for item 'it33' was written for other content" in streamed
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_table_with_no_rows_is_refused_as_the_general_path_refuses_it(
+        fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A table of no rows (a header alone; an empty JSONL file) is joined by id, as it
+    ends before the pool, and refused with the general path's "no data rows" (it named
+    every pool item as having no row)."""
+    import pyarrow as pa
+
+    monkeypatch.setattr(stream_init, "BLOCK", 64)
+    files = _files(tmp_path, fmt)
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        pq.write_table(pa.table({"id": pa.array([], pa.string()),
+                                 "negative": pa.array([], pa.float64()),
+                                 "positive": pa.array([], pa.float64())}), files[2])
+    else:
+        sep = "\t" if fmt == "tsv" else ","
+        files[2].write_text("" if fmt == "jsonl" else sep.join(["id", "negative", "positive"])
+                            + "\n")
+    streamed, general, _ = _both(tmp_path, files, monkeypatch)
+    assert streamed is not None and streamed == general, (streamed, general)
+    assert streamed.endswith("target" + files[2].suffix + ": no data rows")

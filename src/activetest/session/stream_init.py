@@ -848,6 +848,8 @@ def _join_by_id(conn: Any, t: _Table, n: int, width: int, advance: Any) -> np.nd
                         bad = (i_, str(ids[p_]), theirs, fields)
             start += m
             advance(m)
+        if start == 0:  # a header alone, an empty JSONL file: named as the table reader does
+            raise StreamRefusedError(f"{path}: no data rows")
         missing = np.flatnonzero(row_of < 0)
         if missing.size:  # the general path's message (the first ten, in the pool's order)
             shown = ", ".join(repr(conn.execute("SELECT item_id FROM items WHERE idx = ?",
