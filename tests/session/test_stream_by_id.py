@@ -189,6 +189,15 @@ def test_a_content_check_for_other_content_is_refused_in_a_shuffled_table(
     streamed, general, _ = _both(tmp_path, files, monkeypatch)
     assert streamed is not None and streamed == general, (streamed, general)
     assert "the row for item 'it33' was written for other content" in streamed
+    for r in bad:  # an id with spaces around it: its row is the item's, and checked
+        if r["id"] == "it33":
+            r["id"] = " it33 "
+    _rewrite(files[1], bad)
+    for f in tmp_path.glob("[sg].db"):
+        f.unlink()
+    streamed, general, _ = _both(tmp_path, files, monkeypatch)
+    assert streamed is not None and streamed == general, (streamed, general)
+    assert "the row for item 'it33' was written for other content" in streamed
 
 
 @pytest.mark.parametrize("fmt", FORMATS)

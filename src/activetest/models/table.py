@@ -489,7 +489,10 @@ def _content_checks(path: Path, id_column: str) -> dict[str, str] | None:
     except Exception as exc:  # pyarrow raises many types
         raise ValueError(f"{path}: cannot read the {CHECK_COLUMN} column: "
                          f"{str(exc)[:200]}") from None
-    return {str(i): str(c) for i, c in zip(cols[id_column], cols[CHECK_COLUMN], strict=True)}
+    # keyed by the id as the rows are read (:func:`_cell_id`: a string stripped), so a
+    # row whose id has spaces around it is checked too (QA: it was passed over)
+    return {i.strip() if isinstance(i, str) else str(i): str(c)
+            for i, c in zip(cols[id_column], cols[CHECK_COLUMN], strict=True)}
 
 
 def confirm_content(path: Path, checks: dict[str, str], items: Sequence[Item]) -> None:
