@@ -223,3 +223,44 @@ def test_a_table_with_no_rows_is_refused_as_the_general_path_refuses_it(
     streamed, general, _ = _both(tmp_path, files, monkeypatch)
     assert streamed is not None and streamed == general, (streamed, general)
     assert streamed.endswith("target" + files[2].suffix + ": no data rows")
+
+
+@pytest.mark.parametrize("fmt", ["csv", "tsv", "jsonl"])
+@pytest.mark.parametrize("defect", ["a NUL", "a byte that is not UTF-8",
+                                    "a column named twice"])
+@pytest.mark.parametrize("order", ["shuffled", "in the pool's order"])
+def test_a_table_the_general_path_refuses_before_any_row_is_not_accepted(
+        fmt: str, defect: str, order: str, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A text table with a NUL or a byte that is not UTF-8 in a column the fast reader
+    does not read, or a header naming a class column twice, is refused as the general
+    path refuses it (it was accepted: pyarrow reads only the id and class columns)."""
+    if defect == "a column named twice" and fmt == "jsonl":
+        pytest.skip("a JSON object's keys are its columns")
+    monkeypatch.setattr(stream_init, "BLOCK", 64)
+    files = _files(tmp_path, fmt)
+    rows = _rows(files[2])
+    if order == "shuffled":
+        rows = [rows[i] for i in np.random.default_rng(5).permutation(len(rows))]
+    for r in rows:
+        r["note"] = "x"
+    _rewrite(files[2], rows)
+    data = files[2].read_bytes()
+    if defect == "a column named twice":
+        sep = b"\t" if fmt == "tsv" else b","
+        data = data.replace(sep + b"note\n", sep + b"negative\n", 1)
+    else:
+        bad = b"\x00" if defect == "a NUL" else b"\xff"
+        data = data.replace(b'"x"', b'"' + bad + b'"', 1) if fmt == "jsonl" else (
+            data.replace(b"x\n", bad + b"\n", 1))
+    files[2].write_bytes(data)
+    out = []
+    for name, general in (("s.db", False), ("g.db", True)):  # the stream falls back
+        with monkeypatch.context() as m:
+            if general:
+                m.setattr(stream_init, "try_stream", lambda *a, **k: None)
+            with pytest.raises(ValueError) as exc:
+                create_from_tables(tmp_path / name, files).close()
+        out.append(str(exc.value))
+        assert not (tmp_path / name).exists()
+    assert out[0] == out[1]

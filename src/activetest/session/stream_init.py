@@ -116,7 +116,29 @@ def _table(raw: Any, task: Task) -> _Table | None:
     cols = scorer.columns if scorer.columns is not None else tuple(task.classes)
     if len(cols) != task.n_classes:
         return None
+    if scorer.format != "parquet" and not _clean_table(scorer.path, scorer.format):
+        return None
     return _Table(stored_spec(raw), raw, scorer, tuple(cols))
+
+
+def _clean_table(p: Path, fmt: str) -> bool:
+    """Whether the CSV, TSV or JSONL table ``p`` has none of the problems the general path
+    refuses it for before any row, which the fast reader does not see outside the columns
+    it reads: a NUL character or a byte that is not UTF-8 anywhere in the file, a header
+    that names a column twice (QA: such tables were accepted). Where it has one, the
+    general path names it (reading the file's bytes, or its header)."""
+    if not _clean_text(p):
+        return False
+    if fmt == "jsonl":
+        return True
+    from activetest.formats.tables import header_rows
+
+    try:
+        with p.open(encoding="utf-8-sig", newline="") as f:
+            header_rows(f, str(p), "," if fmt == "csv" else "\t")
+    except (ValueError, OSError):
+        return False
+    return True
 
 
 # ------------------------------------------------------------------------ pool blocks
