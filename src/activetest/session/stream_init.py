@@ -634,12 +634,14 @@ def _stream(path: Path, p: Path, fmt: str, task: Task, sur: _Table, tgt: _Table,
                     if by_row:  # positions: the general path decides
                         raise NotStreamable("table ends before the pool") from None
                     by_id.append(k)  # fewer rows than the pool: which are missing?
+                    parts[k] = None  # (the rows so far: read again, by id)
                     continue
                 if not np.array_equal(t_ids, ids):
                     j = int(np.flatnonzero(t_ids != ids)[0])
                     _refuse_a_repeated_id(conn, sources[k], t_ids[j], ids, n, j)
                     if not by_row:  # by id, once the pool is written
                         by_id.append(k)
+                        parts[k] = None  # (the rows so far: read again, by id)
                         continue
                     raise NotStreamable(
                         "order", f"{sources[k].scorer.path}: row {n + j + 1} is for item "
@@ -675,6 +677,7 @@ def _stream(path: Path, p: Path, fmt: str, task: Task, sur: _Table, tgt: _Table,
                 if by_row:  # positions: the general path decides
                     raise NotStreamable("table rows after the pool")
                 by_id.append(k)
+                parts[k] = None
         got["n"] = n
         config1 = config_of(info, specs, raw_specs, n)  # the planned budget needs N
         config = dataclasses.replace(config1, pool={**config1.pool, "n_items": n},
