@@ -262,3 +262,17 @@ def test_a_table_the_general_path_refuses_before_any_row_is_not_accepted(
         out.append(str(exc.value))
         assert not (tmp_path / name).exists()
     assert out[0] == out[1]
+
+
+@pytest.mark.parametrize("fmt", ["csv", "tsv"])
+def test_a_header_alone_without_a_class_column_says_no_data_rows(
+        fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A CSV or TSV table that is a header alone and also lacks a class column: the
+    general path says it has no data rows (it reads the rows before the columns); the
+    stream said "missing column(s)" (QA)."""
+    monkeypatch.setattr(stream_init, "BLOCK", 64)
+    files = _files(tmp_path, fmt)
+    files[2].write_text(("\t" if fmt == "tsv" else ",").join(["id", "negative"]) + "\n")
+    streamed, general, _ = _both(tmp_path, files, monkeypatch)
+    assert streamed is not None and streamed == general, (streamed, general)
+    assert streamed.endswith("target" + files[2].suffix + ": no data rows")

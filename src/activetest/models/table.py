@@ -47,6 +47,7 @@ naming the file, the item and both fingerprints.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
@@ -452,8 +453,11 @@ def stream_rows(path: Path, fmt: str, *, columns: Sequence[str],
     with p.open(encoding="utf-8-sig", newline="" if fmt in ("csv", "tsv") else "\n") as f:
         if fmt in ("csv", "tsv"):
             header, rows = header_rows(_without_nul(f, p), str(p), "," if fmt == "csv" else "\t")
+            first = next(rows, None)
+            if first is None:  # read_table says so before it looks at the columns
+                raise ValueError(f"{p}: no data rows")
             _check_columns(p, fmt, header, wanted)
-            for where, row in rows:
+            for where, row in itertools.chain([first], rows):
                 yield where, _row_id(row, p, where, id_column, columns), row
             return
         if fmt != "jsonl":
