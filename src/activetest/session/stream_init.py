@@ -827,34 +827,22 @@ def _join_by_id(conn: Any, t: _Table, n: int, width: int, advance: Any) -> np.nd
                 " FROM _at_block b JOIN items i ON i.item_id = b.item_id").fetchall()
             pos = np.fromiter((f[0] for f in found), dtype=np.int64, count=len(found))
             idx = np.fromiter((f[1] for f in found), dtype=np.int64, count=len(found))
-            first = np.full(m, -1, dtype=np.int64)  # an earlier row with this row's id
+            # an earlier row with this row's id: of an earlier block (a pool item's row,
+            # or a row of an id the pool does not have, kept in _at_other), else the
+            # first row of the id in this block
+            first = np.full(m, -1, dtype=np.int64)
             first[pos] = row_of[idx]
-            by = np.lexsort((pos, idx))  # the rows of one item together, in table order
-            again = np.flatnonzero(idx[by][1:] == idx[by][:-1]) + 1
-            for a in again:  # an item's later row in this block: its first row before
-                if first[pos[by[a]]] < 0:
-                    lead = a
-                    while lead > 0 and idx[by[lead - 1]] == idx[by[a]]:
-                        lead -= 1
-                    first[pos[by[a]]] = start + pos[by[lead]]
+            for j, row in conn.execute("SELECT b.pos, o.row FROM _at_block b JOIN _at_other "
+                                       "o ON o.item_id = b.item_id").fetchall():
+                first[j] = row
+            _, lead, where = np.unique(ids, return_index=True, return_inverse=True)
+            later = (lead[where] != np.arange(m)) & (first < 0)
+            first[later] = start + lead[where][later]
             mine = np.zeros(m, dtype=bool)
             mine[pos] = True
-            other = np.flatnonzero(~mine)  # rows of items not in the pool
-            if other.size:
-                for j, row in conn.execute(  # an earlier block's row with the id
-                        "SELECT b.pos, o.row FROM _at_block b JOIN _at_other o "
-                        "ON o.item_id = b.item_id").fetchall():
-                    first[j] = row
-                _, lead, where = np.unique(ids[other], return_index=True,
-                                           return_inverse=True)
-                lead_row = other[lead]  # the first row of each id in this block
-                again = lead_row[where] != other  # a later row of an id in this block
-                first[other[again]] = np.where(first[other[again]] >= 0,
-                                               first[other[again]],
-                                               start + lead_row[where][again])
-                fresh = other[lead][first[other[lead]] < 0]
-                conn.executemany("INSERT INTO _at_other (item_id, row) VALUES (?, ?)",
-                                 zip(ids[fresh].tolist(), (start + fresh).tolist(), strict=True))
+            fresh = np.flatnonzero(~mine & (first < 0))  # a new id of no pool item
+            conn.executemany("INSERT INTO _at_other (item_id, row) VALUES (?, ?)",
+                             zip(ids[fresh].tolist(), (start + fresh).tolist(), strict=True))
             if (first >= 0).any():  # the first row that repeats an earlier row's id
                 j = int(np.flatnonzero(first >= 0)[0])
                 if t.scorer.format == "parquet":  # rows named by number (from 1)
