@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -616,6 +617,23 @@ def _spoil(files: tuple[Path, Path, Path], case: str) -> str:
     return spec
 
 
+def _refusals(make: Any, tmp: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, str]:
+    """``make(db)``'s refusal on the general path (``g.db``), then on the stream
+    (``s.db``) with the general path made to fail: ``(general, streamed)``."""
+    from activetest.session import create
+
+    real_try = stream_init.try_stream
+    monkeypatch.setattr(stream_init, "try_stream", lambda *a, **k: None)
+    general = make(tmp / "g.db")
+    monkeypatch.setattr(stream_init, "try_stream", real_try)
+
+    def no_general_path(*a: object, **k: object) -> object:
+        raise AssertionError("the general path read the whole pool into memory")
+
+    monkeypatch.setattr(create, "load_inputs", no_general_path)
+    return general, make(tmp / "s.db")
+
+
 @pytest.mark.parametrize("case", ["nan", "-inf", "logprobs", "probs", "content check",
                                   "pool duplicate", "pool label", "table duplicate",
                                   "table duplicate at the end"])
@@ -640,18 +658,8 @@ def test_a_defect_a_stream_can_name_is_refused_without_reading_all_into_memory(
         assert not db.exists() and not list(tmp_path.glob(".*creating*"))
         return str(err.value)
 
-    from activetest.session import create
-
-    real_try = stream_init.try_stream
-    monkeypatch.setattr(stream_init, "try_stream", lambda *a, **k: None)
-    general = make(tmp_path / "g.db")
-    monkeypatch.setattr(stream_init, "try_stream", real_try)
-
-    def no_general_path(*a: object, **k: object) -> object:
-        raise AssertionError("the general path read the whole pool into memory")
-
-    monkeypatch.setattr(create, "load_inputs", no_general_path)
-    assert make(tmp_path / "s.db") == general
+    general, streamed = _refusals(make, tmp_path, monkeypatch)
+    assert streamed == general
     assert {"content check": "it150", "pool duplicate": "row 150", "pool label": "row 150",
             "table duplicate": "row 151: duplicate id 'it5' (first at row 6)",
             "table duplicate at the end": "row 301: duplicate id 'it3' (first at row 4)",
@@ -783,18 +791,7 @@ def test_a_bad_row_of_a_csv_tsv_or_jsonl_table_is_refused_by_the_stream(
         assert not db.exists() and not list(tmp_path.glob(".*creating*"))
         return str(err.value)
 
-    from activetest.session import create
-
-    real_try = stream_init.try_stream
-    monkeypatch.setattr(stream_init, "try_stream", lambda *a, **k: None)
-    general = make(tmp_path / "g.db")
-    monkeypatch.setattr(stream_init, "try_stream", real_try)
-
-    def no_general_path(*a: object, **k: object) -> object:
-        raise AssertionError("the general path read the whole pool into memory")
-
-    monkeypatch.setattr(create, "load_inputs", no_general_path)
-    streamed = make(tmp_path / "s.db")
+    general, streamed = _refusals(make, tmp_path, monkeypatch)
     first = 1 if fmt == "jsonl" else 2  # the line of the table's first row
     said = _LINE_CASES[case].format(l=150 + first, f=5 + first, e=300 + first, t=3 + first,
                                     v="nan" if fmt == "jsonl" else "'nan'")
