@@ -280,7 +280,7 @@ def _history_start(hist: Any, records: Sequence[Any], metric: str, surrogate: st
         hist = dataclasses.replace(hist, info=signal.record(hist.info))
         from activetest.session.harness_history import pool_run_note
 
-        twice = pool_run_note(hist)
+        twice = pool_run_note(hist, records)
         if twice is not None:  # said at init, kept with the record's messages
             hist.info["messages"] = [*hist.info.get("messages", []), twice]
     design = history_design(hist.columns, "original", None, hist.responses,

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -57,8 +57,7 @@ class HarnessHistory:
         responses: ``(H, N)`` the joined response matrix the neighbours' column is learnt
             from (None: no column).
         models: its row names.
-        pool_rows: the rows read from the pool run's own samples files (the same file, or
-            one of the same bytes): with ``--surrogate pool-run`` their results serve twice
+        files: each row's samples files (row name -> paths), to tell the pool run's own
             (:func:`pool_run_note`).
     """
 
@@ -67,40 +66,43 @@ class HarnessHistory:
     info: dict[str, Any]
     responses: np.ndarray | None
     models: tuple[str, ...]
-    pool_rows: tuple[str, ...] = ()
+    files: Mapping[str, Sequence[str]] = dataclasses.field(default_factory=dict)
 
 
-def _same_files(files: Sequence[str], pool_files: Sequence[str]) -> bool:
-    """Whether one of ``files`` is one of ``pool_files``: the same file, or a copy (the
-    same size and bytes)."""
-    from activetest.formats.history import file_sha256 as digest
+def pool_run_note(hist: HarnessHistory, pool: Sequence[Any]) -> str | None:
+    """The note ``init --surrogate pool-run --history`` gives where history rows are read
+    from the pool run's own samples files (the pool's records ``pool``: the same file, or
+    a copy of the same bytes): that run's results then serve twice (its choice features as
+    the pool signal, its per-item results as a history row). Unbiased either way; the
+    history is meant as other models' runs. Each file is hashed at most once, and only
+    where its size is a pool file's."""
+    from activetest.formats.history import file_sha256
 
-    pool = [Path(f) for f in pool_files if Path(f).is_file()]
-    real = {p.resolve() for p in pool}
-    sizes = {p.stat().st_size for p in pool}
+    mine = [Path(f) for f in sorted({r.where.rsplit(": ", 1)[0] for r in pool})]
+    mine = [p for p in mine if p.is_file()]
+    real = {p.resolve() for p in mine}
+    sizes = {p.stat().st_size for p in mine}
     sums: set[str] | None = None
-    for f in files:
+
+    def is_mine(f: str) -> bool:
+        nonlocal sums
         if Path(f).resolve() in real:
             return True
-        if Path(f).stat().st_size in sizes:
-            sums = {digest(str(p)) for p in pool} if sums is None else sums
-            if digest(f) in sums:
-                return True
-    return False
+        if Path(f).stat().st_size not in sizes:
+            return False
+        sums = {file_sha256(p) for p in mine} if sums is None else sums
+        return file_sha256(f) in sums
 
-
-def pool_run_note(hist: HarnessHistory) -> str | None:
-    """The note ``init --surrogate pool-run --history`` gives where the history holds the
-    pool run's own files: that model's results then serve twice (its choice features as
-    the pool signal, its per-item results as a history row). Unbiased either way; the
-    history is meant as other models' runs."""
-    if not hist.pool_rows:
+    rows = [m for m in hist.models if any(is_mine(f) for f in hist.files.get(m, ()))]
+    if not rows:
         return None
-    names = ", ".join(repr(m) for m in hist.pool_rows)
+    names = ", ".join(repr(m) for m in rows)
+    leave = f"--history-exclude {names}" if len(rows) == 1 else \
+        "--history-exclude with each"
     return (f"history row(s) {names} are read from the pool run's own samples files: with "
             f"--surrogate pool-run that run serves twice, as the pool signal and as a history "
             f"row (the estimate stays unbiased; the history is meant as other models' runs): "
-            f"--history-exclude {names} uses it once")
+            f"{leave} uses it once")
 
 
 def _files(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
@@ -322,10 +324,8 @@ def lmeval_history(paths: Sequence[str | os.PathLike[str]], pool: Sequence[Any],
     hf = history_features(joined.scores)
     info, R = with_neighbours(history_record(joined, hf, notes), joined, neighbours)
     info["models"] = list(joined.models)  # to recognise the target's model at import
-    pool_files = sorted({r.where.rsplit(": ", 1)[0] for r in pool})
-    own = tuple(m for m in joined.models if _same_files(sources[m], pool_files))
     return HarnessHistory(history_columns(hf), hf.p_correct, info, R, tuple(joined.models),
-                          own)
+                          {m: tuple(sources[m]) for m in joined.models})
 
 
 def target_in_history(session: Any, model: str | None) -> str | None:
