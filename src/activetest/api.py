@@ -565,6 +565,12 @@ class ActiveTest:
             others={name: est.controls(["error_rate"], self._S, o_lp)["error_rate"]
                     for name, o_lp in given.items() if name in known}
             if self._acquisition == "compare" and "error_rate" in self.metrics else None)
+        floors = dataclasses.replace(floors, differences=est.difference_floors(
+            self.metrics, draws, surrogate_pool=self._S, target_pool=self._T,
+            compared={name: given[name] for name in known},
+            acquisition=self._acquisition, sampler=None if fixed else s,
+            proposal=None if not fixed or self._scores is None else
+            (self._scores, float(self._config.proposal_floor))))
         return est.session_estimate(
             config, draws, inputs, design_controls=design_controls, floors=floors,
             design_info=None if fixed else draw.sampler_info(s, self._acquisition, metrics),

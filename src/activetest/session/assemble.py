@@ -155,6 +155,17 @@ def estimate_parts(s: Any, *, compare: Sequence[Any] | Any, n_boot: int | None,
             ["error_rate"] for spec in (cfg.compare if cfg.acquisition == "compare"
                                         and "error_rate" in s.metrics else ())
             if (sc := s.store.scores(f"compare:{spec}")) is not None})
+    if sure:  # the paired differences with a model compared at creation: the surrogate's
+        # model of each difference floors its variance (a design seldom draws where the
+        # compared model alone is confidently wrong)
+        floors = dataclasses.replace(floors, differences=est.difference_floors(
+            s.metrics, draws, surrogate_pool=s_stored.logprobs,
+            target_pool=None if t_pool is None else t_pool.logprobs,
+            compared={spec: sc.logprobs for spec in sure
+                      if (sc := s.store.scores(f"compare:{spec}")) is not None},
+            acquisition=cfg.acquisition, sampler=sampler,
+            proposal=None if fixed_scores is None else
+            (fixed_scores, float(cfg.proposal_floor))))
     report = est.session_estimate(cfg, draws, inputs, design_controls=design_controls,
                                   floors=floors,
                                   design_info=design_info, warnings=warnings,

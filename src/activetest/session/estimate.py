@@ -36,6 +36,7 @@ from activetest.session.estimate_base import (
 )
 from activetest.session.estimate_differences import (
     difference_few_inputs,
+    difference_floors,
     sure_difference,
 )
 from activetest.session.estimate_notes import (
@@ -100,6 +101,7 @@ __all__ = [
     "controls",
     "cv_same_as_lure",
     "difference_few_inputs",
+    "difference_floors",
     "difference_range",
     "estimate_report",
     "estimate_stale",
@@ -650,7 +652,8 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
             # may_stop (QA: may_stop False with no target_width)
             d_any = anytime(draws, d_loss, level=level, value_range=d_range,
                             planned_budget=planned_budget, few=d_few, blind=d_blind,
-                            skew_widens_only=True, target_width=target_width)
+                            skew_widens_only=True, target_width=target_width,
+                            model_var=floors.differences.get(spec, {}).get(metric))
             bounds_d = (difference_bounds or {}).get(spec, {}).get(metric)
             sure = None
             if d_any is not None and bounds_d is not None:

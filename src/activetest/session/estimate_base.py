@@ -165,7 +165,11 @@ class VarianceFloors:
     Attributes:
         metrics: metric -> the target's.
         others: compared target spec -> its error rate's.
+        differences: compared target spec -> metric -> the paired difference's (target
+            minus it), from a label model's moments of the difference
+            (:mod:`activetest.stats.model_floor`): any proposal, adaptive designs too.
     """
 
     metrics: Mapping[str, np.ndarray] = field(default_factory=dict)
     others: Mapping[str, np.ndarray] = field(default_factory=dict)
+    differences: Mapping[str, Mapping[str, np.ndarray]] = field(default_factory=dict)

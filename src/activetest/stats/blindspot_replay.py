@@ -44,6 +44,7 @@ __all__ = [
     "design_weight_bounds",
     "fixed_blind_spot_curves",
     "floored_proposals",
+    "replay_state",
 ]
 
 
@@ -74,7 +75,7 @@ def _history(design: Any, acq: list[int], labels: Sequence[int] | None,
     return ys, Ls, known
 
 
-def _replay_state(design: Any, acq: list[int], labels: Sequence[int] | None,
+def replay_state(design: Any, acq: list[int], labels: Sequence[int] | None,
                   losses: Sequence[float] | None, n_known: Sequence[int] | None
                   ) -> tuple[dict[str, np.ndarray], list[int]]:
     """A fresh design state holding the history's labels and losses (the draw's model
@@ -100,7 +101,7 @@ def design_proposals(design: Any, acquired: Sequence[int], *,
     tests check q at the drawn items). ``second``: the two-metric design's second
     control."""
     acq = [int(i) for i in acquired]
-    st, known = _replay_state(design, acq, labels, losses, n_known)
+    st, known = replay_state(design, acq, labels, losses, n_known)
     for m, i in enumerate(acq):
         plan = design._prepare(st, m, known[m])
         g = plan.control2 if second else plan.control
@@ -236,7 +237,7 @@ def _resumed_design(st0: dict[str, np.ndarray], M: int, labels: list[int],
                     losses: list[float]) -> dict[str, np.ndarray]:
     """``st0`` with its per-draw history grown to ``M`` draws (a fresh state's values
     after its own) and the history's labels and losses written (as
-    :func:`_replay_state`); its other arrays are used as they are (and changed)."""
+    :func:`replay_state`); its other arrays are used as they are (and changed)."""
     st = {}
     for key, v in st0.items():
         if key in _HISTORY_FILL:
@@ -278,7 +279,7 @@ def _run_design(design: Any, run: dict[str, np.ndarray], M: int, labels: list[in
     run's (the same history: the same arrays), its remaining-items mask being ``rem``
     (the replay's before the run's draws; None: all) while the draws are added: the
     per-draw history cut to ``M`` draws (as :func:`_resumed_design` and
-    :func:`_replay_state` size it), the labels and losses written as they write them,
+    :func:`replay_state` size it), the labels and losses written as they write them,
     and what a replay does not compute left as a fresh state has it (each draw's model
     variance: not kept; the two-metric design's second one: NaN)."""
     st: dict[str, np.ndarray] = {}
@@ -340,7 +341,7 @@ def design_blind_spot_curves(design: Any, acquired: Sequence[int], specs: Sequen
         ys, Ls, known = _history(design, acq, labels, losses, n_known)
         st = _run_design(design, run.state, K, ys, Ls, None)
     else:
-        st, known = _replay_state(design, acq, labels, losses, n_known)
+        st, known = replay_state(design, acq, labels, losses, n_known)
     two = st["aux"].shape[0] >= 2  # a one-metric design has no second control
     # a one-metric design's "second" curve has no control (as LURE)
     uses = [(sp.with_control and (two or not sp.second), sp.second and two) for sp in specs]
@@ -440,7 +441,7 @@ def design_weight_bounds(design: Any, acquired: Sequence[int], item_bounds: np.n
     rows = B.reshape(-1, B.shape[-1])
     out = np.zeros((rows.shape[0], len(acq)))
     if acq and np.any(rows > 0):
-        st, known = _replay_state(design, acq, labels, losses, n_known)
+        st, known = replay_state(design, acq, labels, losses, n_known)
         if st["s"].shape[0] != rows.shape[1]:
             raise ValueError(f"item_bounds has {rows.shape[1]} items, the design's pool "
                              f"{st['s'].shape[0]}")

@@ -1,0 +1,142 @@
+"""A model's variance of each draw, the floor of an interval's variance, for any proposal
+(:mod:`activetest.stats.model_floor`).
+
+Checked exactly: the moments against a loop over the classes; each draw's variance
+against the enumeration of every (item, label) the draw can give under the model, for
+uniform sampling, a fixed floored proposal and an adaptive design (its proposals
+replayed and checked against the draws the run made). The floor's effect on coverage is
+tested through the public API in ``tests/session/test_difference_floor.py``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from activetest.stats import zero_one_loss
+from activetest.stats.adaptive import AdaptiveDesign, simulate_design
+from activetest.stats.blindspot_replay import design_proposals
+from activetest.stats.losses import log_softmax
+from activetest.stats.model_floor import (
+    class_losses,
+    design_model_var,
+    difference_moments,
+    uniform_model_var,
+)
+from activetest.stats.proposal import floored_model_var, proposal
+
+
+def _pool(N: int = 60, C: int = 3, seed: int = 0) -> tuple[np.ndarray, ...]:
+    rng = np.random.default_rng(seed)
+    T = log_softmax(rng.normal(0, 2, (N, C)))
+    Ot = log_softmax(rng.normal(0, 2, (N, C)))
+    S = log_softmax(rng.normal(0, 1, (N, C))) + 3.0  # unnormalised on purpose (+3)
+    y = rng.integers(0, C, N)
+    return T, Ot, S, y
+
+
+def _enumerated_var(q: np.ndarray, p: np.ndarray, d: np.ndarray) -> float:
+    """``Var(d_i(c) / q_i)`` with i ~ q and c ~ p_i, over every (i, c) with q_i > 0:
+    the variance of ``N theta_m``'s new term given the past."""
+    live = q > 0
+    w = (q[live, None] * p[live]).ravel()
+    v = (d[live] / q[live, None]).ravel()
+    mean = float(np.sum(w * v))
+    return float(np.sum(w * (v - mean) ** 2))
+
+
+def test_class_losses_are_each_labels_loss() -> None:
+    T, _, _, _ = _pool()
+    N, C = T.shape
+    for c in range(C):
+        y = np.full(N, c)
+        np.testing.assert_array_equal(class_losses("log_loss", T)[:, c], -T[:, c])
+        np.testing.assert_array_equal(class_losses("error_rate", T)[:, c],
+                                      zero_one_loss(T, y))
+    tie = np.log(np.full((1, 3), 1 / 3))  # ties: the lowest class is the prediction
+    np.testing.assert_array_equal(class_losses("error_rate", tie), [[0.0, 1.0, 1.0]])
+    with pytest.raises(ValueError, match="metric"):
+        class_losses("brier", T)
+
+
+def test_difference_moments_against_a_loop() -> None:
+    T, Ot, S, _ = _pool()
+    for metric in ("log_loss", "error_rate"):
+        h, x = difference_moments(S, class_losses(metric, T), class_losses(metric, Ot))
+        p = np.exp(S) / np.exp(S).sum(1, keepdims=True)
+        d = class_losses(metric, T) - class_losses(metric, Ot)
+        for i in range(T.shape[0]):
+            assert h[i] == pytest.approx(sum(p[i, c] * d[i, c] for c in range(3)))
+            assert x[i] == pytest.approx(sum(p[i, c] * d[i, c] ** 2 for c in range(3)))
+    with pytest.raises(ValueError, match="shape"):
+        difference_moments(S[:5], T, Ot)
+    with pytest.raises(ValueError, match="finite"):
+        difference_moments(S, np.full_like(T, np.inf), Ot)
+
+
+def _moments(metric: str = "log_loss") -> tuple[np.ndarray, ...]:
+    T, Ot, S, y = _pool()
+    dT, dO = class_losses(metric, T), class_losses(metric, Ot)
+    h, x = difference_moments(S, dT, dO)
+    p = np.exp(S) / np.exp(S).sum(1, keepdims=True)
+    return T, S, y, h, x, p, dT - dO
+
+
+def test_uniform_model_var_is_each_draws_exact_variance() -> None:
+    _, _, _, h, x, p, d = _moments()
+    N = h.size
+    rows = np.random.default_rng(1).permutation(N)[:25]
+    got = uniform_model_var(N, rows, h, x)
+    rem = np.ones(N, dtype=bool)
+    for m, i in enumerate(rows):
+        q = np.where(rem, 1.0 / rem.sum(), 0.0)
+        assert got[m] == pytest.approx(_enumerated_var(q, p, d), rel=1e-9)
+        rem[i] = False
+    # the floored proposal of constant scores is uniform sampling: the same floor
+    np.testing.assert_allclose(floored_model_var(np.ones(N), 0.1, rows, h, x), got,
+                               rtol=1e-9)
+    assert uniform_model_var(N, [], h, x).shape == (0,)
+    with pytest.raises(ValueError, match="shape"):
+        uniform_model_var(N + 1, rows, h, x)
+
+
+def test_floored_model_var_is_each_draws_exact_variance() -> None:
+    _, _, _, h, x, p, d = _moments("error_rate")
+    N = h.size
+    s = np.random.default_rng(2).gamma(0.5, 1.0, N)
+    rows = np.random.default_rng(3).permutation(N)[:20]
+    got = floored_model_var(s, 0.1, rows, h, x)
+    rem = np.ones(N, dtype=bool)
+    for m, i in enumerate(rows):
+        assert got[m] == pytest.approx(_enumerated_var(proposal(s, rem, 0.1), p, d),
+                                       rel=1e-9)
+        rem[i] = False
+
+
+@pytest.mark.parametrize("name", ["calibrated", "pe"])
+def test_design_model_var_is_each_draws_exact_variance(name: str) -> None:
+    """An adaptive design that refits between draws (and one without the target's
+    predictions): the floor at each draw is the enumerated variance under the proposal
+    it drew from, replayed (checked against the run's own q at the drawn items)."""
+    T, S, y, h, x, p, d = _moments()
+    L = -T[np.arange(T.shape[0]), y]
+    design = AdaptiveDesign.from_name(name, surrogate_logprobs=log_softmax(S),
+                                      target_logprobs=T,
+                                      loss="log", rule="earned")
+    runs = simulate_design(design, losses=L, labels=y, budget=30, n_runs=2, random_state=4)
+    for r in range(2):
+        acq = runs.indices[r]
+        got = design_model_var(design, acq, h, x, labels=y[acq], losses=L[acq])
+        plans = list(design_proposals(design, acq, labels=y[acq], losses=L[acq]))
+        np.testing.assert_allclose([q[i] for (q, _), i in zip(plans, acq, strict=True)],
+                                   runs.q[r], rtol=1e-12)
+        want = [_enumerated_var(q, p, d) for q, _ in plans]
+        np.testing.assert_allclose(got, want, rtol=1e-8)
+        both = design_model_var(design, acq, np.stack([h, 2 * h]), np.stack([x, 4 * x]),
+                                labels=y[acq], losses=L[acq])
+        np.testing.assert_allclose(both, [got, 4 * got], rtol=1e-9)
+    assert design_model_var(design, [], h, x).shape == (0,)
+    with pytest.raises(ValueError, match="items"):
+        design_model_var(design, acq, h[:10], x[:10])
+    with pytest.raises(ValueError, match="shape"):
+        design_model_var(design, acq, h, x[:10])
