@@ -26,8 +26,11 @@ the blind spot: for ``A's own`` every unexplored item bounded by 1, as a session
 only scored B on the labelled items must; for ``compare`` only the unexplored items where
 A and B predict differently, and intersected with the sure bounds (the labelled
 differences -+ the number of unlabelled items where they predict differently, over N),
-as a session that scored B on the pool at creation does) their coverage and median
-width.
+as a session that scored B on the pool at creation does; for ``compare`` the variance of
+each draw under the surrogate's model of the difference is a floor of the interval's, as
+sessions that scored B on the pool at creation take since 2026-12-06,
+``session.estimate.difference_floors``; ``--without-floor``: as before) their coverage
+and median width.
 
 ``--metric log_loss``: the same for the log loss (``A's own``: the paper's CE
 acquisition for A; ``compare``: the acquisition's log-loss score). Its intervals: the
@@ -72,7 +75,12 @@ from activetest.stats.blindspot_replay import floored_proposals  # noqa: E402
 from activetest.stats.estimators import adaptive_lure_weights  # noqa: E402
 from activetest.stats.fewerrors import MIN_ERRORS, few_differences, switch_to_exact  # noqa: E402
 from activetest.stats.intervals import fixed_interval_curve  # noqa: E402
-from activetest.stats.proposal import floored_weight_bound  # noqa: E402
+from activetest.stats.model_floor import (  # noqa: E402
+    class_losses,
+    difference_moments,
+    labelled_mean_floor,
+)
+from activetest.stats.proposal import floored_model_var, floored_weight_bound  # noqa: E402
 
 OUTPUTS = ROOT / "experiments" / "outputs"
 BUDGETS = (50, 100, 200)
@@ -86,15 +94,18 @@ PAIRS = ((f"{G}/few", f"{G}/zero", f"{S}/few-cal"),
 
 def _intervals(la: np.ndarray, lb: np.ndarray, idx: np.ndarray, q: np.ndarray,
                scores: np.ndarray | None, bound: np.ndarray | float | None, N: int,
-               metric: str) -> tuple[np.ndarray, np.ndarray]:
+               metric: str, model_var: np.ndarray | None = None
+               ) -> tuple[np.ndarray, np.ndarray]:
     """``(R, K)`` fixed-budget interval of the difference as a session shows it: CLT;
     for the error rate the exact CS while fewer than 5 labels differ from the most common
     difference; widened by the blind spot with per-item bounds ``bound`` (None: not
     widened, the log loss of a model not known on the pool; uniform sampling: nothing is
-    unexplored); a ``bound`` known per item also gives the sure bounds."""
+    unexplored); a ``bound`` known per item also gives the sure bounds; ``model_var``
+    (``(R, K)``): the floor of each draw's variance."""
     A, B = la[idx], lb[idx]
     d = A - B
-    fi = fixed_interval_curve(adaptive_lure_theta(d, q, N), N, skew_widens_only=True)
+    fi = fixed_interval_curve(adaptive_lure_theta(d, q, N), N, skew_widens_only=True,
+                              model_var=model_var)
     lo, hi = fi.low, fi.high
     few = np.zeros(d.shape, dtype=bool)
     if metric == "error_rate":
@@ -134,6 +145,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--raw-compare", action="store_true",
                     help="the compare design's raw scores sqrt(E[d^2]), not raised for "
                          "exploration as sessions created since 2026-12-05 do")
+    ap.add_argument("--without-floor", action="store_true",
+                    help="the compare design's difference without the variance floor of "
+                         "the surrogate's model of it (as sessions before 2026-12-06)")
     ap.add_argument("--plot", type=Path, default=None,
                     help="also write a figure of the squared-error ratios at 100 labels")
     a = ap.parse_args(argv)
@@ -141,7 +155,8 @@ def main(argv: list[str] | None = None) -> None:
     t0 = time.process_time()
     at = np.array(BUDGETS) - 1
     print(f"{a.runs} runs per design and setting, seed {a.seed}; floor {FLOOR}; "
-          f"{a.metric.replace('_', ' ')}; nominal 0.95.\n")
+          f"{a.metric.replace('_', ' ')}; nominal 0.95"
+          f"{'; the difference without its variance floor' if a.without_floor else ''}.\n")
     head = " | ".join(f"MSE / uniform's at {m}: A's own; compare" for m in BUDGETS)
     print(f"| dataset | A vs B (surrogate) | A, B predict differently | R_A - R_B | {head} | "
           f"coverage at 50 / 100 / 200: uniform; A's own; compare | median width at 100: "
@@ -167,6 +182,8 @@ def main(argv: list[str] | None = None) -> None:
             own = acquisition_scores("ce" if log else "zero_one", surrogate_logprobs=SS,
                                      target_logprobs=TA)
             cmp_bound = np.abs(TA - TB).max(axis=1) if log else differ.astype(float)
+            moments = difference_moments(SS, class_losses(a.metric, TA),
+                                         class_losses(a.metric, TB))
             designs = {"uniform": (None, None),
                        "own": (own, None if log else 1.0),
                        "compare": (compare_scores(a.metric, SS, TA, TB, proposal_floor=FLOOR,
@@ -183,7 +200,16 @@ def main(argv: list[str] | None = None) -> None:
                 est = np.stack([(adaptive_lure_weights(N, m) * th[:, :m]).sum(axis=1)
                                 for m in BUDGETS], axis=1)  # LURE after the first m
                 mse[name] = ((est - truth) ** 2).mean(axis=0)
-                lo, hi = _intervals(la, lb, idx, q, scores, bound, N, a.metric)
+                V = None
+                if name == "compare" and not a.without_floor:  # B known on the pool
+                    h, x = moments
+                    zero = np.zeros(N)
+                    V = np.stack([labelled_mean_floor(
+                        floored_model_var(scores, FLOOR, r, zero, x),
+                        h.sum() - np.concatenate([[0.0], np.cumsum(h[r])[:-1]]),
+                        la[r] - lb[r], qq, N, drawn_second=x[r])
+                        for r, qq in zip(idx, q, strict=True)])
+                lo, hi = _intervals(la, lb, idx, q, scores, bound, N, a.metric, V)
                 tol = 1e-12  # a point interval at the truth, summed in another order
                 cov[name] = ((lo[:, at] - tol <= truth) & (truth <= hi[:, at] + tol)).mean(0)
                 width[name] = float(np.median(hi[:, at[1]] - lo[:, at[1]]))

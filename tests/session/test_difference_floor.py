@@ -12,6 +12,7 @@ can fail), and in a session compared at creation.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -81,8 +82,9 @@ def test_the_floor_keeps_a_heavy_tailed_differences_coverage(monkeypatch) -> Non
 def test_a_session_compared_at_creation_floors_its_difference(tmp_path: Path,
                                                              monkeypatch) -> None:
     """``init --compare`` with the default design: the estimate's floors hold each
-    difference's (K,) model variance, and the difference's intervals are at least as
-    wide as without them (the same labels)."""
+    difference's (K,) model parts, the difference's intervals are at least as wide as
+    without them (the same labels; on this benign pool the floor need not bind), and a
+    model that expects far larger differences widens them (the floor is what they use)."""
     from typer.testing import CliRunner
 
     from activetest.cli import app
@@ -108,16 +110,26 @@ def test_a_session_compared_at_creation_floors_its_difference(tmp_path: Path,
     got, floors = widths()
     (spec,) = floors.differences
     assert set(floors.differences[spec]) == {"log_loss", "error_rate"}
-    for v in floors.differences[spec].values():
-        assert v.shape == (40,) and np.all(v >= 0) and np.any(v > 0)
+    for f in floors.differences[spec].values():
+        assert f.second.shape == f.model_rest.shape == f.drawn_second.shape == (40,)
+        assert np.all(f.second >= 0) and np.any(f.second > 0)
+    real = est.difference_floors
     monkeypatch.setattr(est, "difference_floors", lambda *a, **k: {})
     plain, none = widths()
     assert not none.differences
-    for m, d in got.items():
+    for m, d in got.items():  # a floor never narrows
         p = plain[m]
         assert d.se >= p.se - 1e-12
         assert d.fixed_high - d.fixed_low >= p.fixed_high - p.fixed_low - 1e-12
-    assert any(got[m].se > plain[m].se for m in got)  # the floor binds somewhere
+
+    def louder(*a, **k):  # a model expecting 100x the squared differences: it binds
+        out = real(*a, **k)
+        return {sp: {m: replace(f, second=100 * f.second, drawn_second=np.zeros_like(
+            f.drawn_second)) for m, f in per.items()} for sp, per in out.items()}
+
+    monkeypatch.setattr(est, "difference_floors", louder)
+    loud, _ = widths()
+    assert all(loud[m].se > 2 * plain[m].se for m in loud)
 
 
 @pytest.mark.parametrize("acquisition", ["uniform", "ce"])
@@ -140,6 +152,6 @@ def test_fixed_acquisitions_floor_the_difference_too(acquisition: str, monkeypat
 
     monkeypatch.setattr(api_mod.est, "difference_floors", spy)
     d = run.estimate().comparisons[0].difference_anytime
-    v = seen["out"]["B"]["log_loss"]
-    assert v.shape == (30,) and np.all(v > 0)
+    f = seen["out"]["B"]["log_loss"]
+    assert f.second.shape == f.model_rest.shape == (30,) and np.all(f.second > 0)
     assert d.fixed_low < d.fixed_high

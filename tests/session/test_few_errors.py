@@ -233,8 +233,9 @@ def test_a_compared_target_that_agrees_on_every_label_gets_no_point_difference(p
     on a few pool items, none of them labelled yet. The paired difference's terms are all
     0 and its CLT interval a point at 0 (the defect; files without the rule now get the
     floor of the surrogate's model of the difference where both targets are known on the
-    pool, :func:`activetest.session.estimate.difference_floors`); under the rule the exact CS of the difference stands in, contains the true
-    difference, and a note says why. Once enough labelled items differ, the CLT intervals
+    pool, :func:`activetest.session.estimate.difference_floors`); under the rule the
+    exact CS of the difference stands in, contains the true difference, and a note says
+    why. Once enough labelled items differ, the CLT intervals
     return. (The target asked only on the labelled items, so that the two are not both
     known on the pool: where they are, the sure bounds serve, below.)"""
     from activetest.stats.betting import paired_difference_exact_cs

@@ -21,6 +21,7 @@ from activetest.stats.model_floor import (
     class_losses,
     design_model_var,
     difference_moments,
+    labelled_mean_floor,
     uniform_model_var,
 )
 from activetest.stats.proposal import floored_model_var, proposal
@@ -140,3 +141,72 @@ def test_design_model_var_is_each_draws_exact_variance(name: str) -> None:
         design_model_var(design, acq, h[:10], x[:10])
     with pytest.raises(ValueError, match="shape"):
         design_model_var(design, acq, h, x[:10])
+
+
+def test_labelled_mean_floor_takes_the_remaining_total_from_the_labels() -> None:
+    """Before the first label the model's remaining total; after m labels ``N R_m`` less
+    the labelled values (``R_m`` LURE after m labels); never below 0. Where the model's
+    mean is wrong but its second moments right (a surrogate that cannot tell which of two
+    targets is right), the floor is the exact variance given the true total, while the
+    model's own ``second - rest^2`` is far above it."""
+    from activetest.stats import lure_curve
+
+    rng = np.random.default_rng(5)
+    N, K = 50, 12
+    second = rng.uniform(5, 9, K) * 100
+    rest = rng.normal(0, 3, K)
+    v = rng.choice([-1.0, 1.0], K)
+    q = rng.uniform(0.01, 0.05, K)
+    got = labelled_mean_floor(second, rest, v, q, N)
+    R = lure_curve(v, q, N)
+    want = np.empty(K)
+    want[0] = second[0] - rest[0] ** 2
+    for m in range(1, K):
+        want[m] = second[m] - (N * R[m - 1] - v[:m].sum()) ** 2
+    np.testing.assert_allclose(got, np.maximum(want, 0.0), rtol=1e-12)
+    assert np.all(got >= 0)
+    assert labelled_mean_floor(second[:1], rest[:1], v[:1], q[:1], N)[0] == pytest.approx(
+        max(second[0] - rest[0] ** 2, 0.0))
+    # a pool of +-1 differences, -1 on 90% of the items (one target right on most items
+    # where the two differ): uniform draws; the model has the second moments (1) but a mean
+    # of 0; the labels' total, noisy at first, is nearer the truth than the model's
+    d = np.where(np.arange(N) < 45, -1.0, 1.0)
+    rows = np.random.default_rng(6).permutation(N)[:40]
+    second_u = uniform_model_var(N, rows, np.zeros(N), np.ones(N))
+    model_rest = np.zeros(40)
+    qs = 1.0 / (N - np.arange(40))
+    floor = labelled_mean_floor(second_u, model_rest, d[rows], qs, N)
+    true_var = uniform_model_var(N, rows, d, np.ones(N))
+    model_var = np.maximum(second_u - model_rest ** 2, 0.0)
+    assert np.median(floor / model_var) < 0.5  # the model's own mean: far above
+    assert np.median(np.abs(floor - true_var)) < 0.5 * np.median(np.abs(model_var - true_var))
+    with pytest.raises(ValueError, match="shape"):
+        labelled_mean_floor(second, rest[:3], v, q, N)
+
+
+def test_the_second_moments_are_scaled_by_what_the_labels_showed() -> None:
+    """``drawn_second``: before draw m the model's second moments are scaled by
+    ``(sum_{j<m} v_j^2 + prior * mean) / (sum_{j<m} e_j + prior * mean)`` (``e`` the
+    model's second moment at the labelled draws), never above 1: a surrogate that
+    expects larger squared values than the labels show is taken down to them, one that
+    expects smaller ones is not raised (the observed variance shows those)."""
+    rng = np.random.default_rng(8)
+    K, N = 15, 80
+    second = rng.uniform(50, 90, K)
+    rest = np.zeros(K)
+    v = rng.normal(0, 0.5, K)
+    q = np.full(K, 1.0 / N)
+    e = np.full(K, 1.0)  # the model expects v^2 = 1; the labels show about 0.25
+    got = labelled_mean_floor(second, rest, v, q, N, drawn_second=e, prior=5.0)
+    plain = labelled_mean_floor(second, rest, v, q, N)
+    pad = 5.0
+    for m in range(K):
+        rho = min(1.0, (np.sum(v[:m] ** 2) + pad) / (m + pad))
+        T = plain[m] - second[m]  # -rest^2, the labels' total as without scaling
+        assert got[m] == pytest.approx(max(second[m] * rho + T, 0.0), rel=1e-12)
+    assert got[0] == pytest.approx(plain[0])  # nothing labelled: not scaled
+    assert got[-1] < 0.6 * plain[-1]
+    big = labelled_mean_floor(second, rest, 3 * v, q, N, drawn_second=np.full(K, 0.01))
+    np.testing.assert_allclose(big, labelled_mean_floor(second, rest, 3 * v, q, N))
+    with pytest.raises(ValueError, match="drawn_second"):
+        labelled_mean_floor(second, rest, v, q, N, drawn_second=e[:3])

@@ -650,10 +650,12 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
                             else None)
             # the width asked for is the difference's too: its record says so beside
             # may_stop (QA: may_stop False with no target_width)
+            d_floor = floors.differences.get(spec, {}).get(metric)
             d_any = anytime(draws, d_loss, level=level, value_range=d_range,
                             planned_budget=planned_budget, few=d_few, blind=d_blind,
                             skew_widens_only=True, target_width=target_width,
-                            model_var=floors.differences.get(spec, {}).get(metric))
+                            model_var=None if d_floor is None else
+                            d_floor.variance(d_loss, q, N))
             bounds_d = (difference_bounds or {}).get(spec, {}).get(metric)
             sure = None
             if d_any is not None and bounds_d is not None:

@@ -156,6 +156,30 @@ POINT_WIDTH = 1e-9
 
 
 @dataclass(frozen=True)
+class DifferenceFloor:
+    """The model's parts of a paired difference's variance floor at each labelled draw
+    (:func:`activetest.session.estimate.difference_floors`): ``second`` ``(K,)`` the
+    weighted second moment ``sum_{S_m} E[d_i^2] / q_m(i)`` and ``model_rest`` ``(K,)`` the
+    remaining items' total ``sum_{S_m} E[d_i]``, under the surrogate's label distribution;
+    ``drawn_second`` ``(K,)`` the model's ``E[d_i^2]`` at each labelled draw.
+    """
+
+    second: np.ndarray
+    model_rest: np.ndarray
+    drawn_second: np.ndarray
+
+    def variance(self, values: np.ndarray, q: np.ndarray, n_pool: int) -> np.ndarray:
+        """``(K,)`` the floor of each draw's ``N^2 Var(theta_m | past)``, the remaining
+        total estimated from the labelled ``values`` and the second moments scaled by
+        what the labels showed (:func:`activetest.stats.model_floor.
+        labelled_mean_floor`)."""
+        from activetest.stats.model_floor import labelled_mean_floor
+
+        return labelled_mean_floor(self.second, self.model_rest, values, q, n_pool,
+                                   drawn_second=self.drawn_second)
+
+
+@dataclass(frozen=True)
 class VarianceFloors:
     """A fixed proposal's model variance of each draw (``(K,)`` arrays of
     ``N^2 Var(theta_m | past)``, :func:`~activetest.stats.proposal.floored_model_var`),
@@ -166,10 +190,11 @@ class VarianceFloors:
         metrics: metric -> the target's.
         others: compared target spec -> its error rate's.
         differences: compared target spec -> metric -> the paired difference's (target
-            minus it), from a label model's moments of the difference
-            (:mod:`activetest.stats.model_floor`): any proposal, adaptive designs too.
+            minus it) :class:`DifferenceFloor`, from a label model's moments of the
+            difference (:mod:`activetest.stats.model_floor`): any proposal, adaptive
+            designs too.
     """
 
     metrics: Mapping[str, np.ndarray] = field(default_factory=dict)
     others: Mapping[str, np.ndarray] = field(default_factory=dict)
-    differences: Mapping[str, Mapping[str, np.ndarray]] = field(default_factory=dict)
+    differences: Mapping[str, Mapping[str, DifferenceFloor]] = field(default_factory=dict)

@@ -17,6 +17,7 @@ from activetest.session.records import (
 if TYPE_CHECKING:
     pass
 from activetest.session.estimate_base import (
+    DifferenceFloor,
     FewErrors,
     LabelledDraws,
     SureBounds,
@@ -166,14 +167,16 @@ def difference_floors(metrics: Sequence[str], draws: LabelledDraws, *,
                       surrogate_pool: np.ndarray | None, target_pool: np.ndarray | None,
                       compared: Mapping[str, np.ndarray], acquisition: str | None,
                       proposal: tuple[np.ndarray, float] | None, sampler: Any = None
-                      ) -> dict[str, dict[str, np.ndarray]]:
-    """compared spec -> metric -> ``(K,)`` the floor of the paired difference's variance
+                      ) -> dict[str, dict[str, DifferenceFloor]]:
+    """compared spec -> metric -> the :class:`DifferenceFloor` of the paired difference
     at each labelled draw (:mod:`activetest.stats.model_floor`): the surrogate's model of
     the difference (its label distribution over both targets' losses, both known on the
     pool: ``compared`` holds each compared model's ``(N, C)`` log-probs) under the
     proposal each draw was made from: an adaptive design's replayed from its history
     (``sampler``: its ``design`` and ``state()``), a fixed acquisition's floored proposal
-    (``proposal``: its ``(scores, floor)``) or uniform sampling's.
+    (``proposal``: its ``(scores, floor)``) or uniform sampling's. The estimate takes
+    ``max(0, second moment - (remaining total)^2)`` with the total estimated from the
+    labels (:meth:`DifferenceFloor.variance`) as a floor of each draw's variance.
 
     Why: a design that draws for the target's own loss seldom draws the items where the
     compared model alone is confidently wrong, so the difference's rare large values
@@ -210,18 +213,22 @@ def difference_floors(metrics: Sequence[str], draws: LabelledDraws, *,
     if not keys:
         return {}
     rows = [int(i) for i in draws.rows]
+    zero = np.zeros(draws.n_pool)  # the second moments alone: sum x / q (no mean term)
     if sampler is not None:
         st = sampler.state()
-        V = design_model_var(sampler.design, [int(i) for i in st.acquired[:K]],
-                             np.stack(H), np.stack(X), labels=st.labels[:K],
-                             losses=st.losses[:K], n_known=st.n_known[:K])
+        acq = [int(i) for i in st.acquired[:K]]
+        second = design_model_var(sampler.design, acq, np.zeros((len(X), draws.n_pool)),
+                                  np.stack(X), labels=st.labels[:K], losses=st.losses[:K],
+                                  n_known=st.n_known[:K])
     elif proposal is not None and acquisition != "uniform":
-        V = np.stack([floored_model_var(proposal[0], proposal[1], rows, h, x)
-                      for h, x in zip(H, X, strict=True)])
+        second = np.stack([floored_model_var(proposal[0], proposal[1], rows, zero, x)
+                           for x in X])
     else:
-        V = np.stack([uniform_model_var(draws.n_pool, rows, h, x)
-                      for h, x in zip(H, X, strict=True)])
-    out: dict[str, dict[str, np.ndarray]] = {}
-    for (spec, metric), v in zip(keys, V, strict=True):
-        out.setdefault(spec, {})[metric] = v
+        second = np.stack([uniform_model_var(draws.n_pool, rows, zero, x) for x in X])
+    out: dict[str, dict[str, DifferenceFloor]] = {}
+    r = np.asarray(rows, dtype=np.int64)
+    for (spec, metric), h, x, s2 in zip(keys, H, X, second, strict=True):
+        rest = h.sum() - np.concatenate([[0.0], np.cumsum(h[r])[:-1]])
+        out.setdefault(spec, {})[metric] = DifferenceFloor(
+            np.asarray(s2, dtype=np.float64), rest, x[r])
     return out

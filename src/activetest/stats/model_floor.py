@@ -35,7 +35,8 @@ import numpy as np
 
 from activetest.stats.kernels import njit
 
-__all__ = ["class_losses", "design_model_var", "difference_moments", "uniform_model_var"]
+__all__ = ["class_losses", "design_model_var", "difference_moments", "labelled_mean_floor",
+           "uniform_model_var"]
 
 
 def class_losses(metric: str, logprobs: np.ndarray) -> np.ndarray:
@@ -140,3 +141,46 @@ def _model_var(a, b, s, rem, H, X, out, m):  # pragma: no cover - compiled
                     sx += X[r, i] / q if q > 0.0 else np.inf
         v = sx - sh * sh
         out[r, m] = v if v > 0.0 else 0.0
+
+
+def labelled_mean_floor(second: np.ndarray, model_rest: np.ndarray, values: np.ndarray,
+                        q: np.ndarray, N: int, *, drawn_second: np.ndarray | None = None,
+                        prior: float = 5.0) -> np.ndarray:
+    """``(K,)`` the floor ``max(0, second_m - T_m^2)`` with the remaining items' total
+    ``T_m`` estimated from the labels before draw m, not the model's.
+
+    ``second``: ``(K,)`` the model's ``sum_{S_m} second_i / q_m(i)``; ``model_rest``:
+    ``(K,)`` its ``sum_{S_m} mean_i`` (used before the first label); ``values`` and ``q``:
+    ``(K,)`` the labelled draws' values and probabilities. ``T_m = N R_m - sum_{j<m}
+    values_j``, ``R_m`` LURE after the first m labels (unbiased for the pool mean).
+
+    Why: a weak surrogate can know where a quantity is spread (which items' values can be
+    large) but not its mean: two targets' error rates differ by -1 or +1 wherever their
+    predictions differ, and a surrogate that cannot tell which of the two is right puts the
+    mean of the difference near 0, the model's variance near its second moment, and the
+    floor far above the truth when one target is right on most of those items (on the
+    bundled models' pairs, 1.3-1.6x the compare design's widths). The labels estimate the
+    mean without bias; the model keeps what the labels may not have met, the second
+    moments of the rarely drawn items.
+    """
+    from activetest.stats.estimators import lure_curve
+
+    x = np.asarray(second, dtype=np.float64)
+    rest = np.array(model_rest, dtype=np.float64)
+    v = np.asarray(values, dtype=np.float64)
+    if not x.shape == rest.shape == v.shape == np.shape(q) or x.ndim != 1:
+        raise ValueError("second, model_rest, values and q must be (K,) arrays of one shape")
+    if v.size > 1:
+        R = lure_curve(v, np.asarray(q, dtype=np.float64), N)
+        rest[1:] = N * R[:-1] - np.cumsum(v)[:-1]
+    if drawn_second is not None:
+        e = np.asarray(drawn_second, dtype=np.float64)
+        if e.shape != v.shape:
+            raise ValueError("drawn_second must be a (K,) array like values")
+        pad = prior * float(np.mean(e)) if e.size else 0.0
+        seen = np.concatenate([[0.0], np.cumsum(v * v)[:-1]])
+        expected = np.concatenate([[0.0], np.cumsum(e)[:-1]])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rho = np.where(expected + pad > 0, (seen + pad) / (expected + pad), 1.0)
+        x = x * np.minimum(rho, 1.0)
+    return np.maximum(x - rest * rest, 0.0)
