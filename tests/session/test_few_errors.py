@@ -372,3 +372,32 @@ def test_the_reports_legend_names_the_exact_cs_where_it_stands_in(
             "fixed-budget 95% interval (exact anytime CS while few errors)",
             "anytime 95% confidence sequence", "fixed-budget 95% interval"} <= names, names
     assert not any(n.startswith("exact anytime") for n in names), names
+
+
+def test_graded_labels_all_at_a_middle_level_give_the_exact_interval(tmp_path: Path) -> None:
+    """A graded session whose labels are all judged 'good' (loss 0.3, partial credit) under
+    a sure surrogate: the CLT interval had (almost) no spread to go by and covered 0.71 of
+    runs at 20 labels (QA 2026-12-06, benchmarks/coverage_hunt.py --case
+    graded-interior-sure); now the exact CS stands in until 5 labels differ from the usual
+    loss, and says so."""
+    levels, scores = ["wrong", "poor", "good", "right"], [0.0, 0.3, 0.7, 1.0]
+    (tmp_path / "t.toml").write_text(
+        'kind = "graded"\nname = "qa"\ninstruction = ""\n[templates]\n'
+        'item = "Q: {question}\\nA:"\nexample = "Q: {question}\\nA: {answer}\\n"\n'
+        f'[judgment]\nlevels = {json.dumps(levels)}\nscores = {json.dumps(scores)}\n',
+        encoding="utf-8")
+    p = np.random.default_rng(3).uniform(0.995, 0.9995, 100)
+    (tmp_path / "pool.jsonl").write_text("".join(json.dumps(
+        {"id": f"q{i}", "question": f"question {i}?", "answer": f"a{i}",
+         "p": round(float(p[i]), 4)}) + "\n" for i in range(100)), encoding="utf-8")
+    with Session.create(tmp_path / "s.db", pool=str(tmp_path / "pool.jsonl"),
+                        task=str(tmp_path / "t.toml"), surrogate="column:p", target="pool",
+                        seed=1, progress=False, n_boot=20) as s:
+        s.select(20)
+        s.add_labels([(x.item_id, "good") for x in s.acquisitions()])
+        a = s.estimate(record=False, progress=False).metrics["error_rate"].anytime
+    assert a.basis == "exact"
+    assert a.basis_note == ("exact interval: fewer than 5 labels whose loss is not the "
+                            "usual 0.3 (0 of 20)")
+    # 5 % of the answers 'wrong' would make the risk 0.335: the interval leaves room
+    assert a.fixed_low <= 0.3 and a.fixed_high >= 0.4

@@ -172,3 +172,25 @@ def test_two_targets_that_rarely_disagree_get_a_covering_difference_interval() -
     assert few[:, 49].mean() > 0.9  # the rule is what stands at 50 labels
     assert plain[49] < 0.6, plain[49]
     assert rule[49] >= 0.95 - tol and rule[99] >= 0.95 - tol, (rule[49], rule[99])
+
+
+def test_labels_all_at_one_middle_level_are_few_errors() -> None:
+    """Partial credit (a graded judgment's middle level, loss 0.3): labels all judged at it
+    are errors *and* labels without one, yet show no spread, so the CLT interval was a
+    point (QA 2026-12-06, benchmarks/coverage_hunt.py --case graded-interior-sure:
+    fixed-budget coverage 0.71 at 20 labels). The rule counts the labels away from the
+    most common loss there too; for 0/1 losses nothing changes."""
+    L = np.full(12, 0.3)
+    assert few_errors(L, 5).all()
+    assert few_errors_reason(L, 5) == ("exact interval: fewer than 5 labels whose loss is "
+                                       "not the usual 0.3 (0 of 12)")
+    M = np.r_[np.full(8, 0.3), [1.0, 0.0, 1.0, 0.7, 0.3, 1.0]]
+    # away from 0.3 after each label: 0 x8, then 1, 2, 3, 4, 4, 5
+    np.testing.assert_array_equal(few_errors(M, 5), [True] * 13 + [False])
+    np.testing.assert_array_equal(few_errors(np.vstack([M, M]), 5)[1], few_errors(M, 5))
+    rng = np.random.default_rng(8)
+    for _ in range(50):  # 0/1 losses: the counts of errors and labels without one alone
+        B = (rng.random(rng.integers(1, 40)) < rng.random()).astype(float)
+        err, ok = count_outcomes(B)
+        for k in (1, 3, 5):
+            np.testing.assert_array_equal(few_errors(B, k), (err < k) | (ok < k))

@@ -11,9 +11,13 @@ the variance is badly underestimated in most runs. On the near-constant pool of
 **The rule** (sessions that record ``clt_min_errors`` = k, new ones 5): at a budget M,
 the CLT intervals are reported only if the first M labels show at least k errors
 (non-zero losses) *and* at least k labels without one (losses below the upper end 1:
-the same failure mirrored, for an error rate near 1). Otherwise the **exact betting
-CS** (:func:`activetest.stats.betting.exact_cs`; no asymptotics, valid at every budget
-at once) stands in:
+the same failure mirrored, for an error rate near 1), and, where the losses take values
+between (a graded judgment's partial credit), at least k labels whose loss is not the
+most common one (labels all judged at one middle level show no spread either: QA
+2026-12-06, ``benchmarks/coverage_hunt.py --case graded-interior-sure``, fixed-budget
+coverage 0.71 at 20 labels, anytime 0.875). Otherwise the **exact betting CS**
+(:func:`activetest.stats.betting.exact_cs`; no asymptotics, valid at every budget at
+once) stands in:
 
 * the **fixed-budget interval** at M is the exact CS at M (valid at a fixed budget
   because it is valid at every budget; conservative);
@@ -75,12 +79,27 @@ def few_errors(losses: np.ndarray, min_errors: int, *, high: float = 1.0) -> np.
     """``(..., K)``: True at the budgets M whose first M labels show fewer than
     ``min_errors`` errors (non-zero losses) or fewer than ``min_errors`` labels without
     one (losses below ``high``); there the CLT intervals are not reported (module
-    docstring)."""
+    docstring).
+
+    Losses between 0 and ``high`` (a graded judgment's partial credit) can show no
+    spread without being 0 or ``high``: labels all judged at one middle level (loss 0.3
+    each) have a zero SE, the same point interval as labels all right. Where the losses
+    take such values, the budgets whose first M labels show fewer than ``min_errors``
+    away from the most common loss are few too (:func:`few_differences`' count). For 0/1
+    losses that count is the smaller of the two above, so the rule is unchanged there;
+    elsewhere it is only ever stricter (a loss away from the most common one is an
+    error or a label without one)."""
     if isinstance(min_errors, bool) or not isinstance(min_errors, (int, np.integer)) \
             or min_errors < 1:
         raise ValueError(f"min_errors must be a positive integer, got {min_errors!r}")
-    err, ok = count_outcomes(losses, high=high)
-    return (err < min_errors) | (ok < min_errors)
+    L = np.asarray(losses, dtype=np.float64)
+    err, ok = count_outcomes(L, high=high)
+    few = (err < min_errors) | (ok < min_errors)
+    if L.size and np.any((L > 0) & np.less(L, high)):  # partial credit: a middle level
+        away = (_away_from_mode(L) if L.ndim == 1 else
+                np.apply_along_axis(_away_from_mode, -1, L))
+        few = few | (away < min_errors)
+    return few
 
 
 def few_errors_reason(losses: np.ndarray, min_errors: int, *, high: float = 1.0
@@ -94,8 +113,13 @@ def few_errors_reason(losses: np.ndarray, min_errors: int, *, high: float = 1.0
     if err < min_errors:
         return (f"exact interval: fewer than {min_errors} errors labelled ({err} of "
                 f"{L.size})")
-    return (f"exact interval: fewer than {min_errors} labels without an error ({ok} of "
-            f"{L.size})")
+    if ok < min_errors:
+        return (f"exact interval: fewer than {min_errors} labels without an error ({ok} of "
+                f"{L.size})")
+    vals, counts = np.unique(L, return_counts=True)
+    usual = float(vals[np.argmax(counts)])
+    return (f"exact interval: fewer than {min_errors} labels whose loss is not the usual "
+            f"{usual:g} ({int(_away_from_mode(L)[-1])} of {L.size})")
 
 
 def _away_from_mode(values: np.ndarray) -> np.ndarray:
