@@ -36,8 +36,31 @@ Cases:
   (the suite draws one at a time, from 50).
 - ``many-classes-50``: the default design, error rate, C = 50, N = 2,000, error rate
   near 0.3, one at a time (budgets 30-200).
+- ``other-hostile`` (``-batch10``), ``ce-other-hostile``, ``zero-one-other-hostile``
+  (``-late``), ``pe-other-hostile``: the compared model's own error rate where it errs on
+  10 % of the items the target is confidently right on (:func:`_other_hostile`), under
+  the default design (one / 10 at a time), the paper's CE, the ``zero_one`` acquisition
+  and ``pe_adaptive``.
+- ``other-rare-miss-log``, ``pe-other-rare-miss-log``: the compared model's own log loss,
+  1 % confident misses where the target is right (:func:`_other_rare_miss`).
+- ``pe-rare-miss-log``, ``adaptive-rare-miss-log-batch25``: the target (and the
+  surrogate, copying it) with 1 % confident misses (:func:`_rare_miss_target`).
+- ``pe-gap3-pool``, ``adaptive-gap3-pool``, ``adaptive-gap3-pool-batch50``,
+  ``hostile-rare-miss-log-batch50``: benchmarks/coverage_gaps.py's uniform-rare-miss pool
+  (and the hostile rare_miss pool) under ``pe_adaptive`` and the default design, 10 or 50
+  at a time.
+- ``small-pool`` (``-log``): N = 80, up to 2/3 of the pool; ``level-99`` / ``level-80``
+  (``-log``): other coverage levels; ``budget-30`` (``-log``): the CS tuned to a planned
+  budget of 30, run to 400; ``fixed-mix``: the design without learning; ``both-batch10``
+  (``-log``): ``metric="both"``, each metric read.
+- Graded (:data:`GRADED`; real ``Session`` files, 300 questions, the graded default
+  design, 10 at a time): ``graded-interior`` (``-confident``, ``-sure``): 95-96 % of the
+  answers at a middle judgment level (loss 0.3), the rest "wrong", the surrogate column
+  unrelated / confident / sure; ``graded-binary-rare`` (``-confident``, ``-sure``): two
+  levels, the few-errors rule's own case; ``graded-benign``, ``graded-mostly-good``:
+  spread levels, where the few-errors rule for partial credit must cost (nearly) nothing.
 
-Run from the repository root:
+Run from the repository root (``--list`` prints every case's one-line description):
     python benchmarks/coverage_hunt.py --case batch10-mid --seeds 200
 """
 
@@ -452,10 +475,17 @@ def _cell(v: float, n: int, level: float = 0.95) -> str:
 def main(argv: list[str] | None = None) -> None:
     """Print the coverages of one case (module docstring)."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--case", required=True, choices=sorted([*CASES, *GRADED]))
+    ap.add_argument("--case", choices=sorted([*CASES, *GRADED]))
+    ap.add_argument("--list", action="store_true", help="print every case and exit")
     ap.add_argument("--seeds", type=int, default=200)
     ap.add_argument("--first-seed", type=int, default=3000)
     a = ap.parse_args(argv)
+    if a.list or a.case is None:
+        for name, c in sorted(CASES.items()):
+            print(f"{name}: {c.doc}")
+        for name, g in sorted(GRADED.items()):
+            print(f"{name}: {g['doc']}")
+        return
     warnings.filterwarnings("ignore")
     t0 = time.process_time()
     out = run_case(a.case, a.seeds, a.first_seed)
