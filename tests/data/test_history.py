@@ -221,3 +221,15 @@ def test_of_two_rows_of_one_model_the_one_with_more_results_is_kept(tmp_path: Pa
     assert h.models == ("full",) and h.n_covered == 40
     assert h.excluded == (("partial", f"identical to row 'full' of {b} on 25 items: the "
                                       "same model counted once"),)
+
+
+def test_a_read_error_names_the_file(tmp_path: Path) -> None:
+    """QA: a response matrix (or any input file) whose read fails (EIO: a failing disk, a
+    stale network mount) said ``error: Input/output error`` naming no file."""
+    if not Path("/proc/self/mem").exists():
+        pytest.skip("needs Linux's /proc/self/mem (reading it fails with EIO)")
+    link = tmp_path / "h.csv"
+    link.symlink_to("/proc/self/mem")
+    with pytest.raises(OSError) as e:
+        read_response_matrix(link)
+    assert e.value.filename == str(link) and "Input/output error" in str(e.value)

@@ -121,3 +121,30 @@ def test_a_killed_runs_last_line_cut_inside_a_character_is_skipped(tmp_path) -> 
     bad.write_bytes(raw.replace(b"s1 \xc3\xa9", b"s1 \xc3") + b"\n")
     with pytest.raises(ValueError, match="line 2: not UTF-8 text"):
         read_results([bad], cut=[])
+
+
+def test_a_folder_of_samples_files_follows_linked_folders(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """QA: ``import DB runs/`` and ``--pool runs/`` passed over a linked model folder
+    without a word (``Path.rglob`` does not follow it: a round's results went unimported,
+    a pool's tasks missing); a link back up is read once, and a samples file that is a
+    broken link is refused, named."""
+    import os
+
+    from activetest.formats.lmeval import lmeval_files
+
+    outside = tmp_path / "outside" / "model-b"
+    outside.mkdir(parents=True)
+    (outside / "samples_t2_2026-01-01T00-00-00.jsonl").write_text("{}\n")
+    runs = tmp_path / "runs"
+    (runs / "model-a").mkdir(parents=True)
+    (runs / "model-a" / "samples_t1_2026-01-01T00-00-00.jsonl").write_text("{}\n")
+    os.symlink(outside, runs / "model-b")
+    os.symlink("..", runs / "model-a" / "up")  # a loop: each folder is read once
+    assert [f.relative_to(runs).as_posix() for f in lmeval_files(runs)] == [
+        "model-a/samples_t1_2026-01-01T00-00-00.jsonl",
+        "model-b/samples_t2_2026-01-01T00-00-00.jsonl"]
+    broken = runs / "model-a" / "samples_t3_2026-01-01T00-00-00.jsonl"
+    os.symlink(tmp_path / "gone.jsonl", broken)
+    with pytest.raises(ValueError, match="not a readable file") as e:
+        lmeval_files(runs)
+    assert str(broken) in str(e.value)

@@ -353,3 +353,39 @@ def test_a_pool_target_with_history_says_its_own_run_cannot_be_recognised(
     scored = _graded_pool(tmp_path, "q-bus")
     pool.write_text(scored.read_text())
     assert notes("c.db", "--target", f"answers:{runs / log.name}", "--history", hist) == []
+
+
+def test_a_history_folder_follows_linked_folders_and_names_a_log_it_cannot_read(
+        history_logs: Path, tmp_path: Path) -> None:  # noqa: F811
+    """QA: a folder of runs assembled with links (``runs/model-3 -> /data/model-3``) lost
+    the linked runs without a word (``Path.rglob`` does not follow a linked folder); a log
+    that is a broken link or a link loop was passed over unsaid; a read error said
+    ``error: Input/output error`` naming no file. Linked folders are read (once each: a
+    link back up is not followed again); a log that cannot be read is refused, named."""
+    import os
+
+    new, small = _file(history_logs, "new-model"), _file(history_logs, "small-model")
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    shutil.copytree(history_logs / "model-2", runs / "model-2")
+    os.symlink(history_logs / "model-3", runs / "model-3")
+    os.symlink("..", runs / "model-2" / "up")  # a loop: read once
+    base = ("init", "--task", "sst2", "--pool", new, "--target", f"table:{new}",
+            "--surrogate", f"table:{small}", "--metric", "error_rate", "--history", runs,
+            "--no-progress")
+    out = cli(*base[:1], tmp_path / "a.db", *base[1:])
+    assert "history: 2 model(s)" in out and str(runs / "model-3" / _file(
+        history_logs, "model-3").name) in out
+    broken = runs / "model-4" / "samples_at_sst2_2026-01-01T00-00-00.jsonl"
+    broken.parent.mkdir()
+    os.symlink(tmp_path / "gone" / broken.name, broken)  # a run on a disk not mounted
+    out = cli(*base[:1], tmp_path / "b.db", *base[1:], code=2)
+    assert out.count("error:") == 1 and f"{broken}: not a readable file" in out, out
+    assert not (tmp_path / "b.db").exists()
+    broken.unlink()
+    if Path("/proc/self/mem").exists():  # reading it fails: EIO, as a failing disk
+        os.symlink("/proc/self/mem", broken)
+        out = cli(*base[:1], tmp_path / "c.db", *base[1:], code=2)
+        assert out.count("error:") == 1 and f"{broken}: a --history folder's log cannot be " \
+            f"read (Input/output error)" in out, out
+        assert not (tmp_path / "c.db").exists()

@@ -324,7 +324,13 @@ def records_to_items(records: Iterable[tuple[str, Record]], source: str, *,
 
 def _check_samples_folder(p: Path) -> None:
     """A folder as a pool must hold lm-eval samples files; say so plainly if it does not."""
-    if any(f.is_file() and f.name.lower().startswith("samples_") for f in p.rglob("samples_*")):
+    from activetest.formats.tables import files_under
+
+    try:  # linked folders followed, as lmeval_files reads them
+        found, _ = files_under(p)
+    except OSError:
+        found = []
+    if any(f.name.lower().startswith("samples_") for f in found):
         return
     files = sorted(f.name for f in p.iterdir() if f.is_file())[:3]
     held = f" (it holds {', '.join(files)}, ...)" if files else " (it holds no files)"

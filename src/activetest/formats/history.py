@@ -268,10 +268,15 @@ def file_sha256(p: str | os.PathLike[str]) -> str:
     """The SHA-256 of a file's bytes (hex), read in 1 MiB blocks."""
     import hashlib
 
+    from activetest.formats.tables import _named
+
     h = hashlib.sha256()
-    with open(p, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
+    try:
+        with open(p, "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+    except OSError as exc:  # a read error names no file (QA: "error: Input/output error")
+        raise _named(exc, p) from None
     return h.hexdigest()
 
 
@@ -360,23 +365,43 @@ def lmeval_model_name(path: str | Path, *, local_paths: bool = True) -> str | No
 
 
 def read_history_folder(folder: str | Path) -> tuple[list[HistoryRun], list[str]]:
-    """Every harness log under ``folder`` (recursively, in name order) as a run; also the
-    files passed over (not logs; the logs' sidecars are not listed), by name.
+    """Every harness log under ``folder`` (recursively, in name order, linked folders
+    followed: :func:`activetest.formats.tables.files_under`) as a run; also the files
+    passed over (not logs; the logs' sidecars are not listed), by name.
 
     Raises:
-        HistoryFormatError: a log that cannot be read (named), or no log at all.
+        HistoryFormatError: a log that cannot be read (named: a broken link, a link loop
+            or a device under a log's name, a read error), or no log at all.
     """
+    from activetest.formats.tables import files_under
+
     root = Path(folder)
     runs: list[HistoryRun] = []
     skipped: list[str] = []
-    for p in sorted(q for q in root.rglob("*") if q.is_file()):
+    try:
+        files, odd = files_under(root)
+    except OSError as exc:
+        raise HistoryFormatError(f"{exc.filename or root}: a --history folder that cannot be "
+                                 f"read ({exc.strerror or exc})") from None
+    for p in odd:  # a log that cannot be read is never passed over (QA: dropped unsaid)
+        if p.name.lower().endswith(_LOG_SUFFIXES):
+            raise HistoryFormatError(
+                f"{p}: not a readable file (a broken link, a link loop, a device or a pipe) "
+                f"in a --history folder: the log of a model's run must be a file; restore "
+                f"it or move it out")
+        skipped.append(str(p.relative_to(root)))
+    for p in files:
         if _is_sidecar(p):  # read beside its log (model, n-shot)
             continue
         if not p.name.lower().endswith(_LOG_SUFFIXES):
             skipped.append(str(p.relative_to(root)))
             continue
-        runs.append(read_history_run(p))
+        try:
+            runs.append(read_history_run(p))
+        except OSError as exc:  # a read error (QA: "error: Input/output error", no file)
+            raise HistoryFormatError(f"{p}: a --history folder's log cannot be read "
+                                     f"({exc.strerror or exc})") from None
     if not runs:
         raise HistoryFormatError(f"{root}: no harness log (lm-eval samples_*.jsonl, inspect_ai "
                                  f".eval/.json, Every Eval Ever *_samples.jsonl) in the folder")
-    return runs, skipped
+    return runs, sorted(skipped)

@@ -115,8 +115,21 @@ def lmeval_files(spec: str | Path) -> list[Path]:
     if p.is_file():
         return [p]
     if p.is_dir():
-        files = sorted(f for f in p.rglob("samples_*") if f.is_file()
-                       and f.name.lower().endswith(_SAMPLE_SUFFIXES))
+        from activetest.formats.tables import files_under
+
+        try:  # linked folders followed (QA: rglob passed over a linked run folder unsaid)
+            found, odd = files_under(p)
+        except OSError as exc:
+            raise ValueError(f"{exc.filename or p}: a folder that cannot be read "
+                             f"({exc.strerror or exc})") from None
+        bad = [f for f in odd if f.name.startswith("samples_")
+               and f.name.lower().endswith(_SAMPLE_SUFFIXES)]
+        if bad:
+            raise ValueError(f"{bad[0]}: not a readable file (a broken link, a link loop, a "
+                             f"device or a pipe): an lm-eval samples file must be a file; "
+                             f"restore it or move it out")
+        files = [f for f in found if f.name.startswith("samples_")
+                 and f.name.lower().endswith(_SAMPLE_SUFFIXES)]
         if not files:
             raise ValueError(f"{p} is a folder with no lm-eval samples files "
                              f"(samples_<task>_<date>.jsonl) in it or below it: give a file "

@@ -28,7 +28,7 @@ from typing import Any
 from activetest.formats import _json
 
 __all__ = ["FORMATS", "MAX_STREAM_BYTES", "MissingDependencyError", "PoolFormatError", "Record",
-           "decode", "detect_format", "file_lines", "header_rows", "header_table",
+           "decode", "detect_format", "file_lines", "files_under", "header_rows", "header_table",
            "iter_json_lines", "json_lines", "parse_bytes", "read_bytes", "read_csv_lines",
            "read_file", "read_jsonl", "read_jsonl_lines", "read_records", "read_tsv_lines",
            "split_lines"]
@@ -280,13 +280,65 @@ def read_file(path: Path, what: str = "pool file", kinds: str = "CSV, TSV, JSONL
         raise PoolFormatError(f"{path} is not a regular file (a device or socket): give a "
                               f"{what} ({kinds})")
     if stat.S_ISREG(mode):
-        return path.read_bytes()
+        try:
+            return path.read_bytes()
+        except OSError as exc:  # a read error names no file (QA: "error: Input/output error")
+            raise _named(exc, path) from None
     with path.open("rb") as f:  # a pipe: bounded, an endless stream is refused
         data = f.read(MAX_STREAM_BYTES + 1)
     if len(data) > MAX_STREAM_BYTES:
         raise PoolFormatError(f"{path}: more than {MAX_STREAM_BYTES >> 20} MiB from a pipe; "
                               f"write the {what} to a file first")
     return data
+
+
+def _named(exc: OSError, path: Path | str) -> OSError:
+    """``exc`` naming ``path`` where it names no file (an error while reading, e.g. EIO:
+    the command's one message would not say which file)."""
+    if exc.filename or exc.errno is None:
+        return exc
+    return OSError(exc.errno, exc.strerror or str(exc), str(path))
+
+
+def files_under(root: str | Path) -> tuple[list[Path], list[Path]]:
+    """Every file under the folder ``root``, recursively, in name order, following links
+    to folders (QA: ``Path.rglob`` passes over a linked folder without a word, so a
+    folder of model runs assembled with links lost those runs); each folder is read once
+    (a link back up, or to a folder already read, is not followed again). Also the
+    entries that are neither a folder nor a readable file (a broken link, a link loop, a
+    device or pipe), in name order, for the caller to name.
+
+    Raises:
+        OSError: a folder under ``root`` that cannot be listed (named).
+    """
+    import os
+
+    def fail(exc: OSError) -> None:
+        raise _named(exc, getattr(exc, "filename", None) or root)
+
+    def key(d: str) -> tuple[int, int]:
+        st = os.stat(d)
+        return st.st_dev, st.st_ino
+
+    seen = {key(str(root))}
+    files: list[Path] = []
+    odd: list[Path] = []
+    for top, dirs, names in os.walk(root, followlinks=True, onerror=fail):
+        keep = []
+        for d in sorted(dirs):
+            try:
+                k = key(os.path.join(top, d))
+            except OSError:
+                odd.append(Path(top, d))
+                continue
+            if k not in seen:
+                seen.add(k)
+                keep.append(d)
+        dirs[:] = keep
+        for n in names:
+            f = Path(top, n)
+            (files if f.is_file() else odd).append(f)
+    return sorted(files), sorted(odd)
 
 
 def gunzip_if_gzip(raw: bytes, path: Path | str) -> bytes:
