@@ -233,3 +233,36 @@ def test_a_read_error_names_the_file(tmp_path: Path) -> None:
     with pytest.raises(OSError) as e:
         read_response_matrix(link)
     assert e.value.filename == str(link) and "Input/output error" in str(e.value)
+
+
+@pytest.mark.parametrize("cell", ["0_1", "\u0661", "1_0e-1", "inf"])
+def test_a_cell_that_is_not_a_plain_number_is_refused(tmp_path: Path, cell: str) -> None:
+    """QA: Python's float() took '0_1' as 1.0 and digits of other scripts ('١' is 1), so
+    a garbled cell was read as a score; a score is a plain decimal number in [0, 1]."""
+    f = _write(tmp_path / "h.csv", f",q1,q2\nm,1,{cell}\n")
+    with pytest.raises(HistoryFormatError, match=r"h.csv: line 2, column 'q2': .* is not a "
+                                                  r"score in \[0, 1\]"):
+        read_response_matrix(f)
+    ok = read_response_matrix(_write(tmp_path / "ok.csv", ",q1,q2,q3,q4\nm,1.,.5,5e-1,+0\n"))
+    np.testing.assert_array_equal(ok.scores, [[1, 0.5, 0.5, 0]])
+
+
+def test_parquet_with_repeated_columns_or_a_missing_float_name_is_refused_plainly(
+        tmp_path: Path) -> None:
+    """QA: a Parquet file with an item column twice was refused with pyarrow's internal
+    dump ("Multiple matches for FieldRef.Name(q1) in ... __fragment_index"), calling the
+    file unreadable; a model-name column of floats with a NaN (a missing name) gave a model
+    named 'nan'."""
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table([pa.array(["m/a", "m/b"]), pa.array([1, 0]), pa.array([0, 1])],
+                            names=["model", "q1", "q1"]), tmp_path / "dup.parquet")
+    with pytest.raises(HistoryFormatError) as e:
+        read_response_matrix(tmp_path / "dup.parquet")
+    assert str(e.value) == f"{tmp_path / 'dup.parquet'}: its column names: item id(s) " \
+                           f"repeated: ['q1']"
+    pq.write_table(pa.table({"model": [1.0, float("nan")], "q1": [1, 0]}),
+                   tmp_path / "nan.parquet")
+    with pytest.raises(HistoryFormatError, match=r"nan.parquet: row 1: empty model name"):
+        read_response_matrix(tmp_path / "nan.parquet")

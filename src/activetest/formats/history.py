@@ -24,6 +24,7 @@ import csv
 import io
 import math
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -101,6 +102,11 @@ def _pandas_index(table: Any, p: Path) -> int | None:
     return columns.index(names[0]) if names[0] in columns else None
 
 
+#: A score written as text: a plain decimal number (QA: Python's float() also took '0_1'
+#: as 1.0, and digits of other scripts such as '١', so a garbled cell was read as a score).
+_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
+
+
 def _cell(text: object, where: str, col: str) -> float:
     if text is None:
         return math.nan
@@ -112,11 +118,10 @@ def _cell(text: object, where: str, col: str) -> float:
         s = str(text).strip()
         if s.lower() in _MISSING:
             return math.nan
-        try:
-            v = float(s)
-        except ValueError:
+        if not _NUMBER.fullmatch(s):
             raise HistoryFormatError(f"{where}, column {col!r}: {s[:40]!r} is not a score in "
-                                     "[0, 1] (or empty for missing)") from None
+                                     "[0, 1] (or empty for missing)")
+        v = float(s)
     if math.isnan(v):
         return v
     if not 0.0 <= v <= 1.0:
@@ -124,24 +129,27 @@ def _cell(text: object, where: str, col: str) -> float:
     return v
 
 
-def _build(source: str, header: list[str], rows: list[tuple[str, list[object]]]
-           ) -> ResponseMatrix:
+def _build(source: str, header: list[str], rows: list[tuple[str, list[object]]],
+           head: str = "line 1") -> ResponseMatrix:
     items = [h.strip() for h in header[1:]]
     if not items:
         raise HistoryFormatError(f"{source}: no item columns (expected a model-name column, "
                                  "then one column per item id)")
     if any(not i for i in items):
-        raise HistoryFormatError(f"{source}: line 1: an item column has an empty name")
+        raise HistoryFormatError(f"{source}: {head}: an item column has an empty name")
     dup = sorted({i for i in items if items.count(i) > 1})
     if dup:
-        raise HistoryFormatError(f"{source}: line 1: item id(s) repeated: {dup[:5]}")
+        raise HistoryFormatError(f"{source}: {head}: item id(s) repeated: {dup[:5]}")
     if not rows:
         raise HistoryFormatError(f"{source}: no model rows")
     models: list[str] = []
     seen: dict[str, str] = {}
     S = np.empty((len(rows), len(items)))
     for r, (where, cells) in enumerate(rows):
-        name = "" if cells[0] is None else str(cells[0]).strip()
+        # a null in a typed name column is missing, also as a float NaN (QA: a model 'nan')
+        first = cells[0]
+        name = "" if first is None or (isinstance(first, float) and math.isnan(first)) \
+            else str(first).strip()
         if not name:
             raise HistoryFormatError(f"{where}: empty model name (first column)")
         if name in seen:
@@ -179,7 +187,9 @@ def read_response_matrix(path: str | Path, *, format: str | None = None) -> Resp
             raise MissingDependencyError(f"{p}: reading Parquet needs pyarrow "
                                          "(pip install 'activetest[parquet]')") from None
         try:
-            table = pq.read_table(pa.BufferReader(raw))
+            # ParquetFile.read keeps repeated column names, refused below naming the id
+            # (QA: read_table failed with pyarrow's "Multiple matches for FieldRef" dump)
+            table = pq.ParquetFile(pa.BufferReader(raw)).read()
         except (pa.ArrowException, OSError, ValueError, TypeError) as exc:
             raise HistoryFormatError(f"{p}: not a readable Parquet file: {exc}") from None
         header = [str(c) for c in table.column_names]
@@ -189,7 +199,7 @@ def read_response_matrix(path: str | Path, *, format: str | None = None) -> Resp
             header.insert(0, header.pop(index))
             cols.insert(0, cols.pop(index))
         rows = [(f"{p}: row {r}", [c[r] for c in cols]) for r in range(table.num_rows)]
-        return _build(str(p), header, rows)
+        return _build(str(p), header, rows, "its column names")
     try:
         text = decode_utf8(raw, p)
     except ValueError as exc:
