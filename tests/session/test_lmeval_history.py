@@ -174,6 +174,12 @@ def test_history_refusals_name_the_file_and_the_item(runs: dict[str, list[Path]]
     f.write_text("".join(json.dumps(r) + "\n" for r in recs))
     _, out = init(tmp_path, runs, "history", "--history", nometric.parent, code=2)
     assert "'acc'" in out and "line 3" in out
+    # written but no number: the value is shown (QA: "it has no metric", as if absent)
+    recs[2]["acc"] = "yes"
+    recs[2]["metrics"] = ["acc"]
+    f.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    _, out = init(tmp_path, runs, "history", "--history", nometric.parent, code=2)
+    assert "line 3" in out and "its acc is \"yes\", not a number" in " ".join(out.split())
 
 
 def test_a_glob_of_model_folders_is_every_folder(runs: dict[str, list[Path]],

@@ -257,6 +257,29 @@ def test_import_refuses_results_not_drawn_or_of_another_document(
 
 
 @slow
+def test_a_metric_that_is_not_a_number_is_shown_not_called_missing(
+        lmeval_files: HarnessFiles, pool_run: list[Path], tmp_path: Path) -> None:
+    """QA: a record whose acc is written but is no number ("yes", null, a list, "nan") was
+    refused as having no metric at all (``has no metric 'acc' (it has none); choose one
+    with --metric-key``), sending the user after another metric: the value is shown."""
+    db = new_session(tmp_path, pool_run, seed=4)
+    mapping = emit(db, 4, tmp_path / "samples.json")
+    full = [lmeval_files.samples("at_sst2_rev"), *sorted(lmeval_files.run.glob(
+        "samples_at_mmlu_*.jsonl"))]
+    files = subset_of(full, mapping, tmp_path / "sub")
+    lines = files[0].read_text().splitlines()
+    for value, shown in (("yes", '"yes"'), (None, "null"), ([1], "[1]"), ("nan", '"nan"')):
+        rec = json.loads(lines[0])
+        rec["acc"] = value
+        files[0].write_text("\n".join([json.dumps(rec), *lines[1:]]) + "\n")
+        out = " ".join(run("import", db, *files, code=2).split())
+        assert out.count("error:") == 1 and f"acc = {shown}, not a number" in out, out
+        assert "has no metric" not in out and files[0].name in out
+    with Session.open(db) as s:
+        assert s.labels() == {}
+
+
+@slow
 def test_the_results_model_is_kept_and_another_models_results_are_refused(
         lmeval_files: HarnessFiles, pool_run: list[Path], tmp_path: Path) -> None:
     """Who answered: the model lm-eval's ``results_<date>.json`` beside the samples names

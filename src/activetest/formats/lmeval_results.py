@@ -24,11 +24,12 @@ the content confirms it).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -93,6 +94,8 @@ class HarnessRecord:
         response: the model's response as logged (its choice, or generated text).
         prompt: the first request's context (what the model was shown).
         where: ``"<file>: line <n>"``.
+        unread: metric name -> its value as written, for metrics whose value is not a
+            finite number (``"acc": "yes"``; not in ``metrics``).
     """
 
     task: str
@@ -106,6 +109,7 @@ class HarnessRecord:
     response: str
     prompt: str
     where: str
+    unread: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def key(self) -> str:
@@ -113,22 +117,26 @@ class HarnessRecord:
         return f"{self.task}/{self.doc_id}"
 
 
-def _metric_values(rec: Mapping[str, Any]) -> dict[str, float]:
+def _metric_values(rec: Mapping[str, Any]) -> tuple[dict[str, float], dict[str, str]]:
+    """The record's per-item metrics that are finite numbers, and those that are not (name
+    -> the value as written, shown where one is asked for: QA, ``"acc": "yes"`` was said
+    to be no metric at all, ``it has none``)."""
     names = rec.get("metrics")
     names = list(names) if isinstance(names, list) else [k for k in rec if k not in _NOT_METRICS]
     out: dict[str, float] = {}
+    unread: dict[str, str] = {}
     for name in names:
         v = rec.get(name)
         if isinstance(v, bool):
             v = float(v)
+        if isinstance(v, str):
+            with contextlib.suppress(ValueError):
+                v = float(v)
         if isinstance(v, (int, float)) and math.isfinite(float(v)):
             out[str(name)] = float(v)
-        elif isinstance(v, str):
-            try:
-                out[str(name)] = float(v)
-            except ValueError:
-                continue
-    return out
+        elif name in rec:
+            unread[str(name)] = json.dumps(rec.get(name), default=str)[:40]
+    return out, unread
 
 
 def _prompt(rec: Mapping[str, Any]) -> str:
@@ -238,10 +246,12 @@ def read_results(paths: str | Path | Sequence[str | Path], *,
             except ValueError:
                 lls, conts, gold = None, None, None
             doc = rec.get("doc")
+            values, unread = _metric_values(rec)
             out.append(HarnessRecord(task, doc_id, doc, "" if doc is None else
                                      doc_fingerprint(doc), str(rec.get("filter", "none")),
-                                     _metric_values(rec), None if lls is None else tuple(lls),
-                                     gold, _response(rec, lls, conts), _prompt(rec), where))
+                                     values, None if lls is None else tuple(lls),
+                                     gold, _response(rec, lls, conts), _prompt(rec), where,
+                                     unread))
     return out
 
 

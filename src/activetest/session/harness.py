@@ -795,6 +795,10 @@ def import_lmeval(session: Any, paths: Sequence[str | os.PathLike[str]], *,
                     f"{r.where}: item {item_id!r}: the record's {what} is {theirs[k]}, the "
                     f"pool run's {v}: a result of another task or prompt (a file renamed "
                     f"from another task's?), not this item's")
+        if metric in r.unread:  # present, but not a number (QA: said to be missing)
+            raise SessionError(f"{r.where}: item {item_id!r}: {metric} = {r.unread[metric]}, "
+                               f"not a number; a label is 0 or 1 (a per-item metric such as "
+                               f"acc or exact_match): import the file lm-eval wrote")
         if metric not in r.metrics:
             raise SessionError(f"{r.where}: item {item_id!r} has no metric {metric!r} (it has "
                                f"{', '.join(r.metrics) or 'none'}); choose one with "

@@ -228,10 +228,13 @@ def _read_rows(files: Sequence[Path], pool: Sequence[Any], metric: str
                 continue
             v = r.metrics.get(metric)
             if v is None or not 0.0 <= v <= 1.0:
+                has = (f"its {metric} is {r.unread[metric]}, not a number" if metric in r.unread
+                       else f"{metric} = {v:g}" if v is not None
+                       else f"it has {', '.join(sorted(r.metrics)) or 'no metric'}")
                 raise SessionError(
                     f"--history {r.where}: document {r.key!r} has no per-item {metric!r} in "
-                    f"[0, 1] (it has {', '.join(sorted(r.metrics)) or 'no metric'}): the "
-                    f"history's values are the session's metric, the one its labels are")
+                    f"[0, 1] ({has}): the history's values are the session's metric, the one "
+                    f"its labels are")
             if k in row and row[k][0] != v:
                 raise SessionError(
                     f"--history: model {model!r} has two results for {r.key!r}: {row[k][0]:g} "
