@@ -389,3 +389,23 @@ def test_a_history_folder_follows_linked_folders_and_names_a_log_it_cannot_read(
         assert out.count("error:") == 1 and f"{broken}: a --history folder's log cannot be " \
             f"read (Input/output error)" in out, out
         assert not (tmp_path / "c.db").exists()
+
+
+def test_a_log_of_another_task_in_the_folder_is_named_as_such(history_logs: Path,  # noqa: F811
+                                                             tmp_path: Path) -> None:
+    """QA: a log of another task in a --history folder (an inspect_ai log beside lm-eval
+    runs) was refused with the response matrix's advice: "never by position (it has no
+    item content to confirm one): rename its columns to the pool's ids". A log has
+    content and no columns: it is named as a run on other items, with an id of each side."""
+    (log,) = (ANSWERS / "inspect").glob("*.eval")
+    new, small = _file(history_logs, "new-model"), _file(history_logs, "small-model")
+    runs = tmp_path / "runs"
+    shutil.copytree(history_logs / "model-2", runs / "model-2")
+    shutil.copy(log, runs / log.name)
+    out = cli("init", tmp_path / "a.db", "--task", "sst2", "--pool", new, "--target",
+              f"table:{new}", "--surrogate", f"table:{small}", "--metric", "error_rate",
+              "--history", runs, "--no-progress", code=2)
+    assert out.count("error:") == 1 and f"--history {runs / log.name}: none of the log's" in out
+    assert "in the log, '0' in the pool" in out and "a run of another task or dataset?" in out
+    assert "columns" not in out and "position" not in out
+    assert not (tmp_path / "a.db").exists()

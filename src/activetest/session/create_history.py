@@ -150,6 +150,21 @@ def _confirm(run: Any, items: Sequence[PoolItem], pos: Mapping[str, int]) -> Non
     from activetest.models.answer_files import JoinItem, confirm_join
 
     hits = [(k, pos[i.strip()]) for k, i in enumerate(run.item_ids) if i.strip() in pos]
+    if not hits and run.item_ids and items:
+        # a log, not a matrix (QA: told to "rename its columns", "never by position")
+        from activetest.data.history import _near_misses
+
+        miss = _near_misses([i.strip() for i in run.item_ids],
+                            [it.item_id.strip() for it in items], pos)
+        raise SessionError(
+            f"--history {run.source}: none of the log's {len(run.item_ids)} item ids is a "
+            f"pool item id (e.g. {run.item_ids[0]!r} in the log, {items[0].item_id!r} in the "
+            f"pool): "
+            + (f"{miss[0]!r} in the log is {miss[1]!r} in the pool but for case, blanks, "
+               f"leading zeros or a number's '.0': ids are matched exactly, never guessed"
+               if miss is not None else
+               "a run of another task or dataset? every log in a --history folder must be a "
+               "run on the pool's items: move it out"))
     if not hits:
         return  # join_history refuses it, naming an id of each side
     try:
