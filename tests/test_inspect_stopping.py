@@ -858,6 +858,32 @@ def test_from_inspect_reads_a_session_of_several_evals_from_all_their_logs(
     assert not (tmp_path / "t.db").exists()
 
 
+def test_from_inspect_refuses_a_log_whose_sample_was_scored_otherwise(tmp_path: Path) -> None:
+    """QA: a log re-scored or edited after the eval (a labelled sample's score in the log
+    is now the other one) gave the early-stopping record's labels without a word, while
+    the log's own sample said otherwise. Refused, naming the file, the item and both
+    scores; the log as inspect wrote it still reads back."""
+    from inspect_ai.log import write_eval_log
+
+    db = _session(tmp_path)
+    (run,) = _run(tmp_path, f"active:{db}:-:10")
+    p = _cli(tmp_path, "init", "ok.db", *_MADE, "--from-inspect", run["log"])
+    assert p.returncode == 0, p.stderr
+    log = _read(run["log"])
+    labels = log.results.early_stopping.metadata["labels"]
+    sid = next(iter(labels))
+    smp = next(s for s in log.samples if str(s.id) == sid)
+    (name, score), = smp.scores.items()
+    score.value = "I" if score.value == "C" else "C"
+    write_eval_log(log, str(tmp_path / "rescored.eval"))
+    p = _cli(tmp_path, "init", "t.db", *_MADE, "--from-inspect", str(tmp_path / "rescored.eval"))
+    err = " ".join(p.stderr.split())
+    assert p.returncode == 2 and "Traceback" not in p.stderr and err.count("error:") == 1, err
+    assert (f"rescored.eval: item {sid!r}: the log's sample was scored "
+            f"{1 - labels[sid]:g} (scorer {name!r}), but its label is {labels[sid]:g}") in err
+    assert not (tmp_path / "t.db").exists()
+
+
 def test_from_inspect_takes_peoples_labels_only_when_told_to(tmp_path: Path) -> None:
     """QA: a session holding a person's label (given before the eval) could not be read
     back from its log. No sample shows a person's label, so it is refused unless

@@ -48,6 +48,8 @@ class LogRecord:
             import's); empty for a log written before sources were recorded.
         recorded: sample id -> the score this eval recorded.
         created: when inspect started the eval (its ``eval.created``), or "".
+        scores: sample id -> (scorer, value) of the samples the log holds whose one
+            scorer gave one value (what the sample was scored, checked against its label).
     """
 
     path: str
@@ -66,6 +68,7 @@ class LogRecord:
     sources: dict[str, str] = field(default_factory=dict)
     recorded: dict[str, float] = field(default_factory=dict)
     created: str = ""
+    scores: dict[str, tuple[str, float]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -81,6 +84,7 @@ class LogSamples:
             early-stopping record (killed, cancelled or failed: its samples still show
             what ran).
         created: when inspect started the eval, or "".
+        scores: sample id -> (scorer, value) as :class:`LogRecord`'s.
     """
 
     path: str
@@ -88,6 +92,7 @@ class LogSamples:
     inputs: dict[str, str]
     recorded: dict[str, float] | None = None
     created: str = ""
+    scores: dict[str, tuple[str, float]] = field(default_factory=dict)
 
 
 class _NoRecordError(ValueError):
@@ -114,8 +119,13 @@ def _header(p: Path) -> Any:
         raise ValueError(f"{p}: not an inspect_ai log ({type(exc).__name__}: {exc})") from None
 
 
-def _sample_inputs(p: Path, keep: Any = None) -> dict[str, str]:
-    """Sample id -> input text of the samples the log holds (``keep``: only those ids).
+def _sample_inputs(p: Path, keep: Any = None
+                   ) -> tuple[dict[str, str], dict[str, tuple[str, float]]]:
+    """Sample id -> input text of the samples the log holds (``keep``: only those ids);
+    and sample id -> (scorer, value) of those whose one scorer gave one value (a sample
+    scored by several scorers, or with a dict value, is left out: which one is the label
+    is not in the log; QA: a log re-scored or edited after the eval gave its old labels
+    without a word).
 
     Raises:
         ValueError: the samples cannot be read (naming the file).
@@ -123,11 +133,23 @@ def _sample_inputs(p: Path, keep: Any = None) -> dict[str, str]:
     try:
         from inspect_ai.log import read_eval_log
 
-        from activetest.inspect.manager import _sample_text
+        from activetest.inspect.manager import _sample_text, _value_to_float
 
         full = read_eval_log(str(p))
-        return {str(smp.id): _sample_text(smp) for smp in (full.samples or ())
-                if keep is None or str(smp.id) in keep}
+        inputs: dict[str, str] = {}
+        scores: dict[str, tuple[str, float]] = {}
+        for smp in full.samples or ():
+            sid = str(smp.id)
+            if keep is not None and sid not in keep:
+                continue
+            inputs[sid] = _sample_text(smp)
+            given = dict(getattr(smp, "scores", None) or {})
+            if len(given) == 1:
+                name, score = next(iter(given.items()))
+                x = _value_to_float(getattr(score, "value", None))
+                if x is not None:
+                    scores[sid] = (str(name), x)
+        return inputs, scores
     except Exception as exc:  # inspect raises many kinds for a file it cannot read
         raise ValueError(f"{p}: cannot read the log's samples ({type(exc).__name__}: "
                          f"{exc})") from None
@@ -165,7 +187,7 @@ def read_log(path: str | os.PathLike[str]) -> LogRecord:
                          f"early-stopping metadata is not ours)")
     design = md.get("design") or {}
     # the samples' inputs: every labelled item's content is confirmed by them
-    inputs = _sample_inputs(p, {str(k) for k in dict(md.get("labels") or {})})
+    inputs, scores = _sample_inputs(p, {str(k) for k in dict(md.get("labels") or {})})
     try:
         return LogRecord(str(p), str(md.get("eval_id") or log.eval.eval_id),
                          int(md["n_pool"]), str(design["acquisition"]),
@@ -180,7 +202,7 @@ def read_log(path: str | os.PathLike[str]) -> LogRecord:
                          None if md.get("level") is None else float(md["level"]),
                          {str(k): str(v) for k, v in dict(md.get("sources") or {}).items()},
                          {str(k): float(v) for k, v in dict(md.get("recorded") or {}).items()},
-                         str(getattr(log.eval, "created", "") or ""))
+                         str(getattr(log.eval, "created", "") or ""), scores)
     except (KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"{p}: damaged ActiveStopping metadata ({exc!r})") from None
 
@@ -242,12 +264,12 @@ def read_logs(paths: Iterable[str | os.PathLike[str]]
             unread.append((_when(created), exc))
             if str(getattr(header, "status", "")) in ("started", "cancelled", "error"):
                 try:  # a killed or failed eval's log may hold the samples that completed
-                    inputs = _sample_inputs(f)
+                    inputs, scores = _sample_inputs(f)
                 except ValueError:
-                    inputs = {}
+                    inputs, scores = {}, {}
                 if inputs:
                     others.append(LogSamples(str(f), str(header.eval.eval_id), inputs, None,
-                                             created))
+                                             created, scores))
                     continue
             notes.append(f"{f}: passed over ({str(exc).split(', so ')[0].split(': ', 1)[-1]})")
         except ValueError as exc:
@@ -271,8 +293,8 @@ def read_logs(paths: Iterable[str | os.PathLike[str]]
                          f"is read as of {newest.path}; the labels the later eval recorded "
                          f"are in the session file and in the log of the eval that "
                          f"continued it")
-    confirm = [LogSamples(r.path, r.eval_id, dict(r.inputs), dict(r.recorded), r.created)
-               for r in states] + others
+    confirm = [LogSamples(r.path, r.eval_id, dict(r.inputs), dict(r.recorded), r.created,
+                          dict(r.scores)) for r in states] + others
     return newest, confirm, notes
 
 
@@ -467,7 +489,7 @@ def _confirm_inputs(session: Any, record: LogRecord, others: Sequence[LogSamples
     from activetest.inspect.manager import _excerpt, _fold
 
     own = LogSamples(record.path, record.eval_id, record.inputs, record.recorded,
-                     record.created)
+                     record.created, record.scores)
     logs = [own, *(o for o in others if o.eval_id != record.eval_id)]
     by_eval = {o.eval_id: o for o in reversed(logs)}  # the first given of an id wins
     out: dict[str, str] = {}
@@ -559,5 +581,12 @@ def _confirm_inputs(session: Any, record: LogRecord, others: Sequence[LogSamples
             raise ValueError(f"{where}: item {item_id!r} has score {record.labels[item_id]:g} "
                              f"in this log, recorded by eval {log.eval_id}, whose own log "
                              f"{log.path} recorded {ran:g}; nothing was recorded")
+        got = None if log is None else log.scores.get(item_id)
+        if got is not None and abs(got[1] - record.labels[item_id]) > 1e-9:
+            raise ValueError(f"{at}: item {item_id!r}: the log's sample was scored "
+                             f"{got[1]:g} (scorer {got[0]!r}), but its label is "
+                             f"{record.labels[item_id]:g} ({where}'s early-stopping record): "
+                             f"the log was re-scored or edited after the eval; which score "
+                             f"is right is not guessed; nothing was recorded")
         out[item_id] = f"inspect-log:{log.eval_id}"
     return out
