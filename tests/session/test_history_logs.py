@@ -409,3 +409,26 @@ def test_a_log_of_another_task_in_the_folder_is_named_as_such(history_logs: Path
     assert "in the log, '0' in the pool" in out and "a run of another task or dataset?" in out
     assert "columns" not in out and "position" not in out
     assert not (tmp_path / "a.db").exists()
+
+
+def test_a_log_given_by_name_is_read_as_a_log(history_logs: Path,  # noqa: F811
+                                              tmp_path: Path) -> None:
+    """QA: ``--history runs/model-3/samples_....jsonl`` (one model's log, not its folder)
+    was taken for a response matrix: "a response matrix holds no item content ... its
+    column '0'". A log file is read as in a folder (its documents checked against the
+    pool); lm-eval's results summary by name, and one path given twice, are refused."""
+    new, small = _file(history_logs, "new-model"), _file(history_logs, "small-model")
+    m3, m4 = _file(history_logs, "model-3"), _file(history_logs, "model-4")
+    base = ("init", "--task", "sst2", "--pool", new, "--target", f"table:{new}",
+            "--surrogate", f"table:{small}", "--metric", "error_rate", "--no-progress")
+    out = cli(*base[:1], tmp_path / "a.db", *base[1:], "--history", m3, "--history", m4)
+    assert f"history: 2 model(s) from {m3}, {m4}; 40 of 40 pool items have history" in out
+    with Session.open(tmp_path / "a.db") as s:
+        assert s.config["history"]["sources"] == [str(m3), str(m4)]
+    summary = sorted((history_logs / "model-3").glob("results_*.json"))[0]
+    out = cli(*base[:1], tmp_path / "b.db", *base[1:], "--history", summary, code=2)
+    assert out.count("error:") == 1 and "summary or listing, not a log" in out
+    out = cli(*base[:1], tmp_path / "c.db", *base[1:], "--history", m3, "--history", m3,
+              code=2)
+    assert out.count("error:") == 1 and f"--history {m3} is given twice" in out
+    assert not (tmp_path / "b.db").exists() and not (tmp_path / "c.db").exists()

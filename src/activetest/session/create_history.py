@@ -335,9 +335,12 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
     """
     from activetest.data.history import join_history
     from activetest.formats.history import (
+        _LOG_SUFFIXES,
         HistoryFormatError,
+        _is_sidecar,
         file_sha256,
         read_history_folder,
+        read_history_run,
         read_response_matrix,
     )
 
@@ -357,8 +360,16 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
     golds: dict[tuple[str, int], _Gold] = {}
     words = _label_words(items)
     try:
+        given: dict[str, str] = {}
         for p in paths:
-            if not Path(p).is_dir():
+            key = Path(p).resolve().as_posix()
+            if key in given:  # (QA: "model 'm0' is also in h.csv", of h.csv itself)
+                also = "" if given[key] == str(p) else f" (also as {given[key]})"
+                raise SessionError(f"--history {p} is given twice{also}: each file or folder "
+                                   f"once")
+            given[key] = str(p)
+            one_log = not Path(p).is_dir() and str(p).lower().endswith(_LOG_SUFFIXES)
+            if not Path(p).is_dir() and not one_log:
                 if positional is not None:  # joins never guess (QA: joined by position)
                     raise SessionError(
                         f"{p}: a response matrix holds no item content, and the pool's item "
@@ -371,7 +382,17 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
                         f"pool")
                 mats.append(read_response_matrix(p))
                 continue
-            runs, skipped = read_history_folder(p)
+            if one_log:  # one model's log given by name, read as in a folder (QA: it was
+                # taken for a response matrix: "holds no item content", "its column '0'")
+                if not Path(p).is_file():
+                    raise FileNotFoundError(f"--history: no such harness log file: {p}")
+                if _is_sidecar(Path(p)):
+                    raise SessionError(f"--history {p}: a harness's summary or listing, not a "
+                                       f"log of a model's run on the items: give the "
+                                       f"samples log beside it, or the folder")
+                runs, skipped = [read_history_run(p)], []
+            else:
+                runs, skipped = read_history_folder(p)
             if skipped:
                 notes.append(f"history: {len(skipped)} file(s) in {p} are not harness logs "
                              f"(passed over: {', '.join(skipped[:3])}"
