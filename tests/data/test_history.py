@@ -266,3 +266,26 @@ def test_parquet_with_repeated_columns_or_a_missing_float_name_is_refused_plainl
                    tmp_path / "nan.parquet")
     with pytest.raises(HistoryFormatError, match=r"nan.parquet: row 1: empty model name"):
         read_response_matrix(tmp_path / "nan.parquet")
+
+
+def test_a_target_known_on_few_items_takes_no_row_that_agrees_by_chance(
+        tmp_path: Path) -> None:
+    """QA: a target whose own scores are known on 3 pool items (a partial log, a pool with
+    few labels) took every history row that agreed on those 3 for its own run: 12 of 40
+    rows dropped, "identical to the target's own scores on 3 items". Several rows agreeing
+    on fewer than MIN_SAME_ITEMS items cannot be told apart: all are kept, and said; one
+    such row is still taken for the target."""
+    n, H = 60, 40
+    rng = np.random.default_rng(0)
+    S = (rng.random((H, n)) < 0.6).astype(int)
+    ids = [f"q{k}" for k in range(n)]
+    f = _write(tmp_path / "h.csv", "model," + ",".join(ids) + "\n" + "".join(
+        f"m{h}," + ",".join(map(str, S[h])) + "\n" for h in range(H)))
+    t = np.full(n, np.nan)
+    t[:3] = 1.0
+    agree = [f"m{h}" for h in range(H) if S[h, :3].all()]
+    assert len(agree) > 1
+    h = join_history([f], ids, target_scores=t)
+    assert len(h.models) == H and h.excluded == ()
+    (note,) = [m for m in h.messages() if "too few to tell" in m]
+    assert note.startswith(f"history: {len(agree)} rows ({agree[0]!r}, ") and "at most 3" in note

@@ -52,6 +52,8 @@ class PoolHistory:
         ignored_items: matrix columns that are not pool items.
         near_miss: an ignored column and the pool id it equals but for case, blanks,
             leading zeros or a number's ``.0`` (never joined: said), or None.
+        notes: more to say (rows that equal the target's scores on too few items to be
+            told apart).
     """
 
     scores: np.ndarray
@@ -61,6 +63,7 @@ class PoolHistory:
     excluded: tuple[tuple[str, str], ...]
     ignored_items: int
     near_miss: tuple[str, str] | None = None
+    notes: tuple[str, ...] = ()
 
     def messages(self) -> list[str]:
         """What a person should be told about the join (coverage, dropped rows)."""
@@ -74,7 +77,7 @@ class PoolHistory:
                        "(ignored)" + ("" if self.near_miss is None else
                                       "; " + _near_miss_note(*self.near_miss)))
         out += [f"history: row {name!r} not used ({why})" for name, why in self.excluded]
-        return out
+        return out + list(self.notes)
 
 
 def _norm(s: str) -> str:
@@ -182,6 +185,7 @@ def join_history(paths: Sequence[str | Path | ResponseMatrix], pool_ids: Sequenc
     S = np.vstack(blocks)
     drop = np.zeros(len(models), dtype=bool)
     excluded: list[tuple[str, str]] = []
+    notes: list[str] = []
     for name in exclude:
         hits = [k for k, m in enumerate(models) if m == _norm(name)]
         if not hits:
@@ -203,6 +207,18 @@ def join_history(paths: Sequence[str | Path | ResponseMatrix], pool_ids: Sequenc
         need = min(MIN_SAME_ITEMS, int((~np.isnan(t) & (~np.isnan(S)).any(axis=0)).sum()))
         same = ((both.sum(axis=1) >= max(need, 1))
                 & np.all(np.where(both, t[None, :] == S, True), axis=1))
+        # on fewer than MIN_SAME_ITEMS items several rows agree by chance (QA: a target
+        # known on 3 items took 12 of 40 rows for itself): one such row is the target's,
+        # several cannot be told apart and are kept, said
+        weak = np.flatnonzero(same & ~drop & (both.sum(axis=1) < MIN_SAME_ITEMS))
+        if len(weak) > 1:
+            same[weak] = False
+            names = ", ".join(repr(models[k]) for k in weak[:3]) + (", ..." if len(weak) > 3
+                                                                    else "")
+            notes.append(f"history: {len(weak)} rows ({names}) equal the target's own scores "
+                         f"on every item both have, at most {int(both[weak].sum(axis=1).max())}"
+                         f": too few to tell which, if any, is the target's own run (all "
+                         f"kept); --history-exclude NAME leaves it out")
         for k in np.flatnonzero(same & ~drop):
             drop[k] = True
             excluded.append((models[k], f"identical to the target's own scores on "
@@ -217,7 +233,8 @@ def join_history(paths: Sequence[str | Path | ResponseMatrix], pool_ids: Sequenc
     S = S[~drop]
     kept = tuple(m for m, d in zip(models, drop, strict=True) if not d)
     n_cov = int((~np.isnan(S)).any(axis=0).sum())
-    return PoolHistory(S, kept, tuple(sources), n_cov, tuple(excluded), ignored, near_miss)
+    return PoolHistory(S, kept, tuple(sources), n_cov, tuple(excluded), ignored, near_miss,
+                       tuple(notes))
 
 
 def _drop_copies(S: np.ndarray, models: Sequence[str], sources: Sequence[str],
