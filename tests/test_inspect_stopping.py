@@ -862,7 +862,8 @@ def test_from_inspect_refuses_a_log_whose_sample_was_scored_otherwise(tmp_path: 
     """QA: a log re-scored or edited after the eval (a labelled sample's score in the log
     is now the other one) gave the early-stopping record's labels without a word, while
     the log's own sample said otherwise. Refused, naming the file, the item and both
-    scores; the log as inspect wrote it still reads back."""
+    scores; the log as inspect wrote it still reads back. A record with fewer draw
+    probabilities than draws is one message, not a traceback."""
     from inspect_ai.log import write_eval_log
 
     db = _session(tmp_path)
@@ -882,6 +883,16 @@ def test_from_inspect_refuses_a_log_whose_sample_was_scored_otherwise(tmp_path: 
     assert (f"rescored.eval: item {sid!r}: the log's sample was scored "
             f"{1 - labels[sid]:g} (scorer {name!r}), but its label is {labels[sid]:g}") in err
     assert not (tmp_path / "t.db").exists()
+    # metadata with one draw probability fewer than draws: one message (QA: a traceback)
+    log = _read(run["log"])
+    log.results.early_stopping.metadata["q"] = log.results.early_stopping.metadata["q"][:-1]
+    write_eval_log(log, str(tmp_path / "short.eval"))
+    p = _cli(tmp_path, "init", "u.db", *_MADE, "--from-inspect", str(tmp_path / "short.eval"))
+    err = " ".join(p.stderr.split())
+    assert p.returncode == 2 and "Traceback" not in p.stderr and err.count("error:") == 1, err
+    assert "short.eval: damaged ActiveStopping metadata (10 draws but 9 draw probabilities" \
+        in err
+    assert not (tmp_path / "u.db").exists()
 
 
 def test_from_inspect_takes_peoples_labels_only_when_told_to(tmp_path: Path) -> None:

@@ -189,7 +189,7 @@ def read_log(path: str | os.PathLike[str]) -> LogRecord:
     # the samples' inputs: every labelled item's content is confirmed by them
     inputs, scores = _sample_inputs(p, {str(k) for k in dict(md.get("labels") or {})})
     try:
-        return LogRecord(str(p), str(md.get("eval_id") or log.eval.eval_id),
+        rec = LogRecord(str(p), str(md.get("eval_id") or log.eval.eval_id),
                          int(md["n_pool"]), str(design["acquisition"]),
                          None if design.get("seed") is None else int(design["seed"]),
                          tuple(str(i) for i in md["draws"]),
@@ -205,6 +205,11 @@ def read_log(path: str | os.PathLike[str]) -> LogRecord:
                          str(getattr(log.eval, "created", "") or ""), scores)
     except (KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"{p}: damaged ActiveStopping metadata ({exc!r})") from None
+    if len(rec.q) != len(rec.draws):  # (QA: an IndexError's traceback in the replay)
+        raise ValueError(f"{p}: damaged ActiveStopping metadata ({len(rec.draws)} draws but "
+                         f"{len(rec.q)} draw probabilities q): not a log the manager wrote "
+                         f"whole; nothing was recorded")
+    return rec
 
 
 def _when(created: str) -> datetime:
