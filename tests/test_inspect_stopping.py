@@ -863,7 +863,8 @@ def test_from_inspect_refuses_a_log_whose_sample_was_scored_otherwise(tmp_path: 
     is now the other one) gave the early-stopping record's labels without a word, while
     the log's own sample said otherwise. Refused, naming the file, the item and both
     scores; the log as inspect wrote it still reads back. A record with fewer draw
-    probabilities than draws is one message, not a traceback."""
+    probabilities than draws is one message, not a traceback; a log in the folder that is
+    a broken link is refused, named."""
     from inspect_ai.log import write_eval_log
 
     db = _session(tmp_path)
@@ -893,6 +894,15 @@ def test_from_inspect_refuses_a_log_whose_sample_was_scored_otherwise(tmp_path: 
     assert "short.eval: damaged ActiveStopping metadata (10 draws but 9 draw probabilities" \
         in err
     assert not (tmp_path / "u.db").exists()
+    # a folder of logs where one is a broken link (the latest eval's, on a disk not
+    # mounted): refused, named (QA: passed over unsaid, an older state read instead)
+    folder = tmp_path / "logs"
+    (folder / "2099-01-01T00-00-00-00-00_arith_gone.eval").symlink_to(tmp_path / "gone.eval")
+    p = _cli(tmp_path, "init", "v.db", *_MADE, "--from-inspect", str(folder))
+    err = " ".join(p.stderr.split())
+    assert p.returncode == 2 and err.count("error:") == 1, err
+    assert "arith_gone.eval: not a readable file (a broken link" in err
+    assert not (tmp_path / "v.db").exists()
 
 
 def test_from_inspect_takes_peoples_labels_only_when_told_to(tmp_path: Path) -> None:

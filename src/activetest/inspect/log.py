@@ -241,10 +241,20 @@ def read_logs(paths: Iterable[str | os.PathLike[str]]
             or no log with an early-stopping record (the newest one's reason).
     """
     files: list[tuple[Path, bool]] = []
+    notes: list[str] = []
     for given in paths:
         p = Path(given)
         if p.is_dir():
             found = sorted(f for f in p.iterdir() if f.is_file() and f.suffix in LOG_SUFFIXES)
+            # a log that is a broken link is refused, named (QA: passed over unsaid, so an
+            # older eval's log was read as the session's state, its later labels lost)
+            broken = sorted(f for f in p.iterdir() if f.suffix in LOG_SUFFIXES
+                            and not f.is_file() and not f.is_dir())
+            if broken:
+                raise ValueError(f"{broken[0]}: not a readable file (a broken link, a link "
+                                 f"loop, a device or a pipe) in a folder of inspect_ai logs: "
+                                 f"it may be the log of the session's latest eval; restore it "
+                                 f"or move it out")
             if not found:
                 raise ValueError(f"{p}: a folder without inspect_ai logs "
                                  f"({', '.join('*' + x for x in LOG_SUFFIXES)})")
@@ -253,7 +263,6 @@ def read_logs(paths: Iterable[str | os.PathLike[str]]
             files.append((p, False))
     states: list[LogRecord] = []
     others: list[LogSamples] = []
-    notes: list[str] = []
     unread: list[tuple[datetime, _NoRecordError]] = []
     seen: set[Path] = set()
     for f, in_folder in files:
