@@ -153,11 +153,11 @@ def test_only_json_files_named_results_are_taken_for_lm_evals_results_file(
     """QA: any file whose name started with ``results_`` was skipped as lm-eval's results
     file, without being listed: an instance log named ``results_b_samples.jsonl`` was
     lost from the history silently."""
-    from activetest.formats.history import _is_sidecar
+    from activetest.formats.history import is_sidecar
 
-    assert _is_sidecar(tmp_path / "results_2026-01-01T00-00-00.json")
-    assert not _is_sidecar(tmp_path / "results_b_samples.jsonl")
-    assert _is_sidecar(tmp_path / "logs.json")
+    assert is_sidecar(tmp_path / "results_2026-01-01T00-00-00.json")
+    assert not is_sidecar(tmp_path / "results_b_samples.jsonl")
+    assert is_sidecar(tmp_path / "logs.json")
 
 
 def test_ids_alike_but_not_equal_are_named_never_joined(tmp_path: Path) -> None:

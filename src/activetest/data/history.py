@@ -31,7 +31,7 @@ import numpy as np
 
 from activetest.formats.history import ResponseMatrix, read_response_matrix
 
-__all__ = ["HistoryJoinError", "PoolHistory", "join_history"]
+__all__ = ["HistoryJoinError", "PoolHistory", "join_history", "near_misses"]
 
 
 class HistoryJoinError(ValueError):
@@ -95,7 +95,7 @@ def _loose(s: str) -> str:
     return str(int(v)) if v.is_integer() and abs(v) < 1e15 else t
 
 
-def _near_misses(cols: Sequence[str], ids: Sequence[str], pos: dict[str, int]
+def near_misses(cols: Sequence[str], ids: Sequence[str], pos: dict[str, int]
                  ) -> tuple[str, str] | None:
     """The first history column that is not a pool id but equals one loosely
     (:func:`_loose`), with that pool id; None if there is none."""
@@ -151,7 +151,7 @@ def join_history(paths: Sequence[str | Path | ResponseMatrix], pool_ids: Sequenc
         M = p if isinstance(p, ResponseMatrix) else read_response_matrix(p)
         cols = [_norm(c) for c in M.item_ids]
         hit = [(c, pos[i]) for c, i in enumerate(cols) if i in pos]
-        miss = _near_misses(cols, ids, pos)
+        miss = near_misses(cols, ids, pos)
         if not hit:
             head = f"{M.source}: none of its {len(cols)} item ids is a pool item id"
             rows_are_items = [m for m in M.models if _norm(m) in pos]

@@ -38,8 +38,9 @@ from activetest.formats.tables import (
     read_file,
 )
 
-__all__ = ["HistoryFormatError", "HistoryRun", "ResponseMatrix", "file_sha256", "lmeval_model_name",
-           "read_history_folder", "read_history_run", "read_response_matrix"]
+__all__ = ["HISTORY_LOG_SUFFIXES", "HistoryFormatError", "HistoryRun", "ResponseMatrix",
+           "file_sha256", "is_sidecar", "lmeval_model_name", "read_history_folder",
+           "read_history_run", "read_response_matrix"]
 
 _MISSING = {"", "na", "nan", "null", "none"}
 _SUFFIX = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".txt": "tsv", ".parquet": "parquet",
@@ -271,7 +272,8 @@ class HistoryRun:
         return ResponseMatrix(self.source, (self.model,), self.item_ids, self.scores[None, :])
 
 
-_LOG_SUFFIXES = (".jsonl", ".json", ".eval", ".jsonl.gz", ".json.gz")
+#: The names of the harness logs a --history folder is read for (other files are passed over).
+HISTORY_LOG_SUFFIXES = (".jsonl", ".json", ".eval", ".jsonl.gz", ".json.gz")
 
 
 def file_sha256(p: str | os.PathLike[str]) -> str:
@@ -290,7 +292,7 @@ def file_sha256(p: str | os.PathLike[str]) -> str:
     return h.hexdigest()
 
 
-def _is_sidecar(p: Path) -> bool:
+def is_sidecar(p: Path) -> bool:
     """lm-eval's ``results_<date>.json``, an Every Eval Ever aggregate ``<uuid>.json``
     beside its ``<uuid>_samples.jsonl``, inspect_ai's ``logs.json`` listing."""
     name = p.name.lower()
@@ -394,16 +396,16 @@ def read_history_folder(folder: str | Path) -> tuple[list[HistoryRun], list[str]
         raise HistoryFormatError(f"{exc.filename or root}: a --history folder that cannot be "
                                  f"read ({exc.strerror or exc})") from None
     for p in odd:  # a log that cannot be read is never passed over (QA: dropped unsaid)
-        if p.name.lower().endswith(_LOG_SUFFIXES):
+        if p.name.lower().endswith(HISTORY_LOG_SUFFIXES):
             raise HistoryFormatError(
                 f"{p}: not a readable file (a broken link, a link loop, a device or a pipe) "
                 f"in a --history folder: the log of a model's run must be a file; restore "
                 f"it or move it out")
         skipped.append(str(p.relative_to(root)))
     for p in files:
-        if _is_sidecar(p):  # read beside its log (model, n-shot)
+        if is_sidecar(p):  # read beside its log (model, n-shot)
             continue
-        if not p.name.lower().endswith(_LOG_SUFFIXES):
+        if not p.name.lower().endswith(HISTORY_LOG_SUFFIXES):
             skipped.append(str(p.relative_to(root)))
             continue
         try:

@@ -152,9 +152,9 @@ def _confirm(run: Any, items: Sequence[PoolItem], pos: Mapping[str, int]) -> Non
     hits = [(k, pos[i.strip()]) for k, i in enumerate(run.item_ids) if i.strip() in pos]
     if not hits and run.item_ids and items:
         # a log, not a matrix (QA: told to "rename its columns", "never by position")
-        from activetest.data.history import _near_misses
+        from activetest.data.history import near_misses
 
-        miss = _near_misses([i.strip() for i in run.item_ids],
+        miss = near_misses([i.strip() for i in run.item_ids],
                             [it.item_id.strip() for it in items], pos)
         raise SessionError(
             f"--history {run.source}: none of the log's {len(run.item_ids)} item ids is a "
@@ -335,10 +335,10 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
     """
     from activetest.data.history import join_history
     from activetest.formats.history import (
-        _LOG_SUFFIXES,
+        HISTORY_LOG_SUFFIXES,
         HistoryFormatError,
-        _is_sidecar,
         file_sha256,
+        is_sidecar,
         read_history_folder,
         read_history_run,
         read_response_matrix,
@@ -368,7 +368,7 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
                 raise SessionError(f"--history {p} is given twice{also}: each file or folder "
                                    f"once")
             given[key] = str(p)
-            one_log = not Path(p).is_dir() and str(p).lower().endswith(_LOG_SUFFIXES)
+            one_log = not Path(p).is_dir() and str(p).lower().endswith(HISTORY_LOG_SUFFIXES)
             if not Path(p).is_dir() and not one_log:
                 if positional is not None:  # joins never guess (QA: joined by position)
                     raise SessionError(
@@ -386,7 +386,7 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
                 # taken for a response matrix: "holds no item content", "its column '0'")
                 if not Path(p).is_file():
                     raise FileNotFoundError(f"--history: no such harness log file: {p}")
-                if _is_sidecar(Path(p)):
+                if is_sidecar(Path(p)):
                     raise SessionError(f"--history {p}: a harness's summary or listing, not a "
                                        f"log of a model's run on the items: give the "
                                        f"samples log beside it, or the folder")
