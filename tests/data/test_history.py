@@ -289,3 +289,21 @@ def test_a_target_known_on_few_items_takes_no_row_that_agrees_by_chance(
     assert len(h.models) == H and h.excluded == ()
     (note,) = [m for m in h.messages() if "too few to tell" in m]
     assert note.startswith(f"history: {len(agree)} rows ({agree[0]!r}, ") and "at most 3" in note
+
+
+def test_a_matrix_without_its_model_name_column_says_so(tmp_path: Path) -> None:
+    """A header of item ids only, rows of scores only: the first column is read as the
+    names, so the second row repeats "model '0'"; the refusal says the file may lack its
+    model-name column (QA: it said the repeat and no more). A real repeated name keeps
+    the plain message."""
+    p = _write(tmp_path / "noname.csv", "q1,q2,q3\n0,1,1\n0,0,1\n")
+    with pytest.raises(HistoryFormatError) as e:
+        read_response_matrix(p)
+    msg = str(e.value)
+    assert "model '0' repeated" in msg and "lack its model-name column" in msg
+    assert "'q1'" in msg
+    p2 = _write(tmp_path / "dup.csv", "model,q1\nm,1\nm,0\n")
+    with pytest.raises(HistoryFormatError) as e2:
+        read_response_matrix(p2)
+    assert "model 'm' repeated" in str(e2.value)
+    assert "model-name column" not in str(e2.value)

@@ -154,7 +154,15 @@ def _build(source: str, header: list[str], rows: list[tuple[str, list[object]]],
         if not name:
             raise HistoryFormatError(f"{where}: empty model name (first column)")
         if name in seen:
-            raise HistoryFormatError(f"{where}: model {name!r} repeated (also {seen[name]})")
+            hint = ""
+            if _NUMBER.fullmatch(name) and 0.0 <= float(name) <= 1.0:
+                # a score where a name belongs: a matrix without its model-name column
+                # (QA: refused as "model '0' repeated" and no more)
+                hint = (f"; the first column holds each row's model name, and here it holds "
+                        f"scores: does the file lack its model-name column? (its first "
+                        f"column, {header[0].strip()!r}, was read as the names)")
+            raise HistoryFormatError(f"{where}: model {name!r} repeated (also "
+                                     f"{seen[name]}){hint}")
         seen[name] = where
         models.append(name)
         for c, (col, v) in enumerate(zip(items, cells[1:], strict=True)):
