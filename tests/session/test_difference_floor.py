@@ -12,6 +12,7 @@ can fail), and in a session compared at creation.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -24,23 +25,14 @@ from activetest.session import estimate as est
 from activetest.session.workflow import Session
 
 
-def _two_models(seed: int = 11) -> tuple[np.ndarray, ...]:
-    """N = 1,000, 3 classes: the target A (right more often than not), a surrogate (A
-    with noise) and B (A's predictions except on ~10% of the items, floored at 2%):
-    the pool of ``benchmarks/coverage_gaps.py --case logloss-difference``."""
-    N, C = 1000, 3
-    rng = np.random.default_rng(seed)
-    y = rng.integers(0, C, N)
-    P = rng.dirichlet(np.ones(C), N)
-    P[np.arange(N), y] += rng.uniform(0, 2, N)
-    P /= P.sum(1, keepdims=True)
-    Q = P.copy()
-    for i in np.flatnonzero(rng.random(N) < 0.1):
-        Q[i] = rng.dirichlet(np.ones(C) * 0.5)
-    Q = 0.98 * Q + 0.02 / C
-    Sp = P * np.exp(rng.normal(0, 0.4, P.shape))
-    Sp /= Sp.sum(1, keepdims=True)
-    return y, np.log(Sp), np.log(P), np.log(Q)
+def _two_models() -> tuple[np.ndarray, ...]:
+    """The pool of ``benchmarks/coverage_gaps.py --case logloss-difference`` (N = 1,000,
+    3 classes: the target, a surrogate that is it with noise, and a second model with
+    rare confident misses): ``(labels, S, T, B)`` log-probs."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    import coverage_gaps
+
+    return coverage_gaps._two_models()
 
 
 def _coverage(seeds: int) -> dict[int, tuple[float, float]]:

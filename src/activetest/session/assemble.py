@@ -122,14 +122,16 @@ def estimate_parts(s: Any, *, compare: Sequence[Any] | Any, n_boot: int | None,
         target_pool=None if t_pool is None else t_pool.logprobs, target_lp=t_lp,
         compare=compared)
     from activetest.session.blindspot import (
+        compared_pools,
         design_difference_weight_bounds,
         session_blind_spots,
         stored_differences,
     )
 
     # models compared at creation are known on the pool: each item's largest difference
+    pools = compared_pools(cfg, s.store)  # read once: the bounds, the floors
     sure = stored_differences(cfg, s.store, s.metrics,
-                              None if t_pool is None else t_pool.logprobs)
+                              None if t_pool is None else t_pool.logprobs, pools)
     # a fixed acquisition's scores, read once: the blind spot's replay and the
     # difference's exact CS both use them
     fixed_scores = (draw.acquisition_scores_of(s.store) if not cfg.adaptive and (
@@ -151,18 +153,17 @@ def estimate_parts(s: Any, *, compare: Sequence[Any] | Any, n_boot: int | None,
         cfg.acquisition, None if inputs.proposal_scores is None or design_controls else
         (inputs.proposal_scores, float(cfg.proposal_floor)), inputs.pool_controls, draws,
         bool(design_controls), others={  # the compared targets known on the pool
-            spec: est.controls(["error_rate"], s_stored.logprobs, sc.logprobs)
+            spec: est.controls(["error_rate"], s_stored.logprobs, sc)
             ["error_rate"] for spec in (cfg.compare if cfg.acquisition == "compare"
                                         and "error_rate" in s.metrics else ())
-            if (sc := s.store.scores(f"compare:{spec}")) is not None})
+            if (sc := pools.get(spec)) is not None})
     if sure:  # the paired differences with a model compared at creation: the surrogate's
         # model of each difference floors its variance (a design seldom draws where the
         # compared model alone is confidently wrong)
         floors = dataclasses.replace(floors, differences=est.difference_floors(
             s.metrics, draws, surrogate_pool=s_stored.logprobs,
             target_pool=None if t_pool is None else t_pool.logprobs,
-            compared={spec: sc.logprobs for spec in sure
-                      if (sc := s.store.scores(f"compare:{spec}")) is not None},
+            compared={spec: pools[spec] for spec in sure},
             acquisition=cfg.acquisition, sampler=sampler,
             proposal=None if fixed_scores is None else
             (fixed_scores, float(cfg.proposal_floor))))

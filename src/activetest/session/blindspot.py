@@ -34,7 +34,8 @@ from activetest.stats.blindspot_replay import (
 )
 
 __all__ = ["ComparedBounds", "Proposals", "SessionBlindSpot", "advance_design_state",
-           "compared_bounds", "design_difference_weight_bounds", "difference_bounds",
+           "compared_bounds", "compared_pools", "design_difference_weight_bounds",
+           "difference_bounds",
            "item_loss_bounds", "session_blind_spots", "stored_differences"]
 
 #: ``select`` advances the state with its own draws' mixtures and design state
@@ -109,22 +110,32 @@ def item_loss_bounds(metric: str, target_pool: np.ndarray | None,
     return None if loss_bound is None else float(loss_bound)
 
 
+def compared_pools(config: SessionConfig, store: Any) -> dict[str, np.ndarray]:
+    """compared spec -> the ``(N, C)`` log-probs a classification session stored for the
+    models it compared at creation (role ``compare:<spec>``), read once per estimate."""
+    if config.kind != "classification" or not config.compare:
+        return {}
+    return {spec: sc.logprobs for spec in config.compare
+            if (sc := store.scores(f"compare:{spec}")) is not None}
+
+
 def stored_differences(config: SessionConfig, store: Any, metrics: Sequence[str],
-                       target_pool: np.ndarray | None
+                       target_pool: np.ndarray | None,
+                       pools: Mapping[str, np.ndarray] | None = None
                        ) -> dict[str, ComparedBounds]:
     """compared spec -> its :class:`ComparedBounds`, for the models a classification
     session compared at creation (``config.compare``), whose predictions it stored for
-    the whole pool (role ``compare:<spec>``); empty where the target or the compared
-    model is not known on every item."""
+    the whole pool (role ``compare:<spec>``; ``pools``: as :func:`compared_pools` read
+    them, else read here); empty where the target or the compared model is not known on
+    every item."""
     if config.kind != "classification" or not config.compare or target_pool is None \
             or not np.all(np.isfinite(target_pool)):
         return {}
+    if pools is None:
+        pools = compared_pools(config, store)
     out = {}
-    for spec in config.compare:
-        s = store.scores(f"compare:{spec}")
-        if s is None:
-            continue
-        got = compared_bounds(metrics, target_pool, s.logprobs)
+    for spec, lp in pools.items():
+        got = compared_bounds(metrics, target_pool, lp)
         if got is not None:
             out[spec] = got
     return out

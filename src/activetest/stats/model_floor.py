@@ -153,6 +153,11 @@ def labelled_mean_floor(second: np.ndarray, model_rest: np.ndarray, values: np.n
     ``(K,)`` its ``sum_{S_m} mean_i`` (used before the first label); ``values`` and ``q``:
     ``(K,)`` the labelled draws' values and probabilities. ``T_m = N R_m - sum_{j<m}
     values_j``, ``R_m`` LURE after the first m labels (unbiased for the pool mean).
+    ``drawn_second`` (``(K,)``, the model's second moment at each labelled draw): the
+    second moments are scaled by ``min(1, (sum_{j<m} values_j^2 + prior * e) /
+    (sum_{j<m} drawn_second_j + prior * e))``, ``e`` the mean of ``drawn_second`` over
+    the K draws (``prior`` items' worth of belief in the model): a model that expects
+    larger squared values than the labels show is taken down to them, never up.
 
     Why: a weak surrogate can know where a quantity is spread (which items' values can be
     large) but not its mean: two targets' error rates differ by -1 or +1 wherever their
