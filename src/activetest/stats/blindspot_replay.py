@@ -40,11 +40,11 @@ __all__ = [
     "RunDraws",
     "design_blind_spot_curve",
     "design_blind_spot_curves",
+    "design_mixtures",
     "design_proposals",
     "design_weight_bounds",
     "fixed_blind_spot_curves",
     "floored_proposals",
-    "replay_state",
 ]
 
 
@@ -75,7 +75,7 @@ def _history(design: Any, acq: list[int], labels: Sequence[int] | None,
     return ys, Ls, known
 
 
-def replay_state(design: Any, acq: list[int], labels: Sequence[int] | None,
+def _replay_state(design: Any, acq: list[int], labels: Sequence[int] | None,
                   losses: Sequence[float] | None, n_known: Sequence[int] | None
                   ) -> tuple[dict[str, np.ndarray], list[int]]:
     """A fresh design state holding the history's labels and losses (the draw's model
@@ -101,7 +101,7 @@ def design_proposals(design: Any, acquired: Sequence[int], *,
     tests check q at the drawn items). ``second``: the two-metric design's second
     control."""
     acq = [int(i) for i in acquired]
-    st, known = replay_state(design, acq, labels, losses, n_known)
+    st, known = _replay_state(design, acq, labels, losses, n_known)
     for m, i in enumerate(acq):
         plan = design._prepare(st, m, known[m])
         g = plan.control2 if second else plan.control
@@ -237,7 +237,7 @@ def _resumed_design(st0: dict[str, np.ndarray], M: int, labels: list[int],
                     losses: list[float]) -> dict[str, np.ndarray]:
     """``st0`` with its per-draw history grown to ``M`` draws (a fresh state's values
     after its own) and the history's labels and losses written (as
-    :func:`replay_state`); its other arrays are used as they are (and changed)."""
+    :func:`_replay_state`); its other arrays are used as they are (and changed)."""
     st = {}
     for key, v in st0.items():
         if key in _HISTORY_FILL:
@@ -279,7 +279,7 @@ def _run_design(design: Any, run: dict[str, np.ndarray], M: int, labels: list[in
     run's (the same history: the same arrays), its remaining-items mask being ``rem``
     (the replay's before the run's draws; None: all) while the draws are added: the
     per-draw history cut to ``M`` draws (as :func:`_resumed_design` and
-    :func:`replay_state` size it), the labels and losses written as they write them,
+    :func:`_replay_state` size it), the labels and losses written as they write them,
     and what a replay does not compute left as a fresh state has it (each draw's model
     variance: not kept; the two-metric design's second one: NaN)."""
     st: dict[str, np.ndarray] = {}
@@ -341,7 +341,7 @@ def design_blind_spot_curves(design: Any, acquired: Sequence[int], specs: Sequen
         ys, Ls, known = _history(design, acq, labels, losses, n_known)
         st = _run_design(design, run.state, K, ys, Ls, None)
     else:
-        st, known = replay_state(design, acq, labels, losses, n_known)
+        st, known = _replay_state(design, acq, labels, losses, n_known)
     two = st["aux"].shape[0] >= 2  # a one-metric design has no second control
     # a one-metric design's "second" curve has no control (as LURE)
     uses = [(sp.with_control and (two or not sp.second), sp.second and two) for sp in specs]
@@ -411,6 +411,28 @@ def _expose_all(a, b, s, g, g1, rem, Q, wg0, wg1, c, with_g0, with_g1, pick, thr
     return n
 
 
+def design_mixtures(design: Any, acquired: Sequence[int], n_items: int, what: str, *,
+                    labels: Sequence[int] | None = None,
+                    losses: Sequence[float] | None = None,
+                    n_known: Sequence[int] | None = None
+                    ) -> Iterator[tuple[int, float, float, np.ndarray, np.ndarray]]:
+    """Before each draw m of ``acquired``, ``(m, a_m, b_m, s, rem)``: an adaptive design's
+    proposal ``q_m(i) = a_m s_i + b_m`` on the remaining items (``rem``), replayed from
+    its history as :func:`design_proposals` does (the same arguments), without building
+    ``q``; the replay moves past draw m when the next is asked for (``s`` and ``rem`` are
+    the replay's own arrays: read them before). ``n_items``: the pool size of the
+    caller's arrays, checked against the design's (``what`` names them)."""
+    acq = [int(i) for i in acquired]
+    st, known = _replay_state(design, acq, labels, losses, n_known)
+    if st["s"].shape[0] != n_items:
+        raise ValueError(f"{what} has {n_items} items, the design's pool "
+                         f"{st['s'].shape[0]}")
+    for m, i in enumerate(acq):
+        mix = design._mixture(st, m, known[m])
+        yield m, float(mix[0]), float(mix[1]), st["s"], st["rem"]
+        design._finish(st, m, mix, i)
+
+
 def design_weight_bounds(design: Any, acquired: Sequence[int], item_bounds: np.ndarray, *,
                          labels: Sequence[int] | None = None,
                          losses: Sequence[float] | None = None,
@@ -441,14 +463,10 @@ def design_weight_bounds(design: Any, acquired: Sequence[int], item_bounds: np.n
     rows = B.reshape(-1, B.shape[-1])
     out = np.zeros((rows.shape[0], len(acq)))
     if acq and np.any(rows > 0):
-        st, known = replay_state(design, acq, labels, losses, n_known)
-        if st["s"].shape[0] != rows.shape[1]:
-            raise ValueError(f"item_bounds has {rows.shape[1]} items, the design's pool "
-                             f"{st['s'].shape[0]}")
-        for m, i in enumerate(acq):
-            mix = design._mixture(st, m, known[m])
-            _largest_weights(float(mix[0]), float(mix[1]), st["s"], st["rem"], rows, out, m)
-            design._finish(st, m, mix, i)
+        for m, a, b, s, rem in design_mixtures(design, acq, rows.shape[1], "item_bounds",
+                                               labels=labels, losses=losses,
+                                               n_known=n_known):
+            _largest_weights(a, b, s, rem, rows, out, m)
     out *= 1.0 + 1e-9
     return out if B.ndim == 2 else out[0]
 

@@ -105,7 +105,7 @@ def design_model_var(design: Any, acquired: Sequence[int], mean: np.ndarray,
     replayed from its history as :func:`activetest.stats.blindspot_replay.
     design_proposals` does (the same arguments). ``mean`` and ``second``: ``(N,)`` or
     ``(R, N)``, one row per quantity (module docstring)."""
-    from activetest.stats.blindspot_replay import replay_state
+    from activetest.stats.blindspot_replay import design_mixtures
 
     h = np.ascontiguousarray(mean, dtype=np.float64)
     x = np.ascontiguousarray(second, dtype=np.float64)
@@ -115,14 +115,10 @@ def design_model_var(design: Any, acquired: Sequence[int], mean: np.ndarray,
     acq = [int(i) for i in acquired]
     out = np.zeros((H.shape[0], len(acq)))
     if acq:
-        st, known = replay_state(design, acq, labels, losses, n_known)
-        if st["s"].shape[0] != H.shape[1]:
-            raise ValueError(f"mean has {H.shape[1]} items, the design's pool "
-                             f"{st['s'].shape[0]}")
-        for m, i in enumerate(acq):
-            mix = design._mixture(st, m, known[m])
-            _model_var(float(mix[0]), float(mix[1]), st["s"], st["rem"], H, X, out, m)
-            design._finish(st, m, mix, i)
+        for m, a, b, s, rem in design_mixtures(design, acq, H.shape[1], "mean",
+                                               labels=labels, losses=losses,
+                                               n_known=n_known):
+            _model_var(a, b, s, rem, H, X, out, m)
     return out if h.ndim == 2 else out[0]
 
 
