@@ -351,6 +351,10 @@ class ActiveTest:
 
         Before drawing, the design learns from the labels given so far that it may use
         (the labelled prefix of the draw order); within the batch it is not refitted.
+        Before its first label an adaptive design draws uniformly, so a large first
+        batch (``next(50)``) is a uniform sample, whose interval can be too narrow where
+        a pool's rare large losses were not met; draw the first labels about 10 at a time
+        (docs/robustness.md, "Known coverage gaps").
 
         Raises:
             ValueError: ``k`` is not a positive integer or exceeds the rows left.

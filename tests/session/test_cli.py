@@ -415,3 +415,26 @@ def test_an_empty_out_is_refused_by_every_command_that_writes(pool_files: PoolFi
     proc = subprocess.run(cli_command("report", str(db), "--out", ".", "--no-progress"),
                           cwd=here, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0 and (here / "report.md").is_file(), proc.stderr
+
+
+def test_a_first_batch_before_any_label_is_named_uniform_sampling(pool_files: PoolFiles,
+                                                                   tmp_path: Path) -> None:
+    """The default design draws uniformly before its first label and learns only between
+    batches: select says so when a batch larger than its first refit is drawn before any
+    label (a uniform sample of 30 covers badly where rare large losses were not met,
+    docs/robustness.md), and not once the design has labels, nor for small batches."""
+    from activetest.stats.adaptive.design import SCHEDULE_FIRST
+
+    db = tmp_path / "s.db"
+    init(pool_files, db)
+    out = run("select", db, "--n", "30")
+    assert "draws 1..30 are uniform sampling" in out and f"--n {SCHEDULE_FIRST}" in out
+    run("label", db, "--from-data")
+    out = run("select", db, "--n", "20")
+    assert "uniform sampling" not in out  # it knows 30 labels now
+    db2 = tmp_path / "s2.db"
+    init(pool_files, db2)
+    assert "uniform sampling" not in run("select", db2, "--n", str(SCHEDULE_FIRST))
+    db3 = tmp_path / "s3.db"  # a uniform session: nothing to learn, nothing to say
+    init(pool_files, db3, "--acquisition", "uniform")
+    assert "uniform sampling" not in run("select", db3, "--n", "30")

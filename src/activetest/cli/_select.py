@@ -110,6 +110,11 @@ def select(
         if waiting:
             msg += f"; {waiting} earlier item(s) still wait for labels"
         _out.print(msg)
+        from activetest.session.draw import uniform_batch_note
+
+        note = uniform_batch_note(s.store, drawn)
+        if note:
+            _out.print(_escape(note))
 
 
 def _emit_lmeval(s: Any, session: Path, drawn: Sequence[Any], out: Any) -> None:

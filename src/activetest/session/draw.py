@@ -386,3 +386,33 @@ def metric_controls(store: SessionStore, k: int, sampler: Any = None
             g, G, V = sampler.controls(loss)
             out[metrics[1]] = (g[:k], G[:k], V[:k])
     return out
+
+
+def uniform_batch_note(store: SessionStore, drawn: Sequence[Acquisition]) -> str | None:
+    """The line ``select`` prints when an adaptive design drew a batch of more than its
+    first refit's worth of items at the uniform rate because it knew no label yet (None
+    otherwise).
+
+    An adaptive design learns only between batches: before its first label it draws
+    uniformly (the earned rule; docs/robustness.md), and a batch is drawn without
+    refitting inside it (which keeps the estimate exactly unbiased). ``select --n 50`` at
+    the start is then a uniform sample of 50, and where a pool's rare large losses were
+    not met a uniform sample's interval can be too narrow (docs/robustness.md, "Known
+    coverage gaps": the default design drawn 50 at once covered 0.545 at 50 labels on
+    the rare-miss pool, 10 at a time 0.99-1.00). The note says so and what to do.
+    """
+    from activetest.stats.adaptive.design import SCHEDULE_FIRST
+
+    if not drawn or len(drawn) <= SCHEDULE_FIRST or not store.config().adaptive:
+        return None
+    n_items = store.n_items()
+    if any(abs(a.q * (n_items - a.step + 1) - 1.0) > 1e-9 for a in drawn):
+        return None  # the design drew by its model somewhere in the batch
+    prefix, _, _ = usable_prefix(store)
+    if prefix:  # it knew labels and chose the uniform rate (the model must beat it)
+        return None
+    return (f"draws {drawn[0].step}..{drawn[-1].step} are uniform sampling: the design "
+            f"knows no label yet and learns only between batches. Label them before "
+            f"drawing more; drawing {SCHEDULE_FIRST} at a time (--n {SCHEDULE_FIRST}) lets "
+            f"it learn from the first labels (where rare large losses are not met, a "
+            f"uniform sample's interval can be too narrow: docs/robustness.md)")
