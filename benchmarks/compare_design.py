@@ -207,7 +207,8 @@ def main(argv: list[str] | None = None) -> None:
                     V = np.stack([labelled_mean_floor(
                         floored_model_var(scores, FLOOR, r, zero, x),
                         h.sum() - np.concatenate([[0.0], np.cumsum(h[r])[:-1]]),
-                        la[r] - lb[r], qq, N, drawn_second=x[r])
+                        la[r] - lb[r], qq, N, drawn_second=x[r],
+                        prior_second=float(x.mean()))
                         for r, qq in zip(idx, q, strict=True)])
                 lo, hi = _intervals(la, lb, idx, q, scores, bound, N, a.metric, V)
                 tol = 1e-12  # a point interval at the truth, summed in another order

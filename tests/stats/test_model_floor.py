@@ -197,7 +197,8 @@ def test_the_second_moments_are_scaled_by_what_the_labels_showed() -> None:
     v = rng.normal(0, 0.5, K)
     q = np.full(K, 1.0 / N)
     e = np.full(K, 1.0)  # the model expects v^2 = 1; the labels show about 0.25
-    got = labelled_mean_floor(second, rest, v, q, N, drawn_second=e, prior=5.0)
+    got = labelled_mean_floor(second, rest, v, q, N, drawn_second=e, prior_second=1.0,
+                              prior=5.0)
     plain = labelled_mean_floor(second, rest, v, q, N)
     pad = 5.0
     for m in range(K):
@@ -206,7 +207,16 @@ def test_the_second_moments_are_scaled_by_what_the_labels_showed() -> None:
         assert got[m] == pytest.approx(max(second[m] * rho + T, 0.0), rel=1e-12)
     assert got[0] == pytest.approx(plain[0])  # nothing labelled: not scaled
     assert got[-1] < 0.6 * plain[-1]
-    big = labelled_mean_floor(second, rest, 3 * v, q, N, drawn_second=np.full(K, 0.01))
+    big = labelled_mean_floor(second, rest, 3 * v, q, N, drawn_second=np.full(K, 0.01),
+                              prior_second=0.01)
     np.testing.assert_allclose(big, labelled_mean_floor(second, rest, 3 * v, q, N))
     with pytest.raises(ValueError, match="drawn_second"):
-        labelled_mean_floor(second, rest, v, q, N, drawn_second=e[:3])
+        labelled_mean_floor(second, rest, v, q, N, drawn_second=e[:3], prior_second=1.0)
+    with pytest.raises(ValueError, match="prior_second"):
+        labelled_mean_floor(second, rest, v, q, N, drawn_second=e)
+    # the prior is the pool's mean, not the labelled draws': the floor at draw m does not
+    # change with what is drawn after m (predictable)
+    later = e.copy()
+    later[8:] = 40.0
+    moved = labelled_mean_floor(second, rest, v, q, N, drawn_second=later, prior_second=1.0)
+    np.testing.assert_array_equal(moved[:9], got[:9])

@@ -161,12 +161,14 @@ class DifferenceFloor:
     (:func:`activetest.session.estimate.difference_floors`): ``second`` ``(K,)`` the
     weighted second moment ``sum_{S_m} E[d_i^2] / q_m(i)`` and ``model_rest`` ``(K,)`` the
     remaining items' total ``sum_{S_m} E[d_i]``, under the surrogate's label distribution;
-    ``drawn_second`` ``(K,)`` the model's ``E[d_i^2]`` at each labelled draw.
+    ``drawn_second`` ``(K,)`` the model's ``E[d_i^2]`` at each labelled draw;
+    ``pool_second`` its mean over the whole pool (the scale's prior).
     """
 
     second: np.ndarray
     model_rest: np.ndarray
     drawn_second: np.ndarray
+    pool_second: float
 
     def variance(self, values: np.ndarray, q: np.ndarray, n_pool: int) -> np.ndarray:
         """``(K,)`` the floor of each draw's ``N^2 Var(theta_m | past)``, the remaining
@@ -176,7 +178,8 @@ class DifferenceFloor:
         from activetest.stats.model_floor import labelled_mean_floor
 
         return labelled_mean_floor(self.second, self.model_rest, values, q, n_pool,
-                                   drawn_second=self.drawn_second)
+                                   drawn_second=self.drawn_second,
+                                   prior_second=self.pool_second)
 
 
 @dataclass(frozen=True)

@@ -230,5 +230,5 @@ def difference_floors(metrics: Sequence[str], draws: LabelledDraws, *,
     for (spec, metric), h, x, s2 in zip(keys, H, X, second, strict=True):
         rest = h.sum() - np.concatenate([[0.0], np.cumsum(h[r])[:-1]])
         out.setdefault(spec, {})[metric] = DifferenceFloor(
-            np.asarray(s2, dtype=np.float64), rest, x[r])
+            np.asarray(s2, dtype=np.float64), rest, x[r], float(x.mean()))
     return out

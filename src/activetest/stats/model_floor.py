@@ -28,6 +28,7 @@ drawing for the target's own loss seldom draws: coverage 0.77-0.90).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -141,7 +142,7 @@ def _model_var(a, b, s, rem, H, X, out, m):  # pragma: no cover - compiled
 
 def labelled_mean_floor(second: np.ndarray, model_rest: np.ndarray, values: np.ndarray,
                         q: np.ndarray, N: int, *, drawn_second: np.ndarray | None = None,
-                        prior: float = 5.0) -> np.ndarray:
+                        prior_second: float | None = None, prior: float = 5.0) -> np.ndarray:
     """``(K,)`` the floor ``max(0, second_m - T_m^2)`` with the remaining items' total
     ``T_m`` estimated from the labels before draw m, not the model's.
 
@@ -151,9 +152,12 @@ def labelled_mean_floor(second: np.ndarray, model_rest: np.ndarray, values: np.n
     values_j``, ``R_m`` LURE after the first m labels (unbiased for the pool mean).
     ``drawn_second`` (``(K,)``, the model's second moment at each labelled draw): the
     second moments are scaled by ``min(1, (sum_{j<m} values_j^2 + prior * e) /
-    (sum_{j<m} drawn_second_j + prior * e))``, ``e`` the mean of ``drawn_second`` over
-    the K draws (``prior`` items' worth of belief in the model): a model that expects
-    larger squared values than the labels show is taken down to them, never up.
+    (sum_{j<m} drawn_second_j + prior * e))``, ``e = prior_second`` the model's mean
+    second moment over the whole pool (``prior`` items' worth of belief in the model;
+    required with ``drawn_second``): a model that expects larger squared values than the
+    labels show is taken down to them, never up. Every part of the floor at draw m is a
+    function of the pool and the draws before m, so the floor is predictable (a pool-wide
+    ``e``, not the mean over the labelled draws, which would look at later draws).
 
     Why: a weak surrogate can know where a quantity is spread (which items' values can be
     large) but not its mean: two targets' error rates differ by -1 or +1 wherever their
@@ -178,7 +182,10 @@ def labelled_mean_floor(second: np.ndarray, model_rest: np.ndarray, values: np.n
         e = np.asarray(drawn_second, dtype=np.float64)
         if e.shape != v.shape:
             raise ValueError("drawn_second must be a (K,) array like values")
-        pad = prior * float(np.mean(e)) if e.size else 0.0
+        if prior_second is None or not math.isfinite(prior_second) or prior_second < 0:
+            raise ValueError("drawn_second needs prior_second, the model's mean second "
+                             f"moment over the pool (finite, >= 0), got {prior_second!r}")
+        pad = prior * float(prior_second)
         seen = np.concatenate([[0.0], np.cumsum(v * v)[:-1]])
         expected = np.concatenate([[0.0], np.cumsum(e)[:-1]])
         with np.errstate(divide="ignore", invalid="ignore"):
