@@ -114,7 +114,11 @@ def select(
 
         note = uniform_batch_note(s.store, drawn)
         if note:
-            _out.print(_escape(note))
+            from activetest.stats.adaptive.design import SCHEDULE_FIRST
+
+            _out.print(_escape(f"{note}. Label them before drawing more; drawing "
+                               f"{SCHEDULE_FIRST} at a time (--n {SCHEDULE_FIRST}) lets it "
+                               f"learn from the first labels"))
 
 
 def _emit_lmeval(s: Any, session: Path, drawn: Sequence[Any], out: Any) -> None:

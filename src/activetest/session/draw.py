@@ -399,7 +399,8 @@ def uniform_batch_note(store: SessionStore, drawn: Sequence[Acquisition]) -> str
     the start is then a uniform sample of 50, and where a pool's rare large losses were
     not met a uniform sample's interval can be too narrow (docs/robustness.md, "Known
     coverage gaps": the default design drawn 50 at once covered 0.545 at 50 labels on
-    the rare-miss pool, 10 at a time 0.99-1.00). The note says so and what to do.
+    the rare-miss pool, 10 at a time 0.99-1.00). The note says so; the caller adds what
+    to do in its own terms (``select --n 10``, ``ActiveStopping(batch=10)``).
     """
     from activetest.stats.adaptive.design import SCHEDULE_FIRST
 
@@ -412,7 +413,6 @@ def uniform_batch_note(store: SessionStore, drawn: Sequence[Acquisition]) -> str
     if prefix:  # it knew labels and chose the uniform rate (the model must beat it)
         return None
     return (f"draws {drawn[0].step}..{drawn[-1].step} are uniform sampling: the design "
-            f"knows no label yet and learns only between batches. Label them before "
-            f"drawing more; drawing {SCHEDULE_FIRST} at a time (--n {SCHEDULE_FIRST}) lets "
-            f"it learn from the first labels (where rare large losses are not met, a "
-            f"uniform sample's interval can be too narrow: docs/robustness.md)")
+            f"knows no label yet and learns only between batches (where rare large losses "
+            f"are not met, a uniform sample's interval can be too narrow: "
+            f"docs/robustness.md)")
