@@ -224,14 +224,15 @@ UNBOUNDED = "unbounded (see the note)"
 
 
 def _cs(low: float, high: float, n_labels: int | None = None,
-        basis: str | None = None) -> str:
+        basis: str | None = None, n_pool: int | None = None) -> str:
     """An anytime CS ``[low, high]``: before 30 labels the asymptotic CS is not claimed
     (infinite, or the whole range once clipped to it: "from 30 labels"), the exact CS
-    and the sure bounds of a difference (``basis`` "exact", "sure") are; infinite with
-    ``n_labels`` >= 30 it is :data:`UNBOUNDED`."""
-    from activetest.stats.confseq import MIN_LABELS
+    and the sure bounds of a difference (``basis`` "exact", "sure") are, and so is the
+    CS of a census (every one of ``n_pool`` items labelled: the pool's value); infinite
+    with ``n_labels`` >= 30 it is :data:`UNBOUNDED`."""
+    from activetest.stats.confseq import cs_claimed
 
-    early = n_labels is None or n_labels < MIN_LABELS
+    early = n_labels is None or not cs_claimed(n_labels, n_pool)
     valid = basis in ("exact", "sure")  # claimed at any number of labels
     if low == float("-inf") and high == float("inf"):
         return "(from 30 labels)" if early and not valid else UNBOUNDED

@@ -30,14 +30,16 @@ from activetest.cli._app import (
 
 
 def _interval_text(low: float | None, high: float | None, n_labels: int | None = None,
-                   *, cs: bool = False, basis: str | None = None) -> str:
+                   *, cs: bool = False, basis: str | None = None,
+                   n_pool: int | None = None) -> str:
     """``[low, high]``, ``—`` when there is none, :data:`UNBOUNDED` when neither end is
-    finite, or (``cs``: an anytime CS before 30 of ``n_labels``) "from 30 labels"."""
+    finite, or (``cs``: an anytime CS before 30 of ``n_labels``, short of a census of
+    ``n_pool``) "from 30 labels"."""
     if low is None or high is None:
         return "—"
     if not cs and low == float("-inf") and high == float("inf"):
         return UNBOUNDED
-    return _cs(low, high, n_labels if cs else None, basis)
+    return _cs(low, high, n_labels if cs else None, basis, n_pool)
 
 
 _MARKS = "¹²³⁴⁵⁶"
@@ -55,7 +57,8 @@ def _difference_basis(r: Any, c: Any) -> str:
             f"{_num(m.active.estimate)}, is the design's own with its control, also unbiased")
 
 
-def _intervals_of(boot: Any, anytime: Any, level: float, n_labels: int | None = None) -> str:
+def _intervals_of(boot: Any, anytime: Any, level: float, n_labels: int | None = None,
+                  n_pool: int | None = None) -> str:
     """An estimate's intervals, each named: fixed-budget, anytime, bootstrap."""
     from activetest.session.interval_names import (
         ANYTIME,
@@ -74,7 +77,8 @@ def _intervals_of(boot: Any, anytime: Any, level: float, n_labels: int | None = 
         parts += [f"{interval_name(FIXED_BUDGET, level)} "
                   f"{_interval_text(anytime.fixed_low, anytime.fixed_high)}{mark}",
                   f"{interval_name(ANYTIME, level)} "
-                  f"{_cs(anytime.cs_low, anytime.cs_high, n_labels, anytime.basis)}{mark}"]
+                  f"{_cs(anytime.cs_low, anytime.cs_high, n_labels, anytime.basis, n_pool)}"
+                  f"{mark}"]
     parts.append(f"{interval_name(BOOTSTRAP, level)} {_interval_text(boot.low, boot.high)}")
     return "; ".join(parts)
 
@@ -95,7 +99,7 @@ def _estimate_rows(r: Any) -> list[tuple[str, str, list[str]]]:
     def cells(low: str, high: str, cs: bool = False) -> list[str]:
         return [_interval_text(None if a is None else getattr(a, low),
                                None if a is None else getattr(a, high), r.n_labels, cs=cs,
-                               basis=None if a is None else a.basis)
+                               basis=None if a is None else a.basis, n_pool=r.n_pool)
                 for a in anytime]
 
     # an adaptive design's estimate is adaptive LURE (learnt controls), the paper's is LURE
@@ -214,7 +218,19 @@ def _print_estimate(r: Any, target: str, classes: Any = None) -> None:
                        f"uses the surrogate's expected loss on the whole pool, "
                        f"{_num(m.control_mean)})")
     for m in r.metrics.values():
-        if m.labels_needed is not None and m.labels_needed > r.n_pool:
+        if m.labels_needed is not None and r.n_labels >= r.n_pool:
+            # a census: nothing is left to label and the estimate is the pool's value (QA:
+            # "not reached within the pool's 2 items (about 31 labels projected)")
+            _out.print(f"{m.metric}: every pool item is labelled: the estimate is the "
+                       f"pool's exact value (the {boot_name}, without a finite-population "
+                       f"factor, does not narrow to it)")
+        elif m.labels_needed is not None and m.labels_needed <= r.n_labels:
+            # already that narrow: a measurement, not a projection (QA: "needs about 80
+            # labels in total (0 more; a projection ...)"); it guarantees nothing to stop on
+            _out.print(f"{m.metric}: the {boot_name} is {m.active.high - m.active.low:.4g} "
+                       f"wide, within {r.target_width:g} (no guarantee: stop on the "
+                       f"{cs_name})")
+        elif m.labels_needed is not None and m.labels_needed > r.n_pool:
             _out.print(f"{m.metric}: a {boot_name} of width {r.target_width:g} is not reached "
                        f"within the pool's {r.n_pool} items (about {m.labels_needed} labels "
                        f"projected: the bootstrap has no finite-population factor); stop on "
@@ -249,8 +265,9 @@ def _print_estimate(r: Any, target: str, classes: Any = None) -> None:
                            f"{_num(m.active.estimate)}; dropping items breaks unbiasedness, so "
                            f"treat this as a sensitivity check)")
     for c in r.comparisons:
-        other = _intervals_of(c.other, c.other_anytime, r.level, r.n_labels)
-        diff = _intervals_of(c.difference, c.difference_anytime, r.level, r.n_labels)
+        other = _intervals_of(c.other, c.other_anytime, r.level, r.n_labels, r.n_pool)
+        diff = _intervals_of(c.difference, c.difference_anytime, r.level, r.n_labels,
+                             r.n_pool)
         _out.print(f"compare ({c.metric}): {_escape(c.spec)} LURE estimate "
                    f"{_num(c.other.estimate)}, {other}")
         _out.print(f"  difference target - other = {_num(c.difference.estimate)} "
@@ -258,7 +275,11 @@ def _print_estimate(r: Any, target: str, classes: Any = None) -> None:
         if c.difference_cs is not None:
             lo, hi = c.difference_cs
             verdict = ("the target is better (anytime)" if hi < 0 else
-                       "the other model is better (anytime)" if lo > 0 else "not decided yet")
+                       "the other model is better (anytime)" if lo > 0 else
+                       # known to be 0: nothing more to label decides it (QA: "not decided
+                       # yet" where every item the two could differ on was labelled)
+                       "no difference (known exactly)" if hi - lo <= 1e-9 else
+                       "not decided yet")
             # named by what decides it: the sure bounds where they stand in
             a = c.difference_anytime
             by = "sure bounds" if a is not None and a.basis == "sure" else cs_name

@@ -146,7 +146,7 @@ def status(
             level = e.level if e.level is not None else 0.95
             a = e.details.get("anytime") if e.method in ("lure", "cv_lure") else None
             a = a if isinstance(a, dict) else {}
-            names = _named_intervals(e)
+            names = _named_intervals(e, st.n_items)
             _out.print(f"last estimate ({e.at}, {e.n_labels} labels): {e.metric} {what} "
                        f"{_num(e.estimate)}")
             for name in names:
@@ -184,9 +184,10 @@ def status(
         _print_agreement(s)
 
 
-def _named_intervals(e: Any) -> list[str]:
+def _named_intervals(e: Any, n_pool: int | None = None) -> list[str]:
     """A recorded estimate's intervals, each named: the headline first (fixed-budget),
-    then anytime, then the bootstrap."""
+    then anytime (claimed from 30 labels, or at a census of the ``n_pool`` items), then
+    the bootstrap."""
     from activetest.session.interval_names import (
         ANYTIME,
         BOOTSTRAP,
@@ -207,7 +208,7 @@ def _named_intervals(e: Any) -> list[str]:
                      f"[{_num(a['fixed_low'])}, {_num(a['fixed_high'])}]{mark}")
     if all(isinstance(a.get(k), (int, float)) for k in ("cs_low", "cs_high")):
         names.append(f"{interval_name(ANYTIME, level)} "
-                     f"{_cs(a['cs_low'], a['cs_high'], e.n_labels, a.get('basis'))}{mark}")
+                     f"{_cs(a['cs_low'], a['cs_high'], e.n_labels, a.get('basis'), n_pool)}{mark}")
     elif a.get("cs_low") == "-inf":
         names.append(f"{interval_name(ANYTIME, level)} (from 30 labels)")
     if e.low is not None and e.high is not None:
@@ -235,7 +236,7 @@ def _print_compared(st: Any) -> None:
             _out.print(f"last estimate ({e.at}, {e.n_labels} labels): {e.metric} difference "
                        f"target - {_escape(spec)} = {_num(e.estimate)} (paired LURE, same "
                        f"labels)")
-        for name in _named_intervals(e):
+        for name in _named_intervals(e, st.n_items):
             _out.print(f"  {name}")
 
 

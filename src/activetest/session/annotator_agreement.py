@@ -194,7 +194,7 @@ def progress(session: Any, *, target_width: float | None = None,
         FIXED_BUDGET,
         interval_name,
     )
-    from activetest.stats.confseq import MIN_LABELS
+    from activetest.stats.confseq import cs_claimed
 
     n_sel = session.store.n_acquired()
     try:
@@ -212,7 +212,8 @@ def progress(session: Any, *, target_width: float | None = None,
         a = m.anytime
         # before 30 labels the asymptotic CS claims nothing (the whole range): not shown
         # as an interval, as `estimate` shows it (QA: "[0.000, 4.879]" on the page)
-        claims = a is not None and (r.n_labels >= MIN_LABELS or a.basis in ("exact", "sure"))
+        claims = a is not None and (cs_claimed(r.n_labels, r.n_pool)
+                                    or a.basis in ("exact", "sure"))
         exact = a is not None and a.exact_low is not None
         out.append(MetricProgress(
             m.metric, name, float(m.active.estimate), interval_name(FIXED_BUDGET, r.level),

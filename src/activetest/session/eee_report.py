@@ -35,7 +35,7 @@ from activetest.session.interval_names import (
     interval_name,
 )
 from activetest.session.records import EstimateReport
-from activetest.stats.confseq import MIN_LABELS
+from activetest.stats.confseq import cs_claimed
 
 if TYPE_CHECKING:
     from activetest.session.workflow import Session
@@ -202,7 +202,7 @@ def eee_records(session: Session, report: EstimateReport, *, model_id: str | Non
                    "bootstrap_method": _named(BOOTSTRAP, report.level)}
         exact = a is not None and a.basis == "exact"
         if a is not None and abs(a.cs_low) != float("inf") and (
-                exact or report.n_labels >= MIN_LABELS):  # the CS is claimed from 30 labels
+                exact or cs_claimed(report.n_labels, report.n_pool)):  # from 30 labels
             details.update(anytime_low=tidy(a.cs_low), anytime_high=tidy(a.cs_high),
                            anytime_method=_named(EXACT_ANYTIME if exact else ANYTIME,
                                                  report.level))

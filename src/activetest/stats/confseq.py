@@ -113,6 +113,7 @@ __all__ = [
     "asymptotic_cs_multiplier",
     "budget_cs_multiplier",
     "budget_line_constant",
+    "cs_claimed",
     "cs_clock",
     "default_budget",
     "max_budget",
@@ -126,6 +127,16 @@ __all__ = [
 PLANNED_LABELS = 200
 #: The asymptotic CS is claimed from this budget on.
 MIN_LABELS = 30
+
+
+def cs_claimed(n_labels: int, n_pool: int | None = None) -> bool:
+    """Whether the asymptotic CS claims an interval after ``n_labels`` labels of a pool
+    of ``n_pool``: from :data:`MIN_LABELS` on, or once every pool item is labelled (a
+    census: the pool's value is known exactly, and :func:`asymptotic_cs_from_curves`
+    makes it the point there, however small the pool). Outputs show "from 30 labels"
+    only where this is False (QA: a census of 2 items showed "(from 30 labels)" beside
+    "you may stop now: the CS is 2e-12 wide")."""
+    return n_labels >= MIN_LABELS or (n_pool is not None and n_labels >= n_pool)
 #: The planned budget a NEW session records when none is given (labels; at most N - 1):
 #: the top of the 100-400 labels sessions use, so the CS is near its narrowest there
 #: and 1.4x the fixed interval from T/2 on (module docstring).

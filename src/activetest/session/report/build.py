@@ -25,7 +25,7 @@ from activetest.stats import (
     lure_terms,
     uniform_labels_for_width,
 )
-from activetest.stats.confseq import MIN_LABELS
+from activetest.stats.confseq import cs_claimed
 
 __all__ = ["METRIC_NAMES", "ReportInputs", "cv_notes", "examples_used", "report_data"]
 
@@ -221,7 +221,8 @@ def report_data(inputs: ReportInputs, *, truth: Mapping[str, float] | None = Non
                                              inputs.variance_floors.get(metric))
         # the asymptotic CS is claimed from 30 labels (before, it is the clipped range:
         # no row value, no band), the exact CS wherever it stands in: as `estimate`
-        claimed = np.arange(1, draws.k + 1) >= MIN_LABELS
+        claimed = np.array([cs_claimed(m, draws.n_pool) for m in range(1, draws.k + 1)],
+                           dtype=bool)
         if few is not None:
             claimed |= np.asarray(few.few, dtype=bool)
         cs_lo = np.where(claimed, cs_lo, np.nan)
@@ -277,12 +278,14 @@ def report_data(inputs: ReportInputs, *, truth: Mapping[str, float] | None = Non
         # the CS as `estimate` shows it: the asymptotic one from 30 labels, the exact CS
         # and the sure bounds (valid at any count) wherever they stand in (QA: the report
         # showed [-1.78, 1.765] at 10 labels, and its verdict could rest on it)
-        d_cs = None if d is None or not (final.n_labels >= MIN_LABELS or d.basis in (
-            "exact", "sure")) else _pair(d.cs_low, d.cs_high)
+        d_cs = None if d is None or not (cs_claimed(final.n_labels, final.n_pool)
+                                         or d.basis in ("exact", "sure")) \
+            else _pair(d.cs_low, d.cs_high)
         # the second target's CS by the same rule, beside its fixed-budget and bootstrap
         # intervals, as `estimate` shows them (QA: the report showed its fixed-budget
         # interval alone)
-        o_cs = None if o is None or not (final.n_labels >= MIN_LABELS or o.basis == "exact") \
+        o_cs = None if o is None or not (cs_claimed(final.n_labels, final.n_pool)
+                                         or o.basis == "exact") \
             else _pair(o.cs_low, o.cs_high)
         comparisons.append(rp.Comparison(
             METRIC_NAMES[c.metric], cfg.target, c.spec,

@@ -88,6 +88,8 @@ def _verdict(c: Any, level: float) -> str:
     if d.anytime is not None and d.basis == "sure":  # the sure bounds decide (QA: named
         # the anytime CS they stand in for)
         who = lower(d.anytime)
+        if who is None and d.anytime.high - d.anytime.low <= 1e-9:  # the difference is 0
+            return f"no difference (known exactly: the {SURE_BOUNDS} are a point)"
         return (f"not decided by the {SURE_BOUNDS}" if who is None else
                 f"{who} lower by the {SURE_BOUNDS}")
     if d.anytime is not None:

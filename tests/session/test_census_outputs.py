@@ -1,0 +1,87 @@
+"""What the outputs say once every pool item is labelled (a census), and where a
+bootstrap interval is already as narrow as asked: measurements, not projections, and no
+"(from 30 labels)" beside a CS that the same output calls narrow enough to stop on (QA)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from session_support import make_pool_files, run_cli
+
+from activetest.session.workflow import Session
+
+
+def _census(tmp_path: Path, n: int = 3) -> Path:
+    """A ``table:`` session of ``n`` items compared with a second target at creation,
+    every item drawn and labelled from the pool's own labels."""
+    files = make_pool_files(tmp_path / "data", n=n)
+    db = tmp_path / "census.db"
+    run_cli("init", db, "--pool", files.pool, "--id-column", "id", "--task", "demo",
+            "--surrogate", f"table:{files.surrogate}", "--target", f"table:{files.target}",
+            "--compare", f"table:{files.target2}", "--metric", "both", "--seed", 0,
+            "--no-progress")
+    run_cli("select", db, "--n", n)
+    with Session.open(db) as s:
+        s.label_from_data()
+    return db
+
+
+def test_a_census_shows_its_cs_and_says_the_estimate_is_the_pools_value(
+        tmp_path: Path) -> None:
+    db = _census(tmp_path)
+    out = " ".join(run_cli("estimate", db, "--target-width", 0.1).split())
+    assert "you may stop now" in out
+    # the CS it stops on is shown (a point), in the table and for the compared target
+    assert "(from 30 labels)" not in out, out
+    # no projection of labels beyond the pool: every item is labelled
+    assert "not reached within the pool" not in out and "projected" not in out, out
+    assert "log_loss: every pool item is labelled: the estimate is the pool's exact value" \
+        in out
+    status = " ".join(run_cli("status", db).split())
+    assert "(from 30 labels)" not in status and "anytime 95% confidence sequence [" in status
+    with Session.open(db) as s:
+        data = s.report_data(progress=False)
+        r = s.estimate(record=False, progress=False)
+    for rows in data.history.values():  # the report's table and band: the CS at the census
+        assert rows[-1].active.anytime is not None
+    for c in data.comparison:
+        assert c.difference.anytime is not None and c.other.anytime is not None
+    for rec in json.loads(run_cli("estimate", db, "--format", "eee")):
+        details = rec["evaluation_results"][0]["score_details"]["details"]
+        assert "anytime_low" in details, details
+    assert r.n_labels == r.n_pool == 3
+
+
+def test_a_difference_known_to_be_zero_is_not_undecided(tmp_path: Path) -> None:
+    db = _census(tmp_path)
+    with Session.open(db) as s:
+        r = s.estimate(record=False, progress=False)
+    zero = [c for c in r.comparisons if c.difference_anytime is not None
+            and c.difference_anytime.cs_high - c.difference_anytime.cs_low <= 1e-9
+            and abs(c.difference.estimate) <= 1e-12]
+    assert zero  # on this pool the two targets' error rates are equal
+    out = " ".join(run_cli("estimate", db).split())
+    assert "no difference (known exactly)" in out, out
+    run_cli("report", db, "--out", tmp_path / "report")
+    assert "no difference (known exactly" in (tmp_path / "report" / "report.md").read_text()
+
+
+def test_a_bootstrap_interval_already_as_narrow_as_asked_is_no_projection(
+        tmp_path: Path) -> None:
+    files = make_pool_files(tmp_path / "data", n=200)
+    db = tmp_path / "s.db"
+    run_cli("init", db, "--pool", files.pool, "--id-column", "id", "--task", "demo",
+            "--surrogate", f"table:{files.surrogate}", "--target", f"table:{files.target}",
+            "--metric", "error_rate", "--seed", 0, "--no-progress")
+    run_cli("select", db, "--n", 60)
+    with Session.open(db) as s:
+        s.label_from_data()
+        r = s.estimate(record=False, progress=False, target_width=0.9)
+    m = r.metrics["error_rate"]
+    assert m.labels_needed is not None and m.labels_needed <= r.n_labels
+    out = " ".join(run_cli("estimate", db, "--target-width", 0.9).split())
+    assert "0 more" not in out, out
+    assert (f"error_rate: the bootstrap 95% interval is {m.active.high - m.active.low:.4g} "
+            f"wide, within 0.9 (no guarantee: stop on the anytime 95% confidence sequence)"
+            in out), out
