@@ -839,3 +839,34 @@ def test_the_second_target_and_the_difference_name_their_estimator_and_exact_cs(
     assert len(rows) == 2 and all(r.count("(exact CS)") == 2 for r in rows), rows
     assert "Cells marked (exact CS): for the difference's error rate" in " ".join(
         table.split())
+
+
+def test_status_says_what_the_difference_subtracts_where_the_headline_is_the_designs(
+        tmp_path: Path) -> None:
+    """Where the target's estimate is a design's own (with its control), the paired
+    difference is the target's plain LURE minus the other's: `status` says so, as
+    `estimate` and the report do (QA: status showed 0.3841, 0.6588 and a difference of
+    -0.2548 with nothing to reconcile them)."""
+    pool, other, a_ok, b_ok = write_files(tmp_path, n=40, seed=3)
+    rows = [json.loads(line) for line in pool.read_text().splitlines()]
+    rng = np.random.default_rng(5)
+    for r in rows:  # a harness's confidence in each answer: the surrogate
+        r["conf"] = round(float(np.clip((0.8 if a_ok[r["id"]] else 0.3)
+                                        + rng.normal(0, 0.1), 0.05, 0.95)), 3)
+    pool.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    db = tmp_path / "s.db"
+    spec = f"answers:{other}"
+    Session.create(db, pool=pool, task="squad", target="pool", surrogate="column:conf",
+                   compare=[spec], seed=1, progress=False).close()
+    with Session.open(db) as s:
+        for _ in range(3):
+            s.select(8)
+            judge_all(s, a_ok, b_ok, spec)
+        r = s.estimate(progress=False)
+    (c,) = r.comparisons
+    head = r.metrics["error_rate"].active.estimate
+    assert c.target_lure is not None and abs(head - c.target_lure) >= 5e-5
+    out = " ".join(run("status", db).split())
+    assert (f"= {c.difference.estimate:.4f} (paired LURE, same labels: the target's LURE "
+            f"{c.target_lure:.4f} minus the other's {c.other.estimate:.4f}; the target's "
+            f"estimate above, {head:.4f}, is the design's own with its control") in out, out

@@ -222,6 +222,8 @@ def record_estimate(store: SessionStore, report: EstimateReport) -> None:
             put(c.metric, f"lure:{c.spec}", c.other, **(
                 {} if c.other_anytime is None else
                 {"anytime": jsonable(asdict(c.other_anytime))}))
-            put(c.metric, f"difference:{c.spec}", c.difference, **(
-                {} if c.difference_anytime is None else
-                {"anytime": jsonable(asdict(c.difference_anytime))}))
+            # the target's LURE the difference subtracts from (status says it where the
+            # headline is an adaptive design's own estimate, as estimate does)
+            put(c.metric, f"difference:{c.spec}", c.difference, target_lure=c.target_lure,
+                **({} if c.difference_anytime is None else
+                   {"anytime": jsonable(asdict(c.difference_anytime))}))
