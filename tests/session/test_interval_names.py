@@ -393,3 +393,28 @@ def test_status_and_estimate_name_the_estimator(pool_files: PoolFiles, tmp_path:
     assert f"log_loss {name} " in status
     if name == "LURE":
         assert "adaptive LURE" not in est + status
+
+
+def test_the_json_estimate_names_each_estimator(session: Path, pool_files: PoolFiles,
+                                                tmp_path: Path) -> None:
+    """`estimate --json` says what estimated each number, as the text and `status --json`
+    do (QA: "active" was named by its interval only): LURE here (CE), the plain mean,
+    control-variate LURE, the compared target's LURE and the paired difference; an
+    adaptive design's headline is adaptive LURE."""
+    spec = f"table:{pool_files.target2}"
+    got = json.loads(run("estimate", session, "--json", "--compare", spec))
+    for m in got["metrics"].values():
+        assert m["active"]["estimator"] == m["curve_estimator"] == "LURE"
+        assert m["uniform"]["estimator"] == "plain mean"
+        assert m["cv"]["estimator"] == "control-variate LURE"
+    assert {(c["other"]["estimator"], c["difference"]["estimator"])
+            for c in got["comparisons"]} == {("LURE", "paired LURE difference")}
+    db = tmp_path / "adaptive.db"
+    run("init", db, "--pool", pool_files.pool, "--task", "demo", "--surrogate",
+        f"table:{pool_files.surrogate}", "--target", f"table:{pool_files.target}",
+        "--id-column", "id", "--metric", "error_rate", "--seed", 0, "--no-progress")
+    run("select", db, "--n", 5)
+    with Session.open(db) as s:
+        s.label_from_data()
+    got = json.loads(run("estimate", db, "--json"))
+    assert got["metrics"]["error_rate"]["active"]["estimator"] == "adaptive LURE"

@@ -193,7 +193,8 @@ class MetricEstimate:
         uniform: the plain mean of the labelled items' losses with its bootstrap
             interval: what uniform sampling would report with as many labels, but
             BIASED here (the items were not drawn uniformly); shown for contrast.
-        curve: the LURE estimate after each of the first K labels.
+        curve: the headline estimate (``active``'s: LURE, or an adaptive design's own)
+            after each of the first K labels.
         uniform_curve: the running plain mean after each label.
         without_flagged: LURE mean with the flagged items' terms dropped (None if
             nothing was flagged). Dropping items breaks unbiasedness.
@@ -301,17 +302,29 @@ class EstimateReport:
     uniform_draws: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-serialisable data."""
+        """Plain JSON-serialisable data; every interval named (``interval``,
+        ``fixed_interval``, ...) and every estimate's estimator (``estimator``: adaptive
+        LURE or LURE, the plain mean, control-variate LURE, a paired LURE difference)."""
         out = asdict(self)
+        # each estimate names its estimator, as the text output and `status --json` do
+        # (QA: `estimate --json` named the intervals but not what "active" estimated with)
+        lure = "adaptive LURE" if self.design else "LURE"
         for m in out["metrics"].values():
             m["curve"] = list(m["curve"])
             m["uniform_curve"] = list(m["uniform_curve"])
             _name_intervals(m, self.level)
+            for key, name in (("active", lure), ("uniform", "plain mean"),
+                              ("cv", "control-variate LURE")):
+                if isinstance(m.get(key), dict):
+                    m[key]["estimator"] = name
+            m["curve_estimator"] = lure
         for c in out["comparisons"]:
             _name_intervals({"active": c.get("other"), "anytime": c.get("other_anytime")},
                             self.level)
             _name_intervals({"active": c.get("difference"),
                              "anytime": c.get("difference_anytime")}, self.level)
+            c["other"]["estimator"] = "LURE"
+            c["difference"]["estimator"] = "paired LURE difference"
         out["noise_thresholds"] = list(self.noise_thresholds)
         return out
 
