@@ -521,6 +521,7 @@ class ActiveTest:
         from activetest.session.blindspot import (
             compared_bounds,
             design_difference_weight_bounds,
+            other_loss_bounds,
             session_blind_spots,
         )
 
@@ -547,6 +548,7 @@ class ActiveTest:
                                       target_pool=self._T, target_lp=t_lp, compare=compared)
         inputs = dataclasses.replace(inputs, difference_bounds={
             name: dict(cb.difference) for name, cb in known.items()},
+            other_loss_bounds=other_loss_bounds(known),
             proposal_scores=self._scores if known else None,
             difference_weight_bounds={} if fixed or not known else
             design_difference_weight_bounds(self._config, s, k=K, differences=known,

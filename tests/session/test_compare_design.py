@@ -864,3 +864,26 @@ def test_the_note_on_an_estimate_outside_its_range_says_which_intervals_stay_wit
             assert said in (within if inside else beyond), (said, note)
             checked += 1
     assert checked >= 2
+
+
+def test_a_compared_models_log_loss_is_kept_within_what_it_can_take(tmp_path: Path) -> None:
+    """A model compared at creation is known on the pool, so its log loss lies in
+    ``[0, max_i max_c -log p(c | x_i)]``: its intervals (and the lower end of the
+    difference's range) are kept there, as the target's are (QA: [0, 35.56] for a log
+    loss of at most 3.56, from 3 labels of the compare design)."""
+    files = make_pool_files(tmp_path / "data", n=200)
+    db = tmp_path / "k.db"
+    Session.create(db, pool=files.pool, task="demo", surrogate=f"table:{files.surrogate}",
+                   target=f"table:{files.target}", compare=[f"table:{files.target2}"],
+                   acquisition="compare", metric="both", seed=0, progress=False,
+                   pool_options={"id_column": "id"}).close()
+    rows = [line.split(",") for line in files.target2.read_text().splitlines()[1:]]
+    cap = max(-min(float(a), float(b)) for _, a, b in rows)
+    with Session.open(db) as s:
+        s.select(3)
+        s.label_from_data()
+        r = s.estimate(record=False, progress=False)
+    (c,) = [c for c in r.comparisons if c.metric == "log_loss"]
+    o = c.other_anytime
+    assert o is not None and 0.0 <= o.fixed_low <= o.fixed_high <= cap + 1e-9, (o, cap)
+    assert c.other.high <= cap + 1e-9 and c.difference.low >= -cap - 1e-9

@@ -124,6 +124,7 @@ def estimate_parts(s: Any, *, compare: Sequence[Any] | Any, n_boot: int | None,
     from activetest.session.blindspot import (
         compared_pools,
         design_difference_weight_bounds,
+        other_loss_bounds,
         session_blind_spots,
         stored_differences,
     )
@@ -138,6 +139,7 @@ def estimate_parts(s: Any, *, compare: Sequence[Any] | Any, n_boot: int | None,
         sure or cfg.acquisition != "uniform") else None)
     inputs = dataclasses.replace(inputs, difference_bounds={
         spec: dict(cb.difference) for spec, cb in sure.items()},
+        other_loss_bounds=other_loss_bounds(sure),
         proposal_scores=fixed_scores if sure else None,
         difference_weight_bounds=design_difference_weight_bounds(
             cfg, sampler, k=draws.k, differences=sure, losses=inputs.losses,

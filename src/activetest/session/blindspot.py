@@ -36,7 +36,8 @@ from activetest.stats.blindspot_replay import (
 __all__ = ["ComparedBounds", "Proposals", "SessionBlindSpot", "advance_design_state",
            "compared_bounds", "compared_pools", "design_difference_weight_bounds",
            "difference_bounds",
-           "item_loss_bounds", "session_blind_spots", "stored_differences"]
+           "item_loss_bounds", "other_loss_bounds", "session_blind_spots",
+           "stored_differences"]
 
 #: ``select`` advances the state with its own draws' mixtures and design state
 #: (:class:`activetest.stats.blindspot.RunDraws`) instead of replaying them (False: it
@@ -150,6 +151,15 @@ def compared_bounds(metrics: Sequence[str], target_pool: np.ndarray, other_pool:
         return None
     return ComparedBounds({m: difference_bounds(m, t, o) for m in metrics},
                           {m: item_loss_bounds(m, o) for m in metrics if m == "log_loss"})
+
+
+def other_loss_bounds(compared: Mapping[str, ComparedBounds]
+                      ) -> dict[str, dict[str, float]]:
+    """compared spec -> metric -> the largest loss any pool item can have for that
+    model (its log loss: ``max_i max_c -log p_other(c | x_i)``), from its
+    :class:`ComparedBounds`: the range its risk's intervals are kept within."""
+    return {spec: {m: float(np.max(b)) for m, b in cb.other.items() if np.size(b)}
+            for spec, cb in compared.items()}
 
 
 def design_difference_weight_bounds(config: SessionConfig, sampler: Any, *, k: int,

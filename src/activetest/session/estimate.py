@@ -507,6 +507,7 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
                     difference_weight_bounds: Mapping[str, Mapping[str, np.ndarray]]
                     | None = None,
                     floors: VarianceFloors | None = None,
+                    other_loss_bounds: Mapping[str, Mapping[str, float]] | None = None,
                     ) -> EstimateReport:
     """Every metric's estimate from the labelled draws.
 
@@ -538,6 +539,10 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
             bootstrap, and by the confidence sequence: ``anytime.labels_needed``).
         loss_bounds: metric -> the largest loss any pool item can have (enables the
             exact CS for log loss; the error rate's bound is 1).
+        other_loss_bounds: other target spec -> metric -> the same for a compared model
+            known on the pool (compared at creation): its risk's intervals, and the lower
+            end of the difference's, are kept within what it can take (QA: a compared
+            log loss of at most 3.56 had a fixed-budget interval [0, 35.6]).
         q_floor: every remaining item's probability is at least ``q_floor / (N - m + 1)``
             (a proposal floor ``f``, the paper's alpha, gives ``f / (1 + f)``).
         acquisition: the session's acquisition (says whether CV-LURE can differ
@@ -590,8 +595,10 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
             # The second target's risk and the paired difference, each with its
             # fixed-budget interval (finite-population factor: exact at census) and CS,
             # all kept within the values the risk (difference) can take.
-            o_range = value_range(metric)  # its log loss bound is not known on the pool
-            d_range = difference_range(metric, (loss_bounds or {}).get(metric))
+            # its log loss bound: where it is known on the pool (compared at creation)
+            o_bound = (other_loss_bounds or {}).get(spec, {}).get(metric)
+            o_range = value_range(metric, o_bound)
+            d_range = difference_range(metric, (loss_bounds or {}).get(metric), o_bound)
             o_loss = np.asarray(other_losses[metric], dtype=np.float64)
             other = clip_result(bootstrap(lure_terms(o_loss, q, N), n_boot=n_boot, level=level,
                                           random_state=bootstrap_rng(seed, K,
@@ -752,6 +759,8 @@ class KindInputs:
         difference_weight_bounds: compared target -> metric -> ``(J,)`` the same bound
             of an adaptive design's first J draws, replayed
             (:func:`activetest.session.blindspot.design_difference_weight_bounds`).
+        other_loss_bounds: compared target -> metric -> the largest loss any pool item
+            can have for it (known ones only: a model compared at creation).
     """
 
     losses: Mapping[str, np.ndarray]
@@ -764,6 +773,7 @@ class KindInputs:
     proposal_scores: np.ndarray | None = None
     difference_weight_bounds: Mapping[str, Mapping[str, np.ndarray]] = field(
         default_factory=dict)
+    other_loss_bounds: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
 
 
 def check_level(level: float | None) -> None:
@@ -839,7 +849,7 @@ def session_estimate(config: SessionConfig, draws: LabelledDraws, inputs: KindIn
         difference_weight_bounds=inputs.difference_weight_bounds if design_controls else None,
         proposal=(None if inputs.proposal_scores is None or design_controls
                   else (inputs.proposal_scores, float(config.proposal_floor))),
-        floors=floors)
+        floors=floors, other_loss_bounds=inputs.other_loss_bounds)
     if design_info is not None:
         report = replace(report, design=dict(design_info))
     # (not at a census, which knows both risks exactly; QA: it said "wide" there)
