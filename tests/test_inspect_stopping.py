@@ -154,6 +154,10 @@ def test_a_real_eval_records_the_drawn_samples_scores_and_stops_when_narrow(
                    if i in md["order"])
         assert md["names"]["anytime"] == "anytime 95% confidence sequence"
         assert md["design"]["acquisition"] == "graded_fixed"
+        # the estimator named as `estimate` names it: the design's own, with its control
+        # (QA: "by LURE"), and the uniform runs named as the projection they are
+        assert md["method"].startswith("error_rate by adaptive LURE over"), md["method"]
+        assert md["uniform_runs_method"].startswith("a projection")
         # the labels came from this eval, and say so
         assert {c.source for c in s.history()} == {f"inspect:{alog.eval.eval_id}"}
         r0 = s.estimate(record=False).metrics["error_rate"]

@@ -592,8 +592,12 @@ class ActiveStopping:
                         "anytime": interval_name(ANYTIME, summary.level)}
         out.update({"manager": MANAGER, "session": Path(self._name()).name,
                     "n_pool": s.n_items, "width": self.width, "budget": self.budget,
-                    "design": design, "method": f"{cfg.metric} by LURE over the draw order's "
-                                                f"longest completed prefix"})
+                    # the session's estimator, as `activetest estimate` names it: an
+                    # adaptive design's own (LURE with its control; QA: called LURE)
+                    "design": design, "method": f"{cfg.metric} by "
+                                                f"{'adaptive LURE' if cfg.adaptive else 'LURE'} "
+                                                f"over the draw order's longest completed "
+                                                f"prefix"})
         # what `activetest init --from-inspect LOG` replays: every draw of the session
         # (item, probability) and every label it holds, as the item's score
         acq = s.acquisitions()
@@ -613,6 +617,10 @@ class ActiveStopping:
         # what uniform sampling would have needed for the same anytime width (a
         # projection: seeded simulated uniform runs with the session's CS family)
         out["uniform_runs"] = None
+        out["uniform_runs_method"] = ("a projection: the median of seeded simulated uniform "
+                                      "runs to the same anytime width, error rate = the "
+                                      "estimate, with the session's confidence-sequence "
+                                      "family")
         if summary.cs_low is not None and summary.cs_high is not None and \
                 summary.estimate is not None and summary.n_labels >= 30:
             from activetest.session.harness import uniform_runs_for_width
