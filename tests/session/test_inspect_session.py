@@ -192,3 +192,23 @@ def test_a_persons_label_for_an_item_no_eval_scored_is_refused_unless_trusted(
         assert s.labels()[drawn[1].item_id] == correct
         # a person correcting an eval's score is not this rule's: --overwrite decides
         assert s.add_label(drawn[0].item_id, "incorrect", overwrite=True) is not None
+
+
+def test_estimate_and_report_say_what_the_labels_of_inspect_evals_are(tmp_path: Path) -> None:
+    """The labels of a --target inspect session are the evals' per-sample scores read as
+    judgment levels: estimate, its JSON, status and the report say so, as they do for
+    lm-eval (QA: only status said where they came from)."""
+    _pool(tmp_path)
+    p = _cli(tmp_path, "init", "s.db", "--pool", "pool.jsonl", *INIT)
+    assert p.returncode == 0, p.stderr
+    with Session.open(tmp_path / "s.db") as s:
+        for j, a in enumerate(s.select(6)):
+            s.add_label(a.item_id, "correct" if j % 3 else "incorrect", source="inspect:e1")
+        data = s.report_data(progress=False)
+    what = "inspect_ai's per-sample scores (1 eval(s) with activetest.inspect.ActiveStopping"
+    assert data.info["Labels"].startswith(what), data.info
+    for args in (["estimate", "s.db"], ["status", "s.db"]):
+        out = " ".join(_cli(tmp_path, *args).stdout.split())
+        assert f"labels: {what}" in out and "incorrect = 0, correct = 1" in out, out
+    got = json.loads(_cli(tmp_path, "estimate", "s.db", "--json").stdout)
+    assert got["labels_from"].startswith(what)

@@ -995,9 +995,20 @@ def labels_from(session: Any) -> str | None:
     """What a harness session's labels are, in words: for lm-eval, the per-item
     metric(s) its results were read as and their task(s), e.g. ``"lm-eval's per-item
     acc_mutual_info (task at_sst2_mi); the error rate is 1 - its mean"`` (QA: no output
-    named the metric, ``--metric-key`` or the session's default). None: not an lm-eval
-    session, or no result read yet."""
+    named the metric, ``--metric-key`` or the session's default); for inspect_ai, the
+    evals' per-sample scores read as the task's judgment levels (QA: its estimate and
+    report named nothing). None: not a harness session, or no result read yet."""
     h = harness_config(session)
+    if h is not None and h.get("tool") == "inspect":
+        evals = {str(lab.source) for lab in session.store.labels().values()
+                 if is_target_run(lab.source)}
+        if not evals:
+            return None
+        j = session.task.judgment
+        levels = ", ".join(f"{lv} = {sc:g}" for lv, sc in zip(j.levels, j.scores, strict=True))
+        return (f"inspect_ai's per-sample scores ({len(evals)} eval(s) with "
+                f"activetest.inspect.ActiveStopping; each score read as a judgment level: "
+                f"{levels}); the error rate is 1 - their mean")
     if h is None or h.get("tool") != "lm-eval":
         return None
     read = [info for _, _, info in session.store.answers("target").values() if "metric" in info]
