@@ -153,6 +153,13 @@ def status(
                 _out.print(f"  {name}")
             if e.method == "lure" and isinstance(e.details.get("blind_spot"), str):
                 _out.print(f"  note: {_escape(e.details['blind_spot'])}")
+            if e.method == "lure" and a.get("basis") != "exact" and e.n_labels < st.n_items \
+                    and all(isinstance(a.get(k), (int, float))
+                            for k in ("fixed_low", "fixed_high")) \
+                    and a["fixed_high"] - a["fixed_low"] <= 1e-9 and e.n_labels >= 2:
+                # as estimate's note: a point from terms that are all the same (QA)
+                _out.print("  note: every labelled term is the same so far: the fixed-budget "
+                           "interval is a point that claims nothing (no spread to estimate)")
             if e.method == "lure" and isinstance(a.get("basis_note"), str):
                 _out.print(f"  note: fixed-budget and anytime rows are the exact anytime "
                            f"confidence sequence ({_escape(a['basis_note'])})")

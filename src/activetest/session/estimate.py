@@ -48,6 +48,7 @@ from activetest.session.estimate_notes import (
     _warnings,
     blind_spot_notes,
     exact_note,
+    no_spread_note,
     outside_cs_note,
     outside_note,
     partial_credit_note,
@@ -109,6 +110,7 @@ __all__ = [
     "few_errors_inputs",
     "history",
     "interval_curves",
+    "no_spread_note",
     "noise_rule",
     "outside_cs_note",
     "outside_note",
@@ -716,6 +718,7 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
              and (line := n.describe(level)) is not None]
     lines += [line for m in out.values() if (line := exact_note(m, level)) is not None]
     lines += [point_note(m, level) for m in out.values() if K >= 2 and m.active.std == 0.0]
+    lines += [line for m in out.values() if (line := no_spread_note(m, level, K, N))]
     lines += [line for m in out.values() if (line := outside_cs_note(m, level)) is not None]
     lines += [line for m in out.values() for cv in (False, True) if (line := outside_note(
         m, value_range(m.metric, (loss_bounds or {}).get(m.metric)), cv=cv,

@@ -29,6 +29,7 @@ __all__ = [
     "COMPARE_NOTE",
     "blind_spot_notes",
     "exact_note",
+    "no_spread_note",
     "outside_cs_note",
     "outside_note",
     "partial_credit_note",
@@ -197,6 +198,27 @@ def point_note(m: MetricEstimate, level: float) -> str:
         where = "the CS is the whole range until the labels differ"
     return (f"{head}; so is the fixed-budget interval, as this session was written before "
             f"the few-errors rule (which puts the exact CS in its place): {where}")
+
+
+def no_spread_note(m: MetricEstimate, level: float, n_labels: int, n_pool: int
+                   ) -> str | None:
+    """The line for a metric whose fixed-budget interval is a point before a census
+    while its bootstrap is not (every labelled term the same up to rounding, e.g. a
+    target equally confident on every item, all labelled right): the CLT has no spread to
+    estimate, so the point claims nothing and the CS is the whole range until the terms
+    differ (QA: 45 equal log losses showed a point interval and "you may stop now").
+    None: not such a metric (the bootstrap's own point is :func:`point_note`'s)."""
+    a = m.anytime
+    if (a is None or a.basis == "exact" or n_labels < 2 or n_labels >= n_pool
+            or m.active.std == 0.0 or a.fixed_high - a.fixed_low > POINT_WIDTH):
+        return None
+    name = m.metric.replace("_", " ")
+    where = ("label more" if a.exact_low is None or a.exact_high is None else
+             f"read the exact anytime {100 * level:g}% CS, [{a.exact_low:.4f}, "
+             f"{a.exact_high:.4f}]")
+    return (f"{name}: every labelled term is the same so far, so the fixed-budget interval "
+            f"is a point that claims nothing (no spread to estimate) and the anytime CS is "
+            f"the whole range until they differ: {where}")
 
 
 def exact_note(m: MetricEstimate, level: float) -> str | None:
