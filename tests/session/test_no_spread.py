@@ -55,3 +55,9 @@ def test_equal_log_losses_are_no_basis_to_stop(tmp_path: Path) -> None:
     assert "read the exact anytime 95% CS" in out
     status = " ".join(run_cli("status", db).split())
     assert "every labelled term is the same so far" in status, status
+    from activetest.session.annotator_agreement import progress
+
+    with Session.open(db) as s:  # the labelling page's progress line says it too
+        (m,) = progress(s, target_width=0.1).metrics
+    assert not m.may_stop and (m.basis_note or "").startswith(
+        "log loss: every labelled term is the same so far"), m

@@ -144,7 +144,9 @@ class MetricProgress:
         may_stop: the anytime interval is narrower than ``target_width``.
         exact_name, exact_low, exact_high: the exact (betting) confidence sequence where
             the loss is bounded (None otherwise), valid at any number of labels.
-        basis_note: why the exact CS stands in for both intervals (None otherwise).
+        basis_note: why the exact CS stands in for both intervals, or why a point
+            fixed-budget interval claims nothing (every labelled term the same); None
+            otherwise.
     """
 
     metric: str
@@ -188,6 +190,7 @@ def progress(session: Any, *, target_width: float | None = None,
              budget: int | None = None) -> Progress:
     """The session's estimate with its fixed-budget and anytime intervals (not recorded;
     the bootstrap, not shown, with few resamples)."""
+    from activetest.session.estimate_notes import no_spread_note
     from activetest.session.interval_names import (
         ANYTIME,
         EXACT_ANYTIME,
@@ -223,7 +226,10 @@ def progress(session: Any, *, target_width: float | None = None,
             bool(a is not None and a.may_stop),
             interval_name(EXACT_ANYTIME, r.level) if exact else None,
             finite(a.exact_low) if exact else None, finite(a.exact_high) if exact else None,
-            a.basis_note if a is not None and a.basis == "exact" else None))
+            a.basis_note if a is not None and a.basis == "exact" else
+            # a point from terms that are all the same claims nothing: said, as
+            # `estimate` says it (QA)
+            no_spread_note(m, r.level, r.n_labels, r.n_pool)))
     return Progress(r.n_labels, n_sel, budget, session.n_items, tuple(out))
 
 
