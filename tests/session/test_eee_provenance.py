@@ -278,3 +278,22 @@ def test_an_lmeval_samples_table_target_is_named_by_its_results_file(tmp_path: P
     assert who["details"]["predictions_file"] == samples.name
     plain = target_identity(f"table:{tmp_path / 'preds.csv'}?kind=logits")
     assert plain["name"] == "unknown" and plain["details"]["predictions_file"] == "preds.csv"
+
+
+def test_one_label_gives_no_standard_error(pool_files: PoolFiles, tmp_path: Path) -> None:
+    """One label has no spread to estimate: no standard error in the record (QA: its
+    bootstrap's 1e-17 was given, its method named by the estimator), the bootstrap
+    interval named as what it is."""
+    db = tmp_path / "one.db"
+    cli("init", db, "--pool", pool_files.pool, "--task", "demo", "--surrogate",
+        f"table:{pool_files.surrogate}", "--target", f"table:{pool_files.target}",
+        "--id-column", "id", "--seed", "1", "--no-progress", "--metric", "both")
+    with Session.open(db) as s:
+        s.select(1)
+        s.label_from_data()
+    records, _ = _records(db)
+    assert len(records) == 2
+    for rec in records:
+        unc = rec["evaluation_results"][0]["score_details"]["uncertainty"]
+        assert "standard_error" not in unc, unc
+        assert unc["confidence_interval"]["method"].startswith("bootstrap 95% interval")

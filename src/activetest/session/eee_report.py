@@ -217,8 +217,10 @@ def eee_records(session: Session, report: EstimateReport, *, model_id: str | Non
             n_labels=report.n_labels, pool_size=report.n_pool, model=who["name"],
             dataset=session.task.name, ci_low=low, ci_high=high, level=report.level,
             # where the exact CS stands in, the CLT standard error is not the uncertainty
-            # reported (few errors: often 0); a zero SE (every term equal) claims certainty
-            standard_error=None if exact or not se > 0 else se,
+            # reported (few errors: often 0); a zero SE (every term equal) claims certainty;
+            # one label has no spread to estimate (its bootstrap's 1e-17 was given as the
+            # SE, named by the estimator's method: QA)
+            standard_error=None if a is None or exact or not se > 0 else se,
             interval_method=method,
             n_bootstrap=int(cfg.n_boot), model_id=model_id or who["id"],
             developer=None if model_id else who["developer"], n_shot=who["n_shot"],
