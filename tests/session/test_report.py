@@ -428,3 +428,21 @@ def test_names_in_other_scripts_get_a_font_or_one_note(tmp_path: Path, task: str
         assert notes == []  # a bundled font has it
     for note in notes:
         assert "fonts-noto-cjk" in note and all(ch in note for ch in task), note
+
+
+def test_the_verdict_of_an_asymptotic_cs_says_asymptotically() -> None:
+    """The report's verdict names what the deciding interval guarantees: the asymptotic
+    anytime CS holds however you stop only asymptotically (QA: "holds however you stop"
+    beside a CS whose footnote says "asymptotically"); the exact CS, where it stands in,
+    holds at any count."""
+    from types import SimpleNamespace
+
+    from activetest.session.report.render import _verdict
+
+    iv = SimpleNamespace(low=-0.3, high=-0.1)
+    for basis, how in (("clt", "(valid however you stop, asymptotically)"),
+                       (None, "(valid however you stop, asymptotically)"),
+                       ("exact", "(holds however you stop)")):
+        c = SimpleNamespace(target_a="A", target_b="B", difference=SimpleNamespace(
+            anytime=iv, fixed=iv, bootstrap=iv, basis=basis))
+        assert _verdict(c, 0.95) == f"A lower by the anytime 95% confidence sequence {how}"

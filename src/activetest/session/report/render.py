@@ -95,7 +95,11 @@ def _verdict(c: Any, level: float) -> str:
     if d.anytime is not None:
         who = lower(d.anytime)
         if who is not None:
-            return f"{who} lower by the {interval_name(ANYTIME, level)} (holds however you stop)"
+            # the exact CS (few differences) holds at any count; the asymptotic one only
+            # asymptotically, as its footnote says (QA: "holds however you stop" alone)
+            how = ("holds however you stop" if d.basis == "exact" else
+                   "valid however you stop, asymptotically")
+            return f"{who} lower by the {interval_name(ANYTIME, level)} ({how})"
         fixed = lower(d.fixed)
         also = ("" if fixed is None else
                 f"; the {interval_name(FIXED_BUDGET, level)} has {fixed} lower, valid only if "
