@@ -212,3 +212,18 @@ def test_estimate_and_report_say_what_the_labels_of_inspect_evals_are(tmp_path: 
         assert f"labels: {what}" in out and "incorrect = 0, correct = 1" in out, out
     got = json.loads(_cli(tmp_path, "estimate", "s.db", "--json").stdout)
     assert got["labels_from"].startswith(what)
+
+
+def test_status_json_names_the_width_and_the_uniform_projection(tmp_path: Path) -> None:
+    """`status --json` of a harness session names its ``width`` (the last estimate's
+    anytime CS) and its ``uniform_runs`` (a projection), as the text does (QA: bare)."""
+    _pool(tmp_path)
+    assert _cli(tmp_path, "init", "s.db", "--pool", "pool.jsonl", *INIT).returncode == 0
+    with Session.open(tmp_path / "s.db") as s:
+        for j, a in enumerate(s.select(35)):
+            s.add_label(a.item_id, "correct" if j % 3 else "incorrect", source="inspect:e1")
+        s.estimate(progress=False)
+    runs = json.loads(_cli(tmp_path, "status", "s.db", "--json").stdout)["target_runs"]
+    assert runs["uniform_runs"] is not None and runs["width"] is not None
+    assert runs["width_interval"].endswith("anytime confidence sequence")
+    assert runs["uniform_runs_method"].startswith("a projection")

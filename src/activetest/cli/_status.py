@@ -70,8 +70,6 @@ def status(
     with _open(session, busy_timeout) as s:
         st = s.status()
         if as_json:
-            from dataclasses import asdict
-
             from activetest.session.harness import runs_summary
 
             out = {**st.to_dict(), **agreement_json(s)}
@@ -81,7 +79,7 @@ def status(
                 out["history_design"] = design_label(s.session_config.extra["history"])
             runs = runs_summary(s)
             if runs is not None:  # a harness session: its target runs
-                out["target_runs"] = asdict(runs)
+                out["target_runs"] = runs.to_dict()
             print(_json_text(out))
             return
         _out.print(f"session {_escape(st.path)} (created {st.created})")

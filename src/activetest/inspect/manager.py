@@ -617,10 +617,9 @@ class ActiveStopping:
         # what uniform sampling would have needed for the same anytime width (a
         # projection: seeded simulated uniform runs with the session's CS family)
         out["uniform_runs"] = None
-        out["uniform_runs_method"] = ("a projection: the median of seeded simulated uniform "
-                                      "runs to the same anytime width, error rate = the "
-                                      "estimate, with the session's confidence-sequence "
-                                      "family")
+        from activetest.session.harness import UNIFORM_RUNS_METHOD
+
+        out["uniform_runs_method"] = UNIFORM_RUNS_METHOD
         if summary.cs_low is not None and summary.cs_high is not None and \
                 summary.estimate is not None and summary.n_labels >= 30:
             from activetest.session.harness import uniform_runs_for_width

@@ -64,7 +64,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -989,6 +989,20 @@ class RunsSummary:
     uniform_runs: int | None
     tool: str = "lm-eval"
     labels_from: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON data, ``width`` and ``uniform_runs`` named by what they are (QA:
+        ``status --json`` gave both bare)."""
+        out = asdict(self)
+        out["width_interval"] = "the last recorded estimate's anytime confidence sequence"
+        out["uniform_runs_method"] = UNIFORM_RUNS_METHOD
+        return out
+
+
+#: What :attr:`RunsSummary.uniform_runs` (and an inspect eval's ``uniform_runs``) is.
+UNIFORM_RUNS_METHOD = ("a projection: the median of seeded simulated uniform runs to the same "
+                       "anytime width, error rate = the estimate, with the session's "
+                       "confidence-sequence family")
 
 
 def labels_from(session: Any) -> str | None:
