@@ -53,6 +53,9 @@ def test_equal_log_losses_are_no_basis_to_stop(tmp_path: Path) -> None:
     assert ("log loss: every labelled term is the same so far, so the fixed-budget interval "
             "is a point that claims nothing") in out, out
     assert "read the exact anytime 95% CS" in out
+    # nor a projection of the CS's width from no spread (QA: "at about 197 labels")
+    assert a.labels_needed is None and "log_loss: the anytime" not in out
+    assert "log_loss: no projection while every labelled term is the same" in out
     status = " ".join(run_cli("status", db).split())
     assert "every labelled term is the same so far" in status, status
     from activetest.session.annotator_agreement import progress

@@ -196,6 +196,10 @@ def _print_estimate(r: Any, target: str, classes: Any = None) -> None:
                            f"({_escape(a.basis_note or 'few errors labelled')}): its width "
                            f"follows the errors labelled, not a formula; stop on it as "
                            f"observed")
+            elif a.basis != "sure" and not a.se > 0 and r.n_labels < r.n_pool:
+                _out.print(f"{m.metric}: no projection while every labelled term is the "
+                           f"same: there is no spread to project the {cs_name}'s width "
+                           f"from (see the note); label more")
             elif a.estimate_outside_cs:
                 _out.print(f"{m.metric}: the {cs_name} is {a.cs_high - a.cs_low:.4g} wide, "
                            f"within {a.target_width:g}, but no longer holds its estimate: "
