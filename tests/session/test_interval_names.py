@@ -418,3 +418,23 @@ def test_the_json_estimate_names_each_estimator(session: Path, pool_files: PoolF
         s.label_from_data()
     got = json.loads(run("estimate", db, "--json"))
     assert got["metrics"]["error_rate"]["active"]["estimator"] == "adaptive LURE"
+
+
+def test_str_of_an_estimate_names_the_estimator_and_every_interval(
+        session: Path, pool_files: PoolFiles) -> None:
+    """``print(report)`` in Python: the estimator and each interval by what it guarantees,
+    the paired difference, the notes; numbers as the records hold them (QA: the dataclass
+    dump, curves and all, named no estimator)."""
+    spec = f"table:{pool_files.target2}"
+    with Session.open(session) as s:
+        r = s.estimate(record=False, progress=False, compare=[spec])
+    text = str(r)
+    assert text == r.summary() and text.startswith(f"{r.n_labels} label(s) used of 60")
+    for m in r.metrics.values():
+        a = m.anytime
+        assert (f"{m.metric}: LURE {m.active.estimate:.4f}; fixed-budget 95% interval "
+                f"[{a.fixed_low:.4f}, {a.fixed_high:.4f}]") in text
+        assert f"bootstrap 95% interval [{m.active.low:.4f}, {m.active.high:.4f}]" in text
+    for c in r.comparisons:
+        assert f"target - {spec}: paired LURE difference {c.difference.estimate:.4f}" in text
+    assert "anytime 95% confidence sequence [" in text and repr(r).startswith("EstimateReport(")

@@ -301,6 +301,63 @@ class EstimateReport:
     blind_spots: list[BlindSpotNote] = field(default_factory=list)
     uniform_draws: bool = False
 
+    def summary(self) -> str:
+        """A few lines a person reads (``str(report)``): per metric the estimate named by
+        its estimator, each interval named by what it guarantees (the fixed-budget
+        interval, the anytime CS, the exact CS where known, the bootstrap), the paired
+        differences, and the notes; the dataclass's ``repr`` keeps every field (QA:
+        ``print(report)`` gave the curves and no estimator's name)."""
+        from activetest.session.interval_names import (
+            ANYTIME,
+            BOOTSTRAP,
+            EXACT_ANYTIME,
+            FIXED_BUDGET,
+            basis_mark,
+            interval_name,
+        )
+        from activetest.stats.confseq import cs_claimed
+
+        def iv(low: float | None, high: float | None) -> str:
+            return "—" if low is None or high is None else f"[{low:.4f}, {high:.4f}]"
+
+        def named(boot: BootstrapResult, a: AnytimeInterval | None) -> str:
+            parts = []
+            if a is not None:
+                mark = basis_mark(a.basis)
+                cs = (iv(a.cs_low, a.cs_high) if a.basis in ("exact", "sure")
+                      or cs_claimed(self.n_labels, self.n_pool) else "(from 30 labels)")
+                parts += [f"{interval_name(FIXED_BUDGET, self.level)} "
+                          f"{iv(a.fixed_low, a.fixed_high)}{mark}",
+                          f"{interval_name(ANYTIME, self.level)} {cs}{mark}"]
+                if a.exact_low is not None and a.basis != "exact":
+                    parts.append(f"{interval_name(EXACT_ANYTIME, self.level)} "
+                                 f"{iv(a.exact_low, a.exact_high)}")
+            parts.append(f"{interval_name(BOOTSTRAP, self.level)} {iv(boot.low, boot.high)}")
+            return "; ".join(parts)
+
+        lure = "adaptive LURE" if self.design else "LURE"
+        lines = [f"{self.n_labels} label(s) used of {self.n_pool} pool items "
+                 f"({self.n_selected} selected)"]
+        for m in self.metrics.values():
+            lines.append(f"{m.metric}: {lure} {m.active.estimate:.4f}; "
+                         f"{named(m.active, m.anytime)}")
+        for c in self.comparisons:
+            lines.append(f"{c.metric}: {c.spec}: LURE {c.other.estimate:.4f}; "
+                         f"{named(c.other, c.other_anytime)}")
+            m = self.metrics.get(c.metric)
+            of = ("" if c.target_lure is None or m is None
+                  or abs(m.active.estimate - c.target_lure) < 5e-5 else
+                  f" (the target's LURE {c.target_lure:.4f} minus the other's)")
+            lines.append(f"{c.metric}: target - {c.spec}: paired LURE difference "
+                         f"{c.difference.estimate:.4f}{of}; "
+                         f"{named(c.difference, c.difference_anytime)}")
+        lines += [f"note: {w}" for w in self.warnings]
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        """:meth:`summary`."""
+        return self.summary()
+
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-serialisable data; every interval named (``interval``,
         ``fixed_interval``, ...) and every estimate's estimator (``estimator``: adaptive
