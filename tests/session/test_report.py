@@ -113,9 +113,9 @@ def test_report_files(tmp_path: Path, metrics: tuple[str, ...], extras: bool) ->
     md = md_path.read_text(encoding="utf-8")
     assert md.startswith("# SST-2 \\| round 3\n")
     assert "![LURE estimate" in md and "(estimates.png)" in md and "(acquisition.png)" in md
-    assert ("| metric | labels | LURE estimate | fixed-budget 95% interval | width | anytime 95% "
-            "confidence sequence | bootstrap 95% interval | uniform-equivalent (biased) | "
-            "uniform-equivalent: bootstrap 95% interval |") in md
+    assert ("| metric | labels | LURE estimate | fixed-budget 95% interval | fixed-budget 95% "
+            "interval: width | anytime 95% confidence sequence | bootstrap 95% interval | "
+            "uniform-equivalent (biased) | uniform-equivalent: bootstrap 95% interval |") in md
     for m in metrics:
         last = data.history[m][-1]
         assert last.n_labels == 150

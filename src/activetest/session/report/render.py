@@ -132,7 +132,8 @@ def _blocks(data: ReportData, images: Mapping[str, str]) -> list[_Block]:
     exact_name = interval_name(EXACT_ANYTIME, data.level)
     # the exact CS where the session has one, as `estimate` shows it (QA: left out)
     has_exact = any(rows[-1].active.exact is not None for rows in data.history.values() if rows)
-    header = ["metric", "labels", data.estimator_name, fixed_name, "width", cs_name,
+    # the width is the fixed-budget interval's, said (QA: a bare "width" beside four intervals)
+    header = ["metric", "labels", data.estimator_name, fixed_name, f"{fixed_name}: width", cs_name,
               *([exact_name] if has_exact else []), boot_name,
               data.uniform_label + plain_mean_mark(census=data.census,
                                                    uniform_draws=not data.uniform_biased),
