@@ -177,3 +177,12 @@ def test_the_bootstrap_projection_beyond_the_pool_is_not_capped_at_it() -> None:
     m = r.metrics["error_rate"]
     assert m.labels_needed is not None and m.labels_needed > 40
     assert m.labels_needed == labels_for_width(m.active, 0.01, value_range=(0.0, 1.0))
+
+
+def test_pe_log_loss_control_variate_is_lure_and_said_so() -> None:
+    """PE acquisition draws by the surrogate's entropy, which is a PE session's control of
+    the log loss (the surrogate's expected log loss of itself): control-variate LURE is
+    LURE up to the floor, said once rather than printed as a second estimate (QA: the
+    same number to 5e-16, with the same intervals, was shown as 'also unbiased')."""
+    assert est.cv_same_as_lure("log_loss", "pe")
+    assert not est.cv_same_as_lure("error_rate", "pe")

@@ -209,7 +209,7 @@ def _print_estimate(r: Any, target: str, classes: Any = None) -> None:
     for m in r.metrics.values():
         if m.cv is not None and m.cv_same_as_lure:
             _out.print(f"{m.metric}: control-variate LURE equals LURE up to the proposal "
-                       f"floor (difference {m.cv.estimate - m.active.estimate:.1e}): with CE "
+                       f"floor (difference {m.cv.estimate - m.active.estimate:.1e}): with CE or PE "
                        f"acquisition "
                        f"the control variate is the acquisition score itself, so it cannot "
                        f"narrow the interval")

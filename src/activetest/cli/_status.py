@@ -129,7 +129,7 @@ def status(
                 diff = e.estimate - lure[e.metric].estimate if e.metric in lure else None
                 _out.print(f"  {e.metric} control-variate LURE: equals LURE up to the "
                            f"proposal floor (difference "
-                           f"{'—' if diff is None else f'{diff:.1e}'}): with CE acquisition "
+                           f"{'—' if diff is None else f'{diff:.1e}'}): with CE or PE acquisition "
                            f"the control "
                            f"variate is the acquisition score itself, so it cannot narrow "
                            f"the interval")

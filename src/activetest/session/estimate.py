@@ -176,9 +176,12 @@ def cv_same_as_lure(metric: str, acquisition: str | None) -> bool:
     The control is the surrogate's expected loss of the target; CE acquisition
     for log loss draws by exactly that score, so LURE of the control is the pool
     mean of the control wherever the floor is not active, and the two estimates
-    differ only by the floor's share (tiny for the default proposal floor).
+    differ only by the floor's share (tiny for the default proposal floor). PE
+    acquisition likewise: its score, the surrogate's predictive entropy, is the control
+    of a PE session (the surrogate's expected log loss of itself; QA: the same number,
+    to 5e-16, was printed twice as two estimates).
     """
-    return metric == "log_loss" and acquisition == "ce"
+    return metric == "log_loss" and acquisition in ("ce", "pe")
 
 
 def estimate_stale(rows: Sequence[EstimateRow], n_usable: int, last_change: int) -> bool:

@@ -209,7 +209,7 @@ class MetricEstimate:
         anytime: the martingale fixed-budget interval and the confidence sequences of
             that headline estimate (None below 2 labels).
         cv_anytime: the same for control-variate LURE.
-        cv_same_as_lure: the acquisition score IS ``h`` (CE acquisition for log
+        cv_same_as_lure: the acquisition score IS ``h`` (CE or PE acquisition for log
             loss): the draws are then weighted so that ``LURE(h)`` is ``mean_pool(h)``
             up to the proposal's floor, so ``cv`` equals LURE up to that floor and
             cannot narrow the interval.
@@ -535,7 +535,7 @@ class SessionStatus:
             recorded estimate (run ``estimate`` again).
         waiting: the first unlabelled draw and the labels that wait for it, or None.
         cv_same_as_lure: metrics whose control-variate LURE equals LURE up to the
-            proposal's floor (log loss under CE acquisition, whose score IS the control).
+            proposal's floor (log loss under CE or PE acquisition, whose score IS the control).
         compared: graded sessions: compared target -> drawn answers of it still to judge.
         label_scoring: model role -> how its stored scores were read from the label
             words (first token or whole word, each word's token count); a role whose

@@ -111,7 +111,7 @@ def cv_notes(report: EstimateReport) -> list[str]:
                      f"subtracts the surrogate's expected loss, whose pool mean needs no "
                      f"labels): " + "; ".join(parts) + ".")
     if same:
-        notes.append(f"Control-variate LURE is not shown for {', '.join(same)}: with CE "
+        notes.append(f"Control-variate LURE is not shown for {', '.join(same)}: with CE or PE "
                      f"acquisition the control variate is the acquisition score itself, so it "
                      f"equals LURE up to the proposal's floor and cannot narrow the interval.")
     return notes
