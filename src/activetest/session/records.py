@@ -386,6 +386,14 @@ class EstimateReport:
         return out
 
 
+#: What ``labels_needed`` is in the JSON (QA: a projected total read as a count): the CS's
+#: and the bootstrap's projections (docs/projection.md).
+PROJECTION_CS = ("a projection: the total labels at which the confidence sequence's own "
+                 "formula reaches the width asked for, its spread as estimated now")
+PROJECTION_BOOTSTRAP = ("a projection: the total labels at which the bootstrap interval, "
+                        "shrinking as 1/sqrt(labels), reaches the width asked for")
+
+
 def _name_intervals(m: dict[str, Any], level: float) -> None:
     """Name each interval of a metric's (or a comparison's) JSON by what it is
     (``interval``: the bootstrap's low/high; ``fixed_interval``, ``cs_interval``,
@@ -419,8 +427,10 @@ def _name_intervals(m: dict[str, Any], level: float) -> None:
         a["exact_interval"] = interval_name(EXACT_ANYTIME, level)
         if a.get("labels_needed") is not None:  # a projection of the CS (QA: unnamed)
             a["labels_needed_interval"] = a["cs_interval"]
+            a["labels_needed_method"] = PROJECTION_CS
     if m.get("labels_needed") is not None:  # the bootstrap's projection, beside the CS's
         m["labels_needed_interval"] = boot
+        m["labels_needed_method"] = PROJECTION_BOOTSTRAP
 
 
 @dataclass(frozen=True)
@@ -584,6 +594,7 @@ class SessionStatus:
                                     float(e["level"]))
                     if e["details"].get("labels_needed") is not None:  # the bootstrap's
                         e["details"]["labels_needed_interval"] = e["interval"]
+                        e["details"]["labels_needed_method"] = PROJECTION_BOOTSTRAP
             if e.get("method") == "lure":
                 e["estimator"] = "adaptive LURE" if adaptive else "LURE"
             elif str(e.get("method")).startswith("lure:"):  # a compared target's
