@@ -85,3 +85,18 @@ def test_a_bootstrap_interval_already_as_narrow_as_asked_is_no_projection(
     assert (f"error_rate: the bootstrap 95% interval is {m.active.high - m.active.low:.4g} "
             f"wide, within 0.9 (no guarantee: stop on the anytime 95% confidence sequence)"
             in out), out
+
+
+def test_one_label_says_its_bootstrap_point_claims_nothing(tmp_path: Path) -> None:
+    files = make_pool_files(tmp_path / "data", n=20)
+    db = tmp_path / "one.db"
+    run_cli("init", db, "--pool", files.pool, "--id-column", "id", "--task", "demo",
+            "--surrogate", f"table:{files.surrogate}", "--target", f"table:{files.target}",
+            "--metric", "both", "--seed", 0, "--no-progress")
+    run_cli("select", db, "--n", 1)
+    with Session.open(db) as s:
+        s.label_from_data()
+    out = " ".join(run_cli("estimate", db).split())
+    assert ("one label has no spread: the fixed-budget interval and the CS need two or more, "
+            "and the bootstrap interval shown is that label's own value, a point that claims "
+            "nothing") in out, out

@@ -725,6 +725,10 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
              and (line := n.describe(level)) is not None]
     lines += [line for m in out.values() if (line := exact_note(m, level)) is not None]
     lines += [point_note(m, level) for m in out.values() if K >= 2 and m.active.std == 0.0]
+    if K == 1 and K < N:  # (QA: a point "bootstrap 95% interval" from one label, unsaid)
+        lines.append("one label has no spread: the fixed-budget interval and the CS need "
+                     "two or more, and the bootstrap interval shown is that label's own "
+                     "value, a point that claims nothing")
     lines += [line for m in out.values() if (line := no_spread_note(m, level, K, N))]
     lines += [line for m in out.values() if (line := outside_cs_note(m, level)) is not None]
     lines += [line for m in out.values() for cv in (False, True) if (line := outside_note(
