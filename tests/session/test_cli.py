@@ -383,6 +383,8 @@ def test_every_labels_needed_in_json_names_its_interval(tmp_path: Path) -> None:
     d = lure["details"]
     assert d["labels_needed_interval"] == "bootstrap 95% interval"
     assert d["anytime"]["labels_needed_interval"] == "anytime 95% confidence sequence"
+    # every recorded estimate names its estimator (QA: the plain mean's and CV-LURE's not)
+    assert all(e.get("estimator") for e in st["last_estimates"]), st["last_estimates"]
     # and each is said to be a projection, not a count (QA: nothing said so)
     for rec in (m, m["anytime"], d, d["anytime"]):
         assert rec["labels_needed_method"].startswith("a projection"), rec

@@ -601,4 +601,8 @@ class SessionStatus:
                 e["estimator"] = "LURE"
             elif str(e.get("method")).startswith("difference:"):
                 e["estimator"] = "paired LURE difference"
+            elif e.get("method") == "cv_lure":  # (QA: these two were left unnamed)
+                e["estimator"] = "control-variate LURE"
+            elif e.get("method") == "mean":
+                e["estimator"] = "plain mean"
         return d
