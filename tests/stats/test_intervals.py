@@ -332,3 +332,21 @@ def test_skew_that_may_only_widen_covers_a_zero_inflated_difference(seed: int) -
         cov[flag] = np.mean((fi.low[:, -1] <= truth) & (truth <= fi.high[:, -1]))
     assert cov[True] >= 0.95 - 3 * se_mc, cov
     assert cov[False] < 0.95 - 3 * se_mc, cov  # what it mends
+
+
+def test_terms_equal_up_to_rounding_have_no_spread_as_a_cut_run_sees_them() -> None:
+    """Terms that differ only by the rounding of their size (a target equally sure on
+    every item, all labelled right) have no spread: SE 0, not 7e-19 (QA), in the whole
+    run and in the run cut where they end, however large the later terms are."""
+    N = 200
+    base = 0.6931471805599453
+    th = base * (1 + 1e-16 * (np.arange(45) % 3))  # equal to the last bits
+    th = np.concatenate([th, [5.0, 0.01, 3.0, 40.0]])
+    _, se_all, _, _ = moment_curves(th, N)
+    _, se_cut, _, _ = moment_curves(th[:45], N)
+    # (one term has no SE: infinite)
+    assert np.all(se_cut[1:] == 0.0) and np.all(se_all[1:45] == 0.0)
+    assert se_all[-1] > 0.1
+    # a genuine small spread (1e-6 of the size) is kept
+    _, se_small, _, _ = moment_curves(base * (1 + 1e-6 * (np.arange(45) % 3)), N)
+    assert se_small[-1] > 0.0

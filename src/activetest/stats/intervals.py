@@ -226,7 +226,7 @@ def moment_curves(theta: np.ndarray, N: int, model_var: np.ndarray | None = None
         # (and terms equal up to rounding, whose spread is of the order of the rounding
         # of their size: QA, 45 equal log losses gave SE 7e-19, a point fixed-budget
         # interval and CS, and "you may stop now")
-        scale = np.max(np.abs(t), axis=-1, keepdims=True)
+        scale = np.maximum.accumulate(np.abs(t), axis=-1)  # the size of the terms so far
         m2 = np.where((m2 <= 1e-12 * (A2 + e * e * A0))
                       | (m2 <= (1e-12 * scale) ** 2 * A0), 0.0, m2)
         m3 = C3 - 3 * e * C2 + 3 * e * e * C1 - e**3 * C0  # sum w^3 (theta - R_M)^3
