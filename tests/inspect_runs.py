@@ -7,7 +7,10 @@ runs with ``max_samples`` = the number of samples, ``--max-samples`` bounding th
 model's connections) with
 ``--model mock`` (inspect's own ``mockllm/model`` provider answering from a fixed
 rule; ``--delay S`` makes every answer take S seconds; ``--model mock-other``: the same
-rule under another model name, ``mockllm/other``) or ``--model smollm2`` (the
+rule under another model name, ``mockllm/other``; ``--scorers two``: the task scores
+with ``match`` and a second scorer, ``length``, and the manager is told
+``scorer="match"``; ``--scorers dict``: one scorer, ``graded``, whose value is a dict
+``{"correct": 1/0, "length": n}``, read with ``value_key="correct"``) or ``--model smollm2`` (the
 bundled SmolLM2-135M behind llama.cpp's OpenAI-compatible server, inspect's
 ``llama-cpp-python`` provider, greedy). It prints one JSON line per run: the log
 path. The tests run it in a subprocess (inspect sets up logging and registries
@@ -86,31 +89,58 @@ def _mock(delay: float, name: str = "mockllm/model") -> Any:
     return get_model(name, custom_outputs=respond)
 
 
-def run(out_dir: Path, pool: Path, runs: list[str], model: Any, max_samples: int) -> None:
+def _scorers(kind: str) -> tuple[list[Any], dict[str, Any]]:
+    """The task's scorers (``--scorers``) and the manager's options that pick the label."""
+    from inspect_ai.scorer import Score, Target, accuracy, match, mean, scorer
+    from inspect_ai.solver import TaskState
+
+    @scorer(metrics=[mean()])
+    def length() -> Any:  # the answer's length: a second scorer, never the label
+        async def score(state: TaskState, target: Target) -> Score:
+            return Score(value=float(len(state.output.completion.strip())))
+        return score
+
+    @scorer(metrics=[{"correct": [accuracy()], "length": [mean()]}])
+    def graded() -> Any:  # one scorer, a dict value: the label is its "correct" key
+        async def score(state: TaskState, target: Target) -> Score:
+            answer = state.output.completion.strip()
+            return Score(value={"correct": float(answer == target.text),
+                                "length": float(len(answer))}, answer=answer)
+        return score
+
+    if kind == "two":
+        return [match(numeric=True), length()], {"scorer": "match"}
+    if kind == "dict":
+        return [graded()], {"value_key": "correct"}
+    return [match(numeric=True)], {}
+
+
+def run(out_dir: Path, pool: Path, runs: list[str], model: Any, max_samples: int,
+        scorers: str = "match") -> None:
     """Each run's eval; one JSON line per run."""
     from inspect_ai import Task
     from inspect_ai import eval as inspect_eval
     from inspect_ai.dataset import MemoryDataset
-    from inspect_ai.scorer import match
     from inspect_ai.solver import generate
 
     from activetest.inspect import ActiveStopping
 
+    score_with, pick = _scorers(scorers)
     for spec in runs:
         samples = _samples(pool)
         most = max_samples
         if spec == "full":
             task = Task(dataset=MemoryDataset(samples, name="arith"), solver=generate(),
-                        scorer=match(numeric=True), name="arith")
+                        scorer=score_with, name="arith")
         else:
             _, db, width, budget, *batch = spec.split(":")
             stop = ActiveStopping(db, width=None if width == "-" else float(width),
                                   budget=None if budget == "-" else int(budget),
-                                  batch=int(batch[0]) if batch else None)
+                                  batch=int(batch[0]) if batch else None, **pick)
             if batch:
                 most = len(samples)  # every sample may wait for its batch
             task = Task(dataset=stop.dataset(samples, name="arith"), solver=generate(),
-                        scorer=match(numeric=True), name="arith", early_stopping=stop)
+                        scorer=score_with, name="arith", early_stopping=stop)
         logs = inspect_eval(task, model=model, log_dir=str(out_dir), display="none",
                             max_samples=most, max_connections=max_samples)
         print(json.dumps({"run": spec, "log": str(logs[0].location),
@@ -126,10 +156,12 @@ def main() -> None:
     ap.add_argument("--model", default="mock", choices=["mock", "mock-other", "smollm2"])
     ap.add_argument("--delay", type=float, default=0.0)
     ap.add_argument("--max-samples", type=int, default=4)
+    ap.add_argument("--scorers", default="match", choices=["match", "two", "dict"])
     args = ap.parse_args()
     if args.model in ("mock", "mock-other"):  # mock-other: the same rule, another name
         name = "mockllm/model" if args.model == "mock" else "mockllm/other"
-        run(args.out_dir, args.pool, args.runs, _mock(args.delay, name), args.max_samples)
+        run(args.out_dir, args.pool, args.runs, _mock(args.delay, name), args.max_samples,
+            args.scorers)
         return
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from inspect_ai.model import GenerateConfig, get_model
@@ -140,7 +172,7 @@ def main() -> None:
     with llama_server(bundled_model_path("smollm2-135m"), n_ctx=512) as base:
         m = get_model("llama-cpp-python/smollm2-135m", base_url=base, api_key="none",
                       config=GenerateConfig(max_tokens=6, temperature=0.0, seed=0))
-        run(args.out_dir, args.pool, args.runs, m, args.max_samples)
+        run(args.out_dir, args.pool, args.runs, m, args.max_samples, args.scorers)
 
 
 if __name__ == "__main__":

@@ -54,12 +54,14 @@ def _session(tmp: Path, n: int = 60, seed: int = 0, name: str = "s.db",
 
 def _run(tmp: Path, *runs: str, model: str = "mock", delay: float = 0.0,
          max_samples: int = 4, timeout: float = 600,
-         stderr: list[str] | None = None) -> list[dict[str, Any]]:
-    """The runs' JSON lines (``stderr``: a list the run's stderr is appended to)."""
+         stderr: list[str] | None = None, scorers: str = "match") -> list[dict[str, Any]]:
+    """The runs' JSON lines (``stderr``: a list the run's stderr is appended to;
+    ``scorers``: tests/inspect_runs.py's ``--scorers``)."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
     proc = subprocess.run([sys.executable, "-m", "tests.inspect_runs", str(tmp / "logs"),
                            str(tmp / "pool.jsonl"), *runs, "--model", model, "--delay",
-                           str(delay), "--max-samples", str(max_samples)], cwd=tmp, env=env,
+                           str(delay), "--max-samples", str(max_samples), "--scorers",
+                           scorers], cwd=tmp, env=env,
                           capture_output=True, text=True, timeout=timeout)
     assert proc.returncode == 0, proc.stderr[-4000:]
     if stderr is not None:
@@ -907,6 +909,109 @@ def test_from_inspect_refuses_a_log_whose_sample_was_scored_otherwise(tmp_path: 
     assert p.returncode == 2 and err.count("error:") == 1, err
     assert "arith_gone.eval: not a readable file (a broken link" in err
     assert not (tmp_path / "v.db").exists()
+
+
+def _edited(tmp: Path, log_path: str, name: str, edit: Any, *, old: bool = False) -> str:
+    """A copy of the log whose first labelled sample went through ``edit(sample, label)``
+    (``old``: the early-stopping record without ``scorer`` and ``value_key``, as written
+    before activetest recorded them); its path."""
+    from inspect_ai.log import write_eval_log
+
+    log = _read(log_path)
+    md = log.results.early_stopping.metadata
+    if old:
+        del md["scorer"], md["value_key"]
+    sid = next(iter(md["labels"]))
+    edit(next(s for s in log.samples if str(s.id) == sid), md["labels"][sid])
+    write_eval_log(log, str(tmp / name))
+    return str(tmp / name)
+
+
+def _refused(tmp: Path, log: str) -> str:
+    """``init --from-inspect log``'s one error message (checked: exit 2, nothing made)."""
+    p = _cli(tmp, "init", "r.db", *_MADE, "--from-inspect", log)
+    err = " ".join(p.stderr.split())
+    assert p.returncode == 2 and "Traceback" not in p.stderr and err.count("error:") == 1, err
+    assert not (tmp / "r.db").exists() and "nothing was recorded" in err, err
+    return err
+
+
+def test_from_inspect_checks_the_named_scorers_value_of_a_task_with_several(
+        tmp_path: Path) -> None:
+    """QA: a labelled sample with several scorers, or with no score, was taken from the
+    early-stopping record unchecked (an edited log gave its old labels without a word).
+    The manager now records the scorer its labels are (``scorer=`` or the task's one);
+    read back, that scorer's value must be the label; a sample without it, or with no
+    score, is refused. A log that does not name its scorer (written earlier) is checked
+    as far as it can be: the label must be one of the sample's values."""
+    from inspect_ai.scorer import Score
+
+    db = _session(tmp_path)
+    (run,) = _run(tmp_path, f"active:{db}:-:10", scorers="two")
+    md = _read(run["log"]).results.early_stopping.metadata
+    assert md["scorer"] == "match" and md["value_key"] is None
+    p = _cli(tmp_path, "init", "ok.db", *_MADE, "--from-inspect", run["log"])
+    assert p.returncode == 0, p.stderr
+    _same(tmp_path, "ok.db", db)
+    sid, lab = next(iter(md["labels"].items()))
+
+    def flip(s: Any, label: float) -> None:  # match says the other level; length stays
+        s.scores["match"].value = "I" if label == 1 else "C"
+
+    err = _refused(tmp_path, _edited(tmp_path, run["log"], "flip.eval", flip))
+    assert (f"flip.eval: item {sid!r}: the log's sample was scored {1 - lab:g} (scorer "
+            f"'match'), but its label is {lab:g}" in err), err
+    err = _refused(tmp_path, _edited(tmp_path, run["log"], "gone.eval",
+                                     lambda s, _: s.scores.pop("match")))
+    assert (f"gone.eval: item {sid!r}: the log's sample has no score from scorer 'match', "
+            f"whose value the eval recorded as the label (the sample's scorers: ['length'])"
+            in err), err
+    err = _refused(tmp_path, _edited(tmp_path, run["log"], "none.eval",
+                                     lambda s, _: setattr(s, "scores", {})))
+    assert (f"none.eval: item {sid!r}: the log's sample has no score, but its label is "
+            f"{lab:g}" in err and "records only scored samples" in err), err
+    # a log that does not name its scorer: the label must be one of the sample's values
+    p = _cli(tmp_path, "init", "old.db", *_MADE, "--from-inspect",
+             _edited(tmp_path, run["log"], "old.eval", lambda s, _: None, old=True))
+    assert p.returncode == 0, p.stderr
+
+    def both(s: Any, label: float) -> None:
+        flip(s, label)
+        s.scores["length"] = Score(value=7.0)
+
+    err = _refused(tmp_path, _edited(tmp_path, run["log"], "old2.eval", both, old=True))
+    assert (f"old2.eval: item {sid!r}: the log's sample was scored {1 - lab:g} (scorer "
+            f"'match'), 7 (scorer 'length'), but its label is {lab:g}" in err
+            and "the log does not name the scorer whose value is the label" in err), err
+
+
+def test_from_inspect_reads_a_dict_valued_score_at_the_managers_value_key(
+        tmp_path: Path) -> None:
+    """QA: a labelled sample whose score is a dict was taken unchecked. The manager reads
+    the label at ``value_key`` and now records it; read back, that key's value must be
+    the label, and a dict without it is refused."""
+    db = _session(tmp_path)
+    (run,) = _run(tmp_path, f"active:{db}:-:10", scorers="dict")
+    md = _read(run["log"]).results.early_stopping.metadata
+    assert md["scorer"] == "graded" and md["value_key"] == "correct"
+    p = _cli(tmp_path, "init", "ok.db", *_MADE, "--from-inspect", run["log"])
+    assert p.returncode == 0, p.stderr
+    _same(tmp_path, "ok.db", db)
+    sid, lab = next(iter(md["labels"].items()))
+
+    def flip(s: Any, label: float) -> None:
+        s.scores["graded"].value["correct"] = 1.0 - label
+
+    err = _refused(tmp_path, _edited(tmp_path, run["log"], "flip.eval", flip))
+    assert (f"flip.eval: item {sid!r}: the log's sample was scored {1 - lab:g} (scorer "
+            f"'graded', key 'correct'), but its label is {lab:g}" in err), err
+    err = _refused(tmp_path, _edited(tmp_path, run["log"], "nokey.eval",
+                                     lambda s, _: s.scores["graded"].value.pop("correct")))
+    assert (f"nokey.eval: item {sid!r}: the log's sample's scorer 'graded' gave a dict "
+            f"without the key the eval read as the label (value_key 'correct'; its keys: "
+            f"['length'])" in err), err
+    err = _refused(tmp_path, _edited(tmp_path, run["log"], "old.eval", flip, old=True))
+    assert "(scorer 'graded', key 'correct')" in err and "key 'length'" in err, err
 
 
 def test_from_inspect_takes_peoples_labels_only_when_told_to(tmp_path: Path) -> None:

@@ -48,8 +48,12 @@ class LogRecord:
             import's); empty for a log written before sources were recorded.
         recorded: sample id -> the score this eval recorded.
         created: when inspect started the eval (its ``eval.created``), or "".
-        scores: sample id -> (scorer, value) of the samples the log holds whose one
-            scorer gave one value (what the sample was scored, checked against its label).
+        scores: sample id -> {scorer: value as the log holds it} of the labelled samples
+            the log holds (an empty dict: the sample has no score); each label is checked
+            against its sample's score by :func:`restore` (``scorer`` and ``value_key``).
+        scorer, value_key: the scorer whose value the eval recorded as the label, and the
+            key read from that scorer's dict value (None: the value is not a dict, or the
+            log does not say: written before activetest recorded them).
     """
 
     path: str
@@ -68,7 +72,9 @@ class LogRecord:
     sources: dict[str, str] = field(default_factory=dict)
     recorded: dict[str, float] = field(default_factory=dict)
     created: str = ""
-    scores: dict[str, tuple[str, float]] = field(default_factory=dict)
+    scores: dict[str, dict[str, Any]] = field(default_factory=dict)
+    scorer: str | None = None
+    value_key: str | None = None
 
 
 @dataclass(frozen=True)
@@ -84,7 +90,8 @@ class LogSamples:
             early-stopping record (killed, cancelled or failed: its samples still show
             what ran).
         created: when inspect started the eval, or "".
-        scores: sample id -> (scorer, value) as :class:`LogRecord`'s.
+        scores: sample id -> {scorer: value} as :class:`LogRecord`'s.
+        scorer, value_key: as :class:`LogRecord`'s (None for a log that wrote no record).
     """
 
     path: str
@@ -92,7 +99,9 @@ class LogSamples:
     inputs: dict[str, str]
     recorded: dict[str, float] | None = None
     created: str = ""
-    scores: dict[str, tuple[str, float]] = field(default_factory=dict)
+    scores: dict[str, dict[str, Any]] = field(default_factory=dict)
+    scorer: str | None = None
+    value_key: str | None = None
 
 
 class _NoRecordError(ValueError):
@@ -120,12 +129,11 @@ def _header(p: Path) -> Any:
 
 
 def _sample_inputs(p: Path, keep: Any = None
-                   ) -> tuple[dict[str, str], dict[str, tuple[str, float]]]:
+                   ) -> tuple[dict[str, str], dict[str, dict[str, Any]]]:
     """Sample id -> input text of the samples the log holds (``keep``: only those ids);
-    and sample id -> (scorer, value) of those whose one scorer gave one value (a sample
-    scored by several scorers, or with a dict value, is left out: which one is the label
-    is not in the log; QA: a log re-scored or edited after the eval gave its old labels
-    without a word).
+    and sample id -> {scorer: value} of each of them (empty: a sample without a score).
+    Each label is checked against its sample's score (:func:`_check_score`; QA: a log
+    re-scored or edited after the eval gave its old labels without a word).
 
     Raises:
         ValueError: the samples cannot be read (naming the file).
@@ -133,22 +141,18 @@ def _sample_inputs(p: Path, keep: Any = None
     try:
         from inspect_ai.log import read_eval_log
 
-        from activetest.inspect.manager import _sample_text, _value_to_float
+        from activetest.inspect.manager import _sample_text
 
         full = read_eval_log(str(p))
         inputs: dict[str, str] = {}
-        scores: dict[str, tuple[str, float]] = {}
+        scores: dict[str, dict[str, Any]] = {}
         for smp in full.samples or ():
             sid = str(smp.id)
             if keep is not None and sid not in keep:
                 continue
             inputs[sid] = _sample_text(smp)
-            given = dict(getattr(smp, "scores", None) or {})
-            if len(given) == 1:
-                name, score = next(iter(given.items()))
-                x = _value_to_float(getattr(score, "value", None))
-                if x is not None:
-                    scores[sid] = (str(name), x)
+            scores[sid] = {str(name): getattr(score, "value", None)
+                           for name, score in dict(getattr(smp, "scores", None) or {}).items()}
         return inputs, scores
     except Exception as exc:  # inspect raises many kinds for a file it cannot read
         raise ValueError(f"{p}: cannot read the log's samples ({type(exc).__name__}: "
@@ -202,7 +206,9 @@ def read_log(path: str | os.PathLike[str]) -> LogRecord:
                          None if md.get("level") is None else float(md["level"]),
                          {str(k): str(v) for k, v in dict(md.get("sources") or {}).items()},
                          {str(k): float(v) for k, v in dict(md.get("recorded") or {}).items()},
-                         str(getattr(log.eval, "created", "") or ""), scores)
+                         str(getattr(log.eval, "created", "") or ""), scores,
+                         None if md.get("scorer") is None else str(md["scorer"]),
+                         None if md.get("value_key") is None else str(md["value_key"]))
     except (KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"{p}: damaged ActiveStopping metadata ({exc!r})") from None
     if len(rec.q) != len(rec.draws):  # (QA: an IndexError's traceback in the replay)
@@ -308,7 +314,7 @@ def read_logs(paths: Iterable[str | os.PathLike[str]]
                          f"are in the session file and in the log of the eval that "
                          f"continued it")
     confirm = [LogSamples(r.path, r.eval_id, dict(r.inputs), dict(r.recorded), r.created,
-                          dict(r.scores)) for r in states] + others
+                          dict(r.scores), r.scorer, r.value_key) for r in states] + others
     return newest, confirm, notes
 
 
@@ -476,6 +482,76 @@ def _logs_beside(paths: Iterable[str], eval_ids: Iterable[str]) -> dict[str, str
     return found
 
 
+def _check_score(item_id: str, label: float, log: LogSamples, where: str,
+                 its_label: bool) -> None:
+    """Refuse a label its sample in ``log`` was not scored (QA: a labelled sample with no
+    score, with several scorers or with a dict value was taken unchecked).
+
+    The rule, as :class:`ActiveStopping` takes a label: the value of the scorer the log
+    names (``scorer``; the task's one scorer), read at ``value_key`` where that value is a
+    dict. A sample without that scorer's score, a dict value without that key, or a value
+    that is not the label is refused. A log that does not name its scorer (written before
+    activetest recorded it, or an eval that wrote no record: killed, cancelled, failed)
+    is checked as far as it can be: the label must be one of the sample's values (each
+    scorer's, each key of a dict value); which one was the label is not guessed, but a
+    label none of them is was never this sample's score. A sample with no score at all
+    is refused where the label is that eval's (``its_label``: the eval that recorded it
+    recorded only scored samples); under a log without sources the label may be a
+    person's, and is not checked.
+
+    Raises:
+        ValueError: naming the log, the item, the sample's score(s) and the label.
+    """
+    from activetest.inspect.manager import _value_to_float
+
+    given = log.scores.get(item_id)
+    if given is None:
+        return  # no sample: _confirm_inputs refuses that
+    said = f"but its label is {label:g} ({where}'s early-stopping record)"
+    end = ("the log was re-scored or edited after the eval; which score is right is not "
+           "guessed; nothing was recorded")
+    if not given:
+        if its_label:
+            raise ValueError(f"{log.path}: item {item_id!r}: the log's sample has no score, "
+                             f"{said}, recorded by eval {log.eval_id}, which records only "
+                             f"scored samples: the log was edited after the eval, or is "
+                             f"another run's; nothing was recorded")
+        return
+    if log.scorer is not None:
+        if log.scorer not in given:
+            raise ValueError(f"{log.path}: item {item_id!r}: the log's sample has no score "
+                             f"from scorer {log.scorer!r}, whose value the eval recorded as "
+                             f"the label (the sample's scorers: {sorted(given)}), {said}; "
+                             f"{end}")
+        value, what = given[log.scorer], f"scorer {log.scorer!r}"
+        if isinstance(value, dict):
+            if log.value_key is None or log.value_key not in value:
+                raise ValueError(f"{log.path}: item {item_id!r}: the log's sample's scorer "
+                                 f"{log.scorer!r} gave a dict without the key the eval read "
+                                 f"as the label (value_key {log.value_key!r}; its keys: "
+                                 f"{sorted(map(str, value))}), {said}; {end}")
+            value, what = value[log.value_key], f"{what}, key {log.value_key!r}"
+        candidates = [(what, value)]
+    else:
+        candidates = []
+        for name, value in given.items():
+            if isinstance(value, dict):
+                candidates += [(f"scorer {name!r}, key {k!r}", v) for k, v in value.items()]
+            else:
+                candidates.append((f"scorer {name!r}", value))
+    floats = [_value_to_float(v) for _, v in candidates]
+    if any(x is not None and abs(x - label) <= 1e-9 for x in floats):
+        return
+    shown = ", ".join(f"{v!r} ({w})" if x is None else f"{x:g} ({w})" for (w, v), x
+                      in zip(candidates, floats, strict=True))
+    which = ("" if log.scorer is not None or len(candidates) == 1 else
+             "; the log does not name the scorer whose value is the label (written before "
+             "activetest recorded it, or an eval that wrote no record), and none of them "
+             "is the label")
+    raise ValueError(f"{log.path}: item {item_id!r}: the log's sample was scored {shown}, "
+                     f"{said}{which}; {end}")
+
+
 def _confirm_inputs(session: Any, record: LogRecord, others: Sequence[LogSamples] = (),
                     trust_people: bool = False) -> dict[str, str]:
     """Refuse a log whose labelled samples are not this pool's items by content: every
@@ -503,20 +579,20 @@ def _confirm_inputs(session: Any, record: LogRecord, others: Sequence[LogSamples
     from activetest.inspect.manager import _excerpt, _fold
 
     own = LogSamples(record.path, record.eval_id, record.inputs, record.recorded,
-                     record.created, record.scores)
+                     record.created, record.scores, record.scorer, record.value_key)
     logs = [own, *(o for o in others if o.eval_id != record.eval_id)]
     by_eval = {o.eval_id: o for o in reversed(logs)}  # the first given of an id wins
     out: dict[str, str] = {}
     missing: dict[str, list[str]] = {}
     people: dict[str, str] = {}
     no_id: dict[str, str] = {}
-    checks: list[tuple[str, LogSamples | None]] = []
+    checks: list[tuple[str, LogSamples | None, bool]] = []  # (item, log, its eval's label)
     for item_id in record.labels:
         src = record.sources.get(item_id)
         eid = None if src is None else _eval_of(src)
         if src is None:  # an older log: the sample of that id in any log given
             log = next((o for o in logs if item_id in o.inputs), None)
-            checks.append((item_id, log))
+            checks.append((item_id, log, False))
         elif eid is None:
             people[item_id] = src
         elif not eid:
@@ -524,7 +600,7 @@ def _confirm_inputs(session: Any, record: LogRecord, others: Sequence[LogSamples
         elif eid not in by_eval:
             missing.setdefault(eid, []).append(item_id)
         else:
-            checks.append((item_id, by_eval[eid]))
+            checks.append((item_id, by_eval[eid], True))
     where = record.path
     if missing:
         beside = _logs_beside([o.path for o in logs], missing)
@@ -565,7 +641,7 @@ def _confirm_inputs(session: Any, record: LogRecord, others: Sequence[LogSamples
         out[item_id] = f"{src} (via inspect-log:{record.eval_id})"
     for item_id in no_id:  # still the target's scores (status counts them as target runs)
         out[item_id] = f"{NO_EVAL_ID} (via inspect-log:{record.eval_id})"
-    for item_id, log in checks:
+    for item_id, log, its_label in checks:
         try:
             item = session.item(item_id)
         except (KeyError, ValueError):
@@ -595,12 +671,7 @@ def _confirm_inputs(session: Any, record: LogRecord, others: Sequence[LogSamples
             raise ValueError(f"{where}: item {item_id!r} has score {record.labels[item_id]:g} "
                              f"in this log, recorded by eval {log.eval_id}, whose own log "
                              f"{log.path} recorded {ran:g}; nothing was recorded")
-        got = None if log is None else log.scores.get(item_id)
-        if got is not None and abs(got[1] - record.labels[item_id]) > 1e-9:
-            raise ValueError(f"{at}: item {item_id!r}: the log's sample was scored "
-                             f"{got[1]:g} (scorer {got[0]!r}), but its label is "
-                             f"{record.labels[item_id]:g} ({where}'s early-stopping record): "
-                             f"the log was re-scored or edited after the eval; which score "
-                             f"is right is not guessed; nothing was recorded")
+        if log is not None:
+            _check_score(item_id, record.labels[item_id], log, where, its_label)
         out[item_id] = f"inspect-log:{log.eval_id}"
     return out

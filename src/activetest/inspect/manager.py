@@ -175,6 +175,7 @@ class ActiveStopping:
         self._ended = False
         self._labelled: frozenset[str] = frozenset()
         self._warned = False
+        self._scorer_used: str | None = None  # the scorer whose value was the label
 
     # ------------------------------------------------------------ the session
 
@@ -552,6 +553,7 @@ class ActiveStopping:
         else:
             raise ValueError(f"the task has {len(scores)} scorers {sorted(scores)}: name the "
                              f"one whose value is the label, ActiveStopping(..., scorer=NAME)")
+        self._scorer_used = name
         sample_score = scores[name]
         value = getattr(getattr(sample_score, "score", sample_score), "value", None)
         if isinstance(value, dict):
@@ -611,6 +613,11 @@ class ActiveStopping:
         out["sources"] = {lab.item_id: str(lab.source) for lab in s.store.labels().values()}
         out["n_known"] = [int(d[3]) for d in s.store.design_draws()]
         out["eval_id"] = self._eval_id
+        # which scorer's value (and which key of a dict value) the labels are: read back,
+        # each labelled sample's score in the log is checked against its label by them
+        # (QA: a task with several scorers, or a dict value, left the labels unchecked)
+        out["scorer"] = self.scorer or self._scorer_used
+        out["value_key"] = self.value_key
         # the anytime CS is tuned to the planned budget: a copy made with another one
         # reports other intervals for the same draws and labels (QA)
         out["planned_budget"] = cfg.planned_budget
