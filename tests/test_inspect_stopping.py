@@ -1014,6 +1014,36 @@ def test_from_inspect_reads_a_dict_valued_score_at_the_managers_value_key(
     assert "(scorer 'graded', key 'correct')" in err and "key 'length'" in err, err
 
 
+def test_from_inspect_names_the_inspect_task_and_notes_evals_of_several(
+        tmp_path: Path) -> None:
+    """QA: a log whose ``eval.task`` was changed, its samples the pool's, was taken without
+    a word. Decided: the task name is not checked, since labels join by the sample's
+    content as the manager joins them (it runs an eval of a renamed task on the same
+    samples as the same session's); the task is named in the line that reports the
+    replay, and evals of several tasks get a note naming each task and its evals."""
+    db = _session(tmp_path)
+    first, second = _run(tmp_path, f"active:{db}:-:6", f"active:{db}:-:4")
+    e1, e2 = (_read(r["log"]).eval.eval_id for r in (first, second))
+
+    from inspect_ai.log import write_eval_log
+
+    log = _read(second["log"])
+    log.eval.task = "arith_v2"
+    write_eval_log(log, str(tmp_path / "renamed.eval"))
+    p = _cli(tmp_path, "init", "a.db", *_MADE, "--from-inspect", first["log"])
+    assert p.returncode == 0 and "(inspect task 'arith'): 6 draws replayed" in p.stdout, p.stderr
+    assert "note:" not in p.stderr, p.stderr
+    p = _cli(tmp_path, "init", "b.db", *_MADE, "--from-inspect", first["log"],
+             "--from-inspect", str(tmp_path / "renamed.eval"))
+    assert p.returncode == 0, p.stderr
+    assert "renamed.eval (inspect task 'arith_v2'): 10 draws replayed" in p.stdout, p.stdout
+    err = " ".join(p.stderr.split())
+    assert (f"note: the evals whose labels were read ran 2 inspect tasks: 'arith' (eval "
+            f"{e1}); 'arith_v2' (eval {e2}). Each label was joined by its sample's content"
+            in err), err
+    _same(tmp_path, "b.db", db)
+
+
 def test_from_inspect_takes_peoples_labels_only_when_told_to(tmp_path: Path) -> None:
     """QA: a session holding a person's label (given before the eval) could not be read
     back from its log. No sample shows a person's label, so it is refused unless

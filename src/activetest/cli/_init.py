@@ -290,6 +290,7 @@ def _restore_log(s: Any, log: Any, session: Path, confirm: Any = (),
     by the log of the eval that recorded it, among ``confirm``); on failure remove the
     session just made."""
     from activetest.inspect import restore
+    from activetest.inspect.log import eval_tasks
 
     try:
         n = restore(s, log, confirm, trust_people=trust_people)
@@ -306,7 +307,21 @@ def _restore_log(s: Any, log: Any, session: Path, confirm: Any = (),
                if "(via inspect-log:" in lab.source]
     no_id = sum(1 for src in trusted if src.startswith(NO_EVAL_ID))
     people = len(trusted) - no_id
-    _out.print(f"from {_escape(log.path)}: {len(log.draws)} draws replayed, {n} label(s) "
+    # the inspect task each eval ran is named, not checked: labels join by the sample's
+    # content, as the manager joins them (an eval of a renamed task on the same samples
+    # is the same session's); evals of several tasks are noted (QA: a log with another
+    # eval.task was taken without a word)
+    tasks = eval_tasks([*confirm, log], set(by) | {log.eval_id})
+    if len(tasks) > 1:
+        _err.print(f"note: the evals whose labels were read ran {len(tasks)} inspect tasks: "
+                   + "; ".join(f"{_escape(repr(t))} (eval {', '.join(ids)})"
+                               for t, ids in tasks.items())
+                   + ". Each label was joined by its sample's content (every prompt field "
+                     "of the pool item in the sample's input), not by task name: check "
+                     "that they ran the same benchmark")
+    _out.print(f"from {_escape(log.path)}"
+               + (f" (inspect task {_escape(repr(log.task))})" if log.task else "")
+               + f": {len(log.draws)} draws replayed, {n} label(s) "
                f"recorded (the eval's scores"
                + (f", of {len(by)} evals, each confirmed by its own log" if len(by) > 1 else "")
                + (f"; {people} label(s) from people or imports, taken on trust by item id"

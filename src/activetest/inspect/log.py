@@ -54,6 +54,10 @@ class LogRecord:
         scorer, value_key: the scorer whose value the eval recorded as the label, and the
             key read from that scorer's dict value (None: the value is not a dict, or the
             log does not say: written before activetest recorded them).
+        task: the inspect task the eval ran (``eval.task``), or "". Not checked: a
+            label is joined to its item by the sample's content, as the manager joins
+            them (an eval of a renamed task on the same samples is the same session's);
+            ``init --from-inspect`` names it, and notes evals of several tasks.
     """
 
     path: str
@@ -75,6 +79,7 @@ class LogRecord:
     scores: dict[str, dict[str, Any]] = field(default_factory=dict)
     scorer: str | None = None
     value_key: str | None = None
+    task: str = ""
 
 
 @dataclass(frozen=True)
@@ -92,6 +97,7 @@ class LogSamples:
         created: when inspect started the eval, or "".
         scores: sample id -> {scorer: value} as :class:`LogRecord`'s.
         scorer, value_key: as :class:`LogRecord`'s (None for a log that wrote no record).
+        task: the inspect task the eval ran, or "" (as :class:`LogRecord`'s).
     """
 
     path: str
@@ -102,6 +108,7 @@ class LogSamples:
     scores: dict[str, dict[str, Any]] = field(default_factory=dict)
     scorer: str | None = None
     value_key: str | None = None
+    task: str = ""
 
 
 class _NoRecordError(ValueError):
@@ -208,7 +215,8 @@ def read_log(path: str | os.PathLike[str]) -> LogRecord:
                          {str(k): float(v) for k, v in dict(md.get("recorded") or {}).items()},
                          str(getattr(log.eval, "created", "") or ""), scores,
                          None if md.get("scorer") is None else str(md["scorer"]),
-                         None if md.get("value_key") is None else str(md["value_key"]))
+                         None if md.get("value_key") is None else str(md["value_key"]),
+                         str(getattr(log.eval, "task", "") or ""))
     except (KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"{p}: damaged ActiveStopping metadata ({exc!r})") from None
     if len(rec.q) != len(rec.draws):  # (QA: an IndexError's traceback in the replay)
@@ -225,6 +233,22 @@ def _when(created: str) -> datetime:
     except ValueError:
         return datetime.min
     return t.astimezone(timezone.utc).replace(tzinfo=None) if t.tzinfo else t
+
+
+def eval_tasks(logs: Iterable[LogRecord | LogSamples], eval_ids: Iterable[str]
+               ) -> dict[str, list[str]]:
+    """Inspect task -> the ids of the evals in ``eval_ids`` that ran it (oldest eval
+    first), as ``logs`` name them (an eval without a task name, or without a log among
+    ``logs``, is left out). ``init --from-inspect`` names the tasks of the evals whose
+    labels it read: not checked, since labels join by the sample's content as the
+    manager joins them, but evals of several tasks are noted (QA)."""
+    by_id = {o.eval_id: o for o in logs}
+    tasks: dict[str, list[str]] = {}
+    for eid in sorted((e for e in set(eval_ids) if e in by_id),
+                      key=lambda e: (_when(by_id[e].created), e)):
+        if by_id[eid].task:
+            tasks.setdefault(by_id[eid].task, []).append(eid)
+    return tasks
 
 
 def read_logs(paths: Iterable[str | os.PathLike[str]]
@@ -289,7 +313,8 @@ def read_logs(paths: Iterable[str | os.PathLike[str]]
                     inputs, scores = {}, {}
                 if inputs:
                     others.append(LogSamples(str(f), str(header.eval.eval_id), inputs, None,
-                                             created, scores))
+                                             created, scores, task=str(getattr(
+                                                 header.eval, "task", "") or "")))
                     continue
             notes.append(f"{f}: passed over ({str(exc).split(', so ')[0].split(': ', 1)[-1]})")
         except ValueError as exc:
@@ -314,7 +339,8 @@ def read_logs(paths: Iterable[str | os.PathLike[str]]
                          f"are in the session file and in the log of the eval that "
                          f"continued it")
     confirm = [LogSamples(r.path, r.eval_id, dict(r.inputs), dict(r.recorded), r.created,
-                          dict(r.scores), r.scorer, r.value_key) for r in states] + others
+                          dict(r.scores), r.scorer, r.value_key, r.task) for r in states]
+    confirm += others
     return newest, confirm, notes
 
 
@@ -579,7 +605,8 @@ def _confirm_inputs(session: Any, record: LogRecord, others: Sequence[LogSamples
     from activetest.inspect.manager import _excerpt, _fold
 
     own = LogSamples(record.path, record.eval_id, record.inputs, record.recorded,
-                     record.created, record.scores, record.scorer, record.value_key)
+                     record.created, record.scores, record.scorer, record.value_key,
+                     record.task)
     logs = [own, *(o for o in others if o.eval_id != record.eval_id)]
     by_eval = {o.eval_id: o for o in reversed(logs)}  # the first given of an id wins
     out: dict[str, str] = {}
