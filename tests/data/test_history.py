@@ -307,3 +307,35 @@ def test_a_matrix_without_its_model_name_column_says_so(tmp_path: Path) -> None:
         read_response_matrix(p2)
     assert "model 'm' repeated" in str(e2.value)
     assert "model-name column" not in str(e2.value)
+
+
+def test_an_item_id_holding_a_control_character_is_named(tmp_path: Path) -> None:
+    """QA: an item id holding a NUL (or another control character) was counted as an
+    ignored column and never named. A NUL in an item id or a model name (CSV, TSV,
+    Parquet) is refused, naming the file, the column and the id; another control or
+    invisible character is not the pool's id (joined exactly), and the ignored columns
+    are named, escaped, with the pool id it equals but for that character."""
+    pool = ["q1", "q2", "q3"]
+    nul = _write(tmp_path / "nul.csv", "model,q1,q2\x00,q3\nx,1,0,1\n")
+    with pytest.raises(HistoryFormatError, match=r"nul.csv: line 1: item column 3 "
+                                                 r"\('q2\\x00'\) holds a NUL character"):
+        read_response_matrix(nul)
+    tsv = _write(tmp_path / "nul.tsv", "model\tq1\tq2\tq3\nx\x00\t1\t0\t1\n")
+    with pytest.raises(HistoryFormatError, match=r"nul.tsv: line 2: the model name "
+                                                 r"'x\\x00' holds a NUL character"):
+        read_response_matrix(tsv)
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+    pq.write_table(pa.table({"model": ["x"], "q1": [1.0], "q2\x00": [0.0], "q3": [1.0]}),
+                   tmp_path / "nul.parquet")
+    with pytest.raises(HistoryFormatError, match=r"nul.parquet: its column names: item "
+                                                 r"column 3 \('q2\\x00'\) holds a NUL"):
+        read_response_matrix(tmp_path / "nul.parquet")
+    bel = _write(tmp_path / "bel.csv", "model,q1,q2\x07,q3,q9,q10\nx,1,0,1,1,1\n")
+    said = "\n".join(join_history([bel], pool).messages())
+    assert ("3 item column(s) are not in the pool (ignored: 'q2\\x07', 'q9', 'q10'); e.g. "
+            "'q2\\x07' in the history is 'q2' in the pool but for case, blanks, leading "
+            "zeros, a number's '.0' or control and invisible characters" in said), said
+    zw = _write(tmp_path / "zw.csv", "model,q1,q2\u200b,q3\nx,1,0,1\n")
+    assert "(ignored: 'q2\\u200b'); e.g. 'q2\\u200b' in the history is 'q2'" in "\n".join(
+        join_history([zw], pool).messages())

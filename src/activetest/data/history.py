@@ -10,15 +10,18 @@ columns to the pool's items BY ID, with the house's join rules:
   is refused, naming the file and an id of each side;
 * a history that covers fewer items than the pool is reported (items without
   history still work: the design gives them the average difficulty and learns
-  their offset); columns for items not in the pool are ignored (counted);
+  their offset); columns for items not in the pool are ignored (counted, and the
+  first few named, control characters shown escaped: QA, an id holding one was only
+  counted);
 * the target's own row is never used: rows named in ``exclude`` are dropped (a
   name that matches no row is refused, it is likely a typo), and so is any row
   identical to ``target_scores`` (the target's own automatic scores where a
   session has them) on every item both have; every dropped row is said;
 * the same model in two files is refused (it would count twice); a row identical to
   a row of an earlier file under another name is dropped and said;
-* columns that equal a pool id but for case, blanks, leading zeros or a number's
-  ``.0`` are never joined: the refusal or the count of ignored columns names one.
+* columns that equal a pool id but for case, blanks, leading zeros, a number's ``.0``
+  or control and invisible characters are never joined: the refusal or the count of
+  ignored columns names one.
 """
 
 from __future__ import annotations
@@ -51,9 +54,11 @@ class PoolHistory:
         excluded: ``(name, why)`` for every dropped row.
         ignored_items: matrix columns that are not pool items.
         near_miss: an ignored column and the pool id it equals but for case, blanks,
-            leading zeros or a number's ``.0`` (never joined: said), or None.
+            leading zeros, a number's ``.0`` or control and invisible characters (never
+            joined: said), or None.
         notes: more to say (rows that equal the target's scores on too few items to be
             told apart).
+        ignored_examples: the first few ignored columns' ids (named in the messages).
     """
 
     scores: np.ndarray
@@ -64,6 +69,7 @@ class PoolHistory:
     ignored_items: int
     near_miss: tuple[str, str] | None = None
     notes: tuple[str, ...] = ()
+    ignored_examples: tuple[str, ...] = ()
 
     def messages(self) -> list[str]:
         """What a person should be told about the join (coverage, dropped rows)."""
@@ -73,9 +79,12 @@ class PoolHistory:
                + ("" if self.n_covered == n else
                   f" ({n - self.n_covered} without: they get the average difficulty)")]
         if self.ignored_items:
+            shown = ", ".join(map(repr, self.ignored_examples))
+            more = ", ..." if self.ignored_items > len(self.ignored_examples) else ""
             out.append(f"history: {self.ignored_items} item column(s) are not in the pool "
-                       "(ignored)" + ("" if self.near_miss is None else
-                                      "; " + _near_miss_note(*self.near_miss)))
+                       f"(ignored" + (f": {shown}{more}" if shown else "") + ")"
+                       + ("" if self.near_miss is None else
+                          "; " + _near_miss_note(*self.near_miss)))
         out += [f"history: row {name!r} not used ({why})" for name, why in self.excluded]
         return out + list(self.notes)
 
@@ -85,9 +94,13 @@ def _norm(s: str) -> str:
 
 
 def _loose(s: str) -> str:
-    """An id with case, blanks, leading zeros and a whole number's ``.0`` left out: only
-    to say why ids that look alike did not join (they are never joined by it)."""
-    t = str(s).strip().casefold()
+    """An id with case, blanks, leading zeros, a whole number's ``.0`` and control and
+    invisible characters (Unicode categories Cc, Cf) left out: only to say why ids that
+    look alike did not join (they are never joined by it)."""
+    import unicodedata
+
+    t = "".join(ch for ch in str(s) if unicodedata.category(ch) not in ("Cc", "Cf"))
+    t = t.strip().casefold()
     try:
         v = float(t)
     except ValueError:
@@ -110,8 +123,8 @@ def near_misses(cols: Sequence[str], ids: Sequence[str], pos: dict[str, int]
 
 def _near_miss_note(col: str, pool_id: str) -> str:
     return (f"e.g. {col!r} in the history is {pool_id!r} in the pool but for case, blanks, "
-            f"leading zeros or a number's '.0': ids are matched exactly, never guessed "
-            f"(rename the columns to the pool's ids)")
+            f"leading zeros, a number's '.0' or control and invisible characters: ids are "
+            f"matched exactly, never guessed (rename the columns to the pool's ids)")
 
 
 #: Shared items a history row must equal the target's own scores on to be taken for the
@@ -145,6 +158,7 @@ def join_history(paths: Sequence[str | Path | ResponseMatrix], pool_ids: Sequenc
     where: dict[str, str] = {}
     sources: list[str] = []
     ignored = 0
+    ignored_examples: list[str] = []
     near_miss: tuple[str, str] | None = None
     src_of: list[int] = []
     for p in paths:
@@ -168,6 +182,7 @@ def join_history(paths: Sequence[str | Path | ResponseMatrix], pool_ids: Sequenc
                 "history is joined by item id only, never by position (it has no item "
                 "content to confirm one): rename its columns to the pool's ids")
         ignored += len(cols) - len(hit)
+        ignored_examples += [c for c in cols if c not in pos][:3 - len(ignored_examples)]
         near_miss = near_miss or miss
         block = np.full((len(M.models), N), np.nan)
         c_idx = np.array([c for c, _ in hit])
@@ -234,7 +249,7 @@ def join_history(paths: Sequence[str | Path | ResponseMatrix], pool_ids: Sequenc
     kept = tuple(m for m, d in zip(models, drop, strict=True) if not d)
     n_cov = int((~np.isnan(S)).any(axis=0).sum())
     return PoolHistory(S, kept, tuple(sources), n_cov, tuple(excluded), ignored, near_miss,
-                       tuple(notes))
+                       tuple(notes), tuple(ignored_examples))
 
 
 def _drop_copies(S: np.ndarray, models: Sequence[str], sources: Sequence[str],

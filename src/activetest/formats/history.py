@@ -138,6 +138,11 @@ def _build(source: str, header: list[str], rows: list[tuple[str, list[object]]],
                                  "then one column per item id)")
     if any(not i for i in items):
         raise HistoryFormatError(f"{source}: {head}: an item column has an empty name")
+    for k, i in enumerate(items):  # (QA: an id holding a NUL was counted as not the pool's)
+        if "\x00" in i:
+            raise HistoryFormatError(f"{source}: {head}: item column {k + 2} ({i!r}) holds a "
+                                     f"NUL character: a damaged file, or the wrong "
+                                     f"encoding? (no item id holds one)")
     dup = sorted({i for i in items if items.count(i) > 1})
     if dup:
         raise HistoryFormatError(f"{source}: {head}: item id(s) repeated: {dup[:5]}")
@@ -153,6 +158,9 @@ def _build(source: str, header: list[str], rows: list[tuple[str, list[object]]],
             else str(first).strip()
         if not name:
             raise HistoryFormatError(f"{where}: empty model name (first column)")
+        if "\x00" in name:
+            raise HistoryFormatError(f"{where}: the model name {name!r} holds a NUL "
+                                     f"character: a damaged file, or the wrong encoding?")
         if name in seen:
             hint = ""
             if _NUMBER.fullmatch(name) and 0.0 <= float(name) <= 1.0:

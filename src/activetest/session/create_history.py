@@ -161,7 +161,8 @@ def _confirm(run: Any, items: Sequence[PoolItem], pos: Mapping[str, int]) -> Non
             f"pool item id (e.g. {run.item_ids[0]!r} in the log, {items[0].item_id!r} in the "
             f"pool): "
             + (f"{miss[0]!r} in the log is {miss[1]!r} in the pool but for case, blanks, "
-               f"leading zeros or a number's '.0': ids are matched exactly, never guessed"
+               f"leading zeros, a number's '.0' or control and invisible characters: ids "
+               f"are matched exactly, never guessed"
                if miss is not None else
                "a run of another task or dataset? every log in a --history folder must be a "
                "run on the pool's items: move it out"))
