@@ -432,3 +432,58 @@ def test_a_log_given_by_name_is_read_as_a_log(history_logs: Path,  # noqa: F811
               code=2)
     assert out.count("error:") == 1 and f"--history {m3} is given twice" in out
     assert not (tmp_path / "b.db").exists() and not (tmp_path / "c.db").exists()
+
+
+def _cut_last_line(src: Path, dst: Path) -> int:
+    """``dst``: ``src`` as a run killed while writing leaves it (its last record cut in
+    the middle, no final newline); the cut line's number."""
+    lines = src.read_bytes().rstrip(b"\n").split(b"\n")
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    dst.write_bytes(b"\n".join(lines[:-1]) + b"\n" + lines[-1][: len(lines[-1]) // 2])
+    return len(lines)
+
+
+def test_a_history_log_a_killed_run_cut_is_read_without_its_last_record(
+        history_logs: Path, tmp_path: Path) -> None:  # noqa: F811
+    """QA: a --history log whose last line a killed run cut was refused, while `import`
+    of an lm-eval samples file skips such a record. Made consistent: skipped and said
+    (the file, the line, the model), its other results used; a history row missing one
+    item is still that model's results, and no label is read from it. A bad line that is
+    not the unfinished last one is still refused; so is a generated-text lm-eval log's."""
+    from activetest.formats.history import HistoryFormatError, read_history_run
+
+    new, small = _file(history_logs, "new-model"), _file(history_logs, "small-model")
+    runs = tmp_path / "runs"
+    shutil.copytree(history_logs, runs)
+    cut = runs / "model-2" / _file(history_logs, "model-2").name
+    n = _cut_last_line(_file(history_logs, "model-2"), cut)
+    base = ("init", "--task", "sst2", "--pool", new, "--target", f"table:{new}",
+            "--surrogate", f"table:{small}", "--metric", "error_rate", "--history", runs,
+            "--no-progress")
+    out = " ".join(cli(base[0], tmp_path / "a.db", *base[1:]).split())
+    assert (f"history: skipped the unfinished last record at {cut}: line {n} (a run killed "
+            f"while writing?): model 'model-2' has no result on that item; its other "
+            f"results are used") in out, out
+    assert "40 of 40 pool items have history" in out
+    with Session.open(tmp_path / "a.db") as s:
+        assert str(cut) in s.config["history"]["sources"]
+    # a bad line elsewhere (the file finished): refused, named
+    lines = _file(history_logs, "model-2").read_text().splitlines(keepends=True)
+    cut.write_text("".join(lines[:3]) + lines[3][:40] + "\n" + "".join(lines[4:]))
+    out = cli(base[0], tmp_path / "b.db", *base[1:], code=2)
+    assert out.count("error:") == 1 and f"{cut}: line 4" in out, out
+    assert not (tmp_path / "b.db").exists()
+    # a generated-text lm-eval log (read as answers) alike: the records of one filter
+    (full,) = (ANSWERS / "lmeval").glob("samples_*.jsonl")
+    gen = tmp_path / "one" / full.name
+    gen.parent.mkdir()
+    gen.write_text("".join(line for line in full.read_text().splitlines(keepends=True)
+                           if json.loads(line)["filter"] == "none"))
+    m = _cut_last_line(gen, tmp_path / "gen" / gen.name)
+    run = read_history_run(tmp_path / "gen" / gen.name)
+    assert run.cut == f"{tmp_path / 'gen' / gen.name}: line {m}"
+    assert len(run.item_ids) == len(read_history_run(gen).item_ids) - 1
+    assert read_history_run(gen).cut is None
+    (tmp_path / "gen" / gen.name).write_text(gen.read_text().replace("}\n", "\n", 1))
+    with pytest.raises(HistoryFormatError, match="line 1"):
+        read_history_run(tmp_path / "gen" / gen.name)

@@ -48,3 +48,32 @@ def loads(text: str, where: str, error: type[Exception]) -> Any:
         raise error(f"{where}: JSON nested too deeply") from None
     except ValueError as exc:  # e.g. an integer literal beyond int()'s digit limit
         raise error(f"{where}: invalid JSON: {exc}") from None
+
+
+def unfinished_last_line(raw: bytes) -> tuple[bytes, int | None]:
+    """JSON Lines bytes without their unfinished last record, and that record's line.
+
+    A run killed while writing leaves a JSON Lines file whose last line is cut: no final
+    newline, and that line is not valid JSON (it may end inside a multi-byte character).
+    Such a file gives ``(the bytes before that line, its line number)``; anything else
+    gives ``(raw, None)``: a finished file (a last record without a final newline that
+    parses is finished), one line only, or a text that is not JSON Lines (its first
+    non-blank line is not a JSON value by itself: a pretty-printed object or an array,
+    whose damage the reader names). The caller says what was skipped; a bad line
+    anywhere else is still the reader's error.
+    """
+    if not raw or raw.endswith(b"\n") or b"\n" not in raw:
+        return raw, None
+    head, _, tail = raw.rpartition(b"\n")
+    if not tail.strip():
+        return raw, None
+    first = next((ln for ln in head.split(b"\n") if ln.strip()), b"")
+    try:
+        json.loads(first.decode("utf-8-sig"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return raw, None  # not JSON Lines
+    try:
+        json.loads(tail.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return head + b"\n", head.count(b"\n") + 2
+    return raw, None

@@ -475,7 +475,8 @@ def read_answers(path: str | os.PathLike[str], *, format: Format | str | None = 
                  score_name: str | None = None, filter_name: str | None = None,
                  epoch: int | None = None, evaluation_name: str | None = None,
                  id_field: str | None = None, id_column: str = "id",
-                 answer_column: str = "answer", skip_missing: bool = False) -> AnswerFile:
+                 answer_column: str = "answer", skip_missing: bool = False,
+                 cut: list[str] | None = None) -> AnswerFile:
     """Read a target's answers from a harness's file (see the module docstring for formats).
 
     Args:
@@ -494,6 +495,10 @@ def read_answers(path: str | os.PathLike[str], *, format: Format | str | None = 
         id_column, answer_column: tables: the id and answer columns.
         skip_missing: leave out records without an answer (listed in
             :attr:`AnswerFile.skipped`) instead of raising.
+        cut: a list to collect the unfinished last record of a JSON Lines file a killed
+            run left (:func:`activetest.formats._json.unfinished_last_line`: skipped,
+            ``"<file>: line <n>"`` appended; the caller says so); without it such a
+            line is refused like any bad line.
 
     Returns:
         The records in file order, with provenance.
@@ -518,6 +523,12 @@ def read_answers(path: str | os.PathLike[str], *, format: Format | str | None = 
                        evaluation_name=evaluation_name)
         return _read_inspect(p, _load_inspect_zip(p, raw), epoch=epoch, score_name=score_name,
                              skip_missing=skip_missing)
+    if cut is not None:
+        from activetest.formats._json import unfinished_last_line
+
+        raw, line = unfinished_last_line(raw)
+        if line is not None:
+            cut.append(f"{p}: line {line}")
     text = _decode(p, raw)
     fmt = format
     recs: list[tuple[str, dict[str, Any]]] | None = None

@@ -272,6 +272,9 @@ class HistoryRun:
         sha256: the file's hash (to recognise the target's own run).
         answers: the parsed answer file (for the content check of the join), or None.
         samples: the parsed lm-eval multiple-choice samples, or None.
+        cut: ``"<file>: line <n>"`` where the log's unfinished last record (a run killed
+            while writing: no final newline, not valid JSON) was skipped, or None; that
+            item has no result from this run, said where the history is joined.
     """
 
     source: str
@@ -282,6 +285,7 @@ class HistoryRun:
     sha256: str
     answers: object | None = None
     samples: object | None = None
+    cut: str | None = None
 
     def matrix(self) -> ResponseMatrix:
         """The run as a one-row :class:`ResponseMatrix`."""
@@ -324,6 +328,12 @@ def read_history_run(path: str | Path) -> HistoryRun:
     """Read one harness log as a :class:`HistoryRun` (lm-eval samples, inspect_ai log or
     Every Eval Ever instance file; the format is detected).
 
+    A JSON Lines log whose last record a killed run left unfinished (no final newline,
+    not valid JSON) is read without it, as ``activetest import`` reads lm-eval samples
+    (:attr:`HistoryRun.cut` names the line; QA: refused here, skipped there). A history
+    row missing one item is still that model's results on the rest, and no label is
+    read from it; any other bad line is refused.
+
     Raises:
         HistoryFormatError: not such a log, or one without a judgment per item (the
             message names the file and why).
@@ -333,9 +343,10 @@ def read_history_run(path: str | Path) -> HistoryRun:
 
     p = Path(path)
     sha = file_sha256(p)
+    cut: list[str] = []
     if looks_like_lmeval(p):
         try:
-            s = load_lmeval_samples([p])
+            s = load_lmeval_samples([p], cut=cut)
         except ValueError as exc:
             if "generate_until" not in str(exc) and "generated text" not in str(exc):
                 raise HistoryFormatError(str(exc)) from None
@@ -344,9 +355,10 @@ def read_history_run(path: str | Path) -> HistoryRun:
                              (s.logprobs.argmax(axis=1) == s.labels).astype(np.float64), np.nan)
             model = lmeval_model_name(p, local_paths=False) or p.parent.name or p.name
             return HistoryRun(str(p), model, "lmeval", tuple(s.item_ids), right, sha,
-                              samples=s)
+                              samples=s, cut=cut[0] if cut else None)
+        cut.clear()
     try:
-        af = read_answers(p, skip_missing=True)
+        af = read_answers(p, skip_missing=True, cut=cut)
     except ValueError as exc:
         raise HistoryFormatError(f"a --history folder's log cannot be read as another "
                                  f"model's run (lm-eval samples, inspect_ai log, Every Eval "
@@ -366,7 +378,7 @@ def read_history_run(path: str | Path) -> HistoryRun:
         af.provenance.get("model_name") if isinstance(af.provenance.get("model_name"), str)
         else None) or (p.parent.name if af.format == "lmeval" else "") or p.name)
     return HistoryRun(str(p), model, af.format, tuple(r.item_id for r in af.records), scores,
-                      sha, answers=af)
+                      sha, answers=af, cut=cut[0] if cut else None)
 
 
 def lmeval_model_name(path: str | Path, *, local_paths: bool = True) -> str | None:

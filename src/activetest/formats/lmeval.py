@@ -203,9 +203,26 @@ def looks_like_lmeval(path: str | Path) -> bool:
     return False
 
 
-def _records(path: Path) -> Iterator[tuple[str, Any]]:
-    """``(where, record)`` of every record in one file (JSON Lines or a JSON array)."""
-    text = _read_text(path)
+def _records(path: Path, cut: list[str] | None = None) -> Iterator[tuple[str, Any]]:
+    """``(where, record)`` of every record in one file (JSON Lines or a JSON array).
+
+    ``cut``: a list to collect the unfinished last record of a file a killed run left
+    (:func:`activetest.formats._json.unfinished_last_line`: skipped, ``"<file>: line
+    <n>"`` appended); without it such a line is refused like any bad line."""
+    if cut is None:
+        text = _read_text(path)
+    else:
+        from activetest.formats._json import unfinished_last_line
+
+        try:
+            raw = gunzip_if_gzip(path.read_bytes(), path)
+        except OSError as exc:
+            raise ValueError(f"{path}: cannot read lm-eval samples file: "
+                             f"{exc.strerror or exc}") from None
+        raw, line = unfinished_last_line(raw)
+        if line is not None:
+            cut.append(f"{path}: line {line}")
+        text = decode_utf8(raw, path)
     if text.lstrip().startswith("["):
         try:
             data = json.loads(text)
@@ -438,8 +455,10 @@ def _parse_record(rec: Any, where: str) -> tuple[int | str, list[float],
     return doc_id, lls, conts, target, mutual_info
 
 
-def _read_docs(files: Sequence[Path]) -> Iterator[tuple[str | None, list[_Doc]]]:
-    """Per file and filter, the parsed documents (filter None: the record names none)."""
+def _read_docs(files: Sequence[Path], cut: list[str] | None = None
+               ) -> Iterator[tuple[str | None, list[_Doc]]]:
+    """Per file and filter, the parsed documents (filter None: the record names none;
+    ``cut``: as :func:`_records`)."""
     several = len(files) > 1
     tasks: dict[str, Path] = {}
     for path in files:
@@ -451,7 +470,7 @@ def _read_docs(files: Sequence[Path]) -> Iterator[tuple[str | None, list[_Doc]]]
             tasks[task] = path
         by_filter: dict[str | None, list[_Doc]] = {}
         seen = False
-        for where, rec in _records(path):
+        for where, rec in _records(path, cut):
             seen = True
             doc_id, lls, conts, target, mi = _parse_record(rec, where)
             flt = str(rec["filter"]) if "filter" in rec else None
@@ -465,9 +484,9 @@ def _read_docs(files: Sequence[Path]) -> Iterator[tuple[str | None, list[_Doc]]]
 
 
 def _gather(files: Sequence[Path], filter_name: str | None, *, any_filter: bool,
-            ) -> tuple[list[_Doc], str]:
+            cut: list[str] | None = None) -> tuple[list[_Doc], str]:
     per_filter: dict[str, list[_Doc]] = {}
-    for flt, docs in _read_docs(files):
+    for flt, docs in _read_docs(files, cut):
         per_filter.setdefault("none" if flt is None else flt, []).extend(docs)
     filters = sorted(per_filter)
     if any_filter:
@@ -502,7 +521,8 @@ def _gather(files: Sequence[Path], filter_name: str | None, *, any_filter: bool,
 
 
 def load_lmeval_samples(path: str | Path | Sequence[str | Path], *,
-                        filter_name: str | None = None) -> LmEvalSamples:
+                        filter_name: str | None = None,
+                        cut: list[str] | None = None) -> LmEvalSamples:
     """Parse lm-eval samples file(s) into class log-probs, gold choices and documents.
 
     Args:
@@ -511,6 +531,9 @@ def load_lmeval_samples(path: str | Path | Sequence[str | Path], *,
             list of files. Several files are keyed ``<task>/<doc_id>``.
         filter_name: which lm-eval filter's responses to read when the files hold
             several (the ``filter`` key); default: the only one.
+        cut: a list to collect the unfinished last record of a file a killed run left
+            (skipped, ``"<file>: line <n>"`` appended; the caller says so); without it
+            such a line is refused like any bad line.
 
     Raises:
         ValueError: unreadable file, malformed record (the file and line are named),
@@ -519,7 +542,7 @@ def load_lmeval_samples(path: str | Path | Sequence[str | Path], *,
     """
     files = ([Path(p) for p in path] if isinstance(path, (list, tuple))
              else lmeval_files(path))  # type: ignore[arg-type]
-    docs, chosen = _gather(files, filter_name, any_filter=False)
+    docs, chosen = _gather(files, filter_name, any_filter=False, cut=cut)
     n = len(docs[0].lls)
     for d in docs:
         if len(d.lls) != n:

@@ -164,44 +164,9 @@ def _response(rec: Mapping[str, Any], lls: Sequence[float] | None,
 def _file_records(path: Path, cut: list[str] | None) -> Any:
     """``(where, record)`` of one file; with ``cut``, a JSON Lines file whose last line
     is an unfinished record (no final newline: a run killed while writing) yields the
-    records before it and appends ``"<file>: line <n>"`` to ``cut``."""
-    if cut is None:
-        yield from _records(path)
-        return
-    from activetest.formats.tables import decode_utf8, gunzip_if_gzip
-
-    try:
-        raw = gunzip_if_gzip(path.read_bytes(), path)
-    except OSError as exc:
-        raise ValueError(f"{path}: cannot read lm-eval samples file: "
-                         f"{exc.strerror or exc}") from None
-    if raw and not raw.endswith(b"\n") and b"\n" in raw:
-        # a run killed while writing may cut its last line inside a multi-byte character
-        # (lm-eval writes non-ASCII text as is): that line is judged on its own (QA)
-        head, _, tail = raw.rpartition(b"\n")
-        try:
-            tail.decode("utf-8")
-        except UnicodeDecodeError:
-            raw = head + b"\n" + tail.decode("utf-8", errors="replace").encode("utf-8")
-    text = decode_utf8(raw, path)
-    lines = text.splitlines()
-    last = len(lines)
-    while last and not lines[last - 1].strip():
-        last -= 1
-    if (last and not text.lstrip().startswith("[") and not text.endswith("\n")):
-        try:
-            json.loads(lines[last - 1])
-        except ValueError:
-            cut.append(f"{path}: line {last}")
-            for lineno, line in enumerate(lines[: last - 1], start=1):
-                if line.strip():
-                    where = f"{path}: line {lineno}"
-                    try:
-                        yield where, json.loads(line)
-                    except (ValueError, RecursionError) as exc:
-                        raise ValueError(f"{where}: not valid JSON ({str(exc)[:80]})") from None
-            return
-    yield from _records(path)
+    records before it and appends ``"<file>: line <n>"`` to ``cut``
+    (:func:`activetest.formats._json.unfinished_last_line`)."""
+    yield from _records(path, cut)
 
 
 def read_results(paths: str | Path | Sequence[str | Path], *,

@@ -410,6 +410,10 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
                     continue
                 _confirm(run, items, pos)
                 _check_golds(run, items, pos, golds, words)
+                if run.cut is not None:  # (QA: refused here, skipped by `import`)
+                    notes.append(f"history: skipped the unfinished last record at {run.cut} "
+                                 f"(a run killed while writing?): model {run.model!r} has "
+                                 f"no result on that item; its other results are used")
                 mats.append(run.matrix())
         if not mats:
             raise SessionError("no history is left once the target's own run is dropped")
