@@ -487,3 +487,41 @@ def test_a_history_log_a_killed_run_cut_is_read_without_its_last_record(
     (tmp_path / "gen" / gen.name).write_text(gen.read_text().replace("}\n", "\n", 1))
     with pytest.raises(HistoryFormatError, match="line 1"):
         read_history_run(tmp_path / "gen" / gen.name)
+
+
+def test_a_garbage_results_file_beside_a_log_is_refused_named(
+        history_logs: Path, tmp_path: Path) -> None:  # noqa: F811
+    """QA: a ``results_*.json`` beside a history log that is not lm-eval's results (not
+    JSON, or not an object) left the model's name to the folder's without a word, while
+    that name leaves the target's own re-runs out of the history. Refused, naming the
+    file and why; the target's own results file alike. Moved out, the folder names it."""
+    new, small = _file(history_logs, "new-model"), _file(history_logs, "small-model")
+    runs = tmp_path / "runs"
+    shutil.copytree(history_logs, runs)
+    (side,) = (runs / "model-2").glob("results_*.json")
+    base = ("init", "--task", "sst2", "--pool", new, "--target", f"table:{new}",
+            "--surrogate", f"table:{small}", "--metric", "error_rate", "--history", runs,
+            "--no-progress")
+    for k, (garbage, why) in enumerate((("{\"model_name\": \"org/m", "not valid JSON"),
+                                        ("[1, 2]", "a JSON list, not an object"))):
+        side.write_text(garbage)
+        out = " ".join(cli(base[0], tmp_path / f"{k}.db", *base[1:], code=2).split())
+        assert out.count("error:") == 1 and "Traceback" not in out, out
+        assert (f"{side}: the lm-eval results file beside {_file(runs, 'model-2').name} "
+                f"cannot be read as lm-eval's results ({why}" in out), out
+        assert "is not guessed from the folder's name" in out, out
+        assert not (tmp_path / f"{k}.db").exists()
+    side.unlink()  # moved out: the folder names the model, as before
+    out = cli(base[0], tmp_path / "ok.db", *base[1:])
+    assert "history: 5 model(s)" in out
+    # the target's own results file: its re-runs in the history are told by its model
+    target = tmp_path / "target" / new.name
+    shutil.copytree(new.parent, target.parent)
+    (tside,) = target.parent.glob("results_*.json")
+    tside.write_text("not json")
+    out = " ".join(cli(base[0], tmp_path / "t.db", "--task", "sst2", "--pool", target,
+                       "--target", f"table:{target}", "--surrogate", f"table:{small}",
+                       "--metric", "error_rate", "--history", runs, "--no-progress",
+                       code=2).split())
+    assert out.count("error:") == 1 and f"--target: {tside}: the lm-eval results file" in out
+    assert not (tmp_path / "t.db").exists()

@@ -390,7 +390,7 @@ def _sidecar(side: Path, what: str) -> tuple[dict[str, Any] | None, dict[str, An
     if not side.is_file():
         return None, {}
     try:
-        doc = json.loads(side.read_text(encoding="utf-8"))
+        doc = json.loads(side.read_text(encoding="utf-8-sig"))
     except (OSError, ValueError, RecursionError):
         return None, {f"{what}_error": f"{side.name}: unreadable"}
     if not isinstance(doc, dict):

@@ -39,6 +39,7 @@ from activetest.formats.tables import (
 )
 
 __all__ = ["HISTORY_LOG_SUFFIXES", "HistoryFormatError", "HistoryRun", "ResponseMatrix",
+           "ResultsFileError",
            "file_sha256", "is_sidecar", "lmeval_model_name", "read_history_folder",
            "read_history_run", "read_response_matrix"]
 
@@ -49,6 +50,12 @@ _SUFFIX = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".txt": "tsv", ".parquet
 
 class HistoryFormatError(ValueError):
     """A response-matrix file that cannot be read (the message names file, line, column)."""
+
+
+class ResultsFileError(HistoryFormatError):
+    """An lm-eval ``results_<date>.json`` beside a samples file that cannot be read (not
+    JSON, not an object, a read error): the model's name would silently be another's
+    (the message names the file)."""
 
 
 @dataclass(frozen=True)
@@ -387,13 +394,29 @@ def lmeval_model_name(path: str | Path, *, local_paths: bool = True) -> str | No
     ``pretrained=`` of its ``model_args``); None where there is none. Never a local path
     (:func:`activetest.formats.answers.public_model_name`): a local path is its last
     component, or with ``local_paths=False`` None (where the name must tell models apart:
-    ``/runs/a/checkpoint-1000`` and ``/runs/b/checkpoint-1000`` are two models)."""
+    ``/runs/a/checkpoint-1000`` and ``/runs/b/checkpoint-1000`` are two models).
+
+    Raises:
+        ResultsFileError: a results file beside it that cannot be read (QA: a garbage
+            ``results_*.json`` left the name to the folder's without a word, while the
+            name leaves the target's own run out of a history and keeps one session to
+            one model): named, with how to go on.
+    """
     from activetest.formats.answers import public_model_name
     from activetest.formats.lmeval_answers import _SAMPLES_NAME, _lmeval_sidecar
 
     p = Path(path)
     m = _SAMPLES_NAME.match(p.name)
     side = _lmeval_sidecar(p, m.group("date") if m else None, None)
+    if m and "results_file" not in side and p.with_name(
+            f"results_{m.group('date')}.json").exists():
+        side_path = p.with_name(f"results_{m.group('date')}.json")
+        raise ResultsFileError(
+            f"{side_path}: the lm-eval results file beside {p.name} cannot be read as "
+            f"lm-eval's results ({_why_unreadable(side_path)}): the model's name comes from "
+            f"it (it tells the target's own runs and another model's apart), and is not "
+            f"guessed from the folder's name; restore the file lm-eval wrote, or move it "
+            f"out (the model is then named by its folder, or not known)")
     name = side.get("model_name")
     if not name and isinstance(side.get("model_args"), str):
         name = dict(kv.split("=", 1) for kv in side["model_args"].split(",")
@@ -402,6 +425,21 @@ def lmeval_model_name(path: str | Path, *, local_paths: bool = True) -> str | No
         return None
     public = public_model_name(name)
     return None if not local_paths and public != name.strip() else public
+
+
+def _why_unreadable(path: Path) -> str:
+    """Why a JSON file does not read as an object (for :class:`ResultsFileError`)."""
+    import json
+
+    try:
+        doc = json.loads(path.read_bytes().decode("utf-8-sig"))
+    except OSError as exc:
+        return f"a read error: {exc.strerror or exc}"
+    except UnicodeDecodeError:
+        return "not UTF-8 text"
+    except (ValueError, RecursionError) as exc:
+        return f"not valid JSON: {str(exc)[:80]}"
+    return f"a JSON {type(doc).__name__}, not an object"
 
 
 def read_history_folder(folder: str | Path) -> tuple[list[HistoryRun], list[str]]:

@@ -293,14 +293,21 @@ def _check_golds(run: Any, items: Sequence[PoolItem], pos: Mapping[str, int],
 def _stated_model(path: Path) -> str | None:
     """The model a harness log says it is of (lm-eval's results file beside samples, an
     inspect_ai or Every Eval Ever log's own record), never a name guessed from a folder
-    or file name; None where the file is no such log or says nothing."""
+    or file name; None where the file is no such log or says nothing.
+
+    Raises:
+        SessionError: an lm-eval results file beside it that cannot be read (named: the
+            target's re-runs in the history would not be recognised by their model).
+    """
     from activetest.formats.answers import public_model_name, read_answers
-    from activetest.formats.history import lmeval_model_name
+    from activetest.formats.history import ResultsFileError, lmeval_model_name
 
     try:
         name = lmeval_model_name(path)
         if name is None:
             name = public_model_name(read_answers(path, skip_missing=True).model)
+    except ResultsFileError as exc:
+        raise SessionError(f"--target: {exc}") from None
     except (ValueError, OSError, KeyError, TypeError):
         return None
     return name or None

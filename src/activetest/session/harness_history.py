@@ -165,10 +165,14 @@ def _model_of(path: Path) -> str:
     share a last name, so the whole path tells them apart). A model named by a local path
     is named by its folder too (QA: ``pretrained=/runs/a/checkpoint-1000`` and
     ``/runs/b/checkpoint-1000`` were one model, ``checkpoint-1000``, and refused as giving
-    an item two values)."""
-    from activetest.formats.history import lmeval_model_name
+    an item two values). A results file that cannot be read is refused, named (QA: the
+    folder named the model without a word)."""
+    from activetest.formats.history import ResultsFileError, lmeval_model_name
 
-    return lmeval_model_name(path, local_paths=False) or str(path.parent)
+    try:
+        return lmeval_model_name(path, local_paths=False) or str(path.parent)
+    except ResultsFileError as exc:
+        raise SessionError(f"--history: {exc}") from None
 
 
 def _row_names(exclude: Sequence[str], models: Sequence[str]) -> list[str]:
