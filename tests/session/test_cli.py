@@ -123,6 +123,17 @@ def test_import_errors_exit_2_and_keep_labels(pool_files: PoolFiles, tmp_path: P
                         "ORDER BY id").fetchall()
     conn.close()
     assert hist == [("add", None, 0), ("change", 0, 1)]
+    # two sheets of one name in two folders: the refusal names the new one by its path
+    # and the stored label as an earlier import of a file of that name (QA: both sides
+    # were named 'labels.csv')
+    for folder, label in (("a", "positive"), ("b", "negative")):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "labels.csv").write_text(f"item_id,label\n{ids[1]},{label}\n")
+    run("import", db, tmp_path / "a" / "labels.csv")
+    out = " ".join(run("import", db, tmp_path / "b" / "labels.csv", code=2).split())
+    assert (f"{tmp_path / 'b' / 'labels.csv'}, line 2: item {ids[1]!r} already has label "
+            f"'positive' (from csv:labels.csv: an earlier import of a file named "
+            f"labels.csv; the session keeps the file's name, not its folder)" in out), out
 
 
 def test_user_errors_exit_2(pool_files: PoolFiles, tmp_path: Path) -> None:

@@ -609,3 +609,30 @@ def test_a_pool_run_without_answer_keys_or_with_another_metric_is_refused(
     assert "no metric 'nope'" in out and "acc_mutual_info" in out
     assert not db.exists()
     run("init", db, "--pool", mi, "--target", "lm-eval?metric=acc_mutual_info", *base)
+
+
+@slow
+def test_a_conflict_names_the_new_file_by_its_path_and_the_stored_one_as_earlier(
+        lmeval_files: HarnessFiles, pool_run: list[Path], tmp_path: Path) -> None:
+    """QA: importing a re-run's ``samples_X.jsonl`` (another folder, the same file name
+    as lm-eval gives every run) whose result differs from the stored one named both sides
+    ``samples_X.jsonl``. The new file is named by its path as given, with its line; the
+    stored label's source, which keeps the file's name only, is said to be an earlier
+    import of a file of that name."""
+    db = new_session(tmp_path, pool_run)
+    mapping = emit(db, 4, tmp_path / "samples.json")
+    got = lm_eval(lmeval_files, tmp_path / "out", ",".join(mapping), "--samples",
+                  str(tmp_path / "samples.json"))
+    run("import", db, *got)
+    src = got[0]
+    redo = tmp_path / "rerun" / src.parent.name
+    redo.mkdir(parents=True)
+    recs = [json.loads(line) for line in src.read_text().splitlines() if line.strip()]
+    other_result(recs[0])
+    (redo / src.name).write_text("".join(json.dumps(r) + "\n" for r in recs))
+    out = " ".join(run("import", db, redo / src.name, code=2).split())
+    assert out.count("error:") == 1, out
+    assert (f"{redo / src.name}: line 1: item " in out and f"(from lm-eval:{src.name}: an "
+            f"earlier import of a file named {src.name}; the session keeps the file's name, "
+            f"not its folder); this gives" in out), out
+    run("import", db, redo / src.name, "--overwrite")

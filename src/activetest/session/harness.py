@@ -834,13 +834,15 @@ def import_lmeval(session: Any, paths: Sequence[str | os.PathLike[str]], *,
     stored = session.labels()
     new = [(row, lv, r) for row, (lv, r) in values.items() if stored.get(items[row].id) != lv]
     with session.store.transaction():
-        by_file: dict[str, list[tuple[str, int]]] = {}
-        for row, lv, r in new:  # each label names the file its result came from
-            by_file.setdefault(Path(r.where.rsplit(": ", 1)[0]).name, []).append(
-                (items[row].id, lv))
-        for name, pairs in by_file.items():
-            session.add_labels(pairs, source=f"{HARNESS_SOURCE}{name}", where=name,
-                               overwrite=overwrite)
+        by_file: dict[str, list[tuple[str, int, str]]] = {}
+        for row, lv, r in new:  # each label names the file its result came from; a
+            # refusal names the file as given, with its line (QA: by its name only, the
+            # same as the stored label's when a re-run's file of that name was imported)
+            by_file.setdefault(r.where.rsplit(": ", 1)[0], []).append(
+                (items[row].id, lv, r.where))
+        for path, triples in by_file.items():
+            session.add_labels(triples, source=f"{HARNESS_SOURCE}{Path(path).name}",
+                               where=path, overwrite=overwrite)
         if new:
             rows = [row for row, _, _ in new]
             session.store.put_answers(

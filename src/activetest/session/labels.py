@@ -258,7 +258,8 @@ def check_labels(store: SessionStore, task: Task, index: Mapping[str, int],
         if old is not None and old.label != y and not overwrite:
             prefix = f"{chosen.loc}: " if chosen.loc else ""
             problems.append(f"{prefix}item {item_ids[row]!r}{whose} already has label "
-                            f"{_class_name(task, old.label)!r} (from {old.source}); this "
+                            f"{_class_name(task, old.label)!r} (from "
+                            f"{_stored_source(old.source, where)}); this "
                             f"gives {task.class_names[y]!r}: pass --overwrite "
                             f"(overwrite=True) to replace it (the old label stays in the "
                             f"history)")
@@ -383,6 +384,19 @@ def check_shown(records: Sequence[Any], index: Mapping[str, int],
         more = f"\n  ... and {len(problems) - 20} more" if len(problems) > 20 else ""
         raise LabelError(f"{len(problems)} row(s) do not show the item their id names; "
                          f"nothing was imported:\n  " + "\n  ".join(shown) + more)
+
+
+def _stored_source(source: str, where: str) -> str:
+    """A stored label's source as a refusal names it: where it names a file of the same
+    name as the one given (``where``), said to be an earlier import of a file of that
+    name, since the session keeps a file's name, not its folder (QA: the two sides of a
+    conflict were named alike, e.g. two ``samples_X.jsonl`` of two folders)."""
+    name = Path(where).name if where else ""
+    _, sep, rest = source.partition(":")
+    if name and sep and rest.split(" (")[0] == name:
+        return (f"{source}: an earlier import of a file named {name}; the session keeps "
+                f"the file's name, not its folder")
+    return source
 
 
 def add_labels(store: SessionStore, task: Task, index: Mapping[str, int],
