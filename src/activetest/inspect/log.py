@@ -111,6 +111,11 @@ class LogSamples:
     task: str = ""
 
 
+class _DamagedLogError(ValueError):
+    """An ``.eval`` file inspect_ai cannot read (empty, cut short, not a zip): a damaged
+    log, never passed over in a folder (it may be the session's latest eval's)."""
+
+
 class _NoRecordError(ValueError):
     """An inspect log of an eval that wrote no early-stopping record (killed, cancelled,
     errored, or no sample ran); the message says which."""
@@ -132,6 +137,10 @@ def _header(p: Path) -> Any:
     try:
         return read_eval_log(str(p), header_only=True)
     except Exception as exc:  # inspect raises many kinds for a file it cannot read
+        if p.suffix == ".eval":  # inspect's own log format: a damaged log, not another file
+            raise _DamagedLogError(f"{p}: a damaged inspect_ai log, which inspect_ai cannot "
+                                   f"read ({type(exc).__name__}: {exc}; empty, cut short, "
+                                   f"or not a zip)") from None
         raise ValueError(f"{p}: not an inspect_ai log ({type(exc).__name__}: {exc})") from None
 
 
@@ -317,6 +326,14 @@ def read_logs(paths: Iterable[str | os.PathLike[str]]
                                                  header.eval, "task", "") or "")))
                     continue
             notes.append(f"{f}: passed over ({str(exc).split(', so ')[0].split(': ', 1)[-1]})")
+        except _DamagedLogError as exc:
+            if not in_folder:
+                raise
+            # (QA: passed over with a note, an older eval's log read as the session's
+            # state, as a broken link was)
+            raise ValueError(f"{exc}, in a folder of inspect_ai logs: it may be the log of "
+                             f"the session's latest eval, so nothing was read; restore it, or "
+                             f"move it out to read the session as of the other logs") from None
         except ValueError as exc:
             if not in_folder:
                 raise
