@@ -525,3 +525,35 @@ def test_a_garbage_results_file_beside_a_log_is_refused_named(
                        code=2).split())
     assert out.count("error:") == 1 and f"--target: {tside}: the lm-eval results file" in out
     assert not (tmp_path / "t.db").exists()
+
+
+def test_an_unscored_sample_keeps_the_other_samples_scores(tmp_path: Path) -> None:
+    """QA: one answered but unscored sample in an inspect_ai log (its scorer failed) left
+    the whole log without a score, without a word: as a --history log it was refused as
+    having "no per-item judgment", as a target's answers its scores were gone. That
+    sample has no score (listed in the provenance); the others keep theirs; the history
+    says which model has no result on how many samples."""
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    from activetest.formats.answers import read_answers
+    from activetest.formats.history import read_history_run
+
+    (src,) = (ANSWERS / "inspect").glob("*.eval")
+    log = read_eval_log(str(src))
+    log.samples[0].scores = {}
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    write_eval_log(log, str(runs / src.name))
+    af = read_answers(runs / src.name, skip_missing=True)
+    whole = read_answers(src, skip_missing=True)
+    assert af.score_name == whole.score_name == "includes"
+    assert [r.score for r in af.records] == [None, *[r.score for r in whole.records][1:]]
+    assert af.provenance["unscored"] == [str(log.samples[0].id)]
+    run = read_history_run(runs / src.name)
+    assert np.isnan(run.scores[0]) and not np.isnan(run.scores[1:]).any()
+    out = " ".join(cli("init", tmp_path / "g.db", "--task", "answers", "--pool",
+                       _graded_pool(tmp_path), "--target", "pool", "--surrogate", "history",
+                       "--history", runs, "--no-progress").split())
+    assert (f"history: 1 sample(s) of {runs / src.name} have no score (e.g. "
+            f"{str(log.samples[0].id)!r}: its scorer failed?): model "
+            f"'llama-cpp-python/smollm2-135m' has no result on them") in out, out

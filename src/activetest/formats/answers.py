@@ -78,7 +78,10 @@ not only the first)
     - ``score``: a scorer's ``value`` read as inspect reads it: ``C`` = 1,
       ``I`` = 0, ``P`` = 0.5, ``N`` = 0, booleans, numbers, numeric strings,
       yes/no/true/false. Default: the first scorer (header order) whose values
-      are all in [0, 1]; ``score_name=`` chooses; ``""`` reads none. All values
+      are all in [0, 1]; ``score_name=`` chooses; ``""`` reads none. A sample
+      answered but never scored (no ``scores``: its scorer failed) has no score and
+      does not disqualify the scorer (its id is in ``provenance["unscored"]``); a
+      scorer whose value is a dict is not read (no key is guessed). All values
       and each scorer's extracted ``answer`` are in ``meta["scores"]`` and
       ``meta["score_answers"]``.
     - ``token_logprobs``: ``output.choices[0].logprobs.content[].logprob`` when

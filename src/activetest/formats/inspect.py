@@ -307,14 +307,26 @@ def _read_inspect(path: Path, log: _InspectLog, *, epoch: int | None, score_name
                 if k not in scorers:
                     scorers.append(str(k))
     answered = [(w, s) for w, s in picked if _inspect_answer(s, w)[0] is not None]
+    # a sample answered but never scored (its scorer failed, or the log was written
+    # before scoring) has no score; it does not take the others' away (QA: one such
+    # sample left the whole log without a score, without a word: a --history log was
+    # refused as having "no per-item judgment", a target's labels came from elsewhere)
+    scored = [(w, s) for w, s in answered
+              if isinstance(s.get("scores"), Mapping) and s["scores"]]
+    if score_name and answered and not scored:
+        raise ValueError(f"{path}: no sample has a score (score_name={score_name!r}): the "
+                         f"eval was run without scoring, or its scores were not written")
 
     def get(s: Any, name: str) -> Any:
         sc = s.get("scores")
         entry = sc.get(name) if isinstance(sc, Mapping) else None
         return entry.get("value") if isinstance(entry, Mapping) else None
 
-    score_key = _choose_score(path, answered, scorers, score_name, get, _inspect_score,
+    score_key = _choose_score(path, scored, scorers, score_name, get, _inspect_score,
                               "scorer")
+    has_score = {id(s) for _, s in scored}
+    unscored = [str(s["id"]) for _, s in answered if id(s) not in has_score] \
+        if score_key else []
     model = spec.get("model") if isinstance(spec.get("model"), str) else None
     task = spec.get("task") if isinstance(spec.get("task"), str) else None
     n_shot = None
@@ -360,6 +372,8 @@ def _read_inspect(path: Path, log: _InspectLog, *, epoch: int | None, score_name
             "eval_id": spec.get("eval_id"), "task_id": spec.get("task_id"),
             "dataset": dataset.get("name"), "inspect_ai_version": packages.get("inspect_ai"),
             "task_args": _json_safe(dict(task_args))}
+    if unscored:  # answered, no score: their score is None (said by the reader's caller)
+        prov["unscored"] = unscored
     return AnswerFile(path=path, format="inspect", records=tuple(out.records), model=model,
                       task=task, n_shot=n_shot, score_name=score_key,
                       skipped=tuple(out.skipped), provenance=prov)

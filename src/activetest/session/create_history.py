@@ -417,6 +417,11 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
                     continue
                 _confirm(run, items, pos)
                 _check_golds(run, items, pos, golds, words)
+                unscored = getattr(run.answers, "provenance", {}).get("unscored") or []
+                if unscored:  # answered, never scored: no result from this run (QA)
+                    notes.append(f"history: {len(unscored)} sample(s) of {run.source} have "
+                                 f"no score (e.g. {unscored[0]!r}: its scorer failed?): "
+                                 f"model {run.model!r} has no result on them")
                 if run.cut is not None:  # (QA: refused here, skipped by `import`)
                     notes.append(f"history: skipped the unfinished last record at {run.cut} "
                                  f"(a run killed while writing?): model {run.model!r} has "
