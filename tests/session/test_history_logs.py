@@ -494,7 +494,8 @@ def test_a_garbage_results_file_beside_a_log_is_refused_named(
     """QA: a ``results_*.json`` beside a history log that is not lm-eval's results (not
     JSON, or not an object) left the model's name to the folder's without a word, while
     that name leaves the target's own re-runs out of the history. Refused, naming the
-    file and why; the target's own results file alike. Moved out, the folder names it."""
+    file and why; so is one of another run (its tasks not the samples file's); the
+    target's own results file alike. Moved out, the folder names it."""
     new, small = _file(history_logs, "new-model"), _file(history_logs, "small-model")
     runs = tmp_path / "runs"
     shutil.copytree(history_logs, runs)
@@ -511,6 +512,14 @@ def test_a_garbage_results_file_beside_a_log_is_refused_named(
                 f"cannot be read as lm-eval's results ({why}" in out), out
         assert "is not guessed from the folder's name" in out, out
         assert not (tmp_path / f"{k}.db").exists()
+    # another run's results (of another task), moved beside this run's samples
+    other = json.loads(next((history_logs / "model-3").glob("results_*.json")).read_text())
+    other["configs"] = {"at_other": other["configs"]["at_sst2"]}
+    side.write_text(json.dumps(other))
+    out = " ".join(cli(base[0], tmp_path / "o.db", *base[1:], code=2).split())
+    assert out.count("error:") == 1 and (
+        f"{side}: the lm-eval results file beside {_file(runs, 'model-2').name} is of a run "
+        f"of task(s) 'at_other', not of 'at_sst2', the samples file's task" in out), out
     side.unlink()  # moved out: the folder names the model, as before
     out = cli(base[0], tmp_path / "ok.db", *base[1:])
     assert "history: 5 model(s)" in out

@@ -417,6 +417,8 @@ def lmeval_model_name(path: str | Path, *, local_paths: bool = True) -> str | No
             f"it (it tells the target's own runs and another model's apart), and is not "
             f"guessed from the folder's name; restore the file lm-eval wrote, or move it "
             f"out (the model is then named by its folder, or not known)")
+    if m and "results_file" in side:
+        _check_results_task(p.with_name(side["results_file"]), p.name, m.group("task"))
     name = side.get("model_name")
     if not name and isinstance(side.get("model_args"), str):
         name = dict(kv.split("=", 1) for kv in side["model_args"].split(",")
@@ -425,6 +427,33 @@ def lmeval_model_name(path: str | Path, *, local_paths: bool = True) -> str | No
         return None
     public = public_model_name(name)
     return None if not local_paths and public != name.strip() else public
+
+
+def _check_results_task(side: Path, samples: str, task: str) -> None:
+    """Refuse a results file that is not of the samples file's run: lm-eval writes one
+    ``results_<date>.json`` per run, its ``configs`` naming every task the run's samples
+    files are of (QA: files swapped between two runs' folders named the samples by
+    another run's model). A results file without ``configs`` is not checked.
+
+    Raises:
+        ResultsFileError: naming the file, its tasks and the samples file's.
+    """
+    import json
+
+    try:
+        doc = json.loads(side.read_bytes().decode("utf-8-sig"))
+    except (OSError, ValueError):
+        return  # read just before; a race is the reader's to report
+    configs = doc.get("configs") if isinstance(doc, dict) else None
+    if isinstance(configs, dict) and configs and task not in configs:
+        shown = ", ".join(map(repr, sorted(configs)[:5])) + (", ..." if len(configs) > 5
+                                                             else "")
+        raise ResultsFileError(
+            f"{side}: the lm-eval results file beside {samples} is of a run of task(s) "
+            f"{shown}, not of {task!r}, the samples file's task: not this run's results "
+            f"(files moved between two runs' folders?); the model's name comes from it, and "
+            f"is not taken from another run's; put the file lm-eval wrote with the samples "
+            f"beside them, or move this one out")
 
 
 def _why_unreadable(path: Path) -> str:
