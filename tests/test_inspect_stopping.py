@@ -900,6 +900,19 @@ def test_from_inspect_refuses_a_log_whose_sample_was_scored_otherwise(tmp_path: 
     assert "short.eval: damaged ActiveStopping metadata (10 draws but 9 draw probabilities" \
         in err
     assert not (tmp_path / "u.db").exists()
+    # a label of an item no draw holds: refused (QA: never recorded, without a word)
+    log = _read(run["log"])
+    md = log.results.early_stopping.metadata
+    undrawn = next(f"sum-{i:03d}" for i in range(60) if f"sum-{i:03d}" not in md["draws"])
+    md["labels"][undrawn] = 1.0
+    write_eval_log(log, str(tmp_path / "extra.eval"))
+    p = _cli(tmp_path, "init", "u.db", *_MADE, "--from-inspect", str(tmp_path / "extra.eval"),
+             "--trust-labels-from-people")
+    err = " ".join(p.stderr.split())
+    assert p.returncode == 2 and err.count("error:") == 1, err
+    assert (f"extra.eval: damaged ActiveStopping metadata (1 label(s) of items no draw "
+            f"holds, e.g. {undrawn!r}" in err), err
+    assert not (tmp_path / "u.db").exists()
     # a folder of logs where one is a broken link (the latest eval's, on a disk not
     # mounted): refused, named (QA: passed over unsaid, an older state read instead)
     folder = tmp_path / "logs"

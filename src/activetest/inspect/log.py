@@ -232,6 +232,13 @@ def read_log(path: str | os.PathLike[str]) -> LogRecord:
         raise ValueError(f"{p}: damaged ActiveStopping metadata ({len(rec.draws)} draws but "
                          f"{len(rec.q)} draw probabilities q): not a log the manager wrote "
                          f"whole; nothing was recorded")
+    drawn = set(rec.draws)
+    undrawn = [i for i in rec.labels if i not in drawn]
+    if undrawn:  # (QA: never recorded, the count said 10 of the log's 11 without a word)
+        raise ValueError(f"{p}: damaged ActiveStopping metadata ({len(undrawn)} label(s) of "
+                         f"items no draw holds, e.g. {undrawn[0]!r}: a session labels only "
+                         f"drawn items): not a log the manager wrote whole; nothing was "
+                         f"recorded")
     return rec
 
 
