@@ -272,6 +272,13 @@ def test_an_adaptive_designs_acquisition_figure_says_its_scores_are_from_creatio
     assert "acquisition scores at creation with the acquired items (an adaptive design" in md
     md = write_report(_data(), tmp_path / "c", html=False).read_text(encoding="utf-8")
     assert "Pool acquisition scores with the acquired items" in md
+    # graded_fixed and fixed_mix fit no model: their scores are the proposal's, only the
+    # uniform share is re-chosen (QA: "the design refits since" said more)
+    for acq in ("graded_fixed", "fixed_mix"):
+        md = write_report(_data(acquisition=acq), tmp_path / acq, html=False).read_text(
+            encoding="utf-8")
+        assert "the share re-chosen from the labels" in md and "refits its proposal" \
+            not in md
 
 
 

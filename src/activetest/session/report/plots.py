@@ -370,8 +370,12 @@ def plot_acquisition(data: ReportData, path: str | Path) -> Path:
     left.set_ylabel("items (log scale)")
     # an adaptive design refits its proposal from the labels: the scores stored at
     # creation are not what it draws by (QA: one bar beside q from 0.66x to 1.33x uniform)
-    left.set_title("pool scores at creation (the design refits since)" if adaptive_design(
-        data.acquisition) else "pool scores")
+    # (graded_fixed, fixed_mix: the scores are the proposal's; only their uniform share
+    # is re-chosen from the labels; QA: "refits since" said more)
+    left.set_title("pool scores (uniform share re-chosen from the labels)"
+                   if fixed_model_design(data.acquisition) else
+                   "pool scores at creation (the design refits since)" if adaptive_design(
+                       data.acquisition) else "pool scores")
     left.legend(loc="best", fontsize="small")
     left.grid(True, alpha=0.3)
 
@@ -406,6 +410,15 @@ def plot_acquisition(data: ReportData, path: str | Path) -> Path:
                     "(compare design)" if data.acquisition == "compare"
                else f"acquisition: surrogate {data.surrogate}")
     return _save(fig, path)
+
+
+def fixed_model_design(acquisition: str | None) -> bool:
+    """Whether ``acquisition`` draws by its pool scores as they are, mixed with the
+    uniform by a share re-chosen from the labels (no model fitted: ``graded_fixed``,
+    ``fixed_mix``)."""
+    from activetest.session.draw import FIXED_MODEL
+
+    return acquisition in FIXED_MODEL
 
 
 def adaptive_design(acquisition: str | None) -> bool:

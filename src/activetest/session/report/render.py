@@ -266,9 +266,13 @@ def _blocks(data: ReportData, images: Mapping[str, str]) -> list[_Block]:
                     f" ({', '.join(few)}: the {interval_name(EXACT_ANYTIME, data.level)} "
                     f"stands in for both while few errors are labelled)" if few else "")))
     if ACQUISITION_PNG in images:
-        from activetest.session.report.plots import adaptive_design
+        from activetest.session.report.plots import adaptive_design, fixed_model_design
 
         out.append(("img", images[ACQUISITION_PNG],
+                    "The pool's acquisition scores with the acquired items (the design "
+                    "draws by them mixed with the uniform, the share re-chosen from the "
+                    "labels: the probabilities it drew with are q_m, right), and q_m per "
+                    "step" if fixed_model_design(data.acquisition) else
                     "The pool's acquisition scores at creation with the acquired items (an "
                     "adaptive design refits its proposal from the labels: the probabilities "
                     "it drew with are q_m, right), and q_m per step"
