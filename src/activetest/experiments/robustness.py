@@ -225,7 +225,8 @@ def _widened(res: PoolResult, pool: HostilePool, method: str, loss: str, idx: np
         res.clt_share[method] = (~few[:, b]).mean(axis=0).tolist()
     w0 = fi.high[:, b] - fi.low[:, b]
     with np.errstate(divide="ignore", invalid="ignore"):  # a zero width (exact): n/a
-        wr = np.where(w0 > 0, (fhi - flo) / w0, np.nan)
+        # (an SE of 0 is the exact point, padded by the rounding of a sum: n/a too)
+        wr = np.where((w0 > 0) & (fi.se[:, b] > 0), (fhi - flo) / w0, np.nan)
     res.width_ratio[method] = [float(np.median(c[np.isfinite(c)])) if np.isfinite(c).any()
                                else float("nan") for c in wr.T]
 
