@@ -25,7 +25,7 @@ app = typer.Typer(
     name="activetest", no_args_is_help=True, add_completion=False,
     help="Label-efficient evaluation of language models by active testing.\n\n"
          "Typical session: `activetest init S.db --pool pool.csv --task sst2 --surrogate "
-         "smollm2-135m --target gemma3-270m`, then `activetest select S.db --n 20`, "
+         "smollm2-135m --target gemma3-270m`, then `activetest select S.db --n 10`, "
          "`activetest label S.db`, `activetest estimate S.db`. Try `activetest demo` first.")
 
 # emoji=False: item text such as ":warning:" is shown as written, never as an emoji

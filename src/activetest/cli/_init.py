@@ -281,7 +281,7 @@ def init(
                 _out.print(f"{role}: predictions read from the file ({prov['source']}); "
                            f"in-context examples: {prov.get('n_examples', 'unknown')} (as the "
                            f"file says, not --shots)")
-        _out.print(f"next: activetest select {_escape(str(session_path))} --n 20")
+        _out.print(f"next: activetest select {_escape(str(session_path))} --n 10")
 
 
 def _restore_log(s: Any, log: Any, session: Path, confirm: Any = (),

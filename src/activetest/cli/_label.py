@@ -98,7 +98,7 @@ def label(
             pending = s.pending()
         if not pending and not (s.pending_judgments() and not from_data):
             _out.print("nothing to label: every selected item has a label. Draw more with "
-                       f"`activetest select {_escape(str(session))} --n 20` or `label --n 20`.")
+                       f"`activetest select {_escape(str(session))} --n 10` or `label --n 10`.")
             return
         if from_data:
             done = s.label_from_data(source="data")

@@ -8,7 +8,7 @@ drawn ones only (``--samples``), and each run's per-item result (the task's metr
 
     activetest init eval.db --pool 'SURR/samples_*.jsonl' --task answers \\
         --target lm-eval --surrogate pool-run
-    activetest select eval.db --n 200 --emit lm-eval --out samples.json
+    activetest select eval.db --n 20 --emit lm-eval --out samples.json
     lm_eval --model ... --tasks <printed> --samples samples.json --log_samples --output_path OUT
     activetest import eval.db OUT/*/samples_*.jsonl
     activetest status eval.db          # estimate, anytime interval, target runs spent
