@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from session_support import make_pool_files, run_cli
+from session_support import PoolFiles, make_pool_files, run_cli
 
 from activetest.session.workflow import Session
 
@@ -16,12 +16,17 @@ def _census(tmp_path: Path, n: int = 3) -> Path:
     """A ``table:`` session of ``n`` items compared with a second target at creation,
     every item drawn and labelled from the pool's own labels."""
     files = make_pool_files(tmp_path / "data", n=n)
-    db = tmp_path / "census.db"
+    return _labelled(tmp_path / "census.db", files, n, "--compare",
+                     f"table:{files.target2}", "--metric", "both")
+
+
+def _labelled(db: Path, files: PoolFiles, draws: int, *extra: object) -> Path:
+    """A ``table:`` session of ``files`` at ``db`` (``extra``: more init options) with
+    ``draws`` items drawn and labelled from the pool's own labels."""
     run_cli("init", db, "--pool", files.pool, "--id-column", "id", "--task", "demo",
             "--surrogate", f"table:{files.surrogate}", "--target", f"table:{files.target}",
-            "--compare", f"table:{files.target2}", "--metric", "both", "--seed", 0,
-            "--no-progress")
-    run_cli("select", db, "--n", n)
+            "--seed", 0, "--no-progress", *extra)
+    run_cli("select", db, "--n", draws)
     with Session.open(db) as s:
         s.label_from_data()
     return db
@@ -69,14 +74,9 @@ def test_a_difference_known_to_be_zero_is_not_undecided(tmp_path: Path) -> None:
 
 def test_a_bootstrap_interval_already_as_narrow_as_asked_is_no_projection(
         tmp_path: Path) -> None:
-    files = make_pool_files(tmp_path / "data", n=200)
-    db = tmp_path / "s.db"
-    run_cli("init", db, "--pool", files.pool, "--id-column", "id", "--task", "demo",
-            "--surrogate", f"table:{files.surrogate}", "--target", f"table:{files.target}",
-            "--metric", "error_rate", "--seed", 0, "--no-progress")
-    run_cli("select", db, "--n", 60)
+    db = _labelled(tmp_path / "s.db", make_pool_files(tmp_path / "data", n=200), 60,
+                   "--metric", "error_rate")
     with Session.open(db) as s:
-        s.label_from_data()
         r = s.estimate(record=False, progress=False, target_width=0.9)
     m = r.metrics["error_rate"]
     assert m.labels_needed is not None and m.labels_needed <= r.n_labels
@@ -88,14 +88,8 @@ def test_a_bootstrap_interval_already_as_narrow_as_asked_is_no_projection(
 
 
 def test_one_label_says_its_bootstrap_point_claims_nothing(tmp_path: Path) -> None:
-    files = make_pool_files(tmp_path / "data", n=20)
-    db = tmp_path / "one.db"
-    run_cli("init", db, "--pool", files.pool, "--id-column", "id", "--task", "demo",
-            "--surrogate", f"table:{files.surrogate}", "--target", f"table:{files.target}",
-            "--metric", "both", "--seed", 0, "--no-progress")
-    run_cli("select", db, "--n", 1)
-    with Session.open(db) as s:
-        s.label_from_data()
+    db = _labelled(tmp_path / "one.db", make_pool_files(tmp_path / "data", n=20), 1,
+                   "--metric", "both")
     out = " ".join(run_cli("estimate", db).split())
     assert ("one label has no spread: the fixed-budget interval and the CS need two or more, "
             "and the bootstrap interval shown is that label's own value, a point that claims "
