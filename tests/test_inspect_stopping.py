@@ -605,6 +605,42 @@ def test_labels_of_an_eval_without_an_id_are_target_runs(tmp_path: Path) -> None
         p.stdout.split()), p.stdout
 
 
+def test_a_stop_before_30_labels_records_no_asymptotic_cs_but_the_exact_one(
+        tmp_path: Path) -> None:
+    """QA: an eval whose budget ran out before 30 labels, on a session without the
+    few-errors rule (a file written before it), recorded the anytime CS as the clipped
+    range ``[0, 1]``, plain numbers read as an interval; now no CS where it claims
+    nothing, a note saying why, and the exact CS (valid at any number of labels) as the
+    session's ``estimate`` shows it there. With the rule (new sessions) the exact CS
+    stands in while few errors show, and is recorded beside the CS."""
+    import sqlite3
+
+    db = _session(tmp_path, target="inspect")
+    con = sqlite3.connect(db)
+    doc = json.loads(con.execute("SELECT json FROM config WHERE id = 1").fetchone()[0])
+    doc.pop("clt_min_errors")  # as a session written before the few-errors rule
+    with con:
+        con.execute("UPDATE config SET json = ? WHERE id = 1", (json.dumps(doc),))
+    con.close()
+    md = _drive(db, tmp_path, width=None, budget=20, batch=4, seed=1)
+    assert md["reason"] == "budget spent" and md["n_labels"] == 20
+    assert md["cs_low"] is None and md["cs_high"] is None
+    assert "claims nothing before 30 labels" in md["cs_note"]
+    assert "only the fixed-budget interval" in md["cs_note"]  # no rule: no exact CS here
+    assert md["exact_low"] is None and md["fixed_low"] is not None
+
+    new = _session(tmp_path, name="new.db", target="inspect")
+    md = _drive(new, tmp_path, width=None, budget=20, batch=4, seed=1)
+    assert md["names"]["exact"].startswith("exact")
+    with Session.open(new) as s:
+        a = s.estimate(record=False).metrics[s.metrics[0]].anytime
+    assert a is not None and a.exact_low is not None and a.basis == "exact"
+    assert (md["exact_low"], md["exact_high"]) == pytest.approx((a.exact_low, a.exact_high),
+                                                                abs=1e-12)
+    assert (md["cs_low"], md["cs_high"]) == pytest.approx((a.cs_low, a.cs_high), abs=1e-12)
+    assert "cs_note" not in md
+
+
 def test_the_stop_is_the_first_prefix_at_most_the_width_wide(tmp_path: Path) -> None:
     """At a width the CS reaches only some labels after it starts, the manager stops at
     the first prefix whose anytime interval is at most that wide, not one earlier

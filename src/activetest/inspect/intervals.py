@@ -21,6 +21,9 @@ class PrefixIntervals:
     Exactly what ``Session.estimate`` reports at ``M = K`` (its metric's LURE, or the
     adaptive design's estimate, with the fixed-budget interval and the anytime
     confidence sequence), for every shorter prefix too. Arrays are ``(K,)``.
+    ``cs_claimed``: where the anytime CS claims an interval (:meth:`claims`);
+    ``exact_low``/``exact_high``: the exact (betting) CS of the error rate (None for
+    other metrics and for sessions written before the few-errors rule).
     """
 
     metric: str
@@ -32,6 +35,15 @@ class PrefixIntervals:
     fixed_high: np.ndarray
     cs_low: np.ndarray
     cs_high: np.ndarray
+    cs_claimed: np.ndarray | None = None
+    exact_low: np.ndarray | None = None
+    exact_high: np.ndarray | None = None
+
+    def claims(self, m: int) -> bool:
+        """Whether the anytime CS after ``m`` labels claims an interval: from 30 labels
+        (or a census), or where the exact CS has stood in (few errors) by then; before,
+        it is the quantity's whole range (:func:`activetest.stats.confseq.cs_claimed`)."""
+        return True if self.cs_claimed is None else bool(self.cs_claimed[m - 1])
 
     @property
     def k(self) -> int:
@@ -74,5 +86,12 @@ def prefix_intervals(session: Any) -> PrefixIntervals:
         theta, N, level=level, model_var=model_var, value_range=est.value_range(metric),
         planned_budget=cfg.planned_budget,
         blind=spot.estimate if spot is not None and spot.bounded else None, few=few)
+    from activetest.stats.confseq import cs_claimed
+
+    claimed = np.array([cs_claimed(m, N) for m in range(1, draws.k + 1)], dtype=bool)
+    if few is not None:  # once the exact CS stood in, the CS is intersected with it
+        claimed |= np.logical_or.accumulate(np.asarray(few.few, dtype=bool))
     return PrefixIntervals(metric, level, N, draws.item_ids, curves.estimate, curves.fixed_low,
-                           curves.fixed_high, curves.cs_low, curves.cs_high)
+                           curves.fixed_high, curves.cs_low, curves.cs_high, claimed,
+                           None if few is None else np.asarray(few.exact_low, float),
+                           None if few is None else np.asarray(few.exact_high, float))

@@ -41,7 +41,9 @@ class StopSummary:
         n_labels: the prefix length the estimate is at (the stop, else the longest
             completed prefix of the draw order).
         estimate, fixed_low, fixed_high, cs_low, cs_high: the estimate there with its
-            fixed-budget interval and anytime confidence sequence (None below 2 labels).
+            fixed-budget interval and anytime confidence sequence (None below 2 labels;
+            the CS None too where it claims nothing: before 30 labels, unless the exact CS
+            stood in for few errors, or a census).
         stopped_at: the prefix length at which the anytime interval was first at most
             ``width`` wide (None: not reached).
         reason: why the eval ended its draws (``width reached``, ``budget spent``,
@@ -55,6 +57,8 @@ class StopSummary:
         batches: the sizes of this eval's batches, in order (with ``batch``: the
             unrecorded draws, then each batch drawn after the one before completed;
             without: one batch, everything drawn at the start).
+        exact_low, exact_high: the error rate's exact (betting) anytime CS there, valid at
+            any number of labels (None: another metric, or below 2 labels).
     """
 
     metric: str
@@ -73,6 +77,8 @@ class StopSummary:
     conflicts: dict[str, float]
     order: tuple[str, ...]
     batches: tuple[int, ...] = ()
+    exact_low: float | None = None
+    exact_high: float | None = None
 
 
 def _fold(text: str) -> str:
@@ -578,7 +584,13 @@ class ActiveStopping:
         s = self.session
         cfg = s.session_config
         from activetest.session import draw
-        from activetest.session.interval_names import ANYTIME, FIXED_BUDGET, interval_name
+        from activetest.session.interval_names import (
+            ANYTIME,
+            EXACT_ANYTIME,
+            FIXED_BUDGET,
+            interval_name,
+        )
+        from activetest.stats.confseq import MIN_LABELS
 
         design: dict[str, Any] = {"acquisition": cfg.acquisition, "surrogate": cfg.surrogate,
                                   "proposal_floor": cfg.proposal_floor, "seed": cfg.seed,
@@ -591,7 +603,14 @@ class ActiveStopping:
             design["state"] = _jsonable(info)
         out = _jsonable(asdict(summary))
         out["names"] = {"fixed": interval_name(FIXED_BUDGET, summary.level),
-                        "anytime": interval_name(ANYTIME, summary.level)}
+                        "anytime": interval_name(ANYTIME, summary.level),
+                        "exact": interval_name(EXACT_ANYTIME, summary.level)}
+        if summary.estimate is not None and summary.cs_low is None:
+            out["cs_note"] = (f"the anytime CS claims nothing before {MIN_LABELS} labels "
+                              f"(it is the metric's whole range); "
+                              + ("the exact CS (exact_low, exact_high) holds at any number "
+                                 "of labels" if summary.exact_low is not None else
+                                 "only the fixed-budget interval is given"))
         out.update({"manager": MANAGER, "session": Path(self._name()).name,
                     "n_pool": s.n_items, "width": self.width, "budget": self.budget,
                     # the session's estimator, as `activetest estimate` names it: an
@@ -657,16 +676,23 @@ class ActiveStopping:
             reason = "nothing drawn"
         else:
             reason = "incomplete"
-        vals: list[float | None] = [None] * 5
+        vals: list[float | None] = [None] * 7
         if pi is not None and m >= 2:
             j = m - 1
+            # the asymptotic CS before 30 labels is the whole range: not a number to read
+            # as an interval (QA: a stop at 12 labels recorded cs [0, 1] as if claimed)
+            claims = pi.claims(m)
             vals = [float(pi.estimate[j]), float(pi.fixed_low[j]), float(pi.fixed_high[j]),
-                    float(pi.cs_low[j]), float(pi.cs_high[j])]
+                    float(pi.cs_low[j]) if claims else None,
+                    float(pi.cs_high[j]) if claims else None,
+                    None if pi.exact_low is None else float(pi.exact_low[j]),
+                    None if pi.exact_high is None else float(pi.exact_high[j])]
         cfg = s.session_config
         return StopSummary(s.metrics[0], float(cfg.level), int(m), vals[0], vals[1], vals[2],
                            vals[3], vals[4], self._stopped_at, reason, len(self._started),
                            dict(self._recorded), tuple(self._unscored),
-                           dict(self._conflicts), order, tuple(self._batches))
+                           dict(self._conflicts), order, tuple(self._batches), vals[5],
+                           vals[6])
 
     def close(self) -> None:
         """Close the session file if this manager opened it."""
