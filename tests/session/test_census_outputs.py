@@ -94,3 +94,19 @@ def test_one_label_says_its_bootstrap_point_claims_nothing(tmp_path: Path) -> No
     assert ("one label has no spread: the fixed-budget interval and the CS need two or more, "
             "and the bootstrap interval shown is that label's own value, a point that claims "
             "nothing") in out, out
+
+
+def test_status_shows_the_exact_cs_row_estimate_shows(tmp_path: Path) -> None:
+    """QA: before 30 labels `estimate` shows the exact anytime CS (valid at any number of
+    labels) where the asymptotic one says "(from 30 labels)"; `status` left that row out,
+    so it showed no anytime interval at all."""
+    files = make_pool_files(tmp_path / "data", n=60)
+    db = _labelled(tmp_path / "s.db", files, 12, "--metric", "error_rate")
+    out = " ".join(run_cli("estimate", db).split())
+    status = " ".join(run_cli("status", db).split())
+    with Session.open(db) as s:
+        a = s.estimate(record=False, progress=False).metrics["error_rate"].anytime
+    assert a is not None and a.exact_low is not None
+    row = f"exact anytime 95% confidence sequence [{a.exact_low:.4f}, {a.exact_high:.4f}]"
+    assert "exact anytime 95% confidence sequence" in out
+    assert row in status, status

@@ -196,6 +196,7 @@ def _named_intervals(e: Any, n_pool: int | None = None) -> list[str]:
     from activetest.session.interval_names import (
         ANYTIME,
         BOOTSTRAP,
+        EXACT_ANYTIME,
         FIXED_BUDGET,
         basis_mark,
         interval_name,
@@ -216,6 +217,11 @@ def _named_intervals(e: Any, n_pool: int | None = None) -> list[str]:
                      f"{_cs(a['cs_low'], a['cs_high'], e.n_labels, a.get('basis'), n_pool)}{mark}")
     elif a.get("cs_low") == "-inf":
         names.append(f"{interval_name(ANYTIME, level)} (from 30 labels)")
+    if all(isinstance(a.get(k), (int, float)) for k in ("exact_low", "exact_high")):
+        # as estimate's row (QA: status left it out, which before 30 labels left no
+        # anytime interval at all where estimate showed one)
+        names.append(f"{interval_name(EXACT_ANYTIME, level)} "
+                     f"[{_num(a['exact_low'])}, {_num(a['exact_high'])}]")
     if e.low is not None and e.high is not None:
         names.append(f"{interval_name(BOOTSTRAP, level)} [{_num(e.low)}, {_num(e.high)}]")
     return names
