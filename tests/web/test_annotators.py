@@ -554,6 +554,26 @@ def test_progress_before_30_labels_claims_no_asymptotic_cs_and_shows_the_exact_o
         assert any(x.exact_low is not None for x in p.values())
 
 
+def test_progress_says_what_its_intervals_rest_on(tmp_path: Path) -> None:
+    """QA: the page showed the intervals but none of `estimate`'s notes about them: labels
+    waiting for an earlier unlabelled draw (the estimate stops before them), the widening
+    for what items drawn far below the uniform rate could hide."""
+    made = classification(tmp_path, acquisition="ce")
+    with Session.open(made.db) as s:
+        drawn = s.select(20)
+        for k, it in enumerate(drawn):
+            if k != 12:  # draw 13 left unlabelled: 7 later labels wait for it
+                s.add_label(it.item_id, made.truth[it.item_id])
+        r = s.estimate(record=False, progress=False)
+        notes = progress(s).notes
+    assert r.n_waiting == 7 and r.n_labels == 12
+    assert ("7 label(s) of later draws wait for an earlier draw to be labelled; the "
+            "estimate uses the first 12 draws") in notes, notes
+    widened = [b.describe(r.level) for b in r.blind_spots if b.estimator == "estimate"]
+    assert widened and all(w in notes for w in widened), (widened, notes)
+    assert all("control-variate" not in n for n in notes)  # the page shows no CV estimate
+
+
 def test_answer_and_next_commit_together(tmp_path: Path) -> None:
     made = classification(tmp_path)
     with Session.open(made.db) as s, Session.open(made.db) as other:

@@ -176,6 +176,10 @@ class Progress:
         n_pool: the pool's size.
         metrics: per metric, the estimate with its fixed-budget and anytime intervals.
         note: why there is no estimate yet, or "".
+        notes: what the intervals shown rest on, as `estimate` says it: labels waiting
+            for an earlier unlabelled draw (the estimate stops before them), the
+            widening for what items drawn far below the uniform rate could hide, a CS
+            that no longer holds its estimate (QA: the page said none of it).
     """
 
     n_labels: int
@@ -184,13 +188,14 @@ class Progress:
     n_pool: int
     metrics: tuple[MetricProgress, ...] = ()
     note: str = ""
+    notes: tuple[str, ...] = ()
 
 
 def progress(session: Any, *, target_width: float | None = None,
              budget: int | None = None) -> Progress:
     """The session's estimate with its fixed-budget and anytime intervals (not recorded;
     the bootstrap, not shown, with few resamples)."""
-    from activetest.session.estimate_notes import no_spread_note
+    from activetest.session.estimate_notes import no_spread_note, outside_cs_note
     from activetest.session.interval_names import (
         ANYTIME,
         EXACT_ANYTIME,
@@ -230,7 +235,19 @@ def progress(session: Any, *, target_width: float | None = None,
             # a point from terms that are all the same claims nothing: said, as
             # `estimate` says it (QA)
             no_spread_note(m, r.level, r.n_labels, r.n_pool)))
-    return Progress(r.n_labels, n_sel, budget, session.n_items, tuple(out))
+    notes = []
+    if r.n_waiting:  # the estimate stops at the first unlabelled draw: the page says so
+        notes.append(f"{r.n_waiting} label(s) of later draws wait for an earlier draw to be "
+                     f"labelled; the estimate uses the first {r.n_labels} draws")
+    for b in r.blind_spots:  # the headline's widening (the page shows no CV estimate)
+        line = b.describe(r.level) if b.estimator == "estimate" else None
+        if line:
+            notes.append(line)
+    for m in r.metrics.values():
+        line = outside_cs_note(m, r.level)
+        if line:
+            notes.append(line)
+    return Progress(r.n_labels, n_sel, budget, session.n_items, tuple(out), notes=tuple(notes))
 
 
 def describe_agreement(report: AgreementReport, limit: int = 20) -> list[str]:

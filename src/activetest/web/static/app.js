@@ -204,6 +204,7 @@
             "interval is narrower than " + m.target_width + ")", "stop"));
         }
       }
+      for (const n of (p.notes || [])) { f.append(el("span", "note: " + n, "note")); }
     } catch (e) { /* the progress line waits for the next answer */ }
   }
 
