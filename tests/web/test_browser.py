@@ -106,6 +106,32 @@ def test_help_skip_and_the_progress_line(driver: Any, tmp_path: Path) -> None:
         assert "fixed-budget 95% interval" in driver.find_element("id", "progress").text
 
 
+def test_the_progress_line_shows_estimates_notes(driver: Any, tmp_path: Path) -> None:
+    """The page says what its intervals rest on, as `estimate` does (QA: it said none):
+    here the widening for the items a CE design drew far below the uniform rate."""
+    from activetest.session.annotator_agreement import progress
+
+    made = classification(tmp_path, acquisition="ce")
+    with Session.open(made.db) as s:
+        a = Annotators(s, batch=10, budget=40)
+        for _ in range(20):
+            it = a.next_item("alice")
+            assert it is not None
+            a.answer("alice", it.item_id, [made.truth[it.item_id]])
+        notes = progress(s).notes
+    assert notes and any("widened" in n for n in notes), notes
+    with running(made.db, batch=10, budget=40) as server:
+        bs.fresh(driver)
+        bs.sign_in(driver, server.url, "alice")
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        WebDriverWait(driver, 30).until(
+            lambda d: "20 label(s) used" in d.find_element("id", "progress").text)
+        shown = " ".join(driver.find_element("id", "progress").text.split())
+    for n in notes:
+        assert "note: " + " ".join(n.split()) in shown, (n, shown)
+
+
 def test_graded_layout(driver: Any, tmp_path: Path) -> None:
     made = graded(tmp_path)
     with running(made.db, batch=5) as server:
