@@ -110,3 +110,23 @@ def test_status_shows_the_exact_cs_row_estimate_shows(tmp_path: Path) -> None:
     row = f"exact anytime 95% confidence sequence [{a.exact_low:.4f}, {a.exact_high:.4f}]"
     assert "exact anytime 95% confidence sequence" in out
     assert row in status, status
+
+
+def test_a_census_of_equal_terms_does_not_say_the_bootstrap_missed_undrawn_items() -> None:
+    """QA: every item labelled and every labelled term the same (no error): the note
+    said "the bootstrap cannot see what was not drawn", at a census, where everything
+    was drawn; short of a census it is said."""
+    import numpy as np
+
+    from activetest import ActiveTest
+
+    rng = np.random.default_rng(0)
+    S, T = np.log(rng.dirichlet([1, 1, 1], size=6)), rng.dirichlet([1, 1, 1], size=6)
+    for k, said in ((5, True), (6, False)):
+        run = ActiveTest(S, T, metric="error_rate", seed=0)
+        rows = run.next(k)
+        run.label_many(rows, [int(T[r].argmax()) for r in rows])  # no error
+        r = run.estimate()
+        assert r.metrics["error_rate"].active.std == 0.0
+        assert any("cannot see what was not drawn" in w for w in r.warnings) is said, \
+            (k, r.warnings)

@@ -702,7 +702,7 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
                                             target_width, level,
                                             f"target - {spec} ({metric.replace('_', ' ')})",
                                             notes_cmp)
-            if K >= 2 and diff.std == 0.0:
+            if 2 <= K < N and diff.std == 0.0:
                 notes_cmp.append(f"target - {spec} ({metric.replace('_', ' ')}): the "
                                  f"bootstrap interval is a point: the two targets' losses "
                                  f"differ by the same amount on every labelled item; read "
@@ -724,7 +724,10 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
              if n.metric not in exact and not (n.estimator == "cv" and n.metric in same)
              and (line := n.describe(level)) is not None]
     lines += [line for m in out.values() if (line := exact_note(m, level)) is not None]
-    lines += [point_note(m, level) for m in out.values() if K >= 2 and m.active.std == 0.0]
+    # at a census every item was drawn: "the bootstrap cannot see what was not drawn" is
+    # not so (QA); the census line says the estimate is the pool's exact value
+    lines += [point_note(m, level) for m in out.values()
+              if 2 <= K < N and m.active.std == 0.0]
     if K == 1 and K < N:  # (QA: a point "bootstrap 95% interval" from one label, unsaid)
         lines.append("one label has no spread: the fixed-budget interval and the CS need "
                      "two or more, and the bootstrap interval shown is that label's own "
