@@ -1109,6 +1109,28 @@ def test_from_inspect_names_the_inspect_task_and_notes_evals_of_several(
     _same(tmp_path, "b.db", db)
 
 
+def test_from_inspect_names_a_folders_log_of_another_session(tmp_path: Path) -> None:
+    """QA: a folder holding the logs of two sessions was refused at the draw check ("made
+    from another pool, surrogate or seed") with nothing pointing at the folder's other
+    session; now a note names the log whose draws part from the newest log's."""
+    ours = _session(tmp_path)
+    other = _session(tmp_path, seed=1, name="other.db")
+    _run(tmp_path, f"active:{ours}:-:6")
+    (late,) = _run(tmp_path, f"active:{other}:-:6")  # the newest log: the other session's
+    p = _cli(tmp_path, "init", "a.db", *_MADE, "--from-inspect", "logs")
+    err = " ".join(p.stderr.split())
+    assert p.returncode == 2 and "Traceback" not in err, err
+    assert "seed 1; this one 60 items, acquisition graded_fixed, seed 0" in err, err
+    newest = f"logs/{Path(late['log']).name}"
+    assert (f"the log of another session than the newest log's ({newest})" in err
+            and "only the newest log's session is read" in err), err
+    assert not (tmp_path / "a.db").exists()
+    # one session's folder: no such note
+    p = _cli(tmp_path, "init", "b.db", *_MADE, "--seed", "1", "--from-inspect",
+             late["log"])
+    assert p.returncode == 0 and "another session" not in p.stderr, p.stderr
+
+
 def test_from_inspect_takes_peoples_labels_only_when_told_to(tmp_path: Path) -> None:
     """QA: a session holding a person's label (given before the eval) could not be read
     back from its log. No sample shows a person's label, so it is refused unless

@@ -355,6 +355,21 @@ def read_logs(paths: Iterable[str | os.PathLike[str]]
     # later state (a session only grows)
     states.sort(key=lambda r: (_when(r.created), len(r.draws), len(r.labels)))
     newest = states[-1]
+    # a session only grows: each of its logs holds a prefix of the newest one's draws. A
+    # log whose draws part from them is another session's (QA: a folder of two sessions'
+    # logs was refused at the draw check, "made from another pool, surrogate or seed",
+    # with nothing pointing at the folder's other session)
+    for r in states[:-1]:
+        j = next((j for j, (a, b) in enumerate(zip(r.draws, newest.draws)) if a != b),
+                 None if len(r.draws) <= len(newest.draws) else len(newest.draws))
+        if j is not None:
+            theirs = repr(r.draws[j])
+            ours = repr(newest.draws[j]) if j < len(newest.draws) else "no such draw"
+            notes.append(f"{r.path}: the log of another session than the newest log's "
+                         f"({newest.path}): its draw {j + 1} is {theirs}, the newest's "
+                         f"{ours}; only the newest log's session is read. Give the logs of "
+                         f"one session (a folder each, or the newest log of the session "
+                         f"by name)")
     for o in others:  # a later eval that wrote no record: its labels are not in any log
         if _when(o.created) > _when(newest.created):
             notes.append(f"{o.path}: an eval later than {newest.path} that wrote no "
