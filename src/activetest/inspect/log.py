@@ -360,7 +360,8 @@ def read_logs(paths: Iterable[str | os.PathLike[str]]
     # logs was refused at the draw check, "made from another pool, surrogate or seed",
     # with nothing pointing at the folder's other session)
     for r in states[:-1]:
-        j = next((j for j, (a, b) in enumerate(zip(r.draws, newest.draws)) if a != b),
+        j = next((j for j, (a, b) in enumerate(zip(r.draws, newest.draws, strict=False))
+                  if a != b),
                  None if len(r.draws) <= len(newest.draws) else len(newest.draws))
         if j is not None:
             theirs = repr(r.draws[j])
