@@ -998,3 +998,33 @@ def test_a_file_judging_a_reference_answer_wrong_counts_against() -> None:
         confirm_join(_positional(recs), pool, recs)
     ok = [AnswerRecord("0", "Paris", {"question": "Capital of France?"}, score=1.0), recs[1]]
     confirm_join(_positional(ok), pool, ok)
+
+
+@needs_inspect
+def test_a_dict_valued_scorer_is_read_at_the_key_named(mock_eval: Path, tmp_path: Path) -> None:
+    """A scorer whose value is a dict (several metrics in one score) is read only at the
+    key named, ``score_name="scorer/key"`` (hostile-input QA: no way to name one); no key
+    is guessed, and a key some sample lacks is refused naming it."""
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    as_json = tmp_path / "log.json"
+    write_eval_log(read_eval_log(str(mock_eval)), str(as_json), format="json")
+    doc = json.loads(as_json.read_text(encoding="utf-8"))
+    want = {}
+    for s in doc["samples"]:
+        if s["epoch"] != 1 or not s.get("scores"):
+            continue
+        entry = next(iter(s["scores"].values()))
+        ok = 1.0 if len(str(s["id"])) % 2 else 0.0
+        want[s["id"]] = ok
+        s["scores"] = {"multi": {**entry, "value": {"exact": ok, "length": 17.0}}}
+    as_json.write_text(json.dumps(doc), encoding="utf-8")
+    guessed = read_answers(as_json, epoch=1, skip_missing=True)
+    assert guessed.score_name is None  # a dict is not read without a key
+    f = read_answers(as_json, epoch=1, skip_missing=True, score_name="multi/exact")
+    assert f.score_name == "multi/exact"
+    assert {i: r.score for i, r in f.by_id().items() if i in want} == want
+    with pytest.raises(ValueError, match=r"scorer 'multi/length' = 17\.0 is not a judgment"):
+        read_answers(as_json, epoch=1, skip_missing=True, score_name="multi/length")
+    with pytest.raises(ValueError, match=r"no scorer 'multi/nope'"):
+        read_answers(as_json, epoch=1, skip_missing=True, score_name="multi/nope")

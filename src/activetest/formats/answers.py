@@ -81,7 +81,8 @@ not only the first)
       are all in [0, 1]; ``score_name=`` chooses; ``""`` reads none. A sample
       answered but never scored (no ``scores``: its scorer failed) has no score and
       does not disqualify the scorer (its id is in ``provenance["unscored"]``); a
-      scorer whose value is a dict is not read (no key is guessed). All values
+      scorer whose value is a dict is not read unless one key is named,
+      ``score_name="scorer/key"`` (no key is guessed). All values
       and each scorer's extracted ``answer`` are in ``meta["scores"]`` and
       ``meta["score_answers"]``.
     - ``token_logprobs``: ``output.choices[0].logprobs.content[].logprob`` when

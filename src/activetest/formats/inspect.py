@@ -320,6 +320,13 @@ def _read_inspect(path: Path, log: _InspectLog, *, epoch: int | None, score_name
     def get(s: Any, name: str) -> Any:
         sc = s.get("scores")
         entry = sc.get(name) if isinstance(sc, Mapping) else None
+        if entry is None and isinstance(sc, Mapping) and "/" in name and name not in scorers:
+            # ``scorer/key``: one key of a scorer whose value is a dict (no key is guessed;
+            # a scorer named with a "/" is read whole)
+            scorer, key = name.split("/", 1)
+            whole = sc.get(scorer)
+            value = whole.get("value") if isinstance(whole, Mapping) else None
+            return value.get(key) if isinstance(value, Mapping) else None
         return entry.get("value") if isinstance(entry, Mapping) else None
 
     score_key = _choose_score(path, scored, scorers, score_name, get, _inspect_score,
