@@ -566,3 +566,33 @@ def test_an_unscored_sample_keeps_the_other_samples_scores(tmp_path: Path) -> No
     assert (f"history: 1 sample(s) of {runs / src.name} have no score (e.g. "
             f"{str(log.samples[0].id)!r}: its scorer failed?): model "
             f"'llama-cpp-python/smollm2-135m' has no result on them") in out, out
+
+
+def test_an_unscored_sample_of_a_judged_answer_file_gets_no_exact_match_judgment(
+        tmp_path: Path) -> None:
+    """QA: a target's inspect log whose one sample went unscored (its scorer failed) got
+    the scorer's judgment on every other item and exact match's on that one (a mixed
+    rule, unsaid): now that item has no judgment from data (a person judges it), the
+    others keep the scorer's."""
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    from activetest.formats.answers import read_answers
+    from activetest.session.workflow import Session
+
+    (src,) = (ANSWERS / "inspect").glob("*.eval")
+    log = read_eval_log(str(src))
+    log.samples[0].scores = {}
+    path = tmp_path / src.name
+    write_eval_log(log, str(path))
+    whole = {r.item_id: r.score for r in read_answers(src, skip_missing=True).records}
+    db = tmp_path / "g.db"
+    cli("init", db, "--task", "answers", "--pool", path, "--target", f"answers:{path}",
+        "--surrogate", "uniform", "--no-progress")
+    with Session.open(db) as s:
+        items = s.store.items_at(range(s.n_items))
+        scores = s.task.judgment.scores
+        got = {it.id: None if it.label is None else scores[it.label] for it in items.values()}
+    first = str(log.samples[0].id)
+    assert got[first] is None, got
+    assert {k: v for k, v in got.items() if k != first} == {
+        k: v for k, v in whole.items() if k != first}

@@ -816,12 +816,19 @@ def create_graded_session(path: str | os.PathLike[str], *,
     sampler = ActiveSampler(scores, proposal_floor=float(floor), seed=seed)
     top, bottom = int(np.argmax(t.judgment.scores)), int(np.argmin(t.judgment.scores))
     stored_items = []
+    # one rule per file: where the answer file judges its answers in the task's levels, an
+    # item it left unjudged (its scorer failed) has no judgment from data, rather than
+    # exact match's (QA: a mixed rule, unsaid); a file with no judgment, or one off the
+    # levels (an F1), leaves exact match to judge every item, as before
+    file_scores = [g.extra.get("file_score") for g in items]
+    file_judged = any(v is not None for v in file_scores) and all(
+        v is None or v in t.judgment.scores for v in file_scores)
     for g, a in zip(items, answers, strict=True):
         label = g.item.label
         file_score = g.extra.get("file_score")
-        if label is None and file_score is not None and file_score in t.judgment.scores:
+        if label is None and file_judged and file_score is not None:
             label = t.judgment.scores.index(file_score)
-        if label is None and g.references:
+        if label is None and g.references and not file_judged:
             label = top if exact_match(a, g.references) else bottom
         stored_items.append(Item(g.item.id, g.item.fields, label))
     from activetest import __version__
