@@ -550,7 +550,7 @@ def test_uniform_projection_matches_simulated_uniform_stops(p: float, N: int, wi
     flat there and random runs cross it early) and, for skewed results (p = 0.886, the
     README's inspect recipe), 37% low (33 runs against 52: it had no skewness correction,
     while the session's CS has)."""
-    from activetest.session.harness import _analytic_runs
+    from activetest.session.harness_runs import _analytic_runs
     from activetest.stats.confseq import asymptotic_cs
     from activetest.stats.estimators import adaptive_lure_theta
 
