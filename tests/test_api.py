@@ -491,3 +491,20 @@ def test_a_design_that_predicts_no_variance_does_not_stop_the_projection() -> No
     assert r.metrics["log_loss"].labels_needed is not None
     th = np.linspace(0.2, 0.8, 40)
     assert future_variance_ratio(th, N, model_var=np.r_[np.full(30, 0.5), np.zeros(10)]) == 1.0
+
+
+def test_the_repr_of_an_estimate_leaves_out_the_per_label_curves(small: Any) -> None:
+    """QA: ``r`` (or ``r.metrics["log_loss"]``) at a prompt printed both curves, a float
+    per label each: 600 numbers at 300 labels. The curves stay on the record."""
+    S, T = small
+    truth = np.random.default_rng(2).integers(0, 3, size=40)
+    run = ActiveTest(S, T, seed=1)
+    rows = run.next(30)
+    run.label_many(rows, [int(truth[r]) for r in rows])
+    r = run.estimate()
+    m = r.metrics["log_loss"]
+    assert len(m.curve) == len(m.uniform_curve) == 30
+    for text in (repr(r), repr(m)):
+        assert "curve" not in text and len(text) < 3000, text
+        assert f"estimate={m.active.estimate!r}" in text and "anytime=AnytimeInterval(" in text
+    assert len(r.to_dict()["metrics"]["log_loss"]["curve"]) == 30

@@ -194,7 +194,7 @@ class MetricEstimate:
             interval: what uniform sampling would report with as many labels, but
             BIASED here (the items were not drawn uniformly); shown for contrast.
         curve: the headline estimate (``active``'s: LURE, or an adaptive design's own)
-            after each of the first K labels.
+            after each of the first K labels (left out of ``repr``, as ``uniform_curve``).
         uniform_curve: the running plain mean after each label.
         without_flagged: LURE mean with the flagged items' terms dropped (None if
             nothing was flagged). Dropping items breaks unbiasedness.
@@ -218,8 +218,9 @@ class MetricEstimate:
     metric: str
     active: BootstrapResult
     uniform: BootstrapResult
-    curve: tuple[float, ...] = ()
-    uniform_curve: tuple[float, ...] = ()
+    # left out of repr: a value per label (QA: ``r`` at a prompt printed hundreds of floats)
+    curve: tuple[float, ...] = field(default=(), repr=False)
+    uniform_curve: tuple[float, ...] = field(default=(), repr=False)
     without_flagged: float | None = None
     labels_needed: int | None = None
     cv: BootstrapResult | None = None
@@ -305,8 +306,8 @@ class EstimateReport:
         """A few lines a person reads (``str(report)``): per metric the estimate named by
         its estimator, each interval named by what it guarantees (the fixed-budget
         interval, the anytime CS, the exact CS where known, the bootstrap), the paired
-        differences, and the notes; the dataclass's ``repr`` keeps every field (QA:
-        ``print(report)`` gave the curves and no estimator's name)."""
+        differences, and the notes; the dataclass's ``repr`` keeps every field but the
+        per-label curves (QA: ``print(report)`` gave the curves and no estimator's name)."""
         from activetest.session.interval_names import (
             ANYTIME,
             BOOTSTRAP,
