@@ -208,10 +208,14 @@ def render(res: dict[str, object], args: argparse.Namespace) -> str:
         "", f"Typical error (`simulate`, {args.sim_runs:,} sequential runs of the five "
         f"methods below together, seed 0; median squared error at {args.labels} labels / "
         f"uniform sampling's). The demo prints the same ratio from its own `simulate` of "
-        f"three methods (uniform, the session's design, CE + LURE), another random stream: "
-        f"a median over 3,000 runs moves by a few hundredths between streams (the demo "
-        f"printed 0.23 / 0.25 for the earned-rule design and 0.63 / 0.69 for CE + LURE, "
-        f"log loss / error rate, 2026-12-05):",
+        f"three methods (uniform, the session's design, CE + LURE) with the same seed, and "
+        f"each method's runs have a random stream of their own (`stats.simulate.seed_for`: "
+        f"adding a method changes no other's), so on the same scores it prints these "
+        f"numbers (0.25 / 0.24 and CE + LURE 0.60 / 0.61 on the 2-core AMD EPYC machine, "
+        f"2026-12-06). On 2026-12-05 a demo printed 0.23 / 0.25 and 0.63 / 0.69 (log loss "
+        f"/ error rate): scores that differ slightly (the bundled models' floating-point "
+        f"results differ between CPUs, below) move a median over 3,000 runs by a few "
+        f"hundredths:",
         "", "| metric | two-metric design, earned rule (`adaptive_both_earned+cv_lure`) | "
         "original rule (`adaptive_both+cv_lure`) | paper's CE + LURE | "
         "log-loss design before (`adaptive_log`) |", "|---|---|---|---|---|",
