@@ -456,12 +456,13 @@ def _free_port() -> int:
 
 
 def _init_openai(pf: PoolFiles, tmp_path: Path, url: str, deadline: float,
+                 db: Path | None = None, extra: tuple[str, ...] = ("--no-cache",),
                  **popen: Any) -> subprocess.Popen[str]:
     env = {**cli_env(tmp_path), "ACTIVETEST_OPENAI_DEADLINE": str(deadline)}
     return subprocess.Popen(cli_command(
-        "init", str(tmp_path / f"s{time.monotonic_ns()}.db"), "--pool", str(pf.pool),
+        "init", str(db or tmp_path / f"s{time.monotonic_ns()}.db"), "--pool", str(pf.pool),
         "--task", "demo", "--surrogate", f"table:{pf.surrogate}", "--target",
-        f"openai:{url}#m", "--id-column", "id", "--no-progress", "--no-cache"),
+        f"openai:{url}#m", "--id-column", "id", "--no-progress", *extra),
         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen)
 
 
@@ -1012,3 +1013,47 @@ def test_tables_and_label_files_that_are_not_files(pool_files: PoolFiles,
         one_error(proc.stderr)
         assert "/dev/zero is not a regular file" in proc.stderr
     assert collected(db) == before and not (tmp_path / "t.db").exists()
+
+
+@pytest.mark.parametrize("existing", [False, True])
+def test_an_interrupted_init_says_what_it_left(pool_files: PoolFiles, tmp_path: Path,
+                                              existing: bool) -> None:
+    """Ctrl-C while the models score: `init` writes its session file only at the end, so
+    the message says that no session was made (or, with --overwrite, that the old one is
+    as it was) and that the score cache keeps what was scored (QA: it said "everything
+    answered so far is saved", and the user looked for a session that was never made)."""
+    db = tmp_path / "s.db"
+    if existing:
+        run("init", db, "--pool", pool_files.pool, "--task", "demo", "--surrogate",
+            f"table:{pool_files.surrogate}", "--target", f"table:{pool_files.target}",
+            "--id-column", "id", "--seed", 0, "--no-progress")
+        run("select", db, "--n", 3)
+    before = db.read_bytes() if existing else None
+    handler = type("Handler", (_Reached,), {"reached": threading.Event()})
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+    proc = _init_openai(pool_files, tmp_path, url, deadline=120, db=db,
+                        extra=("--overwrite",) if existing else (),
+                        start_new_session=True, preexec_fn=as_a_terminal_would)
+    try:
+        assert handler.reached.wait(120), "the command never reached the server"
+        os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C: the whole foreground group
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+        httpd.shutdown()
+        httpd.server_close()
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "everything answered" not in err, err
+    said = " ".join(err.split())
+    if existing:
+        assert f"interrupted; {db} is as it was" in said, err
+        assert db.read_bytes() == before
+    else:
+        assert f"interrupted; no session was created at {db}" in said, err
+        assert not db.exists()
+    assert "kept in the score cache, so the same command resumes" in said, err

@@ -113,6 +113,8 @@ def _user_errors(fn: F) -> F:
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        creates = kwargs.get("session") if fn.__name__ == "init" else None
+        before = _file_state(creates)
         try:
             return fn(*args, **kwargs)
         except (typer.Exit, typer.Abort, BrokenPipeError):
@@ -120,11 +122,13 @@ def _user_errors(fn: F) -> F:
         except KeyboardInterrupt as exc:
             from activetest.supervise import Terminated
 
+            what = (_interrupted_init(creates, before, bool(kwargs.get("no_cache")))
+                    if creates is not None else "everything answered so far is saved")
             if isinstance(exc, Terminated):  # SIGTERM, or the supervising parent died
-                _err.print("terminated; everything answered so far is saved")
+                _err.print(f"terminated; {_escape(what)}")
                 code = 128 + int(signal.SIGTERM)
             else:
-                _err.print("interrupted; everything answered so far is saved")
+                _err.print(f"interrupted; {_escape(what)}")
                 code = 130
             # Exit now: threads blocked in native code or in a network read (a server
             # that never answers) would otherwise hold the interpreter's exit. Every
@@ -145,6 +149,31 @@ def _user_errors(fn: F) -> F:
             raise typer.Exit(2) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+def _file_state(path: Any) -> tuple[int, int] | None:
+    """``(inode, mtime_ns)`` of a file, None where there is none (or no path)."""
+    if path is None:
+        return None
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_ino, st.st_mtime_ns
+
+
+def _interrupted_init(session: Any, before: tuple[int, int] | None, no_cache: bool) -> str:
+    """What an interrupted ``init`` left: it writes its session file only once everything
+    is scored and stored (QA: it said "everything answered so far is saved", of a session
+    that was never made)."""
+    after = _file_state(session)
+    if after is not None and after != before:
+        return f"the session {session} was created"
+    cache = ("" if no_cache else "; the scores computed so far are kept in the score "
+             "cache, so the same command resumes from them")
+    kept = (f"{session} is as it was" if after is not None else
+            f"no session was created at {session}")
+    return kept + cache
 
 
 # Terminal control characters (C0 but newline and tab, DEL, C1) and the bidirectional
