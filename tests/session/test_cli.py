@@ -454,3 +454,28 @@ def test_a_first_batch_before_any_label_is_named_uniform_sampling(pool_files: Po
     db3 = tmp_path / "s3.db"  # a uniform session: nothing to learn, nothing to say
     init(pool_files, db3, "--acquisition", "uniform")
     assert "uniform sampling" not in run("select", db3, "--n", "30")
+
+
+def test_help_shows_every_option_name_whole_at_80_columns() -> None:
+    """QA: in an 80-column terminal `init --help` cut its option names to fit a table
+    ("--proposal-flo…", "--noise-target…", "--judge-exampl…"; `import`:
+    "--trust-labels-from-p…"), so the help did not say what to type. Every option of
+    every command is now shown whole, and `activetest --help` gives each command's first
+    sentence in full."""
+    import re
+
+    import typer
+
+    group = typer.main.get_command(app)
+    for name, cmd in group.commands.items():  # type: ignore[attr-defined]
+        out = runner.invoke(app, [name, "--help"], env={"COLUMNS": "80"}).output
+        assert "…" not in out, (name, out)
+        for p in cmd.params:
+            if getattr(p, "hidden", False):  # an old name kept working (--alpha)
+                continue
+            for opt in (*p.opts, *getattr(p, "secondary_opts", ())):
+                if opt.startswith("-"):
+                    assert re.search(rf"(?<![\w-]){re.escape(opt)}(?![\w-])", out), (name, opt)
+    top = " ".join(runner.invoke(app, ["--help"], env={"COLUMNS": "80"}).output.split())
+    assert ("init Create a session: load the pool, score it with the surrogate (and "
+            "target), store all.") in top, top

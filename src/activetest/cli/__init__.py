@@ -23,4 +23,18 @@ from activetest.cli import _init, _select, _label, _files, _estimate, _status, _
 from activetest.cli._app import app
 from activetest.cli._main import main
 
+
+def _full_short_help() -> None:
+    """``activetest --help`` lists each command with its docstring's first paragraph in
+    full (click cuts a derived one at 45 characters)."""
+    import inspect
+
+    for info in app.registered_commands:
+        doc = inspect.getdoc(info.callback) if info.callback else None
+        if info.short_help is None and doc:
+            info.short_help = " ".join(doc.split("\n\n")[0].split())
+
+
+_full_short_help()
+
 __all__ = ["app", "main"]

@@ -21,8 +21,10 @@ from rich.console import Console
 from activetest.errors import UserFacingError
 from activetest.redaction import redact
 
+# rich_markup_mode=None: click's plain help, which wraps every column to the terminal; rich's
+# option table cut option names to fit 80 columns ("--proposal-flo…", QA)
 app = typer.Typer(
-    name="activetest", no_args_is_help=True, add_completion=False,
+    name="activetest", no_args_is_help=True, add_completion=False, rich_markup_mode=None,
     help="Label-efficient evaluation of language models by active testing.\n\n"
          "Typical session: `activetest init S.db --pool pool.csv --task sst2 --surrogate "
          "smollm2-135m --target gemma3-270m`, then `activetest select S.db --n 10`, "
