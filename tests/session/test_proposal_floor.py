@@ -4,6 +4,7 @@ work; the stored key stays ``alpha`` (files written before keep opening)."""
 
 from __future__ import annotations
 
+import json
 import warnings
 from pathlib import Path
 
@@ -60,3 +61,54 @@ def test_session_create_takes_proposal_floor_and_warns_on_alpha(pool_files: Pool
         Session.create(tmp_path / "x.db", alpha=0.4, proposal_floor=0.4, **args)
     with pytest.raises(ValueError, match=r"proposal floor \(alpha\) must be in \(0, 1\]"):
         Session.create(tmp_path / "y.db", proposal_floor=0, **args)
+
+
+def _init_code(pf: PoolFiles, db: Path, *extra: str) -> tuple[int, str]:
+    result = runner.invoke(app, [str(a) for a in (
+        "init", db, "--pool", pf.pool, "--task", "demo", "--surrogate", f"table:{pf.surrogate}",
+        "--target", f"table:{pf.target}", "--id-column", "id", "--seed", "5", "--no-progress",
+        *extra)])
+    return result.exit_code, result.output
+
+
+def test_a_floor_given_to_an_adaptive_design_is_refused_not_ignored(pool_files: PoolFiles,
+                                                                    tmp_path: Path) -> None:
+    """QA: `init --proposal-floor 0.3` with the default (adaptive) acquisition drew and
+    estimated exactly as without it (a design chooses its own uniform share, lambda),
+    while init, status and the report showed "proposal floor 0.3" as the session's."""
+    for extra in ((), ("--acquisition", "pe_adaptive"), ("--acquisition", "fixed_mix")):
+        db = tmp_path / f"a{len(extra)}{extra[-1] if extra else ''}.db"
+        code, out = _init_code(pool_files, db, "--proposal-floor", "0.3", *extra)
+        assert code == 2 and "chooses its own uniform share" in out, out
+        assert "Traceback" not in out and not db.exists()
+    args = dict(pool=pool_files.pool, task="demo", surrogate=f"table:{pool_files.surrogate}",
+                target=f"table:{pool_files.target}", seed=1, progress=False,
+                pool_options={"id_column": "id"})
+    with pytest.raises(ValueError, match="chooses its own uniform share"):
+        Session.create(tmp_path / "p.db", proposal_floor=0.3, **args)
+    # left out, the session is made; the floor is not shown as the design's
+    code, out = _init_code(pool_files, tmp_path / "d.db")
+    assert code == 0 and "acquisition adaptive, seed 5" in out, out
+    status = runner.invoke(app, ["status", str(tmp_path / "d.db")]).output
+    assert "acquisition adaptive (seed 5)" in status, status
+    # a fixed acquisition takes it and shows it
+    assert "proposal floor 0.3" in _init(pool_files, tmp_path / "c.db", "--proposal-floor",
+                                         "0.3")
+
+
+def test_a_floor_given_to_a_graded_design_is_refused_before_any_answer(tmp_path: Path
+                                                                       ) -> None:
+    rows = [{"id": f"q{i}", "context": "The capital of Japan is Tokyo.",
+             "question": "What is the capital of Japan?", "references": ["Tokyo"],
+             "answer": "Tokyo" if i % 3 else "Kyoto", "conf": 0.9 if i % 3 else 0.4}
+            for i in range(12)]
+    pool = tmp_path / "pool.jsonl"
+    pool.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    args = dict(pool=pool, task="squad", target="pool", surrogate="column:conf", seed=1,
+                progress=False)
+    with pytest.raises(ValueError, match="graded_fixed design chooses its own uniform share"):
+        Session.create(tmp_path / "g.db", proposal_floor=0.3, **args)
+    assert not (tmp_path / "g.db").exists()
+    with Session.create(tmp_path / "ce.db", proposal_floor=0.3, acquisition="ce",
+                        **args) as s:  # the paper's expected loss: a floored proposal
+        assert s.session_config.proposal_floor == 0.3

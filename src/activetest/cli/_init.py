@@ -88,9 +88,12 @@ def init(
              "--surrogate adaptive for the graded adaptive design, --surrogate uniform for "
              "uniform sampling.",
         show_default=False)] = None,
-    proposal_floor: Annotated[float, typer.Option(
+    proposal_floor: Annotated[float | None, typer.Option(
         "--proposal-floor", help="Share of the uniform distribution mixed into a fixed "
-        "proposal, the paper's alpha (0 < floor <= 1); not the confidence level.")] = 0.1,
+        "acquisition's proposal (ce, pe, zero_one, compare), the paper's alpha (0 < floor "
+        "<= 1; default 0.1); not the confidence level. The adaptive designs choose their "
+        "own uniform share from the labels (refused with them).",
+        show_default=False)] = None,
     alpha: Annotated[float | None, typer.Option(
         "--alpha", hidden=True, help="Deprecated name of --proposal-floor.",
         show_default=False)] = None,
@@ -269,8 +272,9 @@ def init(
         _out.print(f"created session {_escape(str(session_path))}: {s.n_items} items, task "
                    f"{_escape(repr(s.task.name))}, {cfg.shots} in-context example(s)")
         _out.print(f"surrogate {_escape(cfg.surrogate)}, target {_escape(cfg.target)}, "
-                   f"metric {cfg.metric}, acquisition {cfg.acquisition}, proposal floor "
-                   f"{cfg.proposal_floor:g}, seed {cfg.seed}")
+                   f"metric {cfg.metric}, acquisition {cfg.acquisition}, "
+                   + ("" if cfg.adaptive else f"proposal floor {cfg.proposal_floor:g}, ")
+                   + f"seed {cfg.seed}")
         if cfg.label_scoring_mode != LabelScoringMode.first_token.value:
             _out.print(f"label scoring: {cfg.label_scoring_mode} (each class is the summed "
                        f"log-prob of its whole label word, for every model scored here; a "

@@ -84,8 +84,10 @@ def status(
             return
         _out.print(f"session {_escape(st.path)} (created {st.created})")
         _out.print(f"target {_escape(st.target)}; surrogate {_escape(st.surrogate)}; metric "
-                   f"{st.metric}; acquisition {st.acquisition} (proposal floor "
-                   f"{st.proposal_floor:g}, seed {st.seed})")
+                   f"{st.metric}; acquisition {st.acquisition} ("
+                   + ("" if s.session_config.adaptive  # a design: its lambda, not the floor
+                      else f"proposal floor {st.proposal_floor:g}, ")
+                   + f"seed {st.seed})")
         if s.session_config.extra.get("history"):  # init --history: which design
             from activetest.session.history_neighbours import design_label
 

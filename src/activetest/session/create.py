@@ -50,8 +50,9 @@ from activetest.stats.fewerrors import MIN_ERRORS
 #: :data:`~activetest.session.config.ACQUISITIONS`).
 PE_ACQUISITIONS = tuple(a.name for a in ACQUISITIONS.values() if not a.needs_target)
 
-__all__ = ["Inputs", "build_config", "check_options", "create_session", "load_inputs",
-           "load_items", "resolve_proposal_floor", "resolve_task", "score_pool"]
+__all__ = ["Inputs", "build_config", "check_floor_applies", "check_options",
+           "create_session", "load_inputs", "load_items", "resolve_proposal_floor",
+           "resolve_task", "score_pool"]
 
 
 def resolve_task(task: Task | str | os.PathLike[str]) -> Task:
@@ -166,6 +167,32 @@ def check_options(*, metric: str, acquisition: str | None, proposal_floor: float
             or not 0 <= int(seed) < 2**63:  # a float or a string is refused, not truncated
         raise ValueError(f"seed must be an integer in 0..2**63-1, got {seed!r}")
     return acquisition, int(seed)
+
+
+def check_floor_applies(acquisition: str, explicit: bool, *, design: bool | None = None
+                        ) -> None:
+    """Refuse a proposal floor given for an acquisition whose draws it does not shape: an
+    adaptive design (``adaptive``, ``pe_adaptive``, ``fixed_mix``, the graded designs)
+    chooses its uniform share lambda in-run (at least 10 %,
+    :data:`activetest.stats.adaptive.LAMBDAS`), so a floor given to it changed nothing
+    while ``status`` showed it as the session's (QA). ``design``: whether the session is
+    drawn by a design, where ``acquisition`` alone does not say (graded sessions).
+
+    Raises:
+        SessionError: ``explicit`` and a design draws the session.
+    """
+    if not explicit:
+        return
+    if design is None:
+        info = ACQUISITIONS.get(acquisition)
+        design = info is not None and info.design is not None
+    if design:
+        raise SessionError(
+            f"--proposal-floor (proposal_floor=) sets the uniform share of a fixed "
+            f"acquisition's proposal (ce, pe, zero_one, compare); the {acquisition} design "
+            f"chooses its own uniform share (lambda, at least 0.1) from the labels, so a "
+            f"floor would change nothing: leave it out, or choose a fixed acquisition "
+            f"(--acquisition ce)")
 
 
 @dataclass
@@ -403,10 +430,12 @@ def create_session(path: str | os.PathLike[str], *,
     shots = check_count(shots, "shots", "in-context examples")
     target_shots = check_count(target_shots, "target_shots", "in-context examples")
     check_compare_options(acquisition, compare, bool(history))
+    explicit_floor = proposal_floor is not None or alpha is not None
     proposal_floor = resolve_proposal_floor(proposal_floor, alpha)
     acquisition, seed = check_options(metric=metric, acquisition=acquisition,
                                       proposal_floor=proposal_floor, noise_rule=noise_rule,
                                       level=level, n_boot=n_boot, seed=seed)
+    check_floor_applies(acquisition, explicit_floor)
     from activetest.session.store import check_new_session_path
 
     p = check_new_session_path(path, overwrite)  # before any scoring is spent

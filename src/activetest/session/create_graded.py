@@ -91,6 +91,7 @@ from activetest.data.task import Item
 from activetest.session.compare_graded import compare_role
 from activetest.session.config import NoiseConfig, SessionConfig
 from activetest.session.create import (
+    check_floor_applies,
     check_options,
     noise_threshold,
     planned_budget,
@@ -692,6 +693,7 @@ def create_graded_session(path: str | os.PathLike[str], *,
                            f"(graded_fixed, the default, or fixed_mix), the paper's expected "
                            f"loss (ce or "
                            f"zero_one), or --surrogate adaptive for the adaptive design)")
+    explicit_floor = proposal_floor is not None or alpha is not None
     floor = resolve_proposal_floor(proposal_floor, alpha)
     _, seed = check_options(metric="error_rate", acquisition="zero_one",
                             proposal_floor=floor, noise_rule="any", level=level,
@@ -740,6 +742,11 @@ def create_graded_session(path: str | os.PathLike[str], *,
         raise SessionError("--surrogate history and --history FILE go together: the design "
                            "learns from other models' results (docs/history.md)")
     adaptive = surrogate == "adaptive" or surrogate.startswith("adaptive+")
+    # before any answer is generated: the designs choose their own uniform share
+    by_design = adaptive or bool(history) or (surrogate != "uniform"
+                                              and acquisition not in ("ce", "zero_one"))
+    check_floor_applies("graded_adaptive" if adaptive or history else "graded_fixed",
+                        explicit_floor, design=by_design)
     inner = surrogate.partition("+")[2] if adaptive else surrogate
     head, sep, rest = inner.partition(":")
     surrogate_spec = f"{head}:{stored_spec(rest)}" if sep and head in ("agree", "judge") \

@@ -309,7 +309,9 @@ def report_data(inputs: ReportInputs, *, truth: Mapping[str, float] | None = Non
                                              m.metric, inputs.loss_bounds.get(m.metric))),
                 None if a is None else (draws.k if a.may_stop else a.labels_needed)))
     design = final.design
-    info = {"Session": inputs.session, "Seed": cfg.seed, "Proposal floor": cfg.proposal_floor,
+    info = {"Session": inputs.session, "Seed": cfg.seed,
+            # a design chooses its own uniform share (lambda, in the design's line)
+            **({} if cfg.adaptive else {"Proposal floor": cfg.proposal_floor}),
             "In-context examples": examples_used(
                 cfg, inputs.provenance.get("surrogate", {}), "surrogate"),
             "Target in-context examples": examples_used(
