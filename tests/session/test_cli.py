@@ -479,3 +479,19 @@ def test_help_shows_every_option_name_whole_at_80_columns() -> None:
     top = " ".join(runner.invoke(app, ["--help"], env={"COLUMNS": "80"}).output.split())
     assert ("init Create a session: load the pool, score it with the surrogate (and "
             "target), store all.") in top, top
+
+
+def test_the_hints_never_suggest_drawing_more_than_the_pool_holds(tmp_path: Path) -> None:
+    """QA: init said `select --n 10` of a 6-item pool (refused: only 6 remain), and
+    label, every item of the pool labelled, said to draw 10 more."""
+    pf = make_pool_files(tmp_path / "data", n=6)
+    db = tmp_path / "s.db"
+    out = init(pf, db)
+    assert f"next: activetest select {db} --n 6" in out, out
+    run("select", db, "--n", "4")
+    run("label", db, "--from-data")
+    out = " ".join(run("label", db).split())
+    assert f"`activetest select {db} --n 2` or `label --n 2`" in out, out
+    run("label", db, "--n", "2", "--from-data")
+    out = " ".join(run("label", db).split())
+    assert "every item of the pool is labelled" in out and "--n" not in out, out

@@ -285,7 +285,9 @@ def init(
                 _out.print(f"{role}: predictions read from the file ({prov['source']}); "
                            f"in-context examples: {prov.get('n_examples', 'unknown')} (as the "
                            f"file says, not --shots)")
-        _out.print(f"next: activetest select {_escape(str(session_path))} --n 10")
+        # 10 at a time, or the whole of a smaller pool (QA: --n 10 of 6 items is refused)
+        _out.print(f"next: activetest select {_escape(str(session_path))} "
+                   f"--n {min(10, s.n_items)}")
 
 
 def _restore_log(s: Any, log: Any, session: Path, confirm: Any = (),

@@ -97,8 +97,16 @@ def label(
             s.select(n - len(pending))
             pending = s.pending()
         if not pending and not (s.pending_judgments() and not from_data):
+            left = s.n_items - s.store.n_acquired()
+            if not left:  # QA: it said to draw 10 more of a pool with none left
+                _out.print(f"nothing to label: every item of the pool is labelled; "
+                           f"`activetest estimate {_escape(str(session))}` gives the pool's "
+                           f"value")
+                return
+            k = min(10, left)
             _out.print("nothing to label: every selected item has a label. Draw more with "
-                       f"`activetest select {_escape(str(session))} --n 10` or `label --n 10`.")
+                       f"`activetest select {_escape(str(session))} --n {k}` or "
+                       f"`label --n {k}`.")
             return
         if from_data:
             done = s.label_from_data(source="data")
