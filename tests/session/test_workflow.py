@@ -351,3 +351,17 @@ def test_who_answered_is_checked_where_it_is_written(pool_files: PoolFiles,
     with Session.open(db) as s:
         assert s.session_config.answer_files["target"] == {"model": "org/model-a",
                                                            "tool": "inspect"}
+
+
+def test_the_repr_of_a_session_says_what_it_is_and_how_far_it_is(pool_files: PoolFiles,
+                                                                 tmp_path: Path) -> None:
+    """QA: ``s`` at a prompt showed ``<activetest.session.workflow.Session object at ...>``."""
+    path = tmp_path / "s.db"
+    s = _create(pool_files, path)
+    s.select(3)
+    s.add_label(s.acquisitions()[0].item_id, 0)
+    text = repr(s)
+    assert text.startswith(f"Session(path={str(path)!r}, kind='classification', task='demo'")
+    assert "acquisition='ce'" in text and text.endswith("N=60, selected=3, labelled=1)")
+    s.close()
+    assert repr(s).endswith("N=60, closed)")

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -232,6 +233,19 @@ class Session:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def __repr__(self) -> str:
+        """What the session is, and how far it is (QA: ``<...Session object at 0x...>``)."""
+        cfg = self._cfg
+        head = (f"Session(path={str(self.path)!r}, kind={cfg.kind!r}, "
+                f"task={cfg.task_ref!r}, target={cfg.target!r}, "
+                f"surrogate={cfg.surrogate!r}, metric={cfg.metric!r}, "
+                f"acquisition={cfg.acquisition!r}, seed={cfg.seed}, N={self.n_items}")
+        try:
+            return (f"{head}, selected={self.store.n_acquired()}, "
+                    f"labelled={self.store.n_labelled()})")
+        except (sqlite3.Error, ValueError):  # a closed file: what it is, no counts
+            return f"{head}, closed)"
 
     # ------------------------------------------------------------------ basics
 
