@@ -124,6 +124,14 @@ def test_classification_history_refusals(tmp_path: Path) -> None:
     (empty / "samples_x_2026-01-01T00-00-00.jsonl").write_text("{not json\n")
     with pytest.raises(SessionError, match=r"samples_x_2026-01-01T00-00-00\.jsonl"):
         _create(pf, tmp_path / "f.db", empty, history_exclude=[])
+    # QA: --surrogate history (with --history or without) was looked up as a model
+    # ("'history' is not a bundled model ..."); classification takes a surrogate model
+    for extra in ({}, {"history": [hist], "history_exclude": ["me"]}):
+        with pytest.raises(SessionError, match=r"--surrogate history is for graded tasks .* "
+                                               r"--surrogate MODEL --history FILE\|DIR"):
+            Session.create(tmp_path / "g.db", pool=pf.pool, task="demo", surrogate="history",
+                           target=f"table:{pf.target}", metric="error_rate", progress=False,
+                           pool_options={"id_column": "id"}, **extra)
     assert not any(tmp_path.glob("*.db"))  # nothing half-made
 
 

@@ -419,6 +419,14 @@ def create_session(path: str | os.PathLike[str], *,
     whole word; llama.cpp and transformers models, refused for ``openai:``), stored in the
     config so every later command scores the same way (:class:`Scoring`).
     """
+    if isinstance(surrogate, str) and surrogate == "history":
+        # QA: it was looked up as a model ("'history' is not a bundled model"), with
+        # --history too, after the history was read and joined
+        raise SessionError("--surrogate history is for graded tasks and the harness loops "
+                           "(--target lm-eval, --target inspect); a classification session "
+                           "learns from other models' results with a surrogate model beside "
+                           "them: --surrogate MODEL --history FILE|DIR --metric error_rate "
+                           "(docs/history.md)")
     if history or history_exclude:
         from activetest.session.create_history import check_history_options
 
