@@ -102,6 +102,12 @@ def test_report_draws_the_anytime_band_and_eee_records_are_valid(session: Path,
         assert check_eee_aggregate(rec) == []
         text = json.dumps(rec)
         assert "LURE" in text and "martingale" in text
+    # QA: the record's options without --format eee were ignored, and --json beat --format
+    out = " ".join(run("estimate", session, "--model-id", "org/target", code=2).split())
+    assert "--model-id and --source-organization go into an Every Eval Ever record: add " \
+           "--format eee" in out, out
+    out = " ".join(run("estimate", session, "--json", "--format", "eee", code=2).split())
+    assert "--json is --format json: give one of --json and --format eee" in out, out
 
 
 def test_status_says_you_may_stop_and_marks_stale_estimates(session: Path) -> None:

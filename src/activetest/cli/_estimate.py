@@ -332,7 +332,13 @@ def estimate(
     """The estimate of every metric with its intervals (fixed-budget, anytime, bootstrap)."""
     from activetest.session.annotators import agreement_json
 
+    if as_json and fmt is not None and fmt.value != "json":  # QA: --json won, silently
+        raise ValueError(f"--json is --format json: give one of --json and --format "
+                         f"{fmt.value}")
     out_format = "json" if as_json else (fmt.value if fmt is not None else "text")
+    if out_format != "eee" and (model_id is not None or source_organization != "unknown"):
+        raise ValueError("--model-id and --source-organization go into an Every Eval Ever "
+                         "record: add --format eee")  # QA: ignored without it
     _check_width(target_width)
     _check_interval_options(n_boot, level)
     with _open(session, busy_timeout, threads) as s:
