@@ -50,6 +50,9 @@ def test_init_makes_a_target_free_session(tmp_path: Path) -> None:
     p = _cli(tmp_path, "init", "s.db", "--pool", "pool.jsonl", *INIT)
     assert p.returncode == 0, p.stderr
     assert "target inspect" in p.stdout
+    # what to do next is the eval, not `select` (QA: its draws `label` then refused)
+    assert ("next: run the eval with activetest.inspect.ActiveStopping('s.db', ...)"
+            in p.stdout), p.stdout
     with Session.open(tmp_path / "s.db") as s:
         cfg = s.session_config
         assert (cfg.kind, cfg.target, cfg.acquisition) == ("graded", "inspect", "graded_fixed")

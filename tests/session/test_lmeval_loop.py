@@ -608,7 +608,9 @@ def test_a_pool_run_without_answer_keys_or_with_another_metric_is_refused(
     out = run("init", db, "--pool", mi, "--target", "lm-eval?metric=nope", *base, code=2)
     assert "no metric 'nope'" in out and "acc_mutual_info" in out
     assert not db.exists()
-    run("init", db, "--pool", mi, "--target", "lm-eval?metric=acc_mutual_info", *base)
+    out = run("init", db, "--pool", mi, "--target", "lm-eval?metric=acc_mutual_info", *base)
+    # the next step draws for lm-eval's --samples (QA: a bare `select`)
+    assert f"next: activetest select {db} --n 10 --emit lm-eval --out samples.json" in out
 
 
 @slow

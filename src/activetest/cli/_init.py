@@ -286,8 +286,17 @@ def init(
                            f"in-context examples: {prov.get('n_examples', 'unknown')} (as the "
                            f"file says, not --shots)")
         # 10 at a time, or the whole of a smaller pool (QA: --n 10 of 6 items is refused)
-        _out.print(f"next: activetest select {_escape(str(session_path))} "
-                   f"--n {min(10, s.n_items)}")
+        path, k = _escape(str(session_path)), min(10, s.n_items)
+        tool = (cfg.extra.get("harness") or {}).get("tool")
+        if tool == "inspect":  # QA: `select` drew items that `label` then refused
+            _out.print(f"next: run the eval with activetest.inspect.ActiveStopping({path!r}, "
+                       f"...) as its early_stopping (docs/harness_inspect.md)")
+        elif tool == "lm-eval":
+            _out.print(f"next: activetest select {path} --n {k} --emit lm-eval --out "
+                       f"samples.json, then lm_eval ... --samples samples.json "
+                       f"(docs/harness.md)")
+        else:
+            _out.print(f"next: activetest select {path} --n {k}")
 
 
 def _restore_log(s: Any, log: Any, session: Path, confirm: Any = (),
