@@ -64,7 +64,7 @@ def score(ctx: typer.Context, engine: Annotated[str, typer.Option(
         "--engine", help="Where to score: ray (a Ray cluster). The other options are "
         "python -m activetest.models.ray_score's (see its --help and docs/scale.md).")] = "ray",
           ) -> None:
-    """Score a pool on a cluster and write the table: Parquet file a session reads.
+    """Score a pool on a cluster and write the Parquet file a session reads as table:FILE.
 
     Options after --engine: --pool FILE --task T --model SPEC --out FILE.parquet (all
     needed), --id-column, --text-column, --examples FILE --shots K [--seed S: the
