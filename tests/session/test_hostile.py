@@ -823,6 +823,15 @@ def test_a_tsv_file_read_as_csv_names_the_format_flag(pool_files: PoolFiles,
     one_error(out)
     assert "--format tsv" in out and str(sheet.name) in out
     assert collected(db) == before
+    # JSON Lines and JSON named .csv (QA: "no column 'item_id' (columns: ['['])")
+    rows = [{"item_id": i, "label": "negative"} for i in pool_files.ids[:2]]
+    for text, fmt in (("".join(json.dumps(r) + "\n" for r in rows), "jsonl"),
+                      (json.dumps(rows, indent=1), "json")):
+        sheet.write_text(text)
+        out = " ".join(run("import", db, sheet, code=2).split())
+        one_error(out)
+        assert f"file read as CSV? Import it with --format {fmt}" in out, out
+        assert collected(db) == before
 
 
 def test_item_markup_is_shown_as_written(tmp_path: Path) -> None:

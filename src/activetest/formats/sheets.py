@@ -127,6 +127,12 @@ def _check_delimiter(header: list[str], delimiter: str, where: str) -> None:
     """Refuse a one-column header that holds the other format's separator (a TSV file
     read as CSV, or the reverse), naming the flag that reads it."""
     other = {",": ("\t", "tsv", "tabs", "CSV"), "\t": (",", "csv", "commas", "TSV")}.get(delimiter)
+    if header and header[0].lstrip().startswith(("{", "[")):  # QA: said "no column item_id"
+        first = header[0].lstrip()[0]
+        json_fmt, name = ("jsonl", "JSON Lines") if first == "{" else ("json", "JSON")
+        raise LabelFileError(f"{where}: the first line starts with {first!r}: a {name} file "
+                             f"read as {'CSV' if delimiter == ',' else 'TSV'}? Import it with "
+                             f"--format {json_fmt} (format={json_fmt!r} in Python)")
     if other is not None and len(header) == 1 and other[0] in header[0]:
         raise LabelFileError(f"{where}: the header is one column that holds {other[2]} "
                              f"({short([header[0]], 60)}): a {other[1].upper()} file read as "
