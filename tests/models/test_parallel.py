@@ -140,3 +140,21 @@ def test_parallel_loads_leave_stdout_working_and_stderr_quiet(require_package: A
     assert "STDERR-ALIVE" in res.stderr
     # The sliding-window notice that llama.cpp prints for Gemma is filtered out.
     assert "SWA" not in res.stderr, res.stderr
+
+
+def test_progress_writes_nothing_where_it_is_not_drawn(capfd: pytest.CaptureFixture[str]
+                                                       ) -> None:
+    """Output to a file or a pipe: rich draws no bar but ended each transient display
+    with an empty line, so `activetest init ... > log` (and the demo's table) began with
+    blank lines (QA). Off a terminal the bars write nothing at all."""
+    with progress_bar(3, "scoring", enabled=True) as advance:
+        advance(3)
+
+    def job() -> int:
+        with progress_bar(2, "job", enabled=True) as step:
+            step(2)
+        return 1
+
+    assert run_parallel([job, job], progress=True) == [1, 1]
+    out, err = capfd.readouterr()
+    assert out == "" and err == "", (out, err)

@@ -77,6 +77,13 @@ def _progress_console() -> Any:
     return _console
 
 
+def drawn(console: Any) -> bool:
+    """Whether a progress display on ``console`` is drawn: a terminal or a notebook.
+    Elsewhere (output to a file or a pipe) rich draws nothing but still ends a transient
+    display with an empty line (QA: `activetest init ... > log` began with blank lines)."""
+    return bool(console.is_terminal or console.is_jupyter)
+
+
 def _columns() -> tuple[Any, ...]:
     from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
 
@@ -142,7 +149,8 @@ def progress_bar(total: int | None, description: str,
         finally:
             shared.bar.remove_task(tid)
         return
-    bar = Progress(*_columns(), console=_progress_console(), disable=not enabled,
+    console = _progress_console()
+    bar = Progress(*_columns(), console=console, disable=not (enabled and drawn(console)),
                    transient=True)
     lock = threading.Lock()
     with bar:
@@ -169,7 +177,8 @@ def run_parallel(jobs: Sequence[Callable[[], T]], *, progress: bool = True) -> l
 
     if _shared is not None:  # already inside a parallel block: keep it simple
         return [job() for job in jobs]
-    bar = Progress(*_columns(), console=_progress_console(), disable=not progress,
+    console = _progress_console()
+    bar = Progress(*_columns(), console=console, disable=not (progress and drawn(console)),
                    transient=True)
     shared = _Shared(bar)
     _shared = shared

@@ -204,8 +204,10 @@ def run_demo(out: str | os.PathLike[str] = "activetest-demo", *, quick: bool = F
     with s:
         # The simulated labeller: draw a few items, answer them from the data, repeat.
         bar = Progress(TextColumn("[bold]labelling (simulated)"), BarColumn(),
-                       MofNCompleteColumn(), disable=not progress, transient=True,
-                       console=con)
+                       MofNCompleteColumn(), transient=True, console=con,
+                       # drawn on a terminal or in a notebook only: elsewhere rich ends
+                       # it with an empty line (QA: the demo's output began with them)
+                       disable=not (progress and (con.is_terminal or con.is_jupyter)))
         with bar:
             tid = bar.add_task("label", total=n_lab)
             done = 0
