@@ -1066,3 +1066,23 @@ def test_an_interrupted_init_says_what_it_left(pool_files: PoolFiles, tmp_path: 
         assert f"interrupted; no session was created at {db}" in said, err
         assert not db.exists()
     assert "kept in the score cache, so the same command resumes" in said, err
+
+
+def test_a_session_file_given_as_the_pool_or_the_labels_is_named_as_one(
+        pool_files: PoolFiles, tmp_path: Path) -> None:
+    """QA: `activetest import S.db S.db` (and `init --pool S.db`) said to name the file's
+    format with --format, of the session file itself."""
+    db = tmp_path / "s.db"
+    init(pool_files, db)
+    label_first(db, tmp_path, 2)
+    before = collected(db)
+    out = " ".join(run("import", db, db, code=2).split())
+    one_error(out)
+    assert f"{db} is a SQLite file (an activetest session?), not a label file" in out, out
+    assert "--format" not in out and collected(db) == before
+    out = " ".join(run("init", tmp_path / "t.db", "--pool", db, "--task", "demo",
+                       "--surrogate", f"table:{pool_files.surrogate}", "--target",
+                       f"table:{pool_files.target}", code=2).split())
+    one_error(out)
+    assert f"{db} is a SQLite file (an activetest session?), not a pool file" in out, out
+    assert not (tmp_path / "t.db").exists()

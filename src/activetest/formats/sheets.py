@@ -74,6 +74,11 @@ def format_for(path: Path, format: str | None) -> str:
     suffix = path.suffix.lower()
     if suffix not in _SUFFIXES:
         _refuse_damaged_gzip(path)
+        from activetest.formats.tables import refuse_sqlite
+
+        refuse_sqlite(path, "a label file: import reads labels from a sheet (CSV, TSV, "
+                            "JSONL, JSON) or a Label Studio export; the session is its first "
+                            "argument")
         raise ValueError(f"{path}: cannot tell the format from the suffix {suffix!r}; name it "
                          f"with --format (format= in Python), one of {', '.join(FORMATS)}")
     return _SUFFIXES[suffix]

@@ -31,7 +31,7 @@ __all__ = ["FORMATS", "MAX_STREAM_BYTES", "MissingDependencyError", "PoolFormatE
            "decode", "detect_format", "file_lines", "files_under", "header_rows", "header_table",
            "iter_json_lines", "json_lines", "parse_bytes", "read_bytes", "read_csv_lines",
            "read_file", "read_jsonl", "read_jsonl_lines", "read_records", "read_tsv_lines",
-           "split_lines"]
+           "refuse_sqlite", "split_lines"]
 
 #: Formats a pool file may have (``lmeval`` is read by :mod:`activetest.formats.lmeval`).
 FORMATS = ("csv", "tsv", "jsonl", "json", "parquet", "fpb", "lmeval")
@@ -60,6 +60,23 @@ class MissingDependencyError(ImportError):
 Record = Mapping[str, Any]
 
 
+def refuse_sqlite(path: str | Path, what: str) -> None:
+    """Refuse a SQLite file (an activetest session, most likely) given where ``what`` (a
+    pool, a label file) is read: only on the path where its suffix names no format (QA:
+    `activetest import S.db S.db` was told to name the format with --format).
+
+    Raises:
+        PoolFormatError: the file starts with SQLite's header.
+    """
+    try:
+        with Path(path).open("rb") as fh:
+            head = fh.read(16)
+    except OSError:
+        return
+    if head == b"SQLite format 3\x00":
+        raise PoolFormatError(f"{path} is a SQLite file (an activetest session?), not {what}")
+
+
 def detect_format(path: str | Path) -> str:
     """The format for ``path`` from its suffix (ignoring a final ``.gz``).
 
@@ -73,6 +90,8 @@ def detect_format(path: str | Path) -> str:
         return _SUFFIXES[suffix]
     if suffix == ".txt" and re.match(r"^Sentences_\w*Agree\.txt$", name, re.IGNORECASE):
         return "fpb"
+    refuse_sqlite(p, "a pool file: --pool takes the items as a table (CSV, TSV, JSONL, JSON, "
+                     "Parquet) or lm-eval samples")
     raise PoolFormatError(f"{path}: cannot tell the format from the suffix {suffix!r}; name it "
                           f"with --pool-format (format= in Python), one of {', '.join(FORMATS)}")
 
