@@ -18,7 +18,10 @@ Y = np.array([0, 1, 0])
         ({"target_logprobs": T.ravel()}, "2-D"),
         ({"target_logprobs": np.where(T[0, 0] == T, np.nan, T)}, "non-finite.*row 0"),
         ({"target_logprobs": np.where(T[1, 0] == T, -np.inf, T)}, "non-finite.*row 1"),
-        ({"target_logprobs": T + 0.1}, "row 0 is not normalised"),
+        ({"target_logprobs": T + 0.1}, "row 0 is not normalised.*through .*log_softmax"),
+        # probabilities where log-probabilities go: said so (QA: logits only were named)
+        ({"target_logprobs": np.exp(T)}, "row 0 is not normalised.* these are "
+                                         "probabilities; pass np.log of them"),
         ({"target_logprobs": np.empty((0, 2))}, "empty"),
         ({"labels": np.array([0, 2, 0])}, r"labels\[1\] = 2 is outside"),
         ({"labels": np.array([0, 1])}, "length 3"),

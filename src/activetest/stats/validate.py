@@ -42,9 +42,16 @@ def as_logprobs(x: object, name: str, n_classes: int | None = None, *,
         off = np.abs(lse) > NORM_TOL
         if off.any():
             i = int(np.argmax(off))
+            row = block[i]
+            # probabilities given where log-probabilities are expected (QA: the message
+            # spoke of logits only)
+            probs = bool((row >= 0).all() and (row <= 1).all()
+                         and abs(float(row.sum()) - 1.0) < 1e-6)
+            hint = ("its entries lie in [0, 1] and sum to 1: these are probabilities; pass "
+                    "np.log of them" if probs else
+                    "pass raw logits through activetest.stats.log_softmax")
             raise ValueError(f"{name} {row_name(start + i, row_names)} is not normalised: "
-                             f"logsumexp = {lse[i]:.3g}, expected 0 (pass raw logits "
-                             "through activetest.stats.log_softmax)")
+                             f"logsumexp = {lse[i]:.3g}, expected 0 ({hint})")
     return a
 
 
