@@ -104,6 +104,12 @@ def test_demo_rejects_bad_sizes(tmp_path: Path) -> None:
         run_demo(tmp_path, pool_size=50, n_labels=60, surrogate="x", target="y")
     out = CliRunner().invoke(app, ["demo", "--out", str(tmp_path), "--pool-size", "1"])
     assert out.exit_code == 2 and "pool size must be >= 2" in out.output
+    # --out naming a file (QA: "pool.csv: File exists")
+    (tmp_path / "pool.csv").write_text("id,text\n")
+    out = CliRunner().invoke(app, ["demo", "--out", str(tmp_path / "pool.csv")])
+    assert out.exit_code == 2, out.output
+    assert "pool.csv is a file; --out names the folder for the demo's session" in " ".join(
+        out.output.split())
 
 
 @pytest.mark.slow

@@ -183,6 +183,9 @@ def run_demo(out: str | os.PathLike[str] = "activetest-demo", *, quick: bool = F
         raise ValueError(f"need shots >= 0 and 0 <= target_shots <= shots, got {shots}, "
                          f"{target_shots}")
     out_dir = Path(out)
+    if out_dir.exists() and not out_dir.is_dir():  # QA: "pool.csv: File exists"
+        raise ValueError(f"{out_dir} is a file; --out names the folder for the demo's session "
+                         f"(demo.db) and report: name a new or existing folder")
     out_dir.mkdir(parents=True, exist_ok=True)
     task = demo_task()
     # A few spare items so that the examples come from outside the pool.
