@@ -148,10 +148,20 @@ def test_serve_prints_its_url_and_shares_with_a_token(tmp_path: Path) -> None:
                                                                             "positive"]
         it = c.next()
         c.answer(it["item_id"], 2)
+        proc.kill()  # the rest of what it printed (flushed with the URL)
+        assert proc.stdout is not None
+        rest = proc.stdout.read()
     finally:
         kill9(proc)
     with Session.open(made.db) as s:
         assert s.labels() == {it["item_id"]: 1}
+    # listening on every interface: the address to send to others too (QA: only
+    # http://127.0.0.1:PORT/... was printed, which reaches nobody else)
+    import socket
+    from urllib.parse import urlsplit
+
+    shared = url.replace(urlsplit(url).hostname or "", socket.gethostname(), 1)
+    assert f"from other machines: {shared}  " in rest, rest
 
 
 def test_claim_seconds_a_lapsed_claim_goes_to_the_next_person_and_late_answers_are_kept(

@@ -161,9 +161,22 @@ def serve(
     run_server(session, host=host, port=port, budget=n, batch=batch, overlap=overlap,
                reviews=reviews, resolve=resolve.value, adjudicators=adjudicator or (),
                show_guess=show_guess, target_width=target_width, busy_timeout=busy_timeout,
-               claim_seconds=claim_seconds, token=token,
-               announce=lambda url: _out.print(f"labelling page: {url}  (Ctrl-C stops it; "
-                                               f"every answer is saved at once)"))
+               claim_seconds=claim_seconds, token=token, announce=lambda url: _announce(url, host))
+
+
+def _announce(url: str, host: str) -> None:
+    """The page's address; listening on every interface (``--host 0.0.0.0``), also the one
+    to send to the people who label (QA: only ``http://127.0.0.1:...`` was printed, which
+    reaches nobody else)."""
+    _out.print(f"labelling page: {url}  (Ctrl-C stops it; every answer is saved at once)")
+    if host in ("0.0.0.0", "::", ""):
+        import socket
+        from urllib.parse import urlsplit
+
+        name = socket.gethostname()
+        shared = urlsplit(url)._replace(netloc=f"{name}:{urlsplit(url).port}").geturl()
+        _out.print(f"from other machines: {shared}  (this machine's name; its network "
+                   f"address works too)")
 
 
 def _label_loop(s: Any, pending: Sequence[Any]) -> None:
