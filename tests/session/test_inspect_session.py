@@ -53,6 +53,9 @@ def test_init_makes_a_target_free_session(tmp_path: Path) -> None:
     # what to do next is the eval, not `select` (QA: its draws `label` then refused)
     assert ("next: run the eval with activetest.inspect.ActiveStopping('s.db', ...)"
             in p.stdout), p.stdout
+    p = _cli(tmp_path, "estimate", "s.db")  # nothing ran yet: the eval, not `select`
+    assert p.returncode == 2 and "no labels yet: run the eval with activetest.inspect." \
+        "ActiveStopping" in " ".join(p.stderr.split()), p.stderr
     with Session.open(tmp_path / "s.db") as s:
         cfg = s.session_config
         assert (cfg.kind, cfg.target, cfg.acquisition) == ("graded", "inspect", "graded_fixed")

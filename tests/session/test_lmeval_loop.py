@@ -611,6 +611,9 @@ def test_a_pool_run_without_answer_keys_or_with_another_metric_is_refused(
     out = run("init", db, "--pool", mi, "--target", "lm-eval?metric=acc_mutual_info", *base)
     # the next step draws for lm-eval's --samples (QA: a bare `select`)
     assert f"next: activetest select {db} --n 10 --emit lm-eval --out samples.json" in out
+    out = " ".join(run("estimate", db, code=2).split())  # nothing ran: lm-eval, not labels
+    assert f"no labels yet: draw items for lm-eval (`activetest select {db} --n 10 --emit " \
+           f"lm-eval --out samples.json`)" in out, out
 
 
 @slow

@@ -87,8 +87,16 @@ def estimate_parts(s: Any, *, compare: Sequence[Any] | Any, n_boot: int | None,
     draws = s.labelled_draws()
     if draws.k == 0:
         if draws.n_selected == 0:
-            raise SessionError("no labels yet: select items (`activetest select`) and label "
-                               "them first")
+            # a harness session's labels are the target's runs (QA: it said to label)
+            tool = (cfg.extra.get("harness") or {}).get("tool")
+            raise SessionError(
+                "no labels yet: run the eval with activetest.inspect.ActiveStopping on this "
+                "session (docs/harness_inspect.md)" if tool == "inspect" else
+                f"no labels yet: draw items for lm-eval (`activetest select {s.path} --n 10 "
+                f"--emit lm-eval --out samples.json`), run lm_eval with --samples "
+                f"samples.json and import its results (docs/harness.md)" if tool == "lm-eval"
+                else
+                "no labels yet: select items (`activetest select`) and label them first")
         raise SessionError(f"no usable labels yet: the first selected item "
                            f"({s.store.acquisitions()[0].item_id!r}) has no label; LURE "
                            f"uses the labels of the first K draws")
