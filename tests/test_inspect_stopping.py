@@ -130,7 +130,8 @@ def test_a_real_eval_records_the_drawn_samples_scores_and_stops_when_narrow(
         levels = s.task.judgment.scores
         # who answered: the eval's model, kept for the EEE record (it said "inspect", QA)
         assert s.session_config.answer_files["target"] == {"model": "mockllm/model",
-                                                           "tool": "inspect"}
+                                                           "tool": "inspect",
+                                                           "tasks": ["arith"]}
         # item by item: each recorded label is the sample's score in the full run
         ran = _scores(alog)
         assert ran and set(ran) == set(labels)
@@ -683,7 +684,8 @@ def test_batches_inside_one_real_eval_item_by_item_refit_between_and_stop(
         levels = s.task.judgment.scores
         # who answered: the eval's model, kept for the EEE record (it said "inspect", QA)
         assert s.session_config.answer_files["target"] == {"model": "mockllm/model",
-                                                           "tool": "inspect"}
+                                                           "tool": "inspect",
+                                                           "tasks": ["arith"]}
         known = [d[3] for d in s.store.design_draws()]
         pi = prefix_intervals(s)
         r0 = s.estimate(record=False).metrics["error_rate"]
@@ -1129,6 +1131,30 @@ def test_from_inspect_names_a_folders_log_of_another_session(tmp_path: Path) -> 
     p = _cli(tmp_path, "init", "b.db", *_MADE, "--seed", "1", "--from-inspect",
              late["log"])
     assert p.returncode == 0 and "another session" not in p.stderr, p.stderr
+
+
+def test_status_names_the_inspect_tasks_of_the_evals(tmp_path: Path) -> None:
+    """QA: the inspect task an eval ran was named by `init --from-inspect` only; `status`
+    now names the tasks of the evals whose scores are labels, run by the manager or read
+    back from their logs."""
+    from inspect_ai.log import write_eval_log
+
+    db = _session(tmp_path, target="inspect")
+    first, second = _run(tmp_path, f"active:{db}:-:6", f"active:{db}:-:4")
+    p = _cli(tmp_path, "status", str(db))
+    assert p.returncode == 0 and "(2 eval(s) of inspect task 'arith' with" in " ".join(
+        p.stdout.split()), p.stdout
+    log = _read(second["log"])
+    log.eval.task = "arith_v2"
+    write_eval_log(log, str(tmp_path / "renamed.eval"))
+    made = ["--task", "answers", "--pool", "pool.jsonl", "--target", "inspect", "--surrogate",
+            "column:p_correct", "--metric", "error_rate", "--seed", "0", "--no-progress"]
+    p = _cli(tmp_path, "init", "b.db", *made, "--from-inspect", first["log"],
+             "--from-inspect", str(tmp_path / "renamed.eval"))
+    assert p.returncode == 0, p.stderr
+    p = _cli(tmp_path, "status", "b.db")
+    assert p.returncode == 0 and "of inspect tasks 'arith', 'arith_v2' with" in " ".join(
+        p.stdout.split()), p.stdout
 
 
 def test_from_inspect_takes_peoples_labels_only_when_told_to(tmp_path: Path) -> None:

@@ -427,8 +427,10 @@ def restore(session: Any, record: LogRecord, others: Sequence[LogSamples] = (), 
         from activetest.formats.answers import public_model_name
 
         name = public_model_name(record.model)
-        if name:
-            session.record_target_model(name, "inspect")
+        if name:  # with the inspect tasks of the evals whose labels are read
+            ids = {e for e in (_eval_of(str(src)) for src in record.sources.values()) if e}
+            tasks = [record.task, *(o.task for o in others if o.eval_id in ids)]
+            session.record_target_model(name, "inspect", [t for t in tasks if t])
     scores = session.task.judgment.scores
     levels: dict[str, int] = {}
     for item_id, value in record.labels.items():

@@ -437,7 +437,7 @@ class ActiveStopping:
             raise ValueError(f"ActiveStopping runs each drawn sample once (epochs=1), got "
                              f"epochs={epochs}: an item's label is one score")
         self._eval_id = str(getattr(task, "eval_id", "") or "")
-        self._check_model(getattr(task, "model", None))
+        self._check_model(getattr(task, "model", None), getattr(task, "task", None))
         self._join(samples)
         order = self.order()
         pos = [j for j, smp in enumerate(samples) if str(smp.id) in self._pos]
@@ -456,7 +456,7 @@ class ActiveStopping:
             self._advance()
         return MANAGER
 
-    def _check_model(self, model: Any) -> None:
+    def _check_model(self, model: Any, task_name: Any = None) -> None:
         """Keep the eval's model in the session (who answered: the EEE record names it);
         an eval of another model than the session's earlier results is refused, checked
         where it is written (one transaction: two evals started together cannot both
@@ -465,7 +465,8 @@ class ActiveStopping:
 
         name = public_model_name(model) if isinstance(model, str) else None
         if name is not None:
-            self.session.record_target_model(name, "inspect")
+            self.session.record_target_model(
+                name, "inspect", [task_name] if isinstance(task_name, str) else ())
             from activetest.session.harness_history import target_in_history
 
             said = target_in_history(self.session, name)  # the history has its own run

@@ -153,7 +153,12 @@ def labels_from(session: Any) -> str | None:
             return None
         j = session.task.judgment
         levels = ", ".join(f"{lv} = {sc:g}" for lv, sc in zip(j.levels, j.scores, strict=True))
-        return (f"inspect_ai's per-sample scores ({len(evals)} eval(s) with "
+        target = (session.session_config.answer_files or {}).get("target") or {}
+        tasks = target.get("tasks") if isinstance(target, Mapping) else None
+        named = (f" of inspect task{'s' if len(tasks) > 1 else ''} "
+                 f"{', '.join(repr(str(t)) for t in tasks)}"
+                 if isinstance(tasks, list) and tasks else "")
+        return (f"inspect_ai's per-sample scores ({len(evals)} eval(s){named} with "
                 f"activetest.inspect.ActiveStopping; each score read as a judgment level: "
                 f"{levels}); the error rate is 1 - their mean")
     if h is None or h.get("tool") != "lm-eval":
