@@ -495,3 +495,31 @@ def test_the_hints_never_suggest_drawing_more_than_the_pool_holds(tmp_path: Path
     run("label", db, "--n", "2", "--from-data")
     out = " ".join(run("label", db).split())
     assert "every item of the pool is labelled" in out and "--n" not in out, out
+
+
+def test_init_overwrite_keeps_the_labels_of_the_file_it_replaces(tmp_path: Path) -> None:
+    """QA: `init --overwrite` of a session holding 60 labels dropped them without a word;
+    the replaced file is kept beside the new one and init says where, with its count."""
+    from session_support import run_cli
+
+    from activetest.session.workflow import Session
+
+    files = make_pool_files(tmp_path / "data", n=40)
+    made = ["--pool", files.pool, "--id-column", "id", "--task", "demo", "--surrogate",
+            f"table:{files.surrogate}", "--target", f"table:{files.target}", "--seed", 0,
+            "--no-progress"]
+    db = tmp_path / "s.db"
+    run_cli("init", db, *made)
+    run_cli("select", db, "--n", 6)
+    with Session.open(db) as s:
+        s.label_from_data()
+        before = s.labels()
+    out = " ".join(run_cli("init", db, *made, "--overwrite").split())
+    (kept,) = tmp_path.glob("s.replaced-*.db")
+    assert f"the session file it replaced held 6 label(s): kept as {kept}" in out, out
+    with Session.open(kept) as s:
+        assert s.labels() == before
+    with Session.open(db) as s:
+        assert s.labels() == {}
+    out = run_cli("init", db, *made, "--overwrite")  # no labels now: nothing more kept
+    assert "replaced held" not in out and len(list(tmp_path.glob("s.replaced-*.db"))) == 1

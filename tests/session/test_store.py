@@ -191,3 +191,22 @@ def test_lean_reads_equal_the_full_ones(tmp_path: Path) -> None:
         st._conn.execute("UPDATE labels SET label = 7 WHERE idx = 9")
         with pytest.raises(DamagedSessionError, match="'i9' has the stored label 7"):
             st.label_values()
+
+
+def test_overwrite_keeps_a_replaced_file_that_holds_labels(tmp_path: Path) -> None:
+    """QA: `init --overwrite` of a labelled session dropped its labels without a word. A
+    replaced file holding labels is kept beside the new one (renamed), with its labels
+    whole; one holding none is replaced as before (no clutter)."""
+    _store(tmp_path, overwrite=True).close()  # nothing there: nothing kept
+    with _store(tmp_path, overwrite=True) as st:  # no labels: replaced, nothing kept
+        assert st.replaced is None
+        st.set_labels([(0, 1), (2, 0)], "cli")
+    with _store(tmp_path, overwrite=True) as st:
+        kept = st.replaced
+        assert kept is not None and kept.n_labels == 2 and st.labels() == {}
+    assert kept.path.parent == tmp_path and kept.path.name.startswith("s.replaced-")
+    assert kept.path.suffix == ".db"
+    with SessionStore.open(kept.path) as old:
+        assert {i: lab.label for i, lab in old.labels().items()} == {0: 1, 2: 0}
+    assert sorted(p.name for p in tmp_path.iterdir() if p.suffix == ".db") == sorted(
+        ["s.db", kept.path.name])

@@ -153,7 +153,8 @@ def init(
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not use the score "
                                            "cache.")] = False,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing session "
-                                            "file.")] = False,
+                                            "file (one holding labels is kept beside it, "
+                                            "renamed NAME.replaced-TIME.db).")] = False,
     from_inspect: Annotated[list[Path] | None, typer.Option(
         "--from-inspect", help="An inspect_ai log of an eval run with "
         "activetest.inspect.ActiveStopping on a session made with these same options, or "
@@ -271,6 +272,11 @@ def init(
             _out.print(f"design: {design_label(cfg.extra['history'])}")
         _out.print(f"created session {_escape(str(session_path))}: {s.n_items} items, task "
                    f"{_escape(repr(s.task.name))}, {cfg.shots} in-context example(s)")
+        kept = s.store.replaced
+        if kept is not None:  # --overwrite of a labelled session: its labels are kept
+            _out.print(f"the session file it replaced held {kept.n_labels} label(s): kept as "
+                       f"{_escape(str(kept.path))} (open it to use them; remove it when "
+                       f"they are no longer needed)")
         _out.print(f"surrogate {_escape(cfg.surrogate)}, target {_escape(cfg.target)}, "
                    f"metric {cfg.metric}, acquisition {cfg.acquisition}, "
                    + ("" if cfg.adaptive else f"proposal floor {cfg.proposal_floor:g}, ")

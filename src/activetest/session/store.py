@@ -68,6 +68,8 @@ import os
 import sqlite3
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -197,6 +199,9 @@ class SessionStore(ScoresMixin, DrawsMixin, LabelsMixin):
         self._shared: dict[str, StoredScores] | None = None
         #: role -> ((key, the role's stored row), value): :meth:`derived`
         self._derived: dict[str, tuple[tuple[Any, ...], Any]] = {}
+        #: set by :meth:`create` with ``overwrite``: where the replaced session file was
+        #: kept because it held labels (None: none replaced, or it held none)
+        self.replaced: ReplacedSession | None = None
 
     # ------------------------------------------------------------------ open / create
 
@@ -445,14 +450,17 @@ class SessionStore(ScoresMixin, DrawsMixin, LabelsMixin):
         try:
             for suffix in ("-wal", "-shm"):
                 Path(str(tmp) + suffix).unlink(missing_ok=True)
-            _put_in_place(tmp, p, overwrite=overwrite, busy_timeout=min(busy_timeout, 2.0))
+            kept = _put_in_place(tmp, p, overwrite=overwrite,
+                                 busy_timeout=min(busy_timeout, 2.0))
         except BaseException as exc:
             for f in tmp_files:
                 f.unlink(missing_ok=True)
             if isinstance(exc, OSError):
                 raise create_error(p, exc) from None
             raise
-        return cls.open(p, busy_timeout=busy_timeout)
+        store = cls.open(p, busy_timeout=busy_timeout)
+        store.replaced = kept
+        return store
 
     def close(self) -> None:
         """Close the connection (idempotent)."""
@@ -760,8 +768,10 @@ def _remove_orphan_sidecars(p: Path) -> None:
             Path(str(p) + suffix).unlink(missing_ok=True)
 
 
-def _put_in_place(tmp: Path, p: Path, *, overwrite: bool, busy_timeout: float) -> None:
+def _put_in_place(tmp: Path, p: Path, *, overwrite: bool, busy_timeout: float
+                  ) -> ReplacedSession | None:
     """The last step of :meth:`SessionStore.create`: the finished file ``tmp`` becomes ``p``.
+    Returns where a replaced session file holding labels was kept (None: nothing kept).
 
     Without ``overwrite``, atomically only where nothing is at ``p`` (a hard link, which
     fails when the name exists, then the temporary name removed): another command may
@@ -771,6 +781,9 @@ def _put_in_place(tmp: Path, p: Path, *, overwrite: bool, busy_timeout: float) -
     With ``overwrite``, the file at ``p`` is replaced while :func:`claim_for_overwrite`
     holds it: no other process has it open (else :class:`SessionInUseError`), its WAL is
     folded in and its ``-shm`` is stale, so removing it loses nothing another process uses.
+    A replaced file that holds labels (people's, judgments, annotations) is not removed
+    but renamed beside the new one (:func:`_backup_name`; QA: ``init --overwrite`` of a
+    labelled session dropped its 60 labels without a word).
 
     Raises:
         SessionExistsError: without ``overwrite``, ``p`` exists now.
@@ -780,17 +793,22 @@ def _put_in_place(tmp: Path, p: Path, *, overwrite: bool, busy_timeout: float) -
         claim = claim_for_overwrite(p, busy_timeout, hold=True) if p.is_file() else None
         link = p.is_symlink()  # the link is replaced, the file it points to stays
         replaced = False
+        kept = None
         try:
             # Held: its -wal is folded in and gone, its -shm is nobody's. Not held: no
             # file, or not one SQLite can lock: whatever -wal/-shm is there would be read
             # as the new file's journal.
             for suffix in ("-wal", "-shm"):
                 Path(str(p) + suffix).unlink(missing_ok=True)
+            n = 0 if claim is None or link else collected_labels(claim[0])
+            if n:  # never drop a collected label: the replaced file is kept beside it
+                kept = ReplacedSession(_backup_name(p), n)
+                os.replace(p, kept.path)
             os.replace(tmp, p)
             replaced = not link
         finally:
             release_claim(claim, replaced=replaced)
-        return
+        return kept
     if os.path.lexists(p):
         raise _created_meanwhile(p)
     # A -wal/-shm with no file is a removed session's (SQLite would read it as the new
@@ -813,6 +831,43 @@ def _put_in_place(tmp: Path, p: Path, *, overwrite: bool, busy_timeout: float) -
         return
     with contextlib.suppress(OSError):  # else removed by the next `init` of p (sweep_creating)
         tmp.unlink()
+
+
+@dataclass(frozen=True)
+class ReplacedSession:
+    """A session file ``init --overwrite`` replaced that held labels: kept at ``path``.
+
+    Attributes:
+        path: where the replaced file now is (beside the new one).
+        n_labels: the labels it held (labels, judgments and annotations, counted).
+    """
+
+    path: Path
+    n_labels: int
+
+
+def collected_labels(conn: sqlite3.Connection) -> int:
+    """The labels a session file holds (labels, judgments of compared answers, the
+    labelling page's annotations): what replacing it would drop. 0 for a file that is
+    not a session or cannot be read (nothing of ours to keep)."""
+    total = 0
+    for table in ("labels", "judgments", "annotations"):
+        try:
+            total += int(conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
+        except sqlite3.Error:
+            continue  # an older schema without the table, or not a session file
+    return total
+
+
+def _backup_name(p: Path) -> Path:
+    """A free name beside ``p`` for the session file it replaces:
+    ``<stem>.replaced-<UTC time><suffix>`` (a counter added where taken)."""
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    for k in range(1000):
+        cand = p.with_name(f"{p.stem}.replaced-{stamp}{'' if k == 0 else f'-{k}'}{p.suffix}")
+        if not os.path.lexists(cand):
+            return cand
+    raise SessionError(f"{p}: no free name to keep the replaced session file under")
 
 
 def _check_streamed_items(conn: sqlite3.Connection) -> None:

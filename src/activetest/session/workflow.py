@@ -187,7 +187,9 @@ class Session:
                 zero-shot; default as the surrogate); ``noise_target_nll``,
                 ``noise_surrogate_nll``, ``noise_rule`` (the label-noise alarm);
                 ``n_boot``, ``level`` (bootstrap); ``pool_options`` (``load_pool``
-                keywords); ``cache_dir``, ``use_cache``; ``overwrite``; ``progress``;
+                keywords); ``cache_dir``, ``use_cache``; ``overwrite`` (a replaced
+                file holding labels is kept beside the new one:
+                ``session.store.replaced`` says where); ``progress``;
                 ``busy_timeout``; ``threads``; ``label_scoring`` (``first-token``, the
                 default and the paper's choice, or ``full-sequence``: each class the
                 summed log-prob of its whole label word, for the llama.cpp and
@@ -265,10 +267,13 @@ class Session:
         """The configuration, typed (:class:`~activetest.session.config.SessionConfig`)."""
         return self._cfg
 
-    def record_target_model(self, model: str, tool: str) -> None:
+    def record_target_model(self, model: str, tool: str, tasks: Iterable[str] = ()) -> None:
         """Keep who answered for a harness target (``answer_files["target"]``: the model
         lm-eval's results or inspect's eval name), checked against the model stored and
         written in one transaction: two runs of different models cannot both pass.
+        ``tasks``: the harness tasks the runs were of (an inspect eval's ``eval.task``),
+        kept among the session's ``tasks`` (named by ``status``; not checked: labels join
+        by the sample's content).
 
         Raises:
             SessionError: the session's results so far are of another model (one
@@ -284,6 +289,11 @@ class Session:
                     f"are of {had}: one estimate cannot mix two models (create another "
                     f"session for {model})")
             files["target"] = {**before, "model": model, "tool": tool}
+            new_tasks = {str(t) for t in tasks if t}
+            if new_tasks:
+                had_tasks = before.get("tasks")
+                known = [str(t) for t in had_tasks] if isinstance(had_tasks, list) else []
+                files["target"]["tasks"] = sorted({*known, *new_tasks})
             return {"answer_files": files}
 
         self.store.update_config(change)
