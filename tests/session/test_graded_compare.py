@@ -249,6 +249,7 @@ def test_terminal_labeller_asks_for_compared_answers_and_undoes(tmp_path: Path) 
         shown = s.display(ask_b[0], target=spec)
         assert f"answer to judge: {s.compared_answer(ask_b[0], spec)}" in shown
     assert "compared answer" in out and "undone" in out
+    assert "for blind paired judging" in " ".join(out.split())  # said: not blind here
 
 
 def test_sheet_round_trip_with_an_answer_of_column(tmp_path: Path) -> None:

@@ -245,6 +245,11 @@ def _judge_compared(s: Any, keys_in: _Keys, help_line: str) -> int:
 
     done: list[Any] = []
     answered = 0
+    if s.pending_judgments():  # (QA: the terminal's judging is not blind; the page is)
+        _out.print("note: the terminal names the model of each compared answer and asks "
+                   "for them after the target's; for blind paired judging (no model names, "
+                   "each item's answers in a seeded random order) use `activetest serve` "
+                   "(docs/labelling.md)")
     while waiting := s.pending_judgments():
         p = waiting[0]
         a = p.acquisition
