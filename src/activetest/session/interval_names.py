@@ -140,8 +140,8 @@ def blind_spot_sentence(metric: str, n_unexplored: int, ratio: float,
                 f"{items} (no loss bound is known to widen them by)")
     cap = "1" if loss_cap is None else f"{loss_cap:.4g}"
     return (f"{name}: {what}{interval_name(FIXED_BUDGET, level)} and "
-            f"{interval_name(ANYTIME, level)} widened by +{widen_high:.4g} / "
-            f"-{widen_low:.4g} for what the {items} could hide (a loss of at most {cap} "
+            f"{interval_name(ANYTIME, level)} widened by +{widen_high:.4f} / "
+            f"-{widen_low:.4f} for what the {items} could hide (a loss of at most {cap} "
             f"per item)")
 
 
