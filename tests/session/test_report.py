@@ -453,3 +453,48 @@ def test_the_verdict_of_an_asymptotic_cs_says_asymptotically() -> None:
         c = SimpleNamespace(target_a="A", target_b="B", difference=SimpleNamespace(
             anytime=iv, fixed=iv, bootstrap=iv, basis=basis))
         assert _verdict(c, 0.95) == f"A lower by the anytime 95% confidence sequence {how}"
+
+
+def test_an_adaptive_sessions_acquisition_figure_shows_its_next_proposal(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Walkthrough QA: the default design starts uniform, so the figure's left panel (the
+    scores stored at creation) was one bar at 0. A session's report now shows the
+    design's proposal for the next draw, as a multiple of the uniform rate over the items
+    not drawn; it is the sampler's own plan."""
+    from session_support import make_pool_files
+
+    from activetest.session.workflow import Session
+
+    files = make_pool_files(tmp_path / "data", n=80)
+    db = tmp_path / "s.db"
+    Session.create(db, pool=files.pool, task="demo", surrogate=f"table:{files.surrogate}",
+                   target=f"table:{files.target}", seed=0, progress=False,
+                   pool_options={"id_column": "id"}).close()
+    with Session.open(db) as s:
+        s.select(30)
+        s.label_from_data()
+        data = s.report_data(progress=False)
+        from activetest.session import draw
+
+        plan = draw.replayed(s.store).plan().q
+    nq = data.next_proposal
+    assert nq is not None and nq == pytest.approx(plan, abs=0)
+    assert (nq[data.acquired_idx] == 0).all() and nq.sum() == pytest.approx(1.0)
+    kept = _spy(monkeypatch, "_save", 0)
+    plots.plot_acquisition(data, tmp_path / "a.png")
+    left = kept[0].axes[0]
+    assert left.get_title() == "the design's proposal for draw 31"
+    assert left.get_xlabel() == "probability of the next draw / uniform rate"
+    heights = [p.get_height() for p in left.patches]
+    assert sum(heights) == 80 - 30  # every item not drawn, once
+    md = write_report(data, tmp_path / "r", html=False).read_text(encoding="utf-8")
+    assert "The adaptive design's proposal for draw 31 over the items not drawn" in md
+    # a fixed acquisition: no proposal to show beyond its scores
+    Session.create(tmp_path / "ce.db", pool=files.pool, task="demo",
+                   surrogate=f"table:{files.surrogate}", target=f"table:{files.target}",
+                   seed=0, progress=False, pool_options={"id_column": "id"},
+                   acquisition="ce").close()
+    with Session.open(tmp_path / "ce.db") as s:
+        s.select(5)
+        s.label_from_data()
+        assert s.report_data(progress=False).next_proposal is None

@@ -55,6 +55,8 @@ class EstimateParts:
             the range the intervals are clipped to.
         variance_floors: a fixed proposal's model variance of each draw, the floor of
             its intervals (:func:`.estimate.variance_floors`).
+        sampler: an adaptive design's sampler, replayed from the session's history (None:
+            a fixed acquisition): the report asks it for the next draw's proposal.
     """
 
     report: EstimateReport
@@ -65,6 +67,7 @@ class EstimateParts:
     loss_bounds: dict[str, float]
     variance_floors: est.VarianceFloors = dataclasses.field(
         default_factory=est.VarianceFloors)
+    sampler: Any = None
 
 
 def estimate_parts(s: Any, *, compare: Sequence[Any] | Any, n_boot: int | None,
@@ -196,7 +199,7 @@ def estimate_parts(s: Any, *, compare: Sequence[Any] | Any, n_boot: int | None,
             *report.warnings, "this estimate is not recorded in the session file: it is "
             "open read-only (`status` shows the last one recorded)"])
     return EstimateParts(report, draws, dict(inputs.losses), design_controls, blind,
-                         dict(inputs.loss_bounds), floors)
+                         dict(inputs.loss_bounds), floors, sampler)
 
 
 def record_estimate(store: SessionStore, report: EstimateReport) -> None:

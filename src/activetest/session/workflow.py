@@ -770,8 +770,19 @@ class Session:
             provenance={r: self.provenance(r) for r in ("surrogate", "target")},
             session=str(self.path), blind_spots=parts.blind_spots,
             loss_bounds=parts.loss_bounds,
-            variance_floors=dict(parts.variance_floors.metrics), labels_from=labels_from(self))
+            variance_floors=dict(parts.variance_floors.metrics), labels_from=labels_from(self),
+            next_proposal=self._next_proposal(parts.sampler))
         return report_data(inputs, truth=truth, n_points=n_points, title=title, notes=notes)
+
+    def _next_proposal(self, sampler: Any) -> np.ndarray | None:
+        """An adaptive design's proposal for the next draw (None: a fixed proposal, every
+        item drawn, or a state the design cannot plan from)."""
+        if sampler is None or self.store.n_acquired() >= self.n_items:
+            return None
+        try:
+            return np.asarray(sampler.plan().q, dtype=np.float64)
+        except (RuntimeError, ValueError):  # e.g. a refit left unsettled: no figure of it
+            return None
 
     def write_report(self, out_dir: str | os.PathLike[str], **kwargs: Any) -> Path:
         """Write ``report.md``, ``report.html`` and PNG figures into ``out_dir``.

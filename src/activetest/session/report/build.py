@@ -148,6 +148,9 @@ class ReportInputs:
             (:func:`.estimate.variance_floors`): the curves' floor, as the estimate's.
         labels_from: what a harness session's labels are
             (:func:`activetest.session.harness.labels_from`), for the header.
+        next_proposal: an adaptive design's ``(N,)`` proposal for the next draw (0 on
+            drawn items), what the acquisition figure shows for it (None: a fixed
+            proposal, or every item drawn).
     """
 
     estimate: EstimateReport
@@ -167,6 +170,7 @@ class ReportInputs:
     loss_bounds: Mapping[str, float] = field(default_factory=dict)
     variance_floors: Mapping[str, np.ndarray] = field(default_factory=dict)
     labels_from: str | None = None
+    next_proposal: np.ndarray | None = None
 
 
 def examples_used(config: SessionConfig, provenance: Mapping[str, Any], role: str) -> Any:
@@ -353,7 +357,7 @@ def report_data(inputs: ReportInputs, *, truth: Mapping[str, float] | None = Non
         title=title or f"Active testing: {cfg.target} on {inputs.task_name}",
         task=inputs.task_name, target=cfg.target, surrogate=cfg.surrogate,
         metrics=[METRIC_NAMES[m] for m in metrics], history=history,
-        scores=inputs.scores,
+        scores=inputs.scores, next_proposal=inputs.next_proposal,
         acquired_idx=np.asarray(inputs.acquired_idx, dtype=np.int64),
         acquired_q=np.asarray(inputs.acquired_q, dtype=np.float64), flagged=flagged,
         comparison=comparisons, labels_needed=needed,

@@ -238,6 +238,9 @@ class ReportData:
         scores: the pool's acquisition scores, ``(N,)``; ``None``: no acquisition figure.
         acquired_idx: pool indices (into ``scores``) of the acquired items, in order.
         acquired_q: ``q_m`` of each acquired item, in order.
+        next_proposal: an adaptive design's proposal for the next draw, ``(N,)`` (0 on
+            the drawn items); the acquisition figure shows it instead of ``scores``,
+            which such a design does not draw by. None: not known.
         flagged: :class:`FlaggedItem` s (or dicts with its fields).
         comparison: :class:`Comparison` s of two targets (one or a list).
         labels_needed: :class:`LabelsNeeded` projections.
@@ -265,6 +268,7 @@ class ReportData:
     scores: Any = None
     acquired_idx: Any = None
     acquired_q: Any = None
+    next_proposal: Any = None
     flagged: Sequence[Any] = field(default_factory=list)
     comparison: Any = None
     labels_needed: Sequence[Any] = field(default_factory=list)
@@ -337,6 +341,11 @@ class ReportData:
                 raise ValueError(f"acquired_q has {q.size} entries, acquired_idx "
                                  f"{self.acquired_idx.size}")
             self.acquired_q = q
+        if self.next_proposal is not None:
+            nq = np.asarray(self.next_proposal, dtype=np.float64)
+            if nq.ndim != 1 or not np.all(np.isfinite(nq)) or np.any(nq < 0):
+                raise ValueError("next_proposal must be a 1-D array of probabilities >= 0")
+            self.next_proposal = nq
         self.flagged = [_coerce(FlaggedItem, f, f"flagged[{i}]")
                         for i, f in enumerate(self.flagged)]
         comp = self.comparison

@@ -333,6 +333,53 @@ def plot_acquisition(data: ReportData, path: str | Path) -> Path:
         raise ValueError("plot_acquisition needs data.scores (the pool's acquisition scores)")
     fig = _figure(ACQUISITION_SIZE)
     left, right = fig.subplots(1, 2)
+    if data.next_proposal is not None:  # an adaptive design: what it draws by now
+        _next_proposal_panel(left, data)
+    else:
+        _scores_panel(left, data)
+    _q_panel(right, data)
+    _fit_title(fig, "acquisition: where the target and the compared model may differ "
+                    "(compare design)" if data.acquisition == "compare"
+               else f"acquisition: surrogate {data.surrogate}")
+    return _save(fig, path)
+
+
+def _next_proposal_panel(left: Any, data: ReportData) -> None:
+    """The adaptive design's proposal for the next draw over the items not drawn, as a
+    multiple of the uniform rate (QA: the scores stored at creation, all equal for a
+    design that starts uniform, showed one bar at 0)."""
+    nq = data.next_proposal
+    left_items = nq > 0
+    n_left = int(left_items.sum())
+    r = nq[left_items] * n_left  # 1 = the uniform rate over the items left
+    m = 0 if data.acquired_idx is None else int(data.acquired_idx.size)
+    if r.size == 0 or r.max() - r.min() <= 1e-9 * max(1.0, float(r.max())):
+        centre = float(r[0]) if r.size else 1.0
+        bins = np.linspace(centre - 0.55, centre + 0.55, 12)
+        log_x = False
+    else:
+        log_x = bool(r.max() / r.min() > 20)
+        bins = (np.geomspace(r.min(), r.max(), 41) if log_x
+                else np.linspace(r.min(), r.max(), 41))
+    left.hist(r, bins=bins, color=_ACTIVE, alpha=0.6, label=f"items not drawn ({r.size})")
+    left.axvline(1.0, color="black", linestyle=":", label="the uniform rate")
+    left.set_yscale("log")
+    left.set_ylim(bottom=0.7)
+    if log_x:
+        left.set_xscale("log")
+        left.xaxis.set_minor_formatter(NullFormatter())
+        if r.max() / r.min() <= 100:  # as the scores' panel: 1, 2, 5 times each decade
+            left.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+            left.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    left.set_xlabel("probability of the next draw / uniform rate")
+    left.set_ylabel("items (log scale)")
+    left.set_title(f"the design's proposal for draw {m + 1}")
+    left.legend(loc="best", fontsize="small")
+    left.grid(True, alpha=0.3)
+
+
+def _scores_panel(left: Any, data: ReportData) -> None:
+    """The pool's acquisition scores with the acquired items marked."""
     s = data.scores
     acquired = s[data.acquired_idx] if data.acquired_idx is not None else np.zeros(0)
     positive = s.size > 0 and np.all(s > 0)
@@ -379,6 +426,9 @@ def plot_acquisition(data: ReportData, path: str | Path) -> Path:
     left.legend(loc="best", fontsize="small")
     left.grid(True, alpha=0.3)
 
+
+def _q_panel(right: Any, data: ReportData) -> None:
+    """``q_m`` of each acquired item per step, beside the uniform ``1/(N-m+1)``."""
     right.set_title("acquisition probability per step")
     right.set_xlabel("step m (label number)")
     right.set_ylabel("q_m (log scale)")
@@ -406,10 +456,6 @@ def plot_acquisition(data: ReportData, path: str | Path) -> Path:
         # steps are whole numbers (QA: 1.0, 1.5, 2.0, ... at 5 labels)
         right.xaxis.set_major_locator(MaxNLocator(integer=True))
         right.legend(loc="best", fontsize="small")
-    _fit_title(fig, "acquisition: where the target and the compared model may differ "
-                    "(compare design)" if data.acquisition == "compare"
-               else f"acquisition: surrogate {data.surrogate}")
-    return _save(fig, path)
 
 
 def fixed_model_design(acquisition: str | None) -> bool:

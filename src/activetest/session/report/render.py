@@ -268,7 +268,12 @@ def _blocks(data: ReportData, images: Mapping[str, str]) -> list[_Block]:
     if ACQUISITION_PNG in images:
         from activetest.session.report.plots import adaptive_design, fixed_model_design
 
+        m = 0 if data.acquired_idx is None else int(data.acquired_idx.size)
         out.append(("img", images[ACQUISITION_PNG],
+                    f"The adaptive design's proposal for draw {m + 1} over the items not "
+                    f"drawn, as a multiple of the uniform rate (refitted from the labels so "
+                    f"far), and the probability q_m each draw was made with, per step"
+                    if data.next_proposal is not None else
                     "The pool's acquisition scores with the acquired items (the design "
                     "draws by them mixed with the uniform, the share re-chosen from the "
                     "labels: the probabilities it drew with are q_m, right), and q_m per "
