@@ -470,6 +470,12 @@ def test_help_shows_every_option_name_whole_at_80_columns() -> None:
     for name, cmd in group.commands.items():  # type: ignore[attr-defined]
         out = runner.invoke(app, [name, "--help"], env={"COLUMNS": "80"}).output
         assert "…" not in out, (name, out)
+        # lines break at spaces, never inside a hyphenated name ("--id-" / "column"), and
+        # fit the terminal (an acquisition's choices were a 94-character line: QA)
+        lines = out.splitlines()
+        assert not [x for x in lines if x.rstrip().endswith("-") and not x.rstrip().
+                    endswith(" -")], (name, out)
+        assert all(len(x) <= 80 for x in lines), (name, [x for x in lines if len(x) > 80])
         for p in cmd.params:
             if getattr(p, "hidden", False):  # an old name kept working (--alpha)
                 continue

@@ -30,6 +30,36 @@ app = typer.Typer(
          "smollm2-135m --target gemma3-270m`, then `activetest select S.db --n 10`, "
          "`activetest label S.db`, `activetest estimate S.db`. Try `activetest demo` first.")
 
+
+
+def _no_hyphen_breaks() -> None:
+    """Help text wraps at spaces only: click's wrapper broke at hyphens, splitting option
+    names and terms across lines ("--id-" / "column", "fixed-" / "budget": QA). Typer
+    formats help with its own copy of click's wrapper (``typer._click``), click's is
+    patched too; where a version moves its wrapper, help keeps the default wrapping."""
+    import importlib
+
+    for name in ("typer._click._textwrap", "click._textwrap"):
+        try:
+            mod = importlib.import_module(name)
+        except ImportError:  # pragma: no cover - another layout
+            continue
+        base = getattr(mod, "TextWrapper", None)
+        if base is None or getattr(base, "_activetest", False):
+            continue
+
+        class _SpacesOnly(base):  # type: ignore[misc, valid-type]
+            _activetest = True
+
+            def __init__(self, *args: Any, **kwargs: Any) -> None:
+                kwargs.setdefault("break_on_hyphens", False)
+                super().__init__(*args, **kwargs)
+
+        mod.TextWrapper = _SpacesOnly
+
+
+_no_hyphen_breaks()
+
 # emoji=False: item text such as ":warning:" is shown as written, never as an emoji
 # (markup is escaped by _escape wherever item or file text is printed)
 _out = Console(highlight=False, soft_wrap=True, emoji=False)

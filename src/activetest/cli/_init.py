@@ -78,7 +78,7 @@ def init(
         "lm-eval on the drawn items only), inspect (run by inspect_ai's ActiveStopping) "
         "(README, 'Models')."), show_default=False)],
     metric: Annotated[Metric, typer.Option(help="What to estimate.")] = Metric.log_loss,
-    acquisition: Annotated[Acq | None, typer.Option(
+    acquisition: Annotated[Acq | None, typer.Option(metavar="<name>",
         help="Acquisition. Classification: adaptive (default: the calibrated-residual "
              "design, learns the surrogate's calibration from the labels), pe_adaptive "
              "(surrogate only), fixed_mix; the paper's ce, pe (surrogate only), zero_one; "
