@@ -518,7 +518,7 @@ def test_init_overwrite_keeps_the_labels_of_the_file_it_replaces(tmp_path: Path)
     run_cli("init", db, *made)
     run_cli("select", db, "--n", 6)
     with Session.open(db) as s:
-        s.label_from_data()
+        s.label_from_data(source="cli")  # as a person's labels (a simulated one's are not kept)
         before = s.labels()
     out = " ".join(run_cli("init", db, *made, "--overwrite").split())
     (kept,) = tmp_path.glob("s.replaced-*.db")

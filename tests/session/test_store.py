@@ -198,6 +198,11 @@ def test_overwrite_keeps_a_replaced_file_that_holds_labels(tmp_path: Path) -> No
     replaced file holding labels is kept beside the new one (renamed), with its labels
     whole; one holding none is replaced as before (no clutter)."""
     _store(tmp_path, overwrite=True).close()  # nothing there: nothing kept
+    with _store(tmp_path, overwrite=True) as st:  # simulated labels only (the demo's)
+        st.set_labels([(0, 1), (1, 0)], "simulated")
+        st.set_labels([(2, 1)], "data")
+    with _store(tmp_path, overwrite=True) as st:  # made again from the pool: not kept
+        assert st.replaced is None
     with _store(tmp_path, overwrite=True) as st:  # no labels: replaced, nothing kept
         assert st.replaced is None
         st.set_labels([(0, 1), (2, 0)], "cli")

@@ -846,14 +846,25 @@ class ReplacedSession:
     n_labels: int
 
 
+#: Label sources of simulated labellers (``label --from-data``, the demo): labels made
+#: again from the pool file, not collected; a file holding only these is not kept.
+SIMULATED_SOURCES = ("data", "simulated")
+
+
 def collected_labels(conn: sqlite3.Connection) -> int:
-    """The labels a session file holds (labels, judgments of compared answers, the
-    labelling page's annotations): what replacing it would drop. 0 for a file that is
-    not a session or cannot be read (nothing of ours to keep)."""
+    """The collected labels a session file holds (labels and judgments of compared
+    answers from anything but a simulated labeller, the labelling page's annotations):
+    what replacing it would drop. 0 for a file that is not a session or cannot be read
+    (nothing of ours to keep)."""
+    sim = ", ".join("?" * len(SIMULATED_SOURCES))
     total = 0
-    for table in ("labels", "judgments", "annotations"):
+    for query, args in ((f"SELECT COUNT(*) FROM labels WHERE source NOT IN ({sim})",
+                         SIMULATED_SOURCES),
+                        (f"SELECT COUNT(*) FROM judgments WHERE source NOT IN ({sim})",
+                         SIMULATED_SOURCES),
+                        ("SELECT COUNT(*) FROM annotations", ())):
         try:
-            total += int(conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
+            total += int(conn.execute(query, args).fetchone()[0])
         except sqlite3.Error:
             continue  # an older schema without the table, or not a session file
     return total
