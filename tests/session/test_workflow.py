@@ -365,3 +365,27 @@ def test_the_repr_of_a_session_says_what_it_is_and_how_far_it_is(pool_files: Poo
     assert "acquisition='ce'" in text and text.endswith("N=60, selected=3, labelled=1)")
     s.close()
     assert repr(s).endswith("N=60, closed)")
+
+
+def test_print_of_a_status_reads_as_status_begins(pool_files: PoolFiles,
+                                                  tmp_path: Path) -> None:
+    """QA: ``print(s.status())`` dumped the dataclass, naming an adaptive design's estimate
+    ``method='lure'`` and a proposal floor the adaptive designs do not use."""
+    path = tmp_path / "s.db"
+    s = Session.create(path, pool=pool_files.pool, task="demo",
+                       surrogate=f"table:{pool_files.surrogate}",
+                       target=f"table:{pool_files.target}", seed=0, progress=False,
+                       pool_options={"id_column": "id"})
+    assert "no estimate yet" in str(s.status())
+    s.select(12)
+    s.label_from_data()
+    s.estimate(progress=False)
+    text = str(s.status())
+    assert "acquisition adaptive, seed 0" in text and "proposal floor" not in text
+    assert "pool 60 items: 12 selected, 12 labelled, 0 pending" in text
+    assert "log_loss adaptive LURE " in text and "method=" not in text
+    assert "SessionStatus(" in repr(s.status())  # repr keeps every field
+    s.close()
+    ce = tmp_path / "ce.db"
+    with _create(pool_files, ce) as c:
+        assert "acquisition ce, proposal floor 0.1, seed" in str(c.status())

@@ -579,6 +579,31 @@ class SessionStatus:
         """The proposal floor (:attr:`alpha`)."""
         return self.alpha
 
+    def __str__(self) -> str:
+        """A few lines, as ``activetest status`` begins (``print(session.status())``; QA:
+        it printed the dataclass, an adaptive estimate as ``method='lure'`` and a floor
+        the adaptive designs do not use). ``repr`` keeps every field."""
+        acq = ACQUISITIONS.get(self.acquisition)
+        adaptive = acq is not None and acq.adaptive
+        floor = "" if adaptive or acq is None else f", proposal floor {self.alpha:g}"
+        lines = [f"session {self.path}: target {self.target}, surrogate {self.surrogate}, "
+                 f"metric {self.metric}, acquisition {self.acquisition}{floor}, seed "
+                 f"{self.seed}",
+                 f"pool {self.n_items} items: {self.n_selected} selected, {self.n_labelled} "
+                 f"labelled, {self.n_pending} pending; {self.n_usable} label(s) usable by "
+                 f"the estimate"]
+        names = {"lure": "adaptive LURE" if adaptive else "LURE",
+                 "cv_lure": "control-variate LURE", "mean": "uniform-equivalent"}
+        for e in self.last_estimates:
+            if e.method in names:
+                lines.append(f"last estimate ({e.n_labels} labels): {e.metric} "
+                             f"{names[e.method]} {e.estimate:.4f}")
+        if self.last_estimates and self.estimate_stale:
+            lines.append("the last estimate is stale: labels changed since (estimate again)")
+        if not self.last_estimates:
+            lines.append("no estimate yet")
+        return "\n".join(lines)
+
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-serialisable data: ``proposal_floor``, and ``alpha`` (the same
         number, under the name older ``status --json`` readers know)."""
