@@ -75,6 +75,17 @@ def fake_logprobs(labels: np.ndarray, accuracy: float, sharpness: float,
     return np.log(np.stack([1 - p, p], axis=1))
 
 
+def write_squad_pool(path: Path, n: int = 12) -> Path:
+    """A tiny graded (``squad``) pool at ``path``: ``n`` copies of one question, the answer
+    in the pool (wrong on every third item) with a confidence column ``conf``."""
+    rows = [{"id": f"q{i}", "context": "The capital of Japan is Tokyo.",
+             "question": "What is the capital of Japan?", "references": ["Tokyo"],
+             "answer": "Tokyo" if i % 3 else "Kyoto", "conf": 0.9 if i % 3 else 0.4}
+            for i in range(n)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
 def make_pool_files(root: Path, n: int = 60, seed: int = 0) -> PoolFiles:
     """Write a pool of ``n`` demo reviews (ids "r0".."r{n-1}") and prediction tables."""
     root.mkdir(parents=True, exist_ok=True)

@@ -11,7 +11,14 @@ import time
 from pathlib import Path
 
 import pytest
-from session_support import PoolFiles, cli_command, cli_env, make_pool_files, require_models
+from session_support import (
+    PoolFiles,
+    cli_command,
+    cli_env,
+    make_pool_files,
+    require_models,
+    write_squad_pool,
+)
 from typer.testing import CliRunner
 
 from activetest.cli import app
@@ -267,12 +274,7 @@ def test_init_help_names_every_task_kind_and_acquisition(tmp_path: Path) -> None
     for name in list_tasks():
         assert name in helptext, name
     assert "graded_fixed" in helptext and "graded" in helptext
-    rows = [{"id": f"q{i}", "context": "The capital of Japan is Tokyo.",
-             "question": "What is the capital of Japan?", "references": ["Tokyo"],
-             "answer": "Tokyo" if i % 3 else "Kyoto", "conf": 0.9 if i % 3 else 0.4}
-            for i in range(12)]
-    pool = tmp_path / "pool.jsonl"
-    pool.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    pool = write_squad_pool(tmp_path / "pool.jsonl")
     db = tmp_path / "g.db"
     run("init", db, "--pool", pool, "--task", "squad", "--target", "pool", "--surrogate",
         "column:conf", "--acquisition", "graded_fixed", "--seed", "1", "--no-progress")

@@ -519,30 +519,39 @@ class _Reached(_Bad):
         super().do_POST()
 
 
+@contextlib.contextmanager
+def _hanging_server() -> Iterator[tuple[threading.Event, str]]:
+    """A :class:`_Reached` server on a free port: (set when a request reached it, its
+    ``/v1`` URL); shut down on exit."""
+    handler = type("Handler", (_Reached,), {"reached": threading.Event()})
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        yield handler.reached, f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
 def test_sigint_to_the_command_alone_stops_its_supervised_child(pool_files: PoolFiles,
                                                                 tmp_path: Path) -> None:
     """`kill -INT PID` of the command (not its process group, as `timeout -s INT`
     sends it) stops it as Ctrl-C does: exit 130, long before the server's deadline
     (QA: the supervising parent ignored it while its child waited on the server)."""
-    handler = type("Handler", (_Reached,), {"reached": threading.Event()})
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    httpd.daemon_threads = True
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    proc = _init_openai(pool_files, tmp_path, url, deadline=120,
-                        start_new_session=True, preexec_fn=as_a_terminal_would)
-    try:
-        assert handler.reached.wait(120), "the command never reached the server"
-        t0 = time.monotonic()
-        proc.send_signal(signal.SIGINT)  # the parent's pid only: the child is not told
-        _, err = proc.communicate(timeout=60)
-        took = time.monotonic() - t0
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
-        httpd.shutdown()
-        httpd.server_close()
+    with _hanging_server() as (reached, url):
+        proc = _init_openai(pool_files, tmp_path, url, deadline=120,
+                            start_new_session=True, preexec_fn=as_a_terminal_would)
+        try:
+            assert reached.wait(120), "the command never reached the server"
+            t0 = time.monotonic()
+            proc.send_signal(signal.SIGINT)  # the parent's pid only: the child is not told
+            _, err = proc.communicate(timeout=60)
+            took = time.monotonic() - t0
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.communicate()
     assert proc.returncode == 130, err
     assert took < 60, took  # the deadline is 120 s: it did not wait for the server
     assert "Traceback" not in err and "interrupted" in err
@@ -1038,24 +1047,18 @@ def test_an_interrupted_init_says_what_it_left(pool_files: PoolFiles, tmp_path: 
             "--id-column", "id", "--seed", 0, "--no-progress")
         run("select", db, "--n", 3)
     before = db.read_bytes() if existing else None
-    handler = type("Handler", (_Reached,), {"reached": threading.Event()})
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    httpd.daemon_threads = True
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    proc = _init_openai(pool_files, tmp_path, url, deadline=120, db=db,
-                        extra=("--overwrite",) if existing else (),
-                        start_new_session=True, preexec_fn=as_a_terminal_would)
-    try:
-        assert handler.reached.wait(120), "the command never reached the server"
-        os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C: the whole foreground group
-        _, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
-        httpd.shutdown()
-        httpd.server_close()
+    with _hanging_server() as (reached, url):
+        proc = _init_openai(pool_files, tmp_path, url, deadline=120, db=db,
+                            extra=("--overwrite",) if existing else (),
+                            start_new_session=True, preexec_fn=as_a_terminal_would)
+        try:
+            assert reached.wait(120), "the command never reached the server"
+            os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C: the whole foreground group
+            _, err = proc.communicate(timeout=60)
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.communicate()
     assert proc.returncode == 130, err
     assert "Traceback" not in err and "everything answered" not in err, err
     said = " ".join(err.split())

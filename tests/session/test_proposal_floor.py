@@ -4,12 +4,11 @@ work; the stored key stays ``alpha`` (files written before keep opening)."""
 
 from __future__ import annotations
 
-import json
 import warnings
 from pathlib import Path
 
 import pytest
-from session_support import PoolFiles
+from session_support import PoolFiles, write_squad_pool
 from typer.testing import CliRunner
 
 from activetest.cli import app
@@ -98,12 +97,7 @@ def test_a_floor_given_to_an_adaptive_design_is_refused_not_ignored(pool_files: 
 
 def test_a_floor_given_to_a_graded_design_is_refused_before_any_answer(tmp_path: Path
                                                                        ) -> None:
-    rows = [{"id": f"q{i}", "context": "The capital of Japan is Tokyo.",
-             "question": "What is the capital of Japan?", "references": ["Tokyo"],
-             "answer": "Tokyo" if i % 3 else "Kyoto", "conf": 0.9 if i % 3 else 0.4}
-            for i in range(12)]
-    pool = tmp_path / "pool.jsonl"
-    pool.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    pool = write_squad_pool(tmp_path / "pool.jsonl")
     args = dict(pool=pool, task="squad", target="pool", surrogate="column:conf", seed=1,
                 progress=False)
     with pytest.raises(ValueError, match="graded_fixed design chooses its own uniform share"):
