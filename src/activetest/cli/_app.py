@@ -31,7 +31,6 @@ app = typer.Typer(
          "`activetest label S.db`, `activetest estimate S.db`. Try `activetest demo` first.")
 
 
-
 def _no_hyphen_breaks() -> None:
     """Help text wraps at spaces only: click's wrapper broke at hyphens, splitting option
     names and terms across lines ("--id-" / "column", "fixed-" / "budget": QA). Typer
