@@ -69,6 +69,27 @@ def create(tmp: Path, pool: Path, other: Path, **kw: object) -> Path:
     return db
 
 
+def blind_order(s: Session, spec: str) -> list[tuple[str, str]]:
+    """``(item id, role)`` in the order the terminal asks for them: item by item in draw
+    order, each item's answers in the page's seeded order; only those still to judge
+    (the target's if unlabelled; the compared answer if it differs from the target's)."""
+    from activetest.session.annotators import shown_order
+
+    roles = ("target", f"compare:{spec}")
+    labelled = s.labels()
+    out = []
+    for a in s.acquisitions():
+        for role in shown_order(s.session_config.seed, a.step, roles):
+            if role == "target":
+                ask = a.item_id not in labelled
+            else:
+                ask = s.compared_answer(a.item_id, spec) != s.answers()[a.index][0] and \
+                    a.index not in s.store.judgments(role)
+            if ask:
+                out.append((a.item_id, role))
+    return out
+
+
 def judge_all(s: Session, a_ok: dict, b_ok: dict, spec: str) -> None:
     for a in s.acquisitions():
         if a.index not in s.store.labels():
@@ -235,9 +256,21 @@ def test_terminal_labeller_asks_for_compared_answers_and_undoes(tmp_path: Path) 
         return str(names.index("correct" if ok else "incorrect") + 1)
 
     assert len(ask_b) >= 2
-    keys = [key(a_ok[i]) for i in order]
+    with Session.open(db) as s:
+        asked = blind_order(s, spec)
+    assert len(asked) == len(order) + len(ask_b)
+    # the answers' order is not always the target's first (seeded per item, as the page)
+    firsts = [next(r for i, r in asked if i == item) for item in ask_b]
+    assert "target" in firsts and f"compare:{spec}" in firsts
+
+    def key_of(item: str, role: str, wrong: bool = False) -> str:
+        ok = a_ok[item] if role == "target" else b_ok[item]
+        return key(ok != wrong)
+
+    first_b = next(k for k, (_, r) in enumerate(asked) if r != "target")
     # judge the first compared answer wrongly, undo it, judge it again, then the rest
-    keys += [key(not b_ok[ask_b[0]]), "u"] + [key(b_ok[i]) for i in ask_b]
+    keys = [key_of(*x) for x in asked[:first_b]] + [key_of(*asked[first_b], wrong=True), "u"]
+    keys += [key_of(*x) for x in asked[first_b:]]
     out = run("label", db, input="\n".join(keys) + "\n")
     assert "Traceback" not in out
     with Session.open(db) as s:
@@ -245,11 +278,24 @@ def test_terminal_labeller_asks_for_compared_answers_and_undoes(tmp_path: Path) 
         judged = s.store.judgments(f"compare:{spec}")
         assert {s.items()[r].id: v.label for r, v in judged.items()} == {
             i: 1 if b_ok[i] else 0 for i in ask_b}
+        assert {i: v for i, v in s.labels().items()} == {
+            i: 1 if a_ok[i] else 0 for i in order}
         assert any(h.action == "undo" for h in s.store.judgment_history())
         shown = s.display(ask_b[0], target=spec)
         assert f"answer to judge: {s.compared_answer(ask_b[0], spec)}" in shown
-    assert "compared answer" in out and "undone" in out
-    assert "for blind paired judging" in " ".join(out.split())  # said: not blind here
+    flat = " ".join(out.split())
+    assert "blind paired judging" in flat and "undone" in flat
+    assert spec not in out and str(other) not in flat  # no model named
+    # every answer asked once; after the wrong one, the next shown (where u was pressed)
+    # and the undone one again
+    assert flat.count("answer A of 2") + flat.count("answer B of 2") == len(asked) + 2
+    item, role = asked[first_b]
+    with Session.open(db) as s:
+        from activetest.session.annotators import shown_order
+
+        step = next(a.step for a in s.acquisitions() if a.item_id == item)
+        letter = "AB"[shown_order(s.session_config.seed, step, ("target", role)).index(role)]
+    assert f"undone: answer {letter} of item {item} is unjudged again" in flat
 
 
 def test_sheet_round_trip_with_an_answer_of_column(tmp_path: Path) -> None:
@@ -479,7 +525,8 @@ def test_label_asks_only_for_compared_answers_once_the_targets_are_labelled(
     assert waiting
     keys = [str(names.index("correct" if b_ok[i] else "incorrect") + 1) for i in waiting]
     out = run("label", db, input="\n".join(["nonsense", *keys]) + "\n")
-    assert "unknown answer 'nonsense'" in out and "compared answer" in out
+    assert "unknown answer 'nonsense'" in out
+    assert "answer A of 2" in out or "answer B of 2" in out
     with Session.open(db) as s:
         assert s.pending_judgments() == []
         got = {s.items()[r].id: v.label for r, v in s.store.judgments(f"compare:{spec}").items()}
@@ -506,7 +553,9 @@ def test_label_and_import_count_items_and_compared_judgments_apart(tmp_path: Pat
     def key(ok: bool) -> str:
         return str(names.index("correct" if ok else "incorrect") + 1)
 
-    keys = [key(a_ok[i]) for i in order[4:]] + [key(b_ok[i]) for i in ask_b]
+    with Session.open(db) as s:
+        asked = blind_order(s, spec)
+    keys = [key(a_ok[i] if r == "target" else b_ok[i]) for i, r in asked]
     out = " ".join(run("label", db, input="\n".join(keys) + "\n").split())
     assert (f"labelled 2 item(s) and judged {len(ask_b)} compared answer(s) in this run"
             in out)

@@ -180,14 +180,15 @@ def _announce(url: str, host: str) -> None:
 
 
 def _label_loop(s: Any, pending: Sequence[Any]) -> None:
-    """The selected items' labels, then (graded comparisons) the compared answers."""
+    """The selected items' labels; a graded comparison's answers blind, item by item."""
     keys = "  ".join(f"[bold]{k + 1}[/]={_escape(name)}" for k, name in
                      enumerate(s.task.class_names))
     help_line = f"{keys}   [bold]u[/]=undo  [bold]q[/]=quit"
     with _Keys(s.task.n_classes) as keys_in:
-        answered, judged = _answer_all(s, pending, keys_in, help_line), 0
-        if not s.n_pending() and s.pending_judgments():
-            judged = _judge_compared(s, keys_in, help_line)
+        if s.graded and s.compared_targets():
+            answered, judged = _judge_blind(s, keys_in, help_line)
+        else:
+            answered, judged = _answer_all(s, pending, keys_in, help_line), 0
     left = s.n_pending()
     # compared answers' judgments are said apart from the items labelled (QA: "labelled
     # 3 item(s)" for 2 items and 1 compared answer)
@@ -235,53 +236,93 @@ def _read_answer(s: Any, keys_in: _Keys, help_line: str, full: str | None = None
         _out.print(f"unknown answer {_escape(key)!r}: press 1..{C}, u or q")
 
 
-def _judge_compared(s: Any, keys_in: _Keys, help_line: str) -> int:
-    """Ask for the judgments of compared targets' answers, one answer at a time.
+def _blind_todo(s: Any) -> list[tuple[Any, set[str]]]:
+    """Drawn items, in draw order, with the roles (``target``, ``compare:<spec>``) whose
+    answers still need a judgment: the target's label, the compared answers'
+    (:meth:`Session.pending_judgments`: one identical to an answer judged, or to the
+    target's, is not asked)."""
+    from activetest.session.compare_graded import compare_role
 
-    The list is recomputed after each answer: judging one answer settles every
-    identical answer of the same item.
+    todo: dict[int, tuple[Any, set[str]]] = {}
+    for a in s.pending():
+        todo.setdefault(a.step, (a, set()))[1].add("target")
+    for p in s.pending_judgments():
+        todo.setdefault(p.acquisition.step, (p.acquisition, set()))[1].add(
+            compare_role(p.spec))
+    return [todo[k] for k in sorted(todo)]
+
+
+def _judge_blind(s: Any, keys_in: _Keys, help_line: str) -> tuple[int, int]:
+    """A paired comparison in the terminal, blind, as on the page: item by item in draw
+    order, each item's answers in the page's seeded order (A, B, ...:
+    :func:`activetest.session.annotators.shown_order`), no model named.
+
+    The list is recomputed after each answer (judging one answer settles every
+    identical answer of the same item; another run's labels drop out). Returns
+    ``(target labels, compared judgments)`` saved in this run.
     """
+    from activetest.session.annotators import shown_order
+    from activetest.session.compare_graded import same_answer
     from activetest.session.store import SessionError
 
-    done: list[Any] = []
-    answered = 0
-    if s.pending_judgments():  # (QA: the terminal's judging is not blind; the page is)
-        _out.print("note: the terminal names the model of each compared answer and asks "
-                   "for them after the target's; for blind paired judging (no model names, "
-                   "each item's answers in a seeded random order) use `activetest serve` "
-                   "(docs/labelling.md)")
-    while waiting := s.pending_judgments():
-        p = waiting[0]
-        a = p.acquisition
-        _out.rule(f"compared answer: {_escape(p.spec)}  item {_escape(a.item_id)}  "
-                  f"(draw {a.step}; {len(waiting)} to judge)")
-        _out.print(_escape(s.display(a.item_id, target=p.spec)))
+    specs = list(s.compared_targets())
+    roles = ("target", *(f"compare:{spec}" for spec in specs))
+    seed = int(s.session_config.seed)
+    done: list[tuple[str, str, Any]] = []  # (role, what, change), for undo
+    counts = {"target": 0, "compare": 0}
+    _out.print(f"blind paired judging: each item's {len(roles)} answers in a seeded random "
+               f"order (the page's), without model names; identical answers are judged "
+               f"once")
+    while todo := _blind_todo(s):
+        a, waiting = todo[0]
+        order = shown_order(seed, a.step, roles)
+        role = next(r for r in order if r in waiting)
+        letter = chr(ord("A") + order.index(role))
+        spec = None if role == "target" else role.split(":", 1)[1]
+        texts = {r: (s.answers().get(a.index, ("",))[0] if r == "target" else
+                     s.compared_answer(a.item_id, r.split(":", 1)[1])) for r in order}
+        alike = [chr(ord("A") + k) for k, r in enumerate(order)
+                 if r != role and same_answer(texts[r], texts[role])]
+        left = sum(len(w) for _, w in todo)
+        _out.rule(f"item {_escape(a.item_id)} (draw {a.step}): answer {letter} of "
+                  f"{len(order)}  ({left} to judge)")
+        if alike:
+            _out.print(f"(answer {' and '.join(alike)} is the same text: this judgment "
+                       f"settles it too)")
+        _out.print(_escape(s.display(a.item_id, target=spec)))
         y = _read_answer(s, keys_in, help_line, s.full_prompt(a.item_id))
         if y == "quit":
             break
         if y == "undo":
             if done:
-                s.undo(done.pop(), source="cli:undo")
-                answered -= 1
-                _out.print("undone")
+                was, what, change = done.pop()
+                s.undo(change, source="cli:undo")
+                counts["target" if was == "target" else "compare"] -= 1
+                _out.print(f"undone: {what} is unjudged again")
             else:
                 _out.print("nothing to undo")
             continue
         assert isinstance(y, int)
         try:
-            change = s.judge(a.item_id, y, target=p.spec, source="cli")
+            if spec is None:
+                change = s.add_label(a.item_id, y, source="cli", overwrite=False)
+            else:
+                change = s.judge(a.item_id, y, target=spec, source="cli")
         except SessionError:  # incl. LabelError
-            role = f"compare:{p.spec}"
-            other = s.store.judgments(role).get(a.index)
+            if spec is None:
+                other = s.labels().get(a.item_id)
+            else:
+                got = s.store.judgments(role).get(a.index)
+                other = None if got is None else int(got.label)
             if other is None:
                 raise
-            _not_saved(s, a.item_id, y, other.label, f" (the answer of {p.spec})")
+            _not_saved(s, a.item_id, y, other, f" (its answer {letter})")
             continue
         if change is not None:
-            done.append(change)
-            answered += 1
-        _out.print(f"saved: {_escape(s.task.class_names[y])} for {_escape(p.spec)}")
-    return answered
+            done.append((role, f"answer {letter} of item {_escape(a.item_id)}", change))
+            counts["target" if spec is None else "compare"] += 1
+        _out.print(f"saved: {_escape(s.task.class_names[y])} for answer {letter}")
+    return counts["target"], counts["compare"]
 
 
 def _answer_all(s: Any, pending: Sequence[Any], keys_in: _Keys, help_line: str) -> int:

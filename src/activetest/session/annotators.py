@@ -85,7 +85,7 @@ from activetest.session.store import LabelChange, now
 __all__ = ["AgreementReport", "AgreementStat", "Annotation", "Annotators", "Assignment",
            "Disagreement", "ItemState", "MetricProgress", "Progress", "agreement", "agreement_json",
            "agreement_lines", "check_name", "describe_agreement", "has_annotations",
-           "keep_votes", "progress"]
+           "keep_votes", "progress", "shown_order"]
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS annotations (
@@ -173,6 +173,19 @@ def keep_votes(session: Any, records: Sequence[Any]) -> int:
 _OVERLAP_STREAM = 0x0A11
 _ORDER_STREAM = 0x0BDE
 _SOURCE = ANNOTATION_SOURCE
+
+
+def shown_order(seed: int, step: int, roles: Sequence[str]) -> tuple[str, ...]:
+    """The order in which a paired comparison shows the answers of the item drawn at
+    ``step``: a permutation of ``roles`` (``target``, then ``compare:<spec>`` ...) drawn
+    from ``(seed, step)`` alone, so the page and the terminal show an item's answers in
+    the same order, and neither order says whose answer comes first."""
+    order = list(roles)
+    if len(order) > 1:
+        perm = np.random.default_rng([int(seed), int(step), _ORDER_STREAM]).permutation(
+            len(order))
+        order = [order[int(i)] for i in perm]
+    return tuple(order)
 
 
 class Annotators:
@@ -326,10 +339,7 @@ class Annotators:
         seed = int(self.s.session_config.seed)
         u = np.random.default_rng([seed, st.step, _OVERLAP_STREAM]).random()
         need = self.reviews if u < self.overlap else 1
-        order = list(self.roles)
-        if len(order) > 1:
-            perm = np.random.default_rng([seed, st.step, _ORDER_STREAM]).permutation(len(order))
-            order = [order[int(i)] for i in perm]
+        order = list(shown_order(seed, st.step, self.roles))
         c.execute("INSERT INTO annotation_items (idx, step, need, shown_order, at) VALUES "
                   "(?, ?, ?, ?, ?)", (st.index, st.step, need, json.dumps(order), now()))
         return need, tuple(order)
