@@ -160,3 +160,52 @@ def test_a_cs_that_no_longer_holds_its_estimate_never_says_stop() -> None:
     assert not rep.metrics["error_rate"].anytime.estimate_outside_cs  # it still holds it
     note = [w for w in rep.warnings if "no longer holds the estimate" in w]
     assert len(note) == 1 and note[0].startswith("log loss:")
+
+
+def test_a_fixed_budget_interval_beyond_the_cs_is_said_and_only_then() -> None:
+    """The CS is the running intersection over label counts, so the fixed-budget
+    interval can reach beyond it on one side (QA: fixed [0.7482, 1.0000] beside CS
+    [0.6928, 0.9867], nothing said, read as a contradiction). A line says both hold and
+    which to read; a metric whose fixed-budget interval lies within its CS gets none."""
+    from activetest import ActiveTest
+    from activetest.session.estimate_notes import fixed_beyond_cs_note
+
+    rng = np.random.default_rng(1)
+    N = 300
+    y = rng.integers(0, 2, N)
+
+    def probs(noise: float) -> np.ndarray:
+        p = 1 / (1 + np.exp(-((2 * y - 1) * 1.5 + rng.normal(0, noise, N))))
+        return np.stack([1 - p, p], axis=1)
+
+    T, S = probs(1.5), probs(2.5)
+    run = ActiveTest(np.log(S), T, metric="both", seed=0)
+    rows = run.next(100)
+    run.label_many(rows, [int(y[r]) for r in rows])
+    rows = run.next(15)
+    run.label_many(rows, [1] * 15)  # careless labels pull the estimate up
+    rep = run.estimate()
+    said = 0
+    for name, m in rep.metrics.items():
+        a = m.anytime
+        assert a is not None
+        beyond = a.fixed_low < a.cs_low - 1e-12 or a.fixed_high > a.cs_high + 1e-12
+        line = fixed_beyond_cs_note(m, rep.level)
+        if a.estimate_outside_cs:  # its own line (which names the fixed-budget one) only
+            assert line is None and name == "log_loss"
+            continue
+        assert (line is not None) == beyond, (name, a)
+        if line is not None:
+            said += 1
+            assert line in rep.warnings
+            assert (f"[{a.fixed_low:.4f}, {a.fixed_high:.4f}] reaches above the anytime 95% "
+                    f"confidence sequence [{a.cs_low:.4f}, {a.cs_high:.4f}]") in line
+            assert "read the CS" in line
+    assert said == 1  # the error rate's
+    # before any careless label, the error rate's fixed-budget interval is within its CS
+    run = ActiveTest(np.log(S), T, metric="both", seed=0)
+    rows = run.next(100)
+    run.label_many(rows, [int(y[r]) for r in rows])
+    m = run.estimate().metrics["error_rate"]
+    assert m.anytime.cs_low <= m.anytime.fixed_low and m.anytime.fixed_high <= m.anytime.cs_high
+    assert fixed_beyond_cs_note(m, 0.95) is None

@@ -48,6 +48,8 @@ from activetest.session.estimate_notes import (
     _warnings,
     blind_spot_notes,
     exact_note,
+    fixed_beyond_cs_note,
+    fixed_beyond_line,
     no_spread_note,
     outside_cs_note,
     outside_note,
@@ -78,6 +80,7 @@ from activetest.stats import (
     zero_one_loss,
 )
 from activetest.stats.blindspot import BlindSpotCurve
+from activetest.stats.confseq import MIN_LABELS
 
 if TYPE_CHECKING:
     from activetest.session.blindspot import SessionBlindSpot
@@ -108,6 +111,7 @@ __all__ = [
     "estimate_stale",
     "exact_note",
     "few_errors_inputs",
+    "fixed_beyond_cs_note",
     "history",
     "interval_curves",
     "no_spread_note",
@@ -702,6 +706,11 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
                                             target_width, level,
                                             f"target - {spec} ({metric.replace('_', ' ')})",
                                             notes_cmp)
+            if d_any is not None and d_any.basis in (None, "clt") and \
+                    not d_any.estimate_outside_cs and K >= MIN_LABELS and (
+                        line := fixed_beyond_line(
+                            f"target - {spec} ({metric.replace('_', ' ')})", d_any, level)):
+                notes_cmp.append(line)
             if 2 <= K < N and diff.std == 0.0:
                 notes_cmp.append(f"target - {spec} ({metric.replace('_', ' ')}): the "
                                  f"bootstrap interval is a point: the two targets' losses "
@@ -734,6 +743,7 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
                      "value, a point that claims nothing")
     lines += [line for m in out.values() if (line := no_spread_note(m, level, K, N))]
     lines += [line for m in out.values() if (line := outside_cs_note(m, level)) is not None]
+    lines += [line for m in out.values() if (line := fixed_beyond_cs_note(m, level))]
     lines += [line for m in out.values() for cv in (False, True) if (line := outside_note(
         m, value_range(m.metric, (loss_bounds or {}).get(m.metric)), cv=cv,
         level=level)) is not None]

@@ -29,6 +29,8 @@ __all__ = [
     "COMPARE_NOTE",
     "blind_spot_notes",
     "exact_note",
+    "fixed_beyond_cs_note",
+    "fixed_beyond_line",
     "no_spread_note",
     "outside_cs_note",
     "outside_note",
@@ -109,6 +111,47 @@ def _outside_cs_line(name: str, estimate: float, a: AnytimeInterval, level: floa
             f"missed. It is no basis to stop (\"you may stop\" is withheld); the "
             f"fixed-budget interval [{a.fixed_low:.4f}, {a.fixed_high:.4f}] is not "
             f"intersected")
+
+
+def fixed_beyond_cs_note(m: MetricEstimate, level: float) -> str | None:
+    """The line for a metric whose fixed-budget interval reaches beyond its anytime CS
+    (None where it does not, or where either is not the CLT one).
+
+    Both are valid, for different uses: the fixed-budget interval for a label count
+    fixed in advance, the CS whenever one stops. The CS is the intersection of the
+    sequence at every label count so far, so it can cut a side that the latest labels'
+    interval still holds (QA: fixed [0.7482, 1.0000] beside CS [0.6928, 0.9867], with
+    nothing said, read as a contradiction).
+    """
+    from activetest.stats.confseq import MIN_LABELS
+
+    a = m.anytime
+    if a is None or a.basis not in (None, "clt") or a.estimate_outside_cs or \
+            m.active.n_labels < MIN_LABELS:
+        return None
+    return fixed_beyond_line(m.metric.replace("_", " "), a, level)
+
+
+def fixed_beyond_line(what: str, a: AnytimeInterval, level: float) -> str | None:
+    """:func:`fixed_beyond_cs_note`'s line for the quantity ``what`` (a metric, a
+    difference); None where the fixed-budget interval lies within the CS."""
+    from activetest.session.interval_names import ANYTIME, FIXED_BUDGET, interval_name
+
+    vals = (a.fixed_low, a.fixed_high, a.cs_low, a.cs_high)
+    if not all(math.isfinite(v) for v in vals):
+        return None
+    tol = 1e-9 * max(1.0, *(abs(v) for v in vals))
+    below, above = a.fixed_low < a.cs_low - tol, a.fixed_high > a.cs_high + tol
+    if not (below or above):
+        return None
+    side = "both sides" if below and above else ("below" if below else "above")
+    where = "beyond" if side == "both sides" else side
+    return (f"{what}: the {interval_name(FIXED_BUDGET, level)} [{a.fixed_low:.4f}, "
+            f"{a.fixed_high:.4f}] reaches {where} the {interval_name(ANYTIME, level)} "
+            f"[{a.cs_low:.4f}, {a.cs_high:.4f}]: both hold, the fixed-budget one for a "
+            f"label count fixed in advance, the CS (the intersection over every label "
+            f"count so far) whenever you stop; having stopped on what the labels showed, "
+            f"read the CS")
 
 
 def outside_note(m: MetricEstimate, bounds: tuple[float, float], *, cv: bool = False,
