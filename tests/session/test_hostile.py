@@ -1071,6 +1071,27 @@ def test_an_interrupted_init_says_what_it_left(pool_files: PoolFiles, tmp_path: 
     assert "kept in the score cache, so the same command resumes" in said, err
 
 
+def test_an_interrupted_init_names_the_score_cache_only_where_a_model_scores(
+        pool_files: PoolFiles, tmp_path: Path) -> None:
+    """The score cache keeps what models compute (a bundled model, a server, also inside
+    judge:); tables, answer files, pool columns and uniform are read, not cached, so an
+    interrupted init from them does not send the user to the cache (QA)."""
+    from activetest.cli._app import _computes_scores, _interrupted_init
+
+    tables = {"target": f"table:{pool_files.target}", "surrogate": f"table:{pool_files.surrogate}"}
+    assert not _computes_scores(tables)
+    assert not _computes_scores({"target": "pool", "surrogate": "uniform", "compare": None})
+    assert not _computes_scores({"target": "pool", "surrogate": "column:conf",
+                                 "compare": [f"answers:{pool_files.target}"]})
+    assert _computes_scores({**tables, "surrogate": "smollm2-135m"})
+    assert _computes_scores({"target": "http://127.0.0.1:9/v1", "surrogate": "uniform"})
+    assert _computes_scores({"target": "pool", "surrogate": "judge:smollm2-135m"})
+    assert _computes_scores({**tables, "compare": ["gemma3-270m"]})
+    db = tmp_path / "none.db"
+    assert _interrupted_init(db, None, True) == f"no session was created at {db}"
+    assert "score cache" in _interrupted_init(db, None, False)
+
+
 def test_a_session_file_given_as_the_pool_or_the_labels_is_named_as_one(
         pool_files: PoolFiles, tmp_path: Path) -> None:
     """QA: `activetest import S.db S.db` (and `init --pool S.db`) said to name the file's

@@ -40,7 +40,7 @@ def test_the_cli_takes_proposal_floor_and_still_alpha(pool_files: PoolFiles,
             assert s.status().proposal_floor == floor
             st = s.status().to_dict()  # status --json: the distinct name, and the old one
             assert st["proposal_floor"] == floor and st["alpha"] == floor
-    help_text = runner.invoke(app, ["init", "--help"], env={"COLUMNS": "200"}).output
+    help_text = runner.invoke(app, ["init", "--help"]).output  # 80 columns: not cut
     assert "--proposal-floor" in help_text and "--alpha" not in help_text
 
 

@@ -567,8 +567,9 @@ def test_progress_says_what_its_intervals_rest_on(tmp_path: Path) -> None:
         r = s.estimate(record=False, progress=False)
         notes = progress(s).notes
     assert r.n_waiting == 7 and r.n_labels == 12
-    assert ("7 label(s) of later draws wait for an earlier draw to be labelled; the "
-            "estimate uses the first 12 draws") in notes, notes
+    held = drawn[12]  # named, as `estimate` names it (QA: "an earlier draw")
+    assert (f"7 label(s) of later draws wait for item {held.item_id!r} (draw {held.step}) "
+            f"to be labelled; the estimate uses the first 12 draws") in notes, notes
     widened = [b.describe(r.level) for b in r.blind_spots if b.estimator == "estimate"]
     assert widened and all(w in notes for w in widened), (widened, notes)
     assert all("control-variate" not in n for n in notes)  # the page shows no CV estimate

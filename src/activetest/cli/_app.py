@@ -10,7 +10,7 @@ import re
 import signal
 import sqlite3
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
@@ -153,7 +153,8 @@ def _user_errors(fn: F) -> F:
         except KeyboardInterrupt as exc:
             from activetest.supervise import Terminated
 
-            what = (_interrupted_init(creates, before, bool(kwargs.get("no_cache")))
+            what = (_interrupted_init(creates, before, bool(kwargs.get("no_cache"))
+                                      or not _computes_scores(kwargs))
                     if creates is not None else "everything answered so far is saved")
             if isinstance(exc, Terminated):  # SIGTERM, or the supervising parent died
                 _err.print(f"terminated; {_escape(what)}")
@@ -191,6 +192,30 @@ def _file_state(path: Any) -> tuple[int, int] | None:
     except OSError:
         return None
     return st.st_ino, st.st_mtime_ns
+
+
+def _computes_scores(kwargs: Mapping[str, Any]) -> bool:
+    """Whether an ``init`` with these options runs a model whose scores go to the score
+    cache: a bundled model, a .gguf file or folder, a server (also inside ``judge:`` /
+    ``agree:``); not a ``table:`` file, an answer file, a pool column or ``uniform``
+    (QA: an interrupted init from tables said its scores were kept in the cache)."""
+    from activetest.models.registry import parse_spec
+
+    specs: list[str] = []
+    for key in ("target", "surrogate", "compare"):
+        value = kwargs.get(key)
+        specs += [str(v) for v in (value if isinstance(value, (list, tuple)) else [value])
+                  if v is not None]
+    for spec in specs:
+        for candidate in (spec, spec.partition(":")[2]):
+            if not candidate:
+                continue
+            try:
+                if parse_spec(candidate)[0] != "table":
+                    return True
+            except (ValueError, OSError):
+                continue
+    return False
 
 
 def _interrupted_init(session: Any, before: tuple[int, int] | None, no_cache: bool) -> str:

@@ -195,7 +195,11 @@ def progress(session: Any, *, target_width: float | None = None,
              budget: int | None = None) -> Progress:
     """The session's estimate with its fixed-budget and anytime intervals (not recorded;
     the bootstrap, not shown, with few resamples)."""
-    from activetest.session.estimate_notes import no_spread_note, outside_cs_note
+    from activetest.session.estimate_notes import (
+        fixed_beyond_cs_note,
+        no_spread_note,
+        outside_cs_note,
+    )
     from activetest.session.interval_names import (
         ANYTIME,
         EXACT_ANYTIME,
@@ -237,14 +241,17 @@ def progress(session: Any, *, target_width: float | None = None,
             no_spread_note(m, r.level, r.n_labels, r.n_pool)))
     notes = []
     if r.n_waiting:  # the estimate stops at the first unlabelled draw: the page says so
-        notes.append(f"{r.n_waiting} label(s) of later draws wait for an earlier draw to be "
+        first = next(iter(session.pending()), None)  # which one (held, set aside, open)
+        which = ("an earlier draw" if first is None else
+                 f"item {first.item_id!r} (draw {first.step})")
+        notes.append(f"{r.n_waiting} label(s) of later draws wait for {which} to be "
                      f"labelled; the estimate uses the first {r.n_labels} draws")
     for b in r.blind_spots:  # the headline's widening (the page shows no CV estimate)
         line = b.describe(r.level) if b.estimator == "estimate" else None
         if line:
             notes.append(line)
     for m in r.metrics.values():
-        line = outside_cs_note(m, r.level)
+        line = outside_cs_note(m, r.level) or fixed_beyond_cs_note(m, r.level)
         if line:
             notes.append(line)
     return Progress(r.n_labels, n_sel, budget, session.n_items, tuple(out), notes=tuple(notes))
