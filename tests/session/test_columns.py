@@ -22,7 +22,7 @@ from session_support import tsv_tables as _tsv_tables
 from session_support import write_pool_tables as _write_pool
 
 from activetest.session import columns as cols
-from activetest.session import stream_init
+from activetest.session import stream_base, stream_init, stream_tables
 from activetest.session.store import SCHEMA_VERSION, SessionStore
 from activetest.session.workflow import Session
 
@@ -80,7 +80,7 @@ def test_streamed_init_writes_the_session_the_general_path_writes(
     files = _write_pool(tmp_path, 300, "csv" if fmt == "tsv" else fmt)
     if fmt == "tsv":
         files = _tsv_tables(files)
-    monkeypatch.setattr(stream_init, "BLOCK", 64)  # several blocks
+    monkeypatch.setattr(stream_base, "BLOCK", 64)  # several blocks
     ran = spy_on_stream(monkeypatch)
     _create(tmp_path / "streamed.db", files).close()
     assert ran  # the streamed path ran (and did not fall back)
@@ -111,7 +111,7 @@ def test_a_compare_session_streams_too(fmt: str, acquisition: str, tmp_path: Pat
     path = tmp_path / f"other.{fmt}"
     pq.write_table(other, path) if fmt == "parquet" else pcsv.write_csv(other, path)
     kw = {"compare": [f"table:{path}"], "acquisition": acquisition, "metric": "error_rate"}
-    monkeypatch.setattr(stream_init, "BLOCK", 64)
+    monkeypatch.setattr(stream_base, "BLOCK", 64)
     ran = spy_on_stream(monkeypatch)
     _create(tmp_path / "streamed.db", files, **kw).close()
     assert ran  # the streamed path ran (and did not fall back)
@@ -162,7 +162,7 @@ def test_table_rows_after_the_pool_are_read_as_the_general_path_reads_them(
     first row and said nothing); an id of no pool item is passed over as the general
     path passes it (the stream joins such a table by id: the session is the same)."""
     pool, sur, tgt = _write_pool(tmp_path, 120, "csv")
-    monkeypatch.setattr(stream_init, "BLOCK", 32)
+    monkeypatch.setattr(stream_base, "BLOCK", 32)
     with tgt.open("a", encoding="utf-8") as f:
         f.write(tail)
     if tail.startswith("it3"):
@@ -369,7 +369,7 @@ def test_a_tables_content_check_is_confirmed_while_streaming(
     message names the file and the item."""
     files = _write_pool(tmp_path, 200, "parquet")
     _with_checks(files, shift)
-    monkeypatch.setattr(stream_init, "BLOCK", 64)
+    monkeypatch.setattr(stream_base, "BLOCK", 64)
     streamed = []
     real = stream_init._stream
 
@@ -649,7 +649,7 @@ def test_a_defect_a_stream_can_name_is_refused_without_reading_all_into_memory(
     files = _write_pool(tmp_path, 300, "parquet")
     spec = _spoil(files, case)
     pool, sur, _ = files
-    monkeypatch.setattr(stream_init, "BLOCK", 64)
+    monkeypatch.setattr(stream_base, "BLOCK", 64)
 
     def make(db: Path) -> str:
         with pytest.raises(ValueError) as err:
@@ -675,7 +675,7 @@ def test_a_streamed_init_shows_its_progress(fmt: str, tmp_path: Path,
     from activetest.models._util import forward_progress
 
     files = _write_pool(tmp_path, 300, fmt)
-    monkeypatch.setattr(stream_init, "BLOCK", 64)
+    monkeypatch.setattr(stream_base, "BLOCK", 64)
     steps: list[int] = []
     with forward_progress(steps.append):  # stands in for the terminal's bar
         pool, sur, tgt = files
@@ -704,7 +704,7 @@ def test_a_table_in_another_order_streams_where_memory_is_short(
     order = np.arange(200)
     order[[130, 131]] = order[[131, 130]]
     files = _write_pool(tmp_path, 200, "parquet", order=order)
-    monkeypatch.setattr(stream_init, "BLOCK", 64)
+    monkeypatch.setattr(stream_base, "BLOCK", 64)
     monkeypatch.setattr(stream_init, "available_memory", lambda: 10_000, raising=False)
     ran = spy_on_stream(monkeypatch)
     _create(tmp_path / "s.db", files).close()
@@ -783,7 +783,7 @@ def test_a_bad_row_of_a_csv_tsv_or_jsonl_table_is_refused_by_the_stream(
         files = _tsv_tables(files)
     _spoil_lines(files, fmt, case)
     tgt = files[2]
-    monkeypatch.setattr(stream_init, "BLOCK", 64)
+    monkeypatch.setattr(stream_base, "BLOCK", 64)
 
     def make(db: Path) -> str:
         with pytest.raises(ValueError) as err:
@@ -817,15 +817,15 @@ def test_a_csv_row_only_the_general_path_reads_still_takes_it(
         cells[1] = cells[1][:cut] + "_" + cells[1][cut:]
         lines[152] = ",".join(cells)
     tgt.write_text("".join(lines))
-    monkeypatch.setattr(stream_init, "BLOCK", 64)
+    monkeypatch.setattr(stream_base, "BLOCK", 64)
     read_again = []
-    real = stream_init._read_again
+    real = stream_tables.read_again
 
     def spy(*a: object, **k: object) -> str:
         read_again.append(1)
         return real(*a, **k)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(stream_init, "_read_again", spy)
+    monkeypatch.setattr(stream_tables, "read_again", spy)
     _create(tmp_path / "a.db", files).close()
     assert read_again  # the stream read the rows again, and then fell back
     monkeypatch.setattr(stream_init, "try_stream", lambda *a, **k: None)
@@ -843,7 +843,7 @@ def test_init_refuses_a_bad_table_line_with_exit_2_and_one_message(
     files = _write_pool(tmp_path, 300, "jsonl")
     _spoil_lines(files, "jsonl", "duplicate")
     pool, sur, tgt = files
-    monkeypatch.setattr(stream_init, "BLOCK", 64)
+    monkeypatch.setattr(stream_base, "BLOCK", 64)
     monkeypatch.setattr(create, "load_inputs", None)  # the general path is not entered
     db = tmp_path / "s.db"
     code, said = init_from_tables(db, pool, sur, tgt)

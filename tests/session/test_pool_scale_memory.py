@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from activetest.session import columns, stream_init
+from activetest.session import columns, stream_base, stream_tables
 from activetest.session.store import SessionStore
 from activetest.session.workflow import Session
 from activetest.stats import ActiveSampler, validate
@@ -191,11 +191,11 @@ class _Tiny:
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.mp = monkeypatch
-        self.defaults = (stream_init.BLOCK, columns.CHUNK_BYTES, validate._CHECK_ROWS)
+        self.defaults = (stream_base.BLOCK, columns.CHUNK_BYTES, validate._CHECK_ROWS)
 
     def __call__(self, on: bool) -> None:
         block, chunk, check = self.defaults
-        self.mp.setattr(stream_init, "BLOCK", 7 if on else block)
+        self.mp.setattr(stream_base, "BLOCK", 7 if on else block)
         self.mp.setattr(columns, "CHUNK_BYTES", 40 if on else chunk)
         self.mp.setattr(validate, "_CHECK_ROWS", 5 if on else check)
         self.mp.setattr(ad, "LAZY_MIN_ROWS", 1 if on else 10**12)
@@ -274,11 +274,11 @@ def test_a_parquet_table_is_read_in_bounded_memory(tmp_path: Path) -> None:
     path = tmp_path / "t.parquet"
     pq.write_table(pa.table({"id": [f"i{i}" for i in range(n)], "negative": lp[:, 0],
                              "positive": lp[:, 1]}), path, row_group_size=n // groups)
-    table = stream_init._table(f"table:{path}", get_task("sst2"))
+    table = stream_tables.streamable_table(f"table:{path}", get_task("sst2"))
     assert table is not None
     base = pa.total_allocated_bytes()
     most = rows = 0
-    for ids, vals, _ in stream_init._table_blocks(table):
+    for ids, vals, _ in stream_tables.table_blocks(table):
         rows += len(ids)
         assert vals.shape == (len(ids), 2)
         most = max(most, pa.total_allocated_bytes() - base)

@@ -14,7 +14,7 @@ import pytest
 from session_support import create_from_tables, same_session, spy_on_stream, tsv_tables
 from session_support import write_pool_tables as write_pool
 
-from activetest.session import stream_init
+from activetest.session import stream_base, stream_init
 
 FORMATS = ["csv", "tsv", "jsonl", "parquet"]
 
@@ -91,7 +91,7 @@ def test_a_shuffled_table_with_rows_of_other_items_is_joined_by_id(
     """Both tables shuffled, the target's with rows of items the pool does not have among
     them (a larger pool's table): the stream joins them by id, blocks of 64 rows, and
     makes the general path's session."""
-    monkeypatch.setattr(stream_init, "BLOCK", 64)
+    monkeypatch.setattr(stream_base, "BLOCK", 64)
     files = _files(tmp_path, fmt)
     rng = np.random.default_rng(1)
     for k, path in enumerate(files[1:]):
@@ -111,7 +111,7 @@ def test_pool_items_without_a_row_are_named_as_the_general_path_names_them(
     """A table without rows for 1 or 12 pool items (shuffled, or in the pool's order
     with its last rows missing) is refused with the general path's message: how many,
     the first ten ids in the pool's order, "and 2 more"."""
-    monkeypatch.setattr(stream_init, "BLOCK", 64)
+    monkeypatch.setattr(stream_base, "BLOCK", 64)
     for drop in (1, 12):
         d = tmp_path / str(drop)
         d.mkdir()
@@ -139,7 +139,7 @@ def test_a_repeated_id_in_a_shuffled_table_names_both_rows(
     """A shuffled table that repeats an id (a pool item's, in a later block or the same
     one; or an id the pool does not have) is refused as the general path refuses it,
     naming both rows (lines of a text file, row numbers of a Parquet one)."""
-    monkeypatch.setattr(stream_init, "BLOCK", 64)
+    monkeypatch.setattr(stream_base, "BLOCK", 64)
     files = _files(tmp_path, fmt)
     rows = _rows(files[1])
     rows = [rows[i] for i in np.random.default_rng(3).permutation(len(rows))]
@@ -164,7 +164,7 @@ def test_a_content_check_for_other_content_is_refused_in_a_shuffled_table(
     from activetest.formats.label_records import content_check
     from activetest.session.workflow import Session
 
-    monkeypatch.setattr(stream_init, "BLOCK", 64)
+    monkeypatch.setattr(stream_base, "BLOCK", 64)
     files = write_pool(tmp_path, 200, "parquet")
     with monkeypatch.context() as m:  # the items as a session holds them
         m.setattr(stream_init, "try_stream", lambda *a, **k: None)
@@ -203,7 +203,7 @@ def test_a_table_with_no_rows_is_refused_as_the_general_path_refuses_it(
     every pool item as having no row)."""
     import pyarrow as pa
 
-    monkeypatch.setattr(stream_init, "BLOCK", 64)
+    monkeypatch.setattr(stream_base, "BLOCK", 64)
     files = _files(tmp_path, fmt)
     if fmt == "parquet":
         import pyarrow.parquet as pq
@@ -230,7 +230,7 @@ def test_a_table_the_general_path_refuses_before_any_row_is_not_accepted(
     """A text table with a NUL or a byte that is not UTF-8 in a column the fast reader
     does not read, or a header naming a class column twice, is refused as the general
     path refuses it (it was accepted: pyarrow reads only the id and class columns)."""
-    monkeypatch.setattr(stream_init, "BLOCK", 64)
+    monkeypatch.setattr(stream_base, "BLOCK", 64)
     files = _files(tmp_path, fmt)
     rows = _rows(files[2])
     if order == "shuffled":
@@ -265,7 +265,7 @@ def test_a_header_alone_without_a_class_column_says_no_data_rows(
     """A CSV or TSV table that is a header alone and also lacks a class column: the
     general path says it has no data rows (it reads the rows before the columns); the
     stream said "missing column(s)" (QA)."""
-    monkeypatch.setattr(stream_init, "BLOCK", 64)
+    monkeypatch.setattr(stream_base, "BLOCK", 64)
     files = _files(tmp_path, fmt)
     files[2].write_text(("\t" if fmt == "tsv" else ",").join(["id", "negative"]) + "\n")
     streamed, general, _ = _both(tmp_path, files, monkeypatch)

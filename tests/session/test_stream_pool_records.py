@@ -22,7 +22,7 @@ import pytest
 from session_support import init_from_tables, spy_on_stream
 
 from activetest.formats.tables import read_records
-from activetest.session import create, stream_init
+from activetest.session import create, stream_base, stream_init
 from activetest.session.workflow import Session
 
 N = 300
@@ -141,7 +141,7 @@ def test_a_bad_pool_record_is_refused_by_the_stream(
     one; no session file is left and the general path is never entered."""
     files = _make(tmp_path, fmt, case)
     pool = files[0]
-    monkeypatch.setattr(stream_init, "BLOCK", 64)
+    monkeypatch.setattr(stream_base, "BLOCK", 64)
     real_try = stream_init.try_stream
     monkeypatch.setattr(stream_init, "try_stream", lambda *a, **k: None)
     general = _refusal(tmp_path / "g.db", files)
@@ -176,7 +176,7 @@ def test_a_bad_record_in_a_file_the_general_path_refuses_first_takes_it(
     data = pool.read_bytes()
     cut = data.rindex(b"negative")
     pool.write_bytes(data[:cut] + spoil + data[cut:])
-    monkeypatch.setattr(stream_init, "BLOCK", 64)
+    monkeypatch.setattr(stream_base, "BLOCK", 64)
     general = []
     real = create.load_inputs
 
@@ -201,7 +201,7 @@ def test_a_good_pool_streams_as_before(fmt: str, tmp_path: Path,
     records, sur, tgt = _pool_and_tables(tmp_path, fmt)
     pool = tmp_path / f"pool.{fmt}"
     _write(pool, fmt, records)
-    monkeypatch.setattr(stream_init, "BLOCK", 64)
+    monkeypatch.setattr(stream_base, "BLOCK", 64)
     ran = spy_on_stream(monkeypatch)
     Session.create(tmp_path / "s.db", pool=pool, task="sst2", surrogate=f"table:{sur}",
                    target=f"table:{tgt}", seed=3, pool_options={"id_column": "id"},
@@ -227,7 +227,7 @@ def test_init_refuses_a_bad_pool_line_with_exit_2_and_one_message(
 
 
     pool, sur, tgt = _make(tmp_path, "jsonl", "not json")
-    monkeypatch.setattr(stream_init, "BLOCK", 64)
+    monkeypatch.setattr(stream_base, "BLOCK", 64)
     monkeypatch.setattr(create, "load_inputs", _no_general_path)
     db = tmp_path / "s.db"
     code, said = init_from_tables(db, pool, sur, tgt)

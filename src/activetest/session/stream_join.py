@@ -1,0 +1,144 @@
+"""A streamed ``init``'s table in another order than the pool's, joined by id once the
+pool is written (:func:`join_by_id`), and a row that repeats an earlier row's id refused
+as the general path refuses it (:func:`refuse_a_repeated_id`) (part of
+:mod:`activetest.session.stream_init`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from activetest.data.task import Item
+from activetest.session import stream_tables
+from activetest.session.stream_base import NotStreamable, StreamRefusedError
+from activetest.session.stream_tables import Table, TableRows, converted_rows, table_blocks
+
+__all__ = ["join_by_id", "refuse_a_repeated_id"]
+
+
+def refuse_a_repeated_id(conn: Any, t: Table, item_id: str, ids: Sequence[str], n: int,
+                          j: int) -> None:
+    """Row ``n + j`` of the table ``t`` is for ``item_id`` where the pool's item ``n + j``
+    (``ids[j]``, of the block of items ``n``, ``n + 1``, ...; none after the pool's last)
+    is another: where an earlier row of the table is for ``item_id`` (the rows before
+    are for the pool's items, in its order: the pool's item of that number), refuse the
+    row as the general path refuses a duplicate id, naming both rows; else return (the
+    table is in another order: the general path joins it by id)."""
+    if len(set(ids)) != len(ids):  # a pool that repeats an id: the general path names it
+        return
+    rows = conn.execute("SELECT idx FROM items WHERE item_id = ? AND idx < ?",
+                        (item_id, n)).fetchall()  # (fetchall: no statement left open)
+    row = rows[0] if rows else None
+    before = [n + i for i in range(j) if ids[i] == item_id]
+    if row is None and not before:
+        return
+    first = int(row[0]) if row is not None else before[0]
+    if t.scorer.format == "parquet":  # rows named by number (from 1), as there
+        from activetest.models.table import duplicate_message
+
+        raise StreamRefusedError(duplicate_message(t.scorer.path, f"row {n + j + 1}", item_id,
+                                                   f"row {first + 1}"))
+    stream_tables.read_again(t, n + j, first=first, repeated=item_id)
+    raise NotStreamable("repeated id")  # pragma: no cover - read_again raises
+
+
+def join_by_id(conn: Any, t: Table, n: int, width: int, advance: Any) -> np.ndarray:
+    """The ``(n, width)`` log-probs of the table ``t``, joined by id to the ``n`` pool
+    items already written to the session file: a table in another order than the pool's
+    (a sharded scoring job's), with fewer rows (a pool item without one: named) or with
+    rows of items the pool does not have (passed over, as the general path passes them).
+
+    The table is read again in blocks; each block's ids are looked up in the file's
+    items (their unique index) through a temporary table, so memory stays the result,
+    the table's row of each pool item (8 bytes an item) and one block. Every row is
+    checked by the general path's rules and refused with its message: a value (the row
+    named), an id that an earlier row has (both rows named; the ids of rows the pool
+    does not have are kept in a temporary table to tell), a pool item with no row (the
+    first ten named, in the pool's order), a content check written for other content
+    (the first such pool item in the pool's order)."""
+    import json as _json
+
+    from activetest.formats.label_records import content_check
+    from activetest.models.table import confirm_content, duplicate_message
+
+    path = t.scorer.path
+    out = np.full((n, width), np.nan)
+    row_of = np.full(n, -1, dtype=np.int64)  # the table's row of each pool item
+    bad: tuple[int, str, str, str] | None = None  # the first item whose check differs
+    # temporary tables (gone with the connection; emptied, not dropped, after: a DROP
+    # fails while any statement of the connection is open)
+    conn.execute("CREATE TEMP TABLE IF NOT EXISTS _at_block (pos INTEGER PRIMARY KEY, "
+                 "item_id TEXT)")
+    conn.execute("CREATE TEMP TABLE IF NOT EXISTS _at_other (item_id TEXT PRIMARY KEY, "
+                 "row INTEGER)")
+    conn.execute("DELETE FROM _at_other")
+    try:
+        start = 0
+        for ids, vals, checks in TableRows(table_blocks(t), t).each():
+            m = len(ids)
+            conv = converted_rows(vals, t, start)  # every row, as the general path reads it
+            conn.execute("DELETE FROM _at_block")
+            conn.executemany("INSERT INTO _at_block (pos, item_id) VALUES (?, ?)",
+                             enumerate(ids.tolist()))
+            found = conn.execute(
+                "SELECT b.pos, i.idx" + (", i.fields" if checks is not None else "") +
+                " FROM _at_block b JOIN items i ON i.item_id = b.item_id").fetchall()
+            pos = np.fromiter((f[0] for f in found), dtype=np.int64, count=len(found))
+            idx = np.fromiter((f[1] for f in found), dtype=np.int64, count=len(found))
+            # an earlier row with this row's id: of an earlier block (a pool item's row,
+            # or a row of an id the pool does not have, kept in _at_other), else the
+            # first row of the id in this block
+            first = np.full(m, -1, dtype=np.int64)
+            first[pos] = row_of[idx]
+            for j, row in conn.execute("SELECT b.pos, o.row FROM _at_block b JOIN _at_other "
+                                       "o ON o.item_id = b.item_id").fetchall():
+                first[j] = row
+            _, lead, where = np.unique(ids, return_index=True, return_inverse=True)
+            later = (lead[where] != np.arange(m)) & (first < 0)
+            first[later] = start + lead[where][later]
+            mine = np.zeros(m, dtype=bool)
+            mine[pos] = True
+            fresh = np.flatnonzero(~mine & (first < 0))  # a new id of no pool item
+            conn.executemany("INSERT INTO _at_other (item_id, row) VALUES (?, ?)",
+                             zip(ids[fresh].tolist(), (start + fresh).tolist(), strict=True))
+            if (first >= 0).any():  # the first row that repeats an earlier row's id
+                j = int(np.flatnonzero(first >= 0)[0])
+                if t.scorer.format == "parquet":  # rows named by number (from 1)
+                    raise StreamRefusedError(duplicate_message(
+                        path, f"row {start + j + 1}", ids[j], f"row {int(first[j]) + 1}"))
+                stream_tables.read_again(t, start + j, first=int(first[j]), repeated=ids[j])
+                raise NotStreamable("repeated id")  # pragma: no cover - read_again raises
+            out[idx] = conv[pos]
+            row_of[idx] = start + pos
+            if checks is not None:
+                for (p_, i_, fields), theirs in zip(found, checks[pos].tolist(), strict=True):
+                    if bad is not None and i_ >= bad[0]:
+                        continue
+                    have = _json.loads(fields)
+                    if content_check(have) != theirs:
+                        bad = (i_, str(ids[p_]), theirs, fields)
+            start += m
+            advance(m)
+        if start == 0:  # a header alone, an empty JSONL file: named as the table reader does
+            raise StreamRefusedError(f"{path}: no data rows")
+        missing = np.flatnonzero(row_of < 0)
+        if missing.size:  # the general path's message (the first ten, in the pool's order)
+            shown = ", ".join(repr(conn.execute("SELECT item_id FROM items WHERE idx = ?",
+                                                (int(i),)).fetchall()[0][0])
+                              for i in missing[:10])
+            more = f" and {missing.size - 10} more" if missing.size > 10 else ""
+            raise StreamRefusedError(f"{path}: no row for {missing.size} of {n} item id(s): "
+                                     f"{shown}{more}")
+        if bad is not None:
+            try:
+                confirm_content(path, {bad[1]: bad[2]},
+                                [Item(bad[1], _json.loads(bad[3]), None)])
+            except ValueError as exc:
+                raise StreamRefusedError(str(exc)) from None
+    finally:
+        conn.execute("DELETE FROM _at_block")
+        conn.execute("DELETE FROM _at_other")
+    return out
+

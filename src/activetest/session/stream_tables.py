@@ -1,0 +1,407 @@
+"""The ``table:`` predictions of a streamed ``init``, in blocks: which tables stream
+(:func:`streamable_table`), their rows read with pyarrow (:func:`table_blocks`), taken
+``m`` at a time in the pool's order (:class:`TableRows`), turned into log-probs by the
+table reader's rule (:func:`converted_rows`), and a row the fast reader does not take
+read again with the general path's rules to refuse it with its message
+(:func:`read_again`) (part of :mod:`activetest.session.stream_init`)."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from activetest.data.task import Task
+from activetest.session import stream_base
+from activetest.session.stream_base import (
+    PARQUET_READ,
+    READ_ERRORS,
+    NotStreamable,
+    StreamRefusedError,
+)
+from activetest.session.stream_pool import clean_text
+
+__all__ = ["Table", "TableEnds", "TableRows", "converted_rows", "read_again",
+           "streamable_table", "table_blocks"]
+
+_TABLE_FORMATS = ("csv", "tsv", "jsonl", "parquet")
+
+
+@dataclasses.dataclass(frozen=True)
+class Table:
+    spec: str  # as stored
+    raw: str  # as given
+    scorer: Any  # the TableScorer (settings, identity, provenance)
+    columns: tuple[str, ...]
+
+
+def streamable_table(raw: Any, task: Task) -> Table | None:
+    if not isinstance(raw, (str, os.PathLike)):
+        return None
+    raw = os.fspath(raw)
+    if not raw.startswith("table:"):
+        return None
+    from activetest.models.registry import get_scorer
+    from activetest.models.table import TableScorer
+    from activetest.session.scoring import stored_spec
+
+    try:
+        scorer = get_scorer(raw)
+    except (ValueError, OSError):
+        return None
+    if not isinstance(scorer, TableScorer) or scorer.format not in _TABLE_FORMATS:
+        return None
+    if scorer.path.name.lower().endswith(".gz"):
+        return None
+    cols = scorer.columns if scorer.columns is not None else tuple(task.classes)
+    if len(cols) != task.n_classes:
+        return None
+    if scorer.format != "parquet" and not _clean_table(scorer.path, scorer.format):
+        return None
+    return Table(stored_spec(raw), raw, scorer, tuple(cols))
+
+
+def _clean_table(p: Path, fmt: str) -> bool:
+    """Whether the CSV, TSV or JSONL table ``p`` has none of the problems the general path
+    refuses it for before any row, which the fast reader does not see outside the columns
+    it reads: a NUL character or a byte that is not UTF-8 anywhere in the file, a header
+    that names a column twice (QA: such tables were accepted). Where it has one, the
+    general path names it (reading the file's bytes, or its header)."""
+    if not clean_text(p):
+        return False
+    if fmt == "jsonl":
+        return True
+    from activetest.formats.tables import header_rows
+
+    try:
+        with p.open(encoding="utf-8-sig", newline="") as f:
+            header_rows(f, str(p), "," if fmt == "csv" else "\t")
+    except (ValueError, OSError):
+        return False
+    return True
+
+
+def table_blocks(t: Table) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray | None]]:
+    """Blocks of ``(ids as str objects, (m, C) float64 values, content checks)`` of a
+    prediction table; the checks (str objects) where a Parquet table has the
+    ``content_check`` column (a scoring job's table: the join confirms each item's
+    content by it, as the table reader does), else None."""
+    import pyarrow as pa
+
+    from activetest.formats.label_records import CHECK_COLUMN
+
+    s = t.scorer
+    want = [s.id_column, *t.columns]
+    checked = False
+    if s.format == "parquet":
+        import pyarrow.parquet as pq
+
+        pf = pq.ParquetFile(s.path, **PARQUET_READ)
+        if any(c not in pf.schema_arrow.names for c in want):
+            raise NotStreamable("columns")
+        checked = CHECK_COLUMN in pf.schema_arrow.names
+        batches: Any = pf.iter_batches(batch_size=stream_base.BLOCK,
+                                       columns=want + [CHECK_COLUMN] * checked,
+                                       use_threads=False)
+    elif s.format in ("csv", "tsv"):  # TSV: quoted as CSV, as the table reader reads it
+        import pyarrow.csv as pcsv
+
+        types = {s.id_column: pa.string(), **{c: pa.float64() for c in t.columns}}
+        # small blocks, one thread, the system allocator: memory stays a few blocks
+        batches = pcsv.open_csv(
+            s.path, read_options=pcsv.ReadOptions(block_size=1 << 20, use_threads=False),
+            parse_options=pcsv.ParseOptions(delimiter="\t" if s.format == "tsv" else ","),
+            convert_options=pcsv.ConvertOptions(column_types=types, include_columns=want,
+                                                strings_can_be_null=False,
+                                                quoted_strings_can_be_null=False),
+            memory_pool=pa.system_memory_pool())
+    else:
+        batches = _jsonl_batches(s.path, want)
+    start = 0  # the table's rows before this batch
+    for batch in batches:
+        checks = None
+        if checked:
+            col = batch.column(len(want))
+            if col.null_count or not pa.types.is_string(col.type):
+                raise NotStreamable("content check")  # the general path names the row
+            checks = np.asarray(col.to_numpy(zero_copy_only=False), dtype=object)
+        ids = _ids(batch.column(want.index(s.id_column)), t, start)
+        yield ids, _values(batch, want[1:], t, start), checks
+        start += batch.num_rows
+
+
+def _jsonl_batches(path: Path, want: list[str]) -> Iterator[Any]:
+    import io
+
+    import pyarrow.json as pjson
+
+    with path.open("rb") as f:
+        rest = b""
+        while True:
+            data = f.read(16 << 20)
+            if not data:
+                break
+            data = rest + data
+            cut = data.rfind(b"\n") + 1
+            block, rest = data[:cut], data[cut:]
+            if block.strip():
+                yield pjson.read_json(io.BytesIO(block)).select(want)
+        if rest.strip():
+            yield pjson.read_json(io.BytesIO(rest)).select(want)
+
+
+class _BadRow(NotStreamable):
+    """A row of a CSV, TSV or JSONL table the fast reader does not take (``row``: its number
+    in the table from 0; None where the reader does not say which): the general path's
+    rules decide, reading the table's rows again (:func:`_refuse_bad_row`)."""
+
+    def __init__(self, row: int | None) -> None:
+        super().__init__("bad row")
+        self.row = row
+
+
+def _bad(t: Table, what: str, first: Any = None, start: int = 0) -> NotStreamable:
+    """NotStreamable for a Parquet table (the general path names its row), a
+    :class:`_BadRow` for a CSV, TSV or JSONL table: at ``start`` plus the first true index of
+    the boolean array ``first``, or of no row known (None)."""
+    if t.scorer.format == "parquet":
+        return NotStreamable(what)
+    if first is None:
+        return _BadRow(None)
+    return _BadRow(start + int(np.flatnonzero(np.asarray(first, dtype=bool))[0]))
+
+
+def _ids(col: Any, t: Table, start: int) -> np.ndarray:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if col.null_count:  # a CSV id reads no null; a JSON line's missing or null id does
+        raise _bad(t, "null id", col.is_null().to_numpy(zero_copy_only=False), start)
+    if pa.types.is_integer(col.type):
+        col = pc.cast(col, pa.string())
+    elif pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+        col = pc.utf8_trim_whitespace(col)
+        empty = pc.equal(pc.utf8_length(col), 0)
+        if pc.any(empty).as_py():
+            raise _bad(t, "empty id", empty.to_numpy(zero_copy_only=False), start)
+    else:
+        raise _bad(t, "id type")
+    return np.asarray(col.to_numpy(zero_copy_only=False), dtype=object)
+
+
+def _values(batch: Any, cols: Sequence[str], t: Table, start: int) -> np.ndarray:
+    """The batch's class columns as ``(m, C)`` float64; a value that is not finite in a
+    Parquet table (whose rows the general path names by their position: ``row k`` for
+    the k-th) is refused here with the general path's message; a value the fast reader
+    does not take in a CSV, TSV or JSONL table: :class:`_BadRow` (the general path's rules
+    name its line)."""
+    import pyarrow as pa
+
+    out = np.empty((batch.num_rows, len(cols)), dtype=np.float64)
+    for j in range(len(cols)):
+        col = batch.column(j + 1)
+        if col.null_count:  # an empty cell, a JSON null or missing key
+            raise _bad(t, "value type", col.is_null().to_numpy(zero_copy_only=False), start)
+        if not (pa.types.is_floating(col.type) or pa.types.is_integer(col.type)):
+            raise _bad(t, "value type")  # a JSON table's string or true: which row?
+        out[:, j] = col.to_numpy(zero_copy_only=False)
+    finite = np.isfinite(out)
+    if not finite.all():
+        if t.scorer.format != "parquet":  # lines: the general path's rules name them
+            raise _BadRow(start + int(np.flatnonzero(~finite.all(axis=1))[0]))
+        i = int(np.flatnonzero(~finite.all(axis=1))[0])  # the first row, its first column
+        j = int(np.flatnonzero(~finite[i])[0])
+        # refused here, not by the general path, which would read the whole table into
+        # memory to say it (1.8 GB per million items: killed for memory at 1e7-1e8)
+        raise StreamRefusedError(f"{t.scorer.path}: row {start + i + 1}: column {cols[j]!r}: "
+                                 f"value {float(out[i, j])!r:.60} is not finite (NaN/inf are "
+                                 f"not allowed)")
+    return out
+
+
+class TableEnds(NotStreamable):
+    """A table with fewer rows than the pool (it is then joined by id: some pool items
+    may have no row, which the join names)."""
+
+
+class TableRows:
+    """Exactly ``m`` rows at a time from a stream of blocks of the table ``table``."""
+
+    def __init__(self, blocks: Iterator[tuple[np.ndarray, np.ndarray, np.ndarray | None]],
+                 table: Table) -> None:
+        self.blocks = blocks
+        self.table = table
+        self.ids: list[np.ndarray] = []
+        self.vals: list[np.ndarray] = []
+        self.checks: list[np.ndarray | None] = []
+        self.held = 0
+
+    def _read(self) -> bool:
+        """Read the next block; False at the end of the table. A CSV, TSV or JSONL row the
+        fast reader does not take is refused with the general path's message, where
+        the general path refuses it (else NotStreamable: it reads the table)."""
+        import csv
+
+        try:
+            nxt = next(self.blocks, None)
+        except StreamRefusedError:
+            raise
+        except _BadRow as exc:
+            _refuse_bad_row(self.table, exc.row)
+        except (*READ_ERRORS, csv.Error):  # e.g. a value pyarrow cannot convert
+            if self.table.scorer.format != "parquet":
+                _refuse_bad_row(self.table, None)
+            raise NotStreamable("read") from None
+        if nxt is None:
+            return False
+        self.ids.append(nxt[0])
+        self.vals.append(nxt[1])
+        self.checks.append(nxt[2])
+        self.held += len(nxt[0])
+        return True
+
+    def take(self, m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """The next ``m`` rows: ``(ids, values, content checks or None)``."""
+        while self.held < m:
+            if not self._read():
+                raise TableEnds("table ends before the pool")
+        ids = np.concatenate(self.ids) if len(self.ids) > 1 else self.ids[0]
+        vals = np.concatenate(self.vals) if len(self.vals) > 1 else self.vals[0]
+        checks = None
+        if self.checks[0] is not None:  # a file has the column in every block or none
+            checks = (np.concatenate(self.checks) if len(self.checks) > 1  # type: ignore[arg-type]
+                      else self.checks[0])
+        self.ids, self.vals = [ids[m:]], [vals[m:]]
+        self.checks = [None if checks is None else checks[m:]]
+        self.held = len(ids) - m
+        return ids[:m], vals[:m], None if checks is None else checks[:m]
+
+    def each(self) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray | None]]:
+        """Every block of the table, from its first row (none taken before)."""
+        while self._read():
+            block = self.ids.pop(), self.vals.pop(), self.checks.pop()
+            self.held = 0
+            yield block
+
+    def next_id(self) -> str | None:
+        """The id of the first row left after those taken; None where none is."""
+        while self.held == 0:
+            if not self._read():
+                return None
+        return str(next(a for a in self.ids if len(a))[0])
+
+
+
+def _refuse_bad_row(t: Table, row: int | None) -> None:
+    """Refuse the CSV, TSV or JSONL table ``t``'s row ``row`` (from 0; None: the first that
+    the general path refuses, reading to the end), that the fast reader does not take,
+    with the general path's message: its rows are read again one at a time, as the
+    general path reads them (memory: one row). Where the general path refuses none of
+    them, NotStreamable: it reads the table."""
+    read_again(t, row, refused=True)
+    raise NotStreamable("bad row")  # pragma: no cover - read_again raises
+
+
+def read_again(t: Table, upto: int | None, *, first: int | None = None,
+                repeated: str | None = None, refused: bool = False) -> str:
+    """Read the CSV, TSV or JSONL table ``t``'s rows again, one at a time, with the general
+    path's rules (:func:`activetest.models.table.stream_rows`), up to its row ``upto``
+    (from 0; None: to the end). The first row refused there is refused with the general
+    path's message (:class:`StreamRefusedError`); ``repeated``: row ``upto`` is refused
+    as repeating row ``first``'s id ``repeated``. Returns row ``upto``'s name (``"line
+    N"``); NotStreamable where ``refused`` and no row is refused, or where the rows read
+    are not those streamed (the general path reads the table)."""
+    from activetest.models.table import duplicate_message, row_values, stream_rows
+
+    s = t.scorer
+    first_where = None
+    try:
+        for r, (where, item_id, row) in enumerate(stream_rows(
+                s.path, s.format, columns=t.columns, id_column=s.id_column)):
+            if r == first and item_id == repeated:
+                first_where = where
+            if r == upto and repeated is not None:
+                if item_id != repeated or first_where is None:
+                    break  # not the rows streamed
+                raise StreamRefusedError(duplicate_message(s.path, where, item_id, first_where))
+            row_values(row, s.path, where, t.columns)
+            if r == upto:
+                if refused:
+                    break
+                return where
+    except StreamRefusedError:
+        raise
+    except (UnicodeError, OSError, RecursionError):  # the general path names the file
+        raise NotStreamable("read") from None
+    except ValueError as exc:  # a row (or the file) the general path refuses, so named
+        raise StreamRefusedError(str(exc)) from None
+    raise NotStreamable("read again")
+
+
+
+def converted_rows(values: np.ndarray, t: Table, start: int) -> np.ndarray:
+    """The table's values (its rows ``start``, ``start + 1``, ...) as log-probs (the table
+    reader's rule). A row the rule refuses is refused here with the general path's
+    message (which reads the whole table into memory to say it; a CSV, TSV or JSONL row's
+    line found by reading the table's rows again), unless the message depends on the
+    whole table (whether every row looks like probabilities: NotStreamable, the general
+    path decides)."""
+    from activetest.models.table import looks_like_probs, to_log_softmax_rows
+
+    named = not (t.scorer.kind != "probs" and looks_like_probs(values, t.scorer.tolerance))
+    where: Sequence[str] = _NoWhere()
+    if named:
+        where = _RowNames(start) if t.scorer.format == "parquet" else _Lines(t, start)
+    try:
+        return to_log_softmax_rows(values, t.scorer.kind, t.scorer.tolerance, t.scorer.path,
+                                   where)
+    except IndexError:
+        raise NotStreamable("values") from None
+    except ValueError as exc:
+        if named:
+            raise StreamRefusedError(str(exc)) from None
+        raise NotStreamable("values") from None
+
+
+class _RowNames(Sequence[str]):
+    """A Parquet table's rows as the general path names them (``row k``, from 1), for
+    the rows from ``start`` on."""
+
+    def __init__(self, start: int) -> None:
+        self.start = start
+
+    def __len__(self) -> int:
+        return 0  # indexed only
+
+    def __getitem__(self, i: Any) -> Any:
+        return f"row {self.start + int(i) + 1}"
+
+
+class _Lines(Sequence[str]):
+    """A CSV, TSV or JSONL table's rows from ``start`` on as the general path names them
+    (``line N``), found when asked (a row refused) by reading the table's rows again."""
+
+    def __init__(self, t: Table, start: int) -> None:
+        self.t = t
+        self.start = start
+
+    def __len__(self) -> int:
+        return 0  # indexed only
+
+    def __getitem__(self, i: Any) -> Any:
+        return read_again(self.t, self.start + int(i))
+
+
+class _NoWhere(Sequence[str]):
+    """Row names for messages: the general path names them (never reached)."""
+
+    def __len__(self) -> int:
+        return 0
+
+    def __getitem__(self, i: Any) -> Any:
+        raise NotStreamable("values")
+
