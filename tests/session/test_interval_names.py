@@ -438,3 +438,55 @@ def test_str_of_an_estimate_names_the_estimator_and_every_interval(
     for c in r.comparisons:
         assert f"target - {spec}: paired LURE difference {c.difference.estimate:.4f}" in text
     assert "anytime 95% confidence sequence [" in text and repr(r).startswith("EstimateReport(")
+
+
+def test_a_notebook_shows_an_estimate_as_a_table_of_named_intervals(
+        session: Path, pool_files: PoolFiles) -> None:
+    """Jupyter shows ``_repr_html_``: one row per estimate (the target's, the compared
+    model's, the paired difference), one column per interval headed by what it
+    guarantees, the same numbers as ``str(report)``, the notes below, text escaped."""
+    from html.parser import HTMLParser
+
+    spec = f"table:{pool_files.target2}"
+    with Session.open(session) as s:
+        r = s.estimate(record=False, progress=False, compare=[spec])
+    r.warnings.append("a <b>note</b> & more")  # escaped, not markup
+
+    class Cells(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.rows: list[list[str]] = []
+            self.items: list[str] = []
+            self.tag = ""
+
+        def handle_starttag(self, tag: str, attrs: object) -> None:
+            self.tag = tag
+            if tag == "tr":
+                self.rows.append([])
+            if tag in ("td", "th"):
+                self.rows[-1].append("")
+            if tag == "li":
+                self.items.append("")
+
+        def handle_data(self, data: str) -> None:
+            if self.tag in ("td", "th", "small") and self.rows and self.rows[-1]:
+                self.rows[-1][-1] += data
+            elif self.tag == "li":
+                self.items[-1] += data
+
+    p = Cells()
+    p.feed(r._repr_html_())
+    head, *body = p.rows
+    assert head[:4] == ["metric", "of", "estimator", "estimate"]
+    assert "fixed-budget 95% interval" in head and "bootstrap 95% interval" in head
+    assert "anytime 95% confidence sequence" in head
+    rows = r.summary_rows()
+    assert len(body) == len(rows) == len(r.metrics) + 2 * len(r.comparisons)
+    for cells, row in zip(body, rows, strict=True):
+        assert cells[:3] == [row.metric, row.of, row.estimator]
+        assert cells[3].startswith(f"{row.estimate:.4f}")
+        for name, value in row.intervals:
+            assert cells[head.index(name)] == value
+            assert f"{name} {value}" in str(r)  # the same numbers as the text
+    assert {c[1] for c in body} == {"target", spec, f"target - {spec}"}
+    assert p.items[-1] == "a <b>note</b> & more" and "<b>note</b>" not in r._repr_html_()

@@ -35,6 +35,7 @@ __all__ = [
     "LabelImport",
     "MetricEstimate",
     "SessionStatus",
+    "SummaryRow",
     "Waiting",
 ]
 
@@ -263,6 +264,31 @@ class Comparison:
 
 
 @dataclass(frozen=True)
+class SummaryRow:
+    """One estimate as :meth:`EstimateReport.summary` shows it.
+
+    Attributes:
+        metric: ``error_rate``, ``log_loss``, ...
+        of: whose: ``target``, a compared model's spec, or ``target - <spec>`` (the
+            paired difference).
+        estimator: what made the estimate (adaptive LURE, LURE, paired LURE difference).
+        estimate: the number.
+        intervals: ``(name, interval)`` pairs, each named by what it guarantees, the
+            interval as text (``—`` where there is none; "(from 30 labels)" for a CS
+            not yet claimed); a mark where the exact CS or sure bounds stand in.
+        note: what the number is where that needs saying (a difference whose target
+            term differs from the headline), else empty.
+    """
+
+    metric: str
+    of: str
+    estimator: str
+    estimate: float
+    intervals: tuple[tuple[str, str], ...]
+    note: str = ""
+
+
+@dataclass(frozen=True)
 class EstimateReport:
     """Everything :meth:`Session.estimate` computes.
 
@@ -302,12 +328,10 @@ class EstimateReport:
     blind_spots: list[BlindSpotNote] = field(default_factory=list)
     uniform_draws: bool = False
 
-    def summary(self) -> str:
-        """A few lines a person reads (``str(report)``): per metric the estimate named by
-        its estimator, each interval named by what it guarantees (the fixed-budget
-        interval, the anytime CS, the exact CS where known, the bootstrap), the paired
-        differences, and the notes; the dataclass's ``repr`` keeps every field but the
-        per-label curves (QA: ``print(report)`` gave the curves and no estimator's name)."""
+    def summary_rows(self) -> list[SummaryRow]:
+        """One :class:`SummaryRow` per estimate shown: per metric the headline, then per
+        compared model its own estimate and the paired difference; what :meth:`summary`
+        writes as lines and a notebook shows as a table (:meth:`_repr_html_`)."""
         from activetest.session.interval_names import (
             ANYTIME,
             BOOTSTRAP,
@@ -321,39 +345,78 @@ class EstimateReport:
         def iv(low: float | None, high: float | None) -> str:
             return "—" if low is None or high is None else f"[{low:.4f}, {high:.4f}]"
 
-        def named(boot: BootstrapResult, a: AnytimeInterval | None) -> str:
+        def named(boot: BootstrapResult, a: AnytimeInterval | None
+                  ) -> tuple[tuple[str, str], ...]:
             parts = []
             if a is not None:
                 mark = basis_mark(a.basis)
                 cs = (iv(a.cs_low, a.cs_high) if a.basis in ("exact", "sure")
                       or cs_claimed(self.n_labels, self.n_pool) else "(from 30 labels)")
-                parts += [f"{interval_name(FIXED_BUDGET, self.level)} "
-                          f"{iv(a.fixed_low, a.fixed_high)}{mark}",
-                          f"{interval_name(ANYTIME, self.level)} {cs}{mark}"]
+                parts += [(interval_name(FIXED_BUDGET, self.level),
+                           f"{iv(a.fixed_low, a.fixed_high)}{mark}"),
+                          (interval_name(ANYTIME, self.level), f"{cs}{mark}")]
                 if a.exact_low is not None and a.basis != "exact":
-                    parts.append(f"{interval_name(EXACT_ANYTIME, self.level)} "
-                                 f"{iv(a.exact_low, a.exact_high)}")
-            parts.append(f"{interval_name(BOOTSTRAP, self.level)} {iv(boot.low, boot.high)}")
-            return "; ".join(parts)
+                    parts.append((interval_name(EXACT_ANYTIME, self.level),
+                                  iv(a.exact_low, a.exact_high)))
+            parts.append((interval_name(BOOTSTRAP, self.level), iv(boot.low, boot.high)))
+            return tuple(parts)
 
         lure = "adaptive LURE" if self.design else "LURE"
-        lines = [f"{self.n_labels} label(s) used of {self.n_pool} pool items "
-                 f"({self.n_selected} selected)"]
-        for m in self.metrics.values():
-            lines.append(f"{m.metric}: {lure} {m.active.estimate:.4f}; "
-                         f"{named(m.active, m.anytime)}")
+        rows = [SummaryRow(m.metric, "target", lure, m.active.estimate,
+                           named(m.active, m.anytime)) for m in self.metrics.values()]
         for c in self.comparisons:
-            lines.append(f"{c.metric}: {c.spec}: LURE {c.other.estimate:.4f}; "
-                         f"{named(c.other, c.other_anytime)}")
+            rows.append(SummaryRow(c.metric, c.spec, "LURE", c.other.estimate,
+                                   named(c.other, c.other_anytime)))
             m = self.metrics.get(c.metric)
             of = ("" if c.target_lure is None or m is None
                   or abs(m.active.estimate - c.target_lure) < 5e-5 else
-                  f" (the target's LURE {c.target_lure:.4f} minus the other's)")
-            lines.append(f"{c.metric}: target - {c.spec}: paired LURE difference "
-                         f"{c.difference.estimate:.4f}{of}; "
-                         f"{named(c.difference, c.difference_anytime)}")
+                  f"the target's LURE {c.target_lure:.4f} minus the other's")
+            rows.append(SummaryRow(c.metric, f"target - {c.spec}", "paired LURE difference",
+                                   c.difference.estimate,
+                                   named(c.difference, c.difference_anytime), of))
+        return rows
+
+    def summary(self) -> str:
+        """A few lines a person reads (``str(report)``): per metric the estimate named by
+        its estimator, each interval named by what it guarantees (the fixed-budget
+        interval, the anytime CS, the exact CS where known, the bootstrap), the paired
+        differences, and the notes; the dataclass's ``repr`` keeps every field but the
+        per-label curves (QA: ``print(report)`` gave the curves and no estimator's name)."""
+        lines = [self._head()]
+        for r in self.summary_rows():
+            what = r.metric if r.of == "target" else f"{r.metric}: {r.of}"
+            note = f" ({r.note})" if r.note else ""
+            lines.append(f"{what}: {r.estimator} {r.estimate:.4f}{note}; "
+                         + "; ".join(f"{n} {v}" for n, v in r.intervals))
         lines += [f"note: {w}" for w in self.warnings]
         return "\n".join(lines)
+
+    def _head(self) -> str:
+        return (f"{self.n_labels} label(s) used of {self.n_pool} pool items "
+                f"({self.n_selected} selected)")
+
+    def _repr_html_(self) -> str:
+        """The summary as a table, for notebooks: one row per estimate, one column per
+        interval, each headed by what it guarantees; the notes below."""
+        from html import escape
+
+        rows = self.summary_rows()
+        names: list[str] = []
+        for r in rows:
+            names += [n for n, _ in r.intervals if n not in names]
+        head = "".join(f"<th>{escape(h)}</th>" for h in
+                       ("metric", "of", "estimator", "estimate", *names))
+        body = []
+        for r in rows:
+            got = dict(r.intervals)
+            note = f"<br><small>{escape(r.note)}</small>" if r.note else ""
+            cells = [escape(r.metric), escape(r.of), escape(r.estimator),
+                     f"{r.estimate:.4f}{note}", *(escape(got.get(n, "")) for n in names)]
+            body.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+        notes = "".join(f"<li>{escape(w)}</li>" for w in self.warnings)
+        return (f"<div><p>{escape(self._head())}</p><table><thead><tr>{head}</tr></thead>"
+                f"<tbody>{''.join(body)}</tbody></table>"
+                + (f"<p>notes:</p><ul>{notes}</ul>" if notes else "") + "</div>")
 
     def __str__(self) -> str:
         """:meth:`summary`."""
