@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import sqlite3
 from pathlib import Path
 
@@ -534,9 +535,10 @@ def test_label_asks_only_for_compared_answers_once_the_targets_are_labelled(
 
 
 def test_label_and_import_count_items_and_compared_judgments_apart(tmp_path: Path) -> None:
-    """`label` and `import` say how many items were labelled and how many compared
-    answers were judged, apart (QA: "labelled 3 item(s)" for 2 items and 1 judgment;
-    "16 new label(s)" for 12 labels and 4 judgments)."""
+    """`label` says how many answers of how many items were judged (blind: not whose),
+    `import` how many items were labelled and how many compared answers were judged,
+    apart (QA: "labelled 3 item(s)" for 2 items and 1 judgment; "16 new label(s)" for 12
+    labels and 4 judgments)."""
     pool, other, a_ok, b_ok = write_files(tmp_path, n=6)
     db = create(tmp_path, pool, other)
     spec = f"answers:{other}"
@@ -557,8 +559,10 @@ def test_label_and_import_count_items_and_compared_judgments_apart(tmp_path: Pat
         asked = blind_order(s, spec)
     keys = [key(a_ok[i] if r == "target" else b_ok[i]) for i, r in asked]
     out = " ".join(run("label", db, input="\n".join(keys) + "\n").split())
-    assert (f"labelled 2 item(s) and judged {len(ask_b)} compared answer(s) in this run"
-            in out)
+    assert len(asked) == 2 + len(ask_b)
+    assert (f"judged {len(asked)} answer(s) of {len({i for i, _ in asked})} item(s) in this "
+            f"run" in out), out
+    assert "every drawn item's answers are judged" in out
 
     two = tmp_path / "two"
     two.mkdir()
@@ -570,6 +574,54 @@ def test_label_and_import_count_items_and_compared_judgments_apart(tmp_path: Pat
     assert judged
     assert (f"imported 12 new label(s), changed 0, judged {judged} compared answer(s) "
             f"(changed 0)" in out)
+
+
+def test_label_stopped_between_an_items_answers_does_not_tell_whose_was_judged(
+        tmp_path: Path) -> None:
+    """A blind run quit after the first answer of an item ends with the same words
+    whether that answer was the target's or the compared one (QA: "labelled 0 item(s)
+    and judged 1 compared answer(s)", the pending count and the note naming the first
+    unlabelled draw each told that answer A was the compared model's)."""
+    from activetest.session.annotators import shown_order
+
+    pool, other, a_ok, b_ok = write_files(tmp_path, n=12)
+    db = create(tmp_path, pool, other)
+    spec, role = f"answers:{other}", f"compare:answers:{tmp_path / 'b.jsonl'}"
+    with Session.open(db) as s:
+        s.select(12)
+        seed = s.session_config.seed
+        firsts = {}  # first shown role -> an item whose two answers differ
+        for a in s.acquisitions():
+            if s.compared_answer(a.item_id, spec) != s.answers()[a.index][0]:
+                first = shown_order(seed, a.step, ("target", role))[0]
+                firsts.setdefault(first, a)
+    assert set(firsts) == {"target", role}
+    outs = []
+    for first, acq in sorted(firsts.items()):
+        db_k = tmp_path / f"{first.split(':')[0]}.db"
+        db_k.write_bytes(db.read_bytes())
+        with Session.open(db_k) as s:  # every other item judged in full beforehand
+            for a in s.acquisitions():
+                if a.step != acq.step:
+                    s.add_label(a.item_id, "correct" if a_ok[a.item_id] else "incorrect")
+            for p in s.pending_judgments():
+                if p.acquisition.step != acq.step:
+                    s.judge(p.acquisition.item_id, "correct" if b_ok[p.acquisition.item_id]
+                            else "incorrect", target=spec)
+        out = run("label", db_k, input="1\nq\n")
+        with Session.open(db_k) as s:  # the one answer given is saved where it belongs
+            got = (s.labels() if first == "target" else {
+                s.items()[r].id: v.label for r, v in s.store.judgments(role).items()})
+            assert got[acq.item_id] == 0
+        tail = " ".join(out[out.rindex("> "):].split()).replace(acq.item_id, "ITEM")
+        tail = re.sub(r"of \d+ later draw\(s\) \([^)]*\)", "of N later draw(s)", tail)
+        outs.append(tail.replace(f"draw {acq.step}", "draw K"))
+        assert "compared" not in out and "pending" not in out and spec not in out
+    assert outs[0] == outs[1], outs
+    assert "judged 1 answer(s) of 1 item(s) in this run" in outs[0]
+    assert "1 answer(s) of 1 drawn item(s) still to judge" in outs[0]
+    assert "note: item 'ITEM' (draw K) has an answer still to judge, so the judgments of " \
+        "N later draw(s) cannot all be used until it is judged" in outs[0]
 
 
 def _judged(tmp_path: Path, n: int) -> tuple[Path, str, dict[str, bool], dict[str, bool]]:

@@ -186,19 +186,42 @@ def _label_loop(s: Any, pending: Sequence[Any]) -> None:
     help_line = f"{keys}   [bold]u[/]=undo  [bold]q[/]=quit"
     with _Keys(s.task.n_classes) as keys_in:
         if s.graded and s.compared_targets():
-            answered, judged = _judge_blind(s, keys_in, help_line)
-        else:
-            answered, judged = _answer_all(s, pending, keys_in, help_line), 0
-    left = s.n_pending()
-    # compared answers' judgments are said apart from the items labelled (QA: "labelled
-    # 3 item(s)" for 2 items and 1 compared answer)
-    also = f" and judged {judged} compared answer(s)" if judged else ""
-    _out.print(f"labelled {answered} item(s){also} in this run; {left} selected item(s) "
+            _blind_summary(s, *_judge_blind(s, keys_in, help_line))
+            return
+        answered = _answer_all(s, pending, keys_in, help_line)
+    _out.print(f"labelled {answered} item(s) in this run; {s.n_pending()} selected item(s) "
                f"still pending")
-    if s.pending_judgments():
-        _out.print(f"{len(s.pending_judgments())} compared answer(s) still to judge "
-                   f"(`activetest label` asks for them)")
     _print_waiting(s.waiting())
+
+
+def _blind_summary(s: Any, judged: int, items: int) -> None:
+    """The end of a blind paired run, without a word on whose answer is whose.
+
+    Counts of target labels and compared judgments apart, the pending items (those
+    without a target label) and the note naming the first unlabelled draw each tell,
+    after a run that stopped between an item's answers, which of them was the target's
+    (QA: "labelled 0 item(s) and judged 1 compared answer(s)" after judging answer A
+    alone). So: answers and items, whoever gave them (QA before: "labelled 3 item(s)"
+    for 2 items and 1 compared answer)."""
+    _out.print(f"judged {judged} answer(s) of {items} item(s) in this run")
+    todo = _blind_todo(s)
+    if not todo:
+        _out.print("every drawn item's answers are judged")
+        return
+    left = sum(len(w) for _, w in todo)
+    _out.print(f"{left} answer(s) of {len(todo)} drawn item(s) still to judge "
+               f"(`activetest label` asks for them)")
+    first = todo[0][0]
+    open_steps = {a.step for a, _ in todo}  # later draws judged in full only: a part
+    later = [a.item_id for a in s.acquisitions()  # judged one would tell whose is whose
+             if a.step > first.step and a.step not in open_steps]
+    if later:
+        shown = ", ".join(repr(i) for i in later[:5])
+        more = f" and {len(later) - 5} more" if len(later) > 5 else ""
+        _out.print(f"[yellow]note:[/] item {_escape(repr(first.item_id))} (draw {first.step}) "
+                   f"has an answer still to judge, so the judgments of {len(later)} later "
+                   f"draw(s) ({_escape(shown)}{more}) cannot all be used until it is judged "
+                   f"(LURE uses the first draws, in order)")
 
 
 def _key_to_class(s: Any, key: str, C: int) -> int | None:
@@ -259,7 +282,7 @@ def _judge_blind(s: Any, keys_in: _Keys, help_line: str) -> tuple[int, int]:
 
     The list is recomputed after each answer (judging one answer settles every
     identical answer of the same item; another run's labels drop out). Returns
-    ``(target labels, compared judgments)`` saved in this run.
+    ``(answers judged, items they belong to)`` in this run (undone ones not counted).
     """
     from activetest.session.annotators import shown_order
     from activetest.session.compare_graded import same_answer
@@ -268,8 +291,7 @@ def _judge_blind(s: Any, keys_in: _Keys, help_line: str) -> tuple[int, int]:
     specs = list(s.compared_targets())
     roles = ("target", *(f"compare:{spec}" for spec in specs))
     seed = int(s.session_config.seed)
-    done: list[tuple[str, str, Any]] = []  # (role, what, change), for undo
-    counts = {"target": 0, "compare": 0}
+    done: list[tuple[str, str, Any]] = []  # (item id, what, change), for undo
     _out.print(f"blind paired judging: each item's {len(roles)} answers in a seeded random "
                f"order (the page's), without model names; identical answers are judged "
                f"once")
@@ -295,9 +317,8 @@ def _judge_blind(s: Any, keys_in: _Keys, help_line: str) -> tuple[int, int]:
             break
         if y == "undo":
             if done:
-                was, what, change = done.pop()
+                _, what, change = done.pop()
                 s.undo(change, source="cli:undo")
-                counts["target" if was == "target" else "compare"] -= 1
                 _out.print(f"undone: {what} is unjudged again")
             else:
                 _out.print("nothing to undo")
@@ -319,10 +340,9 @@ def _judge_blind(s: Any, keys_in: _Keys, help_line: str) -> tuple[int, int]:
             _not_saved(s, a.item_id, y, other, f" (its answer {letter})")
             continue
         if change is not None:
-            done.append((role, f"answer {letter} of item {_escape(a.item_id)}", change))
-            counts["target" if spec is None else "compare"] += 1
+            done.append((a.item_id, f"answer {letter} of item {_escape(a.item_id)}", change))
         _out.print(f"saved: {_escape(s.task.class_names[y])} for answer {letter}")
-    return counts["target"], counts["compare"]
+    return len(done), len({item for item, _, _ in done})
 
 
 def _answer_all(s: Any, pending: Sequence[Any], keys_in: _Keys, help_line: str) -> int:
