@@ -389,6 +389,42 @@ def test_a_row_whose_id_was_swapped_is_refused(pool_files: PoolFiles, tmp_path: 
         assert s.labels() == dict.fromkeys(ids, 1)
 
 
+def test_an_edit_at_the_end_of_a_long_text_shows_in_the_refusal(pool_files: PoolFiles,
+                                                                 tmp_path: Path) -> None:
+    """A cell edited after its first 70 characters: the refusal shows both texts around
+    the change, in matching quotes (QA: both sides were the same first 65 characters,
+    the edit unseen)."""
+    rows = list(csv.DictReader(pool_files.pool.open(newline="")))
+    for r in rows:  # long texts
+        r["text"] = "a long review that goes on and on before it says " + r["text"]
+    with pool_files.pool.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    db = tmp_path / "s.db"
+    init(pool_files, db)
+    sheet = tmp_path / "todo.csv"
+    run("select", db, "--n", "2", "--out", sheet)
+    rows = list(csv.DictReader(sheet.open(encoding="utf-8-sig", newline="")))
+    held = rows[0]["text"]
+    assert len(held) > 80
+    rows[0]["text"] = held.rstrip() + " EDITED"
+    for r in rows:
+        r["label"] = "positive"
+    with sheet.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    out = run("import", db, sheet, code=2)
+    tail = " ".join(held.split())[-20:]
+    shows, has = out.split("the row shows text '...", 1)[1].split(
+        "', the session's item has text '...", 1)
+    assert shows.endswith(f"{tail} EDITED"), out
+    assert has.split("'; was the cell edited", 1)[0].endswith(tail), out
+    with Session.open(db) as s:
+        assert s.labels() == {}
+
+
 def test_a_hand_made_sheet_is_checked_against_the_text_it_carries(pool_files: PoolFiles,
                                                                    tmp_path: Path) -> None:
     """A sheet without content_check but with a ``text`` column: each row's text must be

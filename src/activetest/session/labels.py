@@ -285,8 +285,26 @@ def _cell(value: Any) -> str:
 
 
 def _text(value: str, n: int = 70) -> str:
+    """``repr`` of ``value``, cut to about ``n`` characters inside its quotes (QA: a cut
+    text opened with ``"`` and closed with ``'``)."""
     text = repr(value)
-    return text if len(text) <= n else text[: n - 4] + "...'"
+    return text if len(text) <= n else text[: n - 4] + "..." + text[0]
+
+
+def _sides(row: str, held: str, n: int = 70) -> tuple[str, str]:
+    """A row's cell and the item's text as two excerpts around their first difference
+    (blanks collapsed, as compared), so that a change late in a long text shows (QA:
+    both sides printed as the same first 65 characters, an edit at the end unseen)."""
+    a, b = _cell(row), _cell(held)
+    k = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y),
+             min(len(a), len(b)))
+    start = max(0, k - n // 3) if max(len(a), len(b)) > n else 0
+
+    def cut(text: str) -> str:
+        piece = text[start:start + n]
+        return repr(("..." if start else "") + piece + ("..." if start + n < len(text) else ""))
+
+    return cut(a), cut(b)
 
 
 def check_shown(records: Sequence[Any], index: Mapping[str, int],
@@ -340,9 +358,10 @@ def check_shown(records: Sequence[Any], index: Mapping[str, int],
             differs = [(k, v) for k, v in cells if _cell(v) != _cell(fields[k])]
             if differs:
                 k, v = differs[0]
+                shows, has = _sides(v, fields[k])
                 problems.append(f"{prefix}{what}: the row (no content_check) shows {k} "
-                                f"{_text(v)}, {what} in the session has {k} "
-                                f"{_text(fields[k])}; were the ids taken from another file "
+                                f"{shows}, {what} in the session has {k} "
+                                f"{has}; were the ids taken from another file "
                                 f"or row order? the label would go to an item the person "
                                 f"did not see: give each row the id of the text it shows, "
                                 f"or export a sheet (`activetest export`) and fill that in")
@@ -355,8 +374,8 @@ def check_shown(records: Sequence[Any], index: Mapping[str, int],
             differs = [(k, v) for k, v in cells if _cell(v) != _cell(fields[k])]
             if differs:
                 k, v = differs[0]
-                sides = (f"the row shows {k} {_text(v)}, {what} in the session has {k} "
-                         f"{_text(fields[k])}")
+                shows, has = _sides(v, fields[k])
+                sides = f"the row shows {k} {shows}, {what} in the session has {k} {has}"
             else:
                 first = next(iter(fields), None)
                 sides = ("the row carries no other content to compare" if first is None else
@@ -373,8 +392,9 @@ def check_shown(records: Sequence[Any], index: Mapping[str, int],
             continue
         for k, v in cells:
             if _cell(v) != _cell(fields[k]):
-                problems.append(f"{prefix}{what}: the row shows {k} {_text(v)}, the session's "
-                                f"item has {k} {_text(fields[k])}; was the cell edited (or "
+                shows, has = _sides(v, fields[k])
+                problems.append(f"{prefix}{what}: the row shows {k} {shows}, the session's "
+                                f"item has {k} {has}; was the cell edited (or "
                                 f"reformatted by a spreadsheet)? the label would be for a text "
                                 f"the session does not hold: restore the cell, or export the "
                                 f"item again")
