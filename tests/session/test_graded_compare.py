@@ -624,6 +624,18 @@ def test_label_stopped_between_an_items_answers_does_not_tell_whose_was_judged(
         "N later draw(s) cannot all be used until it is judged" in outs[0]
 
 
+def test_sheets_of_compared_answers_count_rows_not_items(tmp_path: Path) -> None:
+    """`select --out` and `export` of a paired session write one row per answer and say
+    so (QA: "wrote 8 selected item(s)" for the 8 answers of 4 items)."""
+    pool, other, _, _ = write_files(tmp_path, n=6)
+    db = create(tmp_path, pool, other)
+    out = run("select", db, "--n", "4", "--out", tmp_path / "todo.csv")
+    assert len(list(csv.DictReader((tmp_path / "todo.csv").open(newline="")))) == 8
+    assert "wrote 8 row(s), one per answer of the 4 drawn item(s)" in " ".join(out.split())
+    out = run("export", db, "--out", tmp_path / "all.csv", "--which", "selected")
+    assert "wrote 8 row(s), one per answer of the selected item(s)" in " ".join(out.split())
+
+
 def _judged(tmp_path: Path, n: int) -> tuple[Path, str, dict[str, bool], dict[str, bool]]:
     """A session comparing two answer files, ``n`` items drawn, every answer judged:
     (the session file, the compared target's spec, each target's right/wrong)."""

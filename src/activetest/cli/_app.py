@@ -391,6 +391,14 @@ def _open(path: Path, busy_timeout: float = 5.0, threads: int | None = None) -> 
     return Session.open(path, busy_timeout=busy_timeout, threads=threads)
 
 
+def _rows_written(s: Any, count: int, items: str) -> str:
+    """What an export wrote: ``count`` items, or, with compared answers (one row per
+    answer), ``count`` rows (QA: "wrote 8 selected item(s)" for 4 items' 8 answers)."""
+    if getattr(s, "graded", False) and s.compared_targets():
+        return f"{count} row(s), one per answer of the {items}"
+    return f"{count} {items}"
+
+
 def _print_waiting(waiting: Any) -> None:
     """A note when labels of later draws wait for an earlier draw still unlabelled."""
     if waiting is not None and waiting.waiting:

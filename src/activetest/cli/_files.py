@@ -20,6 +20,7 @@ from activetest.cli._app import (
     _open,
     _out,
     _print_waiting,
+    _rows_written,
     _user_errors,
     app,
     out_path,
@@ -51,7 +52,9 @@ def export_(
         count = s.export(out, format=None if format is None else format.value,
                          which=which.value, predictions=not no_predictions,
                          overwrite=overwrite)
-        _out.print(f"wrote {count} {which.value} item(s) to {_escape(str(out))}")
+        _out.print(f"wrote {_rows_written(s, count, f'{which.value} item(s)')} to "
+                   f"{_escape(str(out))}")
+
 
 
 @app.command("labelstudio-config")

@@ -18,6 +18,7 @@ from activetest.cli._app import (
     _escape,
     _open,
     _out,
+    _rows_written,
     _user_errors,
     app,
     out_path,
@@ -98,7 +99,9 @@ def select(
                 raise ValueError(f"{out}: cannot write the file ({exc}); the {len(drawn)} "
                                  f"drawn item(s) are saved in the session: write them with "
                                  f"`activetest export {session} --out FILE`") from None
-            _out.print(f"wrote {count} item(s) to {_escape(str(out))}")
+            what = (_rows_written(s, count, f"{len(drawn)} drawn item(s)")
+                    if count != len(drawn) else f"{count} item(s)")
+            _out.print(f"wrote {what} to {_escape(str(out))}")
         else:
             # q named (QA: a bare "q" column): the proposal probability of the draw
             table = Table("draw", "item id", "q (draw probability)", "text", box=None)
