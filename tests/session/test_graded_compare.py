@@ -636,6 +636,32 @@ def test_sheets_of_compared_answers_count_rows_not_items(tmp_path: Path) -> None
     assert "wrote 8 row(s), one per answer of the selected item(s)" in " ".join(out.split())
 
 
+def test_label_names_two_answers_of_one_text_by_the_first_letter_shown(
+        tmp_path: Path) -> None:
+    """Two answers of the same text are asked once, under the first letter shown, so the
+    letter does not tell that the one asked is the target's (QA: "answer B of 2 (answer
+    A is the same text ...)" where the target's answer was shown second)."""
+    from activetest.session.annotators import shown_order
+
+    pool, other, _, _ = write_files(tmp_path, n=12)
+    db = create(tmp_path, pool, other)
+    spec = f"answers:{other}"
+    with Session.open(db) as s:
+        s.select(12)
+        same = [a for a in s.acquisitions()
+                if s.compared_answer(a.item_id, spec) == s.answers()[a.index][0]]
+        second = [a.item_id for a in same if shown_order(
+            s.session_config.seed, a.step, ("target", f"compare:{spec}"))[0] != "target"]
+        n_keys = len(s.acquisitions()) + len(s.pending_judgments())
+    assert second
+    out = run("label", db, input="2\n" * n_keys)
+    for item in second:
+        header = out[out.index(f"item {item} (draw"):]
+        assert header.split("\n", 2)[0].split(": ")[1].startswith("answer A of 2"), header
+        assert "(answer B is the same text: this judgment settles it too)" in header
+    assert "answer B of 2  (" in out  # the others still name B where it is asked alone
+
+
 def _judged(tmp_path: Path, n: int) -> tuple[Path, str, dict[str, bool], dict[str, bool]]:
     """A session comparing two answer files, ``n`` items drawn, every answer judged:
     (the session file, the compared target's spec, each target's right/wrong)."""

@@ -299,18 +299,23 @@ def _judge_blind(s: Any, keys_in: _Keys, help_line: str) -> tuple[int, int]:
         a, waiting = todo[0]
         order = shown_order(seed, a.step, roles)
         role = next(r for r in order if r in waiting)
-        letter = chr(ord("A") + order.index(role))
         spec = None if role == "target" else role.split(":", 1)[1]
         texts = {r: (s.answers().get(a.index, ("",))[0] if r == "target" else
                      s.compared_answer(a.item_id, r.split(":", 1)[1])) for r in order}
-        alike = [chr(ord("A") + k) for k, r in enumerate(order)
-                 if r != role and same_answer(texts[r], texts[role])]
+        # answers of the same text are one answer, named by the first letter shown:
+        # the target's is the one asked of them, and naming it by its own letter told
+        # which (QA: "answer B of 2 (answer A is the same text ...)")
+        group = [chr(ord("A") + k) for k, r in enumerate(order)
+                 if r == role or same_answer(texts[r], texts[role])]
+        letter, alike = group[0], group[1:]
         left = sum(len(w) for _, w in todo)
         _out.rule(f"item {_escape(a.item_id)} (draw {a.step}): answer {letter} of "
                   f"{len(order)}  ({left} to judge)")
         if alike:
-            _out.print(f"(answer {' and '.join(alike)} is the same text: this judgment "
-                       f"settles it too)")
+            many = len(alike) > 1
+            _out.print(f"(answer{'s' if many else ''} {' and '.join(alike)} "
+                       f"{'are' if many else 'is'} the same text: this judgment settles "
+                       f"{'them' if many else 'it'} too)")
         _out.print(_escape(s.display(a.item_id, target=spec)))
         y = _read_answer(s, keys_in, help_line, s.full_prompt(a.item_id))
         if y == "quit":
