@@ -110,3 +110,22 @@ def test_session_create_and_estimate_take_one_compare_spec_as_a_string(
                             ({"level": "0.9"}, "level must be a coverage")):
             with pytest.raises(ValueError, match=message):
                 s.estimate(record=False, progress=False, **kw)
+
+
+def test_a_pool_reading_option_given_to_create_names_pool_options(
+        pool_files: PoolFiles, tmp_path: Path) -> None:
+    """``id_column=`` (``init --id-column``) given to Session.create directly says to pass
+    it in ``pool_options`` (QA: "create_session() got an unexpected keyword argument
+    'id_column'"), and writes no file; inside pool_options it creates the session."""
+    db = tmp_path / "s.db"
+    kw: dict[str, Any] = dict(pool=pool_files.pool, task="demo", progress=False,
+                              surrogate=f"table:{pool_files.surrogate}",
+                              target=f"table:{pool_files.target}")
+    with pytest.raises(TypeError, match=r"^Session\.create\(\) got id_column=: an option of "
+                                        r"reading the pool file; pass pool_options="
+                                        r"\{'id_column': 'id'\} \(as `activetest init "
+                                        r"--id-column`\)$"):
+        Session.create(db, id_column="id", **kw)
+    assert not db.exists()
+    with Session.create(db, pool_options={"id_column": "id"}, **kw) as s:
+        assert s.items()[0].id == pool_files.ids[0]

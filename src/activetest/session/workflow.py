@@ -114,6 +114,31 @@ def _check_pool_size(store: SessionStore, cfg: SessionConfig) -> None:
             f"its items table ends at row {have - 1} but the pool has {want} items"))
 
 
+
+def _check_pool_keywords(options: Mapping[str, Any]) -> None:
+    """Refuse a pool file's reading option given to :meth:`Session.create` directly.
+
+    ``activetest init --id-column id`` reads in Python as ``pool_options={"id_column":
+    "id"}``; given as ``id_column="id"`` it failed deep inside with "create_session() got
+    an unexpected keyword argument 'id_column'" (QA), naming neither the method called
+    nor what to pass.
+
+    Raises:
+        TypeError: naming the keyword and the ``pool_options`` to pass instead.
+    """
+    import inspect
+
+    from activetest.data.pool import load_pool
+
+    reading = set(inspect.signature(load_pool).parameters) - {"path", "task"}
+    bad = [k for k in options if k in reading]
+    if bad:
+        given = ", ".join(f"{k!r}: {options[k]!r}" for k in bad)
+        what = "options" if len(bad) > 1 else "an option"
+        raise TypeError(f"Session.create() got {', '.join(f'{k}=' for k in bad)}: {what} of "
+                        f"reading the pool file; pass pool_options={{{given}}} (as "
+                        f"`activetest init --{bad[0].replace('_', '-')}`)")
+
 class Session:
     """One active-testing session, persisted in a SQLite file (see the module docstring).
 
@@ -202,6 +227,7 @@ class Session:
         """
         from activetest.session.create import resolve_proposal_floor, resolve_task
 
+        _check_pool_keywords(options)
         if "alpha" in options:  # the proposal floor's deprecated name (warns)
             options["proposal_floor"] = resolve_proposal_floor(
                 options.pop("proposal_floor", None), options.pop("alpha"))
