@@ -100,6 +100,16 @@ def test_labels_history_conflicts_and_undo(tmp_path: Path) -> None:
             ("add", None, 1), ("change", 1, 0), ("undo", 0, 1), ("undo", 1, None)]
         with pytest.raises(SessionError, match="cannot undo"):
             st.revert(c1, "undo")
+        # the refusal says "no label", and the class names where given (QA: "now has
+        # label None, not 1")
+        with pytest.raises(SessionError, match=r"^cannot undo: item '.*' now has no label, "
+                                               r"where this change left label 'positive' "
+                                               r"\(changed since\)$"):
+            st.revert(c1, "undo", ("negative", "positive"))
+        st.set_labels([(2, 0)], "cli")
+        with pytest.raises(SessionError, match=r"now has label 0, where this change left "
+                                               r"label 1 "):
+            st.revert(c1, "undo")
 
 
 def test_estimates_are_recorded(tmp_path: Path) -> None:

@@ -140,9 +140,11 @@ class LabelsMixin:
         iid = c.execute("SELECT item_id FROM items WHERE idx = ?", (idx,)).fetchone()[0]
         return LabelChange(int(cur.lastrowid or 0), idx, iid, old, new, action, source, at, role)
 
-    def revert(self, change: LabelChange, source: str) -> LabelChange:
+    def revert(self, change: LabelChange, source: str,
+               class_names: Sequence[str] = ()) -> LabelChange:
         """Undo one change: restore ``change.old`` (None: remove the label). One transaction.
         A change of a compared answer's judgment (``change.role``) is undone in its table.
+        ``class_names`` name the labels in the refusal (else their indices).
 
         Raises:
             SessionError: the item's label is no longer ``change.new`` (changed since).
@@ -155,8 +157,15 @@ class LabelsMixin:
             row = c.execute(f"SELECT label FROM {table} WHERE {where}", key).fetchone()
             cur = None if row is None else int(row[0])
             if cur != change.new:
-                raise SessionError(f"cannot undo: item {change.item_id!r} now has label {cur}, "
-                                   f"not {change.new} (changed since)")
+                def named(y: int | None) -> str:  # QA: "now has label None, not 1"
+                    if y is None:
+                        return "no label"
+                    shown = class_names[y] if 0 <= y < len(class_names) else y
+                    return f"label {shown!r}"
+
+                raise SessionError(f"cannot undo: item {change.item_id!r} now has "
+                                   f"{named(cur)}, where this change left {named(change.new)} "
+                                   f"(changed since)")
             if change.old is None:
                 c.execute(f"DELETE FROM {table} WHERE {where}", key)
             else:

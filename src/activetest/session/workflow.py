@@ -586,8 +586,12 @@ class Session:
         labels.check_shown(records, self._row_index(), display)
 
     def undo(self, change: LabelChange, *, source: str = "undo") -> LabelChange:
-        """Revert one label change, or one judgment of a compared answer (committed at once)."""
-        return self.store.revert(change, source)
+        """Revert one label change, or one judgment of a compared answer (committed at once).
+
+        Raises:
+            SessionError: the label changed since (``change`` is no longer the latest).
+        """
+        return self.store.revert(change, source, self.task.class_names)
 
     # ------------------------------------------------- compared answers (graded)
 
