@@ -157,6 +157,16 @@ def test_label_errors_are_clear_and_write_nothing(pool_files: PoolFiles, tmp_pat
                                                                    ("change", 0, 1)]
         res = s.add_labels([(a, 1)])
         assert (res.added, res.changed, res.unchanged) == (0, 0, 1)
+        # a mapping and lists are labels too; anything else is named (QA: a dict failed
+        # with "'str' object has no attribute 'item_id'")
+        s.undo(s.add_labels({c: "positive"}).changes[0])
+        assert s.add_labels([[c, "positive"]]).added == 1 and s.labels()[c] == 1
+        for bad_records, says in ((["nope"], r"label 1 is .nope.: give \(item_id, label\) "
+                                              "pairs, a mapping item_id -> label"),
+                                  ("nope", "got the string 'nope'"),
+                                  ([(c,)], r"label 1 is \('.*',\): a pair is")):
+            with pytest.raises(TypeError, match=says):
+                s.add_labels(bad_records)
 
 
 def test_pe_scores_the_target_only_on_labelled_items(pool_files: PoolFiles,

@@ -115,6 +115,33 @@ def _check_pool_size(store: SessionStore, cfg: SessionConfig) -> None:
 
 
 
+def _label_records(records: Iterable[Any] | Mapping[Any, Any]) -> list[Any]:
+    """Labels as the checks read them: a mapping ``item_id -> label`` as its pairs, a
+    list ``[item_id, label]`` as a tuple (QA: ``add_labels({"r3": "positive"})`` failed
+    with "'str' object has no attribute 'item_id'").
+
+    Raises:
+        TypeError: a record that is neither a pair nor has ``item_id`` and ``label``.
+    """
+    if isinstance(records, Mapping):
+        return list(records.items())
+    if isinstance(records, (str, bytes)):
+        raise TypeError(f"labels must be (item_id, label) pairs or a mapping item_id -> "
+                        f"label, got the string {records!r}")
+    out = []
+    for n, rec in enumerate(records, start=1):
+        if isinstance(rec, list) and len(rec) in (2, 3):
+            rec = tuple(rec)
+        if not isinstance(rec, tuple) and not (hasattr(rec, "item_id") and
+                                               hasattr(rec, "label")):
+            raise TypeError(f"label {n} is {rec!r}: give (item_id, label) pairs, a mapping "
+                            f"item_id -> label, or records with item_id and label")
+        if isinstance(rec, tuple) and len(rec) not in (2, 3):
+            raise TypeError(f"label {n} is {rec!r}: a pair is (item_id, label)")
+        out.append(rec)
+    return out
+
+
 def _check_pool_keywords(options: Mapping[str, Any]) -> None:
     """Refuse a pool file's reading option given to :meth:`Session.create` directly.
 
@@ -506,9 +533,10 @@ class Session:
         """Add many labels in one transaction, after checking all of them.
 
         Args:
-            records: ``(item_id, label)`` pairs or objects with ``item_id`` and
-                ``label`` attributes (and optionally ``where``, e.g. "labels.csv,
-                line 4", used in error messages, ``annotator`` and ``time``).
+            records: ``(item_id, label)`` pairs (tuples or lists), a mapping
+                ``item_id -> label``, or objects with ``item_id`` and ``label``
+                attributes (and optionally ``where``, e.g. "labels.csv, line 4", used in
+                error messages, ``annotator`` and ``time``).
             source: recorded with each label (``cli``, ``import:labels.csv``, ...).
             overwrite: replace existing different labels (history kept).
             where: names the input in error messages when records carry no ``where``.
@@ -535,7 +563,7 @@ class Session:
         """
         from activetest.session.harness import check_people_labels
 
-        records = list(records)
+        records = _label_records(records)
         with self.store.transaction():  # checks and writes: no other writer between
             self._check_shown(records)
             index = self._row_index()
@@ -624,9 +652,10 @@ class Session:
 
     def judge_many(self, target: str, records: Iterable[tuple[str, Any]], *,
                    source: str = "import", overwrite: bool = False) -> list[LabelChange]:
-        """Judge many of ``target``'s answers in one transaction, after checking all."""
+        """Judge many of ``target``'s answers in one transaction, after checking all
+        (``records`` as :meth:`add_labels` takes them)."""
         return compare_graded.add_judgments(self.store, self.task, self._row_index(),  # type: ignore[arg-type]
-                                            target, records, source=source,
+                                            target, _label_records(records), source=source,
                                             overwrite=overwrite)
 
     def pending_judgments(self) -> list[compare_graded.PendingJudgment]:
