@@ -56,7 +56,6 @@ def export_(
                    f"{_escape(str(out))}")
 
 
-
 @app.command("labelstudio-config")
 @_user_errors
 def labelstudio_config(

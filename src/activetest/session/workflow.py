@@ -114,7 +114,6 @@ def _check_pool_size(store: SessionStore, cfg: SessionConfig) -> None:
             f"its items table ends at row {have - 1} but the pool has {want} items"))
 
 
-
 def _label_records(records: Iterable[Any] | Mapping[Any, Any]) -> list[Any]:
     """Labels as the checks read them: a mapping ``item_id -> label`` as its pairs, a
     list ``[item_id, label]`` as a tuple (QA: ``add_labels({"r3": "positive"})`` failed
@@ -165,6 +164,7 @@ def _check_pool_keywords(options: Mapping[str, Any]) -> None:
         raise TypeError(f"Session.create() got {', '.join(f'{k}=' for k in bad)}: {what} of "
                         f"reading the pool file; pass pool_options={{{given}}} (as "
                         f"`activetest init --{bad[0].replace('_', '-')}`)")
+
 
 class Session:
     """One active-testing session, persisted in a SQLite file (see the module docstring).
