@@ -91,6 +91,18 @@ def blind_order(s: Session, spec: str) -> list[tuple[str, str]]:
     return out
 
 
+def whose(db: Path, item_id: str, letter: str) -> str:
+    """Whose answer a blind sheet's row is: ``target`` or the compared target's spec (the
+    sheet says A, B, ... in the item's shown order)."""
+    from activetest.session.compare_graded import session_roles, shown_order
+
+    with Session.open(db) as s:
+        step = next(a.step for a in s.acquisitions() if a.item_id == item_id)
+        cfg = s.session_config
+        role = shown_order(cfg.seed, step, session_roles(cfg))["ABCDEFGH".index(letter)]
+    return "target" if role == "target" else role.split(":", 1)[1]
+
+
 def judge_all(s: Session, a_ok: dict, b_ok: dict, spec: str) -> None:
     for a in s.acquisitions():
         if a.index not in s.store.labels():
@@ -306,12 +318,22 @@ def test_sheet_round_trip_with_an_answer_of_column(tmp_path: Path) -> None:
     run("select", db, "--n", "12")
     sheet = tmp_path / "judge.csv"
     run("export", db, "--out", sheet)
+    text = sheet.read_text()
     rows = list(csv.DictReader(sheet.open(newline="")))
-    assert {r["answer_of"] for r in rows} == {"target", spec}
-    n_b = sum(r["answer_of"] == spec for r in rows)
+    # blind: answers A and B, no model named, no surrogate guess beside the target's
+    assert {r["answer_of"] for r in rows} == {"A", "B"}
+    assert str(other) not in text and "target" not in text and "predicted" not in text
+    of = [whose(db, r["item_id"], r["answer_of"]) for r in rows]
+    assert set(of) == {"target", spec}
+    # item by item in draw order, each item's answers in their shown (letter) order
+    assert [(int(r["draw"]), r["answer_of"]) for r in rows] == sorted(
+        (int(r["draw"]), r["answer_of"]) for r in rows)
+    firsts = {of[k] for k, r in enumerate(rows) if r["answer_of"] == "A"}
+    assert firsts == {"target", spec}  # the target's answer is not always A
+    n_b = sum(w == spec for w in of)
     assert 0 < n_b <= 8  # identical answers are judged once
-    for r in rows:
-        ok = (a_ok if r["answer_of"] == "target" else b_ok)[r["item_id"]]
+    for r, w in zip(rows, of, strict=True):
+        ok = (a_ok if w == "target" else b_ok)[r["item_id"]]
         r["label"] = "correct" if ok else "incorrect"
     rows[-1]["label"], dup = "", dict(rows[-1])  # one left blank: still to judge
     with sheet.open("w", newline="") as fh:
@@ -329,6 +351,13 @@ def test_sheet_round_trip_with_an_answer_of_column(tmp_path: Path) -> None:
         w.writeheader()
         w.writerows(bad)
     assert "not a compared target" in run("import", db, sheet, code=2)
+    bad[-1]["answer_of"] = "C"  # a letter beyond the item's two answers
+    with sheet.open("w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(bad)
+    said = " ".join(run("import", db, sheet, code=2).split())
+    assert f"answer_of 'C': item {dup['item_id']!r} has 2 answers, A, B" in said
     with sheet.open("w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=list(rows[0]))
         w.writeheader()
@@ -341,7 +370,11 @@ def test_sheet_round_trip_with_an_answer_of_column(tmp_path: Path) -> None:
     labelled = tmp_path / "done.jsonl"
     run("export", db, "--out", labelled, "--which", "labelled")
     back = [json.loads(x) for x in labelled.read_text().splitlines()]
-    assert sum(r["answer_of"] == spec for r in back) == n_b
+    assert sum(whose(db, r["item_id"], r["answer_of"]) == spec for r in back) == n_b
+    # each row's label is its own answer's judgment (the letters read back)
+    for r in back:
+        ok = (a_ok if whose(db, r["item_id"], r["answer_of"]) == "target" else b_ok)
+        assert r["label"] == ("correct" if ok[r["item_id"]] else "incorrect")
     report = tmp_path / "r"
     run("report", db, "--out", report)
 
@@ -400,14 +433,17 @@ def test_label_studio_round_trip_of_compared_answers(tmp_path: Path) -> None:
     tasks = tmp_path / "tasks.json"
     run("export", db, "--out", tasks)
     data = [t["data"] for t in json.loads(tasks.read_text())]
-    assert {d["answer_of"] for d in data} == {"target", spec}
+    assert {d["answer_of"] for d in data} == {"A", "B"}  # blind, as the sheet
+    assert str(other) not in tasks.read_text()
+    assert all("predictions" not in t for t in json.loads(tasks.read_text()))
+    of = [whose(db, d["item_id"], d["answer_of"]) for d in data]
     with Session.open(db) as s:  # each task shows the answer it asks about
-        for d in data:
-            want = (s.answers()[s.store.index_of(d["item_id"])][0] if d["answer_of"] == "target"
+        for d, w in zip(data, of, strict=True):
+            want = (s.answers()[s.store.index_of(d["item_id"])][0] if w == "target"
                     else s.compared_answer(d["item_id"], spec))
             assert d["answer"] == want
-    votes = [[(1, "correct" if (a_ok if d["answer_of"] == "target" else b_ok)[d["item_id"]]
-               else "incorrect", "2026-12-01T10:00:00Z")] for d in data]
+    votes = [[(1, "correct" if (a_ok if w == "target" else b_ok)[d["item_id"]]
+               else "incorrect", "2026-12-01T10:00:00Z")] for d, w in zip(data, of, strict=True)]
     export = tmp_path / "export.json"
     export.write_text(json.dumps(_labelstudio_export(tasks, votes)))
     run("import", db, export)
@@ -746,7 +782,8 @@ def _judged_sheet(tmp_path: Path) -> tuple[Path, Path, str, list[dict[str, str]]
     sheet = tmp_path / "judge.csv"
     run("select", db, "--n", "12", "--out", sheet)  # every answer, shared ones too
     rows = list(csv.DictReader(sheet.open(newline="")))
-    for r in rows:
+    for r in rows:  # named as sheets before blind ones named them (still read)
+        r["answer_of"] = whose(db, r["item_id"], r["answer_of"])
         ok = (a_ok if r["answer_of"] == "target" else b_ok)[r["item_id"]]
         r["label"] = "correct" if ok else "incorrect"
     return db, sheet, spec, rows, a_ok, b_ok
@@ -860,8 +897,9 @@ def test_a_mixed_import_that_fails_half_way_changes_nothing(tmp_path: Path) -> N
 
 def test_uniform_writes_no_guess_and_target_tasks_keep_the_surrogates(tmp_path: Path) -> None:
     """``uniform`` has no guess: no 'predicted' columns, no pre-annotations. With a
-    surrogate that has one, a comparison's target tasks carry it as Label Studio
-    pre-annotations; the compared answers' tasks (which it did not judge) do not."""
+    surrogate that has one, a graded session's tasks carry it as Label Studio
+    pre-annotations; a comparison's tasks do not: it judged the target's answers only,
+    and a guess beside one answer of two would say which is the target's (blind)."""
     pool, other, _, _ = write_files(tmp_path)
     db = tmp_path / "u.db"
     Session.create(db, pool=pool, task="squad", target="pool", surrogate="uniform", seed=1,
@@ -881,14 +919,18 @@ def test_uniform_writes_no_guess_and_target_tasks_keep_the_surrogates(tmp_path: 
     tasks = tmp_path / "t.json"
     run("select", db2, "--n", "6", "--out", tasks)
     data = json.loads(tasks.read_text())
-    target = [t for t in data if t["data"]["answer_of"] == "target"]
+    assert len(data) > 6 and all("predictions" not in t for t in data)  # blind
+    db3 = tmp_path / "s3.db"
+    Session.create(db3, pool=pool, task="squad", target="pool", surrogate="column:p_ok",
+                   seed=1, progress=False).close()
+    run("select", db3, "--n", "6", "--out", tasks)
+    target = json.loads(tasks.read_text())
     assert len(target) == 6 and all("predictions" in t for t in target)
     for t in target:
         (pred,) = t["predictions"]
         ok = int(t["data"]["item_id"][1:]) % 2 == 1
         assert pred["result"][0]["value"]["choices"] == ["correct" if ok else "incorrect"]
         assert pred["score"] == pytest.approx(0.9 if ok else 0.8)
-    assert all("predictions" not in t for t in data if t["data"]["answer_of"] != "target")
 
 
 @pytest.mark.parametrize("compare", [False, True], ids=["graded", "paired"])

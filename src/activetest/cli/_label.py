@@ -278,14 +278,13 @@ def _blind_todo(s: Any) -> list[tuple[Any, set[str]]]:
 def _judge_blind(s: Any, keys_in: _Keys, help_line: str) -> tuple[int, int]:
     """A paired comparison in the terminal, blind, as on the page: item by item in draw
     order, each item's answers in the page's seeded order (A, B, ...:
-    :func:`activetest.session.annotators.shown_order`), no model named.
+    :func:`activetest.session.compare_graded.shown_order`), no model named.
 
     The list is recomputed after each answer (judging one answer settles every
     identical answer of the same item; another run's labels drop out). Returns
     ``(answers judged, items they belong to)`` in this run (undone ones not counted).
     """
-    from activetest.session.annotators import shown_order
-    from activetest.session.compare_graded import same_answer
+    from activetest.session.compare_graded import same_answer, shown_order
     from activetest.session.store import SessionError
 
     specs = list(s.compared_targets())

@@ -79,6 +79,7 @@ from activetest.session.annotator_records import (
     has_annotations,
     read_annotations,
 )
+from activetest.session.compare_graded import shown_order
 from activetest.session.records import RESOLVE_RULES, LabelError
 from activetest.session.store import LabelChange, now
 
@@ -169,23 +170,10 @@ def keep_votes(session: Any, records: Sequence[Any]) -> int:
     return stored
 
 
-#: Streams of the seeded per-step draws (overlap, the paired order), apart from the design's.
+#: The stream of the seeded per-step draw of the overlap, apart from the design's (the
+#: paired order's: :func:`activetest.session.compare_graded.shown_order`).
 _OVERLAP_STREAM = 0x0A11
-_ORDER_STREAM = 0x0BDE
 _SOURCE = ANNOTATION_SOURCE
-
-
-def shown_order(seed: int, step: int, roles: Sequence[str]) -> tuple[str, ...]:
-    """The order in which a paired comparison shows the answers of the item drawn at
-    ``step``: a permutation of ``roles`` (``target``, then ``compare:<spec>`` ...) drawn
-    from ``(seed, step)`` alone, so the page and the terminal show an item's answers in
-    the same order, and neither order says whose answer comes first."""
-    order = list(roles)
-    if len(order) > 1:
-        perm = np.random.default_rng([int(seed), int(step), _ORDER_STREAM]).permutation(
-            len(order))
-        order = [order[int(i)] for i in perm]
-    return tuple(order)
 
 
 class Annotators:

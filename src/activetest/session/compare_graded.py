@@ -36,10 +36,22 @@ from activetest.session.config import SessionConfig
 from activetest.session.records import LabelConflict, LabelError
 from activetest.session.store import Acquisition, LabelChange, SessionStore
 
-__all__ = ["JudgedAnswers", "PendingJudgment", "add_judgments", "check_alike",
-           "check_judgments",
-           "compare_role", "compared_losses", "compared_specs", "pending_judgments",
-           "same_answer", "settle_same_answers"]
+__all__ = [
+    "JudgedAnswers",
+    "PendingJudgment",
+    "add_judgments",
+    "answer_letter",
+    "check_alike",
+    "check_judgments",
+    "compare_role",
+    "compared_losses",
+    "compared_specs",
+    "letters_to_targets",
+    "pending_judgments",
+    "same_answer",
+    "settle_same_answers",
+    "shown_order",
+]
 
 
 def compare_role(spec: str) -> str:
@@ -50,6 +62,85 @@ def compare_role(spec: str) -> str:
 def compared_specs(config: SessionConfig) -> list[str]:
     """The compared targets a graded session was created with (stored specs)."""
     return [str(s) for s in config.compare or ()]
+
+
+#: The stream of the seeded per-step permutation of a paired item's answers, apart from
+#: the design's draws.
+_ORDER_STREAM = 0x0BDE
+
+
+def shown_order(seed: int, step: int, roles: Sequence[str]) -> tuple[str, ...]:
+    """The order in which a paired comparison shows the answers of the item drawn at
+    ``step``: a permutation of ``roles`` (``target``, then ``compare:<spec>`` ...) drawn
+    from ``(seed, step)`` alone, so the page, the terminal and a sheet show an item's
+    answers in the same order, as answers A, B, ..., and none of them says whose answer
+    comes first."""
+    order = list(roles)
+    if len(order) > 1:
+        perm = np.random.default_rng([int(seed), int(step), _ORDER_STREAM]).permutation(
+            len(order))
+        order = [order[int(i)] for i in perm]
+    return tuple(order)
+
+
+def session_roles(config: SessionConfig) -> tuple[str, ...]:
+    """A paired session's answer roles in their stored order: the target's, then each
+    compared target's (``compare:<spec>``)."""
+    return ("target", *(compare_role(s) for s in compared_specs(config)))
+
+
+def answer_letter(config: SessionConfig, step: int, role: str) -> str:
+    """The letter (A, B, ...) under which the answer ``role`` of the item drawn at
+    ``step`` is shown (:func:`shown_order`)."""
+    return chr(ord("A") + shown_order(config.seed, step, session_roles(config)).index(role))
+
+
+def letters_to_targets(store: SessionStore, index: Mapping[str, int],
+                       records: Sequence[Any]) -> list[Any]:
+    """Records whose ``answer_of`` is a letter of a blind sheet (A, B, ...: the item's
+    answers in their shown order, :func:`answer_letter`) with the letter replaced by whose
+    answer it is (None: the session target's; a compared target's spec). Other records
+    are returned as they are (a sheet that names the targets is read as before).
+
+    Raises:
+        LabelError: a letter beyond the item's answers, or of an item not drawn (its
+            answers have no shown order), naming the record.
+    """
+    config = store.config()
+    specs = compared_specs(config)
+    roles = session_roles(config)
+    letters = [chr(ord("A") + k) for k in range(len(roles))]
+    if not specs or not any(_is_letter(getattr(r, "answer_of", None), specs)
+                            for r in records):
+        return list(records)
+    steps = {a.index: a.step for a in store.acquisitions()}
+    out = []
+    for rec in records:
+        given = getattr(rec, "answer_of", None)
+        if not _is_letter(given, specs):
+            out.append(rec)
+            continue
+        where = getattr(rec, "where", None) or f"item {rec.item_id!r}"
+        if given not in letters:
+            raise LabelError(f"{where}: answer_of {given!r}: item {rec.item_id!r} has "
+                             f"{len(roles)} answers, {', '.join(letters)}")
+        row = index.get(str(rec.item_id))
+        step = None if row is None else steps.get(row)
+        if step is None:
+            what = "no item of this session" if row is None else "an item not drawn"
+            raise LabelError(f"{where}: answer {given} of {rec.item_id!r}, {what}: only a "
+                             f"drawn item's answers are shown as A, B, ...")
+        role = shown_order(config.seed, step, roles)[letters.index(given)]
+        out.append(dataclasses.replace(
+            rec, answer_of=None if role == "target" else role.split(":", 1)[1]))
+    return out
+
+
+def _is_letter(value: Any, specs: Sequence[str]) -> bool:
+    """Whether an ``answer_of`` cell is a blind sheet's letter (one capital letter that
+    names no compared target)."""
+    return (isinstance(value, str) and len(value) == 1 and "A" <= value <= "Z"
+            and value not in specs)
 
 
 def same_answer(a: str, b: str) -> bool:

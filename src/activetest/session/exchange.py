@@ -15,8 +15,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from activetest.session import compare_graded, labels
 from activetest.session.records import LabelImport
 from activetest.session.store import Acquisition
@@ -45,18 +43,17 @@ def export_session(s: Any, path: str | os.PathLike[str], *, format: str | None,
     fmt = labels.check_export_target(path, format, session=s.store.path, overwrite=overwrite)
     rows = s._display_items([a.index for a in acq])
     pred = None
-    if predictions:
+    # a paired sheet is blind: the surrogate guesses the target's answers only, and a
+    # guess beside one answer of an item would say which answer is the target's
+    blind = bool(s.graded and s.compared_targets())
+    if predictions and not blind:
         stored = s.store.scores("surrogate")
         if stored is not None and rows:
             pred = stored.logprobs[[a.index for a in acq]]
     given = [current[a.index].label if a.index in current else None for a in acq]
     steps = [a.step for a in acq]
-    n_target = len(rows)
     rows, given, steps = s.kind.export_rows(s.store, s._pool, rows, given, steps, which,
                                             acquisitions)
-    if pred is not None and len(rows) > n_target:  # the surrogate judged the
-        # target's answers only: none for a compared answer
-        pred = np.vstack([pred, np.full((len(rows) - n_target, pred.shape[1]), np.nan)])
     return labels.export_draws(path, s.task, rows, fmt, predictions=pred,
                                labels=given if any(g is not None for g in given) else None,
                                draws=steps)
@@ -75,6 +72,8 @@ def import_session_file(s: Any, path: str | os.PathLike[str], *, format: str | N
     records = labelio.import_labels(path, s.task, format=format, **options)
     source = f"import:{Path(path).name}"
     index = s._row_index()
+    # a blind sheet's answers A, B, ...: whose each is, from the item's shown order
+    records = compare_graded.letters_to_targets(s.store, index, records)
     read = list(records)  # as given: each annotator's own label, kept for agreement
     judged = [r for r in records if r.answer_of]
     if not judged:

@@ -416,12 +416,15 @@ class Graded(SessionKind):
                     given: list[int | None], steps: list[int], which: str,
                     acquisitions: Sequence[Acquisition] | None,
                     ) -> tuple[list[Item], list[int | None], list[int]]:
-        """With compared targets: one row per answer to judge, marked ``answer_of``
-        (``target`` or the compared target's spec)."""
+        """With compared targets: one row per answer to judge, blind: item by item in draw
+        order, each item's answers in their shown order (the page's and the terminal's,
+        :func:`~activetest.session.compare_graded.shown_order`) and marked ``answer_of``
+        A, B, ... in it, no model named (import reads the letters back:
+        :func:`~activetest.session.compare_graded.letters_to_targets`)."""
         if not self.compared_targets:
             return rows, given, steps
-        out = [Item(r.id, {**r.fields, "answer_of": "target"}, r.label) for r in rows]
-        out_given, out_steps = list(given), list(steps)
+        config = store.config()
+        entries = [(st, "target", r, g) for r, g, st in zip(rows, given, steps, strict=True)]
         if which == "pending" and acquisitions is None:
             extra = [(p.acquisition, p.spec) for p in self.pending_judgments(store)]
         else:
@@ -434,10 +437,13 @@ class Graded(SessionKind):
                 which == "labelled" and acquisitions is None and a.index not in own)]
             shown = self.display_items(store, items, [a.index for a in mine], role)
             for a, item in zip(mine, shown, strict=True):
-                out.append(Item(item.id, {**item.fields, "answer_of": spec}, item.label))
-                out_given.append(own[a.index].label if a.index in own else None)
-                out_steps.append(a.step)
-        return out, out_given, out_steps
+                entries.append((a.step, role, item,
+                                own[a.index].label if a.index in own else None))
+        lettered = sorted(((st, compare_graded.answer_letter(config, st, role), item, g)
+                           for st, role, item, g in entries), key=lambda e: (e[0], e[1]))
+        return ([Item(item.id, {**item.fields, "answer_of": letter}, item.label)
+                 for _, letter, item, _ in lettered],
+                [g for *_, g in lettered], [st for st, *_ in lettered])
 
 
 _KINDS: dict[str, type[SessionKind]] = {"classification": Classification, "graded": Graded}

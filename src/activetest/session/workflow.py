@@ -907,9 +907,12 @@ class Session:
             which: ``pending`` (drawn, unlabelled), ``selected`` (all drawn) or
                 ``labelled`` (with their labels, by class name).
             predictions: include the surrogate's guess (Label Studio pre-annotation;
-                none where it has no single guess, e.g. ``uniform``, and for compared
-                answers, which it did not judge); False hides it from the people
-                labelling (a guess can sway them).
+                none where it has no single guess, e.g. ``uniform``, nor in a sheet of
+                compared answers, which is blind: the surrogate judged the target's
+                answers only, so a guess would say which answer is the target's); False
+                hides it from the people labelling (a guess can sway them). A sheet of
+                compared answers lists each item's answers in their shown order, marked
+                ``answer_of`` A, B, ... (the page's letters), no model named.
             Sheets carry each item's ``draw`` step: labels count in draw order.
             acquisitions: export exactly these draws instead (``which`` is ignored).
             overwrite: replace an existing file that holds labels filled in (without
