@@ -531,3 +531,46 @@ def test_init_overwrite_keeps_the_labels_of_the_file_it_replaces(tmp_path: Path)
         assert s.labels() == {}
     out = run_cli("init", db, *made, "--overwrite")  # no labels now: nothing more kept
     assert "replaced held" not in out and len(list(tmp_path.glob("s.replaced-*.db"))) == 1
+
+
+def test_label_undo_takes_back_the_last_terminal_answers_one_at_a_time(
+        pool_files: PoolFiles, tmp_path: Path) -> None:
+    """QA: a key mistyped on the last item could not be undone: the run ends after it.
+    `label --undo` reverts the latest terminal answer not undone yet (again: the one
+    before), never an imported label, and the next run asks for it again."""
+    from activetest.session.workflow import Session
+
+    db = tmp_path / "s.db"
+    init(pool_files, db)
+    assert "nothing to undo" in run("label", db, "--undo")
+    run("select", db, "--n", "3")
+    with Session.open(db) as s:
+        order = [a.item_id for a in s.acquisitions()]
+        names = s.task.class_names
+    out = run("label", db, input="2\n1\n2\n")  # the run ends after the third
+    assert out.count("saved:") == 3
+    said = " ".join(run("label", db, "--undo").split())
+    assert f"undone: item {order[2]!r}'s label {names[1]!r}" in said
+    said = " ".join(run("label", db, "--undo").split())
+    assert f"undone: item {order[1]!r}'s label {names[0]!r}" in said
+    with Session.open(db) as s:
+        assert s.labels() == {order[0]: 1}
+        assert [a.item_id for a in s.pending()] == order[1:]
+    out = run("label", db, input="2\n2\n")  # asked again, answered again
+    with Session.open(db) as s:
+        assert s.labels() == {order[0]: 1, order[1]: 1, order[2]: 1}
+    said = " ".join(run("label", db, "--undo").split())
+    assert f"undone: item {order[2]!r}" in said  # the latest answer, after the undos
+    # an imported label is not the terminal's: --undo passes it over
+    sheet = tmp_path / "more.jsonl"
+    run("select", db, "--n", "1", "--out", sheet)
+    rec = json.loads(sheet.read_text())
+    rec["label"] = names[0]
+    sheet.write_text(json.dumps(rec) + "\n")
+    run("import", db, sheet)
+    said = " ".join(run("label", db, "--undo").split())
+    assert f"undone: item {order[1]!r}" in said
+    with Session.open(db) as s:
+        assert s.labels() == {order[0]: 1, rec["item_id"]: 0}
+    assert "--undo takes back the last answer" in run("label", db, "--undo", "--n", "2",
+                                                      code=2)

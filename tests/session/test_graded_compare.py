@@ -1052,3 +1052,29 @@ def test_status_says_what_the_difference_subtracts_where_the_headline_is_the_des
     assert (f"= {c.difference.estimate:.4f} (paired LURE, same labels: the target's LURE "
             f"{c.target_lure:.4f} minus the other's {c.other.estimate:.4f}; the target's "
             f"estimate above, {head:.4f}, is the design's own with its control") in out, out
+
+
+def test_label_undo_names_a_compared_answer_by_its_letter(tmp_path: Path) -> None:
+    """`label --undo` in a paired session takes back the last answer judged in the
+    terminal, named as it was asked (answer A or B of the item), no model named."""
+    pool, other, a_ok, b_ok = write_files(tmp_path, n=6)
+    db = create(tmp_path, pool, other)
+    spec = f"answers:{other}"
+    run("select", db, "--n", "2")
+    with Session.open(db) as s:
+        asked = blind_order(s, spec)
+        names = [n.lower() for n in s.task.class_names]
+    keys = [str(names.index("correct" if (a_ok if r == "target" else b_ok)[i] else
+                            "incorrect") + 1) for i, r in asked]
+    run("label", db, input="\n".join(keys) + "\n")
+    item, role = asked[-1]
+    said = " ".join(run("label", db, "--undo").split())
+    with Session.open(db) as s:
+        from activetest.session.compare_graded import answer_letter
+
+        step = next(a.step for a in s.acquisitions() if a.item_id == item)
+        letter = answer_letter(s.session_config, step, role)
+        left = blind_order(s, spec)
+    assert f"undone: answer {letter} of item {item!r}" in said
+    assert spec not in said and str(other) not in said and "target" not in said
+    assert left == [(item, role)]  # asked again next run

@@ -76,6 +76,9 @@ def label(
                                           show_default=False)] = None,
     from_data: Annotated[bool, typer.Option("--from-data", help="Simulate: answer with the "
                                             "labels in the pool file.")] = False,
+    undo: Annotated[bool, typer.Option("--undo", help="Undo the last answer given here in "
+                                       "an earlier run (again: the one before), so that "
+                                       "the next run asks for it again.")] = False,
     busy_timeout: Timeout = 5.0,
 ) -> None:
     """Label the selected, unlabelled items in the terminal.
@@ -83,11 +86,18 @@ def label(
     Keys: 1..C choose a class, u undoes the last answer, q quits; p prints the full
     prompt of an item read from a harness log (its in-context examples too; the
     screen shows the item's own input). Every answer is saved at once, so quitting
-    (or a crash) loses nothing.
+    (or a crash) loses nothing; a run ends after the last item, and `--undo` takes
+    back its last answer.
     """
     if n is not None and n < 1:
         raise ValueError(f"--n must be a positive number of items to draw, got {n}")
+    if undo and (n is not None or from_data):
+        raise ValueError("--undo takes back the last answer and labels nothing: give it "
+                         "without --n and --from-data")
     with _open(session, busy_timeout) as s:
+        if undo:
+            _undo_last(s, session)
+            return
         pending = s.pending()
         if not from_data:  # a harness item has no answer to judge: refused before drawing
             from activetest.session.harness import check_person_labelling
@@ -222,6 +232,31 @@ def _blind_summary(s: Any, judged: int, items: int) -> None:
                    f"has an answer still to judge, so the judgments of {len(later)} later "
                    f"draw(s) ({_escape(shown)}{more}) cannot all be used until it is judged "
                    f"(LURE uses the first draws, in order)")
+
+
+def _undo_last(s: Any, session: Any) -> None:
+    """``label --undo``: revert the latest terminal answer not undone yet (QA: a key
+    mistyped on the last item could not be taken back: the run had ended). A compared
+    answer is named by its letter, as it was asked (blind)."""
+    from activetest.session.compare_graded import answer_letter
+    from activetest.session.labels import last_answer
+
+    change = last_answer(s.store)
+    if change is None:
+        _out.print("nothing to undo: no answer given with `activetest label` is left "
+                   "(answers from imports and the page are changed by importing again "
+                   "with --overwrite, or on the page)")
+        return
+    s.undo(change, source="cli:undo")
+    if s.graded and s.compared_targets():
+        step = next(a.step for a in s.acquisitions() if a.index == change.index)
+        what = (f"answer {answer_letter(s.session_config, step, change.role)} of item "
+                f"{change.item_id!r}")
+    else:
+        what = (f"item {change.item_id!r}'s label "
+                f"{s.task.class_names[int(change.new)]!r}")
+    _out.print(f"undone: {_escape(what)}; `activetest label {_escape(str(session))}` asks "
+               f"for it again")
 
 
 def _key_to_class(s: Any, key: str, C: int) -> int | None:

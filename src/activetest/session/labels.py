@@ -33,11 +33,34 @@ from activetest.session.records import (
     LabelError,
     LabelImport,
 )
-from activetest.session.store import Acquisition, SessionError, SessionStore
+from activetest.session.store import Acquisition, LabelChange, SessionError, SessionStore
 
 __all__ = ["GROUND_TRUTH", "GROUND_TRUTHS_DIFFER", "Vote", "add_labels", "check_labels",
-           "check_shown", "export_draws", "export_format", "label_from_data", "parse_label",
-           "settle", "settle_rule"]
+           "check_shown", "export_draws", "export_format", "label_from_data", "last_answer",
+           "parse_label", "settle", "settle_rule"]
+
+
+def last_answer(store: SessionStore, source: str = "cli",
+                undo_source: str = "cli:undo") -> LabelChange | None:
+    """The latest answer written with ``source`` (a label, or a compared answer's
+    judgment) that no later change with ``undo_source`` undid; None if there is none.
+
+    The two histories are read in time order; each undo written with ``undo_source``
+    takes back the latest such answer of its item and role, so repeated undos walk back
+    through the answers one at a time (``activetest label --undo``).
+    """
+    events = sorted([*store.label_history(), *store.judgment_history()],
+                    key=lambda c: (c.at, c.role != "target", c.id))
+    stack: list[LabelChange] = []
+    for change in events:
+        if change.source == source and change.action in ("add", "change"):
+            stack.append(change)
+        elif change.source == undo_source and change.action == "undo":
+            for k in range(len(stack) - 1, -1, -1):
+                if (stack[k].index, stack[k].role) == (change.index, change.role):
+                    del stack[k]
+                    break
+    return stack[-1] if stack else None
 
 
 def parse_label(task: Task, value: int | str) -> int:
