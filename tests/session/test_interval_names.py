@@ -490,3 +490,13 @@ def test_a_notebook_shows_an_estimate_as_a_table_of_named_intervals(
             assert f"{name} {value}" in str(r)  # the same numbers as the text
     assert {c[1] for c in body} == {"target", spec, f"target - {spec}"}
     assert p.items[-1] == "a <b>note</b> & more" and "<b>note</b>" not in r._repr_html_()
+
+
+def test_a_difference_that_rounds_to_zero_reads_0_0000() -> None:
+    """QA: a paired difference of -1e-17 (two targets' equal losses, summed in another
+    order) read "-0.0000" in ``print(report)``; values that round to zero read 0.0000,
+    others keep their sign."""
+    from activetest.session.records import _fixed4
+
+    assert [_fixed4(x) for x in (-1e-17, -0.00004, 0.0, -0.00006, 0.25)] == [
+        "0.0000", "0.0000", "0.0000", "-0.0001", "0.2500"]

@@ -263,6 +263,13 @@ class Comparison:
     target_lure: float | None = None
 
 
+def _fixed4(x: float) -> str:
+    """``x`` with 4 decimals, a value that rounds to zero as ``0.0000`` (QA: a paired
+    difference of -1e-17 read "-0.0000")."""
+    text = f"{x:.4f}"
+    return "0.0000" if text == "-0.0000" else text
+
+
 @dataclass(frozen=True)
 class SummaryRow:
     """One estimate as :meth:`EstimateReport.summary` shows it.
@@ -343,7 +350,8 @@ class EstimateReport:
         from activetest.stats.confseq import cs_claimed
 
         def iv(low: float | None, high: float | None) -> str:
-            return "—" if low is None or high is None else f"[{low:.4f}, {high:.4f}]"
+            return ("—" if low is None or high is None else
+                    f"[{_fixed4(low)}, {_fixed4(high)}]")
 
         def named(boot: BootstrapResult, a: AnytimeInterval | None
                   ) -> tuple[tuple[str, str], ...]:
@@ -386,7 +394,7 @@ class EstimateReport:
         for r in self.summary_rows():
             what = r.metric if r.of == "target" else f"{r.metric}: {r.of}"
             note = f" ({r.note})" if r.note else ""
-            lines.append(f"{what}: {r.estimator} {r.estimate:.4f}{note}; "
+            lines.append(f"{what}: {r.estimator} {_fixed4(r.estimate)}{note}; "
                          + "; ".join(f"{n} {v}" for n, v in r.intervals))
         lines += [f"note: {w}" for w in self.warnings]
         return "\n".join(lines)
@@ -411,7 +419,7 @@ class EstimateReport:
             got = dict(r.intervals)
             note = f"<br><small>{escape(r.note)}</small>" if r.note else ""
             cells = [escape(r.metric), escape(r.of), escape(r.estimator),
-                     f"{r.estimate:.4f}{note}", *(escape(got.get(n, "")) for n in names)]
+                     f"{_fixed4(r.estimate)}{note}", *(escape(got.get(n, "")) for n in names)]
             body.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
         notes = "".join(f"<li>{escape(w)}</li>" for w in self.warnings)
         return (f"<div><p>{escape(self._head())}</p><table><thead><tr>{head}</tr></thead>"
