@@ -33,6 +33,9 @@ _TABLE_FORMATS = ("csv", "tsv", "jsonl", "parquet")
 
 @dataclasses.dataclass(frozen=True)
 class Table:
+    """A ``table:`` prediction file that streams: its spec as stored and as given, the
+    table reader (settings, identity, provenance) and the class columns read."""
+
     spec: str  # as stored
     raw: str  # as given
     scorer: Any  # the TableScorer (settings, identity, provenance)
@@ -40,6 +43,10 @@ class Table:
 
 
 def streamable_table(raw: Any, task: Task) -> Table | None:
+    """The :class:`Table` of the model spec ``raw`` where it is a ``table:`` file the
+    stream reads (CSV, TSV, JSONL or Parquet, not gzipped, one column per class, no
+    problem the general path names before any row); None where it takes the general
+    path."""
     if not isinstance(raw, (str, os.PathLike)):
         return None
     raw = os.fspath(raw)
