@@ -641,3 +641,36 @@ def test_a_conflict_names_the_new_file_by_its_path_and_the_stored_one_as_earlier
             f"earlier import of a file named {src.name}; the session keeps the file's name, "
             f"not its folder); this gives" in out), out
     run("import", db, redo / src.name, "--overwrite")
+
+
+@slow
+def test_a_round_run_with_another_number_of_shots_is_refused(
+        lmeval_files: HarnessFiles, pool_run: list[Path], tmp_path: Path) -> None:
+    """The target is a model and its prompt. QA: the README's loop runs the target 3-shot;
+    a round run by mistake with lm-eval's default 0 shots was imported beside the 3-shot
+    rounds without a word, one estimate of two prompts. lm-eval's ``n-shot`` (its
+    ``results_<date>.json``) is kept with the first round's results; a round with another
+    is refused, one message, nothing stored; the same round run as the first was is
+    imported."""
+    db = new_session(tmp_path, pool_run, seed=4)
+    first = emit(db, 4, tmp_path / "s1.json")
+    got = lm_eval(lmeval_files, tmp_path / "r1", ",".join(first), "--samples",
+                  str(tmp_path / "s1.json"), "--num_fewshot", "1")
+    run("import", db, *got)
+    with Session.open(db) as s:
+        before = s.labels()
+    second = emit(db, 4, tmp_path / "s2.json")
+    zero = lm_eval(lmeval_files, tmp_path / "r2", ",".join(second), "--samples",
+                   str(tmp_path / "s2.json"))
+    out = " ".join(run("import", db, *zero, code=2).split())
+    assert out.count("error:") == 1 and "Traceback" not in out, out
+    assert "were run with 0 in-context example(s) (lm-eval's n-shot)" in out, out
+    assert "earlier results of it with 1: one estimate cannot mix two prompts" in out, out
+    assert "--num_fewshot 1" in out, out
+    with Session.open(db) as s:
+        assert s.labels() == before and len(s.pending()) == 4
+    again = lm_eval(lmeval_files, tmp_path / "r2b", ",".join(second), "--samples",
+                    str(tmp_path / "s2.json"), "--num_fewshot", "1")
+    run("import", db, *again)
+    with Session.open(db) as s:
+        assert len(s.labels()) == 8 and not s.pending()

@@ -36,6 +36,7 @@ from typing import Any
 from activetest.formats.lmeval import (
     _parse_record,
     _records,
+    _results_nshot,
     lmeval_files,
     task_of_file,
 )
@@ -96,6 +97,8 @@ class HarnessRecord:
         where: ``"<file>: line <n>"``.
         unread: metric name -> its value as written, for metrics whose value is not a
             finite number (``"acc": "yes"``; not in ``metrics``).
+        n_shot: the in-context examples of the run (lm-eval's ``n-shot`` for the task in
+            the ``results_<date>.json`` beside the samples file); None where none says.
     """
 
     task: str
@@ -110,6 +113,7 @@ class HarnessRecord:
     prompt: str
     where: str
     unread: Mapping[str, str] = field(default_factory=dict)
+    n_shot: int | None = None
 
     @property
     def key(self) -> str:
@@ -194,6 +198,7 @@ def read_results(paths: str | Path | Sequence[str | Path], *,
             raise ValueError(f"{path}: holds task {task!r} like {seen_task[task]} (two runs of "
                              f"one task?); give one samples file per task (the run to read)")
         seen_task[task] = path
+        n_shot = _results_nshot(path, task)
         for where, rec in _file_records(path, cut):
             if not isinstance(rec, dict) or "doc_id" not in rec:
                 raise ValueError(f"{where}: not an lm-eval sample record (no doc_id)")
@@ -216,7 +221,7 @@ def read_results(paths: str | Path | Sequence[str | Path], *,
                                      doc_fingerprint(doc), str(rec.get("filter", "none")),
                                      values, None if lls is None else tuple(lls),
                                      gold, _response(rec, lls, conts), _prompt(rec), where,
-                                     unread))
+                                     unread, n_shot))
     return out
 
 

@@ -215,8 +215,9 @@ def import_lmeval(session: Any, paths: Sequence[str | os.PathLike[str]], *,
                 "target", rows, [r.response for _, _, r in new], [()] * len(rows),
                 [{**answers[row][2], "source": Path(r.where.rsplit(": ", 1)[0]).name,
                   "metric": metric, "value": r.metrics[metric]} for row, _, r in new])
-        if model is not None:  # checked and kept last: a refusal writes nothing
-            session.record_target_model(model, "lm-eval")
+        shots = {r.task: r.n_shot for r in records if r.n_shot is not None}
+        if model is not None or shots:  # checked and kept last: a refusal writes nothing
+            session.record_target_model(model, "lm-eval", n_shot=shots)
     files = tuple(sorted({Path(r.where.rsplit(": ", 1)[0]).name for r in records}))
     from activetest.session.harness_history import target_in_history
 

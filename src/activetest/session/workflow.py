@@ -320,28 +320,49 @@ class Session:
         """The configuration, typed (:class:`~activetest.session.config.SessionConfig`)."""
         return self._cfg
 
-    def record_target_model(self, model: str, tool: str, tasks: Iterable[str] = ()) -> None:
+    def record_target_model(self, model: str | None, tool: str, tasks: Iterable[str] = (),
+                            n_shot: Mapping[str, int] | None = None) -> None:
         """Keep who answered for a harness target (``answer_files["target"]``: the model
         lm-eval's results or inspect's eval name), checked against the model stored and
         written in one transaction: two runs of different models cannot both pass.
         ``tasks``: the harness tasks the runs were of (an inspect eval's ``eval.task``),
         kept among the session's ``tasks`` (named by ``status``; not checked: labels join
-        by the sample's content).
+        by the sample's content). ``n_shot``: task -> the in-context examples the runs
+        were made with (lm-eval's ``n-shot``), checked against those stored for the task
+        and kept: the target is the model and its prompt. ``model`` None: the runs do not
+        name their model (only ``n_shot`` and ``tasks`` are checked and kept).
 
         Raises:
-            SessionError: the session's results so far are of another model (one
-                estimate cannot mix two).
+            SessionError: the session's results so far are of another model, or of the
+                same task with another number of in-context examples (one estimate
+                cannot mix two).
         """
         def change(doc: dict[str, Any]) -> dict[str, Any]:
             files = dict(doc.get("answer_files") or {})
             before = dict(files.get("target") or {})
             had = before.get("model")
-            if isinstance(had, str) and had and had != model:
+            if model is not None and isinstance(had, str) and had and had != model:
                 raise SessionError(
                     f"these results are of {model} ({tool}); the session's earlier results "
                     f"are of {had}: one estimate cannot mix two models (create another "
                     f"session for {model})")
-            files["target"] = {**before, "model": model, "tool": tool}
+            shots = dict(before.get("n_shot") or {})
+            for task, n in sorted((n_shot or {}).items()):
+                if task in shots and shots[task] != n:
+                    # QA: a round run 0-shot was imported beside 3-shot rounds without a
+                    # word, one estimate of two prompts
+                    raise SessionError(
+                        f"these results of task {task!r} were run with {n} in-context "
+                        f"example(s) ({tool}'s n-shot); the session's earlier results of it "
+                        f"with {shots[task]}: one estimate cannot mix two prompts (run the "
+                        f"drawn items again with --num_fewshot {shots[task]}, or create "
+                        f"another session for the {n}-shot target)")
+                shots[task] = n
+            files["target"] = {**before, "tool": tool}
+            if model is not None:
+                files["target"]["model"] = model
+            if shots:
+                files["target"]["n_shot"] = shots
             new_tasks = {str(t) for t in tasks if t}
             if new_tasks:
                 had_tasks = before.get("tasks")
