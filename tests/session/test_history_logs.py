@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from session_support import run_cli_process
 from tests.history_logs import history_logs  # noqa: F401  (a fixture)
+from tests.lmeval_harness import HarnessFiles
 
 from activetest.session.workflow import Session
 
@@ -69,7 +70,30 @@ def test_history_folder_join_is_checked_by_content(history_logs: Path,  # noqa: 
               "--history", other.parent, "--no-progress", code=2)
     assert f"--history {other}" in out and "is not this record's document" in out
     assert "pool item '0'" in out and recs[-1]["doc"]["sentence"][:30] in out
+    assert "or the pool lists the documents in another order than the log's" in out
     assert not (tmp_path / "x.db").exists()
+
+
+def test_an_lmeval_log_of_another_dataset_in_the_folder_is_to_be_moved_out(
+        history_logs: Path, lmeval_files: HarnessFiles, tmp_path: Path) -> None:  # noqa: F811
+    """QA: a real lm-eval run of another task in the --history folder (doc_ids 0..N like
+    the pool's, other documents) was refused with the
+    pool's advice only: "Simplest: use the samples file itself as the pool (--pool FILE)",
+    while the pool was that samples file. The refusal says the log may be a run of
+    another task or dataset, to be moved out; one message, nothing written."""
+    new, small = _file(history_logs, "new-model"), _file(history_logs, "small-model")
+    runs = tmp_path / "runs"
+    shutil.copytree(history_logs / "model-2", runs / "model-2")
+    (runs / "other-task").mkdir()
+    shutil.copy(lmeval_files.samples("at_mmlu_algebra"), runs / "other-task")
+    out = cli("init", tmp_path / "a.db", "--task", "sst2", "--pool", new, "--target",
+              f"table:{new}", "--surrogate", f"table:{small}", "--metric", "error_rate",
+              "--history", runs, "--no-progress", code=2)
+    assert out.count("error:") == 1 and "Traceback" not in out, out
+    assert "is not this record's document" in out and "samples_at_mmlu_algebra_" in out, out
+    assert "this log is a run of another task or dataset" in out and "move it out" in out
+    assert "Simplest: use the samples file itself as the pool" not in out
+    assert not (tmp_path / "a.db").exists()
 
 
 ANSWERS = Path(__file__).resolve().parents[1] / "models" / "data" / "answers"

@@ -619,13 +619,17 @@ def document_texts(doc: Any) -> set[str]:
 
 
 def check_documents(samples: LmEvalSamples, rows: Sequence[int],
-                    items: Iterable[tuple[str, Mapping[str, str]]]) -> None:
+                    items: Iterable[tuple[str, Mapping[str, str]]], *,
+                    remedy: str | None = None) -> None:
     """Refuse a join whose pool items are not the file's documents.
 
     Args:
         samples: the parsed files.
         rows: per item, its row in ``samples``.
         items: ``(item id, fields)`` per item, in pool order.
+        remedy: what the message tells the user to do where the texts differ (None: the
+            pool's remedies, for a file read as the pool's target or surrogate; a
+            ``--history`` log is moved out instead, the pool being right).
 
     Every non-empty field of an item must occur, normalised, among the texts of
     the document it is joined to (so the join holds for any templates).
@@ -665,7 +669,9 @@ def check_documents(samples: LmEvalSamples, rows: Sequence[int],
             f"{samples.where[r]}: pool item {item_id!r} is not this record's document: its "
             f"{name} {value[:80]!r} does not occur in the doc {doc} ({len(bad)} of {n} items "
             f"differ). Items are joined to lm-eval records by id = doc_id (the document's "
-            f"position in its dataset split), so the pool must list the documents in the "
-            f"same order, or name an id column holding lm-eval's doc_id (--id-column). "
-            f"Simplest: use the samples file itself as the pool (--pool FILE), whose items "
-            f"are the records' documents")
+            f"position in its dataset split), "
+            + (remedy if remedy is not None else
+               "so the pool must list the documents in the same order, or name an id "
+               "column holding lm-eval's doc_id (--id-column). Simplest: use the samples "
+               "file itself as the pool (--pool FILE), whose items are the records' "
+               "documents"))

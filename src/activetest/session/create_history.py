@@ -171,7 +171,14 @@ def _confirm(run: Any, items: Sequence[PoolItem], pos: Mapping[str, int]) -> Non
     try:
         if run.samples is not None:
             check_documents(run.samples, [k for k, _ in hits],
-                            [(items[r].item_id, items[r].fields) for _, r in hits])
+                            [(items[r].item_id, items[r].fields) for _, r in hits],
+                            remedy="so either this log is a run of another task or "
+                                   "dataset (every log in a --history folder must be a "
+                                   "run on the pool's documents: move it out), or the "
+                                   "pool lists the documents in another order than the "
+                                   "log's (name an id column holding lm-eval's doc_id, "
+                                   "--id-column, or use a samples file of the task as the "
+                                   "pool)")
         elif run.answers is not None:
             recs = run.answers.records
             confirm_join(run.answers, [JoinItem(items[r].item_id, items[r].fields,
