@@ -14,11 +14,13 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import time
 import warnings
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -278,8 +280,31 @@ def test_a_killed_eval_keeps_its_labels_and_the_next_continues_the_draws(
         with Session.open(tmp_path / "back.db") as b:
             assert b.labels() == labels
             assert [a.item_id for a in b.acquisitions()] == first
+        # the kill's other outcome, made certain: a label recorded by the killed eval
+        # whose sample inspect had not yet written to its log (the killed log, less that
+        # sample, as a kill a moment earlier leaves it)
+        lost = sorted(mine)[0]
+        cut = tmp_path / "logs-cut"
+        shutil.copytree(tmp_path / "logs", cut)
+        with zipfile.ZipFile(killed) as src, \
+                zipfile.ZipFile(cut / killed.name, "w", zipfile.ZIP_DEFLATED) as dst:
+            for entry in src.infolist():
+                if entry.filename != f"samples/{lost}_epoch_1.json":
+                    dst.writestr(entry, src.read(entry))
+        p = _cli(tmp_path, "init", "cut.db", *made, "--from-inspect", str(cut))
+        err = " ".join(p.stderr.split())
+        assert not (tmp_path / "cut.db").exists()
     else:
-        assert p.returncode == 2 and killed.name in err, err
+        lost = sorted(mine - held)[0]
+        cut = tmp_path / "logs"
+    # QA: refused as "has a score in the log", naming the killed log (which has none for
+    # it), without why or what is left; now: which eval, that it was killed, its log, and
+    # where the label is
+    assert p.returncode == 2 and "Traceback" not in err and err.count("error:") == 1, err
+    assert (f"item {lost!r} was scored by eval {k_id}, which did not finish (killed or "
+            f"cancelled): its log {cut / killed.name} holds" in err), err
+    assert "so no log confirms it and nothing was recorded" in err
+    assert "session file that eval's ActiveStopping wrote to" in err
 
 
 def test_from_inspect_takes_the_logs_planned_budget_and_refuses_another(

@@ -327,10 +327,12 @@ def read_logs(paths: Iterable[str | os.PathLike[str]]
                     inputs, scores = _sample_inputs(f)
                 except ValueError:
                     inputs, scores = {}, {}
+                # kept even without samples (a kill before inspect wrote any): its eval's
+                # labels are then named as that log's, not as of a log not given (QA)
+                others.append(LogSamples(str(f), str(header.eval.eval_id), inputs, None,
+                                         created, scores, task=str(getattr(
+                                             header.eval, "task", "") or "")))
                 if inputs:
-                    others.append(LogSamples(str(f), str(header.eval.eval_id), inputs, None,
-                                             created, scores, task=str(getattr(
-                                                 header.eval, "task", "") or "")))
                     continue
             notes.append(f"{f}: passed over ({str(exc).split(', so ')[0].split(': ', 1)[-1]})")
         except _DamagedLogError as exc:
@@ -719,6 +721,19 @@ def _confirm_inputs(session: Any, record: LogRecord, others: Sequence[LogSamples
                       and isinstance(v, str) and _fold(v)]
         at = where if log is None else log.path
         shown = None if log is None else log.inputs.get(item_id)
+        if shown is None and log is not None and log is not own and log.recorded is None:
+            # QA: a killed eval's label whose sample inspect had not yet written to that
+            # eval's log was refused as "has a score in the log", naming the killed log,
+            # which has no score for it, and saying nothing of why or what is left
+            gone = [i for i, lg, _ in checks if lg is log and i not in log.inputs]
+            raise ValueError(
+                f"{where}: item {item_id!r} was scored by eval {log.eval_id}, which did not "
+                f"finish (killed or cancelled): its log {log.path} holds "
+                f"{len(log.inputs)} of its samples, not this one (inspect had not written it "
+                f"to the log when the eval stopped; {len(gone)} such label(s) of that eval), "
+                f"so no log confirms it and nothing was recorded. The label is in the "
+                f"session file that eval's ActiveStopping wrote to: keep that file (a copy "
+                f"of it is the session)")
         if shown is None or not own_fields:
             why = ("the log holds no sample for it" if shown is None else
                    "the item has no text to compare")
