@@ -365,6 +365,22 @@ def test_an_eval_with_nothing_left_to_run_says_so(tmp_path: Path) -> None:
              "--no-progress", "--from-inspect", again["log"])
     assert p.returncode == 2 and "no samples ran in this eval" in p.stderr, p.stderr
     assert "Traceback" not in p.stderr and not (tmp_path / "back.db").exists()
+    # the folder of logs as a history (QA: refused, "the log holds no samples (status
+    # 'success'; was the eval run with log_samples=False?)"): the eval in which no sample
+    # ran is passed over, said; given by name, it is refused as such
+    hist = ["--task", "answers", "--pool", "pool.jsonl", "--target", "inspect",
+            "--surrogate", "history", "--seed", "0", "--no-progress", "--history"]
+    p = _cli(tmp_path, "init", "hist.db", *hist, str(tmp_path / "logs"))
+    err = " ".join((p.stdout + p.stderr).split())
+    assert p.returncode == 0, err
+    assert (f"not logs of a model's run (passed over: {Path(again['log']).name} (an eval in "
+            f"which no sample ran))" in err), err
+    assert "log_samples=False" not in err and "history: 1 model(s)" in err, err
+    p = _cli(tmp_path, "init", "one.db", *hist, again["log"])
+    err = " ".join(p.stderr.split())
+    assert p.returncode == 2 and "Traceback" not in err and err.count("error:") == 1, err
+    assert "no sample ran in this eval" in err and "log_samples=False" not in err, err
+    assert not (tmp_path / "one.db").exists()
     stop = ActiveStopping(db, width=0.45)
     try:
         with pytest.warns(UserWarning, match="nothing left to run"):

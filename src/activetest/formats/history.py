@@ -38,8 +38,8 @@ from activetest.formats.tables import (
     read_file,
 )
 
-__all__ = ["HISTORY_LOG_SUFFIXES", "HistoryFormatError", "HistoryRun", "ResponseMatrix",
-           "ResultsFileError",
+__all__ = ["HISTORY_LOG_SUFFIXES", "HistoryFormatError", "HistoryRun", "NoRunError",
+           "ResponseMatrix", "ResultsFileError",
            "file_sha256", "is_sidecar", "lmeval_model_name", "read_history_folder",
            "read_history_run", "read_response_matrix"]
 
@@ -50,6 +50,11 @@ _SUFFIX = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".txt": "tsv", ".parquet
 
 class HistoryFormatError(ValueError):
     """A response-matrix file that cannot be read (the message names file, line, column)."""
+
+
+class NoRunError(HistoryFormatError):
+    """A harness log that holds no model's run (an inspect_ai eval in which no sample
+    ran): a folder passes it over, said; given by name it is refused."""
 
 
 class ResultsFileError(HistoryFormatError):
@@ -364,8 +369,12 @@ def read_history_run(path: str | Path) -> HistoryRun:
             return HistoryRun(str(p), model, "lmeval", tuple(s.item_ids), right, sha,
                               samples=s, cut=cut[0] if cut else None)
         cut.clear()
+    from activetest.formats.inspect import NoSampleRanError
+
     try:
         af = read_answers(p, skip_missing=True, cut=cut)
+    except NoSampleRanError as exc:
+        raise NoRunError(f"{exc}: no model's run to learn from") from None
     except ValueError as exc:
         raise HistoryFormatError(f"a --history folder's log cannot be read as another "
                                  f"model's run (lm-eval samples, inspect_ai log, Every Eval "
@@ -505,6 +514,9 @@ def read_history_folder(folder: str | Path) -> tuple[list[HistoryRun], list[str]
             continue
         try:
             runs.append(read_history_run(p))
+        except NoRunError:  # (QA: the README's inspect loop leaves one in its log folder,
+            # and the folder was refused as "was the eval run with log_samples=False?")
+            skipped.append(f"{p.relative_to(root)} (an eval in which no sample ran)")
         except OSError as exc:  # a read error (QA: "error: Input/output error", no file)
             raise HistoryFormatError(f"{p}: a --history folder's log cannot be read "
                                      f"({exc.strerror or exc})") from None

@@ -270,12 +270,23 @@ def _inspect_logprobs(s: Mapping[str, Any], where: str) -> tuple[float, ...] | N
     return _logprobs(values, where, "output.choices[0].logprobs.content")
 
 
+class NoSampleRanError(ValueError):
+    """An inspect_ai log of an eval in which no sample ran (status ``success``, no
+    results, no samples: every sample skipped, as by an early-stopping manager with
+    nothing left to run): no model's answers, as opposed to a log written without its
+    samples (``log_samples=False``), which has results."""
+
+
 def _read_inspect(path: Path, log: _InspectLog, *, epoch: int | None, score_name: str | None,
                   skip_missing: bool) -> AnswerFile:
     header = log.header
     spec = header.get("eval") if isinstance(header.get("eval"), dict) else {}
     if not log.samples:
         status = header.get("status")
+        if status == "success" and header.get("results") is None:
+            raise NoSampleRanError(f"{path}: no sample ran in this eval (status 'success', no "
+                                   f"results: every sample was skipped, as by an "
+                                   f"early-stopping manager with nothing left to run)")
         raise ValueError(f"{path}: the log holds no samples (status {status!r}; was the eval "
                          f"run with log_samples=False?)")
     for where, s in log.samples:

@@ -409,8 +409,8 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
             else:
                 runs, skipped = read_history_folder(p)
             if skipped:
-                notes.append(f"history: {len(skipped)} file(s) in {p} are not harness logs "
-                             f"(passed over: {', '.join(skipped[:3])}"
+                notes.append(f"history: {len(skipped)} file(s) in {p} are not logs of a "
+                             f"model's run (passed over: {', '.join(skipped[:3])}"
                              f"{', ...' if len(skipped) > 3 else ''})")
             for run in runs:
                 if (Path(run.source).resolve().as_posix() in own
