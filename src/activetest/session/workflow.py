@@ -321,7 +321,8 @@ class Session:
         return self._cfg
 
     def record_target_model(self, model: str | None, tool: str, tasks: Iterable[str] = (),
-                            n_shot: Mapping[str, int] | None = None) -> None:
+                            n_shot: Mapping[str, int] | None = None,
+                            row_names: Iterable[str] = ()) -> None:
         """Keep who answered for a harness target (``answer_files["target"]``: the model
         lm-eval's results or inspect's eval name), checked against the model stored and
         written in one transaction: two runs of different models cannot both pass.
@@ -331,6 +332,8 @@ class Session:
         were made with (lm-eval's ``n-shot``), checked against those stored for the task
         and kept: the target is the model and its prompt. ``model`` None: the runs do not
         name their model (only ``n_shot`` and ``tasks`` are checked and kept).
+        ``row_names``: the names a history folder gives runs of the target's local model
+        (:func:`activetest.formats.history.lmeval_local_row_name`), kept for ``status``.
 
         Raises:
             SessionError: the session's results so far are of another model, or of the
@@ -363,6 +366,10 @@ class Session:
                 files["target"]["model"] = model
             if shots:
                 files["target"]["n_shot"] = shots
+            rows = {str(n) for n in row_names} | {
+                str(n) for n in before.get("row_names") or () if isinstance(n, str)}
+            if rows:
+                files["target"]["row_names"] = sorted(rows)
             new_tasks = {str(t) for t in tasks if t}
             if new_tasks:
                 had_tasks = before.get("tasks")
