@@ -674,3 +674,23 @@ def test_a_round_run_with_another_number_of_shots_is_refused(
     run("import", db, *again)
     with Session.open(db) as s:
         assert len(s.labels()) == 8 and not s.pending()
+
+
+def test_a_file_that_is_no_lm_eval_results_is_said_to_be_so(
+        lmeval_files: HarnessFiles, pool_run: list[Path], tmp_path: Path) -> None:
+    """QA: the task's own data file (``text``, ``label``: what lm-eval read, not what it
+    wrote) given to ``import`` of an lm-eval session was refused as a labels sheet only,
+    "no column 'item_id'", not said to be no lm-eval results file; one message, exit 2,
+    nothing stored."""
+    db = new_session(tmp_path, pool_run)
+    emit(db, 4, tmp_path / "samples.json")
+    data = tmp_path / "reviews.jsonl"
+    docs = json.loads((lmeval_files.root / "docs.json").read_text())  # the task's data
+    data.write_text("".join(json.dumps({"text": d["sentence"], "label": d["label"]}) + "\n"
+                            for d in docs[:5]))
+    out = " ".join(run("import", db, data, code=2).split())
+    assert out.count("error:") == 1 and "Traceback" not in out, out
+    assert "no column 'item_id'" in out and "this session's target runs in lm-eval" in out
+    assert "samples_<task>_<date>.jsonl" in out and "which reviews.jsonl is not" in out, out
+    with Session.open(db) as s:
+        assert not s.labels()

@@ -151,11 +151,24 @@ def import_(
         if len(files) != 1:
             raise ValueError(f"import reads one labels file at a time, got {len(files)}")
         file = files[0]
-        result = s.import_file(file, format=None if format is None else format.value,
-                               overwrite=overwrite, id_column=id_column,
-                               label_column=label_column, from_name=from_name,
-                               label_base=label_base, resolve=resolve.value,
-                               trust_people=trust_labels_from_people)
+        try:
+            result = s.import_file(file, format=None if format is None else format.value,
+                                   overwrite=overwrite, id_column=id_column,
+                                   label_column=label_column, from_name=from_name,
+                                   label_base=label_base, resolve=resolve.value,
+                                   trust_people=trust_labels_from_people)
+        except ValueError as exc:
+            h = harness_config(s)
+            if h is not None and h.get("tool") == "lm-eval" and format is None \
+                    and exc.args and isinstance(exc.args[0], str):
+                # QA: a wrong file given to an lm-eval session was refused as a sheet
+                # only ("no column 'item_id'"), not said to be no lm-eval results file
+                exc.args = (f"{exc.args[0]}; this session's target runs in lm-eval, whose "
+                            f"results are imported from its samples_<task>_<date>.jsonl "
+                            f"files (written with --log_samples), which {file.name} is "
+                            f"not: a sheet or a Label Studio export is read as people's "
+                            f"labels", *exc.args[1:])
+            raise
         # a graded comparison's judgments of compared answers are said apart from the
         # target's labels (QA: "16 new label(s)" counted both together)
         judged = (f"judged {result.judged} compared answer(s) (changed "
