@@ -401,3 +401,32 @@ def test_graded_labels_all_at_a_middle_level_give_the_exact_interval(tmp_path: P
                             "usual 0.3 (0 of 20)")
     # 5 % of the answers 'wrong' would make the risk 0.335: the interval leaves room
     assert a.fixed_low <= 0.3 and a.fixed_high >= 0.4
+
+
+def test_no_stop_on_the_exact_phase_cs_held_before_the_asymptotic_one_claims() -> None:
+    """QA: 24 labels of a 40-item pool, the 5th error at label 22: the fixed-budget
+    interval is the CLT one again, the asymptotic CS claims nothing before 30 labels
+    (shown "from 30 labels"), and the CS held from the exact phase made `estimate`
+    say "you may stop now" beside "needs about 35 labels". No stop on a CS not shown;
+    at 30 labels the asymptotic CS is claimed and the rule is the usual one."""
+    from activetest import ActiveTest
+
+    rng = np.random.default_rng(3)
+    N = 40
+    y = rng.integers(0, 2, N)
+    p = 1 / (1 + np.exp(-((2 * y - 1) * 1.0 + rng.normal(0, 1.5, N))))
+    T = np.stack([1 - p, p], axis=1)
+    run = ActiveTest(np.log(T), T, metric="error_rate", seed=6)
+    rows = run.next(24)
+    run.label_many(rows, [int(y[r]) for r in rows])
+    rep = run.estimate(target_width=0.5)
+    a = rep.metrics["error_rate"].anytime
+    assert a is not None and a.basis == "clt"  # five errors or more: CLT again
+    assert a.cs_high - a.cs_low <= 0.5  # the held CS is narrow enough ...
+    assert a.may_stop is False  # ... but not shown, so no stop on it
+    assert "anytime 95% confidence sequence (from 30 labels)" in str(rep)
+    assert a.labels_needed is not None and a.labels_needed >= 30
+    rows = run.next(6)
+    run.label_many(rows, [int(y[r]) for r in rows])
+    a = run.estimate(target_width=0.5).metrics["error_rate"].anytime
+    assert a is not None and a.may_stop == (a.cs_high - a.cs_low <= 0.5)

@@ -80,7 +80,7 @@ from activetest.stats import (
     zero_one_loss,
 )
 from activetest.stats.blindspot import BlindSpotCurve
-from activetest.stats.confseq import MIN_LABELS
+from activetest.stats.confseq import MIN_LABELS, cs_claimed
 
 if TYPE_CHECKING:
     from activetest.session.blindspot import SessionBlindSpot
@@ -375,6 +375,12 @@ def anytime(draws: LabelledDraws, losses: np.ndarray, *, control: np.ndarray | N
         if basis == "exact":
             fixed_low, fixed_high = float(few.exact_low[-1]), float(few.exact_high[-1])
         may_stop = target_width is not None and cs_high - cs_low <= target_width
+        if basis == "clt" and not cs_claimed(draws.k, N):
+            # the k-th error came before the asymptotic CS claims anything: the CS is
+            # the exact phase's, held, which the outputs do not show as the CS ("from 30
+            # labels"); no stop on it (QA: "you may stop now: the CS is 0.475 wide"
+            # beside no CS and "needs about 35 labels")
+            may_stop = False
     # The CS is the running intersection over label counts: valid while every interval
     # covers, and it can narrow to a sliver when the latest labels pull the estimate away
     # from what the earlier ones implied (QA: 20 careless labels after 100 gave a CS
