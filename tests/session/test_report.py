@@ -488,7 +488,21 @@ def test_an_adaptive_sessions_acquisition_figure_shows_its_next_proposal(
     heights = [p.get_height() for p in left.patches]
     assert sum(heights) == 80 - 30  # every item not drawn, once
     md = write_report(data, tmp_path / "r", html=False).read_text(encoding="utf-8")
-    assert "The adaptive design's proposal for draw 31 over the items not drawn" in md
+    assert ("The design's proposal for draw 31 over the items not drawn, as a multiple of "
+            "the uniform rate (refitted from the labels so far)") in " ".join(md.split())
+    # a fixed model's design (fixed_mix): its scores are fixed, their share re-chosen
+    Session.create(tmp_path / "fm.db", pool=files.pool, task="demo",
+                   surrogate=f"table:{files.surrogate}", target=f"table:{files.target}",
+                   seed=0, progress=False, pool_options={"id_column": "id"},
+                   acquisition="fixed_mix").close()
+    with Session.open(tmp_path / "fm.db") as s:
+        s.select(12)
+        s.label_from_data()
+        fm = s.report_data(progress=False)
+    assert fm.next_proposal is not None
+    md = write_report(fm, tmp_path / "fm", html=False).read_text(encoding="utf-8")
+    assert ("its fixed scores, their share against the uniform re-chosen from the "
+            "labels so far") in " ".join(md.split())
     # a fixed acquisition: no proposal to show beyond its scores
     Session.create(tmp_path / "ce.db", pool=files.pool, task="demo",
                    surrogate=f"table:{files.surrogate}", target=f"table:{files.target}",

@@ -270,9 +270,12 @@ def _blocks(data: ReportData, images: Mapping[str, str]) -> list[_Block]:
 
         m = 0 if data.acquired_idx is None else int(data.acquired_idx.size)
         out.append(("img", images[ACQUISITION_PNG],
-                    f"The adaptive design's proposal for draw {m + 1} over the items not "
-                    f"drawn, as a multiple of the uniform rate (refitted from the labels so "
-                    f"far), and the probability q_m each draw was made with, per step"
+                    f"The design's proposal for draw {m + 1} over the items not drawn, as "
+                    f"a multiple of the uniform rate ("
+                    + ("its fixed scores, their share against the uniform re-chosen from the "
+                       "labels so far" if fixed_model_design(data.acquisition) else
+                       "refitted from the labels so far")
+                    + "), and the probability q_m each draw was made with, per step"
                     if data.next_proposal is not None else
                     "The pool's acquisition scores with the acquired items (the design "
                     "draws by them mixed with the uniform, the share re-chosen from the "
