@@ -155,9 +155,11 @@ def test_lm_eval_runs_only_the_drawn_items_and_each_result_is_the_full_runs(
         assert cfg.planned_budget == min(400, n // 2) and cfg.clt_min_errors == 5
         assert cfg.blind_ratio is not None
         # the harness ran the target with whatever examples its command said: the report
-        # does not know them (it printed the session's own setting, 0, QA)
+        # shows the n-shot its results said, kept with the first round (it printed the
+        # session's own setting, 0, QA; then "unknown" though the n-shot was kept)
         info = s.report_data(progress=False).info
-        assert info["Target in-context examples"] == "unknown"
+        kept = cfg.answer_files["target"]["n_shot"]
+        assert kept and set(kept.values()) == {info["Target in-context examples"]}
     # round 2 by lm-eval's command line again: model_args names no model (no pretrained=
     # ...), so lm-eval wrote a random run id as each run's model_name; it is no model
     # (QA: round 2 was refused, "one estimate cannot mix two models")

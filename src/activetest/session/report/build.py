@@ -183,6 +183,13 @@ def examples_used(config: SessionConfig, provenance: Mapping[str, Any], role: st
     if "n_examples" in provenance:
         return provenance["n_examples"]
     spec = str(config.target if role == "target" else config.surrogate)
+    shots = ((config.answer_files or {}).get("target") or {}).get("n_shot")
+    if role == "target" and isinstance(shots, dict) and shots:
+        # an lm-eval target: the n-shot its results said, kept with the first round
+        # (QA: "unknown" though it was stored)
+        values = set(shots.values())
+        return (next(iter(values)) if len(values) == 1 else
+                ", ".join(f"{task}: {n}" for task, n in sorted(shots.items())))
     if not provenance and spec.partition("?")[0].partition(":")[0] in _NOT_RUN_HERE:
         # nothing stored of its scores and not run here (an lm-eval or inspect target,
         # run by the harness on the drawn items; a file): not the session's --shots
