@@ -91,6 +91,16 @@ def test_joins_by_id_reports_coverage_and_drops_the_target(tmp_path: Path) -> No
     # the target's row found by its own scores under another name
     h2 = join_history([f], ["a", "b", "c", "d"], target_scores=np.array([1, 0, np.nan, 0]))
     assert h2.models == ("x", "y") and "identical" in h2.excluded[0][1]
+    # a file whose only row is the target's is read but gives no model: named apart (QA:
+    # "history: 2 model(s) from h.csv, t.csv" though t.csv gave none)
+    t = _write(tmp_path / "t.csv", "model,a,b,c,d\nmine,1,0,1,0\n")
+    h4 = join_history([f, t], ["a", "b", "c", "d"], exclude=["target"],
+                      target_scores=np.array([1, 0, 1, 0]))
+    assert h4.models == ("x", "y") and h4.unused_sources == (str(t),)
+    first = h4.messages()[0]
+    assert first.startswith(f"history: 2 model(s) from {f} ({t} read too: none of its rows "
+                            f"used, below); "), first
+    assert h.unused_sources == () and f"from {f}, {g};" in h.messages()[0]
     # a row with no result on the pool's items (every cell missing, or only on items not
     # in the pool) is not counted as a model (it was: "history: 21 model(s)")
     e = _write(tmp_path / "e.csv", "model,a,b,zz\nx,1,0,1\nempty,,,\nelsewhere,,,1\n")

@@ -59,6 +59,9 @@ class PoolHistory:
         notes: more to say (rows that equal the target's scores on too few items to be
             told apart).
         ignored_examples: the first few ignored columns' ids (named in the messages).
+        unused_sources: files read none of whose rows is used (all dropped: the
+            target's own run, a copy of another file's row), named apart (QA: "1
+            model(s) from A, B" when B's only row was the target's).
     """
 
     scores: np.ndarray
@@ -70,11 +73,16 @@ class PoolHistory:
     near_miss: tuple[str, str] | None = None
     notes: tuple[str, ...] = ()
     ignored_examples: tuple[str, ...] = ()
+    unused_sources: tuple[str, ...] = ()
 
     def messages(self) -> list[str]:
         """What a person should be told about the join (coverage, dropped rows)."""
         n = self.scores.shape[1]
-        out = [f"history: {len(self.models)} model(s) from {', '.join(self.sources)}; "
+        used = [x for x in self.sources if x not in self.unused_sources]
+        unused = ("" if not self.unused_sources else
+                  f" ({', '.join(self.unused_sources)} read too: none of "
+                  f"{'its' if len(self.unused_sources) == 1 else 'their'} rows used, below)")
+        out = [f"history: {len(self.models)} model(s) from {', '.join(used)}{unused}; "
                f"{self.n_covered} of {n} pool items have history"
                + ("" if self.n_covered == n else
                   f" ({n - self.n_covered} without: they get the average difficulty)")]
@@ -248,8 +256,10 @@ def join_history(paths: Sequence[str | Path | ResponseMatrix], pool_ids: Sequenc
     S = S[~drop]
     kept = tuple(m for m, d in zip(models, drop, strict=True) if not d)
     n_cov = int((~np.isnan(S)).any(axis=0).sum())
+    src = np.array(src_of, dtype=np.int64)
+    unused = tuple(x for j, x in enumerate(sources) if not np.any((src == j) & ~drop))
     return PoolHistory(S, kept, tuple(sources), n_cov, tuple(excluded), ignored, near_miss,
-                       tuple(notes), tuple(ignored_examples))
+                       tuple(notes), tuple(ignored_examples), unused)
 
 
 def _drop_copies(S: np.ndarray, models: Sequence[str], sources: Sequence[str],
