@@ -574,3 +574,22 @@ def test_label_undo_takes_back_the_last_terminal_answers_one_at_a_time(
         assert s.labels() == {order[0]: 1, rec["item_id"]: 0}
     assert "--undo takes back the last answer" in run("label", db, "--undo", "--n", "2",
                                                       code=2)
+
+
+def test_status_gives_no_interval_around_the_biased_plain_mean(pool_files: PoolFiles,
+                                                               tmp_path: Path) -> None:
+    """Under active draws the plain mean of the labelled losses is biased: `estimate`
+    shows it without an interval, and so does `status` now (QA: it printed a bootstrap
+    interval around it, as if of the risk); LURE keeps its intervals."""
+    db = tmp_path / "s.db"
+    init(pool_files, db, "--acquisition", "ce")
+    run("select", db, "--n", "12")
+    run("label", db, "--from-data")
+    run("estimate", db)
+    out = run("status", db)
+    lines = out.splitlines()
+    k = next(i for i, line in enumerate(lines) if "uniform-equivalent (biased" in line)
+    after = lines[k + 1] if k + 1 < len(lines) else ""
+    assert "interval" not in after, out  # no interval line of its own
+    j = next(i for i, line in enumerate(lines) if " LURE " in line and "last estimate" in line)
+    assert "fixed-budget 95% interval" in lines[j + 1], out
