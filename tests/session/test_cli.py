@@ -182,6 +182,9 @@ def test_locked_session_exits_2_without_losing_labels(pool_files: PoolFiles,
     try:
         out = run("label", db, "--busy-timeout", "0.2", input="2\n", code=2)
         assert "locked by another process" in out
+        # the answer just typed is said not saved (QA: the lock error alone)
+        assert "was not saved (it is asked again by the next" in " ".join(out.split())
+        assert out.count("error:") == 1 and "Traceback" not in out
         out = run("select", db, "--n", "1", "--busy-timeout", "0.2", code=2)
         assert "locked" in out
     finally:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 
@@ -320,7 +320,12 @@ def _judge_blind(s: Any, keys_in: _Keys, help_line: str) -> tuple[int, int]:
     ``(answers judged, items they belong to)`` in this run (undone ones not counted).
     """
     from activetest.session.compare_graded import same_answer, shown_order
-    from activetest.session.store import SessionError
+    from activetest.session.store import (
+        SessionError,
+        SessionLockedError,
+        SessionReadOnlyError,
+        SessionWriteError,
+    )
 
     specs = list(s.compared_targets())
     roles = ("target", *(f"compare:{spec}" for spec in specs))
@@ -368,6 +373,8 @@ def _judge_blind(s: Any, keys_in: _Keys, help_line: str) -> tuple[int, int]:
                 change = s.add_label(a.item_id, y, source="cli", overwrite=False)
             else:
                 change = s.judge(a.item_id, y, target=spec, source="cli")
+        except (SessionLockedError, SessionReadOnlyError, SessionWriteError) as exc:
+            _unsaved(exc, s, y, f"answer {letter} of item {a.item_id!r}")
         except SessionError:  # incl. LabelError
             if spec is None:
                 other = s.labels().get(a.item_id)
@@ -385,7 +392,12 @@ def _judge_blind(s: Any, keys_in: _Keys, help_line: str) -> tuple[int, int]:
 
 
 def _answer_all(s: Any, pending: Sequence[Any], keys_in: _Keys, help_line: str) -> int:
-    from activetest.session.store import SessionError
+    from activetest.session.store import (
+        SessionError,
+        SessionLockedError,
+        SessionReadOnlyError,
+        SessionWriteError,
+    )
 
     done: list[tuple[int, Any]] = []  # (position in pending, change) for undo
     i = 0
@@ -417,6 +429,8 @@ def _answer_all(s: Any, pending: Sequence[Any], keys_in: _Keys, help_line: str) 
         assert isinstance(y, int)
         try:
             change = s.add_label(a.item_id, y, source="cli", overwrite=False)
+        except (SessionLockedError, SessionReadOnlyError, SessionWriteError) as exc:
+            _unsaved(exc, s, y, f"item {a.item_id!r}")
         except SessionError:  # incl. LabelError
             other = s.labels().get(a.item_id)
             if other is None:
@@ -430,6 +444,16 @@ def _answer_all(s: Any, pending: Sequence[Any], keys_in: _Keys, help_line: str) 
         _out.print(f"saved: {_escape(s.task.class_names[y])}")
         i += 1
     return answered
+
+
+def _unsaved(exc: Exception, s: Any, y: int, what: str) -> NoReturn:
+    """Refuse with the store's error and say that the answer just typed was not saved
+    (QA: a locked session's error did not say so; nothing is lost, the item is asked
+    again by the next run)."""
+    from activetest.session.store import SessionError
+
+    raise SessionError(f"{exc}; your answer {s.task.class_names[y]!r} for {what} was not "
+                       f"saved (it is asked again by the next `activetest label`)") from None
 
 
 def _not_saved(s: Any, item_id: str, y: int, other: int, whose: str = "") -> None:
