@@ -247,6 +247,13 @@ def test_labels_only_for_drawn_rows_and_known_classes(small: Any) -> None:
         run.label(rows[0], True)
     with pytest.raises(ValueError, match="differ in length"):
         run.label_many(rows, [0, 1])
+    one_hot = np.eye(3, dtype=int)[[0, 1, 2]]  # (QA: read "3 vs 9")
+    with pytest.raises(ValueError, match=r"ys must be one value per labelled row \(1-D\), "
+                                         r"got an array of shape \(3, 3\): one-hot labels\? "
+                                         r"pass ys.argmax\(axis=1\)"):
+        run.label_many(rows, one_hot)
+    with pytest.raises(ValueError, match=r"rows must be one value per labelled row"):
+        run.label_many(np.array([rows]), [0, 1, 2])
     with pytest.raises(ValueError, match="two labels"):
         run.label_many([rows[0], rows[0]], [0, 1])
     with pytest.raises(ValueError, match="has not been drawn"):

@@ -438,6 +438,13 @@ class ActiveTest:
             ValueError: as :meth:`label`, naming the first bad pair; or the two
                 sequences differ in length, or give one row two different labels.
         """
+        for name, given in (("rows", rows), ("ys", ys)):
+            shape = np.shape(given)
+            if len(shape) > 1:  # (QA: one-hot labels read "5 vs 10")
+                hint = (": one-hot labels? pass ys.argmax(axis=1)" if name == "ys" and
+                        len(shape) == 2 and shape[1] == self.n_classes else "")
+                raise ValueError(f"{name} must be one value per labelled row (1-D), got an "
+                                 f"array of shape {shape}{hint}")
         rows, ys = list(np.ravel(rows)), list(np.ravel(ys))
         if len(rows) != len(ys):
             raise ValueError(f"rows and ys differ in length ({len(rows)} vs {len(ys)}): give "
