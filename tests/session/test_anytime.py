@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -126,11 +127,10 @@ def test_status_says_you_may_stop_and_marks_stale_estimates(session: Path) -> No
     assert rec["details"]["anytime"]["fixed_interval"] == "fixed-budget 95% interval"
 
 
-def test_a_cs_that_no_longer_holds_its_estimate_never_says_stop() -> None:
-    """The CS is the running intersection over label counts. 100 labels from the truth,
-    then 20 careless ones (every item "class 1"): the log loss's CS shrinks to a sliver
-    [0.368, 0.432] beside its estimate 0.51, narrower than the width asked for (QA: it
-    said "you may stop now"). Now: flagged, no "may stop", and a note says why."""
+def _hundred_true_labels() -> Any:
+    """An ``ActiveTest`` (both metrics) of a 300-item binary pool with a surrogate noisier
+    than the target, its first 100 draws labelled from the truth (every later label in
+    the tests below is "class 1": careless)."""
     from activetest import ActiveTest
 
     rng = np.random.default_rng(1)
@@ -145,6 +145,15 @@ def test_a_cs_that_no_longer_holds_its_estimate_never_says_stop() -> None:
     run = ActiveTest(np.log(S), T, metric="both", seed=0)
     rows = run.next(100)
     run.label_many(rows, [int(y[r]) for r in rows])
+    return run
+
+
+def test_a_cs_that_no_longer_holds_its_estimate_never_says_stop() -> None:
+    """The CS is the running intersection over label counts. 100 labels from the truth,
+    then 20 careless ones (every item "class 1"): the log loss's CS shrinks to a sliver
+    [0.368, 0.432] beside its estimate 0.51, narrower than the width asked for (QA: it
+    said "you may stop now"). Now: flagged, no "may stop", and a note says why."""
+    run = _hundred_true_labels()
     before = run.estimate(target_width=0.07).metrics["log_loss"].anytime
     assert before is not None and not before.estimate_outside_cs
     rows = run.next(20)
@@ -167,21 +176,9 @@ def test_a_fixed_budget_interval_beyond_the_cs_is_said_and_only_then() -> None:
     interval can reach beyond it on one side (QA: fixed [0.7482, 1.0000] beside CS
     [0.6928, 0.9867], nothing said, read as a contradiction). A line says both hold and
     which to read; a metric whose fixed-budget interval lies within its CS gets none."""
-    from activetest import ActiveTest
     from activetest.session.estimate_notes import fixed_beyond_cs_note
 
-    rng = np.random.default_rng(1)
-    N = 300
-    y = rng.integers(0, 2, N)
-
-    def probs(noise: float) -> np.ndarray:
-        p = 1 / (1 + np.exp(-((2 * y - 1) * 1.5 + rng.normal(0, noise, N))))
-        return np.stack([1 - p, p], axis=1)
-
-    T, S = probs(1.5), probs(2.5)
-    run = ActiveTest(np.log(S), T, metric="both", seed=0)
-    rows = run.next(100)
-    run.label_many(rows, [int(y[r]) for r in rows])
+    run = _hundred_true_labels()
     rows = run.next(15)
     run.label_many(rows, [1] * 15)  # careless labels pull the estimate up
     rep = run.estimate()
@@ -203,9 +200,6 @@ def test_a_fixed_budget_interval_beyond_the_cs_is_said_and_only_then() -> None:
             assert "read the CS" in line
     assert said == 1  # the error rate's
     # before any careless label, the error rate's fixed-budget interval is within its CS
-    run = ActiveTest(np.log(S), T, metric="both", seed=0)
-    rows = run.next(100)
-    run.label_many(rows, [int(y[r]) for r in rows])
-    m = run.estimate().metrics["error_rate"]
+    m = _hundred_true_labels().estimate().metrics["error_rate"]
     assert m.anytime.cs_low <= m.anytime.fixed_low and m.anytime.fixed_high <= m.anytime.cs_high
     assert fixed_beyond_cs_note(m, 0.95) is None

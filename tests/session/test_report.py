@@ -9,6 +9,7 @@ import itertools
 import re
 import struct
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -490,25 +491,22 @@ def test_an_adaptive_sessions_acquisition_figure_shows_its_next_proposal(
     md = write_report(data, tmp_path / "r", html=False).read_text(encoding="utf-8")
     assert ("The design's proposal for draw 31 over the items not drawn, as a multiple of "
             "the uniform rate (refitted from the labels so far)") in " ".join(md.split())
+
+    def labelled(acquisition: str, n: int) -> Any:
+        db = tmp_path / f"{acquisition}.db"
+        Session.create(db, pool=files.pool, task="demo", surrogate=f"table:{files.surrogate}",
+                       target=f"table:{files.target}", seed=0, progress=False,
+                       pool_options={"id_column": "id"}, acquisition=acquisition).close()
+        with Session.open(db) as s:
+            s.select(n)
+            s.label_from_data()
+            return s.report_data(progress=False)
+
     # a fixed model's design (fixed_mix): its scores are fixed, their share re-chosen
-    Session.create(tmp_path / "fm.db", pool=files.pool, task="demo",
-                   surrogate=f"table:{files.surrogate}", target=f"table:{files.target}",
-                   seed=0, progress=False, pool_options={"id_column": "id"},
-                   acquisition="fixed_mix").close()
-    with Session.open(tmp_path / "fm.db") as s:
-        s.select(12)
-        s.label_from_data()
-        fm = s.report_data(progress=False)
+    fm = labelled("fixed_mix", 12)
     assert fm.next_proposal is not None
     md = write_report(fm, tmp_path / "fm", html=False).read_text(encoding="utf-8")
     assert ("its fixed scores, their share against the uniform re-chosen from the "
             "labels so far") in " ".join(md.split())
     # a fixed acquisition: no proposal to show beyond its scores
-    Session.create(tmp_path / "ce.db", pool=files.pool, task="demo",
-                   surrogate=f"table:{files.surrogate}", target=f"table:{files.target}",
-                   seed=0, progress=False, pool_options={"id_column": "id"},
-                   acquisition="ce").close()
-    with Session.open(tmp_path / "ce.db") as s:
-        s.select(5)
-        s.label_from_data()
-        assert s.report_data(progress=False).next_proposal is None
+    assert labelled("ce", 5).next_proposal is None
