@@ -159,15 +159,14 @@ def import_(
                                    trust_people=trust_labels_from_people)
         except ValueError as exc:
             h = harness_config(s)
-            if h is not None and h.get("tool") == "lm-eval" and format is None \
-                    and exc.args and isinstance(exc.args[0], str):
+            if h is not None and h.get("tool") == "lm-eval" and format is None:
                 # QA: a wrong file given to an lm-eval session was refused as a sheet
                 # only ("no column 'item_id'"), not said to be no lm-eval results file
-                exc.args = (f"{exc.args[0]}; this session's target runs in lm-eval, whose "
-                            f"results are imported from its samples_<task>_<date>.jsonl "
-                            f"files (written with --log_samples), which {file.name} is "
-                            f"not: a sheet or a Label Studio export is read as people's "
-                            f"labels", *exc.args[1:])
+                raise ValueError(f"{exc}; this session's target runs in lm-eval, whose "
+                                 f"results are imported from its samples_<task>_<date>.jsonl "
+                                 f"files (written with --log_samples), which {file.name} is "
+                                 f"not: a sheet or a Label Studio export is read as people's "
+                                 f"labels") from None
             raise
         # a graded comparison's judgments of compared answers are said apart from the
         # target's labels (QA: "16 new label(s)" counted both together)
