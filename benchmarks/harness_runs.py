@@ -41,7 +41,13 @@ of runs whose CS at the stop holds the pool's true accuracy. Every run is seeded
   SE projected from a label-free variance (the design's prior model at its first draw;
   uniform: ``p0 (1 - p0)`` with p0 the design's prior mean loss, 0.5 without one),
   capped at N - 1 (not at the session's ``max_budget``: a width-driven plan on a small
-  pool is near the whole pool, and the CS is only needed near it).
+  pool is near the whole pool, and the CS is only needed near it);
+* ``sure``: ``mixture`` cut at every budget, as sessions cut it since 2026-12-06, to
+  the bounds each run's labels make sure (the labelled losses plus at most 1 for each
+  item not drawn; :func:`activetest.session.estimate_base.cut_to_sure_arrays`, where
+  that removes a tenth of the width or more). Its cached rows are keyed by the rule but
+  the behaviour probe does not run the cut (its tests do:
+  ``tests/session/test_sure_bounds.py``); measure it without ``--cache``.
 
 ``--held-out K``: K held-out models per history matrix (seeded pick, default 3: the
 measured table's six pools).
@@ -198,7 +204,18 @@ def _stop(lo: np.ndarray, hi: np.ndarray, h: float, truth: float) -> tuple[np.nd
 
 
 #: ``--cs``: the CS's tuning (module docstring).
-CS_RULES = ("mixture", "planned")
+CS_RULES = ("mixture", "planned", "sure")
+
+
+def _sure_cut(lo: np.ndarray, hi: np.ndarray, L: np.ndarray, N: int
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """The CS ``(lo, hi)`` (runs x budgets) cut to what each run's labelled losses ``L``
+    (the same shape, in draw order) make sure, as a session cuts its own."""
+    from activetest.session.estimate_base import cut_to_sure_arrays
+
+    seen = np.cumsum(L, axis=1)
+    k = np.arange(1, L.shape[1] + 1)
+    return cut_to_sure_arrays(lo, hi, seen / N, (seen + (N - k)) / N)
 
 
 def planned_budget_for_width(S2: float, N: int, h: float) -> int:
@@ -295,7 +312,7 @@ def active_theta(p: Pool, runs: int, seed: int, hist: str = "svd8"
     p0 = float(d.control_rest[0, 0]) / N
     p0 = p0 if 0.0 < p0 < 1.0 else 0.5
     info = {"design": x1 / (N * (N - 1)) if np.isfinite(x1) and x1 > 0 else p0 * (1 - p0),
-            "uniform": p0 * (1 - p0)}
+            "uniform": p0 * (1 - p0), "losses": L}
     return th, d.model_var, info
 
 
@@ -306,15 +323,17 @@ def active_runs(p: Pool, runs: int, seed: int, hist: str = "svd8"
     return *_cs(th, p.loss.size, mv), p.loss.size
 
 
-def uniform_runs(p: Pool, runs: int, seed: int, budget: int | None = None
-                 ) -> tuple[np.ndarray, np.ndarray]:
-    """(lo, hi) of uniform sampling's CS (same family; ``budget``: tuned to it), per run."""
+def uniform_runs(p: Pool, runs: int, seed: int, budget: int | None = None,
+                 sure: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """(lo, hi) of uniform sampling's CS (same family; ``budget``: tuned to it; ``sure``:
+    cut as the ``sure`` rule cuts it), per run."""
     N = p.loss.size
     rng = np.random.default_rng([seed, zlib.crc32(p.name.encode()), 2])
     idx = np.stack([rng.permutation(N) for _ in range(runs)])
     q = np.broadcast_to(1.0 / (N - np.arange(N)), idx.shape)
     th = adaptive_lure_theta(p.loss[idx], q, N)
-    return _cs(th, N, None, budget)
+    lo, hi = _cs(th, N, None, budget)
+    return _sure_cut(lo, hi, p.loss[idx], N) if sure else (lo, hi)
 
 
 def wilson_n(acc: float, N: int, h: float, z: float = 1.959963984540054) -> int:
@@ -356,6 +375,9 @@ def measure(pools: list[Pool], runs: int, seed: int, hist: str = "svd8",
             if rule == "mixture":
                 alo, ahi = _cs(th, N, mv)
                 ulo, uhi = uniform_runs(p, runs, seed)
+            elif rule == "sure":  # the mixture CS cut to what each run's labels make sure
+                alo, ahi = _sure_cut(*_cs(th, N, mv), info["losses"], N)
+                ulo, uhi = uniform_runs(p, runs, seed, sure=True)
             else:  # the CS tuned to a budget planned for the width h
                 Ta = planned_budget_for_width(info["design"], N, h)
                 Tu = planned_budget_for_width(info["uniform"], N, h)

@@ -702,7 +702,9 @@ def test_the_stop_is_the_first_prefix_at_most_the_width_wide(tmp_path: Path) -> 
     # a width first reached well after 30 labels, whose 1.5 times is reached earlier
     cands = [x for x in w[35:55] if first(x) > 31 and first(1.5 * x) < first(x)]
     assert cands, w
-    width = float(cands[0])
+    # a hair above a width seen: the CS at a prefix differs in the last bit with the
+    # labels after it (its tuning), and an exact tie then decided the stop one later
+    width = float(cands[0]) * (1 + 1e-9)
     md = _drive(_session(tmp_path, name="twin.db", target="inspect"), tmp_path,
                 width=width, budget=60, batch=1, seed=0)
     assert md["draws"] == order[:len(md["draws"])]
@@ -766,8 +768,9 @@ def test_batches_inside_one_real_eval_item_by_item_refit_between_and_stop(
 
     with Session.open(db) as s:
         budget = s.session_config.planned_budget
+        assert s.session_config.sure_bounds is True  # its CS family: cut to what is sure
     assert md["uniform_runs"] == uniform_runs_for_width(
-        md["estimate"], 60, md["cs_high"] - md["cs_low"], budget=budget)
+        md["estimate"], 60, md["cs_high"] - md["cs_low"], budget=budget, sure=True)
 
 
 def test_a_killed_batched_eval_resumes_with_its_unrecorded_draws_then_new_batches(

@@ -40,6 +40,10 @@ def test_the_recipe_names_what_the_code_provides() -> None:
     # the target-free session kind: no answers on the pool, no task file to write
     assert "--target inspect" in block and "--target pool" not in block
     assert '"answer"' not in block and "batch=" in block
+    # a free port picked at run time, and a server that died is said, not waited for (a
+    # fixed port answered from another server beside a CI run)
+    assert "--port $PORT" in block and "s.bind((\"127.0.0.1\", 0))" in block
+    assert "kill -0 $SERVER" in block and not re.search(r"--port \d", block)
 
 
 @pytest.mark.models

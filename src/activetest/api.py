@@ -238,7 +238,8 @@ class ActiveTest:
             planned_budget=planned_budget(budget, N),
             blind_ratio=new_blind_ratio(design.new_design_rule(acquisition)),
             design_rule=design.new_design_rule(acquisition),
-            clt_min_errors=MIN_ERRORS, compare=tuple(self._compare) or None)
+            clt_min_errors=MIN_ERRORS, sure_bounds=True,
+            compare=tuple(self._compare) or None)
         self._scores: np.ndarray | None = None  # a fixed acquisition's
         if acquisition in FIXED_ACQUISITIONS:
             self._design = None

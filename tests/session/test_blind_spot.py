@@ -63,8 +63,14 @@ def test_ce_session_widens_and_says_so(pool_files: PoolFiles, tmp_path: Path) ->
         fi = fixed_interval(theta, draws.n_pool)
         a = out["metrics"][metric]["anytime"]
         top = 1.0 if metric == "error_rate" else note["loss_cap"]
-        assert a["fixed_high"] == pytest.approx(min(fi.high + note["widen_high"], top))
-        assert a["fixed_low"] == pytest.approx(fi.low)
+        # then cut to what 30 labels of the pool's 60 make sure (the labelled losses, plus
+        # at most the cap on each of the 30 others)
+        sure_low = float(losses[metric].sum()) / draws.n_pool
+        sure_high = sure_low + (draws.n_pool - draws.k) * top / draws.n_pool
+        assert a["fixed_high"] == pytest.approx(min(fi.high + note["widen_high"], top,
+                                                    sure_high))
+        assert a["fixed_low"] == pytest.approx(max(fi.low, sure_low))
+        assert a["sure_high"] is None or a["sure_high"] == pytest.approx(sure_high)
     assert notes["error_rate"]["loss_cap"] == 1.0
     with Session.open(db) as s:  # the log loss's cap: the report's own bound
         t = s.store.scores("target").logprobs
@@ -218,8 +224,10 @@ def test_a_compared_targets_intervals_are_widened_for_the_same_blind_spot(
     assert d.basis == "clt" and o.basis == "clt"
     assert (d.fixed_low, d.fixed_high) == pytest.approx(
         (max(fd.low - D, -1.0), min(fd.high + D, 1.0)), rel=1e-9)
+    # the other's, cut to what the labels make sure of its error rate too
+    o_sure = (float(o_loss.sum()) / N, (float(o_loss.sum()) + N - draws.k) / N)
     assert (o.fixed_low, o.fixed_high) == pytest.approx(
-        (max(fo.low, 0.0), min(fo.high + D, 1.0)), rel=1e-9)
+        (max(fo.low, 0.0, o_sure[0]), min(fo.high + D, 1.0, o_sure[1])), rel=1e-9)
     lines = {w.split("(")[1].split(")")[0]: w for w in rep.warnings
              if w.startswith("compared with ")}
     assert set(lines) == {"error rate", "log loss"}, rep.warnings

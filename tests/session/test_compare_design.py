@@ -564,7 +564,10 @@ def test_the_reports_log_loss_intervals_are_the_estimates_where_the_loss_bound_c
     assert (row.active.anytime.low, row.active.anytime.high) == pytest.approx(
         (a.cs_low, a.cs_high), abs=1e-12)
     assert max(a.fixed_high, a.cs_high) <= bound + 1e-12
-    assert a.fixed_high == pytest.approx(bound)  # the bound does clip here
+    # what 50 labels make sure clips here, below the bound: the labelled log losses
+    # plus at most the bound on each item not labelled
+    assert a.sure_high is not None and a.sure_high < bound
+    assert a.fixed_high == pytest.approx(a.sure_high)
 
 
 def test_a_log_loss_difference_no_labelled_item_shows_is_not_a_point(tmp_path: Path) -> None:
@@ -845,7 +848,10 @@ def test_the_note_on_an_estimate_outside_its_range_says_which_intervals_stay_wit
         rep = s.estimate(record=False, progress=False)
     m = rep.metrics["error_rate"]
     assert m.cv is not None and m.cv_anytime is not None and m.cv.estimate < 0
-    assert m.cv_anytime.basis == "clt" and m.cv_anytime.fixed_low < 0  # the QA case
+    # the QA case had its fixed-budget interval reach below 0 to hold the estimate; on
+    # this pool of 60 it is now cut to what the 20 labels make sure, within the range
+    assert m.cv_anytime.basis == "clt" and m.cv_anytime.sure_low is not None
+    assert m.cv_anytime.fixed_low == m.cv_anytime.sure_low >= 0
     checked = 0
     for m in rep.metrics.values():
         bounds = est.value_range(m.metric)

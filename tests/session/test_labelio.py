@@ -440,6 +440,10 @@ def test_jsonl_values(tmp_path: Path) -> None:
      r"a\.csv, line 3: unknown label 'neutral'; expected one of 'negative', 'positive' or a "
      r"class number 0\.\.1"),
     ("a.csv", "item_id,label\na,2\n", r"line 2: label '2' is not a class number 0\.\.1"),
+    # a graded session's sheet (a judgment of each answer) in a classification session
+    ("g.csv", "item_id,answer,label\na,Paris,incorrect\n",
+     r"g\.csv, line 2: unknown label 'incorrect'; expected one of .*\. The sheet's rows "
+     r"carry an 'answer' column, as a graded session's sheets do .*another session\?"),
     ("a.csv", "item_id,label\na,positive\nb,0,extra\n",
      r"a\.csv, line 3: expected 2 comma-separated fields"),
     ("a.csv", 'item_id,label\na,"positive\n', r"a\.csv, line 2: malformed comma-separated"),

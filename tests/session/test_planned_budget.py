@@ -53,7 +53,13 @@ def test_budget_is_recorded_and_tunes_the_cs(pool_files: PoolFiles, tmp_path: Pa
     raw = asymptotic_cs(theta, draws.n_pool, budget=40, intersect=False)
     lo, hi = widen_cs(raw.low, raw.high, spots["error_rate"].estimate, intersect=False)
     lo, hi = running_intersection(np.maximum(lo, 0.0), np.minimum(hi, 1.0))
-    assert (got["cs_low"], got["cs_high"]) == pytest.approx((lo[-1], hi[-1]), abs=1e-12)
+    # then cut to what 40 labels of the pool's 60 make sure: the errors labelled, plus
+    # at most one for each of the 20 others
+    s_low = float(loss.sum()) / draws.n_pool
+    s_high = s_low + (draws.n_pool - draws.k) / draws.n_pool
+    assert (got["cs_low"], got["cs_high"]) == pytest.approx(
+        (max(lo[-1], s_low), min(hi[-1], s_high)), abs=1e-12)
+    assert (got["sure_low"], got["sure_high"]) == pytest.approx((s_low, s_high))
 
 
 def test_default_rule_and_bad_budgets(pool_files: PoolFiles, tmp_path: Path) -> None:

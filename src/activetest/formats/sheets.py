@@ -366,7 +366,17 @@ def sheet_records(rows: Iterator[tuple[str, Mapping[str, Any]]], fmt: str, label
         if raw is None or (isinstance(raw, str) and raw.strip() == ""):
             continue
         item_id = id_cell(row[id_column], where, id_column)
-        y = labels(raw, where)
+        try:
+            y = labels(raw, where)
+        except LabelFileError as e:
+            if "answer" not in row or label_column == "answer":
+                raise
+            # (QA: a graded session's sheet imported into a classification session said
+            # only "unknown label 'incorrect'")
+            raise LabelFileError(f"{e}. The sheet's rows carry an 'answer' column, as a "
+                                 f"graded session's sheets do (a judgment of each model "
+                                 f"answer): was it exported from another session? This "
+                                 f"session's labels are its classes") from None
         if y is None:
             continue
         time = None

@@ -82,10 +82,19 @@ def prefix_intervals(session: Any) -> PrefixIntervals:
     few = None if metric != "error_rate" else est.few_errors_inputs(  # clt_min_errors
         losses, draws, cfg.clt_min_errors, q_floor=est.q_floor(cfg, bool(controls)),
         level=level, design=design)
+    sure = None if not cfg.sure_bounds else est.sure_risk_curve(
+        losses, draws.rows, N, est.value_range(metric)[1])
     curves = est.interval_curves(
         theta, N, level=level, model_var=model_var, value_range=est.value_range(metric),
         planned_budget=cfg.planned_budget,
-        blind=spot.estimate if spot is not None and spot.bounded else None, few=few)
+        blind=spot.estimate if spot is not None and spot.bounded else None, few=few,
+        sure=sure)
+    exact = None
+    if few is not None:  # cut to the sure bounds as the estimate cuts it
+        exact = [np.asarray(few.exact_low, float), np.asarray(few.exact_high, float)]
+        if sure is not None:
+            cut = [est.cut_to_sure(*v) for v in zip(*exact, *sure, strict=True)]
+            exact = [np.array(x, dtype=np.float64) for x in zip(*cut, strict=True)]
     from activetest.stats.confseq import cs_claimed
 
     claimed = np.array([cs_claimed(m, N) for m in range(1, draws.k + 1)], dtype=bool)
@@ -93,5 +102,5 @@ def prefix_intervals(session: Any) -> PrefixIntervals:
         claimed |= np.logical_or.accumulate(np.asarray(few.few, dtype=bool))
     return PrefixIntervals(metric, level, N, draws.item_ids, curves.estimate, curves.fixed_low,
                            curves.fixed_high, curves.cs_low, curves.cs_high, claimed,
-                           None if few is None else np.asarray(few.exact_low, float),
-                           None if few is None else np.asarray(few.exact_high, float))
+                           None if exact is None else exact[0],
+                           None if exact is None else exact[1])

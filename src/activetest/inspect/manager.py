@@ -654,7 +654,8 @@ class ActiveStopping:
             out["uniform_runs"] = uniform_runs_for_width(
                 min(max(summary.estimate, 0.0), 1.0), s.n_items,
                 summary.cs_high - summary.cs_low, alpha=1.0 - summary.level,
-                budget=s.session_config.planned_budget, labels=summary.n_labels)
+                budget=s.session_config.planned_budget, labels=summary.n_labels,
+                sure=bool(s.session_config.sure_bounds))
         from activetest import __version__
 
         out["activetest_version"] = __version__

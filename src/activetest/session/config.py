@@ -150,7 +150,7 @@ _RENAMED = {"alpha": "proposal_floor", "activetest_version": "version",
             "design": "design_variant"}
 # stored keys written only by some sessions: absent (None) is not written back
 _OPTIONAL_KEYS = ("design", "answer_files", "target_shots", "planned_budget", "blind_ratio",
-                  "design_rule", "clt_min_errors", "label_scoring")
+                  "design_rule", "clt_min_errors", "label_scoring", "sure_bounds")
 #: How a class's score is read from its label word (:data:`SessionConfig.label_scoring`;
 #: the names of :data:`activetest.models.labels.LABEL_SCORING_MODES`).
 LABEL_SCORING = ("first-token", "full-sequence")
@@ -214,6 +214,11 @@ class SessionConfig:
             (drawing, the target scored on labelled items, ``estimate --compare``) builds
             them the same way. None: not stored, by files from before it: first-token,
             the only way they were scored (:attr:`label_scoring_mode`).
+        sure_bounds: the intervals are cut to the bounds the labels make sure (the
+            labelled losses plus the most the unlabelled items could add:
+            :func:`activetest.session.estimate_base.sure_risk_curve`; new sessions:
+            True). None: not stored, by files from before it: not cut, the numbers they
+            had.
         extra: keys this version does not know (kept and written back).
     """
 
@@ -244,6 +249,7 @@ class SessionConfig:
     design_rule: Any = None
     clt_min_errors: int | None = None
     label_scoring: str | None = None
+    sure_bounds: bool | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -274,6 +280,8 @@ class SessionConfig:
         ce = self.clt_min_errors
         if ce is not None and (isinstance(ce, bool) or not isinstance(ce, int) or ce < 1):
             raise ConfigError(f"clt_min_errors must be a positive integer (labels), got {ce!r}")
+        if self.sure_bounds is not None and not isinstance(self.sure_bounds, bool):
+            raise ConfigError(f"sure_bounds must be true or false, got {self.sure_bounds!r}")
         if self.label_scoring is not None and self.label_scoring not in LABEL_SCORING:
             raise ConfigError(f"label_scoring must be one of {', '.join(LABEL_SCORING)}, "
                               f"got {self.label_scoring!r}")

@@ -861,6 +861,7 @@ def create_graded_session(path: str | os.PathLike[str], *,
         planned_budget=planned_budget(budget, len(items)),
         blind_ratio=BLIND_RATIO,
         clt_min_errors=MIN_ERRORS,  # the exact interval until 5 errors (stats.fewerrors)
+        sure_bounds=True,  # intervals cut to what the labels make sure
     )
     source = target if target.startswith("answers:") else "pool file"
     info = [_generation_info(g) if gens is not None else {"source": source}

@@ -31,7 +31,10 @@ from activetest.session.estimate_base import (
     bootstrap_rng,
     clip_interval,
     clip_result,
+    cut_to_sure,
+    cut_to_sure_arrays,
     difference_range,
+    sure_risk_curve,
     value_range,
 )
 from activetest.session.estimate_differences import (
@@ -56,6 +59,7 @@ from activetest.session.estimate_notes import (
     partial_credit_note,
     point_note,
     sure_line,
+    sure_risk_line,
 )
 from activetest.session.options import check_level as options_check_level
 from activetest.session.options import check_n_boot, check_target_width
@@ -103,6 +107,8 @@ __all__ = [
     "clip_interval",
     "clip_result",
     "controls",
+    "cut_to_sure",
+    "cut_to_sure_arrays",
     "cv_same_as_lure",
     "difference_few_inputs",
     "difference_floors",
@@ -125,6 +131,8 @@ __all__ = [
     "session_estimate",
     "sure_difference",
     "sure_line",
+    "sure_risk_curve",
+    "sure_risk_line",
     "value_range",
 ]
 
@@ -247,7 +255,8 @@ def interval_curves(theta: np.ndarray, N: int, *, level: float = 0.95,
                     planned_budget: int | None = None,
                     blind: BlindSpotCurve | None = None,
                     few: FewErrors | None = None,
-                    skew_widens_only: bool = False) -> IntervalCurves:
+                    skew_widens_only: bool = False,
+                    sure: tuple[np.ndarray, np.ndarray] | None = None) -> IntervalCurves:
     """:class:`IntervalCurves` of the per-draw estimates ``theta`` (``(K,)``): the
     fixed-budget interval (:func:`~activetest.stats.intervals.fixed_interval_curve`) and
     the asymptotic CS (:func:`~activetest.stats.confseq.asymptotic_cs`, tuned to
@@ -256,7 +265,9 @@ def interval_curves(theta: np.ndarray, N: int, *, level: float = 0.95,
     error rate's few-errors rule) the exact CS stands in for both at the label counts
     with few errors, and the CS is then intersected over budgets
     (:func:`activetest.stats.fewerrors.switch_to_exact`); ``skew_widens_only`` as in
-    :func:`anytime`."""
+    :func:`anytime`; ``sure`` (:func:`sure_risk_curve` of the labelled draws) cuts both
+    to the bounds the risk holds surely at every label count, as :func:`anytime` does
+    at K."""
     from activetest.stats import asymptotic_cs
     from activetest.stats.intervals import fixed_interval_curve
 
@@ -289,8 +300,12 @@ def interval_curves(theta: np.ndarray, N: int, *, level: float = 0.95,
     est = np.asarray(fi.estimate, float)
     clipped = [clip_interval(float(a), float(b), float(e), value_range)
                for a, b, e in zip(f_low, f_high, est, strict=True)]
-    return IntervalCurves(est, np.array([c[0] for c in clipped]),
-                          np.array([c[1] for c in clipped]), lo, hi)
+    f_low = np.array([c[0] for c in clipped])
+    f_high = np.array([c[1] for c in clipped])
+    if sure is not None:
+        f_low, f_high = cut_to_sure_arrays(f_low, f_high, *sure)
+        lo, hi = cut_to_sure_arrays(lo, hi, *sure)
+    return IntervalCurves(est, f_low, f_high, lo, hi)
 
 
 def anytime(draws: LabelledDraws, losses: np.ndarray, *, control: np.ndarray | None = None,
@@ -302,7 +317,8 @@ def anytime(draws: LabelledDraws, losses: np.ndarray, *, control: np.ndarray | N
             blind: BlindSpotCurve | None = None,
             few: FewErrors | None = None,
             skew_widens_only: bool = False,
-            model_var: np.ndarray | None = None) -> AnytimeInterval | None:
+            model_var: np.ndarray | None = None,
+            sure_bound: float | None = None) -> AnytimeInterval | None:
     """The fixed-budget interval and the confidence sequences of one estimate.
 
     ``control`` (``(N,)``) gives control-variate LURE; ``design`` (``(g_m, G_m, V_m)``
@@ -321,7 +337,12 @@ def anytime(draws: LabelledDraws, losses: np.ndarray, *, control: np.ndarray | N
     estimated skewness is mostly noise: :mod:`activetest.stats.intervals`).
     ``model_var``: a model's ``N^2 Var(theta_m | past)`` of plain LURE per draw (a fixed
     proposal's, :func:`~activetest.stats.proposal.floored_model_var`), a floor for the
-    intervals' variance as an adaptive design's own prediction is.
+    intervals' variance as an adaptive design's own prediction is. ``sure_bound``: every
+    pool item's loss lies in ``[0, sure_bound]``: the fixed-budget interval and the CS
+    (and the exact CS) are cut to the bounds the risk holds surely given the labels
+    (:func:`sure_risk_curve`: a small pool with most of it labelled), recorded in
+    ``sure_low``/``sure_high`` where they cut one. The intervals keep their names (and
+    ``basis``): each is still what it was, intersected with a set that holds surely.
     """
     from activetest.stats import (
         adaptive_lure_theta,
@@ -387,6 +408,32 @@ def anytime(draws: LabelledDraws, losses: np.ndarray, *, control: np.ndarray | N
     # [0.150, 0.196] around an estimate of 0.2245, and "you may stop now"). A CS that no
     # longer holds its own estimate (clipped to the quantity's range) is no basis to stop.
     outside = _cs_misses(cs_low, cs_high, summary.estimate, value_range, basis)
+    # What the labels make sure (a small pool, most of it labelled: QA, 6 errors in 32
+    # of 40 items, so the error rate is within [0.15, 0.35], beside a fixed-budget
+    # interval [0.124, 0.260]): every interval is cut to it, which cannot lower coverage.
+    sure = None if sure_bound is None else sure_risk_curve(losses, draws.rows, N,
+                                                           sure_bound)
+    sure_low = sure_high = None
+    basis_note = None if few is None or basis != "exact" else few.reason
+    if sure is not None:
+        s_low, s_high = float(sure[0][-1]), float(sure[1][-1])
+        claims = basis == "exact" or cs_claimed(draws.k, N)
+        new_fixed = cut_to_sure(fixed_low, fixed_high, s_low, s_high)
+        new_cs = cut_to_sure(cs_low, cs_high, s_low, s_high)
+        if new_fixed != (fixed_low, fixed_high) or (claims and new_cs != (cs_low, cs_high)):
+            sure_low, sure_high = s_low, s_high
+            tol = 1e-9 * max(1.0, abs(summary.estimate))
+            if not s_low - tol <= summary.estimate <= s_high + tol:
+                # an unbiased estimate outside what is sure (few labels, heavy weights):
+                # no sign of a CS that missed; a note says so
+                outside = False
+            may_stop = may_stop or (target_width is not None and claims
+                                    and new_cs[1] - new_cs[0] <= target_width)
+        fixed_low, fixed_high = new_fixed
+        if claims:  # a CS not claimed yet stays the whole range (outputs say "from 30")
+            cs_low, cs_high = new_cs
+        if exact_low is not None and exact_high is not None:
+            exact_low, exact_high = cut_to_sure(exact_low, exact_high, s_low, s_high)
     if outside:
         may_stop = False
     need = summary.labels_needed
@@ -404,11 +451,11 @@ def anytime(draws: LabelledDraws, losses: np.ndarray, *, control: np.ndarray | N
         # the projection is of the CS before any widening; one that is not yet narrow
         # enough needs at least one more label, never "0 more"
         need = max(need, draws.k + 1)
+    if need is not None and may_stop:  # narrow enough now (the sure bounds may make it)
+        need = min(need, draws.k)
     return AnytimeInterval(se, fixed_low, fixed_high, cs_low, cs_high, exact_low, exact_high,
                            target_width, may_stop if target_width is not None else None,
-                           need, basis,
-                           None if few is None or basis != "exact" else few.reason,
-                           bool(outside))
+                           need, basis, basis_note, bool(outside), sure_low, sure_high)
 
 
 def _metric_estimate(metric: str, draws: LabelledDraws, losses: np.ndarray, hit: np.ndarray,
@@ -419,7 +466,8 @@ def _metric_estimate(metric: str, draws: LabelledDraws, losses: np.ndarray, hit:
                      planned_budget: int | None = None,
                      blind: SessionBlindSpot | None = None,
                      clt_min_errors: int | None = None,
-                     model_var: np.ndarray | None = None) -> MetricEstimate:
+                     model_var: np.ndarray | None = None,
+                     sure_bounds: bool = False) -> MetricEstimate:
     from activetest.stats import adaptive_lure_curve, adaptive_lure_terms
 
     K, N, q = draws.k, draws.n_pool, draws.q
@@ -471,11 +519,13 @@ def _metric_estimate(metric: str, draws: LabelledDraws, losses: np.ndarray, hit:
                        loss_bound=1.0 if metric == "error_rate" else loss_bound, q_floor=q_floor,
                        value_range=bounded, design=design, planned_budget=planned_budget,
                        blind=blind.estimate if blind is not None and blind.bounded else None,
-                       few=few, model_var=model_var)
+                       few=few, model_var=model_var,
+                       sure_bound=bounded[1] if sure_bounds else None)
     any_cv = None if control is None else anytime(
         draws, losses, control=control, level=level, target_width=target_width,
         value_range=bounded, planned_budget=planned_budget,
-        blind=blind.cv if blind is not None and blind.bounded else None, few=few)
+        blind=blind.cv if blind is not None and blind.bounded else None, few=few,
+        sure_bound=bounded[1] if sure_bounds else None)
     return MetricEstimate(metric, active, uniform, curve, ucurve, without, needed, cv,
                           control_mean, any_lure, any_cv,
                           cv is not None and cv_same_as_lure(metric, acquisition))
@@ -527,6 +577,7 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
                     | None = None,
                     floors: VarianceFloors | None = None,
                     other_loss_bounds: Mapping[str, Mapping[str, float]] | None = None,
+                    sure_bounds: bool = False,
                     ) -> EstimateReport:
     """Every metric's estimate from the labelled draws.
 
@@ -576,6 +627,10 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
         blind_spots: metric -> what the items drawn far below the uniform rate could
             hide (:func:`.blindspot.session_blind_spots`): the fixed-budget interval and
             the CS are widened by it, and the report says so.
+        sure_bounds: cut every metric's intervals (and a compared target's) to the bounds
+            the labels make sure (:func:`sure_risk_curve`, :func:`anytime`'s
+            ``sure_bound``; sessions recording ``sure_bounds``; False: as files from
+            before it were shown).
         clt_min_errors: the error rate's few-errors rule (:mod:`activetest.stats.fewerrors`;
             None: none, as sessions created before it was recorded were shown): while the
             labels show fewer errors (or labels without one), the exact CS stands in for
@@ -606,7 +661,8 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
                                        planned_budget=planned_budget,
                                        blind=(blind_spots or {}).get(metric),
                                        clt_min_errors=clt_min_errors,
-                                       model_var=floors.metrics.get(metric))
+                                       model_var=floors.metrics.get(metric),
+                                       sure_bounds=sure_bounds)
     comparisons: list[Comparison] = []
     notes_cmp: list[str] = []
     for spec, other_losses in (compare or {}).items():
@@ -673,7 +729,7 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
             o_any = anytime(draws, o_loss, level=level, value_range=o_range,
                             planned_budget=planned_budget, few=o_few, blind=o_blind,
                             model_var=floors.others.get(spec) if metric == "error_rate"
-                            else None)
+                            else None, sure_bound=o_range[1] if sure_bounds else None)
             # the width asked for is the difference's too: its record says so beside
             # may_stop (QA: may_stop False with no target_width)
             d_floor = floors.differences.get(spec, {}).get(metric)
@@ -701,6 +757,10 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
                     differ_only=own is not None)
                 if line is not None:
                     notes_cmp.append(line)
+            if (line := sure_risk_line(f"{spec}'s {metric.replace('_', ' ')}", o_any,
+                                       float(other.estimate), K, N, level,
+                                       (other.low, other.high))):
+                notes_cmp.append(line)
             for what, a in ((f"{spec}'s error rate", o_any),
                             (f"target - {spec} ({metric.replace('_', ' ')})", d_any)):
                 if a is not None and a.basis == "exact":
@@ -739,6 +799,13 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
              if n.metric not in exact and not (n.estimator == "cv" and n.metric in same)
              and (line := n.describe(level)) is not None]
     lines += [line for m in out.values() if (line := exact_note(m, level)) is not None]
+    # one line per metric: the sure bounds are the risk's, whichever estimate's
+    # intervals they cut (the headline's, control-variate LURE's where it is shown)
+    lines += [line for m in out.values() if (line := sure_risk_line(
+        m.metric.replace("_", " "),
+        m.anytime if (m.anytime is not None and m.anytime.sure_low is not None)
+        or m.cv_same_as_lure else m.cv_anytime, float(m.active.estimate), K, N, level,
+        (m.active.low, m.active.high)))]
     # at a census every item was drawn: "the bootstrap cannot see what was not drawn" is
     # not so (QA); the census line says the estimate is the pool's exact value
     lines += [point_note(m, level) for m in out.values()
@@ -878,6 +945,7 @@ def session_estimate(config: SessionConfig, draws: LabelledDraws, inputs: KindIn
         loss_bounds=dict(inputs.loss_bounds), q_floor=q_floor(config, bool(design_controls)),
         design_controls=design_controls, planned_budget=config.planned_budget,
         blind_spots=blind_spots, clt_min_errors=config.clt_min_errors,
+        sure_bounds=bool(config.sure_bounds),
         difference_bounds=inputs.difference_bounds,
         difference_weight_bounds=inputs.difference_weight_bounds if design_controls else None,
         proposal=(None if inputs.proposal_scores is None or design_controls

@@ -37,6 +37,7 @@ __all__ = [
     "partial_credit_note",
     "point_note",
     "sure_line",
+    "sure_risk_line",
 ]
 
 
@@ -322,6 +323,47 @@ def sure_line(spec: str, metric: str, sure: SureBounds) -> str:
             f"the unlabelled items, by at most {sure.rest:.4g} in all")
     return (f"target - {spec} ({name}): the intervals shown are the bounds that hold "
             f"surely, from the labelled items and what {what} could add")
+
+
+def sure_risk_line(what: str, a: AnytimeInterval | None, estimate: float, n_labels: int,
+                   n_pool: int, level: float,
+                   bootstrap: tuple[float, float] | None = None) -> str | None:
+    """The line for an estimate whose intervals its sure bounds cut
+    (:attr:`AnytimeInterval.sure_low`; :func:`activetest.session.estimate_base.sure_risk_curve`):
+    what the labelled items alone make certain, and that the fixed-budget interval and
+    the CS shown are cut to it; also where the estimate itself lies outside (an unbiased
+    estimate can), and where the ``bootstrap`` interval reaches beyond (it is the
+    resampled labels' spread, not cut). None where the bounds cut nothing."""
+    from activetest.session.interval_names import (
+        ANYTIME,
+        BOOTSTRAP,
+        EXACT_ANYTIME,
+        FIXED_BUDGET,
+        interval_name,
+    )
+
+    if a is None or a.sure_low is None or a.sure_high is None:
+        return None
+    rest = n_pool - n_labels
+    line = (f"{what}: with {n_labels} of the pool's {n_pool} items labelled, the pool's "
+            f"value lies surely within [{a.sure_low:.4f}, {a.sure_high:.4f}] whatever the {rest} "
+            f"unlabelled item(s) turn out to be (the labelled losses plus the most the "
+            f"others could add)")
+    shown = (interval_name(EXACT_ANYTIME, level) + " standing in for both" if
+             a.basis == "exact" else f"{interval_name(FIXED_BUDGET, level)} and the "
+             f"{interval_name(ANYTIME, level)}")
+    line += f"; the {shown} {'is' if a.basis == 'exact' else 'are'} cut to it, which " \
+            f"cannot lower {'its' if a.basis == 'exact' else 'their'} coverage"
+    tol = 1e-9 * max(1.0, abs(estimate))
+    if bootstrap is not None and (bootstrap[0] < a.sure_low - tol
+                                  or bootstrap[1] > a.sure_high + tol):
+        line += (f"; the {interval_name(BOOTSTRAP, level)} is not (it is the spread of "
+                 f"the labels resampled, blind to what is known)")
+    if math.isfinite(estimate) and not a.sure_low - tol <= estimate <= a.sure_high + tol:
+        line += (f". The estimate {estimate:.4f} lies outside these bounds: an unbiased "
+                 f"estimate can, with few labels (each label weighs by how unlikely its "
+                 f"draw was); it is not moved, which would bias it")
+    return line
 
 
 def partial_credit_note(task: Mapping[str, Any]) -> str | None:

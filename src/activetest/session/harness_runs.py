@@ -47,7 +47,8 @@ def _analytic_runs(S2: float, N: int, width: float, alpha: float, budget: int | 
 
 def uniform_runs_for_width(p: float, N: int, width: float, *, alpha: float = 0.05,
                            budget: int | None = None, runs: int = PROJECTION_RUNS,
-                           seed: int = 0, labels: int | None = None) -> int:
+                           seed: int = 0, labels: int | None = None,
+                           sure: bool = False) -> int:
     """Target runs a uniform sample (without replacement) needs for an anytime CS of
     ``width``, for a pool whose per-item results have mean ``p``: a projection by
     simulation, not a guarantee.
@@ -57,8 +58,13 @@ def uniform_runs_for_width(p: float, N: int, width: float, *, alpha: float = 0.0
     CS family is at most ``width`` wide: :func:`activetest.stats.confseq.asymptotic_cs`
     (Hall's skewness correction, clipped to [0, 1]) tuned to the session's planned
     ``budget`` as its estimate's CS is, or the normal mixture of sessions without one
-    (``budget=None``). Simulated because a run's CS crosses the width when its own
-    variance estimate does, and is skewness-corrected: the deterministic projection from
+    (``budget=None``); with ``sure`` (a session recording ``sure_bounds``) cut as the
+    session's is to what each run's labels make sure
+    (:func:`activetest.session.estimate_base.sure_risk_curve`: the errors seen, plus at
+    most one for each item not drawn), so that a pool nearly all drawn reaches any width,
+    and a width of 0 (a point, as at a census) needs the whole pool. Simulated because a
+    run's CS crosses the width when its own variance estimate does, and is
+    skewness-corrected: the deterministic projection from
     ``p (1 - p)`` was 7-10% high near a planned budget, where the tuned CS is flat, and
     37% low for skewed results (docs/harness.md). The same arguments give the same number
     (a fixed seed).
@@ -68,12 +74,15 @@ def uniform_runs_for_width(p: float, N: int, width: float, *, alpha: float = 0.0
     Laplace's rate ``(labels p + 1) / (labels + 2)``; without ``labels`` such a pool has
     no spread, and any run's CS is a point from 30 labels on (before 2026-12-04 sessions
     were told "about 30 target runs" that way, whatever the width)."""
+    from activetest.session.estimate_base import cut_to_sure_arrays
     from activetest.stats.confseq import asymptotic_cs
     from activetest.stats.estimators import adaptive_lure_theta
 
-    if not 0.0 <= p <= 1.0 or N < 1 or not width > 0 or runs < 1:
-        raise ValueError(f"need 0 <= p <= 1, N >= 1, width > 0 and runs >= 1, got p={p!r}, "
-                         f"N={N!r}, width={width!r}, runs={runs!r}")
+    if not 0.0 <= p <= 1.0 or N < 1 or not width >= 0 or runs < 1:
+        raise ValueError(f"need 0 <= p <= 1, N >= 1, width >= 0 and runs >= 1, got "
+                         f"p={p!r}, N={N!r}, width={width!r}, runs={runs!r}")
+    if width <= 1e-12:  # a point: the sure bounds of a census alone
+        return int(N)
     n_err = min(max(round(p * N), 0), N)
     if n_err in (0, N) and labels is not None and labels >= 1:
         p = (labels * p + 1.0) / (labels + 2.0)  # Laplace's rule of succession
@@ -91,7 +100,11 @@ def uniform_runs_for_width(p: float, N: int, width: float, *, alpha: float = 0.0
     q = np.broadcast_to(1.0 / (N - np.arange(H, dtype=np.float64)), L.shape)
     theta = adaptive_lure_theta(L, q, N)
     cs = asymptotic_cs(theta, N, alpha=alpha, value_range=(0.0, 1.0), budget=budget)
-    ok = (cs.high - cs.low <= width) & (np.arange(1, H + 1) >= 30)
+    seen = np.cumsum(L, axis=1)  # the sure bounds of each run at each budget
+    s_low, s_high = seen / N, (seen + N - np.arange(1, H + 1)) / N
+    lo, hi = (cut_to_sure_arrays(cs.low, cs.high, s_low, s_high) if sure
+              else (cs.low, cs.high))
+    ok = (hi - lo <= width) & (np.arange(1, H + 1) >= 30)
     stops = np.where(ok.any(axis=1), ok.argmax(axis=1) + 1.0, np.inf)
     med = float(np.median(stops))
     if not np.isfinite(med):  # most runs need more than the horizon (the pool, or twice
@@ -195,7 +208,8 @@ def runs_summary(session: Any) -> RunsSummary | None:
                 uniform = uniform_runs_for_width(
                     min(max(e.estimate, 0.0), 1.0), session.n_items, width,
                     alpha=1 - (e.level or 0.95),
-                    budget=session.session_config.planned_budget, labels=e.n_labels)
+                    budget=session.session_config.planned_budget, labels=e.n_labels,
+                    sure=bool(session.session_config.sure_bounds))
         break
     return RunsSummary(len(session.acquisitions()), runs, person, width, uniform,
                        TOOL_NAMES.get(str(h.get("tool")), str(h.get("tool"))),

@@ -122,6 +122,12 @@ class AnytimeInterval:
             far) no longer holds the estimate it is centred on: the latest labels
             disagree with what the earlier ones implied (labelling mistakes, a changed
             instruction, or an asymptotic CS that missed); ``may_stop`` is then False.
+        sure_low, sure_high: the bounds the risk holds surely given the labels (the
+            labelled items' losses plus the most the unlabelled ones could add,
+            :func:`activetest.session.estimate_base.sure_risk_curve`), where they cut
+            the fixed-budget interval or the CS shown (a small pool with most of it
+            labelled); None where they cut nothing. The intervals keep their names
+            (``basis`` "sure" is a paired difference's alone).
     """
 
     se: float
@@ -137,6 +143,8 @@ class AnytimeInterval:
     basis: str | None = None
     basis_note: str | None = None
     estimate_outside_cs: bool = False
+    sure_low: float | None = None
+    sure_high: float | None = None
 
 
 @dataclass(frozen=True)

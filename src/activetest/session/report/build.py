@@ -47,7 +47,7 @@ def _cs_curve(draws: est.LabelledDraws, losses: np.ndarray, level: float,
               metric: str, design: est.DesignControls | None = None,
               planned_budget: int | None = None, blind: Any = None,
               few: est.FewErrors | None = None, loss_bound: float | None = None,
-              floor: np.ndarray | None = None,
+              floor: np.ndarray | None = None, sure: bool = False,
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The anytime CS (inf before it starts) and the fixed-budget interval of the
     session's estimate at every label count 1..K, as :func:`.estimate.anytime` has them
@@ -56,7 +56,8 @@ def _cs_curve(draws: est.LabelledDraws, losses: np.ndarray, level: float,
     ``(cs_low, cs_high, fixed_low, fixed_high)``, by :func:`.estimate.interval_curves`
     (the one implementation: blind spots, clipping and the error rate's few-errors rule
     ``few``, :func:`.estimate.few_errors_inputs`, as the estimate applies them; kept
-    within ``[0, loss_bound]`` as the estimate keeps them)."""
+    within ``[0, loss_bound]`` and, with ``sure`` (sessions recording ``sure_bounds``),
+    cut to the bounds that hold surely, as the estimate keeps them)."""
     from activetest.stats import adaptive_lure_theta
 
     if design is None:
@@ -67,9 +68,11 @@ def _cs_curve(draws: est.LabelledDraws, losses: np.ndarray, level: float,
                                     control_rest=design[1])
         mv = design[2]
     curve = None if blind is None or not blind.bounded else blind.estimate
+    bounds = est.value_range(metric, loss_bound)
     c = est.interval_curves(theta, draws.n_pool, level=level, model_var=mv,
-                            value_range=est.value_range(metric, loss_bound),
-                            planned_budget=planned_budget, blind=curve, few=few)
+                            value_range=bounds, planned_budget=planned_budget, blind=curve,
+                            few=few, sure=None if not sure else est.sure_risk_curve(
+                                losses, draws.rows, draws.n_pool, bounds[1]))
     return c.cs_low, c.cs_high, c.fixed_low, c.fixed_high
 
 
@@ -229,13 +232,15 @@ def report_data(inputs: ReportInputs, *, truth: Mapping[str, float] | None = Non
         cs_lo, cs_hi, f_lo, f_hi = _cs_curve(draws, losses[metric], level, metric,
                                              designs.get(metric), cfg.planned_budget,
                                              inputs.blind_spots.get(metric), few, bound,
-                                             inputs.variance_floors.get(metric))
+                                             inputs.variance_floors.get(metric),
+                                             bool(cfg.sure_bounds))
         # the asymptotic CS is claimed from 30 labels (before, it is the clipped range:
         # no row value, no band), the exact CS wherever it stands in: as `estimate`
         claimed = np.array([cs_claimed(m, draws.n_pool) for m in range(1, draws.k + 1)],
                            dtype=bool)
         if few is not None:
             claimed |= np.asarray(few.few, dtype=bool)
+        now = final.metrics[metric].anytime if metric in final.metrics else None
         cs_lo = np.where(claimed, cs_lo, np.nan)
         cs_hi = np.where(claimed, cs_hi, np.nan)
         # one label has no fixed-budget interval (no spread to estimate): `estimate` shows
@@ -244,7 +249,6 @@ def report_data(inputs: ReportInputs, *, truth: Mapping[str, float] | None = Non
         # the exact CS at the latest count, as `estimate` shows it (QA: the report left it
         # out), and what the shown intervals are at each count (the exact CS stands in
         # where the labels show few errors: the table says so)
-        now = final.metrics[metric].anytime if metric in final.metrics else None
         exact = None if now is None or now.exact_low is None else _pair(now.exact_low,
                                                                          now.exact_high)
         rows = []

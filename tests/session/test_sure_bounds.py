@@ -1,0 +1,205 @@
+"""What the labels make sure: a small pool with most of it labelled bounds its risk with
+certainty (the labelled losses plus the most the unlabelled items could add), and every
+interval a session shows is cut to that (docs/intervals.md, "Cut to what the labels make
+sure"). Harness QA: 6 errors in 32 of 40 items labelled put the error rate surely in
+[0.15, 0.35], beside a fixed-budget interval reaching below 0.15."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from tests.session.session_support import make_pool_files
+from typer.testing import CliRunner
+
+from activetest.cli import app
+from activetest.session import estimate as est
+from activetest.session.harness_runs import uniform_runs_for_width
+from activetest.session.workflow import Session
+
+runner = CliRunner()
+
+
+def run(*args: object) -> str:
+    result = runner.invoke(app, [str(a) for a in args])
+    assert result.exit_code == 0, (result.exit_code, result.output, result.exception)
+    return result.output
+
+
+def test_the_sure_bounds_by_hand() -> None:
+    """Two labels of five items (losses 1 and 0.5, bound 1): after the first, the risk is
+    within [1/5, (1 + 4)/5]; after the second, [1.5/5, (1.5 + 3)/5]."""
+    low, high = est.sure_risk_curve(np.array([1.0, 0.5]), np.array([3, 0]), 5, 1.0)
+    assert low.tolist() == pytest.approx([0.2, 0.3])
+    assert high.tolist() == pytest.approx([1.0, 0.9])
+    # a log loss bounded by 2.5: the unlabelled items add at most 2.5 each
+    low, high = est.sure_risk_curve(np.array([0.1, 2.0]), np.array([0, 1]), 4, 2.5)
+    assert low[-1] == pytest.approx(2.1 / 4) and high[-1] == pytest.approx((2.1 + 5) / 4)
+    # nothing sure: no bound known, an item labelled twice, a loss above the bound
+    assert est.sure_risk_curve(np.array([0.1]), np.array([0]), 4, None) is None
+    assert est.sure_risk_curve(np.array([0.1]), np.array([0]), 4, float("inf")) is None
+    assert est.sure_risk_curve(np.array([1.0, 0.0]), np.array([2, 2]), 4, 1.0) is None
+    assert est.sure_risk_curve(np.array([1.5]), np.array([0]), 4, 1.0) is None
+    # cutting: the intersection, or the sure bounds where an interval missed them
+    assert est.cut_to_sure(0.1, 0.5, 0.2, 0.9) == (0.2, 0.5)
+    assert est.cut_to_sure(0.0, 0.1, 0.2, 0.9) == (0.2, 0.9)
+    # a cut of less than a tenth of the width is not made (no note about 0 -> 0.01)
+    assert est.cut_to_sure(0.0, 0.5, 0.01, 0.9) == (0.0, 0.5)
+    assert est.cut_to_sure(0.0, 0.5, 0.06, 0.9) == (0.06, 0.5)
+
+
+def test_the_elementwise_cut_is_the_scalar_one() -> None:
+    """Random intervals and bounds (infinite ends and misses included): the arrays' cut
+    that the report's curves and the uniform projection use is the estimate's, entry by
+    entry."""
+    rng = np.random.default_rng(7)
+    lo = rng.uniform(-0.2, 0.6, 500)
+    hi = lo + rng.uniform(0.0, 0.8, 500)
+    hi[::50] = np.inf
+    s_lo = rng.uniform(0.0, 0.5, 500)
+    s_hi = s_lo + rng.uniform(0.0, 0.6, 500)
+    a_lo, a_hi = est.cut_to_sure_arrays(lo, hi, s_lo, s_hi)
+    for j in range(500):
+        assert (a_lo[j], a_hi[j]) == est.cut_to_sure(lo[j], hi[j], s_lo[j], s_hi[j])
+
+
+@pytest.mark.parametrize("losses", [
+    [1.0, 0.0, 0.0, 1.0, 0.0, 0.0, 1.0],      # an error rate
+    [0.0, 0.5, 1.0, 0.25, 0.0, 0.75, 0.5],    # graded judgments (1 - score)
+])
+def test_every_draw_order_keeps_the_risk_inside_and_never_loses_coverage(losses) -> None:
+    """Every ordered draw of 5 of 7 items (2,520 orders, uniform without replacement, as a
+    session draws): the pool's risk lies within the sure bounds at every label count;
+    the cut fixed-budget interval and CS lie within the uncut ones (or are the sure
+    bounds where an uncut one missed them entirely), and wherever an uncut interval
+    covers the risk the cut one does, so coverage over the orders cannot drop."""
+    L = np.array(losses)
+    N, K = L.size, 5
+    truth = float(L.mean())
+    q = 1.0 / (N - np.arange(K))
+    cover = {"fixed": [0, 0], "cs": [0, 0]}
+    cut_somewhere = 0
+    for order in itertools.permutations(range(N), K):
+        rows = np.array(order)
+        low, high = est.sure_risk_curve(L[rows], rows, N, 1.0)
+        assert np.all(low <= truth + 1e-12) and np.all(truth <= high + 1e-12)
+        draws = est.LabelledDraws(N, tuple(map(str, order)), tuple(range(K)), rows, q,
+                                  np.zeros(K, int), K)
+        plain = est.anytime(draws, L[rows], value_range=(0.0, 1.0))
+        cut = est.anytime(draws, L[rows], value_range=(0.0, 1.0), sure_bound=1.0)
+        assert plain is not None and cut is not None
+        # (the CS before 30 labels claims nothing, so it stays the whole range: uncut)
+        assert (cut.cs_low, cut.cs_high) == (plain.cs_low, plain.cs_high)
+        for name, (p_lo, p_hi), (c_lo, c_hi) in (
+                ("fixed", (plain.fixed_low, plain.fixed_high), (cut.fixed_low, cut.fixed_high)),
+                ("cs", (plain.cs_low, plain.cs_high), (cut.cs_low, cut.cs_high))):
+            inside = p_lo - 1e-12 <= c_lo <= c_hi <= p_hi + 1e-12
+            assert inside or (c_lo, c_hi) == (low[-1], high[-1])
+            if name == "fixed" and (c_lo, c_hi) != (p_lo, p_hi):  # cut: within the bounds
+                assert low[-1] - 1e-12 <= c_lo and c_hi <= high[-1] + 1e-12
+            was, now = p_lo <= truth <= p_hi, c_lo - 1e-12 <= truth <= c_hi + 1e-12
+            assert now or not was
+            cover[name][0] += was
+            cover[name][1] += now
+        cut_somewhere += cut.sure_low is not None
+        if cut.sure_low is not None:
+            assert (cut.sure_low, cut.sure_high) == (low[-1], high[-1])
+    assert cut_somewhere > 0  # 5 of 7 labelled: the bounds cut in many orders
+    assert all(now >= was for was, now in cover.values())
+
+
+def _qa_session(tmp_path: Path, *extra: str) -> tuple[Path, np.ndarray]:
+    """40 items, 32 drawn uniformly and labelled from the data; returns the session
+    and the pool's true per-item error of the target."""
+    pf = make_pool_files(tmp_path / "data", n=40)
+    db = tmp_path / "s.db"
+    run("init", db, "--pool", pf.pool, "--task", "demo", "--surrogate",
+        f"table:{pf.surrogate}", "--target", f"table:{pf.target}", "--id-column", "id",
+        "--metric", "error_rate", "--acquisition", "uniform", "--seed", "3",
+        "--no-progress", *extra)
+    run("select", db, "--n", "32")
+    run("label", db, "--from-data")
+    with Session.open(db) as s:
+        wrong = (s.store.scores("target").logprobs.argmax(axis=1) != pf.labels)
+    return db, wrong.astype(float)
+
+
+def test_a_session_with_most_of_its_pool_labelled_is_cut_to_what_is_sure(
+        tmp_path: Path) -> None:
+    db, wrong = _qa_session(tmp_path)
+    with Session.open(db) as s:
+        draws = s.labelled_draws()
+        errors = float(s.item_losses(draws)["error_rate"].sum())
+    assert draws.k == 32 and draws.n_pool == 40
+    sure = (errors / 40, (errors + 8) / 40)
+    assert sure[0] <= wrong.mean() <= sure[1]  # the pool's true error rate: inside
+    out = json.loads(run("estimate", db, "--json", "--target-width", "0.21"))
+    a = out["metrics"]["error_rate"]["anytime"]
+    assert (a["sure_low"], a["sure_high"]) == pytest.approx(sure)
+    for lo, hi in (("fixed_low", "fixed_high"), ("cs_low", "cs_high")):
+        assert sure[0] - 1e-12 <= a[lo] <= a[hi] <= sure[1] + 1e-12
+    # the CS is at most the sure bounds' 8/40 = 0.2 wide: within the width asked for
+    assert a["cs_high"] - a["cs_low"] <= 0.2 + 1e-12 and a["may_stop"] is True
+    assert a["labels_needed"] is None or a["labels_needed"] <= 32
+    text = " ".join(run("estimate", db, "--target-width", "0.21").split())
+    said = (f"with 32 of the pool's 40 items labelled, the pool's value lies surely within "
+            f"[{sure[0]:.4f}, {sure[1]:.4f}] whatever the 8 unlabelled item(s) turn out to be")
+    assert said in text, text
+    assert "you may stop now" in text
+    # the report's figures and table show the same intervals at 32 labels
+    with Session.open(db) as s:
+        data = s.report_data(progress=False)
+    row = data.history["error rate"][-1]
+    assert row.n_labels == 32
+    assert (row.active.fixed.low, row.active.fixed.high) == pytest.approx(
+        (a["fixed_low"], a["fixed_high"]), abs=1e-12)
+    assert (row.active.anytime.low, row.active.anytime.high) == pytest.approx(
+        (a["cs_low"], a["cs_high"]), abs=1e-12)
+
+
+def test_a_large_pool_is_not_cut_and_says_nothing(tmp_path: Path) -> None:
+    """The same labels' share of a pool of 400 (32 labelled): the sure bounds are nearly
+    the whole range, cut nothing and are not mentioned."""
+    pf = make_pool_files(tmp_path / "data", n=400)
+    db = tmp_path / "big.db"
+    run("init", db, "--pool", pf.pool, "--task", "demo", "--surrogate",
+        f"table:{pf.surrogate}", "--target", f"table:{pf.target}", "--id-column", "id",
+        "--metric", "error_rate", "--acquisition", "uniform", "--seed", "3", "--no-progress")
+    run("select", db, "--n", "32")
+    run("label", db, "--from-data")
+    out = json.loads(run("estimate", db, "--json"))
+    a = out["metrics"]["error_rate"]["anytime"]
+    assert a["sure_low"] is None and a["sure_high"] is None
+    assert "lies surely within" not in run("estimate", db)
+
+
+def test_uniform_runs_for_a_width_read_the_same_cut_cs() -> None:
+    """The projection of what uniform sampling needs for a width cuts its simulated runs'
+    CS as the session cuts its own: on 40 items a width of 0.1 is reached by the time 36
+    are labelled (the sure bounds are then (40 - 36) / 40 = 0.1 wide), and a width of 0
+    (a point, as at a census) needs the whole pool."""
+    assert uniform_runs_for_width(0.2, 40, 0.1, budget=20, labels=40, sure=True) <= 36
+    assert uniform_runs_for_width(0.2, 40, 0.1, budget=20, labels=40) > 36  # not cut
+    assert uniform_runs_for_width(0.3, 40, 0.0) == 40
+    with pytest.raises(ValueError, match="width >= 0"):
+        uniform_runs_for_width(0.3, 40, -0.1)
+
+
+def test_the_compared_targets_risk_is_cut_too(tmp_path: Path) -> None:
+    """A second target compared on the same labels: its risk's intervals are cut to what
+    the labels make sure of it, and a line says so, naming it."""
+    db, _ = _qa_session(tmp_path)
+    pf_target2 = tmp_path / "data" / "target2.csv"
+    out = json.loads(run("estimate", db, "--json", "--compare", f"table:{pf_target2}"))
+    (c,) = out["comparisons"]
+    o = c["other_anytime"]
+    assert o["sure_low"] is not None
+    assert o["sure_high"] - o["sure_low"] == pytest.approx(8 / 40)
+    assert o["sure_low"] - 1e-12 <= o["cs_low"] <= o["cs_high"] <= o["sure_high"] + 1e-12
+    text = " ".join(run("estimate", db, "--compare", f"table:{pf_target2}").split())
+    assert re.search(r"table:\S*target2\.csv's error rate: with 32 of the pool's 40 items "
+                     r"labelled, the pool's value lies surely within", text), text
