@@ -203,3 +203,47 @@ def test_the_compared_targets_risk_is_cut_too(tmp_path: Path) -> None:
     text = " ".join(run("estimate", db, "--compare", f"table:{pf_target2}").split())
     assert re.search(r"table:\S*target2\.csv's error rate: with 32 of the pool's 40 items "
                      r"labelled, the pool's value lies surely within", text), text
+
+
+def _ce_session(tmp_path: Path, n_labels: int = 32) -> Path:
+    """The demo's 40 items, CE draws (seed 1), both metrics, ``n_labels`` labelled."""
+    pf = make_pool_files(tmp_path / "data", n=40)
+    db = tmp_path / "ce.db"
+    run("init", db, "--pool", pf.pool, "--task", "demo", "--surrogate",
+        f"table:{pf.surrogate}", "--target", f"table:{pf.target}", "--id-column", "id",
+        "--metric", "both", "--acquisition", "ce", "--seed", "1", "--no-progress")
+    run("select", db, "--n", str(n_labels))
+    run("label", db, "--from-data")
+    return db
+
+
+def test_where_the_sure_bounds_are_said_every_interval_lies_within_them(
+        tmp_path: Path) -> None:
+    """QA: CE draws, 32 of 40 labelled: the note said the error rate lies surely within
+    [0.2250, 0.4250] and that the fixed-budget interval is cut to it, beside a
+    fixed-budget interval [0.2241, 0.3534] (its own cut, 0.0009, was under a tenth of its
+    width) and a note that it "reaches below" the CS. Once the bounds cut one interval
+    (and are said), every interval of that estimate is intersected with them; the
+    report's curves at 32 labels are the same."""
+    db = _ce_session(tmp_path)
+    out = json.loads(run("estimate", db, "--json"))
+    said = 0
+    for metric, m in out["metrics"].items():
+        for a in (m["anytime"], m["cv_anytime"]):
+            if a is None or a["sure_low"] is None:
+                continue
+            said += 1
+            lo, hi = a["sure_low"] - 1e-12, a["sure_high"] + 1e-12
+            for name in ("fixed", "cs", "exact"):
+                if a[f"{name}_low"] is not None:
+                    assert lo <= a[f"{name}_low"] <= a[f"{name}_high"] <= hi, (metric, name, a)
+    assert said > 0
+    a = out["metrics"]["error_rate"]["anytime"]
+    with Session.open(db) as s:
+        data = s.report_data(progress=False)
+    row = data.history["error rate"][-1]
+    assert (row.active.fixed.low, row.active.fixed.high) == pytest.approx(
+        (a["fixed_low"], a["fixed_high"]), abs=1e-12)
+    assert (row.active.anytime.low, row.active.anytime.high) == pytest.approx(
+        (a["cs_low"], a["cs_high"]), abs=1e-12)
+    assert "reaches below the anytime" not in run("estimate", db)

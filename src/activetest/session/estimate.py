@@ -34,6 +34,7 @@ from activetest.session.estimate_base import (
     cut_to_sure,
     cut_to_sure_arrays,
     difference_range,
+    sure_cut_in_force,
     sure_risk_curve,
     value_range,
 )
@@ -247,6 +248,8 @@ class IntervalCurves:
     fixed_high: np.ndarray
     cs_low: np.ndarray
     cs_high: np.ndarray
+    #: where the sure bounds are in force (:func:`sure_cut_in_force`; None: not asked)
+    sure_cut: np.ndarray | None = None
 
 
 def interval_curves(theta: np.ndarray, N: int, *, level: float = 0.95,
@@ -302,10 +305,17 @@ def interval_curves(theta: np.ndarray, N: int, *, level: float = 0.95,
                for a, b, e in zip(f_low, f_high, est, strict=True)]
     f_low = np.array([c[0] for c in clipped])
     f_high = np.array([c[1] for c in clipped])
-    if sure is not None:
-        f_low, f_high = cut_to_sure_arrays(f_low, f_high, *sure)
-        lo, hi = cut_to_sure_arrays(lo, hi, *sure)
-    return IntervalCurves(est, f_low, f_high, lo, hi)
+    force = None
+    if sure is not None:  # claimed as :func:`anytime` has it (the exact CS, or from 30)
+        from activetest.stats.confseq import cs_claimed
+
+        claims = np.array([cs_claimed(m, N) for m in range(1, est.size + 1)], dtype=bool)
+        if few is not None:
+            claims |= np.asarray(few.few, dtype=bool)
+        force = sure_cut_in_force(f_low, f_high, lo, hi, *sure, claims)
+        f_low, f_high = cut_to_sure_arrays(f_low, f_high, *sure, force=force)
+        lo, hi = cut_to_sure_arrays(lo, hi, *sure, force=force)
+    return IntervalCurves(est, f_low, f_high, lo, hi, force)
 
 
 def anytime(draws: LabelledDraws, losses: np.ndarray, *, control: np.ndarray | None = None,
@@ -418,9 +428,15 @@ def anytime(draws: LabelledDraws, losses: np.ndarray, *, control: np.ndarray | N
     if sure is not None:
         s_low, s_high = float(sure[0][-1]), float(sure[1][-1])
         claims = basis == "exact" or cs_claimed(draws.k, N)
-        new_fixed = cut_to_sure(fixed_low, fixed_high, s_low, s_high)
-        new_cs = cut_to_sure(cs_low, cs_high, s_low, s_high)
-        if new_fixed != (fixed_low, fixed_high) or (claims and new_cs != (cs_low, cs_high)):
+        in_force = bool(sure_cut_in_force(fixed_low, fixed_high, cs_low, cs_high, s_low,
+                                          s_high, claims))
+
+        def cut(lo: float, hi: float) -> tuple[float, float]:
+            c_lo, c_hi = cut_to_sure_arrays(lo, hi, s_low, s_high, force=in_force)
+            return float(c_lo), float(c_hi)
+
+        new_fixed, new_cs = cut(fixed_low, fixed_high), cut(cs_low, cs_high)
+        if in_force:  # every interval then within what the note calls sure
             sure_low, sure_high = s_low, s_high
             tol = 1e-9 * max(1.0, abs(summary.estimate))
             if not s_low - tol <= summary.estimate <= s_high + tol:
@@ -433,7 +449,7 @@ def anytime(draws: LabelledDraws, losses: np.ndarray, *, control: np.ndarray | N
         if claims:  # a CS not claimed yet stays the whole range (outputs say "from 30")
             cs_low, cs_high = new_cs
         if exact_low is not None and exact_high is not None:
-            exact_low, exact_high = cut_to_sure(exact_low, exact_high, s_low, s_high)
+            exact_low, exact_high = cut(exact_low, exact_high)
     if outside:
         may_stop = False
     need = summary.labels_needed

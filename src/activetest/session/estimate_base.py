@@ -34,6 +34,7 @@ __all__ = [
     "cut_to_sure",
     "cut_to_sure_arrays",
     "difference_range",
+    "sure_cut_in_force",
     "sure_risk_curve",
     "value_range",
 ]
@@ -173,18 +174,39 @@ def cut_to_sure(low: float, high: float, sure_low: float, sure_high: float
 
 
 def cut_to_sure_arrays(low: np.ndarray, high: np.ndarray, sure_low: np.ndarray,
-                       sure_high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`cut_to_sure` elementwise (any shapes that broadcast, e.g. runs x budgets)."""
+                       sure_high: np.ndarray, force: np.ndarray | bool = False
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`cut_to_sure` elementwise (any shapes that broadcast, e.g. runs x budgets);
+    where ``force`` (:func:`sure_cut_in_force`: the bounds cut another interval of the
+    same estimate there, and are said) intersected whatever share it removes."""
     lo, hi = np.asarray(low, dtype=np.float64), np.asarray(high, dtype=np.float64)
     s_lo, s_hi = np.asarray(sure_low, dtype=np.float64), np.asarray(sure_high, dtype=np.float64)
     new_lo, new_hi = np.maximum(lo, s_lo), np.minimum(hi, s_hi)
     width = hi - lo
     with np.errstate(invalid="ignore"):
         keep = np.isfinite(width) & (new_hi - new_lo > (1.0 - SURE_CUT_SHARE) * width)
+    keep &= ~np.asarray(force, dtype=bool)
     miss = new_lo > new_hi
     out_lo = np.where(miss, s_lo, np.where(keep, lo, new_lo))
     out_hi = np.where(miss, s_hi, np.where(keep, hi, new_hi))
     return out_lo, out_hi
+
+
+def sure_cut_in_force(fixed_low: np.ndarray, fixed_high: np.ndarray, cs_low: np.ndarray,
+                      cs_high: np.ndarray, sure_low: np.ndarray, sure_high: np.ndarray,
+                      claims: np.ndarray | bool) -> np.ndarray:
+    """Where the sure bounds are in force for one estimate (elementwise): where
+    :func:`cut_to_sure` cuts its fixed-budget interval, or its CS where the CS is claimed
+    (``claims``). There the bounds are said, and every interval of the estimate (the
+    exact CS too) is intersected with them, even by less than :data:`SURE_CUT_SHARE`
+    of its width: an interval reaching beyond what the note calls sure, beside it, reads
+    as a contradiction (QA: "surely within [0.2250, 0.4250]" beside a fixed-budget
+    interval [0.2241, 0.3534] said to be cut to it)."""
+    f_lo, f_hi = cut_to_sure_arrays(fixed_low, fixed_high, sure_low, sure_high)
+    c_lo, c_hi = cut_to_sure_arrays(cs_low, cs_high, sure_low, sure_high)
+    fixed_cut = (f_lo != np.asarray(fixed_low, float)) | (f_hi != np.asarray(fixed_high, float))
+    cs_cut = (c_lo != np.asarray(cs_low, float)) | (c_hi != np.asarray(cs_high, float))
+    return fixed_cut | (np.asarray(claims, dtype=bool) & cs_cut)
 
 
 @dataclass(frozen=True)
