@@ -247,3 +247,19 @@ def test_where_the_sure_bounds_are_said_every_interval_lies_within_them(
     assert (row.active.anytime.low, row.active.anytime.high) == pytest.approx(
         (a["cs_low"], a["cs_high"]), abs=1e-12)
     assert "reaches below the anytime" not in run("estimate", db)
+
+
+def test_a_census_says_no_sure_bounds(tmp_path: Path) -> None:
+    """QA: every item labelled: beside "every pool item is labelled: the estimate is the
+    pool's exact value", a note per metric (and per compared target) said the value lies
+    surely within [0.2250, 0.2250] "whatever the 0 unlabelled item(s) turn out to be".
+    At a census the census line alone speaks; the intervals are the point."""
+    db = _ce_session(tmp_path, n_labels=40)
+    other = f"table:{tmp_path / 'data' / 'target2.csv'}"
+    text = " ".join(run("estimate", db, "--target-width", "0.1").split())
+    assert "every pool item is labelled: the estimate is the pool's exact value" in text
+    for said in (text, " ".join(run("estimate", db, "--compare", other).split())):
+        assert "lies surely within" not in said and "0 unlabelled" not in said, said
+    out = json.loads(run("estimate", db, "--json"))
+    a = out["metrics"]["error_rate"]["anytime"]
+    assert a["fixed_low"] == pytest.approx(a["fixed_high"], abs=1e-9)

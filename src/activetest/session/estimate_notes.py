@@ -333,7 +333,8 @@ def sure_risk_line(what: str, a: AnytimeInterval | None, estimate: float, n_labe
     what the labelled items alone make certain, and that the fixed-budget interval and
     the CS shown are cut to it; also where the estimate itself lies outside (an unbiased
     estimate can), and where the ``bootstrap`` interval reaches beyond (it is the
-    resampled labels' spread, not cut). None where the bounds cut nothing."""
+    resampled labels' spread, not cut). None where the bounds cut nothing, and at a census
+    (every item labelled: the intervals are the point, and the census line says so)."""
     from activetest.session.interval_names import (
         ANYTIME,
         BOOTSTRAP,
@@ -342,7 +343,9 @@ def sure_risk_line(what: str, a: AnytimeInterval | None, estimate: float, n_labe
         interval_name,
     )
 
-    if a is None or a.sure_low is None or a.sure_high is None:
+    if a is None or a.sure_low is None or a.sure_high is None or n_labels >= n_pool:
+        # a census: the census line says the estimate is the pool's value (QA: "whatever
+        # the 0 unlabelled item(s) turn out to be" beside it)
         return None
     rest = n_pool - n_labels
     line = (f"{what}: with {n_labels} of the pool's {n_pool} items labelled, the pool's "
