@@ -263,3 +263,26 @@ def test_a_census_says_no_sure_bounds(tmp_path: Path) -> None:
     out = json.loads(run("estimate", db, "--json"))
     a = out["metrics"]["error_rate"]["anytime"]
     assert a["fixed_low"] == pytest.approx(a["fixed_high"], abs=1e-9)
+
+
+def test_the_note_names_the_intervals_it_cut(tmp_path: Path) -> None:
+    """QA: 25 of 28 items labelled: the note said "the fixed-budget 95% interval and the
+    anytime 95% confidence sequence are cut to it" beside a CS shown as "(from 30
+    labels)", and left out the exact CS it had cut. The note names the intervals shown:
+    the CS only where it is claimed, the exact CS where it is computed."""
+    pf = make_pool_files(tmp_path / "data", n=28, seed=1)
+    db = tmp_path / "s28.db"
+    run("init", db, "--pool", pf.pool, "--task", "demo", "--surrogate",
+        f"table:{pf.surrogate}", "--target", f"table:{pf.target}", "--id-column", "id",
+        "--metric", "error_rate", "--acquisition", "ce", "--seed", "5", "--no-progress")
+    run("select", db, "--n", "25")
+    run("label", db, "--from-data")
+    text = " ".join(run("estimate", db).split())
+    assert "(from 30 labels)" in text
+    assert ("the fixed-budget 95% interval and the exact anytime 95% confidence sequence "
+            "are cut to it, which cannot lower their coverage") in text, text
+    # 32 of 40: the CS is claimed, and named
+    text = " ".join(run("estimate", _ce_session(tmp_path)).split())
+    assert ("error rate: with 32 of the pool's 40 items labelled" in text
+            and "the fixed-budget 95% interval, the anytime 95% confidence sequence and the "
+            "exact anytime 95% confidence sequence are cut to it" in text), text

@@ -352,11 +352,22 @@ def sure_risk_line(what: str, a: AnytimeInterval | None, estimate: float, n_labe
             f"value lies surely within [{a.sure_low:.4f}, {a.sure_high:.4f}] whatever the {rest} "
             f"unlabelled item(s) turn out to be (the labelled losses plus the most the "
             f"others could add)")
-    shown = (interval_name(EXACT_ANYTIME, level) + " standing in for both" if
-             a.basis == "exact" else f"{interval_name(FIXED_BUDGET, level)} and the "
-             f"{interval_name(ANYTIME, level)}")
-    line += f"; the {shown} {'is' if a.basis == 'exact' else 'are'} cut to it, which " \
-            f"cannot lower {'its' if a.basis == 'exact' else 'their'} coverage"
+    from activetest.stats.confseq import cs_claimed
+
+    if a.basis == "exact":
+        cut = [interval_name(EXACT_ANYTIME, level) + " standing in for both"]
+    else:  # the intervals shown: the CS from 30 labels, the exact CS where computed
+        # (QA: "the ... anytime 95% confidence sequence are cut to it" beside a CS shown
+        # as "(from 30 labels)", and the exact CS cut unsaid)
+        cut = [interval_name(FIXED_BUDGET, level)]
+        if cs_claimed(n_labels, n_pool):
+            cut.append(interval_name(ANYTIME, level))
+        if a.exact_low is not None and a.exact_high is not None:
+            cut.append(interval_name(EXACT_ANYTIME, level))
+    one = len(cut) == 1
+    shown = cut[0] if one else ", the ".join(cut[:-1]) + " and the " + cut[-1]
+    line += f"; the {shown} {'is' if one else 'are'} cut to it, which " \
+            f"cannot lower {'its' if one else 'their'} coverage"
     tol = 1e-9 * max(1.0, abs(estimate))
     if bootstrap is not None and (bootstrap[0] < a.sure_low - tol
                                   or bootstrap[1] > a.sure_high + tol):
