@@ -286,3 +286,27 @@ def test_the_note_names_the_intervals_it_cut(tmp_path: Path) -> None:
     assert ("error rate: with 32 of the pool's 40 items labelled" in text
             and "the fixed-budget 95% interval, the anytime 95% confidence sequence and the "
             "exact anytime 95% confidence sequence are cut to it" in text), text
+
+
+def test_the_labels_needed_count_the_sure_bounds(tmp_path: Path) -> None:
+    """QA: 33 of 40 labelled (CE), a width of 0.12 asked for: "the anytime 95% confidence
+    sequence reaches width 0.12 at about 39 labels (6 more; a projection)", though by 36
+    labels the sure bounds are (40 - 36) / 40 = 0.1 wide, and the CS is cut to them (a
+    cut of at least a tenth of its width, as it is wider than 0.12): 3 more surely do."""
+    pf = make_pool_files(tmp_path / "data", n=40)
+    db = tmp_path / "w.db"
+    run("init", db, "--pool", pf.pool, "--task", "demo", "--surrogate",
+        f"table:{pf.surrogate}", "--target", f"table:{pf.target}", "--id-column", "id",
+        "--metric", "error_rate", "--acquisition", "ce", "--seed", "5", "--no-progress")
+    run("select", db, "--n", "33")
+    run("label", db, "--from-data")
+    a = json.loads(run("estimate", db, "--json", "--target-width", "0.12")
+                   )["metrics"]["error_rate"]["anytime"]
+    assert a["may_stop"] is False
+    assert a["labels_needed"] is not None and 34 <= a["labels_needed"] <= 36, a
+    # and the count holds: 3 more labels, and the CS is within 0.12
+    run("select", db, "--n", str(a["labels_needed"] - 33))
+    run("label", db, "--from-data")
+    a = json.loads(run("estimate", db, "--json", "--target-width", "0.12")
+                   )["metrics"]["error_rate"]["anytime"]
+    assert a["may_stop"] is True and a["cs_high"] - a["cs_low"] <= 0.12 + 1e-12, a
