@@ -58,18 +58,21 @@ def test_intervals_equal_the_statistics_on_the_stored_draws(session: Path) -> No
         assert note["widen_low"] == 0 and note["widen_high"] > 0
         # cut to what the labels make sure (45 of the pool's 60 items labelled): the
         # labelled losses' sum, plus at most the bound on each of the 15 others, where
-        # that removes a tenth of the width or more
+        # that removes a tenth of the width or more of one of its intervals (then every
+        # interval of the estimate is intersected with them)
         bound = 1.0 if metric == "error_rate" else log_bound
         s_low = float(loss.sum()) / draws.n_pool
         s_high = s_low + (draws.n_pool - draws.k) * bound / draws.n_pool
         assert got["se"] == pytest.approx(fi.se)
         top = 1.0 if metric == "error_rate" else np.inf
-        fixed = cut_to_sure(fi.low, min(fi.high + note["widen_high"], top), s_low, s_high)
-        assert (got["fixed_low"], got["fixed_high"]) == pytest.approx(fixed)
-        if got["sure_low"] is not None:
+        plain = (fi.low, min(fi.high + note["widen_high"], top))
+        if got["sure_low"] is not None:  # in force
             assert (got["sure_low"], got["sure_high"]) == pytest.approx((s_low, s_high))
-        assert got["sure_low"] is not None or fixed == (fi.low, min(fi.high + note[
-            "widen_high"], top))
+            fixed = (max(plain[0], s_low), min(plain[1], s_high))
+        else:  # not in force: neither interval cut by a tenth
+            fixed = plain
+            assert cut_to_sure(*plain, s_low, s_high) == plain
+        assert (got["fixed_low"], got["fixed_high"]) == pytest.approx(fixed)
         assert got["cs_low"] <= max(cs.low[-1], s_low) + 1e-12
         assert got["cs_high"] >= min(cs.high[-1], s_high) - 1e-12
         # (the CS is intersected over all label counts, so it need not contain the
