@@ -374,9 +374,10 @@ def sure_risk_line(what: str, a: AnytimeInterval | None, estimate: float, n_labe
         line += (f"; the {interval_name(BOOTSTRAP, level)} is not (it is the spread of "
                  f"the labels resampled, blind to what is known)")
     if math.isfinite(estimate) and not a.sure_low - tol <= estimate <= a.sure_high + tol:
+        # (QA: "with few labels" read oddly at 37 of 40: what moves it is the weights)
         line += (f". The estimate {estimate:.4f} lies outside these bounds: an unbiased "
-                 f"estimate can, with few labels (each label weighs by how unlikely its "
-                 f"draw was); it is not moved, which would bias it")
+                 f"estimate can (each label weighs by how unlikely its draw was, so a "
+                 f"few heavy draws carry it); it is not moved, which would bias it")
     return line
 
 
