@@ -310,3 +310,26 @@ def test_the_labels_needed_count_the_sure_bounds(tmp_path: Path) -> None:
     a = json.loads(run("estimate", db, "--json", "--target-width", "0.12")
                    )["metrics"]["error_rate"]["anytime"]
     assert a["may_stop"] is True and a["cs_high"] - a["cs_low"] <= 0.12 + 1e-12, a
+
+
+def test_the_labels_needed_cap_is_the_first_count_where_the_bounds_decide() -> None:
+    """The cap on the labels a width needs (closed form, O(1) at any pool size) is the
+    first label count past the current one where the CS is claimed and the sure bounds
+    are at most 0.9 of the width, found here by walking the counts (random small pools,
+    bounds 1 and a log loss's 2.5)."""
+    from activetest.session.estimate import _sure_labels_for_width
+    from activetest.stats.confseq import cs_claimed
+
+    def walk(k: int, N: int, bound: float, width: float) -> int:
+        for m in range(k + 1, N):
+            if cs_claimed(m, N) and (N - m) * bound / N <= 0.9 * width:
+                return m
+        return N
+
+    rng = np.random.default_rng(3)
+    for _ in range(3000):
+        N = int(rng.integers(2, 300))
+        k = int(rng.integers(1, N))
+        bound, width = float(rng.choice([1.0, 2.5])), float(rng.uniform(0.001, 1.2))
+        assert _sure_labels_for_width(k, N, bound, width) == walk(k, N, bound, width)
+    assert _sure_labels_for_width(10, 10**7, 1.0, 0.05) == 10**7 - 450_000
