@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tests.session.session_support import make_pool_files
+from tests.session.session_support import PoolFiles, make_pool_files
 from typer.testing import CliRunner
 
 from activetest.cli import app
@@ -52,19 +52,19 @@ def test_the_sure_bounds_by_hand() -> None:
     assert est.cut_to_sure(0.0, 0.5, 0.06, 0.9) == (0.06, 0.5)
 
 
-def test_the_elementwise_cut_is_the_scalar_one() -> None:
-    """Random intervals and bounds (infinite ends and misses included): the arrays' cut
-    that the report's curves and the uniform projection use is the estimate's, entry by
-    entry."""
-    rng = np.random.default_rng(7)
-    lo = rng.uniform(-0.2, 0.6, 500)
-    hi = lo + rng.uniform(0.0, 0.8, 500)
-    hi[::50] = np.inf
-    s_lo = rng.uniform(0.0, 0.5, 500)
-    s_hi = s_lo + rng.uniform(0.0, 0.6, 500)
+def test_the_elementwise_cut_by_hand() -> None:
+    """The arrays' cut (report curves, the uniform projection; :func:`cut_to_sure` is it
+    on one interval), entry by entry: a cut of a tenth or more, one under a tenth (kept
+    unless ``force``), a miss (the bounds), an infinite end (always cut)."""
+    lo = np.array([0.1, 0.0, 0.0, 0.0])
+    hi = np.array([0.5, 0.5, 0.1, np.inf])
+    s_lo = np.array([0.2, 0.01, 0.2, 0.1])
+    s_hi = np.array([0.9, 0.9, 0.9, 0.6])
     a_lo, a_hi = est.cut_to_sure_arrays(lo, hi, s_lo, s_hi)
-    for j in range(500):
-        assert (a_lo[j], a_hi[j]) == est.cut_to_sure(lo[j], hi[j], s_lo[j], s_hi[j])
+    assert a_lo.tolist() == [0.2, 0.0, 0.2, 0.1] and a_hi.tolist() == [0.5, 0.5, 0.9, 0.6]
+    f_lo, f_hi = est.cut_to_sure_arrays(lo, hi, s_lo, s_hi,
+                                        force=np.array([False, True, False, False]))
+    assert f_lo.tolist() == [0.2, 0.01, 0.2, 0.1] and f_hi.tolist() == a_hi.tolist()
 
 
 @pytest.mark.parametrize("losses", [
@@ -112,25 +112,32 @@ def test_every_draw_order_keeps_the_risk_inside_and_never_loses_coverage(losses)
     assert all(now >= was for was, now in cover.values())
 
 
-def _qa_session(tmp_path: Path, *extra: str) -> tuple[Path, np.ndarray]:
-    """40 items, 32 drawn uniformly and labelled from the data; returns the session
-    and the pool's true per-item error of the target."""
-    pf = make_pool_files(tmp_path / "data", n=40)
-    db = tmp_path / "s.db"
+def _labelled(tmp_path: Path, name: str, *, n_pool: int = 40, n_labels: int = 32,
+              acquisition: str = "uniform", seed: int = 3, metric: str = "error_rate",
+              pool_seed: int = 0) -> tuple[Path, PoolFiles]:
+    """A session of the demo pool of ``n_pool`` items (its own data folder) with
+    ``n_labels`` drawn by ``acquisition`` and labelled from the data."""
+    pf = make_pool_files(tmp_path / f"data-{name}", n=n_pool, seed=pool_seed)
+    db = tmp_path / f"{name}.db"
     run("init", db, "--pool", pf.pool, "--task", "demo", "--surrogate",
         f"table:{pf.surrogate}", "--target", f"table:{pf.target}", "--id-column", "id",
-        "--metric", "error_rate", "--acquisition", "uniform", "--seed", "3",
-        "--no-progress", *extra)
-    run("select", db, "--n", "32")
+        "--metric", metric, "--acquisition", acquisition, "--seed", str(seed),
+        "--no-progress")
+    run("select", db, "--n", str(n_labels))
     run("label", db, "--from-data")
-    with Session.open(db) as s:
-        wrong = (s.store.scores("target").logprobs.argmax(axis=1) != pf.labels)
-    return db, wrong.astype(float)
+    return db, pf
+
+
+def _qa_session(tmp_path: Path) -> tuple[Path, PoolFiles]:
+    """The QA case: 40 items, 32 drawn uniformly and labelled."""
+    return _labelled(tmp_path, "qa")
 
 
 def test_a_session_with_most_of_its_pool_labelled_is_cut_to_what_is_sure(
         tmp_path: Path) -> None:
-    db, wrong = _qa_session(tmp_path)
+    db, pf = _qa_session(tmp_path)
+    with Session.open(db) as s:  # the pool's true per-item error of the target
+        wrong = (s.store.scores("target").logprobs.argmax(axis=1) != pf.labels).astype(float)
     with Session.open(db) as s:
         draws = s.labelled_draws()
         errors = float(s.item_losses(draws)["error_rate"].sum())
@@ -164,13 +171,7 @@ def test_a_session_with_most_of_its_pool_labelled_is_cut_to_what_is_sure(
 def test_a_large_pool_is_not_cut_and_says_nothing(tmp_path: Path) -> None:
     """The same labels' share of a pool of 400 (32 labelled): the sure bounds are nearly
     the whole range, cut nothing and are not mentioned."""
-    pf = make_pool_files(tmp_path / "data", n=400)
-    db = tmp_path / "big.db"
-    run("init", db, "--pool", pf.pool, "--task", "demo", "--surrogate",
-        f"table:{pf.surrogate}", "--target", f"table:{pf.target}", "--id-column", "id",
-        "--metric", "error_rate", "--acquisition", "uniform", "--seed", "3", "--no-progress")
-    run("select", db, "--n", "32")
-    run("label", db, "--from-data")
+    db, _ = _labelled(tmp_path, "big", n_pool=400)
     out = json.loads(run("estimate", db, "--json"))
     a = out["metrics"]["error_rate"]["anytime"]
     assert a["sure_low"] is None and a["sure_high"] is None
@@ -192,8 +193,8 @@ def test_uniform_runs_for_a_width_read_the_same_cut_cs() -> None:
 def test_the_compared_targets_risk_is_cut_too(tmp_path: Path) -> None:
     """A second target compared on the same labels: its risk's intervals are cut to what
     the labels make sure of it, and a line says so, naming it."""
-    db, _ = _qa_session(tmp_path)
-    pf_target2 = tmp_path / "data" / "target2.csv"
+    db, pf = _qa_session(tmp_path)
+    pf_target2 = pf.target2
     out = json.loads(run("estimate", db, "--json", "--compare", f"table:{pf_target2}"))
     (c,) = out["comparisons"]
     o = c["other_anytime"]
@@ -207,14 +208,8 @@ def test_the_compared_targets_risk_is_cut_too(tmp_path: Path) -> None:
 
 def _ce_session(tmp_path: Path, n_labels: int = 32) -> Path:
     """The demo's 40 items, CE draws (seed 1), both metrics, ``n_labels`` labelled."""
-    pf = make_pool_files(tmp_path / "data", n=40)
-    db = tmp_path / "ce.db"
-    run("init", db, "--pool", pf.pool, "--task", "demo", "--surrogate",
-        f"table:{pf.surrogate}", "--target", f"table:{pf.target}", "--id-column", "id",
-        "--metric", "both", "--acquisition", "ce", "--seed", "1", "--no-progress")
-    run("select", db, "--n", str(n_labels))
-    run("label", db, "--from-data")
-    return db
+    return _labelled(tmp_path, "ce", n_labels=n_labels, acquisition="ce", seed=1,
+                     metric="both")[0]
 
 
 def test_where_the_sure_bounds_are_said_every_interval_lies_within_them(
@@ -255,7 +250,7 @@ def test_a_census_says_no_sure_bounds(tmp_path: Path) -> None:
     surely within [0.2250, 0.2250] "whatever the 0 unlabelled item(s) turn out to be".
     At a census the census line alone speaks; the intervals are the point."""
     db = _ce_session(tmp_path, n_labels=40)
-    other = f"table:{tmp_path / 'data' / 'target2.csv'}"
+    other = f"table:{tmp_path / 'data-ce' / 'target2.csv'}"
     text = " ".join(run("estimate", db, "--target-width", "0.1").split())
     assert "every pool item is labelled: the estimate is the pool's exact value" in text
     for said in (text, " ".join(run("estimate", db, "--compare", other).split())):
@@ -270,13 +265,8 @@ def test_the_note_names_the_intervals_it_cut(tmp_path: Path) -> None:
     anytime 95% confidence sequence are cut to it" beside a CS shown as "(from 30
     labels)", and left out the exact CS it had cut. The note names the intervals shown:
     the CS only where it is claimed, the exact CS where it is computed."""
-    pf = make_pool_files(tmp_path / "data", n=28, seed=1)
-    db = tmp_path / "s28.db"
-    run("init", db, "--pool", pf.pool, "--task", "demo", "--surrogate",
-        f"table:{pf.surrogate}", "--target", f"table:{pf.target}", "--id-column", "id",
-        "--metric", "error_rate", "--acquisition", "ce", "--seed", "5", "--no-progress")
-    run("select", db, "--n", "25")
-    run("label", db, "--from-data")
+    db, _ = _labelled(tmp_path, "s28", n_pool=28, n_labels=25, acquisition="ce", seed=5,
+                      pool_seed=1)
     text = " ".join(run("estimate", db).split())
     assert "(from 30 labels)" in text
     assert ("the fixed-budget 95% interval and the exact anytime 95% confidence sequence "
@@ -293,13 +283,7 @@ def test_the_labels_needed_count_the_sure_bounds(tmp_path: Path) -> None:
     sequence reaches width 0.12 at about 39 labels (6 more; a projection)", though by 36
     labels the sure bounds are (40 - 36) / 40 = 0.1 wide, and the CS is cut to them (a
     cut of at least a tenth of its width, as it is wider than 0.12): 3 more surely do."""
-    pf = make_pool_files(tmp_path / "data", n=40)
-    db = tmp_path / "w.db"
-    run("init", db, "--pool", pf.pool, "--task", "demo", "--surrogate",
-        f"table:{pf.surrogate}", "--target", f"table:{pf.target}", "--id-column", "id",
-        "--metric", "error_rate", "--acquisition", "ce", "--seed", "5", "--no-progress")
-    run("select", db, "--n", "33")
-    run("label", db, "--from-data")
+    db, _ = _labelled(tmp_path, "w", n_labels=33, acquisition="ce", seed=5)
     a = json.loads(run("estimate", db, "--json", "--target-width", "0.12")
                    )["metrics"]["error_rate"]["anytime"]
     assert a["may_stop"] is False

@@ -93,8 +93,7 @@ def prefix_intervals(session: Any) -> PrefixIntervals:
     if few is not None:  # cut to the sure bounds as the estimate cuts it
         exact = [np.asarray(few.exact_low, float), np.asarray(few.exact_high, float)]
         if sure is not None:  # intersected where the bounds are in force, as the CS is
-            exact = list(est.cut_to_sure_arrays(*exact, *sure, force=curves.sure_cut
-                                                if curves.sure_cut is not None else False))
+            exact = list(est.cut_to_sure_arrays(*exact, *sure, force=curves.sure_cut))
     from activetest.stats.confseq import cs_claimed
 
     claimed = np.array([cs_claimed(m, N) for m in range(1, draws.k + 1)], dtype=bool)

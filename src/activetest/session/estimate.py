@@ -433,7 +433,7 @@ def anytime(draws: LabelledDraws, losses: np.ndarray, *, control: np.ndarray | N
 
         def cut(lo: float, hi: float) -> tuple[float, float]:
             c_lo, c_hi = cut_to_sure_arrays(lo, hi, s_low, s_high, force=in_force)
-            return float(c_lo), float(c_hi)
+            return float(c_lo), float(c_hi)  # (cut_to_sure, with the force)
 
         new_fixed, new_cs = cut(fixed_low, fixed_high), cut(cs_low, cs_high)
         if in_force:  # every interval then within what the note calls sure

@@ -163,14 +163,9 @@ def cut_to_sure(low: float, high: float, sure_low: float, sure_high: float
     """``[low, high]`` intersected with the sure bounds ``[sure_low, sure_high]`` where
     that narrows it by at least :data:`SURE_CUT_SHARE` of its width (else unchanged);
     where they do not meet (an interval that missed, on a run where it fails) the sure
-    bounds themselves, which hold."""
-    new_low, new_high = max(low, sure_low), min(high, sure_high)
-    if new_low > new_high:
-        return sure_low, sure_high
-    width = high - low
-    if math.isfinite(width) and new_high - new_low > (1.0 - SURE_CUT_SHARE) * width:
-        return low, high
-    return new_low, new_high
+    bounds themselves, which hold (:func:`cut_to_sure_arrays` of one interval)."""
+    lo, hi = cut_to_sure_arrays(low, high, sure_low, sure_high)
+    return float(lo), float(hi)
 
 
 def cut_to_sure_arrays(low: np.ndarray, high: np.ndarray, sure_low: np.ndarray,
@@ -178,7 +173,8 @@ def cut_to_sure_arrays(low: np.ndarray, high: np.ndarray, sure_low: np.ndarray,
                        ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`cut_to_sure` elementwise (any shapes that broadcast, e.g. runs x budgets);
     where ``force`` (:func:`sure_cut_in_force`: the bounds cut another interval of the
-    same estimate there, and are said) intersected whatever share it removes."""
+    same estimate there, and are said; a paired difference's sure bounds always)
+    intersected whatever share it removes."""
     lo, hi = np.asarray(low, dtype=np.float64), np.asarray(high, dtype=np.float64)
     s_lo, s_hi = np.asarray(sure_low, dtype=np.float64), np.asarray(sure_high, dtype=np.float64)
     new_lo, new_hi = np.maximum(lo, s_lo), np.minimum(hi, s_hi)

@@ -21,6 +21,7 @@ from activetest.session.estimate_base import (
     FewErrors,
     LabelledDraws,
     SureBounds,
+    cut_to_sure_arrays,
 )
 
 __all__ = [
@@ -154,8 +155,8 @@ def sure_difference(a: AnytimeInterval, d_loss: np.ndarray, rows: np.ndarray,
     lo, hi = (seen - rest) / N, (seen + rest) / N
 
     def cut(low: float, high: float) -> tuple[float, float]:
-        new_low, new_high = max(low, lo), min(high, hi)
-        return (new_low, new_high) if new_low <= new_high else (lo, hi)
+        c_low, c_high = cut_to_sure_arrays(low, high, lo, hi, force=True)
+        return float(c_low), float(c_high)
 
     f_low, f_high = cut(a.fixed_low, a.fixed_high)
     c_low, c_high = cut(a.cs_low, a.cs_high)
