@@ -432,3 +432,18 @@ def test_no_stop_on_the_exact_phase_cs_held_before_the_asymptotic_one_claims() -
     run.label_many(rows, [int(y[r]) for r in rows])
     a = run.estimate(target_width=0.5).metrics["error_rate"].anytime
     assert a is not None and a.may_stop == (a.cs_high - a.cs_low <= 0.5)
+
+
+def test_the_cs_is_claimed_where_the_exact_cs_stands_in_or_from_30_not_between() -> None:
+    """One rule for `estimate`, the report's band and inspect's stop (three copies before;
+    inspect's claimed every count after an exact phase, where the CS is the running
+    intersection with asymptotic intervals not yet claimed, and `estimate` shows the
+    whole range "from 30 labels"): the exact CS at that count, or from 30 labels."""
+    rng = np.random.default_rng(0)
+    k = 35
+    few = est.FewErrors(5, np.arange(k) < 21, np.zeros(k), np.full(k, 0.5), None)
+    c = est.interval_curves(rng.uniform(0, 0.3, k), 40, value_range=(0.0, 1.0), few=few)
+    m = np.arange(1, k + 1)
+    assert c.claimed.tolist() == ((m <= 21) | (m >= 30)).tolist()
+    plain = est.interval_curves(rng.uniform(0, 0.3, k), 40, value_range=(0.0, 1.0))
+    assert plain.claimed.tolist() == (m >= 30).tolist()

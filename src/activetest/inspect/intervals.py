@@ -94,12 +94,7 @@ def prefix_intervals(session: Any) -> PrefixIntervals:
         exact = [np.asarray(few.exact_low, float), np.asarray(few.exact_high, float)]
         if sure is not None:  # intersected where the bounds are in force, as the CS is
             exact = list(est.cut_to_sure_arrays(*exact, *sure, force=curves.sure_cut))
-    from activetest.stats.confseq import cs_claimed
-
-    claimed = np.array([cs_claimed(m, N) for m in range(1, draws.k + 1)], dtype=bool)
-    if few is not None:  # once the exact CS stood in, the CS is intersected with it
-        claimed |= np.logical_or.accumulate(np.asarray(few.few, dtype=bool))
     return PrefixIntervals(metric, level, N, draws.item_ids, curves.estimate, curves.fixed_low,
-                           curves.fixed_high, curves.cs_low, curves.cs_high, claimed,
+                           curves.fixed_high, curves.cs_low, curves.cs_high, curves.claimed,
                            None if exact is None else exact[0],
                            None if exact is None else exact[1])

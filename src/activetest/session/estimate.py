@@ -248,6 +248,10 @@ class IntervalCurves:
     fixed_high: np.ndarray
     cs_low: np.ndarray
     cs_high: np.ndarray
+    #: where the anytime CS claims its interval: from 30 labels
+    #: (:func:`~activetest.stats.confseq.cs_claimed`), or where the exact CS stands in
+    #: (``few``) at that count; elsewhere the outputs show the quantity's whole range
+    claimed: np.ndarray
     #: where the sure bounds are in force (:func:`sure_cut_in_force`; None: not asked)
     sure_cut: np.ndarray | None = None
 
@@ -305,17 +309,18 @@ def interval_curves(theta: np.ndarray, N: int, *, level: float = 0.95,
                for a, b, e in zip(f_low, f_high, est, strict=True)]
     f_low = np.array([c[0] for c in clipped])
     f_high = np.array([c[1] for c in clipped])
+    # claimed as :func:`anytime` has it: from 30 labels, or the exact CS at that count
+    # (a count after the exact phase and before 30 shows the whole range: the CS there
+    # is the running intersection with asymptotic intervals not yet claimed)
+    claims = np.array([cs_claimed(m, N) for m in range(1, est.size + 1)], dtype=bool)
+    if few is not None:
+        claims |= np.asarray(few.few, dtype=bool)
     force = None
-    if sure is not None:  # claimed as :func:`anytime` has it (the exact CS, or from 30)
-        from activetest.stats.confseq import cs_claimed
-
-        claims = np.array([cs_claimed(m, N) for m in range(1, est.size + 1)], dtype=bool)
-        if few is not None:
-            claims |= np.asarray(few.few, dtype=bool)
+    if sure is not None:
         force = sure_cut_in_force(f_low, f_high, lo, hi, *sure, claims)
         f_low, f_high = cut_to_sure_arrays(f_low, f_high, *sure, force=force)
         lo, hi = cut_to_sure_arrays(lo, hi, *sure, force=force)
-    return IntervalCurves(est, f_low, f_high, lo, hi, force)
+    return IntervalCurves(est, f_low, f_high, lo, hi, claims, force)
 
 
 def anytime(draws: LabelledDraws, losses: np.ndarray, *, control: np.ndarray | None = None,
@@ -427,7 +432,7 @@ def anytime(draws: LabelledDraws, losses: np.ndarray, *, control: np.ndarray | N
     basis_note = None if few is None or basis != "exact" else few.reason
     if sure is not None:
         s_low, s_high = float(sure[0][-1]), float(sure[1][-1])
-        claims = basis == "exact" or cs_claimed(draws.k, N)
+        claims = bool(curves.claimed[-1])  # the exact CS at this count, or from 30
         in_force = bool(sure_cut_in_force(fixed_low, fixed_high, cs_low, cs_high, s_low,
                                           s_high, claims))
 

@@ -48,7 +48,7 @@ def _cs_curve(draws: est.LabelledDraws, losses: np.ndarray, level: float,
               planned_budget: int | None = None, blind: Any = None,
               few: est.FewErrors | None = None, loss_bound: float | None = None,
               floor: np.ndarray | None = None, sure: bool = False,
-              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+              ) -> est.IntervalCurves:
     """The anytime CS (inf before it starts) and the fixed-budget interval of the
     session's estimate at every label count 1..K, as :func:`.estimate.anytime` has them
     for the last: LURE, or an adaptive design's own (``design`` = its controls and
@@ -69,11 +69,10 @@ def _cs_curve(draws: est.LabelledDraws, losses: np.ndarray, level: float,
         mv = design[2]
     curve = None if blind is None or not blind.bounded else blind.estimate
     bounds = est.value_range(metric, loss_bound)
-    c = est.interval_curves(theta, draws.n_pool, level=level, model_var=mv,
-                            value_range=bounds, planned_budget=planned_budget, blind=curve,
-                            few=few, sure=None if not sure else est.sure_risk_curve(
-                                losses, draws.rows, draws.n_pool, bounds[1]))
-    return c.cs_low, c.cs_high, c.fixed_low, c.fixed_high
+    return est.interval_curves(theta, draws.n_pool, level=level, model_var=mv,
+                               value_range=bounds, planned_budget=planned_budget, blind=curve,
+                               few=few, sure=None if not sure else est.sure_risk_curve(
+                                   losses, draws.rows, draws.n_pool, bounds[1]))
 
 
 def _pair(low: float | None, high: float | None) -> rp.Interval | None:
@@ -229,17 +228,14 @@ def report_data(inputs: ReportInputs, *, truth: Mapping[str, float] | None = Non
         few = None if metric != "error_rate" or draws.k < 2 else est.few_errors_inputs(
             losses[metric], draws, cfg.clt_min_errors, level=level,
             q_floor=est.q_floor(cfg, bool(designs)), design=designs.get(metric))
-        cs_lo, cs_hi, f_lo, f_hi = _cs_curve(draws, losses[metric], level, metric,
-                                             designs.get(metric), cfg.planned_budget,
-                                             inputs.blind_spots.get(metric), few, bound,
-                                             inputs.variance_floors.get(metric),
-                                             bool(cfg.sure_bounds))
+        curves = _cs_curve(draws, losses[metric], level, metric, designs.get(metric),
+                           cfg.planned_budget, inputs.blind_spots.get(metric), few, bound,
+                           inputs.variance_floors.get(metric), bool(cfg.sure_bounds))
+        cs_lo, cs_hi, f_lo, f_hi = (curves.cs_low, curves.cs_high, curves.fixed_low,
+                                    curves.fixed_high)
         # the asymptotic CS is claimed from 30 labels (before, it is the clipped range:
         # no row value, no band), the exact CS wherever it stands in: as `estimate`
-        claimed = np.array([cs_claimed(m, draws.n_pool) for m in range(1, draws.k + 1)],
-                           dtype=bool)
-        if few is not None:
-            claimed |= np.asarray(few.few, dtype=bool)
+        claimed = curves.claimed
         now = final.metrics[metric].anytime if metric in final.metrics else None
         cs_lo = np.where(claimed, cs_lo, np.nan)
         cs_hi = np.where(claimed, cs_hi, np.nan)
