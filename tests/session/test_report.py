@@ -228,6 +228,8 @@ def test_warnings_and_tuples(tmp_path: Path) -> None:
                      "difference": (0.5, (0, 1), (0.2, None))}},
      r"comparison\[0\]\.difference\.fixed\.high must be a number"),
     ({"labels_needed": [("m", 0.1, -5)]}, r"labels_needed\[0\]\.n_labels"),
+    ({"labels_needed": [("m", 0.1, 5, None, 7, "False")]},
+     r"labels_needed\[0\]\.anytime_sure: expected true or false"),
     ({"scores": np.ones(3), "acquired_idx": [5]}, r"acquired_idx must lie in 0\.\.2"),
     ({"acquired_idx": [0, 1], "acquired_q": [0.5]}, "acquired_q has 1 entries"),
     ({"acquired_q": [1.5]}, "probabilities"),
@@ -261,6 +263,20 @@ def test_a_width_already_reached_is_said_not_floored_beside_uniform(tmp_path: Pa
     data = _data(labels_needed=[LabelsNeeded("log loss", 0.3, 150, 37, 120)])
     md = write_report(data, tmp_path / "r", html=False).read_text(encoding="utf-8")
     assert "| log loss | 0.3 | reached (150 used) | reached (150 used) | 37 |" in md
+
+
+def test_a_labels_needed_count_the_sure_bounds_make_certain_is_marked_so(
+        tmp_path: Path) -> None:
+    """A count where the bounds that hold surely cut the CS within the width is certain,
+    not a projection (tests/session/test_sure_bounds.py has the session's count)."""
+    data = _data(labels_needed=[LabelsNeeded("log loss", 0.3, 150, 370, 180, True)])
+    md = write_report(data, tmp_path / "r", html=False).read_text(encoding="utf-8")
+    assert "| log loss | 0.3 | at most 180 (certain: sure bounds) | reached (150 used) |" in md
+    assert "a count marked certain is where the bounds that hold surely" in md
+    data = _data(labels_needed=[LabelsNeeded("log loss", 0.3, 150, 370, 180)])
+    md = write_report(data, tmp_path / "p", html=False).read_text(encoding="utf-8")
+    assert "| log loss | 0.3 | 180 | reached (150 used) |" in md
+    assert "marked certain" not in md
 
 
 def test_an_adaptive_designs_acquisition_figure_says_its_scores_are_from_creation(

@@ -288,6 +288,24 @@ def test_the_labels_needed_count_the_sure_bounds(tmp_path: Path) -> None:
                    )["metrics"]["error_rate"]["anytime"]
     assert a["may_stop"] is False
     assert a["labels_needed"] is not None and 34 <= a["labels_needed"] <= 36, a
+    # at 36 the bounds decide: certain, and said so, not "a projection" (the count is the
+    # cap here: 0.9 * 0.12 * 40 = 4.32 unlabelled items at most)
+    assert a["labels_needed"] == 36 and a["labels_needed_sure"] is True, a
+    assert a["labels_needed_method"].startswith("certain, not a projection"), a
+    text = " ".join(run("estimate", db, "--target-width", "0.12").split())
+    assert ("is within width 0.12 by 36 labels at the latest (3 more): certain" in text
+            and "36 labels (3 more; a projection)" not in text), text
+    status = " ".join(run("status", db).split())
+    assert "within width 0.12 by 36 labels at the latest (certain" in status, status
+    with Session.open(db) as s:
+        needed = s.report_data(target_width=0.12, progress=False).labels_needed
+    assert [(p.anytime_n_labels, p.anytime_sure) for p in needed] == [(36, True)]
+    # a large pool: the same labels are far from deciding anything; a projection
+    big, _ = _labelled(tmp_path, "big", n_pool=400, n_labels=33, acquisition="ce", seed=5)
+    b = json.loads(run("estimate", big, "--json", "--target-width", "0.12")
+                   )["metrics"]["error_rate"]["anytime"]
+    assert b["labels_needed"] is not None and b["labels_needed_sure"] is False, b
+    assert b["labels_needed_method"].startswith("a projection"), b
     # and the count holds: 3 more labels, and the CS is within 0.12
     run("select", db, "--n", str(a["labels_needed"] - 33))
     run("label", db, "--from-data")

@@ -186,6 +186,14 @@ def _print_estimate(r: Any, target: str, classes: Any = None) -> None:
             if a.may_stop:
                 _out.print(f"[bold green]{m.metric}: you may stop now[/]: the {cs_name} "
                            f"is {a.cs_high - a.cs_low:.4g} wide, within {a.target_width:g}")
+            elif a.labels_needed is not None and a.labels_needed_sure:
+                # not a projection: the sure bounds alone get there (QA: "(a projection)"
+                # beside a count the labels make certain)
+                _out.print(f"{m.metric}: the {cs_name} is within width "
+                           f"{a.target_width:g} by {a.labels_needed} labels at the latest "
+                           f"({max(0, a.labels_needed - r.n_labels)} more): certain, the "
+                           f"bounds that hold surely then cut it within the width, "
+                           f"whatever the labels are")
             elif a.labels_needed is not None:
                 _out.print(f"{m.metric}: the {cs_name} reaches width "
                            f"{a.target_width:g} at about {a.labels_needed} labels "

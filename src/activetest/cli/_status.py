@@ -180,6 +180,11 @@ def status(
                     _out.print(f"  the last estimate ({e.n_labels} labels) said you may stop: "
                                f"its {cs_name} was within the width {a.get('target_width')} "
                                f"asked for; run `activetest estimate` to check it now")
+                elif a.get("target_width") is not None and a.get("labels_needed") and \
+                        a.get("labels_needed_sure"):
+                    _out.print(f"  the {cs_name} is within width {a['target_width']} by "
+                               f"{a['labels_needed']} labels at the latest (certain: the "
+                               f"bounds that hold surely then cut it within the width)")
                 elif a.get("target_width") is not None and a.get("labels_needed"):
                     _out.print(f"  the {cs_name} reaches width {a['target_width']} at "
                                f"about {a['labels_needed']} labels in total (a projection)")

@@ -472,18 +472,22 @@ def anytime(draws: LabelledDraws, losses: np.ndarray, *, control: np.ndarray | N
         # the projection is of the CS before any widening; one that is not yet narrow
         # enough needs at least one more label, never "0 more"
         need = max(need, draws.k + 1)
+    need_sure = False
     if need is not None and not may_stop and sure is not None and target_width is not None:
         # the sure bounds narrow by B / N a label: once they are at most 0.9 of the width
         # asked for (a CS wider than it is then cut, by a tenth or more), and the CS is
         # claimed, it is within the width surely (QA: "at about 39 labels (6 more)" where
         # 36 labels of 40 surely did)
-        need = min(need, _sure_labels_for_width(draws.k, N, float(sure_bound),
-                                                target_width))
+        surely = _sure_labels_for_width(draws.k, N, float(sure_bound), target_width)
+        need_sure = surely <= need  # certain then, not a projection (the outputs say so)
+        need = min(need, surely)
     if need is not None and may_stop:  # narrow enough now (the sure bounds may make it)
         need = min(need, draws.k)
+        need_sure = False
     return AnytimeInterval(se, fixed_low, fixed_high, cs_low, cs_high, exact_low, exact_high,
                            target_width, may_stop if target_width is not None else None,
-                           need, basis, basis_note, bool(outside), sure_low, sure_high)
+                           need, basis, basis_note, bool(outside), sure_low, sure_high,
+                           need_sure)
 
 
 def _sure_labels_for_width(k: int, N: int, bound: float, width: float) -> int:

@@ -109,6 +109,10 @@ class AnytimeInterval:
         target_width: the width asked for, if any.
         may_stop: whether the CS is already at most ``target_width`` wide.
         labels_needed: projected total labels until the CS is that narrow.
+        labels_needed_sure: ``labels_needed`` is not a projection but certain: by then
+            the bounds that hold surely (``sure_low``/``sure_high``'s, narrowing by the
+            loss bound over the pool size a label) cut the CS within ``target_width``
+            whatever the labels are (sooner if the CS's own formula gets there).
         basis: what the fixed-budget interval and the CS at this label count are:
             ``"clt"`` (the intervals above) or ``"exact"`` (the exact CS stands in: the
             labels show too few errors, :mod:`activetest.stats.fewerrors`); for a paired
@@ -145,6 +149,7 @@ class AnytimeInterval:
     estimate_outside_cs: bool = False
     sure_low: float | None = None
     sure_high: float | None = None
+    labels_needed_sure: bool = False
 
 
 @dataclass(frozen=True)
@@ -470,6 +475,11 @@ class EstimateReport:
 #: and the bootstrap's projections (docs/projection.md).
 PROJECTION_CS = ("a projection: the total labels at which the confidence sequence's own "
                  "formula reaches the width asked for, its spread as estimated now")
+SURE_LABELS_NEEDED = ("certain, not a projection: the total labels (of distinct items) at "
+                      "which the bounds that hold surely (the labelled losses plus the most "
+                      "the unlabelled items could add) cut the confidence sequence within "
+                      "the width asked for, whatever the labels are; sooner if its own "
+                      "formula gets there")
 PROJECTION_BOOTSTRAP = ("a projection: the total labels at which the bootstrap interval, "
                         "shrinking as 1/sqrt(labels), reaches the width asked for")
 
@@ -507,7 +517,8 @@ def _name_intervals(m: dict[str, Any], level: float) -> None:
         a["exact_interval"] = interval_name(EXACT_ANYTIME, level)
         if a.get("labels_needed") is not None:  # a projection of the CS (QA: unnamed)
             a["labels_needed_interval"] = a["cs_interval"]
-            a["labels_needed_method"] = PROJECTION_CS
+            a["labels_needed_method"] = (SURE_LABELS_NEEDED if a.get("labels_needed_sure")
+                                         else PROJECTION_CS)
     if m.get("labels_needed") is not None:  # the bootstrap's projection, beside the CS's
         m["labels_needed_interval"] = boot
         m["labels_needed_method"] = PROJECTION_BOOTSTRAP

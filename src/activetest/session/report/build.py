@@ -318,7 +318,8 @@ def report_data(inputs: ReportInputs, *, truth: Mapping[str, float] | None = Non
                                          float(target_width), level=level,
                                          value_range=est.value_range(
                                              m.metric, inputs.loss_bounds.get(m.metric))),
-                None if a is None else (draws.k if a.may_stop else a.labels_needed)))
+                None if a is None else (draws.k if a.may_stop else a.labels_needed),
+                a is not None and not a.may_stop and a.labels_needed_sure))
     design = final.design
     info = {"Session": inputs.session, "Seed": cfg.seed,
             # a design chooses its own uniform share (lambda, in the design's line)

@@ -140,6 +140,9 @@ class LabelsNeeded:
         anytime_n_labels: projected labels until the session's anytime confidence
             sequence is that narrow (:func:`activetest.stats.projection.labels_for_cs_width`;
             ``None`` if unknown, e.g. before two labels).
+        anytime_sure: ``anytime_n_labels`` is certain, not a projection: by then the
+            bounds that hold surely cut the CS within ``width``
+            (:attr:`activetest.session.records.AnytimeInterval.labels_needed_sure`).
     """
 
     metric: str
@@ -147,6 +150,7 @@ class LabelsNeeded:
     n_labels: int
     uniform_n_labels: int | None = None
     anytime_n_labels: int | None = None
+    anytime_sure: bool = False
 
 
 def _finite(x: Any, what: str, optional: bool = False) -> float | None:
@@ -183,7 +187,8 @@ def _coerce(cls: type, value: Any, what: str) -> Any:
     """A record from itself, a mapping of its fields, or a tuple in field order.
 
     Values are checked and converted by the fields' annotations: ``int`` ->
-    non-negative int, ``float`` -> finite float, ``Interval`` -> an ordered
+    non-negative int, ``float`` -> finite float, ``bool`` -> a flag (true or false only),
+    ``Interval`` -> an ordered
     :class:`Interval`, ``Estimate`` -> an :class:`Estimate`, ``str`` -> str (``| None``:
     optional).
     """
@@ -219,6 +224,10 @@ def _coerce(cls: type, value: Any, what: str) -> Any:
             clean[f.name] = _coerce(Estimate, v, where)
         elif kind.startswith("float"):
             clean[f.name] = _finite(v, where, optional)
+        elif kind.startswith("bool"):  # (str() made "False" a true flag)
+            if not isinstance(v, (bool, np.bool_)):
+                raise ValueError(f"{where}: expected true or false, got {v!r}")
+            clean[f.name] = bool(v)
         else:
             clean[f.name] = str(v)
     return cls(**clean)

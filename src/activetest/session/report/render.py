@@ -236,7 +236,12 @@ def _blocks(data: ReportData, images: Mapping[str, str]) -> list[_Block]:
     if data.labels_needed:
         out.append(("h2", "Labels needed"))
         out.append(("p", f"Projected total labels for an interval of the requested width "
-                         f"(projections, not guarantees: stop on the {cs_name} as observed). "
+                         f"(projections, not guarantees: stop on the {cs_name} as observed"
+                         + ("; a count marked certain is where the bounds that hold surely, "
+                            "the labelled losses plus the most the unlabelled items could "
+                            f"add, cut the {cs_name} within the width whatever the labels are"
+                            if any(p.anytime_sure for p in data.labels_needed) else "")
+                         + "). "
                          f"{cs_name}: the confidence sequence's own formula at later label "
                          f"counts (docs/projection.md); {boot_name}, active: from this "
                          f"session's {boot_name}, shrinking as 1/sqrt(labels) (with an "
@@ -250,8 +255,10 @@ def _blocks(data: ReportData, images: Mapping[str, str]) -> list[_Block]:
                               f"labels (active, {boot_name})",
                               f"labels (uniform sampling, {boot_name})"],
                     [[p.metric, _num(p.width),
-                      "—" if p.anytime_n_labels is None else _needed(p.anytime_n_labels,
-                                                                     data.n_labels),
+                      "—" if p.anytime_n_labels is None else
+                      f"at most {p.anytime_n_labels} (certain: sure bounds)"
+                      if p.anytime_sure and p.anytime_n_labels > data.n_labels else
+                      _needed(p.anytime_n_labels, data.n_labels),
                       _needed(p.n_labels, data.n_labels, data.pool_size),
                       "—" if p.uniform_n_labels is None else
                       _needed(p.uniform_n_labels, 0, data.pool_size)]
