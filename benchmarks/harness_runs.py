@@ -211,11 +211,9 @@ def _sure_cut(lo: np.ndarray, hi: np.ndarray, L: np.ndarray, N: int
               ) -> tuple[np.ndarray, np.ndarray]:
     """The CS ``(lo, hi)`` (runs x budgets) cut to what each run's labelled losses ``L``
     (the same shape, in draw order) make sure, as a session cuts its own."""
-    from activetest.session.estimate_base import cut_to_sure_arrays
+    from activetest.session.estimate_base import cut_to_sure_arrays, sure_bounds_of_runs
 
-    seen = np.cumsum(L, axis=1)
-    k = np.arange(1, L.shape[1] + 1)
-    return cut_to_sure_arrays(lo, hi, seen / N, (seen + (N - k)) / N)
+    return cut_to_sure_arrays(lo, hi, *sure_bounds_of_runs(L, N))
 
 
 def planned_budget_for_width(S2: float, N: int, h: float) -> int:

@@ -201,3 +201,26 @@ def test_todays_probe_of_every_cached_design_finds_its_committed_entries(hr) -> 
               if not any(s is not None and s.name == d and s.matches(hr.behaviour_probe(d))
                          for s in stored)]
     assert not missed, missed
+
+
+def test_the_sure_rule_cuts_each_simulated_run_as_a_session_cuts_its_own(hr) -> None:
+    """`--cs sure` (not covered by the behaviour probe): each run's CS, cut to what that
+    run's labels make sure, is the CS a session with those draws would show cut
+    (:func:`sure_risk_curve` and :func:`cut_to_sure_arrays`, run by run)."""
+    from activetest.session.estimate_base import cut_to_sure_arrays, sure_risk_curve
+
+    rng = np.random.default_rng(5)
+    N, runs, H = 60, 7, 50
+    L = (rng.random((runs, H)) < 0.3).astype(float)
+    mid = rng.uniform(0.1, 0.5, (runs, H))
+    half = rng.uniform(0.01, 0.4, (runs, H))
+    lo, hi = hr._sure_cut(mid - half, mid + half, L, N)
+    cut_any = False
+    for r in range(runs):
+        sure = sure_risk_curve(L[r], rng.permutation(N)[:H], N, 1.0)
+        assert sure is not None
+        want = cut_to_sure_arrays(mid[r] - half[r], mid[r] + half[r], *sure)
+        np.testing.assert_allclose(lo[r], want[0], rtol=0, atol=1e-12)
+        np.testing.assert_allclose(hi[r], want[1], rtol=0, atol=1e-12)
+        cut_any |= bool(np.any(want[1] < mid[r] + half[r]))
+    assert cut_any  # the runs end near a census: the bounds cut

@@ -34,6 +34,7 @@ __all__ = [
     "cut_to_sure",
     "cut_to_sure_arrays",
     "difference_range",
+    "sure_bounds_of_runs",
     "sure_cut_in_force",
     "sure_risk_curve",
     "value_range",
@@ -146,9 +147,19 @@ def sure_risk_curve(losses: np.ndarray, rows: np.ndarray, n_pool: int,
     if K == 0 or r.size != K or np.unique(r).size != K or K > N \
             or not np.all(np.isfinite(L)) or L.min() < -tol or L.max() > B + tol:
         return None
-    seen = np.cumsum(np.clip(L, 0.0, B))
-    rest = (N - np.arange(1, K + 1)) * B
-    return seen / N, (seen + rest) / N
+    return sure_bounds_of_runs(np.clip(L, 0.0, B), N, B)
+
+
+def sure_bounds_of_runs(losses: np.ndarray, n_pool: int, bound: float = 1.0
+                        ) -> tuple[np.ndarray, np.ndarray]:
+    """The formula of :func:`sure_risk_curve` along the last axis of ``losses`` (e.g.
+    simulated runs x draws, each run's draws distinct pool items in order, every loss in
+    ``[0, bound]``), without its checks: ``(low, high)`` of the same shape, the labelled
+    losses' running sum over ``n_pool``, and that plus ``(n_pool - k) bound`` over
+    ``n_pool`` after the k-th draw."""
+    seen = np.cumsum(np.asarray(losses, dtype=np.float64), axis=-1)
+    rest = (int(n_pool) - np.arange(1, seen.shape[-1] + 1)) * float(bound)
+    return seen / n_pool, (seen + rest) / n_pool
 
 
 #: The sure bounds cut an interval only where that removes at least this share of its

@@ -74,7 +74,7 @@ def uniform_runs_for_width(p: float, N: int, width: float, *, alpha: float = 0.0
     Laplace's rate ``(labels p + 1) / (labels + 2)``; without ``labels`` such a pool has
     no spread, and any run's CS is a point from 30 labels on (before 2026-12-04 sessions
     were told "about 30 target runs" that way, whatever the width)."""
-    from activetest.session.estimate_base import cut_to_sure_arrays
+    from activetest.session.estimate_base import cut_to_sure_arrays, sure_bounds_of_runs
     from activetest.stats.confseq import asymptotic_cs
     from activetest.stats.estimators import adaptive_lure_theta
 
@@ -100,9 +100,7 @@ def uniform_runs_for_width(p: float, N: int, width: float, *, alpha: float = 0.0
     q = np.broadcast_to(1.0 / (N - np.arange(H, dtype=np.float64)), L.shape)
     theta = adaptive_lure_theta(L, q, N)
     cs = asymptotic_cs(theta, N, alpha=alpha, value_range=(0.0, 1.0), budget=budget)
-    seen = np.cumsum(L, axis=1)  # the sure bounds of each run at each budget
-    s_low, s_high = seen / N, (seen + N - np.arange(1, H + 1)) / N
-    lo, hi = (cut_to_sure_arrays(cs.low, cs.high, s_low, s_high) if sure
+    lo, hi = (cut_to_sure_arrays(cs.low, cs.high, *sure_bounds_of_runs(L, N)) if sure
               else (cs.low, cs.high))
     ok = (hi - lo <= width) & (np.arange(1, H + 1) >= 30)
     stops = np.where(ok.any(axis=1), ok.argmax(axis=1) + 1.0, np.inf)
