@@ -207,7 +207,13 @@ def cost() -> None:
             once = int(fm[np.flatnonzero(w <= 0.01)[0]])
         at_once = (time.process_time() - t0) / reps
         assert once == got, (once, got)
-        print(f"| {N:,} | {got:,} | {blocks:.3f} | {at_once:.3f} | {at_once / blocks:.0f}x |")
+        print(f"| {N:,} | {got:,} | {blocks:.3f} | {at_once:.3f} | {_ratio(at_once / blocks)}x |")
+
+
+def _ratio(r: float) -> str:
+    """A ratio as written: two significant digits below 10 (0.76 printed as "1" read as
+    no difference), whole numbers above."""
+    return f"{r:.2g}" if r < 10 else f"{r:.0f}"
 
 
 def no_error_yet(runs: int, seed: int) -> None:
