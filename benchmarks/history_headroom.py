@@ -108,7 +108,8 @@ def main(argv: list[str] | None = None) -> None:
     t0 = time.process_time()
     print(f"| matrix, scenario (held-out models) | control from {a.labels} uniform labels "
           f"from draw 1: uniform draws | the same, the design's proposal (bound) | PPI++ at "
-          f"{a.labels} | design at {a.labels} | bound / PPI++ | design / PPI++ |")
+          f"{a.labels} | design at {a.labels} | bound / PPI++ (median of each model's ratio) | "
+          f"design / PPI++ (the same) |")
     print("|---|---|---|---|---|---|---|")
     for matrix, name, targets in SCENARIOS:
         r = scenario(a.root, a.cache, matrix, name, targets, a.labels, a.fits)
