@@ -6,11 +6,13 @@ or damaged state is never used."""
 
 from __future__ import annotations
 
+import io
 import random
 import sqlite3
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from session_support import (
     PoolFiles,
@@ -438,3 +440,59 @@ def test_a_select_stores_no_design_arrays_the_next_sampler_has(
             a.label_from_data()
             _same(_estimate(a, monkeypatch, True, record=False),
                   _estimate(a, monkeypatch, False, record=False))
+
+
+def test_a_compared_sessions_difference_floor_continues_with_the_state(
+        pool200: PoolFiles, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A model compared at creation floors the paired difference's variance by the
+    surrogate's model of it, which sums each draw's second moments under its proposal
+    (one pass over the pool per draw: from the first draw at every estimate before, 2.7
+    ns an item and draw). The blind spot's pass now computes the sums and keeps them in
+    its state: each estimate computes the draws new since the last, none replayed for
+    the floor, and its numbers are those of an estimate computed from the first draw
+    (no checkpoint), to the last bit, at every step."""
+    import activetest.session.blindspot as sb
+    import activetest.stats.model_floor as mf
+
+    computed: list[int] = []
+    real = sb.design_blind_spot_curves
+
+    def curves(design: Any, acquired: Any, specs: Any, **kw: Any) -> Any:
+        resume = kw.get("resume")
+        assert kw.get("second") is not None  # the floor's moments ride along
+        computed.append(len(acquired) - (0 if resume is None else resume.k))
+        return real(design, acquired, specs, **kw)
+
+    replays: list[int] = []
+    real_sums = mf.design_second_sums
+
+    def sums(design: Any, acquired: Any, *a: Any, **kw: Any) -> Any:
+        replays.append(len(acquired))
+        return real_sums(design, acquired, *a, **kw)
+
+    monkeypatch.setattr(sb, "design_blind_spot_curves", curves)
+    monkeypatch.setattr(mf, "design_second_sums", sums)
+    a = _create(pool200, tmp_path / "a.db", compare=[f"table:{pool200.target2}"],
+                metric="log_loss")
+    b = _create(pool200, tmp_path / "b.db", compare=[f"table:{pool200.target2}"],
+                metric="log_loss")
+    with a, b:
+        k = 0
+        for n in (30, 12, 9, 20):
+            for s in (a, b):
+                s.select(n)
+                s.label_from_data()
+            k += n
+            computed.clear()
+            replays.clear()
+            got = _estimate(a, monkeypatch, True)
+            assert replays == []  # the floor took the pass's sums
+            assert computed == []  # the selects advanced the state over their draws
+            (blob,), = a.store._read("SELECT state FROM blind_spot_checkpoint")
+            with np.load(io.BytesIO(bytes(blob)), allow_pickle=False) as z:
+                assert z["second_sums"].shape == (1, k)  # one difference, log loss
+            want = _estimate(b, monkeypatch, False, record=False)  # from the first draw
+            _same(got, want)
+            assert "difference" in got[0] and got[0] == want[0]
+            assert blind_checkpoint.stored_k(a.store) == k
+

@@ -172,6 +172,45 @@ def test_curves_resumed_at_any_draw_are_the_full_run_bit_for_bit() -> None:
         assert full[0].widen_high.max() > 0 and full[0].widen_low.max() > 0
 
 
+def test_the_passs_second_sums_are_the_floors_replay_bit_for_bit_and_resume() -> None:
+    """A paired difference's variance floor sums each draw's second moments under its
+    proposal (:func:`design_model_var` with a zero mean, as the floor calls it); the blind
+    spot's pass computes the same sums (``second=``), from the first draw or continued
+    from its state after any number of draws, to the last bit, and so does
+    :func:`design_second_sums`. Items with a zero moment are skipped, as the floor skips
+    them."""
+    from activetest.stats.model_floor import design_model_var, design_second_sums
+
+    pool = rare_miss_pool(N=400)
+    N, y = pool["N"], pool["y"]
+    rng = np.random.default_rng(11)
+    X = np.abs(rng.normal(0.0, 1.0, (3, N))) * (rng.random((3, N)) < 0.7)
+    for name in ("calibrated", "calibrated-both"):
+        design, acq = _one_run(pool, name, 60)
+        known = [m - m % 8 for m in range(60)]
+        specs = [CurveSpec(pool["B"]), CurveSpec(1.0, with_control=False)]
+        kw = {"N": N, "n_known": known, "start": 5}
+        want = design_model_var(design, acq, np.zeros_like(X), X, labels=y[acq],
+                                n_known=known)
+        assert want.shape == (3, 60) and np.all(want > 0)
+        got = design_second_sums(design, acq, X, labels=y[acq], n_known=known)
+        assert got.tobytes() == want.tobytes()
+        _, full = design_blind_spot_curves(design, acq, specs, labels=y[acq], second=X, **kw)
+        assert full.second_sums is not None and full.second_sums.tobytes() == want.tobytes()
+        for k0 in (0, 5, 23, 59, 60):
+            _, st = design_blind_spot_curves(design, acq[:k0], specs, labels=y[acq[:k0]],
+                                             second=X, **kw)
+            _, end = design_blind_spot_curves(design, acq, specs, labels=y[acq], resume=st,
+                                              second=X, **kw)
+            assert end.second_sums is not None
+            assert end.second_sums.tobytes() == want.tobytes(), (name, k0)
+        # a state without the sums is not one of this history's (the caller starts over)
+        _, plain = design_blind_spot_curves(design, acq[:20], specs, labels=y[acq[:20]], **kw)
+        with pytest.raises(ValueError, match="not one of this history"):
+            design_blind_spot_curves(design, acq, specs, labels=y[acq], resume=plain,
+                                     second=X, **kw)
+
+
 def test_fixed_curves_are_the_single_curves_bit_for_bit_and_resume_anywhere() -> None:
     """A fixed acquisition's curves from one pass per draw (the session's) equal
     :func:`blind_spot_curve` of :func:`floored_proposals` for each curve (LURE, a fixed

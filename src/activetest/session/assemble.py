@@ -133,12 +133,13 @@ def estimate_parts(s: Any, *, compare: Sequence[Any] | Any, n_boot: int | None,
         target_pool=None if t_pool is None else t_pool.logprobs, target_lp=t_lp,
         compare=compared)
     from activetest.session.blindspot import (
+        blind_spot_pass,
         compared_pools,
         design_difference_weight_bounds,
         other_loss_bounds,
-        session_blind_spots,
         stored_differences,
     )
+    from activetest.session.estimate_differences import difference_moments_of
 
     # models compared at creation are known on the pool: each item's largest difference
     pools = compared_pools(cfg, s.store)  # read once: the bounds, the floors
@@ -155,13 +156,22 @@ def estimate_parts(s: Any, *, compare: Sequence[Any] | Any, n_boot: int | None,
         difference_weight_bounds=design_difference_weight_bounds(
             cfg, sampler, k=draws.k, differences=sure, losses=inputs.losses,
             compare=inputs.compare) if sure else {})
-    blind = session_blind_spots(  # what items drawn far below uniform could hide
+    # the paired differences' moments under the surrogate (their variance floor, below):
+    # an adaptive design's blind-spot pass sums them under each draw's proposal, kept in
+    # its state with the curves, so an estimate pays for the new draws only
+    moments = None if not sure else difference_moments_of(
+        s.metrics, surrogate_pool=s_stored.logprobs,
+        target_pool=None if t_pool is None else t_pool.logprobs,
+        compared={spec: pools[spec] for spec in sure})
+    passed = blind_spot_pass(  # what items drawn far below uniform could hide
         cfg, s.store, k=draws.k, n_pool=draws.n_pool, metrics=s.metrics,
         sampler=sampler, target_pool=None if t_pool is None else t_pool.logprobs,
         loss_bounds=inputs.loss_bounds, pool_controls=inputs.pool_controls, level=level,
         save=record and s.store.writable,  # its running state, for the next one
         differences=sure, scores=fixed_scores,
-        start=None if curves_from is None else min(max(1, curves_from), draws.k))
+        start=None if curves_from is None else min(max(1, curves_from), draws.k),
+        second_moments=None if moments is None or not cfg.adaptive else moments.second)
+    blind = passed.spots
     floors = est.variance_floors(  # computed once: the estimate and the report's curves
         cfg.acquisition, None if inputs.proposal_scores is None or design_controls else
         (inputs.proposal_scores, float(cfg.proposal_floor)), inputs.pool_controls, draws,
@@ -179,7 +189,8 @@ def estimate_parts(s: Any, *, compare: Sequence[Any] | Any, n_boot: int | None,
             compared={spec: pools[spec] for spec in sure},
             acquisition=cfg.acquisition, sampler=sampler,
             proposal=None if fixed_scores is None else
-            (fixed_scores, float(cfg.proposal_floor))))
+            (fixed_scores, float(cfg.proposal_floor)), moments=moments,
+            second_sums=passed.second_sums))
     report = est.session_estimate(cfg, draws, inputs, design_controls=design_controls,
                                   floors=floors,
                                   design_info=design_info, warnings=warnings,

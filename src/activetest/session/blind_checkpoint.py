@@ -57,7 +57,7 @@ from activetest.stats.blindspot import BlindSpotCurve
 from activetest.stats.blindspot_replay import CurveSpec, CurveState, FixedCurveState
 
 __all__ = ["bounds_digest", "curve_key", "fixed_key", "load", "load_curves", "load_fixed",
-           "save", "save_fixed", "stored_k"]
+           "load_second_sums", "save", "save_fixed", "stored_k"]
 
 #: In every state's key: 2 since the knapsack is found by selection
 #: (:func:`activetest.stats.blindspot.hidden_mass`), whose sums add in another order than
@@ -88,12 +88,17 @@ def _digest_bounds(h: Any, specs: Sequence[CurveSpec]) -> None:
             _digest(h, s.fixed_control, "<f8")
 
 
-def bounds_digest(specs: Sequence[CurveSpec]) -> bytes:
+def bounds_digest(specs: Sequence[CurveSpec], second: np.ndarray | None = None) -> bytes:
     """SHA-256 of each curve's per-item loss bound and fixed control: the part of a
     :func:`curve_key` that reads the pool (8 bytes an item per array), computed once
-    for the keys of one command."""
+    for the keys of one command. ``second``: the ``(R, N)`` second moments whose sums
+    the pass also keeps (a paired difference's variance floor), hashed after them
+    (without: the digest of a state written before there were any)."""
     h = hashlib.sha256()
     _digest_bounds(h, specs)
+    if second is not None:
+        h.update(b"second")
+        _digest(h, second, "<f8")
     return h.digest()
 
 
@@ -202,6 +207,26 @@ def load_curves(store: SessionStore, key: str, k: int, n_curves: int, ratio: flo
             for o, d, c in zip(out, delta, cap, strict=True)]
 
 
+def load_second_sums(store: SessionStore, key: str, k: int, rows: int) -> np.ndarray | None:
+    """The ``(rows, k)`` second-moment sums of the first ``k`` draws
+    (:attr:`activetest.stats.blindspot_replay.CurveState.second_sums`) from the stored
+    state if its key is ``key``, it holds at least ``k`` draws and it kept them; else
+    None (the caller computes them)."""
+    found = _stored_row(store, key)
+    if found is None or found[0] < k:
+        return None
+    try:
+        with np.load(io.BytesIO(found[1]), allow_pickle=False) as z:
+            if "second_sums" not in z.files:
+                return None
+            got = z["second_sums"]
+    except checkpoint.DAMAGED:
+        return None
+    if got.shape != (rows, found[0]):
+        return None
+    return np.ascontiguousarray(got[:, :k])
+
+
 def _same_refit(states: Sequence[dict[str, np.ndarray]] | dict[str, np.ndarray] | None,
                 refits: int, N: int, naux: int) -> dict[str, np.ndarray] | None:
     """The first of ``states`` at ``refits`` refits with per-item arrays of this pool."""
@@ -260,9 +285,12 @@ def _decode(store: SessionStore, k: int, blob: bytes, rows: Sequence[int], N: in
     out = tuple(data[f"out_{j}"] for j in range(n_curves))
     if any(o.shape != (4, k) for o in out):
         raise ValueError("blind-spot state of another length")
+    second = data.get("second_sums")
+    if second is not None and (second.ndim != 2 or second.shape[1] != k):
+        raise ValueError("blind-spot state's second-moment sums of another length")
     return CurveState(k, design, column("Q"), (sums[0], sums[1]), out,
                       tuple(float(x) for x in data["delta"]),
-                      tuple(float(x) for x in data["cap"]))
+                      tuple(float(x) for x in data["cap"]), second)
 
 
 def _blob(arrays: dict[str, np.ndarray], out: Sequence[np.ndarray], k: int,
@@ -319,6 +347,8 @@ def save(store: SessionStore, key: str, state: CurveState, *,
     arrays["n_curves"] = np.array([len(state.out)], dtype=np.int64)
     arrays["n_aux"] = np.array([st["aux"].shape[0]], dtype=np.int64)
     arrays["has_wg"] = np.array([x is not None for x in state.control_sums], dtype=np.int64)
+    if state.second_sums is not None:  # a paired difference's floor: (R, k), small
+        arrays["second_sums"] = np.ascontiguousarray(state.second_sums[:, :state.k])
     blob = _blob(arrays, state.out, state.k, state.delta, state.loss_cap)
     running = [("Q", state.exposure)]
     running += [(f"wg{j}", x) for j, x in enumerate(state.control_sums) if x is not None]

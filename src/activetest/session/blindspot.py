@@ -33,7 +33,8 @@ from activetest.stats.blindspot_replay import (
     floored_proposals,
 )
 
-__all__ = ["ComparedBounds", "Proposals", "SessionBlindSpot", "advance_design_state",
+__all__ = ["BlindSpotPass", "ComparedBounds", "Proposals", "SessionBlindSpot",
+           "advance_design_state", "blind_spot_pass",
            "compared_bounds", "compared_pools", "design_difference_weight_bounds",
            "difference_bounds",
            "item_loss_bounds", "other_loss_bounds", "session_blind_spots",
@@ -226,6 +227,24 @@ def _proposals(config: SessionConfig, rows: list[int], scores: np.ndarray | None
     return lambda: floored_proposals(scores, rows, floor)
 
 
+@dataclass(frozen=True)
+class BlindSpotPass:
+    """What one pass of :func:`blind_spot_pass` gives.
+
+    Attributes:
+        spots: metric -> :class:`SessionBlindSpot` (:func:`session_blind_spots`).
+        second_sums: ``(R, k)`` each draw's ``sum_{S_m} second_i / q_m(i)`` of the
+            second moments given (an adaptive design's, the same numbers as
+            :func:`activetest.stats.model_floor.design_second_sums`), continued from the
+            session's stored state as the curves are; None where none were given or no
+            pass over the design's draws was made (uniform sampling, a fixed
+            acquisition, a session without ``blind_ratio``).
+    """
+
+    spots: dict[str, SessionBlindSpot]
+    second_sums: np.ndarray | None = None
+
+
 def session_blind_spots(config: SessionConfig, store: Any, *, k: int, n_pool: int,
                         metrics: tuple[str, ...], sampler: Any = None,
                         rows: list[int] | None = None,
@@ -237,10 +256,30 @@ def session_blind_spots(config: SessionConfig, store: Any, *, k: int, n_pool: in
                         differences: Mapping[str, ComparedBounds] | None = None,
                         scores: np.ndarray | None = None,
                         ) -> dict[str, SessionBlindSpot]:
-    """metric -> :class:`SessionBlindSpot`: the blind spot of the session's estimate (the
-    design's own, with its control, for the metrics it serves; LURE otherwise) and of
-    control-variate LURE, at every budget 1..k. Empty for sessions without
-    ``blind_ratio`` (written before it) and for uniform sampling (nothing is
+    """metric -> :class:`SessionBlindSpot`: :func:`blind_spot_pass`'s ``spots`` (the
+    same arguments)."""
+    return blind_spot_pass(config, store, k=k, n_pool=n_pool, metrics=metrics,
+                           sampler=sampler, rows=rows, target_pool=target_pool,
+                           loss_bounds=loss_bounds, pool_controls=pool_controls,
+                           level=level, start=start, save=save, max_new=max_new,
+                           differences=differences, scores=scores).spots
+
+
+def blind_spot_pass(config: SessionConfig, store: Any, *, k: int, n_pool: int,
+                    metrics: tuple[str, ...], sampler: Any = None,
+                    rows: list[int] | None = None,
+                    target_pool: np.ndarray | None = None,
+                    loss_bounds: Mapping[str, float] | None = None,
+                    pool_controls: Mapping[str, np.ndarray] | None = None,
+                    level: float | None = None, start: int | None = None,
+                    save: bool = False, max_new: int | None = None,
+                    differences: Mapping[str, ComparedBounds] | None = None,
+                    scores: np.ndarray | None = None,
+                    second_moments: np.ndarray | None = None) -> BlindSpotPass:
+    """:class:`BlindSpotPass`: metric -> :class:`SessionBlindSpot`, the blind spot of the
+    session's estimate (the design's own, with its control, for the metrics it serves;
+    LURE otherwise) and of control-variate LURE, at every budget 1..k. Empty for sessions
+    without ``blind_ratio`` (written before it) and for uniform sampling (nothing is
     unexplored). ``store``: the session's (its draws and acquisition scores); None with
     ``rows`` (the draws) and the adaptive ``sampler`` of an in-memory run. ``start``: the
     first budget computed (default: where the anytime CS starts, 30, or k if fewer; the
@@ -255,10 +294,14 @@ def session_blind_spots(config: SessionConfig, store: Any, *, k: int, n_pool: in
     the compared model's log loss (:class:`ComparedBounds`), each one more curve of the
     same draws (None: those of the models the session compared at creation,
     :func:`stored_differences`). ``scores``: a fixed acquisition's scores (an in-memory
-    run's, or a session's already read; None: read from the store)."""
+    run's, or a session's already read; None: read from the store).
+    ``second_moments``: ``(R, N)`` second moments whose sums under each draw of an
+    adaptive design the same pass computes and keeps in the state (a paired difference's
+    variance floor,
+    :func:`activetest.session.estimate_differences.difference_floors`)."""
     ratio = config.blind_ratio
     if ratio is None or k < 1:
-        return {}
+        return BlindSpotPass({})
     lvl = float(config.level if level is None else level)
     if start is None:
         from activetest.stats.confseq import MIN_LABELS
@@ -266,7 +309,12 @@ def session_blind_spots(config: SessionConfig, store: Any, *, k: int, n_pool: in
         start = min(MIN_LABELS, k)
     served = config.design_metrics if config.adaptive else ()
     if differences is None and store is not None:
-        differences = stored_differences(config, store, metrics, target_pool)
+        pools = compared_pools(config, store)
+        differences = stored_differences(config, store, metrics, target_pool, pools)
+        if second_moments is None and config.adaptive and differences:
+            # as the estimate gives them (``select`` advancing the state: the same key)
+            second_moments = _stored_second_moments(store, metrics, target_pool,
+                                                    {s: pools[s] for s in differences})
     out: dict[str, SessionBlindSpot] = {}
     if rows is None:
         rows = [a.index for a in store.acquisitions()[:k]]
@@ -313,13 +361,28 @@ def session_blind_spots(config: SessionConfig, store: Any, *, k: int, n_pool: in
         got = _fixed_curves(store, config, scores, _all_specs(fixed), rows=rows, k=k,
                             N=n_pool, level=lvl, ratio=float(ratio), start=start, save=save)
         out.update(_spots(fixed, got))
+    sums = None
     if adaptive:
-        got = _design_curves(store, sampler, _all_specs(adaptive), rows=rows, k=k, N=n_pool,
-                             level=lvl, ratio=float(ratio), start=start, save=save,
-                             max_new=max_new)
-        if got is not None:
-            out.update(_spots(adaptive, got))
-    return out
+        pass_ = _design_curves(store, sampler, _all_specs(adaptive), rows=rows, k=k,
+                               N=n_pool, level=lvl, ratio=float(ratio), start=start,
+                               save=save, max_new=max_new, second=second_moments)
+        if pass_ is not None:
+            out.update(_spots(adaptive, pass_[0]))
+            sums = pass_[1]
+    return BlindSpotPass(out, sums)
+
+
+def _stored_second_moments(store: Any, metrics: Sequence[str], target_pool: np.ndarray | None,
+                           compared: Mapping[str, np.ndarray]) -> np.ndarray | None:
+    """The paired differences' second moments under the session's stored surrogate
+    (:func:`activetest.session.estimate_differences.difference_moments_of`), as the
+    estimate computes them for its variance floor; None without a stored surrogate."""
+    from activetest.session.estimate_differences import difference_moments_of
+
+    sur = store.scores("surrogate")
+    got = difference_moments_of(metrics, surrogate_pool=None if sur is None else sur.logprobs,
+                                target_pool=target_pool, compared=compared)
+    return None if got is None else got.second
 
 
 _Planned = tuple[str, bool, CurveSpec, "CurveSpec | None", dict[str, CurveSpec],
@@ -347,9 +410,11 @@ def _spots(planned: list[_Planned], curves: list[BlindSpotCurve]
 
 def _design_curves(store: Any, sampler: Any, specs: list[CurveSpec], *, rows: list[int],
                    k: int, N: int, level: float, ratio: float, start: int, save: bool,
-                   max_new: int | None = None) -> list[BlindSpotCurve] | None:
-    """The adaptive design's curves, continued from the session's stored state where it
-    is this history's (and the state at k stored if ``save``). A stored state of more
+                   max_new: int | None = None, second: np.ndarray | None = None
+                   ) -> tuple[list[BlindSpotCurve], np.ndarray | None] | None:
+    """The adaptive design's curves (and, with ``second``, the sums of
+    :attr:`BlindSpotPass.second_sums`), continued from the session's stored state where
+    it is this history's (and the state at k stored if ``save``). A stored state of more
     draws than ``k`` (``select`` advances it over its own draws,
     :func:`advance_design_state`) gives the curves at budgets 1..k as they are: a
     budget's values depend on the draws up to it only. None: more than ``max_new``
@@ -368,13 +433,15 @@ def _design_curves(store: Any, sampler: Any, specs: list[CurveSpec], *, rows: li
     refits0 = -1
     keys = kw  # the keys' arguments: with the bounds' digest, hashed once for all
     if store is not None:
-        keys = {**kw, "bounds": bc.bounds_digest(specs)}
+        keys = {**kw, "bounds": bc.bounds_digest(specs, second)}
         k0 = bc.stored_k(store)
         if k0 is not None and start <= k <= k0 <= len(st.acquired):
             key = bc.curve_key(sampler.design, specs, k=k0, rows=st.acquired, **hist, **keys)
             got = bc.load_curves(store, key, k, len(specs), ratio)
-            if got is not None:
-                return got
+            sums = None if second is None else bc.load_second_sums(store, key, k,
+                                                                    second.shape[0])
+            if got is not None and (second is None or sums is not None):
+                return got, sums
         if k0 is not None and 1 <= k0 <= k:
             key0 = bc.curve_key(sampler.design, specs, k=k0, rows=rows, **hist, **keys)
             resume = bc.load(store, key0, rows, N, sampler.design_states(),
@@ -390,7 +457,7 @@ def _design_curves(store: Any, sampler: Any, specs: list[CurveSpec], *, rows: li
         run = RunDraws(first, mixes, sampler._st)
     curves, state = design_blind_spot_curves(
         sampler.design, rows[:k], specs, resume=resume, run=run, labels=st.labels[:k],
-        losses=st.losses[:k], n_known=st.n_known[:k], **kw)
+        losses=st.losses[:k], n_known=st.n_known[:k], second=second, **kw)
     if (save and store is not None and first < k and (k0 is None or k0 <= k)
             and start >= min(MIN_LABELS, N)):
         # the design's per-item arrays change only at a refit: kept if there was none
@@ -398,7 +465,7 @@ def _design_curves(store: Any, sampler: Any, specs: list[CurveSpec], *, rows: li
         bc.save(store, bc.curve_key(sampler.design, specs, k=k, rows=rows, **hist, **keys),
                 state, design_of=key0 if same else None,
                 live=sampler.design_states() if sampler.design.redoable else None)
-    return curves
+    return curves, state.second_sums
 
 
 def _fixed_curves(store: Any, config: SessionConfig, scores: np.ndarray,

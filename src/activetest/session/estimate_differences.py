@@ -5,7 +5,7 @@ few-differences rule, the floor of its variance and the bounds a difference hold
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -25,10 +25,49 @@ from activetest.session.estimate_base import (
 )
 
 __all__ = [
+    "DifferenceMoments",
     "difference_few_inputs",
     "difference_floors",
+    "difference_moments_of",
     "sure_difference",
 ]
+
+
+@dataclass(frozen=True)
+class DifferenceMoments:
+    """Each paired difference's moments over the pool under the surrogate's label
+    distribution (:func:`activetest.stats.model_floor.difference_moments`), one row per
+    ``(compared spec, metric)`` in ``keys``: ``mean`` and ``second`` ``(R, N)``."""
+
+    keys: tuple[tuple[str, str], ...]
+    mean: np.ndarray
+    second: np.ndarray
+
+
+def difference_moments_of(metrics: Sequence[str], *, surrogate_pool: np.ndarray | None,
+                          target_pool: np.ndarray | None,
+                          compared: Mapping[str, np.ndarray]) -> DifferenceMoments | None:
+    """:class:`DifferenceMoments` of the target against each compared model (``(N, C)``
+    log-probs, both known on the pool) for each metric, computed once per command (the
+    blind spot's pass sums ``second`` under each draw's proposal for the floor). None
+    without the surrogate or the target on the whole pool, or nothing compared."""
+    from activetest.stats.model_floor import class_losses, difference_moments
+
+    if surrogate_pool is None or target_pool is None or not compared \
+            or not np.all(np.isfinite(target_pool)):
+        return None
+    keys: list[tuple[str, str]] = []
+    H, X = [], []
+    for spec, other in compared.items():
+        for metric in metrics:
+            h, x = difference_moments(surrogate_pool, class_losses(metric, target_pool),
+                                      class_losses(metric, other))
+            keys.append((spec, metric))
+            H.append(h)
+            X.append(x)
+    if not keys:
+        return None
+    return DifferenceMoments(tuple(keys), np.stack(H), np.stack(X))
 
 
 def difference_few_inputs(losses: np.ndarray, other_losses: np.ndarray, draws: LabelledDraws,
@@ -167,7 +206,9 @@ def sure_difference(a: AnytimeInterval, d_loss: np.ndarray, rows: np.ndarray,
 def difference_floors(metrics: Sequence[str], draws: LabelledDraws, *,
                       surrogate_pool: np.ndarray | None, target_pool: np.ndarray | None,
                       compared: Mapping[str, np.ndarray], acquisition: str | None,
-                      proposal: tuple[np.ndarray, float] | None, sampler: Any = None
+                      proposal: tuple[np.ndarray, float] | None, sampler: Any = None,
+                      moments: DifferenceMoments | None = None,
+                      second_sums: np.ndarray | None = None
                       ) -> dict[str, dict[str, DifferenceFloor]]:
     """compared spec -> metric -> the :class:`DifferenceFloor` of the paired difference
     at each labelled draw (:mod:`activetest.stats.model_floor`): the surrogate's model of
@@ -187,40 +228,41 @@ def difference_floors(metrics: Sequence[str], draws: LabelledDraws, *,
     where the two targets disagree, so its model knows those values exist.
 
     Empty with fewer than 2 labels, without the surrogate or the target on the whole
-    pool, or for a fixed acquisition whose proposal is not given."""
-    from activetest.stats.model_floor import (
-        class_losses,
-        design_model_var,
-        difference_moments,
-        uniform_model_var,
-    )
+    pool, or for a fixed acquisition whose proposal is not given.
+
+    ``moments``: :func:`difference_moments_of` of these arguments, if computed already;
+    ``second_sums``: ``(R, K)`` an adaptive design's weighted second moments at its K
+    labelled draws, from the blind spot's pass over them
+    (:attr:`activetest.session.blindspot.BlindSpotPass.second_sums`: continued from the
+    session's checkpoint, so an estimate pays for the draws new since the last, not for
+    all of them); without them the design is replayed from the first draw
+    (:func:`activetest.stats.model_floor.design_second_sums`, the same numbers)."""
+    from activetest.stats.model_floor import design_second_sums, uniform_model_var
     from activetest.stats.proposal import floored_model_var
 
     K = draws.k
-    if K < 2 or surrogate_pool is None or target_pool is None or not compared \
-            or not np.all(np.isfinite(target_pool)):
+    if K < 2:
         return {}
     if sampler is None and proposal is None and acquisition != "uniform":
         return {}
-    keys: list[tuple[str, str]] = []
-    H, X = [], []
-    for spec, other in compared.items():
-        for metric in metrics:
-            h, x = difference_moments(surrogate_pool, class_losses(metric, target_pool),
-                                      class_losses(metric, other))
-            keys.append((spec, metric))
-            H.append(h)
-            X.append(x)
-    if not keys:
+    if moments is None:
+        moments = difference_moments_of(metrics, surrogate_pool=surrogate_pool,
+                                        target_pool=target_pool, compared=compared)
+    if moments is None:
         return {}
+    keys, H, X = moments.keys, moments.mean, moments.second
     rows = [int(i) for i in draws.rows]
     zero = np.zeros(draws.n_pool)  # the second moments alone: sum x / q (no mean term)
-    if sampler is not None:
+    if sampler is not None and second_sums is not None:
+        if second_sums.shape != (len(keys), K):
+            raise ValueError(f"second_sums has shape {second_sums.shape}, expected "
+                             f"{(len(keys), K)}")
+        second = second_sums
+    elif sampler is not None:
         st = sampler.state()
         acq = [int(i) for i in st.acquired[:K]]
-        second = design_model_var(sampler.design, acq, np.zeros((len(X), draws.n_pool)),
-                                  np.stack(X), labels=st.labels[:K], losses=st.losses[:K],
-                                  n_known=st.n_known[:K])
+        second = design_second_sums(sampler.design, acq, X, labels=st.labels[:K],
+                                    losses=st.losses[:K], n_known=st.n_known[:K])
     elif proposal is not None and acquisition != "uniform":
         second = np.stack([floored_model_var(proposal[0], proposal[1], rows, zero, x)
                            for x in X])

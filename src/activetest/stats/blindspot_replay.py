@@ -222,6 +222,9 @@ class CurveState:
         out: per curve, ``(4, k)``: unexplored count, their bound, widen high, widen low
             at budgets 1..k.
         delta, loss_cap: per curve, as in :class:`BlindSpotCurve`.
+        second_sums: ``(R, k)``, where the pass was given second moments (``second=``):
+            each draw's ``sum_{S_m} second_i / q_m(i)``
+            (:func:`activetest.stats.model_floor.design_second_sums`); None otherwise.
     """
 
     k: int
@@ -231,6 +234,7 @@ class CurveState:
     out: tuple[np.ndarray, ...]
     delta: tuple[float, ...]
     loss_cap: tuple[float, ...]
+    second_sums: np.ndarray | None = None
 
 
 def _resumed_design(st0: dict[str, np.ndarray], M: int, labels: list[int],
@@ -310,7 +314,8 @@ def design_blind_spot_curves(design: Any, acquired: Sequence[int], specs: Sequen
                              n_known: Sequence[int] | None = None, level: float = 0.95,
                              ratio: float = BLIND_RATIO, start: int = 1,
                              resume: CurveState | None = None,
-                             run: RunDraws | None = None
+                             run: RunDraws | None = None,
+                             second: np.ndarray | None = None
                              ) -> tuple[list[BlindSpotCurve], CurveState]:
     """:func:`design_blind_spot_curve` of each spec, the design replayed once for all
     (each draw: one pass adding the exposure, the controls the curves read and finding
@@ -322,9 +327,18 @@ def design_blind_spot_curves(design: Any, acquired: Sequence[int], specs: Sequen
     order). ``run``: the draws from ``resume.k`` (0 without) to the last were made by a
     live run of this history (:class:`RunDraws`), whose mixtures and design state are
     taken instead of replaying the design (the same numbers: the replay repeats the
-    run's float operations; its state arrays are the run's)."""
+    run's float operations; its state arrays are the run's). ``second``: ``(R, N)``
+    second moments whose sums under each draw's proposal the same pass computes
+    (:attr:`CurveState.second_sums`, as
+    :func:`activetest.stats.model_floor.design_second_sums` has them, to the last bit: a
+    paired difference's variance floor, continued from the checkpoint with the curves;
+    ``resume`` must then hold the sums of its draws)."""
     acq = [int(i) for i in acquired]
     K = len(acq)
+    X = None if second is None else np.ascontiguousarray(second, dtype=np.float64)
+    if X is not None and (X.ndim != 2 or X.shape[1] != N):
+        raise ValueError(f"second must be an (R, {N}) array, got shape {X.shape}")
+    sums_out = None if X is None else np.zeros((X.shape[0], K))
     curves = [RunningCurve(acq, sp.loss_high, N=N, level=level, fixed_control=sp.fixed_control,
                      ratio=ratio, start=start, at=None, shared=True) for sp in specs]
     if run is not None and (run.first != (0 if resume is None else resume.k)
@@ -332,8 +346,12 @@ def design_blind_spot_curves(design: Any, acquired: Sequence[int], specs: Sequen
                             or int(run.state["hidx"].shape[0]) < K):
         raise ValueError("the run's draws are not the ones left to compute")
     if resume is not None:
-        if resume.k > K or len(resume.out) != len(specs):
+        if resume.k > K or len(resume.out) != len(specs) or (X is not None and (
+                resume.second_sums is None
+                or resume.second_sums.shape != (X.shape[0], resume.k))):
             raise ValueError("the resumed state is not one of this history")
+        if sums_out is not None and resume.second_sums is not None:
+            sums_out[:, :resume.k] = resume.second_sums
         ys, Ls, known = _history(design, acq, labels, losses, n_known)
         st = (_resumed_design(resume.design, K, ys, Ls) if run is None
               else _run_design(design, run.state, K, ys, Ls, resume.design["rem"]))
@@ -376,6 +394,8 @@ def design_blind_spot_curves(design: Any, acquired: Sequence[int], specs: Sequen
         # the unexplored items at budget k, found in the same pass (none before start)
         thr = ratio * uniform_exposure(N, k) if k >= start else -math.inf
         g1 = st["aux"][1] if two else zero
+        if X is not None:  # before the draw, on the same remaining items
+            _second_sums(float(a), float(b), st["s"], rem, X, sums_out, m)
         n = _expose_all(float(a), float(b), st["s"], st["g"], g1, rem, Q, wg0, wg1,
                         c, need[0] and k < N, need[1] and k < N, i, thr, found)
         for j, cv in enumerate(curves):
@@ -385,8 +405,24 @@ def design_blind_spot_curves(design: Any, acquired: Sequence[int], specs: Sequen
         else:
             rem[i] = False  # (the run's record of the draw is in its state already)
     state = CurveState(K, st, Q, (sums[0], sums[1]), tuple(cv.out for cv in curves),
-                       tuple(cv.delta for cv in curves), tuple(cv.cap for cv in curves))
+                       tuple(cv.delta for cv in curves), tuple(cv.cap for cv in curves),
+                       sums_out)
     return [cv.result() for cv in curves], state
+
+
+@njit(cache=True)
+def _second_sums(a, b, s, rem, X, out, m):  # pragma: no cover - compiled
+    """``out[r, m] = sum_rem X[r] / q`` with ``q_i = a s_i + b`` (inf where a remaining
+    item with a positive ``X`` has probability 0): the model floor's ``_model_var``
+    with ``H = 0`` (:mod:`activetest.stats.model_floor`), its sums in the same order
+    (``v - 0.0 * 0.0`` is ``v``)."""
+    for r in range(X.shape[0]):
+        sx = 0.0
+        for i in range(s.shape[0]):
+            if rem[i] and X[r, i] > 0.0:
+                q = a * s[i] + b
+                sx += X[r, i] / q if q > 0.0 else np.inf
+        out[r, m] = sx if sx > 0.0 else 0.0
 
 
 @njit(cache=True)
