@@ -5,6 +5,7 @@ dropped; no key labels an item the person has not seen."""
 
 from __future__ import annotations
 
+import resource
 import socket
 import sqlite3
 import threading
@@ -168,3 +169,34 @@ def test_more_than_nine_levels_take_two_keys_for_one_item(driver: Any, tmp_path:
         _until(lambda: "no level 15" in _message(driver))
         time.sleep(0.5)
         assert len(_answers(db)) == 3
+
+
+
+@pytest.mark.skipif(not hasattr(resource, "prlimit"), reason="needs prlimit (Linux)")
+def test_a_write_error_keeps_the_answer_and_sends_it_again(driver: Any, tmp_path: Path) -> None:
+    """The session file cannot grow while a person labels (a real write error of a real
+    `activetest serve` child: its file size limit, RLIMIT_FSIZE, set to the files' size,
+    as a full disk stops them): the page keeps the answer, says why and that it is sent
+    again, and sends it until it is stored (QA: it was dropped, "1 answer(s) not saved",
+    although the server's message said nothing was changed and to retry)."""
+    made = classification(tmp_path, n=40)
+    proc, url = start_child(made.db, tmp_path, "--batch", "5")
+    try:
+        bs.fresh(driver)
+        first = bs.sign_in(driver, url, "erin")
+        bs.press(driver, "1")
+        _until(lambda: _answers(made.db) == {first: 0})
+        item = bs.wait_for(driver, "ready", not_item=first)
+        size = max(p.stat().st_size for p in tmp_path.glob("c.db*"))
+        hard = resource.prlimit(proc.pid, resource.RLIMIT_FSIZE)[1]
+        resource.prlimit(proc.pid, resource.RLIMIT_FSIZE, (size, hard))  # no byte more
+        bs.press(driver, "2")
+        _until(lambda: "cannot write the session file" in _message(driver))
+        assert _saving(driver) == 1 and "kept in this tab" in _message(driver)
+        time.sleep(2.5)  # sent again, refused again: still kept, nothing stored
+        assert _saving(driver) == 1 and _answers(made.db) == {first: 0}
+        resource.prlimit(proc.pid, resource.RLIMIT_FSIZE, (hard, hard))  # space again
+        _until(lambda: _saving(driver) == 0)
+        assert _answers(made.db) == {first: 0, item: 1}
+    finally:
+        kill9(proc)

@@ -98,9 +98,18 @@ def make_handler(token: str, api: Callable[[str, str, dict[str, Any]], Any],
                  ) -> type[BaseHTTPRequestHandler]:
     """The request handler of the page at ``/s/<token>/``: the page's files, and
     ``api/<name>`` calls answered by ``api(method, name, body)``, whose errors become
-    replies (KeyError 404, :class:`SessionReplacedError` 409, a locked session 503 with
+    replies (KeyError 404, :class:`SessionReplacedError` 409, a locked session or one
+    that cannot be written now (a full disk, a write error: nothing was stored) 503 with
     ``retry``, ValueError 400, anything else 500)."""
-    from activetest.session.store_errors import SessionLockedError
+    from activetest.session.store_errors import (
+        SessionLockedError,
+        SessionReadOnlyError,
+        SessionWriteError,
+    )
+
+    #: nothing was stored, and the same call may succeed later: the page keeps what it
+    #: sent and sends it again (QA: a full disk's answers were dropped, "retry" unheeded)
+    retry_later = (SessionLockedError, SessionWriteError, SessionReadOnlyError)
 
     prefix = f"/s/{token}/"
 
@@ -212,7 +221,7 @@ def make_handler(token: str, api: Callable[[str, str, dict[str, Any]], Any],
             except SessionReplacedError as exc:  # nothing more is stored: restart
                 self._json(409, {"error": str(exc)})
                 return
-            except SessionLockedError as exc:  # nothing stored: the page sends it again
+            except retry_later as exc:  # nothing stored: the page sends it again
                 self._json(503, {"error": str(exc), "retry": True})
                 return
             except ValueError as exc:  # incl. LabelError, SessionError

@@ -293,7 +293,8 @@
       } catch (e) {
         if (e.status === 404 || e.status === 503) {
           // 404: this address is no longer served (the server was restarted: a new token
-          // unless --token kept it); 503: another process holds the session's lock. Either
+          // unless --token kept it); 503: another process holds the session's lock, or the
+          // file cannot be written now (a full disk, a write error). Either
           // way nothing was stored: the answers stay here and are sent again (QA: they
           // were dropped, and the next call's error hid the message)
           say((e.status === 404 ? "this page's address is no longer served (was activetest " +
