@@ -64,7 +64,11 @@ def test_everything_is_behind_the_token(tmp_path: Path) -> None:
         wrong = url.replace(server.token, "A" * len(server.token))
         root = url.split("/s/")[0] + "/"
         for bad in (wrong, wrong + "api/state", root, root + "api/state",
-                    url.replace(server.token, server.token[:-1]) + "api/state"):
+                    url.replace(server.token, server.token[:-1]) + "api/state",
+                    # the token with more after it (QA: served, the check compared the
+                    # token sent with itself and the path's start with the token)
+                    url.replace(server.token, server.token + "x"),
+                    url.replace(server.token, server.token + "x") + "api/state"):
             assert _get(bad)[0] == 404, bad
         assert _get(wrong + "api/next", b'{"annotator": "x"}')[0] == 404
         # the token without its slash: sent to the page's address

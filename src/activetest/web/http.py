@@ -169,9 +169,10 @@ def make_handler(token: str, api: Callable[[str, str, dict[str, Any]], Any],
             path = urlsplit(self.path).path
             if not path.startswith("/s/"):
                 return None
-            token, _, rest = path[3:].partition("/")
-            if not hmac.compare_digest(token.encode(), token.encode()) or \
-                    not path.startswith(prefix[:-1]):
+            sent, _, rest = path[3:].partition("/")
+            # the whole token, compared in constant time (QA: it compared the token sent
+            # with itself, and /s/TOKENxyz/ was served)
+            if not hmac.compare_digest(sent.encode(), token.encode()):
                 return None
             return rest
 
