@@ -200,3 +200,27 @@ def test_a_write_error_keeps_the_answer_and_sends_it_again(driver: Any, tmp_path
         assert _answers(made.db) == {first: 0, item: 1}
     finally:
         kill9(proc)
+
+
+def test_a_stopped_server_keeps_the_answer_for_the_next_one_at_the_same_address(
+        driver: Any, tmp_path: Path) -> None:
+    """A server stopped (``LabelServer.shutdown``) while its page stays open: the page's
+    next answer reaches the old server's kept-alive connection, which says it is stopping;
+    the page keeps the answer and sends it to the server started next at the same address
+    (QA: it was dropped, "the labelling server is stopping (1 answer(s) not saved)")."""
+    made = classification(tmp_path, n=40)
+    port = _free_port()
+    with running(made.db, batch=5, port=port, token=TOKEN) as server:
+        bs.fresh(driver)
+        first = bs.sign_in(driver, server.url, "fay")
+        url = server.url
+        bs.press(driver, "1")
+        _until(lambda: _answers(made.db) == {first: 0})
+        item = bs.wait_for(driver, "ready", not_item=first)
+    bs.press(driver, "2")
+    _until(lambda: "not saved yet" in _message(driver))
+    assert _saving(driver) == 1 and "kept in this tab" in _message(driver)
+    with running(made.db, batch=5, port=port, token=TOKEN) as again:
+        assert again.url == url
+        _until(lambda: _saving(driver) == 0)
+        assert _answers(made.db) == {first: 0, item: 1}

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
-__all__ = ["CALLS", "SessionReplacedError", "ahead_of", "annotator_of", "held_reply",
-           "levels_of"]
+__all__ = ["CALLS", "ServerStoppingError", "SessionReplacedError", "ahead_of", "annotator_of",
+           "held_reply", "levels_of"]
 
 #: Every call of the API, as (method, name under ``api/``).
 CALLS = frozenset({("GET", "state"), ("GET", "progress"), ("POST", "hello"), ("POST", "next"),
@@ -23,6 +23,17 @@ CALLS = frozenset({("GET", "state"), ("GET", "progress"), ("POST", "hello"), ("P
 class SessionReplacedError(ValueError):
     """The session file was replaced (or removed) under a running server: nothing more
     is stored; restart ``activetest serve`` (HTTP 409)."""
+
+
+class ServerStoppingError(ValueError):
+    """The server is stopping (or stopped) and stores nothing more; a server started
+    again at the same address takes the call (HTTP 503: the page keeps its answers and
+    sends them again)."""
+
+    def __init__(self) -> None:
+        super().__init__("the labelling server is stopping; nothing was stored (start "
+                         "`activetest serve` again with this address's --port and --token "
+                         "to go on)")
 
 
 def annotator_of(body: dict[str, Any]) -> str:

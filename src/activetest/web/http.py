@@ -29,7 +29,7 @@ from importlib import resources
 from typing import Any
 from urllib.parse import urlsplit
 
-from activetest.web.api import SessionReplacedError
+from activetest.web.api import ServerStoppingError, SessionReplacedError
 
 __all__ = ["MAX_BODY", "listen", "make_handler", "static_file"]
 
@@ -98,9 +98,9 @@ def make_handler(token: str, api: Callable[[str, str, dict[str, Any]], Any],
                  ) -> type[BaseHTTPRequestHandler]:
     """The request handler of the page at ``/s/<token>/``: the page's files, and
     ``api/<name>`` calls answered by ``api(method, name, body)``, whose errors become
-    replies (KeyError 404, :class:`SessionReplacedError` 409, a locked session or one
-    that cannot be written now (a full disk, a write error: nothing was stored) 503 with
-    ``retry``, ValueError 400, anything else 500)."""
+    replies (KeyError 404, :class:`SessionReplacedError` 409, a locked session, one
+    that cannot be written now (a full disk, a write error) or a server stopping
+    (nothing was stored) 503 with ``retry``, ValueError 400, anything else 500)."""
     from activetest.session.store_errors import (
         SessionLockedError,
         SessionReadOnlyError,
@@ -109,7 +109,8 @@ def make_handler(token: str, api: Callable[[str, str, dict[str, Any]], Any],
 
     #: nothing was stored, and the same call may succeed later: the page keeps what it
     #: sent and sends it again (QA: a full disk's answers were dropped, "retry" unheeded)
-    retry_later = (SessionLockedError, SessionWriteError, SessionReadOnlyError)
+    retry_later = (SessionLockedError, SessionWriteError, SessionReadOnlyError,
+                   ServerStoppingError)
 
     prefix = f"/s/{token}/"
 

@@ -51,6 +51,7 @@ from typing import Any
 
 from activetest.web.api import (
     CALLS,
+    ServerStoppingError,
     SessionReplacedError,
     ahead_of,
     annotator_of,
@@ -156,7 +157,7 @@ class LabelServer:
         try:
             return self._pool.submit(fn, *args).result()
         except RuntimeError:  # the pool is shut down: the server is stopping
-            raise ValueError("the labelling server is stopping") from None
+            raise ServerStoppingError() from None
 
     @property
     def url(self) -> str:
@@ -198,7 +199,7 @@ class LabelServer:
         try:
             return self._reader.submit(self._compute_progress).result()  # type: ignore[no-any-return]
         except RuntimeError:  # the pool is shut down: the server is stopping
-            raise ValueError("the labelling server is stopping") from None
+            raise ServerStoppingError() from None
 
     def _compute_progress(self) -> dict[str, Any]:
         from activetest.session.annotators import progress

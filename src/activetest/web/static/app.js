@@ -293,8 +293,9 @@
       } catch (e) {
         if (e.status === 404 || e.status === 503) {
           // 404: this address is no longer served (the server was restarted: a new token
-          // unless --token kept it); 503: another process holds the session's lock, or the
-          // file cannot be written now (a full disk, a write error). Either
+          // unless --token kept it); 503: another process holds the session's lock, the
+          // file cannot be written now (a full disk, a write error), or the server is
+          // stopping (a server started again at this address takes them). Either
           // way nothing was stored: the answers stay here and are sent again (QA: they
           // were dropped, and the next call's error hid the message)
           say((e.status === 404 ? "this page's address is no longer served (was activetest " +
@@ -305,7 +306,7 @@
           await sleep(2000);
           continue;
         }
-        if (!e.network) {  // refused as a whole (the server is stopping, ...): say why
+        if (!e.network) {  // refused as a whole (a bad request, ...): say why
           outbox = outbox.filter((x) => !batch.includes(x));
           keepOutbox();
           say(e.message + " (" + batch.length + " answer(s) not saved)", "error");
