@@ -596,3 +596,25 @@ def test_status_gives_no_interval_around_the_biased_plain_mean(pool_files: PoolF
     assert "interval" not in after, out  # no interval line of its own
     j = next(i for i, line in enumerate(lines) if " LURE " in line and "last estimate" in line)
     assert "fixed-budget 95% interval" in lines[j + 1], out
+
+
+def test_a_busy_timeout_that_is_no_number_of_seconds_is_one_message(pool_files: PoolFiles,
+                                                                    tmp_path: Path) -> None:
+    """``--busy-timeout inf`` (or 1e400) ended every command that opens a session in a
+    traceback, exit 1 (OverflowError); ``nan`` said only "cannot convert float NaN to
+    integer" (QA). Each is refused naming the option, exit 2; so is a negative one."""
+    db = tmp_path / "s.db"
+    init(pool_files, db)
+    run("select", db, "--n", "2")
+    for value in ("inf", "1e400", "nan", "-1"):
+        for args in (("status", db), ("select", db, "--n", "1"), ("estimate", db),
+                     ("import", db, pool_files.pool), ("export", db, "--out",
+                                                        tmp_path / "x.csv")):
+            out = run(*args, "--busy-timeout", value, code=2)
+            assert "--busy-timeout" in out and "Traceback" not in out, (args, value, out)
+    out = run("init", tmp_path / "t.db", "--pool", pool_files.pool, "--task", "demo",
+              "--surrogate", f"table:{pool_files.surrogate}", "--id-column", "id",
+              "--no-progress", "--busy-timeout", "inf", code=2)
+    assert "--busy-timeout" in out and not (tmp_path / "t.db").exists()
+    st = json.loads(run("status", db, "--json"))
+    assert st["n_selected"] == 2

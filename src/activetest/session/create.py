@@ -446,7 +446,9 @@ def create_session(path: str | os.PathLike[str], *,
                                       level=level, n_boot=n_boot, seed=seed)
     check_floor_applies(acquisition, explicit_floor)
     from activetest.session.store import check_new_session_path
+    from activetest.session.store_errors import check_busy_timeout
 
+    busy_timeout = check_busy_timeout(busy_timeout)  # before any scoring is spent too
     p = check_new_session_path(path, overwrite)  # before any scoring is spent
     noise = NoiseConfig(noise_threshold(noise_target_nll, "--noise-target-nll"),
                         noise_threshold(noise_surrogate_nll, "--noise-surrogate-nll"),

@@ -89,6 +89,7 @@ from activetest.session.store_errors import (
     SessionLockedError,
     SessionReadOnlyError,
     SessionWriteError,
+    check_busy_timeout,
     check_config,
     check_new_session_path,
     claim_for_overwrite,
@@ -224,6 +225,7 @@ class SessionStore(ScoresMixin, DrawsMixin, LabelsMixin):
             SessionReadOnlyError: a read-only session whose journal was never folded
                 into the file (it cannot be read without writing).
         """
+        busy_timeout = check_busy_timeout(busy_timeout)
         p = Path(path)
         if (loop := symlink_loop(p)) is not None:
             raise loop
@@ -362,6 +364,7 @@ class SessionStore(ScoresMixin, DrawsMixin, LabelsMixin):
             SessionError: duplicate item ids, or an empty pool; a path that cannot take a
                 session file (see :func:`check_new_session_path`).
         """
+        busy_timeout = check_busy_timeout(busy_timeout)
         p = check_new_session_path(path, overwrite, busy_timeout=min(busy_timeout, 2.0))
         if not items and items_writer is None:
             raise SessionError("the pool is empty: nothing to evaluate")

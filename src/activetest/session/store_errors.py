@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import math
 import os
 import re
 import shutil
@@ -31,6 +32,7 @@ __all__ = [
     "SessionLockedError",
     "SessionReadOnlyError",
     "SessionWriteError",
+    "check_busy_timeout",
     "check_config",
     "check_new_session_path",
     "claim_for_overwrite",
@@ -208,6 +210,25 @@ def create_error(p: Path, exc: Exception) -> SessionError:
                                  f"written ({detail}); check the folder's permissions")
     return SessionWriteError(f"{p}: cannot create the session file ({detail}); nothing was "
                              f"created")
+
+
+def check_busy_timeout(seconds: Any) -> float:
+    """How long to wait for another process's lock, checked: a number of seconds, 0 or
+    more (QA: ``--busy-timeout inf`` ended in a traceback, ``nan`` in "cannot convert
+    float NaN to integer").
+
+    Raises:
+        SessionError: not a finite number from 0 up.
+    """
+    try:
+        value = float(seconds)
+    except (TypeError, ValueError):
+        value = float("nan")
+    if not (math.isfinite(value) and value >= 0):
+        raise SessionError(f"--busy-timeout (busy_timeout) must be a number of seconds, 0 or "
+                           f"more (how long to wait for another process's lock on the "
+                           f"session file), got {seconds!r}")
+    return value
 
 
 def _names_a_folder(path: str | os.PathLike[str]) -> bool:
