@@ -168,6 +168,37 @@ def test_serve_prints_its_url_and_shares_with_a_token(tmp_path: Path) -> None:
     assert f"from other machines: {shared}  " in rest, rest
 
 
+
+def _ipv6_loopback() -> bool:
+    import socket
+
+    try:
+        with socket.socket(socket.AF_INET6) as s:
+            s.bind(("::1", 0))
+    except OSError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not _ipv6_loopback(), reason="no IPv6 loopback here")
+def test_serve_listens_on_an_ipv6_address(tmp_path: Path) -> None:
+    """``--host ::`` (every interface, IPv6 and IPv4) and ``--host ::1`` (QA: "cannot
+    listen on :: port 0: Address family for hostname not supported", exit 2, while the
+    URL and the announcement were written for them)."""
+    made = classification(tmp_path)
+    with running(made.db, host="::1", batch=3) as server:
+        assert server.url.startswith("http://[::1]:"), server.url
+        assert Client(server.url).ok("GET", "state")["layout"] == "classification"
+    proc, url = start_child(made.db, tmp_path, "--host", "::", "--batch", "3")
+    try:
+        port = url.split("/s/")[0].rsplit(":", 1)[1]
+        for host in ("127.0.0.1", "[::1]"):
+            c = Client(f"http://{host}:{port}/s/" + url.split("/s/")[1])
+            assert c.ok("GET", "state")["layout"] == "classification"
+    finally:
+        kill9(proc)
+
+
 def test_claim_seconds_a_lapsed_claim_goes_to_the_next_person_and_late_answers_are_kept(
         tmp_path: Path) -> None:
     """`serve --claim-seconds`: while a claim is live nobody else gets the item; once it

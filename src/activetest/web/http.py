@@ -57,15 +57,24 @@ class _HTTPServer(ThreadingHTTPServer):
     request_queue_size = 128
 
 
+class _HTTPServer6(_HTTPServer):
+    """:class:`_HTTPServer` on an IPv6 address (``::`` takes IPv4 too, where the system
+    lets one socket take both)."""
+
+    address_family = socket.AF_INET6
+
+
 def listen(host: str, port: int, handler: type[BaseHTTPRequestHandler]) -> _HTTPServer:
-    """The server listening on ``host:port``.
+    """The server listening on ``host:port`` (an IPv6 address: on IPv6; QA: ``--host ::``
+    was refused, "Address family for hostname not supported").
 
     Raises:
         ValueError: the port is taken (the message says to choose another, or 0 for a
             free one), is not 0..65535, or the address cannot be listened on.
     """
     try:
-        return _HTTPServer((host, port), handler)
+        server = _HTTPServer6 if ":" in host else _HTTPServer
+        return server((host, port), handler)
     except OSError as exc:
         if exc.errno in (errno.EADDRINUSE, getattr(errno, "WSAEADDRINUSE", None)):
             raise ValueError(f"port {port} on {host} is already in use (another program, or "
