@@ -224,3 +224,41 @@ def test_a_stopped_server_keeps_the_answer_for_the_next_one_at_the_same_address(
         assert again.url == url
         _until(lambda: _saving(driver) == 0)
         assert _answers(made.db) == {first: 0, item: 1}
+
+
+def test_nothing_left_while_others_hold_items_says_so_and_asks_again(driver: Any,
+                                                                     tmp_path: Path) -> None:
+    """Every draw of the budget is answered or held by another annotator: the page says
+    that others hold items, not that every drawn item has its answers, and asks again, so
+    the items come to this person once the other's claims lapse (QA: "Nothing left to
+    label for you: every drawn item has its answers", with 3 draws unanswered, and the
+    page never asked again)."""
+    from tests.web.web_support import Client
+
+    made = classification(tmp_path, n=40)
+    with running(made.db, batch=5, budget=10, claim_seconds=4) as server:
+        held = Client(server.url, "ann").ok("POST", "next", {"ahead": 2})
+        theirs = {held["item"]["item_id"], *(x["item_id"] for x in held["ahead"])}
+        bs.fresh(driver)
+        item = bs.sign_in(driver, server.url, "bob")
+        mine = set()
+        while bs.page_state(driver)[0] == "ready" and len(mine) < 7:
+            mine.add(item)
+            bs.press(driver, "1")
+            item = bs.wait_for(driver, ("ready", "done"), not_item=item)
+        assert len(mine) == 7 and not mine & theirs
+        bs.wait_for(driver, "done")
+        text = driver.find_element("id", "done").text
+        assert "held by other annotators" in text and "3 drawn item(s)" in text, text
+        assert "every drawn item has its answers" not in text
+        # ann's claims lapse: the page asks again and gets them
+        item = bs.wait_for(driver, "ready", timeout=30)
+        assert item in theirs
+        while bs.page_state(driver)[0] == "ready":
+            bs.press(driver, "2")
+            item = bs.wait_for(driver, ("ready", "done"), not_item=item)
+        _until(lambda: _saving(driver) == 0)
+        _until(lambda: "every drawn item has its answers" in driver.find_element(
+            "id", "done").text)
+    answers = _answers(made.db)
+    assert set(answers) == mine | theirs and all(answers[i] == 1 for i in theirs)

@@ -381,6 +381,21 @@ class Annotators:
                 self.s.select(min(self.batch, left))  # joins this transaction
             return []  # pragma: no cover - a new batch always holds an open item
 
+    def held_by_others(self, annotator: str) -> tuple[int, float | None]:
+        """How many drawn items other annotators hold (claimed, not yet answered by them),
+        and the seconds until the first of those claims lapses (None: none held): what
+        a person told "nothing left" waits for (QA: the page said every drawn item had
+        its answers while others held some, and never asked again)."""
+        who = check_name(annotator)
+        if not has_annotations(self.s.store):
+            return 0, None
+        n, first = self.s.store._read(
+            "SELECT COUNT(DISTINCT idx), MIN(expires) FROM annotation_claims WHERE "
+            "annotator != ? AND expires >= ?", (who, time.time()))[0]
+        if not n:
+            return 0, None
+        return int(n), max(0.0, float(first) - time.time())
+
     def _pick(self, c: Any, who: str, k: int) -> list[Assignment]:
         """Up to ``k`` drawn items for ``who`` (claimed): those they hold, then the open
         ones in draw order, then the ones they set aside; never draws."""

@@ -14,7 +14,8 @@ is stored, the server must be restarted):
   task, whether the surrogate's guess is shown.
 * ``POST api/next {annotator, ahead}``: the next item for that annotator (claimed)
   and up to ``ahead`` (0..5) more they hold at hand (``{"item": ..., "ahead": [...]}``,
-  all claimed; see :meth:`Annotators.held`), or ``{"done": true}``.
+  all claimed; see :meth:`Annotators.held`), or ``{"done": true}`` (with
+  ``others_hold`` and ``lapse_seconds`` while others hold drawn items unanswered).
 * ``POST api/answer {annotator, item_id, levels, next, ahead}``: levels 1..C, one per
   answer shown, in the order shown; committed before the reply; with ``next`` the
   reply carries what ``api/next`` would (the same commit).
@@ -255,7 +256,7 @@ class LabelServer:
         if (method, name) == ("POST", "hello"):
             return {"annotator": who, "adjudicator": who in self.adjudicators}
         if (method, name) == ("POST", "next"):
-            return held_reply(a.held(who, ahead_of(body)))
+            return self._held_reply(who, a.held(who, ahead_of(body)))
         if (method, name) == ("POST", "answer"):
             if not body.get("next"):
                 rows = a.answer(who, str(body.get("item_id")), levels_of(body))  # committed
@@ -264,7 +265,7 @@ class LabelServer:
             # and one write to disk a label
             rows, held = a.answer_and_held(who, str(body.get("item_id")), levels_of(body),
                                            ahead_of(body))
-            return {"saved": len(rows), "again": not rows, **held_reply(held)}
+            return {"saved": len(rows), "again": not rows, **self._held_reply(who, held)}
         if (method, name) == ("POST", "answers"):
             raw = body.get("answers")
             if not isinstance(raw, list) or not 1 <= len(raw) <= 100 or not all(
@@ -275,13 +276,14 @@ class LabelServer:
             return {"results": [
                 {"item_id": iid, "error": str(r)} if isinstance(r, Exception) else
                 {"item_id": iid, "saved": len(r), "again": not r}
-                for (iid, _), r in zip(given, results, strict=True)], **held_reply(held)}
+                for (iid, _), r in zip(given, results, strict=True)], **self._held_reply(who, held)}
         if (method, name) == ("POST", "undo"):
             item = a.undo(who)
             return {"item": None if item is None else asdict(item)}
         if (method, name) == ("POST", "skip"):
             a.skip(who, str(body.get("item_id")))
-            return {"ok": True, **(held_reply(a.held(who, ahead_of(body))) if body.get("next")
+            return {"ok": True, **(self._held_reply(who, a.held(who, ahead_of(body)))
+                                   if body.get("next")
                                    else {})}
         if who not in self.adjudicators:
             raise ValueError(f"{who!r} is not an adjudicator of this page (start it with "
@@ -294,6 +296,17 @@ class LabelServer:
             rows = a.answer(who, str(body.get("item_id")), levels_of(body), adjudicate=True)
             return {"saved": len(rows)}
         raise KeyError(name)
+
+    def _held_reply(self, who: str, items: Sequence[Any]) -> dict[str, Any]:
+        """:func:`held_reply`; when nothing is left for ``who``, with how many drawn items
+        others hold unanswered (``others_hold``) and the seconds until the first of their
+        claims lapses (``lapse_seconds``): the page then says so and asks again."""
+        out = held_reply(items)
+        if out.get("done"):
+            n, lapse = self._annotators.held_by_others(who)
+            if n:
+                out.update(others_hold=n, lapse_seconds=lapse)
+        return out
 
     def _orders(self, item_ids: Sequence[str]) -> dict[str, Any]:
         """item -> the item as shown (fields, answers in the stored order)."""

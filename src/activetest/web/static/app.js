@@ -260,12 +260,32 @@
     queue = held.filter((x) => !(item && x.item_id === item.item_id) && !unsent.has(x.item_id));
     if (!item) {
       if (queue.length) { render(queue.shift()); }
-      else if (!outbox.length && calls <= 1) {
+      else if (!outbox.length && calls <= 1 && r.others_hold) {
+        // others hold drawn items unanswered: not the end (QA: "every drawn item has its
+        // answers" was said, and the page never asked again when their claims lapsed)
+        const wait = Math.min(30, Math.max(2, Math.ceil((r.lapse_seconds || 0) + 1)));
+        const lapse = r.lapse_seconds < 90 ? Math.ceil(r.lapse_seconds) + " s" :
+          "about " + Math.ceil(r.lapse_seconds / 60) + " min";
+        done("Nothing for you right now: " + r.others_hold + " drawn item(s) are held by " +
+             "other annotators and not answered yet; one comes to you if its claim lapses " +
+             "(the first in " + lapse + "). Keep this page open: it asks again every " +
+             wait + " s.");
+        askAgain(wait);
+      } else if (!outbox.length && calls <= 1) {
         done("Nothing left to label for you: every drawn item has its answers and the budget " +
              "is reached (or the pool is drawn). Thank you.");
       }
     }
     refreshProgress();
+  }
+
+  let againTimer = null;
+  function askAgain(seconds) {   // "nothing for you right now": ask the server again
+    if (againTimer !== null) { clearTimeout(againTimer); }
+    againTimer = setTimeout(() => {
+      againTimer = null;
+      if (!item && mode === "label" && document.body.dataset.state === "done") { next(); }
+    }, 1000 * seconds);
   }
 
   function next() {
