@@ -527,11 +527,12 @@ class ActiveTest:
         kind = kinds.Classification()
         t_lp = self._target_rows(draws.rows)
         from activetest.session.blindspot import (
+            blind_spot_pass,
             compared_bounds,
             design_difference_weight_bounds,
             other_loss_bounds,
-            session_blind_spots,
         )
+        from activetest.session.estimate_differences import difference_moments_of
 
         compared, known = {}, {}
         # the models given at construction first (compared at every estimate), as a
@@ -561,12 +562,19 @@ class ActiveTest:
             difference_weight_bounds={} if fixed or not known else
             design_difference_weight_bounds(self._config, s, k=K, differences=known,
                                             losses=inputs.losses, compare=inputs.compare))
-        blind = session_blind_spots(  # as a session: what rarely drawn items could hide
+        # the paired differences' moments: an adaptive design's blind-spot pass sums them
+        # under each draw's proposal for their variance floor (one replay for both)
+        moments = None if not known else difference_moments_of(
+            self.metrics, surrogate_pool=self._S, target_pool=self._T,
+            compared={name: given[name] for name in known})
+        passed = blind_spot_pass(  # as a session: what rarely drawn items could hide
             self._config, None, k=K, n_pool=self.n_pool, metrics=self.metrics,
             sampler=None if fixed else s, rows=[int(i) for i in draws.rows],
             target_pool=self._T, loss_bounds=inputs.loss_bounds,
             pool_controls=inputs.pool_controls, level=level, differences=known,
-            scores=self._scores)
+            scores=self._scores,
+            second_moments=None if fixed or moments is None else moments.second)
+        blind = passed.spots
         # the session's estimate policy (noise rule, seed, floor): the same code path
         # models known on the pool are compared as a session compares those given at
         # creation (no hint to create one)
@@ -584,7 +592,8 @@ class ActiveTest:
             compared={name: given[name] for name in known},
             acquisition=self._acquisition, sampler=None if fixed else s,
             proposal=None if not fixed or self._scores is None else
-            (self._scores, float(self._config.proposal_floor))))
+            (self._scores, float(self._config.proposal_floor)), moments=moments,
+            second_sums=passed.second_sums))
         return est.session_estimate(
             config, draws, inputs, design_controls=design_controls, floors=floors,
             design_info=None if fixed else draw.sampler_info(s, self._acquisition, metrics),

@@ -147,3 +147,35 @@ def test_fixed_acquisitions_floor_the_difference_too(acquisition: str, monkeypat
     f = seen["out"]["B"]["log_loss"]
     assert f.second.shape == f.model_rest.shape == (30,) and np.all(f.second > 0)
     assert d.fixed_low < d.fixed_high
+
+
+def test_the_in_memory_floor_takes_the_blind_spot_pass_sums_with_the_same_numbers(
+        monkeypatch) -> None:
+    """ActiveTest replays its adaptive design once per estimate for the blind spot and
+    the difference's floor both (the pass sums the floor's second moments); the estimate
+    is, to the last bit, the one whose floor replays the design on its own."""
+    import activetest.session.blindspot as sb
+    import activetest.stats.model_floor as mf
+
+    y, S, T, B = _two_models()
+    run = at.ActiveTest(surrogate=S, target=T, metric="log_loss", seed=7, n_boot=20,
+                        compare={"B": B})
+    for i in run.next(60):
+        run.label(i, int(y[i]))
+    replays: list[int] = []
+    real_sums = mf.design_second_sums
+
+    def sums(design, acquired, *a, **kw):
+        replays.append(len(acquired))
+        return real_sums(design, acquired, *a, **kw)
+
+    monkeypatch.setattr(mf, "design_second_sums", sums)
+    one = run.estimate()
+    assert replays == []  # the floor took the pass's sums
+    real_pass = sb.blind_spot_pass
+    monkeypatch.setattr(sb, "blind_spot_pass", lambda *a, **kw: replace(
+        real_pass(*a, **kw), second_sums=None))
+    two = run.estimate()
+    assert replays == [60]  # replayed on its own
+    assert repr(one) == repr(two)
+    assert one.comparisons[0].difference_anytime is not None
