@@ -446,6 +446,10 @@ def _design_curves(store: Any, sampler: Any, specs: list[CurveSpec], *, rows: li
             key0 = bc.curve_key(sampler.design, specs, k=k0, rows=rows, **hist, **keys)
             resume = bc.load(store, key0, rows, N, sampler.design_states(),
                              per_item=k0 != run_first)
+            if resume is not None and second is not None and (
+                    resume.second_sums is None
+                    or resume.second_sums.shape != (second.shape[0], resume.k)):
+                resume = None  # (the key says so too) a state without the floor's sums
             if resume is not None:
                 refits0 = int(resume.design["ist"][1])  # (the state is changed in place)
     first = 0 if resume is None else resume.k
