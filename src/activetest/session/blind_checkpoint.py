@@ -31,6 +31,9 @@ of files that have them (schema 4); older files are never written here. The repl
 design's per-item arrays (``s``, ``g``, ``aux``) are not written where they are the
 session's sampler's at the same refit (``shared``, :func:`save`): the next command's
 sampler, restored from the design's checkpoint, has them again.
+A session compared at creation keeps in the same state each draw's second-moment sums
+of the paired differences (their variance floor, ``second_sums`` in the blob; the
+moments' digest in the key), so its floor continues with the curves.
 ``ACTIVETEST_CHECKPOINTS=0`` turns it off with the design's checkpoint.
 """
 
