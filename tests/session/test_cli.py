@@ -618,3 +618,24 @@ def test_a_busy_timeout_that_is_no_number_of_seconds_is_one_message(pool_files: 
     assert "--busy-timeout" in out and not (tmp_path / "t.db").exists()
     st = json.loads(run("status", db, "--json"))
     assert st["n_selected"] == 2
+
+
+def test_status_gives_no_interval_around_the_pool_value_at_a_census(
+        pool_files: PoolFiles, tmp_path: Path) -> None:
+    """Every item labelled: the plain mean is the pool's exact value. `estimate` shows it
+    without an interval; `status` printed a bootstrap interval around it (QA: "(every
+    item labelled: the pool's value) 0.3000" above "bootstrap 95% interval [0.2471,
+    0.3529]"), now none."""
+    db = tmp_path / "s.db"
+    init(pool_files, db)
+    run("label", db, "--n", "20", "--from-data")
+    run("label", db, "--n", "40", "--from-data")
+    out = run("estimate", db)
+    assert "60 label(s) used of 60 pool items" in out
+    out = run("status", db)
+    lines = out.splitlines()
+    k = next(i for i, line in enumerate(lines) if "the pool's value)" in line)
+    after = lines[k + 1] if k + 1 < len(lines) else ""
+    assert "interval" not in after, out  # no interval line of its own
+    j = next(i for i, line in enumerate(lines) if " LURE " in line and "last estimate" in line)
+    assert "fixed-budget 95% interval" in lines[j + 1], out

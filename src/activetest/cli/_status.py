@@ -150,9 +150,10 @@ def status(
             a = e.details.get("anytime") if e.method in ("lure", "cv_lure") else None
             a = a if isinstance(a, dict) else {}
             names = _named_intervals(e, st.n_items)
-            if e.method == "mean" and not unbiased and e.n_labels < st.n_items:
-                # biased under active draws: no interval around it, as estimate shows
-                # none (QA: status printed a bootstrap interval of the biased mean)
+            if e.method == "mean" and (not unbiased or e.n_labels >= st.n_items):
+                # biased under active draws, or the pool's exact value at a census: no
+                # interval around it, as estimate shows none (QA: status printed a
+                # bootstrap interval of the biased mean; then one around the pool's value)
                 names = []
             _out.print(f"last estimate ({e.at}, {e.n_labels} labels): {e.metric} {what} "
                        f"{_num(e.estimate)}")
