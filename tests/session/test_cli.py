@@ -639,3 +639,22 @@ def test_status_gives_no_interval_around_the_pool_value_at_a_census(
     assert "interval" not in after, out  # no interval line of its own
     j = next(i for i, line in enumerate(lines) if " LURE " in line and "last estimate" in line)
     assert "fixed-budget 95% interval" in lines[j + 1], out
+
+
+def test_sure_bounds_line_names_control_variate_lure_when_its_intervals_are_cut(
+        pool_files: PoolFiles, tmp_path: Path) -> None:
+    """Where the sure bounds cut control-variate LURE's intervals and not the headline's,
+    the line says whose (QA: "the fixed-budget 95% interval and the anytime 95%
+    confidence sequence are cut to it" beside LURE's, not cut: control-variate LURE's
+    low end was the sure bound)."""
+    db = tmp_path / "s.db"
+    init(pool_files, db, "--metric", "both", "--acquisition", "uniform")
+    for _ in range(3):
+        run("label", db, "--n", "5", "--from-data")
+    est = json.loads(run("estimate", db, "--json"))["metrics"]["log_loss"]
+    a, cv = est["anytime"], est["cv_anytime"]
+    assert a["sure_low"] is None and cv["sure_low"] is not None  # cv's cut, LURE's not
+    out = run("estimate", db)
+    line = next(x for x in out.splitlines() if x.startswith("note: log loss: with 15 of"))
+    assert "; control-variate LURE's fixed-budget 95% interval" in line, out
+    assert f"[{cv['sure_low']:.4f}, {cv['sure_high']:.4f}]" in line

@@ -327,14 +327,16 @@ def sure_line(spec: str, metric: str, sure: SureBounds) -> str:
 
 def sure_risk_line(what: str, a: AnytimeInterval | None, estimate: float, n_labels: int,
                    n_pool: int, level: float,
-                   bootstrap: tuple[float, float] | None = None) -> str | None:
+                   bootstrap: tuple[float, float] | None = None, whose: str = "") -> str | None:
     """The line for an estimate whose intervals its sure bounds cut
     (:attr:`AnytimeInterval.sure_low`; :func:`activetest.session.estimate_base.sure_risk_curve`):
     what the labelled items alone make certain, and that the fixed-budget interval and
     the CS shown are cut to it; also where the estimate itself lies outside (an unbiased
     estimate can), and where the ``bootstrap`` interval reaches beyond (it is the
     resampled labels' spread, not cut). None where the bounds cut nothing, and at a census
-    (every item labelled: the intervals are the point, and the census line says so)."""
+    (every item labelled: the intervals are the point, and the census line says so).
+    ``whose`` names the estimator whose intervals are cut where they are not the
+    headline's (``"control-variate LURE's "``)."""
     from activetest.session.interval_names import (
         ANYTIME,
         BOOTSTRAP,
@@ -366,7 +368,7 @@ def sure_risk_line(what: str, a: AnytimeInterval | None, estimate: float, n_labe
             cut.append(interval_name(EXACT_ANYTIME, level))
     one = len(cut) == 1
     shown = cut[0] if one else ", the ".join(cut[:-1]) + " and the " + cut[-1]
-    line += f"; the {shown} {'is' if one else 'are'} cut to it, which " \
+    line += f"; {whose or 'the '}{shown} {'is' if one else 'are'} cut to it, which " \
             f"cannot lower {'its' if one else 'their'} coverage"
     tol = 1e-9 * max(1.0, abs(estimate))
     if bootstrap is not None and (bootstrap[0] < a.sure_low - tol
