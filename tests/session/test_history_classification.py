@@ -60,7 +60,7 @@ def test_classification_history_draws_by_the_feature_design_and_is_exact_at_cens
         assert cfg["acquisition"] == "pe_adaptive" and cfg["design"] == "features"
         assert cfg["history"]["features"] == ["surrogate"] and "design_rule" not in cfg
         assert cfg["history"]["n_models"] == 30 and cfg["history"]["n_covered"] == 59
-        assert ["me", "named as the target"] in cfg["history"]["excluded"]
+        assert ["me", "named by --history-exclude"] in cfg["history"]["excluded"]
         assert not np.isfinite(s.store.scores("target").logprobs).any()  # not on the pool
         from activetest.session.design import history_design, stored_design
         from activetest.session.history_neighbours import settings_of, stored_responses

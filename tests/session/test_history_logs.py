@@ -35,7 +35,7 @@ def test_history_folder_of_lmeval_runs(history_logs: Path, tmp_path: Path) -> No
               history_logs, "--history-exclude", "model-5", "--seed", "2", "--no-progress")
     assert "history: 4 model(s)" in out and "40 of 40 pool items have history" in out
     assert f"row 'new-model' not used ({new} is the target's own run" in out
-    assert "row 'model-5' not used (named as the target)" in out
+    assert "row 'model-5' not used (named by --history-exclude)" in out
     with Session.open(db) as s:
         cfg = s.config
         assert cfg["design"] == "features" and cfg["acquisition"] == "pe_adaptive"

@@ -37,6 +37,19 @@ def _files(tmp_path: Path, n: int = 60, H: int = 40) -> tuple[Path, Path, np.nda
     return pool, hist, right
 
 
+def test_history_exclude_of_a_row_other_than_the_target_is_not_called_the_target(
+        tmp_path: Path) -> None:
+    """--history-exclude is repeatable: a second row left out (here a model the target is
+    compared with) is said to be named by the option, not "named as the target" (QA: the
+    compared model's row read as the session's target)."""
+    pool, hist, _ = _files(tmp_path)
+    out = cli("init", tmp_path / "s.db", "--task", "answers", "--pool", pool, "--target",
+              "pool", "--surrogate", "history", "--history", hist, "--history-exclude", "me",
+              "--history-exclude", "m7", "--seed", "3", "--no-progress")
+    assert "row 'm7' not used (named by --history-exclude)" in out, out
+    assert "named as the target" not in out
+
+
 def test_init_with_history_draws_by_it_and_stays_unbiased(tmp_path: Path) -> None:
     pool, hist, right = _files(tmp_path)
     db = tmp_path / "s.db"
@@ -45,7 +58,7 @@ def test_init_with_history_draws_by_it_and_stays_unbiased(tmp_path: Path) -> Non
               "--seed", "3", "--no-progress")
     assert "history: 40 model(s)" in out and "59 of 60 pool items have history" in out
     assert "1 item column(s) are not in the pool" in out
-    assert "row 'me' not used (named as the target)" in out
+    assert "row 'me' not used (named by --history-exclude)" in out
     with Session.open(db) as s:
         assert s.config["design"] == "features" and s.config["history"]["n_models"] == 40
         # the original in-run rule: no design_rule recorded (docs/history.md, docs/harness.md)

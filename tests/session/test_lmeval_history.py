@@ -204,7 +204,7 @@ def test_the_targets_own_run_is_named_or_said(runs: dict[str, list[Path]],
         warnings.simplefilter("error", HistoryTargetNotice)
         _, out = init(tmp_path / "b", runs, "history", "--history", h1, "--history", h2,
                        "--history-exclude", str(h2))
-    assert "not used (named as the target)" in out and "history: 1 model(s)" in out
+    assert "not used (named by --history-exclude)" in out and "history: 1 model(s)" in out
 
 
 def test_an_import_says_when_a_history_row_is_the_targets_own_run(
@@ -309,7 +309,7 @@ def test_history_exclude_names_a_folder_however_it_is_written(
     _, out = init(tmp_path, runs, "history", "--history", h1, "--history", rel,
                   "--history-exclude", f"{h2}/")
     text = " ".join(out.split())
-    assert f"row {os.path.join(rel, h2.name)!r} not used (named as the target)" in text
+    assert f"row {os.path.join(rel, h2.name)!r} not used (named by --history-exclude)" in text
     assert "history: 1 model(s)" in text
     # a name that is no row and no folder is refused as before, nothing written
     (tmp_path / "b").mkdir()

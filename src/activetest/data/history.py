@@ -217,7 +217,7 @@ def join_history(paths: Sequence[str | Path | ResponseMatrix], pool_ids: Sequenc
         for k in hits:
             if not drop[k]:
                 drop[k] = True
-                excluded.append((models[k], "named as the target"))
+                excluded.append((models[k], "named by --history-exclude"))
     if target_scores is not None:
         t = np.asarray(target_scores, dtype=np.float64).reshape(-1)
         if t.shape != (N,):
