@@ -166,7 +166,29 @@ def test_an_inspect_log_and_its_comparison_keep_their_provenance(tmp_path: Path)
         assert (mi["name"], mi["developer"]) == ("llama-cpp-python/smollm2-135m",
                                                  "llama-cpp-python")
         assert "generation_config" not in rec["evaluation_results"][0]  # n-shot not stated
+        # the log's task, not the built-in 'answers' (QA: every harness session's
+        # records named their dataset 'answers')
+        assert rec["evaluation_results"][0]["source_data"]["dataset_name"] == "toyqa"
+        assert rec["evaluation_id"].startswith("toyqa/")
     _no_local_path(text, log, other)
+
+
+@pytest.mark.parametrize(("config", "name"), [
+    ({"harness": {"tool": "lm-eval", "tasks": ["reviews"]},
+      "answer_files": {"target": {"tool": "lm-eval", "model": "m"}}}, "reviews"),
+    ({"harness": {"tool": "lm-eval", "tasks": ["mmlu_b", "mmlu_a"]}}, "mmlu_a, mmlu_b"),
+    ({"harness": {"tool": "inspect"},
+      "answer_files": {"target": {"tool": "inspect", "tasks": ["arith"]}}}, "arith"),
+    ({"answer_files": {"target": {"format": "inspect", "task": "toyqa"}}}, "toyqa"),
+    ({"answer_files": {"target": {"format": "jsonl", "task": None}}}, "answers"),
+    ({}, "answers"),
+])
+def test_the_dataset_is_named_by_the_harness_task(config: dict[str, Any], name: str) -> None:
+    """An EEE record names the benchmark the harness ran (lm-eval's tasks, the inspect
+    tasks, an answer log's task), not activetest's built-in ``answers`` task."""
+    from activetest.session.eee_report import dataset_name
+
+    assert dataset_name("answers", config) == name
 
 
 def test_a_prediction_tables_model_is_unknown_and_its_file_is_named(

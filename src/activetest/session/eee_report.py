@@ -40,8 +40,8 @@ from activetest.stats.confseq import cs_claimed
 if TYPE_CHECKING:
     from activetest.session.workflow import Session
 
-__all__ = ["ADAPTIVE_METHOD", "METHOD", "SE_METHOD", "eee_records", "estimator_method",
-           "public_spec", "target_identity"]
+__all__ = ["ADAPTIVE_METHOD", "METHOD", "SE_METHOD", "dataset_name", "eee_records",
+           "estimator_method", "public_spec", "target_identity"]
 
 METHOD = "LURE (active testing, Berrada, Kossen et al. 2025)"
 #: The estimate of an adaptive design (``adaptive``, ``pe_adaptive``, the history design):
@@ -176,6 +176,26 @@ def target_identity(target: str, *, answer_files: Mapping[str, Any] | None = Non
             and known else None, "details": details}
 
 
+def dataset_name(task: str, config: Mapping[str, Any]) -> str:
+    """What an Every Eval Ever record names the dataset: the harness's own task names
+    where the answers came from one (lm-eval's tasks of a ``--target lm-eval`` session,
+    the inspect tasks whose scores are labels, an answer log's task), else the session's
+    ``task`` (QA: an lm-eval session's records named the dataset ``answers``, the
+    built-in task that reads answers from a file, not the benchmark run)."""
+    harness = config.get("harness")
+    files = config.get("answer_files")
+    target = files.get("target") if isinstance(files, Mapping) else None
+    found: list[Any] = []
+    if isinstance(harness, Mapping) and isinstance(harness.get("tasks"), list):
+        found = list(harness["tasks"])
+    elif isinstance(target, Mapping) and isinstance(target.get("tasks"), list):
+        found = list(target["tasks"])
+    elif isinstance(target, Mapping) and target.get("task") not in (None, ""):
+        found = [target["task"]]
+    names = [str(t) for t in found if isinstance(t, str) and t.strip()]
+    return ", ".join(sorted(set(names))) if names else task
+
+
 def eee_records(session: Session, report: EstimateReport, *, model_id: str | None = None,
                 source_organization: str = "unknown") -> list[dict[str, Any]]:
     """One EEE aggregate record per metric of ``report``; ``model_id`` (an ``org/model``
@@ -215,7 +235,8 @@ def eee_records(session: Session, report: EstimateReport, *, model_id: str | Non
             method=estimator_method(cfg.acquisition),
             standard_error_method=None if a is None else SE_METHOD,
             n_labels=report.n_labels, pool_size=report.n_pool, model=who["name"],
-            dataset=session.task.name, ci_low=low, ci_high=high, level=report.level,
+            dataset=dataset_name(session.task.name, session.config), ci_low=low,
+            ci_high=high, level=report.level,
             # where the exact CS stands in, the CLT standard error is not the uncertainty
             # reported (few errors: often 0); a zero SE (every term equal) claims certainty;
             # one label has no spread to estimate (its bootstrap's 1e-17 was given as the
