@@ -501,3 +501,32 @@ def test_a_row_whose_content_check_is_no_drawn_items_asks_about_the_sheet(
     out = " ".join(run("import", db, sheet, code=2).split())
     assert "is the sheet from another session or task" in out
     assert "was the item_id cell changed?" not in out
+
+
+def test_agreement_on_one_item_shows_no_bootstrap_interval(pool_files: PoolFiles,
+                                                           tmp_path: Path) -> None:
+    """QA: two annotators on one shared item gave "Cohen's kappa 0.000, bootstrap 95%
+    interval [0.000, 0.000] (1000 resamples of the 1 items ...)": each resample is that
+    item again, a point claiming certainty. The statistic is shown, the interval not;
+    with a second shared item the interval is back."""
+    db = tmp_path / "s.db"
+    init(pool_files, db)
+    run("select", db, "--n", "3")
+    ids = _drawn(db)
+    ann = tmp_path / "ann.csv"
+    ann.write_text("item_id,label,annotator\n" + "".join(f"{i},positive,ann\n" for i in ids),
+                   encoding="utf-8")
+    run("import", db, ann)
+    bob = tmp_path / "bob.csv"
+    bob.write_text(f"item_id,label,annotator\n{ids[0]},negative,bob\n", encoding="utf-8")
+    run("import", db, bob, "--overwrite")
+    st = run("status", db)
+    assert "agreement: Cohen's kappa 0.000, no bootstrap interval from one item" in st, st
+    assert "[0.000, 0.000]" not in st
+    stats = json.loads(run("status", db, "--json"))["agreement"]["stats"]
+    assert all(x["low"] is None and x["high"] is None for x in stats)
+    bob.write_text(f"item_id,label,annotator\n{ids[0]},negative,bob\n{ids[1]},positive,bob\n",
+                   encoding="utf-8")
+    run("import", db, bob, "--overwrite")
+    st = run("status", db)
+    assert "bootstrap 95% interval [" in st and "resamples of the 2 items" in st, st

@@ -148,3 +148,21 @@ def test_the_bootstrap_resamples_whole_items_when_an_item_has_several_units() ->
     assert (same.low, same.high) == (one.low, one.high)
     with pytest.raises(ValueError, match="clusters has shape"):
         bootstrap_agreement(data, kappa, clusters=np.arange(3))
+
+
+def test_one_item_gives_no_bootstrap_interval() -> None:
+    """QA: one item answered by two annotators gave "bootstrap 95% interval [0.000,
+    0.000]": every resample is that item again, a point that claims nothing. The
+    statistic stays (kappa 0 here: p_o = 0, p_e = 0); the interval is nan, with one item
+    alone and with one item of two units (two answers judged)."""
+    one = np.array([[0.0], [1.0]])
+    k = bootstrap_agreement(one, lambda d: cohen_kappa(d[0], d[1]), n_boot=50, seed=0)
+    assert k.estimate == 0.0 and k.n_units == 1
+    assert np.isnan(k.low) and np.isnan(k.high)
+    two_units = np.array([[0.0, 1.0], [1.0, 1.0]])
+    a = bootstrap_agreement(two_units, krippendorff_alpha, n_boot=50, seed=0,
+                            clusters=np.array([7, 7]))
+    assert np.isnan(a.low) and np.isnan(a.high)
+    # two items: a real resample, an interval
+    b = bootstrap_agreement(two_units, krippendorff_alpha, n_boot=50, seed=0)
+    assert not np.isnan(b.low) and b.low <= b.high

@@ -277,9 +277,13 @@ def describe_agreement(report: AgreementReport, limit: int = 20) -> list[str]:
     for st in report.stats:
         what = (f"{st.n_units} items" if st.n_items in (None, st.n_units) else
                 f"{st.n_items} items ({st.n_units} answers)")
-        boot = (f", bootstrap {100 * st.level:g}% interval [{num(st.low)}, {num(st.high)}] "
-                f"({st.n_boot} resamples of the {what}, seed {st.seed})"
-                if st.n_boot else "")
+        one = (st.n_items if st.n_items is not None else st.n_units) == 1
+        boot = ("" if not st.n_boot else
+                # (QA: "bootstrap 95% interval [0.000, 0.000]" from one item)
+                ", no bootstrap interval from one item (every resample is that item)"
+                if one else
+                f", bootstrap {100 * st.level:g}% interval [{num(st.low)}, {num(st.high)}] "
+                f"({st.n_boot} resamples of the {what}, seed {st.seed})")
         out.append(f"agreement: {st.name} {num(st.estimate)}{boot}")
     if report.note:
         out.append(f"agreement: {report.note}")

@@ -151,7 +151,9 @@ def bootstrap_agreement(data: np.ndarray, statistic: Callable[[np.ndarray], floa
     independent, and resampling them one by one gave too narrow an interval (QA). Where
     every cluster holds one unit the draws are those of the unit bootstrap. Resamples
     where the statistic is undefined (``nan``, e.g. one category throughout) are left
-    out; below half of ``n_boot`` defined, the interval is ``nan``.
+    out; below half of ``n_boot`` defined, the interval is ``nan``, and so it is from a
+    single item (one cluster, or one unit): every resample is that item again, a point
+    that claims nothing (QA: "bootstrap 95% interval [0.000, 0.000]" from one item).
 
     Args:
         data: ``(raters, units)`` values, ``NaN`` missing.
@@ -188,7 +190,7 @@ def bootstrap_agreement(data: np.ndarray, statistic: Callable[[np.ndarray], floa
                                                          rng.integers(0, G, G)])])
                           for _ in range(n_boot)])
     ok = stats[~np.isnan(stats)]
-    if len(ok) < n_boot / 2:
+    if len(ok) < n_boot / 2 or (n if groups is None else len(groups)) < 2:
         lo = hi = float("nan")
     else:
         lo, hi = (float(v) for v in np.quantile(ok, [(1 - level) / 2, (1 + level) / 2]))
