@@ -58,6 +58,24 @@ def test_a_census_shows_its_cs_and_says_the_estimate_is_the_pools_value(
     assert r.n_labels == r.n_pool == 3
 
 
+def test_the_reports_labels_needed_projects_nothing_at_a_census(tmp_path: Path) -> None:
+    """At a census `estimate` says the estimate is the pool's exact value and projects no
+    labels; the report's "Labels needed" table said "not within the pool (3 items; about
+    N projected)" for the active bootstrap interval (QA: "about 6146 projected" beside
+    300 of 300 labelled)."""
+    db = _census(tmp_path)
+    run_cli("report", db, "--out", tmp_path / "report", "--target-width", 0.01)
+    md = (tmp_path / "report" / "report.md").read_text()
+    table = md.split("## Labels needed", 1)[1].split("## Figures", 1)[0]
+    rows = [line for line in table.splitlines() if line.startswith("| log loss")
+            or line.startswith("| error rate")]
+    assert len(rows) == 2, table
+    for row in rows:
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        assert cells[2] == "reached (3 used)", row  # the CS: a point at the census
+        assert cells[3] == "every item labelled: the pool's exact value", row
+
+
 def test_a_difference_known_to_be_zero_is_not_undecided(tmp_path: Path) -> None:
     db = _census(tmp_path)
     with Session.open(db) as s:

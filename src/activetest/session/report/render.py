@@ -235,6 +235,7 @@ def _blocks(data: ReportData, images: Mapping[str, str]) -> list[_Block]:
 
     if data.labels_needed:
         out.append(("h2", "Labels needed"))
+        census = data.pool_size is not None and data.n_labels >= data.pool_size
         out.append(("p", f"Projected total labels for an interval of the requested width "
                          f"(projections, not guarantees: stop on the {cs_name} as observed"
                          + ("; a count marked certain is where the bounds that hold surely, "
@@ -259,6 +260,9 @@ def _blocks(data: ReportData, images: Mapping[str, str]) -> list[_Block]:
                       f"at most {p.anytime_n_labels} (certain: sure bounds)"
                       if p.anytime_sure and p.anytime_n_labels > data.n_labels else
                       _needed(p.anytime_n_labels, data.n_labels),
+                      # a census: the pool's value, no projection, as `estimate` says it
+                      # (QA: "not within the pool (300 items; about 6146 projected)")
+                      "every item labelled: the pool's exact value" if census else
                       _needed(p.n_labels, data.n_labels, data.pool_size),
                       "—" if p.uniform_n_labels is None else
                       _needed(p.uniform_n_labels, 0, data.pool_size)]
