@@ -74,6 +74,14 @@ def test_the_reports_labels_needed_projects_nothing_at_a_census(tmp_path: Path) 
         cells = [c.strip() for c in row.strip("|").split("|")]
         assert cells[2] == "reached (3 used)", row  # the CS: a point at the census
         assert cells[3] == "every item labelled: the pool's exact value", row
+    # the estimates table: no bootstrap interval around the plain mean, the pool's value
+    # at a census, as estimate and status show none (QA: [0.2471, 0.3529] around 0.3000)
+    head, *body = [line for line in md.split("## Estimates", 1)[1].split("\n\n", 2)[1]
+                   .splitlines() if line.startswith("|")]
+    col = [c.strip() for c in head.strip("|").split("|")].index(
+        "uniform-equivalent: bootstrap 95% interval")
+    for line in body[1:]:  # (after the |---| row)
+        assert [c.strip() for c in line.strip("|").split("|")][col] == "—", line
 
 
 def test_a_difference_known_to_be_zero_is_not_undecided(tmp_path: Path) -> None:

@@ -161,7 +161,10 @@ def _blocks(data: ReportData, images: Mapping[str, str]) -> list[_Block]:
                _interval(a.fixed) + ("" if a.fixed is None else exact_mark), _num(fw),
                _interval(a.anytime) + ("" if a.anytime is None else exact_mark),
                *([_interval(a.exact)] if has_exact else []), _interval(a.bootstrap),
-               _num(None if u is None else u.value), _interval(None if u is None else u.bootstrap)]
+               _num(None if u is None else u.value),
+               # at a census the plain mean is the pool's value: no interval around it, as
+               # estimate and status show none (QA: [0.2471, 0.3529] around 0.3000)
+               _interval(None if u is None or data.census else u.bootstrap)]
         if has_truth:
             row.append(_num(data.truth.get(m)))
         rows.append(row)
