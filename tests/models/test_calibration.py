@@ -94,3 +94,32 @@ def test_calibrated_smollm2_matches_the_formula_and_caches_separately(
     np.testing.assert_allclose(again.score(sentiment_task, items, shots, progress=False), got,
                                atol=1e-12)
     assert again.hits == len(items) and not again.scorer.scorer.loaded
+
+
+def test_a_table_cannot_be_calibrated_and_init_says_why(tmp_path: Path) -> None:
+    """QA: ``--surrogate calibrated:table:preds.csv`` stopped with "preds.csv: no row for 3
+    of 3 item id(s): '__content_free_0__', ...": a table holds its items' scores only,
+    so it cannot score content-free inputs; refused by name, exit code 2 at init."""
+    import subprocess
+    import sys
+
+    preds = tmp_path / "preds.csv"
+    preds.write_text("id,negative,positive\na,0.5,0.5\n", encoding="utf-8")
+    for spec in (f"calibrated:table:{preds}", f"calibrated:{preds}"):
+        with pytest.raises(ValueError, match="cannot do; calibrate the model that wrote"):
+            get_scorer(spec)
+    pool = tmp_path / "pool.csv"
+    pool.write_text("id,text\na,good film\n", encoding="utf-8")
+    env = {"PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src"), "COLUMNS": "200",
+           "PATH": "/usr/bin:/bin", "HOME": str(tmp_path),
+           "ACTIVETEST_CACHE": str(tmp_path / "cache")}
+    proc = subprocess.run(
+        [sys.executable, "-m", "activetest", "init", str(tmp_path / "s.db"), "--pool",
+         str(pool), "--id-column", "id", "--task", "sst2", "--surrogate",
+         f"calibrated:table:{preds}?kind=probs&id=id", "--target",
+         f"table:{preds}?kind=probs&id=id", "--no-progress"],
+        capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert "contextual calibration scores content-free inputs" in proc.stderr
+    assert "__content_free_" not in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "s.db").exists()

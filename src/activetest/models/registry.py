@@ -139,9 +139,19 @@ def get_scorer(spec: str | os.PathLike[str], backend: str | None = None,
     """
     text = os.fspath(spec).strip()
     if text.startswith(CALIBRATED):
-        from activetest.models.calibration import CalibratedScorer
+        from activetest.models.calibration import CONTENT_FREE, CalibratedScorer
 
-        return CalibratedScorer(get_scorer(text[len(CALIBRATED):], backend, **options))
+        inner = text[len(CALIBRATED):]
+        if parse_spec(inner, backend)[0] == "table":
+            # a table holds the scores of its own items only (QA: "sur.csv: no row for 3 of
+            # 3 item id(s): '__content_free_0__', ...")
+            raise ValueError(
+                f"model spec {redact(text)!r}: contextual calibration scores content-free "
+                f"inputs ({', '.join(map(repr, CONTENT_FREE))}) with the model's prompt, "
+                f"which a table: file "
+                f"of precomputed scores cannot do; calibrate the model that wrote the table "
+                f"(calibrated:MODEL), or pass the table without calibrated:")
+        return CalibratedScorer(get_scorer(inner, backend, **options))
     name, rest = parse_spec(text, backend)
     cls = _load_class(name)
     if name == "openai":
