@@ -658,3 +658,17 @@ def test_sure_bounds_line_names_control_variate_lure_when_its_intervals_are_cut(
     line = next(x for x in out.splitlines() if x.startswith("note: log loss: with 15 of"))
     assert "; control-variate LURE's fixed-budget 95% interval" in line, out
     assert f"[{cv['sure_low']:.4f}, {cv['sure_high']:.4f}]" in line
+
+
+def test_lmeval_samples_as_examples_beside_a_pool_with_an_id_column(
+        pool_files: PoolFiles, tmp_path: Path) -> None:
+    """The pool's --id-column is the pool's: lm-eval samples given as --examples carry
+    their own ids (QA: "an lm-eval samples pool takes no --id-column", of the examples,
+    beside a CSV pool that needs it)."""
+    samples = Path(__file__).resolve().parents[1] / "models" / "data" / \
+        "samples_sst2_2026-11-30T12-00-00.jsonl"
+    out = run("init", tmp_path / "s.db", "--pool", pool_files.pool, "--task", "sst2",
+              "--surrogate", f"table:{pool_files.surrogate}", "--target",
+              f"table:{pool_files.target}", "--id-column", "id", "--seed", "5",
+              "--no-progress", "--examples", samples, "--shots", "2")
+    assert "2 in-context example(s)" in out, out

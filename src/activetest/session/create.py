@@ -97,8 +97,15 @@ def _load_examples(src: Sequence[Item] | str | os.PathLike[str], task: Task,
     id column (``--id-column``) gets row numbers as ids: an example's id only names it
     (examples join nothing; their overlap with the pool is found by content). The
     README's first recipe gives a ``text,label`` file with ``--id-column id`` (QA)."""
+    from activetest.data.pool import is_lmeval_source
     from activetest.formats.tables import MissingIdColumnError
 
+    if options and isinstance(src, (str, os.PathLike)) and is_lmeval_source(
+            Path(src), options.get("format")):
+        # lm-eval samples carry their own ids and gold labels: the pool's --id-column and
+        # --label-column are the pool's (QA: "an lm-eval samples pool takes no
+        # --id-column" of examples, beside a CSV pool that needs it)
+        options = {k: v for k, v in options.items() if k not in ("id_column", "label_column")}
     try:
         return load_items(src, task, "examples", options)
     except MissingIdColumnError as e:
