@@ -48,6 +48,12 @@ def test_history_exclude_of_a_row_other_than_the_target_is_not_called_the_target
               "--history-exclude", "m7", "--seed", "3", "--no-progress")
     assert "row 'm7' not used (named by --history-exclude)" in out, out
     assert "named as the target" not in out
+    # the report counts them by why, not all as "the target's own" (QA)
+    with Session.open(tmp_path / "s.db") as s:
+        s.select(5)
+        s.label_from_data()
+        info = s.report_data(progress=False).info
+    assert info["History"].endswith("2 row(s) dropped (2 named by --history-exclude)"), info
 
 
 def test_init_with_history_draws_by_it_and_stays_unbiased(tmp_path: Path) -> None:

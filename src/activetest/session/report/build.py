@@ -204,6 +204,26 @@ def examples_used(config: SessionConfig, provenance: Mapping[str, Any], role: st
 _NOT_RUN_HERE = ("lm-eval", "inspect", "answers", "table", "pool")
 
 
+
+def _dropped_rows(excluded: Any) -> str:
+    """The history rows ``init`` left out, counted by why (its ``excluded`` record: name,
+    reason): every one was called "the target's own" (QA: a compared model's row named by
+    --history-exclude, a copy of another row, a row with no result on the pool)."""
+    kinds: dict[str, int] = {}
+    for row in excluded:
+        why = str(row[1]) if isinstance(row, (list, tuple)) and len(row) > 1 else ""
+        kind = ("named by --history-exclude" if why.startswith("named") else
+                "the target's own (its scores)" if "taken for the target" in why else
+                "copies of another row" if why.startswith("identical to row") else
+                "without a result on the pool" if why.startswith("no result") else
+                why or "left out")
+        kinds[kind] = kinds.get(kind, 0) + 1
+    total = sum(kinds.values())
+    if not total:
+        return "0 row(s) dropped"
+    return f"{total} row(s) dropped ({', '.join(f'{n} {k}' for k, n in kinds.items())})"
+
+
 def report_data(inputs: ReportInputs, *, truth: Mapping[str, float] | None = None,
                 n_points: int = 40, title: str | None = None, notes: Sequence[str] = (),
                 ) -> rp.ReportData:
@@ -339,8 +359,7 @@ def report_data(inputs: ReportInputs, *, truth: Mapping[str, float] | None = Non
         names = ", ".join(short if len(set(short)) == len(short) else given)
         info["History"] = (f"{hist['n_models']} other model(s) from {names or 'the files'}; "
                            f"{hist.get('n_covered', '?')} of {draws.n_pool} pool items "
-                           f"covered; {len(hist.get('excluded') or ())} row(s) dropped "
-                           f"(the target's own)")
+                           f"covered; {_dropped_rows(hist.get('excluded') or ())}")
     if design:
         from activetest.session.draw import describe_design
 
