@@ -264,6 +264,31 @@ def test_without_hard_links_it_falls_back_to_check_and_rename(
 # --------------------------------------------------------------------------- overwrite
 
 
+def test_overwrite_replaces_a_session_file_only(pool_files: PoolFiles,
+                                                tmp_path: Path) -> None:
+    """``init --overwrite`` named the pool itself (or any other file): it replaced it with
+    the session, the user's data gone without a word (QA: `init pool.csv --pool pool.csv
+    ... --overwrite`). Now a file that does not start with SQLite's header is refused,
+    exit 2, unchanged; an empty file and a session are still replaced."""
+    pool = tmp_path / "pool.csv"
+    shutil.copy(pool_files.pool, pool)
+    before = pool.read_bytes()
+    out = run_cli_process(*init_args(pool_files, pool, "--overwrite", pool=pool), code=2)
+    one_error(out)
+    assert "is not a session file" in out and "nothing was changed" in out, out
+    assert pool.read_bytes() == before
+    table = tmp_path / "target.csv"
+    shutil.copy(pool_files.target, table)
+    out = run_cli_process(*init_args(pool_files, table, "--overwrite"), code=2)
+    assert "is not a session file" in out and table.read_bytes() == \
+        Path(pool_files.target).read_bytes()
+    empty = tmp_path / "empty.db"
+    empty.write_bytes(b"")
+    run_cli_process(*init_args(pool_files, empty, "--overwrite"))
+    run_cli_process(*init_args(pool_files, empty, "--overwrite"))  # a session: replaced
+    assert n_labels(empty) == 0 and creating(tmp_path) == []
+
+
 def test_overwrite_refuses_a_session_being_served(pool_files: PoolFiles,
                                                   tmp_path: Path) -> None:
     """``init --overwrite`` while ``activetest serve`` has the session open: exit 2, one

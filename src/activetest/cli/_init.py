@@ -154,7 +154,8 @@ def init(
                                            "cache.")] = False,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing session "
                                             "file (one holding labels is kept beside it, "
-                                            "renamed NAME.replaced-TIME.db).")] = False,
+                                            "renamed NAME.replaced-TIME.db); any other "
+                                            "file is refused.")] = False,
     from_inspect: Annotated[list[Path] | None, typer.Option(
         "--from-inspect", help="An inspect_ai log of an eval run with "
         "activetest.inspect.ActiveStopping on a session made with these same options, or "

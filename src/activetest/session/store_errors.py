@@ -273,9 +273,28 @@ def check_new_session_path(path: str | os.PathLike[str], overwrite: bool, *,
                                      f"or pass --overwrite to replace the link")
         raise SessionExistsError(f"{p} already exists; choose another file name or pass "
                                  f"--overwrite to replace it")
+    if overwrite and p.is_file() and not _may_be_session(p):
+        # (QA: `init pool.csv --pool pool.csv --overwrite` replaced the pool itself, and
+        # any other file named, with a session, without a word)
+        raise SessionExistsError(
+            f"{p} exists and is not a session file (it does not start with SQLite's "
+            f"header: a pool, a prediction table, a sheet?): --overwrite replaces only a "
+            f"session file; choose another file name for the session (nothing was changed)")
     if overwrite and p.is_file():  # refused now, before the scoring, not after it
         claim_for_overwrite(p, busy_timeout)
     return p
+
+
+def _may_be_session(p: Path) -> bool:
+    """Whether the file at ``p`` may be a session ``--overwrite`` replaces: empty, or
+    starting with SQLite's header (its content is checked no further: a damaged session
+    may be replaced). Unreadable: left to the replacement to report."""
+    try:
+        with p.open("rb") as f:
+            head = f.read(16)
+    except OSError:
+        return True
+    return not head or head == b"SQLite format 3\x00"
 
 
 def in_use_error(p: Path) -> SessionInUseError:
