@@ -167,6 +167,34 @@ def test_a_sheet_people_filled_in_is_not_written_over(pool_files: PoolFiles,
         assert s.export(tmp_path / "more.csv", overwrite=True) >= 1
 
 
+def test_a_pool_or_prediction_table_without_labels_is_not_written_over(
+        pool_files: PoolFiles, tmp_path: Path) -> None:
+    """A file with no label filled in was replaced whatever it was (QA: `select --out
+    pool.csv` replaced the session's own unlabelled 300-row pool with a 3-row sheet,
+    `export --out preds.csv` a prediction table). Only a label sheet (an item_id column,
+    or a Label Studio file) is; any other file is refused, unchanged, unless --overwrite."""
+    db = tmp_path / "s.db"
+    init(pool_files, db)
+    pool = tmp_path / "pool.csv"  # the pool without its label column
+    pool.write_text("id,text\nr0,a fine film\nr1,a dull one\n", encoding="utf-8")
+    table = tmp_path / "preds.csv"
+    shutil.copy(pool_files.target, table)
+    log = tmp_path / "log.jsonl"
+    log.write_text('{"doc_id": 0, "doc": {"text": "x"}, "acc": 1.0}\n', encoding="utf-8")
+    before = collected(db)
+    for path in (pool, table, log):
+        data = path.read_bytes()
+        for cmd in (("export", db, "--out", path), ("select", db, "--n", "2", "--out", path)):
+            out = run(*cmd, code=2)
+            one_error(out)
+            assert "is not a label sheet (no item_id column" in " ".join(out.split()), out
+            assert path.read_bytes() == data
+    assert collected(db) == before  # select drew nothing
+    run("select", db, "--n", "2", "--out", pool, "--overwrite")  # on purpose: replaced
+    assert pool.read_text(encoding="utf-8").startswith("item_id,")
+    run("export", db, "--out", pool)  # now a sheet without labels: replaced as before
+
+
 def test_importing_a_label_studio_tasks_file_says_what_it_is(pool_files: PoolFiles,
                                                              tmp_path: Path) -> None:
     """The tasks ``select --out tasks.json`` writes hold no answers: importing them names

@@ -41,8 +41,8 @@ from activetest.formats.label_records import (
 from activetest.formats.tables import read_jsonl
 
 __all__ = ["DRAW_COLUMN", "FORMATS", "PREDICTED_COLUMN", "PROBABILITY_COLUMN", "defuse",
-           "filled_labels", "format_for", "read_labels", "sheet_records", "undefuse",
-           "write_sheet"]
+           "filled_labels", "format_for", "looks_like_sheet", "read_labels", "sheet_records",
+           "undefuse", "write_sheet"]
 
 #: Formats of :func:`export_items` / :func:`import_labels` (``labelstudio``: import only).
 FORMATS = ("csv", "tsv", "jsonl", "json", "labelstudio")
@@ -291,6 +291,33 @@ def filled_labels(p: Path, fmt: str, *, label_column: str = "label") -> int:
     else:
         rows = csv_rows(text, src, "," if fmt == "csv" else "\t", "item_id")
     return sum(1 for _, row in rows if filled(row.get(label_column)))
+
+
+def looks_like_sheet(p: Path, fmt: str, *, id_column: str = "item_id") -> bool:
+    """Whether ``p`` (of format ``fmt``) is a label file as ``select --out`` and
+    ``export`` write them, or as people make them: empty, a Label Studio tasks file or
+    export, or rows whose first names an ``id_column``. A pool, a prediction table or a
+    harness log has no such column (QA: ``select --out pool.csv`` replaced an unlabelled
+    pool, ``export --out preds.csv`` a prediction table, both having no label filled in).
+
+    Raises:
+        LabelFileError: as :func:`filled_labels`.
+    """
+    text = read_text(p)
+    if not text.strip():
+        return True
+    src = str(p)
+    if fmt in ("json", "labelstudio"):
+        data = _json.loads(text, src, LabelFileError)
+        if labelstudio.looks_like_tasks(data):
+            return True
+        rows: Iterator[tuple[str, Mapping[str, Any]]] = json_rows(data, src)
+    elif fmt == "jsonl":
+        rows = jsonl_rows(text, src)
+    else:
+        rows = csv_rows(text, src, "," if fmt == "csv" else "\t", id_column)
+    first = next(rows, None)
+    return first is None or id_column in first[1]
 
 
 def read_labels(p: Path, fmt: str, label_rule: Callable[[], ParseLabel], *,

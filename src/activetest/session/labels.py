@@ -529,10 +529,12 @@ def refuse_filled_sheet(path: str | os.PathLike[str], fmt: str, *,
                         session: str | os.PathLike[str] | None = None) -> None:
     """Raise ValueError if the existing file ``path`` holds answers someone filled in
     (:func:`activetest.formats.sheets.filled_labels`: a label cell of any value) or
-    cannot be read as a sheet: writing over it could lose labels not imported yet.
-    A missing file, or one with no label filled in, passes."""
+    cannot be read as a sheet: writing over it could lose labels not imported yet; or
+    that is not a label sheet at all (:func:`activetest.formats.sheets.looks_like_sheet`:
+    a pool or a prediction table with no label column). A missing file, or a sheet with
+    no label filled in, passes."""
     from activetest.formats.label_records import LabelFileError
-    from activetest.formats.sheets import filled_labels
+    from activetest.formats.sheets import filled_labels, looks_like_sheet
 
     p = Path(path)
     if not p.is_file():
@@ -540,14 +542,21 @@ def refuse_filled_sheet(path: str | os.PathLike[str], fmt: str, *,
     how = (f"import it first (`activetest import {session or 'SESSION'} {p}`), name "
            f"another file, or pass --overwrite (overwrite=True in Python) to replace it "
            f"(nothing was drawn or written)")
+    kind = "json" if fmt == "labelstudio" else fmt
     try:
-        n = filled_labels(p, "json" if fmt == "labelstudio" else fmt)
+        n = filled_labels(p, kind)
+        sheet = looks_like_sheet(p, kind)
     except (LabelFileError, OSError) as exc:
         raise ValueError(f"{p} exists and cannot be read as a sheet ({exc}), so it may "
                          f"hold labels; {how}") from None
     if n:
         raise ValueError(f"{p} exists and holds {n} label(s) filled in; writing over it "
                          f"would lose them: {how}")
+    if not sheet:
+        raise ValueError(f"{p} exists and is not a label sheet (no item_id column: a pool, "
+                         f"a prediction table, a harness log?); writing over it would lose "
+                         f"it: name another file, or pass --overwrite (overwrite=True in "
+                         f"Python) to replace it (nothing was drawn or written)")
 
 
 def check_export_target(path: str | os.PathLike[str], format: str | None, *,
