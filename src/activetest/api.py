@@ -238,7 +238,7 @@ class ActiveTest:
             planned_budget=planned_budget(budget, N),
             blind_ratio=new_blind_ratio(design.new_design_rule(acquisition)),
             design_rule=design.new_design_rule(acquisition),
-            clt_min_errors=MIN_ERRORS, sure_bounds=True,
+            clt_min_errors=MIN_ERRORS, sure_bounds=True, exact_share=True,
             compare=tuple(self._compare) or None)
         self._scores: np.ndarray | None = None  # a fixed acquisition's
         if acquisition in FIXED_ACQUISITIONS:
@@ -548,6 +548,8 @@ class ActiveTest:
                 known[name] = cb
         K, s = draws.k, self._sampler
         fixed = self._design is None
+        if not fixed and self._config.exact_share:  # as a new session: each draw's share
+            draws = dataclasses.replace(draws, q_share=np.asarray(s.lam[:K], dtype=np.float64))
         metrics = () if fixed else self._config.design_metrics  # each with its own control
         design_controls = {}
         for m in metrics:

@@ -123,11 +123,20 @@ def test_a_point_interval_note_names_the_interval_that_bounds_the_risk(pool) -> 
     assert "read the fixed-budget interval" not in line[0]
 
 
+def _share_q_min(run: Any) -> np.ndarray:
+    """Each labelled draw's bound of a new session's exact CS: the design's recorded
+    uniform share (at least 0.1) over the items left."""
+    draws = run.labelled_draws()
+    lam = np.maximum(np.asarray(run._sampler.lam[:draws.k], dtype=float), 0.1)
+    return lam / (draws.n_pool - np.arange(draws.k))
+
+
 def test_the_exact_interval_is_the_exact_cs_at_the_sessions_level(pool) -> None:
     """While few errors are labelled, the fixed-budget interval shown is
-    :func:`exact_cs` at alpha = 1 - level on the session's draws and controls (the
-    adaptive design's least uniform share, 0.1, as the floor); at 150 labels the CS is
-    informative, so a wrong level moves it (checked: alpha 0.1 gives another bound)."""
+    :func:`exact_cs` at alpha = 1 - level on the session's draws and controls (each
+    draw bounded by the uniform share the design recorded at it, at least the least
+    share 0.1); at 150 labels the CS is informative, so a wrong level moves it
+    (checked: alpha 0.1 gives another bound)."""
     S, T, _ = pool
     K = 150
     run = _run(S, T, T.argmax(axis=1), K)  # every label one the target gets right
@@ -137,9 +146,9 @@ def test_the_exact_interval_is_the_exact_cs_at_the_sessions_level(pool) -> None:
     g, G, _ = run._sampler.controls("zero_one")
 
     def cs(alpha: float):
-        return exact_cs(np.zeros(K), draws.q, draws.n_pool, loss_high=1.0, q_floor=0.1,
-                        alpha=alpha, control=g[:K], control_rest=G[:K], control_low=0.0,
-                        control_high=1.0)
+        return exact_cs(np.zeros(K), draws.q, draws.n_pool, loss_high=1.0,
+                        q_min=_share_q_min(run), alpha=alpha, control=g[:K],
+                        control_rest=G[:K], control_low=0.0, control_high=1.0)
 
     ex = cs(0.05)
     assert (a.fixed_low, a.fixed_high) == (float(ex.low[-1]), float(ex.high[-1]))
@@ -269,7 +278,7 @@ def test_a_compared_target_that_agrees_on_every_label_gets_no_point_difference(p
     La = (T.argmax(1)[draws.rows] != labels[draws.rows]).astype(float)
     Lb = (other.argmax(1)[draws.rows] != labels[draws.rows]).astype(float)
     ex = paired_difference_exact_cs(La, Lb, draws.q, draws.n_pool, bound_a=1.0, bound_b=1.0,
-                                    q_floor=est.q_floor(run0._config, True))
+                                    q_min=_share_q_min(run0))
     assert (d.fixed_low, d.fixed_high) == (float(ex.low[-1]), float(ex.high[-1]))
     assert any("target - o (error rate): the fixed-budget 95%" in w and "(0 of 40)" in w
                for w in new.warnings), new.warnings
@@ -447,3 +456,80 @@ def test_the_cs_is_claimed_where_the_exact_cs_stands_in_or_from_30_not_between()
     assert c.claimed.tolist() == ((m <= 21) | (m >= 30)).tolist()
     plain = est.interval_curves(rng.uniform(0, 0.3, k), 40, value_range=(0.0, 1.0))
     assert plain.claimed.tolist() == (m >= 30).tolist()
+
+
+def test_the_default_designs_exact_interval_bets_by_each_draws_own_uniform_share() -> None:
+    """QA: a 99%-accurate target, 200 labels and no error: the default design's interval
+    was [0, 0.341] beside uniform sampling's [0, 0.034] on the same pool, as its exact CS
+    bet as if any item could weigh 10 times the uniform (the least share of the uniform
+    a design may mix in) while the design, with no error seen, was drawing uniformly.
+    New sessions bound each draw by its own recorded share (1 while uniform): the same
+    interval as uniform sampling's here; the exact CS is the one with that per-draw
+    bound, computed by hand; an old file's rule (no ``exact_share``) keeps its numbers."""
+    import dataclasses
+
+    from activetest import ActiveTest
+
+    rng = np.random.default_rng(1)
+    N = 2000
+    truth = rng.integers(0, 2, N)
+    right = rng.random(N) < 0.99
+    conf = np.where(right, 0.95, 0.3)
+    pt = np.where(truth == 1, conf, 1 - conf)
+    T = np.column_stack([1 - pt, pt])
+    ps = np.clip(pt + rng.normal(0, 0.1, N), 0.01, 0.99)
+    S = np.column_stack([1 - ps, ps])
+    got = {}
+    for acq in ("adaptive", "uniform"):
+        run = ActiveTest(S, T, metric="error_rate", seed=0, acquisition=acq)
+        for _ in range(20):
+            for i in run.next(10):
+                run.label(i, int(truth[i]))
+        got[acq] = run
+    a = got["adaptive"].estimate().metrics["error_rate"].anytime
+    u = got["uniform"].estimate().metrics["error_rate"].anytime
+    assert a.basis == u.basis == "exact" and a.fixed_low == 0.0
+    assert a.fixed_high <= 1.2 * u.fixed_high < 0.05, (a, u)
+    run = got["adaptive"]
+    draws = run.labelled_draws()
+    lam = np.asarray(run._sampler.lam[:draws.k])
+    L = (T[draws.rows].argmax(axis=1) != truth[draws.rows]).astype(float)
+    assert L.sum() == 0
+    ex = exact_cs(L, draws.q, N, loss_high=1.0, alpha=0.05,
+                  q_min=np.maximum(lam, 0.1) / (N - np.arange(draws.k)))
+    assert a.fixed_high == pytest.approx(float(ex.high[-1]), abs=1e-12)
+    run._config = dataclasses.replace(run._config, exact_share=None)  # an old file's rule
+    old = run.estimate().metrics["error_rate"].anytime
+    assert old.fixed_high > 5 * a.fixed_high  # the least share's bets
+
+
+def test_a_new_sessions_exact_cs_bets_by_each_draws_recorded_share(pool_files: PoolFiles,
+                                                                  tmp_path: Path) -> None:
+    """A session created now records ``exact_share``: its error rate's exact CS is the
+    one with each draw bounded by the design's recorded uniform share (the sampler's
+    ``lam``, replayed from the file), not the least share; the file says so."""
+    from activetest.session import draw
+
+    db = tmp_path / "s.db"
+    pf = pool_files
+    run("init", db, "--pool", pf.pool, "--task", "demo", "--surrogate", f"table:{pf.surrogate}",
+        "--target", f"table:{pf.target}", "--id-column", "id", "--metric", "error_rate",
+        "--seed", "5", "--no-progress")
+    run("select", db, "--n", 8)
+    run("label", db, "--from-data")
+    with Session.open(db) as s:
+        assert s.session_config.exact_share is True
+        draws = s.labelled_draws()
+        sampler = draw.replayed(s.store)
+        g, G, _ = draw.design_controls(s.store, draws.k, sampler)
+        L = s.item_losses(draws)["error_rate"]
+        lam = np.maximum(np.asarray(sampler.lam[:draws.k], dtype=float), 0.1)
+    a = json.loads(run("estimate", db, "--json"))["metrics"]["error_rate"]["anytime"]
+    ex = exact_cs(L, draws.q, draws.n_pool, loss_high=1.0, alpha=0.05,
+                  q_min=lam / (draws.n_pool - np.arange(draws.k)), control=g, control_rest=G,
+                  control_low=0.0, control_high=1.0)
+    old = exact_cs(L, draws.q, draws.n_pool, loss_high=1.0, alpha=0.05, q_floor=0.1,
+                   control=g, control_rest=G, control_low=0.0, control_high=1.0)
+    assert (a["exact_low"], a["exact_high"]) == pytest.approx(
+        (float(ex.low[-1]), float(ex.high[-1])), abs=1e-12)
+    assert float(old.high[-1]) - float(old.low[-1]) > float(ex.high[-1]) - float(ex.low[-1])

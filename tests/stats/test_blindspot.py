@@ -465,3 +465,29 @@ def test_widened_intervals_cover_the_rare_miss_pool() -> None:
 @pytest.mark.slow
 def test_widened_intervals_cover_the_rare_miss_pool_full() -> None:
     _check(400)
+
+
+@pytest.mark.parametrize("name", ["calibrated", "calibrated-uniform", "calibrated-both",
+                                  "fixed_mix", "pe"])
+def test_each_draws_uniform_share_bounds_every_remaining_items_probability(name: str) -> None:
+    """The exact CS of new sessions bounds each draw's bets by the share of the uniform
+    the run recorded at it (``lam``, chosen before the draw; 1 while the design is
+    uniform): every remaining item's probability is at least ``lam_m / (N - m + 1)``
+    (:func:`activetest.session.estimate_base.exact_proposal_bound`). Checked on the
+    replayed proposals of seeded runs of every design, draw by draw; the share is above
+    the least one (0.1) on the early draws, where the bound gains."""
+    pool = rare_miss_pool(N=300)
+    design = AdaptiveDesign.from_name(name, surrogate_logprobs=pool["S"],
+                                      target_logprobs=pool["T"], loss="log")
+    runs = simulate_design(design, losses=pool["L"], labels=pool["y"], budget=120, n_runs=3,
+                           random_state=3)
+    for r in range(3):
+        acq = runs.indices[r]
+        lam = runs.lam[r]
+        assert np.all((lam >= 0.1 - 1e-12) & (lam <= 1.0))
+        for m, (q, _) in enumerate(design_proposals(design, acq, labels=pool["y"][acq],
+                                                    losses=pool["L"][acq])):
+            rem = np.ones(300, dtype=bool)
+            rem[acq[:m]] = False
+            assert q[rem].min() >= lam[m] / (300 - m) * (1 - 1e-12), (name, r, m)
+        assert lam[0] >= 0.5  # the first draw, no label yet: at least half uniform

@@ -127,6 +127,9 @@ def estimate_parts(s: Any, *, compare: Sequence[Any] | Any, n_boot: int | None,
         # with both metrics created with the two-metric design)
         design_controls = draw.metric_controls(s.store, draws.k, sampler)
         design_info = draw.design_info(s.store, sampler)
+        if cfg.exact_share:  # each draw's own uniform share bounds the exact CS's bets
+            draws = dataclasses.replace(draws, q_share=np.asarray(
+                sampler.lam[:draws.k], dtype=np.float64))
     t_pool = s.store.scores("target")  # read after scoring: a census knows it all
     inputs = kind.estimate_inputs(
         draws, s.metrics, surrogate_pool=s_stored.logprobs,

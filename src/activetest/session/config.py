@@ -150,7 +150,8 @@ _RENAMED = {"alpha": "proposal_floor", "activetest_version": "version",
             "design": "design_variant"}
 # stored keys written only by some sessions: absent (None) is not written back
 _OPTIONAL_KEYS = ("design", "answer_files", "target_shots", "planned_budget", "blind_ratio",
-                  "design_rule", "clt_min_errors", "label_scoring", "sure_bounds")
+                  "design_rule", "clt_min_errors", "label_scoring", "sure_bounds",
+                  "exact_share")
 #: How a class's score is read from its label word (:data:`SessionConfig.label_scoring`;
 #: the names of :data:`activetest.models.labels.LABEL_SCORING_MODES`).
 LABEL_SCORING = ("first-token", "full-sequence")
@@ -219,6 +220,14 @@ class SessionConfig:
             :func:`activetest.session.estimate_base.sure_risk_curve`; new sessions:
             True). None: not stored, by files from before it: not cut, the numbers they
             had.
+        exact_share: an adaptive design's exact CS bounds each draw's weight by the
+            share of the uniform in the proposal it was drawn from (recorded at the draw:
+            every remaining item then had probability at least that share over the items
+            left), not by the least share any draw may have (10%), which bet as if each
+            item could weigh 10 times what it could while the design was still uniform
+            (:attr:`activetest.session.estimate_base.LabelledDraws.q_share`; new sessions:
+            True). None: not stored, by files from before it: the least share, the
+            numbers they had.
         extra: keys this version does not know (kept and written back).
     """
 
@@ -250,6 +259,7 @@ class SessionConfig:
     clt_min_errors: int | None = None
     label_scoring: str | None = None
     sure_bounds: bool | None = None
+    exact_share: bool | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -282,6 +292,8 @@ class SessionConfig:
             raise ConfigError(f"clt_min_errors must be a positive integer (labels), got {ce!r}")
         if self.sure_bounds is not None and not isinstance(self.sure_bounds, bool):
             raise ConfigError(f"sure_bounds must be true or false, got {self.sure_bounds!r}")
+        if self.exact_share is not None and not isinstance(self.exact_share, bool):
+            raise ConfigError(f"exact_share must be true or false, got {self.exact_share!r}")
         if self.label_scoring is not None and self.label_scoring not in LABEL_SCORING:
             raise ConfigError(f"label_scoring must be one of {', '.join(LABEL_SCORING)}, "
                               f"got {self.label_scoring!r}")

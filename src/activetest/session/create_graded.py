@@ -862,6 +862,7 @@ def create_graded_session(path: str | os.PathLike[str], *,
         blind_ratio=BLIND_RATIO,
         clt_min_errors=MIN_ERRORS,  # the exact interval until 5 errors (stats.fewerrors)
         sure_bounds=True,  # intervals cut to what the labels make sure
+        exact_share=True,  # the exact CS bounds each draw by its own uniform share
     )
     source = target if target.startswith("answers:") else "pool file"
     info = [_generation_info(g) if gens is not None else {"source": source}

@@ -34,6 +34,7 @@ from activetest.session.estimate_base import (
     cut_to_sure,
     cut_to_sure_arrays,
     difference_range,
+    exact_proposal_bound,
     sure_cut_in_force,
     sure_risk_curve,
     value_range,
@@ -230,8 +231,8 @@ def few_errors_inputs(losses: np.ndarray, draws: LabelledDraws, min_errors: int 
         return None
     extra = {} if design is None else {"control": design[0], "control_rest": design[1],
                                        "control_low": 0.0, "control_high": 1.0}
-    ex = exact_cs(L, draws.q, draws.n_pool, loss_high=1.0, q_floor=q_floor, alpha=1.0 - level,
-                  **extra)
+    ex = exact_cs(L, draws.q, draws.n_pool, loss_high=1.0, alpha=1.0 - level,
+                  **exact_proposal_bound(draws, q_floor), **extra)
     return FewErrors(int(min_errors), few_errors(L, int(min_errors)),
                      np.asarray(ex.low, float), np.asarray(ex.high, float),
                      few_errors_reason(L, int(min_errors)))
@@ -402,7 +403,8 @@ def anytime(draws: LabelledDraws, losses: np.ndarray, *, control: np.ndarray | N
         extra = {} if design is None else {
             "control": design[0], "control_rest": design[1], "control_low": 0.0,
             "control_high": float(loss_bound)}
-        ex = exact_cs(losses, q, N, loss_high=float(loss_bound), q_floor=q_floor, alpha=alpha,
+        ex = exact_cs(losses, q, N, loss_high=float(loss_bound), alpha=alpha,
+                      **exact_proposal_bound(draws, q_floor),
                       **extra)
         exact_low, exact_high = float(ex.low[-1]), float(ex.high[-1])
     basis = None

@@ -9,7 +9,7 @@ import math
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -34,6 +34,7 @@ __all__ = [
     "cut_to_sure",
     "cut_to_sure_arrays",
     "difference_range",
+    "exact_proposal_bound",
     "sure_bounds_of_runs",
     "sure_cut_in_force",
     "sure_risk_curve",
@@ -60,6 +61,12 @@ class LabelledDraws:
         n_selected: all draws so far.
         n_waiting: labels of later draws that wait for an earlier unlabelled draw.
         first_unlabelled: ``(item id, step)`` of the first unlabelled draw, if any.
+        q_share: ``(K,)`` where the session records it (``exact_share``, an adaptive
+            design): the share of the uniform in the proposal each draw was made from,
+            chosen before the draw (the run's lambda; 1 while the design is uniform):
+            every remaining item had probability at least ``q_share / (N - m + 1)``,
+            which bounds the exact CS's bets (:func:`exact_proposal_bound`). None: the
+            session's least share (``q_floor``) bounds every draw.
     """
 
     n_pool: int
@@ -71,11 +78,27 @@ class LabelledDraws:
     n_selected: int
     n_waiting: int = 0
     first_unlabelled: tuple[str, int] | None = None
+    q_share: np.ndarray | None = None
 
     @property
     def k(self) -> int:
         """K, the usable labels."""
         return int(self.rows.size)
+
+
+def exact_proposal_bound(draws: LabelledDraws, q_floor: float | None) -> dict[str, Any]:
+    """The proposal bound of the exact CS of ``draws`` (keywords of
+    :func:`activetest.stats.betting.exact_cs`): ``q_floor`` (every draw's proposal gave
+    each remaining item at least ``q_floor / (N - m + 1)``), or where the draws record
+    their own uniform share (:attr:`LabelledDraws.q_share`) the per-draw ``q_min =
+    max(q_floor, share_m) / (N - m + 1)``, known before each draw (the share is chosen
+    from the earlier labels), so the bets stay predictable and the CS exact."""
+    if draws.q_share is None or q_floor is None:
+        return {"q_floor": q_floor}
+    share = np.asarray(draws.q_share, dtype=np.float64)[:draws.k]
+    if share.shape != (draws.k,) or not np.all((share > 0) & (share <= 1)):
+        raise ValueError(f"q_share must hold {draws.k} shares in (0, 1]")
+    return {"q_min": np.maximum(share, q_floor) / (draws.n_pool - np.arange(draws.k))}
 
 
 def bootstrap_rng(seed: int, k: int, name: str) -> np.random.Generator:

@@ -22,6 +22,7 @@ from activetest.session.estimate_base import (
     LabelledDraws,
     SureBounds,
     cut_to_sure_arrays,
+    exact_proposal_bound,
 )
 
 __all__ = [
@@ -136,8 +137,9 @@ def difference_few_inputs(losses: np.ndarray, other_losses: np.ndarray, draws: L
             extra["weight_bound"] = W
     ex = paired_difference_exact_cs(La, Lb, draws.q, draws.n_pool, bound_a=float(bound),
                                     bound_b=float(bound),
-                                    q_floor=None if "weight_bound" in extra else q_floor,
-                                    alpha=1.0 - level, **extra)
+                                    alpha=1.0 - level, **extra,
+                                    **({"q_floor": None} if "weight_bound" in extra
+                                       else exact_proposal_bound(draws, q_floor)))
     d = La - Lb
     return FewErrors(int(min_errors), few_differences(d, int(min_errors)),
                      np.asarray(ex.low, float), np.asarray(ex.high, float),
