@@ -515,3 +515,16 @@ def test_the_repr_of_an_estimate_leaves_out_the_per_label_curves(small: Any) -> 
         assert "curve" not in text and len(text) < 3000, text
         assert f"estimate={m.active.estimate!r}" in text and "anytime=AnytimeInterval(" in text
     assert len(r.to_dict()["metrics"]["log_loss"]["curve"]) == 30
+
+
+def test_one_label_is_said_in_the_singular() -> None:
+    """QA: "only 1 labels" in ``print(run.estimate())``."""
+    rng = np.random.default_rng(0)
+    S = np.log(rng.dirichlet(np.ones(2), 50))
+    T = np.log(rng.dirichlet(np.ones(2), 50))
+    run = ActiveTest(S, T, metric="error_rate", seed=0, acquisition="uniform")
+    (i,) = run.next(1)
+    run.label(i, 0)
+    rep = run.estimate()
+    assert any(w.startswith("only 1 label: the bootstrap interval") for w in rep.warnings)
+    assert not any("only 1 labels" in w for w in rep.warnings)

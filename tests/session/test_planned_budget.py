@@ -70,9 +70,15 @@ def test_default_rule_and_bad_budgets(pool_files: PoolFiles, tmp_path: Path) -> 
         assert s.session_config.planned_budget == min(400, n // 2)
     # a budget of the whole pool is kept at two thirds of it (the CS tuned nearer N is
     # tens of standard errors wide before; tests/stats/test_budget_cs.py)
-    assert _init(pool_files, tmp_path / "whole.db", "--budget", str(n)).exit_code == 0
+    r = _init(pool_files, tmp_path / "whole.db", "--budget", str(n))
+    assert r.exit_code == 0
     with Session.open(tmp_path / "whole.db") as s:
         assert s.session_config.planned_budget == 2 * n // 3
+    # and said (QA: stored as 200 of the 250 asked for without a word)
+    said = " ".join(r.output.split())
+    assert f"planned budget {2 * n // 3} labels, not the {n} asked for" in said, r.output
+    r = _init(pool_files, tmp_path / "fits.db", "--budget", "20")
+    assert r.exit_code == 0 and "not the 20 asked for" not in r.output
     for bad in ("0", str(10**6)):
         r = _init(pool_files, tmp_path / f"bad{bad}.db", "--budget", bad)
         assert r.exit_code == 2 and "planned budget" in r.output, r.output

@@ -282,6 +282,13 @@ def init(
                    f"metric {cfg.metric}, acquisition {cfg.acquisition}, "
                    + ("" if cfg.adaptive else f"proposal floor {cfg.proposal_floor:g}, ")
                    + f"seed {cfg.seed}")
+        if budget is not None and cfg.planned_budget is not None \
+                and cfg.planned_budget < budget:
+            # kept, not refused, as the option's help says (QA: stored without a word)
+            _out.print(f"planned budget {cfg.planned_budget} labels, not the {budget} asked "
+                       f"for: at most two thirds of the pool's {s.n_items} items is kept (a "
+                       f"CS tuned nearer the whole pool is too wide before it); labelling "
+                       f"past it stays valid")
         if cfg.label_scoring_mode != LabelScoringMode.first_token.value:
             _out.print(f"label scoring: {cfg.label_scoring_mode} (each class is the summed "
                        f"log-prob of its whole label word, for every model scored here; a "

@@ -44,8 +44,8 @@ __all__ = [
 def _warnings(draws: LabelledDraws) -> list[str]:
     notes = []
     if draws.k < 100:
-        notes.append(f"only {draws.k} labels: the bootstrap interval is unreliable below ~100 "
-                     f"labels")
+        notes.append(f"only {draws.k} label{'' if draws.k == 1 else 's'}: the bootstrap "
+                     f"interval is unreliable below ~100 labels")
     if draws.n_waiting and draws.first_unlabelled is not None:
         item_id, step = draws.first_unlabelled
         notes.append(f"{draws.n_waiting} label(s) of later draws wait for item {item_id!r} "
