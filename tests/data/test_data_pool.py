@@ -208,7 +208,7 @@ def test_malformed_rows_name_file_and_line(tmp_path: Path) -> None:
 def test_missing_columns(tmp_path: Path) -> None:
     path = write(tmp_path, "p.csv", "body,label\nx,1\n")
     with pytest.raises(PoolFormatError, match=r"p\.csv, line 2: no column 'text' for field "
-                                              r"'text' \(columns: body, label\)"):
+                                              r"'text' \(columns: 'body', 'label'\)"):
         load_pool(path)
     assert load_pool(path, text_column="body", label_base=0)[0].fields == {"text": "x"}
     with pytest.raises(PoolFormatError, match=r"line 2: no label column 'gold'"):
@@ -274,3 +274,18 @@ def test_hub_by_name_without_datasets_is_a_clear_error(monkeypatch: pytest.Monke
     monkeypatch.setitem(sys.modules, "datasets", None)
     with pytest.raises(MissingDependencyError, match="needs the 'datasets' package"):
         load_hub_pool("stanfordnlp/sst2", "train")
+
+
+def test_a_missing_column_lists_twenty_columns_and_counts_the_rest(tmp_path) -> None:
+    """QA: a 251-column response matrix given as a pool listed all 251 columns in one
+    message; now the first 20 and how many more."""
+    from activetest.data.pool import load_pool
+
+    path = tmp_path / "wide.csv"
+    cols = [f"X{i}" for i in range(251)]
+    path.write_text(",".join(cols) + "\n" + ",".join("1" for _ in cols) + "\n")
+    with pytest.raises(ValueError) as err:
+        load_pool(path, task="sst2", id_column="id")
+    msg = str(err.value)
+    assert "'X0', 'X1'" in msg and "... and 231 more (251 columns)" in msg, msg
+    assert "'X250'" not in msg

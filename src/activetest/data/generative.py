@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from activetest.data.task import Item, TaskFileError
-from activetest.formats.tables import read_records
+from activetest.formats.tables import column_names, read_records
 
 __all__ = ["ANSWERS", "FULL_PROMPT", "SQUAD", "GenTask", "GradedItem", "Judgment", "QAItem",
            "cut_at_stop", "exact_match", "gen_task_from_dict", "gen_task_to_dict",
@@ -443,13 +443,15 @@ def load_graded_pool(path: str | Path, task: GenTask, *, format: str | None = No
         at = f"{p}, {where}"
         missing = [c for c in cols.values() if c not in rec]
         if missing:
-            raise ValueError(f"{at}: no column(s) {missing} (columns: {sorted(rec)}); map the "
+            raise ValueError(f"{at}: no column(s) {missing} (columns: "
+                             f"{column_names(rec, sort=True)}); map the "
                              f"task's fields to columns in the task file's [columns]")
         if id_column is not None and id_column not in rec:
             from activetest.formats.tables import MissingIdColumnError
 
             raise MissingIdColumnError(f"{at}: no id column {id_column!r} (columns: "
-                                  f"{sorted(rec)}); name the id column with --id-column", n)
+                                       f"{column_names(rec, sort=True)}); name the id "
+                                       f"column with --id-column", n)
         item_id = str(n) if id_column is None else str(rec.get(id_column, "")).strip()
         if not item_id:
             raise ValueError(f"{at}: no id in column {id_column!r}; name the id column with "

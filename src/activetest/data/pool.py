@@ -66,6 +66,7 @@ from activetest.formats.tables import (
     MissingIdColumnError,
     PoolFormatError,
     Record,
+    column_names,
     detect_format,
     parse_bytes,
     read_bytes,
@@ -292,7 +293,7 @@ def records_to_items(records: Iterable[tuple[str, Record]], source: str, *,
             found, raw_label = _lookup(record, plan.label)
             if not found and plan.label_required:
                 raise PoolFormatError(f"{source}, {where}: no label column {plan.label!r} "
-                                      f"(columns: {', '.join(map(str, record))})")
+                                      f"(columns: {column_names(record)})")
             if drop and raw_label is not None and _norm_label_key(raw_label) in drop:
                 continue
         fields: dict[str, str] = {}
@@ -300,7 +301,7 @@ def records_to_items(records: Iterable[tuple[str, Record]], source: str, *,
             found, value = _lookup(record, spec)
             if not found:
                 raise PoolFormatError(f"{source}, {where}: no column {spec!r} for field "
-                                      f"{name!r} (columns: {', '.join(map(str, record))})")
+                                      f"{name!r} (columns: {column_names(record)})")
             fields[name] = _as_text(value, source, where, spec)
         if ids is not None:
             item_id = ids[row]
@@ -308,7 +309,7 @@ def records_to_items(records: Iterable[tuple[str, Record]], source: str, *,
             found, value = _lookup(record, plan.id)
             if not found:
                 raise MissingIdColumnError(f"{source}, {where}: no id column {plan.id!r} "
-                                      f"(columns: {', '.join(map(str, record))})", row)
+                                      f"(columns: {column_names(record)})", row)
             item_id = _as_text(value, source, where, plan.id).strip()
             if not item_id:
                 raise PoolFormatError(f"{source}, {where}: empty id in column {plan.id!r}")

@@ -28,7 +28,8 @@ from typing import Any
 from activetest.formats import _json
 
 __all__ = ["FORMATS", "MAX_STREAM_BYTES", "MissingDependencyError", "PoolFormatError", "Record",
-           "decode", "detect_format", "file_lines", "files_under", "header_rows", "header_table",
+           "column_names", "decode", "detect_format", "file_lines", "files_under", "header_rows",
+           "header_table",
            "iter_json_lines", "json_lines", "parse_bytes", "read_bytes", "read_csv_lines",
            "read_file", "read_jsonl", "read_jsonl_lines", "read_records", "read_tsv_lines",
            "refuse_sqlite", "split_lines"]
@@ -42,6 +43,22 @@ _SUFFIXES = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl", ".n
 
 class PoolFormatError(ValueError):
     """A pool file (or hub split) that cannot be turned into items."""
+
+
+#: How many column names an error message lists (QA: a 251-column response matrix given as
+#: a pool listed every one of them)
+SHOWN_COLUMNS = 20
+
+
+def column_names(names: Iterable[Any], *, sort: bool = False) -> str:
+    """The column names an error message lists: each as ``repr``, at most
+    :data:`SHOWN_COLUMNS` of them, then how many more there are."""
+    cols = [str(c) for c in names]
+    if sort:
+        cols.sort()
+    shown = ", ".join(repr(c) for c in cols[:SHOWN_COLUMNS])
+    more = len(cols) - SHOWN_COLUMNS
+    return shown if more <= 0 else f"{shown}, ... and {more} more ({len(cols)} columns)"
 
 
 class MissingIdColumnError(PoolFormatError):

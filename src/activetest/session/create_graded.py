@@ -88,6 +88,7 @@ from activetest.data.generative import (
     load_graded_pool,
 )
 from activetest.data.task import Item
+from activetest.formats.tables import column_names
 from activetest.session.compare_graded import compare_role
 from activetest.session.config import NoiseConfig, SessionConfig
 from activetest.session.create import (
@@ -495,7 +496,8 @@ def column_probabilities(pool: Sequence[Any], name: str) -> np.ndarray:
     for g in pool:
         if name not in g.extra:
             raise SessionError(f"item {g.item.id!r}: no column {name!r} in the pool file "
-                               f"(columns: {sorted([*g.item.fields, *g.extra])}); name "
+                               f"(columns: "
+                               f"{column_names([*g.item.fields, *g.extra], sort=True)}); name "
                                f"the column of the probability that the answer is "
                                f"correct: --surrogate column:NAME")
         raw = g.extra.get(name)
