@@ -4,7 +4,8 @@ A target compared with a second model known on the pool (``ActiveTest(compare=..
 as a session compared at creation): each estimate now computes the floor of the
 difference's variance, the surrogate's model of it under each draw's proposal
 (:func:`activetest.session.estimate.difference_floors`); for the default adaptive
-design that replays the design's proposals over the pool, one compiled pass per draw.
+design that sums the moments under each draw's proposal in the blind spot's replay (one
+compiled pass over the pool per draw, shared with the blind spot since 2026-12-06).
 Printed per pool size: the CPU seconds of one estimate with and without the floor (the
 floor switched off in the same process, the same labels), and their ratio.
 
@@ -27,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 import activetest as at
 from activetest.session import estimate as est
+from activetest.session import estimate_differences as ed
 from activetest.stats.losses import log_softmax
 
 
@@ -51,6 +53,7 @@ def main(argv: list[str] | None = None) -> None:
     a = ap.parse_args(argv)
     warnings.filterwarnings("ignore")
     real = est.difference_floors
+    real_moments = ed.difference_moments_of  # the pass sums them for the floor (one replay)
     print("| pool | labels | acquisition | estimate CPU-s with the floor | without | ratio |")
     print("|---|---|---|---|---|---|")
     for N in a.sizes:
@@ -61,11 +64,12 @@ def main(argv: list[str] | None = None) -> None:
                             acquisition=a.acquisition, n_boot=100, compare={"B": B})
         for i in run.next(a.labels):
             run.label(i, int(y[i]))
-        est.difference_floors = real
+        est.difference_floors, ed.difference_moments_of = real, real_moments
         with_floor = _cpu(run, a.repeats)
         est.difference_floors = lambda *args, **kwargs: {}
+        ed.difference_moments_of = lambda *args, **kwargs: None
         without = _cpu(run, a.repeats)
-        est.difference_floors = real
+        est.difference_floors, ed.difference_moments_of = real, real_moments
         print(f"| {N:,} | {a.labels} | {a.acquisition} | {with_floor:.2f} | {without:.2f} | "
               f"{with_floor / without:.2f}x |")
 

@@ -245,24 +245,11 @@ class BlindSpotPass:
     second_sums: np.ndarray | None = None
 
 
-def session_blind_spots(config: SessionConfig, store: Any, *, k: int, n_pool: int,
-                        metrics: tuple[str, ...], sampler: Any = None,
-                        rows: list[int] | None = None,
-                        target_pool: np.ndarray | None = None,
-                        loss_bounds: Mapping[str, float] | None = None,
-                        pool_controls: Mapping[str, np.ndarray] | None = None,
-                        level: float | None = None, start: int | None = None,
-                        save: bool = False, max_new: int | None = None,
-                        differences: Mapping[str, ComparedBounds] | None = None,
-                        scores: np.ndarray | None = None,
+def session_blind_spots(config: SessionConfig, store: Any, **kw: Any
                         ) -> dict[str, SessionBlindSpot]:
     """metric -> :class:`SessionBlindSpot`: :func:`blind_spot_pass`'s ``spots`` (the
-    same arguments)."""
-    return blind_spot_pass(config, store, k=k, n_pool=n_pool, metrics=metrics,
-                           sampler=sampler, rows=rows, target_pool=target_pool,
-                           loss_bounds=loss_bounds, pool_controls=pool_controls,
-                           level=level, start=start, save=save, max_new=max_new,
-                           differences=differences, scores=scores).spots
+    same keyword arguments)."""
+    return blind_spot_pass(config, store, **kw).spots
 
 
 def blind_spot_pass(config: SessionConfig, store: Any, *, k: int, n_pool: int,
