@@ -42,7 +42,8 @@ load cannot move, though it counts no memory stall. About half a minute per run 
 
 CPU seconds, not wall time: the machine is shared, and the commands are
 single-threaded. ``--baseline SRC`` runs the same commands with another checkout's
-``src`` on ``PYTHONPATH`` in the same run (the ratio column is baseline / this).
+``src`` on ``PYTHONPATH`` in the same run (the ratio column is this / baseline, of the
+CPU seconds as the table prints them, so that a reader gets it back from the cells).
 
 Each source is measured as an installed package runs: its modules compiled to bytecode
 first (``compileall``; ``PYTHONDONTWRITEBYTECODE`` is dropped from the commands'
@@ -493,8 +494,15 @@ def _fmt_n(n: int) -> str:
     return f"1e{e}" if 10**e == n else f"{n:,}"
 
 
+def _printed_ratio(a: float, b: float) -> float | None:
+    """``b / a`` of the CPU seconds as printed (two decimals); None where ``a`` prints 0."""
+    a, b = round(a, 2), round(b, 2)
+    return b / a if a > 0 else None
+
+
 def table(results: dict, ns: list[int], labels: list[str]) -> str:
-    """Markdown: per command and N, CPU s and peak MB of each source, and the ratio."""
+    """Markdown: per command and N, CPU s and peak MB of each source, and the ratio
+    this / baseline of the printed CPU seconds (:func:`_printed_ratio`)."""
     head = "| command | N | " + " | ".join(
         f"{lab} CPU s | {lab} peak MB" for lab in labels) + (
         " | CPU this / baseline |" if len(labels) > 1 else "")
@@ -509,22 +517,25 @@ def table(results: dict, ns: list[int], labels: list[str]) -> str:
                 cells += (["—", "—"] if g is None else [f"{g['cpu']:.2f}", f"{g['rss_mb']:.0f}"])
             ratio = ""
             if len(labels) > 1:
-                ratio = (f" {got[1]['cpu'] / got[0]['cpu']:.1f}x |"
-                         if got[0] and got[1] and got[0]["cpu"] > 0 else " — |")
+                r = (_printed_ratio(got[0]["cpu"], got[1]["cpu"])
+                     if got[0] and got[1] else None)
+                ratio = " — |" if r is None else f" {r:.2f}x |"
             lines.append(f"| {cmd} | {_fmt_n(n)} | " + " | ".join(cells) + " |" + ratio)
     return "\n".join(lines)
 
 
 def growth(results: dict, ns: list[int], label: str) -> str:
-    """Per command, the CPU growth exponent between consecutive N (1 = linear)."""
+    """Per command, the CPU growth between consecutive N (linear: the ratio of the N),
+    of the CPU seconds as printed (:func:`_printed_ratio`)."""
     rows = []
     for cmd in COMMANDS:
         parts = []
         for a, b in itertools.pairwise(ns):
             ra = results.get(label, {}).get(a, {}).get(cmd)
             rb = results.get(label, {}).get(b, {}).get(cmd)
-            if ra and rb and ra["cpu"] > 0:
-                parts.append(f"{_fmt_n(a)}->{_fmt_n(b)}: x{rb['cpu'] / ra['cpu']:.1f}")
+            r = _printed_ratio(ra["cpu"], rb["cpu"]) if ra and rb else None
+            if r is not None:
+                parts.append(f"{_fmt_n(a)}->{_fmt_n(b)}: x{r:.1f}")
         if parts:
             rows.append(f"- {cmd}: " + ", ".join(parts))
     return "\n".join(rows)
