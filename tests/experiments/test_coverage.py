@@ -111,3 +111,29 @@ def test_paired_study_decides_a_clear_difference() -> None:
     decided, wrong, _ = p.decided["asymptotic CS"]
     assert decided > 0.5 and wrong == 0.0
     assert p.uniform["exact CS (from 1)"] >= 0.9
+
+
+def _row(dataset: str, target: str, cs: float) -> coverage.SettingCoverage:
+    from activetest.experiments.paper import Setting
+
+    return coverage.SettingCoverage(
+        setting=Setting(dataset, target, "m/few"), method="ce+lure", loss="log", n_runs=3000,
+        n_exact=0, pool_risk=0.5, test_truth=None, fixed={}, fixed_test={},
+        uniform={"asymptotic CS (from 30)": cs}, peeking={}, stopping={}, widths={},
+        ratios={})
+
+
+def test_goals_name_every_setting_below_095() -> None:
+    """intervals.md said '4 of 40 settings fall below 0.95, the worst' and named three (the
+    three lowest, whatever their number): every setting below is named now, and only
+    those."""
+    rows = [_row("fpb", "a/few", 0.921), _row("fpb", "b/zero", 0.923),
+            _row("fpb", "c/few", 0.940), _row("fpb", "d/zero", 0.946),
+            _row("hs", "a/few", 0.967), _row("sst2", "a/few", 0.951)]
+    assert coverage.settings_below(rows) == (
+        "4 of 6 settings fall below 0.95: fpb a/few <- m/few 0.921, fpb b/zero <- m/few "
+        "0.923, fpb c/few <- m/few 0.940, fpb d/zero <- m/few 0.946")
+    assert coverage.settings_below(rows[3:]) == (
+        "1 of 3 settings falls below 0.95: fpb d/zero <- m/few 0.946")
+    assert coverage.settings_below(rows[4:]) == (
+        "none of 2 settings falls below 0.95 (the lowest: sst2 a/few <- m/few 0.951)")
