@@ -25,8 +25,10 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import activetest as at
+from _cells import printed_ratio
 from activetest.session import estimate as est
 from activetest.session import estimate_differences as ed
 from activetest.stats.losses import log_softmax
@@ -70,8 +72,9 @@ def main(argv: list[str] | None = None) -> None:
         ed.difference_moments_of = lambda *args, **kwargs: None
         without = _cpu(run, a.repeats)
         est.difference_floors, ed.difference_moments_of = real, real_moments
+        r = printed_ratio(with_floor, without)
         print(f"| {N:,} | {a.labels} | {a.acquisition} | {with_floor:.2f} | {without:.2f} | "
-              f"{with_floor / without:.2f}x |")
+              + ("- |" if r is None else f"{r:.2f}x |"))
 
 
 if __name__ == "__main__":

@@ -69,6 +69,10 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from _cells import printed_ratio  # noqa: E402
+
 SECTION = "Sessions at pool scale"
 COMMANDS = ("init", "status", "select", "import", "estimate", "report", "select2")
 #: activetest.stats.adaptive.LAZY_MIN_ROWS (not imported here: the bench measures
@@ -494,15 +498,9 @@ def _fmt_n(n: int) -> str:
     return f"1e{e}" if 10**e == n else f"{n:,}"
 
 
-def _printed_ratio(a: float, b: float) -> float | None:
-    """``b / a`` of the CPU seconds as printed (two decimals); None where ``a`` prints 0."""
-    a, b = round(a, 2), round(b, 2)
-    return b / a if a > 0 else None
-
-
 def table(results: dict, ns: list[int], labels: list[str]) -> str:
     """Markdown: per command and N, CPU s and peak MB of each source, and the ratio
-    this / baseline of the printed CPU seconds (:func:`_printed_ratio`)."""
+    this / baseline of the printed CPU seconds (``_cells.printed_ratio``)."""
     head = "| command | N | " + " | ".join(
         f"{lab} CPU s | {lab} peak MB" for lab in labels) + (
         " | CPU this / baseline |" if len(labels) > 1 else "")
@@ -517,7 +515,7 @@ def table(results: dict, ns: list[int], labels: list[str]) -> str:
                 cells += (["—", "—"] if g is None else [f"{g['cpu']:.2f}", f"{g['rss_mb']:.0f}"])
             ratio = ""
             if len(labels) > 1:
-                r = (_printed_ratio(got[0]["cpu"], got[1]["cpu"])
+                r = (printed_ratio(got[1]["cpu"], got[0]["cpu"])
                      if got[0] and got[1] else None)
                 ratio = " — |" if r is None else f" {r:.2f}x |"
             lines.append(f"| {cmd} | {_fmt_n(n)} | " + " | ".join(cells) + " |" + ratio)
@@ -526,14 +524,14 @@ def table(results: dict, ns: list[int], labels: list[str]) -> str:
 
 def growth(results: dict, ns: list[int], label: str) -> str:
     """Per command, the CPU growth between consecutive N (linear: the ratio of the N),
-    of the CPU seconds as printed (:func:`_printed_ratio`)."""
+    of the CPU seconds as printed (``_cells.printed_ratio``)."""
     rows = []
     for cmd in COMMANDS:
         parts = []
         for a, b in itertools.pairwise(ns):
             ra = results.get(label, {}).get(a, {}).get(cmd)
             rb = results.get(label, {}).get(b, {}).get(cmd)
-            r = _printed_ratio(ra["cpu"], rb["cpu"]) if ra and rb else None
+            r = printed_ratio(rb["cpu"], ra["cpu"]) if ra and rb else None
             if r is not None:
                 parts.append(f"{_fmt_n(a)}->{_fmt_n(b)}: x{r:.1f}")
         if parts:

@@ -27,6 +27,9 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from _cells import printed_ratio  # noqa: E402
 
 CASES = {"in order": ("surrogate.csv", "target.csv"),
          "target shuffled": ("surrogate.csv", "target_shuffled.csv"),
@@ -108,8 +111,11 @@ def main() -> None:
             print(f"| {case} | {cell} | - | - |", flush=True)
             continue
         base = run_init(a.out, a.baseline, sur, tgt)
+        mem = printed_ratio(now["kb"] / 1e6, base["kb"] / 1e6)
+        cpu = printed_ratio(now["cpu"], base["cpu"], digits=1)
         print(f"| {case} | {cell} | {base['kb'] / 1e6:.2f} GB, {base['cpu']:.1f} CPU-s | "
-              f"{now['kb'] / base['kb']:.2f}; {now['cpu'] / base['cpu']:.2f} |", flush=True)
+              f"{'-' if mem is None else f'{mem:.2f}'}; {'-' if cpu is None else f'{cpu:.2f}'} |",
+              flush=True)
 
 
 if __name__ == "__main__":

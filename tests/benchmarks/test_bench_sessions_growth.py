@@ -89,3 +89,18 @@ def test_the_ratio_column_is_this_over_baseline_of_the_printed_cells() -> None:
     zero = {"baseline": {10: {"init": {"cpu": 0.001, "rss_mb": 1.0}}},
             "this": {10: {"init": {"cpu": 0.5, "rss_mb": 1.0}}}}
     assert bench.table(zero, [10], ["baseline", "this"]).splitlines()[-1].endswith(" — |")
+
+
+def test_printed_ratio_is_the_cells_ratio() -> None:
+    """benchmarks/_cells.py, which bench_sessions, bench_difference_floor and
+    bench_stream_by_id print their ratio columns with (the docs showed 1.44x beside 0.22
+    and 0.15, 1.00 beside 0.40 and 0.39 GB)."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        from _cells import printed_ratio
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    assert f"{printed_ratio(0.2249, 0.1549):.2f}" == "1.47"  # unrounded: 1.45
+    assert f"{printed_ratio(0.40, 0.39):.2f}" == "1.03"
+    assert f"{printed_ratio(17.14, 29.94, digits=1):.2f}" == "0.57"
+    assert printed_ratio(1.0, 0.004) is None  # the denominator prints as 0.00
