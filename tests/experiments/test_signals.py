@@ -151,6 +151,13 @@ def test_a_gain_needs_a_lower_median_and_a_majority_of_settings() -> None:
     assert "**worse**" in signals._verdict(1.0, 1.1, 0, 10, 2 / 2**10)
 
 
+def test_the_verdicts_gap_is_that_of_the_printed_medians() -> None:
+    """signals.md printed 'today's design has 0.717 and ... 0.664' and then 'a median lower
+    by 0.054' (the unrounded medians' gap): the gap is now the printed medians'."""
+    assert "lower by 0.053," in signals._verdict(0.7174, 0.6636, 23, 40, 0.43)
+    assert "(by 0.053)" in signals._verdict(0.7174, 0.6636, 40, 40, 1e-12)
+
+
 @pytest.mark.skipif(not (OUTPUTS / "hs.npz").exists(),
                     reason="cached model outputs not in this checkout")
 def test_the_committed_cache_holds_every_paper_setting_at_todays_key() -> None:

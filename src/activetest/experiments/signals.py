@@ -406,13 +406,16 @@ def _paired(rows: dict[str, list[tuple[str, np.ndarray]]], v: str, ref: str,
 
 def _verdict(today: float, val: float, low: int, n: int, p: float) -> str:
     """Whether more signals beat today's design: a median lower by more than 0.01 *and*
-    lower in a significant majority of the settings (two-sided sign test, p < 0.05)."""
+    lower in a significant majority of the settings (two-sided sign test, p < 0.05). The
+    gap it prints is that of the two medians as printed (three decimals), so a reader
+    gets it back from them."""
+    gap = round(today, 3) - round(val, 3)
     if val < today - 0.01 and low > n / 2 and p < 0.05:
-        return f"more signals **beat** today's design (by {today - val:.3f})."
+        return f"more signals **beat** today's design (by {gap:.3f})."
     if val > today + 0.01 and low < n / 2 and p < 0.05:
         return "more signals do **worse** than today's design."
     if val < today - 0.01:
-        return (f"a median lower by {today - val:.3f}, but not in a significant majority of "
+        return (f"a median lower by {gap:.3f}, but not in a significant majority of "
                 "the settings (a gain on some datasets, a loss on others): more signals do "
                 "**not** measurably beat today's design.")
     return "more signals do **not** measurably beat today's design."
