@@ -238,7 +238,7 @@ class ActiveTest:
             planned_budget=planned_budget(budget, N),
             blind_ratio=new_blind_ratio(design.new_design_rule(acquisition)),
             design_rule=design.new_design_rule(acquisition),
-            clt_min_errors=MIN_ERRORS, sure_bounds=True, exact_share=True,
+            clt_min_errors=MIN_ERRORS, sure_bounds=True, exact_share=True, exact_least=True,
             compare=tuple(self._compare) or None)
         self._scores: np.ndarray | None = None  # a fixed acquisition's
         if acquisition in FIXED_ACQUISITIONS:
@@ -577,6 +577,8 @@ class ActiveTest:
             scores=self._scores,
             second_moments=None if fixed or moments is None else moments.second)
         blind = passed.spots
+        if self._config.exact_least and passed.least_q is not None:  # as a new session
+            draws = dataclasses.replace(draws, q_least=passed.least_q[:K])
         # the session's estimate policy (noise rule, seed, floor): the same code path
         # models known on the pool are compared as a session compares those given at
         # creation (no hint to create one)

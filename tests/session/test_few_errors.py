@@ -123,12 +123,31 @@ def test_a_point_interval_note_names_the_interval_that_bounds_the_risk(pool) -> 
     assert "read the fixed-budget interval" not in line[0]
 
 
+def _least_q(sampler: Any, k: int) -> np.ndarray:
+    """Each of the first ``k`` draws' least proposal over the items it could draw, from
+    the design's proposals replayed by hand (:func:`design_proposals`)."""
+    from activetest.stats.blindspot_replay import design_proposals
+
+    st = sampler.state()
+    rows = [int(i) for i in st.acquired[:k]]
+    out = []
+    for m, (q, _) in enumerate(design_proposals(sampler.design, rows, labels=st.labels[:k],
+                                                losses=st.losses[:k],
+                                                n_known=st.n_known[:k])):
+        rem = np.ones(q.shape[0], dtype=bool)
+        rem[rows[:m]] = False
+        out.append(q[rem].min())
+    return np.asarray(out)
+
+
 def _share_q_min(run: Any) -> np.ndarray:
     """Each labelled draw's bound of a new session's exact CS: the design's recorded
-    uniform share (at least 0.1) over the items left."""
+    uniform share (at least 0.1) over the items left, or the draw's least proposal over
+    them where that is more (``exact_least``)."""
     draws = run.labelled_draws()
     lam = np.maximum(np.asarray(run._sampler.lam[:draws.k], dtype=float), 0.1)
-    return lam / (draws.n_pool - np.arange(draws.k))
+    share = lam / (draws.n_pool - np.arange(draws.k))
+    return np.maximum(share, _least_q(run._sampler, draws.k) * (1 - 1e-9))
 
 
 def test_the_exact_interval_is_the_exact_cs_at_the_sessions_level(pool) -> None:
@@ -498,7 +517,8 @@ def test_the_default_designs_exact_interval_bets_by_each_draws_own_uniform_share
     ex = exact_cs(L, draws.q, N, loss_high=1.0, alpha=0.05,
                   q_min=np.maximum(lam, 0.1) / (N - np.arange(draws.k)))
     assert a.fixed_high == pytest.approx(float(ex.high[-1]), abs=1e-12)
-    run._config = dataclasses.replace(run._config, exact_share=None)  # an old file's rule
+    run._config = dataclasses.replace(run._config, exact_share=None,  # an old file's rule
+                                      exact_least=None)
     old = run.estimate().metrics["error_rate"].anytime
     assert old.fixed_high > 5 * a.fixed_high  # the least share's bets
 
@@ -533,3 +553,113 @@ def test_a_new_sessions_exact_cs_bets_by_each_draws_recorded_share(pool_files: P
     assert (a["exact_low"], a["exact_high"]) == pytest.approx(
         (float(ex.low[-1]), float(ex.high[-1])), abs=1e-12)
     assert float(old.high[-1]) - float(old.low[-1]) > float(ex.high[-1]) - float(ex.low[-1])
+
+
+def _write_binary_pool(root: Path, N: int, seed: int) -> tuple[Path, Path, Path]:
+    """A pool of ``N`` items (ids ``i0``..), a target right on about 93% of them and a
+    noisier surrogate, as CSV files (pool with labels, two prediction tables)."""
+    rng = np.random.default_rng(seed)
+    z = rng.normal(4.0, 2.0, N)
+    p = 1 / (1 + np.exp(-z))  # the target's P(positive)
+    y = (rng.random(N) < p).astype(int)
+    s = 1 / (1 + np.exp(-z - rng.normal(0, 1, N)))
+    root.mkdir(parents=True, exist_ok=True)
+    names = ["negative", "positive"]
+    pool = root / "pool.csv"
+    pool.write_text("id,text,label\n" + "".join(f"i{i},item {i},{names[y[i]]}\n"
+                                                for i in range(N)), encoding="utf-8")
+    paths = []
+    for name, prob in (("surrogate", s), ("target", p)):
+        path = root / f"{name}.csv"
+        path.write_text("id,negative,positive\n" + "".join(
+            f"i{i},{float(np.log1p(-prob[i]))!r},{float(np.log(prob[i]))!r}\n"
+            for i in range(N)),
+            encoding="utf-8")
+        paths.append(path)
+    return pool, paths[0], paths[1]
+
+
+def test_a_new_sessions_exact_cs_bets_by_each_draws_least_proposal(tmp_path: Path) -> None:
+    """After its uniform phase the default design mixes in 10% of the uniform (the share
+    the exact CS bounded each draw by: items weighing up to 10 times the uniform), yet it
+    draws every item at several times that share: a new session (``exact_least``) bounds
+    each draw by the least probability its proposal gave an item it could draw, replayed
+    in the blind spot's pass and continued from its stored state between rounds. The
+    error rate's exact CS is :func:`exact_cs` with that per-draw bound, computed here by
+    hand from the design's replayed proposals; narrower than the share's; the same
+    from a file whose stored state is removed (replayed from the first draw)."""
+    import sqlite3
+
+    from activetest.session import draw
+
+    pool, sur, tgt = _write_binary_pool(tmp_path / "data", 600, seed=1)
+    db = tmp_path / "s.db"
+    run("init", db, "--pool", pool, "--task", "demo", "--surrogate", f"table:{sur}",
+        "--target", f"table:{tgt}", "--id-column", "id", "--metric", "error_rate",
+        "--seed", "3", "--no-progress")
+    for _ in range(5):  # rounds: each estimate stores the pass's state, the next continues
+        run("select", db, "--n", 40)
+        run("label", db, "--from-data")
+        run("estimate", db, "--json")
+    a = json.loads(run("estimate", db, "--json"))["metrics"]["error_rate"]["anytime"]
+    with Session.open(db) as s:
+        assert s.session_config.exact_least is True
+        draws = s.labelled_draws()
+        sampler = draw.replayed(s.store)
+        g, G, _ = draw.design_controls(s.store, draws.k, sampler)
+        L = s.item_losses(draws)["error_rate"]
+        lam = np.maximum(np.asarray(sampler.lam[:draws.k], dtype=float), 0.1)
+        least = _least_q(sampler, draws.k)
+    share = lam / (draws.n_pool - np.arange(draws.k))
+    assert draws.k == 200 and 0 < L.sum() < 30  # few errors: the exact CS matters
+    assert np.max(least / share) > 3  # the design draws far above its uniform share
+
+    def cs(q_min: np.ndarray):
+        return exact_cs(L, draws.q, draws.n_pool, loss_high=1.0, alpha=0.05, q_min=q_min,
+                        control=g, control_rest=G, control_low=0.0, control_high=1.0)
+
+    ex, by_share = cs(np.maximum(share, least * (1 - 1e-9))), cs(share)
+    assert (a["exact_low"], a["exact_high"]) == pytest.approx(
+        (float(ex.low[-1]), float(ex.high[-1])), abs=1e-12)
+    width = float(ex.high[-1] - ex.low[-1])
+    # (here 0.096 by the share, 0.081 by the least proposal)
+    assert float(by_share.high[-1] - by_share.low[-1]) > 1.15 * width, (ex, by_share)
+    # replayed from the first draw: the same numbers
+    fresh = tmp_path / "fresh.db"
+    shutil.copy(db, fresh)
+    with sqlite3.connect(fresh) as c:
+        assert c.execute("SELECT COUNT(*) FROM blind_spot_checkpoint").fetchone()[0] == 1
+        c.execute("DELETE FROM blind_spot_checkpoint")
+    b = json.loads(run("estimate", fresh, "--json"))["metrics"]["error_rate"]["anytime"]
+    assert (b["exact_low"], b["exact_high"]) == (a["exact_low"], a["exact_high"])
+
+
+def test_the_apis_exact_cs_after_the_uniform_phase_bets_by_the_least_proposal() -> None:
+    """``ActiveTest`` as a new session: a target wrong on about 6% of 2,000 items, 200
+    labels by the default design. Its exact CS with each draw bounded by the least
+    proposal is far narrower than by the share (QA measurement: [0.007, 0.180] by the
+    share, [0.007, 0.108] by the least proposal), and is :func:`exact_cs` with that
+    bound by hand; an old file's rule (no ``exact_least``) keeps the share's numbers."""
+    rng = np.random.default_rng(1)
+    N = 2000
+    z = rng.normal(4.0, 2.0, N)
+    p = 1 / (1 + np.exp(-z))
+    truth = (rng.random(N) < p).astype(int)
+    T = np.column_stack([1 - p, p])
+    s = 1 / (1 + np.exp(-z - rng.normal(0, 1, N)))
+    run = ActiveTest(np.column_stack([1 - s, s]), T, metric="error_rate", seed=1)
+    for _ in range(20):
+        for i in run.next(10):
+            run.label(i, int(truth[i]))
+    a = run.estimate().metrics["error_rate"].anytime
+    draws = run.labelled_draws()
+    g, G, _ = run._sampler.controls("zero_one")
+    K = draws.k
+    L = (T[draws.rows].argmax(axis=1) != truth[draws.rows]).astype(float)
+    ex = exact_cs(L, draws.q, N, loss_high=1.0, alpha=0.05, q_min=_share_q_min(run),
+                  control=g[:K], control_rest=G[:K], control_low=0.0, control_high=1.0)
+    assert (a.exact_low, a.exact_high) == pytest.approx(
+        (float(ex.low[-1]), float(ex.high[-1])), abs=1e-12)
+    run._config = dataclasses.replace(run._config, exact_least=None)  # an old file's rule
+    old = run.estimate().metrics["error_rate"].anytime
+    assert old.exact_high - old.exact_low > 1.4 * (a.exact_high - a.exact_low), (old, a)

@@ -175,6 +175,8 @@ def estimate_parts(s: Any, *, compare: Sequence[Any] | Any, n_boot: int | None,
         start=None if curves_from is None else min(max(1, curves_from), draws.k),
         second_moments=None if moments is None or not cfg.adaptive else moments.second)
     blind = passed.spots
+    if cfg.exact_least and passed.least_q is not None:  # each draw's least proposal
+        draws = dataclasses.replace(draws, q_least=passed.least_q[:draws.k])
     floors = est.variance_floors(  # computed once: the estimate and the report's curves
         cfg.acquisition, None if inputs.proposal_scores is None or design_controls else
         (inputs.proposal_scores, float(cfg.proposal_floor)), inputs.pool_controls, draws,

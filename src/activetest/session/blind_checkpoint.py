@@ -33,7 +33,9 @@ session's sampler's at the same refit (``shared``, :func:`save`): the next comma
 sampler, restored from the design's checkpoint, has them again.
 A session compared at creation keeps in the same state each draw's second-moment sums
 of the paired differences (their variance floor, ``second_sums`` in the blob; the
-moments' digest in the key), so its floor continues with the curves.
+moments' digest in the key), so its floor continues with the curves. Every state keeps
+each draw's least proposal over the items it could draw (``least_q``, the exact CS's
+bound on a draw's weight); a state written before it is not continued.
 ``ACTIVETEST_CHECKPOINTS=0`` turns it off with the design's checkpoint.
 """
 
@@ -60,7 +62,7 @@ from activetest.stats.blindspot import BlindSpotCurve
 from activetest.stats.blindspot_replay import CurveSpec, CurveState, FixedCurveState
 
 __all__ = ["bounds_digest", "curve_key", "fixed_key", "load", "load_curves", "load_fixed",
-           "load_second_sums", "save", "save_fixed", "stored_k"]
+           "load_least_q", "load_second_sums", "save", "save_fixed", "stored_k"]
 
 #: In every state's key: 2 since the knapsack is found by selection
 #: (:func:`activetest.stats.blindspot.hidden_mass`), whose sums add in another order than
@@ -230,6 +232,26 @@ def load_second_sums(store: SessionStore, key: str, k: int, rows: int) -> np.nda
     return np.ascontiguousarray(got[:, :k])
 
 
+def load_least_q(store: SessionStore, key: str, k: int) -> np.ndarray | None:
+    """The ``(k,)`` least proposals of the first ``k`` draws
+    (:attr:`activetest.stats.blindspot_replay.CurveState.least_q`) from the stored state
+    if its key is ``key``, it holds at least ``k`` draws and it kept them; else None (the
+    caller computes them)."""
+    found = _stored_row(store, key)
+    if found is None or found[0] < k:
+        return None
+    try:
+        with np.load(io.BytesIO(found[1]), allow_pickle=False) as z:
+            if "least_q" not in z.files:
+                return None
+            got = z["least_q"]
+    except checkpoint.DAMAGED:
+        return None
+    if got.shape != (found[0],):
+        return None
+    return np.ascontiguousarray(got[:k])
+
+
 def _same_refit(states: Sequence[dict[str, np.ndarray]] | dict[str, np.ndarray] | None,
                 refits: int, N: int, naux: int) -> dict[str, np.ndarray] | None:
     """The first of ``states`` at ``refits`` refits with per-item arrays of this pool."""
@@ -291,9 +313,12 @@ def _decode(store: SessionStore, k: int, blob: bytes, rows: Sequence[int], N: in
     second = data.get("second_sums")
     if second is not None and (second.ndim != 2 or second.shape[1] != k):
         raise ValueError("blind-spot state's second-moment sums of another length")
+    least = data.get("least_q")
+    if least is None or least.shape != (k,):
+        raise ValueError("blind-spot state without each draw's least proposal")
     return CurveState(k, design, column("Q"), (sums[0], sums[1]), out,
                       tuple(float(x) for x in data["delta"]),
-                      tuple(float(x) for x in data["cap"]), second)
+                      tuple(float(x) for x in data["cap"]), second, least)
 
 
 def _blob(arrays: dict[str, np.ndarray], out: Sequence[np.ndarray], k: int,
@@ -352,6 +377,8 @@ def save(store: SessionStore, key: str, state: CurveState, *,
     arrays["has_wg"] = np.array([x is not None for x in state.control_sums], dtype=np.int64)
     if state.second_sums is not None:  # a paired difference's floor: (R, k), small
         arrays["second_sums"] = np.ascontiguousarray(state.second_sums[:, :state.k])
+    if state.least_q is not None:  # (k,): the exact CS's per-draw weight bound
+        arrays["least_q"] = np.ascontiguousarray(state.least_q[:state.k])
     blob = _blob(arrays, state.out, state.k, state.delta, state.loss_cap)
     running = [("Q", state.exposure)]
     running += [(f"wg{j}", x) for j, x in enumerate(state.control_sums) if x is not None]

@@ -239,10 +239,16 @@ class BlindSpotPass:
             session's stored state as the curves are; None where none were given or no
             pass over the design's draws was made (uniform sampling, a fixed
             acquisition, a session without ``blind_ratio``).
+        least_q: ``(k,)`` each labelled draw's least proposal over the items it could
+            draw (:attr:`activetest.stats.blindspot_replay.CurveState.least_q`), from
+            the same pass: the exact CS's per-draw weight bound
+            (:attr:`activetest.session.estimate_base.LabelledDraws.q_least`); None where
+            no pass over the design's draws was made.
     """
 
     spots: dict[str, SessionBlindSpot]
     second_sums: np.ndarray | None = None
+    least_q: np.ndarray | None = None
 
 
 def session_blind_spots(config: SessionConfig, store: Any, **kw: Any
@@ -348,15 +354,15 @@ def blind_spot_pass(config: SessionConfig, store: Any, *, k: int, n_pool: int,
         got = _fixed_curves(store, config, scores, _all_specs(fixed), rows=rows, k=k,
                             N=n_pool, level=lvl, ratio=float(ratio), start=start, save=save)
         out.update(_spots(fixed, got))
-    sums = None
+    sums = least = None
     if adaptive:
         pass_ = _design_curves(store, sampler, _all_specs(adaptive), rows=rows, k=k,
                                N=n_pool, level=lvl, ratio=float(ratio), start=start,
                                save=save, max_new=max_new, second=second_moments)
         if pass_ is not None:
             out.update(_spots(adaptive, pass_[0]))
-            sums = pass_[1]
-    return BlindSpotPass(out, sums)
+            sums, least = pass_[1], pass_[2]
+    return BlindSpotPass(out, sums, least)
 
 
 def _stored_second_moments(store: Any, metrics: Sequence[str], target_pool: np.ndarray | None,
@@ -398,9 +404,10 @@ def _spots(planned: list[_Planned], curves: list[BlindSpotCurve]
 def _design_curves(store: Any, sampler: Any, specs: list[CurveSpec], *, rows: list[int],
                    k: int, N: int, level: float, ratio: float, start: int, save: bool,
                    max_new: int | None = None, second: np.ndarray | None = None
-                   ) -> tuple[list[BlindSpotCurve], np.ndarray | None] | None:
+                   ) -> tuple[list[BlindSpotCurve], np.ndarray | None, np.ndarray] | None:
     """The adaptive design's curves (and, with ``second``, the sums of
-    :attr:`BlindSpotPass.second_sums`), continued from the session's stored state where
+    :attr:`BlindSpotPass.second_sums`; the draws' least proposals,
+    :attr:`BlindSpotPass.least_q`), continued from the session's stored state where
     it is this history's (and the state at k stored if ``save``). A stored state of more
     draws than ``k`` (``select`` advances it over its own draws,
     :func:`advance_design_state`) gives the curves at budgets 1..k as they are: a
@@ -427,8 +434,10 @@ def _design_curves(store: Any, sampler: Any, specs: list[CurveSpec], *, rows: li
             got = bc.load_curves(store, key, k, len(specs), ratio)
             sums = None if second is None else bc.load_second_sums(store, key, k,
                                                                     second.shape[0])
-            if got is not None and (second is None or sums is not None):
-                return got, sums
+            least = bc.load_least_q(store, key, k)
+            if got is not None and (second is None or sums is not None) and (
+                    least is not None):
+                return got, sums, least
         if k0 is not None and 1 <= k0 <= k:
             key0 = bc.curve_key(sampler.design, specs, k=k0, rows=rows, **hist, **keys)
             resume = bc.load(store, key0, rows, N, sampler.design_states(),
@@ -456,7 +465,8 @@ def _design_curves(store: Any, sampler: Any, specs: list[CurveSpec], *, rows: li
         bc.save(store, bc.curve_key(sampler.design, specs, k=k, rows=rows, **hist, **keys),
                 state, design_of=key0 if same else None,
                 live=sampler.design_states() if sampler.design.redoable else None)
-    return curves, state.second_sums
+    assert state.least_q is not None
+    return curves, state.second_sums, state.least_q
 
 
 def _fixed_curves(store: Any, config: SessionConfig, scores: np.ndarray,

@@ -151,7 +151,7 @@ _RENAMED = {"alpha": "proposal_floor", "activetest_version": "version",
 # stored keys written only by some sessions: absent (None) is not written back
 _OPTIONAL_KEYS = ("design", "answer_files", "target_shots", "planned_budget", "blind_ratio",
                   "design_rule", "clt_min_errors", "label_scoring", "sure_bounds",
-                  "exact_share")
+                  "exact_share", "exact_least")
 #: How a class's score is read from its label word (:data:`SessionConfig.label_scoring`;
 #: the names of :data:`activetest.models.labels.LABEL_SCORING_MODES`).
 LABEL_SCORING = ("first-token", "full-sequence")
@@ -228,6 +228,14 @@ class SessionConfig:
             (:attr:`activetest.session.estimate_base.LabelledDraws.q_share`; new sessions:
             True). None: not stored, by files from before it: the least share, the
             numbers they had.
+        exact_least: an adaptive design's exact CS bounds each draw's weight by the
+            least probability the draw's proposal gave any item it could draw (replayed
+            in the blind spot's pass, :attr:`activetest.session.blindspot.BlindSpotPass.least_q`),
+            where that is above the share's bound: after its uniform phase the design
+            mixes in 10% of the uniform but draws every item at several times that
+            (:attr:`activetest.session.estimate_base.LabelledDraws.q_least`; new sessions:
+            True). None: not stored, by files from before it: the share's bound, the
+            numbers they had.
         extra: keys this version does not know (kept and written back).
     """
 
@@ -260,6 +268,7 @@ class SessionConfig:
     label_scoring: str | None = None
     sure_bounds: bool | None = None
     exact_share: bool | None = None
+    exact_least: bool | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -294,6 +303,8 @@ class SessionConfig:
             raise ConfigError(f"sure_bounds must be true or false, got {self.sure_bounds!r}")
         if self.exact_share is not None and not isinstance(self.exact_share, bool):
             raise ConfigError(f"exact_share must be true or false, got {self.exact_share!r}")
+        if self.exact_least is not None and not isinstance(self.exact_least, bool):
+            raise ConfigError(f"exact_least must be true or false, got {self.exact_least!r}")
         if self.label_scoring is not None and self.label_scoring not in LABEL_SCORING:
             raise ConfigError(f"label_scoring must be one of {', '.join(LABEL_SCORING)}, "
                               f"got {self.label_scoring!r}")

@@ -67,6 +67,12 @@ class LabelledDraws:
             every remaining item had probability at least ``q_share / (N - m + 1)``,
             which bounds the exact CS's bets (:func:`exact_proposal_bound`). None: the
             session's least share (``q_floor``) bounds every draw.
+        q_least: ``(K,)`` where the session uses it (``exact_least``, an adaptive design
+            with a blind-spot pass): each draw's least proposal over the items it could
+            draw, ``min_{S_m} q_m(i)``, replayed from the design's history (known before
+            the draw), a tighter bound on the draw's weight than the share's (an item
+            the design thinks informative is drawn well above its uniform share).
+            None: not used.
     """
 
     n_pool: int
@@ -79,6 +85,7 @@ class LabelledDraws:
     n_waiting: int = 0
     first_unlabelled: tuple[str, int] | None = None
     q_share: np.ndarray | None = None
+    q_least: np.ndarray | None = None
 
     @property
     def k(self) -> int:
@@ -92,13 +99,27 @@ def exact_proposal_bound(draws: LabelledDraws, q_floor: float | None) -> dict[st
     each remaining item at least ``q_floor / (N - m + 1)``), or where the draws record
     their own uniform share (:attr:`LabelledDraws.q_share`) the per-draw ``q_min =
     max(q_floor, share_m) / (N - m + 1)``, known before each draw (the share is chosen
-    from the earlier labels), so the bets stay predictable and the CS exact."""
-    if draws.q_share is None or q_floor is None:
+    from the earlier labels), so the bets stay predictable and the CS exact. Where the
+    draws carry each one's least proposal over the items it could draw
+    (:attr:`LabelledDraws.q_least`, equally known before the draw) the bound is the
+    larger of the two, the least proposal shrunk by ``1e-9`` of itself for rounding
+    (both hold: the largest lower bound is one)."""
+    if q_floor is None or (draws.q_share is None and draws.q_least is None):
         return {"q_floor": q_floor}
-    share = np.asarray(draws.q_share, dtype=np.float64)[:draws.k]
-    if share.shape != (draws.k,) or not np.all((share > 0) & (share <= 1)):
-        raise ValueError(f"q_share must hold {draws.k} shares in (0, 1]")
-    return {"q_min": np.maximum(share, q_floor) / (draws.n_pool - np.arange(draws.k))}
+    K = draws.k
+    left = draws.n_pool - np.arange(K)
+    q_min = np.full(K, float(q_floor)) / left
+    if draws.q_share is not None:
+        share = np.asarray(draws.q_share, dtype=np.float64)[:K]
+        if share.shape != (K,) or not np.all((share > 0) & (share <= 1)):
+            raise ValueError(f"q_share must hold {K} shares in (0, 1]")
+        q_min = np.maximum(share, q_floor) / left
+    if draws.q_least is not None:
+        least = np.asarray(draws.q_least, dtype=np.float64)[:K]
+        if least.shape != (K,) or not np.all((least >= 0) & (least <= 1)):
+            raise ValueError(f"q_least must hold {K} probabilities")
+        q_min = np.maximum(q_min, least * (1.0 - 1e-9))
+    return {"q_min": q_min}
 
 
 def bootstrap_rng(seed: int, k: int, name: str) -> np.random.Generator:

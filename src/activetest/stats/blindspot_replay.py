@@ -225,6 +225,11 @@ class CurveState:
         second_sums: ``(R, k)``, where the pass was given second moments (``second=``):
             each draw's ``sum_{S_m} second_i / q_m(i)``
             (:func:`activetest.stats.model_floor.design_second_sums`); None otherwise.
+        least_q: ``(k,)`` each draw's least proposal over the items it could draw,
+            ``min_{S_m} q_m(i)`` (``q_m(i) = a_m s_i + b_m``), known before the draw: the
+            exact CS's bound on one draw's weight
+            (:func:`activetest.stats.betting.exact_cs`, ``q_min``). None: a state from
+            before it was kept (not continued).
     """
 
     k: int
@@ -235,6 +240,7 @@ class CurveState:
     delta: tuple[float, ...]
     loss_cap: tuple[float, ...]
     second_sums: np.ndarray | None = None
+    least_q: np.ndarray | None = None
 
 
 def _resumed_design(st0: dict[str, np.ndarray], M: int, labels: list[int],
@@ -332,13 +338,16 @@ def design_blind_spot_curves(design: Any, acquired: Sequence[int], specs: Sequen
     (:attr:`CurveState.second_sums`, as
     :func:`activetest.stats.model_floor.design_second_sums` has them, to the last bit: a
     paired difference's variance floor, continued from the checkpoint with the curves;
-    ``resume`` must then hold the sums of its draws)."""
+    ``resume`` must then hold the sums of its draws). Each draw's least proposal over the
+    items it could draw (:attr:`CurveState.least_q`) comes from the same pass too
+    (``resume`` must hold those of its draws)."""
     acq = [int(i) for i in acquired]
     K = len(acq)
     X = None if second is None else np.ascontiguousarray(second, dtype=np.float64)
     if X is not None and (X.ndim != 2 or X.shape[1] != N):
         raise ValueError(f"second must be an (R, {N}) array, got shape {X.shape}")
     sums_out = None if X is None else np.zeros((X.shape[0], K))
+    least = np.zeros(K)
     curves = [RunningCurve(acq, sp.loss_high, N=N, level=level, fixed_control=sp.fixed_control,
                      ratio=ratio, start=start, at=None, shared=True) for sp in specs]
     if run is not None and (run.first != (0 if resume is None else resume.k)
@@ -348,10 +357,12 @@ def design_blind_spot_curves(design: Any, acquired: Sequence[int], specs: Sequen
     if resume is not None:
         if resume.k > K or len(resume.out) != len(specs) or (X is not None and (
                 resume.second_sums is None
-                or resume.second_sums.shape != (X.shape[0], resume.k))):
+                or resume.second_sums.shape != (X.shape[0], resume.k))) or (
+                resume.least_q is None or resume.least_q.shape != (resume.k,)):
             raise ValueError("the resumed state is not one of this history")
         if sums_out is not None and resume.second_sums is not None:
             sums_out[:, :resume.k] = resume.second_sums
+        least[:resume.k] = resume.least_q
         ys, Ls, known = _history(design, acq, labels, losses, n_known)
         st = (_resumed_design(resume.design, K, ys, Ls) if run is None
               else _run_design(design, run.state, K, ys, Ls, resume.design["rem"]))
@@ -397,7 +408,7 @@ def design_blind_spot_curves(design: Any, acquired: Sequence[int], specs: Sequen
         if X is not None:  # before the draw, on the same remaining items
             _second_sums(float(a), float(b), st["s"], rem, X, sums_out, m)
         n = _expose_all(float(a), float(b), st["s"], st["g"], g1, rem, Q, wg0, wg1,
-                        c, need[0] and k < N, need[1] and k < N, i, thr, found)
+                        c, need[0] and k < N, need[1] and k < N, i, thr, found, least, m)
         for j, cv in enumerate(curves):
             cv.after(m, uses[j][0], found[:n])
         if run is None:
@@ -406,7 +417,7 @@ def design_blind_spot_curves(design: Any, acquired: Sequence[int], specs: Sequen
             rem[i] = False  # (the run's record of the draw is in its state already)
     state = CurveState(K, st, Q, (sums[0], sums[1]), tuple(cv.out for cv in curves),
                        tuple(cv.delta for cv in curves), tuple(cv.cap for cv in curves),
-                       sums_out)
+                       sums_out, least)
     return [cv.result() for cv in curves], state
 
 
@@ -427,16 +438,21 @@ def _second_sums(a, b, s, rem, X, out, m):  # pragma: no cover - compiled
 
 @njit(cache=True)
 def _expose_all(a, b, s, g, g1, rem, Q, wg0, wg1, c, with_g0, with_g1, pick, thr,
-                found):  # pragma: no cover
+                found, least, m):  # pragma: no cover
     """``Q_i += a s_i + b`` and (``with_g0``, ``with_g1``) ``wg0_i += c g_i``,
     ``wg1_i += c g1_i`` on the remaining items: what :func:`blind_spot_curve` adds of a
     design proposal (zero on the drawn items) and its controls (whose values on drawn
     items are never read); then the remaining items but ``pick`` (being drawn) with
-    ``thr > Q_i`` are written to ``found`` in index order; returns their number."""
+    ``thr > Q_i`` are written to ``found`` in index order; returns their number.
+    ``least[m]``: the least ``a s_i + b`` over the remaining items (``pick`` included)."""
     n = 0
+    lo = np.inf
     for i in range(s.shape[0]):
         if rem[i]:
-            Q[i] += a * s[i] + b
+            qi = a * s[i] + b
+            Q[i] += qi
+            if qi < lo:
+                lo = qi
             if with_g0:
                 wg0[i] += c * g[i]
             if with_g1:
@@ -444,6 +460,7 @@ def _expose_all(a, b, s, g, g1, rem, Q, wg0, wg1, c, with_g0, with_g1, pick, thr
             if i != pick and thr > Q[i]:
                 found[n] = i
                 n += 1
+    least[m] = lo
     return n
 
 
