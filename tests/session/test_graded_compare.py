@@ -812,6 +812,45 @@ def test_an_edited_answer_cell_is_refused(tmp_path: Path) -> None:
     assert "was the item_id cell changed?" in run("import", db, sheet, code=2)
 
 
+def test_swapped_answer_of_cells_are_named_as_such(tmp_path: Path) -> None:
+    """A paired sheet whose two answer_of cells of an item were swapped is refused
+    saying so: the file and line, the item, what each cell names and what the session
+    holds under it, and that the cells look swapped (QA: it asked whether the sheet was
+    another session's); one cell changed alone is named without the swap."""
+    pool, other, _, _ = write_files(tmp_path)
+    db = create(tmp_path, pool, other)
+    spec = f"answers:{other}"
+    sheet = tmp_path / "judge.csv"
+    run("select", db, "--n", "12", "--out", sheet)
+    rows = list(csv.DictReader(sheet.open(newline="")))
+    for r in rows:
+        r["label"] = "correct"
+    k = next(i for i in range(len(rows) - 1) if rows[i]["item_id"] == rows[i + 1]["item_id"]
+             and rows[i]["answer"] != rows[i + 1]["answer"])
+    a, b = rows[k], rows[k + 1]
+    item = a["item_id"]
+    whose_a, whose_b = (("the target's" if w == "target" else f"{w}'s")
+                        for w in (whose(db, item, a["answer_of"]), whose(db, item, b["answer_of"])))
+    a["answer_of"], b["answer_of"] = b["answer_of"], a["answer_of"]
+    _rewrite(sheet, rows)
+    out = " ".join(run("import", db, sheet, code=2).split())
+    assert "another session" not in out and "nothing was imported" in out
+    assert (f"{sheet}, line {k + 2}: item {item!r}: the answer_of cell {a['answer_of']!r} "
+            f"does not match the row: it names answer {a['answer_of']} ({whose_b}), which "
+            f"the session holds as {b['answer']!r}, but the row shows {a['answer']!r}, "
+            f"answer {b['answer_of']} ({whose_a})") in out
+    assert (f"the answer_of cells of this item's rows look swapped ({sheet}, line {k + 3} "
+            f"names answer {b['answer_of']} ({whose_a}) and shows answer {a['answer_of']} "
+            f"({whose_b}))") in out
+    with Session.open(db) as s:
+        assert s.store.labels() == {} and s.store.judgments(f"compare:{spec}") == {}
+    b["answer_of"] = a["answer_of"]  # both rows now name one answer: no swap
+    _rewrite(sheet, rows)
+    out = " ".join(run("import", db, sheet, code=2).split())
+    assert f"line {k + 2}: item {item!r}: the answer_of cell" in out
+    assert "look swapped" not in out and "set the cell to the answer the row shows" in out
+
+
 def test_same_text_answers_judged_differently_are_a_conflict(tmp_path: Path) -> None:
     """The target's answer and an identical compared answer are one answer: judged
     differently in one sheet they are a disagreement, left out (and listed) or settled

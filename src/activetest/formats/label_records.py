@@ -84,6 +84,9 @@ class LabelRecord:
         answer_of: graded sessions that compare targets: the compared target whose
             answer this judges (an ``answer_of`` column or task field); None, empty or
             ``"target"``: the session target's (the item's label).
+        answer_of_given: the ``answer_of`` cell as the file wrote it where a blind
+            sheet's letter (A, B, ...) was replaced by whose answer it is (None: the
+            cell is ``answer_of`` as read), for messages about the cell.
         check: the row's ``content_check`` (None: the file has none), to compare with
             :func:`content_check` of the item the id names.
         shown: the row's other cells (Label Studio: the task's data), ``(column,
@@ -101,6 +104,7 @@ class LabelRecord:
     raw: str | None = None
     where: str | None = field(default=None, compare=False)  # location, not content
     answer_of: str | None = None  # graded comparisons: whose answer (None: the target's)
+    answer_of_given: str | None = field(default=None, compare=False)  # a blind letter
     check: str | None = field(default=None, compare=False)  # what the row showed, not its label
     shown: tuple[tuple[str, str], ...] = field(default=(), compare=False)
     ground_truth: bool = False

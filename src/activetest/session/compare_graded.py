@@ -132,7 +132,8 @@ def letters_to_targets(store: SessionStore, index: Mapping[str, int],
                              f"drawn item's answers are shown as A, B, ...")
         role = shown_order(config.seed, step, roles)[letters.index(given)]
         out.append(dataclasses.replace(
-            rec, answer_of=None if role == "target" else role.split(":", 1)[1]))
+            rec, answer_of=None if role == "target" else role.split(":", 1)[1],
+            answer_of_given=given))
     return out
 
 

@@ -331,7 +331,9 @@ def _sides(row: str, held: str, n: int = 70) -> tuple[str, str]:
 
 
 def check_shown(records: Sequence[Any], index: Mapping[str, int],
-                display: Callable[[str], Mapping[int, Item] | None]) -> None:
+                display: Callable[[str], Mapping[int, Item] | None],
+                roles: Sequence[str] = (),
+                letter: Callable[[int, str], str] | None = None) -> None:
     """Refuse records whose row did not show the item its id names.
 
     A row that carries a ``content_check`` (every sheet and Label Studio task this
@@ -353,16 +355,28 @@ def check_shown(records: Sequence[Any], index: Mapping[str, int],
         display: role (``"target"`` or a compared target's spec) -> pool row -> the
             item as exported (the drawn rows), or None for a role the session
             does not have (the label checks report it).
+        roles: a graded comparison's answer roles (``"target"`` and the compared
+            specs): a row whose check is another answer's of the same item is said to
+            have a wrong ``answer_of`` cell (swapped, where the item's rows swap them;
+            :mod:`activetest.session.answer_of_check`).
+        letter: (pool row, role) -> the letter a blind sheet shows that answer under.
 
     Raises:
         LabelError: listing every such row (file, line, item, what the row shows and
             what the item holds); nothing may be written then.
     """
+    from activetest.session.answer_of_check import misnamed_answers, misnamed_message
     from activetest.session.labelio import content_check, shown_fields
 
     problems: list[str] = []
     by_check: dict[str, dict[str, str]] = {}
-    for rec in records:
+    misnamed = misnamed_answers(records, index, display, roles, content_check)
+    for k, rec in enumerate(records):
+        if k in misnamed:  # (QA: a paired sheet with swapped answer_of cells was asked
+            # whether it was another session's)
+            problems.append(misnamed_message(rec, misnamed[k], records, misnamed, display,
+                                             letter, _text))
+            continue
         check = getattr(rec, "check", None)
         row = index.get(str(rec.item_id))
         if row is None or not (check or getattr(rec, "shown", ())):
@@ -425,8 +439,10 @@ def check_shown(records: Sequence[Any], index: Mapping[str, int],
     if problems:
         shown = problems[:20]
         more = f"\n  ... and {len(problems) - 20} more" if len(problems) > 20 else ""
-        raise LabelError(f"{len(problems)} row(s) do not show the item their id names; "
-                         f"nothing was imported:\n  " + "\n  ".join(shown) + more)
+        what = ("whose answer_of cell does not match the answer they show"
+                if len(misnamed) == len(problems) else "do not show the item their id names")
+        raise LabelError(f"{len(problems)} row(s) {what}; nothing was imported:\n  "
+                         + "\n  ".join(shown) + more)
 
 
 def _stored_source(source: str, where: str) -> str:

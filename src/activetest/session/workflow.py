@@ -639,7 +639,15 @@ class Session:
                                        strict=True))
             return cache[role]
 
-        labels.check_shown(records, self._row_index(), display)
+        steps = {a.index: a.step for a in self.acquisitions()}
+        cfg = self.session_config
+
+        def letter(row: int, role: str) -> str:
+            store_role = "target" if role == "target" else compare_graded.compare_role(role)
+            return compare_graded.answer_letter(cfg, steps[row], store_role)
+
+        labels.check_shown(records, self._row_index(), display,
+                           roles=("target", *specs) if specs else (), letter=letter)
 
     def undo(self, change: LabelChange, *, source: str = "undo") -> LabelChange:
         """Revert one label change, or one judgment of a compared answer (committed at once).
