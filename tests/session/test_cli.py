@@ -122,6 +122,15 @@ def test_import_errors_exit_2_and_keep_labels(pool_files: PoolFiles, tmp_path: P
     fails(f"item_id,label\n{ids[0]},positive\n", "already has label 'negative'", "--overwrite")
     fails('item_id,label\n"unterminated,positive\n', "labels.csv")
     fails("text,label\nhello,positive\n", "no column 'item_id'")
+    # a folder: said to be one, what import reads, which formats read a folder (QA:
+    # "cannot tell the format from the suffix ''")
+    for extra in ((), ("--format", "csv")):
+        out = " ".join(run("import", db, tmp_path, *extra, code=2).split())
+        assert "suffix ''" not in out and f"{tmp_path} is a folder: import reads a labels " \
+            f"file, a sheet (CSV, TSV, JSONL, JSON) or a Label Studio export" in out, out
+        assert "--format (csv, tsv, jsonl, json, labelstudio)" in out
+        assert "lm-eval samples files (samples_<task>_<date>.jsonl) by a --target lm-eval " \
+            "session's import, and as inspect_ai logs by `init --from-inspect`" in out
     # With --overwrite the conflicting label replaces the old one, history kept.
     sheet.write_text(f"item_id,label\n{ids[0]},positive\n")
     assert "changed 1" in run("import", db, sheet, "--overwrite")

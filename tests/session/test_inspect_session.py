@@ -200,6 +200,20 @@ def test_a_persons_label_for_an_item_no_eval_scored_is_refused_unless_trusted(
         assert s.add_label(drawn[0].item_id, "incorrect", overwrite=True) is not None
 
 
+def test_a_folder_given_to_import_is_said_to_be_no_labels_file(tmp_path: Path) -> None:
+    """QA: ``import S.db folder`` said "cannot tell the format from the suffix ''"; an
+    inspect session's is told where its labels come from instead."""
+    _pool(tmp_path)
+    assert _cli(tmp_path, "init", "s.db", "--pool", "pool.jsonl", *INIT).returncode == 0
+    (tmp_path / "logs").mkdir()
+    p = _cli(tmp_path, "import", "s.db", "logs")
+    err = " ".join(p.stderr.split())
+    assert p.returncode == 2 and "Traceback" not in err and "suffix ''" not in err, err
+    assert "logs is a folder: import reads a labels file" in err
+    assert "runs in inspect_ai: its labels are the eval's scores, recorded by " \
+        "activetest.inspect.ActiveStopping" in err
+
+
 def test_estimate_and_report_say_what_the_labels_of_inspect_evals_are(tmp_path: Path) -> None:
     """The labels of a --target inspect session are the evals' per-sample scores read as
     judgment levels: estimate, its JSON, status and the report say so, as they do for

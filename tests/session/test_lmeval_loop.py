@@ -696,3 +696,10 @@ def test_a_file_that_is_no_lm_eval_results_is_said_to_be_so(
     assert "samples_<task>_<date>.jsonl" in out and "which reviews.jsonl is not" in out, out
     with Session.open(db) as s:
         assert not s.labels()
+    # a folder with --format: said to be read without it (QA: "cannot tell the format
+    # from the suffix ''" for a folder)
+    out = " ".join(run("import", db, tmp_path, "--format", "csv", code=2).split())
+    assert out.count("error:") == 1 and f"{tmp_path} is a folder" in out, out
+    assert "a folder of its samples files" in out and "is read without --format" in out
+    with Session.open(db) as s:
+        assert not s.labels()

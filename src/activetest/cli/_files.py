@@ -139,8 +139,12 @@ def import_(
             raise ValueError(f"{f}: the file is empty: it holds no labels and no lm-eval "
                              f"records (a run that wrote nothing yet?)")
     with _open(session, busy_timeout) as s:
-        from activetest.session.harness import harness_config
+        from activetest.session.harness import harness_config, harness_tool
 
+        tool = harness_tool(s)
+        folder = next((f for f in files if f.is_dir()), None)
+        if folder is not None and not (tool == "lm-eval" and format is None):
+            raise ValueError(_folder_refusal(folder, tool, format))
         if harness_config(s) is not None and format is None and _lmeval_files(files):
             if trust_labels_from_people:
                 raise ValueError("--trust-labels-from-people is about labels from people "
@@ -192,6 +196,29 @@ def import_(
         labelled = {k: s.task.class_names[v] for k, v in s.labels().items()}
         _print_conflicts(result.conflicts, resolve.value, labelled)
         _print_waiting(s.waiting())
+
+
+def _folder_refusal(folder: Path, tool: str | None, format: LabelFileFormat | None) -> str:
+    """Why ``import`` does not read ``folder`` for a session whose target runs in
+    ``tool`` (None: no harness): what it reads instead, which formats read a folder
+    (QA: a folder was "cannot tell the format from the suffix ''")."""
+    formats = ", ".join(f.value for f in LabelFileFormat)
+    head = (f"{folder} is a folder: import reads a labels file, a sheet (CSV, TSV, JSONL, "
+            f"JSON) or a Label Studio export, whose format it tells from the suffix or from "
+            f"--format ({formats}); give the file in the folder")
+    if tool == "lm-eval":  # only reached with --format: without it the folder is read
+        return (f"{head}. This session's target runs in lm-eval: a folder of its samples "
+                f"files (samples_<task>_<date>.jsonl, written with --log_samples) is read "
+                f"without --format; --format {format.value if format else ''} names a "
+                f"labels file's format")
+    if tool == "inspect":
+        return (f"{head}. This session's target runs in inspect_ai: its labels are the "
+                f"eval's scores, recorded by activetest.inspect.ActiveStopping while the "
+                f"eval runs, not imported from the eval's log folder")
+    return (f"{head}. Folders are read only as lm-eval samples files "
+            f"(samples_<task>_<date>.jsonl) by a --target lm-eval session's import, and as "
+            f"inspect_ai logs by `init --from-inspect`; this session's target runs in "
+            f"neither")
 
 
 def _lmeval_files(files: Sequence[Path]) -> bool:
