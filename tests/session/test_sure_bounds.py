@@ -168,6 +168,20 @@ def test_a_session_with_most_of_its_pool_labelled_is_cut_to_what_is_sure(
         (a["cs_low"], a["cs_high"]), abs=1e-12)
 
 
+def test_status_says_the_sure_bounds_where_estimate_does(tmp_path: Path) -> None:
+    """QA: ``status`` showed the blind-spot note but not the sure-bounds note that
+    ``estimate`` showed beside the same intervals; it now repeats estimate's line, word
+    for word, under the estimate's intervals (and none where estimate says none)."""
+    db, _ = _qa_session(tmp_path)
+    text = run("estimate", db)
+    (line,) = [x for x in " ".join(text.split()).split("note: ") if "lies surely" in x]
+    status = " ".join(run("status", db).split())
+    assert f"note: {line.strip()}" in status, (line, status)
+    big, _ = _labelled(tmp_path, "big", n_pool=400)
+    run("estimate", big)
+    assert "lies surely within" not in run("status", big)
+
+
 def test_a_large_pool_is_not_cut_and_says_nothing(tmp_path: Path) -> None:
     """The same labels' share of a pool of 400 (32 labelled): the sure bounds are nearly
     the whole range, cut nothing and are not mentioned."""

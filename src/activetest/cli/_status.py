@@ -161,6 +161,8 @@ def status(
                 _out.print(f"  {name}")
             if e.method == "lure" and isinstance(e.details.get("blind_spot"), str):
                 _out.print(f"  note: {_escape(e.details['blind_spot'])}")
+            if e.method == "lure" and isinstance(e.details.get("sure_bounds"), str):
+                _out.print(f"  note: {_escape(e.details['sure_bounds'])}")
             if e.method == "lure" and a.get("basis") != "exact" and e.n_labels < st.n_items \
                     and all(isinstance(a.get(k), (int, float))
                             for k in ("fixed_low", "fixed_high")) \

@@ -238,6 +238,9 @@ def record_estimate(store: SessionStore, report: EstimateReport) -> None:
             if m.metric in blind and (m.anytime is None or m.anytime.basis != "exact"):
                 # status repeats it under the intervals (not where the exact CS stands in)
                 extra["blind_spot"] = blind[m.metric]
+            if (sure := est.metric_sure_line(m, report.n_labels, report.n_pool,
+                                             report.level)) is not None:
+                extra["sure_bounds"] = sure  # status repeats it, as the blind spot's
             put(m.metric, "lure", m.active, n_flagged=len(report.flagged),
                 without_flagged=m.without_flagged, labels_needed=m.labels_needed, **extra)
             put(m.metric, "mean", m.uniform, note="plain mean; biased under active sampling",

@@ -55,6 +55,7 @@ from activetest.session.estimate_notes import (
     exact_note,
     fixed_beyond_cs_note,
     fixed_beyond_line,
+    metric_sure_line,
     no_spread_note,
     outside_cs_note,
     outside_note,
@@ -122,6 +123,7 @@ __all__ = [
     "fixed_beyond_cs_note",
     "history",
     "interval_curves",
+    "metric_sure_line",
     "no_spread_note",
     "noise_rule",
     "outside_cs_note",
@@ -850,20 +852,7 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
              if n.metric not in exact and not (n.estimator == "cv" and n.metric in same)
              and (line := n.describe(level)) is not None]
     lines += [line for m in out.values() if (line := exact_note(m, level)) is not None]
-    # one line per metric: the sure bounds are the risk's, whichever estimate's
-    # intervals they cut (the headline's, control-variate LURE's where it is shown)
-    # (QA: a log loss's line said "the fixed-budget ... interval and the anytime ...
-    # sequence are cut to it" beside LURE's, uncut: control-variate LURE's were) named
-    for m in out.values():
-        headline = (m.anytime is not None and m.anytime.sure_low is not None) \
-            or m.cv_same_as_lure or m.cv is None
-        cv = None if headline else m.cv
-        if (line := sure_risk_line(
-                m.metric.replace("_", " "), m.anytime if cv is None else m.cv_anytime,
-                float(m.active.estimate if cv is None else cv.estimate), K, N, level,
-                (m.active.low, m.active.high) if cv is None else (cv.low, cv.high),
-                whose="" if cv is None else "control-variate LURE's ")):
-            lines.append(line)
+    lines += [line for m in out.values() if (line := metric_sure_line(m, K, N, level))]
     # at a census every item was drawn: "the bootstrap cannot see what was not drawn" is
     # not so (QA); the census line says the estimate is the pool's exact value
     lines += [point_note(m, level) for m in out.values()
