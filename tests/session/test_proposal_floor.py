@@ -40,6 +40,20 @@ def test_the_cli_takes_proposal_floor_and_still_alpha(pool_files: PoolFiles,
             assert s.status().proposal_floor == floor
             st = s.status().to_dict()  # status --json: the distinct name, and the old one
             assert st["proposal_floor"] == floor and st["alpha"] == floor
+    # the CLI's status --json: the clear name beside the legacy one, which is said to be
+    # the floor's old name (QA: `alpha` beside each estimate's `level` read as 1 - level)
+    import json
+
+    out = runner.invoke(app, ["status", str(tmp_path / "b.db"), "--json"])
+    assert out.exit_code == 0, out.output
+    st = json.loads(out.output)
+    keys = list(st)
+    assert keys[keys.index("proposal_floor") + 1] == "alpha"
+    assert st["proposal_floor"] == st["alpha"] == 0.2
+    assert st["legacy_keys"] == {"alpha": "proposal_floor"}
+    said = " ".join(runner.invoke(app, ["status", "--help"]).output.split())
+    assert "Its key alpha is the proposal floor under its legacy name" in said
+    assert "not 1 - level" in said
     help_text = runner.invoke(app, ["init", "--help"]).output  # 80 columns: not cut
     assert "--proposal-floor" in help_text and "--alpha" not in help_text
 

@@ -59,7 +59,11 @@ def report(
 @_user_errors
 def status(
     session: SessionArg,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON. Its key alpha is "
+                                          "the proposal floor under its legacy name (the "
+                                          "same number as proposal_floor, kept for older "
+                                          "readers; listed in legacy_keys), not 1 - level."
+                                          )] = False,
     busy_timeout: Timeout = 5.0,
 ) -> None:
     """Where the session stands: pool size, selected, labelled, pending, last estimate."""

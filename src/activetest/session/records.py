@@ -21,6 +21,7 @@ __all__ = [
     "ACQUISITION_CHOICES",
     "ADAPTIVE_ACQUISITIONS",
     "EXPORT_FORMATS",
+    "LEGACY_STATUS_KEYS",
     "METRICS",
     "METRIC_CHOICES",
     "NOISE_RULES",
@@ -615,6 +616,11 @@ class Waiting:
                 f"used until it has one (LURE uses the first draws, in order)")
 
 
+#: ``status --json``'s keys kept under an old name -> the key that says what they hold
+#: (:meth:`SessionStatus.to_dict`): ``alpha`` is the proposal floor, not 1 - level.
+LEGACY_STATUS_KEYS = {"alpha": "proposal_floor"}
+
+
 @dataclass(frozen=True)
 class SessionStatus:
     """Where a session stands.
@@ -695,10 +701,21 @@ class SessionStatus:
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-serialisable data: ``proposal_floor``, and ``alpha`` (the same
-        number, under the name older ``status --json`` readers know)."""
-        d = asdict(self)
-        d["proposal_floor"] = self.alpha
+        """Plain JSON-serialisable data: ``proposal_floor``, and just after it ``alpha``,
+        the same number under the name older ``status --json`` readers know (the key the
+        session file stores it under); ``legacy_keys`` says so: ``{"alpha":
+        "proposal_floor"}`` (:data:`LEGACY_STATUS_KEYS`).
+
+        Why ``alpha`` is kept: it was the floor's only name in ``status --json`` and is
+        still the stored key; dropping it would break readers (a missing key). Why it is
+        not enough alone: beside each estimate's ``level`` it reads as a significance
+        level, 1 - level (QA); it is not one."""
+        d: dict[str, Any] = {}
+        for key, value in asdict(self).items():
+            if key == "alpha":  # the clear name first, the legacy one beside it
+                d["proposal_floor"] = self.alpha
+            d[key] = value
+        d["legacy_keys"] = dict(LEGACY_STATUS_KEYS)
         adaptive = self.acquisition in ACQUISITIONS and ACQUISITIONS[self.acquisition].adaptive
         for e in d["last_estimates"]:  # name what each number is (QA: low/high unnamed)
             if e.get("low") is not None and e.get("level") is not None:
