@@ -239,7 +239,7 @@ def record_estimate(store: SessionStore, report: EstimateReport) -> None:
                 # status repeats it under the intervals (not where the exact CS stands in)
                 extra["blind_spot"] = blind[m.metric]
             if (sure := est.metric_sure_line(m, report.n_labels, report.n_pool,
-                                             report.level)) is not None:
+                                             report.level, report.uniform_draws)) is not None:
                 extra["sure_bounds"] = sure  # status repeats it, as the blind spot's
             put(m.metric, "lure", m.active, n_flagged=len(report.flagged),
                 without_flagged=m.without_flagged, labels_needed=m.labels_needed, **extra)

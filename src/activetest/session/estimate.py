@@ -852,7 +852,9 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
              if n.metric not in exact and not (n.estimator == "cv" and n.metric in same)
              and (line := n.describe(level)) is not None]
     lines += [line for m in out.values() if (line := exact_note(m, level)) is not None]
-    lines += [line for m in out.values() if (line := metric_sure_line(m, K, N, level))]
+    uniform = _uniform_draws(draws)  # every label weighs alike: what moves an estimate
+    lines += [line for m in out.values()
+              if (line := metric_sure_line(m, K, N, level, uniform))]
     # at a census every item was drawn: "the bootstrap cannot see what was not drawn" is
     # not so (QA); the census line says the estimate is the pool's exact value
     lines += [point_note(m, level) for m in out.values()
@@ -866,12 +868,12 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
     lines += [line for m in out.values() if (line := fixed_beyond_cs_note(m, level))]
     lines += [line for m in out.values() for cv in (False, True) if (line := outside_note(
         m, value_range(m.metric, (loss_bounds or {}).get(m.metric)), cv=cv,
-        level=level)) is not None]
+        level=level, uniform_draws=uniform)) is not None]
     lines += notes_cmp
     return EstimateReport(N, K, draws.n_selected, draws.n_waiting, out, flagged,
                           (noise.target_nll, noise.surrogate_nll, noise.rule), comparisons,
                           target_width, level, [*_warnings(draws), *lines],
-                          blind_spots=notes, uniform_draws=_uniform_draws(draws))
+                          blind_spots=notes, uniform_draws=uniform)
 
 
 def _uniform_draws(draws: LabelledDraws) -> bool:

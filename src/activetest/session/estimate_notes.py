@@ -35,6 +35,7 @@ __all__ = [
     "no_spread_note",
     "outside_cs_note",
     "outside_note",
+    "outside_reason",
     "partial_credit_note",
     "point_note",
     "sure_line",
@@ -156,12 +157,46 @@ def fixed_beyond_line(what: str, a: AnytimeInterval, level: float) -> str | None
             f"read the CS")
 
 
+#: Why an unbiased estimate of importance-weighted draws can lie outside what the risk
+#: can be (:func:`outside_reason`).
+WEIGHTS_REASON = "each label weighs by how unlikely its draw was"
+HEAVY_REASON = f"{WEIGHTS_REASON}, so a few heavy draws carry it"
+
+
+def outside_reason(m: MetricEstimate, *, cv: bool, uniform_draws: bool) -> str:
+    """Why ``m``'s unbiased estimate (``cv``: its control-variate LURE) can lie outside
+    the values the risk can take, or outside its sure bounds, for the notes that say
+    it does (:func:`outside_note`, :func:`sure_risk_line`).
+
+    Importance-weighted draws: each label weighs by how unlikely its draw was (and
+    control-variate LURE adds the control's terms). Uniform draws (``uniform_draws``:
+    every draw at the uniform rate) weigh every label alike: LURE is the plain mean
+    and cannot leave the range, so it is the control variate's doing: it adds the
+    control's mean prediction over the pool minus its mean on the labelled items,
+    both named (QA: the uniform case was explained by "how unlikely its draw was",
+    where every item is equally likely)."""
+    if not cv:
+        return WEIGHTS_REASON if not uniform_draws else (
+            "every draw was made at the uniform rate, so it is the plain mean of the "
+            "labelled losses")
+    if m.cv is None or m.control_mean is None or not uniform_draws:
+        return (f"{WEIGHTS_REASON}, and the control variate adds the control's mean "
+                f"prediction over the pool minus its weighted mean on the labelled items")
+    added = float(m.cv.estimate) - float(m.uniform.estimate)  # LURE is the plain mean here
+    return (f"every draw was made at the uniform rate, so no label weighs more than "
+            f"another: it is the control variate's doing, which adds the control's mean "
+            f"prediction over the pool ({m.control_mean:.4g}) minus its mean on the "
+            f"{m.cv.n_labels} labelled item(s) ({m.control_mean - added:.4g}), "
+            f"{added:+.4g}, to the labelled losses' mean ({m.uniform.estimate:.4g})")
+
+
 def outside_note(m: MetricEstimate, bounds: tuple[float, float], *, cv: bool = False,
-                 level: float = 0.95) -> str | None:
+                 level: float = 0.95, uniform_draws: bool = False) -> str | None:
     """The line saying a metric's unbiased estimate (``cv``: its control-variate LURE)
     lies outside the values the risk can take (possible with few labels: each label is
-    weighted by how unlikely its draw was, and a control adds its own terms); None where
-    it does not (or there is no such estimate).
+    weighted by how unlikely its draw was, and a control adds its own terms; under
+    ``uniform_draws``, the control alone: :func:`outside_reason`); None where it does
+    not (or there is no such estimate).
 
     The line says which of the intervals shown beside that estimate stay within the
     range and which do not: every one is clipped to it (which cannot lower its
@@ -207,8 +242,8 @@ def outside_note(m: MetricEstimate, bounds: tuple[float, float], *, cv: bool = F
     side = f"below {lo:g}" if e < lo else f"above {hi:g}"
     line = (f"{m.metric.replace('_', ' ')}: {what} {e:.4g} lies outside the values the "
             f"risk can take ([{lo:g}, {hi:g}]): an unbiased estimate can, with few labels "
-            f"(each label weighs by how unlikely its draw was); it is not clipped, which "
-            f"would bias it")
+            f"({outside_reason(m, cv=cv, uniform_draws=uniform_draws)}); it is not "
+            f"clipped, which would bias it")
     if beyond:
         one, said = len(beyond) == 1, names(beyond)
         line += (f". T{said[1:]} {'is' if one else 'are'} clipped to the range but "
@@ -328,7 +363,8 @@ def sure_line(spec: str, metric: str, sure: SureBounds) -> str:
 
 def sure_risk_line(what: str, a: AnytimeInterval | None, estimate: float, n_labels: int,
                    n_pool: int, level: float,
-                   bootstrap: tuple[float, float] | None = None, whose: str = "") -> str | None:
+                   bootstrap: tuple[float, float] | None = None, whose: str = "",
+                   why: str = HEAVY_REASON) -> str | None:
     """The line for an estimate whose intervals its sure bounds cut
     (:attr:`AnytimeInterval.sure_low`; :func:`activetest.session.estimate_base.sure_risk_curve`):
     what the labelled items alone make certain, and that the fixed-budget interval and
@@ -337,7 +373,8 @@ def sure_risk_line(what: str, a: AnytimeInterval | None, estimate: float, n_labe
     resampled labels' spread, not cut). None where the bounds cut nothing, and at a census
     (every item labelled: the intervals are the point, and the census line says so).
     ``whose`` names the estimator whose intervals are cut where they are not the
-    headline's (``"control-variate LURE's "``)."""
+    headline's (``"control-variate LURE's "``); ``why``: why the estimate can lie
+    outside the bounds (:func:`outside_reason`)."""
     from activetest.session.interval_names import (
         ANYTIME,
         BOOTSTRAP,
@@ -379,18 +416,18 @@ def sure_risk_line(what: str, a: AnytimeInterval | None, estimate: float, n_labe
     if math.isfinite(estimate) and not a.sure_low - tol <= estimate <= a.sure_high + tol:
         # (QA: "with few labels" read oddly at 37 of 40: what moves it is the weights)
         line += (f". The estimate {estimate:.4f} lies outside these bounds: an unbiased "
-                 f"estimate can (each label weighs by how unlikely its draw was, so a "
-                 f"few heavy draws carry it); it is not moved, which would bias it")
+                 f"estimate can ({why}); it is not moved, which would bias it")
     return line
 
 
 def metric_sure_line(m: MetricEstimate, n_labels: int, n_pool: int,
-                     level: float) -> str | None:
+                     level: float, uniform_draws: bool = False) -> str | None:
     """A metric's sure-bounds line (:func:`sure_risk_line`), one per metric: the sure
     bounds are the risk's, whichever estimate's intervals they cut (the headline's;
     control-variate LURE's where it is shown and only its were cut). ``estimate`` shows
     it, and ``status`` shows it as recorded with the estimate (QA: status showed the
-    blind-spot note but not this one). None where the bounds cut nothing."""
+    blind-spot note but not this one). None where the bounds cut nothing.
+    ``uniform_draws``: every draw at the uniform rate (:func:`outside_reason`)."""
     # (QA: a log loss's line said "the fixed-budget ... interval and the anytime ...
     # sequence are cut to it" beside LURE's, uncut: control-variate LURE's were)
     headline = (m.anytime is not None and m.anytime.sure_low is not None) \
@@ -400,7 +437,9 @@ def metric_sure_line(m: MetricEstimate, n_labels: int, n_pool: int,
         m.metric.replace("_", " "), m.anytime if cv is None else m.cv_anytime,
         float(m.active.estimate if cv is None else cv.estimate), n_labels, n_pool, level,
         (m.active.low, m.active.high) if cv is None else (cv.low, cv.high),
-        whose="" if cv is None else "control-variate LURE's ")
+        whose="" if cv is None else "control-variate LURE's ",
+        why=(HEAVY_REASON if cv is None and not uniform_draws else
+             outside_reason(m, cv=cv is not None, uniform_draws=uniform_draws)))
 
 
 def partial_credit_note(task: Mapping[str, Any]) -> str | None:
