@@ -70,3 +70,29 @@ def test_weighted_draws_name_the_weights_and_the_control(tmp_path: Path) -> None
             f"weighs by how unlikely its draw was, and the control variate adds the "
             f"control's mean prediction over the pool minus its weighted mean on the "
             f"labelled items)") in text, text
+
+
+def test_a_difference_of_uniform_draws_outside_its_sure_bounds_names_what_they_know(
+        tmp_path: Path) -> None:
+    """The paired difference of uniform draws is the labelled differences' mean; it lies
+    outside the sure bounds because those know each unlabelled item's bound (0 where the
+    two error rates' predictions agree), not because of weights."""
+    pf = make_pool_files(tmp_path / "data", n=30, seed=0)
+    db = tmp_path / "cmp.db"
+    run("init", db, "--pool", pf.pool, "--task", "demo", "--surrogate",
+        f"table:{pf.surrogate}", "--target", f"table:{pf.target}", "--id-column", "id",
+        "--seed", "4", "--acquisition", "uniform", "--metric", "error_rate", "--compare",
+        f"table:{pf.target2}", "--no-progress")
+    run("select", db, "--n", "3")
+    run("label", db, "--from-data")
+    text = run("estimate", db)
+    (c,) = json.loads(run("estimate", db, "--json"))["comparisons"]
+    d = c["difference"]["estimate"]
+    assert f"(error rate): the estimate {d:.4g} lies outside the bounds that hold surely" \
+        in text, text
+    assert ("an unbiased estimate can, with few labels (every draw was made at the uniform "
+            "rate, so it is the plain mean of the labelled differences; the bounds know "
+            "what that mean does not: each unlabelled item adds at most its own bound on "
+            "the difference (for two error rates 0 where the two predictions agree), at "
+            "most ") in text, text
+    assert "unlikely" not in text

@@ -824,7 +824,7 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
                 d_any = _difference_outside(d_any, float(diff.estimate), sure, d_range,
                                             target_width, level,
                                             f"target - {spec} ({metric.replace('_', ' ')})",
-                                            notes_cmp)
+                                            notes_cmp, uniform_draws=_uniform_draws(draws))
             if d_any is not None and d_any.basis in (None, "clt") and \
                     not d_any.estimate_outside_cs and K >= MIN_LABELS and (
                         line := fixed_beyond_line(

@@ -71,19 +71,29 @@ def _cs_misses(cs_low: float, cs_high: float, estimate: float,
 def _difference_outside(a: AnytimeInterval, estimate: float, sure: SureBounds | None,
                         value_range: tuple[float, float] | None,
                         target_width: float | None, level: float, what: str,
-                        notes: list[str]) -> AnytimeInterval:
+                        notes: list[str], uniform_draws: bool = False) -> AnytimeInterval:
     """A difference's intervals after its sure bounds cut them: whether its CS still holds
     the estimate, re-judged on the intervals shown, and a note where not. An estimate
     outside the sure bounds themselves (an unbiased estimate can, with few labels) is no
     sign of a CS that missed: the cut intervals stay valid, "may stop" reads their width
-    (QA: -0.7567 beside [-0.7374, -0.1285] with nothing said)."""
+    (QA: -0.7567 beside [-0.7374, -0.1285] with nothing said). Why it can: under
+    importance-weighted draws each labelled difference weighs by how unlikely its draw
+    was; under ``uniform_draws`` none does (the estimate is the labelled differences'
+    mean), and the bounds know what the mean does not: each unlabelled item adds at
+    most its own bound (QA: uniform draws were explained by the weights too)."""
     tol = 1e-9 * max(1.0, abs(estimate))
     if sure is not None and not sure.low - tol <= estimate <= sure.high + tol:
+        why = ("each labelled difference weighs by how unlikely its draw was"
+               if not uniform_draws else
+               f"every draw was made at the uniform rate, so it is the plain mean of the "
+               f"labelled differences; the bounds know what that mean does not: each "
+               f"unlabelled item adds at most its own bound on the difference (for two "
+               f"error rates 0 where the two predictions agree), at most {sure.rest:.4g} in "
+               f"all over the unlabelled items")
         notes.append(f"{what}: the estimate {estimate:.4g} lies outside the bounds that hold "
                      f"surely [{sure.low:.4g}, {sure.high:.4g}]: an unbiased estimate can, "
-                     f"with few labels (each labelled difference weighs by how unlikely its "
-                     f"draw was); the difference is within those bounds, and the intervals "
-                     f"shown are cut to them")
+                     f"with few labels ({why}); the difference is within those bounds, and "
+                     f"the intervals shown are cut to them")
         return replace(a, estimate_outside_cs=False, may_stop=None if target_width is None
                        else bool(a.cs_high - a.cs_low <= target_width))
     outside = _cs_misses(a.cs_low, a.cs_high, estimate, value_range, a.basis)
