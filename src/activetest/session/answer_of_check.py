@@ -48,6 +48,8 @@ def misnamed_answers(records: Sequence[Any], index: Mapping[str, int],
         check_of: an item's fields -> their content check.
     """
     found: dict[int, MisnamedAnswer] = {}
+    if len(roles) < 2:  # one answer per item: no other answer a row could show
+        return found
     for k, rec in enumerate(records):
         check = (getattr(rec, "check", None) or "").strip().lower()
         row = index.get(str(rec.item_id))
