@@ -126,8 +126,8 @@ def test_import_errors_exit_2_and_keep_labels(pool_files: PoolFiles, tmp_path: P
     # "cannot tell the format from the suffix ''")
     for extra in ((), ("--format", "csv")):
         out = " ".join(run("import", db, tmp_path, *extra, code=2).split())
-        assert "suffix ''" not in out and f"{tmp_path} is a folder: import reads a labels " \
-            f"file, a sheet (CSV, TSV, JSONL, JSON) or a Label Studio export" in out, out
+        assert "suffix ''" not in out and f"{tmp_path} is a folder, not a file: import reads " \
+            f"a label file, a sheet (CSV, TSV, JSONL, JSON) or a Label Studio export" in out, out
         assert "--format (csv, tsv, jsonl, json, labelstudio)" in out
         assert "lm-eval samples files (samples_<task>_<date>.jsonl) by a --target lm-eval " \
             "session's import, and as inspect_ai logs by `init --from-inspect`" in out

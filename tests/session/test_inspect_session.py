@@ -209,7 +209,7 @@ def test_a_folder_given_to_import_is_said_to_be_no_labels_file(tmp_path: Path) -
     p = _cli(tmp_path, "import", "s.db", "logs")
     err = " ".join(p.stderr.split())
     assert p.returncode == 2 and "Traceback" not in err and "suffix ''" not in err, err
-    assert "logs is a folder: import reads a labels file" in err
+    assert "logs is a folder, not a file: import reads a label file" in err
     assert "runs in inspect_ai: its labels are the eval's scores, recorded by " \
         "activetest.inspect.ActiveStopping" in err
 

@@ -203,9 +203,9 @@ def _folder_refusal(folder: Path, tool: str | None, format: LabelFileFormat | No
     ``tool`` (None: no harness): what it reads instead, which formats read a folder
     (QA: a folder was "cannot tell the format from the suffix ''")."""
     formats = ", ".join(f.value for f in LabelFileFormat)
-    head = (f"{folder} is a folder: import reads a labels file, a sheet (CSV, TSV, JSONL, "
-            f"JSON) or a Label Studio export, whose format it tells from the suffix or from "
-            f"--format ({formats}); give the file in the folder")
+    head = (f"{folder} is a folder, not a file: import reads a label file, a sheet (CSV, "
+            f"TSV, JSONL, JSON) or a Label Studio export, whose format it tells from the "
+            f"suffix or from --format ({formats}); give the file in the folder")
     if tool == "lm-eval":  # only reached with --format: without it the folder is read
         return (f"{head}. This session's target runs in lm-eval: a folder of its samples "
                 f"files (samples_<task>_<date>.jsonl, written with --log_samples) is read "
