@@ -500,6 +500,18 @@ def test_draws_the_proposal_could_not_have_made_keep_the_floors_bound() -> None:
     whole = difference_few_inputs(La, Lb, draws, 5, q_floor=0.1 / 1.1, item_bounds=B,
                                   weight_bound=np.full(K, 25.0))
     assert whole.exact_high[-1] < got.exact_high[-1] - 0.02  # 0.0375 against 0.075
+    # a new session's draws carry their least proposal (exact_least): after the prefix
+    # each draw is bounded by max B / q_min, q_min the larger of it and the floor's
+    least = np.full(K, 0.04)
+    got2 = difference_few_inputs(La, Lb, replace(draws, q_least=least), 5,
+                                 q_floor=0.1 / 1.1, item_bounds=B, weight_bound=W)
+    q_min = np.maximum((0.1 / 1.1) / (N - np.arange(K)), least * (1 - 1e-9))
+    full2 = np.concatenate([W, 1.0 / q_min[20:] * (1 + 1e-9)])
+    want2 = paired_difference_exact_cs(La, Lb, draws.q, N, bound_a=1.0, bound_b=1.0,
+                                       weight_bound=full2, rest_bound=rest)
+    np.testing.assert_array_equal(got2.exact_low, want2.low)
+    np.testing.assert_array_equal(got2.exact_high, want2.high)
+    assert got2.exact_high[-1] < got.exact_high[-1] - 0.005
 
 
 def _qa_pool(folder: Path, n: int = 200, seed: int = 0) -> tuple[Path, Path, Path, Path]:

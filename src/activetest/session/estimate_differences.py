@@ -150,14 +150,19 @@ def _design_weight_bound(prefix: np.ndarray, item_bounds: np.ndarray, draws: Lab
                          d: np.ndarray, q_floor: float | None) -> np.ndarray | None:
     """``(K,)``: an adaptive design's weight bound over its first draws (``prefix``),
     then the floor's ``max B * (N - m) / q_floor`` (0-based draw m: every remaining item
-    is drawn with probability at least ``q_floor / (N - m)``); None where a labelled draw
-    exceeds it, or without a floor to continue it."""
+    is drawn with probability at least ``q_floor / (N - m)``), or where the draws carry
+    each one's least proposal (:attr:`LabelledDraws.q_least`, ``exact_least``) ``max B /
+    q_min_m`` with the per-draw bound of :func:`exact_proposal_bound`; None where a
+    labelled draw exceeds it, or without a floor to continue it."""
     K, J = draws.k, min(prefix.shape[0], draws.k)
     if q_floor is None or not q_floor > 0:
         return None
     m = np.arange(J, K, dtype=np.float64)
-    W = np.concatenate([prefix[:J], float(item_bounds.max(initial=0.0))
-                        * (draws.n_pool - m) / float(q_floor) * (1.0 + 1e-9)])
+    B = float(item_bounds.max(initial=0.0))
+    tail = B * (draws.n_pool - m) / float(q_floor) * (1.0 + 1e-9)
+    if draws.q_least is not None:  # each draw's own bound (the least proposal, the share)
+        tail = B / exact_proposal_bound(draws, q_floor)["q_min"][J:] * (1.0 + 1e-9)
+    W = np.concatenate([prefix[:J], tail])
     if not np.all(np.isfinite(W)) or np.any(np.abs(d) / draws.q > W * (1 + 1e-6) + 1e-12) \
             or np.any(np.abs(d) > item_bounds[draws.rows] + 1e-12):
         return None
