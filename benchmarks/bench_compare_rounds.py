@@ -31,6 +31,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _cells import printed_ratio
 from activetest.session import blindspot
 from activetest.session.workflow import Session
 from bench_sessions import conditions, make_inputs
@@ -94,8 +95,9 @@ def main() -> None:
             finally:
                 blindspot.blind_spot_pass = real
             assert a == b, "the two floors differ"
-            print(f"| {len(s.labels())} | {now:.2f} | {before:.2f} | {now / before:.2f}x |",
-                  flush=True)
+            r = printed_ratio(now, before)  # of the two cells as printed
+            print(f"| {len(s.labels())} | {now:.2f} | {before:.2f} | "
+                  + ("- |" if r is None else f"{r:.2f}x |"), flush=True)
     shutil.rmtree(work)
     print(f"end: {conditions()}")
 

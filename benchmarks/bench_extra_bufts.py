@@ -32,6 +32,8 @@ import sys
 import time
 from pathlib import Path
 
+from _cells import printed_ratio
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
@@ -117,7 +119,8 @@ def main(argv: list[str] | None = None) -> int:
                               min(float(r["load"]) for r in ok) if ok else None,
                               errors[0] if errors else None)
         on, off = cells["on"], cells["off"]
-        ratio = f"{off[0] / on[0]:.2f}x" if on[0] and off[0] else "n/a"
+        r = printed_ratio(off[0], on[0], digits=1) if on[0] and off[0] else None
+        ratio = "n/a" if r is None else f"{r:.2f}x"  # of the seconds as _cell prints them
         rows.append(f"| {model} | {_cell(on, args.n)} | {_cell(off, args.n)} | {ratio} |")
     label = args.label or "this machine's build"
     text = "\n".join([

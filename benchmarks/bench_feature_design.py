@@ -24,6 +24,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
+from _cells import printed_ratio, ratio_cell
 from _timing import best_cpu_time
 from activetest.stats.adaptive import AdaptiveDesign, simulate_design
 from activetest.stats.feature_design import feature_design, history_features
@@ -56,7 +57,7 @@ def main() -> None:
     t_b = best_cpu_time(lambda: simulate_design(fixed, losses=L, labels=None, budget=M, n_runs=R))
     print(f"feature design: N={N} M={M} K={K} features: {1e3 * t_f / R:.2f} ms/run "
           f"(CPU); fixed design, in-run lambda: {1e3 * t_b / R:.2f} ms/run; "
-          f"ratio {t_f / t_b:.2f}")
+          f"ratio {ratio_cell(printed_ratio(1e3 * t_f / R, 1e3 * t_b / R))} (of the ms as printed)")
     if args.neighbours:
         from activetest.stats.neighbours import neighbour_history
 

@@ -26,6 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
+from _cells import printed_ratio
+
 ROOT = Path(__file__).resolve().parents[1]
 HISTORY = ROOT.parent / "shared" / "datasets" / "history"
 MATRICES = {"BBH": "bbh_shuffled_objects_5.csv", "MMLU-Pro math": "mmlu_pro_math_8b.csv"}
@@ -110,10 +112,11 @@ def main() -> None:
                 lines.append(f"| {name} ({n_hist:,} x {n_items:,}) | {label} | "
                              f"{r['init']:.2f} | {r['select']:.2f} | {r['estimate']:.2f} | "
                              f"{r['rss_mib']:.0f} | {r['file_mib']:.1f} |")
-            ratio = {k: res["1"][k] / max(res["0"][k], 1e-9)
+            ratio = {k: printed_ratio(res["1"][k], res["0"][k])  # the cells as printed
                      for k in ("init", "select", "estimate")}
-            lines.append(f"| {name} | ratio with/without | {ratio['init']:.1f}x | "
-                         f"{ratio['select']:.1f}x | {ratio['estimate']:.1f}x | | |")
+            lines.append(f"| {name} | ratio with/without | "
+                         + " | ".join("-" if ratio[k] is None else f"{ratio[k]:.1f}x"
+                                      for k in ("init", "select", "estimate")) + " | | |")
             print(lines[-3], lines[-2], lines[-1], sep="\n", flush=True)
     print("\n".join(lines))
 

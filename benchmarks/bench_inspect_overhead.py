@@ -19,6 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
+from _cells import printed_ratio, ratio_cell
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
@@ -58,7 +60,9 @@ def main() -> None:
         s.close()
     print(f"N={args.n} K={args.k}: record one label {label:.1f} ms CPU, intervals at every "
           f"prefix {curve:.1f} ms; Session.estimate {est:.1f} ms; manager per sample / "
-          f"estimate = {(label + curve) / est:.2f}")
+          "estimate = "
+          + ratio_cell(printed_ratio(round(label, 1) + round(curve, 1), est, digits=1))
+          + " (of the ms as printed)")
 
 
 if __name__ == "__main__":

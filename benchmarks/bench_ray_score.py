@@ -28,6 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
+from _cells import printed_ratio, ratio_cell
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -103,7 +105,8 @@ def main() -> None:
           f"baseline | init from table s | items matching in the session | load avg |")
     print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     print(f"| {res.n_items:,} | {args.cpus} | {res.n_shards} | {start_s:.1f} | "
-          f"{res.seconds:.1f} | {ray_rate:.1f} | {base_rate:.1f} | {ray_rate / base_rate:.2f}x | "
+          f"{res.seconds:.1f} | {ray_rate:.1f} | {base_rate:.1f} | "
+          f"{ratio_cell(printed_ratio(ray_rate, base_rate, digits=1))} | "
           f"{diff_base:.1e} | {init_s:.1f} | {len(ids) - mismatched:,} / {len(ids):,} | "
           f"{load0:.1f} -> {load1:.1f} |")
 

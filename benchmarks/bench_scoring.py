@@ -45,6 +45,8 @@ from typing import Any
 
 import numpy as np
 
+from _cells import printed_ratio, ratio_cell
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
@@ -74,6 +76,13 @@ class Row:
     accuracy: float
     log_loss: float
     mean_abs_diff_vs_hf: float | None = None
+
+
+def shown_speedup(r: Row) -> float | None:
+    """Reuse over naive items/s of the two cells as printed (reuse one decimal, naive
+    two: ``_cells.printed_ratio``), so that a reader gets the speedup column back from
+    them; None where naive prints as 0.00."""
+    return printed_ratio(r.reuse_items_per_s, r.naive_items_per_s, digits=1, den_digits=2)
 
 
 class PeakRSS:
@@ -284,7 +293,8 @@ def render_markdown(rows: list[Row], info: dict[str, Any], command: str) -> str:
     for r in rows:
         lines.append(
             f"| {r.model} | {r.backend} | {r.shots} | {r.prefix_tokens} | "
-            f"{f(r.naive_items_per_s, 2)} | {f(r.reuse_items_per_s)} | {f(r.speedup)}x | "
+            f"{f(r.naive_items_per_s, 2)} | {f(r.reuse_items_per_s)} | "
+            f"{ratio_cell(shown_speedup(r), 1)} | "
             f"{r.peak_rss_mb:.0f} | {f(r.naive_flop_fraction, 2)} | "
             f"{f(r.reuse_flop_fraction, 2)} | {f(r.accuracy, 3)} | {f(r.log_loss, 3)} | "
             f"{f(r.mean_abs_diff_vs_hf, 3)} | {f(r.load_s)} |")
@@ -301,7 +311,7 @@ def notes(rows: list[Row], info: dict[str, Any]) -> list[str]:
                     key=lambda r: -r.reuse_items_per_s)
         if at:
             others = ", ".join(f"{r.backend} {r.reuse_items_per_s:.1f}" for r in at[1:])
-            speedups = " and ".join(f"{r.speedup:.0f}x ({r.backend})" for r in at)
+            speedups = " and ".join(f"{ratio_cell(shown_speedup(r), 0)} ({r.backend})" for r in at)
             out.append(f"- {model}, {top} shots: fastest with prefix reuse is **{at[0].backend}** "
                        f"({at[0].reuse_items_per_s:.1f} items/s{'; ' + others if others else ''}"
                        f"); prefix reuse is {speedups} faster than naive full prompts.")
@@ -317,8 +327,9 @@ def notes(rows: list[Row], info: dict[str, Any]) -> list[str]:
                "the |Δ hf| column (quantised vs dequantised weights), so the default must not "
                "depend on what happens to be installed. For one big pool on a machine with the "
                "extra, `hf:<model>` is the faster choice.")
-    ratio = info["rate_bf16"] / info["rate_f32"]
-    out.append(f"- torch bfloat16 matmuls ran at {ratio:.2f}x the float32 rate on this CPU "
+    ratio = printed_ratio(info["rate_bf16"] / 1e9, info["rate_f32"] / 1e9, digits=0)
+    out.append(f"- torch bfloat16 matmuls ran at {'-' if ratio is None else f'{ratio:.2f}'}x "
+               "the float32 rate on this CPU "
                "(no native bfloat16 instructions such as AVX512-BF16/AMX), so the hf backend "
                "defaults to float32, which also matches naive scoring to ~1e-5.")
     return out
@@ -342,7 +353,7 @@ def print_table(rows: list[Row]) -> None:
     for r in rows:
         table.add_row(r.model, r.backend, str(r.shots), str(r.prefix_tokens),
                       f"{r.naive_items_per_s:.2f}", f"{r.reuse_items_per_s:.1f}",
-                      f"{r.speedup:.1f}x", f"{r.peak_rss_mb:.0f}",
+                      ratio_cell(shown_speedup(r), 1), f"{r.peak_rss_mb:.0f}",
                       f"{100 * r.naive_flop_fraction:.0f}", f"{100 * r.reuse_flop_fraction:.0f}",
                       f"{r.accuracy:.3f}", f"{r.log_loss:.3f}",
                       "-" if r.mean_abs_diff_vs_hf is None else f"{r.mean_abs_diff_vs_hf:.3f}")

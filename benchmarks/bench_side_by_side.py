@@ -22,6 +22,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _cells import printed_ratio
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
@@ -78,7 +80,8 @@ def main(argv: list[str] | None = None) -> int:
     parallel = time.perf_counter() - t0
 
     threads = a.n_threads
-    ratio = serial / parallel
+    ratio = printed_ratio(serial, parallel, digits=1)  # of the seconds as printed
+    ideal = printed_ratio(serial, max(round(ta, 1), round(tb, 1)), digits=1)
     lines = [
         f"## {SECTION}", "",
         f"`python benchmarks/bench_side_by_side.py --n {args.n}` "
@@ -91,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{args.n / serial:.2f} |",
         f"| side by side (two threads) | {parallel:.1f} | {args.n / parallel:.2f} |", "",
         f"Side by side is **{ratio:.2f}x** faster; the ideal on two cores, both times over the "
-        f"slower model's, is {serial / max(ta, tb):.2f}x. llama.cpp releases the GIL during "
+        f"slower model's, is {ideal:.2f}x. llama.cpp releases the GIL during "
         "decoding, so two threads need no second process. `activetest demo` (1,000 items, "
         "100 labels, fresh cache) took 302 s one after the other and 194 s side by side on "
         "the idle machine (`time activetest demo --cache-dir $(mktemp -d)`).", ""]

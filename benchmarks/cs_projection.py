@@ -67,6 +67,7 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import harness_runs as hr  # noqa: E402
+from _cells import printed_ratio  # noqa: E402
 from activetest.session.design import graded_adaptive_design  # noqa: E402
 from activetest.stats.adaptive import simulate_design  # noqa: E402
 from activetest.stats.confseq import asymptotic_cs, default_budget  # noqa: E402
@@ -207,7 +208,9 @@ def cost() -> None:
             once = int(fm[np.flatnonzero(w <= 0.01)[0]])
         at_once = (time.process_time() - t0) / reps
         assert once == got, (once, got)
-        print(f"| {N:,} | {got:,} | {blocks:.3f} | {at_once:.3f} | {_ratio(at_once / blocks)}x |")
+        r = printed_ratio(at_once, blocks, digits=3)  # of the two cells as printed
+        print(f"| {N:,} | {got:,} | {blocks:.3f} | {at_once:.3f} | "
+              + ("- |" if r is None else f"{_ratio(r)}x |"))
 
 
 def _ratio(r: float) -> str:

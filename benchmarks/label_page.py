@@ -30,6 +30,9 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
+
+from _cells import printed_ratio, ratio_cell
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
@@ -227,10 +230,14 @@ def main() -> None:
             return (f"{1000 * statistics.median(means):.1f} | "
                     f"{1000 * statistics.median(medians):.1f}")
 
-        ratio = (statistics.median(statistics.median(x) for x in runs["page"])
-                 / statistics.median(statistics.median(x) for x in runs["terminal"]))
-        mean_ratio = (statistics.median(statistics.mean(x) for x in runs["page"])
-                      / statistics.median(statistics.mean(x) for x in runs["terminal"]))
+        def shown(k: str, of: Any) -> float:
+            return 1000 * statistics.median(of(x) for x in runs[k])
+
+        # of the ms cells as the table prints them (one decimal)
+        ratio = ratio_cell(printed_ratio(shown("page", statistics.median),
+                                         shown("terminal", statistics.median), digits=1))
+        mean_ratio = ratio_cell(printed_ratio(shown("page", statistics.mean),
+                                              shown("terminal", statistics.mean), digits=1))
         print(f"\n| flow ({args.repeats} runs of {args.labels} labels) | mean ms per label "
               f"(median of runs) | median ms per label (median of runs) |\n|---|---|---|\n"
               f"| page: key press to the next item on screen (as the page measures it) | "
@@ -247,7 +254,7 @@ def main() -> None:
               f"{cell('terminal')} |\n"
               f"| terminal, key press to the next item on screen (each batch's start-up "
               f"and draw included) | {cell('terminal+starts')} |\n\n"
-              f"page / terminal, key to next item: means {mean_ratio:.2f}, medians {ratio:.2f}; "
+              f"page / terminal, key to next item: means {mean_ratio}, medians {ratio}; "
               f"CPU seconds of the whole run (this process, its children, the browser): page "
               f"{cpu['page']:.1f}, terminal {cpu['terminal']:.1f}; load average at the end: "
               f"{os.getloadavg()[0]:.1f} ({os.cpu_count()} cores)")

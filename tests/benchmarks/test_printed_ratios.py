@@ -1,0 +1,81 @@
+"""Ratio columns of the benchmark scripts are the ratios of their printed cells
+(benchmarks/_cells.printed_ratio), so that a reader gets them back from the row:
+docs/benchmarks.md showed 21.5x beside 11.9 and 0.56 items/s (bench_scoring; the cells
+give 21.2) and 1.52x beside 1.56 and 1.02 ms (bench_adaptive; 1.53)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+ROOT = Path(__file__).resolve().parents[2]
+BENCH = ROOT / "benchmarks"
+
+
+def _module(name: str) -> ModuleType:
+    """Load ``benchmarks/<name>.py`` as its command would (its folder on the path)."""
+    spec = importlib.util.spec_from_file_location(f"{name}_under_test", BENCH / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, str(BENCH))
+    sys.modules[spec.name] = mod
+    try:
+        spec.loader.exec_module(mod)
+    finally:
+        sys.modules.pop(spec.name, None)
+        sys.path.remove(str(BENCH))
+    return mod
+
+
+def test_printed_ratio_rounds_each_side_as_its_cell() -> None:
+    cells = _module("_cells")
+    # reuse 11.94 (prints 11.9) over naive 0.5551 (prints 0.56): unrounded 21.51
+    assert f"{cells.printed_ratio(11.94, 0.5551, digits=1, den_digits=2):.1f}" == "21.2"
+    assert f"{cells.printed_ratio(7.9213, 0.06217, den_digits=3):.1f}" == "127.7"
+    assert cells.printed_ratio(5.0, 0.0004, den_digits=3) is None
+    assert cells.ratio_cell(None) == "-" and cells.ratio_cell(1.525, 1) == "1.5x"
+
+
+def _scoring_row(bench: ModuleType, backend: str, naive: float, reuse: float) -> object:
+    return bench.Row(model="smollm2-135m", backend=backend, shots=50, prefix_tokens=1158,
+                     mean_suffix_tokens=30.0, load_s=12.2, naive_items_per_s=naive,
+                     reuse_items_per_s=reuse, speedup=reuse / naive, peak_rss_mb=1539.0,
+                     naive_flop_fraction=0.56, reuse_flop_fraction=0.33, accuracy=0.653,
+                     log_loss=0.617, mean_abs_diff_vs_hf=0.0)
+
+
+def test_scoring_speedup_is_reuse_over_naive_as_printed() -> None:
+    bench = _module("bench_scoring")
+    rows = [_scoring_row(bench, "hf", 0.5551, 11.94),       # unrounded 21.5x
+            _scoring_row(bench, "llamacpp", 0.1459, 5.946)]  # unrounded 40.8x
+    info = {"batch_size": 16, "date": "2026-12-06", "cpu": "cpu", "cores": 2,
+            "mem_gib": 23.5, "python": "3.11", "torch": "t", "threads": 2,
+            "transformers": "x", "llama_cpp": "y", "load_before": 1.0, "load_after": 1.0,
+            "busy": [], "n": 1000, "seed": 0, "naive_n": 20, "rate_f32": 163.4e9,
+            "rate_bf16": 1.4e9}
+    info["notes"] = bench.notes(rows, info)
+    text = bench.render_markdown(rows, info, "python benchmarks/bench_scoring.py")
+    assert "| 0.56 | 11.9 | 21.2x |" in text
+    assert "| 0.15 | 5.9 | 39.3x |" in text
+    assert "prefix reuse is 21x (hf) and 39x (llamacpp) faster" in text
+    assert "bfloat16 matmuls ran at 0.01x the float32 rate" in text  # 1 / 163 GFLOP/s
+
+
+def test_adaptive_ratios_are_the_cells_ratios() -> None:
+    bench = _module("bench_adaptive")
+    rows = [{"pool": "mmlu", "method": "fixed_mix+cv_lure", "loss": "log", "ms": 1.0249,
+             "base_ms": 0.06217}]  # unrounded 16.49x, the cells 1.02 / 0.062 = 16.45
+    mv = [{"design": "fixed_mix", "off": 1.0249, "on": 1.5551}]  # unrounded 1.517x
+    one = {"run_ms": 15.4, "resume_ms": 16.0, "base_ms": 30.6}  # unrounded 0.50x
+    text = "\n".join(bench.render(rows, mv, one))
+    assert "| 1.02 | 0.062 | 16.5x | <= 15 ms |" in text
+    assert "| fixed_mix | 1.02 | 1.56 | 1.53x |" in text
+    assert "drawing 400: 31 ms, ratio 0.5x)" in text  # 15 / 31 = 0.48
+
+
+def test_instruction_ratio_is_that_of_the_printed_counts() -> None:
+    bench = _module("bench_sessions")
+    table = bench.instruction_table({0: [4.9204e9], 50: [6.1476e9]})  # unrounded 1.249
+    assert "| 50 | 6.148e9 (1 run(s)) | 1.250 |" in table
