@@ -79,3 +79,11 @@ def test_instruction_ratio_is_that_of_the_printed_counts() -> None:
     bench = _module("bench_sessions")
     table = bench.instruction_table({0: [4.9204e9], 50: [6.1476e9]})  # unrounded 1.249
     assert "| 50 | 6.148e9 (1 run(s)) | 1.250 |" in table
+
+
+def test_stream_by_id_prints_gb_of_1e9_bytes_from_kib() -> None:
+    """ru_maxrss is KiB: the script divided it by 1e6 and called that GB (0.40 'GB' for
+    409,600,000 bytes)."""
+    bench = _module("bench_stream_by_id")
+    assert bench.gb(400_000) == 0.4096
+    assert f"{bench.gb(4_060_000):.2f}" == "4.16"
