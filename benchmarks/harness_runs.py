@@ -93,7 +93,9 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from _cells import printed_ratio  # noqa: E402
 from activetest.experiments.probe import Probe, stored_probe  # noqa: E402
 from activetest.experiments.probe import probe_id as stored_probe_id  # noqa: E402
 from activetest.session.design import graded_adaptive_design  # noqa: E402
@@ -534,7 +536,24 @@ def rekey_cache(cache: Path, seed: int = 0) -> tuple[int, list[str]]:
     return moved, left
 
 
+def shown_ratio(r: dict, to: str) -> float:
+    """A row's active runs over its ``to`` ("uniform" or "wilson") runs, of the two
+    medians as the table prints them (whole runs: a median of an even number of runs
+    can end in .5, so the unrounded ratio can differ from the cells' in its last digit,
+    213.5 / 838 = 0.25 beside the cells 214 and 838, 0.26)."""
+    return _shown_over(r["active"], r[to])
+
+
+def _shown_over(a: float, b: float) -> float:
+    """``a / b`` of two median runs as the tables print them (whole runs)."""
+    got = printed_ratio(a, b, digits=0)
+    return float("nan") if got is None else got
+
+
 def table(rows: list[dict], runs: int) -> str:
+    """The rows' Markdown table (median runs of each design; each ratio column is that
+    of the medians as printed, :func:`shown_ratio`), then per surrogate and width the
+    median and range of those ratio columns and the coverage at the stop."""
     planned = any(r.get("plan") for r in rows)
     head = ("| pool (target) | surrogate | N | acc | h | active runs | uniform CS runs | "
             "ratio | Wilson fixed n | ratio | coverage at stop (active / uniform) |"
@@ -543,8 +562,8 @@ def table(rows: list[dict], runs: int) -> str:
             + "\n")
     body = "".join(
         f"| {r['pool']} | {r['surrogate']} | {r['N']} | {r['acc']:.3f} | {r['h']:.2f} | "
-        f"{r['active']:.0f} | {r['uniform']:.0f} | {r['active'] / r['uniform']:.2f} | "
-        f"{r['wilson']} | {r['active'] / r['wilson']:.2f} | {r['a_cov']:.3f} / "
+        f"{r['active']:.0f} | {r['uniform']:.0f} | {shown_ratio(r, 'uniform'):.2f} | "
+        f"{r['wilson']} | {shown_ratio(r, 'wilson'):.2f} | {r['a_cov']:.3f} / "
         f"{r['u_cov']:.3f} |" + (f" {r['plan']} |" if planned else "") + "\n" for r in rows)
     out = head + body
     for src in sorted({r["surrogate"] == "history" for r in rows}):
@@ -552,8 +571,8 @@ def table(rows: list[dict], runs: int) -> str:
             sel = [r for r in rows if (r["surrogate"] == "history") == src and r["h"] == h]
             if not sel:
                 continue
-            ratios = np.array([r["active"] / r["uniform"] for r in sel])
-            wil = np.array([r["active"] / r["wilson"] for r in sel])
+            ratios = np.array([shown_ratio(r, "uniform") for r in sel])
+            wil = np.array([shown_ratio(r, "wilson") for r in sel])
             cov = np.array([r["a_cov"] for r in sel])
             out += (f"\n{'history features' if src else 'bundled surrogate alone'}, h = {h}: "
                     f"median ratio to uniform (same CS) {np.median(ratios):.2f} "
@@ -562,7 +581,7 @@ def table(rows: list[dict], runs: int) -> str:
                     f"{cov.max():.3f} over {len(sel)} pools x {runs} runs.\n")
             if src:  # per history matrix: the pools' sizes differ (250 and 1,351 items)
                 for mat in sorted({r["pool"].split(" model ")[0] for r in sel}):
-                    part = np.array([r["active"] / r["uniform"] for r in sel
+                    part = np.array([shown_ratio(r, "uniform") for r in sel
                                      if r["pool"].startswith(mat + " ")])
                     out += (f"  {mat}: median {np.median(part):.2f} (range "
                             f"{part.min():.2f}-{part.max():.2f}, {part.size} pools)\n")
@@ -576,7 +595,8 @@ def _matrix(r: dict) -> str:
 def designs_table(rows: list[dict]) -> str:
     """History pools only: one row per design, CS rule and width (the same pools, seeds
     and CS for each), then per design after the first its runs against the first's,
-    pool by pool."""
+    pool by pool; every ratio is of the median runs as the per-design tables print them
+    (:func:`shown_ratio`)."""
     hist = [r for r in rows if r["surrogate"] == "history"]
     designs = list(dict.fromkeys(r["design"] for r in hist))
     rules = list(dict.fromkeys(r["cs"] for r in hist))
@@ -603,9 +623,9 @@ def designs_table(rows: list[dict]) -> str:
         uc = np.array([r["u_cov"] for r in sel])
         nruns = "/".join(str(n) for n in sorted({r.get("runs", 0) for r in sel}))
         out += (f"| `{d}` | `{c}` | {h:.2f} | {nruns} | {len(sel)} | "
-                f"{med([r['active'] / r['uniform'] for r in sel])} | "
-                + " | ".join(med([r["active"] / r["uniform"] for r in s]) for s in per)
-                + f" | {np.median([r['active'] / r['wilson'] for r in sel]):.2f} | {runs_} | "
+                f"{med([shown_ratio(r, 'uniform') for r in sel])} | "
+                + " | ".join(med([shown_ratio(r, "uniform") for r in s]) for s in per)
+                + f" | {np.median([shown_ratio(r, 'wilson') for r in sel]):.2f} | {runs_} | "
                 f"{ac.min():.2f}-{ac.max():.2f} ({uc.min():.2f}-{uc.max():.2f}) |\n")
     for d, c, h in ((d, c, h) for d in designs[1:] for c in rules for h in WIDTHS):
         base = {r["pool"]: r for r in hist
@@ -614,12 +634,13 @@ def designs_table(rows: list[dict]) -> str:
                 and r["h"] == h and r["pool"] in base]
         if not pair:
             continue
-        q = np.array([a["active"] / b["active"] for a, b in pair])
+        q = np.array([_shown_over(a["active"], b["active"]) for a, b in pair])
         out += (f"\n`{d}` against `{designs[0]}`, `{c}`, h = {h}: median runs ratio "
                 f"{np.median(q):.2f} (range {q.min():.2f}-{q.max():.2f}); fewer runs on "
                 f"{(q < 1).sum()}, more on {(q > 1).sum()} of {q.size} pools")
         for m in mats:
-            qm = np.array([a["active"] / b["active"] for a, b in pair if _matrix(a) == m])
+            qm = np.array([_shown_over(a["active"], b["active"]) for a, b in pair
+                           if _matrix(a) == m])
             if qm.size:
                 out += (f"; {m}: median {np.median(qm):.2f}, fewer on {(qm < 1).sum()} of "
                         f"{qm.size}")

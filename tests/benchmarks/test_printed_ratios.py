@@ -87,3 +87,22 @@ def test_stream_by_id_prints_gb_of_1e9_bytes_from_kib() -> None:
     bench = _module("bench_stream_by_id")
     assert bench.gb(400_000) == 0.4096
     assert f"{bench.gb(4_060_000):.2f}" == "4.16"
+
+
+def test_harness_runs_ratio_columns_are_those_of_the_printed_medians() -> None:
+    """docs/harness.md showed '214 | 838 | 0.25' and '334 | ... | 767 | 0.43': a median of
+    100 runs' stops can end in .5 (213.5, 333.5), which the cells print rounded; the
+    ratios are now of the cells (0.26, 0.44), and so are the summaries' medians and
+    ranges."""
+    hr = _module("harness_runs")
+
+    def row(h: float, active: float, uniform: float, wilson: int) -> dict:
+        return dict(pool="mmlu_pro_math_8b model 220", surrogate="history", N=1351,
+                    acc=0.244, h=h, plan=None, cs="mixture", runs=100, design="svd8",
+                    active=active, uniform=uniform, wilson=wilson, a_cov=1.0, u_cov=1.0)
+
+    text = hr.table([row(0.03, 213.5, 838.0, 497), row(0.02, 333.5, 1079.0, 767)], 100)
+    assert "| 0.03 | 214 | 838 | 0.26 | 497 | 0.43 |" in text
+    assert "| 0.02 | 334 | 1079 | 0.31 | 767 | 0.44 |" in text
+    assert "h = 0.03: median ratio to uniform (same CS) 0.26 (range 0.26-0.26)" in text
+    assert "to fixed-n Wilson 0.44;" in text
