@@ -302,6 +302,20 @@ def render_markdown(rows: list[Row], info: dict[str, Any], command: str) -> str:
     return "\n".join(lines)
 
 
+def memory_factor(rows: list[Row]) -> str:
+    """How much less memory llama.cpp needs than hf, from the peak RSS cells as printed
+    (whole MB): the smallest and the largest hf peak over the largest and the smallest
+    llama.cpp one ("3-6x less memory (peak RSS 317-496 MB against 1,539-1,920)")."""
+    hf = [round(r.peak_rss_mb) for r in rows if r.backend == "hf"]
+    ll = [round(r.peak_rss_mb) for r in rows if r.backend == "llamacpp"]
+    if not hf or not ll or min(ll) <= 0:
+        return "less memory"
+    lo, hi = min(hf) / max(ll), max(hf) / min(ll)
+    span = f"{lo:.0f}x" if f"{lo:.0f}" == f"{hi:.0f}" else f"{lo:.0f}-{hi:.0f}x"
+    return (f"{span} less memory (peak RSS {min(ll):,}-{max(ll):,} MB against "
+            f"{min(hf):,}-{max(hf):,})")
+
+
 def notes(rows: list[Row], info: dict[str, Any]) -> list[str]:
     """Findings that follow from the numbers (fastest backend, speedups, bfloat16)."""
     out = []
@@ -322,7 +336,8 @@ def notes(rows: list[Row], info: dict[str, Any]) -> list[str]:
                "here. A session scores two models: llama.cpp runs them side by side, one core "
                "each (see 'Side-by-side scoring'), which matches hf running them one after the "
                "other with both cores, and it loads in about a second instead of 10-30 s "
-               "(paid again by every CLI command that scores), needs 3-5x less memory, and needs "
+               "(paid again by every CLI command that scores), needs "
+               f"{memory_factor(rows)}, and needs "
                "no torch (the `hf` extra is optional). Scores differ between the backends by "
                "the |Δ hf| column (quantised vs dequantised weights), so the default must not "
                "depend on what happens to be installed. For one big pool on a machine with the "

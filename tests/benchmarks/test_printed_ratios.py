@@ -61,6 +61,14 @@ def test_scoring_speedup_is_reuse_over_naive_as_printed() -> None:
     assert "| 0.15 | 5.9 | 39.3x |" in text
     assert "prefix reuse is 21x (hf) and 39x (llamacpp) faster" in text
     assert "bfloat16 matmuls ran at 0.01x the float32 rate" in text  # 1 / 163 GFLOP/s
+    # the memory factor from the peak RSS cells (the note said '3-5x' whatever they were)
+    rows[0].peak_rss_mb, rows[1].peak_rss_mb = 1920.2, 317.4
+    extra = _scoring_row(bench, "hf", 0.5, 10.0)
+    extra.peak_rss_mb = 1539.0
+    low = _scoring_row(bench, "llamacpp", 0.3, 5.0)
+    low.peak_rss_mb = 496.0
+    got = "\n".join(bench.notes([*rows, extra, low], info))
+    assert "needs 3-6x less memory (peak RSS 317-496 MB against 1,539-1,920)" in got
 
 
 def test_adaptive_ratios_are_the_cells_ratios() -> None:
