@@ -187,6 +187,13 @@ def init(
     history_exclude: Annotated[list[str] | None, typer.Option(
         "--history-exclude", help="A --history row (model name) never to use: the target "
         "itself; repeatable.", show_default=False)] = None,
+    history_ids_are_positions: Annotated[bool, typer.Option(
+        "--history-ids-are-positions", help="Confirm a --history response matrix's join "
+        "by ids that look like positions (the pool's ids and the matrix's columns both "
+        "row numbers, 0..N-1 or 1..N; a pool without --id-column): refused otherwise, as "
+        "a shuffled, filtered or other split's side would give every item another item's "
+        "history. Only where the matrix was written from this very pool in this order. "
+        "docs/history.md.")] = False,
     history_neighbours: Annotated[bool, typer.Option(
         "--history-neighbours/--no-history-neighbours", help="With --history: add the "
         "similarity-weighted neighbours' column, learnt from the labels as they arrive "
@@ -261,7 +268,9 @@ def init(
                         **({"compare": list(compare)} if compare else {}),
                         **({"history": list(history), "history_exclude":
                             list(history_exclude or ()),
-                            "history_neighbours": neighbours} if history else {})) as s:
+                            "history_neighbours": neighbours} if history else {}),
+                        **({"history_ids_are_positions": True}
+                           if history_ids_are_positions else {})) as s:
         if log is not None:  # first: a refused log leaves no "created session" line (QA)
             _restore_log(s, log, session_path, confirm, trust_labels_from_people)
         cfg = s.session_config

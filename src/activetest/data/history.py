@@ -62,6 +62,8 @@ class PoolHistory:
         unused_sources: files read none of whose rows is used (all dropped: the
             target's own run, a copy of another file's row), named apart (QA: "1
             model(s) from A, B" when B's only row was the target's).
+        by_position: files joined by ids that look like positions, as the user confirmed
+            (:mod:`activetest.session.history_positions`); empty: every join by id.
     """
 
     scores: np.ndarray
@@ -74,6 +76,7 @@ class PoolHistory:
     notes: tuple[str, ...] = ()
     ignored_examples: tuple[str, ...] = ()
     unused_sources: tuple[str, ...] = ()
+    by_position: tuple[str, ...] = ()
 
     def messages(self) -> list[str]:
         """What a person should be told about the join (coverage, dropped rows)."""

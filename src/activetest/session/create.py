@@ -406,6 +406,7 @@ def create_session(path: str | os.PathLike[str], *,
                    budget: int | None = None,
                    history: Sequence[Any] = (), history_exclude: Sequence[str] = (),
                    history_neighbours: bool | NeighbourUpdate = True,
+                   history_ids_are_positions: bool = False,
                    compare: Sequence[Any] | Any = (),
                    label_scoring: str = "first-token",
                    ) -> tuple[SessionStore, Inputs]:
@@ -418,7 +419,9 @@ def create_session(path: str | os.PathLike[str], *,
     the design then the feature design over them and the surrogate
     (:mod:`activetest.session.create_history`, docs/history.md); ``history_exclude``:
     row names never used (the target); ``history_neighbours``: add the neighbours' column
-    learnt in-run (:mod:`activetest.session.history_neighbours`; False: without it).
+    learnt in-run (:mod:`activetest.session.history_neighbours`; False: without it);
+    ``history_ids_are_positions``: confirm a response matrix's join by ids that look like
+    positions (:mod:`activetest.session.history_positions`; refused otherwise).
     ``compare``: other targets (specs or Scorer objects; one spec or object alone is one
     target, :func:`~activetest.session.options.compare_specs`) scored on the whole pool now
     (stored as ``compare:<spec>``, named in the config), compared with the target at
@@ -437,11 +440,13 @@ def create_session(path: str | os.PathLike[str], *,
                            "learns from other models' results with a surrogate model beside "
                            "them: --surrogate MODEL --history FILE|DIR --metric error_rate "
                            "(docs/history.md)")
-    if history or history_exclude:
+    if history or history_exclude or history_ids_are_positions:
         from activetest.session.create_history import check_history_options
 
         if not history:
-            raise SessionError("--history-exclude names a row of --history: give --history")
+            what = ("--history-exclude names a row" if history_exclude else
+                    "--history-ids-are-positions confirms a join")
+            raise SessionError(f"{what} of --history: give --history")
         acquisition = check_history_options(metric, acquisition)
     compare = compare_specs(compare)  # a spec (str) or one Scorer is one target
     label_scoring = check_label_scoring(label_scoring, [surrogate, target, *compare])
@@ -503,7 +508,8 @@ def create_session(path: str | os.PathLike[str], *,
                                       is not None else "lm-eval's doc_id (positions)" if
                                       inputs.pool_info.get("format") == "lmeval" else None,
                                       task=inputs.task,
-                                      target=inputs.scorers.get(inputs.specs["target"]))
+                                      target=inputs.scorers.get(inputs.specs["target"]),
+                                      ids_are_positions=history_ids_are_positions)
         config = hist.config(config)
     compared = name_compared(inputs, compare)
     if compared:

@@ -581,13 +581,16 @@ def _judge_examples(src: Any, options: Mapping[str, Any] | None) -> list[Item]:
 
 def _history_inputs(inputs: GradedInputs, paths: Sequence[str | os.PathLike[str]],
                     exclude: Sequence[str], neighbours: bool | NeighbourUpdate = True,
-                    signal: Any = None, target_label: str | None = None
+                    signal: Any = None, target_label: str | None = None,
+                    ids_are_positions: bool = False
                     ) -> tuple[np.ndarray, dict[str, Any], np.ndarray, np.ndarray, Any]:
     """Join the history to the pool, compute its features once (label-free), and return
     (stored columns, the config's ``history`` record, the first proposal, surrogate
     judgment log-probs from the prior P(wrong), and with ``neighbours`` the
     ``(responses, models)`` the neighbours' column is learnt from, else None). ``signal``:
-    a :class:`~activetest.session.create_history.PoolSignal` read beside the history."""
+    a :class:`~activetest.session.create_history.PoolSignal` read beside the history;
+    ``ids_are_positions``: a join by ids that look like positions is confirmed
+    (:mod:`activetest.session.history_positions`)."""
     from activetest.models import judges
     from activetest.session.create_history import (
         PoolItem,
@@ -610,7 +613,8 @@ def _history_inputs(inputs: GradedInputs, paths: Sequence[str | os.PathLike[str]
                                           inputs.target_spec, inputs.target_spec)),
                                       positional=inputs.positional_ids,
                                       target_spec=target_label or inputs.raw_specs.get(
-                                          inputs.target_spec, inputs.target_spec))
+                                          inputs.target_spec, inputs.target_spec),
+                                      ids_are_positions=ids_are_positions)
     hf = history_features(joined.scores)
     cols = history_columns(hf)
     info, R = with_neighbours(history_record(joined, hf, notes), joined, neighbours)
@@ -645,6 +649,7 @@ def create_graded_session(path: str | os.PathLike[str], *,
                           history_exclude: Sequence[str] = (),
                           history_neighbours: bool | NeighbourUpdate = True,
                           pool_signal: Any = None, target_label: str | None = None,
+                          history_ids_are_positions: bool = False,
                           ) -> tuple[SessionStore, GradedInputs]:
     """Build a graded session file (see the module docstring); returns the store and inputs.
 
@@ -674,8 +679,10 @@ def create_graded_session(path: str | os.PathLike[str], *,
             (:mod:`activetest.session.history_neighbours`; False: without it);
             ``pool_signal`` (:class:`~activetest.session.create_history.PoolSignal`):
             the pool's own signal beside the history's features (an inspect session's
-            surrogate column); ``target_label``: the target as the history's notice
-            names it (``--target <target_label>``; default the target spec).
+            surrogate column); ``history_ids_are_positions``: confirm a response matrix's
+            join by ids that look like positions
+            (:mod:`activetest.session.history_positions`); ``target_label``: the target
+            as the history's notice names it (``--target <target_label>``; default the target spec).
 
     Raises:
         ValueError: (incl. :class:`SessionError`) bad arguments or input files.
@@ -743,6 +750,9 @@ def create_graded_session(path: str | os.PathLike[str], *,
     if (surrogate == "history") != bool(history):
         raise SessionError("--surrogate history and --history FILE go together: the design "
                            "learns from other models' results (docs/history.md)")
+    if history_ids_are_positions and not history:
+        raise SessionError("--history-ids-are-positions confirms a join of --history: give "
+                           "--history")
     adaptive = surrogate == "adaptive" or surrogate.startswith("adaptive+")
     # before any answer is generated: the designs choose their own uniform share
     by_design = adaptive or bool(history) or (surrogate != "uniform"
@@ -793,7 +803,8 @@ def create_graded_session(path: str | os.PathLike[str], *,
     hist_cols = hist_info = hist_resp = None
     if history:
         hist_cols, hist_info, scores, s_lp, hist_resp = _history_inputs(
-            inputs, history, history_exclude, history_neighbours, pool_signal, target_label)
+            inputs, history, history_exclude, history_neighbours, pool_signal, target_label,
+            history_ids_are_positions)
     elif adaptive:
         if gens is None:
             raise _no_logprobs(inputs, surrogate)

@@ -323,7 +323,8 @@ def _stated_model(path: Path) -> str | None:
 def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[PoolItem], *,
                       exclude: Sequence[str] = (), target_scores: np.ndarray | None = None,
                       targets: Sequence[str | os.PathLike[str]] = (),
-                      positional: str | None = None, target_spec: str = "") -> Any:
+                      positional: str | None = None, target_spec: str = "",
+                      ids_are_positions: bool = False) -> Any:
     """Join response matrices and folders of harness logs to the pool (module docstring).
 
     Args:
@@ -335,10 +336,14 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
         targets: the target's own files (a log with the same path or bytes is dropped).
         positional: where the pool's ids are only positions, what they are (e.g. "its
             rows' numbers"): a response matrix, which holds no item content to confirm a
-            join by, is then refused (folders of logs are confirmed by content).
+            join by, is then refused (folders of logs are confirmed by content), and so
+            is a matrix whose ids and the pool's look like row numbers
+            (:func:`activetest.session.history_positions.check_matrix_ids`).
         target_spec: the target as given, named in the :class:`HistoryTargetNotice`
             warned where ``target_scores`` has no score (its own run cannot be recognised
             by its results) and no ``exclude`` name is given.
+        ids_are_positions: the user confirms those joins by positions
+            (``--history-ids-are-positions``): made, said and listed in ``by_position``.
 
     Returns:
         A :class:`activetest.data.history.PoolHistory` whose ``excluded`` also lists the
@@ -358,6 +363,7 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
         read_history_run,
         read_response_matrix,
     )
+    from activetest.session.history_positions import check_matrix_ids, unneeded_note
 
     pos = {it.item_id.strip(): k for k, it in enumerate(items)}
     own: dict[str, str] = {}
@@ -372,6 +378,14 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
     mats: list[Any] = []
     dropped: list[tuple[str, str]] = []
     notes: list[str] = []
+    by_position: list[str] = []
+
+    def describe(item_id: str) -> str:
+        """A pool item's first text, short (named where a join is refused)."""
+        it = items[pos[item_id.strip()]]
+        text = next((str(v) for v in it.fields.values() if str(v).strip()), "")
+        return repr(text if len(text) <= 60 else text[:57] + "...") if text else "no text"
+
     golds: dict[tuple[str, int], _Gold] = {}
     words = _label_words(items)
     try:
@@ -385,17 +399,14 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
             given[key] = str(p)
             one_log = not Path(p).is_dir() and str(p).lower().endswith(HISTORY_LOG_SUFFIXES)
             if not Path(p).is_dir() and not one_log:
-                if positional is not None:  # joins never guess (QA: joined by position)
-                    raise SessionError(
-                        f"{p}: a response matrix holds no item content, and the pool's item "
-                        f"ids are {positional}: nothing would confirm that its column '0' "
-                        f"is the pool's first item (a re-sorted pool joins the wrong "
-                        f"items); give the pool ids of its own that the matrix uses (a "
-                        f"pool column: --id-column NAME; an lm-eval log as the pool: "
-                        f"answers:FILE?id_field=NAME, a doc field), or use a folder of the "
-                        f"models' harness logs, whose documents are checked against the "
-                        f"pool")
-                mats.append(read_response_matrix(p))
+                M = read_response_matrix(p)
+                said = check_matrix_ids(str(p), M.item_ids, [it.item_id for it in items],
+                                        describe,
+                                        positional=positional, confirmed=ids_are_positions)
+                if said is not None:
+                    notes.append(said)
+                    by_position.append(str(p))
+                mats.append(M)
                 continue
             if one_log:  # one model's log given by name, read as in a folder (QA: it was
                 # taken for a response matrix: "holds no item content", "its column '0'")
@@ -456,7 +467,9 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
                       f"in the history under another name would be used as another model's; "
                       f"--history-exclude NAME leaves it out", HistoryTargetNotice,
                       stacklevel=2)
-    return dataclasses.replace(joined, excluded=(*dropped, *joined.excluded)), notes
+    notes += unneeded_note(ids_are_positions, bool(by_position))
+    return dataclasses.replace(joined, excluded=(*dropped, *joined.excluded),
+                               by_position=tuple(by_position)), notes
 
 
 def _lmeval_target_scores(files: Sequence[Path], pool: Sequence[PoolItem]
@@ -530,6 +543,8 @@ def history_record(joined: Any, features: Any, notes: Sequence[str],
         "n_covered": joined.n_covered, "rank": features.rank,
         "excluded": [list(e) for e in joined.excluded],
         "messages": [*joined.messages(), *notes]}
+    if joined.by_position:  # joined by ids that look like positions, as confirmed
+        info["by_position"] = list(joined.by_position)
     if extra_features:
         info["features"] = list(extra_features)
     return info
@@ -609,13 +624,14 @@ def classification_history(items: Sequence[Any], paths: Sequence[str | os.PathLi
                            exclude: Sequence[str], target_spec: str,
                            neighbours: bool | NeighbourUpdate = True,
                            positional: str | None = None, task: Any = None,
-                           target: Any = None) -> HistorySetup:
+                           target: Any = None, ids_are_positions: bool = False
+                           ) -> HistorySetup:
     """Join the history to a classification pool and compute its features once
     (``neighbours``: and the neighbours' column's settings, :func:`with_neighbours`;
-    ``positional``: as for :func:`join_pool_history`). A row identical to the target's
-    own right/wrong is dropped where that is known: an lm-eval target's own ``acc``, or
-    (``task`` given) a ``table:`` target's top class against the pool's labels
-    (``target``: its scorer object, else built from ``target_spec``).
+    ``positional``, ``ids_are_positions``: as for :func:`join_pool_history`). A row
+    identical to the target's own right/wrong is dropped where that is known: an lm-eval
+    target's own ``acc``, or (``task`` given) a ``table:`` target's top class against the
+    pool's labels (``target``: its scorer object, else built from ``target_spec``).
 
     Raises:
         SessionError: the history cannot be read or joined (the message names it).
@@ -632,7 +648,8 @@ def classification_history(items: Sequence[Any], paths: Sequence[str | os.PathLi
                                      task)
     joined, notes = join_pool_history(paths, pool, exclude=exclude, targets=own,
                                       target_scores=right, positional=positional,
-                                      target_spec=target_spec)
+                                      target_spec=target_spec,
+                                      ids_are_positions=ids_are_positions)
     hf = history_features(joined.scores)
     info, R = with_neighbours(history_record(joined, hf, notes, ("surrogate",)), joined,
                               neighbours)

@@ -224,6 +224,18 @@ def _dropped_rows(excluded: Any) -> str:
     return f"{total} row(s) dropped ({', '.join(f'{n} {k}' for k, n in kinds.items())})"
 
 
+def _by_position(files: Any) -> str:
+    """The files ``init`` joined by ids that look like positions, as the user confirmed
+    (``--history-ids-are-positions``: the ``history`` record's ``by_position``)."""
+    from pathlib import Path
+
+    names = [Path(str(f)).name or str(f) for f in files]
+    if not names:
+        return ""
+    return (f"; joined by position, not checked ({', '.join(names)}: ids that look like "
+            f"row numbers, confirmed with --history-ids-are-positions)")
+
+
 def report_data(inputs: ReportInputs, *, truth: Mapping[str, float] | None = None,
                 n_points: int = 40, title: str | None = None, notes: Sequence[str] = (),
                 ) -> rp.ReportData:
@@ -359,7 +371,8 @@ def report_data(inputs: ReportInputs, *, truth: Mapping[str, float] | None = Non
         names = ", ".join(short if len(set(short)) == len(short) else given)
         info["History"] = (f"{hist['n_models']} other model(s) from {names or 'the files'}; "
                            f"{hist.get('n_covered', '?')} of {draws.n_pool} pool items "
-                           f"covered; {_dropped_rows(hist.get('excluded') or ())}")
+                           f"covered; {_dropped_rows(hist.get('excluded') or ())}"
+                           + _by_position(hist.get("by_position") or ()))
     if design:
         from activetest.session.draw import describe_design
 

@@ -1,0 +1,106 @@
+"""Item ids that may be only positions: a history join by row numbers in disguise.
+
+A pool whose ids are its rows' numbers (``0..N-1`` or ``1..N``: pandas' index written
+as an ``id`` column, a harness's document index) joined to a response matrix whose
+columns are whole numbers too joins item ``k`` to column ``k`` by position alone: if
+either side was shuffled, filtered or is of another split, every item silently gets
+another item's history. A matrix holds no item content to confirm such a join by, so
+the session refuses it unless the user confirms it
+(:func:`activetest.session.create_history.join_pool_history`, docs/history.md).
+
+:func:`positions_in_disguise` tells such a join: every pool id is a whole number, the
+matrix shares at least one id with the pool, every shared id is a whole number, and one
+side's whole-number ids are exactly a run from 0 or from 1 (its row numbers). Whole
+numbers that are no such run on either side (MMLU-Pro's ``question_id`` 7504..8854 on
+both) are a dataset's own ids and join as before.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+__all__ = ["NumberIds", "PositionJoin", "number_ids", "positions_in_disguise"]
+
+#: A whole number as an id's text: digits (leading zeros allowed: ``007`` is row 7
+#: zero-padded), optionally a float's ``.0`` (pandas writes a float column so).
+_WHOLE = re.compile(r"[0-9]+(?:\.0+)?", re.ASCII)
+
+
+@dataclass(frozen=True)
+class NumberIds:
+    """The whole-number ids of one side of a join.
+
+    Attributes:
+        first: the smallest, as written.
+        last: the largest, as written.
+        n: how many.
+        run_from: 0 or 1 where the values are exactly ``run_from .. run_from + n - 1``
+            (the side's row numbers), else None.
+    """
+
+    first: str
+    last: str
+    n: int
+    run_from: int | None
+
+    def describe(self, noun: str) -> str:
+        """``'0'..'59', 60 ids, every whole number from 0`` with ``noun`` for "ids"."""
+        what = (f"every whole number from {self.run_from}" if self.run_from is not None
+                else "whole numbers")
+        return f"{self.first!r}..{self.last!r}, {self.n} {noun}, {what}"
+
+
+def _value(text: str) -> int | None:
+    t = text.strip()
+    return int(float(t)) if _WHOLE.fullmatch(t) else None
+
+
+def number_ids(ids: Sequence[str]) -> NumberIds | None:
+    """The whole-number ids among ``ids`` (None: there is none, or two of them are the same
+    number written twice)."""
+    vals = [(v, str(i).strip()) for i in ids if (v := _value(str(i))) is not None]
+    if not vals:
+        return None
+    seen = {v for v, _ in vals}
+    if len(seen) != len(vals):
+        return None
+    lo, hi = min(vals), max(vals)
+    run = lo[0] if lo[0] in (0, 1) and hi[0] - lo[0] + 1 == len(vals) else None
+    return NumberIds(lo[1], hi[1], len(vals), run)
+
+
+@dataclass(frozen=True)
+class PositionJoin:
+    """A join by ids that look like positions on at least one side (module docstring).
+
+    Attributes:
+        pool: the pool's ids.
+        matrix: the matrix's whole-number columns.
+        first: the first pool id (pool order) the matrix has a column for.
+        shared: how many pool ids the matrix has a column for.
+    """
+
+    pool: NumberIds
+    matrix: NumberIds
+    first: str
+    shared: int
+
+
+def positions_in_disguise(pool_ids: Sequence[str], columns: Sequence[str]
+                          ) -> PositionJoin | None:
+    """The join of a matrix with ``columns`` to a pool with ``pool_ids`` where it would be
+    by position in disguise (module docstring), else None."""
+    ids = [str(i).strip() for i in pool_ids]
+    pool = number_ids(ids)
+    if pool is None or pool.n != len(ids):  # a pool id that is no number: its own ids
+        return None
+    cols = {str(c).strip() for c in columns}
+    shared = [i for i in ids if i in cols]
+    matrix = number_ids(sorted(cols))
+    if not shared or matrix is None:
+        return None
+    if pool.run_from is None and matrix.run_from is None:
+        return None
+    return PositionJoin(pool, matrix, shared[0], len(shared))

@@ -1,0 +1,96 @@
+"""A response matrix joined by ids that are only positions: refused unless confirmed.
+
+"An id that is only a position joins nothing until the content confirms it; a refused
+join names the file, the item and both sides." A response matrix holds no item content,
+so where the pool's ids are positions (no id column: its rows' numbers; an lm-eval log's
+``doc_id`` used as the pool) or where both sides' ids look like row numbers
+(:func:`activetest.data.history_ids.positions_in_disguise`: a pool whose ``id`` column
+is pandas' index and a matrix whose columns are ``0..N-1``) the join is refused, unless
+the user confirms it with ``--history-ids-are-positions`` (Python:
+``history_ids_are_positions=True``): then it is made, said at ``init`` and recorded
+(the ``history`` record's ``by_position``: the report names it). Folders of harness
+logs are confirmed by their documents' content instead and never come here.
+docs/history.md ("Ids that are only positions").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from activetest.data.history_ids import positions_in_disguise
+from activetest.session.store import SessionError
+
+__all__ = ["FLAG", "check_matrix_ids", "unneeded_note"]
+
+#: The option that confirms a join by ids that look like positions.
+FLAG = "--history-ids-are-positions"
+
+
+def _confirm_hint() -> str:
+    return (f"if the matrix was written from this very pool in this order (or both carry "
+            f"the dataset's own numbering), {FLAG} confirms the join")
+
+
+def check_matrix_ids(source: str, columns: Sequence[str], pool_ids: Sequence[str],
+                     describe: Callable[[str], str], *, positional: str | None,
+                     confirmed: bool) -> str | None:
+    """Refuse, or with ``confirmed`` say, a response matrix's join by positions.
+
+    Args:
+        source: the matrix's file.
+        columns: its item ids.
+        pool_ids: the pool's ids, in pool order.
+        describe: a pool id -> a short text of its item (named in the messages).
+        positional: where the pool's ids are only positions, what they are (e.g. "its
+            rows' numbers"), else None.
+        confirmed: the user confirmed the join (:data:`FLAG`).
+
+    Returns:
+        The note to show where a join by positions is made as confirmed, else None.
+
+    Raises:
+        SessionError: a join by positions, not confirmed (the message names the file,
+            the first item and both sides).
+    """
+    cols = {str(c).strip() for c in columns}
+    first = next((t for i in pool_ids if (t := str(i).strip()) in cols), None)
+    if positional is not None:  # joins never guess (QA: joined by position)
+        if confirmed:
+            return (f"history: {source} joined to the pool's item ids, which are "
+                    f"{positional}, as {FLAG} confirms: nothing checked that pool item "
+                    f"{first!r} is the item of its column {first!r}")
+        raise SessionError(
+            f"{source}: a response matrix holds no item content, and the pool's item ids "
+            f"are {positional}: nothing would confirm that its column '0' is the pool's "
+            f"first item (a re-sorted pool joins the wrong items); give the pool ids of "
+            f"its own that the matrix uses (a pool column: --id-column NAME; an lm-eval "
+            f"log as the pool: answers:FILE?id_field=NAME, a doc field), or use a folder "
+            f"of the models' harness logs, whose documents are checked against the pool; "
+            + _confirm_hint())
+    d = positions_in_disguise(pool_ids, columns)
+    if d is None:
+        return None
+    sides = (f"the pool's: {d.pool.describe('ids')}; its columns: "
+             f"{d.matrix.describe('columns')}")
+    if confirmed:
+        return (f"history: {source} joined by ids that look like row numbers ({sides}), "
+                f"as {FLAG} confirms: nothing checked that pool item {d.first!r} is the "
+                f"item of its column {d.first!r}")
+    raise SessionError(
+        f"{source}: its item ids and the pool's look like row numbers (positions), not "
+        f"ids ({sides}): "
+        f"pool item {d.first!r} ({describe(d.first)}) would get the results of column "
+        f"{d.first!r} by the number alone, and a response matrix holds no item content to "
+        f"confirm it is the same item; if either side was shuffled, filtered or is of "
+        f"another split, every item gets another item's history, silently. Give both "
+        f"sides the dataset's own ids (the pool: --id-column NAME; the matrix: those ids "
+        f"as its columns), or use a folder of the models' harness logs (checked against "
+        f"the pool's texts); " + _confirm_hint())
+
+
+def unneeded_note(confirmed: bool, used: bool) -> list[str]:
+    """The note where :data:`FLAG` was given and no matrix needed it (empty otherwise)."""
+    if not confirmed or used:
+        return []
+    return [f"history: {FLAG}: no response matrix here is joined by ids that look like "
+            f"positions (nothing to confirm; the join is by id)"]
