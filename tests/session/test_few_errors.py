@@ -632,6 +632,26 @@ def test_a_new_sessions_exact_cs_bets_by_each_draws_least_proposal(tmp_path: Pat
         c.execute("DELETE FROM blind_spot_checkpoint")
     b = json.loads(run("estimate", fresh, "--json"))["metrics"]["error_rate"]["anytime"]
     assert (b["exact_low"], b["exact_high"]) == (a["exact_low"], a["exact_high"])
+    # a stored state from before the least proposals were kept: not continued by a
+    # session that uses them (the same numbers, replayed), and replaced by one with them
+    import io
+
+    older = tmp_path / "older.db"
+    shutil.copy(db, older)
+    with sqlite3.connect(older) as c:
+        blob = c.execute("SELECT state FROM blind_spot_checkpoint").fetchone()[0]
+        with np.load(io.BytesIO(blob), allow_pickle=False) as z:
+            arrays = {name: z[name] for name in z.files if name != "least_q"}
+        assert len(arrays) == len(z.files) - 1
+        buf = io.BytesIO()
+        np.savez(buf, allow_pickle=False, **arrays)
+        c.execute("UPDATE blind_spot_checkpoint SET state = ?", (buf.getvalue(),))
+    b = json.loads(run("estimate", older, "--json"))["metrics"]["error_rate"]["anytime"]
+    assert (b["exact_low"], b["exact_high"]) == (a["exact_low"], a["exact_high"])
+    with sqlite3.connect(older) as c:
+        blob = c.execute("SELECT state FROM blind_spot_checkpoint").fetchone()[0]
+    with np.load(io.BytesIO(blob), allow_pickle=False) as z:
+        assert z["least_q"].shape == (200,)
 
 
 def test_the_apis_exact_cs_after_the_uniform_phase_bets_by_the_least_proposal() -> None:

@@ -35,7 +35,8 @@ A session compared at creation keeps in the same state each draw's second-moment
 of the paired differences (their variance floor, ``second_sums`` in the blob; the
 moments' digest in the key), so its floor continues with the curves. Every state keeps
 each draw's least proposal over the items it could draw (``least_q``, the exact CS's
-bound on a draw's weight); a state written before it is not continued.
+bound on a draw's weight); a state written before it is continued only by sessions that
+do not use them (:attr:`activetest.session.config.SessionConfig.exact_least`).
 ``ACTIVETEST_CHECKPOINTS=0`` turns it off with the design's checkpoint.
 """
 
@@ -313,9 +314,9 @@ def _decode(store: SessionStore, k: int, blob: bytes, rows: Sequence[int], N: in
     second = data.get("second_sums")
     if second is not None and (second.ndim != 2 or second.shape[1] != k):
         raise ValueError("blind-spot state's second-moment sums of another length")
-    least = data.get("least_q")
-    if least is None or least.shape != (k,):
-        raise ValueError("blind-spot state without each draw's least proposal")
+    least = data.get("least_q")  # None: a state from before they were kept
+    if least is not None and least.shape != (k,):
+        raise ValueError("blind-spot state's least proposals of another length")
     return CurveState(k, design, column("Q"), (sums[0], sums[1]), out,
                       tuple(float(x) for x in data["delta"]),
                       tuple(float(x) for x in data["cap"]), second, least)

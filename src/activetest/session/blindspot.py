@@ -358,7 +358,8 @@ def blind_spot_pass(config: SessionConfig, store: Any, *, k: int, n_pool: int,
     if adaptive:
         pass_ = _design_curves(store, sampler, _all_specs(adaptive), rows=rows, k=k,
                                N=n_pool, level=lvl, ratio=float(ratio), start=start,
-                               save=save, max_new=max_new, second=second_moments)
+                               save=save, max_new=max_new, second=second_moments,
+                               least=bool(config.exact_least))
         if pass_ is not None:
             out.update(_spots(adaptive, pass_[0]))
             sums, least = pass_[1], pass_[2]
@@ -403,8 +404,9 @@ def _spots(planned: list[_Planned], curves: list[BlindSpotCurve]
 
 def _design_curves(store: Any, sampler: Any, specs: list[CurveSpec], *, rows: list[int],
                    k: int, N: int, level: float, ratio: float, start: int, save: bool,
-                   max_new: int | None = None, second: np.ndarray | None = None
-                   ) -> tuple[list[BlindSpotCurve], np.ndarray | None, np.ndarray] | None:
+                   max_new: int | None = None, second: np.ndarray | None = None,
+                   least: bool = False
+                   ) -> tuple[list[BlindSpotCurve], np.ndarray | None, np.ndarray | None] | None:
     """The adaptive design's curves (and, with ``second``, the sums of
     :attr:`BlindSpotPass.second_sums`; the draws' least proposals,
     :attr:`BlindSpotPass.least_q`), continued from the session's stored state where
@@ -412,7 +414,8 @@ def _design_curves(store: Any, sampler: Any, specs: list[CurveSpec], *, rows: li
     draws than ``k`` (``select`` advances it over its own draws,
     :func:`advance_design_state`) gives the curves at budgets 1..k as they are: a
     budget's values depend on the draws up to it only. None: more than ``max_new``
-    draws to compute."""
+    draws to compute. ``least``: the least proposals are wanted (a stored state from
+    before they were kept is then not continued; otherwise they may be None)."""
     from activetest.session import blind_checkpoint as bc
     from activetest.stats.confseq import MIN_LABELS
 
@@ -434,10 +437,10 @@ def _design_curves(store: Any, sampler: Any, specs: list[CurveSpec], *, rows: li
             got = bc.load_curves(store, key, k, len(specs), ratio)
             sums = None if second is None else bc.load_second_sums(store, key, k,
                                                                     second.shape[0])
-            least = bc.load_least_q(store, key, k)
+            lq = bc.load_least_q(store, key, k)
             if got is not None and (second is None or sums is not None) and (
-                    least is not None):
-                return got, sums, least
+                    lq is not None or not least):
+                return got, sums, lq
         if k0 is not None and 1 <= k0 <= k:
             key0 = bc.curve_key(sampler.design, specs, k=k0, rows=rows, **hist, **keys)
             resume = bc.load(store, key0, rows, N, sampler.design_states(),
@@ -446,6 +449,8 @@ def _design_curves(store: Any, sampler: Any, specs: list[CurveSpec], *, rows: li
                     resume.second_sums is None
                     or resume.second_sums.shape != (second.shape[0], resume.k)):
                 resume = None  # (the key says so too) a state without the floor's sums
+            if resume is not None and least and resume.least_q is None:
+                resume = None  # a state from before the least proposals were kept
             if resume is not None:
                 refits0 = int(resume.design["ist"][1])  # (the state is changed in place)
     first = 0 if resume is None else resume.k
@@ -465,7 +470,6 @@ def _design_curves(store: Any, sampler: Any, specs: list[CurveSpec], *, rows: li
         bc.save(store, bc.curve_key(sampler.design, specs, k=k, rows=rows, **hist, **keys),
                 state, design_of=key0 if same else None,
                 live=sampler.design_states() if sampler.design.redoable else None)
-    assert state.least_q is not None
     return curves, state.second_sums, state.least_q
 
 

@@ -32,6 +32,8 @@ from activetest.stats.kernels import njit
 #: :data:`activetest.stats._adaptive_kernels.KIND_BOTH` (the two-metric design), whose
 #: run records a second model variance that a replay does not compute
 _KIND_BOTH = 4
+#: the compiled pass's ``least`` where no least proposals are kept (never written)
+_NO_LEAST = np.zeros(1)
 
 __all__ = [
     "CurveSpec",
@@ -228,8 +230,8 @@ class CurveState:
         least_q: ``(k,)`` each draw's least proposal over the items it could draw,
             ``min_{S_m} q_m(i)`` (``q_m(i) = a_m s_i + b_m``), known before the draw: the
             exact CS's bound on one draw's weight
-            (:func:`activetest.stats.betting.exact_cs`, ``q_min``). None: a state from
-            before it was kept (not continued).
+            (:func:`activetest.stats.betting.exact_cs`, ``q_min``). None: continued
+            from a state from before they were kept.
     """
 
     k: int
@@ -340,14 +342,14 @@ def design_blind_spot_curves(design: Any, acquired: Sequence[int], specs: Sequen
     paired difference's variance floor, continued from the checkpoint with the curves;
     ``resume`` must then hold the sums of its draws). Each draw's least proposal over the
     items it could draw (:attr:`CurveState.least_q`) comes from the same pass too
-    (``resume`` must hold those of its draws)."""
+    (None where ``resume`` holds none: a state from before they were kept)."""
     acq = [int(i) for i in acquired]
     K = len(acq)
     X = None if second is None else np.ascontiguousarray(second, dtype=np.float64)
     if X is not None and (X.ndim != 2 or X.shape[1] != N):
         raise ValueError(f"second must be an (R, {N}) array, got shape {X.shape}")
     sums_out = None if X is None else np.zeros((X.shape[0], K))
-    least = np.zeros(K)
+    least: np.ndarray | None = np.zeros(K)
     curves = [RunningCurve(acq, sp.loss_high, N=N, level=level, fixed_control=sp.fixed_control,
                      ratio=ratio, start=start, at=None, shared=True) for sp in specs]
     if run is not None and (run.first != (0 if resume is None else resume.k)
@@ -358,11 +360,14 @@ def design_blind_spot_curves(design: Any, acquired: Sequence[int], specs: Sequen
         if resume.k > K or len(resume.out) != len(specs) or (X is not None and (
                 resume.second_sums is None
                 or resume.second_sums.shape != (X.shape[0], resume.k))) or (
-                resume.least_q is None or resume.least_q.shape != (resume.k,)):
+                resume.least_q is not None and resume.least_q.shape != (resume.k,)):
             raise ValueError("the resumed state is not one of this history")
         if sums_out is not None and resume.second_sums is not None:
             sums_out[:, :resume.k] = resume.second_sums
-        least[:resume.k] = resume.least_q
+        if resume.least_q is None:  # a state from before they were kept: none at the end
+            least = None
+        else:
+            least[:resume.k] = resume.least_q
         ys, Ls, known = _history(design, acq, labels, losses, n_known)
         st = (_resumed_design(resume.design, K, ys, Ls) if run is None
               else _run_design(design, run.state, K, ys, Ls, resume.design["rem"]))
@@ -408,7 +413,8 @@ def design_blind_spot_curves(design: Any, acquired: Sequence[int], specs: Sequen
         if X is not None:  # before the draw, on the same remaining items
             _second_sums(float(a), float(b), st["s"], rem, X, sums_out, m)
         n = _expose_all(float(a), float(b), st["s"], st["g"], g1, rem, Q, wg0, wg1,
-                        c, need[0] and k < N, need[1] and k < N, i, thr, found, least, m)
+                        c, need[0] and k < N, need[1] and k < N, i, thr, found,
+                        _NO_LEAST if least is None else least, -1 if least is None else m)
         for j, cv in enumerate(curves):
             cv.after(m, uses[j][0], found[:n])
         if run is None:
@@ -444,7 +450,8 @@ def _expose_all(a, b, s, g, g1, rem, Q, wg0, wg1, c, with_g0, with_g1, pick, thr
     design proposal (zero on the drawn items) and its controls (whose values on drawn
     items are never read); then the remaining items but ``pick`` (being drawn) with
     ``thr > Q_i`` are written to ``found`` in index order; returns their number.
-    ``least[m]``: the least ``a s_i + b`` over the remaining items (``pick`` included)."""
+    ``least[m]``: the least ``a s_i + b`` over the remaining items (``pick`` included;
+    not written where ``m < 0``)."""
     n = 0
     lo = np.inf
     for i in range(s.shape[0]):
@@ -460,7 +467,8 @@ def _expose_all(a, b, s, g, g1, rem, Q, wg0, wg1, c, with_g0, with_g1, pick, thr
             if i != pick and thr > Q[i]:
                 found[n] = i
                 n += 1
-    least[m] = lo
+    if m >= 0:
+        least[m] = lo
     return n
 
 
