@@ -123,6 +123,38 @@ def test_a_locked_session_keeps_the_answer_and_sends_it_again(driver: Any,
         assert _answers(made.db) == {item: 1}
 
 
+def test_the_last_answers_sent_together_end_on_done_not_busy(driver: Any,
+                                                             tmp_path: Path) -> None:
+    """The budget's three items answered while the first answer waits behind a locked
+    session (503, sent again every 2 s): the second call then sends the second and third
+    answers together, and its reply finds the third answer's call still queued, so it
+    shows nothing; that call has nothing left to send. The page said nothing more and
+    stayed busy for ever (QA: a browser test timed out waiting under load); now the call
+    with nothing to send asks what is next, and the page says that every drawn item has
+    its answers."""
+    made = classification(tmp_path, n=40)
+    with running(made.db, batch=3, budget=3, busy_timeout=0.3) as server:
+        bs.fresh(driver)
+        first = bs.sign_in(driver, server.url, "dora")
+        con = sqlite3.connect(made.db, timeout=5, isolation_level=None, check_same_thread=False)
+        con.execute("BEGIN IMMEDIATE")
+        try:
+            bs.press(driver, "1")
+            second = bs.wait_for(driver, "ready", not_item=first)  # held ahead
+            _until(lambda: "locked by another process" in _message(driver))
+            bs.press(driver, "2")  # its call waits behind the first, which retries
+            third = bs.wait_for(driver, "ready", not_item=second)
+            bs.press(driver, "1")
+            _until(lambda: _saving(driver) == 3)
+        finally:
+            con.execute("COMMIT")
+            con.close()
+        _until(lambda: _saving(driver) == 0)
+        bs.wait_for(driver, "done", timeout=30)
+        assert "every drawn item has its answers" in driver.find_element("id", "done").text
+    assert _answers(made.db) == {first: 0, second: 1, third: 0}
+
+
 def _twelve_levels(root: Path) -> Path:
     """A 12-class task over 40 items (prediction tables), as a user's TOML file."""
     root.mkdir(parents=True, exist_ok=True)

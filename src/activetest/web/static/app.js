@@ -303,7 +303,15 @@
   // given; several when they waited behind a slow reply
   async function flush() {
     const batch = outbox.slice();
-    if (!batch.length) { return; }  // an earlier call sent them
+    if (!batch.length) {  // an earlier call sent them, and its reply may have found this
+      // call still queued (so it showed nothing: the last word was this call's): with no
+      // item shown, ask the server what is next (QA: the page stayed busy for ever when
+      // the last two answers were sent together)
+      if (!item && mode === "label" && calls <= 1) {
+        adopt(await api("POST", "next", { annotator: me.annotator, ahead: AHEAD }));
+      }
+      return;
+    }
     let r;
     for (;;) {
       try {
