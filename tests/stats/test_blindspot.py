@@ -542,3 +542,19 @@ def test_the_passs_least_proposal_is_each_draws_minimum_over_the_remaining_items
                                                losses=L[acq], **kw)
         assert end.least_q is None and end.k == 80
         assert curves[0].widen_high.tobytes() == first[0].widen_high.tobytes()
+
+
+def test_the_least_proposal_counts_the_item_being_drawn() -> None:
+    """The least proposal bounds the weight of the draw itself, so the item being drawn
+    is among the items it is the minimum over (here the one with the least probability:
+    left out, the bound would be above its probability and the CS's bets unbounded)."""
+    from activetest.stats.blindspot_replay import _expose_all
+
+    s = np.array([0.5, 0.01, 0.3, 0.2])
+    rem = np.array([True, True, True, False])
+    least = np.zeros(3)
+    z = np.zeros(0)
+    _expose_all(0.9, 0.025, s, z, z, rem, np.zeros(4), z, z, 0.0, False, False, 1,
+                -math.inf, np.empty(4, dtype=np.int32), least, 2)
+    assert least[2] == 0.9 * 0.01 + 0.025  # item 1, being drawn, is the least likely
+    assert least[:2].tolist() == [0.0, 0.0]  # only draw 2 written
