@@ -620,3 +620,38 @@ def test_an_unscored_sample_of_a_judged_answer_file_gets_no_exact_match_judgment
     assert got[first] is None, got
     assert {k: v for k, v in got.items() if k != first} == {
         k: v for k, v in whole.items() if k != first}
+
+
+def test_an_inspect_sessions_history_log_of_another_task_with_the_same_ids_is_refused(
+        tmp_path: Path) -> None:
+    """QA: in a --target inspect session, an inspect_ai log of another task whose samples
+    carry the pool's ids (``q-lake`` ...) was joined by id alone (its ids are not
+    positions) and steered the draws as this task's results, while the eval's own samples
+    are joined only where each item's text occurs in the sample's input. A history log is
+    now confirmed the same way: the log of the pool's own samples joins; the same log
+    against a pool of other questions under the same ids is refused, named, and no session
+    is left."""
+    from tests.models.answer_writers import ITEMS
+
+    (log,) = (ANSWERS / "inspect").glob("*.eval")
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    shutil.copy(log, runs / log.name)
+
+    def pool(name: str, other: bool) -> Path:
+        p = tmp_path / name
+        p.write_text("".join(json.dumps({"id": i, "context": c, "question": (
+            q.replace("When", "Since when") if other else q)}) + "\n"
+            for i, c, q, _, _ in ITEMS))
+        return p
+
+    base = ("--task", "answers", "--target", "inspect", "--surrogate", "history",
+            "--history", runs, "--no-progress")
+    out = cli("init", tmp_path / "same.db", "--pool", pool("same.jsonl", False), *base)
+    assert "history: 1 model(s)" in out, out
+    out = " ".join(cli("init", tmp_path / "other.db", "--pool", pool("other.jsonl", True),
+                       *base, code=2).split())
+    assert f"--history {runs / log.name}: the log's item ids do not join this pool" in out
+    assert "pool item 'q-lake' is not the log's sample 'q-lake'" in out, out
+    assert "a run of another task or dataset with the same sample ids?" in out
+    assert "Traceback" not in out and not (tmp_path / "other.db").exists()

@@ -614,7 +614,8 @@ def _history_inputs(inputs: GradedInputs, paths: Sequence[str | os.PathLike[str]
                                       positional=inputs.positional_ids,
                                       target_spec=target_label or inputs.raw_specs.get(
                                           inputs.target_spec, inputs.target_spec),
-                                      ids_are_positions=ids_are_positions)
+                                      ids_are_positions=ids_are_positions,
+                                      confirm_inputs=target_label == "inspect")
     hf = history_features(joined.scores)
     cols = history_columns(hf)
     info, R = with_neighbours(history_record(joined, hf, notes), joined, neighbours)

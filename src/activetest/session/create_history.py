@@ -143,9 +143,53 @@ def target_files(*specs: str) -> list[Path]:
     return out
 
 
-def _confirm(run: Any, items: Sequence[PoolItem], pos: Mapping[str, int]) -> None:
+def _fold(text: str) -> str:
+    import unicodedata
+
+    return "".join(unicodedata.normalize("NFKC", text).casefold().split())
+
+
+def _confirm_inputs(run: Any, items: Sequence[PoolItem], hits: Sequence[tuple[int, int]]
+                    ) -> None:
+    """An inspect_ai session's rule for an inspect_ai log in its history, as the eval's
+    own samples are joined (:class:`activetest.inspect.ActiveStopping`): every prompt field
+    of a pool item occurs in the input of the log's sample of its id (Unicode-normalised,
+    case and whitespace ignored), whatever the ids look like. QA: a log of another task
+    whose samples share the pool's ids (``sum-1``, ...) was joined by id alone and steered
+    the draws as this task's results.
+
+    Raises:
+        ValueError: naming the first item that differs, both texts and how many differ
+            (:func:`_confirm` names the log).
+    """
+    recs = run.answers.records
+    differ: list[tuple[int, int]] = []
+    for k, r in hits:
+        own = [_fold(v) for v in items[r].fields.values() if isinstance(v, str) and _fold(v)]
+        shown = recs[k].meta.get("prompt_text")
+        if not own or not isinstance(shown, str):
+            continue  # nothing to confirm by (the manager's rule: unchecked)
+        folded = _fold(shown)
+        if not all(f in folded for f in own):
+            differ.append((k, r))
+    if differ:
+        k, r = differ[0]
+        text = " ".join(" ".join(str(v).split()) for v in items[r].fields.values())
+        inp = " ".join(str(recs[k].meta.get("prompt_text", "")).split())
+        raise ValueError(
+            f"pool item {items[r].item_id!r} is not the log's sample "
+            f"{recs[k].item_id!r}: the item reads {text[:80]!r}, the sample's input "
+            f"{inp[:80]!r} ({len(differ)} of {len(hits)} shared item(s) differ): a run of "
+            f"another task or dataset with the same sample ids? Every log in a --history "
+            f"folder must be a run on the pool's samples (joined by id and confirmed by "
+            f"content, as the eval's own samples are): move it out")
+
+
+def _confirm(run: Any, items: Sequence[PoolItem], pos: Mapping[str, int], *,
+             inputs: bool = False) -> None:
     """Refuse a log whose shared items' content does not confirm its ids (module
-    docstring); names the file, the item and both sides."""
+    docstring); names the file, the item and both sides. ``inputs``: also an inspect_ai
+    session's rule for inspect_ai logs, whatever their ids (:func:`_confirm_inputs`)."""
     from activetest.formats.lmeval import check_documents
     from activetest.models.answer_files import JoinItem, confirm_join
 
@@ -184,6 +228,8 @@ def _confirm(run: Any, items: Sequence[PoolItem], pos: Mapping[str, int]) -> Non
             confirm_join(run.answers, [JoinItem(items[r].item_id, items[r].fields,
                                                 items[r].references, items[r].extra)
                                        for _, r in hits], [recs[k] for k, _ in hits])
+            if inputs and run.answers.format == "inspect":
+                _confirm_inputs(run, items, hits)
     except ValueError as exc:
         raise SessionError(f"--history {run.source}: the log's item ids do not join this "
                            f"pool: {exc}") from None
@@ -324,7 +370,8 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
                       exclude: Sequence[str] = (), target_scores: np.ndarray | None = None,
                       targets: Sequence[str | os.PathLike[str]] = (),
                       positional: str | None = None, target_spec: str = "",
-                      ids_are_positions: bool = False) -> Any:
+                      ids_are_positions: bool = False,
+                      confirm_inputs: bool = False) -> Any:
     """Join response matrices and folders of harness logs to the pool (module docstring).
 
     Args:
@@ -344,6 +391,9 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
             by its results) and no ``exclude`` name is given.
         ids_are_positions: the user confirms those joins by positions
             (``--history-ids-are-positions``): made, said and listed in ``by_position``.
+        confirm_inputs: an inspect_ai session's pool (``--target inspect``): inspect_ai
+            logs are also confirmed by every item's text occurring in its sample's input,
+            whatever their ids (:func:`_confirm_inputs`).
 
     Returns:
         A :class:`activetest.data.history.PoolHistory` whose ``excluded`` also lists the
@@ -433,7 +483,7 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
                     dropped.append((run.model, f"{run.source} is a run of the target's own "
                                                 f"model ({run.model}, as its log says)"))
                     continue
-                _confirm(run, items, pos)
+                _confirm(run, items, pos, inputs=confirm_inputs)
                 _check_golds(run, items, pos, golds, words)
                 unscored = getattr(run.answers, "provenance", {}).get("unscored") or []
                 if unscored:  # answered, never scored: no result from this run (QA)
