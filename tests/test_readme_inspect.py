@@ -60,8 +60,12 @@ def test_the_readme_inspect_recipe_runs(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     # the labels the estimate stands on, apart from this eval's runs (QA: the recipe printed
     # "width reached after 3 runs" for an eval that continued a 41-label session)
+    # the estimate named by its method, the interval by its guarantee (QA: "error rate 0.886
+    # anytime 95% CS ...", the estimator unnamed)
     stop = re.search(r"(width reached|budget spent) at (\d+) labels \(this eval ran (\d+) of "
-                     r"them\): error rate 0\.\d+ anytime 95% CS 0\.\d+ [01]\.\d+", proc.stdout)
+                     r"them\): error_rate by adaptive LURE over the draw order's longest "
+                     r"completed prefix 0\.\d+ \| anytime 95% confidence sequence 0\.\d+ "
+                     r"[01]\.\d+", proc.stdout)
     assert stop, proc.stdout[-3000:]
     runs = re.search(r"target runs spent: (\d+) \(results read from inspect_ai evals as "
                      r"labels\); 0 label\(s\) from people", proc.stdout)
