@@ -313,6 +313,47 @@ def test_the_results_model_is_kept_and_another_models_results_are_refused(
     assert rec["model_info"]["developer"] == "org"
 
 
+def test_a_round_of_other_weights_of_the_named_model_is_refused(
+        lmeval_files: HarnessFiles, pool_run: list[Path], tmp_path: Path) -> None:
+    """QA: lm-eval names a run of ``--model_args pretrained=DIR,gguf_file=A.gguf`` by DIR
+    alone (the README's loop runs the bundled SmolLM2 so), so a round of ``gguf_file=B.gguf``
+    (another quantisation in the same folder) was imported beside the rounds of A as the
+    same target: one estimate of two models, without a word. The weights ``model_args``
+    pick (``gguf_file``, ``revision``, ...) are kept with the first results and a round of
+    others is refused, one message naming both, nothing stored; within one import too."""
+    db = new_session(tmp_path, pool_run, seed=5)
+    mapping = emit(db, 8, tmp_path / "samples.json")
+    full = [lmeval_files.samples("at_sst2_rev"), *sorted(lmeval_files.run.glob(
+        "samples_at_mmlu_*.jsonl"))]
+
+    def results_of(gguf: str, folder: str) -> list[Path]:
+        files = subset_of(full, mapping, tmp_path / folder)
+        for f in files:
+            date = f.stem.rsplit("_", 1)[1]
+            f.with_name(f"results_{date}.json").write_text(json.dumps(
+                {"model_name": "/models/smollm2", "config": {
+                    "model": "hf", "model_args": f"pretrained=/models/smollm2,gguf_file={gguf}"}}))
+        return files
+
+    a = results_of("SmolLM2.Q4_1.gguf", "a")
+    b = results_of("SmolLM2.Q8_0.gguf", "b")
+    assert len(a) >= 2
+    out = " ".join(run("import", db, a[0], *b[1:], code=2).split())
+    assert "of smollm2 with other weights" in out and "gguf_file=SmolLM2.Q8_0.gguf" in out, out
+    run("import", db, *a[:1])
+    with Session.open(db) as s:
+        before = s.labels()
+    out = " ".join(run("import", db, *b[1:], code=2).split())
+    assert out.count("error:") == 1 and "Traceback" not in out, out
+    assert ("these results are of smollm2 (lm-eval) with gguf_file=SmolLM2.Q8_0.gguf; the "
+            "session's earlier results with gguf_file=SmolLM2.Q4_1.gguf") in out, out
+    with Session.open(db) as s:
+        assert s.labels() == before
+    run("import", db, *a[1:])
+    with Session.open(db) as s:
+        assert len(s.labels()) == 8 and not s.pending()
+
+
 @slow
 def test_results_of_another_filter_are_not_labels(lmeval_files: HarnessFiles,
                                                    pool_run: list[Path], tmp_path: Path) -> None:

@@ -25,6 +25,7 @@ import io
 import math
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -434,6 +435,43 @@ def lmeval_model_name(path: str | Path, *, local_paths: bool = True) -> str | No
         return None
     public = public_model_name(name)
     return None if not local_paths and public != name.strip() else public
+
+
+#: ``model_args`` of an lm-eval run that pick which weights of the named model ran (lm-eval's
+#: ``model_name`` leaves them out: ``pretrained=DIR,gguf_file=A.gguf`` and ``...,gguf_file=
+#: B.gguf`` are both named ``DIR``).
+LMEVAL_VARIANT_ARGS = ("gguf_file", "revision", "subfolder", "peft", "delta")
+
+
+def lmeval_model_variant(path: str | Path) -> dict[str, str] | None:
+    """Which weights of its model an lm-eval samples file's run used, from the
+    ``results_<date>.json`` beside it: the :data:`LMEVAL_VARIANT_ARGS` its ``model_args``
+    give (a local path reduced to its last component, as model names are); empty where
+    none is given, None where no results file gives ``model_args``. Two runs of one named
+    model with other values are runs of two models (QA: a round of ``gguf_file=B.gguf``
+    was imported beside rounds of ``gguf_file=A.gguf`` as the same target)."""
+    from activetest.formats.answers import public_model_name
+    from activetest.formats.lmeval_answers import _SAMPLES_NAME, _lmeval_sidecar
+
+    p = Path(path)
+    m = _SAMPLES_NAME.match(p.name)
+    args = _lmeval_sidecar(p, m.group("date") if m else None, None).get("model_args")
+    if isinstance(args, str):
+        args = dict(kv.split("=", 1) for kv in args.split(",") if "=" in kv)
+    if not isinstance(args, dict):
+        return None
+    out: dict[str, str] = {}
+    for key in LMEVAL_VARIANT_ARGS:
+        v = args.get(key)
+        if v is not None and not isinstance(v, bool) and str(v).strip():
+            out[key] = public_model_name(str(v)) or str(v).strip()
+    return out
+
+
+def lmeval_variant_text(variant: Mapping[str, str]) -> str:
+    """``gguf_file=A.gguf, revision=main`` (``no gguf_file, revision, ...`` for none)."""
+    return (", ".join(f"{k}={v}" for k, v in sorted(variant.items())) if variant else
+            f"no {', '.join(LMEVAL_VARIANT_ARGS)} given")
 
 
 def _named_model(side: dict[str, Any]) -> str | None:

@@ -6,6 +6,7 @@ content). The loop and the join rules: :mod:`activetest.session.harness`.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -71,12 +72,18 @@ class HarnessImport:
     history_note: str | None = None
 
 
-def _one_target_model(files: set[str]) -> str | None:
+def _one_target_model(files: set[str]) -> tuple[str | None, dict[str, str] | None]:
     """The model the results files are of (lm-eval's ``results_*.json`` beside each), or
-    None where none says. Refused: files of two models (one import, one target); another
-    model than the session's is refused where it is recorded
-    (:meth:`~activetest.session.workflow.Session.record_target_model`)."""
-    from activetest.formats.history import lmeval_model_name
+    None where none says, and which of its weights ran
+    (:func:`activetest.formats.history.lmeval_model_variant`: ``gguf_file``, ``revision``,
+    ...; None where no file says). Refused: files of two models, or of one named model with
+    other weights (one import, one target); another model than the session's is refused
+    where it is recorded (:meth:`~activetest.session.workflow.Session.record_target_model`)."""
+    from activetest.formats.history import (
+        lmeval_model_name,
+        lmeval_model_variant,
+        lmeval_variant_text,
+    )
 
     names = {f: lmeval_model_name(f) for f in sorted(files)}
     known = {n for n in names.values() if n}
@@ -84,7 +91,17 @@ def _one_target_model(files: set[str]) -> str | None:
         which = "; ".join(f"{Path(f).name}: {n}" for f, n in names.items() if n)
         raise SessionError(f"these results are of {len(known)} models ({which}); a session "
                            f"estimates one target: import one model's results")
-    return next(iter(known), None)
+    variants = {f: v for f in sorted(files)
+                if names[f] and (v := lmeval_model_variant(f)) is not None}
+    shown = {json.dumps(v, sort_keys=True) for v in variants.values()}
+    if len(shown) > 1:
+        which = "; ".join(f"{Path(f).name}: {lmeval_variant_text(v)}"
+                          for f, v in variants.items())
+        raise SessionError(f"these results are of {next(iter(known))} with other weights "
+                           f"({which}); a session estimates one target: import one model's "
+                           f"results")
+    return next(iter(known), None), next(iter(variants.values()), None)
+
 
 
 def import_lmeval(session: Any, paths: Sequence[str | os.PathLike[str]], *,
@@ -197,7 +214,7 @@ def import_lmeval(session: Any, paths: Sequence[str | os.PathLike[str]], *,
                            f"these would be read as {metric} ({metric_from}): one estimate "
                            f"cannot mix two metrics. Import them with --metric-key "
                            f"{used[0]}, or create another session for {metric}")
-    model = _one_target_model({r.where.rsplit(": ", 1)[0] for r in records})
+    model, variant = _one_target_model({r.where.rsplit(": ", 1)[0] for r in records})
     stored = session.labels()
     new = [(row, lv, r) for row, (lv, r) in values.items() if stored.get(items[row].id) != lv]
     with session.store.transaction():
@@ -220,7 +237,8 @@ def import_lmeval(session: Any, paths: Sequence[str | os.PathLike[str]], *,
         local = sorted({n for f in {r.where.rsplit(": ", 1)[0] for r in records}
                         if (n := lmeval_local_row_name(f)) is not None})
         if model is not None or shots:  # checked and kept last: a refusal writes nothing
-            session.record_target_model(model, "lm-eval", n_shot=shots, row_names=local)
+            session.record_target_model(model, "lm-eval", n_shot=shots, row_names=local,
+                                        variant=variant)
     files = tuple(sorted({Path(r.where.rsplit(": ", 1)[0]).name for r in records}))
     from activetest.session.harness_history import target_in_history
 

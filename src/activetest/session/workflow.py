@@ -322,7 +322,8 @@ class Session:
 
     def record_target_model(self, model: str | None, tool: str, tasks: Iterable[str] = (),
                             n_shot: Mapping[str, int] | None = None,
-                            row_names: Iterable[str] = ()) -> None:
+                            row_names: Iterable[str] = (),
+                            variant: Mapping[str, str] | None = None) -> None:
         """Keep who answered for a harness target (``answer_files["target"]``: the model
         lm-eval's results or inspect's eval name), checked against the model stored and
         written in one transaction: two runs of different models cannot both pass.
@@ -334,6 +335,10 @@ class Session:
         name their model (only ``n_shot`` and ``tasks`` are checked and kept).
         ``row_names``: the names a history folder gives runs of the target's local model
         (:func:`activetest.formats.history.lmeval_local_row_name`), kept for ``status``.
+        ``variant``: which weights of the named model ran (lm-eval's ``gguf_file``,
+        ``revision``, ...: :func:`activetest.formats.history.lmeval_model_variant`; None:
+        not known), checked against the variant stored (sessions whose results were
+        imported before it was kept have none: the first import that has one keeps it).
 
         Raises:
             SessionError: the session's results so far are of another model, or of the
@@ -349,6 +354,18 @@ class Session:
                     f"these results are of {model} ({tool}); the session's earlier results "
                     f"are of {had}: one estimate cannot mix two models (create another "
                     f"session for {model})")
+            kept = before.get("model_variant")
+            if variant is not None and isinstance(kept, dict) and dict(kept) != dict(variant):
+                from activetest.formats.history import lmeval_variant_text as variant_text
+
+                # QA: a round of gguf_file=B.gguf joined rounds of gguf_file=A.gguf, both
+                # named by the folder, as one target
+                raise SessionError(
+                    f"these results are of {model or had} ({tool}) with {variant_text(variant)}; "
+                    f"the session's earlier results with {variant_text(kept)}: other weights "
+                    f"of the model, and one estimate cannot mix two models (run the drawn "
+                    f"items with the earlier --model_args, or create another session for "
+                    f"these weights)")
             shots = dict(before.get("n_shot") or {})
             for task, n in sorted((n_shot or {}).items()):
                 if task in shots and shots[task] != n:
@@ -364,6 +381,8 @@ class Session:
             files["target"] = {**before, "tool": tool}
             if model is not None:
                 files["target"]["model"] = model
+            if variant is not None and not isinstance(kept, dict):
+                files["target"]["model_variant"] = dict(variant)
             if shots:
                 files["target"]["n_shot"] = shots
             rows = {str(n) for n in row_names} | {
