@@ -258,6 +258,30 @@ def test_import_refuses_results_not_drawn_or_of_another_document(
         assert r is not None and (r.target_runs, r.person_labels) == (0, 1)
 
 
+def test_a_document_of_the_same_text_is_said_to_differ_elsewhere(
+        lmeval_files: HarnessFiles, pool_run: list[Path], tmp_path: Path) -> None:
+    """QA: a result whose document has the item's text but differs elsewhere (another
+    revision of the dataset with a changed answer key; another task of the same sentences
+    under other field names) was refused showing the same text on both sides, as if
+    nothing differed. The refusal now says the text is the item's and shows the record's
+    whole document; nothing is stored."""
+    db = new_session(tmp_path, pool_run, seed=6)
+    mapping = emit(db, 6, tmp_path / "samples.json")
+    full = [lmeval_files.samples("at_sst2_rev"), *sorted(lmeval_files.run.glob(
+        "samples_at_mmlu_*.jsonl"))]
+    files = subset_of(full, mapping, tmp_path / "sub")
+    lines = files[0].read_text().splitlines()
+    rec = json.loads(lines[0])
+    rec["doc"]["revision"] = 2
+    files[0].write_text("\n".join([json.dumps(rec), *lines[1:]]) + "\n")
+    out = " ".join(run("import", db, files[0], code=2).split())
+    assert "is not this record's document" in out and out.count("error:") == 1, out
+    assert "its text is the item's, so the documents differ elsewhere" in out, out
+    assert '"revision": 2' in out, out
+    with Session.open(db) as s:
+        assert s.labels() == {}
+
+
 @slow
 def test_a_metric_that_is_not_a_number_is_shown_not_called_missing(
         lmeval_files: HarnessFiles, pool_run: list[Path], tmp_path: Path) -> None:

@@ -164,11 +164,19 @@ def import_lmeval(session: Any, paths: Sequence[str | os.PathLike[str]], *,
             # joins them with a blank line; QA: the message quoted the first example)
             last = str(items[row].fields.get("input", "")).strip().split("\n\n")[-1]
             pool_doc = doc_snippet({"input": last})
+            text = doc_snippet(r.doc, 2000) if r.doc is not None else ""
+            same = bool(text.strip()) and _fold(text) in _fold(last)
+            # QA: a relabelled item (or a task of the same sentences under other field
+            # names) showed the same text on both sides, as if nothing differed
+            also = (f"; its text is the item's, so the documents differ elsewhere (the "
+                    f"record's doc: {_json_excerpt(r.doc)}): another revision of the dataset "
+                    f"(a changed answer key), or another task's document of the same text"
+                    if same else "")
             raise SessionError(
                 f"{r.where}: item {item_id!r} is not this record's document: the session's "
                 f"item shows {pool_doc!r}, the record's doc is "
-                f"{doc_snippet(r.doc) if r.doc is not None else 'missing'!r} (a doc_id is a "
-                f"position: the dataset or its order differs from the pool run's)")
+                f"{doc_snippet(r.doc) if r.doc is not None else 'missing'!r}{also} (a doc_id "
+                f"is a position: the dataset or its order differs from the pool run's)")
         key = {k: answers[row][2].get(k) for k in ("gold", "n_choices")}
         theirs = {"gold": r.gold, "n_choices": None if r.choice_loglikelihoods is None
                   else len(r.choice_loglikelihoods)}
@@ -245,6 +253,17 @@ def import_lmeval(session: Any, paths: Sequence[str | os.PathLike[str]], *,
     return HarnessImport(len(new), len(values) - len(new), metric, metric_from, files,
                          tuple(cut), None if flt is None else str(flt), other_filters,
                          target_in_history(session, model, local))
+
+
+def _fold(text: str) -> str:
+    import unicodedata
+
+    return "".join(unicodedata.normalize("NFKC", text).casefold().split())
+
+
+def _json_excerpt(doc: Any, width: int = 160) -> str:
+    text = json.dumps(doc, sort_keys=True, ensure_ascii=False, default=str)
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _of_filter(records: Sequence[Any], flt: str
