@@ -50,6 +50,10 @@ def test_init_makes_a_target_free_session(tmp_path: Path) -> None:
     p = _cli(tmp_path, "init", "s.db", "--pool", "pool.jsonl", *INIT)
     assert p.returncode == 0, p.stderr
     assert "target inspect" in p.stdout
+    # the target's prompts are the task's, not a count of the session's own examples (QA:
+    # "0 in-context example(s)")
+    assert "the target's prompts are the inspect task's" in p.stdout
+    assert "in-context example" not in p.stdout, p.stdout
     # what to do next is the eval, not `select` (QA: its draws `label` then refused)
     assert ("next: run the eval with activetest.inspect.ActiveStopping('s.db', ...)"
             in p.stdout), p.stdout

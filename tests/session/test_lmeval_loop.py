@@ -60,6 +60,10 @@ def new_session(tmp_path: Path, pool_run: list[Path], seed: int = 1) -> Path:
     out = run("init", db, "--pool", pool_run[0].parent / "samples_*.jsonl", "--task", "answers",
               "--target", "lm-eval", "--surrogate", "pool-run", "--seed", seed, "--no-progress")
     assert "60 items" in out or "items" in out
+    # the target runs with lm-eval's prompts (QA: "0 in-context example(s)" for a target
+    # the README's loop runs 3-shot)
+    assert "the target's prompts are lm-eval's" in " ".join(out.split()), out
+    assert "in-context example" not in out, out
     return db
 
 

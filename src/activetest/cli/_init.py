@@ -280,8 +280,15 @@ def init(
             from activetest.session.history_neighbours import design_label
 
             _out.print(f"design: {design_label(cfg.extra['history'])}")
+        tool = (cfg.extra.get("harness") or {}).get("tool")
+        # a harness target runs with the harness's own prompts (QA: "0 in-context
+        # example(s)" for an lm-eval target run 3-shot)
+        prompts = {"lm-eval": "the target's prompts are lm-eval's (its runs' n-shot, kept "
+                              "by import)",
+                   "inspect": "the target's prompts are the inspect task's"}.get(
+            str(tool), f"{cfg.shots} in-context example(s)")
         _out.print(f"created session {_escape(str(session_path))}: {s.n_items} items, task "
-                   f"{_escape(repr(s.task.name))}, {cfg.shots} in-context example(s)")
+                   f"{_escape(repr(s.task.name))}, {prompts}")
         kept = s.store.replaced
         if kept is not None:  # --overwrite of a labelled session: its labels are kept
             _out.print(f"the session file it replaced held {kept.n_labels} label(s): kept as "
@@ -310,7 +317,6 @@ def init(
                            f"file says, not --shots)")
         # 10 at a time, or the whole of a smaller pool (QA: --n 10 of 6 items is refused)
         path, k = _escape(str(session_path)), min(10, s.n_items)
-        tool = (cfg.extra.get("harness") or {}).get("tool")
         if tool == "inspect":  # QA: `select` drew items that `label` then refused
             _out.print(f"next: run the eval with activetest.inspect.ActiveStopping({path!r}, "
                        f"...) as its early_stopping (docs/harness_inspect.md)")
