@@ -110,11 +110,16 @@ def test_status_counts_the_target_runs_and_projects_uniforms(tmp_path: Path) -> 
         for a in drawn[40:42]:
             s.add_label(a.item_id, "correct", source="cli", trust_people=True)
         assert runs_summary(s).width is None  # no estimate yet: no projection
+    # said, not left out (QA: status printed nothing where the README promises it)
+    out = " ".join(_cli(tmp_path, "status", "s.db").stdout.split())
+    assert ("a uniform sample's runs for the same width: not projected yet (it needs an "
+            "estimate from 30 labels or more") in out, out
     assert _cli(tmp_path, "estimate", "s.db").returncode == 0
     p = _cli(tmp_path, "status", "s.db")
     out = " ".join(p.stdout.split())
     assert p.returncode == 0 and ("target runs spent: 40 (results read from inspect_ai evals "
                                   "as labels); 2 label(s) from people; 45 item(s) drawn") in out
+    assert "not projected yet" not in out and "a uniform sample would need about" in out
     with Session.open(tmp_path / "s.db") as s:
         r = runs_summary(s)
         e = [x for x in s.store.estimates() if x.method == "lure"][-1]

@@ -301,3 +301,11 @@ def _print_runs(s: Any) -> None:
                    f"same anytime interval width {r.width:.4f} (a projection: the median of "
                    f"seeded simulated uniform runs, error rate = the estimate, with the "
                    f"session's confidence-sequence family)")
+    elif r.target_runs or r.person_labels:
+        # QA: the README's loop says status shows uniform's runs; below 30 labels it
+        # printed nothing, and did not say why
+        from activetest.stats.confseq import MIN_LABELS
+
+        _out.print(f"  a uniform sample's runs for the same width: not projected yet (it "
+                   f"needs an estimate from {MIN_LABELS} labels or more, where the anytime "
+                   f"interval starts: `activetest estimate`)")
