@@ -286,6 +286,32 @@ def test_a_document_of_the_same_text_is_said_to_differ_elsewhere(
         assert s.labels() == {}
 
 
+def test_the_report_names_the_pool_runs_in_context_examples(
+        lmeval_files: HarnessFiles, pool_run: list[Path], tmp_path: Path) -> None:
+    """QA: the report of an lm-eval session gave the surrogate (the pool run, prompted by
+    lm-eval) the session's own 0 in-context examples, whatever the pool run's n-shot was.
+    It now says what the pool run's ``results_<date>.json`` says (here edited to 5)."""
+    pool = tmp_path / "pool"
+    pool.mkdir()
+    for f in pool_run[0].parent.iterdir():
+        if f.name.startswith("results_"):
+            doc = json.loads(f.read_text())
+            doc["n-shot"] = {task: 5 for task in doc.get("n-shot") or {}}
+            (pool / f.name).write_text(json.dumps(doc))
+        elif f.is_file():
+            (pool / f.name).write_bytes(f.read_bytes())
+    db = tmp_path / "eval.db"
+    run("init", db, "--pool", pool / "samples_*.jsonl", "--task", "answers", "--target",
+        "lm-eval", "--surrogate", "pool-run", "--seed", 7, "--no-progress")
+    mapping = emit(db, 4, tmp_path / "samples.json")
+    full = [lmeval_files.samples("at_sst2_rev"), *sorted(lmeval_files.run.glob(
+        "samples_at_mmlu_*.jsonl"))]
+    run("import", db, *subset_of(full, mapping, tmp_path / "r1"))
+    run("report", db, "--out", tmp_path / "rep")
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert "- In-context examples: 5\n" in md, md[:1500]
+
+
 @slow
 def test_a_metric_that_is_not_a_number_is_shown_not_called_missing(
         lmeval_files: HarnessFiles, pool_run: list[Path], tmp_path: Path) -> None:

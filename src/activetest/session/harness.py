@@ -467,7 +467,11 @@ def create_lmeval_session(path: str | os.PathLike[str], *, pool: Any, task: Any,
                "metric" in opts else "the pool run's first metric",
                "filter": opts.get("filter"),
                "pool_files": sorted({Path(r.where.rsplit(": ", 1)[0]).name for r in records}),
-               "tasks": sorted({r.task for r in records})}
+               "tasks": sorted({r.task for r in records}),
+               # the pool run's prompts (lm-eval's n-shot), named by the report (QA: it
+               # gave the session's own 0 for a surrogate run by lm-eval)
+               "pool_n_shot": {r.task: int(r.n_shot) for r in records
+                               if r.n_shot is not None}}
     config = SessionConfig(
         kind="graded", task=task_to_dict(t), task_ref=task if isinstance(task, str) else t.name,
         pool={"source": str(pool), "n_items": len(items)}, examples={"n": 0},

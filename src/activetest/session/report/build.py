@@ -192,6 +192,16 @@ def examples_used(config: SessionConfig, provenance: Mapping[str, Any], role: st
         values = set(shots.values())
         return (next(iter(values)) if len(values) == 1 else
                 ", ".join(f"{task}: {n}" for task, n in sorted(shots.items())))
+    harness = config.extra.get("harness") if isinstance(config.extra, Mapping) else None
+    if role == "surrogate" and spec == "pool-run" and isinstance(harness, Mapping):
+        # an lm-eval session's pool run: the n-shot its results file said, else unknown
+        # (QA: the session's own 0, whatever the pool run's prompts were)
+        pool = harness.get("pool_n_shot")
+        values = set(pool.values()) if isinstance(pool, Mapping) else set()
+        if not values:
+            return "unknown"
+        return (next(iter(values)) if len(values) == 1 else
+                ", ".join(f"{task}: {n}" for task, n in sorted(pool.items())))
     if not provenance and spec.partition("?")[0].partition(":")[0] in _NOT_RUN_HERE:
         # nothing stored of its scores and not run here (an lm-eval or inspect target,
         # run by the harness on the drawn items; a file): not the session's --shots
