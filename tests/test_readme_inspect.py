@@ -62,8 +62,10 @@ def test_the_readme_inspect_recipe_runs(tmp_path: Path) -> None:
     # "width reached after 3 runs" for an eval that continued a 41-label session)
     # the estimate named by its method, the interval by its guarantee (QA: "error rate 0.886
     # anytime 95% CS ...", the estimator unnamed)
-    stop = re.search(r"(width reached|budget spent) at (\d+) labels \(this eval ran (\d+) of "
-                     r"them\): error_rate by adaptive LURE over the draw order's longest "
+    # (and "ran N samples", not "N of them": the samples of the stop's batch beyond it ran
+    # and were labelled too)
+    stop = re.search(r"(width reached|budget spent) at (\d+) labels \(this eval ran (\d+) "
+                     r"samples\): error_rate by adaptive LURE over the draw order's longest "
                      r"completed prefix 0\.\d+ \| anytime 95% confidence sequence 0\.\d+ "
                      r"[01]\.\d+", proc.stdout)
     assert stop, proc.stdout[-3000:]
