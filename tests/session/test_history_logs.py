@@ -655,3 +655,12 @@ def test_an_inspect_sessions_history_log_of_another_task_with_the_same_ids_is_re
     assert "pool item 'q-lake' is not the log's sample 'q-lake'" in out, out
     assert "a run of another task or dataset with the same sample ids?" in out
     assert "Traceback" not in out and not (tmp_path / "other.db").exists()
+    # a column of numbers no sample shows (a surrogate's P(correct) left in the pool with
+    # --surrogate history): named, with what to do, not called another task's
+    p = tmp_path / "scored.jsonl"
+    p.write_text("".join(json.dumps({"id": i, "context": c, "question": q,
+                                     "p_correct": 0.5}) + "\n" for i, c, q, _, _ in ITEMS))
+    out = " ".join(cli("init", tmp_path / "scored.db", "--pool", p, *base, code=2).split())
+    assert "(p_correct not in the sample's input)" in out, out
+    assert "--surrogate column:p_correct, or drop it from the pool" in out, out
+    assert "another task" not in out and not (tmp_path / "scored.db").exists()

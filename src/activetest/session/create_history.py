@@ -149,6 +149,14 @@ def _fold(text: str) -> str:
     return "".join(unicodedata.normalize("NFKC", text).casefold().split())
 
 
+def _number(value: Any) -> bool:
+    try:
+        float(str(value))
+    except ValueError:
+        return False
+    return True
+
+
 def _confirm_inputs(run: Any, items: Sequence[PoolItem], hits: Sequence[tuple[int, int]]
                     ) -> None:
     """An inspect_ai session's rule for an inspect_ai log in its history, as the eval's
@@ -163,26 +171,39 @@ def _confirm_inputs(run: Any, items: Sequence[PoolItem], hits: Sequence[tuple[in
             (:func:`_confirm` names the log).
     """
     recs = run.answers.records
-    differ: list[tuple[int, int]] = []
+    differ: list[tuple[int, int, list[str]]] = []
     for k, r in hits:
-        own = [_fold(v) for v in items[r].fields.values() if isinstance(v, str) and _fold(v)]
+        own = {name: _fold(v) for name, v in items[r].fields.items()
+               if isinstance(v, str) and _fold(v)}
         shown = recs[k].meta.get("prompt_text")
         if not own or not isinstance(shown, str):
             continue  # nothing to confirm by (the manager's rule: unchecked)
         folded = _fold(shown)
-        if not all(f in folded for f in own):
-            differ.append((k, r))
+        missing = [name for name, f in own.items() if f not in folded]
+        if missing:
+            differ.append((k, r, missing))
     if differ:
-        k, r = differ[0]
+        k, r, missing = differ[0]
         text = " ".join(" ".join(str(v).split()) for v in items[r].fields.values())
         inp = " ".join(str(recs[k].meta.get("prompt_text", "")).split())
+        fields = {name for _, _, m in differ for name in m}
+        # a column of numbers no sample shows (QA: the README's p_correct with --surrogate
+        # history was a text field, and the log was called another task's)
+        column = (f"; the pool's column {next(iter(fields))!r} holds numbers no sample's input "
+                  f"shows, while its other text is: a column that is not the samples' text (a "
+                  f"surrogate's? name it with --surrogate column:{next(iter(fields))}, or "
+                  f"drop it from the pool; the eval's own samples are joined the same way)"
+                  if len(fields) == 1 and len(items[r].fields) > 1
+                  and all(len(m) == 1 and _number(items[i].fields[m[0]])
+                          for _, i, m in differ) else
+                  ": a run of another task or dataset with the same sample ids? Every log in "
+                  "a --history folder must be a run on the pool's samples (joined by id and "
+                  "confirmed by content, as the eval's own samples are): move it out")
         raise ValueError(
             f"pool item {items[r].item_id!r} is not the log's sample "
-            f"{recs[k].item_id!r}: the item reads {text[:80]!r}, the sample's input "
-            f"{inp[:80]!r} ({len(differ)} of {len(hits)} shared item(s) differ): a run of "
-            f"another task or dataset with the same sample ids? Every log in a --history "
-            f"folder must be a run on the pool's samples (joined by id and confirmed by "
-            f"content, as the eval's own samples are): move it out")
+            f"{recs[k].item_id!r}: the item reads {text[:80]!r} ({', '.join(missing)} not in "
+            f"the sample's input), the sample's input {inp[:80]!r} ({len(differ)} of "
+            f"{len(hits)} shared item(s) differ){column}")
 
 
 def _confirm(run: Any, items: Sequence[PoolItem], pos: Mapping[str, int], *,
