@@ -408,6 +408,48 @@ def test_a_round_of_other_weights_of_the_named_model_is_refused(
         assert len(s.labels()) == 8 and not s.pending()
 
 
+def test_a_round_run_with_another_prompt_is_refused(
+        lmeval_files: HarnessFiles, pool_run: list[Path], tmp_path: Path) -> None:
+    """QA: a round run with an edited task YAML (another ``doc_to_text``: another prompt)
+    was imported beside the first round's results of the task, one estimate of two
+    prompts, without a word (only lm-eval's n-shot was compared). The prompt keys of the
+    task's config in lm-eval's ``results_<date>.json`` are kept with the first results and
+    a round with others is refused, naming the keys; nothing stored. The same config is
+    imported."""
+    db = new_session(tmp_path, pool_run, seed=8)
+    mapping = emit(db, 8, tmp_path / "samples.json")
+    full = [lmeval_files.samples("at_sst2_rev"), *sorted(lmeval_files.run.glob(
+        "samples_at_mmlu_*.jsonl"))]
+    f = max(subset_of(full, mapping, tmp_path / "all"),
+            key=lambda x: len(x.read_text().splitlines()))
+    lines = f.read_text().splitlines()
+    assert len(lines) >= 2
+    task = f.name.removeprefix("samples_").rsplit("_", 1)[0]
+    date = f.stem.rsplit("_", 1)[1]
+
+    def round_of(folder: str, part: list[str], prompt: str) -> Path:
+        d = tmp_path / folder
+        d.mkdir()
+        (d / f.name).write_text("\n".join(part) + "\n")
+        (d / f"results_{date}.json").write_text(json.dumps({"configs": {task: {
+            "task": task, "doc_to_text": prompt, "doc_to_choice": ["A", "B"]}}}))
+        return d / f.name
+
+    run("import", db, round_of("r1", lines[:1], "Q: {{question}}\nA:"))
+    with Session.open(db) as s:
+        before = s.labels()
+    out = " ".join(run("import", db, round_of("r2", lines[1:], "Question: {{question}}"),
+                       code=2).split())
+    assert out.count("error:") == 1 and "Traceback" not in out, out
+    assert (f"these results of task {task!r} were run with another prompt than the session's "
+            f"earlier results of it (lm-eval's task config differs in doc_to_text)") in out, out
+    with Session.open(db) as s:
+        assert s.labels() == before
+    run("import", db, round_of("r3", lines[1:], "Q: {{question}}\nA:"))
+    with Session.open(db) as s:
+        assert len(s.labels()) == len(lines)
+
+
 @slow
 def test_results_of_another_filter_are_not_labels(lmeval_files: HarnessFiles,
                                                    pool_run: list[Path], tmp_path: Path) -> None:

@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import ast
 import glob as globlib
+import hashlib
 import json
 import math
 import re
@@ -263,6 +264,33 @@ def _results_nshot(path: Path, task: str) -> int | None:
         if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
             return value
     return None
+
+
+#: The keys of an lm-eval task config that make the prompt a model is shown and how its
+#: answer is read: two rounds of one target must agree on them.
+PROMPT_KEYS = ("doc_to_text", "doc_to_target", "doc_to_choice", "description",
+               "target_delimiter", "fewshot_delimiter", "use_prompt", "gen_prefix",
+               "output_type")
+
+
+def _results_prompt(path: Path, task: str) -> dict[str, str] | None:
+    """A digest of each :data:`PROMPT_KEYS` value lm-eval's results file written with
+    ``path`` gives ``task``'s config (``configs``; functions as their source, as lm-eval
+    writes them); None where no results file gives the task's config."""
+    m = _NAME.match(path.name)
+    if not m:
+        return None
+    try:
+        data = json.loads(path.with_name(f"results_{m['date']}.json").read_text(
+            encoding="utf-8-sig"))
+    except (OSError, ValueError, RecursionError):
+        return None
+    configs = data.get("configs") if isinstance(data, dict) else None
+    cfg = configs.get(task) if isinstance(configs, dict) else None
+    if not isinstance(cfg, dict):
+        return None
+    return {k: hashlib.sha256(json.dumps(cfg.get(k), sort_keys=True, default=str)
+                              .encode("utf-8")).hexdigest()[:16] for k in PROMPT_KEYS}
 
 
 # --------------------------------------------------------------------------- values

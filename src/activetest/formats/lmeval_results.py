@@ -37,6 +37,7 @@ from activetest.formats.lmeval import (
     _parse_record,
     _records,
     _results_nshot,
+    _results_prompt,
     lmeval_files,
     task_of_file,
 )
@@ -99,6 +100,8 @@ class HarnessRecord:
             finite number (``"acc": "yes"``; not in ``metrics``).
         n_shot: the in-context examples of the run (lm-eval's ``n-shot`` for the task in
             the ``results_<date>.json`` beside the samples file); None where none says.
+        prompt_config: a digest of each prompt key of the task's config in that results
+            file (:func:`activetest.formats.lmeval._results_prompt`); None where none says.
     """
 
     task: str
@@ -114,6 +117,7 @@ class HarnessRecord:
     where: str
     unread: Mapping[str, str] = field(default_factory=dict)
     n_shot: int | None = None
+    prompt_config: Mapping[str, str] | None = None
 
     @property
     def key(self) -> str:
@@ -199,6 +203,7 @@ def read_results(paths: str | Path | Sequence[str | Path], *,
                              f"one task?); give one samples file per task (the run to read)")
         seen_task[task] = path
         n_shot = _results_nshot(path, task)
+        prompt_config = _results_prompt(path, task)
         for where, rec in _file_records(path, cut):
             if not isinstance(rec, dict) or "doc_id" not in rec:
                 raise ValueError(f"{where}: not an lm-eval sample record (no doc_id)")
@@ -221,7 +226,7 @@ def read_results(paths: str | Path | Sequence[str | Path], *,
                                      doc_fingerprint(doc), str(rec.get("filter", "none")),
                                      values, None if lls is None else tuple(lls),
                                      gold, _response(rec, lls, conts), _prompt(rec), where,
-                                     unread, n_shot))
+                                     unread, n_shot, prompt_config))
     return out
 
 

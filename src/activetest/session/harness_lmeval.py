@@ -242,11 +242,14 @@ def import_lmeval(session: Any, paths: Sequence[str | os.PathLike[str]], *,
                 [{**answers[row][2], "source": Path(r.where.rsplit(": ", 1)[0]).name,
                   "metric": metric, "value": r.metrics[metric]} for row, _, r in new])
         shots = {r.task: r.n_shot for r in records if r.n_shot is not None}
+        prompts = {r.task: dict(r.prompt_config) for r in records
+                   if r.prompt_config is not None}
         local = sorted({n for f in {r.where.rsplit(": ", 1)[0] for r in records}
                         if (n := lmeval_local_row_name(f)) is not None})
-        if model is not None or shots:  # checked and kept last: a refusal writes nothing
+        if model is not None or shots or prompts:  # checked and kept last: a refusal
+            # writes nothing
             session.record_target_model(model, "lm-eval", n_shot=shots, row_names=local,
-                                        variant=variant)
+                                        variant=variant, prompts=prompts)
     files = tuple(sorted({Path(r.where.rsplit(": ", 1)[0]).name for r in records}))
     from activetest.session.harness_history import target_in_history
 

@@ -323,7 +323,8 @@ class Session:
     def record_target_model(self, model: str | None, tool: str, tasks: Iterable[str] = (),
                             n_shot: Mapping[str, int] | None = None,
                             row_names: Iterable[str] = (),
-                            variant: Mapping[str, str] | None = None) -> None:
+                            variant: Mapping[str, str] | None = None,
+                            prompts: Mapping[str, Mapping[str, str]] | None = None) -> None:
         """Keep who answered for a harness target (``answer_files["target"]``: the model
         lm-eval's results or inspect's eval name), checked against the model stored and
         written in one transaction: two runs of different models cannot both pass.
@@ -339,6 +340,10 @@ class Session:
         ``revision``, ...: :func:`activetest.formats.history.lmeval_model_variant`; None:
         not known), checked against the variant stored (sessions whose results were
         imported before it was kept have none: the first import that has one keeps it).
+        ``prompts``: task -> a digest of each prompt key of the task's lm-eval config
+        (:data:`activetest.formats.lmeval.PROMPT_KEYS`), checked against those stored for
+        the task and kept (the same rule as ``n_shot``; sessions imported before keep
+        none until their next import).
 
         Raises:
             SessionError: the session's results so far are of another model, or of the
@@ -378,6 +383,21 @@ class Session:
                         f"drawn items again with --num_fewshot {shots[task]}, or create "
                         f"another session for the {n}-shot target)")
                 shots[task] = n
+            kept_prompts = dict(before.get("prompt_config") or {})
+            for task, digest in sorted((prompts or {}).items()):
+                had_p = kept_prompts.get(task)
+                if isinstance(had_p, dict) and dict(had_p) != dict(digest):
+                    keys = sorted(k for k in set(had_p) | set(digest)
+                                  if had_p.get(k) != digest.get(k))
+                    # QA: a round run with an edited task YAML (another doc_to_text) was
+                    # imported beside the first rounds, one estimate of two prompts
+                    raise SessionError(
+                        f"these results of task {task!r} were run with another prompt than "
+                        f"the session's earlier results of it (lm-eval's task config "
+                        f"differs in {', '.join(keys)}): one estimate cannot mix two prompts "
+                        f"(run the drawn items again with the earlier task config, or create "
+                        f"another session for this prompt)")
+                kept_prompts.setdefault(task, dict(digest))
             files["target"] = {**before, "tool": tool}
             if model is not None:
                 files["target"]["model"] = model
@@ -385,6 +405,8 @@ class Session:
                 files["target"]["model_variant"] = dict(variant)
             if shots:
                 files["target"]["n_shot"] = shots
+            if kept_prompts:
+                files["target"]["prompt_config"] = kept_prompts
             rows = {str(n) for n in row_names} | {
                 str(n) for n in before.get("row_names") or () if isinstance(n, str)}
             if rows:
