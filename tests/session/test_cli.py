@@ -44,6 +44,9 @@ def test_full_session_with_prediction_tables(pool_files: PoolFiles, tmp_path: Pa
     out = init(pool_files, db, "--metric", "both", "--examples", str(pool_files.examples),
                "--shots", "4")
     assert "60 items" in out and "4 in-context example(s)" in out
+    # both models' predictions are the files' (QA: "4 in-context example(s)" then
+    # "in-context examples: 3 (as the file says)" read as a contradiction)
+    assert "4 in-context example(s) for models scored here" in out, out
     out = run("select", db, "--n", "4")
     assert "draws 1..4" in out
     assert "q (draw probability)" in out  # the column named (QA: a bare "q")

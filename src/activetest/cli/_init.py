@@ -283,10 +283,16 @@ def init(
         tool = (cfg.extra.get("harness") or {}).get("tool")
         # a harness target runs with the harness's own prompts (QA: "0 in-context
         # example(s)" for an lm-eval target run 3-shot)
+        read = [role for role in ("surrogate", "target")
+                if s.provenance(role).get("source") in ("table", "lm-eval samples")]
         prompts = {"lm-eval": "the target's prompts are lm-eval's (its runs' n-shot, kept "
                               "by import)",
                    "inspect": "the target's prompts are the inspect task's"}.get(
-            str(tool), f"{cfg.shots} in-context example(s)")
+            str(tool), f"{cfg.shots} in-context example(s)" + (
+                " for models scored here (the surrogate's and the target's predictions are "
+                "read from files)" if len(read) == 2 else
+                f" for the {'target' if read == ['surrogate'] else 'surrogate'}" if read
+                else ""))
         _out.print(f"created session {_escape(str(session_path))}: {s.n_items} items, task "
                    f"{_escape(repr(s.task.name))}, {prompts}")
         kept = s.store.replaced
