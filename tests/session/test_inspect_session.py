@@ -131,6 +131,13 @@ def test_status_counts_the_target_runs_and_projects_uniforms(tmp_path: Path) -> 
     assert (f"a uniform sample would need about {r.uniform_runs} target runs for the same "
             f"anytime interval width {r.width:.4f} (a projection: the median of seeded "
             f"simulated uniform runs") in " ".join(out.split())
+    # a label since the estimate: the width is said to be the last estimate's (QA: an old
+    # width read beside the current count of runs)
+    with Session.open(tmp_path / "s.db") as s:
+        s.add_label(drawn[42].item_id, "correct", source="cli", trust_people=True)
+    out = " ".join(_cli(tmp_path, "status", "s.db").stdout.split())
+    assert (f"anytime interval width {r.width:.4f} of the last estimate, at 42 labels: "
+            f"`activetest estimate` for the 43 now") in out, out
 
 
 def test_people_are_not_shown_an_answer_that_does_not_exist(tmp_path: Path) -> None:

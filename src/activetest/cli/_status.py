@@ -297,9 +297,15 @@ def _print_runs(s: Any) -> None:
     if r.labels_from is not None:
         _out.print(f"  labels: {_escape(r.labels_from)}")
     if r.uniform_runs is not None and r.width is not None:
+        # the width is the last recorded estimate's: said with its labels where more came
+        # since (QA: an old width read beside the current count of runs)
+        now = r.target_runs + r.person_labels
+        of = ("" if r.width_labels is None or r.width_labels >= now else
+              f" of the last estimate, at {r.width_labels} labels: `activetest estimate` "
+              f"for the {now} now")
         _out.print(f"  a uniform sample would need about {r.uniform_runs} target runs for the "
-                   f"same anytime interval width {r.width:.4f} (a projection: the median of "
-                   f"seeded simulated uniform runs, error rate = the estimate, with the "
+                   f"same anytime interval width {r.width:.4f}{of} (a projection: the median "
+                   f"of seeded simulated uniform runs, error rate = the estimate, with the "
                    f"session's confidence-sequence family)")
     elif r.target_runs or r.person_labels:
         # QA: the README's loop says status shows uniform's runs; below 30 labels it

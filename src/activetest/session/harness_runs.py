@@ -124,6 +124,7 @@ class RunsSummary:
             without a width): :func:`uniform_runs_for_width` at the estimate.
         labels_from: what the target's results were read as (:func:`labels_from`;
             None: no result read yet, or not known).
+        width_labels: the labels of the estimate ``width`` is of (None without one).
     """
 
     drawn: int
@@ -133,6 +134,7 @@ class RunsSummary:
     uniform_runs: int | None
     tool: str = "lm-eval"
     labels_from: str | None = None
+    width_labels: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON data, ``width`` and ``uniform_runs`` named by what they are (QA:
@@ -194,7 +196,7 @@ def runs_summary(session: Any) -> RunsSummary | None:
     labels = session.store.labels().values()
     runs = sum(1 for lab in labels if is_target_run(lab.source))
     person = len(labels) - runs
-    width = uniform = None
+    width = uniform = at = None
     for e in reversed(session.store.estimates()):
         if e.method != "lure":
             continue
@@ -202,6 +204,7 @@ def runs_summary(session: Any) -> RunsSummary | None:
         if e.n_labels >= MIN_LABELS and isinstance(a, Mapping) and all(
                 isinstance(a.get(k), (int, float)) for k in ("cs_low", "cs_high")):
             width = float(a["cs_high"]) - float(a["cs_low"])
+            at = int(e.n_labels)
             if width > 0:
                 uniform = uniform_runs_for_width(
                     min(max(e.estimate, 0.0), 1.0), session.n_items, width,
@@ -211,4 +214,4 @@ def runs_summary(session: Any) -> RunsSummary | None:
         break
     return RunsSummary(len(session.acquisitions()), runs, person, width, uniform,
                        TOOL_NAMES.get(str(h.get("tool")), str(h.get("tool"))),
-                       labels_from(session))
+                       labels_from(session), at)
