@@ -115,15 +115,33 @@ def test_join_refusals(tmp_path: Path) -> None:
     with pytest.raises(HistoryJoinError, match=r"'0' in the history, 'q0' in the pool.*"
                                                r"never by position"):
         join_history([f], ["q0", "q1", "q2"])
+    # the dataset's own ids (row numbers on both sides are refused: test below)
+    f = _write(tmp_path / "q.csv", "model,q0,q1,q2\nx,1,0,1\n")
     with pytest.raises(HistoryJoinError, match="matches no history row"):
-        join_history([f], ["0", "1"], exclude=["nobody"])
+        join_history([f], ["q0", "q1"], exclude=["nobody"])
     with pytest.raises(HistoryJoinError, match="also in"):
-        join_history([f, f], ["0", "1"])
+        join_history([f, f], ["q0", "q1"])
     with pytest.raises(HistoryJoinError, match="no history row is left"):
-        join_history([f], ["0", "1"], exclude=["x"])
+        join_history([f], ["q0", "q1"], exclude=["x"])
     # pool ids that repeat cannot say which item a column is (mutation check)
     with pytest.raises(HistoryJoinError, match="the pool's item ids repeat"):
-        join_history([f], ["0", "1", "1"])
+        join_history([f], ["q0", "q1", "q1"])
+
+
+def test_the_python_join_refuses_ids_that_look_like_row_numbers(tmp_path: Path) -> None:
+    """``join_history`` called from Python takes the session's rule: a pool numbered
+    0..N-1 and a matrix whose columns are 0..N-1 join only with ``ids_are_positions=True``
+    (then listed in ``by_position``); the dataset's own numbering joins as before."""
+    f = _write(tmp_path / "h.csv", "model,0,1,2\nx,1,0,1\ny,0,0,1\n")
+    with pytest.raises(HistoryJoinError, match=r"h.csv: its item ids and the pool's look like "
+                                               r"row numbers.*pool item '0' would get the "
+                                               r"results of column '0'.*ids_are_positions"):
+        join_history([f], ["0", "1", "2"])
+    h = join_history([f], ["0", "1", "2"], ids_are_positions=True)
+    assert h.by_position == (str(f),) and h.n_covered == 3
+    g = _write(tmp_path / "g.csv", "model,7504,7505,7506\nx,1,0,1\n")
+    h = join_history([g], ["7504", "7505", "7506"])
+    assert h.by_position == () and h.n_covered == 3
 
 
 def test_the_shared_matrices_read_whole() -> None:

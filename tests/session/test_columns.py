@@ -430,10 +430,16 @@ def test_a_table_is_never_joined_to_row_numbers_by_position_alone(
                        target=f"table:{tgt}", seed=3, progress=False)
     assert ("pass --id-column id" in str(e.value)) == id_in_pool
     assert not (tmp_path / "s.db").exists()
-    if id_in_pool:  # what the message says to do
-        Session.create(tmp_path / "s.db", pool=pool, task="sst2", surrogate=f"table:{sur}",
-                       target=f"table:{tgt}", seed=3, progress=False,
-                       pool_options={"id_column": "id"}).close()
+    if id_in_pool:  # what the message says to do; the pool's ids and the tables' are
+        # both 0..N-1, which look like row numbers: the user confirms they are the ids
+        # that travelled with the rows (tests/session/test_table_position_ids.py)
+        kw = dict(pool=pool, task="sst2", surrogate=f"table:{sur}", target=f"table:{tgt}",
+                  seed=3, progress=False, pool_options={"id_column": "id"})
+        with pytest.raises(ValueError, match=r"sur\.csv: its item ids and the pool's look "
+                                             r"like row numbers"):
+            Session.create(tmp_path / "s.db", **kw)  # type: ignore[arg-type]
+        Session.create(tmp_path / "s.db", ids_are_positions=True,
+                       **kw).close()  # type: ignore[arg-type]
 
 
 def test_row_numbers_join_a_table_that_confirms_each_items_content(

@@ -1,6 +1,7 @@
 """``init --history``: a response matrix joined by ids that are only row numbers ("joins
 never guess"): a pool whose id column is 0..N-1 (pandas' index) and a matrix whose
-columns are 0..N-1 is refused unless ``--history-ids-are-positions`` confirms it
+columns are 0..N-1 is refused unless ``--ids-are-positions`` (its older name
+``--history-ids-are-positions``) confirms it
 (real CLI, real files, real SQLite; docs/history.md)."""
 
 from __future__ import annotations
@@ -67,7 +68,7 @@ def test_row_numbers_on_both_sides_are_refused_naming_the_file_the_item_and_both
             "'0'..'39', 40 columns, every whole number from 0): pool item '0' ('what is "
             "item 0?') would get the results of column '0'") in out, out
     assert "shuffled, filtered or is of another split" in out
-    assert "--history-ids-are-positions confirms the join" in out
+    assert "--ids-are-positions confirms the join" in out
     assert not (tmp_path / "s.db").exists()
     # 1..N on both sides (a 1-based doc index), and a matrix of the first 1..2N over a pool
     # numbered 1..N: the same
@@ -80,7 +81,9 @@ def test_row_numbers_on_both_sides_are_refused_naming_the_file_the_item_and_both
     out = cli("init", tmp_path / "s.db", "--task", "answers", "--pool", pool, "--target",
               "pool", "--surrogate", "uniform", "--no-progress",
               "--history-ids-are-positions", code=2)
-    assert "--history-ids-are-positions confirms a join of --history: give --history" in out
+    assert ("--ids-are-positions confirms a join by ids that look like positions, here of "
+            "--history's response matrix (a graded session's answers are checked by their "
+            "content): give --history") in out
     # --target lm-eval's history is runs joined by their documents: the flag does not apply
     out = cli("init", tmp_path / "s.db", "--task", "answers", "--pool", pool, "--target",
               "lm-eval", "--surrogate", "history", "--history", tmp_path, "--no-progress",
@@ -95,11 +98,11 @@ def test_a_confirmed_join_by_row_numbers_is_made_said_and_named_in_the_report(
     pool = _pool(tmp_path / "pool.jsonl", [str(k) for k in range(N)])
     hist = _matrix(tmp_path / "hist.csv", [str(k) for k in range(N)], Y)
     db = tmp_path / "s.db"
-    out = _init(db, pool, hist, "--history-ids-are-positions")
+    out = _init(db, pool, hist, "--ids-are-positions")
     assert (f"history: 29 model(s) from {hist}; 40 of 40 pool items have history") in out
     assert (f"history: {hist} joined by ids that look like row numbers (the pool's: "
             f"'0'..'39', 40 ids, every whole number from 0; its columns: '0'..'39', 40 "
-            f"columns, every whole number from 0), as --history-ids-are-positions confirms: "
+            f"columns, every whole number from 0), as --ids-are-positions confirms: "
             f"nothing checked that pool item '0' is the item of its column '0'") in out, out
     with Session.open(db) as s:
         assert s.config["history"]["by_position"] == [str(hist)]
@@ -108,7 +111,7 @@ def test_a_confirmed_join_by_row_numbers_is_made_said_and_named_in_the_report(
         info = s.report_data(progress=False).info
     assert info["History"].endswith("; joined by position, not checked (hist.csv: ids that "
                                     "look like row numbers, confirmed with "
-                                    "--history-ids-are-positions)"), info
+                                    "--ids-are-positions)"), info
 
 
 def test_real_ids_are_unaffected(tmp_path: Path) -> None:
@@ -127,7 +130,7 @@ def test_real_ids_are_unaffected(tmp_path: Path) -> None:
     # the flag where nothing needs it: joined by id, said
     out = _init(tmp_path / "again.db", tmp_path / "text.jsonl", tmp_path / "text.csv",
                 "--history-ids-are-positions")
-    assert ("history: --history-ids-are-positions: no response matrix here is joined by "
+    assert ("history: --ids-are-positions: no response matrix here is joined by "
             "ids that look like positions (nothing to confirm; the join is by id)") in out
 
 
@@ -193,11 +196,11 @@ def test_a_graded_pool_of_row_numbers_is_confirmed_by_the_same_flag(tmp_path: Pa
     kw = dict(pool=pool, task="answers", target="pool", surrogate="history", history=[hist],
               history_exclude=["m0"], progress=False, pool_options={"id_column": None})
     with pytest.raises(SessionError, match=r"ids are its rows' numbers.*"
-                                           r"--history-ids-are-positions confirms the join"):
+                                           r"--ids-are-positions confirms the join"):
         Session.create(tmp_path / "x.db", **kw)  # type: ignore[arg-type]
-    with Session.create(tmp_path / "y.db", history_ids_are_positions=True,
+    with Session.create(tmp_path / "y.db", ids_are_positions=True,
                         **kw) as s:  # type: ignore[arg-type]
         h = s.config["history"]
         assert h["by_position"] == [str(hist)] and h["n_covered"] == N
-        assert any("which are its rows' numbers, as --history-ids-are-positions confirms"
+        assert any("which are its rows' numbers, as --ids-are-positions confirms"
                    in m for m in h["messages"]), h["messages"]

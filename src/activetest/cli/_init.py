@@ -187,13 +187,13 @@ def init(
     history_exclude: Annotated[list[str] | None, typer.Option(
         "--history-exclude", help="A --history row (model name) never to use: the target "
         "itself; repeatable.", show_default=False)] = None,
-    history_ids_are_positions: Annotated[bool, typer.Option(
-        "--history-ids-are-positions", help="Confirm a --history response matrix's join "
-        "by ids that look like positions (the pool's ids and the matrix's columns both "
-        "row numbers, 0..N-1 or 1..N; a pool without --id-column): refused otherwise, as "
-        "a shuffled, filtered or other split's side would give every item another item's "
-        "history. Only where the matrix was written from this very pool in this order. "
-        "docs/history.md.")] = False,
+    ids_are_positions: Annotated[bool, typer.Option(
+        "--ids-are-positions", "--history-ids-are-positions", help="Confirm a join by ids "
+        "that look like positions: of a table: of predictions or a --history response "
+        "matrix to the pool, both sides' ids row numbers (0..N-1 or 1..N), or a pool "
+        "without --id-column. Refused otherwise, as a shuffled, filtered or other split's "
+        "file would give every item another item's predictions or history. Only where the "
+        "file was written from this very pool in this order. docs/history.md.")] = False,
     history_neighbours: Annotated[bool, typer.Option(
         "--history-neighbours/--no-history-neighbours", help="With --history: add the "
         "similarity-weighted neighbours' column, learnt from the labels as they arrive "
@@ -269,8 +269,7 @@ def init(
                         **({"history": list(history), "history_exclude":
                             list(history_exclude or ()),
                             "history_neighbours": neighbours} if history else {}),
-                        **({"history_ids_are_positions": True}
-                           if history_ids_are_positions else {})) as s:
+                        **({"ids_are_positions": True} if ids_are_positions else {})) as s:
         if log is not None:  # first: a refused log leaves no "created session" line (QA)
             _restore_log(s, log, session_path, confirm, trust_labels_from_people)
         cfg = s.session_config
@@ -321,6 +320,8 @@ def init(
                 _out.print(f"{role}: predictions read from the file ({prov['source']}); "
                            f"in-context examples: {prov.get('n_examples', 'unknown')} (as the "
                            f"file says, not --shots)")
+        if ids_are_positions:
+            _positions_said(s, cfg)
         # 10 at a time, or the whole of a smaller pool (QA: --n 10 of 6 items is refused)
         path, k = _escape(str(session_path)), min(10, s.n_items)
         if tool == "inspect":  # QA: `select` drew items that `label` then refused
@@ -332,6 +333,23 @@ def init(
                        f"(docs/harness.md)")
         else:
             _out.print(f"next: activetest select {path} --n {k}")
+
+
+def _positions_said(s: Any, cfg: Any) -> None:
+    """``--ids-are-positions``: each prediction table joined by ids that look like
+    positions, as confirmed (its scores' provenance says so), or that nothing here
+    needed it (the history says so of its own files)."""
+    from activetest.session.table_positions import PROVENANCE_KEY
+
+    roles = ["surrogate", "target", *(f"compare:{c}" for c in cfg.compare or ())]
+    said = list(dict.fromkeys(p[PROVENANCE_KEY] for r in roles
+                              if PROVENANCE_KEY in (p := s.provenance(r))))
+    for line in said:
+        _out.print(f"predictions: {_escape(line)}")
+    if not said and not (cfg.extra.get("history") or {}).get("by_position") \
+            and not cfg.extra.get("history"):
+        _out.print("note: --ids-are-positions: no file here is joined by ids that look like "
+                   "positions (nothing to confirm; the joins are by id)")
 
 
 def _restore_log(s: Any, log: Any, session: Path, confirm: Any = (),

@@ -144,8 +144,8 @@ MIN_SAME_ITEMS = 20
 
 
 def join_history(paths: Sequence[str | Path | ResponseMatrix], pool_ids: Sequence[str], *,
-                 exclude: Sequence[str] = (), target_scores: np.ndarray | None = None
-                 ) -> PoolHistory:
+                 exclude: Sequence[str] = (), target_scores: np.ndarray | None = None,
+                 ids_are_positions: bool = False) -> PoolHistory:
     """Join response matrices to the pool's item ids (module docstring).
 
     Args:
@@ -154,11 +154,18 @@ def join_history(paths: Sequence[str | Path | ResponseMatrix], pool_ids: Sequenc
         exclude: model names never to use (the target's own row).
         target_scores: ``(N,)`` the target's own scores on the pool (NaN where unknown)
             to detect its row under another name, or None.
+        ids_are_positions: confirm a matrix's join by ids that look like positions
+            (:func:`~activetest.data.history_ids.positions_in_disguise`: the pool's ids
+            and the matrix's columns both row numbers): made and listed in the result's
+            ``by_position``; refused otherwise ("joins never guess").
 
     Raises:
-        HistoryJoinError: no shared id, a model in two files, an ``exclude`` name that
-            matches no row, or no row left.
+        HistoryJoinError: no shared id, ids that look like positions on both sides (not
+            confirmed), a model in two files, an ``exclude`` name that matches no row, or
+            no row left.
     """
+    from activetest.data.history_ids import positions_in_disguise
+
     ids = [_norm(i) for i in pool_ids]
     pos = {i: k for k, i in enumerate(ids)}
     if len(pos) != len(ids):
@@ -172,6 +179,7 @@ def join_history(paths: Sequence[str | Path | ResponseMatrix], pool_ids: Sequenc
     ignored_examples: list[str] = []
     near_miss: tuple[str, str] | None = None
     src_of: list[int] = []
+    by_position: list[str] = []
     for p in paths:
         M = p if isinstance(p, ResponseMatrix) else read_response_matrix(p)
         cols = [_norm(c) for c in M.item_ids]
@@ -192,6 +200,18 @@ def join_history(paths: Sequence[str | Path | ResponseMatrix], pool_ids: Sequenc
                 f"{head} (e.g. {cols[0]!r} in the history, {ids[0]!r} in the pool); a "
                 "history is joined by item id only, never by position (it has no item "
                 "content to confirm one): rename its columns to the pool's ids")
+        d = positions_in_disguise(ids, cols)
+        if d is not None and not ids_are_positions:  # joins never guess
+            raise HistoryJoinError(
+                f"{M.source}: its item ids and the pool's look like row numbers "
+                f"(positions), not ids (the pool's: {d.pool.describe('ids')}; its columns: "
+                f"{d.matrix.describe('columns')}): pool item {d.first!r} would get the "
+                f"results of column {d.first!r} by the number alone, and a response matrix "
+                f"holds no item content to confirm it is the same item; give both sides "
+                f"the dataset's own ids, or, if the matrix was written from this very pool "
+                f"in this order, ids_are_positions=True confirms the join")
+        if d is not None:
+            by_position.append(M.source)
         ignored += len(cols) - len(hit)
         ignored_examples += [c for c in cols if c not in pos][:3 - len(ignored_examples)]
         near_miss = near_miss or miss
@@ -262,7 +282,7 @@ def join_history(paths: Sequence[str | Path | ResponseMatrix], pool_ids: Sequenc
     src = np.array(src_of, dtype=np.int64)
     unused = tuple(x for j, x in enumerate(sources) if not np.any((src == j) & ~drop))
     return PoolHistory(S, kept, tuple(sources), n_cov, tuple(excluded), ignored, near_miss,
-                       tuple(notes), tuple(ignored_examples), unused)
+                       tuple(notes), tuple(ignored_examples), unused, tuple(by_position))
 
 
 def _drop_copies(S: np.ndarray, models: Sequence[str], sources: Sequence[str],

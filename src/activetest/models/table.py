@@ -634,6 +634,10 @@ class TableScorer:
                 self._checks = _content_checks(self.path, self.id_column)
         return self._cache[cols]
 
+    def item_ids(self, task: Task) -> list[str]:
+        """The item ids the file has rows (lm-eval: records) for, in its order."""
+        return list(self._load(task)[0])
+
     def confirms_content(self, task: Task) -> bool:
         """Whether its join by id is confirmed by each item's content: lm-eval files read
         with ``match="text"`` (every record's document checked) and tables with a

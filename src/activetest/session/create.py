@@ -275,22 +275,44 @@ def load_inputs(*, pool: Sequence[Item] | str | os.PathLike[str],
     return inputs
 
 
-def check_position_joins(inputs: Inputs, scoring: Scoring, specs: Sequence[str]) -> None:
-    """Refuse a ``table:`` of predictions joined to a pool whose ids are its rows'
-    numbers, unless the table confirms each item's content (:meth:`~activetest.models.
-    table.TableScorer.confirms_content`): a join by position alone would pair the wrong
-    rows, silently, once either file is re-sorted or filtered (QA). Joins never guess.
+def check_position_joins(inputs: Inputs, scoring: Scoring, specs: Sequence[str], *,
+                         confirmed: bool = False) -> dict[str, str]:
+    """Refuse a ``table:`` of predictions joined to the pool by ids that are only
+    positions, unless the table confirms each item's content (:meth:`~activetest.models.
+    table.TableScorer.confirms_content`) or the user does (``confirmed``:
+    ``--ids-are-positions``): a pool whose ids are its rows' numbers (no id column), or
+    a pool and a table whose ids both look like row numbers
+    (:mod:`activetest.session.table_positions`). A join by position alone would pair
+    the wrong rows, silently, once either file is re-sorted or filtered (QA). Joins
+    never guess.
+
+    Returns:
+        spec -> the note of its join by positions, as confirmed (none: every join by id).
 
     Raises:
         SessionError: naming the pool, the table and what to do.
     """
-    if inputs.row_ids is None:
-        return
     from activetest.models.table import TableScorer
+    from activetest.session.history_positions import FLAG
+    from activetest.session.table_positions import check_table_ids
 
+    notes: dict[str, str] = {}
+    pool_ids = [it.id for it in inputs.items]
+    fields = {it.id.strip(): it.fields for it in inputs.items}
     for spec in dict.fromkeys(specs):
         scorer = scoring.scorer(spec)
         if not isinstance(scorer, TableScorer) or scorer.confirms_content(inputs.task):
+            continue
+        if inputs.row_ids is None:  # the pool's own ids: both sides row numbers?
+            said = check_table_ids(str(scorer.path), scorer.item_ids(inputs.task), pool_ids,
+                                   fields, confirmed=confirmed)
+            if said is not None:
+                notes[spec] = said
+            continue
+        if confirmed:
+            notes[spec] = (f"{scorer.path}: joined to the pool's item ids, which are its "
+                           f"rows' numbers, as {FLAG} confirms: nothing checked that its "
+                           f"row '0' was written for the pool's first row")
             continue
         src = inputs.pool_info.get("source", "the pool")
         named = [c for c in inputs.row_ids if c.strip().lower() in (
@@ -304,7 +326,10 @@ def check_position_joins(inputs: Inputs, scoring: Scoring, specs: Sequence[str])
             f"by the task), so {scorer.path} would be joined to it by position alone "
             f"(nothing confirms that its row for item '0' was made for the pool's first "
             f"row; a re-sorted or filtered file joins the wrong rows silently): {hint}, or "
-            f"use a table with a content_check column (`activetest score` writes one)")
+            f"use a table with a content_check column (`activetest score` writes one); if "
+            f"the table was written from this very pool in this order, {FLAG} confirms "
+            f"the join")
+    return notes
 
 
 def build_config(inputs: Inputs, *, task_ref: Any, metric: str, acquisition: str,
@@ -407,6 +432,7 @@ def create_session(path: str | os.PathLike[str], *,
                    history: Sequence[Any] = (), history_exclude: Sequence[str] = (),
                    history_neighbours: bool | NeighbourUpdate = True,
                    history_ids_are_positions: bool = False,
+                   ids_are_positions: bool = False,
                    compare: Sequence[Any] | Any = (),
                    label_scoring: str = "first-token",
                    ) -> tuple[SessionStore, Inputs]:
@@ -420,8 +446,10 @@ def create_session(path: str | os.PathLike[str], *,
     (:mod:`activetest.session.create_history`, docs/history.md); ``history_exclude``:
     row names never used (the target); ``history_neighbours``: add the neighbours' column
     learnt in-run (:mod:`activetest.session.history_neighbours`; False: without it);
-    ``history_ids_are_positions``: confirm a response matrix's join by ids that look like
-    positions (:mod:`activetest.session.history_positions`; refused otherwise).
+    ``ids_are_positions`` (``--ids-are-positions``; ``history_ids_are_positions`` is its
+    older name): confirm a join by ids that look like positions, of a response matrix
+    (:mod:`activetest.session.history_positions`) or a ``table:`` of predictions
+    (:mod:`activetest.session.table_positions`); refused otherwise.
     ``compare``: other targets (specs or Scorer objects; one spec or object alone is one
     target, :func:`~activetest.session.options.compare_specs`) scored on the whole pool now
     (stored as ``compare:<spec>``, named in the config), compared with the target at
@@ -440,13 +468,12 @@ def create_session(path: str | os.PathLike[str], *,
                            "learns from other models' results with a surrogate model beside "
                            "them: --surrogate MODEL --history FILE|DIR --metric error_rate "
                            "(docs/history.md)")
-    if history or history_exclude or history_ids_are_positions:
+    ids_are_positions = ids_are_positions or history_ids_are_positions
+    if history or history_exclude:
         from activetest.session.create_history import check_history_options
 
         if not history:
-            what = ("--history-exclude names a row" if history_exclude else
-                    "--history-ids-are-positions confirms a join")
-            raise SessionError(f"{what} of --history: give --history")
+            raise SessionError("--history-exclude names a row of --history: give --history")
         acquisition = check_history_options(metric, acquisition)
     compare = compare_specs(compare)  # a spec (str) or one Scorer is one target
     label_scoring = check_label_scoring(label_scoring, [surrogate, target, *compare])
@@ -485,7 +512,7 @@ def create_session(path: str | os.PathLike[str], *,
         p, pool=pool, task=resolved, surrogate=surrogate, target=target, examples=examples,
         shots=shots, target_shots=target_shots, pool_options=pool_options,
         config_of=config_of, options={"overwrite": overwrite, "busy_timeout": busy_timeout},
-        compare=compare, progress=progress)
+        compare=compare, progress=progress, ids_are_positions=ids_are_positions)
     if streamed is not None:
         store, n, pool_info, specs, raw_specs = streamed
         return store, Inputs(resolved, PoolSize(n), pool_info, [], {}, 0,  # type: ignore[arg-type]
@@ -509,15 +536,16 @@ def create_session(path: str | os.PathLike[str], *,
                                       inputs.pool_info.get("format") == "lmeval" else None,
                                       task=inputs.task,
                                       target=inputs.scorers.get(inputs.specs["target"]),
-                                      ids_are_positions=history_ids_are_positions)
+                                      ids_are_positions=ids_are_positions)
         config = hist.config(config)
     compared = name_compared(inputs, compare)
     if compared:
         config = dataclasses.replace(config, compare=tuple(compared))
     scoring = Scoring(inputs.task, inputs.examples, inputs.scorers, config.cache_dir,
                       use_cache, threads, inputs.raw_specs, label_scoring)
-    check_position_joins(inputs, scoring, [inputs.specs["surrogate"], inputs.specs["target"],
-                                           *compared])
+    by_position = check_position_joins(
+        inputs, scoring, [inputs.specs["surrogate"], inputs.specs["target"], *compared],
+        confirmed=ids_are_positions)
     (s_lp, s_prov), target_scores = score_pool(inputs, scoring,
                                                need_target=config.needs_target,
                                                progress=progress)
@@ -525,6 +553,18 @@ def create_session(path: str | os.PathLike[str], *,
     compared_scores = {spec: scoring.score(f"compare:{spec}", spec, inputs.items,
                                            inputs.target_shots, progress)
                        for spec in compared}
+    if by_position:  # joins by positions, as confirmed: recorded where the scores are
+        from activetest.session.table_positions import PROVENANCE_KEY
+
+        def said(spec: str, prov: dict[str, Any]) -> dict[str, Any]:
+            return {**prov, PROVENANCE_KEY: by_position[spec]} if spec in by_position \
+                else prov
+
+        s_prov = said(inputs.specs["surrogate"], s_prov)
+        if target_scores is not None:
+            target_scores = (target_scores[0], said(inputs.specs["target"], target_scores[1]))
+        compared_scores = {spec: (lp, said(spec, prov))
+                           for spec, (lp, prov) in compared_scores.items()}
     scores = (initial_scores(config, s_lp, t_lp, len(inputs.items),
                              other_logprobs=compared_scores[compared[0]][0] if compared
                              else None) if hist is None else hist.first_proposal(s_lp))

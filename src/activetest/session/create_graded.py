@@ -651,6 +651,7 @@ def create_graded_session(path: str | os.PathLike[str], *,
                           history_neighbours: bool | NeighbourUpdate = True,
                           pool_signal: Any = None, target_label: str | None = None,
                           history_ids_are_positions: bool = False,
+                          ids_are_positions: bool = False,
                           ) -> tuple[SessionStore, GradedInputs]:
     """Build a graded session file (see the module docstring); returns the store and inputs.
 
@@ -680,8 +681,8 @@ def create_graded_session(path: str | os.PathLike[str], *,
             (:mod:`activetest.session.history_neighbours`; False: without it);
             ``pool_signal`` (:class:`~activetest.session.create_history.PoolSignal`):
             the pool's own signal beside the history's features (an inspect session's
-            surrogate column); ``history_ids_are_positions``: confirm a response matrix's
-            join by ids that look like positions
+            surrogate column); ``ids_are_positions`` (``history_ids_are_positions``: its
+            older name): confirm a response matrix's join by ids that look like positions
             (:mod:`activetest.session.history_positions`); ``target_label``: the target
             as the history's notice names it (``--target <target_label>``; default the target spec).
 
@@ -751,9 +752,11 @@ def create_graded_session(path: str | os.PathLike[str], *,
     if (surrogate == "history") != bool(history):
         raise SessionError("--surrogate history and --history FILE go together: the design "
                            "learns from other models' results (docs/history.md)")
+    history_ids_are_positions = history_ids_are_positions or ids_are_positions
     if history_ids_are_positions and not history:
-        raise SessionError("--history-ids-are-positions confirms a join of --history: give "
-                           "--history")
+        raise SessionError("--ids-are-positions confirms a join by ids that look like "
+                           "positions, here of --history's response matrix (a graded "
+                           "session's answers are checked by their content): give --history")
     adaptive = surrogate == "adaptive" or surrogate.startswith("adaptive+")
     # before any answer is generated: the designs choose their own uniform share
     by_design = adaptive or bool(history) or (surrogate != "uniform"

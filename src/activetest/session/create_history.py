@@ -411,7 +411,7 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
             warned where ``target_scores`` has no score (its own run cannot be recognised
             by its results) and no ``exclude`` name is given.
         ids_are_positions: the user confirms those joins by positions
-            (``--history-ids-are-positions``): made, said and listed in ``by_position``.
+            (``--ids-are-positions``): made, said and listed in ``by_position``.
         confirm_inputs: an inspect_ai session's pool (``--target inspect``): inspect_ai
             logs are also confirmed by every item's text occurring in its sample's input,
             whatever their ids (:func:`_confirm_inputs`).
@@ -523,7 +523,10 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
         gone = {m for m, _ in dropped}
         joined = join_history(mats, [it.item_id for it in items],
                               exclude=[x for x in exclude if x.strip() not in gone],
-                              target_scores=target_scores)
+                              target_scores=target_scores,
+                              # each file checked here: a matrix by check_matrix_ids
+                              # (refused, or confirmed), a folder of logs by content
+                              ids_are_positions=True)
     except (HistoryFormatError, FileNotFoundError, ValueError) as exc:
         if isinstance(exc, SessionError):
             raise

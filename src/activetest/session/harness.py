@@ -392,8 +392,8 @@ def create_lmeval_session(path: str | os.PathLike[str], *, pool: Any, task: Any,
         raise SessionError(f"option(s) {', '.join(unused)} do not apply to --target lm-eval "
                            f"(the target runs in lm-eval with its own prompts; the design is "
                            f"--surrogate pool-run, history or uniform)")
-    if _ignored.get("history_ids_are_positions"):
-        raise SessionError("--history-ids-are-positions confirms a response matrix's join "
+    if _ignored.get("history_ids_are_positions") or _ignored.get("ids_are_positions"):
+        raise SessionError("--ids-are-positions confirms a response matrix's join "
                            "by ids that look like positions; --target lm-eval's --history "
                            "is other models' lm-eval runs, joined by task and doc_id and "
                            "checked against the pool run's documents: leave it out")

@@ -316,7 +316,10 @@ def lmeval_history(paths: Sequence[str | os.PathLike[str]], pool: Sequence[Any],
             f"{os.path.commonpath(files)} ({len(files)} files)"
         mats.append(ResponseMatrix(where, (model,), tuple(keys), scores[None, :]))
     try:
-        joined = join_history(mats, keys, exclude=_row_names(exclude, list(rows)))
+        # keyed by the pool run's own keys, each record's document checked against
+        # the pool's (above): confirmed by content, whatever the keys look like
+        joined = join_history(mats, keys, exclude=_row_names(exclude, list(rows)),
+                              ids_are_positions=True)
     except HistoryJoinError as exc:
         raise SessionError(f"--history: {exc}") from None
     if not exclude:
@@ -327,7 +330,8 @@ def lmeval_history(paths: Sequence[str | os.PathLike[str]], pool: Sequence[Any],
                       stacklevel=2)
     # the record and init's line name the paths given (one entry per model would run on
     # for a folder of many models, and lm-eval's folders of two models may share a name)
-    joined = dataclasses.replace(joined, sources=tuple(str(p) for p in paths))
+    joined = dataclasses.replace(joined, sources=tuple(str(p) for p in paths),
+                                 by_position=())  # joined by content, not by position
     hf = history_features(joined.scores)
     info, R = with_neighbours(history_record(joined, hf, notes), joined, neighbours)
     info["models"] = list(joined.models)  # to recognise the target's model at import

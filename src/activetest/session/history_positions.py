@@ -6,8 +6,8 @@ so where the pool's ids are positions (no id column: its rows' numbers; an lm-ev
 ``doc_id`` used as the pool) or where both sides' ids look like row numbers
 (:func:`activetest.data.history_ids.positions_in_disguise`: a pool whose ``id`` column
 is pandas' index and a matrix whose columns are ``0..N-1``) the join is refused, unless
-the user confirms it with ``--history-ids-are-positions`` (Python:
-``history_ids_are_positions=True``): then it is made, said at ``init`` and recorded
+the user confirms it with ``--ids-are-positions`` (Python:
+``ids_are_positions=True``): then it is made, said at ``init`` and recorded
 (the ``history`` record's ``by_position``: the report names it). Folders of harness
 logs are confirmed by their documents' content instead and never come here.
 docs/history.md ("Ids that are only positions").
@@ -23,7 +23,7 @@ from activetest.session.store import SessionError
 __all__ = ["FLAG", "check_matrix_ids", "unneeded_note"]
 
 #: The option that confirms a join by ids that look like positions.
-FLAG = "--history-ids-are-positions"
+FLAG = "--ids-are-positions"
 
 
 def _confirm_hint() -> str:

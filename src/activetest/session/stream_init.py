@@ -90,7 +90,8 @@ _POOL_OPTIONS = {"id_column", "text_column", "label_column", "format", "encoding
 def try_stream(path: Path, *, pool: Any, task: Task, surrogate: Any, target: Any,
                examples: Any, shots: int | None, target_shots: int | None,
                pool_options: Mapping[str, Any] | None, config_of: Any, options: Any,
-               compare: Sequence[Any] = (), progress: bool = False) -> Any:
+               compare: Sequence[Any] = (), progress: bool = False,
+               ids_are_positions: bool = False) -> Any:
     """Create the session at ``path`` by streaming, or return None when this input
     takes the general path (see the module docstring).
 
@@ -101,7 +102,9 @@ def try_stream(path: Path, *, pool: Any, task: Task, surrogate: Any, target: Any
     named in the config; the ``compare`` acquisition's scores from them); anything else,
     or one that is the target, takes the general path (which names the problem).
     ``progress``: a bar of the pool's items read and written (its total from a Parquet
-    pool's metadata; a count for CSV, TSV and JSONL).
+    pool's metadata; a count for CSV, TSV and JSONL). ``ids_are_positions``: a table's
+    join by ids that look like positions is confirmed
+    (:mod:`activetest.session.table_positions`; refused otherwise).
     Returns ``(store, N, pool_info, specs, raw_specs)``.
     """
     from activetest.data.generative import GenTask
@@ -135,7 +138,8 @@ def try_stream(path: Path, *, pool: Any, task: Task, surrogate: Any, target: Any
         if t.spec not in [c.spec for c in cmp]:
             cmp.append(t)
     try:
-        return _stream(path, p, fmt, task, sur, tgt, opts, config_of, options, cmp, progress)
+        return _stream(path, p, fmt, task, sur, tgt, opts, config_of, options, cmp, progress,
+                       ids_are_positions)
     except NotStreamable as exc:
         _refuse_a_join_too_big_for_memory(exc)
         return None
@@ -181,7 +185,8 @@ def _refuse_a_join_too_big_for_memory(exc: NotStreamable) -> None:
 
 def _stream(path: Path, p: Path, fmt: str, task: Task, sur: Table, tgt: Table,
             opts: dict[str, Any], config_of: Any, options: Any,
-            cmp: Sequence[Table] = (), progress: bool = False) -> Any:
+            cmp: Sequence[Table] = (), progress: bool = False,
+            ids_are_positions: bool = False) -> Any:
     from activetest.data.pool import column_plan, records_to_items
     from activetest.formats.label_records import content_check
     from activetest.session.design import initial_scores
@@ -224,6 +229,8 @@ def _stream(path: Path, p: Path, fmt: str, task: Task, sur: Table, tgt: Table,
         tables = [TableRows(table_blocks(t), t) for t in sources]
         parts: list[Any] = [_Parts(size, task.n_classes) for _ in tables]
         by_id: list[int] = []
+        numbers = _WholeIds()  # the pool's ids while each is a whole number
+        checked = [_has_checks(t) for t in sources]  # rows confirmed by content checks
         n = 0
         keys: list[str] | None = None
         by_row = False
@@ -259,6 +266,7 @@ def _stream(path: Path, p: Path, fmt: str, task: Task, sur: Table, tgt: Table,
                 # (before any table: the general path reads the whole pool first)
                 refuse_pool_block(conn, p, fmt, block, n, keys, by_row, task, opts)
             ids = np.array([it.id for it in items], dtype=object)
+            numbers.add(items)
             mine = None
             for k, t in enumerate(tables):
                 if k in by_id:
@@ -313,6 +321,9 @@ def _stream(path: Path, p: Path, fmt: str, task: Task, sur: Table, tgt: Table,
                     raise NotStreamable("table rows after the pool")
                 by_id.append(k)
                 parts[k] = None
+        if not by_row:  # ids that look like positions on both sides: refused or said
+            got["by_position"] = _position_joins(numbers, sources, by_id, checked,
+                                                 ids_are_positions)
         got["n"] = n
         config1 = config_of(info, specs, raw_specs, n)  # the planned budget needs N
         config = dataclasses.replace(config1, pool={**config1.pool, "n_items": n},
@@ -343,6 +354,10 @@ def _stream(path: Path, p: Path, fmt: str, task: Task, sur: Table, tgt: Table,
             out = {"role": role, "spec": t.spec, "scorer": ident, "n_examples": 0,
                    "example_ids": None, "scored_at": now(), "n_items": n,
                    **t.scorer.prompt_provenance()}
+            if t.spec in got.get("by_position", {}):  # as confirmed (table_positions)
+                from activetest.session.table_positions import PROVENANCE_KEY
+
+                out[PROVENANCE_KEY] = got["by_position"][t.spec]
             return jsonable(out)  # type: ignore[no-any-return]
 
         store.put_scores("surrogate", sur.spec, s_lp, prov("surrogate", sur))
@@ -366,6 +381,69 @@ def _stream(path: Path, p: Path, fmt: str, task: Task, sur: Table, tgt: Table,
                                 busy_timeout=options["busy_timeout"], init=init,
                                 items_writer=write_items)
     return store, got["n"], info, specs, raw_specs
+
+
+def _has_checks(t: Table) -> bool:
+    """Whether the table has a ``content_check`` column (Parquet, as ``activetest score``
+    writes it): each row is confirmed by its item's content."""
+    if t.scorer.format != "parquet":
+        return False
+    import pyarrow.parquet as pq
+
+    from activetest.formats.label_records import CHECK_COLUMN
+
+    try:
+        return CHECK_COLUMN in pq.read_schema(t.scorer.path).names
+    except (OSError, ValueError):
+        return False
+
+
+class _WholeIds:
+    """The pool's ids, kept while every one is a whole number (a join by ids that look
+    like positions is possible only then), and the first item's fields."""
+
+    def __init__(self) -> None:
+        self.ids: list[str] | None = []
+        self.first: Mapping[str, Any] = {}
+
+    def add(self, items: Sequence[Item]) -> None:
+        from activetest.data.history_ids import number_ids
+
+        if self.ids is None or not items:
+            return
+        if not self.ids:
+            self.first = dict(items[0].fields)
+        block = [it.id for it in items]
+        found = number_ids(block)
+        if found is None or found.n != len(block):
+            self.ids = None
+        else:
+            self.ids.extend(block)
+
+
+def _position_joins(numbers: _WholeIds, sources: Sequence[Table], by_id: Sequence[int],
+                    checked: Sequence[bool], confirmed: bool) -> dict[str, str]:
+    """Each table joined by ids that look like positions, as ``confirmed`` (spec -> the
+    note); refused otherwise (:class:`~activetest.session.store.SessionError`: the
+    general path's rule and message, :mod:`activetest.session.table_positions`). A
+    table in the pool's order has the pool's ids; one joined by id (its ids another
+    set) takes the general path, which compares both sides."""
+    from activetest.session.table_positions import check_table_ids
+
+    if numbers.ids is None:  # an id that is no whole number: the pool's own ids
+        return {}
+    out: dict[str, str] = {}
+    for k, t in enumerate(sources):
+        if checked[k]:
+            continue
+        if k in by_id:
+            raise NotStreamable("position ids")
+        first = numbers.ids[0] if numbers.ids else ""
+        said = check_table_ids(str(t.scorer.path), numbers.ids, numbers.ids,
+                               {first.strip(): numbers.first}, confirmed=confirmed)
+        if said is not None:
+            out[t.spec] = said
+    return out
 
 
 def _guarded(blocks: Iterator[Any]) -> Iterator[Any]:

@@ -236,14 +236,14 @@ def _dropped_rows(excluded: Any) -> str:
 
 def _by_position(files: Any) -> str:
     """The files ``init`` joined by ids that look like positions, as the user confirmed
-    (``--history-ids-are-positions``: the ``history`` record's ``by_position``)."""
+    (``--ids-are-positions``: the ``history`` record's ``by_position``)."""
     from pathlib import Path
 
     names = [Path(str(f)).name or str(f) for f in files]
     if not names:
         return ""
     return (f"; joined by position, not checked ({', '.join(names)}: ids that look like "
-            f"row numbers, confirmed with --history-ids-are-positions)")
+            f"row numbers, confirmed with --ids-are-positions)")
 
 
 def report_data(inputs: ReportInputs, *, truth: Mapping[str, float] | None = None,
