@@ -198,3 +198,22 @@ def test_the_python_api_takes_the_same_rule_and_keyword(tmp_path: Path) -> None:
     with Session.create(tmp_path / "y.db", ids_are_positions=True,
                         **kw) as s:  # type: ignore[arg-type]
         assert "joined_by_position" in s.provenance("target")
+
+
+def test_estimate_compare_takes_the_same_rule_where_it_joins_a_table(tmp_path: Path) -> None:
+    """``estimate --compare table:FILE`` joins the table to the stored pool then: a table
+    keyed 0..N-1 on a pool numbered so is refused unless ``--ids-are-positions``
+    confirms it; once joined (stored), later estimates do not ask again."""
+    pf = _numbered(tmp_path / "d")
+    db = tmp_path / "s.db"
+    _init(db, pf.pool, pf.surrogate, pf.target, "--ids-are-positions")
+    cli("select", db, "--n", "10")
+    with Session.open(db) as s:
+        s.label_from_data()
+    out = cli("estimate", db, "--compare", f"table:{pf.target2}", code=2)
+    assert out.count("error:") == 1 and ("target2.csv: its item ids and the pool's look "
+                                         "like row numbers") in out, out
+    out = cli("estimate", db, "--compare", f"table:{pf.target2}", "--ids-are-positions")
+    assert "compare (log_loss)" in out, out
+    out = cli("estimate", db, "--compare", f"table:{pf.target2}")
+    assert "compare (log_loss)" in out, out

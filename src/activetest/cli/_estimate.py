@@ -314,6 +314,10 @@ def estimate(
     compare: Annotated[list[str] | None, typer.Option(
         "--compare", help="Another target model spec to compare on the same labels "
                           "(repeatable).", show_default=False)] = None,
+    ids_are_positions: Annotated[bool, typer.Option(
+        "--ids-are-positions", help="Confirm a --compare table:'s join by ids that look "
+        "like positions (its ids and the pool's both row numbers, 0..N-1 or 1..N): "
+        "refused otherwise, as at init (docs/history.md).")] = False,
     target_width: Annotated[float | None, typer.Option(
         "--target-width", help="Project the labels needed for an interval this wide.",
         show_default=False)] = None,
@@ -351,7 +355,8 @@ def estimate(
     _check_interval_options(n_boot, level)
     with _open(session, busy_timeout, threads) as s:
         r = s.estimate(compare=list(compare or ()), target_width=target_width, n_boot=n_boot,
-                       level=level, progress=not no_progress)
+                       level=level, progress=not no_progress,
+                       **({"ids_are_positions": True} if ids_are_positions else {}))
         from activetest.session.harness import labels_from
 
         read_as = labels_from(s)  # a harness session: what its labels are (QA)

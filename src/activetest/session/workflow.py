@@ -200,6 +200,7 @@ class Session:
         self._items: list[Item] | None = None
         # the pool read where it is needed (a command touches few items)
         self._pool = PoolView(store)
+        self._ids_are_positions = False  # estimate(ids_are_positions=): a new join confirmed
         self._index = RowIndex(store)
         store.label_classes = self.task.n_classes  # a stored label outside is refused
         #: what differs between kinds of session (:mod:`activetest.session.kinds`)
@@ -793,8 +794,26 @@ class Session:
         model given as a spec or a Scorer object (scored now where not stored)."""
         def other_lp(other: Any) -> tuple[str, np.ndarray]:
             spec = register_model(other, self._raw_specs, self._scorers)
+            if self.store.scores(f"compare:{spec}") is None:  # joined now: never by
+                self._check_compared_join(spec)  # positions alone, unconfirmed
             return spec, self._logprobs(f"compare:{spec}", spec, rows, progress)[rows]
         return other_lp
+
+    def _check_compared_join(self, spec: str) -> None:
+        """Refuse a ``table:`` compared now (``estimate --compare``) whose ids and the
+        pool's both look like row numbers, unless ``estimate(ids_are_positions=True)``
+        confirms it (:mod:`activetest.session.table_positions`, as ``init`` refuses it)."""
+        from activetest.models.table import TableScorer
+        from activetest.session.table_positions import check_table_ids
+
+        if self.kind.name != "classification":
+            return
+        scorer = self._scoring().scorer(spec)
+        if not isinstance(scorer, TableScorer) or scorer.confirms_content(self.task):
+            return
+        ids = self.store.item_ids()
+        check_table_ids(str(scorer.path), scorer.item_ids(self.task), ids,
+                        _FieldsById(self), confirmed=self._ids_are_positions)
 
     def labelled_draws(self) -> est.LabelledDraws:
         """The usable labelled prefix of the draws (what every estimate is computed from)."""
@@ -836,7 +855,8 @@ class Session:
 
     def estimate(self, *, compare: Sequence[Any] | Any = (), n_boot: int | None = None,
                  level: float | None = None, target_width: float | None = None,
-                 record: bool = True, progress: bool = True) -> EstimateReport:
+                 record: bool = True, progress: bool = True,
+                 ids_are_positions: bool = False) -> EstimateReport:
         """Estimate every metric from the labels so far.
 
         Args:
@@ -847,15 +867,22 @@ class Session:
             record: store the estimates in the session's history (skipped, without
                 an error, when the session file is read-only).
             progress: progress bars while scoring targets on labelled items.
+            ids_are_positions: confirm a compared ``table:``'s join by ids that look
+                like positions (refused otherwise, as at ``init``; docs/history.md).
 
         Raises:
-            SessionError: no usable labels yet.
+            SessionError: no usable labels yet; a compared table joined by ids that look
+                like positions, unconfirmed.
             ValueError: ``n_boot``, ``level`` or ``target_width`` of the wrong type or
                 out of range (:mod:`activetest.session.options`).
         """
-        return self._estimate(compare=compare, n_boot=n_boot, level=level,
-                              target_width=target_width, record=record,
-                              progress=progress).report
+        self._ids_are_positions = ids_are_positions
+        try:
+            return self._estimate(compare=compare, n_boot=n_boot, level=level,
+                                  target_width=target_width, record=record,
+                                  progress=progress).report
+        finally:
+            self._ids_are_positions = False
 
     def _estimate(self, *, compare: Sequence[Any] | Any, n_boot: int | None,
                   level: float | None, target_width: float | None, record: bool,
@@ -1038,3 +1065,14 @@ class Session:
 
         return import_session_file(self, path, format=format, overwrite=overwrite,
                                    resolve=resolve, trust_people=trust_people, **options)
+
+
+class _FieldsById:
+    """A pool id -> its item's fields, read from the session file when asked (a refusal
+    names one item)."""
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+
+    def __getitem__(self, item_id: str) -> Any:
+        return self._session.item(item_id).fields
