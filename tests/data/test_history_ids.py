@@ -39,3 +39,19 @@ def test_positions_in_disguise() -> None:
     assert positions_in_disguise([*_s(0, 4), "extra"], _s(0, 5)) is None
     assert positions_in_disguise(_s(0, 5), [f"X{i}" for i in range(5)]) is None
     assert positions_in_disguise(_s(0, 5), _s(100, 105)) is None
+
+
+def test_ids_counted_in_blocks_agree_with_number_ids() -> None:
+    """The streamed pool's count (constant memory) gives what :func:`number_ids` gives
+    for plain whole numbers, and stops (saying why) at another spelling or a word."""
+    from activetest.data.history_ids import WholeIdsInBlocks, number_ids
+
+    for ids in (["3", "0", "2", "1"], ["1", "2", "3"], ["7504", "7505"], ["0", "2"]):
+        c = WholeIdsInBlocks()
+        c.add(ids[:1])
+        c.add(ids[1:])
+        assert c.result == number_ids(ids), ids
+    for ids, spelled in ((["0", "007"], True), (["0", "1.0"], True), (["0", "r1"], False)):
+        c = WholeIdsInBlocks()
+        c.add(ids)
+        assert c.result is None and c.other_spelling == spelled, ids

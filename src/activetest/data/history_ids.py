@@ -21,7 +21,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["NumberIds", "PositionJoin", "number_ids", "positions_in_disguise"]
+__all__ = ["NumberIds", "PositionJoin", "WholeIdsInBlocks", "number_ids",
+           "positions_in_disguise"]
 
 #: A whole number as an id's text: digits (leading zeros allowed: ``007`` is row 7
 #: zero-padded), optionally a float's ``.0`` (pandas writes a float column so).
@@ -104,3 +105,45 @@ def positions_in_disguise(pool_ids: Sequence[str], columns: Sequence[str]
     if pool.run_from is None and matrix.run_from is None:
         return None
     return PositionJoin(pool, matrix, shared[0], len(shared))
+
+
+class WholeIdsInBlocks:
+    """:func:`number_ids` of distinct ids given block by block, in constant memory (a pool
+    streamed in blocks: the session file's unique index keeps its ids distinct). Only ids
+    written as plain whole numbers (``7``, not ``007`` or ``7.0``) are counted so: one
+    written otherwise (or no whole number at all) ends the count (:attr:`result` None),
+    as two spellings of one number would need every value kept to tell;
+    :attr:`other_spelling` says which ended it."""
+
+    def __init__(self) -> None:
+        self._lo: int | None = None
+        self._hi = -1
+        self._n = 0
+        self._ok = True
+        #: a whole number written otherwise (``007``, ``7.0``) ended the count
+        self.other_spelling = False
+
+    def add(self, ids: Sequence[str]) -> None:
+        """Count a block of ids."""
+        if not self._ok:
+            return
+        for i in ids:
+            t = str(i).strip()
+            if not t.isascii() or not t.isdigit() or (len(t) > 1 and t[0] == "0"):
+                self._ok = False
+                self.other_spelling = _WHOLE.fullmatch(t) is not None
+                return
+            v = int(t)
+            self._lo = v if self._lo is None else min(self._lo, v)
+            self._hi = max(self._hi, v)
+        self._n += len(ids)
+
+    @property
+    def result(self) -> NumberIds | None:
+        """The ids counted, as :func:`number_ids` gives them (None: not all plain whole
+        numbers, or none)."""
+        if not self._ok or self._lo is None:
+            return None
+        lo = self._lo
+        run = lo if lo in (0, 1) and self._hi - lo + 1 == self._n else None
+        return NumberIds(str(lo), str(self._hi), self._n, run)

@@ -399,26 +399,20 @@ def _has_checks(t: Table) -> bool:
 
 
 class _WholeIds:
-    """The pool's ids, kept while every one is a whole number (a join by ids that look
-    like positions is possible only then), and the first item's fields."""
+    """The pool's ids counted block by block while each is a plain whole number
+    (:class:`~activetest.data.history_ids.WholeIdsInBlocks`: a join by ids that look
+    like positions is possible only then), the first id and its item's fields."""
 
     def __init__(self) -> None:
-        self.ids: list[str] | None = []
-        self.first: Mapping[str, Any] = {}
+        from activetest.data.history_ids import WholeIdsInBlocks
+
+        self.count = WholeIdsInBlocks()
+        self.first: tuple[str, Mapping[str, Any]] | None = None
 
     def add(self, items: Sequence[Item]) -> None:
-        from activetest.data.history_ids import number_ids
-
-        if self.ids is None or not items:
-            return
-        if not self.ids:
-            self.first = dict(items[0].fields)
-        block = [it.id for it in items]
-        found = number_ids(block)
-        if found is None or found.n != len(block):
-            self.ids = None
-        else:
-            self.ids.extend(block)
+        if items and self.first is None:
+            self.first = (items[0].id.strip(), dict(items[0].fields))
+        self.count.add([it.id for it in items])
 
 
 def _position_joins(numbers: _WholeIds, sources: Sequence[Table], by_id: Sequence[int],
@@ -426,11 +420,16 @@ def _position_joins(numbers: _WholeIds, sources: Sequence[Table], by_id: Sequenc
     """Each table joined by ids that look like positions, as ``confirmed`` (spec -> the
     note); refused otherwise (:class:`~activetest.session.store.SessionError`: the
     general path's rule and message, :mod:`activetest.session.table_positions`). A
-    table in the pool's order has the pool's ids; one joined by id (its ids another
-    set) takes the general path, which compares both sides."""
-    from activetest.session.table_positions import check_table_ids
+    table in the pool's order has the pool's ids (both sides alike: a join by positions
+    where they are a run from 0 or 1); one joined by id (its ids another set) takes the
+    general path, which compares both sides."""
+    from activetest.data.history_ids import PositionJoin
+    from activetest.session.table_positions import excerpt, position_join
 
-    if numbers.ids is None:  # an id that is no whole number: the pool's own ids
+    pool = numbers.count.result
+    if numbers.count.other_spelling and not all(checked):  # '007', '7.0': the general
+        raise NotStreamable("position ids")  # path compares every value
+    if pool is None or numbers.first is None:  # not all whole numbers: the pool's own ids
         return {}
     out: dict[str, str] = {}
     for k, t in enumerate(sources):
@@ -438,11 +437,10 @@ def _position_joins(numbers: _WholeIds, sources: Sequence[Table], by_id: Sequenc
             continue
         if k in by_id:
             raise NotStreamable("position ids")
-        first = numbers.ids[0] if numbers.ids else ""
-        said = check_table_ids(str(t.scorer.path), numbers.ids, numbers.ids,
-                               {first.strip(): numbers.first}, confirmed=confirmed)
-        if said is not None:
-            out[t.spec] = said
+        if pool.run_from is not None:
+            d = PositionJoin(pool, pool, numbers.first[0], pool.n)
+            out[t.spec] = position_join(str(t.scorer.path), d, excerpt(numbers.first[1]),
+                                        confirmed=confirmed)
     return out
 
 
