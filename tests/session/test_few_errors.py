@@ -683,3 +683,21 @@ def test_the_apis_exact_cs_after_the_uniform_phase_bets_by_the_least_proposal() 
     run._config = dataclasses.replace(run._config, exact_least=None)  # an old file's rule
     old = run.estimate().metrics["error_rate"].anytime
     assert old.exact_high - old.exact_low > 1.4 * (a.exact_high - a.exact_low), (old, a)
+
+
+def test_a_least_proposal_above_a_drawn_items_probability_is_not_used() -> None:
+    """The least proposals bound the exact CS's bets only where every labelled draw was
+    made with at least that probability (the replay is the run's); a draw below it (a
+    file whose stored scores are not the ones it drew with) keeps the share's bound."""
+    from activetest.session.estimate_base import LabelledDraws, exact_proposal_bound
+
+    N, K = 50, 4
+    rows = np.arange(K)
+    draws = LabelledDraws(N, tuple(f"i{r}" for r in rows), tuple(range(1, K + 1)), rows,
+                          np.full(K, 0.03), np.zeros(K, dtype=np.int64), K,
+                          q_share=np.full(K, 0.5))
+    share = 0.5 / (N - np.arange(K))
+    ok = exact_proposal_bound(dataclasses.replace(draws, q_least=np.full(K, 0.025)), 0.1)
+    np.testing.assert_array_equal(ok["q_min"], np.maximum(share, 0.025 * (1 - 1e-9)))
+    above = exact_proposal_bound(dataclasses.replace(draws, q_least=np.full(K, 0.04)), 0.1)
+    np.testing.assert_array_equal(above["q_min"], share)

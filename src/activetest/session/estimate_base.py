@@ -103,7 +103,9 @@ def exact_proposal_bound(draws: LabelledDraws, q_floor: float | None) -> dict[st
     draws carry each one's least proposal over the items it could draw
     (:attr:`LabelledDraws.q_least`, equally known before the draw) the bound is the
     larger of the two, the least proposal shrunk by ``1e-9`` of itself for rounding
-    (both hold: the largest lower bound is one)."""
+    (both hold: the largest lower bound is one); not where a labelled draw's own
+    probability is below it (draws not made by the replayed proposals: the share's bound
+    stays, as a design weight bound a draw exceeds is not used)."""
     if q_floor is None or (draws.q_share is None and draws.q_least is None):
         return {"q_floor": q_floor}
     K = draws.k
@@ -118,7 +120,8 @@ def exact_proposal_bound(draws: LabelledDraws, q_floor: float | None) -> dict[st
         least = np.asarray(draws.q_least, dtype=np.float64)[:K]
         if least.shape != (K,) or not np.all((least >= 0) & (least <= 1)):
             raise ValueError(f"q_least must hold {K} probabilities")
-        q_min = np.maximum(q_min, least * (1.0 - 1e-9))
+        if not np.any(np.asarray(draws.q, dtype=np.float64)[:K] < least * (1.0 - 1e-6)):
+            q_min = np.maximum(q_min, least * (1.0 - 1e-9))
     return {"q_min": q_min}
 
 
