@@ -368,8 +368,10 @@ def test_an_eval_with_nothing_left_to_run_says_so(tmp_path: Path) -> None:
     # the folder of logs as a history (QA: refused, "the log holds no samples (status
     # 'success'; was the eval run with log_samples=False?)"): the eval in which no sample
     # ran is passed over, said; given by name, it is refused as such
+    # (the pool's p_correct as a column of the design: a pool column of numbers no sample
+    # shows is refused by the history log's content check with --surrogate history)
     hist = ["--task", "answers", "--pool", "pool.jsonl", "--target", "inspect",
-            "--surrogate", "history", "--seed", "0", "--no-progress", "--history"]
+            "--surrogate", "column:p_correct", "--seed", "0", "--no-progress", "--history"]
     p = _cli(tmp_path, "init", "hist.db", *hist, str(tmp_path / "logs"))
     err = " ".join((p.stdout + p.stderr).split())
     assert p.returncode == 0, err

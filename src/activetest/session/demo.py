@@ -203,7 +203,10 @@ def run_demo(out: str | os.PathLike[str] = "activetest-demo", *, quick: bool = F
                            target=target, metric="both", acquisition="adaptive", seed=seed,
                            examples=list(split.examples), target_shots=target_shots,
                            cache_dir=cache_dir, overwrite=True, progress=progress,
-                           threads=threads)
+                           threads=threads,
+                           # the demo's items are numbered by its generator: those numbers
+                           # are the generated data's own ids, not a file's row numbers
+                           ids_are_positions=True)
     with s:
         # The simulated labeller: draw a few items, answer them from the data, repeat.
         bar = Progress(TextColumn("[bold]labelling (simulated)"), BarColumn(),
