@@ -218,19 +218,7 @@ def load_second_sums(store: SessionStore, key: str, k: int, rows: int) -> np.nda
     (:attr:`activetest.stats.blindspot_replay.CurveState.second_sums`) from the stored
     state if its key is ``key``, it holds at least ``k`` draws and it kept them; else
     None (the caller computes them)."""
-    found = _stored_row(store, key)
-    if found is None or found[0] < k:
-        return None
-    try:
-        with np.load(io.BytesIO(found[1]), allow_pickle=False) as z:
-            if "second_sums" not in z.files:
-                return None
-            got = z["second_sums"]
-    except checkpoint.DAMAGED:
-        return None
-    if got.shape != (rows, found[0]):
-        return None
-    return np.ascontiguousarray(got[:, :k])
+    return _per_draw(store, key, k, "second_sums", (rows,))
 
 
 def load_least_q(store: SessionStore, key: str, k: int) -> np.ndarray | None:
@@ -238,19 +226,26 @@ def load_least_q(store: SessionStore, key: str, k: int) -> np.ndarray | None:
     (:attr:`activetest.stats.blindspot_replay.CurveState.least_q`) from the stored state
     if its key is ``key``, it holds at least ``k`` draws and it kept them; else None (the
     caller computes them)."""
+    return _per_draw(store, key, k, "least_q", ())
+
+
+def _per_draw(store: SessionStore, key: str, k: int, name: str,
+              lead: tuple[int, ...]) -> np.ndarray | None:
+    """The blob's per-draw array ``name`` (shape ``lead + (k0,)``) cut to its first ``k``
+    draws, where the stored state is ``key``'s, holds ``k0 >= k`` draws and kept it."""
     found = _stored_row(store, key)
     if found is None or found[0] < k:
         return None
     try:
         with np.load(io.BytesIO(found[1]), allow_pickle=False) as z:
-            if "least_q" not in z.files:
+            if name not in z.files:
                 return None
-            got = z["least_q"]
+            got = z[name]
     except checkpoint.DAMAGED:
         return None
-    if got.shape != (found[0],):
+    if got.shape != (*lead, found[0]):
         return None
-    return np.ascontiguousarray(got[:k])
+    return np.ascontiguousarray(got[..., :k])
 
 
 def _same_refit(states: Sequence[dict[str, np.ndarray]] | dict[str, np.ndarray] | None,
