@@ -118,7 +118,11 @@ def test_status_counts_the_target_runs_and_projects_uniforms(tmp_path: Path) -> 
     p = _cli(tmp_path, "status", "s.db")
     out = " ".join(p.stdout.split())
     assert p.returncode == 0 and ("target runs spent: 40 (results read from inspect_ai evals "
-                                  "as labels); 2 label(s) from people; 45 item(s) drawn") in out
+                                  "as labels); 2 label(s) from people; 45 item(s) drawn; "
+                                  "3 drawn item(s) "
+                                  "without a result (not run yet, in flight, or ended "
+                                  "without one, as in a killed eval: not counted as "
+                                  "spent)") in out
     assert "not projected yet" not in out and "a uniform sample would need about" in out
     with Session.open(tmp_path / "s.db") as s:
         r = runs_summary(s)

@@ -292,8 +292,14 @@ def _print_runs(s: Any) -> None:
     r = runs_summary(s)
     if r is None:
         return
+    waiting = r.drawn - r.target_runs - r.person_labels
+    # the count is of results recorded: a run in flight, or one that ended without a
+    # result (a killed eval's samples), cost a run that is not counted (QA)
+    pending = ("" if waiting <= 0 else
+               f"; {waiting} drawn item(s) without a result (not run yet, in flight, or "
+               f"ended without one, as in a killed eval: not counted as spent)")
     _out.print(f"target runs spent: {r.target_runs} (results read from {r.tool} as labels); "
-               f"{r.person_labels} label(s) from people; {r.drawn} item(s) drawn")
+               f"{r.person_labels} label(s) from people; {r.drawn} item(s) drawn{pending}")
     if r.labels_from is not None:
         _out.print(f"  labels: {_escape(r.labels_from)}")
     if r.uniform_runs is not None and r.width is not None:
