@@ -24,7 +24,7 @@ from activetest.stats.model_floor import (
     labelled_mean_floor,
     uniform_model_var,
 )
-from activetest.stats.proposal import floored_model_var, proposal
+from activetest.stats.proposal import floored_model_var, floored_model_vars, proposal
 
 
 def _pool(N: int = 60, C: int = 3, seed: int = 0) -> tuple[np.ndarray, ...]:
@@ -112,6 +112,56 @@ def test_floored_model_var_is_each_draws_exact_variance() -> None:
         assert got[m] == pytest.approx(_enumerated_var(proposal(s, rem, 0.1), p, d),
                                        rel=1e-9)
         rem[i] = False
+
+
+def _floored_var_by_passes(s: np.ndarray, floor: float, rows: np.ndarray, h: np.ndarray,
+                           x: np.ndarray) -> np.ndarray:
+    """The definition, one pass over the remaining items per draw."""
+    rem = np.ones(s.size, dtype=bool)
+    out = np.empty(len(rows))
+    for m, i in enumerate(rows):
+        q = proposal(s, rem, floor)[rem]
+        out[m] = max(float(np.sum(x[rem] / q) - np.sum(h[rem]) ** 2), 0.0)
+        rem[int(i)] = False
+    return out
+
+
+@pytest.mark.parametrize("case", ["spread", "zeros", "two-positive", "ties", "huge-drawn"])
+def test_floored_model_var_from_sorted_sums_is_the_pass_per_draw(case: str) -> None:
+    """The sums from the pool sorted once (prefix and suffix sums, the drawn items taken
+    out) are the pass over the remaining items at every draw, to rounding: scores with
+    zeros (the floor holds most items), only two positive scores (the proposal turns
+    uniform once both are drawn: a difference of sums would leave rounding, not 0), tied
+    scores at the threshold, and drawn scores that dwarf the rest (the difference of
+    sums is then rounding: computed directly). Several rows at once match one by one."""
+    rng = np.random.default_rng(["spread", "zeros", "two-positive", "ties",
+                                 "huge-drawn"].index(case))
+    for trial in range(40):
+        N = int(rng.integers(2, 50))
+        s = rng.gamma(0.5, 1.0, N)
+        if case == "zeros":
+            s[rng.random(N) < 0.6] = 0.0
+        elif case == "two-positive":
+            s = np.zeros(N)
+            s[rng.choice(N, size=min(2, N), replace=False)] = rng.random(min(2, N))
+        elif case == "ties":
+            s = np.round(s, 1)
+        rows = rng.permutation(N)[:int(rng.integers(1, N + 1))]
+        if case == "huge-drawn":
+            s[rows[: max(1, len(rows) // 2)]] = 1e12
+        floor = float(rng.choice([0.01, 0.1, 0.5, 1.0]))
+        h = rng.random(N)
+        x = h * rng.random(N) * 2
+        want = _floored_var_by_passes(s, floor, rows, h, x)
+        got = floored_model_var(s, floor, rows, h, x)
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9 * max(1.0, want.max()),
+                                   err_msg=f"{case} trial {trial}")
+        H = np.stack([h, 0 * h, h ** 2])
+        X = np.stack([x, x, h])
+        both = floored_model_vars(s, floor, rows, H, X)
+        for r in range(3):
+            np.testing.assert_allclose(both[r], floored_model_var(s, floor, rows, H[r], X[r]),
+                                       rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("name", ["calibrated", "pe"])

@@ -601,15 +601,18 @@ def variance_floors(acquisition: str | None, proposal: tuple[np.ndarray, float] 
     """
     if acquisition != "compare" or proposal is None or adaptive or draws.k < 2:
         return VarianceFloors()
-    from activetest.stats.proposal import floored_model_var
-
-    def floor(h: np.ndarray) -> np.ndarray:
-        return floored_model_var(proposal[0], proposal[1], draws.rows,
-                                 np.clip(np.asarray(h, float), 0.0, 1.0))
+    from activetest.stats.proposal import floored_model_vars
 
     h = pool_controls.get("error_rate")
-    return VarianceFloors({} if h is None else {"error_rate": floor(h)},
-                          {spec: floor(hb) for spec, hb in (others or {}).items()})
+    named: list[tuple[str | None, np.ndarray]] = [] if h is None else [(None, h)]
+    named += list((others or {}).items())
+    if not named:
+        return VarianceFloors()
+    H = np.clip(np.stack([np.asarray(v, float) for _, v in named]), 0.0, 1.0)
+    rows = floored_model_vars(proposal[0], proposal[1], draws.rows, H, H)  # one sort
+    return VarianceFloors({"error_rate": rows[0]} if h is not None else {},
+                          {k: v for (k, _), v in zip(named, rows, strict=True)
+                           if k is not None})
 
 
 def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],

@@ -245,7 +245,7 @@ def difference_floors(metrics: Sequence[str], draws: LabelledDraws, *,
     all of them); without them the design is replayed from the first draw
     (:func:`activetest.stats.model_floor.design_second_sums`, the same numbers)."""
     from activetest.stats.model_floor import design_second_sums, uniform_model_var
-    from activetest.stats.proposal import floored_model_var
+    from activetest.stats.proposal import floored_model_vars
 
     K = draws.k
     if K < 2:
@@ -271,8 +271,8 @@ def difference_floors(metrics: Sequence[str], draws: LabelledDraws, *,
         second = design_second_sums(sampler.design, acq, X, labels=st.labels[:K],
                                     losses=st.losses[:K], n_known=st.n_known[:K])
     elif proposal is not None and acquisition != "uniform":
-        second = np.stack([floored_model_var(proposal[0], proposal[1], rows, zero, x)
-                           for x in X])
+        second = floored_model_vars(proposal[0], proposal[1], rows,
+                                    np.zeros_like(X), X)
     else:
         second = np.stack([uniform_model_var(draws.n_pool, rows, zero, x) for x in X])
     out: dict[str, dict[str, DifferenceFloor]] = {}

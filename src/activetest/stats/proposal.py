@@ -28,8 +28,8 @@ import numpy as np
 from activetest.stats.kernels import njit
 from activetest.stats.validate import as_scores, check_budget, floor_arg
 
-__all__ = ["explored_scores", "floored_model_var", "floored_weight_bound", "proposal",
-           "reference_sample"]
+__all__ = ["explored_scores", "floored_model_var", "floored_model_vars", "floored_weight_bound",
+           "proposal", "reference_sample"]
 
 
 def proposal(scores: np.ndarray, remaining: np.ndarray, proposal_floor: float | None = None,
@@ -83,7 +83,8 @@ def floored_model_var(scores: np.ndarray, proposal_floor: float, rows: Sequence[
     (:func:`activetest.stats.intervals.moment_curves`, ``model_var``), as they take an
     adaptive design's own prediction: a run that has not yet drawn one of the items the
     proposal rarely draws has a low estimate and a low observed SE at once, and the model
-    knows what those items' rare, heavy terms add. O(N K).
+    knows what those items' rare, heavy terms add. O(N log N + K^2)
+    (:func:`_floored_sums`).
     """
     s = as_scores(scores)
     f = floor_arg(proposal_floor, None, "proposal")
@@ -91,13 +92,88 @@ def floored_model_var(scores: np.ndarray, proposal_floor: float, rows: Sequence[
     x = h if second is None else np.asarray(second, dtype=np.float64)
     if h.shape != s.shape or x.shape != s.shape:
         raise ValueError(f"mean and second must have shape {s.shape}")
-    rem = np.ones(s.shape, dtype=bool)
-    out = np.empty(len(rows))
-    for m, i in enumerate(rows):
-        q = _proposal(s, rem, f)[rem]
-        out[m] = max(float(np.sum(x[rem] / q) - np.sum(h[rem]) ** 2), 0.0)
-        rem[int(i)] = False
-    return out
+    return _floored_sums(s, f, [int(i) for i in rows], h[None], x[None])[0]
+
+
+def floored_model_vars(scores: np.ndarray, proposal_floor: float, rows: Sequence[int],
+                       mean: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """``(R, K)``: :func:`floored_model_var` of each row of ``mean`` and ``second``
+    (``(R, N)`` each), the pool sorted once for all rows."""
+    s = as_scores(scores)
+    f = floor_arg(proposal_floor, None, "proposal")
+    h = np.asarray(mean, dtype=np.float64)
+    x = np.asarray(second, dtype=np.float64)
+    if h.ndim != 2 or h.shape != x.shape or h.shape[1] != s.shape[0]:
+        raise ValueError(f"mean and second must be (R, {s.shape[0]}) arrays of one shape")
+    return _floored_sums(s, f, [int(i) for i in rows], h, x)
+
+
+def _floored_sums(s: np.ndarray, f: float, rows: list[int], H: np.ndarray,
+                  X: np.ndarray) -> np.ndarray:
+    """:func:`floored_model_vars` of checked arguments, without a pass over the pool per
+    draw. At draw m (remaining set ``S``, ``n = |S|``, ``T = sum_S s``) an item is
+    floored (``p_i = f / n``) where ``s_i < c = f T / n``, else ``p_i = s_i / T``; with
+    ``P = sum_S p`` (``q = p / P``)::
+
+        sum_S x / q = P (T sum_{S, s >= c} x_i / s_i + (n / f) sum_{S, s < c} x_i)
+
+    The pool is sorted by score once: the items below ``c`` are a prefix, whose sums of
+    ``x`` are prefix sums; the sums above ``c`` (of ``s`` and ``x / s``) are suffix sums,
+    accumulated from the largest score down (the tiny scores' huge ``x / s`` never enter
+    them, so no cancellation); the drawn items are taken out of both by a sum over them.
+    O(N log N + R K^2); the same numbers as the pass over the remaining items, up to
+    the rounding of the sums. Where every remaining score is 0 the proposal is uniform:
+    ``sum_S x / q = n sum_S x``."""
+    N = s.shape[0]
+    K = len(rows)
+    out = np.zeros((X.shape[0], K))
+    if K == 0:
+        return out
+    order = np.argsort(s, kind="stable")
+    ss = s[order]
+    where = np.empty(N, dtype=np.int64)
+    where[order] = np.arange(N)
+    suf_s = np.concatenate([np.cumsum(ss[::-1])[::-1], [0.0]])
+    xs = X[:, order]
+    ratio = np.divide(xs, ss, out=np.zeros_like(xs), where=ss > 0)
+    pre_x = np.concatenate([np.zeros((X.shape[0], 1)), np.cumsum(xs, axis=1)], axis=1)
+    suf_r = np.concatenate([np.cumsum(ratio[:, ::-1], axis=1)[:, ::-1],
+                            np.zeros((X.shape[0], 1))], axis=1)
+    tot_x, tot_h = X.sum(axis=1), H.sum(axis=1)
+    r = np.asarray(rows, dtype=np.int64)
+    pd = where[r]  # the drawn items' places in the sorted pool
+    d_s, d_x, d_h = s[r], X[:, r], H[:, r]
+    d_ratio = np.divide(d_x, d_s, out=np.zeros_like(d_x), where=d_s > 0)
+    n_pos = int(np.count_nonzero(ss > 0)) - np.cumsum(np.concatenate([[0], d_s[:-1] > 0]))
+    tiny = 1e-9  # a sum this small a share of what it was taken from: computed directly
+    for m in range(K):
+        n = N - m
+        rest_h = tot_h - d_h[:, :m].sum(axis=1)
+        if n_pos[m] == 0:  # every remaining score 0: the uniform
+            out[:, m] = n * (tot_x - d_x[:, :m].sum(axis=1)) - rest_h ** 2
+            continue
+        tot_s = suf_s[0] - float(d_s[:m].sum())
+        c = f * tot_s / n
+        j = int(np.searchsorted(ss, c, side="left"))
+        low = pd[:m] < j
+        n_low = j - int(low.sum())
+        high = ~low
+        above_s = suf_s[j] - float(d_s[:m][high].sum())
+        above_r = suf_r[:, j] - d_ratio[:, :m][:, high].sum(axis=1)
+        below_x = pre_x[:, j] - d_x[:, :m][:, low].sum(axis=1)
+        if (tot_s <= tiny * suf_s[0] or above_s <= tiny * suf_s[j]
+                or np.any(above_r < tiny * suf_r[:, j])
+                or np.any(below_x < tiny * pre_x[:, j])):
+            # the drawn items held nearly all of a sum: its difference would be rounding
+            # (QA: a pool of zero scores but for the drawn ones); the pass over the pool
+            rem = np.ones(N, dtype=bool)
+            rem[r[:m]] = False
+            q = _proposal(s, rem, f)[rem]
+            out[:, m] = (X[:, rem] / q).sum(axis=1) - H[:, rem].sum(axis=1) ** 2
+            continue
+        P = above_s / tot_s + n_low * f / n
+        out[:, m] = P * (tot_s * above_r + (n / f) * below_x) - rest_h ** 2
+    return np.maximum(out, 0.0)
 
 
 def explored_scores(scores: np.ndarray, reachable: np.ndarray, rate: float, *,
