@@ -7,7 +7,8 @@ and each number of in-context examples (32, 50), on SST-2 pool items drawn from
 
 * items/s of naive per-item full prompts (on a small subset, ``--naive-n``) and of
   prefix reuse (on all ``--n`` items; the time includes encoding the prefix once);
-* peak resident memory (RSS) while scoring, sampled every 20 ms;
+* peak resident memory (RSS) while scoring, sampled every 20 ms, in MiB (2^20 bytes;
+  until 2026-12-06 the same numbers were headed "MB");
 * the achieved fraction of a FLOP floor: ``2 x P x T`` FLOPs, P = the model's
   non-embedding parameters (the embedding table is a lookup; the output head is
   applied to the label tokens only), T = real tokens processed (prefix once + all
@@ -70,7 +71,7 @@ class Row:
     naive_items_per_s: float
     reuse_items_per_s: float
     speedup: float
-    peak_rss_mb: float
+    peak_rss_mib: float
     naive_flop_fraction: float
     reuse_flop_fraction: float
     accuracy: float
@@ -198,7 +199,7 @@ def worker(args: argparse.Namespace) -> None:
             mean_suffix_tokens=float(suffix_tokens.mean()), load_s=load_s,
             naive_items_per_s=args.naive_n / naive_s, reuse_items_per_s=len(pool) / reuse_s,
             speedup=(len(pool) / reuse_s) / (args.naive_n / naive_s),
-            peak_rss_mb=mem.peak / 2**20,
+            peak_rss_mib=mem.peak / 2**20,
             naive_flop_fraction=floor(naive_tok) / naive_s,
             reuse_flop_fraction=floor(reuse_tok) / reuse_s,
             accuracy=float((lp.argmax(1) == labels).mean()),
@@ -286,7 +287,7 @@ def render_markdown(rows: list[Row], info: dict[str, Any], command: str) -> str:
         "|Δ hf| = mean absolute log-prob difference to the hf float32 scores of the same items.",
         "",
         "| model | backend | shots | prefix tok | naive items/s | reuse items/s | speedup "
-        "| peak RSS MB | FLOP frac naive | FLOP frac reuse | accuracy | log loss | \\|Δ hf\\| "
+        "| peak RSS MiB | FLOP frac naive | FLOP frac reuse | accuracy | log loss | \\|Δ hf\\| "
         "| load s |",
         "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
@@ -295,7 +296,7 @@ def render_markdown(rows: list[Row], info: dict[str, Any], command: str) -> str:
             f"| {r.model} | {r.backend} | {r.shots} | {r.prefix_tokens} | "
             f"{f(r.naive_items_per_s, 2)} | {f(r.reuse_items_per_s)} | "
             f"{ratio_cell(shown_speedup(r), 1)} | "
-            f"{r.peak_rss_mb:.0f} | {f(r.naive_flop_fraction, 2)} | "
+            f"{r.peak_rss_mib:.0f} | {f(r.naive_flop_fraction, 2)} | "
             f"{f(r.reuse_flop_fraction, 2)} | {f(r.accuracy, 3)} | {f(r.log_loss, 3)} | "
             f"{f(r.mean_abs_diff_vs_hf, 3)} | {f(r.load_s)} |")
     lines += ["", *info.get("notes", []), ""]
@@ -304,15 +305,15 @@ def render_markdown(rows: list[Row], info: dict[str, Any], command: str) -> str:
 
 def memory_factor(rows: list[Row]) -> str:
     """How much less memory llama.cpp needs than hf, from the peak RSS cells as printed
-    (whole MB): the smallest and the largest hf peak over the largest and the smallest
-    llama.cpp one ("3-6x less memory (peak RSS 317-496 MB against 1,539-1,920)")."""
-    hf = [round(r.peak_rss_mb) for r in rows if r.backend == "hf"]
-    ll = [round(r.peak_rss_mb) for r in rows if r.backend == "llamacpp"]
+    (whole MiB): the smallest and the largest hf peak over the largest and the smallest
+    llama.cpp one ("3-6x less memory (peak RSS 317-496 MiB against 1,539-1,920)")."""
+    hf = [round(r.peak_rss_mib) for r in rows if r.backend == "hf"]
+    ll = [round(r.peak_rss_mib) for r in rows if r.backend == "llamacpp"]
     if not hf or not ll or min(ll) <= 0:
         return "less memory"
     lo, hi = min(hf) / max(ll), max(hf) / min(ll)
     span = f"{lo:.0f}x" if f"{lo:.0f}" == f"{hi:.0f}" else f"{lo:.0f}-{hi:.0f}x"
-    return (f"{span} less memory (peak RSS {min(ll):,}-{max(ll):,} MB against "
+    return (f"{span} less memory (peak RSS {min(ll):,}-{max(ll):,} MiB against "
             f"{min(hf):,}-{max(hf):,})")
 
 
@@ -363,12 +364,12 @@ def print_table(rows: list[Row]) -> None:
 
     table = Table(title="Scoring throughput (SST-2)")
     for col in ("model", "backend", "shots", "prefix", "naive/s", "reuse/s", "speedup",
-                "RSS MB", "FLOP% naive", "FLOP% reuse", "acc", "log loss", "|Δ hf|"):
+                "RSS MiB", "FLOP% naive", "FLOP% reuse", "acc", "log loss", "|Δ hf|"):
         table.add_column(col, justify="left" if col in ("model", "backend") else "right")
     for r in rows:
         table.add_row(r.model, r.backend, str(r.shots), str(r.prefix_tokens),
                       f"{r.naive_items_per_s:.2f}", f"{r.reuse_items_per_s:.1f}",
-                      ratio_cell(shown_speedup(r), 1), f"{r.peak_rss_mb:.0f}",
+                      ratio_cell(shown_speedup(r), 1), f"{r.peak_rss_mib:.0f}",
                       f"{100 * r.naive_flop_fraction:.0f}", f"{100 * r.reuse_flop_fraction:.0f}",
                       f"{r.accuracy:.3f}", f"{r.log_loss:.3f}",
                       "-" if r.mean_abs_diff_vs_hf is None else f"{r.mean_abs_diff_vs_hf:.3f}")

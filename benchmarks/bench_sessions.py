@@ -14,7 +14,9 @@ Per N, a synthetic SST-2 pool (``id``, ``sentence``, ``label``) and two predicti
 tables (``table:`` surrogate and target, random log-probs) are written once into a
 cache folder; then each command runs as its own ``python -m activetest`` child of a
 small measuring process, which reports the CPU seconds (user + system) and the peak
-resident memory (``ru_maxrss``) of its children: ``init`` (default acquisition, the
+resident memory (``ru_maxrss``, KiB on Linux, printed in MiB = 2^20 bytes: the
+tables' "peak MiB"; until 2026-12-06 they said "MB" of the same numbers) of its
+children: ``init`` (default acquisition, the
 adaptive design), ``status``, ``select --n 50``, ``import`` of those 50 labels,
 ``estimate``, ``report`` and a second ``select --n 50`` with the labels held.
 
@@ -81,7 +83,7 @@ LAZY_ROWS = 262_144
 
 _MEASURE = r"""
 import json, os, resource, signal, subprocess, sys, tempfile, time
-floor_mb = float(sys.argv[1])  # stop the command when the machine has less available
+floor_mib = float(sys.argv[1])  # stop the command when the machine has less available (MiB)
 err = tempfile.TemporaryFile()
 p = subprocess.Popen(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=err,
                      start_new_session=True)
@@ -89,21 +91,22 @@ stopped = ""
 while p.poll() is None:
     time.sleep(2)
     with open("/proc/meminfo") as f:
+        # /proc/meminfo's "kB" are KiB: / 1024 is MiB
         avail = next(int(x.split()[1]) for x in f if x.startswith("MemAvailable")) / 1024
-    if floor_mb > 0 and avail < floor_mb and p.poll() is None:
+    if floor_mib > 0 and avail < floor_mib and p.poll() is None:
         os.killpg(p.pid, signal.SIGTERM)
-        stopped = f"stopped: MemAvailable {avail:.0f} MB < {floor_mb:.0f} MB"
+        stopped = f"stopped: MemAvailable {avail:.0f} MiB < {floor_mib:.0f} MiB"
         p.wait()
 ru = resource.getrusage(resource.RUSAGE_CHILDREN)
 err.seek(0)
 print(json.dumps({"rc": p.returncode, "cpu": ru.ru_utime + ru.ru_stime,
-                  "rss_mb": ru.ru_maxrss / 1024,
+                  "rss_mib": ru.ru_maxrss / 1024,  # ru_maxrss: KiB on Linux
                   "err": (stopped + "\n" + err.read().decode())[-2000:]}))
 """
 
-#: ``--min-available-gb``: stop a command when the machine's available memory falls
-#: below this (0: never); the machine may be shared.
-MIN_AVAILABLE_MB = 0.0
+#: ``--min-available-gib``: stop a command when the machine's available memory falls
+#: below this many MiB (0: never); the machine may be shared.
+MIN_AVAILABLE_MIB = 0.0
 
 
 def make_inputs(folder: Path, n: int, fmt: str, seed: int = 0) -> tuple[Path, Path, Path]:
@@ -161,7 +164,7 @@ def _env(src: Path, workdir: Path, **extra: str) -> dict[str, str]:
 
 def _run(src: Path, args: list[str], workdir: Path) -> dict:
     env = _env(src, workdir)
-    out = subprocess.run([sys.executable, "-c", _MEASURE, str(MIN_AVAILABLE_MB),
+    out = subprocess.run([sys.executable, "-c", _MEASURE, str(MIN_AVAILABLE_MIB),
                           sys.executable, "-m", "activetest", *args], capture_output=True,
                          text=True, env=env, cwd=workdir, check=True)
     res = json.loads(out.stdout)
@@ -228,7 +231,7 @@ def run_commands(src: Path, inputs: tuple[Path, Path, Path], workdir: Path, fmt:
                                    "--no-progress"], workdir)
     if "select2" in commands:
         out["select2"] = _run(src, ["select", str(db), "--n", "50"], workdir)
-    out["_file_mb"] = {"cpu": 0.0, "rss_mb": db.stat().st_size / 2**20}
+    out["_file_mib"] = {"cpu": 0.0, "rss_mib": db.stat().st_size / 2**20}
     return out
 
 
@@ -500,10 +503,10 @@ def _fmt_n(n: int) -> str:
 
 
 def table(results: dict, ns: list[int], labels: list[str]) -> str:
-    """Markdown: per command and N, CPU s and peak MB of each source, and the ratio
+    """Markdown: per command and N, CPU s and peak MiB of each source, and the ratio
     this / baseline of the printed CPU seconds (``_cells.printed_ratio``)."""
     head = "| command | N | " + " | ".join(
-        f"{lab} CPU s | {lab} peak MB" for lab in labels) + (
+        f"{lab} CPU s | {lab} peak MiB" for lab in labels) + (
         " | CPU this / baseline |" if len(labels) > 1 else "")
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for cmd in COMMANDS:
@@ -513,7 +516,7 @@ def table(results: dict, ns: list[int], labels: list[str]) -> str:
             if all(g is None for g in got):
                 continue
             for g in got:
-                cells += (["—", "—"] if g is None else [f"{g['cpu']:.2f}", f"{g['rss_mb']:.0f}"])
+                cells += (["—", "—"] if g is None else [f"{g['cpu']:.2f}", f"{g['rss_mib']:.0f}"])
             ratio = ""
             if len(labels) > 1:
                 r = (printed_ratio(got[1]["cpu"], got[0]["cpu"])
@@ -562,12 +565,14 @@ def main() -> None:
                          "(cachegrind) instead of timing it")
     ap.add_argument("--select-only", action="store_true",
                     help="with --labels: time select --n 50 alone (no labels, no estimate)")
-    ap.add_argument("--min-available-gb", type=float, default=0.0,
+    ap.add_argument("--min-available-gib", "--min-available-gb", dest="min_available_gib",
+                    type=float, default=0.0,
                     help="stop a command when the machine's available memory falls below "
-                         "this (a shared machine; 0: never)")
+                         "this many GiB (2**30 bytes; a shared machine; 0: never; "
+                         "--min-available-gb is the same flag, in GiB as it always was)")
     args = ap.parse_args()
-    global MIN_AVAILABLE_MB
-    MIN_AVAILABLE_MB = args.min_available_gb * 1024
+    global MIN_AVAILABLE_MIB
+    MIN_AVAILABLE_MIB = args.min_available_gib * 1024
     ns = [int(float(x)) for x in args.n]
     commands = tuple(args.commands.split(","))
     sources = [("this", ROOT / "src")]
@@ -610,7 +615,7 @@ def main() -> None:
                                commands)
             results.setdefault(label, {})[n] = res
             print(f"N={_fmt_n(n)} {label}: " + ", ".join(
-                f"{c} {r['cpu']:.2f}s/{r['rss_mb']:.0f}MB" for c, r in res.items()),
+                f"{c} {r['cpu']:.2f}s/{r['rss_mib']:.0f}MiB" for c, r in res.items()),
                 flush=True)
             (args.cache / "results.json").write_text(json.dumps(
                 {lab: {str(k): v for k, v in d.items()} for lab, d in results.items()}))
@@ -630,7 +635,8 @@ def main() -> None:
             cmd += " --baseline OLD/src"
         doc = (f"## {SECTION}\n\n`{cmd}` ({platform.processor() or platform.machine()}, "
                f"{os.cpu_count()} cores, shared; {start} -> {end}; CPU seconds of each "
-               f"command's process tree, peak resident memory)\n\n{text}\n\nGrowth in N (CPU):\n\n"
+               f"command's process tree, peak resident memory in MiB = 2^20 bytes)\n\n"
+               f"{text}\n\nGrowth in N (CPU):\n\n"
                + "\n\n".join(f"{lab}:\n\n{growth(results, ns, lab)}" for lab in labels)
                + "\n")
         write_section(doc, SECTION)

@@ -7,7 +7,8 @@ Usage: python benchmarks/bench_stats.py [--runs 3000] [--ref-runs 5] [--markdown
    (per run, per step: renormalise the proposal over the remaining pool and
    draw), timed on a few runs; reported as a per-run ratio.
 2. Scale: N = 1,000,000, M = 10,000, one run (time and peak memory, measured in
-   a child process so the parent's arrays do not count).
+   a child process so the parent's arrays do not count; ``ru_maxrss``, KiB on Linux,
+   printed in MiB = 2^20 bytes: until 2026-12-06 the same number was printed as "MB").
 3. Bootstrap: B = 1,000 resamples of M = 400 terms.
 
 The pool is synthetic (class log-probs drawn from a seeded model of a
@@ -82,8 +83,8 @@ def _scale_child() -> None:
     idx, q = sample(scores, m, n_runs=1, random_state=0)
     est = lure_curve(losses[idx], q, n)
     dt = time.perf_counter() - t0
-    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({"seconds": dt, "peak_rss_mb": peak_mb, "final": float(est[0, -1]),
+    peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB -> MiB
+    print(json.dumps({"seconds": dt, "peak_rss_mib": peak_mib, "final": float(est[0, -1]),
                       "truth": float(losses.mean())}))
 
 
@@ -111,6 +112,13 @@ def bench_bootstrap() -> dict[str, float]:
     return {"seconds": fast, "loop_seconds": loop, "ratio": loop / fast}
 
 
+def scale_row(scale: dict[str, float]) -> str:
+    """The table's row of the N = 1e6 run: its seconds and its peak RSS in MiB (the
+    child's ``ru_maxrss`` KiB / 1024)."""
+    return (f"| one run N=1,000,000 M=10,000 + LURE curve | {scale['seconds']:.2f} s, peak RSS "
+            f"{scale['peak_rss_mib']:.0f} MiB | | | < 5 s, < 2 GB |")
+
+
 def main() -> None:
     """Run all benchmarks and print a Markdown table."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -136,8 +144,7 @@ def main() -> None:
           f"{sim['fast_s']:.2f} s ({sim['fast_per_run_ms']:.3f} ms/run) | per-step loop: "
           f"{sim['ref_per_run_ms']:.0f} ms/run ({sim['ref_runs']} runs) | "
           f"{ratio_cell(sim_x, 0)} per run | <= 10 s; >= 200x |")
-    print(f"| one run N=1,000,000 M=10,000 + LURE curve | {scale['seconds']:.2f} s, peak RSS "
-          f"{scale['peak_rss_mb']:.0f} MB | | | < 5 s, < 2 GB |")
+    print(scale_row(scale))
     print(f"| bootstrap B=1,000, M=400 | {1e3 * boot['seconds']:.1f} ms | Python loop: "
           f"{1e3 * boot['loop_seconds']:.0f} ms | {ratio_cell(boot_x, 0)} | < 1 s |")
 

@@ -11,7 +11,8 @@ system) and peak resident memory are those of the child (``os.wait4``). The roun
 alternate which checkout goes first; ``import`` runs on a fresh copy of its file each
 time. Both checkouts are compiled to bytecode first and run without
 ``PYTHONDONTWRITEBYTECODE`` (as an installed package). Printed: per command and
-checkout the median, min and max CPU seconds over the rounds, the peak MB, whether both
+checkout the median, min and max CPU seconds over the rounds, the peak MiB (the child's
+``ru_maxrss``, KiB on Linux, // 1024; headed "peak MB" until 2026-12-06), whether both
 checkouts printed the same text, and the 1-minute load average at each round's end.
 """
 
@@ -39,7 +40,21 @@ def _run(src: Path, args: list[str], cwd: Path) -> tuple[float, int, bytes]:
     _, status, ru = os.wait4(proc.pid, 0)
     if status != 0:
         raise RuntimeError(f"{src}: activetest {' '.join(args)} failed ({status})")
-    return ru.ru_utime + ru.ru_stime, ru.ru_maxrss // 1024, out
+    return ru.ru_utime + ru.ru_stime, ru.ru_maxrss // 1024, out  # KiB // 1024: MiB
+
+
+def table(names: list[str], cpu: dict[tuple[str, str], list[float]],
+          mib: dict[tuple[str, str], int]) -> list[str]:
+    """Markdown rows: per command and checkout the median, min and max CPU seconds and
+    the peak resident memory in MiB."""
+    lines = ["| command | checkout | CPU s median | min | max | peak MiB |",
+             "|---|---|---|---|---|---|"]
+    for name in names:
+        for who in ("baseline", "this"):
+            v = cpu[(name, who)]
+            lines.append(f"| {name} | {who} | {statistics.median(v):.3f} | {min(v):.3f} | "
+                         f"{max(v):.3f} | {mib[(name, who)]} |")
+    return lines
 
 
 def main() -> None:
@@ -61,7 +76,7 @@ def main() -> None:
     if args.imp:
         cmds.append((f"import {args.imp[1].name}", None))
     cpu: dict[tuple[str, str], list[float]] = {}
-    mb: dict[tuple[str, str], int] = {}
+    mib: dict[tuple[str, str], int] = {}
     texts: dict[tuple[str, str], set[bytes]] = {}
     loads = [os.getloadavg()[0]]
     with tempfile.TemporaryDirectory() as tmp:
@@ -76,16 +91,10 @@ def main() -> None:
                         cmd = ["import", str(db), str(args.imp[1])]
                     c, m, out = _run(srcs[who], cmd, work)
                     cpu.setdefault((name, who), []).append(c)
-                    mb[(name, who)] = max(mb.get((name, who), 0), m)
+                    mib[(name, who)] = max(mib.get((name, who), 0), m)
                     texts.setdefault((name, who), set()).add(out)
             loads.append(os.getloadavg()[0])
-    print("| command | checkout | CPU s median | min | max | peak MB |")
-    print("|---|---|---|---|---|---|")
-    for name, _ in cmds:
-        for who in ("baseline", "this"):
-            v = cpu[(name, who)]
-            print(f"| {name} | {who} | {statistics.median(v):.3f} | {min(v):.3f} | "
-                  f"{max(v):.3f} | {mb[(name, who)]} |")
+    print("\n".join(table([name for name, _ in cmds], cpu, mib)))
     for name, _ in cmds:
         print(f"{name}: same text from both checkouts: "
               f"{texts[(name, 'baseline')] == texts[(name, 'this')]}")

@@ -76,18 +76,20 @@ def test_the_ratio_column_is_this_over_baseline_of_the_printed_cells() -> None:
     came from the unrounded seconds at one decimal. It is now the printed cells' ratio at
     two decimals, so a reader gets it back from the row."""
     bench = _module()
-    res = {"baseline": {100_000: {"import": {"cpu": 0.6350, "rss_mb": 115.0}},
-                        1_000_000: {"import": {"cpu": 0.52, "rss_mb": 115.0}}},
-           "this": {100_000: {"import": {"cpu": 0.4051, "rss_mb": 56.0}},
-                    1_000_000: {"import": {"cpu": 0.4349, "rss_mb": 56.0}}}}
-    rows = [r for r in bench.table(res, [100_000, 1_000_000], ["baseline", "this"]
-                                   ).splitlines() if r.startswith("| import")]
+    res = {"baseline": {100_000: {"import": {"cpu": 0.6350, "rss_mib": 115.0}},
+                        1_000_000: {"import": {"cpu": 0.52, "rss_mib": 115.0}}},
+           "this": {100_000: {"import": {"cpu": 0.4051, "rss_mib": 56.0}},
+                    1_000_000: {"import": {"cpu": 0.4349, "rss_mib": 56.0}}}}
+    text = bench.table(res, [100_000, 1_000_000], ["baseline", "this"])
+    rows = [r for r in text.splitlines() if r.startswith("| import")]
+    # ru_maxrss (KiB) / 1024 is MiB, and the header names it so (it said "peak MB")
+    assert "| baseline peak MiB |" in text and "MB" not in text
     assert rows[0] == "| import | 1e5 | 0.64 | 115 | 0.41 | 56 | 0.64x |"
     assert rows[1] == "| import | 1e6 | 0.52 | 115 | 0.43 | 56 | 0.83x |"
     # growth from the printed cells too: 0.41 -> 0.43 is x1.0 (not 0.4051 -> 0.4349, x1.1)
     assert bench.growth(res, [100_000, 1_000_000], "this") == "- import: 1e5->1e6: x1.0"
-    zero = {"baseline": {10: {"init": {"cpu": 0.001, "rss_mb": 1.0}}},
-            "this": {10: {"init": {"cpu": 0.5, "rss_mb": 1.0}}}}
+    zero = {"baseline": {10: {"init": {"cpu": 0.001, "rss_mib": 1.0}}},
+            "this": {10: {"init": {"cpu": 0.5, "rss_mib": 1.0}}}}
     assert bench.table(zero, [10], ["baseline", "this"]).splitlines()[-1].endswith(" — |")
 
 

@@ -41,7 +41,7 @@ def test_printed_ratio_rounds_each_side_as_its_cell() -> None:
 def _scoring_row(bench: ModuleType, backend: str, naive: float, reuse: float) -> object:
     return bench.Row(model="smollm2-135m", backend=backend, shots=50, prefix_tokens=1158,
                      mean_suffix_tokens=30.0, load_s=12.2, naive_items_per_s=naive,
-                     reuse_items_per_s=reuse, speedup=reuse / naive, peak_rss_mb=1539.0,
+                     reuse_items_per_s=reuse, speedup=reuse / naive, peak_rss_mib=1539.0,
                      naive_flop_fraction=0.56, reuse_flop_fraction=0.33, accuracy=0.653,
                      log_loss=0.617, mean_abs_diff_vs_hf=0.0)
 
@@ -58,17 +58,33 @@ def test_scoring_speedup_is_reuse_over_naive_as_printed() -> None:
     info["notes"] = bench.notes(rows, info)
     text = bench.render_markdown(rows, info, "python benchmarks/bench_scoring.py")
     assert "| 0.56 | 11.9 | 21.2x |" in text
+    # /proc/self/statm pages x page size / 2**20: MiB, and the header says so (it said MB)
+    assert "| peak RSS MiB |" in text and "| 1539 |" in text
     assert "| 0.15 | 5.9 | 39.3x |" in text
     assert "prefix reuse is 21x (hf) and 39x (llamacpp) faster" in text
     assert "bfloat16 matmuls ran at 0.01x the float32 rate" in text  # 1 / 163 GFLOP/s
     # the memory factor from the peak RSS cells (the note said '3-5x' whatever they were)
-    rows[0].peak_rss_mb, rows[1].peak_rss_mb = 1920.2, 317.4
+    rows[0].peak_rss_mib, rows[1].peak_rss_mib = 1920.2, 317.4
     extra = _scoring_row(bench, "hf", 0.5, 10.0)
-    extra.peak_rss_mb = 1539.0
+    extra.peak_rss_mib = 1539.0
     low = _scoring_row(bench, "llamacpp", 0.3, 5.0)
-    low.peak_rss_mb = 496.0
+    low.peak_rss_mib = 496.0
     got = "\n".join(bench.notes([*rows, extra, low], info))
-    assert "needs 3-6x less memory (peak RSS 317-496 MB against 1,539-1,920)" in got
+    assert "needs 3-6x less memory (peak RSS 317-496 MiB against 1,539-1,920)" in got
+
+
+def test_memory_columns_name_mib() -> None:
+    """bench_stats and bench_status_ab divide ru_maxrss (KiB on Linux) by 1024, which is
+    MiB; they printed "MB" (4.9% off a 10**6-byte MB)."""
+    row = _module("bench_stats").scale_row({"seconds": 0.94, "peak_rss_mib": 273.4})
+    assert "0.94 s, peak RSS 273 MiB |" in row
+    ab = _module("bench_status_ab").table(
+        ["status s.db"], {("status s.db", "baseline"): [0.5, 0.4, 0.6],
+                          ("status s.db", "this"): [0.3]},
+        {("status s.db", "baseline"): 43, ("status s.db", "this"): 40})
+    assert ab[0].endswith("| peak MiB |")
+    assert ab[2:] == ["| status s.db | baseline | 0.500 | 0.400 | 0.600 | 43 |",
+                      "| status s.db | this | 0.300 | 0.300 | 0.300 | 40 |"]
 
 
 def test_adaptive_ratios_are_the_cells_ratios() -> None:

@@ -248,7 +248,7 @@ def test_a_read_only_old_file_opens_read_only_and_stays_schema_3(tmp_path: Path)
 def test_init_needs_about_the_sessions_size_on_the_disk_not_twice(tmp_path: Path) -> None:
     """On a real tmpfs (skipped where none can be mounted) with room for the session and
     a third more: `init` succeeds (its pages went through a WAL as large as the file,
-    twice the session's size on the disk until the last checkpoint: 22 GB for an 11 GB
+    twice the session's size on the disk until the last checkpoint: 22 GiB for an 11 GiB
     session at 1e8 items), and the file made is the one made on a roomy disk, in WAL
     mode; with too little room it is refused as a full disk, leaving nothing."""
     files = _write_pool(tmp_path, 20_000, "parquet")
