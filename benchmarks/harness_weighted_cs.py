@@ -26,6 +26,12 @@ Usage (CPU minutes; same pools, seeds and design as ``harness_runs.py --no-bundl
 --history-design features``)::
 
     nice -n 10 python benchmarks/harness_weighted_cs.py --runs 100
+
+Each cell is a CS's median runs, its ratio to uniform's median runs and the coverage at
+the stop; the ratio is that of the two medians as the table prints them (whole runs,
+:func:`harness_runs.shown_ratio`'s rule), and the summary lines' median and range are of
+those ratio cells as printed (until 2026-12-06 the cells showed the ratio of the
+unrounded medians, and not the CS's median, so a reader could not get it back).
 """
 
 from __future__ import annotations
@@ -89,6 +95,14 @@ def boost(x: np.ndarray, N: int, cap: float) -> np.ndarray:
     return np.clip(np.where(np.isfinite(a) & (a > 0), a, 1.0), 1.0 / cap, cap)
 
 
+def cell(n: np.ndarray, u_n: np.ndarray, cov: np.ndarray) -> tuple[float, str]:
+    """A table cell for a CS's stopping runs ``n`` against uniform's ``u_n`` (and its
+    coverage at the stop ``cov``): the ratio of the two medians as printed, rounded as
+    its cell prints it, and the cell "median runs: ratio (coverage)"."""
+    ratio = round(hr._shown_over(float(np.median(n)), float(np.median(u_n))), 2)
+    return ratio, f"{np.median(n):.0f}: {ratio:.2f} ({cov.mean():.2f})"
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", type=int, default=100)
@@ -97,7 +111,8 @@ def main(argv: list[str] | None = None) -> None:
     a = ap.parse_args(argv)
     names = ["session weights", *[f"design-variance weights, A = {c:g}" for c in CAPS]]
     ratios: dict[tuple[str, float], list[float]] = {}
-    print("| pool | h | uniform runs | " + " | ".join(f"{n}: ratio (coverage)" for n in names)
+    print("| pool | h | uniform runs | " + " | ".join(f"{n}: runs: ratio (coverage)"
+                                                   for n in names)
           + " |\n|---|---|---|" + "---|" * len(names))
     for p in hr.history_pools(a.held_out, seed=a.seed):
         t0 = time.process_time()
@@ -118,9 +133,9 @@ def main(argv: list[str] | None = None) -> None:
             cells = []
             for name, (lo, hi) in zip(names, curves, strict=True):
                 n, cov = hr._stop(lo, hi, h, truth)
-                r = float(np.median(n) / np.median(u_n))
+                r, text = cell(n, u_n, cov)
                 ratios.setdefault((name, h), []).append(r)
-                cells.append(f"{r:.2f} ({cov.mean():.2f})")
+                cells.append(text)
             print(f"| {p.name} | {h} | {np.median(u_n):.0f} | " + " | ".join(cells) + " |",
                   flush=True)
         print(f"<!-- {p.name}: {time.process_time() - t0:.0f} CPU-s -->", flush=True)

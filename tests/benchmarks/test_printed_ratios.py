@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "benchmarks"
 
@@ -130,3 +132,16 @@ def test_harness_runs_ratio_columns_are_those_of_the_printed_medians() -> None:
     assert "| 0.02 | 334 | 1079 | 0.31 | 767 | 0.44 |" in text
     assert "h = 0.03: median ratio to uniform (same CS) 0.26 (range 0.26-0.26)" in text
     assert "to fixed-n Wilson 0.44;" in text
+
+
+def test_harness_weighted_cs_cells_are_runs_and_the_ratio_of_the_printed_medians() -> None:
+    """harness_weighted_cs printed only the ratio of the unrounded medians (a median of
+    100 stops can end in .5) beside uniform's median rounded to whole runs, so a reader
+    could not get the ratio back; a cell now shows the CS's median runs and the ratio of
+    the two as printed."""
+    wcs = _module("harness_weighted_cs")
+    n = np.array([213.0, 214.0] * 50)  # median 213.5, printed 214
+    u_n = np.full(100, 838.0)
+    cov = np.ones(100)
+    ratio, text = wcs.cell(n, u_n, cov)
+    assert text == "214: 0.26 (1.00)" and ratio == 0.26  # unrounded 213.5 / 838 = 0.2548
