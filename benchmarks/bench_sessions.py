@@ -506,8 +506,8 @@ def table(results: dict, ns: list[int], labels: list[str]) -> str:
     """Markdown: per command and N, CPU s and peak MiB of each source, and the ratio
     this / baseline of the printed CPU seconds (``_cells.printed_ratio``)."""
     head = "| command | N | " + " | ".join(
-        f"{lab} CPU s | {lab} peak MiB" for lab in labels) + (
-        " | CPU this / baseline |" if len(labels) > 1 else "")
+        f"{lab} CPU s | {lab} peak MiB" for lab in labels) + " |" + (
+        " CPU this / baseline |" if len(labels) > 1 else "")
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for cmd in COMMANDS:
         for n in ns:

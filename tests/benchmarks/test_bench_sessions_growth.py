@@ -88,6 +88,12 @@ def test_the_ratio_column_is_this_over_baseline_of_the_printed_cells() -> None:
     assert rows[1] == "| import | 1e6 | 0.52 | 115 | 0.43 | 56 | 0.83x |"
     # growth from the printed cells too: 0.41 -> 0.43 is x1.0 (not 0.4051 -> 0.4349, x1.1)
     assert bench.growth(res, [100_000, 1_000_000], "this") == "- import: 1e5->1e6: x1.0"
+    # one source (no --baseline): the header closes its last cell and the separator has
+    # a cell per column (it printed "| ... | this peak MB" over "|---|---|---|", 4 columns
+    # under 3, which Markdown does not render as a table)
+    one = bench.table({"this": res["this"]}, [100_000], ["this"]).splitlines()
+    assert one[:3] == ["| command | N | this CPU s | this peak MiB |", "|---|---|---|---|",
+                       "| import | 1e5 | 0.41 | 56 |"]
     zero = {"baseline": {10: {"init": {"cpu": 0.001, "rss_mib": 1.0}}},
             "this": {10: {"init": {"cpu": 0.5, "rss_mib": 1.0}}}}
     assert bench.table(zero, [10], ["baseline", "this"]).splitlines()[-1].endswith(" — |")
