@@ -526,6 +526,17 @@ def table(results: dict, ns: list[int], labels: list[str]) -> str:
     return "\n".join(lines)
 
 
+def progress_line(n: int, label: str, res: dict) -> str:
+    """One source's commands at one N as they finish: CPU seconds and peak MiB of each,
+    then the session file's size in MiB (``_file_mib``, not a command: it printed as
+    "_file_mb 0.00s/119MB", a CPU time and a peak of a command of that name)."""
+    cells = ", ".join(f"{c} {r['cpu']:.2f} CPU-s/{r['rss_mib']:.0f} MiB peak"
+                      for c, r in res.items() if not c.startswith("_"))
+    size = res.get("_file_mib")
+    return (f"N={_fmt_n(n)} {label}: {cells}"
+            + ("" if size is None else f"; session file {size['rss_mib']:.1f} MiB"))
+
+
 def growth(results: dict, ns: list[int], label: str) -> str:
     """Per command, the CPU growth between consecutive N (linear: the ratio of the N),
     of the CPU seconds as printed (``_cells.printed_ratio``)."""
@@ -614,9 +625,7 @@ def main() -> None:
             res = run_commands(src, inputs, args.cache / f"run-{label}-{n}", args.format,
                                commands)
             results.setdefault(label, {})[n] = res
-            print(f"N={_fmt_n(n)} {label}: " + ", ".join(
-                f"{c} {r['cpu']:.2f}s/{r['rss_mib']:.0f}MiB" for c, r in res.items()),
-                flush=True)
+            print(progress_line(n, label, res), flush=True)
             (args.cache / "results.json").write_text(json.dumps(
                 {lab: {str(k): v for k, v in d.items()} for lab, d in results.items()}))
     labels = [lab for lab, _ in sources]

@@ -112,3 +112,13 @@ def test_printed_ratio_is_the_cells_ratio() -> None:
     assert f"{printed_ratio(0.40, 0.39):.2f}" == "1.03"
     assert f"{printed_ratio(17.14, 29.94, digits=1):.2f}" == "0.57"
     assert printed_ratio(1.0, 0.004) is None  # the denominator prints as 0.00
+
+
+def test_the_progress_line_names_the_session_file_apart_from_the_commands() -> None:
+    """The line printed as each N finishes showed the session file's size as a command,
+    "_file_mb 0.00s/119MB" (a CPU time of 0 and a "peak" of the file's MiB)."""
+    bench = _module()
+    line = bench.progress_line(1_000_000, "this", {
+        "init": {"cpu": 16.531, "rss_mib": 523.4},
+        "_file_mib": {"cpu": 0.0, "rss_mib": 119.04}})
+    assert line == "N=1e6 this: init 16.53 CPU-s/523 MiB peak; session file 119.0 MiB"
