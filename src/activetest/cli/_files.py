@@ -118,6 +118,13 @@ def import_(
     metric_key: Annotated[str | None, typer.Option(
         "--metric-key", help="lm-eval results: the per-item metric read as the label "
         "(default: the session's, chosen at init).", show_default=False)] = None,
+    ids_are_positions: Annotated[bool, typer.Option(
+        "--ids-are-positions", help="Confirm a sheet's join by ids that look like "
+        "positions: its item ids and the pool's both row numbers (0..N-1 or 1..N), and "
+        "the rows carry no content_check and no cell of the item's text. Refused "
+        "otherwise (unless init confirmed such a join), as a sheet made from a shuffled, "
+        "filtered or other split's copy of the pool would label other items. Only where "
+        "the sheet's ids are this pool's own. docs/history.md.")] = False,
     trust_labels_from_people: Annotated[bool, typer.Option(
         "--trust-labels-from-people", help="A --target lm-eval or --target inspect "
         "session: also take the file's labels for drawn items the target has not run, as "
@@ -160,7 +167,8 @@ def import_(
                                    overwrite=overwrite, id_column=id_column,
                                    label_column=label_column, from_name=from_name,
                                    label_base=label_base, resolve=resolve.value,
-                                   trust_people=trust_labels_from_people)
+                                   trust_people=trust_labels_from_people,
+                                   ids_are_positions=ids_are_positions)
         except ValueError as exc:
             h = harness_config(s)
             if h is not None and h.get("tool") == "lm-eval" and format is None:
@@ -174,6 +182,8 @@ def import_(
             raise
         # a graded comparison's judgments of compared answers are said apart from the
         # target's labels (QA: "16 new label(s)" counted both together)
+        if result.position_note is not None:
+            _out.print(f"note: {_escape(result.position_note)}")
         judged = (f"judged {result.judged} compared answer(s) (changed "
                   f"{result.judged_changed}), " if result.judged or result.judged_changed
                   else "")

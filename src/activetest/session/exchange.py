@@ -10,6 +10,7 @@ everything an import writes.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -61,7 +62,7 @@ def export_session(s: Any, path: str | os.PathLike[str], *, format: str | None,
 
 def import_session_file(s: Any, path: str | os.PathLike[str], *, format: str | None,
                         overwrite: bool, resolve: str, trust_people: bool,
-                        **options: Any) -> LabelImport:
+                        ids_are_positions: bool = False, **options: Any) -> LabelImport:
     """Import labels into session ``s`` from a sheet or a Label Studio export, all or
     nothing (:meth:`Session.import_file
     <activetest.session.workflow.Session.import_file>` documents the rules, the
@@ -75,10 +76,14 @@ def import_session_file(s: Any, path: str | os.PathLike[str], *, format: str | N
     # a blind sheet's answers A, B, ...: whose each is, from the item's shown order
     records = compare_graded.letters_to_targets(s.store, index, records)
     read = list(records)  # as given: each annotator's own label, kept for agreement
+    # a hand-made sheet keyed by row numbers on a pool numbered so: refused before
+    # anything is written, unless confirmed (joins never guess)
+    note = _position_join(s, str(path), records, ids_are_positions)
     judged = [r for r in records if r.answer_of]
     if not judged:
-        return s.add_labels(records, source=source, overwrite=overwrite, where=str(path),
-                            resolve=resolve, trust_people=trust_people)
+        return dataclasses.replace(
+            s.add_labels(records, source=source, overwrite=overwrite, where=str(path),
+                         resolve=resolve, trust_people=trust_people), position_note=note)
     # Checks and writes in one transaction: nothing half-written, nothing changed
     # by another writer between the checks and the writes.
     with s.store.transaction():
@@ -109,4 +114,21 @@ def import_session_file(s: Any, path: str | os.PathLike[str], *, format: str | N
         return s._keep_votes(LabelImport(
             result.added, result.changed, unchanged, changes, conflicts,
             judged=sum(c.action == "add" for c in judgments),
-            judged_changed=sum(c.action == "change" for c in judgments)), read)
+            judged_changed=sum(c.action == "change" for c in judgments),
+            position_note=note), read)
+
+
+def _position_join(s: Any, path: str, records: Sequence[Any], confirmed: bool) -> str | None:
+    """:func:`~activetest.session.sheet_positions.check_sheet_ids` of the sheet at
+    ``path`` for session ``s``: confirmed by ``confirmed`` (``--ids-are-positions``) or
+    by what the session's ``init`` recorded."""
+    from activetest.session.history_positions import FLAG
+    from activetest.session.sheet_positions import check_sheet_ids, recorded_confirmation
+
+    def fields_of(item_id: str) -> Any:
+        row = s._row_index().get(item_id)
+        return None if row is None else s._pool[row].fields
+
+    how = FLAG if confirmed else recorded_confirmation(
+        s.store.score_roles(), s.provenance, s.session_config.extra.get("history"))
+    return check_sheet_ids(path, records, s.store.item_ids, fields_of, confirmed=how)

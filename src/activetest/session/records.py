@@ -573,6 +573,8 @@ class LabelImport:
             in :attr:`added`).
         judged_changed: compared answers' judgments overwritten (not in
             :attr:`changed`).
+        position_note: a sheet's join by ids that look like positions, made as
+            confirmed (:mod:`activetest.session.sheet_positions`), said; else None.
     """
 
     added: int
@@ -584,6 +586,7 @@ class LabelImport:
     unnamed: int = 0
     judged: int = 0
     judged_changed: int = 0
+    position_note: str | None = None
 
     @property
     def left_out(self) -> list[LabelConflict]:

@@ -1035,7 +1035,8 @@ class Session:
 
     def import_file(self, path: str | os.PathLike[str], *, format: str | None = None,
                     overwrite: bool = False, resolve: str = "skip",
-                    trust_people: bool = False, **options: Any) -> LabelImport:
+                    trust_people: bool = False, ids_are_positions: bool = False,
+                    **options: Any) -> LabelImport:
         """Import labels from a sheet or a Label Studio export.
 
         All or nothing: every record is checked, and labels and compared answers'
@@ -1052,6 +1053,10 @@ class Session:
         :func:`activetest.session.labelio.import_labels` (``id_column``,
         ``label_column``, ``from_name``, ``label_base``); ``trust_people``: as
         :meth:`add_labels` (an lm-eval session's items its target has not run).
+        A sheet whose rows carry neither (a hand-made ``item_id,label`` file) keyed by
+        ids that look like row numbers, on a pool whose ids look so too, is refused
+        unless ``ids_are_positions`` (``--ids-are-positions``) or the session's ``init``
+        confirmed such a join (:mod:`activetest.session.sheet_positions`).
 
         Raises:
             LabelFileError: a malformed file (file and line named).
@@ -1059,12 +1064,14 @@ class Session:
                 content is not its item's, a stored label that differs without
                 ``overwrite`` (nothing written).
             SessionError: labels for items an lm-eval session's target has not run,
-                without ``trust_people`` (nothing written).
+                without ``trust_people``; a join by ids that look like positions, not
+                confirmed (nothing written).
         """
         from activetest.session.exchange import import_session_file
 
         return import_session_file(self, path, format=format, overwrite=overwrite,
-                                   resolve=resolve, trust_people=trust_people, **options)
+                                   resolve=resolve, trust_people=trust_people,
+                                   ids_are_positions=ids_are_positions, **options)
 
 
 class _FieldsById:
