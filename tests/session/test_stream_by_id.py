@@ -271,3 +271,81 @@ def test_a_header_alone_without_a_class_column_says_no_data_rows(
     streamed, general, _ = _both(tmp_path, files, monkeypatch)
     assert streamed is not None and streamed == general, (streamed, general)
     assert streamed.endswith("target" + files[2].suffix + ": no data rows")
+
+
+def _renumbered(files: tuple[Path, Path, Path]) -> None:
+    """The pool's and tables' ids ``it0``.. made ``0``.. (pandas' index as the id)."""
+    import re
+
+    for f in files:
+        if f.suffix == ".parquet":
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            t = pq.read_table(f)
+            ids = [re.sub(r"^it(\d+)$", r"\1", str(i)) for i in t.column("id").to_pylist()]
+            pq.write_table(t.set_column(t.schema.get_field_index("id"), "id",
+                                        pa.array(ids)), f)
+        else:
+            f.write_text(re.sub(r"\bit(\d+)\b", r"\1", f.read_text()))
+
+
+@pytest.mark.parametrize("fmt", ["csv", "jsonl", "parquet"])
+def test_a_shuffled_table_keyed_by_row_numbers_is_refused_by_the_stream_itself(
+        fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pool numbered 0..N-1 and a target table keyed so in another order (with rows of
+    another pool's items after them): the stream compares both sides' ids as it joins the
+    table by id, in constant memory, and refuses the join by positions with the general
+    path's message, word for word, without falling back to the general path (which reads
+    everything into memory: at 1e7 items killed for memory before it says a word); as
+    ``ids_are_positions`` confirms, it makes the general path's session, the join said
+    in the provenance."""
+    from activetest.session import create
+    from activetest.session.store import SessionError
+    from activetest.session.workflow import Session
+
+    monkeypatch.setattr(stream_base, "BLOCK", 64)
+    files = _files(tmp_path, fmt)
+    _renumbered(files)
+    for k, path in enumerate(files[1:]):  # both shuffled, the target's with more rows
+        rows = _rows(path)
+        for r in rows:
+            r["id"] = str(r["id"])
+        rows += [{"id": str(200 + j), "negative": -0.1,
+                  "positive": float(np.log1p(-np.exp(-0.1)))} for j in range(30 * k)]
+        _rewrite(path, [rows[i] for i in np.random.default_rng(5).permutation(len(rows))])
+
+    def fell_back(*a: object, **k: object) -> None:
+        raise AssertionError("the stream fell back to the general path")
+
+    for kw in ({}, {"ids_are_positions": True}):
+        for f in tmp_path.glob("[sg].db"):
+            f.unlink()
+        got = []
+        for name, general in (("s.db", False), ("g.db", True)):
+            with monkeypatch.context() as m:
+                ran = spy_on_stream(m)
+                m.setattr(*((stream_init, "try_stream", lambda *a, **k: None) if general
+                            else (create, "load_inputs", fell_back)))
+                try:
+                    create_from_tables(tmp_path / name, files, **kw).close()
+                    got.append(None)
+                    assert ran or general
+                except SessionError as exc:
+                    got.append(str(exc))
+                    assert not (tmp_path / name).exists()
+        if kw:
+            assert got == [None, None], got
+            same_session(tmp_path / "s.db", tmp_path / "g.db")
+            with Session.open(tmp_path / "s.db") as s:
+                assert (f"target.{fmt}: joined by ids that look like row numbers (the "
+                        f"pool's: '0'..'199', 200 ids, every whole number from 0; the "
+                        f"table's: '0'..'229', 230 ids, every whole number from 0), as "
+                        f"--ids-are-positions confirms") in \
+                    s.provenance("target")["joined_by_position"]
+        else:
+            assert got[0] is not None and got[0] == got[1], got
+            assert (f"surrogate.{fmt}: its item ids and the pool's look like row numbers "
+                    f"(positions), not ids (the pool's: '0'..'199', 200 ids, every whole "
+                    f"number from 0; the table's: '0'..'199', 200 ids, every whole number "
+                    f"from 0): pool item '0'") in got[0], got[0]

@@ -123,20 +123,25 @@ class WholeIdsInBlocks:
         #: a whole number written otherwise (``007``, ``7.0``) ended the count
         self.other_spelling = False
 
-    def add(self, ids: Sequence[str]) -> None:
-        """Count a block of ids."""
+    def add(self, ids: Sequence[str], *, numbers_only: bool = False) -> None:
+        """Count a block of ids; ``numbers_only``: pass over ids that are no whole number
+        at all (``abc``: :func:`number_ids` counts only the whole numbers of a side that
+        is not the pool)."""
         if not self._ok:
             return
         for i in ids:
             t = str(i).strip()
             if not t.isascii() or not t.isdigit() or (len(t) > 1 and t[0] == "0"):
+                whole = _WHOLE.fullmatch(t) is not None
+                if numbers_only and not whole:
+                    continue
                 self._ok = False
-                self.other_spelling = _WHOLE.fullmatch(t) is not None
+                self.other_spelling = whole
                 return
             v = int(t)
             self._lo = v if self._lo is None else min(self._lo, v)
             self._hi = max(self._hi, v)
-        self._n += len(ids)
+            self._n += 1
 
     @property
     def result(self) -> NumberIds | None:

@@ -218,7 +218,12 @@ def _stream(path: Path, p: Path, fmt: str, task: Task, sur: Table, tgt: Table,
         for k in by_id:  # the tables in another order: joined by id, a second pass
             with progress_bar(None, f"joining {sources[k].scorer.path.name} by id",
                               progress) as advance:
-                parts[k] = join_by_id(conn, sources[k], n, task.n_classes, advance)
+                # (a pool whose ids are not all whole numbers: its own ids, no count)
+                plain = got["checked"][k] or got["numbers"].count.result is None
+                parts[k] = join_by_id(conn, sources[k], n, task.n_classes, advance,
+                                      on_ids=None if plain else
+                                      _position_join_by_id(conn, sources[k], got,
+                                                           ids_are_positions))
         got["lp"] = [part.array() if isinstance(part, _Parts) else part for part in parts]
 
     def write_blocks(conn: Any, size: int | None, advance: Any
@@ -324,6 +329,7 @@ def _stream(path: Path, p: Path, fmt: str, task: Task, sur: Table, tgt: Table,
         if not by_row:  # ids that look like positions on both sides: refused or said
             got["by_position"] = _position_joins(numbers, sources, by_id, checked,
                                                  ids_are_positions)
+        got["numbers"], got["checked"] = numbers, checked
         got["n"] = n
         config1 = config_of(info, specs, raw_specs, n)  # the planned budget needs N
         config = dataclasses.replace(config1, pool={**config1.pool, "n_items": n},
@@ -421,8 +427,8 @@ def _position_joins(numbers: _WholeIds, sources: Sequence[Table], by_id: Sequenc
     note); refused otherwise (:class:`~activetest.session.store.SessionError`: the
     general path's rule and message, :mod:`activetest.session.table_positions`). A
     table in the pool's order has the pool's ids (both sides alike: a join by positions
-    where they are a run from 0 or 1); one joined by id (its ids another set) takes the
-    general path, which compares both sides."""
+    where they are a run from 0 or 1); one joined by id (its ids another set) is
+    compared with the pool as it is joined (:func:`_position_join_by_id`)."""
     from activetest.data.history_ids import PositionJoin
     from activetest.session.table_positions import excerpt, position_join
 
@@ -435,13 +441,49 @@ def _position_joins(numbers: _WholeIds, sources: Sequence[Table], by_id: Sequenc
     for k, t in enumerate(sources):
         if checked[k]:
             continue
-        if k in by_id:
-            raise NotStreamable("position ids")
+        if k in by_id:  # compared as it is joined by id
+            continue
         if pool.run_from is not None:
             d = PositionJoin(pool, pool, numbers.first[0], pool.n)
             out[t.spec] = position_join(str(t.scorer.path), d, excerpt(numbers.first[1]),
                                         confirmed=confirmed)
     return out
+
+
+def _position_join_by_id(conn: Any, t: Table, got: dict[str, Any], confirmed: bool
+                         ) -> Any:
+    """The :func:`~activetest.session.stream_join.join_by_id` ``on_ids`` of the table
+    ``t`` in another order than the pool's: where its ids and the pool's look like
+    positions (:func:`~activetest.data.history_ids.positions_in_disguise`'s rule, counted
+    in constant memory), refused with the general path's message or, as ``confirmed``,
+    said (``got["by_position"]``): no fall back that reads the whole pool and table into
+    memory to say the same (at 1e7 items, killed for memory first). A table's id written
+    as another spelling of a whole number (``007``, ``7.0``) takes the general path."""
+    from activetest.data.history_ids import PositionJoin, WholeIdsInBlocks
+    from activetest.session.table_positions import excerpt, position_join
+
+    def check(ids: WholeIdsInBlocks, shared: int, first: int) -> None:
+        numbers: _WholeIds = got["numbers"]
+        pool = numbers.count.result
+        if pool is None or numbers.first is None:  # not all whole numbers: own ids
+            return
+        if ids.other_spelling:  # the general path compares every value
+            raise NotStreamable("position ids")
+        table = ids.result
+        if table is None or not shared or (pool.run_from is None
+                                           and table.run_from is None):
+            return
+        if first == 0:  # the pool's first item: its fields in the pool's order
+            item_id, fields = numbers.first
+        else:  # (the file keeps them sorted by name)
+            item_id, text = conn.execute("SELECT item_id, fields FROM items WHERE idx = ?",
+                                         (first,)).fetchall()[0]
+            fields = json.loads(text)
+        d = PositionJoin(pool, table, str(item_id).strip(), shared)
+        got.setdefault("by_position", {})[t.spec] = position_join(
+            str(t.scorer.path), d, excerpt(fields), confirmed=confirmed)
+
+    return check
 
 
 def _guarded(blocks: Iterator[Any]) -> Iterator[Any]:

@@ -5,11 +5,12 @@ as the general path refuses it (:func:`refuse_a_repeated_id`) (part of
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
+from activetest.data.history_ids import WholeIdsInBlocks
 from activetest.data.task import Item
 from activetest.session import stream_tables
 from activetest.session.stream_base import NotStreamable, StreamRefusedError
@@ -44,7 +45,9 @@ def refuse_a_repeated_id(conn: Any, t: Table, item_id: str, ids: Sequence[str], 
     raise NotStreamable("repeated id")  # pragma: no cover - read_again raises
 
 
-def join_by_id(conn: Any, t: Table, n: int, width: int, advance: Any) -> np.ndarray:
+def join_by_id(conn: Any, t: Table, n: int, width: int, advance: Any,
+               on_ids: Callable[[WholeIdsInBlocks, int, int], None] | None = None
+               ) -> np.ndarray:
     """The ``(n, width)`` log-probs of the table ``t``, joined by id to the ``n`` pool
     items already written to the session file: a table in another order than the pool's
     (a sharded scoring job's), with fewer rows (a pool item without one: named) or with
@@ -57,7 +60,13 @@ def join_by_id(conn: Any, t: Table, n: int, width: int, advance: Any) -> np.ndar
     named), an id that an earlier row has (both rows named; the ids of rows the pool
     does not have are kept in a temporary table to tell), a pool item with no row (the
     first ten named, in the pool's order), a content check written for other content
-    (the first such pool item in the pool's order)."""
+    (the first such pool item in the pool's order). ``on_ids``: called once every row
+    is read (none repeating an id) and before a missing pool item is named, as the
+    general path reads the whole table before it joins, with the table's whole-number
+    ids counted (:class:`~activetest.data.history_ids.WholeIdsInBlocks`, ids that are
+    no whole number passed over), how many rows are for pool items and the pool row of
+    the first such item (a join by ids that look like positions is refused or said
+    there: :mod:`activetest.session.table_positions`)."""
     import json as _json
 
     from activetest.formats.label_records import content_check
@@ -67,6 +76,8 @@ def join_by_id(conn: Any, t: Table, n: int, width: int, advance: Any) -> np.ndar
     out = np.full((n, width), np.nan)
     row_of = np.full(n, -1, dtype=np.int64)  # the table's row of each pool item
     bad: tuple[int, str, str, str] | None = None  # the first item whose check differs
+    numbers = WholeIdsInBlocks()  # the table's whole-number ids, for on_ids
+    shared, first_shared = 0, n
     # temporary tables (gone with the connection; emptied, not dropped, after: a DROP
     # fails while any statement of the connection is open)
     conn.execute("CREATE TEMP TABLE IF NOT EXISTS _at_block (pos INTEGER PRIMARY KEY, "
@@ -112,6 +123,10 @@ def join_by_id(conn: Any, t: Table, n: int, width: int, advance: Any) -> np.ndar
                 raise NotStreamable("repeated id")  # pragma: no cover - read_again raises
             out[idx] = conv[pos]
             row_of[idx] = start + pos
+            if on_ids is not None:
+                numbers.add(ids.tolist(), numbers_only=True)
+                shared += len(idx)
+                first_shared = min(first_shared, int(idx.min())) if len(idx) else first_shared
             if checks is not None:
                 for (p_, i_, fields), theirs in zip(found, checks[pos].tolist(), strict=True):
                     if bad is not None and i_ >= bad[0]:
@@ -123,6 +138,8 @@ def join_by_id(conn: Any, t: Table, n: int, width: int, advance: Any) -> np.ndar
             advance(m)
         if start == 0:  # a header alone, an empty JSONL file: named as the table reader does
             raise StreamRefusedError(f"{path}: no data rows")
+        if on_ids is not None:
+            on_ids(numbers, shared, first_shared)
         missing = np.flatnonzero(row_of < 0)
         if missing.size:  # the general path's message (the first ten, in the pool's order)
             shown = ", ".join(repr(conn.execute("SELECT item_id FROM items WHERE idx = ?",
