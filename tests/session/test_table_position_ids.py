@@ -217,3 +217,34 @@ def test_estimate_compare_takes_the_same_rule_where_it_joins_a_table(tmp_path: P
     assert "compare (log_loss)" in out, out
     out = cli("estimate", db, "--compare", f"table:{pf.target2}")
     assert "compare (log_loss)" in out, out
+
+
+@pytest.mark.parametrize("path", ["streamed", "general"])
+def test_a_pool_without_id_column_whose_id_column_is_row_numbers_says_both_at_once(
+        tmp_path: Path, path: str) -> None:
+    """``init`` without ``--id-column`` on a pool whose ``id`` column is 0..N-1 and tables
+    keyed so: the refusal said "pass --id-column id", after which the position refusal
+    met the user (two steps); it now says at once that the column's ids look like row
+    numbers too, and how to confirm, which then makes the session. A pool whose ``id``
+    column holds the dataset's own ids is told to pass it, as before."""
+    pf = _numbered(tmp_path / "d")
+    pool = pf.pool if path == "streamed" else _as_json(pf.pool)
+    db = tmp_path / "s.db"
+    args = ("init", db, "--task", "sst2", "--pool", pool, "--surrogate",
+            f"table:{pf.surrogate}", "--target", f"table:{pf.target}", "--no-progress")
+    out = cli(*args, code=2)
+    assert out.count("error:") == 1, out
+    assert ("the pool has a column 'id', but its values and the table's ids look like row "
+            "numbers too (the pool's: '0'..'59', 60 ids, every whole number from 0; the "
+            "table's: '0'..'59', 60 ids, every whole number from 0), so --id-column id "
+            "alone would join them by the numbers as well") in out, out
+    assert out.endswith("if the table's ids are the pool's 'id' values (written from "
+                        "this very pool, its ids travelling with its rows), --id-column id "
+                        "--ids-are-positions confirms the join"), out
+    out = cli(*args, "--id-column", "id", "--ids-are-positions")
+    assert "created session" in out, out
+    own = make_pool_files(tmp_path / "own", n=N)  # ids "r0".."r59" in the id column
+    out = cli("init", tmp_path / "t.db", "--task", "sst2", "--pool", own.pool,
+              "--surrogate", f"table:{own.surrogate}", "--target", f"table:{own.target}",
+              "--no-progress", code=2)
+    assert "the pool has a column 'id': pass --id-column id" in out, out

@@ -20,7 +20,7 @@ import functools
 import math
 import os
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -275,8 +275,23 @@ def load_inputs(*, pool: Sequence[Item] | str | os.PathLike[str],
     return inputs
 
 
+def _column_ids(pool: Any, task: Task, options: Mapping[str, Any] | None, name: str
+                ) -> list[str] | None:
+    """The ids the pool file ``pool`` would have with ``--id-column name`` (None: it would
+    refuse them, or ``pool`` is no file)."""
+    if not isinstance(pool, (str, os.PathLike)):
+        return None
+    try:
+        loaded, _ = _pool_file(pool, task, {**dict(options or {}), "id_column": name})
+    except (ValueError, OSError):
+        return None
+    return [it.id for it in loaded]
+
+
 def check_position_joins(inputs: Inputs, scoring: Scoring, specs: Sequence[str], *,
-                         confirmed: bool = False) -> dict[str, str]:
+                         confirmed: bool = False,
+                         column_ids: Callable[[str], Sequence[str] | None] | None = None
+                         ) -> dict[str, str]:
     """Refuse a ``table:`` of predictions joined to the pool by ids that are only
     positions, unless the table confirms each item's content (:meth:`~activetest.models.
     table.TableScorer.confirms_content`) or the user does (``confirmed``:
@@ -284,7 +299,11 @@ def check_position_joins(inputs: Inputs, scoring: Scoring, specs: Sequence[str],
     a pool and a table whose ids both look like row numbers
     (:mod:`activetest.session.table_positions`). A join by position alone would pair
     the wrong rows, silently, once either file is re-sorted or filtered (QA). Joins
-    never guess.
+    never guess. ``column_ids``: a pool column -> its values as the pool's ids (None:
+    they are not such ids), where a pool without an id column has one the refusal names
+    (``--id-column id``): where those too look like row numbers beside the table's, the
+    refusal says at once that the column alone meets the same rule, and how to confirm
+    (QA: two refusals, one after the other).
 
     Returns:
         spec -> the note of its join by positions, as confirmed (none: every join by id).
@@ -292,6 +311,7 @@ def check_position_joins(inputs: Inputs, scoring: Scoring, specs: Sequence[str],
     Raises:
         SessionError: naming the pool, the table and what to do.
     """
+    from activetest.data.history_ids import positions_in_disguise
     from activetest.models.table import TableScorer
     from activetest.session.history_positions import FLAG
     from activetest.session.table_positions import check_table_ids
@@ -321,6 +341,24 @@ def check_position_joins(inputs: Inputs, scoring: Scoring, specs: Sequence[str],
                 f"(pool_options={{'id_column': {named[0]!r}}})" if named else
                 f"give the pool an id column, the same ids as the table's "
                 f"{scorer.id_column!r} column, and pass --id-column NAME")
+        ids = column_ids(named[0]) if named and column_ids is not None else None
+        d = None if ids is None else positions_in_disguise(ids, scorer.item_ids(inputs.task))
+        if d is not None:  # the column's ids would be refused next: say both at once
+            raise SessionError(
+                f"{src}: the pool's item ids are its rows' numbers (no id column given or "
+                f"named by the task), so {scorer.path} would be joined to it by position "
+                f"alone; the pool has a column {named[0]!r}, but its values and the "
+                f"table's ids look like row numbers too (the pool's: "
+                f"{d.pool.describe('ids')}; the table's: {d.matrix.describe('ids')}), so "
+                f"--id-column {named[0]} alone would join them by the numbers as well "
+                f"(nothing confirms that the table's row for item {d.first!r} was made for "
+                f"the pool's item {d.first!r}; a re-sorted or filtered file joins the "
+                f"wrong rows silently): give both files the dataset's own ids (the pool: "
+                f"--id-column NAME; the table: the same ids in its id column), or use a "
+                f"table with a content_check column (`activetest score` writes one); if "
+                f"the table's ids are the pool's {named[0]!r} values (written from this very "
+                f"pool, its ids travelling with its rows), --id-column {named[0]} {FLAG} "
+                f"confirms the join")
         raise SessionError(
             f"{src}: the pool's item ids are its rows' numbers (no id column given or named "
             f"by the task), so {scorer.path} would be joined to it by position alone "
@@ -545,7 +583,8 @@ def create_session(path: str | os.PathLike[str], *,
                       use_cache, threads, inputs.raw_specs, label_scoring)
     by_position = check_position_joins(
         inputs, scoring, [inputs.specs["surrogate"], inputs.specs["target"], *compared],
-        confirmed=ids_are_positions)
+        confirmed=ids_are_positions,
+        column_ids=lambda name: _column_ids(pool, inputs.task, pool_options, name))
     (s_lp, s_prov), target_scores = score_pool(inputs, scoring,
                                                need_target=config.needs_target,
                                                progress=progress)
