@@ -647,6 +647,9 @@ def test_a_persons_label_for_an_item_the_target_has_not_run_is_refused_unless_tr
         assert s.labels() == {} and s.n_pending() == 3
     # so the target runs all three (lm-eval's command line, the --samples file as written)
     got = lm_eval(lmeval_files, tmp_path / "out", tasks, "--samples", str(tmp_path / "s.json"))
+    # a sheet's flag given to lm-eval's results: said, not accepted and ignored (QA)
+    out = " ".join(run("import", db, *got, "--ids-are-positions", code=2).split())
+    assert "--ids-are-positions is about label sheets" in out and out.count("error:") == 1
     assert "imported 3 target run(s)" in run("import", db, *got)
     full = full_results(lmeval_files)
     # a person's correction of a result lm-eval gave: the item was run, so no trust asked

@@ -157,6 +157,10 @@ def import_(
                 raise ValueError("--trust-labels-from-people is about labels from people "
                                  "(a sheet or a Label Studio export); lm-eval's results "
                                  "are the target's own")
+            if ids_are_positions:  # (QA: accepted and ignored)
+                raise ValueError("--ids-are-positions is about label sheets keyed by row "
+                                 "numbers; lm-eval's samples are joined by their "
+                                 "documents' content, so it has nothing to confirm")
             _import_lmeval(s, files, metric_key, overwrite)
             return
         if len(files) != 1:
