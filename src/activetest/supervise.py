@@ -217,7 +217,12 @@ def _signal_name(num: int) -> str:
 
 _WHAT = {"SIGSEGV": "a segmentation fault", "SIGILL": "an illegal instruction",
          "SIGABRT": "an abort", "SIGBUS": "a bus error", "SIGFPE": "a floating-point trap",
-         "SIGKILL": "SIGKILL (killed from outside, often by the out-of-memory killer)"}
+         "SIGKILL": "a kill from outside (often the out-of-memory killer)"}
+
+#: What a command killed from outside (SIGKILL: no native crash, nothing to see with
+#: ``ACTIVETEST_SUPERVISED=0``) was most likely short of, and where it is said.
+_KILLED = ("If memory ran out (`dmesg` says so), docs/pool-scale.md says what each command "
+           "holds per pool item; run it where more is free.")
 
 
 def crash_message(signum: int, events: Sequence[dict[str, Any]]) -> str:
@@ -225,6 +230,13 @@ def crash_message(signum: int, events: Sequence[dict[str, Any]]) -> str:
     name = _signal_name(signum)
     what = _WHAT.get(name, name)
     last = next((e for e in reversed(events) if e.get("model")), None)
+    if last is None and name == "SIGKILL":
+        # (QA: a `kill -9` of `init` at 1e6 items said "died by SIGKILL (killed from
+        # outside, ...) (SIGKILL) in native code ... ACTIVETEST_SUPERVISED=0 to see where
+        # it stops": no native code crashed, and that run would only be killed again)
+        return (f"activetest was stopped by {what} ({name}). Nothing collected is lost: the "
+                f"session file keeps every committed label (an `init` leaves no session: "
+                f"run it again). {_KILLED}")
     if last is None:
         return (f"activetest died by {what} ({name}) in native code. Nothing collected is "
                 f"lost: the session file keeps every committed label. Run the command again "

@@ -282,6 +282,32 @@ def test_kill_9_of_the_supervisor_stops_the_child(tmp_path: Path) -> None:
     assert not db.exists() and _creating(db) == []
 
 
+def test_kill_9_of_the_command_itself_says_what_killed_it_not_a_native_crash(
+        tmp_path: Path) -> None:
+    """QA at 1e6 items: `kill -9` of `init`'s working process (what the out-of-memory
+    killer does) said "died by SIGKILL (killed from outside, ...) (SIGKILL) in native
+    code ... Run the command again with ACTIVETEST_SUPERVISED=0 to see where it stops".
+    Now one line: killed from outside, likely memory, where the costs are said, nothing
+    lost, no session left."""
+    db = tmp_path / "s.db"
+    proc = _start_big_init(tmp_path, db)
+    try:
+        _wait_for_creating(proc, db)
+        child = int(_creating(db)[0].split(".creating-")[1].split("-")[0])
+        os.kill(child, signal.SIGKILL)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 2, err
+    assert err.count("\n") == 1 and err.startswith("error: activetest was stopped by a kill "
+                                                    "from outside"), err
+    assert "(SIGKILL)" in err and err.count("SIGKILL") == 1, err
+    assert "out-of-memory" in err and "docs/pool-scale.md" in err, err
+    assert "native code" not in err and "ACTIVETEST_SUPERVISED" not in err, err
+    assert not db.exists() and _creating(db) == []
+
+
 def test_init_removes_what_a_dead_init_of_the_same_file_left(pool_files: PoolFiles,
                                                              tmp_path: Path) -> None:
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
