@@ -72,6 +72,28 @@ def _import_numba() -> Any:
 
 _FAST_LOAD: Any = None
 
+#: What a terminal is told once when a kernel is not in numba's on-disk cache (QA: the
+#: first `select` after an install, at 1e6 items, was silent for 73 s, 25 CPU-s, where
+#: the docs said ~1.5 CPU-s).
+COMPILING = ("compiling activetest's numba kernels: a first run after an install or "
+             "upgrade takes a minute or two more (then they load from numba's cache)")
+
+_said_compiling = False
+
+
+def say_compiling() -> None:
+    """:data:`COMPILING` on stderr, once per process, where stderr is a terminal (a
+    captured or piped stderr gets nothing: scripts and logs read the same as before)."""
+    global _said_compiling
+    import sys
+
+    if _said_compiling:
+        return
+    _said_compiling = True
+    stream = sys.stderr
+    if stream is not None and getattr(stream, "isatty", lambda: False)():
+        print(COMPILING, file=stream, flush=True)
+
 
 def _fast_cache_loads(dispatcher: Any) -> None:
     """Make ``dispatcher``'s on-disk cache load a compiled kernel without numba's
@@ -100,6 +122,7 @@ def _fast_cache_loads(dispatcher: Any) -> None:
                     got = self._load_overload(sig, target_context)
                     if got is not None:
                         return got
+                say_compiling()
                 _load_registries()  # a miss: numba compiles next
                 return None
 
