@@ -132,6 +132,31 @@ def test_pool_items_without_a_row_are_named_as_the_general_path_names_them(
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
+def test_a_table_of_no_pool_item_says_whose_ids_it_has(
+        fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """QA at 1e5 items: a table keyed by numbers beside a pool of ``it0``... said only
+    "no row for 100000 of 100000 item id(s): 'it0', ...". Where no pool item has a row
+    both paths say so, word for word, with the first ids of each and what to check; a
+    table that misses only some items gets no such line."""
+    monkeypatch.setattr(stream_base, "BLOCK", 64)
+    files = _files(tmp_path, fmt)
+    rows = _rows(files[2])
+    _rewrite(files[2], [dict(r, id=f"row{i}") for i, r in enumerate(rows)])
+    streamed, general, _ = _both(tmp_path, files, monkeypatch)
+    assert streamed is not None and streamed == general, (streamed, general)
+    assert "no row for 200 of 200 item id(s): 'it0'" in streamed
+    assert ("no pool item has a row: the table's ids begin 'row0', 'row1', 'row2', the "
+            "pool's 'it0', 'it1', 'it2'") in streamed and "?id=COLUMN" in streamed
+    d = tmp_path / "some"
+    d.mkdir()
+    files = _files(d, fmt)
+    _rewrite(files[2], _rows(files[2])[:150])
+    streamed, general, _ = _both(d, files, monkeypatch)
+    assert streamed is not None and streamed == general
+    assert "no row for 50 of 200" in streamed and "no pool item has a row" not in streamed
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize("where", ["a later block", "the same block", "an item of no pool",
                                    "an item of no pool, the same block"])
 def test_a_repeated_id_in_a_shuffled_table_names_both_rows(

@@ -78,7 +78,7 @@ from activetest.formats.tables import (
 )
 
 __all__ = ["TableScorer", "confirm_content", "duplicate_message", "looks_like_probs",
-           "normalise_table_spec", "parse_table_spec", "read_table", "row_values",
+           "no_row_hint", "normalise_table_spec", "parse_table_spec", "read_table", "row_values",
            "stream_rows"]
 
 Kind = Literal["logprobs", "probs", "logits"]
@@ -425,6 +425,21 @@ def duplicate_message(p: Path, where: str, item_id: str, first: str) -> str:
     return f"{p}: {where}: duplicate id {item_id!r} (first at {first})"
 
 
+def no_row_hint(table_first: Sequence[str], pool_first: Sequence[str]) -> str:
+    """What a table none of whose ids is a pool item's is refused with, after its count
+    of items without a row: the first ids of each (``table_first``, ``pool_first``: up to
+    three, in file order), and what to check (QA at 1e5 items: a table keyed by integers
+    beside a pool of ``it0``... said only "no row for 100000 of 100000 item id(s): 'it0',
+    ..."); empty where the table has no row."""
+    if not table_first:
+        return ""
+    return (f"; no pool item has a row: the table's ids begin "
+            f"{', '.join(map(repr, table_first))}, the pool's "
+            f"{', '.join(map(repr, pool_first))} (a table of another pool, or the ids in "
+            f"another column: name it with ?id=COLUMN on the table: spec, the pool's with "
+            f"--id-column)")
+
+
 def row_values(row: dict[str, Any], p: Path, where: str, cols: Sequence[str]) -> list[float]:
     """A table row's class values (``cols``, in order) as :func:`read_table` reads them.
 
@@ -672,6 +687,9 @@ class TableScorer:
                 hint = (f"; the files' keys look like {example!r} (doc_id, or <task>/<doc_id> "
                         f"for several files): use the samples file(s) as the pool (--pool) "
                         f"to get the same ids")
+            elif len(missing) == len(items):
+                hint = no_row_hint(list(itertools.islice(index, 3)),
+                                   [it.id for it in items[:3]])
             where = self.path if len(self.files) == 1 else f"{self.path} ({len(self.files)} files)"
             raise ValueError(f"{where}: no row for {len(missing)} of {len(items)} item id(s): "
                              f"{shown}{more}{hint}")

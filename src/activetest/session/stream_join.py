@@ -70,7 +70,7 @@ def join_by_id(conn: Any, t: Table, n: int, width: int, advance: Any,
     import json as _json
 
     from activetest.formats.label_records import content_check
-    from activetest.models.table import confirm_content, duplicate_message
+    from activetest.models.table import confirm_content, duplicate_message, no_row_hint
 
     path = t.scorer.path
     out = np.full((n, width), np.nan)
@@ -146,8 +146,13 @@ def join_by_id(conn: Any, t: Table, n: int, width: int, advance: Any,
                                                 (int(i),)).fetchall()[0][0])
                               for i in missing[:10])
             more = f" and {missing.size - 10} more" if missing.size > 10 else ""
+            hint = "" if missing.size < n else no_row_hint(
+                [r[0] for r in conn.execute("SELECT item_id FROM _at_other ORDER BY row "
+                                            "LIMIT 3").fetchall()],
+                [r[0] for r in conn.execute("SELECT item_id FROM items ORDER BY idx "
+                                            "LIMIT 3").fetchall()])
             raise StreamRefusedError(f"{path}: no row for {missing.size} of {n} item id(s): "
-                                     f"{shown}{more}")
+                                     f"{shown}{more}{hint}")
         if bad is not None:
             try:
                 confirm_content(path, {bad[1]: bad[2]},
