@@ -246,7 +246,9 @@ def crash_message(signum: int, events: Sequence[dict[str, Any]]) -> str:
     lines = [f"the {backend} backend died by {what} ({name}) while {doing} the model "
              f"{model!r}. Nothing collected is lost: the session file keeps every committed "
              f"label and the score cache keeps every finished chunk."]
-    if backend == "llamacpp":
+    if name == "SIGKILL":  # no crash of the backend's code: a CPU build is not the cause
+        lines.append(_KILLED)
+    elif backend == "llamacpp":
         lines.append(
             "What to try: the transformers backend (spec 'hf:" + str(model) + "', needs the "
             "'hf' extra); or ACTIVETEST_LLAMA_EXTRA_BUFTS=off (llama.cpp's AMX/repacked "

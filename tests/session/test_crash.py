@@ -166,6 +166,13 @@ def test_message_without_a_model_still_says_nothing_is_lost() -> None:
     assert "SIGSEGV" in msg and "Nothing collected is lost" in msg
     msg = crash_message(signal.SIGKILL, [{"model": "m", "backend": "hf", "event": "loading"}])
     assert "out-of-memory" in msg and "'m'" in msg
+    # killed from outside while a model loaded: memory, not a torch or llama.cpp build
+    # for another CPU (QA: that advice came with an out-of-memory kill)
+    assert "docs/pool-scale.md" in msg and "What to try" not in msg, msg
+    for backend in ("hf", "llamacpp"):
+        crashed = crash_message(signal.SIGSEGV, [{"model": "m", "backend": backend,
+                                                  "event": "loading"}])
+        assert "What to try" in crashed and "docs/pool-scale.md" not in crashed
 
 
 def test_ctrl_c_reaches_the_supervised_command(pool_files: PoolFiles, tmp_path: Path) -> None:
