@@ -294,3 +294,26 @@ def test_nothing_left_while_others_hold_items_says_so_and_asks_again(driver: Any
             "id", "done").text)
     answers = _answers(made.db)
     assert set(answers) == mine | theirs and all(answers[i] == 1 for i in theirs)
+
+
+def test_a_page_waiting_for_others_items_asks_again_through_a_restart(driver: Any,
+                                                                      tmp_path: Path) -> None:
+    """The page says others hold every drawn item and asks again later; the server is
+    stopped meanwhile, so that ask finds no server: the page says so and asks again until
+    the server at the same address answers, then shows the items whose claims lapsed
+    (QA: it stayed busy for ever, "the server does not answer (Failed to fetch)")."""
+    from tests.web.web_support import Client
+
+    made = classification(tmp_path, n=40)
+    opts: dict[str, Any] = {"batch": 5, "budget": 5, "claim_seconds": 6,
+                            "port": _free_port(), "token": TOKEN}
+    with running(made.db, **opts) as server:
+        held = Client(server.url, "ann").ok("POST", "next", {"ahead": 4})
+        theirs = {held["item"]["item_id"], *(x["item_id"] for x in held["ahead"])}
+        bs.fresh(driver)
+        assert bs.sign_in(driver, server.url, "bob") is None
+        assert "held by other annotators" in driver.find_element("id", "done").text
+    _until(lambda: "does not answer" in _message(driver) or "stopping" in _message(driver))
+    with running(made.db, **opts):
+        item = bs.wait_for(driver, "ready", timeout=30)  # ann's claims lapsed meanwhile
+        assert item in theirs

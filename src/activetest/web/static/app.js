@@ -292,12 +292,41 @@
     item = null;
     queue = [];
     setState("busy");
-    return later(async () => {
-      adopt(await api("POST", "next", { annotator: me.annotator, ahead: AHEAD }));
-    });
+    return later(async () => { adopt(await askNext()); });
   }
 
   function sleep(ms) { return new Promise((ok) => setTimeout(ok, ms)); }
+
+  // why the server cannot take a call now, though it may in a moment (null: it refused
+  // the call for good, or took it): nothing was stored, the call is made again
+  function notNow(e) {
+    if (e.network) { return "the server does not answer"; }
+    if (e.status === 404) {   // the server was restarted: a new token unless --token kept it
+      return "this page's address is no longer served (was activetest serve restarted? " +
+        "restart it with --port " + (location.port || "80") + " --token " +
+        location.pathname.split("/")[2] + " to serve it again)";
+    }
+    // another process holds the session's lock, the file cannot be written now (a full
+    // disk, a write error), or the server is stopping (one started again at this
+    // address takes the call)
+    return e.status === 503 ? e.message : null;
+  }
+
+  // a call the page cannot go on without (what to show next, a skip): made again every
+  // 2 s while the server cannot take it (QA: with the server down a moment, the page
+  // waiting for others' items, or a skip of the last item, stayed busy for ever)
+  async function patiently(name, body) {
+    for (;;) {
+      try { return await api("POST", name, body); } catch (e) {
+        const why = notNow(e);
+        if (why === null) { throw e; }
+        say(why + ": asked again in 2 s", "error");
+        await sleep(2000);
+      }
+    }
+  }
+
+  function askNext() { return patiently("next", { annotator: me.annotator, ahead: AHEAD }); }
 
   // every answer waiting to be sent, in one call (one commit): usually the one just
   // given; several when they waited behind a slow reply
@@ -307,9 +336,7 @@
       // call still queued (so it showed nothing: the last word was this call's): with no
       // item shown, ask the server what is next (QA: the page stayed busy for ever when
       // the last two answers were sent together)
-      if (!item && mode === "label" && calls <= 1) {
-        adopt(await api("POST", "next", { annotator: me.annotator, ahead: AHEAD }));
-      }
+      if (!item && mode === "label" && calls <= 1) { adopt(await askNext()); }
       return;
     }
     let r;
@@ -319,32 +346,18 @@
           answers: batch.map((e) => ({ item_id: e.item_id, levels: e.levels })) });
         break;
       } catch (e) {
-        if (e.status === 404 || e.status === 503) {
-          // 404: this address is no longer served (the server was restarted: a new token
-          // unless --token kept it); 503: another process holds the session's lock, the
-          // file cannot be written now (a full disk, a write error), or the server is
-          // stopping (a server started again at this address takes them). Either
-          // way nothing was stored: the answers stay here and are sent again (QA: they
-          // were dropped, and the next call's error hid the message)
-          say((e.status === 404 ? "this page's address is no longer served (was activetest " +
-               "serve restarted? restart it with --port " + (location.port || "80") +
-               " --token " + location.pathname.split("/")[2] + " to serve it again)" :
-               e.message) + ": " + outbox.length + " answer(s) not saved yet, kept in this " +
-              "tab and sent again in 2 s", "error");
-          await sleep(2000);
-          continue;
-        }
-        if (!e.network) {  // refused as a whole (a bad request, ...): say why
+        // nothing was stored: the answers stay here and are sent again (QA: they were
+        // dropped on a 404 or a 503, and the next call's error hid the message)
+        const why = notNow(e);
+        if (why === null) {  // refused as a whole (a bad request, ...): say why
           outbox = outbox.filter((x) => !batch.includes(x));
           keepOutbox();
           say(e.message + " (" + batch.length + " answer(s) not saved)", "error");
-          if (!item && !outbox.length) {
-            adopt(await api("POST", "next", { annotator: me.annotator, ahead: AHEAD }));
-          }
+          if (!item && !outbox.length) { adopt(await askNext()); }
           return;
         }
-        say("the server does not answer: " + outbox.length + " answer(s) not saved yet, " +
-            "kept in this tab and sent again in 2 s", "error");
+        say(why + ": " + outbox.length + " answer(s) not saved yet, kept in this tab and " +
+            "sent again in 2 s", "error");
         await sleep(2000);
       }
     }
@@ -395,9 +408,7 @@
       const r = await api("POST", "undo", { annotator: me.annotator });
       if (!r.item) {
         say("nothing to undo");
-        if (!item && !outbox.length) {
-          adopt(await api("POST", "next", { annotator: me.annotator, ahead: AHEAD }));
-        }
+        if (!item && !outbox.length) { adopt(await askNext()); }
         return;
       }
       say("undone: item " + r.item.item_id + " is unanswered again", "ok");
@@ -414,8 +425,8 @@
     say("set aside item " + id + " (it comes back after the others)");
     advance();
     later(async () => {
-      adopt(await api("POST", "skip", { annotator: me.annotator, item_id: id, next: true,
-                                         ahead: AHEAD }));
+      adopt(await patiently("skip", { annotator: me.annotator, item_id: id, next: true,
+                                      ahead: AHEAD }));
     });
   }
 
