@@ -93,6 +93,13 @@ def test_api_errors_are_one_clear_message(tmp_path: Path) -> None:
                      {"answers": [{"item_id": it["item_id"]}]}):
             status, data = c.call("POST", "answers", body)
             assert status == 400 and data["error"], body
+        # an item's id missing or not text is named as such (QA: read as the item 'None',
+        # "item 'None' is not a drawn item", which a pool may hold; a list as "['r3']")
+        for name, extra in (("answer", {"levels": [1]}), ("skip", {}),
+                            ("answer", {"item_id": [it["item_id"]], "levels": [1]}),
+                            ("answers", {"answers": [{"levels": [1]}]})):
+            status, data = c.call("POST", name, extra)
+            assert status == 400 and "item_id" in data["error"], (name, extra, data)
         status, data = c.call("POST", "answers", {"answers": [
             {"item_id": it["item_id"], "levels": [9]}]})  # refused alone, with the reason
         assert status == 200 and "expected 1 level" in data["results"][0]["error"]

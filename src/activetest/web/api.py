@@ -12,7 +12,7 @@ from dataclasses import asdict
 from typing import Any
 
 __all__ = ["CALLS", "ServerStoppingError", "SessionReplacedError", "ahead_of", "annotator_of",
-           "held_reply", "levels_of"]
+           "held_reply", "item_id_of", "levels_of"]
 
 #: Every call of the API, as (method, name under ``api/``).
 CALLS = frozenset({("GET", "state"), ("GET", "progress"), ("POST", "hello"), ("POST", "next"),
@@ -44,6 +44,21 @@ def annotator_of(body: dict[str, Any]) -> str:
     if raw is not None and not isinstance(raw, str):
         raise ValueError(f"the annotator's name must be text, got {_json_kind(raw)}")
     return check_name(raw)
+
+
+def item_id_of(body: dict[str, Any]) -> str:
+    """The item's id from a request: text, as the page got it from the server.
+
+    Raises:
+        ValueError: missing, or not text (QA: a body without ``item_id`` was read as the
+            item ``'None'``, which a pool may hold, and a list as its Python spelling).
+    """
+    raw = body.get("item_id")
+    if raw is None:
+        raise ValueError("item_id is missing: the id of the item answered (text)")
+    if not isinstance(raw, str):
+        raise ValueError(f"item_id must be the item's id as text, got {_json_kind(raw)}")
+    return raw
 
 
 def _json_kind(value: Any) -> str:

@@ -57,6 +57,7 @@ from activetest.web.api import (
     ahead_of,
     annotator_of,
     held_reply,
+    item_id_of,
     levels_of,
 )
 from activetest.web.http import listen, make_handler
@@ -259,11 +260,11 @@ class LabelServer:
             return self._held_reply(who, a.held(who, ahead_of(body)))
         if (method, name) == ("POST", "answer"):
             if not body.get("next"):
-                rows = a.answer(who, str(body.get("item_id")), levels_of(body))  # committed
+                rows = a.answer(who, item_id_of(body), levels_of(body))  # committed
                 return {"saved": len(rows), "again": not rows}
             # the next item(s) in the same reply and the same commit: one round trip
             # and one write to disk a label
-            rows, held = a.answer_and_held(who, str(body.get("item_id")), levels_of(body),
+            rows, held = a.answer_and_held(who, item_id_of(body), levels_of(body),
                                            ahead_of(body))
             return {"saved": len(rows), "again": not rows, **self._held_reply(who, held)}
         if (method, name) == ("POST", "answers"):
@@ -271,7 +272,7 @@ class LabelServer:
             if not isinstance(raw, list) or not 1 <= len(raw) <= 100 or not all(
                     isinstance(x, dict) for x in raw):
                 raise ValueError("answers must be a list of 1 to 100 {item_id, levels}")
-            given = [(str(x.get("item_id")), levels_of(x)) for x in raw]
+            given = [(item_id_of(x), levels_of(x)) for x in raw]
             results, held = a.answers_and_held(who, given, ahead_of(body))
             return {"results": [
                 {"item_id": iid, "error": str(r)} if isinstance(r, Exception) else
@@ -281,7 +282,7 @@ class LabelServer:
             item = a.undo(who)
             return {"item": None if item is None else asdict(item)}
         if (method, name) == ("POST", "skip"):
-            a.skip(who, str(body.get("item_id")))
+            a.skip(who, item_id_of(body))
             return {"ok": True, **(self._held_reply(who, a.held(who, ahead_of(body)))
                                    if body.get("next")
                                    else {})}
@@ -293,7 +294,7 @@ class LabelServer:
             return {"disagreements": [asdict(d) for d in report.disagreements],
                     "order": self._orders([d.item_id for d in report.disagreements])}
         if (method, name) == ("POST", "adjudicate"):
-            rows = a.answer(who, str(body.get("item_id")), levels_of(body), adjudicate=True)
+            rows = a.answer(who, item_id_of(body), levels_of(body), adjudicate=True)
             return {"saved": len(rows)}
         raise KeyError(name)
 
