@@ -317,3 +317,29 @@ def test_a_page_waiting_for_others_items_asks_again_through_a_restart(driver: An
     with running(made.db, **opts):
         item = bs.wait_for(driver, "ready", timeout=30)  # ann's claims lapsed meanwhile
         assert item in theirs
+
+
+def test_nothing_left_while_items_wait_for_a_second_annotator_says_so(driver: Any,
+                                                                      tmp_path: Path) -> None:
+    """Every draw asks for two annotators (``overlap=1``); another annotator holds them all
+    and has answered none when this one has answered them: the page says that they ask for
+    another annotator's answer, not that every drawn item has its answers, nor that they
+    are held by others and come to this person when the claims lapse (QA: both were said,
+    and the page asked again for items it could never get)."""
+    from tests.web.web_support import Client
+
+    made = classification(tmp_path, n=40)
+    with running(made.db, batch=3, budget=3, overlap=1.0) as server:
+        Client(server.url, "ann").ok("POST", "next", {"ahead": 2})  # holds all three
+        bs.fresh(driver)
+        item = bs.sign_in(driver, server.url, "bob")
+        mine = set()
+        while bs.page_state(driver)[0] == "ready":
+            mine.add(item)
+            bs.press(driver, "1")
+            item = bs.wait_for(driver, ("ready", "done"), not_item=item)
+        _until(lambda: _saving(driver) == 0 and bs.page_state(driver)[0] == "done")
+        text = driver.find_element("id", "done").text
+        assert "3 of them ask for another annotator's answer" in text, text
+        assert "every drawn item has its answers" not in text and "held by" not in text
+    assert set(_answers(made.db)) == mine and len(mine) == 3

@@ -389,12 +389,35 @@ class Annotators:
         who = check_name(annotator)
         if not has_annotations(self.s.store):
             return 0, None
+        # the items they answered never come to them again, whoever holds them (QA: "one
+        # comes to you if its claim lapses" of an overlap item they had answered)
         n, first = self.s.store._read(
             "SELECT COUNT(DISTINCT idx), MIN(expires) FROM annotation_claims WHERE "
-            "annotator != ? AND expires >= ?", (who, time.time()))[0]
+            "annotator != ? AND expires >= ? AND idx NOT IN (SELECT idx FROM annotations "
+            "WHERE annotator = ? AND kind = 'answer' AND undone IS NULL)",
+            (who, time.time(), who))[0]
         if not n:
             return 0, None
         return int(n), max(0.0, float(first) - time.time())
+
+    def wanting_others(self, annotator: str) -> int:
+        """How many drawn items ``annotator`` answered that ask for more annotators than
+        have answered (an overlap item): what a person with nothing left is told, instead
+        of "every drawn item has its answers" (QA: said while every item of an overlap
+        session waited for a second annotator)."""
+        who = check_name(annotator)
+        if not has_annotations(self.s.store):
+            return 0
+        with self._transaction() as c:  # _item_row stores an item's need the first time
+            labels = {int(i): str(src) for i, src in c.execute("SELECT idx, source FROM labels")}
+            n = 0
+            for st in self._state(c):
+                lab = labels.get(st.index)
+                answered = self._who(st)
+                if who not in answered or (lab is not None and not lab.startswith(_SOURCE)):
+                    continue  # not theirs to wait on, or labelled elsewhere (settled)
+                n += len(answered) < self._item_row(c, st)[0]
+            return n
 
     def _pick(self, c: Any, who: str, k: int) -> list[Assignment]:
         """Up to ``k`` drawn items for ``who`` (claimed): those they hold, then the open

@@ -15,7 +15,8 @@ is stored, the server must be restarted):
 * ``POST api/next {annotator, ahead}``: the next item for that annotator (claimed)
   and up to ``ahead`` (0..5) more they hold at hand (``{"item": ..., "ahead": [...]}``,
   all claimed; see :meth:`Annotators.held`), or ``{"done": true}`` (with
-  ``others_hold`` and ``lapse_seconds`` while others hold drawn items unanswered).
+  ``others_hold`` and ``lapse_seconds`` while others hold drawn items unanswered, and
+  ``others_needed`` while items they answered ask for more annotators).
 * ``POST api/answer {annotator, item_id, levels, next, ahead}``: levels 1..C, one per
   answer shown, in the order shown; committed before the reply; with ``next`` the
   reply carries what ``api/next`` would (the same commit).
@@ -301,12 +302,17 @@ class LabelServer:
     def _held_reply(self, who: str, items: Sequence[Any]) -> dict[str, Any]:
         """:func:`held_reply`; when nothing is left for ``who``, with how many drawn items
         others hold unanswered (``others_hold``) and the seconds until the first of their
-        claims lapses (``lapse_seconds``): the page then says so and asks again."""
+        claims lapses (``lapse_seconds``): the page then says so and asks again; and how
+        many items ``who`` answered still ask for other annotators' answers
+        (``others_needed``, an overlap item): the page says so."""
         out = held_reply(items)
         if out.get("done"):
             n, lapse = self._annotators.held_by_others(who)
             if n:
                 out.update(others_hold=n, lapse_seconds=lapse)
+            wanting = self._annotators.wanting_others(who)
+            if wanting:
+                out.update(others_needed=wanting)
         return out
 
     def _orders(self, item_ids: Sequence[str]) -> dict[str, Any]:

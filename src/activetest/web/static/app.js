@@ -271,6 +271,12 @@
              "(the first in " + lapse + "). Keep this page open: it asks again every " +
              wait + " s.");
         askAgain(wait);
+      } else if (!outbox.length && calls <= 1 && r.others_needed) {
+        // items asked of several annotators wait for the others' answers: not "every drawn
+        // item has its answers" (QA: said while every item waited for a second annotator)
+        done("Nothing left to label for you: you answered every drawn item you may, and " +
+             r.others_needed + " of them ask for another annotator's answer as well (not " +
+             "yours again); the budget is reached (or the pool is drawn). Thank you.");
       } else if (!outbox.length && calls <= 1) {
         done("Nothing left to label for you: every drawn item has its answers and the budget " +
              "is reached (or the pool is drawn). Thank you.");
