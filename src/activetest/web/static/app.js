@@ -183,9 +183,14 @@
       const p = await api("GET", "progress");
       const f = $("progress");
       f.textContent = "";
-      const of = p.budget !== null ? p.budget : p.n_selected;
-      const shown = item && mode === "label" ? "draw " + item.step + " of " + of :
-        p.n_selected + " of " + of + " drawn";
+      // without a budget the draws so far are no total (QA: "draw 8 of 10" with 10
+      // drawn so far, of a pool of 1000)
+      const label = item && mode === "label";
+      const shown = p.budget !== null ?
+        (label ? "draw " + item.step + " of the budget's " + p.budget :
+          p.n_selected + " of the budget's " + p.budget + " drawn") :
+        (label ? "draw " + item.step + " (" : "") + p.n_selected + " drawn so far" +
+          (label ? "; " : " (") + "no budget: up to the pool's " + p.n_pool + ")";
       f.append(el("span", shown));
       f.append(el("span", p.n_labels + " label(s) used by the estimate (pool " + p.n_pool + ")"));
       if (!p.metrics.length && p.note) { f.append(el("span", "no estimate yet")); }
