@@ -257,3 +257,32 @@ def test_the_next_item_shows_at_once_and_an_unsent_answer_survives_a_reload(
         assert s.labels() == {first: made.truth[first], second: made.truth[second]}
         rows = Annotators(s).annotations(include_undone=True)
         assert sorted(r.item_id for r in rows) == sorted([first, second])  # once each
+
+
+def test_a_key_held_down_answers_one_item(driver: Any, tmp_path: Path) -> None:
+    """A key held down sends repeats (the browser's own input, through the DevTools
+    protocol): only the first press answers; the repeats answer nothing the person has
+    not seen (QA: holding 1 labelled an item per repeat)."""
+    made = classification(tmp_path)
+    with running(made.db, batch=10) as server:
+        bs.fresh(driver)
+        first = bs.sign_in(driver, server.url, "hana")
+
+        def key(kind: str, repeat: bool = False) -> None:
+            driver.execute_cdp_cmd("Input.dispatchKeyEvent", {
+                "type": kind, "key": "1", "code": "Digit1", "text": "1" if kind != "keyUp"
+                else "", "windowsVirtualKeyCode": 49, "autoRepeat": repeat})
+
+        key("keyDown")
+        second = bs.wait_for(driver, "ready", not_item=first)
+        for _ in range(5):
+            key("keyDown", repeat=True)
+        key("keyUp")
+        bs.press(driver, "2")  # a new press answers the item shown
+        bs.wait_for(driver, "ready", not_item=second)
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        WebDriverWait(driver, 30).until(
+            lambda d: d.execute_script("return document.body.dataset.saving") == "0")
+    with Session.open(made.db) as s:
+        assert s.labels() == {first: 0, second: 1}

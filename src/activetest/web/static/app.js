@@ -505,6 +505,9 @@
 
   function onKey(e) {
     if (!me || e.ctrlKey || e.metaKey || e.altKey) { return; }
+    // a key held down repeats: each repeat would answer (or undo, or skip) an item the
+    // person has not seen (QA: holding 1 a second labelled some 30 items)
+    if (e.repeat) { e.preventDefault(); return; }
     const k = e.key;
     if (k === "?") { toggleHelp(); e.preventDefault(); return; }
     if (k === "Escape") { toggleHelp(false); return; }
