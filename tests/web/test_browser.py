@@ -308,3 +308,29 @@ def test_a_narrow_window_shows_the_help_whole(driver: Any, tmp_path: Path) -> No
             bs.press(driver, "?")
     finally:
         driver.set_window_size(size["width"], size["height"])
+
+
+def test_undo_and_skip_by_touch_and_a_clicked_level_is_not_pressed_again(
+        driver: Any, tmp_path: Path) -> None:
+    """Without a keyboard: a level's button answers, the undo button brings the item back,
+    the skip button sets it aside (QA: a wrong tap could not be taken back); a clicked
+    button keeps no focus, so a later Space does not answer the next item unseen."""
+    made = classification(tmp_path)
+    with running(made.db, batch=5) as server:
+        bs.fresh(driver)
+        first = bs.sign_in(driver, server.url, "jo")
+        driver.find_elements("css selector", "#choices button")[1].click()
+        second = bs.wait_for(driver, "ready", not_item=first)
+        bs.press(driver, " ")  # Space: nothing (the button let go of the focus)
+        driver.find_element("id", "undo-button").click()
+        assert bs.wait_for(driver, "ready", not_item=second) == first
+        driver.find_element("id", "skip-button").click()
+        assert bs.wait_for(driver, "ready", not_item=first) == second
+        bs.press(driver, "1")
+        bs.wait_for(driver, "ready", not_item=second)
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        WebDriverWait(driver, 30).until(
+            lambda d: d.execute_script("return document.body.dataset.saving") == "0")
+    with Session.open(made.db) as s:
+        assert s.labels() == {second: 0}

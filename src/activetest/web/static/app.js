@@ -17,7 +17,10 @@
   // benchmarks/label_page.py; nothing is sent anywhere)
   window.activetestTimings = [];
 
-  function setState(s) { document.body.dataset.state = s; }
+  function setState(s) {
+    document.body.dataset.state = s;
+    if (me) { showActions(); }
+  }
 
   async function api(method, name, body) {
     const opts = { method: method, headers: {}, cache: "no-store" };
@@ -133,7 +136,9 @@
       b.type = "button";
       b.append(el("kbd", String(i + 1)));
       b.append(document.createTextNode(name));
-      b.addEventListener("click", () => pick(i + 1));
+      // the button does not keep the focus: a later Space or Enter would press it again,
+      // answering the next item, unseen (QA)
+      b.addEventListener("click", (e) => { e.currentTarget.blur(); pick(i + 1); });
       c.append(b);
     });
   }
@@ -468,6 +473,26 @@
     });
   }
 
+  // undo and skip without a keyboard (QA: on a touch screen a wrong tap could not be
+  // taken back, nor an item set aside)
+  let actionsBound = false;
+  function renderActions() {
+    if (actionsBound) { showActions(); return; }
+    actionsBound = true;
+    const act = (id, fn) => $(id).addEventListener("click", (e) => {
+      e.currentTarget.blur();
+      if (mode === "label") { fn(); }
+    });
+    act("undo-button", undo);
+    act("skip-button", skip);
+    showActions();
+  }
+
+  function showActions() {
+    $("actions").hidden = !me || mode !== "label";
+    $("skip-button").hidden = !item;
+  }
+
   function toggleHelp(show) {
     const h = $("help");
     h.hidden = show === undefined ? !h.hidden : !show;
@@ -526,6 +551,7 @@
     $("name-form").hidden = true;
     $("who").textContent = "annotator: " + me.annotator + (me.adjudicator ? " (adjudicator)" : "");
     renderHelp();
+    renderActions();
     let kept = [];
     try { kept = JSON.parse(sessionStorage.getItem(OUTBOX_KEY) || "[]"); } catch (e) { kept = []; }
     // answers given before a reload and not confirmed: sent again (stored once)
