@@ -343,3 +343,31 @@ def test_nothing_left_while_items_wait_for_a_second_annotator_says_so(driver: An
         assert "3 of them ask for another annotator's answer" in text, text
         assert "every drawn item has its answers" not in text and "held by" not in text
     assert set(_answers(made.db)) == mine and len(mine) == 3
+
+
+def test_waiting_for_the_server_shows_no_answered_item(driver: Any, tmp_path: Path) -> None:
+    """Every item at hand answered while the server cannot store (a locked session): the
+    page says it waits for the server and shows no item (QA: the last item answered stayed
+    on screen with its buttons, as if still to answer); once stored, the next one shows."""
+    made = classification(tmp_path, n=40)
+    with running(made.db, batch=5, busy_timeout=0.3) as server:
+        bs.fresh(driver)
+        item = bs.sign_in(driver, server.url, "lena")
+        con = sqlite3.connect(made.db, timeout=5, isolation_level=None, check_same_thread=False)
+        con.execute("BEGIN IMMEDIATE")
+        try:
+            answered = []
+            while bs.page_state(driver)[0] == "ready":  # the item shown and those held
+                answered.append(item)
+                bs.press(driver, "1")
+                item = bs.wait_for(driver, ("ready", "busy"), not_item=item)
+            assert bs.page_state(driver) == ("busy", None) and len(answered) == 3
+            assert not driver.find_element("id", "card").is_displayed()
+            assert "Waiting for the server" in driver.find_element("id", "done").text
+        finally:
+            con.execute("COMMIT")
+            con.close()
+        item = bs.wait_for(driver, "ready")
+        assert item not in answered
+        _until(lambda: _saving(driver) == 0)
+    assert _answers(made.db) == dict.fromkeys(answered, 0)

@@ -259,8 +259,19 @@
 
   function advance() {      // the next item at hand, or wait for the server's
     if (queue.length) { render(queue.shift()); return; }
+    waiting();
+  }
+
+  // no item at hand: the item answered last leaves the screen (QA: it stayed there, its
+  // buttons live-looking, while the answers waited for a server that did not answer)
+  function waiting() {
     item = null;
     delete document.body.dataset.item;
+    $("card").hidden = true;
+    const d = $("done");
+    d.hidden = false;
+    d.textContent = "Waiting for the server for your next item\u2026 (an answer not saved " +
+      "yet is kept in this tab until the server confirms it)";
     setState("busy");
   }
 
@@ -305,9 +316,8 @@
   }
 
   function next() {
-    item = null;
     queue = [];
-    setState("busy");
+    waiting();
     return later(async () => { adopt(await askNext()); });
   }
 
