@@ -334,3 +334,23 @@ def test_undo_and_skip_by_touch_and_a_clicked_level_is_not_pressed_again(
             lambda d: d.execute_script("return document.body.dataset.saving") == "0")
     with Session.open(made.db) as s:
         assert s.labels() == {second: 0}
+
+
+def test_no_estimate_yet_says_which_draw_it_waits_for(driver: Any, tmp_path: Path) -> None:
+    """The first draw set aside, the next answered: the progress line says there is no
+    estimate yet and why, naming the first draw's item (QA: "no estimate yet" alone, also
+    when that item had two differing answers and no label)."""
+    made = classification(tmp_path)
+    with running(made.db, batch=5) as server:
+        bs.fresh(driver)
+        first = bs.sign_in(driver, server.url, "mia")
+        bs.press(driver, "s")
+        second = bs.wait_for(driver, "ready", not_item=first)
+        bs.press(driver, "1")
+        bs.wait_for(driver, "ready", not_item=second)
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        WebDriverWait(driver, 30).until(
+            lambda d: f"the first selected item ('{first}') has no label" in d.find_element(
+                "id", "progress").text)
+        assert "no estimate yet" in driver.find_element("id", "progress").text

@@ -198,7 +198,11 @@
           (label ? "; " : " (") + "no budget: up to the pool's " + p.n_pool + ")";
       f.append(el("span", shown));
       f.append(el("span", p.n_labels + " label(s) used by the estimate (pool " + p.n_pool + ")"));
-      if (!p.metrics.length && p.note) { f.append(el("span", "no estimate yet")); }
+      if (!p.metrics.length && p.note) {
+        // why, once items are drawn (QA: only "no estimate yet" while the first draw had
+        // two differing answers and no label, which no one was asked to settle)
+        f.append(el("span", "no estimate yet" + (p.n_selected ? " (" + p.note + ")" : "")));
+      }
       for (const m of p.metrics) {
         const parts = [m.metric.replace("_", " ") + ": " + m.estimator + " " + fmt(m.estimate),
           m.fixed_name + " [" + fmt(m.fixed_low) + ", " + fmt(m.fixed_high) + "]",
