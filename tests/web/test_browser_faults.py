@@ -371,3 +371,26 @@ def test_waiting_for_the_server_shows_no_answered_item(driver: Any, tmp_path: Pa
         assert item not in answered
         _until(lambda: _saving(driver) == 0)
     assert _answers(made.db) == dict.fromkeys(answered, 0)
+
+
+def test_nothing_left_says_how_many_items_wait_for_an_adjudicator(driver: Any,
+                                                                   tmp_path: Path) -> None:
+    """Two annotators gave a drawn item differing answers and ``--resolve skip`` settles
+    no label: the page with nothing left says so, and who settles it (QA: it said only
+    that every drawn item has its answers, while the estimate waited at that item)."""
+    from tests.web.web_support import Client
+
+    made = classification(tmp_path, n=40)
+    with running(made.db, batch=2, budget=2, overlap=1.0) as server:
+        ann, cat = Client(server.url, "ann"), Client(server.url, "cat")
+        for _ in range(2):
+            ann.answer(ann.next()["item_id"], 1)
+        first = cat.next()
+        cat.answer(first["item_id"], 2)  # differs from ann's
+        cat.answer(cat.next()["item_id"], 1)
+        bs.fresh(driver)
+        assert bs.sign_in(driver, server.url, "bob") is None
+        text = driver.find_element("id", "done").text
+        assert "1 drawn item(s) have differing answers and no label" in text, text
+        assert "--adjudicator NAME" in text
+    assert len(_answers(made.db)) == 2  # one label settled, the other not

@@ -400,6 +400,16 @@ class Annotators:
             return 0, None
         return int(n), max(0.0, float(first) - time.time())
 
+    def unsettled(self) -> int:
+        """How many drawn items have answers on the page and no label: answers that
+        differ, which ``--resolve skip`` leaves to an adjudicator (the estimate waits at
+        the first of them; QA: every page said "every drawn item has its answers")."""
+        if not has_annotations(self.s.store):
+            return 0
+        return int(self.s.store._read(
+            "SELECT COUNT(DISTINCT idx) FROM annotations WHERE undone IS NULL AND role = "
+            "'target' AND idx NOT IN (SELECT idx FROM labels)")[0][0])
+
     def wanting_others(self, annotator: str) -> int:
         """How many drawn items ``annotator`` answered that ask for more annotators than
         have answered (an overlap item): what a person with nothing left is told, instead

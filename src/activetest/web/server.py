@@ -16,7 +16,8 @@ is stored, the server must be restarted):
   and up to ``ahead`` (0..5) more they hold at hand (``{"item": ..., "ahead": [...]}``,
   all claimed; see :meth:`Annotators.held`), or ``{"done": true}`` (with
   ``others_hold`` and ``lapse_seconds`` while others hold drawn items unanswered, and
-  ``others_needed`` while items they answered ask for more annotators).
+  ``others_needed`` while items they answered ask for more annotators, ``unsettled``
+  while drawn items have differing answers and no label).
 * ``POST api/answer {annotator, item_id, levels, next, ahead}``: levels 1..C, one per
   answer shown, in the order shown; committed before the reply; with ``next`` the
   reply carries what ``api/next`` would (the same commit).
@@ -304,7 +305,8 @@ class LabelServer:
         others hold unanswered (``others_hold``) and the seconds until the first of their
         claims lapses (``lapse_seconds``): the page then says so and asks again; and how
         many items ``who`` answered still ask for other annotators' answers
-        (``others_needed``, an overlap item): the page says so."""
+        (``others_needed``, an overlap item), and how many drawn items have differing
+        answers and no label (``unsettled``): the page says so."""
         out = held_reply(items)
         if out.get("done"):
             n, lapse = self._annotators.held_by_others(who)
@@ -313,6 +315,9 @@ class LabelServer:
             wanting = self._annotators.wanting_others(who)
             if wanting:
                 out.update(others_needed=wanting)
+            unsettled = self._annotators.unsettled()
+            if unsettled:
+                out.update(unsettled=unsettled, adjudication=bool(self.adjudicators))
         return out
 
     def _orders(self, item_ids: Sequence[str]) -> dict[str, Any]:

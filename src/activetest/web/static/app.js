@@ -294,20 +294,32 @@
         done("Nothing for you right now: " + r.others_hold + " drawn item(s) are held by " +
              "other annotators and not answered yet; one comes to you if its claim lapses " +
              "(the first in " + lapse + "). Keep this page open: it asks again every " +
-             wait + " s.");
+             wait + " s." + unsettledText(r));
         askAgain(wait);
       } else if (!outbox.length && calls <= 1 && r.others_needed) {
         // items asked of several annotators wait for the others' answers: not "every drawn
         // item has its answers" (QA: said while every item waited for a second annotator)
         done("Nothing left to label for you: you answered every drawn item you may, and " +
              r.others_needed + " of them ask for another annotator's answer as well (not " +
-             "yours again); the budget is reached (or the pool is drawn). Thank you.");
+             "yours again); the budget is reached (or the pool is drawn). Thank you." +
+             unsettledText(r));
       } else if (!outbox.length && calls <= 1) {
         done("Nothing left to label for you: every drawn item has its answers and the budget " +
-             "is reached (or the pool is drawn). Thank you.");
+             "is reached (or the pool is drawn). Thank you." + unsettledText(r));
       }
     }
     refreshProgress();
+  }
+
+  // drawn items whose answers differ and settle no label: the estimate waits at the
+  // first of them, and no one is asked for them again (QA: the page said only that every
+  // drawn item has its answers)
+  function unsettledText(r) {
+    if (!r.unsettled) { return ""; }
+    return " " + r.unsettled + " drawn item(s) have differing answers and no label, so the " +
+      "estimate waits for them: " + (r.adjudication ? "an adjudicator of this page settles " +
+      "them (key a)." : "they need an adjudicator (activetest serve --adjudicator NAME) or " +
+      "another --resolve rule.");
   }
 
   let againTimer = null;
