@@ -354,3 +354,26 @@ def test_no_estimate_yet_says_which_draw_it_waits_for(driver: Any, tmp_path: Pat
             lambda d: f"the first selected item ('{first}') has no label" in d.find_element(
                 "id", "progress").text)
         assert "no estimate yet" in driver.find_element("id", "progress").text
+
+
+def test_a_long_session_name_wraps_in_a_narrow_window(driver: Any, tmp_path: Path) -> None:
+    """A session file with a long name, in a phone-wide window: the title wraps and the
+    page is not wider than the window (QA: the name pushed it sideways)."""
+    import shutil
+
+    made = classification(tmp_path)
+    db = tmp_path / ("evaluation_of_the_summariser_against_the_reference_" * 2 + "run.db")
+    shutil.copy(made.db, db)
+    size = driver.get_window_size()
+    try:
+        with running(db, batch=4) as server:
+            bs.fresh(driver)
+            driver.set_window_size(360, 740)
+            bs.sign_in(driver, server.url, "nico")
+            wide, shown = driver.execute_script(
+                "return [document.documentElement.scrollWidth, "
+                "document.documentElement.clientWidth]")
+            assert wide <= shown, (wide, shown)
+            assert db.name in driver.find_element("id", "title").text.replace("\n", "")
+    finally:
+        driver.set_window_size(size["width"], size["height"])
