@@ -305,8 +305,10 @@ def test_a_page_waiting_for_others_items_asks_again_through_a_restart(driver: An
     from tests.web.web_support import Client
 
     made = classification(tmp_path, n=40)
+    # a token of its own: a test beside it (another worker) may serve TOKEN on a port
+    # this one freed, and its page would send answers there
     opts: dict[str, Any] = {"batch": 5, "budget": 5, "claim_seconds": 6,
-                            "port": _free_port(), "token": TOKEN}
+                            "port": _free_port(), "token": "asks-again-0123456789"}
     with running(made.db, **opts) as server:
         held = Client(server.url, "ann").ok("POST", "next", {"ahead": 4})
         theirs = {held["item"]["item_id"], *(x["item_id"] for x in held["ahead"])}
