@@ -667,3 +667,48 @@ def test_an_inspect_sessions_history_log_of_another_task_with_the_same_ids_is_re
     assert "(p_correct not in the sample's input)" in out, out
     assert "--surrogate column:p_correct, or drop it from the pool" in out, out
     assert "another task" not in out and not (tmp_path / "scored.db").exists()
+
+
+def _as_model(src: Path, folder: Path, model: str, flip: int = -1) -> Path:
+    """A copy of lm-eval's samples file ``src`` and its results file in ``folder``, the
+    results naming ``model`` (``flip``: that line's answer turned the other way)."""
+    folder.mkdir(parents=True)
+    lines = src.read_text().splitlines()
+    if flip >= 0:
+        rec = json.loads(lines[flip])
+        rec["acc"] = 1.0 - rec["acc"]
+        rec["filtered_resps"], rec["resps"] = rec["filtered_resps"][::-1], rec["resps"][::-1]
+        lines[flip] = json.dumps(rec)
+    (folder / src.name).write_text("\n".join(lines) + "\n")
+    date = src.stem.rsplit("_", 1)[1]
+    side = json.loads(next(src.parent.glob("results_*.json")).read_text())
+    side["model_name"] = model
+    (folder / f"results_{date}.json").write_text(json.dumps(side))
+    return folder / src.name
+
+
+def test_two_local_checkpoints_of_one_name_are_two_models_and_the_targets_is_found(
+        history_logs: Path, tmp_path: Path) -> None:  # noqa: F811
+    """Models at local paths of one last name (``/a/checkpoint-1000``,
+    ``/b/checkpoint-1000``) are two models named by their shortest distinguishing suffix,
+    never a whole path; the target's own model among them is found by the same identity:
+    a re-run of ``/a/checkpoint-1000`` (one answer differs) is dropped, ``/b``'s run kept
+    (QA: both were ``checkpoint-1000``, the rows named by their folders, so the re-run was
+    used as another model's)."""
+    new = _file(history_logs, "new-model")
+    target = _as_model(new, tmp_path / "target", "/a/checkpoint-1000")
+    runs = tmp_path / "runs"
+    _as_model(new, runs / "rerun", "/a/checkpoint-1000", flip=0)
+    _as_model(_file(history_logs, "model-2"), runs / "other", "/b/checkpoint-1000")
+    _as_model(_file(history_logs, "model-3"), runs / "third", "/c/d/model-3")
+    db = tmp_path / "s.db"
+    out = cli("init", db, "--task", "sst2", "--pool", target, "--target", f"table:{target}",
+              "--surrogate", f"table:{_file(history_logs, 'small-model')}", "--metric",
+              "error_rate", "--history", runs, "--no-progress")
+    assert ("row 'a/checkpoint-1000' not used (" + str(runs / "rerun" / new.name)
+            + " is a run of the target's own model (a/checkpoint-1000, as its log says)"
+            ) in out, out
+    assert "history: 2 model(s)" in out
+    with Session.open(db) as s:
+        rows = s.store.scores("history_responses").provenance["models"]
+    assert sorted(rows) == ["b/checkpoint-1000", "model-3"]

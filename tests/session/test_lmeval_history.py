@@ -240,8 +240,9 @@ def test_an_import_names_a_history_run_of_the_targets_local_model(
     model) whose earlier run lies in a --history folder was never recognised by name: its
     results name it ``ckpt`` (a local path is never a name), the history names the row by
     the folder lm-eval wrote it in (``__models__ckpt``), so import and status said nothing
-    until 20 labels agreed. The folder lm-eval names after the model's path is the name:
-    import and status say so from the first round."""
+    until 20 labels agreed. The row is named by the model's public name (``ckpt``; by a
+    distinguishing suffix where another local model shares it): import and status say so
+    from the first round."""
     local = ",pretrained=/models/ckpt"
     past = lm_eval(lmeval_files, tmp_path / "hist", 1.5, "t", local)
     assert past[0].parent.name == "__models__ckpt"
@@ -252,7 +253,7 @@ def test_an_import_names_a_history_run_of_the_targets_local_model(
     got = run_lm_eval(lmeval_files, tmp_path / "round1", ",".join(mapping), "--samples",
                       str(tmp_path / "s.json"), "--model_args",
                       f"docs={lmeval_files.root / 'docs.json'},skill=1.5,salt=t{local}")
-    row = str(past[0].parent)
+    row = "ckpt"  # the model's public name (never the path lm-eval's folder is named by)
     for text in (run("import", db, *got), run("status", db)):
         text = " ".join(text.split())
         assert f"the history holds a run of the target's own model ({row!r})" in text, text
@@ -322,24 +323,38 @@ def test_history_exclude_names_a_folder_however_it_is_written(
 def test_two_models_named_by_local_paths_with_one_last_name_are_two_rows(
         runs: dict[str, list[Path]], lmeval_files: HarnessFiles, tmp_path: Path) -> None:
     """Two local checkpoints of one name (``pretrained=/runs/a/checkpoint-1000`` and
-    ``/runs/b/checkpoint-1000``) are two history rows, named by their folders (QA: one
-    model ``checkpoint-1000``, refused as giving an item two values)."""
+    ``/runs/b/checkpoint-1000``) are two history rows, named by their shortest
+    distinguishing suffix, never a whole local path (QA: one model ``checkpoint-1000``,
+    refused as giving an item two values; then named by lm-eval's folders as whole paths,
+    ``/tmp/.../hist/a/__runs__a__checkpoint-1000``); an import of a round of one of them
+    names that row as the target's own model's run."""
     hist = tmp_path / "hist"
     for k, (skill, salt) in enumerate(((1.2, "ca"), (0.4, "cb"))):
         lm_eval(lmeval_files, hist / "ab"[k], skill, salt,
                 f",pretrained=/runs/{'ab'[k]}/checkpoint-1000", tasks="at_sst2_rev")
-    _, out = init(tmp_path, runs, "history", "--history", hist)
+    db, out = init(tmp_path, runs, "pool-run", "--history", hist)
     text = " ".join(out.split())
     assert "history: 2 model(s)" in text and "40 of 60 pool items have history" in text
     with Session.open(tmp_path / "eval.db") as s:
         models = s.session_config.extra["history"]["models"]
-    assert sorted(Path(m).parent.name for m in models) == ["a", "b"]
+    assert sorted(models) == ["a/checkpoint-1000", "b/checkpoint-1000"]
     # the history reader of other sessions (a folder of logs, one model per file) names
-    # them apart too: lm-eval's folder of each (it was 'checkpoint-1000' for both)
+    # them alike across the command's files
     from activetest.formats.history import read_history_run
+    from activetest.formats.model_ids import distinct_names
 
-    names = {read_history_run(f).model for f in sorted(hist.rglob("samples_*.jsonl"))}
-    assert len(names) == 2 and all("checkpoint-1000" in n for n in names), names
+    stated = [read_history_run(f).stated for f in sorted(hist.rglob("samples_*.jsonl"))]
+    assert sorted(set(distinct_names(stated).values())) == sorted(models)
+    run("select", db, "--n", 6, "--emit", "lm-eval", "--out", tmp_path / "s.json")
+    mapping = json.loads((tmp_path / "s.json").read_text())
+    got = run_lm_eval(lmeval_files, tmp_path / "round1", ",".join(mapping), "--samples",
+                      str(tmp_path / "s.json"), "--model_args",
+                      f"docs={lmeval_files.root / 'docs.json'},skill=0.4,salt=cb,"
+                      f"pretrained=/runs/b/checkpoint-1000")
+    for said in (run("import", db, *got), run("status", db)):
+        said = " ".join(said.split())
+        assert ("the history holds a run of the target's own model ('b/checkpoint-1000')"
+                in said), said
 
 
 def test_the_pool_runs_own_files_in_the_history_are_said_with_pool_run(

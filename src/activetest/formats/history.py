@@ -42,6 +42,7 @@ from activetest.formats.tables import (
 __all__ = ["HISTORY_LOG_SUFFIXES", "HistoryFormatError", "HistoryRun", "NoRunError",
            "ResponseMatrix", "ResultsFileError",
            "file_sha256", "is_sidecar", "lmeval_local_row_name", "lmeval_model_name",
+           "lmeval_stated_model",
            "read_history_folder",
            "read_history_run", "read_response_matrix"]
 
@@ -289,6 +290,9 @@ class HistoryRun:
         cut: ``"<file>: line <n>"`` where the log's unfinished last record (a run killed
             while writing: no final newline, not valid JSON) was skipped, or None; that
             item has no result from this run, said where the history is joined.
+        stated: the model's name as the log states it (a local path as written: never
+            stored, only to tell two local models of one last name apart across the
+            command's files, :func:`activetest.formats.model_ids.distinct_names`), or None.
     """
 
     source: str
@@ -300,6 +304,7 @@ class HistoryRun:
     answers: object | None = None
     samples: object | None = None
     cut: str | None = None
+    stated: str | None = None
 
     def matrix(self) -> ResponseMatrix:
         """The run as a one-row :class:`ResponseMatrix`."""
@@ -367,9 +372,10 @@ def read_history_run(path: str | Path) -> HistoryRun:
         else:
             right = np.where(s.labels >= 0,
                              (s.logprobs.argmax(axis=1) == s.labels).astype(np.float64), np.nan)
-            model = lmeval_model_name(p, local_paths=False) or p.parent.name or p.name
+            stated = lmeval_stated_model(p)
+            model = public_model_name(stated) or p.parent.name or p.name
             return HistoryRun(str(p), model, "lmeval", tuple(s.item_ids), right, sha,
-                              samples=s, cut=cut[0] if cut else None)
+                              samples=s, cut=cut[0] if cut else None, stated=stated)
         cut.clear()
     from activetest.formats.inspect import NoSampleRanError
 
@@ -392,11 +398,12 @@ def read_history_run(path: str | Path) -> HistoryRun:
         raise HistoryFormatError(f"{p}: the log has no per-item judgment (no score in "
                                  f"[0, 1]) to learn from")
     scores = np.array([np.nan if r.score is None else float(r.score) for r in af.records])
-    model = (public_model_name(af.model) or public_model_name(
-        af.provenance.get("model_name") if isinstance(af.provenance.get("model_name"), str)
-        else None) or (p.parent.name if af.format == "lmeval" else "") or p.name)
+    named = af.provenance.get("model_name")
+    stated = af.model or (named if isinstance(named, str) else None)
+    model = public_model_name(stated) or (p.parent.name if af.format == "lmeval" else "") \
+        or p.name
     return HistoryRun(str(p), model, af.format, tuple(r.item_id for r in af.records), scores,
-                      sha, answers=af, cut=cut[0] if cut else None)
+                      sha, answers=af, cut=cut[0] if cut else None, stated=stated)
 
 
 def lmeval_model_name(path: str | Path, *, local_paths: bool = True) -> str | None:
@@ -405,15 +412,32 @@ def lmeval_model_name(path: str | Path, *, local_paths: bool = True) -> str | No
     ``pretrained=`` of its ``model_args``); None where there is none. Never a local path
     (:func:`activetest.formats.answers.public_model_name`): a local path is its last
     component, or with ``local_paths=False`` None (where the name must tell models apart:
-    ``/runs/a/checkpoint-1000`` and ``/runs/b/checkpoint-1000`` are two models).
+    ``/runs/a/checkpoint-1000`` and ``/runs/b/checkpoint-1000`` are two models, named
+    across a command's files by :func:`activetest.formats.model_ids.distinct_names`).
+
+    Raises:
+        ResultsFileError: as :func:`lmeval_stated_model`.
+    """
+    from activetest.formats.answers import public_model_name
+
+    name = lmeval_stated_model(path)
+    if name is None:
+        return None
+    public = public_model_name(name)
+    return None if not local_paths and public != name.strip() else public
+
+
+def lmeval_stated_model(path: str | Path) -> str | None:
+    """The model an lm-eval samples file's results file names, as written (a local path
+    too: never to be stored, only compared within one command,
+    :func:`activetest.formats.model_ids.distinct_names`); None where there is none.
 
     Raises:
         ResultsFileError: a results file beside it that cannot be read (QA: a garbage
             ``results_*.json`` left the name to the folder's without a word, while the
             name leaves the target's own run out of a history and keeps one session to
-            one model): named, with how to go on.
+            one model), or one of another run's tasks: named, with how to go on.
     """
-    from activetest.formats.answers import public_model_name
     from activetest.formats.lmeval_answers import _SAMPLES_NAME, _lmeval_sidecar
 
     p = Path(path)
@@ -430,11 +454,7 @@ def lmeval_model_name(path: str | Path, *, local_paths: bool = True) -> str | No
             f"out (the model is then named by its folder, or not known)")
     if m and "results_file" in side:
         _check_results_task(p.with_name(side["results_file"]), p.name, m.group("task"))
-    name = _named_model(side)
-    if name is None:
-        return None
-    public = public_model_name(name)
-    return None if not local_paths and public != name.strip() else public
+    return _named_model(side)
 
 
 #: ``model_args`` of an lm-eval run that pick which weights of the named model ran (lm-eval's

@@ -366,20 +366,22 @@ def _check_golds(run: Any, items: Sequence[PoolItem], pos: Mapping[str, int],
 
 def _stated_model(path: Path) -> str | None:
     """The model a harness log says it is of (lm-eval's results file beside samples, an
-    inspect_ai or Every Eval Ever log's own record), never a name guessed from a folder
-    or file name; None where the file is no such log or says nothing.
+    inspect_ai or Every Eval Ever log's own record), as written (a local path too: named
+    with the history's by :func:`activetest.formats.model_ids.distinct_names`, never
+    stored), never a name guessed from a folder or file name; None where the file is no
+    such log or says nothing.
 
     Raises:
         SessionError: an lm-eval results file beside it that cannot be read (named: the
             target's re-runs in the history would not be recognised by their model).
     """
-    from activetest.formats.answers import public_model_name, read_answers
-    from activetest.formats.history import ResultsFileError, lmeval_model_name
+    from activetest.formats.answers import read_answers
+    from activetest.formats.history import ResultsFileError, lmeval_stated_model
 
     try:
-        name = lmeval_model_name(path)
+        name = lmeval_stated_model(path)
         if name is None:
-            name = public_model_name(read_answers(path, skip_missing=True).model)
+            name = read_answers(path, skip_missing=True).model
     except ResultsFileError as exc:
         raise SessionError(f"--target: {exc}") from None
     except (ValueError, OSError, KeyError, TypeError):
@@ -428,24 +430,27 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
     from activetest.formats.history import (
         HISTORY_LOG_SUFFIXES,
         HistoryFormatError,
+        HistoryRun,
         file_sha256,
         is_sidecar,
         read_history_folder,
         read_history_run,
         read_response_matrix,
     )
+    from activetest.formats.model_ids import distinct_names, local_parts
     from activetest.session.history_positions import check_matrix_ids, unneeded_note
 
     pos = {it.item_id.strip(): k for k, it in enumerate(items)}
     own: dict[str, str] = {}
     own_models: set[str] = set()
+    own_stated: list[str] = []
     for t in targets:
         try:
             own[Path(t).resolve().as_posix()] = file_sha256(t)
         except OSError:
             continue
         if (name := _stated_model(Path(t))) is not None:
-            own_models.add(name)
+            own_stated.append(name)
     mats: list[Any] = []
     dropped: list[tuple[str, str]] = []
     notes: list[str] = []
@@ -461,6 +466,7 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
     words = _label_words(items)
     try:
         given: dict[str, str] = {}
+        read: list[Any] = []  # response matrices and runs, in the order given
         for p in paths:
             key = Path(p).resolve().as_posix()
             if key in given:  # (QA: "model 'm0' is also in h.csv", of h.csv itself)
@@ -477,7 +483,7 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
                 if said is not None:
                     notes.append(said)
                     by_position.append(str(p))
-                mats.append(M)
+                read.append(M)
                 continue
             if one_log:  # one model's log given by name, read as in a folder (QA: it was
                 # taken for a response matrix: "holds no item content", "its column '0'")
@@ -494,28 +500,42 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
                 notes.append(f"history: {len(skipped)} file(s) in {p} are not logs of a "
                              f"model's run (passed over: {', '.join(skipped[:3])}"
                              f"{', ...' if len(skipped) > 3 else ''})")
-            for run in runs:
-                if (Path(run.source).resolve().as_posix() in own
-                        or run.sha256 in own.values()):
-                    dropped.append((run.model, f"{run.source} is the target's own run (the "
-                                                f"same file as --target)"))
-                    continue
-                if run.model in own_models:  # a re-run of the target's model (QA: used)
-                    dropped.append((run.model, f"{run.source} is a run of the target's own "
-                                                f"model ({run.model}, as its log says)"))
-                    continue
-                _confirm(run, items, pos, inputs=confirm_inputs)
-                _check_golds(run, items, pos, golds, words)
-                unscored = getattr(run.answers, "provenance", {}).get("unscored") or []
-                if unscored:  # answered, never scored: no result from this run (QA)
-                    notes.append(f"history: {len(unscored)} sample(s) of {run.source} have "
-                                 f"no score (e.g. {unscored[0]!r}: its scorer failed?): "
-                                 f"model {run.model!r} has no result on them")
-                if run.cut is not None:  # (QA: refused here, skipped by `import`)
-                    notes.append(f"history: skipped the unfinished last record at {run.cut} "
-                                 f"(a run killed while writing?): model {run.model!r} has "
-                                 f"no result on that item; its other results are used")
-                mats.append(run.matrix())
+            read += runs
+        # one identity across the command's files: local models of one last name are named
+        # by their shortest distinguishing suffix, the target's own too (QA: two local
+        # checkpoint-1000 were one model; a run of another was taken for the target's)
+        names = distinct_names([*own_stated, *(r.stated for r in read
+                                               if isinstance(r, HistoryRun)),
+                                *(x for x in exclude if local_parts(x) is not None)])
+        own_models |= {names[n] for n in own_stated if n in names}
+        exclude = [names.get(x, x) if local_parts(x) is not None else x for x in exclude]
+        for run in read:
+            if not isinstance(run, HistoryRun):
+                mats.append(run)
+                continue
+            if run.stated in names:
+                run = dataclasses.replace(run, model=names[run.stated])
+            if (Path(run.source).resolve().as_posix() in own
+                    or run.sha256 in own.values()):
+                dropped.append((run.model, f"{run.source} is the target's own run (the "
+                                            f"same file as --target)"))
+                continue
+            if run.model in own_models:  # a re-run of the target's model (QA: used)
+                dropped.append((run.model, f"{run.source} is a run of the target's own "
+                                            f"model ({run.model}, as its log says)"))
+                continue
+            _confirm(run, items, pos, inputs=confirm_inputs)
+            _check_golds(run, items, pos, golds, words)
+            unscored = getattr(run.answers, "provenance", {}).get("unscored") or []
+            if unscored:  # answered, never scored: no result from this run (QA)
+                notes.append(f"history: {len(unscored)} sample(s) of {run.source} have "
+                             f"no score (e.g. {unscored[0]!r}: its scorer failed?): "
+                             f"model {run.model!r} has no result on them")
+            if run.cut is not None:  # (QA: refused here, skipped by `import`)
+                notes.append(f"history: skipped the unfinished last record at {run.cut} "
+                             f"(a run killed while writing?): model {run.model!r} has "
+                             f"no result on that item; its other results are used")
+            mats.append(run.matrix())
         if not mats:
             raise SessionError("no history is left once the target's own run is dropped")
         # a name given with --history-exclude whose log is already dropped as the target's

@@ -41,7 +41,8 @@ import numpy as np
 from activetest.session.history_neighbours import NeighbourUpdate
 from activetest.session.store import SessionError
 
-__all__ = ["HarnessHistory", "lmeval_history", "pool_run_note", "target_in_history"]
+__all__ = ["HarnessHistory", "history_rows", "lmeval_history", "pool_run_note",
+           "rows_of_local_model", "target_in_history"]
 
 
 @dataclass(frozen=True)
@@ -159,20 +160,31 @@ def _files_of(path: Path) -> list[Path]:
 
 
 def _model_of(path: Path) -> str:
-    """The model a samples file is of: the model its results file names, else the folder
-    lm-eval wrote it in, as a path (a run whose ``--model_args`` name no model has a random
-    id as its results file's model name, which is not read; two such models' folders may
-    share a last name, so the whole path tells them apart). A model named by a local path
-    is named by its folder too (QA: ``pretrained=/runs/a/checkpoint-1000`` and
-    ``/runs/b/checkpoint-1000`` were one model, ``checkpoint-1000``, and refused as giving
-    an item two values). A results file that cannot be read is refused, named (QA: the
-    folder named the model without a word)."""
-    from activetest.formats.history import ResultsFileError, lmeval_model_name
+    """The model a samples file is of: the model its results file names, as written (a
+    local path too: :func:`_models_of` names it), else the folder lm-eval wrote it in, as
+    a path (a run whose ``--model_args`` name no model has a random id as its results
+    file's model name, which is not read; two such models' folders may share a last name,
+    so the whole path tells them apart). A results file that cannot be read is refused,
+    named (QA: the folder named the model without a word)."""
+    from activetest.formats.history import ResultsFileError, lmeval_stated_model
 
     try:
-        return lmeval_model_name(path, local_paths=False) or str(path.parent)
+        return lmeval_stated_model(path) or str(path.parent)
     except ResultsFileError as exc:
         raise SessionError(f"--history: {exc}") from None
+
+
+def _models_of(files: Sequence[Path]) -> dict[Path, str]:
+    """Each samples file's model (:func:`_model_of`), a model at a local path named by its
+    last component, or where another model of the files shares it, by its shortest
+    distinguishing suffix (:func:`activetest.formats.model_ids.distinct_names`; QA:
+    ``pretrained=/runs/a/checkpoint-1000`` and ``/runs/b/checkpoint-1000`` were one model,
+    ``checkpoint-1000``, later named by their folders as whole paths); never a local path."""
+    from activetest.formats.model_ids import distinct_names
+
+    raw = {f: _model_of(f) for f in files}
+    names = distinct_names([m for f, m in raw.items() if m != str(f.parent)])
+    return {f: names.get(m, m) if m != str(f.parent) else m for f, m in raw.items()}
 
 
 def _row_names(exclude: Sequence[str], models: Sequence[str]) -> list[str]:
@@ -210,12 +222,13 @@ def _read_rows(files: Sequence[Path], pool: Sequence[Any], metric: str
     sources: dict[str, list[str]] = {}
     outside = other_filter = 0
     cut: list[str] = []
+    models = _models_of(files)
     for f in files:
         try:
             records = read_results([f], cut=cut)
         except ValueError as exc:
             raise SessionError(f"--history: {exc}") from None
-        model = _model_of(f)
+        model = models[f]
         row = rows.setdefault(model, {})
         sources.setdefault(model, []).append(str(f))
         bad: list[tuple[Any, Any]] = []
@@ -339,6 +352,32 @@ def lmeval_history(paths: Sequence[str | os.PathLike[str]], pool: Sequence[Any],
                           {m: tuple(sources[m]) for m in joined.models})
 
 
+def history_rows(session: Any) -> list[str]:
+    """The names of a session's history rows: the rows of the neighbours' matrix, in its
+    order; the ``history`` record's list (lm-eval sessions) holds the same names where
+    there is no matrix (``--no-history-neighbours``); empty without a history."""
+    from activetest.session.history_neighbours import ROLE
+
+    rec = session.session_config.extra.get("history")
+    if not isinstance(rec, dict):
+        return []
+    stored = session.store.scores(ROLE)
+    names = list((stored.provenance or {}).get("models", []) if stored is not None else ())
+    return [str(n) for n in names or list(rec.get("models") or ())]
+
+
+def rows_of_local_model(session: Any, stated: Sequence[str | None]) -> list[str]:
+    """The history rows of a session that name a model at one of the local paths
+    ``stated`` (the target's, as its results files write it): rows named by a
+    distinguishing suffix of several components (``a/checkpoint-1000``) whose components
+    end the path's (:func:`activetest.formats.model_ids.names_the_path`; a row of one
+    component is the model's public name, compared as such)."""
+    from activetest.formats.model_ids import names_the_path
+
+    return sorted({n for n in history_rows(session) for p in stated
+                   if "/" in n and names_the_path(n, p)})
+
+
 def target_in_history(session: Any, model: str | None, also: Sequence[str] = ()) -> str | None:
     """Say where a graded session's history (an lm-eval or inspect session's, or any with
     ``--surrogate history``) holds the target's own run, once its labels tell (lm-eval's
@@ -360,16 +399,15 @@ def target_in_history(session: Any, model: str | None, also: Sequence[str] = ())
               "and its intervals valid (they hold for any design), but to draw without it "
               "create the session again with --history-exclude")
     stored = session.store.scores(ROLE)
-    # the rows of the neighbours' matrix, in its order; the record's list (lm-eval
-    # sessions) holds the same names where there is no matrix (--no-history-neighbours)
-    names = list((stored.provenance or {}).get("models", []) if stored is not None else ())
-    names = names or list(rec.get("models") or ())
+    names = history_rows(session)
     if model is not None and model in names:
         return f"the history holds a run of the target's own model ({model!r}): {advice} " \
                f"{model!r}"
     # a run of the target's local model: a row named by the folder lm-eval wrote it in (as
     # a path in an lm-eval session's history, as the folder's name in another's)
-    row = next((n for n in names if str(n) and Path(str(n)).name in set(also)), None)
+    # (or a local model's row named by its distinguishing suffix: rows_of_local_model)
+    row = next((n for n in names if str(n) and (str(n) in set(also)
+                                                 or Path(str(n)).name in set(also))), None)
     if row is not None:
         return f"the history holds a run of the target's own model ({row!r}): {advice} " \
                f"{row!r}"

@@ -119,8 +119,9 @@ def import_lmeval(session: Any, paths: Sequence[str | os.PathLike[str]], *,
     A result already stored with the same value is counted as ``unchanged``: importing
     a partial file, then the whole file, counts each run once.
     """
-    from activetest.formats.history import lmeval_local_row_name
+    from activetest.formats.history import lmeval_local_row_name, lmeval_stated_model
     from activetest.formats.lmeval_results import doc_snippet, read_results
+    from activetest.session.harness_history import rows_of_local_model
 
     h = _require(session)
     metric = metric_key or str(h["metric"])
@@ -244,8 +245,10 @@ def import_lmeval(session: Any, paths: Sequence[str | os.PathLike[str]], *,
         shots = {r.task: r.n_shot for r in records if r.n_shot is not None}
         prompts = {r.task: dict(r.prompt_config) for r in records
                    if r.prompt_config is not None}
-        local = sorted({n for f in {r.where.rsplit(": ", 1)[0] for r in records}
-                        if (n := lmeval_local_row_name(f)) is not None})
+        ran = {r.where.rsplit(": ", 1)[0] for r in records}
+        local = sorted({n for f in ran if (n := lmeval_local_row_name(f)) is not None}
+                       | set(rows_of_local_model(session, [lmeval_stated_model(f)
+                                                           for f in sorted(ran)])))
         if model is not None or shots or prompts:  # checked and kept last: a refusal
             # writes nothing
             session.record_target_model(model, "lm-eval", n_shot=shots, row_names=local,

@@ -1,0 +1,92 @@
+"""Which model a log is of, across one command's files: local paths told apart.
+
+A model a log names by a local path is published by its last component
+(:func:`activetest.formats.answers.public_model_name`): no local path is ever stored. Two
+local checkpoints of one last name (``/a/checkpoint-1000``, ``/b/checkpoint-1000``) would
+then be one model. Within one command's set of files (the ``--history`` logs and the
+target's own), :func:`distinct_names` names such models by their shortest distinguishing
+suffix of path components (``a/checkpoint-1000``, ``b/checkpoint-1000``); a path whose
+components end another's (``/runs/ckpt`` and ``/data/runs/ckpt``: the same folder mounted
+elsewhere) or equal them (one path on two machines) is the same model, never told apart
+by the rest of a path. A drive letter, ``file:``, ``~``, ``.`` and ``..`` are not components.
+
+:func:`variant_name` adds which weights of the named model ran (lm-eval's ``gguf_file``,
+``revision``, ... of ``--model_args``; Every Eval Ever's ``model_info.additional_details``
+as activetest writes them): two quantisations of one repository are two models.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+
+__all__ = ["distinct_names", "local_parts", "names_the_path", "variant_name"]
+
+
+def local_parts(name: str | None) -> tuple[str, ...] | None:
+    """The path components of a model name that is a local path (no drive letter,
+    ``file:``, ``~``, ``.`` or ``..``); None where the name is no local path (an
+    ``org/model`` id, a provider's name) or has no component."""
+    from activetest.formats.answers import _looks_like_path
+
+    if name is None or not str(name).strip() or not _looks_like_path(str(name)):
+        return None
+    text = str(name).strip().removeprefix("file://").removeprefix("file:")
+    parts = tuple(p for p in re.split(r"[\\/]", text)
+                  if p and p not in (".", "..", "~") and not re.fullmatch(r"[A-Za-z]:", p))
+    return parts or None
+
+
+def _ends_with(longer: tuple[str, ...], shorter: tuple[str, ...]) -> bool:
+    return len(longer) >= len(shorter) and longer[len(longer) - len(shorter):] == shorter
+
+
+def distinct_names(names: Iterable[str | None]) -> dict[str, str]:
+    """Each name of one command's set -> the name it is published by (module docstring):
+    a name that is no local path as written (stripped); a local path by its last
+    component, or, where another path of the set shares it, by its shortest suffix of
+    components no other path of the set ends with; paths whose components end another's
+    are the same model, named alike. None and empty names are left out."""
+    out: dict[str, str] = {}
+    parts: dict[str, tuple[str, ...]] = {}
+    for n in names:
+        if n is None or not str(n).strip() or n in out or n in parts:
+            continue
+        p = local_parts(n)
+        if p is None:
+            out[n] = str(n).strip()
+        else:
+            parts[n] = p
+    kept: list[tuple[str, ...]] = []  # the distinct models: none ends another
+    same: dict[tuple[str, ...], tuple[str, ...]] = {}
+    for p in sorted(set(parts.values()), key=len):
+        base = next((k for k in kept if _ends_with(p, k)), None)
+        same[p] = p if base is None else base
+        if base is None:
+            kept.append(p)
+    short: dict[tuple[str, ...], str] = {}
+    for p in kept:
+        others = [q for q in kept if q != p and q[-1] == p[-1]]
+        k = next(k for k in range(1, len(p) + 1)
+                 if not any(_ends_with(q, p[len(p) - k:]) for q in others))
+        short[p] = "/".join(p[len(p) - k:])
+    for n, p in parts.items():
+        out[n] = short[same[p]]
+    return out
+
+
+def names_the_path(name: str, path: str | None) -> bool:
+    """Whether a published model name (:func:`distinct_names`) names the local path
+    ``path``: its components end the path's (``a/checkpoint-1000`` names
+    ``/runs/a/checkpoint-1000``); False where ``path`` is no local path."""
+    p = local_parts(path)
+    mine = tuple(x for x in str(name).split("/") if x)
+    return p is not None and bool(mine) and _ends_with(p, mine)
+
+
+def variant_name(name: str, variant: Mapping[str, str] | None) -> str:
+    """A model's name with which of its weights ran, where stated: ``smollm2
+    (gguf_file=A.gguf)``; the name alone where there is no variant."""
+    if not variant:
+        return name
+    return f"{name} ({', '.join(f'{k}={v}' for k, v in sorted(variant.items()))})"
