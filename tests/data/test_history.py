@@ -119,8 +119,11 @@ def test_join_refusals(tmp_path: Path) -> None:
     f = _write(tmp_path / "q.csv", "model,q0,q1,q2\nx,1,0,1\n")
     with pytest.raises(HistoryJoinError, match="matches no history row"):
         join_history([f], ["q0", "q1"], exclude=["nobody"])
-    with pytest.raises(HistoryJoinError, match="also in"):
-        join_history([f, f], ["q0", "q1"])
+    g = _write(tmp_path / "r.csv", "model,q0,q1,q2\nx,1,1,1\n")
+    with pytest.raises(HistoryJoinError, match=r"model 'x' is in .*q.csv and in .*r.csv with "
+                                               r"other results: item 'q1' is 0 in the first "
+                                               r"and 1 in the second \(1 of 3 shared"):
+        join_history([f, g], ["q0", "q1", "q2"])
     with pytest.raises(HistoryJoinError, match="no history row is left"):
         join_history([f], ["q0", "q1"], exclude=["x"])
     # pool ids that repeat cannot say which item a column is (mutation check)
@@ -367,3 +370,17 @@ def test_an_item_id_holding_a_control_character_is_named(tmp_path: Path) -> None
     zw = _write(tmp_path / "zw.csv", "model,q1,q2\u200b,q3\nx,1,0,1\n")
     assert "(ignored: 'q2\\u200b'); e.g. 'q2\\u200b' in the history is 'q2'" in "\n".join(
         join_history([zw], pool).messages())
+
+
+def test_one_model_in_two_files_is_one_row_where_its_results_agree(tmp_path: Path) -> None:
+    """The same model in two matrices (a partial run and the rest, or the same results
+    twice) is one row, said (QA: refused; given through folders named otherwise, counted
+    twice); its cells from both files."""
+    f = _write(tmp_path / "a.csv", "model,q0,q1,q2,q3\nx,1,0,,\ny,0,0,1,1\n")
+    g = _write(tmp_path / "b.csv", "model,q1,q2,q3\nx,0,1,1\nz,1,1,0\n")
+    h = join_history([f, g], ["q0", "q1", "q2", "q3"])
+    assert h.models == ("x", "y", "z")
+    np.testing.assert_array_equal(h.scores[0], [1, 0, 1, 1])
+    assert (f"history: model 'x' is in {f} and in {g}, its results agreeing on the 1 "
+            f"item(s) both have: one row (2 more item(s) from the second)") in h.messages()
+    assert h.unused_sources == ()

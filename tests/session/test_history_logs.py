@@ -131,9 +131,10 @@ def test_graded_history_folder_of_inspect_and_eee_logs(tmp_path: Path) -> None:
     assert f"{runs / eee.name}: holds records of several evaluations" in out
     assert "is not guessed at" in out
     (runs / eee.name).unlink()
-    shutil.copy(log, runs / "again.eval")  # the same model twice would count twice
-    out = cli(*base[:1], tmp_path / "i.db", *base[1:], "--history", runs, code=2)
-    assert "model 'llama-cpp-python/smollm2-135m' is also in" in out
+    shutil.copy(log, runs / "again.eval")  # the same log twice counts once, said
+    out = cli(*base[:1], tmp_path / "i.db", *base[1:], "--history", runs)
+    assert f"history: {runs / 'again.eval'} is a copy of {runs / log.name}" in out
+    assert "history: 1 model(s)" in out
     (runs / "again.eval").unlink()
     out = cli("init", tmp_path / "t.db", "--task", "answers", "--pool",
               _graded_pool(tmp_path, "q-bus"), "--target",
@@ -443,7 +444,8 @@ def test_a_log_given_by_name_is_read_as_a_log(history_logs: Path,  # noqa: F811
     """QA: ``--history runs/model-3/samples_....jsonl`` (one model's log, not its folder)
     was taken for a response matrix: "a response matrix holds no item content ... its
     column '0'". A log file is read as in a folder (its documents checked against the
-    pool); lm-eval's results summary by name, and one path given twice, are refused."""
+    pool); lm-eval's results summary by name is refused; one path given twice is read
+    once, said (it was refused)."""
     new, small = _file(history_logs, "new-model"), _file(history_logs, "small-model")
     m3, m4 = _file(history_logs, "model-3"), _file(history_logs, "model-4")
     base = ("init", "--task", "sst2", "--pool", new, "--target", f"table:{new}",
@@ -455,10 +457,10 @@ def test_a_log_given_by_name_is_read_as_a_log(history_logs: Path,  # noqa: F811
     summary = sorted((history_logs / "model-3").glob("results_*.json"))[0]
     out = cli(*base[:1], tmp_path / "b.db", *base[1:], "--history", summary, code=2)
     assert out.count("error:") == 1 and "summary or listing, not a log" in out
-    out = cli(*base[:1], tmp_path / "c.db", *base[1:], "--history", m3, "--history", m3,
-              code=2)
-    assert out.count("error:") == 1 and f"--history {m3} is given twice" in out
-    assert not (tmp_path / "b.db").exists() and not (tmp_path / "c.db").exists()
+    out = cli(*base[:1], tmp_path / "c.db", *base[1:], "--history", m3, "--history", m3)
+    assert f"history: --history {m3} is given twice: read once" in out
+    assert "history: 1 model(s)" in out
+    assert not (tmp_path / "b.db").exists()
 
 
 def _cut_last_line(src: Path, dst: Path) -> int:
@@ -712,3 +714,33 @@ def test_two_local_checkpoints_of_one_name_are_two_models_and_the_targets_is_fou
     with Session.open(db) as s:
         rows = s.store.scores("history_responses").provenance["models"]
     assert sorted(rows) == ["b/checkpoint-1000", "model-3"]
+
+
+def test_one_model_given_twice_is_one_row_where_its_results_agree(
+        history_logs: Path, tmp_path: Path) -> None:  # noqa: F811
+    """One local model's logs in two folders (two folders of logs of the same model and
+    task, or a folder given twice) is one row where its results agree, said; refused,
+    naming both files, the model and an item, where they differ (QA: two rows, the
+    history's features biased toward it)."""
+    new, small = _file(history_logs, "new-model"), _file(history_logs, "small-model")
+    m3 = _file(history_logs, "model-3")
+    one, two = tmp_path / "one", tmp_path / "two"
+    a = _as_model(m3, one / "run", "/models/ckpt")
+    b = _as_model(m3, two / "run", "/models/ckpt")
+    with b.open("a") as fh:  # another byte: not a copy, the same results
+        fh.write("\n")
+    base = ("init", "--task", "sst2", "--pool", new, "--target", f"table:{new}",
+            "--surrogate", f"table:{small}", "--metric", "error_rate", "--no-progress")
+    out = cli(*base[:1], tmp_path / "a.db", *base[1:], "--history", one, "--history", two,
+              "--history", one)
+    assert (f"history: model 'ckpt' is in {a} and in {b}, its results agreeing on the 40 "
+            f"item(s) both have: one row") in out, out
+    assert f"history: --history {one} is given twice: read once" in out
+    assert "history: 1 model(s)" in out
+    (b.parent / b.name).unlink()
+    c = _as_model(m3, two / "again", "/models/ckpt", flip=5)
+    out = cli(*base[:1], tmp_path / "b.db", *base[1:], "--history", one, "--history", two,
+              code=2)
+    assert out.count("error:") == 1
+    assert f"model 'ckpt' is in {a} and in {c} with other results: item " in out, out
+    assert not (tmp_path / "b.db").exists()

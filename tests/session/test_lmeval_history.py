@@ -379,3 +379,15 @@ def test_the_pool_runs_own_files_in_the_history_are_said_with_pool_run(
                "that run serves twice" in said[k], said[k]
         assert "uses it once" in said[k] and "--history-exclude '" in said[k]
     assert "serves twice" not in said[2] and "serves twice" not in said[3]
+
+
+def test_a_history_folder_given_twice_is_read_once(runs: dict[str, list[Path]],
+                                                    tmp_path: Path) -> None:
+    """The same folder given twice (or a folder and a samples file in it) is read once,
+    said (its files were dropped without a word)."""
+    h1 = runs["h1"][0].parent
+    _, out = init(tmp_path, runs, "history", "--history", h1, "--history", f"{h1}/",
+                  "--history", runs["h1"][0])
+    text = " ".join(out.split())
+    assert f"history: 5 samples file(s) are given twice ({h1}" in text
+    assert "read once" in text and "history: 1 model(s)" in text

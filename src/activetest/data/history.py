@@ -17,8 +17,10 @@ columns to the pool's items BY ID, with the house's join rules:
   name that matches no row is refused, it is likely a typo), and so is any row
   identical to ``target_scores`` (the target's own automatic scores where a
   session has them) on every item both have; every dropped row is said;
-* the same model in two files is refused (it would count twice); a row identical to
-  a row of an earlier file under another name is dropped and said;
+* the same model in two files is one row where its results agree on every item both
+  have (said), and refused where they differ, naming both files and an item (it would
+  count twice); a row identical to a row of an earlier file under another name is
+  dropped and said;
 * columns that equal a pool id but for case, blanks, leading zeros, a number's ``.0``
   or control and invisible characters are never joined: the refusal or the count of
   ignored columns names one.
@@ -161,8 +163,8 @@ def join_history(paths: Sequence[str | Path | ResponseMatrix], pool_ids: Sequenc
 
     Raises:
         HistoryJoinError: no shared id, ids that look like positions on both sides (not
-            confirmed), a model in two files, an ``exclude`` name that matches no row, or
-            no row left.
+            confirmed), a model in two files with other results on an item, an ``exclude``
+            name that matches no row, or no row left.
     """
     from activetest.data.history_ids import positions_in_disguise
 
@@ -180,6 +182,9 @@ def join_history(paths: Sequence[str | Path | ResponseMatrix], pool_ids: Sequenc
     near_miss: tuple[str, str] | None = None
     src_of: list[int] = []
     by_position: list[str] = []
+    rows: dict[str, np.ndarray] = {}  # a model's row, filled in place where merged
+    merged: set[int] = set()  # files whose rows were merged into an earlier file's
+    notes: list[str] = []
     for p in paths:
         M = p if isinstance(p, ResponseMatrix) else read_response_matrix(p)
         cols = [_norm(c) for c in M.item_ids]
@@ -219,19 +224,20 @@ def join_history(paths: Sequence[str | Path | ResponseMatrix], pool_ids: Sequenc
         c_idx = np.array([c for c, _ in hit])
         p_idx = np.array([k for _, k in hit])
         block[:, p_idx] = M.scores[:, c_idx]
-        for name in M.models:
-            if name in where:
-                raise HistoryJoinError(f"{M.source}: model {name!r} is also in {where[name]}: "
-                                       "the same model twice would count twice")
+        for r, name in enumerate(M.models):
+            if name in where:  # one model twice: one row where its results agree
+                notes.append(_merge(rows, name, where[name], M.source, block[r], ids))
+                merged.add(len(sources))
+                continue
             where[name] = M.source
-        models += list(M.models)
-        src_of += [len(sources)] * len(M.models)
-        blocks.append(block)
+            rows[name] = block[r].copy()
+            blocks.append(rows[name])  # the same array: a later merge fills it
+            models.append(name)
+            src_of.append(len(sources))
         sources.append(M.source)
     S = np.vstack(blocks)
     drop = np.zeros(len(models), dtype=bool)
     excluded: list[tuple[str, str]] = []
-    notes: list[str] = []
     for name in exclude:
         hits = [k for k, m in enumerate(models) if m == _norm(name)]
         if not hits:
@@ -280,9 +286,38 @@ def join_history(paths: Sequence[str | Path | ResponseMatrix], pool_ids: Sequenc
     kept = tuple(m for m, d in zip(models, drop, strict=True) if not d)
     n_cov = int((~np.isnan(S)).any(axis=0).sum())
     src = np.array(src_of, dtype=np.int64)
-    unused = tuple(x for j, x in enumerate(sources) if not np.any((src == j) & ~drop))
+    unused = tuple(x for j, x in enumerate(sources)
+                   if j not in merged and not np.any((src == j) & ~drop))
     return PoolHistory(S, kept, tuple(sources), n_cov, tuple(excluded), ignored, near_miss,
                        tuple(notes), tuple(ignored_examples), unused, tuple(by_position))
+
+
+def _merge(rows: dict[str, np.ndarray], name: str, first: str, second: str,
+           row: np.ndarray, ids: Sequence[str]) -> str:
+    """Merge a model's row of a second file into its row of the first (in place) where
+    their results agree on every item both have, and say so; two runs of one model that
+    differ are refused (QA: the same model given twice counted twice; refused even where
+    the two agreed).
+
+    Raises:
+        HistoryJoinError: naming the model, both files and an item with both values.
+    """
+    had = rows[name]
+    both = ~np.isnan(had) & ~np.isnan(row)
+    differ = np.flatnonzero(both & (had != row))
+    if len(differ):
+        k = int(differ[0])
+        raise HistoryJoinError(
+            f"model {name!r} is in {first} and in {second} with other results: item "
+            f"{ids[k]!r} is {had[k]:g} in the first and {row[k]:g} in the second "
+            f"({len(differ)} of {int(both.sum())} shared item(s) differ): two runs of one "
+            f"model, and which is meant is not guessed; keep one of them in the history "
+            f"(or, if they are two models, name them apart)")
+    more = int((np.isnan(had) & ~np.isnan(row)).sum())
+    had[np.isnan(had)] = row[np.isnan(had)]
+    return (f"history: model {name!r} is in {first} and in {second}, its results agreeing "
+            f"on the {int(both.sum())} item(s) both have: one row"
+            + (f" ({more} more item(s) from the second)" if more else ""))
 
 
 def _drop_copies(S: np.ndarray, models: Sequence[str], sources: Sequence[str],

@@ -469,10 +469,11 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
         read: list[Any] = []  # response matrices and runs, in the order given
         for p in paths:
             key = Path(p).resolve().as_posix()
-            if key in given:  # (QA: "model 'm0' is also in h.csv", of h.csv itself)
+            if key in given:  # read once, said (QA: "model 'm0' is also in h.csv", of h.csv
+                # itself; then refused)
                 also = "" if given[key] == str(p) else f" (also as {given[key]})"
-                raise SessionError(f"--history {p} is given twice{also}: each file or folder "
-                                   f"once")
+                notes.append(f"history: --history {p} is given twice{also}: read once")
+                continue
             given[key] = str(p)
             one_log = not Path(p).is_dir() and str(p).lower().endswith(HISTORY_LOG_SUFFIXES)
             if not Path(p).is_dir() and not one_log:
@@ -500,7 +501,17 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
                 notes.append(f"history: {len(skipped)} file(s) in {p} are not logs of a "
                              f"model's run (passed over: {', '.join(skipped[:3])}"
                              f"{', ...' if len(skipped) > 3 else ''})")
-            read += runs
+            for run in runs:  # a log in two folders given (or twice by name): read once
+                same = next((r for r in read if isinstance(r, HistoryRun) and (
+                    r.sha256 == run.sha256 or Path(r.source).resolve()
+                    == Path(run.source).resolve())), None)
+                if same is None:
+                    read.append(run)
+                    continue
+                what = ("given twice" if Path(same.source).resolve()
+                        == Path(run.source).resolve() else f"a copy of {same.source} (the "
+                        f"same bytes)")
+                notes.append(f"history: {run.source} is {what}: read once")
         # one identity across the command's files: local models of one last name are named
         # by their shortest distinguishing suffix, the target's own too (QA: two local
         # checkpoint-1000 were one model; a run of another was taken for the target's)

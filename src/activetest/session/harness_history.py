@@ -106,9 +106,11 @@ def pool_run_note(hist: HarnessHistory, pool: Sequence[Any]) -> str | None:
             f"{leave} uses it once")
 
 
-def _files(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
+def _files(paths: Sequence[str | os.PathLike[str]]) -> tuple[list[Path], list[str]]:
     """The samples files the ``--history`` paths name: folders recursively, samples
-    files, and glob patterns of either (``'runs/*/'``: every model's folder).
+    files, and glob patterns of either (``'runs/*/'``: every model's folder); and the
+    notes for a file named twice (the same folder given twice, a folder and a file in it:
+    read once, said).
 
     Raises:
         SessionError: a path that names no samples file (an empty folder, a response
@@ -118,6 +120,8 @@ def _files(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
 
 
     out: list[Path] = []
+    seen: set[Path] = set()
+    twice: list[str] = []
     for p in paths:
         text = str(p)
         if not Path(text).exists() and glob.has_magic(text):
@@ -127,8 +131,16 @@ def _files(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
             found = [f for m in matches for f in _files_of(Path(m))]
         else:
             found = _files_of(Path(text))
-        out += [f for f in found if f not in out]
-    return out
+        for f in found:
+            if f.resolve() in seen:
+                twice.append(str(f))
+                continue
+            seen.add(f.resolve())
+            out.append(f)
+    notes = [] if not twice else [
+        f"history: {len(twice)} samples file(s) are given twice ({twice[0]}"
+        f"{', ...' if len(twice) > 1 else ''}): read once"]
+    return out, notes
 
 
 def _files_of(path: Path) -> list[Path]:
@@ -313,7 +325,9 @@ def lmeval_history(paths: Sequence[str | os.PathLike[str]], pool: Sequence[Any],
     from activetest.session.design import history_columns
     from activetest.stats.feature_design import history_features
 
-    rows, sources, notes = _read_rows(_files(paths), pool, metric)
+    files, twice = _files(paths)
+    rows, sources, notes = _read_rows(files, pool, metric)
+    notes = [*twice, *notes]
     if not any(rows.values()):
         raise SessionError(f"--history: none of the records in {', '.join(map(str, paths))} "
                            f"is of a pool document (task and doc_id) under the pool run's "
