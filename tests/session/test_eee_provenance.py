@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 from session_support import REPO, SRC, PoolFiles
+from tests.history_logs import history_logs  # noqa: F401  (a fixture)
 
 from activetest.models.answer_files import read_answers
 from activetest.session.eee import check_eee_aggregate
@@ -319,3 +320,68 @@ def test_one_label_gives_no_standard_error(pool_files: PoolFiles, tmp_path: Path
         unc = rec["evaluation_results"][0]["score_details"]["uncertainty"]
         assert "standard_error" not in unc, unc
         assert unc["confidence_interval"]["method"].startswith("bootstrap 95% interval")
+
+
+def _quantised(src: Path, folder: Path, gguf: str) -> Path:
+    """A copy of a real lm-eval samples file whose results file says the run was of
+    ``pretrained=<dir>/smollm2,gguf_file=<dir>/smollm2/<gguf>`` (as the README's loop
+    runs a llama.cpp model: lm-eval names both quantisations ``smollm2``)."""
+    folder.mkdir(parents=True)
+    shutil.copy(src, folder / src.name)
+    date = src.stem.rsplit("_", 1)[1]
+    side = json.loads(next(src.parent.glob("results_*.json")).read_text())
+    side["model_name"] = str(folder / "smollm2")
+    side["config"]["model_args"] = f"pretrained={folder}/smollm2,gguf_file={folder}/smollm2/{gguf}"
+    (folder / f"results_{date}.json").write_text(json.dumps(side))
+    return folder / src.name
+
+
+def test_two_quantisations_of_one_model_are_two_models_in_eee_records(
+        history_logs: Path, tmp_path: Path) -> None:  # noqa: F811
+    """``estimate --format eee`` names the model with the weights file it ran (lm-eval's
+    ``gguf_file``, kept as ``import`` keeps it), in ``model_info.id``/``name`` and
+    ``additional_details``; read back (the record as an Every Eval Ever instance file's
+    aggregate), a history row of each quantisation is its own model (QA: both were
+    ``smollm2``)."""
+    new = next((history_logs / "new-model").glob("samples_*.jsonl"))
+    small = next((history_logs / "small-model").glob("samples_*.jsonl"))
+    got = {}
+    for gguf in ("A.gguf", "B.gguf"):
+        target = _quantised(new, tmp_path / gguf[0], gguf)
+        db = tmp_path / f"{gguf[0]}.db"
+        cli("init", db, "--task", "sst2", "--pool", target, "--target", f"table:{target}",
+            "--surrogate", f"table:{small}", "--metric", "error_rate", "--seed", "1",
+            "--no-progress")
+        with Session.open(db) as s:
+            s.select(12)
+            s.label_from_data()
+        (rec, *_), text = _records(db)
+        _schema_ok(rec)
+        _no_local_path(text, target)
+        got[gguf] = rec
+        mi = rec["model_info"]
+        assert (mi["name"], mi["id"], mi["developer"]) == (
+            f"smollm2 (gguf_file={gguf})", f"smollm2 (gguf_file={gguf})", "unknown")
+        assert mi["additional_details"]["gguf_file"] == gguf
+        from activetest.formats.history import read_history_run
+
+        # the lm-eval log as a history row: its own model too
+        assert read_history_run(target).model == f"smollm2 (gguf_file={gguf})"
+    # read back: each record as the aggregate of an EEE instance file of its model
+    eee = next((DATA / "eee" / "data" / "toyqa" / "HuggingFaceTB").glob("*/*_samples.jsonl"))
+    recs = [json.loads(line) for line in eee.read_text().splitlines()]
+    names = []
+    for k, (gguf, rec) in enumerate(got.items()):
+        uid = f"00000000-0000-4000-8000-00000000000{k}"
+        one = tmp_path / "eee" / gguf[0]
+        one.mkdir(parents=True)
+        (one / f"{uid}.json").write_text(json.dumps(rec))
+        log = one / f"{uid}_samples.jsonl"
+        log.write_text("".join(json.dumps({**r, "model_id": "smollm2"}) + "\n" for r in recs
+                               if r["evaluation_result_id"] == "exact_match"))
+        assert read_answers(log).provenance["model_variant"] == {"gguf_file": gguf}
+        from activetest.formats.answers import file_provenance
+
+        assert file_provenance(read_answers(log))["model_variant"] == {"gguf_file": gguf}
+        names.append(read_history_run(log).model)
+    assert names == ["smollm2 (gguf_file=A.gguf)", "smollm2 (gguf_file=B.gguf)"]

@@ -103,6 +103,10 @@ def status(
             # a row of the target's model (a harness target: lm-eval's or inspect's name,
             # or the name a history folder gives a run of its local model), or a row
             # that is the target's own run by its results
+            if isinstance(ran, str) and isinstance(who.get("model_variant"), dict):
+                from activetest.formats.model_ids import variant_name
+
+                ran = variant_name(ran, who["model_variant"])  # its weights: the row's name
             said = target_in_history(s, ran if isinstance(ran, str) else None,
                                      [str(n) for n in rows] if isinstance(rows, list) else ())
             if said is not None:

@@ -160,7 +160,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -193,6 +192,7 @@ from activetest.formats.inspect import (
 from activetest.formats.lmeval_answers import (
     _read_lmeval,
 )
+from activetest.formats.model_ids import model_variant, public_model_name
 from activetest.formats.tables import header_table
 
 __all__ = ["FORMATS", "AnswerFile", "AnswerRecord", "Format", "detect_format", "file_provenance",
@@ -576,41 +576,16 @@ def _check_applies(p: Path, fmt: str, **given: Any) -> None:
 _TOOL_KEYS = (("lm_eval_version", "lm-eval"), ("inspect_ai_version", "inspect_ai"))
 
 
-def _looks_like_path(name: str) -> bool:
-    """A model name that is a local path (absolute, home-relative, dotted, with a
-    drive letter or backslashes, ``file:``, or naming something on this machine),
-    not an ``org/model`` id or a provider's ``provider/org/model``."""
-    text = name.strip()
-    if text.startswith(("/", "~", "./", "../", "file:")) or "\\" in text \
-            or re.match(r"^[A-Za-z]:[\\/]", text):
-        return True
-    try:
-        return "/" in text and Path(text).exists()
-    except (OSError, ValueError):
-        return False
-
-
-def public_model_name(name: str | None) -> str | None:
-    """A model name fit to publish: the name as a log states it, except that a local
-    path (``/home/me/models/smollm2``, ``file:...``, ``C:\\models\\x``) becomes its
-    last component. None stays None; an empty name becomes None."""
-    if name is None or not str(name).strip():
-        return None
-    text = str(name).strip()
-    if not _looks_like_path(text):
-        return text
-    text = text.removeprefix("file://").removeprefix("file:")
-    parts = [p for p in re.split(r"[\\/]", text) if p and p not in (".", "..", "~")]
-    return parts[-1] if parts else None
-
-
 def file_provenance(af: AnswerFile) -> dict[str, Any]:
     """What a session keeps of an answer file: never a local path.
 
     Keys: ``format``; ``file`` (the file's name, no directory); ``sha256`` and
     ``bytes`` of the file as stored; ``model`` (the model's name as the log states
     it, a local path reduced to its last component; None where the file names
-    none); ``developer`` (where the file states one: Every Eval Ever's
+    none); ``model_variant`` (only where stated: which weights of the named model ran,
+    lm-eval's ``gguf_file``, ``revision``, ... of ``model_args``, an Every Eval Ever
+    record's ``model_info.additional_details`` as activetest writes them);
+    ``developer`` (where the file states one: Every Eval Ever's
     ``model_info.developer``); ``n_shot`` (where stated); ``task``; ``score_name``
     (the file's judgment read as each answer's score); ``tool`` (the harness and
     its version, where stated); ``n_records``.
@@ -641,7 +616,12 @@ def file_provenance(af: AnswerFile) -> dict[str, Any]:
                                     if isinstance(prov.get("eval_library"), str) else "")
     developer = prov.get("model_developer") if isinstance(prov.get("model_developer"),
                                                          str) else None
+    # which weights of the named model ran (lm-eval's gguf_file, ... of model_args; an EEE
+    # record's model_info as activetest writes it): kept beside the name
+    variant = (model_variant(prov.get("model_args")) if af.format == "lmeval"
+               else prov.get("model_variant"))
     return {"format": af.format, "file": p.name, "sha256": sha, "bytes": size,
+            **({"model_variant": dict(variant)} if variant else {}),
             "model": public_model_name(model),
             "developer": developer if developer and developer.strip() else None,
             "n_shot": af.n_shot, "task": af.task, "score_name": af.score_name,

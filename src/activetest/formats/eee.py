@@ -57,6 +57,7 @@ from activetest.formats.answer_records import (
     _text_id,
     own_input,
 )
+from activetest.formats.model_ids import model_variant
 
 # --------------------------------------------------------------------------- Every Eval Ever
 
@@ -107,6 +108,9 @@ def _eee_sidecar(path: Path, evaluation: str | None) -> dict[str, Any]:
     for k in ("id", "name", "developer"):
         if isinstance(mi.get(k), str):
             out[f"model_{k}"] = mi[k]
+    variant = model_variant(mi.get("additional_details"))  # as activetest writes it
+    if variant:
+        out["model_variant"] = variant
     lib = doc.get("eval_library") if isinstance(doc.get("eval_library"), Mapping) else {}
     if isinstance(lib.get("name"), str):
         out["eval_library"] = f"{lib.get('name')} {lib.get('version', '')}".strip()
@@ -352,7 +356,8 @@ def eee_aggregate(*, metric: str, estimate: float, method: str, n_labels: int,
                   details: Mapping[str, Any] | None = None,
                   evaluation_id: str | None = None,
                   n_shot: int | None = None,
-                  standard_error_method: str | None = None) -> dict[str, Any]:
+                  standard_error_method: str | None = None,
+                  model_details: Mapping[str, str] | None = None) -> dict[str, Any]:
     """One estimate as an Every Eval Ever aggregate record (a JSON-serialisable dict).
 
     Args:
@@ -397,6 +402,10 @@ def eee_aggregate(*, metric: str, estimate: float, method: str, n_labels: int,
         n_shot: the in-context examples the model's answers were made with, where
             known (``generation_config.additional_details.num_fewshot``, as Every
             Eval Ever's converters write it).
+        model_details: more ``model_info.additional_details`` (strings): which weights of
+            the named model ran (``gguf_file``, ``revision``, ...:
+            :data:`activetest.formats.model_ids.VARIANT_ARGS`), read back by the instance
+            reader as the model's variant.
 
     Raises:
         ValueError: a missing or out-of-range value (names which), an unknown
@@ -501,7 +510,8 @@ def eee_aggregate(*, metric: str, estimate: float, method: str, n_labels: int,
                          "additional_details": {"method": method}},
         "model_info": {
             "name": model, "id": mid, "developer": dev,
-            "additional_details": {"deployment_type": deployment_type,
+            "additional_details": {**{str(k): str(v) for k, v in (model_details or {}).items()},
+                                   "deployment_type": deployment_type,
                                    "model_availability": model_availability},
         },
         "evaluation_results": [{

@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from activetest.formats.model_ids import VARIANT_ARGS, model_variant, variant_name
 from activetest.formats.tables import (
     MissingDependencyError,
     decode_utf8,
@@ -40,7 +41,7 @@ from activetest.formats.tables import (
 )
 
 __all__ = ["HISTORY_LOG_SUFFIXES", "HistoryFormatError", "HistoryRun", "NoRunError",
-           "ResponseMatrix", "ResultsFileError",
+           "ResponseMatrix", "ResultsFileError", "answers_model",
            "file_sha256", "is_sidecar", "lmeval_local_row_name", "lmeval_model_name",
            "lmeval_stated_model",
            "read_history_folder",
@@ -293,6 +294,10 @@ class HistoryRun:
         stated: the model's name as the log states it (a local path as written: never
             stored, only to tell two local models of one last name apart across the
             command's files, :func:`activetest.formats.model_ids.distinct_names`), or None.
+        variant: which weights of the named model ran, where the log states it (lm-eval's
+            ``gguf_file``, ``revision``, ... of ``model_args``; an Every Eval Ever
+            record's ``model_info`` as activetest writes it), part of :attr:`model`
+            (``smollm2 (gguf_file=A.gguf)``): two quantisations are two models.
     """
 
     source: str
@@ -305,6 +310,7 @@ class HistoryRun:
     samples: object | None = None
     cut: str | None = None
     stated: str | None = None
+    variant: tuple[tuple[str, str], ...] = ()
 
     def matrix(self) -> ResponseMatrix:
         """The run as a one-row :class:`ResponseMatrix`."""
@@ -373,9 +379,12 @@ def read_history_run(path: str | Path) -> HistoryRun:
             right = np.where(s.labels >= 0,
                              (s.logprobs.argmax(axis=1) == s.labels).astype(np.float64), np.nan)
             stated = lmeval_stated_model(p)
-            model = public_model_name(stated) or p.parent.name or p.name
+            variant = lmeval_model_variant(p) if stated else None
+            model = variant_name(public_model_name(stated) or p.parent.name or p.name,
+                                 variant)
             return HistoryRun(str(p), model, "lmeval", tuple(s.item_ids), right, sha,
-                              samples=s, cut=cut[0] if cut else None, stated=stated)
+                              samples=s, cut=cut[0] if cut else None, stated=stated,
+                              variant=tuple(sorted((variant or {}).items())))
         cut.clear()
     from activetest.formats.inspect import NoSampleRanError
 
@@ -398,12 +407,31 @@ def read_history_run(path: str | Path) -> HistoryRun:
         raise HistoryFormatError(f"{p}: the log has no per-item judgment (no score in "
                                  f"[0, 1]) to learn from")
     scores = np.array([np.nan if r.score is None else float(r.score) for r in af.records])
+    stated, variant = answers_model(af)
+    kept = tuple(sorted(variant.items()))
+    name = public_model_name(stated)
+    model = variant_name(name or (p.parent.name if af.format == "lmeval" else "") or p.name,
+                         dict(kept))
+    return HistoryRun(str(p), model, af.format, tuple(r.item_id for r in af.records), scores,
+                      sha, answers=af, cut=cut[0] if cut else None, stated=stated,
+                      variant=kept)
+
+
+def answers_model(af: Any) -> tuple[str | None, dict[str, str]]:
+    """The model an answer file (:class:`~activetest.formats.answer_records.AnswerFile`)
+    states, as written (a local path too; None where it names none), and which of its
+    weights ran (:attr:`HistoryRun.variant`; empty where not stated, or where the name
+    states them already: an id activetest wrote, ``smollm2 (gguf_file=A.gguf)``)."""
     named = af.provenance.get("model_name")
     stated = af.model or (named if isinstance(named, str) else None)
-    model = public_model_name(stated) or (p.parent.name if af.format == "lmeval" else "") \
-        or p.name
-    return HistoryRun(str(p), model, af.format, tuple(r.item_id for r in af.records), scores,
-                      sha, answers=af, cut=cut[0] if cut else None, stated=stated)
+    if not stated:
+        return None, {}
+    variant = (model_variant(af.provenance.get("model_args")) if af.format == "lmeval"
+               else af.provenance.get("model_variant"))
+    kept = {str(k): str(v) for k, v in (variant or {}).items()}
+    if kept and stated.strip().endswith(variant_name("", kept)):
+        kept = {}
+    return stated, kept
 
 
 def lmeval_model_name(path: str | Path, *, local_paths: bool = True) -> str | None:
@@ -457,10 +485,9 @@ def lmeval_stated_model(path: str | Path) -> str | None:
     return _named_model(side)
 
 
-#: ``model_args`` of an lm-eval run that pick which weights of the named model ran (lm-eval's
-#: ``model_name`` leaves them out: ``pretrained=DIR,gguf_file=A.gguf`` and ``...,gguf_file=
-#: B.gguf`` are both named ``DIR``).
-LMEVAL_VARIANT_ARGS = ("gguf_file", "revision", "subfolder", "peft", "delta")
+#: ``model_args`` of an lm-eval run that pick which weights of the named model ran
+#: (:data:`activetest.formats.model_ids.VARIANT_ARGS`).
+LMEVAL_VARIANT_ARGS = VARIANT_ARGS
 
 
 def lmeval_model_variant(path: str | Path) -> dict[str, str] | None:
@@ -470,22 +497,12 @@ def lmeval_model_variant(path: str | Path) -> dict[str, str] | None:
     none is given, None where no results file gives ``model_args``. Two runs of one named
     model with other values are runs of two models (QA: a round of ``gguf_file=B.gguf``
     was imported beside rounds of ``gguf_file=A.gguf`` as the same target)."""
-    from activetest.formats.answers import public_model_name
     from activetest.formats.lmeval_answers import _SAMPLES_NAME, _lmeval_sidecar
 
     p = Path(path)
     m = _SAMPLES_NAME.match(p.name)
-    args = _lmeval_sidecar(p, m.group("date") if m else None, None).get("model_args")
-    if isinstance(args, str):
-        args = dict(kv.split("=", 1) for kv in args.split(",") if "=" in kv)
-    if not isinstance(args, dict):
-        return None
-    out: dict[str, str] = {}
-    for key in LMEVAL_VARIANT_ARGS:
-        v = args.get(key)
-        if v is not None and not isinstance(v, bool) and str(v).strip():
-            out[key] = public_model_name(str(v)) or str(v).strip()
-    return out
+    return model_variant(_lmeval_sidecar(p, m.group("date") if m else None, None)
+                         .get("model_args"))
 
 
 def lmeval_variant_text(variant: Mapping[str, str]) -> str:

@@ -19,16 +19,50 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
 
-__all__ = ["distinct_names", "local_parts", "names_the_path", "variant_name"]
+__all__ = ["VARIANT_ARGS", "distinct_names", "local_parts", "model_variant", "names_the_path",
+           "public_model_name", "variant_name"]
+
+#: ``model_args`` of an lm-eval run that pick which weights of the named model ran (lm-eval's
+#: ``model_name`` leaves them out: ``pretrained=DIR,gguf_file=A.gguf`` and ``...,gguf_file=
+#: B.gguf`` are both named ``DIR``).
+VARIANT_ARGS = ("gguf_file", "revision", "subfolder", "peft", "delta")
+
+
+def _looks_like_path(name: str) -> bool:
+    """A model name that is a local path (absolute, home-relative, dotted, with a
+    drive letter or backslashes, ``file:``, or naming something on this machine),
+    not an ``org/model`` id or a provider's ``provider/org/model``."""
+    text = name.strip()
+    if text.startswith(("/", "~", "./", "../", "file:")) or "\\" in text \
+            or re.match(r"^[A-Za-z]:[\\/]", text):
+        return True
+    try:
+        return "/" in text and Path(text).exists()
+    except (OSError, ValueError):
+        return False
+
+
+def public_model_name(name: str | None) -> str | None:
+    """A model name fit to publish: the name as a log states it, except that a local
+    path (``/home/me/models/smollm2``, ``file:...``, ``C:\\models\\x``) becomes its
+    last component. None stays None; an empty name becomes None."""
+    if name is None or not str(name).strip():
+        return None
+    text = str(name).strip()
+    if not _looks_like_path(text):
+        return text
+    text = text.removeprefix("file://").removeprefix("file:")
+    parts = [p for p in re.split(r"[\\/]", text) if p and p not in (".", "..", "~")]
+    return parts[-1] if parts else None
 
 
 def local_parts(name: str | None) -> tuple[str, ...] | None:
     """The path components of a model name that is a local path (no drive letter,
     ``file:``, ``~``, ``.`` or ``..``); None where the name is no local path (an
     ``org/model`` id, a provider's name) or has no component."""
-    from activetest.formats.answers import _looks_like_path
-
     if name is None or not str(name).strip() or not _looks_like_path(str(name)):
         return None
     text = str(name).strip().removeprefix("file://").removeprefix("file:")
@@ -90,3 +124,20 @@ def variant_name(name: str, variant: Mapping[str, str] | None) -> str:
     if not variant:
         return name
     return f"{name} ({', '.join(f'{k}={v}' for k, v in sorted(variant.items()))})"
+
+
+def model_variant(args: Any) -> dict[str, str] | None:
+    """Which weights of the named model a run used, from its ``model_args`` (lm-eval's
+    ``key=value,...`` text or a mapping): the :data:`VARIANT_ARGS` it gives, a local path
+    reduced to its last component (:func:`public_model_name`); empty where none is given,
+    None where ``args`` is neither."""
+    if isinstance(args, str):
+        args = dict(kv.split("=", 1) for kv in args.split(",") if "=" in kv)
+    if not isinstance(args, Mapping):
+        return None
+    out: dict[str, str] = {}
+    for key in VARIANT_ARGS:
+        v = args.get(key)
+        if v is not None and not isinstance(v, bool) and str(v).strip():
+            out[key] = public_model_name(str(v)) or str(v).strip()
+    return out

@@ -364,29 +364,36 @@ def _check_golds(run: Any, items: Sequence[PoolItem], pos: Mapping[str, int],
             f"the pool's revision in the folder")
 
 
-def _stated_model(path: Path) -> str | None:
+def _stated_model(path: Path) -> tuple[str, dict[str, str]] | None:
     """The model a harness log says it is of (lm-eval's results file beside samples, an
     inspect_ai or Every Eval Ever log's own record), as written (a local path too: named
     with the history's by :func:`activetest.formats.model_ids.distinct_names`, never
-    stored), never a name guessed from a folder or file name; None where the file is no
-    such log or says nothing.
+    stored), never a name guessed from a folder or file name, with which of its weights
+    ran where stated (:attr:`activetest.formats.history.HistoryRun.variant`); None where
+    the file is no such log or says nothing.
 
     Raises:
         SessionError: an lm-eval results file beside it that cannot be read (named: the
             target's re-runs in the history would not be recognised by their model).
     """
     from activetest.formats.answers import read_answers
-    from activetest.formats.history import ResultsFileError, lmeval_stated_model
+    from activetest.formats.history import (
+        ResultsFileError,
+        answers_model,
+        lmeval_model_variant,
+        lmeval_stated_model,
+    )
 
     try:
         name = lmeval_stated_model(path)
-        if name is None:
-            name = read_answers(path, skip_missing=True).model
+        if name is not None:
+            return name, lmeval_model_variant(path) or {}
+        stated, variant = answers_model(read_answers(path, skip_missing=True))
     except ResultsFileError as exc:
         raise SessionError(f"--target: {exc}") from None
     except (ValueError, OSError, KeyError, TypeError):
         return None
-    return name or None
+    return None if not stated else (stated, variant)
 
 
 def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[PoolItem], *,
@@ -437,20 +444,20 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
         read_history_run,
         read_response_matrix,
     )
-    from activetest.formats.model_ids import distinct_names, local_parts
+    from activetest.formats.model_ids import distinct_names, local_parts, variant_name
     from activetest.session.history_positions import check_matrix_ids, unneeded_note
 
     pos = {it.item_id.strip(): k for k, it in enumerate(items)}
     own: dict[str, str] = {}
     own_models: set[str] = set()
-    own_stated: list[str] = []
+    own_stated: list[tuple[str, dict[str, str]]] = []  # the target's model, its weights
     for t in targets:
         try:
             own[Path(t).resolve().as_posix()] = file_sha256(t)
         except OSError:
             continue
-        if (name := _stated_model(Path(t))) is not None:
-            own_stated.append(name)
+        if (stated := _stated_model(Path(t))) is not None:
+            own_stated.append(stated)
     mats: list[Any] = []
     dropped: list[tuple[str, str]] = []
     notes: list[str] = []
@@ -515,17 +522,18 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
         # one identity across the command's files: local models of one last name are named
         # by their shortest distinguishing suffix, the target's own too (QA: two local
         # checkpoint-1000 were one model; a run of another was taken for the target's)
-        names = distinct_names([*own_stated, *(r.stated for r in read
+        names = distinct_names([*(n for n, _ in own_stated), *(r.stated for r in read
                                                if isinstance(r, HistoryRun)),
                                 *(x for x in exclude if local_parts(x) is not None)])
-        own_models |= {names[n] for n in own_stated if n in names}
+        own_models |= {variant_name(names[n], v) for n, v in own_stated if n in names}
         exclude = [names.get(x, x) if local_parts(x) is not None else x for x in exclude]
         for run in read:
             if not isinstance(run, HistoryRun):
                 mats.append(run)
                 continue
             if run.stated in names:
-                run = dataclasses.replace(run, model=names[run.stated])
+                run = dataclasses.replace(run, model=variant_name(names[run.stated],
+                                                                  dict(run.variant)))
             if (Path(run.source).resolve().as_posix() in own
                     or run.sha256 in own.values()):
                 dropped.append((run.model, f"{run.source} is the target's own run (the "

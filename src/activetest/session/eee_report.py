@@ -104,13 +104,29 @@ def public_spec(spec: str) -> str:
 def _developer(model_id: str, stated: Any) -> str:
     if isinstance(stated, str) and stated.strip():
         return stated.strip()
-    return model_id.split("/", 1)[0] if "/" in model_id else "unknown"
+    bare = model_id.split(" (", 1)[0]  # without the weights it ran: _with_variant
+    return bare.split("/", 1)[0] if "/" in bare else "unknown"
+
+
+def _with_variant(model: str, variant: Any) -> tuple[str, dict[str, str]]:
+    """A model's name with which of its weights ran (:func:`activetest.formats.model_ids.
+    variant_name`: ``smollm2 (gguf_file=A.gguf)``), and the variant; the name alone where
+    the model or the variant is not known (QA: two quantisations of one repository were
+    one model in the records)."""
+    from activetest.formats.model_ids import variant_name
+
+    if model == "unknown" or not isinstance(variant, Mapping) or not variant:
+        return model, {}
+    kept = {str(k): str(v) for k, v in variant.items()}
+    return variant_name(model, kept), kept
 
 
 def target_identity(target: str, *, answer_files: Mapping[str, Any] | None = None,
                     target_shots: int | None = None) -> dict[str, Any]:
     """Who answered, as an Every Eval Ever record names it: ``name``, ``id``,
-    ``developer``, ``n_shot`` (None: not known) and ``details`` (the answer file's
+    ``developer``, ``n_shot`` (None: not known), ``variant`` (which weights of the named
+    model ran, where stated: ``{"gguf_file": "A.gguf"}``, also in ``name`` and ``id``,
+    ``smollm2 (gguf_file=A.gguf)``; empty where not) and ``details`` (the answer file's
     name, sha256, format, harness and judgment; strings), from a session's target spec,
     the answer files' provenance and the target's shots as stored
     (:class:`~activetest.session.config.SessionConfig`). Never a local path (see the
@@ -130,7 +146,8 @@ def target_identity(target: str, *, answer_files: Mapping[str, Any] | None = Non
                                                       .partition("?")[0])
         model = public_model_name(prov.get("model")) or "unknown"
         n_shot = prov.get("n_shot")
-        return {"name": model, "id": model,
+        model, variant = _with_variant(model, prov.get("model_variant"))
+        return {"name": model, "id": model, "variant": variant,
                 "developer": _developer(model, prov.get("developer")) if model != "unknown"
                 else "unknown",
                 "n_shot": n_shot if isinstance(n_shot, int) and not isinstance(n_shot, bool)
@@ -139,11 +156,13 @@ def target_identity(target: str, *, answer_files: Mapping[str, Any] | None = Non
     head, sep, rest = spec.partition(":")
     prov = (answer_files or {}).get("target") or {}
     harness = spec.partition("?")[0]
+    variant: dict[str, str] = {}
     if harness in ("lm-eval", "inspect") or prov.get("tool") in ("lm-eval", "inspect"):
         # the harness ran the target: the model its results were recorded as
         model = public_model_name(prov.get("model")) or "unknown"
         details["harness"] = str(prov.get("tool") or harness)
-        return {"name": model, "id": model,
+        model, variant = _with_variant(model, prov.get("model_variant"))
+        return {"name": model, "id": model, "variant": variant,
                 "developer": _developer(model, None) if model != "unknown" else "unknown",
                 "n_shot": None, "details": details}
     if sep and head == "openai":
@@ -155,11 +174,12 @@ def target_identity(target: str, *, answer_files: Mapping[str, Any] | None = Non
         # predictions read from a file: the model is the one its harness's record names
         # (an lm-eval samples file's results_*.json), else not known; never the file's
         # name with its options (QA: 'tgt_preds.csv?kind=logits' as the model)
-        from activetest.formats.history import lmeval_model_name
+        from activetest.formats.history import lmeval_model_name, lmeval_model_variant
 
         path = rest.partition("?")[0]
         try:
-            model = lmeval_model_name(path) or "unknown"
+            model, variant = _with_variant(lmeval_model_name(path) or "unknown",
+                                           lmeval_model_variant(path))
         except (OSError, ValueError):
             model = "unknown"
         details["predictions_file"] = _last_component(path)
@@ -170,7 +190,7 @@ def target_identity(target: str, *, answer_files: Mapping[str, Any] | None = Non
     # a prediction table's (or the pool's) in-context examples are whatever made the
     # file: not --shots, which it ignores (init says "unknown (as the file says)")
     known = spec != "pool" and not (sep and head == "table")
-    return {"name": model, "id": model,
+    return {"name": model, "id": model, "variant": variant,
             "developer": _developer(model, None) if model != "unknown" else "unknown",
             "n_shot": shots if isinstance(shots, int) and not isinstance(shots, bool)
             and known else None, "details": details}
@@ -245,5 +265,6 @@ def eee_records(session: Session, report: EstimateReport, *, model_id: str | Non
             interval_method=method,
             n_bootstrap=int(cfg.n_boot), model_id=model_id or who["id"],
             developer=None if model_id else who["developer"], n_shot=who["n_shot"],
+            model_details=who["variant"],
             source_organization=source_organization, details=details))
     return out

@@ -191,12 +191,17 @@ def _models_of(files: Sequence[Path]) -> dict[Path, str]:
     last component, or where another model of the files shares it, by its shortest
     distinguishing suffix (:func:`activetest.formats.model_ids.distinct_names`; QA:
     ``pretrained=/runs/a/checkpoint-1000`` and ``/runs/b/checkpoint-1000`` were one model,
-    ``checkpoint-1000``, later named by their folders as whole paths); never a local path."""
-    from activetest.formats.model_ids import distinct_names
+    ``checkpoint-1000``, later named by their folders as whole paths); never a local path;
+    with the weights of the named model it ran where its ``model_args`` say
+    (``smollm2 (gguf_file=A.gguf)``)."""
+    from activetest.formats.history import lmeval_model_variant
+    from activetest.formats.model_ids import distinct_names, variant_name
 
     raw = {f: _model_of(f) for f in files}
     names = distinct_names([m for f, m in raw.items() if m != str(f.parent)])
-    return {f: names.get(m, m) if m != str(f.parent) else m for f, m in raw.items()}
+    # with which weights of the named model ran (two quantisations are two models)
+    return {f: variant_name(names.get(m, m), lmeval_model_variant(f))
+            if m != str(f.parent) else m for f, m in raw.items()}
 
 
 def _row_names(exclude: Sequence[str], models: Sequence[str]) -> list[str]:

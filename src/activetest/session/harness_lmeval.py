@@ -254,11 +254,13 @@ def import_lmeval(session: Any, paths: Sequence[str | os.PathLike[str]], *,
             session.record_target_model(model, "lm-eval", n_shot=shots, row_names=local,
                                         variant=variant, prompts=prompts)
     files = tuple(sorted({Path(r.where.rsplit(": ", 1)[0]).name for r in records}))
+    from activetest.formats.model_ids import variant_name
     from activetest.session.harness_history import target_in_history
 
     return HarnessImport(len(new), len(values) - len(new), metric, metric_from, files,
                          tuple(cut), None if flt is None else str(flt), other_filters,
-                         target_in_history(session, model, local))
+                         target_in_history(session, None if model is None else
+                                           variant_name(model, variant), local))
 
 
 def _fold(text: str) -> str:
