@@ -32,3 +32,5 @@ def test_a_name_names_a_path_by_its_last_components() -> None:
     assert not names_the_path("a/checkpoint-1000", "org/a/checkpoint-1000")
     assert variant_name("smollm2", {"gguf_file": "A.gguf"}) == "smollm2 (gguf_file=A.gguf)"
     assert variant_name("smollm2", {}) == "smollm2"
+    assert variant_name("smollm2 (gguf_file=A.gguf)", {"gguf_file": "A.gguf"}) == \
+        "smollm2 (gguf_file=A.gguf)"  # an id activetest wrote, read back

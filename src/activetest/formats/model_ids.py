@@ -120,10 +120,12 @@ def names_the_path(name: str, path: str | None) -> bool:
 
 def variant_name(name: str, variant: Mapping[str, str] | None) -> str:
     """A model's name with which of its weights ran, where stated: ``smollm2
-    (gguf_file=A.gguf)``; the name alone where there is no variant."""
+    (gguf_file=A.gguf)``; the name alone where there is no variant, or where the name
+    states it already (an id activetest wrote, read back)."""
     if not variant:
         return name
-    return f"{name} ({', '.join(f'{k}={v}' for k, v in sorted(variant.items()))})"
+    suffix = f" ({', '.join(f'{k}={v}' for k, v in sorted(variant.items()))})"
+    return name if name.endswith(suffix) else name + suffix
 
 
 def model_variant(args: Any) -> dict[str, str] | None:
