@@ -744,3 +744,29 @@ def test_one_model_given_twice_is_one_row_where_its_results_agree(
     assert out.count("error:") == 1
     assert f"model 'ckpt' is in {a} and in {c} with other results: item " in out, out
     assert not (tmp_path / "b.db").exists()
+
+
+def test_two_local_checkpoints_of_one_name_in_eee_logs_are_two_models(tmp_path: Path) -> None:
+    """Every Eval Ever logs of models at ``/a/checkpoint-1000`` and ``/b/checkpoint-1000``
+    are two rows, ``a/checkpoint-1000`` and ``b/checkpoint-1000`` (QA: both were
+    ``checkpoint-1000``, refused as the same model in two files)."""
+    (eee,) = (ANSWERS / "eee" / "data" / "toyqa" / "llama-cpp-python").glob("*/*_samples.jsonl")
+    recs = [json.loads(line) for line in eee.read_text().splitlines()]
+    runs = tmp_path / "runs"
+    for k, who in enumerate(("a", "b")):
+        (runs / who).mkdir(parents=True)
+        out = []
+        for r in recs:
+            if r["evaluation_result_id"] != "match:accuracy":
+                continue
+            r = {**r, "model_id": f"/{who}/checkpoint-1000"}
+            if k and r["sample_id"] == "q-bread":  # another model: another result
+                r["evaluation"] = {**r["evaluation"], "score": 1.0, "is_correct": True}
+            out.append(json.dumps(r) + "\n")
+        (runs / who / eee.name).write_text("".join(out))
+    out = cli("init", tmp_path / "g.db", "--task", "answers", "--pool", _graded_pool(tmp_path),
+              "--target", "pool", "--surrogate", "history", "--no-progress", "--history", runs)
+    assert "history: 2 model(s)" in out, out
+    with Session.open(tmp_path / "g.db") as s:
+        rows = s.store.scores("history_responses").provenance["models"]
+    assert sorted(rows) == ["a/checkpoint-1000", "b/checkpoint-1000"]
