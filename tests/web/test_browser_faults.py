@@ -97,6 +97,54 @@ def test_answers_kept_through_a_restart_reach_the_server_serving_the_same_addres
         kill9(again)
 
 
+def test_answers_of_one_session_never_go_into_another_served_at_its_address(
+        driver: Any, tmp_path: Path) -> None:
+    """Killed (-9) with an answer still to send, then another session of the same pool
+    served with the first's ``--port`` and ``--token`` (the page's own advice after a
+    restart): the answer is not stored there (QA: unsent answers went into whatever
+    session served the page's address; the item ids were that session's too), the page
+    says so and keeps it; served again, the first session gets it with the next answer,
+    stored once."""
+    a = classification(tmp_path / "a", n=40)
+    b = classification(tmp_path / "b", n=40)
+    token = "one-address-two-sessions-01"
+    args = ("--port", str(_free_port()), "--batch", "5")
+    proc, url = start_child(a.db, tmp_path, *args, "--token", token)
+    given: dict[str, int] = {}
+    try:
+        bs.fresh(driver)
+        item = bs.sign_in(driver, url, "alice")
+        assert item is not None
+        bs.press(driver, "1")
+        given[item] = 0
+        _until(lambda: _answers(a.db) == given)
+        item = bs.wait_for(driver, "ready", not_item=item)
+    finally:
+        kill9(proc)
+    assert item is not None
+    bs.press(driver, "2")  # sent to a dead server: kept in the tab
+    given[item] = 1
+    _until(lambda: _saving(driver) == 1 and "does not answer" in _message(driver))
+    other, _ = start_child(b.db, tmp_path, *args, "--token", token)
+    try:
+        _until(lambda: "another session" in _message(driver))
+        assert "kept in this tab" in _message(driver) and _saving(driver) == 0
+        # (the same seed draws the same first batch there: without the check, stored)
+        assert _answers(b.db) == {}
+    finally:
+        kill9(other)
+    again, _ = start_child(a.db, tmp_path, *args, "--token", token)
+    try:
+        last = bs.wait_for(driver, "ready")
+        assert last is not None
+        bs.press(driver, "1")
+        given[last] = 0
+        _until(lambda: _answers(a.db) == given and _saving(driver) == 0)
+    finally:
+        kill9(again)
+    assert _answers(b.db) == {}
+
+
 def test_a_locked_session_keeps_the_answer_and_sends_it_again(driver: Any,
                                                               tmp_path: Path) -> None:
     """Another process holds the session's write lock past the busy timeout: the server

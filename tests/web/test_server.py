@@ -4,6 +4,7 @@ the installed package, strict headers, clear errors, the `serve` command."""
 from __future__ import annotations
 
 import json
+import shutil
 import urllib.error
 import urllib.request
 from importlib import resources
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from activetest.session.annotators import Annotators
 from activetest.session.workflow import Session
 from tests.web.web_support import (
     HOSTILE,
@@ -74,6 +76,40 @@ def test_everything_is_behind_the_token(tmp_path: Path) -> None:
         # the token without its slash: sent to the page's address
         status, _, body = _get(url[:-1])
         assert status == 200 and b"<!doctype html>" in body
+
+
+def test_a_call_for_another_session_stores_nothing(tmp_path: Path) -> None:
+    """A call naming another session than the one served (a page loaded for it, whose
+    address now serves this one): 421, naming both, nothing stored; the state names the
+    session's id, which a copy of the file shares and a session made again from the same
+    pool does not; a call naming none (a page from before) is taken."""
+    from activetest.web.server import session_id
+
+    made = classification(tmp_path / "a")
+    again = classification(tmp_path / "b")
+    copy = tmp_path / "copy.db"
+    shutil.copyfile(made.db, copy)
+    with Session.open(made.db) as s, Session.open(again.db) as t, Session.open(copy) as u:
+        assert session_id(s) == session_id(u) != session_id(t)
+    with running(made.db) as server:
+        c = Client(server.url)
+        state = c.call("GET", "state")[1]
+        assert state["session_id"] == server.session_id
+        it = c.next()
+        for name, body in (("answers", {"answers": [{"item_id": it["item_id"], "levels": [1]}]}),
+                           ("answer", {"item_id": it["item_id"], "levels": [1]}),
+                           ("next", {}), ("skip", {"item_id": it["item_id"]})):
+            status, data = c.call("POST", name, {**body, "session_id": "0123456789abcdef"})
+            assert status == 421 and "another session" in data["error"], (name, data)
+            assert "0123456789abcdef" in data["error"] and server.session_id in data["error"]
+        with Session.open(made.db) as s:
+            assert s.labels() == {} and not Annotators(s).annotations()
+        status, data = c.call("POST", "answer", {"item_id": it["item_id"], "levels": [1],
+                                                 "session_id": state["session_id"]})
+        assert status == 200 and data["saved"] == 1
+        it = c.next()
+        status, data = c.call("POST", "answer", {"item_id": it["item_id"], "levels": [2]})
+        assert status == 200 and data["saved"] == 1  # a page from before names none
 
 
 def test_api_errors_are_one_clear_message(tmp_path: Path) -> None:

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
-__all__ = ["CALLS", "ServerStoppingError", "SessionReplacedError", "ahead_of", "annotator_of",
-           "held_reply", "item_id_of", "levels_of"]
+__all__ = ["CALLS", "OtherSessionError", "ServerStoppingError", "SessionReplacedError",
+           "ahead_of", "annotator_of", "held_reply", "item_id_of", "levels_of"]
 
 #: Every call of the API, as (method, name under ``api/``).
 CALLS = frozenset({("GET", "state"), ("GET", "progress"), ("POST", "hello"), ("POST", "next"),
@@ -23,6 +23,12 @@ CALLS = frozenset({("GET", "state"), ("GET", "progress"), ("POST", "hello"), ("P
 class SessionReplacedError(ValueError):
     """The session file was replaced (or removed) under a running server: nothing more
     is stored; restart ``activetest serve`` (HTTP 409)."""
+
+
+class OtherSessionError(ValueError):
+    """A call from a page loaded for another session than the one this address serves
+    now (``serve OTHER.db`` restarted with the same ``--port`` and ``--token``): nothing
+    is stored (HTTP 421: the page keeps its answers for their own session)."""
 
 
 class ServerStoppingError(ValueError):

@@ -29,7 +29,7 @@ from importlib import resources
 from typing import Any
 from urllib.parse import urlsplit
 
-from activetest.web.api import ServerStoppingError, SessionReplacedError
+from activetest.web.api import OtherSessionError, ServerStoppingError, SessionReplacedError
 
 __all__ = ["MAX_BODY", "listen", "make_handler", "static_file"]
 
@@ -231,6 +231,9 @@ def make_handler(token: str, api: Callable[[str, str, dict[str, Any]], Any],
                 return
             except SessionReplacedError as exc:  # nothing more is stored: restart
                 self._json(409, {"error": str(exc)})
+                return
+            except OtherSessionError as exc:  # a page of another session: it keeps them
+                self._json(421, {"error": str(exc)})
                 return
             except retry_later as exc:  # nothing stored: the page sends it again
                 self._json(503, {"error": str(exc), "retry": True})

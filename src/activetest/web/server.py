@@ -8,10 +8,14 @@ free port with ``port=0``); ``host`` shares it on a network.
 
 API (JSON in, JSON out; errors: ``{"error": "..."}`` with status 400, or 409 once the
 session file was replaced under the server, e.g. by ``init --overwrite``: nothing more
-is stored, the server must be restarted):
+is stored, the server must be restarted; 421 for a call that names another session than
+the one served, ``session_id``, which the page sends with every call: a page loaded for
+session A whose address now serves B, restarted with A's ``--port`` and ``--token``,
+stores nothing in B):
 
 * ``GET api/state``: the layout (classification, graded, paired), the levels, the
-  task, whether the surrogate's guess is shown.
+  task, whether the surrogate's guess is shown, the session's ``session_id``
+  (:func:`session_id`).
 * ``POST api/next {annotator, ahead}``: the next item for that annotator (claimed)
   and up to ``ahead`` (0..5) more they hold at hand (``{"item": ..., "ahead": [...]}``,
   all claimed; see :meth:`Annotators.held`), or ``{"done": true}`` (with
@@ -54,6 +58,7 @@ from typing import Any
 
 from activetest.web.api import (
     CALLS,
+    OtherSessionError,
     ServerStoppingError,
     SessionReplacedError,
     ahead_of,
@@ -64,7 +69,7 @@ from activetest.web.api import (
 )
 from activetest.web.http import listen, make_handler
 
-__all__ = ["LabelServer", "SessionReplacedError", "serve"]
+__all__ = ["LabelServer", "SessionReplacedError", "serve", "session_id"]
 
 #: A token given by the caller (``--token``): URL-safe, long enough to stay a secret.
 _TOKEN = re.compile(r"[A-Za-z0-9_-]{16,}")
@@ -130,6 +135,7 @@ class LabelServer:
         self._session = Session.open(self.path, busy_timeout=busy_timeout)
         # the file opened: every call checks that the path still names it (see _check_file)
         self._identity = _identity(self.path)
+        self.session_id = session_id(self._session)
         if not self._session.store.writable:
             why = _why_not_writable(self._session.store)
             self._session.close()
@@ -239,6 +245,15 @@ class LabelServer:
         """:meth:`_api` on the file this server opened: checked before (nothing is
         stored in a replaced file) and, for the calls that write, after."""
         self._check_file()
+        sent = body.get("session_id") if isinstance(body, dict) else None
+        if method == "POST" and sent is not None and sent != self.session_id:
+            # a page loaded for another session than this address serves now (QA: its
+            # unsent answers went into whatever session was served at its port and token)
+            raise OtherSessionError(
+                f"this page was loaded for another session than the one this address "
+                f"serves now ({self.path.name}, session {self.session_id}; the page's: "
+                f"{str(sent)[:40]}); nothing was stored: reload the page to label "
+                f"{self.path.name}, or serve the page's own session at this address")
         out = self._api(method, name, body)
         if method == "POST":
             self._check_file(after=True)
@@ -253,7 +268,8 @@ class LabelServer:
             raise KeyError(name)
         if (method, name) == ("GET", "state"):
             return {"layout": a.layout, "levels": list(a.levels), "task": s.task.name,
-                    "session": self.path.name, "guess_shown": a.show_guess,
+                    "session": self.path.name, "session_id": self.session_id,
+                    "guess_shown": a.show_guess,
                     "n_answers": len(a.roles), "adjudication": bool(self.adjudicators)}
         who = annotator_of(body)
         if (method, name) == ("POST", "hello"):
@@ -334,6 +350,18 @@ class LabelServer:
                 out[iid] = {**asdict(a._assignment(st, need, order)),
                             "roles_hidden": len(order)}
         return out
+
+
+def session_id(session: Any) -> str:
+    """A short digest that tells one session from another (its creation instant and its
+    config): the same in every copy of one session file, different for a session made
+    again from the same pool. The page sends it with every call it makes."""
+    import hashlib
+    import json
+
+    meta = session.store.meta()
+    doc = json.dumps(session.store.config().to_dict(), sort_keys=True, default=str)
+    return hashlib.sha256(f"{meta.get('created', '')}\n{doc}".encode()).hexdigest()[:16]
 
 
 def _identity(path: Path) -> tuple[int, int] | None:

@@ -26,7 +26,10 @@
     const opts = { method: method, headers: {}, cache: "no-store" };
     if (body !== undefined) {
       opts.headers["Content-Type"] = "application/json";
-      opts.body = JSON.stringify(body);
+      // every call names the session this page was loaded for: a server restarted at
+      // this address with another session stores nothing of this page's (HTTP 421)
+      const sid = state && state.session_id ? { session_id: state.session_id } : {};
+      opts.body = JSON.stringify(Object.assign(sid, body));
     }
     let r;
     try { r = await fetch("api/" + name, opts); } catch (e) {
@@ -235,14 +238,15 @@
   const AHEAD = 2;                 // items held beyond the one shown
   const OUTBOX_KEY = "activetest-outbox:" + location.pathname;
   let queue = [];                  // items held beyond the one shown, in order
-  let outbox = [];                 // answers not yet confirmed: {annotator, item_id, levels}
+  let outbox = [];                 // answers not yet confirmed: {annotator, item_id, levels, session}
+  let parked = [];                 // answers for another session than the one served: kept
   let chain = Promise.resolve();   // the calls to the server, one after another
   let calls = 0;                   // calls queued or running
   window.activetestSaveTimings = [];  // ms from the key press to "saved"
 
   function keepOutbox() {
     document.body.dataset.saving = String(outbox.length);
-    try { sessionStorage.setItem(OUTBOX_KEY, JSON.stringify(outbox)); } catch (e) { /* private */ }
+    try { sessionStorage.setItem(OUTBOX_KEY, JSON.stringify(outbox.concat(parked))); } catch (e) { /* private */ }
   }
 
   function later(task) {   // the server hears this page's calls in the order they were made
@@ -343,6 +347,7 @@
   // the call for good, or took it): nothing was stored, the call is made again
   function notNow(e) {
     if (e.network) { return "the server does not answer"; }
+    if (e.status === 421) { return e.message; }  // another session served here now
     if (e.status === 404) {   // the server was restarted: a new token unless --token kept it
       return "this page's address is no longer served (was activetest serve restarted? " +
         "restart it with --port " + (location.port || "80") + " --token " +
@@ -359,7 +364,11 @@
   // waiting for others' items, or a skip of the last item, stayed busy for ever)
   async function patiently(name, body) {
     for (;;) {
-      try { return await api("POST", name, body); } catch (e) {
+      try {
+        const r = await api("POST", name, body);
+        unpark();
+        return r;
+      } catch (e) {
         const why = notNow(e);
         if (why === null) { throw e; }
         say(why + ": asked again in 2 s", "error");
@@ -368,11 +377,27 @@
     }
   }
 
+  // answers kept for this page's own session while another was served here: sent once
+  // the address serves this page's session again
+  function unpark() {
+    const back = parked.filter((x) => x.session === state.session_id);
+    if (!back.length) { return; }
+    parked = parked.filter((x) => !back.includes(x));
+    outbox = outbox.concat(back);
+    keepOutbox();
+    later(flush);
+  }
+
   function askNext() { return patiently("next", { annotator: me.annotator, ahead: AHEAD }); }
 
   // every answer waiting to be sent, in one call (one commit): usually the one just
   // given; several when they waited behind a slow reply
   async function flush() {
+    const back = parked.filter((x) => x.session === state.session_id);
+    if (back.length) {  // kept while another session was served here: tried again
+      parked = parked.filter((x) => !back.includes(x));
+      outbox = back.concat(outbox);
+    }
     const batch = outbox.slice();
     if (!batch.length) {  // an earlier call sent them, and its reply may have found this
       // call still queued (so it showed nothing: the last word was this call's): with no
@@ -390,6 +415,16 @@
       } catch (e) {
         // nothing was stored: the answers stay here and are sent again (QA: they were
         // dropped on a 404 or a 503, and the next call's error hid the message)
+        if (e.status === 421) {  // this address serves another session now: the answers
+          // are kept in this tab for their own session, never sent to this one (QA: they
+          // were stored in whatever session was served at this port and token)
+          parked = parked.concat(batch);
+          outbox = outbox.filter((x) => !batch.includes(x));
+          keepOutbox();
+          say(e.message + " (" + parked.length + " answer(s) kept in this tab for their " +
+              "own session)", "error");
+          return;
+        }
         const why = notNow(e);
         if (why === null) {  // refused as a whole (a bad request, ...): say why
           outbox = outbox.filter((x) => !batch.includes(x));
@@ -436,7 +471,8 @@
       return;
     }
     pressed = performance.now();
-    const entry = { annotator: me.annotator, item_id: id, levels: levels };
+    const entry = { annotator: me.annotator, item_id: id, levels: levels,
+                    session: state.session_id };
     outbox.push(entry);
     keepOutbox();
     entry.at = pressed;   // not stored: a time of this page only
@@ -580,9 +616,17 @@
     renderActions();
     let kept = [];
     try { kept = JSON.parse(sessionStorage.getItem(OUTBOX_KEY) || "[]"); } catch (e) { kept = []; }
-    // answers given before a reload and not confirmed: sent again (stored once)
-    outbox = kept.filter((x) => x && x.annotator === me.annotator);
+    // answers given before a reload and not confirmed: sent again (stored once); those
+    // given for another session than the one served now stay kept, not sent
+    const mine = (x) => !x.session || x.session === state.session_id;
+    outbox = kept.filter((x) => x && x.annotator === me.annotator && mine(x));
+    parked = kept.filter((x) => x && !mine(x));
     keepOutbox();
+    if (parked.length) {
+      say(parked.length + " answer(s) given in this tab for another session are kept " +
+          "here, not sent: this address serves " + state.session + " now; serve their " +
+          "session at this address and reload this page to send them", "error");
+    }
     later(flush);
     await next();
   }
