@@ -466,6 +466,12 @@ def test_jsonl_values(tmp_path: Path) -> None:
     ("a.json", '{"item_id": "a", "label": 1}', r"a\.json: expected a JSON list of objects"),
     ("a.csv", b"item_id,label\na,positive\nb,n\xe9gative\n", r"a\.csv, line 3: byte .*UTF-8"),
     ("a.csv", "item_id,label\na,\x00\n", r"a\.csv, line 2: NUL character"),
+    # cut while written or copied: the last row short of the header, no line end (QA:
+    # its whole rows were imported and the cut one said nothing)
+    ("a.csv", "item_id,label,note\na,positive,x\nb,negat", r"a\.csv, line 3: the file "
+     r"ends inside this row \(2 of 3 comma-separated fields and no line end\)"),
+    ("a.tsv", "item_id\tlabel\tnote\na\tpositive\tx\nb", r"a\.tsv, line 3: the file ends "
+     r"inside this row \(1 of 3 tab-separated fields.*Nothing was imported"),
 ])
 def test_malformed_sheets_name_file_and_line(tmp_path: Path, name: str, text: str | bytes,
                                              pattern: str) -> None:
@@ -476,6 +482,18 @@ def test_malformed_sheets_name_file_and_line(tmp_path: Path, name: str, text: st
         path.write_text(text, encoding="utf-8")
     with pytest.raises(LabelFileError, match=pattern):
         import_labels(path, SST2, label_base=0)
+
+
+def test_a_short_row_is_a_spreadsheets_not_a_cut_where_its_line_ends(tmp_path: Path) -> None:
+    """Spreadsheets drop trailing empty cells: a short row that ends its line (the last
+    one included) is read with empty cells; so is a whole last row without a line end."""
+    for text in ("item_id,label,note\na,positive\nb,negative\n",
+                 "item_id,label,note\na,positive\nb,negative,x",
+                 "item_id,label,note\r\na,positive\r\nb,negative\r"):
+        path = tmp_path / "a.csv"
+        path.write_text(text, encoding="utf-8", newline="")
+        got = import_labels(path, SST2, label_base=0)
+        assert {r.item_id: r.label for r in got} == {"a": 1, "b": 0}, text
 
 
 #: Ids and texts a spreadsheet would run or misread, and ones that start with the

@@ -146,17 +146,20 @@ def _check_delimiter(header: list[str], delimiter: str, where: str) -> None:
 
 
 def csv_rows(text: str, source: str, delimiter: str,
-              id_column: str) -> Iterator[tuple[str, dict[str, str]]]:
+              id_column: str, *, whole: bool = False) -> Iterator[tuple[str, dict[str, str]]]:
     """A CSV (``delimiter`` ``,``) or TSV (``\\t``) sheet's rows: ``("<source>, line N",
     row)``, each cell :func:`undefuse` d; blank rows are skipped, a row short of the
     header is padded with empty cells (spreadsheets drop trailing ones). A ``,`` file
     whose first line names ``id_column`` only when split on ``;`` is read with ``;``
-    (a spreadsheet's CSV in a comma-decimal locale).
+    (a spreadsheet's CSV in a comma-decimal locale). ``whole``: the labels are read
+    (not a file looked at): a last row short of the header with no line end is the
+    file cut inside it, refused (a whole last row, or one that ends its line, is not).
 
     Raises:
         LabelFileError: an empty file, a header that repeats a column or holds the
             other format's separator, a row with more non-empty cells than the header,
-            or a malformed quoted field (each naming the line).
+            a malformed quoted field (each naming the line), or with ``whole`` a file
+            that ends inside its last row.
     """
     # A spreadsheet in a comma-decimal locale saves CSV with semicolons: accept that.
     # (the first line ends at \r too: Excel's "CSV (Macintosh)" ends lines with \r
@@ -175,6 +178,8 @@ def csv_rows(text: str, source: str, delimiter: str,
     header: list[str] | None = None
     sep = {",": "comma", "\t": "tab", ";": "semicolon"}[delimiter]
     start = 1  # first line of the current record (a quoted cell may span lines)
+    held: tuple[str, dict[str, str]] | None = None  # a row yielded once the next is read
+    held_cells = 0
     try:
         for row in reader:
             where = f"{source}, line {start}"
@@ -188,6 +193,7 @@ def csv_rows(text: str, source: str, delimiter: str,
                 if dupes:
                     raise LabelFileError(f"{where}: header repeats column(s) {dupes}")
                 continue
+            cells = len(row)
             if len(row) != len(header):
                 # Spreadsheets drop trailing empty cells; anything else is malformed.
                 if len(row) < len(header):
@@ -197,13 +203,26 @@ def csv_rows(text: str, source: str, delimiter: str,
                 else:
                     raise LabelFileError(f"{where}: expected {len(header)} {sep}-separated "
                                          f"fields (header {short(header, 120)}), got {len(row)}")
-            yield where, dict(zip(header, map(undefuse, row), strict=True))
+            if held is not None:
+                yield held
+            held = (where, dict(zip(header, map(undefuse, row), strict=True)))
+            held_cells = cells
     except csv.Error as exc:
         raise LabelFileError(f"{source}, line {start}: malformed {sep}-separated file: "
                              f"{exc}") from None
     if header is None:
         raise LabelFileError(f"{source}: empty file (expected a header row with "
                              f"{id_column!r} and a label column)")
+    if held is not None:
+        if whole and held_cells < len(header) and not text.endswith(("\n", "\r")):
+            # the file ends inside its last row (QA: a sheet cut while written or copied
+            # imported its whole rows and said nothing of the cut one)
+            raise LabelFileError(
+                f"{held[0]}: the file ends inside this row ({held_cells} of {len(header)} "
+                f"{sep}-separated fields and no line end): was it cut while being written "
+                f"or copied? Nothing was imported; if the file is whole, end its last line "
+                f"with a line break")
+        yield held
 
 
 def jsonl_rows(text: str, source: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
@@ -355,7 +374,7 @@ def read_labels(p: Path, fmt: str, label_rule: Callable[[], ParseLabel], *,
     elif fmt == "jsonl":
         rows = jsonl_rows(text, src)
     else:
-        rows = csv_rows(text, src, "," if fmt == "csv" else "\t", id_column)
+        rows = csv_rows(text, src, "," if fmt == "csv" else "\t", id_column, whole=True)
     return sheet_records(rows, fmt, label_rule(), id_column=id_column,
                          label_column=label_column, source=source or f"{fmt}:{p.name}")
 
