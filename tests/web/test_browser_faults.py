@@ -145,6 +145,39 @@ def test_answers_of_one_session_never_go_into_another_served_at_its_address(
     assert _answers(b.db) == {}
 
 
+def test_an_answer_stored_when_no_next_item_could_be_drawn_is_said_saved(
+        driver: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The page's answer is committed, then the next item cannot be drawn (a fault made
+    on purpose: ``Annotators.held`` fails once): the page says it was saved and why no
+    next item came, keeps nothing to resend, and goes on (QA: "not saved", and the
+    answer dropped from the tab, of an answer the session held)."""
+    from activetest.session import annotators
+
+    made = classification(tmp_path, n=40)
+    with running(made.db, batch=5) as server:
+        bs.fresh(driver)
+        item = bs.sign_in(driver, server.url, "erin")
+        assert item is not None
+        real = annotators.Annotators.held
+        fails = ["once"]
+
+        def held(self: Any, *args: Any, **kwargs: Any) -> Any:
+            if fails:
+                fails.pop()
+                raise ValueError("no item could be drawn just now")
+            return real(self, *args, **kwargs)
+
+        monkeypatch.setattr(annotators.Annotators, "held", held)
+        bs.press(driver, "1")
+        _until(lambda: "could not be drawn" in _message(driver))
+        assert "1 answer(s) saved" in _message(driver) and "not saved" not in _message(driver)
+        assert _saving(driver) == 0 and _answers(made.db) == {item: 0}
+        nxt = bs.wait_for(driver, "ready", not_item=item)
+        assert nxt is not None
+        bs.press(driver, "2")
+        _until(lambda: _answers(made.db) == {item: 0, nxt: 1})
+
+
 def test_a_locked_session_keeps_the_answer_and_sends_it_again(driver: Any,
                                                               tmp_path: Path) -> None:
     """Another process holds the session's write lock past the busy timeout: the server

@@ -9,6 +9,7 @@ import urllib.error
 import urllib.request
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -561,6 +562,38 @@ def test_serve_on_a_full_disk_says_the_disk_is_full(tmp_path: Path,
     out = CliRunner().invoke(app, ["serve", str(made.db)])
     assert out.exit_code == 2 and "disk is full" in out.output, out.output
     assert "read-only" not in out.output and "Traceback" not in out.output
+
+
+def test_answers_stored_before_the_next_item_fails_are_said_saved(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Answers sent together are committed, then the next item cannot be drawn (a fault
+    that cannot be caused on demand: ``Annotators.held`` made to fail once): the reply
+    says each answer saved and why no next item came (it was a 400, which the page read
+    as "not saved" and dropped the answers from the tab; QA); the next call draws."""
+    from activetest.session import annotators
+
+    made = classification(tmp_path)
+    with running(made.db) as server:
+        c = Client(server.url)
+        first = c.next()
+        real = annotators.Annotators.held
+        fails = ["once"]
+
+        def held(self: Any, *args: Any, **kwargs: Any) -> Any:
+            if fails:
+                fails.pop()
+                raise ValueError("no item could be drawn just now")
+            return real(self, *args, **kwargs)
+
+        monkeypatch.setattr(annotators.Annotators, "held", held)
+        status, data = c.call("POST", "answers", {"answers": [
+            {"item_id": first["item_id"], "levels": [1]}], "ahead": 0})
+        assert status == 200, data
+        assert data["results"] == [{"item_id": first["item_id"], "saved": 1, "again": False}]
+        assert data["next_error"] == "no item could be drawn just now"
+        with Session.open(made.db) as s:
+            assert [a.item_id for a in Annotators(s).annotations()] == [first["item_id"]]
+        assert c.next() is not None
 
 
 def test_an_annotator_must_be_named_with_text(tmp_path: Path) -> None:

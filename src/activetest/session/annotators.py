@@ -622,7 +622,8 @@ class Annotators:
         then :meth:`held`, in ONE transaction: what the page sends when answers waited
         behind a slow reply (one commit for them all). Each answer is :meth:`answer`'s,
         in a savepoint of its own: one refused (a :class:`LabelError`, given back in its
-        place) leaves the others stored.
+        place) leaves the others stored. Where :meth:`held` then fails, the answers stay
+        committed and its error is raised carrying them (``answers_saved``: the results).
         """
         results: list[list[Annotation] | LabelError] = []
         with self._transaction() as c:
@@ -636,6 +637,9 @@ class Annotators:
                 c.execute("RELEASE one_answer")
             items, failed = self._held_after_answers(c, annotator, ahead)
         if failed is not None:
+            # the answers are committed: the caller can say so (QA: the page was told
+            # "not saved" of answers that were, when the next item could not be drawn)
+            failed.answers_saved = results  # type: ignore[attr-defined]
             raise failed
         return results, items
 

@@ -27,7 +27,9 @@ stores nothing in B):
   reply carries what ``api/next`` would (the same commit).
 * ``POST api/answers {annotator, answers: [{item_id, levels}], ahead}``: answers that
   waited behind a slow reply, in one commit, each stored or refused on its own
-  (``results``: ``saved`` or ``error`` per answer), then what ``api/next`` would.
+  (``results``: ``saved`` or ``error`` per answer), then what ``api/next`` would; or,
+  where the answers were stored but no next item could be drawn, ``next_error`` with
+  the results (the page says both and asks for the next item again).
 * ``POST api/undo {annotator}``: undo their last answer; the item comes back.
 * ``POST api/skip {annotator, item_id, next, ahead}``: set it aside for a second look.
 * ``GET api/progress``: draws, labels, the estimate with its fixed-budget and
@@ -291,7 +293,20 @@ class LabelServer:
                     isinstance(x, dict) for x in raw):
                 raise ValueError("answers must be a list of 1 to 100 {item_id, levels}")
             given = [(item_id_of(x), levels_of(x)) for x in raw]
-            results, held = a.answers_and_held(who, given, ahead_of(body))
+            try:
+                results, held = a.answers_and_held(who, given, ahead_of(body))
+            except Exception as exc:
+                results = getattr(exc, "answers_saved", None)
+                if results is None:  # nothing was stored
+                    raise
+                # stored, but no next item could be drawn: the page is told both (it was
+                # told "not saved" of answers that were, and dropped them)
+                return {"results": [
+                    {"item_id": iid, "error": str(r)} if isinstance(r, Exception) else
+                    {"item_id": iid, "saved": len(r), "again": not r}
+                    for (iid, _), r in zip(given, results, strict=True)],
+                    "next_error": f"{exc}" if isinstance(exc, ValueError)
+                    else f"{type(exc).__name__}: {exc}"}
             return {"results": [
                 {"item_id": iid, "error": str(r)} if isinstance(r, Exception) else
                 {"item_id": iid, "saved": len(r), "again": not r}

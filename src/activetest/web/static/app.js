@@ -449,6 +449,13 @@
           entry.levels.map((v) => state.levels[v - 1]).join(", "), "ok");
     });
     if (refused.length) { say(refused.join("; "), "error"); }  // not saved: why
+    if (r.next_error) {  // saved, but no next item could be drawn: both said (QA: the
+      // answers were called "not saved" and dropped from the tab)
+      say(batch.length - refused.length + " answer(s) saved; the next item could not be " +
+          "drawn: " + r.next_error, "error");
+      if (!item) { adopt(await askNext()); }
+      return;
+    }
     adopt(r);
   }
 
