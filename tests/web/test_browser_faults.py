@@ -178,6 +178,37 @@ def test_an_answer_stored_when_no_next_item_could_be_drawn_is_said_saved(
         _until(lambda: _answers(made.db) == {item: 0, nxt: 1})
 
 
+def test_an_answer_the_server_failed_on_is_kept_and_sent_again(
+        driver: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fault in the server before it stores an answer (made on purpose: reading the
+    answer's levels raises once, outside any transaction: HTTP 500): the page keeps the
+    answer, says the server failed and sends it again, stored once (QA: it was dropped
+    from the tab, "not saved"). (A fault inside the store's transaction is undone and
+    answered 503, which the page already sent again.)"""
+    from activetest.web import server as web_server
+
+    made = classification(tmp_path, n=40)
+    with running(made.db, batch=5) as server:
+        bs.fresh(driver)
+        item = bs.sign_in(driver, server.url, "fay")
+        assert item is not None
+        real = web_server.levels_of
+        fails = ["once"]
+
+        def levels_of(body: Any) -> Any:
+            if fails:
+                fails.pop()
+                raise RuntimeError("a fault in the server")
+            return real(body)
+
+        monkeypatch.setattr(web_server, "levels_of", levels_of)
+        bs.press(driver, "2")
+        _until(lambda: "the server failed" in _message(driver))
+        assert "stopping" not in _message(driver)  # (a RuntimeError was said so: QA)
+        assert _saving(driver) == 1 and _answers(made.db) == {}
+        _until(lambda: _saving(driver) == 0 and _answers(made.db) == {item: 1})
+
+
 def test_a_locked_session_keeps_the_answer_and_sends_it_again(driver: Any,
                                                               tmp_path: Path) -> None:
     """Another process holds the session's write lock past the busy timeout: the server

@@ -167,9 +167,12 @@ class LabelServer:
 
     def _call(self, fn: Callable[..., Any], *args: Any) -> Any:
         try:
-            return self._pool.submit(fn, *args).result()
+            done = self._pool.submit(fn, *args)
         except RuntimeError:  # the pool is shut down: the server is stopping
             raise ServerStoppingError() from None
+        # (only the submit: a RuntimeError of the call itself, a fault in the server, was
+        # answered "the labelling server is stopping", QA)
+        return done.result()
 
     @property
     def url(self) -> str:

@@ -348,6 +348,9 @@
   function notNow(e) {
     if (e.network) { return "the server does not answer"; }
     if (e.status === 421) { return e.message; }  // another session served here now
+    // a fault in the server (500): its transaction was undone, nothing stored; the call
+    // is made again (QA: the answers were dropped from the tab, "not saved")
+    if (e.status === 500) { return "the server failed (" + e.message + "); nothing was stored"; }
     if (e.status === 404) {   // the server was restarted: a new token unless --token kept it
       return "this page's address is no longer served (was activetest serve restarted? " +
         "restart it with --port " + (location.port || "80") + " --token " +
