@@ -154,7 +154,7 @@ def test_a_bad_pool_record_is_refused_by_the_stream(
         where = {"jsonl": f"line {bad + 1}", "tsv": f"line {bad + 2}",
                  "csv": f"line {2 * bad + 2}"}[fmt]  # the line replaced (one line)
     else:
-        where = read_records(pool)[bad][0] if fmt != "parquet" else f"row {bad}"
+        where = read_records(pool)[bad][0] if fmt != "parquet" else f"row {bad + 1}"
     assert streamed.startswith(f"{pool}, {where}: "), streamed
     if "repeated id" in case:
         first = read_records(pool)[5][0]

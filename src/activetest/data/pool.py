@@ -531,5 +531,6 @@ def load_hub_pool(name: str | Path, split: str = "train", *, config: str | None 
         ) from None
     ds = datasets.load_dataset(str(name), config, split=split, revision=revision)
     source = f"hf://{name}/{config or 'default'}/{split}"
-    items = records_to_items(((f"row {i}", row) for i, row in enumerate(ds)), source, **kwargs)
+    items = records_to_items(((f"row {i}", row) for i, row in enumerate(ds, 1)), source,
+                             **kwargs)
     return Pool(tuple(items), source=source, format="hub")

@@ -283,7 +283,7 @@ def _read_parquet(data: bytes, source: str) -> Iterator[tuple[str, Record]]:
     except (pa.ArrowException, OSError, ValueError, TypeError) as exc:
         raise PoolFormatError(f"{source}: not a readable Parquet file: {exc}") from None
     for i, row in enumerate(rows):
-        yield f"row {i}", row
+        yield f"row {i + 1}", row  # counted from 1, as a table's rows are
 
 
 _TEXT_READERS = {"csv": _read_csv, "tsv": _read_tsv, "jsonl": read_jsonl, "json": _read_json,

@@ -35,7 +35,7 @@ def pool_records(p: Path, fmt: str) -> Iterator[list[tuple[str, Mapping[str, Any
         n = 0
         for batch in pf.iter_batches(batch_size=stream_base.BLOCK, use_threads=False):
             rows = batch.to_pylist()
-            yield [(f"row {n + i}", r) for i, r in enumerate(rows)]
+            yield [(f"row {n + i + 1}", r) for i, r in enumerate(rows)]  # from 1
             n += len(rows)
         return
     with p.open(encoding="utf-8-sig", newline=_NEWLINE[fmt]) as f:
@@ -160,10 +160,11 @@ def refuse_pool_block(conn: Any, p: Path, fmt: str, block: Sequence[tuple[str, A
 
 
 def _record_where(p: Path, fmt: str, k: int) -> str:
-    """Where the general path says the pool's ``k``-th record (from 0) is: ``row k`` of a
-    Parquet pool, a text pool's ``line N`` found by reading its records again."""
+    """Where the general path says the pool's ``k``-th record (from 0) is: ``row k + 1``
+    of a Parquet pool (rows counted from 1, as a table's), a text pool's ``line N``
+    found by reading its records again."""
     if fmt == "parquet":
-        return f"row {k}"
+        return f"row {k + 1}"
     with p.open(encoding="utf-8-sig", newline=_NEWLINE[fmt]) as f:
         for i, (where, _) in enumerate(_text_records(f, str(p), fmt)):
             if i == k:
