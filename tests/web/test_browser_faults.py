@@ -209,6 +209,43 @@ def test_an_answer_the_server_failed_on_is_kept_and_sent_again(
         _until(lambda: _saving(driver) == 0 and _answers(made.db) == {item: 1})
 
 
+def _claims(db: Path) -> dict[str, int]:
+    con = sqlite3.connect(db)
+    try:
+        return dict(con.execute("SELECT annotator, COUNT(*) FROM annotation_claims "
+                                "GROUP BY annotator").fetchall())
+    finally:
+        con.close()
+
+
+def test_a_closed_page_gives_its_items_back_and_unsent_answers_hold_it_open(
+        driver: Any, tmp_path: Path) -> None:
+    """Leaving the page gives back the items it held at once (QA: closed, it kept them
+    from the other annotators until the claims lapsed, 10 min by default); while an
+    answer is not confirmed, leaving is asked about first (``beforeunload``: the tab
+    holds the only copy; QA: a tab closed while the server was down lost it)."""
+    made = classification(tmp_path, n=40)
+    with running(made.db, batch=5) as server:
+        bs.fresh(driver)
+        item = bs.sign_in(driver, server.url, "gus")
+        assert item is not None
+        _until(lambda: _claims(made.db).get("gus", 0) >= 2)  # the one shown and ahead
+        leave = ("const e = new Event('beforeunload', {cancelable: true}); "
+                 "window.dispatchEvent(e); return e.defaultPrevented;")
+        assert driver.execute_script(leave) is False  # nothing unsent: no question
+        driver.get("about:blank")
+        _until(lambda: "gus" not in _claims(made.db))
+        with Session.open(made.db) as s:  # nothing stored by leaving
+            assert s.labels() == {} and not Annotators(s).annotations()
+        driver.get(server.url)  # back (its name remembered): its items again
+        item = bs.wait_for(driver, "ready")
+        assert item is not None
+        server.shutdown()  # the answer cannot be confirmed now
+        bs.press(driver, "1")
+        _until(lambda: _saving(driver) == 1)
+        assert driver.execute_script(leave) is True
+
+
 def test_a_locked_session_keeps_the_answer_and_sends_it_again(driver: Any,
                                                               tmp_path: Path) -> None:
     """Another process holds the session's write lock past the busy timeout: the server

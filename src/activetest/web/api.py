@@ -17,7 +17,7 @@ __all__ = ["CALLS", "OtherSessionError", "ServerStoppingError", "SessionReplaced
 #: Every call of the API, as (method, name under ``api/``).
 CALLS = frozenset({("GET", "state"), ("GET", "progress"), ("POST", "hello"), ("POST", "next"),
                     ("POST", "answer"), ("POST", "answers"), ("POST", "undo"), ("POST", "skip"),
-                    ("POST", "disagreements"), ("POST", "adjudicate")})
+                    ("POST", "disagreements"), ("POST", "adjudicate"), ("POST", "release")})
 
 
 class SessionReplacedError(ValueError):

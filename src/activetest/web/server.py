@@ -31,6 +31,8 @@ stores nothing in B):
   where the answers were stored but no next item could be drawn, ``next_error`` with
   the results (the page says both and asks for the next item again).
 * ``POST api/undo {annotator}``: undo their last answer; the item comes back.
+* ``POST api/release {annotator}``: give back every item they hold (the page is closed
+  or left; a reload asks again).
 * ``POST api/skip {annotator, item_id, next, ahead}``: set it aside for a second look.
 * ``GET api/progress``: draws, labels, the estimate with its fixed-budget and
   anytime intervals, "you may stop now".
@@ -314,6 +316,9 @@ class LabelServer:
                 {"item_id": iid, "error": str(r)} if isinstance(r, Exception) else
                 {"item_id": iid, "saved": len(r), "again": not r}
                 for (iid, _), r in zip(given, results, strict=True)], **self._held_reply(who, held)}
+        if (method, name) == ("POST", "release"):  # the page goes: its items go back
+            a.release(who)
+            return {"ok": True}
         if (method, name) == ("POST", "undo"):
             item = a.undo(who)
             return {"item": None if item is None else asdict(item)}

@@ -649,6 +649,23 @@
       " \u00b7 " + state.layout + (state.guess_shown ? "" : " \u00b7 blind");
     renderChoices();
     document.addEventListener("keydown", onKey);
+    // answers not confirmed live in this tab only: closing it loses them, so the browser
+    // asks first (QA: a tab closed while the server was down lost them without a word)
+    window.addEventListener("beforeunload", (e) => {
+      if (outbox.length || parked.length) { e.preventDefault(); e.returnValue = ""; }
+    });
+    // the items held for this page go back at once when it goes (QA: closing the tab
+    // kept them from the others until their claims lapsed, 10 min by default); a reload
+    // asks for its items again
+    window.addEventListener("pagehide", () => {
+      if (!me) { return; }
+      try {
+        fetch("api/release", { method: "POST", keepalive: true, cache: "no-store",
+          headers: { "Content-Type": "application/json" },
+          body: JSON.stringify({ annotator: me.annotator, session_id: state.session_id }) })
+          .catch(() => {});
+      } catch (e) { /* the page is going anyway */ }
+    });
     let saved = null;
     try { saved = localStorage.getItem(NAME_KEY); } catch (e) { saved = null; }
     if (saved) {
