@@ -102,8 +102,15 @@ def test_parquet_and_list_columns(tmp_path: Path) -> None:
     assert [it.label for it in pool] == [1, 3]
     assert MMLU.prompt(pool[0]).endswith("Question: 1+1? \nA. 1\nB. 2\nC. 3\nD. 4\nAnswer:")
     (tmp_path / "broken.parquet").write_bytes(b"PAR1 not really")
-    with pytest.raises(PoolFormatError, match=r"broken\.parquet: not a readable Parquet"):
+    with pytest.raises(PoolFormatError, match=r"broken\.parquet: not a readable Parquet") as e:
         load_pool(tmp_path / "broken.parquet")
+    assert "<Buffer>" not in str(e.value)  # pyarrow's name for the bytes, read as a file's
+    from activetest.formats.history import HistoryFormatError, read_response_matrix
+
+    (tmp_path / "broken_history.parquet").write_bytes(b"PAR1 not really")
+    with pytest.raises(HistoryFormatError, match=r"broken_history\.parquet: not a readable") as e:
+        read_response_matrix(tmp_path / "broken_history.parquet")
+    assert "<Buffer>" not in str(e.value)
 
 
 def test_gzip_and_bom(tmp_path: Path) -> None:

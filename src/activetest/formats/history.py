@@ -224,7 +224,10 @@ def read_response_matrix(path: str | Path, *, format: str | None = None) -> Resp
             # (QA: read_table failed with pyarrow's "Multiple matches for FieldRef" dump)
             table = pq.ParquetFile(pa.BufferReader(raw)).read()
         except (pa.ArrowException, OSError, ValueError, TypeError) as exc:
-            raise HistoryFormatError(f"{p}: not a readable Parquet file: {exc}") from None
+            from activetest.formats.tables import arrow_message
+
+            raise HistoryFormatError(f"{p}: not a readable Parquet file: "
+                                     f"{arrow_message(exc)}") from None
         header = [str(c) for c in table.column_names]
         cols = [table.column(i).to_pylist() for i in range(table.num_columns)]
         index = _pandas_index(table, p)

@@ -28,6 +28,7 @@ from typing import Any
 from activetest.formats import _json
 
 __all__ = ["FORMATS", "MAX_STREAM_BYTES", "MissingDependencyError", "PoolFormatError", "Record",
+           "arrow_message",
            "column_names", "decode", "detect_format", "file_lines", "files_under", "header_rows",
            "header_table",
            "iter_json_lines", "json_lines", "parse_bytes", "read_bytes", "read_csv_lines",
@@ -271,6 +272,14 @@ def _read_fpb(text: str, source: str) -> Iterator[tuple[str, Record]]:
         yield f"line {n}", {"text": sentence, "label": label.strip()}
 
 
+def arrow_message(exc: BaseException) -> str:
+    """pyarrow's message about bytes read from a file, without its name for the buffer
+    (``Could not open Parquet input source '<Buffer>'``, which reads as another file: QA);
+    the caller names the file."""
+    return str(exc).replace("Could not open Parquet input source '<Buffer>': ", "") \
+        .replace("'<Buffer>'", "the file")
+
+
 def _read_parquet(data: bytes, source: str) -> Iterator[tuple[str, Record]]:
     try:
         import pyarrow as pa
@@ -281,7 +290,8 @@ def _read_parquet(data: bytes, source: str) -> Iterator[tuple[str, Record]]:
     try:
         rows = pq.read_table(pa.BufferReader(data)).to_pylist()
     except (pa.ArrowException, OSError, ValueError, TypeError) as exc:
-        raise PoolFormatError(f"{source}: not a readable Parquet file: {exc}") from None
+        raise PoolFormatError(f"{source}: not a readable Parquet file: "
+                              f"{arrow_message(exc)}") from None
     for i, row in enumerate(rows):
         yield f"row {i + 1}", row  # counted from 1, as a table's rows are
 
