@@ -19,7 +19,7 @@ import pytest
 from activetest.session.annotators import Annotators
 from activetest.session.workflow import Session
 from tests.web import browser_support as bs
-from tests.web.web_support import classification, kill9, running, start_child
+from tests.web.web_support import classification, fail_once, kill9, running, start_child
 
 pytestmark = pytest.mark.skipif(bs.missing() is not None, reason=str(bs.missing()))
 
@@ -55,6 +55,31 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def _one_saved_one_kept(driver: Any, db: Path, tmp_path: Path, args: tuple[str, ...],
+                        token: str) -> tuple[dict[str, int], str]:
+    """Serve ``db`` at ``args`` with ``token``, answer one item (stored), kill the server
+    (-9) and answer the next (kept in the tab: sent to a dead server); returns the answers
+    given (0-based) and the kept one's item."""
+    proc, url = start_child(db, tmp_path, *args, "--token", token)
+    assert f"/s/{token}/" in url
+    given: dict[str, int] = {}
+    try:
+        bs.fresh(driver)
+        item = bs.sign_in(driver, url, "alice")
+        assert item is not None
+        bs.press(driver, "1")
+        given[item] = 0
+        _until(lambda: _answers(db) == given)
+        item = bs.wait_for(driver, "ready", not_item=item)
+    finally:
+        kill9(proc)
+    assert item is not None
+    bs.press(driver, "2")  # sent to a dead server: kept in the tab
+    given[item] = 1
+    _until(lambda: _saving(driver) == 1 and "does not answer" in _message(driver))
+    return given, item
+
+
 def test_answers_kept_through_a_restart_reach_the_server_serving_the_same_address(
         driver: Any, tmp_path: Path) -> None:
     """Killed (-9) with answers still to send, restarted first with a new token (the page
@@ -63,23 +88,7 @@ def test_answers_kept_through_a_restart_reach_the_server_serving_the_same_addres
     made = classification(tmp_path, n=40)
     port = str(_free_port())
     args = ("--port", port, "--batch", "5")
-    proc, url = start_child(made.db, tmp_path, *args, "--token", TOKEN)
-    assert f"/s/{TOKEN}/" in url
-    given: dict[str, int] = {}
-    try:
-        bs.fresh(driver)
-        item = bs.sign_in(driver, url, "alice")
-        assert item is not None
-        bs.press(driver, "1")
-        given[item] = 0
-        _until(lambda: _answers(made.db) == given)
-        item = bs.wait_for(driver, "ready", not_item=item)
-    finally:
-        kill9(proc)
-    assert item is not None
-    bs.press(driver, "2")  # sent to a dead server: kept in the tab
-    given[item] = 1
-    _until(lambda: _saving(driver) == 1 and "does not answer" in _message(driver))
+    given, item = _one_saved_one_kept(driver, made.db, tmp_path, args, TOKEN)
     other, _ = start_child(made.db, tmp_path, *args)  # a new random token
     try:
         _until(lambda: "no longer served" in _message(driver))
@@ -109,22 +118,7 @@ def test_answers_of_one_session_never_go_into_another_served_at_its_address(
     b = classification(tmp_path / "b", n=40)
     token = "one-address-two-sessions-01"
     args = ("--port", str(_free_port()), "--batch", "5")
-    proc, url = start_child(a.db, tmp_path, *args, "--token", token)
-    given: dict[str, int] = {}
-    try:
-        bs.fresh(driver)
-        item = bs.sign_in(driver, url, "alice")
-        assert item is not None
-        bs.press(driver, "1")
-        given[item] = 0
-        _until(lambda: _answers(a.db) == given)
-        item = bs.wait_for(driver, "ready", not_item=item)
-    finally:
-        kill9(proc)
-    assert item is not None
-    bs.press(driver, "2")  # sent to a dead server: kept in the tab
-    given[item] = 1
-    _until(lambda: _saving(driver) == 1 and "does not answer" in _message(driver))
+    given, _ = _one_saved_one_kept(driver, a.db, tmp_path, args, token)
     other, _ = start_child(b.db, tmp_path, *args, "--token", token)
     try:
         _until(lambda: "another session" in _message(driver))
@@ -158,16 +152,8 @@ def test_an_answer_stored_when_no_next_item_could_be_drawn_is_said_saved(
         bs.fresh(driver)
         item = bs.sign_in(driver, server.url, "erin")
         assert item is not None
-        real = annotators.Annotators.held
-        fails = ["once"]
-
-        def held(self: Any, *args: Any, **kwargs: Any) -> Any:
-            if fails:
-                fails.pop()
-                raise ValueError("no item could be drawn just now")
-            return real(self, *args, **kwargs)
-
-        monkeypatch.setattr(annotators.Annotators, "held", held)
+        fail_once(monkeypatch, annotators.Annotators, "held",
+                  ValueError("no item could be drawn just now"))
         bs.press(driver, "1")
         _until(lambda: "could not be drawn" in _message(driver))
         assert "1 answer(s) saved" in _message(driver) and "not saved" not in _message(driver)
@@ -192,16 +178,7 @@ def test_an_answer_the_server_failed_on_is_kept_and_sent_again(
         bs.fresh(driver)
         item = bs.sign_in(driver, server.url, "fay")
         assert item is not None
-        real = web_server.levels_of
-        fails = ["once"]
-
-        def levels_of(body: Any) -> Any:
-            if fails:
-                fails.pop()
-                raise RuntimeError("a fault in the server")
-            return real(body)
-
-        monkeypatch.setattr(web_server, "levels_of", levels_of)
+        fail_once(monkeypatch, web_server, "levels_of", RuntimeError("a fault in the server"))
         bs.press(driver, "2")
         _until(lambda: "the server failed" in _message(driver))
         assert "stopping" not in _message(driver)  # (a RuntimeError was said so: QA)

@@ -9,7 +9,6 @@ import urllib.error
 import urllib.request
 from importlib import resources
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -19,6 +18,7 @@ from tests.web.web_support import (
     HOSTILE,
     Client,
     classification,
+    fail_once,
     kill9,
     running,
     start_child,
@@ -576,16 +576,8 @@ def test_answers_stored_before_the_next_item_fails_are_said_saved(
     with running(made.db) as server:
         c = Client(server.url)
         first = c.next()
-        real = annotators.Annotators.held
-        fails = ["once"]
-
-        def held(self: Any, *args: Any, **kwargs: Any) -> Any:
-            if fails:
-                fails.pop()
-                raise ValueError("no item could be drawn just now")
-            return real(self, *args, **kwargs)
-
-        monkeypatch.setattr(annotators.Annotators, "held", held)
+        fail_once(monkeypatch, annotators.Annotators, "held",
+                  ValueError("no item could be drawn just now"))
         status, data = c.call("POST", "answers", {"answers": [
             {"item_id": first["item_id"], "levels": [1]}], "ahead": 0})
         assert status == 200, data

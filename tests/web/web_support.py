@@ -159,6 +159,20 @@ def start_child(db: Path, tmp: Path, *args: str) -> tuple[subprocess.Popen[str],
                          f"{proc.stderr.read() if proc.stderr else ''}")
 
 
+def fail_once(monkeypatch: Any, owner: Any, name: str, error: BaseException) -> None:
+    """Make ``owner.name`` (a function or method) raise ``error`` on its next call only,
+    then behave as before: a fault that cannot be caused on demand."""
+    real = getattr(owner, name)
+    fails = [error]
+
+    def once(*args: Any, **kwargs: Any) -> Any:
+        if fails:
+            raise fails.pop()
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, once)
+
+
 def kill9(proc: subprocess.Popen[str]) -> None:
     """SIGKILL the child (no handler runs) and reap it."""
     if proc.poll() is None:
