@@ -169,26 +169,11 @@ def test_history_folder_drops_a_rerun_of_the_targets_own_model(history_logs: Pat
     no row is identical) was used as history (QA): dropped by the model its log states."""
     new = _file(history_logs, "new-model")
 
-    def with_model(src: Path, folder: Path, model: str, flip: bool = False) -> Path:
-        folder.mkdir(parents=True)
-        lines = src.read_text().splitlines()
-        if flip:
-            rec = json.loads(lines[0])
-            rec["acc"] = 1.0 - rec["acc"]
-            rec["filtered_resps"], rec["resps"] = rec["filtered_resps"][::-1], rec["resps"][::-1]
-            lines[0] = json.dumps(rec)
-        (folder / src.name).write_text("\n".join(lines) + "\n")
-        date = src.stem.rsplit("_", 1)[1]
-        side = json.loads(next(src.parent.glob("results_*.json")).read_text())
-        side["model_name"] = model
-        (folder / f"results_{date}.json").write_text(json.dumps(side))
-        return folder / src.name
-
-    target = with_model(new, tmp_path / "target", "org/new-model")
+    target = _as_model(new, tmp_path / "target", "org/new-model")
     runs = tmp_path / "runs"
     shutil.copytree(history_logs, runs)
     shutil.rmtree(runs / "new-model")
-    with_model(new, runs / "rerun", "org/new-model", flip=True)
+    _as_model(new, runs / "rerun", "org/new-model", flip=0)
     out = " ".join(cli("init", tmp_path / "s.db", "--task", "sst2", "--pool", target,
                        "--target", f"table:{target}", "--surrogate",
                        f"table:{_file(history_logs, 'small-model')}", "--metric",
