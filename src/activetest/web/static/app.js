@@ -382,13 +382,15 @@
 
   // answers kept for this page's own session while another was served here: sent once
   // the address serves this page's session again
-  function unpark() {
+  function takeBackParked() {  // this page's own session's kept answers, to send first
     const back = parked.filter((x) => x.session === state.session_id);
-    if (!back.length) { return; }
     parked = parked.filter((x) => !back.includes(x));
-    outbox = outbox.concat(back);
-    keepOutbox();
-    later(flush);
+    outbox = back.concat(outbox);
+    return back.length;
+  }
+
+  function unpark() {
+    if (takeBackParked()) { keepOutbox(); later(flush); }
   }
 
   function askNext() { return patiently("next", { annotator: me.annotator, ahead: AHEAD }); }
@@ -396,11 +398,7 @@
   // every answer waiting to be sent, in one call (one commit): usually the one just
   // given; several when they waited behind a slow reply
   async function flush() {
-    const back = parked.filter((x) => x.session === state.session_id);
-    if (back.length) {  // kept while another session was served here: tried again
-      parked = parked.filter((x) => !back.includes(x));
-      outbox = back.concat(outbox);
-    }
+    takeBackParked();  // kept while another session was served here: tried again
     const batch = outbox.slice();
     if (!batch.length) {  // an earlier call sent them, and its reply may have found this
       // call still queued (so it showed nothing: the last word was this call's): with no
