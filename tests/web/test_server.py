@@ -672,3 +672,61 @@ def test_a_refused_body_left_unread_does_not_cost_the_reply(tmp_path: Path) -> N
             status = reply.split(b"\r\n", 1)[0]
             assert b" 400 " in status or b" 411 " in status, reply[:200]
             assert b"Connection: close" in reply
+
+
+def test_wait_answers_when_another_gives_an_item_back_or_after_its_seconds(
+        tmp_path: Path) -> None:
+    """``api/wait``: a person with nothing to label waits for the others, not on a timer:
+    the call answers as soon as another person gives items back (or answers, skips), after
+    ``seconds`` when nothing happens, at once for a count of changes not current, and as
+    soon as the server stops; bad values are one 400 each (QA: the page asked every 30 s)."""
+    import threading
+    import time
+
+    made = classification(tmp_path)
+    with running(made.db, batch=5, budget=5) as server:
+        ann, bob = Client(server.url, "ann"), Client(server.url, "bob")
+        ann.ok("POST", "next", {"ahead": 4})  # ann holds the budget's five
+        done = bob.ok("POST", "next")
+        assert done["done"] and done["others_hold"] == 5 and isinstance(done["changes"], int)
+        for body in ({}, {"since": "1"}, {"since": True}, {"since": 1, "seconds": 26},
+                     {"since": 1, "seconds": -1}, {"since": 1, "seconds": "2"}):
+            status, data = bob.call("POST", "wait", body)
+            assert status == 400 and data["error"], body
+        t0 = time.monotonic()  # nothing happens: after its seconds, unchanged
+        assert bob.ok("POST", "wait", {"since": done["changes"], "seconds": 0.5}) == {
+            "changed": False, "changes": done["changes"]}
+        assert time.monotonic() - t0 >= 0.5
+        # a count not current (another run's, or a change since): at once
+        assert bob.ok("POST", "wait", {"since": done["changes"] - 1, "seconds": 20})["changed"]
+        timer = threading.Timer(1.0, lambda: ann.ok("POST", "release"))
+        t0 = time.monotonic()
+        timer.start()
+        try:
+            woke = bob.ok("POST", "wait", {"since": done["changes"], "seconds": 20})
+        finally:
+            timer.join()
+        assert woke["changed"] and woke["changes"] != done["changes"]
+        assert time.monotonic() - t0 < 10
+        item = bob.next()  # the items ann gave back
+        assert item is not None
+        # the reply to one's own last answer counts that answer: no wake for it
+        held = bob.ok("POST", "next", {"ahead": 4})
+        for it in [held["item"], *held["ahead"]][:-1]:
+            bob.answer(it["item_id"], 1)
+        last = bob.ok("POST", "answer", {"item_id": held["ahead"][-1]["item_id"],
+                                         "levels": [1], "next": True})
+        assert last["done"] and not bob.ok("POST", "wait", {"since": last["changes"],
+                                                            "seconds": 0.2})["changed"]
+        stopped: list[float] = []
+
+        def wait_then_note() -> None:
+            ann.call("POST", "wait", {"since": last["changes"], "seconds": 20})
+            stopped.append(time.monotonic())
+
+        waiter = threading.Thread(target=wait_then_note)
+        waiter.start()
+        time.sleep(0.5)
+        t0 = time.monotonic()
+    waiter.join(20)  # the server stopped: the wait answered then
+    assert stopped and stopped[0] - t0 < 10

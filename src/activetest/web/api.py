@@ -11,13 +11,22 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
-__all__ = ["CALLS", "OtherSessionError", "ServerStoppingError", "SessionReplacedError",
-           "ahead_of", "annotator_of", "held_reply", "item_id_of", "levels_of"]
+__all__ = ["CALLS", "MAX_WAIT", "WRITES", "OtherSessionError", "ServerStoppingError",
+           "SessionReplacedError", "ahead_of", "annotator_of", "held_reply", "item_id_of",
+           "levels_of", "wait_of"]
 
 #: Every call of the API, as (method, name under ``api/``).
 CALLS = frozenset({("GET", "state"), ("GET", "progress"), ("POST", "hello"), ("POST", "next"),
                     ("POST", "answer"), ("POST", "answers"), ("POST", "undo"), ("POST", "skip"),
-                    ("POST", "disagreements"), ("POST", "adjudicate"), ("POST", "release")})
+                    ("POST", "disagreements"), ("POST", "adjudicate"), ("POST", "release"),
+                    ("POST", "wait")})
+
+#: The calls that can give an item to another person or end their wait (an item given
+#: back, set aside, answered or settled): ``api/wait`` answers after each.
+WRITES = frozenset({"answer", "answers", "undo", "skip", "release", "adjudicate"})
+
+#: The longest ``api/wait`` (seconds): the page asks again at least this often.
+MAX_WAIT = 25.0
 
 
 class SessionReplacedError(ValueError):
@@ -93,6 +102,22 @@ def ahead_of(body: dict[str, Any]) -> int:
     if not isinstance(raw, int) or isinstance(raw, bool) or not 0 <= raw <= 5:
         raise ValueError("ahead must be a number of items from 0 to 5")
     return raw
+
+
+def wait_of(body: dict[str, Any]) -> tuple[int, float]:
+    """``api/wait``'s ``since`` (the ``changes`` count a reply gave) and ``seconds``
+    (0..:data:`MAX_WAIT`, the longest wait).
+
+    Raises:
+        ValueError: ``since`` is not a whole number, or ``seconds`` not a number in range.
+    """
+    since, seconds = body.get("since"), body.get("seconds", MAX_WAIT)
+    if not isinstance(since, int) or isinstance(since, bool):
+        raise ValueError("since must be the whole number 'changes' of the reply before")
+    if not isinstance(seconds, (int, float)) or isinstance(seconds, bool) or \
+            not 0 <= seconds <= MAX_WAIT:
+        raise ValueError(f"seconds must be a number from 0 to {MAX_WAIT:g}")
+    return since, float(seconds)
 
 
 def levels_of(body: dict[str, Any]) -> list[int]:

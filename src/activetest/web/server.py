@@ -18,10 +18,10 @@ stores nothing in B):
   (:func:`session_id`).
 * ``POST api/next {annotator, ahead}``: the next item for that annotator (claimed)
   and up to ``ahead`` (0..5) more they hold at hand (``{"item": ..., "ahead": [...]}``,
-  all claimed; see :meth:`Annotators.held`), or ``{"done": true}`` (with
-  ``others_hold`` and ``lapse_seconds`` while others hold drawn items unanswered, and
-  ``others_needed`` while items they answered ask for more annotators, ``unsettled``
-  while drawn items have differing answers and no label).
+  all claimed; see :meth:`Annotators.held`), or ``{"done": true, "changes": N}`` (N:
+  for ``api/wait``; with ``others_hold`` and ``lapse_seconds`` while others hold drawn
+  items unanswered, and ``others_needed`` while items they answered ask for more
+  annotators, ``unsettled`` while drawn items have differing answers and no label).
 * ``POST api/answer {annotator, item_id, levels, next, ahead}``: levels 1..C, one per
   answer shown, in the order shown; committed before the reply; with ``next`` the
   reply carries what ``api/next`` would (the same commit).
@@ -30,6 +30,16 @@ stores nothing in B):
   (``results``: ``saved`` or ``error`` per answer), then what ``api/next`` would; or,
   where the answers were stored but no next item could be drawn, ``next_error`` with
   the results (the page says both and asks for the next item again).
+* ``POST api/wait {since, seconds}``: answers once a call that can give an item to
+  another person or end their wait (an answer, an undo, a skip, a release, an
+  adjudication: :data:`~activetest.web.api.WRITES`) was made on this server since the
+  reply that said ``changes: since`` (``{"changed": true, "changes": N}``), or after
+  ``seconds`` (at most 25; ``changed: false``); at once when the server stops. A
+  ``done`` reply carries ``changes``: a page with nothing to label waits here, not on a
+  timer, then asks ``api/next`` again (the page waits at most until the first claim of
+  others lapses). Answered on the request's own thread: it never holds up the session's
+  worker. A second server on the same file does not wake it: its changes are seen at
+  the next ask.
 * ``POST api/undo {annotator}``: undo their last answer; the item comes back.
 * ``POST api/release {annotator}``: give back every item they hold (the page is closed
   or left; a reload asks again).
@@ -54,6 +64,7 @@ import os
 import re
 import secrets
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
@@ -62,6 +73,7 @@ from typing import Any
 
 from activetest.web.api import (
     CALLS,
+    WRITES,
     OtherSessionError,
     ServerStoppingError,
     SessionReplacedError,
@@ -70,6 +82,7 @@ from activetest.web.api import (
     held_reply,
     item_id_of,
     levels_of,
+    wait_of,
 )
 from activetest.web.http import listen, make_handler
 
@@ -120,6 +133,12 @@ class LabelServer:
         self._progress: tuple[Any, Any] = (None, None)
         self._busy_timeout = busy_timeout
         self._identity: tuple[int, int] | None = None
+        # api/wait: the count of calls that may have given someone an item (WRITES); a
+        # random start, so that a count a page got from an earlier run is not taken for
+        # this run's
+        self._changed = threading.Condition()
+        self._changes = secrets.randbelow(1 << 30)
+        self._stopping = False
         try:
             self._call(self._open, busy_timeout, options)
         except BaseException:
@@ -200,6 +219,9 @@ class LabelServer:
         self._close_session()
 
     def _close_session(self) -> None:
+        with self._changed:  # the pages waiting are answered: they ask again, and learn
+            self._stopping = True
+            self._changed.notify_all()
         for pool, name in ((self._pool, "_session"), (self._reader, "_progress_session")):
             def shut(name: str = name) -> None:
                 if getattr(self, name) is not None:
@@ -246,7 +268,17 @@ class LabelServer:
         if (method, name) == ("GET", "progress"):
             self._check_file()
             return self.progress()
+        if (method, name) == ("POST", "wait"):
+            return self._wait(*wait_of(body))
         return self._call(self._checked_api, method, name, body)
+
+    def _wait(self, since: int, seconds: float) -> dict[str, Any]:
+        """``api/wait``: until the count of changes is not ``since`` any more, the server
+        stops, or ``seconds`` pass (on the caller's thread)."""
+        with self._changed:
+            self._changed.wait_for(lambda: self._changes != since or self._stopping,
+                                   timeout=seconds)
+            return {"changed": self._changes != since, "changes": self._changes}
 
     def _checked_api(self, method: str, name: str, body: dict[str, Any]) -> Any:
         """:meth:`_api` on the file this server opened: checked before (nothing is
@@ -261,7 +293,16 @@ class LabelServer:
                 f"serves now ({self.path.name}, session {self.session_id}; the page's: "
                 f"{str(sent)[:40]}); nothing was stored: reload the page to label "
                 f"{self.path.name}, or serve the page's own session at this address")
-        out = self._api(method, name, body)
+        out = None
+        try:
+            out = self._api(method, name, body)
+        finally:
+            if method == "POST" and name in WRITES:  # maybe stored: the waiting pages ask
+                with self._changed:
+                    self._changes += 1
+                    self._changed.notify_all()
+                    if isinstance(out, dict) and "changes" in out:  # its own change: the
+                        out["changes"] = self._changes  # reply has it, no wait for it
         if method == "POST":
             self._check_file(after=True)
         return out
@@ -342,12 +383,14 @@ class LabelServer:
     def _held_reply(self, who: str, items: Sequence[Any]) -> dict[str, Any]:
         """:func:`held_reply`; when nothing is left for ``who``, with how many drawn items
         others hold unanswered (``others_hold``) and the seconds until the first of their
-        claims lapses (``lapse_seconds``): the page then says so and asks again; and how
+        claims lapses (``lapse_seconds``): the page then says so and asks again (after
+        ``api/wait``, with the ``changes`` count given here); and how
         many items ``who`` answered still ask for other annotators' answers
         (``others_needed``, an overlap item), and how many drawn items have differing
         answers and no label (``unsettled``): the page says so."""
         out = held_reply(items)
         if out.get("done"):
+            out["changes"] = self._changes  # for api/wait
             n, lapse = self._annotators.held_by_others(who)
             if n:
                 out.update(others_hold=n, lapse_seconds=lapse)

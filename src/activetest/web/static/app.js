@@ -292,14 +292,14 @@
       else if (!outbox.length && calls <= 1 && r.others_hold) {
         // others hold drawn items unanswered: not the end (QA: "every drawn item has its
         // answers" was said, and the page never asked again when their claims lapsed)
-        const wait = Math.min(30, Math.max(2, Math.ceil((r.lapse_seconds || 0) + 1)));
         const lapse = r.lapse_seconds < 90 ? Math.ceil(r.lapse_seconds) + " s" :
           "about " + Math.ceil(r.lapse_seconds / 60) + " min";
         done("Nothing for you right now: " + r.others_hold + " drawn item(s) are held by " +
-             "other annotators and not answered yet; one comes to you if its claim lapses " +
-             "(the first in " + lapse + "). Keep this page open: it asks again every " +
-             wait + " s." + unsettledText(r));
-        askAgain(wait);
+             "other annotators and not answered yet; one comes to you if they give it " +
+             "back (skip it, close their page) or its claim lapses (the first in " + lapse +
+             "). Keep this page open: it asks again as soon as another annotator answers " +
+             "or gives an item back." + unsettledText(r));
+        askAgain(r);
       } else if (!outbox.length && calls <= 1 && r.others_needed) {
         // items asked of several annotators wait for the others' answers: not "every drawn
         // item has its answers" (QA: said while every item waited for a second annotator)
@@ -326,13 +326,23 @@
       "another --resolve rule.");
   }
 
-  let againTimer = null;
-  function askAgain(seconds) {   // "nothing for you right now": ask the server again
-    if (againTimer !== null) { clearTimeout(againTimer); }
-    againTimer = setTimeout(() => {
-      againTimer = null;
-      if (!item && mode === "label" && document.body.dataset.state === "done") { next(); }
-    }, 1000 * seconds);
+  // "nothing for you right now": the server answers api/wait as soon as another
+  // annotator answers, skips, undoes or gives items back, else when the first of their
+  // claims lapses (at most 25 s); then the page asks for its next item, never more often
+  // than once a second (QA: it asked every 30 s, whatever the others did)
+  let asking = 0;                  // the newest wait: an older one's answer is ignored
+  async function askAgain(r) {
+    const id = ++asking;
+    const t0 = performance.now();
+    const lapse = typeof r.lapse_seconds === "number" ? r.lapse_seconds + 0.5 : 25;
+    try {
+      await api("POST", "wait", { since: r.changes, seconds: Math.min(25, Math.max(1, lapse)) });
+    } catch (e) { /* no server: the next ask says so and asks again every 2 s */ }
+    const left = 1000 - (performance.now() - t0);
+    if (left > 0) { await sleep(left); }
+    if (id === asking && !item && mode === "label" && document.body.dataset.state === "done") {
+      next();
+    }
   }
 
   function next() {

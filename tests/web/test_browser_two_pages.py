@@ -1,0 +1,85 @@
+"""Two people on the labelling page at once, each in a real headless Chromium of its own:
+what one does with the items it holds reaches the other's page promptly."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.web import browser_support as bs
+from tests.web.web_support import classification, running
+
+pytestmark = pytest.mark.skipif(bs.missing() is not None, reason=str(bs.missing()))
+
+#: What "promptly" means here: well under the 30 s the page waited before (QA), with
+#: room for a loaded machine.
+PROMPTLY = 12.0
+
+
+@pytest.fixture(scope="module")
+def second() -> Iterator[Any]:
+    """A second headless Chromium: the other person."""
+    d = bs.chromium()
+    try:
+        yield d
+    finally:
+        d.quit()
+
+
+def _done_text(driver: Any) -> str:
+    return str(driver.find_element("id", "done").text)
+
+
+def _answer_all(driver: Any, item: str | None) -> set[str]:
+    """Answer (key 1) every item the page shows until it shows none; returns them."""
+    seen: set[str] = set()
+    while item is not None and bs.page_state(driver)[0] == "ready":
+        seen.add(item)
+        bs.press(driver, "1")
+        item = bs.wait_for(driver, ("ready", "done"), not_item=item)
+    return seen
+
+
+def test_items_given_back_or_answered_by_another_reach_a_waiting_page_promptly(
+        driver: Any, second: Any, tmp_path: Path) -> None:
+    """Every drawn item of the budget is answered or held by another person (claims of
+    10 min): the page says nothing is there for now. The other closes their page (its
+    items go back): the waiting page shows them within seconds; and once the last item
+    is answered on one page, the other, waiting, says so within seconds (QA: the page
+    asked again only every 30 s, whatever the others did)."""
+    made = classification(tmp_path, n=40)
+    with running(made.db, batch=5, budget=5) as server:
+        bs.fresh(driver)
+        bs.fresh(second)
+        first = bs.sign_in(driver, server.url, "ann")  # ann holds 3 (shown + 2 ahead)
+        assert first is not None
+        mine = _answer_all(second, bs.sign_in(second, server.url, "bob"))
+        assert len(mine) == 2
+        bs.wait_for(second, "done")
+        assert "held by other annotators" in _done_text(second), _done_text(second)
+        time.sleep(1.5)  # bob's page waits for the others
+        driver.get("about:blank")  # ann leaves: her items go back
+        t0 = time.monotonic()
+        item = bs.wait_for(second, "ready", timeout=30)
+        assert time.monotonic() - t0 < PROMPTLY
+        assert item not in mine
+        # ann comes back (her name remembered): nothing for her while bob holds the rest
+        driver.get(server.url)
+        bs.wait_for(driver, "done")
+        assert "held by other annotators" in _done_text(driver), _done_text(driver)
+        time.sleep(1.5)
+        mine |= _answer_all(second, item)
+        assert len(mine) == 5
+        t0 = time.monotonic()
+        bs.wait_for(second, "done")
+        for page in (second, driver):  # both told the budget's items have their answers
+            deadline = time.monotonic() + 30
+            while "every drawn item has its answers" not in _done_text(page) and \
+                    time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert "every drawn item has its answers" in _done_text(page), _done_text(page)
+        assert time.monotonic() - t0 < PROMPTLY
