@@ -522,3 +522,33 @@ def test_nothing_left_says_how_many_items_wait_for_an_adjudicator(driver: Any,
         assert "1 drawn item(s) have differing answers and no label" in text, text
         assert "--adjudicator NAME" in text
     assert len(_answers(made.db)) == 2  # one label settled, the other not
+
+
+def test_answers_the_server_has_not_taken_are_counted_at_the_top_and_the_help_says_so(
+        driver: Any, tmp_path: Path) -> None:
+    """The server killed: the answer kept in the tab is counted at the top of the page,
+    whatever the message line says next (an undo's, a skip's), and the help says what
+    happens to answers while the server cannot be reached; once sent, the count goes
+    (QA: the help said every answer was saved in the session file as soon as it was
+    given, and only the message line, soon overwritten, said otherwise)."""
+    made = classification(tmp_path, n=40)
+    token = "counted-at-top-0123456789"
+    args = ("--port", str(_free_port()), "--batch", "5")
+    given, _ = _one_saved_one_kept(driver, made.db, tmp_path, args, token)
+    unsent = driver.find_element("id", "unsent")
+    assert unsent.is_displayed() and "1 answer(s) not saved yet" in unsent.text, unsent.text
+    bs.press(driver, "s")  # another message: the count stays
+    _until(lambda: "set aside" in _message(driver))
+    assert unsent.is_displayed() and "kept in this tab" in unsent.text
+    bs.press(driver, "?")
+    help_text = driver.find_element("id", "help").text
+    assert "cannot be reached" in help_text and "kept in this browser tab" in help_text
+    assert "as soon as it is given" not in help_text
+    bs.press(driver, "?")
+    again, _ = start_child(made.db, tmp_path, *args, "--token", token)
+    try:
+        _until(lambda: _saving(driver) == 0)
+        _until(lambda: not unsent.is_displayed())
+        assert _answers(made.db) == given
+    finally:
+        kill9(again)

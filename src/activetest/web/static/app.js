@@ -247,6 +247,20 @@
   function keepOutbox() {
     document.body.dataset.saving = String(outbox.length);
     try { sessionStorage.setItem(OUTBOX_KEY, JSON.stringify(outbox.concat(parked))); } catch (e) { /* private */ }
+    showUnsent(false);
+  }
+
+  // the answers the server has not taken, at the top of the page once a send failed,
+  // until every one is sent (QA: only the message line said so, and the next message,
+  // an undo's or a skip's, hid it; the help said every answer was saved at once)
+  let unsentShown = false;
+  function showUnsent(failed) {
+    const n = outbox.length + parked.length;
+    unsentShown = n > 0 && (unsentShown || failed);
+    const u = $("unsent");
+    u.hidden = !unsentShown;
+    u.textContent = unsentShown ? n + " answer(s) not saved yet: kept in this tab, sent " +
+      "again until the server takes them (do not close the tab)" : "";
   }
 
   function later(task) {   // the server hears this page's calls in the order they were made
@@ -432,6 +446,7 @@
           parked = parked.concat(batch);
           outbox = outbox.filter((x) => !batch.includes(x));
           keepOutbox();
+          showUnsent(true);
           say(e.message + " (" + parked.length + " answer(s) kept in this tab for their " +
               "own session)", "error");
           return;
@@ -446,6 +461,7 @@
         }
         say(why + ": " + outbox.length + " answer(s) not saved yet, kept in this tab and " +
             "sent again in 2 s", "error");
+        showUnsent(true);
         await sleep(2000);
       }
     }
@@ -641,6 +657,7 @@
     parked = kept.filter((x) => x && !mine(x));
     keepOutbox();
     if (parked.length) {
+      showUnsent(true);
       say(parked.length + " answer(s) given in this tab for another session are kept " +
           "here, not sent: this address serves " + state.session + " now; serve their " +
           "session at this address and reload this page to send them", "error");
