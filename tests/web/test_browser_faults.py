@@ -552,3 +552,64 @@ def test_answers_the_server_has_not_taken_are_counted_at_the_top_and_the_help_sa
         assert _answers(made.db) == given
     finally:
         kill9(again)
+
+
+def test_an_undo_behind_answers_not_sent_says_it_waits_and_is_done_once_they_are(
+        driver: Any, tmp_path: Path) -> None:
+    """The server killed with an answer kept in the tab: ``u`` says at once that the undo
+    waits for that answer to be sent (on its button and at the top of the page, which the
+    resend messages do not hide), a second ``u`` queues no second undo, and once a server
+    at the same address takes the answer the undo is done: that answer is undone and its
+    item shown again (QA: ``u`` said nothing until the answers were sent)."""
+    made = classification(tmp_path, n=40)
+    token = "undo-waits-0123456789"
+    args = ("--port", str(_free_port()), "--batch", "5")
+    given, kept = _one_saved_one_kept(driver, made.db, tmp_path, args, token)
+    shown = bs.page_state(driver)[1]
+    assert shown not in (None, kept)
+    undo = driver.find_element("id", "undo-button")
+    bs.press(driver, "u")
+    _until(lambda: "undo waits for 1 answer(s) to be sent" in undo.text, timeout=5)
+    assert "undo" in driver.find_element("id", "unsent").text
+    bs.press(driver, "u")
+    _until(lambda: "already waits" in _message(driver), timeout=5)
+    time.sleep(2.5)  # resent meanwhile: still waiting, the item shown unchanged
+    assert "undo waits for 1 answer(s)" in undo.text and bs.page_state(driver) == ("ready", shown)
+    again, _ = start_child(made.db, tmp_path, *args, "--token", token)
+    try:
+        assert bs.wait_for(driver, "ready", not_item=shown) == kept
+        _until(lambda: "undone: item " + kept in _message(driver))
+        assert undo.text.endswith("undo my last answer")
+        assert _answers(made.db) == {k: v for k, v in given.items() if k != kept}
+        assert _saving(driver) == 0
+    finally:
+        kill9(again)
+    with Session.open(made.db) as s:  # one undo: the answer stored, then marked undone
+        rows = Annotators(s).annotations(include_undone=True)
+        assert sorted((a.item_id, a.undone is not None) for a in rows) == sorted(
+            [(i, i == kept) for i in given])
+
+
+def test_an_undo_behind_an_answer_then_refused_undoes_nothing(driver: Any,
+                                                              tmp_path: Path) -> None:
+    """``u`` pressed while the last answer waits for the server; the terminal labels that
+    item meanwhile, so the server refuses the answer once it is sent: the undo undoes
+    nothing, and says so, instead of the answer before it, which the person did not mean
+    (QA: the undo waited and then took back the earlier, stored answer)."""
+    made = classification(tmp_path, n=40)
+    token = "undo-refused-0123456789"
+    args = ("--port", str(_free_port()), "--batch", "5")
+    given, kept = _one_saved_one_kept(driver, made.db, tmp_path, args, token)
+    bs.press(driver, "u")
+    _until(lambda: "undo waits" in driver.find_element("id", "undo-button").text, timeout=5)
+    with Session.open(made.db) as terminal:  # the terminal labels it meanwhile
+        terminal.add_label(kept, 0, source="cli")
+    again, _ = start_child(made.db, tmp_path, *args, "--token", token)
+    try:
+        _until(lambda: "nothing undone" in _message(driver))
+        assert f"item {kept}" in _message(driver)
+        assert _answers(made.db) == {k: v for k, v in given.items() if k != kept}
+    finally:
+        kill9(again)
+    with Session.open(made.db) as s:
+        assert s.labels() == {**{k: v for k, v in given.items() if k != kept}, kept: 0}

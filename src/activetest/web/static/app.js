@@ -242,12 +242,14 @@
   let parked = [];                 // answers for another session than the one served: kept
   let chain = Promise.resolve();   // the calls to the server, one after another
   let calls = 0;                   // calls queued or running
+  let undoWaits = null;            // an undo behind answers not sent yet: the last of them
   window.activetestSaveTimings = [];  // ms from the key press to "saved"
 
   function keepOutbox() {
     document.body.dataset.saving = String(outbox.length);
     try { sessionStorage.setItem(OUTBOX_KEY, JSON.stringify(outbox.concat(parked))); } catch (e) { /* private */ }
     showUnsent(false);
+    showUndo();
   }
 
   // the answers the server has not taken, at the top of the page once a send failed,
@@ -260,7 +262,14 @@
     const u = $("unsent");
     u.hidden = !unsentShown;
     u.textContent = unsentShown ? n + " answer(s) not saved yet: kept in this tab, sent " +
-      "again until the server takes them (do not close the tab)" : "";
+      "again until the server takes them (do not close the tab)" + (undoWaits ? "; your " +
+      "undo is done once they are sent" : "") : "";
+  }
+
+  // the undo button says when an undo waits for the answers before it to be sent
+  function showUndo() {
+    $("undo-label").textContent = undoWaits ? "undo waits for " + outbox.length +
+      " answer(s) to be sent" : "undo my last answer";
   }
 
   function later(task) {   // the server hears this page's calls in the order they were made
@@ -443,6 +452,7 @@
         if (e.status === 421) {  // this address serves another session now: the answers
           // are kept in this tab for their own session, never sent to this one (QA: they
           // were stored in whatever session was served at this port and token)
+          batch.forEach((x) => { x.refused = true; });  // (not in the tab's copy)
           parked = parked.concat(batch);
           outbox = outbox.filter((x) => !batch.includes(x));
           keepOutbox();
@@ -453,6 +463,7 @@
         }
         const why = notNow(e);
         if (why === null) {  // refused as a whole (a bad request, ...): say why
+          batch.forEach((x) => { x.refused = true; });
           outbox = outbox.filter((x) => !batch.includes(x));
           keepOutbox();
           say(e.message + " (" + batch.length + " answer(s) not saved)", "error");
@@ -470,6 +481,7 @@
     const refused = [];
     r.results.forEach((res, k) => {
       const entry = batch[k];
+      entry.refused = Boolean(res.error);  // (an undo waiting behind it asks)
       if (res.error) { refused.push(res.error); return; }
       if (entry.at !== undefined) { window.activetestSaveTimings.push(performance.now() - entry.at); }
       say("saved item " + entry.item_id + ": " +
@@ -515,19 +527,48 @@
     later(flush);
   }
 
+  // An undo is made after the answers given before it are sent (the server undoes the
+  // last answer it stored): while they wait for the server, the page says so, on the
+  // undo button and at the top, and a second u adds no second undo; should the last of
+  // them be refused, nothing is undone (the answer before it is not the one meant) (QA:
+  // u said nothing until they were sent, and each further u undid one more answer then)
   function undo() {
+    if (undoWaits) {
+      say("an undo already waits for " + outbox.length + " answer(s) to be sent; press u " +
+          "again once it is done to undo one more", "error");
+      return;
+    }
+    const last = outbox.length ? outbox[outbox.length - 1] : null;
+    if (last) {
+      undoWaits = last;
+      showUndo();
+      showUnsent(false);
+      say("undo waits for " + outbox.length + " answer(s) to be sent; then item " +
+          last.item_id + " is undone");
+    }
     later(async () => {
-      const r = await api("POST", "undo", { annotator: me.annotator });
-      if (!r.item) {
-        say("nothing to undo");
-        if (!item && !outbox.length) { adopt(await askNext()); }
-        return;
+      try {
+        if (last && last.refused) {
+          say("nothing undone: your last answer (item " + last.item_id + ") was not " +
+              "saved here (see the message before)", "error");
+          return;
+        }
+        const r = await api("POST", "undo", { annotator: me.annotator });
+        if (!r.item) {
+          say("nothing to undo");
+          if (!item && !outbox.length) { adopt(await askNext()); }
+          return;
+        }
+        say("undone: item " + r.item.item_id + " is unanswered again", "ok");
+        if (item && item.item_id !== r.item.item_id) { queue.unshift(item); }
+        queue = queue.filter((x) => x.item_id !== r.item.item_id);
+        render(r.item);
+        refreshProgress();
+      } finally {
+        undoWaits = null;
+        showUndo();
+        showUnsent(false);
       }
-      say("undone: item " + r.item.item_id + " is unanswered again", "ok");
-      if (item && item.item_id !== r.item.item_id) { queue.unshift(item); }
-      queue = queue.filter((x) => x.item_id !== r.item.item_id);
-      render(r.item);
-      refreshProgress();
     });
   }
 
