@@ -83,3 +83,56 @@ def test_items_given_back_or_answered_by_another_reach_a_waiting_page_promptly(
                 time.sleep(0.1)
             assert "every drawn item has its answers" in _done_text(page), _done_text(page)
         assert time.monotonic() - t0 < PROMPTLY
+
+
+def _claims(db: Path) -> dict[str, int]:
+    import sqlite3
+
+    con = sqlite3.connect(db)
+    try:
+        return dict(con.execute("SELECT annotator, COUNT(*) FROM annotation_claims "
+                                "GROUP BY annotator").fetchall())
+    finally:
+        con.close()
+
+
+def test_a_second_tab_of_one_person_is_said_in_both_and_closing_it_keeps_the_items(
+        driver: Any, tmp_path: Path) -> None:
+    """The page opened in a second tab of one browser (the name remembered: the same
+    person) shows the same items as the first; both tabs say so, and closing one gives
+    back nothing the other shows (QA: nothing said that two tabs showed one person's
+    items, an answer in the second to an item answered in the first was refused, and
+    closing either gave the other's items back to everyone)."""
+    made = classification(tmp_path, n=40)
+    with running(made.db, batch=5) as server:
+        bs.fresh(driver)
+        first = bs.sign_in(driver, server.url, "ann")
+        one = driver.current_window_handle
+        warning = "open in another tab of this browser"
+        assert warning not in driver.find_element("tag name", "header").text
+        driver.switch_to.new_window("tab")
+        driver.get(server.url)
+        assert bs.wait_for(driver, "ready") == first  # the same person: the same item
+        for tab in (driver.current_window_handle, one):
+            driver.switch_to.window(tab)
+            deadline = time.monotonic() + 10
+            while warning not in driver.find_element("tag name", "header").text and \
+                    time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert warning in driver.find_element("tag name", "header").text
+        held = _claims(made.db)["ann"]
+        driver.switch_to.window(next(h for h in driver.window_handles if h != one))
+        driver.close()  # the second tab goes: the first still shows ann's items
+        driver.switch_to.window(one)
+        deadline = time.monotonic() + 10
+        while warning in driver.find_element("tag name", "header").text and \
+                time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert warning not in driver.find_element("tag name", "header").text
+        time.sleep(1.0)  # a release would have come by now
+        assert _claims(made.db).get("ann") == held
+        driver.get("about:blank")  # the last tab goes: its items go back
+        deadline = time.monotonic() + 10
+        while _claims(made.db).get("ann") and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not _claims(made.db).get("ann")

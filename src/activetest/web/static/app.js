@@ -682,6 +682,44 @@
     else if (k === "a") { adjudicate(); }
   }
 
+  // The page open in other tabs of this browser: the name is remembered, so each is the
+  // same person, shown the same items (the server holds them per person). Each tab says
+  // so, and a tab that goes gives back nothing while another tab of the person is open
+  // (QA: nothing said it; an answer to an item answered in the other tab was refused;
+  // closing either gave the other's items to everyone)
+  const TAB = Math.random().toString(36).slice(2);
+  const siblings = new Map();      // other tabs of this page: tab -> annotator
+  let channel = null;
+  function sameSiblings() {
+    let n = 0;
+    siblings.forEach((who) => { n += me !== null && who === me.annotator; });
+    return n;
+  }
+  function showSiblings() {
+    const n = sameSiblings();
+    const t = $("tabs");
+    t.hidden = !n;
+    t.textContent = n ? "this page is open in another tab of this browser as " +
+      me.annotator + " (" + (n + 1) + " tabs): they show the same items, and an item " +
+      "answered in one is refused in the other; label in one tab" : "";
+  }
+  function announce(kind) {
+    if (channel && me) { channel.postMessage({ kind: kind, tab: TAB, annotator: me.annotator }); }
+  }
+  function openChannel() {
+    if (typeof BroadcastChannel !== "function") { return; }
+    channel = new BroadcastChannel("activetest-tabs:" + location.pathname);
+    channel.onmessage = (e) => {
+      const m = e.data || {};
+      if (typeof m.tab !== "string" || m.tab === TAB) { return; }
+      if (m.kind === "bye") { siblings.delete(m.tab); }
+      else { siblings.set(m.tab, m.annotator); }
+      if (m.kind === "hello") { announce("here"); }
+      showSiblings();
+    };
+    announce("hello");
+  }
+
   async function start(name) {
     me = await api("POST", "hello", { annotator: name });
     try { localStorage.setItem(NAME_KEY, me.annotator); } catch (e) { /* private mode */ }
@@ -689,6 +727,7 @@
     $("who").textContent = "annotator: " + me.annotator + (me.adjudicator ? " (adjudicator)" : "");
     renderHelp();
     renderActions();
+    openChannel();
     let kept = [];
     try { kept = JSON.parse(sessionStorage.getItem(OUTBOX_KEY) || "[]"); } catch (e) { kept = []; }
     // answers given before a reload and not confirmed: sent again (stored once); those
@@ -725,12 +764,19 @@
     // asks for its items again
     window.addEventListener("pagehide", () => {
       if (!me) { return; }
+      const others = sameSiblings();
+      announce("bye");
+      if (others) { return; }  // another tab of this person shows the items
       try {
         fetch("api/release", { method: "POST", keepalive: true, cache: "no-store",
           headers: { "Content-Type": "application/json" },
           body: JSON.stringify({ annotator: me.annotator, session_id: state.session_id }) })
           .catch(() => {});
       } catch (e) { /* the page is going anyway */ }
+    });
+    // back from the browser's cache (Back): the other tabs hear of it again
+    window.addEventListener("pageshow", (e) => {
+      if (e.persisted) { siblings.clear(); showSiblings(); announce("hello"); }
     });
     let saved = null;
     try { saved = localStorage.getItem(NAME_KEY); } catch (e) { saved = null; }
