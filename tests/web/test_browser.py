@@ -5,6 +5,7 @@ with the reason, where chromium or chromedriver is absent (CI installs both)."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -86,6 +87,16 @@ def test_help_skip_and_the_progress_line(driver: Any, tmp_path: Path) -> None:
         bs.press(driver, "?")
         help_box = driver.find_element("id", "help")
         assert help_box.is_displayed() and "undo" in help_box.text
+        # the help covers the item: no key answers, skips or undoes it unseen (QA: 1
+        # answered the item behind the help), and the page says why
+        for key in "1su":
+            bs.press(driver, key)
+        time.sleep(0.5)
+        assert bs.page_state(driver) == ("ready", first)
+        assert "help covers the item" in driver.find_element("id", "message").text
+        assert help_box.is_displayed()
+        with Session.open(made.db) as s:
+            assert not Annotators(s).annotations(include_undone=True)
         bs.press(driver, "?")
         assert not help_box.is_displayed()
         bs.press(driver, "s")  # set aside: another item, then it comes back last

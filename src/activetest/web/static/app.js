@@ -673,6 +673,15 @@
     const k = e.key;
     if (k === "?") { toggleHelp(); e.preventDefault(); return; }
     if (k === "Escape") { toggleHelp(false); return; }
+    // the help covers the item (the whole page in a narrow window): no key answers,
+    // skips or undoes an item the person cannot see (QA: 1 answered the item behind it)
+    if (!$("help").hidden) {
+      if (/^[0-9]$/.test(k) || ["Backspace", "Enter", "u", "s", "a"].includes(k)) {
+        say("the help covers the item: Esc or ? closes it first", "error");
+        e.preventDefault();
+      }
+      return;
+    }
     if (busy && mode === "adjudicate") { return; }
     if (k === "Enter" && typed) { typedDone(); e.preventDefault(); return; }
     if (/^[0-9]$/.test(k)) { digit(k); e.preventDefault(); }
