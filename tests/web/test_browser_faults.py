@@ -613,3 +613,43 @@ def test_an_undo_behind_an_answer_then_refused_undoes_nothing(driver: Any,
         kill9(again)
     with Session.open(made.db) as s:
         assert s.labels() == {**{k: v for k, v in given.items() if k != kept}, kept: 0}
+
+
+def test_answers_kept_for_another_name_are_kept_not_dropped_nor_sent_as_this_one(
+        driver: Any, tmp_path: Path) -> None:
+    """An answer of walker waits in the tab (the session locked); another tab of the
+    browser signs in as zoe meanwhile (the remembered name is the browser's), and this
+    tab is reloaded: it is zoe's now, and walker's answer stays kept in the tab, said,
+    never sent as zoe's; signed in as walker again, the tab sends it as walker's (QA: it
+    was dropped from the tab at the reload, without a word)."""
+    made = classification(tmp_path, n=40)
+    with running(made.db, batch=5, busy_timeout=0.3) as server:
+        bs.fresh(driver)
+        item = bs.sign_in(driver, server.url, "walker")
+        assert item is not None
+        con = sqlite3.connect(made.db, timeout=5, isolation_level=None)
+        con.execute("BEGIN IMMEDIATE")
+        try:
+            bs.press(driver, "2")
+            _until(lambda: "locked by another process" in _message(driver))
+            name_key = "'activetest-annotator:' + location.pathname"
+            driver.execute_script(f"localStorage.setItem({name_key}, 'zoe')")  # tab two
+            driver.refresh()
+            _until(lambda: "annotator: zoe" in driver.find_element("id", "who").text)
+            _until(lambda: "walker" in _message(driver))
+            assert "kept" in _message(driver)
+            kept = driver.execute_script(
+                "return JSON.parse(sessionStorage.getItem('activetest-outbox:' + "
+                "location.pathname) || '[]')")
+            assert [(x["annotator"], x["item_id"]) for x in kept] == [("walker", item)]
+        finally:
+            con.execute("COMMIT")
+            con.close()
+        time.sleep(3)  # zoe's page goes on; walker's answer is not sent as hers
+        with Session.open(made.db) as s:
+            assert not Annotators(s).annotations(include_undone=True)
+        driver.execute_script(f"localStorage.setItem({name_key}, 'walker')")
+        driver.refresh()
+        _until(lambda: _answers(made.db) == {item: 1})
+        with Session.open(made.db) as s:
+            assert [a.annotator for a in Annotators(s).annotations()] == ["walker"]

@@ -261,9 +261,11 @@
     unsentShown = n > 0 && (unsentShown || failed);
     const u = $("unsent");
     u.hidden = !unsentShown;
-    u.textContent = unsentShown ? n + " answer(s) not saved yet: kept in this tab, sent " +
-      "again until the server takes them (do not close the tab)" + (undoWaits ? "; your " +
-      "undo is done once they are sent" : "") : "";
+    u.textContent = unsentShown ? n + " answer(s) not saved yet: kept in this tab (do " +
+      "not close it)" + (outbox.length ? ", sent again until the server takes them" : "") +
+      (parked.length ? "; " + parked.length + " of them not sent here (for another " +
+      "session or name: see below)" : "") + (undoWaits ? "; your undo is done once " +
+      "they are sent" : "") : "";
   }
 
   // the undo button says when an undo waits for the answers before it to be sent
@@ -416,7 +418,8 @@
   // answers kept for this page's own session while another was served here: sent once
   // the address serves this page's session again
   function takeBackParked() {  // this page's own session's kept answers, to send first
-    const back = parked.filter((x) => x.session === state.session_id);
+    const back = parked.filter((x) => x.session === state.session_id &&
+                                      x.annotator === me.annotator);
     parked = parked.filter((x) => !back.includes(x));
     outbox = back.concat(outbox);
     return back.length;
@@ -740,16 +743,30 @@
     let kept = [];
     try { kept = JSON.parse(sessionStorage.getItem(OUTBOX_KEY) || "[]"); } catch (e) { kept = []; }
     // answers given before a reload and not confirmed: sent again (stored once); those
-    // given for another session than the one served now stay kept, not sent
+    // given for another session than the one served now, or under another name (another
+    // tab signed in with it since: the name is the browser's), stay kept, not sent (QA:
+    // another name's were dropped from the tab)
     const mine = (x) => !x.session || x.session === state.session_id;
-    outbox = kept.filter((x) => x && x.annotator === me.annotator && mine(x));
-    parked = kept.filter((x) => x && !mine(x));
+    kept = kept.filter((x) => x && typeof x.annotator === "string");
+    outbox = kept.filter((x) => x.annotator === me.annotator && mine(x));
+    parked = kept.filter((x) => !outbox.includes(x));
     keepOutbox();
+    const elsewhere = parked.filter((x) => !mine(x)).length;
+    const names = Array.from(new Set(parked.filter((x) => mine(x)).map((x) => x.annotator)));
     if (parked.length) {
       showUnsent(true);
-      say(parked.length + " answer(s) given in this tab for another session are kept " +
+      const why = [];
+      if (elsewhere) {
+        why.push(elsewhere + " answer(s) given in this tab for another session are kept " +
           "here, not sent: this address serves " + state.session + " now; serve their " +
-          "session at this address and reload this page to send them", "error");
+          "session at this address and reload this page to send them");
+      }
+      if (names.length) {
+        why.push(parked.length - elsewhere + " answer(s) given in this tab as " +
+          names.join(", ") + " are kept here, not sent as " + me.annotator + "'s: sign in " +
+          "as " + names.join(" or ") + " in this tab to send them");
+      }
+      say(why.join("; "), "error");
     }
     later(flush);
     await next();
