@@ -388,3 +388,49 @@ def test_a_long_session_name_wraps_in_a_narrow_window(driver: Any, tmp_path: Pat
             assert db.name in driver.find_element("id", "title").text.replace("\n", "")
     finally:
         driver.set_window_size(size["width"], size["height"])
+
+
+def test_another_person_at_the_browser_signs_in_with_their_own_name(driver: Any,
+                                                                    tmp_path: Path) -> None:
+    """The name is remembered by the browser: the next person at it changes it with the
+    button by the name (not while an answer waits to be sent, which is sent under the
+    name it was given with), and their answers are stored under their own name (QA:
+    there was no way to change it but clearing the browser's data: the next person's
+    answers were stored under the first's name)."""
+    import sqlite3
+
+    made = classification(tmp_path)
+    with running(made.db, batch=5, busy_timeout=0.3) as server:
+        bs.fresh(driver)
+        first = bs.sign_in(driver, server.url, "walker")
+        button = driver.find_element("id", "rename")
+        assert button.is_displayed() and "walker" in button.text
+        lock = sqlite3.connect(made.db, timeout=5, isolation_level=None)
+        lock.execute("BEGIN IMMEDIATE")
+        try:
+            bs.press(driver, "1")
+            bs.wait_for(driver, "ready", not_item=first)
+            said = driver.execute_script(  # walker's answer is not saved yet: refused
+                "arguments[0].click(); return document.getElementById('message').textContent",
+                button)  # (read at once: the resend's message follows)
+            assert "walker are not saved yet" in said and "once they are" in said, said
+            time.sleep(0.5)
+            assert bs.page_state(driver)[0] == "ready"  # not reloaded
+        finally:
+            lock.execute("COMMIT")
+            lock.close()
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        WebDriverWait(driver, 30).until(
+            lambda d: d.execute_script("return document.body.dataset.saving") == "0")
+        driver.find_element("id", "rename").click()
+        bs.wait_for(driver, "name")
+        bs.press(driver, "zoe\n")
+        item = bs.wait_for(driver, "ready")
+        assert "annotator: zoe" in driver.find_element("id", "who").text
+        bs.press(driver, "2")
+        WebDriverWait(driver, 30).until(
+            lambda d: "saved item " + str(item) in d.find_element("id", "message").text)
+    with Session.open(made.db) as s:
+        assert sorted((a.item_id, a.annotator) for a in Annotators(s).annotations()) == \
+            sorted([(first, "walker"), (item, "zoe")])

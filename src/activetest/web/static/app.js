@@ -636,6 +636,7 @@
   function toggleHelp(show) {
     const h = $("help");
     h.hidden = show === undefined ? !h.hidden : !show;
+    if (h.hidden && $("message").textContent === HELP_COVERS) { say(""); }
   }
 
   // With more than 9 levels a number takes two keys: the digits typed are held until
@@ -668,6 +669,7 @@
     typedTimer = setTimeout(typedDone, 1200);
   }
 
+  const HELP_COVERS = "the help covers the item: Esc or ? closes it first";
   function onKey(e) {
     if (!me || e.ctrlKey || e.metaKey || e.altKey) { return; }
     // a key held down repeats: each repeat would answer (or undo, or skip) an item the
@@ -680,7 +682,7 @@
     // skips or undoes an item the person cannot see (QA: 1 answered the item behind it)
     if (!$("help").hidden) {
       if (/^[0-9]$/.test(k) || ["Backspace", "Enter", "u", "s", "a"].includes(k)) {
-        say("the help covers the item: Esc or ? closes it first", "error");
+        say(HELP_COVERS, "error");
         e.preventDefault();
       }
       return;
@@ -732,11 +734,29 @@
     announce("hello");
   }
 
+  // Another person at this browser signs in with their own name (it is remembered by
+  // the browser: QA: there was no way to change it but clearing the browser's data, so
+  // the next person's answers were stored under the first's name); not while this tab's
+  // answers wait to be sent (each is sent under the name it was given with)
+  function rename() {
+    if (outbox.length) {
+      say(outbox.length + " answer(s) of " + me.annotator + " are not saved yet: change " +
+          "the name once they are", "error");
+      return;
+    }
+    try { localStorage.removeItem(NAME_KEY); } catch (e) { /* private mode */ }
+    location.reload();  // the items held go back as the page goes (pagehide)
+  }
+
   async function start(name) {
     me = await api("POST", "hello", { annotator: name });
     try { localStorage.setItem(NAME_KEY, me.annotator); } catch (e) { /* private mode */ }
     $("name-form").hidden = true;
     $("who").textContent = "annotator: " + me.annotator + (me.adjudicator ? " (adjudicator)" : "");
+    const rn = $("rename");
+    rn.textContent = "not " + me.annotator + "? change name";
+    rn.hidden = false;
+    rn.addEventListener("click", (e) => { e.currentTarget.blur(); rename(); });
     renderHelp();
     renderActions();
     openChannel();
