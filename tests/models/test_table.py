@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from activetest.data.task import Item, Task
+from activetest.models import table
 from activetest.models.base import Scorer
 from activetest.models.table import TableScorer, read_table
 
@@ -31,6 +32,16 @@ def _log_softmax(x: np.ndarray) -> np.ndarray:
 
 LOGPROBS = _log_softmax(LOGITS)
 VALUES = {"logits": LOGITS, "logprobs": LOGPROBS, "probs": np.exp(LOGPROBS)}
+
+
+@pytest.fixture(autouse=True, params=["whole", "streamed"])
+def _reading(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test twice: the table read whole (a small file) and row by row, keeping only
+    the rows asked for (a file above ``STREAM_BYTES``, here every file): the same
+    numbers and the same messages."""
+    if request.param == "streamed":
+        monkeypatch.setattr(table, "STREAM_BYTES", 0)
+    return str(request.param)
 
 
 def _items(ids: list[str]) -> list[Item]:

@@ -8,12 +8,21 @@ import numpy as np
 import pytest
 
 from activetest.data.task import Item, Task
+from activetest.models import table
 from activetest.models.table import TableScorer
 
 pytest.importorskip("pyarrow")
 
 TASK = Task(name="t", instruction="Classify.\n", classes=("negative", "positive"))
 ITEMS = [Item(id=str(i), fields={"text": t}) for i, t in enumerate(["bad", "good", "fine"])]
+
+
+@pytest.fixture(autouse=True, params=["whole", "streamed"])
+def _reading(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The table read whole and row by row, keeping only the rows (and the content
+    checks) of the items scored (a file above ``STREAM_BYTES``)."""
+    if request.param == "streamed":
+        monkeypatch.setattr(table, "STREAM_BYTES", 0)
 
 
 def test_rows_are_checked_against_the_items_content(tmp_path: Path) -> None:

@@ -737,6 +737,12 @@ class SessionStore(ScoresMixin, DrawsMixin, LabelsMixin):
         """The item ids in row order."""
         return [r[0] for r in self._read("SELECT item_id FROM items ORDER BY idx")]
 
+    def ids_with_a_non_digit(self, limit: int) -> list[str]:
+        """Up to ``limit`` item ids that hold a character other than ``0-9`` (no other
+        id read: a pool whose ids are no row numbers is told without reading them all)."""
+        return [r[0] for r in self._read("SELECT item_id FROM items WHERE item_id GLOB "
+                                         "'*[^0-9]*' LIMIT ?", (int(limit),))]
+
     def index_of(self, item_id: str) -> int | None:
         """The row of ``item_id``, or None when the pool has no such item."""
         rows = self._read("SELECT idx FROM items WHERE item_id = ?", (str(item_id),))
