@@ -63,8 +63,14 @@ def acquisition_scores_of(store: SessionStore) -> np.ndarray:
     return stored.logprobs[:, 0]
 
 
-def select(store: SessionStore, n: int) -> list[Acquisition]:
-    """Draw the next ``n`` items (sequentially; persisted with the sampler state).
+#: A per-draw progress callback: called with 1 after each draw (a bar's advance).
+Progress = Callable[[int], object]
+
+
+def select(store: SessionStore, n: int, progress: Progress | None = None,
+           ) -> list[Acquisition]:
+    """Draw the next ``n`` items (sequentially; persisted with the sampler state);
+    ``progress(1)`` after each draw.
 
     Raises:
         ValueError: ``n`` is not a positive integer or exceeds the items left.
@@ -89,7 +95,7 @@ def select(store: SessionStore, n: int) -> list[Acquisition]:
         state = SamplerState(proposal_floor=floor, seed=seed, rng_state=rng_state,
                              acquired=[a.index for a in acq], q=[a.q for a in acq])
         sampler = ActiveSampler.from_state(scores, state)
-        idx, q = sampler.draw(int(n))
+        idx, q = sampler.draw(int(n), progress=progress)
         return store.record_draws(idx.tolist(), q.tolist(), sampler.state().rng_state,
                                   expected_steps=len(acq))
 
@@ -141,8 +147,10 @@ def waiting(store: SessionStore) -> Waiting | None:
 def select_adaptive(store: SessionStore, n: int,
                     losses_of: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
                     after: Callable[[Any], None] | None = None,
-                    before: Callable[[Any], None] | None = None) -> list[Acquisition]:
-    """Draw the next ``n`` items with the session's adaptive design (one batch).
+                    before: Callable[[Any], None] | None = None,
+                    progress: Progress | None = None) -> list[Acquisition]:
+    """Draw the next ``n`` items with the session's adaptive design (one batch);
+    ``progress(1)`` after each draw (each a pass over the pool).
 
     ``losses_of(rows, labels)`` gives the target's losses on labelled rows for a
     design without target predictions on the pool (``pe_adaptive``); it is called
@@ -214,7 +222,7 @@ def select_adaptive(store: SessionStore, n: int,
         except ValueError:  # the checkpoint's refit does not run again: as without deferring
             sampler = ready(False)
         m0 = len(acq)
-        idx, q = sampler.draw(int(n))
+        idx, q = sampler.draw(int(n), progress=progress)
         rows = [(sampler.control[m], sampler.control_rest[m], sampler.lam[m],
                  sampler.n_known[m], sampler.refits[m]) for m in range(m0, m0 + len(idx))]
         out = store.record_design_draws(idx.tolist(), q.tolist(), sampler.state().rng_state,

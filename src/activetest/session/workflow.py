@@ -42,7 +42,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import sqlite3
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -508,8 +508,11 @@ class Session:
 
     # ------------------------------------------------------------------ selection
 
-    def select(self, n: int) -> list[Acquisition]:
+    def select(self, n: int, *, progress: Callable[[int], object] | None = None,
+               ) -> list[Acquisition]:
         """Draw the next ``n`` items (sequentially; persisted with the sampler state).
+        ``progress(1)`` is called after each draw (the command line's progress bar: an
+        adaptive design's draw is a pass over the pool).
 
         Raises:
             ValueError: ``n`` is not a positive integer or exceeds the items left.
@@ -522,8 +525,8 @@ class Session:
             with self.store.shared_scores():  # the design and the blind spot read them once
                 return draw.select_adaptive(self.store, n, losses_of,
                                             after=lambda sampler: self._advance_blind(sampler, n),
-                                            before=self._before_draws)
-        return draw.select(self.store, n)
+                                            before=self._before_draws, progress=progress)
+        return draw.select(self.store, n, progress=progress)
 
     def _before_draws(self, sampler: Any) -> None:
         """Before ``select``'s draws: the sampler keeps the design's arrays from before a

@@ -25,7 +25,7 @@ exact O(N) formula.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -265,8 +265,10 @@ class ActiveSampler:
         """Items not yet acquired."""
         return self._pool.n - len(self.acquired)
 
-    def draw(self, k: int = 1) -> tuple[np.ndarray, np.ndarray]:
-        """Draw the next ``k`` items sequentially; returns ``(indices, q)``."""
+    def draw(self, k: int = 1, progress: Callable[[int], object] | None = None,
+             ) -> tuple[np.ndarray, np.ndarray]:
+        """Draw the next ``k`` items sequentially; returns ``(indices, q)``.
+        ``progress(1)`` is called after each draw (a progress bar's advance)."""
         if isinstance(k, bool) or int(k) != k or k < 0:
             raise ValueError(f"k must be a non-negative integer, got {k!r}")
         if k > self.n_remaining:
@@ -283,6 +285,8 @@ class ActiveSampler:
             self.q.append(float(q[0]))
             out_i.append(i)
             out_q.append(float(q[0]))
+            if progress is not None:
+                progress(1)
         return np.array(out_i, dtype=np.int64), np.array(out_q)
 
     def state(self) -> SamplerState:

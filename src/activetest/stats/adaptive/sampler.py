@@ -3,7 +3,7 @@ observe, persist (:class:`AdaptiveState`), resume, estimate (:class:`AdaptiveEst
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -188,11 +188,13 @@ class AdaptiveSampler:
         self.refits.append(int(self._st["ist"][1]))
         return i
 
-    def draw(self, k: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    def draw(self, k: int = 1, progress: Callable[[int], object] | None = None,
+             ) -> tuple[np.ndarray, np.ndarray]:
         """Draw the next ``k`` items (sequentially, without replacement); ``(indices, q)``.
 
         The design uses the labels observed so far; with ``k > 1`` (a batch) it is
-        not refitted within the batch.
+        not refitted within the batch. ``progress(1)`` is called after each draw (a
+        progress bar's advance: a draw costs a pass over the pool).
         """
         if isinstance(k, bool) or int(k) != k or k < 0:
             raise ValueError(f"k must be a non-negative integer, got {k!r}")
@@ -201,6 +203,8 @@ class AdaptiveSampler:
         start = len(self.acquired)
         for _ in range(int(k)):
             self._advance(float(self._rng.random()))
+            if progress is not None:
+                progress(1)
         return (np.array(self.acquired[start:], dtype=np.int64),
                 np.array(self.q[start:], dtype=np.float64))
 
