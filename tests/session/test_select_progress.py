@@ -75,3 +75,25 @@ def test_the_command_moves_a_bar_on_a_terminal_only(tmp_path: Path,
     assert "drawing" not in out and "━" not in out
     assert out.splitlines()[0].split() == ["draw", "item", "id", "q", "(draw", "probability)",
                                            "text"]
+
+
+def test_label_n_moves_the_bar_of_its_draws(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """``label --n N`` draws what is missing first: the same bar as ``select``'s, on a
+    terminal only, hidden by ``--no-progress``."""
+    from activetest.cli import _app
+
+    pf = make_pool_files(tmp_path / "data")
+    db = _init(pf, tmp_path / "s.db")
+    steps: list[int] = []
+    with monkeypatch.context() as m:
+        m.setattr(_app._out, "_force_terminal", True)
+        with forward_progress(steps.append):
+            run_cli("label", db, "--n", "5", "--from-data")
+            assert steps == [1] * 5
+            run_cli("label", db, "--n", "8", "--from-data", "--no-progress")
+    assert steps == [1] * 5
+    with forward_progress(steps.append):
+        out = run_cli("label", db, "--n", "12", "--from-data")
+    assert steps == [1] * 5 and "drawing" not in out
+    assert "from the pool file's labels" in out

@@ -9,10 +9,12 @@ from typing import Annotated, Any, NoReturn
 import typer
 
 from activetest.cli._app import (
+    NoProgress,
     Resolve,
     SessionArg,
     Timeout,
     _check_width,
+    _draw,
     _escape,
     _open,
     _out,
@@ -80,6 +82,7 @@ def label(
                                        "an earlier run (again: the one before), so that "
                                        "the next run asks for it again.")] = False,
     busy_timeout: Timeout = 5.0,
+    no_progress: NoProgress = False,
 ) -> None:
     """Label the selected, unlabelled items in the terminal.
 
@@ -104,7 +107,7 @@ def label(
 
             check_person_labelling(s, None if n is not None else pending, "label")
         if n is not None and len(pending) < n:
-            s.select(n - len(pending))
+            _draw(s, n - len(pending), not no_progress)  # a bar of the draws on a terminal
             pending = s.pending()
         if not pending and not (s.pending_judgments() and not from_data):
             left = s.n_items - s.store.n_acquired()

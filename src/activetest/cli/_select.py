@@ -16,6 +16,7 @@ from activetest.cli._app import (
     OverwriteSheet,
     SessionArg,
     Timeout,
+    _draw,
     _escape,
     _open,
     _out,
@@ -24,18 +25,6 @@ from activetest.cli._app import (
     app,
     out_path,
 )
-
-
-def _draw(s: Any, n: int, progress: bool) -> list[Any]:
-    """``s.select(n)`` with a bar of its draws on a terminal (an adaptive design's draw is a
-    pass over the pool: QA saw ``--n 20000`` at 1e5 items run 94 s without a word); on a
-    file or a pipe none is drawn, nor its modules imported (a plain ``select`` is timed)."""
-    if not progress or not (_out.is_terminal or _out.is_jupyter):
-        return list(s.select(n))
-    from activetest.models import progress_bar
-
-    with progress_bar(n, "drawing", True) as advance:
-        return list(s.select(n, progress=advance))
 
 
 def _snippet(item: Any, width: int = 70) -> str:
@@ -102,7 +91,7 @@ def select(
             raise ValueError(f"{session}: only {left} of {s.n_items} items remain undrawn, "
                              f"so --n {n} cannot be drawn; --n 0 writes the {waiting} drawn "
                              f"item(s) still waiting for a run, drawing none")
-        drawn = _draw(s, n, not no_progress)
+        drawn = _draw(s, n, not no_progress)  # a bar of the draws on a terminal
         if emit is not None:
             _emit_lmeval(s, session, drawn, out)
         elif out is not None:
