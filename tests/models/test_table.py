@@ -339,3 +339,14 @@ def test_fuzz_bytes_parse_or_value_error(tmp_path: Path, data: bytes, suffix: st
     path.write_bytes(data)
     with contextlib.suppress(ValueError):
         TableScorer(path).score(TASK, _items(["a"]))
+
+
+def test_a_table_gone_since_the_scorer_was_made_is_named(tmp_path: Path) -> None:
+    """The file removed after the scorer was made (a spec checked at ``init``, the file
+    moved before ``estimate``): a ValueError naming it, read whole or row by row (the
+    size looked up to choose between them raised FileNotFoundError: a traceback)."""
+    path = _write(tmp_path / "p.csv", "logprobs")
+    scorer = TableScorer(path)
+    path.unlink()
+    with pytest.raises(ValueError, match=r"p\.csv: cannot read"):
+        scorer.score(TASK, _items(IDS[:1]))

@@ -326,9 +326,13 @@ class TableScorer:
     def _streamed(self, task: Task) -> bool:
         """Whether the table is read row by row, keeping only the rows asked for (a CSV,
         TSV, JSONL or Parquet file above :data:`STREAM_BYTES`, not read whole before)."""
-        return (self.format != "lmeval" and streams(self.path, self.format)
-                and self._columns(task) not in self._cache
-                and self.path.stat().st_size > STREAM_BYTES)
+        if (self.format == "lmeval" or not streams(self.path, self.format)
+                or self._columns(task) in self._cache):
+            return False
+        try:
+            return self.path.stat().st_size > STREAM_BYTES
+        except OSError:  # gone since: read whole, which names the file and the problem
+            return False
 
     def item_ids(self, task: Task) -> list[str]:
         """The item ids the file has rows (lm-eval: records) for, in its order."""
