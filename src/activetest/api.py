@@ -35,6 +35,7 @@ import numpy as np
 
 from activetest.session import design, draw, kinds
 from activetest.session import estimate as est
+from activetest.session.blind_memory import MemoryCurves
 from activetest.session.config import SessionConfig
 from activetest.session.options import check_level, check_n_boot, check_target_width
 from activetest.session.records import METRICS, EstimateReport
@@ -253,6 +254,9 @@ class ActiveTest:
             self._design = design.pool_design(self._config, S, known)
             self._sampler = AdaptiveSampler(self._design, seed=self._seed)
         self._labels: dict[int, int] = {}
+        # the blind spot's running state between estimates (a fixed acquisition's: a
+        # repeat estimate replays the new draws only, the same numbers to the last bit)
+        self._blind_memory = MemoryCurves()
 
     def _pool_predictions(self, name: Any, other: Any, n: int | None = None,
                           n_classes: int | None = None) -> np.ndarray:
@@ -499,7 +503,9 @@ class ActiveTest:
         advance), the confidence sequence (``anytime.cs_low/high``: valid however and
         whenever you stop) and the paper's bootstrap (``active.low/high``); plus the
         label-noise alarm and notes. The same draws and labels give the same record
-        as :meth:`activetest.Session.estimate`.
+        as :meth:`activetest.Session.estimate`. A fixed acquisition's blind spot is
+        continued from the last estimate's (at the same ``level``): a repeat estimate
+        replays only the draws labelled since, with the same numbers to the last bit.
 
         Args:
             compare: name -> another target's ``(N, C)`` predictions, compared with the
@@ -574,7 +580,7 @@ class ActiveTest:
             sampler=None if fixed else s, rows=[int(i) for i in draws.rows],
             target_pool=self._T, loss_bounds=inputs.loss_bounds,
             pool_controls=inputs.pool_controls, level=level, differences=known,
-            scores=self._scores,
+            scores=self._scores, memory=self._blind_memory,
             second_moments=None if fixed or moments is None else moments.second)
         blind = passed.spots
         if self._config.exact_least and passed.least_q is not None:  # as a new session

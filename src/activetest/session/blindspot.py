@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from activetest.session.blind_memory import MemoryCurves
 from activetest.session.config import SessionConfig
 from activetest.stats.acquisition import difference_bounds
 from activetest.stats.blindspot import BlindSpotCurve
@@ -268,7 +269,8 @@ def blind_spot_pass(config: SessionConfig, store: Any, *, k: int, n_pool: int,
                     save: bool = False, max_new: int | None = None,
                     differences: Mapping[str, ComparedBounds] | None = None,
                     scores: np.ndarray | None = None,
-                    second_moments: np.ndarray | None = None) -> BlindSpotPass:
+                    second_moments: np.ndarray | None = None,
+                    memory: MemoryCurves | None = None) -> BlindSpotPass:
     """:class:`BlindSpotPass`: metric -> :class:`SessionBlindSpot`, the blind spot of the
     session's estimate (the design's own, with its control, for the metrics it serves;
     LURE otherwise) and of control-variate LURE, at every budget 1..k. Empty for sessions
@@ -291,7 +293,9 @@ def blind_spot_pass(config: SessionConfig, store: Any, *, k: int, n_pool: int,
     ``second_moments``: ``(R, N)`` second moments whose sums under each draw of an
     adaptive design the same pass computes and keeps in the state (a paired difference's
     variance floor,
-    :func:`activetest.session.estimate_differences.difference_floors`)."""
+    :func:`activetest.session.estimate_differences.difference_floors`). ``memory``: an
+    in-memory run's state kept between its estimates (no ``store``), continued and
+    replaced as a session's stored one is (a fixed acquisition's curves)."""
     ratio = config.blind_ratio
     if ratio is None or k < 1:
         return BlindSpotPass({})
@@ -352,7 +356,8 @@ def blind_spot_pass(config: SessionConfig, store: Any, *, k: int, n_pool: int,
     if fixed:
         assert scores is not None
         got = _fixed_curves(store, config, scores, _all_specs(fixed), rows=rows, k=k,
-                            N=n_pool, level=lvl, ratio=float(ratio), start=start, save=save)
+                            N=n_pool, level=lvl, ratio=float(ratio), start=start, save=save,
+                            memory=memory)
         out.update(_spots(fixed, got))
     sums = least = None
     if adaptive:
@@ -475,10 +480,12 @@ def _design_curves(store: Any, sampler: Any, specs: list[CurveSpec], *, rows: li
 
 def _fixed_curves(store: Any, config: SessionConfig, scores: np.ndarray,
                   specs: list[CurveSpec], *, rows: list[int], k: int, N: int, level: float,
-                  ratio: float, start: int, save: bool) -> list[BlindSpotCurve]:
+                  ratio: float, start: int, save: bool, memory: MemoryCurves | None = None
+                  ) -> list[BlindSpotCurve]:
     """A fixed acquisition's curves (:func:`fixed_blind_spot_curves`), continued from
     the session's stored state where it is this run's (and the state at k stored if
-    ``save``, as the adaptive design's: :func:`_design_curves`)."""
+    ``save``, as the adaptive design's: :func:`_design_curves`); without a store, from
+    ``memory``'s state where it is this run's (and the state at k kept there)."""
     from activetest.session import blind_checkpoint as bc
     from activetest.stats.confseq import MIN_LABELS
 
@@ -498,9 +505,13 @@ def _fixed_curves(store: Any, config: SessionConfig, scores: np.ndarray,
                 return got
         if k0 is not None and 1 <= k0 <= k:
             resume = bc.load_fixed(store, key(k0), N, len(specs))
+    elif memory is not None and memory.k is not None and memory.k <= k:
+        resume = memory.take(key(memory.k))
     first = 0 if resume is None else resume.k
     curves, state = fixed_blind_spot_curves(scores, rows[:k], floor, specs, resume=resume,
                                             **kw)
+    if store is None and memory is not None:
+        memory.keep(key(k), state)
     if (save and store is not None and first < k and (k0 is None or k0 <= k)
             and start >= min(MIN_LABELS, N)):
         bc.save_fixed(store, key(k), state)
