@@ -528,3 +528,28 @@ def test_one_label_is_said_in_the_singular() -> None:
     rep = run.estimate()
     assert any(w.startswith("only 1 label: the bootstrap interval") for w in rep.warnings)
     assert not any("only 1 labels" in w for w in rep.warnings)
+
+
+def test_a_repeated_id_at_the_end_of_a_large_pool_is_named_at_once() -> None:
+    """QA: the check for a repeated id counted each id over all ids (O(N^2)): at 2e4
+    items with the repeat last it took 4 CPU-s, at 1e6 hours (a hang, not a message).
+    Now one pass: the message names the id and both rows."""
+    import signal
+
+    n = 200_000
+    S = np.full((n, 2), 0.5)
+    ids = [f"q{i}" for i in range(n)]
+    ids[-1] = ids[-2]
+
+    def too_slow(*_: Any) -> None:
+        raise TimeoutError("the ids check took more than 20 s")
+
+    old = signal.signal(signal.SIGALRM, too_slow)
+    signal.alarm(20)
+    try:
+        with pytest.raises(ValueError, match=rf"ids must be unique, 'q{n - 2}' is the id "
+                                             rf"of rows {n - 2} and {n - 1}"):
+            ActiveTest(S, S, seed=0, acquisition="uniform", ids=ids)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)

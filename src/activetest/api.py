@@ -282,9 +282,11 @@ class ActiveTest:
         out = tuple(str(i) for i in ids)
         if len(out) != n:
             raise ValueError(f"ids must name the {n} pool items, got {len(out)} ids")
-        if len(set(out)) != n:
-            dup = next(i for i in out if out.count(i) > 1)
-            raise ValueError(f"ids must be unique, {dup!r} occurs more than once")
+        first: dict[str, int] = {}
+        for row, item in enumerate(out):  # one pass (a count per id was O(N^2))
+            if first.setdefault(item, row) != row:
+                raise ValueError(f"ids must be unique, {item!r} is the id of rows "
+                                 f"{first[item]} and {row} (ids are compared as strings)")
         return out
 
     def __repr__(self) -> str:
