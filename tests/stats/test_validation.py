@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -86,3 +88,28 @@ def test_normalisation_check_matches_scipy_for_any_class_count() -> None:
         bad[17] += 1e-4  # the whole row: logsumexp 1e-4 off
         with pytest.raises(ValueError, match="row 17 is not normalised"):
             as_logprobs(bad, "x")
+
+
+@pytest.mark.parametrize("seed", [1.5, "1", -1, 2**63, True, np.random.default_rng(0)])
+def test_a_samplers_seed_is_an_integer_or_none(seed: object) -> None:
+    """QA: ``ActiveSampler(scores, seed=1.5)`` (the README's sampler) failed inside numpy
+    with a TypeError about SeedSequence entropy; ``seed=True`` ran as seed 1. Both
+    samplers now say what a seed is, naming the value given."""
+    from activetest.stats import AdaptiveDesign, AdaptiveSampler
+
+    shown = repr(seed)
+    with pytest.raises(ValueError, match=r"seed must be an integer in 0\.\.2\*\*63-1, or "
+                                         r"None for fresh entropy; got " + re.escape(shown)):
+        ActiveSampler(np.ones(5), seed=seed)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="seed must be an integer"):
+        ActiveSampler.fresh_state(np.ones(5), seed=seed)  # type: ignore[arg-type]
+    S = np.log(np.full((5, 2), 0.5))
+    with pytest.raises(ValueError, match="seed must be an integer"):
+        AdaptiveSampler(AdaptiveDesign.calibrated(S, S), seed=seed)  # type: ignore[arg-type]
+
+
+def test_a_numpy_integer_seed_is_the_same_seed() -> None:
+    a = ActiveSampler(np.arange(1.0, 30.0), seed=np.int64(4))
+    b = ActiveSampler(np.arange(1.0, 30.0), seed=4)
+    assert a.draw(5)[0].tolist() == b.draw(5)[0].tolist()
+    assert type(a.seed) is int and a.state().seed == 4

@@ -33,7 +33,7 @@ import numpy as np
 
 from activetest.stats import kernels
 from activetest.stats.proposal import proposal
-from activetest.stats.validate import as_scores, check_budget, floor_arg
+from activetest.stats.validate import as_scores, check_budget, check_seed, floor_arg
 
 __all__ = ["ActiveSampler", "SamplerState", "sample"]
 
@@ -244,8 +244,8 @@ class ActiveSampler:
         paper's alpha); ``alpha=``: its deprecated name."""
         self.scores = as_scores(scores)
         self.proposal_floor = floor_arg(proposal_floor, alpha, "ActiveSampler")
-        self.seed = seed
-        self._rng = np.random.Generator(np.random.PCG64(seed))
+        self.seed = check_seed(seed)
+        self._rng = np.random.Generator(np.random.PCG64(self.seed))
         self._pool = _SortedPool(self.scores)
         self._rank = np.empty(self._pool.n, dtype=np.int64)
         self._rank[self._pool.order] = np.arange(self._pool.n)
@@ -302,6 +302,7 @@ class ActiveSampler:
         pool (a new session stores it; on a large pool the pool is GBs)."""
         as_scores(scores)
         floor = floor_arg(proposal_floor, None, "ActiveSampler")
+        seed = check_seed(seed)
         rng = np.random.Generator(np.random.PCG64(seed))
         return SamplerState(proposal_floor=floor, seed=seed,
                             rng_state=_jsonable(rng.bit_generator.state), acquired=[], q=[])

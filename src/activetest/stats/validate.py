@@ -55,6 +55,25 @@ def as_logprobs(x: object, name: str, n_classes: int | None = None, *,
     return a
 
 
+def check_seed(seed: object) -> int | None:
+    """A sampler's ``seed``: None (fresh entropy) or an integer in ``0..2**63-1`` (a
+    Python or numpy integer, not a bool), returned as an ``int``.
+
+    Raises:
+        ValueError: anything else, named as given (a float is refused, not truncated;
+            a numpy ``Generator`` is not a seed: the run's seed is what makes it
+            repeatable and resumable).
+    """
+    if seed is None:
+        return None
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) \
+            or not 0 <= int(seed) < 2**63:
+        shown = seed.item() if isinstance(seed, np.generic) else seed
+        raise ValueError(f"seed must be an integer in 0..2**63-1, or None for fresh "
+                         f"entropy; got {shown!r}")
+    return int(seed)
+
+
 def row_name(i: int, row_names: Sequence[str] | None = None) -> str:
     """What a message calls row ``i`` of an array: ``row_names[i]``, else ``"row i"``."""
     return f"row {i}" if row_names is None else row_names[i]

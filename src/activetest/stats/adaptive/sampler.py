@@ -16,7 +16,7 @@ from activetest.stats.estimators import (
     adaptive_lure_se,
     adaptive_lure_terms,
 )
-from activetest.stats.validate import as_vector
+from activetest.stats.validate import as_vector, check_seed
 
 __all__ = [
     "AdaptiveEstimate",
@@ -92,8 +92,8 @@ class AdaptiveSampler:
 
     def __init__(self, design: AdaptiveDesign, *, seed: int | None = None) -> None:
         self.design = design
-        self.seed = seed
-        self._rng = np.random.Generator(np.random.PCG64(seed))
+        self.seed = check_seed(seed)
+        self._rng = np.random.Generator(np.random.PCG64(self.seed))
         self._cap = 16
         self._st = design._new_state(self._cap)
         self.acquired: list[int] = []
