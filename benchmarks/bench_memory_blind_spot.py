@@ -1,8 +1,9 @@
 """An in-memory run's repeat estimate: the blind spot continued against replayed (CPU s).
 
-:class:`activetest.ActiveTest` with a fixed acquisition (the paper's CE or PE) widens its
-intervals by the blind spot, which needs each draw's floored proposal over the pool
-(O(N) per draw). Since 2026-12-07 the run keeps the blind spot's running state between
+:class:`activetest.ActiveTest` widens its intervals by the blind spot, which needs each
+draw's proposal over the pool (O(N) per draw: a fixed acquisition's floored proposal in
+numpy, the paper's CE or PE; the adaptive design's compiled pass). Since 2026-12-07 the
+run keeps the blind spot's running state between
 estimates (:mod:`activetest.session.blind_memory`) and a repeat estimate replays the
 draws labelled since; before, every estimate replayed every draw from the first. Here a
 run is labelled ``--step`` items at a time up to ``--labels``, with an estimate after
@@ -19,6 +20,7 @@ Results: docs/benchmarks.md ("In-memory runs: the blind spot kept between estima
 from __future__ import annotations
 
 import argparse
+import copy
 import sys
 import time
 import warnings
@@ -40,10 +42,7 @@ def _estimate_cpu(run: at.ActiveTest, fresh: bool) -> tuple[float, dict]:
     dropped first, so every draw is replayed) and its record. The kept state is
     restored after, so each repeat starts from the same one."""
     kept = run._blind_memory
-    saved = (kept.key, kept.state)
-    if saved[1] is not None:  # the pass changes the state's exposure in place: a copy
-        st = saved[1]
-        saved = (saved[0], type(st)(st.k, st.exposure.copy(), st.out, st.delta, st.loss_cap))
+    saved = (kept.key, copy.deepcopy(kept.state))  # (a pass changes it in place)
     if fresh:
         run._blind_memory = MemoryCurves()
     t = time.process_time()
@@ -59,7 +58,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--n", type=float, default=1e5)
     ap.add_argument("--labels", type=int, default=400)
     ap.add_argument("--step", type=int, default=50)
-    ap.add_argument("--acquisitions", nargs="+", default=["ce", "pe"])
+    ap.add_argument("--acquisitions", nargs="+", default=["ce", "pe", "adaptive"])
     ap.add_argument("--metric", default="error_rate")
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)

@@ -254,8 +254,8 @@ class ActiveTest:
             self._design = design.pool_design(self._config, S, known)
             self._sampler = AdaptiveSampler(self._design, seed=self._seed)
         self._labels: dict[int, int] = {}
-        # the blind spot's running state between estimates (a fixed acquisition's: a
-        # repeat estimate replays the new draws only, the same numbers to the last bit)
+        # the blind spot's running state between estimates (a repeat estimate replays
+        # the new draws only, the same numbers to the last bit)
         self._blind_memory = MemoryCurves()
 
     def _pool_predictions(self, name: Any, other: Any, n: int | None = None,
@@ -505,9 +505,10 @@ class ActiveTest:
         advance), the confidence sequence (``anytime.cs_low/high``: valid however and
         whenever you stop) and the paper's bootstrap (``active.low/high``); plus the
         label-noise alarm and notes. The same draws and labels give the same record
-        as :meth:`activetest.Session.estimate`. A fixed acquisition's blind spot is
-        continued from the last estimate's (at the same ``level``): a repeat estimate
-        replays only the draws labelled since, with the same numbers to the last bit.
+        as :meth:`activetest.Session.estimate`. The blind spot is continued from the
+        last estimate's (at the same ``level``, the labels it used unchanged): a repeat
+        estimate replays only the draws labelled since, with the same numbers to the
+        last bit.
 
         Args:
             compare: name -> another target's ``(N, C)`` predictions, compared with the

@@ -26,6 +26,7 @@ from activetest.stats.acquisition import difference_bounds
 from activetest.stats.blindspot import BlindSpotCurve
 from activetest.stats.blindspot_replay import (
     CurveSpec,
+    CurveState,
     RunDraws,
     design_blind_spot_curves,
     design_proposals,
@@ -295,7 +296,7 @@ def blind_spot_pass(config: SessionConfig, store: Any, *, k: int, n_pool: int,
     variance floor,
     :func:`activetest.session.estimate_differences.difference_floors`). ``memory``: an
     in-memory run's state kept between its estimates (no ``store``), continued and
-    replaced as a session's stored one is (a fixed acquisition's curves)."""
+    replaced as a session's stored one is."""
     ratio = config.blind_ratio
     if ratio is None or k < 1:
         return BlindSpotPass({})
@@ -364,7 +365,7 @@ def blind_spot_pass(config: SessionConfig, store: Any, *, k: int, n_pool: int,
         pass_ = _design_curves(store, sampler, _all_specs(adaptive), rows=rows, k=k,
                                N=n_pool, level=lvl, ratio=float(ratio), start=start,
                                save=save, max_new=max_new, second=second_moments,
-                               least=bool(config.exact_least))
+                               least=bool(config.exact_least), memory=memory)
         if pass_ is not None:
             out.update(_spots(adaptive, pass_[0]))
             sums, least = pass_[1], pass_[2]
@@ -410,7 +411,7 @@ def _spots(planned: list[_Planned], curves: list[BlindSpotCurve]
 def _design_curves(store: Any, sampler: Any, specs: list[CurveSpec], *, rows: list[int],
                    k: int, N: int, level: float, ratio: float, start: int, save: bool,
                    max_new: int | None = None, second: np.ndarray | None = None,
-                   least: bool = False
+                   least: bool = False, memory: MemoryCurves | None = None
                    ) -> tuple[list[BlindSpotCurve], np.ndarray | None, np.ndarray | None] | None:
     """The adaptive design's curves (and, with ``second``, the sums of
     :attr:`BlindSpotPass.second_sums`; the draws' least proposals,
@@ -420,7 +421,10 @@ def _design_curves(store: Any, sampler: Any, specs: list[CurveSpec], *, rows: li
     :func:`advance_design_state`) gives the curves at budgets 1..k as they are: a
     budget's values depend on the draws up to it only. None: more than ``max_new``
     draws to compute. ``least``: the least proposals are wanted (a stored state from
-    before they were kept is then not continued; otherwise they may be None)."""
+    before they were kept is then not continued; otherwise they may be None). Without
+    a store, ``memory``'s state is continued where its key is this history's (an
+    in-memory run's, whose sampler lends no arrays to the replay: the state's are the
+    replay's own), and the state at k kept there."""
     from activetest.session import blind_checkpoint as bc
     from activetest.stats.confseq import MIN_LABELS
 
@@ -458,6 +462,14 @@ def _design_curves(store: Any, sampler: Any, specs: list[CurveSpec], *, rows: li
                 resume = None  # a state from before the least proposals were kept
             if resume is not None:
                 refits0 = int(resume.design["ist"][1])  # (the state is changed in place)
+    elif memory is not None:
+        keys = {**kw, "bounds": bc.bounds_digest(specs, second)}
+        if memory.k is not None and 1 <= memory.k <= k and run_first < 0:
+            got = memory.take(bc.curve_key(sampler.design, specs, k=memory.k, rows=rows,
+                                           **hist, **keys))
+            resume = got if isinstance(got, CurveState) and (
+                second is None or got.second_sums is not None) and (
+                got.least_q is not None or not least) else None
     first = 0 if resume is None else resume.k
     if max_new is not None and k - first > max_new:
         return None
@@ -475,6 +487,9 @@ def _design_curves(store: Any, sampler: Any, specs: list[CurveSpec], *, rows: li
         bc.save(store, bc.curve_key(sampler.design, specs, k=k, rows=rows, **hist, **keys),
                 state, design_of=key0 if same else None,
                 live=sampler.design_states() if sampler.design.redoable else None)
+    if store is None and memory is not None and run is None:
+        memory.keep(bc.curve_key(sampler.design, specs, k=k, rows=rows, **hist, **keys),
+                    state)
     return curves, state.second_sums, state.least_q
 
 
