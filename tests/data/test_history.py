@@ -384,3 +384,30 @@ def test_one_model_in_two_files_is_one_row_where_its_results_agree(tmp_path: Pat
     assert (f"history: model 'x' is in {f} and in {g}, its results agreeing on the 1 "
             f"item(s) both have: one row (2 more item(s) from the second)") in h.messages()
     assert h.unused_sources == ()
+
+
+def test_a_wide_matrix_is_read_without_counting_each_item_over_all(tmp_path: Path) -> None:
+    """QA: the check for a repeated item column counted each item over all items
+    (O(M^2)): 10 s of a 20,000-item matrix's read was that check. 60,000 items (one
+    repeated last, named) within 15 CPU-s; it took minutes before."""
+    import signal
+
+    n = 60_000
+    items = [f"q{j}" for j in range(n)]
+    ok, bad = tmp_path / "ok.csv", tmp_path / "bad.csv"
+    ok.write_text("," + ",".join(items) + "\nm1," + ",".join("1" * n) + "\n")
+    bad.write_text("," + ",".join([*items[:-1], items[-2]]) + "\nm1," + ",".join("1" * n)
+                   + "\n")
+
+    def too_slow(*_: object) -> None:
+        raise TimeoutError("reading the matrix took more than 15 CPU-s")
+
+    old = signal.signal(signal.SIGVTALRM, too_slow)
+    signal.setitimer(signal.ITIMER_VIRTUAL, 15.0)
+    try:
+        assert read_response_matrix(ok).item_ids == tuple(items)
+        with pytest.raises(HistoryFormatError, match=rf"item id\(s\) repeated: \['q{n - 2}'\]"):
+            read_response_matrix(bad)
+    finally:
+        signal.setitimer(signal.ITIMER_VIRTUAL, 0)
+        signal.signal(signal.SIGVTALRM, old)

@@ -38,6 +38,7 @@ from activetest.formats.tables import (
     decode_utf8,
     gunzip_if_gzip,
     read_file,
+    repeated,
 )
 
 __all__ = ["HISTORY_LOG_SUFFIXES", "HistoryFormatError", "HistoryRun", "NoRunError",
@@ -159,7 +160,7 @@ def _build(source: str, header: list[str], rows: list[tuple[str, list[object]]],
             raise HistoryFormatError(f"{source}: {head}: item column {k + 2} ({i!r}) holds a "
                                      f"NUL character: a damaged file, or the wrong "
                                      f"encoding? (no item id holds one)")
-    dup = sorted({i for i in items if items.count(i) > 1})
+    dup = repeated(items)
     if dup:
         raise HistoryFormatError(f"{source}: {head}: item id(s) repeated: {dup[:5]}")
     if not rows:

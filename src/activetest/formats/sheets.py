@@ -38,7 +38,7 @@ from activetest.formats.label_records import (
     short,
     shown_cells,
 )
-from activetest.formats.tables import read_jsonl
+from activetest.formats.tables import read_jsonl, repeated
 
 __all__ = ["DRAW_COLUMN", "FORMATS", "PREDICTED_COLUMN", "PROBABILITY_COLUMN", "defuse",
            "filled_labels", "format_for", "looks_like_sheet", "read_labels", "sheet_records",
@@ -189,7 +189,7 @@ def csv_rows(text: str, source: str, delimiter: str,
             if header is None:
                 header = [undefuse(h.strip()) for h in row]
                 _check_delimiter(header, delimiter, where)
-                dupes = sorted({h for h in header if header.count(h) > 1 and h})
+                dupes = [h for h in repeated(header) if h]
                 if dupes:
                     raise LabelFileError(f"{where}: header repeats column(s) {dupes}")
                 continue
