@@ -553,3 +553,31 @@ def test_a_repeated_id_at_the_end_of_a_large_pool_is_named_at_once() -> None:
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, old)
+
+
+def test_printing_an_estimate_with_a_target_width_says_what_the_cli_says() -> None:
+    """QA: ``print(run.estimate(target_width=0.05))`` said nothing of the width (the
+    projection was only in ``r.metrics[...].anytime.labels_needed``), where
+    ``activetest estimate --target-width`` prints it. Now the same line, from one
+    function (:func:`activetest.session.stop_lines.stop_lines`)."""
+    rng = np.random.default_rng(0)
+    N = 3000
+    S = np.log(rng.dirichlet([1, 1, 1], N))
+    T = np.log(rng.dirichlet([1, 1, 1], N))
+    y = rng.integers(0, 3, N)
+    run = ActiveTest(S, T, seed=0, metric="error_rate", n_boot=50)
+    for _ in range(6):
+        rows = run.next(10)
+        run.label_many(rows, y[rows])
+    r = run.estimate(target_width=0.05)
+    a = r.metrics["error_rate"].anytime
+    assert a is not None and a.labels_needed is not None and not a.may_stop
+    lines = str(r).splitlines()
+    assert (f"error_rate: the anytime 95% confidence sequence reaches width 0.05 at about "
+            f"{a.labels_needed} labels ({a.labels_needed - 60} more; a projection)") in lines
+    wide = run.estimate(target_width=0.9)
+    assert any(line.startswith("error_rate: you may stop now: the anytime 95% confidence "
+                               "sequence is ") and line.endswith(", within 0.9")
+               for line in str(wide).splitlines())
+    assert "you may stop" not in str(run.estimate()) and "projection" not in str(r.summary()
+                                                                                .split("\n")[1])

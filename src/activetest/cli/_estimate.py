@@ -143,7 +143,6 @@ def _print_estimate(r: Any, target: str, classes: Any = None) -> None:
     from activetest.session.interval_names import (
         ANYTIME,
         BOOTSTRAP,
-        EXACT_ANYTIME,
         FIXED_BUDGET,
         interval_guarantee,
         interval_name,
@@ -179,39 +178,15 @@ def _print_estimate(r: Any, target: str, classes: Any = None) -> None:
                 how = "BIASED here (items were drawn actively), for contrast."
             _out.print(f"{_MARKS[mark]} plain mean of the labelled items' losses: {how}")
             mark += 1
+    from activetest.session.stop_lines import stop_lines
+
     cs_name = interval_name(ANYTIME, r.level)
-    for m in r.metrics.values():
-        a = m.anytime
-        if a is not None and a.target_width is not None:
-            if a.may_stop:
-                _out.print(f"[bold green]{m.metric}: you may stop now[/]: the {cs_name} "
-                           f"is {a.cs_high - a.cs_low:.4g} wide, within {a.target_width:g}")
-            elif a.labels_needed is not None and a.labels_needed_sure:
-                # not a projection: the sure bounds alone get there (QA: "(a projection)"
-                # beside a count the labels make certain)
-                _out.print(f"{m.metric}: the {cs_name} is within width "
-                           f"{a.target_width:g} by {a.labels_needed} labels at the latest "
-                           f"({max(0, a.labels_needed - r.n_labels)} more): certain, the "
-                           f"bounds that hold surely then cut it within the width, "
-                           f"whatever the labels are")
-            elif a.labels_needed is not None:
-                _out.print(f"{m.metric}: the {cs_name} reaches width "
-                           f"{a.target_width:g} at about {a.labels_needed} labels "
-                           f"({max(0, a.labels_needed - r.n_labels)} more; a projection)")
-            elif a.basis == "exact":
-                _out.print(f"{m.metric}: no projection while the "
-                           f"{interval_name(EXACT_ANYTIME, r.level)} stands in "
-                           f"({_escape(a.basis_note or 'few errors labelled')}): its width "
-                           f"follows the errors labelled, not a formula; stop on it as "
-                           f"observed")
-            elif a.basis != "sure" and not a.se > 0 and r.n_labels < r.n_pool:
-                _out.print(f"{m.metric}: no projection while every labelled term is the "
-                           f"same: there is no spread to project the {cs_name}'s width "
-                           f"from (see the note); label more")
-            elif a.estimate_outside_cs:
-                _out.print(f"{m.metric}: the {cs_name} is {a.cs_high - a.cs_low:.4g} wide, "
-                           f"within {a.target_width:g}, but no longer holds its estimate: "
-                           f"no basis to stop (see the note); label more")
+    for line in stop_lines(r):  # (the same lines as ``str(report)``)
+        head = f"{line.metric}: you may stop now"
+        if line.may_stop and line.text.startswith(head):
+            _out.print(f"[bold green]{_escape(head)}[/]{_escape(line.text[len(head):])}")
+        else:
+            _out.print(_escape(line.text))
     boot_name = interval_name(BOOTSTRAP, r.level)
     fixed_name = interval_name(FIXED_BUDGET, r.level)
     for m in r.metrics.values():

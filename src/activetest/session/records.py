@@ -402,7 +402,9 @@ class EstimateReport:
         """A few lines a person reads (``str(report)``): per metric the estimate named by
         its estimator, each interval named by what it guarantees (the fixed-budget
         interval, the anytime CS, the exact CS where known, the bootstrap), the paired
-        differences, and the notes; the dataclass's ``repr`` keeps every field but the
+        differences, with a target width what it says about stopping
+        (:func:`activetest.session.stop_lines.stop_lines`, as ``estimate --target-width``
+        prints), and the notes; the dataclass's ``repr`` keeps every field but the
         per-label curves (QA: ``print(report)`` gave the curves and no estimator's name)."""
         lines = [self._head()]
         for r in self.summary_rows():
@@ -410,6 +412,10 @@ class EstimateReport:
             note = f" ({r.note})" if r.note else ""
             lines.append(f"{what}: {r.estimator} {_fixed4(r.estimate)}{note}; "
                          + "; ".join(f"{n} {v}" for n, v in r.intervals))
+        from activetest.session.stop_lines import stop_lines
+
+        # with a target width: may stop, or the labels needed (QA: only the CLI said it)
+        lines += [line.text for line in stop_lines(self)]
         lines += [f"note: {w}" for w in self.warnings]
         return "\n".join(lines)
 
