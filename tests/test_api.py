@@ -581,3 +581,20 @@ def test_printing_an_estimate_with_a_target_width_says_what_the_cli_says() -> No
                for line in str(wide).splitlines())
     assert "you may stop" not in str(run.estimate()) and "projection" not in str(r.summary()
                                                                                 .split("\n")[1])
+
+
+def test_label_many_takes_iterables_and_names_a_string_or_a_dict(small: Any) -> None:
+    """QA: ``label_many(rows, (truth[i] for i in rows))`` said "rows and ys differ in
+    length (3 vs 1)" (the generator taken for one label); a dict of row -> label said
+    "a pool row must be an integer, got {...}"."""
+    S, T = small
+    run = ActiveTest(S, T, seed=1)
+    rows = run.next(3)
+    run.label_many(iter(rows), (r % 3 for r in rows))
+    assert run.labels == {r: r % 3 for r in rows}
+    with pytest.raises(ValueError, match=r"rows must be a sequence of pool rows \(a list or "
+                                         r"a 1-D array\), got dict: for a dict of row -> label "
+                                         r"pass label_many\(list\(d\), list\(d.values\(\)\)\)"):
+        run.label_many({rows[0]: 0}, [0])
+    with pytest.raises(ValueError, match=r"ys must be a sequence of class indices .* got str"):
+        run.label_many(rows, "012")

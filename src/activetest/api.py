@@ -75,6 +75,22 @@ def _index(value: Any, what: str) -> int:
         raise ValueError(f"{what} must be an integer, got {shown!r}") from None
 
 
+def _label_values(given: Any, name: str) -> Any:
+    """``rows`` or ``ys`` of :meth:`ActiveTest.label_many` as a sequence: an iterator
+    (a generator) read into a list (QA: it was taken for one row, "rows and ys differ
+    in length (10 vs 1)"); a string or a mapping refused by name (a dict's keys are not
+    labelled rows in draw order, a string is not rows)."""
+    if isinstance(given, (str, bytes, Mapping)):
+        what = "pool rows" if name == "rows" else "class indices"
+        hint = (": for a dict of row -> label pass label_many(list(d), list(d.values()))"
+                if isinstance(given, Mapping) else "")
+        raise ValueError(f"{name} must be a sequence of {what} (a list or a 1-D array), "
+                         f"got {type(given).__name__}{hint}")
+    if not hasattr(given, "__len__") and hasattr(given, "__iter__"):
+        return list(given)
+    return given
+
+
 def _compare_mapping(compare: Any) -> dict[str, Any]:
     """``compare=`` as a dict name -> predictions (None: none), refusing anything else
     (a list of arrays has no names to report the comparisons under)."""
@@ -441,10 +457,15 @@ class ActiveTest:
                    overwrite: bool = False) -> None:
         """Label many drawn rows at once; all are checked before any is stored.
 
+        Args:
+            rows, ys: the pool rows and their classes, in the same order: lists, 1-D
+                arrays or any iterables (a generator is read once).
+
         Raises:
             ValueError: as :meth:`label`, naming the first bad pair; or the two
                 sequences differ in length, or give one row two different labels.
         """
+        rows, ys = _label_values(rows, "rows"), _label_values(ys, "ys")
         for name, given in (("rows", rows), ("ys", ys)):
             shape = np.shape(given)
             if len(shape) > 1:  # (QA: one-hot labels read "5 vs 10")
