@@ -307,6 +307,11 @@ def test_estimate_needs_the_first_draw_labelled(small: Any) -> None:
     ({"target": np.full((40, 3), 0.3)}, "sums to 0.9"),
     ({"target": np.tile([0.5, 0.5, 0.0], (40, 1))}, "exactly 0"),
     ({"target": np.full((40, 3), -1.0)}, "not normalised"),
+    # QA: a one-column array of zeros (log-probs of one class) was read as
+    # probabilities that "sum to 0"; None was "shape ()"
+    ({"surrogate": np.zeros((40, 1))}, r"surrogate must have at least 2 classes \(columns\), "
+                                       r"got 1"),
+    ({"surrogate": None}, r"surrogate must be a numeric \(N, C\) array .*got NoneType"),
     ({"ids": ["a"] * 40}, "unique"),
     ({"ids": ["a"]}, "40 pool items"),
     ({"seed": -1}, "seed"),

@@ -116,11 +116,16 @@ def as_class_logprobs(x: Any, name: str, n_classes: int | None = None, *,
             is infinite), rows that do not sum to 1, or non-finite values.
     """
     try:
+        if x is None:  # (QA: "got shape ()")
+            raise TypeError
         a = np.asarray(x, dtype=np.float64)
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be a numeric (N, C) array (one row per pool item, "
                          f"one column per class), got {type(x).__name__}") from None
-    if a.ndim == 2 and a.size and np.all(np.isfinite(a)) and np.all(a >= 0):
+    # one column is no classifier: said as such by as_logprobs (QA: zeros read as
+    # probabilities, "row 0 sums to 0, not 1")
+    if a.ndim == 2 and a.shape[1] >= 2 and a.size and np.all(np.isfinite(a)) \
+            and np.all(a >= 0):
         sums = a.sum(axis=1)
         off = np.abs(sums - 1.0) > NORM_TOL
         if off.any():
