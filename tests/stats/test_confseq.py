@@ -421,7 +421,7 @@ def test_projection_in_growing_blocks_equals_every_budget_at_once() -> None:
 def test_exact_cs_rejects_bad_inputs() -> None:
     L = np.array([0.2, 0.5, 1.5])
     q = np.array([0.1, 0.2, 0.5])
-    with pytest.raises(ValueError, match="losses must lie"):
+    with pytest.raises(ValueError, match=r"losses\[2\] = 1\.5 is outside \[0\.0, 1\.0\]"):
         exact_cs(L, q, 10, loss_high=1.0, q_floor=0.1)
     with pytest.raises(ValueError, match="exactly one"):
         exact_cs(L, q, 10, loss_high=2.0)

@@ -113,3 +113,18 @@ def test_a_numpy_integer_seed_is_the_same_seed() -> None:
     b = ActiveSampler(np.arange(1.0, 30.0), seed=4)
     assert a.draw(5)[0].tolist() == b.draw(5)[0].tolist()
     assert type(a.seed) is int and a.state().seed == 4
+
+
+def test_exact_cs_names_the_loss_outside_its_bounds() -> None:
+    """QA: ``exact_cs`` said "losses must lie in [0.0, 0.5]" without naming which (a
+    log loss given ``loss_high=1`` as for the error rate), and a NaN loss passed the
+    check (every comparison with NaN is false) into a NaN sequence."""
+    from activetest.stats import exact_cs
+
+    q = np.full(3, 0.01)
+    with pytest.raises(ValueError, match=r"losses\[1\] = 0\.7 is outside \[0\.0, 0\.5\]: "
+                                         r"loss_low and loss_high must bound every loss"):
+        exact_cs(np.array([0.2, 0.7, 0.1]), q, 100, loss_high=0.5, q_floor=0.1 / 1.1)
+    with pytest.raises(ValueError, match=r"losses\[1, 2\] = nan is outside"):
+        exact_cs(np.array([[0.2, 0.3, 0.1], [0.2, 0.3, np.nan]]), np.vstack([q, q]), 100,
+                 loss_high=0.5, q_floor=0.1 / 1.1)

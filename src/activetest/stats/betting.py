@@ -359,8 +359,13 @@ def exact_cs(losses: np.ndarray, q: np.ndarray, N: int, *, loss_high: float,
     L = np.asarray(losses, dtype=np.float64)
     if weight_bound is None and (q_min is None) == (q_floor is None):
         raise ValueError("give exactly one of q_min (per draw) or q_floor (or weight_bound)")
-    if np.any(loss_low - 1e-12 > L) or np.any(loss_high + 1e-12 < L):
-        raise ValueError(f"losses must lie in [{loss_low}, {loss_high}]")
+    out = (loss_low - 1e-12 > L) | (loss_high + 1e-12 < L) | np.isnan(L)
+    if np.any(out):  # the first one named (QA: the range alone; NaN passed)
+        at = tuple(int(i) for i in np.argwhere(out)[0])
+        where = ", ".join(map(str, at))
+        raise ValueError(f"losses[{where}] = {float(L[at])!r} is outside [{loss_low}, "
+                         f"{loss_high}]: loss_low and loss_high must bound every loss "
+                         f"(error rate: 0 and 1; log loss: 0 and log_loss_bound)")
     if (control is None) != (control_rest is None):
         raise ValueError("give both control and control_rest, or neither")
     K = L.shape[-1]
