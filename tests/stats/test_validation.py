@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import numpy as np
 import pytest
@@ -128,3 +129,25 @@ def test_exact_cs_names_the_loss_outside_its_bounds() -> None:
     with pytest.raises(ValueError, match=r"losses\[1, 2\] = nan is outside"):
         exact_cs(np.array([[0.2, 0.3, 0.1], [0.2, 0.3, np.nan]]), np.vstack([q, q]), 100,
                  loss_high=0.5, q_floor=0.1 / 1.1)
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda st: st.log_softmax("a"), "logits must be a numeric array, got str 'a'"),
+    (lambda st: st.log_softmax(None), "logits must be a numeric array, got NoneType"),
+    (lambda st: st.ActiveSampler("abc"), r"scores must be a numeric 1-D array \(one score per "
+                                         r"pool item\), got str 'abc'"),
+    (lambda st: st.acquisition_scores("ce", surrogate_logprobs=[["a", "b"]],
+                                      target_logprobs=np.log([[0.5, 0.5]])),
+     r"surrogate_logprobs must be a numeric \(N, C\) array of class log-probabilities, got "
+     r"an array of dtype <U1"),
+    (lambda st: st.log_loss(np.log(np.full((2, 2), 0.5)), ["a", "b"]),
+     r"labels must hold integer class indices \(0\.\.1\), got dtype <U1"),
+])
+def test_no_numbers_where_numbers_are_wanted_names_the_argument(call: Any, message: str
+                                                                ) -> None:
+    """QA: numpy's "could not convert string to float: 'a'" named no argument, string
+    labels raised numpy's TypeError of isfinite, and None logits were "not finite"."""
+    import activetest.stats as st
+
+    with pytest.raises(ValueError, match=message):
+        call(st)

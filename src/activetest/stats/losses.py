@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from activetest.stats.validate import as_labels, as_logprobs
+from activetest.stats.validate import as_labels, as_logprobs, float_array
 
 __all__ = ["log_loss", "log_softmax", "logsumexp", "zero_one_loss"]
 
@@ -28,7 +28,7 @@ def log_softmax(logits: np.ndarray, axis: int = -1) -> np.ndarray:
     Works for logits of any magnitude (no naive ``exp``), so that raw LLM logits
     above ~35 do not overflow.
     """
-    z = np.asarray(logits, dtype=np.float64)
+    z = float_array(logits, "logits")
     if not np.all(np.isfinite(z)):
         raise ValueError("logits must be finite")
     return z - np.expand_dims(logsumexp(z, axis=axis), axis)

@@ -12,6 +12,21 @@ import numpy as np
 NORM_TOL = 1e-6
 
 
+def float_array(x: object, name: str, what: str = "a numeric array") -> np.ndarray:
+    """``x`` as a float64 array; ValueError naming ``name`` where it is no numbers (QA:
+    numpy's "could not convert string to float: 'a'" named no argument; None became a
+    NaN array that was refused as "not finite")."""
+    try:
+        if x is None or isinstance(x, (str, bytes)):
+            raise TypeError
+        return np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError):
+        got = (f"an array of dtype {x.dtype}" if isinstance(x, np.ndarray) else
+               type(x).__name__ + (f" {x!r}" if isinstance(x, (str, bytes)) and len(x) <= 40
+                                   else ""))
+        raise ValueError(f"{name} must be {what}, got {got}") from None
+
+
 def as_logprobs(x: object, name: str, n_classes: int | None = None, *,
                 row_names: Sequence[str] | None = None) -> np.ndarray:
     """Check an ``(N, C)`` array of normalised, finite class log-probabilities.
@@ -19,7 +34,7 @@ def as_logprobs(x: object, name: str, n_classes: int | None = None, *,
     ``row_names``: what the messages call each row (default ``"row i"``), e.g. the pool
     row and item a function's answer row stands for.
     """
-    a = np.asarray(x, dtype=np.float64)
+    a = float_array(x, name, "a numeric (N, C) array of class log-probabilities")
     if a.ndim != 2:
         raise ValueError(f"{name} must be a 2-D (N, C) array of class log-probabilities, "
                          f"got shape {a.shape}")
@@ -86,6 +101,9 @@ _CHECK_ROWS = 1 << 16
 def as_labels(y: object, n: int, n_classes: int, name: str = "labels") -> np.ndarray:
     """Check a length-N integer label vector with values in ``0..C-1``."""
     a = np.asarray(y)
+    if a.dtype.kind not in "biuf":  # (QA: strings raised numpy's TypeError of isfinite)
+        raise ValueError(f"{name} must hold integer class indices (0..{n_classes - 1}), got "
+                         f"dtype {a.dtype}")
     if a.ndim != 1 or a.shape[0] != n:
         raise ValueError(f"{name} must be a 1-D array of length {n}, got shape {a.shape}")
     if a.size and not np.issubdtype(a.dtype, np.integer):
@@ -101,7 +119,7 @@ def as_labels(y: object, n: int, n_classes: int, name: str = "labels") -> np.nda
 
 def as_scores(s: object, name: str = "scores") -> np.ndarray:
     """Check a 1-D array of finite, non-negative acquisition scores."""
-    a = np.asarray(s, dtype=np.float64)
+    a = float_array(s, name, "a numeric 1-D array (one score per pool item)")
     if a.ndim != 1:
         raise ValueError(f"{name} must be a 1-D array (one score per pool item), "
                          f"got shape {a.shape}")
@@ -118,7 +136,7 @@ def as_scores(s: object, name: str = "scores") -> np.ndarray:
 
 def as_vector(x: object, name: str, n: int | None = None) -> np.ndarray:
     """Check a 1-D finite float vector (optionally of length n)."""
-    a = np.asarray(x, dtype=np.float64)
+    a = float_array(x, name, "a numeric 1-D array")
     if a.ndim != 1:
         raise ValueError(f"{name} must be 1-D, got shape {a.shape}")
     if n is not None and a.shape[0] != n:
