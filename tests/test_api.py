@@ -603,3 +603,22 @@ def test_label_many_takes_iterables_and_names_a_string_or_a_dict(small: Any) -> 
         run.label_many({rows[0]: 0}, [0])
     with pytest.raises(ValueError, match=r"ys must be a sequence of class indices .* got str"):
         run.label_many(rows, "012")
+
+
+def test_a_compared_name_given_again_must_be_the_same_model() -> None:
+    """QA: ``estimate(compare={"old": X})`` where ``"old"`` was compared since the run
+    was made silently replaced that model (the one the compare acquisition draws for)
+    by X under the same name. The same predictions again are welcome; others refused."""
+    rng = np.random.default_rng(0)
+    S, T, old, other = (np.log(rng.dirichlet([1, 1, 1], 300)) for _ in range(4))
+    y = rng.integers(0, 3, 300)
+    run = ActiveTest(S, T, seed=0, compare={"old": old})
+    rows = run.next(40)
+    run.label_many(rows, y[rows])
+    first = run.estimate()
+    assert run.estimate(compare={"old": np.exp(old)}).to_dict() == first.to_dict()
+    with pytest.raises(ValueError, match=r"compare\['old'\] differs from the model compared "
+                                         r"under that name since the run was made"):
+        run.estimate(compare={"old": other})
+    both = run.estimate(compare={"new": other})
+    assert [c.spec for c in both.comparisons] == ["old", "new"]

@@ -547,7 +547,9 @@ class ActiveTest:
             target_width: also project the labels needed for an interval this wide.
 
         Raises:
-            ValueError: no usable label yet (the first draw has none), or bad arguments.
+            ValueError: no usable label yet (the first draw has none), bad arguments,
+                or ``compare`` naming a model compared since the run was made with other
+                predictions.
         """
         # the types first (a string is refused, a float not truncated)
         level = None if level is None else check_level(level)
@@ -572,8 +574,19 @@ class ActiveTest:
         compared, known = {}, {}
         # the models given at construction first (compared at every estimate), as a
         # session compares those named at creation
-        given = {**self._compare, **{str(name): self._pool_predictions(name, other)
-                                     for name, other in extra.items()}}
+        given = dict(self._compare)
+        for name, other in extra.items():
+            o_lp = self._pool_predictions(name, other)
+            mine = given.get(str(name))
+            if mine is None:
+                given[str(name)] = o_lp
+            elif not np.allclose(mine, o_lp, rtol=0.0, atol=1e-9):
+                # (QA: it silently took the place of the model given at construction,
+                # which the compare acquisition draws for); the same model again (as
+                # probabilities, say) is the one compared since
+                raise ValueError(f"compare[{str(name)!r}] differs from the model compared "
+                                 f"under that name since the run was made (compared at "
+                                 f"every estimate): give this one another name")
         for name, o_lp in given.items():
             compared[name] = kind.losses(draws, self.metrics, o_lp[draws.rows])
             # both targets known on the pool: the bounds of a model a session compared at
