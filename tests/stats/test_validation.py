@@ -151,3 +151,34 @@ def test_no_numbers_where_numbers_are_wanted_names_the_argument(call: Any, messa
 
     with pytest.raises(ValueError, match=message):
         call(st)
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda st: st.lure("a", np.ones(1), N=10), "losses must be a numeric array, got str 'a'"),
+    (lambda st: st.lure_terms(None, None, N=10), "losses must be a numeric array, got NoneType"),
+    (lambda st: st.bootstrap("abc"), "terms must be a numeric array, got str 'abc'"),
+    (lambda st: st.fixed_interval("abc", 10), "theta must be a numeric array, got str 'abc'"),
+    (lambda st: st.asymptotic_cs(["a"], 10), r"theta must be a numeric array, got list"),
+    (lambda st: st.lure(np.ones(3), np.full(3, 0.1), N=None),
+     "N must be an integer pool size, got None"),
+    (lambda st: st.fixed_interval(np.ones(3), float("nan")),
+     "N must be a positive integer pool size, got nan"),
+    (lambda st: st.asymptotic_cs(np.ones(3), float("inf")),
+     "N must be a positive integer pool size, got inf"),
+])
+def test_the_estimators_name_a_bad_argument(call: Any, message: str) -> None:
+    """QA: the estimators and intervals converted with numpy ("could not convert string
+    to float: 'a'", no argument named) and ``int(N)`` (None: a TypeError; NaN: "cannot
+    convert float NaN to integer"; infinity: an OverflowError)."""
+    import activetest.stats as st
+
+    with pytest.raises(ValueError, match=message):
+        call(st)
+
+
+def test_a_whole_float_or_numpy_pool_size_is_still_a_pool_size() -> None:
+    from activetest.stats import lure
+
+    L, q = np.ones(3), np.full(3, 0.1)
+    assert lure(L, q, N=10) == lure(L, q, N=10.0) == lure(L, q, N=np.int64(10)) \
+        == lure(L, q, N=np.array(10))

@@ -21,6 +21,7 @@ from statistics import NormalDist
 import numpy as np
 
 from activetest.stats.intervals import Bounds
+from activetest.stats.validate import float_array
 
 __all__ = [
     "MAX_BOOT",
@@ -62,7 +63,7 @@ class BootstrapResult(Bounds):
 def bootstrap_means(terms: np.ndarray, n_boot: int = 1000,
                     random_state: int | np.random.Generator | None = None) -> np.ndarray:
     """``(B,)`` means of K-of-K resamples with replacement of a 1-D ``terms``."""
-    L = np.asarray(terms, dtype=np.float64)
+    L = float_array(terms, "terms")
     if L.ndim != 1 or L.size == 0:
         raise ValueError(f"terms must be a non-empty 1-D array, got shape {L.shape}")
     if not np.all(np.isfinite(L)):
@@ -129,7 +130,7 @@ def bootstrap_std_many(terms: np.ndarray, n_boot: int = 1000,
         Each resample is drawn as multinomial counts shared by all rows, which
         leaves each row's bootstrap distribution exact while costing one matmul.
     """
-    L = np.asarray(terms, dtype=np.float64)
+    L = float_array(terms, "terms")
     if L.ndim != 2 or L.shape[1] == 0:
         raise ValueError(f"terms must be a non-empty 2-D (runs, labels) array, got {L.shape}")
     _check_n_boot(n_boot)

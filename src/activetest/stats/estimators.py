@@ -47,6 +47,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from activetest.stats.validate import float_array, is_whole
+
 __all__ = [
     "adaptive_lure",
     "adaptive_lure_curve",
@@ -71,13 +73,13 @@ __all__ = [
 
 
 def _check(losses: object, q: object, N: int) -> tuple[np.ndarray, np.ndarray, int]:
-    L = np.asarray(losses, dtype=np.float64)
-    Q = np.asarray(q, dtype=np.float64)
+    L = float_array(losses, "losses")
+    Q = float_array(q, "q")
     if L.shape != Q.shape:
         raise ValueError(f"losses {L.shape} and q {Q.shape} must have the same shape")
     if L.ndim == 0 or L.shape[-1] == 0:
         raise ValueError("losses must hold at least one acquired item (last axis)")
-    if isinstance(N, bool) or int(N) != N:
+    if not is_whole(N):  # (a string, None, NaN: int()'s errors before)
         raise ValueError(f"N must be an integer pool size, got {N!r}")
     N = int(N)
     K = L.shape[-1]

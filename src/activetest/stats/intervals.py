@@ -108,6 +108,8 @@ from typing import Any
 
 import numpy as np
 
+from activetest.stats.validate import float_array, is_whole
+
 __all__ = [
     "FixedInterval",
     "IntervalCurve",
@@ -123,10 +125,10 @@ __all__ = [
 
 
 def _check_theta(theta: object, N: int) -> tuple[np.ndarray, int]:
-    th = np.asarray(theta, dtype=np.float64)
+    th = float_array(theta, "theta")
     if th.ndim == 0 or th.shape[-1] == 0:
         raise ValueError("theta must hold at least one draw (last axis)")
-    if isinstance(N, bool) or int(N) != N or N < 1:
+    if not is_whole(N) or N < 1:  # (a string, None, NaN: int()'s errors before)
         raise ValueError(f"N must be a positive integer pool size, got {N!r}")
     N = int(N)
     if th.shape[-1] > N:
@@ -455,7 +457,7 @@ def fixed_interval(theta: np.ndarray, N: int, *, level: float = 0.95,
     This is what a session shows after each label when the budget was fixed in
     advance; see :func:`fixed_interval_curve` for the math.
     """
-    th = np.asarray(theta, dtype=np.float64)
+    th = float_array(theta, "theta")
     if th.ndim != 1:
         raise ValueError(f"theta must be 1-D (one run), got shape {th.shape}")
     c = fixed_interval_curve(th, N, level=level, pool_variance=pool_variance, skew=skew,

@@ -27,6 +27,18 @@ def float_array(x: object, name: str, what: str = "a numeric array") -> np.ndarr
         raise ValueError(f"{name} must be {what}, got {got}") from None
 
 
+def is_whole(n: object) -> bool:
+    """``n`` is a whole number: a Python or numpy integer, or a finite float equal to
+    one; not a bool, a string or None (each raised a TypeError, NaN a ValueError and
+    infinity an OverflowError in ``int(n) != n``). A 0-d array is its value."""
+    if isinstance(n, np.ndarray) and n.ndim == 0:
+        n = n.item()
+    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, float, np.integer,
+                                                             np.floating)):
+        return False
+    return bool(np.isfinite(n)) and int(n) == n
+
+
 def as_logprobs(x: object, name: str, n_classes: int | None = None, *,
                 row_names: Sequence[str] | None = None) -> np.ndarray:
     """Check an ``(N, C)`` array of normalised, finite class log-probabilities.
