@@ -272,9 +272,14 @@ def test_next_refuses_a_bad_count(small: Any) -> None:
         with pytest.raises(ValueError, match="k"):
             run.next(bad)  # type: ignore[arg-type]
     run.next(np.int64(38))
-    with pytest.raises(ValueError, match="only 2 of 40 remain"):
+    with pytest.raises(ValueError, match=r"only 2 of 40 remain undrawn \(next\(2\) draws "
+                                         r"them all\)"):
         run.next(3)
     assert len(run.next(2)) == 2 and sorted(run.drawn) == list(range(40))
+    # QA: "cannot draw 1 items: only 0 of 40 remain undrawn"
+    with pytest.raises(ValueError, match="every one of the 40 pool items has been drawn: "
+                                         "nothing is left to draw"):
+        run.next()
 
 
 def test_estimate_needs_the_first_draw_labelled(small: Any) -> None:

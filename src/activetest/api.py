@@ -391,9 +391,13 @@ class ActiveTest:
         if k < 1:
             raise ValueError(f"k (how many items to draw) must be >= 1, got {k}")
         left = self._sampler.n_remaining
+        if left == 0:  # (QA: "cannot draw 1 items: only 0 of 60 remain undrawn")
+            raise ValueError(f"every one of the {self.n_pool} pool items has been drawn: "
+                             f"nothing is left to draw (label the pending ones and "
+                             f"estimate: with all labelled, the estimate is the pool's value)")
         if k > left:
             raise ValueError(f"cannot draw {k} items: only {left} of {self.n_pool} remain "
-                             f"undrawn")
+                             f"undrawn (next({left}) draws them all)")
         self._observe()
         idx, _ = self._sampler.draw(k)
         return [int(i) for i in idx]
