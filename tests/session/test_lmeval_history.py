@@ -229,7 +229,8 @@ def test_an_import_says_when_a_history_row_is_the_targets_own_run(
     # 8 and 16 labels: too few to tell; 24 and 32: the row is named, with the way out
     assert not any("the target's results" in t for t in said[:2])
     for text in said[2:]:
-        assert f"history row {str(own)!r} agrees with the target's results" in " ".join(
+        # (named by its folder's name, not its local path)
+        assert f"history row {own.name!r} agrees with the target's results" in " ".join(
             text.split()), text
         assert "--history-exclude" in text
 
@@ -310,8 +311,20 @@ def test_history_exclude_names_a_folder_however_it_is_written(
     _, out = init(tmp_path, runs, "history", "--history", h1, "--history", rel,
                   "--history-exclude", f"{h2}/")
     text = " ".join(out.split())
-    assert f"row {os.path.join(rel, h2.name)!r} not used (named by --history-exclude)" in text
+    # named without the local path: the folder's name, where another folder shares it its
+    # shortest distinguishing suffix (QA: stored and reported as the whole path)
+    assert h1.name == h2.name
+    assert f"row {h2.parent.name + '/' + h2.name!r} not used (named by --history-exclude)" \
+        in text
     assert "history: 1 model(s)" in text
+    with Session.open(tmp_path / "eval.db") as s:
+        assert s.session_config.extra["history"]["models"] == [f"{h1.parent.name}/{h1.name}"]
+    # written relative with './' and a trailing '/', or by its row name: the same row
+    for k, name in enumerate((f"./{rel}/{h2.name}/", f"{h2.parent.name}/{h2.name}")):
+        (tmp_path / f"x{k}").mkdir()
+        _, out = init(tmp_path / f"x{k}", runs, "history", "--history", h1, "--history",
+                      h2, "--history-exclude", name)
+        assert f"row {h2.parent.name + '/' + h2.name!r} not used" in " ".join(out.split())
     # a name that is no row and no folder is refused as before, nothing written
     (tmp_path / "b").mkdir()
     _, out = init(tmp_path / "b", runs, "history", "--history", h1, "--history-exclude",

@@ -18,8 +18,9 @@ documents the pool does not have are counted and passed over, as are records of 
 lm-eval filters.
 
 **Rows are models**: the files of one model (by the model lm-eval's results file beside
-them names, else, and where that name is a local path, the folder lm-eval wrote them in,
-as a path) make one row, every task in it; two
+them names, else the folder lm-eval wrote them in; a local path named by its last
+component or its shortest distinguishing suffix, never whole) make one row, every task in
+it; two
 files of one model giving one document two values are refused (which run is meant is not
 guessed). The target's own run cannot be recognised by its results (it has none before
 its first round): a :class:`~activetest.session.create_history.HistoryTargetNotice` says
@@ -171,48 +172,86 @@ def _files_of(path: Path) -> list[Path]:
     raise SessionError(f"--history {path}: no such file or folder")
 
 
-def _model_of(path: Path) -> str:
+def _model_of(path: Path) -> str | None:
     """The model a samples file is of: the model its results file names, as written (a
-    local path too: :func:`_models_of` names it), else the folder lm-eval wrote it in, as
-    a path (a run whose ``--model_args`` name no model has a random id as its results
-    file's model name, which is not read; two such models' folders may share a last name,
-    so the whole path tells them apart). A results file that cannot be read is refused,
-    named (QA: the folder named the model without a word)."""
+    local path too: :func:`_models_of` names it); None where none is named (a run whose
+    ``--model_args`` name no model has a random id as its results file's model name,
+    which is not read: :func:`_models_of` names it by its folder). A results file that
+    cannot be read is refused, named (QA: the folder named the model without a word)."""
     from activetest.formats.history import ResultsFileError, lmeval_stated_model
 
     try:
-        return lmeval_stated_model(path) or str(path.parent)
+        return lmeval_stated_model(path)
     except ResultsFileError as exc:
         raise SessionError(f"--history: {exc}") from None
 
 
-def _models_of(files: Sequence[Path]) -> dict[Path, str]:
-    """Each samples file's model (:func:`_model_of`), a model at a local path named by its
-    last component, or where another model of the files shares it, by its shortest
-    distinguishing suffix (:func:`activetest.formats.model_ids.distinct_names`; QA:
-    ``pretrained=/runs/a/checkpoint-1000`` and ``/runs/b/checkpoint-1000`` were one model,
-    ``checkpoint-1000``, later named by their folders as whole paths); never a local path;
-    with the weights of the named model it ran where its ``model_args`` say
-    (``smollm2 (gguf_file=A.gguf)``)."""
+@dataclass(frozen=True)
+class _Rows:
+    """Which row each samples file is of (:func:`_models_of`).
+
+    Attributes:
+        names: each file -> its row's name (never a local path).
+        folders: each folder that names a row (its files' results name no model),
+            resolved -> the row's name (``--history-exclude FOLDER``: :func:`_row_names`).
+        stated: each row named by a model at a local path -> that path as its results
+            file wrote it (to tell it from the target's: :func:`target_in_history`).
+    """
+
+    names: Mapping[Path, str]
+    folders: Mapping[Path, str]
+    stated: Mapping[str, str]
+
+
+def _folder_names(folders: Sequence[Path], taken: set[str]) -> dict[Path, str]:
+    """Each (resolved) folder of runs whose results name no model -> its row's name: its
+    last component, or where another such folder shares it, its shortest suffix of path
+    components no other folder ends with (as :func:`activetest.formats.model_ids.
+    distinct_names` names local models), and no model's row is named (``taken``); never
+    the whole local path (QA: ``/home/me/runs/h2/__main__`` landed in the session file
+    and its reports)."""
+    parts = {f: tuple(p for p in f.parts if p != f.anchor) or (f.anchor,) for f in folders}
+    out: dict[Path, str] = {}
+    for f, p in parts.items():
+        others = [q for g, q in parts.items() if g != f]
+        name = next((n for k in range(1, len(p) + 1)
+                     if not any(q[len(q) - k:] == p[len(p) - k:] for q in others)
+                     and (n := "/".join(p[len(p) - k:])) not in taken), None)
+        out[f] = name if name is not None else f"{'/'.join(p)} (folder)"
+    return out
+
+
+def _models_of(files: Sequence[Path]) -> _Rows:
+    """Each samples file's row (:class:`_Rows`): its model (:func:`_model_of`), a model at
+    a local path named by its last component, or where another model of the files shares
+    it, by its shortest distinguishing suffix
+    (:func:`activetest.formats.model_ids.distinct_names`; QA: ``pretrained=/runs/a/
+    checkpoint-1000`` and ``/runs/b/checkpoint-1000`` were one model, ``checkpoint-1000``,
+    later named by their folders as whole paths); with the weights of the named model it
+    ran where its ``model_args`` say (``smollm2 (gguf_file=A.gguf)``); a run whose results
+    name no model by its folder (:func:`_folder_names`); never a local path."""
     from activetest.formats.history import lmeval_model_variant
-    from activetest.formats.model_ids import distinct_names, variant_name
+    from activetest.formats.model_ids import distinct_names, local_parts, variant_name
 
     raw = {f: _model_of(f) for f in files}
-    names = distinct_names([m for f, m in raw.items() if m != str(f.parent)])
-    # with which weights of the named model ran (two quantisations are two models)
-    return {f: variant_name(names.get(m, m), lmeval_model_variant(f))
-            if m != str(f.parent) else m for f, m in raw.items()}
+    names = distinct_names([m for m in raw.values() if m is not None])
+    out = {f: variant_name(names.get(m, m), lmeval_model_variant(f))
+           for f, m in raw.items() if m is not None}
+    stated = {out[f]: m for f, m in raw.items() if m is not None and local_parts(m)}
+    folders = _folder_names(sorted({f.parent.resolve() for f, m in raw.items() if m is None}),
+                            set(out.values()))
+    for f, m in raw.items():
+        if m is None:
+            out[f] = folders[f.parent.resolve()]
+    return _Rows({f: out[f] for f in files}, folders, stated)
 
 
-def _row_names(exclude: Sequence[str], models: Sequence[str]) -> list[str]:
+def _row_names(exclude: Sequence[str], models: Sequence[str],
+               folders: Mapping[Path, str]) -> list[str]:
     """``--history-exclude`` names as the rows are named: a row named by its folder (a run
-    whose results name no model) is named as ``--history`` wrote it, so the same folder
-    written otherwise (absolute or relative, ``./``, a trailing ``/``) names that row (QA:
-    refused as matching no row). Only names of existing folders are compared as paths."""
-    folders = {}
-    for m in models:
-        if Path(m).is_dir():
-            folders.setdefault(Path(m).resolve(), m)
+    whose results name no model, :func:`_folder_names`) is named by that folder however
+    it is written (absolute or relative, ``./``, a trailing ``/``: QA, refused as matching
+    no row). Only names of existing folders are compared as paths."""
     out = []
     for x in (x.strip() for x in exclude):
         if x not in models and x and Path(x).is_dir():
@@ -227,10 +266,12 @@ def _snippet(doc: Any) -> str:
     return doc_snippet(doc)
 
 
-def _read_rows(files: Sequence[Path], pool: Sequence[Any], metric: str
+def _read_rows(files: Sequence[Path], pool: Sequence[Any], metric: str,
+               models: Mapping[Path, str]
                ) -> tuple[dict[str, dict[int, tuple[float, str]]], dict[str, list[str]],
                           list[str]]:
-    """model -> {pool row: (value, where)}, model -> its files, and notes."""
+    """model -> {pool row: (value, where)}, model -> its files, and notes (``models``:
+    each file's row, :func:`_models_of`)."""
     from activetest.formats.lmeval_results import read_results
 
     pos = {r.key: k for k, r in enumerate(pool)}
@@ -239,7 +280,6 @@ def _read_rows(files: Sequence[Path], pool: Sequence[Any], metric: str
     sources: dict[str, list[str]] = {}
     outside = other_filter = 0
     cut: list[str] = []
-    models = _models_of(files)
     for f in files:
         try:
             records = read_results([f], cut=cut)
@@ -331,7 +371,8 @@ def lmeval_history(paths: Sequence[str | os.PathLike[str]], pool: Sequence[Any],
     from activetest.stats.feature_design import history_features
 
     files, twice = _files(paths)
-    rows, sources, notes = _read_rows(files, pool, metric)
+    named = _models_of(files)
+    rows, sources, notes = _read_rows(files, pool, metric, named.names)
     notes = [*twice, *notes]
     if not any(rows.values()):
         raise SessionError(f"--history: none of the records in {', '.join(map(str, paths))} "
@@ -350,7 +391,7 @@ def lmeval_history(paths: Sequence[str | os.PathLike[str]], pool: Sequence[Any],
     try:
         # keyed by the pool run's own keys, each record's document checked against
         # the pool's (above): confirmed by content, whatever the keys look like
-        joined = join_history(mats, keys, exclude=_row_names(exclude, list(rows)),
+        joined = join_history(mats, keys, exclude=_row_names(exclude, list(rows), named.folders),
                               ids_are_positions=True)
     except HistoryJoinError as exc:
         raise SessionError(f"--history: {exc}") from None
