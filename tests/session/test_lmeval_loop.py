@@ -843,3 +843,52 @@ def test_a_file_that_is_no_lm_eval_results_is_said_to_be_so(
     assert "a folder of its samples files" in out and "is read without --format" in out
     with Session.open(db) as s:
         assert not s.labels()
+
+
+def _named(files: list[Path], model: str) -> list[Path]:
+    """Write lm-eval's ``results_<date>.json`` beside the samples files, naming ``model``
+    (``pretrained=`` a local path, as lm-eval writes a local checkpoint's run)."""
+    for f in files:
+        date = f.stem.rsplit("_", 1)[1]
+        f.with_name(f"results_{date}.json").write_text(json.dumps(
+            {"model_name": model, "config": {"model": "hf",
+                                             "model_args": f"pretrained={model}"}}))
+    return files
+
+
+@slow
+def test_two_local_checkpoints_of_one_last_name_are_two_targets(
+        lmeval_files: HarnessFiles, pool_run: list[Path], tmp_path: Path) -> None:
+    """QA: rounds of ``pretrained=/a/checkpoint-1000`` and ``/b/checkpoint-1000`` were both
+    of ``checkpoint-1000`` and imported as one target's, two models mixed in one estimate.
+    A round of another local path of the same last name is refused, naming both, nothing
+    stored (within one import too); the same folder mounted elsewhere is the same model;
+    the session keeps digests of the path, never the path."""
+    db = new_session(tmp_path, pool_run, seed=7)
+    mapping = emit(db, 8, tmp_path / "samples.json")
+    full = [lmeval_files.samples("at_sst2_rev"), *sorted(lmeval_files.run.glob(
+        "samples_at_mmlu_*.jsonl"))]
+    a = _named(subset_of(full, mapping, tmp_path / "a"), "/runs/a/checkpoint-1000")
+    b = _named(subset_of(full, mapping, tmp_path / "b"), "/runs/b/checkpoint-1000")
+    mounted = _named(subset_of(full, mapping, tmp_path / "m"), "/data/runs/a/checkpoint-1000")
+    assert len(a) >= 2
+    out = " ".join(run("import", db, a[0], *b[1:], code=2).split())
+    assert "of 2 models" in out and "/runs/a/checkpoint-1000" in out \
+        and "/runs/b/checkpoint-1000" in out, out
+    run("import", db, *a[:1])
+    with Session.open(db) as s:
+        before = s.labels()
+    out = " ".join(run("import", db, *b[1:], code=2).split())
+    assert out.count("error:") == 1 and "Traceback" not in out, out
+    assert ("these results are of checkpoint-1000 at the local path /runs/b/checkpoint-1000 "
+            "(lm-eval); the session's earlier results are of a checkpoint-1000 at another "
+            "local path") in out, out
+    with Session.open(db) as s:
+        assert s.labels() == before
+    run("import", db, *mounted[1:])  # /data/runs/a/...: /runs/a/... mounted elsewhere
+    with Session.open(db) as s:
+        assert len(s.labels()) == 8 and not s.pending()
+        target = s.session_config.answer_files["target"]
+    assert target["model"] == "checkpoint-1000" and "/runs" not in json.dumps(target)
+    assert len(target["model_path"]) == 3  # digests of checkpoint-1000, a/..., runs/a/...
+

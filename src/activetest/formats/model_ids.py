@@ -18,12 +18,12 @@ as activetest writes them): two quantisations of one repository are two models.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 __all__ = ["VARIANT_ARGS", "distinct_names", "local_parts", "model_variant", "names_the_path",
-           "public_model_name", "variant_name"]
+           "path_digests", "public_model_name", "same_local_model", "variant_name"]
 
 #: ``model_args`` of an lm-eval run that pick which weights of the named model ran (lm-eval's
 #: ``model_name`` leaves them out: ``pretrained=DIR,gguf_file=A.gguf`` and ``...,gguf_file=
@@ -107,6 +107,28 @@ def distinct_names(names: Iterable[str | None]) -> dict[str, str]:
     for n, p in parts.items():
         out[n] = short[same[p]]
     return out
+
+
+def path_digests(name: str | None) -> tuple[str, ...]:
+    """What may be stored of a model at a local path to tell it from another of its last
+    name across commands (an lm-eval session's rounds, its history and its target), never
+    the path itself: a digest of each suffix of its components, shortest first (the last
+    one: the whole path's); empty where the name is no local path
+    (:func:`local_parts`). Compared by :func:`same_local_model`."""
+    import hashlib
+
+    p = local_parts(name)
+    if p is None:
+        return ()
+    return tuple(hashlib.sha256("/".join(p[len(p) - k:]).encode("utf-8")).hexdigest()[:16]
+                 for k in range(1, len(p) + 1))
+
+
+def same_local_model(a: Sequence[str], b: Sequence[str]) -> bool:
+    """Whether two local paths, by their :func:`path_digests`, are one model by the rule
+    of :func:`distinct_names`: one path's components end the other's (the same folder
+    mounted elsewhere, or one path on two machines); False where either is empty."""
+    return bool(a) and bool(b) and (a[-1] in b or b[-1] in a)
 
 
 def names_the_path(name: str, path: str | None) -> bool:

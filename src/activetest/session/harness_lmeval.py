@@ -72,25 +72,34 @@ class HarnessImport:
     history_note: str | None = None
 
 
-def _one_target_model(files: set[str]) -> tuple[str | None, dict[str, str] | None]:
+def _one_target_model(files: set[str]
+                      ) -> tuple[str | None, dict[str, str] | None, str | None]:
     """The model the results files are of (lm-eval's ``results_*.json`` beside each), or
-    None where none says, and which of its weights ran
+    None where none says, which of its weights ran
     (:func:`activetest.formats.history.lmeval_model_variant`: ``gguf_file``, ``revision``,
-    ...; None where no file says). Refused: files of two models, or of one named model with
-    other weights (one import, one target); another model than the session's is refused
-    where it is recorded (:meth:`~activetest.session.workflow.Session.record_target_model`)."""
+    ...; None where no file says), and the name as the results write it (a local path
+    too, never stored: :meth:`~activetest.session.workflow.Session.record_target_model`
+    keeps its digests). Refused: files of two models (two local paths of one last name
+    that are not one folder, :func:`activetest.formats.model_ids.distinct_names`, are two),
+    or of one named model with other weights (one import, one target); another model than
+    the session's is refused where it is recorded
+    (:meth:`~activetest.session.workflow.Session.record_target_model`)."""
     from activetest.formats.history import (
         lmeval_model_name,
         lmeval_model_variant,
+        lmeval_stated_model,
         lmeval_variant_text,
     )
+    from activetest.formats.model_ids import distinct_names
 
     names = {f: lmeval_model_name(f) for f in sorted(files)}
+    stated = {f: lmeval_stated_model(f) for f in sorted(files) if names[f]}
+    ids = distinct_names(stated.values())
     known = {n for n in names.values() if n}
-    if len(known) > 1:
-        which = "; ".join(f"{Path(f).name}: {n}" for f, n in names.items() if n)
-        raise SessionError(f"these results are of {len(known)} models ({which}); a session "
-                           f"estimates one target: import one model's results")
+    if len({ids.get(str(n), n) for n in stated.values()}) > 1:
+        which = "; ".join(f"{Path(f).name}: {n}" for f, n in stated.items())
+        raise SessionError(f"these results are of {len(set(ids.values()))} models ({which}); "
+                           f"a session estimates one target: import one model's results")
     variants = {f: v for f in sorted(files)
                 if names[f] and (v := lmeval_model_variant(f)) is not None}
     shown = {json.dumps(v, sort_keys=True) for v in variants.values()}
@@ -100,7 +109,8 @@ def _one_target_model(files: set[str]) -> tuple[str | None, dict[str, str] | Non
         raise SessionError(f"these results are of {next(iter(known))} with other weights "
                            f"({which}); a session estimates one target: import one model's "
                            f"results")
-    return next(iter(known), None), next(iter(variants.values()), None)
+    return (next(iter(known), None), next(iter(variants.values()), None),
+            next(iter(stated.values()), None))
 
 
 
@@ -223,7 +233,8 @@ def import_lmeval(session: Any, paths: Sequence[str | os.PathLike[str]], *,
                            f"these would be read as {metric} ({metric_from}): one estimate "
                            f"cannot mix two metrics. Import them with --metric-key "
                            f"{used[0]}, or create another session for {metric}")
-    model, variant = _one_target_model({r.where.rsplit(": ", 1)[0] for r in records})
+    model, variant, stated_model = _one_target_model(
+        {r.where.rsplit(": ", 1)[0] for r in records})
     stored = session.labels()
     new = [(row, lv, r) for row, (lv, r) in values.items() if stored.get(items[row].id) != lv]
     with session.store.transaction():
@@ -252,7 +263,8 @@ def import_lmeval(session: Any, paths: Sequence[str | os.PathLike[str]], *,
         if model is not None or shots or prompts:  # checked and kept last: a refusal
             # writes nothing
             session.record_target_model(model, "lm-eval", n_shot=shots, row_names=local,
-                                        variant=variant, prompts=prompts)
+                                        variant=variant, prompts=prompts,
+                                        stated=stated_model)
     files = tuple(sorted({Path(r.where.rsplit(": ", 1)[0]).name for r in records}))
     from activetest.formats.model_ids import variant_name
     from activetest.session.harness_history import target_in_history

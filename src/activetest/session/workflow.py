@@ -325,7 +325,8 @@ class Session:
                             n_shot: Mapping[str, int] | None = None,
                             row_names: Iterable[str] = (),
                             variant: Mapping[str, str] | None = None,
-                            prompts: Mapping[str, Mapping[str, str]] | None = None) -> None:
+                            prompts: Mapping[str, Mapping[str, str]] | None = None,
+                            stated: str | None = None) -> None:
         """Keep who answered for a harness target (``answer_files["target"]``: the model
         lm-eval's results or inspect's eval name), checked against the model stored and
         written in one transaction: two runs of different models cannot both pass.
@@ -345,12 +346,23 @@ class Session:
         (:data:`activetest.formats.lmeval.PROMPT_KEYS`), checked against those stored for
         the task and kept (the same rule as ``n_shot``; sessions imported before keep
         none until their next import).
+        ``stated``: ``model`` as the results write it (lm-eval's ``pretrained=`` path),
+        kept as the digests of a local path (``model_path``,
+        :func:`activetest.formats.model_ids.path_digests`; empty: no local path), never as
+        the path: two local checkpoints of one last name (``/a/checkpoint-1000``,
+        ``/b/checkpoint-1000``) are one ``model`` name but two models (QA: their rounds
+        were imported as one target's). Sessions whose results were imported before it
+        was kept have none: the first import that states one keeps it.
 
         Raises:
-            SessionError: the session's results so far are of another model, or of the
-                same task with another number of in-context examples (one estimate
-                cannot mix two).
+            SessionError: the session's results so far are of another model (another
+                local path of the same last name too), or of the same task with another
+                number of in-context examples (one estimate cannot mix two).
         """
+        from activetest.formats.model_ids import path_digests, same_local_model
+
+        paths = list(path_digests(stated)) if model is not None and stated else None
+
         def change(doc: dict[str, Any]) -> dict[str, Any]:
             files = dict(doc.get("answer_files") or {})
             before = dict(files.get("target") or {})
@@ -360,6 +372,16 @@ class Session:
                     f"these results are of {model} ({tool}); the session's earlier results "
                     f"are of {had}: one estimate cannot mix two models (create another "
                     f"session for {model})")
+            had_paths = before.get("model_path")
+            if paths and isinstance(had_paths, list) and had_paths \
+                    and not same_local_model([str(d) for d in had_paths], paths):
+                raise SessionError(
+                    f"these results are of {model} at the local path {stated} ({tool}); the "
+                    f"session's earlier results are of a {had} at another local path (neither "
+                    f"path ends the other: not one folder mounted elsewhere): two models of "
+                    f"one name, and one "
+                    f"estimate cannot mix two models (run the drawn items with the earlier "
+                    f"model, or create another session for {stated})")
             kept = before.get("model_variant")
             if variant is not None and isinstance(kept, dict) and dict(kept) != dict(variant):
                 from activetest.formats.history import lmeval_variant_text as variant_text
@@ -404,6 +426,8 @@ class Session:
                 files["target"]["model"] = model
             if variant is not None and not isinstance(kept, dict):
                 files["target"]["model_variant"] = dict(variant)
+            if paths is not None and not (isinstance(had_paths, list) and had_paths):
+                files["target"]["model_path"] = paths  # digests, never the path
             if shots:
                 files["target"]["n_shot"] = shots
             if kept_prompts:
