@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import json
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -892,3 +893,41 @@ def test_two_local_checkpoints_of_one_last_name_are_two_targets(
     assert target["model"] == "checkpoint-1000" and "/runs" not in json.dumps(target)
     assert len(target["model_path"]) == 3  # digests of checkpoint-1000, a/..., runs/a/...
 
+
+@slow
+def test_a_history_run_of_another_local_path_of_the_targets_last_name_is_not_its_own(
+        lmeval_files: HarnessFiles, pool_run: list[Path], tmp_path: Path) -> None:
+    """QA: the history's only ``/b/checkpoint-1000`` (its row ``checkpoint-1000``) was said
+    to be a run of the target ``/a/checkpoint-1000``'s own model at import and status. It
+    is another model by the house's identity: nothing is said; a run of the target's own
+    path is said as before; a row of the public name ``checkpoint-1000`` cannot be told
+    from the target's local model, and is said as such."""
+    full = [lmeval_files.samples("at_sst2_rev"), *sorted(lmeval_files.run.glob(
+        "samples_at_mmlu_*.jsonl"))]
+
+    def session(k: int, history_model: str, target_model: str) -> tuple[str, str]:
+        d = tmp_path / f"s{k}"
+        hist = d / "hist" / "h"
+        hist.mkdir(parents=True)
+        for f in full:
+            shutil.copy(f, hist / f.name)
+        _named(sorted(hist.glob("samples_*.jsonl")), history_model)
+        db = d / "eval.db"
+        run("init", db, "--pool", pool_run[0].parent / "samples_*.jsonl", "--task",
+            "answers", "--target", "lm-eval", "--surrogate", "pool-run", "--seed", 3,
+            "--history", d / "hist", "--no-progress")
+        mapping = emit(db, 6, d / "samples.json")
+        got = _named(subset_of(full, mapping, d / "round"), target_model)
+        return (" ".join(run("import", db, *got).split()),
+                " ".join(run("status", db).split()))
+
+    for said in session(0, "/runs/b/checkpoint-1000", "/runs/a/checkpoint-1000"):
+        assert "own model" not in said and "cannot be told" not in said, said
+    for said in session(1, "/runs/b/checkpoint-1000", "/data/runs/b/checkpoint-1000"):
+        assert "the history holds a run of the target's own model ('checkpoint-1000')" \
+            in said, said
+    for said in session(2, "checkpoint-1000", "/runs/a/checkpoint-1000"):
+        assert ("history row 'checkpoint-1000' has the name of the target's model, and "
+                "whether it is the same model cannot be told (the row is of a model of that "
+                "public name, the target's results of a model at a local path of that last "
+                "name)") in said, said

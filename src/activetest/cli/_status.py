@@ -107,8 +107,11 @@ def status(
                 from activetest.formats.model_ids import variant_name
 
                 ran = variant_name(ran, who["model_variant"])  # its weights: the row's name
+            paths = who.get("model_path")  # the local path's digests, where kept
             said = target_in_history(s, ran if isinstance(ran, str) else None,
-                                     [str(n) for n in rows] if isinstance(rows, list) else ())
+                                     [str(n) for n in rows] if isinstance(rows, list) else (),
+                                     [str(d) for d in paths] if isinstance(paths, list)
+                                     else None)
             if said is not None:
                 _out.print(f"note: {_escape(said)}")
         cfg = s.session_config

@@ -362,6 +362,7 @@ def lmeval_history(paths: Sequence[str | os.PathLike[str]], pool: Sequence[Any],
 
     from activetest.data.history import HistoryJoinError, join_history
     from activetest.formats.history import ResponseMatrix
+    from activetest.formats.model_ids import path_digests
     from activetest.session.create_history import (
         HistoryTargetNotice,
         history_record,
@@ -408,6 +409,10 @@ def lmeval_history(paths: Sequence[str | os.PathLike[str]], pool: Sequence[Any],
     hf = history_features(joined.scores)
     info, R = with_neighbours(history_record(joined, hf, notes), joined, neighbours)
     info["models"] = list(joined.models)  # to recognise the target's model at import
+    # and which rows are of local models, by digests (never the path): a row of
+    # /b/checkpoint-1000 is not the target /a/checkpoint-1000 (target_in_history)
+    info["model_paths"] = {m: list(path_digests(named.stated[m])) for m in joined.models
+                           if m in named.stated}
     return HarnessHistory(history_columns(hf), hf.p_correct, info, R, tuple(joined.models),
                           {m: tuple(sources[m]) for m in joined.models})
 
@@ -438,7 +443,36 @@ def rows_of_local_model(session: Any, stated: Sequence[str | None]) -> list[str]
                    if "/" in n and names_the_path(n, p)})
 
 
-def target_in_history(session: Any, model: str | None, also: Sequence[str] = ()) -> str | None:
+def _same_model(rec: Mapping[str, Any], row: str, paths: Sequence[str] | None
+                ) -> tuple[bool | None, str]:
+    """Whether history row ``row``, of the target's model's name, is of the target's model
+    by the house's identity (:func:`activetest.formats.model_ids.same_local_model`): True,
+    False, or None where it cannot be told (one is known to be at a local path, the other
+    not known to be, or of a public name of that last name), with why. ``paths``: the target's
+    :func:`~activetest.formats.model_ids.path_digests` (empty: its name is no local path;
+    None: not known); the row's are the history record's ``model_paths`` (an lm-eval
+    session's since they are kept; a row not in it: no local path)."""
+    from activetest.formats.model_ids import same_local_model
+
+    kept = rec.get("model_paths")
+    mine = [str(d) for d in kept.get(row) or ()] if isinstance(kept, dict) else None
+    if mine and paths:
+        return same_local_model(mine, paths), ""
+    if not mine and not paths:
+        return True, ""  # neither is known to be a local path: by name, as ever
+    row_is = ("a model at a local path of that last name" if mine else
+              "a model of that public name" if mine is not None else
+              "a model of that name, at a local path or not (the session keeps no more of "
+              "its history's models)")
+    target_is = ("a model at a local path of that last name" if paths else
+                 "a model of that public name" if paths is not None else
+                 "a model of that name, at a local path or not (its results were imported "
+                 "before activetest kept more)")
+    return None, f"the row is of {row_is}, the target's results of {target_is}"
+
+
+def target_in_history(session: Any, model: str | None, also: Sequence[str] = (),
+                      paths: Sequence[str] | None = None) -> str | None:
     """Say where a graded session's history (an lm-eval or inspect session's, or any with
     ``--surrogate history``) holds the target's own run, once its labels tell (lm-eval's
     ``import``, ``status``): a history row of the model the results files name
@@ -448,7 +482,11 @@ def target_in_history(session: Any, model: str | None, also: Sequence[str] = ())
     least :data:`activetest.data.history.MIN_SAME_ITEMS` of them). Such a row has steered the
     draws as another model's; the estimate stays unbiased and its intervals valid (they
     are for any design), but the history is not what it was meant to be. None: no
-    history, or no such row."""
+    history, or no such row. ``paths``: the target's local path's digests
+    (:func:`activetest.formats.model_ids.path_digests`; empty: ``model`` is no local path;
+    None: not known): a row of ``model``'s name at another local path is another model
+    (QA: a history's ``/b/checkpoint-1000`` was said to be the target ``/a/checkpoint-1000``),
+    and one that cannot be told from it is said as such, with why."""
     from activetest.data.history import MIN_SAME_ITEMS
     from activetest.session.history_neighbours import ROLE
 
@@ -461,8 +499,14 @@ def target_in_history(session: Any, model: str | None, also: Sequence[str] = ())
     stored = session.store.scores(ROLE)
     names = history_rows(session)
     if model is not None and model in names:
-        return f"the history holds a run of the target's own model ({model!r}): {advice} " \
-               f"{model!r}"
+        same, why = _same_model(rec, model, paths)
+        if same:
+            return f"the history holds a run of the target's own model ({model!r}): " \
+                   f"{advice} {model!r}"
+        if same is None:
+            return (f"history row {model!r} has the name of the target's model, and whether "
+                    f"it is the same model cannot be told ({why}): if it is the target's own "
+                    f"run, {advice} {model!r}")
     # a run of the target's local model: a row named by the folder lm-eval wrote it in (as
     # a path in an lm-eval session's history, as the folder's name in another's)
     # (or a local model's row named by its distinguishing suffix: rows_of_local_model)
