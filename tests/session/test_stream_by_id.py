@@ -298,8 +298,9 @@ def test_a_header_alone_without_a_class_column_says_no_data_rows(
     assert streamed.endswith("target" + files[2].suffix + ": no data rows")
 
 
-def _renumbered(files: tuple[Path, Path, Path]) -> None:
-    """The pool's and tables' ids ``it0``.. made ``0``.. (pandas' index as the id)."""
+def _renumbered(files: tuple[Path, Path, Path], spell: str = "{}") -> None:
+    """The pool's and tables' ids ``it0``.. made ``0``.. (pandas' index as the id), each
+    number written as ``spell`` writes it (``{:03d}``: ``007``)."""
     import re
 
     for f in files:
@@ -308,11 +309,13 @@ def _renumbered(files: tuple[Path, Path, Path]) -> None:
             import pyarrow.parquet as pq
 
             t = pq.read_table(f)
-            ids = [re.sub(r"^it(\d+)$", r"\1", str(i)) for i in t.column("id").to_pylist()]
+            ids = [re.sub(r"^it(\d+)$", lambda m: spell.format(int(m[1])), str(i))
+                   for i in t.column("id").to_pylist()]
             pq.write_table(t.set_column(t.schema.get_field_index("id"), "id",
                                         pa.array(ids)), f)
         else:
-            f.write_text(re.sub(r"\bit(\d+)\b", r"\1", f.read_text()))
+            f.write_text(re.sub(r"\bit(\d+)\b", lambda m: spell.format(int(m[1])),
+                                f.read_text()))
 
 
 @pytest.mark.parametrize("fmt", ["csv", "jsonl", "parquet"])
@@ -374,3 +377,116 @@ def test_a_shuffled_table_keyed_by_row_numbers_is_refused_by_the_stream_itself(
                     f"(positions), not ids (the pool's: '0'..'199', 200 ids, every whole "
                     f"number from 0; the table's: '0'..'199', 200 ids, every whole number "
                     f"from 0): pool item '0'") in got[0], got[0]
+
+
+def _stream_or_general(tmp: Path, files: tuple[Path, Path, Path],
+                       monkeypatch: pytest.MonkeyPatch, **kw: object) -> list[str | None]:
+    """The session made by the stream (which must not fall back to the general path: it
+    reads every id into memory) and by the general path: their refusals (None: made,
+    then the two sessions are asserted the same)."""
+    from activetest.session import create
+    from activetest.session.store import SessionError
+
+    def fell_back(*a: object, **k: object) -> None:
+        raise AssertionError("the stream fell back to the general path")
+
+    for f in tmp.glob("[sg].db"):
+        f.unlink()
+    got: list[str | None] = []
+    for name, general in (("s.db", False), ("g.db", True)):
+        with monkeypatch.context() as m:
+            ran = spy_on_stream(m)
+            m.setattr(*((stream_init, "try_stream", lambda *a, **k: None) if general
+                        else (create, "load_inputs", fell_back)))
+            try:
+                create_from_tables(tmp / name, files, **kw).close()
+                got.append(None)
+                assert ran or general
+            except (SessionError, ValueError) as exc:
+                got.append(str(exc))
+                assert not (tmp / name).exists()
+    if got == [None, None]:
+        same_session(tmp / "s.db", tmp / "g.db")
+    return got
+
+
+def _shuffle(path: Path, spell: str, more: int = 0, seed: int = 5) -> None:
+    """The table's rows in another order, ``more`` rows of other items (ids 200..) after
+    them, ids written as ``spell`` writes a number."""
+    rows = _rows(path)
+    for r in rows:
+        r["id"] = spell.format(int(float(r["id"])))
+    rows += [{"id": spell.format(200 + j), "negative": -0.1,
+              "positive": float(np.log1p(-np.exp(-0.1)))} for j in range(more)]
+    _rewrite(path, [rows[i] for i in np.random.default_rng(seed).permutation(len(rows))])
+
+
+@pytest.mark.parametrize(("fmt", "spell"), [("csv", "{:03d}"), ("jsonl", "{}.0"),
+                                            ("parquet", "{:04d}")])
+def test_ids_written_as_padded_or_float_numbers_are_compared_by_the_stream_itself(
+        fmt: str, spell: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """QA: a pool and shuffled tables whose ids are row numbers written ``000``..``199``
+    (or ``0.0``..) took the general path, every id in memory (at 1e7 items, killed for
+    memory before a word): the stream counts such ids in the session file and refuses the
+    join by positions with the general path's message, word for word; as
+    ``ids_are_positions`` confirms, it makes the general path's session."""
+    monkeypatch.setattr(stream_base, "BLOCK", 64)
+    files = _files(tmp_path, fmt)
+    _renumbered(files, spell)
+    for k, path in enumerate(files[1:]):
+        _shuffle(path, spell, more=30 * k)
+    got = _stream_or_general(tmp_path, files, monkeypatch)
+    assert got[0] is not None and got[0] == got[1], got
+    first, last = spell.format(0), spell.format(199)
+    assert (f"surrogate.{fmt}: its item ids and the pool's look like row numbers "
+            f"(positions), not ids (the pool's: {first!r}..{last!r}, 200 ids, every whole "
+            f"number from 0; the table's: {first!r}..{last!r}, 200 ids, every whole number "
+            f"from 0)") in got[0], got[0]
+    assert _stream_or_general(tmp_path, files, monkeypatch, ids_are_positions=True) \
+        == [None, None]
+
+
+def test_a_number_written_twice_in_a_shuffled_table_is_no_position_join_in_the_stream(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A shuffled table keyed 0..199 with a row of another item ``007`` (7 written twice:
+    no run of row numbers, as the general path counts it) is joined by id, by the stream
+    itself (it fell back to the general path: QA), not by positions (the surrogate's
+    table, in the pool's order, is, as confirmed); ids ``000``.. of a pool numbered
+    0..199 share none of its ids: no join by positions either, the items without a row
+    named as the general path names them."""
+    from activetest.session.store import SessionStore
+
+    monkeypatch.setattr(stream_base, "BLOCK", 64)
+    files = _files(tmp_path, "jsonl")
+    _renumbered(files)
+    rows = _rows(files[2])
+    _rewrite(files[2], [*({**r, "id": str(r["id"])} for r in rows[::-1]),
+                        {"id": "007", "negative": -0.1,
+                         "positive": float(np.log1p(-np.exp(-0.1)))}])
+    assert _stream_or_general(tmp_path, files, monkeypatch, ids_are_positions=True) \
+        == [None, None]
+    with SessionStore.open(tmp_path / "s.db") as s:
+        assert "joined_by_position" in s.scores("surrogate").provenance
+        assert "joined_by_position" not in s.scores("target").provenance
+    _shuffle(files[1], "{:04d}")
+    got = _stream_or_general(tmp_path, files, monkeypatch)
+    assert got[0] is not None and got[0] == got[1], got
+    assert "surrogate.jsonl: no row for 200 of 200 item id(s)" in got[0], got[0]
+
+
+def test_two_tables_joined_by_positions_name_the_first_given_in_both_paths(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The surrogate's table shuffled (joined by id, a second pass) and the target's in
+    the pool's order, both keyed by row numbers: the stream refused the target's first
+    (checked as the pool was read), the general path the surrogate's (the first given);
+    now both name the surrogate's, as they do where the target's is the shuffled one."""
+    monkeypatch.setattr(stream_base, "BLOCK", 64)
+    for shuffled in (1, 2):  # the surrogate's shuffled, then the target's
+        (tmp_path / str(shuffled)).mkdir()
+        files = _files(tmp_path / str(shuffled), "csv")
+        _renumbered(files)
+        _shuffle(files[shuffled], "{}")
+        got = _stream_or_general(tmp_path, files, monkeypatch)
+        assert got[0] is not None and got[0] == got[1], got
+        assert got[0].startswith(f"{files[1]}: its item ids and the pool's look like row "
+                                 f"numbers"), got[0]

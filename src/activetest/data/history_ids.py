@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 __all__ = ["NumberIds", "PositionJoin", "WholeIdsInBlocks", "number_ids",
-           "positions_in_disguise"]
+           "positions_in_disguise", "whole_value"]
 
 #: A whole number as an id's text: digits (leading zeros allowed: ``007`` is row 7
 #: zero-padded), optionally a float's ``.0`` (pandas writes a float column so).
@@ -53,7 +53,9 @@ class NumberIds:
         return f"{self.first!r}..{self.last!r}, {self.n} {noun}, {what}"
 
 
-def _value(text: str) -> int | None:
+def whole_value(text: str) -> int | None:
+    """The whole number an id's text is (``7``, ``007``, ``7.0``: 7), stripped; None where
+    it is none."""
     t = text.strip()
     return int(float(t)) if _WHOLE.fullmatch(t) else None
 
@@ -61,7 +63,7 @@ def _value(text: str) -> int | None:
 def number_ids(ids: Sequence[str]) -> NumberIds | None:
     """The whole-number ids among ``ids`` (None: there is none, or two of them are the same
     number written twice)."""
-    vals = [(v, str(i).strip()) for i in ids if (v := _value(str(i))) is not None]
+    vals = [(v, str(i).strip()) for i in ids if (v := whole_value(str(i))) is not None]
     if not vals:
         return None
     seen = {v for v, _ in vals}

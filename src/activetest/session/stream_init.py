@@ -55,6 +55,7 @@ from typing import Any
 import numpy as np
 
 from activetest.data.task import Item, Task
+from activetest.session.store import SessionError
 from activetest.session.stream_base import (
     BLOCK,
     READ_ERRORS,
@@ -215,15 +216,19 @@ def _stream(path: Path, p: Path, fmt: str, task: Task, sur: Table, tgt: Table,
         with progress_bar(size, "reading the pool", progress) as advance:
             parts, by_id = write_blocks(conn, size, advance)
         n = got["n"]
-        for k in by_id:  # the tables in another order: joined by id, a second pass
+        got["index"] = {t.spec: k for k, t in enumerate(sources)}
+        for k in sorted(by_id):  # the tables in another order: joined by id, a second
+            # pass, in the order given: a table in the pool's order refused (pending) is
+            # named before a table given after it (the general path's order)
+            if got["pending"] is not None and got["pending"][0] < k:
+                raise got["pending"][1]
             with progress_bar(None, f"joining {sources[k].scorer.path.name} by id",
                               progress) as advance:
-                # (a pool whose ids are not all whole numbers: its own ids, no count)
-                plain = got["checked"][k] or got["numbers"].count.result is None
                 parts[k] = join_by_id(conn, sources[k], n, task.n_classes, advance,
-                                      on_ids=None if plain else
-                                      _position_join_by_id(conn, sources[k], got,
-                                                           ids_are_positions))
+                                      on_ids=_position_join_by_id(conn, sources[k], got,
+                                                                  ids_are_positions))
+        if got["pending"] is not None:
+            raise got["pending"][1]
         got["lp"] = [part.array() if isinstance(part, _Parts) else part for part in parts]
 
     def write_blocks(conn: Any, size: int | None, advance: Any
@@ -326,9 +331,11 @@ def _stream(path: Path, p: Path, fmt: str, task: Task, sur: Table, tgt: Table,
                     raise NotStreamable("table rows after the pool")
                 by_id.append(k)
                 parts[k] = None
-        if not by_row:  # ids that look like positions on both sides: refused or said
-            got["by_position"] = _position_joins(numbers, sources, by_id, checked,
-                                                 ids_are_positions)
+        got["pool_numbers"] = None if by_row else _pool_numbers(conn, numbers, checked)
+        # ids that look like positions on both sides: said, or a refusal kept (raised in
+        # the order the tables were given: write_items)
+        got["by_position"], got["pending"] = _position_joins(
+            got["pool_numbers"], numbers.first, sources, by_id, checked, ids_are_positions)
         got["numbers"], got["checked"] = numbers, checked
         got["n"] = n
         config1 = config_of(info, specs, raw_specs, n)  # the planned budget needs N
@@ -421,33 +428,48 @@ class _WholeIds:
         self.count.add([it.id for it in items])
 
 
-def _position_joins(numbers: _WholeIds, sources: Sequence[Table], by_id: Sequence[int],
-                    checked: Sequence[bool], confirmed: bool) -> dict[str, str]:
-    """Each table joined by ids that look like positions, as ``confirmed`` (spec -> the
-    note); refused otherwise (:class:`~activetest.session.store.SessionError`: the
-    general path's rule and message, :mod:`activetest.session.table_positions`). A
-    table in the pool's order has the pool's ids (both sides alike: a join by positions
-    where they are a run from 0 or 1); one joined by id (its ids another set) is
-    compared with the pool as it is joined (:func:`_position_join_by_id`)."""
+def _pool_numbers(conn: Any, numbers: _WholeIds, checked: Sequence[bool]) -> Any:
+    """The pool's whole-number ids (:class:`~activetest.data.history_ids.NumberIds`;
+    None: not all whole numbers, or every table is confirmed by content and none is
+    needed): as counted block by block, or where one is written otherwise (``007``,
+    ``7.0``) in the session file (:func:`~activetest.session.stream_number_ids.
+    sql_number_ids`: QA, such a pool took the general path, every id in memory)."""
+    if not numbers.count.other_spelling or all(checked):
+        return numbers.count.result
+    from activetest.session.stream_number_ids import sql_number_ids
+
+    return sql_number_ids(conn, "SELECT item_id AS x FROM items", numbers_only=False)
+
+
+def _position_joins(pool: Any, first: tuple[str, Mapping[str, Any]] | None,
+                    sources: Sequence[Table], by_id: Sequence[int], checked: Sequence[bool],
+                    confirmed: bool) -> tuple[dict[str, str], tuple[int, SessionError] | None]:
+    """Each table in the pool's order joined by ids that look like positions, as
+    ``confirmed`` (spec -> the note), and the refusal of the first such table not
+    confirmed, with its index among ``sources`` (the general path's rule and message,
+    :mod:`activetest.session.table_positions`): raised by :func:`_stream` once every
+    table given before it is checked too, so that the streamed path names the same
+    table first as the general path (the first given). A table in the pool's order has
+    the pool's ids (both sides alike: a join by positions where they are a run from 0
+    or 1); one joined by id (its ids another set) is compared with the pool as it is
+    joined (:func:`_position_join_by_id`). ``pool``: :func:`_pool_numbers`; ``first``:
+    the pool's first id and its item's fields."""
     from activetest.data.history_ids import PositionJoin
     from activetest.session.table_positions import excerpt, position_join
 
-    pool = numbers.count.result
-    if numbers.count.other_spelling and not all(checked):  # '007', '7.0': the general
-        raise NotStreamable("position ids")  # path compares every value
-    if pool is None or numbers.first is None:  # not all whole numbers: the pool's own ids
-        return {}
     out: dict[str, str] = {}
+    if pool is None or first is None or pool.run_from is None:  # own ids, or no run
+        return out, None
     for k, t in enumerate(sources):
-        if checked[k]:
+        if checked[k] or k in by_id:  # (by id: compared as it is joined)
             continue
-        if k in by_id:  # compared as it is joined by id
-            continue
-        if pool.run_from is not None:
-            d = PositionJoin(pool, pool, numbers.first[0], pool.n)
-            out[t.spec] = position_join(str(t.scorer.path), d, excerpt(numbers.first[1]),
+        d = PositionJoin(pool, pool, first[0], pool.n)
+        try:
+            out[t.spec] = position_join(str(t.scorer.path), d, excerpt(first[1]),
                                         confirmed=confirmed)
-    return out
+        except SessionError as exc:
+            return out, (k, exc)
+    return out, None
 
 
 def _position_join_by_id(conn: Any, t: Table, got: dict[str, Any], confirmed: bool
@@ -455,33 +477,33 @@ def _position_join_by_id(conn: Any, t: Table, got: dict[str, Any], confirmed: bo
     """The :func:`~activetest.session.stream_join.join_by_id` ``on_ids`` of the table
     ``t`` in another order than the pool's: where its ids and the pool's look like
     positions (:func:`~activetest.data.history_ids.positions_in_disguise`'s rule, counted
-    in constant memory), refused with the general path's message or, as ``confirmed``,
-    said (``got["by_position"]``): no fall back that reads the whole pool and table into
-    memory to say the same (at 1e7 items, killed for memory first). A table's id written
-    as another spelling of a whole number (``007``, ``7.0``) takes the general path."""
-    from activetest.data.history_ids import PositionJoin, WholeIdsInBlocks
+    in constant memory, ids written as another spelling of a whole number, ``007``,
+    ``7.0``, too), refused with the general path's message or, as ``confirmed``, said
+    (``got["by_position"]``): no fall back that reads the whole pool and table into
+    memory to say the same (at 1e7 items, killed for memory first). Then a refusal of a
+    table in the pool's order given after it (``got["pending"]``) is raised, before this
+    table's missing rows are named: the general path checks every table's ids before it
+    joins any."""
+    from activetest.data.history_ids import PositionJoin
     from activetest.session.table_positions import excerpt, position_join
 
-    def check(ids: WholeIdsInBlocks, shared: int, first: int) -> None:
+    def check(table: Any, shared: int, first: int) -> None:
         numbers: _WholeIds = got["numbers"]
-        pool = numbers.count.result
-        if pool is None or numbers.first is None:  # not all whole numbers: own ids
-            return
-        if ids.other_spelling:  # the general path compares every value
-            raise NotStreamable("position ids")
-        table = ids.result
-        if table is None or not shared or (pool.run_from is None
-                                           and table.run_from is None):
-            return
-        if first == 0:  # the pool's first item: its fields in the pool's order
-            item_id, fields = numbers.first
-        else:  # (the file keeps them sorted by name)
-            item_id, text = conn.execute("SELECT item_id, fields FROM items WHERE idx = ?",
-                                         (first,)).fetchall()[0]
-            fields = json.loads(text)
-        d = PositionJoin(pool, table, str(item_id).strip(), shared)
-        got.setdefault("by_position", {})[t.spec] = position_join(
-            str(t.scorer.path), d, excerpt(fields), confirmed=confirmed)
+        pool = got["pool_numbers"]
+        if not (pool is None or numbers.first is None or got["checked"][got["index"][t.spec]]
+                or table is None or not shared
+                or (pool.run_from is None and table.run_from is None)):
+            if first == 0:  # the pool's first item: its fields in the pool's order
+                item_id, fields = numbers.first
+            else:  # (the file keeps them sorted by name)
+                item_id, text = conn.execute(
+                    "SELECT item_id, fields FROM items WHERE idx = ?", (first,)).fetchall()[0]
+                fields = json.loads(text)
+            d = PositionJoin(pool, table, str(item_id).strip(), shared)
+            got.setdefault("by_position", {})[t.spec] = position_join(
+                str(t.scorer.path), d, excerpt(fields), confirmed=confirmed)
+        if got.get("pending") is not None:
+            raise got["pending"][1]
 
     return check
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from activetest.data.history_ids import WholeIdsInBlocks
+from activetest.data.history_ids import NumberIds, WholeIdsInBlocks
 from activetest.data.task import Item
 from activetest.session import stream_tables
 from activetest.session.stream_base import NotStreamable, StreamRefusedError
@@ -46,7 +46,7 @@ def refuse_a_repeated_id(conn: Any, t: Table, item_id: str, ids: Sequence[str], 
 
 
 def join_by_id(conn: Any, t: Table, n: int, width: int, advance: Any,
-               on_ids: Callable[[WholeIdsInBlocks, int, int], None] | None = None
+               on_ids: Callable[[NumberIds | None, int, int], None] | None = None
                ) -> np.ndarray:
     """The ``(n, width)`` log-probs of the table ``t``, joined by id to the ``n`` pool
     items already written to the session file: a table in another order than the pool's
@@ -63,8 +63,11 @@ def join_by_id(conn: Any, t: Table, n: int, width: int, advance: Any,
     (the first such pool item in the pool's order). ``on_ids``: called once every row
     is read (none repeating an id) and before a missing pool item is named, as the
     general path reads the whole table before it joins, with the table's whole-number
-    ids counted (:class:`~activetest.data.history_ids.WholeIdsInBlocks`, ids that are
-    no whole number passed over), how many rows are for pool items and the pool row of
+    ids counted (:func:`~activetest.data.history_ids.number_ids`' result, ids that are no
+    whole number passed over: counted block by block while each is written plainly,
+    :class:`~activetest.data.history_ids.WholeIdsInBlocks`, else in the session file,
+    :func:`~activetest.session.stream_number_ids.sql_number_ids`, never in memory), how
+    many rows are for pool items and the pool row of
     the first such item (a join by ids that look like positions is refused or said
     there: :mod:`activetest.session.table_positions`)."""
     import json as _json
@@ -139,7 +142,7 @@ def join_by_id(conn: Any, t: Table, n: int, width: int, advance: Any,
         if start == 0:  # a header alone, an empty JSONL file: named as the table reader does
             raise StreamRefusedError(f"{path}: no data rows")
         if on_ids is not None:
-            on_ids(numbers, shared, first_shared)
+            on_ids(_table_numbers(conn, numbers, row_of), shared, first_shared)
         missing = np.flatnonzero(row_of < 0)
         if missing.size:  # the general path's message (the first ten, in the pool's order)
             shown = ", ".join(repr(conn.execute("SELECT item_id FROM items WHERE idx = ?",
@@ -163,4 +166,29 @@ def join_by_id(conn: Any, t: Table, n: int, width: int, advance: Any,
         conn.execute("DELETE FROM _at_block")
         conn.execute("DELETE FROM _at_other")
     return out
+
+
+def _table_numbers(conn: Any, numbers: WholeIdsInBlocks, row_of: np.ndarray
+                   ) -> NumberIds | None:
+    """The table's whole-number ids (:func:`join_by_id`'s ``on_ids``): as counted block by
+    block, or where one is written otherwise (``007``, ``7.0``: maybe another spelling of
+    one counted) in the session file, from the pool items it has rows for and its other
+    ids (``_at_other``), as the general path counts them (QA: such a table took the
+    general path, every id in memory)."""
+    if not numbers.other_spelling:
+        return numbers.result
+    from activetest.session.stream_number_ids import sql_number_ids
+
+    conn.execute("CREATE TEMP TABLE IF NOT EXISTS _at_joined (idx INTEGER PRIMARY KEY)")
+    conn.execute("DELETE FROM _at_joined")
+    try:
+        joined = np.flatnonzero(row_of >= 0)
+        for k in range(0, len(joined), 1 << 16):
+            conn.executemany("INSERT INTO _at_joined (idx) VALUES (?)",
+                             ((int(i),) for i in joined[k:k + (1 << 16)]))
+        return sql_number_ids(conn, "SELECT i.item_id AS x FROM _at_joined j JOIN items i "
+                                    "ON i.idx = j.idx UNION ALL SELECT item_id AS x FROM "
+                                    "_at_other", numbers_only=True)
+    finally:
+        conn.execute("DELETE FROM _at_joined")
 
