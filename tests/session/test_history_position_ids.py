@@ -204,3 +204,35 @@ def test_a_graded_pool_of_row_numbers_is_confirmed_by_the_same_flag(tmp_path: Pa
         assert h["by_position"] == [str(hist)] and h["n_covered"] == N
         assert any("which are its rows' numbers, as --ids-are-positions confirms"
                    in m for m in h["messages"]), h["messages"]
+
+
+def test_a_pool_without_id_column_names_the_columns_that_hold_the_matrix_ids(
+        tmp_path: Path) -> None:
+    """A classification pool read without an id column (its ids its rows' numbers) and a
+    response matrix: the refusal said "--id-column NAME" whatever the pool (QA); it names
+    the pool's column that holds the matrix's ids, or says that none does, naming the
+    pool's columns; with that column the join is by id."""
+    import re
+
+    pf = make_pool_files(tmp_path / "d", n=N)
+    pool = pf.pool.with_name("pool_qid.csv")  # its ids r0.. in a column no task names
+    pool.write_text(re.sub(r"^id,", "qid,", pf.pool.read_text()))
+    rng = np.random.default_rng(0)
+    Y = (rng.random((6, N)) < 0.5).astype(int)
+    base = ("--task", "demo", "--pool", pool, "--surrogate", f"table:{pf.surrogate}",
+            "--target", f"table:{pf.target}", "--metric", "error_rate", "--history-exclude",
+            "m0", "--seed", "2", "--no-progress")
+    hist = _matrix(tmp_path / "m.csv", list(pf.ids), Y)
+    out = cli("init", tmp_path / "a.db", *base, "--history", hist, code=2)
+    assert out.count("error:") == 1, out
+    assert ("the pool's column 'qid' holds the ids of 40 of the matrix's 40 columns: pass "
+            "--id-column qid") in out, out
+    other = _matrix(tmp_path / "o.csv", [f"x{k}" for k in range(N)], Y)
+    out = cli("init", tmp_path / "b.db", *base, "--history", other, code=2)
+    assert ("no column of the pool ('qid', 'text', 'label') holds the matrix's column ids: "
+            "give the pool a column of the ids the matrix uses and pass --id-column NAME") \
+        in out, out
+    assert not (tmp_path / "a.db").exists() and not (tmp_path / "b.db").exists()
+    out = cli("init", tmp_path / "c.db", *base, "--id-column", "qid", "--history", hist)
+    with Session.open(tmp_path / "c.db") as s:
+        assert s.config["history"]["n_covered"] == N

@@ -565,6 +565,7 @@ def create_session(path: str | os.PathLike[str], *,
     hist = None
     if history:  # joined and checked before any scoring is spent
         from activetest.session.create_history import classification_history
+        from activetest.session.history_positions import PoolColumns
 
         hist = classification_history(inputs.items, history, history_exclude,
                                       inputs.raw_specs.get(inputs.specs["target"], ""),
@@ -574,7 +575,11 @@ def create_session(path: str | os.PathLike[str], *,
                                       inputs.pool_info.get("format") == "lmeval" else None,
                                       task=inputs.task,
                                       target=inputs.scorers.get(inputs.specs["target"]),
-                                      ids_are_positions=ids_are_positions)
+                                      ids_are_positions=ids_are_positions,
+                                      pool_columns=None if inputs.row_ids is None else
+                                      PoolColumns(tuple(inputs.row_ids), lambda name:
+                                                  _column_ids(pool, inputs.task,
+                                                              pool_options, name)))
         config = hist.config(config)
     compared = name_compared(inputs, compare)
     if compared:

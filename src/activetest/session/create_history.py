@@ -48,6 +48,7 @@ import numpy as np
 
 from activetest.session.config import SessionConfig
 from activetest.session.history_neighbours import NeighbourUpdate
+from activetest.session.history_positions import PoolColumns
 from activetest.session.store import SessionError, SessionStore
 
 __all__ = ["HistorySetup", "HistoryTargetNotice", "PoolSignal", "check_history_options",
@@ -401,7 +402,8 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
                       targets: Sequence[str | os.PathLike[str]] = (),
                       positional: str | None = None, target_spec: str = "",
                       ids_are_positions: bool = False,
-                      confirm_inputs: bool = False) -> Any:
+                      confirm_inputs: bool = False,
+                      pool_columns: PoolColumns | None = None) -> Any:
     """Join response matrices and folders of harness logs to the pool (module docstring).
 
     Args:
@@ -424,6 +426,9 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
         confirm_inputs: an inspect_ai session's pool (``--target inspect``): inspect_ai
             logs are also confirmed by every item's text occurring in its sample's input,
             whatever their ids (:func:`_confirm_inputs`).
+        pool_columns: where the pool's ids are its rows' numbers, its columns
+            (:class:`~activetest.session.history_positions.PoolColumns`: a refused
+            matrix's message names those that hold its ids).
 
     Returns:
         A :class:`activetest.data.history.PoolHistory` whose ``excluded`` also lists the
@@ -487,7 +492,8 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
                 M = read_response_matrix(p)
                 said = check_matrix_ids(str(p), M.item_ids, [it.item_id for it in items],
                                         describe,
-                                        positional=positional, confirmed=ids_are_positions)
+                                        positional=positional, confirmed=ids_are_positions,
+                                        pool_columns=pool_columns)
                 if said is not None:
                     notes.append(said)
                     by_position.append(str(p))
@@ -737,11 +743,12 @@ def classification_history(items: Sequence[Any], paths: Sequence[str | os.PathLi
                            exclude: Sequence[str], target_spec: str,
                            neighbours: bool | NeighbourUpdate = True,
                            positional: str | None = None, task: Any = None,
-                           target: Any = None, ids_are_positions: bool = False
-                           ) -> HistorySetup:
+                           target: Any = None, ids_are_positions: bool = False,
+                           pool_columns: PoolColumns | None = None) -> HistorySetup:
     """Join the history to a classification pool and compute its features once
     (``neighbours``: and the neighbours' column's settings, :func:`with_neighbours`;
-    ``positional``, ``ids_are_positions``: as for :func:`join_pool_history`). A row
+    ``positional``, ``ids_are_positions``, ``pool_columns``: as for
+    :func:`join_pool_history`). A row
     identical to the target's own right/wrong is dropped where that is known: an lm-eval
     target's own ``acc``, or (``task`` given) a ``table:`` target's top class against the
     pool's labels (``target``: its scorer object, else built from ``target_spec``).
@@ -762,7 +769,8 @@ def classification_history(items: Sequence[Any], paths: Sequence[str | os.PathLi
     joined, notes = join_pool_history(paths, pool, exclude=exclude, targets=own,
                                       target_scores=right, positional=positional,
                                       target_spec=target_spec,
-                                      ids_are_positions=ids_are_positions)
+                                      ids_are_positions=ids_are_positions,
+                                      pool_columns=pool_columns)
     hf = history_features(joined.scores)
     info, R = with_neighbours(history_record(joined, hf, notes, ("surrogate",)), joined,
                               neighbours)

@@ -16,11 +16,58 @@ docs/history.md ("Ids that are only positions").
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from activetest.data.history_ids import positions_in_disguise
 from activetest.session.store import SessionError
 
-__all__ = ["FLAG", "check_matrix_ids", "unneeded_note"]
+__all__ = ["FLAG", "PoolColumns", "check_matrix_ids", "unneeded_note"]
+
+#: The most pool columns read again to find one that holds a matrix's ids.
+MAX_COLUMNS = 12
+
+
+@dataclass(frozen=True)
+class PoolColumns:
+    """A pool read without an id column (its ids its rows' numbers): its columns, and
+    the ids it would have with ``--id-column NAME`` (None: that column cannot be ids,
+    e.g. a value repeats), to name the columns that could join a response matrix.
+
+    Attributes:
+        names: the pool's columns.
+        ids_of: a column -> the pool's ids with it as the id column, or None.
+    """
+
+    names: tuple[str, ...]
+    ids_of: Callable[[str], Sequence[str] | None]
+
+
+def _serving(columns: Sequence[str], pool: PoolColumns | None) -> str:
+    """What the refusal says of the pool's id columns: those whose values are ids of the
+    matrix's columns (most shared first), or that none is, naming the pool's columns
+    (QA: "--id-column NAME" alone); the general advice where the columns are not known."""
+    generic = ("give the pool ids of its own that the matrix uses (a pool column: "
+               "--id-column NAME; an lm-eval log as the pool: answers:FILE?id_field=NAME, "
+               "a doc field)")
+    if pool is None or not pool.names:
+        return generic
+    cols = {str(c).strip() for c in columns}
+    found = []
+    for name in pool.names[:MAX_COLUMNS]:
+        ids = pool.ids_of(name)
+        n = 0 if ids is None else sum(str(i).strip() in cols for i in ids)
+        if n:
+            found.append((-n, name))
+    shown = ", ".join(repr(c) for c in pool.names[:MAX_COLUMNS]) + (
+        ", ..." if len(pool.names) > MAX_COLUMNS else "")
+    if not found:
+        return (f"no column of the pool ({shown}) holds the matrix's column ids: give the "
+                f"pool a column of the ids the matrix uses and pass --id-column NAME")
+    best = [name for _, name in sorted(found)]
+    n = -min(found)[0]
+    also = "" if len(best) == 1 else f" (also {', '.join(map(repr, best[1:3]))})"
+    return (f"the pool's column {best[0]!r} holds the ids of {n} of the matrix's "
+            f"{len(cols)} columns{also}: pass --id-column {best[0]}")
 
 #: The option that confirms a join by ids that look like positions.
 FLAG = "--ids-are-positions"
@@ -33,7 +80,7 @@ def _confirm_hint() -> str:
 
 def check_matrix_ids(source: str, columns: Sequence[str], pool_ids: Sequence[str],
                      describe: Callable[[str], str], *, positional: str | None,
-                     confirmed: bool) -> str | None:
+                     confirmed: bool, pool_columns: PoolColumns | None = None) -> str | None:
     """Refuse, or with ``confirmed`` say, a response matrix's join by positions.
 
     Args:
@@ -44,6 +91,8 @@ def check_matrix_ids(source: str, columns: Sequence[str], pool_ids: Sequence[str
         positional: where the pool's ids are only positions, what they are (e.g. "its
             rows' numbers"), else None.
         confirmed: the user confirmed the join (:data:`FLAG`).
+        pool_columns: where the pool's ids are its rows' numbers, its columns (the
+            refusal names those that hold the matrix's ids, or that none does).
 
     Returns:
         The note to show where a join by positions is made as confirmed, else None.
@@ -62,11 +111,9 @@ def check_matrix_ids(source: str, columns: Sequence[str], pool_ids: Sequence[str
         raise SessionError(
             f"{source}: a response matrix holds no item content, and the pool's item ids "
             f"are {positional}: nothing would confirm that its column '0' is the pool's "
-            f"first item (a re-sorted pool joins the wrong items); give the pool ids of "
-            f"its own that the matrix uses (a pool column: --id-column NAME; an lm-eval "
-            f"log as the pool: answers:FILE?id_field=NAME, a doc field), or use a folder "
-            f"of the models' harness logs, whose documents are checked against the pool; "
-            + _confirm_hint())
+            f"first item (a re-sorted pool joins the wrong items); "
+            f"{_serving(columns, pool_columns)}, or use a folder of the models' harness "
+            f"logs, whose documents are checked against the pool; " + _confirm_hint())
     d = positions_in_disguise(pool_ids, columns)
     if d is None:
         return None
