@@ -46,14 +46,22 @@ def sql_number_ids(conn: Any, ids: str, *, numbers_only: bool) -> NumberIds | No
     """
     conn.create_function("at_strip", 1, _strip, deterministic=True)
     conn.create_function("at_whole", 1, _whole, deterministic=True)
-    values = (f"SELECT t, at_whole(t) AS v FROM (SELECT DISTINCT at_strip(x) AS t FROM "
-              f"({ids}))")
-    # (SQLite: the bare column t of a query with min() or max() is of the row it picked)
-    n_all, n, distinct, lo, lo_text = conn.execute(
-        f"SELECT COUNT(*), COUNT(v), COUNT(DISTINCT v), MIN(v), t FROM ({values})"
-    ).fetchone()
-    if not n or n != distinct or (not numbers_only and n != n_all):
-        return None  # none; one number written twice; a pool id that is no number
-    hi, hi_text = conn.execute(f"SELECT MAX(v), t FROM ({values})").fetchone()
+    # each distinct id and its number once (one call of each function an id), then
+    # SQLite's aggregates; the table is emptied, not dropped (a DROP fails while any
+    # statement of the connection is open)
+    conn.execute("CREATE TEMP TABLE IF NOT EXISTS _at_numbers (t TEXT, v INTEGER)")
+    conn.execute("DELETE FROM _at_numbers")
+    try:
+        conn.execute(f"INSERT INTO _at_numbers (t, v) SELECT t, at_whole(t) FROM "
+                     f"(SELECT DISTINCT at_strip(x) AS t FROM ({ids}))")
+        # (SQLite: the bare column t of a query with min() or max() is of the row picked)
+        n_all, n, distinct, lo, lo_text = conn.execute(
+            "SELECT COUNT(*), COUNT(v), COUNT(DISTINCT v), MIN(v), t FROM _at_numbers"
+        ).fetchone()
+        if not n or n != distinct or (not numbers_only and n != n_all):
+            return None  # none; one number written twice; a pool id that is no number
+        hi, hi_text = conn.execute("SELECT MAX(v), t FROM _at_numbers").fetchone()
+    finally:
+        conn.execute("DELETE FROM _at_numbers")
     run = lo if lo in (0, 1) and hi - lo + 1 == n else None
     return NumberIds(str(lo_text), str(hi_text), n, run)
