@@ -44,6 +44,7 @@ from activetest.session.scoring import Scoring, register_model
 from activetest.session.store import SessionError, SessionStore
 from activetest.stats import ActiveSampler
 from activetest.stats.blindspot import new_blind_ratio
+from activetest.stats.validate import check_seed
 from activetest.stats.fewerrors import MIN_ERRORS
 
 #: Acquisitions that need no target predictions on the pool (derived from
@@ -168,12 +169,10 @@ def check_options(*, metric: str, acquisition: str | None, proposal_floor: float
         raise ValueError(f"noise_rule must be 'any' or 'all', got {noise_rule!r}")
     check_level(level)  # the type first: a string is refused, not compared
     check_n_boot(n_boot)  # a float or a string is refused, not truncated
+    seed = check_seed(seed)  # a float or a string is refused, not truncated
     if seed is None:
         seed = int(np.random.SeedSequence().generate_state(1, np.uint64)[0] % 2**63)
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) \
-            or not 0 <= int(seed) < 2**63:  # a float or a string is refused, not truncated
-        raise ValueError(f"seed must be an integer in 0..2**63-1, got {seed!r}")
-    return acquisition, int(seed)
+    return acquisition, seed
 
 
 def check_floor_applies(acquisition: str, explicit: bool, *, design: bool | None = None
