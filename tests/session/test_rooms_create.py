@@ -31,7 +31,8 @@ def test_check_options_fills_the_defaults() -> None:
     ({"level": 1.0}, "level must be a coverage in (0, 1), e.g. 0.95, got 1.0"),
     ({"n_boot": 1}, "n_boot must be a whole number of bootstrap resamples, 2 or more "
                     "(e.g. 1000), got 1"),
-    ({"seed": -1}, "seed must be an integer in 0..2**63-1, or None for fresh entropy; got -1"),
+    ({"seed": -1}, "seed must be an integer in 0..2**63-1, or None (left out) for fresh "
+                   "entropy; got -1"),
     # the type before the range: a string is refused, not compared (a TypeError was)
     ({"level": "0.9"}, "level must be a coverage in (0, 1), e.g. 0.95, got '0.9'"),
     ({"level": True}, "level must be a coverage in (0, 1), e.g. 0.95, got True"),

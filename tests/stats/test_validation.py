@@ -100,7 +100,8 @@ def test_a_samplers_seed_is_an_integer_or_none(seed: object) -> None:
 
     shown = repr(seed)
     with pytest.raises(ValueError, match=r"seed must be an integer in 0\.\.2\*\*63-1, or "
-                                         r"None for fresh entropy; got " + re.escape(shown)):
+                                         r"None \(left out\) for fresh entropy; got "
+                                         + re.escape(shown)):
         ActiveSampler(np.ones(5), seed=seed)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="seed must be an integer"):
         ActiveSampler.fresh_state(np.ones(5), seed=seed)  # type: ignore[arg-type]

@@ -44,8 +44,8 @@ from activetest.session.scoring import Scoring, register_model
 from activetest.session.store import SessionError, SessionStore
 from activetest.stats import ActiveSampler
 from activetest.stats.blindspot import new_blind_ratio
-from activetest.stats.validate import check_seed
 from activetest.stats.fewerrors import MIN_ERRORS
+from activetest.stats.validate import check_seed
 
 #: Acquisitions that need no target predictions on the pool (derived from
 #: :data:`~activetest.session.config.ACQUISITIONS`).

@@ -96,8 +96,8 @@ def check_seed(seed: object) -> int | None:
     if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) \
             or not 0 <= int(seed) < 2**63:
         shown = seed.item() if isinstance(seed, np.generic) else seed
-        raise ValueError(f"seed must be an integer in 0..2**63-1, or None for fresh "
-                         f"entropy; got {shown!r}")
+        raise ValueError(f"seed must be an integer in 0..2**63-1, or None (left out) for "
+                         f"fresh entropy; got {shown!r}")
     return int(seed)
 
 
