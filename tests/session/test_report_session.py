@@ -159,3 +159,37 @@ def test_a_compared_target_is_shown_with_the_intervals_estimate_shows(
                                                  (a.cs_low, a.cs_high),
                                                  (boot.low, boot.high)), strict=True):
                 assert f"{kind} [{low:.4f}, {high:.4f}]" in text
+
+
+def test_estimates_at_the_edge_of_the_metrics_range_keep_whole_markers(
+        pool_files: PoolFiles, tmp_path: Path) -> None:
+    """QA: the estimates' y axis stops at the values a metric can take; with no error among
+    the first labels the error rate's estimate (and the plain mean) sat on the axis' 0 and
+    each marker was cut in half by it. Every marker is now drawn whole."""
+    from matplotlib.lines import Line2D
+
+    from activetest.session.report.plots import estimates_figure
+
+    db = labelled_table_session(pool_files, tmp_path / "s.db", seed=0, n=4)
+    with Session.open(db) as s:
+        data = s.report_data(progress=False)
+    assert [r.active.value for r in data.history["error rate"]] == [0.0, 0.0, 0.0]
+    fig = estimates_figure(data)
+    renderer = fig.canvas.get_renderer()
+    checked = 0
+    for ax in fig.axes:
+        box = ax.get_window_extent(renderer)
+        assert ax.get_ylim()[0] == 0.0 or ax.get_title() != "error rate"
+        for line in ax.get_lines():
+            if line.get_marker() in (None, "None", "", " ") or not isinstance(line, Line2D):
+                continue
+            r = line.get_markersize() * fig.dpi / 72 / 2  # marker radius in pixels
+            for px, py in ax.transData.transform(line.get_xydata()):
+                checked += 1
+                inside = (box.x0 + r <= px <= box.x1 - r) and (box.y0 + r <= py <= box.y1 - r)
+                # a clipped marker beyond the axes' edge is drawn in part only
+                assert inside or not line.get_clip_on(), (ax.get_title(), line.get_label(),
+                                                          (px, py), box)
+                assert fig.bbox.x0 <= px - r and px + r <= fig.bbox.x1
+                assert fig.bbox.y0 <= py - r and py + r <= fig.bbox.y1
+    assert checked >= 12  # two metrics, estimate and plain mean, three counts

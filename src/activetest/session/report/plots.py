@@ -220,7 +220,7 @@ def _plot_metric(ax: Axes, data: ReportData, metric: str) -> None:
                             color=_UNIFORM, alpha=0.15, linewidth=0,
                             label=f"{uniform}: {interval_name(BOOTSTRAP, data.level)}")
             ax.plot(x, ue, color=_UNIFORM, linestyle="--", marker=marker, markersize=3,
-                    label=uniform + _plain_mark(data))
+                    label=uniform + _plain_mark(data), clip_on=False)
         cs_lo, cs_hi = _band([a.anytime for a in active])
         if np.isfinite(cs_lo).any():  # the anytime band is the wider one: drawn beneath
             _fill(ax, x, _clipped(cs_lo, bounds), _clipped(cs_hi, bounds),
@@ -235,8 +235,11 @@ def _plot_metric(ax: Axes, data: ReportData, metric: str) -> None:
                           f"LURE: {interval_name(BOOTSTRAP, data.level)}")
         _fill(ax, x, _clipped(band[0], bounds), _clipped(band[1], bounds),
                         color=_ACTIVE, alpha=0.3, linewidth=0, label=name)
+        # the lines are not clipped at the axes: the y axis stops at the metric's range
+        # (and takes in every value), so a value at its edge (an error rate of 0 over the
+        # first labels) showed half a marker (QA); nothing can reach beyond the axes
         ax.plot(x, _values(active), color=_ACTIVE, marker=marker, markersize=3,
-                label=data.estimator_name)
+                label=data.estimator_name, clip_on=False)
         if len(rows) == 1:
             ax.set_xlim(x[0] - 1, x[0] + 1)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # label counts: whole numbers
