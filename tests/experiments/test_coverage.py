@@ -137,3 +137,29 @@ def test_goals_name_every_setting_below_095() -> None:
         "1 of 3 settings falls below 0.95: fpb d/zero <- m/few 0.946")
     assert coverage.settings_below(rows[4:]) == (
         "none of 2 settings falls below 0.95 (the lowest: sst2 a/few <- m/few 0.951)")
+
+
+def test_the_one_run_figure_names_its_models_and_its_legend_hides_no_data() -> None:
+    """QA of docs/intervals/cs_band.png: the legend sat inside the axes, over the exact
+    CS's upper edge, and the title read "gemma3-270m/few <- gemma3-270m/few". The legend
+    now lies below the axes, inside the figure, and the title names target, surrogate and
+    method."""
+    import matplotlib.pyplot as plt
+
+    o = _outputs(n_pool=300, n_test=300)
+    setting = settings_for(o)[0]
+    fig = coverage._band_figure(o, setting, 60, 0)
+    try:
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        ax = fig.axes[0]
+        legend = ax.get_legend().get_window_extent(renderer)
+        plot = ax.get_window_extent(renderer)
+        assert legend.y1 <= plot.y0 or not legend.overlaps(plot), (legend, plot)
+        assert fig.bbox.x0 <= legend.x0 and legend.x1 <= fig.bbox.x1
+        assert fig.bbox.y0 <= legend.y0 and legend.y1 <= fig.bbox.y1
+        title = ax.get_title()
+        assert f"target {setting.target}" in title and f"surrogate {setting.surrogate}" in title
+        assert "CE + LURE" in title and "<-" not in title
+    finally:
+        plt.close(fig)

@@ -31,6 +31,7 @@ import pickle
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -127,6 +128,15 @@ def _plot_peeking(rows: list[SettingCoverage], path: Path, budget: int) -> None:
 def _plot_band(data: DatasetOutputs, setting: Setting, path: Path, budget: int,
                seed: int) -> None:
     """One run: the estimate, the fixed interval, both CSs, the pool risk and the test truth."""
+    import matplotlib.pyplot as plt
+
+    fig = _band_figure(data, setting, budget, seed)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def _band_figure(data: DatasetOutputs, setting: Setting, budget: int, seed: int) -> Any:
+    """The figure of :func:`_plot_band` (laid out, not saved)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -158,12 +168,13 @@ def _plot_band(data: DatasetOutputs, setting: Setting, path: Path, budget: int,
     ymid = pool_risk
     ax.set_ylim(max(0.0, ymid - 1.0), ymid + 1.0)
     ax.set_xlabel("labels")
-    ax.set_ylabel("log loss")
-    ax.set_title(f"{setting.dataset}: {setting.label}, one run", fontsize=9)
-    ax.legend(fontsize=7, loc="upper right")
+    ax.set_ylabel("log loss (nats)")
+    ax.set_title(f"{setting.dataset}: target {setting.target}, surrogate {setting.surrogate}; "
+                 "one run of CE + LURE", fontsize=9)
+    # below the axes: inside, it hid the exact CS's upper edge (QA)
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=3)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    return fig
 
 
 def coverage_study(outputs_dir: str | os.PathLike[str], out_dir: str | os.PathLike[str], *,
