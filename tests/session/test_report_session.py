@@ -193,3 +193,14 @@ def test_estimates_at_the_edge_of_the_metrics_range_keep_whole_markers(
                 assert fig.bbox.x0 <= px - r and px + r <= fig.bbox.x1
                 assert fig.bbox.y0 <= py - r and py + r <= fig.bbox.y1
     assert checked >= 12  # two metrics, estimate and plain mean, three counts
+
+
+def test_the_log_loss_axis_states_its_unit(pool_files: PoolFiles, tmp_path: Path) -> None:
+    """QA: the estimates' log-loss panel's axis read "log loss", its unit left to guess."""
+    from activetest.session.report.plots import estimates_figure
+
+    db = labelled_table_session(pool_files, tmp_path / "s.db", seed=0, n=4)
+    with Session.open(db) as s:
+        data = s.report_data(progress=False)
+    labels = {ax.get_title(): ax.get_ylabel() for ax in estimates_figure(data).axes}
+    assert labels == {"log loss": "log loss (nats)", "error rate": "error rate"}

@@ -48,6 +48,10 @@ ESTIMATES_SIZE = (1000, 450)
 #: Width and height in pixels of :func:`plot_acquisition`'s PNG.
 ACQUISITION_SIZE = (1000, 400)
 
+#: A metric's axis label with its unit (QA: "log loss" left the unit to guess; the
+#: losses are natural-log NLLs). The error rate is a share, its axis says so by its range.
+_UNITS = {"log loss": "log loss (nats)"}
+
 _ACTIVE = "#1f77b4"
 _UNIFORM = "#ff7f0e"
 _MARK = "#d62728"
@@ -204,7 +208,7 @@ def _plot_metric(ax: Axes, data: ReportData, metric: str) -> None:
     bounds = data.value_range.get(metric, (None, None))
     ax.set_title(for_matplotlib(metric))
     ax.set_xlabel("labels used")
-    ax.set_ylabel(for_matplotlib(metric))
+    ax.set_ylabel(for_matplotlib(_UNITS.get(metric, metric)))
     ax.grid(True, alpha=0.3)
     uniform = for_matplotlib(data.uniform_label)
     if not rows:
