@@ -50,6 +50,28 @@ def test_long_words_break_only_after_separators_and_never_in_attributes() -> Non
 
     assert _breakable("table:/data/a_long_folder_name/x.csv") == (
         "table:<wbr>/<wbr>data/<wbr>a_<wbr>long_<wbr>folder_<wbr>name/<wbr>x.csv")
-    assert _breakable("[-0.006123, 1.142]") == "[-0.006123, 1.142]"
+    assert _breakable("[-0.006123, 1.142]") == "[-0.006123,&nbsp;1.142]"  # one unit
     assert _breakable("&lt;script&gt;_is_escaped_and_long_enough") == (
         "&lt;script&gt;_<wbr>is_<wbr>escaped_<wbr>and_<wbr>long_<wbr>enough")
+
+
+def test_an_interval_in_a_narrow_column_stays_on_one_line(driver: Any, tmp_path: Path) -> None:
+    """QA: in the estimates table's narrow columns an interval broke after its comma,
+    "[0.05," on one line and "0.9]" on the next; each interval now stays on one line
+    (the cell wraps around it, as a whole)."""
+    rows = [(k, Estimate(0.3115, Interval(0.2461, 0.3961), Interval(0.05, 0.9),
+                         Interval(0.1737, 2.2795))) for k in (30, 60)]
+    data = ReportData(title="Active testing: t on demo", task="demo", target="t",
+                      surrogate="s", metrics=["error rate"], history={"error rate": rows},
+                      value_range={"error rate": (0.0, 1.0)})
+    write_report(data, tmp_path / "r")
+    driver.set_window_size(640, 900)
+    driver.get((tmp_path / "r" / "report.html").as_uri())
+    lines = driver.execute_script(
+        "return [...document.querySelectorAll('td')]"
+        ".filter(td => td.textContent.startsWith('['))"
+        ".map(td => { const r = document.createRange(); r.selectNodeContents(td);"
+        " const tops = new Set([...r.getClientRects()].map(b => Math.round(b.top)));"
+        " return [td.textContent, tops.size]; })")
+    assert len(lines) >= 3, lines
+    assert all(n == 1 for _, n in lines), lines
