@@ -684,3 +684,23 @@ def test_lmeval_samples_as_examples_beside_a_pool_with_an_id_column(
               f"table:{pool_files.target}", "--id-column", "id", "--seed", "5",
               "--no-progress", "--examples", samples, "--shots", "2")
     assert "2 in-context example(s)" in out, out
+
+
+def test_status_shows_one_estimate_at_one_time_to_the_second(pool_files: PoolFiles,
+                                                               tmp_path: Path) -> None:
+    """QA: status showed one estimate's rows each with its own stored microseconds,
+    "last estimate (2026-12-07T03:15:18.102434+00:00, ...)" over "(...18.102465+00:00,
+    ...)", as if they were different estimates; the session's creation time likewise.
+    Times now read to the second, in UTC, the same on every row of one estimate."""
+    import re
+
+    db = tmp_path / "s.db"
+    init(pool_files, db, "--metric", "both")
+    run("label", db, "--n", "12", "--from-data")
+    run("estimate", db)
+    out = run("status", db)
+    times = re.findall(r"last estimate \(([^,]+), 12 labels\)", out)
+    assert len(times) >= 4, out  # LURE and the plain mean of each metric
+    assert len(set(times)) == 1, times
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", times[0]), times
+    assert re.search(r"\(created \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\)", out), out

@@ -86,7 +86,7 @@ def status(
                 out["target_runs"] = runs.to_dict()
             print(_json_text(out))
             return
-        _out.print(f"session {_escape(st.path)} (created {st.created})")
+        _out.print(f"session {_escape(st.path)} (created {_when(st.created)})")
         _out.print(f"target {_escape(st.target)}; surrogate {_escape(st.surrogate)}; metric "
                    f"{st.metric}; acquisition {st.acquisition} ("
                    + ("" if s.session_config.adaptive  # a design: its lambda, not the floor
@@ -166,7 +166,7 @@ def status(
                 # interval around it, as estimate shows none (QA: status printed a
                 # bootstrap interval of the biased mean; then one around the pool's value)
                 names = []
-            _out.print(f"last estimate ({e.at}, {e.n_labels} labels): {e.metric} {what} "
+            _out.print(f"last estimate ({_when(e.at)}, {e.n_labels} labels): {e.metric} {what} "
                        f"{_num(e.estimate)}")
             for name in names:
                 _out.print(f"  {name}")
@@ -215,6 +215,22 @@ def status(
                        f"changed since; run `activetest estimate {_escape(st.path)}`")
         _print_waiting(st.waiting)
         _print_agreement(s)
+
+
+def _when(at: Any) -> str:
+    """A stored ISO time as a person reads it, to the second ("2026-12-07 03:15:18 UTC"):
+    each row of one estimate is stored with its own microseconds, and status showed one
+    estimate as rows of different times, "03:15:18.102434" over "03:15:18.102465" (QA).
+    A time that is not ISO is shown as stored."""
+    from datetime import datetime, timezone
+
+    try:
+        t = datetime.fromisoformat(str(at))
+    except ValueError:
+        return str(at)
+    if t.utcoffset() is None:
+        return t.strftime("%Y-%m-%d %H:%M:%S")
+    return t.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def _named_intervals(e: Any, n_pool: int | None = None) -> list[str]:
@@ -272,7 +288,7 @@ def _print_compared(st: Any) -> None:
     for e in sorted(rows, key=lambda e: e.id):
         kind, spec = e.method.split(":", 1)
         if kind == "lure":
-            _out.print(f"last estimate ({e.at}, {e.n_labels} labels): {e.metric} compared "
+            _out.print(f"last estimate ({_when(e.at)}, {e.n_labels} labels): {e.metric} compared "
                        f"target {_escape(spec)}: LURE {_num(e.estimate)}")
         else:
             # what the difference subtracts, where the target's estimate above is an
@@ -286,7 +302,7 @@ def _print_compared(st: Any) -> None:
                 basis += (f": the target's LURE {_num(t_lure)} minus the other's "
                           f"{_num(other)}; the target's estimate above, {_num(mine)}, is the "
                           f"design's own with its control, also unbiased")
-            _out.print(f"last estimate ({e.at}, {e.n_labels} labels): {e.metric} difference "
+            _out.print(f"last estimate ({_when(e.at)}, {e.n_labels} labels): {e.metric} difference "
                        f"target - {_escape(spec)} = {_num(e.estimate)} ({basis})")
         for name in _named_intervals(e, st.n_items):
             _out.print(f"  {name}")
