@@ -4,6 +4,7 @@ same intervals under the same names (QA of ``activetest report``)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from session_support import PoolFiles, labelled_table_session
 
@@ -204,3 +205,30 @@ def test_the_log_loss_axis_states_its_unit(pool_files: PoolFiles, tmp_path: Path
         data = s.report_data(progress=False)
     labels = {ax.get_title(): ax.get_ylabel() for ax in estimates_figure(data).axes}
     assert labels == {"log loss": "log loss (nats)", "error rate": "error rate"}
+
+
+def test_the_scores_panel_says_what_the_acquisition_score_is(
+        pool_files: PoolFiles, tmp_path: Path, monkeypatch: Any) -> None:
+    """QA: the acquisition figure's scores axis read "acquisition score (ce)" (or
+    "(compare)" under scores of 0 and 1), leaving what the score is to guess; it now says
+    it on a second line, inside the figure."""
+    from activetest.session.report import plots
+
+    figures: list[Any] = []
+    save = plots._save
+
+    def keep(fig: Any, path: Any) -> Path:
+        figures.append(fig)
+        return save(fig, path)
+
+    monkeypatch.setattr(plots, "_save", keep)
+    db = labelled_table_session(pool_files, tmp_path / "s.db", seed=0, n=20)
+    with Session.open(db) as s:
+        s.write_report(tmp_path / "rep", progress=False)
+    acquisition = figures[-1]
+    acquisition.canvas.draw()
+    label = acquisition.axes[0].xaxis.label
+    assert label.get_text() == ("acquisition score (ce)\nthe target's expected loss under "
+                                "the surrogate")
+    box, fig = label.get_window_extent(acquisition.canvas.get_renderer()), acquisition.bbox
+    assert fig.x0 <= box.x0 and box.x1 <= fig.x1 and fig.y0 <= box.y0

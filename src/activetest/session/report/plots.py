@@ -52,6 +52,15 @@ ACQUISITION_SIZE = (1000, 400)
 #: losses are natural-log NLLs). The error rate is a share, its axis says so by its range.
 _UNITS = {"log loss": "log loss (nats)"}
 
+#: What a fixed acquisition's pool score is, for the scores panel's axis.
+_SCORE_MEANING = {
+    "ce": "the target's expected loss under the surrogate",
+    "zero_one": "the target's expected 0-1 loss under the surrogate",
+    "pe": "the surrogate's predictive entropy",
+    "compare": "the expected size of the two targets' loss difference",
+    "expected_loss": "the target's expected loss under the surrogate",
+}
+
 _ACTIVE = "#1f77b4"
 _UNIFORM = "#ff7f0e"
 _MARK = "#d62728"
@@ -419,8 +428,12 @@ def _scores_panel(left: Any, data: ReportData) -> None:
             # written as plain numbers
             left.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
             left.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    # what the score is, not only the acquisition's name (QA: "acquisition score
+    # (compare)" under scores of 0 and 1 left a reader to guess)
+    meaning = _SCORE_MEANING.get(str(data.acquisition))
     name = f" ({data.acquisition})" if data.acquisition else ""
-    left.set_xlabel(for_matplotlib(f"acquisition score{name}"))
+    left.set_xlabel(for_matplotlib(f"acquisition score{name}"
+                                   + (f"\n{meaning}" if meaning else "")))
     left.set_ylabel("items (log scale)")
     # an adaptive design refits its proposal from the labels: the scores stored at
     # creation are not what it draws by (QA: one bar beside q from 0.66x to 1.33x uniform)
