@@ -232,3 +232,32 @@ def test_the_scores_panel_says_what_the_acquisition_score_is(
                                 "the surrogate")
     box, fig = label.get_window_extent(acquisition.canvas.get_renderer()), acquisition.bbox
     assert fig.x0 <= box.x0 and box.x1 <= fig.x1 and fig.y0 <= box.y0
+
+
+def test_a_uniform_sessions_acquisition_figure_names_no_surrogate(
+        pool_files: PoolFiles, tmp_path: Path, monkeypatch: Any) -> None:
+    """QA: the acquisition figure of a uniform-sampling session was titled "acquisition:
+    surrogate table:…/surrogate.csv", as if the surrogate chose the draws."""
+    from session_support import run_cli_process
+
+    from activetest.session.report import plots
+
+    titles: list[str] = []
+    save = plots._save
+
+    def keep(fig: Any, path: Any) -> Path:
+        titles.append(fig.get_suptitle())
+        return save(fig, path)
+
+    monkeypatch.setattr(plots, "_save", keep)
+    db = tmp_path / "u.db"
+    run_cli_process("init", db, "--pool", pool_files.pool, "--task", "demo", "--surrogate",
+                    f"table:{pool_files.surrogate}", "--target", f"table:{pool_files.target}",
+                    "--id-column", "id", "--acquisition", "uniform", "--seed", "0",
+                    "--no-progress")
+    with Session.open(db) as s:
+        s.select(12)
+        s.label_from_data()
+        s.write_report(tmp_path / "rep", progress=False)
+    assert titles[-1] == "acquisition: uniform sampling (no model chooses the draws)"
+    assert "surrogate" not in titles[-1]

@@ -59,6 +59,7 @@ _SCORE_MEANING = {
     "pe": "the surrogate's predictive entropy",
     "compare": "the expected size of the two targets' loss difference",
     "expected_loss": "the target's expected loss under the surrogate",
+    "uniform": "the same for every item",
 }
 
 _ACTIVE = "#1f77b4"
@@ -354,8 +355,11 @@ def plot_acquisition(data: ReportData, path: str | Path) -> Path:
     else:
         _scores_panel(left, data)
     _q_panel(right, data)
+    # uniform sampling draws by no model: "surrogate X" over its panels said it did (QA)
     _fit_title(fig, "acquisition: where the target and the compared model may differ "
                     "(compare design)" if data.acquisition == "compare"
+               else "acquisition: uniform sampling (no model chooses the draws)"
+               if data.acquisition == "uniform"
                else f"acquisition: surrogate {data.surrogate}")
     return _save(fig, path)
 
