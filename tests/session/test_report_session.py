@@ -261,3 +261,26 @@ def test_a_uniform_sessions_acquisition_figure_names_no_surrogate(
         s.write_report(tmp_path / "rep", progress=False)
     assert titles[-1] == "acquisition: uniform sampling (no model chooses the draws)"
     assert "surrogate" not in titles[-1]
+
+
+def test_a_graded_report_of_the_pool_files_answers_says_so(tmp_path: Path) -> None:
+    """QA: the report of a graded session judging the pool file's own answers (--target
+    pool) was titled "Active testing: pool on squad", as if a model named "pool" were
+    evaluated; it now names the pool file's answers, in the page and the figure."""
+    from session_support import run_cli_process, write_squad_pool
+
+    from activetest.session.report.plots import estimates_figure
+
+    pool = write_squad_pool(tmp_path / "pool.jsonl", n=12)
+    db = tmp_path / "g.db"
+    run_cli_process("init", db, "--pool", pool, "--task", "squad", "--target", "pool",
+                    "--surrogate", "column:conf", "--seed", "1", "--no-progress")
+    run_cli_process("label", db, "--n", "6", "--from-data", "--no-progress")
+    run_cli_process("report", db, "--out", tmp_path / "rep", "--no-progress")
+    md = (tmp_path / "rep" / "report.md").read_text(encoding="utf-8")
+    name = "the pool file's answers (--target pool)"
+    assert md.startswith(f"# Active testing: {name} on squad\n"), md[:200]
+    assert f"- Target: {name}\n" in md
+    with Session.open(db) as s:
+        data = s.report_data(progress=False)
+    assert estimates_figure(data).get_suptitle() == f"{name} on squad: estimate vs labels"

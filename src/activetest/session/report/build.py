@@ -403,9 +403,12 @@ def report_data(inputs: ReportInputs, *, truth: Mapping[str, float] | None = Non
     if final.flagged:
         all_notes.append("Flagged items: dropping items breaks the estimator's "
                          "unbiasedness; the shift column is a sensitivity check only.")
+    # a graded session's --target pool is the pool file's own answer column: "pool on
+    # squad" read as if a model named "pool" were evaluated (QA)
+    target = "the pool file's answers (--target pool)" if cfg.target == "pool" else cfg.target
     return rp.ReportData(
-        title=title or f"Active testing: {cfg.target} on {inputs.task_name}",
-        task=inputs.task_name, target=cfg.target, surrogate=cfg.surrogate,
+        title=title or f"Active testing: {target} on {inputs.task_name}",
+        task=inputs.task_name, target=target, surrogate=cfg.surrogate,
         metrics=[METRIC_NAMES[m] for m in metrics], history=history,
         scores=inputs.scores, next_proposal=inputs.next_proposal,
         acquired_idx=np.asarray(inputs.acquired_idx, dtype=np.int64),
