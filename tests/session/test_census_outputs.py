@@ -122,6 +122,26 @@ def test_one_label_says_its_bootstrap_point_claims_nothing(tmp_path: Path) -> No
             "nothing") in out, out
 
 
+def test_no_blind_spot_widening_is_said_of_intervals_one_label_does_not_show(
+        tmp_path: Path) -> None:
+    """QA: with one label under CE, `estimate` showed '—' for the fixed-budget interval
+    and the CS while its notes said both were "widened by +0.28" for the blind spot, and
+    `status` repeated that line under intervals it did not show. With 40 labels the
+    intervals are shown, and so is their widening."""
+    files = make_pool_files(tmp_path / "data", n=200)
+    db = _labelled(tmp_path / "one.db", files, 1, "--metric", "error_rate",
+                   "--acquisition", "ce")
+    out = " ".join(run_cli("estimate", db).split())
+    assert "one label has no spread" in out and "widened by" not in out, out
+    status = " ".join(run_cli("status", db).split())
+    assert "widened by" not in status, status
+    run_cli("select", db, "--n", 39)  # enough errors for the CLT intervals to be shown
+    with Session.open(db) as s:
+        s.label_from_data()
+    out = " ".join(run_cli("estimate", db).split())
+    assert "fixed-budget 95% interval and anytime 95% confidence sequence widened by" in out, out
+
+
 def test_status_shows_the_exact_cs_row_estimate_shows(tmp_path: Path) -> None:
     """QA: before 30 labels `estimate` shows the exact anytime CS (valid at any number of
     labels) where the asymptotic one says "(from 30 labels)"; `status` left that row out,

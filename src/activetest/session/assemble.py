@@ -235,7 +235,7 @@ def record_estimate(store: SessionStore, report: EstimateReport) -> None:
     with store.transaction():
         for m in report.metrics.values():
             extra = {} if m.anytime is None else {"anytime": jsonable(asdict(m.anytime))}
-            if m.metric in blind and (m.anytime is None or m.anytime.basis != "exact"):
+            if m.metric in blind and m.anytime is not None and m.anytime.basis != "exact":
                 # status repeats it under the intervals (not where the exact CS stands in)
                 extra["blind_spot"] = blind[m.metric]
             if (sure := est.metric_sure_line(m, report.n_labels, report.n_pool,

@@ -851,8 +851,13 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
     # nor for control-variate LURE where it is not shown, equal to LURE (CE; QA: its
     # widening was reported beside "equals LURE")
     same = {m for m, e in out.items() if e.cv_same_as_lure}
+    # below two labels no fixed-budget interval or CS is shown: nothing was widened that
+    # a reader sees (QA: 'widened by +0.2825' beside a table of dashes)
+    shown = {(m, "estimate") for m, e in out.items() if e.anytime is not None} | \
+        {(m, "cv") for m, e in out.items() if e.cv_anytime is not None}
     lines = [line for n in notes
              if n.metric not in exact and not (n.estimator == "cv" and n.metric in same)
+             and (n.metric, n.estimator) in shown
              and (line := n.describe(level)) is not None]
     lines += [line for m in out.values() if (line := exact_note(m, level)) is not None]
     uniform = _uniform_draws(draws)  # every label weighs alike: what moves an estimate
