@@ -730,3 +730,32 @@ def test_wait_answers_when_another_gives_an_item_back_or_after_its_seconds(
         t0 = time.monotonic()
     waiter.join(20)  # the server stopped: the wait answered then
     assert stopped and stopped[0] - t0 < 10
+
+
+def test_a_second_answer_to_an_item_says_what_u_would_undo(tmp_path: Path) -> None:
+    """Two tabs of one person: item X answered in one, then the next item too; the other
+    tab answers X differently and is refused. The refusal names what u undoes, the last
+    answer (the later item, not X), and how X's answer is changed (QA: "press u to undo
+    your last answer first" said, and u undid the other item); with X the last answer it
+    says that u undoes X."""
+    made = classification(tmp_path)
+    with running(made.db, batch=5) as server:
+        alice = Client(server.url, "alice")
+        x = alice.next()["item_id"]
+        alice.answer(x, 1)
+        y = alice.next()["item_id"]
+        status, r = alice.call("POST", "answer", {"item_id": x, "levels": [2]})
+        assert status == 400 and "u undoes it" in r["error"], r
+        alice.answer(y, 2)
+        status, r = alice.call("POST", "answer", {"item_id": x, "levels": [2]})
+        assert status == 400, r
+        msg = r["error"]
+        assert f"you answered item {x!r} already" in msg and "your answer stands" in msg
+        assert f"last answer, which is item {y!r}, not this one" in msg, msg
+        assert "press u 2 times" in msg and "first" not in msg
+        status, r = alice.call("POST", "answers", {"answers": [
+            {"item_id": x, "levels": [2]}]})
+        assert status == 200 and f"item {y!r}" in r["results"][0]["error"], r
+        assert alice.ok("POST", "undo")["item"]["item_id"] == y  # what it said
+    with Session.open(made.db) as s:
+        assert {a.item_id: a.label for a in Annotators(s).annotations()} == {x: 0}

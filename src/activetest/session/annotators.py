@@ -551,8 +551,7 @@ class Annotators:
                 if mine:
                     if mine == given:
                         return []
-                    raise LabelError(f"you answered item {item_id!r} already; press u to "
-                                     f"undo your last answer first")
+                    raise self._answered_already(c, st, who, mine, order)
                 others = self._who(st) - {who}
                 claimed = c.execute("SELECT 1 FROM annotation_claims WHERE idx = ? AND "
                                     "annotator = ?", (st.index, who)).fetchone()
@@ -574,6 +573,28 @@ class Annotators:
                       (st.index, who))
             self._settle(c, st.index, st.item_id)
         return out
+
+    def _answered_already(self, c: Any, st: ItemState, who: str,
+                          mine: Mapping[str, int], order: Sequence[str]) -> LabelError:
+        """Why another answer of ``who`` to an item they answered is refused, and what
+        ``u`` (undo their last answer) would undo: that item, or a later one (QA: "press
+        u to undo your last answer first", said in a second tab, undid another item)."""
+        given = ", ".join(repr(self.levels[mine[r]]) for r in order if r in mine)  # as shown
+        head = f"you answered item {st.item_id!r} already ({given}); your answer stands"
+        first = c.execute("SELECT MIN(id) FROM annotations WHERE idx = ? AND annotator = ? "
+                          "AND kind = 'answer' AND undone IS NULL",
+                          (st.index, who)).fetchone()[0]
+        later = [int(r[0]) for r in c.execute(
+            "SELECT idx FROM annotations WHERE annotator = ? AND kind = 'answer' AND "
+            "undone IS NULL AND id > ? GROUP BY idx, at ORDER BY MAX(id) DESC",
+            (who, first)).fetchall() if int(r[0]) != st.index]
+        if not later:
+            return LabelError(f"{head}: it is your last answer, so u undoes it (the item "
+                              f"comes back); then answer it again")
+        return LabelError(
+            f"{head}. u undoes your last answer, which is item {self._ids[later[0]]!r}, not "
+            f"this one; to change item {st.item_id!r}, press u {len(later) + 1} times (the "
+            f"{len(later)} item(s) you answered after it come back to be answered again)")
 
     def _check_same_texts(self, st: ItemState, order: Sequence[str], given: Mapping[str, int],
                           item_id: str) -> None:
