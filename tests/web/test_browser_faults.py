@@ -653,3 +653,48 @@ def test_answers_kept_for_another_name_are_kept_not_dropped_nor_sent_as_this_one
         _until(lambda: _answers(made.db) == {item: 1})
         with Session.open(made.db) as s:
             assert [a.annotator for a in Annotators(s).annotations()] == ["walker"]
+
+
+def _skips(db: Path) -> list[tuple[str, int]]:
+    con = sqlite3.connect(db)
+    try:
+        return con.execute("SELECT annotator, idx FROM annotation_skips").fetchall()
+    finally:
+        con.close()
+
+
+def test_a_skip_made_while_the_server_is_down_survives_a_reload(driver: Any,
+                                                                tmp_path: Path) -> None:
+    """The server killed (-9), ``s`` pressed: the page says the item is set aside and
+    keeps the skip in the tab, as it keeps answers; reloaded while the server is down
+    (the browser's own error page), then again once a server at the same address is
+    back: the skip is sent and the item stays aside (QA: the skip lived only in the
+    page, and a reload before the server was back lost it)."""
+    made = classification(tmp_path, n=40)
+    token = "skip-kept-0123456789"
+    args = ("--port", str(_free_port()), "--batch", "5")
+    proc, url = start_child(made.db, tmp_path, *args, "--token", token)
+    try:
+        bs.fresh(driver)
+        item = bs.sign_in(driver, url, "sam")
+        assert item is not None
+        _until(lambda: _claims(made.db).get("sam", 0) >= 3)  # shown and two at hand
+    finally:
+        kill9(proc)
+    bs.press(driver, "s")
+    _until(lambda: "does not answer" in _message(driver))
+    assert bs.page_state(driver)[1] not in (None, item)
+    assert "1 skip(s) not taken" in driver.find_element("id", "unsent").text
+    driver.refresh()  # the server is down: the browser's error page
+    again, _ = start_child(made.db, tmp_path, *args, "--token", token)
+    try:
+        driver.get(url)
+        shown = bs.wait_for(driver, "ready")
+        with Session.open(made.db) as s:
+            idx = s.store.index_of(item)
+        _until(lambda: _skips(made.db) == [("sam", idx)])
+        assert shown != item and _answers(made.db) == {}
+        _until(lambda: not driver.find_element("id", "unsent").is_displayed())
+    finally:
+        kill9(again)
+

@@ -243,7 +243,19 @@
   let chain = Promise.resolve();   // the calls to the server, one after another
   let calls = 0;                   // calls queued or running
   let undoWaits = null;            // an undo behind answers not sent yet: the last of them
+  // Skips the server has not taken, kept in this tab as answers are (a reload sends them
+  // again; a skip made twice is one), not refused while the server cannot be reached:
+  // the page goes on through the items at hand then, and s is one of its keys (QA: "set
+  // aside" was said, and a reload before the server was back lost the skip)
+  const SKIPS_KEY = "activetest-skips:" + location.pathname;
+  let skips = [];                  // {annotator, item_id, session}
   window.activetestSaveTimings = [];  // ms from the key press to "saved"
+
+  function keepSkips() {
+    document.body.dataset.skipping = String(skips.length);
+    try { sessionStorage.setItem(SKIPS_KEY, JSON.stringify(skips)); } catch (e) { /* private */ }
+    showUnsent(false);
+  }
 
   function keepOutbox() {
     document.body.dataset.saving = String(outbox.length);
@@ -258,14 +270,16 @@
   let unsentShown = false;
   function showUnsent(failed) {
     const n = outbox.length + parked.length;
-    unsentShown = n > 0 && (unsentShown || failed);
+    unsentShown = n + skips.length > 0 && (unsentShown || failed);
     const u = $("unsent");
     u.hidden = !unsentShown;
-    u.textContent = unsentShown ? n + " answer(s) not saved yet: kept in this tab (do " +
-      "not close it)" + (outbox.length ? ", sent again until the server takes them" : "") +
-      (parked.length ? "; " + parked.length + " of them not sent here (for another " +
-      "session or name: see below)" : "") + (undoWaits ? "; your undo is done once " +
-      "they are sent" : "") : "";
+    const sk = skips.length ? skips.length + " skip(s) not taken by the server yet: kept in " +
+      "this tab and sent again" : "";
+    u.textContent = !unsentShown ? "" : !n ? sk : n + " answer(s) not saved yet: kept in " +
+      "this tab (do not close it)" + (outbox.length ? ", sent again until the server takes " +
+      "them" : "") + (parked.length ? "; " + parked.length + " of them not sent here (for " +
+      "another session or name: see below)" : "") + (undoWaits ? "; your undo is done once " +
+      "they are sent" : "") + (sk ? "; " + sk : "");
   }
 
   // the undo button says when an undo waits for the answers before it to be sent
@@ -410,6 +424,7 @@
         const why = notNow(e);
         if (why === null) { throw e; }
         say(why + ": asked again in 2 s", "error");
+        showUnsent(true);  // what the tab keeps meanwhile (answers, skips), at the top
         await sleep(2000);
       }
     }
@@ -579,10 +594,24 @@
     if (!item) { return; }
     const id = item.item_id;
     say("set aside item " + id + " (it comes back after the others)");
+    const entry = { annotator: me.annotator, item_id: id, session: state.session_id };
+    skips.push(entry);
+    keepSkips();
     advance();
+    sendSkip(entry, true);
+  }
+
+  function sendSkip(entry, andNext) {   // kept in the tab until the server takes it
     later(async () => {
-      adopt(await patiently("skip", { annotator: me.annotator, item_id: id, next: true,
-                                      ahead: AHEAD }));
+      let r;
+      try {
+        r = await patiently("skip", { annotator: entry.annotator, item_id: entry.item_id,
+                                      next: andNext, ahead: AHEAD });
+      } finally {  // taken, or refused for good (said): not kept
+        skips = skips.filter((x) => x !== entry);
+        keepSkips();
+      }
+      if (andNext) { adopt(r); }
     });
   }
 
@@ -789,6 +818,14 @@
       say(why.join("; "), "error");
     }
     later(flush);
+    // skips made before the reload and not taken: sent again (those of another name or
+    // session are let go: a skip holds no answer, the item only comes back unskipped)
+    let keptSkips = [];
+    try { keptSkips = JSON.parse(sessionStorage.getItem(SKIPS_KEY) || "[]"); } catch (e) { keptSkips = []; }
+    skips = keptSkips.filter((x) => x && typeof x.item_id === "string" &&
+                                    x.annotator === me.annotator && mine(x));
+    keepSkips();
+    skips.forEach((x) => sendSkip(x, false));
     await next();
   }
 
