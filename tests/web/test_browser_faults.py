@@ -698,3 +698,32 @@ def test_a_skip_made_while_the_server_is_down_survives_a_reload(driver: Any,
     finally:
         kill9(again)
 
+
+def test_an_undo_waiting_for_answers_when_the_page_is_reloaded_is_said_not_done(
+        driver: Any, tmp_path: Path) -> None:
+    """The server killed with an answer kept in the tab, ``u`` pressed (the undo waits for
+    that answer), then the page reloaded while the server is down and again once a
+    server at the same address is back: the kept answer is sent and stored, and the page
+    says that the undo pressed before the reload was not done (QA: the undo was lost
+    without a word, the person believing the answer taken back)."""
+    made = classification(tmp_path, n=40)
+    token = "undo-reloaded-0123456789"
+    args = ("--port", str(_free_port()), "--batch", "5")
+    given, kept = _one_saved_one_kept(driver, made.db, tmp_path, args, token)
+    bs.press(driver, "u")
+    _until(lambda: "undo waits" in driver.find_element("id", "undo-button").text, timeout=5)
+    url = driver.current_url
+    driver.refresh()  # the server is down: the browser's error page
+    again, _ = start_child(made.db, tmp_path, *args, "--token", token)
+    try:
+        driver.get(url)
+        _until(lambda: _answers(made.db) == given and _saving(driver) == 0)
+        _until(lambda: "was not done" in _message(driver))
+        assert f"of item {kept}" in _message(driver)
+        driver.refresh()  # said once
+        bs.wait_for(driver, "ready")
+        time.sleep(1)
+        assert "was not done" not in _message(driver)
+    finally:
+        kill9(again)
+    assert _answers(made.db) == given

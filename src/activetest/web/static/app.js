@@ -249,12 +249,23 @@
   // aside" was said, and a reload before the server was back lost the skip)
   const SKIPS_KEY = "activetest-skips:" + location.pathname;
   let skips = [];                  // {annotator, item_id, session}
+  // an undo waiting for answers to be sent, kept in this tab: a reload says it was not
+  // done (it is not made again: the answers then sent with it may not end with the one
+  // it was meant for) (QA: a reload lost it without a word)
+  const UNDO_KEY = "activetest-undo:" + location.pathname;
   window.activetestSaveTimings = [];  // ms from the key press to "saved"
 
   function keepSkips() {
     document.body.dataset.skipping = String(skips.length);
     try { sessionStorage.setItem(SKIPS_KEY, JSON.stringify(skips)); } catch (e) { /* private */ }
     showUnsent(false);
+  }
+
+  function keepUndo() {
+    try {
+      if (undoWaits) { sessionStorage.setItem(UNDO_KEY, JSON.stringify({ item_id: undoWaits.item_id })); }
+      else { sessionStorage.removeItem(UNDO_KEY); }
+    } catch (e) { /* private */ }
   }
 
   function keepOutbox() {
@@ -559,6 +570,7 @@
     const last = outbox.length ? outbox[outbox.length - 1] : null;
     if (last) {
       undoWaits = last;
+      keepUndo();
       showUndo();
       showUnsent(false);
       say("undo waits for " + outbox.length + " answer(s) to be sent; then item " +
@@ -571,6 +583,8 @@
               "saved here (see the message before)", "error");
           return;
         }
+        // waits no more: a reload from now on does not say it was not done (it may be)
+        try { sessionStorage.removeItem(UNDO_KEY); } catch (e) { /* private */ }
         const r = await api("POST", "undo", { annotator: me.annotator });
         if (!r.item) {
           say("nothing to undo");
@@ -584,6 +598,7 @@
         refreshProgress();
       } finally {
         undoWaits = null;
+        keepUndo();
         showUndo();
         showUnsent(false);
       }
@@ -826,6 +841,15 @@
                                     x.annotator === me.annotator && mine(x));
     keepSkips();
     skips.forEach((x) => sendSkip(x, false));
+    let lostUndo = null;
+    try { lostUndo = JSON.parse(sessionStorage.getItem(UNDO_KEY) || "null"); } catch (e) { lostUndo = null; }
+    if (lostUndo && typeof lostUndo.item_id === "string") {
+      keepUndo();  // (said once)
+      const text = "the undo pressed before the reload (of item " + lostUndo.item_id +
+        ") was not done; press u to undo your last answer once the answers above are saved";
+      say(text, "error");
+      later(async () => say(text, "error"));  // the last word after the answers are sent
+    }
     await next();
   }
 
