@@ -136,3 +136,59 @@ def test_a_second_tab_of_one_person_is_said_in_both_and_closing_it_keeps_the_ite
         while _claims(made.db).get("ann") and time.monotonic() < deadline:
             time.sleep(0.1)
         assert not _claims(made.db).get("ann")
+
+
+def _answers(db: Path) -> dict[str, int]:
+    from activetest.session.annotators import Annotators
+    from activetest.session.workflow import Session
+
+    with Session.open(db) as s:
+        return {a.item_id: a.label for a in Annotators(s).annotations()}
+
+
+def test_six_tabs_waiting_leave_a_seventh_tab_free_to_load_and_answer(
+        driver: Any, tmp_path: Path) -> None:
+    """Six tabs of one browser wait for items others hold (each asking ``api/wait``), and
+    a seventh tab of that browser, signed in as the person holding them, loads and
+    answers: its page shows and its answer is stored within seconds (QA: a browser opens
+    6 connections to one address, each waiting tab held one for up to 25 s, so the
+    seventh tab's calls queued behind them)."""
+    from tests.web.web_support import Client
+
+    made = classification(tmp_path, n=40)
+    with running(made.db, batch=5, budget=5) as server:
+        Client(server.url, "ann").ok("POST", "next", {"ahead": 4})  # ann holds all five
+        bs.fresh(driver)
+        one = driver.current_window_handle
+        tabs = [one]
+        try:
+            assert bs.sign_in(driver, server.url, "bob") is None  # nothing for bob
+            for _ in range(5):
+                driver.switch_to.new_window("tab")
+                tabs.append(driver.current_window_handle)
+                driver.get(server.url)  # bob (the name remembered)
+                bs.wait_for(driver, "done", timeout=60)
+                assert "held by other annotators" in _done_text(driver)
+            time.sleep(2.0)  # every tab waits on api/wait now
+            driver.execute_script("localStorage.setItem('activetest-annotator:' + "
+                                  "location.pathname, 'ann')")
+            driver.switch_to.new_window("tab")
+            tabs.append(driver.current_window_handle)
+            t0 = time.monotonic()
+            driver.get(server.url)
+            item = bs.wait_for(driver, "ready", timeout=60)
+            assert time.monotonic() - t0 < PROMPTLY
+            assert "annotator: ann" in driver.find_element("id", "who").text
+            t0 = time.monotonic()
+            bs.press(driver, "2")
+            deadline = time.monotonic() + 60
+            while _answers(made.db) != {item: 1} and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert _answers(made.db) == {item: 1}
+            assert time.monotonic() - t0 < PROMPTLY
+        finally:
+            for tab in tabs[1:]:
+                driver.switch_to.window(tab)
+                driver.close()
+            driver.switch_to.window(one)
+            driver.get("about:blank")

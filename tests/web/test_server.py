@@ -759,3 +759,45 @@ def test_a_second_answer_to_an_item_says_what_u_would_undo(tmp_path: Path) -> No
         assert alice.ok("POST", "undo")["item"]["item_id"] == y  # what it said
     with Session.open(made.db) as s:
         assert {a.item_id: a.label for a in Annotators(s).annotations()} == {x: 0}
+
+
+def test_waits_of_one_browser_beyond_two_are_answered_at_once(tmp_path: Path) -> None:
+    """A browser opens 6 connections to one address: two ``api/wait`` calls of one
+    ``browser`` are held open, a third is answered at once (``crowded``), another
+    browser's is held as before; once one of the two ends, a wait is held again; a bad
+    ``browser`` is one 400 (QA: with 6 tabs waiting, a 7th tab's calls queued)."""
+    import threading
+    import time
+
+    made = classification(tmp_path)
+    with running(made.db, batch=5, budget=5) as server:
+        bob = Client(server.url, "bob")
+        since = bob.ok("POST", "wait", {"since": -1, "seconds": 0})["changes"]
+        held: list[dict[str, object]] = []
+
+        def hold(seconds: float) -> None:
+            held.append(bob.ok("POST", "wait", {"since": since, "seconds": seconds,
+                                                 "browser": "b-1"}))
+
+        threads = [threading.Thread(target=hold, args=(s,)) for s in (3.0, 6.0)]
+        for t in threads:
+            t.start()
+        time.sleep(1.0)  # both held open
+        t0 = time.monotonic()
+        crowded = bob.ok("POST", "wait", {"since": since, "seconds": 20, "browser": "b-1"})
+        assert crowded == {"changed": False, "changes": since, "crowded": True}
+        assert time.monotonic() - t0 < 1.5
+        t0 = time.monotonic()  # another browser: held
+        assert bob.ok("POST", "wait", {"since": since, "seconds": 1, "browser": "b-2"}) == {
+            "changed": False, "changes": since}
+        assert time.monotonic() - t0 >= 1
+        threads[0].join(10)  # one of the two ended: a wait is held again
+        t0 = time.monotonic()
+        assert "crowded" not in bob.ok("POST", "wait", {"since": since, "seconds": 1,
+                                                         "browser": "b-1"})
+        assert time.monotonic() - t0 >= 1
+        threads[1].join(10)
+        assert held == [{"changed": False, "changes": since}] * 2
+        for bad in ("", "x" * 65, "a b", 3):
+            status, data = bob.call("POST", "wait", {"since": since, "browser": bad})
+            assert status == 400 and "browser" in data["error"], bad

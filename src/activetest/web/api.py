@@ -7,13 +7,14 @@ transport is :mod:`activetest.web.http`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
-__all__ = ["CALLS", "MAX_WAIT", "WRITES", "OtherSessionError", "ServerStoppingError",
-           "SessionReplacedError", "ahead_of", "annotator_of", "held_reply", "item_id_of",
-           "levels_of", "wait_of"]
+__all__ = ["CALLS", "MAX_WAIT", "WAITS_PER_BROWSER", "WRITES", "OtherSessionError",
+           "ServerStoppingError", "SessionReplacedError", "ahead_of", "annotator_of",
+           "held_reply", "item_id_of", "levels_of", "wait_of"]
 
 #: Every call of the API, as (method, name under ``api/``).
 CALLS = frozenset({("GET", "state"), ("GET", "progress"), ("POST", "hello"), ("POST", "next"),
@@ -27,6 +28,15 @@ WRITES = frozenset({"answer", "answers", "undo", "skip", "release", "adjudicate"
 
 #: The longest ``api/wait`` (seconds): the page asks again at least this often.
 MAX_WAIT = 25.0
+
+#: The most ``api/wait`` calls held open for one browser (the ``browser`` a page sends,
+#: the same in every tab of it): a browser opens at most 6 connections to one address,
+#: so tabs beyond these are answered at once (``crowded``) and ask again on a timer,
+#: leaving connections for the answers and page loads of the other tabs (QA: with 6
+#: tabs waiting, an answer given in a 7th waited up to 25 s to be sent).
+WAITS_PER_BROWSER = 2
+
+_BROWSER = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 class SessionReplacedError(ValueError):
@@ -104,20 +114,25 @@ def ahead_of(body: dict[str, Any]) -> int:
     return raw
 
 
-def wait_of(body: dict[str, Any]) -> tuple[int, float]:
-    """``api/wait``'s ``since`` (the ``changes`` count a reply gave) and ``seconds``
-    (0..:data:`MAX_WAIT`, the longest wait).
+def wait_of(body: dict[str, Any]) -> tuple[int, float, str | None]:
+    """``api/wait``'s ``since`` (the ``changes`` count a reply gave), ``seconds``
+    (0..:data:`MAX_WAIT`, the longest wait) and ``browser`` (the page's browser, an id
+    its tabs share; None: not said).
 
     Raises:
-        ValueError: ``since`` is not a whole number, or ``seconds`` not a number in range.
+        ValueError: ``since`` is not a whole number, ``seconds`` not a number in range,
+            or ``browser`` not 1 to 64 of A-Z, a-z, 0-9, '-', '_'.
     """
     since, seconds = body.get("since"), body.get("seconds", MAX_WAIT)
+    browser = body.get("browser")
+    if browser is not None and not (isinstance(browser, str) and _BROWSER.fullmatch(browser)):
+        raise ValueError("browser must be 1 to 64 of A-Z, a-z, 0-9, '-' and '_'")
     if not isinstance(since, int) or isinstance(since, bool):
         raise ValueError("since must be the whole number 'changes' of the reply before")
     if not isinstance(seconds, (int, float)) or isinstance(seconds, bool) or \
             not 0 <= seconds <= MAX_WAIT:
         raise ValueError(f"seconds must be a number from 0 to {MAX_WAIT:g}")
-    return since, float(seconds)
+    return since, float(seconds), browser
 
 
 def levels_of(body: dict[str, Any]) -> list[int]:

@@ -30,7 +30,7 @@ stores nothing in B):
   (``results``: ``saved`` or ``error`` per answer), then what ``api/next`` would; or,
   where the answers were stored but no next item could be drawn, ``next_error`` with
   the results (the page says both and asks for the next item again).
-* ``POST api/wait {since, seconds}``: answers once a call that can give an item to
+* ``POST api/wait {since, seconds, browser}``: answers once a call that can give an item to
   another person or end their wait (an answer, an undo, a skip, a release, an
   adjudication: :data:`~activetest.web.api.WRITES`) was made on this server since the
   reply that said ``changes: since`` (``{"changed": true, "changes": N}``), or after
@@ -39,7 +39,10 @@ stores nothing in B):
   timer, then asks ``api/next`` again (the page waits at most until the first claim of
   others lapses). Answered on the request's own thread: it never holds up the session's
   worker. A second server on the same file does not wake it: its changes are seen at
-  the next ask.
+  the next ask. At most :data:`~activetest.web.api.WAITS_PER_BROWSER` waits of one
+  ``browser`` (an id the page's tabs share) are held open; another is answered at once
+  with ``crowded: true`` (the page then asks again on a timer, or when another of its
+  tabs is woken): a browser opens only 6 connections to one address.
 * ``POST api/undo {annotator}``: undo their last answer; the item comes back.
 * ``POST api/release {annotator}``: give back every item they hold (the page is closed
   or left; a reload asks again).
@@ -73,6 +76,7 @@ from typing import Any
 
 from activetest.web.api import (
     CALLS,
+    WAITS_PER_BROWSER,
     WRITES,
     OtherSessionError,
     ServerStoppingError,
@@ -139,6 +143,7 @@ class LabelServer:
         self._changed = threading.Condition()
         self._changes = secrets.randbelow(1 << 30)
         self._stopping = False
+        self._waiting: dict[str, int] = {}  # browser -> its api/wait calls held open
         try:
             self._call(self._open, busy_timeout, options)
         except BaseException:
@@ -272,13 +277,25 @@ class LabelServer:
             return self._wait(*wait_of(body))
         return self._call(self._checked_api, method, name, body)
 
-    def _wait(self, since: int, seconds: float) -> dict[str, Any]:
+    def _wait(self, since: int, seconds: float, browser: str | None) -> dict[str, Any]:
         """``api/wait``: until the count of changes is not ``since`` any more, the server
-        stops, or ``seconds`` pass (on the caller's thread)."""
+        stops, or ``seconds`` pass (on the caller's thread); at once (``crowded``) when
+        ``browser`` holds :data:`WAITS_PER_BROWSER` waits open already."""
         with self._changed:
-            self._changed.wait_for(lambda: self._changes != since or self._stopping,
-                                   timeout=seconds)
-            return {"changed": self._changes != since, "changes": self._changes}
+            if browser is not None:
+                if self._waiting.get(browser, 0) >= WAITS_PER_BROWSER:
+                    return {"changed": self._changes != since, "changes": self._changes,
+                            "crowded": True}
+                self._waiting[browser] = self._waiting.get(browser, 0) + 1
+            try:
+                self._changed.wait_for(lambda: self._changes != since or self._stopping,
+                                       timeout=seconds)
+                return {"changed": self._changes != since, "changes": self._changes}
+            finally:
+                if browser is not None:
+                    self._waiting[browser] -= 1
+                    if not self._waiting[browser]:
+                        del self._waiting[browser]
 
     def _checked_api(self, method: str, name: str, body: dict[str, Any]) -> Any:
         """:meth:`_api` on the file this server opened: checked before (nothing is

@@ -380,14 +380,37 @@
   // annotator answers, skips, undoes or gives items back, else when the first of their
   // claims lapses (at most 25 s); then the page asks for its next item, never more often
   // than once a second (QA: it asked every 30 s, whatever the others did)
+  // A browser opens only 6 connections to one address: the server holds at most two
+  // waits of one browser open (the id below, the same in all its tabs) and answers a
+  // further tab's at once ("crowded"); that tab asks again after CROWDED_MS, or as soon
+  // as another tab's wait says something changed (QA: with 6 tabs waiting, an answer
+  // given in a 7th waited up to 25 s to be sent, and a 7th tab did not load)
+  const CROWDED_MS = 4000;
+  let BROWSER = Math.random().toString(36).slice(2);
+  try {
+    const known = localStorage.getItem("activetest-browser");
+    if (known && /^[A-Za-z0-9_-]{1,64}$/.test(known)) { BROWSER = known; }
+    else { localStorage.setItem("activetest-browser", BROWSER); }
+  } catch (e) { /* private mode: this tab's own id */ }
+  let wake = null;                 // ends a crowded tab's timer (another tab was woken)
   let asking = 0;                  // the newest wait: an older one's answer is ignored
   async function askAgain(r) {
     const id = ++asking;
     const t0 = performance.now();
     const lapse = typeof r.lapse_seconds === "number" ? r.lapse_seconds + 0.5 : 25;
+    const seconds = Math.min(25, Math.max(1, lapse));
+    let w = null;
     try {
-      await api("POST", "wait", { since: r.changes, seconds: Math.min(25, Math.max(1, lapse)) });
+      w = await api("POST", "wait", { since: r.changes, seconds: seconds, browser: BROWSER });
     } catch (e) { /* no server: the next ask says so and asks again every 2 s */ }
+    if (w && w.changed && !w.crowded) { announce("changed"); }  // the crowded tabs ask
+    if (w && w.crowded && !w.changed) {
+      await new Promise((ok) => {
+        const t = setTimeout(ok, Math.min(CROWDED_MS, seconds * 1000));
+        wake = () => { clearTimeout(t); ok(); };
+      });
+      wake = null;
+    }
     const left = 1000 - (performance.now() - t0);
     if (left > 0) { await sleep(left); }
     if (id === asking && !item && mode === "label" && document.body.dataset.state === "done") {
@@ -770,6 +793,7 @@
     channel.onmessage = (e) => {
       const m = e.data || {};
       if (typeof m.tab !== "string" || m.tab === TAB) { return; }
+      if (m.kind === "changed") { if (wake) { wake(); } return; }  // see askAgain
       if (m.kind === "bye") { siblings.delete(m.tab); }
       else { siblings.set(m.tab, m.annotator); }
       if (m.kind === "hello") { announce("here"); }
