@@ -727,3 +727,32 @@ def test_an_undo_waiting_for_answers_when_the_page_is_reloaded_is_said_not_done(
     finally:
         kill9(again)
     assert _answers(made.db) == given
+
+
+def test_answers_kept_through_a_reload_on_the_browser_error_page_are_sent_once_back(
+        driver: Any, tmp_path: Path) -> None:
+    """The server killed with an answer kept in the tab, the page reloaded: the browser
+    shows its own error page (nothing of the page says the answer is kept: the page's
+    help does, beforehand), then, reloaded once a server at the same address is back,
+    the page sends the kept answer, stored once (QA: nothing said that a reload while
+    the server was down keeps the answers)."""
+    made = classification(tmp_path, n=40)
+    token = "reload-down-0123456789"
+    args = ("--port", str(_free_port()), "--batch", "5")
+    given, _ = _one_saved_one_kept(driver, made.db, tmp_path, args, token)
+    bs.press(driver, "?")
+    help_text = driver.find_element("id", "help").text
+    assert "reload while the server is down" in help_text, help_text
+    assert "reload again once the server is back" in help_text
+    bs.press(driver, "?")
+    url = driver.current_url
+    driver.refresh()  # the browser's own error page: no element of the page
+    assert not driver.find_elements("id", "unsent")
+    again, _ = start_child(made.db, tmp_path, *args, "--token", token)
+    try:
+        driver.get(url)
+        _until(lambda: _answers(made.db) == given and _saving(driver) == 0)
+    finally:
+        kill9(again)
+    with Session.open(made.db) as s:  # each answer stored once
+        assert len(Annotators(s).annotations(include_undone=True)) == len(given)
