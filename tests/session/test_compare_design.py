@@ -608,7 +608,9 @@ def test_a_log_loss_difference_no_labelled_item_shows_is_not_a_point(tmp_path: P
     out = run("estimate", db, "--compare", f"table:{other}")
     assert "[-0.0000, 0.0000]" not in out, out
     line = next(x for x in out.splitlines() if "difference target - other" in x)
-    assert "fixed-budget 95% interval unbounded (see the note)" in line, out
+    # one bracket says both what stands in and where to read why (QA: "unbounded (see
+    # the note) (exact CS)")
+    assert "fixed-budget 95% interval unbounded (exact CS; see the note);" in line, out
     assert "(log loss): the fixed-budget 95% interval and the anytime 95% confidence " \
            "sequence are the whole range" in " ".join(out.split()), out
     with Session.open(db) as s:

@@ -308,6 +308,15 @@ def _check_interval_options(n_boot: int | None, level: float | None) -> None:
 UNBOUNDED = "unbounded (see the note)"
 
 
+def marked(text: str, mark: str) -> str:
+    """An interval's text followed by its basis mark (:func:`activetest.session.
+    interval_names.basis_mark`, e.g. `` (exact CS)``); an unbounded one says both in one
+    bracket (QA: "unbounded (see the note) (exact CS)")."""
+    if mark and text == UNBOUNDED:
+        return f"unbounded ({mark.strip()[1:-1]}; see the note)"
+    return text + mark
+
+
 def _cs(low: float, high: float, n_labels: int | None = None,
         basis: str | None = None, n_pool: int | None = None) -> str:
     """An anytime CS ``[low, high]``: before 30 labels the asymptotic CS is not claimed

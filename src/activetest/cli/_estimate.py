@@ -26,6 +26,7 @@ from activetest.cli._app import (
     _out,
     _user_errors,
     app,
+    marked,
 )
 
 
@@ -75,10 +76,10 @@ def _intervals_of(boot: Any, anytime: Any, level: float, n_labels: int | None = 
         # and anytime, a note apart)
         mark = basis_mark(anytime.basis)
         parts += [f"{interval_name(FIXED_BUDGET, level)} "
-                  f"{_interval_text(anytime.fixed_low, anytime.fixed_high)}{mark}",
+                  + marked(_interval_text(anytime.fixed_low, anytime.fixed_high), mark),
                   f"{interval_name(ANYTIME, level)} "
-                  f"{_cs(anytime.cs_low, anytime.cs_high, n_labels, anytime.basis, n_pool)}"
-                  f"{mark}"]
+                  + marked(_cs(anytime.cs_low, anytime.cs_high, n_labels, anytime.basis,
+                                n_pool), mark)]
     parts.append(f"{interval_name(BOOTSTRAP, level)} {_interval_text(boot.low, boot.high)}")
     return "; ".join(parts)
 

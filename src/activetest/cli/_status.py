@@ -22,6 +22,7 @@ from activetest.cli._app import (
     _print_waiting,
     _user_errors,
     app,
+    marked,
     out_path,
 )
 from activetest.cli._estimate import _print_agreement
@@ -258,7 +259,8 @@ def _named_intervals(e: Any, n_pool: int | None = None) -> list[str]:
                      f"[{_num(a['fixed_low'])}, {_num(a['fixed_high'])}]{mark}")
     if all(isinstance(a.get(k), (int, float)) for k in ("cs_low", "cs_high")):
         names.append(f"{interval_name(ANYTIME, level)} "
-                     f"{_cs(a['cs_low'], a['cs_high'], e.n_labels, a.get('basis'), n_pool)}{mark}")
+                     + marked(_cs(a['cs_low'], a['cs_high'], e.n_labels, a.get('basis'),
+                                  n_pool), mark))
     elif a.get("cs_low") == "-inf":
         names.append(f"{interval_name(ANYTIME, level)} (from 30 labels)")
     if all(isinstance(a.get(k), (int, float)) for k in ("exact_low", "exact_high")):
