@@ -19,7 +19,14 @@ import pytest
 from activetest.session.annotators import Annotators
 from activetest.session.workflow import Session
 from tests.web import browser_support as bs
-from tests.web.web_support import classification, fail_once, kill9, running, start_child
+from tests.web.web_support import (
+    claims,
+    classification,
+    fail_once,
+    kill9,
+    running,
+    start_child,
+)
 
 pytestmark = pytest.mark.skipif(bs.missing() is not None, reason=str(bs.missing()))
 
@@ -186,15 +193,6 @@ def test_an_answer_the_server_failed_on_is_kept_and_sent_again(
         _until(lambda: _saving(driver) == 0 and _answers(made.db) == {item: 1})
 
 
-def _claims(db: Path) -> dict[str, int]:
-    con = sqlite3.connect(db)
-    try:
-        return dict(con.execute("SELECT annotator, COUNT(*) FROM annotation_claims "
-                                "GROUP BY annotator").fetchall())
-    finally:
-        con.close()
-
-
 def test_a_closed_page_gives_its_items_back_and_unsent_answers_hold_it_open(
         driver: Any, tmp_path: Path) -> None:
     """Leaving the page gives back the items it held at once (QA: closed, it kept them
@@ -206,12 +204,12 @@ def test_a_closed_page_gives_its_items_back_and_unsent_answers_hold_it_open(
         bs.fresh(driver)
         item = bs.sign_in(driver, server.url, "gus")
         assert item is not None
-        _until(lambda: _claims(made.db).get("gus", 0) >= 2)  # the one shown and ahead
+        _until(lambda: claims(made.db).get("gus", 0) >= 2)  # the one shown and ahead
         leave = ("const e = new Event('beforeunload', {cancelable: true}); "
                  "window.dispatchEvent(e); return e.defaultPrevented;")
         assert driver.execute_script(leave) is False  # nothing unsent: no question
         driver.get("about:blank")
-        _until(lambda: "gus" not in _claims(made.db))
+        _until(lambda: "gus" not in claims(made.db))
         with Session.open(made.db) as s:  # nothing stored by leaving
             assert s.labels() == {} and not Annotators(s).annotations()
         driver.get(server.url)  # back (its name remembered): its items again
@@ -678,7 +676,7 @@ def test_a_skip_made_while_the_server_is_down_survives_a_reload(driver: Any,
         bs.fresh(driver)
         item = bs.sign_in(driver, url, "sam")
         assert item is not None
-        _until(lambda: _claims(made.db).get("sam", 0) >= 3)  # shown and two at hand
+        _until(lambda: claims(made.db).get("sam", 0) >= 3)  # shown and two at hand
     finally:
         kill9(proc)
     bs.press(driver, "s")

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tests.web import browser_support as bs
-from tests.web.web_support import classification, running
+from tests.web.web_support import claims, classification, running
 
 pytestmark = pytest.mark.skipif(bs.missing() is not None, reason=str(bs.missing()))
 
@@ -85,17 +85,6 @@ def test_items_given_back_or_answered_by_another_reach_a_waiting_page_promptly(
         assert time.monotonic() - t0 < PROMPTLY
 
 
-def _claims(db: Path) -> dict[str, int]:
-    import sqlite3
-
-    con = sqlite3.connect(db)
-    try:
-        return dict(con.execute("SELECT annotator, COUNT(*) FROM annotation_claims "
-                                "GROUP BY annotator").fetchall())
-    finally:
-        con.close()
-
-
 def test_a_second_tab_of_one_person_is_said_in_both_and_closing_it_keeps_the_items(
         driver: Any, tmp_path: Path) -> None:
     """The page opened in a second tab of one browser (the name remembered: the same
@@ -120,7 +109,7 @@ def test_a_second_tab_of_one_person_is_said_in_both_and_closing_it_keeps_the_ite
                     time.monotonic() < deadline:
                 time.sleep(0.1)
             assert warning in driver.find_element("tag name", "header").text
-        held = _claims(made.db)["ann"]
+        held = claims(made.db)["ann"]
         driver.switch_to.window(next(h for h in driver.window_handles if h != one))
         driver.close()  # the second tab goes: the first still shows ann's items
         driver.switch_to.window(one)
@@ -130,12 +119,12 @@ def test_a_second_tab_of_one_person_is_said_in_both_and_closing_it_keeps_the_ite
             time.sleep(0.1)
         assert warning not in driver.find_element("tag name", "header").text
         time.sleep(1.0)  # a release would have come by now
-        assert _claims(made.db).get("ann") == held
+        assert claims(made.db).get("ann") == held
         driver.get("about:blank")  # the last tab goes: its items go back
         deadline = time.monotonic() + 10
-        while _claims(made.db).get("ann") and time.monotonic() < deadline:
+        while claims(made.db).get("ann") and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert not _claims(made.db).get("ann")
+        assert not claims(made.db).get("ann")
 
 
 def _answers(db: Path) -> dict[str, int]:

@@ -8,6 +8,7 @@ import csv
 import json
 import os
 import re
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -171,6 +172,16 @@ def fail_once(monkeypatch: Any, owner: Any, name: str, error: BaseException) -> 
         return real(*args, **kwargs)
 
     monkeypatch.setattr(owner, name, once)
+
+
+def claims(db: Path) -> dict[str, int]:
+    """Annotator -> how many items the session file says they hold (claims) now."""
+    con = sqlite3.connect(db)
+    try:
+        return dict(con.execute("SELECT annotator, COUNT(*) FROM annotation_claims "
+                                "GROUP BY annotator").fetchall())
+    finally:
+        con.close()
 
 
 def kill9(proc: subprocess.Popen[str]) -> None:
