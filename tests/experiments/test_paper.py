@@ -136,6 +136,9 @@ def test_reproduce_writes_the_report(tmp_path: Path) -> None:
         assert "7B-zero" in md
     png = tmp_path / "docs" / "reproduction" / "sst2_relative_error.png"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # the curves it draws are saved beside it, and the page says how to redraw it
+    assert png.with_suffix(".npz").exists()
+    assert "`python -m activetest.experiments replot` redraws it" in md
     # the adaptive designs' rows, in the headline, per dataset, and for the calibrated set
     assert "## Beyond the paper: adaptive designs" in md
     assert "| adaptive+cv_lure (original rule) |" in md and "On the 8 paper settings:" in md

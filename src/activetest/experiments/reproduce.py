@@ -4,6 +4,7 @@ Usage::
 
     python -m activetest.experiments run --outputs experiments/outputs --out docs
     python -m activetest.experiments score --datasets sst2 subj fpb hs mmlu  # hours of CPU
+    python -m activetest.experiments replot --out docs  # the figures again, no simulation
 
 The paper's rows take a few minutes with the paper's 3,000 runs and 400
 labels; ``--runs``/``--budget`` shrink it (CI runs a reduced version). The
@@ -12,7 +13,9 @@ their summaries are cached in ``experiments/cache/designs.npz`` (keyed by the
 arrays, the run parameters and the stored designs' behaviour probe that today's
 :func:`activetest.experiments.probe.designs_probe` matches,
 :func:`activetest.experiments.probe.probe_id`; a stale entry is recomputed);
-``--no-designs`` leaves them out, ``--no-cache`` recomputes them.
+``--no-designs`` leaves them out, ``--no-cache`` recomputes them. Each figure's curves
+are saved beside it (:mod:`activetest.experiments.reproduce_figures`), which ``replot``
+draws again.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from activetest.experiments.paper import (
     run_setting,
     settings_for,
 )
+from activetest.experiments.reproduce_figures import RelativeErrorCurves, plot_relative_error
 
 __all__ = ["main", "reproduce"]
 
@@ -146,31 +150,30 @@ def _paper_cells(table: dict, dataset: str, zero: bool, budgets: Sequence[int]
     return uni, act
 
 
-def _plot_dataset(results: list[SettingResult], path: Path) -> None:
-    import matplotlib
+def _curves(data: DatasetOutputs, results: list[SettingResult], truth_note: str
+            ) -> RelativeErrorCurves:
+    """The curves of ``data``'s relative-error figure (the rows it draws, as computed)."""
+    methods = tuple(m for m in ("ce+lure", "adaptive+cv_lure") if m in results[0].relative)
+    return RelativeErrorCurves(
+        dataset=data.dataset, name=PAPER_NAMES.get(data.dataset, data.dataset),
+        n_pool=len(data.pool_labels), truth=truth_note, n_runs=results[0].n_runs,
+        settings=tuple(r.setting.label for r in results),
+        offsets=tuple(r.offset for r in results), methods=methods,
+        relative=np.array([[r.relative[m] for r in results] for m in methods]))
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
-    panels = [("ce+lure", "CE acquisition + LURE")]
-    if "adaptive+cv_lure" in results[0].relative:
-        panels.append(("adaptive+cv_lure", "adaptive design + adaptive LURE"))
-    fig, axes = plt.subplots(1, len(panels), figsize=(7 * len(panels), 4.2), sharey=True,
-                             squeeze=False)
-    for ax, (method, title) in zip(axes[0], panels, strict=True):
-        for r in results:
-            rel = r.relative[method]
-            k = np.arange(1, len(rel) + 1)
-            ax.plot(k, rel, lw=1.2, label=r.setting.label)
-        ax.axhline(1.0, color="k", lw=0.8, ls="--")
-        ax.set_yscale("log")
-        ax.set_xlabel("labels acquired (active); uniform gets the same plus the charged shots")
-        ax.set_title(f"{results[0].setting.dataset}: {title}")
-        ax.legend(fontsize=6.5, loc="best")
-    axes[0][0].set_ylabel("relative error (active / uniform)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+def _figure_caption(dataset: str, results: list[SettingResult]) -> str:
+    """What the dataset's figure shows and the commands that make it (beside the figure)."""
+    name = PAPER_NAMES.get(dataset, dataset)
+    what = " and of the adaptive design (original in-run rule)" \
+        if "adaptive+cv_lure" in results[0].relative else ""
+    budget = len(results[0].relative["ce+lure"])
+    return (f"*The figure: {name}, every setting of the table: the median squared error of "
+            f"CE+LURE{what} over that of uniform sampling (charged as above) at 1..{budget} "
+            f"labels, {results[0].n_runs:,} runs per setting (log loss). Made by `python -m "
+            "activetest.experiments run`; `python -m activetest.experiments replot` redraws "
+            f"it from the curves the run saved beside it (`reproduction/{dataset}"
+            "_relative_error.npz`) without simulating.*")
 
 
 def reproduce(outputs_dir: str | os.PathLike[str], out_dir: str | os.PathLike[str], *,
@@ -231,9 +234,10 @@ def reproduce(outputs_dir: str | os.PathLike[str], out_dir: str | os.PathLike[st
                       f"Not run: `{f.name}` holds only {', '.join(sorted(data.outputs))}; "
                       "finish scoring it first.", ""]
             continue
-        _plot_dataset(results, img_dir / f"{data.dataset}_relative_error.png")
         truth_note = "the pool itself" if data.pool_is_truth else \
             f"a held-out test set of {len(data.test_labels):,}"
+        plot_relative_error(_curves(data, results, truth_note),
+                            img_dir / f"{data.dataset}_relative_error.png")
         lines += [f"## {PAPER_NAMES.get(data.dataset, data.dataset)}", "",
                   f"Pool {len(data.pool_labels):,} items; truth from {truth_note}; "
                   f"{data.n_shots} in-context examples (charged to active testing for "
@@ -271,7 +275,8 @@ def reproduce(outputs_dir: str | os.PathLike[str], out_dir: str | os.PathLike[st
                 lines.append(f"| 7B-{'zero' if zero else 'few'} | " + " | ".join(
                     f"{_fmt(u)} / {_fmt(a)} ({_fmt(a / u)})"
                     for u, a in zip(uni, act, strict=True)) + " |")
-        lines += ["", f"![relative error](reproduction/{data.dataset}_relative_error.png)", ""]
+        lines += ["", f"![relative error](reproduction/{data.dataset}_relative_error.png)", "",
+                  _figure_caption(data.dataset, results), ""]
         # single-run error bars, every setting of this dataset
         for setting in settings_for(data):
             row = [data.dataset, setting.label]
@@ -762,12 +767,25 @@ def main(argv: Sequence[str] | None = None) -> None:
     cov.add_argument("--seed", type=int, default=0, help="the runs' seed (default: %(default)s)")
     cov.add_argument("--cache", default=None,
                      help="pickle of the measurements: reused if present (re-render only)")
+    rp = sub.add_parser("replot", help="redraw the figures of docs/reproduction.md from the "
+                                       "curves the run saved beside them (no simulation)")
+    rp.add_argument("--out", default="docs",
+                    help="folder reproduction.md was written into (default: %(default)s)")
     from activetest.experiments.history import add_parser as _history_parser
     _history_parser(sub)
     args = ap.parse_args(argv)
     if args.cmd == "history":
         from activetest.experiments.history import main as history_main
         history_main(args)
+        return
+    if args.cmd == "replot":
+        from activetest.experiments.reproduce_figures import replot_reproduction
+        try:
+            written = replot_reproduction(Path(args.out) / "reproduction")
+        except FileNotFoundError as e:
+            ap.exit(2, f"error: {e}\n")
+        for p in written:
+            print(f"wrote {p}")
         return
     if args.cmd == "run":
         p = reproduce(args.outputs, args.out, n_runs=args.runs, budget=args.budget,
