@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from matplotlib.text import Text
 
 from activetest.experiments.paper import run_setting, settings_for
 from activetest.experiments.reproduce import _curves
@@ -17,6 +16,7 @@ from activetest.experiments.reproduce_figures import (
     relative_error_figure,
     replot_reproduction,
 )
+from tests.experiments.figure_checks import inside, small_texts
 from tests.experiments.test_paper import _outputs
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -31,12 +31,6 @@ def _toy_curves() -> RelativeErrorCurves:
                            methods=("uniform+mean", "ce+lure", "adaptive+cv_lure"))
                for s in settings_for(o)[:3]]
     return _curves(o, results, "a held-out test set of 300")
-
-
-def _inside(fig, artist) -> bool:  # type: ignore[no-untyped-def]
-    box, f = artist.get_window_extent(fig.canvas.get_renderer()), fig.bbox
-    return box.x0 >= f.x0 - 0.5 and box.y0 >= f.y0 - 0.5 and box.x1 <= f.x1 + 0.5 \
-        and box.y1 <= f.y1 + 0.5
 
 
 def test_the_figure_names_the_quantity_the_data_and_the_conditions() -> None:
@@ -60,11 +54,9 @@ def test_the_figure_names_the_quantity_the_data_and_the_conditions() -> None:
     assert legend.get_title().get_text().startswith("target <- surrogate")
     assert [t.get_text() for t in legend.get_texts()] == [
         *curves.settings, "1: no gain over uniform"]
-    texts = [t for t in fig.findobj(Text) if t.get_text() and t.get_visible()]
-    small = [(t.get_text(), t.get_fontsize()) for t in texts if t.get_fontsize() < 7.5]
-    assert not small, small
+    assert not small_texts(fig), small_texts(fig)
     for artist in (fig._suptitle, legend, *(a.xaxis.label for a in axes)):
-        assert _inside(fig, artist), artist
+        assert inside(fig, artist), artist
 
 
 def test_replot_redraws_from_the_saved_curves(tmp_path: Path) -> None:

@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from activetest.experiments.coverage_figures import CoverageCurves, plot_coverage_figures
 from activetest.experiments.coverage_runs import (
     METHODS,
     STOP_FROM,
@@ -72,57 +73,6 @@ def _f(x: float, d: int = 3) -> str:
 
 def _pooled(rows: list[SettingCoverage], attr: str, key: str) -> np.ndarray:
     return np.mean([getattr(r, attr)[key] for r in rows if key in getattr(r, attr)], axis=0)
-
-
-def _plot_coverage(by_ds: dict[str, list[SettingCoverage]], path: Path, budget: int) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    names = list(by_ds)
-    fig, axes = plt.subplots(1, len(names), figsize=(3.1 * len(names), 3.2), sharey=True)
-    axes = np.atleast_1d(axes)
-    k = np.arange(1, budget + 1)
-    for ax, ds in zip(axes, names, strict=True):
-        rows = by_ds[ds]
-        for key, style in (("bootstrap", "C0-"), ("martingale", "C3-"),
-                           ("martingale (plain z)", "C3:")):
-            c = _pooled(rows, "fixed", key)
-            ax.plot(k[9:], c[9:], style, lw=1.1, label=key)
-        ax.axhline(0.95, color="k", lw=0.7)
-        ax.axhline(0.94, color="k", lw=0.7, ls="--")
-        ax.set_ylim(0.7, 1.0)
-        ax.set_title(ds, fontsize=9)
-        ax.set_xlabel("labels")
-    axes[0].set_ylabel("coverage of the pool risk (95%)")
-    axes[0].legend(fontsize=6.5, loc="lower right")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-
-
-def _plot_peeking(rows: list[SettingCoverage], path: Path, budget: int) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 3.6))
-    k = np.arange(1, budget + 1)
-    for key, style in (("bootstrap", "C0-"), ("martingale", "C3-"), ("asymptotic CS", "C2-"),
-                       ("exact CS", "C4-")):
-        c = _pooled(rows, "peeking", key)
-        if np.ndim(c):
-            ax.plot(k[STOP_FROM - 1:], c[STOP_FROM - 1:], style, lw=1.2, label=key)
-    ax.axhline(0.05, color="k", lw=0.7)
-    ax.set_xlabel("labels M")
-    ax.set_ylabel(f"P(truth excluded at some budget in {STOP_FROM}..M)")
-    ax.set_title("checking after every label (CE + LURE, log loss, all settings)", fontsize=9)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
 
 
 def _plot_band(data: DatasetOutputs, setting: Setting, path: Path, budget: int,
@@ -234,11 +184,7 @@ def coverage_study(outputs_dir: str | os.PathLike[str], out_dir: str | os.PathLi
     lines = _write_up(rows, K, n_runs=n_runs, exact_runs=exact_runs, losses=losses,
                       methods=methods, seconds=seconds, outputs_dir=outputs_dir)
     main = [r for r in rows if r.method == "ce+lure" and r.loss == "log"] or rows
-    by_ds: dict[str, list[SettingCoverage]] = {}
-    for r in main:
-        by_ds.setdefault(r.setting.dataset, []).append(r)
-    _plot_coverage(by_ds, img / "coverage_by_budget.png", K)
-    _plot_peeking(main, img / "peeking.png", K)
+    plot_coverage_figures(CoverageCurves.pool(main, K, STOP_FROM), img)
     if first is not None:
         _plot_band(*first, img / "cs_band.png", K, seed)
     lines += _paired_section(paired, K)
@@ -335,6 +281,10 @@ def _write_up(rows: list[SettingCoverage], K: int, *, n_runs: int, exact_runs: i
     ]
     lines += _fixed_table(main, dsets, K)
     lines += ["", "![coverage by budget](intervals/coverage_by_budget.png)", "",
+              f"*The figure: the table's rows at every budget 10..{K} (CE + LURE, log loss, "
+              "95%); the fixed-budget interval is the tables' `martingale`, its plain-z "
+              "version `martingale (plain z)`; solid black: the nominal 0.95, dashed: the "
+              "goal 0.94 from 30 labels. " + _FIGURE_COMMANDS + "*", "",
               "Why the corrections: inverse-probability terms are right-skewed (a rare "
               "item with a small q and a large loss); the runs that have not met one yet have "
               "a low estimate *and* a low SE, so the symmetric interval misses almost only "
@@ -559,6 +509,13 @@ def _other_methods(rows: list[SettingCoverage], methods: Sequence[str], losses: 
                      "bootstrap at stop"], body), ""]
 
 
+#: Under each coverage figure: the command that makes it, and the one that redraws it.
+_FIGURE_COMMANDS = ("Made by `python -m activetest.experiments coverage` (the whole study); "
+                    "`python -m activetest.experiments replot` redraws it from the curves the "
+                    "study saved beside it (`intervals/coverage_curves.npz`) without "
+                    "simulating.")
+
+
 def _uniform_section(main: list[SettingCoverage], dsets: list[str]) -> list[str]:
     def cell(rs: list[SettingCoverage], k: str) -> str:
         v = [r.uniform[k] for r in rs if k in r.uniform]
@@ -571,7 +528,12 @@ def _uniform_section(main: list[SettingCoverage], dsets: list[str]) -> list[str]
             "asymptotic CS is claimed from 30 labels (started at 10 it is not yet normal "
             "enough where the terms are skewed); the exact CS holds from the first label.", "",
             *_dataset_table(main, dsets, list(main[0].uniform), cell), "",
-            "![checking after every label](intervals/peeking.png)", ""]
+            "![checking after every label](intervals/peeking.png)", "",
+            "*The figure: checking after every label from 30 (CE + LURE, log loss, 95%, "
+            "all settings pooled): the share of runs whose interval has excluded the pool "
+            "risk at some budget by M; the fixed-budget interval is the tables' "
+            "`martingale`, the anytime CSs their `asymptotic CS` and `exact CS`. "
+            + _FIGURE_COMMANDS + "*", ""]
 
 
 def _stopping_section(main: list[SettingCoverage], dsets: list[str]) -> list[str]:

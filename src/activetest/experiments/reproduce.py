@@ -767,10 +767,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     cov.add_argument("--seed", type=int, default=0, help="the runs' seed (default: %(default)s)")
     cov.add_argument("--cache", default=None,
                      help="pickle of the measurements: reused if present (re-render only)")
-    rp = sub.add_parser("replot", help="redraw the figures of docs/reproduction.md from the "
-                                       "curves the run saved beside them (no simulation)")
+    rp = sub.add_parser("replot", help="redraw the figures of docs/reproduction.md and "
+                                       "docs/intervals.md from the curves the studies saved "
+                                       "beside them (no simulation)")
     rp.add_argument("--out", default="docs",
-                    help="folder reproduction.md was written into (default: %(default)s)")
+                    help="folder reproduction.md and intervals.md were written into "
+                    "(default: %(default)s)")
     from activetest.experiments.history import add_parser as _history_parser
     _history_parser(sub)
     args = ap.parse_args(argv)
@@ -779,11 +781,19 @@ def main(argv: Sequence[str] | None = None) -> None:
         history_main(args)
         return
     if args.cmd == "replot":
+        from activetest.experiments.coverage_figures import replot_coverage
         from activetest.experiments.reproduce_figures import replot_reproduction
-        try:
-            written = replot_reproduction(Path(args.out) / "reproduction")
-        except FileNotFoundError as e:
-            ap.exit(2, f"error: {e}\n")
+        written, missing = [], []
+        for replot, folder in ((replot_reproduction, "reproduction"),
+                               (replot_coverage, "intervals")):
+            try:
+                written += replot(Path(args.out) / folder)
+            except FileNotFoundError as e:
+                missing.append(str(e))
+            except ValueError as e:  # curves of other rows than this code draws
+                ap.exit(2, f"error: {e}\n")
+        if not written:
+            ap.exit(2, f"error: {'; '.join(missing)}\n")
         for p in written:
             print(f"wrote {p}")
         return
