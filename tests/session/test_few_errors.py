@@ -376,6 +376,8 @@ def test_the_reports_legend_names_the_exact_cs_where_it_stands_in(
         "--target", f"table:{pf.target}", "--id-column", "id", "--metric", "both",
         "--seed", "5", "--no-progress")
 
+    symbols: dict[str, tuple[Any, ...]] = {}
+
     def legend(n: int) -> tuple[set[str], list[bool], str]:
         run("select", db, "--n", n)
         with Session.open(db) as s:
@@ -386,7 +388,17 @@ def test_the_reports_legend_names_the_exact_cs_where_it_stands_in(
         fig = estimates_figure(data)
         run("report", db, "--out", tmp_path / f"rep{n}")
         md = (tmp_path / f"rep{n}" / "report.md").read_text(encoding="utf-8")
-        return {t.get_text() for t in fig.legends[0].get_texts()}, few, md
+        leg = fig.legends[0]
+        symbols.clear()
+        for text, h in zip(leg.get_texts(), leg.legend_handles, strict=True):
+            symbols[text.get_text()] = (  # a band's pattern and colours, a line's style
+                (h.get_hatch(), tuple(np.round(h.get_facecolor(), 3)),
+                 tuple(np.round(h.get_edgecolor(), 3))) if hasattr(h, "get_hatch") else
+                (h.get_linestyle(), h.get_color(), h.get_marker()))
+        # QA: "fixed-budget 95% interval" and "... (exact anytime CS while few errors)"
+        # had one symbol in the legend; every entry now has its own
+        assert len(set(symbols.values())) == len(symbols), symbols
+        return {t.get_text() for t in leg.get_texts()}, few, md
 
     names, few, md = legend(3)
     assert all(few)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 
@@ -213,6 +214,21 @@ def _band_name(kind: str, level: float, active: list[Estimate], band: str) -> st
     return few_errors_name(kind, level, everywhere=all(exact))
 
 
+def _band_style(kind: str, active: list[Estimate], band: str) -> dict[str, Any]:
+    """How the active estimate's ``band`` of ``kind`` is drawn: a band the exact anytime CS
+    stands in for (few errors) gets its own pattern, so that its legend entry differs from
+    the plain interval's beside it (QA: in a two-metric figure "fixed-budget 95% interval"
+    and "... (exact anytime CS while few errors)" had one symbol)."""
+    exact = any(a.basis == "exact" for a in active if getattr(a, band) is not None)
+    if kind == ANYTIME:  # the wider band, drawn beneath: a hatch only
+        return {"facecolor": "none", "edgecolor": _ACTIVE, "linewidth": 0.0, "alpha": 0.5,
+                "hatch": "xx" if exact else "///"}
+    if exact:  # a lighter fill, dotted
+        return {"facecolor": (*to_rgb(_ACTIVE), 0.15), "edgecolor": _ACTIVE, "linewidth": 0.0,
+                "hatch": "..."}
+    return {"color": _ACTIVE, "alpha": 0.3, "linewidth": 0}
+
+
 def _plot_metric(ax: Axes, data: ReportData, metric: str) -> None:
     rows = data.history.get(metric, [])
     bounds = data.value_range.get(metric, (None, None))
@@ -238,17 +254,18 @@ def _plot_metric(ax: Axes, data: ReportData, metric: str) -> None:
         cs_lo, cs_hi = _band([a.anytime for a in active])
         if np.isfinite(cs_lo).any():  # the anytime band is the wider one: drawn beneath
             _fill(ax, x, _clipped(cs_lo, bounds), _clipped(cs_hi, bounds),
-                            facecolor="none", edgecolor=_ACTIVE, hatch="///", linewidth=0.0,
-                            alpha=0.5, label=_band_name(ANYTIME, data.level, active,
-                                                        "anytime"))
+                  label=_band_name(ANYTIME, data.level, active, "anytime"),
+                  **_band_style(ANYTIME, active, "anytime"))
         f_lo, f_hi = _band([a.fixed for a in active])
         if np.isfinite(f_lo).any():  # the headline
             band, name = (f_lo, f_hi), _band_name(FIXED_BUDGET, data.level, active, "fixed")
+            style = _band_style(FIXED_BUDGET, active, "fixed")
         else:  # hand-made data without it: the bootstrap, named as such
             band, name = (_band([a.bootstrap for a in active]),
                           f"LURE: {interval_name(BOOTSTRAP, data.level)}")
-        _fill(ax, x, _clipped(band[0], bounds), _clipped(band[1], bounds),
-                        color=_ACTIVE, alpha=0.3, linewidth=0, label=name)
+            style = {"color": _ACTIVE, "alpha": 0.3, "linewidth": 0}
+        _fill(ax, x, _clipped(band[0], bounds), _clipped(band[1], bounds), label=name,
+              **style)
         # the lines are not clipped at the axes: the y axis stops at the metric's range
         # (and takes in every value), so a value at its edge (an error rate of 0 over the
         # first labels) showed half a marker (QA); nothing can reach beyond the axes
