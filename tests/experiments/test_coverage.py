@@ -19,6 +19,7 @@ from activetest.experiments.coverage import (
 from activetest.experiments.paper import settings_for
 from activetest.stats import bootstrap_std_many, lure_terms, sample
 from activetest.stats.intervals import _theta
+from tests.experiments.figure_checks import small_texts
 from tests.experiments.test_paper import _outputs
 
 
@@ -161,5 +162,11 @@ def test_the_one_run_figure_names_its_models_and_its_legend_hides_no_data() -> N
         title = ax.get_title()
         assert f"target {setting.target}" in title and f"surrogate {setting.surrogate}" in title
         assert "CE + LURE" in title and "<-" not in title
+        # the intervals by the product's names, legible (QA: 7 pt, "exact CS (95%, ...)")
+        names = [t.get_text() for t in ax.get_legend().get_texts()]
+        assert names[:3] == ["exact anytime 95% confidence sequence",
+                             "anytime 95% confidence sequence (asymptotic, from 30 labels)",
+                             "fixed-budget 95% interval"], names
+        assert not small_texts(fig), small_texts(fig)
     finally:
         plt.close(fig)
