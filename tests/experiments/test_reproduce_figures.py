@@ -55,6 +55,9 @@ def test_the_figure_names_the_quantity_the_data_and_the_conditions() -> None:
     assert [t.get_text() for t in legend.get_texts()] == [
         *curves.settings, "1: no gain over uniform"]
     assert not small_texts(fig), small_texts(fig)
+    # the log axis reads in plain numbers (it read 10^0 and 4x10^0)
+    ticks = [t.get_text() for t in axes[0].get_yticklabels(which="both") if t.get_text()]
+    assert ticks and not any("^" in t or "times" in t for t in ticks), ticks
     for artist in (fig._suptitle, legend, *(a.xaxis.label for a in axes)):
         assert inside(fig, artist), artist
 

@@ -99,6 +99,7 @@ def relative_error_figure(curves: RelativeErrorCurves) -> Any:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter, LogFormatter
 
     n = len(curves.methods)
     fig, axes = plt.subplots(1, n, figsize=(6.4 * n, 5.0), sharey=True, squeeze=False,
@@ -109,9 +110,14 @@ def relative_error_figure(curves: RelativeErrorCurves) -> Any:
             ax.plot(k, r, lw=1.2, label=label)
         ax.axhline(1.0, color="k", lw=0.8, ls="--", label="1: no gain over uniform")
         ax.set_yscale("log")
+        # plain numbers (1, 0.5), not 10^0 and 4x10^0 (the minor ones show where the axis
+        # spans less than about a decade)
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.yaxis.set_minor_formatter(LogFormatter(labelOnlyBase=False,
+                                                  minor_thresholds=(1, 0.4)))
         ax.set_xlabel(X_LABEL, fontsize=9)
         ax.set_title(PANEL_TITLES.get(method, method), fontsize=10)
-        ax.tick_params(labelsize=MIN_FONT)
+        ax.tick_params(which="both", labelsize=MIN_FONT)
     axes[0][0].set_ylabel(f"{Y_LABEL} (log scale)", fontsize=9)
     charged = sorted({o for o in curves.offsets if o})
     charge = (f"; uniform is charged the {'/'.join(map(str, charged))} in-context labels of "
