@@ -205,7 +205,7 @@ def _stream(path: Path, p: Path, fmt: str, task: Task, sur: Table, tgt: Table,
     if cmp:
         config0 = dataclasses.replace(config0, compare=tuple(c.spec for c in cmp))
     need_target = config0.needs_target
-    got: dict[str, Any] = {}
+    got = _Got()
 
     sources = [sur, *([tgt] if need_target else []), *cmp]
 
@@ -215,21 +215,21 @@ def _stream(path: Path, p: Path, fmt: str, task: Task, sur: Table, tgt: Table,
         size = pool_size(p, fmt)
         with progress_bar(size, "reading the pool", progress) as advance:
             parts, by_id = write_blocks(conn, size, advance)
-        n = got["n"]
-        got["index"] = {t.spec: k for k, t in enumerate(sources)}
+        n = got.n
+        got.index = {t.spec: k for k, t in enumerate(sources)}
         for k in sorted(by_id):  # the tables in another order: joined by id, a second
             # pass, in the order given: a table in the pool's order refused (pending) is
             # named before a table given after it (the general path's order)
-            if got["pending"] is not None and got["pending"][0] < k:
-                raise got["pending"][1]
+            if got.pending is not None and got.pending[0] < k:
+                raise got.pending[1]
             with progress_bar(None, f"joining {sources[k].scorer.path.name} by id",
                               progress) as advance:
                 parts[k] = join_by_id(conn, sources[k], n, task.n_classes, advance,
                                       on_ids=_position_join_by_id(conn, sources[k], got,
                                                                   ids_are_positions))
-        if got["pending"] is not None:
-            raise got["pending"][1]
-        got["lp"] = [part.array() if isinstance(part, _Parts) else part for part in parts]
+        if got.pending is not None:
+            raise got.pending[1]
+        got.lp = [part.array() if isinstance(part, _Parts) else part for part in parts]
 
     def write_blocks(conn: Any, size: int | None, advance: Any
                      ) -> tuple[list[Any], list[int]]:
@@ -331,26 +331,26 @@ def _stream(path: Path, p: Path, fmt: str, task: Task, sur: Table, tgt: Table,
                     raise NotStreamable("table rows after the pool")
                 by_id.append(k)
                 parts[k] = None
-        got["pool_numbers"] = None if by_row else _pool_numbers(conn, numbers, checked)
+        got.pool_numbers = None if by_row else _pool_numbers(conn, numbers, checked)
         # ids that look like positions on both sides: said, or a refusal kept (raised in
         # the order the tables were given: write_items)
-        got["by_position"], got["pending"] = _position_joins(
-            got["pool_numbers"], numbers.first, sources, by_id, checked, ids_are_positions)
-        got["numbers"], got["checked"] = numbers, checked
-        got["n"] = n
+        got.by_position, got.pending = _position_joins(
+            got.pool_numbers, numbers.first, sources, by_id, checked, ids_are_positions)
+        got.numbers, got.checked = numbers, checked
+        got.n = n
         config1 = config_of(info, specs, raw_specs, n)  # the planned budget needs N
         config = dataclasses.replace(config1, pool={**config1.pool, "n_items": n},
                                      compare=config0.compare)
-        got["config"] = config
+        got.config = config
         conn.execute("UPDATE config SET json = ? WHERE id = 1", (_dumps(config.to_dict()),))
         return parts, by_id
 
     def init(store: SessionStore) -> None:
         from activetest.models.cache import scorer_identity
 
-        config = got["config"]
-        n = got["n"]
-        lps = got["lp"]
+        config = got.config
+        n = got.n
+        lps = got.lp
         s_lp = lps[0]
         t_lp = lps[1] if need_target else None
         c_lps = lps[2 if need_target else 1:]
@@ -367,10 +367,10 @@ def _stream(path: Path, p: Path, fmt: str, task: Task, sur: Table, tgt: Table,
             out = {"role": role, "spec": t.spec, "scorer": ident, "n_examples": 0,
                    "example_ids": None, "scored_at": now(), "n_items": n,
                    **t.scorer.prompt_provenance()}
-            if t.spec in got.get("by_position", {}):  # as confirmed (table_positions)
+            if t.spec in got.by_position:  # as confirmed (table_positions)
                 from activetest.session.table_positions import PROVENANCE_KEY
 
-                out[PROVENANCE_KEY] = got["by_position"][t.spec]
+                out[PROVENANCE_KEY] = got.by_position[t.spec]
             return jsonable(out)  # type: ignore[no-any-return]
 
         store.put_scores("surrogate", sur.spec, s_lp, prov("surrogate", sur))
@@ -393,7 +393,7 @@ def _stream(path: Path, p: Path, fmt: str, task: Task, sur: Table, tgt: Table,
                                 overwrite=options["overwrite"],
                                 busy_timeout=options["busy_timeout"], init=init,
                                 items_writer=write_items)
-    return store, got["n"], info, specs, raw_specs
+    return store, got.n, info, specs, raw_specs
 
 
 def _has_checks(t: Table) -> bool:
@@ -426,6 +426,38 @@ class _WholeIds:
         if items and self.first is None:
             self.first = (items[0].id.strip(), dict(items[0].fields))
         self.count.add([it.id for it in items])
+
+
+@dataclasses.dataclass
+class _Got:
+    """What the streamed ``init`` learns as it writes the session file, for the steps after
+    (the tables joined by id, the scores written in ``init``).
+
+    Attributes:
+        n: the pool's items written.
+        config: the session's config, with the pool's ``n_items``.
+        index: a table's spec -> its place among the tables read (surrogate, target where
+            needed, compared).
+        numbers: the pool's ids while each is a whole number (:class:`_WholeIds`).
+        checked: per table, whether its rows are confirmed by content checks.
+        pool_numbers: the pool's whole-number ids (:func:`_pool_numbers`).
+        by_position: a table's spec -> the note of its join by ids that look like
+            positions, as confirmed (:mod:`activetest.session.table_positions`).
+        pending: the refusal of the first table in the pool's order joined by such ids
+            unconfirmed, with its place among the tables (raised once every table given
+            before it is checked: :func:`_position_joins`).
+        lp: each table's ``(N, C)`` log-probs, in the order of the tables read.
+    """
+
+    n: int = 0
+    config: Any = None
+    index: dict[str, int] = dataclasses.field(default_factory=dict)
+    numbers: _WholeIds = dataclasses.field(default_factory=lambda: _WholeIds())
+    checked: list[bool] = dataclasses.field(default_factory=list)
+    pool_numbers: Any = None
+    by_position: dict[str, str] = dataclasses.field(default_factory=dict)
+    pending: tuple[int, SessionError] | None = None
+    lp: list[np.ndarray] = dataclasses.field(default_factory=list)
 
 
 def _pool_numbers(conn: Any, numbers: _WholeIds, checked: Sequence[bool]) -> Any:
@@ -472,25 +504,25 @@ def _position_joins(pool: Any, first: tuple[str, Mapping[str, Any]] | None,
     return out, None
 
 
-def _position_join_by_id(conn: Any, t: Table, got: dict[str, Any], confirmed: bool
+def _position_join_by_id(conn: Any, t: Table, got: _Got, confirmed: bool
                          ) -> Any:
     """The :func:`~activetest.session.stream_join.join_by_id` ``on_ids`` of the table
     ``t`` in another order than the pool's: where its ids and the pool's look like
     positions (:func:`~activetest.data.history_ids.positions_in_disguise`'s rule, counted
     in constant memory, ids written as another spelling of a whole number, ``007``,
     ``7.0``, too), refused with the general path's message or, as ``confirmed``, said
-    (``got["by_position"]``): no fall back that reads the whole pool and table into
+    (``got.by_position``): no fall back that reads the whole pool and table into
     memory to say the same (at 1e7 items, killed for memory first). Then a refusal of a
-    table in the pool's order given after it (``got["pending"]``) is raised, before this
+    table in the pool's order given after it (``got.pending``) is raised, before this
     table's missing rows are named: the general path checks every table's ids before it
     joins any."""
     from activetest.data.history_ids import PositionJoin
     from activetest.session.table_positions import excerpt, position_join
 
     def check(table: Any, shared: int, first: int) -> None:
-        numbers: _WholeIds = got["numbers"]
-        pool = got["pool_numbers"]
-        if not (pool is None or numbers.first is None or got["checked"][got["index"][t.spec]]
+        numbers: _WholeIds = got.numbers
+        pool = got.pool_numbers
+        if not (pool is None or numbers.first is None or got.checked[got.index[t.spec]]
                 or table is None or not shared
                 or (pool.run_from is None and table.run_from is None)):
             if first == 0:  # the pool's first item: its fields in the pool's order
@@ -500,10 +532,10 @@ def _position_join_by_id(conn: Any, t: Table, got: dict[str, Any], confirmed: bo
                     "SELECT item_id, fields FROM items WHERE idx = ?", (first,)).fetchall()[0]
                 fields = json.loads(text)
             d = PositionJoin(pool, table, str(item_id).strip(), shared)
-            got.setdefault("by_position", {})[t.spec] = position_join(
+            got.by_position[t.spec] = position_join(
                 str(t.scorer.path), d, excerpt(fields), confirmed=confirmed)
-        if got.get("pending") is not None:
-            raise got["pending"][1]
+        if got.pending is not None:
+            raise got.pending[1]
 
     return check
 
