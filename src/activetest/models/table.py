@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Container, Sequence
+from collections.abc import Container, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -77,7 +77,7 @@ from activetest.models.table_read import (
     stream_rows,
     to_log_softmax_rows,
 )
-from activetest.models.table_stream import read_ids, read_wanted, streams
+from activetest.models.table_stream import id_blocks, read_ids, read_wanted, streams
 
 __all__ = ["TableScorer", "confirm_content", "duplicate_message", "looks_like_probs",
            "no_row_hint", "normalise_table_spec", "parse_table_spec", "read_table", "row_values",
@@ -340,6 +340,16 @@ class TableScorer:
             return read_ids(self.path, columns=self._columns(task), id_column=self.id_column,
                             kind=self.kind, fmt=self.format, tolerance=self.tolerance)
         return list(self._load(task)[0])
+
+    def item_id_blocks(self, task: Task) -> Iterator[list[str]]:
+        """:meth:`item_ids` a block at a time: a table read row by row (see
+        :meth:`score`) is never held whole; any other, one block."""
+        if self._streamed(task):
+            yield from id_blocks(self.path, columns=self._columns(task),
+                                 id_column=self.id_column, kind=self.kind, fmt=self.format,
+                                 tolerance=self.tolerance)
+            return
+        yield list(self._load(task)[0])
 
     def confirms_content(self, task: Task) -> bool:
         """Whether its join by id is confirmed by each item's content: lm-eval files read

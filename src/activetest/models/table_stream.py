@@ -38,7 +38,7 @@ from activetest.models.table_read import (
     to_log_softmax_rows,
 )
 
-__all__ = ["STREAMED_FORMATS", "WantedRows", "read_ids", "read_wanted", "streams"]
+__all__ = ["STREAMED_FORMATS", "WantedRows", "id_blocks", "read_ids", "read_wanted", "streams"]
 
 #: The formats read row by row (JSON arrays and gzipped files are read whole).
 STREAMED_FORMATS = ("csv", "tsv", "jsonl", "parquet")
@@ -96,9 +96,19 @@ def read_ids(path: Path, *, columns: Sequence[str], id_column: str, kind: str, f
              tolerance: float) -> list[str]:
     """The table's ids in file order, every row checked (as :func:`read_wanted`)."""
     out: list[str] = []
-    for ids, _ in _checked_blocks(path, columns, id_column, kind, fmt, tolerance):
+    for ids in id_blocks(path, columns=columns, id_column=id_column, kind=kind, fmt=fmt,
+                         tolerance=tolerance):
         out.extend(ids)
     return out
+
+
+def id_blocks(path: Path, *, columns: Sequence[str], id_column: str, kind: str, fmt: str,
+              tolerance: float) -> Iterator[list[str]]:
+    """The table's ids in file order, a block at a time, every row checked (as
+    :func:`read_wanted`; a problem is raised once the rows before it are given, the checks
+    of the whole table once every row is: a caller keeps nothing of a refused table)."""
+    for ids, _ in _checked_blocks(path, columns, id_column, kind, fmt, tolerance):
+        yield ids
 
 
 def _checked_blocks(path: Path, columns: Sequence[str], id_column: str, kind: str,

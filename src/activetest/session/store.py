@@ -743,6 +743,26 @@ class SessionStore(ScoresMixin, DrawsMixin, LabelsMixin):
         return [r[0] for r in self._read("SELECT item_id FROM items WHERE item_id GLOB "
                                          "'*[^0-9]*' LIMIT ?", (int(limit),))]
 
+    def item_id_blocks(self, size: int) -> Iterator[list[str]]:
+        """The item ids in row order, ``size`` at a time (no list of every id: at 1e7 items
+        that was the largest thing a compared table's check held)."""
+        last = -1
+        while True:
+            rows = self._read("SELECT idx, item_id FROM items WHERE idx > ? ORDER BY idx "
+                              "LIMIT ?", (last, int(size)))
+            if not rows:
+                return
+            last = int(rows[-1][0])
+            yield [r[1] for r in rows]
+
+    def pool_rows_of(self, ids: Sequence[str]) -> tuple[int, int | None]:
+        """How many of the distinct ``ids`` are pool items', and the first row (pool order)
+        of one of them (None: none is)."""
+        n, first = self._read("SELECT COUNT(*), MIN(idx) FROM items WHERE item_id IN "
+                              "(SELECT value FROM json_each(?))",
+                              (json.dumps(list(ids)),))[0]
+        return int(n), None if first is None else int(first)
+
     def index_of(self, item_id: str) -> int | None:
         """The row of ``item_id``, or None when the pool has no such item."""
         rows = self._read("SELECT idx FROM items WHERE item_id = ?", (str(item_id),))

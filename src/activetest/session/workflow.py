@@ -832,7 +832,7 @@ class Session:
         confirms it (:mod:`activetest.session.table_positions`, as ``init`` refuses it)."""
         from activetest.data.history_ids import number_ids
         from activetest.models.table import TableScorer
-        from activetest.session.table_positions import check_table_ids
+        from activetest.session.compared_positions import BLOCK, compared_position_join
 
         if self.kind.name != "classification":
             return
@@ -845,9 +845,12 @@ class Session:
             return
         if scorer.confirms_content(self.task):
             return
-        ids = self.store.item_ids()
-        check_table_ids(str(scorer.path), scorer.item_ids(self.task), ids,
-                        _FieldsById(self), confirmed=self._ids_are_positions)
+        # both sides' ids read in blocks, never held (at 1e7 items they were the peak)
+        compared_position_join(
+            str(scorer.path), lambda: self.store.item_id_blocks(BLOCK),
+            lambda: scorer.item_id_blocks(self.task), self.store.pool_rows_of,
+            lambda row: self.store.items_at([row])[row].id, _FieldsById(self),
+            confirmed=self._ids_are_positions)
 
     def labelled_draws(self) -> est.LabelledDraws:
         """The usable labelled prefix of the draws (what every estimate is computed from)."""
