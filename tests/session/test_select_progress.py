@@ -97,3 +97,35 @@ def test_label_n_moves_the_bar_of_its_draws(tmp_path: Path,
         out = run_cli("label", db, "--n", "12", "--from-data")
     assert steps == [1] * 5 and "drawing" not in out
     assert "from the pool file's labels" in out
+
+
+def test_the_blind_spots_step_after_the_draws_has_a_row_of_its_own(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After an adaptive design's draws ``select`` advances the blind spot's stored state
+    over them (QA: 2.4 s of 6.4 s at 3,000 draws, 1e5 items, under a full bar): on a
+    terminal the bar says so once the draws are done (a row of no count); nothing with
+    ``--no-progress`` or on a pipe; a fixed proposal has no such step."""
+    from activetest.cli import _app
+
+    pf = make_pool_files(tmp_path / "data")
+    db = _init(pf, tmp_path / "s.db", "--acquisition", "adaptive")
+    events: list[object] = []
+    with monkeypatch.context() as m:
+        m.setattr(_app._out, "_force_terminal", True)
+        with forward_progress(events.append, phase=events.append):
+            run_cli("select", db, "--n", "6")
+        assert events == [1] * 6 + ["advancing the blind spot's state over draws 1..6"]
+        events.clear()
+        run_cli("label", db, "--n", "6", "--from-data", "--no-progress")
+        with forward_progress(events.append, phase=events.append):
+            run_cli("select", db, "--n", "3", "--no-progress")
+        assert events == []
+    with forward_progress(events.append, phase=events.append):  # not a terminal
+        out = run_cli("select", db, "--n", "4")
+    assert events == [] and "blind spot" not in out
+    fixed = _init(pf, tmp_path / "f.db", "--acquisition", "ce")
+    with monkeypatch.context() as m:
+        m.setattr(_app._out, "_force_terminal", True)
+        with forward_progress(events.append, phase=events.append):
+            run_cli("select", fixed, "--n", "5")
+    assert events == [1] * 5

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from activetest.models._util import forward_progress, progress_bar
+from activetest.models._util import forward_progress, phased_progress_bar, progress_bar
 from activetest.models.base import Scorer, Scores
 from activetest.models.bundled import (
     BUNDLED_MODELS,
@@ -57,6 +57,7 @@ __all__ = [
     "label_token_ids",
     "model_format",
     "parse_spec",
+    "phased_progress_bar",
     "progress_bar",
     "resolve_model",
     "select_label_tokens",

@@ -6,13 +6,15 @@ import contextlib
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from activetest._numeric import log_softmax
 from activetest.errors import UserFacingError
 
-__all__ = ["QUIET_OUTPUT_LOCK", "ContextOverflowError", "ScoringCancelledError",
-           "forward_progress", "log_softmax", "progress_bar", "run_parallel"]
+__all__ = ["QUIET_OUTPUT_LOCK", "ContextOverflowError", "PhasedProgress", "ScoringCancelledError",
+           "forward_progress", "log_softmax", "phased_progress_bar", "progress_bar",
+           "run_parallel"]
 
 T = TypeVar("T")
 
@@ -97,8 +99,10 @@ _forward = threading.local()
 
 
 @contextlib.contextmanager
-def forward_progress(advance: Callable[..., None]) -> Iterator[Callable[[], int]]:
-    """Within the block, :func:`progress_bar` in this thread advances ``advance``.
+def forward_progress(advance: Callable[..., None], phase: Callable[[str], None] | None = None
+                     ) -> Iterator[Callable[[], int]]:
+    """Within the block, :func:`progress_bar` in this thread advances ``advance`` (and
+    :func:`phased_progress_bar`'s ``phase(description)`` calls ``phase``, if given).
 
     Yields a function giving how many steps were forwarded so far (the caller
     advances the rest, for backends that report no progress of their own).
@@ -109,12 +113,27 @@ def forward_progress(advance: Callable[..., None]) -> Iterator[Callable[[], int]
         count[0] += n
         advance(n)
 
-    previous = getattr(_forward, "advance", None)
-    _forward.advance = step
+    previous = getattr(_forward, "advance", None), getattr(_forward, "phase", None)
+    _forward.advance, _forward.phase = step, phase
     try:
         yield lambda: count[0]
     finally:
-        _forward.advance = previous
+        _forward.advance, _forward.phase = previous
+
+
+@dataclass(frozen=True)
+class PhasedProgress:
+    """A progress bar that a later step without a count of its own takes over.
+
+    Attributes:
+        advance: ``advance(n=1)``, as :func:`progress_bar` yields it.
+        phase: ``phase(description)``: the bar's row gives way to one that says
+            ``description`` and pulses (no count: a step whose length is not told), so a
+            terminal does not look hung once the counted steps are done.
+    """
+
+    advance: Callable[..., None]
+    phase: Callable[[str], None]
 
 
 @contextlib.contextmanager
@@ -129,11 +148,24 @@ def progress_bar(total: int | None, description: str,
     :func:`forward_progress` no bar is drawn: ``advance`` moves the outer one (if
     ``enabled``; a disabled inner bar, e.g. a calibration probe, moves nothing).
     """
+    with phased_progress_bar(total, description, enabled) as bar:
+        yield bar.advance
+
+
+@contextlib.contextmanager
+def phased_progress_bar(total: int | None, description: str,
+                        enabled: bool) -> Iterator[PhasedProgress]:
+    """:func:`progress_bar`, with a :attr:`PhasedProgress.phase` for a step after the
+    counted ones (inside :func:`forward_progress`: its ``phase``, if ``enabled``)."""
     from rich.progress import Progress
 
     outer = getattr(_forward, "advance", None)
     if outer is not None:
-        yield outer if enabled else (lambda n=1: None)
+        outer_phase = getattr(_forward, "phase", None)
+        if enabled:
+            yield PhasedProgress(outer, outer_phase or _no_phase)
+        else:
+            yield PhasedProgress(lambda n=1: None, _no_phase)
         return
     shared = _shared
     if shared is not None:
@@ -144,10 +176,18 @@ def progress_bar(total: int | None, description: str,
                 raise ScoringCancelledError("scoring cancelled: a job running beside it stopped")
             with shared.lock:
                 shared.bar.advance(tid, n)
+
+        rows = [tid]
+
+        def phase_shared(text: str) -> None:
+            with shared.lock:
+                shared.bar.update(rows[-1], visible=False)
+                rows.append(shared.bar.add_task(text, total=None, visible=enabled))
         try:
-            yield advance_shared
+            yield PhasedProgress(advance_shared, phase_shared)
         finally:
-            shared.bar.remove_task(tid)
+            for row in rows:
+                shared.bar.remove_task(row)
         return
     console = _progress_console()
     bar = Progress(*_columns(), console=console, disable=not (enabled and drawn(console)),
@@ -159,7 +199,16 @@ def progress_bar(total: int | None, description: str,
         def advance(n: int = 1) -> None:
             with lock:
                 bar.advance(tid, n)
-        yield advance
+
+        def phase(text: str) -> None:  # a row of no count (it pulses) for the counted one
+            with lock:
+                bar.update(tid, visible=False)
+                bar.add_task(text, total=None)
+        yield PhasedProgress(advance, phase)
+
+
+def _no_phase(text: str) -> None:
+    """A phase nothing shows."""
 
 
 def run_parallel(jobs: Sequence[Callable[[], T]], *, progress: bool = True) -> list[T]:

@@ -542,7 +542,8 @@ def advance_design_state(config: SessionConfig, store: Any, sampler: Any, *, n_p
                          metrics: tuple[str, ...], batch: int,
                          pool_inputs: Callable[[], tuple[np.ndarray | None,
                                                          Mapping[str, float],
-                                                         Mapping[str, np.ndarray]]]) -> bool:
+                                                         Mapping[str, np.ndarray]]],
+                         announce: Callable[[int, int], object] | None = None) -> bool:
     """After ``select`` drew ``batch`` items with the adaptive ``sampler``: the stored
     blind-spot state advanced over every draw so far (the curves the next ``estimate``
     computes, from the budget the anytime CS starts at; their values at each budget
@@ -551,7 +552,8 @@ def advance_design_state(config: SessionConfig, store: Any, sampler: Any, *, n_p
     from the first draw, as far): the cost is that of the batch's own draws. True if
     the state was stored. ``pool_inputs()``: the target's log-probs on the pool (or
     None), the loss bounds and the pool controls, as the estimate reads them (called
-    only when the state is advanced)."""
+    only when the state is advanced). ``announce(k0, k)``: called before the state of
+    ``k0`` draws is advanced to ``k`` (a progress display's step line)."""
     from activetest.session import blind_checkpoint as bc
     from activetest.stats.confseq import MIN_LABELS
 
@@ -562,6 +564,8 @@ def advance_design_state(config: SessionConfig, store: Any, sampler: Any, *, n_p
     k0 = bc.stored_k(store) or 0
     if k0 >= k or (k0 == 0 and k > ADVANCE_FACTOR * batch):
         return False  # nothing new; or no state, and more than the batch to replay
+    if announce is not None:
+        announce(k0, k)
     target_pool, loss_bounds, pool_controls = pool_inputs()
     session_blind_spots(config, store, k=k, n_pool=n_pool, metrics=metrics,
                         sampler=sampler, rows=list(sampler.acquired),

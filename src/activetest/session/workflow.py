@@ -533,10 +533,12 @@ class Session:
     # ------------------------------------------------------------------ selection
 
     def select(self, n: int, *, progress: Callable[[int], object] | None = None,
-               ) -> list[Acquisition]:
+               phase: Callable[[str], object] | None = None) -> list[Acquisition]:
         """Draw the next ``n`` items (sequentially; persisted with the sampler state).
         ``progress(1)`` is called after each draw (the command line's progress bar: an
-        adaptive design's draw is a pass over the pool).
+        adaptive design's draw is a pass over the pool); ``phase(description)`` when a
+        step after the draws begins (the blind spot's stored state advanced over them:
+        at 3,000 draws of 1e5 items, 2.4 s of 6.4 s), so a bar does not sit full.
 
         Raises:
             ValueError: ``n`` is not a positive integer or exceeds the items left.
@@ -548,7 +550,8 @@ class Session:
 
             with self.store.shared_scores():  # the design and the blind spot read them once
                 return draw.select_adaptive(self.store, n, losses_of,
-                                            after=lambda sampler: self._advance_blind(sampler, n),
+                                            after=lambda sampler: self._advance_blind(
+                                                sampler, n, phase),
                                             before=self._before_draws, progress=progress)
         return draw.select(self.store, n, progress=progress)
 
@@ -564,9 +567,11 @@ class Session:
         sampler.keep_arrays_before_refit = k0 is not None and k0 >= 1 and (
             k0 < len(sampler.acquired) or not blindspot.REUSE_RUN)
 
-    def _advance_blind(self, sampler: Any, n: int) -> None:
+    def _advance_blind(self, sampler: Any, n: int,
+                       phase: Callable[[str], object] | None = None) -> None:
         """The blind spot's stored state advanced over the draws just made
-        (:func:`activetest.session.blindspot.advance_design_state`)."""
+        (:func:`activetest.session.blindspot.advance_design_state`; ``phase``: told
+        before, where it is)."""
         from activetest.session.blindspot import advance_design_state
 
         def pool() -> tuple[np.ndarray | None, dict[str, float], dict[str, np.ndarray]]:
@@ -579,8 +584,13 @@ class Session:
             controls, bounds = self.kind.pool_inputs(unserved, s.logprobs, t_pool)
             return t_pool, bounds, controls
 
+        def announce(k0: int, k: int) -> None:
+            if phase is not None:
+                phase(f"advancing the blind spot's state over draws {k0 + 1}..{k}")
+
         advance_design_state(self._cfg, self.store, sampler, n_pool=sampler.design.n,
-                             metrics=self.metrics, batch=n, pool_inputs=pool)
+                             metrics=self.metrics, batch=n, pool_inputs=pool,
+                             announce=announce)
 
     def acquisitions(self) -> list[Acquisition]:
         """Every draw so far, in order."""
