@@ -50,11 +50,14 @@ from __future__ import annotations
 
 import ast
 import glob as globlib
+import gzip
 import hashlib
+import io
 import json
 import math
 import re
 import unicodedata
+import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -165,32 +168,77 @@ def looks_like_lmeval(path: str | Path) -> bool:
 
     Looks past a byte-order mark, gzip compression, blank lines and up to 20 lines
     that are not valid JSON (so a damaged first line is reported by the reader,
-    not mistaken for another format).
+    not mistaken for another format). Reads only as far as it must (the first record,
+    or the lines before it; bytes that are not UTF-8 read as U+FFFD): a large JSON Lines
+    or JSON-array prediction table is told from a samples file without its whole text
+    in memory (QA: it was read whole here before being read row by row).
     """
     p = Path(path)
     try:
-        text = _read_text(p)
-    except ValueError:
-        # bytes that are not UTF-8 somewhere (e.g. a killed run's last line cut inside a
-        # character): judged by its other lines; the reader names the bad one
-        try:
-            raw = gunzip_if_gzip(p.read_bytes(), p)
-        except (OSError, ValueError):
+        with p.open("rb") as f:
+            gz = f.read(2) == b"\x1f\x8b"
+        with (gzip.open(p, "rb") if gz else p.open("rb")) as raw, \
+                io.TextIOWrapper(raw, encoding="utf-8-sig", errors="replace",
+                                 newline="") as text:
+            return _looks_like_records(iter(lambda: text.read(_HEAD_CHUNK), ""))
+    except (OSError, EOFError, zlib.error):  # unreadable; a damaged gzip stream where read
+        return False
+
+
+#: Characters :func:`looks_like_lmeval` reads at a time.
+_HEAD_CHUNK = 1 << 16
+
+
+def _looks_like_records(chunks: Iterator[str]) -> bool:
+    """:func:`looks_like_lmeval` of the text given in ``chunks``, read only as far as
+    needed: the first element of a JSON array, else the first line that is JSON (after at
+    most 20 that are not), lines split as :meth:`str.splitlines` splits them."""
+    text = ""
+    eof = False
+
+    def more() -> bool:
+        nonlocal text, eof
+        chunk = next(chunks, "")
+        if not chunk:
+            eof = True
             return False
-        text = raw.decode("utf-8", errors="replace").lstrip("\ufeff")
+        text += chunk
+        return True
+
+    while not text.lstrip() and more():
+        pass
     head = text.lstrip()
     if head.startswith("["):
         # the first element alone, so that an array damaged further on is still found
         start = len(text) - len(head) + 1
-        while start < len(text) and text[start].isspace():
-            start += 1
-        try:
-            first, _ = json.JSONDecoder().raw_decode(text, start)
-        except (ValueError, RecursionError):
-            return False
-        return _is_record(first)
+        while True:
+            while start < len(text) and text[start].isspace():
+                start += 1
+            if start < len(text) or not more():
+                break
+        while True:
+            try:
+                first, _ = _DECODER.raw_decode(text, start)
+            except (ValueError, RecursionError):
+                if more():  # perhaps cut where the text read so far ends
+                    continue
+                return False
+            return _is_record(first)
+    def lines() -> Iterator[str]:
+        """The lines of the text, read on a chunk at a time (the last line of what is read
+        may go on in the next chunk)."""
+        nonlocal text
+        while True:
+            went_on = more()
+            parts = text.splitlines(keepends=True)
+            text = parts.pop() if went_on and parts else ""
+            for part in parts:
+                yield part.splitlines()[0]
+            if not went_on:
+                return
+
     bad = 0
-    for line in text.splitlines():
+    for line in lines():
         if not line.strip():
             continue
         try:
@@ -202,6 +250,8 @@ def looks_like_lmeval(path: str | Path) -> bool:
             continue
         return _is_record(rec)
     return False
+
+_DECODER = json.JSONDecoder()
 
 
 def _records(path: Path, cut: list[str] | None = None) -> Iterator[tuple[str, Any]]:
