@@ -6,6 +6,7 @@ table:FILE`` at 1e6 items read the whole table, 0.9 GB, for the labelled items' 
 from __future__ import annotations
 
 import csv
+import gzip
 import json
 import tracemalloc
 from pathlib import Path
@@ -16,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from activetest.data.task import Item, Task
-from activetest.models import table
+from activetest.models import table, table_read
 from activetest.models.table import TableScorer, read_table
 from activetest.models.table_stream import read_ids, read_wanted
 
@@ -48,7 +49,7 @@ def _both(path: Path, kind: str = "logprobs", fmt: str | None = None) -> tuple[s
     except ValueError as exc:
         whole = str(exc)
     try:
-        fmt = fmt or {".csv": "csv", ".jsonl": "jsonl", ".parquet": "parquet"}[path.suffix]
+        fmt = fmt or table_read.infer_format(path)  # (a .gz one: of the name before)
         got = read_wanted(path, columns=COLS, id_column="id", kind=kind, fmt=fmt,
                           tolerance=1e-3, wanted=set(ids) if whole == "ok" else set())
         streamed = "ok"
@@ -63,15 +64,35 @@ def _both(path: Path, kind: str = "logprobs", fmt: str | None = None) -> tuple[s
     return out[0], out[1]
 
 
+def _as(path: Path, name: str) -> Path:
+    """The CSV table ``path`` as ``name``: ``.json`` a JSON array of its rows, ``.jsonl``
+    JSON Lines, ``.gz`` gzipped (the ids and the values as they are, text)."""
+    out = path.with_name(name)
+    text = path.read_text(encoding="utf-8")
+    plain = name.removesuffix(".gz")
+    if plain.endswith((".json", ".jsonl")):
+        rows = list(csv.DictReader(text.splitlines()))
+        text = (json.dumps(rows, indent=1) if plain.endswith(".json")
+                else "".join(json.dumps(r) + "\n" for r in rows))
+    data = text.encode("utf-8")
+    out.write_bytes(gzip.compress(data) if name.endswith(".gz") else data)
+    return out
+
+
+@pytest.mark.parametrize("name", ["big.csv", "big.csv.gz", "big.json", "big.jsonl.gz",
+                                  "big.json.gz"])
 def test_only_the_rows_asked_for_are_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                          ) -> None:
+                                          name: str) -> None:
     """Scoring 10 items of a 60,000-row table holds a few MB at most, where the table read
-    whole is tens of MB (every row a dict of its cells); the 10 rows are the table's."""
+    whole is tens of MB (every row a dict of its cells); the 10 rows are the table's.
+    A gzipped table and a JSON array too (QA: they were read whole)."""
     n = 60_000
     rng = np.random.default_rng(0)
     lp = _lsm(rng.normal(size=(n, 3)))
     ids = [f"it{i}" for i in range(n)]
     path = _write_csv(tmp_path / "big.csv", ids, lp)
+    if name != "big.csv":
+        path = _as(path, name)
     items = [Item(id=ids[i], fields={"text": "t"}) for i in range(0, n, n // 10)]
     monkeypatch.setattr(table, "STREAM_BYTES", 0)
     tracemalloc.start()
@@ -96,10 +117,11 @@ def _corrupt(path: Path, line: int, text: str) -> None:
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
+@pytest.mark.parametrize("name", ["t.csv", "t.csv.gz"])
 @pytest.mark.parametrize("case", ["value then ragged", "value then duplicate",
                                   "duplicate then value", "not normalised then value",
                                   "value then bad utf-8", "missing id then duplicate"])
-def test_the_problem_named_is_the_whole_readers(tmp_path: Path, case: str) -> None:
+def test_the_problem_named_is_the_whole_readers(tmp_path: Path, case: str, name: str) -> None:
     """Two problems in one table: the one named is the one the table read whole names
     (it reads the whole file, then each row in order, then every row's sums), although
     the stream meets the other first."""
@@ -116,6 +138,10 @@ def test_the_problem_named_is_the_whole_readers(tmp_path: Path, case: str) -> No
         path.write_bytes(path.read_bytes() + b"r99,\xff,0,0,x\n")
     else:
         _corrupt(path, 30, edits[second])
+    if name.endswith(".gz"):
+        gz = path.with_name(name)
+        gz.write_bytes(gzip.compress(path.read_bytes()))
+        path = gz
     whole, streamed = _both(path)
     assert whole != "ok" and streamed == whole
 
@@ -146,11 +172,13 @@ _cell = st.one_of(st.floats(-5, 5).map(repr), st.sampled_from(["nan", "", "abc",
 @settings(max_examples=150, deadline=None, suppress_health_check=_HC)
 @given(rows=st.lists(st.tuples(st.sampled_from(["a", "b", "c", "d", "", "7"]),
                                st.lists(_cell, min_size=2, max_size=4)), max_size=8),
-       kind=st.sampled_from(["logprobs", "probs", "logits"]))
-def test_fuzz_csv_the_same_as_read_whole(tmp_path: Path, rows: list, kind: str) -> None:
-    path = tmp_path / "f.csv"
-    path.write_text("id,negative,neutral,positive\n" + "".join(
-        ",".join([i, *cells]) + "\n" for i, cells in rows), encoding="utf-8")
+       kind=st.sampled_from(["logprobs", "probs", "logits"]), gz=st.booleans())
+def test_fuzz_csv_the_same_as_read_whole(tmp_path: Path, rows: list, kind: str,
+                                         gz: bool) -> None:
+    path = tmp_path / ("f.csv.gz" if gz else "f.csv")
+    text = "id,negative,neutral,positive\n" + "".join(
+        ",".join([i, *cells]) + "\n" for i, cells in rows)
+    path.write_bytes(gzip.compress(text.encode()) if gz else text.encode())
     whole, streamed = _both(path, kind)
     assert streamed == whole
 
@@ -162,12 +190,60 @@ _jcell = st.one_of(st.none(), st.booleans(), st.floats(-5, 5), st.sampled_from(
 @settings(max_examples=150, deadline=None, suppress_health_check=_HC)
 @given(recs=st.lists(st.dictionaries(st.sampled_from(["id", *COLS]), st.one_of(
            _jcell, st.sampled_from(["a", "b", "c", 3])), max_size=4), max_size=6),
-       kind=st.sampled_from(["logprobs", "probs", "logits"]))
-def test_fuzz_jsonl_the_same_as_read_whole(tmp_path: Path, recs: list, kind: str) -> None:
-    path = tmp_path / "f.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in recs), encoding="utf-8")
+       kind=st.sampled_from(["logprobs", "probs", "logits"]), gz=st.booleans())
+def test_fuzz_jsonl_the_same_as_read_whole(tmp_path: Path, recs: list, kind: str,
+                                           gz: bool) -> None:
+    path = tmp_path / ("f.jsonl.gz" if gz else "f.jsonl")
+    text = "".join(json.dumps(r) + "\n" for r in recs)
+    path.write_bytes(gzip.compress(text.encode()) if gz else text.encode())
     whole, streamed = _both(path, kind)
     assert streamed == whole
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=_HC)
+@given(recs=st.lists(st.one_of(st.dictionaries(st.sampled_from(["id", *COLS]), st.one_of(
+           _jcell, st.sampled_from(["a", "b", "c", 3])), max_size=4),
+           st.sampled_from([1, "x", None, [], [{"id": "a"}]])), max_size=6),
+       kind=st.sampled_from(["logprobs", "probs", "logits"]), gz=st.booleans(),
+       indent=st.sampled_from([None, 1]), cut=st.one_of(st.none(), st.integers(0, 400)),
+       tail=st.sampled_from(["", " \n", "x", "]", ",{}"]), chunk=st.sampled_from([1, 5, 4096]))
+def test_fuzz_json_array_the_same_as_read_whole(tmp_path: Path, recs: list, kind: str,
+                                                gz: bool, indent: int | None, cut: int | None,
+                                                tail: str, chunk: int) -> None:
+    """A JSON array read a window at a time (windows of 1, 5 characters: every value cut
+    by a window's end) gives the rows and the messages of the text read whole: malformed
+    text (cut short, text after it), a record that is no object, a row's problem."""
+    from activetest.formats import json_array
+
+    text = json.dumps(recs, indent=indent)
+    text = (text if cut is None else text[:cut]) + tail
+    path = tmp_path / ("f.json.gz" if gz else "f.json")
+    path.write_bytes(gzip.compress(text.encode()) if gz else text.encode())
+    old = json_array.CHUNK
+    json_array.CHUNK = chunk
+    try:
+        whole, streamed = _both(path, kind, "json")
+    finally:
+        json_array.CHUNK = old
+    assert streamed == whole
+
+
+@pytest.mark.parametrize("damage", ["truncated", "not gzip", "bad utf-8"])
+def test_a_damaged_gzip_table_is_refused_as_read_whole(tmp_path: Path, damage: str) -> None:
+    """A gzip stream cut short (EOFError while streaming), a gzip header over other bytes,
+    bytes that are not UTF-8 inside: the whole reader's message, no traceback."""
+    lp = _lsm(np.random.default_rng(4).normal(size=(200, 3)))
+    path = _write_csv(tmp_path / "t.csv", [f"g{i}" for i in range(200)], lp)
+    data = path.read_bytes()
+    if damage == "bad utf-8":
+        data = data.replace(b"g150,", b"g150\xff,", 1)
+    blob = gzip.compress(data)
+    blob = {"truncated": blob[:len(blob) // 2], "not gzip": blob[:10] + b"junk" * 50,
+            "bad utf-8": blob}[damage]
+    gz = tmp_path / "t.csv.gz"
+    gz.write_bytes(blob)
+    whole, streamed = _both(gz)
+    assert whole != "ok" and streamed == whole, (whole, streamed)
 
 
 def test_parquet_rows_the_same_as_read_whole(tmp_path: Path) -> None:

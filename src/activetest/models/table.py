@@ -69,6 +69,7 @@ from activetest.models.table_read import (
     Format,
     Kind,
     duplicate_message,
+    gzip_size,
     infer_format,
     looks_like_probs,
     no_row_hint,
@@ -83,7 +84,8 @@ __all__ = ["TableScorer", "confirm_content", "duplicate_message", "looks_like_pr
            "no_row_hint", "normalise_table_spec", "parse_table_spec", "read_table", "row_values",
            "stream_rows", "to_log_softmax_rows"]
 
-#: A CSV, TSV, JSONL or Parquet table larger than this (bytes) is read row by row when
+#: A CSV, TSV, JSONL, JSON-array or Parquet table larger than this (bytes; a gzipped
+#: one's text, as its gzip trailer says) is read row by row when
 #: items are scored, keeping only their rows (``estimate --compare table:FILE`` needs
 #: the labelled items' rows alone: the whole of a 1e6-row table read into memory was
 #: 0.9 GB); a smaller one is read whole once and kept, for the next items. 4 MiB: read
@@ -325,14 +327,16 @@ class TableScorer:
 
     def _streamed(self, task: Task) -> bool:
         """Whether the table is read row by row, keeping only the rows asked for (a CSV,
-        TSV, JSONL or Parquet file above :data:`STREAM_BYTES`, not read whole before)."""
+        TSV, JSONL, JSON-array or Parquet file above :data:`STREAM_BYTES`, a gzipped one's
+        size that of its text, not read whole before)."""
         if (self.format == "lmeval" or not streams(self.path, self.format)
                 or self._columns(task) in self._cache):
             return False
         try:
-            return self.path.stat().st_size > STREAM_BYTES
+            size = max(self.path.stat().st_size, gzip_size(self.path) or 0)
         except OSError:  # gone since: read whole, which names the file and the problem
             return False
+        return size > STREAM_BYTES
 
     def item_ids(self, task: Task) -> list[str]:
         """The item ids the file has rows (lm-eval: records) for, in its order."""

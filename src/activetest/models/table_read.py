@@ -7,16 +7,18 @@ that names the file, the row (the line for CSV/JSONL) and the column (part of
 
 from __future__ import annotations
 
+import gzip
 import itertools
 import json
 import math
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import IO, Any, Literal
 
 import numpy as np
 
+from activetest.formats.json_array import iter_json_array
 from activetest.formats.lmeval import looks_like_lmeval
 from activetest.formats.tables import (
     decode_utf8,
@@ -29,8 +31,8 @@ from activetest.formats.tables import (
 )
 
 __all__ = ["FORMATS", "KINDS", "Format", "Kind", "check_columns", "duplicate_message",
-           "infer_format", "looks_like_probs", "no_row_hint", "read_table", "row_id", "row_values",
-           "stream_rows", "to_log_softmax_rows"]
+           "gzip_size", "infer_format", "looks_like_probs", "no_row_hint", "open_text",
+           "read_table", "row_id", "row_values", "stream_rows", "to_log_softmax_rows"]
 
 Kind = Literal["logprobs", "probs", "logits"]
 Format = Literal["csv", "tsv", "jsonl", "json", "parquet", "lmeval"]
@@ -373,20 +375,24 @@ def row_values(row: dict[str, Any], p: Path, where: str, cols: Sequence[str]) ->
 
 def stream_rows(path: Path, fmt: str, *, columns: Sequence[str],
                 id_column: str) -> Iterator[tuple[str, str, dict[str, Any]]]:
-    """The rows of a CSV, TSV or JSONL table (not gzipped) as :func:`read_table` reads
-    them, one at a time, in constant memory: ``(where, item id, row)``, the file's and each
-    row's checks but the duplicate id's and the values' (:func:`row_values`) applied,
-    raising :func:`read_table`'s messages. A JSON row without a class or id column is
-    refused as :func:`read_table` refuses it: naming the row where some row of the file
-    has the column (the file read on to tell), else naming the file.
+    """The rows of a CSV, TSV, JSONL or JSON-array table (gzipped or not: :func:`open_text`)
+    as :func:`read_table` reads them, one at a time, in constant memory: ``(where, item
+    id, row)``, the file's and each row's checks but the duplicate id's and the values'
+    (:func:`row_values`) applied, raising :func:`read_table`'s messages. A JSON row
+    without a class or id column is refused as :func:`read_table` refuses it: naming the
+    row where some row of the file has the column (the file read on to tell), else naming
+    the file.
 
     Raises:
-        ValueError: as :func:`read_table`, when the row is read; UnicodeError and
-            OSError as reading the file raises them.
+        ValueError: as :func:`read_table`, when the row is read;
+            :class:`~activetest.formats.json_array.NotAStreamedArray` where a JSON array's
+            text is malformed or holds a record that is no object (:func:`read_table`
+            names that, reading the file whole); UnicodeError, OSError, EOFError and
+            zlib.error as reading (and gunzipping) the file raises them.
     """
     p = Path(path)
     wanted = [id_column, *columns]
-    with p.open(encoding="utf-8-sig", newline="" if fmt in ("csv", "tsv") else "\n") as f:
+    with open_text(p, newline="" if fmt in ("csv", "tsv") else "\n") as f:
         if fmt in ("csv", "tsv"):
             header, rows = header_rows(_without_nul(f, p), str(p), "," if fmt == "csv" else "\t")
             first = next(rows, None)
@@ -396,10 +402,11 @@ def stream_rows(path: Path, fmt: str, *, columns: Sequence[str],
             for where, row in itertools.chain([first], rows):
                 yield where, row_id(row, p, where, id_column, columns), row
             return
-        if fmt != "jsonl":
+        if fmt not in ("jsonl", "json"):
             raise ValueError(f"{p}: {fmt} tables are not read row by row")
         seen: dict[str, None] = {}  # every key so far, in the order met
-        records = iter_json_lines(file_lines(f), str(p))
+        records = (iter_json_lines(file_lines(f), str(p)) if fmt == "jsonl"
+                   else iter_json_array(f))
         for where, rec in records:
             seen.update(dict.fromkeys(rec))
             if any(c not in seen for c in wanted):  # a column of no row so far: of any?
@@ -407,6 +414,30 @@ def stream_rows(path: Path, fmt: str, *, columns: Sequence[str],
                     seen.update(dict.fromkeys(later))
                 check_columns(p, fmt, list(seen), wanted)
             yield where, row_id(rec, p, where, id_column, columns), rec
+
+
+def open_text(p: Path, *, newline: str) -> IO[str]:
+    """The table ``p`` opened as UTF-8 text (a BOM dropped), gunzipped as it is read where
+    it starts with gzip's magic bytes (whatever its name says, as :func:`read_table`
+    reads it)."""
+    with p.open("rb") as f:
+        gz = f.read(2) == b"\x1f\x8b"
+    if gz:
+        return gzip.open(p, "rt", encoding="utf-8-sig", newline=newline)
+    return p.open(encoding="utf-8-sig", newline=newline)
+
+
+def gzip_size(p: Path) -> int | None:
+    """The size of the gzipped file ``p`` once gunzipped, as its last member's trailer
+    says it (modulo 2**32), or None where ``p`` is no gzip file."""
+    try:
+        with p.open("rb") as f:
+            if f.read(2) != b"\x1f\x8b":
+                return None
+            f.seek(-4, 2)
+            return int.from_bytes(f.read(4), "little")
+    except OSError:
+        return None
 
 
 def _without_nul(f: Iterable[str], p: Path) -> Iterator[str]:

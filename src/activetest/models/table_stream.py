@@ -3,7 +3,8 @@
 :func:`~activetest.models.table_read.read_table` checks it and a problem refused with
 its message, in memory that does not grow with the table (8 bytes a row, to tell a
 repeated id, and the rows kept). Used by :class:`~activetest.models.table.TableScorer`
-for a large CSV, TSV, JSONL or Parquet table (``estimate --compare table:FILE`` reads
+for a large CSV, TSV, JSONL, JSON-array or Parquet table, a text one gzipped or not (a
+JSON array read by :mod:`activetest.formats.json_array`; ``estimate --compare table:FILE`` reads
 the compared model's rows of the labelled items only: at 1e6 items the whole table
 read into memory was 0.9 GB).
 
@@ -18,19 +19,22 @@ whole file has been read for the problems named before it.
 from __future__ import annotations
 
 import itertools
+import zlib
 from array import array
 from collections.abc import Container, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
+from activetest.formats.json_array import NotAStreamedArray, iter_json_array
 from activetest.formats.tables import decode_utf8, file_lines, header_rows, iter_json_lines
 from activetest.models.table_read import (
     check_columns,
     duplicate_message,
     looks_like_probs,
+    open_text,
     read_table,
     row_id,
     row_values,
@@ -40,8 +44,12 @@ from activetest.models.table_read import (
 
 __all__ = ["STREAMED_FORMATS", "WantedRows", "id_blocks", "read_ids", "read_wanted", "streams"]
 
-#: The formats read row by row (JSON arrays and gzipped files are read whole).
-STREAMED_FORMATS = ("csv", "tsv", "jsonl", "parquet")
+#: The formats read row by row, gzipped or not (but Parquet); lm-eval samples files are
+#: read whole (docs/pool-scale.md: their reader decides across all records).
+STREAMED_FORMATS = ("csv", "tsv", "jsonl", "json", "parquet")
+
+#: What reading (and gunzipping) a file raises, besides a refusal (ValueError).
+_FILE_ERRORS = (UnicodeError, OSError, EOFError, zlib.error, NotAStreamedArray)
 
 #: Rows converted to numbers at a time.
 _BLOCK = 4096
@@ -64,8 +72,10 @@ class WantedRows:
 
 
 def streams(path: Path, fmt: str) -> bool:
-    """Whether the table ``path`` of format ``fmt`` is read row by row here."""
-    return fmt in STREAMED_FORMATS and not path.name.lower().endswith(".gz")
+    """Whether the table ``path`` of format ``fmt`` is read row by row here (a gzipped
+    Parquet file is no Parquet file: read whole, which names it)."""
+    return fmt in STREAMED_FORMATS and not (fmt == "parquet"
+                                            and path.name.lower().endswith(".gz"))
 
 
 def read_wanted(path: Path, *, columns: Sequence[str], id_column: str, kind: str,
@@ -133,7 +143,7 @@ def _checked_blocks(path: Path, columns: Sequence[str], id_column: str, kind: st
                 yield ids, vals
                 n += len(ids)
                 ids, vals, wheres = [], [], []
-    except (ValueError, UnicodeError, OSError) as exc:  # a row (or the file) refused
+    except (ValueError, *_FILE_ERRORS) as exc:  # a row (or the file) refused
         _refuse(path, fmt, columns, id_column, hashes, exc)
     if ids:
         checks.add(np.array(vals, dtype=np.float64), wheres, n)
@@ -191,31 +201,42 @@ def _refuse(path: Path, fmt: str, columns: Sequence[str], id_column: str, hashes
     """Refuse the table whose row (or file) was refused with ``exc`` while read, with the
     message :func:`read_table` gives: a problem of the whole file it reads first, else an
     earlier row that repeats an id (``hashes``: of the rows read), else ``exc``."""
-    if isinstance(exc, (UnicodeError, OSError)):  # the file's bytes: read_table names
-        read_table(path, columns=columns, id_column=id_column,  # them (reading them whole)
-                   format=fmt)  # type: ignore[arg-type]
-        raise ValueError(f"{path}: cannot read: {exc}") from None
+    if isinstance(exc, _FILE_ERRORS):  # the file's bytes, gzip or JSON: read_table
+        _read_whole(path, fmt, columns, id_column, exc)  # names them (reading them whole)
     if fmt != "parquet":  # (a Parquet file's problems are its rows')
         _scan_whole_file(path, fmt, columns, id_column)
     _refuse_a_repeated_id(path, fmt, columns, id_column, hashes)
     raise exc
 
 
+def _read_whole(path: Path, fmt: str, columns: Sequence[str], id_column: str,
+                exc: BaseException) -> NoReturn:
+    """Refuse the table as :func:`read_table` refuses it, reading it whole: a problem of
+    its bytes (``exc``, met while streaming: not UTF-8, a broken gzip stream, malformed
+    JSON) that only the whole text names as it does."""
+    read_table(path, columns=columns, id_column=id_column, format=fmt)  # type: ignore[arg-type]
+    raise ValueError(f"{path}: cannot read: {exc}") from None
+
+
 def _scan_whole_file(path: Path, fmt: str, columns: Sequence[str], id_column: str) -> None:
-    """Refuse the CSV, TSV or JSONL table ``path`` for a problem :func:`read_table` names
-    before any row: bytes that are not UTF-8, a NUL, a malformed row or line anywhere, a
-    column no row has (reading every line, one at a time)."""
+    """Refuse the CSV, TSV, JSONL or JSON table ``path`` (gzipped or not) for a problem
+    :func:`read_table` names before any row: bytes that are not UTF-8, a NUL, a malformed
+    row or line anywhere (a JSON array's text, a record that is no object), a column no
+    row has (reading every line, one at a time)."""
     import codecs
 
-    with path.open("rb") as f:  # a byte that is not UTF-8: read_table's message
-        dec = codecs.getincrementaldecoder("utf-8-sig")()
-        try:
-            for data in iter(lambda: f.read(16 << 20), b""):
+    try:
+        with open_text(path, newline="") as f:  # a byte that is not UTF-8 (or a broken
+            raw = f.buffer  # gzip stream): read_table's message
+            dec = codecs.getincrementaldecoder("utf-8-sig")()
+            for data in iter(lambda: raw.read(16 << 20), b""):
                 dec.decode(data)
             dec.decode(b"", final=True)
-        except UnicodeError:
+    except (UnicodeError, OSError, EOFError, zlib.error) as exc:
+        if isinstance(exc, UnicodeError) and not _gzipped(path):
             decode_utf8(path.read_bytes(), path)
-    with path.open(encoding="utf-8-sig", newline="" if fmt in ("csv", "tsv") else "\n") as f:
+        _read_whole(path, fmt, columns, id_column, exc)
+    with open_text(path, newline="" if fmt in ("csv", "tsv") else "\n") as f:
         if fmt in ("csv", "tsv"):
             lines = _no_nul(f, path)
             _, rows = header_rows(lines, str(path), "," if fmt == "csv" else "\t")
@@ -224,11 +245,20 @@ def _scan_whole_file(path: Path, fmt: str, columns: Sequence[str], id_column: st
             return
         keys: dict[str, None] = {}
         n = 0
-        for _, rec in iter_json_lines(file_lines(f), str(path)):
-            keys.update(dict.fromkeys(rec))
-            n += 1
+        try:
+            for _, rec in (iter_json_lines(file_lines(f), str(path)) if fmt == "jsonl"
+                           else iter_json_array(f)):
+                keys.update(dict.fromkeys(rec))
+                n += 1
+        except NotAStreamedArray as exc:
+            _read_whole(path, fmt, columns, id_column, exc)
         if n:
             check_columns(path, fmt, list(keys), [id_column, *columns])
+
+
+def _gzipped(path: Path) -> bool:
+    with path.open("rb") as f:
+        return f.read(2) == b"\x1f\x8b"
 
 
 def _no_nul(f: Any, path: Path) -> Iterator[str]:

@@ -1,0 +1,115 @@
+"""A JSON array of row objects (``[{...}, {...}]``) read one record at a time
+(:func:`iter_json_array`), in memory that does not grow with the file: the standard
+library's decoder (:meth:`json.JSONDecoder.raw_decode`) on a window of the text, no new
+dependency.
+
+Only what :func:`json.loads` of the whole text would take is given, as it would give it:
+an object per record, in order. Anything else -- malformed JSON anywhere (before or after
+the records given so far), a top level that is not an array, a record that is not an
+object, text after the array -- raises :class:`NotAStreamedArray` where it is met: the
+reader of the whole text names such a problem (its message gives the line, column and
+character of the whole document, which a window does not know), and does so before any
+row's, so a caller that streams reads the file whole to refuse it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import IO, Any
+
+__all__ = ["CHUNK", "NotAStreamedArray", "iter_json_array"]
+
+#: Characters read at a time (read as ``json_array.CHUNK``, so a test can make it small).
+CHUNK = 1 << 18
+
+_SPACE = re.compile(r"[ \t\n\r]*")  # JSON's whitespace (json.loads skips only these)
+_DECODER = json.JSONDecoder()
+
+
+class NotAStreamedArray(ValueError):  # noqa: N818 - a signal: read the file whole
+    """The text is no JSON array of objects read so (see the module docstring)."""
+
+
+def iter_json_array(f: IO[str]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """``("record i", object)`` of each record of the JSON array in the text file ``f``
+    (``i`` from 0, as the whole reader names records).
+
+    Raises:
+        NotAStreamedArray: the text is not such an array (module docstring), when met.
+    """
+    reader = _Window(f)
+    if reader.next_char() != "[":
+        raise NotAStreamedArray("not an array")
+    reader.pos += 1
+    if reader.next_char() == "]":
+        reader.pos += 1
+        reader.end()
+        return
+    i = 0
+    while True:
+        rec = reader.value()
+        if not isinstance(rec, dict):
+            raise NotAStreamedArray(f"record {i} is not an object")
+        yield f"record {i}", rec
+        i += 1
+        ch = reader.next_char()
+        reader.pos += 1
+        if ch == "]":
+            reader.end()
+            return
+        if ch != ",":
+            raise NotAStreamedArray("expected , or ]")
+
+
+class _Window:
+    """The text of ``f`` read a chunk at a time, from :attr:`pos` on."""
+
+    def __init__(self, f: IO[str]) -> None:
+        self.f = f
+        self.buf = ""
+        self.pos = 0
+        self.eof = False
+
+    def _more(self) -> bool:
+        """Read a chunk more (what was consumed dropped); False at the end of the file."""
+        if self.eof:
+            return False
+        data = self.f.read(CHUNK)
+        if not data:
+            self.eof = True
+            return False
+        self.buf = self.buf[self.pos:] + data
+        self.pos = 0
+        return True
+
+    def next_char(self) -> str:
+        """The next character after whitespace ("" at the end of the file)."""
+        while True:
+            self.pos = _SPACE.match(self.buf, self.pos).end()  # type: ignore[union-attr]
+            if self.pos < len(self.buf):
+                return self.buf[self.pos]
+            if not self._more():
+                return ""
+
+    def value(self) -> Any:
+        """The JSON value at :attr:`pos` (after whitespace), read on until it is whole."""
+        self.next_char()
+        while True:
+            try:
+                value, end = _DECODER.raw_decode(self.buf, self.pos)
+            except (ValueError, RecursionError):
+                if self._more():  # perhaps cut by the window's end
+                    continue
+                raise NotAStreamedArray("malformed JSON") from None
+            if (end == len(self.buf) and not isinstance(value, (dict, list))
+                    and self._more()):  # a number or word the window's end may have cut
+                continue
+            self.pos = end
+            return value
+
+    def end(self) -> None:
+        """Nothing but whitespace may follow the array."""
+        if self.next_char() != "":
+            raise NotAStreamedArray("text after the array")
