@@ -236,3 +236,36 @@ def test_a_pool_without_id_column_names_the_columns_that_hold_the_matrix_ids(
     out = cli("init", tmp_path / "c.db", *base, "--id-column", "qid", "--history", hist)
     with Session.open(tmp_path / "c.db") as s:
         assert s.config["history"]["n_covered"] == N
+
+
+def test_a_suggested_id_column_of_row_numbers_is_not_suggested(tmp_path: Path) -> None:
+    """QA: a pool without an id column whose column 'qid' holds 0..N-1, and a matrix of
+    columns 0..N-1: the refusal said "pass --id-column qid", and the run with it was then
+    refused (both sides look like row numbers). The column is checked when suggested: the
+    refusal says at once that it would meet the same rule, naming both sides."""
+    import re
+
+    pf = make_pool_files(tmp_path / "d", n=N)
+    pool = pf.pool.with_name("pool_qid.csv")
+    lines = re.sub(r"^id,", "qid,", pf.pool.read_text()).splitlines(keepends=True)
+    pool.write_text(lines[0] + "".join(re.sub(r"^r(\d+),", r"\1,", line)
+                                       for line in lines[1:]))
+    rng = np.random.default_rng(0)
+    Y = (rng.random((6, N)) < 0.5).astype(int)
+    base = ("--task", "demo", "--pool", pool, "--surrogate", f"table:{pf.surrogate}",
+            "--target", f"table:{pf.target}", "--metric", "error_rate", "--history-exclude",
+            "m0", "--seed", "2", "--no-progress")
+    hist = _matrix(tmp_path / "m.csv", [str(k) for k in range(N)], Y)
+    out = " ".join(cli("init", tmp_path / "a.db", *base, "--history", hist, code=2).split())
+    assert out.count("error:") == 1, out
+    assert "pass --id-column qid" not in out, out
+    assert ("the pool's column 'qid' holds the matrix's column ids, but its values and the "
+            "matrix's columns look like row numbers too (the pool's: '0'..'39', 40 ids, "
+            "every whole number from 0; its columns: '0'..'39', 40 columns, every whole "
+            "number from 0), so --id-column qid alone would join them by the numbers as "
+            "well") in out, out
+    # what the advice says of the column holds: with it, the same rule refuses
+    out = " ".join(cli("init", tmp_path / "b.db", *base, "--id-column", "qid", "--history",
+                       hist, code=2).split())
+    assert "look like row numbers (positions)" in out, out
+    assert not (tmp_path / "a.db").exists() and not (tmp_path / "b.db").exists()

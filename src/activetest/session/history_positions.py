@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from activetest.data.history_ids import positions_in_disguise
+from activetest.data.history_ids import PositionJoin, positions_in_disguise
 from activetest.session.store import SessionError
 
 __all__ = ["FLAG", "PoolColumns", "check_matrix_ids", "unneeded_note"]
@@ -53,13 +53,27 @@ def _serving(columns: Sequence[str], pool: PoolColumns | None) -> str:
         return generic
     cols = {str(c).strip() for c in columns}
     found = []
+    numbers: list[tuple[int, str, PositionJoin]] = []  # would be refused next (QA)
     for name in pool.names[:MAX_COLUMNS]:
         ids = pool.ids_of(name)
         n = 0 if ids is None else sum(str(i).strip() in cols for i in ids)
-        if n:
+        if not n or ids is None:
+            continue
+        d = positions_in_disguise(ids, columns)
+        if d is None:
             found.append((-n, name))
+        else:
+            numbers.append((-n, name, d))
     shown = ", ".join(repr(c) for c in pool.names[:MAX_COLUMNS]) + (
         ", ..." if len(pool.names) > MAX_COLUMNS else "")
+    if not found and numbers:  # suggesting it would only move the refusal to the next run
+        _, name, d = min(numbers, key=lambda x: (x[0], x[1]))
+        return (f"the pool's column {name!r} holds the matrix's column ids, but its values "
+                f"and the matrix's columns look like row numbers too (the pool's: "
+                f"{d.pool.describe('ids')}; its columns: {d.matrix.describe('columns')}), "
+                f"so --id-column {name} alone would join them by the numbers as well: give "
+                f"both sides the dataset's own ids (the pool: --id-column NAME; the matrix: "
+                f"those ids as its columns)")
     if not found:
         return (f"no column of the pool ({shown}) holds the matrix's column ids: give the "
                 f"pool a column of the ids the matrix uses and pass --id-column NAME")
