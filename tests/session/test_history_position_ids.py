@@ -269,3 +269,32 @@ def test_a_suggested_id_column_of_row_numbers_is_not_suggested(tmp_path: Path) -
                        hist, code=2).split())
     assert "look like row numbers (positions)" in out, out
     assert not (tmp_path / "a.db").exists() and not (tmp_path / "b.db").exists()
+
+
+def test_a_graded_pool_without_id_column_names_the_column_that_holds_the_matrix_ids(
+        tmp_path: Path) -> None:
+    """QA: a graded pool read without an id column (its ids its rows' numbers) and a
+    response matrix: the refusal gave the generic "--id-column NAME" advice, where a
+    classification pool's names the column that holds the matrix's ids. The same advice
+    now: the column, or that none holds them; with that column the join is by id."""
+    _, Y = _truth()
+    pool = tmp_path / "pool.jsonl"
+    pool.write_text("".join(json.dumps({"qid": f"q{k}", "question": f"what is item {k}?",
+                                        "answer": "a", "references": ["a"]}) + "\n"
+                            for k in range(N)))
+    hist = _matrix(tmp_path / "m.csv", [f"q{k}" for k in range(N)], Y)
+    kw = dict(pool=pool, task="answers", target="pool", surrogate="history", history=[hist],
+              history_exclude=["m0"], progress=False)
+    with pytest.raises(SessionError, match=r"the pool's column 'qid' holds the ids of 40 of "
+                                           r"the matrix's 40 columns: pass --id-column qid"):
+        Session.create(tmp_path / "x.db", pool_options={"id_column": None},
+                       **kw)  # type: ignore[arg-type]
+    other = _matrix(tmp_path / "o.csv", [f"x{k}" for k in range(N)], Y)
+    with pytest.raises(SessionError, match=r"no column of the pool \('qid', 'question', "
+                                           r"'answer', 'references'\) holds the matrix's "
+                                           r"column ids"):
+        Session.create(tmp_path / "y.db", pool_options={"id_column": None},
+                       **{**kw, "history": [other]})  # type: ignore[arg-type]
+    with Session.create(tmp_path / "z.db", pool_options={"id_column": "qid"},
+                        **kw) as s:  # type: ignore[arg-type]
+        assert s.config["history"]["n_covered"] == N

@@ -108,6 +108,7 @@ from activetest.session.design import (
     history_design,
 )
 from activetest.session.history_neighbours import NeighbourUpdate
+from activetest.session.history_positions import PoolColumns
 from activetest.session.options import check_count, compare_specs
 from activetest.session.scoring import jsonable, stored_spec
 from activetest.session.store import SessionError, SessionStore
@@ -155,6 +156,9 @@ class GradedInputs:
     #: numbers"): a response matrix is then refused (joins never guess), as in
     #: classification sessions; None: the ids are the pool's own
     positional_ids: str | None = None
+    #: where the pool's ids are its rows' numbers, its columns (a refused response
+    #: matrix's message names those that hold its ids, as in classification sessions)
+    pool_columns: PoolColumns | None = None
 
 
 def _load_pool(src: Any, task: GenTask, options: Mapping[str, Any] | None) -> list[GradedItem]:
@@ -393,6 +397,37 @@ def _from_answer_file(spec: str, pool: Any, task: GenTask, options: Mapping[str,
     return items, gens, af
 
 
+#: What a pool read without an id column has as its item ids (:func:`_positional_ids`).
+ROW_NUMBERS = "its rows' numbers"
+
+
+def _pool_columns(pool: Any, task: GenTask, options: Mapping[str, Any] | None
+                  ) -> PoolColumns | None:
+    """A pool file read without an id column: its columns, and the ids each would give
+    as ``--id-column NAME`` (None: it would refuse them), for a refused response matrix's
+    advice (:class:`~activetest.session.history_positions.PoolColumns`); None where the
+    pool is no table file."""
+    from activetest.formats.tables import read_records
+
+    if not isinstance(pool, (str, os.PathLike)):
+        return None
+    opts = {k: v for k, v in dict(options or {}).items() if k in ("format", "encoding")}
+    try:
+        records = read_records(pool, **opts)
+    except (OSError, ValueError):
+        return None
+    names = tuple(dict.fromkeys(str(k) for _, r in records[:1] for k in r))
+
+    def ids_of(name: str) -> list[str] | None:
+        try:
+            return [g.item.id for g in load_graded_pool(pool, task, **{**dict(options or {}),
+                                                                      "id_column": name})]
+        except (OSError, ValueError):
+            return None
+
+    return PoolColumns(names, ids_of) if names else None
+
+
 def _positional_ids(pool: Any, options: Mapping[str, Any] | None, target: str,
                     target_file: Any) -> str | None:
     """What the pool's item ids are where they are only positions (None: the pool's own
@@ -400,7 +435,7 @@ def _positional_ids(pool: Any, options: Mapping[str, Any] | None, target: str,
     the pool itself where they may be positions (lm-eval's ``doc_id``, inspect_ai's
     numbering: :func:`activetest.models.answer_files.ids_may_be_positions`)."""
     if options is not None and "id_column" in options and options["id_column"] is None:
-        return "its rows' numbers"
+        return ROW_NUMBERS
     if target_file is not None and isinstance(pool, (str, os.PathLike)) \
             and _same_file(pool, target.removeprefix("answers:").partition("?")[0]):
         from activetest.models.answer_files import ids_may_be_positions
@@ -615,7 +650,8 @@ def _history_inputs(inputs: GradedInputs, paths: Sequence[str | os.PathLike[str]
                                       target_spec=target_label or inputs.raw_specs.get(
                                           inputs.target_spec, inputs.target_spec),
                                       ids_are_positions=ids_are_positions,
-                                      confirm_inputs=target_label == "inspect")
+                                      confirm_inputs=target_label == "inspect",
+                                      pool_columns=inputs.pool_columns)
     hf = history_features(joined.scores)
     cols = history_columns(hf)
     info, R = with_neighbours(history_record(joined, hf, notes), joined, neighbours)
@@ -774,9 +810,11 @@ def create_graded_session(path: str | os.PathLike[str], *,
             raise SessionError(f"surrogate {surrogate!r}: the graded design combines the "
                                f"target's confidence with agree:<model> only")
         surrogate_spec = "adaptive" + (f"+{surrogate_spec}" if inner else "")
+    positional = _positional_ids(pool, pool_options, target, target_file)
     inputs = GradedInputs(t, items, chosen, target_spec, surrogate_spec, raw,
-                          positional_ids=_positional_ids(pool, pool_options, target,
-                                                         target_file))
+                          positional_ids=positional,
+                          pool_columns=_pool_columns(pool, t, pool_options) if history
+                          and positional == ROW_NUMBERS else None)
     if target.startswith("answers:"):
         inputs.answer_files["target"] = answer_provenance(target, target_file)
         inputs.harness_scores = _harness_scores(
