@@ -267,3 +267,22 @@ def test_status_json_names_the_width_and_the_uniform_projection(tmp_path: Path) 
     assert runs["uniform_runs"] is not None and runs["width"] is not None
     assert runs["width_interval"].endswith("anytime confidence sequence")
     assert runs["uniform_runs_method"].startswith("a projection")
+
+
+def test_status_names_the_inspect_task_kept_before_any_score(tmp_path: Path) -> None:
+    """QA: the inspect task an eval ran is kept when the eval starts (the manager's
+    record of who answered), but `status` named it only with the scores read (and
+    `status --json` only inside a sentence): an eval killed before its first score left a
+    session whose status named no task. Both name it now."""
+    _pool(tmp_path)
+    p = _cli(tmp_path, "init", "s.db", "--pool", "pool.jsonl", *INIT)
+    assert p.returncode == 0, p.stderr
+    with Session.open(tmp_path / "s.db") as s:  # what ActiveStopping.start_task keeps
+        s.record_target_model("mockllm/model", "inspect", ["arith"])
+    p = _cli(tmp_path, "status", "s.db")
+    assert p.returncode == 0, p.stderr
+    assert "the target's runs are of inspect task 'arith' (no result read yet)" in " ".join(
+        p.stdout.split()), p.stdout
+    p = _cli(tmp_path, "status", "s.db", "--json")
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["target_runs"]["tasks"] == ["arith"], p.stdout

@@ -327,6 +327,10 @@ def _print_runs(s: Any) -> None:
                f"{r.person_labels} label(s) from people; {r.drawn} item(s) drawn{pending}")
     if r.labels_from is not None:
         _out.print(f"  labels: {_escape(r.labels_from)}")
+    elif r.tasks:  # kept when an eval started, before any score (QA: named by init only)
+        kind = "inspect task" if r.tool.startswith("inspect") else f"{r.tool} task"
+        _out.print(f"  the target's runs are of {_escape(kind)}{'s' if len(r.tasks) > 1 else ''} "
+                   f"{_escape(', '.join(repr(t) for t in r.tasks))} (no result read yet)")
     if r.uniform_runs is not None and r.width is not None:
         # the width is the last recorded estimate's: said with its labels where more came
         # since (QA: an old width read beside the current count of runs)

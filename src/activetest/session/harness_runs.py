@@ -125,6 +125,8 @@ class RunsSummary:
         labels_from: what the target's results were read as (:func:`labels_from`;
             None: no result read yet, or not known).
         width_labels: the labels of the estimate ``width`` is of (None without one).
+        tasks: the harness tasks the target's runs were of, as the session keeps them
+            (an inspect eval's ``eval.task``; empty: none kept).
     """
 
     drawn: int
@@ -135,6 +137,7 @@ class RunsSummary:
     tool: str = "lm-eval"
     labels_from: str | None = None
     width_labels: int | None = None
+    tasks: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON data, ``width`` and ``uniform_runs`` named by what they are (QA:
@@ -212,6 +215,9 @@ def runs_summary(session: Any) -> RunsSummary | None:
                     budget=session.session_config.planned_budget, labels=e.n_labels,
                     sure=bool(session.session_config.sure_bounds))
         break
+    target = (session.session_config.answer_files or {}).get("target")
+    kept = target.get("tasks") if isinstance(target, Mapping) else None
     return RunsSummary(len(session.acquisitions()), runs, person, width, uniform,
                        TOOL_NAMES.get(str(h.get("tool")), str(h.get("tool"))),
-                       labels_from(session), at)
+                       labels_from(session), at,
+                       tuple(str(t) for t in kept) if isinstance(kept, list) else ())
