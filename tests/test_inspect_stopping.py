@@ -1179,6 +1179,38 @@ def test_from_inspect_names_a_folders_log_of_another_session(tmp_path: Path) -> 
     assert p.returncode == 0 and "another session" not in p.stderr, p.stderr
 
 
+def test_from_inspect_names_the_sessions_of_a_folder_at_the_draw_check(
+        tmp_path: Path) -> None:
+    """QA: a folder holding the logs of two sessions of one pool size, acquisition and
+    seed (made from the pool's rows in two orders) was refused at the draw
+    check, "made from another pool, surrogate or seed", without saying that the folder
+    holds another session's logs. The refusal now names the session read (the newest
+    log's), the other session's logs, and which of them is this session's, to give
+    alone; given alone, they restore it."""
+    ours = _session(tmp_path)
+    rows = [json.loads(line) for line in (tmp_path / "pool.jsonl").read_text().splitlines()]
+    (tmp_path / "pool_b.jsonl").write_text("".join(json.dumps(r) + "\n"
+                                                   for r in reversed(rows)))
+    other = tmp_path / "other.db"
+    Session.create(other, pool=str(tmp_path / "pool_b.jsonl"), task=str(tmp_path / "arith.toml"),
+                   target="pool", surrogate="column:p_correct", seed=0, progress=False).close()
+    (mine,) = _run(tmp_path, f"active:{ours}:-:6")
+    time.sleep(1.1)  # inspect's start time is to the second
+    _run(tmp_path, f"active:{other}:-:8")  # the newest log: the other session's
+    p = _cli(tmp_path, "init", "a.db", *_MADE, "--from-inspect", "logs")
+    err = " ".join(p.stderr.split())
+    assert p.returncode == 2 and "Traceback" not in err, (p.stdout, err)
+    assert "the log was made from another pool, surrogate" in err, err
+    log = f"logs/{Path(mine['log']).name}"
+    assert "The logs given hold 2 sessions: the newest log's (logs/" in err, err
+    assert (f"This session is the one of {log}: give its logs alone (--from-inspect {log}, "
+            f"its newest log, or a folder of its logs only)") in err, err
+    assert not (tmp_path / "a.db").exists()
+    p = _cli(tmp_path, "init", "b.db", *_MADE, "--from-inspect", log)
+    assert p.returncode == 0, p.stderr
+    _same(tmp_path, "b.db", ours)
+
+
 def test_status_names_the_inspect_tasks_of_the_evals(tmp_path: Path) -> None:
     """QA: the inspect task an eval ran was named by `init --from-inspect` only; `status`
     now names the tasks of the evals whose scores are labels, run by the manager or read

@@ -9,6 +9,7 @@ log among those given (docs/harness_inspect.md, "Reading logs back").
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -16,6 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from activetest.inspect.log_sessions import OtherSession, other_sessions, sessions_hint
 from activetest.inspect.manager import MANAGER
 
 __all__ = ["LOG_SUFFIXES", "LogRecord", "LogSamples", "read_log", "read_logs", "restore"]
@@ -58,6 +60,9 @@ class LogRecord:
             label is joined to its item by the sample's content, as the manager joins
             them (an eval of a renamed task on the same samples is the same session's);
             ``init --from-inspect`` names it, and notes evals of several tasks.
+        other_sessions: the logs given beside it that are other sessions' (their draws
+            part from its draws: :func:`~activetest.inspect.log_sessions.other_sessions`),
+            named where the session made again is refused (:func:`restore`).
     """
 
     path: str
@@ -80,6 +85,7 @@ class LogRecord:
     scorer: str | None = None
     value_key: str | None = None
     task: str = ""
+    other_sessions: tuple[OtherSession, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -380,6 +386,7 @@ def read_logs(paths: Iterable[str | os.PathLike[str]]
                          f"is read as of {newest.path}; the labels the later eval recorded "
                          f"are in the session file and in the log of the eval that "
                          f"continued it")
+    newest = dataclasses.replace(newest, other_sessions=other_sessions(states[:-1], newest))
     confirm = [LogSamples(r.path, r.eval_id, dict(r.inputs), dict(r.recorded), r.created,
                           dict(r.scores), r.scorer, r.value_key, r.task) for r in states]
     confirm += others
@@ -418,11 +425,16 @@ def restore(session: Any, record: LogRecord, others: Sequence[LogSamples] = (), 
     where = record.path
     mine = (session.n_items, cfg.acquisition, cfg.seed)
     theirs = (record.n_pool, record.acquisition, record.seed)
+
+    def hint(drawn: Sequence[str]) -> str:
+        """The other sessions the logs given hold, and which matches this one's."""
+        return sessions_hint(where, record.other_sessions, *mine, drawn)
+
     if mine != theirs:
         raise ValueError(f"{where}: the log's session has {record.n_pool} items, acquisition "
                          f"{record.acquisition}, seed {record.seed}; this one {mine[0]} items, "
                          f"acquisition {mine[1]}, seed {mine[2]}: make it with the same "
-                         f"pool, task, surrogate and --seed")
+                         f"pool, task, surrogate and --seed" + hint(()))
     _confirm_tuning(session, record)
     source = _confirm_inputs(session, record, others, trust_people)
     if record.model:  # who answered: kept, so that an eval of another model is refused
@@ -469,7 +481,8 @@ def restore(session: Any, record: LogRecord, others: Sequence[LogSamples] = (), 
             if a.item_id != rid or abs(a.q - rq) > 1e-12 * max(1.0, abs(rq)):
                 raise ValueError(f"{where}: draw {j + 1} of the log is {rid!r} (q = {rq:.6g}); "
                                  f"this session's is {a.item_id!r} (q = {a.q:.6g}): the log "
-                                 f"was made from another {inputs}")
+                                 f"was made from another {inputs}"
+                                 + hint([x.item_id for x in acq[:j + 1]]))
 
     j = session.store.n_acquired()
     check(min(j, n))
