@@ -125,7 +125,7 @@ def test_graded_history_folder_of_inspect_and_eee_logs(tmp_path: Path) -> None:
     assert "history: 1 model(s)" in out and "5 of 6 pool items have history" in out
     with Session.open(tmp_path / "g.db") as s:
         assert s.config["design"] == "features"
-        assert s.config["history"]["sources"] == [str(runs / log.name)]
+        assert s.config["history"]["sources"] == [f"runs/{log.name}"]  # no local path
     shutil.copy(eee, runs / eee.name)  # several evaluations: which one is not guessed
     out = cli(*base[:1], tmp_path / "h.db", *base[1:], "--history", runs, code=2)
     assert f"{runs / eee.name}: holds records of several evaluations" in out
@@ -438,7 +438,9 @@ def test_a_log_given_by_name_is_read_as_a_log(history_logs: Path,  # noqa: F811
     out = cli(*base[:1], tmp_path / "a.db", *base[1:], "--history", m3, "--history", m4)
     assert f"history: 2 model(s) from {m3}, {m4}; 40 of 40 pool items have history" in out
     with Session.open(tmp_path / "a.db") as s:
-        assert s.config["history"]["sources"] == [str(m3), str(m4)]
+        given = s.config["history"]["sources"]  # named, never by the local path
+        assert [Path(p).name for p in given] == [m3.name, m4.name], given
+        assert not any(str(tmp_path) in p or str(history_logs) in p for p in given), given
     summary = sorted((history_logs / "model-3").glob("results_*.json"))[0]
     out = cli(*base[:1], tmp_path / "b.db", *base[1:], "--history", summary, code=2)
     assert out.count("error:") == 1 and "summary or listing, not a log" in out
@@ -480,7 +482,7 @@ def test_a_history_log_a_killed_run_cut_is_read_without_its_last_record(
             f"results are used") in out, out
     assert "40 of 40 pool items have history" in out
     with Session.open(tmp_path / "a.db") as s:
-        assert str(cut) in s.config["history"]["sources"]
+        assert f"runs/model-2/{cut.name}" in s.config["history"]["sources"]
     # a bad line elsewhere (the file finished): refused, named
     lines = _file(history_logs, "model-2").read_text().splitlines(keepends=True)
     cut.write_text("".join(lines[:3]) + lines[3][:40] + "\n" + "".join(lines[4:]))

@@ -105,7 +105,7 @@ def test_a_confirmed_join_by_row_numbers_is_made_said_and_named_in_the_report(
             f"columns, every whole number from 0), as --ids-are-positions confirms: "
             f"nothing checked that pool item '0' is the item of its column '0'") in out, out
     with Session.open(db) as s:
-        assert s.config["history"]["by_position"] == [str(hist)]
+        assert s.config["history"]["by_position"] == [hist.name]  # never the local path
         s.select(5)
         s.label_from_data()
         info = s.report_data(progress=False).info
@@ -183,7 +183,7 @@ def test_a_classification_pool_numbered_0_to_n_is_refused_and_confirmed_alike(
     out = cli(*base, "--history-ids-are-positions")
     assert f"history: {hist} joined by ids that look like row numbers" in out, out
     with Session.open(tmp_path / "c.db") as s:
-        assert s.config["history"]["by_position"] == [str(hist)]
+        assert s.config["history"]["by_position"] == [hist.name]  # never the local path
 
 
 def test_a_graded_pool_of_row_numbers_is_confirmed_by_the_same_flag(tmp_path: Path) -> None:
@@ -201,7 +201,7 @@ def test_a_graded_pool_of_row_numbers_is_confirmed_by_the_same_flag(tmp_path: Pa
     with Session.create(tmp_path / "y.db", ids_are_positions=True,
                         **kw) as s:  # type: ignore[arg-type]
         h = s.config["history"]
-        assert h["by_position"] == [str(hist)] and h["n_covered"] == N
+        assert h["by_position"] == [hist.name] and h["n_covered"] == N
         assert any("which are its rows' numbers, as --ids-are-positions confirms"
                    in m for m in h["messages"]), h["messages"]
 

@@ -140,3 +140,64 @@ def test_a_matrix_is_refused_where_the_graded_pools_ids_are_positions(tmp_path: 
                         surrogate="history", history=[hist], history_exclude=["me"],
                         progress=False) as s:
         assert s.config["history"]["n_models"] == 40
+
+
+def test_the_session_file_names_history_files_without_their_local_paths(
+        tmp_path: Path) -> None:
+    """QA: the history record kept the --history paths as given (``/home/me/runs/...``)
+    in the session file, which users share. init still says the paths; the file names
+    each by its last component (two of one name by their shortest distinguishing
+    suffix) and keeps each file's content digest and the rows it gave."""
+    import hashlib
+    import sqlite3
+
+    pool, hist, _ = _files(tmp_path)
+    lines = hist.read_text().splitlines()
+    paths = []
+    for k, part in enumerate(("a", "b")):  # two files of one name in two folders
+        (tmp_path / "runs" / part).mkdir(parents=True)
+        p = tmp_path / "runs" / part / "history.csv"
+        p.write_text("\n".join([lines[0], *(f"{part}{line}" for line in
+                                            lines[1 + 20 * k:21 + 20 * k])]) + "\n")
+        paths.append(p)
+    db = tmp_path / "s.db"
+    out = " ".join(cli("init", db, "--task", "answers", "--pool", pool, "--target", "pool",
+                       "--surrogate", "history", "--history", paths[0], "--history",
+                       paths[1], "--seed", "3", "--no-progress").split())
+    assert f"history: 40 model(s) from {paths[0]}, {paths[1]};" in out, out  # said
+    con = sqlite3.connect(db)
+    try:
+        (stored,) = con.execute("SELECT json FROM config").fetchone()
+    finally:
+        con.close()
+    assert str(tmp_path) not in json.dumps(json.loads(stored)["history"]), stored
+    with Session.open(db) as s:
+        h = s.config["history"]
+        s.select(5)
+        s.label_from_data()
+        info = s.report_data(progress=False).info
+    assert h["sources"] == ["a/history.csv", "b/history.csv"], h
+    assert h["messages"][0].startswith("history: 40 model(s) from a/history.csv, "
+                                       "b/history.csv; "), h["messages"]
+    assert h["files"] == [
+        {"name": f"{part}/history.csv", "sha256": hashlib.sha256(p.read_bytes()).hexdigest(),
+         "models": [f"{part}m{k}" for k in range(20 * j, 20 * j + 20)]}
+        for j, (part, p) in enumerate(zip("ab", paths, strict=True))], h["files"]
+    assert info["History"].startswith("40 other model(s) from a/history.csv, b/history.csv; ")
+    # a file written before keeps its record as it was (paths, no "files"): it opens, and
+    # gives the same numbers and the report names its files as before
+    with Session.open(db) as s:
+        est = s.estimate(record=False, progress=False).to_dict()
+    doc = json.loads(stored)
+    doc["history"] = {**{k: v for k, v in doc["history"].items() if k != "files"},
+                      "sources": [str(p) for p in paths]}
+    con = sqlite3.connect(db)
+    try:
+        with con:
+            con.execute("UPDATE config SET json = ? WHERE id = 1", (json.dumps(doc),))
+    finally:
+        con.close()
+    with Session.open(db) as s:
+        assert s.estimate(record=False, progress=False).to_dict() == est
+        info = s.report_data(progress=False).info
+    assert info["History"].startswith(f"40 other model(s) from {paths[0]}, {paths[1]}; ")

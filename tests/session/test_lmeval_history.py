@@ -88,6 +88,16 @@ def test_history_alone_and_with_the_pool_run_draw_by_the_feature_design(
         assert ("the pool run's choice features" in out) == (surrogate == "pool-run")
         with Session.open(db) as s:
             cfg = s.session_config
+            # the file names the folders and files, never by their local paths (QA)
+            # (lm-eval's folders of the two runs share a name: named by a suffix)
+            rec = cfg.extra["history"]
+            named = ([h1.name, h2.name] if h1.name != h2.name else
+                     [f"{h.parent.name}/{h.name}" for h in (h1, h2)])
+            assert rec["sources"] == named, rec["sources"]
+            assert str(h1.parent) not in json.dumps(rec), rec
+            assert sorted(f["name"] for f in rec["files"]) == sorted(
+                f"{n}/{p.name}" for n, k in zip(named, ("h1", "h2"), strict=True)
+                for p in runs[k])
             assert cfg.design_variant == "features" and cfg.acquisition == "graded_adaptive"
             feats = cfg.extra["history"].get("features") or []
             assert (POOL_SIGNAL in feats) == (surrogate == "pool-run")
@@ -129,7 +139,9 @@ def test_history_alone_and_with_the_pool_run_draw_by_the_feature_design(
         if surrogate == "pool-run":  # two model folders of one last name: named apart
             run("report", db, "--out", d / "report")
             md = (d / "report" / "report.md").read_text()
-            assert f"2 other model(s) from {h1}, {h2}; 60 of 60".replace("_", "\\_") in md
+            # named as the session file names them (never by the local paths)
+            assert f"2 other model(s) from {named[0]}, {named[1]}; 60 of 60".replace(
+                "_", "\\_") in md
 
 
 def test_history_refusals_name_the_file_and_the_item(runs: dict[str, list[Path]],

@@ -273,7 +273,9 @@ def init(
         if log is not None:  # first: a refused log leaves no "created session" line (QA)
             _restore_log(s, log, session_path, confirm, trust_labels_from_people)
         cfg = s.session_config
-        for line in (cfg.extra.get("history") or {}).get("messages", []):
+        # the history's messages with the paths as given (the file keeps them without)
+        for line in s.store.said_at_init or (cfg.extra.get("history") or {}).get(
+                "messages", []):
             _out.print(_escape(line))
         if cfg.extra.get("history"):
             from activetest.session.history_neighbours import design_label

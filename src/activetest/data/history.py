@@ -66,6 +66,8 @@ class PoolHistory:
             model(s) from A, B" when B's only row was the target's).
         by_position: files joined by ids that look like positions, as the user confirmed
             (:mod:`activetest.session.history_positions`); empty: every join by id.
+        source_models: per file of ``sources``, the model rows it gave (all of them,
+            used or not).
     """
 
     scores: np.ndarray
@@ -79,6 +81,7 @@ class PoolHistory:
     ignored_examples: tuple[str, ...] = ()
     unused_sources: tuple[str, ...] = ()
     by_position: tuple[str, ...] = ()
+    source_models: tuple[tuple[str, ...], ...] = ()
 
     def messages(self) -> list[str]:
         """What a person should be told about the join (coverage, dropped rows)."""
@@ -185,6 +188,7 @@ def join_history(paths: Sequence[str | Path | ResponseMatrix], pool_ids: Sequenc
     rows: dict[str, np.ndarray] = {}  # a model's row, filled in place where merged
     merged: set[int] = set()  # files whose rows were merged into an earlier file's
     notes: list[str] = []
+    given: list[tuple[str, ...]] = []
     for p in paths:
         M = p if isinstance(p, ResponseMatrix) else read_response_matrix(p)
         cols = [_norm(c) for c in M.item_ids]
@@ -235,6 +239,7 @@ def join_history(paths: Sequence[str | Path | ResponseMatrix], pool_ids: Sequenc
             models.append(name)
             src_of.append(len(sources))
         sources.append(M.source)
+        given.append(tuple(M.models))
     S = np.vstack(blocks)
     drop = np.zeros(len(models), dtype=bool)
     excluded: list[tuple[str, str]] = []
@@ -289,7 +294,8 @@ def join_history(paths: Sequence[str | Path | ResponseMatrix], pool_ids: Sequenc
     unused = tuple(x for j, x in enumerate(sources)
                    if j not in merged and not np.any((src == j) & ~drop))
     return PoolHistory(S, kept, tuple(sources), n_cov, tuple(excluded), ignored, near_miss,
-                       tuple(notes), tuple(ignored_examples), unused, tuple(by_position))
+                       tuple(notes), tuple(ignored_examples), unused, tuple(by_position),
+                       tuple(given))
 
 
 def _merge(rows: dict[str, np.ndarray], name: str, first: str, second: str,

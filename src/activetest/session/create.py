@@ -636,6 +636,8 @@ def create_session(path: str | os.PathLike[str], *,
 
     store = SessionStore.create(p, config=config, items=inputs.items, examples=inputs.examples,
                                 overwrite=overwrite, busy_timeout=busy_timeout, init=init)
+    if hist is not None:  # the history's messages with its paths: said, not stored
+        store.said_at_init = hist.published.said
     return store, inputs
 
 

@@ -654,7 +654,8 @@ def _history_inputs(inputs: GradedInputs, paths: Sequence[str | os.PathLike[str]
                                       pool_columns=inputs.pool_columns)
     hf = history_features(joined.scores)
     cols = history_columns(hf)
-    info, R = with_neighbours(history_record(joined, hf, notes), joined, neighbours)
+    info, R = with_neighbours(history_record(joined, hf, notes, given=paths), joined,
+                              neighbours)
     if signal is not None:
         info = signal.record(info)
     # the first draw's proposal, as replayed
@@ -895,7 +896,10 @@ def create_graded_session(path: str | os.PathLike[str], *,
         stored_items.append(Item(g.item.id, g.item.fields, label))
     from activetest import __version__
     from activetest.data.taskfile import task_to_dict
+    from activetest.session.history_sources import publish
 
+    # stored without the local paths read (said at init: store.said_at_init)
+    hist_pub = publish(hist_info) if history and hist_info is not None else None
     config = SessionConfig(
         kind="graded", task=task_to_dict(t),
         task_ref=task if isinstance(task, str) else t.name,
@@ -906,7 +910,7 @@ def create_graded_session(path: str | os.PathLike[str], *,
         acquisition="graded_adaptive" if adaptive or history else "graded_fixed" if fixed
         else "expected_loss", proposal_floor=float(floor),
         design_variant=HISTORY_DESIGN if history else None,
-        extra={"history": hist_info} if history else {},
+        extra={"history": hist_pub.record} if hist_pub is not None else {},
         seed=seed, shots=len(chosen), target_shots=len(chosen),
         noise=NoiseConfig(None, noise_threshold(noise_surrogate_nll, "--noise-surrogate-nll"),
                           "any"),
@@ -956,4 +960,6 @@ def create_graded_session(path: str | os.PathLike[str], *,
     stored_examples = [Item(e.id, e.fields, 0) for e in chosen]
     store = SessionStore.create(p, config=config, items=stored_items, examples=stored_examples,
                                 overwrite=overwrite, busy_timeout=busy_timeout, init=init)
+    if hist_pub is not None:
+        store.said_at_init = hist_pub.said
     return store, inputs

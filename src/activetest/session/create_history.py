@@ -38,6 +38,7 @@ matrix is stored and the ``history`` record gets ``"neighbours"`` (:func:`with_n
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -49,6 +50,13 @@ import numpy as np
 from activetest.session.config import SessionConfig
 from activetest.session.history_neighbours import NeighbourUpdate
 from activetest.session.history_positions import PoolColumns
+from activetest.session.history_sources import (
+    HistoryFile,
+    LocalPaths,
+    Published,
+    publish,
+    with_local,
+)
 from activetest.session.store import SessionError, SessionStore
 
 __all__ = ["HistorySetup", "HistoryTargetNotice", "PoolSignal", "check_history_options",
@@ -654,9 +662,19 @@ def _class_words(task: Any, label: Any) -> tuple[str, ...]:
 
 
 def history_record(joined: Any, features: Any, notes: Sequence[str],
-                   extra_features: Sequence[str] = ()) -> dict[str, Any]:
+                   extra_features: Sequence[str] = (), *,
+                   given: Sequence[str | os.PathLike[str]] = (),
+                   local: LocalPaths | None = None) -> dict[str, Any]:
     """The config's ``history`` record: files, models, coverage, rank, dropped rows, the
-    messages shown at ``init`` and (classification) the other features the design uses."""
+    messages shown at ``init`` and (classification) the other features the design uses;
+    carrying the local paths read (``local``; default: the ``--history`` paths ``given``
+    and the files ``joined`` read) until it is stored
+    (:func:`activetest.session.history_sources.publish`: never a local path)."""
+    if local is None:
+        models = joined.source_models or ((),) * len(joined.sources)
+        local = LocalPaths(tuple(str(g) for g in given),
+                           tuple(HistoryFile(str(f), tuple(m))
+                                 for f, m in zip(joined.sources, models, strict=True)))
     info: dict[str, Any] = {
         "sources": list(joined.sources), "n_models": len(joined.models),
         "n_covered": joined.n_covered, "rank": features.rank,
@@ -666,7 +684,7 @@ def history_record(joined: Any, features: Any, notes: Sequence[str],
         info["by_position"] = list(joined.by_position)
     if extra_features:
         info["features"] = list(extra_features)
-    return info
+    return with_local(info, local)
 
 
 @dataclass(frozen=True)
@@ -695,7 +713,13 @@ class HistorySetup:
 
         return dataclasses.replace(cfg, design_variant=HISTORY_DESIGN, design_rule=None,
                                    blind_ratio=new_blind_ratio(None),
-                                   extra={**cfg.extra, "history": dict(self.info)})
+                                   extra={**cfg.extra, "history": self.published.record})
+
+    @functools.cached_property
+    def published(self) -> Published:
+        """The record as stored and what ``init`` says of it
+        (:func:`activetest.session.history_sources.publish`)."""
+        return publish(self.info)
 
     def first_proposal(self, surrogate_logprobs: np.ndarray) -> np.ndarray:
         """``(N,)`` the first draw's proposal, from the design a replay rebuilds."""
@@ -772,6 +796,6 @@ def classification_history(items: Sequence[Any], paths: Sequence[str | os.PathLi
                                       ids_are_positions=ids_are_positions,
                                       pool_columns=pool_columns)
     hf = history_features(joined.scores)
-    info, R = with_neighbours(history_record(joined, hf, notes, ("surrogate",)), joined,
-                              neighbours)
+    info, R = with_neighbours(history_record(joined, hf, notes, ("surrogate",), given=paths),
+                              joined, neighbours)
     return HistorySetup(history_columns(hf), info, R, tuple(joined.models))

@@ -472,6 +472,10 @@ def create_lmeval_session(path: str | os.PathLike[str], *, pool: Any, task: Any,
                # gave the session's own 0 for a surrogate run by lm-eval)
                "pool_n_shot": {r.task: int(r.n_shot) for r in records
                                if r.n_shot is not None}}
+    from activetest.session.history_sources import publish
+
+    # stored without the local paths read (said at init: store.said_at_init)
+    pub = None if hist is None else publish(hist.info)
     config = SessionConfig(
         kind="graded", task=task_to_dict(t), task_ref=task if isinstance(task, str) else t.name,
         pool={"source": str(pool), "n_items": len(items)}, examples={"n": 0},
@@ -480,7 +484,7 @@ def create_lmeval_session(path: str | os.PathLike[str], *, pool: Any, task: Any,
         noise=NoiseConfig(None, 5.0, "any"), n_boot=int(n_boot), level=float(level),
         cache_dir=None, use_cache=False, version=__version__, compare=(),
         answer_files={}, extra={"harness": harness,
-                                **({} if hist is None else {"history": hist.info})},
+                                **({} if pub is None else {"history": pub.record})},
         design_variant=None if hist is None else HISTORY_DESIGN,
         planned_budget=planned_budget(budget, len(items)), blind_ratio=BLIND_RATIO,
         clt_min_errors=MIN_ERRORS, sure_bounds=True, exact_share=True,
@@ -524,6 +528,8 @@ def create_lmeval_session(path: str | os.PathLike[str], *, pool: Any, task: Any,
 
     store = SessionStore.create(p, config=config, items=items, overwrite=overwrite,
                                 busy_timeout=busy_timeout, init=init)
+    if pub is not None:
+        store.said_at_init = pub.said
     return store, GradedInputs(t, [], [], target, surrogate, {target: target})
 
 

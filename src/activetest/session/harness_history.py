@@ -369,6 +369,7 @@ def lmeval_history(paths: Sequence[str | os.PathLike[str]], pool: Sequence[Any],
         with_neighbours,
     )
     from activetest.session.design import history_columns
+    from activetest.session.history_sources import HistoryFile, LocalPaths
     from activetest.stats.feature_design import history_features
 
     files, twice = _files(paths)
@@ -381,13 +382,15 @@ def lmeval_history(paths: Sequence[str | os.PathLike[str]], pool: Sequence[Any],
                            f"filter ({pool[0].filter!r}): no history to learn from")
     keys = [r.key for r in pool]
     mats = []
+    above: list[str] = []  # a model's files' common folder, named in messages
     for model, cells in rows.items():
         scores = np.full(len(pool), np.nan)
         for k, (v, _) in cells.items():
             scores[k] = v
-        files = sources[model]
-        where = files[0] if len(files) == 1 else \
-            f"{os.path.commonpath(files)} ({len(files)} files)"
+        mine = sources[model]
+        if len(mine) > 1:
+            above.append(os.path.commonpath(mine))
+        where = mine[0] if len(mine) == 1 else f"{os.path.commonpath(mine)} ({len(mine)} files)"
         mats.append(ResponseMatrix(where, (model,), tuple(keys), scores[None, :]))
     try:
         # keyed by the pool run's own keys, each record's document checked against
@@ -402,12 +405,17 @@ def lmeval_history(paths: Sequence[str | os.PathLike[str]], pool: Sequence[Any],
                       "target's model in the history folders would be used as another "
                       "model's; --history-exclude NAME leaves it out", HistoryTargetNotice,
                       stacklevel=2)
-    # the record and init's line name the paths given (one entry per model would run on
-    # for a folder of many models, and lm-eval's folders of two models may share a name)
+    # init's line names the paths given (one entry per model would run on for a folder
+    # of many models, and lm-eval's folders of two models may share a name); the record
+    # names them without their local paths (history_sources.publish)
     joined = dataclasses.replace(joined, sources=tuple(str(p) for p in paths),
                                  by_position=())  # joined by content, not by position
     hf = history_features(joined.scores)
-    info, R = with_neighbours(history_record(joined, hf, notes), joined, neighbours)
+    local = LocalPaths(tuple(str(p) for p in paths),
+                       tuple(HistoryFile(str(f), (named.names[f],)) for f in files),
+                       tuple(above))
+    info, R = with_neighbours(history_record(joined, hf, notes, local=local), joined,
+                              neighbours)
     info["models"] = list(joined.models)  # to recognise the target's model at import
     # and which rows are of local models, by digests (never the path): a row of
     # /b/checkpoint-1000 is not the target /a/checkpoint-1000 (target_in_history)

@@ -203,6 +203,10 @@ class SessionStore(ScoresMixin, DrawsMixin, LabelsMixin):
         #: set by :meth:`create` with ``overwrite``: where the replaced session file was
         #: kept because it held labels (None: none replaced, or it held none)
         self.replaced: ReplacedSession | None = None
+        #: set by the command that made the file: what ``init`` says that the file does
+        #: not keep (the history's messages with its local paths:
+        #: :mod:`activetest.session.history_sources`); empty otherwise
+        self.said_at_init: tuple[str, ...] = ()
 
     # ------------------------------------------------------------------ open / create
 
