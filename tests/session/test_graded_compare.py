@@ -1117,3 +1117,26 @@ def test_label_undo_names_a_compared_answer_by_its_letter(tmp_path: Path) -> Non
     assert f"undone: answer {letter} of item {item!r}" in said
     assert spec not in said and str(other) not in said and "target" not in said
     assert left == [(item, role)]  # asked again next run
+
+
+def test_an_answer_file_that_joins_no_pool_item_names_both_sides(tmp_path: Path) -> None:
+    """QA: an answer file whose ids are not the pool's was refused naming the pool's ids
+    only ("no answer for 20 of 20 item id(s): 'q0', ..."): nothing said what the file's
+    ids were, nor that they are the pool's but for case. Both sides are named now, and
+    the near miss said (never joined by it)."""
+    pool = tmp_path / "pool.jsonl"
+    pool.write_text("".join(json.dumps({"id": f"q{i}", "question": f"what is {i}?",
+                                        "references": [str(i)]}) + "\n" for i in range(20)))
+    answers = tmp_path / "ans.jsonl"
+    answers.write_text("".join(json.dumps({"id": f"Q{i}", "answer": str(i)}) + "\n"
+                               for i in range(20)))
+    out = " ".join(run("init", tmp_path / "x.db", "--task", "answers", "--pool", pool,
+                       "--target", f"answers:{answers}", "--surrogate", "uniform",
+                       "--no-progress", code=2).split())
+    assert out.count("rror:") == 1 and "Traceback" not in out, out
+    assert "no answer for 20 of 20 item id(s): 'q0', 'q1'" in out, out
+    assert "(the file's ids not in the pool: 'Q0', 'Q1', 'Q2', ...; 20 ids in all)" in out, out
+    assert ("e.g. 'Q0' in the file is 'q0' in the pool but for case, blanks, leading zeros, "
+            "a number's '.0' or control and invisible characters: ids are matched exactly, "
+            "never guessed") in out, out
+    assert not (tmp_path / "x.db").exists()

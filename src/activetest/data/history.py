@@ -35,6 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from activetest.formats.history import ResponseMatrix, read_response_matrix
+from activetest.formats.near_ids import NEAR_MISS_WHY, near_misses
 
 __all__ = ["HistoryJoinError", "PoolHistory", "join_history", "near_misses"]
 
@@ -109,38 +110,10 @@ def _norm(s: str) -> str:
     return str(s).strip()
 
 
-def _loose(s: str) -> str:
-    """An id with case, blanks, leading zeros, a whole number's ``.0`` and control and
-    invisible characters (Unicode categories Cc, Cf) left out: only to say why ids that
-    look alike did not join (they are never joined by it)."""
-    import unicodedata
-
-    t = "".join(ch for ch in str(s) if unicodedata.category(ch) not in ("Cc", "Cf"))
-    t = t.strip().casefold()
-    try:
-        v = float(t)
-    except ValueError:
-        return t
-    return str(int(v)) if v.is_integer() and abs(v) < 1e15 else t
-
-
-def near_misses(cols: Sequence[str], ids: Sequence[str], pos: dict[str, int]
-                 ) -> tuple[str, str] | None:
-    """The first history column that is not a pool id but equals one loosely
-    (:func:`_loose`), with that pool id; None if there is none."""
-    loose: dict[str, str] = {}
-    for i in ids:
-        loose.setdefault(_loose(i), i)
-    for c in cols:
-        if c not in pos and _loose(c) in loose:
-            return c, loose[_loose(c)]
-    return None
-
-
 def _near_miss_note(col: str, pool_id: str) -> str:
-    return (f"e.g. {col!r} in the history is {pool_id!r} in the pool but for case, blanks, "
-            f"leading zeros, a number's '.0' or control and invisible characters: ids are "
-            f"matched exactly, never guessed (rename the columns to the pool's ids)")
+    return (f"e.g. {col!r} in the history is {pool_id!r} in the pool but for "
+            f"{NEAR_MISS_WHY}: ids are matched exactly, never guessed (rename the columns to "
+            f"the pool's ids)")
 
 
 #: Shared items a history row must equal the target's own scores on to be taken for the

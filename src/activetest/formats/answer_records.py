@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from activetest.formats.near_ids import NEAR_MISS_WHY, near_misses
 from activetest.formats.tables import decode_utf8, gunzip_if_gzip, json_lines
 
 __all__ = ["AnswerFile", "AnswerRecord", "AnswersLeftOutNotice"]
@@ -140,8 +141,18 @@ class AnswerFile:
             if self.format == "lmeval" and all(i.isdigit() for i in self.ids):
                 hint += ("; lm-eval ids are doc_id positions unless id_field= names a doc "
                          "field (e.g. id_field='id')")
+            # both sides of the refused join (QA: only the pool's ids were named)
+            theirs = [i for i in index if i not in {str(x) for x in item_ids}]
+            side = ("" if not theirs else
+                    f" (the file's ids not in the pool: "
+                    f"{', '.join(repr(t) for t in theirs[:3])}"
+                    f"{', ...' if len(theirs) > 3 else ''}; {len(index)} ids in all)")
+            miss = near_misses(theirs, [str(m) for m in missing], {})
+            if miss is not None:
+                hint += (f"; e.g. {miss[0]!r} in the file is {miss[1]!r} in the pool but for "
+                         f"{NEAR_MISS_WHY}: ids are matched exactly, never guessed")
             raise ValueError(f"{self.path}: no answer for {len(missing)} of {len(item_ids)} "
-                             f"item id(s): {shown}{more}{hint}")
+                             f"item id(s): {shown}{more}{side}{hint}")
         wanted = {str(i) for i in item_ids}
         extra = [i for i in index if i not in wanted]
         if extra:  # a pool that samples a larger run is fine, but said (QA: silent)
