@@ -920,6 +920,28 @@ def test_sheet_ids_are_read_as_pool_ids_are_and_an_unanswered_sheet_is_said(
     assert "is not in the pool" in out and "remove the blanks" not in out
 
 
+def test_a_sheet_id_that_is_a_drawn_item_but_for_case_names_that_item(
+        tmp_path: Path) -> None:
+    """QA: a label file's id written in another case than the pool's (``R3`` for ``r3``)
+    was refused naming the file's side only ("item 'R3' is not in the pool"); the refusal
+    names the drawn item it nearly is (never joined by it: nothing is written)."""
+    from activetest.session.workflow import Session
+
+    db = _table_session(tmp_path)
+    _cli("select", db, "--n", "3", "--out", tmp_path / "todo.csv")
+    with Session.open(db) as s:
+        ids = [a.item_id for a in s.acquisitions()]
+        word = s.task.classes[0]
+    (tmp_path / "done.csv").write_text(
+        "item_id,label\n" + "".join(f"{i.upper()},{word}\n" for i in ids), encoding="utf-8")
+    out = _cli("import", db, tmp_path / "done.csv", code=2)
+    assert (f"item {ids[0].upper()!r} is not in the pool; the drawn item {ids[0]!r} is it but "
+            f"for case, blanks, leading zeros, a number's '.0' or control and invisible "
+            f"characters (ids are matched exactly, never guessed: write the pool's id)") in out
+    with Session.open(db) as s:
+        assert not s.labels()
+
+
 def test_an_empty_file_and_a_gzip_file_cut_short_are_said_to_be_so(tmp_path: Path) -> None:
     """An empty file (a run that wrote nothing yet) was read as an unanswered sheet, a
     truncated ``.jsonl.gz`` got "cannot tell the format from the suffix '.gz'" (QA)."""

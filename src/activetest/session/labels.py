@@ -215,7 +215,9 @@ def check_labels(store: SessionStore, task: Task, index: Mapping[str, int],
     votes: dict[int, list[Vote]] = {}
     # unchecked: a stored label that is not a class (a damaged file) can be replaced
     current = store.labels(check=False) if current is None else current
-    drawn = {a.index: a.step for a in store.acquisitions()}
+    acquired = store.acquisitions()
+    drawn = {a.index: a.step for a in acquired}
+    loose: dict[str, str] | None = None  # a drawn item's id, by its loose form (once)
     item_ids: dict[int, str] = {}  # row -> the id the records name it by
     whose = f" (answer of {answer_of})" if answer_of else ""
     for n, rec in enumerate(records, start=1):
@@ -243,6 +245,17 @@ def check_labels(store: SessionStore, task: Task, index: Mapping[str, int],
             hint = (f"; {near!r} is (remove the blanks around the id in the file: ids are "
                     f"matched exactly)" if near != str(item_id) and index.get(near) is not None
                     else "")
+            if not hint:  # the drawn item it nearly is (QA: the file's side alone)
+                from activetest.formats.near_ids import NEAR_MISS_WHY, loose_id
+
+                if loose is None:
+                    loose = {}
+                    for a in acquired:
+                        loose.setdefault(loose_id(a.item_id), a.item_id)
+                hit = loose.get(loose_id(str(item_id)))
+                hint = ("" if hit is None else
+                        f"; the drawn item {hit!r} is it but for {NEAR_MISS_WHY} (ids are "
+                        f"matched exactly, never guessed: write the pool's id)")
             problems.append(f"{prefix}item {item_id!r} is not in the pool{hint}")
             continue
         item_ids.setdefault(row, str(item_id))
