@@ -183,3 +183,101 @@ def test_a_whole_float_or_numpy_pool_size_is_still_a_pool_size() -> None:
     L, q = np.ones(3), np.full(3, 0.1)
     assert lure(L, q, N=10) == lure(L, q, N=10.0) == lure(L, q, N=np.int64(10)) \
         == lure(L, q, N=np.array(10))
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda st: st.logsumexp("a"), r"a must be a numeric array, got "
+                                   r"str 'a'"),
+    (lambda st: st.logsumexp(object()), "a must be a numeric array, got object"),
+    (lambda st: st.logsumexp(None), "a must be a numeric array, got NoneType"),
+    (lambda st: st.logsumexp(np.zeros((2, 3)), axis=2),
+     r"axis must be an integer in -2\.\.1 for a of shape \(2, 3\), got 2"),
+    (lambda st: st.log_softmax(3.0), r"logits must be an array of at least one dimension "
+                                     r"\(the classes along axis\), got the scalar float 3\.0"),
+    (lambda st: st.log_softmax(np.zeros((2, 0))), r"logits has no classes along axis -1"),
+    (lambda st: st.paired_difference_cs(["a", "b"], np.ones(2), 10),
+     "theta_a must be a numeric array, got list"),
+    (lambda st: st.paired_difference_cs(np.ones(2), None, 10),
+     "theta_b must be a numeric array, got NoneType"),
+    (lambda st: st.exact_cs("abc", np.full(3, 0.1), 10, loss_high=1.0, q_floor=0.09),
+     "losses must be a numeric array, got str 'abc'"),
+    (lambda st: st.exact_cs(np.array([object()] * 3), np.full(3, 0.1), 10, loss_high=1.0,
+                            q_floor=0.09), "losses must be a numeric array, got an array of "
+                                           "dtype object"),
+    (lambda st: st.exact_cs(np.ones(3), None, 10, loss_high=1.0, q_floor=0.09),
+     "q must be a numeric array, got NoneType"),
+    (lambda st: st.exact_cs(np.ones(3), np.full(3, 0.1), None, loss_high=1.0, q_floor=0.09),
+     "N must be a positive integer pool size, got None"),
+    (lambda st: st.exact_cs(np.ones(3), np.full(3, 0.1), 10, loss_high="1", q_floor=0.09),
+     "loss_high must be a real number, got str '1'"),
+    (lambda st: st.exact_cs(np.ones(3), np.full(3, 0.1), 10, loss_high=1.0, q_floor="x"),
+     "q_floor must be a real number, got str 'x'"),
+    (lambda st: st.paired_difference_exact_cs(np.ones(3), "abc", np.full(3, 0.1), 10,
+                                              bound_a=1.0, bound_b=1.0, q_floor=0.09),
+     "losses_b must be a numeric array, got str 'abc'"),
+    (lambda st: st.paired_difference_exact_cs(np.ones(3), np.ones(3), np.full(3, 0.1), 10,
+                                              bound_a=None, bound_b=1.0, q_floor=0.09),
+     "bound_a must be a real number, got NoneType"),
+    (lambda st: st.betting_cs(np.ones(3), "a", 2.0, value_low=0.0, value_high=1.0),
+     "theta_low must be a numeric array, got str 'a'"),
+    (lambda st: st.betting_cs(np.ones(3), 0.0, 2.0, value_low=None, value_high=1.0),
+     "value_low must be a real number, got NoneType"),
+    (lambda st: st.uniform_mean("abc"), "losses must be a numeric array, got str 'abc'"),
+    (lambda st: st.uniform_mean_curve(None), "losses must be a numeric array, got NoneType"),
+    (lambda st: st.ase(["a"]), "expected_loss must be a numeric array, got list"),
+    (lambda st: st.lure_weights(object(), 10), "q must be a numeric array, got object"),
+    (lambda st: st.tuned_beta(np.ones(3), "abc", np.full(3, 0.1), 10),
+     "control must be a numeric array, got str 'abc'"),
+    (lambda st: st.cv_lure(None, np.full(3, 0.1), 10, np.ones(3), 0.5),
+     "losses must be a numeric array, got NoneType"),
+    (lambda st: st.cv_lure(np.ones(3), np.full(3, 0.1), 10, np.ones(3), "0.5"),
+     "control_pool_mean must be a real number, got str '0.5'"),
+    (lambda st: st.cv_lure_curve(np.ones(3), np.full(3, 0.1), 10, ["a"] * 3, 0.5),
+     "control must be a numeric array, got list"),
+    (lambda st: st.adaptive_lure(np.ones(3), np.full(3, 0.1), 10, ["a"] * 3, np.ones(3)),
+     "control must be a numeric array, got list"),
+    (lambda st: st.adaptive_lure_weights("10", 3), r"N \(pool size\) and M \(budget\) must "
+                                                   r"be integers with 1 <= M <= N"),
+    (lambda st: st.fixed_control_rest(np.ones(5), ["a"]),
+     "indices must be integer pool rows, got dtype <U1"),
+    (lambda st: st.anytime_summary("abc", 100), "theta must be a numeric array, got str"),
+    (lambda st: st.labels_for_cs_width(np.ones(40), 100, None),
+     "width must be a number > 0, got NoneType"),
+    (lambda st: st.uniform_labels_for_width(np.ones(3), "q", 10, 0.1),
+     "q must be a numeric array, got str 'q'"),
+    (lambda st: st.uniform_labels_for_width(np.ones(3), np.full(3, 0.1), None, 0.1),
+     "N must be an integer pool size >= the 3 draws, got None"),
+    (lambda st: st.difference_bounds("log_loss", "abc", np.zeros((2, 2))),
+     r"target_pool must be a numeric \(N, C\) array of log-probabilities, got str 'abc'"),
+    (lambda st: st.difference_bounds("hinge", np.zeros((2, 2)), np.zeros((2, 2))),
+     "metric must be 'error_rate' or 'log_loss', got 'hinge'"),
+    (lambda st: st.log_loss_bound(None), r"target_logprobs must be a numeric \(N, C\) array"),
+    (lambda st: st.pool_variance_curve("abc", np.ones(3), 10),
+     "theta_sq must be a numeric array, got str 'abc'"),
+    (lambda st: st.expected_difference(np.log([[0.5, 0.5]]), np.log([[0.5, 0.5]]), "abc"),
+     r"other_logprobs must be a numeric \(N, C\) array"),
+    (lambda st: st.uniform_score(None), r"n must be a whole number >= 1 \(the pool size\), "
+                                        r"got None"),
+    (lambda st: st.sample(np.ones(3), None), "budget must be an integer, got None"),
+    (lambda st: st.reference_sample(np.ones(3), [2]), r"budget must be an integer, got \[2\]"),
+])
+def test_every_public_statistic_names_a_non_numeric_argument(call: Any, message: str) -> None:
+    """QA: these gave numpy's own TypeError/ValueError from deep inside ("could not convert
+    string to float: 'a'", "float() argument must be ... not 'object'", "unsupported operand
+    type(s)"), naming no argument; ``log_softmax(3.0)`` returned shape (1,) for a scalar
+    (there are no classes to normalise over: now refused)."""
+    import activetest.stats as st
+
+    with pytest.raises(ValueError, match=message):
+        call(st)
+
+
+def test_log_softmax_keeps_the_shape_of_its_logits() -> None:
+    from activetest.stats import log_softmax, logsumexp
+
+    z = np.array([[1.0, 2.0, 3.0], [1e3, 0.0, -1e3]])
+    for axis in (0, 1, -1, np.int64(1)):
+        out = log_softmax(z, axis=axis)
+        assert out.shape == z.shape
+        np.testing.assert_allclose(logsumexp(out, axis=axis), 0.0, atol=1e-12)
+    assert log_softmax([1.0, 2.0]).shape == (2,)

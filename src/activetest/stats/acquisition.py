@@ -41,7 +41,7 @@ from collections.abc import Callable
 import numpy as np
 
 from activetest.stats.losses import log_loss, zero_one_loss
-from activetest.stats.validate import as_labels, as_logprobs
+from activetest.stats.validate import as_labels, as_logprobs, float_array, is_whole
 
 __all__ = [
     "ACQUISITIONS",
@@ -56,11 +56,12 @@ __all__ = [
 ]
 
 
-def _pair(surrogate_logprobs: np.ndarray, target_logprobs: np.ndarray) -> tuple[np.ndarray, ...]:
+def _pair(surrogate_logprobs: np.ndarray, target_logprobs: np.ndarray,
+          target_name: str = "target_logprobs") -> tuple[np.ndarray, ...]:
     s = as_logprobs(surrogate_logprobs, "surrogate_logprobs")
-    t = as_logprobs(target_logprobs, "target_logprobs")
+    t = as_logprobs(target_logprobs, target_name)
     if s.shape != t.shape:
-        raise ValueError(f"surrogate_logprobs {s.shape} and target_logprobs {t.shape} must have "
+        raise ValueError(f"surrogate_logprobs {s.shape} and {target_name} {t.shape} must have "
                          "the same (N, C) shape")
     return s, t
 
@@ -129,7 +130,7 @@ def expected_difference(surrogate_logprobs: np.ndarray, target_logprobs: np.ndar
     ``metric="log_loss"``: ``sqrt(sum_y pi(y) (log p_f(y) - log p_g(y))^2)``.
     """
     s, t = _pair(surrogate_logprobs, target_logprobs)
-    _, o = _pair(surrogate_logprobs, other_logprobs)
+    _, o = _pair(surrogate_logprobs, other_logprobs, "other_logprobs")
     if metric == "error_rate":
         n = np.arange(s.shape[0])
         a, b = np.argmax(t, axis=1), np.argmax(o, axis=1)
@@ -152,8 +153,13 @@ def difference_bounds(metric: str, target_pool: np.ndarray, other_pool: np.ndarr
     two predictions differ and 0 where they agree (both right or both wrong: the
     difference is 0 whatever the label); for the log loss ``max_c |log p_t(c) - log
     p_o(c)|``."""
-    t = np.asarray(target_pool, dtype=np.float64)
-    o = np.asarray(other_pool, dtype=np.float64)
+    t = float_array(target_pool, "target_pool", "a numeric (N, C) array of log-probabilities")
+    o = float_array(other_pool, "other_pool", "a numeric (N, C) array of log-probabilities")
+    if metric not in ("error_rate", "log_loss"):
+        raise ValueError(f"metric must be 'error_rate' or 'log_loss', got {metric!r}")
+    if t.ndim != 2 or t.shape != o.shape:
+        raise ValueError(f"target_pool {t.shape} and other_pool {o.shape} must be (N, C) "
+                         f"arrays of the same shape")
     if metric == "log_loss":
         return np.abs(t - o).max(axis=1)
     return (t.argmax(axis=1) != o.argmax(axis=1)).astype(np.float64)
@@ -161,9 +167,9 @@ def difference_bounds(metric: str, target_pool: np.ndarray, other_pool: np.ndarr
 
 def uniform_score(n: int) -> np.ndarray:
     """Constant scores: the proposal is then uniform over the remaining items."""
-    if n < 1:
-        raise ValueError(f"n must be >= 1, got {n}")
-    return np.ones(n)
+    if not is_whole(n) or n < 1:  # type: ignore[operator]
+        raise ValueError(f"n must be a whole number >= 1 (the pool size), got {n!r}")
+    return np.ones(int(n))  # type: ignore[call-overload]
 
 
 AcquisitionFn = Callable[..., np.ndarray]

@@ -66,6 +66,7 @@ import numpy as np
 from activetest.stats.confseq import ConfidenceSequence, _check_alpha
 from activetest.stats.intervals import _theta, martingale_se_curve
 from activetest.stats.kernels import njit
+from activetest.stats.validate import float_array, is_whole, real_number
 
 __all__ = [
     "betting_capital",
@@ -84,7 +85,8 @@ def log_loss_bound(target_logprobs: np.ndarray) -> float:
     Known without labels when the target's predictions are on the pool, so it is
     a valid a priori bound for :func:`exact_cs` with the log loss.
     """
-    lp = np.asarray(target_logprobs, dtype=np.float64)
+    lp = float_array(target_logprobs, "target_logprobs",
+                     "a numeric (N, C) array of class log-probabilities")
     if lp.ndim != 2 or lp.size == 0 or not np.all(np.isfinite(lp)):
         raise ValueError("target_logprobs must be a finite, non-empty (N, C) array")
     return float(-lp.min())
@@ -258,12 +260,14 @@ def betting_cs(theta: np.ndarray, theta_low: np.ndarray, theta_high: np.ndarray,
         budget simultaneously, for every pool (proof in the module docstring).
     """
     alpha = _check_alpha(alpha)
-    th = np.asarray(theta, dtype=np.float64)
+    th = float_array(theta, "theta")
+    value_low = real_number(value_low, "value_low")
+    value_high = real_number(value_high, "value_high")
     one = th.ndim == 1
     th2 = np.atleast_2d(th)
-    lo = np.ascontiguousarray(np.broadcast_to(np.asarray(theta_low, dtype=np.float64),
+    lo = np.ascontiguousarray(np.broadcast_to(_bound(theta_low, "theta_low", th.shape),
                                               th.shape).reshape(th2.shape))
-    hi = np.ascontiguousarray(np.broadcast_to(np.asarray(theta_high, dtype=np.float64),
+    hi = np.ascontiguousarray(np.broadcast_to(_bound(theta_high, "theta_high", th.shape),
                                               th.shape).reshape(th2.shape))
     if th2.ndim != 2 or th2.shape[1] == 0:
         raise ValueError(f"theta must be (K,) or (R, K), got shape {th.shape}")
@@ -323,6 +327,18 @@ def betting_cs(theta: np.ndarray, theta_low: np.ndarray, theta_high: np.ndarray,
     return ConfidenceSequence(est, low, high, alpha, "exact")
 
 
+def _bound(x: object, name: str, shape: tuple[int, ...]) -> np.ndarray:
+    """A bound given per draw: a number or an array that broadcasts to ``shape``."""
+    a = float_array(x, name)
+    if not np.all(np.isfinite(a)) and np.any(np.isnan(a)):
+        raise ValueError(f"{name} has a NaN: bounds must be numbers (infinity allowed)")
+    try:
+        np.broadcast_shapes(a.shape, shape)
+    except ValueError:
+        raise ValueError(f"{name} {a.shape} does not fit the draws' shape {shape}") from None
+    return a
+
+
 def exact_cs(losses: np.ndarray, q: np.ndarray, N: int, *, loss_high: float,
              loss_low: float = 0.0, q_min: np.ndarray | None = None,
              q_floor: float | None = None, control: np.ndarray | None = None,
@@ -356,7 +372,22 @@ def exact_cs(losses: np.ndarray, q: np.ndarray, N: int, *, loss_high: float,
     The proof (module docstring) needs only bounds on ``theta_m`` known before draw m and
     bounds the risk surely satisfies: ``weight_bound`` and ``rest_bound`` give both.
     """
-    L = np.asarray(losses, dtype=np.float64)
+    L = float_array(losses, "losses")
+    q = float_array(q, "q")
+    try:
+        fits = L.ndim > 0 and L.shape[-1] > 0 and np.broadcast_shapes(q.shape, L.shape) == L.shape
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(f"losses {L.shape} and q {q.shape} must be (..., K) arrays of K >= 1 "
+                         f"draws, q of the shape of losses (or one that broadcasts to it)")
+    if not is_whole(N) or N < 1:  # type: ignore[operator]
+        raise ValueError(f"N must be a positive integer pool size, got {N!r}")
+    N = int(N)  # type: ignore[call-overload]
+    loss_low = real_number(loss_low, "loss_low")
+    loss_high = real_number(loss_high, "loss_high")
+    if q_floor is not None:
+        q_floor = real_number(q_floor, "q_floor")
     if weight_bound is None and (q_min is None) == (q_floor is None):
         raise ValueError("give exactly one of q_min (per draw) or q_floor (or weight_bound)")
     out = (loss_low - 1e-12 > L) | (loss_high + 1e-12 < L) | np.isnan(L)
@@ -413,10 +444,12 @@ def paired_difference_exact_cs(losses_a: np.ndarray, losses_b: np.ndarray, q: np
     :func:`activetest.stats.proposal.floored_weight_bound`) and ``rest_bound`` (the sure
     bounds' ``sum B_i`` over the undrawn items), as :func:`exact_cs` takes them.
     """
-    La = np.asarray(losses_a, dtype=np.float64)
-    Lb = np.asarray(losses_b, dtype=np.float64)
+    La = float_array(losses_a, "losses_a")
+    Lb = float_array(losses_b, "losses_b")
     if La.shape != Lb.shape:
         raise ValueError("losses_a and losses_b must have the same shape (same draws)")
-    return exact_cs(La - Lb, q, N, loss_low=-float(bound_b), loss_high=float(bound_a),
+    bound_a = real_number(bound_a, "bound_a")
+    bound_b = real_number(bound_b, "bound_b")
+    return exact_cs(La - Lb, q, N, loss_low=-bound_b, loss_high=bound_a,
                     q_min=q_min, q_floor=q_floor, weight_bound=weight_bound,
                     rest_bound=rest_bound, alpha=alpha, grid_size=grid_size)

@@ -105,6 +105,7 @@ from activetest.stats.intervals import (
     _hall_bounds,
     moment_curves,
 )
+from activetest.stats.validate import float_array
 
 __all__ = [
     "ConfidenceSequence",
@@ -410,8 +411,8 @@ def paired_difference_cs(theta_a: np.ndarray, theta_b: np.ndarray, N: int, *,
     the asymptotic CS of the difference follows. ``high < 0`` at any budget
     means "A has the lower risk" at level alpha, anytime; ``low > 0`` the reverse.
     """
-    ta = np.asarray(theta_a, dtype=np.float64)
-    tb = np.asarray(theta_b, dtype=np.float64)
+    ta = float_array(theta_a, "theta_a")
+    tb = float_array(theta_b, "theta_b")
     if ta.shape != tb.shape:
         raise ValueError(f"theta_a {ta.shape} and theta_b {tb.shape} must match (same draws)")
     return asymptotic_cs(ta - tb, N, alpha=alpha, planned_labels=planned_labels)

@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from activetest.stats.validate import float_array, is_whole
+from activetest.stats.validate import float_array, is_whole, real_number
 
 __all__ = [
     "adaptive_lure",
@@ -94,7 +94,7 @@ def _check(losses: object, q: object, N: int) -> tuple[np.ndarray, np.ndarray, i
 
 def lure_weights(q: np.ndarray, N: int) -> np.ndarray:
     """LURE weights v_m for the final budget M = K (the last axis of ``q``)."""
-    Q = np.asarray(q, dtype=np.float64)
+    Q = float_array(q, "q")
     _, Q, N = _check(np.zeros_like(Q), Q, N)
     M = Q.shape[-1]
     if M == N:
@@ -128,14 +128,20 @@ def lure_curve(losses: np.ndarray, q: np.ndarray, N: int) -> np.ndarray:
 
 def uniform_mean(losses: np.ndarray) -> np.ndarray:
     """Plain mean of the K losses (unbiased under uniform sampling only)."""
-    L = np.asarray(losses, dtype=np.float64)
-    return L.mean(axis=-1)
+    return _losses(losses).mean(axis=-1)
 
 
 def uniform_mean_curve(losses: np.ndarray) -> np.ndarray:
     """Running mean after every label."""
-    L = np.asarray(losses, dtype=np.float64)
+    L = _losses(losses)
     return np.cumsum(L, axis=-1) / np.arange(1, L.shape[-1] + 1)
+
+
+def _losses(losses: object) -> np.ndarray:
+    L = float_array(losses, "losses")
+    if L.ndim == 0 or L.shape[-1] == 0:
+        raise ValueError("losses must hold at least one acquired item (last axis)")
+    return L
 
 
 def importance_sampling(losses: np.ndarray, q: np.ndarray, N: int) -> np.ndarray:
@@ -152,7 +158,7 @@ def importance_sampling_curve(losses: np.ndarray, q: np.ndarray, N: int) -> np.n
 
 def ase(expected_loss: np.ndarray) -> float:
     """ASE: the pool mean of the surrogate's expected loss (uses no labels)."""
-    h = np.asarray(expected_loss, dtype=np.float64)
+    h = float_array(expected_loss, "expected_loss")
     if h.ndim != 1 or h.size == 0:
         raise ValueError("expected_loss must be a non-empty 1-D array over the pool")
     return float(h.mean())
@@ -167,8 +173,8 @@ def tuned_beta(losses: np.ndarray, control: np.ndarray, q: np.ndarray, N: int) -
     exactly unbiased estimate.
     """
     v = lure_weights(q, N)
-    a = v * np.asarray(losses, dtype=np.float64)
-    b = v * np.asarray(control, dtype=np.float64)
+    a = v * float_array(losses, "losses")
+    b = v * float_array(control, "control")
     a = a - a.mean(axis=-1, keepdims=True)
     b = b - b.mean(axis=-1, keepdims=True)
     var = (b * b).sum(axis=-1)
@@ -185,22 +191,24 @@ def cv_lure(losses: np.ndarray, q: np.ndarray, N: int, control: np.ndarray,
         control_pool_mean: the pool mean of ``h`` (known: h needs no labels).
         beta: 1 (unbiased) or per-run coefficients (see :func:`tuned_beta`).
     """
-    H = np.asarray(control, dtype=np.float64)
-    B = np.asarray(beta, dtype=np.float64)[..., None]
-    return np.squeeze(B, -1) * control_pool_mean + lure(np.asarray(losses) - B * H, q, N)
+    H = float_array(control, "control")
+    B = float_array(beta, "beta")[..., None]
+    c = real_number(control_pool_mean, "control_pool_mean")
+    return np.squeeze(B, -1) * c + lure(float_array(losses, "losses") - B * H, q, N)
 
 
 def cv_lure_curve(losses: np.ndarray, q: np.ndarray, N: int, control: np.ndarray,
                   control_pool_mean: float) -> np.ndarray:
     """Control-variate LURE (beta = 1, unbiased) after every label."""
-    H = np.asarray(control, dtype=np.float64)
-    return control_pool_mean + lure_curve(np.asarray(losses, dtype=np.float64) - H, q, N)
+    H = float_array(control, "control")
+    c = real_number(control_pool_mean, "control_pool_mean")
+    return c + lure_curve(float_array(losses, "losses") - H, q, N)
 
 
 def _check_controls(L: np.ndarray, control: object, control_rest: object
                     ) -> tuple[np.ndarray, np.ndarray]:
-    g = np.zeros_like(L) if control is None else np.asarray(control, dtype=np.float64)
-    G = np.zeros_like(L) if control_rest is None else np.asarray(control_rest, dtype=np.float64)
+    g = np.zeros_like(L) if control is None else float_array(control, "control")
+    G = np.zeros_like(L) if control_rest is None else float_array(control_rest, "control_rest")
     if (control is None) != (control_rest is None):
         raise ValueError("give both control (g at the drawn items) and control_rest (the sum "
                          "of g over the remaining items at each draw), or neither")
@@ -218,8 +226,15 @@ def fixed_control_rest(h: np.ndarray, indices: np.ndarray) -> np.ndarray:
     ``S_m`` holds the item drawn at step m and every item not yet drawn, so
     ``G_m = sum(h) - sum_{j<m} h_{i_j}``. Shape of ``indices`` (``(..., K)``).
     """
-    hv = np.asarray(h, dtype=np.float64)
+    hv = float_array(h, "h", "a numeric 1-D array (the control on the pool)")
+    if hv.ndim != 1:
+        raise ValueError(f"h must be a 1-D array (the control on the pool), got shape {hv.shape}")
     idx = np.asarray(indices)
+    if idx.dtype.kind not in "iu":
+        raise ValueError(f"indices must be integer pool rows, got dtype {idx.dtype}")
+    if np.any((idx < 0) | (idx >= hv.size)):
+        raise ValueError(f"indices must be pool rows in 0..{hv.size - 1}, got "
+                         f"{int(idx[(idx < 0) | (idx >= hv.size)][0])}")
     hi = hv[idx]
     return hv.sum() - (np.cumsum(hi, axis=-1) - hi)
 
@@ -248,6 +263,10 @@ def adaptive_lure_theta(losses: np.ndarray, q: np.ndarray, N: int, control: obje
 
 def adaptive_lure_weights(N: int, M: int) -> np.ndarray:
     """``c_m = N (N - M) / (M (N - m)(N - m + 1))`` for m = 1..M (``c = e_N`` when M = N)."""
+    if not is_whole(N) or not is_whole(M) or not 1 <= M <= N:  # type: ignore[operator]
+        raise ValueError(f"N (pool size) and M (budget) must be integers with 1 <= M <= N, "
+                         f"got N={N!r}, M={M!r}")
+    N, M = int(N), int(M)
     if M == N:
         c = np.zeros(M)
         c[-1] = 1.0

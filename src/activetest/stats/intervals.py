@@ -473,6 +473,6 @@ def pool_variance_curve(theta_sq: np.ndarray, theta: np.ndarray, N: int) -> np.n
     draws (the same formula with ``L^2``; no control needed), so
     ``S^2_M = N/(N-1) * max(R_M[L^2] - R_M[L]^2, 0)``, consistent as M grows.
     """
-    a = estimate_curve(theta_sq, N)
+    a = estimate_curve(float_array(theta_sq, "theta_sq"), N)
     b = estimate_curve(theta, N)
     return (N / max(N - 1, 1)) * np.maximum(a - b * b, 0.0)

@@ -34,6 +34,7 @@ from activetest.stats.confseq import (
     asymptotic_cs,
 )
 from activetest.stats.intervals import _hall_bounds, _theta, moment_curves, pool_variance_curve
+from activetest.stats.validate import float_array, is_whole, real_number
 
 __all__ = [
     "RECENT_DRAWS",
@@ -81,7 +82,7 @@ def labels_for_width(result: BootstrapResult, width: float, *,
     ``p = (K p_hat + 1) / (K + 2)``; without it such a result "needs" the labels it has
     (its interval is a point), which is what sessions were told until 2026-12-04.
     """
-    if not width > 0:
+    if not real_number(width, "width", "a number > 0") > 0:
         raise ValueError(f"width must be > 0, got {width!r}")
     if not (np.isfinite(variance_ratio) and variance_ratio > 0):
         raise ValueError(f"variance_ratio must be > 0, got {variance_ratio!r}")
@@ -132,11 +133,17 @@ def uniform_labels_for_width(losses: np.ndarray, q: np.ndarray, N: int, width: f
             loss at its ends with Laplace's rate, ``p (1 - p) (b - a)^2``,
             ``p = (K p_hat + 1) / (K + 2)``, instead of none (which projected 1 label).
     """
-    if not width > 0:
+    if not real_number(width, "width", "a number > 0") > 0:
         raise ValueError(f"width must be > 0, got {width!r}")
     if not 0.0 < level < 1.0:
         raise ValueError(f"level must be in (0, 1), got {level!r}")
-    L = np.asarray(losses, dtype=np.float64)
+    L = float_array(losses, "losses")
+    q = float_array(q, "q")
+    if L.ndim != 1 or L.size == 0 or q.shape != L.shape:
+        raise ValueError(f"losses {L.shape} and q {q.shape} must be 1-D arrays of the same "
+                         f"length >= 1 (one run's draws)")
+    if not is_whole(N) or not L.size <= N:  # type: ignore[operator]
+        raise ValueError(f"N must be an integer pool size >= the {L.size} draws, got {N!r}")
     if L.size and float(np.ptp(L)) == 0.0 and _finite_range(value_range):
         lo, hi = float(value_range[0]), float(value_range[1])  # type: ignore[index]
         S2 = _laplace_variance((float(L[0]) - lo) / (hi - lo), L.size, (lo, hi))
@@ -211,10 +218,10 @@ def labels_for_cs_width(theta: np.ndarray, N: int, width: float, *, alpha: float
     ``model_var``: as for :func:`asymptotic_cs` (the SE projected from is the floored
     one); ``budget``: the CS tuned to a planned budget (:func:`asymptotic_cs`).
     """
-    th = np.asarray(theta, dtype=np.float64)
+    th = float_array(theta, "theta")
     if th.ndim != 1:
         raise ValueError(f"theta must be 1-D (one run), got shape {th.shape}")
-    if not width > 0:
+    if not real_number(width, "width", "a number > 0") > 0:
         raise ValueError(f"width must be > 0, got {width!r}")
     if future not in ("recent", "average"):
         raise ValueError(f"future must be 'recent' or 'average', got {future!r}")
@@ -291,7 +298,7 @@ def future_variance_ratio(theta: np.ndarray, N: int, *,
     Used to project the bootstrap's width (:func:`labels_for_width`,
     ``variance_ratio=``) as :func:`labels_for_cs_width` projects the CS's.
     """
-    th = np.asarray(theta, dtype=np.float64)
+    th = float_array(theta, "theta")
     if th.ndim != 1:
         raise ValueError(f"theta must be 1-D (one run), got shape {th.shape}")
     M = th.size
@@ -392,7 +399,7 @@ def anytime_summary(theta: np.ndarray, N: int, *, target_width: float | None = N
     """
     from activetest.stats.intervals import fixed_interval
 
-    th = np.asarray(theta, dtype=np.float64)
+    th = float_array(theta, "theta")
     if th.ndim != 1:
         raise ValueError(f"theta must be 1-D (one run), got shape {th.shape}")
     fi = fixed_interval(th, N, level=level, model_var=model_var,

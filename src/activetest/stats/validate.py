@@ -27,6 +27,21 @@ def float_array(x: object, name: str, what: str = "a numeric array") -> np.ndarr
         raise ValueError(f"{name} must be {what}, got {got}") from None
 
 
+def real_number(x: object, name: str, what: str = "a real number") -> float:
+    """``x`` as a float; ValueError naming ``name``, the value's type and what is allowed
+    where it is no number (a string, None, a list, an array of more than one value, a
+    bool). A 0-d array or a numpy scalar is its value. Not checked for finiteness."""
+    if isinstance(x, np.ndarray) and x.ndim == 0:
+        x = x.item()
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.integer,
+                                                             np.floating)):
+        got = (f"an array of shape {x.shape}" if isinstance(x, np.ndarray) else
+               type(x).__name__ + (f" {x!r}" if isinstance(x, (str, bytes, bool, np.bool_))
+                                   and len(repr(x)) <= 40 else ""))
+        raise ValueError(f"{name} must be {what}, got {got}")
+    return float(x)
+
+
 def is_whole(n: object) -> bool:
     """``n`` is a whole number: a Python or numpy integer, or a finite float equal to
     one; not a bool, a string or None (each raised a TypeError, NaN a ValueError and
@@ -194,7 +209,7 @@ def floor_arg(proposal_floor: float | None, alpha: float | None, where: str) -> 
 
 def check_budget(m: int, n: int, name: str = "budget") -> int:
     """A label budget must satisfy 1 <= M <= N."""
-    if isinstance(m, bool) or int(m) != m:
+    if not is_whole(m):  # (a string, None: int()'s errors before)
         raise ValueError(f"{name} must be an integer, got {m!r}")
     m = int(m)
     if m < 1:
