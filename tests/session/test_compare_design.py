@@ -907,3 +907,43 @@ def test_a_compared_models_log_loss_is_kept_within_what_it_can_take(tmp_path: Pa
     o = c.other_anytime
     assert o is not None and 0.0 <= o.fixed_low <= o.fixed_high <= cap + 1e-9, (o, cap)
     assert c.other.high <= cap + 1e-9 and c.difference.low >= -cap - 1e-9
+
+
+def test_status_shows_an_unbounded_log_loss_difference_as_estimate_does(tmp_path: Path
+                                                                         ) -> None:
+    """A compared model scored only at ``estimate`` (no bound known on its log losses): the
+    log loss's paired difference has unbounded intervals, which `estimate` prints as
+    "unbounded (exact CS; see the note)". `status` left the fixed-budget interval out and
+    called the anytime one "(from 30 labels)" at 40 labels (its stored ends are the
+    strings "-inf"/"inf"); it now prints each interval as `estimate` does."""
+    from session_support import make_pool_files
+
+    pf = make_pool_files(tmp_path / "data", n=200)
+    T = _table(pf.target, pf.ids)
+    db = tmp_path / "u.db"
+    _init(pf, db, "--metric", "both")
+    run("select", db, "--n", "40")
+    run("label", db, "--from-data")
+    with Session.open(db) as s:
+        seen = set(s.labelled_draws().rows.tolist())
+    flip = [i for i in range(len(pf.ids)) if i not in seen][:10]
+    _, other = _flipped(pf, T, flip, tmp_path / "t10.csv")
+    out = run("estimate", db, "--compare", f"table:{other}")
+    line = next(x for x in out.splitlines() if "difference target - other" in x
+                and "unbounded" in x)
+    fixed = "fixed-budget 95% interval unbounded (exact CS; see the note)"
+    anytime = "anytime 95% confidence sequence unbounded (exact CS; see the note)"
+    assert fixed in line and anytime in line, out
+    status = run("status", db)
+    lines = status.splitlines()
+    at = next(i for i, x in enumerate(lines) if "log_loss difference target - " in x)
+    names = []
+    for x in lines[at + 1:]:
+        if not x.startswith("  "):
+            break
+        names.append(x.strip())
+    assert fixed in names and anytime in names, status
+    assert not any("from 30 labels" in n for n in names), status
+    # the note they point to is there too, as estimate's
+    assert any(n.startswith("note: the fixed-budget 95% interval and the anytime 95% "
+                            "confidence sequence are the whole range") for n in names), status

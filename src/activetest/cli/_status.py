@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from activetest.cli._app import (
+    UNBOUNDED,
     NoProgress,
     SessionArg,
     Threads,
@@ -25,7 +26,7 @@ from activetest.cli._app import (
     marked,
     out_path,
 )
-from activetest.cli._estimate import _print_agreement
+from activetest.cli._estimate import _interval_text, _print_agreement
 
 
 @app.command()
@@ -254,15 +255,18 @@ def _named_intervals(e: Any, n_pool: int | None = None) -> list[str]:
     # a comparison's row marks where the exact CS or a difference's sure bounds stand in,
     # as `estimate` does (the target's own rows say it in a note below them)
     mark = basis_mark(a.get("basis")) if ":" in e.method else ""
-    if all(isinstance(a.get(k), (int, float)) for k in ("fixed_low", "fixed_high")):
+    # an unbounded end is stored as the string "-inf" or "inf" (JSON has no infinity):
+    # read back, each interval is printed as `estimate` prints it (QA: status left an
+    # unbounded fixed-budget interval out and called an unbounded CS "(from 30 labels)"
+    # at 40 labels, where estimate said "unbounded (exact CS; see the note)")
+    fixed_low, fixed_high = _stored_end(a.get("fixed_low")), _stored_end(a.get("fixed_high"))
+    cs_low, cs_high = _stored_end(a.get("cs_low")), _stored_end(a.get("cs_high"))
+    if fixed_low is not None and fixed_high is not None:
         names.append(f"{interval_name(FIXED_BUDGET, level)} "
-                     f"[{_num(a['fixed_low'])}, {_num(a['fixed_high'])}]{mark}")
-    if all(isinstance(a.get(k), (int, float)) for k in ("cs_low", "cs_high")):
+                     + marked(_interval_text(fixed_low, fixed_high), mark))
+    if cs_low is not None and cs_high is not None:
         names.append(f"{interval_name(ANYTIME, level)} "
-                     + marked(_cs(a['cs_low'], a['cs_high'], e.n_labels, a.get('basis'),
-                                  n_pool), mark))
-    elif a.get("cs_low") == "-inf":
-        names.append(f"{interval_name(ANYTIME, level)} (from 30 labels)")
+                     + marked(_cs(cs_low, cs_high, e.n_labels, a.get('basis'), n_pool), mark))
     if all(isinstance(a.get(k), (int, float)) for k in ("exact_low", "exact_high")):
         # as estimate's row (QA: status left it out, which before 30 labels left no
         # anytime interval at all where estimate showed one)
@@ -270,7 +274,27 @@ def _named_intervals(e: Any, n_pool: int | None = None) -> list[str]:
                      f"[{_num(a['exact_low'])}, {_num(a['exact_high'])}]")
     if e.low is not None and e.high is not None:
         names.append(f"{interval_name(BOOTSTRAP, level)} [{_num(e.low)}, {_num(e.high)}]")
+    if any(UNBOUNDED in n or "see the note" in n for n in names):
+        # the note the intervals point to, as estimate prints it below its table
+        from activetest.session.estimate_notes import whole_range_note
+
+        why = a.get("basis_note")
+        names.append(f"note: {whole_range_note(why, level)}" if why else
+                     "note: unbounded: the labelled terms have no spread yet, so no interval "
+                     "is claimed until they differ (`activetest estimate` says more)")
     return names
+
+
+def _stored_end(v: object) -> float | None:
+    """A recorded interval's end: a number, or the string an infinite one is stored as
+    ("inf", "-inf"); None where there is none (or it is anything else)."""
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, (int, float)):
+        return float(v)
+    if v in ("inf", "-inf"):
+        return float(v)  # type: ignore[arg-type]
+    return None
 
 
 def _print_compared(st: Any) -> None:

@@ -323,6 +323,17 @@ def exact_note(m: MetricEstimate, level: float) -> str | None:
     return _exact_line(m.metric.replace('_', ' '), a, level)
 
 
+def whole_range_note(basis_note: str | None, level: float) -> str:
+    """Why a metric's fixed-budget and anytime intervals are unbounded (the whole range
+    the value can take): what `estimate` notes, and `status` beside a recorded estimate's
+    intervals (``basis_note``: the few-differences rule's reason, as recorded)."""
+    from activetest.session.interval_names import ANYTIME, FIXED_BUDGET, interval_name
+
+    return (f"the {interval_name(FIXED_BUDGET, level)} and the {interval_name(ANYTIME, level)} "
+            f"are the whole range the value can take here ({basis_note}; the CLT intervals "
+            f"are not trusted before that)")
+
+
 def _exact_line(what: str, a: AnytimeInterval, level: float) -> str:
     from activetest.session.interval_names import (
         ANYTIME,
@@ -332,9 +343,7 @@ def _exact_line(what: str, a: AnytimeInterval, level: float) -> str:
     )
 
     if not (math.isfinite(a.fixed_low) and math.isfinite(a.fixed_high)):
-        return (f"{what}: the {interval_name(FIXED_BUDGET, level)} and the "
-                f"{interval_name(ANYTIME, level)} are the whole range the value can take "
-                f"here ({a.basis_note}; the CLT intervals are not trusted before that)")
+        return f"{what}: {whole_range_note(a.basis_note, level)}"
     return (f"{what}: the {interval_name(FIXED_BUDGET, level)} and the "
             f"{interval_name(ANYTIME, level)} are the {interval_name(EXACT_ANYTIME, level)} "
             f"here ({a.basis_note}; the CLT intervals are not trusted before that)")
