@@ -261,6 +261,7 @@ class ActiveTest:
             blind_ratio=new_blind_ratio(design.new_design_rule(acquisition)),
             design_rule=design.new_design_rule(acquisition),
             clt_min_errors=MIN_ERRORS, sure_bounds=True, exact_share=True, exact_least=True,
+            shared_resamples=True,
             compare=tuple(self._compare) or None)
         self._scores: np.ndarray | None = None  # a fixed acquisition's
         if acquisition in FIXED_ACQUISITIONS:

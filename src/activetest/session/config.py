@@ -151,7 +151,7 @@ _RENAMED = {"alpha": "proposal_floor", "activetest_version": "version",
 # stored keys written only by some sessions: absent (None) is not written back
 _OPTIONAL_KEYS = ("design", "answer_files", "target_shots", "planned_budget", "blind_ratio",
                   "design_rule", "clt_min_errors", "label_scoring", "sure_bounds",
-                  "exact_share", "exact_least")
+                  "exact_share", "exact_least", "shared_resamples")
 #: How a class's score is read from its label word (:data:`SessionConfig.label_scoring`;
 #: the names of :data:`activetest.models.labels.LABEL_SCORING_MODES`).
 LABEL_SCORING = ("first-token", "full-sequence")
@@ -236,6 +236,13 @@ class SessionConfig:
             (:attr:`activetest.session.estimate_base.LabelledDraws.q_least`; new sessions:
             True). None: not stored, by files from before it: the share's bound, the
             numbers they had.
+        shared_resamples: the plain mean's bootstrap resamples the labelled items as
+            LURE's does (the same generator, so the same resampled label sets): the two
+            intervals then differ by the weights alone, and where every draw was at the
+            uniform rate (weights 1) they are the same interval, as the estimate is the
+            same number (:func:`activetest.session.estimate.paired_bootstraps`; new
+            sessions: True). None: not stored, by files from before it: each from its own
+            generator, the numbers they had.
         extra: keys this version does not know (kept and written back).
     """
 
@@ -269,6 +276,7 @@ class SessionConfig:
     sure_bounds: bool | None = None
     exact_share: bool | None = None
     exact_least: bool | None = None
+    shared_resamples: bool | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -305,6 +313,9 @@ class SessionConfig:
             raise ConfigError(f"exact_share must be true or false, got {self.exact_share!r}")
         if self.exact_least is not None and not isinstance(self.exact_least, bool):
             raise ConfigError(f"exact_least must be true or false, got {self.exact_least!r}")
+        if self.shared_resamples is not None and not isinstance(self.shared_resamples, bool):
+            raise ConfigError(f"shared_resamples must be true or false, got "
+                              f"{self.shared_resamples!r}")
         if self.label_scoring is not None and self.label_scoring not in LABEL_SCORING:
             raise ConfigError(f"label_scoring must be one of {', '.join(LABEL_SCORING)}, "
                               f"got {self.label_scoring!r}")

@@ -404,6 +404,7 @@ def build_config(inputs: Inputs, *, task_ref: Any, metric: str, acquisition: str
         sure_bounds=True,  # intervals cut to what the labels make sure
         exact_share=True,  # the exact CS bounds each draw by its own uniform share
         exact_least=True,  # ... or by its least proposal, where that is more
+        shared_resamples=True,  # the plain mean bootstrapped on LURE's resamples
         label_scoring=label_scoring,  # every later command builds its models this way
     )
 

@@ -923,6 +923,7 @@ def create_graded_session(path: str | os.PathLike[str], *,
         sure_bounds=True,  # intervals cut to what the labels make sure
         exact_share=True,  # the exact CS bounds each draw by its own uniform share
         exact_least=True,  # ... or by its least proposal, where that is more
+        shared_resamples=True,  # the plain mean bootstrapped on LURE's resamples
     )
     source = target if target.startswith("answers:") else "pool file"
     info = [_generation_info(g) if gens is not None else {"source": source}

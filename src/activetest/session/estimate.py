@@ -66,6 +66,7 @@ from activetest.session.estimate_notes import (
 )
 from activetest.session.options import check_level as options_check_level
 from activetest.session.options import check_n_boot, check_target_width
+from activetest.session.paired_bootstrap import at_uniform_rate, paired_bootstraps
 from activetest.session.records import (
     METRICS,
     AnytimeInterval,
@@ -520,7 +521,8 @@ def _metric_estimate(metric: str, draws: LabelledDraws, losses: np.ndarray, hit:
                      blind: SessionBlindSpot | None = None,
                      clt_min_errors: int | None = None,
                      model_var: np.ndarray | None = None,
-                     sure_bounds: bool = False) -> MetricEstimate:
+                     sure_bounds: bool = False,
+                     shared_resamples: bool = False) -> MetricEstimate:
     from activetest.stats import adaptive_lure_curve, adaptive_lure_terms
 
     K, N, q = draws.k, draws.n_pool, draws.q
@@ -532,12 +534,12 @@ def _metric_estimate(metric: str, draws: LabelledDraws, losses: np.ndarray, hit:
         terms = lure_terms(losses, q, N)
         curve = tuple(float(x) for x in lure_curve(losses, q, N))
     bounded = value_range(metric, loss_bound)
-    raw = bootstrap(terms, n_boot=n_boot, level=level,
-                    random_state=bootstrap_rng(seed, K, f"lure:{metric}"))
+    pair = paired_bootstraps(terms, losses, metric=metric, seed=seed, n_boot=n_boot,
+                             level=level, shared=shared_resamples,
+                             uniform_terms=design is None and at_uniform_rate(q, N))
+    raw = pair.active
     active = clip_result(raw, bounded)
-    uniform = clip_result(bootstrap(losses, n_boot=n_boot, level=level,
-                                    random_state=bootstrap_rng(seed, K, f"mean:{metric}")),
-                          bounded)
+    uniform = clip_result(pair.uniform, bounded)
     ucurve = tuple(float(x) for x in uniform_mean_curve(losses))
     without = float(terms[~hit].mean()) if hit.any() and (~hit).any() else None
     needed = None
@@ -634,6 +636,7 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
                     floors: VarianceFloors | None = None,
                     other_loss_bounds: Mapping[str, Mapping[str, float]] | None = None,
                     sure_bounds: bool = False,
+                    shared_resamples: bool = False,
                     ) -> EstimateReport:
     """Every metric's estimate from the labelled draws.
 
@@ -691,6 +694,9 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
             None: none, as sessions created before it was recorded were shown): while the
             labels show fewer errors (or labels without one), the exact CS stands in for
             the fixed-budget interval and the CS, and the report says so.
+        shared_resamples: the plain mean's bootstrap uses LURE's resamples
+            (:mod:`activetest.session.paired_bootstrap`; sessions recording
+            ``shared_resamples``; False: each its own, as files from before it were shown).
     """
     target_width = check_target_width(target_width)  # type first (a str, True: QA)
     n_boot = check_n_boot(n_boot)
@@ -718,7 +724,8 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
                                        blind=(blind_spots or {}).get(metric),
                                        clt_min_errors=clt_min_errors,
                                        model_var=floors.metrics.get(metric),
-                                       sure_bounds=sure_bounds)
+                                       sure_bounds=sure_bounds,
+                                       shared_resamples=shared_resamples)
     comparisons: list[Comparison] = []
     notes_cmp: list[str] = []
     for spec, other_losses in (compare or {}).items():
@@ -886,10 +893,7 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
 
 def _uniform_draws(draws: LabelledDraws) -> bool:
     """Whether every draw used was made at the uniform rate, ``1 / (N - m + 1)``."""
-    if draws.k == 0:
-        return False
-    rate = 1.0 / (draws.n_pool - np.arange(draws.k))
-    return bool(np.allclose(np.asarray(draws.q, dtype=np.float64), rate, rtol=1e-9, atol=0))
+    return at_uniform_rate(draws.q, draws.n_pool)
 
 
 @dataclass(frozen=True)
@@ -1003,6 +1007,7 @@ def session_estimate(config: SessionConfig, draws: LabelledDraws, inputs: KindIn
         design_controls=design_controls, planned_budget=config.planned_budget,
         blind_spots=blind_spots, clt_min_errors=config.clt_min_errors,
         sure_bounds=bool(config.sure_bounds),
+        shared_resamples=bool(config.shared_resamples),
         difference_bounds=inputs.difference_bounds,
         difference_weight_bounds=inputs.difference_weight_bounds if design_controls else None,
         proposal=(None if inputs.proposal_scores is None or design_controls
@@ -1037,12 +1042,14 @@ class HistoryPoint:
 def history(draws: LabelledDraws, metric: str, losses: np.ndarray, budgets: Sequence[int],
             *, seed: int, n_boot: int, level: float,
             design: DesignControls | None = None,
-            loss_bound: float | None = None) -> list[HistoryPoint]:
+            loss_bound: float | None = None,
+            shared_resamples: bool = False) -> list[HistoryPoint]:
     """The estimate as it stood after each of ``budgets`` labels (same seeds as
     :func:`estimate_report`, so the last point equals the current estimate): LURE, or
     with ``design`` (:func:`.draw.design_controls`) the adaptive design's own. The
     bootstrap intervals are kept within :func:`value_range` (``loss_bound``: the log
-    loss's, as :func:`estimate_report` has it)."""
+    loss's, as :func:`estimate_report` has it); ``shared_resamples``: as
+    :func:`estimate_report`'s."""
     from activetest.stats import adaptive_lure_terms
 
     out = []
@@ -1051,11 +1058,10 @@ def history(draws: LabelledDraws, metric: str, losses: np.ndarray, budgets: Sequ
         terms = (lure_terms(losses[:b], draws.q[:b], draws.n_pool) if design is None else
                  adaptive_lure_terms(losses[:b], draws.q[:b], draws.n_pool, design[0][:b],
                                      design[1][:b]))
-        a = clip_result(bootstrap(terms, n_boot=n_boot, level=level,
-                                  random_state=bootstrap_rng(seed, b, f"lure:{metric}")),
-                        bounds)
-        u = clip_result(bootstrap(losses[:b], n_boot=n_boot, level=level,
-                                  random_state=bootstrap_rng(seed, b, f"mean:{metric}")),
-                        bounds)
-        out.append(HistoryPoint(b, a, u))
+        pair = paired_bootstraps(terms, losses[:b], metric=metric, seed=seed, n_boot=n_boot,
+                                 level=level, shared=shared_resamples,
+                                 uniform_terms=design is None and at_uniform_rate(
+                                     draws.q[:b], draws.n_pool))
+        out.append(HistoryPoint(b, clip_result(pair.active, bounds),
+                                clip_result(pair.uniform, bounds)))
     return out

@@ -488,7 +488,7 @@ def create_lmeval_session(path: str | os.PathLike[str], *, pool: Any, task: Any,
         design_variant=None if hist is None else HISTORY_DESIGN,
         planned_budget=planned_budget(budget, len(items)), blind_ratio=BLIND_RATIO,
         clt_min_errors=MIN_ERRORS, sure_bounds=True, exact_share=True,
-        exact_least=True)
+        exact_least=True, shared_resamples=True)
     # the pool run's answer key and number of choices per item: a result is checked
     # against them (a file of another task under this one's name has the same documents
     # but may order the choices otherwise: QA)

@@ -266,7 +266,7 @@ def report_data(inputs: ReportInputs, *, truth: Mapping[str, float] | None = Non
         bound = inputs.loss_bounds.get(metric)
         points = est.history(draws, metric, losses[metric], budgets, seed=seed,
                              n_boot=n_boot, level=level, design=designs.get(metric),
-                             loss_bound=bound)
+                             loss_bound=bound, shared_resamples=bool(cfg.shared_resamples))
         few = None if metric != "error_rate" or draws.k < 2 else est.few_errors_inputs(
             losses[metric], draws, cfg.clt_min_errors, level=level,
             q_floor=est.q_floor(cfg, bool(designs)), design=designs.get(metric))
