@@ -270,3 +270,28 @@ def test_the_second_moments_are_scaled_by_what_the_labels_showed() -> None:
     later[8:] = 40.0
     moved = labelled_mean_floor(second, rest, v, q, N, drawn_second=later, prior_second=1.0)
     np.testing.assert_array_equal(moved[:9], got[:9])
+
+
+def test_design_second_sums_is_the_model_var_of_a_zero_mean_bit_for_bit() -> None:
+    """``design_second_sums`` was a near-copy of ``design_model_var`` (its own loop, its
+    own compiled kernel) and took ``(R, N)`` moments only; it is now that function with a
+    zero mean: the same numbers (==), for ``(N,)`` moments too (``(K,)`` back), and each
+    is ``sum_{S_m} second_i / q_m(i)`` under the proposal the design drew from."""
+    from activetest.stats.model_floor import design_second_sums
+
+    T, S, y, _h, x, _p, _d = _moments()
+    L = -T[np.arange(T.shape[0]), y]
+    design = AdaptiveDesign.from_name("calibrated", surrogate_logprobs=log_softmax(S),
+                                      target_logprobs=T, loss="log", rule="earned")
+    acq = simulate_design(design, losses=L, labels=y, budget=30, n_runs=1,
+                          random_state=4).indices[0]
+    X = np.stack([x, np.where(np.arange(x.size) % 3 == 0, 0.0, 2.5 * x)])
+    kw = {"labels": y[acq], "losses": L[acq]}
+    rows = design_second_sums(design, acq, X, **kw)
+    assert rows.shape == (2, 30)
+    assert np.array_equal(rows, design_model_var(design, acq, np.zeros_like(X), X, **kw))
+    one = design_second_sums(design, acq, x, **kw)
+    assert one.shape == (30,) and np.array_equal(one, rows[0])
+    want = [float(np.sum(x[q > 0] / q[q > 0])) for q, _ in
+            design_proposals(design, acq, **kw)]
+    np.testing.assert_allclose(one, want, rtol=1e-12)

@@ -116,7 +116,8 @@ def design_model_var(design: Any, acquired: Sequence[int], mean: np.ndarray,
     acq = [int(i) for i in acquired]
     out = np.zeros((H.shape[0], len(acq)))
     if acq:
-        for m, a, b, s, rem in design_mixtures(design, acq, H.shape[1], "mean",
+        for m, a, b, s, rem in design_mixtures(design, acq, H.shape[1],
+                                               "each row of mean and second",
                                                labels=labels, losses=losses,
                                                n_known=n_known):
             _model_var(a, b, s, rem, H, X, out, m)
@@ -127,26 +128,18 @@ def design_second_sums(design: Any, acquired: Sequence[int], second: np.ndarray,
                        labels: Sequence[int] | None = None,
                        losses: Sequence[float] | None = None,
                        n_known: Sequence[int] | None = None) -> np.ndarray:
-    """``(R, K)``: before each draw m of an adaptive design, ``sum_{S_m} second_i /
-    q_m(i)`` for each row of ``second`` (``(R, N)``, non-negative): :func:`design_model_var`
-    with a zero mean, the same numbers to the last bit (the compiled ``_second_sums`` of
-    :mod:`activetest.stats.blindspot_replay`), one replay for every row. The blind
-    spot's replay computes the same sums in its own pass
-    (:func:`activetest.stats.blindspot_replay.design_blind_spot_curves`, ``second=``),
-    which a session continues from its checkpoint."""
-    from activetest.stats.blindspot_replay import _second_sums, design_mixtures
-
-    X = np.ascontiguousarray(second, dtype=np.float64)
-    if X.ndim != 2:
-        raise ValueError(f"second must be an (R, N) array, got shape {X.shape}")
-    acq = [int(i) for i in acquired]
-    out = np.zeros((X.shape[0], len(acq)))
-    if acq:
-        for m, a, b, s, rem in design_mixtures(design, acq, X.shape[1], "second",
-                                               labels=labels, losses=losses,
-                                               n_known=n_known):
-            _second_sums(a, b, s, rem, X, out, m)
-    return out
+    """``(R, K)`` (``(K,)`` for ``(N,)`` moments): before each draw m of an adaptive
+    design, ``sum_{S_m} second_i / q_m(i)`` for each row of ``second`` (``(R, N)``,
+    non-negative): :func:`design_model_var` with a zero mean, which it is (one replay
+    for every row). The blind spot's replay computes the same sums, to the last bit, in
+    its own pass (:func:`activetest.stats.blindspot_replay.design_blind_spot_curves`,
+    ``second=``, its compiled ``_second_sums``), which a session continues from its
+    checkpoint."""
+    x = np.asarray(second, dtype=np.float64)
+    # (a zero mean adds 0.0 to the sum of the means and subtracts 0.0 * 0.0 = 0.0: the
+    # second moments' sum, bit for bit)
+    return design_model_var(design, acquired, np.zeros_like(x), x, labels=labels,
+                            losses=losses, n_known=n_known)
 
 
 @njit(cache=True)
