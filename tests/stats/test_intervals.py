@@ -11,6 +11,8 @@ from collections.abc import Iterator
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from activetest.stats import (
     adaptive_lure_theta,
@@ -350,3 +352,35 @@ def test_terms_equal_up_to_rounding_have_no_spread_as_a_cut_run_sees_them() -> N
     # a genuine small spread (1e-6 of the size) is kept
     _, se_small, _, _ = moment_curves(base * (1 + 1e-6 * (np.arange(45) % 3)), N)
     assert se_small[-1] > 0.0
+
+
+@st.composite
+def _near_constant_runs(draw: st.DrawFn) -> tuple[np.ndarray, int]:
+    """A run whose first terms are equal up to a spread around the no-spread rule's
+    threshold (1e-12 of their size, and the rounding of their size), then terms of any
+    size, which moved the whole run's mean (the old shift) far from the first ones."""
+    base = draw(st.floats(1e-3, 1e3))
+    k = draw(st.integers(2, 40))
+    rel = draw(st.sampled_from([0.0, 1e-16, 5e-16, 1e-13, 5e-13, 1e-12, 1.5e-12, 2e-12,
+                                5e-12, 1e-11, 1e-9]))
+    steps = draw(st.lists(st.integers(-3, 3), min_size=k, max_size=k))
+    tail = draw(st.lists(st.floats(-1e4, 1e4, allow_nan=False), min_size=1, max_size=8))
+    th = np.concatenate([base * (1 + rel * np.array(steps, dtype=float)), tail])
+    return th, draw(st.integers(th.size + 1, 10**6))
+
+
+@settings(max_examples=300, deadline=None)
+@given(_near_constant_runs())
+def test_a_cut_run_has_the_first_points_of_the_longer_runs_curves_bit_for_bit(
+        run: tuple[np.ndarray, int]) -> None:
+    """``moment_curves`` of a run cut at M are the first M points of the longer run's,
+    to the last bit (estimate, SE, skewness, degrees of freedom), so "no spread, no
+    interval" is decided alike: the shift of the cumulative sums was the whole run's
+    mean, with which a spread just above 1e-12 of the terms' size read as none in the
+    cut run and as a spread in the longer one (or the reverse); it is now the first term."""
+    th, N = run
+    full = moment_curves(th, N)
+    for M in range(2, th.size):
+        cut = moment_curves(th[:M], N)
+        for name, a, b in zip(("estimate", "se", "gamma", "df"), cut, full, strict=True):
+            assert a.tobytes() == b[..., :M].tobytes(), (name, M, a, b[..., :M])

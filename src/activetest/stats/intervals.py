@@ -180,7 +180,11 @@ def estimate_curve(theta: np.ndarray, N: int) -> np.ndarray:
     th, N = _check_theta(theta, N)
     K = th.shape[-1]
     w, W = _weights(N, K)
-    s = th.mean(axis=-1, keepdims=True)  # shift: cumsums of small numbers, no cancellation
+    # shift by the first term: cumsums of small numbers (the terms' spread), no
+    # cancellation; the first term, not the run's mean, so that every budget's value is
+    # a function of the terms up to it alone, bit for bit (a run cut at M gives the
+    # first M values of the longer run's curve: :func:`moment_curves`)
+    s = th[..., :1]
     with np.errstate(invalid="ignore", divide="ignore"):
         out = s + np.cumsum(w * (th - s), axis=-1) / W
     if K == N:
@@ -195,6 +199,11 @@ def moment_curves(theta: np.ndarray, N: int, model_var: np.ndarray | None = None
     ``model_var``: per draw ``N^2 Var(theta_m | past)`` as the design's model
     predicts it (NaN where it has none); then ``SE_M^2`` is the larger of the
     observed estimate and the model's (module docstring) and gamma is rescaled to it.
+
+    Prefix-consistent to the last bit: every value at budget M is computed from the
+    terms (and ``model_var``) up to M alone, so a run cut at M gives the first M points
+    of the longer run's curves, and terms without spread (up to 1e-12 of their size, or
+    the rounding of it) read as no spread (SE 0) alike in both.
     """
     th, N = _check_theta(theta, N)
     mv = None
@@ -213,7 +222,7 @@ def moment_curves(theta: np.ndarray, N: int, model_var: np.ndarray | None = None
     df = np.full(K, np.inf)
     if n_fin >= 1:
         t = th[..., :n_fin]
-        s = t.mean(axis=-1, keepdims=True)
+        s = t[..., :1]  # estimate_curve's shift: every sum at M is of the terms up to M
         d = t - s
         e = est[..., :n_fin] - s
         w2, w3 = w[:n_fin] ** 2, w[:n_fin] ** 3
@@ -222,12 +231,16 @@ def moment_curves(theta: np.ndarray, N: int, model_var: np.ndarray | None = None
         A2, C2 = np.cumsum(w2 * d * d, axis=-1), np.cumsum(w3 * d * d, axis=-1)
         C3 = np.cumsum(w3 * d**3, axis=-1)
         m2 = np.maximum(A2 - 2 * e * A1 + e * e * A0, 0.0)  # sum w^2 (theta - R_M)^2
-        # equal terms so far (e.g. no error yet) leave only the rounding of the shifted
-        # sums (the shift is the whole run's mean): that is no spread, exactly as a run
-        # cut at M computes it, so a CS's "no spread, no interval" rule sees it
-        # (and terms equal up to rounding, whose spread is of the order of the rounding
-        # of their size: QA, 45 equal log losses gave SE 7e-19, a point fixed-budget
-        # interval and CS, and "you may stop now")
+        # equal terms so far (e.g. no error yet) are no spread: with the first term as
+        # the shift their shifted sums are exactly 0, so a CS's "no spread, no interval"
+        # rule sees it (and terms equal up to rounding, whose spread is of the order of
+        # the rounding of their size: QA, 45 equal log losses gave SE 7e-19, a point
+        # fixed-budget interval and CS, and "you may stop now"). Every sum and threshold
+        # at budget M is of the terms up to M only (cumsums add in order), so the rule
+        # is prefix-consistent to the last bit: a run cut at M has the first M points of
+        # the longer run's curves, where it claims nothing and where it does (the shift
+        # was the whole run's mean, which let a spread just above 1e-12 of the terms'
+        # size be judged "none" in one and not in the other)
         scale = np.maximum.accumulate(np.abs(t), axis=-1)  # the size of the terms so far
         m2 = np.where((m2 <= 1e-12 * (A2 + e * e * A0))
                       | (m2 <= (1e-12 * scale) ** 2 * A0), 0.0, m2)
