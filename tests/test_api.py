@@ -319,6 +319,12 @@ def test_estimate_needs_the_first_draw_labelled(small: Any) -> None:
     ({"surrogate": None}, r"surrogate must be a numeric \(N, C\) array .*got NoneType"),
     ({"ids": ["a"] * 40}, "unique"),
     ({"ids": ["a"]}, "40 pool items"),
+    # QA: ids=5 raised Python's "'int' object is not iterable"; a string of 40
+    # characters was taken as 40 one-letter ids
+    ({"ids": 5}, r"ids must be a sequence of the 40 item ids \(a list or a 1-D array\), "
+                 r"got int"),
+    ({"ids": "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMN"}, "ids must be a sequence .*got str"),
+    ({"ids": np.arange(40).reshape(4, 10)}, r"got an array of shape \(4, 10\)"),
     ({"seed": -1}, "seed"),
     ({"seed": "abc"}, "seed must be an integer"),
     ({"seed": 1.5}, "seed must be an integer"),  # it was truncated to 1

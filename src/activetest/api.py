@@ -301,6 +301,14 @@ class ActiveTest:
     def _check_ids(ids: Sequence[Any] | None, n: int) -> tuple[str, ...]:
         if ids is None:
             return tuple(str(i) for i in range(n))
+        # a string is one id, not a sequence of its characters; a number is none (QA:
+        # ids=5 raised Python's "'int' object is not iterable")
+        if isinstance(ids, (str, bytes)) or not hasattr(ids, "__iter__") or \
+                (isinstance(ids, np.ndarray) and ids.ndim != 1):
+            got = (f"an array of shape {ids.shape}" if isinstance(ids, np.ndarray) else
+                   type(ids).__name__)
+            raise ValueError(f"ids must be a sequence of the {n} item ids (a list or a 1-D "
+                             f"array), got {got}")
         out = tuple(str(i) for i in ids)
         if len(out) != n:
             raise ValueError(f"ids must name the {n} pool items, got {len(out)} ids")
