@@ -281,3 +281,13 @@ def test_log_softmax_keeps_the_shape_of_its_logits() -> None:
         assert out.shape == z.shape
         np.testing.assert_allclose(logsumexp(out, axis=axis), 0.0, atol=1e-12)
     assert log_softmax([1.0, 2.0]).shape == (2,)
+
+
+@pytest.mark.parametrize("loss", ["log_loss", "error_rate", None, ["log"]])
+def test_control_values_refuses_a_loss_it_does_not_know(loss: object) -> None:
+    """QA: any loss but "log" (the metric's name "log_loss" included) silently gave the
+    0-1 loss's control."""
+    from activetest.stats import control_values
+
+    with pytest.raises(ValueError, match=r"loss must be 'log' or 'zero_one', got "):
+        control_values(loss, surrogate_logprobs=T, target_logprobs=T)  # type: ignore[arg-type]

@@ -106,6 +106,9 @@ def control_values(loss: str, *, surrogate_logprobs: np.ndarray,
             or ``1 - max pi``), built from the surrogate alone, for PE acquisition;
             ``"auto"``: expected if target predictions are given, else surrogate.
     """
+    if not isinstance(loss, str) or loss not in ("log", "zero_one"):  # (QA: any other
+        # name, "log_loss" included, silently gave the 0-1 loss's control)
+        raise ValueError(f"loss must be 'log' or 'zero_one', got {loss!r}")
     if kind == "auto":
         kind = "expected" if target_logprobs is not None else "surrogate"
     if kind == "expected":
