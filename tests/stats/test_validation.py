@@ -291,3 +291,42 @@ def test_control_values_refuses_a_loss_it_does_not_know(loss: object) -> None:
 
     with pytest.raises(ValueError, match=r"loss must be 'log' or 'zero_one', got "):
         control_values(loss, surrogate_logprobs=T, target_logprobs=T)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda st: st.ActiveSampler(np.ones(5), seed=1).draw(None),
+     "k must be a non-negative integer, got None"),
+    (lambda st: st.ActiveSampler(np.ones(5), proposal_floor="0.1"),
+     r"the proposal floor must be in \(0, 1\], got '0\.1'"),
+    (lambda st: st.sample(np.ones(5), 2, n_runs=None), "n_runs must be a positive integer, "
+                                                       "got None"),
+    (lambda st: st.bootstrap(np.ones(5), n_boot=None), "n_boot must be an integer >= 2, "
+                                                       "got None"),
+    (lambda st: st.bootstrap(np.ones(5), level="0.95"), r"level must be in \(0, 1\), got "
+                                                        r"'0\.95'"),
+    (lambda st: st.fixed_interval(np.ones(40), 100, level=None),
+     r"level must be in \(0, 1\), got None"),
+    (lambda st: st.asymptotic_cs(np.ones(40), 100, alpha="0.05"),
+     r"alpha must be in \(0, 1\), got '0\.05'"),
+    (lambda st: st.acquisition_scores(np.array(["ce", "pe"]), surrogate_logprobs=T,
+                                      target_logprobs=T),
+     "name must be an acquisition's name .*got ndarray"),
+    (lambda st: st.labels_for_width("abc", 0.1), "result must be a BootstrapResult .*got str"),
+    (lambda st: _adaptive_sampler(st).observe(1), r"labels must be a sequence \(one per "
+                                                  r"pending drawn item, in draw order\), got int"),
+])
+def test_scalar_arguments_are_named_too(call: Any, message: str) -> None:
+    """QA: these raised Python's own errors ("int() argument must be ... not 'NoneType'",
+    "'<' not supported between instances of 'float' and 'str'", "could not convert string
+    to float", "object of type 'int' has no len()", numpy's "truth value of an array ...
+    is ambiguous", an AttributeError), naming no argument."""
+    import activetest.stats as st
+
+    with pytest.raises(ValueError, match=message):
+        call(st)
+
+
+def _adaptive_sampler(st: Any) -> Any:
+    s = st.AdaptiveSampler(st.AdaptiveDesign.calibrated(T, T), seed=1)
+    s.draw()
+    return s

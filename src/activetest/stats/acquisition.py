@@ -194,6 +194,10 @@ def acquisition_scores(name: str, *, surrogate_logprobs: np.ndarray | None = Non
         other_logprobs: ``(N, C)`` the second target's class log-probabilities
             (``compare`` and ``compare_zero_one``: :func:`expected_difference`).
     """
+    if not isinstance(name, str):  # (QA: an array gave numpy's "truth value ... ambiguous")
+        raise ValueError(f"name must be an acquisition's name (one of "
+                         f"{', '.join(ACQUISITIONS)}), got {type(name).__name__}")
+
     def need(x: object, what: str) -> np.ndarray:
         if x is None:
             raise ValueError(f"acquisition {name!r} needs {what}")

@@ -21,7 +21,7 @@ from statistics import NormalDist
 import numpy as np
 
 from activetest.stats.intervals import Bounds
-from activetest.stats.validate import float_array
+from activetest.stats.validate import float_array, is_whole, open_unit
 
 __all__ = [
     "MAX_BOOT",
@@ -82,7 +82,7 @@ def bootstrap_means(terms: np.ndarray, n_boot: int = 1000,
 
 
 def _check_n_boot(n_boot: int) -> None:
-    if isinstance(n_boot, bool) or int(n_boot) != n_boot or n_boot < 2:
+    if not is_whole(n_boot) or n_boot < 2:  # type: ignore[operator]
         raise ValueError(f"n_boot must be an integer >= 2, got {n_boot!r}")
     if n_boot > MAX_BOOT:
         raise ValueError(f"n_boot must be <= {MAX_BOOT:,}, got {int(n_boot):,}: more "
@@ -103,8 +103,7 @@ def bootstrap(terms: np.ndarray, *, offset: float = 0.0, n_boot: int = 1000, lev
             this is the paper's +- 2 sd); ``"percentile"``: quantiles of the
             resampled estimates.
     """
-    if not 0.0 < level < 1.0:
-        raise ValueError(f"level must be in (0, 1), got {level!r}")
+    level = open_unit(level, "level")
     if method not in ("normal", "percentile"):
         raise ValueError(f"method must be 'normal' or 'percentile', got {method!r}")
     means = offset + bootstrap_means(terms, n_boot, random_state)

@@ -105,7 +105,7 @@ from activetest.stats.intervals import (
     _hall_bounds,
     moment_curves,
 )
-from activetest.stats.validate import float_array
+from activetest.stats.validate import float_array, open_unit
 
 __all__ = [
     "ConfidenceSequence",
@@ -172,9 +172,7 @@ class ConfidenceSequence(BoundsCurve):
 
 
 def _check_alpha(alpha: float) -> float:
-    if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
-    return float(alpha)
+    return open_unit(alpha, "alpha")
 
 
 # ---------------------------------------------------------------- asymptotic

@@ -108,7 +108,7 @@ from typing import Any
 
 import numpy as np
 
-from activetest.stats.validate import float_array, is_whole
+from activetest.stats.validate import float_array, is_whole, open_unit
 
 __all__ = [
     "FixedInterval",
@@ -394,8 +394,7 @@ class FixedInterval(Bounds):
 
 
 def _z(level: float) -> float:
-    if not 0.0 < level < 1.0:
-        raise ValueError(f"level must be in (0, 1), got {level!r}")
+    level = open_unit(level, "level")
     return NormalDist().inv_cdf(0.5 + level / 2)
 
 

@@ -34,7 +34,7 @@ from activetest.stats.confseq import (
     asymptotic_cs,
 )
 from activetest.stats.intervals import _hall_bounds, _theta, moment_curves, pool_variance_curve
-from activetest.stats.validate import float_array, is_whole, real_number
+from activetest.stats.validate import float_array, is_whole, open_unit, real_number
 
 __all__ = [
     "RECENT_DRAWS",
@@ -82,6 +82,9 @@ def labels_for_width(result: BootstrapResult, width: float, *,
     ``p = (K p_hat + 1) / (K + 2)``; without it such a result "needs" the labels it has
     (its interval is a point), which is what sessions were told until 2026-12-04.
     """
+    if not isinstance(result, BootstrapResult):  # (an AttributeError before)
+        raise ValueError(f"result must be a BootstrapResult (what stats.bootstrap returns), "
+                         f"got {type(result).__name__}")
     if not real_number(width, "width", "a number > 0") > 0:
         raise ValueError(f"width must be > 0, got {width!r}")
     if not (np.isfinite(variance_ratio) and variance_ratio > 0):
@@ -135,8 +138,7 @@ def uniform_labels_for_width(losses: np.ndarray, q: np.ndarray, N: int, width: f
     """
     if not real_number(width, "width", "a number > 0") > 0:
         raise ValueError(f"width must be > 0, got {width!r}")
-    if not 0.0 < level < 1.0:
-        raise ValueError(f"level must be in (0, 1), got {level!r}")
+    level = open_unit(level, "level")
     L = float_array(losses, "losses")
     q = float_array(q, "q")
     if L.ndim != 1 or L.size == 0 or q.shape != L.shape:

@@ -33,7 +33,7 @@ import numpy as np
 
 from activetest.stats import kernels
 from activetest.stats.proposal import proposal
-from activetest.stats.validate import as_scores, check_budget, check_seed, floor_arg
+from activetest.stats.validate import as_scores, check_budget, check_seed, floor_arg, is_whole
 
 __all__ = ["ActiveSampler", "SamplerState", "sample"]
 
@@ -166,7 +166,7 @@ def sample(scores: np.ndarray, budget: int, *, n_runs: int = 1,
     s = as_scores(scores)
     budget = check_budget(budget, s.shape[0])
     floor = floor_arg(proposal_floor, alpha, "sample")
-    if isinstance(n_runs, bool) or int(n_runs) != n_runs or n_runs < 1:
+    if not is_whole(n_runs) or n_runs < 1:  # type: ignore[operator]
         raise ValueError(f"n_runs must be a positive integer, got {n_runs!r}")
     rng = np.random.default_rng(random_state)
     U = rng.random((int(n_runs), budget))
@@ -269,7 +269,7 @@ class ActiveSampler:
              ) -> tuple[np.ndarray, np.ndarray]:
         """Draw the next ``k`` items sequentially; returns ``(indices, q)``.
         ``progress(1)`` is called after each draw (a progress bar's advance)."""
-        if isinstance(k, bool) or int(k) != k or k < 0:
+        if not is_whole(k) or k < 0:  # type: ignore[operator]
             raise ValueError(f"k must be a non-negative integer, got {k!r}")
         if k > self.n_remaining:
             raise ValueError(f"cannot draw {k} items: only {self.n_remaining} remain")

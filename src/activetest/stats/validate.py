@@ -42,6 +42,16 @@ def real_number(x: object, name: str, what: str = "a real number") -> float:
     return float(x)
 
 
+def open_unit(x: object, name: str) -> float:
+    """``x`` as a float in (0, 1) (a coverage ``level``, a miscoverage ``alpha``);
+    ValueError naming ``name`` and the value otherwise (a string or None: Python's "'<'
+    not supported between instances" before)."""
+    if not isinstance(x, (bool, np.bool_)) and isinstance(x, (int, float, np.integer,
+                                                              np.floating)) and 0.0 < x < 1.0:
+        return float(x)
+    raise ValueError(f"{name} must be in (0, 1), got {x!r}")
+
+
 def is_whole(n: object) -> bool:
     """``n`` is a whole number: a Python or numpy integer, or a finite float equal to
     one; not a bool, a string or None (each raised a TypeError, NaN a ValueError and
@@ -180,7 +190,8 @@ DEFAULT_FLOOR = 0.1
 
 def check_floor(floor: float) -> float:
     """The proposal floor must lie in (0, 1]."""
-    a = float(floor)
+    a = (float(floor) if isinstance(floor, (int, float, np.integer, np.floating))
+         and not isinstance(floor, (bool, np.bool_)) else float("nan"))
     if not (0.0 < a <= 1.0):
         raise ValueError(f"the proposal floor must be in (0, 1], got {floor!r} (the paper's "
                          f"alpha; it uses 0.1)")

@@ -213,6 +213,11 @@ class AdaptiveSampler:
         """Record the labels (and/or losses) of the next pending drawn items, in draw order."""
         if labels is None and losses is None:
             raise ValueError("give labels, losses or both")
+        for name, x in (("labels", labels), ("losses", losses)):
+            if x is not None and (isinstance(x, (str, bytes)) or np.ndim(x) != 1):
+                # (QA: a single label raised Python's "object of type 'int' has no len()")
+                raise ValueError(f"{name} must be a sequence (one per pending drawn item, in "
+                                 f"draw order), got {type(x).__name__}")
         n_new = len(labels) if labels is not None else len(losses)  # type: ignore[arg-type]
         if labels is not None and losses is not None and len(losses) != len(labels):
             raise ValueError("labels and losses must have the same length")
