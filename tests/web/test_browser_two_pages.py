@@ -181,3 +181,55 @@ def test_six_tabs_waiting_leave_a_seventh_tab_free_to_load_and_answer(
                 driver.close()
             driver.switch_to.window(one)
             driver.get("about:blank")
+
+
+def _until(check: Any, timeout: float = 30.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        got = check()
+        if got:
+            return got
+        time.sleep(0.05)
+    return check()
+
+
+def test_a_closed_tab_frees_its_wait_for_a_third_tab_at_once(driver: Any,
+                                                             tmp_path: Path) -> None:
+    """Two tabs of one browser wait for items others hold (the two waits the server holds
+    open per browser); one tab is closed: its wait ends within seconds, and a third tab
+    opened then gets its wait held, not answered ``crowded`` (QA: the closed tab's wait
+    kept its slot for up to 25 s, the server not seeing the tab go)."""
+    from tests.web.web_support import Client
+
+    made = classification(tmp_path, n=40)
+    with running(made.db, batch=5, budget=5) as server:
+        Client(server.url, "ann").ok("POST", "next", {"ahead": 4})  # ann holds all five
+        bs.fresh(driver)
+        one = driver.current_window_handle
+        tabs = [one]
+        try:
+            assert bs.sign_in(driver, server.url, "bob") is None  # nothing for bob
+            browser = driver.execute_script("return localStorage.getItem('activetest-browser')")
+            driver.switch_to.new_window("tab")
+            tabs.append(driver.current_window_handle)
+            driver.get(server.url)
+            bs.wait_for(driver, "done", timeout=60)
+            assert _until(lambda: server.waits_held(browser) == 2) is True
+            driver.close()  # the second tab goes
+            tabs.pop()
+            driver.switch_to.window(one)
+            t0 = time.monotonic()
+            assert _until(lambda: server.waits_held(browser) == 1, 25) is True
+            assert time.monotonic() - t0 < 5
+            driver.switch_to.new_window("tab")
+            tabs.append(driver.current_window_handle)
+            driver.get(server.url)
+            bs.wait_for(driver, "done", timeout=60)
+            assert _until(lambda: server.waits_held(browser) == 2, 10) is True
+            assert driver.execute_script("return document.body.dataset.wait") == "held"
+        finally:
+            for tab in tabs[1:]:
+                driver.switch_to.window(tab)
+                driver.close()
+            driver.switch_to.window(one)
+            driver.get("about:blank")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import socket
 import urllib.error
 import urllib.request
 from importlib import resources
@@ -801,3 +802,48 @@ def test_waits_of_one_browser_beyond_two_are_answered_at_once(tmp_path: Path) ->
         for bad in ("", "x" * 65, "a b", 3):
             status, data = bob.call("POST", "wait", {"since": since, "browser": bad})
             assert status == 400 and "browser" in data["error"], bad
+
+
+def _raw_wait(url: str, since: int, browser: str) -> socket.socket:
+    """An ``api/wait`` sent on a socket of its own (left open: the caller closes it, as a
+    browser does when the tab goes)."""
+    from urllib.parse import urlsplit
+
+    u = urlsplit(url)
+    body = json.dumps({"since": since, "seconds": 20, "browser": browser}).encode()
+    sock = socket.create_connection((u.hostname, u.port), timeout=30)
+    sock.sendall(f"POST {u.path}api/wait HTTP/1.1\r\nHost: {u.netloc}\r\n"
+                 f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+                 .encode() + body)
+    return sock
+
+
+def test_a_wait_whose_caller_left_frees_its_slot_at_once(tmp_path: Path) -> None:
+    """Two waits of one browser held open; the caller of one closes its connection (the
+    tab was closed, or crashed): that wait ends within a second or two, and a third wait
+    of the browser is held, not ``crowded`` (QA: the closed tab's wait held its slot for
+    up to 25 s)."""
+    import time
+
+    made = classification(tmp_path)
+    with running(made.db, batch=5, budget=5) as server:
+        bob = Client(server.url, "bob")
+        since = bob.ok("POST", "wait", {"since": -1, "seconds": 0})["changes"]
+        socks = [_raw_wait(server.url, since, "b-1") for _ in range(2)]
+        try:
+            deadline = time.monotonic() + 10
+            while server.waits_held("b-1") < 2 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert server.waits_held("b-1") == 2
+            socks.pop().close()  # the tab goes
+            t0 = time.monotonic()
+            while server.waits_held("b-1") > 1 and time.monotonic() - t0 < 10:
+                time.sleep(0.05)
+            assert server.waits_held("b-1") == 1 and time.monotonic() - t0 < 3
+            t0 = time.monotonic()
+            assert bob.ok("POST", "wait", {"since": since, "seconds": 1, "browser": "b-1"}
+                          ) == {"changed": False, "changes": since}  # held, not crowded
+            assert time.monotonic() - t0 >= 1
+        finally:
+            for s in socks:
+                s.close()

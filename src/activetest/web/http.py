@@ -20,6 +20,7 @@ import errno
 import hmac
 import json
 import re
+import select
 import socket
 import sys
 import time
@@ -31,7 +32,7 @@ from urllib.parse import urlsplit
 
 from activetest.web.api import OtherSessionError, ServerStoppingError, SessionReplacedError
 
-__all__ = ["MAX_BODY", "listen", "make_handler", "static_file"]
+__all__ = ["MAX_BODY", "client_gone", "listen", "make_handler", "static_file"]
 
 _STATIC = {"": ("index.html", "text/html; charset=utf-8"),
            "index.html": ("index.html", "text/html; charset=utf-8"),
@@ -103,10 +104,26 @@ def _linger(sock: socket.socket, limit: int = MAX_BODY * 16, seconds: float = 2.
             got += len(chunk)
 
 
-def make_handler(token: str, api: Callable[[str, str, dict[str, Any]], Any],
+def client_gone(sock: socket.socket) -> bool:
+    """Whether the client closed its end of ``sock`` while its request is answered (the
+    end of the stream is there to read, or the socket failed): a long wait for a tab
+    closed or crashed then ends at once, freeing what it held (a browser sends nothing
+    else on a connection whose request is unanswered)."""
+    try:
+        readable, _, _ = select.select([sock], [], [], 0)
+        if not readable:
+            return False
+        return sock.recv(1, socket.MSG_PEEK) == b""
+    except (OSError, ValueError):  # reset, or closed already
+        return True
+
+
+def make_handler(token: str,
+                 api: Callable[[str, str, dict[str, Any], Callable[[], bool]], Any],
                  ) -> type[BaseHTTPRequestHandler]:
     """The request handler of the page at ``/s/<token>/``: the page's files, and
-    ``api/<name>`` calls answered by ``api(method, name, body)``, whose errors become
+    ``api/<name>`` calls answered by ``api(method, name, body, gone)`` (``gone()``: whether
+    the client has closed the connection meanwhile, see :func:`client_gone`), whose errors become
     replies (KeyError 404, :class:`SessionReplacedError` 409, a locked session, one
     that cannot be written now (a full disk, a write error) or a server stopping
     (nothing was stored) 503 with ``retry``, ValueError 400, anything else 500)."""
@@ -225,7 +242,7 @@ def make_handler(token: str, api: Callable[[str, str, dict[str, Any]], Any],
                 if problem is not None:
                     raise ValueError(problem)
                 body = self._body(raw) if method == "POST" else {}
-                data = api(method, rest[4:], body)
+                data = api(method, rest[4:], body, lambda: client_gone(self.connection))
             except KeyError:
                 self._json(404, {"error": f"no such call: {method} {rest}"})
                 return

@@ -42,7 +42,9 @@ stores nothing in B):
   the next ask. At most :data:`~activetest.web.api.WAITS_PER_BROWSER` waits of one
   ``browser`` (an id the page's tabs share) are held open; another is answered at once
   with ``crowded: true`` (the page then asks again on a timer, or when another of its
-  tabs is woken): a browser opens only 6 connections to one address.
+  tabs is woken): a browser opens only 6 connections to one address. A wait whose
+  caller closed its connection (the tab was closed or crashed) ends within
+  :data:`GONE_POLL` s, freeing its slot.
 * ``POST api/undo {annotator}``: undo their last answer; the item comes back.
 * ``POST api/release {annotator}``: give back every item they hold (the page is closed
   or left; a reload asks again).
@@ -68,6 +70,7 @@ import re
 import secrets
 import sys
 import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
@@ -91,6 +94,9 @@ from activetest.web.api import (
 from activetest.web.http import listen, make_handler
 
 __all__ = ["LabelServer", "SessionReplacedError", "serve", "session_id"]
+
+#: How often (seconds) a held ``api/wait`` looks whether its caller has left.
+GONE_POLL = 0.5
 
 #: A token given by the caller (``--token``): URL-safe, long enough to stay a secret.
 _TOKEN = re.compile(r"[A-Za-z0-9_-]{16,}")
@@ -260,8 +266,11 @@ class LabelServer:
 
     # ------------------------------------------------------------------ API
 
-    def api(self, method: str, name: str, body: dict[str, Any]) -> Any:
-        """One API call (run on the session's thread); returns JSON-able data.
+    def api(self, method: str, name: str, body: dict[str, Any],
+            gone: Callable[[], bool] | None = None) -> Any:
+        """One API call (run on the session's thread); returns JSON-able data. ``gone``:
+        whether the caller has left meanwhile (its connection closed), which ends an
+        ``api/wait`` at once.
 
         Raises:
             ValueError: a bad request (its message goes back to the page).
@@ -274,13 +283,17 @@ class LabelServer:
             self._check_file()
             return self.progress()
         if (method, name) == ("POST", "wait"):
-            return self._wait(*wait_of(body))
+            return self._wait(*wait_of(body), gone=gone)
         return self._call(self._checked_api, method, name, body)
 
-    def _wait(self, since: int, seconds: float, browser: str | None) -> dict[str, Any]:
+    def _wait(self, since: int, seconds: float, browser: str | None,
+              gone: Callable[[], bool] | None = None) -> dict[str, Any]:
         """``api/wait``: until the count of changes is not ``since`` any more, the server
-        stops, or ``seconds`` pass (on the caller's thread); at once (``crowded``) when
-        ``browser`` holds :data:`WAITS_PER_BROWSER` waits open already."""
+        stops, ``seconds`` pass, or the caller leaves (``gone``: its tab was closed or
+        crashed, checked every :data:`GONE_POLL` s; QA: a closed tab's wait held one of
+        its browser's slots for up to 25 s) (on the caller's thread); at once
+        (``crowded``) when ``browser`` holds :data:`WAITS_PER_BROWSER` waits open
+        already."""
         with self._changed:
             if browser is not None:
                 if self._waiting.get(browser, 0) >= WAITS_PER_BROWSER:
@@ -288,8 +301,12 @@ class LabelServer:
                             "crowded": True}
                 self._waiting[browser] = self._waiting.get(browser, 0) + 1
             try:
-                self._changed.wait_for(lambda: self._changes != since or self._stopping,
-                                       timeout=seconds)
+                deadline = time.monotonic() + seconds
+                while self._changes == since and not self._stopping:
+                    left = deadline - time.monotonic()
+                    if left <= 0 or (gone is not None and gone()):
+                        break
+                    self._changed.wait(min(left, GONE_POLL))
                 return {"changed": self._changes != since, "changes": self._changes}
             finally:
                 if browser is not None:
@@ -297,19 +314,33 @@ class LabelServer:
                     if not self._waiting[browser]:
                         del self._waiting[browser]
 
-    def _checked_api(self, method: str, name: str, body: dict[str, Any]) -> Any:
-        """:meth:`_api` on the file this server opened: checked before (nothing is
-        stored in a replaced file) and, for the calls that write, after."""
-        self._check_file()
+    def _check_session(self, body: dict[str, Any]) -> None:
+        """Refuse a call of a page loaded for another session than this address serves
+        now (QA: its unsent answers went into whatever session was served at its port
+        and token).
+
+        Raises:
+            OtherSessionError: the ``session_id`` sent is another session's.
+        """
         sent = body.get("session_id") if isinstance(body, dict) else None
-        if method == "POST" and sent is not None and sent != self.session_id:
-            # a page loaded for another session than this address serves now (QA: its
-            # unsent answers went into whatever session was served at its port and token)
+        if sent is not None and sent != self.session_id:
             raise OtherSessionError(
                 f"this page was loaded for another session than the one this address "
                 f"serves now ({self.path.name}, session {self.session_id}; the page's: "
                 f"{str(sent)[:40]}); nothing was stored: reload the page to label "
                 f"{self.path.name}, or serve the page's own session at this address")
+
+    def waits_held(self, browser: str) -> int:
+        """How many ``api/wait`` calls of ``browser`` are held open now."""
+        with self._changed:
+            return self._waiting.get(browser, 0)
+
+    def _checked_api(self, method: str, name: str, body: dict[str, Any]) -> Any:
+        """:meth:`_api` on the file this server opened: checked before (nothing is
+        stored in a replaced file) and, for the calls that write, after."""
+        self._check_file()
+        if method == "POST":
+            self._check_session(body)
         out = None
         try:
             out = self._api(method, name, body)

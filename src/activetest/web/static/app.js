@@ -400,9 +400,11 @@
     const lapse = typeof r.lapse_seconds === "number" ? r.lapse_seconds + 0.5 : 25;
     const seconds = Math.min(25, Math.max(1, lapse));
     let w = null;
+    document.body.dataset.wait = "held";  // (for the tests: held open, or crowded)
     try {
       w = await api("POST", "wait", { since: r.changes, seconds: seconds, browser: BROWSER });
     } catch (e) { /* no server: the next ask says so and asks again every 2 s */ }
+    document.body.dataset.wait = w && w.crowded ? "crowded" : "answered";
     if (w && w.changed && !w.crowded) { announce("changed"); }  // the crowded tabs ask
     if (w && w.crowded && !w.changed) {
       await new Promise((ok) => {
