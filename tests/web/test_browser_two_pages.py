@@ -233,3 +233,41 @@ def test_a_closed_tab_frees_its_wait_for_a_third_tab_at_once(driver: Any,
                 driver.close()
             driver.switch_to.window(one)
             driver.get("about:blank")
+
+
+def test_a_crashed_page_gives_its_items_back_once_it_is_silent(
+        driver: Any, second: Any, tmp_path: Path) -> None:
+    """ann's page holds three items; bob, done, waits for them. While ann's page is open
+    it says so (``api/alive``) and keeps them past ``silent_seconds``; its tab crashes
+    (``chrome://crash``: no pagehide, no release): the items come to bob's page within
+    seconds of ``silent_seconds`` (QA: only when their claims lapsed, 10 min)."""
+    from selenium.common.exceptions import WebDriverException
+
+    made = classification(tmp_path, n=40)
+    with running(made.db, batch=5, budget=5, silent_seconds=3) as server:
+        bs.fresh(driver)
+        bs.fresh(second)
+        one = driver.current_window_handle
+        driver.switch_to.new_window("tab")  # ann's tab, to crash
+        try:
+            assert bs.sign_in(driver, server.url, "ann") is not None  # holds 3
+            mine = _answer_all(second, bs.sign_in(second, server.url, "bob"))
+            assert len(mine) == 2
+            bs.wait_for(second, "done")
+            assert "held by other annotators" in _done_text(second), _done_text(second)
+            help_text = driver.execute_script(
+                "return document.getElementById('help-claims').textContent")
+            assert "has not heard from for 3 s" in help_text, help_text  # the rule, said
+            time.sleep(6.0)  # twice silent_seconds: ann's page is open, her items stay hers
+            assert claims(made.db).get("ann") == 3 and bs.page_state(second)[0] == "done"
+            with pytest.raises(WebDriverException):
+                driver.get("chrome://crash")
+            t0 = time.monotonic()
+            item = bs.wait_for(second, "ready", timeout=60)
+            assert time.monotonic() - t0 < 3 + PROMPTLY
+            assert item not in mine and not claims(made.db).get("ann")
+        finally:
+            driver.close()
+            driver.switch_to.window(one)
+            second.get("about:blank")
+    bs.fresh(driver)  # the browser goes on (the next test's)

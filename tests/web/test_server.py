@@ -289,7 +289,9 @@ def test_serve_refuses_bad_options_with_one_message(tmp_path: Path) -> None:
                        (["--batch", "0"], "--batch"), (["--target-width", "-1"],
                                                        "--target-width"),
                        (["--claim-seconds", "0"], "--claim-seconds"),
-                       (["--claim-seconds", "nan"], "--claim-seconds")):
+                       (["--claim-seconds", "nan"], "--claim-seconds"),
+                       (["--silent-seconds", "0"], "--silent-seconds"),
+                       (["--silent-seconds", "nan"], "--silent-seconds")):
         out = runner.invoke(app, ["serve", str(made.db), *args])
         assert out.exit_code == 2 and what in out.output, out.output
         assert "Traceback" not in out.output
@@ -847,3 +849,39 @@ def test_a_wait_whose_caller_left_frees_its_slot_at_once(tmp_path: Path) -> None
         finally:
             for s in socks:
                 s.close()
+
+
+def test_items_of_a_page_gone_silent_go_back_and_a_live_page_keeps_them(
+        tmp_path: Path) -> None:
+    """An annotator whose page said it is open (``api/alive``) and then went silent (a
+    crashed tab) loses their items after ``silent_seconds``, and a wait of another ends
+    then; while the page keeps saying so, and for an annotator whose page never said so,
+    the items stay theirs (the claims' own lapse, QA: 10 min for a crashed tab)."""
+    import time
+
+    from tests.web.web_support import claims
+
+    made = classification(tmp_path)
+    with running(made.db, batch=5, budget=5, silent_seconds=2) as server:
+        ann, cat, bob = (Client(server.url, n) for n in ("ann", "cat", "bob"))
+        state = ann.ok("GET", "state")
+        assert state["silent_seconds"] == 2 and 0 < state["heartbeat_seconds"] <= 0.5
+        ann.ok("POST", "alive")
+        ann.ok("POST", "next", {"ahead": 2})
+        cat.ok("POST", "next", {"ahead": 1})  # cat never says it is open
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 3.5:  # ann's page is open: longer than 2 s
+            ann.ok("POST", "alive")
+            time.sleep(0.3)
+        assert claims(made.db) == {"ann": 3, "cat": 2}
+        since = bob.ok("POST", "next")["changes"]  # nothing for bob: all held
+        t0 = time.monotonic()  # ann's page goes silent
+        woken = bob.ok("POST", "wait", {"since": since, "seconds": 20})
+        assert woken["changed"] and 1.5 < time.monotonic() - t0 < 6
+        assert claims(made.db) == {"cat": 2}
+        assert bob.next() is not None
+        status, data = ann.call("POST", "alive", {"session_id": "another"})
+        assert status == 421 and "another session" in data["error"]
+    for bad in (0, -1, "3", float("inf"), True):
+        with pytest.raises(ValueError, match="--silent-seconds"):
+            running(made.db, silent_seconds=bad).__enter__()

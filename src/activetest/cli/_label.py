@@ -157,6 +157,10 @@ def serve(
         "--claim-seconds", help="How long an item given to one annotator stays theirs "
                                 "before it may go to another (an answer after that is "
                                 "still stored).")] = 600.0,
+    silent_seconds: Annotated[float, typer.Option(
+        "--silent-seconds", help="The items of a person whose page has not said it is open "
+                                 "for this long (its tab crashed, the computer slept) go back "
+                                 "to the others.")] = 180.0,
     token: Annotated[str | None, typer.Option(
         help="The secret in the page's address (default: a new random one each run); give "
              "the one a previous run printed, with its --port, to serve the same address "
@@ -174,7 +178,8 @@ def serve(
     run_server(session, host=host, port=port, budget=n, batch=batch, overlap=overlap,
                reviews=reviews, resolve=resolve.value, adjudicators=adjudicator or (),
                show_guess=show_guess, target_width=target_width, busy_timeout=busy_timeout,
-               claim_seconds=claim_seconds, token=token, announce=lambda url: _announce(url, host))
+               claim_seconds=claim_seconds, silent_seconds=silent_seconds, token=token,
+               announce=lambda url: _announce(url, host))
 
 
 def _announce(url: str, host: str) -> None:

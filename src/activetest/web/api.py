@@ -20,7 +20,7 @@ __all__ = ["CALLS", "MAX_WAIT", "WAITS_PER_BROWSER", "WRITES", "OtherSessionErro
 CALLS = frozenset({("GET", "state"), ("GET", "progress"), ("POST", "hello"), ("POST", "next"),
                     ("POST", "answer"), ("POST", "answers"), ("POST", "undo"), ("POST", "skip"),
                     ("POST", "disagreements"), ("POST", "adjudicate"), ("POST", "release"),
-                    ("POST", "wait")})
+                    ("POST", "wait"), ("POST", "alive")})
 
 #: The calls that can give an item to another person or end their wait (an item given
 #: back, set aside, answered or settled): ``api/wait`` answers after each.

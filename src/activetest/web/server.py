@@ -45,6 +45,10 @@ stores nothing in B):
   tabs is woken): a browser opens only 6 connections to one address. A wait whose
   caller closed its connection (the tab was closed or crashed) ends within
   :data:`GONE_POLL` s, freeing its slot.
+* ``POST api/alive {annotator}``: the page is open (sent every ``heartbeat_seconds`` of
+  ``api/state``); once an annotator's page has said so, their items go back to the others
+  when no page of theirs has said so for ``silent_seconds`` (a tab crashed or closed
+  unheard), not only when the claims lapse.
 * ``POST api/undo {annotator}``: undo their last answer; the item comes back.
 * ``POST api/release {annotator}``: give back every item they hold (the page is closed
   or left; a reload asks again).
@@ -95,6 +99,14 @@ from activetest.web.http import listen, make_handler
 
 __all__ = ["LabelServer", "SessionReplacedError", "serve", "session_id"]
 
+#: The default of :class:`LabelServer`'s ``silent_seconds``: a page not heard of for
+#: this long (no ``api/alive``) gives its items back. Long enough for a tab in the
+#: background, whose timers the browser slows to one a minute.
+SILENT_SECONDS = 180.0
+
+#: The longest time between two ``api/alive`` of a page.
+HEARTBEAT_SECONDS = 20.0
+
 #: How often (seconds) a held ``api/wait`` looks whether its caller has left.
 GONE_POLL = 0.5
 
@@ -114,6 +126,11 @@ class LabelServer:
         adjudicators: names that may settle disagreements on the page.
         target_width: the anytime interval width that says "you may stop now".
         busy_timeout: seconds to wait for another process's lock on the file.
+        silent_seconds: (``--silent-seconds``) the items an annotator holds go back
+            once no page of theirs has said it is open (``api/alive``, every
+            :attr:`heartbeat_seconds`) for this long: a tab crashed or closed unheard
+            (an annotator whose page never said so keeps the claims' own lapse,
+            ``claim_seconds``).
         **options: :class:`~activetest.session.annotators.Annotators` options
             (``overlap``, ``reviews``, ``batch``, ``budget``, ``resolve``,
             ``claim_seconds``, ``show_guess``).
@@ -122,7 +139,7 @@ class LabelServer:
     def __init__(self, path: str | Path, *, host: str = "127.0.0.1", port: int = 0,
                  token: str | None = None, adjudicators: Sequence[str] = (),
                  target_width: float | None = None, busy_timeout: float = 5.0,
-                 **options: Any) -> None:
+                 silent_seconds: float = SILENT_SECONDS, **options: Any) -> None:
         from activetest.session.annotators import check_name
 
         self.path = Path(path)
@@ -133,6 +150,14 @@ class LabelServer:
         self.token = token or secrets.token_urlsafe(18)
         self.adjudicators = frozenset(check_name(a, "adjudicator") for a in adjudicators)
         self.target_width = target_width
+        if not (isinstance(silent_seconds, (int, float)) and not isinstance(silent_seconds, bool)
+                and 0 < silent_seconds < float("inf")):
+            raise ValueError(f"--silent-seconds must be a positive number of seconds, got "
+                             f"{silent_seconds!r}")
+        self.silent_seconds = float(silent_seconds)
+        #: how often the page says it is open (api/alive): a few times per silent_seconds
+        self.heartbeat_seconds = min(HEARTBEAT_SECONDS, self.silent_seconds / 4)
+        self._heard: dict[str, float] = {}  # annotator -> their page's last api/alive
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="session")
         # the progress line's estimate: its own thread and connection, so that computing
         # it never delays an answer (WAL: reads do not block the writer)
@@ -161,6 +186,9 @@ class LabelServer:
         except BaseException:
             self._close_session()
             raise
+        self._reaper = threading.Thread(target=self._reap, daemon=True,
+                                        name="silent-pages")
+        self._reaper.start()
 
     def _open(self, busy_timeout: float, options: dict[str, Any]) -> None:
         from activetest.session.annotators import Annotators
@@ -233,6 +261,9 @@ class LabelServer:
         with self._changed:  # the pages waiting are answered: they ask again, and learn
             self._stopping = True
             self._changed.notify_all()
+        reaper = getattr(self, "_reaper", None)
+        if reaper is not None and reaper is not threading.current_thread():
+            reaper.join(10)
         for pool, name in ((self._pool, "_session"), (self._reader, "_progress_session")):
             def shut(name: str = name) -> None:
                 if getattr(self, name) is not None:
@@ -284,6 +315,8 @@ class LabelServer:
             return self.progress()
         if (method, name) == ("POST", "wait"):
             return self._wait(*wait_of(body), gone=gone)
+        if (method, name) == ("POST", "alive"):
+            return self._alive(body)
         return self._call(self._checked_api, method, name, body)
 
     def _wait(self, since: int, seconds: float, browser: str | None,
@@ -330,6 +363,52 @@ class LabelServer:
                 f"{str(sent)[:40]}); nothing was stored: reload the page to label "
                 f"{self.path.name}, or serve the page's own session at this address")
 
+    def _alive(self, body: dict[str, Any]) -> dict[str, Any]:
+        """``api/alive {annotator}``: a page of ``annotator`` is open (the page says so
+        every :attr:`heartbeat_seconds`); from the first, their items go back once no
+        page of theirs has said so for :attr:`silent_seconds` (see :meth:`_reap`)."""
+        self._check_session(body)
+        who = annotator_of(body)
+        with self._changed:
+            self._heard[who] = time.monotonic()
+        return {"ok": True, "silent_seconds": self.silent_seconds}
+
+    def _reap(self) -> None:
+        """The items of annotators whose pages have gone silent (no ``api/alive`` for
+        :attr:`silent_seconds`: a tab crashed, or closed without a word) go back to
+        the others, and the pages waiting for items are woken (QA: a crashed tab's items
+        came back only when their claims lapsed, 10 min). Runs on its own thread until
+        the server stops."""
+        step = min(1.0, self.silent_seconds / 4)
+        while True:
+            with self._changed:
+                if self._changed.wait_for(lambda: self._stopping, timeout=step):
+                    return
+                cut = time.monotonic() - self.silent_seconds
+                silent = [who for who, at in self._heard.items() if at < cut]
+                for who in silent:
+                    del self._heard[who]
+            for who in silent:
+                try:
+                    self._call(self._release_silent, who)
+                except ServerStoppingError:
+                    return
+                except Exception as exc:  # e.g. the file replaced, locked: said, not fatal
+                    print(f"activetest serve: the items of {who} (their page went silent) "
+                          f"were not given back: {exc}", file=sys.stderr)
+
+    def _release_silent(self, who: str) -> None:
+        """Give back ``who``'s items (their pages went silent) and wake the waiting
+        pages (on the session's thread)."""
+        self._check_file()
+        with self._changed:
+            if who in self._heard:  # their page spoke again meanwhile
+                return
+        self._annotators.release(who)
+        with self._changed:
+            self._changes += 1
+            self._changed.notify_all()
+
     def waits_held(self, browser: str) -> int:
         """How many ``api/wait`` calls of ``browser`` are held open now."""
         with self._changed:
@@ -366,7 +445,9 @@ class LabelServer:
             return {"layout": a.layout, "levels": list(a.levels), "task": s.task.name,
                     "session": self.path.name, "session_id": self.session_id,
                     "guess_shown": a.show_guess,
-                    "n_answers": len(a.roles), "adjudication": bool(self.adjudicators)}
+                    "n_answers": len(a.roles), "adjudication": bool(self.adjudicators),
+                    "heartbeat_seconds": self.heartbeat_seconds,
+                    "silent_seconds": self.silent_seconds}
         who = annotator_of(body)
         if (method, name) == ("POST", "hello"):
             return {"annotator": who, "adjudicator": who in self.adjudicators}

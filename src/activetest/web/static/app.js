@@ -166,6 +166,14 @@
       tr.append(el("td", what));
       t.append(tr);
     }
+    const silent = state.silent_seconds;
+    $("help-claims").textContent = "The item shown and the next ones are kept for you " +
+      "while this page is open. Closing the page gives them back to the other annotators " +
+      "at once; a page the server has not heard from for " + (typeof silent === "number" ?
+        (silent < 90 ? Math.round(silent) + " s" : Math.round(silent / 60) + " min") :
+        "a while") + " (the tab crashed, the computer slept, the network is down) gives " +
+      "them back too: an answer to one of them is still stored, unless enough others " +
+      "answered it meanwhile (then it is refused, and the page says so).";
   }
 
   function done(text) {
@@ -818,6 +826,18 @@
     location.reload();  // the items held go back as the page goes (pagehide)
   }
 
+  // The page says it is open (api/alive) every heartbeat_seconds while it is signed in:
+  // a tab that crashed, or was closed without a word, stops saying so, and the server
+  // gives its items back to the others after silent_seconds (QA: they came back only
+  // when their claims lapsed, 10 min)
+  let beating = null;
+  function heartbeat() {
+    if (beating !== null || typeof state.heartbeat_seconds !== "number") { return; }
+    const beat = () => { api("POST", "alive", { annotator: me.annotator }).catch(() => {}); };
+    beat();
+    beating = setInterval(beat, 1000 * Math.max(0.5, state.heartbeat_seconds));
+  }
+
   async function start(name) {
     me = await api("POST", "hello", { annotator: name });
     try { localStorage.setItem(NAME_KEY, me.annotator); } catch (e) { /* private mode */ }
@@ -830,6 +850,7 @@
     renderHelp();
     renderActions();
     openChannel();
+    heartbeat();
     let kept = [];
     try { kept = JSON.parse(sessionStorage.getItem(OUTBOX_KEY) || "[]"); } catch (e) { kept = []; }
     // answers given before a reload and not confirmed: sent again (stored once); those
