@@ -54,6 +54,8 @@
     return e;
   }
 
+  function auto(e) { e.dir = "auto"; return e; }  // a text of its own direction
+
   function say(text, kind) {
     const m = $("message");
     m.textContent = text || "";
@@ -84,9 +86,12 @@
     if (it.again) { meta.append(el("span", " \u00b7 set aside earlier: a second look")); }
     const dl = $("fields");
     dl.textContent = "";
+    // each text takes its own direction from its first letters (dir=auto): a Hebrew or
+    // Arabic item reads right to left, its full stop and numbers in place (QA: shown
+    // left to right, "123" and "." moved to the wrong end)
     for (const [k, v] of it.fields) {
-      dl.append(el("dt", k));
-      dl.append(el("dd", v, k === "text" ? "text" : ""));
+      dl.append(auto(el("dt", k)));
+      dl.append(auto(el("dd", v, k === "text" ? "text" : "")));
     }
     const box = $("answers");
     box.textContent = "";
@@ -96,7 +101,7 @@
       const h = el("h3", title);
       h.append(el("span", "", "given"));
       div.append(h);
-      div.append(el("div", a, "body"));
+      div.append(auto(el("div", a, "body")));
       box.append(div);
     });
     const g = $("guess");
@@ -109,7 +114,7 @@
     v.hidden = !votes;
     if (votes) {
       v.append(el("strong", "Annotators said: "));
-      v.append(el("span", votes));
+      v.append(auto(el("span", votes)));
     }
     showPicks();
     setState("ready");
@@ -842,9 +847,14 @@
     me = await api("POST", "hello", { annotator: name });
     try { localStorage.setItem(NAME_KEY, me.annotator); } catch (e) { /* private mode */ }
     $("name-form").hidden = true;
-    $("who").textContent = "annotator: " + me.annotator + (me.adjudicator ? " (adjudicator)" : "");
+    // the name in a <bdi>: a right-to-left name keeps its digits and the words around it
+    // in place
+    const who = $("who");
+    who.textContent = "annotator: ";
+    who.append(el("bdi", me.annotator), me.adjudicator ? " (adjudicator)" : "");
     const rn = $("rename");
-    rn.textContent = "not " + me.annotator + "? change name";
+    rn.textContent = "not ";
+    rn.append(el("bdi", me.annotator), "? change name");
     rn.hidden = false;
     rn.addEventListener("click", (e) => { e.currentTarget.blur(); rename(); });
     renderHelp();

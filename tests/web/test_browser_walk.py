@@ -1,0 +1,65 @@
+"""The labelling page walked as a labeller would, in a real headless Chromium: texts
+right to left and of other scripts, long items, a phone-wide window, touch only (QA)."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from activetest.session.workflow import Session
+from tests.session.session_support import make_pool_files
+from tests.web import browser_support as bs
+from tests.web.web_support import running
+
+pytestmark = pytest.mark.skipif(bs.missing() is not None, reason=str(bs.missing()))
+
+HEBREW = "עברית: המוצר הגיע שבור. 123 ABC"
+ARABIC = "هذا المنتج رائع جدا ولكن التوصيل كان بطيئا. سأشتريه مرة أخرى؟ (2)"
+OTHER = "Très bien ! Größe passt, 日本語のレビューです。👍🏽"
+LONG = "a long review, " * 600
+
+
+def _texts(root: Path, texts: list[str], n: int = 20) -> Path:
+    """A classification session whose items' texts cycle through ``texts``."""
+    pf = make_pool_files(root / "data", n=n)
+    rows = list(csv.reader(pf.pool.open(encoding="utf-8")))
+    for i in range(1, len(rows)):
+        rows[i][1] = texts[(i - 1) % len(texts)]
+    with pf.pool.open("w", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows(rows)
+    db = root / "t.db"
+    Session.create(db, pool=pf.pool, task="demo", surrogate=f"table:{pf.surrogate}",
+                   target=f"table:{pf.target}", seed=3, progress=False,
+                   pool_options={"id_column": "id"}).close()
+    return db
+
+
+def _text_of(driver: Any) -> tuple[str, str]:
+    """The item's text as shown, and the direction it is laid out in."""
+    return tuple(driver.execute_script(  # type: ignore[return-value]
+        "const d = document.querySelector('#fields dd.text'); "
+        "return [d.textContent, getComputedStyle(d).direction]"))
+
+
+def test_right_to_left_texts_read_right_to_left_and_others_left_to_right(
+        driver: Any, tmp_path: Path) -> None:
+    """A Hebrew or Arabic item is laid out right to left (its full stop, question mark
+    and numbers where a reader expects them), a French/Japanese one left to right, and a
+    right-to-left name keeps its place in the header (QA: every text was laid out left
+    to right, "123" at the wrong end)."""
+    db = _texts(tmp_path, [HEBREW, OTHER, ARABIC])
+    with running(db, batch=5) as server:
+        bs.fresh(driver)
+        item = bs.sign_in(driver, server.url, "מרים 2")
+        seen = {}
+        for _ in range(6):
+            text, direction = _text_of(driver)
+            seen[text] = direction
+            bs.press(driver, "1")
+            item = bs.wait_for(driver, "ready", not_item=item)
+        assert seen == {HEBREW: "rtl", OTHER: "ltr", ARABIC: "rtl"}, seen
+        name = driver.execute_script("return document.querySelector('#who bdi').textContent")
+        assert name == "מרים 2"
