@@ -63,3 +63,40 @@ def test_right_to_left_texts_read_right_to_left_and_others_left_to_right(
         assert seen == {HEBREW: "rtl", OTHER: "ltr", ARABIC: "rtl"}, seen
         name = driver.execute_script("return document.querySelector('#who bdi').textContent")
         assert name == "מרים 2"
+
+
+def _phone(driver: Any) -> dict[str, int]:
+    """Make the window phone-sized (360 px wide); returns the size to restore."""
+    size: dict[str, int] = driver.get_window_size()
+    driver.set_window_size(360, 740)
+    return size
+
+
+def test_in_a_phone_wide_window_the_progress_line_stays_off_the_item(
+        driver: Any, tmp_path: Path) -> None:
+    """360 px wide, with the estimate and its notes on the progress line: the line
+    follows the item, it does not sit over it (QA: sticky at the bottom it took half of
+    the screen, over the item's text and its buttons)."""
+    db = _texts(tmp_path, [LONG])
+    size = _phone(driver)
+    try:
+        with running(db, batch=5) as server:
+            bs.fresh(driver)
+            item = bs.sign_in(driver, server.url, "pia")
+            for _ in range(4):
+                bs.press(driver, "1")
+                item = bs.wait_for(driver, "ready", not_item=item)
+            bs.wait_for(driver, "ready")
+            from selenium.webdriver.support.ui import WebDriverWait
+
+            WebDriverWait(driver, 30).until(
+                lambda d: "label(s) used" in d.find_element("id", "progress").text)
+            driver.execute_script("window.scrollTo(0, 0)")
+            top, height, page, shown = driver.execute_script(
+                "const f = document.getElementById('progress').getBoundingClientRect(); "
+                "return [f.top, window.innerHeight, "
+                "document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+            assert top >= height, (top, height)  # below the screen, not over the item
+            assert page <= shown, (page, shown)
+    finally:
+        driver.set_window_size(size["width"], size["height"])
