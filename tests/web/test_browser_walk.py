@@ -100,3 +100,29 @@ def test_in_a_phone_wide_window_the_progress_line_stays_off_the_item(
             assert page <= shown, (page, shown)
     finally:
         driver.set_window_size(size["width"], size["height"])
+
+
+def test_the_next_item_shows_from_its_start_after_a_long_one_read_to_its_end(
+        driver: Any, tmp_path: Path) -> None:
+    """A long item read to its end and answered with the button under it: the next item
+    shows from its first line (QA: the page stayed scrolled down, the next item showed
+    from its middle)."""
+    db = _texts(tmp_path, [LONG])
+    size = _phone(driver)
+    try:
+        with running(db, batch=5) as server:
+            bs.fresh(driver)
+            item = bs.sign_in(driver, server.url, "ola")
+            for _ in range(2):
+                driver.execute_script("window.scrollTo(0, document.body.scrollHeight)")
+                button = driver.find_element("css selector", "#choices button")
+                assert driver.execute_script(
+                    "return document.getElementById('card').getBoundingClientRect().top"
+                ) < 0
+                button.click()
+                item = bs.wait_for(driver, "ready", not_item=item)
+                top = driver.execute_script(
+                    "return document.getElementById('card').getBoundingClientRect().top")
+                assert -1 <= top < 200, top
+    finally:
+        driver.set_window_size(size["width"], size["height"])

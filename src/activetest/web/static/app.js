@@ -118,6 +118,10 @@
     }
     showPicks();
     setState("ready");
+    // the new item from its start: after a long item read to its end (the buttons under
+    // it) the page stayed scrolled down, and the next item showed from its middle (QA)
+    const top = $("card").getBoundingClientRect().top;
+    if (top < 0) { $("card").scrollIntoView({ block: "start" }); }
     if (pressed !== null) {
       window.activetestTimings.push(performance.now() - pressed);
       pressed = null;
