@@ -126,3 +126,25 @@ def test_the_next_item_shows_from_its_start_after_a_long_one_read_to_its_end(
                 assert -1 <= top < 200, top
     finally:
         driver.set_window_size(size["width"], size["height"])
+
+
+def test_the_help_opens_and_closes_without_a_keyboard(driver: Any, tmp_path: Path) -> None:
+    """On a touch screen: the "?" in the header is a button that opens the help, and the
+    help's "close" button closes it; the item is answered by its buttons then (QA: only
+    the ? key opened the help, and nothing but Esc or ? closed it)."""
+    db = _texts(tmp_path, [OTHER])
+    size = _phone(driver)
+    try:
+        with running(db, batch=5) as server:
+            bs.fresh(driver)
+            item = bs.sign_in(driver, server.url, "uma")
+            help_box = driver.find_element("id", "help")
+            driver.find_element("id", "help-button").click()
+            assert help_box.is_displayed()
+            assert "kept for you while this page is open" in help_box.text
+            driver.find_element("id", "help-close").click()
+            assert not help_box.is_displayed()
+            driver.find_element("css selector", "#choices button").click()
+            assert bs.wait_for(driver, "ready", not_item=item) != item
+    finally:
+        driver.set_window_size(size["width"], size["height"])

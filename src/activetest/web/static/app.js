@@ -922,6 +922,10 @@
       " \u00b7 " + state.layout + (state.guess_shown ? "" : " \u00b7 blind");
     renderChoices();
     document.addEventListener("keydown", onKey);
+    // the help without a keyboard (QA: on a touch screen only "?" opened it, and nothing
+    // closed it once open)
+    $("help-button").addEventListener("click", (e) => { e.currentTarget.blur(); toggleHelp(); });
+    $("help-close").addEventListener("click", (e) => { e.currentTarget.blur(); toggleHelp(false); });
     // answers not confirmed live in this tab only: closing it loses them, so the browser
     // asks first (QA: a tab closed while the server was down lost them without a word)
     window.addEventListener("beforeunload", (e) => {
