@@ -4,6 +4,7 @@ right to left and of other scripts, long items, a phone-wide window, touch only 
 from __future__ import annotations
 
 import csv
+import json
 from pathlib import Path
 from typing import Any
 
@@ -145,6 +146,42 @@ def test_the_help_opens_and_closes_without_a_keyboard(driver: Any, tmp_path: Pat
             driver.find_element("id", "help-close").click()
             assert not help_box.is_displayed()
             driver.find_element("css selector", "#choices button").click()
+            assert bs.wait_for(driver, "ready", not_item=item) != item
+    finally:
+        driver.set_window_size(size["width"], size["height"])
+
+
+def test_a_long_answer_judged_brings_the_next_answer_into_view(driver: Any,
+                                                               tmp_path: Path) -> None:
+    """A paired item whose answers are long, in a phone-wide window: once answer A is
+    judged (a key), answer B is scrolled into view, and Backspace brings A back (QA: B
+    stayed pages below, and nothing in view said the key had counted)."""
+    pool = [{"id": f"q{i}", "question": "Which river?", "context": "c", "references": ["Nile"],
+             "answer": "The Nile, a long river. " * 250} for i in range(6)]
+    other = [{"id": f"q{i}", "question": "Which river?",
+              "answer": "Another long answer. " * 250} for i in range(6)]
+    p, b = tmp_path / "pool.jsonl", tmp_path / "b.jsonl"
+    p.write_text("".join(json.dumps(r) + "\n" for r in pool), encoding="utf-8")
+    b.write_text("".join(json.dumps(r) + "\n" for r in other), encoding="utf-8")
+    db = tmp_path / "paired.db"
+    Session.create(db, pool=p, task="squad", target="pool", surrogate="uniform", seed=1,
+                   progress=False, compare=[f"answers:{b}"]).close()
+    size = _phone(driver)
+    tops = ("return [window.innerHeight].concat([...document.querySelectorAll('.answer')]"
+            ".map(a => a.getBoundingClientRect().top))")
+    try:
+        with running(db, batch=4) as server:
+            bs.fresh(driver)
+            item = bs.sign_in(driver, server.url, "kim")
+            height, _, b_top = driver.execute_script(tops)
+            assert b_top > height  # B starts below the screen
+            bs.press(driver, "1")  # A judged
+            height, a_top, b_top = driver.execute_script(tops)
+            assert -1 <= b_top < height, (b_top, height)
+            bs.press(driver, "\ue003")  # Backspace: back to A
+            height, a_top, b_top = driver.execute_script(tops)
+            assert -1 <= a_top < height, (a_top, height)
+            bs.press(driver, "12")
             assert bs.wait_for(driver, "ready", not_item=item) != item
     finally:
         driver.set_window_size(size["width"], size["height"])

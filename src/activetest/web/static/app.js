@@ -128,13 +128,21 @@
     }
   }
 
-  function showPicks() {
+  function showPicks(back) {
     const n = item ? Math.max(1, item.answers.length) : 1;
     const names = state.levels;
     document.querySelectorAll(".answer").forEach((div, i) => {
       div.classList.toggle("current", n > 1 && i === picks.length);
       div.querySelector(".given").textContent = i < picks.length ? names[picks[i] - 1] : "";
     });
+    // the answer to judge next is brought into view once one is judged (or Backspace
+    // goes back): after a long answer A, B was pages further down, and nothing in view
+    // said that the key had counted (QA)
+    const cur = document.querySelector(".answer.current");
+    if (cur && picks.length + (back ? 1 : 0) > 0) {
+      const r = cur.getBoundingClientRect();
+      if (r.top < 0 || r.top > window.innerHeight - 48) { cur.scrollIntoView({ block: "start" }); }
+    }
     const p = $("picked");
     p.textContent = n > 1 ? (picks.length < n ? "judging answer " + letter(picks.length) + " of " +
       n + (picks.length ? " (Backspace: back)" : "") : "") : "";
@@ -776,7 +784,7 @@
     if (busy && mode === "adjudicate") { return; }
     if (k === "Enter" && typed) { typedDone(); e.preventDefault(); return; }
     if (/^[0-9]$/.test(k)) { digit(k); e.preventDefault(); }
-    else if (k === "Backspace" && picks.length) { picks.pop(); showPicks(); e.preventDefault(); }
+    else if (k === "Backspace" && picks.length) { picks.pop(); showPicks(true); e.preventDefault(); }
     else if (k === "u" && mode === "label") { undo(); }
     else if (k === "s" && mode === "label") { skip(); }
     else if (k === "a") { adjudicate(); }
