@@ -271,3 +271,29 @@ def test_a_crashed_page_gives_its_items_back_once_it_is_silent(
             driver.switch_to.window(one)
             second.get("about:blank")
     bs.fresh(driver)  # the browser goes on (the next test's)
+
+
+def test_a_page_silent_a_while_gets_back_what_nobody_took(driver: Any,
+                                                          tmp_path: Path) -> None:
+    """ann's page is frozen (as a browser freezes a background tab, or a computer sleeps)
+    past ``silent_seconds``: her items go back, and bob takes the first; the page wakes:
+    the items nobody took are hers again, and the page says the one it shows went to
+    another annotator (QA: after a sleep the page showed items that were nobody's)."""
+    from tests.web.web_support import Client
+
+    made = classification(tmp_path, n=40)
+    with running(made.db, batch=5, budget=5, silent_seconds=3) as server:
+        bs.fresh(driver)
+        shown = bs.sign_in(driver, server.url, "ann")
+        assert _until(lambda: claims(made.db).get("ann") == 3) is True
+        driver.execute_cdp_cmd("Page.setWebLifecycleState", {"state": "frozen"})
+        try:
+            assert _until(lambda: not claims(made.db).get("ann"), 30) is True
+            took = Client(server.url, "bob").next()
+            assert took is not None and took["item_id"] == shown  # the first drawn
+        finally:
+            driver.execute_cdp_cmd("Page.setWebLifecycleState", {"state": "active"})
+        assert _until(lambda: claims(made.db).get("ann") == 2, 15) is True
+        assert _until(lambda: "went to another annotator" in driver.find_element(
+            "id", "message").text, 10)
+        driver.get("about:blank")

@@ -866,8 +866,9 @@ def test_items_of_a_page_gone_silent_go_back_and_a_live_page_keeps_them(
         ann, cat, bob = (Client(server.url, n) for n in ("ann", "cat", "bob"))
         state = ann.ok("GET", "state")
         assert state["silent_seconds"] == 2 and 0 < state["heartbeat_seconds"] <= 0.5
-        ann.ok("POST", "alive")
-        ann.ok("POST", "next", {"ahead": 2})
+        assert ann.ok("POST", "alive") == {"ok": True, "silent_seconds": 2}
+        held = ann.ok("POST", "next", {"ahead": 2})
+        mine = [held["item"]["item_id"], *(x["item_id"] for x in held["ahead"])]
         cat.ok("POST", "next", {"ahead": 1})  # cat never says it is open
         t0 = time.monotonic()
         while time.monotonic() - t0 < 3.5:  # ann's page is open: longer than 2 s
@@ -879,7 +880,17 @@ def test_items_of_a_page_gone_silent_go_back_and_a_live_page_keeps_them(
         woken = bob.ok("POST", "wait", {"since": since, "seconds": 20})
         assert woken["changed"] and 1.5 < time.monotonic() - t0 < 6
         assert claims(made.db) == {"cat": 2}
-        assert bob.next() is not None
+        took = bob.next()
+        assert took is not None and took["item_id"] in mine
+        # ann's page speaks again (a frozen tab, a computer woken): what it holds and
+        # nobody took meanwhile is hers again
+        back = ann.ok("POST", "alive", {"holding": mine})
+        assert back["released"] and back["reclaimed"] == [i for i in mine if i != took["item_id"]]
+        assert claims(made.db) == {"ann": 2, "bob": 1, "cat": 2}
+        assert "released" not in ann.ok("POST", "alive", {"holding": mine})
+        for bad in ("q1", [1], ["x"] * 11):
+            status, data = ann.call("POST", "alive", {"holding": bad})
+            assert status == 400 and "holding" in data["error"], bad
         status, data = ann.call("POST", "alive", {"session_id": "another"})
         assert status == 421 and "another session" in data["error"]
     for bad in (0, -1, "3", float("inf"), True):

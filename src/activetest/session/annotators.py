@@ -722,6 +722,30 @@ class Annotators:
             c.execute("DELETE FROM annotation_claims WHERE idx = ? AND annotator = ?",
                       (row, who))
 
+    def reclaim(self, annotator: str, item_ids: Sequence[str]) -> list[str]:
+        """Claim again for ``annotator`` the items their page still shows or holds at
+        hand, after their claims were given back (the page went silent a while: a
+        frozen tab, a computer asleep), those still open to them (not answered by enough
+        others, not held by another, not labelled elsewhere), in ONE transaction;
+        returns their ids."""
+        who = check_name(annotator)
+        out: list[str] = []
+        with self._transaction() as c:
+            c.execute("DELETE FROM annotation_claims WHERE expires < ?", (time.time(),))
+            labels = {int(i): str(src) for i, src in c.execute("SELECT idx, source FROM labels")}
+            claims: dict[int, set[str]] = {}
+            for idx, name in self._rows(c, "SELECT idx, annotator FROM annotation_claims"):
+                claims.setdefault(int(idx), set()).add(name)
+            for item_id in dict.fromkeys(item_ids):
+                st = self._item_state(c, self.s.store.index_of(item_id))
+                if st is None or not self._open(c, st, who, labels, claims,
+                                                own_claim=who in claims.get(st.index, ())):
+                    continue
+                self._claim(c, st, who)
+                claims.setdefault(st.index, set()).add(who)
+                out.append(item_id)
+        return out
+
     def release(self, annotator: str) -> None:
         """Give back every item ``annotator`` holds (they leave the page)."""
         who = check_name(annotator)

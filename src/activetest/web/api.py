@@ -14,7 +14,7 @@ from typing import Any
 
 __all__ = ["CALLS", "MAX_WAIT", "WAITS_PER_BROWSER", "WRITES", "OtherSessionError",
            "ServerStoppingError", "SessionReplacedError", "ahead_of", "annotator_of",
-           "held_reply", "item_id_of", "levels_of", "wait_of"]
+           "held_reply", "holding_of", "item_id_of", "levels_of", "wait_of"]
 
 #: Every call of the API, as (method, name under ``api/``).
 CALLS = frozenset({("GET", "state"), ("GET", "progress"), ("POST", "hello"), ("POST", "next"),
@@ -133,6 +133,19 @@ def wait_of(body: dict[str, Any]) -> tuple[int, float, str | None]:
             not 0 <= seconds <= MAX_WAIT:
         raise ValueError(f"seconds must be a number from 0 to {MAX_WAIT:g}")
     return since, float(seconds), browser
+
+
+def holding_of(body: dict[str, Any]) -> list[str]:
+    """``api/alive``'s ``holding``: the ids of the items the page shows and holds at hand
+    (0 to 10; none: an empty list).
+
+    Raises:
+        ValueError: not a list of at most 10 item ids (text).
+    """
+    raw = body.get("holding", [])
+    if not isinstance(raw, list) or len(raw) > 10 or not all(isinstance(x, str) for x in raw):
+        raise ValueError("holding must be a list of at most 10 item ids (text)")
+    return raw
 
 
 def levels_of(body: dict[str, Any]) -> list[int]:

@@ -45,10 +45,13 @@ stores nothing in B):
   tabs is woken): a browser opens only 6 connections to one address. A wait whose
   caller closed its connection (the tab was closed or crashed) ends within
   :data:`GONE_POLL` s, freeing its slot.
-* ``POST api/alive {annotator}``: the page is open (sent every ``heartbeat_seconds`` of
-  ``api/state``); once an annotator's page has said so, their items go back to the others
-  when no page of theirs has said so for ``silent_seconds`` (a tab crashed or closed
-  unheard), not only when the claims lapse.
+* ``POST api/alive {annotator, holding}``: the page is open (sent every
+  ``heartbeat_seconds`` of ``api/state``); once an annotator's page has said so, their
+  items go back to the others when no page of theirs has said so for ``silent_seconds``
+  (a tab crashed or closed unheard), not only when the claims lapse. A page heard again
+  after that (a frozen tab, a computer woken) gets ``released: true`` and the items of
+  ``holding`` (the ids it shows and holds at hand) that nobody took meanwhile claimed
+  again (``reclaimed``).
 * ``POST api/undo {annotator}``: undo their last answer; the item comes back.
 * ``POST api/release {annotator}``: give back every item they hold (the page is closed
   or left; a reload asks again).
@@ -91,6 +94,7 @@ from activetest.web.api import (
     ahead_of,
     annotator_of,
     held_reply,
+    holding_of,
     item_id_of,
     levels_of,
     wait_of,
@@ -158,6 +162,7 @@ class LabelServer:
         #: how often the page says it is open (api/alive): a few times per silent_seconds
         self.heartbeat_seconds = min(HEARTBEAT_SECONDS, self.silent_seconds / 4)
         self._heard: dict[str, float] = {}  # annotator -> their page's last api/alive
+        self._released: set[str] = set()  # their items given back since (silent)
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="session")
         # the progress line's estimate: its own thread and connection, so that computing
         # it never delays an answer (WAL: reads do not block the writer)
@@ -369,9 +374,24 @@ class LabelServer:
         page of theirs has said so for :attr:`silent_seconds` (see :meth:`_reap`)."""
         self._check_session(body)
         who = annotator_of(body)
+        holding = holding_of(body)
         with self._changed:
             self._heard[who] = time.monotonic()
-        return {"ok": True, "silent_seconds": self.silent_seconds}
+            released = who in self._released
+            self._released.discard(who)
+        if not released:
+            return {"ok": True, "silent_seconds": self.silent_seconds}
+        # the page speaks again (a frozen tab, a computer woken): the items it shows and
+        # holds at hand are claimed again, those nobody took meanwhile
+        back = self._call(self._reclaim, who, holding) if holding else []
+        return {"ok": True, "silent_seconds": self.silent_seconds, "released": True,
+                "reclaimed": back}
+
+    def _reclaim(self, who: str, holding: list[str]) -> list[str]:
+        """:meth:`Annotators.reclaim` on the file this server opened (the session's
+        thread)."""
+        self._check_file()
+        return self._annotators.reclaim(who, holding)  # type: ignore[no-any-return]
 
     def _reap(self) -> None:
         """The items of annotators whose pages have gone silent (no ``api/alive`` for
@@ -406,6 +426,7 @@ class LabelServer:
                 return
         self._annotators.release(who)
         with self._changed:
+            self._released.add(who)
             self._changes += 1
             self._changed.notify_all()
 

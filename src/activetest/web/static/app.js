@@ -850,7 +850,23 @@
   let beating = null;
   function heartbeat() {
     if (beating !== null || typeof state.heartbeat_seconds !== "number") { return; }
-    const beat = () => { api("POST", "alive", { annotator: me.annotator }).catch(() => {}); };
+    // with the items it shows and holds at hand: should the server have given them back
+    // (the page was silent: a frozen tab, a computer asleep), those nobody took meanwhile
+    // are claimed again, and the page says whether the one shown still is its own
+    const beat = () => {
+      const holding = mode === "label" ? (item ? [item.item_id] : []).concat(
+        queue.map((x) => x.item_id)).slice(0, 10) : [];
+      api("POST", "alive", { annotator: me.annotator, holding: holding }).then((r) => {
+        if (!r || !r.released) { return; }
+        const back = new Set(r.reclaimed || []);
+        queue = queue.filter((x) => back.has(x.item_id));
+        if (item && mode === "label" && !back.has(item.item_id)) {
+          say("this page was not heard from for a while, and item " + item.item_id +
+              " went to another annotator meanwhile: your answer to it is stored only " +
+              "if they have not answered it", "error");
+        }
+      }).catch(() => {});
+    };
     beat();
     beating = setInterval(beat, 1000 * Math.max(0.5, state.heartbeat_seconds));
   }
