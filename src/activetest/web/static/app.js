@@ -189,8 +189,9 @@
       "at once; a page the server has not heard from for " + (typeof silent === "number" ?
         (silent < 90 ? Math.round(silent) + " s" : Math.round(silent / 60) + " min") :
         "a while") + " (the tab crashed, the computer slept, the network is down) gives " +
-      "them back too: an answer to one of them is still stored, unless enough others " +
-      "answered it meanwhile (then it is refused, and the page says so).";
+      "them back too; heard from again, it gets back those nobody took meanwhile. An " +
+      "answer to one another annotator took is still stored, unless enough others " +
+      "answered it (then it is refused, and the page says so).";
   }
 
   function done(text) {
