@@ -138,6 +138,11 @@ def test_the_help_opens_and_closes_without_a_keyboard(driver: Any, tmp_path: Pat
     try:
         with running(db, batch=5) as server:
             bs.fresh(driver)
+            driver.get(server.url)
+            bs.wait_for(driver, "name")  # before the name: the help shows the keys too
+            driver.find_element("id", "help-button").click()
+            assert "undo your last answer" in driver.find_element("id", "help").text
+            driver.find_element("id", "help-close").click()
             item = bs.sign_in(driver, server.url, "uma")
             help_box = driver.find_element("id", "help")
             driver.find_element("id", "help-button").click()

@@ -946,6 +946,7 @@
     $("title").textContent = "activetest \u00b7 " + state.task + " \u00b7 " + state.session +
       " \u00b7 " + state.layout + (state.guess_shown ? "" : " \u00b7 blind");
     renderChoices();
+    renderHelp();  // (the help button works before the name is given; again once it is)
     document.addEventListener("keydown", onKey);
     // the help without a keyboard (QA: on a touch screen only "?" opened it, and nothing
     // closed it once open)
