@@ -896,3 +896,45 @@ def test_items_of_a_page_gone_silent_go_back_and_a_live_page_keeps_them(
     for bad in (0, -1, "3", float("inf"), True):
         with pytest.raises(ValueError, match="--silent-seconds"):
             running(made.db, silent_seconds=bad).__enter__()
+
+
+def test_a_page_heard_while_its_items_are_given_back_claims_them_again(
+        tmp_path: Path) -> None:
+    """A page that speaks (``api/alive``) just after the server found it silent, while its
+    items are being given back, is told so and gets them back at once (they were given
+    back unmarked, so the page kept showing items no longer claimed until its next
+    heartbeat)."""
+    import threading
+    import time
+
+    from tests.web.web_support import claims
+
+    made = classification(tmp_path)
+    with running(made.db, batch=5, budget=5, silent_seconds=1) as server:
+        ann = Client(server.url, "ann")
+        ann.ok("POST", "alive")
+        held = ann.ok("POST", "next", {"ahead": 2})
+        mine = [held["item"]["item_id"], *(x["item_id"] for x in held["ahead"])]
+        real = server._annotators.release
+        said: dict[str, object] = {}
+        speaking: list[threading.Thread] = []
+
+        def release(who: str) -> None:  # the page speaks between the check and this
+            t = threading.Thread(target=lambda: said.update(
+                ann.ok("POST", "alive", {"holding": mine})))
+            t.start()
+            speaking.append(t)
+            t0 = time.monotonic()
+            while who not in server._heard and time.monotonic() - t0 < 10:
+                time.sleep(0.01)
+            real(who)
+
+        server._annotators.release = release
+        t0 = time.monotonic()
+        while not speaking and time.monotonic() - t0 < 20:
+            time.sleep(0.05)
+        assert speaking, "the silent page's items were never given back"
+        speaking[0].join(20)
+        server._annotators.release = real
+        assert said.get("released") and sorted(said["reclaimed"]) == sorted(mine), said
+        assert claims(made.db) == {"ann": 3}

@@ -424,9 +424,13 @@ class LabelServer:
         with self._changed:
             if who in self._heard:  # their page spoke again meanwhile
                 return
+            # marked before the release, in the check's lock: a page that speaks from
+            # now on is told it was released and claims its items back (its reclaim
+            # runs on this thread, after the release; QA: marked after, a page heard in
+            # between kept showing items no longer claimed for one more heartbeat)
+            self._released.add(who)
         self._annotators.release(who)
         with self._changed:
-            self._released.add(who)
             self._changes += 1
             self._changed.notify_all()
 
