@@ -1235,6 +1235,29 @@ def test_status_names_the_inspect_tasks_of_the_evals(tmp_path: Path) -> None:
         p.stdout.split()), p.stdout
 
 
+def test_from_inspect_keeps_the_task_of_a_log_naming_no_model(tmp_path: Path) -> None:
+    """QA: ``init --from-inspect`` kept the evals' inspect tasks only with the eval's
+    model: a log naming no model left a session whose ``status`` named no task. The
+    tasks are now kept (and named by ``status``) with or without a model."""
+    from inspect_ai.log import write_eval_log
+
+    db = _session(tmp_path, target="inspect")
+    (run,) = _run(tmp_path, f"active:{db}:-:6")
+    log = _read(run["log"])
+    log.eval.model = ""
+    write_eval_log(log, str(tmp_path / "nomodel.eval"))
+    made = ["--task", "answers", "--pool", "pool.jsonl", "--target", "inspect", "--surrogate",
+            "column:p_correct", "--metric", "error_rate", "--seed", "0", "--no-progress"]
+    p = _cli(tmp_path, "init", "n.db", *made, "--from-inspect", str(tmp_path / "nomodel.eval"))
+    assert p.returncode == 0, p.stderr
+    p = _cli(tmp_path, "status", "n.db")
+    out = " ".join(p.stdout.split())
+    assert p.returncode == 0 and "(1 eval(s) of inspect task 'arith' with" in out, out
+    p = _cli(tmp_path, "status", "n.db", "--json")
+    assert p.returncode == 0 and json.loads(p.stdout)["target_runs"]["tasks"] == ["arith"], \
+        p.stdout
+
+
 def test_from_inspect_takes_peoples_labels_only_when_told_to(tmp_path: Path) -> None:
     """QA: a session holding a person's label (given before the eval) could not be read
     back from its log. No sample shows a person's label, so it is refused unless

@@ -437,14 +437,16 @@ def restore(session: Any, record: LogRecord, others: Sequence[LogSamples] = (), 
                          f"pool, task, surrogate and --seed" + hint(()))
     _confirm_tuning(session, record)
     source = _confirm_inputs(session, record, others, trust_people)
-    if record.model:  # who answered: kept, so that an eval of another model is refused
-        from activetest.formats.answers import public_model_name
+    from activetest.formats.answers import public_model_name
 
-        name = public_model_name(record.model)
-        if name:  # with the inspect tasks of the evals whose labels are read
-            ids = {e for e in (_eval_of(str(src)) for src in record.sources.values()) if e}
-            tasks = [record.task, *(o.task for o in others if o.eval_id in ids)]
-            session.record_target_model(name, "inspect", [t for t in tasks if t])
+    # who answered: kept, so that an eval of another model is refused; with the inspect
+    # tasks of the evals whose labels are read, kept too where the log names no model
+    # (QA: such a session's status named no task)
+    name = public_model_name(record.model)
+    ids = {e for e in (_eval_of(str(src)) for src in record.sources.values()) if e}
+    tasks = [t for t in (record.task, *(o.task for o in others if o.eval_id in ids)) if t]
+    if name or tasks:
+        session.record_target_model(name, "inspect", tasks)
     scores = session.task.judgment.scores
     levels: dict[str, int] = {}
     for item_id, value in record.labels.items():
