@@ -383,13 +383,16 @@ def build_config(inputs: Inputs, *, task_ref: Any, metric: str, acquisition: str
     session)."""
     from activetest import __version__
     from activetest.data.taskfile import task_to_dict
+    from activetest.session.source_names import published_source
 
     return SessionConfig(
         design_variant=design_variant(metric, acquisition),  # the two-metric design
         task=task_to_dict(inputs.task),
         task_ref=task_ref if isinstance(task_ref, str) else inputs.task.name,
-        pool={**inputs.pool_info, "n_items": len(inputs.items)},
-        examples={**inputs.examples_info, "n": len(inputs.examples)},
+        # the files' names and digests, never their local paths (said at init); the
+        # items are stored: no later command re-opens these (session/source_names.py)
+        pool={**published_source(inputs.pool_info), "n_items": len(inputs.items)},
+        examples={**published_source(inputs.examples_info), "n": len(inputs.examples)},
         surrogate=inputs.specs["surrogate"], target=inputs.specs["target"],
         metric=metric, acquisition=acquisition, proposal_floor=float(proposal_floor),
         seed=seed, shots=len(inputs.examples), target_shots=inputs.target_shots,

@@ -897,14 +897,17 @@ def create_graded_session(path: str | os.PathLike[str], *,
     from activetest import __version__
     from activetest.data.taskfile import task_to_dict
     from activetest.session.history_sources import publish
+    from activetest.session.source_names import published_source
 
     # stored without the local paths read (said at init: store.said_at_init)
     hist_pub = publish(hist_info) if history and hist_info is not None else None
     config = SessionConfig(
         kind="graded", task=task_to_dict(t),
         task_ref=task if isinstance(task, str) else t.name,
-        pool={"source": str(pool) if isinstance(pool, (str, os.PathLike)) else "<items>",
-              "n_items": len(items)},
+        # the pool file's name and digest, never its local path (said at init); the
+        # items are stored: no later command re-opens it (session/source_names.py)
+        pool={**published_source({"source": str(pool) if isinstance(pool, (str, os.PathLike))
+                                  else "<items>"}), "n_items": len(items)},
         examples={"n": len(chosen)}, surrogate=surrogate_spec, target=target_spec,
         metric="error_rate",
         acquisition="graded_adaptive" if adaptive or history else "graded_fixed" if fixed

@@ -84,6 +84,7 @@ from activetest.session.harness_runs import (
     runs_summary,
     uniform_runs_for_width,
 )
+from activetest.session.source_names import pool_source
 from activetest.session.store import SessionError
 
 __all__ = ["HARNESS_SOURCE", "TARGET_RUN_SOURCES", "UNIFORM_RUNS_METHOD", "HarnessImport",
@@ -187,7 +188,7 @@ def create_inspect_session(path: str | os.PathLike[str], *, pool: Any, task: Any
     try:
         # unknown keys of the document are the config's ``extra`` (kept as written)
         store.update_config({"target": target, "harness": {"tool": "inspect"},
-                             "pool": {"source": str(pool), "n_items": len(items)}})
+                             "pool": {**pool_source(pool), "n_items": len(items)}})
     except BaseException:
         store.close()
         Path(path).unlink(missing_ok=True)
@@ -478,7 +479,8 @@ def create_lmeval_session(path: str | os.PathLike[str], *, pool: Any, task: Any,
     pub = None if hist is None else publish(hist.info)
     config = SessionConfig(
         kind="graded", task=task_to_dict(t), task_ref=task if isinstance(task, str) else t.name,
-        pool={"source": str(pool), "n_items": len(items)}, examples={"n": 0},
+        pool={**pool_source(pool), "n_items": len(items)},
+        examples={"n": 0},
         surrogate=surrogate, target=target, metric="error_rate", acquisition=acquisition,
         proposal_floor=float(floor), seed=seed, shots=0, target_shots=0,
         noise=NoiseConfig(None, 5.0, "any"), n_boot=int(n_boot), level=float(level),

@@ -1,0 +1,108 @@
+"""The pool file (and the in-context examples' file) as a session file names them:
+never by a local path.
+
+A session file is shared; the folder a pool was read from is the user's own
+(``/home/me/data/pool.csv``). The config's ``pool.source`` and ``examples.source`` are
+names for people only: no later command re-opens them (the items are copied into the
+session file at ``init``). New sessions store the file's last component (``pool.csv``)
+and the SHA-256 of its bytes (``sha256``: a file given again can be confirmed to be the
+same one); ``init`` still says the path as given. Sessions made before keep their
+stored path; nothing computed from it changes (no number reads it).
+
+Model specs (``table:/abs/t.csv``, ``answers:/abs/a.jsonl``) and the score cache folder
+are not renamed here: later commands re-open them (a model that scores items as they
+are labelled, a PE session's target, is built again from the stored spec by
+``estimate``; the cache is read by later commands), so they stay as given.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = ["SourceName", "pool_source", "published_source", "source_name"]
+
+#: ``source`` values that name no file (items given in Python).
+_NO_FILE = ("", "<items>")
+
+
+@dataclass(frozen=True)
+class SourceName:
+    """A file as the session file names it.
+
+    Attributes:
+        source: its last path component (a glob's last pattern component).
+        sha256: SHA-256 of its bytes; empty where it is no regular file (a folder,
+            a glob) and no digest was given.
+    """
+
+    source: str
+    sha256: str = ""
+
+
+def _digest(path: Path) -> str:
+    """SHA-256 of a regular file's bytes; empty for anything else or unreadable."""
+    try:
+        if not path.is_file():
+            return ""
+        digest = hashlib.sha256()
+        with path.open("rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(chunk)
+        return digest.hexdigest()
+    except OSError:
+        return ""
+
+
+def source_name(given: str | os.PathLike[str], sha256: str = "") -> SourceName:
+    """``given``'s name: its last component, with ``sha256`` (computed from the file
+    where not given and ``given`` is a regular file)."""
+    text = os.fspath(given)
+    parts = [p for p in Path(text).parts if p not in (os.sep, "/", "\\")]
+    name = parts[-1] if parts else text
+    return SourceName(name, sha256 or _digest(Path(text)))
+
+
+def _suffixes(paths: Sequence[str]) -> list[str]:
+    """Each path's last component, or where another path shares it, its shortest suffix
+    of components no other path ends with."""
+    parts = [tuple(p for p in Path(os.path.abspath(x)).parts if p != os.sep) or (x,)
+             for x in paths]
+    out = []
+    for p in parts:
+        others = [q for q in parts if q != p]
+        k = next((k for k in range(1, len(p) + 1)
+                  if not any(q[len(q) - k:] == p[len(p) - k:] for q in others)), len(p))
+        out.append("/".join(p[len(p) - k:]))
+    return out
+
+
+def pool_source(pool: Any) -> dict[str, Any]:
+    """The ``source`` (and ``sha256``) a harness session stores of its ``--pool``: a
+    file, folder or glob by :func:`source_name`; several (lm-eval's samples files) by
+    their names joined with ", " (two of one name by their shortest distinguishing
+    suffix), without a digest."""
+    if isinstance(pool, (list, tuple)):
+        given = [os.fspath(p) for p in pool]
+        return {"source": ", ".join(_suffixes(given))}
+    return published_source({"source": os.fspath(pool)})
+
+
+def published_source(info: Mapping[str, Any]) -> dict[str, Any]:
+    """``info`` (a pool's or the examples' provenance: ``source``, ``format``,
+    ``sha256``, ...) as stored: its ``source`` replaced by :func:`source_name`'s name
+    and its ``sha256`` kept or computed; items given in Python (``<items>``) unchanged."""
+    out = dict(info)
+    src = out.get("source")
+    if not isinstance(src, (str, os.PathLike)) or os.fspath(src) in _NO_FILE:
+        return out
+    given = out.get("sha256")
+    named = source_name(src, given if isinstance(given, str) else "")
+    out["source"] = named.source
+    if named.sha256:
+        out["sha256"] = named.sha256
+    return out
