@@ -19,45 +19,91 @@ from activetest.session import stream_base, stream_init
 FORMATS = ["csv", "tsv", "jsonl", "parquet"]
 
 
+def _kind(path: Path) -> tuple[str, bool]:
+    """The format of the file ``path`` by its name, and whether it is gzipped."""
+    name = path.name
+    return Path(name.removesuffix(".gz")).suffix.lstrip("."), name.endswith(".gz")
+
+
+def _put(path: Path, data: bytes) -> None:
+    """Write ``data`` at ``path``, gzipped where its name ends in ``.gz``."""
+    import gzip
+
+    path.write_bytes(gzip.compress(data, mtime=0) if path.name.endswith(".gz") else data)
+
+
+def _text(path: Path) -> bytes:
+    """The bytes of ``path``, gunzipped where its name ends in ``.gz``."""
+    import gzip
+
+    data = path.read_bytes()
+    return gzip.decompress(data) if path.name.endswith(".gz") else data
+
+
 def _rewrite(path: Path, rows: list[dict[str, Any]]) -> None:
     """Write ``rows`` (id, negative, positive[, content_check]) as the table at ``path``
-    (its format by its suffix)."""
+    (its format by its suffix; gzipped where it ends in ``.gz``)."""
     import json
 
     import pyarrow as pa
 
-    fmt = path.suffix.lstrip(".")
+    fmt, _ = _kind(path)
     if fmt == "parquet":
         import pyarrow.parquet as pq
 
         pq.write_table(pa.Table.from_pylist(rows), path)
     elif fmt == "jsonl":
-        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        _put(path, "".join(json.dumps(r) + "\n" for r in rows).encode())
+    elif fmt == "json":
+        _put(path, json.dumps(rows, indent=1).encode())
     else:
         sep = "\t" if fmt == "tsv" else ","
         cols = list(rows[0])
-        path.write_text(sep.join(cols) + "\n" + "".join(
+        _put(path, (sep.join(cols) + "\n" + "".join(
             sep.join(repr(r[c]) if isinstance(r[c], float) else str(r[c]) for c in cols)
-            + "\n" for r in rows))
+            + "\n" for r in rows)).encode())
 
 
 def _rows(path: Path) -> list[dict[str, Any]]:
+    import io
+    import json
+
     import pyarrow.csv as pcsv
     import pyarrow.json as pjson
     import pyarrow.parquet as pq
 
-    fmt = path.suffix.lstrip(".")
+    fmt, _ = _kind(path)
     if fmt == "parquet":
         return pq.read_table(path).to_pylist()  # type: ignore[no-any-return]
+    if fmt == "json":
+        return json.loads(_text(path))  # type: ignore[no-any-return]
     if fmt == "jsonl":
-        return pjson.read_json(path).to_pylist()  # type: ignore[no-any-return]
+        return pjson.read_json(io.BytesIO(_text(path))).to_pylist()  # type: ignore[no-any-return]
     opts = pcsv.ParseOptions(delimiter="\t" if fmt == "tsv" else ",")
-    return pcsv.read_csv(path, parse_options=opts).to_pylist()  # type: ignore[no-any-return]
+    return pcsv.read_csv(io.BytesIO(_text(path)),  # type: ignore[no-any-return]
+                         parse_options=opts).to_pylist()
 
 
 def _files(tmp: Path, fmt: str, n: int = 200) -> tuple[Path, Path, Path]:
-    files = write_pool(tmp, n, "csv" if fmt == "tsv" else fmt)
-    return tsv_tables(files) if fmt == "tsv" else files
+    base, gz = fmt.removesuffix(".gz"), fmt.endswith(".gz")
+    files = write_pool(tmp, n, "csv" if base in ("tsv", "json") else base)
+    if base == "tsv":
+        files = tsv_tables(files)
+    if base == "json":  # the CSV tables as JSON arrays
+        tables = []
+        for path in files[1:]:
+            tables.append(path.with_suffix(".json"))
+            _rewrite(tables[-1], _rows(path))
+            path.unlink()
+        files = (files[0], tables[0], tables[1])
+    if not gz:
+        return files
+    out = []
+    for path in files:  # gzipped: the pool too
+        out.append(path.with_name(path.name + ".gz"))
+        _put(out[-1], path.read_bytes())
+        path.unlink()
+    return out[0], out[1], out[2]
 
 
 def _both(tmp: Path, files: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch
@@ -237,24 +283,28 @@ def test_a_table_with_no_rows_is_refused_as_the_general_path_refuses_it(
                                  "negative": pa.array([], pa.float64()),
                                  "positive": pa.array([], pa.float64())}), files[2])
     else:
-        sep = "\t" if fmt == "tsv" else ","
-        files[2].write_text("" if fmt == "jsonl" else sep.join(["id", "negative", "positive"])
-                            + "\n")
+        sep = "\t" if fmt.startswith("tsv") else ","
+        _put(files[2], {"jsonl": b"", "json": b"[]"}.get(
+            _kind(files[2])[0], (sep.join(["id", "negative", "positive"]) + "\n").encode()))
     streamed, general, _ = _both(tmp_path, files, monkeypatch)
     assert streamed is not None and streamed == general, (streamed, general)
-    assert streamed.endswith("target" + files[2].suffix + ": no data rows")
+    assert streamed.endswith(files[2].name + ": no data rows")
 
 
 @pytest.mark.parametrize("fmt,defect", [  # (a JSON object's keys are its columns: no twice)
     *((f, d) for f in ("csv", "tsv", "jsonl") for d in ("a NUL", "a byte that is not UTF-8")),
-    ("csv", "a column named twice"), ("tsv", "a column named twice")])
+    ("csv", "a column named twice"), ("tsv", "a column named twice"),
+    *((f, "a bad value, then a malformed row at the end") for f in ("csv", "jsonl"))])
 @pytest.mark.parametrize("order", ["shuffled", "in the pool's order"])
 def test_a_table_the_general_path_refuses_before_any_row_is_not_accepted(
         fmt: str, defect: str, order: str, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
     """A text table with a NUL or a byte that is not UTF-8 in a column the fast reader
     does not read, or a header naming a class column twice, is refused as the general
-    path refuses it (it was accepted: pyarrow reads only the id and class columns)."""
+    path refuses it (it was accepted: pyarrow reads only the id and class columns); so is
+    one with a malformed row (line) after a row with a bad value (QA: the stream named
+    the value's row, the general path, which parses the whole file first, the malformed
+    one)."""
     monkeypatch.setattr(stream_base, "BLOCK", 64)
     files = _files(tmp_path, fmt)
     rows = _rows(files[2])
@@ -262,16 +312,23 @@ def test_a_table_the_general_path_refuses_before_any_row_is_not_accepted(
         rows = [rows[i] for i in np.random.default_rng(5).permutation(len(rows))]
     for r in rows:
         r["note"] = "x"
+    if defect.startswith("a bad value"):
+        rows[3]["negative"] = "abc"
     _rewrite(files[2], rows)
-    data = files[2].read_bytes()
+    data = _text(files[2])
+    json_text = _kind(files[2])[0] in ("jsonl", "json")
     if defect == "a column named twice":
         sep = b"\t" if fmt == "tsv" else b","
         data = data.replace(sep + b"note\n", sep + b"negative\n", 1)
-    else:
+    elif defect.endswith("at the end"):  # the last row (line) or the array cut
+        data = data.rstrip()[:-(3 if _kind(files[2])[0] == "csv" else 1)] + b"\n"
+    elif defect != "a broken gzip stream":
         bad = b"\x00" if defect == "a NUL" else b"\xff"
-        data = data.replace(b'"x"', b'"' + bad + b'"', 1) if fmt == "jsonl" else (
+        data = data.replace(b'"x"', b'"' + bad + b'"', 1) if json_text else (
             data.replace(b"x\n", bad + b"\n", 1))
-    files[2].write_bytes(data)
+    _put(files[2], data)
+    if defect == "a broken gzip stream":
+        files[2].write_bytes(files[2].read_bytes()[:-30])  # cut: the end of the rows lost
     out = []
     for name, general in (("s.db", False), ("g.db", True)):  # the stream falls back
         with monkeypatch.context() as m:

@@ -42,7 +42,8 @@ from activetest.models.table_read import (
     to_log_softmax_rows,
 )
 
-__all__ = ["STREAMED_FORMATS", "WantedRows", "id_blocks", "read_ids", "read_wanted", "streams"]
+__all__ = ["STREAMED_FORMATS", "WantedRows", "id_blocks", "read_ids", "read_wanted",
+           "refuse_file_problems", "streams"]
 
 #: The formats read row by row, gzipped or not (but Parquet); lm-eval samples files are
 #: read whole (docs/pool-scale.md: their reader decides across all records).
@@ -254,6 +255,16 @@ def _scan_whole_file(path: Path, fmt: str, columns: Sequence[str], id_column: st
             _read_whole(path, fmt, columns, id_column, exc)
         if n:
             check_columns(path, fmt, list(keys), [id_column, *columns])
+
+
+def refuse_file_problems(path: Path, fmt: str, columns: Sequence[str],
+                         id_column: str) -> None:
+    """Refuse the CSV, TSV, JSONL or JSON table ``path`` (gzipped or not) for a problem
+    :func:`read_table` names before any row's, with its message (ValueError): bytes that
+    are not UTF-8, a NUL, a malformed row or line anywhere, a JSON array's text, a column
+    no row has. Memory: a line at a time (a broken gzip stream or malformed JSON: read
+    whole, as :func:`read_table` reads it, to name it)."""
+    _scan_whole_file(path, fmt, columns, id_column)
 
 
 def _gzipped(path: Path) -> bool:

@@ -26,7 +26,7 @@ from activetest.session.stream_base import (
 from activetest.session.stream_pool import clean_text
 
 __all__ = ["Table", "TableEnds", "TableRows", "converted_rows", "read_again",
-           "streamable_table", "table_blocks"]
+           "refuse_file_problems", "streamable_table", "table_blocks"]
 
 _TABLE_FORMATS = ("csv", "tsv", "jsonl", "parquet")
 
@@ -334,6 +334,7 @@ def read_again(t: Table, upto: int | None, *, first: int | None = None,
             if r == upto and repeated is not None:
                 if item_id != repeated or first_where is None:
                     break  # not the rows streamed
+                refuse_file_problems(t)
                 raise StreamRefusedError(duplicate_message(s.path, where, item_id, first_where))
             row_values(row, s.path, where, t.columns)
             if r == upto:
@@ -344,10 +345,28 @@ def read_again(t: Table, upto: int | None, *, first: int | None = None,
         raise
     except (UnicodeError, OSError, RecursionError):  # the general path names the file
         raise NotStreamable("read") from None
-    except ValueError as exc:  # a row (or the file) the general path refuses, so named
+    except ValueError as exc:  # a row (or the file) the general path refuses, so named,
+        refuse_file_problems(t)  # unless the file has a problem named before any row
         raise StreamRefusedError(str(exc)) from None
     raise NotStreamable("read again")
 
+
+def refuse_file_problems(t: Table) -> None:
+    """Refuse the CSV, TSV, JSONL or JSON table ``t`` (gzipped or not) for a problem the
+    general path names before any row's, as it names it (:class:`StreamRefusedError`):
+    text that is not UTF-8, a NUL, a malformed row or line anywhere in the file (a JSON
+    array's text), a column no row has (:func:`activetest.models.table_stream.
+    refuse_file_problems`: the rows read one at a time; a broken gzip stream or JSON
+    text named by reading the file whole, as the general path does). Called before a
+    row is refused: a row's problem found while streaming was named where the general
+    path names a malformed line after it (QA)."""
+    from activetest.models.table_stream import refuse_file_problems as scan
+
+    s = t.scorer
+    try:
+        scan(s.path, s.format, t.columns, s.id_column)
+    except ValueError as exc:
+        raise StreamRefusedError(str(exc)) from None
 
 
 def converted_rows(values: np.ndarray, t: Table, start: int) -> np.ndarray:
