@@ -16,7 +16,9 @@ from session_support import write_pool_tables as write_pool
 
 from activetest.session import stream_base, stream_init
 
-FORMATS = ["csv", "tsv", "jsonl", "parquet"]
+#: The tables' formats; a ``.gz`` one gzipped, its pool too (CSV or JSONL: a JSON-array
+#: table's pool is a CSV file), both streamed since 2026-12-07 (the general path before).
+FORMATS = ["csv", "tsv", "jsonl", "parquet", "csv.gz", "jsonl.gz", "json", "json.gz"]
 
 
 def _kind(path: Path) -> tuple[str, bool]:
@@ -129,6 +131,35 @@ def _both(tmp: Path, files: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyP
         same_session(tmp / "s.db", tmp / "g.db")
     assert not list(tmp.glob(".*creating*"))
     return out[0], out[1], ran
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_tables_in_the_pools_order_stream_into_the_general_paths_session(
+        fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tables in the pool's order (gzipped, JSON arrays: they and a gzipped pool took the
+    general path before 2026-12-07) are streamed, blocks of 64 rows, into the session the
+    general path writes: its config (the pool's sha256 of its text, gunzipped), items,
+    scores and sampler, bit for bit."""
+    monkeypatch.setattr(stream_base, "BLOCK", 64)
+    files = _files(tmp_path, fmt)
+    streamed, general, ran = _both(tmp_path, files, monkeypatch)
+    assert streamed is None and general is None and ran
+
+
+def test_a_table_is_gunzipped_by_its_bytes_not_its_name(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As the general path reads a table: a gzipped one named ``.csv`` is gunzipped, a
+    plain one named ``.csv.gz`` is not; both stream into the general path's session."""
+    import gzip
+
+    monkeypatch.setattr(stream_base, "BLOCK", 64)
+    pool, sur, tgt = write_pool(tmp_path, 200, "csv")
+    plain = sur.with_name("surrogate.csv.gz")
+    plain.write_bytes(sur.read_bytes())
+    packed = tgt.with_name("target-packed.csv")
+    packed.write_bytes(gzip.compress(tgt.read_bytes(), mtime=0))
+    streamed, general, ran = _both(tmp_path, (pool, plain, packed), monkeypatch)
+    assert streamed is None and general is None and ran
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
@@ -292,9 +323,14 @@ def test_a_table_with_no_rows_is_refused_as_the_general_path_refuses_it(
 
 
 @pytest.mark.parametrize("fmt,defect", [  # (a JSON object's keys are its columns: no twice)
-    *((f, d) for f in ("csv", "tsv", "jsonl") for d in ("a NUL", "a byte that is not UTF-8")),
+    *((f, d) for f in ("csv", "tsv", "jsonl", "csv.gz", "jsonl.gz", "json", "json.gz")
+      for d in ("a NUL", "a byte that is not UTF-8")),
     ("csv", "a column named twice"), ("tsv", "a column named twice"),
-    *((f, "a bad value, then a malformed row at the end") for f in ("csv", "jsonl"))])
+    ("csv.gz", "a column named twice"),
+    *((f, "a broken gzip stream") for f in ("csv.gz", "jsonl.gz", "json.gz")),
+    *((f, "a bad value, then a malformed row at the end")
+      for f in ("csv", "csv.gz", "jsonl", "jsonl.gz", "json", "json.gz")),
+    *((f, "a row not normalised, then a malformed row at the end") for f in ("json", "json.gz"))])
 @pytest.mark.parametrize("order", ["shuffled", "in the pool's order"])
 def test_a_table_the_general_path_refuses_before_any_row_is_not_accepted(
         fmt: str, defect: str, order: str, tmp_path: Path,
@@ -302,9 +338,10 @@ def test_a_table_the_general_path_refuses_before_any_row_is_not_accepted(
     """A text table with a NUL or a byte that is not UTF-8 in a column the fast reader
     does not read, or a header naming a class column twice, is refused as the general
     path refuses it (it was accepted: pyarrow reads only the id and class columns); so is
-    one with a malformed row (line) after a row with a bad value (QA: the stream named
-    the value's row, the general path, which parses the whole file first, the malformed
-    one)."""
+    a gzipped one whose gzip stream is cut, and one with a malformed row (line, JSON
+    array) after a row with a bad value (QA: the stream named the value's row, the
+    general path, which parses the whole file first, the malformed one), or after a row
+    that is not normalised."""
     monkeypatch.setattr(stream_base, "BLOCK", 64)
     files = _files(tmp_path, fmt)
     rows = _rows(files[2])
@@ -314,6 +351,8 @@ def test_a_table_the_general_path_refuses_before_any_row_is_not_accepted(
         r["note"] = "x"
     if defect.startswith("a bad value"):
         rows[3]["negative"] = "abc"
+    elif defect.startswith("a row not normalised"):  # (a JSON array is read in blocks of
+        rows[3]["negative"] = 5.0  # rows: the value refused before the end is read)
     _rewrite(files[2], rows)
     data = _text(files[2])
     json_text = _kind(files[2])[0] in ("jsonl", "json")

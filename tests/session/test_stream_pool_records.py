@@ -13,6 +13,7 @@ message on the same files.
 from __future__ import annotations
 
 import csv
+import gzip
 import json
 from pathlib import Path
 from typing import Any
@@ -72,6 +73,8 @@ def _spoil(records: list[dict[str, Any]], case: str) -> str | None:
     """Write the defect ``case`` into record :data:`BAD` (and others the case names);
     returns the raw text that replaces :data:`_MARK` in the written file, if any."""
     r = records[BAD]
+    if case == "none":  # a good pool
+        return None
     if case == "empty id":
         r["id"] = " "
     elif case == "repeated id":  # of a record of an earlier block
@@ -103,19 +106,33 @@ _CASES = [
     ("csv", "repeated id, then an empty id"), ("parquet", "repeated id, then an empty id"),
     ("jsonl", "no id"), ("jsonl", "no text"), ("jsonl", "null text"), ("parquet", "null text"),
     ("jsonl", "not json"), ("jsonl", "not an object"), ("jsonl", "keys of a later block"),
-    ("csv", "width"), ("csv", "quote"), ("tsv", "tsv width")]
+    ("csv", "width"), ("csv", "quote"), ("tsv", "tsv width"),
+    # gzipped pools (streamed since 2026-12-07: they took the general path)
+    ("csv.gz", "empty id"), ("csv.gz", "width"), ("tsv.gz", "repeated id"),
+    ("jsonl.gz", "label"), ("jsonl.gz", "not json"), ("jsonl.gz", "keys of a later block")]
 
 
 def _make(tmp_path: Path, fmt: str, case: str) -> tuple[Path, Path, Path]:
-    records, sur, tgt = _pool_and_tables(tmp_path, fmt)
+    """The pool (``fmt``; ``csv.gz``: a CSV pool gzipped) with the defect ``case``, and
+    the two tables."""
+    base = fmt.removesuffix(".gz")
+    records, sur, tgt = _pool_and_tables(tmp_path, base)
     raw = _spoil(records, case)
-    pool = tmp_path / f"pool.{fmt}"
-    _write(pool, fmt, records)
+    pool = tmp_path / f"pool.{base}"
+    _write(pool, base, records)
     if raw is not None:  # a defect no writer makes: the record's line, replaced
         text = pool.read_text(encoding="utf-8")
         line = next(s for s in text.splitlines(keepends=True) if _MARK in s)
         pool.write_text(text.replace(line, raw + "\n"), encoding="utf-8")
-    return pool, sur, tgt
+    return _gzipped(pool) if fmt.endswith(".gz") else pool, sur, tgt
+
+
+def _gzipped(path: Path) -> Path:
+    """``path`` gzipped as ``path.gz`` (``path`` removed)."""
+    out = path.with_name(path.name + ".gz")
+    out.write_bytes(gzip.compress(path.read_bytes(), mtime=0))
+    path.unlink()
+    return out
 
 
 def _refusal(db: Path, files: tuple[Path, Path, Path]) -> str:
@@ -152,7 +169,8 @@ def test_a_bad_pool_record_is_refused_by_the_stream(
     bad = 192 if case == "keys of a later block" else BAD
     if case in ("not json", "not an object", "width", "tsv width", "quote"):
         where = {"jsonl": f"line {bad + 1}", "tsv": f"line {bad + 2}",
-                 "csv": f"line {2 * bad + 2}"}[fmt]  # the line replaced (one line)
+                 "csv": f"line {2 * bad + 2}"}[fmt.removesuffix(".gz")]  # the line
+        # replaced (one line)
     else:
         where = read_records(pool)[bad][0] if fmt != "parquet" else f"row {bad + 1}"
     assert streamed.startswith(f"{pool}, {where}: "), streamed
@@ -164,7 +182,9 @@ def test_a_bad_pool_record_is_refused_by_the_stream(
 
 
 @pytest.mark.parametrize("fmt,spoil", [("csv", b"\xff"), ("csv", b"\x00"),
-                                       ("jsonl", b"\xff")])
+                                       ("jsonl", b"\xff"), ("csv.gz", b"\xff"),
+                                       ("jsonl.gz", b"\x00"), ("csv.gz", b"cut"),
+                                       ("jsonl.gz", b"cut")])
 def test_a_bad_record_in_a_file_the_general_path_refuses_first_takes_it(
         fmt: str, spoil: bytes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A bad record in a file that also has a byte that is not UTF-8 or a NUL character
@@ -173,9 +193,13 @@ def test_a_bad_record_in_a_file_the_general_path_refuses_first_takes_it(
     it to the general path, and the message is the byte's, as before."""
     files = _make(tmp_path, fmt, "label")
     pool = files[0]
-    data = pool.read_bytes()
-    cut = data.rindex(b"negative")
-    pool.write_bytes(data[:cut] + spoil + data[cut:])
+    gz = fmt.endswith(".gz")
+    data = gzip.decompress(pool.read_bytes()) if gz else pool.read_bytes()
+    if spoil != b"cut":
+        cut = data.rindex(b"negative")
+        data = data[:cut] + spoil + data[cut:]
+    data = gzip.compress(data, mtime=0) if gz else data
+    pool.write_bytes(data[:-40] if spoil == b"cut" else data)  # a gzip stream cut short
     monkeypatch.setattr(stream_base, "BLOCK", 64)
     general = []
     real = create.load_inputs
@@ -187,10 +211,11 @@ def test_a_bad_record_in_a_file_the_general_path_refuses_first_takes_it(
     monkeypatch.setattr(create, "load_inputs", spy)
     said = _refusal(tmp_path / "s.db", files)
     assert general and "maybe" not in said
-    assert ("NUL character" if spoil == b"\x00" else "is not valid utf-8") in said
+    assert {b"\x00": "NUL character", b"cut": "not a valid gzip file"}.get(
+        spoil, "is not valid utf-8") in said
 
 
-@pytest.mark.parametrize("fmt", ["csv", "tsv", "jsonl"])
+@pytest.mark.parametrize("fmt", ["csv", "tsv", "jsonl", "csv.gz", "tsv.gz", "jsonl.gz"])
 def test_a_good_pool_streams_as_before(fmt: str, tmp_path: Path,
                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """A text pool without a bad record streams (the stream does not fall back: TSV
@@ -198,9 +223,7 @@ def test_a_good_pool_streams_as_before(fmt: str, tmp_path: Path,
     items compared; test_columns compares the rest)."""
     from activetest.session.store import SessionStore
 
-    records, sur, tgt = _pool_and_tables(tmp_path, fmt)
-    pool = tmp_path / f"pool.{fmt}"
-    _write(pool, fmt, records)
+    pool, sur, tgt = _make(tmp_path, fmt, "none")
     monkeypatch.setattr(stream_base, "BLOCK", 64)
     ran = spy_on_stream(monkeypatch)
     Session.create(tmp_path / "s.db", pool=pool, task="sst2", surrogate=f"table:{sur}",
@@ -214,6 +237,7 @@ def test_a_good_pool_streams_as_before(fmt: str, tmp_path: Path,
     a, b = SessionStore.open(tmp_path / "s.db"), SessionStore.open(tmp_path / "g.db")
     try:
         assert a.items() == b.items()
+        assert a.config() == b.config()  # the pool's sha256: of its text, gunzipped
     finally:
         a.close()
         b.close()

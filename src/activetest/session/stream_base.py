@@ -5,6 +5,8 @@ read, and the signals (:class:`NotStreamable`: take the general path) and refusa
 
 from __future__ import annotations
 
+import zlib
+
 from activetest.formats.tables import PoolFormatError
 
 __all__ = ["BLOCK", "PARQUET_READ", "READ_ERRORS", "NotStreamable", "StreamRefusedError",
@@ -19,8 +21,10 @@ BLOCK = 16_384
 #: 1e8 items, measured with pyarrow 26).
 PARQUET_READ = {"memory_map": False, "pre_buffer": False, "buffer_size": 1 << 20}
 
-#: What a reader raises on input the general path reads (or refuses with a message).
-READ_ERRORS = (ValueError, UnicodeError, OSError, KeyError, TypeError, IndexError)
+#: What a reader raises on input the general path reads (or refuses with a message); a
+#: broken gzip stream raises EOFError or zlib.error.
+READ_ERRORS = (ValueError, UnicodeError, OSError, KeyError, TypeError, IndexError, EOFError,
+               zlib.error)
 
 
 class NotStreamable(Exception):  # noqa: N818 - a signal, not an error

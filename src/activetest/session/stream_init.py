@@ -3,7 +3,8 @@
 The general path (:func:`activetest.session.create.create_session`) reads the whole
 pool as Python objects and each prediction table whole (2.5 GB and 62 CPU-s per
 million items). When a session is made of files alone -- a CSV, TSV, JSONL or Parquet
-pool, and ``table:`` predictions in CSV, TSV, JSONL or Parquet for both models, no
+pool (the text ones gzipped or not), and ``table:`` predictions in CSV, TSV, JSONL,
+a JSON array of row objects (gzipped or not) or Parquet for both models, no
 in-context examples (predictions made elsewhere do not use them) -- :func:`try_stream`
 reads the pool in blocks of :data:`BLOCK` records and writes each block's items into
 the new file at once, and reads the tables in blocks with pyarrow (vectorised, no
@@ -48,6 +49,7 @@ import hashlib
 import json
 import os
 import sqlite3
+import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -66,6 +68,8 @@ from activetest.session.stream_base import (
 from activetest.session.stream_join import join_by_id, refuse_a_repeated_id
 from activetest.session.stream_pool import (
     BadRecord,
+    gzipped_pool,
+    open_pool_bytes,
     pool_records,
     pool_size,
     refuse_pool_block,
@@ -117,7 +121,7 @@ def try_stream(path: Path, *, pool: Any, task: Task, surrogate: Any, target: Any
             not in ("utf-8", "utf8")):
         return None
     p = Path(pool)
-    if not p.is_file() or p.name.lower().endswith(".gz"):
+    if not p.is_file():
         return None
     from activetest.data.pool import detect_format, is_lmeval_source
 
@@ -125,8 +129,9 @@ def try_stream(path: Path, *, pool: Any, task: Task, surrogate: Any, target: Any
         fmt = (opts.get("format") or detect_format(p)).lower()
     except ValueError:
         return None
-    if fmt not in _POOL_FORMATS or is_lmeval_source(p, opts.get("format")):
-        return None
+    if (fmt not in _POOL_FORMATS or is_lmeval_source(p, opts.get("format"))
+            or (fmt == "parquet" and gzipped_pool(p))):  # (a gzipped Parquet file: read
+        return None  # whole, as the general path reads it)
     sur = streamable_table(surrogate, task)
     tgt = streamable_table(target, task)
     if sur is None or tgt is None:
@@ -194,10 +199,13 @@ def _stream(path: Path, p: Path, fmt: str, task: Task, sur: Table, tgt: Table,
     from activetest.session.store import SessionStore, now
     from activetest.stats import ActiveSampler
 
-    digest = hashlib.sha256()
-    with p.open("rb") as f:
-        for data in iter(lambda: f.read(16 << 20), b""):
-            digest.update(data)
+    digest = hashlib.sha256()  # of the pool's bytes, gunzipped (the general path's)
+    try:
+        with open_pool_bytes(p) as f:
+            for data in iter(lambda: f.read(16 << 20), b""):
+                digest.update(data)
+    except (OSError, EOFError, zlib.error):  # a broken gzip stream: the general path
+        raise NotStreamable("gzip") from None  # names it
     info = {"source": str(p.resolve()), "format": fmt, "sha256": digest.hexdigest()}
     specs = {"surrogate": sur.spec, "target": tgt.spec}
     raw_specs = {sur.spec: sur.raw, tgt.spec: tgt.raw, **{c.spec: c.raw for c in cmp}}

@@ -5,9 +5,12 @@ record at a time to refuse it with the general path's message (part of
 
 from __future__ import annotations
 
+import gzip
+import io
+import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import IO, Any, NoReturn
 
 from activetest.data.task import Task
 from activetest.session import stream_base
@@ -17,8 +20,27 @@ from activetest.session.stream_base import (
     StreamRefusedPoolError,
 )
 
-__all__ = ["BadRecord", "clean_text", "pool_records", "pool_size", "refuse_pool_block",
-           "refuse_record"]
+__all__ = ["BadRecord", "clean_text", "gzipped_pool", "open_pool_bytes", "pool_records",
+           "pool_size", "refuse_pool_block", "refuse_record"]
+
+
+def gzipped_pool(p: Path) -> bool:
+    """Whether the pool file ``p`` is gunzipped as it is read: its name ends in ``.gz``, the
+    general path's rule (:func:`activetest.formats.tables.read_bytes`)."""
+    return p.name.lower().endswith(".gz")
+
+
+def open_pool_bytes(p: Path, gz: bool | None = None) -> IO[bytes]:
+    """The bytes of the file ``p``, gunzipped as they are read where ``gz`` (None: where
+    the pool's rule says, :func:`gzipped_pool`). A broken gzip stream raises OSError,
+    EOFError or zlib.error as it is read."""
+    if gz if gz is not None else gzipped_pool(p):
+        return gzip.open(p, "rb")  # type: ignore[return-value]
+    return p.open("rb")
+
+
+def _open_pool_text(p: Path, fmt: str) -> IO[str]:
+    return io.TextIOWrapper(open_pool_bytes(p), encoding="utf-8-sig", newline=_NEWLINE[fmt])
 
 
 def pool_records(p: Path, fmt: str) -> Iterator[list[tuple[str, Mapping[str, Any]]]]:
@@ -38,7 +60,7 @@ def pool_records(p: Path, fmt: str) -> Iterator[list[tuple[str, Mapping[str, Any
             yield [(f"row {n + i + 1}", r) for i, r in enumerate(rows)]  # from 1
             n += len(rows)
         return
-    with p.open(encoding="utf-8-sig", newline=_NEWLINE[fmt]) as f:
+    with _open_pool_text(p, fmt) as f:  # (a .gz pool gunzipped as it is read)
         block: list[tuple[str, Mapping[str, Any]]] = []
         try:
             for record in _text_records(_no_nul(f), str(p), fmt):
@@ -48,6 +70,8 @@ def pool_records(p: Path, fmt: str) -> Iterator[list[tuple[str, Mapping[str, Any
                     block = []
         except UnicodeError:  # (a ValueError) the general path names it
             raise NotStreamable("encoding") from None
+        except (OSError, EOFError, zlib.error):  # a broken gzip stream: the general
+            raise NotStreamable("gzip") from None  # path names it (reading it whole)
         except ValueError as exc:  # the reader's message: after the records before it
             if block:
                 yield block
@@ -93,22 +117,24 @@ class BadRecord(NotStreamable):
     not a JSON object, a malformed header); ``args[0]``: the reader's message."""
 
 
-def clean_text(p: Path) -> bool:
-    """Whether the text pool ``p`` has no NUL character and no byte that is not UTF-8:
-    the problems the general path names first, reading the file whole (so the stream,
-    having found a bad record, names it only where the file has none; where it has one,
-    the general path names it, reading only the file's bytes). Memory: 16 MiB."""
+def clean_text(p: Path, gz: bool | None = None) -> bool:
+    """Whether the text pool ``p`` has no NUL character and no byte that is not UTF-8
+    (and, gzipped, is a whole gzip stream): the problems the general path names first,
+    reading the file whole (so the stream, having found a bad record, names it only where
+    the file has none; where it has one, the general path names it, reading only the
+    file's bytes). ``gz``: whether ``p`` is gunzipped as read (None: the pool's rule,
+    :func:`gzipped_pool`). Memory: 16 MiB."""
     import codecs
 
     dec = codecs.getincrementaldecoder("utf-8-sig")()
     try:
-        with p.open("rb") as f:
+        with open_pool_bytes(p, gz) as f:
             for data in iter(lambda: f.read(16 << 20), b""):
                 if b"\x00" in data:
                     return False
                 dec.decode(data)
         dec.decode(b"", final=True)
-    except UnicodeError:
+    except (UnicodeError, OSError, EOFError, zlib.error):
         return False
     return True
 
@@ -165,7 +191,7 @@ def _record_where(p: Path, fmt: str, k: int) -> str:
     found by reading its records again."""
     if fmt == "parquet":
         return f"row {k + 1}"
-    with p.open(encoding="utf-8-sig", newline=_NEWLINE[fmt]) as f:
+    with _open_pool_text(p, fmt) as f:
         for i, (where, _) in enumerate(_text_records(f, str(p), fmt)):
             if i == k:
                 return where

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from activetest.data.task import Task
+from activetest.models.table_read import open_text
 from activetest.session import stream_base
 from activetest.session.stream_base import (
     PARQUET_READ,
@@ -23,12 +24,12 @@ from activetest.session.stream_base import (
     NotStreamable,
     StreamRefusedError,
 )
-from activetest.session.stream_pool import clean_text
+from activetest.session.stream_pool import clean_text, open_pool_bytes
 
-__all__ = ["Table", "TableEnds", "TableRows", "converted_rows", "read_again",
+__all__ = ["Table", "TableEnds", "TableRows", "converted_rows", "gzipped_table", "read_again",
            "refuse_file_problems", "streamable_table", "table_blocks"]
 
-_TABLE_FORMATS = ("csv", "tsv", "jsonl", "parquet")
+_TABLE_FORMATS = ("csv", "tsv", "jsonl", "json", "parquet")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,9 +45,9 @@ class Table:
 
 def streamable_table(raw: Any, task: Task) -> Table | None:
     """The :class:`Table` of the model spec ``raw`` where it is a ``table:`` file the
-    stream reads (CSV, TSV, JSONL or Parquet, not gzipped, one column per class, no
-    problem the general path names before any row); None where it takes the general
-    path."""
+    stream reads (CSV, TSV, JSONL or a JSON array of row objects, gzipped or not, or
+    Parquet; one column per class, no problem the general path names before any row);
+    None where it takes the general path."""
     if not isinstance(raw, (str, os.PathLike)):
         return None
     raw = os.fspath(raw)
@@ -62,8 +63,8 @@ def streamable_table(raw: Any, task: Task) -> Table | None:
         return None
     if not isinstance(scorer, TableScorer) or scorer.format not in _TABLE_FORMATS:
         return None
-    if scorer.path.name.lower().endswith(".gz"):
-        return None
+    if scorer.format == "parquet" and scorer.path.name.lower().endswith(".gz"):
+        return None  # (no Parquet file: the general path names it)
     cols = scorer.columns if scorer.columns is not None else tuple(task.classes)
     if len(cols) != task.n_classes:
         return None
@@ -73,19 +74,20 @@ def streamable_table(raw: Any, task: Task) -> Table | None:
 
 
 def _clean_table(p: Path, fmt: str) -> bool:
-    """Whether the CSV, TSV or JSONL table ``p`` has none of the problems the general path
-    refuses it for before any row, which the fast reader does not see outside the columns
-    it reads: a NUL character or a byte that is not UTF-8 anywhere in the file, a header
-    that names a column twice (QA: such tables were accepted). Where it has one, the
-    general path names it (reading the file's bytes, or its header)."""
-    if not clean_text(p):
+    """Whether the CSV, TSV, JSONL or JSON table ``p`` (gzipped or not) has none of the
+    problems the general path refuses it for before any row, which the fast reader does
+    not see outside the columns it reads: a NUL character or a byte that is not UTF-8
+    anywhere in the file, a broken gzip stream, a header that names a column twice (QA:
+    such tables were accepted). Where it has one, the general path names it (reading the
+    file's bytes, or its header)."""
+    if not clean_text(p, gzipped_table(p)):
         return False
-    if fmt == "jsonl":
+    if fmt in ("jsonl", "json"):
         return True
     from activetest.formats.tables import header_rows
 
     try:
-        with p.open(encoding="utf-8-sig", newline="") as f:
+        with open_text(p, newline="") as f:
             header_rows(f, str(p), "," if fmt == "csv" else "\t")
     except (ValueError, OSError):
         return False
@@ -118,14 +120,20 @@ def table_blocks(t: Table) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray 
         import pyarrow.csv as pcsv
 
         types = {s.id_column: pa.string(), **{c: pa.float64() for c in t.columns}}
-        # small blocks, one thread, the system allocator: memory stays a few blocks
+        # small blocks, one thread, the system allocator: memory stays a few blocks; a
+        # gzipped file gunzipped as it is read (by its bytes, as the table reader, not by
+        # its name as pyarrow would)
+        source = pa.input_stream(str(s.path),
+                                 compression="gzip" if gzipped_table(s.path) else None)
         batches = pcsv.open_csv(
-            s.path, read_options=pcsv.ReadOptions(block_size=1 << 20, use_threads=False),
+            source, read_options=pcsv.ReadOptions(block_size=1 << 20, use_threads=False),
             parse_options=pcsv.ParseOptions(delimiter="\t" if s.format == "tsv" else ","),
             convert_options=pcsv.ConvertOptions(column_types=types, include_columns=want,
                                                 strings_can_be_null=False,
                                                 quoted_strings_can_be_null=False),
             memory_pool=pa.system_memory_pool())
+    elif s.format == "json":
+        batches = _json_array_batches(s.path, want)
     else:
         batches = _jsonl_batches(s.path, want)
     start = 0  # the table's rows before this batch
@@ -146,7 +154,7 @@ def _jsonl_batches(path: Path, want: list[str]) -> Iterator[Any]:
 
     import pyarrow.json as pjson
 
-    with path.open("rb") as f:
+    with open_pool_bytes(path, gzipped_table(path)) as f:
         rest = b""
         while True:
             data = f.read(16 << 20)
@@ -159,6 +167,42 @@ def _jsonl_batches(path: Path, want: list[str]) -> Iterator[Any]:
                 yield pjson.read_json(io.BytesIO(block)).select(want)
         if rest.strip():
             yield pjson.read_json(io.BytesIO(rest)).select(want)
+
+
+def _json_array_batches(path: Path, want: list[str]) -> Iterator[Any]:
+    """The ``want`` columns of a JSON array of row objects, :data:`stream_base.BLOCK`
+    records at a time (:func:`activetest.formats.json_array.iter_json_array`: one record
+    at a time, a window of the text; gunzipped as read where the file is gzipped); a
+    record without a column has a null there (refused as the table reader refuses it:
+    :func:`read_again`). Text that is no such array raises
+    :class:`~activetest.formats.json_array.NotAStreamedArray` (a ValueError) where met."""
+    import pyarrow as pa
+
+    from activetest.formats.json_array import iter_json_array
+
+    def batch(recs: list[dict[str, Any]]) -> Any:
+        return pa.table({c: pa.array([r.get(c) for r in recs]) for c in want})
+
+    with open_text(path, newline="") as f:
+        recs: list[dict[str, Any]] = []
+        for _, rec in iter_json_array(f):
+            recs.append(rec)
+            if len(recs) >= stream_base.BLOCK:
+                yield batch(recs)
+                recs = []
+        if recs:
+            yield batch(recs)
+
+
+def gzipped_table(p: Path) -> bool:
+    """Whether the table ``p`` is gunzipped as it is read: it starts with gzip's magic
+    bytes, whatever its name (the table reader's rule,
+    :func:`activetest.models.table_read.open_text`)."""
+    try:
+        with p.open("rb") as f:
+            return f.read(2) == b"\x1f\x8b"
+    except OSError:
+        return False
 
 
 class _BadRow(NotStreamable):
@@ -322,6 +366,9 @@ def read_again(t: Table, upto: int | None, *, first: int | None = None,
     as repeating row ``first``'s id ``repeated``. Returns row ``upto``'s name (``"line
     N"``); NotStreamable where ``refused`` and no row is refused, or where the rows read
     are not those streamed (the general path reads the table)."""
+    import zlib
+
+    from activetest.formats.json_array import NotAStreamedArray
     from activetest.models.table import duplicate_message, row_values, stream_rows
 
     s = t.scorer
@@ -343,8 +390,9 @@ def read_again(t: Table, upto: int | None, *, first: int | None = None,
                 return where
     except StreamRefusedError:
         raise
-    except (UnicodeError, OSError, RecursionError):  # the general path names the file
-        raise NotStreamable("read") from None
+    except (UnicodeError, OSError, RecursionError, EOFError, zlib.error,
+            NotAStreamedArray):  # the file's bytes, gzip stream or JSON text: the
+        raise NotStreamable("read") from None  # general path names it (reading it whole)
     except ValueError as exc:  # a row (or the file) the general path refuses, so named,
         refuse_file_problems(t)  # unless the file has a problem named before any row
         raise StreamRefusedError(str(exc)) from None
@@ -389,6 +437,8 @@ def converted_rows(values: np.ndarray, t: Table, start: int) -> np.ndarray:
         raise NotStreamable("values") from None
     except ValueError as exc:
         if named:
+            if t.scorer.format != "parquet":  # a malformed line after it: named first
+                refuse_file_problems(t)
             raise StreamRefusedError(str(exc)) from None
         raise NotStreamable("values") from None
 
