@@ -757,3 +757,32 @@ def test_two_local_checkpoints_of_one_name_in_eee_logs_are_two_models(tmp_path: 
     with Session.open(tmp_path / "g.db") as s:
         rows = s.store.scores("history_responses").provenance["models"]
     assert sorted(rows) == ["a/checkpoint-1000", "b/checkpoint-1000"]
+
+
+def test_one_models_runs_at_other_n_shots_are_two_rows(history_logs: Path,  # noqa: F811
+                                                       tmp_path: Path) -> None:
+    """A model's two lm-eval runs whose results state other n-shots (two systems: the
+    same checkpoint at 1 and 3 shots) are two rows named by it, said (QA: refused as "two
+    runs of one model"); at one n-shot, other results are still refused."""
+    new, small = _file(history_logs, "new-model"), _file(history_logs, "small-model")
+    runs = tmp_path / "runs"
+    for who, src, shots in (("one", "model-2", 1), ("three", "model-3", 3)):
+        f = _as_model(_file(history_logs, src), runs / who, "org/m")
+        side = next(f.parent.glob("results_*.json"))
+        doc = json.loads(side.read_text())
+        doc["n-shot"] = {k: shots for k in doc["n-shot"]}
+        side.write_text(json.dumps(doc))
+    base = ("--task", "sst2", "--pool", new, "--target", f"table:{new}", "--surrogate",
+            f"table:{small}", "--metric", "error_rate", "--no-progress", "--history", runs)
+    out = " ".join(cli("init", tmp_path / "a.db", *base).split())
+    assert "history: 2 model(s)" in out, out
+    assert "'org/m [n-shot=1]', 'org/m [n-shot=3]'" in out
+    with Session.open(tmp_path / "a.db") as s:
+        rows = s.store.scores("history_responses").provenance["models"]
+    assert sorted(rows) == ["org/m [n-shot=1]", "org/m [n-shot=3]"]
+    side = next((runs / "one").glob("results_*.json"))
+    doc = json.loads(side.read_text())
+    doc["n-shot"] = {k: 3 for k in doc["n-shot"]}
+    side.write_text(json.dumps(doc))
+    out = cli("init", tmp_path / "b.db", *base, code=2)
+    assert "model 'org/m' is in " in out and "with other results" in out, out

@@ -416,3 +416,41 @@ def test_a_history_folder_given_twice_is_read_once(runs: dict[str, list[Path]],
     text = " ".join(out.split())
     assert f"history: 5 samples file(s) are given twice ({h1}" in text
     assert "read once" in text and "history: 1 model(s)" in text
+
+
+def _renamed(src: Path, dest: Path, model: str, nshot: int | None = None) -> Path:
+    """A copy of a run's folder whose results file names ``model`` (and, given ``nshot``,
+    states that n-shot for every task)."""
+    shutil.copytree(src, dest)
+    for f in dest.glob("results_*.json"):
+        doc = json.loads(f.read_text())
+        doc["model_name"] = model
+        doc["config"]["model_args"] = f"pretrained={model}"
+        if nshot is not None:
+            doc["n-shot"] = {k: nshot for k in doc.get("n-shot", {})}
+        f.write_text(json.dumps(doc))
+    return dest
+
+
+def test_one_models_runs_at_other_n_shots_are_two_rows(runs: dict[str, list[Path]],
+                                                       tmp_path: Path) -> None:
+    """One model's runs whose results files state other n-shots are two systems, named
+    apart by it (QA: SmolLM2's 1- and 3-shot runs of one task were refused as "two
+    results" of one model, so a user's past runs of one model could not be used); at the
+    same n-shot they are still refused as two runs of one model."""
+    h = tmp_path / "h"
+    _renamed(runs["h1"][0].parent, h / "a", "org/m", nshot=1)
+    _renamed(runs["h2"][0].parent, h / "b", "org/m", nshot=3)
+    db, out = init(tmp_path, runs, "history", "--history", h)
+    text = " ".join(out.split())
+    assert "history: 2 model(s)" in text, text
+    assert "'org/m [n-shot=1]', 'org/m [n-shot=3]'" in text, text
+    with Session.open(db) as s:
+        assert sorted(s.config["history"]["models"]) == ["org/m [n-shot=1]",
+                                                          "org/m [n-shot=3]"]
+    same = tmp_path / "same"
+    _renamed(runs["h1"][0].parent, same / "a", "org/m", nshot=3)
+    _renamed(runs["h2"][0].parent, same / "b", "org/m", nshot=3)
+    db.unlink()
+    _, out = init(tmp_path, runs, "history", "--history", same, code=2)
+    assert "model 'org/m' has two results for" in out and out.count("error:") == 1

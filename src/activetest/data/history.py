@@ -36,6 +36,7 @@ import numpy as np
 
 from activetest.formats.history import ResponseMatrix, read_response_matrix
 from activetest.formats.near_ids import NEAR_MISS_WHY, near_misses
+from activetest.formats.run_settings import settings_base
 
 __all__ = ["HistoryJoinError", "PoolHistory", "join_history", "near_misses"]
 
@@ -218,6 +219,8 @@ def join_history(paths: Sequence[str | Path | ResponseMatrix], pool_ids: Sequenc
     excluded: list[tuple[str, str]] = []
     for name in exclude:
         hits = [k for k, m in enumerate(models) if m == _norm(name)]
+        if not hits:  # a model whose runs at other settings are rows named apart: all
+            hits = [k for k, m in enumerate(models) if settings_base(m) == _norm(name)]
         if not hits:
             raise HistoryJoinError(f"--history-exclude {name!r} matches no history row "
                                    f"(rows are named like {models[0]!r})")

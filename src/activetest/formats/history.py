@@ -302,6 +302,10 @@ class HistoryRun:
             ``gguf_file``, ``revision``, ... of ``model_args``; an Every Eval Ever
             record's ``model_info`` as activetest writes it), part of :attr:`model`
             (``smollm2 (gguf_file=A.gguf)``): two quantisations are two models.
+        settings: how the run was run, where the log states it (lm-eval's n-shot, an
+            inspect_ai eval's solver plan and generation settings): two runs of one model
+            with other settings are named apart in a history
+            (:func:`activetest.formats.run_settings.name_apart`).
     """
 
     source: str
@@ -315,6 +319,7 @@ class HistoryRun:
     cut: str | None = None
     stated: str | None = None
     variant: tuple[tuple[str, str], ...] = ()
+    settings: tuple[tuple[str, str], ...] = ()
 
     def matrix(self) -> ResponseMatrix:
         """The run as a one-row :class:`ResponseMatrix`."""
@@ -388,7 +393,8 @@ def read_history_run(path: str | Path) -> HistoryRun:
                                  variant)
             return HistoryRun(str(p), model, "lmeval", tuple(s.item_ids), right, sha,
                               samples=s, cut=cut[0] if cut else None, stated=stated,
-                              variant=tuple(sorted((variant or {}).items())))
+                              variant=tuple(sorted((variant or {}).items())),
+                              settings=tuple(sorted(lmeval_settings(p).items())))
         cut.clear()
     from activetest.formats.inspect import NoSampleRanError
 
@@ -416,9 +422,12 @@ def read_history_run(path: str | Path) -> HistoryRun:
     name = public_model_name(stated)
     model = variant_name(name or (p.parent.name if af.format == "lmeval" else "") or p.name,
                          dict(kept))
+    ran = (lmeval_settings(p) if af.format == "lmeval"
+           else af.provenance.get("settings") or {})
     return HistoryRun(str(p), model, af.format, tuple(r.item_id for r in af.records), scores,
                       sha, answers=af, cut=cut[0] if cut else None, stated=stated,
-                      variant=kept)
+                      variant=kept, settings=tuple(sorted(
+                          (str(k), str(v)) for k, v in dict(ran).items())))
 
 
 def answers_model(af: Any) -> tuple[str | None, dict[str, str]]:
@@ -507,6 +516,21 @@ def lmeval_model_variant(path: str | Path) -> dict[str, str] | None:
     m = _SAMPLES_NAME.match(p.name)
     return model_variant(_lmeval_sidecar(p, m.group("date") if m else None, None)
                          .get("model_args"))
+
+
+def lmeval_settings(path: str | Path) -> dict[str, str]:
+    """How an lm-eval samples file's run was run, as the ``results_<date>.json`` beside it
+    states it: ``n-shot`` of the file's task (empty where not stated); two runs of one
+    model with another n-shot are named apart in a history
+    (:func:`activetest.formats.run_settings.name_apart`)."""
+    from activetest.formats.lmeval_answers import _SAMPLES_NAME, _lmeval_sidecar
+
+    p = Path(path)
+    m = _SAMPLES_NAME.match(p.name)
+    if m is None:
+        return {}
+    n = _lmeval_sidecar(p, m.group("date"), m.group("task")).get("n_shot")
+    return {} if n is None else {"n-shot": str(n)}
 
 
 def lmeval_variant_text(variant: Mapping[str, str]) -> str:

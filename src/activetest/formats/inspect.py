@@ -31,6 +31,7 @@ from activetest.formats.answer_records import (
     _text_id,
     own_input,
 )
+from activetest.formats.run_settings import inspect_settings
 
 # --------------------------------------------------------------------------- inspect_ai
 
@@ -389,7 +390,10 @@ def _read_inspect(path: Path, log: _InspectLog, *, epoch: int | None, score_name
             "scorers": scorers, "created": spec.get("created"), "run_id": spec.get("run_id"),
             "eval_id": spec.get("eval_id"), "task_id": spec.get("task_id"),
             "dataset": dataset.get("name"), "inspect_ai_version": packages.get("inspect_ai"),
-            "task_args": _json_safe(dict(task_args))}
+            "task_args": _json_safe(dict(task_args)),
+            # how the eval ran (solver plan, generation settings): runs of one model
+            # with other settings are two rows of a history (run_settings.name_apart)
+            "settings": inspect_settings(header)}
     if unscored:  # answered, no score: their score is None (said by the reader's caller)
         prov["unscored"] = unscored
     return AnswerFile(path=path, format="inspect", records=tuple(out.records), model=model,

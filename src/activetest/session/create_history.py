@@ -458,6 +458,7 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
         read_response_matrix,
     )
     from activetest.formats.model_ids import distinct_names, local_parts, variant_name
+    from activetest.formats.run_settings import name_apart
     from activetest.session.history_positions import check_matrix_ids, unneeded_note
 
     pos = {it.item_id.strip(): k for k, it in enumerate(items)}
@@ -568,7 +569,16 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
                 notes.append(f"history: skipped the unfinished last record at {run.cut} "
                              f"(a run killed while writing?): model {run.model!r} has "
                              f"no result on that item; its other results are used")
-            mats.append(run.matrix())
+            mats.append(run)
+        # one model's runs with other stated settings (n-shot, a solver plan) are two
+        # systems: named apart, not refused as two runs of one model (QA: the same
+        # SmolLM2 at 1 and 3 shots, or with and without a system message)
+        ran = {k: m for k, m in enumerate(mats) if isinstance(m, HistoryRun)}
+        apart, said = name_apart({k: m.model for k, m in ran.items()},
+                                 {k: dict(m.settings) for k, m in ran.items()})
+        notes += said
+        mats = [dataclasses.replace(m, model=apart[k]).matrix() if k in ran else m
+                for k, m in enumerate(mats)]
         if not mats:
             raise SessionError("no history is left once the target's own run is dropped")
         # a name given with --history-exclude whose log is already dropped as the target's

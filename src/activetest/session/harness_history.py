@@ -196,11 +196,13 @@ class _Rows:
             resolved -> the row's name (``--history-exclude FOLDER``: :func:`_row_names`).
         stated: each row named by a model at a local path -> that path as its results
             file wrote it (to tell it from the target's: :func:`target_in_history`).
+        notes: where one model's runs at other n-shots were named apart, said.
     """
 
     names: Mapping[Path, str]
     folders: Mapping[Path, str]
     stated: Mapping[str, str]
+    notes: tuple[str, ...] = ()
 
 
 def _folder_names(folders: Sequence[Path], taken: set[str]) -> dict[Path, str]:
@@ -230,8 +232,9 @@ def _models_of(files: Sequence[Path]) -> _Rows:
     later named by their folders as whole paths); with the weights of the named model it
     ran where its ``model_args`` say (``smollm2 (gguf_file=A.gguf)``); a run whose results
     name no model by its folder (:func:`_folder_names`); never a local path."""
-    from activetest.formats.history import lmeval_model_variant
+    from activetest.formats.history import lmeval_model_variant, lmeval_settings
     from activetest.formats.model_ids import distinct_names, local_parts, variant_name
+    from activetest.formats.run_settings import name_apart
 
     raw = {f: _model_of(f) for f in files}
     names = distinct_names([m for m in raw.values() if m is not None])
@@ -243,7 +246,12 @@ def _models_of(files: Sequence[Path]) -> _Rows:
     for f, m in raw.items():
         if m is None:
             out[f] = folders[f.parent.resolve()]
-    return _Rows({f: out[f] for f in files}, folders, stated)
+    # one model's runs at other n-shots are two systems: named apart (QA: SmolLM2's 1-
+    # and 3-shot runs were refused as "two results" of one model)
+    out, said = name_apart(out, {f: lmeval_settings(f) for f in files})
+    stated = {**stated, **{out[f]: raw[f] for f in files
+                           if raw[f] is not None and local_parts(raw[f])}}
+    return _Rows({f: out[f] for f in files}, folders, stated, tuple(said))
 
 
 def _row_names(exclude: Sequence[str], models: Sequence[str],
@@ -375,7 +383,7 @@ def lmeval_history(paths: Sequence[str | os.PathLike[str]], pool: Sequence[Any],
     files, twice = _files(paths)
     named = _models_of(files)
     rows, sources, notes = _read_rows(files, pool, metric, named.names)
-    notes = [*twice, *notes]
+    notes = [*twice, *named.notes, *notes]
     if not any(rows.values()):
         raise SessionError(f"--history: none of the records in {', '.join(map(str, paths))} "
                            f"is of a pool document (task and doc_id) under the pool run's "
@@ -496,6 +504,7 @@ def target_in_history(session: Any, model: str | None, also: Sequence[str] = (),
     (QA: a history's ``/b/checkpoint-1000`` was said to be the target ``/a/checkpoint-1000``),
     and one that cannot be told from it is said as such, with why."""
     from activetest.data.history import MIN_SAME_ITEMS
+    from activetest.formats.run_settings import settings_base
     from activetest.session.history_neighbours import ROLE
 
     rec = session.session_config.extra.get("history")
@@ -506,6 +515,16 @@ def target_in_history(session: Any, model: str | None, also: Sequence[str] = (),
               "create the session again with --history-exclude")
     stored = session.store.scores(ROLE)
     names = history_rows(session)
+    runs = [] if model is None or model in names else [
+        n for n in names if settings_base(str(n)) == model]  # its runs at other n-shots
+    if len(runs) > 1:
+        return (f"the history holds runs of the target's own model at other settings "
+                f"({', '.join(repr(n) for n in runs)}): "
+                + advice.replace("it has steered the draws as another model's run",
+                                 "they have steered the draws as other models' runs")
+                + " "
+                + " --history-exclude ".join(repr(n) for n in runs))
+    model = runs[0] if runs else model
     if model is not None and model in names:
         same, why = _same_model(rec, model, paths)
         if same:
