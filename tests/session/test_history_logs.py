@@ -80,17 +80,26 @@ def test_an_lmeval_log_of_another_dataset_in_the_folder_is_to_be_moved_out(
     the pool's, other documents) was refused with the
     pool's advice only: "Simplest: use the samples file itself as the pool (--pool FILE)",
     while the pool was that samples file. The refusal says the log may be a run of
-    another task or dataset, to be moved out; one message, nothing written."""
+    another task or dataset, to be moved out; one message, nothing written. A log whose
+    file names another task than the target's samples file is passed over, said (QA,
+    2026-12-07: refused, though ``lm_eval --tasks a,b`` writes both in one folder); under
+    the target's task name, another dataset's log is still refused."""
     new, small = _file(history_logs, "new-model"), _file(history_logs, "small-model")
     runs = tmp_path / "runs"
     shutil.copytree(history_logs / "model-2", runs / "model-2")
     (runs / "other-task").mkdir()
-    shutil.copy(lmeval_files.samples("at_mmlu_algebra"), runs / "other-task")
-    out = cli("init", tmp_path / "a.db", "--task", "sst2", "--pool", new, "--target",
-              f"table:{new}", "--surrogate", f"table:{small}", "--metric", "error_rate",
-              "--history", runs, "--no-progress", code=2)
+    other = lmeval_files.samples("at_mmlu_algebra")
+    shutil.copy(other, runs / "other-task")
+    args = ("--task", "sst2", "--pool", new, "--target", f"table:{new}", "--surrogate",
+            f"table:{small}", "--metric", "error_rate", "--history", runs, "--no-progress")
+    out = " ".join(cli("init", tmp_path / "b.db", *args).split())
+    assert "history: 1 lm-eval log(s) of other tasks than the target's (at_sst2) passed " \
+           f"over: {runs / 'other-task' / other.name}" in out, out
+    (runs / "other-task" / other.name).rename(
+        runs / "other-task" / other.name.replace("samples_at_mmlu_algebra_", "samples_at_sst2_"))
+    out = cli("init", tmp_path / "a.db", *args, code=2)
     assert out.count("error:") == 1 and "Traceback" not in out, out
-    assert "is not this record's document" in out and "samples_at_mmlu_algebra_" in out, out
+    assert "is not this record's document" in out and "other-task/samples_at_sst2_" in out, out
     assert "this log is a run of another task or dataset" in out and "move it out" in out
     assert "Simplest: use the samples file itself as the pool" not in out
     assert not (tmp_path / "a.db").exists()
@@ -786,3 +795,35 @@ def test_one_models_runs_at_other_n_shots_are_two_rows(history_logs: Path,  # no
     side.write_text(json.dumps(doc))
     out = cli("init", tmp_path / "b.db", *base, code=2)
     assert "model 'org/m' is in " in out and "with other results" in out, out
+
+
+def test_a_runs_log_of_another_task_is_passed_over(history_logs: Path,  # noqa: F811
+                                                   tmp_path: Path) -> None:
+    """``lm_eval --tasks a,b`` writes both tasks' samples files in one folder: with an
+    lm-eval samples file as the target, a history log of another task is passed over,
+    said (QA: the whole folder was refused, "move it out")."""
+    new, small = _file(history_logs, "new-model"), _file(history_logs, "small-model")
+    runs = tmp_path / "runs"
+    shutil.copytree(history_logs, runs)
+    src = _file(runs, "model-2")
+    recs = [json.loads(line) for line in src.read_text().splitlines()]
+    for r in recs:
+        r["doc"]["sentence"] = "Other: " + r["doc"]["sentence"]
+    other = src.with_name(src.name.replace("samples_at_sst2_", "samples_other_task_"))
+    other.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    side = next(src.parent.glob("results_*.json"))  # lm-eval's results name both tasks
+    doc = json.loads(side.read_text())
+    doc["configs"]["other_task"] = {**doc["configs"]["at_sst2"], "task": "other_task"}
+    side.write_text(json.dumps(doc))
+    base = ("--task", "sst2", "--pool", new, "--target", f"table:{new}", "--surrogate",
+            f"table:{small}", "--metric", "error_rate", "--no-progress")
+    out = " ".join(cli("init", tmp_path / "a.db", *base, "--history", runs).split())
+    assert "history: 1 lm-eval log(s) of other tasks than the target's (at_sst2) passed " \
+           f"over: {other}" in out, out
+    assert "history: 5 model(s)" in out
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    shutil.copy(other, alone / other.name)
+    shutil.copy(side, alone / side.name)
+    out = cli("init", tmp_path / "b.db", *base, "--history", alone, code=2)
+    assert "other tasks than the target's (at_sst2)" in out and out.count("error:") == 1

@@ -518,6 +518,15 @@ def lmeval_model_variant(path: str | Path) -> dict[str, str] | None:
                          .get("model_args"))
 
 
+def lmeval_task(path: str | Path) -> str | None:
+    """The task of an lm-eval ``samples_<task>_<date>.jsonl`` file, from its name (None
+    for any other name)."""
+    from activetest.formats.lmeval_answers import _SAMPLES_NAME
+
+    m = _SAMPLES_NAME.match(Path(path).name)
+    return m.group("task") if m else None
+
+
 def lmeval_settings(path: str | Path) -> dict[str, str]:
     """How an lm-eval samples file's run was run, as the ``results_<date>.json`` beside it
     states it: ``n-shot`` of the file's task (empty where not stated); two runs of one

@@ -453,6 +453,7 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
         HistoryRun,
         file_sha256,
         is_sidecar,
+        lmeval_task,
         read_history_folder,
         read_history_run,
         read_response_matrix,
@@ -472,6 +473,11 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
             continue
         if (stated := _stated_model(Path(t))) is not None:
             own_stated.append(stated)
+    # the target's lm-eval task(s), from its samples files' names: a log of another task
+    # in a run's folder (lm_eval --tasks a,b writes both) is passed over, said (QA: the
+    # folder was refused, "move it out", though lm-eval wrote it so)
+    own_tasks = {t for t in map(lmeval_task, targets) if t}
+    other_tasks: list[str] = []
     mats: list[Any] = []
     dropped: list[tuple[str, str]] = []
     notes: list[str] = []
@@ -558,6 +564,10 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
                 dropped.append((run.model, f"{run.source} is a run of the target's own "
                                             f"model ({run.model}, as its log says)"))
                 continue
+            if own_tasks and run.format == "lmeval" and lmeval_task(run.source) not in \
+                    own_tasks | {None}:
+                other_tasks.append(run.source)
+                continue
             _confirm(run, items, pos, inputs=confirm_inputs)
             _check_golds(run, items, pos, golds, words)
             unscored = getattr(run.answers, "provenance", {}).get("unscored") or []
@@ -570,6 +580,10 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
                              f"(a run killed while writing?): model {run.model!r} has "
                              f"no result on that item; its other results are used")
             mats.append(run)
+        if other_tasks:
+            notes.append(f"history: {len(other_tasks)} lm-eval log(s) of other tasks than "
+                         f"the target's ({', '.join(sorted(own_tasks))}) passed over: "
+                         f"{', '.join(other_tasks[:3])}{', ...' if len(other_tasks) > 3 else ''}")
         # one model's runs with other stated settings (n-shot, a solver plan) are two
         # systems: named apart, not refused as two runs of one model (QA: the same
         # SmolLM2 at 1 and 3 shots, or with and without a system message)
@@ -580,7 +594,11 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
         mats = [dataclasses.replace(m, model=apart[k]).matrix() if k in ran else m
                 for k, m in enumerate(mats)]
         if not mats:
-            raise SessionError("no history is left once the target's own run is dropped")
+            raise SessionError(
+                "no history is left once the target's own run is dropped" + (
+                    f" and the logs of other tasks than the target's "
+                    f"({', '.join(sorted(own_tasks))}) are passed over (e.g. "
+                    f"{other_tasks[0]})" if other_tasks else ""))
         # a name given with --history-exclude whose log is already dropped as the target's
         # own run is satisfied, not "a name matching no row" (QA: refused)
         gone = {m for m, _ in dropped}
