@@ -64,3 +64,38 @@ def test_equal_log_losses_are_no_basis_to_stop(tmp_path: Path) -> None:
         (m,) = progress(s, target_width=0.1).metrics
     assert not m.may_stop and (m.basis_note or "").startswith(
         "log loss: every labelled term is the same so far"), m
+
+
+def test_a_compared_models_equal_losses_are_noted_alike_by_estimate_and_status(
+        tmp_path: Path) -> None:
+    """A compared model equally sure and right on every labelled item: its anytime CS is
+    "unbounded (see the note)". `estimate` had no note for it, and `status` printed a
+    generic one ("the labelled terms have no spread yet ..."); both now say the
+    no-spread sentence, the same one (estimate_notes.no_spread_line)."""
+    files = make_pool_files(tmp_path / "data", n=200)
+    db = tmp_path / "c.db"
+    run_cli("init", db, "--pool", files.pool, "--id-column", "id", "--task", "demo",
+            "--surrogate", f"table:{files.surrogate}", "--target",
+            f"table:{files.target}", "--metric", "log_loss", "--seed", 0, "--no-progress")
+    run_cli("select", db, "--n", 40)
+    run_cli("label", db, "--from-data")
+    other = tmp_path / "data" / "sure.csv"  # right on every item, equally sure
+    with other.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["id", "negative", "positive"])
+        for i, y in zip(files.ids, files.labels, strict=True):
+            w.writerow([i, -0.1, -2.3] if y == 0 else [i, -2.3, -0.1])
+    spec = f"table:{other}?kind=logits"
+    sentence = (f"{spec}'s log loss: every labelled term is the same so far, so the "
+                f"fixed-budget interval is a point that claims nothing (no spread to "
+                f"estimate) and the anytime CS is the whole range until they differ: "
+                f"label more")
+    out = run_cli("estimate", db, "--compare", spec)
+    assert f"{spec} LURE estimate" in out and \
+        "anytime 95% confidence sequence unbounded (see the note)" in out, out
+    assert f"note: {sentence}" in out.splitlines(), out
+    lines = [x.strip() for x in run_cli("status", db).splitlines()]
+    at = next(i for i, x in enumerate(lines) if f"compared target {spec}" in x)
+    assert lines[at + 2] == "anytime 95% confidence sequence unbounded (see the note)", lines
+    assert f"note: {sentence}" in lines[at + 1:at + 5], lines
+    assert not any("no spread yet" in x for x in lines), lines

@@ -276,12 +276,25 @@ def _named_intervals(e: Any, n_pool: int | None = None) -> list[str]:
         names.append(f"{interval_name(BOOTSTRAP, level)} [{_num(e.low)}, {_num(e.high)}]")
     if any(UNBOUNDED in n or "see the note" in n for n in names):
         # the note the intervals point to, as estimate prints it below its table
-        from activetest.session.estimate_notes import whole_range_note
+        from activetest.session.estimate_base import POINT_WIDTH
+        from activetest.session.estimate_notes import no_spread_line, whole_range_note
 
         why = a.get("basis_note")
-        names.append(f"note: {whole_range_note(why, level)}" if why else
-                     "note: unbounded: the labelled terms have no spread yet, so no interval "
-                     "is claimed until they differ (`activetest estimate` says more)")
+        if why:
+            names.append(f"note: {whole_range_note(why, level)}")
+        elif fixed_low is not None and fixed_high is not None \
+                and fixed_high - fixed_low <= POINT_WIDTH:
+            # every labelled term the same: estimate's own sentence (QA: a generic one)
+            what = e.metric.replace("_", " ")
+            if e.method.startswith("lure:"):
+                what = f"{e.method.split(':', 1)[1]}'s {what}"
+            exact = [a.get(k) if isinstance(a.get(k), (int, float)) else None
+                     for k in ("exact_low", "exact_high")]
+            names.append(f"note: {no_spread_line(what, level, *exact)}")
+        else:
+            names.append("note: unbounded: the labelled terms have no spread yet, so no "
+                         "interval is claimed until they differ (`activetest estimate` says "
+                         "more)")
     return names
 
 

@@ -56,6 +56,7 @@ from activetest.session.estimate_notes import (
     fixed_beyond_cs_note,
     fixed_beyond_line,
     metric_sure_line,
+    no_spread_line,
     no_spread_note,
     outside_cs_note,
     outside_note,
@@ -824,6 +825,12 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
                                        float(other.estimate), K, N, level,
                                        (other.low, other.high))):
                 notes_cmp.append(line)
+            if o_any is not None and o_any.basis != "exact" and 2 <= K < N and \
+                    o_any.fixed_high - o_any.fixed_low <= POINT_WIDTH:
+                # every labelled loss of the compared model the same: its CS is shown
+                # "unbounded (see the note)"; this is the note (QA: none was there)
+                notes_cmp.append(no_spread_line(f"{spec}'s {metric.replace('_', ' ')}",
+                                                level, o_any.exact_low, o_any.exact_high))
             for what, a in ((f"{spec}'s error rate", o_any),
                             (f"target - {spec} ({metric.replace('_', ' ')})", d_any)):
                 if a is not None and a.basis == "exact":

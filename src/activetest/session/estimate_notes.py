@@ -32,6 +32,7 @@ __all__ = [
     "fixed_beyond_cs_note",
     "fixed_beyond_line",
     "metric_sure_line",
+    "no_spread_line",
     "no_spread_note",
     "outside_cs_note",
     "outside_note",
@@ -305,11 +306,21 @@ def no_spread_note(m: MetricEstimate, level: float, n_labels: int, n_pool: int
     if (a is None or a.basis == "exact" or n_labels < 2 or n_labels >= n_pool
             or m.active.std == 0.0 or a.fixed_high - a.fixed_low > POINT_WIDTH):
         return None
-    name = m.metric.replace("_", " ")
-    where = ("label more" if a.exact_low is None or a.exact_high is None else
-             f"read the exact anytime {100 * level:g}% CS, [{a.exact_low:.4f}, "
-             f"{a.exact_high:.4f}]")
-    return (f"{name}: every labelled term is the same so far, so the fixed-budget interval "
+    return no_spread_line(m.metric.replace("_", " "), level, a.exact_low, a.exact_high)
+
+
+def no_spread_line(what: str, level: float, exact_low: float | None = None,
+                   exact_high: float | None = None) -> str:
+    """The sentence for a quantity ``what`` (a metric, a compared model's risk) whose
+    labelled terms are all the same: its fixed-budget interval is a point that claims
+    nothing and its anytime CS the whole range until they differ; where the exact CS is
+    known (``exact_low``, ``exact_high``) read it, else label more. What `estimate`
+    notes, and `status` beside a recorded estimate's unbounded CS that has no other
+    reason recorded."""
+    where = ("label more" if exact_low is None or exact_high is None else
+             f"read the exact anytime {100 * level:g}% CS, [{exact_low:.4f}, "
+             f"{exact_high:.4f}]")
+    return (f"{what}: every labelled term is the same so far, so the fixed-budget interval "
             f"is a point that claims nothing (no spread to estimate) and the anytime CS is "
             f"the whole range until they differ: {where}")
 
