@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -166,3 +168,37 @@ def test_one_item_gives_no_bootstrap_interval() -> None:
     # two items: a real resample, an interval
     b = bootstrap_agreement(two_units, krippendorff_alpha, n_boot=50, seed=0)
     assert not np.isnan(b.low) and b.low <= b.high
+
+
+_D = np.array([[0, 1, 1, 0, 1], [0, 1, 0, 0, 1]], dtype=np.float64)
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda: bootstrap_agreement(_D, krippendorff_alpha, level="a"),
+     r"level must be in \(0, 1\), got 'a'"),
+    (lambda: bootstrap_agreement(_D, krippendorff_alpha, n_boot=None),
+     "n_boot must be an integer >= 2, got None"),
+    (lambda: bootstrap_agreement(_D, krippendorff_alpha, seed="x"),
+     "seed must be a non-negative integer .*got 'x'"),
+    (lambda: bootstrap_agreement(_D, "krippendorff_alpha"),
+     "statistic must be a function .*got str"),
+    (lambda: bootstrap_agreement(_D.tolist(), krippendorff_alpha, clusters=[0, 1, 2, 3, 4]),
+     None),
+    (lambda: krippendorff_alpha([["a", "b"], ["a", "b"]]),
+     r"reliability data must be a numeric \(raters, units\) array"),
+    (lambda: krippendorff_alpha(_D, level=np.array(["nominal"])),
+     "level must be one of nominal, interval"),
+    (lambda: cohen_kappa("ab", "ab"), r"a \(the first rater's labels\) must be a numeric"),
+])
+def test_bad_arguments_are_named(call: Any, message: str | None) -> None:
+    """QA: level="a", n_boot=None gave Python's "'<' not supported between instances",
+    a string seed numpy's SeedSequence error, a string statistic "'str' object is not
+    callable", list data with clusters an AttributeError ('list' has no 'shape'),
+    string ratings numpy's "could not convert string to float", and a one-element
+    array level was taken as "nominal". Each is named now (list data with clusters
+    works)."""
+    if message is None:
+        assert call().n_units == 5
+        return
+    with pytest.raises(ValueError, match=message):
+        call()

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from activetest.stats.validate import float_array, is_whole, open_unit
+
 __all__ = ["AgreementInterval", "bootstrap_agreement", "cohen_kappa", "krippendorff_alpha",
            "pairable_units"]
 
@@ -31,7 +33,8 @@ LEVELS = ("nominal", "interval")
 
 
 def _data(data: np.ndarray) -> np.ndarray:
-    x = np.asarray(data, dtype=np.float64)
+    x = float_array(data, "reliability data", "a numeric (raters, units) array (NaN "
+                    "where a rater gave no value)")
     if x.ndim != 2:
         raise ValueError(f"reliability data must be a (raters, units) array, got shape "
                          f"{x.shape}")
@@ -48,8 +51,8 @@ def cohen_kappa(a: np.ndarray, b: np.ndarray) -> float:
         ``(p_o - p_e) / (1 - p_e)``; ``nan`` with no unit, or when both raters gave one
         and the same category throughout (``p_e = 1``: kappa is undefined).
     """
-    x = np.asarray(a, dtype=np.float64)
-    y = np.asarray(b, dtype=np.float64)
+    x = float_array(a, "a (the first rater's labels)", "a numeric 1-d array")
+    y = float_array(b, "b (the second rater's labels)", "a numeric 1-d array")
     if x.shape != y.shape or x.ndim != 1:
         raise ValueError(f"two raters' labels must be 1-d arrays of one length, got "
                          f"{x.shape} and {y.shape}")
@@ -89,7 +92,7 @@ def krippendorff_alpha(data: np.ndarray, level: str = "nominal") -> float:
         ``1 - D_o / D_e``; ``nan`` when fewer than two values are pairable or every
         pairable value is the same (``D_e = 0``).
     """
-    if level not in LEVELS:
+    if not isinstance(level, str) or level not in LEVELS:
         raise ValueError(f"level must be one of {', '.join(LEVELS)}, got {level!r}")
     x = _data(data)[:, pairable_units(data)]
     if x.shape[1] == 0:
@@ -162,10 +165,17 @@ def bootstrap_agreement(data: np.ndarray, statistic: Callable[[np.ndarray], floa
         clusters: optional cluster label of each unit (before units without two values
             are dropped).
     """
-    if not 0 < level < 1:
-        raise ValueError(f"level must be in (0, 1), got {level!r}")
-    if n_boot < 2:
-        raise ValueError(f"n_boot must be at least 2, got {n_boot!r}")
+    level = open_unit(level, "level")  # (QA: level="a" raised Python's TypeError)
+    if not is_whole(n_boot) or n_boot < 2:  # type: ignore[operator]
+        raise ValueError(f"n_boot must be an integer >= 2, got {n_boot!r}")
+    n_boot = int(n_boot)
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) \
+            or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer (the resampling seed), got "
+                         f"{seed!r}")
+    if not callable(statistic):
+        raise ValueError(f"statistic must be a function of the (raters, units) data, e.g. "
+                         f"krippendorff_alpha; got {type(statistic).__name__}")
     keep = pairable_units(data)
     x = _data(data)[:, keep]
     est = statistic(x) if x.shape[1] else float("nan")
@@ -177,8 +187,9 @@ def bootstrap_agreement(data: np.ndarray, statistic: Callable[[np.ndarray], floa
     groups: list[np.ndarray] | None = None
     if clusters is not None:
         c = np.asarray(clusters)
-        if c.shape != (data.shape[1],):
-            raise ValueError(f"clusters has shape {c.shape}; data has {data.shape[1]} units")
+        n_units = _data(data).shape[1]  # (a list: data.shape raised an AttributeError)
+        if c.shape != (n_units,):
+            raise ValueError(f"clusters has shape {c.shape}; data has {n_units} units")
         _, inverse = np.unique(c[keep], return_inverse=True)
         if inverse.max(initial=-1) + 1 < n:  # some item has several units
             groups = [np.flatnonzero(inverse == g) for g in range(inverse.max() + 1)]
