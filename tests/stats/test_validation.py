@@ -325,6 +325,31 @@ def test_scalar_arguments_are_named_too(call: Any, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         call(st)
 
+@pytest.mark.parametrize(("labels", "message"), [
+    ([None], r"labels\[0\] = None is not a class index \(0\.\.2\)"),
+    ([0, 5], r"labels\[1\] = 5 is not a class index \(0\.\.2\)"),
+    (np.array([0, -1]), r"labels\[1\] = -1 is not a class index \(0\.\.2\)"),
+    ([1.5], r"labels\[0\] = 1\.5 is not a class index"),
+    (["1"], r"labels\[0\] = '1' is not a class index"),
+    ([True], r"labels\[0\] = True is not a class index"),
+])
+def test_observed_labels_are_named_by_position_and_value(labels: Any, message: str) -> None:
+    """QA: ``observe(labels=[None])`` raised Python's "int() argument must be ...", and
+    ``[5]`` said "labels must be class indices in 0..2" naming neither the value nor its
+    place; ``[1.5]`` was taken as 1, ``["1"]`` and ``[True]`` as 1. Nothing is recorded."""
+    import activetest.stats as st
+
+    s = st.AdaptiveSampler(st.AdaptiveDesign.calibrated(T3, T3), seed=1)
+    s.draw(2)
+    with pytest.raises(ValueError, match=message):
+        s.observe(labels)
+    assert s.labels == [] and s.losses == [] and s.n_pending == 2
+    s.observe([0, 2.0])
+    assert s.labels == [0, 2]
+
+
+T3 = np.log(np.full((20, 3), 1 / 3))
+
 
 def _adaptive_sampler(st: Any) -> Any:
     s = st.AdaptiveSampler(st.AdaptiveDesign.calibrated(T, T), seed=1)

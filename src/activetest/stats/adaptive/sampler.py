@@ -16,7 +16,7 @@ from activetest.stats.estimators import (
     adaptive_lure_se,
     adaptive_lure_terms,
 )
-from activetest.stats.validate import as_vector, check_seed
+from activetest.stats.validate import as_vector, check_seed, is_whole
 
 __all__ = [
     "AdaptiveEstimate",
@@ -226,14 +226,26 @@ class AdaptiveSampler:
                              "await one")
         start = len(self.losses)
         idx = np.array(self.acquired[start:start + n_new], dtype=np.int64)
+        C = self.design.loss_table.shape[1] if self.design.loss_table is not None else None
+        if labels is not None:
+            # each label by its position and value (QA: [None] raised Python's "int()
+            # argument must be ...", [5] "labels must be class indices in 0..2" naming
+            # neither; 1.5 was taken as 1 and "1" as 1)
+            # (the range where the labels give the losses; with the losses given too a
+            # label only teaches the calibrated design, as before)
+            top = C if losses is None and C is not None else None
+            for j, y in enumerate(labels):
+                if not is_whole(y) or (top is not None and not 0 <= y < top):
+                    shown = y.item() if isinstance(y, np.generic) else y
+                    what = f" (0..{C - 1})" if C is not None else ""
+                    raise ValueError(f"labels[{j}] = {shown!r} is not a class index{what}; "
+                                     f"labels are the classes of the pending drawn items, in "
+                                     f"draw order")
         if losses is None:
             if self.design.needs_losses:
                 raise ValueError(f"design {self.design.name!r} has no loss table: give the "
                                  "observed losses")
             ys = np.asarray(labels, dtype=np.int64)
-            C = self.design.loss_table.shape[1] if self.design.loss_table is not None else 0
-            if np.any((ys < 0) | (ys >= max(C, 1))):
-                raise ValueError(f"labels must be class indices in 0..{C - 1}")
             Ls = self.design.losses_of(idx, ys)
         else:
             Ls = as_vector(losses, "losses", n_new)
