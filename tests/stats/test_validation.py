@@ -348,6 +348,36 @@ def test_observed_labels_are_named_by_position_and_value(labels: Any, message: s
     assert s.labels == [0, 2]
 
 
+@pytest.mark.parametrize("random_state", ["a", "0", 2.5, float("nan"), -1, True, [1, "x"], {}])
+@pytest.mark.parametrize("call", [
+    lambda st, r: st.bootstrap(np.ones(5), random_state=r),
+    lambda st, r: st.bootstrap_means(np.ones(5), random_state=r),
+    lambda st, r: st.bootstrap_std_many(np.ones((2, 5)), random_state=r),
+    lambda st, r: st.sample(np.ones(5), 2, random_state=r),
+    lambda st, r: st.reference_sample(np.ones(5), 2, random_state=r),
+    lambda st, r: st.simulate_design(st.AdaptiveDesign.calibrated(T3, T3), losses=np.ones(20),
+                                     labels=np.zeros(20, dtype=int), budget=2, n_runs=1,
+                                     random_state=r),
+])
+def test_a_bad_random_state_is_named(call: Any, random_state: object) -> None:
+    """QA: a string, a float or NaN gave numpy's "SeedSequence expects int or sequence of
+    ints for entropy not a", -1 "expected non-negative integer", naming no argument; True
+    was taken as the seed 1."""
+    import activetest.stats as st
+
+    with pytest.raises(ValueError, match="random_state must be a non-negative integer seed"):
+        call(st, random_state)
+
+
+def test_a_good_random_state_is_taken_as_before() -> None:
+    import activetest.stats as st
+
+    a = st.bootstrap_means(np.arange(5.0), n_boot=50, random_state=3)
+    for r in (np.int64(3), np.random.default_rng(3), np.random.SeedSequence(3)):
+        np.testing.assert_array_equal(a, st.bootstrap_means(np.arange(5.0), n_boot=50,
+                                                            random_state=r))
+    assert st.bootstrap_means(np.arange(5.0), n_boot=50, random_state=[1, 2]).shape == (50,)
+
 T3 = np.log(np.full((20, 3), 1 / 3))
 
 

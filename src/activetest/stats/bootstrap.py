@@ -21,7 +21,7 @@ from statistics import NormalDist
 import numpy as np
 
 from activetest.stats.intervals import Bounds
-from activetest.stats.validate import float_array, is_whole, open_unit
+from activetest.stats.validate import float_array, is_whole, open_unit, rng_of
 
 __all__ = [
     "MAX_BOOT",
@@ -69,7 +69,7 @@ def bootstrap_means(terms: np.ndarray, n_boot: int = 1000,
     if not np.all(np.isfinite(L)):
         raise ValueError("terms must be finite")
     _check_n_boot(n_boot)
-    rng = np.random.default_rng(random_state)
+    rng = rng_of(random_state)
     # In chunks of resamples, so memory stays bounded; the draws are the same as one
     # (B, K) call (Generator.integers fills row after row from one stream).
     B, K = int(n_boot), L.size
@@ -134,7 +134,7 @@ def bootstrap_std_many(terms: np.ndarray, n_boot: int = 1000,
         raise ValueError(f"terms must be a non-empty 2-D (runs, labels) array, got {L.shape}")
     _check_n_boot(n_boot)
     K = L.shape[1]
-    rng = np.random.default_rng(random_state)
+    rng = rng_of(random_state)
     W = rng.multinomial(K, np.full(K, 1.0 / K), size=int(n_boot)) / K  # (B, K)
     means = L @ W.T  # (R, B)
     return means.std(axis=1, ddof=1)

@@ -56,6 +56,7 @@ from activetest.stats.adaptive import (
     AdaptiveDesign,
     refit_schedule,
 )
+from activetest.stats.validate import rng_of
 
 if TYPE_CHECKING:
     from activetest.stats.neighbours import NeighbourHistory
@@ -234,7 +235,7 @@ def choose_rank(Y: np.ndarray, *, candidates: tuple[int, ...] = RANK_CANDIDATES,
     """
     Y = _as_matrix(Y)
     H, N = Y.shape
-    rng = np.random.default_rng(random_state)
+    rng = rng_of(random_state)
     perm = rng.permutation(H)
     A, B = perm[: H // 2], perm[H // 2:][:max_rows]
     cands = tuple(r for r in candidates if r <= max(0, min(len(A) - 1, N - 1)))

@@ -58,6 +58,7 @@ from activetest.stats import _design_models as dm
 from activetest.stats._response_matrix import _as_matrix, _difficulty
 from activetest.stats.adaptive import PRIOR_CLIP, AdaptiveDesign
 from activetest.stats.kernels import njit
+from activetest.stats.validate import rng_of
 
 __all__ = ["AFTER_MODES", "EPS_CANDIDATES", "NeighbourDesign", "NeighbourHistory", "choose_eps",
            "column_kernel", "neighbour_column", "neighbour_design", "neighbour_history"]
@@ -171,7 +172,7 @@ def choose_eps(matrix: object, *, candidates: tuple[float, ...] = EPS_CANDIDATES
     the larger, the smoother) and every eps's score."""
     Y = _as_matrix(matrix)
     H, N = Y.shape
-    rng = np.random.default_rng(random_state)
+    rng = rng_of(random_state)
     perm = rng.permutation(H)
     A, B = perm[: H // 2], perm[H // 2:][:max_rows]
     n_fit = tuple(k for k in n_fit if k + 10 <= N)

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from activetest.stats.kernels import njit
-from activetest.stats.validate import as_scores, check_budget, floor_arg
+from activetest.stats.validate import as_scores, check_budget, floor_arg, rng_of
 
 __all__ = ["explored_scores", "floored_model_var", "floored_model_vars", "floored_weight_bound",
            "proposal", "reference_sample"]
@@ -357,7 +357,7 @@ def reference_sample(scores: np.ndarray, budget: int, *, proposal_floor: float |
     n = s.shape[0]
     budget = check_budget(budget, n)
     floor = floor_arg(proposal_floor, alpha, "reference_sample")
-    rng = np.random.default_rng(random_state)
+    rng = rng_of(random_state)
     order = np.argsort(s, kind="stable")
     remaining = np.ones(n, dtype=bool)
     idx = np.empty(budget, dtype=np.int64)

@@ -33,7 +33,14 @@ import numpy as np
 
 from activetest.stats import kernels
 from activetest.stats.proposal import proposal
-from activetest.stats.validate import as_scores, check_budget, check_seed, floor_arg, is_whole
+from activetest.stats.validate import (
+    as_scores,
+    check_budget,
+    check_seed,
+    floor_arg,
+    is_whole,
+    rng_of,
+)
 
 __all__ = ["ActiveSampler", "SamplerState", "sample"]
 
@@ -168,7 +175,7 @@ def sample(scores: np.ndarray, budget: int, *, n_runs: int = 1,
     floor = floor_arg(proposal_floor, alpha, "sample")
     if not is_whole(n_runs) or n_runs < 1:  # type: ignore[operator]
         raise ValueError(f"n_runs must be a positive integer, got {n_runs!r}")
-    rng = np.random.default_rng(random_state)
+    rng = rng_of(random_state)
     U = rng.random((int(n_runs), budget))
     pool = _SortedPool(s)
     if kernels.HAVE_NUMBA and not progress:

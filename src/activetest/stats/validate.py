@@ -126,6 +126,31 @@ def check_seed(seed: object) -> int | None:
     return int(seed)
 
 
+def rng_of(random_state: object, name: str = "random_state") -> np.random.Generator:
+    """``numpy.random.default_rng(random_state)`` for a ``random_state`` that is None
+    (fresh entropy), a non-negative integer (not a bool), a sequence of them, or a numpy
+    ``Generator``/``BitGenerator``/``SeedSequence``.
+
+    Raises:
+        ValueError: anything else, naming ``name`` and the value (QA: numpy's
+            "SeedSequence expects int or sequence of ints for entropy not a" for a string,
+            a float or NaN, and "expected non-negative integer" for -1, naming neither).
+    """
+    if random_state is None or isinstance(random_state, (np.random.Generator,
+                                                         np.random.BitGenerator,
+                                                         np.random.SeedSequence)):
+        return np.random.default_rng(random_state)
+    seq = (random_state if isinstance(random_state, (list, tuple, np.ndarray))
+           else [random_state])
+    if len(seq) and all(not isinstance(x, (bool, np.bool_)) and isinstance(x, (int, np.integer))
+                        and x >= 0 for x in np.ravel(np.asarray(seq, dtype=object))):
+        return np.random.default_rng(random_state)  # type: ignore[arg-type]
+    shown = random_state.item() if isinstance(random_state, np.generic) else random_state
+    shown_text = repr(shown) if len(repr(shown)) <= 60 else type(shown).__name__
+    raise ValueError(f"{name} must be a non-negative integer seed, a numpy Generator, or None "
+                     f"(fresh entropy); got {shown_text}")
+
+
 def row_name(i: int, row_names: Sequence[str] | None = None) -> str:
     """What a message calls row ``i`` of an array: ``row_names[i]``, else ``"row i"``."""
     return f"row {i}" if row_names is None else row_names[i]

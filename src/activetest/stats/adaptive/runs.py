@@ -11,7 +11,7 @@ from activetest.stats.adaptive.design import AdaptiveDesign
 from activetest.stats.estimators import (
     adaptive_lure_curve,
 )
-from activetest.stats.validate import as_vector, check_budget
+from activetest.stats.validate import as_vector, check_budget, is_whole, rng_of
 
 __all__ = [
     "DesignRuns",
@@ -94,9 +94,9 @@ def simulate_design(design: AdaptiveDesign, *, losses: np.ndarray,
         y = np.asarray(labels, dtype=np.int64)
         if y.shape != (n,):
             raise ValueError(f"labels must have shape ({n},), got {y.shape}")
-    if isinstance(n_runs, bool) or int(n_runs) != n_runs or n_runs < 1:
+    if not is_whole(n_runs) or n_runs < 1:  # type: ignore[operator]
         raise ValueError(f"n_runs must be a positive integer, got {n_runs!r}")
-    rng = np.random.default_rng(random_state)
+    rng = rng_of(random_state)
     U = rng.random((int(n_runs), budget))
     R = int(n_runs)
     out = DesignRuns(np.empty((R, budget), dtype=np.int64), np.empty((R, budget)),
