@@ -378,6 +378,49 @@ def test_a_good_random_state_is_taken_as_before() -> None:
                                                             random_state=r))
     assert st.bootstrap_means(np.arange(5.0), n_boot=50, random_state=[1, 2]).shape == (50,)
 
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda st: st.asymptotic_cs(np.ones(40), 100, planned_labels="200"),
+     "planned_labels must be a number of labels > 0, got str '200'"),
+    (lambda st: st.anytime_summary(np.ones(40), 100, planned_labels=None),
+     "planned_labels must be a number of labels > 0, got NoneType"),
+    (lambda st: st.labels_for_cs_width(np.ones(40), 100, 0.1, planned_labels=[1, 2]),
+     "planned_labels must be a number of labels > 0, got list"),
+    (lambda st: st.paired_difference_cs(np.ones(40), np.ones(40), 100, planned_labels=True),
+     "planned_labels must be a number of labels > 0, got bool True"),
+    (lambda st: st.asymptotic_cs(np.ones(40), 100, min_labels=None),
+     "min_labels must be an integer >= 2, got None"),
+    (lambda st: st.asymptotic_cs(np.ones(40), 100, min_labels="a"),
+     "min_labels must be an integer >= 2, got 'a'"),
+    (lambda st: st.anytime_summary(np.ones(40), 100, target_width="0.1"),
+     "target_width must be a number > 0, or None, got str '0.1'"),
+    (lambda st: st.anytime_summary(np.ones(40), 100, target_width=0),
+     "target_width must be > 0, got 0"),
+    (lambda st: st.bootstrap(np.ones(5), offset=None), "offset must be a real number, got "
+                                                       "NoneType"),
+    (lambda st: st.bootstrap(np.ones(5), offset="0.5"), "offset must be a real number, got "
+                                                        "str '0.5'"),
+    (lambda st: st.bootstrap(np.ones(5), offset=float("nan")), "offset must be finite"),
+    (lambda st: st.bootstrap(np.ones(5), method=np.array(["normal"])),
+     "method must be 'normal' or 'percentile'"),
+    (lambda st: st.fixed_interval(np.ones(40), 100, pool_variance="0.5"),
+     "pool_variance must be a number or array >= 0, got str '0.5'"),
+    (lambda st: st.fixed_interval(np.ones(40), 100, pool_variance=True),
+     "pool_variance must be a number or array >= 0, got True"),
+    (lambda st: st.fixed_interval_curve(np.ones(40), 100, pool_variance=np.ones(2)),
+     r"pool_variance has shape \(2,\): it must be a number or broadcast to the curve's "
+     r"shape \(40,\)"),
+])
+def test_interval_arguments_are_named(call: Any, message: str) -> None:
+    """QA: planned_labels and target_width given as a string or None raised Python's "'>'
+    not supported between instances", min_labels int()'s errors, bootstrap's offset
+    numpy's "ufunc 'add' did not contain a loop" (NaN gave a NaN estimate), a
+    one-element array method numpy's "truth value ... ambiguous", and pool_variance="0.5"
+    was read as 0.5, True as 1, one of the wrong length numpy's broadcast error."""
+    import activetest.stats as st
+
+    with pytest.raises(ValueError, match=message):
+        call(st)
+
 T3 = np.log(np.full((20, 3), 1 / 3))
 
 

@@ -21,7 +21,7 @@ from statistics import NormalDist
 import numpy as np
 
 from activetest.stats.intervals import Bounds
-from activetest.stats.validate import float_array, is_whole, open_unit, rng_of
+from activetest.stats.validate import float_array, is_whole, open_unit, real_number, rng_of
 
 __all__ = [
     "MAX_BOOT",
@@ -104,8 +104,12 @@ def bootstrap(terms: np.ndarray, *, offset: float = 0.0, n_boot: int = 1000, lev
             resampled estimates.
     """
     level = open_unit(level, "level")
-    if method not in ("normal", "percentile"):
+    if not isinstance(method, str) or method not in ("normal", "percentile"):
         raise ValueError(f"method must be 'normal' or 'percentile', got {method!r}")
+    # (a string or None: numpy's "ufunc 'add' did not contain a loop" before)
+    offset = real_number(offset, "offset")
+    if not np.isfinite(offset):
+        raise ValueError(f"offset must be finite, got {offset!r}")
     means = offset + bootstrap_means(terms, n_boot, random_state)
     est = float(offset + np.mean(terms))
     sd = float(np.std(means, ddof=1))

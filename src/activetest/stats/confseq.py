@@ -105,7 +105,7 @@ from activetest.stats.intervals import (
     _hall_bounds,
     moment_curves,
 )
-from activetest.stats.validate import float_array, open_unit
+from activetest.stats.validate import float_array, is_whole, open_unit, real_number
 
 __all__ = [
     "ConfidenceSequence",
@@ -185,7 +185,8 @@ def normal_mixture_rho2(planned_labels: float = PLANNED_LABELS, alpha: float = 0
     of WS et al. / Howard et al. 2021; within 0.1% of the numerical optimum).
     """
     alpha = _check_alpha(alpha)
-    if not planned_labels > 0:
+    # (a string or None: Python's "'>' not supported between instances" before)
+    if not real_number(planned_labels, "planned_labels", "a number of labels > 0") > 0:
         raise ValueError(f"planned_labels must be > 0, got {planned_labels!r}")
     la = -2.0 * np.log(alpha)
     return float((la + np.log(la + 1.0)) / planned_labels)
@@ -366,7 +367,7 @@ def asymptotic_cs_from_curves(est: np.ndarray, se: np.ndarray, gam: np.ndarray, 
     ``df``: Kish's degrees of freedom (``moment_curves``' fourth value), which the budget-tuned
     CS needs."""
     K = est.shape[-1]
-    if isinstance(min_labels, bool) or int(min_labels) != min_labels or min_labels < 2:
+    if not is_whole(min_labels) or min_labels < 2:  # type: ignore[operator]
         raise ValueError(f"min_labels must be an integer >= 2, got {min_labels!r}")
     f = _cs_factor(N, K, alpha, planned_labels, budget)
     if budget is not None:

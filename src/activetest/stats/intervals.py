@@ -439,7 +439,16 @@ def interval_from_curves(est: np.ndarray, se: np.ndarray, gam: np.ndarray, df: n
     z = _z(level)
     target = "pool"
     if pool_variance is not None:
-        pv = np.asarray(pool_variance, dtype=np.float64)
+        # (a string: numpy's "could not convert", or "0.5" read as 0.5, before)
+        if isinstance(pool_variance, (bool, np.bool_)):
+            raise ValueError(f"pool_variance must be a number or array >= 0, got "
+                             f"{pool_variance!r}")
+        pv = float_array(pool_variance, "pool_variance", "a number or array >= 0")
+        try:
+            np.broadcast_shapes(pv.shape, se.shape)
+        except ValueError:  # (numpy's "operands could not be broadcast" before)
+            raise ValueError(f"pool_variance has shape {pv.shape}: it must be a number or "
+                             f"broadcast to the curve's shape {se.shape}") from None
         if np.any(pv < 0) or not np.all(np.isfinite(pv)):
             raise ValueError("pool_variance must be finite and >= 0")
         se_pool = se

@@ -404,6 +404,10 @@ def anytime_summary(theta: np.ndarray, N: int, *, target_width: float | None = N
     th = float_array(theta, "theta")
     if th.ndim != 1:
         raise ValueError(f"theta must be 1-D (one run), got shape {th.shape}")
+    if target_width is not None and not real_number(target_width, "target_width",
+                                                    "a number > 0, or None") > 0:
+        # (a string: Python's "'<=' not supported" before; NaN or 0 was called "width")
+        raise ValueError(f"target_width must be > 0, got {target_width!r}")
     fi = fixed_interval(th, N, level=level, model_var=model_var,
                         skew_widens_only=skew_widens_only)
     cs = asymptotic_cs(th, N, alpha=alpha, planned_labels=planned_labels, model_var=model_var,
