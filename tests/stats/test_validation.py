@@ -421,6 +421,45 @@ def test_interval_arguments_are_named(call: Any, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         call(st)
 
+_L40, _Q40 = np.linspace(0.1, 1.0, 40), np.full(40, 0.01)
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda st: st.cv_lure(_L40, _Q40, 100, np.ones(2), 0.5),
+     r"control \(2,\) must have the shape of losses \(40,\)"),
+    (lambda st: st.cv_lure(_L40, _Q40, 100, 0.5, 0.5),
+     r"control \(\) must have the shape of losses \(40,\)"),
+    (lambda st: st.cv_lure(_L40, _Q40, 100, np.full(40, np.nan), 0.5),
+     "control must be finite, got nan"),
+    (lambda st: st.cv_lure(_L40, _Q40, 100, _L40, float("nan")),
+     "control_pool_mean must be finite"),
+    (lambda st: st.cv_lure(np.tile(_L40, (3, 1)), np.tile(_Q40, (3, 1)), 100,
+                           np.tile(_L40, (3, 1)), 0.5, beta=np.ones(2)),
+     r"beta has shape \(2,\): give a number or one per run \(3,\)"),
+    (lambda st: st.cv_lure_curve(_L40, _Q40, 100, np.ones(3), 0.5),
+     r"control \(3,\) must have the shape of losses \(40,\)"),
+    (lambda st: st.tuned_beta(_L40, np.ones(2), _Q40, 100),
+     r"control \(2,\) must have the shape of losses \(40,\)"),
+    (lambda st: st.tuned_beta(np.ones(2), np.ones(2), _Q40, 100),
+     r"losses \(2,\) and q \(40,\) must have the same shape"),
+    (lambda st: st.betting_cs(0.5, np.zeros(40), np.ones(40), value_low=0.0, value_high=1.0),
+     r"theta must be \(K,\) or \(R, K\), got shape \(\)"),
+    (lambda st: st.pool_variance_curve(0.5, _L40, 100),
+     r"theta_sq \(\) must have the shape of theta \(40,\)"),
+    (lambda st: st.pool_variance_curve(_L40, np.ones(2), 100),
+     r"theta_sq \(40,\) must have the shape of theta \(2,\)"),
+])
+def test_array_arguments_of_another_shape_are_named(call: Any, message: str) -> None:
+    """QA: a control, beta or theta of another length gave numpy's "operands could not be
+    broadcast together", a scalar control was taken for every item, a NaN control was
+    refused as "losses must be finite", a scalar theta in betting_cs gave numpy's "cannot
+    broadcast a non-scalar to a scalar array", and a scalar theta_sq was called
+    "theta"."""
+    import activetest.stats as st
+
+    with pytest.raises(ValueError, match=message):
+        call(st)
+
 T3 = np.log(np.full((20, 3), 1 / 3))
 
 

@@ -263,6 +263,8 @@ def betting_cs(theta: np.ndarray, theta_low: np.ndarray, theta_high: np.ndarray,
     th = float_array(theta, "theta")
     value_low = real_number(value_low, "value_low")
     value_high = real_number(value_high, "value_high")
+    if th.ndim not in (1, 2):  # (a scalar: numpy's "cannot broadcast a non-scalar" before)
+        raise ValueError(f"theta must be (K,) or (R, K), got shape {th.shape}")
     one = th.ndim == 1
     th2 = np.atleast_2d(th)
     lo = np.ascontiguousarray(np.broadcast_to(_bound(theta_low, "theta_low", th.shape),

@@ -172,9 +172,10 @@ def tuned_beta(losses: np.ndarray, control: np.ndarray, q: np.ndarray, N: int) -
     is only *asymptotically* unbiased (its bias is O(1/K)); use ``beta=1`` for an
     exactly unbiased estimate.
     """
-    v = lure_weights(q, N)
-    a = v * float_array(losses, "losses")
-    b = v * float_array(control, "control")
+    L, Q, N = _check(losses, q, N)  # (another length than q's: numpy's broadcast error)
+    v = lure_weights(Q, N)
+    a = v * L
+    b = v * _fixed_control(L, control)
     a = a - a.mean(axis=-1, keepdims=True)
     b = b - b.mean(axis=-1, keepdims=True)
     var = (b * b).sum(axis=-1)
@@ -191,18 +192,44 @@ def cv_lure(losses: np.ndarray, q: np.ndarray, N: int, control: np.ndarray,
         control_pool_mean: the pool mean of ``h`` (known: h needs no labels).
         beta: 1 (unbiased) or per-run coefficients (see :func:`tuned_beta`).
     """
-    H = float_array(control, "control")
-    B = float_array(beta, "beta")[..., None]
+    L = float_array(losses, "losses")
+    H = _fixed_control(L, control)
+    B = float_array(beta, "beta")
+    try:
+        np.broadcast_shapes(B.shape, L.shape[:-1])
+    except ValueError:  # (numpy's "operands could not be broadcast" before)
+        raise ValueError(f"beta has shape {B.shape}: give a number or one per run "
+                         f"{L.shape[:-1]}") from None
+    B = B[..., None]
     c = real_number(control_pool_mean, "control_pool_mean")
-    return np.squeeze(B, -1) * c + lure(float_array(losses, "losses") - B * H, q, N)
+    if not np.isfinite(c):
+        raise ValueError(f"control_pool_mean must be finite, got {c!r}")
+    return np.squeeze(B, -1) * c + lure(L - B * H, q, N)
 
 
 def cv_lure_curve(losses: np.ndarray, q: np.ndarray, N: int, control: np.ndarray,
                   control_pool_mean: float) -> np.ndarray:
     """Control-variate LURE (beta = 1, unbiased) after every label."""
-    H = float_array(control, "control")
+    L = float_array(losses, "losses")
+    H = _fixed_control(L, control)
     c = real_number(control_pool_mean, "control_pool_mean")
-    return c + lure_curve(float_array(losses, "losses") - H, q, N)
+    if not np.isfinite(c):
+        raise ValueError(f"control_pool_mean must be finite, got {c!r}")
+    return c + lure_curve(L - H, q, N)
+
+
+def _fixed_control(L: np.ndarray, control: object) -> np.ndarray:
+    """``control`` (``h`` at each acquired item) checked against the losses ``L``: the
+    same shape (QA: another length gave numpy's broadcast error, a scalar was taken for
+    every item), finite (QA: NaN was refused as "losses must be finite")."""
+    H = float_array(control, "control")
+    if H.shape != L.shape:
+        raise ValueError(f"control {H.shape} must have the shape of losses {L.shape} (h at "
+                         f"each acquired item)")
+    if not np.all(np.isfinite(H)):
+        i = int(np.argmax(~np.isfinite(H.ravel())))
+        raise ValueError(f"control must be finite, got {H.ravel()[i]} at flat position {i}")
+    return H
 
 
 def _check_controls(L: np.ndarray, control: object, control_rest: object

@@ -494,6 +494,11 @@ def pool_variance_curve(theta_sq: np.ndarray, theta: np.ndarray, N: int) -> np.n
     draws (the same formula with ``L^2``; no control needed), so
     ``S^2_M = N/(N-1) * max(R_M[L^2] - R_M[L]^2, 0)``, consistent as M grows.
     """
-    a = estimate_curve(float_array(theta_sq, "theta_sq"), N)
-    b = estimate_curve(theta, N)
+    sq, th = float_array(theta_sq, "theta_sq"), float_array(theta, "theta")
+    if sq.shape != th.shape:  # (QA: a scalar theta_sq was called "theta"; another
+        # length gave numpy's broadcast error)
+        raise ValueError(f"theta_sq {sq.shape} must have the shape of theta {th.shape} (the "
+                         f"same draws, the squared loss)")
+    a = estimate_curve(sq, N)
+    b = estimate_curve(th, N)
     return (N / max(N - 1, 1)) * np.maximum(a - b * b, 0.0)
