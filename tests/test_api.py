@@ -616,6 +616,32 @@ def test_label_many_takes_iterables_and_names_a_string_or_a_dict(small: Any) -> 
         run.label_many(rows, "012")
 
 
+def test_a_single_value_where_a_sequence_is_meant_is_named(small: Any) -> None:
+    """QA: ``label_many([row], 0)`` took the 0 for ``[0]``, and ``label_many(rows, None)``
+    (or True, 2.5) said "rows and ys differ in length (3 vs 1)"; ``label(row, [1, 2])``
+    was refused naming "ys", label_many's argument. Nothing is stored."""
+    S, T = small
+    run = ActiveTest(S, T, seed=1)
+    rows = run.next(3)
+    for bad in (0, None, True, 2.5, np.int64(1)):
+        with pytest.raises(ValueError, match=r"ys must be a sequence of class indices \(a "
+                                             r"list or a 1-D array\), got .*: for one row "
+                                             r"use label\(i, y\)"):
+            run.label_many(rows[:1], bad)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"rows must be a sequence of pool rows .*got int"):
+        run.label_many(rows[0], [0])  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"y must be one class index, got list of shape "
+                                         r"\(2,\): for many rows use label_many\(rows, ys\)"):
+        run.label(rows[0], [1, 2])  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"i must be one pool row, got ndarray of shape "
+                                         r"\(3,\)"):
+        run.label(np.array(rows), 0)  # type: ignore[arg-type]
+    assert run.labels == {}
+    run.label(np.int64(rows[0]), np.int64(2))
+    run.label_many(np.array(rows[1:]), np.array([0, 1]))
+    assert run.labels == dict(zip(rows, [2, 0, 1], strict=True))
+
+
 def test_a_compared_name_given_again_must_be_the_same_model() -> None:
     """QA: ``estimate(compare={"old": X})`` where ``"old"`` was compared since the run
     was made silently replaced that model (the one the compare acquisition draws for)

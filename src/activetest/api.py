@@ -88,6 +88,11 @@ def _label_values(given: Any, name: str) -> Any:
                          f"got {type(given).__name__}{hint}")
     if not hasattr(given, "__len__") and hasattr(given, "__iter__"):
         return list(given)
+    if np.ndim(given) == 0:  # (QA: ys=0 was taken for [0]; None, True or 2.5 refused as
+        # "rows and ys differ in length (2 vs 1)")
+        what = "pool rows" if name == "rows" else "class indices"
+        raise ValueError(f"{name} must be a sequence of {what} (a list or a 1-D array), got "
+                         f"{type(given).__name__} {given!r}: for one row use label(i, y)")
     return given
 
 
@@ -469,6 +474,14 @@ class ActiveTest:
                 weighted), ``y`` is not a class index, or ``i`` has another label and
                 ``overwrite`` is False.
         """
+        for name, given in (("i", i), ("y", y)):
+            if isinstance(given, (str, bytes)):
+                continue  # refused below as not an integer, by the value
+            if np.ndim(given) != 0:  # (QA: y=[1, 2] was refused naming "ys", label_many's)
+                one = "pool row" if name == "i" else "class index"
+                raise ValueError(f"{name} must be one {one}, got {type(given).__name__} of "
+                                 f"shape {np.shape(given)}: for many rows use "
+                                 f"label_many(rows, ys)")
         self.label_many([i], [y], overwrite=overwrite)
 
     def label_many(self, rows: Sequence[int], ys: Sequence[int], *,
