@@ -460,6 +460,53 @@ def test_array_arguments_of_another_shape_are_named(call: Any, message: str) -> 
     with pytest.raises(ValueError, match=message):
         call(st)
 
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda st: st.AdaptiveSampler("calibrated", seed=1),
+     "design must be an AdaptiveDesign .*got str"),
+    (lambda st: st.AdaptiveSampler(st.AdaptiveDesign.calibrated(T3, T3), seed=1).draw(None),
+     "k must be a non-negative integer, got None"),
+    (lambda st: st.AdaptiveDesign.calibrated(T3, 0.5), "surrogate_logprobs must be a 2-D"),
+    (lambda st: st.AdaptiveDesign.calibrated(T3, T3, lam="0.5"),
+     r"lam must be a number in \(0, 1\], or None \(in-run\), got str '0\.5'"),
+    (lambda st: st.AdaptiveDesign.calibrated(T3, T3, lam=True), "lam must be .*got bool True"),
+    (lambda st: st.AdaptiveDesign.pe(T3, lam=[1, 2]), "lam must be .*got list"),
+    (lambda st: st.AdaptiveDesign.fixed(np.ones(20), lam="a"), "lam must be .*got str 'a'"),
+    (lambda st: st.AdaptiveDesign.calibrated(T3, T3, rule=["earned"]),
+     r"rule must be one of original, earned, guard, got \['earned'\]"),
+    (lambda st: st.AdaptiveDesign.calibrated(T3, T3, rule_params=1),
+     "rule_params must be a sequence of at least 4 numbers"),
+    (lambda st: st.AdaptiveDesign.pe(T3, rule_params="0.5"),
+     "rule_params must be a sequence of at least 4 numbers"),
+    (lambda st: st.AdaptiveDesign.calibrated(T3, T3, schedule="a"),
+     r"schedule must be a 1-D sequence of draw numbers .*got 'a'"),
+    (lambda st: st.AdaptiveDesign.pe(T3, schedule=2.5), "schedule must be a 1-D sequence"),
+    (lambda st: st.AdaptiveDesign.calibrated(T3, T3, schedule=[1, 2.5]),
+     "schedule must be a 1-D sequence"),
+    (lambda st: st.AdaptiveDesign.fixed(np.ones(20), schedule=[0, 5]),
+     "schedule must be a 1-D sequence"),
+    (lambda st: st.AdaptiveDesign.calibrated(T3, T3, lazy="no"),
+     "lazy must be True, False or None .*got 'no'"),
+])
+def test_adaptive_design_arguments_are_named(call: Any, message: str) -> None:
+    """QA: AdaptiveSampler("calibrated") raised an AttributeError, draw(None) int()'s
+    TypeError, calibrated(T, 0.5) an IndexError ("tuple index out of range"); lam="0.5"
+    Python's "'<' not supported", lam=[1, 2] float()'s TypeError and lam=True was taken
+    as 1; a list rule "unhashable type"; rule_params=1 "'int' object is not
+    subscriptable"; schedule="a" int()'s "invalid literal", 2.5 and [0, 5] were taken;
+    lazy="no" was taken as True."""
+    import activetest.stats as st
+
+    with pytest.raises(ValueError, match=message):
+        call(st)
+
+
+def test_a_design_schedule_given_is_taken_as_before() -> None:
+    import activetest.stats as st
+
+    d = st.AdaptiveDesign.calibrated(T3, T3, schedule=np.array([2, 5]))
+    assert d.schedule.tolist() == [2, 5]
+    assert st.AdaptiveDesign.pe(T3, schedule=[3.0]).schedule.tolist() == [3]
+
 T3 = np.log(np.full((20, 3), 1 / 3))
 
 

@@ -24,7 +24,7 @@ from activetest.stats.adaptive.features import (
     mixture_score_control,
     pe_features,
 )
-from activetest.stats.validate import as_vector
+from activetest.stats.validate import as_logprobs, as_vector, float_array, is_whole, real_number
 
 __all__ = [
     "DEFAULT_RULE",
@@ -100,15 +100,70 @@ def refit_schedule(n: int, first: int = SCHEDULE_FIRST, growth: float = SCHEDULE
         x *= growth
     return np.array(out, dtype=np.int64)
 
+def design_schedule(schedule: object, n: int) -> np.ndarray:
+    """A design's refit schedule: :func:`refit_schedule` for None, else 1-D whole draw
+    numbers (1-based) >= 1, as ``int64``.
+
+    Raises:
+        ValueError: anything else, named (QA: a string gave int()'s "invalid literal",
+            NaN "cannot convert float NaN to integer", and 2.5, True or -1 were taken).
+    """
+    if schedule is None:
+        return refit_schedule(n)
+    a = np.asarray(schedule, dtype=object) if not isinstance(schedule, np.ndarray) \
+        else schedule
+    if isinstance(schedule, (str, bytes)) or a.ndim != 1 or not all(
+            is_whole(x) and x >= 1 for x in a.tolist()):
+        raise ValueError(f"schedule must be a 1-D sequence of draw numbers (whole, 1-based, "
+                         f">= 1) before which the design refits, or None; got {schedule!r}")
+    return np.asarray(a.tolist(), dtype=np.int64).reshape(-1)
+
+
+def _n_rows(logprobs: object, name: str) -> int:
+    """The rows of an ``(N, C)`` log-probability array, named where it is none (QA: a
+    scalar gave Python's IndexError "tuple index out of range")."""
+    if np.ndim(logprobs) != 2 or isinstance(logprobs, (str, bytes)):
+        as_logprobs(logprobs, name)  # raises, naming it
+    return int(np.shape(logprobs)[0])
+
+
 def check_start(start: str) -> None:
     """Refuse a design start other than ``"prior"`` or ``"uniform"``."""
     if start not in ("prior", "uniform"):
         raise ValueError(f"start must be 'prior' or 'uniform', got {start!r}")
 
 def uniform_start(rule: str, rule_params: Sequence[float] | None, lam: float | None) -> bool:
-    """The earned rule draws uniformly with g = 0 before its first refit (in-run lambda)."""
+    """The earned rule draws uniformly with g = 0 before its first refit (in-run lambda).
+
+    Raises:
+        ValueError: as :func:`check_rule_args`.
+    """
+    rule_params = check_rule_args(rule, rule_params, lam)
     params = RULE_PARAMS.get(rule, (0.0,)) if rule_params is None else rule_params
     return lam is None and float(params[0]) > 0.0
+
+
+def check_rule_args(rule: object, rule_params: object, lam: object) -> list[float] | None:
+    """``rule_params`` as floats (None: the rule's own); the design's knobs checked.
+
+    Raises:
+        ValueError: ``rule``, ``rule_params`` or ``lam`` is not one a design takes, named
+            with its value (QA: a list rule gave "unhashable type", a number for
+            rule_params "'int' object is not subscriptable", lam="0.5" "'<' not
+            supported between instances"; lam=True was taken as 1).
+    """
+    if not isinstance(rule, str) or rule not in RULES:
+        raise ValueError(f"rule must be one of {', '.join(RULES)}, got {rule!r}")
+    if rule_params is not None:
+        if isinstance(rule_params, (str, bytes)) or np.ndim(rule_params) != 1 \
+                or len(rule_params) < 4:
+            raise ValueError(f"rule_params must be a sequence of at least 4 numbers (the "
+                             f"rule's kernel parameters, as RULE_PARAMS), got {rule_params!r}")
+        rule_params = [float(x) for x in float_array(rule_params, "rule_params")]
+    if lam is not None and not 0.0 < real_number(lam, "lam", "a number in (0, 1], or None "
+                                                 "(in-run)") <= 1.0:
+        raise ValueError(f"lam must be in (0, 1] (or None for in-run), got {lam!r}")
+    return rule_params  # type: ignore[return-value]
 
 @dataclass(frozen=True)
 class DesignPlan:
@@ -149,8 +204,7 @@ class AdaptiveDesign:
                  losses: tuple[str, ...] | None = None, rule: str = DEFAULT_RULE,
                  rule_params: Sequence[float] | None = None) -> None:
         self.kind = kind
-        if rule not in RULES:
-            raise ValueError(f"rule must be one of {', '.join(RULES)}, got {rule!r}")
+        rule_params = check_rule_args(rule, rule_params, lam)
         #: the in-run rule (:data:`RULES`)
         self.rule = rule
         self._rule = np.array(RULE_PARAMS[rule] if rule_params is None else rule_params,
@@ -218,7 +272,7 @@ class AdaptiveDesign:
         """
         F: Any
         ltab: Any
-        if _use_lazy(lazy, np.shape(surrogate_logprobs)[0]):
+        if _use_lazy(lazy, _n_rows(surrogate_logprobs, "surrogate_logprobs")):
             F = _lazy_features(surrogate_logprobs, target_logprobs)
             n, C = F[0].shape
             if loss not in ("log", "zero_one"):
@@ -230,7 +284,7 @@ class AdaptiveDesign:
             ltab = loss_table(target_logprobs, loss)
         w0 = np.zeros(C + 1)
         w0[0] = 1.0
-        sched = refit_schedule(n) if schedule is None else np.asarray(schedule, dtype=np.int64)
+        sched = design_schedule(schedule, n)
         s0, g0 = np.zeros(n), np.zeros(n)
         check_start(start)
         if uniform_start(rule, rule_params, lam):
@@ -264,7 +318,7 @@ class AdaptiveDesign:
         F: Any
         ltab: Any
         ktab: Any
-        if _use_lazy(lazy, np.shape(surrogate_logprobs)[0]):
+        if _use_lazy(lazy, _n_rows(surrogate_logprobs, "surrogate_logprobs")):
             F = _lazy_features(surrogate_logprobs, target_logprobs)
             n, C = F[0].shape
             ltab = LazyLossTable(F[1], dm.LAZY_LOG)
@@ -276,7 +330,7 @@ class AdaptiveDesign:
             ktab = np.hstack([ltab, loss_table(target_logprobs, "zero_one")])
         w0 = np.zeros(C + 1)
         w0[0] = 1.0
-        sched = refit_schedule(n) if schedule is None else np.asarray(schedule, dtype=np.int64)
+        sched = design_schedule(schedule, n)
         s0, g0, aux0 = np.zeros(n), np.zeros(n), np.zeros((3, n))
         check_start(start)
         if uniform_start(rule, rule_params, lam):
@@ -319,9 +373,9 @@ class AdaptiveDesign:
         ltab = None if target_logprobs is None else loss_table(target_logprobs, loss)
         if ltab is not None and ltab.shape[0] != n:
             raise ValueError(f"target_logprobs has {ltab.shape[0]} rows, scores has {n}")
+        check_rule_args(rule, rule_params, lam)  # (lam="a": float()'s error before)
+        sched = design_schedule(schedule, n)  # checked also where a fixed lam leaves it unused
         if lam is None:
-            sched = refit_schedule(n) if schedule is None else np.asarray(schedule,
-                                                                          dtype=np.int64)
             lam0 = LAMBDA_START
         else:
             sched, lam0 = np.zeros(0, dtype=np.int64), float(lam)
@@ -351,7 +405,7 @@ class AdaptiveDesign:
             raise ValueError(f"loss must be 'log' or 'zero_one', got {loss!r}")
         Phi = pe_features(surrogate_logprobs)
         n = Phi.shape[0]
-        sched = refit_schedule(n) if schedule is None else np.asarray(schedule, dtype=np.int64)
+        sched = design_schedule(schedule, n)
         return cls(ak.KIND_RIDGE, "pe", loss, n, F=np.zeros((n, 1, 1)), ltab=None, Phi=Phi,
                    w0=np.zeros(Phi.shape[1] + 1), s0=np.zeros(n), g0=np.zeros(n), fitted0=0,
                    lam0=1.0, lam=lam, schedule=sched, rhos=PE_RIDGES, rule=rule,
@@ -410,7 +464,7 @@ class AdaptiveDesign:
             w0[0] = 1.0
         if start == "auto":
             start = "prior" if offset else "uniform"
-        sched = refit_schedule(n) if schedule is None else np.asarray(schedule, dtype=np.int64)
+        sched = design_schedule(schedule, n)
         s0, g0 = np.zeros(n), np.zeros(n)
         if start in ("prior", "uniform") and uniform_start(rule, rule_params, lam):
             lam0 = 1.0

@@ -94,6 +94,9 @@ def _sequential_sum(v: np.ndarray, block: int = 1 << 20) -> float:
     return tot
 
 def _use_lazy(lazy: bool | None, n: int) -> bool:
+    if lazy is not None and not isinstance(lazy, (bool, np.bool_)):  # ("a" was taken as True)
+        raise ValueError(f"lazy must be True, False or None (from {LAZY_MIN_ROWS} items on), "
+                         f"got {lazy!r}")
     return n >= LAZY_MIN_ROWS if lazy is None else bool(lazy)
 
 def calibration_features(surrogate_logprobs: np.ndarray, target_logprobs: np.ndarray

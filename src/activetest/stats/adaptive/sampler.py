@@ -91,6 +91,10 @@ class AdaptiveSampler:
     """
 
     def __init__(self, design: AdaptiveDesign, *, seed: int | None = None) -> None:
+        if not isinstance(design, AdaptiveDesign):  # (an AttributeError before)
+            raise ValueError(f"design must be an AdaptiveDesign (e.g. AdaptiveDesign."
+                             f"calibrated(target_logprobs, surrogate_logprobs)), got "
+                             f"{type(design).__name__}")
         self.design = design
         self.seed = check_seed(seed)
         self._rng = np.random.Generator(np.random.PCG64(self.seed))
@@ -196,7 +200,7 @@ class AdaptiveSampler:
         not refitted within the batch. ``progress(1)`` is called after each draw (a
         progress bar's advance: a draw costs a pass over the pool).
         """
-        if isinstance(k, bool) or int(k) != k or k < 0:
+        if not is_whole(k) or k < 0:  # type: ignore[operator]  # (None: int()'s TypeError)
             raise ValueError(f"k must be a non-negative integer, got {k!r}")
         if k > self.n_remaining:
             raise ValueError(f"cannot draw {k} items: only {self.n_remaining} remain")
