@@ -41,6 +41,33 @@ def test_select_refuses_bad_counts(tmp_path: Path) -> None:
             draw.select(store, 2)
 
 
+@pytest.mark.parametrize("bad", [None, "a", [1, 2], float("nan")])
+def test_select_names_a_count_that_is_no_number(tmp_path: Path, bad: object) -> None:
+    """QA: Session.select(None) (or "a", [1, 2], NaN) raised int()'s TypeError or
+    ValueError ("int() argument must be ... not 'NoneType'"), naming no argument."""
+    with make_store(tmp_path) as store:
+        with pytest.raises(ValueError, match=r"the number of items to select must be a "
+                                             r"positive integer, got "):
+            draw.select(store, bad)  # type: ignore[arg-type]
+        assert store.acquisitions() == []
+
+
+@pytest.mark.parametrize("bad", ["0.5", True])
+def test_a_busy_timeout_given_as_a_string_or_bool_is_refused(tmp_path: Path,
+                                                               bad: object) -> None:
+    """QA: SessionStore.open(busy_timeout="0.5") was read as half a second and True as
+    one second; a number of seconds is asked for."""
+    from activetest.session.store import SessionError
+
+    with make_store(tmp_path):
+        pass
+    with pytest.raises(SessionError, match=r"--busy-timeout \(busy_timeout\) must be a number "
+                                           r"of seconds"):
+        SessionStore.open(tmp_path / "s.db", busy_timeout=bad)  # type: ignore[arg-type]
+    with SessionStore.open(tmp_path / "s.db", busy_timeout=np.float64(0.5)):
+        pass
+
+
 def test_usable_prefix_and_waiting(tmp_path: Path) -> None:
     with make_store(tmp_path) as store:
         acq = draw.select(store, 3)

@@ -49,6 +49,7 @@ from activetest.session.design import stored_design
 from activetest.session.records import Waiting
 from activetest.session.store import Acquisition, DrawRow, SessionError, SessionStore
 from activetest.stats import ActiveSampler, SamplerState
+from activetest.stats.validate import is_whole
 
 __all__ = ["acquisition_scores_of", "describe_design", "design_controls", "design_info",
            "metric_controls", "pending", "replayed", "sampler_info", "select",
@@ -75,7 +76,7 @@ def select(store: SessionStore, n: int, progress: Progress | None = None,
     Raises:
         ValueError: ``n`` is not a positive integer or exceeds the items left.
     """
-    if isinstance(n, bool) or int(n) != n or n < 1:
+    if not is_whole(n) or n < 1:  # type: ignore[operator]  # (None: int()'s TypeError)
         raise ValueError(f"the number of items to select must be a positive integer, "
                          f"got {n!r}")
     if store.config().adaptive:
@@ -164,7 +165,7 @@ def select_adaptive(store: SessionStore, n: int,
         SessionError: the stored history does not replay (the pool's outputs changed).
     """
 
-    if isinstance(n, bool) or int(n) != n or n < 1:
+    if not is_whole(n) or n < 1:  # type: ignore[operator]  # (None: int()'s TypeError)
         raise ValueError(f"the number of items to select must be a positive integer, "
                          f"got {n!r}")
     design = stored_design(store)

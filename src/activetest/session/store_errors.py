@@ -220,8 +220,9 @@ def check_busy_timeout(seconds: Any) -> float:
     Raises:
         SessionError: not a finite number from 0 up.
     """
-    try:
-        value = float(seconds)
+    try:  # (a string such as "0.5" was read as a number, True as 1 second)
+        value = (float("nan") if isinstance(seconds, (str, bytes, bool)) else
+                 float(seconds))  # type: ignore[arg-type]
     except (TypeError, ValueError):
         value = float("nan")
     if not (math.isfinite(value) and value >= 0):
