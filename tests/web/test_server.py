@@ -938,3 +938,29 @@ def test_a_page_heard_while_its_items_are_given_back_claims_them_again(
         server._annotators.release = real
         assert said.get("released") and sorted(said["reclaimed"]) == sorted(mine), said
         assert claims(made.db) == {"ann": 3}
+
+
+@pytest.mark.parametrize(("option", "message"), [
+    ({"port": None}, r"port must be an integer 0\.\.65535 \(0: a free one\), got NoneType"),
+    ({"port": "8080"}, r"port must be an integer 0\.\.65535 .*got str '8080'"),
+    ({"port": True}, r"port must be an integer 0\.\.65535 .*got bool True"),
+    ({"host": None}, "host must be an address to listen on .*got NoneType"),
+    ({"token": 12345678901234567890}, "token 12345678901234567890: expected at least 16"),
+    ({"adjudicators": "ann"}, r"adjudicators must be a sequence of names, got str 'ann' "
+                              r"\(one: adjudicators=\['ann'\]\)"),
+    ({"adjudicators": None}, "adjudicators must be a sequence of names, got NoneType"),
+    ({"target_width": "0.1"}, "target width must be a number from 1e-06 .*got '0.1'"),
+    ({"target_width": -1}, "target width must be a number from 1e-06 .*got -1"),
+])
+def test_label_server_names_a_bad_argument(tmp_path: Path, option: dict[str, object],
+                                           message: str) -> None:
+    """QA: LabelServer(port=None) raised int()'s TypeError, host=None "argument of type
+    'NoneType' is not iterable", token=<int> re's "expected string", adjudicators=None
+    "'NoneType' object is not iterable"; adjudicators="ann" was read as the names "a",
+    "n", "n", port=True as port 1, and target_width="0.1" or -1 was kept for the progress
+    line. Each is a ValueError naming it now, before the session is opened."""
+    from activetest.web.server import LabelServer
+
+    made = classification(tmp_path)
+    with pytest.raises(ValueError, match=message):
+        LabelServer(made.db, **option)  # type: ignore[arg-type]

@@ -72,13 +72,14 @@ HTTP (the transport, the token's check, reading bodies): :mod:`activetest.web.ht
 from __future__ import annotations
 
 import contextlib
+import numbers
 import os
 import re
 import secrets
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from pathlib import Path
@@ -145,15 +146,30 @@ class LabelServer:
                  target_width: float | None = None, busy_timeout: float = 5.0,
                  silent_seconds: float = SILENT_SECONDS, **options: Any) -> None:
         from activetest.session.annotators import check_name
+        from activetest.session.options import check_target_width
 
         self.path = Path(path)
-        if token is not None and not _TOKEN.fullmatch(token):
+        # each argument named when wrong, before the session is opened (QA: port=None,
+        # host=None and token=5 raised Python's TypeErrors; adjudicators="ann" was read
+        # as the names "a" and "n"; target_width="a" was kept, for the progress line)
+        if token is not None and (not isinstance(token, str) or not _TOKEN.fullmatch(token)):
             raise ValueError(f"token {token!r}: expected at least 16 characters of A-Z, a-z, "
                              f"0-9, '-' and '_' (the secret in the page's address, e.g. the "
                              f"one a previous `activetest serve` printed)")
+        if not isinstance(host, str):
+            raise ValueError(f"host must be an address to listen on (a string, e.g. "
+                             f"'127.0.0.1'), got {type(host).__name__} {host!r}")
+        if isinstance(port, bool) or not isinstance(port, numbers.Integral):
+            raise ValueError(f"port must be an integer 0..65535 (0: a free one), got "
+                             f"{type(port).__name__} {port!r}")
+        if isinstance(adjudicators, (str, bytes)) or not isinstance(adjudicators, Iterable):
+            raise ValueError(f"adjudicators must be a sequence of names, got "
+                             f"{type(adjudicators).__name__} {adjudicators!r}"
+                             + (f" (one: adjudicators=[{adjudicators!r}])"
+                                if isinstance(adjudicators, str) else ""))
         self.token = token or secrets.token_urlsafe(18)
         self.adjudicators = frozenset(check_name(a, "adjudicator") for a in adjudicators)
-        self.target_width = target_width
+        self.target_width = check_target_width(target_width)
         if not (isinstance(silent_seconds, (int, float)) and not isinstance(silent_seconds, bool)
                 and 0 < silent_seconds < float("inf")):
             raise ValueError(f"--silent-seconds must be a positive number of seconds, got "
