@@ -507,6 +507,25 @@ def test_a_design_schedule_given_is_taken_as_before() -> None:
     assert d.schedule.tolist() == [2, 5]
     assert st.AdaptiveDesign.pe(T3, schedule=[3.0]).schedule.tolist() == [3]
 
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda st: st.simulate(target_logprobs=T3, labels=np.zeros(20, dtype=int),
+                            methods="ce+lure", budget=5, n_runs=1, surrogate_logprobs=T3,
+                            random_state=0),
+     r"methods must be a sequence of methods, e\.g\. \['ce\+lure'\], got str 'ce\+lure'"),
+    (lambda st: st.ActiveSampler.from_state(np.ones(5), "state"),
+     r"state must be a SamplerState \(ActiveSampler\.state\(\)\), got str"),
+    (lambda st: st.AdaptiveSampler.from_state(st.AdaptiveDesign.calibrated(T3, T3), {}),
+     "from_state takes an AdaptiveDesign and an AdaptiveState .*got AdaptiveDesign and dict"),
+])
+def test_a_string_or_record_of_another_kind_is_named(call: Any, message: str) -> None:
+    """QA: simulate(methods="ce+lure") read the string letter by letter ("method 'c' must
+    look like 'ACQUISITION+ESTIMATOR'"); from_state with anything but a state raised an
+    AttributeError."""
+    import activetest.stats as st
+
+    with pytest.raises(ValueError, match=message):
+        call(st)
+
 T3 = np.log(np.full((20, 3), 1 / 3))
 
 

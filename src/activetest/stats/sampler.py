@@ -317,6 +317,9 @@ class ActiveSampler:
     @classmethod
     def from_state(cls, scores: np.ndarray, state: SamplerState) -> ActiveSampler:
         """Rebuild a sampler exactly where ``state`` left it."""
+        if not isinstance(state, SamplerState):  # (an AttributeError before)
+            raise ValueError(f"state must be a SamplerState (ActiveSampler.state()), got "
+                             f"{type(state).__name__}")
         self = cls(scores, proposal_floor=state.proposal_floor, seed=state.seed)
         acq = [int(i) for i in state.acquired]
         if len(set(acq)) != len(acq):

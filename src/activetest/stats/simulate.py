@@ -239,6 +239,10 @@ def simulate(*, target_logprobs: np.ndarray, labels: np.ndarray,
     if random_state is not None and (isinstance(random_state, bool) or
                                      int(random_state) != random_state):
         raise ValueError(f"random_state must be an integer seed or None, got {random_state!r}")
+    if isinstance(methods, (str, bytes, Method)):  # (QA: "ce+lure" was read letter by
+        # letter: "method 'c' must look like 'ACQUISITION+ESTIMATOR'")
+        raise ValueError(f"methods must be a sequence of methods, e.g. [{methods!r}], got "
+                         f"{type(methods).__name__} {methods!r}")
     ms: Sequence[Method] = [Method.parse(m) for m in methods]
     if not ms:
         raise ValueError("methods is empty: give at least one, e.g. 'uniform+mean'")

@@ -405,6 +405,11 @@ class AdaptiveSampler:
         the replayed q and controls must match the stored ones: a changed pool or
         design is an error, not a silent change of the run.
         """
+        if not isinstance(design, AdaptiveDesign) or not isinstance(state, AdaptiveState):
+            # (an AttributeError before)
+            raise ValueError(f"from_state takes an AdaptiveDesign and an AdaptiveState "
+                             f"(AdaptiveSampler.state()), got {type(design).__name__} and "
+                             f"{type(state).__name__}")
         if state.design != design.spec():
             raise ValueError(f"the state was made by design {state.design}, not "
                              f"{design.spec()}")
