@@ -111,9 +111,13 @@ def compare_specs(compare: Any) -> list[Any]:
     is never read as its characters.)"""
     if isinstance(compare, (str, os.PathLike)):
         return [compare]
-    if isinstance(compare, (list, tuple)):
-        return list(compare)
-    return [compare] if compare else []
+    out = list(compare) if isinstance(compare, (list, tuple)) else [compare] if compare else []
+    for o in out:  # (QA: compare=5 raised "'int' object has no attribute 'score'")
+        if not isinstance(o, (str, os.PathLike)) and not callable(getattr(o, "score", None)):
+            raise ValueError(f"compare: {_shown(o)!r} is neither a model spec (a string, e.g. "
+                             f"'table:other.csv') nor a model object (one with a score "
+                             f"method); got {type(o).__name__}")
+    return out
 
 
 def check_label_scoring(mode: Any, models: Any = ()) -> str:

@@ -796,7 +796,15 @@ class Session:
 
         Raises:
             LabelError: a pending item has no label in the pool file.
+            ValueError: ``limit`` is not None or a whole number >= 0.
         """
+        from activetest.stats.validate import is_whole
+
+        if limit is not None and (not is_whole(limit) or limit < 0):  # type: ignore[operator]
+            # (QA: limit="a" went unchecked until an item was pending, then Python's
+            # "'>=' not supported"; -1 labelled nothing, silently)
+            raise ValueError(f"limit must be a whole number of labels >= 0, or None (every "
+                             f"pending item); got {limit!r}")
         pending = self.pending()
         self._pool.prefetch(a.index for a in pending)
         return labels.label_from_data(self.store, self._pool, pending, limit,

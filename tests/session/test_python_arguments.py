@@ -1,0 +1,42 @@
+"""The session's Python API names a bad argument (a ValueError, nothing stored), on a real
+session file made through the real CLI."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from session_support import make_pool_files, run_cli
+
+from activetest.session.workflow import Session
+
+
+def _session(tmp_path: Path) -> Path:
+    files = make_pool_files(tmp_path / "data", n=40)
+    db = tmp_path / "p.db"
+    run_cli("init", db, "--pool", files.pool, "--id-column", "id", "--task", "demo",
+            "--surrogate", f"table:{files.surrogate}", "--target", f"table:{files.target}",
+            "--seed", 0, "--no-progress")
+    run_cli("select", db, "--n", 5)
+    return db
+
+
+def test_label_from_data_and_compare_name_a_bad_argument(tmp_path: Path) -> None:
+    """QA: label_from_data(limit=-1) labelled nothing, silently, and limit="a" went
+    unchecked until an item was pending (then Python's "'>=' not supported");
+    estimate(compare=5) raised "'int' object has no attribute 'score'"."""
+    db = _session(tmp_path)
+    with Session.open(db) as s:
+        for bad in (-1, "a", 2.5):
+            with pytest.raises(ValueError, match=r"limit must be a whole number of labels "
+                                                 r">= 0, or None .*got "):
+                s.label_from_data(bad)  # type: ignore[arg-type]
+        assert s.labels() == {}
+        assert s.label_from_data(2) == 2
+        s.label_from_data()
+        for bad in (5, [5], ["table:x.csv", 2.5]):
+            with pytest.raises(ValueError, match=r"compare: .* is neither a model spec \(a "
+                                                 r"string, e\.g\. 'table:other\.csv'\) nor a "
+                                                 r"model object"):
+                s.estimate(compare=bad, record=False, progress=False)
+        assert s.estimates_history() == []
