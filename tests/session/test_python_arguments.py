@@ -40,3 +40,15 @@ def test_label_from_data_and_compare_name_a_bad_argument(tmp_path: Path) -> None
                                                  r"model object"):
                 s.estimate(compare=bad, record=False, progress=False)
         assert s.estimates_history() == []
+
+
+def test_add_labels_names_records_that_are_no_collection(tmp_path: Path) -> None:
+    """QA: add_labels(None) and add_labels(5) raised Python's "'NoneType' object is not
+    iterable" (a string was already named); nothing is stored."""
+    db = _session(tmp_path)
+    with Session.open(db) as s:
+        for bad in (None, 5):
+            with pytest.raises(TypeError, match=r"labels must be \(item_id, label\) pairs or "
+                                                r"a mapping item_id -> label, got "):
+                s.add_labels(bad)  # type: ignore[arg-type]
+        assert s.labels() == {}
