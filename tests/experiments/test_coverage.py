@@ -92,6 +92,16 @@ def test_study_writes_the_page_and_plots(tmp_path: Path) -> None:
         assert head in text, head
     for png in ("coverage_by_budget.png", "peeking.png", "cs_band.png"):
         assert (tmp_path / "docs" / "intervals" / png).stat().st_size > 1000
+    # QA: the tables named the fixed-budget interval "martingale" (rows, "martingale
+    # width", "martingale (pool)"); they now use the product's name, as the figures do
+    tables = [x for x in text.splitlines() if x.startswith("|")]
+    assert not [x for x in tables if "martingale" in x]
+    for name in ("| toy | fixed-budget interval |", "| toy | fixed-budget interval (plain z) |",
+                 "| toy | fixed-budget interval (observed SE only) |",
+                 "fixed-budget interval (pool)", "fixed-budget interval width",
+                 "asymptotic CS / fixed-budget interval", "fixed-budget interval, every budget"):
+        assert any(name in x for x in tables), name
+    assert "the tables' `martingale`" not in text
     # the cache re-renders the same tables without re-running (the speed line is re-timed)
     again = coverage_study(tmp_path, tmp_path / "docs2", n_runs=60, budget=50, exact_runs=20,
                            progress=False, cache=cache).read_text()
@@ -170,3 +180,17 @@ def test_the_one_run_figure_names_its_models_and_its_legend_hides_no_data() -> N
         assert not small_texts(fig), small_texts(fig)
     finally:
         plt.close(fig)
+
+
+def test_the_page_s_tables_name_the_intervals_as_the_write_up_does() -> None:
+    """docs/intervals.md is the study's write-up: its tables name the intervals with
+    :func:`coverage.table_name` (the product's names), never the study's key
+    "martingale" (QA: "martingale", "martingale (plain z)", "martingale width")."""
+    page = (Path(__file__).parents[2] / "docs" / "intervals.md").read_text()
+    tables = [x for x in page.splitlines() if x.startswith("|")]
+    assert tables and not [x for x in tables if "martingale" in x]
+    keys = ("bootstrap", "martingale", "martingale (observed SE only)", "martingale (plain z)")
+    rows = {x.split("|")[2].strip() for x in tables
+            if x.split("|")[1].strip() in ("fpb", "hs", "mmlu", "sst2", "subj", "all")}
+    assert {coverage.table_name(k) for k in keys} <= rows
+    assert "the tables' `martingale`" not in page

@@ -67,7 +67,8 @@ from activetest.stats.confseq import MIN_LABELS, asymptotic_cs
 from activetest.stats.intervals import fixed_interval_curve
 
 __all__ = ["METHODS", "Context", "PairedCoverage", "SettingCoverage", "Terms", "adaptive_cv_lure",
-           "coverage_study", "evaluate", "lure_bootstrap_sd", "run_paired", "theta_bootstrap_sd"]
+           "coverage_study", "evaluate", "lure_bootstrap_sd", "run_paired", "table_name",
+           "theta_bootstrap_sd"]
 
 
 # ---------------------------------------------------------------- the write-up
@@ -248,8 +249,17 @@ def _dataset_table(rows: list[SettingCoverage], dsets: Sequence[str], keys: Sequ
                    cell: Callable[[list[SettingCoverage], str], str]) -> list[str]:
     """A table with a row per dataset (:func:`_by_dataset`) and a column per key:
     ``cell(the dataset's rows, key)``."""
-    return _table(["dataset", *keys],
+    return _table(["dataset", *map(table_name, keys)],
                   [[ds, *(cell(rs, k) for k in keys)] for ds, rs in _by_dataset(rows, dsets)])
+
+
+def table_name(key: str) -> str:
+    """What the page's tables call one of the study's intervals: the product's name
+    (:mod:`activetest.session.interval_names`), e.g. the study's ``martingale`` rows are
+    the "fixed-budget interval" (QA: the tables said "martingale", "martingale (pool)",
+    "martingale width" where figures, CLI and sessions say fixed-budget interval). The
+    study's own keys (and so its cache) are unchanged."""
+    return key.replace("martingale", "fixed-budget interval")
 
 
 def _write_up(rows: list[SettingCoverage], K: int, *, n_runs: int, exact_runs: int,
@@ -278,7 +288,8 @@ def _write_up(rows: list[SettingCoverage], K: int, *, n_runs: int, exact_runs: i
         "advance; pooled over the settings of each dataset (CE + LURE, log loss). "
         "`bootstrap` is the paper's recipe (resample the reweighted losses; here its "
         "B -> inf limit, which the B = 1,000 version matches within ~2% in sd) at "
-        "+-1.96 sd; `martingale` is `fixed_interval_curve` (martingale-CLT SE with the "
+        "+-1.96 sd; the `fixed-budget interval` is `fixed_interval_curve` (martingale-CLT "
+        "SE with the "
         "finite-population factor, Hall's skewness correction, Student quantiles); "
         "`plain z` is the same SE with +-1.96. The last column is the worst single "
         "setting's minimum over budgets >= 30 (binomial sd "
@@ -288,8 +299,7 @@ def _write_up(rows: list[SettingCoverage], K: int, *, n_runs: int, exact_runs: i
     lines += _fixed_table(main, dsets, K)
     lines += ["", "![coverage by budget](intervals/coverage_by_budget.png)", "",
               f"*The figure: the table's rows at every budget 10..{K} (CE + LURE, log loss, "
-              "95%); the fixed-budget interval is the tables' `martingale`, its plain-z "
-              "version `martingale (plain z)`; solid black: the nominal 0.95, dashed: the "
+              "95%); solid black: the nominal 0.95, dashed: the "
               "goal 0.94 from 30 labels. " + _FIGURE_COMMANDS + "*", "",
               "Why the corrections: inverse-probability terms are right-skewed (a rare "
               "item with a small q and a large loss); the runs that have not met one yet have "
@@ -322,7 +332,7 @@ def _fixed_table(main: list[SettingCoverage], dsets: Sequence[str], K: int) -> l
         for key in keys:
             c = _pooled(rs, "fixed", key)
             worst = min(float(r.fixed[key][b30:].min()) for r in rs)
-            body.append([ds, key, *(_f(c[b - 1]) for b in cols),
+            body.append([ds, table_name(key), *(_f(c[b - 1]) for b in cols),
                          _f(float(c[b30:].min())), _f(worst)])
     return _table(["dataset", "interval", *map(str, cols), "min over >= 30",
                    "worst setting, min >= 30"], body)
@@ -378,7 +388,7 @@ def _adaptive_section(adaptive: list[SettingCoverage], rows: list[SettingCoverag
 def _recommendation() -> list[str]:
     return [
         "## What sessions should show", "",
-        "- **Default: the fixed-budget martingale interval and the asymptotic CS side by "
+        "- **Default: the fixed-budget interval and the asymptotic CS side by "
         "side**, both from the per-draw theta_m (`fixed_interval(theta, N)` and "
         "`asymptotic_cs(theta, N)`; theta from LURE, CV-LURE or the adaptive design). The "
         "fixed interval is the honest answer when the budget was set in advance; the CS is "
@@ -505,7 +515,7 @@ def _other_methods(rows: list[SettingCoverage], methods: Sequence[str], losses: 
                          _f(_mean([r.stopping["asymptotic CS"][0] for r in rs])),
                          _f(_mean([r.stopping["bootstrap"][0] for r in rs]))])
     return ["Every method and loss (pooled over all settings): "
-            "fixed-budget coverage of the martingale interval (minimum over budgets >= 30, "
+            "coverage of the fixed-budget interval (minimum over budgets >= 30, "
             "mean over 100..K), the bootstrap's minimum, the asymptotic CS's time-uniform "
             "coverage and the coverage at the optional stop for the CS and the bootstrap. "
             "With the CE proposal, CV-LURE nearly collapses to LURE (q is proportional to "
@@ -537,8 +547,8 @@ def _uniform_section(main: list[SettingCoverage], dsets: list[str]) -> list[str]
             "![checking after every label](intervals/peeking.png)", "",
             "*The figure: checking after every label from 30 (CE + LURE, log loss, 95%, "
             "all settings pooled): the share of runs whose interval has excluded the pool "
-            "risk at some budget by M; the fixed-budget interval is the tables' "
-            "`martingale`, the anytime CSs their `asymptotic CS` and `exact CS`. "
+            "risk at some budget by M; the anytime CSs are the tables' `asymptotic CS` and "
+            "`exact CS`. "
             + _FIGURE_COMMANDS + "*", ""]
 
 
@@ -574,15 +584,16 @@ def _width_section(main: list[SettingCoverage], dsets: list[str], K: int) -> lis
         body.append([ds, *cells])
     return ["## The width cost of anytime validity", "",
             f"Median over runs, then over settings, of the width ratio at 100 / {K} labels, "
-            "and the martingale interval's median width (nats). The asymptotic CS's ratio "
+            "and the fixed-budget interval's median width (nats). The asymptotic CS's ratio "
             "is the deterministic multiplier (1.57 at 100 and 400 labels for N = 2,000 with "
             "rho fixed for 200 labels) times a skewness term that vanishes with M; the exact "
             "CS pays mostly at its upper end (see the notes).", "",
-            *_table(["dataset", *rk, "martingale width"], body), "",
+            *_table(["dataset", *map(table_name, rk), table_name("martingale") + " width"],
+                    body), "",
             "![one run](intervals/cs_band.png)", "",
             "*The figure: one seeded run of CE + LURE (log loss) on the first SST-2 setting, "
-            "with its three 95% intervals at every label count; the fixed-budget interval is "
-            "the tables' `martingale`. Made by `python -m activetest.experiments coverage` "
+            "with its three 95% intervals at every label count. Made by "
+            "`python -m activetest.experiments coverage` "
             "(it draws the run again from the cached outputs: seconds).*", ""]
 
 
@@ -624,7 +635,8 @@ def _test_truth_section(main: list[SettingCoverage], dsets: list[str], K: int) -
             "from the same labels: `pool_variance_curve`, `fixed_interval_curve(..., "
             "pool_variance=...)`) gives an interval for the population risk; adding "
             "S^2/N_test as well gives the interval to compare with a test set's mean.", "",
-            *_table(["dataset", "gap", *keys, "pool risk (martingale)"], body), "",
+            *_table(["dataset", "gap", *map(table_name, keys),
+                     f"pool risk ({table_name('martingale')})"], body), "",
             "The settings whose test truth is covered least:", "",
             *[f"- {x}" for x in wl], "",
             "The widened interval covers the test truth in 95% of (pool, test) splits, not "
@@ -657,7 +669,8 @@ def _error_rate_section(rs: list[SettingCoverage], dsets: list[str], K: int) -> 
                      f"{_f(float(np.median([r.widths.get('exact CS', (np.nan,) * 2)[1] for r in r_])))}"])  # noqa: E501
     return ["## Error rate (0-1 loss, the bound 1 is known a priori)", "",
             "The same study with the error rate (acquisition: the surrogate's expected 0-1 "
-            "loss of the target). Widths at " + str(K) + " labels: martingale / asymptotic "
+            "loss of the target). Widths at " + str(K) + " labels: fixed-budget interval / "
+            "asymptotic "
             "CS / exact CS.", "",
             *_table(["dataset", "fixed min >= 30", "CS time-uniform", "exact CS time-uniform",
                      "CS at stop", "bootstrap at stop", "widths"], body), ""]
