@@ -48,15 +48,62 @@ from tests.web.web_support import (  # noqa: E402
 
 from activetest.session.workflow import Session  # noqa: E402
 
+#: The window the screenshots are taken in: tall enough that the paired layout (two
+#: answers, the "judging answer B" line, the buttons and the last "saved" line) ends
+#: above the sticky progress footer (QA: at 1100 x 820 its last lines were under it).
+SHOT_WINDOW = (1100, 960)
+
+#: The texts of the page that lie under the sticky footer or below the window.
+_HIDDEN = """
+const foot = document.getElementById('progress').getBoundingClientRect().top;
+const out = [];
+for (const id of ['meta', 'fields', 'answers', 'choices', 'picked', 'actions', 'message']) {
+  const el = document.getElementById(id);
+  if (!el || el.hidden || !el.innerText.trim()) continue;
+  if (el.getBoundingClientRect().bottom > Math.min(foot, window.innerHeight) + 0.5)
+    out.push(id + ': ' + el.innerText.trim().slice(0, 80));
+}
+return out;
+"""
+
+
+def hidden_texts(driver: Any) -> list[str]:
+    """The item's texts (fields, answers, buttons, the message line) that the sticky
+    progress footer covers or that lie below the window: a screenshot must have none."""
+    return list(driver.execute_script(_HIDDEN))
+
+
+def _progress_line(driver: Any, seconds: float = 30.0) -> str:
+    """The footer's progress line once it shows the estimate and its intervals (QA: a
+    fixed half-second wait under load took classification.png with an empty footer);
+    ``RuntimeError`` if it does not within ``seconds``."""
+    end = time.monotonic() + seconds
+    while True:
+        text = driver.execute_script("return document.getElementById('progress').innerText")
+        if "fixed-budget" in text:
+            time.sleep(0.3)  # the rest of the line, drawn in the same update
+            return str(driver.execute_script(
+                "return document.getElementById('progress').innerText"))
+        if time.monotonic() > end:
+            raise RuntimeError(f"no estimate in the progress line after {seconds:.0f} s: "
+                               f"{text!r}")
+        time.sleep(0.2)
+
 
 def screenshots(out: Path) -> list[Path]:
-    """One PNG per layout (classification, graded, paired), after a few answers."""
+    """One PNG per layout (classification, graded, paired), after a few answers, once the
+    progress footer shows the estimate and its intervals; every text of the item shown
+    above that footer (:func:`hidden_texts`), else ``RuntimeError``. The paired layout
+    judges both answers alike, so no two answers of the same text get different levels
+    (QA: its screenshot showed the page's warning about such a pair, cut off under the
+    footer)."""
     out.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix="activetest-shots-"))
     made = {"classification": classification(tmp / "c"), "graded": graded(tmp / "g"),
             "paired": graded(tmp / "p", compare=True)}
     paths = []
     driver = bs.chromium()
+    driver.set_window_size(*SHOT_WINDOW)
     try:
         for layout, m in made.items():
             width = 0.5 if layout == "classification" else None
@@ -64,12 +111,15 @@ def screenshots(out: Path) -> list[Path]:
                 driver.get("about:blank")
                 item = bs.sign_in(driver, server.url, "alice")
                 for _ in range(3):  # a few answers: the progress line has numbers
-                    keys = "12" if layout == "paired" else str(m.truth[item] + 1)
+                    keys = "22" if layout == "paired" else str(m.truth[item] + 1)
                     bs.press(driver, keys)
                     item = bs.wait_for(driver, "ready", not_item=item)
                 if layout == "paired":
                     bs.press(driver, "2")  # answer A judged: the page asks for B
-                time.sleep(0.5)  # the progress line
+                _progress_line(driver)
+                hidden = hidden_texts(driver)
+                if hidden:
+                    raise RuntimeError(f"{layout}: under the footer: {hidden}")
                 path = out / f"{layout}.png"
                 driver.save_screenshot(str(path))
                 paths.append(path)
