@@ -18,10 +18,12 @@ pytestmark = pytest.mark.skipif(not NPZ.exists(),
 
 
 def _numbers(text: str) -> str:
-    """The document without its timing and plot links (all else must be reproduced)."""
+    """The document without its timing, plot links and their captions (all else must be
+    reproduced)."""
     text = re.sub(r"in \d+ s \([\d.]+ min\)", "in T", text)
     text = re.sub(r"about \d+ min", "about T", text)
-    return "\n".join(ln for ln in text.splitlines() if ln.strip() and not ln.startswith("!["))
+    return "\n".join(ln for ln in text.splitlines() if ln.strip()
+                     and not ln.startswith(("![", "*The figure:")))
 
 
 def test_load_reads_both_targets_and_charges_the_judges() -> None:
@@ -78,3 +80,36 @@ def test_reduced_report_structure_and_determinism(tmp_path: Path) -> None:
     c = tmp_path / "c"
     assert gr.main([*args, "--out", str(c), "--seed", "1", "--no-plots"]) == 0
     assert _numbers((c / "generative.md").read_text()) != _numbers(a)
+
+
+def test_the_relative_error_figure_names_its_data_runs_and_uniform_line(tmp_path: Path) -> None:
+    """QA of docs/generative/*.png: the title named neither the data nor the runs, the
+    legends were 7 pt, the grey line at 1 (uniform sampling) was in no legend, and
+    nothing beside the figure said which command makes it."""
+    import matplotlib.pyplot as plt
+
+    from tests.experiments.figure_checks import inside, small_texts
+
+    r = gr.run_target(gr.load(NPZ)["gemma3-270m"], "em", n_runs=20, budget=60, seed=0)
+    fig = gr.relative_error_figure(r)
+    try:
+        fig.canvas.draw()
+        title = fig._suptitle.get_text()
+        assert "SQuAD v1.1 dev" in title and "20 runs per method" in title
+        assert "test-set truth" in title and "1 - exact match" in title
+        assert small_texts(fig) == []
+        for ax in fig.axes:
+            names = [t.get_text() for t in ax.get_legend().get_texts()]
+            assert "uniform sampling + the mean (= 1)" in names
+            assert inside(fig, ax.get_legend()) and inside(fig, ax.xaxis.label)
+            leg = ax.get_legend().get_window_extent()
+            assert not leg.overlaps(ax.get_window_extent())  # hides no curve
+            assert not leg.overlaps(ax.xaxis.label.get_window_extent())
+        assert inside(fig, fig._suptitle)
+    finally:
+        plt.close(fig)
+    lines = gr.write_report([r], tmp_path, elapsed=1.0,
+                            command="python -m activetest.experiments.generative_report"
+                            ).read_text().splitlines()
+    at = lines.index("![relative error, gemma3-270m](generative/gemma3-270m-em.png)")
+    assert "Made by `python -m activetest.experiments.generative_report`" in lines[at + 2]
