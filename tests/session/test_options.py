@@ -60,7 +60,11 @@ def test_counts_are_whole_numbers(bad: Any) -> None:
 
 
 def test_a_spec_alone_is_one_compared_target(tmp_path: Path) -> None:
-    scorer = object()
+    class _Scorer:  # a model object: one with a score method
+        def score(self, *args: Any) -> None:
+            return None
+
+    scorer = _Scorer()
     assert compare_specs("table:b.csv") == ["table:b.csv"]  # not its 11 characters
     assert compare_specs(tmp_path) == [tmp_path]
     assert compare_specs(scorer) == [scorer]
