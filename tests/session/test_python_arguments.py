@@ -52,3 +52,18 @@ def test_add_labels_names_records_that_are_no_collection(tmp_path: Path) -> None
                                                 r"a mapping item_id -> label, got "):
                 s.add_labels(bad)  # type: ignore[arg-type]
         assert s.labels() == {}
+
+
+def test_a_label_source_that_is_no_string_is_named(tmp_path: Path) -> None:
+    """QA: add_label(..., source=5) or source=None stored the label with a non-string
+    source (history() then showed 5 / None); refused by name, nothing stored."""
+    db = _session(tmp_path)
+    with Session.open(db) as s:
+        item = s.pending()[0].item_id
+        for bad in (5, None, "", b"api"):
+            with pytest.raises(ValueError, match=r"source must be a non-empty string naming "
+                                                 r"where the labels come from .*got "):
+                s.add_label(item, 0, source=bad)  # type: ignore[arg-type]
+        assert s.labels() == {}
+        s.add_label(item, 0, source="api")
+        assert s.labels() == {item: 0}

@@ -673,6 +673,11 @@ class Session:
         """
         from activetest.session.harness import check_people_labels
 
+        if not isinstance(source, str) or not source.strip():
+            # (QA: source=5 or None was stored with each label as a non-string)
+            raise ValueError(f"source must be a non-empty string naming where the labels "
+                             f"come from (e.g. 'api', 'import:labels.csv'), got "
+                             f"{type(source).__name__} {source!r}")
         records = _label_records(records)
         with self.store.transaction():  # checks and writes: no other writer between
             self._check_shown(records)
