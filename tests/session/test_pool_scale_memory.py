@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from session_support import spy_on_stream
 
 from activetest.session import columns, stream_base, stream_tables
 from activetest.session.store import SessionStore
@@ -298,7 +299,6 @@ def test_init_of_gzipped_and_json_array_files_streams_in_bounded_memory(
     import json
     import tracemalloc
 
-    from activetest.session import stream_init
 
     def files(n: int, d: Path) -> tuple[Path, Path, Path]:
         d.mkdir()
@@ -316,13 +316,7 @@ def test_init_of_gzipped_and_json_array_files_streams_in_bounded_memory(
             for i in range(n))).encode(), mtime=0))
         return pool, sur, tgt
 
-    ran: list[int] = []
-    real = stream_init._stream
-
-    def spy(*a: object, **k: object) -> object:
-        out = real(*a, **k)
-        ran.append(1)
-        return out
+    ran = spy_on_stream(monkeypatch)
 
     def create(db: Path, pool: Path, sur: Path, tgt: Path) -> None:
         Session.create(db, pool=pool, task="sst2", surrogate=f"table:{sur}",
@@ -330,7 +324,6 @@ def test_init_of_gzipped_and_json_array_files_streams_in_bounded_memory(
                        progress=False).close()
 
     monkeypatch.setattr(stream_base, "BLOCK", 1024)
-    monkeypatch.setattr(stream_init, "_stream", spy)
     create(tmp_path / "warm.db", *files(50, tmp_path / "warm"))  # the modules imported
     n = 25_000
     big = files(n, tmp_path / "big")
