@@ -949,6 +949,10 @@ def test_a_page_heard_while_its_items_are_given_back_claims_them_again(
     ({"adjudicators": "ann"}, r"adjudicators must be a sequence of names, got str 'ann' "
                               r"\(one: adjudicators=\['ann'\]\)"),
     ({"adjudicators": None}, "adjudicators must be a sequence of names, got NoneType"),
+    ({"adjudicators": [1, 2]}, r"adjudicators must be names \(text\), got int 1 in \[1, 2\] "
+                               r"\(as text: adjudicators=\['1', '2'\]\)"),
+    ({"adjudicators": ["judge", None]}, r"adjudicators must be names \(text\), got NoneType "
+                                        r"None in \['judge', None\]$"),
     ({"target_width": "0.1"}, "target width must be a number from 1e-06 .*got '0.1'"),
     ({"target_width": -1}, "target width must be a number from 1e-06 .*got -1"),
 ])
@@ -957,10 +961,34 @@ def test_label_server_names_a_bad_argument(tmp_path: Path, option: dict[str, obj
     """QA: LabelServer(port=None) raised int()'s TypeError, host=None "argument of type
     'NoneType' is not iterable", token=<int> re's "expected string", adjudicators=None
     "'NoneType' object is not iterable"; adjudicators="ann" was read as the names "a",
-    "n", "n", port=True as port 1, and target_width="0.1" or -1 was kept for the progress
-    line. Each is a ValueError naming it now, before the session is opened."""
+    "n", "n", adjudicators=[1, 2] as the names "1" and "2", port=True as port 1, and
+    target_width="0.1" or -1 was kept for the progress line. Each is a ValueError naming
+    it now, before the session is opened."""
     from activetest.web.server import LabelServer
 
     made = classification(tmp_path)
     with pytest.raises(ValueError, match=message):
         LabelServer(made.db, **option)  # type: ignore[arg-type]
+
+
+def test_server_options_are_one_checked_frozen_record(tmp_path: Path) -> None:
+    """The server's own options are checked in one place (``ServerOptions.check``) and kept
+    as a frozen record: names stripped as stored, the port an int, the defaults as the
+    signature's; LabelServer keeps it (``server_options``) and serves what it says."""
+    import dataclasses
+
+    from activetest.web.server_options import SILENT_SECONDS, ServerOptions
+
+    o = ServerOptions.check(adjudicators=[" judge ", "ann"], target_width=0.1,
+                            silent_seconds=30)
+    assert o == ServerOptions(adjudicators=frozenset({"judge", "ann"}), target_width=0.1,
+                              silent_seconds=30.0)
+    assert ServerOptions.check() == ServerOptions() and o.silent_seconds == 30.0
+    assert ServerOptions().silent_seconds == SILENT_SECONDS
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        o.port = 1  # type: ignore[misc]
+    made = classification(tmp_path)
+    with running(made.db, adjudicators=["judge "], silent_seconds=40) as server:
+        assert server.server_options.adjudicators == {"judge"} == server.adjudicators
+        assert server.silent_seconds == 40.0 and server.server_options.token is None
+        assert Client(server.url, "judge").ok("POST", "hello")["adjudicator"] is True

@@ -72,14 +72,12 @@ HTTP (the transport, the token's check, reading bodies): :mod:`activetest.web.ht
 from __future__ import annotations
 
 import contextlib
-import numbers
 import os
-import re
 import secrets
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from pathlib import Path
@@ -101,22 +99,15 @@ from activetest.web.api import (
     wait_of,
 )
 from activetest.web.http import listen, make_handler
+from activetest.web.server_options import SILENT_SECONDS, ServerOptions
 
 __all__ = ["LabelServer", "SessionReplacedError", "serve", "session_id"]
-
-#: The default of :class:`LabelServer`'s ``silent_seconds``: a page not heard of for
-#: this long (no ``api/alive``) gives its items back. Long enough for a tab in the
-#: background, whose timers the browser slows to one a minute.
-SILENT_SECONDS = 180.0
 
 #: The longest time between two ``api/alive`` of a page.
 HEARTBEAT_SECONDS = 20.0
 
 #: How often (seconds) a held ``api/wait`` looks whether its caller has left.
 GONE_POLL = 0.5
-
-#: A token given by the caller (``--token``): URL-safe, long enough to stay a secret.
-_TOKEN = re.compile(r"[A-Za-z0-9_-]{16,}")
 
 
 class LabelServer:
@@ -139,42 +130,28 @@ class LabelServer:
         **options: :class:`~activetest.session.annotators.Annotators` options
             (``overlap``, ``reviews``, ``batch``, ``budget``, ``resolve``,
             ``claim_seconds``, ``show_guess``).
+
+    Raises:
+        ValueError: one of the server's own arguments is wrong, named
+            (:meth:`~activetest.web.server_options.ServerOptions.check`, before the
+            session file is opened), or the session cannot be served.
     """
 
     def __init__(self, path: str | Path, *, host: str = "127.0.0.1", port: int = 0,
                  token: str | None = None, adjudicators: Sequence[str] = (),
                  target_width: float | None = None, busy_timeout: float = 5.0,
                  silent_seconds: float = SILENT_SECONDS, **options: Any) -> None:
-        from activetest.session.annotators import check_name
-        from activetest.session.options import check_target_width
-
         self.path = Path(path)
-        # each argument named when wrong, before the session is opened (QA: port=None,
-        # host=None and token=5 raised Python's TypeErrors; adjudicators="ann" was read
-        # as the names "a" and "n"; target_width="a" was kept, for the progress line)
-        if token is not None and (not isinstance(token, str) or not _TOKEN.fullmatch(token)):
-            raise ValueError(f"token {token!r}: expected at least 16 characters of A-Z, a-z, "
-                             f"0-9, '-' and '_' (the secret in the page's address, e.g. the "
-                             f"one a previous `activetest serve` printed)")
-        if not isinstance(host, str):
-            raise ValueError(f"host must be an address to listen on (a string, e.g. "
-                             f"'127.0.0.1'), got {type(host).__name__} {host!r}")
-        if isinstance(port, bool) or not isinstance(port, numbers.Integral):
-            raise ValueError(f"port must be an integer 0..65535 (0: a free one), got "
-                             f"{type(port).__name__} {port!r}")
-        if isinstance(adjudicators, (str, bytes)) or not isinstance(adjudicators, Iterable):
-            raise ValueError(f"adjudicators must be a sequence of names, got "
-                             f"{type(adjudicators).__name__} {adjudicators!r}"
-                             + (f" (one: adjudicators=[{adjudicators!r}])"
-                                if isinstance(adjudicators, str) else ""))
-        self.token = token or secrets.token_urlsafe(18)
-        self.adjudicators = frozenset(check_name(a, "adjudicator") for a in adjudicators)
-        self.target_width = check_target_width(target_width)
-        if not (isinstance(silent_seconds, (int, float)) and not isinstance(silent_seconds, bool)
-                and 0 < silent_seconds < float("inf")):
-            raise ValueError(f"--silent-seconds must be a positive number of seconds, got "
-                             f"{silent_seconds!r}")
-        self.silent_seconds = float(silent_seconds)
+        # each argument named when wrong, before the session is opened
+        #: the server's own options, checked (:meth:`ServerOptions.check`)
+        self.server_options = ServerOptions.check(
+            host=host, port=port, token=token, adjudicators=adjudicators,
+            target_width=target_width, busy_timeout=busy_timeout,
+            silent_seconds=silent_seconds)
+        self.token = self.server_options.token or secrets.token_urlsafe(18)
+        self.adjudicators = self.server_options.adjudicators
+        self.target_width = self.server_options.target_width
+        self.silent_seconds = self.server_options.silent_seconds
         #: how often the page says it is open (api/alive): a few times per silent_seconds
         self.heartbeat_seconds = min(HEARTBEAT_SECONDS, self.silent_seconds / 4)
         self._heard: dict[str, float] = {}  # annotator -> their page's last api/alive
@@ -187,7 +164,7 @@ class LabelServer:
         self._annotators: Any = None
         self._progress_session: Any = None
         self._progress: tuple[Any, Any] = (None, None)
-        self._busy_timeout = busy_timeout
+        self._busy_timeout = self.server_options.busy_timeout
         self._identity: tuple[int, int] | None = None
         # api/wait: the count of calls that may have given someone an item (WRITES); a
         # random start, so that a count a page got from an earlier run is not taken for
@@ -203,7 +180,8 @@ class LabelServer:
             self._reader.shutdown(wait=False)
             raise
         try:
-            self.httpd = listen(host, int(port), make_handler(self.token, self.api))
+            self.httpd = listen(self.server_options.host, self.server_options.port,
+                                make_handler(self.token, self.api))
         except BaseException:
             self._close_session()
             raise
