@@ -66,6 +66,56 @@ def test_right_to_left_texts_read_right_to_left_and_others_left_to_right(
         assert name == "מרים 2"
 
 
+def _rtl_ids(root: Path, n: int = 6) -> Path:
+    """A graded session (the pool's answers judged, a uniform surrogate) whose item ids
+    are Hebrew words with a number: ``שאלה-0`` ..."""
+    root.mkdir(parents=True, exist_ok=True)
+    pool = root / "pool.jsonl"
+    pool.write_text("".join(json.dumps(
+        {"id": f"שאלה-{i}", "question": "Which river flows through Cairo?",
+         "context": f"context {i}", "references": ["Nile"], "answer": "Nile"}) + "\n"
+        for i in range(n)), encoding="utf-8")
+    db = root / "rtl.db"
+    Session.create(db, pool=pool, task="squad", target="pool", surrogate="uniform", seed=1,
+                   progress=False).close()
+    return db
+
+
+def test_a_right_to_left_name_and_item_id_keep_the_lines_order(
+        driver: Any, tmp_path: Path) -> None:
+    """The name field takes the direction of what is typed in it (``dir=auto``: a Hebrew
+    name is edited right to left), and a right-to-left item id is isolated in the line
+    over the item (a ``<bdi>``), so the line reads "item <id> · draw N" in that order
+    (QA: neither was isolated; the id's direction spilled into " · draw N")."""
+    db = _rtl_ids(tmp_path)
+    with running(db, batch=2) as server:
+        bs.fresh(driver)
+        driver.get(server.url)
+        bs.wait_for(driver, "name")
+        field = driver.find_element("id", "name")
+        assert field.get_attribute("dir") == "auto"
+        field.send_keys("Ann")
+        assert driver.execute_script("return document.getElementById('name')"
+                                     ".matches(':dir(ltr)')")
+        field.clear()
+        field.send_keys("מרים 2")
+        assert driver.execute_script("return document.getElementById('name')"
+                                     ".matches(':dir(rtl)')")
+        bs.press(driver, "\n")
+        item = bs.wait_for(driver, ("ready", "done"))
+        assert item is not None and item.startswith("שאלה-"), item
+        nodes = driver.execute_script(
+            "const line = document.querySelector('#meta > span'); "
+            "return Array.from(line.childNodes, (n) => [n.nodeName, n.textContent]);")
+        s = Session.open(db)
+        try:
+            step = next(a.step for a in s.acquisitions() if a.item_id == item)
+        finally:
+            s.close()
+        assert nodes == [["#text", "item "], ["BDI", item], ["#text", f" \u00b7 draw {step}"]], \
+            nodes
+
+
 def _phone(driver: Any) -> dict[str, int]:
     """Make the window phone-sized (360 px wide); returns the size to restore."""
     size: dict[str, int] = driver.get_window_size()

@@ -80,8 +80,12 @@
     document.body.dataset.item = it.item_id;
     const meta = $("meta");
     meta.textContent = "";
-    meta.append(el("span", (mode === "adjudicate" ? "adjudicate: " : "") + "item " + it.item_id +
-                " \u00b7 draw " + it.step));
+    // the id in a <bdi>: a right-to-left id (Hebrew, Arabic) is laid out on its own and
+    // the line keeps its order, "item <id> · draw N" (QA: the id's direction spilled into
+    // the words and numbers around it)
+    const line = el("span", (mode === "adjudicate" ? "adjudicate: " : "") + "item ");
+    line.append(el("bdi", it.item_id), " \u00b7 draw " + it.step);
+    meta.append(line);
     if (it.need > 1) { meta.append(el("span", " \u00b7 asked of " + it.need + " annotators")); }
     if (it.again) { meta.append(el("span", " \u00b7 set aside earlier: a second look")); }
     const dl = $("fields");
