@@ -189,6 +189,33 @@ def test_paired_layout_two_keys_and_hidden_names(driver: Any, tmp_path: Path) ->
         assert s.store.judgments(f"compare:{spec}")[row].label == (1 if target_first else 0)
 
 
+def test_a_paired_pages_progress_line_says_whose_estimate_and_stays_blind(
+        driver: Any, tmp_path: Path) -> None:
+    """The paired page is blind on purpose (answers A and B without model names): its
+    progress line says the error rate is the model under evaluation's, whose answer is A
+    or B, not which, and names neither model (QA: "error rate: LURE ..." said nothing of
+    whose); a page with one answer to judge has one model and says nothing of A or B."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    said = " of the model under evaluation (its answer is A or B, not said which: blind): "
+    for compare in (True, False):
+        made = graded(tmp_path / str(compare), compare=compare)
+        with running(made.db, batch=5) as server:
+            bs.fresh(driver)
+            item = bs.sign_in(driver, server.url, "dan")
+            bs.press(driver, "22" if compare else "2")
+            bs.wait_for(driver, "ready", not_item=item)
+            WebDriverWait(driver, 30).until(
+                lambda d: "1 label(s) used" in d.find_element("id", "progress").text)
+            line = driver.find_element("id", "progress").text
+            page = driver.find_element("tag name", "body").text
+        if compare:
+            assert "error rate" + said + "LURE" in line, line
+            assert "b.jsonl" not in page and "answers:" not in page and "target" not in page
+        else:
+            assert "error rate: LURE" in line and "A or B" not in line, line
+
+
 def test_adjudicator_settles_a_disagreement_in_the_page(driver: Any, tmp_path: Path) -> None:
     made = classification(tmp_path)
     with running(made.db, batch=2, overlap=1.0, adjudicators=["judge"]) as server:

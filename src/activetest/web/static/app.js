@@ -236,8 +236,16 @@
         // two differing answers and no label, which no one was asked to settle)
         f.append(el("span", "no estimate yet" + (p.n_selected ? " (" + p.note + ")" : "")));
       }
+      // whose estimate: a paired page is blind on purpose (docs/labelling.md): answers A
+      // and B are shown without model names, in a random order per item, so that the
+      // judgments are not swayed by whose answer it is. The line names the model under
+      // evaluation as such, never by name nor by letter (the estimate is its, not the
+      // compared model's: that one's is in `estimate --compare`)
+      const whose = state && state.layout === "paired" ?
+        " of the model under evaluation (its answer is A or B, not said which: blind)" : "";
       for (const m of p.metrics) {
-        const parts = [m.metric.replace("_", " ") + ": " + m.estimator + " " + fmt(m.estimate),
+        const parts = [m.metric.replace("_", " ") + whose + ": " + m.estimator + " " +
+          fmt(m.estimate),
           m.fixed_name + " [" + fmt(m.fixed_low) + ", " + fmt(m.fixed_high) + "]",
           m.anytime_name + (m.cs_low === null ? " (from 30 labels)" :
             " [" + fmt(m.cs_low) + ", " + fmt(m.cs_high) + "]")];
