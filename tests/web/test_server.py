@@ -851,6 +851,77 @@ def test_a_wait_whose_caller_left_frees_its_slot_at_once(tmp_path: Path) -> None
                 s.close()
 
 
+def _reply_of(sock: socket.socket) -> bytes:
+    """Everything the server sends on ``sock`` until it closes it or 30 s pass."""
+    sock.settimeout(30)
+    got = b""
+    while b"\r\n\r\n{" not in got or not got.rstrip().endswith(b"}"):
+        chunk = sock.recv(1 << 16)
+        if not chunk:
+            break
+        got += chunk
+    return got
+
+
+def test_a_wait_whose_caller_half_closed_is_held_and_answered(tmp_path: Path) -> None:
+    """A caller that only half-closes its connection after its request (``shutdown
+    (SHUT_WR)``, as a script may; browsers do not) still reads the reply: its wait is
+    held, not ended as if it had left, and answered when another answers (after an
+    interim ``100 Continue``, the probe that told it from a caller gone); a caller
+    that closes its connection still frees its slot within a second or two, and an
+    HTTP/1.0 caller (no interim replies) that half-closes is taken as gone, as before
+    (QA: a half-closed caller's wait was answered at once, ``changed: false``)."""
+    import threading
+    import time
+
+    made = classification(tmp_path)
+    with running(made.db, batch=5, budget=5) as server:
+        bob = Client(server.url, "bob")
+        since = bob.ok("POST", "wait", {"since": -1, "seconds": 0})["changes"]
+        half = _raw_wait(server.url, since, "b-half")
+        half.shutdown(socket.SHUT_WR)
+        gone = _raw_wait(server.url, since, "b-gone")
+        deadline = time.monotonic() + 10
+        while (server.waits_held("b-half"), server.waits_held("b-gone")) != (1, 1) \
+                and time.monotonic() < deadline:
+            time.sleep(0.05)
+        gone.close()
+        t0 = time.monotonic()
+        while server.waits_held("b-gone") and time.monotonic() - t0 < 10:
+            time.sleep(0.05)
+        assert server.waits_held("b-gone") == 0 and time.monotonic() - t0 < 3
+        time.sleep(4 * 0.5)  # GONE_POLL: the half-closed caller's wait is still held
+        assert server.waits_held("b-half") == 1
+        reply: list[bytes] = []
+        reader = threading.Thread(target=lambda: reply.append(_reply_of(half)))
+        reader.start()
+        item = bob.next()
+        bob.answer(item["item_id"], 1)
+        reader.join(30)
+        half.close()
+        head, _, body = reply[0].partition(b"HTTP/1.1 200 OK\r\n")
+        assert head == b"HTTP/1.1 100 Continue\r\n\r\n", reply
+        got = json.loads(body.split(b"\r\n\r\n", 1)[1])
+        assert got["changed"] is True and got["changes"] != since, got
+        # HTTP/1.0: no interim reply may be sent; its half-close ends the wait at once
+        from urllib.parse import urlsplit
+
+        u = urlsplit(server.url)
+        data = json.dumps({"since": got["changes"], "seconds": 20, "browser": "b-10"})
+        old = socket.create_connection((u.hostname, u.port), timeout=30)
+        try:
+            old.sendall(f"POST {u.path}api/wait HTTP/1.0\r\nHost: {u.netloc}\r\n"
+                        f"Content-Type: application/json\r\nContent-Length: {len(data)}"
+                        f"\r\n\r\n{data}".encode())
+            old.shutdown(socket.SHUT_WR)
+            t0 = time.monotonic()
+            answer = _reply_of(old)
+            assert time.monotonic() - t0 < 3 and b"100 Continue" not in answer, answer
+            assert json.loads(answer.split(b"\r\n\r\n", 1)[1])["changed"] is False
+        finally:
+            old.close()
+
+
 def test_items_of_a_page_gone_silent_go_back_and_a_live_page_keeps_them(
         tmp_path: Path) -> None:
     """An annotator whose page said it is open (``api/alive``) and then went silent (a

@@ -32,7 +32,8 @@ from urllib.parse import urlsplit
 
 from activetest.web.api import OtherSessionError, ServerStoppingError, SessionReplacedError
 
-__all__ = ["MAX_BODY", "client_gone", "listen", "make_handler", "static_file"]
+__all__ = ["MAX_BODY", "PROBE", "ClientWatch", "client_gone", "listen", "make_handler",
+           "static_file"]
 
 _STATIC = {"": ("index.html", "text/html; charset=utf-8"),
            "index.html": ("index.html", "text/html; charset=utf-8"),
@@ -105,10 +106,12 @@ def _linger(sock: socket.socket, limit: int = MAX_BODY * 16, seconds: float = 2.
 
 
 def client_gone(sock: socket.socket) -> bool:
-    """Whether the client closed its end of ``sock`` while its request is answered (the
-    end of the stream is there to read, or the socket failed): a long wait for a tab
-    closed or crashed then ends at once, freeing what it held (a browser sends nothing
-    else on a connection whose request is unanswered)."""
+    """Whether the client's end of ``sock`` has sent all it will send (the end of the
+    stream is there to read: closed, or half-closed with ``shutdown(SHUT_WR)``) or the
+    socket failed (a reset). A browser sends nothing else on a connection whose request
+    is unanswered, so for a browser this is a tab closed or crashed; a script may have
+    only half-closed it and still wait for the reply: :class:`ClientWatch` tells the
+    two apart."""
     try:
         readable, _, _ = select.select([sock], [], [], 0)
         if not readable:
@@ -118,12 +121,80 @@ def client_gone(sock: socket.socket) -> bool:
         return True
 
 
+#: The interim reply :class:`ClientWatch` sends to a client whose stream ended: an
+#: HTTP/1.1 client must read and skip any 1xx before the reply (RFC 9110 15.2), and
+#: ``100 Continue`` is the one every client library skips (Python's http.client skips
+#: no other).
+PROBE = b"HTTP/1.1 100 Continue\r\n\r\n"
+
+
+class ClientWatch:
+    """``watch()``: whether the client of one request has left while its reply is
+    prepared (a long ``api/wait``), telling a client gone from one that only
+    half-closed its sending side and still reads (``shutdown(SHUT_WR)``: scripts, not
+    browsers).
+
+    Once the client's stream has ended (:func:`client_gone`), the two look the same on
+    this side of the connection; they differ in what the client's system does with
+    data sent to it: a socket the client closed answers it with a reset, one it only
+    half-closed takes it. So the first time, the watch sends :data:`PROBE` (an interim
+    ``100 Continue``, part of the HTTP/1.1 reply, no data of its own) and says the
+    client is still there; from then on the client is gone once a write would fail
+    (an empty send: it fails once the reset has come back, one round trip later, and
+    puts nothing on the wire). An HTTP/1.0 request (no 1xx replies allowed) or a
+    failed probe is taken for a client gone, as before.
+
+    Limits: a half-closed client that closes later is found when the wait ends (the
+    reset needs data sent to it, and one probe is sent per request); where the reset
+    never comes back (a firewall that drops it, a machine gone from the network) the
+    wait runs to its ``seconds``, as it did before this watch.
+
+    Args:
+        sock: the request's connection.
+        interim: whether a 1xx interim reply may be sent (the request is HTTP/1.1).
+    """
+
+    def __init__(self, sock: socket.socket, interim: bool) -> None:
+        self.sock = sock
+        self.interim = interim
+        #: whether the probe was sent (the client's stream had ended by then)
+        self.probed = False
+        #: whether the probe was sent only in part (the reply after it is garbled)
+        self.cut = False
+
+    def __call__(self) -> bool:
+        """Whether the client is gone (see the class)."""
+        if self.probed:
+            try:
+                self.sock.send(b"", _DONTWAIT)
+            except (OSError, ValueError):  # the reset came back: closed, not half-closed
+                return True
+            return False
+        if not client_gone(self.sock):
+            return False
+        if not self.interim:
+            return True
+        try:
+            sent = self.sock.send(PROBE, _DONTWAIT)
+        except (OSError, ValueError):
+            return True
+        self.probed = True
+        # a probe cut short (a full send buffer: cannot happen before any reply) garbles
+        # the reply: the client is treated as gone and the connection closed after it
+        self.cut = sent != len(PROBE)
+        return self.cut
+
+
+#: A send that never blocks (the watch runs while the waits' lock is held).
+_DONTWAIT = getattr(socket, "MSG_DONTWAIT", 0)
+
+
 def make_handler(token: str,
                  api: Callable[[str, str, dict[str, Any], Callable[[], bool]], Any],
                  ) -> type[BaseHTTPRequestHandler]:
     """The request handler of the page at ``/s/<token>/``: the page's files, and
     ``api/<name>`` calls answered by ``api(method, name, body, gone)`` (``gone()``: whether
-    the client has closed the connection meanwhile, see :func:`client_gone`), whose errors become
+    the client has closed the connection meanwhile, see :class:`ClientWatch`), whose errors become
     replies (KeyError 404, :class:`SessionReplacedError` 409, a locked session, one
     that cannot be written now (a full disk, a write error) or a server stopping
     (nothing was stored) 503 with ``retry``, ValueError 400, anything else 500)."""
@@ -242,7 +313,10 @@ def make_handler(token: str,
                 if problem is not None:
                     raise ValueError(problem)
                 body = self._body(raw) if method == "POST" else {}
-                data = api(method, rest[4:], body, lambda: client_gone(self.connection))
+                watch = ClientWatch(self.connection, self.request_version >= "HTTP/1.1")
+                data = api(method, rest[4:], body, watch)
+                if watch.cut:  # the reply would follow half a probe: not kept alive
+                    self.close_connection = True
             except KeyError:
                 self._json(404, {"error": f"no such call: {method} {rest}"})
                 return

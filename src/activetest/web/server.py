@@ -43,8 +43,10 @@ stores nothing in B):
   ``browser`` (an id the page's tabs share) are held open; another is answered at once
   with ``crowded: true`` (the page then asks again on a timer, or when another of its
   tabs is woken): a browser opens only 6 connections to one address. A wait whose
-  caller closed its connection (the tab was closed or crashed) ends within
-  :data:`GONE_POLL` s, freeing its slot.
+  caller closed its connection (the tab was closed or crashed) ends within two
+  :data:`GONE_POLL` s, freeing its slot; a caller that only half-closed it
+  (``shutdown(SHUT_WR)``, a script) is waited for, its reply after an interim
+  ``100 Continue`` (:class:`~activetest.web.http.ClientWatch`).
 * ``POST api/alive {annotator, holding}``: the page is open (sent every
   ``heartbeat_seconds`` of ``api/state``); once an annotator's page has said so, their
   items go back to the others when no page of theirs has said so for ``silent_seconds``
