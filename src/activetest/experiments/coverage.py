@@ -281,6 +281,7 @@ def _write_up(rows: list[SettingCoverage], K: int, *, n_runs: int, exact_runs: i
         "Methods: " + ", ".join(f"`{m}`" for m in methods) + "; losses: "
         + ", ".join(f"`{x}`" for x in losses) + ". The math is in the docstrings of "
         "`activetest.stats.intervals` and `activetest.stats.confseq`.", "",
+        *_sessions_since(),
         *_recommendation(),
         *_goals(main, K),
         "## Fixed-budget coverage of the pool risk", "",
@@ -385,6 +386,44 @@ def _adaptive_section(adaptive: list[SettingCoverage], rows: list[SettingCoverag
     return lines
 
 
+def _sessions_since() -> list[str]:
+    """What sessions do beyond the study (the page said it by hand, so a re-run of the
+    study dropped it): the few-errors rule, the blind spot, the exact CS's bounds."""
+    return [
+        "Sessions created since issue 20 also tune the anytime CS to their planned budget and "
+        "widen both intervals for their blind spot (items drawn far below the uniform rate and "
+        "never drawn), and show the error rate's exact confidence sequence in place of both CLT "
+        "intervals until 5 errors and 5 correct items are labelled (and, for graded judgments "
+        "with partial credit, 5 labels away from the most common level; the few-errors rule, "
+        "`clt_min_errors`): [robustness.md](robustness.md). An adaptive design's exact CS bets, "
+        "in sessions created since 2026-12-06 (config `exact_share`), with each draw bounded by "
+        "the share of the uniform the design recorded at that draw (1 while it still draws "
+        "uniformly: every remaining item then has probability at least `share / (N - m + 1)`, "
+        "known before the draw), not by the least share any draw may have (0.1), which bet as "
+        "if each item could weigh 10 times what it could: a 99%-accurate target with no error "
+        "in 200 labels of 2,000 got [0, 0.341] from the default design beside uniform "
+        "sampling's [0, 0.034]; now [0, 0.034] from both (`tests/session/test_few_errors.py`; "
+        "the bound is checked draw by draw on every design's replayed proposals in "
+        "`tests/stats/test_blindspot.py`). Older files keep the least share and their numbers. "
+        "Once the design leaves the uniform it mixes in only 10% of it, yet its proposal gives "
+        "every item it could draw several times that share (the spread it predicts is never "
+        "near zero on most pools): sessions created since 2026-12-06 (later that day; config "
+        "`exact_least`) bound each draw by the least probability its proposal gave any "
+        "remaining item, `min_{S_m} q_m(i)`, which is known before the draw as the share is "
+        "(the proposal is a function of the earlier labels), so the CS stays exact; the blind "
+        "spot's pass replays the design draw by draw anyway and computes that minimum in the "
+        "same loop, keeping it in its stored state, so it costs nothing at pool scale. The "
+        "bound is the larger of the two (each holds). On a target wrong on 6% of 2,000 items, "
+        "after 200 labels of the default design: the exact CS [0.007, 0.180] by the share, "
+        "[0.007, 0.108] by the least proposal (`tests/session/test_few_errors.py`, which "
+        "computes both by hand from the design's replayed proposals; the pass's minimum is "
+        "checked against them draw by draw, from the first draw and continued from its state, "
+        "in `tests/stats/test_blindspot.py`). Older files keep the share's bound and their "
+        "numbers; a stored pass state from before it is not continued (the next estimate "
+        "replays from the first draw once).", "",
+    ]
+
+
 def _recommendation() -> list[str]:
     return [
         "## What sessions should show", "",
@@ -394,7 +433,9 @@ def _recommendation() -> list[str]:
         "fixed interval is the honest answer when the budget was set in advance; the CS is "
         "the one to read when the person decides when to stop by looking (which is what "
         "`status` and `--target-width` invite): it covers at every budget at once, so any "
-        "stopping rule keeps its 95%. Both are asymptotic and are claimed from 30 labels on. "
+        "stopping rule keeps its 95%. Both are asymptotic and are claimed from 30 labels on "
+        "(or once every pool item is labelled, a census of a pool smaller than that: the "
+        "pool's value is then known exactly and the CS is that point, shown as such). "
         "With an adaptive design both take the design's own prediction of each term's "
         "variance as a floor for the SE (`model_var=`; see the adaptive design's section).",
         "- **Instead of the bootstrap**: same cost, a justification (martingale CLT under the "
@@ -410,9 +451,50 @@ def _recommendation() -> list[str]:
         "variance of the design as it is now, its skewness allowance fading; measured "
         "against what simulated runs then needed in [projection.md](projection.md)); "
         "stopping when the *observed* CS is narrow enough is what is valid.",
+        "- **A stop reads one CS**: `estimate --target-width`, `status` and `inspect`'s stop "
+        "read the CS the outputs show (the asymptotic CS, or the exact CS where it stands in "
+        "while the labels show few errors, `stats/fewerrors.py`), never whichever of the "
+        "asymptotic and the exact CS is narrower at the moment: a choice between two confidence "
+        "sequences made after seeing them covers at 1 - 2 alpha by the union bound, not 1 - "
+        "alpha. So before 30 labels, a session whose labels show enough errors for the CLT is "
+        "not told to stop on an exact CS that is already narrower than the width asked "
+        "(`exact_low`/`exact_high` are in the JSON; a user who commits to the exact CS in "
+        "advance may stop on it alone).",
         "- Paired comparison of two targets on the same draws: "
         "`paired_difference_cs(theta_a, theta_b, N)`; `high < 0` at any budget means A has "
-        "the lower risk, anytime (exact: `paired_difference_exact_cs`).", "",
+        "the lower risk, anytime (exact: `paired_difference_exact_cs`).",
+        "- **Cut to what the labels make sure** (sessions created since 2026-12-06, which "
+        "record `sure_bounds`; older files show the numbers they had): every pool item's loss "
+        "lies in `[0, B]` (B = 1 for the error rate and a graded task's `1 - score`; for the "
+        "log loss the target's largest possible loss, where the target is known on the pool), "
+        "so after K labels of distinct items the pool's risk lies, with certainty given the "
+        "labels, in `[S_K / N, (S_K + (N - K) B) / N]` (S_K: the labelled losses' sum; "
+        "`estimate_base.sure_risk_curve`). The fixed-budget interval, the anytime CS "
+        "(asymptotic or exact; before 30 labels the asymptotic CS claims nothing and stays the "
+        "whole range) and the compared target's intervals are intersected with it at every "
+        "label count where that removes at least a tenth of the interval's width "
+        "(`SURE_CUT_SHARE`: a smaller cut, such as a CS's lower end moved from 0 to 6 errors / "
+        "400 items, changes nothing a reader acts on; once they cut one of an estimate's "
+        "intervals, and are said, every interval of that estimate is intersected with them, so "
+        "none reaches beyond what the note calls sure), which cannot lower any coverage; the "
+        "JSON records `sure_low`/`sure_high` where they cut, and a note says so, e.g. with 32 "
+        "of 40 items labelled and 6 errors, the error rate is surely within [0.15, 0.35], "
+        "whatever the 8 others are, and a fixed-budget interval reaching below 0.15 is cut "
+        "there. On large pools it seldom cuts: the upper bound binds once `(N - K) B / N` falls "
+        "below the interval's width, the lower one once the labelled losses add up to nearly "
+        "all of the risk (a design that has drawn most of the errors). The intervals keep their "
+        "names (a paired difference whose intervals are entirely its own sure bounds is the one "
+        "case named \"sure bounds\", [compare.md](compare.md)); an estimate outside the bounds "
+        "(an unbiased estimate can, with few labels) is said, not moved; the bootstrap interval "
+        "is not cut. The labels a width needs count them too: by the label count where the "
+        "bounds are at most 0.9 of the width (and the CS is claimed), any wider CS is cut "
+        "within it, so the projection is at most that count; where that count is what the line "
+        "shows, it is certain, not a projection, and `estimate`, `status`, the report and the "
+        "JSON (`labels_needed_sure`) say so (\"within width 0.12 by 36 labels at the latest: "
+        "certain\"). `inspect`'s stop reads the cut CS, and its \"uniform runs for the same "
+        "width\" projection (and `status`'s) cuts the simulated uniform runs' CS by the same "
+        "tenth rule (their fixed-budget interval, which can also put the bounds in force, is "
+        "not simulated: the projection is, if anything, high).", "",
         "After each label a session has the per-draw estimates `theta` (1-D, one per "
         "label so far; `estimators.adaptive_lure_theta` or the same formula for LURE / "
         "CV-LURE) and calls:", "",
@@ -703,7 +785,19 @@ def _paired_section(paired: list[PairedCoverage], K: int) -> list[str]:
             "the truth, so at most 1 - level = 0.05); the mean budget of a decision.", "",
             *_table(["dataset", "A - B", "surrogate", "true diff.", "CS time-uniform",
                      "CS decided / wrong", "CS decision at", "exact time-uniform",
-                     "exact decided / wrong", "exact decision at"], body), ""]
+                     "exact decided / wrong", "exact decision at"], body), "",
+            "What sessions report for a comparison (`estimate --compare`) differs from this "
+            "log-loss",
+            "table for error rates: there the few-errors rule holds for the other target's "
+            "error rate",
+            "and for the difference (the exact CS while fewer than 5 labelled items differ "
+            "from the",
+            "most common difference: two targets that agree on every labelled item used to "
+            "get a",
+            "point interval at 0), and the blind spot widens both; measured in",
+            "[robustness.md](robustness.md) (\"Two targets compared on the same labels when "
+            "they",
+            "rarely differ\").", ""]
 
 
 def _notes() -> list[str]:
