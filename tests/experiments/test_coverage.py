@@ -109,9 +109,14 @@ def test_study_writes_the_page_and_plots(toy_study: tuple[Path, Path]) -> None:
     for name in ("| toy | fixed-budget interval |", "| toy | fixed-budget interval (plain z) |",
                  "| toy | fixed-budget interval (observed SE only) |",
                  "fixed-budget interval (pool)", "fixed-budget interval width",
-                 "asymptotic CS / fixed-budget interval", "fixed-budget interval, every budget"):
+                 "anytime CS (asymptotic) / fixed-budget interval",
+                 "fixed-budget interval, every budget", "anytime CS (asymptotic, from 30)",
+                 "exact anytime CS (from 1)", "exact anytime CS time-uniform"):
         assert any(name in x for x in tables), name
     assert "the tables' `martingale`" not in text
+    # QA: the page said "asymptotic CS" / "exact CS" (tables and prose) where status,
+    # estimate and the figures say anytime (asymptotic) / exact anytime
+    assert "asymptotic CS" not in text and "exact CS" not in text
     # the cache re-renders the same tables without re-running (the speed line is re-timed)
     again = coverage_study(tmp_path, tmp_path / "docs2", n_runs=60, budget=50, exact_runs=20,
                            progress=False, cache=cache).read_text()
@@ -204,6 +209,11 @@ def test_the_page_s_tables_name_the_intervals_as_the_write_up_does() -> None:
             if x.split("|")[1].strip() in ("fpb", "hs", "mmlu", "sst2", "subj", "all")}
     assert {coverage.table_name(k) for k in keys} <= rows
     assert "the tables' `martingale`" not in page
+    # the confidence sequences too (QA: "asymptotic CS", "exact CS" ~20 times)
+    assert "asymptotic CS" not in page and "exact CS" not in page
+    assert coverage.table_name("asymptotic CS (from 30)") == "anytime CS (asymptotic, from 30)"
+    assert coverage.table_name("exact CS / martingale") == \
+        "exact anytime CS / fixed-budget interval"
 
 
 PAGE = Path(__file__).parents[2] / "docs" / "intervals.md"

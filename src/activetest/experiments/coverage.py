@@ -66,7 +66,8 @@ from activetest.stats.betting import exact_cs
 from activetest.stats.confseq import MIN_LABELS, asymptotic_cs
 from activetest.stats.intervals import fixed_interval_curve
 
-__all__ = ["METHODS", "Context", "PairedCoverage", "SettingCoverage", "Terms", "adaptive_cv_lure",
+__all__ = ["ASYMPTOTIC_CS", "EXACT_CS", "METHODS", "Context", "PairedCoverage", "SettingCoverage",
+           "Terms", "adaptive_cv_lure",
            "coverage_study", "evaluate", "lure_bootstrap_sd", "run_paired", "table_name",
            "theta_bootstrap_sd"]
 
@@ -220,8 +221,8 @@ def _speed(data: DatasetOutputs, setting: Setting, *, n_runs: int, budget: int,
     t3 = time.perf_counter()
     return ["## Speed", "",
             f"On this machine (one thread), for {n_runs:,} runs x {budget} budgets of a pool of "
-            f"{ctx.N:,}: the fixed interval at every budget {t1 - t0:.2f} s, the asymptotic CS "
-            f"{t2 - t1:.2f} s (both O(R K), cumulative sums), the exact CS for {n_ex:,} runs "
+            f"{ctx.N:,}: the fixed interval at every budget {t1 - t0:.2f} s, the {ASYMPTOTIC_CS} "
+            f"{t2 - t1:.2f} s (both O(R K), cumulative sums), the {EXACT_CS} for {n_ex:,} runs "
             f"{t3 - t2:.2f} s (numba, O(R K G) on a 512-point grid per run). One session's "
             "single run is instant.", ""]
 
@@ -253,13 +254,25 @@ def _dataset_table(rows: list[SettingCoverage], dsets: Sequence[str], keys: Sequ
                   [[ds, *(cell(rs, k) for k in keys)] for ds, rs in _by_dataset(rows, dsets)])
 
 
+#: What the page calls the study's ``asymptotic CS`` and ``exact CS``: the product's
+#: anytime and exact anytime confidence sequences (:mod:`activetest.session.interval_names`;
+#: the figures say "anytime 95% confidence sequence (asymptotic)").
+ASYMPTOTIC_CS = "anytime CS (asymptotic)"
+EXACT_CS = "exact anytime CS"
+
+
 def table_name(key: str) -> str:
     """What the page's tables call one of the study's intervals: the product's name
     (:mod:`activetest.session.interval_names`), e.g. the study's ``martingale`` rows are
     the "fixed-budget interval" (QA: the tables said "martingale", "martingale (pool)",
-    "martingale width" where figures, CLI and sessions say fixed-budget interval). The
-    study's own keys (and so its cache) are unchanged."""
-    return key.replace("martingale", "fixed-budget interval")
+    "martingale width" where figures, CLI and sessions say fixed-budget interval), its
+    ``asymptotic CS (from 30)`` the "anytime CS (asymptotic, from 30)" and its
+    ``exact CS`` the "exact anytime CS" (QA: "asymptotic CS" / "exact CS" where status,
+    estimate and the figures say anytime / exact anytime). The study's own keys (and so
+    its cache) are unchanged."""
+    name = (key.replace("martingale", "fixed-budget interval")
+            .replace("asymptotic CS", ASYMPTOTIC_CS).replace("exact CS", EXACT_CS))
+    return name.replace(") (", ", ")
 
 
 def _write_up(rows: list[SettingCoverage], K: int, *, n_runs: int, exact_runs: int,
@@ -277,7 +290,7 @@ def _write_up(rows: list[SettingCoverage], K: int, *, n_runs: int, exact_runs: i
         f"`{outputs_dir}`: every setting of docs/reproduction.md (each target zero-/few-shot "
         f"with each few-shot surrogate), {n_runs:,} runs of {K} labels per setting, the "
         "paper's floored proposal (proposal floor 0.1), seed fixed, nothing tuned on the truth. "
-        f"The exact CS is computed on the first {exact_runs:,} runs of each setting. "
+        f"The {EXACT_CS} is computed on the first {exact_runs:,} runs of each setting. "
         "Methods: " + ", ".join(f"`{m}`" for m in methods) + "; losses: "
         + ", ".join(f"`{x}`" for x in losses) + ". The math is in the docstrings of "
         "`activetest.stats.intervals` and `activetest.stats.confseq`.", "",
@@ -380,9 +393,10 @@ def _adaptive_section(adaptive: list[SettingCoverage], rows: list[SettingCoverag
               f"CS / fixed width ratio at {K} labels, and the adaptive design's fixed "
               f"interval width at {K} labels relative to CE + LURE's (median over settings; "
               "below 1: the design's intervals are narrower for the same labels):", "",
-              *_table(["dataset", "CS time-uniform", "observed SE only", "CS at stop",
-                       "bootstrap at stop",
-                       f"CS / fixed at {K}", f"fixed width vs CE at {K}"], body), ""]
+              *_table(["dataset", f"{ASYMPTOTIC_CS} time-uniform", "observed SE only",
+                       f"{ASYMPTOTIC_CS} at stop", "bootstrap at stop",
+                       f"{ASYMPTOTIC_CS} / fixed at {K}", f"fixed width vs CE at {K}"], body),
+              ""]
     return lines
 
 
@@ -395,7 +409,8 @@ def _sessions_since() -> list[str]:
         "never drawn), and show the error rate's exact confidence sequence in place of both CLT "
         "intervals until 5 errors and 5 correct items are labelled (and, for graded judgments "
         "with partial credit, 5 labels away from the most common level; the few-errors rule, "
-        "`clt_min_errors`): [robustness.md](robustness.md). An adaptive design's exact CS bets, "
+        "`clt_min_errors`): [robustness.md](robustness.md). An adaptive design's exact anytime CS "
+        "bets, "
         "in sessions created since 2026-12-06 (config `exact_share`), with each draw bounded by "
         "the share of the uniform the design recorded at that draw (1 while it still draws "
         "uniformly: every remaining item then has probability at least `share / (N - m + 1)`, "
@@ -414,7 +429,7 @@ def _sessions_since() -> list[str]:
         "spot's pass replays the design draw by draw anyway and computes that minimum in the "
         "same loop, keeping it in its stored state, so it costs nothing at pool scale. The "
         "bound is the larger of the two (each holds). On a target wrong on 6% of 2,000 items, "
-        "after 200 labels of the default design: the exact CS [0.007, 0.180] by the share, "
+        "after 200 labels of the default design: the exact anytime CS [0.007, 0.180] by the share, "
         "[0.007, 0.108] by the least proposal (`tests/session/test_few_errors.py`, which "
         "computes both by hand from the design's replayed proposals; the pass's minimum is "
         "checked against them draw by draw, from the first draw and continued from its state, "
@@ -427,8 +442,8 @@ def _sessions_since() -> list[str]:
 def _recommendation() -> list[str]:
     return [
         "## What sessions should show", "",
-        "- **Default: the fixed-budget interval and the asymptotic CS side by "
-        "side**, both from the per-draw theta_m (`fixed_interval(theta, N)` and "
+        "- **Default: the fixed-budget interval and the anytime CS (asymptotic) "
+        "side by side**, both from the per-draw theta_m (`fixed_interval(theta, N)` and "
         "`asymptotic_cs(theta, N)`; theta from LURE, CV-LURE or the adaptive design). The "
         "fixed interval is the honest answer when the budget was set in advance; the CS is "
         "the one to read when the person decides when to stop by looking (which is what "
@@ -442,23 +457,27 @@ def _recommendation() -> list[str]:
         "sequential, adaptive, without-replacement design), the finite-population factor "
         "(the bootstrap over-covers the pool risk as M/N grows and under-covers where the "
         "terms are skewed), and the same per-draw terms for every estimator.",
-        "- **The exact CS** (`exact_cs`, for a loss with a known bound) on request, labelled "
+        "- **The exact anytime CS** (`exact_cs`, for a loss with a known bound) on request, "
+        "labelled "
         "as the guarantee: it holds for every pool and every design, with no asymptotics, "
         "but its upper end pays for the proposal floor (items drawn at 1/11 of the uniform "
         "rate could hide large losses), so it is many times wider.",
-        "- `labels_for_cs_width(theta, N, W)` projects when the asymptotic CS will be W "
+        "- `labels_for_cs_width(theta, N, W)` projects when the anytime CS (asymptotic) will "
+        "be W "
         "wide (labelled a projection: the CS's own formula at later budgets, with the "
         "variance of the design as it is now, its skewness allowance fading; measured "
         "against what simulated runs then needed in [projection.md](projection.md)); "
         "stopping when the *observed* CS is narrow enough is what is valid.",
         "- **A stop reads one CS**: `estimate --target-width`, `status` and `inspect`'s stop "
-        "read the CS the outputs show (the asymptotic CS, or the exact CS where it stands in "
+        "read the CS the outputs show (the anytime CS (asymptotic), or the exact anytime CS "
+        "where it stands in "
         "while the labels show few errors, `stats/fewerrors.py`), never whichever of the "
-        "asymptotic and the exact CS is narrower at the moment: a choice between two confidence "
+        "asymptotic and the exact anytime CS is narrower at the moment: a choice between two "
+        "confidence "
         "sequences made after seeing them covers at 1 - 2 alpha by the union bound, not 1 - "
         "alpha. So before 30 labels, a session whose labels show enough errors for the CLT is "
-        "not told to stop on an exact CS that is already narrower than the width asked "
-        "(`exact_low`/`exact_high` are in the JSON; a user who commits to the exact CS in "
+        "not told to stop on an exact anytime CS that is already narrower than the width asked "
+        "(`exact_low`/`exact_high` are in the JSON; a user who commits to the exact anytime CS in "
         "advance may stop on it alone).",
         "- Paired comparison of two targets on the same draws: "
         "`paired_difference_cs(theta_a, theta_b, N)`; `high < 0` at any budget means A has "
@@ -470,7 +489,8 @@ def _recommendation() -> list[str]:
         "so after K labels of distinct items the pool's risk lies, with certainty given the "
         "labels, in `[S_K / N, (S_K + (N - K) B) / N]` (S_K: the labelled losses' sum; "
         "`estimate_base.sure_risk_curve`). The fixed-budget interval, the anytime CS "
-        "(asymptotic or exact; before 30 labels the asymptotic CS claims nothing and stays the "
+        "(asymptotic or exact; before 30 labels the anytime CS (asymptotic) claims nothing and "
+        "stays the "
         "whole range) and the compared target's intervals are intersected with it at every "
         "label count where that removes at least a tenth of the interval's width "
         "(`SURE_CUT_SHARE`: a smaller cut, such as a CS's lower end moved from 0 to 6 errors / "
@@ -563,12 +583,13 @@ def _goals(main: list[SettingCoverage], K: int,
            "single draw's term is strongly skewed; the runs that have not drawn them yet "
            "have a low estimate and a low SE at once and cannot tell)"
            if bad_ds else " (met)") + ".",
-        f"- Time-uniform coverage >= 0.95: asymptotic CS from 30 labels {_f(tu)} on average "
+        f"- Time-uniform coverage >= 0.95: {ASYMPTOTIC_CS} from 30 labels {_f(tu)} on average "
         f"over settings ({ok(tu >= 0.95)}); {settings_below(main)}"
-        f"; the exact CS from the first label {_f(tu_ex)} on average (valid in every "
+        f"; the {EXACT_CS} from the first label {_f(tu_ex)} on average (valid in every "
         "setting by construction).",
-        f"- Optional stopping (width <= the median bootstrap width at 100 labels): asymptotic "
-        f"CS {_f(st_cs)} ({ok(st_cs >= 0.95)}), bootstrap {_f(st_b)} checked from 30 and "
+        f"- Optional stopping (width <= the median bootstrap width at 100 labels): "
+        f"{ASYMPTOTIC_CS} {_f(st_cs)} ({ok(st_cs >= 0.95)}), bootstrap {_f(st_b)} checked from 30 "
+        "and "
         f"{_f(st_b10)} checked from 10 ({ok(st_b < 0.95)}: it falls below).",
         f"- CS width at {K} labels <= 1.6x the fixed interval: median ratio over settings "
         f"{_f(float(np.median(ratio)), 2)} ({ok(float(np.median(ratio)) <= 1.6)}); "
@@ -598,13 +619,14 @@ def _other_methods(rows: list[SettingCoverage], methods: Sequence[str], losses: 
                          _f(_mean([r.stopping["bootstrap"][0] for r in rs]))])
     return ["Every method and loss (pooled over all settings): "
             "coverage of the fixed-budget interval (minimum over budgets >= 30, "
-            "mean over 100..K), the bootstrap's minimum, the asymptotic CS's time-uniform "
-            "coverage and the coverage at the optional stop for the CS and the bootstrap. "
+            "mean over 100..K), the bootstrap's minimum, the time-uniform coverage of the "
+            f"{ASYMPTOTIC_CS} and the coverage at the optional stop for that CS and the "
+            "bootstrap. "
             "With the CE proposal, CV-LURE nearly collapses to LURE (q is proportional to "
             "its control; ADAPTIVE.md), so the rows agree closely.", "",
             *_table(["method", "loss", "fixed min >= 30", "fixed mean >= 100",
-                     "bootstrap min >= 30", "CS time-uniform", "CS at stop",
-                     "bootstrap at stop"], body), ""]
+                     "bootstrap min >= 30", f"{ASYMPTOTIC_CS} time-uniform",
+                     f"{ASYMPTOTIC_CS} at stop", "bootstrap at stop"], body), ""]
 
 
 #: Under each coverage figure: the command that makes it, and the one that redraws it.
@@ -623,14 +645,15 @@ def _uniform_section(main: list[SettingCoverage], dsets: list[str]) -> list[str]
             "Share of runs whose interval contains the pool risk at *every* budget of its "
             "window at once (mean over the settings of a dataset; worst setting in "
             "brackets). The fixed-budget intervals are not built for this and fail; the "
-            "asymptotic CS is claimed from 30 labels (started at 10 it is not yet normal "
-            "enough where the terms are skewed); the exact CS holds from the first label.", "",
+            f"{ASYMPTOTIC_CS} is claimed from 30 labels (started at 10 it is not yet normal "
+            f"enough where the terms are skewed); the {EXACT_CS} holds from the first label.",
+            "",
             *_dataset_table(main, dsets, list(main[0].uniform), cell), "",
             "![checking after every label](intervals/peeking.png)", "",
             "*The figure: checking after every label from 30 (CE + LURE, log loss, 95%, "
             "all settings pooled): the share of runs whose interval has excluded the pool "
-            "risk at some budget by M; the anytime CSs are the tables' `asymptotic CS` and "
-            "`exact CS`. "
+            f"risk at some budget by M; the anytime CSs are the tables' `{ASYMPTOTIC_CS}` and "
+            f"`{EXACT_CS}`. "
             + _FIGURE_COMMANDS + "*", ""]
 
 
@@ -666,10 +689,11 @@ def _width_section(main: list[SettingCoverage], dsets: list[str], K: int) -> lis
         body.append([ds, *cells])
     return ["## The width cost of anytime validity", "",
             f"Median over runs, then over settings, of the width ratio at 100 / {K} labels, "
-            "and the fixed-budget interval's median width (nats). The asymptotic CS's ratio "
-            "is the deterministic multiplier (1.57 at 100 and 400 labels for N = 2,000 with "
-            "rho fixed for 200 labels) times a skewness term that vanishes with M; the exact "
-            "CS pays mostly at its upper end (see the notes).", "",
+            "and the fixed-budget interval's median width (nats). The ratio of the "
+            f"{ASYMPTOTIC_CS} is the deterministic multiplier (1.57 at 100 and 400 labels for N = "
+            "2,000 with "
+            "rho fixed for 200 labels) times a skewness term that vanishes with M; the "
+            f"{EXACT_CS} pays mostly at its upper end (see the notes).", "",
             *_table(["dataset", *map(table_name, rk), table_name("martingale") + " width"],
                     body), "",
             "![one run](intervals/cs_band.png)", "",
@@ -752,10 +776,10 @@ def _error_rate_section(rs: list[SettingCoverage], dsets: list[str], K: int) -> 
     return ["## Error rate (0-1 loss, the bound 1 is known a priori)", "",
             "The same study with the error rate (acquisition: the surrogate's expected 0-1 "
             "loss of the target). Widths at " + str(K) + " labels: fixed-budget interval / "
-            "asymptotic "
-            "CS / exact CS.", "",
-            *_table(["dataset", "fixed min >= 30", "CS time-uniform", "exact CS time-uniform",
-                     "CS at stop", "bootstrap at stop", "widths"], body), ""]
+            f"{ASYMPTOTIC_CS} / {EXACT_CS}.", "",
+            *_table(["dataset", "fixed min >= 30", f"{ASYMPTOTIC_CS} time-uniform",
+                     f"{EXACT_CS} time-uniform", f"{ASYMPTOTIC_CS} at stop",
+                     "bootstrap at stop", "widths"], body), ""]
 
 
 def _paired_section(paired: list[PairedCoverage], K: int) -> list[str]:
@@ -775,22 +799,24 @@ def _paired_section(paired: list[PairedCoverage], K: int) -> list[str]:
         body.append(cells)
     return ["## Is A better than B, anytime? The paired CS", "",
             "Each model zero-shot (A) against itself few-shot (B), evaluated on the same "
-            f"draws ({paired[0].n_runs:,} runs of {K} labels; exact CS on the first "
+            f"draws ({paired[0].n_runs:,} runs of {K} labels; {EXACT_CS} on the first "
             f"{paired[0].n_exact:,}), acquired by the sum of the surrogate's expected losses "
             "of both targets (label-free), log loss. `paired_difference_cs(theta_a, theta_b, "
-            "N)` is the asymptotic CS of R_A - R_B (the per-draw estimates are linear in the "
+            f"N)` is the {ASYMPTOTIC_CS} of R_A - R_B (the per-draw estimates are linear in the "
             "loss); it *decides* at the first budget from 30 where it excludes 0. Columns: "
             "the pool's true difference; time-uniform coverage of it; the share of runs that "
             f"decided by {K} labels / decided the wrong sign (which needs the CS to exclude "
             "the truth, so at most 1 - level = 0.05); the mean budget of a decision.", "",
-            *_table(["dataset", "A - B", "surrogate", "true diff.", "CS time-uniform",
-                     "CS decided / wrong", "CS decision at", "exact time-uniform",
-                     "exact decided / wrong", "exact decision at"], body), "",
+            *_table(["dataset", "A - B", "surrogate", "true diff.",
+                     *(f"{ASYMPTOTIC_CS} {c}" for c in ("time-uniform", "decided / wrong",
+                                                        "decision at")),
+                     *(f"{EXACT_CS} {c}" for c in ("time-uniform", "decided / wrong",
+                                                   "decision at"))], body), "",
             "What sessions report for a comparison (`estimate --compare`) differs from this "
             "log-loss",
             "table for error rates: there the few-errors rule holds for the other target's "
             "error rate",
-            "and for the difference (the exact CS while fewer than 5 labelled items differ "
+            "and for the difference (the exact anytime CS while fewer than 5 labelled items differ "
             "from the",
             "most common difference: two targets that agree on every labelled item used to "
             "get a",
@@ -804,24 +830,27 @@ def _notes() -> list[str]:
     return [
         "## Notes and limits", "",
         "- All of this is design-based: the pool is fixed and the randomness is the draws. "
-        "The asymptotic guarantees (fixed interval, asymptotic CS) need the per-draw terms to "
+        "The asymptotic guarantees (of the fixed interval and the anytime CS) need the per-draw "
+        "terms to "
         "be close to normal in aggregate; where a few items with small q carry large losses "
         "(HS; FPB with the few-shot Gemma surrogate) the first 30-100 labels may not have "
         "met "
-        "them, which no variance estimate from those labels can see. The exact CS does not "
+        "them, which no variance estimate from those labels can see. The exact anytime CS does not "
         "rely on this.",
-        "- The exact CS's upper end: theta_m can be as large as (labels so far + B / q_min) / "
+        "- The exact anytime CS's upper end: theta_m can be as large as (labels so far + B / "
+        "q_min) / "
         "N with q_min = 0.1 / (1.1 (N - m + 1)) under the paper's floor, so the bets against "
         "a too-high value are capped at about c / (11 B) (c = 1/2), and the upper bound "
         "shrinks "
         "slowly. A larger floor (proposal floor 0.5 or uniform sampling) makes it several times "
         "tighter at some cost in estimator efficiency; per-item loss bounds and the exact "
         "min_i q_m(i) of the proposal (which a session has) can be passed to `betting_cs`.",
-        "- The asymptotic CS runs Robbins' normal mixture on the clock tau_M = N M / (N - M), "
+        "- The anytime CS (asymptotic) runs Robbins' normal mixture on the clock tau_M = N M / (N "
+        "- M), "
         "uniform sampling's intrinsic time, with rho fixed a priori for 200 labels; Hall's "
         "skewness correction is applied to it as to the fixed interval, and it vanishes "
         "with M, so the CS remains asymptotic in the sense of Waudby-Smith et al.",
-        "- The adaptive design's exact CS uses its lambda >= 0.1 uniform share as the "
+        "- The adaptive design's exact anytime CS uses its lambda >= 0.1 uniform share as the "
         "floor (q >= 0.1 / (N - m + 1)) and bounds its learnt control by the loss bound.",
         "- `confseq` (PyPI) implements betting CSs for [0, 1] data, with replacement or "
         "uniformly without replacement (equal weights), in Python loops over a grid and a "
