@@ -17,6 +17,7 @@ from activetest.experiments.coverage import (
     lure_bootstrap_sd,
     theta_bootstrap_sd,
 )
+from activetest.experiments.coverage_figures import band_figure
 from activetest.experiments.paper import settings_for
 from activetest.stats import bootstrap_std_many, lure_terms, sample
 from activetest.stats.intervals import _theta
@@ -174,7 +175,7 @@ def test_the_one_run_figure_names_its_models_and_its_legend_hides_no_data() -> N
 
     o = _outputs(n_pool=300, n_test=300)
     setting = settings_for(o)[0]
-    fig = coverage._band_figure(o, setting, 60, 0)
+    fig = band_figure(coverage.band_curves(o, setting, 60, 0))
     try:
         fig.canvas.draw()
         renderer = fig.canvas.get_renderer()

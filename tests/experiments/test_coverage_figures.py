@@ -12,7 +12,9 @@ import numpy as np
 
 from activetest.experiments.coverage import coverage_study
 from activetest.experiments.coverage_figures import (
+    BAND_FILE,
     FILE,
+    BandCurves,
     CoverageCurves,
     coverage_figure,
     peeking_figure,
@@ -93,20 +95,51 @@ def test_replot_redraws_the_coverage_figures_from_the_saved_curves(tmp_path: Pat
     docs = tmp_path / "docs"
     md = coverage_study(tmp_path, docs, n_runs=60, budget=50, exact_runs=20, progress=False,
                         losses=("log",), methods=("ce+lure",)).read_text()
-    assert md.count("`python -m activetest.experiments replot` redraws it") == 2
+    assert md.count("`python -m activetest.experiments replot` redraws it") == 3
     assert "*The figure: the table's rows at every budget 10..50 (CE + LURE" in md
     img = docs / "intervals"
     saved = CoverageCurves.load(img / FILE)
     assert saved.datasets == ("toy",) and saved.n_runs == 60 and saved.n_exact == 20
     assert saved.fixed.shape == (1, 3, 50) and saved.peeking.shape == (4, 50)
     assert np.isfinite(saved.fixed[:, :, 9:]).all()
-    for png in ("coverage_by_budget.png", "peeking.png"):
+    # QA: replot did not redraw cs_band.png (only the study did); the run is saved too
+    band = BandCurves.load(img / BAND_FILE)
+    assert (band.dataset, band.seed, band.budget, band.claimed_from) == ("toy", 0, 50, 30)
+    assert band.test_truth is not None and np.isfinite(band.exact_high).all()
+    drawn = plt.imread(img / "cs_band.png")
+    pngs = ("coverage_by_budget.png", "peeking.png", "cs_band.png")
+    for png in pngs:
         (img / png).unlink()
     p = subprocess.run([sys.executable, "-m", "activetest.experiments", "replot", "--out",
                         str(docs)], capture_output=True, text=True, cwd=ROOT)
     assert p.returncode == 0, p.stderr
-    for png in ("coverage_by_budget.png", "peeking.png"):
+    for png in pngs:
         assert (img / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert f"wrote {img / png}" in p.stdout
     again = CoverageCurves.load(img / FILE)
     np.testing.assert_array_equal(again.fixed, saved.fixed)
     np.testing.assert_array_equal(again.peeking, saved.peeking)
+    # the run redrawn from what was saved is the figure the study drew, pixel for pixel
+    np.testing.assert_array_equal(plt.imread(img / "cs_band.png"), drawn)
+    for k in ("estimate", "fixed_low", "anytime_high", "exact_low"):
+        np.testing.assert_array_equal(getattr(BandCurves.load(img / BAND_FILE), k),
+                                      getattr(band, k))
+
+
+def test_replot_redraws_the_one_run_alone_and_says_what_is_missing(tmp_path: Path) -> None:
+    """A folder with only the run saved (no coverage curves) gets its cs_band.png; one
+    with neither is refused by name (exit 2), nothing written."""
+    o = _outputs(n_pool=300, n_test=300)
+    from activetest.experiments.coverage import band_curves
+    from activetest.experiments.coverage_figures import plot_band, replot_coverage
+
+    band = band_curves(o, settings_for(o)[0], 40, 0)
+    plot_band(band, tmp_path)
+    (tmp_path / "cs_band.png").unlink()
+    assert replot_coverage(tmp_path) == [tmp_path / "cs_band.png"]
+    empty = tmp_path / "empty"
+    (empty / "intervals").mkdir(parents=True)
+    p = subprocess.run([sys.executable, "-m", "activetest.experiments", "replot", "--out",
+                        str(empty)], capture_output=True, text=True, cwd=ROOT)
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    assert str(empty / "intervals" / BAND_FILE) in p.stderr, p.stderr

@@ -31,11 +31,15 @@ import pickle
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from activetest.experiments.coverage_figures import CoverageCurves, plot_coverage_figures
+from activetest.experiments.coverage_figures import (
+    BandCurves,
+    CoverageCurves,
+    plot_band,
+    plot_coverage_figures,
+)
 from activetest.experiments.coverage_runs import (
     METHODS,
     STOP_FROM,
@@ -55,21 +59,14 @@ from activetest.experiments.coverage_runs import (
 )
 from activetest.experiments.outputs import DatasetOutputs
 from activetest.experiments.paper import Setting, settings_for
-from activetest.session.interval_names import (
-    ANYTIME,
-    EXACT_ANYTIME,
-    FIXED_BUDGET,
-    interval_name,
-)
 from activetest.stats import log_loss
 from activetest.stats.betting import exact_cs
 from activetest.stats.confseq import MIN_LABELS, asymptotic_cs
 from activetest.stats.intervals import fixed_interval_curve
 
 __all__ = ["ASYMPTOTIC_CS", "EXACT_CS", "METHODS", "Context", "PairedCoverage", "SettingCoverage",
-           "Terms", "adaptive_cv_lure",
-           "coverage_study", "evaluate", "lure_bootstrap_sd", "run_paired", "table_name",
-           "theta_bootstrap_sd"]
+           "Terms", "adaptive_cv_lure", "band_curves", "coverage_study", "evaluate",
+           "lure_bootstrap_sd", "run_paired", "table_name", "theta_bootstrap_sd"]
 
 
 # ---------------------------------------------------------------- the write-up
@@ -83,23 +80,12 @@ def _pooled(rows: list[SettingCoverage], attr: str, key: str) -> np.ndarray:
     return np.mean([getattr(r, attr)[key] for r in rows if key in getattr(r, attr)], axis=0)
 
 
-def _plot_band(data: DatasetOutputs, setting: Setting, path: Path, budget: int,
-               seed: int) -> None:
-    """One run: the estimate, the fixed interval, both CSs, the pool risk and the test truth."""
-    import matplotlib.pyplot as plt
-
-    fig = _band_figure(data, setting, budget, seed)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-
-
-def _band_figure(data: DatasetOutputs, setting: Setting, budget: int, seed: int) -> Any:
-    """The figure of :func:`_plot_band` (laid out, not saved)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+def band_curves(data: DatasetOutputs, setting: Setting, budget: int, seed: int
+                ) -> BandCurves:
+    """One seeded run of CE + LURE (log loss) on ``setting``: its estimate, fixed-budget
+    interval, both CSs, the pool risk and the test-set truth at every label count
+    ``1..budget`` (what ``cs_band.png`` draws; :func:`~activetest.experiments.
+    coverage_figures.plot_band`)."""
     tgt, sur = data.outputs[setting.target], data.outputs[setting.surrogate]
     ctx = Context(tgt.pool, sur.pool, data.pool_labels, "log", 1, budget, seed)
     t = ce_lure(ctx)
@@ -108,31 +94,14 @@ def _band_figure(data: DatasetOutputs, setting: Setting, budget: int, seed: int)
     asym = asymptotic_cs(t.theta, N)
     ex = exact_cs(grid_size=4001, **{k: (v[0] if isinstance(v, np.ndarray) and v.ndim == 2
                                          else v) for k, v in (t.exact or {}).items()})
-    k = np.arange(1, budget + 1)
-    fig, ax = plt.subplots(figsize=(7, 4))
-    ax.fill_between(k, np.clip(ex.low, 0, None), ex.high, color="C4", alpha=0.15,
-                    label=interval_name(EXACT_ANYTIME))
-    s = MIN_LABELS - 1
-    ax.fill_between(k[s:], asym.low[0, s:], asym.high[0, s:], color="C2", alpha=0.3,
-                    label=f"{interval_name(ANYTIME)} (asymptotic, from {MIN_LABELS} labels)")
-    ax.plot(k[1:], mart.low[0, 1:], "C3-", lw=0.8, label=interval_name(FIXED_BUDGET))
-    ax.plot(k[1:], mart.high[0, 1:], "C3-", lw=0.8)
-    ax.plot(k, mart.estimate[0], "k-", lw=1.0, label="estimate (LURE)")
-    pool_risk = float(ctx.per_item.mean())
-    ax.axhline(pool_risk, color="k", ls="--", lw=0.8, label="pool risk")
-    if not data.pool_is_truth:
-        test = float(log_loss(tgt.test, data.test_labels).mean())
-        ax.axhline(test, color="C1", ls=":", lw=1.0, label="test-set truth")
-    ymid = pool_risk
-    ax.set_ylim(max(0.0, ymid - 1.0), ymid + 1.0)
-    ax.set_xlabel("labels")
-    ax.set_ylabel("log loss (nats)")
-    ax.set_title(f"{setting.dataset}: target {setting.target}, surrogate {setting.surrogate}; "
-                 "one run of CE + LURE", fontsize=9)
-    # below the axes: inside, it hid the exact CS's upper edge (QA)
-    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2)
-    fig.tight_layout()
-    return fig
+    test = None if data.pool_is_truth else float(log_loss(tgt.test, data.test_labels).mean())
+    return BandCurves(dataset=setting.dataset, target=setting.target,
+                      surrogate=setting.surrogate, seed=seed, estimate=mart.estimate[0],
+                      fixed_low=mart.low[0], fixed_high=mart.high[0],
+                      anytime_low=asym.low[0], anytime_high=asym.high[0],
+                      exact_low=np.asarray(ex.low), exact_high=np.asarray(ex.high),
+                      claimed_from=MIN_LABELS, pool_risk=float(ctx.per_item.mean()),
+                      test_truth=test)
 
 
 def coverage_study(outputs_dir: str | os.PathLike[str], out_dir: str | os.PathLike[str], *,
@@ -194,7 +163,7 @@ def coverage_study(outputs_dir: str | os.PathLike[str], out_dir: str | os.PathLi
     main = [r for r in rows if r.method == "ce+lure" and r.loss == "log"] or rows
     plot_coverage_figures(CoverageCurves.pool(main, K, STOP_FROM), img)
     if first is not None:
-        _plot_band(*first, img / "cs_band.png", K, seed)
+        plot_band(band_curves(*first, K, seed), img)
     lines += _paired_section(paired, K)
     if first is not None:
         lines += _speed(*first, n_runs=n_runs, budget=K, exact_runs=exact_runs, seed=seed)
@@ -700,7 +669,9 @@ def _width_section(main: list[SettingCoverage], dsets: list[str], K: int) -> lis
             "*The figure: one seeded run of CE + LURE (log loss) on the first SST-2 setting, "
             "with its three 95% intervals at every label count. Made by "
             "`python -m activetest.experiments coverage` "
-            "(it draws the run again from the cached outputs: seconds).*", ""]
+            "(it draws the run again from the cached outputs: seconds); "
+            "`python -m activetest.experiments replot` redraws it from the run saved beside "
+            "it (`intervals/cs_band.npz`).*", ""]
 
 
 def _test_truth_section(main: list[SettingCoverage], dsets: list[str], K: int) -> list[str]:

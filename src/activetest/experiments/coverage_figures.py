@@ -1,10 +1,12 @@
-"""The two coverage figures of ``docs/intervals.md``, and the numbers they show.
+"""The three figures of ``docs/intervals.md``, and the numbers they show.
 
 ``python -m activetest.experiments coverage`` pools the CE + LURE, log-loss rows of its
 study into :class:`CoverageCurves`, draws ``coverage_by_budget.png`` and ``peeking.png``
-and saves the curves beside them (``coverage_curves.npz``: no pickle), so that
-:func:`replot_coverage` (``python -m activetest.experiments replot``) redraws the figures
-without the ~35 minutes of simulation; the numbers are the study's, never recomputed.
+and saves the curves beside them (``coverage_curves.npz``: no pickle); it draws one seeded
+run's intervals (:class:`BandCurves`) into ``cs_band.png`` and saves them beside it
+(``cs_band.npz``). :func:`replot_coverage` (``python -m activetest.experiments replot``)
+redraws all three without the ~35 minutes of simulation; the numbers are the study's,
+never recomputed.
 
 The intervals go by the product's names (:mod:`activetest.session.interval_names`): the
 study's ``martingale`` rows are the **fixed-budget interval** sessions show, its
@@ -29,8 +31,9 @@ from activetest.session.interval_names import (
     interval_name,
 )
 
-__all__ = ["FIXED_KEYS", "PEEKING_KEYS", "CoverageCurves", "coverage_figure", "display_name",
-           "peeking_figure", "plot_coverage_figures", "replot_coverage"]
+__all__ = ["BAND_FILE", "FIXED_KEYS", "PEEKING_KEYS", "BandCurves", "CoverageCurves",
+           "band_figure", "coverage_figure", "display_name", "peeking_figure", "plot_band",
+           "plot_coverage_figures", "replot_coverage"]
 
 #: The study's rows drawn in ``coverage_by_budget.png`` and ``peeking.png``, in order.
 FIXED_KEYS = ("bootstrap", "martingale", "martingale (plain z)")
@@ -40,6 +43,8 @@ GOAL = 0.94
 #: The smallest text in the figures, in points (the legend was 6.5 pt: QA).
 MIN_FONT = 8.0
 FILE = "coverage_curves.npz"
+#: The one run's intervals, saved beside ``cs_band.png``.
+BAND_FILE = "cs_band.npz"
 _STYLE = {"bootstrap": "C0-", "martingale": "C3-", "martingale (plain z)": "C3:",
           "asymptotic CS": "C2-", "exact CS": "C4-"}
 
@@ -136,6 +141,73 @@ class CoverageCurves:
                        stop_from=int(z["stop_from"]))
 
 
+@dataclass(frozen=True)
+class BandCurves:
+    """What ``cs_band.png`` draws: one seeded run of CE + LURE (log loss) on one setting,
+    its intervals at every label count ``1..K`` (each array ``(K,)``, float64, nats).
+
+    Attributes:
+        dataset, target, surrogate: the setting (the target's outputs are scored, the
+            surrogate's drive the CE acquisition).
+        seed: the run's seed.
+        estimate: the LURE estimate after k labels.
+        fixed_low, fixed_high: the fixed-budget 95% interval (``fixed_interval_curve``).
+        anytime_low, anytime_high: the anytime 95% CS, asymptotic (``asymptotic_cs``),
+            drawn from ``claimed_from`` labels.
+        exact_low, exact_high: the exact anytime 95% CS (``exact_cs``), from the first
+            label.
+        claimed_from: the label count the asymptotic CS is claimed from.
+        pool_risk: the pool's mean log loss (what the estimate is unbiased for).
+        test_truth: the test set's mean log loss, or None (the pool is the truth).
+    """
+
+    dataset: str
+    target: str
+    surrogate: str
+    seed: int
+    estimate: np.ndarray
+    fixed_low: np.ndarray
+    fixed_high: np.ndarray
+    anytime_low: np.ndarray
+    anytime_high: np.ndarray
+    exact_low: np.ndarray
+    exact_high: np.ndarray
+    claimed_from: int
+    pool_risk: float
+    test_truth: float | None
+
+    _ARRAYS = ("estimate", "fixed_low", "fixed_high", "anytime_low", "anytime_high",
+               "exact_low", "exact_high")
+
+    @property
+    def budget(self) -> int:
+        """The number of labels drawn (K)."""
+        return int(self.estimate.shape[0])
+
+    def save(self, path: str | os.PathLike[str]) -> Path:
+        """Write the run to ``path`` (an ``.npz`` without pickled objects; no test set:
+        ``test_truth`` NaN)."""
+        path = Path(path)
+        np.savez_compressed(
+            path, dataset=np.array(self.dataset), target=np.array(self.target),
+            surrogate=np.array(self.surrogate), seed=np.array(self.seed),
+            claimed_from=np.array(self.claimed_from), pool_risk=np.array(self.pool_risk),
+            test_truth=np.array(np.nan if self.test_truth is None else self.test_truth),
+            **{k: np.asarray(getattr(self, k), dtype=np.float64) for k in self._ARRAYS})
+        return path
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> BandCurves:
+        """The run :meth:`save` wrote."""
+        with np.load(path, allow_pickle=False) as z:
+            test = float(z["test_truth"])
+            return cls(dataset=str(z["dataset"]), target=str(z["target"]),
+                       surrogate=str(z["surrogate"]), seed=int(z["seed"]),
+                       claimed_from=int(z["claimed_from"]), pool_risk=float(z["pool_risk"]),
+                       test_truth=None if np.isnan(test) else test,
+                       **{k: np.array(z[k], dtype=np.float64) for k in cls._ARRAYS})
+
+
 def _pyplot() -> Any:
     import matplotlib
 
@@ -208,6 +280,48 @@ def peeking_figure(curves: CoverageCurves) -> Any:
     return fig
 
 
+def band_figure(band: BandCurves) -> Any:
+    """``cs_band.png`` (laid out, not saved): the run's estimate, fixed-budget interval,
+    both confidence sequences, the pool risk and (where there is one) the test-set truth,
+    at every label count."""
+    plt = _pyplot()
+    k = np.arange(1, band.budget + 1)
+    fig, ax = plt.subplots(figsize=(7, 4))
+    ax.fill_between(k, np.clip(band.exact_low, 0, None), band.exact_high, color="C4",
+                    alpha=0.15, label=interval_name(EXACT_ANYTIME))
+    s = band.claimed_from - 1
+    ax.fill_between(k[s:], band.anytime_low[s:], band.anytime_high[s:], color="C2", alpha=0.3,
+                    label=f"{interval_name(ANYTIME)} (asymptotic, from {band.claimed_from} "
+                          "labels)")
+    ax.plot(k[1:], band.fixed_low[1:], "C3-", lw=0.8, label=interval_name(FIXED_BUDGET))
+    ax.plot(k[1:], band.fixed_high[1:], "C3-", lw=0.8)
+    ax.plot(k, band.estimate, "k-", lw=1.0, label="estimate (LURE)")
+    ax.axhline(band.pool_risk, color="k", ls="--", lw=0.8, label="pool risk")
+    if band.test_truth is not None:
+        ax.axhline(band.test_truth, color="C1", ls=":", lw=1.0, label="test-set truth")
+    ax.set_ylim(max(0.0, band.pool_risk - 1.0), band.pool_risk + 1.0)
+    ax.set_xlabel("labels")
+    ax.set_ylabel("log loss (nats)")
+    ax.set_title(f"{band.dataset}: target {band.target}, surrogate {band.surrogate}; "
+                 "one run of CE + LURE", fontsize=9)
+    # below the axes: inside, it hid the exact CS's upper edge (QA)
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2)
+    fig.tight_layout()
+    return fig
+
+
+def plot_band(band: BandCurves, folder: str | os.PathLike[str]) -> Path:
+    """Draw ``cs_band.png`` into ``folder`` and save the run beside it (:data:`BAND_FILE`);
+    returns the PNG's path."""
+    plt = _pyplot()
+    path = Path(folder) / "cs_band.png"
+    fig = band_figure(band)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    band.save(Path(folder) / BAND_FILE)
+    return path
+
+
 def plot_coverage_figures(curves: CoverageCurves, folder: str | os.PathLike[str]
                           ) -> list[Path]:
     """Draw ``coverage_by_budget.png`` and ``peeking.png`` into ``folder`` and save the
@@ -226,14 +340,21 @@ def plot_coverage_figures(curves: CoverageCurves, folder: str | os.PathLike[str]
 
 
 def replot_coverage(folder: str | os.PathLike[str]) -> list[Path]:
-    """Redraw the two coverage figures in ``folder`` from the curves the study saved
-    there (no simulation); returns the PNGs written.
+    """Redraw the three figures in ``folder`` from the curves the study saved there (no
+    simulation): the two coverage figures and the one run's ``cs_band.png``; returns the
+    PNGs written (QA: ``cs_band.png`` was not redrawn).
 
     Raises:
-        FileNotFoundError: no saved curves in ``folder``.
+        FileNotFoundError: neither the curves nor the run saved in ``folder``.
     """
-    path = Path(folder) / FILE
-    if not path.exists():
-        raise FileNotFoundError(f"no saved curves ({path}); python -m activetest.experiments "
-                                "coverage writes them")
-    return plot_coverage_figures(CoverageCurves.load(path), folder)
+    folder = Path(folder)
+    saved = [folder / f for f in (FILE, BAND_FILE) if (folder / f).exists()]
+    if not saved:
+        raise FileNotFoundError(f"no saved curves ({folder / FILE}, {folder / BAND_FILE}); "
+                                "python -m activetest.experiments coverage writes them")
+    out = []
+    if folder / FILE in saved:
+        out += plot_coverage_figures(CoverageCurves.load(folder / FILE), folder)
+    if folder / BAND_FILE in saved:
+        out.append(plot_band(BandCurves.load(folder / BAND_FILE), folder))
+    return out
