@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from activetest.experiments.paper import run_setting, settings_for
 from activetest.experiments.reproduce import _curves
 from activetest.experiments.reproduce_figures import (
     RelativeErrorCurves,
+    log_ticks,
     relative_error_figure,
     replot_reproduction,
 )
@@ -60,6 +63,30 @@ def test_the_figure_names_the_quantity_the_data_and_the_conditions() -> None:
     assert ticks and not any("^" in t or "times" in t for t in ticks), ticks
     for artist in (fig._suptitle, legend, *(a.xaxis.label for a in axes)):
         assert inside(fig, artist), artist
+    # QA: below 1 the axes had no labelled tick, so a ratio of 0.3 or 0.7 (the gain the
+    # figure is about) could not be read; labels now run across the whole axis
+    low, high = axes[0].get_ylim()  # the panels share it
+    assert all(a.get_ylim() == (low, high) for a in axes)
+    shown = sorted(float(t.get_text()) for t in axes[0].get_yticklabels() if t.get_text())
+    assert shown == log_ticks(low, high), shown
+    assert shown[0] <= 2 * low and shown[-1] >= high / 2, (shown, low, high)
+    assert all(b / a <= 2.5 for a, b in pairwise(shown)), shown
+
+
+def test_log_ticks_label_both_sides_of_one() -> None:
+    """The ranges of docs/reproduction.md's figures: FPB's (0.13 to 130: three decades),
+    HS's (0.48 to 28) and MMLU's (0.65 to 5.8: a decade) get labels below 1, in plain
+    numbers, never further apart than a factor 2.5, and reaching both ends (within 2x)."""
+    assert log_ticks(0.13, 130) == [0.2, 0.5, 1, 2, 5, 10, 20, 50, 100]
+    assert log_ticks(0.48, 28) == [0.5, 1, 2, 5, 10, 20]
+    assert log_ticks(0.55, 25) == [0.6, 1, 2, 5, 10, 20]  # the nearest multiple at the end
+    assert log_ticks(0.65, 5.8) == [0.7, 0.8, 0.9, 1, 2, 3, 4, 5]
+    for low, high in ((0.011, 3.0), (0.3, 0.9), (1.5, 700.0), (0.05, 0.5)):
+        t = log_ticks(low, high)
+        assert t[0] <= 2 * low and t[-1] >= high / 2, (low, high, t)
+        assert all(b / a <= 2.5 for a, b in pairwise(t)), t
+    with pytest.raises(ValueError, match="0 < low < high"):
+        log_ticks(1.0, 0.5)
 
 
 def test_replot_redraws_from_the_saved_curves(tmp_path: Path) -> None:

@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["PANEL_TITLES", "RelativeErrorCurves", "plot_relative_error", "relative_error_figure",
-           "replot_reproduction"]
+__all__ = ["PANEL_TITLES", "RelativeErrorCurves", "log_ticks", "plot_relative_error",
+           "relative_error_figure", "replot_reproduction"]
 
 #: The panel of each method the figure draws (the rule of the adaptive rows is named: the
 #: report's rows run the original in-run rule, not the one new sessions run).
@@ -34,6 +34,34 @@ X_LABEL = "labels acquired by active testing"
 #: The smallest text in the figure, in points (legends were 6.5 pt: QA).
 MIN_FONT = 8.0
 SUFFIX = "_relative_error"
+
+
+def log_ticks(low: float, high: float) -> list[float]:
+    """The labelled ticks of a log axis from ``low`` to ``high`` (both > 0): every
+    integer multiple of a power of ten (0.6, 0.7, ..., 2, 3) where the axis spans at most
+    1.2 decades, else the 1-2-5 ones (0.2, 0.5, 1, 2, 5, 10); and at each end the nearest
+    integer multiple inside the axis where the next label is at least 1.4 times off, so
+    the lowest label is at most twice ``low`` and the highest at least half ``high``
+    (QA: below 1 the axes had no label at all, so a ratio of 0.3 or 0.7 could not be read).
+
+    Raises:
+        ValueError: ``low`` not below ``high``, or either not positive.
+    """
+    if not 0 < low < high:
+        raise ValueError(f"a log axis needs 0 < low < high, got {low!r}, {high!r}")
+    exps = range(int(np.floor(np.log10(low))), int(np.ceil(np.log10(high))) + 1)
+    nice = (float(f"{c}e{e}") for e in exps for c in range(1, 10))  # 0.6, not 0.6000000000000001
+    every = sorted(v for v in nice if low <= v <= high)
+    if not every:
+        return []
+    if np.log10(high / low) <= 1.2:
+        return every
+    ticks = [v for v in every if round(v / 10.0 ** np.floor(np.log10(v) + 1e-9)) in (1, 2, 5)]
+    if not ticks or ticks[0] / every[0] >= 1.4:
+        ticks.insert(0, every[0])
+    if ticks[-1] < every[-1] and every[-1] / ticks[-1] >= 1.4:
+        ticks.append(every[-1])
+    return ticks
 
 
 @dataclass(frozen=True)
@@ -99,7 +127,7 @@ def relative_error_figure(curves: RelativeErrorCurves) -> Any:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from matplotlib.ticker import FuncFormatter, LogFormatter
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 
     n = len(curves.methods)
     fig, axes = plt.subplots(1, n, figsize=(6.4 * n, 5.0), sharey=True, squeeze=False,
@@ -110,14 +138,17 @@ def relative_error_figure(curves: RelativeErrorCurves) -> Any:
             ax.plot(k, r, lw=1.2, label=label)
         ax.axhline(1.0, color="k", lw=0.8, ls="--", label="1: no gain over uniform")
         ax.set_yscale("log")
-        # plain numbers (1, 0.5), not 10^0 and 4x10^0 (the minor ones show where the axis
-        # spans less than about a decade)
-        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-        ax.yaxis.set_minor_formatter(LogFormatter(labelOnlyBase=False,
-                                                  minor_thresholds=(1, 0.4)))
         ax.set_xlabel(X_LABEL, fontsize=9)
         ax.set_title(PANEL_TITLES.get(method, method), fontsize=10)
         ax.tick_params(which="both", labelsize=MIN_FONT)
+    # labels in plain numbers (1, 0.5; it read 10^0 and 4x10^0) on both sides of 1
+    # (log_ticks), the other powers' multiples as unlabelled minor ticks
+    low, high = axes[0][0].get_ylim()
+    for ax in axes[0]:
+        ax.set_ylim(low, high)
+        ax.yaxis.set_major_locator(FixedLocator(log_ticks(low, high)))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.yaxis.set_minor_formatter(NullFormatter())
     axes[0][0].set_ylabel(f"{Y_LABEL} (log scale)", fontsize=9)
     charged = sorted({o for o in curves.offsets if o})
     charge = (f"; uniform is charged the {'/'.join(map(str, charged))} in-context labels of "
