@@ -272,8 +272,7 @@ def _write_up(rows: list[SettingCoverage], K: int, *, n_runs: int, exact_runs: i
         "`bootstrap` is the paper's recipe (resample the reweighted losses; here its "
         "B -> inf limit, which the B = 1,000 version matches within ~2% in sd) at "
         "+-1.96 sd; the `fixed-budget interval` is `fixed_interval_curve` (martingale-CLT "
-        "SE with the "
-        "finite-population factor, Hall's skewness correction, Student quantiles); "
+        "SE with the finite-population factor, Hall's skewness correction, Student quantiles); "
         "`plain z` is the same SE with +-1.96. The last column is the worst single "
         "setting's minimum over budgets >= 30 (binomial sd "
         f"{np.sqrt(0.95 * 0.05 / n_runs):.3f} per budget and setting at {n_runs:,} runs, so "
@@ -427,13 +426,11 @@ def _recommendation() -> list[str]:
         "(the bootstrap over-covers the pool risk as M/N grows and under-covers where the "
         "terms are skewed), and the same per-draw terms for every estimator.",
         "- **The exact anytime CS** (`exact_cs`, for a loss with a known bound) on request, "
-        "labelled "
-        "as the guarantee: it holds for every pool and every design, with no asymptotics, "
+        "labelled as the guarantee: it holds for every pool and every design, with no asymptotics, "
         "but its upper end pays for the proposal floor (items drawn at 1/11 of the uniform "
         "rate could hide large losses), so it is many times wider.",
         "- `labels_for_cs_width(theta, N, W)` projects when the anytime CS (asymptotic) will "
-        "be W "
-        "wide (labelled a projection: the CS's own formula at later budgets, with the "
+        "be W wide (labelled a projection: the CS's own formula at later budgets, with the "
         "variance of the design as it is now, its skewness allowance fading; measured "
         "against what simulated runs then needed in [projection.md](projection.md)); "
         "stopping when the *observed* CS is narrow enough is what is valid.",
@@ -558,8 +555,7 @@ def _goals(main: list[SettingCoverage], K: int,
         "setting by construction).",
         f"- Optional stopping (width <= the median bootstrap width at 100 labels): "
         f"{ASYMPTOTIC_CS} {_f(st_cs)} ({ok(st_cs >= 0.95)}), bootstrap {_f(st_b)} checked from 30 "
-        "and "
-        f"{_f(st_b10)} checked from 10 ({ok(st_b < 0.95)}: it falls below).",
+        f"and {_f(st_b10)} checked from 10 ({ok(st_b < 0.95)}: it falls below).",
         f"- CS width at {K} labels <= 1.6x the fixed interval: median ratio over settings "
         f"{_f(float(np.median(ratio)), 2)} ({ok(float(np.median(ratio)) <= 1.6)}); "
         f"{len(wide)} of {len(main)} settings exceed 1.6 (largest {_f(max(ratio), 2)}"
@@ -589,8 +585,7 @@ def _other_methods(rows: list[SettingCoverage], methods: Sequence[str], losses: 
     return ["Every method and loss (pooled over all settings): "
             "coverage of the fixed-budget interval (minimum over budgets >= 30, "
             "mean over 100..K), the bootstrap's minimum, the time-uniform coverage of the "
-            f"{ASYMPTOTIC_CS} and the coverage at the optional stop for that CS and the "
-            "bootstrap. "
+            f"{ASYMPTOTIC_CS} and the coverage at the optional stop for that CS and the bootstrap. "
             "With the CE proposal, CV-LURE nearly collapses to LURE (q is proportional to "
             "its control; ADAPTIVE.md), so the rows agree closely.", "",
             *_table(["method", "loss", "fixed min >= 30", "fixed mean >= 100",
@@ -660,8 +655,7 @@ def _width_section(main: list[SettingCoverage], dsets: list[str], K: int) -> lis
             f"Median over runs, then over settings, of the width ratio at 100 / {K} labels, "
             "and the fixed-budget interval's median width (nats). The ratio of the "
             f"{ASYMPTOTIC_CS} is the deterministic multiplier (1.57 at 100 and 400 labels for N = "
-            "2,000 with "
-            "rho fixed for 200 labels) times a skewness term that vanishes with M; the "
+            "2,000 with rho fixed for 200 labels) times a skewness term that vanishes with M; the "
             f"{EXACT_CS} pays mostly at its upper end (see the notes).", "",
             *_table(["dataset", *map(table_name, rk), table_name("martingale") + " width"],
                     body), "",
@@ -804,21 +798,18 @@ def _notes() -> list[str]:
         "The asymptotic guarantees (of the fixed interval and the anytime CS) need the per-draw "
         "terms to "
         "be close to normal in aggregate; where a few items with small q carry large losses "
-        "(HS; FPB with the few-shot Gemma surrogate) the first 30-100 labels may not have "
-        "met "
+        "(HS; FPB with the few-shot Gemma surrogate) the first 30-100 labels may not have met "
         "them, which no variance estimate from those labels can see. The exact anytime CS does not "
         "rely on this.",
         "- The exact anytime CS's upper end: theta_m can be as large as (labels so far + B / "
         "q_min) / "
         "N with q_min = 0.1 / (1.1 (N - m + 1)) under the paper's floor, so the bets against "
-        "a too-high value are capped at about c / (11 B) (c = 1/2), and the upper bound "
-        "shrinks "
+        "a too-high value are capped at about c / (11 B) (c = 1/2), and the upper bound shrinks "
         "slowly. A larger floor (proposal floor 0.5 or uniform sampling) makes it several times "
         "tighter at some cost in estimator efficiency; per-item loss bounds and the exact "
         "min_i q_m(i) of the proposal (which a session has) can be passed to `betting_cs`.",
         "- The anytime CS (asymptotic) runs Robbins' normal mixture on the clock tau_M = N M / (N "
-        "- M), "
-        "uniform sampling's intrinsic time, with rho fixed a priori for 200 labels; Hall's "
+        "- M), uniform sampling's intrinsic time, with rho fixed a priori for 200 labels; Hall's "
         "skewness correction is applied to it as to the fixed interval, and it vanishes "
         "with M, so the CS remains asymptotic in the sense of Waudby-Smith et al.",
         "- The adaptive design's exact anytime CS uses its lambda >= 0.1 uniform share as the "
