@@ -116,7 +116,7 @@ def test_whole_pool_difference_is_exact_and_identical_answers_are_judged_once(
         tmp_path: Path) -> None:
     pool, other, a_ok, b_ok = write_files(tmp_path)
     db = create(tmp_path, pool, other)
-    spec = f"answers:{other}"
+    spec = f"answers:{other.name}"  # as stored: the file by its name
     with Session.open(db) as s:
         assert s.compared_targets() == [spec]
         assert s.compared_answer("q1", spec) in ("Tokyo", "  cherry ")
@@ -169,7 +169,7 @@ def test_partial_draws_difference_is_lure_of_the_difference(tmp_path: Path) -> N
     Session.create(db, pool=tmp_path / "p2.jsonl", task="squad", target="pool",
                    surrogate="column:conf", compare=[f"answers:{other}"], seed=3,
                    progress=False).close()
-    spec = f"answers:{other}"
+    spec = f"answers:{other.name}"  # as stored: the file by its name
     with Session.open(db) as s:
         s.select(9)
         judge_all(s, a_ok, b_ok, spec)
@@ -189,7 +189,7 @@ def test_partial_draws_difference_is_lure_of_the_difference(tmp_path: Path) -> N
 def test_missing_judgments_wait_and_bad_requests_are_refused(tmp_path: Path) -> None:
     pool, other, a_ok, _ = write_files(tmp_path)
     db = create(tmp_path, pool, other)
-    spec = f"answers:{other}"
+    spec = f"answers:{other.name}"  # as stored: the file by its name
     with Session.open(db) as s:
         s.select(6)
         for a in s.acquisitions():
@@ -246,7 +246,7 @@ def test_one_compared_spec_given_as_a_string_is_one_target(tmp_path: Path) -> No
     db = tmp_path / "one.db"
     with Session.create(db, pool=pool, task="squad", target="pool", surrogate="uniform",
                         compare=f"answers:{other}", seed=1, progress=False) as s:
-        assert s.compared_targets() == [f"answers:{other}"]
+        assert s.compared_targets() == [f"answers:{other.name}"]
     with pytest.raises(ValueError, match="shots must be a whole number"):
         Session.create(tmp_path / "two.db", pool=pool, task="squad", target="pool",
                        surrogate="uniform", shots="2", examples=pool, progress=False)
@@ -255,7 +255,7 @@ def test_one_compared_spec_given_as_a_string_is_one_target(tmp_path: Path) -> No
 def test_terminal_labeller_asks_for_compared_answers_and_undoes(tmp_path: Path) -> None:
     pool, other, a_ok, b_ok = write_files(tmp_path, n=6)
     db = create(tmp_path, pool, other)
-    spec = f"answers:{other}"
+    spec = f"answers:{other.name}"  # as stored: the file by its name
     run("select", db, "--n", "6")
     with Session.open(db) as s:
         order = [a.item_id for a in s.acquisitions()]
@@ -314,7 +314,7 @@ def test_terminal_labeller_asks_for_compared_answers_and_undoes(tmp_path: Path) 
 def test_sheet_round_trip_with_an_answer_of_column(tmp_path: Path) -> None:
     pool, other, a_ok, b_ok = write_files(tmp_path)
     db = create(tmp_path, pool, other)
-    spec = f"answers:{other}"
+    spec = f"answers:{other.name}"  # as stored: the file by its name
     run("select", db, "--n", "12")
     sheet = tmp_path / "judge.csv"
     run("export", db, "--out", sheet)
@@ -428,7 +428,7 @@ def test_label_studio_round_trip_of_compared_answers(tmp_path: Path) -> None:
 
     pool, other, a_ok, b_ok = write_files(tmp_path)
     db = create(tmp_path, pool, other)
-    spec = f"answers:{other}"
+    spec = f"answers:{other.name}"  # as stored: the file by its name
     run("select", db, "--n", "12")
     tasks = tmp_path / "tasks.json"
     run("export", db, "--out", tasks)
@@ -552,7 +552,7 @@ def test_label_asks_only_for_compared_answers_once_the_targets_are_labelled(
         tmp_path: Path) -> None:
     pool, other, a_ok, b_ok = write_files(tmp_path, n=6)
     db = create(tmp_path, pool, other)
-    spec = f"answers:{other}"
+    spec = f"answers:{other.name}"  # as stored: the file by its name
     with Session.open(db) as s:
         s.select(6)
         for a in s.acquisitions():
@@ -577,7 +577,7 @@ def test_label_and_import_count_items_and_compared_judgments_apart(tmp_path: Pat
     labels and 4 judgments)."""
     pool, other, a_ok, b_ok = write_files(tmp_path, n=6)
     db = create(tmp_path, pool, other)
-    spec = f"answers:{other}"
+    spec = f"answers:{other.name}"  # as stored: the file by its name
     with Session.open(db) as s:
         s.select(6)
         order = [a.item_id for a in s.acquisitions()]
@@ -622,7 +622,7 @@ def test_label_stopped_between_an_items_answers_does_not_tell_whose_was_judged(
 
     pool, other, a_ok, b_ok = write_files(tmp_path, n=12)
     db = create(tmp_path, pool, other)
-    spec, role = f"answers:{other}", f"compare:answers:{tmp_path / 'b.jsonl'}"
+    spec, role = f"answers:{other.name}", "compare:answers:b.jsonl"  # the file by its name
     with Session.open(db) as s:
         s.select(12)
         seed = s.session_config.seed
@@ -681,7 +681,7 @@ def test_label_names_two_answers_of_one_text_by_the_first_letter_shown(
 
     pool, other, _, _ = write_files(tmp_path, n=12)
     db = create(tmp_path, pool, other)
-    spec = f"answers:{other}"
+    spec = f"answers:{other.name}"  # as stored: the file by its name
     with Session.open(db) as s:
         s.select(12)
         same = [a for a in s.acquisitions()
@@ -703,7 +703,7 @@ def _judged(tmp_path: Path, n: int) -> tuple[Path, str, dict[str, bool], dict[st
     (the session file, the compared target's spec, each target's right/wrong)."""
     pool, other, a_ok, b_ok = write_files(tmp_path)
     db = create(tmp_path, pool, other)
-    spec = f"answers:{other}"
+    spec = f"answers:{other.name}"  # as stored: the file by its name
     with Session.open(db) as s:
         s.select(n)
         judge_all(s, a_ok, b_ok, spec)
@@ -778,7 +778,7 @@ def _judged_sheet(tmp_path: Path) -> tuple[Path, Path, str, list[dict[str, str]]
     """A compare session with all 12 items drawn, and a sheet of every answer judged."""
     pool, other, a_ok, b_ok = write_files(tmp_path)
     db = create(tmp_path, pool, other)
-    spec = f"answers:{other}"
+    spec = f"answers:{other.name}"  # as stored: the file by its name
     sheet = tmp_path / "judge.csv"
     run("select", db, "--n", "12", "--out", sheet)  # every answer, shared ones too
     rows = list(csv.DictReader(sheet.open(newline="")))
@@ -819,7 +819,7 @@ def test_swapped_answer_of_cells_are_named_as_such(tmp_path: Path) -> None:
     another session's); one cell changed alone is named without the swap."""
     pool, other, _, _ = write_files(tmp_path)
     db = create(tmp_path, pool, other)
-    spec = f"answers:{other}"
+    spec = f"answers:{other.name}"  # as stored: the file by its name
     sheet = tmp_path / "judge.csv"
     run("select", db, "--n", "12", "--out", sheet)
     rows = list(csv.DictReader(sheet.open(newline="")))
@@ -1028,7 +1028,7 @@ def test_a_conflicting_judgment_of_the_compared_answer_names_whose_answer(
     the item is named with whose answer it is, as the sheet's content checks name it."""
     pool, other, _, _ = write_files(tmp_path)
     db = create(tmp_path, pool, other)
-    spec = f"answers:{other}"
+    spec = f"answers:{other.name}"  # as stored: the file by its name
     with Session.open(db) as s:
         s.select(3)
         item = s.acquisitions()[0].item_id
@@ -1076,9 +1076,9 @@ def test_status_says_what_the_difference_subtracts_where_the_headline_is_the_des
                                         + rng.normal(0, 0.1), 0.05, 0.95)), 3)
     pool.write_text("".join(json.dumps(r) + "\n" for r in rows))
     db = tmp_path / "s.db"
-    spec = f"answers:{other}"
+    spec = f"answers:{other.name}"  # as stored: the file by its name
     Session.create(db, pool=pool, task="squad", target="pool", surrogate="column:conf",
-                   compare=[spec], seed=1, progress=False).close()
+                   compare=[f"answers:{other}"], seed=1, progress=False).close()
     with Session.open(db) as s:
         for _ in range(3):
             s.select(8)
@@ -1098,7 +1098,7 @@ def test_label_undo_names_a_compared_answer_by_its_letter(tmp_path: Path) -> Non
     terminal, named as it was asked (answer A or B of the item), no model named."""
     pool, other, a_ok, b_ok = write_files(tmp_path, n=6)
     db = create(tmp_path, pool, other)
-    spec = f"answers:{other}"
+    spec = f"answers:{other.name}"  # as stored: the file by its name
     run("select", db, "--n", "2")
     with Session.open(db) as s:
         asked = blind_order(s, spec)

@@ -51,6 +51,7 @@ __all__ = [
     "same_answer",
     "settle_same_answers",
     "shown_order",
+    "stored_compared",
 ]
 
 
@@ -62,6 +63,21 @@ def compare_role(spec: str) -> str:
 def compared_specs(config: SessionConfig) -> list[str]:
     """The compared targets a graded session was created with (stored specs)."""
     return [str(s) for s in config.compare or ()]
+
+
+def stored_compared(config: SessionConfig, spec: str) -> str:
+    """The compared target's spec as stored that ``spec`` names: itself, or, for an
+    ``answers:`` file named by a path (as given at ``init``), the stored spec that names
+    that file by its name (same options, same SHA-256:
+    :func:`activetest.session.spec_files.known_spec`); else ``spec`` unchanged."""
+    specs = compared_specs(config)
+    if spec in specs or not str(spec).startswith("answers:"):
+        return spec
+    from activetest.session.spec_files import known_spec
+
+    files = config.answer_files or {}
+    digests = {s: str((files.get(compare_role(s)) or {}).get("sha256") or "") for s in specs}
+    return known_spec(spec, {s: d for s, d in digests.items() if d}) or spec
 
 
 #: The stream of the seeded per-step permutation of a paired item's answers, apart from
@@ -274,6 +290,7 @@ def check_judgments(store: SessionStore, task: GenTask, index: Mapping[str, int]
     from activetest.session.labels import check_labels
 
     specs = compared_specs(store.config())
+    spec = stored_compared(store.config(), spec)
     if spec not in specs:
         known = ", ".join(map(repr, specs)) or "none (pass --compare when creating the session)"
         raise LabelError(f"{where + ': ' if where else ''}{spec!r} is not a compared target "
@@ -288,6 +305,7 @@ def add_judgments(store: SessionStore, task: GenTask, index: Mapping[str, int], 
                   overwrite: bool = False) -> list[LabelChange]:
     """Judge ``spec``'s answers (``(item_id, level)`` records): checked whole
     (:func:`check_judgments`), then written in one transaction."""
+    spec = stored_compared(store.config(), spec)
     answers, _, _ = check_judgments(store, task, index, spec, records, source=source,
                                     overwrite=overwrite)
     with store.transaction():

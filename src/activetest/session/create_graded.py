@@ -59,6 +59,9 @@ all) kept in the ``full_prompt`` field. Options after ``?``, e.g.
 ``answers:log.eval?epoch=1&score=match`` or
 ``answers:samples.jsonl?filter=strict-match&id_field=id``.
 
+The session file names each ``answers:`` file by its name, never its local path
+(``answers:samples.jsonl?filter=none``; two of one name by their shortest distinguishing
+suffix: :mod:`activetest.session.spec_files`); ``init`` says the paths.
 Every ``answers:`` file's provenance is kept in the session's config
 (``answer_files``, by role: format, file name and sha256, the model's name as the
 log states it, n-shot, task, the judgment read as the score, the harness; never a
@@ -150,6 +153,9 @@ class GradedInputs:
     target_spec: str
     surrogate_spec: str
     raw_specs: dict[str, str] = field(default_factory=dict)
+    #: each ``answers:`` spec as given -> as stored (its file by name, never by its local
+    #: path: :mod:`activetest.session.spec_files`)
+    answer_names: dict[str, str] = field(default_factory=dict)
     answer_files: dict[str, dict[str, Any]] = field(default_factory=dict)
     harness_scores: list[float | None] | None = None
     #: where the pool's item ids are only positions, what they are (e.g. "its rows'
@@ -458,7 +464,8 @@ def _compare_answers(inputs: GradedInputs, specs: Sequence[str], *, threads: int
     out: dict[str, tuple[list[str], list[dict[str, Any]]]] = {}
     for raw_spec in specs:
         raw_spec = str(raw_spec)
-        spec = raw_spec if raw_spec.startswith("answers:") else stored_spec(raw_spec)
+        spec = inputs.answer_names.get(raw_spec, raw_spec) if raw_spec.startswith(
+            "answers:") else stored_spec(raw_spec)
         if spec == inputs.target_spec or spec in out:
             raise SessionError(f"--compare {raw_spec!r}: the same answers as the target or "
                                f"another --compare; name each target once")
@@ -467,13 +474,14 @@ def _compare_answers(inputs: GradedInputs, specs: Sequence[str], *, threads: int
                                "(answers:FILE) or a model; the pool's 'answer' column is the "
                                "target's")
         if spec.startswith("answers:"):
-            af = read_answer_spec(spec)
+            af = read_answer_spec(raw_spec)  # said as given; stored by its name
             ids = [g.item.id for g in inputs.pool]
             try:
                 records = af.align(ids)
             except ValueError as exc:
-                raise SessionError(f"--compare {spec}: {exc}") from None
-            _check_join(inputs.pool, records, af, spec, "", prefix=f"--compare {spec}: ")
+                raise SessionError(f"--compare {raw_spec}: {exc}") from None
+            _check_join(inputs.pool, records, af, raw_spec, "",
+                        prefix=f"--compare {raw_spec}: ")
             inputs.answer_files[compare_role(spec)] = answer_provenance(spec, af)
             out[spec] = ([r.answer for r in records],
                          [{"source": spec, "token_logprobs": list(r.token_logprobs or ())}
@@ -781,8 +789,16 @@ def create_graded_session(path: str | os.PathLike[str], *,
         raise SessionError(f"shots={shots} needs in-context examples: pass --examples FILE "
                            f"(prompt fields and an 'answer' column)")
     raw: dict[str, str] = {}
-    if target == "pool" or target.startswith("answers:"):
+    from activetest.session.spec_files import rename
+
+    # every answers: file by its name (two of one name by their shortest distinguishing
+    # suffix), never its local path: it names the roles (compare:<spec>) too
+    answer_names = rename([s for s in (target, *map(str, compare))
+                           if s.startswith("answers:")])
+    if target == "pool":
         target_spec = target
+    elif target.startswith("answers:"):
+        target_spec = answer_names.get(target, target)
     else:
         target_spec = stored_spec(target)
     raw[target_spec] = target
@@ -813,7 +829,7 @@ def create_graded_session(path: str | os.PathLike[str], *,
         surrogate_spec = "adaptive" + (f"+{surrogate_spec}" if inner else "")
     positional = _positional_ids(pool, pool_options, target, target_file)
     inputs = GradedInputs(t, items, chosen, target_spec, surrogate_spec, raw,
-                          positional_ids=positional,
+                          answer_names=answer_names, positional_ids=positional,
                           pool_columns=_pool_columns(pool, t, pool_options) if history
                           and positional == ROW_NUMBERS else None)
     if target.startswith("answers:"):
@@ -928,7 +944,7 @@ def create_graded_session(path: str | os.PathLike[str], *,
         exact_least=True,  # ... or by its least proposal, where that is more
         shared_resamples=True,  # the plain mean bootstrapped on LURE's resamples
     )
-    source = target if target.startswith("answers:") else "pool file"
+    source = target_spec if target.startswith("answers:") else "pool file"
     info = [_generation_info(g) if gens is not None else {"source": source}
             for g in (gens or items)]
 
@@ -964,6 +980,9 @@ def create_graded_session(path: str | os.PathLike[str], *,
     stored_examples = [Item(e.id, e.fields, 0) for e in chosen]
     store = SessionStore.create(p, config=config, items=stored_items, examples=stored_examples,
                                 overwrite=overwrite, busy_timeout=busy_timeout, init=init)
-    if hist_pub is not None:
-        store.said_at_init = hist_pub.said
+    from activetest.session.spec_files import said
+
+    # the files' paths and digests: said, not stored
+    store.said_at_init = (*(hist_pub.said if hist_pub is not None else ()),
+                          *said({v: k for k, v in answer_names.items()}))
     return store, inputs

@@ -150,6 +150,7 @@ class SessionKind:
         Raises:
             LabelError: ``spec`` is not a compared target.
         """
+        spec = compare_graded.stored_compared(store.config(), spec)  # or named by a path
         if spec not in self.compared_targets:
             raise LabelError(f"{spec!r} is not a compared target of this session")
         return store.answers(compare_graded.compare_role(spec)).get(row, ("",))[0]  # type: ignore[no-any-return]

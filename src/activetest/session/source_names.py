@@ -9,10 +9,9 @@ and the SHA-256 of its bytes (``sha256``: a file given again can be confirmed to
 same one); ``init`` still says the path as given. Sessions made before keep their
 stored path; nothing computed from it changes (no number reads it).
 
-Model specs (``table:/abs/t.csv``, ``answers:/abs/a.jsonl``) and the score cache folder
-are not renamed here: later commands re-open them (a model that scores items as they
-are labelled, a PE session's target, is built again from the stored spec by
-``estimate``; the cache is read by later commands), so they stay as given.
+Model specs (``table:/abs/t.csv``, ``answers:/abs/a.jsonl``) are named by
+:mod:`activetest.session.spec_files` (a table a later command reads again is found by its
+digest); the score cache folder keeps its path (later commands read it).
 """
 
 from __future__ import annotations
@@ -24,7 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["SourceName", "pool_source", "published_source", "source_name"]
+__all__ = ["SourceName", "distinguishing_names", "file_sha256", "pool_source",
+           "published_source", "source_name"]
 
 #: ``source`` values that name no file (items given in Python).
 _NO_FILE = ("", "<items>")
@@ -44,18 +44,33 @@ class SourceName:
     sha256: str = ""
 
 
+#: (real path, size, mtime) -> SHA-256: a file is read once per process while unchanged
+_DIGESTS: dict[tuple[str, int, int], str] = {}
+
+
 def _digest(path: Path) -> str:
     """SHA-256 of a regular file's bytes; empty for anything else or unreadable."""
     try:
         if not path.is_file():
             return ""
+        st = path.stat()
+        key = (os.path.realpath(path), st.st_size, st.st_mtime_ns)
+        if key in _DIGESTS:
+            return _DIGESTS[key]
         digest = hashlib.sha256()
         with path.open("rb") as fh:
             for chunk in iter(lambda: fh.read(1 << 20), b""):
                 digest.update(chunk)
-        return digest.hexdigest()
+        _DIGESTS[key] = digest.hexdigest()
+        return _DIGESTS[key]
     except OSError:
         return ""
+
+
+def file_sha256(path: str | os.PathLike[str]) -> str:
+    """SHA-256 of the bytes of the regular file ``path`` (hex); empty for anything else
+    or a file that cannot be read. Read once per process while its size and mtime stay."""
+    return _digest(Path(path))
 
 
 def source_name(given: str | os.PathLike[str], sha256: str = "") -> SourceName:
@@ -67,9 +82,9 @@ def source_name(given: str | os.PathLike[str], sha256: str = "") -> SourceName:
     return SourceName(name, sha256 or _digest(Path(text)))
 
 
-def _suffixes(paths: Sequence[str]) -> list[str]:
+def distinguishing_names(paths: Sequence[str]) -> list[str]:
     """Each path's last component, or where another path shares it, its shortest suffix
-    of components no other path ends with."""
+    of components no other path ends with (``a/preds.csv``, ``b/preds.csv``)."""
     parts = [tuple(p for p in Path(os.path.abspath(x)).parts if p != os.sep) or (x,)
              for x in paths]
     out = []
@@ -88,7 +103,7 @@ def pool_source(pool: Any) -> dict[str, Any]:
     suffix), without a digest."""
     if isinstance(pool, (list, tuple)):
         given = [os.fspath(p) for p in pool]
-        return {"source": ", ".join(_suffixes(given))}
+        return {"source": ", ".join(distinguishing_names(given))}
     return published_source({"source": os.fspath(pool)})
 
 

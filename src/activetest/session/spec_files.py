@@ -1,0 +1,292 @@
+"""The files a model or answers spec names, as a session file names them: never by a
+local path.
+
+A session file is shared; the folder a prediction table or an answer log was read from
+is the user's own (``table:/home/me/runs/target.csv``,
+``answers:/home/me/runs/samples.jsonl?filter=none``). New sessions store such a spec
+with the file named by its last component (where two files of a session share it, by
+their shortest distinguishing suffix of path components: ``table:a/preds.csv`` and
+``table:b/preds.csv``), its options kept (``table:target.csv?kind=probs``); ``init``
+says each spec's file with its path and SHA-256 (:func:`said`). The spec names the
+model's roles (``compare:<spec>``), so it is the one string every later command uses.
+
+An ``answers:`` file is read at ``init`` only (its answers are stored; its name and
+digest are kept in the config's ``answer_files``). A ``table:`` file may be read again
+by later commands (a PE target, or a compared model, scored on the items as they are
+labelled), so the config keeps each renamed table spec's SHA-256 (``model_files``,
+spec -> digest) and a later command finds the file (:func:`locate`):
+
+1. on the machine that created the session, where it was: ``init`` records the file's
+   path by its digest in this machine's activetest cache folder
+   (``$ACTIVETEST_CACHE/files.json``; never in the session file);
+2. beside the session file (the session copied to another folder or machine with its
+   tables), or in a folder named by ``$ACTIVETEST_FILES`` (folders separated by
+   ``os.pathsep``), under its stored name or its last component; a file found there
+   is used only where its SHA-256 is the stored one (a join never guesses);
+3. else the command is refused, naming the file, its digest and these two ways to
+   point to it (in Python, also ``Session.open(..., scorers={spec: TableScorer(path)})``).
+
+Sessions made before (no ``model_files``) keep their specs, paths and all, and are read
+as they were; nothing computed changes (the files' values decide every number, as before).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from activetest.session.source_names import distinguishing_names, file_sha256
+
+__all__ = ["FILES_ENV", "SpecFile", "local_names", "locate", "publish_provenance",
+           "remember", "rename", "renamed_files", "said", "spec_file", "with_model_files"]
+
+#: The environment variable naming folders where a session's files may be found.
+FILES_ENV = "ACTIVETEST_FILES"
+#: This machine's record of where each file was (digest -> paths), in the cache folder.
+_INDEX = "files.json"
+
+
+@dataclass(frozen=True)
+class SpecFile:
+    """A spec that names one regular file.
+
+    Attributes:
+        head: what comes before the path (``table:``, ``answers:``,
+            ``calibrated:table:``).
+        path: the file as read on this machine (said at init, never stored).
+        query: the spec's options after the path, with their ``?`` (or empty).
+    """
+
+    head: str
+    path: str
+    query: str
+
+    def named(self, name: str) -> str:
+        """The spec with its file named ``name``."""
+        return f"{self.head}{name}{self.query}"
+
+
+def spec_file(spec: str) -> SpecFile | None:
+    """The file ``spec`` names where it is a ``table:`` or ``answers:`` spec of one regular
+    file (a folder or a glob of lm-eval samples files: None), else None."""
+    from activetest.models.registry import CALIBRATED
+
+    prefix = ""
+    if spec.startswith(CALIBRATED):
+        prefix, spec = CALIBRATED, spec[len(CALIBRATED):]
+    head, sep, rest = spec.partition(":")
+    if not sep or not rest:
+        return None
+    if head == "answers":
+        path, q, query = rest.partition("?")
+        query = q + query
+    elif head == "table":
+        from activetest.models.table import parse_table_spec
+
+        try:
+            path = parse_table_spec(rest)[0]
+        except ValueError:
+            return None
+        query = rest[len(path):]
+    else:
+        return None
+    if not Path(path).expanduser().is_file():
+        return None
+    return SpecFile(f"{prefix}{head}:", str(Path(path).expanduser()), query)
+
+
+def rename(specs: Sequence[str]) -> dict[str, str]:
+    """Each of ``specs`` (as normalised: absolute paths) that names one regular file ->
+    the spec as stored (module docstring); two spellings of one file get one name."""
+    files = {s: f for s in dict.fromkeys(specs) if (f := spec_file(s)) is not None}
+    real = {s: os.path.realpath(f.path) for s, f in files.items()}
+    names = dict(zip(dict.fromkeys(real.values()),
+                     distinguishing_names(list(dict.fromkeys(real.values()))), strict=True))
+    return {s: f.named(names[real[s]]) for s, f in files.items()}
+
+
+def renamed_files(raw_specs: Mapping[str, str]) -> dict[str, SpecFile]:
+    """Stored spec -> its file as read here, for each stored spec (``raw_specs``: stored
+    -> as given) that names its file by name (:func:`rename`), not as given."""
+    out = {}
+    for spec, raw in raw_specs.items():
+        f = spec_file(raw) if isinstance(raw, str) else None
+        if f is None:
+            continue
+        full = os.path.abspath(f.path)
+        if _stored_file(spec).path != full:  # (a spec stored with its path: as before)
+            out[spec] = SpecFile(f.head, full, f.query)
+    return out
+
+
+def local_names(raw_specs: Mapping[str, str]) -> dict[str, str]:
+    """Each renamed spec's file as read here -> its stored name (for
+    :func:`publish_provenance`)."""
+    out = {}
+    for spec, f in renamed_files(raw_specs).items():
+        name = _stored_file(spec).path
+        out[f.path] = name
+        given = spec_file(raw_specs[spec])  # as given (a relative path), where it differs
+        if given is not None:
+            out[given.path] = name
+    return out
+
+
+def with_model_files(config: Any, raw_specs: Mapping[str, str]) -> Any:
+    """``config`` (a new classification session's) with ``model_files``: each of its
+    ``table:`` specs stored renamed (surrogate, target, compared) -> the SHA-256 of its
+    file as read now (``raw_specs``: stored spec -> as given)."""
+    files = renamed_files(raw_specs)
+    digests = {spec: file_sha256(files[spec].path)
+               for spec in (config.surrogate, config.target, *(config.compare or ()))
+               if spec in files and files[spec].head.endswith("table:")}
+    return dataclasses.replace(config, model_files=digests)
+
+
+def said(raw_specs: Mapping[str, str]) -> tuple[str, ...]:
+    """The lines ``init`` says of the renamed specs (``raw_specs``: stored -> as given):
+    each file's path and SHA-256, which the session file does not keep with it."""
+    return tuple(f"{spec}: {os.path.abspath(f.path)} (sha256 {file_sha256(f.path)}; the "
+                 f"session file keeps "
+                 f"its name, not its path)" for spec, f in renamed_files(raw_specs).items())
+
+
+def remember(raw_specs: Mapping[str, str]) -> None:
+    """Record on this machine where each renamed spec's file is, by its SHA-256 (the
+    cache folder's ``files.json``); a cache folder that cannot be written is passed over
+    (the file is then found beside the session file or by ``$ACTIVETEST_FILES``)."""
+    from activetest._tmpfiles import tmp_prefix
+
+    files = [f for f in renamed_files(raw_specs).values() if f.head.endswith("table:")]
+    if not files:
+        return
+    index = _read_index()
+    for f in files:
+        full = os.path.realpath(f.path)
+        digest = file_sha256(full)
+        if digest:
+            index[digest] = [full, *(q for q in index.get(digest, []) if q != full)][:8]
+    target = _index_path()
+    with contextlib.suppress(OSError):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f"{tmp_prefix(target.name)}index.tmp")
+        tmp.write_text(json.dumps(index, indent=1), encoding="utf-8")
+        os.replace(tmp, target)
+
+
+def known_spec(given: str, known: Mapping[str, str]) -> str | None:
+    """The session's stored spec ``given`` is (``known``: its ``model_files``): itself
+    where stored so, or the stored spec whose file it names by a path (the same options,
+    a name the path ends with, the same SHA-256); None: no stored file spec."""
+    if given in known:
+        return given
+    f = spec_file(given)
+    if f is None:
+        return None
+    parts = Path(os.path.realpath(f.path)).parts
+    for k in range(1, len(parts)):
+        spec = f.named("/".join(parts[-k:]))
+        if spec in known:
+            return spec if known[spec] == file_sha256(f.path) else None
+    return None
+
+
+def _index_path() -> Path:
+    from activetest._tmpfiles import default_cache_dir
+
+    return default_cache_dir() / _INDEX
+
+
+def _read_index() -> dict[str, list[str]]:
+    try:
+        data = json.loads(_index_path().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {str(k): [str(p) for p in v] for k, v in data.items() if isinstance(v, list)}
+
+
+def _candidates(name: str, session: Path) -> list[Path]:
+    """Where a file named ``name`` may be: beside the session file, then in each folder
+    of ``$ACTIVETEST_FILES``; by its stored name, then its last component."""
+    folders = [session.parent]
+    folders += [Path(d).expanduser() for d in os.environ.get(FILES_ENV, "").split(os.pathsep)
+                if d.strip()]
+    last = Path(name).name
+    out = []
+    for d in folders:
+        for n in dict.fromkeys((name, last)):
+            out.append(d / n)
+    return list(dict.fromkeys(out))
+
+
+def locate(spec: str, sha256: str, session: str | os.PathLike[str], role: str) -> str:
+    """The spec to build ``role``'s model from on this machine: the stored ``spec`` with
+    its file's path (module docstring, in that order).
+
+    Raises:
+        SessionError: no file of that digest is found: naming the file, its SHA-256,
+            the places looked in (a file of that name with other content, with its
+            digest) and how to point to it.
+    """
+    from activetest.session.store import SessionError
+
+    f = _stored_file(spec)
+    for p in _read_index().get(sha256, []):
+        if Path(p).is_file():  # where it was made: as before, the values decide
+            return f.named(p)
+    session = Path(session).resolve()
+    looked, other = [], []
+    for c in _candidates(f.path, session):
+        looked.append(str(c))
+        if c.is_file():
+            digest = file_sha256(str(c))
+            if digest == sha256:
+                return f.named(str(c.resolve()))
+            other.append(f"{c} has other content (sha256 {digest})")
+    raise SessionError(
+        f"the {role}'s file {f.path!r} (sha256 {sha256}) is not on this machine: looked "
+        f"in {', '.join(looked)}" + (f"; {'; '.join(other)}" if other else "")
+        + f". Put the file beside the session file ({session.parent}), or name the folder "
+        f"that holds it: {FILES_ENV}=/path/to/folder (in Python: Session.open(..., "
+        f"scorers={{{spec!r}: TableScorer(path)}}))")
+
+
+def _stored_file(spec: str) -> SpecFile:
+    """The stored spec's parts (its name in place of the path), checked nowhere on disk."""
+    from activetest.models.registry import CALIBRATED
+
+    prefix = CALIBRATED if spec.startswith(CALIBRATED) else ""
+    head, _, rest = spec[len(prefix):].partition(":")
+    name, q, query = rest.partition("?")
+    return SpecFile(f"{prefix}{head}:", name, q + query)
+
+
+def publish_provenance(prov: Any, paths: Mapping[str, str]) -> Any:
+    """``prov`` (a model's scores' provenance) with every string that is one of
+    ``paths``' files (as given, absolute or resolved) replaced by its stored name."""
+    swap: dict[str, str] = {}
+    for path, name in paths.items():
+        forms = {path, os.path.abspath(path)}
+        with contextlib.suppress(OSError, ValueError):
+            forms.add(str(Path(path).resolve()))
+        for form in forms:
+            swap[form] = name
+
+    def fix(value: Any) -> Any:
+        if isinstance(value, str):
+            return swap.get(value, value)
+        if isinstance(value, list):
+            return [fix(v) for v in value]
+        if isinstance(value, dict):
+            return {k: fix(v) for k, v in value.items()}
+        return value
+
+    return fix(prov) if swap else prov
