@@ -289,7 +289,8 @@ def test_the_sure_bounds_are_named_wherever_a_difference_shows_them(
     assert said.count("(sure bounds)") == 2
     assert "by the sure bounds of the difference:" in said
     st = flat(run("status", db))
-    assert re.search(rf"difference target - table:{re.escape(str(other))} = \S+ \(paired "
+    # the compared table as the session file names it: by its name, not its path
+    assert re.search(rf"difference target - table:{re.escape(other.name)} = \S+ \(paired "
                      rf"LURE, same labels\) " + sure.replace(";?", ""), st), st
     assert st.count("(sure bounds)") == 2  # not the compared target's own row
     out = tmp_path / "report"

@@ -21,10 +21,12 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from session_support import make_pool_files
 from typer.testing import CliRunner
 
 from activetest import Session
 from activetest.cli import app
+from activetest.session.store import SessionError
 
 DATA = Path(__file__).resolve().parents[1] / "models" / "data" / "answers"
 LMEVAL = next((DATA / "lmeval").glob("samples_*.jsonl"))
@@ -110,3 +112,86 @@ def test_a_graded_sessions_answer_logs_are_named_by_their_names(tmp_path: Path) 
         results.append(_estimates(path))
     assert results[0] == pytest.approx(results[1], abs=1e-12)
     assert set(results[0]) >= {f"{n}/error_rate" for n in names[1:]}
+
+
+def _pe_session(root: Path, db: Path, *, streamed: bool) -> tuple[Path, Path, Path]:
+    """A PE session (the target read on the labelled items only) over a private folder's
+    tables, created by the streaming path or the general one (--examples); returns the
+    target's and the compared model's tables, and the folder."""
+    files = make_pool_files(root / "home" / "me" / "preds")
+    extra = () if streamed else ("--examples", files.examples, "--shots", "2")
+    out = _run("init", db, "--pool", files.pool, "--task", "sst2", "--surrogate",
+               f"table:{files.surrogate}", "--target", f"table:{files.target}?kind=logprobs",
+               "--compare", f"table:{files.target2}", "--id-column", "id", "--acquisition",
+               "pe", "--seed", "3", *extra, "--no-progress")
+    assert str(files.target) in " ".join(out.split())  # said with its path
+    return files.target, files.target2, files.dir
+
+
+@pytest.mark.parametrize("streamed", [True, False])
+def test_a_pe_targets_table_is_named_by_its_name_and_found_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, streamed: bool) -> None:
+    """A PE session's tables are stored by name with their digests; on the machine that
+    made it the target is read where it was (the session moved to another folder); on
+    another machine (no record of it) it is refused by name and digest, found beside the
+    session file or by $ACTIVETEST_FILES, and a file of that name with other content is
+    refused; every way gives the numbers the original gives."""
+    monkeypatch.setenv("ACTIVETEST_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("ACTIVETEST_FILES", raising=False)
+    db = tmp_path / "made" / "s.db"
+    db.parent.mkdir()
+    target, target2, folder = _pe_session(tmp_path, db, streamed=streamed)
+    text = _dump(db)
+    assert str(folder) not in text and "home/me" not in text and "preds/" not in text
+    cfg = _config(db)
+    assert cfg["target"] == "table:target.csv?kind=logprobs"
+    assert cfg["compare"] == ["table:target2.csv"]
+    assert cfg["model_files"]["table:target.csv?kind=logprobs"] == _sha(target)
+    assert cfg["model_files"]["table:target2.csv"] == _sha(target2)
+    with Session.open(db) as s:
+        s.select(10)
+        s.label_from_data()
+    copies = {}
+    for name in ("moved", "no_file", "beside", "by_env", "other"):
+        copies[name] = tmp_path / name / "s.db"
+        copies[name].parent.mkdir()
+        shutil.copy(db, copies[name])
+    for path in copies.values():  # the next labels: the target is read again for them
+        with Session.open(path) as s:
+            s.select(10)
+            s.label_from_data()
+    want = _estimates(copies["moved"])  # this machine: found where it was
+    assert "home/me" not in _dump(copies["moved"])
+    monkeypatch.setenv("ACTIVETEST_CACHE", str(tmp_path / "another-machine"))
+    with Session.open(copies["no_file"]) as s, pytest.raises(SessionError) as err:
+        s.estimate(record=False, progress=False)
+    msg = str(err.value)
+    assert "'target.csv'" in msg and _sha(target) in msg and "ACTIVETEST_FILES" in msg
+    assert str(copies["no_file"].parent) in msg
+    out = _run("estimate", copies["no_file"], "--no-progress", code=2)
+    assert "target.csv" in out and _sha(target) in " ".join(out.split())
+    shutil.copy(target, copies["beside"].parent / "target.csv")
+    assert _estimates(copies["beside"]) == pytest.approx(want, abs=1e-12)
+    monkeypatch.setenv("ACTIVETEST_FILES", str(folder))
+    assert _estimates(copies["by_env"]) == pytest.approx(want, abs=1e-12)
+    monkeypatch.delenv("ACTIVETEST_FILES")
+    shutil.copy(target2, copies["other"].parent / "target.csv")  # other content
+    out = " ".join(_run("estimate", copies["other"], "--no-progress", code=2).split())
+    assert "has other content" in out and _sha(target2) in out
+    for path in copies.values():
+        assert "home/me" not in _dump(path) and str(folder) not in _dump(path)
+
+
+def test_a_compared_table_named_by_its_path_is_the_stored_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``estimate --compare table:/its/path`` of a model compared at init is that model
+    (named by its name and digest), not a second one stored under its path."""
+    monkeypatch.setenv("ACTIVETEST_CACHE", str(tmp_path / "cache"))
+    db = tmp_path / "s.db"
+    _, target2, folder = _pe_session(tmp_path, db, streamed=True)
+    with Session.open(db) as s:
+        s.select(10)
+        s.label_from_data()
+        r = s.estimate(compare=[f"table:{target2}"], record=False, progress=False)
+    assert {c.spec for c in r.comparisons} == {"table:target2.csv"}
+    assert str(folder) not in _dump(db)

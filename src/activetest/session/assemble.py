@@ -26,7 +26,7 @@ from activetest.session.options import (
     compare_specs,
 )
 from activetest.session.records import EstimateReport
-from activetest.session.scoring import jsonable, stored_spec
+from activetest.session.scoring import jsonable, session_spec
 from activetest.session.store import (
     SessionError,
     SessionLockedError,
@@ -108,14 +108,16 @@ def estimate_parts(s: Any, *, compare: Sequence[Any] | Any, n_boot: int | None,
     kind = s.kind
     t_lp = kind.target_logprobs(draws, s._target_score(progress))  # scored once, stored
     others = compare_specs(compare)  # a spec (str) or one Scorer is one target
+    def spec_of(o: Any) -> str:  # a file the session names by its name: that spec
+        return session_spec(os.fspath(o), cfg.model_files)
+
     for o in others:  # as init --compare refuses it
-        if isinstance(o, (str, os.PathLike)) and stored_spec(os.fspath(o)) == cfg.target:
-            raise SessionError(f"--compare {stored_spec(os.fspath(o))} is the session's "
+        if isinstance(o, (str, os.PathLike)) and spec_of(o) == cfg.target:
+            raise SessionError(f"--compare {spec_of(o)} is the session's "
                                f"target: compare it with another model")
     if kind.name == "classification" and cfg.compare:
         # the models compared at creation (scored on the pool then): every estimate
-        given = {stored_spec(os.fspath(o)) for o in others
-                 if isinstance(o, (str, os.PathLike))}
+        given = {spec_of(o) for o in others if isinstance(o, (str, os.PathLike))}
         others = [s for s in cfg.compare if s not in given] + others
     compared, warnings = kind.comparisons(s.store, others, draws, s.metrics,
                                           s._score_other(draws.rows, progress))

@@ -149,8 +149,8 @@ _REQUIRED = ("task", "surrogate", "target", "metric", "acquisition", "seed")
 _RENAMED = {"alpha": "proposal_floor", "activetest_version": "version",
             "design": "design_variant"}
 # stored keys written only by some sessions: absent (None) is not written back
-_OPTIONAL_KEYS = ("design", "answer_files", "target_shots", "planned_budget", "blind_ratio",
-                  "design_rule", "clt_min_errors", "label_scoring", "sure_bounds",
+_OPTIONAL_KEYS = ("design", "answer_files", "model_files", "target_shots", "planned_budget",
+                  "blind_ratio", "design_rule", "clt_min_errors", "label_scoring", "sure_bounds",
                   "exact_share", "exact_least", "shared_resamples")
 #: How a class's score is read from its label word (:data:`SessionConfig.label_scoring`;
 #: the names of :data:`activetest.models.labels.LABEL_SCORING_MODES`).
@@ -190,6 +190,10 @@ class SessionConfig:
             checks it when the design is built.
         answer_files: graded sessions: the provenance of every ``answers:`` file, by
             role (None: not stored, sessions written before it).
+        model_files: classification sessions: each ``table:`` model spec stored with its
+            file's name (not its local path) -> the SHA-256 of the file, by which a later
+            command finds it (:mod:`activetest.session.spec_files`). None: not stored, by
+            files from before it, whose specs keep their paths as given.
         planned_budget: the labels the session plans to collect, fixed at creation
             (``--budget``; default :func:`activetest.stats.confseq.default_budget`): the
             anytime confidence sequence is tuned to it
@@ -268,6 +272,7 @@ class SessionConfig:
     version: str | None = None
     design_variant: Any = None
     answer_files: Mapping[str, Any] | None = None
+    model_files: Mapping[str, str] | None = None
     planned_budget: int | None = None
     blind_ratio: float | None = None
     design_rule: Any = None
@@ -361,6 +366,11 @@ class SessionConfig:
         for key in ("pool", "examples", "answer_files"):
             if key in kw and not isinstance(kw[key], Mapping):
                 raise ConfigError(f"{key} must be a JSON object")
+        mf = kw.get("model_files")
+        if mf is not None and not (isinstance(mf, Mapping) and all(
+                isinstance(k, str) and isinstance(v, str) for k, v in mf.items())):
+            raise ConfigError("model_files must be a JSON object of model specs and their "
+                              "files' SHA-256")
         if "proposal_floor" in kw and isinstance(kw["proposal_floor"], int) \
                 and not isinstance(kw["proposal_floor"], bool):
             kw["proposal_floor"] = float(kw["proposal_floor"])
@@ -390,6 +400,8 @@ class SessionConfig:
                 del out[key]
         if self.answer_files is not None:
             out["answer_files"] = dict(self.answer_files)
+        if self.model_files is not None:
+            out["model_files"] = dict(self.model_files)
         out.update(self.extra)
         return out
 

@@ -556,6 +556,10 @@ def create_session(path: str | os.PathLike[str], *,
         compare=compare, progress=progress, ids_are_positions=ids_are_positions)
     if streamed is not None:
         store, n, pool_info, specs, raw_specs = streamed
+        from activetest.session import spec_files
+
+        store.said_at_init = spec_files.said(raw_specs)  # the files' paths: not stored
+        spec_files.remember(raw_specs)
         return store, Inputs(resolved, PoolSize(n), pool_info, [], {}, 0,  # type: ignore[arg-type]
                              specs, raw_specs)
     inputs = load_inputs(pool=pool, task=task, surrogate=surrogate, target=target, seed=seed,
@@ -584,9 +588,13 @@ def create_session(path: str | os.PathLike[str], *,
                                                   _column_ids(pool, inputs.task,
                                                               pool_options, name)))
         config = hist.config(config)
-    compared = name_compared(inputs, compare)
-    if compared:
-        config = dataclasses.replace(config, compare=tuple(compared))
+    from activetest.session import spec_files
+
+    # every table: file by its name and digest, never its local path (said at init)
+    compared = name_files(inputs, name_compared(inputs, compare))
+    config = spec_files.with_model_files(dataclasses.replace(
+        config, surrogate=inputs.specs["surrogate"], target=inputs.specs["target"],
+        **({"compare": tuple(compared)} if compared else {})), inputs.raw_specs)
     scoring = Scoring(inputs.task, inputs.examples, inputs.scorers, config.cache_dir,
                       use_cache, threads, inputs.raw_specs, label_scoring)
     by_position = check_position_joins(
@@ -612,6 +620,13 @@ def create_session(path: str | os.PathLike[str], *,
             target_scores = (target_scores[0], said(inputs.specs["target"], target_scores[1]))
         compared_scores = {spec: (lp, said(spec, prov))
                            for spec, (lp, prov) in compared_scores.items()}
+    local = spec_files.local_names(inputs.raw_specs)  # their provenance names them too
+    s_prov = spec_files.publish_provenance(s_prov, local)
+    if target_scores is not None:
+        target_scores = (target_scores[0],
+                         spec_files.publish_provenance(target_scores[1], local))
+    compared_scores = {spec: (lp, spec_files.publish_provenance(prov, local))
+                       for spec, (lp, prov) in compared_scores.items()}
     scores = (initial_scores(config, s_lp, t_lp, len(inputs.items),
                              other_logprobs=compared_scores[compared[0]][0] if compared
                              else None) if hist is None else hist.first_proposal(s_lp))
@@ -640,8 +655,10 @@ def create_session(path: str | os.PathLike[str], *,
 
     store = SessionStore.create(p, config=config, items=inputs.items, examples=inputs.examples,
                                 overwrite=overwrite, busy_timeout=busy_timeout, init=init)
-    if hist is not None:  # the history's messages with its paths: said, not stored
-        store.said_at_init = hist.published.said
+    # the history's messages with its paths, the table: files' paths: said, not stored
+    store.said_at_init = (*(hist.published.said if hist is not None else ()),
+                          *spec_files.said(inputs.raw_specs))
+    spec_files.remember(inputs.raw_specs)  # where they are, for this machine's commands
     return store, inputs
 
 
@@ -680,6 +697,20 @@ def name_compared(inputs: Inputs, compare: Sequence[Any]) -> list[str]:
         if spec not in out:
             out.append(spec)
     return out
+
+
+def name_files(inputs: Inputs, compared: Sequence[str]) -> list[str]:
+    """Rename the models' specs that name a file (``table:``) to name it by its name, not
+    its local path (:func:`activetest.session.spec_files.rename`), in ``inputs`` (its
+    specs and raw specs); returns ``compared`` so renamed."""
+    from activetest.session.spec_files import rename
+
+    names = rename([inputs.specs["surrogate"], inputs.specs["target"], *compared])
+    for old, new in names.items():
+        if old in inputs.raw_specs:
+            inputs.raw_specs[new] = inputs.raw_specs.pop(old)
+    inputs.specs = {role: names.get(s, s) for role, s in inputs.specs.items()}
+    return [names.get(s, s) for s in compared]
 
 
 def resolve_proposal_floor(proposal_floor: float | None, alpha: float | None,

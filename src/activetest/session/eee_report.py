@@ -19,6 +19,7 @@ a model name or a spec becomes its last component.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
 from collections.abc import Mapping
@@ -221,7 +222,14 @@ def eee_records(session: Session, report: EstimateReport, *, model_id: str | Non
     """One EEE aggregate record per metric of ``report``; ``model_id`` (an ``org/model``
     id) replaces the id :func:`target_identity` finds."""
     cfg = session.session_config
-    who = target_identity(cfg.target, answer_files=cfg.answer_files,
+    target = cfg.target
+    if target in (cfg.model_files or {}):  # a table: named by its name: read where it is
+        from activetest.session.spec_files import locate
+        from activetest.session.store import SessionError
+
+        with contextlib.suppress(SessionError):  # not here: the model is not known
+            target = locate(target, cfg.model_files[target], session.path, "target")
+    who = target_identity(target, answer_files=cfg.answer_files,
                           target_shots=cfg.target_shots)
     out = []
 

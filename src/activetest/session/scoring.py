@@ -3,6 +3,8 @@
 A session stores each model as a *spec* string (``smollm2-135m``, ``table:/abs/preds.csv``,
 ``openai:http://host/v1#model``). :func:`stored_spec` is the form written to the file
 and shown to people: file paths made absolute (later commands work from any folder)
+(a new session then names a ``table:`` file by its name and digest, never its local
+path: :mod:`activetest.session.spec_files`, which finds it again for a later command)
 and every credential removed from a URL, in any spelling (``user:password@``,
 ``?api_key=...``; see :mod:`activetest.redaction`): credentials never reach the file,
 and a server that needs them gets them from the environment, see
@@ -29,7 +31,8 @@ from activetest.session.store import (
     SessionWriteError,
 )
 
-__all__ = ["Scoring", "jsonable", "normalise_spec", "score_rows", "stored_spec"]
+__all__ = ["Scoring", "jsonable", "normalise_spec", "score_rows", "session_spec",
+           "stored_spec"]
 
 
 def normalise_spec(spec: str) -> str:
@@ -60,12 +63,36 @@ def stored_spec(spec: str) -> str:
     return redact_spec(normalise_spec(spec))
 
 
-def register_model(model: Any, raw_specs: dict[str, str], scorers: dict[str, Any]) -> str:
+def session_spec(given: str, known: Mapping[str, str] | None) -> str:
+    """The spec ``given`` is in a session whose ``known`` specs (its ``model_files``)
+    name their files by name: that stored spec where ``given`` is it or names its file by
+    a path (:func:`activetest.session.spec_files.known_spec`), else :func:`stored_spec`."""
+    if known:
+        from activetest.session.spec_files import known_spec
+
+        same = known_spec(given, known)
+        if same is not None:
+            return same
+    return stored_spec(given)
+
+
+def register_model(model: Any, raw_specs: dict[str, str], scorers: dict[str, Any],
+                   known: Mapping[str, str] | None = None) -> str:
     """The stored spec of a model given as a spec (its raw form, credentials and all, kept
     in ``raw_specs`` under the stored one, the first given kept) or as a Scorer object
-    (kept in ``scorers`` as ``object:<name>``)."""
+    (kept in ``scorers`` as ``object:<name>``). ``known``: the session's specs that name
+    their file by name (its ``model_files``, spec -> SHA-256): such a spec given as stored,
+    or naming that same file (same name, same digest) by a path, is that spec."""
     if isinstance(model, (str, os.PathLike)):
         raw = os.fspath(model)
+        if known:
+            from activetest.session.spec_files import known_spec
+
+            same = known_spec(raw, known)
+            if same is not None:
+                if same != raw:
+                    raw_specs.setdefault(same, raw)
+                return same
         spec = stored_spec(raw)
         raw_specs.setdefault(spec, raw)
         return spec
@@ -249,9 +276,12 @@ def score_rows(store: SessionStore, scoring: Scoring, role: str, spec: str,
     missing = rows[~np.isfinite(lp[rows]).all(axis=1)]
     if missing.size == 0:
         return lp
+    publish = _found_file(store, scoring, role, spec)
     if stored is not None:
-        check_same_model(scoring, role, spec, items, lp, stored.provenance, shots)
+        check_same_model(scoring, role, spec, items, lp, stored.provenance, shots,
+                         publish=publish)
     new, prov = scoring.score(role, spec, [items[i] for i in missing], shots, progress)
+    prov = publish(prov)
     lp[missing] = new
     if store.writable:
         try:
@@ -263,6 +293,26 @@ def score_rows(store: SessionStore, scoring: Scoring, role: str, spec: str,
     return lp
 
 
+def _found_file(store: SessionStore, scoring: Scoring, role: str, spec: str) -> Any:
+    """Where ``spec`` names its file by name and digest (a new session's ``table:``,
+    :mod:`activetest.session.spec_files`), find the file on this machine for ``scoring``
+    (unless this process was given it); returns the function that names it by its
+    stored name in a provenance (the identity where not so named).
+
+    Raises:
+        SessionError: the file is not found (naming it, its digest, how to point to it).
+    """
+    from activetest.session import spec_files
+
+    digest = (store.config().model_files or {}).get(spec)
+    if digest is None or spec in scoring.scorers:
+        return lambda prov: prov
+    if spec not in scoring.raw_specs:
+        scoring.raw_specs[spec] = spec_files.locate(spec, digest, store.path, role)
+    local = spec_files.local_names({spec: scoring.raw_specs[spec]})
+    return lambda prov: spec_files.publish_provenance(prov, local)
+
+
 #: Earlier rows scored again when a model's identity changed, and the tolerance (nats) of
 #: their log-probs: a touched file or a moved model scores the same; another model not.
 RECHECK_ROWS = 20
@@ -270,7 +320,8 @@ RECHECK_TOLERANCE = 1e-3
 
 
 def check_same_model(scoring: Scoring, role: str, spec: str, items: Sequence[Item],
-                     lp: np.ndarray, provenance: Mapping[str, Any], shots: int) -> None:
+                     lp: np.ndarray, provenance: Mapping[str, Any], shots: int, *,
+                     publish: Any = None) -> None:
     """Refuse to score more rows of ``role`` with a model other than the one that scored
     its earlier rows (a PE target or a compared model scored on the labelled items as they
     arrive). Where the model's identity (file path, size, mtime, settings:
@@ -279,6 +330,9 @@ def check_same_model(scoring: Scoring, role: str, spec: str, items: Sequence[Ite
     must give the same log-probs (a copied or touched file does): QA replaced a PE
     target's ``table:`` file between two imports and the estimate mixed two models'
     predictions, 30 items each, without a word.
+
+    ``publish``: names the identity as it was stored (a file by its stored name:
+    :mod:`activetest.session.spec_files`), so that the same file is the same identity.
 
     Raises:
         SessionError: the model now scores earlier items otherwise, naming the item and
@@ -292,6 +346,8 @@ def check_same_model(scoring: Scoring, role: str, spec: str, items: Sequence[Ite
         return
     try:
         now_ident = jsonable(scorer_identity(scoring.scorer(spec)))
+        if publish is not None:  # named as stored (a file by its name, not its path)
+            now_ident = publish({"scorer": now_ident})["scorer"]
     except Exception:  # identity is provenance only: the values decide below
         now_ident = None
     if now_ident == was:

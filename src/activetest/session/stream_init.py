@@ -143,6 +143,12 @@ def try_stream(path: Path, *, pool: Any, task: Task, surrogate: Any, target: Any
             return None
         if t.spec not in [c.spec for c in cmp]:
             cmp.append(t)
+    from activetest.session.spec_files import rename
+
+    # each file by its name, never its local path (said at init; session/spec_files.py)
+    names = rename([sur.spec, tgt.spec, *(c.spec for c in cmp)])
+    sur, tgt = (dataclasses.replace(t, spec=names.get(t.spec, t.spec)) for t in (sur, tgt))
+    cmp = [dataclasses.replace(t, spec=names.get(t.spec, t.spec)) for t in cmp]
     try:
         return _stream(path, p, fmt, task, sur, tgt, opts, config_of, options, cmp, progress,
                        ids_are_positions)
@@ -195,6 +201,7 @@ def _stream(path: Path, p: Path, fmt: str, task: Task, sur: Table, tgt: Table,
             ids_are_positions: bool = False) -> Any:
     from activetest.data.pool import column_plan, records_to_items
     from activetest.formats.label_records import content_check
+    from activetest.session import spec_files
     from activetest.session.design import initial_scores
     from activetest.session.store import SessionStore, now
     from activetest.stats import ActiveSampler
@@ -212,6 +219,8 @@ def _stream(path: Path, p: Path, fmt: str, task: Task, sur: Table, tgt: Table,
     config0 = config_of(info, specs, raw_specs)
     if cmp:
         config0 = dataclasses.replace(config0, compare=tuple(c.spec for c in cmp))
+    config0 = spec_files.with_model_files(config0, raw_specs)
+    local = spec_files.local_names(raw_specs)  # the provenance names the files so too
     need_target = config0.needs_target
     got = _Got()
 
@@ -348,7 +357,8 @@ def _stream(path: Path, p: Path, fmt: str, task: Task, sur: Table, tgt: Table,
         got.n = n
         config1 = config_of(info, specs, raw_specs, n)  # the planned budget needs N
         config = dataclasses.replace(config1, pool={**config1.pool, "n_items": n},
-                                     compare=config0.compare)
+                                     compare=config0.compare,
+                                     model_files=config0.model_files)
         got.config = config
         conn.execute("UPDATE config SET json = ? WHERE id = 1", (_dumps(config.to_dict()),))
         return parts, by_id
@@ -379,7 +389,7 @@ def _stream(path: Path, p: Path, fmt: str, task: Task, sur: Table, tgt: Table,
                 from activetest.session.table_positions import PROVENANCE_KEY
 
                 out[PROVENANCE_KEY] = got.by_position[t.spec]
-            return jsonable(out)  # type: ignore[no-any-return]
+            return jsonable(spec_files.publish_provenance(out, local))  # type: ignore[no-any-return]
 
         store.put_scores("surrogate", sur.spec, s_lp, prov("surrogate", sur))
         if t_lp is not None:
