@@ -9,8 +9,8 @@ import zlib
 
 from activetest.formats.tables import PoolFormatError
 
-__all__ = ["BLOCK", "PARQUET_READ", "READ_ERRORS", "NotStreamable", "StreamRefusedError",
-           "StreamRefusedPoolError"]
+__all__ = ["BLOCK", "PARQUET_READ", "READ_ERRORS", "LateRefusalError", "NotStreamable",
+           "StreamRefusedError", "StreamRefusedPoolError", "TableRefusals"]
 
 #: Records per block (pool and tables); read as ``stream_base.BLOCK`` where used, so a
 #: test can make it small.
@@ -45,3 +45,55 @@ class StreamRefusedPoolError(StreamRefusedError, PoolFormatError):
     """A pool's record refused while streaming: the general path's
     :class:`~activetest.formats.tables.PoolFormatError`, with its message."""
 
+
+
+class LateRefusalError(StreamRefusedError):
+    """A table's refusal that the general path makes only once it has read every row of
+    the table (a row that does not normalise; a content check written for other
+    content): a problem of a later row (a value that is no finite number, an empty id,
+    an earlier row's id) is named first, so the stream reads the table on before it says
+    this one."""
+
+
+class TableRefusals:
+    """The refusals of a streamed ``init``'s tables (by their place among the tables
+    read: surrogate, target where needed, compared), said in the general path's order:
+    it reads the whole pool first (a pool's record is refused at once), then each table
+    in the order given, every row of it before it normalises the rows. So the table
+    given first of those refused is named, and within a table a row's problem before a
+    :class:`LateRefusalError`, wherever in the table the two are (QA, 2026-12-07: a row
+    that did not normalise in the first block was named before a later row's bad value,
+    a later table's row before an earlier table's, a table's row before a later pool
+    record)."""
+
+    def __init__(self) -> None:
+        self.by_table: dict[int, StreamRefusedError] = {}
+
+    def add(self, k: int, exc: StreamRefusedError) -> None:
+        """Table ``k`` is refused with ``exc`` (a late refusal kept only until a row's
+        problem of the same table replaces it)."""
+        old = self.by_table.get(k)
+        if old is None or (isinstance(old, LateRefusalError)
+                           and not isinstance(exc, LateRefusalError)):
+            self.by_table[k] = exc
+
+    def reads(self, k: int) -> bool:
+        """Whether table ``k`` is read on: no table before it is refused, and it is
+        refused late if at all (its later rows may hold the problem named)."""
+        first = self.first()
+        if first is None:
+            return True
+        j, exc = first
+        return k < j or (k == j and isinstance(exc, LateRefusalError))
+
+    def forget(self, k: int) -> None:
+        """Table ``k`` is joined by id instead, which reads it again from its first row
+        (and refuses it there)."""
+        self.by_table.pop(k, None)
+
+    def first(self) -> tuple[int, StreamRefusedError] | None:
+        """The refusal to say: of the table given first, with its place; None if none."""
+        if not self.by_table:
+            return None
+        k = min(self.by_table)
+        return k, self.by_table[k]

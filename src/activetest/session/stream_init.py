@@ -33,7 +33,9 @@ text pool is read with the general path's own reader, one line at a time, so its
 have their lines; a block with a bad record is read again one record at a time
 (:func:`refuse_pool_block`), an id repeated from an earlier block found in the session
 file. The pool is read and its block written before the tables' rows for it are joined,
-as the general path reads the whole pool first.
+as the general path reads the whole pool first; a table's refusal is said once the pool
+and every table given before it are read (:class:`~.stream_base.TableRefusals`: where
+the files have several problems, the general path's first is named).
 
 The parts have their rooms: :mod:`.stream_base` (the block size, the signals and
 refusals), :mod:`.stream_pool` (the pool's blocks), :mod:`.stream_tables` (the tables'
@@ -50,7 +52,7 @@ import json
 import os
 import sqlite3
 import zlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Container, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -61,9 +63,11 @@ from activetest.session.store import SessionError
 from activetest.session.stream_base import (
     BLOCK,
     READ_ERRORS,
+    LateRefusalError,
     NotStreamable,
     StreamRefusedError,
     StreamRefusedPoolError,
+    TableRefusals,
 )
 from activetest.session.stream_join import join_by_id, refuse_a_repeated_id
 from activetest.session.stream_pool import (
@@ -261,6 +265,52 @@ def _stream(path: Path, p: Path, fmt: str, task: Task, sur: Table, tgt: Table,
         n = 0
         keys: list[str] | None = None
         by_row = False
+        refusals = TableRefusals()  # the tables' refusals, said in the general path's order
+
+        def table_block(k: int, t: TableRows, items: Sequence[Item], ids: np.ndarray, n: int,
+                        mine: list[np.ndarray]) -> None:
+            """Table ``k``'s rows for the pool's block of ``items`` (from item ``n``):
+            joined, or the table left for :func:`join_by_id`; StreamRefusedError where
+            it is refused."""
+            try:
+                t_ids, vals, checks = _guarded_take(t, len(items))
+            except TableEnds:
+                if by_row:  # positions: the general path decides
+                    raise NotStreamable("table ends before the pool") from None
+                by_id.append(k)  # fewer rows than the pool: which are missing?
+                parts[k] = None  # (the rows so far: read again, by id)
+                refusals.forget(k)
+                return
+            if not np.array_equal(t_ids, ids):
+                j = int(np.flatnonzero(t_ids != ids)[0])
+                refuse_a_repeated_id(conn, sources[k], t_ids[j], ids, n, j)
+                if not by_row:  # by id, once the pool is written
+                    by_id.append(k)
+                    parts[k] = None  # (the rows so far: read again, by id)
+                    refusals.forget(k)
+                    return
+                raise NotStreamable(
+                    "order", f"{sources[k].scorer.path}: row {n + j + 1} is for item "
+                    f"{t_ids[j]!r}, where item {n + j + 1} of the pool is {ids[j]!r}",
+                    max(n + len(items), size or 0))
+            if by_row and checks is None:  # positions alone: the general path refuses
+                raise NotStreamable("row ids")
+            if checks is not None:  # written for these items' content? (else the
+                # general path refuses, naming the row: joins never guess)
+                if not mine:
+                    mine.append(np.array([content_check(it.fields) for it in items],
+                                         dtype=object))
+                if not np.array_equal(checks, mine[0]):  # the first item, as the table
+                    from activetest.models.table import confirm_content  # reader does
+
+                    try:
+                        confirm_content(sources[k].scorer.path,
+                                         dict(zip(t_ids, checks, strict=True)), items)
+                    except ValueError as exc:  # (once every row is read: a later row's
+                        raise LateRefusalError(str(exc)) from None  # problem first)
+                    raise NotStreamable("content check")  # pragma: no cover
+            parts[k].append(converted_rows(vals, sources[k], n))  # row by row: per block
+
         pool = _guarded(pool_records(p, fmt))
         while True:
             try:
@@ -294,65 +344,43 @@ def _stream(path: Path, p: Path, fmt: str, task: Task, sur: Table, tgt: Table,
                 refuse_pool_block(conn, p, fmt, block, n, keys, by_row, task, opts)
             ids = np.array([it.id for it in items], dtype=object)
             numbers.add(items)
-            mine = None
+            mine: list[np.ndarray] = []  # the items' content checks, made once
             for k, t in enumerate(tables):
-                if k in by_id:
+                if k in by_id or not refusals.reads(k):
                     continue
                 try:
-                    t_ids, vals, checks = _guarded_take(t, len(items))
-                except TableEnds:
-                    if by_row:  # positions: the general path decides
-                        raise NotStreamable("table ends before the pool") from None
-                    by_id.append(k)  # fewer rows than the pool: which are missing?
-                    parts[k] = None  # (the rows so far: read again, by id)
-                    continue
-                if not np.array_equal(t_ids, ids):
-                    j = int(np.flatnonzero(t_ids != ids)[0])
-                    refuse_a_repeated_id(conn, sources[k], t_ids[j], ids, n, j)
-                    if not by_row:  # by id, once the pool is written
-                        by_id.append(k)
-                        parts[k] = None  # (the rows so far: read again, by id)
-                        continue
-                    raise NotStreamable(
-                        "order", f"{sources[k].scorer.path}: row {n + j + 1} is for item "
-                        f"{t_ids[j]!r}, where item {n + j + 1} of the pool is {ids[j]!r}",
-                        max(n + len(items), size or 0))
-                if by_row and checks is None:  # positions alone: the general path refuses
-                    raise NotStreamable("row ids")
-                if checks is not None:  # written for these items' content? (else the
-                    # general path refuses, naming the row: joins never guess)
-                    if mine is None:
-                        mine = np.array([content_check(it.fields) for it in items],
-                                        dtype=object)
-                    if not np.array_equal(checks, mine):  # the first item, as the table
-                        from activetest.models.table import confirm_content  # reader does
-
-                        try:
-                            confirm_content(sources[k].scorer.path,
-                                             dict(zip(t_ids, checks, strict=True)), items)
-                        except ValueError as exc:
-                            raise StreamRefusedError(str(exc)) from None
-                        raise NotStreamable("content check")  # pragma: no cover
-                parts[k].append(converted_rows(vals, sources[k], n))  # row by row: per block
+                    table_block(k, t, items, ids, n, mine)
+                except StreamRefusedError as exc:  # said in the general path's order
+                    refusals.add(k, exc)
             n += len(items)
             advance(len(items))
         if n == 0:
             raise NotStreamable("empty")
         for k, t in enumerate(tables):  # rows after the pool's last item: a repeated id
-            if k in by_id:  # (refused, naming both rows), or items of another pool:
-                continue  # joined by id (which checks every row of the table)
-            extra = t.next_id()
+            if k in by_id or not refusals.reads(k):  # (refused, naming both rows), or
+                continue  # items of another pool: joined by id (which checks every row)
+            try:
+                extra = t.next_id()
+                if extra is not None:
+                    refuse_a_repeated_id(conn, sources[k], extra, [], n, 0)
+            except StreamRefusedError as exc:
+                refusals.add(k, exc)
+                continue
             if extra is not None:
-                refuse_a_repeated_id(conn, sources[k], extra, [], n, 0)
                 if by_row:  # positions: the general path decides
                     raise NotStreamable("table rows after the pool")
                 by_id.append(k)
                 parts[k] = None
+                refusals.forget(k)
         got.pool_numbers = None if by_row else _pool_numbers(conn, numbers, checked)
         # ids that look like positions on both sides: said, or a refusal kept (raised in
-        # the order the tables were given: write_items)
+        # the order the tables were given, after each table's own refusal: write_items)
+        refused = refusals.first()
+        skip = {*by_id, *(range(refused[0], len(sources)) if refused else ())}
         got.by_position, got.pending = _position_joins(
-            got.pool_numbers, numbers.first, sources, by_id, checked, ids_are_positions)
+            got.pool_numbers, numbers.first, sources, skip, checked, ids_are_positions)
+        if refused is not None and (got.pending is None or refused[0] < got.pending[0]):
+            got.pending = refused
         got.numbers, got.checked = numbers, checked
         got.n = n
         config1 = config_of(info, specs, raw_specs, n)  # the planned budget needs N
@@ -461,9 +489,10 @@ class _Got:
         pool_numbers: the pool's whole-number ids (:func:`_pool_numbers`).
         by_position: a table's spec -> the note of its join by ids that look like
             positions, as confirmed (:mod:`activetest.session.table_positions`).
-        pending: the refusal of the first table in the pool's order joined by such ids
-            unconfirmed, with its place among the tables (raised once every table given
-            before it is checked: :func:`_position_joins`).
+        pending: the refusal of the first table given of those refused while the pool
+            was read (:class:`~activetest.session.stream_base.TableRefusals`) or in the
+            pool's order joined by such ids unconfirmed, with its place among the tables
+            (raised once every table given before it is checked: :func:`_position_joins`).
         lp: each table's ``(N, C)`` log-probs, in the order of the tables read.
     """
 
@@ -474,7 +503,7 @@ class _Got:
     checked: list[bool] = dataclasses.field(default_factory=list)
     pool_numbers: Any = None
     by_position: dict[str, str] = dataclasses.field(default_factory=dict)
-    pending: tuple[int, SessionError] | None = None
+    pending: tuple[int, Exception] | None = None
     lp: list[np.ndarray] = dataclasses.field(default_factory=list)
 
 
@@ -492,8 +521,8 @@ def _pool_numbers(conn: Any, numbers: _WholeIds, checked: Sequence[bool]) -> Any
 
 
 def _position_joins(pool: Any, first: tuple[str, Mapping[str, Any]] | None,
-                    sources: Sequence[Table], by_id: Sequence[int], checked: Sequence[bool],
-                    confirmed: bool) -> tuple[dict[str, str], tuple[int, SessionError] | None]:
+                    sources: Sequence[Table], by_id: Container[int], checked: Sequence[bool],
+                    confirmed: bool) -> tuple[dict[str, str], tuple[int, Exception] | None]:
     """Each table in the pool's order joined by ids that look like positions, as
     ``confirmed`` (spec -> the note), and the refusal of the first such table not
     confirmed, with its index among ``sources`` (the general path's rule and message,
@@ -503,7 +532,8 @@ def _position_joins(pool: Any, first: tuple[str, Mapping[str, Any]] | None,
     the pool's ids (both sides alike: a join by positions where they are a run from 0
     or 1); one joined by id (its ids another set) is compared with the pool as it is
     joined (:func:`_position_join_by_id`). ``pool``: :func:`_pool_numbers`; ``first``:
-    the pool's first id and its item's fields."""
+    the pool's first id and its item's fields; ``by_id``: the tables passed over (joined
+    by id, refused, or given after one refused)."""
     from activetest.data.history_ids import PositionJoin
     from activetest.session.table_positions import excerpt, position_join
 

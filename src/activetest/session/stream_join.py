@@ -13,7 +13,7 @@ import numpy as np
 from activetest.data.history_ids import NumberIds, WholeIdsInBlocks
 from activetest.data.task import Item
 from activetest.session import stream_tables
-from activetest.session.stream_base import NotStreamable, StreamRefusedError
+from activetest.session.stream_base import LateRefusalError, NotStreamable, StreamRefusedError
 from activetest.session.stream_tables import Table, TableRows, converted_rows, table_blocks
 
 __all__ = ["join_by_id", "refuse_a_repeated_id"]
@@ -81,6 +81,7 @@ def join_by_id(conn: Any, t: Table, n: int, width: int, advance: Any,
     bad: tuple[int, str, str, str] | None = None  # the first item whose check differs
     numbers = WholeIdsInBlocks()  # the table's whole-number ids, for on_ids
     shared, first_shared = 0, n
+    late: LateRefusalError | None = None  # the first block's row that does not normalise
     # temporary tables (gone with the connection; emptied, not dropped, after: a DROP
     # fails while any statement of the connection is open)
     conn.execute("CREATE TEMP TABLE IF NOT EXISTS _at_block (pos INTEGER PRIMARY KEY, "
@@ -92,7 +93,11 @@ def join_by_id(conn: Any, t: Table, n: int, width: int, advance: Any,
         start = 0
         for ids, vals, checks in TableRows(table_blocks(t), t).each():
             m = len(ids)
-            conv = converted_rows(vals, t, start)  # every row, as the general path reads it
+            try:  # every row, as the general path reads it
+                conv = converted_rows(vals, t, start)
+            except LateRefusalError as exc:  # said once every row is read (a later row's
+                late = late or exc  # bad value or repeated id first, as there)
+                conv = np.full((m, width), np.nan)
             conn.execute("DELETE FROM _at_block")
             conn.executemany("INSERT INTO _at_block (pos, item_id) VALUES (?, ?)",
                              enumerate(ids.tolist()))
@@ -141,6 +146,8 @@ def join_by_id(conn: Any, t: Table, n: int, width: int, advance: Any,
             advance(m)
         if start == 0:  # a header alone, an empty JSONL file: named as the table reader does
             raise StreamRefusedError(f"{path}: no data rows")
+        if late is not None:  # a row that does not normalise
+            raise late
         if on_ids is not None:
             on_ids(_table_numbers(conn, numbers, row_of), shared, first_shared)
         missing = np.flatnonzero(row_of < 0)

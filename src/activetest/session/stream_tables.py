@@ -21,6 +21,7 @@ from activetest.session import stream_base
 from activetest.session.stream_base import (
     PARQUET_READ,
     READ_ERRORS,
+    LateRefusalError,
     NotStreamable,
     StreamRefusedError,
 )
@@ -421,9 +422,11 @@ def converted_rows(values: np.ndarray, t: Table, start: int) -> np.ndarray:
     """The table's values (its rows ``start``, ``start + 1``, ...) as log-probs (the table
     reader's rule). A row the rule refuses is refused here with the general path's
     message (which reads the whole table into memory to say it; a CSV, TSV or JSONL row's
-    line found by reading the table's rows again), unless the message depends on the
-    whole table (whether every row looks like probabilities: NotStreamable, the general
-    path decides)."""
+    line found by reading the table's rows again) as a
+    :class:`~activetest.session.stream_base.LateRefusalError` (the general path names a
+    later row's bad value or repeated id first: the caller reads on), unless the message
+    depends on the whole table (whether every row looks like probabilities:
+    NotStreamable, the general path decides)."""
     from activetest.models.table import looks_like_probs, to_log_softmax_rows
 
     named = not (t.scorer.kind != "probs" and looks_like_probs(values, t.scorer.tolerance))
@@ -439,7 +442,7 @@ def converted_rows(values: np.ndarray, t: Table, start: int) -> np.ndarray:
         if named:
             if t.scorer.format != "parquet":  # a malformed line after it: named first
                 refuse_file_problems(t)
-            raise StreamRefusedError(str(exc)) from None
+            raise LateRefusalError(str(exc)) from None  # (a later row's problem first)
         raise NotStreamable("values") from None
 
 

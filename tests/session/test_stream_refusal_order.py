@@ -1,0 +1,160 @@
+"""The streamed ``init`` names the problem the general path names, wherever the problems
+are (docs/pool-scale.md, "`init` in chunks").
+
+The general path reads the whole pool first, then each table in the order given, every
+row of it (its id, an earlier row's id, its values) before it normalises the rows. The
+stream reads them block by block, side by side: it named a row that does not normalise
+in the first block before a later row's bad value or repeated id (QA: a 30,000-row CSV
+with bad rows at 5 and 25,002), a later table's row before an earlier table's, and a
+table's row before a later pool record. Each case is made in real files and the
+streamed refusal compared with the general path's on the same files; the streamed run
+never enters the general path.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from activetest.session import create, stream_base, stream_init
+from activetest.session.workflow import Session
+
+
+def _files(folder: Path, n: int, fmt: str, spoil: list[tuple[str, str, int]],
+           order: np.ndarray | None = None) -> tuple[Path, Path, Path]:
+    """An sst2 pool of ``n`` items (CSV) and two tables of log-probs in ``fmt``, each
+    ``(what, file, row)`` of ``spoil`` written in: ``nonorm`` (a log-prob row that does
+    not normalise), ``nan`` (a value that is not finite), ``dup`` (item 3's id again),
+    ``emptyid`` (the pool's record with an empty id). ``order``: the tables' rows in
+    this order (joined by id)."""
+    rng = np.random.default_rng(n)
+    z = rng.normal(size=(2, n, 2))
+    lp = z - np.logaddexp(z[..., :1], z[..., 1:])
+    pool_ids = [f"it{i}" for i in range(n)]
+    rows = {name: [[f"it{i}", float(lp[k, i, 0]), float(lp[k, i, 1])] for i in range(n)]
+            for k, name in enumerate(("surrogate", "target"))}
+    if order is not None:
+        rows = {name: [r[i] for i in order] for name, r in rows.items()}
+    for what, name, i in spoil:
+        if what == "emptyid":
+            pool_ids[i] = " "
+        elif what == "nonorm":
+            rows[name][i][1] = 0.5
+        elif what == "nan":
+            rows[name][i][1] = float("nan")
+        elif what == "dup":
+            rows[name][i][0] = rows[name][3][0]
+    pool = folder / "pool.csv"
+    pool.write_text("id,sentence,label\n" + "".join(
+        f"{pool_ids[i]},text {i},{('negative', 'positive')[i % 2]}\n" for i in range(n)))
+    out = [pool]
+    for name, rs in rows.items():
+        path = folder / f"{name}.{fmt}"
+        if fmt == "parquet":
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            pq.write_table(pa.table({"id": [r[0] for r in rs], "negative": [r[1] for r in rs],
+                                     "positive": [r[2] for r in rs]}), path)
+        elif fmt == "jsonl":
+            path.write_text("".join(json.dumps(dict(zip(("id", "negative", "positive"), r,
+                                                        strict=True))) + "\n" for r in rs))
+        else:
+            path.write_text("id,negative,positive\n" + "".join(
+                f"{r[0]},{r[1]!r},{r[2]!r}\n" for r in rs))
+        out.append(path)
+    return out[0], out[1], out[2]
+
+
+def _refusal(db: Path, files: tuple[Path, Path, Path]) -> str:
+    pool, sur, tgt = files
+    with pytest.raises(ValueError) as err:
+        Session.create(db, pool=pool, task="sst2", surrogate=f"table:{sur}",
+                       target=f"table:{tgt}", seed=3, pool_options={"id_column": "id"},
+                       progress=False)
+    assert not db.exists() and not list(db.parent.glob(".*creating*"))
+    return str(err.value)
+
+
+def _no_general_path(*a: object, **k: object) -> object:
+    raise AssertionError("the general path read the whole pool into memory")
+
+
+def _both(tmp_path: Path, files: tuple[Path, Path, Path],
+          monkeypatch: pytest.MonkeyPatch) -> tuple[str, str]:
+    """The general path's refusal and the stream's (the general path not entered)."""
+    real_try = stream_init.try_stream
+    monkeypatch.setattr(stream_init, "try_stream", lambda *a, **k: None)
+    general = _refusal(tmp_path / "g.db", files)
+    monkeypatch.setattr(stream_init, "try_stream", real_try)
+    real_load = create.load_inputs
+    monkeypatch.setattr(create, "load_inputs", _no_general_path)
+    streamed = _refusal(tmp_path / "s.db", files)
+    monkeypatch.setattr(create, "load_inputs", real_load)
+    return general, streamed
+
+
+N = 300  # blocks of 64: row 250 is in the fourth block, rows 3 and 5 in the first
+
+# (the spoiled rows, the file and the words of the message named; where the tables'
+# rows are shuffled (by id) only the table's own problems)
+_CASES = [
+    ([("nonorm", "surrogate", 5), ("nan", "surrogate", 250)], "surrogate", "line 252"),
+    ([("nonorm", "surrogate", 5), ("dup", "surrogate", 250)], "surrogate", "duplicate id"),
+    ([("nan", "target", 5), ("nan", "surrogate", 250)], "surrogate", "line 252"),
+    ([("nonorm", "target", 5), ("nan", "surrogate", 250)], "surrogate", "line 252"),
+    ([("nonorm", "target", 5), ("nonorm", "surrogate", 250)], "surrogate", "normalise"),
+    ([("nan", "surrogate", 5), ("emptyid", "", 250)], "pool", "empty id"),
+    ([("nonorm", "surrogate", 5), ("dup", "target", 4), ("nonorm", "target", 200)],
+     "surrogate", "line 7"),
+    ([("nonorm", "surrogate", 5)], "surrogate", "line 7"),
+]
+
+
+@pytest.mark.parametrize("fmt", ["csv", "jsonl", "parquet"])
+@pytest.mark.parametrize("spoil,named,words", _CASES)
+def test_the_stream_names_what_the_general_path_names(
+        spoil: list[tuple[str, str, int]], named: str, words: str, fmt: str, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Problems in several blocks, tables and the pool: the stream's refusal is the
+    general path's, word for word (the file and the row or line named)."""
+    monkeypatch.setattr(stream_base, "BLOCK", 64)
+    files = _files(tmp_path, N, fmt, spoil)
+    general, streamed = _both(tmp_path, files, monkeypatch)
+    assert streamed == general
+    assert streamed.startswith(str(tmp_path / named)), streamed
+    if fmt != "csv" and words.startswith("line "):  # no header line: a JSONL file's row
+        # k (from 1) is its line k, a Parquet file's is named "row k"
+        words = f"{'row' if fmt == 'parquet' else 'line'} {int(words[5:]) - 1}:"
+    assert words in streamed
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+@pytest.mark.parametrize("second", [("nan", "surrogate", 250), ("dup", "surrogate", 250)])
+def test_a_table_joined_by_id_names_a_later_rows_problem_first(
+        second: tuple[str, str, int], fmt: str, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A table in another order than the pool's (joined by id, a second pass): a row
+    that does not normalise in its first block and a later row's bad value or repeated
+    id: the later row is named, as the general path names it."""
+    monkeypatch.setattr(stream_base, "BLOCK", 64)
+    order = np.random.default_rng(5).permutation(N)
+    files = _files(tmp_path, N, fmt, [("nonorm", "surrogate", 5), second], order=order)
+    general, streamed = _both(tmp_path, files, monkeypatch)
+    assert streamed == general
+    assert "normalise" not in streamed and str(files[1]) in streamed
+
+
+def test_the_reported_case_at_full_block_size(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """The report's files: 30,000 rows (two blocks of 16,384), a row that does not
+    normalise at row 5 and a bad value at row 25,002 of the CSV surrogate: the bad value
+    is named (its line 25,004), by the stream and the general path alike."""
+    files = _files(tmp_path, 30_000, "csv", [("nonorm", "surrogate", 5),
+                                             ("nan", "surrogate", 25_002)])
+    general, streamed = _both(tmp_path, files, monkeypatch)
+    assert streamed == general
+    assert streamed.startswith(f"{files[1]}: line 25004: column 'negative': value 'nan'")
