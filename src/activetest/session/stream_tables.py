@@ -8,8 +8,9 @@ read again with the general path's rules to refuse it with its message
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -151,9 +152,32 @@ def table_blocks(t: Table) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray 
 
 
 def _jsonl_batches(path: Path, want: list[str]) -> Iterator[Any]:
+    """The ``want`` columns (the id first) of a JSONL table, a 16 MiB block of lines at a
+    time (gunzipped as read where the file is gzipped): read by pyarrow, or where its
+    reader refuses a block (ids of both kinds, numbers and strings, which it takes for a
+    column that changes type) by the standard library's, a block of
+    :data:`stream_base.BLOCK` lines at a time, the ids as the table reader takes them
+    (:func:`_json_block`)."""
     import io
 
+    import pyarrow as pa
     import pyarrow.json as pjson
+
+    def read(block: bytes) -> Iterator[Any]:
+        try:
+            yield pjson.read_json(io.BytesIO(block)).select(want)
+            return
+        except pa.ArrowInvalid:
+            pass
+        lines = [line for line in block.split(b"\n") if line.strip()]
+        for k in range(0, len(lines), stream_base.BLOCK):  # (a block of records in
+            try:  # memory at a time, not the 16 MiB of lines)
+                recs = [json.loads(line) for line in lines[k:k + stream_base.BLOCK]]
+            except ValueError:  # (not JSON: the general path's rules name the line)
+                raise pa.ArrowInvalid("not JSON") from None
+            if not all(isinstance(r, dict) for r in recs):
+                raise pa.ArrowInvalid("a line that is no object") from None
+            yield _json_block(recs, want)
 
     with open_pool_bytes(path, gzipped_table(path)) as f:
         rest = b""
@@ -165,9 +189,25 @@ def _jsonl_batches(path: Path, want: list[str]) -> Iterator[Any]:
             cut = data.rfind(b"\n") + 1
             block, rest = data[:cut], data[cut:]
             if block.strip():
-                yield pjson.read_json(io.BytesIO(block)).select(want)
+                yield from read(block)
         if rest.strip():
-            yield pjson.read_json(io.BytesIO(rest)).select(want)
+            yield from read(rest)
+
+
+def _json_block(recs: Sequence[Mapping[str, Any]], want: list[str]) -> Any:
+    """The ``want`` columns (the id first) of JSON records as a pyarrow table: each id as
+    text by the table reader's rule (:func:`activetest.models.table_read.row_id`: a
+    string as written, an integer in decimal; so a table whose ids are numbers in some
+    rows and strings in others streams, since 2026-12-07: it took the general path), any
+    other id (a float, ``true``, null, missing) null, which refuses its row (read again
+    with the general path's rules, which name it); the values as pyarrow converts them."""
+    import pyarrow as pa
+
+    ids = pa.array([v if isinstance(v, str) else str(v)
+                    if isinstance(v, int) and not isinstance(v, bool) else None
+                    for v in (r.get(want[0]) for r in recs)], type=pa.string())
+    return pa.table({want[0]: ids, **{c: pa.array([r.get(c) for r in recs])
+                                      for c in want[1:]}})
 
 
 def _json_array_batches(path: Path, want: list[str]) -> Iterator[Any]:
@@ -175,24 +215,20 @@ def _json_array_batches(path: Path, want: list[str]) -> Iterator[Any]:
     records at a time (:func:`activetest.formats.json_array.iter_json_array`: one record
     at a time, a window of the text; gunzipped as read where the file is gzipped); a
     record without a column has a null there (refused as the table reader refuses it:
-    :func:`read_again`). Text that is no such array raises
+    :func:`read_again`), ids as :func:`_json_block` takes them. Text that is no such
+    array raises
     :class:`~activetest.formats.json_array.NotAStreamedArray` (a ValueError) where met."""
-    import pyarrow as pa
-
     from activetest.formats.json_array import iter_json_array
-
-    def batch(recs: list[dict[str, Any]]) -> Any:
-        return pa.table({c: pa.array([r.get(c) for r in recs]) for c in want})
 
     with open_text(path, newline="") as f:
         recs: list[dict[str, Any]] = []
         for _, rec in iter_json_array(f):
             recs.append(rec)
             if len(recs) >= stream_base.BLOCK:
-                yield batch(recs)
+                yield _json_block(recs, want)
                 recs = []
         if recs:
-            yield batch(recs)
+            yield _json_block(recs, want)
 
 
 def gzipped_table(p: Path) -> bool:
