@@ -6,7 +6,9 @@ import json
 from typing import Any
 
 
-class _RepeatedKeyError(ValueError):
+class RepeatedKeyError(ValueError):
+    """An object that repeats a key (:func:`object_without_repeats`)."""
+
     def __init__(self, key: str) -> None:
         super().__init__(key)
         self.key = key
@@ -20,7 +22,7 @@ def object_without_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         seen: set[str] = set()
         for k, _ in pairs:
             if k in seen:
-                raise _RepeatedKeyError(k)
+                raise RepeatedKeyError(k)
             seen.add(k)
     return out
 
@@ -37,7 +39,7 @@ def loads(text: str, where: str, error: type[Exception]) -> Any:
     """
     try:
         return json.loads(text, object_pairs_hook=object_without_repeats)
-    except _RepeatedKeyError as exc:
+    except RepeatedKeyError as exc:
         raise error(f"{where}: an object repeats the key {exc.key!r} (which value is "
                     f"meant?)") from None
     except json.JSONDecodeError as exc:

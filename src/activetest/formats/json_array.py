@@ -19,6 +19,8 @@ import re
 from collections.abc import Iterator
 from typing import IO, Any
 
+from activetest.formats import _json
+
 __all__ = ["CHUNK", "NotAStreamedArray", "iter_json_array"]
 
 #: Characters read at a time (read as ``json_array.CHUNK``, so a test can make it small).
@@ -26,20 +28,24 @@ CHUNK = 1 << 18
 
 _SPACE = re.compile(r"[ \t\n\r]*")  # JSON's whitespace (json.loads skips only these)
 _DECODER = json.JSONDecoder()
+_NO_REPEATS = json.JSONDecoder(object_pairs_hook=_json.object_without_repeats)
 
 
 class NotAStreamedArray(ValueError):  # noqa: N818 - a signal: read the file whole
     """The text is no JSON array of objects read so (see the module docstring)."""
 
 
-def iter_json_array(f: IO[str]) -> Iterator[tuple[str, dict[str, Any]]]:
+def iter_json_array(f: IO[str], *, refuse_repeated_keys: bool = False
+                    ) -> Iterator[tuple[str, dict[str, Any]]]:
     """``("record i", object)`` of each record of the JSON array in the text file ``f``
-    (``i`` from 0, as the whole reader names records).
+    (``i`` from 0, as the whole reader names records). ``refuse_repeated_keys``: an
+    object that repeats a key is no such array either (the pool reader refuses it,
+    :func:`activetest.formats._json.loads`; the table reader keeps the last value).
 
     Raises:
         NotAStreamedArray: the text is not such an array (module docstring), when met.
     """
-    reader = _Window(f)
+    reader = _Window(f, _NO_REPEATS if refuse_repeated_keys else _DECODER)
     if reader.next_char() != "[":
         raise NotAStreamedArray("not an array")
     reader.pos += 1
@@ -66,8 +72,9 @@ def iter_json_array(f: IO[str]) -> Iterator[tuple[str, dict[str, Any]]]:
 class _Window:
     """The text of ``f`` read a chunk at a time, from :attr:`pos` on."""
 
-    def __init__(self, f: IO[str]) -> None:
+    def __init__(self, f: IO[str], decoder: json.JSONDecoder) -> None:
         self.f = f
+        self.decoder = decoder
         self.buf = ""
         self.pos = 0
         self.eof = False
@@ -98,7 +105,9 @@ class _Window:
         self.next_char()
         while True:
             try:
-                value, end = _DECODER.raw_decode(self.buf, self.pos)
+                value, end = self.decoder.raw_decode(self.buf, self.pos)
+            except _json.RepeatedKeyError:  # (an object is whole when its hook runs)
+                raise NotAStreamedArray("an object repeats a key") from None
             except (ValueError, RecursionError):
                 if self._more():  # perhaps cut by the window's end
                     continue

@@ -2,8 +2,9 @@
 
 The general path (:func:`activetest.session.create.create_session`) reads the whole
 pool as Python objects and each prediction table whole (2.5 GB and 62 CPU-s per
-million items). When a session is made of files alone -- a CSV, TSV, JSONL or Parquet
-pool (the text ones gzipped or not), and ``table:`` predictions in CSV, TSV, JSONL,
+million items). When a session is made of files alone -- a CSV, TSV, JSONL, JSON-array
+or Parquet pool (gzipped or not: a gzipped Parquet pool read from a gunzipped copy
+beside the session file, :func:`_readable_pool`), and ``table:`` predictions in CSV, TSV, JSONL,
 a JSON array of row objects (gzipped or not) or Parquet for both models, no
 in-context examples (predictions made elsewhere do not use them) -- :func:`try_stream`
 reads the pool in blocks of :data:`BLOCK` records and writes each block's items into
@@ -46,11 +47,13 @@ session.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
 import os
 import sqlite3
+import tempfile
 import zlib
 from collections.abc import Container, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -91,7 +94,7 @@ from activetest.session.stream_tables import (
 __all__ = ["BLOCK", "NotStreamable", "PoolSize", "StreamRefusedError", "StreamRefusedPoolError",
            "try_stream"]
 
-_POOL_FORMATS = ("csv", "tsv", "jsonl", "parquet")
+_POOL_FORMATS = ("csv", "tsv", "jsonl", "json", "parquet")
 _POOL_OPTIONS = {"id_column", "text_column", "label_column", "format", "encoding",
                  "label_base"}
 
@@ -133,9 +136,8 @@ def try_stream(path: Path, *, pool: Any, task: Task, surrogate: Any, target: Any
         fmt = (opts.get("format") or detect_format(p)).lower()
     except ValueError:
         return None
-    if (fmt not in _POOL_FORMATS or is_lmeval_source(p, opts.get("format"))
-            or (fmt == "parquet" and gzipped_pool(p))):  # (a gzipped Parquet file: read
-        return None  # whole, as the general path reads it)
+    if fmt not in _POOL_FORMATS or is_lmeval_source(p, opts.get("format")):
+        return None
     sur = streamable_table(surrogate, task)
     tgt = streamable_table(target, task)
     if sur is None or tgt is None:
@@ -154,11 +156,49 @@ def try_stream(path: Path, *, pool: Any, task: Task, surrogate: Any, target: Any
     sur, tgt = (dataclasses.replace(t, spec=names.get(t.spec, t.spec)) for t in (sur, tgt))
     cmp = [dataclasses.replace(t, spec=names.get(t.spec, t.spec)) for t in cmp]
     try:
-        return _stream(path, p, fmt, task, sur, tgt, opts, config_of, options, cmp, progress,
-                       ids_are_positions)
+        with _readable_pool(path, p, fmt) as (src, digest):
+            return _stream(path, p, src, digest, fmt, task, sur, tgt, opts, config_of,
+                           options, cmp, progress, ids_are_positions)
     except NotStreamable as exc:
         _refuse_a_join_too_big_for_memory(exc)
         return None
+
+
+@contextlib.contextmanager
+def _readable_pool(path: Path, p: Path, fmt: str) -> Iterator[tuple[Path, str]]:
+    """The pool file as the stream reads it and the ``sha256`` of its bytes, gunzipped
+    (the general path's): ``p`` itself, or for a gzipped Parquet pool (``pool.parquet.gz``,
+    which the general path gunzips whole into memory and reads as Parquet) a gunzipped
+    copy beside the session file ``path`` (Parquet is read by its footer first, which a
+    gzip stream cannot seek to), removed once ``init`` is done: memory stays a block of
+    rows, the disk holds the pool's Parquet bytes meanwhile (since 2026-12-07; such a
+    pool took the general path, every record a Python object). A broken gzip stream, or
+    no room for the copy: NotStreamable (the general path names it, or reads it whole)."""
+    digest = hashlib.sha256()
+    copy = fmt == "parquet" and gzipped_pool(p)
+    out: Path | None = None
+    try:
+        with contextlib.ExitStack() as stack:
+            sink = None
+            if copy:
+                fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.pool-",
+                                            suffix=".parquet")
+                out = Path(name)
+                sink = stack.enter_context(os.fdopen(fd, "wb"))
+            with open_pool_bytes(p) as f:
+                for data in iter(lambda: f.read(16 << 20), b""):
+                    digest.update(data)
+                    if sink is not None:
+                        sink.write(data)
+    except (OSError, EOFError, zlib.error):  # a broken gzip stream (the general path
+        if out is not None:  # names it), a full disk (it reads the pool whole)
+            out.unlink(missing_ok=True)
+        raise NotStreamable("gzip") from None
+    try:
+        yield (out if out is not None else p), digest.hexdigest()
+    finally:
+        if out is not None:
+            out.unlink(missing_ok=True)
 
 
 #: What the general path holds per pool item, at least (the pool's records and each
@@ -199,10 +239,12 @@ def _refuse_a_join_too_big_for_memory(exc: NotStreamable) -> None:
         f"blocks (docs/pool-scale.md)")
 
 
-def _stream(path: Path, p: Path, fmt: str, task: Task, sur: Table, tgt: Table,
-            opts: dict[str, Any], config_of: Any, options: Any,
+def _stream(path: Path, p: Path, src: Path, sha256: str, fmt: str, task: Task, sur: Table,
+            tgt: Table, opts: dict[str, Any], config_of: Any, options: Any,
             cmp: Sequence[Table] = (), progress: bool = False,
             ids_are_positions: bool = False) -> Any:
+    """The session at ``path`` of the pool ``p`` (read from ``src``, its bytes'
+    ``sha256``: :func:`_readable_pool`) and the tables, streamed (:func:`try_stream`)."""
     from activetest.data.pool import column_plan, records_to_items
     from activetest.formats.label_records import content_check
     from activetest.session import spec_files
@@ -210,14 +252,7 @@ def _stream(path: Path, p: Path, fmt: str, task: Task, sur: Table, tgt: Table,
     from activetest.session.store import SessionStore, now
     from activetest.stats import ActiveSampler
 
-    digest = hashlib.sha256()  # of the pool's bytes, gunzipped (the general path's)
-    try:
-        with open_pool_bytes(p) as f:
-            for data in iter(lambda: f.read(16 << 20), b""):
-                digest.update(data)
-    except (OSError, EOFError, zlib.error):  # a broken gzip stream: the general path
-        raise NotStreamable("gzip") from None  # names it
-    info = {"source": str(p.resolve()), "format": fmt, "sha256": digest.hexdigest()}
+    info = {"source": str(p.resolve()), "format": fmt, "sha256": sha256}
     specs = {"surrogate": sur.spec, "target": tgt.spec}
     raw_specs = {sur.spec: sur.raw, tgt.spec: tgt.raw, **{c.spec: c.raw for c in cmp}}
     config0 = config_of(info, specs, raw_specs)
@@ -233,7 +268,7 @@ def _stream(path: Path, p: Path, fmt: str, task: Task, sur: Table, tgt: Table,
     def write_items(conn: Any) -> None:
         from activetest.models import progress_bar
 
-        size = pool_size(p, fmt)
+        size = pool_size(src, fmt)
         with progress_bar(size, "reading the pool", progress) as advance:
             parts, by_id = write_blocks(conn, size, advance)
         n = got.n
@@ -311,7 +346,7 @@ def _stream(path: Path, p: Path, fmt: str, task: Task, sur: Table, tgt: Table,
                     raise NotStreamable("content check")  # pragma: no cover
             parts[k].append(converted_rows(vals, sources[k], n))  # row by row: per block
 
-        pool = _guarded(pool_records(p, fmt))
+        pool = _guarded(pool_records(src, fmt))
         while True:
             try:
                 block = next(pool, None)

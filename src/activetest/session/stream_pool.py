@@ -21,7 +21,7 @@ from activetest.session.stream_base import (
 )
 
 __all__ = ["BadRecord", "clean_text", "gzipped_pool", "open_pool_bytes", "pool_records",
-           "pool_size", "refuse_pool_block", "refuse_record"]
+           "pool_size", "refuse_pool_block", "refuse_record", "whole_json_array"]
 
 
 def gzipped_pool(p: Path) -> bool:
@@ -63,7 +63,8 @@ def pool_records(p: Path, fmt: str) -> Iterator[list[tuple[str, Mapping[str, Any
     with _open_pool_text(p, fmt) as f:  # (a .gz pool gunzipped as it is read)
         block: list[tuple[str, Mapping[str, Any]]] = []
         try:
-            for record in _text_records(_no_nul(f), str(p), fmt):
+            for record in (_json_records(f) if fmt == "json"
+                           else _text_records(_no_nul(f), str(p), fmt)):
                 block.append(record)
                 if len(block) >= stream_base.BLOCK:
                     yield block
@@ -83,7 +84,36 @@ def pool_records(p: Path, fmt: str) -> Iterator[list[tuple[str, Mapping[str, Any
 #: How a text pool's lines end, as the general path splits its text: CSV as the csv
 #: module reads it; TSV and JSONL on ``\n`` only (:func:`activetest.formats.tables.
 #: split_lines`).
-_NEWLINE = {"csv": "", "tsv": "\n", "jsonl": "\n"}
+_NEWLINE = {"csv": "", "tsv": "\n", "jsonl": "\n", "json": ""}
+
+
+def _json_records(f: IO[str]) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """The records of a JSON-array pool (``record i``, from 0, as the general path names
+    them), one at a time (:func:`activetest.formats.json_array.iter_json_array`, an
+    object that repeats a key refused as the pool reader refuses it). Text that is no
+    such array (malformed anywhere, a record that is no object, a NUL character, text
+    after the array): NotStreamable where met, the general path names it (reading the
+    text whole, as its message gives the whole document's line and column)."""
+    from activetest.formats.json_array import NotAStreamedArray, iter_json_array
+
+    try:
+        yield from iter_json_array(f, refuse_repeated_keys=True)
+    except NotAStreamedArray:
+        raise NotStreamable("json") from None
+
+
+def whole_json_array(p: Path) -> bool:
+    """Whether the JSON-array pool ``p`` (gunzipped as read where its name says) is a
+    whole array of objects, read one record at a time: where it is not, the general path
+    names that before any record's problem (it parses the whole text first). Memory: a
+    record and a window of the text."""
+    try:
+        with _open_pool_text(p, "json") as f:
+            for _ in _json_records(f):
+                pass
+    except (NotStreamable, UnicodeError, OSError, EOFError, zlib.error):
+        return False
+    return True
 
 
 def _text_records(f: Any, source: str, fmt: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
@@ -163,6 +193,8 @@ def refuse_pool_block(conn: Any, p: Path, fmt: str, block: Sequence[tuple[str, A
 
     if fmt != "parquet" and not clean_text(p):
         raise NotStreamable("text")
+    if fmt == "json" and not whole_json_array(p):  # named first by the general path
+        raise NotStreamable("json")
     seen: dict[str, str] = {}
     for j, (where, record) in enumerate(block):
         try:
@@ -191,6 +223,8 @@ def _record_where(p: Path, fmt: str, k: int) -> str:
     found by reading its records again."""
     if fmt == "parquet":
         return f"row {k + 1}"
+    if fmt == "json":
+        return f"record {k}"
     with _open_pool_text(p, fmt) as f:
         for i, (where, _) in enumerate(_text_records(f, str(p), fmt)):
             if i == k:
