@@ -349,3 +349,22 @@ def test_the_labels_needed_cap_is_the_first_count_where_the_bounds_decide() -> N
         bound, width = float(rng.choice([1.0, 2.5])), float(rng.uniform(0.001, 1.2))
         assert _sure_labels_for_width(k, N, bound, width) == walk(k, N, bound, width)
     assert _sure_labels_for_width(10, 10**7, 1.0, 0.05) == 10**7 - 450_000
+
+
+def test_a_log_loss_differences_sure_bounds_are_said_in_one_readable_sentence() -> None:
+    """QA: the note of a log loss's difference shown as its sure bounds read "from the
+    labelled items and what the unlabelled items, by at most 235 in all could add": the
+    sentence broken, and 235 (a sum over the pool) beside intervals of the mean about
+    0.78 wide each way. It now says what the unlabelled items could add, summed and on
+    the mean; the error rate's (a count of items) is unchanged."""
+    from activetest.session.estimate_base import SureBounds
+    from activetest.session.estimate_notes import sure_line
+
+    line = sure_line("table:b.csv", "log_loss", SureBounds(235.0, True, -0.2, 1.3667))
+    assert line == ("target - table:b.csv (log loss): the intervals shown are the bounds "
+                    "that hold surely, from the labelled items and what the unlabelled "
+                    "items could add (at most 235 summed over them, 0.7833 either way on "
+                    "the mean)"), line
+    err = sure_line("table:b.csv", "error_rate", SureBounds(3.0, True, -0.1, 0.0))
+    assert err.endswith("from the labelled items and what 3 unlabelled item(s) where the "
+                        "two predictions differ could add"), err

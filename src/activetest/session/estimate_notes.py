@@ -387,11 +387,14 @@ def sure_line(spec: str, metric: str, sure: SureBounds) -> str:
     if sure.rest == 0.0:
         return (f"target - {spec} ({name}): known exactly: every item where the two "
                 f"targets could differ is labelled")
-    what = (f"{sure.rest:g} unlabelled item(s) where the two predictions differ"
-            if metric == "error_rate" else
-            f"the unlabelled items, by at most {sure.rest:.4g} in all")
+    if metric == "error_rate":
+        what = f"what {sure.rest:g} unlabelled item(s) where the two predictions differ could add"
+    else:  # QA: "what the unlabelled items, by at most 235 in all could add" (a sum over
+        # the pool beside intervals of the mean): the amount said on the mean as well
+        what = (f"what the unlabelled items could add (at most {sure.rest:.4g} summed over "
+                f"them, {(sure.high - sure.low) / 2:.4g} either way on the mean)")
     return (f"target - {spec} ({name}): the intervals shown are the bounds that hold "
-            f"surely, from the labelled items and what {what} could add")
+            f"surely, from the labelled items and {what}")
 
 
 def sure_risk_line(what: str, a: AnytimeInterval | None, estimate: float, n_labels: int,
