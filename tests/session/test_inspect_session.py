@@ -286,3 +286,25 @@ def test_status_names_the_inspect_task_kept_before_any_score(tmp_path: Path) -> 
     p = _cli(tmp_path, "status", "s.db", "--json")
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout)["target_runs"]["tasks"] == ["arith"], p.stdout
+
+
+def test_status_at_a_census_says_nothing_is_left_to_project(tmp_path: Path) -> None:
+    """QA: with every pool item run and estimated (the anytime interval a point, width
+    0), status said "a uniform sample's runs for the same width: not projected yet (it
+    needs an estimate from 30 labels or more ...)" beside a last estimate from 40 labels.
+    It now says there is nothing to project, and why."""
+    _pool(tmp_path, n=40)
+    assert _cli(tmp_path, "init", "s.db", "--pool", "pool.jsonl", *INIT).returncode == 0
+    with Session.open(tmp_path / "s.db") as s:
+        for j, a in enumerate(s.select(40)):
+            s.add_label(a.item_id, "correct" if j % 3 else "incorrect", source="inspect:e1")
+    assert _cli(tmp_path, "estimate", "s.db").returncode == 0
+    with Session.open(tmp_path / "s.db") as s:
+        r = runs_summary(s)
+    assert r.width == 0 and r.uniform_runs is None and r.width_labels == 40
+    p = _cli(tmp_path, "status", "s.db")
+    out = " ".join(p.stdout.split())
+    assert p.returncode == 0 and "not projected yet" not in out, out
+    assert ("a uniform sample's runs for the same width: none to project (the last "
+            "estimate's anytime interval, at 40 labels, is a point: the pool's value is "
+            "known)") in out, out

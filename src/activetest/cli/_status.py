@@ -379,6 +379,13 @@ def _print_runs(s: Any) -> None:
                    f"same anytime interval width {r.width:.4f}{of} (a projection: the median "
                    f"of seeded simulated uniform runs, error rate = the estimate, with the "
                    f"session's confidence-sequence family)")
+    elif r.width is not None and r.width <= 0:
+        # QA: at a census (every item run) the anytime interval is a point and nothing is
+        # projected; status said "not projected yet (it needs an estimate from 30 labels
+        # or more ...)" beside a last estimate from 60
+        _out.print(f"  a uniform sample's runs for the same width: none to project (the "
+                   f"last estimate's anytime interval, at {r.width_labels} labels, is a "
+                   f"point: the pool's value is known)")
     elif r.target_runs or r.person_labels:
         # QA: the README's loop says status shows uniform's runs; below 30 labels it
         # printed nothing, and did not say why
