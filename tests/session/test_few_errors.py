@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import shutil
 from pathlib import Path
 from typing import Any
@@ -407,13 +408,65 @@ def test_the_reports_legend_names_the_exact_cs_where_it_stands_in(
             "fixed-budget 95% interval)", "fixed-budget 95% interval"} <= names, names
     assert "anytime 95% confidence sequence" not in names  # the log loss's starts at 30
     assert ("(error rate: the exact anytime 95% confidence sequence stands in for both "
-            "while few errors are labelled)](estimates.png)") in md
+            "while the labels show few errors)](estimates.png)") in md
     names, few, md = legend(37)  # 40 labels: 5 errors well before the end
     assert any(few) and not all(few), few
     assert {"anytime 95% confidence sequence (exact anytime CS while few errors)",
             "fixed-budget 95% interval (exact anytime CS while few errors)",
             "anytime 95% confidence sequence", "fixed-budget 95% interval"} <= names, names
     assert not any(n.startswith("exact anytime") for n in names), names
+
+
+def test_the_report_names_the_few_labels_without_an_error_where_those_are_few(
+        pool_files: PoolFiles, tmp_path: Path) -> None:
+    """QA: a session whose target is wrong on most items (an error rate near 0.9: the
+    history walk's BBH model) has the exact CS stand in because the labels show few
+    *correct* answers, as `estimate` says ("fewer than 5 labels without an error"); the
+    report's legend and captions said "... while few errors". They now name what the
+    labels show few of; a pure check of the words on the losses beside it."""
+    from activetest.session.report.plots import estimates_figure
+    from activetest.stats.fewerrors import few_errors_what
+
+    assert few_errors_what(np.array([1, 0, 1, 1, 1, 1, 1, 1]), 5) == "labels without an error"
+    assert few_errors_what(np.array([0, 1, 0, 0, 0, 0, 0, 0]), 5) == "errors"
+    assert few_errors_what(np.array([1, 0, 1]), 5) == "labels without an error"  # the rarer
+    assert few_errors_what(np.array([0, 1, 0]), 5) == "errors"
+    assert few_errors_what(np.array([0.3] * 6 + [0, 1] * 5), 5) == "labels off the usual loss"
+    assert few_errors_what(np.array([0, 1] * 10), 5) == "errors"  # 4 errors of 9 at the last
+    assert few_errors_what(np.zeros(0), 5) is None
+    pf = pool_files
+    wrong = tmp_path / "wrong.csv"  # the other class, confidently, on all but every 10th
+    rows = ["id,negative,positive"]
+    for j, (i, y) in enumerate(zip(pf.ids, pf.labels, strict=True)):
+        pred = y if j % 10 == 0 else 1 - y
+        lp = [math.log(0.1), math.log(0.9)] if pred == 1 else [math.log(0.9), math.log(0.1)]
+        rows.append(f"{i},{lp[0]!r},{lp[1]!r}")
+    wrong.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    db = tmp_path / "w.db"
+    run("init", db, "--pool", pf.pool, "--task", "demo", "--surrogate", f"table:{pf.surrogate}",
+        "--target", f"table:{wrong}", "--id-column", "id", "--metric", "error_rate",
+        "--acquisition", "ce", "--seed", "5", "--no-progress")
+    run("select", db, "--n", 12)
+    with Session.open(db) as s:
+        s.label_from_data()
+        data = s.report_data(progress=False)
+        losses = s.labelled_draws()  # the labels' outcomes, as the report read them
+    reason = json.loads(run("estimate", db, "--json"))["metrics"]["error_rate"]["anytime"]
+    assert reason["basis"] == "exact"
+    assert "labels without an error" in reason["basis_note"], reason  # as estimate says
+    assert data.few_what == {"error rate": "labels without an error"}, (data.few_what, losses)
+    names = {t.get_text() for t in estimates_figure(data).legends[0].get_texts()}
+    assert not any("few errors" in n for n in names), names
+    assert any(n.endswith("(few labels without an error)") or
+               n.endswith("(exact anytime CS while few labels without an error)")
+               for n in names), names
+    run("report", db, "--out", tmp_path / "rep")
+    md = (tmp_path / "rep" / "report.md").read_text(encoding="utf-8")
+    assert "few errors" not in md, md
+    assert ("Cells marked (exact CS): for error rate the labels show too few labels without "
+            "an error for the CLT intervals") in md, md
+    assert ("stands in for both while the labels show few labels without an error)"
+            "](estimates.png)") in md, md
 
 
 def test_graded_labels_all_at_a_middle_level_give_the_exact_interval(tmp_path: Path) -> None:

@@ -89,18 +89,21 @@ def interval_guarantee(kind: str) -> str:
     return INTERVAL_KINDS[kind][1]
 
 
-def few_errors_name(kind: str, level: float = 0.95, everywhere: bool = True) -> str:
+def few_errors_name(kind: str, level: float = 0.95, everywhere: bool = True,
+                    what: str = "errors") -> str:
     """The name of a fixed-budget interval or anytime CS (``kind``) for which the exact
     anytime CS stands in while the labels show few errors (the error rate's few-errors
     rule, :mod:`activetest.stats.fewerrors`; ``estimate`` and ``status`` say the same in a
     note): at every label count it covers (``everywhere``), e.g. ``"exact anytime 95%
     confidence sequence (few errors)"``, or at some, e.g. ``"anytime 95% confidence
-    sequence (exact anytime CS while few errors)"``."""
+    sequence (exact anytime CS while few errors)"``. ``what`` the labels showed few of
+    (:func:`activetest.stats.fewerrors.few_errors_what`), e.g. ``"labels without an
+    error"`` for an error rate near 1."""
     if not everywhere:
-        return f"{interval_name(kind, level)} (exact anytime CS while few errors)"
+        return f"{interval_name(kind, level)} (exact anytime CS while few {what})"
     return interval_name(EXACT_ANYTIME, level) + (
-        " (few errors)" if kind == ANYTIME else
-        f" (few errors; in place of the {interval_name(kind, level)})")
+        f" (few {what})" if kind == ANYTIME else
+        f" (few {what}; in place of the {interval_name(kind, level)})")
 
 
 #: What the plain mean of the labelled items' losses is called where every pool item is

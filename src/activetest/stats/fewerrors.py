@@ -58,7 +58,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["MIN_ERRORS", "count_outcomes", "few_differences", "few_differences_reason",
-           "few_errors", "few_errors_reason", "switch_to_exact"]
+           "few_errors", "few_errors_reason", "few_errors_what", "switch_to_exact"]
 
 #: The errors (and non-errors) a CLT interval of an error rate needs: new sessions
 #: record it as ``clt_min_errors``. Measured on the near-constant pool
@@ -120,6 +120,37 @@ def few_errors_reason(losses: np.ndarray, min_errors: int, *, high: float = 1.0
     usual = float(vals[np.argmax(counts)])
     return (f"exact interval: fewer than {min_errors} labels whose loss is not the usual "
             f"{usual:g} ({int(_away_from_mode(L)[-1])} of {L.size})")
+
+
+def few_errors_what(losses: np.ndarray, min_errors: int, *, high: float = 1.0) -> str | None:
+    """What the ``(K,)`` labels showed too few of at the budgets where the exact interval
+    stood in (:func:`few_errors`), in words for a name such as "... while few errors":
+    ``"errors"``, ``"labels without an error"`` (an error rate near 1: the mirrored
+    failure), ``"labels off the usual loss"`` (partial credit all at one level), or those
+    that held at some budget joined by "or"; None where it never stood in.
+
+    A cause is named where it alone held at some such budget (errors below
+    ``min_errors`` with labels without one not, or the reverse, or neither with the losses
+    off the most common one too few); where both were below at every such budget (the
+    first few labels only), the rarer at the last of them (errors on a tie, as
+    :func:`few_errors_reason` names them first). QA: a session at an error rate of 0.88
+    had its bands named "exact anytime CS while few errors"."""
+    L = np.asarray(losses, dtype=np.float64).ravel()
+    if L.size == 0:
+        return None
+    few = few_errors(L, min_errors, high=high)
+    if not few.any():
+        return None
+    err, ok = count_outcomes(L, high=high)
+    low_err, low_ok = err < min_errors, ok < min_errors
+    causes = [w for w, hit in (("errors", (few & low_err & ~low_ok).any()),
+                               ("labels without an error", (few & low_ok & ~low_err).any()),
+                               ("labels off the usual loss", (few & ~low_err & ~low_ok).any()))
+              if hit]
+    if causes:
+        return " or ".join(causes)
+    last = int(np.flatnonzero(few)[-1])  # both below at every such budget (the first few)
+    return "errors" if err[last] <= ok[last] else "labels without an error"
 
 
 def _away_from_mode(values: np.ndarray) -> np.ndarray:

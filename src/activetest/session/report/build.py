@@ -26,6 +26,7 @@ from activetest.stats import (
     uniform_labels_for_width,
 )
 from activetest.stats.confseq import cs_claimed
+from activetest.stats.fewerrors import few_errors_what
 
 __all__ = ["METRIC_NAMES", "ReportInputs", "cv_notes", "examples_used", "report_data"]
 
@@ -261,6 +262,7 @@ def report_data(inputs: ReportInputs, *, truth: Mapping[str, float] | None = Non
     metrics = cfg.metrics
     budgets = _budgets(draws.k, n_points)
     history: dict[str, list[rp.HistoryRow]] = {}
+    few_what: dict[str, str] = {}  # what the labels showed few of, where the exact CS stood in
     designs = inputs.design_controls  # the design's own estimate, for the metrics it serves
     for metric in metrics:
         bound = inputs.loss_bounds.get(metric)
@@ -301,6 +303,9 @@ def report_data(inputs: ReportInputs, *, truth: Mapping[str, float] | None = Non
                           exact if p.n_labels == draws.k else None, basis),
                 _estimate(p.uniform)))
         history[METRIC_NAMES[metric]] = rows
+        if few is not None and cfg.clt_min_errors is not None and (
+                what := few_errors_what(losses[metric], int(cfg.clt_min_errors))):
+            few_what[METRIC_NAMES[metric]] = what
     # each flagged item's shift of the headline estimate: the terms the estimate's own
     # "without them" drops (an adaptive design's, with its controls; QA: plain LURE's were
     # shown beside an adaptive estimate)
@@ -418,4 +423,4 @@ def report_data(inputs: ReportInputs, *, truth: Mapping[str, float] | None = Non
         value_range={METRIC_NAMES[m]: est.value_range(m) if m == "error_rate"
                      else (0.0, None) for m in metrics},
         level=level, acquisition=cfg.acquisition, pool_size=draws.n_pool, info=info,
-        notes=all_notes, uniform_biased=not final.uniform_draws)
+        notes=all_notes, uniform_biased=not final.uniform_draws, few_what=few_what)

@@ -266,6 +266,9 @@ class ReportData:
             uniform rate, where it is unbiased too.
         info: extra ``key: value`` lines for the header (seed, proposal floor, session file).
         notes: extra paragraphs at the end.
+        few_what: per metric, what the labels showed too few of where the exact anytime
+            CS stood in (:func:`activetest.stats.fewerrors.few_errors_what`, e.g.
+            ``"labels without an error"``); a metric not in it: ``"errors"``.
     """
 
     title: str
@@ -290,6 +293,7 @@ class ReportData:
     uniform_biased: bool = True
     info: Mapping[str, Any] = field(default_factory=dict)
     notes: Sequence[str] = field(default_factory=list)
+    few_what: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def estimator_name(self) -> str:
@@ -385,6 +389,11 @@ class ReportData:
                 raise ValueError(f"value_range[{k!r}]: expected low < high, got {lo}, {hi}")
             clean[k] = (lo, hi)
         self.value_range = clean
+        bad = set(self.few_what or {}) - set(self.metrics)
+        if bad:
+            raise ValueError(f"few_what has metric(s) {sorted(bad)} not in metrics "
+                             f"{self.metrics}")
+        self.few_what = {str(k): str(v) for k, v in (self.few_what or {}).items()}
 
     @property
     def census(self) -> bool:

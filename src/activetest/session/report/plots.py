@@ -204,14 +204,16 @@ def _fill(ax: Axes, x: np.ndarray, low: np.ndarray, high: np.ndarray, **kw: Any)
     ax.fill_between(x, low, high, **kw)
 
 
-def _band_name(kind: str, level: float, active: list[Estimate], band: str) -> str:
+def _band_name(kind: str, level: float, active: list[Estimate], band: str,
+               what: str = "errors") -> str:
     """The legend's name of the active estimate's ``band`` (``"fixed"`` or ``"anytime"``)
     of ``kind``: the exact anytime CS's where it stands in at the counts drawn, while few
-    errors are labelled (:attr:`Estimate.basis`; QA: the legend called it "anytime")."""
+    errors (``what``: :attr:`ReportData.few_what`) are labelled (:attr:`Estimate.basis`;
+    QA: the legend called it "anytime")."""
     exact = [a.basis == "exact" for a in active if getattr(a, band) is not None]
     if not any(exact):
         return interval_name(kind, level)
-    return few_errors_name(kind, level, everywhere=all(exact))
+    return few_errors_name(kind, level, everywhere=all(exact), what=what)
 
 
 def _band_style(kind: str, active: list[Estimate], band: str) -> dict[str, Any]:
@@ -243,6 +245,7 @@ def _plot_metric(ax: Axes, data: ReportData, metric: str) -> None:
         x = np.array([r.n_labels for r in rows], dtype=np.float64)
         marker = "o" if len(rows) <= 25 else None
         active, baseline = [r.active for r in rows], [r.uniform for r in rows]
+        what = data.few_what.get(metric, "errors")
         ue = _values(baseline)
         if np.isfinite(ue).any():  # drawn first, so that the active band stays on top
             u_lo, u_hi = _band([None if u is None else u.bootstrap for u in baseline])
@@ -254,11 +257,12 @@ def _plot_metric(ax: Axes, data: ReportData, metric: str) -> None:
         cs_lo, cs_hi = _band([a.anytime for a in active])
         if np.isfinite(cs_lo).any():  # the anytime band is the wider one: drawn beneath
             _fill(ax, x, _clipped(cs_lo, bounds), _clipped(cs_hi, bounds),
-                  label=_band_name(ANYTIME, data.level, active, "anytime"),
+                  label=_band_name(ANYTIME, data.level, active, "anytime", what),
                   **_band_style(ANYTIME, active, "anytime"))
         f_lo, f_hi = _band([a.fixed for a in active])
         if np.isfinite(f_lo).any():  # the headline
-            band, name = (f_lo, f_hi), _band_name(FIXED_BUDGET, data.level, active, "fixed")
+            band, name = (f_lo, f_hi), _band_name(FIXED_BUDGET, data.level, active, "fixed",
+                                                  what)
             style = _band_style(FIXED_BUDGET, active, "fixed")
         else:  # hand-made data without it: the bootstrap, named as such
             band, name = (_band([a.bootstrap for a in active]),
