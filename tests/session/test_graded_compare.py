@@ -377,6 +377,12 @@ def test_sheet_round_trip_with_an_answer_of_column(tmp_path: Path) -> None:
         assert r["label"] == ("correct" if ok[r["item_id"]] else "incorrect")
     report = tmp_path / "r"
     run("report", db, "--out", report)
+    # the difference's row names the target as the title does (QA: "difference pool −
+    # answers:...", as if a model named "pool" were compared)
+    md = (report / "report.md").read_text(encoding="utf-8")
+    (row,) = [r for r in md.splitlines() if r.startswith("| error rate | difference ")]
+    assert row.startswith("| error rate | difference the pool file's answers (--target "
+                          "pool) − answers:"), row
 
 
 def test_real_harness_logs_compared_on_the_same_items(tmp_path: Path) -> None:

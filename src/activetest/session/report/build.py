@@ -321,6 +321,10 @@ def report_data(inputs: ReportInputs, *, truth: Mapping[str, float] | None = Non
         flagged.append(rp.FlaggedItem(  # a graded target has no NLL of the label: None
             f.item_id, _snippet(inputs.item_fields[f.item_id]), inputs.class_names[f.label],
             f.target_nll if math.isfinite(f.target_nll) else None, f.surrogate_nll, shift))
+    # a graded session's --target pool is the pool file's own answer column: "pool on
+    # squad" read as if a model named "pool" were evaluated (QA); so in the comparison
+    # table ("difference pool − answers:b.jsonl", QA) as in the title
+    target = "the pool file's answers (--target pool)" if cfg.target == "pool" else cfg.target
     comparisons = []
     sums = []  # what a paired difference subtracts, where it is not the headline
     for c in final.comparisons:
@@ -346,7 +350,7 @@ def report_data(inputs: ReportInputs, *, truth: Mapping[str, float] | None = Non
                                          or o.basis == "exact") \
             else _pair(o.cs_low, o.cs_high)
         comparisons.append(rp.Comparison(
-            METRIC_NAMES[c.metric], cfg.target, c.spec,
+            METRIC_NAMES[c.metric], target, c.spec,
             _estimate(c.difference, *(() if d is None else (_pair(d.fixed_low, d.fixed_high),
                                                              d_cs)),
                       basis=None if d is None else d.basis),
@@ -408,9 +412,6 @@ def report_data(inputs: ReportInputs, *, truth: Mapping[str, float] | None = Non
     if final.flagged:
         all_notes.append("Flagged items: dropping items breaks the estimator's "
                          "unbiasedness; the shift column is a sensitivity check only.")
-    # a graded session's --target pool is the pool file's own answer column: "pool on
-    # squad" read as if a model named "pool" were evaluated (QA)
-    target = "the pool file's answers (--target pool)" if cfg.target == "pool" else cfg.target
     return rp.ReportData(
         title=title or f"Active testing: {target} on {inputs.task_name}",
         task=inputs.task_name, target=target, surrogate=cfg.surrogate,
