@@ -372,6 +372,32 @@ def test_an_estimate_outside_the_metrics_range_stays_on_the_axis() -> None:
     assert low < -0.08 and high > 1.25, (low, high)
 
 
+def test_the_plain_mean_shows_where_it_equals_the_estimate() -> None:
+    """QA: where every draw so far was made at the uniform rate (an adaptive design's first
+    batch) the plain mean equals the estimate, and the estimate's line, drawn after it,
+    hid it whole: no pixel of its colour in the panel while the legend named it. It is
+    now drawn dashed over the estimate, so both show."""
+    import io
+
+    rows = [(k, ((0.3 + 0.01 * k), (0.1, 0.6), (0.0, 0.9)),
+             ((0.3 + 0.01 * k), (0.1, 0.6))) for k in range(2, 12)]
+    data = ReportData(title="t", task="demo", target="a", surrogate="b",
+                      metrics=["error rate"], history={"error rate": rows},
+                      value_range={"error rate": (0.0, 1.0)}, uniform_biased=False)
+    fig = plots.estimates_figure(data)
+    png = io.BytesIO()
+    fig.savefig(png, format="png", dpi=plots.DPI)
+    png.seek(0)
+    img = imread(png)[..., :3]
+    box = fig.axes[0].get_window_extent()  # the panel only: not the legend's sample line
+    h = img.shape[0]
+    panel = img[int(h - box.y1):int(h - box.y0), int(box.x0):int(box.x1)]
+    for colour, what in ((plots._UNIFORM, "plain mean"), (plots._ACTIVE, "estimate")):
+        rgb = np.array([int(colour[i:i + 2], 16) / 255 for i in (1, 3, 5)])
+        seen = int((np.abs(panel - rgb).max(axis=-1) < 0.08).sum())
+        assert seen > 50, (what, seen)
+
+
 @pytest.mark.parametrize("k", [1, 5])
 def test_the_acquisition_steps_are_whole_numbers_and_one_step_shows_uniforms_q(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, k: int) -> None:

@@ -252,8 +252,11 @@ def _plot_metric(ax: Axes, data: ReportData, metric: str) -> None:
             _fill(ax, x, _clipped(u_lo, bounds), _clipped(u_hi, bounds),
                             color=_UNIFORM, alpha=0.15, linewidth=0,
                             label=f"{uniform}: {interval_name(BOOTSTRAP, data.level)}")
+            # dashed, over the active line: where the two coincide (every draw at the
+            # uniform rate, as an adaptive design's first batch) the active line hid it
+            # whole while the legend named it (QA)
             ax.plot(x, ue, color=_UNIFORM, linestyle="--", marker=marker, markersize=3,
-                    label=uniform + _plain_mark(data), clip_on=False)
+                    label=uniform + _plain_mark(data), clip_on=False, zorder=2.5)
         cs_lo, cs_hi = _band([a.anytime for a in active])
         if np.isfinite(cs_lo).any():  # the anytime band is the wider one: drawn beneath
             _fill(ax, x, _clipped(cs_lo, bounds), _clipped(cs_hi, bounds),
