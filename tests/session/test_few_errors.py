@@ -61,7 +61,13 @@ def test_a_new_session_records_the_rule_and_says_which_interval(pool_files: Pool
     assert out["metrics"]["log_loss"]["anytime"]["basis"] is None  # the log loss: not switched
     text = run("estimate", db)
     assert "fewer than 5 errors labelled" in text and "exact anytime 95%" in text
-    assert "fewer than 5 errors labelled" in run("status", db)
+    st = " ".join(run("status", db).split())
+    assert "fewer than 5 errors labelled" in st
+    # the rows named with their level, as they are printed (QA: "fixed-budget and anytime
+    # rows are the exact anytime confidence sequence")
+    assert ("note: the fixed-budget 95% interval and anytime 95% confidence sequence rows "
+            "are the exact anytime 95% confidence sequence (exact interval: fewer than 5 "
+            "errors labelled (") in st, st
     run("report", db, "--out", tmp_path / "rep")
     assert "fewer than 5 errors labelled" in (tmp_path / "rep" / "report.md").read_text(
         encoding="utf-8")

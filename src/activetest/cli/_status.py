@@ -71,7 +71,13 @@ def status(
     """Where the session stands: pool size, selected, labelled, pending, last estimate."""
     from activetest.session.annotators import agreement_json
     from activetest.session.config import ACQUISITIONS
-    from activetest.session.interval_names import ANYTIME, interval_name, plain_mean_mark
+    from activetest.session.interval_names import (
+        ANYTIME,
+        EXACT_ANYTIME,
+        FIXED_BUDGET,
+        interval_name,
+        plain_mean_mark,
+    )
 
     with _open(session, busy_timeout) as s:
         st = s.status()
@@ -184,8 +190,12 @@ def status(
                 _out.print("  note: every labelled term is the same so far: the fixed-budget "
                            "interval is a point that claims nothing (no spread to estimate)")
             if e.method == "lure" and isinstance(a.get("basis_note"), str):
-                _out.print(f"  note: fixed-budget and anytime rows are the exact anytime "
-                           f"confidence sequence ({_escape(a['basis_note'])})")
+                # each named as the rows are, with its level (QA: "fixed-budget and
+                # anytime rows are the exact anytime confidence sequence")
+                _out.print(f"  note: the {interval_name(FIXED_BUDGET, level)} and "
+                           f"{interval_name(ANYTIME, level)} rows are the "
+                           f"{interval_name(EXACT_ANYTIME, level)} "
+                           f"({_escape(a['basis_note'])})")
             if a and e.method == "lure":
                 cs_name = interval_name(ANYTIME, level)
                 if a.get("may_stop") and not st.estimate_stale:
