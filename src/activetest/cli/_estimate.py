@@ -46,6 +46,17 @@ def _interval_text(low: float | None, high: float | None, n_labels: int | None =
 _MARKS = "¹²³⁴⁵⁶"
 
 
+def _cv_difference(diff: float | None, estimate: float | None) -> str:
+    """How far control-variate LURE lies from LURE where the two are the same estimator
+    (CE or PE acquisition, log loss): ``"difference 3.1e-04"``, or where it is only
+    floating-point rounding ``"the same to rounding"`` (QA: "difference -2.2e-16" read as
+    a number to weigh)."""
+    if diff is None:
+        return "difference —"
+    scale = 1.0 if estimate is None else max(1.0, abs(estimate))
+    return "the same to rounding" if abs(diff) <= 1e-12 * scale else f"difference {diff:.1e}"
+
+
 def _difference_basis(r: Any, c: Any) -> str:
     """What a paired difference subtracts: said where the target's estimate shown above
     is not the LURE the difference uses (an adaptive design's own, with its control), so
@@ -192,8 +203,9 @@ def _print_estimate(r: Any, target: str, classes: Any = None) -> None:
     fixed_name = interval_name(FIXED_BUDGET, r.level)
     for m in r.metrics.values():
         if m.cv is not None and m.cv_same_as_lure:
+            how = _cv_difference(m.cv.estimate - m.active.estimate, m.active.estimate)
             _out.print(f"{m.metric}: control-variate LURE equals LURE up to the proposal "
-                       f"floor (difference {m.cv.estimate - m.active.estimate:.1e}): with CE or PE "
+                       f"floor ({how}): with CE or PE "
                        f"acquisition "
                        f"the control variate is the acquisition score itself, so it cannot "
                        f"narrow the interval")

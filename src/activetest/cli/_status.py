@@ -26,7 +26,7 @@ from activetest.cli._app import (
     marked,
     out_path,
 )
-from activetest.cli._estimate import _interval_text, _print_agreement
+from activetest.cli._estimate import _cv_difference, _interval_text, _print_agreement
 
 
 @app.command()
@@ -152,8 +152,8 @@ def status(
             if e.method == "cv_lure" and e.metric in st.cv_same_as_lure:
                 diff = e.estimate - lure[e.metric].estimate if e.metric in lure else None
                 _out.print(f"  {e.metric} control-variate LURE: equals LURE up to the "
-                           f"proposal floor (difference "
-                           f"{'—' if diff is None else f'{diff:.1e}'}): with CE or PE acquisition "
+                           f"proposal floor ({_cv_difference(diff, e.estimate)}): with CE or "
+                           f"PE acquisition "
                            f"the control "
                            f"variate is the acquisition score itself, so it cannot narrow "
                            f"the interval")
