@@ -288,6 +288,11 @@ def test_the_noise_alarm_leaves_levels_the_surrogate_does_not_model(tmp_path: Pa
     text = run("estimate", db)
     assert "item q0 (draw" in text and "label incorrect, surrogate NLL 9.21" in text
     assert "(surrogate NLL > 5)" in text and "target NLL" not in text
+    # ... and status beside the estimate it shows (QA: "error_rate ... 0.5" alone there)
+    st = " ".join(run("status", db).split())
+    assert ("error_rate adaptive LURE" in st or "error_rate LURE" in st) and (
+        "note: error_rate here is the mean of 1 - score over the judgments (scores: "
+        "incorrect 0, partial 0.5, correct 1)") in st, st
 
 
 def test_a_report_of_flagged_graded_items_shows_the_headline_estimates_shift(

@@ -148,6 +148,11 @@ def status(
         lure_name = "adaptive LURE" if acq is not None and acq.adaptive else "LURE"
         order = {"lure": 0, "cv_lure": 1, "mean": 2}
         lure = {e.metric: e for e in shown if e.method == "lure"}
+        # a graded session with partial credit: its "error_rate" is the mean of 1 - score,
+        # as estimate and the report say (QA: status showed "error_rate ... 0.38" alone)
+        from activetest.session.estimate_notes import partial_credit_note
+
+        partial = partial_credit_note(s.session_config.task)
         for e in sorted(shown, key=lambda e: (e.metric, order[e.method])):
             if e.method == "cv_lure" and e.metric in st.cv_same_as_lure:
                 diff = e.estimate - lure[e.metric].estimate if e.metric in lure else None
@@ -178,6 +183,8 @@ def status(
                        f"{_num(e.estimate)}")
             for name in names:
                 _out.print(f"  {name}")
+            if e.method == "lure" and e.metric == "error_rate" and partial:
+                _out.print(f"  note: {_escape(partial)}")
             if e.method == "lure" and isinstance(e.details.get("blind_spot"), str):
                 _out.print(f"  note: {_escape(e.details['blind_spot'])}")
             if e.method == "lure" and isinstance(e.details.get("sure_bounds"), str):
