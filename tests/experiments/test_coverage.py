@@ -212,6 +212,9 @@ def test_the_page_s_tables_name_the_intervals_as_the_write_up_does() -> None:
     assert "the tables' `martingale`" not in page
     # the confidence sequences too (QA: "asymptotic CS", "exact CS" ~20 times)
     assert "asymptotic CS" not in page and "exact CS" not in page
+    # nor the shorthand headers (QA: "fixed min >= 30", "CS / fixed", "fixed width vs CE")
+    assert not [x for x in ("fixed min", "fixed mean", "/ fixed at", "fixed width", "CS width")
+                if x in page]
     assert coverage.table_name("asymptotic CS (from 30)") == "anytime CS (asymptotic, from 30)"
     assert coverage.table_name("exact CS / martingale") == \
         "exact anytime CS / fixed-budget interval"

@@ -64,9 +64,9 @@ from activetest.stats.betting import exact_cs
 from activetest.stats.confseq import MIN_LABELS, asymptotic_cs
 from activetest.stats.intervals import fixed_interval_curve
 
-__all__ = ["ASYMPTOTIC_CS", "EXACT_CS", "METHODS", "Context", "PairedCoverage", "SettingCoverage",
-           "Terms", "adaptive_cv_lure", "band_curves", "coverage_study", "evaluate",
-           "lure_bootstrap_sd", "run_paired", "table_name", "theta_bootstrap_sd"]
+__all__ = ["ASYMPTOTIC_CS", "EXACT_CS", "FIXED_INTERVAL", "METHODS", "Context", "PairedCoverage",
+           "SettingCoverage", "Terms", "adaptive_cv_lure", "band_curves", "coverage_study",
+           "evaluate", "lure_bootstrap_sd", "run_paired", "table_name", "theta_bootstrap_sd"]
 
 
 # ---------------------------------------------------------------- the write-up
@@ -228,6 +228,8 @@ def _dataset_table(rows: list[SettingCoverage], dsets: Sequence[str], keys: Sequ
 #: the figures say "anytime 95% confidence sequence (asymptotic)").
 ASYMPTOTIC_CS = "anytime CS (asymptotic)"
 EXACT_CS = "exact anytime CS"
+#: What the page calls the study's ``martingale`` interval (the product's fixed-budget one).
+FIXED_INTERVAL = "fixed-budget interval"
 
 
 def table_name(key: str) -> str:
@@ -239,7 +241,7 @@ def table_name(key: str) -> str:
     ``exact CS`` the "exact anytime CS" (QA: "asymptotic CS" / "exact CS" where status,
     estimate and the figures say anytime / exact anytime). The study's own keys (and so
     its cache) are unchanged."""
-    name = (key.replace("martingale", "fixed-budget interval")
+    name = (key.replace("martingale", FIXED_INTERVAL)
             .replace("asymptotic CS", ASYMPTOTIC_CS).replace("exact CS", EXACT_CS))
     return name.replace(") (", ", ")
 
@@ -357,13 +359,15 @@ def _adaptive_section(adaptive: list[SettingCoverage], rows: list[SettingCoverag
         body.append([ds, _f(tu), _f(tu_obs), _f(stop), _f(boot), _f(ratio, 2),
                      _f(float(np.median(rel)), 2) if rel else "n/a"])
     lines += ["Time-uniform coverage (with and without the design's variance floor), "
-              "coverage at the optional stop (CS and bootstrap), the "
-              f"CS / fixed width ratio at {K} labels, and the adaptive design's fixed "
-              f"interval width at {K} labels relative to CE + LURE's (median over settings; "
+              f"coverage at the optional stop ({ASYMPTOTIC_CS} and bootstrap), the "
+              f"{ASYMPTOTIC_CS} / {FIXED_INTERVAL} width ratio at {K} labels, and the adaptive "
+              f"design's {FIXED_INTERVAL} width at {K} labels relative to CE + LURE's (median "
+              "over settings; "
               "below 1: the design's intervals are narrower for the same labels):", "",
               *_table(["dataset", f"{ASYMPTOTIC_CS} time-uniform", "observed SE only",
                        f"{ASYMPTOTIC_CS} at stop", "bootstrap at stop",
-                       f"{ASYMPTOTIC_CS} / fixed at {K}", f"fixed width vs CE at {K}"], body),
+                       f"{ASYMPTOTIC_CS} / {FIXED_INTERVAL} at {K}",
+                       f"{FIXED_INTERVAL} width vs CE at {K}"], body),
               ""]
     return lines
 
@@ -556,12 +560,13 @@ def _goals(main: list[SettingCoverage], K: int,
         f"- Optional stopping (width <= the median bootstrap width at 100 labels): "
         f"{ASYMPTOTIC_CS} {_f(st_cs)} ({ok(st_cs >= 0.95)}), bootstrap {_f(st_b)} checked from 30 "
         f"and {_f(st_b10)} checked from 10 ({ok(st_b < 0.95)}: it falls below).",
-        f"- CS width at {K} labels <= 1.6x the fixed interval: median ratio over settings "
+        f"- {ASYMPTOTIC_CS} width at {K} labels <= 1.6x the {FIXED_INTERVAL}: median ratio "
+        "over settings "
         f"{_f(float(np.median(ratio)), 2)} ({ok(float(np.median(ratio)) <= 1.6)}); "
         f"{len(wide)} of {len(main)} settings exceed 1.6 (largest {_f(max(ratio), 2)}"
         + (", " + ", ".join(sorted({r.setting.dataset for r in wide})) if wide else "")
         + ": where the terms are most skewed, Hall's correction widens the CS a little more "
-        f"than the fixed interval). Against the bootstrap's width: median "
+        f"than the {FIXED_INTERVAL}). Against the bootstrap's width: median "
         f"{_f(float(np.median(ratio_b)), 2)}, largest {_f(max(ratio_b), 2)}.", "",
     ]
 
@@ -588,7 +593,8 @@ def _other_methods(rows: list[SettingCoverage], methods: Sequence[str], losses: 
             f"{ASYMPTOTIC_CS} and the coverage at the optional stop for that CS and the bootstrap. "
             "With the CE proposal, CV-LURE nearly collapses to LURE (q is proportional to "
             "its control; ADAPTIVE.md), so the rows agree closely.", "",
-            *_table(["method", "loss", "fixed min >= 30", "fixed mean >= 100",
+            *_table(["method", "loss", f"{FIXED_INTERVAL} min >= 30",
+                     f"{FIXED_INTERVAL} mean >= 100",
                      "bootstrap min >= 30", f"{ASYMPTOTIC_CS} time-uniform",
                      f"{ASYMPTOTIC_CS} at stop", "bootstrap at stop"], body), ""]
 
@@ -742,7 +748,7 @@ def _error_rate_section(rs: list[SettingCoverage], dsets: list[str], K: int) -> 
             "The same study with the error rate (acquisition: the surrogate's expected 0-1 "
             "loss of the target). Widths at " + str(K) + " labels: fixed-budget interval / "
             f"{ASYMPTOTIC_CS} / {EXACT_CS}.", "",
-            *_table(["dataset", "fixed min >= 30", f"{ASYMPTOTIC_CS} time-uniform",
+            *_table(["dataset", f"{FIXED_INTERVAL} min >= 30", f"{ASYMPTOTIC_CS} time-uniform",
                      f"{EXACT_CS} time-uniform", f"{ASYMPTOTIC_CS} at stop",
                      "bootstrap at stop", "widths"], body), ""]
 
