@@ -49,6 +49,7 @@ from typing import Any
 
 import numpy as np
 
+from activetest.experiments.coverage import ASYMPTOTIC_CS, EXACT_CS
 from activetest.experiments.hostile import POOLS, HostilePool, hostile_pool
 from activetest.stats import acquisition_scores, sample
 from activetest.stats.adaptive import AdaptiveDesign, simulate_design
@@ -68,7 +69,7 @@ METHODS = ("uniform", "paper", "original", "earned")
 WIDENED_METHODS = ("uniform", "earned")
 #: The planned budget of the budget-tuned CS (the new sessions' default, 400 labels).
 PLANNED = 400
-#: The confidence sequences are checked from this many labels on (the asymptotic CS's
+#: The confidence sequences are checked from this many labels on (the anytime CS's
 #: own start, :data:`activetest.stats.confseq.MIN_LABELS`).
 CS_FROM = 30
 LEVEL = 0.95
@@ -100,7 +101,7 @@ class PoolResult:
     #: ``--widened``, error rate: the few-errors rule of new sessions
     #: (:mod:`activetest.stats.fewerrors`) on top of the widened intervals: fixed-budget
     #: coverage per budget, anytime (time-uniform), and the share of runs whose interval
-    #: at each budget is the CLT one (not the exact CS).
+    #: at each budget is the CLT one (not the exact anytime CS).
     fixed_rule: dict[str, list[float]] = field(default_factory=dict)
     anytime_rule: dict[str, float] = field(default_factory=dict)
     clt_share: dict[str, list[float]] = field(default_factory=dict)
@@ -166,7 +167,7 @@ def run_pool(name: str, loss: str, *, n_runs: int, seed: int = 0, pool_seed: int
         res.anytime[method] = float(inside.all(axis=1).mean())
         rule = widened and method in WIDENED_METHODS and loss == "zero_one"
         ex = None
-        if exact or rule:  # the few-errors rule needs the exact CS of the error rate
+        if exact or rule:  # the few-errors rule needs the exact anytime CS of the error rate
             extra: dict[str, Any] = {} if g is None else {
                 "control": g, "control_rest": G, "control_low": 0.0, "control_high": bound}
             ex = exact_cs(Ld, q, n, loss_high=bound, q_floor=floor, alpha=1 - LEVEL, **extra)
@@ -186,7 +187,7 @@ def _widened(res: PoolResult, pool: HostilePool, method: str, loss: str, idx: np
              ratio: float | None, tol: float, b: np.ndarray, *, Ld: np.ndarray | None = None,
              ex: Any = None) -> None:
     """The intervals new sessions report (module docstring), into ``res``; with ``ex``
-    (the exact CS of the error rate) also under the few-errors rule."""
+    (the exact anytime CS of the error rate) also under the few-errors rule."""
     n, risk = pool.labels.shape[0], res.risk
     K = idx.shape[1]
     B = np.minimum(-pool.target.min(axis=1), bound) if loss == "log" else np.ones(n)
@@ -205,7 +206,7 @@ def _widened(res: PoolResult, pool: HostilePool, method: str, loss: str, idx: np
 
     def covered_always(lo: np.ndarray, hi: np.ndarray, switch: bool = False) -> float:
         lo, hi = np.maximum(lo, 0.0), np.minimum(hi, bound)
-        if switch:  # the exact CS at the budgets with few errors, then intersected
+        if switch:  # the exact anytime CS at the budgets with few errors, then intersected
             lo, hi = switch_to_exact(lo, hi, ex.low, ex.high, few)
         else:
             lo, hi = running_intersection(lo, hi)
@@ -250,10 +251,10 @@ def tables(results: Sequence[PoolResult], command: str) -> list[str]:
             cells = [_cell(x) for m in METHODS[1:] for x in r.ratio(m)]
         out.append(f"| {r.pool} | {r.loss} | {r.risk:.3f} | " + " | ".join(cells) + " |")
     out += ["", "Coverage of the pool risk (nominal 0.95): fixed-budget interval at "
-            f"{', '.join(map(str, BUDGETS))} labels; anytime (asymptotic CS) and exact CS: "
+            f"{', '.join(map(str, BUDGETS))} labels; {ASYMPTOTIC_CS} and {EXACT_CS}: "
             f"share of runs covered at every budget from {CS_FROM} to {max(BUDGETS)}:", "",
-            "| pool | loss | method | " + " | ".join(f"fixed at {bb}" for bb in BUDGETS)
-            + " | anytime | exact |",
+            "| pool | loss | method | " + " | ".join(f"fixed-budget at {bb}" for bb in BUDGETS)
+            + f" | {ASYMPTOTIC_CS} | {EXACT_CS} |",
             "|---|---|---|" + "---|" * (len(BUDGETS) + 2)]
     for r in results:
         for m in METHODS:
@@ -265,10 +266,10 @@ def tables(results: Sequence[PoolResult], command: str) -> list[str]:
         out += ["", "What new sessions report (`--widened`, blind ratio "
                 f"{wide[0].blind_ratio:g}): fixed-budget interval widened by the blind spot "
                 f"at {', '.join(map(str, BUDGETS))} labels (median width widened / plain); "
-                f"anytime CS tuned to {PLANNED} labels, plain and widened, time-uniform "
+                f"{ASYMPTOTIC_CS} tuned to {PLANNED} labels, plain and widened, time-uniform "
                 f"from {CS_FROM} to {max(BUDGETS)}:", "",
                 "| pool | loss | method | " + " | ".join(
-                    f"widened fixed at {bb} (width x)" for bb in BUDGETS)
+                    f"widened fixed-budget at {bb} (width x)" for bb in BUDGETS)
                 + " | anytime (budget) | anytime widened |",
                 "|---|---|---|" + "---|" * (len(BUDGETS) + 2)]
         for r in wide:
@@ -280,12 +281,13 @@ def tables(results: Sequence[PoolResult], command: str) -> list[str]:
     rule = [r for r in results if r.fixed_rule]
     if rule:
         out += ["", f"Error rate with the few-errors rule of new sessions (a CLT interval only "
-                f"from {MIN_ERRORS} errors and {MIN_ERRORS} labels without one, else the exact "
-                f"CS; `activetest.stats.fewerrors`), on top of the widened intervals: "
+                f"from {MIN_ERRORS} errors and {MIN_ERRORS} labels without one, else the "
+                f"{EXACT_CS}; `activetest.stats.fewerrors`), on top of the widened intervals: "
                 f"fixed-budget coverage at {', '.join(map(str, BUDGETS))} labels (share of "
                 f"runs with the CLT interval there), anytime time-uniform from {CS_FROM} to "
                 f"{max(BUDGETS)}:", "",
-                "| pool | method | " + " | ".join(f"fixed at {bb} (CLT share)" for bb in BUDGETS)
+                "| pool | method | " + " | ".join(f"fixed-budget at {bb} (CLT share)"
+                                                  for bb in BUDGETS)
                 + " | anytime |",
                 "|---|---|" + "---|" * (len(BUDGETS) + 1)]
         for r in rule:
@@ -340,7 +342,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--pools", nargs="*", default=list(POOLS))
     ap.add_argument("--losses", nargs="*", default=["log", "zero_one"])
-    ap.add_argument("--no-exact", action="store_true", help="skip the exact CS (slow)")
+    ap.add_argument("--no-exact", action="store_true", help=f"skip the {EXACT_CS} (slow)")
     ap.add_argument("--widened", action="store_true",
                     help="also the intervals new sessions report (budget-tuned CS, blind-spot "
                          "widening) for uniform and the earned design")
