@@ -8,11 +8,13 @@ cleanly without ../shared/datasets.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from activetest.experiments.coverage import ASYMPTOTIC_CS
 from activetest.experiments.history import MATRICES, METHODS, render, run_scenario
 from activetest.formats.history import read_response_matrix
 
@@ -35,3 +37,17 @@ def test_reduced_study_on_bbh() -> None:
         assert np.all((c >= 0) & (c <= 1))
     text = render([r], "reduced")
     assert "| design |" in text and "cross-PPI" in text and "anytime" in text
+    assert f"\nDesign, {ASYMPTOTIC_CS} over M = 30..50 at once: " in text
+
+
+def test_the_page_names_the_anytime_cs_as_the_write_ups_do() -> None:
+    """docs/history.md's blocks are what the history and history_vs_ppi studies write
+    (from their caches: re-rendered, the blocks are the page's): each block's coverage line
+    names the anytime CS as the product does (QA: "Design, anytime (asymptotic CS over
+    M = 30..100 at once)" on 16 lines, "exact CS" in the prose)."""
+    page = (Path(__file__).resolve().parents[2] / "docs" / "history.md").read_text()
+    design = [x for x in page.splitlines() if x.startswith("Design, ")]
+    assert len(design) == 16
+    shape = re.compile(rf"Design, {re.escape(ASYMPTOTIC_CS)} over M = 30\.\.\d+ at once: ")
+    assert all(shape.match(x) for x in design), [x[:80] for x in design if not shape.match(x)]
+    assert not re.findall(r"(?<!anytime )\basymptotic\s+CS\b|\bexact\s+CS\b", page)

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from activetest.experiments import history_vs_ppi as vp
+from activetest.experiments.coverage import ASYMPTOTIC_CS
 from tests.experiments.conftest import shift_keyword
 
 
@@ -165,6 +166,8 @@ def test_blocks_add_up_and_a_reduced_run_renders_from_its_cache(tiny, tmp_path, 
         assert np.all(np.isfinite(res[k])) and np.all(res[k] > 0), k
     assert np.all((res["cov_fixed"] >= 0) & (res["cov_fixed"] <= 1))
     assert "8 runs of the design" in first and "| PPI++ (neighbours) |" in first
+    # the anytime CS by the product's name (QA: "Design, anytime (asymptotic CS over ...")
+    assert f"\nDesign, {ASYMPTOTIC_CS} over M = 30..20 at once: " in first
     monkeypatch.setattr(vp, "block", lambda *a, **k: pytest.fail("recomputed"))
     vp.main(argv)
     second = capsys.readouterr().out  # the tables only (no progress lines)

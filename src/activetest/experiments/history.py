@@ -42,6 +42,7 @@ from pathlib import Path
 
 import numpy as np
 
+from activetest.experiments.coverage import ASYMPTOTIC_CS
 from activetest.experiments.history_baselines import baselines
 from activetest.experiments.probe import Probe, probe_id
 from activetest.formats.history import ResponseMatrix, read_response_matrix
@@ -363,8 +364,8 @@ def render(results: list[ScenarioResult], command: str, level: int = 3) -> str:
             lines.append(f"| {name} | " + " | ".join(
                 f"{c[:, b].mean():.3f} ({c[:, b].min():.2f})" for b in range(len(r.budgets)))
                 + " |")
-        lines += ["", f"Design, anytime (asymptotic CS over M = {MIN_LABELS}..{max(r.budgets)} "
-                  f"at once): {r.cov_anytime.mean():.3f} (worst model "
+        lines += ["", f"Design, {ASYMPTOTIC_CS} over M = {MIN_LABELS}..{max(r.budgets)} "
+                  f"at once: {r.cov_anytime.mean():.3f} (worst model "
                   f"{r.cov_anytime.min():.2f}). IRT-style mean error (estimate - truth) at "
                   + ", ".join(f"M = {b}: {np.mean(r.bias_irt[:, i]):+.4f} (largest "
                               f"|{np.abs(r.bias_irt[:, i]).max():.3f}|)"

@@ -50,6 +50,7 @@ from pathlib import Path
 
 import numpy as np
 
+from activetest.experiments.coverage import ASYMPTOTIC_CS
 from activetest.experiments.history_baselines import CHUNK, _fit, _one_blas_thread
 from activetest.experiments.probe import Probe, probe_id
 from activetest.stats.adaptive import RIDGES, simulate_design
@@ -537,8 +538,8 @@ def render(matrix: str, scenario: str, res: dict[str, np.ndarray], command: str 
         lines.append(f"| {name} | " + " | ".join(
             f"{c[:, j].mean():.3f} ({c[:, j].min():.2f})" for j in range(bud.size)) + " |")
     ca = res["cov_anytime"]
-    lines += ["", f"Design, anytime (asymptotic CS over M = {MIN_LABELS}..{int(bud.max())} at "
-              f"once): {ca.mean():.3f} (worst model {ca.min():.2f}). IRT-style mean error "
+    lines += ["", f"Design, {ASYMPTOTIC_CS} over M = {MIN_LABELS}..{int(bud.max())} at "
+              f"once: {ca.mean():.3f} (worst model {ca.min():.2f}). IRT-style mean error "
               "(estimate - truth), neighbours / today's features: " + ", ".join(
                   f"M = {b}: {res['bias_irt_nb'][:, j].mean():+.4f} / "
                   f"{res['bias_irt'][:, j].mean():+.4f} (largest |"
