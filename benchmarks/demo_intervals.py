@@ -21,7 +21,7 @@ known there, as in the demo):
    own control, the design's model variance as floor, Hall's skewness-corrected
    studentized interval; :func:`activetest.session.estimate.anytime`; for the error
    rate the few-errors rule of new sessions, :mod:`activetest.stats.fewerrors`: the
-   exact CS while fewer than 5 errors are labelled). Not applied: the blind-spot
+   exact anytime CS while fewer than 5 errors are labelled). Not applied: the blind-spot
    widening (:mod:`activetest.stats.blindspot`). Uniform
    sampling: ``--labels`` items drawn without replacement with
    ``default_rng([r, 1])`` (the demo's uniform draw for seed r), its fixed-budget
@@ -58,6 +58,7 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from _docs import write_section  # noqa: E402
+from activetest.experiments.coverage import EXACT_CS  # noqa: E402
 from activetest.session.demo import uniform_interval  # noqa: E402
 from activetest.session.store import SessionStore  # noqa: E402
 from activetest.stats import (  # noqa: E402
@@ -184,7 +185,7 @@ def render(res: dict[str, object], args: argparse.Namespace) -> str:
         "A session with both metrics runs the two-metric calibrated design (one proposal "
         "from the combined standardised residual spread, each metric with its own control "
         "and model-variance floor); new sessions run it with the earned in-run rule "
-        "(docs/robustness.md) and report the error rate's exact CS while fewer than "
+        f"(docs/robustness.md) and report the error rate's {EXACT_CS} while fewer than "
         f"{MIN_ERRORS} errors are labelled (never, here, at {args.labels} labels); sessions "
         "before ran the original rule. Before the two-metric design, such sessions ran "
         "the design fitted to log loss and estimated the error rate by plain LURE on its "
