@@ -21,7 +21,7 @@ from activetest.experiments.coverage_figures import band_figure
 from activetest.experiments.paper import settings_for
 from activetest.stats import bootstrap_std_many, lure_terms, sample
 from activetest.stats.intervals import _theta
-from tests.experiments.figure_checks import small_texts
+from tests.experiments.figure_checks import inside, small_texts
 from tests.experiments.test_paper import _outputs
 
 
@@ -188,6 +188,10 @@ def test_the_one_run_figure_names_its_models_and_its_legend_hides_no_data() -> N
         title = ax.get_title()
         assert f"target {setting.target}" in title and f"surrogate {setting.surrogate}" in title
         assert "CE + LURE" in title and "<-" not in title
+        # and the run: the pool's size and the seed (QA: neither was named)
+        assert title.startswith(f"{setting.dataset} (N = 300): ") and title.endswith(
+            "; CE + LURE, seed 0"), title
+        assert inside(fig, ax.title), ax.title.get_window_extent(renderer)
         # the intervals by the product's names, legible (QA: 7 pt, "exact CS (95%, ...)")
         names = [t.get_text() for t in ax.get_legend().get_texts()]
         assert names[:3] == ["exact anytime 95% confidence sequence",
@@ -196,6 +200,40 @@ def test_the_one_run_figure_names_its_models_and_its_legend_hides_no_data() -> N
         assert not small_texts(fig), small_texts(fig)
     finally:
         plt.close(fig)
+
+
+def test_the_committed_one_run_figure_names_its_run_in_a_title_that_fits() -> None:
+    """docs/intervals/cs_band.png as ``replot`` draws it from the saved run: the title
+    names the pool's size and the seed (QA: neither was) and lies within the figure (a
+    first try ran off its right edge)."""
+    import matplotlib.pyplot as plt
+
+    from activetest.experiments.coverage_figures import BandCurves
+
+    band = BandCurves.load(Path(__file__).parents[2] / "docs" / "intervals" / "cs_band.npz")
+    assert (band.dataset, band.pool_size, band.seed) == ("sst2", 2000, 0)
+    fig = band_figure(band)
+    try:
+        fig.canvas.draw()
+        title = fig.axes[0].title
+        assert title.get_text() == ("sst2 (N = 2,000): target gemma3-270m/few, surrogate "
+                                    "gemma3-270m/few; CE + LURE, seed 0")
+        assert inside(fig, title), title.get_window_extent(fig.canvas.get_renderer())
+    finally:
+        plt.close(fig)
+
+
+def test_a_saved_run_without_its_pool_size_is_refused_by_name(tmp_path: Path) -> None:
+    """A run saved before the title named the pool (no ``pool_size``): replot says which
+    file and what to re-run, not a KeyError."""
+    from activetest.experiments.coverage_figures import BandCurves
+
+    z = dict(np.load(Path(__file__).parents[2] / "docs" / "intervals" / "cs_band.npz"))
+    del z["pool_size"]
+    old = tmp_path / "cs_band.npz"
+    np.savez_compressed(old, **z)
+    with pytest.raises(ValueError, match=r"cs_band\.npz: no pool_size .* coverage"):
+        BandCurves.load(old)
 
 
 def test_the_page_s_tables_name_the_intervals_as_the_write_up_does() -> None:

@@ -96,7 +96,8 @@ def band_curves(data: DatasetOutputs, setting: Setting, budget: int, seed: int
                                          else v) for k, v in (t.exact or {}).items()})
     test = None if data.pool_is_truth else float(log_loss(tgt.test, data.test_labels).mean())
     return BandCurves(dataset=setting.dataset, target=setting.target,
-                      surrogate=setting.surrogate, seed=seed, estimate=mart.estimate[0],
+                      surrogate=setting.surrogate, seed=seed, pool_size=N,
+                      estimate=mart.estimate[0],
                       fixed_low=mart.low[0], fixed_high=mart.high[0],
                       anytime_low=asym.low[0], anytime_high=asym.high[0],
                       exact_low=np.asarray(ex.low), exact_high=np.asarray(ex.high),

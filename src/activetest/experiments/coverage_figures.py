@@ -150,6 +150,8 @@ class BandCurves:
         dataset, target, surrogate: the setting (the target's outputs are scored, the
             surrogate's drive the CE acquisition).
         seed: the run's seed.
+        pool_size: N, the items of the pool the run draws from (and whose mean loss is the
+            pool risk).
         estimate: the LURE estimate after k labels.
         fixed_low, fixed_high: the fixed-budget 95% interval (``fixed_interval_curve``).
         anytime_low, anytime_high: the anytime 95% CS, asymptotic (``asymptotic_cs``),
@@ -165,6 +167,7 @@ class BandCurves:
     target: str
     surrogate: str
     seed: int
+    pool_size: int
     estimate: np.ndarray
     fixed_low: np.ndarray
     fixed_high: np.ndarray
@@ -191,18 +194,29 @@ class BandCurves:
         np.savez_compressed(
             path, dataset=np.array(self.dataset), target=np.array(self.target),
             surrogate=np.array(self.surrogate), seed=np.array(self.seed),
-            claimed_from=np.array(self.claimed_from), pool_risk=np.array(self.pool_risk),
+            pool_size=np.array(self.pool_size), claimed_from=np.array(self.claimed_from),
+            pool_risk=np.array(self.pool_risk),
             test_truth=np.array(np.nan if self.test_truth is None else self.test_truth),
             **{k: np.asarray(getattr(self, k), dtype=np.float64) for k in self._ARRAYS})
         return path
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> BandCurves:
-        """The run :meth:`save` wrote."""
+        """The run :meth:`save` wrote.
+
+        Raises:
+            ValueError: a file without the pool size (written before the figure's title
+                named it): the study re-draws it (``python -m activetest.experiments
+                coverage``).
+        """
         with np.load(path, allow_pickle=False) as z:
+            if "pool_size" not in z.files:
+                raise ValueError(f"{path}: no pool_size (saved before cs_band.png named "
+                                 "its pool); re-run python -m activetest.experiments coverage")
             test = float(z["test_truth"])
             return cls(dataset=str(z["dataset"]), target=str(z["target"]),
                        surrogate=str(z["surrogate"]), seed=int(z["seed"]),
+                       pool_size=int(z["pool_size"]),
                        claimed_from=int(z["claimed_from"]), pool_risk=float(z["pool_risk"]),
                        test_truth=None if np.isnan(test) else test,
                        **{k: np.array(z[k], dtype=np.float64) for k in cls._ARRAYS})
@@ -302,8 +316,10 @@ def band_figure(band: BandCurves) -> Any:
     ax.set_ylim(max(0.0, band.pool_risk - 1.0), band.pool_risk + 1.0)
     ax.set_xlabel("labels")
     ax.set_ylabel("log loss (nats)")
-    ax.set_title(f"{band.dataset}: target {band.target}, surrogate {band.surrogate}; "
-                 "one run of CE + LURE", fontsize=9)
+    # the run named by its pool size and seed (QA: neither was); one line that fits the
+    # figure (a second would move the axes)
+    ax.set_title(f"{band.dataset} (N = {band.pool_size:,}): target {band.target}, surrogate "
+                 f"{band.surrogate}; CE + LURE, seed {band.seed}", fontsize=9)
     # below the axes: inside, it hid the exact CS's upper edge (QA)
     ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2)
     fig.tight_layout()
