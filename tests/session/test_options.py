@@ -14,6 +14,7 @@ from session_support import PoolFiles
 
 from activetest.session.options import (
     check_count,
+    check_flag,
     check_level,
     check_n_boot,
     check_target_width,
@@ -70,6 +71,30 @@ def test_a_spec_alone_is_one_compared_target(tmp_path: Path) -> None:
     assert compare_specs(scorer) == [scorer]
     assert compare_specs(["a", "b"]) == ["a", "b"] and compare_specs(("a",)) == ["a"]
     assert compare_specs(None) == [] and compare_specs(()) == [] and compare_specs([]) == []
+
+
+@pytest.mark.parametrize(("bad", "message"), [
+    (0, "compare: 0 is neither a model spec"),
+    (False, "compare: False is neither a model spec"),
+    (0.0, "compare: 0.0 is neither a model spec"),
+    ({}, "compare: {} is neither a model spec"),
+    ("", "compare: '' is an empty model spec"),
+    (["a", " "], "compare[1]: ' ' is an empty model spec"),
+    ([None], "compare[0]: None is neither a model spec"),
+])
+def test_only_none_or_an_empty_list_means_no_comparison(bad: Any, message: str) -> None:
+    """QA: compare_specs(0), (False) and ({}) were read as "no comparison" and ("") as a
+    model named ""; each is refused by name, with its value."""
+    with pytest.raises(ValueError) as e:
+        compare_specs(bad)
+    assert message in str(e.value)
+
+
+@pytest.mark.parametrize("bad", ["no", None, 1, 0])
+def test_flags_are_true_or_false(bad: Any) -> None:
+    with pytest.raises(ValueError, match=r"^overwrite must be True or False, got "):
+        check_flag(bad, "overwrite")
+    assert check_flag(np.True_, "overwrite") is True and check_flag(False, "x") is False
 
 
 def _create(pf: PoolFiles, db: Path, **kw: Any) -> Session:

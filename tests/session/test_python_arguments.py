@@ -34,11 +34,16 @@ def test_label_from_data_and_compare_name_a_bad_argument(tmp_path: Path) -> None
         assert s.labels() == {}
         assert s.label_from_data(2) == 2
         s.label_from_data()
-        for bad in (5, [5], ["table:x.csv", 2.5]):
-            with pytest.raises(ValueError, match=r"compare: .* is neither a model spec \(a "
-                                                 r"string, e\.g\. 'table:other\.csv'\) nor a "
-                                                 r"model object"):
+        for bad in (5, [5], ["table:x.csv", 2.5], 0, False):
+            with pytest.raises(ValueError, match=r"compare(\[\d\])?: .* is neither a model "
+                                                 r"spec \(a string, e\.g\. "
+                                                 r"'table:other\.csv'\) nor a model object"):
                 s.estimate(compare=bad, record=False, progress=False)
+        with pytest.raises(ValueError, match=r"compare: '' is an empty model spec"):
+            s.estimate(compare="", progress=False)
+        for kw in ({"record": "no"}, {"progress": None}):
+            with pytest.raises(ValueError, match=rf"{next(iter(kw))} must be True or False, "):
+                s.estimate(**kw)  # type: ignore[arg-type]
         assert s.estimates_history() == []
 
 

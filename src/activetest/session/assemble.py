@@ -20,6 +20,7 @@ import numpy as np
 from activetest.session import draw
 from activetest.session import estimate as est
 from activetest.session.options import (
+    check_flag,
     check_level,
     check_n_boot,
     check_target_width,
@@ -87,6 +88,8 @@ def estimate_parts(s: Any, *, compare: Sequence[Any] | Any, n_boot: int | None,
     level = None if level is None else check_level(level)
     n_boot = None if n_boot is None else check_n_boot(n_boot)
     target_width = check_target_width(target_width)
+    others = compare_specs(compare)  # a spec (str) or one Scorer is one target
+    record, progress = check_flag(record, "record"), check_flag(progress, "progress")
     draws = s.labelled_draws()
     if draws.k == 0:
         if draws.n_selected == 0:
@@ -107,7 +110,7 @@ def estimate_parts(s: Any, *, compare: Sequence[Any] | Any, n_boot: int | None,
     assert s_stored is not None
     kind = s.kind
     t_lp = kind.target_logprobs(draws, s._target_score(progress))  # scored once, stored
-    others = compare_specs(compare)  # a spec (str) or one Scorer is one target
+
     def spec_of(o: Any) -> str:  # a file the session names by its name: that spec
         return session_spec(os.fspath(o), cfg.model_files)
 

@@ -15,7 +15,7 @@ import numbers
 import os
 from typing import Any
 
-__all__ = ["MIN_TARGET_WIDTH", "as_integer", "check_count", "check_label_scoring",
+__all__ = ["MIN_TARGET_WIDTH", "as_integer", "check_count", "check_flag", "check_label_scoring",
            "check_level", "check_n_boot", "check_target_width", "compare_specs"]
 
 #: The narrowest interval width a projection is made for (narrower ones would need
@@ -105,18 +105,48 @@ def check_count(value: Any, name: str, what: str) -> int | None:
     return n
 
 
+def check_flag(value: Any, name: str) -> bool:
+    """A yes/no option (``overwrite``, ``predictions``, ``progress``) as a bool: ``True``
+    or ``False`` (a numpy bool too).
+
+    Raises:
+        ValueError: anything else, named with ``name`` and the value (QA: ``"no"`` was
+            read as yes and ``None`` as no, silently).
+    """
+    if isinstance(value, bool) or (type(value).__module__ == "numpy"
+                                   and type(value).__name__ in ("bool", "bool_")):
+        return bool(value)
+    raise ValueError(f"{name} must be True or False, got {type(value).__name__} "
+                     f"{_shown(value)!r}")
+
+
 def compare_specs(compare: Any) -> list[Any]:
     """The compared targets as a list: a spec (``str`` or path) or a single model
-    object is one target; a list or tuple is several; None or empty is none. (A string
-    is never read as its characters.)"""
-    if isinstance(compare, (str, os.PathLike)):
-        return [compare]
-    out = list(compare) if isinstance(compare, (list, tuple)) else [compare] if compare else []
-    for o in out:  # (QA: compare=5 raised "'int' object has no attribute 'score'")
-        if not isinstance(o, (str, os.PathLike)) and not callable(getattr(o, "score", None)):
-            raise ValueError(f"compare: {_shown(o)!r} is neither a model spec (a string, e.g. "
+    object is one target; a list or tuple is several; None, ``()`` or ``[]`` is none.
+    (A string is never read as its characters.)
+
+    Raises:
+        ValueError: anything else, named with its value: ``0``, ``False`` or ``""`` are
+            not "no comparison" (QA: they were read as none, silently), nor is an
+            empty or blank spec a model; an entry that is neither a spec nor a model
+            object.
+    """
+    if compare is None:
+        return []
+    many = isinstance(compare, (list, tuple))
+    out = list(compare) if many else [compare]
+    for j, o in enumerate(out):  # (QA: compare=5 raised "'int' object has no attribute 'score'")
+        at = f"compare[{j}]" if many else "compare"
+        if isinstance(o, (str, os.PathLike)):
+            if not os.fspath(o).strip():
+                raise ValueError(f"{at}: {o!r} is an empty model spec; name a model (e.g. "
+                                 f"'table:other.csv'), or pass None for no comparison")
+        elif not callable(getattr(o, "score", None)):
+            also = "" if many else (", nor a list or tuple of them (None, () or [] for no "
+                                    "comparison)")
+            raise ValueError(f"{at}: {_shown(o)!r} is neither a model spec (a string, e.g. "
                              f"'table:other.csv') nor a model object (one with a score "
-                             f"method); got {type(o).__name__}")
+                             f"method){also}; got {type(o).__name__}")
     return out
 
 
