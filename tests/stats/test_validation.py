@@ -325,6 +325,48 @@ def test_scalar_arguments_are_named_too(call: Any, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         call(st)
 
+_TH = np.full(40, 0.5)
+
+
+@pytest.mark.parametrize(("kw", "message"), [
+    ({"theta_high": True}, r"theta_high must be a number or an array of numbers \(a bound\), "
+                           r"got True"),
+    ({"theta_low": np.zeros(40, dtype=bool)}, r"theta_low must be a number or an array of "
+                                              r"numbers \(a bound\), got a bool array"),
+    ({"known_high": np.True_}, r"known_high must be a number .*got True"),
+    ({"known_low": "a"}, "known_low must be a numeric array, got str 'a'"),
+    ({"trunc": "0.5"}, r"trunc must be in \(0, 1\), got '0\.5'"),
+    ({"trunc": True}, r"trunc must be in \(0, 1\), got True"),
+    ({"N": True}, "N must be a positive integer pool size, or None, got True"),
+    ({"N": "100"}, "N must be a positive integer pool size, or None, got '100'"),
+    ({"grid_size": 10.5}, r"grid_size must be a whole number of grid points >= 2, or None, "
+                          r"got 10\.5"),
+    ({"grid_size": "a"}, "grid_size must be a whole number of grid points"),
+    ({"running_intersection": "no"}, "running_intersection must be True or False, got 'no'"),
+])
+def test_betting_cs_names_a_bound_or_knob_of_another_type(kw: dict[str, Any],
+                                                          message: str) -> None:
+    """QA: betting_cs(theta_high=True) took True as the bound 1 (and known_high=True, a
+    bool array likewise); trunc="0.5" raised Python's "'<' not supported", N=True was a
+    pool of 1, grid_size=10.5 was 10 points and running_intersection="no" was yes."""
+    from activetest.stats import betting_cs
+
+    args = {"theta_low": 0.0, "theta_high": 1.0, **kw}
+    with pytest.raises(ValueError, match=message):
+        betting_cs(_TH, args.pop("theta_low"), args.pop("theta_high"), value_low=0.0,
+                   value_high=1.0, **args)
+
+
+def test_betting_cs_takes_a_small_grid_for_many_runs() -> None:
+    """A grid of fewer than 16 points for many runs was numpy's "Number of samples, -6,
+    must be non-negative"; it is the whole range's coarse grid, and still covers."""
+    from activetest.stats import betting_cs
+
+    cs = betting_cs(np.tile(_TH, (2, 1)), 0.0, 1.0, value_low=0.0, value_high=1.0,
+                    grid_size=10, N=40)
+    assert np.all(cs.low <= 0.5) and np.all(cs.high >= 0.5)
+
+
 @pytest.mark.parametrize(("labels", "message"), [
     ([None], r"labels\[0\] = None is not a class index \(0\.\.2\)"),
     ([0, 5], r"labels\[1\] = 5 is not a class index \(0\.\.2\)"),

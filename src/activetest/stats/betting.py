@@ -66,7 +66,7 @@ import numpy as np
 from activetest.stats.confseq import ConfidenceSequence, _check_alpha
 from activetest.stats.intervals import _theta, martingale_se_curve
 from activetest.stats.kernels import njit
-from activetest.stats.validate import float_array, is_whole, real_number
+from activetest.stats.validate import float_array, is_whole, open_unit, real_number
 
 __all__ = [
     "betting_capital",
@@ -222,7 +222,7 @@ def _default_grid(est: np.ndarray, se: np.ndarray, value_low: float, value_high:
     Any grid keeps the CS valid (rounding is outward); this only sets resolution.
     """
     R = est.shape[0]
-    n_coarse = max(16, grid_size // 4)
+    n_coarse = min(max(16, grid_size // 4), grid_size)  # (all of a grid under 16 points)
     coarse = np.broadcast_to(np.linspace(value_low, value_high, n_coarse), (R, n_coarse))
     K = est.shape[1]
     k = min(K, 30) - 1
@@ -271,6 +271,8 @@ def betting_cs(theta: np.ndarray, theta_low: np.ndarray, theta_high: np.ndarray,
                                               th.shape).reshape(th2.shape))
     hi = np.ascontiguousarray(np.broadcast_to(_bound(theta_high, "theta_high", th.shape),
                                               th.shape).reshape(th2.shape))
+    kl = None if known_low is None else _bound(known_low, "known_low", th.shape)
+    kh = None if known_high is None else _bound(known_high, "known_high", th.shape)
     if th2.ndim != 2 or th2.shape[1] == 0:
         raise ValueError(f"theta must be (K,) or (R, K), got shape {th.shape}")
     if not np.all(np.isfinite(th2)):
@@ -281,8 +283,15 @@ def betting_cs(theta: np.ndarray, theta_low: np.ndarray, theta_high: np.ndarray,
                          "(they must hold for every item that could have been drawn)")
     if not value_low < value_high:
         raise ValueError("value_low must be below value_high")
-    if not 0.0 < trunc < 1.0:
-        raise ValueError(f"trunc must be in (0, 1), got {trunc!r}")
+    trunc = open_unit(trunc, "trunc")
+    if not isinstance(running_intersection, (bool, np.bool_)):
+        raise ValueError(f"running_intersection must be True or False, got "
+                         f"{running_intersection!r}")
+    if N is not None and (not is_whole(N) or N < 1):  # type: ignore[operator]
+        raise ValueError(f"N must be a positive integer pool size, or None, got {N!r}")
+    if grid_size is not None and grid is None and (not is_whole(grid_size) or grid_size < 2):  # type: ignore[operator]
+        raise ValueError(f"grid_size must be a whole number of grid points >= 2, or None, "
+                         f"got {grid_size!r}")
     lo = np.minimum(lo, th2)  # absorb rounding so every factor stays positive
     hi = np.maximum(hi, th2)
     R, K = th2.shape
@@ -315,12 +324,10 @@ def betting_cs(theta: np.ndarray, theta_low: np.ndarray, theta_high: np.ndarray,
     high = np.minimum(high, value_high)
     # known bounds are sums of floats: widen by rounding so the truth is never cut off
     eps = 1e-12 * max(1.0, abs(value_low), abs(value_high))
-    if known_low is not None:
-        kl = np.broadcast_to(np.asarray(known_low, dtype=np.float64), th.shape)
-        low = np.maximum(low, kl.reshape(th2.shape) - eps)
-    if known_high is not None:
-        kh = np.broadcast_to(np.asarray(known_high, dtype=np.float64), th.shape)
-        high = np.minimum(high, kh.reshape(th2.shape) + eps)
+    if kl is not None:
+        low = np.maximum(low, np.broadcast_to(kl, th.shape).reshape(th2.shape) - eps)
+    if kh is not None:
+        high = np.minimum(high, np.broadcast_to(kh, th.shape).reshape(th2.shape) + eps)
     if running_intersection:
         low = np.maximum.accumulate(low, axis=1)
         high = np.minimum.accumulate(high, axis=1)
@@ -330,7 +337,11 @@ def betting_cs(theta: np.ndarray, theta_low: np.ndarray, theta_high: np.ndarray,
 
 
 def _bound(x: object, name: str, shape: tuple[int, ...]) -> np.ndarray:
-    """A bound given per draw: a number or an array that broadcasts to ``shape``."""
+    """A bound given per draw: a number or an array that broadcasts to ``shape``; a bool
+    (or an array of them) is refused by name (QA: ``theta_high=True`` was taken as 1)."""
+    if isinstance(x, (bool, np.bool_)) or (isinstance(x, np.ndarray) and x.dtype == np.bool_):
+        raise ValueError(f"{name} must be a number or an array of numbers (a bound), got "
+                         f"{'a bool array' if isinstance(x, np.ndarray) else repr(bool(x))}")
     a = float_array(x, name)
     if not np.all(np.isfinite(a)) and np.any(np.isnan(a)):
         raise ValueError(f"{name} has a NaN: bounds must be numbers (infinity allowed)")
