@@ -325,6 +325,26 @@ def test_scalar_arguments_are_named_too(call: Any, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         call(st)
 
+@pytest.mark.parametrize(("losses", "message"), [
+    ([None], r"^losses\[0\] is None: losses must all be finite numbers$"),
+    ((0.5, None), r"^losses\[1\] is None: "),
+    ([float("nan")], r"^losses\[0\] = nan is not finite$"),
+])
+def test_an_observed_loss_given_as_none_is_named_by_position(losses: Any,
+                                                              message: str) -> None:
+    """QA: observe(losses=[None]) said "losses[0] = nan is not finite" (numpy reads None
+    as NaN): the None is named, with its position; nothing is observed."""
+    import activetest.stats as st
+
+    s = st.AdaptiveSampler(st.AdaptiveDesign.fixed(np.ones(6), lam=0.5), seed=1)
+    s.draw(2)
+    with pytest.raises(ValueError, match=message):
+        s.observe(losses=losses)
+    assert s.losses == [] and s.n_pending == 2
+    with pytest.raises(ValueError, match=r"^scores\[2\] is None: "):
+        st.ActiveSampler([1.0, 2.0, None, 1.0], seed=1)
+
+
 _TH = np.full(40, 0.5)
 
 

@@ -189,7 +189,7 @@ def as_scores(s: object, name: str = "scores") -> np.ndarray:
         raise ValueError(f"{name} is empty: the pool needs at least one item")
     if not np.all(np.isfinite(a)):
         i = int(np.argmax(~np.isfinite(a)))
-        raise ValueError(f"{name}[{i}] = {a[i]} is not finite")
+        raise ValueError(_not_finite(name, s, a, i))
     if np.any(a < 0):
         i = int(np.argmax(a < 0))
         raise ValueError(f"{name}[{i}] = {a[i]} is negative: acquisition scores must be >= 0")
@@ -205,8 +205,17 @@ def as_vector(x: object, name: str, n: int | None = None) -> np.ndarray:
         raise ValueError(f"{name} must have length {n}, got {a.shape[0]}")
     if not np.all(np.isfinite(a)):
         i = int(np.argmax(~np.isfinite(a)))
-        raise ValueError(f"{name}[{i}] = {a[i]} is not finite")
+        raise ValueError(_not_finite(name, x, a, i))
     return a
+
+
+def _not_finite(name: str, given: object, a: np.ndarray, i: int) -> str:
+    """The message for the non-finite entry ``i`` of a 1-D vector ``a`` read from
+    ``given``: one given as None is named so (numpy reads None as NaN: QA,
+    ``observe(losses=[None])`` said "losses[0] = nan is not finite")."""
+    if isinstance(given, (list, tuple)) and i < len(given) and given[i] is None:
+        return f"{name}[{i}] is None: {name} must all be finite numbers"
+    return f"{name}[{i}] = {a[i]} is not finite"
 
 
 #: The paper's proposal floor (its alpha): the share of the uniform mixed into a proposal.
