@@ -548,6 +548,15 @@ def test_array_arguments_of_another_shape_are_named(call: Any, message: str) -> 
      "schedule must be a 1-D sequence"),
     (lambda st: st.AdaptiveDesign.calibrated(T3, T3, lazy="no"),
      "lazy must be True, False or None .*got 'no'"),
+    (lambda st: st.AdaptiveDesign.fixed(np.ones(20), name=None),
+     r"name must be a non-empty string naming the design \(e\.g\. 'fixed'\), got NoneType "
+     r"None"),
+    (lambda st: st.AdaptiveDesign.fixed(np.ones(20), name=5), "name must be .*got int 5"),
+    (lambda st: st.AdaptiveDesign.fixed(np.ones(20), name=""), "name must be .*got str ''"),
+    (lambda st: st.AdaptiveDesign.logistic(np.zeros((20, 2)), offset=False, name=None),
+     "name must be .*got NoneType None"),
+    (lambda st: st.AdaptiveDesign.from_name(None, surrogate_logprobs=T3),
+     r"unknown design None; expected one of "),
 ])
 def test_adaptive_design_arguments_are_named(call: Any, message: str) -> None:
     """QA: AdaptiveSampler("calibrated") raised an AttributeError, draw(None) int()'s

@@ -127,6 +127,20 @@ def _n_rows(logprobs: object, name: str) -> int:
     return int(np.shape(logprobs)[0])
 
 
+def check_design_name(name: object) -> str:
+    """A design's ``name`` (what its runs, checkpoints and reports call it): a non-empty
+    string.
+
+    Raises:
+        ValueError: anything else, with its type and value (QA: ``fixed(name=None)`` built
+            a design named None, and ``name=5`` one named 5).
+    """
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError(f"name must be a non-empty string naming the design (e.g. "
+                         f"'fixed'), got {type(name).__name__} {name!r}")
+    return name
+
+
 def check_start(start: str) -> None:
     """Refuse a design start other than ``"prior"`` or ``"uniform"``."""
     if start not in ("prior", "uniform"):
@@ -365,6 +379,7 @@ class AdaptiveDesign:
         predicts (:attr:`AdaptiveSampler.model_var`, a floor for the intervals) reads
         them as each loss's sd and ``control`` as its mean: pass them in loss units.
         """
+        check_design_name(name)
         s = as_vector(scores, "scores")
         if np.any(s < 0):
             raise ValueError("scores must be >= 0")
@@ -457,6 +472,7 @@ class AdaptiveDesign:
                 its first refit whatever ``start`` says.
             rule, rule_params: the in-run rule and its kernel parameters.
         """
+        check_design_name(name)
         X = np.ascontiguousarray(X, dtype=np.float64)
         n, K = X.shape
         w0 = np.zeros(K)
