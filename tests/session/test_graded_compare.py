@@ -219,6 +219,29 @@ def test_missing_judgments_wait_and_bad_requests_are_refused(tmp_path: Path) -> 
     assert "still to judge" in run("status", db)
 
 
+@pytest.mark.parametrize(("kw", "message"), [
+    ({"source": 5}, r"source must be a non-empty string naming where the labels come from "
+                    r"\(e\.g\. 'api', 'import:labels\.csv'\), got int 5"),
+    ({"source": ""}, "source must be a non-empty string .*got str ''"),
+    ({"overwrite": "no"}, "overwrite must be True or False, got str 'no'"),
+])
+def test_judge_and_judge_many_name_a_bad_source_or_overwrite(
+        tmp_path: Path, kw: dict[str, object], message: str) -> None:
+    """QA: judge(source=5) stored the judgment's source as '5', source="" as an empty one,
+    and overwrite="no" was read as yes; refused by name, nothing stored."""
+    pool, other, _, _ = write_files(tmp_path)
+    db = create(tmp_path, pool, other)
+    spec = f"answers:{other}"
+    with Session.open(db) as s:
+        s.select(6)
+        item = s.pending_judgments()[0].acquisition.item_id
+        with pytest.raises(ValueError, match=message):
+            s.judge(item, "correct", target=spec, **kw)  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match=message):
+            s.judge_many(spec, [(item, "correct")], **kw)  # type: ignore[arg-type]
+        assert s.store.judgments(f"compare:{spec}") == {} and s.history() == []
+
+
 def test_init_refuses_bad_compared_answers_and_leaves_no_file(tmp_path: Path) -> None:
     pool, other, _, _ = write_files(tmp_path)
     lines = other.read_text().splitlines()

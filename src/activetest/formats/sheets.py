@@ -65,6 +65,10 @@ DRAW_COLUMN = "draw"
 def format_for(path: Path, format: str | None) -> str:
     """The sheet format: ``format`` (``ndjson`` read as ``jsonl``) or the suffix's."""
     if format is not None:
+        if not isinstance(format, str):  # (QA: format=5 raised "'int' object has no
+            # attribute 'lower'")
+            raise ValueError(f"format must be one of {', '.join(FORMATS)}, or None (from "
+                             f"the suffix), got {type(format).__name__} {format!r}")
         fmt = format.lower().lstrip(".")
         if fmt == "ndjson":
             fmt = "jsonl"

@@ -17,10 +17,15 @@ from pathlib import Path
 from typing import Any
 
 from activetest.session import compare_graded, labels
+from activetest.session.options import check_flag, check_path
 from activetest.session.records import LabelImport
 from activetest.session.store import Acquisition
 
-__all__ = ["export_session", "import_session_file"]
+__all__ = ["IMPORT_OPTIONS", "export_session", "import_session_file"]
+
+#: The options :meth:`Session.import_file <activetest.session.workflow.Session.import_file>`
+#: passes on to :func:`activetest.session.labelio.import_labels`.
+IMPORT_OPTIONS = ("id_column", "label_column", "from_name", "label_base")
 
 
 def export_session(s: Any, path: str | os.PathLike[str], *, format: str | None,
@@ -29,14 +34,18 @@ def export_session(s: Any, path: str | os.PathLike[str], *, format: str | None,
     """Write drawn items of session ``s`` to a file for labelling elsewhere; returns how
     many (:meth:`Session.export <activetest.session.workflow.Session.export>` documents
     the arguments and what is refused)."""
+    check_path(path, "path")
     if which not in ("pending", "selected", "labelled"):
         raise ValueError(f"which must be pending, selected or labelled, got {which!r}")
+    predictions = check_flag(predictions, "predictions")  # (QA: "no" wrote the guesses)
+    overwrite = check_flag(overwrite, "overwrite")  # (QA: "no" wrote over a filled sheet)
+    given_draws = None if acquisitions is None else _session_draws(s, acquisitions)
     current = s.store.labels()
     acq = s.pending() if which == "pending" else s.acquisitions()
     if which == "labelled":
         acq = [a for a in acq if a.index in current]
-    if acquisitions is not None:
-        acq = list(acquisitions)
+    if given_draws is not None:
+        acq = given_draws
     from activetest.session.harness import check_person_labelling
 
     check_person_labelling(s, acq, "export")  # a harness item without an answer
@@ -70,6 +79,14 @@ def import_session_file(s: Any, path: str | os.PathLike[str], *, format: str | N
     from activetest.session import labelio
     from activetest.session.harness import check_people_labels
 
+    check_path(path, "path")
+    overwrite = check_flag(overwrite, "overwrite")
+    trust_people = check_flag(trust_people, "trust_people")  # (QA: "no" trusted)
+    ids_are_positions = check_flag(ids_are_positions, "ids_are_positions")
+    unknown = sorted(set(options) - set(IMPORT_OPTIONS))
+    if unknown:  # (QA: Python's "import_labels() got an unexpected keyword argument")
+        raise TypeError(f"import_file() got an unknown option {unknown[0]!r}; its options "
+                        f"are {', '.join(IMPORT_OPTIONS)}")
     records = labelio.import_labels(path, s.task, format=format, **options)
     source = f"import:{Path(path).name}"
     index = s._row_index()
@@ -116,6 +133,30 @@ def import_session_file(s: Any, path: str | os.PathLike[str], *, format: str | N
             judged=sum(c.action == "add" for c in judgments),
             judged_changed=sum(c.action == "change" for c in judgments),
             position_note=note), read)
+
+
+def _session_draws(s: Any, acquisitions: Any) -> list[Acquisition]:
+    """``acquisitions`` (an export's ``acquisitions=``) as a list, each one of session
+    ``s``'s draws (its step, row and item id as stored).
+
+    Raises:
+        ValueError: not a list or tuple, or an entry that is no draw of this session,
+            named by its position and value (QA: ``acquisitions=5`` raised Python's
+            "'int' object is not iterable", ``[1, 2]`` "'int' object has no attribute
+            'index'").
+    """
+    if not isinstance(acquisitions, (list, tuple)):
+        raise ValueError(f"acquisitions must be a list of this session's draws (from "
+                         f"Session.acquisitions() or select()), or None; got "
+                         f"{type(acquisitions).__name__} {acquisitions!r}")
+    stored = {(a.step, a.index, a.item_id) for a in s.acquisitions()}
+    for j, a in enumerate(acquisitions):
+        if not isinstance(a, Acquisition) or (a.step, a.index, a.item_id) not in stored:
+            what = ("no draw of this session" if isinstance(a, Acquisition) else
+                    f"no Acquisition (a {type(a).__name__})")
+            raise ValueError(f"acquisitions[{j}] = {a!r} is {what}: export draws from "
+                             f"Session.acquisitions() or select()")
+    return list(acquisitions)
 
 
 def _position_join(s: Any, path: str, records: Sequence[Any], confirmed: bool) -> str | None:

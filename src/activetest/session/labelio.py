@@ -354,7 +354,18 @@ def import_labels(path: str | Path, task: Task, *, format: str | None = None,
             an unknown label, or a bad time; names the file and line (record index
             for ``.json``).
         FileNotFoundError: no such file.
+        ValueError: ``id_column``, ``label_column`` or ``from_name`` is no column name,
+            or ``format`` no format's.
     """
+    for name, col, none_ok in (("id_column", id_column, False),
+                               ("label_column", label_column, False),
+                               ("from_name", from_name, True)):
+        if not (col is None and none_ok) and (not isinstance(col, str) or not col.strip()):
+            # (QA: id_column=5 was looked up as a column named 5, label_column=None
+            # as one named None)
+            raise ValueError(f"{name} must be a column name (a non-empty string)"
+                             f"{', or None' if none_ok else ''}, got {type(col).__name__} "
+                             f"{col!r}")
     p = Path(path)
     return _read_labels(p, format_for(p, format), lambda: _reader(task, label_base),
                         id_column=id_column, label_column=label_column, source=source,

@@ -26,6 +26,7 @@ import numpy as np
 
 from activetest.data.classes import LabelReader
 from activetest.data.task import Item, Task
+from activetest.session.options import check_flag
 from activetest.session.records import (
     EXPORT_FORMATS,
     RESOLVE_RULES,
@@ -36,8 +37,8 @@ from activetest.session.records import (
 from activetest.session.store import Acquisition, LabelChange, SessionError, SessionStore
 
 __all__ = ["GROUND_TRUTH", "GROUND_TRUTHS_DIFFER", "Vote", "add_labels", "check_labels",
-           "check_shown", "export_draws", "export_format", "label_from_data", "last_answer",
-           "parse_label", "settle", "settle_rule"]
+           "check_shown", "check_source", "export_draws", "export_format", "label_from_data",
+           "last_answer", "parse_label", "settle", "settle_rule"]
 
 
 def last_answer(store: SessionStore, source: str = "cli",
@@ -180,6 +181,21 @@ def _class_name(task: Task, k: int) -> str:
     names = task.class_names
     return names[k] if 0 <= k < len(names) else f"{k} (not a class of the task)"
 
+def check_source(source: object) -> str:
+    """A label's ``source`` (recorded with it: ``api``, ``import:labels.csv``, ...): a
+    non-empty string.
+
+    Raises:
+        ValueError: anything else, with its type and value (QA: ``source=5`` or None
+            was stored with each label or judgment as it was, ``""`` as an empty source).
+    """
+    if not isinstance(source, str) or not source.strip():
+        raise ValueError(f"source must be a non-empty string naming where the labels "
+                         f"come from (e.g. 'api', 'import:labels.csv'), got "
+                         f"{type(source).__name__} {source!r}")
+    return source
+
+
 def check_labels(store: SessionStore, task: Task, index: Mapping[str, int],
                  records: Iterable[Any], *, source: str, overwrite: bool, where: str = "",
                  resolve: str = "skip", current: Mapping[int, Any] | None = None,
@@ -211,6 +227,8 @@ def check_labels(store: SessionStore, task: Task, index: Mapping[str, int],
     """
     if resolve not in RESOLVE_RULES:
         raise ValueError(f"resolve must be one of {', '.join(RESOLVE_RULES)}, got {resolve!r}")
+    check_source(source)
+    overwrite = check_flag(overwrite, "overwrite")  # (QA: overwrite="no" overwrote)
     problems: list[str] = []
     votes: dict[int, list[Vote]] = {}
     # unchecked: a stored label that is not a class (a damaged file) can be replaced
@@ -493,7 +511,9 @@ def label_from_data(store: SessionStore, items: Sequence[Item], pending: Sequenc
 
     Raises:
         LabelError: a pending item has no label in the pool file.
+        ValueError: ``source`` is no non-empty string (:func:`check_source`).
     """
+    check_source(source)  # (QA: source=5 was stored as '5', "" as an empty source)
     done = 0
     for a in pending:
         if limit is not None and done >= limit:

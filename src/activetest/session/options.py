@@ -16,7 +16,8 @@ import os
 from typing import Any
 
 __all__ = ["MIN_TARGET_WIDTH", "as_integer", "check_count", "check_flag", "check_label_scoring",
-           "check_level", "check_n_boot", "check_target_width", "compare_specs"]
+           "check_level", "check_n_boot", "check_path", "check_target_width",
+           "compare_specs"]
 
 #: The narrowest interval width a projection is made for (narrower ones would need
 #: more labels than any pool has, and overflow the projection).
@@ -118,6 +119,27 @@ def check_flag(value: Any, name: str) -> bool:
         return bool(value)
     raise ValueError(f"{name} must be True or False, got {type(value).__name__} "
                      f"{_shown(value)!r}")
+
+
+def check_path(value: Any, name: str, what: str = "a file") -> str | os.PathLike[str]:
+    """A path argument (a file to write or read, a report folder): a string or a
+    ``pathlib.Path`` that names something, returned as given.
+
+    ``what`` says what it should name, for the message (``"a file"``, ``"a folder"``).
+
+    Raises:
+        ValueError: anything else (None, a number, bytes), or an empty or blank string,
+            named with ``name`` and the value (QA: ``export(None)`` raised Python's
+            "expected str, bytes or os.PathLike object, not NoneType", and
+            ``write_report("")`` wrote the report into the working folder).
+    """
+    text = os.fspath(value) if isinstance(value, (str, os.PathLike)) else None
+    if not isinstance(text, str):
+        raise ValueError(f"{name} must be a path naming {what} (a string or a "
+                         f"pathlib.Path), got {type(value).__name__} {_shown(value)!r}")
+    if not text.strip():
+        raise ValueError(f"{name} must name {what}, got {value!r}")
+    return value  # type: ignore[no-any-return]
 
 
 def compare_specs(compare: Any) -> list[Any]:

@@ -673,11 +673,7 @@ class Session:
         """
         from activetest.session.harness import check_people_labels
 
-        if not isinstance(source, str) or not source.strip():
-            # (QA: source=5 or None was stored with each label as a non-string)
-            raise ValueError(f"source must be a non-empty string naming where the labels "
-                             f"come from (e.g. 'api', 'import:labels.csv'), got "
-                             f"{type(source).__name__} {source!r}")
+        labels.check_source(source)  # (QA: source=5 or None was stored as it was)
         records = _label_records(records)
         with self.store.transaction():  # checks and writes: no other writer between
             self._check_shown(records)
@@ -977,8 +973,14 @@ class Session:
         those of :func:`activetest.session.report.build.report_data`.
         """
         from activetest.session.harness import labels_from
-        from activetest.session.report.build import ReportInputs, report_data
+        from activetest.session.report.build import (
+            ReportInputs,
+            check_report_options,
+            report_data,
+        )
 
+        # before the estimate (which may score and store): a bad option named
+        check_report_options(truth=truth, n_points=n_points, title=title, notes=notes)
         # every budget's blind spot: the curves before 30 labels are widened as the
         # estimate at that budget was (QA: they showed the unwidened interval there)
         parts = self._estimate(compare=compare, n_boot=None, level=None,
@@ -1017,7 +1019,9 @@ class Session:
         Keyword arguments are those of :meth:`report_data`. Returns the Markdown path.
         """
         from activetest.session.report import write_report
+        from activetest.session.report.render import check_report_dir
 
+        check_report_dir(out_dir)  # before the estimate: a bad folder named
         return write_report(self.report_data(**kwargs), out_dir)
 
     # ------------------------------------------------------------------ status

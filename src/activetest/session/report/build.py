@@ -28,7 +28,8 @@ from activetest.stats import (
 from activetest.stats.confseq import cs_claimed
 from activetest.stats.fewerrors import few_errors_what
 
-__all__ = ["METRIC_NAMES", "ReportInputs", "cv_notes", "examples_used", "report_data"]
+__all__ = ["METRIC_NAMES", "ReportInputs", "check_report_options", "cv_notes", "examples_used",
+           "report_data"]
 
 
 #: How metrics are named in reports.
@@ -247,6 +248,50 @@ def _by_position(files: Any) -> str:
             f"row numbers, confirmed with --ids-are-positions)")
 
 
+def check_report_options(*, truth: Any = None, n_points: Any = 40, title: Any = None,
+                         notes: Any = ()) -> None:
+    """Refuse a report option of the wrong type or range, by name and value, before
+    anything is estimated or written (:func:`report_data` takes them).
+
+    ``truth``: None or a mapping metric name -> real number; ``n_points``: a whole
+    number >= 2; ``title``: None or a non-empty string; ``notes``: a list or tuple of
+    strings.
+
+    Raises:
+        ValueError: naming the option (QA: ``truth=5`` raised "'int' object has no
+            attribute 'items'", ``n_points="a"`` Python's "'<' not supported",
+            ``n_points=0`` or ``True`` gave one point, ``title=5`` was the title 5,
+            ``notes="abc"`` three notes "a", "b", "c" and ``notes=5`` "Value after *
+            must be an iterable").
+    """
+    from activetest.session.options import as_integer
+
+    if truth is not None:
+        if not isinstance(truth, Mapping):
+            raise ValueError(f"truth must be a mapping metric -> true value (e.g. "
+                             f"{{'error_rate': 0.2}}), or None; got "
+                             f"{type(truth).__name__} {truth!r}")
+        for k, v in truth.items():
+            if not isinstance(k, str) or isinstance(v, bool) \
+                    or not isinstance(v, (int, float, np.integer, np.floating)):
+                raise ValueError(f"truth must map metric names to numbers, got {k!r}: "
+                                 f"{type(v).__name__} {v!r}")
+    n = as_integer(n_points)
+    if n is None or n < 2:
+        raise ValueError(f"n_points must be a whole number of label counts >= 2 (the "
+                         f"history's points, the first and last included), got "
+                         f"{type(n_points).__name__} {n_points!r}")
+    if title is not None and (not isinstance(title, str) or not title.strip()):
+        raise ValueError(f"title must be a non-empty string, or None (the default title), "
+                         f"got {type(title).__name__} {title!r}")
+    if not isinstance(notes, (list, tuple)) or not all(isinstance(x, str) for x in notes):
+        bad = next((x for x in notes if not isinstance(x, str)), None) \
+            if isinstance(notes, (list, tuple)) else notes
+        raise ValueError(f"notes must be a list or tuple of strings (one per note), got "
+                         f"{type(bad).__name__} {bad!r}"
+                         f"{'' if bad is notes else ' in it'}")
+
+
 def report_data(inputs: ReportInputs, *, truth: Mapping[str, float] | None = None,
                 n_points: int = 40, title: str | None = None, notes: Sequence[str] = (),
                 ) -> rp.ReportData:
@@ -257,6 +302,7 @@ def report_data(inputs: ReportInputs, *, truth: Mapping[str, float] | None = Non
     ``truth`` (metric -> value) is shown when known, e.g. in simulations. The labels
     needed are projected for the estimate's ``target_width`` (if it has one).
     """
+    check_report_options(truth=truth, n_points=n_points, title=title, notes=notes)
     final, draws, losses, cfg = inputs.estimate, inputs.draws, inputs.losses, inputs.config
     seed, n_boot, level = cfg.seed, cfg.n_boot, float(cfg.level)
     metrics = cfg.metrics

@@ -34,7 +34,8 @@ from activetest.session.report.data import Interval, ReportData
 from activetest.session.report.files import write_file
 from activetest.session.report.text import clean
 
-__all__ = ["ACQUISITION_PNG", "ESTIMATES_PNG", "HTML", "MARKDOWN", "write_report"]
+__all__ = ["ACQUISITION_PNG", "ESTIMATES_PNG", "HTML", "MARKDOWN", "check_report_dir",
+           "write_report"]
 
 #: File names written by :func:`write_report`.
 MARKDOWN, HTML, ESTIMATES_PNG, ACQUISITION_PNG = ("report.md", "report.html", "estimates.png",
@@ -436,6 +437,24 @@ def _html(blocks: list[_Block], title: str, inline: Mapping[str, str]) -> str:
     return "\n".join(parts) + "\n"
 
 
+def check_report_dir(out_dir: Any) -> Path:
+    """The report's folder ``out_dir`` as a Path: a string or a Path naming a new or
+    existing folder (checked before anything is estimated or written).
+
+    Raises:
+        ValueError: not a path, an empty string (QA: ``""`` wrote the report into the
+            working folder; None raised Python's "expected str, bytes or os.PathLike
+            object"), or an existing file.
+    """
+    from activetest.session.options import check_path
+
+    out = Path(check_path(out_dir, "out_dir", "a folder for the report"))
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"{out} is a file; the report needs a folder (it writes report.md, "
+                         f"report.html and PNG figures): name a new or existing folder")
+    return out
+
+
 def write_report(data: ReportData, out_dir: str | Path, *, html: bool = True) -> Path:
     """Write ``report.md`` (and ``report.html``) and the figures into ``out_dir``.
 
@@ -448,12 +467,10 @@ def write_report(data: ReportData, out_dir: str | Path, *, html: bool = True) ->
         The path of ``report.md``.
 
     Raises:
-        ValueError: ``out_dir`` is an existing file, not a folder.
+        ValueError: ``out_dir`` is no path, or an existing file, not a folder
+            (:func:`check_report_dir`).
     """
-    out = Path(out_dir)
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"{out} is a file; the report needs a folder (it writes report.md, "
-                         f"report.html and PNG figures): name a new or existing folder")
+    out = check_report_dir(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     images = {ESTIMATES_PNG: ESTIMATES_PNG}
     # one font fallback (or one note) for both figures' names
