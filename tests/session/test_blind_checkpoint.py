@@ -98,15 +98,15 @@ def test_every_step_matches_the_curves_from_the_first_draw(
 
     monkeypatch.setattr(blind_checkpoint, "load", load)
     served: list[int] = []  # estimates read from a state of at least their draws
-    real_curves = blind_checkpoint.load_curves
+    real_served = blind_checkpoint.load_served
 
-    def load_curves(*args: Any) -> Any:
-        got = real_curves(*args)
+    def load_served(*args: Any) -> Any:
+        got = real_served(*args)
         if got is not None:
             served.append(args[2])
         return got
 
-    monkeypatch.setattr(blind_checkpoint, "load_curves", load_curves)
+    monkeypatch.setattr(blind_checkpoint, "load_served", load_served)
     kept: list[bool] = []  # the design's per-item arrays kept (no refit since) or written
     real_save = blind_checkpoint.save
 
@@ -181,6 +181,40 @@ def test_a_stale_or_damaged_state_is_not_used(pool200: PoolFiles, tmp_path: Path
         assert blind_checkpoint.stored_k(s.store) == 50
 
 
+
+
+def test_an_estimate_served_by_the_stored_state_reads_its_blob_once(
+        pool200: PoolFiles, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The curves, the second sums and the least proposals an estimate takes from the
+    stored state as it is come from one read and one decode of its blob (QA: three of
+    each), and give the numbers of the estimate computed from the first draw."""
+    with _create(pool200, tmp_path / "a.db", compare=[f"table:{pool200.surrogate}"],
+                 metric="error_rate") as s:
+        s.select(40)
+        s.label_from_data()
+        want = _estimate(s, monkeypatch, False, record=False)
+        _estimate(s, monkeypatch, True)  # stores the state at 40
+        reads: list[str] = []
+        blobs: list[bytes] = []
+        real_row, real_np_load = blind_checkpoint._stored_row, np.load
+
+        def stored_row(store: Any, key: str) -> Any:
+            reads.append("row")
+            found = real_row(store, key)
+            blobs.extend([] if found is None else [found[1]])
+            return found
+
+        def np_load(file: Any, *args: Any, **kw: Any) -> Any:
+            if isinstance(file, io.BytesIO) and file.getvalue() in blobs:
+                reads.append("decode")
+            return real_np_load(file, *args, **kw)
+
+        monkeypatch.setattr(blind_checkpoint, "_stored_row", stored_row)
+        monkeypatch.setattr(blind_checkpoint.np, "load", np_load)
+        got = _estimate(s, monkeypatch, True, record=False)
+        monkeypatch.undo()
+        _same(got, want)
+        assert reads == ["row", "decode"]
 
 
 @pytest.mark.parametrize(("seed", "mode"), [

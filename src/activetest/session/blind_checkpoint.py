@@ -63,7 +63,7 @@ from activetest.stats.blindspot import BlindSpotCurve
 from activetest.stats.blindspot_replay import CurveSpec, CurveState, FixedCurveState
 
 __all__ = ["bounds_digest", "curve_key", "fixed_key", "load", "load_curves", "load_fixed",
-           "load_least_q", "load_second_sums", "save", "save_fixed", "stored_k"]
+           "load_served", "save", "save_fixed", "stored_k"]
 
 #: In every state's key: 2 since the knapsack is found by selection
 #: (:func:`activetest.stats.blindspot.hidden_mass`), whose sums add in another order than
@@ -197,13 +197,50 @@ def load_curves(store: SessionStore, key: str, k: int, n_curves: int, ratio: flo
     found = _stored_row(store, key)
     if found is None or found[0] < k:
         return None
+    try:
+        with np.load(io.BytesIO(found[1]), allow_pickle=False) as z:
+            return _curves_in(z, found[0], k, n_curves, ratio)
+    except checkpoint.DAMAGED:
+        return None  # damaged: computed from the first draw
+
+
+def load_served(store: SessionStore, key: str, k: int, n_curves: int, ratio: float,
+                second_rows: int | None = None
+                ) -> tuple[list[BlindSpotCurve], np.ndarray | None, np.ndarray | None] | None:
+    """What an adaptive design's estimate takes from the stored state as it is, read
+    and decoded once (QA: three reads and decodes of one blob): ``(curves, second sums,
+    least proposals)`` at budgets 1..``k``: the curves as :func:`load_curves`; the
+    ``(second_rows, k)`` second-moment sums
+    (:attr:`activetest.stats.blindspot_replay.CurveState.second_sums`; None without
+    ``second_rows``) and the ``(k,)`` least proposals
+    (:attr:`~activetest.stats.blindspot_replay.CurveState.least_q`), each None where the
+    state did not keep it. None where there are no curves (another key's state, fewer
+    draws than ``k``, damaged)."""
+    found = _stored_row(store, key)
+    if found is None or found[0] < k:
+        return None
     k0 = found[0]
     try:
         with np.load(io.BytesIO(found[1]), allow_pickle=False) as z:
-            if int(z["n_curves"][0]) != n_curves:
+            curves = _curves_in(z, k0, k, n_curves, ratio)
+            if curves is None:
                 return None
-            out = [z[f"out_{j}"] for j in range(n_curves)]
-            delta, cap = z["delta"], z["cap"]
+            sums = (None if second_rows is None
+                    else _per_draw_in(z, k0, k, "second_sums", (second_rows,)))
+            return curves, sums, _per_draw_in(z, k0, k, "least_q", ())
+    except checkpoint.DAMAGED:
+        return None
+
+
+def _curves_in(z: Any, k0: int, k: int, n_curves: int, ratio: float
+               ) -> list[BlindSpotCurve] | None:
+    """The curves at budgets 1..``k`` in the open blob ``z`` of a state of ``k0`` draws
+    (None: another number of curves, other shapes, or damaged)."""
+    try:
+        if int(z["n_curves"][0]) != n_curves:
+            return None
+        out = [z[f"out_{j}"] for j in range(n_curves)]
+        delta, cap = z["delta"], z["cap"]
     except checkpoint.DAMAGED:
         return None  # damaged: computed from the first draw
     if any(o.shape != (4, k0) for o in out) or len(delta) != n_curves or len(cap) != n_curves:
@@ -213,37 +250,18 @@ def load_curves(store: SessionStore, key: str, k: int, n_curves: int, ratio: flo
             for o, d, c in zip(out, delta, cap, strict=True)]
 
 
-def load_second_sums(store: SessionStore, key: str, k: int, rows: int) -> np.ndarray | None:
-    """The ``(rows, k)`` second-moment sums of the first ``k`` draws
-    (:attr:`activetest.stats.blindspot_replay.CurveState.second_sums`) from the stored
-    state if its key is ``key``, it holds at least ``k`` draws and it kept them; else
-    None (the caller computes them)."""
-    return _per_draw(store, key, k, "second_sums", (rows,))
-
-
-def load_least_q(store: SessionStore, key: str, k: int) -> np.ndarray | None:
-    """The ``(k,)`` least proposals of the first ``k`` draws
-    (:attr:`activetest.stats.blindspot_replay.CurveState.least_q`) from the stored state
-    if its key is ``key``, it holds at least ``k`` draws and it kept them; else None (the
-    caller computes them)."""
-    return _per_draw(store, key, k, "least_q", ())
-
-
-def _per_draw(store: SessionStore, key: str, k: int, name: str,
-              lead: tuple[int, ...]) -> np.ndarray | None:
-    """The blob's per-draw array ``name`` (shape ``lead + (k0,)``) cut to its first ``k``
-    draws, where the stored state is ``key``'s, holds ``k0 >= k`` draws and kept it."""
-    found = _stored_row(store, key)
-    if found is None or found[0] < k:
-        return None
+def _per_draw_in(z: Any, k0: int, k: int, name: str,
+                 lead: tuple[int, ...]) -> np.ndarray | None:
+    """The per-draw array ``name`` (shape ``lead + (k0,)``: the second sums, the least
+    proposals) of the open blob ``z`` of a state of ``k0`` draws, cut to its first ``k``
+    draws (None: the state did not keep it, or damaged)."""
     try:
-        with np.load(io.BytesIO(found[1]), allow_pickle=False) as z:
-            if name not in z.files:
-                return None
-            got = z[name]
+        if name not in z.files:
+            return None
+        got = z[name]
     except checkpoint.DAMAGED:
         return None
-    if got.shape != (*lead, found[0]):
+    if got.shape != (*lead, k0):
         return None
     return np.ascontiguousarray(got[..., :k])
 

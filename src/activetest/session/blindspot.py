@@ -443,13 +443,11 @@ def _design_curves(store: Any, sampler: Any, specs: list[CurveSpec], *, rows: li
         k0 = bc.stored_k(store)
         if k0 is not None and start <= k <= k0 <= len(st.acquired):
             key = bc.curve_key(sampler.design, specs, k=k0, rows=st.acquired, **hist, **keys)
-            got = bc.load_curves(store, key, k, len(specs), ratio)
-            sums = None if second is None else bc.load_second_sums(store, key, k,
-                                                                    second.shape[0])
-            lq = bc.load_least_q(store, key, k)
-            if got is not None and (second is None or sums is not None) and (
-                    lq is not None or not least):
-                return got, sums, lq
+            served = bc.load_served(store, key, k, len(specs), ratio,
+                                    None if second is None else second.shape[0])
+            if served is not None and (second is None or served[1] is not None) and (
+                    served[2] is not None or not least):
+                return served
         if k0 is not None and 1 <= k0 <= k:
             key0 = bc.curve_key(sampler.design, specs, k=k0, rows=rows, **hist, **keys)
             resume = bc.load(store, key0, rows, N, sampler.design_states(),
