@@ -154,7 +154,7 @@ def test_import_file_names_a_bad_argument_and_stores_nothing(
 def test_label_from_data_and_judgments_name_a_source_that_is_no_string(
         tmp_path: Path) -> None:
     """QA: label_from_data(source=5) stored each label's source as '5', source="" as an
-    empty one (add_label refused both)."""
+    empty one (add_label refused both), and undo(source=5) stored the revert's as 5."""
     db = _session(tmp_path)
     with Session.open(db) as s:
         for bad in (5, "", None):
@@ -166,6 +166,11 @@ def test_label_from_data_and_judgments_name_a_source_that_is_no_string(
         with pytest.raises(ValueError, match="overwrite must be True or False, got str 'no'"):
             s.add_label(item, 0, overwrite="no")  # type: ignore[arg-type]
         assert s.labels() == {}
+        change = s.add_label(item, 0)
+        assert change is not None
+        with pytest.raises(ValueError, match=r"source must be a non-empty string .*got int 5"):
+            s.undo(change, source=5)  # type: ignore[arg-type]  # (QA: stored as 5)
+        assert s.labels() == {item: 0} and len(s.history()) == 1
 
 
 @pytest.mark.parametrize(("kw", "message"), [

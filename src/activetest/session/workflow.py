@@ -737,8 +737,9 @@ class Session:
 
         Raises:
             SessionError: the label changed since (``change`` is no longer the latest).
+            ValueError: ``source`` is no non-empty string (stored with the revert).
         """
-        return self.store.revert(change, source, self.task.class_names)
+        return self.store.revert(change, labels.check_source(source), self.task.class_names)
 
     # ------------------------------------------------- compared answers (graded)
 
