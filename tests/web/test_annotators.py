@@ -283,6 +283,49 @@ def test_answers_are_checked_whole_and_retries_are_idempotent(tmp_path: Path) ->
             a.next_item("x\x1b[2J")
 
 
+def test_a_name_that_is_no_text_is_refused_by_name_everywhere_names_enter(
+        tmp_path: Path) -> None:
+    """QA: ``Annotators.answer(5, ...)`` stored the annotator "5", and an imported record
+    with ``annotator=5`` was kept for agreement as "5"; each way in refuses it, naming
+    the argument and the value, and nothing is drawn or stored for it."""
+    from activetest.formats.label_records import LabelRecord
+    from activetest.session.annotators import check_name, keep_votes
+
+    made = classification(tmp_path)
+    with Session.open(made.db) as s:
+        a = Annotators(s, batch=5)
+        for bad in (5, 1.5, True, None, b"alice", ["alice"]):
+            for call in (lambda w: a.next_item(w), lambda w: a.held(w),
+                         lambda w: a.wanting_others(w), lambda w: a.held_by_others(w),
+                         lambda w: a.undo(w), lambda w: a.release(w),
+                         lambda w: a.skip(w, "x"), lambda w: a.reclaim(w, ["x"]),
+                         lambda w: a.answer(w, "x", [1]),
+                         lambda w: a.answer(w, "x", [1], adjudicate=True)):
+                with pytest.raises(LabelError) as err:
+                    call(bad)
+                assert f"annotator={bad!r}" in str(err.value), err.value
+                assert f"got {type(bad).__name__}" in str(err.value), err.value
+        assert s.store.n_acquired() == 0 and a.annotations() == []
+        with pytest.raises(LabelError, match=r"annotator=5: the adjudicator's name must be "
+                                             r"text \(a str\), got int 5"):
+            check_name(5, "adjudicator")
+        assert check_name("  alice ") == "alice" and check_name("5") == "5"  # text stays
+        # an API caller's records (the import path): listed with the others, nothing kept
+        item = s.select(1)[0].item_id
+        with pytest.raises(LabelError, match=rf"item {item!r}: annotator=5: an annotator's "
+                                             r"name must be text \(a str\), got int"):
+            s.add_labels([LabelRecord(item, 1, "api", 5),
+                          LabelRecord(item, 1, "api", "bob")])
+        assert s.labels() == {} and a.annotations(include_undone=True) == []
+        with pytest.raises(LabelError, match="annotator=7"):  # its own callers too
+            keep_votes(s, [LabelRecord(item, 1, "api", "bob"), LabelRecord(item, 1, "api", 7)])
+        assert a.annotations(include_undone=True) == []
+        # text names still go in, from both paths
+        result = s.add_labels([LabelRecord(item, 1, "api", "bob")])
+        assert result.votes_kept == 1 and s.labels() == {item: 1}
+        assert [x.annotator for x in a.annotations()] == ["bob"]
+
+
 def test_an_item_labelled_in_the_terminal_meanwhile_is_not_overwritten(tmp_path: Path) -> None:
     made = classification(tmp_path)
     with Session.open(made.db) as s, Session.open(made.db) as terminal:

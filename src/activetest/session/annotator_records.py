@@ -39,13 +39,23 @@ def has_annotations(store: Any) -> bool:
     return bool(rows)
 
 
-def check_name(name: Any, what: str = "annotator") -> str:
-    """A annotator's name as stored: stripped, 1-64 characters, no control characters.
+def check_name(name: Any, what: str = "annotator", argument: str = "annotator") -> str:
+    """An annotator's name as stored: text (a ``str``), stripped, 1-64 characters, no
+    control characters.
+
+    Args:
+        name: the name as the caller gave it.
+        what: who it names in messages (``annotator``, ``adjudicator``).
+        argument: the caller's argument that carried it, named when it is no text.
 
     Raises:
-        LabelError: empty, too long, or with control characters.
+        LabelError: not a string (QA: ``5`` was stored as the name ``"5"`` and ``None``
+            read as an empty name), empty, too long, or with control characters.
     """
-    text = str(name or "").strip()
+    if not isinstance(name, str):
+        raise LabelError(f"{argument}={name!r}: the {what}'s name must be text (a str), "
+                         f"got {type(name).__name__} {name!r}")
+    text = name.strip()
     if not _NAME.match(text):
         raise LabelError(f"the {what}'s name must be 1 to 64 characters without control "
                          f"characters, got {text[:80]!r}")

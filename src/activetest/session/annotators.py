@@ -133,10 +133,18 @@ def keep_votes(session: Any, records: Sequence[Any]) -> int:
     not kept. Call it inside the import's transaction, after its checks: the records
     are those it accepted (a classification's labels and a graded session's judgments
     alike: ``answer_of`` names the compared target).
+
+    Raises:
+        LabelError: a record whose annotator is not text (nothing kept).
     """
     named = [r for r in records if getattr(r, "annotator", None)]
     if not named:
         return 0
+    for r in named:  # (the import's checks refuse these first; QA: 5 was kept as "5")
+        if not isinstance(r.annotator, str):
+            raise LabelError(f"{getattr(r, 'where', None) or 'a record'}: annotator="
+                             f"{r.annotator!r}: an annotator's name must be text (a str), "
+                             f"got {type(r.annotator).__name__}; nothing was kept")
     store = session.store
     index = {it.id: i for i, it in enumerate(session.items())}
     drawn = {a.index for a in store.acquisitions()}
@@ -157,7 +165,7 @@ def keep_votes(session: Any, records: Sequence[Any]) -> int:
                 continue  # not a label the import accepted
             role = f"compare:{spec}" if spec else "target"
             kind = GROUND_TRUTH_KIND if getattr(r, "ground_truth", False) else IMPORT_KIND
-            who = str(r.annotator)
+            who = r.annotator
             last = c.execute("SELECT label FROM annotations WHERE idx = ? AND role = ? AND "
                              "annotator = ? AND kind = ? AND undone IS NULL ORDER BY id DESC "
                              "LIMIT 1", (row, role, who, kind)).fetchone()

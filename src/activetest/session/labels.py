@@ -243,6 +243,7 @@ def check_labels(store: SessionStore, task: Task, index: Mapping[str, int],
         who = ""
         time = None
         truth = False
+        named: Any = None  # the record's annotator as given
         if isinstance(rec, tuple):
             item_id, raw = rec[0], rec[1]
             loc = rec[2] if len(rec) > 2 else (f"{where}, record {n}" if where else "")
@@ -250,13 +251,20 @@ def check_labels(store: SessionStore, task: Task, index: Mapping[str, int],
             item_id, raw = rec.item_id, rec.label
             loc = getattr(rec, "where", None) or (f"{where}, record {n}" if where else "")
             rec_source = getattr(rec, "source", None) or source
-            who = getattr(rec, "annotator", None) or ""
+            named = getattr(rec, "annotator", None)
+            who = named if isinstance(named, str) else ""
             truth = getattr(rec, "ground_truth", False) is True
             tags = [t for t in (who, GROUND_TRUTH if truth else "") if t]
             if tags:  # "import:export.json (user 1, ground truth)"
                 rec_source = f"{rec_source} ({', '.join(tags)})"
             time = getattr(rec, "time", None)
         prefix = f"{loc}: " if loc else ""
+        if named is not None and not isinstance(named, str):
+            # (QA: annotator=5 was kept for agreement as the name "5")
+            problems.append(f"{prefix}item {item_id!r}{whose}: annotator={named!r}: an "
+                            f"annotator's name must be text (a str), got "
+                            f"{type(named).__name__}")
+            continue
         row = index.get(str(item_id))
         if row is None:
             near = str(item_id).strip()

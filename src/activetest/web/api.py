@@ -68,7 +68,7 @@ def annotator_of(body: dict[str, Any]) -> str:
     raw = body.get("annotator")
     if raw is not None and not isinstance(raw, str):
         raise ValueError(f"the annotator's name must be text, got {_json_kind(raw)}")
-    return check_name(raw)
+    return check_name("" if raw is None else raw)  # missing: refused as an empty name
 
 
 def item_id_of(body: dict[str, Any]) -> str:

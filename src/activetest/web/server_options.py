@@ -80,12 +80,12 @@ class ServerOptions:
                                 if isinstance(adjudicators, str) else ""))
         names = list(adjudicators)
         for name in names:
-            if not isinstance(name, str):  # (check_name takes str() of anything)
+            if not isinstance(name, str):  # (check_name refuses it too; this names the list)
                 raise ValueError(f"adjudicators must be names (text), got "
                                  f"{type(name).__name__} {name!r} in {names!r}"
                                  + (f" (as text: adjudicators={[str(n) for n in names]!r})"
                                     if isinstance(name, numbers.Number) else ""))
-        judges = frozenset(check_name(a, "adjudicator") for a in names)
+        judges = frozenset(check_name(a, "adjudicator", "adjudicators") for a in names)
         width = check_target_width(target_width)
         if not (isinstance(silent_seconds, (int, float)) and not isinstance(silent_seconds, bool)
                 and 0 < silent_seconds < float("inf")):
