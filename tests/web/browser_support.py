@@ -79,3 +79,13 @@ def sign_in(driver: Any, url: str, name: str) -> str | None:
     wait_for(driver, "name")
     press(driver, name + "\n")
     return wait_for(driver, ("ready", "done"))
+
+
+def message(driver: Any) -> tuple[str, list[str]]:
+    """The message line as read (its ``textContent``, which an isolating ``<bdi>``
+    keeps) and the texts of its ``<bdi>`` elements (item ids and names, each isolated
+    in its own direction)."""
+    text, isolated = driver.execute_script(
+        "const m = document.getElementById('message'); "
+        "return [m.textContent, Array.from(m.querySelectorAll('bdi'), (b) => b.textContent)]")
+    return str(text), list(isolated)

@@ -437,10 +437,12 @@ def test_another_person_at_the_browser_signs_in_with_their_own_name(driver: Any,
         try:
             bs.press(driver, "1")
             bs.wait_for(driver, "ready", not_item=first)
-            said = driver.execute_script(  # walker's answer is not saved yet: refused
-                "arguments[0].click(); return document.getElementById('message').textContent",
-                button)  # (read at once: the resend's message follows)
+            said, isolated = driver.execute_script(  # walker's answer is not saved yet:
+                "arguments[0].click(); const m = document.getElementById('message'); "
+                "return [m.textContent, Array.from(m.querySelectorAll('bdi'), "
+                "(b) => b.textContent)]", button)  # refused (read at once: a resend's follows)
             assert "walker are not saved yet" in said and "once they are" in said, said
+            assert isolated == ["walker"], isolated  # the name in a <bdi>
             time.sleep(0.5)
             assert bs.page_state(driver)[0] == "ready"  # not reloaded
         finally:
@@ -457,7 +459,8 @@ def test_another_person_at_the_browser_signs_in_with_their_own_name(driver: Any,
         assert "annotator: zoe" in driver.find_element("id", "who").text
         bs.press(driver, "2")
         WebDriverWait(driver, 30).until(
-            lambda d: "saved item " + str(item) in d.find_element("id", "message").text)
+            lambda d: "saved item " + str(item) in bs.message(d)[0])
+        assert bs.message(driver)[1] == [item]  # the id isolated (a <bdi>)
     with Session.open(made.db) as s:
         assert sorted((a.item_id, a.annotator) for a in Annotators(s).annotations()) == \
             sorted([(first, "walker"), (item, "zoe")])

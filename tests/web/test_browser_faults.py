@@ -53,7 +53,7 @@ def _saving(driver: Any) -> int:
 
 
 def _message(driver: Any) -> str:
-    return str(driver.find_element("id", "message").text)
+    return bs.message(driver)[0]  # textContent: an id's <bdi> keeps it
 
 
 def _free_port() -> int:
@@ -602,6 +602,7 @@ def test_an_undo_behind_answers_not_sent_says_it_waits_and_is_done_once_they_are
     try:
         assert bs.wait_for(driver, "ready", not_item=shown) == kept
         _until(lambda: "undone: item " + kept in _message(driver))
+        assert bs.message(driver)[1] == [kept]  # the id isolated (a <bdi>)
         assert undo.text.endswith("undo my last answer")
         assert _answers(made.db) == {k: v for k, v in given.items() if k != kept}
         assert _saving(driver) == 0
@@ -630,7 +631,7 @@ def test_an_undo_behind_an_answer_then_refused_undoes_nothing(driver: Any,
     again, _ = start_child(made.db, tmp_path, *args, "--token", token)
     try:
         _until(lambda: "nothing undone" in _message(driver))
-        assert f"item {kept}" in _message(driver)
+        assert f"item {kept}" in _message(driver) and bs.message(driver)[1] == [kept]
         assert _answers(made.db) == {k: v for k, v in given.items() if k != kept}
     finally:
         kill9(again)
@@ -661,6 +662,8 @@ def test_answers_kept_for_another_name_are_kept_not_dropped_nor_sent_as_this_one
             _until(lambda: "annotator: zoe" in driver.find_element("id", "who").text)
             _until(lambda: "walker" in _message(driver))
             assert "kept" in _message(driver)
+            # each name in a <bdi>: as walker, not sent as zoe's, sign in as walker
+            assert bs.message(driver)[1] == ["walker", "zoe", "walker"], bs.message(driver)
             kept = driver.execute_script(
                 "return JSON.parse(sessionStorage.getItem('activetest-outbox:' + "
                 "location.pathname) || '[]')")
@@ -742,7 +745,7 @@ def test_an_undo_waiting_for_answers_when_the_page_is_reloaded_is_said_not_done(
         driver.get(url)
         _until(lambda: _answers(made.db) == given and _saving(driver) == 0)
         _until(lambda: "was not done" in _message(driver))
-        assert f"of item {kept}" in _message(driver)
+        assert f"of item {kept}" in _message(driver) and bs.message(driver)[1] == [kept]
         driver.refresh()  # said once
         bs.wait_for(driver, "ready")
         time.sleep(1)

@@ -85,8 +85,9 @@ def test_a_right_to_left_name_and_item_id_keep_the_lines_order(
         driver: Any, tmp_path: Path) -> None:
     """The name field takes the direction of what is typed in it (``dir=auto``: a Hebrew
     name is edited right to left), and a right-to-left item id is isolated in the line
-    over the item (a ``<bdi>``), so the line reads "item <id> · draw N" in that order
-    (QA: neither was isolated; the id's direction spilled into " · draw N")."""
+    over the item (a ``<bdi>``), so the line reads "item <id> · draw N" in that order,
+    and in the status messages ("saved item <id>: ...", "undone: item <id> ...") (QA:
+    neither was isolated; the id's direction spilled into " · draw N")."""
     db = _rtl_ids(tmp_path)
     with running(db, batch=2) as server:
         bs.fresh(driver)
@@ -114,6 +115,24 @@ def test_a_right_to_left_name_and_item_id_keep_the_lines_order(
             s.close()
         assert nodes == [["#text", "item "], ["BDI", item], ["#text", f" \u00b7 draw {step}"]], \
             nodes
+        # the status messages isolate the id too (a <bdi>, not invisible characters in
+        # the text: QA: "saved item <id>: ..." let the id's direction take the words
+        # after it): "saved item", "undone: item", "set aside item"
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        for key, first, after in (("1", "saved item ", ": "),
+                                  ("u", "undone: item ", " is unanswered again"),
+                                  ("s", "set aside item ", " (it comes back after the others)")):
+            bs.press(driver, key)
+            WebDriverWait(driver, 30).until(lambda d, w=first: bs.message(d)[0].startswith(w))
+            got = driver.execute_script(
+                "return Array.from(document.getElementById('message').childNodes, "
+                "(n) => [n.nodeName, n.textContent]);")
+            assert got[:2] == [["#text", first], ["BDI", item]], got
+            assert len(got) == 3 and got[2][0] == "#text" and got[2][1].startswith(after), got
+            assert not set("\u2066\u2067\u2068\u2069\u200e\u200f") & set(str(got))  # no marks
+            if key == "u":  # the undone item is shown again, and set aside next
+                assert bs.page_state(driver) == ("ready", item)
 
 
 def _phone(driver: Any) -> dict[str, int]:

@@ -56,11 +56,18 @@
 
   function auto(e) { e.dir = "auto"; return e; }  // a text of its own direction
 
+  // A status message: a text, or a list of texts and elements, an item id or a name
+  // each in a <bdi> (bdi below): a right-to-left id is laid out on its own and the words
+  // and numbers around it keep their order (QA: in "saved item <Hebrew id>: positive"
+  // the id took the words after it into its direction). textContent reads the same.
   function say(text, kind) {
     const m = $("message");
-    m.textContent = text || "";
+    m.textContent = "";
+    if (Array.isArray(text)) { m.append(...text); } else { m.textContent = text || ""; }
     m.className = kind || "";
   }
+
+  function bdi(text) { return el("bdi", text); }  // a text isolated in its own direction
 
   function fmt(x) {
     if (x === null || x === undefined) { return "\u2014"; }
@@ -576,8 +583,8 @@
       entry.refused = Boolean(res.error);  // (an undo waiting behind it asks)
       if (res.error) { refused.push(res.error); return; }
       if (entry.at !== undefined) { window.activetestSaveTimings.push(performance.now() - entry.at); }
-      say("saved item " + entry.item_id + ": " +
-          entry.levels.map((v) => state.levels[v - 1]).join(", "), "ok");
+      say(["saved item ", bdi(entry.item_id), ": " +
+           entry.levels.map((v) => state.levels[v - 1]).join(", ")], "ok");
     });
     if (refused.length) { say(refused.join("; "), "error"); }  // not saved: why
     if (r.next_error) {  // saved, but no next item could be drawn: both said (QA: the
@@ -601,7 +608,7 @@
     if (mode === "adjudicate") {
       run(async () => {
         await api("POST", "adjudicate", { annotator: me.annotator, item_id: id, levels: levels });
-        say("settled item " + id, "ok");
+        say(["settled item ", bdi(id)], "ok");
         refreshProgress();  // the settled label counts now (QA: the line stayed stale)
         disputes.shift();
         return showDispute();
@@ -614,7 +621,7 @@
     outbox.push(entry);
     keepOutbox();
     entry.at = pressed;   // not stored: a time of this page only
-    say("saving item " + id + " \u2026");
+    say(["saving item ", bdi(id), " \u2026"]);
     advance();
     later(flush);
   }
@@ -636,14 +643,14 @@
       keepUndo();
       showUndo();
       showUnsent(false);
-      say("undo waits for " + outbox.length + " answer(s) to be sent; then item " +
-          last.item_id + " is undone");
+      say(["undo waits for " + outbox.length + " answer(s) to be sent; then item ",
+           bdi(last.item_id), " is undone"]);
     }
     later(async () => {
       try {
         if (last && last.refused) {
-          say("nothing undone: your last answer (item " + last.item_id + ") was not " +
-              "saved here (see the message before)", "error");
+          say(["nothing undone: your last answer (item ", bdi(last.item_id), ") was not " +
+               "saved here (see the message before)"], "error");
           return;
         }
         // waits no more: a reload from now on does not say it was not done (it may be)
@@ -654,7 +661,7 @@
           if (!item && !outbox.length) { adopt(await askNext()); }
           return;
         }
-        say("undone: item " + r.item.item_id + " is unanswered again", "ok");
+        say(["undone: item ", bdi(r.item.item_id), " is unanswered again"], "ok");
         if (item && item.item_id !== r.item.item_id) { queue.unshift(item); }
         queue = queue.filter((x) => x.item_id !== r.item.item_id);
         render(r.item);
@@ -671,7 +678,7 @@
   function skip() {
     if (!item) { return; }
     const id = item.item_id;
-    say("set aside item " + id + " (it comes back after the others)");
+    say(["set aside item ", bdi(id), " (it comes back after the others)"]);
     const entry = { annotator: me.annotator, item_id: id, session: state.session_id };
     skips.push(entry);
     keepSkips();
@@ -820,9 +827,12 @@
     const n = sameSiblings();
     const t = $("tabs");
     t.hidden = !n;
-    t.textContent = n ? "this page is open in another tab of this browser as " +
-      me.annotator + " (" + (n + 1) + " tabs): they show the same items, and an item " +
-      "answered in one is refused in the other; label in one tab" : "";
+    t.textContent = "";
+    if (n) {
+      t.append("this page is open in another tab of this browser as ", bdi(me.annotator),
+               " (" + (n + 1) + " tabs): they show the same items, and an item answered " +
+               "in one is refused in the other; label in one tab");
+    }
   }
   function announce(kind) {
     if (channel && me) { channel.postMessage({ kind: kind, tab: TAB, annotator: me.annotator }); }
@@ -848,8 +858,8 @@
   // answers wait to be sent (each is sent under the name it was given with)
   function rename() {
     if (outbox.length) {
-      say(outbox.length + " answer(s) of " + me.annotator + " are not saved yet: change " +
-          "the name once they are", "error");
+      say([outbox.length + " answer(s) of ", bdi(me.annotator), " are not saved yet: " +
+           "change the name once they are"], "error");
       return;
     }
     try { localStorage.removeItem(NAME_KEY); } catch (e) { /* private mode */ }
@@ -874,9 +884,9 @@
         const back = new Set(r.reclaimed || []);
         queue = queue.filter((x) => back.has(x.item_id));
         if (item && mode === "label" && !back.has(item.item_id)) {
-          say("this page was not heard from for a while, and item " + item.item_id +
-              " went to another annotator meanwhile: your answer to it is stored only " +
-              "if they have not answered it", "error");
+          say(["this page was not heard from for a while, and item ", bdi(item.item_id),
+               " went to another annotator meanwhile: your answer to it is stored only " +
+               "if they have not answered it"], "error");
         }
       }).catch(() => {});
     };
@@ -918,17 +928,20 @@
     if (parked.length) {
       showUnsent(true);
       const why = [];
+      // names each in a <bdi> (see say)
+      const each = (sep) => names.flatMap((x, i) => (i ? [sep, bdi(x)] : [bdi(x)]));
       if (elsewhere) {
         why.push(elsewhere + " answer(s) given in this tab for another session are kept " +
           "here, not sent: this address serves " + state.session + " now; serve their " +
           "session at this address and reload this page to send them");
       }
       if (names.length) {
-        why.push(parked.length - elsewhere + " answer(s) given in this tab as " +
-          names.join(", ") + " are kept here, not sent as " + me.annotator + "'s: sign in " +
-          "as " + names.join(" or ") + " in this tab to send them");
+        if (why.length) { why.push("; "); }
+        why.push(parked.length - elsewhere + " answer(s) given in this tab as ",
+          ...each(", "), " are kept here, not sent as ", bdi(me.annotator),
+          "'s: sign in as ", ...each(" or "), " in this tab to send them");
       }
-      say(why.join("; "), "error");
+      say(why, "error");
     }
     later(flush);
     // skips made before the reload and not taken: sent again (those of another name or
@@ -943,10 +956,11 @@
     try { lostUndo = JSON.parse(sessionStorage.getItem(UNDO_KEY) || "null"); } catch (e) { lostUndo = null; }
     if (lostUndo && typeof lostUndo.item_id === "string") {
       keepUndo();  // (said once)
-      const text = "the undo pressed before the reload (of item " + lostUndo.item_id +
-        ") was not done; press u to undo your last answer once the answers above are saved";
-      say(text, "error");
-      later(async () => say(text, "error"));  // the last word after the answers are sent
+      const text = () => ["the undo pressed before the reload (of item ",
+        bdi(lostUndo.item_id), ") was not done; press u to undo your last answer once the " +
+        "answers above are saved"];
+      say(text(), "error");
+      later(async () => say(text(), "error"));  // the last word after the answers are sent
     }
     await next();
   }
