@@ -592,6 +592,7 @@ def test_progress_before_30_labels_claims_no_asymptotic_cs_and_shows_the_exact_o
             e = r.metrics[metric].anytime
             assert e is not None and np.isfinite(e.cs_low)  # the whole range, finite
             assert x.cs_low is None and x.cs_high is None, (metric, x)
+            assert x.basis == e.basis  # what stands in, for the page to name it
             if e.exact_low is not None:
                 assert x.exact_name == "exact anytime 95% confidence sequence"
                 assert (x.exact_low, x.exact_high) == pytest.approx((e.exact_low,

@@ -146,6 +146,57 @@ def test_the_progress_line_shows_estimates_notes(driver: Any, tmp_path: Path) ->
         assert "note: " + " ".join(n.split()) in shown, (n, shown)
 
 
+def test_the_progress_line_names_the_exact_cs_where_it_stands_in_and_has_one_format(
+        driver: Any, tmp_path: Path) -> None:
+    """No error labelled yet: the exact anytime CS stands in for the error rate's
+    fixed-budget interval and anytime CS, and the line names it so, with what it stands
+    in for (QA: its bounds were shown under the CLT intervals' names and only a note at
+    the end said so); every number has 4 decimals, as `estimate` prints them (QA:
+    "[0.000, 4.879]" beside "[0.06278, 4.321]")."""
+    import csv
+    import re
+
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from activetest.session.annotator_agreement import progress
+
+    made = classification(tmp_path, metric="both")
+    assert made.files is not None
+    said = {r["id"]: int(float(r["positive"]) > float(r["negative"]))  # the target's
+            for r in csv.DictReader(made.files.target.open(encoding="utf-8"))}
+    with Session.open(made.db) as s:
+        a = Annotators(s, batch=5, budget=40)
+        for _ in range(12):  # each labelled as the target says: no error
+            it = a.next_item("alice")
+            assert it is not None
+            a.answer("alice", it.item_id, [said[it.item_id]])
+        p = {m.metric: m for m in progress(s).metrics}
+    err, loss = p["error_rate"], p["log_loss"]
+    assert err.basis == "exact" and err.basis_note and loss.basis != "exact", (err, loss)
+    with running(made.db, batch=5, budget=40) as server:
+        bs.fresh(driver)
+        bs.sign_in(driver, server.url, "alice")
+        WebDriverWait(driver, 30).until(
+            lambda d: "12 label(s) used" in d.find_element("id", "progress").text)
+        spans = driver.execute_script(
+            "return Array.from(document.querySelectorAll('#progress > span'), "
+            "(e) => e.textContent)")
+    (shown,) = [t for t in spans if t.startswith("error rate")]
+    assert (f"error rate: adaptive LURE {err.estimate:.4f} \u00b7 exact anytime 95% "
+            f"confidence sequence [{err.fixed_low:.4f}, {err.fixed_high:.4f}] (stands in "
+            f"for the fixed-budget 95% interval and the anytime 95% confidence sequence) "
+            f"\u00b7 {err.basis_note}") == shown, shown
+    assert (err.fixed_low, err.fixed_high) == (err.cs_low, err.cs_high)
+    (line,) = [t for t in spans if t.startswith("log loss")]
+    assert line.startswith(
+        f"log loss: adaptive LURE {loss.estimate:.4f} \u00b7 fixed-budget 95% interval "
+        f"[{loss.fixed_low:.4f}, {loss.fixed_high:.4f}] \u00b7 anytime 95% confidence "
+        f"sequence (from 30 labels) \u00b7 exact anytime 95% confidence sequence "
+        f"[{loss.exact_low:.4f}, {loss.exact_high:.4f}]"), line
+    numbers = re.findall(r"\d+\.\d+", shown + line)
+    assert len(numbers) == 8 and all(re.fullmatch(r"\d+\.\d{4}", x) for x in numbers), numbers
+
+
 def test_graded_layout(driver: Any, tmp_path: Path) -> None:
     made = graded(tmp_path)
     with running(made.db, batch=5) as server:

@@ -147,6 +147,11 @@ class MetricProgress:
         basis_note: why the exact CS stands in for both intervals, or why a point
             fixed-budget interval claims nothing (every labelled term the same); None
             otherwise.
+        basis: ``"exact"`` where the exact anytime CS stands in for the fixed-budget
+            interval and the anytime CS (few errors labelled): ``fixed_low``/``high``
+            are then the exact CS at this count and ``cs_low``/``high`` its
+            intersection over the counts so far, and the page names them so; else the
+            estimate's own basis (``"clt"``, ``"sure"``) or None (no such rule).
     """
 
     metric: str
@@ -164,6 +169,7 @@ class MetricProgress:
     exact_low: float | None = None
     exact_high: float | None = None
     basis_note: str | None = None
+    basis: str | None = None
 
 
 @dataclass(frozen=True)
@@ -238,7 +244,8 @@ def progress(session: Any, *, target_width: float | None = None,
             a.basis_note if a is not None and a.basis == "exact" else
             # a point from terms that are all the same claims nothing: said, as
             # `estimate` says it (QA)
-            no_spread_note(m, r.level, r.n_labels, r.n_pool)))
+            no_spread_note(m, r.level, r.n_labels, r.n_pool),
+            a.basis if a is not None else None))
     notes = []
     if r.n_waiting:  # the estimate stops at the first unlabelled draw: the page says so
         first = next(iter(session.pending()), None)  # which one (held, set aside, open)

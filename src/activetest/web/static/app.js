@@ -69,10 +69,17 @@
 
   function bdi(text) { return el("bdi", text); }  // a text isolated in its own direction
 
+  // Every number on the progress line has 4 decimals, fixed, as `activetest estimate`
+  // and `status` print them (session/records._fixed4): the page and the terminal agree
+  // to the digit, and intervals side by side line up (QA: toPrecision(4) gave "[0.000,
+  // 4.879]" beside "[0.06278, 4.321]"); a -0.0000 reads 0.0000, as there.
   function fmt(x) {
     if (x === null || x === undefined) { return "\u2014"; }
-    return Number(x).toPrecision(4);
+    const t = Number(x).toFixed(4);
+    return t === "-0.0000" ? "0.0000" : t;
   }
+
+  function range(low, high) { return "[" + fmt(low) + ", " + fmt(high) + "]"; }
 
   // ---------------------------------------------------------------- rendering
 
@@ -252,18 +259,37 @@
         " of the model under evaluation (its answer is A or B, not said which: blind)" : "";
       for (const m of p.metrics) {
         const parts = [m.metric.replace("_", " ") + whose + ": " + m.estimator + " " +
-          fmt(m.estimate),
-          m.fixed_name + " [" + fmt(m.fixed_low) + ", " + fmt(m.fixed_high) + "]",
-          m.anytime_name + (m.cs_low === null ? " (from 30 labels)" :
-            " [" + fmt(m.cs_low) + ", " + fmt(m.cs_high) + "]")];
-        if (m.exact_name !== null && m.exact_low !== null) {
-          parts.push(m.exact_name + " [" + fmt(m.exact_low) + ", " + fmt(m.exact_high) + "]");
+          fmt(m.estimate)];
+        // each interval under the name of the one shown: where the exact anytime CS
+        // stands in for the fixed-budget interval and the anytime CS (few errors
+        // labelled), it is named as such, with what it stands in for (QA: its bounds
+        // were shown under the CLT intervals' names, three times, and only a note at
+        // the end said so); the anytime CS is its intersection over the counts so far,
+        // shown apart only where that differs
+        const exact = m.basis === "exact";
+        if (exact) {
+          const fixed = range(m.fixed_low, m.fixed_high);
+          const cs = range(m.cs_low, m.cs_high);
+          parts.push(m.exact_name + " " + fixed + " (stands in for the " + m.fixed_name +
+            (cs === fixed ? " and the " + m.anytime_name + ")" : ")"));
+          if (cs !== fixed) {
+            parts.push(m.exact_name + ", intersected over the label counts so far, " + cs +
+              " (stands in for the " + m.anytime_name + ")");
+          }
+        } else {
+          parts.push(m.fixed_name + " " + range(m.fixed_low, m.fixed_high),
+            m.anytime_name + (m.cs_low === null ? " (from 30 labels)" :
+              " " + range(m.cs_low, m.cs_high)));
+          if (m.exact_name !== null && m.exact_low !== null) {
+            parts.push(m.exact_name + " " + range(m.exact_low, m.exact_high));
+          }
         }
         if (m.basis_note) { parts.push(m.basis_note); }
         f.append(el("span", parts.join(" \u00b7 ")));
         if (m.may_stop) {
-          f.append(el("span", m.metric.replace("_", " ") + ": you may stop now (the anytime " +
-            "interval is narrower than " + m.target_width + ")", "stop"));
+          f.append(el("span", m.metric.replace("_", " ") + ": you may stop now (the " +
+            (exact ? m.exact_name : "anytime interval") + " is narrower than " +
+            m.target_width + ")", "stop"));
         }
       }
       for (const n of (p.notes || [])) { f.append(el("span", "note: " + n, "note")); }
