@@ -46,10 +46,14 @@ CONFIG = {"metric": "log_loss", "seed": 3}
 
 #: A child that opens the session, draws and labels ``argv[2]`` items from the pool's
 #: data, prints how many labels the session has, and keeps the session open (idle, its
-#: labels in the WAL, not folded into the file) until its stdin closes.
+#: labels in the WAL, not folded into the file) until its stdin closes. (A store folds its
+#: WAL into the file as each write commits; this child does not, as a writer stopped
+#: between its commit and that fold, or an older activetest, leaves the WAL.)
 HOLD = """
 import sys
+from activetest.session.store import SessionStore
 from activetest.session.workflow import Session
+SessionStore._fold_journal = lambda self: None
 s = Session.open(sys.argv[1])
 if int(sys.argv[2]):
     s.select(int(sys.argv[2]))
@@ -219,6 +223,7 @@ def killed_writer_session(tmp_path: Path) -> Path:
     db = tmp_path / "s.db"
     SessionStore.create(db, config=CONFIG, items=ITEMS).close()
     code = ("import os, sys\nfrom activetest.session.store import SessionStore\n"
+            "SessionStore._fold_journal = lambda self: None\n"  # killed before the fold
             "st = SessionStore.open(sys.argv[1])\nst.set_labels([(1, 0), (2, 1)], 'cli')\n"
             "os._exit(0)\n")
     subprocess.run([sys.executable, "-c", code, str(db)], env=cli_env(tmp_path), check=True)

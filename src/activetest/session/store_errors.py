@@ -28,6 +28,7 @@ __all__ = [
     "SchemaVersionError",
     "SessionError",
     "SessionExistsError",
+    "SessionFileReplacedError",
     "SessionInUseError",
     "SessionLockedError",
     "SessionReadOnlyError",
@@ -40,12 +41,14 @@ __all__ = [
     "damaged",
     "describe_damage",
     "disk_full",
+    "file_identity",
     "in_use_error",
     "is_decode_error",
     "is_lock_error",
     "open_error",
     "path_too_long",
     "release_claim",
+    "replaced_error",
     "symlink_loop",
     "write_error",
 ]
@@ -82,6 +85,11 @@ class SessionExistsError(SessionError):
 class SessionInUseError(SessionError):
     """Replacing a session file (``overwrite``) that another process has open: what that
     process saved next would go into the replaced file, which nobody reads."""
+
+
+class SessionFileReplacedError(SessionError):
+    """The session file's name now names another file (one moved or renamed over it, or
+    none) than the one this process opened: nothing more is written to either."""
 
 
 class DamagedSessionError(NotASessionError):
@@ -518,3 +526,32 @@ def check_config(doc: Any, where: str) -> dict[str, Any]:
     except ValueError as exc:
         raise fail(str(exc)) from None
     return doc
+
+
+def file_identity(p: Path) -> tuple[int, int] | None:
+    """The file ``p`` names now (device, inode), or None where it names none."""
+    try:
+        st = os.stat(p)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def replaced_error(p: Path, conn: sqlite3.Connection, keep_as: Path) -> SessionFileReplacedError:
+    """The refusal to write into a session file that ``p`` no longer names.
+
+    The file this process has open (``conn``) is reachable by no name once another was
+    moved over ``p``: it is copied to ``keep_as`` (SQLite's backup, every label it holds)
+    before the refusal names both files (QA: ``label`` went on saying "saved:" into it,
+    and it vanished with every label when the run ended)."""
+    try:
+        with contextlib.closing(sqlite3.connect(str(keep_as))) as dest:
+            conn.backup(dest)
+        kept = f"the session this command was writing is kept as {keep_as}, with every label " \
+               f"it holds"
+    except (sqlite3.Error, OSError) as exc:
+        kept = f"the session this command was writing could not be kept as {keep_as} ({exc})"
+    return SessionFileReplacedError(
+        f"{p} was replaced by another file while this command had the session open (a file "
+        f"moved or renamed over it, or it was removed); what it was saving was not saved, in "
+        f"either file; {kept}")

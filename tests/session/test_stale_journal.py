@@ -1,0 +1,103 @@
+"""A labelling run killed with ``kill -9`` leaves no journal that another file would read.
+
+QA (an Intel Xeon walk, 2026-12-07): `activetest label` was killed with ``kill -9`` after
+two answers; the session's ``-wal`` file still held them (SQLite folds it into the file
+only when the last connection closes). The user then copied a backup of the session over
+the file; the next command read the killed run's ``-wal`` into the backup's pages:
+``status`` printed "0 selected, 87 labelled, -87 pending" with exit 0, and folded that
+mix into the file for good. Each write transaction now folds the journal into the file
+as it commits, so a killed run leaves none behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import signal
+import sqlite3
+import subprocess
+import time
+from pathlib import Path
+
+from session_support import PoolFiles, cli_command, cli_env
+
+
+def _count(db: Path, table: str) -> int:
+    """Rows of ``table`` as a read-only reader sees them (it never folds the journal)."""
+    uri = f"file:{db}?mode=ro"
+    with contextlib.closing(sqlite3.connect(uri, uri=True)) as con:
+        return int(con.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
+
+
+def test_a_backup_copied_over_a_killed_labelling_run_is_read_as_it_is(
+        pool_files: PoolFiles, tmp_path: Path) -> None:
+    env = cli_env(tmp_path)
+    db = tmp_path / "s.db"
+    for args in (["init", str(db), "--pool", str(pool_files.pool), "--id-column", "id",
+                  "--task", "demo", "--surrogate", f"table:{pool_files.surrogate}",
+                  "--target", f"table:{pool_files.target}", "--seed", "0", "--no-progress"],
+                 ["select", str(db), "--n", "6"]):
+        subprocess.run(cli_command(*args), env=env, check=True, capture_output=True)
+    backup = tmp_path / "backup.db"
+    shutil.copyfile(db, backup)  # the user's copy: 6 draws, no label
+
+    proc = subprocess.Popen(cli_command("label", str(db)), env=env, stdin=subprocess.PIPE,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert proc.stdin is not None
+        proc.stdin.write("1\n2\n")  # two answers; the run waits for the third
+        proc.stdin.flush()
+        deadline = time.monotonic() + 60
+        while _count(db, "labels") < 2:
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        time.sleep(0.3)  # the run sits at its next question, as a person would leave it
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    assert _count(db, "labels") == 2  # both answers kept (nothing lost by the kill)
+
+    shutil.copyfile(backup, db)  # the backup put back in place (`cp backup.db s.db`)
+    out = subprocess.run(cli_command("status", str(db)), env=env, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "6 selected, 0 labelled, 6 pending" in out.stdout, out.stdout  # the backup's own
+    assert _count(db, "labels") == 0 and _count(db, "acquisitions") == 6
+    with contextlib.closing(sqlite3.connect(db)) as con:
+        assert con.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+
+def test_a_session_file_replaced_during_labelling_loses_no_answer(
+        pool_files: PoolFiles, tmp_path: Path) -> None:
+    """QA: another session moved over the file while `label` ran (``mv other.db s.db``, a
+    sync tool's rename): the run went on saying "saved:" while it wrote into the replaced
+    file, which no name reached any more and which vanished when the run ended, with every
+    label of it. Now the next answer is refused, with exit 2 and one message, the replaced
+    session is kept beside the file with every label it holds, and the other file is
+    left as it was."""
+    env = cli_env(tmp_path)
+    db, other = tmp_path / "s.db", tmp_path / "other.db"
+    for path, n in ((db, "4"), (other, "3")):
+        for args in (["init", str(path), "--pool", str(pool_files.pool), "--id-column", "id",
+                      "--task", "demo", "--surrogate", f"table:{pool_files.surrogate}",
+                      "--target", f"table:{pool_files.target}", "--seed", "0",
+                      "--no-progress"], ["select", str(path), "--n", n]):
+            subprocess.run(cli_command(*args), env=env, check=True, capture_output=True)
+    proc = subprocess.Popen(cli_command("label", str(db)), env=env, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdin is not None
+    proc.stdin.write("1\n")
+    proc.stdin.flush()
+    deadline = time.monotonic() + 60
+    while _count(db, "labels") < 1:
+        assert proc.poll() is None and time.monotonic() < deadline
+        time.sleep(0.05)
+    other.replace(db)  # another session moved over the file while the run waits
+    out, err = proc.communicate("2\n", timeout=60)
+    assert proc.returncode == 2, (out, err)
+    assert "Traceback" not in err and err.count("error:") == 1, err
+    assert "was replaced" in err and str(db) in err and "was not saved" in err, err
+    kept = list(tmp_path.glob("s.replaced-*.db"))
+    assert len(kept) == 1 and str(kept[0]) in err, (kept, err)
+    assert _count(kept[0], "labels") == 1 and _count(kept[0], "acquisitions") == 4
+    assert _count(db, "labels") == 0 and _count(db, "acquisitions") == 3  # the other's own
