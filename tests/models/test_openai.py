@@ -15,6 +15,7 @@ import httpx
 import numpy as np
 import pytest
 from server import (  # tests/models/server.py (on sys.path)
+    fault_server,
     free_port,
     llama_server,
     reference_completions_server,
@@ -411,9 +412,17 @@ def test_no_model_name_and_no_model_list_refuses_the_cache(tmp_path: Path) -> No
     with what to do, not keyed by the URL alone."""
     from activetest.models.cache import CachedScorer
 
+    with fault_server("reflect-401") as srv:  # answers, but lists no model
+        unlisted = OpenAIScorer(srv.url, max_retries=0)
+        with pytest.raises(EndpointError, match=r"cannot list the served models .*HTTP 401"
+                                                r".*score cache.*openai:URL#name"):
+            CachedScorer(unlisted, tmp_path).score(TASK, ITEMS[:1], progress=False)
+    # no server at all (QA: a dead llama.cpp server was refused with "name the model:
+    # openai:URL#name", which only led to "could not connect" once named): said as such
     down = OpenAIScorer(f"http://127.0.0.1:{free_port()}/v1", max_retries=0)
-    with pytest.raises(EndpointError, match=r"cannot list the served models .*score cache.*"
-                                            r"openai:URL#name"):
+    with pytest.raises(EndpointError, match=r"could not connect .*is a server running at "
+                                            r"this address") as info:
         CachedScorer(down, tmp_path).score(TASK, ITEMS[:1], progress=False)
+    assert "URL#name" not in str(info.value) and "cannot be told apart" not in str(info.value)
     named = OpenAIScorer(f"http://127.0.0.1:{free_port()}/v1", "m", max_retries=0)
     assert named.cache_identity()["model"] == {"id": "m"}  # a given name is all there is

@@ -438,6 +438,12 @@ class EndpointClient:
                        f"{self.deadline:g} s, ${DEADLINE_ENV}") from None
         except _TooBigError:
             raise fail(f"answered with more than {_MAX_BODY >> 20} MiB") from None
+        except httpx.ConnectError as exc:  # no server there: naming the model cannot help
+            # (QA: a dead llama.cpp server was refused with "name the model", which
+            # only led to "could not connect" once it was named)
+            raise EndpointError(shown, self._scrub(
+                f"could not connect ({type(exc).__name__}: {exc}): is a server running at "
+                f"this address?")) from None
         except httpx.HTTPError as exc:
             raise fail(f"{type(exc).__name__}: {exc}") from None
         if reply.status != 200:
