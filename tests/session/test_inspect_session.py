@@ -308,3 +308,38 @@ def test_status_at_a_census_says_nothing_is_left_to_project(tmp_path: Path) -> N
     assert ("a uniform sample's runs for the same width: none to project (the last "
             "estimate's anytime interval, at 40 labels, is a point: the pool's value is "
             "known)") in out, out
+
+
+def test_init_and_status_name_the_column_that_draws_beside_the_history(
+        tmp_path: Path) -> None:
+    """QA: ``--surrogate column:p_correct --history FILE`` said "surrogate history" at
+    ``init`` and in ``status`` (the stored surrogate is the design's, ``history``), as if the
+    pool's column took no part in the draws; both now name the column beside the history's
+    features, a session made before the column was recorded too (named from its design's
+    signal); ``--surrogate history`` is still "surrogate history"."""
+    _pool(tmp_path)
+    hist = tmp_path / "history.csv"
+    with hist.open("w") as f:  # three other models' results by the pool's ids
+        f.write("model," + ",".join(f"q{i}" for i in range(80)) + "\n")
+        for m in range(3):
+            f.write(f"other-{m}," + ",".join("0" if (i + m) % 5 == 0 else "1"
+                                             for i in range(80)) + "\n")
+    both = "surrogate column:p_correct beside the history's features"
+    p = _cli(tmp_path, "init", "s.db", "--pool", "pool.jsonl", *INIT, "--history",
+             "history.csv")
+    assert p.returncode == 0, p.stderr
+    assert f"{both}, target inspect" in p.stdout, p.stdout
+    assert "surrogate history" not in p.stdout, p.stdout
+    assert f"target inspect; {both}; metric" in _cli(tmp_path, "status", "s.db").stdout
+    with Session.open(tmp_path / "s.db") as s:  # as a session made before the key was kept
+        rec = dict(s.session_config.extra["history"])
+        assert rec.pop("pool_column") == "p_correct"
+        s.store.update_config({"history": rec})
+    assert f"target inspect; {both}; metric" in _cli(tmp_path, "status", "s.db").stdout
+    plain = ["history" if a == "column:p_correct" else a for a in INIT]
+    p = _cli(tmp_path, "init", "h.db", "--pool", "pool.jsonl", *plain, "--history",
+             "history.csv")
+    assert p.returncode == 0, p.stderr
+    assert "surrogate history, target inspect" in p.stdout, p.stdout
+    assert "target inspect; surrogate history; metric" in _cli(tmp_path, "status",
+                                                               "h.db").stdout

@@ -301,7 +301,11 @@ def init(
             _out.print(f"the session file it replaced held {kept.n_labels} label(s): kept as "
                        f"{_escape(str(kept.path))} (open it to use them; remove it when "
                        f"they are no longer needed)")
-        _out.print(f"surrogate {_escape(cfg.surrogate)}, target {_escape(cfg.target)}, "
+        from activetest.session.history_neighbours import surrogate_label
+
+        # what draws (QA: "surrogate history" for --surrogate column:NAME --history)
+        shown = surrogate_label(cfg.surrogate, cfg.extra.get("history"))
+        _out.print(f"surrogate {_escape(shown)}, target {_escape(cfg.target)}, "
                    f"metric {cfg.metric}, acquisition {cfg.acquisition}, "
                    + ("" if cfg.adaptive else f"proposal floor {cfg.proposal_floor:g}, ")
                    + f"seed {cfg.seed}")

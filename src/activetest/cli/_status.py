@@ -95,7 +95,11 @@ def status(
             print(_json_text(out))
             return
         _out.print(f"session {_escape(st.path)} (created {_when(st.created)})")
-        _out.print(f"target {_escape(st.target)}; surrogate {_escape(st.surrogate)}; metric "
+        from activetest.session.history_neighbours import surrogate_label
+
+        # what draws (QA: "surrogate history" for --surrogate column:NAME --history)
+        shown = surrogate_label(st.surrogate, s.session_config.extra.get("history"))
+        _out.print(f"target {_escape(st.target)}; surrogate {_escape(shown)}; metric "
                    f"{st.metric}; acquisition {st.acquisition} ("
                    + ("" if s.session_config.adaptive  # a design: its lambda, not the floor
                       else f"proposal floor {st.proposal_floor:g}, ")

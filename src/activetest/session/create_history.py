@@ -82,18 +82,24 @@ class PoolSignal:
         columns: ``(N, D)`` the signal's columns.
         names: a name per column (the fitted weights' names).
         label: what ``init``, ``status`` and reports call it.
+        column: the pool column it is read from (``--surrogate column:NAME``; None: the
+            signal is no pool column), recorded as ``"pool_column"``: the surrogate
+            ``init``, ``status`` and reports name
+            (:func:`activetest.session.history_neighbours.surrogate_label`).
     """
 
     columns: np.ndarray
     names: tuple[str, ...]
     label: str
+    column: str | None = None
 
     def record(self, info: Mapping[str, Any]) -> dict[str, Any]:
         """The ``history`` record ``info`` with the signal listed."""
         from activetest.session.design import POOL_SIGNAL
 
         return {**info, "features": [*info.get("features", []), POOL_SIGNAL],
-                "pool_signal": self.label}
+                "pool_signal": self.label,
+                **({"pool_column": self.column} if self.column is not None else {})}
 
     def put(self, store: SessionStore) -> None:
         """Store the columns the design is rebuilt from (role ``features``)."""

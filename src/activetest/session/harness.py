@@ -180,7 +180,7 @@ def create_inspect_session(path: str | os.PathLike[str], *, pool: Any, task: Any
             p = np.clip(column_probabilities(items, column), 0.01, 0.99)
             options["pool_signal"] = PoolSignal(np.log(p / (1.0 - p))[:, None],
                                                 (f"pool column {column} (log-odds)",),
-                                                f"pool column {column}")
+                                                f"pool column {column}", column)
         surrogate = "history"
         options["target_label"] = "inspect"
     store, inputs = create_graded_session(path, pool=items, task=task, target="pool",

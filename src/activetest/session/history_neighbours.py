@@ -47,7 +47,7 @@ from activetest.session.store import SessionError, SessionStore
 __all__ = ["AFTER", "EPS_SEED", "KEY", "MAX_CELLS", "ROLE", "NeighbourSettings",
            "NeighbourUpdate", "choose_settings",
            "design_label", "put_responses", "settings_of", "stored_neighbour_history",
-           "stored_responses"]
+           "stored_responses", "surrogate_label"]
 
 #: The scores role holding the joined response matrix (items x history models).
 ROLE = "history_responses"
@@ -228,3 +228,35 @@ def design_label(history: Mapping[str, Any] | None) -> str | None:
         f"{'dropped' if s.update.after == 'drop' else 'frozen'}")
     return " + ".join([*parts, "neighbours"]) + f" (eps {s.eps:g}, prior weight " \
         f"{s.prior_weight:g}{tail})"
+
+
+#: How a history session's pool signal named by ``pool_signal`` reads where it is a pool
+#: column (sessions made before ``"pool_column"`` was recorded).
+_COLUMN_LABEL = "pool column "
+
+
+def surrogate_label(surrogate: str, history: Mapping[str, Any] | None) -> str:
+    """The surrogate ``init``, ``status`` and reports name: ``surrogate`` as stored, except
+    where an inspect session draws by a pool column beside the history's features
+    (``--surrogate column:NAME --history``: stored as ``history``, the design's rule), which
+    is named for what draws: ``column:NAME beside the history's features``.
+
+    Args:
+        surrogate: the config's surrogate.
+        history: the config's ``history`` record (None: no history).
+    """
+    if not history or surrogate != "history":
+        return surrogate
+    from activetest.session.config import POOL_SIGNAL
+
+    if POOL_SIGNAL not in (history.get("features") or ()):
+        return surrogate
+    column = history.get("pool_column")
+    label = history.get("pool_signal")
+    if not isinstance(column, str) and isinstance(label, str) \
+            and label.startswith(_COLUMN_LABEL):  # the only producer's wording (harness.py)
+        column = label[len(_COLUMN_LABEL):]
+    if not isinstance(column, str):
+        return surrogate
+    return f"column:{column} beside the history's features"
+

@@ -458,9 +458,11 @@ def report_data(inputs: ReportInputs, *, truth: Mapping[str, float] | None = Non
     if final.flagged:
         all_notes.append("Flagged items: dropping items breaks the estimator's "
                          "unbiasedness; the shift column is a sensitivity check only.")
+    from activetest.session.history_neighbours import surrogate_label
     return rp.ReportData(
         title=title or f"Active testing: {target} on {inputs.task_name}",
-        task=inputs.task_name, target=target, surrogate=cfg.surrogate,
+        task=inputs.task_name, target=target,
+        surrogate=surrogate_label(cfg.surrogate, cfg.extra.get("history")),
         metrics=[METRIC_NAMES[m] for m in metrics], history=history,
         scores=inputs.scores, next_proposal=inputs.next_proposal,
         acquired_idx=np.asarray(inputs.acquired_idx, dtype=np.int64),
