@@ -827,3 +827,82 @@ def test_a_runs_log_of_another_task_is_passed_over(history_logs: Path,  # noqa: 
     shutil.copy(side, alone / side.name)
     out = cli("init", tmp_path / "b.db", *base, "--history", alone, code=2)
     assert "other tasks than the target's (at_sst2)" in out and out.count("error:") == 1
+
+
+def _two_task_runs(history_logs: Path, runs: Path) -> list[Path]:  # noqa: F811
+    """``runs``: lm-eval's folder of every model's run as ``lm_eval --tasks at_sst2,other_task``
+    writes it (each model's two samples files, its results file naming both tasks; the
+    other task's documents are other texts under the same doc_ids); the other task's files."""
+    shutil.copytree(history_logs, runs)
+    others = []
+    for folder in sorted(p for p in runs.iterdir() if p.is_dir()):
+        (src,) = folder.glob("samples_at_sst2_*.jsonl")
+        recs = [json.loads(line) for line in src.read_text().splitlines()]
+        for r in recs:
+            r["doc"]["sentence"] = "Other: " + r["doc"]["sentence"]
+        other = src.with_name(src.name.replace("samples_at_sst2_", "samples_other_task_"))
+        other.write_text("".join(json.dumps(r) + "\n" for r in recs))
+        side = next(folder.glob("results_*.json"))
+        doc = json.loads(side.read_text())
+        doc["configs"]["other_task"] = {**doc["configs"]["at_sst2"], "task": "other_task"}
+        side.write_text(json.dumps(doc))
+        others.append(other)
+    return others
+
+
+def test_a_two_task_folder_joins_the_pools_task_whatever_the_target(
+        history_logs: Path, tmp_path: Path) -> None:  # noqa: F811
+    """QA: a --history folder of runs of two tasks (``lm_eval --tasks a,b``) was refused
+    ("move it out") where the target named no task: a glob of samples files (the pattern
+    was kept as a file name, so the target's own run in the folder was not recognised
+    either) or a CSV pool and target. Each log now joins the pool's task only: the
+    target's files' task, else the one task whose logs' documents are the pool's items
+    (each log's content check); the other task's logs are passed over, said. Two tasks
+    that both join are refused, naming them: never guessed."""
+    runs = tmp_path / "runs"
+    others = _two_task_runs(history_logs, runs)
+    small = _file(history_logs, "small-model")
+    glob = str(runs / "new-model" / "samples_at_sst2_*.jsonl")
+    out = cli("init", tmp_path / "g.db", "--task", "sst2", "--pool", glob, "--target",
+              f"table:{glob}", "--surrogate", f"table:{small}", "--metric", "error_rate",
+              "--history", runs, "--no-progress")
+    assert "history: 5 model(s)" in out and "40 of 40 pool items have history" in out, out
+    new = next((runs / "new-model").glob("samples_at_sst2_*.jsonl"))
+    assert f"row 'new-model' not used ({new} is the target's own run" in out, out
+    assert "lm-eval log(s) of other tasks than the target's (at_sst2) passed over" in out
+    # a CSV pool and a CSV target: no task named; the pool's is the one its documents tell
+    recs = [json.loads(line) for line in new.read_text().splitlines()]
+    pool, target = tmp_path / "pool.csv", tmp_path / "target.csv"
+    with pool.open("w", newline="") as f, target.open("w", newline="") as g:
+        w, t = csv.writer(f), csv.writer(g)
+        w.writerow(["id", "sentence", "label"])
+        t.writerow(["id", "negative", "positive"])
+        for r in recs:
+            w.writerow([r["doc_id"], r["doc"]["sentence"],
+                        ("negative", "positive")[r["doc"]["label"]]])
+            t.writerow([r["doc_id"], *(x[0][0] for x in r["resps"])])
+    args = ("--task", "sst2", "--pool", pool, "--id-column", "id", "--text-column",
+            "sentence", "--label-column", "label", "--target", f"table:{target}?kind=logits",
+            "--surrogate", f"table:{target}?kind=logits", "--metric", "error_rate",
+            "--ids-are-positions", "--no-progress")
+    out = cli("init", tmp_path / "c.db", *args, "--history", runs)
+    assert "history: 5 model(s)" in out, out
+    assert "row 'new-model' not used (identical to the target's own scores" in out, out
+    assert (f"history: {len(others)} lm-eval log(s) of other tasks than the pool's (at_sst2, "
+            f"the task whose logs' documents are the pool's items) passed over") in out, out
+    with Session.open(tmp_path / "c.db") as s:
+        assert not any("other_task" in p for p in s.config["history"]["sources"])
+    # a third task on the same documents: two tasks join by content, refused, named
+    m2 = next((runs / "model-2").glob("samples_at_sst2_*.jsonl"))
+    twin = m2.with_name(m2.name.replace("samples_at_sst2_", "samples_at_sst2_copy_"))
+    twin.write_text("".join(json.dumps(json.loads(line), indent=None, separators=(",", ":"))
+                            + "\n" for line in m2.read_text().splitlines()))
+    side = next(m2.parent.glob("results_*.json"))
+    doc = json.loads(side.read_text())
+    doc["configs"]["at_sst2_copy"] = {**doc["configs"]["at_sst2"], "task": "at_sst2_copy"}
+    side.write_text(json.dumps(doc))
+    out = cli("init", tmp_path / "d.db", *args, "--history", runs, code=2)
+    assert out.count("error:") == 1 and "lm-eval logs of 2 tasks join the pool's items by " \
+        "content (at_sst2: " in out and f"at_sst2_copy: {twin}" in out, out
+    assert "which one the pool's items are is not guessed" in out, out
+    assert not (tmp_path / "d.db").exists()

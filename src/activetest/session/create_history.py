@@ -13,14 +13,16 @@ for lm-eval multiple-choice files, :func:`~activetest.models.answer_files.confir
 for the others), and a refused join names the file, the item and both sides. A log
 judged against another gold answer than the pool's or another log's on an item (another
 revision of the dataset) is refused, naming the file, the item and both golds
-(:func:`_check_golds`). The
-target's own run is never used: a log that IS the target's file (same path or same
-bytes), or whose own record names the target's model (a re-run of it), is dropped and
-said, as are rows named by ``--history-exclude`` and rows identical to the target's own
-results (graded sessions with the harness's judgment: its scores; classification
-sessions: an lm-eval target's ``acc``, or a ``table:`` target's top class against the
-pool's labels); where there are none (``--target pool``) a :class:`HistoryTargetNotice`
-says that its run under another name cannot be recognised.
+(:func:`_check_golds`). Logs of lm-eval tasks other than the pool's are passed over,
+said: the target's files' task, or where they name none the one task whose logs join the
+pool by content (:func:`_pool_task`). The target's own run is never used: a log that IS
+the target's file (same path or same bytes; a folder or glob target's samples files
+each), or whose own record names the target's model (a re-run of it), is dropped and
+said, as are rows named by ``--history-exclude`` and rows
+identical to the target's own results (graded sessions with the harness's judgment: its
+scores; classification sessions: an lm-eval target's ``acc``, or a ``table:`` target's top
+class against the pool's labels); where there are none (``--target pool``) a
+:class:`HistoryTargetNotice` says that its run under another name cannot be recognised.
 
 Classification sessions (:class:`HistorySetup`): the design is the feature design of
 :mod:`activetest.stats.feature_design` on the history's features and the surrogate's
@@ -149,12 +151,26 @@ def check_history_options(metric: str, acquisition: str | None) -> str:
 
 
 def target_files(*specs: str) -> list[Path]:
-    """The files of ``table:FILE`` / ``answers:FILE`` target specs (options dropped)."""
+    """The files of ``table:FILE`` / ``answers:FILE`` target specs (options dropped); a
+    folder or a glob pattern of lm-eval samples files (``table:runs/new/``,
+    ``table:runs/new/samples_*.jsonl``) as the samples files it names
+    (:func:`activetest.formats.lmeval.lmeval_files`; QA: the pattern itself was kept, so
+    the target's own file in a --history folder was used as another model's run, and its
+    task was unknown)."""
+    from activetest.formats.lmeval import lmeval_files
+
     out = []
     for spec in specs:
         head, sep, rest = str(spec).partition(":")
         if sep and head in ("table", "answers") and rest:
-            out.append(Path(rest.partition("?")[0]))
+            path = Path(rest.partition("?")[0])
+            if path.is_dir() or (not path.exists() and any(c in str(path) for c in "*?[")):
+                try:
+                    out.extend(lmeval_files(path))
+                    continue
+                except ValueError:
+                    pass  # the target's own scoring names it
+            out.append(path)
     return out
 
 
@@ -411,6 +427,52 @@ def _stated_model(path: Path) -> tuple[str, dict[str, str]] | None:
     return None if not stated else (stated, variant)
 
 
+def _pool_task(runs: Sequence[Any], items: Sequence[PoolItem], pos: Mapping[str, int], *,
+               inputs: bool, target_spec: str) -> set[str]:
+    """The pool's lm-eval task where the target names none (a CSV pool and target) and the
+    history holds lm-eval logs of several tasks (``lm_eval --tasks a,b`` writes both in
+    one folder; doc_ids are positions in each task's split, so every task's log shares the
+    pool's ids): the one task some log of which joins the pool by content
+    (:func:`_confirm`: each shared item's text is its record's document). Nothing is
+    guessed: with logs of one task, or none confirmed, the empty set (each log is then
+    checked and refused by its own content check, as before); several confirmed are
+    refused, naming them.
+
+    Raises:
+        SessionError: logs of two or more tasks join the pool by content.
+    """
+    from activetest.formats.history import HistoryRun, lmeval_task
+
+    tasks: dict[str, list[Any]] = {}
+    for run in runs:
+        if isinstance(run, HistoryRun) and run.format == "lmeval":
+            task = lmeval_task(run.source)
+            if task is not None:
+                tasks.setdefault(task, []).append(run)
+    if len(tasks) < 2:
+        return set()
+    joined: dict[str, str] = {}
+    for task, logs in sorted(tasks.items()):
+        for run in logs:
+            if not any(i.strip() in pos for i in run.item_ids):
+                continue
+            try:
+                _confirm(run, items, pos, inputs=inputs)
+            except SessionError:
+                continue
+            joined[task] = run.source
+            break
+    if len(joined) > 1:
+        raise SessionError(
+            f"--history: lm-eval logs of {len(joined)} tasks join the pool's items by "
+            f"content ({'; '.join(f'{t}: {f}' for t, f in joined.items())}), and the target "
+            f"({target_spec or 'given'}) names no task: which one the pool's items are is "
+            f"not guessed. Give the target as that task's samples file "
+            f"(table:.../samples_<task>_<date>.jsonl), or keep one task's logs in the "
+            f"--history folder")
+    return set(joined)
+
+
 def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[PoolItem], *,
                       exclude: Sequence[str] = (), target_scores: np.ndarray | None = None,
                       targets: Sequence[str | os.PathLike[str]] = (),
@@ -553,6 +615,14 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
                                                if isinstance(r, HistoryRun)),
                                 *(x for x in exclude if local_parts(x) is not None)])
         own_models |= {variant_name(names[n], v) for n, v in own_stated if n in names}
+        # no task named by the target (a CSV pool and target): with logs of several tasks,
+        # the pool's is the one whose logs' documents are its items (QA: the whole folder
+        # lm_eval --tasks a,b wrote was refused, "move it out")
+        whose = "the target's"
+        if not own_tasks:
+            own_tasks = _pool_task(read, items, pos, inputs=confirm_inputs,
+                                   target_spec=target_spec)
+            whose = "the pool's"
         exclude = [names.get(x, x) if local_parts(x) is not None else x for x in exclude]
         for run in read:
             if not isinstance(run, HistoryRun):
@@ -587,8 +657,10 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
                              f"no result on that item; its other results are used")
             mats.append(run)
         if other_tasks:
+            how = "" if whose == "the target's" else (
+                ", the task whose logs' documents are the pool's items")
             notes.append(f"history: {len(other_tasks)} lm-eval log(s) of other tasks than "
-                         f"the target's ({', '.join(sorted(own_tasks))}) passed over: "
+                         f"{whose} ({', '.join(sorted(own_tasks))}{how}) passed over: "
                          f"{', '.join(other_tasks[:3])}{', ...' if len(other_tasks) > 3 else ''}")
         # one model's runs with other stated settings (n-shot, a solver plan) are two
         # systems: named apart, not refused as two runs of one model (QA: the same
@@ -602,7 +674,7 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
         if not mats:
             raise SessionError(
                 "no history is left once the target's own run is dropped" + (
-                    f" and the logs of other tasks than the target's "
+                    f" and the logs of other tasks than {whose} "
                     f"({', '.join(sorted(own_tasks))}) are passed over (e.g. "
                     f"{other_tasks[0]})" if other_tasks else ""))
         # a name given with --history-exclude whose log is already dropped as the target's
