@@ -369,15 +369,20 @@ def test_an_eval_with_nothing_left_to_run_says_so(tmp_path: Path) -> None:
     # 'success'; was the eval run with log_samples=False?)"): the eval in which no sample
     # ran is passed over, said; given by name, it is refused as such
     # (the pool's p_correct as a column of the design: a pool column of numbers no sample
-    # shows is refused by the history log's content check with --surrogate history)
+    # shows is refused by the history log's content check with --surrogate history); the
+    # eval that ran is the session's own ActiveStopping run, its labels: dropped, said,
+    # never history (other models' results: a matrix)
     hist = ["--task", "answers", "--pool", "pool.jsonl", "--target", "inspect",
             "--surrogate", "column:p_correct", "--seed", "0", "--no-progress", "--history"]
-    p = _cli(tmp_path, "init", "hist.db", *hist, str(tmp_path / "logs"))
+    p = _cli(tmp_path, "init", "hist.db", *hist, str(tmp_path / "logs"), "--history",
+             str(_history_matrix(tmp_path)))
     err = " ".join((p.stdout + p.stderr).split())
     assert p.returncode == 0, err
     assert (f"not logs of a model's run (passed over: {Path(again['log']).name} (an eval in "
             f"which no sample ran))" in err), err
-    assert "log_samples=False" not in err and "history: 1 model(s)" in err, err
+    assert "log_samples=False" not in err and "history: 5 model(s)" in err, err
+    assert (f"row 'mockllm/model' not used ({first['log']} is an eval run with "
+            f"activetest.inspect.ActiveStopping (session s.db)") in err, err
     p = _cli(tmp_path, "init", "one.db", *hist, again["log"])
     err = " ".join(p.stderr.split())
     assert p.returncode == 2 and "Traceback" not in err and err.count("error:") == 1, err
@@ -1503,3 +1508,89 @@ def test_an_eval_of_a_model_the_history_holds_is_named_at_start_and_in_status(
         assert "--history-exclude 'mockllm/model'" in text
     assert "note: the history holds a run" in status
     assert all("target's own model" not in t for t in said["clean.db"]), said["clean.db"]
+
+
+def _readme_history_command() -> list[str]:
+    """The README's inspect ``init --history`` command (its words; lines joined)."""
+    import re
+    import shlex
+
+    text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    m = re.search(r"`(activetest init past\.db [^`]*--history past_logs)`", text)
+    assert m, "the README names no inspect init --history command"
+    return shlex.split(m.group(1))[1:]
+
+
+def test_an_eval_run_with_activestopping_is_no_history_and_the_readme_command_runs(
+        tmp_path: Path) -> None:
+    """The target's own results are never history (issue 21). An inspect session's earlier
+    eval with ActiveStopping wrote a log whose scores are its labels of its target; given
+    as --history (QA: only warned about, "cannot be recognised", and used) it is dropped,
+    said: the target is named only by the eval, so it cannot be told from this target's
+    run. A session remade --from-inspect with the same --history, that log among it,
+    replays the same draws; the log alone leaves no history, refused, saying why. The
+    README's command (a pool with a surrogate's column: --surrogate column:NAME) runs on
+    another full eval's log; --surrogate history needs a pool of the samples' text only."""
+    from activetest.formats.inspect import ACTIVE_STOPPING
+
+    assert ACTIVE_STOPPING == MANAGER
+    hist = _history_matrix(tmp_path)
+    (tmp_path / "arith.toml").write_text(TASK_TOML, encoding="utf-8")
+    base = ["--pool", "pool.jsonl", "--task", "answers", "--target", "inspect",
+            "--surrogate", "column:p_correct", "--seed", "0", "--no-progress"]
+    mine = ["--history", str(hist), "--history-exclude", "other-1"]  # other-1: the twin
+    p = _cli(tmp_path, "init", "s.db", *base, *mine)
+    assert p.returncode == 0, p.stderr
+    db = tmp_path / "s.db"
+    full, active = _run(tmp_path, "full", f"active:{db}:0.45:30")
+    own, past = tmp_path / "own", tmp_path / "past_logs"
+    own.mkdir()
+    past.mkdir()
+    log = own / Path(active["log"]).name
+    shutil.move(active["log"], log)
+    shutil.move(full["log"], past / Path(full["log"]).name)
+    with Session.open(db) as s:
+        order, labels = [a.item_id for a in s.acquisitions()], s.labels()
+    assert labels
+    p = _cli(tmp_path, "init", "h.db", *base, *mine, "--history", "own")
+    out = " ".join((p.stdout + p.stderr).split())
+    assert p.returncode == 0, out
+    assert (f"history: row 'mockllm/model' not used (own/{log.name} is an eval run with "
+            f"activetest.inspect.ActiveStopping (session s.db): its scores are an inspect "
+            f"session's labels of its target") in out, out
+    assert "history: 4 model(s) from" in out, out
+    with Session.open(tmp_path / "h.db") as h:
+        rec = h.session_config.extra["history"]
+        assert rec["n_models"] == 4 and "mockllm/model" in [e[0] for e in rec["excluded"]]
+    # the session remade from its log with the same history, the log among it
+    p = _cli(tmp_path, "init", "copy.db", *base, *mine, "--history", "own",
+             "--from-inspect", str(log))
+    assert p.returncode == 0, p.stdout + p.stderr
+    with Session.open(tmp_path / "copy.db") as c:
+        assert [a.item_id for a in c.acquisitions()] == order and c.labels() == labels
+    p = _cli(tmp_path, "init", "o.db", *base, "--history", "own")
+    err = " ".join(p.stderr.split())
+    assert p.returncode == 2 and "Traceback" not in err and err.count("error:") == 1, err
+    assert ("no history is left once the target's own run is dropped (row 'mockllm/model': "
+            f"own/{log.name} is an eval run with activetest.inspect.ActiveStopping") in err, err
+    assert not (tmp_path / "o.db").exists()
+    # the README's command, as it stands, on another full eval's log
+    args = _readme_history_command()
+    p = _cli(tmp_path, *args)
+    out = " ".join((p.stdout + p.stderr).split())
+    assert p.returncode == 0, out
+    assert "history: 1 model(s)" in out, out
+    assert "surrogate column:p_correct beside the history's features" in out, out
+    # --surrogate history: refused for this pool (its column is no sample's text), taken
+    # for a pool of the samples' text only, as the README says
+    alone = ["history" if a == "column:p_correct" else a for a in args]
+    alone[alone.index("past.db")] = "alone.db"
+    p = _cli(tmp_path, *alone)
+    assert p.returncode == 2 and "--surrogate column:p_correct" in p.stderr, p.stderr
+    rows = [json.loads(x) for x in (tmp_path / "pool.jsonl").read_text().splitlines()]
+    (tmp_path / "text.jsonl").write_text("".join(json.dumps(
+        {"id": r["id"], "question": r["question"]}) + "\n" for r in rows), encoding="utf-8")
+    alone[alone.index("pool.jsonl")] = "text.jsonl"
+    p = _cli(tmp_path, *alone)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "surrogate history, target inspect" in p.stdout, p.stdout

@@ -38,6 +38,11 @@ from activetest.formats.run_settings import inspect_settings
 
 _ZSTD_METHOD = 93
 
+#: The early-stopping manager name :class:`activetest.inspect.ActiveStopping` writes in
+#: a log's ``results.early_stopping`` (its ``MANAGER``): such a log's scores are an
+#: activetest session's labels (the provenance's ``early_stopping``).
+ACTIVE_STOPPING = "activetest.ActiveStopping"
+
 
 def _zstd_decompress(data: bytes, where: str) -> bytes:
     if sys.version_info >= (3, 14):  # pragma: no cover - the standard library has zstd
@@ -396,6 +401,14 @@ def _read_inspect(path: Path, log: _InspectLog, *, epoch: int | None, score_name
             "settings": inspect_settings(header)}
     if unscored:  # answered, no score: their score is None (said by the reader's caller)
         prov["unscored"] = unscored
+    results = header.get("results") if isinstance(header.get("results"), Mapping) else {}
+    stop = results.get("early_stopping")
+    if isinstance(stop, Mapping) and isinstance(stop.get("manager"), str):
+        # an eval whose samples an early-stopping manager chose (ActiveStopping: the
+        # draws of an activetest session, its scores that session's labels)
+        md = stop.get("metadata") if isinstance(stop.get("metadata"), Mapping) else {}
+        prov["early_stopping"] = {"manager": stop["manager"], **(
+            {"session": md["session"]} if isinstance(md.get("session"), str) else {})}
     return AnswerFile(path=path, format="inspect", records=tuple(out.records), model=model,
                       task=task, n_shot=n_shot, score_name=score_key,
                       skipped=tuple(out.skipped), provenance=prov)

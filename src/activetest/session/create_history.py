@@ -18,7 +18,8 @@ said: the target's files' task, or where they name none the one task whose logs 
 pool by content (:func:`_pool_task`). The target's own run is never used: a log that IS
 the target's file (same path or same bytes; a folder or glob target's samples files
 each), or whose own record names the target's model (a re-run of it), is dropped and
-said, as are rows named by ``--history-exclude`` and rows
+said, and so, in an inspect session, is a log an eval with ActiveStopping wrote
+(:func:`_active_stopping_log`), as are rows named by ``--history-exclude`` and rows
 identical to the target's own results (graded sessions with the harness's judgment: its
 scores; classification sessions: an lm-eval target's ``acc``, or a ``table:`` target's top
 class against the pool's labels); where there are none (``--target pool``) a
@@ -427,6 +428,33 @@ def _stated_model(path: Path) -> tuple[str, dict[str, str]] | None:
     return None if not stated else (stated, variant)
 
 
+def _active_stopping_log(run: Any) -> str | None:
+    """Why an inspect session's history leaves out ``run``, a log written by an eval with
+    :class:`activetest.inspect.ActiveStopping` (None: no such log).
+
+    Such a log's scores are an activetest session's labels: its target's own results on the
+    items that session drew. An inspect session's target is named only by the eval that
+    runs it, never at ``init``, so a log of this target's earlier run (the README's loop
+    run again, a session remade with ``--from-inspect``) cannot be told from another
+    model's by its model name or its results; and the target's own results are never
+    history (issue 21). It is dropped, said, rather than the session refused: the log
+    states what it is (its manager), so nothing is guessed, and leaving a row out of the
+    history only changes which items the design favours (every estimate stays unbiased);
+    the rest of the history is used. Another model's run on these samples is history as
+    a full eval (without ActiveStopping)."""
+    from activetest.formats.inspect import ACTIVE_STOPPING
+
+    stop = (getattr(run.answers, "provenance", None) or {}).get("early_stopping")
+    if not isinstance(stop, Mapping) or stop.get("manager") != ACTIVE_STOPPING:
+        return None
+    session = stop.get("session")
+    return (f"{run.source} is an eval run with activetest.inspect.ActiveStopping"
+            + (f" (session {session})" if isinstance(session, str) else "")
+            + ": its scores are an inspect session's labels of its target, which cannot be "
+              "told from this session's target's own earlier run; another model's run on "
+              "these samples is history as a full eval, without ActiveStopping")
+
+
 def _pool_task(runs: Sequence[Any], items: Sequence[PoolItem], pos: Mapping[str, int], *,
                inputs: bool, target_spec: str) -> set[str]:
     """The pool's lm-eval task where the target names none (a CSV pool and target) and the
@@ -501,7 +529,8 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
             (``--ids-are-positions``): made, said and listed in ``by_position``.
         confirm_inputs: an inspect_ai session's pool (``--target inspect``): inspect_ai
             logs are also confirmed by every item's text occurring in its sample's input,
-            whatever their ids (:func:`_confirm_inputs`).
+            whatever their ids (:func:`_confirm_inputs`), and a log written by an eval with
+            ActiveStopping is dropped, said (:func:`_active_stopping_log`).
         pool_columns: where the pool's ids are its rows' numbers, its columns
             (:class:`~activetest.session.history_positions.PoolColumns`: a refused
             matrix's message names those that hold its ids).
@@ -636,6 +665,10 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
                 dropped.append((run.model, f"{run.source} is the target's own run (the "
                                             f"same file as --target)"))
                 continue
+            stopped = _active_stopping_log(run) if confirm_inputs else None
+            if stopped is not None:  # the target's own labels, maybe (QA: only warned)
+                dropped.append((run.model, stopped))
+                continue
             if run.model in own_models:  # a re-run of the target's model (QA: used)
                 dropped.append((run.model, f"{run.source} is a run of the target's own "
                                             f"model ({run.model}, as its log says)"))
@@ -674,6 +707,7 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
         if not mats:
             raise SessionError(
                 "no history is left once the target's own run is dropped" + (
+                    f" (row {dropped[0][0]!r}: {dropped[0][1]})" if dropped else "") + (
                     f" and the logs of other tasks than {whose} "
                     f"({', '.join(sorted(own_tasks))}) are passed over (e.g. "
                     f"{other_tasks[0]})" if other_tasks else ""))
