@@ -225,7 +225,9 @@ class SessionStore(ScoresMixin, DrawsMixin, LabelsMixin):
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, busy_timeout: float = 5.0) -> SessionStore:
-        """Open an existing session (read-only when it cannot be written).
+        """Open an existing session (read-only when it cannot be written). A writable
+        one's folder loses the gunzipped pool copies that killed ``init`` runs left
+        there (:func:`~activetest.session.pool_copies.sweep_pool_copies`, said).
 
         Raises:
             FileNotFoundError: no such file.
@@ -292,6 +294,9 @@ class SessionStore(ScoresMixin, DrawsMixin, LabelsMixin):
         if writable:
             conn.execute("PRAGMA synchronous = FULL")
             conn.execute("PRAGMA foreign_keys = ON")
+            from activetest.session.pool_copies import sweep_pool_copies
+
+            sweep_pool_copies(p.parent)  # a pool's copy a killed `init` here left
         store = cls(p, busy_timeout=busy_timeout, _conn=conn, _writable=writable)
         store._readonly_why = why
         return store
@@ -385,6 +390,7 @@ class SessionStore(ScoresMixin, DrawsMixin, LabelsMixin):
                                    f"and {i}); item ids must be unique")
             seen[it.id] = i
         from activetest._tmpfiles import sweep_creating
+        from activetest.session.pool_copies import sweep_pool_copies
         from activetest.supervise import Terminated, note, parent_gone
 
         tmp = p.with_name(f".{p.name}.creating-{os.getpid()}")
@@ -392,6 +398,7 @@ class SessionStore(ScoresMixin, DrawsMixin, LabelsMixin):
         try:
             p.parent.mkdir(parents=True, exist_ok=True)
             sweep_creating(p)  # what an earlier, killed `init` of this file left
+            sweep_pool_copies(p.parent)  # a pool's copy a killed `init` here left
             for f in tmp_files:
                 f.unlink(missing_ok=True)
         except OSError as exc:  # a read-only file system, a folder that cannot be written

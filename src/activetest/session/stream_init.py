@@ -53,7 +53,6 @@ import hashlib
 import json
 import os
 import sqlite3
-import tempfile
 import zlib
 from collections.abc import Container, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -172,33 +171,33 @@ def _readable_pool(path: Path, p: Path, fmt: str) -> Iterator[tuple[Path, str]]:
     copy beside the session file ``path`` (Parquet is read by its footer first, which a
     gzip stream cannot seek to), removed once ``init`` is done: memory stays a block of
     rows, the disk holds the pool's Parquet bytes meanwhile (since 2026-12-07; such a
-    pool took the general path, every record a Python object). A broken gzip stream, or
-    no room for the copy: NotStreamable (the general path names it, or reads it whole)."""
+    pool took the general path, every record a Python object). The copy names this
+    process and is locked while in use (:mod:`.pool_copies`): one that a killed ``init``
+    left is removed, and said, by the next ``init`` or open of a session in the folder.
+    A broken gzip stream, or no room for the copy: NotStreamable (the general path names
+    it, or reads it whole)."""
+    from activetest.session.pool_copies import pool_copy, sweep_pool_copies
+
     digest = hashlib.sha256()
     copy = fmt == "parquet" and gzipped_pool(p)
     out: Path | None = None
-    try:
-        with contextlib.ExitStack() as stack:
+    with contextlib.ExitStack() as stack:  # the copy: removed when init ends
+        try:
             sink = None
-            if copy:
-                fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.pool-",
-                                            suffix=".parquet")
-                out = Path(name)
-                sink = stack.enter_context(os.fdopen(fd, "wb"))
+            if copy:  # (a copy a killed init left here first: the disk's room for this)
+                sweep_pool_copies(path.parent)
+                out, sink = stack.enter_context(pool_copy(path))
             with open_pool_bytes(p) as f:
                 for data in iter(lambda: f.read(16 << 20), b""):
                     digest.update(data)
                     if sink is not None:
                         sink.write(data)
-    except (OSError, EOFError, zlib.error):  # a broken gzip stream (the general path
-        if out is not None:  # names it), a full disk (it reads the pool whole)
-            out.unlink(missing_ok=True)
-        raise NotStreamable("gzip") from None
-    try:
+            if sink is not None:
+                sink.flush()
+        except (OSError, EOFError, zlib.error):  # a broken gzip stream (the general
+            raise NotStreamable("gzip") from None  # path names it), a full disk (it reads
+            # the pool whole)
         yield (out if out is not None else p), digest.hexdigest()
-    finally:
-        if out is not None:
-            out.unlink(missing_ok=True)
 
 
 #: What the general path holds per pool item, at least (the pool's records and each
