@@ -14,6 +14,11 @@ class RepeatedKeyError(ValueError):
         self.key = key
 
 
+def repeated_key(key: str) -> str:
+    """What a JSON object that repeats ``key`` is refused with (after where it is)."""
+    return f"an object repeats the key {key!r} (which value is meant?)"
+
+
 def object_without_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     """``json.loads``'s ``object_pairs_hook``: the object as a dict, or a ``ValueError``
     naming the first key it repeats."""
@@ -40,8 +45,7 @@ def loads(text: str, where: str, error: type[Exception]) -> Any:
     try:
         return json.loads(text, object_pairs_hook=object_without_repeats)
     except RepeatedKeyError as exc:
-        raise error(f"{where}: an object repeats the key {exc.key!r} (which value is "
-                    f"meant?)") from None
+        raise error(f"{where}: {repeated_key(exc.key)}") from None
     except json.JSONDecodeError as exc:
         pos = (f"line {exc.lineno}, column {exc.colno}" if "\n" in text.rstrip("\r\n")
                else f"column {exc.colno}")

@@ -6,7 +6,9 @@ dependency.
 Only what :func:`json.loads` of the whole text would take is given, as it would give it:
 an object per record, in order. Anything else -- malformed JSON anywhere (before or after
 the records given so far), a top level that is not an array, a record that is not an
-object, text after the array -- raises :class:`NotAStreamedArray` where it is met: the
+object, an object that repeats a key (which every reader refuses:
+:func:`activetest.formats._json.loads`), text after the array -- raises
+:class:`NotAStreamedArray` where it is met: the
 reader of the whole text names such a problem (its message gives the line, column and
 character of the whole document, which a window does not know), and does so before any
 row's, so a caller that streams reads the file whole to refuse it.
@@ -21,13 +23,13 @@ from typing import IO, Any
 
 from activetest.formats import _json
 
-__all__ = ["CHUNK", "NotAStreamedArray", "iter_json_array"]
+__all__ = ["CHUNK", "NotAStreamedArray", "RepeatedKeyInArray", "iter_json_array",
+           "record_repeating_a_key"]
 
 #: Characters read at a time (read as ``json_array.CHUNK``, so a test can make it small).
 CHUNK = 1 << 18
 
 _SPACE = re.compile(r"[ \t\n\r]*")  # JSON's whitespace (json.loads skips only these)
-_DECODER = json.JSONDecoder()
 _NO_REPEATS = json.JSONDecoder(object_pairs_hook=_json.object_without_repeats)
 
 
@@ -35,17 +37,25 @@ class NotAStreamedArray(ValueError):  # noqa: N818 - a signal: read the file who
     """The text is no JSON array of objects read so (see the module docstring)."""
 
 
-def iter_json_array(f: IO[str], *, refuse_repeated_keys: bool = False
-                    ) -> Iterator[tuple[str, dict[str, Any]]]:
+class RepeatedKeyInArray(NotAStreamedArray):
+    """An object that repeats the key :attr:`key` (in a record, at any depth)."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__("an object repeats a key")
+        self.key = key
+
+
+def iter_json_array(f: IO[str]) -> Iterator[tuple[str, dict[str, Any]]]:
     """``("record i", object)`` of each record of the JSON array in the text file ``f``
-    (``i`` from 0, as the whole reader names records). ``refuse_repeated_keys``: an
-    object that repeats a key is no such array either (the pool reader refuses it,
-    :func:`activetest.formats._json.loads`; the table reader keeps the last value).
+    (``i`` from 0, as the whole reader names records). An object that repeats a key is
+    no such array (every reader refuses it, :func:`activetest.formats._json.loads`;
+    the table reader kept the last value until 2026-12-07).
 
     Raises:
-        NotAStreamedArray: the text is not such an array (module docstring), when met.
+        NotAStreamedArray: the text is not such an array (module docstring), when met
+            (:class:`RepeatedKeyInArray` for a repeated key).
     """
-    reader = _Window(f, _NO_REPEATS if refuse_repeated_keys else _DECODER)
+    reader = _Window(f, _NO_REPEATS)
     if reader.next_char() != "[":
         raise NotAStreamedArray("not an array")
     reader.pos += 1
@@ -106,8 +116,8 @@ class _Window:
         while True:
             try:
                 value, end = self.decoder.raw_decode(self.buf, self.pos)
-            except _json.RepeatedKeyError:  # (an object is whole when its hook runs)
-                raise NotAStreamedArray("an object repeats a key") from None
+            except _json.RepeatedKeyError as exc:  # (an object is whole when its hook
+                raise RepeatedKeyInArray(exc.key) from None  # runs)
             except (ValueError, RecursionError):
                 if self._more():  # perhaps cut by the window's end
                     continue
@@ -122,3 +132,30 @@ class _Window:
         """Nothing but whitespace may follow the array."""
         if self.next_char() != "":
             raise NotAStreamedArray("text after the array")
+
+
+def record_repeating_a_key(text: str) -> int | None:
+    """The number (from 0) of the record of the JSON array ``text`` in which an object
+    first repeats a key, as :func:`json.loads` of the whole text meets it (records read
+    in order, any value; one that is no object passed over: the whole reader refuses it
+    after the text is parsed); None where the top level is no array or no record before
+    the text's first problem repeats a key. Memory: the text and a record."""
+    import io
+
+    reader = _Window(io.StringIO(text), _NO_REPEATS)
+    if reader.next_char() != "[":
+        return None
+    reader.pos += 1
+    i = 0
+    while True:
+        try:
+            reader.value()
+        except RepeatedKeyInArray:
+            return i
+        except NotAStreamedArray:
+            return None
+        ch = reader.next_char()
+        reader.pos += 1
+        if ch != ",":
+            return None
+        i += 1

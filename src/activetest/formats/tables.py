@@ -26,14 +26,16 @@ from pathlib import Path
 from typing import Any
 
 from activetest.formats import _json
+from activetest.formats._json import RepeatedKeyError, object_without_repeats, repeated_key
 
 __all__ = ["FORMATS", "MAX_STREAM_BYTES", "MissingDependencyError", "PoolFormatError", "Record",
-           "arrow_message",
+           "RepeatedKeyError", "arrow_message",
            "column_names", "decode", "detect_format", "file_lines", "files_under", "header_rows",
            "header_table",
-           "iter_json_lines", "json_lines", "parse_bytes", "read_bytes", "read_csv_lines",
+           "iter_json_lines", "json_lines", "object_without_repeats", "parse_bytes",
+           "read_bytes", "read_csv_lines",
            "read_file", "read_jsonl", "read_jsonl_lines", "read_records", "read_tsv_lines",
-           "refuse_sqlite", "repeated", "split_lines"]
+           "refuse_sqlite", "repeated", "repeated_key", "split_lines"]
 
 #: Formats a pool file may have (``lmeval`` is read by :mod:`activetest.formats.lmeval`).
 FORMATS = ("csv", "tsv", "jsonl", "json", "parquet", "fpb", "lmeval")
@@ -549,7 +551,9 @@ U+0085 or form feed (valid JSON: QA saw such a table refused while the same rows
 pool's order streamed).
 
     Raises:
-        ValueError: a line that is not JSON or not an object, naming ``source`` and the line.
+        ValueError: a line that is not JSON or not an object, or an object that repeats
+            a key (which value is meant? as the pool reader refuses it: Python's parser
+            keeps the last one), naming ``source``, the line (and the key).
     """
     return list(iter_json_lines(split_lines(text), source))
 
@@ -574,7 +578,9 @@ def iter_json_lines(lines: Iterable[tuple[int, str]],
         if not line.strip():
             continue
         try:
-            rec = json.loads(line)
+            rec = json.loads(line, object_pairs_hook=object_without_repeats)
+        except RepeatedKeyError as exc:
+            raise ValueError(f"{source}: line {lineno}: {repeated_key(exc.key)}") from None
         except (ValueError, RecursionError) as exc:
             raise ValueError(f"{source}: line {lineno}: not valid JSON ({str(exc)[:80]})") \
                 from None

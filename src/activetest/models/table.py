@@ -36,7 +36,10 @@ separated), ``tolerance``, ``choices=positional`` and ``match=id`` (see
 :class:`TableScorer`), e.g. ``table:samples_sst2.jsonl?filter=maj@8``.
 
 NaN, infinite or non-numeric values are errors that name the file, the row
-(the line for CSV/JSONL) and the column.
+(the line for CSV/JSONL) and the column. A JSONL line or JSON-array record whose
+object repeats a key (``"positive": -0.1, "positive": -2.3``: which is meant?) is
+refused naming the file, the line or record and the key, as the pool reader
+refuses it (until 2026-12-07 the last value was kept without a word).
 
 A Parquet table with a ``content_check`` column (what
 :mod:`activetest.models.ray_score` writes: the fingerprint of each item's fields,

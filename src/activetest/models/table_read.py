@@ -18,9 +18,10 @@ from typing import IO, Any, Literal
 
 import numpy as np
 
-from activetest.formats.json_array import iter_json_array
+from activetest.formats.json_array import iter_json_array, record_repeating_a_key
 from activetest.formats.lmeval import looks_like_lmeval
 from activetest.formats.tables import (
+    RepeatedKeyError,
     decode_utf8,
     file_lines,
     gunzip_if_gzip,
@@ -28,6 +29,8 @@ from activetest.formats.tables import (
     header_table,
     iter_json_lines,
     json_lines,
+    object_without_repeats,
+    repeated_key,
 )
 
 __all__ = ["FORMATS", "KINDS", "Format", "Kind", "check_columns", "duplicate_message",
@@ -121,7 +124,11 @@ def _read_jsonl(path: Path) -> _Raw:
 def _read_json(path: Path) -> _Raw:
     text = _read_text(path)
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=object_without_repeats)
+    except RepeatedKeyError as exc:  # (Python's parser keeps the last value)
+        i = record_repeating_a_key(text)
+        where = "" if i is None else f" record {i}:"
+        raise ValueError(f"{path}:{where} {repeated_key(exc.key)}") from None
     except (ValueError, RecursionError) as exc:
         raise ValueError(f"{path}: not valid JSON ({str(exc)[:80]})") from None
     if not isinstance(data, list):

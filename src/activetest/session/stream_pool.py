@@ -97,7 +97,7 @@ def _json_records(f: IO[str]) -> Iterator[tuple[str, Mapping[str, Any]]]:
     from activetest.formats.json_array import NotAStreamedArray, iter_json_array
 
     try:
-        yield from iter_json_array(f, refuse_repeated_keys=True)
+        yield from iter_json_array(f)
     except NotAStreamedArray:
         raise NotStreamable("json") from None
 

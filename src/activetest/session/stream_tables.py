@@ -163,6 +163,8 @@ def _jsonl_batches(path: Path, want: list[str]) -> Iterator[Any]:
     import pyarrow as pa
     import pyarrow.json as pjson
 
+    from activetest.formats.tables import object_without_repeats
+
     def read(block: bytes) -> Iterator[Any]:
         try:
             yield pjson.read_json(io.BytesIO(block)).select(want)
@@ -172,8 +174,10 @@ def _jsonl_batches(path: Path, want: list[str]) -> Iterator[Any]:
         lines = [line for line in block.split(b"\n") if line.strip()]
         for k in range(0, len(lines), stream_base.BLOCK):  # (a block of records in
             try:  # memory at a time, not the 16 MiB of lines)
-                recs = [json.loads(line) for line in lines[k:k + stream_base.BLOCK]]
-            except ValueError:  # (not JSON: the general path's rules name the line)
+                recs = [json.loads(line, object_pairs_hook=object_without_repeats)
+                        for line in lines[k:k + stream_base.BLOCK]]
+            except ValueError:  # (not JSON, or an object that repeats a key, which
+                # pyarrow refuses too: the general path's rules name the line)
                 raise pa.ArrowInvalid("not JSON") from None
             if not all(isinstance(r, dict) for r in recs):
                 raise pa.ArrowInvalid("a line that is no object") from None
@@ -405,14 +409,17 @@ def read_again(t: Table, upto: int | None, *, first: int | None = None,
     are not those streamed (the general path reads the table)."""
     import zlib
 
-    from activetest.formats.json_array import NotAStreamedArray
+    from activetest.formats.json_array import NotAStreamedArray, RepeatedKeyInArray
+    from activetest.formats.tables import repeated_key
     from activetest.models.table import duplicate_message, row_values, stream_rows
 
     s = t.scorer
     first_where = None
+    given = 0  # the rows read
     try:
         for r, (where, item_id, row) in enumerate(stream_rows(
                 s.path, s.format, columns=t.columns, id_column=s.id_column)):
+            given = r + 1
             if r == first and item_id == repeated:
                 first_where = where
             if r == upto and repeated is not None:
@@ -427,6 +434,11 @@ def read_again(t: Table, upto: int | None, *, first: int | None = None,
                 return where
     except StreamRefusedError:
         raise
+    except RepeatedKeyInArray as exc:  # a JSON array's record met before any problem of
+        # the text (or a record that is no object): the general path, parsing the whole
+        # text first, meets it first too (the file's bytes are checked before the stream)
+        raise StreamRefusedError(f"{s.path}: record {given}: {repeated_key(exc.key)}"
+                                 ) from None
     except (UnicodeError, OSError, RecursionError, EOFError, zlib.error,
             NotAStreamedArray):  # the file's bytes, gzip stream or JSON text: the
         raise NotStreamable("read") from None  # general path names it (reading it whole)
