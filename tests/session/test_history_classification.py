@@ -178,6 +178,11 @@ def test_a_table_targets_identical_row_is_dropped_and_said(tmp_path: Path) -> No
                           "--history", hist, "--seed", "5", "--no-progress", columns=300)
     assert "row 'me' not used (identical to the target's own scores on 59 items" in out, out
     assert "history: 30 model(s)" in out
+    # both models are read from files, the target too though a history session scores
+    # it on the labelled items only (QA: "0 in-context example(s) for the target")
+    assert "example(s) for the target" not in out, out
+    assert ("0 in-context example(s) for models scored here (the surrogate's and the "
+            "target's predictions are read from files)") in out, out
     with Session.open(tmp_path / "s.db") as s:
         assert [e[0] for e in s.config["history"]["excluded"]] == ["me"]
     # one result differs: no longer the target's row (a chance match is not dropped)

@@ -284,8 +284,13 @@ def init(
         tool = (cfg.extra.get("harness") or {}).get("tool")
         # a harness target runs with the harness's own prompts (QA: "0 in-context
         # example(s)" for an lm-eval target run 3-shot)
+        # a history session scores its target on the labelled items only, so nothing
+        # of a file target is stored yet: its spec says it is read from a file (QA: "0
+        # in-context example(s) for the target" of a `table:` target)
         read = [role for role in ("surrogate", "target")
-                if s.provenance(role).get("source") in ("table", "lm-eval samples")]
+                if s.provenance(role).get("source") in ("table", "lm-eval samples")
+                or str(cfg.target if role == "target" else cfg.surrogate).partition(":")[0]
+                == "table"]
         prompts = {"lm-eval": "the target's prompts are lm-eval's (its runs' n-shot, kept "
                               "by import)",
                    "inspect": "the target's prompts are the inspect task's"}.get(
