@@ -284,3 +284,111 @@ def test_a_graded_report_of_the_pool_files_answers_says_so(tmp_path: Path) -> No
     with Session.open(db) as s:
         data = s.report_data(progress=False)
     assert estimates_figure(data).get_suptitle() == f"{name} on squad: estimate vs labels"
+
+
+def _pe_session(pool_files: PoolFiles, db: Path, n: int = 40) -> Any:
+    """A PE session (both metrics, ``table:`` models) with ``n`` items labelled; its
+    report data."""
+    with Session.create(db, pool=pool_files.pool, task="demo",
+                        surrogate=f"table:{pool_files.surrogate}",
+                        target=f"table:{pool_files.target}", seed=0, progress=False,
+                        metric="both", acquisition="pe",
+                        pool_options={"id_column": "id"}) as s:
+        s.select(n)
+        s.label_from_data()
+        return s.report_data(progress=False)
+
+
+def test_the_log_loss_axis_is_not_set_by_the_first_labels_huge_interval(
+        pool_files: PoolFiles, tmp_path: Path) -> None:
+    """QA: in a PE session the fixed-budget interval after 2 labels reached 14 nats and
+    set the log-loss axis, so the curve (0.75 to 2.3) was a flat line along its foot. The
+    axis now spans the estimates and the intervals after the first labels; the
+    intervals beyond it are marked at its edge and named with how far they reach."""
+    import numpy as np
+
+    from activetest.session.report.plots import estimates_figure
+
+    data = _pe_session(pool_files, tmp_path / "s.db")
+    rows = data.history["log loss"]
+    values = np.array([r.active.value for r in rows])
+    highest = max(r.active.fixed.high for r in rows if r.active.fixed is not None)
+    assert highest > 5 * values.max()  # the real numbers: one huge early interval
+    fig = estimates_figure(data)
+    ax = next(a for a in fig.axes if a.get_title() == "log loss")
+    low, high = ax.get_ylim()
+    assert high < highest
+    # the curve fills a readable share of the axis (it was a tenth)
+    assert (values.max() - values.min()) / (high - low) > 0.4, (low, high, values)
+    assert low <= values.min() and values.max() <= high
+    # what is cut off is marked where it leaves, and named with its reach
+    marks = [line for line in ax.get_lines() if line.get_marker() == "^"]
+    assert len(marks) == 1
+    assert marks[0].get_label() == f"interval beyond the axis (cut off; reaches {highest:.3g})"
+    cut = [r.n_labels for r in rows if max(
+        iv.high for iv in (r.active.fixed, r.active.anytime, r.uniform.bootstrap)
+        if iv is not None) > high]
+    assert list(marks[0].get_xdata()) == cut and cut and min(cut) == rows[0].n_labels
+    labels = fig.legends[0].get_texts()
+    assert marks[0].get_label() in [t.get_text() for t in labels]
+    assert min(t.get_fontsize() for t in labels) >= 8
+    # a bounded metric's axis is as it was: the error rate keeps its range
+    er = next(a for a in fig.axes if a.get_title() == "error rate")
+    assert not [line for line in er.get_lines() if line.get_marker() == "^"]
+
+
+def test_a_compared_session_draws_the_difference_over_labels_as_estimate_has_it(
+        pool_files: PoolFiles, tmp_path: Path) -> None:
+    """QA: a session with `--compare` had a table of the paired difference but no figure
+    of it over labels (estimates.png shows the target's own risk). The report now draws
+    R_A - R_B by LURE with its fixed-budget interval and anytime CS at each label count,
+    from the labels prefix by prefix; its last point is `estimate --compare`'s, and the
+    figure is written and named in the report's text (real files, real CLI)."""
+    from session_support import run_cli_process
+
+    from activetest.session.report.plots import differences_figure
+    from activetest.session.report.render import DIFFERENCES_PNG
+
+    db = labelled_table_session(pool_files, tmp_path / "s.db", seed=0, n=40)
+    other = f"table:{pool_files.target2}"
+    with Session.open(db) as s:
+        r = s.estimate(compare=[other], record=False, progress=False)
+        data = s.report_data(compare=[other], progress=False)
+    assert [(c.metric, c.target_b) for c in data.differences] == [
+        ("log loss", other), ("error rate", other)]
+    for curve, c in zip(data.differences, r.comparisons, strict=True):
+        last = curve.rows[-1]
+        a = c.difference_anytime
+        assert a is not None and last.n_labels == 40
+        assert abs(last.active.value - c.difference.estimate) <= 1e-12
+        assert abs(last.active.bootstrap.low - c.difference.low) <= 1e-12
+        assert abs(last.active.bootstrap.high - c.difference.high) <= 1e-12
+        assert last.active.fixed is not None and last.active.anytime is not None
+        assert abs(last.active.fixed.low - a.fixed_low) <= 1e-12
+        assert abs(last.active.fixed.high - a.fixed_high) <= 1e-12
+        assert abs(last.active.anytime.low - a.cs_low) <= 1e-12
+        assert abs(last.active.anytime.high - a.cs_high) <= 1e-12
+        # the first point: the first two labels' paired difference
+        assert curve.rows[0].n_labels == 2
+    # the curves' own at the last count: the blind spot's widening (the error rate's)
+    # and the few-errors rule applied prefix by prefix, as the estimate applies them
+    assert [c.last_as_estimate for c in data.differences] == [None, None]
+    assert {r.active.basis for r in data.differences[1].rows} == {"exact", "clt"}
+    fig = differences_figure(data)
+    title = fig.texts[0].get_text().replace("\n", " ")
+    assert "R_A − R_B by LURE" in title and "pool.csv" in title and "95% level" in title
+    assert "table:target.csv" in title and other in title
+    texts = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert "zero: no difference" in texts and "LURE estimate of the difference" in texts
+    assert min(t.get_fontsize() for t in fig.legends[0].get_texts()) >= 8
+    run_cli_process("report", db, "--out", tmp_path / "rep", "--compare", other,
+                    "--no-progress")
+    png = tmp_path / "rep" / DIFFERENCES_PNG
+    assert png.stat().st_size > 1000
+    md = (tmp_path / "rep" / "report.md").read_text(encoding="utf-8").replace("\\_", "_")
+    assert f"]({DIFFERENCES_PNG})" in md and "paired difference R_A − R_B" in md
+    assert "the last count's intervals are" not in md  # the curves' own, every count
+    # a report without a comparison has none (and a stale one is removed)
+    run_cli_process("report", db, "--out", tmp_path / "rep", "--no-progress")
+    assert not png.exists()
+    assert DIFFERENCES_PNG not in (tmp_path / "rep" / "report.md").read_text(encoding="utf-8")

@@ -69,6 +69,11 @@ class EstimateParts:
     variance_floors: est.VarianceFloors = dataclasses.field(
         default_factory=est.VarianceFloors)
     sampler: Any = None
+    #: compared target -> metric -> ``(K,)`` its losses at the draws (the report's curve
+    #: of each paired difference)
+    compare: dict[str, dict[str, np.ndarray]] = dataclasses.field(default_factory=dict)
+    #: compared target -> metric -> the largest loss any pool item can have for it
+    other_loss_bounds: dict[str, dict[str, float]] = dataclasses.field(default_factory=dict)
 
 
 def estimate_parts(s: Any, *, compare: Sequence[Any] | Any, n_boot: int | None,
@@ -220,7 +225,9 @@ def estimate_parts(s: Any, *, compare: Sequence[Any] | Any, n_boot: int | None,
             *report.warnings, "this estimate is not recorded in the session file: it is "
             "open read-only (`status` shows the last one recorded)"])
     return EstimateParts(report, draws, dict(inputs.losses), design_controls, blind,
-                         dict(inputs.loss_bounds), floors, sampler)
+                         dict(inputs.loss_bounds), floors, sampler,
+                         {spec: dict(m) for spec, m in inputs.compare.items()},
+                         {spec: dict(m) for spec, m in inputs.other_loss_bounds.items()})
 
 
 def record_estimate(store: SessionStore, report: EstimateReport) -> None:

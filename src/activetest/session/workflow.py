@@ -1001,6 +1001,8 @@ class Session:
             session=str(self.path), blind_spots=parts.blind_spots,
             loss_bounds=parts.loss_bounds,
             variance_floors=dict(parts.variance_floors.metrics), labels_from=labels_from(self),
+            compare_losses=parts.compare, other_loss_bounds=parts.other_loss_bounds,
+            difference_floors=parts.variance_floors.differences,
             next_proposal=self._next_proposal(parts.sampler))
         return report_data(inputs, truth=truth, n_points=n_points, title=title, notes=notes)
 

@@ -8,6 +8,7 @@ turns them into the report's records. Nothing here reads a session file or runs 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -28,7 +29,8 @@ from activetest.stats import (
 from activetest.stats.confseq import cs_claimed
 from activetest.stats.fewerrors import few_errors_what
 
-__all__ = ["METRIC_NAMES", "ReportInputs", "check_report_options", "cv_notes", "examples_used",
+__all__ = ["METRIC_NAMES", "ReportInputs", "check_report_options", "cv_notes",
+           "difference_curves", "examples_used",
            "report_data"]
 
 
@@ -155,6 +157,12 @@ class ReportInputs:
         next_proposal: an adaptive design's ``(N,)`` proposal for the next draw (0 on
             drawn items), what the acquisition figure shows for it (None: a fixed
             proposal, or every item drawn).
+        compare_losses: compared target -> metric -> ``(K,)`` its losses at the labelled
+            draws: the figure of each paired difference over labels (empty: no figure).
+        other_loss_bounds: compared target -> metric -> the largest loss any pool item
+            can have for it (a model compared at creation): the difference's range.
+        difference_floors: compared target -> metric -> the difference's variance floor
+            (:attr:`.estimate.VarianceFloors.differences`), as the estimate applies it.
     """
 
     estimate: EstimateReport
@@ -175,6 +183,105 @@ class ReportInputs:
     variance_floors: Mapping[str, np.ndarray] = field(default_factory=dict)
     labels_from: str | None = None
     next_proposal: np.ndarray | None = None
+    compare_losses: Mapping[str, Mapping[str, np.ndarray]] = field(default_factory=dict)
+    other_loss_bounds: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    difference_floors: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+
+def _same(a: tuple[float, float] | None, b: tuple[float, float] | None) -> bool:
+    """Whether two intervals (None: none) agree to 1e-12."""
+    if a is None or b is None:
+        return a is None and b is None
+    return all(abs(x - y) <= 1e-12 * max(1.0, abs(y)) for x, y in zip(a, b, strict=True))
+
+
+def difference_curves(inputs: ReportInputs, budgets: Sequence[int], target: str,
+                      ) -> list[rp.DifferenceCurve]:
+    """Each compared target's paired difference ``R_A - R_B`` after each of ``budgets``
+    labels, from the stored labels prefix by prefix as the target's own curve is: LURE of
+    the per-item differences ``d_m = L_A - L_B`` (``theta_m`` of
+    :func:`activetest.stats.adaptive_lure_theta`), its bootstrap with the estimate's own
+    seeds (so the last point is ``estimate --compare``'s), and its fixed-budget interval
+    and anytime CS by :func:`.estimate.interval_curves` (skewness may only widen, kept
+    within the difference's range, the CS claimed from 30 labels, the difference's
+    variance floor where the estimate has one). Where ``estimate`` shows other intervals
+    at the last count (the exact CS while few labels differ, the sure bounds, a blind
+    spot's widening), the last point takes them and says so
+    (:attr:`rp.DifferenceCurve.last_as_estimate`)."""
+    from pathlib import Path
+
+    from activetest.stats import adaptive_lure_theta, bootstrap
+
+    final, draws, cfg = inputs.estimate, inputs.draws, inputs.config
+    level, N, q = float(cfg.level), draws.n_pool, draws.q
+    pool = str(cfg.pool.get("source") or cfg.pool.get("path") or "") if isinstance(
+        cfg.pool, Mapping) else ""
+    pool = Path(pool).name or pool
+    out = []
+    for c in final.comparisons:
+        other = inputs.compare_losses.get(c.spec, {}).get(c.metric)
+        if other is None or draws.k < 2:
+            continue
+        d = np.asarray(inputs.losses[c.metric], dtype=np.float64) - np.asarray(
+            other, dtype=np.float64)
+        o_bound = inputs.other_loss_bounds.get(c.spec, {}).get(c.metric)
+        d_range = est.difference_range(c.metric, inputs.loss_bounds.get(c.metric), o_bound)
+        floor = inputs.difference_floors.get(c.spec, {}).get(c.metric)
+        # the blind spot, as the estimate widens the difference for it at every count:
+        # an error rate's unexplored items could hide a difference either way; where both
+        # targets are known on the pool, the difference's own bounds
+        blind, spot = None, inputs.blind_spots.get(c.metric)
+        if spot is not None and spot.bounded:
+            own = spot.differences.get(c.spec)
+            base = own if own is not None else spot.estimate if c.metric == "error_rate" \
+                else None
+            if base is not None:
+                blind = dataclasses.replace(base, widen_low=np.asarray(
+                    base.widen_high, dtype=np.float64).copy())
+        # the few-errors rule (sessions recording it): the exact CS while few labels show
+        # a difference, as the estimate has it for a model compared later (one compared
+        # at creation bounds its exact CS by more than the report holds: its last
+        # count is then the estimate's, below)
+        few = None if c.spec in inputs.other_loss_bounds else est.difference_few_inputs(
+            np.asarray(inputs.losses[c.metric], dtype=np.float64),
+            np.asarray(other, dtype=np.float64), draws, cfg.clt_min_errors,
+            q_floor=est.q_floor(cfg, bool(inputs.design_controls)), level=level,
+            bound=1.0 if c.metric == "error_rate" else None)
+        curves = est.interval_curves(
+            adaptive_lure_theta(d, q, N), N, level=level, value_range=d_range,
+            model_var=None if floor is None else floor.variance(d, q, N), blind=blind,
+            few=few, planned_budget=cfg.planned_budget, skew_widens_only=True)
+        rows = []
+        for b in budgets:
+            j = b - 1
+            boot = est.clip_result(bootstrap(
+                lure_terms(d[:b], q[:b], N), n_boot=cfg.n_boot, level=level,
+                random_state=est.bootstrap_rng(cfg.seed, b, f"diff:{c.spec}:{c.metric}")),
+                d_range)
+            fixed = _pair(curves.fixed_low[j], curves.fixed_high[j])
+            cs = (_pair(curves.cs_low[j], curves.cs_high[j]) if curves.claimed[j]
+                  else None)
+            rows.append(rp.HistoryRow(b, _estimate(boot, fixed, cs, basis=None if few is None
+                                                   else "exact" if few.few[j] else "clt")))
+        last_as = None
+        a = c.difference_anytime
+        if rows and rows[-1].n_labels == draws.k and a is not None:
+            shown_cs = (a.cs_low, a.cs_high) if (
+                cs_claimed(draws.k, N) or a.basis in ("exact", "sure")) else None
+            r = rows[-1].active
+            mine_cs = None if r.anytime is None else (r.anytime.low, r.anytime.high)
+            mine_f = None if r.fixed is None else (r.fixed.low, r.fixed.high)
+            if not (_same(mine_f, (a.fixed_low, a.fixed_high)) and _same(mine_cs, shown_cs)):
+                last_as = ("the exact anytime CS (few labels show a difference)"
+                           if a.basis == "exact" else
+                           "cut to the bounds that hold surely" if a.basis == "sure" else
+                           "by its other rules (see the notes)")
+                rows[-1] = rp.HistoryRow(b, rp.Estimate(
+                    r.value, r.bootstrap, _pair(a.fixed_low, a.fixed_high),
+                    None if shown_cs is None else _pair(*shown_cs), basis=a.basis))
+        out.append(rp.DifferenceCurve(METRIC_NAMES[c.metric], target, c.spec, rows, pool,
+                                      last_as))
+    return out
 
 
 def examples_used(config: SessionConfig, provenance: Mapping[str, Any], role: str) -> Any:
@@ -472,4 +579,5 @@ def report_data(inputs: ReportInputs, *, truth: Mapping[str, float] | None = Non
         value_range={METRIC_NAMES[m]: est.value_range(m) if m == "error_rate"
                      else (0.0, None) for m in metrics},
         level=level, acquisition=cfg.acquisition, pool_size=draws.n_pool, info=info,
-        notes=all_notes, uniform_biased=not final.uniform_draws, few_what=few_what)
+        notes=all_notes, uniform_biased=not final.uniform_draws, few_what=few_what,
+        differences=difference_curves(inputs, budgets, target))

@@ -9,15 +9,16 @@ row record is expected.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 import numpy as np
 
-__all__ = ["Comparison", "Estimate", "FlaggedItem", "HistoryRow", "Interval", "LabelsNeeded",
-           "ReportData"]
+__all__ = ["Comparison", "DifferenceCurve", "Estimate", "FlaggedItem", "HistoryRow", "Interval",
+           "LabelsNeeded", "ReportData"]
 
 
 @dataclass(frozen=True)
@@ -123,6 +124,31 @@ class Comparison:
     difference: Estimate
     n_labels: int
     other: Estimate | None = None
+
+
+@dataclass(frozen=True)
+class DifferenceCurve:
+    """The paired difference ``R_A - R_B`` of one metric (LURE of the per-item difference
+    ``L_A - L_B``) as it stood after each of its label counts, with its fixed-budget
+    interval and anytime CS (:attr:`HistoryRow.active`; ``uniform`` is None).
+
+    Attributes:
+        metric: which metric.
+        target_a, target_b: the two models (A is the session's target).
+        rows: :class:`HistoryRow` s in increasing ``n_labels``.
+        pool: the session's pool (its file name), for the figure's title.
+        last_as_estimate: the last point's intervals are not the curve's CLT ones but
+            what ``estimate`` shows by its other rules there (the exact CS while few
+            labels show a difference, the bounds that hold surely, a blind spot's
+            widening), named in words; None: the curve's own.
+    """
+
+    metric: str
+    target_a: str
+    target_b: str
+    rows: Sequence[HistoryRow]
+    pool: str = ""
+    last_as_estimate: str | None = None
 
 
 @dataclass(frozen=True)
@@ -269,6 +295,8 @@ class ReportData:
         few_what: per metric, what the labels showed too few of where the exact anytime
             CS stood in (:func:`activetest.stats.fewerrors.few_errors_what`, e.g.
             ``"labels without an error"``); a metric not in it: ``"errors"``.
+        differences: :class:`DifferenceCurve` s of compared targets (the report's
+            figure of the difference over labels; empty: none).
     """
 
     title: str
@@ -294,6 +322,7 @@ class ReportData:
     info: Mapping[str, Any] = field(default_factory=dict)
     notes: Sequence[str] = field(default_factory=list)
     few_what: Mapping[str, str] = field(default_factory=dict)
+    differences: Sequence[DifferenceCurve] = field(default_factory=list)
 
     @property
     def estimator_name(self) -> str:
@@ -394,6 +423,16 @@ class ReportData:
             raise ValueError(f"few_what has metric(s) {sorted(bad)} not in metrics "
                              f"{self.metrics}")
         self.few_what = {str(k): str(v) for k, v in (self.few_what or {}).items()}
+        curves = []
+        for i, c in enumerate(self.differences or ()):
+            if not isinstance(c, DifferenceCurve):
+                raise ValueError(f"differences[{i}]: expected a DifferenceCurve, got {c!r}")
+            rows = [_coerce(HistoryRow, r, f"differences[{i}].rows[{j}]")
+                    for j, r in enumerate(c.rows)]
+            if any(b.n_labels <= a.n_labels for a, b in itertools.pairwise(rows)):
+                raise ValueError(f"differences[{i}].rows: n_labels must increase")
+            curves.append(replace(c, rows=rows))
+        self.differences = curves
 
     @property
     def census(self) -> bool:

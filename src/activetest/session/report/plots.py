@@ -2,6 +2,8 @@
 
 * :func:`plot_estimates`: the estimate and its interval against the number of labels,
   active vs the uniform-equivalent, one panel per metric, with the truth if known.
+* :func:`plot_differences`: a compared session's paired difference ``R_A - R_B`` (LURE)
+  and its intervals against the number of labels, one panel per comparison.
 * :func:`plot_acquisition`: the pool's acquisition scores (histogram, log counts)
   with the acquired items marked, and the acquisition probability ``q_m`` of each
   acquired item against the step, beside the uniform ``1/(N - m + 1)``.
@@ -36,11 +38,11 @@ from activetest.session.report.text import for_matplotlib
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
-    from activetest.session.report.data import Estimate, Interval, ReportData
+    from activetest.session.report.data import DifferenceCurve, Estimate, Interval, ReportData
 
-__all__ = ["ACQUISITION_SIZE", "DPI", "ESTIMATES_SIZE", "adaptive_design", "estimates_figure",
-           "figure_fonts", "plot_acquisition",
-           "plot_estimates"]
+__all__ = ["ACQUISITION_SIZE", "DIFFERENCES_SIZE", "DPI", "ESTIMATES_SIZE", "adaptive_design",
+           "differences_figure", "estimates_figure", "figure_fonts", "plot_acquisition",
+           "plot_differences", "plot_estimates"]
 
 #: Resolution of the saved PNGs (dots per inch).
 DPI = 100
@@ -48,6 +50,8 @@ DPI = 100
 ESTIMATES_SIZE = (1000, 450)
 #: Width and height in pixels of :func:`plot_acquisition`'s PNG.
 ACQUISITION_SIZE = (1000, 400)
+#: Width and height in pixels of :func:`plot_differences`'s PNG.
+DIFFERENCES_SIZE = (1000, 450)
 
 #: A metric's axis label with its unit (QA: "log loss" left the unit to guess; the
 #: losses are natural-log NLLs). The error rate is a share, its axis says so by its range.
@@ -197,7 +201,11 @@ def _clipped(values: np.ndarray, bounds: tuple[float | None, float | None]) -> n
 
 def _fill(ax: Axes, x: np.ndarray, low: np.ndarray, high: np.ndarray, **kw: Any) -> None:
     """A band over ``x``; one label count gets a short bar of its width (a band over a
-    single x draws nothing, while the legend still named it: QA, 2 labels)."""
+    single x draws nothing, while the legend still named it: QA, 2 labels). The band's
+    ends are kept on the axes (``_bands``) for :func:`_readable_window`."""
+    bands = ax.__dict__.setdefault("_bands", [])
+    bands.append((np.asarray(x, dtype=np.float64), np.asarray(low, dtype=np.float64),
+                  np.asarray(high, dtype=np.float64)))
     if x.size == 1:
         x = np.array([x[0] - 0.25, x[0] + 0.25])
         low, high = np.repeat(low, 2), np.repeat(high, 2)
@@ -301,6 +309,62 @@ def _plot_metric(ax: Axes, data: ReportData, metric: str) -> None:
             high = float(values.max()) + pad
     if high > low:
         ax.set_ylim(low, high)
+    if rows and hi is None:
+        _readable_window(ax, np.array([r.n_labels for r in rows], dtype=np.float64), values)
+
+
+#: The first label counts whose intervals do not set an unbounded metric's axis: those
+#: below this share of the labels (and below :data:`_FEW_LABELS`).
+_EARLY_SHARE = 0.2
+_FEW_LABELS = 5
+
+
+def _readable_window(ax: Axes, x: np.ndarray, values: np.ndarray, both: bool = False) -> None:
+    """Keep an unbounded metric's y axis (the log loss) readable: the first labels'
+    fixed-budget interval can reach 25 nats and flattened the whole curve (QA, a PE
+    session). The axis spans every estimate and the intervals after the first labels
+    (from ``max(5, 0.2 K)``); an interval that leaves it is marked at the axis' edge by
+    an arrow, with a legend entry naming how far it reaches, so nothing is hidden
+    silently. ``both``: the lower end too (a difference, unbounded either way)."""
+    bands = ax.__dict__.get("_bands", [])
+    if not bands or x.size < 2:
+        return
+    late = x >= max(_FEW_LABELS, _EARLY_SHARE * float(x.max()))
+    if not late.any():
+        return
+    ends = [values] + [arr[late] for bx, lo, hi in bands for arr in (lo, hi)
+                       if bx.size == x.size]
+    span = np.concatenate([e[np.isfinite(e)] for e in ends])
+    if span.size == 0:
+        return
+    low, high = ax.get_ylim()
+    top, bottom = float(span.max()), float(span.min())
+    w_high = top + 0.05 * (top - (bottom if both else low))
+    w_low = bottom - 0.05 * (top - bottom) if both else low
+    if both and w_low > 0.0 >= low:  # the zero line stays in sight
+        w_low = min(0.0, low)
+    if both and w_high < 0.0 <= high:
+        w_high = 0.0 + 0.05 * (top - bottom)
+    gain = (high - w_high) + (w_low - low)
+    if not gain > 0.25 * (high - low):  # little to gain: the axis as it was
+        return
+    ax.set_ylim(w_low, w_high)
+    for edge, sign in ((w_high, 1.0), (w_low, -1.0)):
+        beyond = np.zeros(x.size, dtype=bool)
+        reach = -np.inf
+        for bx, lo, hi in bands:
+            if bx.size != x.size:
+                continue
+            end = hi if sign > 0 else lo
+            over = np.isfinite(end) & (sign * (end - edge) > 0)
+            beyond |= over
+            if over.any():
+                reach = max(reach, float(np.max(sign * end[over])))
+        if beyond.any():
+            ax.plot(x[beyond], np.full(int(beyond.sum()), edge), linestyle="none",
+                    marker="^" if sign > 0 else "v", color=_MARK, markersize=5,
+                    clip_on=False, zorder=3,
+                    label=f"interval beyond the axis (cut off; reaches {sign * reach:.3g})")
 
 
 def _inside(fig: Figure, artist: Any) -> bool:
@@ -362,6 +426,85 @@ def estimates_figure(data: ReportData) -> Figure:
 def plot_estimates(data: ReportData, path: str | Path) -> Path:
     """Estimate and interval against labels used, one panel per metric; returns the path."""
     return _save(estimates_figure(data), path)
+
+
+def _plot_difference(ax: Axes, curve: DifferenceCurve, level: float, n_b: int = 1) -> None:
+    """One paired difference over labels: LURE of ``L_A - L_B`` with its fixed-budget
+    interval and anytime CS, and the zero line (no difference)."""
+    rows = list(curve.rows)
+    metric = for_matplotlib(curve.metric)
+    # the models are named in the title above (a path as spec overran the panel)
+    ax.set_title(for_matplotlib(curve.metric if n_b == 1 else
+                                f"{curve.metric}: A − {Path(curve.target_b).name}"))
+    ax.set_xlabel("labels used")
+    ax.set_ylabel(f"difference of {metric}" + (" (nats)" if curve.metric == "log loss"
+                                               else ""))
+    ax.grid(True, alpha=0.3)
+    ax.axhline(0.0, color="black", linestyle=":", linewidth=1.2,
+               label="zero: no difference")
+    if not rows:
+        ax.text(0.5, 0.5, "too few labels", ha="center", va="center", transform=ax.transAxes)
+        return
+    x = np.array([r.n_labels for r in rows], dtype=np.float64)
+    marker = "o" if len(rows) <= 25 else None
+    active = [r.active for r in rows]
+    cs_lo, cs_hi = _band([a.anytime for a in active])
+    what = "labelled differences"  # the few-errors rule of a difference
+    if np.isfinite(cs_lo).any():
+        _fill(ax, x, cs_lo, cs_hi, label=_band_name(ANYTIME, level, active, "anytime", what),
+              **_band_style(ANYTIME, active, "anytime"))
+    f_lo, f_hi = _band([a.fixed for a in active])
+    if np.isfinite(f_lo).any():
+        _fill(ax, x, f_lo, f_hi, label=_band_name(FIXED_BUDGET, level, active, "fixed", what),
+              **_band_style(FIXED_BUDGET, active, "fixed"))
+    ax.plot(x, _values(active), color=_ACTIVE, marker=marker, markersize=3,
+            label="LURE estimate of the difference", clip_on=False)
+    if curve.last_as_estimate:  # the last count's intervals by estimate's other rule
+        last = active[-1]
+        for iv in (last.fixed, last.anytime):
+            if iv is not None:
+                ax.errorbar([x[-1]], [last.value], yerr=[[last.value - iv.low],
+                                                        [iv.high - last.value]],
+                            color=_MARK, capsize=4, linewidth=1.2,
+                            label=for_matplotlib(f"last count as `estimate` shows it "
+                                                 f"({curve.last_as_estimate})"))
+    if len(rows) == 1:
+        ax.set_xlim(x[0] - 1, x[0] + 1)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    _readable_window(ax, x, _values(active), both=True)
+
+
+def differences_figure(data: ReportData) -> Figure:
+    """The figure of :func:`plot_differences` (drawn, with its title and legend fitted)."""
+    fig = _figure(DIFFERENCES_SIZE)
+    curves = list(data.differences)
+    axes = fig.subplots(1, len(curves), squeeze=False)[0]
+    n_b = len({c.target_b for c in curves})
+    for ax, curve in zip(axes, curves, strict=True):
+        _plot_difference(ax, curve, data.level, n_b)
+    handles: dict[str, Any] = {}
+    for ax in axes:
+        for h, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            handles.setdefault(label, h)
+    if handles:
+        _fit_legend(fig, handles)
+    first = curves[0]
+    others = ", ".join(dict.fromkeys(c.target_b for c in curves))
+    pool = f"pool {first.pool}, " if first.pool else ""
+    _fit_title(fig, f"paired difference R_A − R_B by LURE on the same labels: A = "
+                    f"{first.target_a}, B = {others}; {pool}task {data.task}; "
+                    f"{100 * float(data.level):g}% level")
+    return fig
+
+
+def plot_differences(data: ReportData, path: str | Path) -> Path:
+    """Each compared target's paired difference against labels used, with its fixed-budget
+    interval and anytime CS, one panel per comparison; returns the path. Needs
+    ``data.differences``."""
+    if not data.differences:
+        raise ValueError("plot_differences needs data.differences (a compared session's "
+                         "curves of the paired difference)")
+    return _save(differences_figure(data), path)
 
 
 def plot_acquisition(data: ReportData, path: str | Path) -> Path:

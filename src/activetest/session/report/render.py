@@ -34,12 +34,15 @@ from activetest.session.report.data import Interval, ReportData
 from activetest.session.report.files import write_file
 from activetest.session.report.text import clean
 
-__all__ = ["ACQUISITION_PNG", "ESTIMATES_PNG", "HTML", "MARKDOWN", "check_report_dir",
+__all__ = ["ACQUISITION_PNG", "DIFFERENCES_PNG", "ESTIMATES_PNG", "HTML", "MARKDOWN",
+           "check_report_dir",
            "write_report"]
 
 #: File names written by :func:`write_report`.
 MARKDOWN, HTML, ESTIMATES_PNG, ACQUISITION_PNG = ("report.md", "report.html", "estimates.png",
                                                   "acquisition.png")
+#: The figure of a compared session's paired difference over labels.
+DIFFERENCES_PNG = "differences.png"
 #: Below this many labels the bootstrap interval is unreliable (see METHOD.md).
 MIN_RELIABLE_LABELS = 100
 _SNIPPET = 80
@@ -284,6 +287,19 @@ def _blocks(data: ReportData, images: Mapping[str, str]) -> list[_Block]:
                 f"{data.estimator_name} with its {interval_name(FIXED_BUDGET, data.level)} and "
                 f"{interval_name(ANYTIME, data.level)} against labels used, beside the "
                 f"{data.uniform_label}" + (f" ({stood})" if few else "")))
+    if DIFFERENCES_PNG in images:
+        c = data.differences[0]
+        others = ", ".join(dict.fromkeys(d.target_b for d in data.differences))
+        late = "; ".join(f"{d.metric} − {d.target_b}: the last count's intervals are "
+                         f"`estimate`'s, {d.last_as_estimate}" for d in data.differences
+                         if d.last_as_estimate)
+        out.append(("img", images[DIFFERENCES_PNG],
+                    f"The paired difference R_A − R_B (A = {c.target_a}, B = {others}) by "
+                    f"LURE on the same labels, with its "
+                    f"{interval_name(FIXED_BUDGET, data.level)} and "
+                    f"{interval_name(ANYTIME, data.level)} against labels used, computed "
+                    f"from the labels prefix by prefix (figure {DIFFERENCES_PNG}; below "
+                    f"zero: A's risk is lower)" + (f" ({late})" if late else "")))
     if ACQUISITION_PNG in images:
         from activetest.session.report.plots import adaptive_design, fixed_model_design
 
@@ -459,7 +475,8 @@ def write_report(data: ReportData, out_dir: str | Path, *, html: bool = True) ->
     """Write ``report.md`` (and ``report.html``) and the figures into ``out_dir``.
 
     Figures: ``estimates.png`` always (see :func:`activetest.session.report.plots.plot_estimates`),
-    ``acquisition.png`` when ``data.scores`` is given. The Markdown refers to them
+    ``acquisition.png`` when ``data.scores`` is given, ``differences.png`` when
+    ``data.differences`` holds a compared target's curve. The Markdown refers to them
     by relative path; the HTML inlines them (base64), so it stands alone.
     Existing files of those names are overwritten.
 
@@ -479,6 +496,11 @@ def write_report(data: ReportData, out_dir: str | Path, *, html: bool = True) ->
         plots.plot_estimates(data, out / ESTIMATES_PNG)
         if data.scores is not None:
             plots.plot_acquisition(data, out / ACQUISITION_PNG)
+        if data.differences:
+            plots.plot_differences(data, out / DIFFERENCES_PNG)
+            images[DIFFERENCES_PNG] = DIFFERENCES_PNG
+    if not data.differences and (out / DIFFERENCES_PNG).exists():
+        (out / DIFFERENCES_PNG).unlink()  # stale from an earlier report in this folder
     if data.scores is not None:
         images[ACQUISITION_PNG] = ACQUISITION_PNG
     elif (out / ACQUISITION_PNG).exists():
