@@ -321,6 +321,8 @@ def test_the_log_loss_axis_is_not_set_by_the_first_labels_huge_interval(
     # the curve fills a readable share of the axis (it was a tenth)
     assert (values.max() - values.min()) / (high - low) > 0.4, (low, high, values)
     assert low <= values.min() and values.max() <= high
+    plain = np.array([r.uniform.value for r in rows if r.uniform is not None])
+    assert plain.size and low <= plain.min() and plain.max() <= high  # the mean's line too
     # what is cut off is marked where it leaves, and named with its reach
     marks = [line for line in ax.get_lines() if line.get_marker() == "^"]
     assert len(marks) == 1

@@ -309,8 +309,10 @@ def _plot_metric(ax: Axes, data: ReportData, metric: str) -> None:
             high = float(values.max()) + pad
     if high > low:
         ax.set_ylim(low, high)
-    if rows and hi is None:
-        _readable_window(ax, np.array([r.n_labels for r in rows], dtype=np.float64), values)
+    if rows and hi is None:  # every line stays in sight: the estimate, the mean, the truth
+        shown = np.concatenate([values, _values([r.uniform for r in rows]),
+                                [np.nan if truth is None else truth]])
+        _readable_window(ax, np.array([r.n_labels for r in rows], dtype=np.float64), shown)
 
 
 #: The first label counts whose intervals do not set an unbounded metric's axis: those
