@@ -948,3 +948,45 @@ def test_status_shows_an_unbounded_log_loss_difference_as_estimate_does(tmp_path
     # the note they point to is there too, as estimate's
     assert any(n.startswith("note: the fixed-budget 95% interval and the anytime 95% "
                             "confidence sequence are the whole range") for n in names), status
+
+
+def test_the_difference_figure_takes_the_sure_bounds_at_the_last_count_and_says_so(
+        pool_files: PoolFiles, tmp_path: Path) -> None:
+    """The report's figure of the paired difference over labels computes its intervals
+    from the labels prefix by prefix; where `estimate` shows other intervals at the last
+    count (here the sure bounds of a model compared at creation, which the curve does not
+    hold), the last point is `estimate`'s and the figure and the report's text say so."""
+    from activetest.session.report.plots import differences_figure
+
+    pf = pool_files
+    _, other = _flipped(pf, _table(pf.target, pf.ids), [4, 17, 33], tmp_path / "other.csv")
+    db = tmp_path / "k.db"
+    _init(pf, db, "--metric", "error_rate", "--acquisition", "compare", "--compare",
+          f"table:{other}")
+    run("select", db, "--n", "12")
+    run("label", db, "--from-data")
+    with Session.open(db) as s:
+        (c,) = s.estimate(record=False, progress=False).comparisons
+        data = s.report_data(progress=False)
+    a = c.difference_anytime
+    assert a is not None and a.basis == "sure"
+    (curve,) = data.differences
+    last = curve.rows[-1].active
+    assert curve.last_as_estimate == "cut to the bounds that hold surely"
+    assert last.basis == "sure" and abs(last.value - c.difference.estimate) <= 1e-12
+    assert last.fixed is not None and last.anytime is not None
+    assert abs(last.fixed.low - a.fixed_low) <= 1e-12
+    assert abs(last.fixed.high - a.fixed_high) <= 1e-12
+    assert abs(last.anytime.low - a.cs_low) <= 1e-12
+    assert abs(last.anytime.high - a.cs_high) <= 1e-12
+    labels = [t.get_text() for t in differences_figure(data).legends[0].get_texts()]
+    assert ("last count as `estimate` shows it (cut to the bounds that hold surely)"
+            in labels), labels
+    # the CS is claimed at the last count alone (its sure bounds): no band the legend
+    # names and the figure does not draw
+    assert not [t for t in labels if "confidence sequence" in t], labels
+    out = tmp_path / "rep"
+    run("report", db, "--out", out)
+    md = (out / "report.md").read_text(encoding="utf-8").replace("\\_", "_")
+    assert "the last count's intervals are \\`estimate\\`'s, cut to the bounds that hold " \
+           "surely" in md

@@ -331,11 +331,12 @@ def _readable_window(ax: Axes, x: np.ndarray, values: np.ndarray, both: bool = F
     bands = ax.__dict__.get("_bands", [])
     if not bands or x.size < 2:
         return
-    late = x >= max(_FEW_LABELS, _EARLY_SHARE * float(x.max()))
-    if not late.any():
+    start = max(_FEW_LABELS, _EARLY_SHARE * float(x.max()))
+    if not (x >= start).any():
         return
-    ends = [values] + [arr[late] for bx, lo, hi in bands for arr in (lo, hi)
-                       if bx.size == x.size]
+    # each band by its own label counts (a difference's stops before a last count drawn
+    # apart)
+    ends = [values] + [arr[bx >= start] for bx, lo, hi in bands for arr in (lo, hi)]
     span = np.concatenate([e[np.isfinite(e)] for e in ends])
     if span.size == 0:
         return
@@ -352,18 +353,17 @@ def _readable_window(ax: Axes, x: np.ndarray, values: np.ndarray, both: bool = F
         return
     ax.set_ylim(w_low, w_high)
     for edge, sign in ((w_high, 1.0), (w_low, -1.0)):
-        beyond = np.zeros(x.size, dtype=bool)
+        beyond: set[float] = set()
         reach = -np.inf
         for bx, lo, hi in bands:
-            if bx.size != x.size:
-                continue
             end = hi if sign > 0 else lo
             over = np.isfinite(end) & (sign * (end - edge) > 0)
-            beyond |= over
+            beyond.update(float(v) for v in bx[over])
             if over.any():
                 reach = max(reach, float(np.max(sign * end[over])))
-        if beyond.any():
-            ax.plot(x[beyond], np.full(int(beyond.sum()), edge), linestyle="none",
+        if beyond:
+            at = np.array(sorted(beyond))
+            ax.plot(at, np.full(at.size, edge), linestyle="none",
                     marker="^" if sign > 0 else "v", color=_MARK, markersize=5,
                     clip_on=False, zorder=3,
                     label=f"interval beyond the axis (cut off; reaches {sign * reach:.3g})")
@@ -450,30 +450,38 @@ def _plot_difference(ax: Axes, curve: DifferenceCurve, level: float, n_b: int = 
     x = np.array([r.n_labels for r in rows], dtype=np.float64)
     marker = "o" if len(rows) <= 25 else None
     active = [r.active for r in rows]
-    cs_lo, cs_hi = _band([a.anytime for a in active])
+    # the bands are the curve's own: a last count by estimate's other rule is drawn apart
+    # (below), or a band finite there alone was named in the legend and drew nothing
+    n_own = len(rows) - 1 if curve.last_as_estimate else len(rows)
+    own, xo = active[:n_own], x[:n_own]
+    cs_lo, cs_hi = _band([a.anytime for a in own])
     what = "labelled differences"  # the few-errors rule of a difference
     if np.isfinite(cs_lo).any():
-        _fill(ax, x, cs_lo, cs_hi, label=_band_name(ANYTIME, level, active, "anytime", what),
-              **_band_style(ANYTIME, active, "anytime"))
-    f_lo, f_hi = _band([a.fixed for a in active])
+        _fill(ax, xo, cs_lo, cs_hi, label=_band_name(ANYTIME, level, own, "anytime", what),
+              **_band_style(ANYTIME, own, "anytime"))
+    f_lo, f_hi = _band([a.fixed for a in own])
     if np.isfinite(f_lo).any():
-        _fill(ax, x, f_lo, f_hi, label=_band_name(FIXED_BUDGET, level, active, "fixed", what),
-              **_band_style(FIXED_BUDGET, active, "fixed"))
+        _fill(ax, xo, f_lo, f_hi, label=_band_name(FIXED_BUDGET, level, own, "fixed", what),
+              **_band_style(FIXED_BUDGET, own, "fixed"))
     ax.plot(x, _values(active), color=_ACTIVE, marker=marker, markersize=3,
             label="LURE estimate of the difference", clip_on=False)
     if curve.last_as_estimate:  # the last count's intervals by estimate's other rule
         last = active[-1]
         for iv in (last.fixed, last.anytime):
             if iv is not None:
-                ax.errorbar([x[-1]], [last.value], yerr=[[last.value - iv.low],
-                                                        [iv.high - last.value]],
-                            color=_MARK, capsize=4, linewidth=1.2,
-                            label=for_matplotlib(f"last count as `estimate` shows it "
-                                                 f"({curve.last_as_estimate})"))
+                # a bar from end to end (the estimate may lie outside it: an errorbar
+                # around the value cannot draw that)
+                ax.plot([x[-1], x[-1]], [iv.low, iv.high], color=_MARK, marker="_",
+                        markersize=10, linewidth=1.5, clip_on=False,
+                        label=for_matplotlib(f"last count as `estimate` shows it "
+                                             f"({curve.last_as_estimate})"))
     if len(rows) == 1:
         ax.set_xlim(x[0] - 1, x[0] + 1)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    _readable_window(ax, x, _values(active), both=True)
+    last = active[-1]
+    bars = [e for iv in ((last.fixed, last.anytime) if curve.last_as_estimate else ())
+            if iv is not None for e in (iv.low, iv.high)]
+    _readable_window(ax, x, np.append(_values(active), bars), both=True)
 
 
 def differences_figure(data: ReportData) -> Figure:
