@@ -217,7 +217,8 @@ def test_the_reports_comparison_carries_each_intervals_own_numbers(
     assert r.n_labels >= 30 and len(data.comparison) == len(r.comparisons) == 2
     for c, rc in zip(data.comparison, r.comparisons, strict=True):
         d, o = rc.difference_anytime, rc.other_anytime
-        assert c.target_b == spec and d is not None and o is not None
+        # (a new session names the compared table by its name: never a local path)
+        assert c.target_b == "table:target2.csv" and d is not None and o is not None
         assert (c.difference.fixed.low, c.difference.fixed.high) == pytest.approx(
             (d.fixed_low, d.fixed_high), rel=1e-12)
         assert (c.difference.anytime.low, c.difference.anytime.high) == pytest.approx(
@@ -436,7 +437,8 @@ def test_str_of_an_estimate_names_the_estimator_and_every_interval(
                 f"[{a.fixed_low:.4f}, {a.fixed_high:.4f}]") in text
         assert f"bootstrap 95% interval [{m.active.low:.4f}, {m.active.high:.4f}]" in text
     for c in r.comparisons:
-        assert f"target - {spec}: paired LURE difference {c.difference.estimate:.4f}" in text
+        assert (f"target - table:target2.csv: paired LURE difference "  # (by its name)
+                f"{c.difference.estimate:.4f}") in text
     assert "anytime 95% confidence sequence [" in text and repr(r).startswith("EstimateReport(")
 
 
@@ -488,7 +490,8 @@ def test_a_notebook_shows_an_estimate_as_a_table_of_named_intervals(
         for name, value in row.intervals:
             assert cells[head.index(name)] == value
             assert f"{name} {value}" in str(r)  # the same numbers as the text
-    assert {c[1] for c in body} == {"target", spec, f"target - {spec}"}
+    shown = "table:target2.csv"  # (a new session: by its name)
+    assert {c[1] for c in body} == {"target", shown, f"target - {shown}"}
     assert p.items[-1] == "a <b>note</b> & more" and "<b>note</b>" not in r._repr_html_()
 
 

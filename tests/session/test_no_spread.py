@@ -86,16 +86,17 @@ def test_a_compared_models_equal_losses_are_noted_alike_by_estimate_and_status(
         for i, y in zip(files.ids, files.labels, strict=True):
             w.writerow([i, -0.1, -2.3] if y == 0 else [i, -2.3, -0.1])
     spec = f"table:{other}?kind=logits"
-    sentence = (f"{spec}'s log loss: every labelled term is the same so far, so the "
+    shown = "table:sure.csv?kind=logits"  # (a new session names it by its name)
+    sentence = (f"{shown}'s log loss: every labelled term is the same so far, so the "
                 f"fixed-budget interval is a point that claims nothing (no spread to "
                 f"estimate) and the anytime CS is the whole range until they differ: "
                 f"label more")
     out = run_cli("estimate", db, "--compare", spec)
-    assert f"{spec} LURE estimate" in out and \
+    assert f"{shown} LURE estimate" in out and \
         "anytime 95% confidence sequence unbounded (see the note)" in out, out
     assert f"note: {sentence}" in out.splitlines(), out
     lines = [x.strip() for x in run_cli("status", db).splitlines()]
-    at = next(i for i, x in enumerate(lines) if f"compared target {spec}" in x)
+    at = next(i for i, x in enumerate(lines) if f"compared target {shown}" in x)
     assert lines[at + 2] == "anytime 95% confidence sequence unbounded (see the note)", lines
     assert f"note: {sentence}" in lines[at + 1:at + 5], lines
     assert not any("no spread yet" in x for x in lines), lines

@@ -145,7 +145,8 @@ def test_a_compared_target_is_shown_with_the_intervals_estimate_shows(
     assert len(r.comparisons) == 2
     for c in r.comparisons:
         name = {"log_loss": "log loss", "error_rate": "error rate"}[c.metric]
-        for what, boot, a in ((f"second target {other}", c.other, c.other_anytime),
+        assert c.spec == "table:target2.csv"  # (by name: the session file is shared)
+        for what, boot, a in ((f"second target {c.spec}", c.other, c.other_anytime),
                               ("difference table:", c.difference, c.difference_anytime)):
             assert a is not None
             cells = [f"[{_num(a.fixed_low)}, {_num(a.fixed_high)}]",

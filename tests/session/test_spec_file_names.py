@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
+import random
 import shutil
 import sqlite3
 from pathlib import Path
@@ -195,3 +197,158 @@ def test_a_compared_table_named_by_its_path_is_the_stored_one(
         r = s.estimate(compare=[f"table:{target2}"], record=False, progress=False)
     assert {c.spec for c in r.comparisons} == {"table:target2.csv"}
     assert str(folder) not in _dump(db)
+
+
+def _roles(db: Path) -> set[str]:
+    con = sqlite3.connect(db)
+    try:
+        return {r for (r,) in con.execute("SELECT role FROM scores")}
+    finally:
+        con.close()
+
+
+def test_a_table_compared_only_at_estimate_is_named_by_its_name(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """QA: ``estimate --compare table:/home/me/other/new.csv`` of a new session stored the
+    role ``compare:table:/home/me/other/new.csv`` and the path in its provenance. It is
+    now stored by name (a name another stored table has: by a longer suffix) with its
+    digest; the same file given by its path or by its stored name is the same role, and
+    a copy of the session on another machine finds it beside the session file."""
+    monkeypatch.setenv("ACTIVETEST_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("ACTIVETEST_FILES", raising=False)
+    db = tmp_path / "made" / "s.db"
+    db.parent.mkdir()
+    target, target2, _ = _pe_session(tmp_path, db, streamed=True)
+    other = tmp_path / "home" / "me" / "other"
+    other.mkdir()
+    new = Path(shutil.copy(target2, other / "new.csv"))
+    clash = Path(shutil.copy(target, other / "target2.csv"))  # a stored name, other content
+    with Session.open(db) as s:
+        s.select(10)
+        s.label_from_data()
+    out = " ".join(_run("estimate", db, "--compare", f"table:{new}", "--compare",
+                        f"table:{clash}", "--no-progress").split())
+    assert "table:new.csv" in out and "table:other/target2.csv" in out
+    text = _dump(db)
+    assert "home/me" not in text and str(other) not in text, text[-3000:]
+    assert {"compare:table:new.csv", "compare:table:other/target2.csv"} <= _roles(db)
+    files = _config(db)["model_files"]
+    assert files["table:new.csv"] == _sha(new)
+    assert files["table:other/target2.csv"] == _sha(clash)
+    monkeypatch.chdir(tmp_path)  # (no new.csv here)
+    with Session.open(db) as s:
+        s.select(5)
+        s.label_from_data()  # (the compared tables: read again for the new labels)
+        by_path = s.estimate(compare=[f"table:{new}"], record=False, progress=False)
+        by_name = s.estimate(compare=["table:new.csv"], record=False, progress=False)
+    # (init's compared table:target2.csv is compared at every estimate besides)
+    assert {c.spec for c in by_path.comparisons} == {"table:target2.csv", "table:new.csv"}
+    assert [(c.spec, c.other.estimate) for c in by_path.comparisons] == \
+        [(c.spec, c.other.estimate) for c in by_name.comparisons]
+    assert "home/me" not in _dump(db)
+    moved = tmp_path / "another" / "s.db"
+    moved.parent.mkdir()
+    shutil.copy(db, moved)
+    monkeypatch.setenv("ACTIVETEST_CACHE", str(tmp_path / "another-machine"))
+    shutil.copy(target, moved.parent / "target.csv")
+    shutil.copy(target2, moved.parent / "target2.csv")
+    with Session.open(moved) as s, pytest.raises(SessionError) as err:
+        s.select(5)
+        s.label_from_data()
+        s.estimate(compare=["table:new.csv"], record=False, progress=False)
+    assert "'new.csv'" in str(err.value) and _sha(new) in str(err.value)
+    shutil.copy(new, moved.parent / "new.csv")
+    with Session.open(moved) as s:
+        s.label_from_data()
+        r = s.estimate(compare=["table:new.csv"], record=False, progress=False)
+    assert {c.spec for c in r.comparisons} == {"table:target2.csv", "table:new.csv"}
+    assert "home/me" not in _dump(moved)
+
+
+def test_a_table_scorer_passed_in_is_named_by_its_name_in_the_provenance(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """QA: ``Session.open(db, scorers={'table:target.csv?kind=logprobs': TableScorer(path)})``
+    (the way a refusal points to) wrote the path into the provenance of the target's rows
+    it scored, as did a TableScorer compared as an object; both are named by name."""
+    from activetest.models.table import TableScorer
+
+    monkeypatch.setenv("ACTIVETEST_CACHE", str(tmp_path / "cache"))
+    db = tmp_path / "s.db"
+    target, target2, folder = _pe_session(tmp_path, db, streamed=True)
+    spec = "table:target.csv?kind=logprobs"
+    with Session.open(db, scorers={spec: TableScorer(target, kind="logprobs")}) as s:
+        s.select(10)
+        s.label_from_data()
+        s.estimate(compare=[TableScorer(target2)], progress=False)
+    text = _dump(db)
+    assert str(folder) not in text and "home/me" not in text, text[-3000:]
+
+
+def test_a_table_given_by_its_bare_path_is_named_by_its_name(tmp_path: Path) -> None:
+    """QA: ``init --surrogate /home/me/preds/surrogate.csv --target .../target.csv`` (a
+    table's path without ``table:``, which the registry reads as a table) stored both
+    paths. They are stored as ``table:<name>`` with their digests, and the session gives
+    the numbers the same session made with ``table:`` gives."""
+    files = make_pool_files(tmp_path / "home" / "me" / "preds")
+    dbs = {}
+    for how in ("bare", "prefixed"):
+        pre = "" if how == "bare" else "table:"
+        dbs[how] = tmp_path / f"{how}.db"
+        _run("init", dbs[how], "--pool", files.pool, "--task", "sst2", "--surrogate",
+             f"{pre}{files.surrogate}", "--target", f"{pre}{files.target}", "--compare",
+             f"{pre}{files.target2}", "--id-column", "id", "--seed", "3", "--no-progress")
+        with Session.open(dbs[how]) as s:
+            s.select(15)
+            s.label_from_data()
+    text = _dump(dbs["bare"])
+    assert "home/me" not in text and str(files.dir) not in text, text[:3000]
+    cfg = _config(dbs["bare"])
+    assert (cfg["surrogate"], cfg["target"], cfg["compare"]) == \
+        ("table:surrogate.csv", "table:target.csv", ["table:target2.csv"])
+    assert cfg["model_files"] == _config(dbs["prefixed"])["model_files"]
+    assert _estimates(dbs["bare"]) == pytest.approx(_estimates(dbs["prefixed"]), abs=1e-12)
+
+
+def test_a_judges_table_is_named_by_its_name(tmp_path: Path) -> None:
+    """QA: a graded session's ``--surrogate judge:table:/home/me/j/judge.csv`` (a judge's
+    yes/no scores read from a table at init) stored the path as the surrogate's spec; it
+    is stored as ``judge:table:judge.csv``, said with its path at init; a copy of the
+    file in another folder gives the same surrogate, to the bit."""
+    private = tmp_path / "home" / "me" / "j"
+    private.mkdir(parents=True)
+    ids = []
+    for line in LMEVAL.read_text(encoding="utf-8").splitlines():
+        rec = json.loads(line)
+        ids.append(str(rec["doc_id"]))
+    judge = private / "judge.csv"
+    rng = random.Random(5)
+    rows = ["id,no,yes"]
+    for i in dict.fromkeys(ids):  # (one record per filter)
+        p = rng.uniform(0.05, 0.95)
+        rows.append(f"{i},{math.log1p(-p)!r},{math.log(p)!r}")
+    judge.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    judged = private / "judged.csv"
+    judged.write_text("question,answer,judgment\nWhat is 2+2?,4,correct\n"
+                      "What is 3+3?,7,incorrect\n", encoding="utf-8")
+    db = tmp_path / "s.db"
+    out = _run("init", db, "--task", "answers", "--pool", LMEVAL, "--target",
+               f"answers:{LMEVAL}?filter=none", "--surrogate", f"judge:table:{judge}",
+               "--judge-examples", judged, "--seed", "2", "--no-progress")
+    assert str(judge) in " ".join(out.split())
+    text = _dump(db)
+    assert "home/me" not in text and str(private) not in text, text[:3000]
+    assert _config(db)["surrogate"] == "judge:table:judge.csv"
+    copy = tmp_path / "other" / "judge.csv"
+    copy.parent.mkdir()
+    shutil.copy(judge, copy)
+    db2 = tmp_path / "s2.db"
+    _run("init", db2, "--task", "answers", "--pool", LMEVAL, "--target",
+         f"answers:{LMEVAL}?filter=none", "--surrogate", f"judge:table:{copy}",
+         "--judge-examples", judged, "--seed", "2", "--no-progress")
+    stored = []
+    for path in (db, db2):
+        with Session.open(path) as s:
+            sur = s.store.scores("surrogate")
+            assert sur is not None and sur.spec == "judge:table:judge.csv"
+            stored.append(sur.logprobs)
+    assert (stored[0] == stored[1]).all()

@@ -818,10 +818,14 @@ def create_graded_session(path: str | os.PathLike[str], *,
                         explicit_floor, design=by_design)
     inner = surrogate.partition("+")[2] if adaptive else surrogate
     head, sep, rest = inner.partition(":")
-    surrogate_spec = f"{head}:{stored_spec(rest)}" if sep and head in ("agree", "judge") \
-        else inner
+    surrogate_spec = inner
     if sep and head in ("agree", "judge"):
-        raw[stored_spec(rest)] = rest
+        # a judge's table of yes/no scores (read here only) by its name, as the answer
+        # files; a model's path (a .gguf file, a folder) is kept: README "Local paths"
+        model = stored_spec(rest)
+        model = rename([model]).get(model, model)
+        surrogate_spec = f"{head}:{model}"
+        raw[model] = rest
     if adaptive:
         if inner and head != "agree":
             raise SessionError(f"surrogate {surrogate!r}: the graded design combines the "
@@ -984,5 +988,6 @@ def create_graded_session(path: str | os.PathLike[str], *,
 
     # the files' paths and digests: said, not stored
     store.said_at_init = (*(hist_pub.said if hist_pub is not None else ()),
-                          *said({v: k for k, v in answer_names.items()}))
+                          *said({v: k for k, v in answer_names.items()}),
+                          *said({m: r for m, r in raw.items() if m != target_spec}))
     return store, inputs

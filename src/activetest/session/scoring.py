@@ -14,6 +14,7 @@ score cache) and returns class log-probs with their provenance.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -23,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from activetest.data.task import Item, Task
+from activetest.session.source_names import file_sha256
 from activetest.session.store import (
     SessionError,
     SessionLockedError,
@@ -81,14 +83,19 @@ def register_model(model: Any, raw_specs: dict[str, str], scorers: dict[str, Any
     """The stored spec of a model given as a spec (its raw form, credentials and all, kept
     in ``raw_specs`` under the stored one, the first given kept) or as a Scorer object
     (kept in ``scorers`` as ``object:<name>``). ``known``: the session's specs that name
-    their file by name (its ``model_files``, spec -> SHA-256): such a spec given as stored,
-    or naming that same file (same name, same digest) by a path, is that spec."""
+    their file by name (its ``model_files``, spec -> SHA-256; None: a session made before
+    them): such a spec given as stored, or naming that same file (same name, same digest)
+    by a path, is that spec; another ``table:`` file is named by the shortest suffix of
+    its path no other stored file has (:func:`activetest.session.spec_files.new_name`)."""
     if isinstance(model, (str, os.PathLike)):
         raw = os.fspath(model)
-        if known:
-            from activetest.session.spec_files import known_spec
+        if known is not None:
+            from activetest.session.spec_files import known_spec, new_name
 
             same = known_spec(raw, known)
+            if same is None:  # a table first compared now: by its name too (its digest
+                # joins model_files where its rows are stored: _found_file)
+                same = (new_name(normalise_spec(raw), known) or (None,))[0]
             if same is not None:
                 if same != raw:
                     raw_specs.setdefault(same, raw)
@@ -297,19 +304,51 @@ def _found_file(store: SessionStore, scoring: Scoring, role: str, spec: str) -> 
     """Where ``spec`` names its file by name and digest (a new session's ``table:``,
     :mod:`activetest.session.spec_files`), find the file on this machine for ``scoring``
     (unless this process was given it); returns the function that names it by its
-    stored name in a provenance (the identity where not so named).
+    stored name in a provenance (the identity where not so named). A table first
+    compared now is so named from now on (:func:`_named_now`); a ``TableScorer`` passed
+    in names its files by their names (a session made before ``model_files``: as it was).
 
     Raises:
         SessionError: the file is not found (naming it, its digest, how to point to it).
     """
     from activetest.session import spec_files
 
-    digest = (store.config().model_files or {}).get(spec)
-    if digest is None or spec in scoring.scorers:
+    files = store.config().model_files
+    if files is None:  # a session made before: as it was
         return lambda prov: prov
+    digest = files.get(spec)
+    if spec in scoring.scorers:  # a scorer object (a TableScorer): its files by name
+        names = spec_files.scorer_names(scoring.scorers[spec], spec) \
+            if digest is not None or spec.startswith("object:") else {}
+        return lambda prov: spec_files.publish_provenance(prov, names)
+    if digest is None:
+        return _named_now(store, scoring, spec)
     if spec not in scoring.raw_specs:
         scoring.raw_specs[spec] = spec_files.locate(spec, digest, store.path, role)
     local = spec_files.local_names({spec: scoring.raw_specs[spec]})
+    return lambda prov: spec_files.publish_provenance(prov, local)
+
+
+def _named_now(store: SessionStore, scoring: Scoring, spec: str) -> Any:
+    """A ``table:`` spec first compared after ``init``, named by its name
+    (:func:`register_model`): its SHA-256 joins the config's ``model_files`` (where the
+    session file can be written) and this machine's index, so a later command finds its
+    file as it finds ``init``'s; returns the function that names it in a provenance."""
+    from activetest.session import spec_files
+
+    raw = scoring.raw_specs.get(spec)
+    local = spec_files.local_names({spec: raw}) if raw is not None else {}
+    if not local:
+        return lambda prov: prov
+    f = spec_files.renamed_files({spec: raw})[spec]
+    digest = file_sha256(f.path)
+    if store.writable:
+        def add(doc: dict[str, Any]) -> dict[str, Any]:
+            return {"model_files": {**(doc.get("model_files") or {}), spec: digest}}
+        # (not written: its rows are not stored either, so nothing names it)
+        with contextlib.suppress(SessionWriteError, SessionReadOnlyError, SessionLockedError):
+            store.update_config(add)
+    spec_files.remember({spec: raw})
     return lambda prov: spec_files.publish_provenance(prov, local)
 
 

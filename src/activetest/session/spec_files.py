@@ -9,6 +9,10 @@ their shortest distinguishing suffix of path components: ``table:a/preds.csv`` a
 ``table:b/preds.csv``), its options kept (``table:target.csv?kind=probs``); ``init``
 says each spec's file with its path and SHA-256 (:func:`said`). The spec names the
 model's roles (``compare:<spec>``), so it is the one string every later command uses.
+So too a table's bare path (``/home/me/t.csv``: ``table:t.csv``), a graded judge's
+table (``judge:table:j.csv``, read at ``init`` only), and a table first compared by
+``estimate --compare`` (:func:`new_name`: a name no other stored table has; its digest
+joins ``model_files`` then). lm-eval folders and globs keep their paths (README).
 
 An ``answers:`` file is read at ``init`` only (its answers are stored; its name and
 digest are kept in the config's ``answer_files``). A ``table:`` file may be read again
@@ -43,8 +47,9 @@ from typing import Any
 
 from activetest.session.source_names import distinguishing_names, file_sha256
 
-__all__ = ["FILES_ENV", "SpecFile", "local_names", "locate", "publish_provenance",
-           "remember", "rename", "renamed_files", "said", "spec_file", "with_model_files"]
+__all__ = ["FILES_ENV", "SpecFile", "local_names", "locate", "new_name", "publish_provenance",
+           "remember", "rename", "renamed_files", "said", "scorer_names", "spec_file",
+           "with_model_files"]
 
 #: The environment variable naming folders where a session's files may be found.
 FILES_ENV = "ACTIVETEST_FILES"
@@ -74,13 +79,16 @@ class SpecFile:
 
 def spec_file(spec: str) -> SpecFile | None:
     """The file ``spec`` names where it is a ``table:`` or ``answers:`` spec of one regular
-    file (a folder or a glob of lm-eval samples files: None), else None."""
+    file, or a table file's bare path (read as ``table:``) (a folder or a glob of lm-eval
+    samples files: None, they keep their paths), else None."""
     from activetest.models.registry import CALIBRATED
 
     prefix = ""
     if spec.startswith(CALIBRATED):
         prefix, spec = CALIBRATED, spec[len(CALIBRATED):]
     head, sep, rest = spec.partition(":")
+    if head not in ("answers", "table") and _bare_table(spec):  # a table given by its path
+        return SpecFile(f"{prefix}table:", str(Path(spec).expanduser()), "")
     if not sep or not rest:
         return None
     if head == "answers":
@@ -99,6 +107,19 @@ def spec_file(spec: str) -> SpecFile | None:
     if not Path(path).expanduser().is_file():
         return None
     return SpecFile(f"{prefix}{head}:", str(Path(path).expanduser()), query)
+
+
+def _bare_table(spec: str) -> bool:
+    """Whether ``spec`` is a prediction table's path given without ``table:`` (the
+    registry reads it as one)."""
+    from activetest.models.registry import parse_spec
+
+    if not Path(spec).expanduser().is_file():
+        return False
+    try:
+        return parse_spec(spec)[0] == "table"
+    except (ValueError, OSError):
+        return False
 
 
 def rename(specs: Sequence[str]) -> dict[str, str]:
@@ -192,9 +213,44 @@ def known_spec(given: str, known: Mapping[str, str]) -> str | None:
     parts = Path(os.path.realpath(f.path)).parts
     for k in range(1, len(parts)):
         spec = f.named("/".join(parts[-k:]))
-        if spec in known:
-            return spec if known[spec] == file_sha256(f.path) else None
+        if spec in known and known[spec] == file_sha256(f.path):
+            return spec  # (a stored name with other content: a longer suffix may be it)
     return None
+
+
+def new_name(given: str, known: Mapping[str, str]) -> tuple[str, str] | None:
+    """A ``table:`` spec ``given`` (as normalised) that a session compares first after
+    ``init`` (``estimate --compare``), stored as ``init`` stores one: ``(its spec with the
+    file named by the shortest suffix of its path that no other stored file spec of
+    ``known`` (the session's ``model_files``) has, the file's SHA-256)``; None: not a
+    ``table:`` spec of one regular file, or no suffix is free (stored with its path)."""
+    f = spec_file(given)
+    if f is None or not f.head.endswith("table:"):
+        return None
+    digest = file_sha256(f.path)
+    parts = Path(os.path.realpath(f.path)).parts
+    for k in range(1, len(parts)):
+        spec = f.named("/".join(parts[-k:]))
+        if known.get(spec, digest) == digest:
+            return spec, digest
+    return None
+
+
+def scorer_names(scorer: Any, spec: str) -> dict[str, str]:
+    """A table scorer object's files (as read here) -> their names, for the provenance of
+    the rows it scores for the stored ``spec`` (a spec named by name: its stored name;
+    ``object:...``: each file's last component); {} for any other scorer."""
+    from activetest.models.table import TableScorer
+
+    if not isinstance(scorer, TableScorer):  # (a model's own path is kept: README)
+        return {}
+    path = scorer.path
+    files = [os.fspath(p) for p in scorer.files]
+    stored = None if spec.startswith("object:") else _stored_file(spec).path
+    out = {os.fspath(path): stored or Path(path).name}
+    for p in files:
+        out.setdefault(p, stored if stored and len(files) == 1 else Path(p).name)
+    return out
 
 
 def _index_path() -> Path:

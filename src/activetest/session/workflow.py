@@ -844,7 +844,7 @@ class Session:
         model given as a spec or a Scorer object (scored now where not stored)."""
         def other_lp(other: Any) -> tuple[str, np.ndarray]:
             spec = register_model(other, self._raw_specs, self._scorers,
-                                   self._cfg.model_files)
+                                   self.store.config().model_files)  # (as now)
             if self.store.scores(f"compare:{spec}") is None:  # joined now: never by
                 self._check_compared_join(spec)  # positions alone, unconfirmed
             return spec, self._logprobs(f"compare:{spec}", spec, rows, progress)[rows]
