@@ -357,8 +357,9 @@ def test_a_compared_session_draws_the_difference_over_labels_as_estimate_has_it(
     with Session.open(db) as s:
         r = s.estimate(compare=[other], record=False, progress=False)
         data = s.report_data(compare=[other], progress=False)
+    stored = "table:target2.csv"  # a compared table is named by its file (spec_files)
     assert [(c.metric, c.target_b) for c in data.differences] == [
-        ("log loss", other), ("error rate", other)]
+        ("log loss", stored), ("error rate", stored)]
     for curve, c in zip(data.differences, r.comparisons, strict=True):
         last = curve.rows[-1]
         a = c.difference_anytime
@@ -380,7 +381,7 @@ def test_a_compared_session_draws_the_difference_over_labels_as_estimate_has_it(
     fig = differences_figure(data)
     title = fig.texts[0].get_text().replace("\n", " ")
     assert "R_A − R_B by LURE" in title and "pool.csv" in title and "95% level" in title
-    assert "table:target.csv" in title and other in title
+    assert "table:target.csv" in title and stored in title
     texts = [t.get_text() for t in fig.legends[0].get_texts()]
     assert "zero: no difference" in texts and "LURE estimate of the difference" in texts
     assert min(t.get_fontsize() for t in fig.legends[0].get_texts()) >= 8
