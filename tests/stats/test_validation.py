@@ -553,6 +553,10 @@ def test_array_arguments_of_another_shape_are_named(call: Any, message: str) -> 
      r"None"),
     (lambda st: st.AdaptiveDesign.fixed(np.ones(20), name=5), "name must be .*got int 5"),
     (lambda st: st.AdaptiveDesign.fixed(np.ones(20), name=""), "name must be .*got str ''"),
+    (lambda st: st.AdaptiveDesign.fixed(np.ones(20), loss="foo"),
+     "loss must be 'log' or 'zero_one', got 'foo'"),
+    (lambda st: st.AdaptiveDesign.fixed(np.ones(20), loss=None),
+     "loss must be 'log' or 'zero_one', got None"),
     (lambda st: st.AdaptiveDesign.logistic(np.zeros((20, 2)), offset=False, name=None),
      "name must be .*got NoneType None"),
     (lambda st: st.AdaptiveDesign.from_name(None, surrogate_logprobs=T3),
@@ -564,7 +568,8 @@ def test_adaptive_design_arguments_are_named(call: Any, message: str) -> None:
     Python's "'<' not supported", lam=[1, 2] float()'s TypeError and lam=True was taken
     as 1; a list rule "unhashable type"; rule_params=1 "'int' object is not
     subscriptable"; schedule="a" int()'s "invalid literal", 2.5 and [0, 5] were taken;
-    lazy="no" was taken as True."""
+    lazy="no" was taken as True; fixed(loss="foo") without target_logprobs was taken
+    (and stored in the design's spec)."""
     import activetest.stats as st
 
     with pytest.raises(ValueError, match=message):

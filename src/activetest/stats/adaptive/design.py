@@ -380,6 +380,9 @@ class AdaptiveDesign:
         them as each loss's sd and ``control`` as its mean: pass them in loss units.
         """
         check_design_name(name)
+        if not isinstance(loss, str) or loss not in ("log", "zero_one"):
+            # (QA: checked only with target_logprobs; loss="foo" was taken and stored)
+            raise ValueError(f"loss must be 'log' or 'zero_one', got {loss!r}")
         s = as_vector(scores, "scores")
         if np.any(s < 0):
             raise ValueError("scores must be >= 0")
