@@ -377,6 +377,53 @@ def test_betting_cs_names_a_bound_or_knob_of_another_type(kw: dict[str, Any],
                    value_high=1.0, **args)
 
 
+@pytest.mark.parametrize(("kw", "message"), [
+    ({"theta_high": True}, r"theta_high must be a number or an array of numbers \(a bound\), "
+                           r"got True"),
+    ({"theta_low": "a"}, "theta_low must be a numeric array, got str 'a'"),
+    ({"theta": 0.5}, r"theta must be \(K,\) or \(R, K\) with K >= 1, got shape \(\)"),
+    ({"theta": None}, "theta must be a numeric array, got NoneType"),
+    ({"theta_high": 0.2}, r"theta lies outside \[theta_low, theta_high\]"),
+    ({"r": True}, "r must be a number or one number per run .*got True"),
+    ({"r": np.True_}, "r must be a number or one number per run .*got True"),
+    ({"r": "0.5"}, "r must be a number or one number per run .*got str '0.5'"),
+    ({"r": [0.1, 0.2]}, r"r must be a number \(theta is one run, shape \(40,\)\), got shape "
+                        r"\(2,\)"),
+    ({"r": np.nan}, "r must be finite"),
+    ({"value_low": "0"}, "value_low must be a real number, got str '0'"),
+    ({"value_high": True}, "value_high must be a real number, got bool True"),
+    ({"value_low": 1.0}, "value_low must be below value_high, got 1.0 and 1.0"),
+    ({"trunc": "0.5"}, r"trunc must be in \(0, 1\), got '0\.5'"),
+    ({"trunc": True}, r"trunc must be in \(0, 1\), got True"),
+    ({"alpha": None}, r"alpha must be in \(0, 1\), got None"),
+])
+def test_betting_capital_names_an_argument_of_another_type(kw: dict[str, Any],
+                                                           message: str) -> None:
+    """QA: betting_capital checked nothing: theta_high=True was the bound 1, r=True the
+    null 1 and r="0.5" 0.5, trunc=True a cap of 1; value_low="0" raised Python's "can
+    only concatenate str", a scalar theta an IndexError."""
+    from activetest.stats.betting import betting_capital
+
+    args = {"theta": _TH, "theta_low": 0.0, "theta_high": 1.0, "r": 0.5, "value_low": 0.0,
+            "value_high": 1.0, **kw}
+    with pytest.raises(ValueError, match=message):
+        betting_capital(args.pop("theta"), args.pop("theta_low"), args.pop("theta_high"),
+                        args.pop("r"), **args)
+
+
+def test_betting_capital_takes_one_null_per_run() -> None:
+    """A null per run (R,) is each run's own; a numpy number is its value."""
+    from activetest.stats.betting import betting_capital
+
+    th = np.array([[0.2, 0.6, 0.4], [0.9, 0.1, 0.5]])
+    both = betting_capital(th, 0.0, 1.0, np.array([0.3, 0.7]), value_low=0.0,
+                           value_high=1.0)
+    for i, r in enumerate((0.3, np.float64(0.7))):
+        one = betting_capital(th[i], 0.0, 1.0, r, value_low=0, value_high=1)
+        np.testing.assert_array_equal(both[0][i], one[0])
+        np.testing.assert_array_equal(both[1][i], one[1])
+
+
 def test_betting_cs_takes_a_small_grid_for_many_runs() -> None:
     """A grid of fewer than 16 points for many runs was numpy's "Number of samples, -6,
     must be non-negative"; it is the whole range's coarse grid, and still covers."""

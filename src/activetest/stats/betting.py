@@ -199,11 +199,57 @@ def betting_capital(theta: np.ndarray, theta_low: np.ndarray, theta_high: np.nda
     These are the test martingales behind :func:`betting_cs` (same bets): at the
     true pool risk both have expectation 1 at every t, and the CS at t is
     ``{r : both < log(2 / alpha)}``. ``r`` may be per run (broadcast over the last axis).
+
+    Args:
+        theta: ``(..., K)`` per-draw estimates (``(K,)`` or ``(R, K)``), finite.
+        theta_low, theta_high: ``lo_m <= theta_m <= hi_m``, numbers or arrays that
+            broadcast to ``theta`` (not bools).
+        r: the null value, a number or one per run (``theta.shape[:-1]``), finite.
+        value_low, value_high: the range of the pool risk, ``value_low < value_high``.
+        alpha: the CS's miscoverage in (0, 1) (it sets the plug-in bets).
+        trunc: c in (0, 1) in the bet caps ``c / (r - lo_m)``, ``c / (hi_m - r)``.
+
+    Raises:
+        ValueError: an argument of another type (a string, a bool, None) or shape,
+            named as :func:`betting_cs` names it; bounds that ``theta`` lies outside
+            (QA: arguments went straight into numpy: ``theta_high=True`` was the bound
+            1, ``r=True`` the null 1 and ``r="0.5"`` 0.5, ``value_low="0"`` raised
+            Python's "can only concatenate str", a scalar ``theta`` an IndexError).
     """
-    th = np.asarray(theta, dtype=np.float64)
-    lo = np.minimum(np.broadcast_to(np.asarray(theta_low, dtype=np.float64), th.shape), th)
-    hi = np.maximum(np.broadcast_to(np.asarray(theta_high, dtype=np.float64), th.shape), th)
-    rr = np.asarray(r, dtype=np.float64)
+    th = float_array(theta, "theta")
+    if th.ndim == 0 or th.shape[-1] == 0:
+        raise ValueError(f"theta must be (K,) or (R, K) with K >= 1, got shape {th.shape}")
+    if not np.all(np.isfinite(th)):
+        raise ValueError("theta must be finite")
+    lo = np.broadcast_to(_bound(theta_low, "theta_low", th.shape), th.shape)
+    hi = np.broadcast_to(_bound(theta_high, "theta_high", th.shape), th.shape)
+    value_low = real_number(value_low, "value_low")
+    value_high = real_number(value_high, "value_high")
+    if not value_low < value_high:
+        raise ValueError(f"value_low must be below value_high, got {value_low!r} and "
+                         f"{value_high!r}")
+    tol = 1e-9 * max(1.0, abs(value_high), abs(value_low))
+    if np.any(th < lo - tol) or np.any(th > hi + tol):
+        raise ValueError("theta lies outside [theta_low, theta_high]: the bounds are wrong "
+                         "(they must hold for every item that could have been drawn)")
+    trunc = open_unit(trunc, "trunc")
+    r_what = "a number or one number per run (the null value of the pool risk)"
+    if isinstance(r, (bool, np.bool_)) or (isinstance(r, np.ndarray) and r.dtype == np.bool_):
+        got = "a bool array" if isinstance(r, np.ndarray) else repr(bool(r))
+        raise ValueError(f"r must be {r_what}, got {got}")
+    rr = float_array(r, "r", r_what)
+    try:
+        fits = np.broadcast_shapes(rr.shape, th.shape[:-1]) == th.shape[:-1]
+    except ValueError:
+        fits = False
+    if not fits:
+        runs = (f"one run, shape {th.shape}" if th.ndim == 1 else
+                f"{th.shape[:-1]} runs: give a number or one per run")
+        raise ValueError(f"r must be a number (theta is {runs}), got shape {rr.shape}")
+    if not np.all(np.isfinite(rr)):
+        raise ValueError("r must be finite")
+    lo = np.minimum(lo, th)
+    hi = np.maximum(hi, th)
     rr = rr[..., None] if rr.ndim else rr
     lam = _plugin_bets(th, _check_alpha(alpha), 0.5 * (value_low + value_high),
                        (0.5 * (value_high - value_low)) ** 2)
