@@ -13,6 +13,7 @@ import pytest
 from session_support import PoolFiles
 
 from activetest.session.options import (
+    as_integer,
     check_count,
     check_flag,
     check_level,
@@ -30,6 +31,19 @@ def test_good_values_come_back_as_python_numbers() -> None:
     assert check_target_width(1) == 1.0
     assert check_count(None, "shots", "examples") is None
     assert check_count(np.int16(0), "shots", "examples") == 0
+
+
+@pytest.mark.parametrize("bad", [True, False, np.True_, np.False_, np.bool_(1), 300.0,
+                                 np.float64(3.0), "3"])
+def test_a_bool_or_a_float_is_no_integer(bad: Any) -> None:
+    """numpy's bool (``np.True_``, ``numpy.bool`` in numpy 2) is refused as Python's is
+    (the check looked for the type name ``bool_``, numpy 1's), not read as 1; an integer
+    of either kind comes back as an int."""
+    assert as_integer(bad) is None
+    with pytest.raises(ValueError, match=r"^shots must be a whole number of in-context "):
+        check_count(bad, "shots", "in-context examples")
+    assert as_integer(np.int8(3)) == 3 and type(as_integer(np.uint64(3))) is int
+    assert as_integer(7) == 7
 
 
 @pytest.mark.parametrize("bad", ["0.9", True, None, 0.0, 1, float("nan"), [0.9]])

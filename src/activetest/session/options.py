@@ -15,6 +15,8 @@ import numbers
 import os
 from typing import Any
 
+import numpy as np
+
 __all__ = ["MIN_TARGET_WIDTH", "as_integer", "check_count", "check_flag", "check_label_scoring",
            "check_level", "check_n_boot", "check_path", "check_target_width",
            "compare_specs"]
@@ -31,11 +33,10 @@ def _shown(value: Any) -> Any:
 
 
 def as_integer(value: Any) -> int | None:
-    """``value`` as an int if it is an integer (Python or numpy), else None: a bool, a
-    float (even ``300.0``) or a string is not one (refused by the callers, not
-    truncated)."""
-    if isinstance(value, bool) or type(value).__name__ == "bool_" \
-            or not isinstance(value, numbers.Integral):
+    """``value`` as an int if it is an integer (Python or numpy), else None: a bool
+    (Python's or numpy's, ``np.True_``), a float (even ``300.0``) or a string is not one
+    (refused by the callers, not truncated)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         return None
     return int(value)
 
@@ -114,8 +115,7 @@ def check_flag(value: Any, name: str) -> bool:
         ValueError: anything else, named with ``name`` and the value (QA: ``"no"`` was
             read as yes and ``None`` as no, silently).
     """
-    if isinstance(value, bool) or (type(value).__module__ == "numpy"
-                                   and type(value).__name__ in ("bool", "bool_")):
+    if isinstance(value, (bool, np.bool_)):
         return bool(value)
     raise ValueError(f"{name} must be True or False, got {type(value).__name__} "
                      f"{_shown(value)!r}")
