@@ -242,6 +242,21 @@ def test_judge_and_judge_many_name_a_bad_source_or_overwrite(
         assert s.store.judgments(f"compare:{spec}") == {} and s.history() == []
 
 
+def test_judge_many_names_its_records_argument(tmp_path: Path) -> None:
+    """QA: judge_many(spec, None) and judge_many(spec, "ab") said "labels must be ...",
+    an argument judge_many has not; it names ``records``, nothing stored."""
+    pool, other, _, _ = write_files(tmp_path)
+    db = create(tmp_path, pool, other)
+    spec = f"answers:{other}"
+    with Session.open(db) as s:
+        s.select(6)
+        for bad, got in ((None, "got NoneType None"), ("ab", "got the string 'ab'")):
+            with pytest.raises(TypeError, match=r"^records must be \(item_id, label\) pairs "
+                                                rf"or a mapping item_id -> label, {got}"):
+                s.judge_many(spec, bad)  # type: ignore[arg-type]
+        assert s.store.judgments(f"compare:{spec}") == {} and s.history() == []
+
+
 def test_init_refuses_bad_compared_answers_and_leaves_no_file(tmp_path: Path) -> None:
     pool, other, _, _ = write_files(tmp_path)
     lines = other.read_text().splitlines()

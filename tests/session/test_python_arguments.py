@@ -51,12 +51,13 @@ def test_label_from_data_and_compare_name_a_bad_argument(tmp_path: Path) -> None
 
 def test_add_labels_names_records_that_are_no_collection(tmp_path: Path) -> None:
     """QA: add_labels(None) and add_labels(5) raised Python's "'NoneType' object is not
-    iterable" (a string was already named); nothing is stored."""
+    iterable" (a string was already named); nothing is stored. The argument is named as
+    it is called, ``records`` (QA: "labels must be ...")."""
     db = _session(tmp_path)
     with Session.open(db) as s:
         for bad in (None, 5):
-            with pytest.raises(TypeError, match=r"labels must be \(item_id, label\) pairs or "
-                                                r"a mapping item_id -> label, got "):
+            with pytest.raises(TypeError, match=r"^records must be \(item_id, label\) pairs "
+                                                r"or a mapping item_id -> label, got "):
                 s.add_labels(bad)  # type: ignore[arg-type]
         assert s.labels() == {}
 

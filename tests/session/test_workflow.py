@@ -163,7 +163,7 @@ def test_label_errors_are_clear_and_write_nothing(pool_files: PoolFiles, tmp_pat
         assert s.add_labels([[c, "positive"]]).added == 1 and s.labels()[c] == 1
         for bad_records, says in ((["nope"], r"label 1 is .nope.: give \(item_id, label\) "
                                               "pairs, a mapping item_id -> label"),
-                                  ("nope", "got the string 'nope'"),
+                                  ("nope", "^records must be .*got the string 'nope'"),
                                   ([(c,)], r"label 1 is \('.*',\): a pair is")):
             with pytest.raises(TypeError, match=says):
                 s.add_labels(bad_records)

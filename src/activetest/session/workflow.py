@@ -125,10 +125,10 @@ def _label_records(records: Iterable[Any] | Mapping[Any, Any]) -> list[Any]:
     if isinstance(records, Mapping):
         return list(records.items())
     if isinstance(records, (str, bytes)):
-        raise TypeError(f"labels must be (item_id, label) pairs or a mapping item_id -> "
+        raise TypeError(f"records must be (item_id, label) pairs or a mapping item_id -> "
                         f"label, got the string {records!r}")
     if not isinstance(records, Iterable):  # (QA: None: "'NoneType' object is not iterable")
-        raise TypeError(f"labels must be (item_id, label) pairs or a mapping item_id -> "
+        raise TypeError(f"records must be (item_id, label) pairs or a mapping item_id -> "
                         f"label, got {type(records).__name__} {records!r}")
     out = []
     for n, rec in enumerate(records, start=1):
