@@ -206,6 +206,28 @@ def test_report_data_and_write_report_name_a_bad_option_before_estimating(
     assert not (tmp_path / "report").exists()
 
 
+def test_write_report_names_itself_and_its_keywords_for_an_unknown_one(
+        tmp_path: Path) -> None:
+    """QA: write_report(out, html=False) raised Python's "Session.report_data() got an
+    unexpected keyword argument 'html'", naming a method not called and not saying what
+    write_report takes; nothing is estimated, recorded or written."""
+    db = _session(tmp_path)
+    with Session.open(db) as s:
+        s.label_from_data()
+        roles = s.store.score_roles()
+        with pytest.raises(TypeError) as e:
+            s.write_report(tmp_path / "report", html=False, level=0.9)  # type: ignore[call-arg]
+        assert str(e.value) == (
+            "Session.write_report() got unexpected keyword arguments 'html', 'level'; it "
+            "takes out_dir and the keywords compare, target_width, truth, n_points, title, "
+            "notes, progress")
+        with pytest.raises(TypeError, match=r"^Session\.write_report\(\) got an unexpected "
+                                            r"keyword argument 'level'; it takes out_dir "):
+            s.write_report(tmp_path / "report", level=0.9)  # type: ignore[call-arg]
+        assert s.store.score_roles() == roles and s.estimates_history() == []
+    assert not (tmp_path / "report").exists()
+
+
 @pytest.mark.parametrize(("out", "message"), [
     (None, r"out_dir must be a path naming a folder for the report \(a string or a "
            r"pathlib\.Path\), got NoneType None"),

@@ -1020,10 +1020,26 @@ class Session:
         """Write ``report.md``, ``report.html`` and PNG figures into ``out_dir``.
 
         Keyword arguments are those of :meth:`report_data`. Returns the Markdown path.
+
+        Raises:
+            TypeError: a keyword :meth:`report_data` does not take, named with those it
+                does (QA: Python's "Session.report_data() got an unexpected keyword
+                argument", naming the method not called).
         """
+        import inspect
+
         from activetest.session.report import write_report
         from activetest.session.report.render import check_report_dir
 
+        known = [k for k, p in inspect.signature(self.report_data).parameters.items()
+                 if p.kind is p.KEYWORD_ONLY]
+        unknown = [k for k in kwargs if k not in known]
+        if unknown:
+            what = ("an unexpected keyword argument" if len(unknown) == 1
+                    else "unexpected keyword arguments")
+            raise TypeError(f"Session.write_report() got {what} "
+                            f"{', '.join(map(repr, unknown))}; it takes out_dir and the "
+                            f"keywords {', '.join(known)}")
         check_report_dir(out_dir)  # before the estimate: a bad folder named
         return write_report(self.report_data(**kwargs), out_dir)
 
