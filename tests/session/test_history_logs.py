@@ -869,7 +869,22 @@ def test_a_two_task_folder_joins_the_pools_task_whatever_the_target(
     assert "history: 5 model(s)" in out and "40 of 40 pool items have history" in out, out
     new = next((runs / "new-model").glob("samples_at_sst2_*.jsonl"))
     assert f"row 'new-model' not used ({new} is the target's own run" in out, out
-    assert "lm-eval log(s) of other tasks than the target's (at_sst2) passed over" in out
+    # the target's model's log of the other task is passed over as another task's, every
+    # model's counted, not dropped as "a run of the target's own model" (QA: wrong reason)
+    assert (f"history: {len(others)} lm-eval log(s) of other tasks than the target's "
+            f"(at_sst2) passed over") in out, out
+    assert "a run of the target's own model" not in out, out
+    # its model named by --history-exclude where that log is its only one here: satisfied
+    # (nothing of it is used), not refused as a name matching no row
+    alone = tmp_path / "alone"
+    shutil.copytree(runs, alone)
+    next((alone / "new-model").glob("samples_at_sst2_*.jsonl")).unlink()
+    out = cli("init", tmp_path / "x.db", "--task", "sst2", "--pool", glob, "--target",
+              f"table:{glob}", "--surrogate", f"table:{small}", "--metric", "error_rate",
+              "--history", alone, "--history-exclude", "new-model", "--no-progress")
+    assert "history: 5 model(s)" in out and "a run of the target's own model" not in out, out
+    assert (f"history: {len(others)} lm-eval log(s) of other tasks than the target's "
+            f"(at_sst2) passed over") in out, out
     # a CSV pool and a CSV target: no task named; the pool's is the one its documents tell
     recs = [json.loads(line) for line in new.read_text().splitlines()]
     pool, target = tmp_path / "pool.csv", tmp_path / "target.csv"

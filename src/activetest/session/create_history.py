@@ -575,6 +575,7 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
     # folder was refused, "move it out", though lm-eval wrote it so)
     own_tasks = {t for t in map(lmeval_task, targets) if t}
     other_tasks: list[str] = []
+    other_models: set[str] = set()  # the models of the logs of other tasks passed over
     mats: list[Any] = []
     dropped: list[tuple[str, str]] = []
     notes: list[str] = []
@@ -665,6 +666,13 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
                 dropped.append((run.model, f"{run.source} is the target's own run (the "
                                             f"same file as --target)"))
                 continue
+            if own_tasks and run.format == "lmeval" and lmeval_task(run.source) not in \
+                    own_tasks | {None}:  # before the model's checks: the target's model's
+                # log of another task is passed over as such (QA: with a glob target it was
+                # dropped as "a run of the target's own model", the wrong reason)
+                other_tasks.append(run.source)
+                other_models.add(run.model)
+                continue
             stopped = _active_stopping_log(run) if confirm_inputs else None
             if stopped is not None:  # the target's own labels, maybe (QA: only warned)
                 dropped.append((run.model, stopped))
@@ -672,10 +680,6 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
             if run.model in own_models:  # a re-run of the target's model (QA: used)
                 dropped.append((run.model, f"{run.source} is a run of the target's own "
                                             f"model ({run.model}, as its log says)"))
-                continue
-            if own_tasks and run.format == "lmeval" and lmeval_task(run.source) not in \
-                    own_tasks | {None}:
-                other_tasks.append(run.source)
                 continue
             _confirm(run, items, pos, inputs=confirm_inputs)
             _check_golds(run, items, pos, golds, words)
@@ -712,8 +716,11 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
                     f"({', '.join(sorted(own_tasks))}) are passed over (e.g. "
                     f"{other_tasks[0]})" if other_tasks else ""))
         # a name given with --history-exclude whose log is already dropped as the target's
-        # own run is satisfied, not "a name matching no row" (QA: refused)
-        gone = {m for m, _ in dropped}
+        # own run is satisfied, not "a name matching no row" (QA: refused); so is the
+        # target's model whose only log here is of another task (its runs of the pool's
+        # task are all dropped, so nothing it names is used; another model's name stays
+        # in the exclusion: its run of the pool's task may be here)
+        gone = {m for m, _ in dropped} | (other_models & own_models)
         joined = join_history(mats, [it.item_id for it in items],
                               exclude=[x for x in exclude if x.strip() not in gone],
                               target_scores=target_scores,
