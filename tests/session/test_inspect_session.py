@@ -331,11 +331,30 @@ def test_init_and_status_name_the_column_that_draws_beside_the_history(
     assert f"{both}, target inspect" in p.stdout, p.stdout
     assert "surrogate history" not in p.stdout, p.stdout
     assert f"target inspect; {both}; metric" in _cli(tmp_path, "status", "s.db").stdout
+    # status --json and the Every Eval Ever records say the same, the column beside it
+    # (QA: both said "surrogate": "history")
+    named = {"surrogate": both.removeprefix("surrogate "), "surrogate_column": "p_correct"}
+
+    def said() -> None:
+        got = json.loads(_cli(tmp_path, "status", "s.db", "--json").stdout)
+        assert {k: got.get(k) for k in named} == named, got
+        p = _cli(tmp_path, "estimate", "s.db", "--format", "eee", "--no-progress")
+        assert p.returncode == 0, p.stderr
+        recs = json.loads(p.stdout)
+        for rec in recs if isinstance(recs, list) else [recs]:
+            details = rec["evaluation_results"][0]["score_details"]["details"]
+            assert {k: details.get(k) for k in named} == named, details
+
+    with Session.open(tmp_path / "s.db") as s:
+        for j, a in enumerate(s.select(6)):
+            s.add_label(a.item_id, "correct" if j % 3 else "incorrect", source="inspect:e1")
+    said()
     with Session.open(tmp_path / "s.db") as s:  # as a session made before the key was kept
         rec = dict(s.session_config.extra["history"])
         assert rec.pop("pool_column") == "p_correct"
         s.store.update_config({"history": rec})
     assert f"target inspect; {both}; metric" in _cli(tmp_path, "status", "s.db").stdout
+    said()
     plain = ["history" if a == "column:p_correct" else a for a in INIT]
     p = _cli(tmp_path, "init", "h.db", "--pool", "pool.jsonl", *plain, "--history",
              "history.csv")
@@ -343,3 +362,5 @@ def test_init_and_status_name_the_column_that_draws_beside_the_history(
     assert "surrogate history, target inspect" in p.stdout, p.stdout
     assert "target inspect; surrogate history; metric" in _cli(tmp_path, "status",
                                                                "h.db").stdout
+    got = json.loads(_cli(tmp_path, "status", "h.db", "--json").stdout)
+    assert got["surrogate"] == "history" and "surrogate_column" not in got, got

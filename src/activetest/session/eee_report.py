@@ -231,6 +231,15 @@ def eee_records(session: Session, report: EstimateReport, *, model_id: str | Non
             target = locate(target, cfg.model_files[target], session.path, "target")
     who = target_identity(target, answer_files=cfg.answer_files,
                           target_shots=cfg.target_shots)
+    from activetest.session.history_neighbours import surrogate_column, surrogate_label
+
+    # what draws, as status and the report name it (QA: "history" for --surrogate
+    # column:NAME --history, a pool column beside the history's features)
+    history = cfg.extra.get("history")
+    surrogate = {"surrogate": public_spec(surrogate_label(str(cfg.surrogate), history))}
+    column = surrogate_column(str(cfg.surrogate), history)
+    if column is not None:
+        surrogate["surrogate_column"] = column
     out = []
 
     def tidy(x: float) -> float:
@@ -244,7 +253,7 @@ def eee_records(session: Session, report: EstimateReport, *, model_id: str | Non
                          else (m.active.low, m.active.high, m.active.std))
         low, high = tidy(low), tidy(high)
         details = {"acquisition": cfg.acquisition,
-                   "surrogate": public_spec(str(cfg.surrogate)), **who["details"],
+                   **surrogate, **who["details"],
                    "proposal_floor": cfg.proposal_floor, "seed": cfg.seed,
                    "bootstrap_low": tidy(m.active.low), "bootstrap_high": tidy(m.active.high),
                    "bootstrap_method": _named(BOOTSTRAP, report.level)}

@@ -47,7 +47,7 @@ from activetest.session.store import SessionError, SessionStore
 __all__ = ["AFTER", "EPS_SEED", "KEY", "MAX_CELLS", "ROLE", "NeighbourSettings",
            "NeighbourUpdate", "choose_settings",
            "design_label", "put_responses", "settings_of", "stored_neighbour_history",
-           "stored_responses", "surrogate_label"]
+           "stored_responses", "surrogate_column", "surrogate_label"]
 
 #: The scores role holding the joined response matrix (items x history models).
 ROLE = "history_responses"
@@ -236,27 +236,40 @@ _COLUMN_LABEL = "pool column "
 
 
 def surrogate_label(surrogate: str, history: Mapping[str, Any] | None) -> str:
-    """The surrogate ``init``, ``status`` and reports name: ``surrogate`` as stored, except
-    where an inspect session draws by a pool column beside the history's features
-    (``--surrogate column:NAME --history``: stored as ``history``, the design's rule), which
-    is named for what draws: ``column:NAME beside the history's features``.
+    """The surrogate ``init``, ``status`` (text and ``--json``), reports and Every Eval Ever
+    records name: ``surrogate`` as stored, except where an inspect session draws by a pool
+    column beside the history's features (``--surrogate column:NAME --history``: stored as
+    ``history``, the design's rule), which is named for what draws: ``column:NAME beside
+    the history's features`` (the column: :func:`surrogate_column`).
 
     Args:
         surrogate: the config's surrogate.
         history: the config's ``history`` record (None: no history).
     """
+    column = surrogate_column(surrogate, history)
+    return surrogate if column is None else f"column:{column} beside the history's features"
+
+
+def surrogate_column(surrogate: str, history: Mapping[str, Any] | None) -> str | None:
+    """The pool column a history session draws by beside the history's features
+    (``--surrogate column:NAME --history``: ``NAME``), from its ``history`` record's
+    ``pool_column``, or, in a session made before that was recorded, from its design's
+    signal's name (``pool column NAME``); None where the session has no such column
+    (``--surrogate history``, a pool run's signal, no history).
+
+    Args:
+        surrogate: the config's surrogate (stored as ``history`` in such a session).
+        history: the config's ``history`` record (None: no history).
+    """
     if not history or surrogate != "history":
-        return surrogate
+        return None
     from activetest.session.config import POOL_SIGNAL
 
     if POOL_SIGNAL not in (history.get("features") or ()):
-        return surrogate
+        return None
     column = history.get("pool_column")
     label = history.get("pool_signal")
     if not isinstance(column, str) and isinstance(label, str) \
             and label.startswith(_COLUMN_LABEL):  # the only producer's wording (harness.py)
         column = label[len(_COLUMN_LABEL):]
-    if not isinstance(column, str):
-        return surrogate
-    return f"column:{column} beside the history's features"
-
+    return column if isinstance(column, str) else None
