@@ -288,3 +288,48 @@ def test_cli_shows_the_scoring_path_as_one_note_line(tmp_path: Path) -> None:
     assert len(notes) == 1, proc.stderr
     assert notes[0].startswith("note: ") and "scoring by" in notes[0], proc.stderr
     assert "Warning" not in proc.stderr and ".py:" not in proc.stderr, proc.stderr
+
+
+# ------------------------------------------------------- the model list, retried
+
+
+def test_the_model_list_waits_for_a_server_coming_up() -> None:
+    """``GET /models`` (no ``#name``) is retried as completions requests are: a server
+    that comes up a moment late is found (QA: it failed at once with "could not
+    connect"), and one that never comes says "could not connect" after the retries."""
+    import http.server
+    import threading
+
+    from server import _FaultHandler, free_port
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/v1"
+    handler = type("Handler", (_FaultHandler,), {"mode": "ok", "seen": []})
+    box: dict[str, http.server.ThreadingHTTPServer] = {}
+
+    def come_up() -> None:
+        time.sleep(0.8)  # the first attempts are refused
+        httpd = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+        httpd.daemon_threads = True
+        box["httpd"] = httpd
+        httpd.serve_forever()
+
+    threading.Thread(target=come_up, daemon=True).start()
+    try:
+        scorer = OpenAIScorer(url, max_retries=4, backoff=0.3)
+        assert scorer.cache_identity()["model"]["id"] == "fake-model"
+        assert scorer.model == "fake-model"
+    finally:
+        for _ in range(50):
+            if "httpd" in box:
+                break
+            time.sleep(0.1)
+        box["httpd"].shutdown()
+        box["httpd"].server_close()
+    assert any("/v1/models" in seen for seen in handler.seen), handler.seen
+    down = OpenAIScorer(f"http://127.0.0.1:{free_port()}/v1", max_retries=2, backoff=0.1)
+    t0 = time.monotonic()
+    with pytest.raises(EndpointError, match=r"could not connect .*is a server running at "
+                                            r"this address\?; gave up after 3 attempt"):
+        down.cache_identity()
+    assert time.monotonic() - t0 >= 0.25  # it waited 0.1 s, then 0.2 s, between tries

@@ -16,7 +16,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import suppress
 from typing import Any, NamedTuple
 from urllib.parse import unquote, urlsplit, urlunsplit
@@ -415,6 +415,61 @@ class EndpointClient:
         return urlunsplit(parts._replace(path=parts.path.removesuffix("/completions")
                                          + "/models"))
 
+    def _get_with_retries(self, client: httpx.Client, url: str,
+                          fail: Callable[[str], EndpointError]) -> _Reply:
+        """``GET url``, retried as :meth:`_post` retries (``max_retries``, the same back-off,
+        all within :attr:`deadline`): a server restarting for a moment is waited for.
+
+        A refused connection, a transport error and a status in ``_RETRY_STATUS`` are
+        tried again; the last answer is returned as it is (any status), and a connection
+        still refused after the last attempt says "could not connect".
+
+        Raises:
+            EndpointError: no answer (``fail(why)``, or "could not connect").
+        """
+        shown = redact_url(url)
+        attempts = self.max_retries + 1
+        start = time.monotonic()
+        end = start + self.deadline
+        attempt = 0
+        for attempt in range(attempts):
+            if self._cancel.is_set():
+                raise ScoringCancelledError("scoring cancelled")
+            reply: _Reply | None = None
+            error: Exception | None = None
+            limit = max(0.01, min(self.timeout, end - time.monotonic()))
+            try:
+                reply = self._exchange(client, "GET", self._target(url), end, limit)
+            except _DeadlineError:
+                raise fail(f"timed out: no complete answer within the deadline of "
+                           f"{self.deadline:g} s, ${DEADLINE_ENV}") from None
+            except _TooBigError:
+                raise fail(f"answered with more than {_MAX_BODY >> 20} MiB") from None
+            except httpx.TransportError as exc:  # refused, reset, timed out: tried again
+                error = exc
+            except httpx.HTTPError as exc:
+                raise fail(f"{type(exc).__name__}: {exc}") from None
+            else:
+                if reply.status not in _RETRY_STATUS:
+                    return reply
+            if attempt + 1 < attempts:
+                delay = self._delay(attempt, reply)
+                if time.monotonic() + delay >= end:
+                    break
+                if self._cancel.wait(delay):
+                    raise ScoringCancelledError("scoring cancelled")
+        tries = (f"; gave up after {attempt + 1} attempt(s) in "
+                 f"{time.monotonic() - start:.1f} s (max_retries={self.max_retries})")
+        if reply is not None:
+            return reply  # a status to retry, still given after the last attempt
+        if isinstance(error, httpx.ConnectError):  # no server there: naming the model
+            # cannot help (QA: a dead llama.cpp server was refused with "name the model",
+            # which only led to "could not connect" once it was named)
+            raise EndpointError(shown, self._scrub(
+                f"could not connect ({type(error).__name__}: {error}): is a server running "
+                f"at this address?{tries}")) from None
+        raise fail(f"{type(error).__name__}: {error}{tries}") from None
+
     def _list_models(self, client: httpx.Client, then: str = "") -> list[dict[str, Any]]:
         """The entries of ``GET {base}/models`` (each with a string ``id``).
 
@@ -429,23 +484,7 @@ class EndpointClient:
             return EndpointError(shown, self._scrub(f"cannot list the served models ({why})"
                                                     f"{then}"))
 
-        start = time.monotonic()
-        try:
-            reply = self._exchange(client, "GET", self._target(url), start + self.deadline,
-                                   min(self.timeout, self.deadline))
-        except _DeadlineError:
-            raise fail(f"timed out: no complete answer within the deadline of "
-                       f"{self.deadline:g} s, ${DEADLINE_ENV}") from None
-        except _TooBigError:
-            raise fail(f"answered with more than {_MAX_BODY >> 20} MiB") from None
-        except httpx.ConnectError as exc:  # no server there: naming the model cannot help
-            # (QA: a dead llama.cpp server was refused with "name the model", which
-            # only led to "could not connect" once it was named)
-            raise EndpointError(shown, self._scrub(
-                f"could not connect ({type(exc).__name__}: {exc}): is a server running at "
-                f"this address?")) from None
-        except httpx.HTTPError as exc:
-            raise fail(f"{type(exc).__name__}: {exc}") from None
+        reply = self._get_with_retries(client, url, fail)
         if reply.status != 200:
             raise fail(f"HTTP {reply.status}: {_text(reply.body, 300)}"
                        f"{_status_hint(reply.status)}")
