@@ -389,6 +389,12 @@ def test_read_only_session_reads_and_refuses_writes(pool_files: PoolFiles,
             out = run(*args, code=2)
             one_error(out)
             assert "read-only" in out and "not an activetest session" not in out
+            # the mount is why, not the permissions: the message covers the causes
+            # without guessing one (QA: it said "change its permissions" only)
+            said = " ".join(out.split())
+            assert "copy it somewhere writable" in said, said
+            assert all(w in said for w in ("permissions", "read-only disk or mount",
+                                           "immutable file")), said
     assert collected(db)  # the original is untouched by all of it
 
 

@@ -520,8 +520,9 @@ class SessionStore(ScoresMixin, DrawsMixin, LabelsMixin):
             raise SessionReadOnlyError(
                 f"{self.path}: the session file is read-only (the file, its folder or its "
                 f"disk cannot be written); status, estimate, report and export work, but "
-                f"drawing and labelling need a writable session: copy it or change its "
-                f"permissions")
+                f"drawing and labelling need a writable session: copy it somewhere "
+                f"writable, or make it writable (its permissions, a read-only disk or "
+                f"mount, or an immutable file: `lsattr`)")
         if self._depth:
             self._depth += 1
             try:
