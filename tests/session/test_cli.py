@@ -565,9 +565,10 @@ def test_label_undo_takes_back_the_last_terminal_answers_one_at_a_time(
     out = run("label", db, input="2\n1\n2\n")  # the run ends after the third
     assert out.count("saved:") == 3
     said = " ".join(run("label", db, "--undo").split())
-    assert f"undone: item {order[2]!r}'s label {names[1]!r}" in said
+    assert f"undone: the label {names[1]!r} of item {order[2]!r};" in said
+    assert "''s" not in said
     said = " ".join(run("label", db, "--undo").split())
-    assert f"undone: item {order[1]!r}'s label {names[0]!r}" in said
+    assert f"undone: the label {names[0]!r} of item {order[1]!r};" in said
     with Session.open(db) as s:
         assert s.labels() == {order[0]: 1}
         assert [a.item_id for a in s.pending()] == order[1:]
@@ -575,7 +576,7 @@ def test_label_undo_takes_back_the_last_terminal_answers_one_at_a_time(
     with Session.open(db) as s:
         assert s.labels() == {order[0]: 1, order[1]: 1, order[2]: 1}
     said = " ".join(run("label", db, "--undo").split())
-    assert f"undone: item {order[2]!r}" in said  # the latest answer, after the undos
+    assert f"of item {order[2]!r};" in said  # the latest answer, after the undos
     # an imported label is not the terminal's: --undo passes it over
     sheet = tmp_path / "more.jsonl"
     run("select", db, "--n", "1", "--out", sheet)
@@ -584,11 +585,39 @@ def test_label_undo_takes_back_the_last_terminal_answers_one_at_a_time(
     sheet.write_text(json.dumps(rec) + "\n")
     run("import", db, sheet)
     said = " ".join(run("label", db, "--undo").split())
-    assert f"undone: item {order[1]!r}" in said
+    assert f"of item {order[1]!r};" in said
     with Session.open(db) as s:
         assert s.labels() == {order[0]: 1, rec["item_id"]: 0}
     assert "--undo takes back the last answer" in run("label", db, "--undo", "--n", "2",
                                                       code=2)
+
+
+def test_label_from_data_says_it_uses_the_labels_stored_at_init(pool_files: PoolFiles,
+                                                                 tmp_path: Path) -> None:
+    """``label --from-data`` answers with the labels stored when the session was created;
+    an edited pool file is not read again, and the message and help say so (QA: they
+    said "the labels in the pool file")."""
+    from activetest.session.workflow import Session
+
+    db = tmp_path / "s.db"
+    init(pool_files, db)
+    pool = pool_files.pool.read_text(encoding="utf-8")
+    flipped = pool.replace(",negative", ",@@").replace(",positive", ",negative").replace(
+        ",@@", ",positive")
+    assert flipped != pool
+    pool_files.pool.write_text(flipped, encoding="utf-8")  # edited after init
+    out = " ".join(run("label", db, "--n", "6", "--from-data").split())
+    assert "labelled 6 item(s) with the pool's labels stored when the session was created" \
+        in out, out
+    assert "pool file's labels" not in out
+    with Session.open(db) as s:
+        got = s.labels()
+    row = {i: k for k, i in enumerate(pool_files.ids)}
+    assert len(got) == 6
+    assert all(y == int(pool_files.labels[row[i]]) for i, y in got.items())  # not flipped
+    helped = " ".join(run("label", "--help").split())
+    assert "as stored when the session was created" in helped
+    assert "labels in the pool file" not in helped
 
 
 def test_status_gives_no_interval_around_the_biased_plain_mean(pool_files: PoolFiles,

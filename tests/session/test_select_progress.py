@@ -96,7 +96,7 @@ def test_label_n_moves_the_bar_of_its_draws(tmp_path: Path,
     with forward_progress(steps.append):
         out = run_cli("label", db, "--n", "12", "--from-data")
     assert steps == [1] * 5 and "drawing" not in out
-    assert "from the pool file's labels" in out
+    assert "with the pool's labels stored when the session was created" in out
 
 
 def test_the_blind_spots_step_after_the_draws_has_a_row_of_its_own(

@@ -77,7 +77,9 @@ def label(
                                           "items if fewer are pending.",
                                           show_default=False)] = None,
     from_data: Annotated[bool, typer.Option("--from-data", help="Simulate: answer with the "
-                                            "labels in the pool file.")] = False,
+                                            "pool's labels as stored when the session "
+                                            "was created (an edited pool file is not "
+                                            "read again).")] = False,
     undo: Annotated[bool, typer.Option("--undo", help="Undo the last answer given here in "
                                        "an earlier run (again: the one before), so that "
                                        "the next run asks for it again.")] = False,
@@ -123,7 +125,9 @@ def label(
             return
         if from_data:
             done = s.label_from_data(source="data")
-            _out.print(f"labelled {done} item(s) from the pool file's labels")
+            # (QA: it said "the pool file's labels", but an edited file is not read again)
+            _out.print(f"labelled {done} item(s) with the pool's labels stored when the "
+                       f"session was created")
             return
         _label_loop(s, pending)
 
@@ -261,8 +265,9 @@ def _undo_last(s: Any, session: Any) -> None:
         what = (f"answer {answer_letter(s.session_config, step, change.role)} of item "
                 f"{change.item_id!r}")
     else:
-        what = (f"item {change.item_id!r}'s label "
-                f"{s.task.class_names[int(change.new)]!r}")
+        # (QA: "item 'r0012''s label": a quote, then 's)
+        what = (f"the label {s.task.class_names[int(change.new)]!r} of item "
+                f"{change.item_id!r}")
     _out.print(f"undone: {_escape(what)}; `activetest label {_escape(str(session))}` asks "
                f"for it again")
 
