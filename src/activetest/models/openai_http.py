@@ -416,19 +416,20 @@ class EndpointClient:
                                          + "/models"))
 
     def _get_with_retries(self, client: httpx.Client, url: str,
-                          fail: Callable[[str], EndpointError]) -> _Reply:
+                          fail: Callable[[str], EndpointError], retry: bool = True) -> _Reply:
         """``GET url``, retried as :meth:`_post` retries (``max_retries``, the same back-off,
         all within :attr:`deadline`): a server restarting for a moment is waited for.
 
         A refused connection, a transport error and a status in ``_RETRY_STATUS`` are
         tried again; the last answer is returned as it is (any status), and a connection
-        still refused after the last attempt says "could not connect".
+        still refused after the last attempt says "could not connect". ``retry=False``:
+        one attempt (where a failure has a fallback, waiting would only delay it).
 
         Raises:
             EndpointError: no answer (``fail(why)``, or "could not connect").
         """
         shown = redact_url(url)
-        attempts = self.max_retries + 1
+        attempts = self.max_retries + 1 if retry else 1
         start = time.monotonic()
         end = start + self.deadline
         attempt = 0
@@ -470,8 +471,10 @@ class EndpointClient:
                 f"at this address?{tries}")) from None
         raise fail(f"{type(error).__name__}: {error}{tries}") from None
 
-    def _list_models(self, client: httpx.Client, then: str = "") -> list[dict[str, Any]]:
-        """The entries of ``GET {base}/models`` (each with a string ``id``).
+    def _list_models(self, client: httpx.Client, then: str = "",
+                     retry: bool = True) -> list[dict[str, Any]]:
+        """The entries of ``GET {base}/models`` (each with a string ``id``), asked with
+        retries as completions are (``retry=False``: once; see :meth:`_get_with_retries`).
 
         Raises:
             EndpointError: the server did not answer with a model list (says why, then
@@ -484,7 +487,7 @@ class EndpointClient:
             return EndpointError(shown, self._scrub(f"cannot list the served models ({why})"
                                                     f"{then}"))
 
-        reply = self._get_with_retries(client, url, fail)
+        reply = self._get_with_retries(client, url, fail, retry)
         if reply.status != 200:
             raise fail(f"HTTP {reply.status}: {_text(reply.body, 300)}"
                        f"{_status_hint(reply.status)}")
@@ -537,7 +540,9 @@ class EndpointClient:
             try:
                 entries = self._list_models(client, ", so its scores cannot be told apart "
                                             "from another model's (the score cache is keyed "
-                                            "by the model)" + _NAME_IT)
+                                            "by the model)" + _NAME_IT,
+                                            # a given name is the fallback: not waited for
+                                            retry=self.model is None)
             except EndpointError:
                 if self.model is not None:
                     return {"id": self.model}
