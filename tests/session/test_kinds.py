@@ -145,8 +145,12 @@ def test_kinds_are_picked_from_the_config_and_the_task() -> None:
     # a classification item shows itself, whatever compared target is named
     for target in (None, "m2"):
         assert Classification(task).display(None, item, 0, target) == task.render_item(item)  # type: ignore[arg-type]
+    class ConfigOnly:  # what compared_answer reads of the store before refusing: its config
+        def config(self) -> SessionConfig:
+            return config(kind="graded", compare=("m2",))
+
     with pytest.raises(LabelError, match="'m3' is not a compared target"):
-        graded.compared_answer(None, 0, "m3")  # type: ignore[arg-type]
+        graded.compared_answer(ConfigOnly(), 0, "m3")  # type: ignore[arg-type]
 
 
 def test_session_estimate_applies_the_session_policy() -> None:

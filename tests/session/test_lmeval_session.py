@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import gzip
+import json
 import shutil
 from pathlib import Path
 
@@ -186,15 +187,21 @@ def test_provenance_is_the_files_not_the_sessions(lmeval_files: HarnessFiles,
         assert s.store.scores("target").provenance["n_examples"] == "unknown"  # type: ignore[union-attr]
 
 
-def test_spec_paths_are_stored_absolute_with_options(lmeval_files: HarnessFiles,
-                                                     tmp_path: Path,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_spec_paths_are_stored_by_name_with_options(lmeval_files: HarnessFiles,
+                                                    tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A samples file given by a relative path: the session file names it by its name and
+    keeps its SHA-256 (no local path in a file users share: session/spec_files.py), the
+    options kept; later commands work from any folder."""
     filt = lmeval_files.samples("at_sst2_filt")
     shutil.copy(filt, tmp_path / filt.name)
     monkeypatch.chdir(tmp_path)
     init(tmp_path / "s.db", filt.name, f"table:{filt.name}?filter=again")
     with Session.open(tmp_path / "s.db") as s:
-        assert s.config["target"] == f"table:{tmp_path / filt.name}?filter=again"
+        spec = f"table:{filt.name}?filter=again"
+        assert s.config["target"] == spec
+        assert str(tmp_path) not in json.dumps(s.config)
+        assert s.session_config.model_files.get(spec), s.session_config.model_files
     monkeypatch.chdir(tmp_path.parent)  # later commands work from any folder
     assert "40 items" in run("status", tmp_path / "s.db")
 
