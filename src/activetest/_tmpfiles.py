@@ -16,7 +16,7 @@ import shutil
 from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["default_cache_dir", "sweep_creating", "sweep_tmp", "tmp_prefix"]
+__all__ = ["default_cache_dir", "pid_alive", "sweep_creating", "sweep_tmp", "tmp_prefix"]
 
 
 def default_cache_dir() -> Path:
@@ -42,7 +42,9 @@ def tmp_prefix(name: str) -> str:
 _TMP_RE = re.compile(r"^\..*\.pid(\d+)\.[^.]*\.tmp$")
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` exists (this one, or another that may be signalled or is
+    another user's)."""
     if pid == os.getpid():
         return True
     try:
@@ -77,7 +79,7 @@ def sweep_tmp(folders: Iterable[str | os.PathLike[str]], *, pid: int | None = No
                     removed += sweep_tmp([entry.path], pid=pid, depth=depth - 1)
                 continue
             owner = int(m.group(1))
-            if (pid is not None and owner != pid) or (pid is None and _alive(owner)):
+            if (pid is not None and owner != pid) or (pid is None and pid_alive(owner)):
                 continue
             with contextlib.suppress(OSError):
                 if is_dir:  # a half-written folder (a model conversion)
@@ -101,7 +103,7 @@ def sweep_creating(path: str | os.PathLike[str]) -> list[Path]:
         return removed
     for entry in entries:
         m = pattern.match(entry.name)
-        if m and not _alive(int(m.group(1))) and entry.is_file(follow_symlinks=False):
+        if m and not pid_alive(int(m.group(1))) and entry.is_file(follow_symlinks=False):
             with contextlib.suppress(OSError):
                 os.unlink(entry.path)
                 removed.append(Path(entry.path))

@@ -24,6 +24,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
+from activetest._tmpfiles import pid_alive
+
 __all__ = ["pool_copy", "sweep_pool_copies"]
 
 # mkstemp's random part is letters, digits and "_"
@@ -70,18 +72,6 @@ def pool_copy(session: Path) -> Iterator[tuple[Path, IO[bytes]]]:
         os.close(fd)  # (the lock goes with it)
 
 
-def _alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # exists, owned by someone else
-        return True
-    return True
-
-
 def _size(n: int) -> str:
     return f"{n / 1e6:.1f} MB" if n >= 100_000 else f"{n:,}-byte"
 
@@ -100,7 +90,7 @@ def sweep_pool_copies(folder: str | os.PathLike[str]) -> list[tuple[Path, int, i
         return removed
     for entry in entries:
         m = _COPY_RE.match(entry.name)
-        if m is None or _alive(int(m.group(1))):
+        if m is None or pid_alive(int(m.group(1))):
             continue
         try:
             fd = os.open(entry.path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))

@@ -408,19 +408,23 @@ def _fit_legend(fig: Figure, handles: dict[str, Any]) -> None:
         ncol -= 1
 
 
-def estimates_figure(data: ReportData) -> Figure:
-    """The figure of :func:`plot_estimates` (drawn, with its title and legend fitted)."""
-    fig = _figure(ESTIMATES_SIZE)
-    axes = fig.subplots(1, len(data.metrics), squeeze=False)[0]
-    for ax, metric in zip(axes, data.metrics, strict=True):
-        _plot_metric(ax, data, metric)
-    # One legend for all panels, below them, where it hides no data.
+def _shared_legend(fig: Figure, axes: Any) -> None:
+    """One legend for all panels (each label once), below them, where it hides no data."""
     handles: dict[str, Any] = {}
     for ax in axes:
         for h, label in zip(*ax.get_legend_handles_labels(), strict=True):
             handles.setdefault(label, h)
     if handles:
         _fit_legend(fig, handles)
+
+
+def estimates_figure(data: ReportData) -> Figure:
+    """The figure of :func:`plot_estimates` (drawn, with its title and legend fitted)."""
+    fig = _figure(ESTIMATES_SIZE)
+    axes = fig.subplots(1, len(data.metrics), squeeze=False)[0]
+    for ax, metric in zip(axes, data.metrics, strict=True):
+        _plot_metric(ax, data, metric)
+    _shared_legend(fig, axes)
     _fit_title(fig, f"{data.target} on {data.task}: estimate vs labels")
     return fig
 
@@ -492,12 +496,7 @@ def differences_figure(data: ReportData) -> Figure:
     n_b = len({c.target_b for c in curves})
     for ax, curve in zip(axes, curves, strict=True):
         _plot_difference(ax, curve, data.level, n_b)
-    handles: dict[str, Any] = {}
-    for ax in axes:
-        for h, label in zip(*ax.get_legend_handles_labels(), strict=True):
-            handles.setdefault(label, h)
-    if handles:
-        _fit_legend(fig, handles)
+    _shared_legend(fig, axes)
     first = curves[0]
     others = ", ".join(dict.fromkeys(c.target_b for c in curves))
     pool = f"pool {first.pool}, " if first.pool else ""
