@@ -394,7 +394,7 @@ def _restore_log(s: Any, log: Any, session: Path, confirm: Any = (),
     if len(tasks) > 1:
         _err.print(f"note: the evals whose labels were read ran {len(tasks)} inspect tasks: "
                    + "; ".join(f"{_escape(repr(t))} (eval {', '.join(ids)})"
-                               for t, ids in tasks.items())
+                               for t, ids in sorted(tasks.items()))
                    + ". Each label was joined by its sample's content (every prompt field "
                      "of the pool item in the sample's input), not by task name: check "
                      "that they ran the same benchmark")
