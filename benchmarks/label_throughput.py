@@ -1,0 +1,185 @@
+"""Label throughput: what a single-label commit costs on a large session, with the
+journal folded into the file after each commit and without.
+
+    nice -n 10 python benchmarks/label_throughput.py --n-items 200000 --labels 300 --repeats 3
+
+A session of ``--n-items`` items (an SST-2-like pool and two ``table:`` prediction
+tables, written once into ``--workdir``) is made with :meth:`Session.create` (its wall
+and CPU seconds printed: the init time), ``--labels`` items are drawn
+(:meth:`Session.select`), and then each variant labels them on a fresh copy of that
+file, one label per transaction, as ``activetest label`` and the labelling page save an
+answer (:meth:`SessionStore.set_labels` with one answer, source ``cli``). Variants:
+
+- ``fold``: the store as it is (each commit, then the journal folded into the file:
+  :meth:`SessionStore._fold_journal`);
+- ``no fold``: the same with the fold switched off (the baseline: what a commit costs
+  in SQLite's WAL with the store's ``synchronous`` setting, the journal left to grow);
+- with ``--all``, also each with the writer's ``PRAGMA synchronous`` set to ``FULL``
+  and to ``NORMAL`` (``fold, FULL``, ``no fold, NORMAL``, ...), whichever the store's
+  own is (:data:`activetest.session.store.SYNCHRONOUS`).
+
+The variants run interleaved, ``--repeats`` times, each on its own copy; per variant
+the median wall and CPU milliseconds per label are printed, and the ratio of each to
+``no fold``'s, of the same run. Wall time is what a person waits (it is mostly the
+disk's ``fdatasync``); CPU time is this process's. The machine may be shared: the
+ratios, measured side by side, are the numbers to read. ``--write`` puts the table in
+docs/benchmarks.md ("Label throughput").
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from _docs import write_section  # noqa: E402
+from activetest.session.store import SYNCHRONOUS, SessionStore  # noqa: E402
+from activetest.session.workflow import Session  # noqa: E402
+
+#: variant name -> (fold the journal, the writer's ``synchronous`` setting; None: the
+#: store's own)
+VARIANTS = {"fold": (True, None), "no fold": (False, None),
+            "fold, FULL": (True, "FULL"), "no fold, FULL": (False, "FULL"),
+            "fold, NORMAL": (True, "NORMAL"), "no fold, NORMAL": (False, "NORMAL")}
+
+
+#: What the table decided (2026-12-07), written under it in docs/benchmarks.md.
+DECISION = """Why the store writes with `synchronous = NORMAL` (since 2026-12-07; `FULL`
+before): the guarantee is that after any committed label a `kill -9` leaves no committed
+label only in a `-wal` (a backup copied over the file later would be read with it), so
+each commit is folded into the file (`wal_checkpoint(TRUNCATE)`). Counted with `strace
+-f -c -e trace=fdatasync` over 20 folded single-row commits (SQLite 3.40.1, ext4): 4.25
+disk syncs per commit with `FULL`, 3.2 with `NORMAL` (the fold syncs the journal, then
+the file; the commit that starts the emptied journal syncs its header; `FULL`'s own sync
+of the commit's frames is a second sync of the same bytes). Where a fold does not
+complete (a reader holding an old snapshot) the store syncs the `-wal` itself, so a
+label said to be saved is on the disk as with `FULL`. Not taken, because they do not
+keep the guarantee: a `PASSIVE` or `RESTART` checkpoint (the folded frames stay valid in
+the `-wal`, and are read over a file copied there), a fold every k labels (k-1 labels
+only in the `-wal`), `NORMAL` without a fold (no sync at all: 0.4-0.5 ms a label, and a
+power loss loses labels said to be saved). A rollback journal keeps the guarantee but
+costs as many syncs (4.4 per commit for `journal_mode=DELETE` with `FULL`, 3.35 with
+`NORMAL`; 5.5 for `TRUNCATE`) and takes away what WAL gives a session: readers beside
+the writer (the labelling page's progress reader, `status` while `label` runs) and the
+shared lock by which `init --overwrite` tells that another process has the file open.
+The disk's sync time moves with the other jobs on the machine (one variant's runs span
+3-25 ms a label here): read the ratios of the runs side by side, and the sync counts."""
+
+
+def make_session(workdir: Path, n_items: int, n_labels: int) -> tuple[Path, float, float]:
+    """Write the pool and tables, create the session and draw ``n_labels`` items;
+    returns (the session file, init wall seconds, init CPU seconds)."""
+    sys.path.insert(0, str(ROOT))
+    from bench_sessions import make_inputs
+
+    pool, sur, tgt = make_inputs(workdir / f"inputs-{n_items}", n_items, "parquet")
+    db = workdir / "base.db"
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
+    w0, c0 = time.perf_counter(), time.process_time()
+    s = Session.create(db, pool=pool, task="sst2", surrogate=f"table:{sur}",
+                       target=f"table:{tgt}", acquisition="uniform", seed=0,
+                       pool_options={"id_column": "id"}, progress=False)
+    wall, cpu = time.perf_counter() - w0, time.process_time() - c0
+    s.select(n_labels)
+    s.close()
+    return db, wall, cpu
+
+
+def label_run(db: Path, copy: Path, fold: bool, synchronous: str | None
+              ) -> tuple[float, float]:
+    """Label every drawn item of a fresh copy of ``db``, one label per transaction;
+    returns (wall seconds, CPU seconds) of the labels' writes."""
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{copy}{suffix}").unlink(missing_ok=True)
+    shutil.copyfile(db, copy)
+    store = SessionStore.open(copy)
+    try:
+        if synchronous is not None:
+            store._conn.execute(f"PRAGMA synchronous = {synchronous}")
+        if not fold:
+            store._fold_journal = lambda: None  # type: ignore[method-assign]
+        pending = store.acquisitions()
+        ys = {r: (it.label == "positive") for r, it in
+              store.items_at(a.index for a in pending).items()}
+        w0, c0 = time.perf_counter(), time.process_time()
+        for a in pending:
+            store.set_labels([(a.index, int(ys[a.index]))], "cli")
+        wall, cpu = time.perf_counter() - w0, time.process_time() - c0
+        assert store.n_labelled() == len(pending)
+    finally:
+        store.close()
+    return wall, cpu
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--n-items", type=float, default=2e5)
+    ap.add_argument("--labels", type=int, default=300)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--all", action="store_true", help="also the FULL variants")
+    ap.add_argument("--workdir", type=Path, default=Path("/tmp/activetest-label-throughput"))
+    ap.add_argument("--write", action="store_true", help="write docs/benchmarks.md's section")
+    args = ap.parse_args()
+    n_items = int(args.n_items)
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    load0 = os.getloadavg()
+    db, init_wall, init_cpu = make_session(args.workdir, n_items, args.labels)
+    names = list(VARIANTS) if args.all else ["fold", "no fold"]
+    res: dict[str, list[tuple[float, float]]] = {v: [] for v in names}
+    for r in range(args.repeats):
+        for v in names[r % len(names):] + names[:r % len(names)]:  # order rotated
+            res[v].append(label_run(db, args.workdir / "run.db", *VARIANTS[v]))
+    load1 = os.getloadavg()
+    per = 1e3 / args.labels
+    med = {v: (statistics.median(w for w, _ in xs) * per,
+               statistics.median(c for _, c in xs) * per) for v, xs in res.items()}
+    base_w, base_c = med["no fold"]
+    full = "no fold, FULL" in med  # the store before the fold (2026-12-07): FULL, no fold
+    lines = ["| variant | wall ms/label (runs) | CPU ms/label | wall / no fold | "
+             "CPU / no fold |" + (" wall / no fold, FULL |" if full else ""),
+             "|---|---|---|---|---|" + ("---|" if full else "")]
+    for v in names:
+        w, c = med[v]
+        runs = ", ".join(f"{x * per:.1f}" for x, _ in res[v])
+        lines.append(f"| {v} | {w:.2f} ({runs}) | {c:.3f} | {w / base_w:.2f}x | "
+                     f"{c / base_c:.2f}x |"
+                     + (f" {w / med['no fold, FULL'][0]:.2f}x |" if full else ""))
+    cond = (f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, {os.cpu_count()} cores, "
+            f"load {load0[0]:.1f} before, {load1[0]:.1f} after; SQLite "
+            f"{__import__('sqlite3').sqlite_version}; session file on "
+            f"{args.workdir} ({db.stat().st_size / 1e6:.0f} MB)")
+    text = "\n".join([
+        "## Label throughput",
+        "",
+        f"`nice -n 10 python benchmarks/label_throughput.py --n-items {n_items} "
+        f"--labels {args.labels} --repeats {args.repeats}{' --all' if args.all else ''}` "
+        f"({cond}). A session of {n_items:,} items (`init` from a Parquet pool and two "
+        f"`table:` prediction tables: {init_wall:.1f} s wall, {init_cpu:.1f} s CPU), "
+        f"{args.labels} drawn items labelled one label per transaction (as `label` and the "
+        f"labelling page save an answer), each variant on a fresh copy, interleaved, "
+        f"{args.repeats} runs each; medians per label. `fold`: the store as it is (the "
+        f"journal folded into the file after each commit); `no fold`: the same with the "
+        f"fold switched off, the baseline of the same run; `FULL`, `NORMAL`: the writer "
+        f"with that `PRAGMA synchronous` (the store's own: {SYNCHRONOUS}).",
+        "",
+        *lines,
+        "",
+        DECISION,
+    ])
+    print(text)
+    if args.write:
+        write_section(text, "Label throughput")
+
+
+if __name__ == "__main__":
+    main()
