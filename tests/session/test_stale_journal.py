@@ -6,7 +6,8 @@ only when the last connection closes). The user then copied a backup of the sess
 the file; the next command read the killed run's ``-wal`` into the backup's pages:
 ``status`` printed "0 selected, 87 labelled, -87 pending" with exit 0, and folded that
 mix into the file for good. Each write transaction now folds the journal into the file
-as it commits, so a killed run leaves none behind.
+as it commits, so a killed run leaves none behind; a run killed between a commit and its
+fold leaves one, which the next open folds in before anything reads.
 """
 
 from __future__ import annotations
@@ -16,10 +17,13 @@ import shutil
 import signal
 import sqlite3
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 from session_support import PoolFiles, cli_command, cli_env
+
+from activetest.session.store import SessionStore
 
 
 def _count(db: Path, table: str) -> int:
@@ -27,6 +31,21 @@ def _count(db: Path, table: str) -> int:
     uri = f"file:{db}?mode=ro"
     with contextlib.closing(sqlite3.connect(uri, uri=True)) as con:
         return int(con.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
+
+
+def _session(pool_files: PoolFiles, db: Path, env: dict[str, str], n: int = 3) -> None:
+    for args in (["init", str(db), "--pool", str(pool_files.pool), "--id-column", "id",
+                  "--task", "demo", "--surrogate", f"table:{pool_files.surrogate}",
+                  "--target", f"table:{pool_files.target}", "--seed", "0", "--no-progress"],
+                 ["select", str(db), "--n", str(n)]):
+        subprocess.run(cli_command(*args), env=env, check=True, capture_output=True)
+
+
+def _wait(db: Path, labels: int, proc: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + 60
+    while _count(db, "labels") < labels:
+        assert proc.poll() is None and time.monotonic() < deadline
+        time.sleep(0.05)
 
 
 def test_a_backup_copied_over_a_killed_labelling_run_is_read_as_it_is(
@@ -101,3 +120,53 @@ def test_a_session_file_replaced_during_labelling_loses_no_answer(
     assert len(kept) == 1 and str(kept[0]) in err, (kept, err)
     assert _count(kept[0], "labels") == 1 and _count(kept[0], "acquisitions") == 4
     assert _count(db, "labels") == 0 and _count(db, "acquisitions") == 3  # the other's own
+
+
+def test_a_journal_left_by_a_writer_killed_before_its_fold_is_folded_in_at_open(
+        pool_files: PoolFiles, tmp_path: Path) -> None:
+    """A `label` run killed with ``kill -9`` after a commit whose fold had not happened
+    left its answer only in the ``-wal``. The run is made to stop there for real: another
+    process holds a read snapshot (as the labelling page's progress reader does), which
+    makes the fold wait for a later commit; both are then killed with ``kill -9`` (no
+    hook in the store: the window between a commit and its fold is too short to hit).
+    The next open folds the journal in before anything reads it."""
+    env = cli_env(tmp_path)
+    db = tmp_path / "s.db"
+    _session(pool_files, db, env)
+    reader = subprocess.Popen(
+        [sys.executable, "-c", "import sqlite3, sys, time\n"
+         f"c = sqlite3.connect({str(db)!r}, isolation_level=None)\n"
+         "c.execute('BEGIN'); c.execute('SELECT COUNT(*) FROM labels').fetchall()\n"
+         "print('reading', flush=True); time.sleep(600)\n"],
+        stdout=subprocess.PIPE, text=True)
+    label = None
+    try:
+        assert reader.stdout is not None and reader.stdout.readline() == "reading\n"
+        label = subprocess.Popen(cli_command("label", str(db)), env=env,
+                                 stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL, text=True)
+        assert label.stdin is not None
+        label.stdin.write("1\n")
+        label.stdin.flush()
+        _wait(db, 1, label)
+        time.sleep(0.3)
+    finally:
+        for proc in (label, reader):
+            if proc is not None:
+                proc.send_signal(signal.SIGKILL)
+                proc.wait()
+    wal = Path(f"{db}-wal")
+    assert wal.stat().st_size > 0  # the answer only in the journal (what the kill left)
+    alone = tmp_path / "alone.db"
+    shutil.copyfile(db, alone)
+    assert _count(alone, "labels") == 0  # the file without its journal: no answer yet
+
+    store = SessionStore.open(db)
+    try:
+        assert wal.stat().st_size == 0  # folded in by the open, before any read
+        shutil.copyfile(db, alone)
+        Path(f"{alone}-wal").unlink(missing_ok=True)
+        assert _count(alone, "labels") == 1  # the file alone holds the answer
+        assert store.n_labelled() == 1
+    finally:
+        store.close()

@@ -40,7 +40,9 @@ is on the disk when the write returns: ``synchronous=NORMAL``, see :data:`SYNCHR
 every write is one transaction (``BEGIN IMMEDIATE``). The sampler state is written in
 the SAME transaction as the acquisitions it produced, so a process killed at any
 moment leaves either both or neither, and a resumed session makes exactly the draws an
-uninterrupted one would. Each label answered is its own transaction.
+uninterrupted one would. Each label answered is its own transaction. A journal that a
+process killed between a commit and its fold left is folded in by the next open, before
+anything reads.
 
 The module's neighbours: :mod:`~activetest.session.store_schema` (the SQL),
 :mod:`~activetest.session.store_rows` (the records it hands out) and
@@ -210,6 +212,20 @@ def _sync_journal(p: Path) -> None:
         os.close(fd)
 
 
+def _fold_left_journal(conn: sqlite3.Connection, p: Path, busy_timeout: float) -> None:
+    """At open, before anything reads: fold in a ``-wal`` that holds pages (what a
+    writer killed between its commit and its fold left), so that a file copied over
+    this one later is not read with it. Nothing is done where there is none (the usual
+    case), or where another process's reader or writer holds it (that process folds it
+    at its next write)."""
+    try:
+        if os.path.getsize(f"{p}-wal") == 0:
+            return
+    except OSError:
+        return
+    _fold(conn, busy_timeout)
+
+
 class SessionStore(ScoresMixin, DrawsMixin, LabelsMixin):
     """Low-level access to one session file (see the module docstring).
 
@@ -298,6 +314,8 @@ class SessionStore(ScoresMixin, DrawsMixin, LabelsMixin):
             if (too_long := path_too_long(p)) is not None:
                 raise too_long from None
             raise NotASessionError(f"{p}: cannot open as a SQLite database ({exc})") from None
+        if writable:  # before anything reads: what a killed writer left in the journal
+            _fold_left_journal(conn, p, busy_timeout)
         try:
             version = cls._check(conn, p)
             _quick_check(conn, p)
