@@ -42,7 +42,8 @@ the SAME transaction as the acquisitions it produced, so a process killed at any
 moment leaves either both or neither, and a resumed session makes exactly the draws an
 uninterrupted one would. Each label answered is its own transaction. A journal that a
 process killed between a commit and its fold left is folded in by the next open, before
-anything reads.
+anything reads; a file copied over an open session (a backup put back) is refused at the
+next write (:mod:`~activetest.session.store_marks`).
 
 The module's neighbours: :mod:`~activetest.session.store_schema` (the SQL),
 :mod:`~activetest.session.store_rows` (the records it hands out) and
@@ -112,6 +113,14 @@ from activetest.session.store_errors import (
     write_error,
 )
 from activetest.session.store_labels import LabelsMixin
+from activetest.session.store_marks import (
+    WriteMark,
+    advance_mark,
+    check_mark,
+    put_back_error,
+    read_mark,
+    unsaved_changes,
+)
 from activetest.session.store_rows import (
     Acquisition,
     DrawRow,
@@ -248,6 +257,13 @@ class SessionStore(ScoresMixin, DrawsMixin, LabelsMixin):
         self._depth = 0
         #: the file opened (device, inode): a write into another is refused
         self._identity = file_identity(self.path)
+        #: the file's write mark as this store last saw it (at open, or its own last
+        #: write): a write into content put back over the file is refused
+        #: (:mod:`~activetest.session.store_marks`)
+        self._mark: WriteMark | None = read_mark(_conn)
+        #: the label changes this store committed, and those of the open transaction
+        self._written: list[LabelChange] = []
+        self._writing: list[LabelChange] = []
         #: False when the file was opened read-only (it, its folder or its disk cannot
         #: be written): reads work, :meth:`transaction` raises SessionReadOnlyError.
         self.writable = _writable
@@ -598,10 +614,17 @@ class SessionStore(ScoresMixin, DrawsMixin, LabelsMixin):
                 raise self._locked(exc) from None
             raise write_error(self.path, exc) from None
         self._depth = 1
+        self._writing = []
         try:
+            mark, why = check_mark(self._conn, self._mark, self._written)
+            if why:  # a file copied over this one (the same inode): refused, as moved
+                raise put_back_error(self.path, why,
+                                     unsaved_changes(self._conn, self._written))
             if self._version == 3:  # the first write of a schema-3 file migrates it
                 self._migrate_to_columns()
             yield self._conn
+            if mark is not None:
+                mark = advance_mark(self._conn, mark)
         except sqlite3.OperationalError as exc:
             self._depth = 0
             with contextlib.suppress(sqlite3.Error):
@@ -626,6 +649,8 @@ class SessionStore(ScoresMixin, DrawsMixin, LabelsMixin):
             if is_lock_error(exc):
                 raise self._locked(exc) from None
             raise write_error(self.path, exc) from None
+        self._mark = mark
+        self._written += self._writing
         self._fold_journal()
 
     def _fold_journal(self) -> None:

@@ -138,7 +138,10 @@ class LabelsMixin:
                         f"VALUES ({', '.join('?' * (len(keys) + 6))})",
                         (*vals, idx, old, new, action, source, at))
         iid = c.execute("SELECT item_id FROM items WHERE idx = ?", (idx,)).fetchone()[0]
-        return LabelChange(int(cur.lastrowid or 0), idx, iid, old, new, action, source, at, role)
+        change = LabelChange(int(cur.lastrowid or 0), idx, iid, old, new, action, source, at,
+                             role)
+        self._writing.append(change)  # (the store's: kept once committed)
+        return change
 
     def revert(self, change: LabelChange, source: str,
                class_names: Sequence[str] = ()) -> LabelChange:

@@ -1,0 +1,147 @@
+"""A session file whose content is put back while a command has it open, and a journal
+that a writer killed between its commit and its fold left.
+
+QA (2026-12-07): a backup copied over the session file (``cp backup.db s.db``: the same
+file, its content replaced) while ``label`` ran was not seen: the answers given after it
+went into the backup's content without a word, and those given before it were gone.
+Now the next write is refused as a file moved over the session is (exit 2, one
+message), and the answers the run had saved that the file no longer holds are written
+beside it as a sheet that ``import`` reads back. Two processes writing one file (the
+labelling server and ``label``) go on as before.
+
+All with real files and real processes (``cp``, ``kill -9``), no mock.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import os
+import shutil
+import sqlite3
+import subprocess
+import time
+from pathlib import Path
+
+from session_support import PoolFiles, cli_command, cli_env
+
+from activetest.session.workflow import Session
+
+
+def _count(db: Path, table: str) -> int:
+    """Rows of ``table`` as a read-only reader sees them (it never folds the journal)."""
+    with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as con:
+        return int(con.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
+
+
+def _session(pool_files: PoolFiles, db: Path, env: dict[str, str], n: int) -> None:
+    for args in (["init", str(db), "--pool", str(pool_files.pool), "--id-column", "id",
+                  "--task", "demo", "--surrogate", f"table:{pool_files.surrogate}",
+                  "--target", f"table:{pool_files.target}", "--seed", "0", "--no-progress"],
+                 ["select", str(db), "--n", str(n)]):
+        subprocess.run(cli_command(*args), env=env, check=True, capture_output=True)
+
+
+def _wait(db: Path, labels: int, proc: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + 60
+    while _count(db, "labels") < labels:
+        assert proc.poll() is None and time.monotonic() < deadline
+        time.sleep(0.05)
+
+
+def test_a_backup_copied_over_the_session_while_label_runs_is_refused_and_nothing_lost(
+        pool_files: PoolFiles, tmp_path: Path) -> None:
+    env = cli_env(tmp_path)
+    db, backup = tmp_path / "s.db", tmp_path / "backup.db"
+    _session(pool_files, db, env, 4)
+    shutil.copyfile(db, backup)  # the user's copy: 4 draws, no label
+    inode = os.stat(db).st_ino
+    proc = subprocess.Popen(cli_command("label", str(db)), env=env, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdin is not None
+    proc.stdin.write("1\n")  # the first answer: saved
+    proc.stdin.flush()
+    _wait(db, 1, proc)
+    with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as con:
+        first = con.execute("SELECT i.item_id, l.label FROM labels l JOIN items i "
+                            "ON i.idx = l.idx").fetchone()
+    subprocess.run(["cp", str(backup), str(db)], check=True)  # the backup put back
+    assert os.stat(db).st_ino == inode  # the same file, its content replaced
+    out, err = proc.communicate("2\n", timeout=60)  # the next answer
+    assert proc.returncode == 2, (out, err)
+    assert "Traceback" not in err and err.count("error:") == 1, err
+    assert "content was replaced" in err and "an older state of this session" in err, err
+    assert "was not saved" in err and str(db) in err, err
+    sheets = list(tmp_path.glob("s.unsaved-*.csv"))
+    assert len(sheets) == 1 and str(sheets[0]) in err, (sheets, err)
+    with sheets[0].open(newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    assert [(r["item_id"], int(r["label"])) for r in rows] == [first]
+    # the backup's own content, unchanged (nothing of the run written into it)
+    assert _count(db, "labels") == 0 and _count(db, "acquisitions") == 4
+    with contextlib.closing(sqlite3.connect(db)) as con:
+        assert con.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    # the sheet puts the saved answer back
+    got = subprocess.run(cli_command("import", str(db), str(sheets[0]), "--label-base", "0"),
+                         env=env, capture_output=True, text=True, timeout=120)
+    assert got.returncode == 0, got.stderr
+    with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as con:
+        assert con.execute("SELECT i.item_id, l.label FROM labels l JOIN items i "
+                           "ON i.idx = l.idx").fetchall() == [first]
+
+
+def test_another_session_copied_over_an_open_one_is_refused_in_process(
+        pool_files: PoolFiles, tmp_path: Path) -> None:
+    """The library's own refusal (the server's store is one): another session's
+    content copied over the file, with a label saved before; the store refuses its
+    next write and keeps that label in the sheet."""
+    env = cli_env(tmp_path)
+    db, other = tmp_path / "s.db", tmp_path / "other.db"
+    _session(pool_files, db, env, 3)
+    _session(pool_files, other, env, 2)
+    s = Session.open(db)
+    try:
+        first = s.pending()[0].item_id
+        s.add_label(first, 1, source="api")
+        subprocess.run(["cp", str(other), str(db)], check=True)
+        try:
+            s.add_label(s.pending()[0].item_id, 0, source="api")
+        except Exception as exc:
+            msg = str(exc)
+            assert type(exc).__name__ == "SessionFileReplacedError", msg
+        else:
+            raise AssertionError("a write into another session's content was not refused")
+        assert "another session's content" in msg, msg
+    finally:
+        s.close()
+    (sheet,) = tmp_path.glob("s.unsaved-*.csv")
+    with sheet.open(newline="", encoding="utf-8") as f:
+        assert [(r["item_id"], r["label"]) for r in csv.DictReader(f)] == [(first, "1")]
+    assert _count(db, "labels") == 0 and _count(db, "acquisitions") == 2  # the other's
+
+
+def test_label_and_another_writer_on_one_file_both_keep_writing(
+        pool_files: PoolFiles, tmp_path: Path) -> None:
+    """A `label` run and another process's store (as the labelling server holds one)
+    write one file in turns: neither takes the other's writes for a file put back."""
+    env = cli_env(tmp_path)
+    db = tmp_path / "s.db"
+    _session(pool_files, db, env, 6)
+    s = Session.open(db)
+    try:
+        mine = [a.item_id for a in s.pending()][-2:]  # the run answers from the front
+        proc = subprocess.Popen(cli_command("label", str(db)), env=env,
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        assert proc.stdin is not None
+        for k in range(2):
+            proc.stdin.write("1\n")
+            proc.stdin.flush()
+            _wait(db, 2 * k + 1, proc)
+            s.add_label(mine[k], 1, source="api")  # this process's write, in between
+        out, err = proc.communicate("1\nq\n", timeout=60)
+        assert proc.returncode == 0, (out, err)
+        s.add_label(s.pending()[0].item_id, 0, source="api")  # after the run's last
+    finally:
+        s.close()
+    assert not list(tmp_path.glob("*.unsaved-*")) and _count(db, "labels") == 6
