@@ -195,3 +195,45 @@ def test_a_live_copy_is_locked_and_removed_when_its_init_ends(tmp_path: Path) ->
             os.close(fd)
         raise RuntimeError
     assert list(tmp_path.iterdir()) == []
+
+
+def test_copies_named_the_old_way_are_removed_only_where_no_init_can_read_them(
+        tmp_path: Path) -> None:
+    """Copies named before the pid was (``.<session>.pool-<random>.parquet``, made by the
+    activetest of 2026-12-07 09:44 to 10:07 UTC) were never removed: nothing told whose
+    they were. Now ``status`` of a session in that folder removes one that no ``init``
+    can be reading: not written to for ten minutes, no ``.<session>.creating-*`` file
+    beside it, open in no process; the copies an ``init`` may still read are kept (one
+    just written; one beside its session's ``creating`` file; one a live process has
+    open)."""
+    out = tmp_path / "out"
+    out.mkdir()
+    create_from_tables(out / "other.db", write_pool_tables(tmp_path, 30)).close()
+    hour_ago = time.time() - 3600
+    copies = {name: out / f".{name}.db.pool-{tag}.parquet" for name, tag in
+              (("gone", "k2_x9abc"), ("fresh", "q8w1e2r3"), ("creating", "a1b2c3d4"),
+               ("open", "z9y8x7w6"))}
+    for name, copy in copies.items():
+        copy.write_bytes(b"PAR1" + bytes(200_000) + b"PAR1")
+        if name != "fresh":
+            os.utime(copy, (hour_ago, hour_ago))
+    (out / ".creating.db.creating-99999999").write_bytes(b"")  # an init of creating.db
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time\nf = open(sys.argv[1], 'rb')\n"
+         "print('open', flush=True)\ntime.sleep(600)\n", str(copies["open"])],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "open\n"
+        result = subprocess.run(cli_command("status", str(out / "other.db")),
+                                env=cli_env(tmp_path), capture_output=True, text=True,
+                                timeout=300)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert result.returncode == 0, result.stderr
+    gone = copies.pop("gone")
+    assert f"note: removed {gone}, a 0.2 MB gunzipped copy" in result.stderr, \
+        result.stderr
+    assert "an earlier activetest" in result.stderr and result.stderr.count("note:") == 1
+    assert not gone.exists()
+    assert all(copy.exists() for copy in copies.values()), sorted(os.listdir(out))

@@ -11,6 +11,15 @@ opens one there (:meth:`~activetest.session.store.SessionStore.open`), removes e
 the copies whose writer is gone -- its pid not running here, and the lock free (a live
 writer in another pid namespace sharing the folder, a container, still holds it) -- and
 says so (a ``note:`` line: the file, its size, the process that left it).
+
+Copies named the old way (``.<session>.pool-<random>.parquet``: no pid, no lock; the
+activetest of 2026-12-07 09:44 to 10:07 UTC made them) cannot name their writer. Such a
+copy was read only while its ``init`` ran: written whole first, then read by that
+``init`` while it built ``.<session>.creating-<pid>`` (seconds apart). So one is removed
+(and said) only when all of these hold: no ``.<session>.creating-*`` file is beside it
+(of any process, live or not: a dead one's is removed by the next ``init`` of that
+session, and the copy after it); it has not been written to for
+:data:`OLD_COPY_AGE_S`; and no process here has it open (``/proc``, where there is one).
 """
 
 from __future__ import annotations
@@ -18,7 +27,9 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import stat
 import tempfile
+import time
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,6 +41,13 @@ __all__ = ["pool_copy", "sweep_pool_copies"]
 
 # mkstemp's random part is letters, digits and "_"
 _COPY_RE = re.compile(r"^\..+\.pool-pid(\d+)\.[A-Za-z0-9_]+\.parquet$")
+# the old way (before the pid was in the name): the session's name, then the random part
+_OLD_COPY_RE = re.compile(r"^\.(.+)\.pool-(?!pid\d+\.)[A-Za-z0-9_]+\.parquet$")
+
+#: An old-named copy (no pid in its name) is removed only when it has not been written to
+#: for this many seconds (its ``init`` stopped writing it seconds before it made its
+#: ``.<session>.creating-<pid>`` file, which keeps the copy while it lasts).
+OLD_COPY_AGE_S = 600.0
 
 
 def _lock(fd: int, *, wait: bool) -> bool:
@@ -76,21 +94,70 @@ def _size(n: int) -> str:
     return f"{n / 1e6:.1f} MB" if n >= 100_000 else f"{n:,}-byte"
 
 
+def _open_here(st: os.stat_result) -> bool:
+    """Whether a process here (other than this one) has the file ``st`` open, as far as
+    ``/proc`` shows (False where there is no ``/proc``; another user's processes whose
+    files cannot be listed are not seen)."""
+    try:
+        pids = [d for d in os.listdir("/proc") if d.isdigit() and int(d) != os.getpid()]
+    except OSError:
+        return False
+    for pid in pids:
+        try:
+            fds = list(os.scandir(f"/proc/{pid}/fd"))
+        except OSError:  # gone meanwhile, or another user's
+            continue
+        for fd in fds:
+            try:
+                other = os.stat(fd.path)
+            except OSError:
+                continue
+            if (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino):
+                return True
+    return False
+
+
+def _old_copy_gone(entry: os.DirEntry[str], names: list[str], session: str) -> bool:
+    """Whether the old-named copy ``entry`` (of the session named ``session``) is no
+    live ``init``'s (the module docstring): no ``.<session>.creating-*`` beside it, not
+    written to for :data:`OLD_COPY_AGE_S`, open in no process here."""
+    if any(n.startswith(f".{session}.creating-") for n in names):
+        return False
+    try:
+        st = entry.stat(follow_symlinks=False)
+    except OSError:
+        return False
+    if not stat.S_ISREG(st.st_mode) or time.time() - st.st_mtime < OLD_COPY_AGE_S:
+        return False
+    return not _open_here(st)
+
+
 def sweep_pool_copies(folder: str | os.PathLike[str]) -> list[tuple[Path, int, int]]:
     """Remove the copies of gzipped Parquet pools (:func:`pool_copy`) in ``folder`` whose
     writer is gone: its pid (in the name) runs no process here, and no one holds the
     file's lock (taken, without waiting, before the file is removed). A copy in use by a
-    live ``init`` is never removed; an unreadable folder or file is passed over. Each
-    removal is said (a :class:`UserWarning`: the CLI's ``note:`` line). Returns the
-    removed ``(path, size in bytes, writer's pid)``."""
+    live ``init`` is never removed; an unreadable folder or file is passed over. Copies
+    named the old way (no pid) are removed where no ``init`` of theirs can be running
+    (the module docstring). Each removal is said (a :class:`UserWarning`: the CLI's
+    ``note:`` line). Returns the removed ``(path, size in bytes, writer's pid)`` (pid 0:
+    an old-named copy, whose writer is not known)."""
     removed: list[tuple[Path, int, int]] = []
     try:
         entries = list(os.scandir(folder))
     except OSError:
         return removed
+    names = [e.name for e in entries]
     for entry in entries:
         m = _COPY_RE.match(entry.name)
-        if m is None or pid_alive(int(m.group(1))):
+        if m is None:
+            old = _OLD_COPY_RE.match(entry.name)
+            if old is not None and _old_copy_gone(entry, names, old.group(1)):
+                with contextlib.suppress(OSError):
+                    size = entry.stat(follow_symlinks=False).st_size
+                    os.unlink(entry.path)
+                    removed.append((Path(entry.path), size, 0))
+            continue
+        if pid_alive(int(m.group(1))):
             continue
         try:
             fd = os.open(entry.path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
@@ -107,7 +174,10 @@ def sweep_pool_copies(folder: str | os.PathLike[str]) -> list[tuple[Path, int, i
             os.close(fd)
         removed.append((Path(entry.path), size, int(m.group(1))))
     for path, size, pid in removed:
+        who = (f"an `init` (process {pid}, no longer running) left when it was stopped"
+               if pid else f"an `init` of an earlier activetest left (named without its "
+               f"process; no `init` of that session runs, and the copy was not written to "
+               f"for {OLD_COPY_AGE_S / 60:g} minutes)")
         warnings.warn(f"removed {path}, a {_size(size)} gunzipped copy of a "
-                      f".parquet.gz pool that an `init` (process {pid}, no longer running) "
-                      f"left when it was stopped", stacklevel=2)
+                      f".parquet.gz pool that {who}", stacklevel=2)
     return removed
