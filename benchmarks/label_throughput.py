@@ -71,8 +71,14 @@ costs as many syncs (4.4 per commit for `journal_mode=DELETE` with `FULL`, 3.35 
 `NORMAL`; 5.5 for `TRUNCATE`) and takes away what WAL gives a session: readers beside
 the writer (the labelling page's progress reader, `status` while `label` runs) and the
 shared lock by which `init --overwrite` tells that another process has the file open.
-The disk's sync time moves with the other jobs on the machine (one variant's runs span
-3-25 ms a label here): read the ratios of the runs side by side, and the sync counts."""
+Measured, the gain is smaller than the count's quarter: `fold` (NORMAL) took 0.71x and
+0.93x of `fold, FULL`'s median wall time per label in the two runs of 2026-12-07 (loads
+about 10, and 13-16), so what the fold costs is the disk's syncs, and no setting that
+keeps the guarantee removes them. The disk's sync time moves with the other jobs on the
+machine (one variant's runs spanned 3-25 ms a label at load 10): read the ratios of the
+runs side by side, and the sync counts. The fold's CPU (about 0.4 ms a label more,
+against 20 ms of wall time) includes the check that no file was copied over the session
+(:mod:`activetest.session.store_marks`)."""
 
 
 def make_session(workdir: Path, n_items: int, n_labels: int) -> tuple[Path, float, float]:
