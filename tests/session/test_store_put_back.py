@@ -145,3 +145,36 @@ def test_label_and_another_writer_on_one_file_both_keep_writing(
     finally:
         s.close()
     assert not list(tmp_path.glob("*.unsaved-*")) and _count(db, "labels") == 6
+
+
+def test_a_copy_of_the_session_written_to_elsewhere_and_copied_back_is_refused(
+        pool_files: PoolFiles, tmp_path: Path) -> None:
+    """A copy of the session taken before this process's label, written to elsewhere
+    (more writes than this process made), then copied over the file: its count is ahead,
+    but this process's last label is not in it; refused, the label kept beside."""
+    env = cli_env(tmp_path)
+    db, elsewhere = tmp_path / "s.db", tmp_path / "elsewhere.db"
+    _session(pool_files, db, env, 3)
+    shutil.copyfile(db, elsewhere)
+    for _ in range(3):  # another process's writes to the copy
+        subprocess.run(cli_command("select", str(elsewhere), "--n", "1"), env=env,
+                       check=True, capture_output=True)
+    s = Session.open(db)
+    try:
+        first = s.pending()[0].item_id
+        s.add_label(first, 0, source="api")
+        subprocess.run(["cp", str(elsewhere), str(db)], check=True)
+        try:
+            s.add_label(s.pending()[-1].item_id, 0, source="api")
+        except Exception as exc:
+            msg = str(exc)
+            assert type(exc).__name__ == "SessionFileReplacedError", msg
+        else:
+            raise AssertionError("a write into a copy written to elsewhere was not refused")
+        assert "a copy of this session that was written to elsewhere" in msg, msg
+    finally:
+        s.close()
+    (sheet,) = tmp_path.glob("s.unsaved-*.csv")
+    with sheet.open(newline="", encoding="utf-8") as f:
+        assert [(r["item_id"], r["label"]) for r in csv.DictReader(f)] == [(first, "0")]
+    assert _count(db, "labels") == 0 and _count(db, "acquisitions") == 6  # the copy's own
