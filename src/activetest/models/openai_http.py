@@ -11,6 +11,7 @@ builds its requests on it. Errors are :class:`EndpointError` (a
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import os
 import re
@@ -138,6 +139,21 @@ class _DeadlineError(Exception):
 
 class _TooBigError(Exception):
     """The answer was larger than any completions answer can be."""
+
+
+@dataclasses.dataclass(frozen=True)
+class _Attempt:
+    """What one attempt of a request came to (:meth:`EndpointClient._retried`).
+
+    Attributes:
+        reply: the server's answer, if any (its ``Retry-After`` sets the back-off).
+        done: give ``reply`` back now: no more attempts.
+        give_up: no more attempts, no answer to give (the deadline passed).
+    """
+
+    reply: _Reply | None = None
+    done: bool = False
+    give_up: bool = False
 
 
 #: How long past the deadline the caller waits for the request's own timeout to fire.
@@ -343,17 +359,11 @@ class EndpointClient:
             payload = body
         target = url if url is not None else self._url.value
         shown = redact_url(target) if url is not None else None
-        attempts = self.max_retries + 1
         last = ""
         timed_out = False
-        start = time.monotonic()
-        end = start + self.deadline
-        attempt = 0
-        for attempt in range(attempts):
-            if self._cancel.is_set():
-                raise ScoringCancelledError("scoring cancelled")
-            reply: _Reply | None = None
-            limit = max(0.01, min(self.timeout, end - time.monotonic()))
+
+        def once(limit: float) -> _Attempt:
+            nonlocal last, timed_out
             try:
                 reply = self._exchange(client, "POST", self._target(target), end,
                                        limit, payload)
@@ -362,7 +372,7 @@ class EndpointClient:
                 last = ("timed out: the answer was still arriving when the deadline passed "
                         "(a server sending it very slowly?)" if exc.started else
                         "timed out: no answer within the deadline")
-                break
+                return _Attempt(give_up=True)
             except _TooBigError:
                 raise self._error(f"answered with more than {_MAX_BODY >> 20} MiB; is this "
                                   f"an OpenAI-compatible /completions endpoint?",
@@ -379,24 +389,62 @@ class EndpointClient:
                 raise
             else:
                 if reply.status == 200:
-                    return self._json(reply, shown)
+                    return _Attempt(reply, done=True)
                 detail = _text(reply.body, 300)
                 if reply.status not in _RETRY_STATUS:
                     raise self._error(f"HTTP {reply.status}: {detail}"
                                       f"{_status_hint(reply.status)}", status=reply.status,
                                       shown=shown)
                 timed_out, last = False, f"HTTP {reply.status}: {detail}"
+                return _Attempt(reply)
+            return _Attempt()
+
+        start = time.monotonic()
+        end = start + self.deadline
+        tries, outcome = self._retried(self.max_retries + 1, end, once)
+        if outcome.done and outcome.reply is not None:
+            return self._json(outcome.reply, shown)
+        cls = EndpointTimeoutError if timed_out else EndpointError
+        raise self._error(f"{last}; gave up after {tries} attempt(s) in "
+                          f"{time.monotonic() - start:.1f} s "
+                          f"(deadline {self.deadline:g} s, ${DEADLINE_ENV}; "
+                          f"max_retries={self.max_retries})", cls, shown=shown)
+
+    def _retried(self, attempts: int, end: float, once: Callable[[float], _Attempt]
+                 ) -> tuple[int, _Attempt]:
+        """The one retry loop of every request (:meth:`_post`, :meth:`_get_with_retries`).
+
+        ``once(limit)`` makes one attempt, each network operation bounded by ``limit``
+        seconds (``timeout``, or less where the deadline ``end``, ``time.monotonic``, is
+        nearer; at least 0.01), and says what came of it (:class:`_Attempt`: an answer to
+        give back now, no more attempts, or one more try); it raises what ends the
+        request. Between attempts the back-off is ``backoff * 2**attempt`` seconds, at
+        least a reply's ``Retry-After``, at most :data:`_MAX_DELAY`; where it would end
+        past ``end`` no attempt is made. A cancellation (:meth:`cancel`) is checked before
+        each attempt and ends a back-off at once.
+
+        Returns:
+            ``(the attempts made, the last attempt's outcome)``.
+
+        Raises:
+            ScoringCancelledError: the scoring was cancelled.
+        """
+        attempt = 0
+        outcome = _Attempt()
+        for attempt in range(attempts):
+            if self._cancel.is_set():
+                raise ScoringCancelledError("scoring cancelled")
+            limit = max(0.01, min(self.timeout, end - time.monotonic()))
+            outcome = once(limit)
+            if outcome.done or outcome.give_up:
+                break
             if attempt + 1 < attempts:
-                delay = self._delay(attempt, reply)
+                delay = self._delay(attempt, outcome.reply)
                 if time.monotonic() + delay >= end:
                     break
                 if self._cancel.wait(delay):
                     raise ScoringCancelledError("scoring cancelled")
-        cls = EndpointTimeoutError if timed_out else EndpointError
-        raise self._error(f"{last}; gave up after {attempt + 1} attempt(s) in "
-                          f"{time.monotonic() - start:.1f} s "
-                          f"(deadline {self.deadline:g} s, ${DEADLINE_ENV}; "
-                          f"max_retries={self.max_retries})", cls, shown=shown)
+        return attempt + 1, outcome
 
     def _json(self, reply: _Reply, shown: str | None = None) -> dict[str, Any]:
         try:
@@ -429,16 +477,11 @@ class EndpointClient:
             EndpointError: no answer (``fail(why)``, or "could not connect").
         """
         shown = redact_url(url)
-        attempts = self.max_retries + 1 if retry else 1
-        start = time.monotonic()
-        end = start + self.deadline
-        attempt = 0
-        for attempt in range(attempts):
-            if self._cancel.is_set():
-                raise ScoringCancelledError("scoring cancelled")
-            reply: _Reply | None = None
-            error: Exception | None = None
-            limit = max(0.01, min(self.timeout, end - time.monotonic()))
+        error: Exception | None = None
+
+        def once(limit: float) -> _Attempt:
+            nonlocal error
+            error = None
             try:
                 reply = self._exchange(client, "GET", self._target(url), end, limit)
             except _DeadlineError:
@@ -448,21 +491,18 @@ class EndpointClient:
                 raise fail(f"answered with more than {_MAX_BODY >> 20} MiB") from None
             except httpx.TransportError as exc:  # refused, reset, timed out: tried again
                 error = exc
+                return _Attempt()
             except httpx.HTTPError as exc:
                 raise fail(f"{type(exc).__name__}: {exc}") from None
-            else:
-                if reply.status not in _RETRY_STATUS:
-                    return reply
-            if attempt + 1 < attempts:
-                delay = self._delay(attempt, reply)
-                if time.monotonic() + delay >= end:
-                    break
-                if self._cancel.wait(delay):
-                    raise ScoringCancelledError("scoring cancelled")
-        tries = (f"; gave up after {attempt + 1} attempt(s) in "
+            return _Attempt(reply, done=reply.status not in _RETRY_STATUS)
+
+        start = time.monotonic()
+        end = start + self.deadline
+        attempts, outcome = self._retried(self.max_retries + 1 if retry else 1, end, once)
+        if outcome.reply is not None:  # any status (one to retry: still given after the
+            return outcome.reply  # last attempt)
+        tries = (f"; gave up after {attempts} attempt(s) in "
                  f"{time.monotonic() - start:.1f} s (max_retries={self.max_retries})")
-        if reply is not None:
-            return reply  # a status to retry, still given after the last attempt
         if isinstance(error, httpx.ConnectError):  # no server there: naming the model
             # cannot help (QA: a dead llama.cpp server was refused with "name the model",
             # which only led to "could not connect" once it was named)
