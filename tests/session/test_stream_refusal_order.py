@@ -24,15 +24,19 @@ from activetest.session.workflow import Session
 
 
 def _files(folder: Path, n: int, fmt: str, spoil: list[tuple[str, str, int]],
-           order: np.ndarray | None = None) -> tuple[Path, Path, Path]:
-    """An sst2 pool of ``n`` items (CSV) and two tables of log-probs in ``fmt``, each
-    ``(what, file, row)`` of ``spoil`` written in: ``nonorm`` (a log-prob row that does
-    not normalise), ``nan`` (a value that is not finite), ``dup`` (item 3's id again),
-    ``emptyid`` (the pool's record with an empty id). ``order``: the tables' rows in
-    this order (joined by id)."""
+           order: np.ndarray | None = None, probs: bool = False) -> tuple[Path, Path, Path]:
+    """An sst2 pool of ``n`` items (CSV) and two tables of log-probs (``probs``:
+    probabilities) in ``fmt``, each ``(what, file, row)`` of ``spoil`` written in:
+    ``nonorm`` (a log-prob row that does not normalise), ``nan`` (a value that is not
+    finite), ``dup`` (item 3's id again), ``emptyid`` (the pool's record with an empty
+    id); in a table of probabilities ``range`` (a value above 1), ``sum`` (a row summing
+    to 0.8), ``zero`` (a probability of 0). ``order``: the tables' rows in this order
+    (joined by id)."""
     rng = np.random.default_rng(n)
     z = rng.normal(size=(2, n, 2))
     lp = z - np.logaddexp(z[..., :1], z[..., 1:])
+    if probs:
+        lp = np.exp(lp)
     pool_ids = [f"it{i}" for i in range(n)]
     rows = {name: [[f"it{i}", float(lp[k, i, 0]), float(lp[k, i, 1])] for i in range(n)]
             for k, name in enumerate(("surrogate", "target"))}
@@ -47,6 +51,9 @@ def _files(folder: Path, n: int, fmt: str, spoil: list[tuple[str, str, int]],
             rows[name][i][1] = float("nan")
         elif what == "dup":
             rows[name][i][0] = rows[name][3][0]
+        elif what in ("range", "sum", "zero"):
+            rows[name][i][1:] = {"range": [1.5, -0.5], "sum": [0.3, 0.5],
+                                 "zero": [0.0, 1.0]}[what]
     pool = folder / "pool.csv"
     pool.write_text("id,sentence,label\n" + "".join(
         f"{pool_ids[i]},text {i},{('negative', 'positive')[i % 2]}\n" for i in range(n)))
@@ -69,11 +76,11 @@ def _files(folder: Path, n: int, fmt: str, spoil: list[tuple[str, str, int]],
     return out[0], out[1], out[2]
 
 
-def _refusal(db: Path, files: tuple[Path, Path, Path]) -> str:
+def _refusal(db: Path, files: tuple[Path, Path, Path], kind: str = "") -> str:
     pool, sur, tgt = files
     with pytest.raises(ValueError) as err:
-        Session.create(db, pool=pool, task="sst2", surrogate=f"table:{sur}",
-                       target=f"table:{tgt}", seed=3, pool_options={"id_column": "id"},
+        Session.create(db, pool=pool, task="sst2", surrogate=f"table:{sur}{kind}",
+                       target=f"table:{tgt}{kind}", seed=3, pool_options={"id_column": "id"},
                        progress=False)
     assert not db.exists() and not list(db.parent.glob(".*creating*"))
     return str(err.value)
@@ -84,15 +91,16 @@ def _no_general_path(*a: object, **k: object) -> object:
 
 
 def _both(tmp_path: Path, files: tuple[Path, Path, Path],
-          monkeypatch: pytest.MonkeyPatch) -> tuple[str, str]:
-    """The general path's refusal and the stream's (the general path not entered)."""
+          monkeypatch: pytest.MonkeyPatch, kind: str = "") -> tuple[str, str]:
+    """The general path's refusal and the stream's (the general path not entered);
+    ``kind``: the tables' spec's options (``?kind=probs``)."""
     real_try = stream_init.try_stream
     monkeypatch.setattr(stream_init, "try_stream", lambda *a, **k: None)
-    general = _refusal(tmp_path / "g.db", files)
+    general = _refusal(tmp_path / "g.db", files, kind)
     monkeypatch.setattr(stream_init, "try_stream", real_try)
     real_load = create.load_inputs
     monkeypatch.setattr(create, "load_inputs", _no_general_path)
-    streamed = _refusal(tmp_path / "s.db", files)
+    streamed = _refusal(tmp_path / "s.db", files, kind)
     monkeypatch.setattr(create, "load_inputs", real_load)
     return general, streamed
 
@@ -158,3 +166,60 @@ def test_the_reported_case_at_full_block_size(tmp_path: Path,
     general, streamed = _both(tmp_path, files, monkeypatch)
     assert streamed == general
     assert streamed.startswith(f"{files[1]}: line 25004: column 'negative': value 'nan'")
+
+
+# rows of a table of probabilities that the rule refuses (its checks in turn: values in
+# [0, 1], then sums, then zeros), the words of the row named
+_PROBS_CASES = [
+    ([("sum", "surrogate", 5), ("range", "surrogate", 250)], "must lie in [0, 1]"),
+    ([("zero", "surrogate", 5), ("sum", "surrogate", 250)], "sum to 0.8"),
+    ([("zero", "surrogate", 5), ("range", "surrogate", 100), ("sum", "surrogate", 250)],
+     "must lie in [0, 1]"),
+    ([("range", "surrogate", 5), ("sum", "surrogate", 250)], "must lie in [0, 1]"),
+    ([("sum", "surrogate", 5), ("sum", "surrogate", 250), ("nan", "surrogate", 290)],
+     "not finite"),
+]
+
+
+@pytest.mark.parametrize("shuffled", [False, True])
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+@pytest.mark.parametrize("spoil,words", _PROBS_CASES)
+def test_a_table_of_probabilities_names_the_row_of_the_rules_first_check(
+        spoil: list[tuple[str, str, int]], words: str, fmt: str, shuffled: bool,
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``?kind=probs``: the general path checks every row's range, then every row's sum,
+    then zeros, so a later block's row out of range is named before an earlier block's
+    row that does not sum to 1 (the stream named the earlier, 2026-12-07), in the pool's
+    order and joined by id alike."""
+    monkeypatch.setattr(stream_base, "BLOCK", 64)
+    order = np.random.default_rng(5).permutation(N) if shuffled else None
+    files = _files(tmp_path, N, fmt, spoil, order=order, probs=True)
+    general, streamed = _both(tmp_path, files, monkeypatch, "?kind=probs")
+    assert streamed == general
+    assert words in streamed and str(files[1]) in streamed
+
+
+@pytest.mark.parametrize("what", ["nonorm", "nan"])
+def test_a_content_check_for_other_content_is_named_after_the_tables_rows(
+        what: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Parquet table with a ``content_check`` column written for other content from row
+    5 on and a later row that does not normalise (or a bad value): the general path reads
+    the whole table (its rows' normalisation included) before it confirms any row's
+    content, so the later row is named (the stream named the content check, 2026-12-07)."""
+    import pyarrow.parquet as pq
+
+    from activetest.data.pool import load_pool
+    from activetest.formats.label_records import CHECK_COLUMN, content_check
+
+    monkeypatch.setattr(stream_base, "BLOCK", 64)
+    files = _files(tmp_path, N, "parquet", [(what, "surrogate", 250)])
+    items = load_pool(files[0], task="sst2", id_column="id").items
+    fp = [content_check(it.fields) for it in items]
+    for path in files[1:]:
+        t = pq.read_table(path)
+        shown = [fp[i] if i < 5 or path != files[1] else fp[(i + 1) % N] for i in range(N)]
+        pq.write_table(t.append_column(CHECK_COLUMN, [shown]), path)
+    general, streamed = _both(tmp_path, files, monkeypatch)
+    assert streamed == general
+    assert str(files[1]) in streamed and "other content" not in streamed
+    assert ("normalise" if what == "nonorm" else "not finite") in streamed

@@ -33,9 +33,9 @@ from activetest.formats.tables import (
     repeated_key,
 )
 
-__all__ = ["FORMATS", "KINDS", "Format", "Kind", "check_columns", "duplicate_message",
-           "gzip_size", "infer_format", "looks_like_probs", "no_row_hint", "open_text",
-           "read_table", "row_id", "row_values", "stream_rows", "to_log_softmax_rows"]
+__all__ = ["FORMATS", "KINDS", "Format", "Kind", "RowRuleError", "check_columns",
+           "duplicate_message", "gzip_size", "infer_format", "looks_like_probs", "no_row_hint",
+           "open_text", "read_table", "row_id", "row_values", "stream_rows", "to_log_softmax_rows"]
 
 Kind = Literal["logprobs", "probs", "logits"]
 Format = Literal["csv", "tsv", "jsonl", "json", "parquet", "lmeval"]
@@ -44,6 +44,20 @@ KINDS = ("logprobs", "probs", "logits")
 FORMATS = ("csv", "tsv", "jsonl", "json", "parquet", "lmeval")
 _SUFFIX_FORMATS = {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl",
                    ".json": "json", ".parquet": "parquet", ".pq": "parquet"}
+
+
+class RowRuleError(ValueError):
+    """A row refused by :func:`to_log_softmax_rows`'s rule for its kind (the message
+    names the file and the row). The rule makes its checks in turn, each over every row,
+    so the row named is the first refused by the first check that refuses any:
+    ``rank`` is that check's place (from 0: ``probs`` checks the range, then the sums,
+    then zeros; ``logits`` and ``logprobs`` have one check of rows). A reader that
+    meets the rows a block at a time names the row of the lowest rank, the first of
+    them (:mod:`activetest.session.stream_init`)."""
+
+    def __init__(self, message: str, rank: int) -> None:
+        super().__init__(message)
+        self.rank = rank
 
 
 @dataclass
@@ -221,32 +235,32 @@ def to_log_softmax_rows(values: np.ndarray, kind: str, tolerance: float, path: P
         bad = np.flatnonzero(~np.isfinite(out).all(axis=1))
         if bad.size:
             i = int(bad[0])
-            raise ValueError(f"{path}: {where[i]}: logits {values[i].tolist()!s:.80} differ "
+            raise RowRuleError(f"{path}: {where[i]}: logits {values[i].tolist()!s:.80} differ "
                              f"by more than float64 can turn into probabilities (a class "
                              f"would get probability 0, log-probability -inf, which no "
                              f"estimate can use); give logits within about 700 of each "
-                             f"other")
+                             f"other", 0)
         return out
     if kind == "probs":
         bad = np.flatnonzero(((values < 0) | (values > 1 + tolerance)).any(axis=1))
         if bad.size:
             i = int(bad[0])
-            raise ValueError(f"{path}: {where[i]}: probabilities must lie in [0, 1], got "
-                             f"{values[i].tolist()}")
+            raise RowRuleError(f"{path}: {where[i]}: probabilities must lie in [0, 1], got "
+                               f"{values[i].tolist()}", 0)
         sums = values.sum(axis=1)
         bad = np.flatnonzero(np.abs(sums - 1.0) > tolerance)
         if bad.size:
             i = int(bad[0])
-            raise ValueError(f"{path}: {where[i]}: probabilities sum to {sums[i]:.6g}, not 1 "
-                             f"(tolerance {tolerance}); for unnormalised scores add "
-                             f"?kind=logits to the table: spec (kind='logits' in Python)")
+            raise RowRuleError(f"{path}: {where[i]}: probabilities sum to {sums[i]:.6g}, not 1 "
+                               f"(tolerance {tolerance}); for unnormalised scores add "
+                               f"?kind=logits to the table: spec (kind='logits' in Python)", 1)
         bad = np.flatnonzero((values <= 0).any(axis=1))
         if bad.size:  # log 0 = -inf: no estimate, design or log loss can use it
             i = int(bad[0])
-            raise ValueError(f"{path}: {where[i]}: a probability of 0 ({values[i].tolist()}): "
-                             f"its log-probability is -inf, which no estimate can use (a "
-                             f"label of that class would have an infinite log loss); give "
-                             f"every class a probability above 0, e.g. clipped at 1e-9")
+            raise RowRuleError(f"{path}: {where[i]}: a probability of 0 ({values[i].tolist()}): "
+                               f"its log-probability is -inf, which no estimate can use (a "
+                               f"label of that class would have an infinite log loss); give "
+                               f"every class a probability above 0, e.g. clipped at 1e-9", 2)
         return np.log(values / sums[:, None])
     # logprobs
     lse = values.max(axis=1) + np.log(np.exp(values - values.max(axis=1, keepdims=True))
@@ -255,14 +269,14 @@ def to_log_softmax_rows(values: np.ndarray, kind: str, tolerance: float, path: P
     if bad.size:
         i = int(bad[0])
         if every_row_probs():  # QA: the logits hint silently mis-scored
-            raise ValueError(f"{path}: {where[i]}: log-probabilities do not normalise "
-                             f"(logsumexp = {lse[i]:.6g}), and every row lies in [0, 1] and "
-                             f"sums to 1: these are probabilities; add ?kind=probs to the "
-                             f"table: spec (kind='probs' in Python)")
-        raise ValueError(f"{path}: {where[i]}: log-probabilities do not normalise (logsumexp "
-                         f"= {lse[i]:.6g}, tolerance {tolerance}); for probabilities add "
-                         f"?kind=probs, for unnormalised scores (logits) ?kind=logits to the "
-                         f"table: spec (kind='probs' / 'logits' in Python)")
+            raise RowRuleError(f"{path}: {where[i]}: log-probabilities do not normalise "
+                               f"(logsumexp = {lse[i]:.6g}), and every row lies in [0, 1] "
+                               f"and sums to 1: these are probabilities; add ?kind=probs to "
+                               f"the table: spec (kind='probs' in Python)", 0)
+        raise RowRuleError(f"{path}: {where[i]}: log-probabilities do not normalise (logsumexp "
+                           f"= {lse[i]:.6g}, tolerance {tolerance}); for probabilities add "
+                           f"?kind=probs, for unnormalised scores (logits) ?kind=logits to the "
+                           f"table: spec (kind='probs' / 'logits' in Python)", 0)
     return values - lse[:, None]
 
 

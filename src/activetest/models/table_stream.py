@@ -29,7 +29,12 @@ from typing import Any, NoReturn
 import numpy as np
 
 from activetest.formats.json_array import NotAStreamedArray, iter_json_array
-from activetest.formats.tables import decode_utf8, file_lines, header_rows, iter_json_lines
+from activetest.formats.tables import (
+    check_header_rows,
+    decode_utf8,
+    file_lines,
+    iter_json_lines,
+)
 from activetest.models.table_read import (
     check_columns,
     duplicate_message,
@@ -239,10 +244,7 @@ def _scan_whole_file(path: Path, fmt: str, columns: Sequence[str], id_column: st
         _read_whole(path, fmt, columns, id_column, exc)
     with open_text(path, newline="" if fmt in ("csv", "tsv") else "\n") as f:
         if fmt in ("csv", "tsv"):
-            lines = _no_nul(f, path)
-            _, rows = header_rows(lines, str(path), "," if fmt == "csv" else "\t")
-            for _ in rows:
-                pass
+            check_header_rows(_no_nul(f, path), str(path), "," if fmt == "csv" else "\t")
             return
         keys: dict[str, None] = {}
         n = 0

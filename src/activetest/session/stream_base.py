@@ -9,8 +9,8 @@ import zlib
 
 from activetest.formats.tables import PoolFormatError
 
-__all__ = ["BLOCK", "PARQUET_READ", "READ_ERRORS", "LateRefusalError", "NotStreamable",
-           "StreamRefusedError", "StreamRefusedPoolError", "TableRefusals"]
+__all__ = ["BLOCK", "CONTENT_RANK", "PARQUET_READ", "READ_ERRORS", "LateRefusalError",
+           "NotStreamable", "StreamRefusedError", "StreamRefusedPoolError", "TableRefusals"]
 
 #: Records per block (pool and tables); read as ``stream_base.BLOCK`` where used, so a
 #: test can make it small.
@@ -47,12 +47,25 @@ class StreamRefusedPoolError(StreamRefusedError, PoolFormatError):
 
 
 
+#: The rank of a content check written for other content among a table's late refusals:
+#: after every check of the rows' normalisation (ranks 0-2,
+#: :class:`~activetest.models.table_read.RowRuleError`), which the general path makes as
+#: it reads the table, before it confirms any row's content.
+CONTENT_RANK = 3
+
+
 class LateRefusalError(StreamRefusedError):
     """A table's refusal that the general path makes only once it has read every row of
     the table (a row that does not normalise; a content check written for other
     content): a problem of a later row (a value that is no finite number, an empty id,
     an earlier row's id) is named first, so the stream reads the table on before it says
-    this one."""
+    this one. ``rank``: the general path's order among the late refusals (the lowest is
+    named, the first row of it: the normalisation rule's check,
+    :class:`~activetest.models.table_read.RowRuleError`, then :data:`CONTENT_RANK`)."""
+
+    def __init__(self, message: str, rank: int = 0) -> None:
+        super().__init__(message)
+        self.rank = rank
 
 
 class TableRefusals:
@@ -71,11 +84,19 @@ class TableRefusals:
 
     def add(self, k: int, exc: StreamRefusedError) -> None:
         """Table ``k`` is refused with ``exc`` (a late refusal kept only until a row's
-        problem of the same table replaces it)."""
-        old = self.by_table.get(k)
-        if old is None or (isinstance(old, LateRefusalError)
-                           and not isinstance(exc, LateRefusalError)):
+        problem of the same table, or a late one of a lower rank, replaces it)."""
+        if self.open_to(k, exc.rank if isinstance(exc, LateRefusalError) else -1):
             self.by_table[k] = exc
+
+    def open_to(self, k: int, rank: int) -> bool:
+        """Whether a late refusal of ``rank`` (-1: a row's problem) of a later row would
+        replace table ``k``'s refusal: none yet, or a late one of a higher rank. Where it
+        would not, the stream skips that check of the table's later rows (since
+        2026-12-07: a table whose only problem was a row at 5 that does not normalise had
+        every later block converted, though only a later row's own problem could be
+        named then)."""
+        old = self.by_table.get(k)
+        return old is None or (isinstance(old, LateRefusalError) and rank < old.rank)
 
     def reads(self, k: int) -> bool:
         """Whether table ``k`` is read on: no table before it is refused, and it is

@@ -64,6 +64,7 @@ from activetest.data.task import Item, Task
 from activetest.session.store import SessionError
 from activetest.session.stream_base import (
     BLOCK,
+    CONTENT_RANK,
     READ_ERRORS,
     LateRefusalError,
     NotStreamable,
@@ -329,8 +330,14 @@ def _stream(path: Path, p: Path, src: Path, sha256: str, fmt: str, task: Task, s
                     max(n + len(items), size or 0))
             if by_row and checks is None:  # positions alone: the general path refuses
                 raise NotStreamable("row ids")
-            if checks is not None:  # written for these items' content? (else the
-                # general path refuses, naming the row: joins never guess)
+            if refusals.open_to(k, 0):  # (else only a row's own problem can be named:
+                # the table is refused late already, by the first check of the rule)
+                parts[k].append(converted_rows(vals, sources[k], n))  # row by row: per
+                # block; before the content checks, as the general path reads the table
+                # whole before it confirms any row's content
+            if checks is not None and refusals.open_to(k, CONTENT_RANK):  # written for
+                # these items' content? (else the general path refuses, naming the row:
+                # joins never guess)
                 if not mine:
                     mine.append(np.array([content_check(it.fields) for it in items],
                                          dtype=object))
@@ -341,9 +348,9 @@ def _stream(path: Path, p: Path, src: Path, sha256: str, fmt: str, task: Task, s
                         confirm_content(sources[k].scorer.path,
                                          dict(zip(t_ids, checks, strict=True)), items)
                     except ValueError as exc:  # (once every row is read: a later row's
-                        raise LateRefusalError(str(exc)) from None  # problem first)
+                        raise LateRefusalError(str(exc), CONTENT_RANK) from None  # problem
+                        # first, and a row that does not normalise)
                     raise NotStreamable("content check")  # pragma: no cover
-            parts[k].append(converted_rows(vals, sources[k], n))  # row by row: per block
 
         pool = _guarded(pool_records(src, fmt))
         while True:

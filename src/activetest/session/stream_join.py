@@ -93,11 +93,15 @@ def join_by_id(conn: Any, t: Table, n: int, width: int, advance: Any,
         start = 0
         for ids, vals, checks in TableRows(table_blocks(t), t).each():
             m = len(ids)
-            try:  # every row, as the general path reads it
-                conv = converted_rows(vals, t, start)
-            except LateRefusalError as exc:  # said once every row is read (a later row's
-                late = late or exc  # bad value or repeated id first, as there)
-                conv = np.full((m, width), np.nan)
+            conv = np.full((m, width), np.nan)
+            if late is None or late.rank > 0:  # (else only a row's own problem is named)
+                try:  # every row, as the general path reads it
+                    conv = converted_rows(vals, t, start)
+                except LateRefusalError as exc:  # said once every row is read (a later
+                    # row's bad value or repeated id first, as there; of the rule's
+                    # checks, the first that refuses a row: the lowest rank)
+                    if late is None or exc.rank < late.rank:
+                        late = exc
             conn.execute("DELETE FROM _at_block")
             conn.executemany("INSERT INTO _at_block (pos, item_id) VALUES (?, ?)",
                              enumerate(ids.tolist()))
@@ -135,7 +139,7 @@ def join_by_id(conn: Any, t: Table, n: int, width: int, advance: Any,
                 numbers.add(ids.tolist(), numbers_only=True)
                 shared += len(idx)
                 first_shared = min(first_shared, int(idx.min())) if len(idx) else first_shared
-            if checks is not None:
+            if checks is not None and late is None:  # (a late one: named before these)
                 for (p_, i_, fields), theirs in zip(found, checks[pos].tolist(), strict=True):
                     if bad is not None and i_ >= bad[0]:
                         continue

@@ -472,7 +472,8 @@ def converted_rows(values: np.ndarray, t: Table, start: int) -> np.ndarray:
     message (which reads the whole table into memory to say it; a CSV, TSV or JSONL row's
     line found by reading the table's rows again) as a
     :class:`~activetest.session.stream_base.LateRefusalError` (the general path names a
-    later row's bad value or repeated id first: the caller reads on), unless the message
+    later row's bad value or repeated id first, and a later row refused by a check the
+    rule makes before, its rank: the caller reads on), unless the message
     depends on the whole table (whether every row looks like probabilities:
     NotStreamable, the general path decides)."""
     from activetest.models.table import looks_like_probs, to_log_softmax_rows
@@ -490,7 +491,8 @@ def converted_rows(values: np.ndarray, t: Table, start: int) -> np.ndarray:
         if named:
             if t.scorer.format != "parquet":  # a malformed line after it: named first
                 refuse_file_problems(t)
-            raise LateRefusalError(str(exc)) from None  # (a later row's problem first)
+            raise LateRefusalError(str(exc), getattr(exc, "rank", 0)) from None  # (a
+            # later row's problem first; a later block's row of a check made before)
         raise NotStreamable("values") from None
 
 
