@@ -110,3 +110,34 @@ def test_the_check_holds_no_list_of_either_sides_ids(tmp_path: Path,
     assert messages[0] == messages[1]
     assert "'0'..'59999', 60000 ids, every whole number from 0" in messages[0]
     assert peaks[1] < 8e6, peaks
+
+
+def test_a_large_text_tables_rows_and_ids_are_read_in_one_pass(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A compared CSV table read row by row, the pool's ids and its whole numbers (no run:
+    a join by id): its rows' check and its ids for the join's check are one pass, then
+    the labelled items' rows are read (it was read a second time for its ids,
+    2026-12-07)."""
+    from activetest.models import table_stream
+
+    pf = make_pool_files(tmp_path / "d", n=300)
+    for f in (pf.pool, pf.surrogate, pf.target, pf.target2):
+        f.write_text(re.sub(r"^r(\d+),", lambda m: f"{10 * int(m.group(1)) + 7},",
+                            f.read_text(), flags=re.M))
+    db = tmp_path / "s.db"
+    run_cli("init", db, "--pool", pf.pool, "--task", "sst2", "--id-column", "id",
+            "--surrogate", f"table:{pf.surrogate}", "--target", f"table:{pf.target}",
+            "--seed", "1", "--no-progress")
+    run_cli("label", db, "--n", "10", "--from-data")
+    reads: list[str] = []
+    real = table_stream._checked_blocks
+
+    def counted(path: Path, *a: Any) -> Any:
+        reads.append(Path(path).name)
+        return real(path, *a)
+
+    monkeypatch.setattr(table_stream, "_checked_blocks", counted)
+    monkeypatch.setattr(table, "STREAM_BYTES", 0)
+    with Session.open(db) as s:
+        s.estimate(compare=f"table:{pf.target2}", record=False, progress=False)
+    assert reads == [pf.target2.name] * 2, reads

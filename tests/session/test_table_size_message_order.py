@@ -86,3 +86,41 @@ def test_a_large_parquet_table_with_content_checks_names_its_bad_value_first(
     assert got[SMALL] == got[LARGE], got
     assert got[SMALL] == (f"{s}: row 10: column 'negative': value nan is not finite "
                           f"(NaN/inf are not allowed)"), got
+
+
+@pytest.mark.parametrize("ids", ["own", "numbers"])
+def test_a_large_tables_rows_and_ids_are_read_in_one_pass_before_it_is_scored(
+        ids: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A large CSV table (read row by row) on the general path: its rows' check and its
+    ids (for the join by position's check) are one pass, then scoring reads it (it was
+    read a second time for its ids, 2026-12-07); where the pool's ids are its own (an id
+    that is no whole number) its ids are not needed at all. ``numbers``: the pool's and
+    the table's ids whole numbers, but no run from 0 or 1 (a join by id)."""
+    from activetest.models import table_stream
+
+    def name(i: int) -> str:
+        return f"it{i}" if ids == "own" else str(10 * i + 7)
+
+    pool = tmp_path / "pool.csv"
+    pool.write_text("id,sentence,label\n" + "".join(f"{name(i)},text {i},positive\n"
+                                                    for i in range(N)))
+    p = _probs()
+    specs = []
+    for k in ("s", "t"):
+        t = tmp_path / f"{k}.csv"
+        t.write_text("id,negative,positive\n" + "".join(
+            f"{name(i)},{math.log1p(-x)},{math.log(x)}\n" for i, x in enumerate(p)))
+        specs.append(f"table:{t}")
+    reads: list[str] = []
+    real = table_stream._checked_blocks
+
+    def counted(path: Path, *a: object) -> object:
+        reads.append(Path(path).name)
+        return real(path, *a)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(table_stream, "_checked_blocks", counted)
+    monkeypatch.setattr(stream_init, "try_stream", lambda *a, **k: None)  # the general path
+    monkeypatch.setattr(table, "STREAM_BYTES", LARGE)
+    Session.create(tmp_path / "s.db", task="sst2", progress=False, pool=pool,
+                   surrogate=specs[0], target=specs[1], pool_options={"id_column": "id"})
+    assert sorted(reads) == ["s.csv", "s.csv", "t.csv", "t.csv"], reads

@@ -91,13 +91,22 @@ class PositionJoin:
     shared: int
 
 
+def pool_numbers(pool_ids: Sequence[str]) -> NumberIds | None:
+    """:func:`number_ids` of a pool's ids where every one is a whole number (no two the
+    same number), else None: the pool's ids are its own, and no join to it is by
+    positions in disguise, whatever the other side's ids (:func:`positions_in_disguise`,
+    which need not read them then)."""
+    pool = number_ids(pool_ids)
+    return None if pool is None or pool.n != len(pool_ids) else pool
+
+
 def positions_in_disguise(pool_ids: Sequence[str], columns: Sequence[str]
                           ) -> PositionJoin | None:
     """The join of a matrix with ``columns`` to a pool with ``pool_ids`` where it would be
     by position in disguise (module docstring), else None."""
     ids = [str(i).strip() for i in pool_ids]
-    pool = number_ids(ids)
-    if pool is None or pool.n != len(ids):  # a pool id that is no number: its own ids
+    pool = pool_numbers(ids)
+    if pool is None:  # a pool id that is no number: its own ids
         return None
     cols = {str(c).strip() for c in columns}
     shared = [i for i in ids if i in cols]

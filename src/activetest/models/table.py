@@ -343,19 +343,27 @@ class TableScorer:
         return size > STREAM_BYTES
 
     def item_ids(self, task: Task) -> list[str]:
-        """The item ids the file has rows (lm-eval: records) for, in its order."""
+        """The item ids the file has rows (lm-eval: records) for, in its order. A table
+        read row by row has every row checked as it is read, as by
+        :meth:`confirms_content`, which then reads it no more."""
         if self._streamed(task):
-            return read_ids(self.path, columns=self._columns(task), id_column=self.id_column,
-                            kind=self.kind, fmt=self.format, tolerance=self.tolerance)
+            cols = self._columns(task)
+            ids = read_ids(self.path, columns=cols, id_column=self.id_column,
+                           kind=self.kind, fmt=self.format, tolerance=self.tolerance)
+            self._rows_checked.add(cols)
+            return ids
         return list(self._load(task)[0])
 
     def item_id_blocks(self, task: Task) -> Iterator[list[str]]:
         """:meth:`item_ids` a block at a time: a table read row by row (see
-        :meth:`score`) is never held whole; any other, one block."""
+        :meth:`score`) is never held whole, every row checked as it is read (once every
+        block is read, :meth:`confirms_content` reads it no more); any other, one
+        block."""
         if self._streamed(task):
-            yield from id_blocks(self.path, columns=self._columns(task),
-                                 id_column=self.id_column, kind=self.kind, fmt=self.format,
-                                 tolerance=self.tolerance)
+            cols = self._columns(task)
+            yield from id_blocks(self.path, columns=cols, id_column=self.id_column,
+                                 kind=self.kind, fmt=self.format, tolerance=self.tolerance)
+            self._rows_checked.add(cols)  # (every block read: as by confirms_content)
             return
         yield list(self._load(task)[0])
 

@@ -310,7 +310,7 @@ def check_position_joins(inputs: Inputs, scoring: Scoring, specs: Sequence[str],
     Raises:
         SessionError: naming the pool, the table and what to do.
     """
-    from activetest.data.history_ids import positions_in_disguise
+    from activetest.data.history_ids import pool_numbers, positions_in_disguise
     from activetest.models.table import TableScorer
     from activetest.session.history_positions import FLAG
     from activetest.session.table_positions import check_table_ids
@@ -318,12 +318,24 @@ def check_position_joins(inputs: Inputs, scoring: Scoring, specs: Sequence[str],
     notes: dict[str, str] = {}
     pool_ids = [it.id for it in inputs.items]
     fields = {it.id.strip(): it.fields for it in inputs.items}
+    # a pool id that is no whole number: the pool's ids are its own, and no table's ids
+    # are read here (a large table's were read a second time, after its rows' check)
+    numbered = inputs.row_ids is None and pool_numbers([i.strip() for i in pool_ids]) is not None
     for spec in dict.fromkeys(specs):
         scorer = scoring.scorer(spec)
-        if not isinstance(scorer, TableScorer) or scorer.confirms_content(inputs.task):
+        if not isinstance(scorer, TableScorer):
+            continue
+        table_ids = None
+        if numbered and scorer.format not in ("parquet", "lmeval"):  # (no content check:
+            # its ids and its rows' check in one pass)
+            table_ids = scorer.item_ids(inputs.task)
+        if scorer.confirms_content(inputs.task):
             continue
         if inputs.row_ids is None:  # the pool's own ids: both sides row numbers?
-            said = check_table_ids(str(scorer.path), scorer.item_ids(inputs.task), pool_ids,
+            if not numbered:
+                continue
+            said = check_table_ids(str(scorer.path), table_ids if table_ids is not None
+                                   else scorer.item_ids(inputs.task), pool_ids,
                                    fields, confirmed=confirmed)
             if said is not None:
                 notes[spec] = said
