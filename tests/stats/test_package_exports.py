@@ -61,3 +61,23 @@ def test_the_check_sees_a_name_shadowed_by_its_module() -> None:
     the function was: the check above reports those names."""
     res = _check("activetest.stats", ["bootstrap", "proposal", "simulate"], unhooked=True)
     assert sorted(set(res["wrong"])) == ["bootstrap", "proposal", "simulate"]
+
+
+def test_the_betting_statistics_are_exported_together() -> None:
+    """QA: ``betting_cs`` was importable from ``activetest.stats`` but the capital
+    processes behind it, ``betting_capital`` (its documented test martingales), were not
+    (neither in ``__all__`` nor for a type checker): ``from activetest.stats import
+    betting_capital`` raised ImportError. Each of the betting module's public confidence
+    sequences and capital processes is exported beside the others, typed too."""
+    from pathlib import Path
+
+    import activetest.stats as stats
+    from activetest.stats import betting
+
+    names = ("betting_capital", "betting_cs", "exact_cs", "paired_difference_exact_cs")
+    typed = Path(stats.__file__).read_text(encoding="utf-8").split("if TYPE_CHECKING:")[1]
+    for name in names:
+        assert name in betting.__all__, name
+        assert name in stats.__all__ and stats._EXPORTS[name] == "activetest.stats.betting"
+        assert getattr(stats, name) is getattr(betting, name), name
+        assert f"        {name},\n" in typed.split("activetest.stats.bootstrap")[0], name

@@ -42,6 +42,7 @@ _EXPORTS = {
     "ConfidenceSequence": "activetest.stats.confseq",
     "anytime_summary": "activetest.stats.projection",
     "asymptotic_cs": "activetest.stats.confseq",
+    "betting_capital": "activetest.stats.betting",
     "betting_cs": "activetest.stats.betting",
     "exact_cs": "activetest.stats.betting",
     "labels_for_cs_width": "activetest.stats.projection",
@@ -118,6 +119,7 @@ __all__ = [
     "anytime_summary",
     "ase",
     "asymptotic_cs",
+    "betting_capital",
     "betting_cs",
     "bootstrap",
     "bootstrap_means",
@@ -186,6 +188,7 @@ if TYPE_CHECKING:
         simulate_design,
     )
     from activetest.stats.betting import (
+        betting_capital,
         betting_cs,
         exact_cs,
         log_loss_bound,
