@@ -1594,3 +1594,24 @@ def test_an_eval_run_with_activestopping_is_no_history_and_the_readme_command_ru
     p = _cli(tmp_path, *alone)
     assert p.returncode == 0, p.stdout + p.stderr
     assert "surrogate history, target inspect" in p.stdout, p.stdout
+
+
+def test_the_logs_design_record_names_the_column_that_draws_beside_the_history(
+        tmp_path: Path) -> None:
+    """QA: the early-stopping metadata's design record said ``"surrogate": "history"`` for
+    a session made with ``--surrogate column:p_correct --history FILE`` (the stored name,
+    the design's rule), where ``status`` names the pool column beside the history's
+    features; it now says the same, with ``surrogate_column`` beside it. A session without
+    history keeps its surrogate and no such key."""
+    _history_matrix(tmp_path)  # (writes the pool too)
+    p = _cli(tmp_path, "init", "hist.db", "--task", "answers", "--pool", "pool.jsonl",
+             "--target", "inspect", "--surrogate", "column:p_correct", "--seed", "0",
+             "--no-progress", "--history", "history.csv")
+    assert p.returncode == 0, p.stderr
+    md = _drive(tmp_path / "hist.db", tmp_path, width=None, budget=6, batch=3, seed=1)
+    design = md["design"]
+    assert design["surrogate"] == "column:p_correct beside the history's features", design
+    assert design["surrogate_column"] == "p_correct", design
+    plain = _session(tmp_path, target="inspect", name="plain.db")
+    design = _drive(plain, tmp_path, width=None, budget=6, batch=3, seed=1)["design"]
+    assert design["surrogate"] == "column:p_correct" and "surrogate_column" not in design

@@ -364,3 +364,44 @@ def test_init_and_status_name_the_column_that_draws_beside_the_history(
                                                                "h.db").stdout
     got = json.loads(_cli(tmp_path, "status", "h.db", "--json").stdout)
     assert got["surrogate"] == "history" and "surrogate_column" not in got, got
+
+
+def test_the_status_record_names_the_column_that_draws_beside_the_history(
+        tmp_path: Path) -> None:
+    """QA: ``print(session.status())`` and ``SessionStatus.to_dict()`` said "surrogate
+    history" for a session made with ``--surrogate column:p_correct --history FILE``, where
+    ``status`` (text and ``--json``) names the column beside the history's features. The
+    record, given the column (``surrogate_column``), says the same as ``status``; without
+    one it says the stored surrogate, as before."""
+    import dataclasses
+
+    from activetest.session.history_neighbours import surrogate_column, surrogate_label
+
+    _pool(tmp_path)
+    hist = tmp_path / "history.csv"
+    with hist.open("w") as f:
+        f.write("model," + ",".join(f"q{i}" for i in range(80)) + "\n")
+        for m in range(3):
+            f.write(f"other-{m}," + ",".join("0" if (i + m) % 5 == 0 else "1"
+                                             for i in range(80)) + "\n")
+    p = _cli(tmp_path, "init", "s.db", "--pool", "pool.jsonl", *INIT, "--history",
+             "history.csv")
+    assert p.returncode == 0, p.stderr
+    both = "column:p_correct beside the history's features"
+    with Session.open(tmp_path / "s.db") as s:
+        st = s.status()
+        record = s.session_config.extra["history"]
+    assert st.surrogate == "history"  # as stored: the design's rule
+    column = surrogate_column(st.surrogate, record)
+    assert column == "p_correct"
+    named = dataclasses.replace(st, surrogate_column=column)
+    assert named.surrogate_name == both == surrogate_label(st.surrogate, record)
+    assert f"target inspect, surrogate {both}, metric" in str(named), str(named)
+    d = named.to_dict()
+    assert (d["surrogate"], d["surrogate_column"]) == (both, "p_correct"), d
+    json.dumps(d)  # still plain JSON
+    # no column: the stored surrogate, and no surrogate_column key (as status --json)
+    plain = dataclasses.replace(st, surrogate_column=None)
+    assert "surrogate history, metric" in str(plain)
+    assert plain.to_dict()["surrogate"] == "history"
+    assert "surrogate_column" not in plain.to_dict()

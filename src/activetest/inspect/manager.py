@@ -585,6 +585,7 @@ class ActiveStopping:
         s = self.session
         cfg = s.session_config
         from activetest.session import draw
+        from activetest.session.history_neighbours import surrogate_column, surrogate_label
         from activetest.session.interval_names import (
             ANYTIME,
             EXACT_ANYTIME,
@@ -593,7 +594,13 @@ class ActiveStopping:
         )
         from activetest.stats.confseq import MIN_LABELS
 
-        design: dict[str, Any] = {"acquisition": cfg.acquisition, "surrogate": cfg.surrogate,
+        # what draws, as `status` names it (QA: "history" for --surrogate column:NAME
+        # --history, a pool column beside the history's features), the column beside it
+        history = cfg.extra.get("history")
+        column = surrogate_column(str(cfg.surrogate), history)
+        design: dict[str, Any] = {"acquisition": cfg.acquisition,
+                                  "surrogate": surrogate_label(str(cfg.surrogate), history),
+                                  **({} if column is None else {"surrogate_column": column}),
                                   "proposal_floor": cfg.proposal_floor, "seed": cfg.seed,
                                   "batch": "one eval (an adaptive design is refitted "
                                            "between evals)" if self.batch is None else

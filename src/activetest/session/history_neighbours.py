@@ -45,7 +45,7 @@ import numpy as np
 from activetest.session.store import SessionError, SessionStore
 
 __all__ = ["AFTER", "EPS_SEED", "KEY", "MAX_CELLS", "ROLE", "NeighbourSettings",
-           "NeighbourUpdate", "choose_settings",
+           "NeighbourUpdate", "choose_settings", "column_label",
            "design_label", "put_responses", "settings_of", "stored_neighbour_history",
            "stored_responses", "surrogate_column", "surrogate_label"]
 
@@ -247,7 +247,18 @@ def surrogate_label(surrogate: str, history: Mapping[str, Any] | None) -> str:
         history: the config's ``history`` record (None: no history).
     """
     column = surrogate_column(surrogate, history)
-    return surrogate if column is None else f"column:{column} beside the history's features"
+    return surrogate if column is None else column_label(column)
+
+
+def column_label(column: str) -> str:
+    """What draws in a session made with ``--surrogate column:NAME --history``, as every
+    reader names it: ``column:NAME beside the history's features``
+    (:func:`surrogate_label`; :class:`~activetest.session.records.SessionStatus`).
+
+    Args:
+        column: the pool column (``NAME``).
+    """
+    return f"column:{column} beside the history's features"
 
 
 def surrogate_column(surrogate: str, history: Mapping[str, Any] | None) -> str | None:

@@ -657,6 +657,11 @@ class SessionStatus:
             words (first token or whole word, each word's token count); a role whose
             scores do not record it (stored before it was kept, a table) is absent:
             unknown.
+        surrogate_column: a session made with ``--surrogate column:NAME --history``
+            (``surrogate`` stored as ``history``, the design's rule): ``NAME``, the pool
+            column that draws beside the history's features (None: no such column); the
+            text and :meth:`to_dict` then name the surrogate as ``status`` does
+            (:attr:`surrogate_name`).
     """
 
     path: str
@@ -678,11 +683,24 @@ class SessionStatus:
     cv_same_as_lure: tuple[str, ...] = ()
     compared: dict[str, int] = field(default_factory=dict)
     label_scoring: dict[str, LabelScoring] = field(default_factory=dict)
+    surrogate_column: str | None = None
 
     @property
     def proposal_floor(self) -> float:
         """The proposal floor (:attr:`alpha`)."""
         return self.alpha
+
+    @property
+    def surrogate_name(self) -> str:
+        """The surrogate as ``status`` names it: :attr:`surrogate`, except in a session
+        whose pool column draws beside the history's features (:attr:`surrogate_column`):
+        ``column:NAME beside the history's features`` (QA: ``print(session.status())``
+        said "surrogate history", as if the column took no part in the draws)."""
+        if self.surrogate_column is None:
+            return self.surrogate
+        from activetest.session.history_neighbours import column_label
+
+        return column_label(self.surrogate_column)
 
     def __str__(self) -> str:
         """A few lines, as ``activetest status`` begins (``print(session.status())``; QA:
@@ -691,9 +709,9 @@ class SessionStatus:
         acq = ACQUISITIONS.get(self.acquisition)
         adaptive = acq is not None and acq.adaptive
         floor = "" if adaptive or acq is None else f", proposal floor {self.alpha:g}"
-        lines = [f"session {self.path}: target {self.target}, surrogate {self.surrogate}, "
-                 f"metric {self.metric}, acquisition {self.acquisition}{floor}, seed "
-                 f"{self.seed}",
+        lines = [f"session {self.path}: target {self.target}, surrogate "
+                 f"{self.surrogate_name}, metric {self.metric}, acquisition "
+                 f"{self.acquisition}{floor}, seed {self.seed}",
                  f"pool {self.n_items} items: {self.n_selected} selected, {self.n_labelled} "
                  f"labelled, {self.n_pending} pending; {self.n_usable} label(s) usable by "
                  f"the estimate"]
@@ -718,13 +736,21 @@ class SessionStatus:
         Why ``alpha`` is kept: it was the floor's only name in ``status --json`` and is
         still the stored key; dropping it would break readers (a missing key). Why it is
         not enough alone: beside each estimate's ``level`` it reads as a significance
-        level, 1 - level (QA); it is not one."""
+        level, 1 - level (QA); it is not one.
+
+        ``surrogate`` is :attr:`surrogate_name` (what draws, as ``status`` says), with
+        ``surrogate_column`` beside it only where a pool column draws beside the
+        history's features."""
         d: dict[str, Any] = {}
         for key, value in asdict(self).items():
             if key == "alpha":  # the clear name first, the legacy one beside it
                 d["proposal_floor"] = self.alpha
             d[key] = value
         d["legacy_keys"] = dict(LEGACY_STATUS_KEYS)
+        # what draws, as the text names it (the column beside the history's features)
+        d["surrogate"] = self.surrogate_name
+        if self.surrogate_column is None:
+            del d["surrogate_column"]
         adaptive = self.acquisition in ACQUISITIONS and ACQUISITIONS[self.acquisition].adaptive
         for e in d["last_estimates"]:  # name what each number is (QA: low/high unnamed)
             if e.get("low") is not None and e.get("level") is not None:
