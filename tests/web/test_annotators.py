@@ -326,6 +326,47 @@ def test_a_name_that_is_no_text_is_refused_by_name_everywhere_names_enter(
         assert [x.annotator for x in a.annotations()] == ["bob"]
 
 
+def test_a_name_read_from_a_file_is_held_to_the_pages_rule(tmp_path: Path) -> None:
+    """QA: the page refuses an annotator's name of more than 64 characters or with
+    control characters, but a labels file's ``annotator`` cell was kept for agreement
+    whatever it held (a 300-character name, a name with a newline). An import now applies
+    the same rule with the same message, naming the file's line and the item; nothing is
+    written; a blank cell names no one; a name with blanks around it is the page's name."""
+    from activetest.formats.label_records import LabelRecord
+    from activetest.session.annotators import check_name, keep_votes
+
+    made = classification(tmp_path)
+    with Session.open(made.db) as s:
+        first, second = (a.item_id for a in s.select(2))
+        level = Annotators(s, batch=5).levels[1]
+    long = "x" * 65
+    with pytest.raises(LabelError) as page:  # the page's own message
+        check_name(long)
+    rule = "the annotator's name must be 1 to 64 characters without control characters"
+    assert rule in str(page.value)
+    sheet = tmp_path / "named.csv"
+    sheet.write_text(f"item_id,label,annotator\n{first},{level},bob\n"
+                     f"{second},{level},{long}\n", encoding="utf-8")
+    res = CliRunner().invoke(app, ["import", str(made.db), str(sheet)])
+    out = " ".join(res.output.split())
+    assert res.exit_code == 2 and "Traceback" not in out, res.output
+    assert f"line 3: item {second!r}: {rule}, got {long!r}" in out, out
+    with Session.open(made.db) as s:  # nothing written
+        a = Annotators(s, batch=5)
+        assert s.labels() == {} and a.annotations(include_undone=True) == []
+        with pytest.raises(LabelError, match=r"item .*: the annotator's name must be 1 to "
+                                             r"64 characters without control characters, "
+                                             r"got 'al\\nice'"):
+            s.add_labels([LabelRecord(first, 1, "api", "al\nice")])
+        with pytest.raises(LabelError, match=rf"{rule}, got {long!r}; nothing was kept"):
+            keep_votes(s, [LabelRecord(first, 1, "api", long)])  # its own callers too
+        assert s.labels() == {} and a.annotations(include_undone=True) == []
+        result = s.add_labels([LabelRecord(first, 1, "api", "  alice "),
+                               LabelRecord(second, 1, "api", "   ")])
+        assert result.votes_kept == 1 and s.labels() == {first: 1, second: 1}
+        assert [x.annotator for x in a.annotations()] == ["alice"]  # as the page stores it
+
+
 def test_an_item_labelled_in_the_terminal_meanwhile_is_not_overwritten(tmp_path: Path) -> None:
     made = classification(tmp_path)
     with Session.open(made.db) as s, Session.open(made.db) as terminal:
@@ -611,11 +652,17 @@ def test_progress_says_what_its_intervals_rest_on(tmp_path: Path) -> None:
             if k != 12:  # draw 13 left unlabelled: 7 later labels wait for it
                 s.add_label(it.item_id, made.truth[it.item_id])
         r = s.estimate(record=False, progress=False)
-        notes = progress(s).notes
+        p = progress(s)
+        notes = p.notes
     assert r.n_waiting == 7 and r.n_labels == 12
     held = drawn[12]  # named, as `estimate` names it (QA: "an earlier draw")
-    assert (f"7 label(s) of later draws wait for item {held.item_id!r} (draw {held.step}) "
-            f"to be labelled; the estimate uses the first 12 draws") in notes, notes
+    # its parts apart, for the page to isolate the id (a <bdi>: test_browser)
+    assert p.waiting is not None and (p.waiting.item_id, p.waiting.step) == (held.item_id,
+                                                                              held.step)
+    assert p.waiting.text() == (f"7 label(s) of later draws wait for item "
+                                f"{held.item_id!r} (draw {held.step}) to be labelled; the "
+                                f"estimate uses the first 12 draws")
+    assert not any("later draws wait" in n for n in notes), notes  # said once
     widened = [b.describe(r.level) for b in r.blind_spots if b.estimator == "estimate"]
     assert widened and all(w in notes for w in widened), (widened, notes)
     assert all("control-variate" not in n for n in notes)  # the page shows no CV estimate

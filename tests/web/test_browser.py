@@ -146,6 +146,40 @@ def test_the_progress_line_shows_estimates_notes(driver: Any, tmp_path: Path) ->
         assert "note: " + " ".join(n.split()) in shown, (n, shown)
 
 
+def test_the_progress_lines_waiting_note_isolates_the_items_id(driver: Any,
+                                                               tmp_path: Path) -> None:
+    """QA: the note of labels waiting for an earlier unlabelled draw put the item's id in
+    its plain text, where a right-to-left id takes the words after it into its direction;
+    the page's every other status line isolates an id in a ``<bdi>``. This one does too,
+    and reads as the note the server gives."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from activetest.session.annotator_agreement import progress
+
+    made = classification(tmp_path, acquisition="ce")
+    with Session.open(made.db) as s:
+        drawn = s.select(20)
+        for k, it in enumerate(drawn):
+            if k != 12:  # draw 13 left unlabelled: 7 later labels wait for it
+                s.add_label(it.item_id, made.truth[it.item_id])
+        waiting = progress(s).waiting
+    held = drawn[12]
+    assert waiting is not None and waiting.item_id == held.item_id
+    with running(made.db, batch=10, budget=40) as server:
+        bs.fresh(driver)
+        bs.sign_in(driver, server.url, "alice")
+        WebDriverWait(driver, 30).until(
+            lambda d: "12 label(s) used" in d.find_element("id", "progress").text)
+        notes = driver.execute_script(
+            "return Array.from(document.querySelectorAll('#progress > span.note'), (e) => "
+            "[e.textContent, Array.from(e.childNodes, (n) => [n.nodeName, n.textContent])])")
+    (text, nodes), *_ = [n for n in notes if "later draws wait" in n[0]]
+    assert " ".join(text.split()) == "note: " + waiting.text().replace(
+        repr(held.item_id), held.item_id), text
+    assert ["BDI", held.item_id] in nodes, nodes  # the id isolated, alone in its <bdi>
+    assert [n for n in nodes if n[0] == "BDI"] == [["BDI", held.item_id]], nodes
+
+
 def test_the_progress_line_names_the_exact_cs_where_it_stands_in_and_has_one_format(
         driver: Any, tmp_path: Path) -> None:
     """No error labelled yet: the exact anytime CS stands in for the error rate's

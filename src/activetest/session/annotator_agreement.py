@@ -23,8 +23,8 @@ from activetest.session.annotator_records import (
 )
 from activetest.session.store import SessionError
 
-__all__ = ["MetricProgress", "Progress", "agreement", "agreement_json", "agreement_lines",
-           "describe_agreement", "progress"]
+__all__ = ["MetricProgress", "Progress", "WaitingNote", "agreement", "agreement_json",
+           "agreement_lines", "describe_agreement", "progress"]
 
 _SOURCE = ANNOTATION_SOURCE
 
@@ -173,6 +173,32 @@ class MetricProgress:
 
 
 @dataclass(frozen=True)
+class WaitingNote:
+    """Labels of later draws that wait for an earlier unlabelled one: the estimate stops
+    before it. Its parts are kept apart so that the page isolates the item's id (a
+    ``<bdi>``, as its every status line does; QA: the id sat in the note's plain text,
+    where a right-to-left id takes the words after it into its direction).
+
+    Attributes:
+        n_waiting: labels of later draws that wait.
+        item_id, step: the first unlabelled draw (None: not known, "an earlier draw").
+        n_labels: the draws the estimate uses (the labelled prefix).
+    """
+
+    n_waiting: int
+    item_id: str | None
+    step: int | None
+    n_labels: int
+
+    def text(self) -> str:
+        """The note as plain text (the id quoted), as ``estimate`` says it."""
+        which = ("an earlier draw" if self.item_id is None else
+                 f"item {self.item_id!r} (draw {self.step})")
+        return (f"{self.n_waiting} label(s) of later draws wait for {which} to be "
+                f"labelled; the estimate uses the first {self.n_labels} draws")
+
+
+@dataclass(frozen=True)
 class Progress:
     """Where the session stands, for the page: labels, draws, estimates.
 
@@ -182,10 +208,11 @@ class Progress:
         n_pool: the pool's size.
         metrics: per metric, the estimate with its fixed-budget and anytime intervals.
         note: why there is no estimate yet, or "".
-        notes: what the intervals shown rest on, as `estimate` says it: labels waiting
-            for an earlier unlabelled draw (the estimate stops before them), the
-            widening for what items drawn far below the uniform rate could hide, a CS
-            that no longer holds its estimate (QA: the page said none of it).
+        notes: what the intervals shown rest on, as `estimate` says it: the widening
+            for what items drawn far below the uniform rate could hide, a CS that no
+            longer holds its estimate (QA: the page said none of it).
+        waiting: labels waiting for an earlier unlabelled draw (the estimate stops
+            before them), the note before ``notes``; None: none wait.
     """
 
     n_labels: int
@@ -195,6 +222,7 @@ class Progress:
     metrics: tuple[MetricProgress, ...] = ()
     note: str = ""
     notes: tuple[str, ...] = ()
+    waiting: WaitingNote | None = None
 
 
 def progress(session: Any, *, target_width: float | None = None,
@@ -247,12 +275,11 @@ def progress(session: Any, *, target_width: float | None = None,
             no_spread_note(m, r.level, r.n_labels, r.n_pool),
             a.basis if a is not None else None))
     notes = []
+    waiting = None
     if r.n_waiting:  # the estimate stops at the first unlabelled draw: the page says so
         first = next(iter(session.pending()), None)  # which one (held, set aside, open)
-        which = ("an earlier draw" if first is None else
-                 f"item {first.item_id!r} (draw {first.step})")
-        notes.append(f"{r.n_waiting} label(s) of later draws wait for {which} to be "
-                     f"labelled; the estimate uses the first {r.n_labels} draws")
+        waiting = WaitingNote(int(r.n_waiting), None if first is None else first.item_id,
+                              None if first is None else int(first.step), int(r.n_labels))
     for b in r.blind_spots:  # the headline's widening (the page shows no CV estimate)
         line = b.describe(r.level) if b.estimator == "estimate" else None
         if line:
@@ -261,7 +288,8 @@ def progress(session: Any, *, target_width: float | None = None,
         line = outside_cs_note(m, r.level) or fixed_beyond_cs_note(m, r.level)
         if line:
             notes.append(line)
-    return Progress(r.n_labels, n_sel, budget, session.n_items, tuple(out), notes=tuple(notes))
+    return Progress(r.n_labels, n_sel, budget, session.n_items, tuple(out), notes=tuple(notes),
+                    waiting=waiting)
 
 
 def describe_agreement(report: AgreementReport, limit: int = 20) -> list[str]:

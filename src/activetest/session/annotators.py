@@ -59,6 +59,7 @@ import numpy as np
 from activetest.session.annotator_agreement import (
     MetricProgress,
     Progress,
+    WaitingNote,
     agreement,
     agreement_json,
     agreement_lines,
@@ -84,9 +85,9 @@ from activetest.session.records import RESOLVE_RULES, LabelError
 from activetest.session.store import LabelChange, now
 
 __all__ = ["AgreementReport", "AgreementStat", "Annotation", "Annotators", "Assignment",
-           "Disagreement", "ItemState", "MetricProgress", "Progress", "agreement", "agreement_json",
-           "agreement_lines", "check_name", "describe_agreement", "has_annotations",
-           "keep_votes", "progress", "shown_order"]
+           "Disagreement", "ItemState", "MetricProgress", "Progress", "WaitingNote",
+           "agreement", "agreement_json", "agreement_lines", "check_name",
+           "describe_agreement", "has_annotations", "keep_votes", "progress", "shown_order"]
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS annotations (
@@ -135,16 +136,25 @@ def keep_votes(session: Any, records: Sequence[Any]) -> int:
     alike: ``answer_of`` names the compared target).
 
     Raises:
-        LabelError: a record whose annotator is not text (nothing kept).
+        LabelError: a record whose annotator is not text, or whose name breaks the page's
+            rule (:func:`check_name`: 1 to 64 characters, no control characters; the same
+            message), nothing kept.
     """
-    named = [r for r in records if getattr(r, "annotator", None)]
+    named = [r for r in records if getattr(r, "annotator", None)
+             and not (isinstance(r.annotator, str) and not r.annotator.strip())]  # blank: none
     if not named:
         return 0
+    names = {}
     for r in named:  # (the import's checks refuse these first; QA: 5 was kept as "5")
         if not isinstance(r.annotator, str):
             raise LabelError(f"{getattr(r, 'where', None) or 'a record'}: annotator="
                              f"{r.annotator!r}: an annotator's name must be text (a str), "
                              f"got {type(r.annotator).__name__}; nothing was kept")
+        try:  # the page's rule (QA: a file's 300-character name was kept)
+            names[id(r)] = check_name(r.annotator)
+        except LabelError as e:
+            raise LabelError(f"{getattr(r, 'where', None) or 'a record'}: {e}; nothing was "
+                             f"kept") from None
     store = session.store
     index = {it.id: i for i, it in enumerate(session.items())}
     drawn = {a.index for a in store.acquisitions()}
@@ -165,7 +175,7 @@ def keep_votes(session: Any, records: Sequence[Any]) -> int:
                 continue  # not a label the import accepted
             role = f"compare:{spec}" if spec else "target"
             kind = GROUND_TRUTH_KIND if getattr(r, "ground_truth", False) else IMPORT_KIND
-            who = r.annotator
+            who = names[id(r)]
             last = c.execute("SELECT label FROM annotations WHERE idx = ? AND role = ? AND "
                              "annotator = ? AND kind = ? AND undone IS NULL ORDER BY id DESC "
                              "LIMIT 1", (row, role, who, kind)).fetchone()

@@ -26,6 +26,7 @@ import numpy as np
 
 from activetest.data.classes import LabelReader
 from activetest.data.task import Item, Task
+from activetest.session.annotator_records import check_name
 from activetest.session.options import check_flag
 from activetest.session.records import (
     EXPORT_FORMATS,
@@ -252,6 +253,16 @@ def check_labels(store: SessionStore, task: Task, index: Mapping[str, int],
             loc = getattr(rec, "where", None) or (f"{where}, record {n}" if where else "")
             rec_source = getattr(rec, "source", None) or source
             named = getattr(rec, "annotator", None)
+            if isinstance(named, str) and not named.strip():
+                named = None  # a blank cell names no one (as an empty one)
+            elif isinstance(named, str):  # the page's rule (QA: a file's 300-character
+                # or multi-line name was kept for agreement, which the page refuses)
+                try:
+                    named = check_name(named)
+                except LabelError as e:
+                    problems.append(f"{loc + ': ' if loc else ''}item {item_id!r}{whose}: "
+                                    f"{e}")
+                    continue
             who = named if isinstance(named, str) else ""
             truth = getattr(rec, "ground_truth", False) is True
             tags = [t for t in (who, GROUND_TRUTH if truth else "") if t]

@@ -292,6 +292,15 @@
             m.target_width + ")", "stop"));
         }
       }
+      if (p.waiting) {  // labels waiting for an earlier draw: its id in a <bdi> (see say)
+        const w = p.waiting;
+        const line = el("span", null, "note");
+        line.append("note: " + w.n_waiting + " label(s) of later draws wait for ",
+          ...(w.item_id === null ? ["an earlier draw"] :
+            ["item ", bdi(w.item_id), " (draw " + w.step + ")"]),
+          " to be labelled; the estimate uses the first " + w.n_labels + " draws");
+        f.append(line);
+      }
       for (const n of (p.notes || [])) { f.append(el("span", "note: " + n, "note")); }
     } catch (e) { /* the progress line waits for the next answer */ }
   }
