@@ -567,6 +567,53 @@ def test_graded_fixed_design_is_unbiased_over_seeds(tmp_path: Path) -> None:
     assert abs(np.mean(plain) - truth) > 4 * se  # the test can tell a biased estimate
 
 
+def test_graded_fixed_design_names_its_loss_in_new_sessions_only(tmp_path: Path) -> None:
+    """QA: a graded session's fixed design recorded its loss as ``log`` (its spec, the key
+    of its checkpoints), though a graded loss is 1 - the judged score. New sessions record
+    ``graded`` (config ``graded_loss``); a session made before the key keeps ``log`` (its
+    checkpoints still match); the name changes no draw and no number."""
+    import shutil
+
+    from activetest.session.design import stored_design
+
+    rows = [{"id": f"q{i}", "question": QUESTIONS[i % len(QUESTIONS)][0], "context": "",
+             "references": QUESTIONS[i % len(QUESTIONS)][1],
+             "answer": QUESTIONS[i % len(QUESTIONS)][1] if i % 3 else "banana",
+             "conf": 0.3 + 0.6 * (i % 5) / 4} for i in range(24)]
+    pool = tmp_path / "pool.jsonl"
+    pool.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    db = tmp_path / "new.db"
+    with Session.create(db, pool=pool, task="squad", target="pool", surrogate="column:conf",
+                        seed=4, progress=False) as s:
+        assert s.config["acquisition"] == "graded_fixed"
+        assert s.config["graded_loss"] == "graded"
+        assert stored_design(s.store).spec()["loss"] == "graded"
+    old = tmp_path / "old.db"  # the same session as one made before the key
+    shutil.copyfile(db, old)
+    con = sqlite3.connect(old)
+    with con:
+        doc = json.loads(con.execute("SELECT json FROM config WHERE id = 1").fetchone()[0])
+        del doc["graded_loss"]
+        con.execute("UPDATE config SET json = ? WHERE id = 1", (json.dumps(doc),))
+    con.close()
+    got = {}
+    for path in (db, old):
+        with Session.open(path) as s:
+            got[path.name] = ([a.item_id for a in s.select(6)], s.label_from_data(),
+                              s.estimate(record=False).to_dict())
+            assert "graded_loss" not in s.config or path == db
+    with Session.open(old) as s:
+        assert stored_design(s.store).spec()["loss"] == "log"  # as it was recorded
+    draws, _, est = got["new.db"]
+    assert (draws, est["metrics"]) == (got["old.db"][0], got["old.db"][2]["metrics"])
+    # a committed session file of a graded fixed design (schema 3) keeps "log"
+    committed = Path(__file__).parent / "data" / "old" / "schema3_graded.db"
+    shutil.copyfile(committed, tmp_path / "committed.db")
+    with Session.open(tmp_path / "committed.db") as s:
+        assert s.config["acquisition"] == "graded_fixed" and "graded_loss" not in s.config
+        assert stored_design(s.store).spec()["loss"] == "log"
+
+
 def test_graded_acquisition_choices(tmp_path: Path) -> None:
     """Default: the fixed design; ce / zero_one: the paper's (q ~ expected loss, floored);
     uniform surrogate: uniform draws; anything else is refused."""

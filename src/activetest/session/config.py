@@ -30,7 +30,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-__all__ = ["ACQUISITIONS", "BOTH_DESIGNS", "DESIGN_METRICS", "KINDS", "LABEL_SCORING", "METRICS",
+__all__ = ["ACQUISITIONS", "BOTH_DESIGNS", "DESIGN_METRICS", "GRADED_LOSSES", "KINDS",
+           "LABEL_SCORING", "METRICS",
            "POOL_SIGNAL", "Acquisition",
            "ConfigError", "NoiseConfig", "SessionConfig", "acquisition"]
 
@@ -151,10 +152,14 @@ _RENAMED = {"alpha": "proposal_floor", "activetest_version": "version",
 # stored keys written only by some sessions: absent (None) is not written back
 _OPTIONAL_KEYS = ("design", "answer_files", "model_files", "target_shots", "planned_budget",
                   "blind_ratio", "design_rule", "clt_min_errors", "label_scoring", "sure_bounds",
-                  "exact_share", "exact_least", "shared_resamples")
+                  "exact_share", "exact_least", "shared_resamples", "graded_loss")
 #: How a class's score is read from its label word (:data:`SessionConfig.label_scoring`;
 #: the names of :data:`activetest.models.labels.LABEL_SCORING_MODES`).
 LABEL_SCORING = ("first-token", "full-sequence")
+#: The names a graded session's fixed design may record for its loss
+#: (:attr:`SessionConfig.graded_loss`): ``graded`` (new sessions), ``log`` (the name
+#: sessions before the key recorded).
+GRADED_LOSSES = ("graded", "log")
 
 
 @dataclass(frozen=True)
@@ -247,6 +252,12 @@ class SessionConfig:
             same number (:func:`activetest.session.estimate.paired_bootstraps`; new
             sessions: True). None: not stored, by files from before it: each from its own
             generator, the numbers they had.
+        graded_loss: graded sessions: the name of the loss their fixed design
+            (``graded_fixed``) records in its spec, the key of its checkpoints: ``graded``
+            (a judged answer's ``1 - score``; new graded sessions). None: not stored, by
+            files from before it, whose design recorded ``log`` (a misnomer: their losses
+            were ``1 - score`` too); kept so, their checkpoints still match. The name
+            changes no number (:attr:`fixed_design_loss`).
         extra: keys this version does not know (kept and written back).
     """
 
@@ -282,6 +293,7 @@ class SessionConfig:
     exact_share: bool | None = None
     exact_least: bool | None = None
     shared_resamples: bool | None = None
+    graded_loss: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -321,6 +333,9 @@ class SessionConfig:
         if self.shared_resamples is not None and not isinstance(self.shared_resamples, bool):
             raise ConfigError(f"shared_resamples must be true or false, got "
                               f"{self.shared_resamples!r}")
+        if self.graded_loss is not None and self.graded_loss not in GRADED_LOSSES:
+            raise ConfigError(f"graded_loss must be one of {', '.join(GRADED_LOSSES)}, "
+                              f"got {self.graded_loss!r}")
         if self.label_scoring is not None and self.label_scoring not in LABEL_SCORING:
             raise ConfigError(f"label_scoring must be one of {', '.join(LABEL_SCORING)}, "
                               f"got {self.label_scoring!r}")
@@ -471,6 +486,12 @@ class SessionConfig:
     def design_loss(self) -> str:
         """The loss name (``log``/``zero_one``) of :attr:`design_metric`."""
         return "zero_one" if self.design_metric == "error_rate" else "log"
+
+    @property
+    def fixed_design_loss(self) -> str:
+        """The loss name a graded session's fixed design records (:attr:`graded_loss`;
+        ``log`` where not stored, as sessions before the key recorded it)."""
+        return self.graded_loss or "log"
 
     @property
     def confidence_level(self) -> float:

@@ -895,7 +895,8 @@ def create_graded_session(path: str | os.PathLike[str], *,
         scores = expected_loss(s_lp, t)
         if inputs.surrogate_spec != "uniform" and acquisition not in ("ce", "zero_one"):
             fixed = True
-            scores = graded_fixed_design(s_lp, t).plan([]).q  # the first draw's proposal
+            # the first draw's proposal
+            scores = graded_fixed_design(s_lp, t, "graded").plan([]).q
     sampler = ActiveSampler(scores, proposal_floor=float(floor), seed=seed)
     top, bottom = int(np.argmax(t.judgment.scores)), int(np.argmin(t.judgment.scores))
     stored_items = []
@@ -947,6 +948,8 @@ def create_graded_session(path: str | os.PathLike[str], *,
         exact_share=True,  # the exact CS bounds each draw by its own uniform share
         exact_least=True,  # ... or by its least proposal, where that is more
         shared_resamples=True,  # the plain mean bootstrapped on LURE's resamples
+        # the fixed design's loss named as it is (1 - score; sessions before: "log")
+        graded_loss="graded" if fixed and not (adaptive or history) else None,
     )
     source = target_spec if target.startswith("answers:") else "pool file"
     info = [_generation_info(g) if gens is not None else {"source": source}

@@ -134,17 +134,22 @@ def expected_loss(logprobs: np.ndarray, task: Any) -> np.ndarray:
     return np.exp(np.asarray(logprobs, dtype=np.float64)) @ loss
 
 
-def graded_fixed_design(logprobs: np.ndarray, task: Any) -> Any:
+def graded_fixed_design(logprobs: np.ndarray, task: Any, loss_name: str = "log") -> Any:
     """The graded sessions' fixed design from the surrogate's judgment log-probs:
     score = the loss's sd under the surrogate, control = its expected loss, in-run
-    lambda (:meth:`activetest.stats.adaptive.AdaptiveDesign.fixed`)."""
+    lambda (:meth:`activetest.stats.adaptive.AdaptiveDesign.fixed`).
+
+    ``loss_name``: the name the design records for its loss (1 - score), the session's
+    :attr:`~activetest.session.config.SessionConfig.fixed_design_loss`: ``graded`` in
+    new sessions, ``log`` in those made before (so their checkpoints still match); the
+    name changes no number."""
     from activetest.stats.adaptive import AdaptiveDesign
 
     loss = 1.0 - np.asarray(task.judgment.scores, dtype=np.float64)
     mean = expected_loss(logprobs, task)
     sd = np.sqrt(np.maximum(np.exp(np.asarray(logprobs, dtype=np.float64)) @ (loss * loss)
                             - mean * mean, 0.0))
-    return AdaptiveDesign.fixed(sd, mean, lam=None, name="graded_fixed")
+    return AdaptiveDesign.fixed(sd, mean, lam=None, name="graded_fixed", loss=loss_name)
 
 
 def graded_adaptive_design(features: np.ndarray) -> Any:
@@ -305,7 +310,7 @@ def stored_design(store: SessionStore, cfg: SessionConfig | None = None) -> Any:
         if s is None:
             raise SessionError(f"{store.path}: the session has no surrogate scores")
         task = task_from_dict(cfg.task, f"{store.path}: config.task", index_values=True)
-        return graded_fixed_design(s.logprobs, task)
+        return graded_fixed_design(s.logprobs, task, cfg.fixed_design_loss)
     if name == HISTORY_DESIGN:
         h = store.scores("history")
         if h is None:

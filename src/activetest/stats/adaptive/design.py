@@ -378,11 +378,20 @@ class AdaptiveDesign:
         The proposal only needs ``scores`` up to a factor, but the variance the design
         predicts (:attr:`AdaptiveSampler.model_var`, a floor for the intervals) reads
         them as each loss's sd and ``control`` as its mean: pass them in loss units.
+
+        ``loss`` names the loss the runs observe (recorded in :meth:`spec`): ``log`` or
+        ``zero_one`` (from ``target_logprobs`` where given), or ``graded``, a judged
+        answer's ``1 - score`` in [0, 1] (observed only: no ``target_logprobs``), as
+        :meth:`graded` names it. The name changes no number of a fixed design.
         """
         check_design_name(name)
-        if not isinstance(loss, str) or loss not in ("log", "zero_one"):
+        if not isinstance(loss, str) or loss not in ("log", "zero_one", "graded"):
             # (QA: checked only with target_logprobs; loss="foo" was taken and stored)
-            raise ValueError(f"loss must be 'log' or 'zero_one', got {loss!r}")
+            raise ValueError(f"loss must be 'log', 'zero_one' or 'graded', got {loss!r}")
+        if loss == "graded" and target_logprobs is not None:
+            raise ValueError("loss 'graded' (1 - a judged score) is observed, not read from "
+                             "target_logprobs: give no target_logprobs, or loss 'log' or "
+                             "'zero_one'")
         s = as_vector(scores, "scores")
         if np.any(s < 0):
             raise ValueError("scores must be >= 0")
