@@ -352,3 +352,56 @@ def test_a_judges_table_is_named_by_its_name(tmp_path: Path) -> None:
             assert sur is not None and sur.spec == "judge:table:judge.csv"
             stored.append(sur.logprobs)
     assert (stored[0] == stored[1]).all()
+
+
+def test_an_edited_or_another_same_named_compared_table_is_checked_or_refused(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """QA: a table compared at estimate (stored as ``table:new.csv`` with its digest),
+    edited in place and given again by its path, became another model under a longer
+    name (``table:other/new.csv``) and the changed-model check, which guards an edited
+    target or compared file, never ran for it: the same model's numbers came out twice,
+    from two files. It is now the stored spec, and the check refuses the edit that
+    changed its earlier rows. And ``--compare table:new.csv`` run in a folder holding
+    another ``new.csv`` used the stored file without a word: it is refused, naming both
+    files and digests; the local file given by its path is another model, as before."""
+    monkeypatch.setenv("ACTIVETEST_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("ACTIVETEST_FILES", raising=False)
+    db = tmp_path / "made" / "s.db"
+    db.parent.mkdir()
+    target, target2, _ = _pe_session(tmp_path, db, streamed=True)
+    other = tmp_path / "home" / "me" / "other"
+    other.mkdir()
+    new = Path(shutil.copy(target2, other / "new.csv"))
+    stored = _sha(new)
+    with Session.open(db) as s:
+        s.select(10)
+        s.label_from_data()
+        s.estimate(compare=[f"table:{new}"], record=False, progress=False)
+    assert _config(db)["model_files"]["table:new.csv"] == stored
+    # another file of that name where the command runs: refused, both named
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    local = Path(shutil.copy(target, elsewhere / "new.csv"))
+    monkeypatch.chdir(elsewhere)
+    out = " ".join(_run("estimate", db, "--compare", "table:new.csv", "--no-progress",
+                        code=2).split())
+    assert f"'table:new.csv' names {local} here (sha256 {_sha(local)})" in out, out
+    assert f"the session's file of that name is {new} (sha256 {stored})" in out, out
+    assert f"give its path (table:{local})" in out, out
+    by_path = _run("estimate", db, "--compare", f"table:{local}", "--no-progress")
+    assert "table:elsewhere/new.csv" in by_path  # another model, by its own name
+    monkeypatch.chdir(tmp_path)
+    # the stored file edited in place, given again by its path: the stored spec, checked
+    shutil.copy(target, new)  # another model's predictions in the same file
+    with Session.open(db) as s:
+        s.select(5)
+        s.label_from_data()  # new labelled rows: the compared table is read for them
+        with pytest.raises(SessionError, match=r"model 'table:new\.csv' \(compare:table:"
+                                               r"new\.csv\) is not the one that scored"):
+            s.estimate(compare=[f"table:{new}"], record=False, progress=False)
+    assert "compare:table:other/new.csv" not in _roles(db)
+    shutil.copy(target2, new)  # restored: the same model again
+    with Session.open(db) as s:
+        r = s.estimate(compare=[f"table:{new}"], record=False, progress=False)
+    assert {c.spec for c in r.comparisons} == {"table:target2.csv", "table:new.csv"}
+    assert "compare:table:other/new.csv" not in _roles(db)

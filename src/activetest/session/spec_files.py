@@ -30,6 +30,13 @@ spec -> digest) and a later command finds the file (:func:`locate`):
 3. else the command is refused, naming the file, its digest and these two ways to
    point to it (in Python, also ``Session.open(..., scorers={spec: TableScorer(path)})``).
 
+A compared table given again (:func:`known_spec`) is its stored spec where it is the
+same file: the same name and digest, or the very file recorded in step 1, edited since
+(its earlier rows must then score as before: the changed-model check). A stored spec
+given as stored where the folder the command runs in holds another file of that name is
+refused, naming both files and digests (the stored one is never used in its place
+silently); given by its path, such a file is another model, under a longer name.
+
 Sessions made before (no ``model_files``) keep their specs, paths and all, and are read
 as they were; nothing computed changes (the files' values decide every number, as before).
 """
@@ -47,9 +54,9 @@ from typing import Any
 
 from activetest.session.source_names import distinguishing_names, file_sha256
 
-__all__ = ["FILES_ENV", "SpecFile", "local_names", "locate", "new_name", "publish_provenance",
-           "remember", "rename", "renamed_files", "said", "scorer_names", "spec_file",
-           "with_model_files"]
+__all__ = ["FILES_ENV", "SpecFile", "known_spec", "local_names", "locate", "new_name",
+           "publish_provenance", "recorded_here", "remember", "rename", "renamed_files", "said",
+           "scorer_names", "spec_file", "with_model_files"]
 
 #: The environment variable naming folders where a session's files may be found.
 FILES_ENV = "ACTIVETEST_FILES"
@@ -204,18 +211,61 @@ def remember(raw_specs: Mapping[str, str]) -> None:
 def known_spec(given: str, known: Mapping[str, str]) -> str | None:
     """The session's stored spec ``given`` is (``known``: its ``model_files``): itself
     where stored so, or the stored spec whose file it names by a path (the same options,
-    a name the path ends with, the same SHA-256); None: no stored file spec."""
+    a name the path ends with, and the same SHA-256, or the very file this machine
+    recorded for it, edited since: :func:`recorded_here`); None: no stored file spec.
+
+    A stored file edited since is that spec: the scores of its earlier rows then decide
+    (:func:`activetest.session.scoring.check_same_model` scores them again and refuses a
+    model that scores them otherwise), as for the session's own target or compared file
+    (QA: given by its path it became another model under a longer name, unchecked).
+
+    Raises:
+        SessionError: ``given`` is a stored spec as stored whose name is, here, a file of
+            other content than the stored one (not the file recorded for it): naming both
+            files and digests (QA: the stored file was used without a word).
+    """
     if given in known:
+        _check_same_named(given, known[given])
         return given
     f = spec_file(given)
     if f is None:
         return None
+    digest = file_sha256(f.path)
     parts = Path(os.path.realpath(f.path)).parts
     for k in range(1, len(parts)):
         spec = f.named("/".join(parts[-k:]))
-        if spec in known and known[spec] == file_sha256(f.path):
+        if spec in known and (known[spec] == digest or recorded_here(f.path, known[spec])):
             return spec  # (a stored name with other content: a longer suffix may be it)
     return None
+
+
+def recorded_here(path: str, sha256: str) -> bool:
+    """Whether ``path`` is where this machine recorded the file of digest ``sha256``
+    (:func:`remember`): the stored file itself, whatever it holds now."""
+    return os.path.realpath(path) in _read_index().get(sha256, [])
+
+
+def _check_same_named(spec: str, sha256: str) -> None:
+    """Refuse a stored ``spec`` given as stored where its name is, here, a file of other
+    content than the stored one (``sha256``), unless that file is the one recorded for it
+    (edited since: the changed-model check decides, :func:`known_spec`)."""
+    f = spec_file(spec)
+    if f is None:
+        return
+    here = file_sha256(f.path)
+    if here == sha256 or recorded_here(f.path, sha256):
+        return
+    from activetest.session.store import SessionError
+
+    was = [p for p in _read_index().get(sha256, []) if Path(p).is_file()]
+    stored = (f"the session's file of that name is {was[0]} (sha256 {sha256})" if was else
+              f"the session's file of that name has sha256 {sha256} (found as stored: "
+              f"beside the session file or by {FILES_ENV})")
+    raise SessionError(
+        f"{spec!r} names {os.path.abspath(f.path)} here (sha256 {here}), but {stored}: "
+        f"another file of the same name. Nothing was used: to compare the local file as "
+        f"another model, give its path ({f.named(os.path.abspath(f.path))}); for the "
+        f"session's, run from a folder without that name")
 
 
 def new_name(given: str, known: Mapping[str, str]) -> tuple[str, str] | None:
