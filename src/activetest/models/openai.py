@@ -112,6 +112,7 @@ error body cannot get it printed. Reprs show the variable's name only.
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 import threading
 import warnings
@@ -159,8 +160,9 @@ from activetest.redaction import (
     without_credentials,
 )
 
-__all__ = ["DEADLINE_ENV", "PARAMS_ENV", "USERINFO_ENV", "EndpointError",
-           "EndpointTimeoutError", "OpenAIScorer", "TokenizerLike", "redact_spec", "split_spec"]
+__all__ = ["DEADLINE_ENV", "MAX_TOP_K_ENV", "PARAMS_ENV", "USERINFO_ENV", "EndpointError",
+           "EndpointTimeoutError", "OpenAIScorer", "TokenizerLike", "env_max_top_k", "redact_spec",
+           "split_spec"]
 
 _ECHO_TOL = 1e-3  # echoed vs next-token log-prob of the same token
 
@@ -237,6 +239,37 @@ def _advance_quietly(fut: Future[None], advance: Callable[[], None]) -> None:
             advance()
 
 
+#: How many next-token log-probs a ``topk`` scorer asks for, once, for an item whose
+#: classes are not all in its first ``top_k`` (``max_top_k``), when not given: the way
+#: a command line raises it (QA, 2026-12-07: the refusal said "raise max_top_k", which
+#: an ``openai:`` spec cannot; llama-cpp-python's server, whose echo cannot stand in,
+#: gives thousands).
+MAX_TOP_K_ENV = "ACTIVETEST_OPENAI_MAX_TOP_K"
+
+
+def env_max_top_k(top_k: int) -> int:
+    """``max_top_k`` from ``$ACTIVETEST_OPENAI_MAX_TOP_K`` (200 where unset or blank).
+
+    Args:
+        top_k: the scorer's first request size; the value must be at least this.
+
+    Raises:
+        ValueError: naming the variable, for a value that is no whole number or below
+            ``top_k``.
+    """
+    raw = os.environ.get(MAX_TOP_K_ENV, "").strip()
+    if not raw:
+        return max(200, top_k)
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValueError(f"${MAX_TOP_K_ENV}={raw!r}: expected a whole number of "
+                         f"log-probs, e.g. 1000") from None
+    if value < top_k:
+        raise ValueError(f"${MAX_TOP_K_ENV}={raw!r}: must be >= top_k={top_k}")
+    return value
+
+
 class OpenAIScorer(EndpointClient):
     """Class log-probs from an OpenAI-compatible completions endpoint (vLLM, llama.cpp, ...).
 
@@ -263,7 +296,9 @@ class OpenAIScorer(EndpointClient):
             ``"topk"``, ``"echo"``; see :mod:`activetest.models.openai_paths`.
         top_k: how many next-token log-probs to request with ``method="topk"``.
         max_top_k: how many to request, once, for an item whose classes are not all in
-            the top ``top_k`` (servers that refuse that many fall back to echo).
+            the top ``top_k`` (servers that refuse that many fall back to echo); default
+            ``$ACTIVETEST_OPENAI_MAX_TOP_K``, else 200 (the variable is how a command
+            line raises it: an ``openai:`` spec has no options).
         extra_body: extra JSON fields for every request (server-specific options).
     """
 
@@ -279,7 +314,8 @@ class OpenAIScorer(EndpointClient):
                  max_retries: int = 4, backoff: float = 0.5,
                  tokenizer: TokenizerLike | None = None,
                  method: str = "auto", top_k: int = 20,
-                 max_top_k: int = 200, extra_body: Mapping[str, Any] | None = None) -> None:
+                 max_top_k: int | None = None,
+                 extra_body: Mapping[str, Any] | None = None) -> None:
         super().__init__(base_url, model, api_key_env=api_key_env, concurrency=concurrency,
                          timeout=timeout, deadline=deadline, max_retries=max_retries,
                          backoff=backoff, extra_body=extra_body)
@@ -287,7 +323,9 @@ class OpenAIScorer(EndpointClient):
             raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
         if top_k < 1:
             raise ValueError(f"top_k must be >= 1, got {top_k}")
-        if max_top_k < top_k:
+        if max_top_k is None:
+            max_top_k = env_max_top_k(top_k)
+        elif max_top_k < top_k:
             raise ValueError(f"max_top_k must be >= top_k={top_k}, got {max_top_k}")
         self.tokenizer = tokenizer
         self.method = method
@@ -487,7 +525,9 @@ class OpenAIScorer(EndpointClient):
             raise self._error(
                 f"item {item.id!r}: class {task.classes[c]!r} (first token {texts[c]!r}) is "
                 f"not among the top {widest} next tokens, and echoed prompt log-probs cannot "
-                f"be used to score it exactly ({self._echo_why}); raise max_top_k")
+                f"be used to score it exactly ({self._echo_why}); raise max_top_k "
+                f"(${MAX_TOP_K_ENV}=1000 on the command line, now {self.max_top_k}; "
+                f"max_top_k= in Python)")
         with self._lock:
             self.n_fallbacks += 1
         return found
