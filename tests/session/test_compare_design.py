@@ -284,14 +284,16 @@ def test_the_sure_bounds_are_named_wherever_a_difference_shows_them(
     sure = (rf"fixed-budget 95% interval {cell} \(sure bounds\);? anytime 95% confidence "
             rf"sequence {cell} \(sure bounds\);? bootstrap 95% interval {cell}")
     said = flat(run("estimate", db))  # recorded: status shows this one
-    assert re.search(r"difference target - other = \S+ \(paired LURE, same labels\), "
-                     + sure, said), said
+    # (its estimate lies outside them here, which the number's bracket says)
+    outside = r"; outside the bounds that hold surely, [^)]+"
+    assert re.search(rf"difference target - other = \S+ \(paired LURE, same labels"
+                     rf"{outside}\), " + sure, said), said
     assert said.count("(sure bounds)") == 2
     assert "by the sure bounds of the difference:" in said
     st = flat(run("status", db))
     # the compared table as the session file names it: by its name, not its path
     assert re.search(rf"difference target - table:{re.escape(other.name)} = \S+ \(paired "
-                     rf"LURE, same labels\) " + sure.replace(";?", ""), st), st
+                     rf"LURE, same labels{outside}\) " + sure.replace(";?", ""), st), st
     assert st.count("(sure bounds)") == 2  # not the compared target's own row
     out = tmp_path / "report"
     run("report", db, "--out", out)
@@ -950,12 +952,13 @@ def test_status_shows_an_unbounded_log_loss_difference_as_estimate_does(tmp_path
                             "confidence sequence are the whole range") for n in names), status
 
 
-def test_the_difference_figure_takes_the_sure_bounds_at_the_last_count_and_says_so(
+def test_the_difference_figure_takes_the_sure_bounds_at_every_count_and_says_so(
         pool_files: PoolFiles, tmp_path: Path) -> None:
     """The report's figure of the paired difference over labels computes its intervals
-    from the labels prefix by prefix; where `estimate` shows other intervals at the last
-    count (here the sure bounds of a model compared at creation, which the curve does not
-    hold), the last point is `estimate`'s and the figure and the report's text say so."""
+    from the labels prefix by prefix, cut at each count to the sure bounds of a model
+    compared at creation, as `estimate` shows them (before, only the last point took
+    them, from `estimate`); the legend and the report's text name the sure bounds where
+    they stand in, and ring the estimates that lie outside them (kept: unbiased)."""
     from activetest.session.report.plots import differences_figure
 
     pf = pool_files
@@ -972,21 +975,133 @@ def test_the_difference_figure_takes_the_sure_bounds_at_the_last_count_and_says_
     assert a is not None and a.basis == "sure"
     (curve,) = data.differences
     last = curve.rows[-1].active
-    assert curve.last_as_estimate == "cut to the bounds that hold surely"
+    assert curve.last_as_estimate is None  # the curve's own, as estimate has it
     assert last.basis == "sure" and abs(last.value - c.difference.estimate) <= 1e-12
     assert last.fixed is not None and last.anytime is not None
     assert abs(last.fixed.low - a.fixed_low) <= 1e-12
     assert abs(last.fixed.high - a.fixed_high) <= 1e-12
     assert abs(last.anytime.low - a.cs_low) <= 1e-12
     assert abs(last.anytime.high - a.cs_high) <= 1e-12
+    # the sure bounds stand in before the last count too (every flipped item labelled)
+    assert sum(r.active.basis == "sure" for r in curve.rows) >= 2
     labels = [t.get_text() for t in differences_figure(data).legends[0].get_texts()]
-    assert ("last count as `estimate` shows it (cut to the bounds that hold surely)"
-            in labels), labels
-    # the CS is claimed at the last count alone (its sure bounds): no band the legend
-    # names and the figure does not draw
-    assert not [t for t in labels if "confidence sequence" in t], labels
+    assert any("(the sure bounds where they stand in)" in t for t in labels), labels
+    assert not any("last count as `estimate` shows it" in t for t in labels), labels
+    if a.estimate_outside_sure:
+        assert "estimate outside the bounds that hold surely (kept: unbiased)" in labels
     out = tmp_path / "rep"
     run("report", db, "--out", out)
     md = (out / "report.md").read_text(encoding="utf-8").replace("\\_", "_")
-    assert "the last count's intervals are \\`estimate\\`'s, cut to the bounds that hold " \
-           "surely" in md
+    assert "at the counts where they stand in, the intervals are the sure bounds (hold " \
+           "at any label count), as \\`estimate\\` shows them at that count" in md, md
+    assert "the last count's intervals are" not in md
+
+
+def test_a_difference_outside_its_sure_bounds_is_kept_and_said_at_the_number(
+        pool_files: PoolFiles, tmp_path: Path) -> None:
+    """QA: with most of a small pool labelled the sure bounds of a paired difference are
+    in force, and its unbiased estimate can lie outside them (here 0.014 beside bounds of
+    -0.0167: each labelled difference weighs by how unlikely its draw was). As the single
+    risk does, the estimate is kept (moving it would bias it), and every output says so
+    at the number, not only in a note at the end: `estimate` (text and JSON), `status`,
+    the report's table and the Python API's summary."""
+    db = tmp_path / "o.db"
+    _init(pf := pool_files, db, "--metric", "error_rate", "--acquisition", "compare",
+          "--compare", f"table:{pf.target2}")
+    run("select", db, "--n", "40")
+    run("label", db, "--from-data")
+    (c,) = json.loads(run("estimate", db, "--json"))["comparisons"]
+    d, a = c["difference"]["estimate"], c["difference_anytime"]
+    lo, hi = a["sure_low"], a["sure_high"]
+    assert not lo - 1e-9 <= d <= hi + 1e-9, (d, lo, hi)  # the case at hand
+    assert a["estimate_outside_sure"] is True and a["basis"] == "sure"
+    assert (a["fixed_low"], a["fixed_high"]) == (lo, hi)
+
+    def flat(text: str) -> str:
+        return " ".join(text.split())
+
+    mark = (f"outside the bounds that hold surely, [{lo:.4f}, {hi:.4f}]: unbiased, not "
+            f"moved; see the note")
+    said = flat(run("estimate", db))
+    assert f"difference target - other = {d:.4f} (paired LURE, same labels; {mark})" \
+        in said, said
+    note = (f"target - table:{pf.target2.name} (error rate): the estimate {d:.4g} lies "
+            f"outside the bounds that hold surely")
+    assert note in said and "it is not moved, which would bias it" in said
+    st = flat(run("status", db))
+    assert f"= {d:.4f} (paired LURE, same labels; {mark})" in st, st
+    assert note in st, st  # the note the mark points to, as recorded
+    with Session.open(db) as s:
+        r = s.estimate(record=False, progress=False)
+    (row,) = [x for x in r.summary_rows() if x.of.startswith("target - ")]
+    assert row.note == mark and f"{d:.4f} ({mark})" in str(r)
+    out = tmp_path / "rep"
+    run("report", db, "--out", out)
+    md = flat((out / "report.md").read_text(encoding="utf-8")).replace("\\", "")
+    assert f"| {d:.4g} (outside the bounds that hold surely, [{lo:.4g}, {hi:.4g}]: " \
+           f"unbiased, not moved; see the note) |" in md, md
+    # where the estimate is within them, nothing is said at the number
+    db2 = tmp_path / "i.db"
+    _init(pf, db2, "--metric", "error_rate", "--acquisition", "compare", "--compare",
+          f"table:{pf.target2}")
+    run("select", db2, "--n", "20")
+    run("label", db2, "--from-data")
+    (c2,) = json.loads(run("estimate", db2, "--json"))["comparisons"]
+    assert c2["difference_anytime"]["estimate_outside_sure"] is False
+    assert "outside the bounds that hold surely" not in flat(run("estimate", db2))
+
+
+def test_every_point_of_the_difference_curve_is_estimate_compare_at_that_count(
+        pool_files: PoolFiles, tmp_path: Path) -> None:
+    """QA: for a model compared at creation the report's curve of the paired difference
+    applied the sure bounds and the few-errors rule's exact CS (bounded by each item's
+    bound and the proposal) at its last point alone, which took `estimate`'s; the points
+    before were another method's. Now each count is cut to the bounds that hold surely
+    then and takes the exact CS as the estimate bounds it: a point in the middle is what
+    `estimate --compare` said with that many labels (1e-12), sure bounds, basis and the
+    estimate outside them included, for both metrics."""
+    pf = pool_files
+    db = tmp_path / "c.db"
+    _init(pf, db, "--metric", "both", "--acquisition", "compare", "--compare",
+          f"table:{pf.target2}")
+    then = {}
+    for n, more in ((8, 8), (30, 22)):  # the estimate at 8 labels, then at 30
+        run("select", db, "--n", more)
+        run("label", db, "--from-data")
+        then[n] = json.loads(run("estimate", db, "--json"))["comparisons"]
+    run("select", db, "--n", "15")
+    run("label", db, "--from-data")
+    with Session.open(db) as s:
+        data = s.report_data(progress=False)
+    assert {c.metric for c in data.differences} == {"log loss", "error rate"}
+    bases = set()
+    for curve, n in ((curve, n) for curve in data.differences for n in then):
+        (c,) = [c for c in then[n] if c["metric"].replace("_", " ") == curve.metric]
+        (row,) = [r for r in curve.rows if r.n_labels == n]
+        p, a = row.active, c["difference_anytime"]
+
+        def close(x: float, y: float) -> bool:
+            return abs(x - y) <= 1e-12 * max(1.0, abs(y))
+
+        assert close(p.value, c["difference"]["estimate"]), curve.metric
+        assert close(p.bootstrap.low, c["difference"]["low"])
+        assert close(p.bootstrap.high, c["difference"]["high"])
+        assert p.basis == a["basis"], (curve.metric, p.basis, a["basis"])
+        assert close(p.fixed.low, a["fixed_low"]) and close(p.fixed.high, a["fixed_high"]), (
+            curve.metric, p.fixed, a["fixed_low"], a["fixed_high"])
+        if n >= 30 or a["basis"] in ("exact", "sure"):  # shown (claimed, or standing in)
+            assert p.anytime is not None
+            assert close(p.anytime.low, a["cs_low"]) and close(p.anytime.high, a["cs_high"])
+        else:
+            assert p.anytime is None
+        if a["estimate_outside_sure"]:
+            assert p.outside_sure is not None
+            assert close(p.outside_sure.low, a["sure_low"])
+            assert close(p.outside_sure.high, a["sure_high"])
+        else:
+            assert p.outside_sure is None
+        bases.add(p.basis)
+        # the last point is the curve's own, the estimate's method at every count
+        assert curve.last_as_estimate is None
+    # the cases at hand: the sure bounds in force, and the exact CS (few differences)
+    assert {"sure", "exact"} <= bases, bases

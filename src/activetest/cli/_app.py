@@ -332,13 +332,42 @@ def _cs(low: float, high: float, n_labels: int | None = None,
         return "(from 30 labels)" if early and not valid else UNBOUNDED
     if early and n_labels is not None and not valid:
         return "(from 30 labels)"
-    return f"[{_num(low)}, {_num(high)}]"
+    return _pair(low, high)
+
+
+def _pair(low: float, high: float) -> str:
+    """``[low, high]`` with 4 decimals, or as many more as its two ends need to differ
+    (:func:`activetest.session.interval_names.interval_decimals`)."""
+    from activetest.session.interval_names import interval_decimals
+
+    d = interval_decimals((low, high))
+    return f"[{_num(low, d)}, {_num(high, d)}]"
 
 
 def _num(x: float | None, digits: int = 4) -> str:
+    """``x`` with ``digits`` decimals (4; an estimate beside its intervals takes theirs,
+    :func:`_decimals`), ``—`` for none."""
     if x is None:
         return "—"
     return f"{x:.{digits}f}"
+
+
+def _decimals(boot: Any, anytime: Any = None) -> int:
+    """The decimals of an estimate printed beside its intervals: those its widest-printed
+    interval needs (4 in the ordinary case; more where an interval of nonzero width would
+    print both ends alike). ``boot``: its bootstrap result (``low``, ``high``; or None);
+    ``anytime``: its :class:`~activetest.session.records.AnytimeInterval` or the dict it
+    is recorded as (or None)."""
+    from activetest.session.interval_names import interval_decimals
+
+    def get(name: str) -> Any:
+        v = anytime.get(name) if isinstance(anytime, Mapping) else getattr(anytime, name, None)
+        return v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+    pairs = [] if boot is None else [(getattr(boot, "low", None), getattr(boot, "high", None))]
+    if anytime is not None:
+        pairs += [(get(f"{k}_low"), get(f"{k}_high")) for k in ("fixed", "cs", "exact")]
+    return interval_decimals(*pairs)
 
 
 SessionArg = Annotated[Path, typer.Argument(help="The session file (SQLite).",

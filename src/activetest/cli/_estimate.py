@@ -19,6 +19,7 @@ from activetest.cli._app import (
     _check_interval_options,
     _check_width,
     _cs,
+    _decimals,
     _escape,
     _json_text,
     _num,
@@ -61,12 +62,19 @@ def _difference_basis(r: Any, c: Any) -> str:
     """What a paired difference subtracts: said where the target's estimate shown above
     is not the LURE the difference uses (an adaptive design's own, with its control), so
     that the numbers add up."""
+    from activetest.session.interval_names import outside_sure_mark
+
     m = r.metrics.get(c.metric)
+    a = c.difference_anytime
+    # an estimate the labels make impossible is said at the number (it is kept: unbiased)
+    outside = ("" if a is None or not a.estimate_outside_sure or a.sure_low is None
+               or a.sure_high is None else "; " + outside_sure_mark(a.sure_low, a.sure_high))
     if c.target_lure is None or m is None or abs(m.active.estimate - c.target_lure) < 5e-5:
-        return "paired LURE, same labels"
+        return "paired LURE, same labels" + outside
     return (f"paired LURE, same labels: the target's LURE {_num(c.target_lure)} minus the other's "
             f"{_num(c.other.estimate)}; the target's estimate above, "
-            f"{_num(m.active.estimate)}, is the design's own with its control, also unbiased")
+            f"{_num(m.active.estimate)}, is the design's own with its control, also "
+            f"unbiased{outside}")
 
 
 def _intervals_of(boot: Any, anytime: Any, level: float, n_labels: int | None = None,
@@ -116,7 +124,10 @@ def _estimate_rows(r: Any) -> list[tuple[str, str, list[str]]]:
 
     # an adaptive design's estimate is adaptive LURE (learnt controls), the paper's is LURE
     what = "adaptive LURE estimate" if r.design else "LURE estimate"
-    rows = [("", what, [_num(m.active.estimate) for m in metrics]),
+    # each estimate with the decimals of its intervals (4, or more where one is so narrow
+    # that 4 print its two ends alike)
+    rows = [("", what, [_num(m.active.estimate, _decimals(m.active, m.anytime))
+                        for m in metrics]),
             (FIXED_BUDGET, "", cells("fixed_low", "fixed_high")),
             (ANYTIME, "", cells("cs_low", "cs_high", cs=True))]
     if any(a is not None and a.exact_low is not None for a in anytime):
@@ -213,8 +224,9 @@ def _print_estimate(r: Any, target: str, classes: Any = None) -> None:
             ca = m.cv_anytime
             fixed = ("" if ca is None else
                      f"{fixed_name} {_interval_text(ca.fixed_low, ca.fixed_high)}, ")
-            _out.print(f"{m.metric}: control-variate LURE {_num(m.cv.estimate)}, {fixed}"
-                       f"{boot_name} [{_num(m.cv.low)}, {_num(m.cv.high)}] (also unbiased; "
+            _out.print(f"{m.metric}: control-variate LURE "
+                       f"{_num(m.cv.estimate, _decimals(m.cv, ca))}, {fixed}"
+                       f"{boot_name} {_interval_text(m.cv.low, m.cv.high)} (also unbiased; "
                        f"uses the surrogate's expected loss on the whole pool, "
                        f"{_num(m.control_mean)})")
     for m in r.metrics.values():
@@ -269,8 +281,9 @@ def _print_estimate(r: Any, target: str, classes: Any = None) -> None:
         diff = _intervals_of(c.difference, c.difference_anytime, r.level, r.n_labels,
                              r.n_pool)
         _out.print(f"compare ({c.metric}): {_escape(c.spec)} LURE estimate "
-                   f"{_num(c.other.estimate)}, {other}")
-        _out.print(f"  difference target - other = {_num(c.difference.estimate)} "
+                   f"{_num(c.other.estimate, _decimals(c.other, c.other_anytime))}, {other}")
+        _out.print(f"  difference target - other = "
+                   f"{_num(c.difference.estimate, _decimals(c.difference, c.difference_anytime))} "
                    f"({_difference_basis(r, c)}), {diff}")
         if c.difference_cs is not None:
             lo, hi = c.difference_cs

@@ -15,6 +15,7 @@ from activetest.cli._app import (
     Timeout,
     _check_width,
     _cs,
+    _decimals,
     _escape,
     _json_text,
     _num,
@@ -195,7 +196,7 @@ def status(
                 # bootstrap interval of the biased mean; then one around the pool's value)
                 names = []
             _out.print(f"last estimate ({_when(e.at)}, {e.n_labels} labels): {e.metric} {what} "
-                       f"{_num(e.estimate)}")
+                       f"{_num(e.estimate, _decimals(e, a) if names else 4)}")
             for name in names:
                 _out.print(f"  {name}")
             if e.method == "lure" and e.metric == "error_rate" and partial:
@@ -303,9 +304,9 @@ def _named_intervals(e: Any, n_pool: int | None = None) -> list[str]:
         # as estimate's row (QA: status left it out, which before 30 labels left no
         # anytime interval at all where estimate showed one)
         names.append(f"{interval_name(EXACT_ANYTIME, level)} "
-                     f"[{_num(a['exact_low'])}, {_num(a['exact_high'])}]")
+                     f"{_interval_text(a['exact_low'], a['exact_high'])}")
     if e.low is not None and e.high is not None:
-        names.append(f"{interval_name(BOOTSTRAP, level)} [{_num(e.low)}, {_num(e.high)}]")
+        names.append(f"{interval_name(BOOTSTRAP, level)} {_interval_text(e.low, e.high)}")
     if any(UNBOUNDED in n or "see the note" in n for n in names):
         # the note the intervals point to, as estimate prints it below its table
         from activetest.session.estimate_base import POINT_WIDTH
@@ -360,7 +361,8 @@ def _print_compared(st: Any) -> None:
         kind, spec = e.method.split(":", 1)
         if kind == "lure":
             _out.print(f"last estimate ({_when(e.at)}, {e.n_labels} labels): {e.metric} compared "
-                       f"target {_escape(spec)}: LURE {_num(e.estimate)}")
+                       f"target {_escape(spec)}: LURE "
+                       f"{_num(e.estimate, _decimals(e, e.details.get('anytime')))}")
         else:
             # what the difference subtracts, where the target's estimate above is an
             # adaptive design's own (with its control): the numbers add up as estimate
@@ -373,10 +375,21 @@ def _print_compared(st: Any) -> None:
                 basis += (f": the target's LURE {_num(t_lure)} minus the other's "
                           f"{_num(other)}; the target's estimate above, {_num(mine)}, is the "
                           f"design's own with its control, also unbiased")
+            a = e.details.get("anytime")
+            a = a if isinstance(a, dict) else {}
+            if a.get("estimate_outside_sure") is True and all(
+                    isinstance(a.get(k), (int, float)) for k in ("sure_low", "sure_high")):
+                # as estimate marks it at the number (kept: unbiased), with its note below
+                from activetest.session.interval_names import outside_sure_mark
+
+                basis += "; " + outside_sure_mark(a["sure_low"], a["sure_high"])
             _out.print(f"last estimate ({_when(e.at)}, {e.n_labels} labels): {e.metric} difference "
-                       f"target - {_escape(spec)} = {_num(e.estimate)} ({basis})")
+                       f"target - {_escape(spec)} = {_num(e.estimate, _decimals(e, a))} "
+                       f"({_escape(basis)})")
         for name in _named_intervals(e, st.n_items):
             _out.print(f"  {name}")
+        if isinstance(e.details.get("sure_outside"), str):  # the note the mark points to
+            _out.print(f"  note: {_escape(e.details['sure_outside'])}")
 
 
 def _print_runs(s: Any) -> None:

@@ -74,6 +74,10 @@ class EstimateParts:
     compare: dict[str, dict[str, np.ndarray]] = dataclasses.field(default_factory=dict)
     #: compared target -> metric -> the largest loss any pool item can have for it
     other_loss_bounds: dict[str, dict[str, float]] = dataclasses.field(default_factory=dict)
+    #: what the kind gave the estimate (the paired differences' per-item bounds, the
+    #: fixed proposal, an adaptive design's weight bounds: the report's curve of each
+    #: difference applies them at every label count, as the estimate at that count)
+    inputs: est.KindInputs | None = None
 
 
 def estimate_parts(s: Any, *, compare: Sequence[Any] | Any, n_boot: int | None,
@@ -227,7 +231,8 @@ def estimate_parts(s: Any, *, compare: Sequence[Any] | Any, n_boot: int | None,
     return EstimateParts(report, draws, dict(inputs.losses), design_controls, blind,
                          dict(inputs.loss_bounds), floors, sampler,
                          {spec: dict(m) for spec, m in inputs.compare.items()},
-                         {spec: dict(m) for spec, m in inputs.other_loss_bounds.items()})
+                         {spec: dict(m) for spec, m in inputs.other_loss_bounds.items()},
+                         inputs)
 
 
 def record_estimate(store: SessionStore, report: EstimateReport) -> None:
@@ -268,6 +273,15 @@ def record_estimate(store: SessionStore, report: EstimateReport) -> None:
                 {"anytime": jsonable(asdict(c.other_anytime))}))
             # the target's LURE the difference subtracts from (status says it where the
             # headline is an adaptive design's own estimate, as estimate does)
+            d = c.difference_anytime
+            outside = {}
+            if d is not None and d.estimate_outside_sure and d.sure_low is not None \
+                    and d.sure_high is not None:  # status repeats estimate's note
+                from activetest.session.estimate_notes import difference_outside_line
+
+                outside["sure_outside"] = difference_outside_line(
+                    f"target - {c.spec} ({c.metric.replace('_', ' ')})",
+                    float(c.difference.estimate), d.sure_low, d.sure_high,
+                    (d.sure_high - d.sure_low) * report.n_pool / 2, report.uniform_draws)
             put(c.metric, f"difference:{c.spec}", c.difference, target_lure=c.target_lure,
-                **({} if c.difference_anytime is None else
-                   {"anytime": jsonable(asdict(c.difference_anytime))}))
+                **({} if d is None else {"anytime": jsonable(asdict(d))}), **outside)

@@ -40,6 +40,7 @@ from activetest.session.estimate_base import (
     value_range,
 )
 from activetest.session.estimate_differences import (
+    difference_few,
     difference_few_inputs,
     difference_floors,
     sure_difference,
@@ -115,6 +116,7 @@ __all__ = [
     "cut_to_sure",
     "cut_to_sure_arrays",
     "cv_same_as_lure",
+    "difference_few",
     "difference_few_inputs",
     "difference_floors",
     "difference_range",
@@ -123,6 +125,7 @@ __all__ = [
     "exact_note",
     "few_errors_inputs",
     "fixed_beyond_cs_note",
+    "fixed_proposal",
     "history",
     "interval_curves",
     "metric_sure_line",
@@ -435,6 +438,7 @@ def anytime(draws: LabelledDraws, losses: np.ndarray, *, control: np.ndarray | N
     sure = None if sure_bound is None else sure_risk_curve(losses, draws.rows, N,
                                                            sure_bound)
     sure_low = sure_high = None
+    sure_outside = False
     basis_note = None if few is None or basis != "exact" else few.reason
     if sure is not None:
         s_low, s_high = float(sure[0][-1]), float(sure[1][-1])
@@ -452,8 +456,9 @@ def anytime(draws: LabelledDraws, losses: np.ndarray, *, control: np.ndarray | N
             tol = 1e-9 * max(1.0, abs(summary.estimate))
             if not s_low - tol <= summary.estimate <= s_high + tol:
                 # an unbiased estimate outside what is sure (few labels, heavy weights):
-                # no sign of a CS that missed; a note says so
+                # no sign of a CS that missed; a note says so, and the record
                 outside = False
+                sure_outside = True
             may_stop = may_stop or (target_width is not None and claims
                                     and new_cs[1] - new_cs[0] <= target_width)
         fixed_low, fixed_high = new_fixed
@@ -493,7 +498,7 @@ def anytime(draws: LabelledDraws, losses: np.ndarray, *, control: np.ndarray | N
     return AnytimeInterval(se, fixed_low, fixed_high, cs_low, cs_high, exact_low, exact_high,
                            target_width, may_stop if target_width is not None else None,
                            need, basis, basis_note, bool(outside), sure_low, sure_high,
-                           need_sure)
+                           need_sure, sure_outside)
 
 
 def _sure_labels_for_width(k: int, N: int, bound: float, width: float) -> int:
@@ -758,17 +763,12 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
                 if metric == "error_rate":
                     o_few = few_errors_inputs(o_loss, draws, clt_min_errors, q_floor=q_floor,
                                               level=level)
-                B_d = (difference_bounds or {}).get(spec, {}).get(metric)
-                # a log loss's difference: bounded by the per-item bounds of a model
-                # compared at creation, else by nothing known
-                d_bound = 1.0 if metric == "error_rate" else (
-                    None if B_d is None else float(np.max(B_d, initial=0.0)))
-                d_few = difference_few_inputs(
-                    np.asarray(losses[metric], dtype=np.float64), o_loss, draws,
-                    clt_min_errors, q_floor=q_floor, level=level, item_bounds=B_d,
+                d_few = difference_few(
+                    metric, np.asarray(losses[metric], dtype=np.float64), o_loss, draws,
+                    clt_min_errors, q_floor=q_floor, level=level,
+                    item_bounds=(difference_bounds or {}).get(spec, {}).get(metric),
                     proposal=proposal,
-                    weight_bound=(difference_weight_bounds or {}).get(spec, {}).get(metric),
-                    bound=d_bound)
+                    weight_bound=(difference_weight_bounds or {}).get(spec, {}).get(metric))
             # the blind spot (error rates): the unexplored items the target's intervals
             # are widened for could hide the other target's errors (up to 1 each: its
             # plain LURE counts them at 0) and a difference anywhere in [-1, 1]; where
@@ -983,6 +983,16 @@ def q_floor(config: SessionConfig, adaptive: bool) -> float:
     return floor / (1 + floor)
 
 
+def fixed_proposal(config: SessionConfig, inputs: KindInputs, adaptive: bool
+                   ) -> tuple[np.ndarray, float] | None:
+    """The fixed acquisition's ``(scores, floor)`` the draws were made with, as the
+    estimate bounds a paired difference's exact CS by it (:func:`difference_few_inputs`'s
+    ``proposal``); None for an adaptive design or without the scores."""
+    if inputs.proposal_scores is None or adaptive:
+        return None
+    return inputs.proposal_scores, float(config.proposal_floor)
+
+
 def session_estimate(config: SessionConfig, draws: LabelledDraws, inputs: KindInputs, *,
                      design_controls: Mapping[str, DesignControls] | None = None,
                      design_info: Mapping[str, Any] | None = None,
@@ -1017,8 +1027,7 @@ def session_estimate(config: SessionConfig, draws: LabelledDraws, inputs: KindIn
         shared_resamples=bool(config.shared_resamples),
         difference_bounds=inputs.difference_bounds,
         difference_weight_bounds=inputs.difference_weight_bounds if design_controls else None,
-        proposal=(None if inputs.proposal_scores is None or design_controls
-                  else (inputs.proposal_scores, float(config.proposal_floor))),
+        proposal=fixed_proposal(config, inputs, bool(design_controls)),
         floors=floors, other_loss_bounds=inputs.other_loss_bounds)
     if design_info is not None:
         report = replace(report, design=dict(design_info))

@@ -27,6 +27,7 @@ from activetest.session.estimate_base import (
 
 __all__ = [
     "DifferenceMoments",
+    "difference_few",
     "difference_few_inputs",
     "difference_floors",
     "difference_moments_of",
@@ -146,6 +147,23 @@ def difference_few_inputs(losses: np.ndarray, other_losses: np.ndarray, draws: L
                      few_differences_reason(d, int(min_errors)))
 
 
+def difference_few(metric: str, losses: np.ndarray, other_losses: np.ndarray,
+                   draws: LabelledDraws, min_errors: int | None, *, q_floor: float | None,
+                   level: float = 0.95, item_bounds: np.ndarray | None = None,
+                   proposal: tuple[np.ndarray, float] | None = None,
+                   weight_bound: np.ndarray | None = None) -> FewErrors | None:
+    """:func:`difference_few_inputs` of one metric's paired difference as the estimate
+    and the report's curve both take it (one rule, so that every label count of the
+    curve is the estimate's at that count): two error rates differ by at most 1 an item;
+    a log loss's difference by the largest of ``item_bounds`` (a model compared at
+    creation), else by nothing known (``bound`` None)."""
+    bound = 1.0 if metric == "error_rate" else (
+        None if item_bounds is None else float(np.max(item_bounds, initial=0.0)))
+    return difference_few_inputs(losses, other_losses, draws, min_errors, q_floor=q_floor,
+                                 level=level, item_bounds=item_bounds, proposal=proposal,
+                                 weight_bound=weight_bound, bound=bound)
+
+
 def _design_weight_bound(prefix: np.ndarray, item_bounds: np.ndarray, draws: LabelledDraws,
                          d: np.ndarray, q_floor: float | None) -> np.ndarray | None:
     """``(K,)``: an adaptive design's weight bound over its first draws (``prefix``),
@@ -193,7 +211,9 @@ def sure_difference(a: AnytimeInterval, d_loss: np.ndarray, rows: np.ndarray,
     unlabelled items. For two error rates ``B_i = 1[the predictions differ]``: once every
     item where they differ is labelled the difference is known exactly. Where an interval
     misses the sure bounds entirely (possible only on a run where it fails) the sure
-    bounds are shown."""
+    bounds are shown. The bounds are recorded (``sure_low``/``sure_high``) where they cut
+    an interval; the report's curve applies this at each label count (``d_loss`` and
+    ``rows`` of the first ``k`` draws: the bounds after ``k`` labels)."""
     B = np.asarray(bounds, dtype=np.float64)
     N = B.size
     rest = float(B.sum() - B[np.unique(np.asarray(rows, dtype=np.int64))].sum())
@@ -206,7 +226,9 @@ def sure_difference(a: AnytimeInterval, d_loss: np.ndarray, rows: np.ndarray,
 
     f_low, f_high = cut(a.fixed_low, a.fixed_high)
     c_low, c_high = cut(a.cs_low, a.cs_high)
-    return (replace(a, fixed_low=f_low, fixed_high=f_high, cs_low=c_low, cs_high=c_high),
+    cuts = (f_low, f_high, c_low, c_high) != (a.fixed_low, a.fixed_high, a.cs_low, a.cs_high)
+    return (replace(a, fixed_low=f_low, fixed_high=f_high, cs_low=c_low, cs_high=c_high,
+                    sure_low=lo if cuts else a.sure_low, sure_high=hi if cuts else a.sure_high),
             SureBounds(rest, (f_low, f_high) == (lo, hi), lo, hi))
 
 

@@ -20,14 +20,19 @@ record) takes its name from here, so one interval never goes by two names:
 Where something else stands in for the fixed-budget interval and the anytime CS (an
 interval record's ``basis``), each cell says so with :func:`basis_mark`: "(exact CS)"
 (the few-errors rule) or "(sure bounds)" (a paired difference's bounds that hold surely,
-:data:`SURE_BOUNDS`).
+:data:`SURE_BOUNDS`). An estimate outside the bounds that hold surely (unbiased, not moved)
+is marked beside the number with :func:`outside_sure_mark`.
 """
 
 from __future__ import annotations
 
+import math
+
 __all__ = ["ANYTIME", "BOOTSTRAP", "EXACT_ANYTIME", "FIXED_BUDGET", "INTERVAL_KINDS",
            "SURE_BOUNDS", "basis_mark", "blind_spot_sentence", "comparison_blind_spot_sentence",
-           "few_errors_name", "interval_guarantee", "interval_name", "plain_mean_mark"]
+           "few_errors_name", "interval_decimals", "interval_guarantee", "interval_name",
+           "outside_sure_mark",
+           "plain_mean_mark"]
 
 FIXED_BUDGET = "fixed_budget"
 ANYTIME = "anytime"
@@ -63,6 +68,40 @@ def basis_mark(basis: str | None) -> str:
     (QA: a difference's sure bounds were shown in `status` and the report under the
     CLT intervals' names, only the JSON and a note said what they were)."""
     return {"exact": " (exact CS)", "sure": " (sure bounds)"}.get(str(basis), "")
+
+
+def interval_decimals(*intervals: tuple[float | None, float | None], least: int = 4,
+                      most: int = 12, point: float = 1e-9) -> int:
+    """The decimals to print ``intervals`` (``(low, high)`` pairs) with, and an estimate
+    beside them: ``least`` (4, the ordinary case), or the fewest more, up to ``most``, at
+    which every interval of nonzero width (two distinct finite ends) prints its two ends
+    apart (QA: a fixed-budget interval 3e-5 wide read ``[0.0012, 0.0012]``, a point it is
+    not). Pairs with a missing or infinite end, points (at most ``point`` wide, the
+    estimate's :data:`~activetest.session.estimate_base.POINT_WIDTH`: a census's interval
+    is its value -+ 1e-12) and intervals whose ends print alike even at ``most`` decimals
+    ask for nothing more."""
+    d = least
+    for low, high in intervals:
+        if low is None or high is None or not (math.isfinite(low) and math.isfinite(high)) \
+                or abs(high - low) <= point:
+            continue
+        need = d
+        while need <= most and f"{low:.{need}f}" == f"{high:.{need}f}":
+            need += 1
+        if need <= most:
+            d = need
+    return d
+
+
+def outside_sure_mark(low: float, high: float, number: str = "{:.4f}") -> str:
+    """What follows an estimate that lies outside the bounds that hold surely
+    ``[low, high]`` (:attr:`activetest.session.records.AnytimeInterval.estimate_outside_sure`)
+    where a person reads the number: it is the unbiased estimate, not moved into them
+    (which would bias it), and a note says why (QA: a paired difference of 0.011 was
+    printed beside sure bounds from 0.0167 with nothing said at the number). ``number``
+    formats each bound as the intervals beside it are."""
+    return (f"outside the bounds that hold surely, [{number.format(low)}, "
+            f"{number.format(high)}]: unbiased, not moved; see the note")
 
 
 def _pct(level: float) -> str:

@@ -132,7 +132,13 @@ class AnytimeInterval:
             :func:`activetest.session.estimate_base.sure_risk_curve`), where they cut
             the fixed-budget interval or the CS shown (a small pool with most of it
             labelled); None where they cut nothing. The intervals keep their names
-            (``basis`` "sure" is a paired difference's alone).
+            (``basis`` "sure" is a paired difference's alone). A paired difference's
+            are its own bounds (:func:`activetest.session.estimate.sure_difference`).
+        estimate_outside_sure: the estimate lies outside ``sure_low``/``sure_high``: an
+            unbiased estimate can (each label weighs by how unlikely its draw was); it is
+            not moved (which would bias it), and the outputs say so: a paired
+            difference's beside its number (``estimate``, ``status``, the report, the
+            summary), a risk's in its sure-bounds note.
     """
 
     se: float
@@ -151,6 +157,7 @@ class AnytimeInterval:
     sure_low: float | None = None
     sure_high: float | None = None
     labels_needed_sure: bool = False
+    estimate_outside_sure: bool = False
 
 
 @dataclass(frozen=True)
@@ -298,7 +305,8 @@ class SummaryRow:
             interval as text (``—`` where there is none; "(from 30 labels)" for a CS
             not yet claimed); a mark where the exact CS or sure bounds stand in.
         note: what the number is where that needs saying (a difference whose target
-            term differs from the headline), else empty.
+            term differs from the headline; an estimate outside the bounds that hold
+            surely, kept as it is unbiased), else empty.
     """
 
     metric: str
@@ -393,6 +401,12 @@ class EstimateReport:
             of = ("" if c.target_lure is None or m is None
                   or abs(m.active.estimate - c.target_lure) < 5e-5 else
                   f"the target's LURE {c.target_lure:.4f} minus the other's")
+            d = c.difference_anytime
+            if d is not None and d.estimate_outside_sure and d.sure_low is not None \
+                    and d.sure_high is not None:  # said at the number (kept: unbiased)
+                from activetest.session.interval_names import outside_sure_mark
+
+                of = "; ".join(x for x in (of, outside_sure_mark(d.sure_low, d.sure_high)) if x)
             rows.append(SummaryRow(c.metric, f"target - {c.spec}", "paired LURE difference",
                                    c.difference.estimate,
                                    named(c.difference, c.difference_anytime), of))

@@ -994,6 +994,7 @@ class Session:
                                curves_from=1)
         report = parts.report
         acq = self.acquisitions()
+        given = parts.inputs  # the kind's inputs: the differences' bounds, the proposal
         inputs = ReportInputs(
             estimate=report, draws=parts.draws, losses=parts.losses,
             config=self._cfg, task_name=self.task.name,
@@ -1008,6 +1009,11 @@ class Session:
             variance_floors=dict(parts.variance_floors.metrics), labels_from=labels_from(self),
             compare_losses=parts.compare, other_loss_bounds=parts.other_loss_bounds,
             difference_floors=parts.variance_floors.differences,
+            difference_bounds={} if given is None else given.difference_bounds,
+            difference_proposal=None if given is None else est.fixed_proposal(
+                self._cfg, given, bool(parts.design_controls)),
+            difference_weight_bounds=given.difference_weight_bounds
+            if given is not None and parts.design_controls else {},
             next_proposal=self._next_proposal(parts.sampler))
         return report_data(inputs, truth=truth, n_points=n_points, title=title, notes=notes)
 

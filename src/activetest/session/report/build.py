@@ -88,10 +88,19 @@ def _pair(low: float | None, high: float | None) -> rp.Interval | None:
 
 def _estimate(boot: BootstrapResult, fixed: rp.Interval | None = None,
               anytime: rp.Interval | None = None, exact: rp.Interval | None = None,
-              basis: str | None = None) -> rp.Estimate:
+              basis: str | None = None, outside_sure: rp.Interval | None = None
+              ) -> rp.Estimate:
     """A bootstrap result as the report's :class:`Estimate`, with its other intervals."""
     return rp.Estimate(boot.estimate, rp.Interval(boot.low, boot.high), fixed, anytime, exact,
-                       basis)
+                       basis, outside_sure)
+
+
+def _outside_sure(a: Any) -> rp.Interval | None:
+    """An interval record's sure bounds where its estimate lies outside them
+    (:attr:`activetest.session.records.AnytimeInterval.estimate_outside_sure`), else None."""
+    if a is None or not a.estimate_outside_sure or a.sure_low is None or a.sure_high is None:
+        return None
+    return _pair(a.sure_low, a.sure_high)
 
 
 def cv_notes(report: EstimateReport) -> list[str]:
@@ -163,6 +172,14 @@ class ReportInputs:
             can have for it (a model compared at creation): the difference's range.
         difference_floors: compared target -> metric -> the difference's variance floor
             (:attr:`.estimate.VarianceFloors.differences`), as the estimate applies it.
+        difference_bounds: compared target -> metric -> ``(N,)`` the largest
+            ``|L_A - L_B|`` each pool item can have (a model compared at creation): the
+            curve cuts each count's intervals to the bounds that hold surely then
+            (:func:`.estimate.sure_difference`) and bounds its exact CS by them.
+        difference_proposal: the fixed acquisition's ``(scores, floor)``
+            (:func:`.estimate.fixed_proposal`), and ``difference_weight_bounds`` an
+            adaptive design's weight bounds: the difference's exact CS as the estimate
+            bounds it (:func:`.estimate.difference_few`).
     """
 
     estimate: EstimateReport
@@ -186,6 +203,10 @@ class ReportInputs:
     compare_losses: Mapping[str, Mapping[str, np.ndarray]] = field(default_factory=dict)
     other_loss_bounds: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     difference_floors: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    difference_bounds: Mapping[str, Mapping[str, np.ndarray]] = field(default_factory=dict)
+    difference_proposal: tuple[np.ndarray, float] | None = None
+    difference_weight_bounds: Mapping[str, Mapping[str, np.ndarray]] = field(
+        default_factory=dict)
 
 
 def _same(a: tuple[float, float] | None, b: tuple[float, float] | None) -> bool:
@@ -201,15 +222,20 @@ def difference_curves(inputs: ReportInputs, budgets: Sequence[int], target: str,
     labels, from the stored labels prefix by prefix as the target's own curve is: LURE of
     the per-item differences ``d_m = L_A - L_B`` (``theta_m`` of
     :func:`activetest.stats.adaptive_lure_theta`), its bootstrap with the estimate's own
-    seeds (so the last point is ``estimate --compare``'s), and its fixed-budget interval
-    and anytime CS by :func:`.estimate.interval_curves` (skewness may only widen, kept
-    within the difference's range, the CS claimed from 30 labels, the difference's
-    variance floor where the estimate has one). Where ``estimate`` shows other intervals
-    at the last count (the exact CS while few labels differ, the sure bounds, a blind
-    spot's widening), the last point takes them and says so
-    (:attr:`rp.DifferenceCurve.last_as_estimate`)."""
+    seeds, and its fixed-budget interval and anytime CS by :func:`.estimate.interval_curves`
+    (skewness may only widen, kept within the difference's range, the CS claimed from 30
+    labels, the difference's variance floor and the blind spot's widening where the
+    estimate has them, the exact CS while few labels differ by
+    :func:`.estimate.difference_few`), then, for a model compared at creation, cut at each
+    count to the bounds that hold surely then (:func:`.estimate.sure_difference`): every
+    point is what ``estimate --compare`` shows at that count (QA: the sure bounds and the
+    exact CS of a model compared at creation were applied at the last point alone). Where
+    ``estimate`` still shows other intervals at the last count, the last point takes them
+    and says so (:attr:`rp.DifferenceCurve.last_as_estimate`); a point whose estimate
+    lies outside its sure bounds records them (:attr:`rp.Estimate.outside_sure`)."""
     from pathlib import Path
 
+    from activetest.session.records import AnytimeInterval
     from activetest.stats import adaptive_lure_theta, bootstrap
 
     final, draws, cfg = inputs.estimate, inputs.draws, inputs.config
@@ -222,8 +248,9 @@ def difference_curves(inputs: ReportInputs, budgets: Sequence[int], target: str,
         other = inputs.compare_losses.get(c.spec, {}).get(c.metric)
         if other is None or draws.k < 2:
             continue
-        d = np.asarray(inputs.losses[c.metric], dtype=np.float64) - np.asarray(
-            other, dtype=np.float64)
+        la = np.asarray(inputs.losses[c.metric], dtype=np.float64)
+        lb = np.asarray(other, dtype=np.float64)
+        d = la - lb
         o_bound = inputs.other_loss_bounds.get(c.spec, {}).get(c.metric)
         d_range = est.difference_range(c.metric, inputs.loss_bounds.get(c.metric), o_bound)
         floor = inputs.difference_floors.get(c.spec, {}).get(c.metric)
@@ -239,14 +266,14 @@ def difference_curves(inputs: ReportInputs, budgets: Sequence[int], target: str,
                 blind = dataclasses.replace(base, widen_low=np.asarray(
                     base.widen_high, dtype=np.float64).copy())
         # the few-errors rule (sessions recording it): the exact CS while few labels show
-        # a difference, as the estimate has it for a model compared later (one compared
-        # at creation bounds its exact CS by more than the report holds: its last
-        # count is then the estimate's, below)
-        few = None if c.spec in inputs.other_loss_bounds else est.difference_few_inputs(
-            np.asarray(inputs.losses[c.metric], dtype=np.float64),
-            np.asarray(other, dtype=np.float64), draws, cfg.clt_min_errors,
+        # a difference, bounded as the estimate bounds it (a model compared at creation:
+        # by each item's bound and the proposal's draws)
+        bounds = inputs.difference_bounds.get(c.spec, {}).get(c.metric)
+        few = est.difference_few(
+            c.metric, la, lb, draws, cfg.clt_min_errors,
             q_floor=est.q_floor(cfg, bool(inputs.design_controls)), level=level,
-            bound=1.0 if c.metric == "error_rate" else None)
+            item_bounds=bounds, proposal=inputs.difference_proposal,
+            weight_bound=inputs.difference_weight_bounds.get(c.spec, {}).get(c.metric))
         curves = est.interval_curves(
             adaptive_lure_theta(d, q, N), N, level=level, value_range=d_range,
             model_var=None if floor is None else floor.variance(d, q, N), blind=blind,
@@ -258,11 +285,23 @@ def difference_curves(inputs: ReportInputs, budgets: Sequence[int], target: str,
                 lure_terms(d[:b], q[:b], N), n_boot=cfg.n_boot, level=level,
                 random_state=est.bootstrap_rng(cfg.seed, b, f"diff:{c.spec}:{c.metric}")),
                 d_range)
-            fixed = _pair(curves.fixed_low[j], curves.fixed_high[j])
-            cs = (_pair(curves.cs_low[j], curves.cs_high[j]) if curves.claimed[j]
-                  else None)
-            rows.append(rp.HistoryRow(b, _estimate(boot, fixed, cs, basis=None if few is None
-                                                   else "exact" if few.few[j] else "clt")))
+            basis = None if few is None else "exact" if few.few[j] else "clt"
+            f_lo, f_hi = float(curves.fixed_low[j]), float(curves.fixed_high[j])
+            c_lo, c_hi = float(curves.cs_low[j]), float(curves.cs_high[j])
+            claimed, outside = bool(curves.claimed[j]), None
+            if bounds is not None:  # the bounds that hold surely after b labels
+                cut, sure = est.sure_difference(
+                    AnytimeInterval(math.nan, f_lo, f_hi, c_lo, c_hi, basis=basis),
+                    d[:b], draws.rows[:b], bounds)
+                f_lo, f_hi, c_lo, c_hi = cut.fixed_low, cut.fixed_high, cut.cs_low, cut.cs_high
+                if sure.binding:  # what is shown: neither the CLT nor the exact CS
+                    basis = "sure"
+                tol = 1e-9 * max(1.0, abs(boot.estimate))
+                if not sure.low - tol <= boot.estimate <= sure.high + tol:
+                    outside = _pair(sure.low, sure.high)  # kept: unbiased (see the notes)
+            cs = (_pair(c_lo, c_hi) if claimed or basis in ("exact", "sure") else None)
+            rows.append(rp.HistoryRow(b, _estimate(boot, _pair(f_lo, f_hi), cs, basis=basis,
+                                                   outside_sure=outside)))
         last_as = None
         a = c.difference_anytime
         if rows and rows[-1].n_labels == draws.k and a is not None:
@@ -278,7 +317,8 @@ def difference_curves(inputs: ReportInputs, budgets: Sequence[int], target: str,
                            "by its other rules (see the notes)")
                 rows[-1] = rp.HistoryRow(b, rp.Estimate(
                     r.value, r.bootstrap, _pair(a.fixed_low, a.fixed_high),
-                    None if shown_cs is None else _pair(*shown_cs), basis=a.basis))
+                    None if shown_cs is None else _pair(*shown_cs), basis=a.basis,
+                    outside_sure=_outside_sure(a)))
         out.append(rp.DifferenceCurve(METRIC_NAMES[c.metric], target, c.spec, rows, pool,
                                       last_as))
     return out
@@ -506,7 +546,7 @@ def report_data(inputs: ReportInputs, *, truth: Mapping[str, float] | None = Non
             METRIC_NAMES[c.metric], target, c.spec,
             _estimate(c.difference, *(() if d is None else (_pair(d.fixed_low, d.fixed_high),
                                                              d_cs)),
-                      basis=None if d is None else d.basis),
+                      basis=None if d is None else d.basis, outside_sure=_outside_sure(d)),
             final.n_labels,
             _estimate(c.other, *(() if o is None else (_pair(o.fixed_low, o.fixed_high),
                                                         o_cs)),

@@ -55,6 +55,9 @@ class Estimate:
             ``"exact"`` (the exact CS stands in for both: the labels show too few errors)
             or ``"sure"`` (a difference's bounds that hold surely); ``None``: unknown, read
             as the CLT ones.
+        outside_sure: the bounds that hold surely, where ``value`` lies outside them (a
+            paired difference: the unbiased estimate is kept, not moved into them; the
+            table and the figure mark it); ``None`` otherwise.
     """
 
     value: float
@@ -63,6 +66,7 @@ class Estimate:
     anytime: Interval | None = None
     exact: Interval | None = None
     basis: str | None = None
+    outside_sure: Interval | None = None
 
 
 @dataclass(frozen=True)

@@ -460,15 +460,30 @@ def _plot_difference(ax: Axes, curve: DifferenceCurve, level: float, n_b: int = 
     own, xo = active[:n_own], x[:n_own]
     cs_lo, cs_hi = _band([a.anytime for a in own])
     what = "labelled differences"  # the few-errors rule of a difference
+
+    def sure(band: str) -> str:  # the counts where the sure bounds stand in, said
+        return (" (the sure bounds where they stand in)" if any(
+            a.basis == "sure" for a in own if getattr(a, band) is not None) else "")
+
     if np.isfinite(cs_lo).any():
-        _fill(ax, xo, cs_lo, cs_hi, label=_band_name(ANYTIME, level, own, "anytime", what),
-              **_band_style(ANYTIME, own, "anytime"))
+        _fill(ax, xo, cs_lo, cs_hi, label=_band_name(ANYTIME, level, own, "anytime", what)
+              + sure("anytime"), **_band_style(ANYTIME, own, "anytime"))
     f_lo, f_hi = _band([a.fixed for a in own])
     if np.isfinite(f_lo).any():
-        _fill(ax, xo, f_lo, f_hi, label=_band_name(FIXED_BUDGET, level, own, "fixed", what),
-              **_band_style(FIXED_BUDGET, own, "fixed"))
+        _fill(ax, xo, f_lo, f_hi, label=_band_name(FIXED_BUDGET, level, own, "fixed", what)
+              + sure("fixed"), **_band_style(FIXED_BUDGET, own, "fixed"))
+    at = np.array([a.basis == "sure" for a in own], dtype=bool)
+    if at.any() and np.isfinite(f_lo).any():  # the fixed-budget band's ends where the sure
+        # bounds stand in: a band a point wide (known exactly) draws nothing of its own
+        for end in (f_lo, f_hi):
+            ax.plot(xo, np.where(at, end, np.nan), color=_ACTIVE, linewidth=1.0, alpha=0.8)
     ax.plot(x, _values(active), color=_ACTIVE, marker=marker, markersize=3,
             label="LURE estimate of the difference", clip_on=False)
+    out = np.array([a.outside_sure is not None for a in active], dtype=bool)
+    if out.any():  # kept as they are (unbiased), marked where the labels rule them out
+        ax.plot(x[out], _values(active)[out], linestyle="none", marker="o", markersize=7,
+                markerfacecolor="none", markeredgecolor=_MARK, clip_on=False,
+                label="estimate outside the bounds that hold surely (kept: unbiased)")
     if curve.last_as_estimate:  # the last count's intervals by estimate's other rule
         last = active[-1]
         for iv in (last.fixed, last.anytime):

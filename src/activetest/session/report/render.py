@@ -27,6 +27,7 @@ from activetest.session.interval_names import (
     basis_mark,
     interval_guarantee,
     interval_name,
+    outside_sure_mark,
     plain_mean_mark,
 )
 from activetest.session.report import plots
@@ -220,7 +221,10 @@ def _blocks(data: ReportData, images: Mapping[str, str]) -> list[_Block]:
         for c in data.comparison:
             d, o = c.difference, c.other
             dm = stood_in(d, f"the difference's {c.metric}")
-            rows.append([c.metric, f"difference {c.target_a} − {c.target_b}", _num(d.value),
+            # an estimate outside the bounds that hold surely: kept (unbiased), said there
+            value = _num(d.value) + ("" if d.outside_sure is None else " (" + outside_sure_mark(
+                d.outside_sure.low, d.outside_sure.high, "{:.4g}") + ")")
+            rows.append([c.metric, f"difference {c.target_a} − {c.target_b}", value,
                          _interval(d.fixed) + ("" if d.fixed is None else dm),
                          _interval(d.anytime) + ("" if d.anytime is None else dm),
                          _interval(d.bootstrap), str(c.n_labels), _verdict(c, data.level)])
@@ -293,6 +297,20 @@ def _blocks(data: ReportData, images: Mapping[str, str]) -> list[_Block]:
         late = "; ".join(f"{d.metric} − {d.target_b}: the last count's intervals are "
                          f"`estimate`'s, {d.last_as_estimate}" for d in data.differences
                          if d.last_as_estimate)
+        # where the sure bounds stand in at some counts, and estimates outside them
+        sure = [f"{d.metric} − {d.target_b}" for d in data.differences
+                if any(r.active.basis == "sure" for r in d.rows)]
+        outside = [f"{d.metric} − {d.target_b}" for d in data.differences
+                   if any(r.active.outside_sure is not None for r in d.rows)]
+        if sure:
+            late = "; ".join(x for x in (late, (
+                f"{', '.join(sure)}: at the counts where they stand in, the intervals are "
+                f"the {SURE_BOUNDS}, as `estimate` shows them at that count")) if x)
+        if outside:
+            late = "; ".join(x for x in (late, (
+                f"{', '.join(outside)}: a ringed point is an estimate outside the bounds "
+                f"that hold surely at that count, kept as it is (unbiased; moving it would "
+                f"bias it)")) if x)
         out.append(("img", images[DIFFERENCES_PNG],
                     f"The paired difference R_A − R_B (A = {c.target_a}, B = {others}) by "
                     f"LURE on the same labels, with its "

@@ -1,0 +1,55 @@
+"""Intervals are printed with enough decimals that an interval of nonzero width shows two
+different ends, and the estimate beside them with as many (QA: an interval 3e-5 wide
+read ``[0.0012, 0.0012]``, a point it is not); the ordinary case keeps 4 decimals."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from session_support import PoolFiles, labelled_table_session
+
+from activetest.cli._app import _cs, _decimals, _num
+from activetest.cli._estimate import _estimate_rows, _interval_text
+from activetest.session.interval_names import interval_decimals
+from activetest.session.workflow import Session
+
+
+def test_a_narrow_interval_prints_its_two_ends_apart_and_4_decimals_otherwise() -> None:
+    assert _cs(0.00120, 0.00123) == "[0.00120, 0.00123]"
+    assert _interval_text(0.0012, 0.00120004) == "[0.00120000, 0.00120004]"
+    assert _cs(0.1234, 0.5678) == "[0.1234, 0.5678]"  # the ordinary case: 4 decimals
+    assert _cs(0.25, 0.25) == "[0.2500, 0.2500]"  # a point stays a point
+    # a point (at most 1e-9 wide, as a census's value -+ 1e-12): 4 decimals, not 12
+    assert _cs(0.0012, 0.0012 + 1e-15) == "[0.0012, 0.0012]"
+    assert _cs(-1 / 60 - 1e-12, -1 / 60 + 1e-12) == "[-0.0167, -0.0167]"  # a census's
+    assert _interval_text(float("-inf"), 0.5) == "[-inf, 0.5000]"
+    # several intervals of one estimate: the most any of them needs
+    assert interval_decimals((0.1, 0.2), (0.00120, 0.00123), (None, 1.0)) == 5
+
+
+def test_the_estimate_takes_the_decimals_of_its_intervals(pool_files: PoolFiles,
+                                                         tmp_path: Path) -> None:
+    """A real session's estimate, its fixed-budget interval narrowed to 3e-5 (what a
+    large labelled share of a pool of near-equal losses gives): the table prints the
+    interval's ends apart and the estimate with the same decimals; the other metric's
+    column keeps 4."""
+    db = labelled_table_session(pool_files, tmp_path / "s.db", seed=0, n=40)
+    with Session.open(db) as s:
+        r = s.estimate(record=False, progress=False)
+    m = r.metrics["error_rate"]
+    e = m.active.estimate
+    narrow = replace(m.anytime, fixed_low=e - 1e-5, fixed_high=e + 2e-5)
+    r = replace(r, metrics={**r.metrics, "error_rate": replace(m, anytime=narrow)})
+    rows = {what or kind: cells for kind, what, cells in _estimate_rows(r)}
+    col = list(r.metrics).index("error_rate")
+    fixed = rows["fixed_budget"][col]
+    low, high = fixed.strip("[]").split(", ")
+    assert low != high, fixed
+    d = len(low.split(".")[1])
+    assert d > 4 and _decimals(m.active, narrow) == d
+    (cells,) = [v for k, v in rows.items() if k.endswith("LURE estimate")]
+    est = cells[col]
+    assert est == _num(e, d) and len(est.split(".")[1]) == d
+    other = cells[1 - col]
+    assert len(other.split(".")[1]) == 4  # the log loss: the ordinary case
