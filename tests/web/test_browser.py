@@ -180,6 +180,33 @@ def test_the_progress_lines_waiting_note_isolates_the_items_id(driver: Any,
     assert [n for n in nodes if n[0] == "BDI"] == [["BDI", held.item_id]], nodes
 
 
+def test_one_label_says_what_the_fixed_budget_interval_waits_for(driver: Any,
+                                                                 tmp_path: Path) -> None:
+    """QA: with one label the progress line showed the fixed-budget interval as "[—, —]";
+    one label has no spread, and the line now says what it waits for, "(from 2 labels)",
+    as it says "(from 30 labels)" of the anytime CS; at two labels the interval is shown."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    made = classification(tmp_path)
+    with running(made.db, batch=3) as server:
+        bs.fresh(driver)
+        first = bs.sign_in(driver, server.url, "eve")
+        bs.press(driver, "1")
+        second = bs.wait_for(driver, "ready", not_item=first)
+        WebDriverWait(driver, 30).until(
+            lambda d: "1 label(s) used" in d.find_element("id", "progress").text)
+        line = " ".join(driver.find_element("id", "progress").text.split())
+        assert "fixed-budget 95% interval (from 2 labels)" in line, line
+        assert "anytime 95% confidence sequence (from 30 labels)" in line, line
+        assert "\u2014" not in line, line
+        bs.press(driver, "2")
+        bs.wait_for(driver, "ready", not_item=second)
+        WebDriverWait(driver, 30).until(
+            lambda d: "2 label(s) used" in d.find_element("id", "progress").text)
+        line = " ".join(driver.find_element("id", "progress").text.split())
+        assert "fixed-budget 95% interval [" in line and "(from 2 labels)" not in line, line
+
+
 def test_the_progress_line_names_the_exact_cs_where_it_stands_in_and_has_one_format(
         driver: Any, tmp_path: Path) -> None:
     """No error labelled yet: the exact anytime CS stands in for the error rate's

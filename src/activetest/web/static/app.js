@@ -69,17 +69,36 @@
 
   function bdi(text) { return el("bdi", text); }  // a text isolated in its own direction
 
-  // Every number on the progress line has 4 decimals, fixed, as `activetest estimate`
+  // Every number on the progress line has 4 decimals, fixed (more where an interval is
+  // too narrow for 4, below), as `activetest estimate`
   // and `status` print them (session/records._fixed4): the page and the terminal agree
   // to the digit, and intervals side by side line up (QA: toPrecision(4) gave "[0.000,
   // 4.879]" beside "[0.06278, 4.321]"); a -0.0000 reads 0.0000, as there.
-  function fmt(x) {
+  // An interval wider than a point (1e-9) gets as many more decimals (up to 12) as its two
+  // ends need to differ, and its estimate as many, as the terminal prints them
+  // (session/interval_names.interval_decimals; QA: "[0.0012, 0.0012]" 3e-5 wide).
+  function fmt(x, digits) {
     if (x === null || x === undefined) { return "\u2014"; }
-    const t = Number(x).toFixed(4);
-    return t === "-0.0000" ? "0.0000" : t;
+    const t = Number(x).toFixed(digits || 4);
+    return /^-0\.0*$/.test(t) ? t.slice(1) : t;
   }
 
-  function range(low, high) { return "[" + fmt(low) + ", " + fmt(high) + "]"; }
+  function decimals(...pairs) {
+    let d = 4;
+    for (const [low, high] of pairs) {
+      if (low === null || high === null || low === undefined || high === undefined ||
+          !isFinite(low) || !isFinite(high) || Math.abs(high - low) <= 1e-9) { continue; }
+      let need = d;
+      while (need <= 12 && Number(low).toFixed(need) === Number(high).toFixed(need)) { need++; }
+      if (need <= 12) { d = need; }
+    }
+    return d;
+  }
+
+  function range(low, high) {
+    const d = decimals([low, high]);
+    return "[" + fmt(low, d) + ", " + fmt(high, d) + "]";
+  }
 
   // ---------------------------------------------------------------- rendering
 
@@ -259,7 +278,8 @@
         " of the model under evaluation (its answer is A or B, not said which: blind)" : "";
       for (const m of p.metrics) {
         const parts = [m.metric.replace("_", " ") + whose + ": " + m.estimator + " " +
-          fmt(m.estimate)];
+          fmt(m.estimate, decimals([m.fixed_low, m.fixed_high], [m.cs_low, m.cs_high],
+            [m.exact_low, m.exact_high]))];
         // each interval under the name of the one shown: where the exact anytime CS
         // stands in for the fixed-budget interval and the anytime CS (few errors
         // labelled), it is named as such, with what it stands in for (QA: its bounds
@@ -277,7 +297,11 @@
               " (stands in for the " + m.anytime_name + ")");
           }
         } else {
-          parts.push(m.fixed_name + " " + range(m.fixed_low, m.fixed_high),
+          // one label has no spread: the fixed-budget interval needs two or more, said as
+          // the CS's "(from 30 labels)" is (QA: "[—, —]" at one label)
+          const early = p.n_labels < 2 && m.fixed_low === null && m.fixed_high === null;
+          parts.push(m.fixed_name + (early ? " (from 2 labels)" :
+            " " + range(m.fixed_low, m.fixed_high)),
             m.anytime_name + (m.cs_low === null ? " (from 30 labels)" :
               " " + range(m.cs_low, m.cs_high)));
           if (m.exact_name !== null && m.exact_low !== null) {
