@@ -1031,6 +1031,10 @@ def test_a_difference_outside_its_sure_bounds_is_kept_and_said_at_the_number(
     st = flat(run("status", db))
     assert f"= {d:.4f} (paired LURE, same labels; {mark})" in st, st
     assert note in st, st  # the note the mark points to, as recorded
+    # and the compared target's own sure-bounds line, as estimate has it
+    (other,) = [w for w in said.split("note: ") if w.startswith(
+        f"table:{pf.target2.name}'s error rate: with 40 of the pool's 60 items labelled")]
+    assert other.strip() in st, st
     with Session.open(db) as s:
         r = s.estimate(record=False, progress=False)
     (row,) = [x for x in r.summary_rows() if x.of.startswith("target - ")]

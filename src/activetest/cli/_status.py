@@ -388,8 +388,10 @@ def _print_compared(st: Any) -> None:
                        f"({_escape(basis)})")
         for name in _named_intervals(e, st.n_items):
             _out.print(f"  {name}")
-        if isinstance(e.details.get("sure_outside"), str):  # the note the mark points to
-            _out.print(f"  note: {_escape(e.details['sure_outside'])}")
+        for key in ("sure_bounds", "sure_outside"):  # as estimate's notes: the compared
+            # target's sure bounds, and the note a difference's mark points to
+            if isinstance(e.details.get(key), str):
+                _out.print(f"  note: {_escape(e.details[key])}")
 
 
 def _print_runs(s: Any) -> None:

@@ -268,9 +268,17 @@ def record_estimate(store: SessionStore, report: EstimateReport) -> None:
                         {} if m.cv_anytime is None else
                         {"anytime": jsonable(asdict(m.cv_anytime))}))
         for c in report.comparisons:
+            # the compared target's sure-bounds line, as estimate prints it: status repeats
+            # it under that row, as the target's (QA: status showed its estimate outside
+            # them with nothing said)
+            o_sure = est.sure_risk_line(
+                f"{c.spec}'s {c.metric.replace('_', ' ')}", c.other_anytime,
+                float(c.other.estimate), report.n_labels, report.n_pool, report.level,
+                (c.other.low, c.other.high))
             put(c.metric, f"lure:{c.spec}", c.other, **(
                 {} if c.other_anytime is None else
-                {"anytime": jsonable(asdict(c.other_anytime))}))
+                {"anytime": jsonable(asdict(c.other_anytime))}),
+                **({} if o_sure is None else {"sure_bounds": o_sure}))
             # the target's LURE the difference subtracts from (status says it where the
             # headline is an adaptive design's own estimate, as estimate does)
             d = c.difference_anytime
