@@ -53,3 +53,9 @@ def test_the_estimate_takes_the_decimals_of_its_intervals(pool_files: PoolFiles,
     assert est == _num(e, d) and len(est.split(".")[1]) == d
     other = cells[1 - col]
     assert len(other.split(".")[1]) == 4  # the log loss: the ordinary case
+    # the Python API's summary (str(report), the notebook table) by the same rule
+    (row,) = [x for x in r.summary_rows() if x.metric == "error_rate" and x.of == "target"]
+    assert row.decimals == d and dict(row.intervals)["fixed-budget 95% interval"] == fixed
+    assert f"error_rate: LURE {_num(e, d)}; fixed-budget 95% interval {fixed}" in str(r)
+    (ll,) = [x for x in r.summary_rows() if x.metric == "log_loss" and x.of == "target"]
+    assert ll.decimals == 4

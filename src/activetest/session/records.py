@@ -284,11 +284,12 @@ class Comparison:
     target_lure: float | None = None
 
 
-def _fixed4(x: float) -> str:
-    """``x`` with 4 decimals, a value that rounds to zero as ``0.0000`` (QA: a paired
-    difference of -1e-17 read "-0.0000")."""
-    text = f"{x:.4f}"
-    return "0.0000" if text == "-0.0000" else text
+def _fixed4(x: float, digits: int = 4) -> str:
+    """``x`` with 4 decimals (``digits``: more, where an interval beside it needs them,
+    :func:`activetest.session.interval_names.interval_decimals`), a value that rounds to
+    zero as ``0.0000`` (QA: a paired difference of -1e-17 read "-0.0000")."""
+    text = f"{x:.{digits}f}"
+    return text[1:] if text.startswith("-") and not text.strip("-0.") else text
 
 
 @dataclass(frozen=True)
@@ -300,7 +301,8 @@ class SummaryRow:
         of: whose: ``target``, a compared model's spec, or ``target - <spec>`` (the
             paired difference).
         estimator: what made the estimate (adaptive LURE, LURE, paired LURE difference).
-        estimate: the number.
+        estimate: the number (printed with ``decimals`` decimals: 4, or as many as an
+            interval beside it needs for its two ends to differ).
         intervals: ``(name, interval)`` pairs, each named by what it guarantees, the
             interval as text (``—`` where there is none; "(from 30 labels)" for a CS
             not yet claimed); a mark where the exact CS or sure bounds stand in.
@@ -315,6 +317,7 @@ class SummaryRow:
     estimate: float
     intervals: tuple[tuple[str, str], ...]
     note: str = ""
+    decimals: int = 4
 
 
 @dataclass(frozen=True)
@@ -367,13 +370,23 @@ class EstimateReport:
             EXACT_ANYTIME,
             FIXED_BUDGET,
             basis_mark,
+            interval_decimals,
             interval_name,
         )
         from activetest.stats.confseq import cs_claimed
 
         def iv(low: float | None, high: float | None) -> str:
-            return ("—" if low is None or high is None else
-                    f"[{_fixed4(low)}, {_fixed4(high)}]")
+            if low is None or high is None:
+                return "—"
+            d = interval_decimals((low, high))  # 4, or more where 4 show two ends alike
+            return f"[{_fixed4(low, d)}, {_fixed4(high, d)}]"
+
+        def digits(boot: BootstrapResult, a: AnytimeInterval | None) -> int:
+            pairs = [(boot.low, boot.high)]
+            if a is not None:
+                pairs += [(a.fixed_low, a.fixed_high), (a.cs_low, a.cs_high),
+                          (a.exact_low, a.exact_high)]
+            return interval_decimals(*pairs)
 
         def named(boot: BootstrapResult, a: AnytimeInterval | None
                   ) -> tuple[tuple[str, str], ...]:
@@ -393,10 +406,12 @@ class EstimateReport:
 
         lure = "adaptive LURE" if self.design else "LURE"
         rows = [SummaryRow(m.metric, "target", lure, m.active.estimate,
-                           named(m.active, m.anytime)) for m in self.metrics.values()]
+                           named(m.active, m.anytime), decimals=digits(m.active, m.anytime))
+                for m in self.metrics.values()]
         for c in self.comparisons:
             rows.append(SummaryRow(c.metric, c.spec, "LURE", c.other.estimate,
-                                   named(c.other, c.other_anytime)))
+                                   named(c.other, c.other_anytime),
+                                   decimals=digits(c.other, c.other_anytime)))
             m = self.metrics.get(c.metric)
             of = ("" if c.target_lure is None or m is None
                   or abs(m.active.estimate - c.target_lure) < 5e-5 else
@@ -409,7 +424,8 @@ class EstimateReport:
                 of = "; ".join(x for x in (of, outside_sure_mark(d.sure_low, d.sure_high)) if x)
             rows.append(SummaryRow(c.metric, f"target - {c.spec}", "paired LURE difference",
                                    c.difference.estimate,
-                                   named(c.difference, c.difference_anytime), of))
+                                   named(c.difference, c.difference_anytime), of,
+                                   digits(c.difference, c.difference_anytime)))
         return rows
 
     def summary(self) -> str:
@@ -424,7 +440,7 @@ class EstimateReport:
         for r in self.summary_rows():
             what = r.metric if r.of == "target" else f"{r.metric}: {r.of}"
             note = f" ({r.note})" if r.note else ""
-            lines.append(f"{what}: {r.estimator} {_fixed4(r.estimate)}{note}; "
+            lines.append(f"{what}: {r.estimator} {_fixed4(r.estimate, r.decimals)}{note}; "
                          + "; ".join(f"{n} {v}" for n, v in r.intervals))
         from activetest.session.stop_lines import stop_lines
 
@@ -453,7 +469,8 @@ class EstimateReport:
             got = dict(r.intervals)
             note = f"<br><small>{escape(r.note)}</small>" if r.note else ""
             cells = [escape(r.metric), escape(r.of), escape(r.estimator),
-                     f"{_fixed4(r.estimate)}{note}", *(escape(got.get(n, "")) for n in names)]
+                     f"{_fixed4(r.estimate, r.decimals)}{note}",
+                     *(escape(got.get(n, "")) for n in names)]
             body.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
         notes = "".join(f"<li>{escape(w)}</li>" for w in self.warnings)
         return (f"<div><p>{escape(self._head())}</p><table><thead><tr>{head}</tr></thead>"
