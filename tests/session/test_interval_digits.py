@@ -59,3 +59,13 @@ def test_the_estimate_takes_the_decimals_of_its_intervals(pool_files: PoolFiles,
     assert f"error_rate: LURE {_num(e, d)}; fixed-budget 95% interval {fixed}" in str(r)
     (ll,) = [x for x in r.summary_rows() if x.metric == "log_loss" and x.of == "target"]
     assert ll.decimals == 4
+
+
+def test_the_report_prints_a_narrow_intervals_two_ends_apart() -> None:
+    """The report's cells (4 significant digits) by the same rule."""
+    from activetest.session.report.data import Interval
+    from activetest.session.report.render import _interval
+
+    assert _interval(Interval(0.1234, 0.12343)) == "[0.1234, 0.12343]"
+    assert _interval(Interval(0.25, 0.5)) == "[0.25, 0.5]"  # the ordinary case
+    assert _interval(Interval(-1 / 60 - 1e-12, -1 / 60 + 1e-12)) == "[-0.01667, -0.01667]"

@@ -66,9 +66,18 @@ def _num(x: float | None) -> str:
 
 
 def _interval(iv: Interval | None) -> str:
+    """``[low, high]`` with 4 significant digits, or as many more (up to 12) as its two
+    ends need to differ where it is wider than a point (1e-9; QA: the terminal printed an
+    interval 3e-5 wide as ``[0.0012, 0.0012]``)."""
     if iv is None:
         return "—"
-    return f"[{_num(iv.low)}, {_num(iv.high)}]"
+    low, high = _num(iv.low), _num(iv.high)
+    if low == high and abs(iv.high - iv.low) > 1e-9 and math.isfinite(iv.high - iv.low):
+        for g in range(5, 13):
+            low, high = f"{iv.low:.{g}g}", f"{iv.high:.{g}g}"
+            if low != high:
+                break
+    return f"[{low}, {high}]"
 
 
 def _snippet(text: str) -> str:
