@@ -71,7 +71,8 @@ def test_no_spelling_of_a_spec_is_stored_or_shown_with_its_secret(name: str) -> 
     assert_hidden(stored, secret, "stored spec")
     assert_hidden(redact(spec), secret, "redacted spec")
     assert "127.0.0.1:9/v1" in stored and "***" not in stored  # stored without trace
-    scorer = get_scorer(spec)
+    # (one immediate retry: the refusal after retries, not the default 7.5 s of back-offs)
+    scorer = get_scorer(spec, max_retries=1, backoff=0.0)
     assert isinstance(scorer, OpenAIScorer)
     if scorer.model is None:  # no model named and none listed (no server): no identity
         with pytest.raises(EndpointError,
