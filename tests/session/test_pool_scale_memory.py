@@ -288,21 +288,20 @@ def test_a_parquet_table_is_read_in_bounded_memory(tmp_path: Path) -> None:
     assert most < whole / 3, (most, whole)  # pre-buffered: all of it (11.8 of 11.2 MB)
 
 
-def test_init_of_gzipped_and_json_array_files_streams_in_bounded_memory(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """``init`` of a gzipped CSV pool with a JSON-array table and a gzipped CSV table:
-    they took the general path (every record a Python object: 1.6 KB per item here, by
-    tracemalloc; 32.6 MB at 2e4 items, 65.4 MB at 4e4), now the stream (the pool gunzipped
-    as it is read, the JSON array a record at a time): what it holds grows with the
-    model outputs only (0.23 KB per item), above a fixed 16 MiB (the reads' buffer)."""
+def _stream_files(kind: str, n: int, d: Path) -> tuple[Path, Path, Path]:
+    """A pool of ``n`` items and its surrogate's and target's tables in folder ``d``:
+    ``csv.gz`` (a gzipped CSV pool, a JSON-array surrogate, a gzipped CSV target),
+    ``json.gz`` (a gzipped JSON-array pool) or ``parquet.gz`` (a gzipped Parquet pool),
+    the last two with Parquet tables."""
     import gzip
     import json
-    import tracemalloc
 
+    import pyarrow as pa
+    import pyarrow.parquet as pq
 
-    def files(n: int, d: Path) -> tuple[Path, Path, Path]:
-        d.mkdir()
-        lp = _lsm(np.random.default_rng(n).normal(size=(2 * n, 2))).reshape(2, n, 2)
+    d.mkdir()
+    lp = _lsm(np.random.default_rng(n).normal(size=(2 * n, 2))).reshape(2, n, 2)
+    if kind == "csv.gz":
         pool = d / "pool.csv.gz"
         pool.write_bytes(gzip.compress(("id,sentence,label\n" + "".join(
             f"it{i},text {i} of the pool,{('negative', 'positive')[i % 2]}\n"
@@ -315,69 +314,41 @@ def test_init_of_gzipped_and_json_array_files_streams_in_bounded_memory(
             f"it{i},{float(lp[1, i, 0])!r},{float(lp[1, i, 1])!r}\n"
             for i in range(n))).encode(), mtime=0))
         return pool, sur, tgt
-
-    ran = spy_on_stream(monkeypatch)
-
-    def create(db: Path, pool: Path, sur: Path, tgt: Path) -> None:
-        Session.create(db, pool=pool, task="sst2", surrogate=f"table:{sur}",
-                       target=f"table:{tgt}", seed=3, pool_options={"id_column": "id"},
-                       progress=False).close()
-
-    monkeypatch.setattr(stream_base, "BLOCK", 1024)
-    create(tmp_path / "warm.db", *files(50, tmp_path / "warm"))  # the modules imported
-    n = 25_000
-    big = files(n, tmp_path / "big")
-    tracemalloc.start()
-    try:
-        create(tmp_path / "s.db", *big)
-        most = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-    assert most < (16 << 20) + n * 500, most  # the general path: 41 MB (1.6 KB an item)
-    assert len(ran) == 2
-    with SessionStore.open(tmp_path / "s.db") as s:
-        assert len(s.items()) == n
+    recs = [{"id": f"it{i}", "sentence": f"text {i} of the pool",
+             "label": ("negative", "positive")[i % 2]} for i in range(n)]
+    if kind == "json.gz":
+        data = json.dumps(recs).encode()
+    else:
+        raw = d / "raw.parquet"
+        pq.write_table(pa.Table.from_pylist(recs), raw, row_group_size=4096)
+        data = raw.read_bytes()
+        raw.unlink()
+    pool = d / f"pool.{kind}"
+    pool.write_bytes(gzip.compress(data, mtime=0))
+    tables = []
+    for k, name in enumerate(("sur", "tgt")):
+        path = d / f"{name}.parquet"
+        pq.write_table(pa.table({"id": [f"it{i}" for i in range(n)],
+                                 "negative": lp[k, :, 0], "positive": lp[k, :, 1]}), path)
+        tables.append(path)
+    return pool, tables[0], tables[1]
 
 
-@pytest.mark.parametrize("kind", ["json.gz", "parquet.gz"])
-def test_init_of_a_json_array_or_gzipped_parquet_pool_streams_in_bounded_memory(
+@pytest.mark.parametrize("kind", ["csv.gz", "json.gz", "parquet.gz"])
+def test_init_of_gzipped_and_json_array_files_streams_in_bounded_memory(
         kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """``init`` of a JSON-array pool (gzipped) or a gzipped Parquet pool: they took the
-    general path (every record a Python object: a JSON array parsed whole, a gzipped
-    Parquet file gunzipped whole into memory and read whole), now the stream (the array
-    a record at a time; the Parquet file gunzipped into a copy beside the session and
-    read by blocks of rows): what it holds grows with the model outputs only, above a
-    fixed 16 MiB (the reads' buffer) and a block."""
-    import gzip
-    import json
+    """``init`` of a gzipped CSV pool with a JSON-array table and a gzipped CSV table
+    (``csv.gz``), of a gzipped JSON-array pool (``json.gz``) or of a gzipped Parquet pool
+    (``parquet.gz``), the last two with Parquet tables: they took the general path (every
+    record a Python object: 1.6 KB per item for ``csv.gz``, by tracemalloc; 32.6 MB at
+    2e4 items, 65.4 MB at 4e4; a JSON array parsed whole, a gzipped Parquet file
+    gunzipped whole into memory and read whole), now the stream (the pool gunzipped as
+    it is read, a JSON array a record at a time, a gzipped Parquet file gunzipped into a
+    copy beside the session and read by blocks of rows): what it holds grows with the
+    model outputs only (0.23 KB per item for ``csv.gz``), above a fixed 16 MiB (the
+    reads' buffer) and a block."""
     import tracemalloc
 
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    def files(n: int, d: Path) -> tuple[Path, Path, Path]:
-        d.mkdir()
-        lp = _lsm(np.random.default_rng(n).normal(size=(2 * n, 2))).reshape(2, n, 2)
-        recs = [{"id": f"it{i}", "sentence": f"text {i} of the pool",
-                 "label": ("negative", "positive")[i % 2]} for i in range(n)]
-        if kind == "json.gz":
-            data = json.dumps(recs).encode()
-        else:
-            raw = d / "raw.parquet"
-            pq.write_table(pa.Table.from_pylist(recs), raw, row_group_size=4096)
-            data = raw.read_bytes()
-            raw.unlink()
-        pool = d / f"pool.{kind}"
-        pool.write_bytes(gzip.compress(data, mtime=0))
-        tables = []
-        for k, name in enumerate(("sur", "tgt")):
-            path = d / f"{name}.parquet"
-            pq.write_table(pa.table({"id": [f"it{i}" for i in range(n)],
-                                     "negative": lp[k, :, 0], "positive": lp[k, :, 1]}),
-                           path)
-            tables.append(path)
-        return pool, tables[0], tables[1]
-
     ran = spy_on_stream(monkeypatch)
 
     def create(db: Path, pool: Path, sur: Path, tgt: Path) -> None:
@@ -386,16 +357,16 @@ def test_init_of_a_json_array_or_gzipped_parquet_pool_streams_in_bounded_memory(
                        progress=False).close()
 
     monkeypatch.setattr(stream_base, "BLOCK", 1024)
-    create(tmp_path / "warm.db", *files(50, tmp_path / "warm"))  # the modules imported
+    create(tmp_path / "warm.db", *_stream_files(kind, 50, tmp_path / "warm"))  # imports
     n = 25_000
-    big = files(n, tmp_path / "big")
+    big = _stream_files(kind, n, tmp_path / "big")
     tracemalloc.start()
     try:
         create(tmp_path / "s.db", *big)
         most = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert most < (16 << 20) + n * 500, most
+    assert most < (16 << 20) + n * 500, most  # the general path (csv.gz): 41 MB (1.6 KB an item)
     assert len(ran) == 2
     with SessionStore.open(tmp_path / "s.db") as s:
         assert len(s.items()) == n
