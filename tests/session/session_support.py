@@ -276,6 +276,41 @@ def spy_on_stream(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return ran
 
 
+def no_general_path(*a: object, **k: object) -> object:
+    """A stand-in for ``create.load_inputs`` (the general path) that fails the test."""
+    raise AssertionError("the general path read the whole pool into memory")
+
+
+def init_refusal(db: Path, files: tuple[Path, Path, Path], kind: str = "") -> str:
+    """The message of the ``ValueError`` that refuses :func:`create_from_tables` of
+    ``files`` (``db`` not written, no ``.*creating*`` file left beside it); ``kind``: the
+    tables' specs' options (``?kind=probs``)."""
+    with pytest.raises(ValueError) as err:
+        create_from_tables(db, files, kind=kind)
+    assert not db.exists() and not list(db.parent.glob(".*creating*"))
+    return str(err.value)
+
+
+def general_and_streamed_refusals(folder: Path, files: tuple[Path, Path, Path],
+                                  monkeypatch: pytest.MonkeyPatch,
+                                  kind: str = "") -> tuple[str, str]:
+    """The refusals of ``init`` of ``files`` on the general path (the stream turned off;
+    ``folder/g.db``) and on the stream (the general path made to fail; ``folder/s.db``):
+    ``(general, streamed)``; both paths restored afterwards. ``kind``: the tables'
+    specs' options (``?kind=probs``)."""
+    from activetest.session import create, stream_init
+
+    real_try = stream_init.try_stream
+    monkeypatch.setattr(stream_init, "try_stream", lambda *a, **k: None)
+    general = init_refusal(folder / "g.db", files, kind)
+    monkeypatch.setattr(stream_init, "try_stream", real_try)
+    real_load = create.load_inputs
+    monkeypatch.setattr(create, "load_inputs", no_general_path)
+    streamed = init_refusal(folder / "s.db", files, kind)
+    monkeypatch.setattr(create, "load_inputs", real_load)
+    return general, streamed
+
+
 def init_from_tables(db: Path, pool: Path, sur: Path, tgt: Path) -> tuple[int, str]:
     """``activetest init`` of an sst2 pool with ``table:`` surrogate and target (ids in
     column ``id``, seed 3), in process: the exit code and the output, whitespace joined."""
@@ -340,13 +375,15 @@ def write_pool_tables(folder: Path, n: int, fmt: str = "csv", order: np.ndarray 
     return paths[0], paths[1], paths[2]
 
 
-def create_from_tables(db: Path, files: tuple[Path, Path, Path], **kw: object) -> Any:
-    """The session of :func:`write_pool_tables`' files (seed 3), made in process."""
+def create_from_tables(db: Path, files: tuple[Path, Path, Path], kind: str = "",
+                       **kw: object) -> Any:
+    """The session of :func:`write_pool_tables`' files (seed 3), made in process;
+    ``kind``: the tables' specs' options (``?kind=probs``)."""
     from activetest.session.workflow import Session
 
     pool, sur, tgt = files
-    return Session.create(db, pool=pool, task="sst2", surrogate=f"table:{sur}",
-                          target=f"table:{tgt}", seed=3, pool_options={"id_column": "id"},
+    return Session.create(db, pool=pool, task="sst2", surrogate=f"table:{sur}{kind}",
+                          target=f"table:{tgt}{kind}", seed=3, pool_options={"id_column": "id"},
                           progress=False, **kw)
 
 

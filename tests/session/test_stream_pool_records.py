@@ -8,6 +8,10 @@ killed for memory from ~1e7). The stream now refuses it itself, with the general
 own message naming the file, the line (or row) and the item, and the general path is
 never entered. Each case is made in real files and compared with the general path's
 message on the same files.
+
+tests/session/test_stream_refusal_order.py makes the same comparison for another
+question (which of several problems, in the tables and the pool, is named first); here
+one bad pool record in each pool format. Neither file's cases are the other's.
 """
 
 from __future__ import annotations
@@ -20,7 +24,13 @@ from typing import Any
 
 import numpy as np
 import pytest
-from session_support import init_from_tables, spy_on_stream
+from session_support import (
+    general_and_streamed_refusals,
+    init_from_tables,
+    init_refusal,
+    no_general_path,
+    spy_on_stream,
+)
 
 from activetest.formats.tables import read_records
 from activetest.session import create, stream_base, stream_init
@@ -135,20 +145,6 @@ def _gzipped(path: Path) -> Path:
     return out
 
 
-def _refusal(db: Path, files: tuple[Path, Path, Path]) -> str:
-    pool, sur, tgt = files
-    with pytest.raises(ValueError) as err:
-        Session.create(db, pool=pool, task="sst2", surrogate=f"table:{sur}",
-                       target=f"table:{tgt}", seed=3, pool_options={"id_column": "id"},
-                       progress=False)
-    assert not db.exists() and not list(db.parent.glob(".*creating*"))
-    return str(err.value)
-
-
-def _no_general_path(*a: object, **k: object) -> object:
-    raise AssertionError("the general path read the whole pool into memory")
-
-
 @pytest.mark.parametrize("fmt,case", _CASES)
 def test_a_bad_pool_record_is_refused_by_the_stream(
         fmt: str, case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -159,12 +155,7 @@ def test_a_bad_pool_record_is_refused_by_the_stream(
     files = _make(tmp_path, fmt, case)
     pool = files[0]
     monkeypatch.setattr(stream_base, "BLOCK", 64)
-    real_try = stream_init.try_stream
-    monkeypatch.setattr(stream_init, "try_stream", lambda *a, **k: None)
-    general = _refusal(tmp_path / "g.db", files)
-    monkeypatch.setattr(stream_init, "try_stream", real_try)
-    monkeypatch.setattr(create, "load_inputs", _no_general_path)
-    streamed = _refusal(tmp_path / "s.db", files)
+    general, streamed = general_and_streamed_refusals(tmp_path, files, monkeypatch)
     assert streamed == general
     bad = 192 if case == "keys of a later block" else BAD
     if case in ("not json", "not an object", "width", "tsv width", "quote"):
@@ -209,7 +200,7 @@ def test_a_bad_record_in_a_file_the_general_path_refuses_first_takes_it(
         return real(*a, **k)
 
     monkeypatch.setattr(create, "load_inputs", spy)
-    said = _refusal(tmp_path / "s.db", files)
+    said = init_refusal(tmp_path / "s.db", files)
     assert general and "maybe" not in said
     assert {b"\x00": "NUL character", b"cut": "not a valid gzip file"}.get(
         spoil, "is not valid utf-8") in said
@@ -252,7 +243,7 @@ def test_init_refuses_a_bad_pool_line_with_exit_2_and_one_message(
 
     pool, sur, tgt = _make(tmp_path, "jsonl", "not json")
     monkeypatch.setattr(stream_base, "BLOCK", 64)
-    monkeypatch.setattr(create, "load_inputs", _no_general_path)
+    monkeypatch.setattr(create, "load_inputs", no_general_path)
     db = tmp_path / "s.db"
     code, said = init_from_tables(db, pool, sur, tgt)
     assert code == 2, said

@@ -9,6 +9,12 @@ with bad rows at 5 and 25,002), a later table's row before an earlier table's, a
 table's row before a later pool record. Each case is made in real files and the
 streamed refusal compared with the general path's on the same files; the streamed run
 never enters the general path.
+
+tests/session/test_stream_pool_records.py looks like this file (the same comparison,
+through session_support.general_and_streamed_refusals) but checks another thing: there
+one bad pool record in each pool format (CSV, TSV, JSONL, Parquet, gzipped), the pool's
+line or row named; here several problems at once, in tables of each table format and the
+pool, and which of them is named first. Neither file's cases are the other's.
 """
 
 from __future__ import annotations
@@ -18,9 +24,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from session_support import general_and_streamed_refusals
 
-from activetest.session import create, stream_base, stream_init
-from activetest.session.workflow import Session
+from activetest.session import stream_base
 
 
 def _files(folder: Path, n: int, fmt: str, spoil: list[tuple[str, str, int]],
@@ -76,35 +82,6 @@ def _files(folder: Path, n: int, fmt: str, spoil: list[tuple[str, str, int]],
     return out[0], out[1], out[2]
 
 
-def _refusal(db: Path, files: tuple[Path, Path, Path], kind: str = "") -> str:
-    pool, sur, tgt = files
-    with pytest.raises(ValueError) as err:
-        Session.create(db, pool=pool, task="sst2", surrogate=f"table:{sur}{kind}",
-                       target=f"table:{tgt}{kind}", seed=3, pool_options={"id_column": "id"},
-                       progress=False)
-    assert not db.exists() and not list(db.parent.glob(".*creating*"))
-    return str(err.value)
-
-
-def _no_general_path(*a: object, **k: object) -> object:
-    raise AssertionError("the general path read the whole pool into memory")
-
-
-def _both(tmp_path: Path, files: tuple[Path, Path, Path],
-          monkeypatch: pytest.MonkeyPatch, kind: str = "") -> tuple[str, str]:
-    """The general path's refusal and the stream's (the general path not entered);
-    ``kind``: the tables' spec's options (``?kind=probs``)."""
-    real_try = stream_init.try_stream
-    monkeypatch.setattr(stream_init, "try_stream", lambda *a, **k: None)
-    general = _refusal(tmp_path / "g.db", files, kind)
-    monkeypatch.setattr(stream_init, "try_stream", real_try)
-    real_load = create.load_inputs
-    monkeypatch.setattr(create, "load_inputs", _no_general_path)
-    streamed = _refusal(tmp_path / "s.db", files, kind)
-    monkeypatch.setattr(create, "load_inputs", real_load)
-    return general, streamed
-
-
 N = 300  # blocks of 64: row 250 is in the fourth block, rows 3 and 5 in the first
 
 # (the spoiled rows, the file and the words of the message named; where the tables'
@@ -131,7 +108,7 @@ def test_the_stream_names_what_the_general_path_names(
     general path's, word for word (the file and the row or line named)."""
     monkeypatch.setattr(stream_base, "BLOCK", 64)
     files = _files(tmp_path, N, fmt, spoil)
-    general, streamed = _both(tmp_path, files, monkeypatch)
+    general, streamed = general_and_streamed_refusals(tmp_path, files, monkeypatch)
     assert streamed == general
     assert streamed.startswith(str(tmp_path / named)), streamed
     if fmt != "csv" and words.startswith("line "):  # no header line: a JSONL file's row
@@ -151,7 +128,7 @@ def test_a_table_joined_by_id_names_a_later_rows_problem_first(
     monkeypatch.setattr(stream_base, "BLOCK", 64)
     order = np.random.default_rng(5).permutation(N)
     files = _files(tmp_path, N, fmt, [("nonorm", "surrogate", 5), second], order=order)
-    general, streamed = _both(tmp_path, files, monkeypatch)
+    general, streamed = general_and_streamed_refusals(tmp_path, files, monkeypatch)
     assert streamed == general
     assert "normalise" not in streamed and str(files[1]) in streamed
 
@@ -163,7 +140,7 @@ def test_the_reported_case_at_full_block_size(tmp_path: Path,
     is named (its line 25,004), by the stream and the general path alike."""
     files = _files(tmp_path, 30_000, "csv", [("nonorm", "surrogate", 5),
                                              ("nan", "surrogate", 25_002)])
-    general, streamed = _both(tmp_path, files, monkeypatch)
+    general, streamed = general_and_streamed_refusals(tmp_path, files, monkeypatch)
     assert streamed == general
     assert streamed.startswith(f"{files[1]}: line 25004: column 'negative': value 'nan'")
 
@@ -194,7 +171,8 @@ def test_a_table_of_probabilities_names_the_row_of_the_rules_first_check(
     monkeypatch.setattr(stream_base, "BLOCK", 64)
     order = np.random.default_rng(5).permutation(N) if shuffled else None
     files = _files(tmp_path, N, fmt, spoil, order=order, probs=True)
-    general, streamed = _both(tmp_path, files, monkeypatch, "?kind=probs")
+    general, streamed = general_and_streamed_refusals(tmp_path, files, monkeypatch,
+                                                      kind="?kind=probs")
     assert streamed == general
     assert words in streamed and str(files[1]) in streamed
 
@@ -219,7 +197,7 @@ def test_a_content_check_for_other_content_is_named_after_the_tables_rows(
         t = pq.read_table(path)
         shown = [fp[i] if i < 5 or path != files[1] else fp[(i + 1) % N] for i in range(N)]
         pq.write_table(t.append_column(CHECK_COLUMN, [shown]), path)
-    general, streamed = _both(tmp_path, files, monkeypatch)
+    general, streamed = general_and_streamed_refusals(tmp_path, files, monkeypatch)
     assert streamed == general
     assert str(files[1]) in streamed and "other content" not in streamed
     assert ("normalise" if what == "nonorm" else "not finite") in streamed
