@@ -259,6 +259,24 @@ def test_once_every_item_where_they_differ_is_labelled_the_difference_is_known(
     assert a2.fixed_high - a2.fixed_low <= 2 * left / 60 + 1e-12
 
 
+def _sure_bounds_session(pf: PoolFiles, tmp_path: Path) -> tuple[Path, Path]:
+    """A compare session (error rate) whose difference's intervals are its sure bounds:
+    the target and a copy with 3 predictions flipped, 12 items labelled; ``(db, other)``.
+
+    Two tests use it and check different things (so both stay): where the bounds are
+    named in `estimate`, `status` and the report's table
+    (:func:`test_the_sure_bounds_are_named_wherever_a_difference_shows_them`), and the
+    report's difference figure's last point (:func:`test_the_difference_figure_takes_the
+    _sure_bounds_at_the_last_count_and_says_so`)."""
+    _, other = _flipped(pf, _table(pf.target, pf.ids), [4, 17, 33], tmp_path / "other.csv")
+    db = tmp_path / "k.db"
+    _init(pf, db, "--metric", "error_rate", "--acquisition", "compare", "--compare",
+          f"table:{other}")
+    run("select", db, "--n", "12")
+    run("label", db, "--from-data")
+    return db, other
+
+
 def test_the_sure_bounds_are_named_wherever_a_difference_shows_them(
         pool_files: PoolFiles, tmp_path: Path) -> None:
     """QA: where a difference's intervals are its sure bounds (basis "sure"), only the
@@ -266,13 +284,7 @@ def test_the_sure_bounds_are_named_wherever_a_difference_shows_them(
     them under the CLT intervals' names, and the report's verdict named the anytime CS.
     Each of their cells now says "(sure bounds)", as "(exact CS)" marks the exact CS, and
     the verdicts are named by them; the compared target's own row (not sure) is not."""
-    pf = pool_files
-    _, other = _flipped(pf, _table(pf.target, pf.ids), [4, 17, 33], tmp_path / "other.csv")
-    db = tmp_path / "k.db"
-    _init(pf, db, "--metric", "error_rate", "--acquisition", "compare", "--compare",
-          f"table:{other}")
-    run("select", db, "--n", "12")
-    run("label", db, "--from-data")
+    db, other = _sure_bounds_session(pool_files, tmp_path)
     (c,) = json.loads(run("estimate", db, "--json"))["comparisons"]
     assert c["difference_anytime"]["basis"] == "sure"  # the case at hand
     assert c["other_anytime"]["basis"] != "sure"
@@ -961,13 +973,7 @@ def test_the_difference_figure_takes_the_sure_bounds_at_every_count_and_says_so(
     they stand in, and ring the estimates that lie outside them (kept: unbiased)."""
     from activetest.session.report.plots import differences_figure
 
-    pf = pool_files
-    _, other = _flipped(pf, _table(pf.target, pf.ids), [4, 17, 33], tmp_path / "other.csv")
-    db = tmp_path / "k.db"
-    _init(pf, db, "--metric", "error_rate", "--acquisition", "compare", "--compare",
-          f"table:{other}")
-    run("select", db, "--n", "12")
-    run("label", db, "--from-data")
+    db, _ = _sure_bounds_session(pool_files, tmp_path)
     with Session.open(db) as s:
         (c,) = s.estimate(record=False, progress=False).comparisons
         data = s.report_data(progress=False)

@@ -3,7 +3,12 @@
 QA: ``init --pool /home/me/data/pool.csv`` stored the path as given (or resolved) as
 the config's ``pool.source`` in a file users share. No later command re-opens it (the
 items are stored), so new sessions store the file's last component and the SHA-256 of
-its bytes (a file given again can be confirmed the same); old files keep their path."""
+its bytes (a file given again can be confirmed the same); old files keep their path.
+
+tests/session/test_spec_file_names.py reads the same session files the same way (the
+stored config, by sqlite3) for another part of them: the model specs' files (answer
+logs, prediction tables, a judge's table), which later commands read again and find by
+their digests. The pool's and the examples' names are checked only here."""
 
 from __future__ import annotations
 

@@ -10,6 +10,10 @@ suffix) and, for a table a later command reads again (a PE target), its SHA-256;
 path is said on the terminal only. A session copied to another folder (or machine)
 finds its table beside it or by ``$ACTIVETEST_FILES``, else refuses naming the file and
 its digest; old session files keep their specs (tests/session/test_old_sessions.py).
+
+The pool's and the examples' files (config ``pool.source``/``examples.source``, never read
+again) are checked in tests/session/test_pool_source_names.py, not here: the sessions
+made here name their pools too, but the assertions on the model specs' files are these.
 """
 
 from __future__ import annotations
