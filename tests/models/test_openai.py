@@ -372,35 +372,52 @@ def test_bad_arguments(kwargs: dict, message: str) -> None:
         OpenAIScorer(**args)
 
 
-def test_cache_keeps_apart_the_models_one_url_served(tmp_path: Path, gguf: Path) -> None:
+def test_cache_keeps_apart_the_models_one_url_served(tmp_path: Path, gguf: Path,
+                                                    local) -> None:
     """QA: a server on one port served SmolLM2, then Gemma; ``openai:URL`` without ``#model``
-    handed the second the first one's cached scores (the key had no model in it)."""
+    handed the second the first one's cached scores (the key had no model in it).
+
+    Kept fast (was ~150 s, nearly all of it Gemma): llama-cpp-python's server answers an
+    ``echo`` request (how a scorer without ``tokenizer=`` learns each label's first
+    token, once per task and scorer) by sorting the whole vocabulary (262k for Gemma) in
+    Python for every prompt token: each scorer is given the served model's tokenizer
+    (which the cache key leaves out: ``cache_identity`` is the endpoint, the served
+    model, the method), the prompt is short and each model name has one scorer, its
+    fresh scores asked of the server past the cache."""
     from activetest.models.bundled import bundled_model_path
     from activetest.models.cache import CachedScorer
+    from activetest.models.llamacpp import LlamaCppScorer
 
     pytest.importorskip("llama_cpp.server")
     try:
         gemma = Path(bundled_model_path("gemma3-270m"))
     except Exception as exc:  # not installed in this environment
         pytest.skip(f"bundled Gemma not available: {exc}")
+    task = Task(name="sst2-short", instruction='Say "negative" or "positive".\n',
+                classes=TASK.classes, answer_key="Label")
+    items = [Item(id=f"s{i}", fields={"text": t}) for i, t in enumerate(
+        ("so bad ", "so good ", "dull "))]
     port = free_port()
     got: dict[str, tuple[np.ndarray, np.ndarray, dict]] = {}
-    for name, path in (("smollm2", gguf), ("gemma", gemma)):
-        with llama_server(path, n_ctx=512, n_threads=1, port=port) as url:
-            # one pass first: the server's first prompt is evaluated whole, later ones
-            # reuse the previous prompt's prefix, and the two can differ on some CPUs
-            # (Gemma on an AMD EPYC: 0.04 nats on the first item): the kernels' batching,
-            # not the cache this test is about
-            OpenAIScorer(url, None, concurrency=1).score(TASK, ITEMS[:3], progress=False)
+    gemma_tokens = LlamaCppScorer(gemma, n_ctx=128, n_threads=1)
+    for name, path, tokens in (("smollm2", gguf, local), ("gemma", gemma, gemma_tokens)):
+        with llama_server(path, n_ctx=128, n_threads=1, port=port) as url:
             # the same name for both (llama-cpp-python answers any name with its model)
             for spec_model in (None, "same-name"):
-                cached = CachedScorer(OpenAIScorer(url, spec_model, concurrency=1), tmp_path)
-                lp = cached.score(TASK, ITEMS[:3], progress=False)
-                fresh = OpenAIScorer(url, spec_model, concurrency=1).score(
-                    TASK, ITEMS[:3], progress=False)
+                scorer = OpenAIScorer(url, spec_model, concurrency=1, tokenizer=tokens)
+                if spec_model is None:
+                    # one pass first: the server's first prompt is evaluated whole, later
+                    # ones reuse the previous prompt's prefix, and the two can differ on
+                    # some CPUs (Gemma on an AMD EPYC: 0.04 nats on the first item): the
+                    # kernels' batching, not the cache this test is about
+                    scorer.score(task, items, progress=False)
+                cached = CachedScorer(scorer, tmp_path)
+                lp = cached.score(task, items, progress=False)
+                fresh = scorer.score(task, items, progress=False)  # past the cache
                 assert cached.hits == 0, (name, spec_model)  # never the other model's entry
                 np.testing.assert_allclose(lp, fresh, atol=TOL)
                 got[f"{name}/{spec_model}"] = (lp, fresh, cached.cache_identity())
+    gemma_tokens.close()
     assert np.abs(got["smollm2/None"][0] - got["gemma/None"][0]).max() > 1e-3
     ident = got["gemma/None"][2]["identity"]["model"]
     assert ident["id"] == str(gemma)  # the served model, named in the identity (provenance)
