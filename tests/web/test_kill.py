@@ -2,7 +2,9 @@
 random moments: no answer the page was told is saved is ever lost, and the resumed
 session makes exactly the draws of a run never killed (the adaptive design's, in
 batches). The client makes the page's calls (the answer with the next items in its
-reply, two held at hand). CI runs 10 kills; the slow-marked test runs 50."""
+reply, two held at hand). One test kills it 10 times, the slow-marked one 50 times;
+CI runs both (the suite's `slow` mark says a test takes more than a few seconds, it
+skips nothing)."""
 
 from __future__ import annotations
 
