@@ -481,6 +481,47 @@ def test_a_session_file_replaced_under_the_server_takes_no_answer(tmp_path: Path
         assert s.labels() == {} and s.store.n_acquired() == 0
 
 
+def test_a_file_copied_over_the_session_is_answered_as_a_moved_one(tmp_path: Path) -> None:
+    """A backup copied over the session file while the page serves it (``cp``: the same
+    inode, its content put back), which the store refuses to write into: the page gets
+    the 409 (restart ``serve``) a file moved over it gets, for that call and every later
+    one, not a 400 (a bad request: QA); the answer saved before is kept in the sheet the
+    message names."""
+    import os
+    import subprocess
+
+    made = classification(tmp_path / "served")
+    backup = tmp_path / "backup.db"
+    shutil.copyfile(made.db, backup)  # no label yet
+    inode = os.stat(made.db).st_ino
+    with running(made.db) as server:
+        c = Client(server.url)
+        first = c.next()["item_id"]
+        status, data = c.call("POST", "answer", {"item_id": first, "levels": [2]})
+        assert status == 200 and data["saved"] == 1, (status, data)
+        it = c.next()
+        subprocess.run(["cp", str(backup), str(made.db)], check=True)
+        assert os.stat(made.db).st_ino == inode  # the same file, its content replaced
+        status, data = c.call("POST", "answer", {"item_id": it["item_id"], "levels": [1]})
+        assert status == 409, (status, data)
+        msg = data["error"]
+        assert "content was replaced" in msg and "activetest serve" in msg, msg
+        (sheet,) = tmp_path.glob("served/c.unsaved-*.csv")
+        assert str(sheet) in msg, msg
+        for method, name, body in (("POST", "next", {}), ("GET", "progress", None),
+                                   ("POST", "skip", {"item_id": it["item_id"]}),
+                                   ("POST", "answers", {"answers": [
+                                       {"item_id": it["item_id"], "levels": [1]}]})):
+            status, data = c.call(method, name, body)
+            assert status == 409, (name, status, data)
+            assert "copied over it" in data["error"] and "activetest serve" in data["error"]
+            assert "write(s) behind what this command saw)" in data["error"], data
+    with sheet.open(encoding="utf-8") as f:
+        assert f"{first},1," in f.read()  # the answer saved before: kept (class 1 from 0)
+    with Session.open(made.db) as s:  # the backup's content: nothing written into it
+        assert s.labels() == {}
+
+
 def test_a_burst_of_answers_gets_a_reply_each(tmp_path: Path) -> None:
     """30 people answer one item at the same moment: every request gets an HTTP reply
     (QA: some got their connection reset, the listen queue was 5 long), exactly one

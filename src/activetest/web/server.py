@@ -85,6 +85,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from activetest.session.store_errors import SessionFileReplacedError
 from activetest.web.api import (
     CALLS,
     WAITS_PER_BROWSER,
@@ -168,6 +169,9 @@ class LabelServer:
         self._progress: tuple[Any, Any] = (None, None)
         self._busy_timeout = self.server_options.busy_timeout
         self._identity: tuple[int, int] | None = None
+        # the store's refusal of a file copied over the session (same inode, content put
+        # back): every call is refused from then on, as for a file moved over it
+        self._put_back: str | None = None
         # api/wait: the count of calls that may have given someone an item (WRITES); a
         # random start, so that a count a page got from an earlier run is not taken for
         # this run's
@@ -215,8 +219,16 @@ class LabelServer:
         into a file nobody reads.
 
         Raises:
-            SessionReplacedError: the path names another file, or none.
+            SessionReplacedError: the path names another file, or none; or its content
+                was replaced (a file copied over it: found by the store when it wrote,
+                :meth:`_call`).
         """
+        if self._put_back is not None:
+            raise SessionReplacedError(
+                f"{self.path}: the session file's content was replaced by a file copied "
+                f"over it while the labelling page was serving it ({self._put_back}); "
+                f"nothing was stored. Restart `activetest serve` to label the file now "
+                f"there")
         if self._identity is not None and _identity(self.path) == self._identity:
             return
         what = ("what this call stored went into the old file, not the new one" if after
@@ -233,7 +245,15 @@ class LabelServer:
             raise ServerStoppingError() from None
         # (only the submit: a RuntimeError of the call itself, a fault in the server, was
         # answered "the labelling server is stopping", QA)
-        return done.result()
+        try:
+            return done.result()
+        except SessionFileReplacedError as exc:  # the store's refusal of a file copied
+            # (or moved) over the session: answered as a moved file is (409, restart
+            # `serve`), not as a bad request (400, QA), and so every call from now on
+            if self._put_back is None and _identity(self.path) == self._identity:
+                self._put_back = _why_put_back(str(exc))  # (a moved file: _check_file)
+            raise SessionReplacedError(f"{exc}. Restart `activetest serve` to label the "
+                                       f"file now there") from None
 
     @property
     def url(self) -> str:
@@ -578,6 +598,18 @@ def session_id(session: Any) -> str:
     meta = session.store.meta()
     doc = json.dumps(session.store.config().to_dict(), sort_keys=True, default=str)
     return hashlib.sha256(f"{meta.get('created', '')}\n{doc}".encode()).hexdigest()[:16]
+
+
+def _why_put_back(message: str) -> str:
+    """What the store's refusal ``message`` says the file now holds (the words in its
+    parentheses: ``a file copied over it: ...``), or the whole message."""
+    start = message.find("(")
+    depth = 0
+    for k in range(max(start, 0), len(message)):
+        depth += {"(": 1, ")": -1}.get(message[k], 0)
+        if start >= 0 and depth == 0:
+            return message[start + 1:k]
+    return message
 
 
 def _identity(path: Path) -> tuple[int, int] | None:
