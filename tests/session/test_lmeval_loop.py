@@ -846,6 +846,27 @@ def test_a_file_that_is_no_lm_eval_results_is_said_to_be_so(
         assert not s.labels()
 
 
+def test_a_round_a_killed_run_never_wrote_is_said_to_be_missing(
+        lmeval_files: HarnessFiles, pool_run: list[Path], tmp_path: Path) -> None:
+    """QA: lm_eval writes its samples files (and their folder) only when its run ends, so
+    a round killed half way leaves nothing, and the README's `import eval.db
+    round2/*/samples_*.jsonl` passes the pattern on as it is: that was "label file not
+    found" (this session reads no label file), and the round's folder "cannot tell the
+    format from the suffix ''". Now: the path does not exist, why, and how to re-run the
+    round; exit 2, one message, nothing stored."""
+    db = new_session(tmp_path, pool_run)
+    emit(db, 4, tmp_path / "samples.json")
+    for missing in (tmp_path / "round2" / "*" / "samples_*.jsonl", tmp_path / "round2"):
+        out = " ".join(run("import", db, missing, code=2).split())
+        assert out.count("error:") == 1 and "Traceback" not in out, out
+        assert f"{missing}: no such file or folder" in out, out
+        assert ("no file matches this pattern" in out) == ("*" in str(missing)), out
+        assert "only when its run ends" in out and "--n 0 --emit lm-eval" in out, out
+        assert "label file" not in out and "suffix" not in out, out
+    with Session.open(db) as s:
+        assert not s.labels() and len(s.pending()) == 4
+
+
 def _named(files: list[Path], model: str) -> list[Path]:
     """Write lm-eval's ``results_<date>.json`` beside the samples files, naming ``model``
     (``pretrained=`` a local path, as lm-eval writes a local checkpoint's run)."""

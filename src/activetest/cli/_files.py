@@ -149,6 +149,9 @@ def import_(
         from activetest.session.harness import harness_config, harness_tool
 
         tool = harness_tool(s)
+        missing = next((f for f in files if not f.exists()), None)
+        if missing is not None:
+            raise ValueError(_missing_refusal(session, missing, tool))
         folder = next((f for f in files if f.is_dir()), None)
         if folder is not None and not (tool == "lm-eval" and format is None):
             raise ValueError(_folder_refusal(folder, tool, format))
@@ -233,6 +236,24 @@ def _folder_refusal(folder: Path, tool: str | None, format: LabelFileFormat | No
             f"(samples_<task>_<date>.jsonl) by a --target lm-eval session's import, and as "
             f"inspect_ai logs by `init --from-inspect`; this session's target runs in "
             f"neither")
+
+
+def _missing_refusal(session: Path, path: Path, tool: str | None) -> str:
+    """Why ``import`` reads nothing from ``path``, which does not exist: said as such, with
+    what a pattern left unexpanded means, and for a session whose target runs in lm-eval,
+    that a run writes its samples files only when it ends (QA: a killed run's round was
+    "label file not found: round2/*/samples_*.jsonl", and its missing folder "cannot
+    tell the format from the suffix ''")."""
+    head = f"{path}: no such file or folder"
+    if any(c in str(path) for c in "*?["):
+        head += " (no file matches this pattern: the shell passed it on as it is)"
+    if tool == "lm-eval":
+        return (f"{head}. lm_eval writes its samples files (and the folder holding them) "
+                f"only when its run ends: a run that was killed, failed or is still running "
+                f"wrote none, and nothing was imported. Run the round again: `activetest "
+                f"select {session} --n 0 --emit lm-eval --out samples.json` writes the drawn "
+                f"items still waiting for a run")
+    return f"{head}; nothing was imported"
 
 
 def _lmeval_files(files: Sequence[Path]) -> bool:
