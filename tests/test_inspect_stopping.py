@@ -1482,8 +1482,8 @@ def test_an_eval_of_a_model_the_history_holds_is_named_at_start_and_in_status(
     """The history of an inspect session may hold a run of the model the eval turns out to
     be (a matrix row named ``mockllm/model``): unknown at init (the target is named by the
     eval), said when the eval starts (a warning on the eval's stderr) and by ``status``
-    from then on, with the way to leave it out; a session whose history has no such row
-    says nothing."""
+    from then on, with the way to leave it out, and by ``init --from-inspect`` of the eval's
+    log with the same history; a session whose history has no such row says nothing."""
     hist = _history_matrix(tmp_path)
     text = hist.read_text(encoding="utf-8").splitlines()
     own = text[1].replace("other-0,", "mockllm/model,", 1)  # named as the eval's model
@@ -1500,13 +1500,23 @@ def test_an_eval_of_a_model_the_history_holds_is_named_at_start_and_in_status(
         err: list[str] = []
         (run,) = _run(tmp_path, f"active:{db}:-:8", stderr=err)
         assert run["status"] == "success"
+        # the session read back from the eval's log, with the same history (QA: the copy
+        # said only that the target's run "cannot be recognised ... before labelling")
+        p = _cli(tmp_path, "init", f"copy-{name}", "--pool", "pool.jsonl", "--task",
+                 "answers", "--target", "inspect", "--seed", "0", "--no-progress",
+                 "--history", str(hist), "--surrogate", "column:p_correct",
+                 *(["--history-exclude", exclude[0]] if exclude else []),
+                 "--from-inspect", run["log"])
+        assert p.returncode == 0, p.stderr
         said[name] = (" ".join(err[0].split()),
-                      " ".join(_cli(tmp_path, "status", str(db)).stdout.split()))
-    start, status = said["own.db"]
-    for text in (start, status):
+                      " ".join(_cli(tmp_path, "status", str(db)).stdout.split()),
+                      " ".join(p.stderr.split()))
+    start, status, copy = said["own.db"]
+    for text in (start, status, copy):
         assert "the history holds a run of the target's own model ('mockllm/model')" in text
         assert "--history-exclude 'mockllm/model'" in text
-    assert "note: the history holds a run" in status
+    assert "note: the history holds a run" in status and "note: the history holds" in copy
+    assert "cannot be recognised" not in copy, copy
     assert all("target's own model" not in t for t in said["clean.db"]), said["clean.db"]
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -253,25 +255,28 @@ def init(
         if budget is None and log.planned_budget is not None:
             budget = log.planned_budget  # the log's: its anytime intervals are tuned there
     level = {} if log is None or log.level is None else {"level": log.level}
-    with Session.create(session, pool=pool, task=task, surrogate=surrogate, target=target,
-                        metric=metric.value, acquisition=None if acquisition is None
-                        else acquisition.value, proposal_floor=proposal_floor, seed=seed,
-                        shots=shots,
-                        examples=examples, target_shots=target_shots,
-                        noise_target_nll=noise_target_nll,
-                        noise_surrogate_nll=noise_surrogate_nll, pool_options=pool_options,
-                        cache_dir=cache_dir, use_cache=not no_cache, overwrite=overwrite,
-                        progress=not no_progress, threads=threads, **level,
-                        label_scoring=label_scoring.value,
-                        **({"budget": budget} if budget is not None else {}),
-                        **({"judge_examples": judge_examples} if judge_examples else {}),
-                        **({"compare": list(compare)} if compare else {}),
-                        **({"history": list(history), "history_exclude":
-                            list(history_exclude or ()),
-                            "history_neighbours": neighbours} if history else {}),
-                        **({"ids_are_positions": True} if ids_are_positions else {})) as s:
+    held: list[Any] = []  # the history's "cannot be recognised" notice, said after the replay
+    with _holding_target_notice(log is not None and bool(history), held):
+        made = Session.create(
+            session, pool=pool, task=task, surrogate=surrogate, target=target,
+            metric=metric.value, acquisition=None if acquisition is None
+            else acquisition.value, proposal_floor=proposal_floor, seed=seed, shots=shots,
+            examples=examples, target_shots=target_shots,
+            noise_target_nll=noise_target_nll,
+            noise_surrogate_nll=noise_surrogate_nll, pool_options=pool_options,
+            cache_dir=cache_dir, use_cache=not no_cache, overwrite=overwrite,
+            progress=not no_progress, threads=threads, **level,
+            label_scoring=label_scoring.value,
+            **({"budget": budget} if budget is not None else {}),
+            **({"judge_examples": judge_examples} if judge_examples else {}),
+            **({"compare": list(compare)} if compare else {}),
+            **({"history": list(history), "history_exclude": list(history_exclude or ()),
+                "history_neighbours": neighbours} if history else {}),
+            **({"ids_are_positions": True} if ids_are_positions else {}))
+    with made as s:
         if log is not None:  # first: a refused log leaves no "created session" line (QA)
             _restore_log(s, log, session_path, confirm, trust_labels_from_people)
+            _say_target_in_history(s, held)
         cfg = s.session_config
         # the history's messages with the paths as given (the file keeps them without)
         for line in s.store.said_at_init or (cfg.extra.get("history") or {}).get(
@@ -361,6 +366,50 @@ def _positions_said(s: Any, cfg: Any) -> None:
             and not cfg.extra.get("history"):
         _out.print("note: --ids-are-positions: no file here is joined by ids that look like "
                    "positions (nothing to confirm; the joins are by id)")
+
+
+@contextlib.contextmanager
+def _holding_target_notice(hold: bool, held: list[Any]) -> Iterator[None]:
+    """While a session is made for ``init --from-inspect`` with ``--history``, keep back
+    the notice that the target's own run cannot be recognised in the history before its
+    labels (:class:`activetest.session.create_history.HistoryTargetNotice`) in ``held``:
+    the replay records the evals' labels and their model, after which it can be
+    (:func:`_say_target_in_history`). Other warnings are shown as they came."""
+    if not hold:
+        yield
+        return
+    import warnings
+
+    from activetest.session.create_history import HistoryTargetNotice
+
+    caught: list[warnings.WarningMessage] = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            yield
+    finally:
+        for w in caught:
+            if issubclass(w.category, HistoryTargetNotice):
+                held.append(w)
+            else:
+                warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+
+
+def _say_target_in_history(s: Any, held: Sequence[Any]) -> None:
+    """After ``init --from-inspect``'s replay: where the history holds the target's own
+    run (a row of the model the evals ran, or one agreeing with their scores), say so as
+    ``status`` does; else show the notice held back while the session was made (QA: the
+    copy of a session whose eval had been warned that the history holds its own model's
+    run said only that the target's run "cannot be recognised ... before labelling")."""
+    import warnings
+
+    from activetest.session.harness_history import history_target_note
+
+    said = history_target_note(s) if s.session_config.extra.get("history") else None
+    if said is not None:
+        _err.print(f"note: {_escape(said)}")
+        return
+    for w in held:
+        warnings.showwarning(w.message, w.category, w.filename, w.lineno)
 
 
 def _restore_log(s: Any, log: Any, session: Path, confirm: Any = (),

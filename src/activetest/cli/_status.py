@@ -120,22 +120,9 @@ def status(
             from activetest.session.history_neighbours import design_label
 
             _out.print(f"design: {design_label(s.session_config.extra['history'])}")
-            from activetest.session.harness_history import target_in_history
+            from activetest.session.harness_history import history_target_note
 
-            who = (s.session_config.answer_files or {}).get("target") or {}
-            ran, rows = who.get("model"), who.get("row_names")
-            # a row of the target's model (a harness target: lm-eval's or inspect's name,
-            # or the name a history folder gives a run of its local model), or a row
-            # that is the target's own run by its results
-            if isinstance(ran, str) and isinstance(who.get("model_variant"), dict):
-                from activetest.formats.model_ids import variant_name
-
-                ran = variant_name(ran, who["model_variant"])  # its weights: the row's name
-            paths = who.get("model_path")  # the local path's digests, where kept
-            said = target_in_history(s, ran if isinstance(ran, str) else None,
-                                     [str(n) for n in rows] if isinstance(rows, list) else (),
-                                     [str(d) for d in paths] if isinstance(paths, list)
-                                     else None)
+            said = history_target_note(s)
             if said is not None:
                 _out.print(f"note: {_escape(said)}")
         cfg = s.session_config

@@ -487,6 +487,24 @@ def _same_model(rec: Mapping[str, Any], row: str, paths: Sequence[str] | None
     return None, f"the row is of {row_is}, the target's results of {target_is}"
 
 
+def history_target_note(session: Any) -> str | None:
+    """:func:`target_in_history` for a session as stored: the model its target's results
+    name (a harness target: lm-eval's or inspect's name, with the weights lm-eval states),
+    the row names a history folder gives a run of its local model, and its local path's
+    digests, as kept in the config's ``answer_files.target``. What ``status`` says, and
+    ``init --from-inspect`` once the replay has recorded the evals' labels."""
+    who = (session.session_config.answer_files or {}).get("target") or {}
+    ran, rows = who.get("model"), who.get("row_names")
+    if isinstance(ran, str) and isinstance(who.get("model_variant"), dict):
+        from activetest.formats.model_ids import variant_name
+
+        ran = variant_name(ran, who["model_variant"])  # its weights: the row's name
+    paths = who.get("model_path")  # the local path's digests, where kept
+    return target_in_history(session, ran if isinstance(ran, str) else None,
+                             [str(n) for n in rows] if isinstance(rows, list) else (),
+                             [str(d) for d in paths] if isinstance(paths, list) else None)
+
+
 def target_in_history(session: Any, model: str | None, also: Sequence[str] = (),
                       paths: Sequence[str] | None = None) -> str | None:
     """Say where a graded session's history (an lm-eval or inspect session's, or any with
