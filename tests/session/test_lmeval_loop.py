@@ -194,6 +194,12 @@ def test_import_refuses_results_not_drawn_or_of_another_document(
         "samples_at_mmlu_*.jsonl"))]
     out = run("import", db, *full, code=2)  # the whole run: items that were not drawn
     assert "was not drawn" in out and "samples_at_" in out
+    # said to be a run without --samples, not one stray record (QA)
+    n_full = sum(len(f.read_text().splitlines()) for f in full)
+    flat = " ".join(out.split())
+    assert f"These files hold {n_full} result(s), {n_full - 6} of them for items not drawn: " \
+           f"lm-eval ran without --samples" in flat, flat
+    assert "nothing was imported" in flat and flat.count("error:") == 1, flat
     files = subset_of(full, mapping, tmp_path / "sub")
     bad = files[-1]
     lines = bad.read_text().splitlines()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -114,6 +114,23 @@ def _one_target_model(files: set[str]
 
 
 
+def _full_run_hint(records: Sequence[Any], index: Mapping[str, int],
+                   drawn: Container[int]) -> str:
+    """What to add to the refusal of a result for an item not drawn where the files hold
+    more results not drawn than drawn: lm-eval was run without ``--samples`` (every
+    document of the task), so nothing was imported and the run's own mean is the error
+    rate over the documents it ran (QA: a round run without --samples was refused naming
+    one item, as if one record had strayed in)."""
+    rows = [index.get(r.key) for r in records]
+    not_drawn = sum(1 for row in rows if row is not None and row not in drawn)
+    if not_drawn <= len(rows) - not_drawn:
+        return ""
+    return (f". These files hold {len(rows)} result(s), {not_drawn} of them for items not "
+            f"drawn: lm-eval ran without --samples (it then runs every document of the "
+            f"task); nothing was imported. Such a run of the target on the whole pool needs "
+            f"no estimate: 1 - its mean metric is the error rate over the documents it ran")
+
+
 def import_lmeval(session: Any, paths: Sequence[str | os.PathLike[str]], *,
                   metric_key: str | None = None, overwrite: bool = False) -> HarnessImport:
     """Read lm-eval results of drawn items as their labels (all or nothing).
@@ -168,7 +185,8 @@ def import_lmeval(session: Any, paths: Sequence[str | os.PathLike[str]], *,
         if row not in drawn:
             raise SessionError(f"{r.where}: item {item_id!r} was not drawn: only drawn items' "
                                f"results are labels (run lm-eval with the --samples file that "
-                               f"`activetest select --emit lm-eval` wrote)")
+                               f"`activetest select --emit lm-eval` wrote)"
+                               + _full_run_hint(records, index, drawn))
         want = answers[row][2].get("doc")
         if not r.fingerprint or r.fingerprint != want:
             # the prompt ends with the item itself, after its in-context examples (lm-eval
