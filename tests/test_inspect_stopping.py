@@ -1508,6 +1508,18 @@ def test_an_eval_of_a_model_the_history_holds_is_named_at_start_and_in_status(
                  *(["--history-exclude", exclude[0]] if exclude else []),
                  "--from-inspect", run["log"])
         assert p.returncode == 0, p.stderr
+        # the eval's log given to import: said to be no label file, and where its labels
+        # come from (QA: "cannot tell the format from the suffix '.eval'; name it with
+        # --format", which no format reads)
+        with Session.open(db) as s:
+            before = s.labels()
+        imp = _cli(tmp_path, "import", name, run["log"])
+        flat = " ".join(imp.stderr.split())
+        assert imp.returncode == 2 and flat.count("error:") == 1, flat
+        assert "is an inspect_ai log (.eval), not a label file" in flat, flat
+        assert "recorded by activetest.inspect.ActiveStopping" in flat and "suffix" not in flat
+        with Session.open(db) as s:
+            assert s.labels() == before and before  # nothing lost, nothing added
         said[name] = (" ".join(err[0].split()),
                       " ".join(_cli(tmp_path, "status", str(db)).stdout.split()),
                       " ".join(p.stderr.split()))

@@ -152,6 +152,9 @@ def import_(
         missing = next((f for f in files if not f.exists()), None)
         if missing is not None:
             raise ValueError(_missing_refusal(session, missing, tool))
+        log = next((f for f in files if f.suffix.lower() == ".eval"), None)
+        if log is not None and format is None:
+            raise ValueError(_inspect_log_refusal(log, tool))
         folder = next((f for f in files if f.is_dir()), None)
         if folder is not None and not (tool == "lm-eval" and format is None):
             raise ValueError(_folder_refusal(folder, tool, format))
@@ -254,6 +257,25 @@ def _missing_refusal(session: Path, path: Path, tool: str | None) -> str:
                 f"select {session} --n 0 --emit lm-eval --out samples.json` writes the drawn "
                 f"items still waiting for a run")
     return f"{head}; nothing was imported"
+
+
+def _inspect_log_refusal(log: Path, tool: str | None) -> str:
+    """Why ``import`` does not read an inspect_ai ``.eval`` log, and what does (QA: given
+    to an inspect session it was "cannot tell the format from the suffix '.eval'; name it
+    with --format", which no format reads)."""
+    head = (f"{log} is an inspect_ai log (.eval), not a label file: import reads a sheet "
+            f"(CSV, TSV, JSONL, JSON) or a Label Studio export; nothing was imported")
+    if tool == "inspect":
+        return (f"{head}. This session's target runs in inspect_ai: its labels are the "
+                f"eval's scores, recorded by activetest.inspect.ActiveStopping while the eval "
+                f"runs; to make a session again from its logs, `activetest init ... "
+                f"--from-inspect LOG_DIR` (docs/harness_inspect.md)")
+    if tool == "lm-eval":
+        return (f"{head}. This session's target runs in lm-eval: its results are imported "
+                f"from the samples_<task>_<date>.jsonl files lm_eval --log_samples writes")
+    return (f"{head}. An inspect_ai log gives a graded session its answers (`init --target "
+            f"answers:{log.name}`), other models' results (`init --history`), or an inspect "
+            f"session made again from its evals' logs (`init --target inspect --from-inspect`)")
 
 
 def _lmeval_files(files: Sequence[Path]) -> bool:
