@@ -220,6 +220,18 @@ def test_a_persons_label_for_an_item_no_eval_scored_is_refused_unless_trusted(
         assert s.add_label(drawn[0].item_id, "incorrect", overwrite=True) is not None
 
 
+def test_select_lists_a_draw_without_the_answer_it_does_not_have(tmp_path: Path) -> None:
+    """QA: ``select`` in an inspect session listed each draw as ``What is 3 plus 2? | |``:
+    the empty answer and references of an item no eval has run joined to its question."""
+    _pool(tmp_path)
+    assert _cli(tmp_path, "init", "s.db", "--pool", "pool.jsonl", *INIT).returncode == 0
+    p = _cli(tmp_path, "select", "s.db", "--n", "3")
+    assert p.returncode == 0, p.stderr
+    rows = [line for line in p.stdout.splitlines() if "plus 2?" in line]
+    assert len(rows) == 3, p.stdout
+    assert all("|" not in row for row in rows), p.stdout
+
+
 def test_a_folder_given_to_import_is_said_to_be_no_labels_file(tmp_path: Path) -> None:
     """QA: ``import S.db folder`` said "cannot tell the format from the suffix ''"; an
     inspect session's is told where its labels come from instead."""

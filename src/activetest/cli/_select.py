@@ -28,7 +28,10 @@ from activetest.cli._app import (
 
 
 def _snippet(item: Any, width: int = 70) -> str:
-    text = " | ".join(str(v) for v in item.fields.values())
+    """The start of an item's text as ``select`` lists it: its fields joined by `` | ``,
+    empty ones left out (QA: a harness session's draws, which have no answer or
+    references yet, read ``What is 2 plus 7? | |``)."""
+    text = " | ".join(t for v in item.fields.values() if (t := " ".join(str(v).split())))
     text = " ".join(text.split())
     return text if len(text) <= width else text[: width - 1] + "…"
 
