@@ -15,12 +15,17 @@ from activetest.cli import app
 from activetest.session.store import SessionError
 
 
-def test_a_pe_targets_table_replaced_between_labels_is_refused(tmp_path: Path) -> None:
+def test_a_pe_targets_table_replaced_between_labels_is_refused(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """QA: a PE session reads its ``table:`` target for each newly labelled item; the file
     replaced by another model's predictions between two imports gave an estimate mixing
     the two (30 items each), without a word. Now the earlier items are scored again when
     the file's identity changed, and another model's predictions are refused, naming the
     item and both values; the labels stay, and the same bytes back (a new mtime) go on."""
+    # this machine's record of the session's files: the test's own (another copy of the
+    # same bytes recorded by another session would be found, rightly, in place of the
+    # edited file: spec_files.locate)
+    monkeypatch.setenv("ACTIVETEST_CACHE", str(tmp_path / "cache"))
     pf = make_pool_files(tmp_path / "d", n=60)
     keep = tmp_path / "target_as_scored.csv"
     shutil.copy(pf.target, keep)

@@ -21,11 +21,13 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import random
 import shutil
 import sqlite3
 from pathlib import Path
 
+import numpy as np
 import pytest
 from session_support import make_pool_files
 from typer.testing import CliRunner
@@ -409,3 +411,98 @@ def test_an_edited_or_another_same_named_compared_table_is_checked_or_refused(
         r = s.estimate(compare=[f"table:{new}"], record=False, progress=False)
     assert {c.spec for c in r.comparisons} == {"table:target2.csv", "table:new.csv"}
     assert "compare:table:other/new.csv" not in _roles(db)
+
+
+def _swap_classes(src: Path, dst: Path) -> None:
+    """``src``'s table with its two class columns' values swapped (same ids, same size),
+    written to ``dst``: another model's predictions under the same name."""
+    lines = src.read_bytes().split(b"\r\n")  # (as csv writes it)
+    out = [lines[0]]
+    for line in lines[1:]:
+        i, a, b = line.split(b",") if line else (b"", b"", b"")
+        out.append(b",".join((i, b, a)) if line else b"")
+    dst.write_bytes(b"\r\n".join(out))
+
+
+def test_an_edited_pe_target_is_refused_until_stored_scores_can_check_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """QA: a PE session's ``table:`` target, labelled (its rows not yet read), then
+    overwritten with its class columns swapped (same ids): ``estimate`` printed another
+    model's risk (2.51 where the truth was about 0.24) and stored those scores, so
+    restoring the file did not undo it. The file recorded where it was is used whatever
+    its SHA-256 only where the changed-model check can confirm it (stored rows of that
+    role); with none it is refused, naming the file and both digests, nothing stored;
+    the original named by $ACTIVETEST_FILES, or restored, gives the original's numbers.
+    An edit that only adds rows (the scored ones unchanged) keeps working."""
+    monkeypatch.setenv("ACTIVETEST_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("ACTIVETEST_FILES", raising=False)
+    db = tmp_path / "made" / "s.db"
+    db.parent.mkdir()
+    target, _, _ = _pe_session(tmp_path, db, streamed=True)
+    with Session.open(db) as s:
+        s.select(10)
+        s.label_from_data()
+    control = tmp_path / "control" / "s.db"
+    control.parent.mkdir()
+    shutil.copy(db, control)
+    want = _estimates(control)  # (the original file: the truth of this session)
+    original = tmp_path / "kept" / "target.csv"
+    original.parent.mkdir()
+    shutil.copy(target, original)
+    stored = _sha(target)
+    _swap_classes(original, target)
+    edited = _sha(target)
+    assert edited != stored
+    out = " ".join(_run("estimate", db, "--no-progress", code=2).split())
+    assert str(target) in out and stored in out and edited in out, out
+    assert "ACTIVETEST_FILES" in out, out
+    with Session.open(db) as s, pytest.raises(SessionError, match="changed since"):
+        s.estimate(record=False, progress=False)
+    with Session.open(db) as s:  # nothing of it stored
+        t = s.store.scores("target")
+        assert t is None or not np.isfinite(t.logprobs).any()
+    from activetest.models.table import TableScorer
+
+    spec = "table:target.csv?kind=logprobs"  # (in Python, the file passed in: the same)
+    with Session.open(db, scorers={spec: TableScorer(target, kind="logprobs")}) as s, \
+            pytest.raises(SessionError, match="changed since"):
+        s.estimate(record=False, progress=False)
+    monkeypatch.setenv("ACTIVETEST_FILES", str(original.parent))  # the original: found
+    assert _estimates(db) == pytest.approx(want, abs=1e-12)
+    monkeypatch.delenv("ACTIVETEST_FILES")
+    # rows now stored: the edited file is checked against them, and refused
+    with Session.open(db) as s, pytest.raises(SessionError, match="not the one that scored"):
+        s.select(5)
+        s.label_from_data()
+        s.estimate(record=False, progress=False)
+    shutil.copy(original, target)  # restored: the original's numbers
+    with Session.open(control) as s:
+        s.select(5)
+        s.label_from_data()
+    want = _estimates(control)
+    assert _estimates(db) == pytest.approx(want, abs=1e-12)
+    # an edit that keeps the file's size and mtime (its identity): checked all the same
+    from activetest.session import source_names
+
+    st = target.stat()
+    _swap_classes(original, target)
+    assert target.stat().st_size == st.st_size
+    os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
+    monkeypatch.setattr(source_names, "_DIGESTS", {})  # (as a new process reads it)
+    with Session.open(db) as s, pytest.raises(SessionError, match="not the one that scored"):
+        s.select(5)
+        s.label_from_data()
+        s.estimate(record=False, progress=False)
+    shutil.copy(original, target)
+    with Session.open(control) as s:
+        s.select(5)
+        s.label_from_data()
+    # an edit that only adds rows: the stored rows confirm it
+    with target.open("a", encoding="utf-8") as fh:
+        fh.write(f"extra1,{math.log(0.4)!r},{math.log(0.6)!r}\n")
+    assert _sha(target) != stored
+    for path in (db, control):
+        with Session.open(path) as s:
+            s.select(5)
+            s.label_from_data()
+    assert _estimates(db) == pytest.approx(_estimates(control), abs=1e-12)

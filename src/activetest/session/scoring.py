@@ -283,10 +283,11 @@ def score_rows(store: SessionStore, scoring: Scoring, role: str, spec: str,
     missing = rows[~np.isfinite(lp[rows]).all(axis=1)]
     if missing.size == 0:
         return lp
-    publish = _found_file(store, scoring, role, spec)
+    scored = stored is not None and bool(np.isfinite(lp).all(axis=1).any())
+    publish, edited = _found_file(store, scoring, role, spec, scored)
     if stored is not None:
         check_same_model(scoring, role, spec, items, lp, stored.provenance, shots,
-                         publish=publish)
+                         publish=publish, edited=edited)
     new, prov = scoring.score(role, spec, [items[i] for i in missing], shots, progress)
     prov = publish(prov)
     lp[missing] = new
@@ -300,33 +301,69 @@ def score_rows(store: SessionStore, scoring: Scoring, role: str, spec: str,
     return lp
 
 
-def _found_file(store: SessionStore, scoring: Scoring, role: str, spec: str) -> Any:
+def _found_file(store: SessionStore, scoring: Scoring, role: str, spec: str,
+                scored: bool) -> tuple[Any, bool]:
     """Where ``spec`` names its file by name and digest (a new session's ``table:``,
     :mod:`activetest.session.spec_files`), find the file on this machine for ``scoring``
     (unless this process was given it); returns the function that names it by its
-    stored name in a provenance (the identity where not so named). A table first
-    compared now is so named from now on (:func:`_named_now`); a ``TableScorer`` passed
-    in names its files by their names (a session made before ``model_files``: as it was).
+    stored name in a provenance (the identity where not so named), and whether the file
+    is the stored one edited since (its SHA-256 another). A table first compared now is
+    so named from now on (:func:`_named_now`); a ``TableScorer`` passed in names its
+    files by their names (a session made before ``model_files``: as it was).
+
+    An edited file (found where this machine recorded it, given by its path, or passed
+    in as a ``TableScorer`` of one file) is used only where ``scored`` (rows of ``role``
+    are stored): :func:`check_same_model` then scores them again, whatever the identity.
 
     Raises:
-        SessionError: the file is not found (naming it, its digest, how to point to it).
+        SessionError: the file is not found (naming it, its digest, how to point to it),
+            or is edited and nothing of ``role`` is stored to check it against
+            (:func:`activetest.session.spec_files.edited_refusal`).
     """
     from activetest.session import spec_files
 
     files = store.config().model_files
     if files is None:  # a session made before: as it was
-        return lambda prov: prov
+        return (lambda prov: prov), False
     digest = files.get(spec)
     if spec in scoring.scorers:  # a scorer object (a TableScorer): its files by name
-        names = spec_files.scorer_names(scoring.scorers[spec], spec) \
+        scorer = scoring.scorers[spec]
+        names = spec_files.scorer_names(scorer, spec) \
             if digest is not None or spec.startswith("object:") else {}
-        return lambda prov: spec_files.publish_provenance(prov, names)
+        paths = [os.fspath(p) for p in getattr(scorer, "files", ()) or ()]
+        edited = (digest is not None and len(paths) == 1 and bool(names)
+                  and _edited(spec, digest, paths[0], store, role, scored))
+        return (lambda prov: spec_files.publish_provenance(prov, names)), edited
     if digest is None:
-        return _named_now(store, scoring, spec)
+        return _named_now(store, scoring, spec), False
     if spec not in scoring.raw_specs:
-        scoring.raw_specs[spec] = spec_files.locate(spec, digest, store.path, role)
-    local = spec_files.local_names({spec: scoring.raw_specs[spec]})
-    return lambda prov: spec_files.publish_provenance(prov, local)
+        # (an edited file: checked here, for every way it comes: _edited)
+        scoring.raw_specs[spec] = spec_files.locate(spec, digest, store.path, role,
+                                                    checkable=True)
+    raw = scoring.raw_specs[spec]
+    f = spec_files.spec_file(raw)
+    edited = f is not None and _edited(spec, digest, f.path, store, role, scored)
+    local = spec_files.local_names({spec: raw})
+    return (lambda prov: spec_files.publish_provenance(prov, local)), edited
+
+
+def _edited(spec: str, digest: str, path: str, store: SessionStore, role: str,
+            scored: bool) -> bool:
+    """Whether the file ``path`` read for the stored ``spec`` is no longer of its stored
+    SHA-256 ``digest`` (its rows then checked: :func:`check_same_model`).
+
+    Raises:
+        SessionError: it is not, and nothing of ``role`` is stored (not ``scored``) to
+            check it against.
+    """
+    from activetest.session import spec_files
+
+    if file_sha256(path) == digest:
+        return False
+    if not scored:
+        raise spec_files.edited_refusal(spec, digest, os.path.abspath(path), store.path,
+                                        role)
+    return True
 
 
 def _named_now(store: SessionStore, scoring: Scoring, spec: str) -> Any:
@@ -360,7 +397,7 @@ RECHECK_TOLERANCE = 1e-3
 
 def check_same_model(scoring: Scoring, role: str, spec: str, items: Sequence[Item],
                      lp: np.ndarray, provenance: Mapping[str, Any], shots: int, *,
-                     publish: Any = None) -> None:
+                     publish: Any = None, edited: bool = False) -> None:
     """Refuse to score more rows of ``role`` with a model other than the one that scored
     its earlier rows (a PE target or a compared model scored on the labelled items as they
     arrive). Where the model's identity (file path, size, mtime, settings:
@@ -372,6 +409,9 @@ def check_same_model(scoring: Scoring, role: str, spec: str, items: Sequence[Ite
 
     ``publish``: names the identity as it was stored (a file by its stored name:
     :mod:`activetest.session.spec_files`), so that the same file is the same identity.
+    ``edited``: the model's file is not of the SHA-256 the session stored for it (an
+    edit that kept its size and mtime keeps its identity): the rows are scored again
+    whatever the identity.
 
     Raises:
         SessionError: the model now scores earlier items otherwise, naming the item and
@@ -381,7 +421,7 @@ def check_same_model(scoring: Scoring, role: str, spec: str, items: Sequence[Ite
 
     was = provenance.get("scorer")
     done = np.flatnonzero(np.isfinite(lp).all(axis=1))
-    if was is None or done.size == 0:
+    if done.size == 0 or (was is None and not edited):
         return
     try:
         now_ident = jsonable(scorer_identity(scoring.scorer(spec)))
@@ -389,7 +429,7 @@ def check_same_model(scoring: Scoring, role: str, spec: str, items: Sequence[Ite
             now_ident = publish({"scorer": now_ident})["scorer"]
     except Exception:  # identity is provenance only: the values decide below
         now_ident = None
-    if now_ident == was:
+    if now_ident == was and not edited:
         return
     again = done[:RECHECK_ROWS]
     got, _ = scoring.score(role, spec, [items[i] for i in again], shots, False)

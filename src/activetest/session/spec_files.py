@@ -22,7 +22,12 @@ spec -> digest) and a later command finds the file (:func:`locate`):
 
 1. on the machine that created the session, where it was: ``init`` records the file's
    path by its digest in this machine's activetest cache folder
-   (``$ACTIVETEST_CACHE/files.json``; never in the session file);
+   (``$ACTIVETEST_CACHE/files.json``; never in the session file); a file there whose
+   SHA-256 is no longer the stored one (edited since) is used only where no file of the
+   stored digest is found (2.) and stored scores of its role can check it (the
+   changed-model check scores them again); with none it is refused, naming the file and
+   both digests (:func:`edited_refusal`; QA: a PE target's table swapped before its
+   first rows were read gave another model's estimate, and stored its scores);
 2. beside the session file (the session copied to another folder or machine with its
    tables), or in a folder named by ``$ACTIVETEST_FILES`` (folders separated by
    ``os.pathsep``), under its stored name or its last component; a file found there
@@ -54,9 +59,9 @@ from typing import Any
 
 from activetest.session.source_names import distinguishing_names, file_sha256
 
-__all__ = ["FILES_ENV", "SpecFile", "known_spec", "local_names", "locate", "new_name",
-           "publish_provenance", "recorded_here", "remember", "rename", "renamed_files", "said",
-           "scorer_names", "spec_file", "with_model_files"]
+__all__ = ["FILES_ENV", "SpecFile", "edited_refusal", "known_spec", "local_names", "locate",
+           "new_name", "publish_provenance", "recorded_here", "remember", "rename",
+           "renamed_files", "said", "scorer_names", "spec_file", "with_model_files"]
 
 #: The environment variable naming folders where a session's files may be found.
 FILES_ENV = "ACTIVETEST_FILES"
@@ -333,21 +338,30 @@ def _candidates(name: str, session: Path) -> list[Path]:
     return list(dict.fromkeys(out))
 
 
-def locate(spec: str, sha256: str, session: str | os.PathLike[str], role: str) -> str:
+def locate(spec: str, sha256: str, session: str | os.PathLike[str], role: str, *,
+           checkable: bool = False) -> str:
     """The spec to build ``role``'s model from on this machine: the stored ``spec`` with
-    its file's path (module docstring, in that order).
+    its file's path (module docstring, in that order): a file of the stored digest where
+    this machine recorded it, beside the session file or in ``$ACTIVETEST_FILES``; else
+    the file recorded for it, edited since, only where ``checkable`` (the caller checks
+    it against stored scores of ``role`` and refuses it where there are none:
+    :func:`activetest.session.scoring.check_same_model`, :func:`edited_refusal`).
 
     Raises:
         SessionError: no file of that digest is found: naming the file, its SHA-256,
             the places looked in (a file of that name with other content, with its
-            digest) and how to point to it.
+            digest) and how to point to it; or only the recorded file, edited, and not
+            ``checkable`` (:func:`edited_refusal`).
     """
     from activetest.session.store import SessionError
 
     f = _stored_file(spec)
+    edited = None
     for p in _read_index().get(sha256, []):
-        if Path(p).is_file():  # where it was made: as before, the values decide
-            return f.named(p)
+        if Path(p).is_file():  # where it was made
+            if file_sha256(p) == sha256:
+                return f.named(p)
+            edited = edited or p
     session = Path(session).resolve()
     looked, other = [], []
     for c in _candidates(f.path, session):
@@ -357,12 +371,40 @@ def locate(spec: str, sha256: str, session: str | os.PathLike[str], role: str) -
             if digest == sha256:
                 return f.named(str(c.resolve()))
             other.append(f"{c} has other content (sha256 {digest})")
+    if edited is not None:  # the very file, edited since: only where it can be checked
+        if checkable:
+            return f.named(edited)
+        raise edited_refusal(spec, sha256, edited, session, role)
     raise SessionError(
         f"the {role}'s file {f.path!r} (sha256 {sha256}) is not on this machine: looked "
         f"in {', '.join(looked)}" + (f"; {'; '.join(other)}" if other else "")
         + f". Put the file beside the session file ({session.parent}), or name the folder "
         f"that holds it: {FILES_ENV}=/path/to/folder (in Python: Session.open(..., "
         f"scorers={{{spec!r}: TableScorer(path)}}))")
+
+
+def edited_refusal(spec: str, sha256: str, path: str, session: str | os.PathLike[str],
+                   role: str) -> Exception:
+    """The refusal of ``role``'s file ``path`` (the stored ``spec``'s, edited since: its
+    SHA-256 is no longer ``sha256``) where no stored score of ``role`` can check that it
+    is the same model: naming the file, both digests and how to give the original.
+
+    QA: a PE target's table overwritten with its class columns swapped (same ids) was
+    read for the labelled items as if it were the session's, and its scores stored: the
+    estimate was another model's, and restoring the file did not undo it.
+    """
+    from activetest.session.store import SessionError
+
+    name = _stored_file(spec).path
+    folder = Path(session).resolve().parent
+    return SessionError(
+        f"the {role}'s file {name!r} at {path} has changed since the session recorded it "
+        f"(sha256 {file_sha256(path)} now, {sha256} when recorded), and no {role} score "
+        f"is stored yet to check the edited file against: it may be another model's "
+        f"predictions. Nothing was read from it. Restore the file (sha256 {sha256}), or "
+        f"put the original beside the session file ({folder}) or name the folder that "
+        f"holds it: {FILES_ENV}=/path/to/folder; for the edited file as a new model, "
+        f"start a new session")
 
 
 def _stored_file(spec: str) -> SpecFile:
