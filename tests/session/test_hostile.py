@@ -398,6 +398,48 @@ def test_read_only_session_reads_and_refuses_writes(pool_files: PoolFiles,
     assert collected(db)  # the original is untouched by all of it
 
 
+@pytest.mark.parametrize("acquisition", ["adaptive", "ce"])
+def test_a_read_only_session_is_refused_before_any_draw(
+        pool_files: PoolFiles, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        acquisition: str) -> None:
+    """QA: ``select`` on a read-only session built its design and drew (27 s and 500 MB at
+    1e7 items) only to be refused at its first write; ``label`` there said to draw more
+    with ``select``, which is refused. Both are refused before any draw's work (the
+    design, the pool's acquisition scores: watched by spies that pass through), with the
+    store's message; a session with every item labelled still says so (estimate works)."""
+    from activetest import Session
+    from activetest.session import draw
+    from activetest.session.store import SessionReadOnlyError
+
+    db = tmp_path / "s.db"
+    init(pool_files, db, "--acquisition", acquisition)
+    label_first(db, tmp_path, 12)
+    work: list[str] = []
+    for name in ("stored_design", "acquisition_scores_of"):
+        real = getattr(draw, name)
+
+        def spy(*a: Any, _real: Any = real, _name: str = name, **k: Any) -> Any:
+            work.append(_name)
+            return _real(*a, **k)
+        monkeypatch.setattr(draw, name, spy)
+    with tmpfs(4096) as mnt:
+        ro_db = mnt / "s.db"
+        shutil.copy(db, ro_db)
+        subprocess.run(["mount", "-o", "remount,ro", str(mnt)], check=True)
+        for args in (("select", ro_db, "--n", "5"), ("label", ro_db),
+                     ("label", ro_db, "--n", "5"), ("label", ro_db, "--from-data")):
+            out = run(*args, code=2)
+            one_error(out)
+            said = " ".join(out.split())
+            assert "read-only" in said and "copy it somewhere writable" in said, said
+            assert "activetest select" not in said, said
+            assert work == [], (args, work)
+        with Session.open(ro_db) as s, pytest.raises(SessionReadOnlyError):
+            s.select(5)
+        assert work == [], work
+    assert collected(db)
+
+
 def test_full_disk_loses_nothing(pool_files: PoolFiles, tmp_path: Path) -> None:
     with tmpfs(1024) as mnt:
         db = mnt / "s.db"

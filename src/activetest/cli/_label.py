@@ -104,6 +104,11 @@ def label(
             _undo_last(s, session)
             return
         pending = s.pending()
+        if not s.store.writable and (pending or n is not None or s.pending_judgments()
+                                     or s.n_items > s.store.n_acquired()):
+            # a read-only session: nothing can be labelled or drawn (QA: it advised
+            # `select`, which is refused there); told before any answer is typed
+            s.store.check_writable()
         if not from_data:  # a harness item has no answer to judge: refused before drawing
             from activetest.session.harness import check_person_labelling
 

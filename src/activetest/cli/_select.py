@@ -70,6 +70,7 @@ def select(
         else:
             refuse_session_file(out, session)
     with _open(session, busy_timeout) as s:
+        s.store.check_writable()  # a read-only session: before any work, not at its end
         waiting = s.n_pending()
         if emit is not None:
             from activetest.session.harness import harness_tool

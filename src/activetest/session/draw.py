@@ -75,12 +75,14 @@ def select(store: SessionStore, n: int, progress: Progress | None = None,
 
     Raises:
         ValueError: ``n`` is not a positive integer or exceeds the items left.
+        SessionReadOnlyError: the session cannot be written (before any work).
     """
     if not is_whole(n) or n < 1:  # type: ignore[operator]  # (None: int()'s TypeError)
         raise ValueError(f"the number of items to select must be a positive integer, "
                          f"got {n!r}")
     if store.config().adaptive:
         raise SessionError("this session draws by an adaptive design: use select_adaptive")
+    store.check_writable()  # before the pool's scores are read (a read-only session)
     scores = acquisition_scores_of(store)
     with store.transaction():
         # Read the state inside the write transaction: no other process can draw between.
@@ -163,11 +165,15 @@ def select_adaptive(store: SessionStore, n: int,
     Raises:
         ValueError: ``n`` is not a positive integer or exceeds the items left.
         SessionError: the stored history does not replay (the pool's outputs changed).
+        SessionReadOnlyError: the session cannot be written (before any work).
     """
 
     if not is_whole(n) or n < 1:  # type: ignore[operator]  # (None: int()'s TypeError)
         raise ValueError(f"the number of items to select must be a positive integer, "
                          f"got {n!r}")
+    # a read-only session: refused before the design is built (QA: 27 s and 500 MB of
+    # work at 1e7 items, refused at the first write)
+    store.check_writable()
     design = stored_design(store)
     read, used, labels = _usable_rows(store)
     rows_used = np.array([a.index for a in used], dtype=np.int64)
