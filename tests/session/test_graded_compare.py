@@ -254,6 +254,11 @@ def test_judge_many_names_its_records_argument(tmp_path: Path) -> None:
             with pytest.raises(TypeError, match=r"^records must be \(item_id, label\) pairs "
                                                 rf"or a mapping item_id -> label, {got}"):
                 s.judge_many(spec, bad)  # type: ignore[arg-type]
+        # one bad record is named as a record, the argument's name (QA: "label 1 is ...")
+        for bad, says in ((["nope"], r"^record 1 is 'nope': give \(item_id, label\) pairs"),
+                          ([("a", "correct"), ("b",)], r"^record 2 is \('b',\): a pair is")):
+            with pytest.raises(TypeError, match=says):
+                s.judge_many(spec, bad)  # type: ignore[arg-type]
         assert s.store.judgments(f"compare:{spec}") == {} and s.history() == []
 
 

@@ -208,24 +208,47 @@ def test_report_data_and_write_report_name_a_bad_option_before_estimating(
 
 def test_write_report_names_itself_and_its_keywords_for_an_unknown_one(
         tmp_path: Path) -> None:
-    """QA: write_report(out, html=False) raised Python's "Session.report_data() got an
-    unexpected keyword argument 'html'", naming a method not called and not saying what
+    """QA: write_report(out, level=0.9) raised Python's "Session.report_data() got an
+    unexpected keyword argument", naming a method not called and not saying what
     write_report takes; nothing is estimated, recorded or written."""
     db = _session(tmp_path)
     with Session.open(db) as s:
         s.label_from_data()
         roles = s.store.score_roles()
         with pytest.raises(TypeError) as e:
-            s.write_report(tmp_path / "report", html=False, level=0.9)  # type: ignore[call-arg]
+            s.write_report(tmp_path / "report", html=False, level=0.9,  # type: ignore[call-arg]
+                           seed=1)
         assert str(e.value) == (
-            "Session.write_report() got unexpected keyword arguments 'html', 'level'; it "
-            "takes out_dir and the keywords compare, target_width, truth, n_points, title, "
-            "notes, progress")
+            "Session.write_report() got unexpected keyword arguments 'level', 'seed'; it "
+            "takes out_dir and the keywords html, compare, target_width, truth, n_points, "
+            "title, notes, progress")
         with pytest.raises(TypeError, match=r"^Session\.write_report\(\) got an unexpected "
                                             r"keyword argument 'level'; it takes out_dir "):
             s.write_report(tmp_path / "report", level=0.9)  # type: ignore[call-arg]
         assert s.store.score_roles() == roles and s.estimates_history() == []
     assert not (tmp_path / "report").exists()
+
+
+def test_write_report_passes_html_on_and_names_a_bad_one(tmp_path: Path) -> None:
+    """QA: ``write_report(out, html=False)`` (the renderer's own option: the Markdown and
+    the figures, no HTML page) was refused as an unknown keyword. It is passed on; a
+    value that is not True or False is named before anything is estimated or written."""
+    db = _session(tmp_path)
+    with Session.open(db) as s:
+        s.label_from_data()
+        roles = s.store.score_roles()
+        for bad in ("no", None, 0):
+            with pytest.raises(ValueError, match=r"^html must be True or False, got "):
+                s.write_report(tmp_path / "bad", html=bad)  # type: ignore[arg-type]
+        assert s.store.score_roles() == roles and s.estimates_history() == []
+        assert not (tmp_path / "bad").exists()
+        md = s.write_report(tmp_path / "md", html=False, progress=False)
+        assert md == tmp_path / "md" / "report.md" and md.is_file()
+        assert not (tmp_path / "md" / "report.html").exists()
+        assert (tmp_path / "md" / "estimates.png").is_file()
+        both = s.write_report(tmp_path / "both", progress=False)
+        assert (tmp_path / "both" / "report.html").is_file()
+        assert both.read_text(encoding="utf-8") == md.read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize(("out", "message"), [

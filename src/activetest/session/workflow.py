@@ -114,10 +114,13 @@ def _check_pool_size(store: SessionStore, cfg: SessionConfig) -> None:
             f"its items table ends at row {have - 1} but the pool has {want} items"))
 
 
-def _label_records(records: Iterable[Any] | Mapping[Any, Any]) -> list[Any]:
+def _label_records(records: Iterable[Any] | Mapping[Any, Any], what: str = "label",
+                   ) -> list[Any]:
     """Labels as the checks read them: a mapping ``item_id -> label`` as its pairs, a
     list ``[item_id, label]`` as a tuple (QA: ``add_labels({"r3": "positive"})`` failed
-    with "'str' object has no attribute 'item_id'").
+    with "'str' object has no attribute 'item_id'"). ``what`` names one record in the
+    messages: ``"label 2 is ..."`` (:meth:`Session.add_labels`), ``"record 2 is ..."``
+    (:meth:`Session.judge_many`, whose records are judgments: QA, they were "label 2").
 
     Raises:
         TypeError: a record that is neither a pair nor has ``item_id`` and ``label``.
@@ -136,10 +139,10 @@ def _label_records(records: Iterable[Any] | Mapping[Any, Any]) -> list[Any]:
             rec = tuple(rec)
         if not isinstance(rec, tuple) and not (hasattr(rec, "item_id") and
                                                hasattr(rec, "label")):
-            raise TypeError(f"label {n} is {rec!r}: give (item_id, label) pairs, a mapping "
+            raise TypeError(f"{what} {n} is {rec!r}: give (item_id, label) pairs, a mapping "
                             f"item_id -> label, or records with item_id and label")
         if isinstance(rec, tuple) and len(rec) not in (2, 3):
-            raise TypeError(f"label {n} is {rec!r}: a pair is (item_id, label)")
+            raise TypeError(f"{what} {n} is {rec!r}: a pair is (item_id, label)")
         out.append(rec)
     return out
 
@@ -775,8 +778,8 @@ class Session:
         """Judge many of ``target``'s answers in one transaction, after checking all
         (``records`` as :meth:`add_labels` takes them)."""
         return compare_graded.add_judgments(self.store, self.task, self._row_index(),  # type: ignore[arg-type]
-                                            target, _label_records(records), source=source,
-                                            overwrite=overwrite)
+                                            target, _label_records(records, "record"),
+                                            source=source, overwrite=overwrite)
 
     def pending_judgments(self) -> list[compare_graded.PendingJudgment]:
         """Drawn items whose compared answers still need a judgment, in draw order (none
@@ -1027,18 +1030,25 @@ class Session:
         except (RuntimeError, ValueError):  # e.g. a refit left unsettled: no figure of it
             return None
 
-    def write_report(self, out_dir: str | os.PathLike[str], **kwargs: Any) -> Path:
+    def write_report(self, out_dir: str | os.PathLike[str], *, html: bool = True,
+                     **kwargs: Any) -> Path:
         """Write ``report.md``, ``report.html`` and PNG figures into ``out_dir``.
 
-        Keyword arguments are those of :meth:`report_data`. Returns the Markdown path.
+        ``html``: also write ``report.html`` (the figures inlined; False: the Markdown
+        and the figures only, as :func:`activetest.session.report.write_report` takes
+        it). The other keyword arguments are those of :meth:`report_data`. Returns the
+        Markdown path.
 
         Raises:
-            TypeError: a keyword :meth:`report_data` does not take, named with those it
-                does (QA: Python's "Session.report_data() got an unexpected keyword
-                argument", naming the method not called).
+            TypeError: a keyword neither this method nor :meth:`report_data` takes,
+                named with those they do (QA: Python's "Session.report_data() got an
+                unexpected keyword argument", naming the method not called).
+            ValueError: ``html`` is not True or False, or another option of the wrong
+                type or range (before anything is estimated or written).
         """
         import inspect
 
+        from activetest.session.options import check_flag
         from activetest.session.report import write_report
         from activetest.session.report.render import check_report_dir
 
@@ -1050,9 +1060,11 @@ class Session:
                     else "unexpected keyword arguments")
             raise TypeError(f"Session.write_report() got {what} "
                             f"{', '.join(map(repr, unknown))}; it takes out_dir and the "
-                            f"keywords {', '.join(known)}")
-        check_report_dir(out_dir)  # before the estimate: a bad folder named
-        return write_report(self.report_data(**kwargs), out_dir)
+                            f"keywords html, {', '.join(known)}")
+        # before the estimate: a bad flag or folder named (QA: html= was refused)
+        html = check_flag(html, "html")
+        check_report_dir(out_dir)
+        return write_report(self.report_data(**kwargs), out_dir, html=html)
 
     # ------------------------------------------------------------------ status
 
