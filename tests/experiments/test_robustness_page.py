@@ -8,6 +8,8 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from activetest.experiments.coverage import ASYMPTOTIC_CS, EXACT_CS
 from activetest.experiments.robustness import PoolResult, tables
 
@@ -42,3 +44,29 @@ def test_the_page_names_the_confidence_sequences_as_the_product_does() -> None:
     page = PAGE.read_text(encoding="utf-8").replace('"(exact CS)"', "")
     old = re.findall(r"(?<!anytime )\basymptotic\s+CS\b|\bexact\s+CS\b", page)
     assert not old, old
+
+
+def test_a_run_leaves_the_committed_cache_alone_unless_named(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """QA (commit 30de35a): ``--json`` defaulted to the committed cache, so a 3-run toy
+    suite overwrote the 800-run results this page is written from. A run now writes
+    ``runs/robustness.json`` (git-ignored) unless ``--json`` names a file; ``--from-json``
+    still reads the cache (or ``--json``). Run from a copy of the repository's layout."""
+    from activetest.experiments import robustness
+
+    cache = tmp_path / robustness.CACHE_JSON
+    cache.parent.mkdir(parents=True)
+    cache.write_bytes(CACHE.read_bytes())
+    monkeypatch.chdir(tmp_path)
+    robustness.main(["--runs", "2", "--pools", "constant", "--losses", "zero_one",
+                     "--no-exact"])
+    assert cache.read_bytes() == CACHE.read_bytes()  # the committed results untouched
+    toy = json.loads((tmp_path / robustness.RUN_JSON).read_text(encoding="utf-8"))
+    assert toy["runs"] == 2 and toy["command"].endswith("--runs 2 --seed 0 --no-exact")
+    assert f"results written to {robustness.RUN_JSON}" in capsys.readouterr().out
+    robustness.main(["--from-json"])
+    assert "Command: `python -m activetest.experiments.robustness --runs 800 --seed 0 " \
+           "--widened`" in capsys.readouterr().out
+    robustness.main(["--from-json", "--json", robustness.RUN_JSON])
+    assert "--runs 2 --seed 0 --no-exact`" in capsys.readouterr().out

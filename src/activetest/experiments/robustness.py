@@ -2,7 +2,14 @@
 
 Usage::
 
-    python -m activetest.experiments.robustness --runs 200 --out docs/robustness.md
+    python -m activetest.experiments.robustness --runs 200 --out tables.md
+    python -m activetest.experiments.robustness --from-json   # the cached suite's tables
+
+A run writes its results to ``runs/robustness.json`` (:data:`RUN_JSON`, not committed)
+or to ``--json PATH``; the committed cache docs/robustness.md is written from
+(:data:`CACHE_JSON`) only when named: ``--json experiments/cache/robustness.json``
+(QA: a 3-run toy suite once overwrote it by default). ``--from-json`` reads the cache
+(or ``--json PATH``).
 
 For every pool of :mod:`activetest.experiments.hostile` and both losses (log loss,
 error rate), R runs of each method up to 400 labels, on the pool's own mean loss as
@@ -63,6 +70,11 @@ from activetest.stats.intervals import fixed_interval_curve
 
 __all__ = ["BUDGETS", "METHODS", "PoolResult", "main", "paper_settings", "run_pool", "tables"]
 
+#: The committed results docs/robustness.md shows (read by ``--from-json``; written by a
+#: run only where ``--json`` names it).
+CACHE_JSON = "experiments/cache/robustness.json"
+#: Where a run writes its results when ``--json`` is not given (git-ignored).
+RUN_JSON = "runs/robustness.json"
 BUDGETS = (50, 100, 200, 400)
 METHODS = ("uniform", "paper", "original", "earned")
 #: The methods whose intervals ``--widened`` reports as new sessions compute them.
@@ -335,7 +347,9 @@ def paper_settings(outputs: str | Path = "experiments/outputs", *, n_runs: int =
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Command line: run the suite, write the JSON results and the tables."""
+    """Command line: run the suite, write the JSON results (``--json``, default
+    :data:`RUN_JSON`; never :data:`CACHE_JSON` unless named) and print the tables
+    (``--out``: also to a file); ``--from-json``: the tables of stored results."""
     ap = argparse.ArgumentParser(prog="python -m activetest.experiments.robustness",
                                  description=__doc__.split("\n")[0])
     ap.add_argument("--runs", type=int, default=200)
@@ -348,8 +362,10 @@ def main(argv: Sequence[str] | None = None) -> None:
                          "widening) for uniform and the earned design")
     ap.add_argument("--blind-ratio", type=float, default=None,
                     help="unexplored threshold (default: new sessions' for the earned rule)")
-    ap.add_argument("--json", default="experiments/cache/robustness.json",
-                    help="results written here (and read with --from-json)")
+    ap.add_argument("--json", default=None,
+                    help=f"a run writes its results here (default {RUN_JSON}; the committed "
+                         f"cache {CACHE_JSON} only where named); --from-json reads them "
+                         f"from here (default {CACHE_JSON})")
     ap.add_argument("--from-json", action="store_true",
                     help="print the tables of the stored results without simulating")
     ap.add_argument("--out", default=None, help="also write the tables to this file")
@@ -370,7 +386,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                + (" --widened" if a.widened else "")
                + (f" --blind-ratio {a.blind_ratio:g}" if a.blind_ratio is not None else ""))
     if a.from_json:
-        stored = json.loads(Path(a.json).read_text(encoding="utf-8"))
+        stored = json.loads(Path(a.json or CACHE_JSON).read_text(encoding="utf-8"))
         results = [PoolResult(**r) for r in stored["results"]]
         command = stored["command"]
     else:
@@ -383,11 +399,13 @@ def main(argv: Sequence[str] | None = None) -> None:
                 results.append(r)
                 print(f"{name} {loss}: " + ", ".join(
                     f"{m} {_cell(r.ratio(m)[-1])}" for m in METHODS[1:]), flush=True)
-        Path(a.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(a.json).write_text(json.dumps(
+        written = Path(a.json or RUN_JSON)  # the committed cache only where named
+        written.parent.mkdir(parents=True, exist_ok=True)
+        written.write_text(json.dumps(
             {"command": command, "runs": a.runs, "seed": a.seed,
              "seconds": time.perf_counter() - t0,
              "results": [r.__dict__ for r in results]}, indent=1), encoding="utf-8")
+        print(f"results written to {written}", flush=True)
     lines = tables(results, command)
     print("\n".join(lines))
     if a.out:
