@@ -42,7 +42,7 @@ def test_the_page_names_the_confidence_sequences_as_the_product_does() -> None:
     """No "asymptotic CS" / "exact CS" shorthand on the page (QA: 28 lines), also not
     across a line break; the product's own mark ``"(exact CS)"`` would stay quoted."""
     page = PAGE.read_text(encoding="utf-8").replace('"(exact CS)"', "")
-    old = re.findall(r"(?<!anytime )\basymptotic\s+CS\b|\bexact\s+CS\b", page)
+    old = re.findall(r"(?<!anytime )\basymptotic\s+CS\b|\bexact\s+CS\b|\bCLT\s+CS\b", page)
     assert not old, old
 
 

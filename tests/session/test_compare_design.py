@@ -282,8 +282,9 @@ def test_the_sure_bounds_are_named_wherever_a_difference_shows_them(
     """QA: where a difference's intervals are its sure bounds (basis "sure"), only the
     JSON and a note said so: `estimate`, `status` and the report's comparison table showed
     them under the CLT intervals' names, and the report's verdict named the anytime CS.
-    Each of their cells now says "(sure bounds)", as "(exact CS)" marks the exact CS, and
-    the verdicts are named by them; the compared target's own row (not sure) is not."""
+    Each of their cells now says "(sure bounds)", as "(exact anytime CS)" marks the exact
+    anytime CS, and the verdicts are named by them; the compared target's own row (not
+    sure) is not."""
     db, other = _sure_bounds_session(pool_files, tmp_path)
     (c,) = json.loads(run("estimate", db, "--json"))["comparisons"]
     assert c["difference_anytime"]["basis"] == "sure"  # the case at hand
@@ -625,7 +626,8 @@ def test_a_log_loss_difference_no_labelled_item_shows_is_not_a_point(tmp_path: P
     line = next(x for x in out.splitlines() if "difference target - other" in x)
     # one bracket says both what stands in and where to read why (QA: "unbounded (see
     # the note) (exact CS)")
-    assert "fixed-budget 95% interval unbounded (exact CS; see the note);" in line, out
+    assert "fixed-budget 95% interval unbounded (exact anytime CS; see the note);" in line, \
+        out
     assert "(log loss): the fixed-budget 95% interval and the anytime 95% confidence " \
            "sequence are the whole range" in " ".join(out.split()), out
     with Session.open(db) as s:
@@ -928,8 +930,8 @@ def test_status_shows_an_unbounded_log_loss_difference_as_estimate_does(tmp_path
                                                                          ) -> None:
     """A compared model scored only at ``estimate`` (no bound known on its log losses): the
     log loss's paired difference has unbounded intervals, which `estimate` prints as
-    "unbounded (exact CS; see the note)". `status` left the fixed-budget interval out and
-    called the anytime one "(from 30 labels)" at 40 labels (its stored ends are the
+    "unbounded (exact anytime CS; see the note)". `status` left the fixed-budget interval out
+    and called the anytime one "(from 30 labels)" at 40 labels (its stored ends are the
     strings "-inf"/"inf"); it now prints each interval as `estimate` does."""
     from session_support import make_pool_files
 
@@ -946,8 +948,8 @@ def test_status_shows_an_unbounded_log_loss_difference_as_estimate_does(tmp_path
     out = run("estimate", db, "--compare", f"table:{other}")
     line = next(x for x in out.splitlines() if "difference target - other" in x
                 and "unbounded" in x)
-    fixed = "fixed-budget 95% interval unbounded (exact CS; see the note)"
-    anytime = "anytime 95% confidence sequence unbounded (exact CS; see the note)"
+    fixed = "fixed-budget 95% interval unbounded (exact anytime CS; see the note)"
+    anytime = "anytime 95% confidence sequence unbounded (exact anytime CS; see the note)"
     assert fixed in line and anytime in line, out
     status = run("status", db)
     lines = status.splitlines()

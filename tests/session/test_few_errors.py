@@ -469,8 +469,8 @@ def test_the_report_names_the_few_labels_without_an_error_where_those_are_few(
     run("report", db, "--out", tmp_path / "rep")
     md = (tmp_path / "rep" / "report.md").read_text(encoding="utf-8")
     assert "few errors" not in md, md
-    assert ("Cells marked (exact CS): for error rate the labels show too few labels without "
-            "an error for the CLT intervals") in md, md
+    assert ("Cells marked (exact anytime CS): for error rate the labels show too few labels "
+            "without an error for the CLT intervals") in md, md
     assert ("stands in for both while the labels show few labels without an error)"
             "](estimates.png)") in md, md
 

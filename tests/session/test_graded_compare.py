@@ -1146,15 +1146,15 @@ def test_the_second_target_and_the_difference_name_their_estimator_and_exact_cs(
     out = " ".join(run("estimate", db).split())
     line = out[out.index("compare (error_rate):"):]
     assert line.startswith(f"compare (error_rate): {spec} LURE estimate ")
-    assert "fixed-budget 95% interval [" in line and line.count("(exact CS)") == 4
+    assert "fixed-budget 95% interval [" in line and line.count("(exact anytime CS)") == 4
     assert "difference target - other = " in line and "(paired LURE, same labels" in line
     run("report", db, "--out", tmp_path / "rep")
     md = (tmp_path / "rep" / "report.md").read_text(encoding="utf-8")
     table = md[md.index("## Comparison of targets"):]
     assert "| metric | quantity | LURE estimate (paired, same labels) |" in table
     rows = [r for r in table.splitlines() if r.startswith("| error rate |")]
-    assert len(rows) == 2 and all(r.count("(exact CS)") == 2 for r in rows), rows
-    assert "Cells marked (exact CS): for the difference's error rate" in " ".join(
+    assert len(rows) == 2 and all(r.count("(exact anytime CS)") == 2 for r in rows), rows
+    assert "Cells marked (exact anytime CS): for the difference's error rate" in " ".join(
         table.split())
 
 

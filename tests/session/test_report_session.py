@@ -56,10 +56,10 @@ def test_the_exact_cs_is_shown_as_estimate_shows_it_and_named_where_it_stands_in
         cells = [c.strip() for c in row.strip("|").split("|")]
         assert cells[6] == _interval(last.exact)
         exact_here = a.basis == "exact"
-        assert cells[3].endswith("(exact CS)") == exact_here
-        assert ("(exact CS)" in cells[5]) == (exact_here and last.anytime is not None)
+        assert cells[3].endswith("(exact anytime CS)") == exact_here
+        assert ("(exact anytime CS)" in cells[5]) == (exact_here and last.anytime is not None)
     assert r.metrics["error_rate"].anytime.basis == "exact"  # 4 labels: fewer than 5 errors
-    assert "Cells marked (exact CS): for error rate" in md
+    assert "Cells marked (exact anytime CS): for error rate" in md
 
 
 def test_a_full_disk_names_the_report_file_and_keeps_the_old_one_whole(

@@ -310,8 +310,8 @@ UNBOUNDED = "unbounded (see the note)"
 
 def marked(text: str, mark: str) -> str:
     """An interval's text followed by its basis mark (:func:`activetest.session.
-    interval_names.basis_mark`, e.g. `` (exact CS)``); an unbounded one says both in one
-    bracket (QA: "unbounded (see the note) (exact CS)")."""
+    interval_names.basis_mark`, e.g. `` (exact anytime CS)``); an unbounded one says
+    both in one bracket (QA: the two brackets "unbounded (see the note)" and the mark)."""
     if mark and text == UNBOUNDED:
         return f"unbounded ({mark.strip()[1:-1]}; see the note)"
     return text + mark
@@ -319,8 +319,8 @@ def marked(text: str, mark: str) -> str:
 
 def _cs(low: float, high: float, n_labels: int | None = None,
         basis: str | None = None, n_pool: int | None = None) -> str:
-    """An anytime CS ``[low, high]``: before 30 labels the asymptotic CS is not claimed
-    (infinite, or the whole range once clipped to it: "from 30 labels"), the exact CS
+    """An anytime CS ``[low, high]``: before 30 labels the anytime CS (asymptotic) is not claimed
+    (infinite, or the whole range once clipped to it: "from 30 labels"), the exact anytime CS
     and the sure bounds of a difference (``basis`` "exact", "sure") are, and so is the
     CS of a census (every one of ``n_pool`` items labelled: the pool's value); infinite
     with ``n_labels`` >= 30 it is :data:`UNBOUNDED`."""

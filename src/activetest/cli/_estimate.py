@@ -90,7 +90,7 @@ def _intervals_of(boot: Any, anytime: Any, level: float, n_labels: int | None = 
 
     parts = []
     if anytime is not None:
-        # where the exact CS stands in for both (few errors), or a difference's sure
+        # where the exact anytime CS stands in for both (few errors), or a difference's sure
         # bounds, each says so, as the target's table marks it (QA: named fixed-budget
         # and anytime, a note apart)
         mark = basis_mark(anytime.basis)

@@ -272,13 +272,13 @@ def _named_intervals(e: Any, n_pool: int | None = None) -> list[str]:
     a = e.details.get("anytime") if e.method != "mean" else None
     a = a if isinstance(a, dict) else {}
     names = []
-    # a comparison's row marks where the exact CS or a difference's sure bounds stand in,
+    # a comparison's row marks where the exact anytime CS or a difference's sure bounds stand in,
     # as `estimate` does (the target's own rows say it in a note below them)
     mark = basis_mark(a.get("basis")) if ":" in e.method else ""
     # an unbounded end is stored as the string "-inf" or "inf" (JSON has no infinity):
     # read back, each interval is printed as `estimate` prints it (QA: status left an
     # unbounded fixed-budget interval out and called an unbounded CS "(from 30 labels)"
-    # at 40 labels, where estimate said "unbounded (exact CS; see the note)")
+    # at 40 labels, where estimate said "unbounded (exact anytime CS; see the note)")
     fixed_low, fixed_high = _stored_end(a.get("fixed_low")), _stored_end(a.get("fixed_high"))
     cs_low, cs_high = _stored_end(a.get("cs_low")), _stored_end(a.get("cs_high"))
     if fixed_low is not None and fixed_high is not None:

@@ -20,7 +20,7 @@ the pool risk (what the estimators are unbiased for) and the test-set truth:
 
 The measurements are in :mod:`activetest.experiments.coverage_runs` (every name
 re-exported here). A method is a function ``Context -> Terms`` (per-run, per-draw theta_m and the
-inputs of the bootstrap and of the exact CS); adding one is one line in
+inputs of the bootstrap and of the exact anytime CS); adding one is one line in
 :data:`METHODS`.
 """
 
@@ -239,7 +239,7 @@ def table_name(key: str) -> str:
     the "fixed-budget interval" (QA: the tables said "martingale", "martingale (pool)",
     "martingale width" where figures, CLI and sessions say fixed-budget interval), its
     ``asymptotic CS (from 30)`` the "anytime CS (asymptotic, from 30)" and its
-    ``exact CS`` the "exact anytime CS" (QA: "asymptotic CS" / "exact CS" where status,
+    ``exact CS`` the "exact anytime CS" (QA: ``"asymptotic CS"`` / ``"exact CS"`` where status,
     estimate and the figures say anytime / exact anytime). The study's own keys (and so
     its cache) are unchanged."""
     name = (key.replace("martingale", FIXED_INTERVAL)
@@ -375,7 +375,7 @@ def _adaptive_section(adaptive: list[SettingCoverage], rows: list[SettingCoverag
 
 def _sessions_since() -> list[str]:
     """What sessions do beyond the study (the page said it by hand, so a re-run of the
-    study dropped it): the few-errors rule, the blind spot, the exact CS's bounds."""
+    study dropped it): the few-errors rule, the blind spot, the exact anytime CS's bounds."""
     return [
         "Sessions created since issue 20 also tune the anytime CS to their planned budget and "
         "widen both intervals for their blind spot (items drawn far below the uniform rate and "

@@ -67,7 +67,7 @@ class CoverageCurves:
 
     Attributes:
         n_runs: runs per setting.
-        n_exact: runs per setting the exact CS was computed on.
+        n_exact: runs per setting the exact anytime CS was computed on.
         datasets: the datasets, one panel each in ``coverage_by_budget.png``.
         n_settings: settings pooled per dataset.
         fixed: ``(datasets, FIXED_KEYS, K)`` share of runs whose interval at budget k
@@ -158,7 +158,7 @@ class BandCurves:
             drawn from ``claimed_from`` labels.
         exact_low, exact_high: the exact anytime 95% CS (``exact_cs``), from the first
             label.
-        claimed_from: the label count the asymptotic CS is claimed from.
+        claimed_from: the label count the anytime CS (asymptotic) is claimed from.
         pool_risk: the pool's mean log loss (what the estimate is unbiased for).
         test_truth: the test set's mean log loss, or None (the pool is the truth).
     """
@@ -320,7 +320,7 @@ def band_figure(band: BandCurves) -> Any:
     # figure (a second would move the axes)
     ax.set_title(f"{band.dataset} (N = {band.pool_size:,}): target {band.target}, surrogate "
                  f"{band.surrogate}; CE + LURE, seed {band.seed}", fontsize=9)
-    # below the axes: inside, it hid the exact CS's upper edge (QA)
+    # below the axes: inside, it hid the exact anytime CS's upper edge (QA)
     ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2)
     fig.tight_layout()
     return fig

@@ -1,7 +1,7 @@
 """The coverage study's measurements (:mod:`activetest.experiments.coverage` writes them up).
 
 A method is a function ``Context -> Terms`` (per-run, per-draw theta_m and the inputs of
-the bootstrap and of the exact CS); :func:`evaluate` measures one method's fixed-budget,
+the bootstrap and of the exact anytime CS); :func:`evaluate` measures one method's fixed-budget,
 time-uniform and optional-stopping coverage and widths on one setting;
 :func:`run_setting_coverage` runs every method of :data:`METHODS`; :func:`run_paired`
 the paired difference of two targets on the same draws.
@@ -104,7 +104,7 @@ class Terms:
         theta: ``(R, K)`` per-draw estimates theta_m (unbiased for the pool risk given the past).
         theta_sq: ``(R, K)`` the same for the squared loss (pool-variance estimate).
         boot_sd: ``(R, K)`` the paper's bootstrap sd at every budget.
-        exact: keyword arguments of :func:`exact_cs` (None: no exact CS for this method).
+        exact: keyword arguments of :func:`exact_cs` (None: no exact anytime CS for this method).
         model_var: ``(R, K)`` an adaptive design's own prediction of ``N^2 Var(theta_m |
             past)`` (None: the SE is the observed one alone).
     """
@@ -166,7 +166,7 @@ def ce_cv_lure(ctx: Context) -> Terms:
     L = ctx.per_item[idx]
     h = ctx.control()
     g, G = h[idx], fixed_control_rest(h, idx)
-    # No exact CS here: with a control its lower theta bound is (a - max g)/q_min, so it
+    # No exact anytime CS here: with a control its lower theta bound is (a - max g)/q_min, so it
     # is valid (tests/stats/test_confseq.py) but wide, and it would double the run time.
     return Terms(adaptive_lure_theta(L, q, ctx.N, g, G), adaptive_lure_theta(L * L, q, ctx.N),
                  lure_bootstrap_sd(L - g, q, ctx.N))

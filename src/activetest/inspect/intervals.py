@@ -41,7 +41,7 @@ class PrefixIntervals:
 
     def claims(self, m: int) -> bool:
         """Whether the anytime CS after ``m`` labels claims an interval: from 30 labels
-        (or a census), or where the exact CS has stood in (few errors) by then; before,
+        (or a census), or where the exact anytime CS has stood in (few errors) by then; before,
         it is the quantity's whole range (:func:`activetest.stats.confseq.cs_claimed`)."""
         return True if self.cs_claimed is None else bool(self.cs_claimed[m - 1])
 

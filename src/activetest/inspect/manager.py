@@ -42,7 +42,7 @@ class StopSummary:
             completed prefix of the draw order).
         estimate, fixed_low, fixed_high, cs_low, cs_high: the estimate there with its
             fixed-budget interval and anytime confidence sequence (None below 2 labels;
-            the CS None too where it claims nothing: before 30 labels, unless the exact CS
+            the CS None too where it claims nothing: before 30 labels, unless the exact anytime CS
             stood in for few errors, or a census).
         stopped_at: the prefix length at which the anytime interval was first at most
             ``width`` wide (None: not reached).
@@ -616,8 +616,8 @@ class ActiveStopping:
         if summary.estimate is not None and summary.cs_low is None:
             out["cs_note"] = (f"the anytime CS claims nothing before {MIN_LABELS} labels "
                               f"(it is the metric's whole range); "
-                              + ("the exact CS (exact_low, exact_high) holds at any number "
-                                 "of labels" if summary.exact_low is not None else
+                              + ("the exact anytime CS (exact_low, exact_high) holds at any "
+                                 "number of labels" if summary.exact_low is not None else
                                  "only the fixed-budget interval is given"))
         out.update({"manager": MANAGER, "session": Path(self._name()).name,
                     "n_pool": s.n_items, "width": self.width, "budget": self.budget,
@@ -688,7 +688,7 @@ class ActiveStopping:
         vals: list[float | None] = [None] * 7
         if pi is not None and m >= 2:
             j = m - 1
-            # the asymptotic CS before 30 labels is the whole range: not a number to read
+            # the anytime CS (asymptotic) before 30 labels is the whole range: not a number to read
             # as an interval (QA: a stop at 12 labels recorded cs [0, 1] as if claimed)
             claims = pi.claims(m)
             vals = [float(pi.estimate[j]), float(pi.fixed_low[j]), float(pi.fixed_high[j]),

@@ -138,18 +138,18 @@ class MetricProgress:
         fixed_name, fixed_low, fixed_high: the fixed-budget interval (its name from
             :mod:`activetest.session.interval_names`).
         anytime_name, cs_low, cs_high: the anytime confidence sequence (None where it
-            claims nothing: before 30 labels, unless the exact CS stands in, as
+            claims nothing: before 30 labels, unless the exact anytime CS stands in, as
             ``estimate`` shows it).
         target_width: the width asked for (None: none).
         may_stop: the anytime interval is narrower than ``target_width``.
         exact_name, exact_low, exact_high: the exact (betting) confidence sequence where
             the loss is bounded (None otherwise), valid at any number of labels.
-        basis_note: why the exact CS stands in for both intervals, or why a point
+        basis_note: why the exact anytime CS stands in for both intervals, or why a point
             fixed-budget interval claims nothing (every labelled term the same); None
             otherwise.
         basis: ``"exact"`` where the exact anytime CS stands in for the fixed-budget
             interval and the anytime CS (few errors labelled): ``fixed_low``/``high``
-            are then the exact CS at this count and ``cs_low``/``high`` its
+            are then the exact anytime CS at this count and ``cs_low``/``high`` its
             intersection over the counts so far, and the page names them so; else the
             estimate's own basis (``"clt"``, ``"sure"``) or None (no such rule).
     """
@@ -256,7 +256,7 @@ def progress(session: Any, *, target_width: float | None = None,
 
     for m in r.metrics.values():
         a = m.anytime
-        # before 30 labels the asymptotic CS claims nothing (the whole range): not shown
+        # before 30 labels the anytime CS (asymptotic) claims nothing (the whole range): not shown
         # as an interval, as `estimate` shows it (QA: "[0.000, 4.879]" on the page)
         claims = a is not None and (cs_claimed(r.n_labels, r.n_pool)
                                     or a.basis in ("exact", "sure"))

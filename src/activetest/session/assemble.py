@@ -141,7 +141,7 @@ def estimate_parts(s: Any, *, compare: Sequence[Any] | Any, n_boot: int | None,
         # with both metrics created with the two-metric design)
         design_controls = draw.metric_controls(s.store, draws.k, sampler)
         design_info = draw.design_info(s.store, sampler)
-        if cfg.exact_share:  # each draw's own uniform share bounds the exact CS's bets
+        if cfg.exact_share:  # each draw's own uniform share bounds the exact anytime CS's bets
             draws = dataclasses.replace(draws, q_share=np.asarray(
                 sampler.lam[:draws.k], dtype=np.float64))
     t_pool = s.store.scores("target")  # read after scoring: a census knows it all
@@ -163,7 +163,7 @@ def estimate_parts(s: Any, *, compare: Sequence[Any] | Any, n_boot: int | None,
     sure = stored_differences(cfg, s.store, s.metrics,
                               None if t_pool is None else t_pool.logprobs, pools)
     # a fixed acquisition's scores, read once: the blind spot's replay and the
-    # difference's exact CS both use them
+    # difference's exact anytime CS both use them
     fixed_scores = (draw.acquisition_scores_of(s.store) if not cfg.adaptive and (
         sure or cfg.acquisition != "uniform") else None)
     inputs = dataclasses.replace(inputs, difference_bounds={
@@ -253,7 +253,7 @@ def record_estimate(store: SessionStore, report: EstimateReport) -> None:
         for m in report.metrics.values():
             extra = {} if m.anytime is None else {"anytime": jsonable(asdict(m.anytime))}
             if m.metric in blind and m.anytime is not None and m.anytime.basis != "exact":
-                # status repeats it under the intervals (not where the exact CS stands in)
+                # status repeats it under the intervals (not where the exact anytime CS stands in)
                 extra["blind_spot"] = blind[m.metric]
             if (sure := est.metric_sure_line(m, report.n_labels, report.n_pool,
                                              report.level, report.uniform_draws)) is not None:

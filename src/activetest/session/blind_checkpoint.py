@@ -34,7 +34,7 @@ sampler, restored from the design's checkpoint, has them again.
 A session compared at creation keeps in the same state each draw's second-moment sums
 of the paired differences (their variance floor, ``second_sums`` in the blob; the
 moments' digest in the key), so its floor continues with the curves. Every state keeps
-each draw's least proposal over the items it could draw (``least_q``, the exact CS's
+each draw's least proposal over the items it could draw (``least_q``, the exact anytime CS's
 bound on a draw's weight); a state written before it is continued only by sessions that
 do not use them (:attr:`activetest.session.config.SessionConfig.exact_least`).
 ``ACTIVETEST_CHECKPOINTS=0`` turns it off with the design's checkpoint.
@@ -391,7 +391,7 @@ def save(store: SessionStore, key: str, state: CurveState, *,
     arrays["has_wg"] = np.array([x is not None for x in state.control_sums], dtype=np.int64)
     if state.second_sums is not None:  # a paired difference's floor: (R, k), small
         arrays["second_sums"] = np.ascontiguousarray(state.second_sums[:, :state.k])
-    if state.least_q is not None:  # (k,): the exact CS's per-draw weight bound
+    if state.least_q is not None:  # (k,): the exact anytime CS's per-draw weight bound
         arrays["least_q"] = np.ascontiguousarray(state.least_q[:state.k])
     blob = _blob(arrays, state.out, state.k, state.delta, state.loss_cap)
     running = [("Q", state.exposure)]

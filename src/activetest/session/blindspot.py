@@ -173,9 +173,9 @@ def design_difference_weight_bounds(config: SessionConfig, sampler: Any, *, k: i
     """compared spec -> metric -> ``(J,)``: an adaptive design's weight bound
     (:func:`~activetest.stats.blindspot_replay.design_weight_bounds`, the difference's
     per-item bounds) over its first J draws, J the labelled budgets at which the
-    few-errors rule (:func:`~activetest.stats.fewerrors.few_differences`) keeps the exact
+    few-errors rule (:func:`~activetest.stats.fewerrors.few_differences`) keeps the exact anytime
     CS of the paired difference in use (a prefix: the count of labels away from the
-    usual difference never falls); the exact CS bounds each of those draws by it
+    usual difference never falls); the exact anytime CS bounds each of those draws by it
     instead of the floor. Empty for a fixed acquisition, a session without the rule,
     or where no compared model is known on the pool (``differences``). ``losses`` and
     ``compare``: the target's and each compared model's losses at the K labelled draws."""
@@ -243,7 +243,7 @@ class BlindSpotPass:
             acquisition, a session without ``blind_ratio``).
         least_q: ``(k,)`` each labelled draw's least proposal over the items it could
             draw (:attr:`activetest.stats.blindspot_replay.CurveState.least_q`), from
-            the same pass: the exact CS's per-draw weight bound
+            the same pass: the exact anytime CS's per-draw weight bound
             (:attr:`activetest.session.estimate_base.LabelledDraws.q_least`); None where
             no pass over the design's draws was made.
     """

@@ -215,7 +215,7 @@ class SessionConfig:
             :func:`activetest.session.design.design_rule` checks it.
         clt_min_errors: the error rate's fixed-budget interval and anytime CS are the CLT
             ones only once the labels show this many errors (and as many labels without
-            one); before, the exact CS stands in (:mod:`activetest.stats.fewerrors`; new
+            one); before, the exact anytime CS stands in (:mod:`activetest.stats.fewerrors`; new
             sessions: :data:`activetest.stats.fewerrors.MIN_ERRORS`). None: not stored, by
             files from before it: the CLT intervals at every label count, as they were shown.
         label_scoring: how the models built from specs read each class from its label
@@ -229,7 +229,7 @@ class SessionConfig:
             :func:`activetest.session.estimate_base.sure_risk_curve`; new sessions:
             True). None: not stored, by files from before it: not cut, the numbers they
             had.
-        exact_share: an adaptive design's exact CS bounds each draw's weight by the
+        exact_share: an adaptive design's exact anytime CS bounds each draw's weight by the
             share of the uniform in the proposal it was drawn from (recorded at the draw:
             every remaining item then had probability at least that share over the items
             left), not by the least share any draw may have (10%), which bet as if each
@@ -237,7 +237,7 @@ class SessionConfig:
             (:attr:`activetest.session.estimate_base.LabelledDraws.q_share`; new sessions:
             True). None: not stored, by files from before it: the least share, the
             numbers they had.
-        exact_least: an adaptive design's exact CS bounds each draw's weight by the
+        exact_least: an adaptive design's exact anytime CS bounds each draw's weight by the
             least probability the draw's proposal gave any item it could draw (replayed
             in the blind spot's pass, :attr:`activetest.session.blindspot.BlindSpotPass.least_q`),
             where that is above the share's bound: after its uniform phase the design

@@ -417,7 +417,7 @@ def build_config(inputs: Inputs, *, task_ref: Any, metric: str, acquisition: str
         design_rule=new_design_rule(acquisition),  # the in-run rule of new sessions
         clt_min_errors=MIN_ERRORS,  # the error rate's exact interval until 5 errors
         sure_bounds=True,  # intervals cut to what the labels make sure
-        exact_share=True,  # the exact CS bounds each draw by its own uniform share
+        exact_share=True,  # the exact anytime CS bounds each draw by its own uniform share
         exact_least=True,  # ... or by its least proposal, where that is more
         shared_resamples=True,  # the plain mean bootstrapped on LURE's resamples
         label_scoring=label_scoring,  # every later command builds its models this way

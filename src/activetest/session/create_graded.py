@@ -945,7 +945,7 @@ def create_graded_session(path: str | os.PathLike[str], *,
         blind_ratio=BLIND_RATIO,
         clt_min_errors=MIN_ERRORS,  # the exact interval until 5 errors (stats.fewerrors)
         sure_bounds=True,  # intervals cut to what the labels make sure
-        exact_share=True,  # the exact CS bounds each draw by its own uniform share
+        exact_share=True,  # the exact anytime CS bounds each draw by its own uniform share
         exact_least=True,  # ... or by its least proposal, where that is more
         shared_resamples=True,  # the plain mean bootstrapped on LURE's resamples
         # the fixed design's loss named as it is (1 - score; sessions before: "log")

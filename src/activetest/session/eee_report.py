@@ -264,7 +264,7 @@ def eee_records(session: Session, report: EstimateReport, *, model_id: str | Non
                            anytime_method=_named(EXACT_ANYTIME if exact else ANYTIME,
                                                  report.level))
         method = _named(FIXED_BUDGET if a is not None else BOOTSTRAP, report.level)
-        if exact:  # the few-errors rule: the exact CS stands in for the CLT interval
+        if exact:  # the few-errors rule: the exact anytime CS stands in for the CLT interval
             method = (f"{_named(EXACT_ANYTIME, report.level)}; it stands in for the "
                       f"{interval_name(FIXED_BUDGET, report.level)} here ({a.basis_note})")
         out.append(eee_aggregate(
@@ -274,7 +274,7 @@ def eee_records(session: Session, report: EstimateReport, *, model_id: str | Non
             n_labels=report.n_labels, pool_size=report.n_pool, model=who["name"],
             dataset=dataset_name(session.task.name, session.config), ci_low=low,
             ci_high=high, level=report.level,
-            # where the exact CS stands in, the CLT standard error is not the uncertainty
+            # where the exact anytime CS stands in, the CLT standard error is not the uncertainty
             # reported (few errors: often 0); a zero SE (every term equal) claims certainty;
             # one label has no spread to estimate (its bootstrap's 1e-17 was given as the
             # SE, named by the estimator's method: QA)

@@ -18,7 +18,7 @@ record) takes its name from here, so one interval never goes by two names:
   guarantee (no finite-population factor, unreliable below ~100 labels).
 
 Where something else stands in for the fixed-budget interval and the anytime CS (an
-interval record's ``basis``), each cell says so with :func:`basis_mark`: "(exact CS)"
+interval record's ``basis``), each cell says so with :func:`basis_mark`: "(exact anytime CS)"
 (the few-errors rule) or "(sure bounds)" (a paired difference's bounds that hold surely,
 :data:`SURE_BOUNDS`). An estimate outside the bounds that hold surely (unbiased, not moved)
 is marked beside the number with :func:`outside_sure_mark`.
@@ -63,11 +63,12 @@ SURE_BOUNDS = "sure bounds (hold at any label count)"
 
 def basis_mark(basis: str | None) -> str:
     """What follows a fixed-budget interval or anytime CS where a person reads it, by
-    what its record's ``basis`` says stands in for it: ``" (exact CS)"`` (the exact
-    anytime CS, few errors), ``" (sure bounds)"`` (:data:`SURE_BOUNDS`), else nothing
-    (QA: a difference's sure bounds were shown in `status` and the report under the
-    CLT intervals' names, only the JSON and a note said what they were)."""
-    return {"exact": " (exact CS)", "sure": " (sure bounds)"}.get(str(basis), "")
+    what its record's ``basis`` says stands in for it: ``" (exact anytime CS)"`` (the
+    few-errors rule), ``" (sure bounds)"`` (:data:`SURE_BOUNDS`), else nothing (QA: a
+    difference's sure bounds were shown in `status` and the report under the CLT
+    intervals' names, only the JSON and a note said what they were; the exact one was
+    marked ``"(exact CS)"``, a shorthand of no interval the product names)."""
+    return {"exact": " (exact anytime CS)", "sure": " (sure bounds)"}.get(str(basis), "")
 
 
 def interval_decimals(*intervals: tuple[float | None, float | None], least: int = 4,

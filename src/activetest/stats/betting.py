@@ -6,7 +6,7 @@ loss up to the largest per-item loss the target's predictions allow, see
 :func:`log_loss_bound`), under sequential, non-uniform, adaptive sampling without
 replacement. This extends Waudby-Smith and Ramdas (NeurIPS 2020, equal weights) and
 Shekhar, Xu, Lipton, Liang and Ramdas (UAI 2023, weighted sampling without replacement)
-to the active-testing estimate with a control. Wider than the asymptotic CS of
+to the active-testing estimate with a control. Wider than the anytime CS (asymptotic) of
 :mod:`activetest.stats.confseq`, especially its upper end; the few-errors rule
 (:mod:`activetest.stats.fewerrors`) lets it stand in while too few errors are labelled
 for the asymptotic one.

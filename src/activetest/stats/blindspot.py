@@ -4,7 +4,7 @@ A design that draws some items far below the uniform rate learns nothing about t
 until it draws one. If a few of them carry large losses that the model did not
 expect (a target confidently wrong where the surrogate agrees with it), a run that
 has not met one has a low estimate *and* a low variance estimate, and neither the
-fixed-budget interval nor the asymptotic CS can tell (issue 20: 22-39% coverage on
+fixed-budget interval nor the anytime CS (asymptotic) can tell (issue 20: 22-39% coverage on
 such a pool). Only the loss bound can: this module bounds what such items could add.
 
 Exposure

@@ -229,7 +229,7 @@ class CurveState:
             (:func:`activetest.stats.model_floor.design_second_sums`); None otherwise.
         least_q: ``(k,)`` each draw's least proposal over the items it could draw,
             ``min_{S_m} q_m(i)`` (``q_m(i) = a_m s_i + b_m``), known before the draw: the
-            exact CS's bound on one draw's weight
+            exact anytime CS's bound on one draw's weight
             (:func:`activetest.stats.betting.exact_cs`, ``q_min``). None: continued
             from a state from before they were kept.
     """
@@ -503,7 +503,7 @@ def design_weight_bounds(design: Any, acquired: Sequence[int], item_bounds: np.n
     ``q_m(i) = a_m s_i + b_m`` on the remaining items, replayed from its history as
     :func:`design_proposals` does): what one draw can add to ``N theta_m`` at most,
     known before the draw. The adaptive counterpart of
-    :func:`activetest.stats.proposal.floored_weight_bound`, for the exact CS of a paired
+    :func:`activetest.stats.proposal.floored_weight_bound`, for the exact anytime CS of a paired
     difference (:func:`activetest.stats.betting.exact_cs`, ``weight_bound=``): where two
     targets agree (``B_i = 0``) nothing is weighted, so the bound is far below the
     floor's ``max B / q_min``. Scaled outward by ``1 + 1e-9`` for rounding; 0 where no

@@ -58,7 +58,7 @@ def first_narrow(low: np.ndarray, high: np.ndarray, width: float, *, after: int,
 
     ``low``/``high`` are the CS bounds at budgets ``1..K`` (``K >= upto``), e.g.
     :func:`activetest.stats.confseq.asymptotic_cs` of the completed prefix; budgets
-    below ``min_labels`` (where the asymptotic CS is not claimed) never stop. None if
+    below ``min_labels`` (where the anytime CS (asymptotic) is not claimed) never stop. None if
     no budget in the range is narrow enough.
     """
     if not width > 0:

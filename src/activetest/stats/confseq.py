@@ -29,7 +29,7 @@ Brownian motion ``B(V)`` Robbins' normal mixture ``int exp(l B - l^2 V / 2) dN(0
 martingale, so by Ville's inequality ``|B(V)| < sqrt(2 (V rho^2 + 1) / rho^2 *
 log(sqrt(V rho^2 + 1) / alpha))`` for all V with probability ``1 - alpha``. The
 strong approximation of a martingale by ``B(V_M)`` (WS et al., Lyapunov-type
-Theorem) makes this an asymptotic CS for R once V is replaced by a consistent
+Theorem) makes this an anytime CS (asymptotic) for R once V is replaced by a consistent
 estimate. We run the mixture on the clock
 
     tau_M = N W_M = M / (1 - M/N)      (the label count when M << N)
@@ -85,7 +85,7 @@ planned budget was recorded keep the mixture alone (``budget=None``).
 
 As for the fixed interval, Hall's skewness correction is applied by default
 (``f`` in place of the normal quantile; it vanishes as M grows, so the CS is
-still an asymptotic CS in WS et al.'s sense: its bounds differ from the plain
+still an anytime CS (asymptotic) in WS et al.'s sense: its bounds differ from the plain
 ones by a vanishing fraction of the width). The CS is claimed from
 ``min_labels = 30`` on: before that the studentized statistic of a skewed
 importance-weighted sum is far from normal (docs/intervals.md measures it).
@@ -124,14 +124,14 @@ __all__ = [
     "running_intersection",
 ]
 
-#: Default planned budget for the asymptotic CS's mixture (labels).
+#: Default planned budget for the mixture of the anytime CS (asymptotic) (labels).
 PLANNED_LABELS = 200
-#: The asymptotic CS is claimed from this budget on.
+#: The anytime CS (asymptotic) is claimed from this budget on.
 MIN_LABELS = 30
 
 
 def cs_claimed(n_labels: int, n_pool: int | None = None) -> bool:
-    """Whether the asymptotic CS claims an interval after ``n_labels`` labels of a pool
+    """Whether the anytime CS (asymptotic) claims an interval after ``n_labels`` labels of a pool
     of ``n_pool``: from :data:`MIN_LABELS` on, or once every pool item is labelled (a
     census: the pool's value is known exactly, and :func:`asymptotic_cs_from_curves`
     makes it the point there, however small the pool). Outputs show "from 30 labels"
@@ -151,7 +151,7 @@ class ConfidenceSequence(BoundsCurve):
     """A CS at every budget M = 1..K (arrays ``(..., K)``).
 
     Attributes:
-        estimate: ``R_M`` (the LURE-family estimate; the exact CS is not centred on it).
+        estimate: ``R_M`` (the LURE-family estimate; the exact anytime CS is not centred on it).
         low, high: the CS. ``low > high`` (empty) can happen only on the
             probability-alpha event that the truth has been excluded.
         alpha: ``P(truth outside C_M for some M) <= alpha`` (exactly or asymptotically).
@@ -323,7 +323,7 @@ def asymptotic_cs(theta: np.ndarray, N: int, *, alpha: float = 0.05,
             the labels are seen (a session may pass its intended budget); choosing it
             from the data would void the time-uniform guarantee.
         min_labels: the CS starts here; before it, it is the whole line (or
-            ``value_range``). An asymptotic CS is only claimed from some start on
+            ``value_range``). An anytime CS (asymptotic) is only claimed from some start on
             (WS et al.'s definition); 30 is where, on the bundled outputs, the
             studentized statistic is close enough to normal (docs/intervals.md).
         skew: apply Hall's skewness correction (as :func:`.fixed_interval_curve`
@@ -407,7 +407,7 @@ def paired_difference_cs(theta_a: np.ndarray, theta_b: np.ndarray, N: int, *,
 
     theta is linear in the loss, so ``theta_a - theta_b`` are the per-draw
     estimates for the per-item loss difference (with control ``g_a - g_b``), and
-    the asymptotic CS of the difference follows. ``high < 0`` at any budget
+    the anytime CS (asymptotic) of the difference follows. ``high < 0`` at any budget
     means "A has the lower risk" at level alpha, anytime; ``low > 0`` the reverse.
     """
     ta = float_array(theta_a, "theta_a")

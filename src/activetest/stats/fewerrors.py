@@ -19,20 +19,22 @@ coverage 0.71 at 20 labels, anytime 0.875). Otherwise the **exact betting CS**
 (:func:`activetest.stats.betting.exact_cs`; no asymptotics, valid at every budget at
 once) stands in:
 
-* the **fixed-budget interval** at M is the exact CS at M (valid at a fixed budget
+* the **fixed-budget interval** at M is the exact anytime CS at M (valid at a fixed budget
   because it is valid at every budget; conservative);
-* the **anytime CS** is the exact CS at the budgets with few errors and the CLT CS at
-  the others, intersected over budgets (:func:`switch_to_exact`). Why not the CLT CS
-  alone: it fails exactly where the fixed interval fails (its variance is the same).
-  Why not the exact CS throughout: it is wide (the designs' proposal floor 0.1 bounds
-  its bets), 2-10x the CLT CS once errors are seen. The switch is at a stopping time
-  (the k-th error), so the combined sequence misses only if the exact CS misses at some
-  budget before the switch or the CLT CS misses at some budget after it: at most the
-  sum of their miscoverages by the union bound (exact: alpha by Ville's inequality;
-  CLT: alpha asymptotically), and in practice about alpha (measured in
-  docs/robustness.md: 0.93-1.00 time-uniform coverage on the near-constant pool, where
-  the CLT CS alone gave 0.43). Splitting alpha between the two would make that bound
-  exact at the price of a ~14 % wider CLT CS on every session.
+* the **anytime CS** is the exact anytime CS at the budgets with few errors and the
+  anytime CS (asymptotic) at the others, intersected over budgets
+  (:func:`switch_to_exact`). Why not the anytime CS (asymptotic) alone: it fails exactly
+  where the fixed interval fails (its variance is the same). Why not the exact anytime
+  CS throughout: it is wide (the designs' proposal floor 0.1 bounds its bets), 2-10x the
+  anytime CS (asymptotic) once errors are seen. The switch is at a stopping time (the
+  k-th error), so the combined sequence misses only if the exact anytime CS misses at
+  some budget before the switch or the anytime CS (asymptotic) misses at some budget
+  after it: at most the sum of their miscoverages by the union bound (exact: alpha by
+  Ville's inequality; CLT: alpha asymptotically), and in practice about alpha (measured
+  in docs/robustness.md: 0.93-1.00 time-uniform coverage on the near-constant pool,
+  where the anytime CS (asymptotic) alone gave 0.43). Splitting alpha between the two
+  would make that bound exact at the price of a ~14 % wider anytime CS (asymptotic) on
+  every session.
 
 **Two targets compared on the same labels** (``estimate --compare``): the paired
 difference of their error rates has per-item values in {-1, 0, 1} (graded: steps of the
@@ -41,7 +43,7 @@ where the two losses differ (two models that agree on every labelled item give a
 difference of 0 with a standard error of 0: a point, whatever they do elsewhere). The
 rule there (:func:`few_differences`): at least ``k`` labels away from the most common
 value so far (for 0/1 losses that is the rarer of errors and labels without one, the
-rule above), else the exact CS of the difference
+rule above), else the exact anytime CS of the difference
 (:func:`activetest.stats.betting.paired_difference_exact_cs`) stands in.
 
 The log loss is not switched: its losses are continuous and never exactly 0, and the
@@ -63,7 +65,7 @@ __all__ = ["MIN_ERRORS", "count_outcomes", "few_differences", "few_differences_r
 #: The errors (and non-errors) a CLT interval of an error rate needs: new sessions
 #: record it as ``clt_min_errors``. Measured on the near-constant pool
 #: (``benchmarks/few_errors.py``): from 1 error the anytime coverage is 0.925, from 5
-#: 0.93-1.00 with fixed-budget 0.975-1.00; from 10 the same, with the exact CS in use
+#: 0.93-1.00 with fixed-budget 0.975-1.00; from 10 the same, with the exact anytime CS in use
 #: far longer.
 MIN_ERRORS = 5
 
@@ -206,7 +208,7 @@ def few_differences_reason(differences: np.ndarray, min_errors: int) -> str | No
 def switch_to_exact(low: np.ndarray, high: np.ndarray, exact_low: np.ndarray,
                     exact_high: np.ndarray, few: np.ndarray, *, intersect: bool = True
                     ) -> tuple[np.ndarray, np.ndarray]:
-    """The intervals with the exact CS where ``few`` (``(..., K)`` each): the fixed-budget
+    """The intervals with the exact anytime CS where ``few`` (``(..., K)`` each): the fixed-budget
     interval (``intersect=False``) or, intersected over budgets, the anytime CS (module
     docstring)."""
     lo = np.where(few, exact_low, low)

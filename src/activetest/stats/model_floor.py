@@ -1,6 +1,6 @@
 """A model's variance of each draw, the floor of an interval's variance, for any proposal.
 
-The fixed-budget interval and the asymptotic CS estimate the variance of each draw's
+The fixed-budget interval and the anytime CS (asymptotic) estimate the variance of each draw's
 term from the labels. Where the proposal rarely draws the items that carry a quantity's
 large values, a run that has not met one has a low estimate and a low observed variance
 at once, and both intervals miss (docs/robustness.md, "Known coverage gaps"). A model of

@@ -166,7 +166,7 @@ def labels_for_cs_width(theta: np.ndarray, N: int, width: float, *, alpha: float
                         model_var: np.ndarray | None = None,
                         budget: int | None = None, future: str = "recent",
                         value_range: tuple[float, float] | None = None) -> int:
-    """Projected total labels until the asymptotic CS is at most ``width`` wide.
+    """Projected total labels until the anytime CS (asymptotic) is at most ``width`` wide.
 
     A **projection**, not a guarantee. In the martingale's units (``.intervals``) the CS
     at M' is a multiple of ``SE_{M'} = sqrt(V_{M'}) / W_{M'}`` with ``V_{M'}`` the sum of
@@ -362,7 +362,7 @@ class AnytimeSummary:
         n_labels: labels so far (M).
         estimate: ``R_M``.
         fixed_low, fixed_high: the fixed-budget interval (valid if M was fixed in advance).
-        cs_low, cs_high: the asymptotic CS (valid at any stopping rule; infinite
+        cs_low, cs_high: the anytime CS (asymptotic) (valid at any stopping rule; infinite
             before ``min_labels``).
         target_width: the width asked for, if any.
         may_stop: the CS is at most ``target_width`` wide (False without a target).

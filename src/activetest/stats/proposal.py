@@ -241,7 +241,7 @@ def floored_weight_bound(scores: np.ndarray, item_bounds: np.ndarray, acquired: 
     largest ``B / s``) give each draw's in ``O(log N)`` (a compiled kernel), so the cost
     does not grow with the pool as the blind spot's replay does.
 
-    Used by the exact CS of a paired difference (:func:`activetest.stats.betting.
+    Used by the exact anytime CS of a paired difference (:func:`activetest.stats.betting.
     paired_difference_exact_cs`, ``weight_bound=``): where the two targets agree on most
     items (``B_i = 0`` there) and the proposal puts its mass where they differ, this bound
     is far below the floor's ``max B / q_min``.

@@ -175,10 +175,10 @@ class ReportInputs:
         difference_bounds: compared target -> metric -> ``(N,)`` the largest
             ``|L_A - L_B|`` each pool item can have (a model compared at creation): the
             curve cuts each count's intervals to the bounds that hold surely then
-            (:func:`.estimate.sure_difference`) and bounds its exact CS by them.
+            (:func:`.estimate.sure_difference`) and bounds its exact anytime CS by them.
         difference_proposal: the fixed acquisition's ``(scores, floor)``
             (:func:`.estimate.fixed_proposal`), and ``difference_weight_bounds`` an
-            adaptive design's weight bounds: the difference's exact CS as the estimate
+            adaptive design's weight bounds: the difference's exact anytime CS as the estimate
             bounds it (:func:`.estimate.difference_few`).
     """
 
@@ -225,11 +225,11 @@ def difference_curves(inputs: ReportInputs, budgets: Sequence[int], target: str,
     seeds, and its fixed-budget interval and anytime CS by :func:`.estimate.interval_curves`
     (skewness may only widen, kept within the difference's range, the CS claimed from 30
     labels, the difference's variance floor and the blind spot's widening where the
-    estimate has them, the exact CS while few labels differ by
+    estimate has them, the exact anytime CS while few labels differ by
     :func:`.estimate.difference_few`), then, for a model compared at creation, cut at each
     count to the bounds that hold surely then (:func:`.estimate.sure_difference`): every
     point is what ``estimate --compare`` shows at that count (QA: the sure bounds and the
-    exact CS of a model compared at creation were applied at the last point alone). Where
+    exact anytime CS of a model compared at creation were applied at the last point alone). Where
     ``estimate`` still shows other intervals at the last count, the last point takes them
     and says so (:attr:`rp.DifferenceCurve.last_as_estimate`); a point whose estimate
     lies outside its sure bounds records them (:attr:`rp.Estimate.outside_sure`)."""
@@ -265,7 +265,7 @@ def difference_curves(inputs: ReportInputs, budgets: Sequence[int], target: str,
             if base is not None:
                 blind = dataclasses.replace(base, widen_low=np.asarray(
                     base.widen_high, dtype=np.float64).copy())
-        # the few-errors rule (sessions recording it): the exact CS while few labels show
+        # the few-errors rule (sessions recording it): the exact anytime CS while few labels show
         # a difference, bounded as the estimate bounds it (a model compared at creation:
         # by each item's bound and the proposal's draws)
         bounds = inputs.difference_bounds.get(c.spec, {}).get(c.metric)
@@ -294,7 +294,7 @@ def difference_curves(inputs: ReportInputs, budgets: Sequence[int], target: str,
                     AnytimeInterval(math.nan, f_lo, f_hi, c_lo, c_hi, basis=basis),
                     d[:b], draws.rows[:b], bounds)
                 f_lo, f_hi, c_lo, c_hi = cut.fixed_low, cut.fixed_high, cut.cs_low, cut.cs_high
-                if sure.binding:  # what is shown: neither the CLT nor the exact CS
+                if sure.binding:  # what is shown: neither the CLT nor the exact anytime CS
                     basis = "sure"
                 tol = 1e-9 * max(1.0, abs(boot.estimate))
                 if not sure.low - tol <= boot.estimate <= sure.high + tol:
@@ -455,7 +455,8 @@ def report_data(inputs: ReportInputs, *, truth: Mapping[str, float] | None = Non
     metrics = cfg.metrics
     budgets = _budgets(draws.k, n_points)
     history: dict[str, list[rp.HistoryRow]] = {}
-    few_what: dict[str, str] = {}  # what the labels showed few of, where the exact CS stood in
+    # what the labels showed few of, where the exact anytime CS stood in
+    few_what: dict[str, str] = {}
     designs = inputs.design_controls  # the design's own estimate, for the metrics it serves
     for metric in metrics:
         bound = inputs.loss_bounds.get(metric)
@@ -470,8 +471,8 @@ def report_data(inputs: ReportInputs, *, truth: Mapping[str, float] | None = Non
                            inputs.variance_floors.get(metric), bool(cfg.sure_bounds))
         cs_lo, cs_hi, f_lo, f_hi = (curves.cs_low, curves.cs_high, curves.fixed_low,
                                     curves.fixed_high)
-        # the asymptotic CS is claimed from 30 labels (before, it is the clipped range:
-        # no row value, no band), the exact CS wherever it stands in: as `estimate`
+        # the anytime CS (asymptotic) is claimed from 30 labels (before, it is the clipped range:
+        # no row value, no band), the exact anytime CS wherever it stands in: as `estimate`
         claimed = curves.claimed
         now = final.metrics[metric].anytime if metric in final.metrics else None
         cs_lo = np.where(claimed, cs_lo, np.nan)
@@ -479,8 +480,8 @@ def report_data(inputs: ReportInputs, *, truth: Mapping[str, float] | None = Non
         # one label has no fixed-budget interval (no spread to estimate): `estimate` shows
         # none (QA: the report showed the clipped range [0, bound] as one, and drew it)
         f_lo = np.where(np.arange(1, draws.k + 1) >= 2, f_lo, np.nan)
-        # the exact CS at the latest count, as `estimate` shows it (QA: the report left it
-        # out), and what the shown intervals are at each count (the exact CS stands in
+        # the exact anytime CS at the latest count, as `estimate` shows it (QA: the report left it
+        # out), and what the shown intervals are at each count (the exact anytime CS stands in
         # where the labels show few errors: the table says so)
         exact = None if now is None or now.exact_low is None else _pair(now.exact_low,
                                                                          now.exact_high)
@@ -530,7 +531,7 @@ def report_data(inputs: ReportInputs, *, truth: Mapping[str, float] | None = Non
                         f"estimate in the tables, {m.active.estimate:.4g}, is the design's own "
                         f"with its control (both unbiased).")
         d, o = c.difference_anytime, c.other_anytime
-        # the CS as `estimate` shows it: the asymptotic one from 30 labels, the exact CS
+        # the CS as `estimate` shows it: the asymptotic one from 30 labels, the exact anytime CS
         # and the sure bounds (valid at any count) wherever they stand in (QA: the report
         # showed [-1.78, 1.765] at 10 labels, and its verdict could rest on it)
         d_cs = None if d is None or not (cs_claimed(final.n_labels, final.n_pool)

@@ -52,7 +52,7 @@ class Estimate:
         exact: its exact (non-asymptotic) anytime confidence sequence for bounded losses
             (``None`` where no bound is known, or not computed).
         basis: what ``fixed`` and ``anytime`` are: ``"clt"`` (the CLT intervals),
-            ``"exact"`` (the exact CS stands in for both: the labels show too few errors)
+            ``"exact"`` (the exact anytime CS stands in for both: the labels show too few errors)
             or ``"sure"`` (a difference's bounds that hold surely); ``None``: unknown, read
             as the CLT ones.
         outside_sure: the bounds that hold surely, where ``value`` lies outside them (a
@@ -142,7 +142,7 @@ class DifferenceCurve:
         rows: :class:`HistoryRow` s in increasing ``n_labels``.
         pool: the session's pool (its file name), for the figure's title.
         last_as_estimate: the last point's intervals are not the curve's CLT ones but
-            what ``estimate`` shows by its other rules there (the exact CS while few
+            what ``estimate`` shows by its other rules there (the exact anytime CS while few
             labels show a difference, the bounds that hold surely, a blind spot's
             widening), named in words; None: the curve's own.
     """

@@ -109,7 +109,7 @@ def _verdict(c: Any, level: float) -> str:
     if d.anytime is not None:
         who = lower(d.anytime)
         if who is not None:
-            # the exact CS (few differences) holds at any count; the asymptotic one only
+            # the exact anytime CS (few differences) holds at any count; the asymptotic one only
             # asymptotically, as its footnote says (QA: "holds however you stop" alone)
             how = ("holds however you stop" if d.basis == "exact" else
                    "valid however you stop, asymptotically")
@@ -144,7 +144,7 @@ def _blocks(data: ReportData, images: Mapping[str, str]) -> list[_Block]:
                                                                                   data.level)
     boot_name = interval_name(BOOTSTRAP, data.level)
     exact_name = interval_name(EXACT_ANYTIME, data.level)
-    # the exact CS where the session has one, as `estimate` shows it (QA: left out)
+    # the exact anytime CS where the session has one, as `estimate` shows it (QA: left out)
     has_exact = any(rows[-1].active.exact is not None for rows in data.history.values() if rows)
     # the width is the fixed-budget interval's, said (QA: a bare "width" beside four intervals)
     header = ["metric", "labels", data.estimator_name, fixed_name, f"{fixed_name}: width", cs_name,
@@ -166,9 +166,9 @@ def _blocks(data: ReportData, images: Mapping[str, str]) -> list[_Block]:
         fw = None if a.fixed is None else a.fixed.width
         if fw is not None and fw <= 1e-9 * max(1.0, abs(a.value)):
             fw = 0.0  # every item labelled: the exact value (up to the rounding of a sum)
-        # where the exact CS stands in for both (few errors), each cell says so (QA: the
+        # where the exact anytime CS stands in for both (few errors), each cell says so (QA: the
         # cells were named fixed-budget and anytime, only a note said they were exact)
-        exact_mark = " (exact CS)" if a.basis == "exact" else ""
+        exact_mark = basis_mark("exact") if a.basis == "exact" else ""
         if exact_mark:
             stands_in.append(m)
         row = [m, str(r.n_labels), _num(a.value),
@@ -193,7 +193,8 @@ def _blocks(data: ReportData, images: Mapping[str, str]) -> list[_Block]:
         # rate of 0.88, where the labels without an error were the few)
         whys = "; ".join(f"for {m} the labels show too few {data.few_what.get(m, 'errors')}"
                          for m in stands_in)
-        out.append(("p", f"Cells marked (exact CS): {whys} for the CLT intervals, so the "
+        out.append(("p", f"Cells marked {basis_mark('exact').strip()}: {whys} for the CLT "
+                         f"intervals, so the "
                          f"{exact_name} stands in for the {fixed_name} and the {cs_name} "
                          f"(see the notes)."))
     warnings = []
@@ -217,7 +218,7 @@ def _blocks(data: ReportData, images: Mapping[str, str]) -> list[_Block]:
         # one row for the paired difference and one for the second target's own risk,
         # each with the intervals `estimate` shows for it (QA: the second target's
         # fixed-budget interval alone)
-        # (QA: its estimates were headed "estimate", and its exact CS cells unmarked;
+        # (QA: its estimates were headed "estimate", and its exact anytime CS cells unmarked;
         # then its sure bounds cells unmarked)
         rows = []
         marked: dict[str, list[str]] = {"exact": [], "sure": []}
@@ -246,7 +247,8 @@ def _blocks(data: ReportData, images: Mapping[str, str]) -> list[_Block]:
         out.append(("table", ["metric", "quantity", "LURE estimate (paired, same labels)",
                               fixed_name, cs_name, boot_name, "labels", "verdict"], rows))
         if marked["exact"]:
-            out.append(("p", f"Cells marked (exact CS): for {', '.join(marked['exact'])} the "
+            out.append(("p", f"Cells marked {basis_mark('exact').strip()}: for "
+                             f"{', '.join(marked['exact'])} the "
                              f"labels show too few errors (or differences) for the CLT "
                              f"intervals, so the {exact_name} stands in for the {fixed_name} "
                              f"and the {cs_name} (see the notes)."))

@@ -135,7 +135,7 @@ rbar)^2`` is what uniform draws with the same control pay. So the variance ratio
 uniform sampling is at most ``1/lambda`` when the control's residuals have mean 0
 (``1/lambda + (1/lambda - 1) rbar^2 / var(r)`` otherwise): 10x at the grid's floor 0.1,
 2x only at lambda = 0.5. The earned rule keeps the grid (and so the bound 10x, and the
-exact CS's floor 0.1) and instead raises q where a surprise would be costly; what it
+exact anytime CS's floor 0.1) and instead raises q where a surprise would be costly; what it
 achieves on hostile pools is measured, not bounded (docs/robustness.md, 200 runs: at
 most 1.74x uniform's median squared error at any budget from 50 to 400 labels on every
 pool there, where the original rule reaches 18x; the 40 paper settings keep a median
