@@ -9,7 +9,12 @@
 * :mod:`~activetest.session.estimate`: pure functions from stored state to estimates.
 * :mod:`~activetest.session.records`: the dataclasses they return.
 * :mod:`~activetest.session.report`: Markdown/HTML reports with PNG plots.
-* :mod:`~activetest.session.workflow`: the thin ``Session`` facade the CLI calls.
+* :mod:`~activetest.session.workflow`: the thin ``Session`` facade the CLI calls; what
+  its methods do beyond joining the rooms above lives in one module a job:
+  :mod:`~activetest.session.session_checks`, :mod:`~activetest.session.target_model`,
+  :mod:`~activetest.session.adaptive_select`, :mod:`~activetest.session.labels_in`,
+  :mod:`~activetest.session.compared_join`, :mod:`~activetest.session.session_report`,
+  :mod:`~activetest.session.session_status`.
 * :mod:`~activetest.session.demo`: the offline demo (``run_demo``).
 
 Submodules are imported lazily so that ``import activetest.session`` stays cheap.

@@ -23,12 +23,20 @@ Unbiasedness rules the design:
 
 Each job has its own module; this class only joins them to one session file:
 :mod:`~activetest.session.create` (read inputs, score, write the file),
-:mod:`~activetest.session.draw` (the sampler), :mod:`~activetest.session.labels`
-(labels in and out), :mod:`~activetest.session.kinds` (what differs between a
-classification and a graded session), :mod:`~activetest.session.assemble` (an
-estimate over the stored session), :mod:`~activetest.session.estimate` (pure estimates),
-:mod:`~activetest.session.report` (documents), :mod:`~activetest.session.records`
-(what they return).
+:mod:`~activetest.session.draw` (the sampler; an adaptive design's draws with the blind
+spot kept in step: :mod:`~activetest.session.adaptive_select`),
+:mod:`~activetest.session.labels` (labels in and out; the records as given, checked
+and written: :mod:`~activetest.session.labels_in`), :mod:`~activetest.session.kinds`
+(what differs between a classification and a graded session),
+:mod:`~activetest.session.target_model` (who answered for a harness target),
+:mod:`~activetest.session.compared_join` (a compared table joined by positions),
+:mod:`~activetest.session.assemble` (an estimate over the stored session),
+:mod:`~activetest.session.estimate` (pure estimates),
+:mod:`~activetest.session.session_report` and :mod:`~activetest.session.report`
+(documents), :mod:`~activetest.session.session_status` (where it stands),
+:mod:`~activetest.session.session_checks` (checks before a file is opened or made),
+:mod:`~activetest.session.exchange` (files to label elsewhere, and back),
+:mod:`~activetest.session.records` (what they return).
 
 Beyond the paper: a label-noise alarm (items whose label the target or the
 surrogate finds very unlikely, NLL > 5 by default; the paper's SST-2 failure had
@@ -39,7 +47,6 @@ labels (LURE of the per-item loss difference is unbiased for the difference).
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -49,7 +56,7 @@ from typing import Any
 import numpy as np
 
 from activetest.data.task import Item, Task
-from activetest.session import compare_graded, draw, labels
+from activetest.session import compare_graded, draw, labels, labels_in
 from activetest.session import estimate as est
 from activetest.session.assemble import EstimateParts, estimate_parts
 from activetest.session.config import SessionConfig
@@ -74,12 +81,15 @@ from activetest.session.scoring import (
     register_model,
     score_rows,
 )
+from activetest.session.session_checks import check_pool_keywords, check_pool_size
 from activetest.session.store import (
     Acquisition,
     EstimateRow,
     LabelChange,
-    SessionError,
     SessionStore,
+)
+from activetest.session.store import (
+    SessionError as SessionError,  # importable from here, as before the split
 )
 
 __all__ = [
@@ -96,80 +106,6 @@ __all__ = [
     "Session",
     "SessionStatus",
 ]
-
-
-def _check_pool_size(store: SessionStore, cfg: SessionConfig) -> None:
-    """Refuse a session file whose items table does not end where its configuration says
-    the pool does (a damaged page: the pool would be read short, silently; one look up
-    the table's key, not a scan). Files from before the size was recorded are not
-    checked."""
-    want = cfg.pool.get("n_items")
-    if isinstance(want, bool) or not isinstance(want, int):
-        return
-    have = store.n_items()
-    if have != want:
-        from activetest.session.store_errors import damaged
-
-        raise damaged(store.path, ValueError(
-            f"its items table ends at row {have - 1} but the pool has {want} items"))
-
-
-def _label_records(records: Iterable[Any] | Mapping[Any, Any], what: str = "label",
-                   ) -> list[Any]:
-    """Labels as the checks read them: a mapping ``item_id -> label`` as its pairs, a
-    list ``[item_id, label]`` as a tuple (QA: ``add_labels({"r3": "positive"})`` failed
-    with "'str' object has no attribute 'item_id'"). ``what`` names one record in the
-    messages: ``"label 2 is ..."`` (:meth:`Session.add_labels`), ``"record 2 is ..."``
-    (:meth:`Session.judge_many`, whose records are judgments: QA, they were "label 2").
-
-    Raises:
-        TypeError: a record that is neither a pair nor has ``item_id`` and ``label``.
-    """
-    if isinstance(records, Mapping):
-        return list(records.items())
-    if isinstance(records, (str, bytes)):
-        raise TypeError(f"records must be (item_id, label) pairs or a mapping item_id -> "
-                        f"label, got the string {records!r}")
-    if not isinstance(records, Iterable):  # (QA: None: "'NoneType' object is not iterable")
-        raise TypeError(f"records must be (item_id, label) pairs or a mapping item_id -> "
-                        f"label, got {type(records).__name__} {records!r}")
-    out = []
-    for n, rec in enumerate(records, start=1):
-        if isinstance(rec, list) and len(rec) in (2, 3):
-            rec = tuple(rec)
-        if not isinstance(rec, tuple) and not (hasattr(rec, "item_id") and
-                                               hasattr(rec, "label")):
-            raise TypeError(f"{what} {n} is {rec!r}: give (item_id, label) pairs, a mapping "
-                            f"item_id -> label, or records with item_id and label")
-        if isinstance(rec, tuple) and len(rec) not in (2, 3):
-            raise TypeError(f"{what} {n} is {rec!r}: a pair is (item_id, label)")
-        out.append(rec)
-    return out
-
-
-def _check_pool_keywords(options: Mapping[str, Any]) -> None:
-    """Refuse a pool file's reading option given to :meth:`Session.create` directly.
-
-    ``activetest init --id-column id`` reads in Python as ``pool_options={"id_column":
-    "id"}``; given as ``id_column="id"`` it failed deep inside with "create_session() got
-    an unexpected keyword argument 'id_column'" (QA), naming neither the method called
-    nor what to pass.
-
-    Raises:
-        TypeError: naming the keyword and the ``pool_options`` to pass instead.
-    """
-    import inspect
-
-    from activetest.data.pool import load_pool
-
-    reading = set(inspect.signature(load_pool).parameters) - {"path", "task"}
-    bad = [k for k in options if k in reading]
-    if bad:
-        given = ", ".join(f"{k!r}: {options[k]!r}" for k in bad)
-        what = "options" if len(bad) > 1 else "an option"
-        raise TypeError(f"Session.create() got {', '.join(f'{k}=' for k in bad)}: {what} of "
-                        f"reading the pool file; pass pool_options={{{given}}} (as "
-                        f"`activetest init --{bad[0].replace('_', '-')}`)")
 
 
 class Session:
@@ -197,7 +133,7 @@ class Session:
         self.store = store
         self.threads = threads
         self._cfg = store.config()  # checked and typed
-        _check_pool_size(store, self._cfg)
+        check_pool_size(store, self._cfg)
         self._task: Task | None = None
         self._scorers: dict[str, Any] = dict(scorers or {})
         self._raw_specs = dict(raw_specs or {})
@@ -261,7 +197,7 @@ class Session:
         """
         from activetest.session.create import resolve_proposal_floor, resolve_task
 
-        _check_pool_keywords(options)
+        check_pool_keywords(options)
         if "alpha" in options:  # the proposal floor's deprecated name (warns)
             options["proposal_floor"] = resolve_proposal_floor(
                 options.pop("proposal_floor", None), options.pop("alpha"))
@@ -365,91 +301,10 @@ class Session:
                 local path of the same last name too), or of the same task with another
                 number of in-context examples (one estimate cannot mix two).
         """
-        from activetest.formats.model_ids import path_digests, same_local_model
+        from activetest.session.target_model import record_target_model
 
-        paths = list(path_digests(stated)) if model is not None and stated else None
-
-        def change(doc: dict[str, Any]) -> dict[str, Any]:
-            files = dict(doc.get("answer_files") or {})
-            before = dict(files.get("target") or {})
-            had = before.get("model")
-            if model is not None and isinstance(had, str) and had and had != model:
-                raise SessionError(
-                    f"these results are of {model} ({tool}); the session's earlier results "
-                    f"are of {had}: one estimate cannot mix two models (create another "
-                    f"session for {model})")
-            had_paths = before.get("model_path")
-            if paths and isinstance(had_paths, list) and had_paths \
-                    and not same_local_model([str(d) for d in had_paths], paths):
-                raise SessionError(
-                    f"these results are of {model} at the local path {stated} ({tool}); the "
-                    f"session's earlier results are of a {had} at another local path (neither "
-                    f"path ends the other: not one folder mounted elsewhere): two models of "
-                    f"one name, and one "
-                    f"estimate cannot mix two models (run the drawn items with the earlier "
-                    f"model, or create another session for {stated})")
-            kept = before.get("model_variant")
-            if variant is not None and isinstance(kept, dict) and dict(kept) != dict(variant):
-                from activetest.formats.history import lmeval_variant_text as variant_text
-
-                # QA: a round of gguf_file=B.gguf joined rounds of gguf_file=A.gguf, both
-                # named by the folder, as one target
-                raise SessionError(
-                    f"these results are of {model or had} ({tool}) with {variant_text(variant)}; "
-                    f"the session's earlier results with {variant_text(kept)}: other weights "
-                    f"of the model, and one estimate cannot mix two models (run the drawn "
-                    f"items with the earlier --model_args, or create another session for "
-                    f"these weights)")
-            shots = dict(before.get("n_shot") or {})
-            for task, n in sorted((n_shot or {}).items()):
-                if task in shots and shots[task] != n:
-                    # QA: a round run 0-shot was imported beside 3-shot rounds without a
-                    # word, one estimate of two prompts
-                    raise SessionError(
-                        f"these results of task {task!r} were run with {n} in-context "
-                        f"example(s) ({tool}'s n-shot); the session's earlier results of it "
-                        f"with {shots[task]}: one estimate cannot mix two prompts (run the "
-                        f"drawn items again with --num_fewshot {shots[task]}, or create "
-                        f"another session for the {n}-shot target)")
-                shots[task] = n
-            kept_prompts = dict(before.get("prompt_config") or {})
-            for task, digest in sorted((prompts or {}).items()):
-                had_p = kept_prompts.get(task)
-                if isinstance(had_p, dict) and dict(had_p) != dict(digest):
-                    keys = sorted(k for k in set(had_p) | set(digest)
-                                  if had_p.get(k) != digest.get(k))
-                    # QA: a round run with an edited task YAML (another doc_to_text) was
-                    # imported beside the first rounds, one estimate of two prompts
-                    raise SessionError(
-                        f"these results of task {task!r} were run with another prompt than "
-                        f"the session's earlier results of it (lm-eval's task config "
-                        f"differs in {', '.join(keys)}): one estimate cannot mix two prompts "
-                        f"(run the drawn items again with the earlier task config, or create "
-                        f"another session for this prompt)")
-                kept_prompts.setdefault(task, dict(digest))
-            files["target"] = {**before, "tool": tool}
-            if model is not None:
-                files["target"]["model"] = model
-            if variant is not None and not isinstance(kept, dict):
-                files["target"]["model_variant"] = dict(variant)
-            if paths is not None and not (isinstance(had_paths, list) and had_paths):
-                files["target"]["model_path"] = paths  # digests, never the path
-            if shots:
-                files["target"]["n_shot"] = shots
-            if kept_prompts:
-                files["target"]["prompt_config"] = kept_prompts
-            rows = {str(n) for n in row_names} | {
-                str(n) for n in before.get("row_names") or () if isinstance(n, str)}
-            if rows:
-                files["target"]["row_names"] = sorted(rows)
-            new_tasks = {str(t) for t in tasks if t}
-            if new_tasks:
-                had_tasks = before.get("tasks")
-                known = [str(t) for t in had_tasks] if isinstance(had_tasks, list) else []
-                files["target"]["tasks"] = sorted({*known, *new_tasks})
-            return {"answer_files": files}
-
-        self.store.update_config(change)
+        record_target_model(self.store, model, tool, tasks, n_shot, row_names, variant,
+                            prompts, stated)
         self._cfg = self.store.config()
 
     @property
@@ -550,53 +405,10 @@ class Session:
             ValueError: ``n`` is not a positive integer or exceeds the items left.
         """
         if self._cfg.adaptive:
-            def losses_of(rows: np.ndarray, ys: np.ndarray) -> np.ndarray:
-                return self.kind.draw_losses(self._cfg.design_metric, rows, ys,
-                                             self._target_score(True))
+            from activetest.session.adaptive_select import select_adaptive
 
-            with self.store.shared_scores():  # the design and the blind spot read them once
-                return draw.select_adaptive(self.store, n, losses_of,
-                                            after=lambda sampler: self._advance_blind(
-                                                sampler, n, phase),
-                                            before=self._before_draws, progress=progress)
+            return select_adaptive(self, n, progress=progress, phase=phase)
         return draw.select(self.store, n, progress=progress)
-
-    def _before_draws(self, sampler: Any) -> None:
-        """Before ``select``'s draws: the sampler keeps the design's arrays from before a
-        refit where the blind spot's stored state is behind the draws so far (it then
-        continues from the arrays at its own refit, which the refit may replace; 16
-        bytes per item while the select runs); a state at the draws so far continues
-        with the run's own state (``RunDraws``) unless that reuse is switched off."""
-        from activetest.session import blind_checkpoint, blindspot
-
-        k0 = blind_checkpoint.stored_k(self.store)
-        sampler.keep_arrays_before_refit = k0 is not None and k0 >= 1 and (
-            k0 < len(sampler.acquired) or not blindspot.REUSE_RUN)
-
-    def _advance_blind(self, sampler: Any, n: int,
-                       phase: Callable[[str], object] | None = None) -> None:
-        """The blind spot's stored state advanced over the draws just made
-        (:func:`activetest.session.blindspot.advance_design_state`; ``phase``: told
-        before, where it is)."""
-        from activetest.session.blindspot import advance_design_state
-
-        def pool() -> tuple[np.ndarray | None, dict[str, float], dict[str, np.ndarray]]:
-            s = self.store.scores("surrogate")
-            t = self.store.scores("target")
-            assert s is not None
-            t_pool = None if t is None else t.logprobs
-            # the blind spot reads the fixed control of the metrics the design does not serve
-            unserved = [m for m in self.metrics if m not in self._cfg.design_metrics]
-            controls, bounds = self.kind.pool_inputs(unserved, s.logprobs, t_pool)
-            return t_pool, bounds, controls
-
-        def announce(k0: int, k: int) -> None:
-            if phase is not None:
-                phase(f"advancing the blind spot's state over draws {k0 + 1}..{k}")
-
-        advance_design_state(self._cfg, self.store, sampler, n_pool=sampler.design.n,
-                             metrics=self.metrics, batch=n, pool_inputs=pool,
-                             announce=announce)
 
     def acquisitions(self) -> list[Acquisition]:
         """Every draw so far, in order."""
@@ -674,66 +486,21 @@ class Session:
             SessionError: people's labels for items an lm-eval session's target has
                 not run, without ``trust_people`` (nothing written).
         """
-        from activetest.session.harness import check_people_labels
-
-        labels.check_source(source)  # (QA: source=5 or None was stored as it was)
-        records = _label_records(records)
-        with self.store.transaction():  # checks and writes: no other writer between
-            self._check_shown(records)
-            index = self._row_index()
-            result = labels.add_labels(self.store, self.task, index, records,
-                                       source=source, overwrite=overwrite, where=where,
-                                       resolve=resolve)
-            # after the usual checks (an unknown or undrawn item is named as such); a
-            # refusal rolls the transaction back
-            check_people_labels(self, result.changes, source, trust=trust_people)
-            self._check_alike([c.index for c in result.changes])
-            return self._keep_votes(result, records)
+        return labels_in.add_labels(self, records, source=source, overwrite=overwrite,
+                                    where=where, resolve=resolve, trust_people=trust_people)
 
     def _keep_votes(self, result: LabelImport, records: Sequence[Any]) -> LabelImport:
-        """``result`` with the annotators' labels of ``records`` kept for agreement
-        (:func:`activetest.session.annotators.keep_votes`, in the open transaction)."""
-        from activetest.session.annotators import keep_votes
-
-        named = [r for r in records if not isinstance(r, tuple)]
-        if not named:
-            return result  # (item_id, label) pairs: nobody to name
-        unnamed = sum(1 for r in named if not getattr(r, "annotator", None))
-        return dataclasses.replace(result, votes_kept=keep_votes(self, named),
-                                   unnamed=unnamed)
+        """:func:`activetest.session.labels_in.keep_votes` (the imports of
+        :mod:`activetest.session.exchange` call it)."""
+        return labels_in.keep_votes(self, result, records)
 
     def _check_alike(self, rows: Sequence[int]) -> None:
-        """A graded comparison's one judgment per answer text
-        (:func:`compare_graded.check_alike`), after a write, inside its transaction."""
-        if rows and self.compared_targets():  # graded sessions only have them
-            compare_graded.check_alike(self.store, self.task, rows)  # type: ignore[arg-type]
+        """:func:`activetest.session.labels_in.check_alike`."""
+        labels_in.check_alike(self, rows)
 
     def _check_shown(self, records: Sequence[Any]) -> None:
-        """:func:`labels.check_shown` against the drawn items as exports show them."""
-        if not any(getattr(r, "check", None) or getattr(r, "shown", None) for r in records):
-            return  # no row carries a check or any other cell to compare
-        drawn = sorted({a.index for a in self.acquisitions()})
-        specs = self.compared_targets()
-        cache: dict[str, dict[int, Item]] = {}
-
-        def display(role: str) -> dict[int, Item] | None:
-            if role != "target" and role not in specs:
-                return None
-            if role not in cache:
-                store_role = "target" if role == "target" else compare_graded.compare_role(role)
-                cache[role] = dict(zip(drawn, self._display_items(drawn, store_role),
-                                       strict=True))
-            return cache[role]
-
-        steps = {a.index: a.step for a in self.acquisitions()}
-        cfg = self.session_config
-
-        def letter(row: int, role: str) -> str:
-            store_role = "target" if role == "target" else compare_graded.compare_role(role)
-            return compare_graded.answer_letter(cfg, steps[row], store_role)
-
-        labels.check_shown(records, self._row_index(), display,
-                           roles=("target", *specs) if specs else (), letter=letter)
+        """:func:`activetest.session.labels_in.check_shown`."""
+        labels_in.check_shown(self, records)
 
     def undo(self, change: LabelChange, *, source: str = "undo") -> LabelChange:
         """Revert one label change, or one judgment of a compared answer (committed at once).
@@ -778,7 +545,7 @@ class Session:
         """Judge many of ``target``'s answers in one transaction, after checking all
         (``records`` as :meth:`add_labels` takes them)."""
         return compare_graded.add_judgments(self.store, self.task, self._row_index(),  # type: ignore[arg-type]
-                                            target, _label_records(records, "record"),
+                                            target, labels_in.label_records(records, "record"),
                                             source=source, overwrite=overwrite)
 
     def pending_judgments(self) -> list[compare_graded.PendingJudgment]:
@@ -857,32 +624,9 @@ class Session:
         """Refuse a ``table:`` compared now (``estimate --compare``) whose ids and the
         pool's both look like row numbers, unless ``estimate(ids_are_positions=True)``
         confirms it (:mod:`activetest.session.table_positions`, as ``init`` refuses it)."""
-        from activetest.data.history_ids import number_ids
-        from activetest.models.table import TableScorer
-        from activetest.session.compared_positions import BLOCK, compared_position_join
+        from activetest.session.compared_join import check_compared_join
 
-        if self.kind.name != "classification":
-            return
-        scorer = self._scoring().scorer(spec)
-        if not isinstance(scorer, TableScorer):
-            return
-        # a pool id that is no whole number: the pool's ids are its own, never positions
-        # (told without reading every id, or the table's: 1e6 ids were 70 MB more)
-        if any(number_ids([i]) is None for i in self.store.ids_with_a_non_digit(100)):
-            return
-        # a text table has no content checks: its rows are checked as its ids are read
-        # for the join's check, one pass (a large one was read twice, 2026-12-07)
-        text = scorer.format in ("csv", "tsv", "jsonl", "json")
-        if not text and scorer.confirms_content(self.task):
-            return
-        # both sides' ids read in blocks, never held (at 1e7 items they were the peak)
-        compared_position_join(
-            str(scorer.path), lambda: self.store.item_id_blocks(BLOCK),
-            lambda: scorer.item_id_blocks(self.task), self.store.pool_rows_of,
-            lambda row: self.store.items_at([row])[row].id, _FieldsById(self),
-            confirmed=self._ids_are_positions)
-        if text:  # rows the join's check did not read (the pool's ids its own): as before
-            scorer.confirms_content(self.task)
+        check_compared_join(self, spec, confirmed=self._ids_are_positions)
 
     def labelled_draws(self) -> est.LabelledDraws:
         """The usable labelled prefix of the draws (what every estimate is computed from)."""
@@ -981,54 +725,10 @@ class Session:
         (computed once, not recorded); ``truth``, ``n_points``, ``title`` and ``notes``
         those of :func:`activetest.session.report.build.report_data`.
         """
-        from activetest.session.harness import labels_from
-        from activetest.session.report.build import (
-            ReportInputs,
-            check_report_options,
-            report_data,
-        )
+        from activetest.session.session_report import report_data
 
-        # before the estimate (which may score and store): a bad option named
-        check_report_options(truth=truth, n_points=n_points, title=title, notes=notes)
-        # every budget's blind spot: the curves before 30 labels are widened as the
-        # estimate at that budget was (QA: they showed the unwidened interval there)
-        parts = self._estimate(compare=compare, n_boot=None, level=None,
-                               target_width=target_width, record=False, progress=progress,
-                               curves_from=1)
-        report = parts.report
-        acq = self.acquisitions()
-        given = parts.inputs  # the kind's inputs: the differences' bounds, the proposal
-        inputs = ReportInputs(
-            estimate=report, draws=parts.draws, losses=parts.losses,
-            config=self._cfg, task_name=self.task.name,
-            class_names=tuple(self.task.class_names), scores=self.acquisition_scores(),
-            acquired_idx=np.array([a.index for a in acq], dtype=np.int64),
-            acquired_q=np.array([a.q for a in acq], dtype=np.float64),
-            design_controls=parts.design_controls,
-            item_fields={f.item_id: self.item(f.item_id).fields for f in report.flagged},
-            provenance={r: self.provenance(r) for r in ("surrogate", "target")},
-            session=str(self.path), blind_spots=parts.blind_spots,
-            loss_bounds=parts.loss_bounds,
-            variance_floors=dict(parts.variance_floors.metrics), labels_from=labels_from(self),
-            compare_losses=parts.compare, other_loss_bounds=parts.other_loss_bounds,
-            difference_floors=parts.variance_floors.differences,
-            difference_bounds={} if given is None else given.difference_bounds,
-            difference_proposal=None if given is None else est.fixed_proposal(
-                self._cfg, given, bool(parts.design_controls)),
-            difference_weight_bounds=given.difference_weight_bounds
-            if given is not None and parts.design_controls else {},
-            next_proposal=self._next_proposal(parts.sampler))
-        return report_data(inputs, truth=truth, n_points=n_points, title=title, notes=notes)
-
-    def _next_proposal(self, sampler: Any) -> np.ndarray | None:
-        """An adaptive design's proposal for the next draw (None: a fixed proposal, every
-        item drawn, or a state the design cannot plan from)."""
-        if sampler is None or self.store.n_acquired() >= self.n_items:
-            return None
-        try:
-            return np.asarray(sampler.plan().q, dtype=np.float64)
-        except (RuntimeError, ValueError):  # e.g. a refit left unsettled: no figure of it
-            return None
+        return report_data(self, compare=compare, target_width=target_width, truth=truth,
+                           n_points=n_points, title=title, notes=notes, progress=progress)
 
     def write_report(self, out_dir: str | os.PathLike[str], *, html: bool = True,
                      **kwargs: Any) -> Path:
@@ -1046,60 +746,17 @@ class Session:
             ValueError: ``html`` is not True or False, or another option of the wrong
                 type or range (before anything is estimated or written).
         """
-        import inspect
+        from activetest.session.session_report import write_report
 
-        from activetest.session.options import check_flag
-        from activetest.session.report import write_report
-        from activetest.session.report.render import check_report_dir
-
-        known = [k for k, p in inspect.signature(self.report_data).parameters.items()
-                 if p.kind is p.KEYWORD_ONLY]
-        unknown = [k for k in kwargs if k not in known]
-        if unknown:
-            what = ("an unexpected keyword argument" if len(unknown) == 1
-                    else "unexpected keyword arguments")
-            raise TypeError(f"Session.write_report() got {what} "
-                            f"{', '.join(map(repr, unknown))}; it takes out_dir and the "
-                            f"keywords html, {', '.join(known)}")
-        # before the estimate: a bad flag or folder named (QA: html= was refused)
-        html = check_flag(html, "html")
-        check_report_dir(out_dir)
-        return write_report(self.report_data(**kwargs), out_dir, html=html)
+        return write_report(self, out_dir, html=html, kwargs=kwargs)
 
     # ------------------------------------------------------------------ status
 
     def status(self) -> SessionStatus:
         """Where the session stands."""
-        cfg = self._cfg
-        used, answers, _ = draw.usable_prefix(self.store)
-        n_sel = self.store.n_acquired()
-        n_lab = len(answers)
-        last: dict[tuple[str, str], EstimateRow] = {}
-        for row in self.store.estimates():
-            last[(row.metric, row.method)] = row
-        meta = self.store.meta()
-        rows = list(last.values())
-        stale = est.estimate_stale([r for r in rows if r.method == "lure"], len(used),
-                                   self.store.last_label_change())
-        same = tuple(m for m in self.metrics if est.cv_same_as_lure(m, cfg.acquisition))
-        return SessionStatus(str(self.path), len(self._pool), n_sel, n_lab, n_sel - n_lab,
-                             len(used), cfg.metric, cfg.acquisition, cfg.surrogate,
-                             cfg.target, int(cfg.seed), float(cfg.proposal_floor),
-                             rows, meta.get("created", ""), stale, draw.waiting(self.store),
-                             same, self.kind.compared_waiting(self.store),
-                             self._label_scoring())
+        from activetest.session.session_status import session_status
 
-    def _label_scoring(self) -> dict[str, Any]:
-        """Role -> how its stored scores were read from the label words, where recorded."""
-        from activetest.models.labels import LabelScoring
-
-        out = {}
-        for role in self.store.score_roles():
-            prov = self.store.score_provenance(role) or {}
-            got = LabelScoring.from_provenance(prov.get("label_scoring"))
-            if got is not None:
-                out[role] = got
-        return out
+        return session_status(self)
 
     def waiting(self) -> Waiting | None:
         """The first unlabelled draw and the later labels that wait for it (or None)."""
@@ -1182,14 +839,3 @@ class Session:
         return import_session_file(self, path, format=format, overwrite=overwrite,
                                    resolve=resolve, trust_people=trust_people,
                                    ids_are_positions=ids_are_positions, **options)
-
-
-class _FieldsById:
-    """A pool id -> its item's fields, read from the session file when asked (a refusal
-    names one item)."""
-
-    def __init__(self, session: Session) -> None:
-        self._session = session
-
-    def __getitem__(self, item_id: str) -> Any:
-        return self._session.item(item_id).fields

@@ -1,0 +1,125 @@
+"""Labels into a :class:`~activetest.session.workflow.Session`: the records as given
+(pairs, a mapping, records with ``item_id`` and ``label``) read one way, checked against
+the items as they were shown, written in one transaction with the annotators' votes
+(:meth:`~activetest.session.workflow.Session.add_labels`,
+:meth:`~activetest.session.workflow.Session.judge_many`, and the imports of
+:mod:`activetest.session.exchange`)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from activetest.data.task import Item
+from activetest.session import compare_graded, labels
+from activetest.session.records import LabelImport
+
+__all__ = ["add_labels", "check_alike", "check_shown", "keep_votes", "label_records"]
+
+
+def label_records(records: Iterable[Any] | Mapping[Any, Any], what: str = "label",
+                  ) -> list[Any]:
+    """Labels as the checks read them: a mapping ``item_id -> label`` as its pairs, a
+    list ``[item_id, label]`` as a tuple (QA: ``add_labels({"r3": "positive"})`` failed
+    with "'str' object has no attribute 'item_id'"). ``what`` names one record in the
+    messages: ``"label 2 is ..."`` (:meth:`~activetest.session.workflow.Session.add_labels`),
+    ``"record 2 is ..."`` (:meth:`~activetest.session.workflow.Session.judge_many`, whose
+    records are judgments: QA, they were "label 2").
+
+    Raises:
+        TypeError: a record that is neither a pair nor has ``item_id`` and ``label``.
+    """
+    if isinstance(records, Mapping):
+        return list(records.items())
+    if isinstance(records, (str, bytes)):
+        raise TypeError(f"records must be (item_id, label) pairs or a mapping item_id -> "
+                        f"label, got the string {records!r}")
+    if not isinstance(records, Iterable):  # (QA: None: "'NoneType' object is not iterable")
+        raise TypeError(f"records must be (item_id, label) pairs or a mapping item_id -> "
+                        f"label, got {type(records).__name__} {records!r}")
+    out = []
+    for n, rec in enumerate(records, start=1):
+        if isinstance(rec, list) and len(rec) in (2, 3):
+            rec = tuple(rec)
+        if not isinstance(rec, tuple) and not (hasattr(rec, "item_id") and
+                                               hasattr(rec, "label")):
+            raise TypeError(f"{what} {n} is {rec!r}: give (item_id, label) pairs, a mapping "
+                            f"item_id -> label, or records with item_id and label")
+        if isinstance(rec, tuple) and len(rec) not in (2, 3):
+            raise TypeError(f"{what} {n} is {rec!r}: a pair is (item_id, label)")
+        out.append(rec)
+    return out
+
+
+def add_labels(s: Any, records: Iterable[Any] | Mapping[Any, Any], *, source: str,
+               overwrite: bool, where: str, resolve: str,
+               trust_people: bool) -> LabelImport:
+    """:meth:`activetest.session.workflow.Session.add_labels` of the open session ``s``
+    (its arguments and errors): every record checked, then written in one transaction."""
+    from activetest.session.harness import check_people_labels
+
+    labels.check_source(source)  # (QA: source=5 or None was stored as it was)
+    records = label_records(records)
+    with s.store.transaction():  # checks and writes: no other writer between
+        check_shown(s, records)
+        index = s._row_index()
+        result = labels.add_labels(s.store, s.task, index, records,
+                                   source=source, overwrite=overwrite, where=where,
+                                   resolve=resolve)
+        # after the usual checks (an unknown or undrawn item is named as such); a
+        # refusal rolls the transaction back
+        check_people_labels(s, result.changes, source, trust=trust_people)
+        check_alike(s, [c.index for c in result.changes])
+        return keep_votes(s, result, records)
+
+
+def keep_votes(s: Any, result: LabelImport, records: Sequence[Any]) -> LabelImport:
+    """``result`` with the annotators' labels of ``records`` kept for agreement
+    (:func:`activetest.session.annotators.keep_votes`, in the open transaction)."""
+    from activetest.session.annotators import keep_votes as keep_annotator_votes
+
+    named = [r for r in records if not isinstance(r, tuple)]
+    if not named:
+        return result  # (item_id, label) pairs: nobody to name
+    unnamed = sum(1 for r in named if not getattr(r, "annotator", None))
+    return dataclasses.replace(result, votes_kept=keep_annotator_votes(s, named),
+                               unnamed=unnamed)
+
+
+def check_alike(s: Any, rows: Sequence[int]) -> None:
+    """A graded comparison's one judgment per answer text
+    (:func:`activetest.session.compare_graded.check_alike`), after a write, inside its
+    transaction."""
+    if rows and s.compared_targets():  # graded sessions only have them
+        compare_graded.check_alike(s.store, s.task, rows)  # type: ignore[arg-type]
+
+
+def check_shown(s: Any, records: Sequence[Any]) -> None:
+    """:func:`activetest.session.labels.check_shown` against the drawn items of ``s`` as
+    its exports show them."""
+    if not any(getattr(r, "check", None) or getattr(r, "shown", None) for r in records):
+        return  # no row carries a check or any other cell to compare
+    drawn = sorted({a.index for a in s.acquisitions()})
+    specs = s.compared_targets()
+    cache: dict[str, dict[int, Item]] = {}
+
+    def display(role: str) -> dict[int, Item] | None:
+        if role != "target" and role not in specs:
+            return None
+        if role not in cache:
+            store_role = ("target" if role == "target"
+                          else compare_graded.compare_role(role))
+            cache[role] = dict(zip(drawn, s._display_items(drawn, store_role),
+                                   strict=True))
+        return cache[role]
+
+    steps = {a.index: a.step for a in s.acquisitions()}
+    cfg = s.session_config
+
+    def letter(row: int, role: str) -> str:
+        store_role = "target" if role == "target" else compare_graded.compare_role(role)
+        return compare_graded.answer_letter(cfg, steps[row], store_role)
+
+    labels.check_shown(records, s._row_index(), display,
+                       roles=("target", *specs) if specs else (), letter=letter)
