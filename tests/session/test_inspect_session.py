@@ -383,8 +383,8 @@ def test_the_status_record_names_the_column_that_draws_beside_the_history(
     """QA: ``print(session.status())`` and ``SessionStatus.to_dict()`` said "surrogate
     history" for a session made with ``--surrogate column:p_correct --history FILE``, where
     ``status`` (text and ``--json``) names the column beside the history's features. The
-    record, given the column (``surrogate_column``), says the same as ``status``; without
-    one it says the stored surrogate, as before."""
+    record, given the column (``surrogate_column``, as ``Session.status()`` gives it), says
+    the same as ``status``; without one it says the stored surrogate, as before."""
     import dataclasses
 
     from activetest.session.history_neighbours import surrogate_column, surrogate_label
@@ -406,6 +406,8 @@ def test_the_status_record_names_the_column_that_draws_beside_the_history(
     assert st.surrogate == "history"  # as stored: the design's rule
     column = surrogate_column(st.surrogate, record)
     assert column == "p_correct"
+    assert st.surrogate_column == column  # Session.status() gives it
+    assert f"target inspect, surrogate {both}, metric" in str(st), str(st)
     named = dataclasses.replace(st, surrogate_column=column)
     assert named.surrogate_name == both == surrogate_label(st.surrogate, record)
     assert f"target inspect, surrogate {both}, metric" in str(named), str(named)

@@ -8,6 +8,7 @@ from typing import Any
 
 from activetest.session import draw
 from activetest.session import estimate as est
+from activetest.session.history_neighbours import surrogate_column
 from activetest.session.records import SessionStatus
 from activetest.session.store import EstimateRow, SessionStore
 
@@ -34,7 +35,8 @@ def session_status(s: Any) -> SessionStatus:
                          len(used), cfg.metric, cfg.acquisition, cfg.surrogate,
                          cfg.target, int(cfg.seed), float(cfg.proposal_floor),
                          rows, meta.get("created", ""), stale, draw.waiting(store),
-                         same, s.kind.compared_waiting(store), label_scoring(store))
+                         same, s.kind.compared_waiting(store), label_scoring(store),
+                         surrogate_column(str(cfg.surrogate), cfg.extra.get("history")))
 
 
 def label_scoring(store: SessionStore) -> dict[str, Any]:
