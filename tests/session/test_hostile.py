@@ -167,6 +167,71 @@ def test_a_sheet_people_filled_in_is_not_written_over(pool_files: PoolFiles,
         assert s.export(tmp_path / "more.csv", overwrite=True) >= 1
 
 
+def test_an_imported_sheet_is_written_over_by_the_next_round(pool_files: PoolFiles,
+                                                            tmp_path: Path) -> None:
+    """The select / fill / import loop writes each round to the same sheet (QA: after
+    ``import``, the next ``select --out sheet.csv`` was refused with "import it first"
+    although every answer in it was stored). A sheet whose answers are all stored is
+    written over, saying so; one answer not stored (a different label, an unknown item,
+    a word that is no class) still refuses it, named, nothing drawn or written."""
+    db = tmp_path / "s.db"
+    init(pool_files, db)
+    sheet = tmp_path / "sheet.csv"
+    run("select", db, "--n", "4", "--out", sheet)
+    rows = sheet.read_text(encoding="utf-8").splitlines()
+    filled = "\n".join([rows[0]] + [r + "positive" for r in rows[1:]]) + "\n"
+    sheet.write_text(filled, encoding="utf-8")
+    run("import", db, sheet)
+    imported = collected(db)
+    for cmd in (("export", db, "--out", sheet, "--which", "labelled", "--no-predictions"),
+                ("select", db, "--n", "3", "--out", sheet)):
+        sheet.write_text(filled, encoding="utf-8")
+        out = " ".join(run(*cmd).split())
+        assert "held 4 label(s), all stored in the session" in out, out
+        assert sheet.read_text(encoding="utf-8") != filled
+    assert len(collected(db)) == len(imported) + 3  # the second round was drawn
+    second = rows[2].split(",")[0]
+
+    def relabel(word: str) -> str:  # the second item's label cell
+        return filled.replace(f"{rows[2]}positive\n", f"{rows[2]}{word}\n")
+
+    for bad, named in ((filled.replace(f"{second},", f"{second}x,"), f"{second}x"),
+                       (relabel("negative"), second),  # stored as positive
+                       (filled + "r59,x,,,,,positive\n", "r59")):  # never drawn
+        sheet.write_text(bad, encoding="utf-8")
+        before = collected(db)
+        for cmd in (("export", db, "--out", sheet), ("select", db, "--n", "2", "--out", sheet)):
+            out = " ".join(run(*cmd, code=2).split())
+            one_error(out)
+            assert "not stored in the session" in out and repr(named) in out, out
+            assert sheet.read_text(encoding="utf-8") == bad
+        assert collected(db) == before  # select drew nothing
+    sheet.write_text(relabel("maybe"), encoding="utf-8")
+    out = " ".join(run("select", db, "--n", "2", "--out", sheet, code=2).split())
+    assert "cannot be read as this session's labels" in out and "'maybe'" in out, out
+    # an annotator's answer is stored when their vote is kept (for agreement), not
+    # when the item's label happens to be the same
+    voted = "item_id,annotator,label\n" + "".join(f"{r.split(',')[0]},ann,positive\n"
+                                                  for r in rows[1:])
+    sheet.write_text(voted, encoding="utf-8")
+    one_error(run("select", db, "--n", "1", "--out", sheet, code=2))
+    run("import", db, sheet)
+    sheet.write_text(voted, encoding="utf-8")
+    assert "all stored" in " ".join(run("export", db, "--out", sheet).split())
+    sheet.write_text(voted.replace(",ann,", ",bob,", 1), encoding="utf-8")
+    out = " ".join(run("export", db, "--out", sheet, code=2).split())
+    assert "1 of them not stored" in out and repr(rows[1].split(",")[0]) in out, out
+    from activetest.session.workflow import Session
+
+    with Session.open(db) as s:  # the Python export reads the sheet as the CLI does
+        sheet.write_text(filled, encoding="utf-8")
+        assert s.export(sheet, which="labelled", predictions=False) >= 4
+        assert sheet.read_text(encoding="utf-8") != filled
+        sheet.write_text(relabel("negative"), encoding="utf-8")
+        with pytest.raises(ValueError, match="not stored in the session"):
+            s.export(sheet)
+
+
 def test_a_pool_or_prediction_table_without_labels_is_not_written_over(
         pool_files: PoolFiles, tmp_path: Path) -> None:
     """A file with no label filled in was replaced whatever it was (QA: `select --out

@@ -437,6 +437,13 @@ def _rows_written(s: Any, count: int, items: str) -> str:
     return f"{count} {items}"
 
 
+def replaced_note(out: Any, n: int) -> str:
+    """The line that says a sheet written over held ``n`` answers, every one already
+    stored in the session (imported), so none was lost."""
+    return _escape(f"{out} held {n} label(s), all stored in the session (imported), and was "
+                   f"written over")
+
+
 def _draw(s: Any, n: int, progress: bool) -> list[Any]:
     """``s.select(n)`` with a bar of its draws on a terminal (an adaptive design's draw is a
     pass over the pool: QA saw ``select --n 20000`` at 1e5 items run 94 s without a

@@ -24,6 +24,7 @@ from activetest.cli._app import (
     _user_errors,
     app,
     out_path,
+    replaced_note,
 )
 
 
@@ -48,12 +49,17 @@ def export_(
     labels in that order, so an item left unlabelled holds back every later one.
     An existing file with labels filled in is not written over without --overwrite.
     """
+    from activetest.session.exchange import stored_sheet_answers
+
     with _open(session, busy_timeout) as s:
-        count = s.export(out, format=None if format is None else format.value,
-                         which=which.value, predictions=not no_predictions,
-                         overwrite=overwrite)
+        fmt = None if format is None else format.value
+        replaced = stored_sheet_answers(s, out, fmt, overwrite=overwrite)
+        count = s.export(out, format=fmt, which=which.value,
+                         predictions=not no_predictions, overwrite=overwrite)
         _out.print(f"wrote {_rows_written(s, count, f'{which.value} item(s)')} to "
                    f"{_escape(str(out))}")
+        if replaced:
+            _out.print(replaced_note(out, replaced))
 
 
 @app.command("labelstudio-config")

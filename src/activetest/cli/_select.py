@@ -24,6 +24,7 @@ from activetest.cli._app import (
     _user_errors,
     app,
     out_path,
+    replaced_note,
 )
 
 
@@ -65,12 +66,18 @@ def select(
     if emit is not None and (emit != "lm-eval" or out is None):
         raise ValueError("--emit takes lm-eval, with --out samples.json")
     if out is not None:  # before drawing: a draw never seen is wasted
-        if emit is None:
-            check_export_target(out, fmt, session=session, overwrite=overwrite)
+        if emit is None:  # a filled sheet is checked against the session, below
+            check_export_target(out, fmt, session=session, overwrite=True)
         else:
             refuse_session_file(out, session)
     with _open(session, busy_timeout) as s:
         s.store.check_writable()  # a read-only session: before any work, not at its end
+        replaced = 0
+        if out is not None and emit is None:  # (QA: an imported sheet was refused every
+            # round of the select / fill / import loop; one answer not stored still is)
+            from activetest.session.exchange import stored_sheet_answers
+
+            replaced = stored_sheet_answers(s, out, fmt, overwrite=overwrite)
         waiting = s.n_pending()
         if emit is not None:
             from activetest.session.harness import harness_tool
@@ -109,6 +116,8 @@ def select(
             what = (_rows_written(s, count, f"{len(drawn)} drawn item(s)")
                     if count != len(drawn) else f"{count} item(s)")
             _out.print(f"wrote {what} to {_escape(str(out))}")
+            if replaced:
+                _out.print(replaced_note(out, replaced))
         else:
             # q named (QA: a bare "q" column): the proposal probability of the draw
             table = Table("draw", "item id", "q (draw probability)", "text", box=None)

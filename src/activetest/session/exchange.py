@@ -21,7 +21,7 @@ from activetest.session.options import check_flag, check_path
 from activetest.session.records import LabelImport
 from activetest.session.store import Acquisition
 
-__all__ = ["IMPORT_OPTIONS", "export_session", "import_session_file"]
+__all__ = ["IMPORT_OPTIONS", "export_session", "import_session_file", "stored_sheet_answers"]
 
 #: The options :meth:`Session.import_file <activetest.session.workflow.Session.import_file>`
 #: passes on to :func:`activetest.session.labelio.import_labels`.
@@ -50,7 +50,9 @@ def export_session(s: Any, path: str | os.PathLike[str], *, format: str | None,
 
     check_person_labelling(s, acq, "export")  # a harness item without an answer
     # never write over the session, nor over a sheet people filled in
-    fmt = labels.check_export_target(path, format, session=s.store.path, overwrite=overwrite)
+    # (an imported sheet's answers are all stored: the next round may write over it)
+    fmt = labels.check_export_target(path, format, session=s.store.path, overwrite=overwrite,
+                                     unimported=_unimported(s))
     rows = s._display_items([a.index for a in acq])
     pred = None
     # a paired sheet is blind: the surrogate guesses the target's answers only, and a
@@ -67,6 +69,32 @@ def export_session(s: Any, path: str | os.PathLike[str], *, format: str | None,
     return labels.export_draws(path, s.task, rows, fmt, predictions=pred,
                                labels=given if any(g is not None for g in given) else None,
                                draws=steps)
+
+
+def _unimported(s: Any) -> labels.Unimported:
+    """:func:`activetest.session.sheet_answers.unimported_answers` of session ``s``."""
+    from activetest.session.sheet_answers import unimported_answers
+
+    return lambda p, fmt: unimported_answers(s, p, fmt)
+
+
+def stored_sheet_answers(s: Any, path: str | os.PathLike[str], format: str | None, *,
+                         overwrite: bool) -> int:
+    """How many answers the existing sheet ``path`` holds that session ``s`` stores, all of
+    them, so that an export writes over it (0: no file, none filled in, or ``overwrite``:
+    then nothing is read). For the command line to say so before it writes.
+
+    Raises:
+        ValueError: as :func:`export_session` (the session file, an unknown format, a
+            missing folder, an answer not stored (named), a file that is no label sheet).
+        PermissionError: the folder cannot be written.
+    """
+    # the session file, the format, the folder: refused as the export refuses them
+    fmt = labels.check_export_target(path, format, session=s.store.path, overwrite=True)
+    if check_flag(overwrite, "overwrite"):
+        return 0
+    return labels.refuse_filled_sheet(path, fmt, session=s.store.path,
+                                      unimported=_unimported(s))
 
 
 def import_session_file(s: Any, path: str | os.PathLike[str], *, format: str | None,

@@ -593,20 +593,35 @@ def refuse_session_file(path: str | os.PathLike[str],
                              f"(nothing was drawn or written)")
 
 
+#: How a caller that holds the session tells which answers of a filled sheet it does
+#: not store (:func:`activetest.session.sheet_answers.unimported_answers` of the open
+#: session): ``(path, format) -> ["<where>: item <id> <label>", ...]``, empty when all are.
+Unimported = Callable[[Path, str], list[str]]
+
+
 def refuse_filled_sheet(path: str | os.PathLike[str], fmt: str, *,
-                        session: str | os.PathLike[str] | None = None) -> None:
+                        session: str | os.PathLike[str] | None = None,
+                        unimported: Unimported | None = None) -> int:
     """Raise ValueError if the existing file ``path`` holds answers someone filled in
-    (:func:`activetest.formats.sheets.filled_labels`: a label cell of any value) or
-    cannot be read as a sheet: writing over it could lose labels not imported yet; or
-    that is not a label sheet at all (:func:`activetest.formats.sheets.looks_like_sheet`:
-    a pool or a prediction table with no label column). A missing file, or a sheet with
-    no label filled in, passes."""
+    (:func:`activetest.formats.sheets.filled_labels`: a label cell of any value) that
+    are not stored in the session, or cannot be read as a sheet: writing over it could
+    lose labels not imported yet; or that is not a label sheet at all
+    (:func:`activetest.formats.sheets.looks_like_sheet`: a pool or a prediction table
+    with no label column). A missing file, or a sheet with no label filled in, passes.
+
+    ``unimported``: which answers the session does not hold (None: the session is not
+    known here, so every filled answer counts as not stored). Where it says none (the
+    sheet was imported: the select / fill / import loop's next round), the file passes.
+
+    Returns:
+        How many answers the file holds, all stored (0: none filled in, or no file).
+    """
     from activetest.formats.label_records import LabelFileError
     from activetest.formats.sheets import filled_labels, looks_like_sheet
 
     p = Path(path)
     if not p.is_file():
-        return
+        return 0
     how = (f"import it first (`activetest import {session or 'SESSION'} {p}`), name "
            f"another file, or pass --overwrite (overwrite=True in Python) to replace it "
            f"(nothing was drawn or written)")
@@ -618,22 +633,39 @@ def refuse_filled_sheet(path: str | os.PathLike[str], fmt: str, *,
         raise ValueError(f"{p} exists and cannot be read as a sheet ({exc}), so it may "
                          f"hold labels; {how}") from None
     if n:
-        raise ValueError(f"{p} exists and holds {n} label(s) filled in; writing over it "
-                         f"would lose them: {how}")
+        if unimported is None:
+            raise ValueError(f"{p} exists and holds {n} label(s) filled in; writing over it "
+                             f"would lose them: {how}")
+        try:
+            missing = unimported(p, fmt)
+        except (LabelFileError, LabelError, SessionError, ValueError) as exc:
+            first = str(exc).splitlines()[0]
+            raise ValueError(f"{p} exists and holds {n} label(s) filled in that cannot be "
+                             f"read as this session's labels ({first}); writing over it "
+                             f"would lose them: {how}") from None
+        if missing:
+            shown = "; ".join(missing[:3]) + (f"; and {len(missing) - 3} more"
+                                              if len(missing) > 3 else "")
+            raise ValueError(f"{p} exists and holds {n} label(s) filled in, "
+                             f"{len(missing)} of them not stored in the session ({shown}); "
+                             f"writing over it would lose them: {how}")
+        return n
     if not sheet:
         raise ValueError(f"{p} exists and is not a label sheet (no item_id column: a pool, "
                          f"a prediction table, a harness log?); writing over it would lose "
                          f"it: name another file, or pass --overwrite (overwrite=True in "
                          f"Python) to replace it (nothing was drawn or written)")
+    return 0
 
 
 def check_export_target(path: str | os.PathLike[str], format: str | None, *,
                         session: str | os.PathLike[str] | None = None,
-                        overwrite: bool = False) -> str:
+                        overwrite: bool = False,
+                        unimported: Unimported | None = None) -> str:
     """The format, after checking that ``path`` can be written (before anything is drawn),
     is not the session file ``session`` (:func:`refuse_session_file`) and, unless
-    ``overwrite``, is not an existing sheet with labels filled in
-    (:func:`refuse_filled_sheet`).
+    ``overwrite``, is not an existing sheet with labels filled in that the session does
+    not store (:func:`refuse_filled_sheet`, ``unimported`` passed on).
 
     Raises:
         ValueError: an unknown format, a folder, a missing parent folder, the
@@ -652,7 +684,7 @@ def check_export_target(path: str | os.PathLike[str], format: str | None, *,
     if not os.access(parent, os.W_OK):
         raise PermissionError(f"{p}: the folder {parent} cannot be written")
     if not overwrite:
-        refuse_filled_sheet(p, fmt, session=session)
+        refuse_filled_sheet(p, fmt, session=session, unimported=unimported)
     return fmt
 
 
