@@ -764,6 +764,12 @@ def test_batches_inside_one_real_eval_item_by_item_refit_between_and_stop(
         assert m2["stopped_at"] == tau and m2["estimate"] == pytest.approx(md["estimate"])
     # and the log reads back into a session made again, batch by batch
     _from_inspect(tmp_path, active["log"], full["log"], order, labels, r0, target="inspect")
+    # status right after the eval: what to run for the estimate, as for any session (QA:
+    # "no estimate yet" and "not projected yet (it needs an estimate from 30 labels")
+    out = " ".join(_cli(tmp_path, "status", str(db)).stdout.split())
+    assert (f"no estimate yet: `activetest estimate {db}` computes it from the {len(labels)} "
+            f"usable label(s)") in out and "ActiveStopping keeps the estimate" in out, out
+    assert "needs an estimate from 30" not in out, out
     # status: the target runs spent, and uniform's projected runs for the same width
     assert _cli(tmp_path, "estimate", str(db)).returncode == 0
     p = _cli(tmp_path, "status", str(db), "--json")

@@ -112,8 +112,15 @@ def test_status_counts_the_target_runs_and_projects_uniforms(tmp_path: Path) -> 
         assert runs_summary(s).width is None  # no estimate yet: no projection
     # said, not left out (QA: status printed nothing where the README promises it)
     out = " ".join(_cli(tmp_path, "status", "s.db").stdout.split())
-    assert ("a uniform sample's runs for the same width: not projected yet (it needs an "
-            "estimate from 30 labels or more") in out, out
+    # with 42 labels and no estimate recorded, what to run, not "needs 30 labels" (QA:
+    # after an inspect eval stopped on its own estimate, status said "no estimate yet")
+    assert ("a uniform sample's runs for the same width: not projected yet (no recorded "
+            "estimate of the 42 labels has an anytime interval: `activetest estimate s.db` "
+            "records one)") in out, out
+    assert ("no estimate yet: `activetest estimate s.db` computes it from the 42 usable "
+            "label(s) and records it (status shows the last estimate `activetest estimate` "
+            "recorded; an inspect eval's ActiveStopping keeps the estimate it stopped on in "
+            "its log, not in the session)") in out, out
     assert _cli(tmp_path, "estimate", "s.db").returncode == 0
     p = _cli(tmp_path, "status", "s.db")
     out = " ".join(p.stdout.split())

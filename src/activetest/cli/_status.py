@@ -226,7 +226,7 @@ def status(
                                f"about {a['labels_needed']} labels in total (a projection)")
         _print_compared(st)
         if not shown:
-            _out.print("no estimate yet")
+            _out.print(_no_estimate_line(s, st))
         elif st.estimate_stale and not s.store.writable:  # estimate cannot record here
             _out.print(f"[bold yellow]the last estimate is stale:[/] labels were added or "
                        f"changed since; the session file is open read-only, so "
@@ -237,6 +237,27 @@ def status(
                        f"changed since; run `activetest estimate {_escape(st.path)}`")
         _print_waiting(st.waiting)
         _print_agreement(s)
+
+
+def _no_estimate_line(s: Any, st: Any) -> str:
+    """What status says where no estimate is recorded: with labels to estimate from, the
+    command that computes and records it, and why status shows none (it shows the last
+    recorded estimate, as for every session; QA: after an inspect eval with
+    ActiveStopping stopped on its own estimate, status said "no estimate yet" and no
+    more, as if nothing could be estimated)."""
+    if not st.n_usable:
+        return "no estimate yet"
+    from activetest.session.harness import harness_tool
+
+    why = ("status shows the last estimate `activetest estimate` recorded"
+           + ("; an inspect eval's ActiveStopping keeps the estimate it stopped on in "
+              "its log, not in the session" if harness_tool(s) == "inspect" else ""))
+    if not s.store.writable:
+        return (f"no estimate yet: `activetest estimate {_escape(st.path)}` shows the "
+                f"estimate of the {st.n_usable} usable label(s) but cannot record it here (the "
+                f"session file is open read-only); {why}")
+    return (f"no estimate yet: `activetest estimate {_escape(st.path)}` computes it from the "
+            f"{st.n_usable} usable label(s) and records it ({why})")
 
 
 def _when(at: Any) -> str:
@@ -381,6 +402,14 @@ def _print_compared(st: Any) -> None:
                 _out.print(f"  note: {_escape(e.details[key])}")
 
 
+def _min_labels() -> int:
+    """The labels from which the anytime interval is claimed (and uniform's runs are
+    projected)."""
+    from activetest.stats.confseq import MIN_LABELS
+
+    return int(MIN_LABELS)
+
+
 def _print_runs(s: Any) -> None:
     """A harness session's target runs, and a uniform sample's projected runs."""
     from activetest.session.harness import runs_summary
@@ -420,6 +449,13 @@ def _print_runs(s: Any) -> None:
         _out.print(f"  a uniform sample's runs for the same width: none to project (the "
                    f"last estimate's anytime interval, at {r.width_labels} labels, is a "
                    f"point: the pool's value is known)")
+    elif r.target_runs + r.person_labels >= _min_labels():
+        # QA: after an inspect eval stopped on its own estimate (32 runs) this said it
+        # "needs an estimate from 30 labels or more": none is recorded yet
+        _out.print(f"  a uniform sample's runs for the same width: not projected yet (no "
+                   f"recorded estimate of the {r.target_runs + r.person_labels} labels has "
+                   f"an anytime interval: `activetest estimate {_escape(str(s.store.path))}` "
+                   f"records one)")
     elif r.target_runs or r.person_labels:
         # QA: the README's loop says status shows uniform's runs; below 30 labels it
         # printed nothing, and did not say why
