@@ -268,7 +268,8 @@ def test_bad_arguments(tmp_path: Path) -> None:
     path = _write(tmp_path / "p.csv", "logits")
     with pytest.raises(ValueError, match="kind must be one of"):
         TableScorer(path, kind="odds")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="does not exist"):
+    with pytest.raises(ValueError, match=r"absent\.csv: no such file or folder \(given as "
+                                         r"the prediction table, table:FILE\)"):
         TableScorer(tmp_path / "absent.csv")
     (tmp_path / "p.xlsx").write_bytes(b"")
     with pytest.raises(ValueError, match="cannot tell the format"):

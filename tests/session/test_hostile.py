@@ -260,6 +260,52 @@ def test_a_pool_or_prediction_table_without_labels_is_not_written_over(
     run("export", db, "--out", pool)  # now a sheet without labels: replaced as before
 
 
+def test_a_missing_input_file_is_named_with_what_it_was_for(pool_files: PoolFiles,
+                                                            tmp_path: Path) -> None:
+    """Every command says a missing input file as ``import`` does: the path, no such
+    file or folder, a pattern that matched nothing, and what the file was for (QA: "label
+    file not found: PATH", an --examples file called a "pool file", a task file "not
+    found", a prediction table that "does not exist or is not a file"). Exit 2, one
+    message, no session written."""
+    pf = pool_files
+    gone = tmp_path / "gone"
+    made = ("--task", "demo", "--surrogate", f"table:{pf.surrogate}", "--target",
+            f"table:{pf.target}", "--id-column", "id", "--no-progress")
+    cases = [
+        (("init", tmp_path / "a.db", "--pool", gone / "pool.csv", *made), "pool.csv",
+         "the pool file"),
+        (("init", tmp_path / "b.db", "--pool", pf.pool, "--examples", gone / "shots.csv",
+          *made), "shots.csv", "the in-context examples file, --examples"),
+        (("init", tmp_path / "c.db", "--pool", pf.pool, "--task", gone / "task.toml",
+          "--surrogate", f"table:{pf.surrogate}", "--target", f"table:{pf.target}",
+          "--id-column", "id", "--no-progress"), "task.toml", "the task file, --task"),
+        (("init", tmp_path / "d.db", "--pool", pf.pool, "--task", "demo", "--surrogate",
+          f"table:{gone / 'preds.csv'}", "--target", f"table:{pf.target}", "--id-column", "id",
+          "--no-progress"), "preds.csv", "the prediction table, table:FILE"),
+    ]
+    for args, name, what in cases:
+        out = " ".join(run(*args, code=2).split())
+        one_error(out)
+        assert f"{gone / name}: no such file or folder (given as {what})" in out, out
+        assert "not found" not in out and "does not exist" not in out, out
+        assert not Path(args[1]).exists()
+    db = tmp_path / "s.db"
+    init(pf, db)
+    label_first(db, tmp_path, 2)
+    before = collected(db)
+    out = " ".join(run("import", db, gone / "*.csv", code=2).split())
+    one_error(out)
+    assert (f"{gone / '*.csv'}: no such file or folder (no file matches this pattern: the "
+            f"shell passed it on as it is; given as the label file to import)") in out, out
+    from activetest.session.workflow import Session
+
+    with Session.open(db) as s, pytest.raises(FileNotFoundError) as err:
+        s.import_file(gone / "done.csv")  # the Python call says it alike
+    assert str(err.value) == (f"{gone / 'done.csv'}: no such file or folder (given as the "
+                              f"label file)")
+    assert collected(db) == before
+
+
 def test_importing_a_label_studio_tasks_file_says_what_it_is(pool_files: PoolFiles,
                                                              tmp_path: Path) -> None:
     """The tasks ``select --out tasks.json`` writes hold no answers: importing them names

@@ -253,9 +253,10 @@ def _missing_refusal(session: Path, path: Path, tool: str | None) -> str:
     that a run writes its samples files only when it ends (QA: a killed run's round was
     "label file not found: round2/*/samples_*.jsonl", and its missing folder "cannot
     tell the format from the suffix ''")."""
-    head = f"{path}: no such file or folder"
-    if any(c in str(path) for c in "*?["):
-        head += " (no file matches this pattern: the shell passed it on as it is)"
+    from activetest.formats.tables import missing_file
+
+    head = missing_file(path, "lm-eval samples file of a round" if tool == "lm-eval"
+                        else "label file to import")
     if tool == "lm-eval":
         return (f"{head}. lm_eval writes its samples files (and the folder holding them) "
                 f"only when its run ends: a run that was killed, failed or is still running "

@@ -275,7 +275,9 @@ def _parse_file(path: Path) -> Any:
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
-        raise FileNotFoundError(f"task file not found: {path}") from None
+        from activetest.formats.tables import missing_file
+
+        raise FileNotFoundError(missing_file(path, "task file, --task")) from None
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

@@ -315,6 +315,17 @@ _TEXT_READERS = {"csv": _read_csv, "tsv": _read_tsv, "jsonl": read_jsonl, "json"
 MAX_STREAM_BYTES = 1 << 30
 
 
+def missing_file(path: Path | str, what: str) -> str:
+    """How every command says an input file is missing: the path, that nothing is
+    there, a pattern the shell passed on unexpanded (it matched nothing), and what the
+    file was for, as ``import`` says it (QA: other commands said "label file not found:
+    PATH", and ``--examples`` was "pool file not found")."""
+    head = f"{path}: no such file or folder ("
+    if any(c in str(path) for c in "*?["):
+        head += "no file matches this pattern: the shell passed it on as it is; "
+    return f"{head}given as the {what})"
+
+
 def read_file(path: Path, what: str = "pool file", kinds: str = "CSV, TSV, JSONL, JSON, "
               "Parquet, FPB") -> bytes:
     """The bytes of an input file: a regular file whole, a pipe up to
@@ -330,7 +341,7 @@ def read_file(path: Path, what: str = "pool file", kinds: str = "CSV, TSV, JSONL
     try:
         mode = path.stat().st_mode
     except FileNotFoundError:
-        raise FileNotFoundError(f"{what} not found: {path}") from None
+        raise FileNotFoundError(missing_file(path, what)) from None
     if stat.S_ISDIR(mode):
         raise PoolFormatError(f"{path} is a folder, not a file: give a {what} ({kinds})")
     if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):

@@ -138,6 +138,10 @@ def _header(p: Path) -> Any:
     except ImportError:
         raise ValueError("reading an inspect_ai log needs inspect_ai (pip install "
                          "inspect-ai)") from None
+    if not p.exists():  # said as every command says a missing input (QA)
+        from activetest.formats.tables import missing_file
+
+        raise ValueError(missing_file(p, "inspect_ai log to read"))
     if not p.is_file():
         raise ValueError(f"{p}: no such log file")
     try:

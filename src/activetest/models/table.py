@@ -247,6 +247,10 @@ class TableScorer:
         self.format = format or infer_format(self.path)
         if self.format == "lmeval":
             self.files = lmeval_files(str(path))
+        elif not self.path.exists():
+            from activetest.formats.tables import missing_file
+
+            raise ValueError(missing_file(self.path, "prediction table, table:FILE"))
         elif not self.path.is_file():
             raise ValueError(f"prediction table {self.path} does not exist or is not a file")
         else:

@@ -29,6 +29,7 @@ from activetest.formats.tables import (
     header_table,
     iter_json_lines,
     json_lines,
+    missing_file,
     object_without_repeats,
     repeated_key,
 )
@@ -90,6 +91,8 @@ def infer_format(path: Path) -> str:
     """
     if path.is_dir() or (not path.exists() and any(ch in str(path) for ch in "*?[")):
         return "lmeval"  # a folder or a glob of samples files (lmeval_files checks)
+    if not path.exists():
+        raise ValueError(missing_file(path, "prediction table, table:FILE"))
     if not path.is_file():
         raise ValueError(f"prediction table {path} does not exist or is not a file")
     name = path.name[:-3] if path.name.lower().endswith(".gz") else path.name

@@ -109,6 +109,11 @@ def _load_examples(src: Sequence[Item] | str | os.PathLike[str], task: Task,
         options = {k: v for k, v in options.items() if k not in ("id_column", "label_column")}
     try:
         return load_items(src, task, "examples", options)
+    except FileNotFoundError:  # named as what it was for, not a pool file (QA)
+        from activetest.formats.tables import missing_file
+
+        raise FileNotFoundError(missing_file(str(src), "in-context examples file, "
+                                                        "--examples")) from None
     except MissingIdColumnError as e:
         if e.row != 0 or not options or options.get("id_column") is None:
             raise
