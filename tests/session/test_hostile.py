@@ -480,11 +480,19 @@ def test_read_only_session_reads_and_refuses_writes(pool_files: PoolFiles,
     db = tmp_path / "s.db"
     init(pool_files, db)
     label_first(db, tmp_path, 12)
+    unestimated = tmp_path / "unestimated.db"
+    shutil.copy(db, unestimated)
     run("estimate", db)
     with tmpfs(4096) as mnt:
         ro_db = mnt / "s.db"
         shutil.copy(db, ro_db)
+        shutil.copy(unestimated, mnt / "u.db")
         subprocess.run(["mount", "-o", "remount,ro", str(mnt)], check=True)
+        # no estimate recorded: what estimate does here, and that it cannot record it
+        said = " ".join(run("status", mnt / "u.db").split())
+        assert (f"no estimate yet: `activetest estimate {mnt / 'u.db'}` shows the estimate "
+                f"of the 12 usable label(s) but cannot record it here (the session file is "
+                f"open read-only)") in said, said
         status = json.loads(run("status", ro_db, "--json"))
         assert status["n_labelled"] == 12
         out = run("estimate", ro_db, "--json")
