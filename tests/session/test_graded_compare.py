@@ -406,6 +406,20 @@ def test_sheet_round_trip_with_an_answer_of_column(tmp_path: Path) -> None:
         w.writeheader()
         w.writerows(rows)
     run("import", db, sheet)
+    # the blind sheet's judgments (by letter) are all stored: the next round's sheet may
+    # be written over it; one judgment not stored still refuses it, naming the row
+    filled = sheet.read_text()
+    flip = [dict(r) for r in rows]
+    flip[-1]["label"] = "incorrect" if flip[-1]["label"] == "correct" else "correct"
+    with sheet.open("w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(flip)
+    said = " ".join(run("export", db, "--out", sheet, code=2).split())
+    assert "1 of them not stored" in said and f"item {dup['item_id']!r} (answer of " in said
+    sheet.write_text(filled)
+    said = " ".join(run("export", db, "--out", sheet, "--which", "labelled").split())
+    assert f"held {len(rows)} label(s), all stored in the session" in said, said
     est = json.loads(run("estimate", db, "--json"))
     (c,) = est["comparisons"]
     ra, rb = 1 - np.mean(list(a_ok.values())), 1 - np.mean(list(b_ok.values()))
