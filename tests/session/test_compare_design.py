@@ -1036,6 +1036,10 @@ def test_a_difference_outside_its_sure_bounds_is_kept_and_said_at_the_number(
     note = (f"target - table:{pf.target2.name} (error rate): the estimate {d:.4g} lies "
             f"outside the bounds that hold surely")
     assert note in said and "it is not moved, which would bias it" in said
+    # why, as the single risk's note says it (QA: "with few labels" at 40 of 60 labelled)
+    assert (f"{note} [{lo:.4g}, {hi:.4g}]: an unbiased estimate can (each labelled "
+            f"difference weighs by how unlikely its draw was, so a few heavy draws carry "
+            f"it); it is not moved") in said, said
     st = flat(run("status", db))
     assert f"= {d:.4f} (paired LURE, same labels; {mark})" in st, st
     assert note in st, st  # the note the mark points to, as recorded

@@ -90,7 +90,8 @@ def test_a_difference_of_uniform_draws_outside_its_sure_bounds_names_what_they_k
     d = c["difference"]["estimate"]
     assert f"(error rate): the estimate {d:.4g} lies outside the bounds that hold surely" \
         in text, text
-    assert ("an unbiased estimate can, with few labels (every draw was made at the uniform "
+    # (not "with few labels": QA, it read oddly at 37 of 40, as the single risk's did)
+    assert ("an unbiased estimate can (every draw was made at the uniform "
             "rate, so it is the plain mean of the labelled differences; the bounds know "
             "what that mean does not: each unlabelled item adds at most its own bound on "
             "the difference (for two error rates 0 where the two predictions agree), at "

@@ -78,7 +78,10 @@ def difference_outside_line(what: str, estimate: float, low: float, high: float,
     unbiased estimate can (the weights; under ``uniform_draws`` what the bounds know that
     the labelled mean does not), and that it is kept, not moved. ``estimate`` prints it
     and ``status`` repeats it under the recorded difference."""
-    why = ("each labelled difference weighs by how unlikely its draw was"
+    # (QA: "with few labels" read oddly at 37 of 40, as the single risk's note did: what
+    # moves it is the weights, or under uniform draws what the bounds know)
+    why = ("each labelled difference weighs by how unlikely its draw was, so a few heavy "
+           "draws carry it"
            if not uniform_draws else
            f"every draw was made at the uniform rate, so it is the plain mean of the "
            f"labelled differences; the bounds know what that mean does not: each "
@@ -86,8 +89,8 @@ def difference_outside_line(what: str, estimate: float, low: float, high: float,
            f"error rates 0 where the two predictions agree), at most {rest:.4g} in "
            f"all over the unlabelled items")
     return (f"{what}: the estimate {estimate:.4g} lies outside the bounds that hold "
-            f"surely [{low:.4g}, {high:.4g}]: an unbiased estimate can, with few labels "
-            f"({why}); it is not moved, which would bias it (marked so beside the number); "
+            f"surely [{low:.4g}, {high:.4g}]: an unbiased estimate can ({why}); it is "
+            f"not moved, which would bias it (marked so beside the number); "
             f"the difference is within those bounds, and the intervals shown are cut to "
             f"them")
 
@@ -98,7 +101,7 @@ def _difference_outside(a: AnytimeInterval, estimate: float, sure: SureBounds | 
                         notes: list[str], uniform_draws: bool = False) -> AnytimeInterval:
     """A difference's intervals after its sure bounds cut them: whether its CS still holds
     the estimate, re-judged on the intervals shown, and a note where not. An estimate
-    outside the sure bounds themselves (an unbiased estimate can, with few labels) is no
+    outside the sure bounds themselves (an unbiased estimate can: its weights) is no
     sign of a CS that missed: the cut intervals stay valid, "may stop" reads their width
     (QA: -0.7567 beside [-0.7374, -0.1285] with nothing said). Why it can: under
     importance-weighted draws each labelled difference weighs by how unlikely its draw
