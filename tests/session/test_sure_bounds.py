@@ -368,3 +368,34 @@ def test_a_log_loss_differences_sure_bounds_are_said_in_one_readable_sentence() 
     err = sure_line("table:b.csv", "error_rate", SureBounds(3.0, True, -0.1, 0.0))
     assert err.endswith("from the labelled items and what 3 unlabelled item(s) where the "
                         "two predictions differ could add"), err
+
+
+def test_a_risk_outside_its_sure_bounds_is_said_at_the_number(tmp_path: Path) -> None:
+    """QA: CE draws, 37 of 40 labelled: the error rate's LURE estimate 0.2222 lies outside
+    the bounds that hold surely, [0.2250, 0.3000] (an unbiased estimate can: each label
+    weighs by how unlikely its draw was), and was said so only in a note at the end, below
+    intervals all cut to them; a paired difference's is said at the number. Now the
+    estimate table marks it and says it under the table, `status` at the number, as does
+    the Python API's summary; the note stays. Within its bounds nothing is said there."""
+    db, _ = _labelled(tmp_path, "out", n_labels=37, acquisition="ce", seed=6, metric="both")
+    m = json.loads(run("estimate", db, "--json"))["metrics"]["error_rate"]
+    e, a = m["active"]["estimate"], m["anytime"]
+    lo, hi = a["sure_low"], a["sure_high"]
+    assert a["estimate_outside_sure"] is True and not lo <= e <= hi, (e, lo, hi)
+    mark = (f"outside the bounds that hold surely, [{lo:.4f}, {hi:.4f}]: unbiased, not "
+            f"moved; see the note")
+    text = run("estimate", db)
+    (row,) = [x for x in text.splitlines() if x.strip().startswith("LURE estimate")]
+    assert f"{e:.4f}†" in row, row
+    flat = " ".join(text.split())
+    assert f"† error_rate: {e:.4f} {mark}" in flat, flat
+    assert f"The estimate {e:.4f} lies outside these bounds" in flat  # the note, as before
+    status = " ".join(run("status", db).split())
+    assert f"error_rate LURE {e:.4f} ({mark})" in status, status
+    with Session.open(db) as s:
+        report = s.estimate(record=False, progress=False)
+    assert f"error_rate: LURE {e:.4f} ({mark})" in str(report)
+    # the QA session of 32 of 40 (uniform draws): inside its bounds, nothing at the number
+    qa, _ = _qa_session(tmp_path)
+    for said in (run("estimate", qa), run("status", qa)):
+        assert "outside the bounds that hold surely" not in said and "†" not in said, said

@@ -370,6 +370,29 @@ def _decimals(boot: Any, anytime: Any = None) -> int:
     return interval_decimals(*pairs)
 
 
+def _outside_sure(anytime: Any, digits: int = 4) -> str:
+    """What follows an estimate printed beside its intervals where its record says it
+    lies outside the bounds that hold surely (``estimate_outside_sure``, with ``sure_low``
+    / ``sure_high``; :func:`activetest.session.interval_names.outside_sure_mark`, the
+    bounds with ``digits`` decimals, as the intervals beside them): the unbiased estimate,
+    not moved; else nothing. ``anytime``: an
+    :class:`~activetest.session.records.AnytimeInterval`, the dict ``status`` reads it
+    back as, or None (QA: a single risk's 0.2222 beside intervals cut to [0.2250, 0.3000]
+    was said only in a note at the end, where a paired difference's is said at it)."""
+    from activetest.session.interval_names import outside_sure_mark
+
+    def get(name: str) -> Any:
+        return anytime.get(name) if isinstance(anytime, Mapping) else getattr(anytime, name,
+                                                                              None)
+
+    low, high = get("sure_low"), get("sure_high")
+    if anytime is None or get("estimate_outside_sure") is not True \
+            or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                       for v in (low, high)):
+        return ""
+    return outside_sure_mark(float(low), float(high), f"{{:.{digits}f}}")
+
+
 SessionArg = Annotated[Path, typer.Argument(help="The session file (SQLite).",
                                             show_default=False)]
 #: ``init``'s session file, as typed: a ``Path`` drops a trailing separator, which makes

@@ -25,6 +25,7 @@ from activetest.cli._app import (
     _num,
     _open,
     _out,
+    _outside_sure,
     _user_errors,
     app,
     marked,
@@ -45,6 +46,23 @@ def _interval_text(low: float | None, high: float | None, n_labels: int | None =
 
 
 _MARKS = "¹²³⁴⁵⁶"
+#: The mark beside an estimate in the table that lies outside the bounds that hold surely
+#: (:func:`_outside_lines` says it under the table).
+OUTSIDE_MARK = "†"
+
+
+def _outside_lines(r: Any) -> list[str]:
+    """Under the estimate table, one line per metric whose estimate the table marks with
+    :data:`OUTSIDE_MARK`: it lies outside the bounds that hold surely, kept as it is
+    unbiased (the marks of the intervals' rows are their guarantees; QA: a single risk's
+    estimate outside its sure bounds was said only in a note at the end, where a paired
+    difference's is said at the number)."""
+    lines = []
+    for m in r.metrics.values():
+        d = _decimals(m.active, m.anytime)
+        if mark := _outside_sure(m.anytime, d):
+            lines.append(f"{OUTSIDE_MARK} {m.metric}: {_num(m.active.estimate, d)} {mark}")
+    return lines
 
 
 def _cv_difference(diff: float | None, estimate: float | None) -> str:
@@ -125,8 +143,10 @@ def _estimate_rows(r: Any) -> list[tuple[str, str, list[str]]]:
     # an adaptive design's estimate is adaptive LURE (learnt controls), the paper's is LURE
     what = "adaptive LURE estimate" if r.design else "LURE estimate"
     # each estimate with the decimals of its intervals (4, or more where one is so narrow
-    # that 4 print its two ends alike)
+    # that 4 print its two ends alike); one outside the bounds that hold surely marked
+    # (kept: unbiased), said under the table (:func:`_outside_lines`)
     rows = [("", what, [_num(m.active.estimate, _decimals(m.active, m.anytime))
+                        + (OUTSIDE_MARK if _outside_sure(m.anytime) else "")
                         for m in metrics]),
             (FIXED_BUDGET, "", cells("fixed_low", "fixed_high")),
             (ANYTIME, "", cells("cs_low", "cs_high", cs=True))]
@@ -174,6 +194,8 @@ def _print_estimate(r: Any, target: str, classes: Any = None) -> None:
     _out.print(f"target {_escape(target)}: {r.n_labels} label(s) used of {r.n_pool} pool items "
                f"({r.n_selected} selected)")
     _out.print(_estimate_table(r))
+    for line in _outside_lines(r):
+        _out.print(_escape(line))
     mark = 0
     for kind, what, _ in _estimate_rows(r):
         if kind:
@@ -224,8 +246,10 @@ def _print_estimate(r: Any, target: str, classes: Any = None) -> None:
             ca = m.cv_anytime
             fixed = ("" if ca is None else
                      f"{fixed_name} {_interval_text(ca.fixed_low, ca.fixed_high)}, ")
-            _out.print(f"{m.metric}: control-variate LURE "
-                       f"{_num(m.cv.estimate, _decimals(m.cv, ca))}, {fixed}"
+            d = _decimals(m.cv, ca)
+            outside = _outside_sure(ca, d)  # said at the number, as the headline's
+            _out.print(f"{m.metric}: control-variate LURE {_num(m.cv.estimate, d)}"
+                       f"{f' ({outside})' if outside else ''}, {fixed}"
                        f"{boot_name} {_interval_text(m.cv.low, m.cv.high)} (also unbiased; "
                        f"uses the surrogate's expected loss on the whole pool, "
                        f"{_num(m.control_mean)})")
@@ -280,8 +304,11 @@ def _print_estimate(r: Any, target: str, classes: Any = None) -> None:
         other = _intervals_of(c.other, c.other_anytime, r.level, r.n_labels, r.n_pool)
         diff = _intervals_of(c.difference, c.difference_anytime, r.level, r.n_labels,
                              r.n_pool)
+        d = _decimals(c.other, c.other_anytime)
+        outside = _outside_sure(c.other_anytime, d)  # a risk too: said at the number
         _out.print(f"compare ({c.metric}): {_escape(c.spec)} LURE estimate "
-                   f"{_num(c.other.estimate, _decimals(c.other, c.other_anytime))}, {other}")
+                   f"{_num(c.other.estimate, d)}{f' ({outside})' if outside else ''}, "
+                   f"{other}")
         _out.print(f"  difference target - other = "
                    f"{_num(c.difference.estimate, _decimals(c.difference, c.difference_anytime))} "
                    f"({_difference_basis(r, c)}), {diff}")

@@ -21,6 +21,7 @@ from activetest.cli._app import (
     _num,
     _open,
     _out,
+    _outside_sure,
     _print_waiting,
     _user_errors,
     app,
@@ -182,8 +183,12 @@ def status(
                 # interval around it, as estimate shows none (QA: status printed a
                 # bootstrap interval of the biased mean; then one around the pool's value)
                 names = []
+            d = _decimals(e, a) if names else 4
+            # an estimate outside the bounds that hold surely, said at the number as
+            # estimate says it (kept: unbiased; the recorded note below says why)
+            outside = _outside_sure(a, d)
             _out.print(f"last estimate ({_when(e.at)}, {e.n_labels} labels): {e.metric} {what} "
-                       f"{_num(e.estimate, _decimals(e, a) if names else 4)}")
+                       f"{_num(e.estimate, d)}{f' ({outside})' if outside else ''}")
             for name in names:
                 _out.print(f"  {name}")
             if e.method == "lure" and e.metric == "error_rate" and partial:
@@ -368,9 +373,12 @@ def _print_compared(st: Any) -> None:
     for e in sorted(rows, key=lambda e: e.id):
         kind, spec = e.method.split(":", 1)
         if kind == "lure":
+            a = e.details.get("anytime")
+            d = _decimals(e, a)
+            outside = _outside_sure(a if isinstance(a, dict) else None, d)  # as estimate's
             _out.print(f"last estimate ({_when(e.at)}, {e.n_labels} labels): {e.metric} compared "
-                       f"target {_escape(spec)}: LURE "
-                       f"{_num(e.estimate, _decimals(e, e.details.get('anytime')))}")
+                       f"target {_escape(spec)}: LURE {_num(e.estimate, d)}"
+                       f"{f' ({outside})' if outside else ''}")
         else:
             # what the difference subtracts, where the target's estimate above is an
             # adaptive design's own (with its control): the numbers add up as estimate

@@ -136,9 +136,10 @@ class AnytimeInterval:
             are its own bounds (:func:`activetest.session.estimate.sure_difference`).
         estimate_outside_sure: the estimate lies outside ``sure_low``/``sure_high``: an
             unbiased estimate can (each label weighs by how unlikely its draw was); it is
-            not moved (which would bias it), and the outputs say so: a paired
-            difference's beside its number (``estimate``, ``status``, the report, the
-            summary), a risk's in its sure-bounds note.
+            not moved (which would bias it), and the outputs say so beside the number: a
+            paired difference's (``estimate``, ``status``, the report, the summary), a
+            risk's (``estimate``'s table marks it and says it under the table, ``status``,
+            the summary), with its sure-bounds note.
     """
 
     se: float
@@ -404,24 +405,30 @@ class EstimateReport:
             parts.append((interval_name(BOOTSTRAP, self.level), iv(boot.low, boot.high)))
             return tuple(parts)
 
+        def outside(a: AnytimeInterval | None) -> str:
+            # an estimate outside the bounds that hold surely, said at the number (kept:
+            # unbiased), a single risk's as a paired difference's
+            if a is None or not a.estimate_outside_sure or a.sure_low is None \
+                    or a.sure_high is None:
+                return ""
+            from activetest.session.interval_names import outside_sure_mark
+
+            return outside_sure_mark(a.sure_low, a.sure_high)
+
         lure = "adaptive LURE" if self.design else "LURE"
         rows = [SummaryRow(m.metric, "target", lure, m.active.estimate,
-                           named(m.active, m.anytime), decimals=digits(m.active, m.anytime))
+                           named(m.active, m.anytime), outside(m.anytime),
+                           digits(m.active, m.anytime))
                 for m in self.metrics.values()]
         for c in self.comparisons:
             rows.append(SummaryRow(c.metric, c.spec, "LURE", c.other.estimate,
-                                   named(c.other, c.other_anytime),
-                                   decimals=digits(c.other, c.other_anytime)))
+                                   named(c.other, c.other_anytime), outside(c.other_anytime),
+                                   digits(c.other, c.other_anytime)))
             m = self.metrics.get(c.metric)
             of = ("" if c.target_lure is None or m is None
                   or abs(m.active.estimate - c.target_lure) < 5e-5 else
                   f"the target's LURE {c.target_lure:.4f} minus the other's")
-            d = c.difference_anytime
-            if d is not None and d.estimate_outside_sure and d.sure_low is not None \
-                    and d.sure_high is not None:  # said at the number (kept: unbiased)
-                from activetest.session.interval_names import outside_sure_mark
-
-                of = "; ".join(x for x in (of, outside_sure_mark(d.sure_low, d.sure_high)) if x)
+            of = "; ".join(x for x in (of, outside(c.difference_anytime)) if x)
             rows.append(SummaryRow(c.metric, f"target - {c.spec}", "paired LURE difference",
                                    c.difference.estimate,
                                    named(c.difference, c.difference_anytime), of,
