@@ -69,3 +69,32 @@ def test_the_report_prints_a_narrow_intervals_two_ends_apart() -> None:
     assert _interval(Interval(0.1234, 0.12343)) == "[0.1234, 0.12343]"
     assert _interval(Interval(0.25, 0.5)) == "[0.25, 0.5]"  # the ordinary case
     assert _interval(Interval(-1 / 60 - 1e-12, -1 / 60 + 1e-12)) == "[-0.01667, -0.01667]"
+
+
+def test_an_interval_end_near_zero_keeps_its_sign_where_the_other_end_shows_one(
+        pool_files: PoolFiles, tmp_path: Path) -> None:
+    """The summary (``print(report)``, the notebook table) prints a lone value that rounds
+    to zero as 0.0000 (QA: a difference of -1e-17 read "-0.0000"). An interval's end is not
+    lone: [-0.0100, -0.00004] lies wholly below 0, which "[-0.0100, 0.0000]" hid; and an
+    interval 5e-5 wide across 0 read "[0.0000, 0.0000]", a point it is not (its ends,
+    "-0.0000" and "0.0000", counted as printed apart). A real session's report, its
+    fixed-budget interval replaced by each case."""
+    from activetest.session.interval_names import interval_text
+
+    assert interval_text(-0.01, -0.00004) == "[-0.0100, -0.0000]"
+    assert interval_text(-0.00004, 0.005) == "[0.0000, 0.0050]"  # no minus shown: 0.0000
+    assert interval_text(-1e-13, 1e-13) == "[0.0000, 0.0000]"  # a census's point
+    assert interval_decimals((-0.00002, 0.00003)) == 5
+    assert _cs(-0.00002, 0.00003) == "[-0.00002, 0.00003]"  # the terminal, the same rule
+    db = labelled_table_session(pool_files, tmp_path / "s.db", seed=0, n=40)
+    with Session.open(db) as s:
+        r = s.estimate(record=False, progress=False)
+    m = r.metrics["error_rate"]
+    for (low, high), said in (((-0.01, -0.00004), "[-0.0100, -0.0000]"),
+                              ((-0.00002, 0.00003), "[-0.00002, 0.00003]"),
+                              ((-0.00004, 0.005), "[0.0000, 0.0050]")):
+        r2 = replace(r, metrics={**r.metrics, "error_rate": replace(m, anytime=replace(
+            m.anytime, fixed_low=low, fixed_high=high))})
+        (row,) = [x for x in r2.summary_rows() if x.metric == "error_rate" and x.of == "target"]
+        assert dict(row.intervals)["fixed-budget 95% interval"] == said, row
+        assert f"fixed-budget 95% interval {said}" in str(r2)

@@ -576,3 +576,26 @@ def test_another_person_at_the_browser_signs_in_with_their_own_name(driver: Any,
     with Session.open(made.db) as s:
         assert sorted((a.item_id, a.annotator) for a in Annotators(s).annotations()) == \
             sorted([(first, "walker"), (item, "zoe")])
+
+
+def test_the_pages_intervals_keep_a_sign_near_zero_as_the_summary_does(driver: Any) -> None:
+    """The page's number functions (app.js's unsignedZero, fmt, decimals, range, run in
+    the browser as the page defines them) print an interval as the Python API's summary
+    does (``interval_names.interval_text`` with ``interval_decimals``): an end that
+    rounds to zero keeps its minus where the other end shows one (QA: [-0.0100, 0.0000]
+    for an interval wholly below 0), and an interval 5e-5 wide across 0 is not printed
+    "[0.0000, 0.0000]" (its ends "-0.0000" and "0.0000" counted as apart)."""
+    import re
+
+    from activetest.session.interval_names import interval_decimals, interval_text
+
+    source = (Path(__file__).parents[2] / "src" / "activetest" / "web" / "static"
+              / "app.js").read_text(encoding="utf-8")
+    funcs = "".join(re.search(rf"\n  (function {name}\(.*?\n  }}\n)", source, re.S)[1]
+                    for name in ("unsignedZero", "fmt", "decimals", "range"))
+    cases = [(-0.01, -0.00004), (-0.00002, 0.00003), (-0.00004, 0.005), (-1e-13, 1e-13),
+             (0.1234, 0.5678), (0.0012, 0.00123)]
+    shown = driver.execute_script(funcs + "return arguments[0].map((c) => range(c[0], c[1]));",
+                                  [list(c) for c in cases])
+    assert shown == [interval_text(lo, hi, interval_decimals((lo, hi))) for lo, hi in cases]
+    assert shown[:3] == ["[-0.0100, -0.0000]", "[-0.00002, 0.00003]", "[0.0000, 0.0050]"]

@@ -31,8 +31,7 @@ import math
 __all__ = ["ANYTIME", "BOOTSTRAP", "EXACT_ANYTIME", "FIXED_BUDGET", "INTERVAL_KINDS",
            "SURE_BOUNDS", "basis_mark", "blind_spot_sentence", "comparison_blind_spot_sentence",
            "few_errors_name", "interval_decimals", "interval_guarantee", "interval_name",
-           "outside_sure_mark",
-           "plain_mean_mark"]
+           "interval_text", "outside_sure_mark", "plain_mean_mark", "unsigned_zero"]
 
 FIXED_BUDGET = "fixed_budget"
 ANYTIME = "anytime"
@@ -80,18 +79,43 @@ def interval_decimals(*intervals: tuple[float | None, float | None], least: int 
     not). Pairs with a missing or infinite end, points (at most ``point`` wide, the
     estimate's :data:`~activetest.session.estimate_base.POINT_WIDTH`: a census's interval
     is its value -+ 1e-12) and intervals whose ends print alike even at ``most`` decimals
-    ask for nothing more."""
+    ask for nothing more. Two ends that differ only in the sign of a zero
+    (``-0.0000`` and ``0.0000``, 4e-5 wide across 0) print alike too: the summary and
+    the labelling page print a lone ``-0.0000`` as ``0.0000``, which made such an
+    interval ``[0.0000, 0.0000]``."""
     d = least
     for low, high in intervals:
         if low is None or high is None or not (math.isfinite(low) and math.isfinite(high)) \
                 or abs(high - low) <= point:
             continue
         need = d
-        while need <= most and f"{low:.{need}f}" == f"{high:.{need}f}":
+        while need <= most and unsigned_zero(f"{low:.{need}f}") == \
+                unsigned_zero(f"{high:.{need}f}"):
             need += 1
         if need <= most:
             d = need
     return d
+
+
+def unsigned_zero(text: str) -> str:
+    """A printed number that rounds to zero without its minus (``"-0.0000"`` ->
+    ``"0.0000"``), any other as it is: a lone value of -1e-17 reads 0 (QA: a paired
+    difference printed "-0.0000"). An interval's end keeps its minus where the other
+    end shows one (:func:`interval_text`)."""
+    return text[1:] if text.startswith("-") and not text.strip("-0.") else text
+
+
+def interval_text(low: float, high: float, digits: int = 4) -> str:
+    """``[low, high]`` with ``digits`` decimals, as the summary and the labelling page
+    print it: an end that rounds to zero reads ``0.0000``, unless the other end prints a
+    minus, where it keeps its own (``[-0.0100, -0.0000]``: the interval lies below 0,
+    which ``[-0.0100, 0.0000]`` would not say; QA)."""
+    lo, hi = f"{low:.{digits}f}", f"{high:.{digits}f}"
+    if not lo.startswith("-"):  # the other end (the lower) shows no minus
+        hi = unsigned_zero(hi)
+    if not hi.startswith("-"):
+        lo = unsigned_zero(lo)
+    return f"[{lo}, {hi}]"
 
 
 def outside_sure_mark(low: float, high: float, number: str = "{:.4f}") -> str:

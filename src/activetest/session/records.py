@@ -289,8 +289,9 @@ def _fixed4(x: float, digits: int = 4) -> str:
     """``x`` with 4 decimals (``digits``: more, where an interval beside it needs them,
     :func:`activetest.session.interval_names.interval_decimals`), a value that rounds to
     zero as ``0.0000`` (QA: a paired difference of -1e-17 read "-0.0000")."""
-    text = f"{x:.{digits}f}"
-    return text[1:] if text.startswith("-") and not text.strip("-0.") else text
+    from activetest.session.interval_names import unsigned_zero
+
+    return unsigned_zero(f"{x:.{digits}f}")
 
 
 @dataclass(frozen=True)
@@ -373,6 +374,7 @@ class EstimateReport:
             basis_mark,
             interval_decimals,
             interval_name,
+            interval_text,
         )
         from activetest.stats.confseq import cs_claimed
 
@@ -380,7 +382,9 @@ class EstimateReport:
             if low is None or high is None:
                 return "—"
             d = interval_decimals((low, high))  # 4, or more where 4 show two ends alike
-            return f"[{_fixed4(low, d)}, {_fixed4(high, d)}]"
+            # an end that rounds to zero keeps its minus where the other end shows one
+            # (QA: [-0.0100, 0.0000] for an interval wholly below 0)
+            return interval_text(low, high, d)
 
         def digits(boot: BootstrapResult, a: AnytimeInterval | None) -> int:
             pairs = [(boot.low, boot.high)]

@@ -77,10 +77,13 @@
   // An interval wider than a point (1e-9) gets as many more decimals (up to 12) as its two
   // ends need to differ, and its estimate as many, as the terminal prints them
   // (session/interval_names.interval_decimals; QA: "[0.0012, 0.0012]" 3e-5 wide).
-  function fmt(x, digits) {
+  function unsignedZero(t) { return /^-0\.0*$/.test(t) ? t.slice(1) : t; }
+
+  // signed: keep the minus of a value that rounds to zero (an interval's end, range)
+  function fmt(x, digits, signed) {
     if (x === null || x === undefined) { return "\u2014"; }
     const t = Number(x).toFixed(digits || 4);
-    return /^-0\.0*$/.test(t) ? t.slice(1) : t;
+    return signed ? t : unsignedZero(t);
   }
 
   function decimals(...pairs) {
@@ -89,15 +92,25 @@
       if (low === null || high === null || low === undefined || high === undefined ||
           !isFinite(low) || !isFinite(high) || Math.abs(high - low) <= 1e-9) { continue; }
       let need = d;
-      while (need <= 12 && Number(low).toFixed(need) === Number(high).toFixed(need)) { need++; }
+      // "-0.0000" and "0.0000" print alike (a lone -0.0000 reads 0.0000)
+      while (need <= 12 && unsignedZero(Number(low).toFixed(need)) ===
+             unsignedZero(Number(high).toFixed(need))) { need++; }
       if (need <= 12) { d = need; }
     }
     return d;
   }
 
+  // an end that rounds to zero keeps its minus where the other end shows one, as
+  // session/interval_names.interval_text ("[-0.0100, -0.0000]": wholly below 0)
   function range(low, high) {
+    if (low === null || low === undefined || high === null || high === undefined) {
+      return "[" + fmt(low) + ", " + fmt(high) + "]";
+    }
     const d = decimals([low, high]);
-    return "[" + fmt(low, d) + ", " + fmt(high, d) + "]";
+    let lo = fmt(low, d, true), hi = fmt(high, d, true);
+    if (!lo.startsWith("-")) { hi = unsignedZero(hi); }
+    if (!hi.startsWith("-")) { lo = unsignedZero(lo); }
+    return "[" + lo + ", " + hi + "]";
   }
 
   // ---------------------------------------------------------------- rendering
