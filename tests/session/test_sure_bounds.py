@@ -390,8 +390,15 @@ def test_a_risk_outside_its_sure_bounds_is_said_at_the_number(tmp_path: Path) ->
     flat = " ".join(text.split())
     assert f"† error_rate: {e:.4f} {mark}" in flat, flat
     assert f"The estimate {e:.4f} lies outside these bounds" in flat  # the note, as before
+    # control-variate LURE, outside them too: marked at its number, and the note says so
+    cv, ca = m["cv"]["estimate"], m["cv_anytime"]
+    assert ca["estimate_outside_sure"] is True and not lo <= cv <= hi, (cv, lo, hi)
+    assert f"error_rate: control-variate LURE {cv:.4f} ({mark})," in flat, flat
+    assert f"Control-variate LURE's estimate {cv:.4f} lies outside them too" in flat, flat
     status = " ".join(run("status", db).split())
     assert f"error_rate LURE {e:.4f} ({mark})" in status, status
+    assert f"error_rate control-variate LURE {cv:.4f} ({mark})" in status, status
+    assert f"Control-variate LURE's estimate {cv:.4f} lies outside them too" in status
     with Session.open(db) as s:
         report = s.estimate(record=False, progress=False)
     assert f"error_rate: LURE {e:.4f} ({mark})" in str(report)
