@@ -213,6 +213,20 @@ def sure_bounds_of_runs(losses: np.ndarray, n_pool: int, bound: float = 1.0
 #: width: a smaller cut (the lower end of a CS moved from 0 to the few errors labelled
 #: over a large pool, e.g. 6 / 400) changes nothing a reader would act on, and a note
 #: about it would be noise. Either way the interval is valid.
+#:
+#: Where no interval of an estimate is cut by this share, the bounds are not in force:
+#: no output shows them (no note, no ``sure_low``/``sure_high``), so an interval reaching
+#: past them contradicts nothing a reader sees. E.g. the README's inspect recipe at 44 of
+#: 300 labelled, 39 errors: the error rate is surely at most 295/300 = 0.98333; the
+#: anytime CS [0.6928, 0.98667] would lose 1% of its width and the fixed-budget interval
+#: [0.7482, 1.0] 6.6%, so neither is cut and nothing names the bound. The exact anytime
+#: CS there ends at 0.98333 on its own (betting without replacement knows the same
+#: finite pool); it is its own interval, not the bound shown, and the two CS are each
+#: valid. Once the bounds cut one interval they are said, and every interval of that
+#: estimate is then cut to them (:func:`sure_cut_in_force`), so none reaches past a
+#: bound that is shown. Cutting below this share as well would change the numbers of
+#: sessions that record ``sure_bounds`` (tests/session/test_old_sessions.py) for a
+#: reader gain of nothing: a CS end moved by under a tenth of its width.
 SURE_CUT_SHARE = 0.1
 
 
