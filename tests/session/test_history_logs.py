@@ -191,6 +191,50 @@ def test_history_folder_drops_a_rerun_of_the_targets_own_model(history_logs: Pat
     assert "history: 5 model(s)" in out
 
 
+def test_the_targets_model_at_other_settings_is_another_system(history_logs: Path,  # noqa: F811
+                                                               tmp_path: Path) -> None:
+    """A run of the target's own model at another setting (lm-eval's n-shot, as its
+    results file states) is another evaluated system, as the history's runs of one model
+    at other settings are: kept, named apart by the setting and said (QA: a 0-shot run
+    beside a 3-shot ``table:`` target was dropped as "a run of the target's own model");
+    a run at the target's settings is dropped, and so is one whose settings cannot be
+    compared (its results state none), each with the reason."""
+    new = _file(history_logs, "new-model")
+    target = _as_model(new, tmp_path / "target", "org/new-model", nshot=3)
+    runs = tmp_path / "runs"
+    shutil.copytree(history_logs, runs)
+    shutil.rmtree(runs / "new-model")
+    zero = _as_model(new, runs / "zero", "org/new-model", flip=0, nshot=0)
+    same = _as_model(new, runs / "same", "org/new-model", flip=1, nshot=3)
+    bare = _as_model(new, runs / "bare", "org/new-model", flip=2, nshot=-1)
+    base = ("--task", "sst2", "--pool", target, "--target", f"table:{target}",
+            "--surrogate", f"table:{_file(history_logs, 'small-model')}", "--metric",
+            "error_rate", "--no-progress")
+    out = " ".join(cli("init", tmp_path / "s.db", *base, "--history", runs).split())
+    assert (f"history: 1 run(s) of the target's own model at other settings than the "
+            f"target's kept as other systems: 'org/new-model [n-shot=0]' ({zero}: n-shot=0, "
+            f"the target's n-shot=3)") in out, out
+    assert (f"{same} is a run of the target's own model (org/new-model, as its log says) "
+            f"at the same settings (n-shot=3)") in out, out
+    assert (f"{bare} is a run of the target's own model (org/new-model, as its log says) "
+            f"(its settings cannot be compared: its log states none") in out, out
+    assert "history: 6 model(s)" in out, out
+    with Session.open(tmp_path / "s.db") as s:
+        rec = s.config["history"]
+        assert rec["n_models"] == 6 and [e[0] for e in rec["excluded"]] == [
+            "org/new-model", "org/new-model"]  # the runs at the target's settings
+    # every row dropped: the refusal names each, with its reason (QA: only the first)
+    shutil.rmtree(runs)
+    _as_model(new, runs / "same", "org/new-model", flip=1, nshot=3)
+    _as_model(new, runs / "bare", "org/new-model", flip=2, nshot=-1)
+    err = " ".join(cli("init", tmp_path / "t.db", *base, "--history", runs, code=2).split())
+    assert "no history is left once the target's own run is dropped (2 rows dropped: " \
+           "row 'org/new-model': " in err, err
+    assert f"{same} is a run of the target's own model" in err, err
+    assert f"{bare} is a run of the target's own model" in err, err
+    assert err.count("error:") == 1 and "Traceback" not in err, err
+
+
 def test_a_table_targets_own_run_in_the_folder_is_found_by_its_results(
         history_logs: Path, tmp_path: Path) -> None:  # noqa: F811
     """QA: the target given as ``table:FILE.csv`` (its class log-probs, what a run made
@@ -667,9 +711,11 @@ def test_an_inspect_sessions_history_log_of_another_task_with_the_same_ids_is_re
     assert "another task" not in out and not (tmp_path / "scored.db").exists()
 
 
-def _as_model(src: Path, folder: Path, model: str, flip: int = -1) -> Path:
+def _as_model(src: Path, folder: Path, model: str, flip: int = -1,
+              nshot: int | None = None) -> Path:
     """A copy of lm-eval's samples file ``src`` and its results file in ``folder``, the
-    results naming ``model`` (``flip``: that line's answer turned the other way)."""
+    results naming ``model`` (``flip``: that line's answer turned the other way; ``nshot``:
+    the n-shot the results state for every task; -1: they state none)."""
     folder.mkdir(parents=True)
     lines = src.read_text().splitlines()
     if flip >= 0:
@@ -681,6 +727,10 @@ def _as_model(src: Path, folder: Path, model: str, flip: int = -1) -> Path:
     date = src.stem.rsplit("_", 1)[1]
     side = json.loads(next(src.parent.glob("results_*.json")).read_text())
     side["model_name"] = model
+    if nshot == -1:
+        side.pop("n-shot", None)
+    elif nshot is not None:
+        side["n-shot"] = {k: nshot for k in [*side.get("n-shot", {}), "at_sst2"]}
     (folder / f"results_{date}.json").write_text(json.dumps(side))
     return folder / src.name
 

@@ -396,12 +396,14 @@ def _check_golds(run: Any, items: Sequence[PoolItem], pos: Mapping[str, int],
             f"the pool's revision in the folder")
 
 
-def _stated_model(path: Path) -> tuple[str, dict[str, str]] | None:
+def _stated_model(path: Path) -> tuple[str, dict[str, str], dict[str, str]] | None:
     """The model a harness log says it is of (lm-eval's results file beside samples, an
     inspect_ai or Every Eval Ever log's own record), as written (a local path too: named
     with the history's by :func:`activetest.formats.model_ids.distinct_names`, never
     stored), never a name guessed from a folder or file name, with which of its weights
-    ran where stated (:attr:`activetest.formats.history.HistoryRun.variant`); None where
+    ran where stated (:attr:`activetest.formats.history.HistoryRun.variant`) and how it
+    was run (:attr:`activetest.formats.history.HistoryRun.settings`: lm-eval's n-shot, an
+    inspect_ai eval's plan and generation settings; empty where not stated); None where
     the file is no such log or says nothing.
 
     Raises:
@@ -413,19 +415,56 @@ def _stated_model(path: Path) -> tuple[str, dict[str, str]] | None:
         ResultsFileError,
         answers_model,
         lmeval_model_variant,
+        lmeval_settings,
         lmeval_stated_model,
     )
 
     try:
         name = lmeval_stated_model(path)
         if name is not None:
-            return name, lmeval_model_variant(path) or {}
-        stated, variant = answers_model(read_answers(path, skip_missing=True))
+            return name, lmeval_model_variant(path) or {}, lmeval_settings(path)
+        af = read_answers(path, skip_missing=True)
+        stated, variant = answers_model(af)
+        ran = (lmeval_settings(path) if af.format == "lmeval"
+               else af.provenance.get("settings") or {})
     except ResultsFileError as exc:
         raise SessionError(f"--target: {exc}") from None
     except (ValueError, OSError, KeyError, TypeError):
         return None
-    return None if not stated else (stated, variant)
+    return None if not stated else (stated, variant,
+                                    {str(k): str(v) for k, v in dict(ran).items()})
+
+
+def _settings_text(settings: Mapping[str, str]) -> str:
+    """``n-shot=3, temperature=0.5`` (``no settings stated`` for none)."""
+    return (", ".join(f"{k}={v}" for k, v in sorted(settings.items())) if settings
+            else "no settings stated")
+
+
+def _own_settings(ran: Mapping[str, str], own: Sequence[Mapping[str, str]]
+                  ) -> tuple[bool, str]:
+    """Whether a history log of the target's own model, run with settings ``ran``
+    (:attr:`activetest.formats.history.HistoryRun.settings`), is the target's own run: its
+    settings equal those of one of the target's logs ``own``. A run whose settings differ
+    from each of them (lm-eval's n-shot, an inspect_ai eval's plan, generation settings or
+    task arguments) is another system, as runs of one model at other settings are in a
+    history (:func:`activetest.formats.run_settings.name_apart`); where either side
+    states no settings, they cannot be compared and the run is taken for the target's
+    (not guessed to be another system). Returns the answer and what was found, said
+    (``at the same settings (n-shot=3)``, ``n-shot=0, the target's n-shot=3``)."""
+    ran = dict(ran)
+    mine = [dict(o) for o in own]
+    if not mine:
+        return True, "(the target's log states no settings to compare)"
+    if any(o == ran for o in mine):
+        return True, f"at the same settings ({_settings_text(ran)})"
+    if not ran or not all(mine):
+        side = "its log" if not ran else "the target's log"
+        return True, (f"(its settings cannot be compared: {side} states none; "
+                      f"its {_settings_text(ran)}, the target's "
+                      f"{' or '.join(_settings_text(o) for o in mine)})")
+    theirs = " or ".join(_settings_text(o) for o in mine)
+    return False, f"{_settings_text(ran)}, the target's {theirs}"
 
 
 def _active_stopping_log(run: Any) -> str | None:
@@ -562,7 +601,8 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
     pos = {it.item_id.strip(): k for k, it in enumerate(items)}
     own: dict[str, str] = {}
     own_models: set[str] = set()
-    own_stated: list[tuple[str, dict[str, str]]] = []  # the target's model, its weights
+    # the target's model, its weights, how it ran (its settings)
+    own_stated: list[tuple[str, dict[str, str], dict[str, str]]] = []
     for t in targets:
         try:
             own[Path(t).resolve().as_posix()] = file_sha256(t)
@@ -641,10 +681,15 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
         # one identity across the command's files: local models of one last name are named
         # by their shortest distinguishing suffix, the target's own too (QA: two local
         # checkpoint-1000 were one model; a run of another was taken for the target's)
-        names = distinct_names([*(n for n, _ in own_stated), *(r.stated for r in read
+        names = distinct_names([*(n for n, _, _ in own_stated), *(r.stated for r in read
                                                if isinstance(r, HistoryRun)),
                                 *(x for x in exclude if local_parts(x) is not None)])
-        own_models |= {variant_name(names[n], v) for n, v in own_stated if n in names}
+        own_settings: dict[str, list[dict[str, str]]] = {}
+        for n, v, ran_as in own_stated:
+            if n in names:
+                own_settings.setdefault(variant_name(names[n], v), []).append(ran_as)
+        own_models |= set(own_settings)
+        apart_from_own: dict[int, tuple[str, str]] = {}  # mats index: (its settings, said)
         # no task named by the target (a CSV pool and target): with logs of several tasks,
         # the pool's is the one whose logs' documents are its items (QA: the whole folder
         # lm_eval --tasks a,b wrote was refused, "move it out")
@@ -678,9 +723,15 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
                 dropped.append((run.model, stopped))
                 continue
             if run.model in own_models:  # a re-run of the target's model (QA: used)
-                dropped.append((run.model, f"{run.source} is a run of the target's own "
-                                            f"model ({run.model}, as its log says)"))
-                continue
+                same, said = _own_settings(dict(run.settings), own_settings.get(run.model, []))
+                if same:
+                    dropped.append((run.model, f"{run.source} is a run of the target's own "
+                                                f"model ({run.model}, as its log says) "
+                                                f"{said}"))
+                    continue
+                # the same model at other settings is another system (QA: a 0-shot run
+                # beside a 3-shot target was dropped as the target's own)
+                apart_from_own[len(mats)] = (_settings_text(dict(run.settings)), said)
             _confirm(run, items, pos, inputs=confirm_inputs)
             _check_golds(run, items, pos, golds, words)
             unscored = getattr(run.answers, "provenance", {}).get("unscored") or []
@@ -706,12 +757,25 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
         apart, said = name_apart({k: m.model for k, m in ran.items()},
                                  {k: dict(m.settings) for k, m in ran.items()})
         notes += said
+        for k, (text, _) in apart_from_own.items():
+            if apart[k] == ran[k].model:  # named apart from the target's row too
+                apart[k] = f"{ran[k].model} [{text}]"
+        if apart_from_own:
+            kept = [f"{apart[k]!r} ({ran[k].source}: {why})"
+                    for k, (_, why) in apart_from_own.items()]
+            notes.append(f"history: {len(kept)} run(s) of the target's own model at other "
+                         f"settings than the target's kept as other systems: "
+                         f"{'; '.join(kept[:5])}{'; ...' if len(kept) > 5 else ''}")
         mats = [dataclasses.replace(m, model=apart[k]).matrix() if k in ran else m
                 for k, m in enumerate(mats)]
         if not mats:
+            rows = [f"row {m!r}: {why}" for m, why in dropped]
             raise SessionError(
                 "no history is left once the target's own run is dropped" + (
-                    f" (row {dropped[0][0]!r}: {dropped[0][1]})" if dropped else "") + (
+                    f" ({rows[0]})" if len(rows) == 1 else
+                    f" ({len(rows)} rows dropped: {'; '.join(rows[:5])}"
+                    f"{f'; and {len(rows) - 5} more' if len(rows) > 5 else ''})"
+                    if dropped else "") + (
                     f" and the logs of other tasks than {whose} "
                     f"({', '.join(sorted(own_tasks))}) are passed over (e.g. "
                     f"{other_tasks[0]})" if other_tasks else ""))
