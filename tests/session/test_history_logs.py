@@ -223,6 +223,12 @@ def test_the_targets_model_at_other_settings_is_another_system(history_logs: Pat
         rec = s.config["history"]
         assert rec["n_models"] == 6 and [e[0] for e in rec["excluded"]] == [
             "org/new-model", "org/new-model"]  # the runs at the target's settings
+    # the model named by --history-exclude leaves its kept row out too (it was skipped as
+    # satisfied by the dropped runs, so the 0-shot row was used against the user's word)
+    out = " ".join(cli("init", tmp_path / "x.db", *base, "--history", runs,
+                       "--history-exclude", "org/new-model").split())
+    assert ("row 'org/new-model [n-shot=0]' not used (named by --history-exclude)" in out
+            and "history: 5 model(s)" in out), out
     # every row dropped: the refusal names each, with its reason (QA: only the first)
     shutil.rmtree(runs)
     _as_model(new, runs / "same", "org/new-model", flip=1, nshot=3)

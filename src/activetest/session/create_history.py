@@ -595,7 +595,7 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
         read_response_matrix,
     )
     from activetest.formats.model_ids import distinct_names, local_parts, variant_name
-    from activetest.formats.run_settings import name_apart
+    from activetest.formats.run_settings import name_apart, settings_base
     from activetest.session.history_positions import check_matrix_ids, unneeded_note
 
     pos = {it.item_id.strip(): k for k, it in enumerate(items)}
@@ -785,6 +785,9 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
         # task are all dropped, so nothing it names is used; another model's name stays
         # in the exclusion: its run of the pool's task may be here)
         gone = {m for m, _ in dropped} | (other_models & own_models)
+        # ... unless a row still bears it: the model's runs at other settings than the
+        # target's, kept as other systems, are left out by it as named
+        gone -= {n for k in ran for n in (apart[k], settings_base(apart[k]))}
         joined = join_history(mats, [it.item_id for it in items],
                               exclude=[x for x in exclude if x.strip() not in gone],
                               target_scores=target_scores,
