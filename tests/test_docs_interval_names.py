@@ -23,13 +23,6 @@ SRC = ROOT / "src" / "activetest"
 SHORTHAND = re.compile(r"(?<!anytime )\basymptotic\s+CS\b|\bexact\s+CS\b|\bCLT\s+CS\b")
 #: Code in a docstring (``"exact CS"``: a key of the coverage study, a QA quote), not words.
 LITERAL = re.compile(r"``.*?``", re.S)
-#: Modules other work owns for now, with the shorthands their docstrings still hold
-#: (public ones; 2026-12-07): the count may only fall.
-LEFT: dict[str, int] = {
-    "session/estimate.py": 14, "session/estimate_base.py": 5,
-    "session/estimate_differences.py": 5, "session/estimate_notes.py": 7,
-    "session/records.py": 5,
-}
 
 
 def test_no_page_uses_the_shorthands() -> None:
@@ -69,15 +62,16 @@ def _public_docstrings(path: Path) -> list[tuple[str, str]]:
 
 def test_no_public_docstring_uses_the_shorthands() -> None:
     """What ``help()`` and the API docs show: module docstrings and those of public
-    classes, functions and methods in the whole package (code in double backticks aside);
-    the modules of :data:`LEFT` may keep at most the shorthands they hold."""
+    classes, functions and methods in the whole package (code in double backticks aside;
+    the estimate's modules and records.py, left for a day while other work changed them,
+    are held too since 2026-12-07)."""
     found: dict[str, list[str]] = {}
     for path in sorted(SRC.rglob("*.py")):
         rel = path.relative_to(SRC).as_posix()
         for where, doc in _public_docstrings(path):
             found.setdefault(rel, []).extend(
                 f"{where}: {m.group(0)!r}" for m in SHORTHAND.finditer(LITERAL.sub("", doc)))
-    bad = {rel: hits for rel, hits in found.items() if len(hits) > LEFT.get(rel, 0)}
+    bad = {rel: hits for rel, hits in found.items() if hits}
     assert not bad, bad
     assert found["session/interval_names.py"] == []  # the scan reads what it should
     assert len(found) > 100, len(found)

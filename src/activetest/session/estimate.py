@@ -227,9 +227,9 @@ def few_errors_inputs(losses: np.ndarray, draws: LabelledDraws, min_errors: int 
                       q_floor: float | None, level: float = 0.95,
                       design: DesignControls | None = None) -> FewErrors | None:
     """:class:`FewErrors` of an error rate's ``(K,)`` losses at the labelled draws, with
-    the exact CS of the session's estimate (``design``: an adaptive design's controls, as
+    the exact anytime CS of the session's estimate (``design``: an adaptive design's controls, as
     :func:`anytime` has them); None without a rule (``min_errors`` None: a session
-    written before it) or without a proposal floor (no exact CS)."""
+    written before it) or without a proposal floor (no exact anytime CS)."""
     from activetest.stats import exact_cs
     from activetest.stats.fewerrors import few_errors, few_errors_reason
 
@@ -257,7 +257,7 @@ class IntervalCurves:
     cs_low: np.ndarray
     cs_high: np.ndarray
     #: where the anytime CS claims its interval: from 30 labels
-    #: (:func:`~activetest.stats.confseq.cs_claimed`), or where the exact CS stands in
+    #: (:func:`~activetest.stats.confseq.cs_claimed`), or where the exact anytime CS stands in
     #: (``few``) at that count; elsewhere the outputs show the quantity's whole range
     claimed: np.ndarray
     #: where the sure bounds are in force (:func:`sure_cut_in_force`; None: not asked)
@@ -274,10 +274,10 @@ def interval_curves(theta: np.ndarray, N: int, *, level: float = 0.95,
                     sure: tuple[np.ndarray, np.ndarray] | None = None) -> IntervalCurves:
     """:class:`IntervalCurves` of the per-draw estimates ``theta`` (``(K,)``): the
     fixed-budget interval (:func:`~activetest.stats.intervals.fixed_interval_curve`) and
-    the asymptotic CS (:func:`~activetest.stats.confseq.asymptotic_cs`, tuned to
+    the anytime CS (asymptotic) (:func:`~activetest.stats.confseq.asymptotic_cs`, tuned to
     ``planned_budget``), widened at every budget by ``blind`` and clipped to
     ``value_range``, exactly as :func:`anytime` reports them at K; with ``few`` (the
-    error rate's few-errors rule) the exact CS stands in for both at the label counts
+    error rate's few-errors rule) the exact anytime CS stands in for both at the label counts
     with few errors, and the CS is then intersected over budgets
     (:func:`activetest.stats.fewerrors.switch_to_exact`); ``skew_widens_only`` as in
     :func:`anytime`; ``sure`` (:func:`sure_risk_curve` of the labelled draws) cuts both
@@ -306,7 +306,7 @@ def interval_curves(theta: np.ndarray, N: int, *, level: float = 0.95,
             from activetest.stats.confseq import running_intersection
 
             lo, hi = running_intersection(lo, hi)
-    if few is not None:  # the exact CS where the labels show few errors (stats.fewerrors)
+    if few is not None:  # the exact anytime CS where the labels show few errors (stats.fewerrors)
         from activetest.stats.fewerrors import switch_to_exact
 
         lo, hi = switch_to_exact(lo, hi, few.exact_low, few.exact_high, few.few)
@@ -317,7 +317,7 @@ def interval_curves(theta: np.ndarray, N: int, *, level: float = 0.95,
                for a, b, e in zip(f_low, f_high, est, strict=True)]
     f_low = np.array([c[0] for c in clipped])
     f_high = np.array([c[1] for c in clipped])
-    # claimed as :func:`anytime` has it: from 30 labels, or the exact CS at that count
+    # claimed as :func:`anytime` has it: from 30 labels, or the exact anytime CS at that count
     # (a count after the exact phase and before 30 shows the whole range: the CS there
     # is the running intersection with asymptotic intervals not yet claimed)
     claims = np.array([cs_claimed(m, N) for m in range(1, est.size + 1)], dtype=bool)
@@ -347,14 +347,14 @@ def anytime(draws: LabelledDraws, losses: np.ndarray, *, control: np.ndarray | N
     ``control`` (``(N,)``) gives control-variate LURE; ``design`` (``(g_m, G_m, V_m)``
     per draw, :func:`.draw.design_controls`: V_m the design's own variance prediction,
     a floor for the intervals' variance) an adaptive design's estimate with its own controls and its
-    exact CS (control bounded by the loss bound); ``loss_bound`` (every pool
+    exact anytime CS (control bounded by the loss bound); ``loss_bound`` (every pool
     item's loss lies in ``[0, loss_bound]``) and ``q_floor`` (each remaining item's
-    probability is at least ``q_floor / (N - m + 1)``) enable the exact CS;
+    probability is at least ``q_floor / (N - m + 1)``) enable the exact anytime CS;
     ``planned_budget`` tunes the CS to it (None: the normal mixture of older sessions);
     ``blind`` (:func:`.blindspot.session_blind_spots`) widens the fixed-budget interval
     and the CS, at every budget, by what the unexplored items could hide; ``few``
     (:func:`few_errors_inputs`, the error rate of a session recording
-    ``clt_min_errors``) puts the exact CS in their place while the labels show few
+    ``clt_min_errors``) puts the exact anytime CS in their place while the labels show few
     errors, and says so (``basis``, ``basis_note``). ``skew_widens_only``: the fixed-budget
     interval's skewness correction may only widen it (a paired difference, whose
     estimated skewness is mostly noise: :mod:`activetest.stats.intervals`).
@@ -362,7 +362,7 @@ def anytime(draws: LabelledDraws, losses: np.ndarray, *, control: np.ndarray | N
     proposal's, :func:`~activetest.stats.proposal.floored_model_var`), a floor for the
     intervals' variance as an adaptive design's own prediction is. ``sure_bound``: every
     pool item's loss lies in ``[0, sure_bound]``: the fixed-budget interval and the CS
-    (and the exact CS) are cut to the bounds the risk holds surely given the labels
+    (and the exact anytime CS) are cut to the bounds the risk holds surely given the labels
     (:func:`sure_risk_curve`: a small pool with most of it labelled), recorded in
     ``sure_low``/``sure_high`` where they cut one. The intervals keep their names (and
     ``basis``): each is still what it was, intersected with a set that holds surely.
@@ -415,13 +415,13 @@ def anytime(draws: LabelledDraws, losses: np.ndarray, *, control: np.ndarray | N
                       **extra)
         exact_low, exact_high = float(ex.low[-1]), float(ex.high[-1])
     basis = None
-    if few is not None:  # the rule of new sessions: the exact CS while few errors
+    if few is not None:  # the rule of new sessions: the exact anytime CS while few errors
         basis = "exact" if bool(few.few[-1]) else "clt"
         if basis == "exact":
             fixed_low, fixed_high = float(few.exact_low[-1]), float(few.exact_high[-1])
         may_stop = target_width is not None and cs_high - cs_low <= target_width
         if basis == "clt" and not cs_claimed(draws.k, N):
-            # the k-th error came before the asymptotic CS claims anything: the CS is
+            # the k-th error came before the anytime CS (asymptotic) claims anything: the CS is
             # the exact phase's, held, which the outputs do not show as the CS ("from 30
             # labels"); no stop on it (QA: "you may stop now: the CS is 0.475 wide"
             # beside no CS and "needs about 35 labels")
@@ -442,7 +442,7 @@ def anytime(draws: LabelledDraws, losses: np.ndarray, *, control: np.ndarray | N
     basis_note = None if few is None or basis != "exact" else few.reason
     if sure is not None:
         s_low, s_high = float(sure[0][-1]), float(sure[1][-1])
-        claims = bool(curves.claimed[-1])  # the exact CS at this count, or from 30
+        claims = bool(curves.claimed[-1])  # the exact anytime CS at this count, or from 30
         in_force = bool(sure_cut_in_force(fixed_low, fixed_high, cs_low, cs_high, s_low,
                                           s_high, claims))
 
@@ -470,8 +470,8 @@ def anytime(draws: LabelledDraws, losses: np.ndarray, *, control: np.ndarray | N
         may_stop = False
     need = summary.labels_needed
     if basis == "exact" or (outside and need is not None and need <= draws.k):
-        # no projection of an interval not shown: the exact CS stands in (its width
-        # follows the errors labelled, not the asymptotic CS's formula: QA, "1 more"
+        # no projection of an interval not shown: the exact anytime CS stands in (its width
+        # follows the errors labelled, not the anytime CS (asymptotic)'s formula: QA, "1 more"
         # beside a 0.78-wide interval), or the CS is narrow enough already but no longer
         # holds its estimate (no basis to stop; the outputs say so)
         need = None
@@ -502,7 +502,7 @@ def anytime(draws: LabelledDraws, losses: np.ndarray, *, control: np.ndarray | N
 
 
 def _sure_labels_for_width(k: int, N: int, bound: float, width: float) -> int:
-    """The fewest labels (more than ``k``, at most ``N``) at which the asymptotic CS is
+    """The fewest labels (more than ``k``, at most ``N``) at which the anytime CS (asymptotic) is
     surely within ``width`` by the sure bounds alone: claimed (from 30 labels, or a
     census) and the bounds ``(N - m) bound / N`` wide at most ``1 - SURE_CUT_SHARE`` of
     ``width`` (:func:`activetest.session.estimate_base.cut_to_sure` then cuts any CS
@@ -571,7 +571,7 @@ def _metric_estimate(metric: str, draws: LabelledDraws, losses: np.ndarray, hit:
         cv = clip_result(bootstrap(cv_terms, n_boot=n_boot, level=level,
                                    random_state=bootstrap_rng(seed, K, f"cv:{metric}")),
                          bounded)
-    # the error rate's few-errors rule (sessions recording clt_min_errors): the exact CS
+    # the error rate's few-errors rule (sessions recording clt_min_errors): the exact anytime CS
     # of the session's estimate stands in while the labels show few errors; it covers
     # the same risk, so it stands in for control-variate LURE's intervals too
     few = None if metric != "error_rate" or K < 2 else few_errors_inputs(
@@ -661,7 +661,7 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
             -+ sum of the unlabelled items' bounds) / N`` (:func:`sure_difference`).
         proposal: the fixed acquisition's ``(scores, floor)`` the draws were made with
             (None: an adaptive design): with ``difference_bounds``, the difference's
-            exact CS bounds each draw by it (:func:`difference_few_inputs`).
+            exact anytime CS bounds each draw by it (:func:`difference_few_inputs`).
         floors: a fixed proposal's model variance of each draw, the floor of its
             intervals (None: :func:`variance_floors` of ``acquisition`` and ``proposal``,
             the target's alone).
@@ -673,7 +673,7 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
         target_width: also project the labels needed for this interval width (by the
             bootstrap, and by the confidence sequence: ``anytime.labels_needed``).
         loss_bounds: metric -> the largest loss any pool item can have (enables the
-            exact CS for log loss; the error rate's bound is 1).
+            exact anytime CS for log loss; the error rate's bound is 1).
         other_loss_bounds: other target spec -> metric -> the same for a compared model
             known on the pool (compared at creation): its risk's intervals, and the lower
             end of the difference's, are kept within what it can take (QA: a compared
@@ -698,7 +698,7 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
             before it were shown).
         clt_min_errors: the error rate's few-errors rule (:mod:`activetest.stats.fewerrors`;
             None: none, as sessions created before it was recorded were shown): while the
-            labels show fewer errors (or labels without one), the exact CS stands in for
+            labels show fewer errors (or labels without one), the exact anytime CS stands in for
             the fixed-budget interval and the CS, and the report says so.
         shared_resamples: the plain mean's bootstrap uses LURE's resamples
             (:mod:`activetest.session.paired_bootstrap`; sessions recording
@@ -755,7 +755,7 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
                                                                     f"diff:{spec}:{metric}")),
                                d_range)
             # the few-errors rule (sessions recording it), for the other target's error
-            # rate and for the paired difference: the exact CS while few labels show an
+            # rate and for the paired difference: the exact anytime CS while few labels show an
             # error / a difference (two targets that agree on every labelled item had a
             # point interval at 0, whatever they do elsewhere)
             o_few = d_few = None
@@ -806,7 +806,7 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
             sure = None
             if d_any is not None and bounds_d is not None:
                 d_any, sure = sure_difference(d_any, d_loss, draws.rows, bounds_d)
-                if sure.binding:  # what is shown: neither the CLT nor the exact CS
+                if sure.binding:  # what is shown: neither the CLT nor the exact anytime CS
                     d_any = replace(d_any, basis="sure",
                                     basis_note=sure_line(spec, metric, sure))
             if spot is not None:
@@ -861,7 +861,7 @@ def estimate_report(draws: LabelledDraws, *, losses: Mapping[str, np.ndarray],
                                                            q, N).mean())))
     notes = blind_spot_notes(blind_spots or {}, K, level)
     exact = {m for m, e in out.items() if e.anytime is not None and e.anytime.basis == "exact"}
-    # where the exact CS stands in (few errors), nothing shown was widened: no such line;
+    # where the exact anytime CS stands in (few errors), nothing shown was widened: no such line;
     # nor for control-variate LURE where it is not shown, equal to LURE (CE; QA: its
     # widening was reported beside "equals LURE")
     same = {m for m, e in out.items() if e.cv_same_as_lure}
@@ -921,7 +921,7 @@ class KindInputs:
             predictions are known on the pool (a model compared at creation).
         proposal_scores: ``(N,)`` the fixed acquisition's scores the draws were made
             with (the floored proposal's; None: an adaptive design, or not needed): with
-            ``difference_bounds`` the difference's exact CS bounds each draw by the
+            ``difference_bounds`` the difference's exact anytime CS bounds each draw by the
             items it could draw (:func:`activetest.stats.proposal.floored_weight_bound`)
             instead of the floor.
         difference_weight_bounds: compared target -> metric -> ``(J,)`` the same bound
@@ -966,12 +966,12 @@ def noise_rule(config: SessionConfig) -> NoiseRule:
 
 
 def q_floor(config: SessionConfig, adaptive: bool) -> float:
-    """The least share of the uniform in every proposal, for the exact CS: each
+    """The least share of the uniform in every proposal, for the exact anytime CS: each
     remaining item's probability is at least ``q_floor / (N - m + 1)``. A floored
     fixed proposal gives ``floor / (1 + floor)``; the adaptive designs mix in at least
     :data:`activetest.stats.adaptive.LAMBDAS`' least share (10 %); uniform draws are
     the uniform itself (1: each remaining item ``1 / (N - m + 1)``; with the floor's
-    1/11 the exact CS bet as if an item could weigh 11 times what it can, and 60 labels
+    1/11 the exact anytime CS bet as if an item could weigh 11 times what it can, and 60 labels
     with 2 errors of 300 gave ``[0.007, 0.807]`` instead of ``[0.007, 0.143]``)."""
     from activetest.stats.adaptive import LAMBDAS
 
@@ -986,7 +986,7 @@ def q_floor(config: SessionConfig, adaptive: bool) -> float:
 def fixed_proposal(config: SessionConfig, inputs: KindInputs, adaptive: bool
                    ) -> tuple[np.ndarray, float] | None:
     """The fixed acquisition's ``(scores, floor)`` the draws were made with, as the
-    estimate bounds a paired difference's exact CS by it (:func:`difference_few_inputs`'s
+    estimate bounds a paired difference's exact anytime CS by it (:func:`difference_few_inputs`'s
     ``proposal``); None for an adaptive design or without the scores."""
     if inputs.proposal_scores is None or adaptive:
         return None

@@ -65,7 +65,7 @@ class LabelledDraws:
             design): the share of the uniform in the proposal each draw was made from,
             chosen before the draw (the run's lambda; 1 while the design is uniform):
             every remaining item had probability at least ``q_share / (N - m + 1)``,
-            which bounds the exact CS's bets (:func:`exact_proposal_bound`). None: the
+            which bounds the exact anytime CS's bets (:func:`exact_proposal_bound`). None: the
             session's least share (``q_floor``) bounds every draw.
         q_least: ``(K,)`` where the session uses it (``exact_least``, an adaptive design
             with a blind-spot pass): each draw's least proposal over the items it could
@@ -94,7 +94,7 @@ class LabelledDraws:
 
 
 def exact_proposal_bound(draws: LabelledDraws, q_floor: float | None) -> dict[str, Any]:
-    """The proposal bound of the exact CS of ``draws`` (keywords of
+    """The proposal bound of the exact anytime CS of ``draws`` (keywords of
     :func:`activetest.stats.betting.exact_cs`): ``q_floor`` (every draw's proposal gave
     each remaining item at least ``q_floor / (N - m + 1)``), or where the draws record
     their own uniform share (:attr:`LabelledDraws.q_share`) the per-draw ``q_min =
@@ -266,7 +266,7 @@ def sure_cut_in_force(fixed_low: np.ndarray, fixed_high: np.ndarray, cs_low: np.
     """Where the sure bounds are in force for one estimate (elementwise): where
     :func:`cut_to_sure` cuts its fixed-budget interval, or its CS where the CS is claimed
     (``claims``). There the bounds are said, and every interval of the estimate (the
-    exact CS too) is intersected with them, even by less than :data:`SURE_CUT_SHARE`
+    exact anytime CS too) is intersected with them, even by less than :data:`SURE_CUT_SHARE`
     of its width: an interval reaching beyond what the note calls sure, beside it, reads
     as a contradiction (QA: "surely within [0.2250, 0.4250]" beside a fixed-budget
     interval [0.2241, 0.3534] said to be cut to it)."""
@@ -284,9 +284,9 @@ class FewErrors:
 
     Attributes:
         min_errors: the errors (and labels without one) a CLT interval needs.
-        few: ``(K,)`` True at the label counts where the exact CS stands in.
+        few: ``(K,)`` True at the label counts where the exact anytime CS stands in.
         exact_low, exact_high: ``(K,)`` the exact (betting) CS of the estimate.
-        reason: why the exact CS stands in after all K labels (None: it does not).
+        reason: why the exact anytime CS stands in after all K labels (None: it does not).
     """
 
     min_errors: int

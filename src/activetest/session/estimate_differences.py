@@ -1,4 +1,4 @@
-"""Paired differences of two targets on the same labels: the exact CS inputs of the
+"""Paired differences of two targets on the same labels: the exact anytime CS inputs of the
 few-differences rule, the floor of its variance and the bounds a difference holds surely
 (split out of :mod:`activetest.session.estimate`, which uses and re-exports them)."""
 
@@ -81,25 +81,25 @@ def difference_few_inputs(losses: np.ndarray, other_losses: np.ndarray, draws: L
                           ) -> FewErrors | None:
     """:class:`FewErrors` of the paired difference ``losses - other_losses`` of two
     targets' losses (``(K,)`` each, at the same labelled draws; every difference within
-    ``[-bound, bound]``: 1 for two error rates): the exact CS of the difference
+    ``[-bound, bound]``: 1 for two error rates): the exact anytime CS of the difference
     (:func:`~activetest.stats.betting.paired_difference_exact_cs`, plain LURE as the
     difference's estimate is) stands in while fewer than ``min_errors`` labels differ from
     the most common difference (:func:`~activetest.stats.fewerrors.few_differences`; for
     a log loss: while fewer labelled items show the two losses differ at all, where two
     targets that agree on every labelled item had a point interval at 0); None without a
     rule or a proposal floor. ``bound`` None (a log loss whose difference is not bounded:
-    the compared model was not scored on the pool): no exact CS exists, and while the rule
+    the compared model was not scored on the pool): no exact anytime CS exists, and while the rule
     holds the intervals are the whole range (``-inf``, ``inf`` here).
 
     ``item_bounds`` (``(N,)`` ``|d_i| <= B_i``, a model compared at creation) and
-    ``proposal`` (the fixed acquisition's ``(scores, floor)``): the exact CS bounds each
+    ``proposal`` (the fixed acquisition's ``(scores, floor)``): the exact anytime CS bounds each
     draw by the items the proposal could draw and their bounds
     (:func:`~activetest.stats.proposal.floored_weight_bound`) and is intersected with
     the sure bounds, instead of bounding every draw by the floor (about +-1 wide for
     many labels: the floor's items weigh ``1 / q_floor``). ``weight_bound`` (an adaptive
     design's, with ``item_bounds``: ``(J,)`` for its first J <= K draws,
     :func:`~activetest.stats.blindspot_replay.design_weight_bounds`) does the same for a
-    design's proposals, the floor's bound standing in after the J-th draw (the exact CS
+    design's proposals, the floor's bound standing in after the J-th draw (the exact anytime CS
     is used only while few labels differ: a prefix); with bounds and neither, the sure
     bounds only. A bound a labelled draw exceeds (the draws were not made by that
     proposal) is not used: the floor's stays."""
@@ -122,7 +122,7 @@ def difference_few_inputs(losses: np.ndarray, other_losses: np.ndarray, draws: L
         return FewErrors(int(min_errors), few_differences(d, int(min_errors)), -inf, inf,
                          reason)
     if not bound > 0.0:  # the two models' losses agree on every item: the difference is 0
-        # surely (QA: the exact CS of a range [-0, 0] failed every estimate of the session)
+        # surely (QA: the exact anytime CS of a range [-0, 0] failed every estimate of the session)
         zero = np.zeros(La.size)
         return FewErrors(int(min_errors), few_differences(d, int(min_errors)), zero,
                          zero.copy(), few_differences_reason(d, int(min_errors)))

@@ -1,5 +1,5 @@
 """The lines an estimate adds in words: a CS that no longer holds its estimate, an
-estimate outside its range, a point interval, the exact CS standing in, blind
+estimate outside its range, a point interval, the exact anytime CS standing in, blind
 spots, sure bounds, partial credit, what a compare session draws for (split out of
 :mod:`activetest.session.estimate`, which uses and re-exports them)."""
 
@@ -60,7 +60,7 @@ def _warnings(draws: LabelledDraws) -> list[str]:
 def _cs_misses(cs_low: float, cs_high: float, estimate: float,
                value_range: tuple[float, float] | None, basis: str | None) -> bool:
     """Whether a (finite) CS no longer holds the estimate it is centred on, the estimate
-    clipped to the quantity's range as the CS is. The exact CS, where it stands in
+    clipped to the quantity's range as the CS is. The exact anytime CS, where it stands in
     (``basis`` "exact"), is valid without asymptotics: it is not judged so."""
     centre = estimate
     if value_range is not None:
@@ -238,11 +238,11 @@ def outside_note(m: MetricEstimate, bounds: tuple[float, float], *, cv: bool = F
     range and which do not: every one is clipped to it (which cannot lower its
     coverage), but the fixed-budget and bootstrap intervals still hold the estimate
     itself, so they reach beyond the range to it; the anytime CS is clipped outright,
-    and the exact CS, where it stands in, lies within the range (QA: "Read the
+    and the exact anytime CS, where it stands in, lies within the range (QA: "Read the
     fixed-budget interval and the CS, which stay within the range" beside a
     control-variate LURE fixed-budget interval of [-0.0337, 0.892] for an error
     rate). Control-variate LURE is shown with its fixed-budget and bootstrap intervals
-    only; the headline with its anytime CS too (from 30 labels, or where the exact CS
+    only; the headline with its anytime CS too (from 30 labels, or where the exact anytime CS
     stands in)."""
     from activetest.session.interval_names import (
         ANYTIME,
@@ -296,11 +296,11 @@ def outside_note(m: MetricEstimate, bounds: tuple[float, float], *, cv: bool = F
 
 def point_note(m: MetricEstimate, level: float) -> str:
     """The line for a metric whose bootstrap interval is a point (every labelled term the
-    same, e.g. no error labelled yet). Sessions with the few-errors rule show the exact CS
+    same, e.g. no error labelled yet). Sessions with the few-errors rule show the exact anytime CS
     as the fixed-budget interval and the CS then, so the line sends the reader there; in a
     session written before the rule (no ``clt_min_errors``) the fixed-budget interval is
     a point as well (its SE is 0) and the CS the whole range, so the line says so and
-    gives the exact CS where the loss is bounded."""
+    gives the exact anytime CS where the loss is bounded."""
     name = m.metric.replace("_", " ")
     a = m.anytime
     head = (f"{name}: the bootstrap interval is a point: every labelled term is the same "
@@ -313,7 +313,7 @@ def point_note(m: MetricEstimate, level: float) -> str:
     else:
         where = "the CS is the whole range until the labels differ"
     return (f"{head}; so is the fixed-budget interval, as this session was written before "
-            f"the few-errors rule (which puts the exact CS in its place): {where}")
+            f"the few-errors rule (which puts the exact anytime CS in its place): {where}")
 
 
 def no_spread_note(m: MetricEstimate, level: float, n_labels: int, n_pool: int
@@ -335,7 +335,7 @@ def no_spread_line(what: str, level: float, exact_low: float | None = None,
                    exact_high: float | None = None) -> str:
     """The sentence for a quantity ``what`` (a metric, a compared model's risk) whose
     labelled terms are all the same: its fixed-budget interval is a point that claims
-    nothing and its anytime CS the whole range until they differ; where the exact CS is
+    nothing and its anytime CS the whole range until they differ; where the exact anytime CS is
     known (``exact_low``, ``exact_high``) read it, else label more. What `estimate`
     notes, and `status` beside a recorded estimate's unbounded CS that has no other
     reason recorded."""
@@ -349,7 +349,7 @@ def no_spread_line(what: str, level: float, exact_low: float | None = None,
 
 def exact_note(m: MetricEstimate, level: float) -> str | None:
     """The line saying which interval a metric's fixed-budget and anytime rows are, where
-    the exact CS stands in for them (None: the CLT ones, or no few-errors rule)."""
+    the exact anytime CS stands in for them (None: the CLT ones, or no few-errors rule)."""
     a = m.anytime
     if a is None or a.basis != "exact":
         return None
@@ -454,9 +454,9 @@ def sure_risk_line(what: str, a: AnytimeInterval | None, estimate: float, n_labe
 
     if a.basis == "exact":
         cut = [interval_name(EXACT_ANYTIME, level) + " standing in for both"]
-    else:  # the intervals shown: the CS from 30 labels, the exact CS where computed
+    else:  # the intervals shown: the CS from 30 labels, the exact anytime CS where computed
         # (QA: "the ... anytime 95% confidence sequence are cut to it" beside a CS shown
-        # as "(from 30 labels)", and the exact CS cut unsaid)
+        # as "(from 30 labels)", and the exact anytime CS cut unsaid)
         cut = [interval_name(FIXED_BUDGET, level)]
         if cs_claimed(n_labels, n_pool):
             cut.append(interval_name(ANYTIME, level))

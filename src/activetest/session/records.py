@@ -115,18 +115,18 @@ class AnytimeInterval:
             loss bound over the pool size a label) cut the CS within ``target_width``
             whatever the labels are (sooner if the CS's own formula gets there).
         basis: what the fixed-budget interval and the CS at this label count are:
-            ``"clt"`` (the intervals above) or ``"exact"`` (the exact CS stands in: the
+            ``"clt"`` (the intervals above) or ``"exact"`` (the exact anytime CS stands in: the
             labels show too few errors, :mod:`activetest.stats.fewerrors`); for a paired
             difference also ``"sure"``: the bounds that hold surely from both targets'
             predictions on the pool (:func:`activetest.session.estimate.sure_difference`).
             None: no such rule applies (a log loss, or a session file from before the
             rule): always the CLT ones.
-        basis_note: why the exact CS stands in, e.g. ``"exact interval: fewer than 5
+        basis_note: why the exact anytime CS stands in, e.g. ``"exact interval: fewer than 5
             errors labelled (2 of 40)"``, or what the sure bounds are (None otherwise).
         estimate_outside_cs: the CS (the intersection of the CS at every label count so
             far) no longer holds the estimate it is centred on: the latest labels
             disagree with what the earlier ones implied (labelling mistakes, a changed
-            instruction, or an asymptotic CS that missed); ``may_stop`` is then False.
+            instruction, or an anytime CS (asymptotic) that missed); ``may_stop`` is then False.
         sure_low, sure_high: the bounds the risk holds surely given the labels (the
             labelled items' losses plus the most the unlabelled ones could add,
             :func:`activetest.session.estimate_base.sure_risk_curve`), where they cut
@@ -307,7 +307,7 @@ class SummaryRow:
             interval beside it needs for its two ends to differ).
         intervals: ``(name, interval)`` pairs, each named by what it guarantees, the
             interval as text (``—`` where there is none; "(from 30 labels)" for a CS
-            not yet claimed); a mark where the exact CS or sure bounds stand in.
+            not yet claimed); a mark where the exact anytime CS or sure bounds stand in.
         note: what the number is where that needs saying (a difference whose target
             term differs from the headline; an estimate outside the bounds that hold
             surely, kept as it is unbiased), else empty.
@@ -442,7 +442,7 @@ class EstimateReport:
     def summary(self) -> str:
         """A few lines a person reads (``str(report)``): per metric the estimate named by
         its estimator, each interval named by what it guarantees (the fixed-budget
-        interval, the anytime CS, the exact CS where known, the bootstrap), the paired
+        interval, the anytime CS, the exact anytime CS where known, the bootstrap), the paired
         differences, with a target width what it says about stopping
         (:func:`activetest.session.stop_lines.stop_lines`, as ``estimate --target-width``
         prints), and the notes; the dataclass's ``repr`` keeps every field but the
