@@ -14,9 +14,11 @@ __all__ = ["FieldsById", "check_compared_join"]
 def check_compared_join(s: Any, spec: str, *, confirmed: bool) -> None:
     """Refuse a ``table:`` compared now (``estimate --compare``) with the session ``s``
     whose ids and the pool's both look like row numbers, unless ``confirmed``
-    (``estimate(ids_are_positions=True)``; :mod:`activetest.session.table_positions`, as
-    ``init`` refuses it). Other kinds of session, other scorers, a pool with an id that
-    is no whole number and a table whose content confirms the join pass.
+    (``estimate(ids_are_positions=True)``; the join by
+    :mod:`activetest.session.compared_positions`, as ``init`` refuses one by
+    :mod:`activetest.session.table_positions`). Other kinds of session, other scorers, a
+    pool with an id that is no whole number and a table whose content confirms the join
+    pass.
 
     Raises:
         SessionError: the join by positions, unconfirmed (the table, an item and both

@@ -786,13 +786,16 @@ class Session:
                 ``answer_of`` A, B, ... (the page's letters), no model named.
             Sheets carry each item's ``draw`` step: labels count in draw order.
             acquisitions: export exactly these draws instead (``which`` is ignored).
-            overwrite: replace an existing file that holds labels filled in (without
-                it such a file is refused: its answers may not be imported yet).
+            overwrite: replace an existing file that holds labels filled in. Without it
+                such a file is written over only where the session stores every answer
+                in it (imported: the same label, an annotator's kept vote, a compared
+                answer's judgment); one answer not stored refuses it.
 
         Raises:
             ValueError: ``path`` is the session file, a folder, in a missing folder, or
-                (without ``overwrite``) an existing file with labels filled in or one
-                that cannot be read as a sheet; nothing is written.
+                (without ``overwrite``) an existing file with an answer the session does
+                not store (named) or one that cannot be read as a sheet; nothing is
+                written.
         """
         from activetest.session.exchange import export_session
 
