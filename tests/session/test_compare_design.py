@@ -173,7 +173,7 @@ def test_bad_compare_options_are_refused_with_one_message(pool_files: PoolFiles,
                 f"table:{short}", code=2)
     assert f"{short}: no row for 3 of 60 item id(s): 'r57', 'r58', 'r59'" in out
     out = _init(pf, tmp_path / "n.db", "--compare", f"table:{tmp_path / 'nope.csv'}", code=2)
-    assert "nope.csv does not exist" in out and "Traceback" not in out
+    assert "nope.csv: no such file or folder" in out and "Traceback" not in out
     assert not any(tmp_path.glob("*.db"))  # nothing left behind
 
 

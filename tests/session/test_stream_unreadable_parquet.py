@@ -10,7 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tests.session.test_stream_refusal_order import _both, _files, _no_general_path, _refusal
+from session_support import general_and_streamed_refusals, init_refusal, no_general_path
+from tests.session.test_stream_refusal_order import _files
 
 from activetest.session import create, stream_base
 
@@ -29,7 +30,7 @@ def test_a_cut_parquet_table_is_refused_by_the_stream_as_by_the_general_path(
     monkeypatch.setattr(stream_base, "BLOCK", 64)
     files = _files(tmp_path, 300, "parquet", [])
     _cut(files[1 if which == "surrogate" else 2])
-    general, streamed = _both(tmp_path, files, monkeypatch)
+    general, streamed = general_and_streamed_refusals(tmp_path, files, monkeypatch)
     assert streamed == general
     assert streamed.startswith(f"{tmp_path / which}.parquet: cannot read as Parquet"), streamed
 
@@ -41,7 +42,7 @@ def test_a_pool_problem_is_still_named_before_a_cut_table(
     monkeypatch.setattr(stream_base, "BLOCK", 64)
     files = _files(tmp_path, 300, "parquet", [("emptyid", "", 250)])
     _cut(files[2])
-    general, streamed = _both(tmp_path, files, monkeypatch)
+    general, streamed = general_and_streamed_refusals(tmp_path, files, monkeypatch)
     assert streamed == general
     assert "empty id" in streamed and streamed.startswith(str(tmp_path / "pool")), streamed
 
@@ -53,8 +54,8 @@ def test_a_cut_surrogate_is_named_before_a_cut_target(
     files = _files(tmp_path, 300, "parquet", [])
     _cut(files[1])
     _cut(files[2], 0.3)
-    general, streamed = _both(tmp_path, files, monkeypatch)
+    general, streamed = general_and_streamed_refusals(tmp_path, files, monkeypatch)
     assert streamed == general
     assert streamed.startswith(str(tmp_path / "surrogate")), streamed
-    monkeypatch.setattr(create, "load_inputs", _no_general_path)
-    assert _refusal(tmp_path / "again.db", files) == streamed
+    monkeypatch.setattr(create, "load_inputs", no_general_path)
+    assert init_refusal(tmp_path / "again.db", files) == streamed
