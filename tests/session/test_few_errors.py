@@ -599,6 +599,8 @@ def test_a_new_sessions_exact_cs_bets_by_each_draws_recorded_share(pool_files: P
     """A session created now records ``exact_share``: its error rate's exact CS is the
     one with each draw bounded by the design's recorded uniform share (the sampler's
     ``lam``, replayed from the file), not the least share; the file says so."""
+    import dataclasses
+
     from activetest.session import draw
 
     db = tmp_path / "s.db"
@@ -624,6 +626,18 @@ def test_a_new_sessions_exact_cs_bets_by_each_draws_recorded_share(pool_files: P
     assert (a["exact_low"], a["exact_high"]) == pytest.approx(
         (float(ex.low[-1]), float(ex.high[-1])), abs=1e-12)
     assert float(old.high[-1]) - float(old.low[-1]) > float(ex.high[-1]) - float(ex.low[-1])
+    # a session made with exact_share before exact_least (2026-12-07: the least proposal,
+    # at least the share's bound, hid the share in every file made since; the catalogue's
+    # exact-share-off survived): the share's bound alone, through the session's own path
+    with Session.open(db) as s:
+        s._cfg = dataclasses.replace(s._cfg, exact_least=None)
+        between = s.estimate(record=False, progress=False).metrics["error_rate"].anytime
+        s._cfg = dataclasses.replace(s._cfg, exact_share=None)  # neither: the least share
+        oldest = s.estimate(record=False, progress=False).metrics["error_rate"].anytime
+    assert (between.exact_low, between.exact_high) == pytest.approx(
+        (float(ex.low[-1]), float(ex.high[-1])), abs=1e-12)
+    assert (oldest.exact_low, oldest.exact_high) == pytest.approx(
+        (float(old.low[-1]), float(old.high[-1])), abs=1e-12)
 
 
 def _write_binary_pool(root: Path, N: int, seed: int) -> tuple[Path, Path, Path]:
