@@ -86,6 +86,11 @@ def test_an_interval_end_near_zero_keeps_its_sign_where_the_other_end_shows_one(
     assert interval_text(-1e-13, 1e-13) == "[0.0000, 0.0000]"  # a census's point
     assert interval_decimals((-0.00002, 0.00003)) == 5
     assert _cs(-0.00002, 0.00003) == "[-0.00002, 0.00003]"  # the terminal, the same rule
+    # the terminal prints the same as the summary and the page (it printed a lone -1e-17
+    # as "-0.0000" and [-0.00004, 0.005] as "[-0.0000, 0.0050]")
+    assert _num(-1e-17) == "0.0000" and _num(-0.25) == "-0.2500"
+    assert _cs(-0.00004, 0.005) == "[0.0000, 0.0050]"
+    assert _cs(-0.01, -0.00004) == "[-0.0100, -0.0000]"
     db = labelled_table_session(pool_files, tmp_path / "s.db", seed=0, n=40)
     with Session.open(db) as s:
         r = s.estimate(record=False, progress=False)

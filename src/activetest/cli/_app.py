@@ -337,19 +337,24 @@ def _cs(low: float, high: float, n_labels: int | None = None,
 
 def _pair(low: float, high: float) -> str:
     """``[low, high]`` with 4 decimals, or as many more as its two ends need to differ
-    (:func:`activetest.session.interval_names.interval_decimals`)."""
-    from activetest.session.interval_names import interval_decimals
+    (:func:`activetest.session.interval_names.interval_decimals`); an end that rounds to
+    zero keeps its minus only where the other end shows one, as the summary and the
+    labelling page print it (:func:`activetest.session.interval_names.interval_text`)."""
+    from activetest.session.interval_names import interval_decimals, interval_text
 
-    d = interval_decimals((low, high))
-    return f"[{_num(low, d)}, {_num(high, d)}]"
+    return interval_text(low, high, interval_decimals((low, high)))
 
 
 def _num(x: float | None, digits: int = 4) -> str:
     """``x`` with ``digits`` decimals (4; an estimate beside its intervals takes theirs,
-    :func:`_decimals`), ``—`` for none."""
+    :func:`_decimals`), ``—`` for none; a value that rounds to zero reads ``0.0000``, as
+    the summary and the labelling page print it (QA: the terminal printed -1e-17 as
+    "-0.0000")."""
+    from activetest.session.interval_names import unsigned_zero
+
     if x is None:
         return "—"
-    return f"{x:.{digits}f}"
+    return unsigned_zero(f"{x:.{digits}f}")
 
 
 def _decimals(boot: Any, anytime: Any = None) -> int:
