@@ -103,29 +103,44 @@ def screenshots(out: Path) -> list[Path]:
             "paired": graded(tmp / "p", compare=True)}
     paths = []
     driver = bs.chromium()
-    driver.set_window_size(*SHOT_WINDOW)
     try:
         for layout, m in made.items():
-            width = 0.5 if layout == "classification" else None
-            with running(m.db, batch=10, overlap=0.2, target_width=width) as server:
-                driver.get("about:blank")
-                item = bs.sign_in(driver, server.url, "alice")
-                for _ in range(3):  # a few answers: the progress line has numbers
-                    keys = "22" if layout == "paired" else str(m.truth[item] + 1)
-                    bs.press(driver, keys)
-                    item = bs.wait_for(driver, "ready", not_item=item)
-                if layout == "paired":
-                    bs.press(driver, "2")  # answer A judged: the page asks for B
-                _progress_line(driver)
-                hidden = hidden_texts(driver)
-                if hidden:
-                    raise RuntimeError(f"{layout}: under the footer: {hidden}")
-                path = out / f"{layout}.png"
-                driver.save_screenshot(str(path))
-                paths.append(path)
+            try:
+                paths.append(_screenshot(driver, layout, m, out))
+            except Exception as exc:
+                if not bs.stalled(exc):
+                    raise
+                # the browser stalled (a CI run: a page load past selenium's 120 s): a
+                # fresh one, once; the session goes on from the answers it has
+                driver.quit()
+                driver = bs.chromium()
+                paths.append(_screenshot(driver, layout, m, out))
     finally:
         driver.quit()
     return paths
+
+
+def _screenshot(driver: Any, layout: str, m: Any, out: Path) -> Path:
+    """``out/LAYOUT.png`` of session ``m``'s page after a few answers (see
+    :func:`screenshots`)."""
+    driver.set_window_size(*SHOT_WINDOW)
+    width = 0.5 if layout == "classification" else None
+    with running(m.db, batch=10, overlap=0.2, target_width=width) as server:
+        driver.get("about:blank")
+        item = bs.sign_in(driver, server.url, "alice")
+        for _ in range(3):  # a few answers: the progress line has numbers
+            keys = "22" if layout == "paired" else str(m.truth[item] + 1)
+            bs.press(driver, keys)
+            item = bs.wait_for(driver, "ready", not_item=item)
+        if layout == "paired":
+            bs.press(driver, "2")  # answer A judged: the page asks for B
+        _progress_line(driver)
+        hidden = hidden_texts(driver)
+        if hidden:
+            raise RuntimeError(f"{layout}: under the footer: {hidden}")
+        path = out / f"{layout}.png"
+        driver.save_screenshot(str(path))
+    return path
 
 
 def web_run(root: Path, n: int) -> tuple[list[float], list[float], list[float], list[float],

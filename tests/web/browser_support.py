@@ -11,9 +11,15 @@ from typing import Any
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
+#: ``--disable-dev-shm-usage``: Chromium's shared memory in /tmp, not /dev/shm, which a
+#: container may size at 64 MB (a renderer short of it stalls: a CI run's page load hung
+#: until selenium's 120 s read timeout).
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--disable-extensions", "--window-size=1100,820")
+         "--disable-extensions", "--disable-dev-shm-usage", "--window-size=1100,820")
+#: A page load that takes longer is a stalled browser: chromedriver says so (selenium's
+#: ``TimeoutException``) before selenium's own 120 s wait for chromedriver runs out.
+PAGE_LOAD_SECONDS = 60
 
 
 def missing() -> str | None:
@@ -55,7 +61,18 @@ def chromium() -> Any:
         shutil.rmtree(profile, ignore_errors=True)
         raise
     driver.profile = profile
+    driver.set_page_load_timeout(PAGE_LOAD_SECONDS)
     return driver
+
+
+def stalled(exc: BaseException) -> bool:
+    """Whether ``exc`` is the browser not answering in time (a page load past
+    :data:`PAGE_LOAD_SECONDS`, or chromedriver silent past selenium's wait), not a wrong
+    page: a script may start a fresh browser and try once more."""
+    from selenium.common.exceptions import TimeoutException
+    from urllib3.exceptions import ReadTimeoutError
+
+    return isinstance(exc, (TimeoutException, ReadTimeoutError))
 
 
 def fresh(driver: Any) -> None:
