@@ -33,6 +33,7 @@ from activetest.session.design import design_variant, initial_scores, new_design
 from activetest.session.history_neighbours import NeighbourUpdate
 from activetest.session.options import (
     as_integer,
+    check_classification_targets,
     check_count,
     check_label_scoring,
     check_level,
@@ -534,6 +535,7 @@ def create_session(path: str | os.PathLike[str], *,
             raise SessionError("--history-exclude names a row of --history: give --history")
         acquisition = check_history_options(metric, acquisition)
     compare = compare_specs(compare)  # a spec (str) or one Scorer is one target
+    check_classification_targets([target, *compare], resolve_task(task).name)
     label_scoring = check_label_scoring(label_scoring, [surrogate, target, *compare])
     shots = check_count(shots, "shots", "in-context examples")
     target_shots = check_count(target_shots, "target_shots", "in-context examples")

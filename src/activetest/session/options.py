@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["MIN_TARGET_WIDTH", "as_integer", "check_count", "check_flag", "check_label_scoring",
-           "check_level", "check_n_boot", "check_path", "check_target_width",
-           "compare_specs"]
+__all__ = ["GRADED_TARGETS", "MIN_TARGET_WIDTH", "as_integer", "check_classification_targets",
+           "check_count", "check_flag", "check_label_scoring", "check_level", "check_n_boot",
+           "check_path", "check_target_width", "compare_specs"]
 
 #: The narrowest interval width a projection is made for (narrower ones would need
 #: more labels than any pool has, and overflow the projection).
@@ -193,3 +193,43 @@ def check_label_scoring(mode: Any, models: Any = ()) -> str:
             if isinstance(m, (str, os.PathLike)):
                 label_scoring_options(m, mode, name=repr(stored_spec(os.fspath(m))))
     return mode
+
+
+#: Target specs only a graded task reads (``answers:FILE`` and the bare words), with what
+#: each is; a classification target gives class log-probs instead.
+GRADED_TARGETS = {"answers:": "an answer log (answers:FILE)",
+                  "pool": "the pool's answer column (pool)",
+                  "lm-eval": "a target run by lm-eval (lm-eval)",
+                  "inspect": "a target run by inspect_ai (inspect)"}
+
+
+def check_classification_targets(targets: Any, task_name: str) -> None:
+    """Refuse, before anything is read or scored, a classification task's target (or
+    compared target) given as a graded task's: ``answers:FILE`` (QA: read as a table
+    path, "answers:nope.jsonl: no such file or folder (given as the prediction table)"),
+    or the bare words ``pool``, ``lm-eval``, ``inspect`` where no file of that name
+    exists (QA: "'pool' is not a bundled model"). The message says what a
+    classification target is instead.
+
+    Args:
+        targets: the target and the compared targets (specs or model objects; only
+            strings and paths are looked at).
+        task_name: the classification task's name, for the message.
+
+    Raises:
+        ValueError: a graded task's target spec.
+    """
+    for spec in targets:
+        if not isinstance(spec, (str, os.PathLike)):
+            continue
+        text = os.fspath(spec).strip()
+        word = "answers:" if text.startswith("answers:") else text.partition("?")[0]
+        if word not in GRADED_TARGETS or (word != "answers:" and os.path.exists(text)):
+            continue
+        raise ValueError(
+            f"{text}: {GRADED_TARGETS[word]} is a target of graded tasks (free-form answers "
+            f"judged by people; --task squad, answers or a task file with kind = "
+            f"\"graded\"); task {task_name!r} is a classification task, whose target gives "
+            f"class log-probs: a model (smollm2-135m, gemma3-270m, FILE.gguf, hf:ORG/MODEL, "
+            f"openai:URL#MODEL) or its predictions read from a file, table:FILE (per-item "
+            f"log-probs, or an lm-eval samples file: table:samples_TASK_DATE.jsonl)")

@@ -1,0 +1,44 @@
+"""The CLI's refusals of bad input say what was wrong in one message (exit 2, no
+traceback), naming the option, the file and what to give instead."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from session_support import PoolFiles, run_cli
+
+
+def refused(*args: object) -> str:
+    """``activetest ARGS``, refused: its one message, whitespace folded."""
+    out = run_cli(*args, code=2)
+    assert out.count("error:") == 1, out
+    return " ".join(out.split())
+
+
+def test_a_graded_tasks_target_on_a_classification_task_says_what_it_takes(
+        pool_files: PoolFiles, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """QA: ``--target answers:nope.jsonl`` on a classification task was read as a table's
+    path ("answers:nope.jsonl: no such file or folder (given as the prediction table,
+    table:FILE)"), and ``--target pool`` as a model ("'pool' is not a bundled model").
+    Both are graded tasks' targets: the message says so and what a classification target
+    is, before anything is read."""
+    db = tmp_path / "s.db"
+    base = ("init", db, "--pool", pool_files.pool, "--task", "demo", "--surrogate",
+            f"table:{pool_files.surrogate}", "--id-column", "id", "--no-progress")
+    for target in ("answers:nope.jsonl", f"answers:{pool_files.target}", "pool", "lm-eval"):
+        out = refused(*base, "--target", target)
+        assert f"error: {target}: " in out and "is a target of graded tasks" in out, out
+        assert "task 'demo' is a classification task" in out, out
+        assert "table:FILE" in out and "smollm2-135m" in out, out
+        assert "prediction table" not in out and "not a bundled model" not in out, out
+    out = refused(*base, "--target", f"table:{pool_files.target}", "--compare",
+                  "answers:other.jsonl")
+    assert "error: answers:other.jsonl: an answer log (answers:FILE) is a target of graded " \
+           "tasks" in out, out
+    assert not db.exists()
+    # a file named like a keyword is still that file
+    monkeypatch.chdir(tmp_path)
+    Path("pool").write_text("x")
+    out = refused(*base, "--target", "pool")
+    assert "graded tasks" not in out and "cannot tell which backend serves 'pool'" in out, out
