@@ -42,3 +42,25 @@ def test_a_graded_tasks_target_on_a_classification_task_says_what_it_takes(
     Path("pool").write_text("x")
     out = refused(*base, "--target", "pool")
     assert "graded tasks" not in out and "cannot tell which backend serves 'pool'" in out, out
+
+
+def test_a_pool_pattern_that_matches_nothing_says_so_with_its_folder(
+        pool_files: PoolFiles, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """QA: ``--pool 'r2/*.csv' --id-column id`` whose pattern matches nothing said "an
+    lm-eval samples pool takes no --id-column"; without --id-column "the pattern matches
+    no file". Both now say no file matches the pattern, and in which folder it looked
+    (and that the folder does not exist, where it does not)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "r3").mkdir()
+    base = ("init", tmp_path / "s.db", "--task", "demo", "--surrogate",
+            f"table:{pool_files.surrogate}", "--target", f"table:{pool_files.target}",
+            "--no-progress")
+    for extra in (("--id-column", "id"), ("--label-column", "label"), ()):
+        out = refused(*base, "--pool", "r2/*.csv", *extra)
+        assert f"error: r2/*.csv: no file matches the pattern (looked in the folder " \
+               f"{tmp_path.resolve() / 'r2'}, which does not exist)" in out, out
+        out = refused(*base, "--pool", "r3/*.csv", *extra)
+        assert f"error: r3/*.csv: no file matches the pattern (looked in the folder " \
+               f"{tmp_path.resolve() / 'r3'})" in out, out
+        assert "takes no" not in out, out
+    assert not (tmp_path / "s.db").exists()

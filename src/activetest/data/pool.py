@@ -363,6 +363,10 @@ def _load_lmeval_pool(path: Path, task: Task | None, *, text_column: str | None,
     from activetest.formats.lmeval import lmeval_documents, lmeval_files
 
     source = str(path)
+    try:  # first: a pattern that matches nothing is said as such, before any option
+        files = lmeval_files(path)
+    except ValueError as exc:
+        raise PoolFormatError(str(exc)) from None
     for flag, value, why in (("--id-column", id_column, "the ids are lm-eval's doc_id "
                               "(<task>/<doc_id> for several files)"),
                              ("--label-column", label_column, "the labels are the records' "
@@ -371,7 +375,6 @@ def _load_lmeval_pool(path: Path, task: Task | None, *, text_column: str | None,
             raise PoolFormatError(f"{source}: an lm-eval samples pool takes no {flag} "
                                   f"({flag.strip('-').replace('-', '_')}= in Python): {why}")
     try:
-        files = lmeval_files(path)
         keys, where, docs, choices, targets = lmeval_documents(path)
     except ValueError as exc:
         raise PoolFormatError(str(exc)) from None

@@ -144,9 +144,22 @@ def lmeval_files(spec: str | Path) -> list[Path]:
         files = sorted(Path(f) for f in globlib.glob(str(p), recursive=True)
                        if Path(f).is_file())
         if not files:
-            raise ValueError(f"{text}: the pattern matches no file")
+            raise ValueError(_no_match(text, p))
         return files
     raise ValueError(f"{text}: no such file or folder")
+
+
+def _no_match(text: str, pattern: Path) -> str:
+    """What is said of a glob ``pattern`` (as given: ``text``) that matches no file: the
+    pattern and the folder it was looked for in (the part before the first wildcard, as
+    an absolute path), and whether that folder exists (QA: an unmatched pool pattern given
+    with --id-column was said to be "an lm-eval samples pool", which takes none)."""
+    parts = pattern.parts
+    fixed = next((i for i, part in enumerate(parts) if _GLOB_CHARS.search(part)), len(parts))
+    folder = Path(*parts[:fixed]) if fixed else Path(".")
+    where = folder.absolute()
+    state = "" if folder.is_dir() else ", which does not exist"
+    return f"{text}: no file matches the pattern (looked in the folder {where}{state})"
 
 
 def _read_text(path: Path) -> str:
