@@ -64,3 +64,22 @@ def test_a_pool_pattern_that_matches_nothing_says_so_with_its_folder(
                f"{tmp_path.resolve() / 'r3'})" in out, out
         assert "takes no" not in out, out
     assert not (tmp_path / "s.db").exists()
+
+
+def test_a_missing_history_file_is_said_naming_the_option(
+        pool_files: PoolFiles, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """QA: a missing ``--history`` file was "nope.csv: no such file or folder (given as
+    the response matrix)", naming no option (and a missing log "--history: no such
+    harness log file: nope.jsonl"); it is now said as every missing input is
+    (:func:`activetest.formats.tables.missing_file`), naming --history, whatever the
+    path looks like."""
+    monkeypatch.chdir(tmp_path)
+    base = ("init", tmp_path / "s.db", "--pool", pool_files.pool, "--task", "demo",
+            "--surrogate", f"table:{pool_files.surrogate}", "--target",
+            f"table:{pool_files.target}", "--id-column", "id", "--metric", "error_rate",
+            "--no-progress")
+    for given in ("nope.csv", "nope.jsonl", "nofolder", "nope.parquet"):
+        out = refused(*base, "--history", given)
+        assert f"error: {given}: no such file or folder (given as the other models' " \
+               f"results, --history)" in out, out
+    assert not (tmp_path / "s.db").exists()

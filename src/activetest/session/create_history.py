@@ -50,6 +50,7 @@ from typing import Any
 
 import numpy as np
 
+from activetest.formats.tables import missing_file
 from activetest.session.config import SessionConfig
 from activetest.session.history_neighbours import NeighbourUpdate
 from activetest.session.history_positions import PoolColumns
@@ -64,6 +65,9 @@ from activetest.session.store import SessionError, SessionStore
 
 __all__ = ["HistorySetup", "HistoryTargetNotice", "PoolSignal", "check_history_options",
            "classification_history", "join_pool_history", "target_files", "with_neighbours"]
+
+#: What a missing ``--history`` path was given as (:func:`missing_file`'s words).
+HISTORY_GIVEN_AS = "other models' results, --history"
 
 
 class HistoryTargetNotice(UserWarning):
@@ -640,6 +644,10 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
                 notes.append(f"history: --history {p} is given twice{also}: read once")
                 continue
             given[key] = str(p)
+            if not os.path.lexists(p):  # QA: "no such file or folder (given as the
+                # response matrix)", not naming the option; a missing log, "--history: no
+                # such harness log file"
+                raise FileNotFoundError(missing_file(p, HISTORY_GIVEN_AS))
             one_log = not Path(p).is_dir() and str(p).lower().endswith(HISTORY_LOG_SUFFIXES)
             if not Path(p).is_dir() and not one_log:
                 M = read_response_matrix(p)
@@ -655,7 +663,7 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
             if one_log:  # one model's log given by name, read as in a folder (QA: it was
                 # taken for a response matrix: "holds no item content", "its column '0'")
                 if not Path(p).is_file():
-                    raise FileNotFoundError(f"--history: no such harness log file: {p}")
+                    raise FileNotFoundError(missing_file(p, HISTORY_GIVEN_AS))
                 if is_sidecar(Path(p)):
                     raise SessionError(f"--history {p}: a harness's summary or listing, not a "
                                        f"log of a model's run on the items: give the "
