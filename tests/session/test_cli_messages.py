@@ -3,10 +3,17 @@ traceback), naming the option, the file and what to give instead."""
 
 from __future__ import annotations
 
+import csv
+import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
-from session_support import PoolFiles, run_cli
+from session_support import PoolFiles, run_cli, tmpfs
+
+from activetest.session.store import SessionReadOnlyError
+from activetest.session.workflow import Session
 
 
 def refused(*args: object) -> str:
@@ -83,3 +90,44 @@ def test_a_missing_history_file_is_said_naming_the_option(
         assert f"error: {given}: no such file or folder (given as the other models' " \
                f"results, --history)" in out, out
     assert not (tmp_path / "s.db").exists()
+
+
+#: The store's words for a session file that cannot be written (``select`` says them).
+READ_ONLY = ("the session file is read-only (the file, its folder or its disk cannot be "
+             "written)")
+
+
+def test_import_and_serve_refuse_a_read_only_session_before_any_work(
+        pool_files: PoolFiles, tmp_path: Path) -> None:
+    """On a read-only session (a real tmpfs remounted read-only: root writes read-only
+    files; skipped where none can be mounted) ``import`` refused only after reading the
+    file (QA: a sheet's problems were said first, then, fixed, "read-only"); it now
+    refuses before, in select's words, as ``serve`` does (before it listens)."""
+    db = tmp_path / "s.db"
+    run_cli("init", db, "--pool", pool_files.pool, "--task", "demo", "--surrogate",
+            f"table:{pool_files.surrogate}", "--target", f"table:{pool_files.target}",
+            "--id-column", "id", "--seed", "5", "--no-progress")
+    sheet = tmp_path / "sheet.csv"
+    run_cli("select", db, "--n", "3", "--out", sheet)
+    rows = list(csv.DictReader(sheet.open(newline="", encoding="utf-8")))
+    for r in rows:
+        r["label"] = "maybe"  # no class: a problem of the file, said after the refusal
+    with sheet.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    assert "unknown label 'maybe'" in refused("import", db, sheet)
+    with tmpfs(4096) as mnt:
+        ro = mnt / "s.db"
+        shutil.copy(db, ro)
+        subprocess.run(["mount", "-o", "remount,ro", str(mnt)], check=True)
+        said = refused("select", ro, "--n", "1")
+        assert f"error: {ro}: {READ_ONLY}" in said, said
+        for args in (("import", ro, sheet), ("import", ro, tmp_path / "none.csv"),
+                     ("serve", ro, "--port", "0")):
+            out = refused(*args)
+            assert f"error: {ro}: {READ_ONLY}" in out, (args, out)
+            assert "maybe" not in out and "labelling page:" not in out, (args, out)
+        with Session.open(ro) as s, pytest.raises(SessionReadOnlyError, match=re.escape(READ_ONLY)):
+            s.import_file(sheet)  # Python too: refused before the file is read
+

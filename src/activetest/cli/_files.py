@@ -154,6 +154,9 @@ def import_(
     with _open(session, busy_timeout) as s:
         from activetest.session.harness import harness_config, harness_tool
 
+        # a read-only session: before any file is read (QA: a file's problems were said,
+        # a large file read whole, and only then "the session file is read-only")
+        s.store.check_writable()
         tool = harness_tool(s)
         missing = next((f for f in files if not f.exists()), None)
         if missing is not None:

@@ -115,6 +115,7 @@ def import_session_file(s: Any, path: str | os.PathLike[str], *, format: str | N
     if unknown:  # (QA: Python's "import_labels() got an unexpected keyword argument")
         raise TypeError(f"import_file() got an unknown option {unknown[0]!r}; its options "
                         f"are {', '.join(IMPORT_OPTIONS)}")
+    s.store.check_writable()  # a read-only session: before the file is read
     records = labelio.import_labels(path, s.task, format=format, **options)
     source = f"import:{Path(path).name}"
     index = s._row_index()
