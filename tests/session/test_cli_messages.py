@@ -131,3 +131,26 @@ def test_import_and_serve_refuse_a_read_only_session_before_any_work(
         with Session.open(ro) as s, pytest.raises(SessionReadOnlyError, match=re.escape(READ_ONLY)):
             s.import_file(sheet)  # Python too: refused before the file is read
 
+
+def test_a_blank_annotator_cell_is_counted_as_naming_no_annotator(
+        pool_files: PoolFiles, tmp_path: Path) -> None:
+    """QA: an annotator cell of whitespace only names no one for the label checks and
+    the votes kept for agreement, but ``import`` counted it as a name: of a sheet
+    labelled by alice and two blank cells, it kept 1 label for agreement and said
+    nothing of the other 2; it now says they name no annotator."""
+    db = tmp_path / "s.db"
+    run_cli("init", db, "--pool", pool_files.pool, "--task", "demo", "--surrogate",
+            f"table:{pool_files.surrogate}", "--target", f"table:{pool_files.target}",
+            "--id-column", "id", "--seed", "5", "--no-progress")
+    sheet = tmp_path / "sheet.csv"
+    run_cli("select", db, "--n", "3", "--out", sheet)
+    rows = list(csv.DictReader(sheet.open(newline="", encoding="utf-8")))
+    for r, who in zip(rows, ("alice", "  ", "\t"), strict=True):
+        r["label"], r["annotator"] = "positive", who
+    with sheet.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    out = " ".join(run_cli("import", db, sheet).split())
+    assert "imported 3 new label(s)" in out and "kept 1 annotator label(s)" in out, out
+    assert "note: 2 label(s) name no annotator" in out and "blank annotator cell" in out, out

@@ -990,6 +990,33 @@ def test_same_text_answers_judged_differently_are_a_conflict(tmp_path: Path) -> 
         assert s.store.judgments(f"compare:{spec}")[row].label == level
 
 
+def test_a_blank_annotator_name_is_no_name_when_alike_answers_are_settled(
+        tmp_path: Path) -> None:
+    """QA: an annotator cell of whitespace only is no name for the label checks (each such
+    record its own voter, as an empty cell) but was one voter, named ' ', when the
+    target's answer and an identical compared answer judged differently were settled:
+    two records of ' ' and one of bob's were a tie under --resolve majority, and the
+    item was left out. They are now two voters against one, as everywhere else."""
+    db, sheet, spec, rows, _, _ = _judged_sheet(tmp_path)
+    for r in rows:
+        r["annotator"] = ""
+    mine = next(r for r in rows if r["answer_of"] == "target" and r["item_id"] == "q0")
+    theirs = next(r for r in rows if r["answer_of"] == spec and r["item_id"] == "q0")
+    assert mine["label"] == theirs["label"]  # the same text: judged alike
+    mine["annotator"] = theirs["annotator"] = " "
+    flipped = "incorrect" if mine["label"] == "correct" else "correct"
+    rows.append({**theirs, "label": flipped, "annotator": "bob"})
+    _rewrite(sheet, rows)
+    out = " ".join(run("import", db, sheet, "--resolve", "majority").split())
+    assert "1 disagreement(s) settled by --resolve majority" in out, out
+    assert "left out" not in out, out
+    with Session.open(db) as s:
+        row = s.store.index_of("q0")
+        level = s.task.classes.index(mine["label"])
+        assert s.store.labels()[row].label == level
+        assert s.store.judgments(f"compare:{spec}")[row].label == level
+
+
 def test_same_text_answers_judged_differently_in_two_imports_are_refused(
         tmp_path: Path) -> None:
     """QA: the same text judged differently in two files (the target's rows, then the

@@ -219,9 +219,10 @@ def import_(
                        f"(`activetest status` shows it once two annotators have labelled)")
         if result.unnamed and (result.votes_kept or result.conflicts):
             _out.print(f"note: {result.unnamed} label(s) name no annotator (the file carries "
-                       f"no identity for them: no annotator column, or a Label Studio user "
-                       f"with neither id nor e-mail): each counts as a voter of its own, "
-                       f"and they are not kept for agreement")
+                       f"no identity for them: no annotator column, an empty or blank "
+                       f"annotator cell, or a Label Studio user with neither id nor "
+                       f"e-mail): each counts as a voter of its own, and they are not kept "
+                       f"for agreement")
         labelled = {k: s.task.class_names[v] for k, v in s.labels().items()}
         _print_conflicts(result.conflicts, resolve.value, labelled)
         _print_waiting(s.waiting())

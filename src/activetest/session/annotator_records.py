@@ -17,7 +17,7 @@ from activetest.session.records import LabelError
 
 __all__ = ["ANNOTATION_SOURCE", "GROUND_TRUTH_KIND", "IMPORT_KIND", "VOTE_KINDS",
            "AgreementReport", "AgreementStat", "Annotation", "Assignment", "Disagreement",
-           "ItemState", "check_name", "has_annotations", "read_annotations"]
+           "ItemState", "check_name", "has_annotations", "names_no_one", "read_annotations"]
 
 #: The label source of an answer given on the page (``web (<annotator>)``).
 ANNOTATION_SOURCE = "web"
@@ -60,6 +60,17 @@ def check_name(name: Any, what: str = "annotator", argument: str = "annotator") 
         raise LabelError(f"the {what}'s name must be 1 to 64 characters without control "
                          f"characters, got {text[:80]!r}")
     return text
+
+
+def names_no_one(annotator: Any) -> bool:
+    """Whether a record's ``annotator`` names no one: None, or text that is empty or only
+    whitespace (a blank cell, as an empty one: :func:`check_name` strips a name, so such
+    text is no name). Every reader of an imported record's annotator (the label checks,
+    the votes kept for agreement, their count, a graded comparison's settling of alike
+    answers) holds it to this one rule; anything else is a name, checked by
+    :func:`check_name` (a value that is no text is refused there).
+    """
+    return annotator is None or (isinstance(annotator, str) and not annotator.strip())
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from activetest.data.generative import GenTask
+from activetest.session.annotator_records import names_no_one
 from activetest.session.config import SessionConfig
 from activetest.session.records import LabelConflict, LabelError
 from activetest.session.store import Acquisition, LabelChange, SessionStore
@@ -359,7 +360,11 @@ def settle_same_answers(store: SessionStore, task: GenTask, index: Mapping[str, 
         votes = []
         for n in members:
             rec = records[n]
-            who = getattr(rec, "annotator", None) or ""
+            who = getattr(rec, "annotator", None)
+            # a whitespace-only name is no name (each such record its own voter), a name
+            # is stripped, as the label checks read them (QA: records of one blank name
+            # were one voter here, two in the label checks)
+            who = "" if names_no_one(who) else who.strip() if isinstance(who, str) else who
             loc = getattr(rec, "where", None) or ""
             whose = getattr(rec, "answer_of", None) or "target"
             truth = getattr(rec, "ground_truth", False) is True

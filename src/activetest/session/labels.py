@@ -26,7 +26,7 @@ import numpy as np
 
 from activetest.data.classes import LabelReader
 from activetest.data.task import Item, Task
-from activetest.session.annotator_records import check_name
+from activetest.session.annotator_records import check_name, names_no_one
 from activetest.session.options import check_flag
 from activetest.session.records import (
     EXPORT_FORMATS,
@@ -253,7 +253,7 @@ def check_labels(store: SessionStore, task: Task, index: Mapping[str, int],
             loc = getattr(rec, "where", None) or (f"{where}, record {n}" if where else "")
             rec_source = getattr(rec, "source", None) or source
             named = getattr(rec, "annotator", None)
-            if isinstance(named, str) and not named.strip():
+            if names_no_one(named):
                 named = None  # a blank cell names no one (as an empty one)
             elif isinstance(named, str):  # the page's rule (QA: a file's 300-character
                 # or multi-line name was kept for agreement, which the page refuses)

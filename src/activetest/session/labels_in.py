@@ -13,6 +13,7 @@ from typing import Any
 
 from activetest.data.task import Item
 from activetest.session import compare_graded, labels
+from activetest.session.annotator_records import names_no_one
 from activetest.session.records import LabelImport
 
 __all__ = ["add_labels", "check_alike", "check_shown", "keep_votes", "label_records"]
@@ -82,7 +83,8 @@ def keep_votes(s: Any, result: LabelImport, records: Sequence[Any]) -> LabelImpo
     named = [r for r in records if not isinstance(r, tuple)]
     if not named:
         return result  # (item_id, label) pairs: nobody to name
-    unnamed = sum(1 for r in named if not getattr(r, "annotator", None))
+    # a whitespace-only name is no name, as everywhere else (QA: it was counted named)
+    unnamed = sum(1 for r in named if names_no_one(getattr(r, "annotator", None)))
     return dataclasses.replace(result, votes_kept=keep_annotator_votes(s, named),
                                unnamed=unnamed)
 
