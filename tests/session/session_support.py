@@ -141,6 +141,34 @@ def cli_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "activetest.cli", *args]
 
 
+def count_rows(db: Path, table: str) -> int:
+    """Rows of ``table`` of the session file ``db`` as a read-only reader sees them (it
+    never folds the journal)."""
+    with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as con:
+        return int(con.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
+
+
+def cli_session(pool_files: PoolFiles, db: Path, env: dict[str, str], n: int = 3) -> None:
+    """A ``table:`` session at ``db`` (task demo, seed 0) made by ``activetest init`` and
+    ``select --n N`` in child processes (``env``: :func:`cli_env`'s)."""
+    for args in (["init", str(db), "--pool", str(pool_files.pool), "--id-column", "id",
+                  "--task", "demo", "--surrogate", f"table:{pool_files.surrogate}",
+                  "--target", f"table:{pool_files.target}", "--seed", "0", "--no-progress"],
+                 ["select", str(db), "--n", str(n)]):
+        subprocess.run(cli_command(*args), env=env, check=True, capture_output=True)
+
+
+def wait_for_labels(db: Path, labels: int, proc: subprocess.Popen[str]) -> None:
+    """Wait (up to 60 s) until ``db`` holds ``labels`` labels, as :func:`count_rows` reads
+    them; fails where ``proc`` (the child writing them) ends first."""
+    import time
+
+    deadline = time.monotonic() + 60
+    while count_rows(db, "labels") < labels:
+        assert proc.poll() is None and time.monotonic() < deadline
+        time.sleep(0.05)
+
+
 def require_models(*modules: str) -> None:
     """Skip when llama-cpp-python or a bundled model package is missing."""
     if importlib.util.find_spec("llama_cpp") is None:

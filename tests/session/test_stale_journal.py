@@ -21,42 +21,23 @@ import sys
 import time
 from pathlib import Path
 
-from session_support import PoolFiles, cli_command, cli_env
+from session_support import (
+    PoolFiles,
+    cli_command,
+    cli_env,
+    cli_session,
+    count_rows,
+    wait_for_labels,
+)
 
 from activetest.session.store import SessionStore
-
-
-def _count(db: Path, table: str) -> int:
-    """Rows of ``table`` as a read-only reader sees them (it never folds the journal)."""
-    uri = f"file:{db}?mode=ro"
-    with contextlib.closing(sqlite3.connect(uri, uri=True)) as con:
-        return int(con.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
-
-
-def _session(pool_files: PoolFiles, db: Path, env: dict[str, str], n: int = 3) -> None:
-    for args in (["init", str(db), "--pool", str(pool_files.pool), "--id-column", "id",
-                  "--task", "demo", "--surrogate", f"table:{pool_files.surrogate}",
-                  "--target", f"table:{pool_files.target}", "--seed", "0", "--no-progress"],
-                 ["select", str(db), "--n", str(n)]):
-        subprocess.run(cli_command(*args), env=env, check=True, capture_output=True)
-
-
-def _wait(db: Path, labels: int, proc: subprocess.Popen[str]) -> None:
-    deadline = time.monotonic() + 60
-    while _count(db, "labels") < labels:
-        assert proc.poll() is None and time.monotonic() < deadline
-        time.sleep(0.05)
 
 
 def test_a_backup_copied_over_a_killed_labelling_run_is_read_as_it_is(
         pool_files: PoolFiles, tmp_path: Path) -> None:
     env = cli_env(tmp_path)
     db = tmp_path / "s.db"
-    for args in (["init", str(db), "--pool", str(pool_files.pool), "--id-column", "id",
-                  "--task", "demo", "--surrogate", f"table:{pool_files.surrogate}",
-                  "--target", f"table:{pool_files.target}", "--seed", "0", "--no-progress"],
-                 ["select", str(db), "--n", "6"]):
-        subprocess.run(cli_command(*args), env=env, check=True, capture_output=True)
+    cli_session(pool_files, db, env, 6)
     backup = tmp_path / "backup.db"
     shutil.copyfile(db, backup)  # the user's copy: 6 draws, no label
 
@@ -66,22 +47,19 @@ def test_a_backup_copied_over_a_killed_labelling_run_is_read_as_it_is(
         assert proc.stdin is not None
         proc.stdin.write("1\n2\n")  # two answers; the run waits for the third
         proc.stdin.flush()
-        deadline = time.monotonic() + 60
-        while _count(db, "labels") < 2:
-            assert proc.poll() is None and time.monotonic() < deadline
-            time.sleep(0.05)
+        wait_for_labels(db, 2, proc)
         time.sleep(0.3)  # the run sits at its next question, as a person would leave it
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
-    assert _count(db, "labels") == 2  # both answers kept (nothing lost by the kill)
+    assert count_rows(db, "labels") == 2  # both answers kept (nothing lost by the kill)
 
     shutil.copyfile(backup, db)  # the backup put back in place (`cp backup.db s.db`)
     out = subprocess.run(cli_command("status", str(db)), env=env, capture_output=True,
                          text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "6 selected, 0 labelled, 6 pending" in out.stdout, out.stdout  # the backup's own
-    assert _count(db, "labels") == 0 and _count(db, "acquisitions") == 6
+    assert count_rows(db, "labels") == 0 and count_rows(db, "acquisitions") == 6
     with contextlib.closing(sqlite3.connect(db)) as con:
         assert con.execute("PRAGMA integrity_check").fetchone() == ("ok",)
 
@@ -96,21 +74,14 @@ def test_a_session_file_replaced_during_labelling_loses_no_answer(
     left as it was."""
     env = cli_env(tmp_path)
     db, other = tmp_path / "s.db", tmp_path / "other.db"
-    for path, n in ((db, "4"), (other, "3")):
-        for args in (["init", str(path), "--pool", str(pool_files.pool), "--id-column", "id",
-                      "--task", "demo", "--surrogate", f"table:{pool_files.surrogate}",
-                      "--target", f"table:{pool_files.target}", "--seed", "0",
-                      "--no-progress"], ["select", str(path), "--n", n]):
-            subprocess.run(cli_command(*args), env=env, check=True, capture_output=True)
+    cli_session(pool_files, db, env, 4)
+    cli_session(pool_files, other, env, 3)
     proc = subprocess.Popen(cli_command("label", str(db)), env=env, stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert proc.stdin is not None
     proc.stdin.write("1\n")
     proc.stdin.flush()
-    deadline = time.monotonic() + 60
-    while _count(db, "labels") < 1:
-        assert proc.poll() is None and time.monotonic() < deadline
-        time.sleep(0.05)
+    wait_for_labels(db, 1, proc)
     other.replace(db)  # another session moved over the file while the run waits
     out, err = proc.communicate("2\n", timeout=60)
     assert proc.returncode == 2, (out, err)
@@ -118,8 +89,8 @@ def test_a_session_file_replaced_during_labelling_loses_no_answer(
     assert "was replaced" in err and str(db) in err and "was not saved" in err, err
     kept = list(tmp_path.glob("s.replaced-*.db"))
     assert len(kept) == 1 and str(kept[0]) in err, (kept, err)
-    assert _count(kept[0], "labels") == 1 and _count(kept[0], "acquisitions") == 4
-    assert _count(db, "labels") == 0 and _count(db, "acquisitions") == 3  # the other's own
+    assert count_rows(kept[0], "labels") == 1 and count_rows(kept[0], "acquisitions") == 4
+    assert count_rows(db, "labels") == 0 and count_rows(db, "acquisitions") == 3  # the other's own
 
 
 def test_a_journal_left_by_a_writer_killed_before_its_fold_is_folded_in_at_open(
@@ -132,7 +103,7 @@ def test_a_journal_left_by_a_writer_killed_before_its_fold_is_folded_in_at_open(
     The next open folds the journal in before anything reads it."""
     env = cli_env(tmp_path)
     db = tmp_path / "s.db"
-    _session(pool_files, db, env)
+    cli_session(pool_files, db, env)
     reader = subprocess.Popen(
         [sys.executable, "-c", "import sqlite3, sys, time\n"
          f"c = sqlite3.connect({str(db)!r}, isolation_level=None)\n"
@@ -148,7 +119,7 @@ def test_a_journal_left_by_a_writer_killed_before_its_fold_is_folded_in_at_open(
         assert label.stdin is not None
         label.stdin.write("1\n")
         label.stdin.flush()
-        _wait(db, 1, label)
+        wait_for_labels(db, 1, label)
         time.sleep(0.3)
     finally:
         for proc in (label, reader):
@@ -159,14 +130,14 @@ def test_a_journal_left_by_a_writer_killed_before_its_fold_is_folded_in_at_open(
     assert wal.stat().st_size > 0  # the answer only in the journal (what the kill left)
     alone = tmp_path / "alone.db"
     shutil.copyfile(db, alone)
-    assert _count(alone, "labels") == 0  # the file without its journal: no answer yet
+    assert count_rows(alone, "labels") == 0  # the file without its journal: no answer yet
 
     store = SessionStore.open(db)
     try:
         assert wal.stat().st_size == 0  # folded in by the open, before any read
         shutil.copyfile(db, alone)
         Path(f"{alone}-wal").unlink(missing_ok=True)
-        assert _count(alone, "labels") == 1  # the file alone holds the answer
+        assert count_rows(alone, "labels") == 1  # the file alone holds the answer
         assert store.n_labelled() == 1
     finally:
         store.close()

@@ -20,40 +20,25 @@ import os
 import shutil
 import sqlite3
 import subprocess
-import time
 from pathlib import Path
 
-from session_support import PoolFiles, cli_command, cli_env
+from session_support import (
+    PoolFiles,
+    cli_command,
+    cli_env,
+    cli_session,
+    count_rows,
+    wait_for_labels,
+)
 
 from activetest.session.workflow import Session
-
-
-def _count(db: Path, table: str) -> int:
-    """Rows of ``table`` as a read-only reader sees them (it never folds the journal)."""
-    with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as con:
-        return int(con.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
-
-
-def _session(pool_files: PoolFiles, db: Path, env: dict[str, str], n: int) -> None:
-    for args in (["init", str(db), "--pool", str(pool_files.pool), "--id-column", "id",
-                  "--task", "demo", "--surrogate", f"table:{pool_files.surrogate}",
-                  "--target", f"table:{pool_files.target}", "--seed", "0", "--no-progress"],
-                 ["select", str(db), "--n", str(n)]):
-        subprocess.run(cli_command(*args), env=env, check=True, capture_output=True)
-
-
-def _wait(db: Path, labels: int, proc: subprocess.Popen[str]) -> None:
-    deadline = time.monotonic() + 60
-    while _count(db, "labels") < labels:
-        assert proc.poll() is None and time.monotonic() < deadline
-        time.sleep(0.05)
 
 
 def test_a_backup_copied_over_the_session_while_label_runs_is_refused_and_nothing_lost(
         pool_files: PoolFiles, tmp_path: Path) -> None:
     env = cli_env(tmp_path)
     db, backup = tmp_path / "s.db", tmp_path / "backup.db"
-    _session(pool_files, db, env, 4)
+    cli_session(pool_files, db, env, 4)
     shutil.copyfile(db, backup)  # the user's copy: 4 draws, no label
     inode = os.stat(db).st_ino
     proc = subprocess.Popen(cli_command("label", str(db)), env=env, stdin=subprocess.PIPE,
@@ -61,7 +46,7 @@ def test_a_backup_copied_over_the_session_while_label_runs_is_refused_and_nothin
     assert proc.stdin is not None
     proc.stdin.write("1\n")  # the first answer: saved
     proc.stdin.flush()
-    _wait(db, 1, proc)
+    wait_for_labels(db, 1, proc)
     with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as con:
         first = con.execute("SELECT i.item_id, l.label FROM labels l JOIN items i "
                             "ON i.idx = l.idx").fetchone()
@@ -78,7 +63,7 @@ def test_a_backup_copied_over_the_session_while_label_runs_is_refused_and_nothin
         rows = list(csv.DictReader(f))
     assert [(r["item_id"], int(r["label"])) for r in rows] == [first]
     # the backup's own content, unchanged (nothing of the run written into it)
-    assert _count(db, "labels") == 0 and _count(db, "acquisitions") == 4
+    assert count_rows(db, "labels") == 0 and count_rows(db, "acquisitions") == 4
     with contextlib.closing(sqlite3.connect(db)) as con:
         assert con.execute("PRAGMA integrity_check").fetchone() == ("ok",)
     # the sheet puts the saved answer back
@@ -90,6 +75,34 @@ def test_a_backup_copied_over_the_session_while_label_runs_is_refused_and_nothin
                            "ON i.idx = l.idx").fetchall() == [first]
 
 
+def _label_copy_over_and_refuse(db: Path, copy: Path, label: int, *, next_item: int,
+                                words: str) -> None:
+    """In process: label ``db``'s first pending item ``label``, copy ``copy`` over the
+    file (``cp``: the same file, its content replaced), and check that the next write
+    (a label of the ``next_item``-th pending item) is refused as a file put back
+    (``SessionFileReplacedError`` whose message holds ``words``) and that the first
+    label is in the sheet beside the file."""
+    s = Session.open(db)
+    try:
+        first = s.pending()[0].item_id
+        s.add_label(first, label, source="api")
+        subprocess.run(["cp", str(copy), str(db)], check=True)
+        try:
+            s.add_label(s.pending()[next_item].item_id, 0, source="api")
+        except Exception as exc:
+            msg = str(exc)
+            assert type(exc).__name__ == "SessionFileReplacedError", msg
+        else:
+            raise AssertionError(f"a write after {copy.name} was copied over {db.name} "
+                                 f"was not refused")
+        assert words in msg, msg
+    finally:
+        s.close()
+    (sheet,) = db.parent.glob(f"{db.stem}.unsaved-*.csv")
+    with sheet.open(newline="", encoding="utf-8") as f:
+        assert [(r["item_id"], r["label"]) for r in csv.DictReader(f)] == [(first, str(label))]
+
+
 def test_another_session_copied_over_an_open_one_is_refused_in_process(
         pool_files: PoolFiles, tmp_path: Path) -> None:
     """The library's own refusal (the server's store is one): another session's
@@ -97,27 +110,10 @@ def test_another_session_copied_over_an_open_one_is_refused_in_process(
     next write and keeps that label in the sheet."""
     env = cli_env(tmp_path)
     db, other = tmp_path / "s.db", tmp_path / "other.db"
-    _session(pool_files, db, env, 3)
-    _session(pool_files, other, env, 2)
-    s = Session.open(db)
-    try:
-        first = s.pending()[0].item_id
-        s.add_label(first, 1, source="api")
-        subprocess.run(["cp", str(other), str(db)], check=True)
-        try:
-            s.add_label(s.pending()[0].item_id, 0, source="api")
-        except Exception as exc:
-            msg = str(exc)
-            assert type(exc).__name__ == "SessionFileReplacedError", msg
-        else:
-            raise AssertionError("a write into another session's content was not refused")
-        assert "another session's content" in msg, msg
-    finally:
-        s.close()
-    (sheet,) = tmp_path.glob("s.unsaved-*.csv")
-    with sheet.open(newline="", encoding="utf-8") as f:
-        assert [(r["item_id"], r["label"]) for r in csv.DictReader(f)] == [(first, "1")]
-    assert _count(db, "labels") == 0 and _count(db, "acquisitions") == 2  # the other's
+    cli_session(pool_files, db, env, 3)
+    cli_session(pool_files, other, env, 2)
+    _label_copy_over_and_refuse(db, other, 1, next_item=0, words="another session's content")
+    assert count_rows(db, "labels") == 0 and count_rows(db, "acquisitions") == 2  # the other's
 
 
 def test_label_and_another_writer_on_one_file_both_keep_writing(
@@ -126,7 +122,7 @@ def test_label_and_another_writer_on_one_file_both_keep_writing(
     write one file in turns: neither takes the other's writes for a file put back."""
     env = cli_env(tmp_path)
     db = tmp_path / "s.db"
-    _session(pool_files, db, env, 6)
+    cli_session(pool_files, db, env, 6)
     s = Session.open(db)
     try:
         mine = [a.item_id for a in s.pending()][-2:]  # the run answers from the front
@@ -137,14 +133,14 @@ def test_label_and_another_writer_on_one_file_both_keep_writing(
         for k in range(2):
             proc.stdin.write("1\n")
             proc.stdin.flush()
-            _wait(db, 2 * k + 1, proc)
+            wait_for_labels(db, 2 * k + 1, proc)
             s.add_label(mine[k], 1, source="api")  # this process's write, in between
         out, err = proc.communicate("1\nq\n", timeout=60)
         assert proc.returncode == 0, (out, err)
         s.add_label(s.pending()[0].item_id, 0, source="api")  # after the run's last
     finally:
         s.close()
-    assert not list(tmp_path.glob("*.unsaved-*")) and _count(db, "labels") == 6
+    assert not list(tmp_path.glob("*.unsaved-*")) and count_rows(db, "labels") == 6
 
 
 def test_a_copy_of_the_session_written_to_elsewhere_and_copied_back_is_refused(
@@ -154,27 +150,11 @@ def test_a_copy_of_the_session_written_to_elsewhere_and_copied_back_is_refused(
     but this process's last label is not in it; refused, the label kept beside."""
     env = cli_env(tmp_path)
     db, elsewhere = tmp_path / "s.db", tmp_path / "elsewhere.db"
-    _session(pool_files, db, env, 3)
+    cli_session(pool_files, db, env, 3)
     shutil.copyfile(db, elsewhere)
     for _ in range(3):  # another process's writes to the copy
         subprocess.run(cli_command("select", str(elsewhere), "--n", "1"), env=env,
                        check=True, capture_output=True)
-    s = Session.open(db)
-    try:
-        first = s.pending()[0].item_id
-        s.add_label(first, 0, source="api")
-        subprocess.run(["cp", str(elsewhere), str(db)], check=True)
-        try:
-            s.add_label(s.pending()[-1].item_id, 0, source="api")
-        except Exception as exc:
-            msg = str(exc)
-            assert type(exc).__name__ == "SessionFileReplacedError", msg
-        else:
-            raise AssertionError("a write into a copy written to elsewhere was not refused")
-        assert "a copy of this session that was written to elsewhere" in msg, msg
-    finally:
-        s.close()
-    (sheet,) = tmp_path.glob("s.unsaved-*.csv")
-    with sheet.open(newline="", encoding="utf-8") as f:
-        assert [(r["item_id"], r["label"]) for r in csv.DictReader(f)] == [(first, "0")]
-    assert _count(db, "labels") == 0 and _count(db, "acquisitions") == 6  # the copy's own
+    _label_copy_over_and_refuse(db, elsewhere, 0, next_item=-1,
+                                words="a copy of this session that was written to elsewhere")
+    assert count_rows(db, "labels") == 0 and count_rows(db, "acquisitions") == 6  # the copy's own
