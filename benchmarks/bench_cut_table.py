@@ -24,41 +24,19 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
+from _parquet_pool import write_pool_and_tables
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def make_files(out: Path, n: int) -> tuple[Path, Path, Path]:
     """The pool, the surrogate and the cut target (written once)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    import pyarrow.parquet as pq
-
     out.mkdir(parents=True, exist_ok=True)
     pool, sur, tgt = (out / f"{k}.parquet" for k in ("pool", "surrogate", "target_cut"))
     if tgt.exists():
         return pool, sur, tgt
-    rng = np.random.default_rng(0)
-    writers: list = [None, None, None]
     paths = (pool, sur, out / "target.parquet")
-    for start in range(0, n, 1_000_000):
-        m = min(1_000_000, n - start)
-        ids = pc.binary_join_element_wise(
-            "it", pc.cast(pa.array(np.arange(start, start + m)), pa.string()), "")
-        y = rng.integers(0, 2, m)
-        tables = [pa.table({"id": ids, "sentence": pc.binary_join_element_wise(
-            "text #", pc.cast(pa.array(np.arange(start, start + m)), pa.string()), ""),
-            "label": pa.array(np.array(["negative", "positive"])[y])})]
-        for _ in range(2):
-            z = rng.normal(0, 1, (m, 2))
-            lp = z - np.logaddexp(z[:, :1], z[:, 1:])
-            tables.append(pa.table({"id": ids, "negative": lp[:, 0], "positive": lp[:, 1]}))
-        for k, t in enumerate(tables):
-            writers[k] = writers[k] or pq.ParquetWriter(paths[k], t.schema)
-            writers[k].write_table(t)
-    for w in writers:
-        w.close()
+    write_pool_and_tables(paths, n)
     data = paths[2].read_bytes()
     tgt.write_bytes(data[: len(data) // 2])
     paths[2].unlink()

@@ -25,7 +25,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
+from _parquet_pool import write_pool_and_tables
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -33,34 +33,12 @@ ROOT = Path(__file__).resolve().parents[1]
 def make_files(out: Path, n: int) -> tuple[Path, Path, Path]:
     """The pool and the two tables of text values (written once)."""
     import pyarrow as pa
-    import pyarrow.compute as pc
-    import pyarrow.parquet as pq
 
     out.mkdir(parents=True, exist_ok=True)
     paths = tuple(out / f"{k}.parquet" for k in ("pool", "surrogate", "target"))
     if all(p.exists() for p in paths):
         return paths  # type: ignore[return-value]
-    rng = np.random.default_rng(0)
-    writers: list = [None, None, None]
-    for start in range(0, n, 1_000_000):
-        m = min(1_000_000, n - start)
-        ids = pc.binary_join_element_wise(
-            "it", pc.cast(pa.array(np.arange(start, start + m)), pa.string()), "")
-        y = rng.integers(0, 2, m)
-        tables = [pa.table({"id": ids, "sentence": pc.binary_join_element_wise(
-            "text #", pc.cast(pa.array(np.arange(start, start + m)), pa.string()), ""),
-            "label": pa.array(np.array(["negative", "positive"])[y])})]
-        for _ in range(2):
-            z = rng.normal(0, 1, (m, 2))
-            lp = z - np.logaddexp(z[:, :1], z[:, 1:])
-            tables.append(pa.table({"id": ids,
-                                    "negative": pa.array([repr(x) for x in lp[:, 0].tolist()]),
-                                    "positive": pa.array([repr(x) for x in lp[:, 1].tolist()])}))
-        for k, t in enumerate(tables):
-            writers[k] = writers[k] or pq.ParquetWriter(paths[k], t.schema)
-            writers[k].write_table(t)
-    for w in writers:
-        w.close()
+    write_pool_and_tables(paths, n, lambda v: pa.array([repr(x) for x in v.tolist()]))
     return paths  # type: ignore[return-value]
 
 
