@@ -339,6 +339,27 @@ def general_and_streamed_refusals(folder: Path, files: tuple[Path, Path, Path],
     return general, streamed
 
 
+def streamed_is_the_general_session(folder: Path, files: tuple[Path, Path, Path],
+                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """``init`` of ``files`` (:func:`create_from_tables`) on the stream, the general path
+    made to fail (``folder/s.db``): the stream runs to its end, and the session is the one
+    the general path makes with the stream turned off (``folder/g.db``), bit for bit
+    (:func:`same_session`); both paths restored afterwards."""
+    from activetest.session import create, stream_init
+
+    ran = spy_on_stream(monkeypatch)
+    real_load = create.load_inputs
+    monkeypatch.setattr(create, "load_inputs", no_general_path)
+    create_from_tables(folder / "s.db", files).close()
+    assert ran
+    monkeypatch.setattr(create, "load_inputs", real_load)
+    real_try = stream_init.try_stream
+    monkeypatch.setattr(stream_init, "try_stream", lambda *a, **k: None)
+    create_from_tables(folder / "g.db", files).close()
+    monkeypatch.setattr(stream_init, "try_stream", real_try)
+    same_session(folder / "s.db", folder / "g.db")
+
+
 def init_from_tables(db: Path, pool: Path, sur: Path, tgt: Path) -> tuple[int, str]:
     """``activetest init`` of an sst2 pool with ``table:`` surrogate and target (ids in
     column ``id``, seed 3), in process: the exit code and the output, whitespace joined."""

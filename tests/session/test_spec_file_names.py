@@ -136,6 +136,26 @@ def _pe_session(root: Path, db: Path, *, streamed: bool) -> tuple[Path, Path, Pa
     return files.target, files.target2, files.dir
 
 
+def _made_pe_session(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *,
+                     streamed: bool = True) -> tuple[Path, Path, Path, Path]:
+    """On the machine that makes it (its cache in ``tmp_path/cache``, no
+    ``$ACTIVETEST_FILES``): :func:`_pe_session` at ``tmp_path/made/s.db``; returns the
+    session file, the target's and the compared model's tables, and their folder."""
+    monkeypatch.setenv("ACTIVETEST_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("ACTIVETEST_FILES", raising=False)
+    db = tmp_path / "made" / "s.db"
+    db.parent.mkdir()
+    return (db, *_pe_session(tmp_path, db, streamed=streamed))
+
+
+def _compared_only_at_estimate(tmp_path: Path, target2: Path) -> Path:
+    """The compared model's table copied to another private folder as ``new.csv`` (a
+    table first compared at ``estimate``): the copy (``home/me/other/new.csv``)."""
+    other = tmp_path / "home" / "me" / "other"
+    other.mkdir()
+    return Path(shutil.copy(target2, other / "new.csv"))
+
+
 @pytest.mark.parametrize("streamed", [True, False])
 def test_a_pe_targets_table_is_named_by_its_name_and_found_again(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, streamed: bool) -> None:
@@ -144,11 +164,7 @@ def test_a_pe_targets_table_is_named_by_its_name_and_found_again(
     another machine (no record of it) it is refused by name and digest, found beside the
     session file or by $ACTIVETEST_FILES, and a file of that name with other content is
     refused; every way gives the numbers the original gives."""
-    monkeypatch.setenv("ACTIVETEST_CACHE", str(tmp_path / "cache"))
-    monkeypatch.delenv("ACTIVETEST_FILES", raising=False)
-    db = tmp_path / "made" / "s.db"
-    db.parent.mkdir()
-    target, target2, folder = _pe_session(tmp_path, db, streamed=streamed)
+    db, target, target2, folder = _made_pe_session(tmp_path, monkeypatch, streamed=streamed)
     text = _dump(db)
     assert str(folder) not in text and "home/me" not in text and "preds/" not in text
     cfg = _config(db)
@@ -220,14 +236,9 @@ def test_a_table_compared_only_at_estimate_is_named_by_its_name(
     now stored by name (a name another stored table has: by a longer suffix) with its
     digest; the same file given by its path or by its stored name is the same role, and
     a copy of the session on another machine finds it beside the session file."""
-    monkeypatch.setenv("ACTIVETEST_CACHE", str(tmp_path / "cache"))
-    monkeypatch.delenv("ACTIVETEST_FILES", raising=False)
-    db = tmp_path / "made" / "s.db"
-    db.parent.mkdir()
-    target, target2, _ = _pe_session(tmp_path, db, streamed=True)
-    other = tmp_path / "home" / "me" / "other"
-    other.mkdir()
-    new = Path(shutil.copy(target2, other / "new.csv"))
+    db, target, target2, _ = _made_pe_session(tmp_path, monkeypatch)
+    new = _compared_only_at_estimate(tmp_path, target2)
+    other = new.parent
     clash = Path(shutil.copy(target, other / "target2.csv"))  # a stored name, other content
     with Session.open(db) as s:
         s.select(10)
@@ -370,14 +381,8 @@ def test_an_edited_or_another_same_named_compared_table_is_checked_or_refused(
     changed its earlier rows. And ``--compare table:new.csv`` run in a folder holding
     another ``new.csv`` used the stored file without a word: it is refused, naming both
     files and digests; the local file given by its path is another model, as before."""
-    monkeypatch.setenv("ACTIVETEST_CACHE", str(tmp_path / "cache"))
-    monkeypatch.delenv("ACTIVETEST_FILES", raising=False)
-    db = tmp_path / "made" / "s.db"
-    db.parent.mkdir()
-    target, target2, _ = _pe_session(tmp_path, db, streamed=True)
-    other = tmp_path / "home" / "me" / "other"
-    other.mkdir()
-    new = Path(shutil.copy(target2, other / "new.csv"))
+    db, target, target2, _ = _made_pe_session(tmp_path, monkeypatch)
+    new = _compared_only_at_estimate(tmp_path, target2)
     stored = _sha(new)
     with Session.open(db) as s:
         s.select(10)
@@ -434,11 +439,7 @@ def test_an_edited_pe_target_is_refused_until_stored_scores_can_check_it(
     role); with none it is refused, naming the file and both digests, nothing stored;
     the original named by $ACTIVETEST_FILES, or restored, gives the original's numbers.
     An edit that only adds rows (the scored ones unchanged) keeps working."""
-    monkeypatch.setenv("ACTIVETEST_CACHE", str(tmp_path / "cache"))
-    monkeypatch.delenv("ACTIVETEST_FILES", raising=False)
-    db = tmp_path / "made" / "s.db"
-    db.parent.mkdir()
-    target, _, _ = _pe_session(tmp_path, db, streamed=True)
+    db, target, _, _ = _made_pe_session(tmp_path, monkeypatch)
     with Session.open(db) as s:
         s.select(10)
         s.label_from_data()

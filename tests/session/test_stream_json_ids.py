@@ -18,10 +18,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-from session_support import same_session, spy_on_stream
+from session_support import create_from_tables as _create
+from session_support import streamed_is_the_general_session
 
 from activetest.session import create, stream_base, stream_init
-from activetest.session.workflow import Session
 
 N = 300  # blocks of 64
 
@@ -60,33 +60,13 @@ def _files(folder: Path, fmt: str, spoil: dict[int, Any] | None = None
     return out[0], out[1], out[2]
 
 
-def _create(db: Path, files: tuple[Path, Path, Path]) -> Any:
-    pool, sur, tgt = files
-    return Session.create(db, pool=pool, task="sst2", surrogate=f"table:{sur}",
-                          target=f"table:{tgt}", seed=3, pool_options={"id_column": "id"},
-                          progress=False)
-
-
 @pytest.mark.parametrize("fmt", ["jsonl", "json", "jsonl.gz", "json.gz"])
 def test_ids_of_both_kinds_stream_into_the_general_paths_session(
         fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Ids that are numbers and strings in one table (in every block): the stream runs to
     its end, the general path is not entered, and the session is the general path's."""
     monkeypatch.setattr(stream_base, "BLOCK", 64)
-    files = _files(tmp_path, fmt)
-    ran = spy_on_stream(monkeypatch)
-    real_load = create.load_inputs
-
-    def no_general_path(*a: object, **k: object) -> object:
-        raise AssertionError("the general path read the whole pool into memory")
-
-    monkeypatch.setattr(create, "load_inputs", no_general_path)
-    _create(tmp_path / "s.db", files).close()
-    assert ran
-    monkeypatch.setattr(create, "load_inputs", real_load)
-    monkeypatch.setattr(stream_init, "try_stream", lambda *a, **k: None)
-    _create(tmp_path / "g.db", files).close()
-    same_session(tmp_path / "s.db", tmp_path / "g.db")
+    streamed_is_the_general_session(tmp_path, _files(tmp_path, fmt), monkeypatch)
 
 
 @pytest.mark.parametrize("fmt", ["jsonl", "json"])

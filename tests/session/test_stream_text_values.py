@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 from session_support import create_from_tables as _create
-from session_support import same_session as _same_session
-from session_support import spy_on_stream
+from session_support import no_general_path, streamed_is_the_general_session
 from session_support import write_pool_tables as _write_pool
 
 from activetest.session import create, stream_base, stream_init
@@ -50,10 +49,6 @@ def _as_text(files: tuple[Path, Path, Path], fmt: str,
     return files
 
 
-def _no_general_path(*a: object, **k: object) -> object:
-    raise AssertionError("the general path read the whole pool into memory")
-
-
 @pytest.mark.parametrize("fmt", ["parquet", "jsonl"])
 def test_a_table_of_text_values_streams_to_the_general_paths_session(
         fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -66,15 +61,7 @@ def test_a_table_of_text_values_streams_to_the_general_paths_session(
     if fmt == "parquet":
         assert pa.types.is_string(pq.read_schema(files[1]).field("negative").type)
     monkeypatch.setattr(stream_base, "BLOCK", 64)
-    ran = spy_on_stream(monkeypatch)
-    real_load = create.load_inputs
-    monkeypatch.setattr(create, "load_inputs", _no_general_path)
-    _create(tmp_path / "streamed.db", files).close()
-    assert ran
-    monkeypatch.setattr(create, "load_inputs", real_load)
-    monkeypatch.setattr(stream_init, "try_stream", lambda *a, **k: None)
-    _create(tmp_path / "general.db", files).close()
-    _same_session(tmp_path / "streamed.db", tmp_path / "general.db")
+    streamed_is_the_general_session(tmp_path, files, monkeypatch)
 
 
 def _refusal(db: Path, files: tuple[Path, Path, Path]) -> str:
@@ -103,7 +90,7 @@ def test_text_that_is_no_number_is_refused_as_the_general_path_refuses_it(
     monkeypatch.setattr(stream_init, "try_stream", lambda *a, **k: None)
     general = _refusal(tmp_path / "g.db", files)
     monkeypatch.setattr(stream_init, "try_stream", real_try)
-    monkeypatch.setattr(create, "load_inputs", _no_general_path)
+    monkeypatch.setattr(create, "load_inputs", no_general_path)
     streamed = _refusal(tmp_path / "s.db", files)
     assert streamed == general
     assert words in streamed
