@@ -102,6 +102,15 @@ def wait_for(driver: Any, state: str | tuple[str, ...], not_item: str | None = N
     return WebDriverWait(driver, timeout, poll_frequency=0.02).until(ready)[1]
 
 
+def wait_for_used(driver: Any, n: int, timeout: float = 30.0) -> str:
+    """Wait until the progress line says ``n label(s) used``; returns the line's text."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    WebDriverWait(driver, timeout).until(
+        lambda d: f"{n} label(s) used" in d.find_element("id", "progress").text)
+    return str(driver.find_element("id", "progress").text)
+
+
 def press(driver: Any, keys: str) -> None:
     """Type ``keys`` as a person would (to the focused element: the page)."""
     from selenium.webdriver.common.action_chains import ActionChains

@@ -26,6 +26,18 @@ def _nothing_ran(driver: Any) -> None:
         "#card svg, #card a, #evil').length") == 0
 
 
+def _alice_sees(driver: Any, db: Path, *, batch: int, used: int,
+               script: str | None = None) -> Any:
+    """alice signed in to a labelling server on ``db`` (``batch``, budget 40), once the
+    progress line says ``used`` label(s) used: the line's text, or what ``script``
+    returns on the page then."""
+    with running(db, batch=batch, budget=40) as server:
+        bs.fresh(driver)
+        bs.sign_in(driver, server.url, "alice")
+        line = bs.wait_for_used(driver, used)
+        return line if script is None else driver.execute_script(script)
+
+
 def test_thirty_labels_by_keyboard_with_an_undo_and_a_reload(driver: Any,
                                                              tmp_path: Path) -> None:
     made = classification(tmp_path, hostile=True, n=50)
@@ -109,12 +121,8 @@ def test_help_skip_and_the_progress_line(driver: Any, tmp_path: Path) -> None:
         assert "second look" in driver.find_element("id", "meta").text
         bs.press(driver, "1")
         bs.wait_for(driver, "ready", not_item=first)
-        from selenium.webdriver.support.ui import WebDriverWait
-
         # the set-aside first draw held the other labels back; answered, all 3 count
-        WebDriverWait(driver, 30).until(
-            lambda d: "3 label(s) used" in d.find_element("id", "progress").text)
-        progress = driver.find_element("id", "progress").text
+        progress = bs.wait_for_used(driver, 3)
         assert "fixed-budget 95% interval" in progress
         # no budget: the draws so far are not a total (QA: "draw 4 of 6", pool 60)
         assert "drawn so far; no budget: up to the pool's 60)" in progress, progress
@@ -134,14 +142,7 @@ def test_the_progress_line_shows_estimates_notes(driver: Any, tmp_path: Path) ->
             a.answer("alice", it.item_id, [made.truth[it.item_id]])
         notes = progress(s).notes
     assert notes and any("widened" in n for n in notes), notes
-    with running(made.db, batch=10, budget=40) as server:
-        bs.fresh(driver)
-        bs.sign_in(driver, server.url, "alice")
-        from selenium.webdriver.support.ui import WebDriverWait
-
-        WebDriverWait(driver, 30).until(
-            lambda d: "20 label(s) used" in d.find_element("id", "progress").text)
-        shown = " ".join(driver.find_element("id", "progress").text.split())
+    shown = " ".join(_alice_sees(driver, made.db, batch=10, used=20).split())
     for n in notes:
         assert "note: " + " ".join(n.split()) in shown, (n, shown)
 
@@ -152,7 +153,6 @@ def test_the_progress_lines_waiting_note_isolates_the_items_id(driver: Any,
     its plain text, where a right-to-left id takes the words after it into its direction;
     the page's every other status line isolates an id in a ``<bdi>``. This one does too,
     and reads as the note the server gives."""
-    from selenium.webdriver.support.ui import WebDriverWait
 
     from activetest.session.annotator_agreement import progress
 
@@ -165,14 +165,10 @@ def test_the_progress_lines_waiting_note_isolates_the_items_id(driver: Any,
         waiting = progress(s).waiting
     held = drawn[12]
     assert waiting is not None and waiting.item_id == held.item_id
-    with running(made.db, batch=10, budget=40) as server:
-        bs.fresh(driver)
-        bs.sign_in(driver, server.url, "alice")
-        WebDriverWait(driver, 30).until(
-            lambda d: "12 label(s) used" in d.find_element("id", "progress").text)
-        notes = driver.execute_script(
+    notes = _alice_sees(
+        driver, made.db, batch=10, used=12, script=(
             "return Array.from(document.querySelectorAll('#progress > span.note'), (e) => "
-            "[e.textContent, Array.from(e.childNodes, (n) => [n.nodeName, n.textContent])])")
+            "[e.textContent, Array.from(e.childNodes, (n) => [n.nodeName, n.textContent])])"))
     (text, nodes), *_ = [n for n in notes if "later draws wait" in n[0]]
     assert " ".join(text.split()) == "note: " + waiting.text().replace(
         repr(held.item_id), held.item_id), text
@@ -185,25 +181,19 @@ def test_one_label_says_what_the_fixed_budget_interval_waits_for(driver: Any,
     """QA: with one label the progress line showed the fixed-budget interval as "[—, —]";
     one label has no spread, and the line now says what it waits for, "(from 2 labels)",
     as it says "(from 30 labels)" of the anytime CS; at two labels the interval is shown."""
-    from selenium.webdriver.support.ui import WebDriverWait
-
     made = classification(tmp_path)
     with running(made.db, batch=3) as server:
         bs.fresh(driver)
         first = bs.sign_in(driver, server.url, "eve")
         bs.press(driver, "1")
         second = bs.wait_for(driver, "ready", not_item=first)
-        WebDriverWait(driver, 30).until(
-            lambda d: "1 label(s) used" in d.find_element("id", "progress").text)
-        line = " ".join(driver.find_element("id", "progress").text.split())
+        line = " ".join(bs.wait_for_used(driver, 1).split())
         assert "fixed-budget 95% interval (from 2 labels)" in line, line
         assert "anytime 95% confidence sequence (from 30 labels)" in line, line
         assert "\u2014" not in line, line
         bs.press(driver, "2")
         bs.wait_for(driver, "ready", not_item=second)
-        WebDriverWait(driver, 30).until(
-            lambda d: "2 label(s) used" in d.find_element("id", "progress").text)
-        line = " ".join(driver.find_element("id", "progress").text.split())
+        line = " ".join(bs.wait_for_used(driver, 2).split())
         assert "fixed-budget 95% interval [" in line and "(from 2 labels)" not in line, line
 
 
@@ -216,8 +206,6 @@ def test_the_progress_line_names_the_exact_cs_where_it_stands_in_and_has_one_for
     "[0.000, 4.879]" beside "[0.06278, 4.321]")."""
     import csv
     import re
-
-    from selenium.webdriver.support.ui import WebDriverWait
 
     from activetest.session.annotator_agreement import progress
 
@@ -234,14 +222,9 @@ def test_the_progress_line_names_the_exact_cs_where_it_stands_in_and_has_one_for
         p = {m.metric: m for m in progress(s).metrics}
     err, loss = p["error_rate"], p["log_loss"]
     assert err.basis == "exact" and err.basis_note and loss.basis != "exact", (err, loss)
-    with running(made.db, batch=5, budget=40) as server:
-        bs.fresh(driver)
-        bs.sign_in(driver, server.url, "alice")
-        WebDriverWait(driver, 30).until(
-            lambda d: "12 label(s) used" in d.find_element("id", "progress").text)
-        spans = driver.execute_script(
-            "return Array.from(document.querySelectorAll('#progress > span'), "
-            "(e) => e.textContent)")
+    spans = _alice_sees(driver, made.db, batch=5, used=12, script=(
+        "return Array.from(document.querySelectorAll('#progress > span'), "
+        "(e) => e.textContent)"))
     (shown,) = [t for t in spans if t.startswith("error rate")]
     assert (f"error rate: adaptive LURE {err.estimate:.4f} \u00b7 exact anytime 95% "
             f"confidence sequence [{err.fixed_low:.4f}, {err.fixed_high:.4f}] (stands in "
@@ -307,8 +290,6 @@ def test_a_paired_pages_progress_line_says_whose_estimate_and_stays_blind(
     progress line says the error rate is the model under evaluation's, whose answer is A
     or B, not which, and names neither model (QA: "error rate: LURE ..." said nothing of
     whose); a page with one answer to judge has one model and says nothing of A or B."""
-    from selenium.webdriver.support.ui import WebDriverWait
-
     said = " of the model under evaluation (its answer is A or B, not said which: blind): "
     for compare in (True, False):
         made = graded(tmp_path / str(compare), compare=compare)
@@ -317,9 +298,7 @@ def test_a_paired_pages_progress_line_says_whose_estimate_and_stays_blind(
             item = bs.sign_in(driver, server.url, "dan")
             bs.press(driver, "22" if compare else "2")
             bs.wait_for(driver, "ready", not_item=item)
-            WebDriverWait(driver, 30).until(
-                lambda d: "1 label(s) used" in d.find_element("id", "progress").text)
-            line = driver.find_element("id", "progress").text
+            line = bs.wait_for_used(driver, 1)
             page = driver.find_element("tag name", "body").text
         if compare:
             assert "error rate" + said + "LURE" in line, line
