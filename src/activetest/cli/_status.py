@@ -88,20 +88,10 @@ def status(
 
             out = {**st.to_dict(), **agreement_json(s)}
             if s.session_config.extra.get("history"):  # init --history: which design
-                from activetest.session.history_neighbours import (
-                    design_label,
-                    surrogate_column,
-                    surrogate_label,
-                )
+                from activetest.session.history_neighbours import design_label
 
-                hist = s.session_config.extra["history"]
-                out["history_design"] = design_label(hist)
-                # what draws, as the text says (QA: "history" for --surrogate column:NAME
-                # --history, where the text named the column beside the history's features)
-                column = surrogate_column(st.surrogate, hist)
-                if column is not None:
-                    out["surrogate"] = surrogate_label(st.surrogate, hist)
-                    out["surrogate_column"] = column
+                # (what draws, "surrogate" and "surrogate_column": the status record's own)
+                out["history_design"] = design_label(s.session_config.extra["history"])
             runs = runs_summary(s)
             if runs is not None:  # a harness session: its target runs
                 out["target_runs"] = runs.to_dict()
