@@ -71,7 +71,6 @@ def select(
         else:
             refuse_session_file(out, session)
     with _open(session, busy_timeout) as s:
-        s.store.check_writable()  # a read-only session: before any work, not at its end
         replaced = 0
         if out is not None and emit is None:  # (QA: an imported sheet was refused every
             # round of the select / fill / import loop; one answer not stored still is)
