@@ -1,15 +1,18 @@
 """Shared data for the model tests: a small hand-written sentiment task.
 
-Model fixtures are module-scoped in each test module (each module loads a model
-once); this file holds only data fixtures and the skip helper.
+Model fixtures are module-scoped (each module that uses one loads its model, or starts
+its server, once); this file holds the data fixtures, the skip helper and the bundled
+SmolLM2 GGUF with its llama-cpp-python server (``gguf``, ``server``).
 """
 
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
+from server import llama_server  # tests/models/server.py (on sys.path)
 from tests.lmeval_harness import lmeval_files  # noqa: F401 - a fixture for this folder
 
 from activetest.data.task import Item, Task
@@ -122,3 +125,22 @@ def icl_examples() -> list[Item]:
 def sentiment_items() -> list[Item]:
     """20 easy labelled sentiment items (10 per class)."""
     return list(TEST_ITEMS)
+
+
+@pytest.fixture(scope="module")
+def gguf() -> Path:
+    """The bundled SmolLM2-135M GGUF (skips where it is not installed)."""
+    bundled = pytest.importorskip("activetest.models.bundled")
+    try:
+        return Path(bundled.bundled_model_path("smollm2-135m"))
+    except Exception as exc:  # not installed in this environment
+        pytest.skip(f"bundled SmolLM2 not available: {exc}")
+
+
+@pytest.fixture(scope="module")
+def server(gguf: Path) -> Iterator[str]:
+    """A real llama-cpp-python server on :func:`gguf` (n_ctx 512, one thread), one per
+    module that uses it: its ``/v1`` base URL."""
+    pytest.importorskip("llama_cpp.server")
+    with llama_server(gguf, n_ctx=512, n_threads=1) as url:
+        yield url

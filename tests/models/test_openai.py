@@ -61,22 +61,6 @@ EXAMPLES = [Item(id="e0", fields={"text": "a joyless slog "}, label=0),
 
 
 @pytest.fixture(scope="module")
-def gguf() -> Path:
-    bundled = pytest.importorskip("activetest.models.bundled")
-    try:
-        return Path(bundled.bundled_model_path("smollm2-135m"))
-    except Exception as exc:  # not installed in this environment
-        pytest.skip(f"bundled SmolLM2 not available: {exc}")
-
-
-@pytest.fixture(scope="module")
-def server(gguf: Path) -> Iterator[str]:
-    pytest.importorskip("llama_cpp.server")
-    with llama_server(gguf, n_ctx=512, n_threads=1) as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
 def local(gguf: Path):
     from activetest.models.llamacpp import LlamaCppScorer
     scorer = LlamaCppScorer(gguf, n_ctx=512, n_threads=1)

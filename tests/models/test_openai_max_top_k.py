@@ -13,12 +13,10 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
-from server import llama_server  # tests/models/server.py (on sys.path)
 
 from activetest.data.builtin import get_task
 from activetest.data.task import Item
@@ -31,22 +29,6 @@ ITEMS = [Item(id="d1", fields={"text": "it 's a charming and often affecting jou
               label=1),
          Item(id="d3", fields={"text": HARD}, label=1)]
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="module")
-def gguf() -> Path:
-    bundled = pytest.importorskip("activetest.models.bundled")
-    try:
-        return Path(bundled.bundled_model_path("smollm2-135m"))
-    except Exception as exc:  # not installed in this environment
-        pytest.skip(f"bundled SmolLM2 not available: {exc}")
-
-
-@pytest.fixture(scope="module")
-def server(gguf: Path) -> Iterator[str]:
-    pytest.importorskip("llama_cpp.server")
-    with llama_server(gguf, n_ctx=512, n_threads=1) as url:
-        yield url
 
 
 def test_the_variable_sets_the_default_and_is_checked(monkeypatch: pytest.MonkeyPatch) -> None:

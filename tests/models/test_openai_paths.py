@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from engine_stubs import engine_server  # tests/models/engine_stubs.py (on sys.path)
-from server import llama_server, reference_completions_server
+from server import reference_completions_server
 
 from activetest.data.task import Item, Task
 from activetest.models.cache import CachedScorer
@@ -53,15 +53,6 @@ EXAMPLES = [Item(id="e0", fields={"text": "profit fell sharply "}, label=0),
 
 
 @pytest.fixture(scope="module")
-def gguf() -> Path:
-    bundled = pytest.importorskip("activetest.models.bundled")
-    try:
-        return Path(bundled.bundled_model_path("smollm2-135m"))
-    except Exception as exc:  # not installed in this environment
-        pytest.skip(f"bundled SmolLM2 not available: {exc}")
-
-
-@pytest.fixture(scope="module")
 def prompt_logprobs(gguf: Path) -> Iterator[dict[str, np.ndarray]]:
     """The prompt-log-prob path (echo) on the reference server: zero- and few-shot."""
     with reference_completions_server(gguf) as url:
@@ -79,12 +70,10 @@ def _score_noting(scorer: OpenAIScorer, task: Task, examples=()) -> tuple[np.nda
 
 @pytest.mark.slow
 def test_llama_server_has_no_label_id_feature_so_auto_falls_back_to_topk(
-        gguf: Path, prompt_logprobs: dict[str, np.ndarray]) -> None:
-    pytest.importorskip("llama_cpp.server")
-    with llama_server(gguf, n_ctx=512, n_threads=1) as url:
-        scorer = OpenAIScorer(url, "smollm2", concurrency=2)
-        zero, notes = _score_noting(scorer, TASK)
-        few = scorer.score(FPB, ITEMS, EXAMPLES, progress=False)
+        server: str, prompt_logprobs: dict[str, np.ndarray]) -> None:
+    scorer = OpenAIScorer(server, "smollm2", concurrency=2)
+    zero, notes = _score_noting(scorer, TASK)
+    few = scorer.score(FPB, ITEMS, EXAMPLES, progress=False)
     path = scorer.scoring_path()
     assert path is not None and path.path == "topk" and path.method == "auto"
     # probed for real: llama-cpp-python ignores logprob_token_ids and has no /generate
