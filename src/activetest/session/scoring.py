@@ -33,7 +33,7 @@ from activetest.session.store import (
     SessionWriteError,
 )
 
-__all__ = ["Scoring", "jsonable", "normalise_spec", "score_rows", "session_spec",
+__all__ = ["Scoring", "jsonable", "normalise_spec", "recheck_rows", "score_rows", "session_spec",
            "stored_spec"]
 
 
@@ -393,6 +393,33 @@ def _named_now(store: SessionStore, scoring: Scoring, spec: str) -> Any:
 #: their log-probs: a touched file or a moved model scores the same; another model not.
 RECHECK_ROWS = 20
 RECHECK_TOLERANCE = 1e-3
+#: Of :data:`RECHECK_ROWS`: the first and the last stored rows each (the rest a seeded
+#: sample of the rows between), and the sample's seed (:func:`recheck_rows`).
+RECHECK_ENDS = 5
+RECHECK_SEED = 0x5EC4
+
+
+def recheck_rows(done: np.ndarray) -> np.ndarray:
+    """The stored rows (``done``: their pool rows, ascending) that a changed model must
+    score as before (:func:`check_same_model`): all of them up to :data:`RECHECK_ROWS`,
+    else the first and the last :data:`RECHECK_ENDS` and a sample of the rows between
+    (drawn without replacement with the fixed seed :data:`RECHECK_SEED`), ascending.
+
+    Spread over the whole stored set, so that a file edited only in its later rows is
+    seen (QA: only the first 20 rows were scored again, and an edit past them passed);
+    the same rows every time (no random state), and never more than
+    :data:`RECHECK_ROWS` of them, whatever the number stored (the cost is the model's
+    scoring of those rows; choosing them is O(:data:`RECHECK_ROWS`)).
+    """
+    done = np.asarray(done, dtype=np.int64)
+    if done.size <= RECHECK_ROWS:
+        return done
+    k = RECHECK_ROWS - 2 * RECHECK_ENDS
+    rng = np.random.default_rng(RECHECK_SEED)
+    middle = rng.choice(done.size - 2 * RECHECK_ENDS, size=k, replace=False) + RECHECK_ENDS
+    picks = np.concatenate([np.arange(RECHECK_ENDS), np.sort(middle),
+                            np.arange(done.size - RECHECK_ENDS, done.size)])
+    return done[picks]
 
 
 def check_same_model(scoring: Scoring, role: str, spec: str, items: Sequence[Item],
@@ -402,10 +429,11 @@ def check_same_model(scoring: Scoring, role: str, spec: str, items: Sequence[Ite
     its earlier rows (a PE target or a compared model scored on the labelled items as they
     arrive). Where the model's identity (file path, size, mtime, settings:
     :func:`~activetest.models.cache.scorer_identity`) is the one recorded, nothing is
-    done; where it changed, up to :data:`RECHECK_ROWS` earlier rows are scored again and
-    must give the same log-probs (a copied or touched file does): QA replaced a PE
-    target's ``table:`` file between two imports and the estimate mixed two models'
-    predictions, 30 items each, without a word.
+    done; where it changed, up to :data:`RECHECK_ROWS` earlier rows, spread over all
+    of them (:func:`recheck_rows`), are scored again and must give the same log-probs (a
+    copied or touched file does): QA replaced a PE target's ``table:`` file between two
+    imports and the estimate mixed two models' predictions, 30 items each, without a
+    word.
 
     ``publish``: names the identity as it was stored (a file by its stored name:
     :mod:`activetest.session.spec_files`), so that the same file is the same identity.
@@ -431,7 +459,7 @@ def check_same_model(scoring: Scoring, role: str, spec: str, items: Sequence[Ite
         now_ident = None
     if now_ident == was and not edited:
         return
-    again = done[:RECHECK_ROWS]
+    again = recheck_rows(done)
     got, _ = scoring.score(role, spec, [items[i] for i in again], shots, False)
     off = np.abs(got - lp[again]).max(axis=1)
     if np.all(off <= RECHECK_TOLERANCE):
