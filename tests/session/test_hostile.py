@@ -232,6 +232,27 @@ def test_an_imported_sheet_is_written_over_by_the_next_round(pool_files: PoolFil
             s.export(sheet)
 
 
+def test_annotators_votes_are_read_from_the_open_session_whatever_its_file_name(
+        pool_files: PoolFiles, tmp_path: Path) -> None:
+    """Whether a filled sheet's annotators' votes are stored is read through the session's
+    own store: a connection of its own, opened by the file's path as a URI, read no file
+    where the name holds ``#`` (``round#2.db``), and the next round's ``select --out``
+    was refused ("not stored") although every vote was kept."""
+    db = tmp_path / "round#2.db"
+    init(pool_files, db)
+    sheet = tmp_path / "sheet.csv"
+    run("select", db, "--n", "3", "--out", sheet)
+    ids = [r.split(",")[0] for r in sheet.read_text(encoding="utf-8").splitlines()[1:]]
+    voted = "item_id,annotator,label\n" + "".join(f"{i},ann,positive\n" for i in ids)
+    sheet.write_text(voted, encoding="utf-8")
+    run("import", db, sheet)
+    sheet.write_text(voted, encoding="utf-8")
+    assert "all stored" in " ".join(run("select", db, "--n", "1", "--out", sheet).split())
+    sheet.write_text(voted.replace(",ann,", ",bob,", 1), encoding="utf-8")
+    out = " ".join(run("export", db, "--out", sheet, code=2).split())
+    assert "1 of them not stored" in out and repr(ids[0]) in out, out
+
+
 def test_a_pool_or_prediction_table_without_labels_is_not_written_over(
         pool_files: PoolFiles, tmp_path: Path) -> None:
     """A file with no label filled in was replaced whatever it was (QA: `select --out

@@ -10,8 +10,6 @@ stored, read as ``import`` reads them.
 
 from __future__ import annotations
 
-import contextlib
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -23,15 +21,18 @@ __all__ = ["unimported_answers"]
 def _vote_kept(store: Any, row: int, role: str, who: str, kind: str, label: int) -> bool:
     """Whether annotator ``who``'s latest vote of this ``kind`` on item ``row`` (role
     ``role``) in the ``annotations`` table is ``label`` (what
-    :func:`activetest.session.annotators.keep_votes` stores of an import)."""
-    with contextlib.closing(sqlite3.connect(f"file:{store.path}?mode=ro", uri=True)) as con:
-        try:
-            last = con.execute("SELECT label FROM annotations WHERE idx = ? AND role = ? AND "
-                               "annotator = ? AND kind = ? AND undone IS NULL ORDER BY id "
-                               "DESC LIMIT 1", (row, role, who, kind)).fetchone()
-        except sqlite3.OperationalError:  # no vote was ever kept: no such table
-            return False
-    return last is not None and int(last[0]) == int(label)
+    :func:`activetest.session.annotators.keep_votes` stores of an import), read through
+    the session's own store (one way in to the file: a connection of its own, opened by
+    the file's path as a URI, read no file where the name holds ``#``, and every kept
+    vote was "not stored")."""
+    from activetest.session.annotator_records import has_annotations
+
+    if not has_annotations(store):  # no vote was ever kept
+        return False
+    last = store._read("SELECT label FROM annotations WHERE idx = ? AND role = ? AND "
+                       "annotator = ? AND kind = ? AND undone IS NULL ORDER BY id DESC "
+                       "LIMIT 1", (row, role, who, kind))
+    return bool(last) and int(last[0][0]) == int(label)
 
 
 def unimported_answers(s: Any, path: str | Path, fmt: str) -> list[str]:
