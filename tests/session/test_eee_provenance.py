@@ -385,3 +385,99 @@ def test_two_quantisations_of_one_model_are_two_models_in_eee_records(
         assert file_provenance(read_answers(log))["model_variant"] == {"gguf_file": gguf}
         names.append(read_history_run(log).model)
     assert names == ["smollm2 (gguf_file=A.gguf)", "smollm2 (gguf_file=B.gguf)"]
+
+
+def _table_target_session(history_logs: Path, tmp_path: Path,  # noqa: F811
+                          monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """A session whose target is a copy of a real lm-eval samples file (its results file
+    beside it), named by its name in the session file; 12 labels. This machine's record
+    of the session's files is the test's own."""
+    from typer.testing import CliRunner
+
+    from activetest.cli import app
+
+    monkeypatch.setenv("ACTIVETEST_CACHE", str(tmp_path / "cache"))
+    new = next((history_logs / "new-model").glob("samples_*.jsonl"))
+    small = next((history_logs / "small-model").glob("samples_*.jsonl"))
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    target = runs / new.name
+    shutil.copy(new, target)
+    for side in new.parent.glob("results_*.json"):
+        shutil.copy(side, runs / side.name)
+    db = tmp_path / "s" / "s.db"
+    db.parent.mkdir()
+    res = CliRunner().invoke(app, ["init", str(db), "--task", "sst2", "--pool", str(target),
+                                   "--target", f"table:{target}", "--surrogate",
+                                   f"table:{small}", "--metric", "error_rate", "--seed", "1",
+                                   "--no-progress"])
+    assert res.exit_code == 0, res.output
+    with Session.open(db) as s:
+        assert s.session_config.target == f"table:{target.name}"  # by its name
+        s.select(12)
+        s.label_from_data()
+    return db, target
+
+
+def _eee(db: Path) -> Any:
+    from typer.testing import CliRunner
+
+    from activetest.cli import app
+
+    return CliRunner().invoke(app, ["estimate", str(db), "--format", "eee", "--no-progress"])
+
+
+def test_an_edited_table_target_is_refused_for_the_eee_record(
+        history_logs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """The record names a table target's model from the lm-eval results beside its file;
+    that file edited since the session recorded it was passed over without a word (its
+    refusal suppressed) and the record written. Now it is refused as every command that
+    reads the file refuses it where no stored score checks it (exit 2, naming the file
+    and both digests, nothing written); the file restored, the record is written again."""
+    from activetest.formats.history import lmeval_model_name
+    from activetest.session.source_names import file_sha256
+
+    db, target = _table_target_session(history_logs, tmp_path, monkeypatch)
+    res = _eee(db)
+    assert res.exit_code == 0, res.output
+    named = json.loads(res.output)["model_info"]["name"]
+    assert named == lmeval_model_name(target) and named != "unknown"
+    kept = target.read_bytes()
+    recorded = file_sha256(str(target))
+    lines = kept.decode("utf-8").splitlines(keepends=True)
+    target.write_text("".join(reversed(lines)), encoding="utf-8")  # the same records, edited
+    res = _eee(db)
+    assert res.exit_code == 2, res.output
+    assert "Traceback" not in res.output and "{" not in res.output, res.output
+    out = " ".join(res.output.split())
+    assert "has changed since the session recorded it" in out and str(target) in out, out
+    assert recorded in out and file_sha256(str(target)) in out, out
+    assert "Every Eval Ever record names the target's model" in out, out
+    target.write_bytes(kept)
+    res = _eee(db)
+    assert res.exit_code == 0 and json.loads(res.output)["model_info"]["name"] == named
+
+
+def test_a_table_target_not_on_this_machine_is_never_looked_for_where_the_command_runs(
+        history_logs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """Where no file of the stored digest is found, the record's model is unknown; the
+    stored name was read as a path from the folder the command ran in, so another run's
+    file of that name there (another model's results beside it) named the model."""
+    db, target = _table_target_session(history_logs, tmp_path, monkeypatch)
+    gone = tmp_path / "moved"
+    (tmp_path / "runs").rename(gone)  # not where this machine recorded it, nor beside
+    here = tmp_path / "here"
+    here.mkdir()
+    # another run's file of the stored name (other content: not the session's file)
+    (here / target.name).write_text((gone / target.name).read_text(encoding="utf-8") + "\n",
+                                    encoding="utf-8")
+    for side in gone.glob("results_*.json"):
+        doc = json.loads(side.read_text(encoding="utf-8"))
+        doc["model_name"] = "other-org/another-model"
+        doc.get("config", {}).pop("model_args", None)
+        (here / side.name).write_text(json.dumps(doc), encoding="utf-8")
+    monkeypatch.chdir(here)
+    res = _eee(db)
+    assert res.exit_code == 0, res.output
+    info = json.loads(res.output)["model_info"]
+    assert info["name"] == "unknown" and "another-model" not in res.output, info

@@ -19,7 +19,6 @@ a model name or a spec becomes its last component.
 
 from __future__ import annotations
 
-import contextlib
 import math
 import re
 from collections.abc import Mapping
@@ -123,7 +122,8 @@ def _with_variant(model: str, variant: Any) -> tuple[str, dict[str, str]]:
 
 
 def target_identity(target: str, *, answer_files: Mapping[str, Any] | None = None,
-                    target_shots: int | None = None) -> dict[str, Any]:
+                    target_shots: int | None = None, read_files: bool = True
+                    ) -> dict[str, Any]:
     """Who answered, as an Every Eval Ever record names it: ``name``, ``id``,
     ``developer``, ``n_shot`` (None: not known), ``variant`` (which weights of the named
     model ran, where stated: ``{"gguf_file": "A.gguf"}``, also in ``name`` and ``id``,
@@ -131,7 +131,9 @@ def target_identity(target: str, *, answer_files: Mapping[str, Any] | None = Non
     name, sha256, format, harness and judgment; strings), from a session's target spec,
     the answer files' provenance and the target's shots as stored
     (:class:`~activetest.session.config.SessionConfig`). Never a local path (see the
-    module docstring)."""
+    module docstring). ``read_files=False``: a ``table:`` target's file is not on this
+    machine (its stored name is no path here): no lm-eval results are looked for, and
+    its model is unknown."""
     from activetest.models.answer_files import public_model_name
     from activetest.models.registry import BUNDLED_MODELS, CALIBRATED
 
@@ -179,8 +181,9 @@ def target_identity(target: str, *, answer_files: Mapping[str, Any] | None = Non
 
         path = rest.partition("?")[0]
         try:
-            model, variant = _with_variant(lmeval_model_name(path) or "unknown",
-                                           lmeval_model_variant(path))
+            model, variant = (_with_variant(lmeval_model_name(path) or "unknown",
+                                            lmeval_model_variant(path)) if read_files
+                              else ("unknown", {}))
         except (OSError, ValueError):
             model = "unknown"
         details["predictions_file"] = _last_component(path)
@@ -217,20 +220,45 @@ def dataset_name(task: str, config: Mapping[str, Any]) -> str:
     return ", ".join(sorted(set(names))) if names else task
 
 
+def _target_file(spec: str, sha256: str, session: Any) -> tuple[str, bool]:
+    """``(spec, found)``: the stored table target ``spec`` with the path of its file on
+    this machine (:func:`activetest.session.spec_files.locate`: of the stored SHA-256),
+    whose lm-eval results name the model; or the stored spec and False where no file of
+    that digest is here (the model is then unknown: the stored name is never looked for
+    in the folder the command runs in, which may hold another run's file of that name).
+
+    Raises:
+        SessionError: only the file recorded for it is here, edited since (its SHA-256
+            another): the results beside it may be another run's, and no stored score
+            checks a model's name (:func:`~activetest.session.spec_files.edited_refusal`;
+            as every command that reads the file refuses it where nothing checks it).
+    """
+    from activetest.session.source_names import file_sha256
+    from activetest.session.spec_files import edited_refusal, locate, spec_file
+    from activetest.session.store import SessionError
+
+    try:  # (checkable: the edited file is given back, and refused here, by name)
+        here = locate(spec, sha256, session, "target", checkable=True)
+    except SessionError:  # not on this machine
+        return spec, False
+    f = spec_file(here)
+    if f is not None and file_sha256(f.path) != sha256:
+        raise edited_refusal(spec, sha256, f.path, session, "target",
+                             read_for="the Every Eval Ever record names the target's model "
+                                      "from the lm-eval results file beside it")
+    return here, True
+
+
 def eee_records(session: Session, report: EstimateReport, *, model_id: str | None = None,
                 source_organization: str = "unknown") -> list[dict[str, Any]]:
     """One EEE aggregate record per metric of ``report``; ``model_id`` (an ``org/model``
     id) replaces the id :func:`target_identity` finds."""
     cfg = session.session_config
-    target = cfg.target
+    target, found = cfg.target, True
     if target in (cfg.model_files or {}):  # a table: named by its name: read where it is
-        from activetest.session.spec_files import locate
-        from activetest.session.store import SessionError
-
-        with contextlib.suppress(SessionError):  # not here: the model is not known
-            target = locate(target, cfg.model_files[target], session.path, "target")
+        target, found = _target_file(target, cfg.model_files[target], session.path)
     who = target_identity(target, answer_files=cfg.answer_files,
-                          target_shots=cfg.target_shots)
+                          target_shots=cfg.target_shots, read_files=found)
     from activetest.session.history_neighbours import surrogate_column, surrogate_label
 
     # what draws, as status and the report name it (QA: "history" for --surrogate

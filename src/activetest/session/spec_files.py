@@ -384,10 +384,12 @@ def locate(spec: str, sha256: str, session: str | os.PathLike[str], role: str, *
 
 
 def edited_refusal(spec: str, sha256: str, path: str, session: str | os.PathLike[str],
-                   role: str) -> Exception:
+                   role: str, *, read_for: str | None = None) -> Exception:
     """The refusal of ``role``'s file ``path`` (the stored ``spec``'s, edited since: its
     SHA-256 is no longer ``sha256``) where no stored score of ``role`` can check that it
     is the same model: naming the file, both digests and how to give the original.
+    ``read_for``: what the file would have been read for, where not its scores (an Every
+    Eval Ever record's model name), said in place of "no score is stored yet".
 
     QA: a PE target's table overwritten with its class columns swapped (same ids) was
     read for the labelled items as if it were the session's, and its scores stored: the
@@ -397,14 +399,15 @@ def edited_refusal(spec: str, sha256: str, path: str, session: str | os.PathLike
 
     name = _stored_file(spec).path
     folder = Path(session).resolve().parent
+    why = (f"no {role} score is stored yet to check the edited file against"
+           if read_for is None else f"{read_for}, which no stored score can check")
     return SessionError(
         f"the {role}'s file {name!r} at {path} has changed since the session recorded it "
-        f"(sha256 {file_sha256(path)} now, {sha256} when recorded), and no {role} score "
-        f"is stored yet to check the edited file against: it may be another model's "
-        f"predictions. Nothing was read from it. Restore the file (sha256 {sha256}), or "
-        f"put the original beside the session file ({folder}) or name the folder that "
-        f"holds it: {FILES_ENV}=/path/to/folder; for the edited file as a new model, "
-        f"start a new session")
+        f"(sha256 {file_sha256(path)} now, {sha256} when recorded), and {why}: it may be "
+        f"another model's predictions. Nothing was read from it. Restore the file (sha256 "
+        f"{sha256}), or put the original beside the session file ({folder}) or name the "
+        f"folder that holds it: {FILES_ENV}=/path/to/folder; for the edited file as a new "
+        f"model, start a new session")
 
 
 def _stored_file(spec: str) -> SpecFile:
