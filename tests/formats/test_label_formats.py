@@ -73,3 +73,19 @@ def test_config_xml_one_choice_per_class():
     assert '<Choice value="pos"/>' in xml and '<Text name="text_A" value="$A"/>' in xml
     with pytest.raises(ValueError, match="must differ"):
         labelstudio.config_xml(["text"], CLASSES, "h", "x", "x")
+
+
+def test_a_sheets_ground_truth_column_marks_a_reference_label(tmp_path):
+    """A ``ground_truth`` cell (the sheet a session file put back leaves writes one) marks
+    the row's label as its item's reference; empty or false does not; anything else is
+    refused, named with its line."""
+    path = tmp_path / "s.csv"
+    path.write_text("item_id,label,annotator,ground_truth\na,pos,,true\na,neg,ann,\n"
+                    "b,neg,,FALSE\nc,pos,,1\n", encoding="utf-8")
+    records = sheets.read_labels(path, "csv", _rule)
+    assert [(r.item_id, r.annotator, r.ground_truth) for r in records] == [
+        ("a", None, True), ("a", "ann", False), ("b", None, False), ("c", None, True)]
+    assert all("ground_truth" not in dict(r.shown) for r in records)
+    path.write_text("item_id,label,ground_truth\na,pos,maybe\n", encoding="utf-8")
+    with pytest.raises(LabelFileError, match=r"s\.csv, line 2: ground_truth 'maybe'"):
+        sheets.read_labels(path, "csv", _rule)

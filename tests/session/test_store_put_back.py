@@ -158,3 +158,54 @@ def test_a_copy_of_the_session_written_to_elsewhere_and_copied_back_is_refused(
     _label_copy_over_and_refuse(db, elsewhere, 0, next_item=-1,
                                 words="a copy of this session that was written to elsewhere")
     assert count_rows(db, "labels") == 0 and count_rows(db, "acquisitions") == 6  # the copy's own
+
+
+def test_the_pages_answers_are_kept_beside_a_file_put_back_and_imported_whole(
+        pool_files: PoolFiles, tmp_path: Path) -> None:
+    """The labelling page's answers (each annotator's, beside the label they settle)
+    written before a backup was copied over the session: the sheet kept only the label
+    changes, every one of them (an item answered twice, then adjudicated, had three rows
+    that ``import`` read as a disagreement and left out), not who answered what. Now
+    it holds each item's label as the page left it and each annotator's answer (an undone
+    one not), and ``import`` puts back every label and every answer: nothing is lost."""
+    from activetest.session.annotators import Annotators
+
+    env = cli_env(tmp_path)
+    db, backup = tmp_path / "s.db", tmp_path / "backup.db"
+    cli_session(pool_files, db, env, 4)
+    shutil.copyfile(db, backup)  # 4 draws, no answer yet
+    s = Session.open(db)
+    try:
+        page = Annotators(s, overlap=1.0, reviews=2, resolve="latest")
+        one, two, three, four = (a.item_id for a in page.held("alice", ahead=3))
+        page.answer("alice", one, [1])
+        page.answer("bob", one, [0])  # they differ: the latest settles it (bob's 0)
+        page.answer("carol", one, [1], adjudicate=True)  # an adjudicator settles it: 1
+        page.answer("alice", two, [1])
+        page.answer("bob", two, [1])
+        page.answer("alice", three, [0])
+        page.undo("alice")  # taken back: its item unlabelled, the answer not to be kept
+        labels = s.labels()
+        answers = sorted((a.item_id, a.role, a.annotator, a.label)
+                         for a in page.annotations())
+        assert labels == {one: 1, two: 1} and len(answers) == 5
+        subprocess.run(["cp", str(backup), str(db)], check=True)
+        try:
+            page.answer("bob", four, [0])
+        except Exception as exc:
+            msg = str(exc)
+            assert type(exc).__name__ == "SessionFileReplacedError", msg
+        else:
+            raise AssertionError("a write into a backup put back was not refused")
+        assert "5 annotator answer(s)" in msg, msg
+    finally:
+        s.close()
+    (sheet,) = tmp_path.glob("s.unsaved-*.csv")
+    assert str(sheet) in msg
+    got = subprocess.run(cli_command("import", str(db), str(sheet), "--label-base", "0"),
+                         env=env, capture_output=True, text=True, timeout=120)
+    assert got.returncode == 0, got.stderr
+    with Session.open(db) as s:
+        assert s.labels() == labels  # the labels as the page left them
+        back = Annotators(s).annotations()
+        assert sorted((a.item_id, a.role, a.annotator, a.label) for a in back) == answers

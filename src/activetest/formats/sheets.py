@@ -55,6 +55,11 @@ TIME_COLUMNS = ("time", "updated_at", "created_at")
 #: A column of Label Studio's JSON-MIN, CSV and TSV exports (the annotation's id): a
 #: row that has it is one annotation, its ``annotator`` cell Label Studio's user.
 LS_ANNOTATION_COLUMN = "annotation_id"
+#: A column that marks a row's label as its item's reference (``true``; empty or
+#: ``false``: not): it settles the item over the other rows' labels of it, as a Label
+#: Studio ground-truth annotation does (the sheet a session file put back leaves,
+#: :func:`activetest.session.store_marks.put_back_error`, marks its labels so).
+GROUND_TRUTH_COLUMN = "ground_truth"
 #: Name of the prediction columns in :func:`export_items` sheets.
 PREDICTED_COLUMN = "predicted"
 PROBABILITY_COLUMN = "predicted_prob"
@@ -383,6 +388,24 @@ def read_labels(p: Path, fmt: str, label_rule: Callable[[], ParseLabel], *,
                          label_column=label_column, source=source or f"{fmt}:{p.name}")
 
 
+def _truth_cell(value: Any, where: str) -> bool:
+    """A :data:`GROUND_TRUTH_COLUMN` cell: ``true``/``1``/``yes`` (a JSON ``true``), or
+    empty, absent, ``false``/``0``/``no``.
+
+    Raises:
+        LabelFileError: anything else, named with where it is.
+    """
+    if value is None or isinstance(value, bool):
+        return bool(value)
+    text = str(value).strip().lower()
+    if text in ("", "false", "0", "no"):
+        return False
+    if text in ("true", "1", "yes"):
+        return True
+    raise LabelFileError(f"{where}: {GROUND_TRUTH_COLUMN} {short(value, 40)}: write "
+                         f"true for the item's reference label, or leave it empty")
+
+
 def sheet_records(rows: Iterator[tuple[str, Mapping[str, Any]]], fmt: str, labels: ParseLabel,
                   *, id_column: str, label_column: str, source: str) -> list[LabelRecord]:
     """The labelled rows of a sheet (``(where, row)`` pairs) as records; rows whose label
@@ -445,7 +468,9 @@ def sheet_records(rows: Iterator[tuple[str, Mapping[str, Any]]], fmt: str, label
                                    check=optional_text(row.get(CHECK_COLUMN), where,
                                                        CHECK_COLUMN),
                                    shown=shown_cells(row, (id_column, label_column,
-                                                           "answer_of"))))
+                                                           "answer_of", GROUND_TRUTH_COLUMN)),
+                                   ground_truth=_truth_cell(row.get(GROUND_TRUTH_COLUMN),
+                                                            where)))
     if unlabelled is not None and not has_label:  # no record has the column: misnamed
         raise missing(*unlabelled, label_column)
     return records

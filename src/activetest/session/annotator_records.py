@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from activetest.session.records import LabelError
+from activetest.session.store_rows import Annotation  # (the store keeps those it wrote)
 
 __all__ = ["ANNOTATION_SOURCE", "GROUND_TRUTH_KIND", "IMPORT_KIND", "VOTE_KINDS",
            "AgreementReport", "AgreementStat", "Annotation", "Assignment", "Disagreement",
@@ -71,36 +72,6 @@ def names_no_one(annotator: Any) -> bool:
     :func:`check_name` (a value that is no text is refused there).
     """
     return annotator is None or (isinstance(annotator, str) and not annotator.strip())
-
-
-@dataclass(frozen=True)
-class Annotation:
-    """One answer given on the page.
-
-    Attributes:
-        id: its row.
-        index: the item's pool row; item_id: its id.
-        role: ``"target"`` (the session's label) or ``"compare:<spec>"`` (the judgment
-            of a compared answer).
-        annotator: who gave it.
-        label: the class (judgment level) given.
-        kind: ``"answer"`` or ``"adjudication"`` (given on the page), ``"import"``
-            (an annotator's label read from an imported file, kept for agreement) or
-            ``"ground truth"`` (one a Label Studio export marks as the reference
-            answer: it settled the item, and is not a vote).
-        at: when (UTC, ISO 8601).
-        undone: when it was undone, or None.
-    """
-
-    id: int
-    index: int
-    item_id: str
-    role: str
-    annotator: str
-    label: int
-    kind: str
-    at: str
-    undone: str | None = None
 
 
 @dataclass(frozen=True)

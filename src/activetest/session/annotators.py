@@ -160,7 +160,7 @@ def keep_votes(session: Any, records: Sequence[Any]) -> int:
     drawn = {a.index for a in store.acquisitions()}
     specs = set(session.compared_targets()) if session.graded else set()
     n_levels = len(session.task.class_names)
-    stored = 0
+    kept: list[Annotation] = []
     with store.transaction() as c:
         for stmt in SCHEMA.split(";"):
             if stmt.strip():
@@ -181,11 +181,13 @@ def keep_votes(session: Any, records: Sequence[Any]) -> int:
                              "LIMIT 1", (row, role, who, kind)).fetchone()
             if last is not None and int(last[0]) == int(label):
                 continue  # kept already (the same file imported again)
-            c.execute("INSERT INTO annotations (idx, role, annotator, label, kind, at) VALUES "
-                      "(?, ?, ?, ?, ?, ?)", (row, role, who, int(label), kind,
-                                             getattr(r, "time", None) or now()))
-            stored += 1
-    return stored
+            at = getattr(r, "time", None) or now()
+            cur = c.execute("INSERT INTO annotations (idx, role, annotator, label, kind, at) "
+                            "VALUES (?, ?, ?, ?, ?, ?)", (row, role, who, int(label), kind, at))
+            kept.append(Annotation(int(cur.lastrowid or 0), row, str(r.item_id), role, who,
+                                   int(label), kind, at))
+        store.note_annotations(kept)  # (kept beside a file put back: store_marks)
+    return len(kept)
 
 
 #: The stream of the seeded per-step draw of the overlap, apart from the design's (the
@@ -590,6 +592,7 @@ class Annotators:
             c.execute("DELETE FROM annotation_skips WHERE idx = ? AND annotator = ?",
                       (st.index, who))
             self._settle(c, st.index, st.item_id)
+            self.s.store.note_annotations(out)  # (kept beside a file put back: store_marks)
         return out
 
     def _answered_already(self, c: Any, st: ItemState, who: str,
@@ -721,6 +724,7 @@ class Annotators:
                         f"not replace a label set elsewhere)")
             c.execute("UPDATE annotations SET undone = ? WHERE idx = ? AND annotator = ? AND "
                       "at = ? AND kind = 'answer' AND undone IS NULL", (now(), idx, who, at))
+            self.s.store.note_undone(idx, who, at)
             self._settle(c, idx, self._ids[idx])
             st = self._item_state(c, idx)
             assert st is not None  # an answered item is a drawn one

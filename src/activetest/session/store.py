@@ -119,10 +119,12 @@ from activetest.session.store_marks import (
     check_mark,
     put_back_error,
     read_mark,
+    unsaved_annotations,
     unsaved_changes,
 )
 from activetest.session.store_rows import (
     Acquisition,
+    Annotation,
     DrawRow,
     EstimateRow,
     LabelChange,
@@ -264,6 +266,11 @@ class SessionStore(ScoresMixin, DrawsMixin, LabelsMixin):
         #: the label changes this store committed, and those of the open transaction
         self._written: list[LabelChange] = []
         self._writing: list[LabelChange] = []
+        #: the ``annotations`` rows (each annotator's answer) written alike
+        #: (:meth:`note_annotations`), and the page's answers undone in the open one
+        self._annotated: list[Annotation] = []
+        self._annotating: list[Annotation] = []
+        self._undoing: list[tuple[int, str, str]] = []
         #: False when the file was opened read-only (it, its folder or its disk cannot
         #: be written): reads work, :meth:`transaction` raises SessionReadOnlyError.
         self.writable = _writable
@@ -626,12 +633,13 @@ class SessionStore(ScoresMixin, DrawsMixin, LabelsMixin):
                 raise self._locked(exc) from None
             raise write_error(self.path, exc) from None
         self._depth = 1
-        self._writing = []
+        self._writing, self._annotating, self._undoing = [], [], []
         try:
             mark, why = check_mark(self._conn, self._mark, self._written)
             if why:  # a file copied over this one (the same inode): refused, as moved
                 raise put_back_error(self.path, why,
-                                     unsaved_changes(self._conn, self._written))
+                                     unsaved_changes(self._conn, self._written),
+                                     unsaved_annotations(self._conn, self._annotated))
             if self._version == 3:  # the first write of a schema-3 file migrates it
                 self._migrate_to_columns()
             yield self._conn
@@ -663,7 +671,24 @@ class SessionStore(ScoresMixin, DrawsMixin, LabelsMixin):
             raise write_error(self.path, exc) from None
         self._mark = mark
         self._written += self._writing
+        undone = set(self._undoing)
+        self._annotated = [a for a in [*self._annotated, *self._annotating]
+                           if (a.index, a.annotator, a.at) not in undone or a.kind != "answer"]
         self._fold_journal()
+
+    def note_annotations(self, rows: Iterable[Annotation]) -> None:
+        """Remember ``rows`` of the ``annotations`` table (each annotator's answer: the
+        labelling page's, an import's annotators' labels) written in the open write
+        transaction; kept once it commits, so that a file whose content is put back has
+        those it no longer holds written beside it with the labels
+        (:func:`~activetest.session.store_marks.put_back_error`)."""
+        self._annotating.extend(rows)
+
+    def note_undone(self, index: int, annotator: str, at: str) -> None:
+        """Remember that the page's answer of ``annotator`` on pool row ``index`` given at
+        ``at`` was undone in the open write transaction (no longer to be written beside
+        a file put back, :meth:`note_annotations`)."""
+        self._undoing.append((int(index), annotator, at))
 
     def _fold_journal(self) -> None:
         """Fold the WAL into the file after a commit and empty it, without waiting.

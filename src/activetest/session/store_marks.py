@@ -34,10 +34,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from activetest.session.store_errors import SessionFileReplacedError
-from activetest.session.store_rows import LabelChange
+from activetest.session.store_rows import Annotation, LabelChange
 
-__all__ = ["WriteMark", "advance_mark", "check_mark", "put_back_error", "read_mark",
-           "unsaved_changes"]
+__all__ = ["SHEET_COLUMNS", "WriteMark", "advance_mark", "check_mark", "put_back_error",
+           "read_mark", "unsaved_annotations", "unsaved_changes"]
 
 #: the ``meta`` key of the mark
 MARK_KEY = "writes"
@@ -97,6 +97,24 @@ def unsaved_changes(conn: sqlite3.Connection, written: Sequence[LabelChange]
     return [c for c in written if not _history_holds(conn, c)]
 
 
+def unsaved_annotations(conn: sqlite3.Connection, written: Sequence[Annotation]
+                        ) -> list[Annotation]:
+    """Those of the ``annotations`` rows ``written`` (committed by this process, not undone
+    since: each annotator's answer) that the file no longer holds (its row, with the same
+    item, annotator, level and time)."""
+    out = []
+    for a in written:
+        try:
+            row = conn.execute("SELECT idx, annotator, label, at FROM annotations WHERE id = ?",
+                               (int(a.id),)).fetchone()
+        except sqlite3.Error:  # no such table: none of the page's answers is held
+            row = None
+        if row is None or (int(row[0]), row[1], int(row[2]), row[3]) != (
+                a.index, a.annotator, a.label, a.at):
+            out.append(a)
+    return out
+
+
 def check_mark(conn: sqlite3.Connection, seen: WriteMark | None,
                written: Sequence[LabelChange]) -> tuple[WriteMark | None, str]:
     """Compare the file's mark (read inside the write transaction) with the one this
@@ -138,35 +156,73 @@ def _sheet_name(p: Path) -> Path:
     return p.with_name(f"{p.stem}.unsaved-{stamp}-{secrets.token_hex(4)}.csv")
 
 
-def put_back_error(p: Path, why: str, unsaved: Sequence[LabelChange]
-                   ) -> SessionFileReplacedError:
+#: The columns of the sheet of what a command saved that the file no longer holds
+#: (:func:`put_back_error`), as ``activetest import`` reads them.
+SHEET_COLUMNS = ("item_id", "label", "source", "time", "answer_of", "annotator",
+                 "ground_truth")
+
+
+def _sheet_rows(unsaved: Sequence[LabelChange], answers: Sequence[Annotation]
+                ) -> list[list[object]]:
+    """The sheet's rows: each item's label (and each compared answer's judgment) as the
+    last of the ``unsaved`` changes left it (one row each: two rows of one item that
+    differ would be a disagreement to ``import``), then each annotator's answer of
+    ``answers``. A label whose item has answers in the sheet is marked ``ground_truth``:
+    it is what the command settled from them (an adjudication, ``--resolve``), and it
+    settles the item again on ``import``, whatever the answers say."""
+    last: dict[tuple[str, str], LabelChange] = {}
+    for c in unsaved:
+        last.pop((c.item_id, c.role), None)  # (in the order of the last change)
+        last[(c.item_id, c.role)] = c
+    voted = {(a.item_id, a.role) for a in answers}
+
+    def whose(role: str) -> str:
+        return "" if role == "target" else role.removeprefix("compare:")
+
+    rows: list[list[object]] = [
+        [c.item_id, "" if c.new is None else int(c.new), c.source, c.at, whose(c.role), "",
+         "true" if c.new is not None and key in voted else ""]
+        for key, c in last.items()]
+    rows += [[a.item_id, int(a.label), f"{a.kind} ({a.annotator})", a.at, whose(a.role),
+              a.annotator, ""] for a in answers]
+    return rows
+
+
+def put_back_error(p: Path, why: str, unsaved: Sequence[LabelChange],
+                   answers: Sequence[Annotation] = ()) -> SessionFileReplacedError:
     """The refusal to write into a session file whose content was put back (``why``).
 
-    The label changes this process wrote that the file no longer holds (``unsaved``)
-    are written beside it as a sheet ``<stem>.unsaved-<time>.csv`` (``item_id``,
-    ``label`` as a class number counted from 0, ``source``, ``time``; ``answer_of``:
-    the compared answer a judgment is of, empty for the session's labels), which
-    ``activetest import S.db SHEET --label-base 0`` reads back."""
+    The label changes this process wrote that the file no longer holds (``unsaved``),
+    and the annotators' answers likewise (``answers``: the labelling page's, an import's
+    annotators' labels), are written beside it as a sheet
+    ``<stem>.unsaved-<time>.csv`` (:data:`SHEET_COLUMNS`: ``item_id``, ``label`` as a
+    class number counted from 0, ``source``, ``time``; ``answer_of``: the compared answer
+    a judgment is of, empty for the session's labels; ``annotator``: whose answer, empty
+    for a label; ``ground_truth``: ``true`` on a label whose item has answers in the
+    sheet, :func:`_sheet_rows`), which ``activetest import S.db SHEET --label-base 0``
+    reads back: the labels, and each answer kept for agreement (as an imported
+    annotator's label: kind ``import``)."""
     kept = "no label this command saved is missing from it"
-    if unsaved:
+    if unsaved or answers:
         sheet = _sheet_name(p)
+        what = f"{len(unsaved)} label change(s)" + (
+            f" and {len(answers)} annotator answer(s)" if answers else "")
         try:
             with sheet.open("w", newline="", encoding="utf-8") as f:
                 w = csv.writer(f)
-                w.writerow(["item_id", "label", "source", "time", "answer_of"])
-                for c in unsaved:
-                    w.writerow([c.item_id, "" if c.new is None else int(c.new), c.source,
-                                c.at, "" if c.role == "target" else
-                                c.role.removeprefix("compare:")])
-            kept = (f"the {len(unsaved)} label change(s) this command saved that it no "
-                    f"longer holds are kept in {sheet} (`activetest import {p} {sheet} "
-                    f"--label-base 0` puts the labels back)")
+                w.writerow(SHEET_COLUMNS)
+                w.writerows(_sheet_rows(unsaved, answers))
+            kept = (f"the {what} this command saved that it no longer holds are kept in "
+                    f"{sheet} (`activetest import {p} {sheet} --label-base 0` puts them "
+                    f"back)")
         except OSError as exc:
             with contextlib.suppress(OSError):
                 sheet.unlink()
-            kept = (f"the {len(unsaved)} label change(s) this command saved that it no "
-                    f"longer holds could not be kept in {sheet} ({exc}): "
-                    + "; ".join(f"{c.item_id}={c.new}" for c in unsaved[:50]))
+            kept = (f"the {what} this command saved that it no longer holds could not be "
+                    f"kept in {sheet} ({exc}): "
+                    + "; ".join([*(f"{c.item_id}={c.new}" for c in unsaved[:50]),
+                                 *(f"{a.item_id}={a.label} ({a.annotator})"
+                                   for a in answers[:50])]))
     return SessionFileReplacedError(
         f"{p}: the session file's content was replaced while this command had it open "
         f"(a file copied over it: {why}); what it was saving was not saved; {kept}")

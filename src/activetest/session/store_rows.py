@@ -15,8 +15,8 @@ import numpy as np
 if TYPE_CHECKING:
     from activetest.models.labels import LabelScoring
 
-__all__ = ["Acquisition", "DrawRow", "EstimateRow", "LabelChange", "StoredLabel",
-           "StoredScores", "dumps", "now"]
+__all__ = ["Acquisition", "Annotation", "DrawRow", "EstimateRow", "LabelChange",
+           "StoredLabel", "StoredScores", "dumps", "now"]
 
 
 def now() -> str:
@@ -67,6 +67,37 @@ class StoredLabel:
     source: str
     created: str
     updated: str
+
+
+@dataclass(frozen=True)
+class Annotation:
+    """One answer given on the labelling page (or an imported file's annotator's label),
+    a row of the ``annotations`` table (:mod:`activetest.session.annotators`).
+
+    Attributes:
+        id: its row.
+        index: the item's pool row; item_id: its id.
+        role: ``"target"`` (the session's label) or ``"compare:<spec>"`` (the judgment
+            of a compared answer).
+        annotator: who gave it.
+        label: the class (judgment level) given.
+        kind: ``"answer"`` or ``"adjudication"`` (given on the page), ``"import"``
+            (an annotator's label read from an imported file, kept for agreement) or
+            ``"ground truth"`` (one a Label Studio export marks as the reference
+            answer: it settled the item, and is not a vote).
+        at: when (UTC, ISO 8601).
+        undone: when it was undone, or None.
+    """
+
+    id: int
+    index: int
+    item_id: str
+    role: str
+    annotator: str
+    label: int
+    kind: str
+    at: str
+    undone: str | None = None
 
 
 @dataclass(frozen=True)
