@@ -14,10 +14,17 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 import sqlite3
 from pathlib import Path
 
-from session_support import make_pool_files, run_cli, write_squad_pool
+from session_support import make_pool_files, run_cli, write_pool_tables, write_squad_pool
+
+from activetest.session.report.render import _pool_file
+from activetest.session.source_names import SourceName, shown_source
+from activetest.session.workflow import Session
+
+OLD = Path(__file__).parent / "data" / "old"
 
 
 def _stored(db: Path) -> dict:
@@ -66,3 +73,36 @@ def test_a_graded_and_an_inspect_session_name_their_pool_file(tmp_path: Path) ->
     cfg = _stored(db)
     assert cfg["pool"] == {"source": "pool.jsonl", "sha256": _sha(insp), "n_items": 20}, cfg
     run_cli("status", db)
+
+
+def test_the_report_names_the_pool_it_counts_by_file_and_digest(tmp_path: Path) -> None:
+    """QA: the report's header said "Pool: N items" and no more: a reader could not tell
+    which pool N is of. It names the pool's file by name (never the local folder) with
+    the start of the SHA-256 the session stores; a session made before (its path stored)
+    by the path's last component; items given in Python by no file."""
+    folder = tmp_path / "home" / "me" / "data"
+    folder.mkdir(parents=True)
+    pool, sur, tgt = write_pool_tables(folder, 40)
+    db = tmp_path / "s.db"
+    run_cli("init", db, "--pool", pool, "--task", "sst2", "--surrogate", f"table:{sur}",
+            "--target", f"table:{tgt}", "--id-column", "id", "--seed", "3", "--no-progress")
+    run_cli("select", db, "--n", "6")
+    run_cli("label", db, "--from-data")
+    run_cli("report", db, "-o", tmp_path / "rep", "--no-progress")
+    md = (tmp_path / "rep" / "report.md").read_text(encoding="utf-8")
+    page = (tmp_path / "rep" / "report.html").read_text(encoding="utf-8")
+    line = f"Pool: 40 items of pool.csv (sha256 {_sha(pool)[:12]}…)"
+    assert f"- {line}\n" in md and f"<li>{line}</li>" in page, md[:600]
+    assert "home/me" not in md and "home/me" not in page
+
+    old = tmp_path / "old.db"  # stored /tmp/oldout/pool.csv, as sessions did before
+    shutil.copyfile(OLD / "schema2_ce_both.db", old)
+    with Session.open(old) as s:
+        assert _stored(old)["pool"]["source"] == "/tmp/oldout/pool.csv"
+        shown = s.report_data(progress=False).pool_file
+    assert shown == SourceName("pool.csv", _stored(old)["pool"]["sha256"])
+    assert shown_source({"source": "/a/x/pool.csv, /a/y/pool.csv"}) == SourceName(
+        "x/pool.csv, y/pool.csv")
+    for python in ({"source": "<items>", "n_items": 3}, {"n_items": 3}, None):
+        assert shown_source(python) is None
+    assert _pool_file(None) == "" and _pool_file(SourceName("g.jsonl")) == " of g.jsonl"

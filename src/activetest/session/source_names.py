@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["SourceName", "distinguishing_names", "file_sha256", "pool_source",
-           "published_source", "source_name"]
+           "published_source", "shown_source", "source_name"]
 
 #: ``source`` values that name no file (items given in Python).
 _NO_FILE = ("", "<items>")
@@ -121,3 +121,25 @@ def published_source(info: Mapping[str, Any]) -> dict[str, Any]:
     if named.sha256:
         out["sha256"] = named.sha256
     return out
+
+
+def shown_source(info: Any) -> SourceName | None:
+    """The file(s) a session's config names for its pool (``info``: the config's
+    ``pool`` mapping) as a report shows them: by name, never a local path, with the
+    SHA-256 the session stores (empty where it stores none: a folder, a glob, several
+    files, graded sessions made before). New sessions store names already
+    (:func:`published_source`, :func:`pool_source`: kept as stored, ``a/preds.csv,
+    b/preds.csv`` too); a session made before stored the path, read here as its last
+    component (several paths joined by ", ": each by its shortest distinguishing
+    suffix, :func:`distinguishing_names`). None: no file (items given in Python, or
+    nothing stored)."""
+    if not isinstance(info, Mapping):
+        return None
+    src = info.get("source") or info.get("path")
+    if not isinstance(src, str) or src.strip() in _NO_FILE:
+        return None
+    parts = src.split(", ")
+    if any(os.path.isabs(p) for p in parts):  # a session made before: its path
+        src = ", ".join(distinguishing_names(parts))
+    digest = info.get("sha256")
+    return SourceName(src, digest if isinstance(digest, str) else "")

@@ -20,6 +20,7 @@ from activetest.session import estimate as est
 from activetest.session.config import SessionConfig
 from activetest.session.records import EstimateReport
 from activetest.session.report import data as rp
+from activetest.session.source_names import shown_source
 from activetest.stats import (
     BootstrapResult,
     adaptive_lure_terms,
@@ -233,16 +234,13 @@ def difference_curves(inputs: ReportInputs, budgets: Sequence[int], target: str,
     ``estimate`` still shows other intervals at the last count, the last point takes them
     and says so (:attr:`rp.DifferenceCurve.last_as_estimate`); a point whose estimate
     lies outside its sure bounds records them (:attr:`rp.Estimate.outside_sure`)."""
-    from pathlib import Path
-
     from activetest.session.records import AnytimeInterval
     from activetest.stats import adaptive_lure_theta, bootstrap
 
     final, draws, cfg = inputs.estimate, inputs.draws, inputs.config
     level, N, q = float(cfg.level), draws.n_pool, draws.q
-    pool = str(cfg.pool.get("source") or cfg.pool.get("path") or "") if isinstance(
-        cfg.pool, Mapping) else ""
-    pool = Path(pool).name or pool
+    shown = shown_source(cfg.pool)
+    pool = "" if shown is None else shown.source
     out = []
     for c in final.comparisons:
         other = inputs.compare_losses.get(c.spec, {}).get(c.metric)
@@ -619,6 +617,7 @@ def report_data(inputs: ReportInputs, *, truth: Mapping[str, float] | None = Non
         truth=None if truth is None else {METRIC_NAMES.get(k, k): v for k, v in truth.items()},
         value_range={METRIC_NAMES[m]: est.value_range(m) if m == "error_rate"
                      else (0.0, None) for m in metrics},
-        level=level, acquisition=cfg.acquisition, pool_size=draws.n_pool, info=info,
+        level=level, acquisition=cfg.acquisition, pool_size=draws.n_pool,
+        pool_file=shown_source(cfg.pool), info=info,
         notes=all_notes, uniform_biased=not final.uniform_draws, few_what=few_what,
         differences=difference_curves(inputs, budgets, target))

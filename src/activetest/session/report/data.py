@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from activetest.session.source_names import SourceName
+
 __all__ = ["Comparison", "DifferenceCurve", "Estimate", "FlaggedItem", "HistoryRow", "Interval",
            "LabelsNeeded", "ReportData"]
 
@@ -290,6 +292,10 @@ class ReportData:
         level: the intervals' nominal coverage.
         acquisition: name of the acquisition function, e.g. ``"ce"``.
         pool_size: N (default ``len(scores)``).
+        pool_file: the pool's file(s) by name and the SHA-256 the session stores of them
+            (:func:`activetest.session.source_names.shown_source`), said beside N so
+            that a reader knows which pool it counts; None: not known (items given in
+            Python).
         uniform_label: what the baseline is called in tables and legends.
         uniform_biased: whether that plain mean is biased (active draws), so that tables
             and legends say "(biased)"; False when every draw so far was made at the
@@ -321,6 +327,7 @@ class ReportData:
     level: float = 0.95
     acquisition: str | None = None
     pool_size: int | None = None
+    pool_file: SourceName | None = None
     uniform_label: str = "uniform-equivalent"
     uniform_biased: bool = True
     info: Mapping[str, Any] = field(default_factory=dict)
