@@ -92,7 +92,7 @@ from activetest.session.stream_tables import (
 )
 
 __all__ = ["BLOCK", "NotStreamable", "PoolSize", "StreamRefusedError", "StreamRefusedPoolError",
-           "try_stream"]
+           "try_stream", "writing_text"]
 
 _POOL_FORMATS = ("csv", "tsv", "jsonl", "json", "parquet")
 _POOL_OPTIONS = {"id_column", "text_column", "label_column", "format", "encoding",
@@ -114,7 +114,8 @@ def try_stream(path: Path, *, pool: Any, task: Task, surrogate: Any, target: Any
     named in the config; the ``compare`` acquisition's scores from them); anything else,
     or one that is the target, takes the general path (which names the problem).
     ``progress``: a bar of the pool's items read and written (its total from a Parquet
-    pool's metadata; a count for CSV, TSV and JSONL). ``ids_are_positions``: a table's
+    pool's metadata; a count for CSV, TSV and JSONL), then a row while the scores are
+    written (:func:`writing_text`). ``ids_are_positions``: a table's
     join by ids that look like positions is confirmed
     (:mod:`activetest.session.table_positions`; refused otherwise).
     Returns ``(store, N, pool_info, specs, raw_specs)``.
@@ -286,6 +287,8 @@ def _stream(path: Path, p: Path, src: Path, sha256: str, fmt: str, task: Task, s
         if got.pending is not None:
             raise got.pending[1]
         got.lp = [part.array() if isinstance(part, _Parts) else part for part in parts]
+        # the steps after have no count: a row says them, until the file is in place
+        writing.enter_context(_writing_row(n, progress))
 
     def write_blocks(conn: Any, size: int | None, advance: Any
                      ) -> tuple[list[Any], list[int]]:
@@ -480,11 +483,34 @@ def _stream(path: Path, p: Path, src: Path, sha256: str, fmt: str, task: Task, s
                                           seed=config.seed)
         store.init_sampler(state.proposal_floor, config.seed, state.rng_state)
 
-    store = SessionStore.create(path, config=config0, items=[], examples=[],
-                                overwrite=options["overwrite"],
-                                busy_timeout=options["busy_timeout"], init=init,
-                                items_writer=write_items)
+    with contextlib.ExitStack() as writing:  # (the row of writing the scores: closed
+        # once the file is in place, or refused)
+        store = SessionStore.create(path, config=config0, items=[], examples=[],
+                                    overwrite=options["overwrite"],
+                                    busy_timeout=options["busy_timeout"], init=init,
+                                    items_writer=write_items)
     return store, got.n, info, specs, raw_specs
+
+
+def writing_text(n: int) -> str:
+    """What the row after the pool's bar says (:func:`_writing_row`)."""
+    return f"writing the scores and the first proposal of {n} items"
+
+
+@contextlib.contextmanager
+def _writing_row(n: int, progress: bool) -> Iterator[None]:
+    """A row of no count (it pulses; :func:`~activetest.models.phased_progress_bar`'s
+    phase) that says the steps after the pool and the tables are read: the first
+    proposal computed over the ``n`` items, each model's ``(N, C)`` scores and the
+    sampler's start written, the file folded and put in place. QA: at 1e7 items they
+    took ~12 s under the pool's bar, full, and the terminal looked hung (about 2 s at
+    2e6). Shown where ``progress`` and on a terminal, as the pool's bar."""
+    from activetest.models import phased_progress_bar
+
+    text = writing_text(n)
+    with phased_progress_bar(None, text, progress) as bar:
+        bar.phase(text)
+        yield
 
 
 def _unreadable_parquet(t: Table, task: Task) -> StreamRefusedError | None:
