@@ -33,7 +33,8 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 
 __all__ = ["FAULT_MODES", "FaultServer", "ServerStartError", "fault_server", "free_port",
-           "llama_server", "reference_completions_server", "serve_process"]
+           "llama_server", "llama_server_process", "reference_completions_server",
+           "serve_process"]
 
 
 def free_port() -> int:
@@ -76,14 +77,27 @@ def llama_server(model_path: str | Path, *, n_ctx: int = 2048, n_threads: int = 
         RuntimeError: the server exited or did not answer within ``startup_timeout``
             (the end of its log is included).
     """
+    with llama_server_process(model_path, n_ctx=n_ctx, n_threads=n_threads,
+                              startup_timeout=startup_timeout, extra_args=extra_args,
+                              port=port) as (_, base):
+        yield base
+
+
+@contextlib.contextmanager
+def llama_server_process(model_path: str | Path, *, n_ctx: int = 2048, n_threads: int = 2,
+                         startup_timeout: float = 120.0, extra_args: tuple[str, ...] = (),
+                         port: int | None = None
+                         ) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    """:func:`llama_server`, yielding its process too (its own process group, which a
+    test may kill as a crash would): ``(process, base URL)``."""
     port = port or free_port()
     cmd = [sys.executable, "-m", "activetest.models.llama_server", "--model", str(model_path),
            "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx),
            "--n_threads", str(n_threads), "--n_threads_batch", str(n_threads),
            "--seed", "0", *extra_args]
     base = f"http://127.0.0.1:{port}/v1"
-    with serve_process(cmd, f"{base}/models", "llama_cpp.server", startup_timeout):
-        yield base
+    with serve_process(cmd, f"{base}/models", "llama_cpp.server", startup_timeout) as (proc, _):
+        yield proc, base
 
 
 class ServerStartError(RuntimeError):

@@ -230,6 +230,18 @@ def _chunks(seq: Sequence[Any], size: int) -> Iterable[Sequence[Any]]:
         yield seq[start:start + size]
 
 
+def _kept_of_gone_server(exc: Exception, kept: int, of: int, root: Path) -> Exception | None:
+    """``exc`` said with the ``kept`` of ``of`` items the cache at ``root`` holds, where it
+    is a server that went away mid-run
+    (:class:`~activetest.models.openai_http.ServerGoneError`: the chunks scored before
+    are kept, and the next run scores only the rest); else None."""
+    from activetest.models.openai_http import ServerGoneError
+
+    if not isinstance(exc, ServerGoneError):
+        return None
+    return exc.kept_in(kept, of, str(root))
+
+
 class CachedScorer:
     """Wrap a :class:`Scorer` with the on-disk, resumable score cache.
 
@@ -292,7 +304,14 @@ class CachedScorer:
         self.hits = len(items) - sum(1 for k in keys if k in todo)
         self.misses = len(items) - self.hits
         if todo:
-            self._score_missing(task, list(todo.items()), examples, key, rows, progress)
+            try:
+                self._score_missing(task, list(todo.items()), examples, key, rows, progress)
+            except Exception as exc:  # a server gone away: said with what is kept
+                gone = _kept_of_gone_server(exc, sum(1 for k in keys if k in rows),
+                                            len(items), self.cache.root)
+                if gone is None:
+                    raise
+                raise gone from None
         elif self.label_scoring(task) is None:  # no model asked: the fact kept with the scores
             kept = self.cache.read_label_scoring(key)
             if kept is not None:

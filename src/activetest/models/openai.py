@@ -141,6 +141,7 @@ from activetest.models.openai_http import (
     EndpointClient,
     EndpointError,
     EndpointTimeoutError,
+    ServerGoneError,
 )
 from activetest.models.openai_paths import (
     CLAMP,
@@ -161,8 +162,8 @@ from activetest.redaction import (
 )
 
 __all__ = ["DEADLINE_ENV", "MAX_TOP_K_ENV", "PARAMS_ENV", "USERINFO_ENV", "EndpointError",
-           "EndpointTimeoutError", "OpenAIScorer", "TokenizerLike", "env_max_top_k", "redact_spec",
-           "split_spec"]
+           "EndpointTimeoutError", "OpenAIScorer", "ServerGoneError", "TokenizerLike",
+           "env_max_top_k", "redact_spec", "split_spec"]
 
 _ECHO_TOL = 1e-3  # echoed vs next-token log-prob of the same token
 
@@ -832,6 +833,9 @@ class OpenAIScorer(EndpointClient):
             EndpointError: the endpoint is unreachable after retries, refuses the
                 request, or cannot provide a class's log-prob (message names it).
             EndpointTimeoutError: every attempt timed out.
+            ServerGoneError: the server, having answered, refused or cut the connection
+                through every retry (it went away): saying how many of the items were
+                scored before (none is kept here; a score cache keeps its chunks).
             LabelTokenCollision: two classes' label words share their first token.
         """
         prompts = [task.prompt(it, examples) for it in items]
@@ -839,38 +843,49 @@ class OpenAIScorer(EndpointClient):
         if not items:
             return out
         self._cancel.clear()
-        with self._client() as client:
-            self._resolve_model(client)
-            texts: list[str] = []
-            try:
-                path = self._path(client, task, prompts[0])
-                self._last_path = path
-                if path.path == "topk":
-                    texts = self._label_texts(client, task, prompts[0])
-                elif path.path == "echo" and not self._check_echo(client, prompts[0]):
-                    raise self._error(f"echoed prompt log-probs are not reliable on this "
-                                      f"server ({self._echo_why}); use method='topk'")
-                if self._label_log.get(task) is None:  # said once per task where due
-                    self._label_log.record(task, self._label_scoring(client, task, prompts[0],
-                                                                     texts),
-                                           model=repr(self.name))
-            except _NotALogprobError as exc:
-                raise self._error(f"item {items[0].id!r}: {exc}") from None
-
-            def one(i: int) -> None:
+        scored = [0]  # the items scored so far (said where the server goes away)
+        count = threading.Lock()
+        try:
+            with self._client() as client:
+                self._resolve_model(client)
+                texts: list[str] = []
                 try:
+                    path = self._path(client, task, prompts[0])
+                    self._last_path = path
                     if path.path == "topk":
-                        row = self._score_topk(client, task, items[i], prompts[i], texts)
-                    elif path.path == "echo":
-                        row = self._score_echo(client, task, prompts[i])
-                    else:
-                        row = self._score_ids(client, task, items[i], prompts[i], path)
+                        texts = self._label_texts(client, task, prompts[0])
+                    elif path.path == "echo" and not self._check_echo(client, prompts[0]):
+                        raise self._error(f"echoed prompt log-probs are not reliable on "
+                                          f"this server ({self._echo_why}); use "
+                                          f"method='topk'")
+                    if self._label_log.get(task) is None:  # said once per task where due
+                        self._label_log.record(
+                            task, self._label_scoring(client, task, prompts[0], texts),
+                            model=repr(self.name))
                 except _NotALogprobError as exc:
-                    raise self._error(f"item {items[i].id!r}: {exc}") from None
-                if not np.isfinite(row).all():
-                    raise self._error(f"item {items[i].id!r}: non-finite log-prob {row.tolist()}")
-                out[i] = _log_softmax(row)
+                    raise self._error(f"item {items[0].id!r}: {exc}") from None
 
-            with progress_bar(len(items), f"scoring via {self.name}", progress) as advance:
-                self._run_all(len(items), one, advance)
+                def one(i: int) -> None:
+                    try:
+                        if path.path == "topk":
+                            row = self._score_topk(client, task, items[i], prompts[i],
+                                                   texts)
+                        elif path.path == "echo":
+                            row = self._score_echo(client, task, prompts[i])
+                        else:
+                            row = self._score_ids(client, task, items[i], prompts[i], path)
+                    except _NotALogprobError as exc:
+                        raise self._error(f"item {items[i].id!r}: {exc}") from None
+                    if not np.isfinite(row).all():
+                        raise self._error(f"item {items[i].id!r}: non-finite log-prob "
+                                          f"{row.tolist()}")
+                    out[i] = _log_softmax(row)
+                    with count:
+                        scored[0] += 1
+
+                with progress_bar(len(items), f"scoring via {self.name}",
+                                  progress) as advance:
+                    self._run_all(len(items), one, advance)
+        except ServerGoneError as exc:  # (QA: "could not connect" of a server that died)
+            raise exc.during_scoring(scored[0], len(items)) from None
         return out

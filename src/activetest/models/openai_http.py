@@ -35,7 +35,7 @@ from activetest.redaction import (
 )
 
 __all__ = ["DEADLINE_ENV", "PARAMS_ENV", "USERINFO_ENV", "EndpointClient", "EndpointError",
-           "EndpointTimeoutError"]
+           "EndpointTimeoutError", "ServerGoneError"]
 
 _RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 _MAX_DELAY = 30.0
@@ -58,6 +58,69 @@ class EndpointError(UserFacingError, RuntimeError):
 
 class EndpointTimeoutError(EndpointError):
     """Every attempt to reach the endpoint ran past the timeout."""
+
+
+class ServerGoneError(EndpointError):
+    """A server that had answered this client refused its connection, or cut it, later
+    on, through every retry: it went away mid-run.
+
+    QA: the stock ``python -m llama_cpp.server`` died during scoring (on Intel AMX, by a
+    crash signal), and the client said "could not connect ... is a server running at
+    this address?", as for a wrong address, and nothing of what became of the items.
+
+    Attributes:
+        cause: what the last attempt met and the retries made (credentials removed).
+        answered: the requests the server had answered this client before.
+        scored, of: the items of the scoring call that were scored before it went
+            away, and the call's items (None: not a scoring call).
+        kept: the items a score cache keeps of the call (None: no cache said so);
+            ``where`` the cache's folder.
+    """
+
+    def __init__(self, endpoint: str, cause: str, *, answered: int,
+                 scored: int | None = None, of: int | None = None,
+                 kept: int | None = None, where: str = "") -> None:
+        self.cause, self.answered = cause, answered
+        self.scored, self.of, self.kept, self.where = scored, of, kept, where
+        super().__init__(endpoint, self._said())
+
+    def _said(self) -> str:
+        text = (f"the server went away{' during scoring' if self.of is not None else ''}: "
+                f"it had answered {self.answered} request(s), then {self.cause}")
+        if self.of is not None and self.kept == 0:
+            text += (f". None of the {self.of} item(s) is kept in the score cache "
+                     f"({self.where}) yet (it keeps each chunk of items once all of it is "
+                     f"scored): once the server is back, the same command scores them all")
+        elif self.of is not None and self.kept is not None:
+            text += (f". {self.kept} of the {self.of} item(s) are scored and kept in the "
+                     f"score cache ({self.where}): once the server is back, the same "
+                     f"command scores only the other {self.of - self.kept}")
+        elif self.of is not None:
+            text += (f". {self.scored} of the {self.of} item(s) were scored before it went; "
+                     f"none is kept (no score cache): a new run scores them all again")
+        return text + (". Is the server still running? Its log says why it stopped (a "
+                       "crash, or killed for memory)")
+
+    def during_scoring(self, scored: int, of: int) -> ServerGoneError:
+        """This error, said of a scoring call of ``of`` items, ``scored`` of them scored."""
+        return ServerGoneError(self.endpoint, self.cause, answered=self.answered,
+                               scored=scored, of=of)
+
+    def kept_in(self, kept: int, of: int, where: str) -> ServerGoneError:
+        """This error, said of a cached scoring call of ``of`` items of which the cache
+        at ``where`` keeps ``kept`` (scored before, or in this call's finished chunks)."""
+        return ServerGoneError(self.endpoint, self.cause, answered=self.answered,
+                               scored=self.scored, of=of, kept=kept, where=where)
+
+
+def _lost_connection(exc: BaseException) -> str | None:
+    """How ``exc`` lost the connection to a server (refused, or cut without a whole
+    answer: a server gone), else None (a timeout, another failure)."""
+    if isinstance(exc, httpx.ConnectError):
+        return "refused the connection"
+    if isinstance(exc, (httpx.NetworkError, httpx.RemoteProtocolError)):
+        return "cut the connection without an answer"
+    return None
 
 
 #: Total seconds per request (all attempts), when ``deadline=`` is not given.
@@ -237,6 +300,10 @@ class EndpointClient:
         self.name = f"openai:{model or 'default'}@{self._host}"
         self._shown = self.endpoint
         self._cancel = threading.Event()  # set when a call using the client is interrupted
+        # the answers the server gave this client: a connection lost after one is a
+        # server gone away (ServerGoneError), not a wrong address
+        self._answered = 0
+        self._answered_lock = threading.Lock()
 
     def _key(self) -> str | None:
         key = os.environ.get(self.api_key_env)
@@ -342,7 +409,20 @@ class EndpointClient:
             given_up.set()
         if "error" in box:
             raise box["error"]
+        with self._answered_lock:
+            self._answered += 1
         return box["reply"]  # type: ignore[no-any-return]
+
+    def _gone(self, exc: BaseException | None, tries: str, shown: str | None
+              ) -> ServerGoneError | None:
+        """The :class:`ServerGoneError` of a request whose last attempt met ``exc``
+        (``tries``: the attempts said) where that lost the connection to a server that
+        had answered this client before; else None."""
+        how = None if exc is None else _lost_connection(exc)
+        if how is None or not self._answered:
+            return None
+        return ServerGoneError(shown or self._shown, self._scrub(
+            f"{how} ({type(exc).__name__}: {exc}){tries}"), answered=self._answered)
 
     def _post(self, client: httpx.Client, body: dict[str, Any], *,
               url: str | None = None) -> dict[str, Any]:
@@ -352,6 +432,8 @@ class EndpointClient:
         back-off, and an answer that trickles in. ``url`` (another path of the same
         server: its tokenizer, SGLang's ``/generate``) gets ``body`` as it is;
         ``/completions`` gets the model, ``temperature=0`` and ``extra_body`` added.
+        A connection refused or cut through every attempt, where the server answered
+        this client before, raises :class:`ServerGoneError` (it went away mid-run).
         """
         if url is None:
             payload = {"model": self.model, "temperature": 0.0, **self.extra_body, **body}
@@ -361,9 +443,11 @@ class EndpointClient:
         shown = redact_url(target) if url is not None else None
         last = ""
         timed_out = False
+        lost: BaseException | None = None  # the last attempt's lost connection
 
         def once(limit: float) -> _Attempt:
-            nonlocal last, timed_out
+            nonlocal last, timed_out, lost
+            lost = None
             try:
                 reply = self._exchange(client, "POST", self._target(target), end,
                                        limit, payload)
@@ -381,8 +465,10 @@ class EndpointClient:
                 timed_out, last = True, f"timed out after {limit:.3g} s ({type(exc).__name__})"
             except httpx.ConnectError as exc:
                 timed_out, last = False, f"could not connect ({type(exc).__name__}: {exc})"
+                lost = exc
             except httpx.TransportError as exc:
                 timed_out, last = False, f"request failed ({type(exc).__name__}: {exc})"
+                lost = exc
             except RuntimeError:  # the client was closed by an interruption
                 if self._cancel.is_set():
                     raise ScoringCancelledError("scoring cancelled") from None
@@ -404,11 +490,14 @@ class EndpointClient:
         tries, outcome = self._retried(self.max_retries + 1, end, once)
         if outcome.done and outcome.reply is not None:
             return self._json(outcome.reply, shown)
+        said = (f"; gave up after {tries} attempt(s) in {time.monotonic() - start:.1f} s "
+                f"(deadline {self.deadline:g} s, ${DEADLINE_ENV}; "
+                f"max_retries={self.max_retries})")
+        gone = self._gone(lost, said, shown)
+        if gone is not None:  # (QA: "could not connect" of a server that died mid-run)
+            raise gone
         cls = EndpointTimeoutError if timed_out else EndpointError
-        raise self._error(f"{last}; gave up after {tries} attempt(s) in "
-                          f"{time.monotonic() - start:.1f} s "
-                          f"(deadline {self.deadline:g} s, ${DEADLINE_ENV}; "
-                          f"max_retries={self.max_retries})", cls, shown=shown)
+        raise self._error(f"{last}{said}", cls, shown=shown)
 
     def _retried(self, attempts: int, end: float, once: Callable[[float], _Attempt]
                  ) -> tuple[int, _Attempt]:
@@ -470,11 +559,13 @@ class EndpointClient:
 
         A refused connection, a transport error and a status in ``_RETRY_STATUS`` are
         tried again; the last answer is returned as it is (any status), and a connection
-        still refused after the last attempt says "could not connect". ``retry=False``:
-        one attempt (where a failure has a fallback, waiting would only delay it).
+        still refused after the last attempt says "could not connect" (where the server
+        answered this client before: :class:`ServerGoneError`). ``retry=False``: one
+        attempt (where a failure has a fallback, waiting would only delay it).
 
         Raises:
             EndpointError: no answer (``fail(why)``, or "could not connect").
+            ServerGoneError: the connection was lost after the server had answered.
         """
         shown = redact_url(url)
         error: Exception | None = None
@@ -503,6 +594,9 @@ class EndpointClient:
             return outcome.reply  # last attempt)
         tries = (f"; gave up after {attempts} attempt(s) in "
                  f"{time.monotonic() - start:.1f} s (max_retries={self.max_retries})")
+        gone = self._gone(error, tries, shown)
+        if gone is not None:  # it answered before: gone away, not a wrong address
+            raise gone from None
         if isinstance(error, httpx.ConnectError):  # no server there: naming the model
             # cannot help (QA: a dead llama.cpp server was refused with "name the model",
             # which only led to "could not connect" once it was named)
