@@ -134,16 +134,38 @@ def test_answers_sent_together_are_one_commit_each_stored_or_refused_alone(
         assert again == [[]]  # stored once
 
 
+class _Clock:
+    """The claims' clock (``time.time`` as annotators.py reads it), moved by the test: a
+    claim's lapse is a step of this clock, not of the machine's (with claims of 0.3 s,
+    calls slowed by 0.35 s, as on a loaded machine, let alice's claim lapse before bob
+    asked, and bob got her item)."""
+
+    def __init__(self) -> None:
+        self.now = time.time()
+
+    def time(self) -> float:
+        return self.now
+
+
 def test_a_held_item_comes_back_on_reload_and_a_lapsed_claim_goes_to_another(
-        tmp_path: Path) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import activetest.session.annotators as annotators
+
     made = classification(tmp_path)
+    clock = _Clock()
+    monkeypatch.setattr(annotators, "time", clock)
     with Session.open(made.db) as s:
-        a = Annotators(s, batch=5, claim_seconds=0.3)
+        a = Annotators(s, batch=5, claim_seconds=60)
         x = a.next_item("alice")
+        clock.now += 59  # a reload within the claim's 60 s
         assert a.next_item("alice") == x  # a reload
+        clock.now += 59  # the reload renewed it: still hers
         y = a.next_item("bob")
         assert y is not None and y.item_id != x.item_id
-        time.sleep(0.45)
+        clock.now += 0.5  # 59.5 s since the reload
+        z = a.next_item("dora")
+        assert z is not None and z.item_id not in (x.item_id, y.item_id)
+        clock.now += 1  # 60.5 s since the reload: lapsed
         assert a.next_item("carol").item_id == x.item_id  # alice's claim lapsed
         a.answer("carol", x.item_id, [0])
         with pytest.raises(LabelError, match="meanwhile"):
