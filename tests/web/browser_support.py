@@ -20,6 +20,9 @@ FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
 #: A page load that takes longer is a stalled browser: chromedriver says so (selenium's
 #: ``TimeoutException``) before selenium's own 120 s wait for chromedriver runs out.
 PAGE_LOAD_SECONDS = 60
+#: How long a test waits for the page to reach a state: generous (it costs nothing when
+#: the page is quick), so that a loaded machine does not fail a test that checks no speed.
+WAIT_SECONDS = 60.0
 
 
 def missing() -> str | None:
@@ -88,9 +91,11 @@ def page_state(driver: Any) -> tuple[str | None, str | None]:
 
 
 def wait_for(driver: Any, state: str | tuple[str, ...], not_item: str | None = None,
-             timeout: float = 30.0) -> str | None:
+             timeout: float = WAIT_SECONDS) -> str | None:
     """Wait until the page is in ``state`` (and shows another item than ``not_item``);
-    returns the item shown."""
+    returns the item shown. Past ``timeout`` s, selenium's ``TimeoutException`` says what
+    was waited for and where the page is."""
+    from selenium.common.exceptions import TimeoutException
     from selenium.webdriver.support.ui import WebDriverWait
 
     states = (state,) if isinstance(state, str) else state
@@ -99,10 +104,20 @@ def wait_for(driver: Any, state: str | tuple[str, ...], not_item: str | None = N
         s, item = page_state(d)
         return s in states and (not_item is None or item != not_item) and (s, item)
 
-    return WebDriverWait(driver, timeout, poll_frequency=0.02).until(ready)[1]
+    try:
+        return WebDriverWait(driver, timeout, poll_frequency=0.02).until(ready)[1]
+    except TimeoutException:
+        try:
+            now: Any = page_state(driver)
+        except Exception as e:  # the browser itself may be what stalled
+            now = f"unknown ({type(e).__name__})"
+        raise TimeoutException(
+            f"waited {timeout:g} s for the page's state {' or '.join(states)}"
+            + (f" with another item than {not_item!r}" if not_item is not None else "")
+            + f"; (state, item) is {now}") from None
 
 
-def wait_for_used(driver: Any, n: int, timeout: float = 30.0) -> str:
+def wait_for_used(driver: Any, n: int, timeout: float = WAIT_SECONDS) -> str:
     """Wait until the progress line says ``n label(s) used``; returns the line's text."""
     from selenium.webdriver.support.ui import WebDriverWait
 

@@ -75,7 +75,7 @@ def test_thirty_labels_by_keyboard_with_an_undo_and_a_reload(driver: Any,
             item = nxt
         from selenium.webdriver.support.ui import WebDriverWait
 
-        WebDriverWait(driver, 30).until(
+        WebDriverWait(driver, bs.WAIT_SECONDS).until(
             lambda d: "30 label(s)" in d.find_element("id", "progress").text)
         progress = driver.find_element("id", "progress").text
         assert "fixed-budget 95% interval" in progress
@@ -342,7 +342,7 @@ def test_an_answer_not_saved_says_why_and_moves_on(driver: Any, tmp_path: Path) 
         from selenium.webdriver.support.ui import WebDriverWait
 
         # the next item shows at once; the refusal follows, with the reason
-        WebDriverWait(driver, 30).until(
+        WebDriverWait(driver, bs.WAIT_SECONDS).until(
             lambda d: "not saved" in d.find_element("id", "message").text)
         message = driver.find_element("id", "message").text
         assert "meanwhile" in message and "not saved" in message
@@ -372,14 +372,14 @@ def test_the_next_item_shows_at_once_and_an_unsent_answer_survives_a_reload(
             second = bs.wait_for(driver, "ready", not_item=first)  # shown, not yet saved
             assert "saving" in driver.find_element("id", "message").text
             bs.press(driver, str(made.truth[second] + 1))  # waits behind the first
-            WebDriverWait(driver, 30).until(
+            WebDriverWait(driver, bs.WAIT_SECONDS).until(
                 lambda d: d.execute_script("return document.body.dataset.saving") == "2")
             driver.refresh()  # the second answer was never sent: only the tab has it
         finally:
             lock.rollback()
             lock.close()
         third = bs.wait_for(driver, "ready")
-        WebDriverWait(driver, 30).until(
+        WebDriverWait(driver, bs.WAIT_SECONDS).until(
             lambda d: d.execute_script("return document.body.dataset.saving") == "0")
         assert third not in (first, second)
     with Session.open(made.db) as s:
@@ -411,7 +411,7 @@ def test_a_key_held_down_answers_one_item(driver: Any, tmp_path: Path) -> None:
         bs.wait_for(driver, "ready", not_item=second)
         from selenium.webdriver.support.ui import WebDriverWait
 
-        WebDriverWait(driver, 30).until(
+        WebDriverWait(driver, bs.WAIT_SECONDS).until(
             lambda d: d.execute_script("return document.body.dataset.saving") == "0")
     with Session.open(made.db) as s:
         assert s.labels() == {first: 0, second: 1}
@@ -459,7 +459,7 @@ def test_undo_and_skip_by_touch_and_a_clicked_level_is_not_pressed_again(
         bs.wait_for(driver, "ready", not_item=second)
         from selenium.webdriver.support.ui import WebDriverWait
 
-        WebDriverWait(driver, 30).until(
+        WebDriverWait(driver, bs.WAIT_SECONDS).until(
             lambda d: d.execute_script("return document.body.dataset.saving") == "0")
     with Session.open(made.db) as s:
         assert s.labels() == {second: 0}
@@ -479,7 +479,7 @@ def test_no_estimate_yet_says_which_draw_it_waits_for(driver: Any, tmp_path: Pat
         bs.wait_for(driver, "ready", not_item=second)
         from selenium.webdriver.support.ui import WebDriverWait
 
-        WebDriverWait(driver, 30).until(
+        WebDriverWait(driver, bs.WAIT_SECONDS).until(
             lambda d: f"the first selected item ('{first}') has no label" in d.find_element(
                 "id", "progress").text)
         assert "no estimate yet" in driver.find_element("id", "progress").text
@@ -541,7 +541,7 @@ def test_another_person_at_the_browser_signs_in_with_their_own_name(driver: Any,
             lock.close()
         from selenium.webdriver.support.ui import WebDriverWait
 
-        WebDriverWait(driver, 30).until(
+        WebDriverWait(driver, bs.WAIT_SECONDS).until(
             lambda d: d.execute_script("return document.body.dataset.saving") == "0")
         driver.find_element("id", "rename").click()
         bs.wait_for(driver, "name")
@@ -549,7 +549,7 @@ def test_another_person_at_the_browser_signs_in_with_their_own_name(driver: Any,
         item = bs.wait_for(driver, "ready")
         assert "annotator: zoe" in driver.find_element("id", "who").text
         bs.press(driver, "2")
-        WebDriverWait(driver, 30).until(
+        WebDriverWait(driver, bs.WAIT_SECONDS).until(
             lambda d: "saved item " + str(item) in bs.message(d)[0])
         assert bs.message(driver)[1] == [item]  # the id isolated (a <bdi>)
     with Session.open(made.db) as s:

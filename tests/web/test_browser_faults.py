@@ -10,6 +10,8 @@ import socket
 import sqlite3
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -294,7 +296,7 @@ def test_the_last_answers_sent_together_end_on_done_not_busy(driver: Any,
             con.execute("COMMIT")
             con.close()
         _until(lambda: _saving(driver) == 0)
-        bs.wait_for(driver, "done", timeout=30)
+        bs.wait_for(driver, "done")
         assert "every drawn item has its answers" in driver.find_element("id", "done").text
     assert _answers(made.db) == {first: 0, second: 1, third: 0}
 
@@ -411,6 +413,38 @@ def test_a_stopped_server_keeps_the_answer_for_the_next_one_at_the_same_address(
         assert _answers(made.db) == {first: 0, item: 1}
 
 
+@contextmanager
+def _holding(url: str, who: str, ahead: int) -> Iterator[set[str]]:
+    """``who`` takes the next ``1 + ahead`` items (returned) and keeps them while the block
+    runs, as a page open on them would: a reload every 0.5 s renews their claims, so they
+    lapse only after the block, however long a loaded machine takes to run it (before:
+    claims of 4 or 6 s and no renewal, which a slow browser's part could outlast)."""
+    from tests.web.web_support import Client
+
+    client = Client(url, who)
+
+    def held() -> set[str]:
+        r = client.ok("POST", "next", {"ahead": ahead})
+        return {r["item"]["item_id"], *(x["item_id"] for x in r["ahead"])}
+
+    items = held()
+    stop = threading.Event()
+    renewed: list[set[str]] = []
+
+    def renew() -> None:
+        while not stop.wait(0.5):
+            renewed.append(held())
+
+    t = threading.Thread(target=renew, daemon=True)
+    t.start()
+    try:
+        yield items
+    finally:
+        stop.set()
+        t.join(60)
+    assert all(r == items for r in renewed), (items, renewed)  # the same items, kept
+
+
 def test_nothing_left_while_others_hold_items_says_so_and_asks_again(driver: Any,
                                                                      tmp_path: Path) -> None:
     """Every draw of the budget is answered or held by another annotator: the page says
@@ -418,26 +452,23 @@ def test_nothing_left_while_others_hold_items_says_so_and_asks_again(driver: Any
     the items come to this person once the other's claims lapse (QA: "Nothing left to
     label for you: every drawn item has its answers", with 3 draws unanswered, and the
     page never asked again)."""
-    from tests.web.web_support import Client
-
     made = classification(tmp_path, n=40)
     with running(made.db, batch=5, budget=10, claim_seconds=4) as server:
-        held = Client(server.url, "ann").ok("POST", "next", {"ahead": 2})
-        theirs = {held["item"]["item_id"], *(x["item_id"] for x in held["ahead"])}
-        bs.fresh(driver)
-        item = bs.sign_in(driver, server.url, "bob")
-        mine = set()
-        while bs.page_state(driver)[0] == "ready" and len(mine) < 7:
-            mine.add(item)
-            bs.press(driver, "1")
-            item = bs.wait_for(driver, ("ready", "done"), not_item=item)
-        assert len(mine) == 7 and not mine & theirs
-        bs.wait_for(driver, "done")
-        text = driver.find_element("id", "done").text
-        assert "held by other annotators" in text and "3 drawn item(s)" in text, text
-        assert "every drawn item has its answers" not in text
-        # ann's claims lapse: the page asks again and gets them
-        item = bs.wait_for(driver, "ready", timeout=30)
+        with _holding(server.url, "ann", 2) as theirs:  # ann's page is open on them
+            bs.fresh(driver)
+            item = bs.sign_in(driver, server.url, "bob")
+            mine = set()
+            while bs.page_state(driver)[0] == "ready" and len(mine) < 7:
+                mine.add(item)
+                bs.press(driver, "1")
+                item = bs.wait_for(driver, ("ready", "done"), not_item=item)
+            assert len(mine) == 7 and not mine & theirs
+            bs.wait_for(driver, "done")
+            text = driver.find_element("id", "done").text
+            assert "held by other annotators" in text and "3 drawn item(s)" in text, text
+            assert "every drawn item has its answers" not in text
+        # ann's page goes, her claims lapse (4 s): the page asks again and gets them
+        item = bs.wait_for(driver, "ready")
         assert item in theirs
         while bs.page_state(driver)[0] == "ready":
             bs.press(driver, "2")
@@ -455,22 +486,19 @@ def test_a_page_waiting_for_others_items_asks_again_through_a_restart(driver: An
     stopped meanwhile, so that ask finds no server: the page says so and asks again until
     the server at the same address answers, then shows the items whose claims lapsed
     (QA: it stayed busy for ever, "the server does not answer (Failed to fetch)")."""
-    from tests.web.web_support import Client
-
     made = classification(tmp_path, n=40)
     # a token of its own: a test beside it (another worker) may serve TOKEN on a port
     # this one freed, and its page would send answers there
     opts: dict[str, Any] = {"batch": 5, "budget": 5, "claim_seconds": 6,
                             "port": _free_port(), "token": "asks-again-0123456789"}
-    with running(made.db, **opts) as server:
-        held = Client(server.url, "ann").ok("POST", "next", {"ahead": 4})
-        theirs = {held["item"]["item_id"], *(x["item_id"] for x in held["ahead"])}
+    # ann's page is open on her items while bob's page signs in
+    with running(made.db, **opts) as server, _holding(server.url, "ann", 4) as theirs:
         bs.fresh(driver)
         assert bs.sign_in(driver, server.url, "bob") is None
         assert "held by other annotators" in driver.find_element("id", "done").text
     _until(lambda: "does not answer" in _message(driver) or "stopping" in _message(driver))
     with running(made.db, **opts):
-        item = bs.wait_for(driver, "ready", timeout=30)  # ann's claims lapsed meanwhile
+        item = bs.wait_for(driver, "ready")  # ann's claims lapsed meanwhile
         assert item in theirs
 
 
@@ -596,10 +624,10 @@ def test_an_undo_behind_answers_not_sent_says_it_waits_and_is_done_once_they_are
     assert shown not in (None, kept)
     undo = driver.find_element("id", "undo-button")
     bs.press(driver, "u")
-    _until(lambda: "undo waits for 1 answer(s) to be sent" in undo.text, timeout=5)
+    _until(lambda: "undo waits for 1 answer(s) to be sent" in undo.text)
     assert "undo" in driver.find_element("id", "unsent").text
     bs.press(driver, "u")
-    _until(lambda: "already waits" in _message(driver), timeout=5)
+    _until(lambda: "already waits" in _message(driver))
     time.sleep(2.5)  # resent meanwhile: still waiting, the item shown unchanged
     assert "undo waits for 1 answer(s)" in undo.text and bs.page_state(driver) == ("ready", shown)
     again, _ = start_child(made.db, tmp_path, *args, "--token", token)
@@ -629,7 +657,7 @@ def test_an_undo_behind_an_answer_then_refused_undoes_nothing(driver: Any,
     args = ("--port", str(_free_port()), "--batch", "5")
     given, kept = _one_saved_one_kept(driver, made.db, tmp_path, args, token)
     bs.press(driver, "u")
-    _until(lambda: "undo waits" in driver.find_element("id", "undo-button").text, timeout=5)
+    _until(lambda: "undo waits" in driver.find_element("id", "undo-button").text)
     with Session.open(made.db) as terminal:  # the terminal labels it meanwhile
         terminal.add_label(kept, 0, source="cli")
     again, _ = start_child(made.db, tmp_path, *args, "--token", token)
@@ -741,7 +769,7 @@ def test_an_undo_waiting_for_answers_when_the_page_is_reloaded_is_said_not_done(
     args = ("--port", str(_free_port()), "--batch", "5")
     given, kept = _one_saved_one_kept(driver, made.db, tmp_path, args, token)
     bs.press(driver, "u")
-    _until(lambda: "undo waits" in driver.find_element("id", "undo-button").text, timeout=5)
+    _until(lambda: "undo waits" in driver.find_element("id", "undo-button").text)
     url = driver.current_url
     driver.refresh()  # the server is down: the browser's error page
     again, _ = start_child(made.db, tmp_path, *args, "--token", token)

@@ -104,7 +104,7 @@ def test_a_second_tab_of_one_person_is_said_in_both_and_closing_it_keeps_the_ite
         assert bs.wait_for(driver, "ready") == first  # the same person: the same item
         for tab in (driver.current_window_handle, one):
             driver.switch_to.window(tab)
-            deadline = time.monotonic() + 10
+            deadline = time.monotonic() + 60
             while warning not in driver.find_element("tag name", "header").text and \
                     time.monotonic() < deadline:
                 time.sleep(0.1)
@@ -113,7 +113,7 @@ def test_a_second_tab_of_one_person_is_said_in_both_and_closing_it_keeps_the_ite
         driver.switch_to.window(next(h for h in driver.window_handles if h != one))
         driver.close()  # the second tab goes: the first still shows ann's items
         driver.switch_to.window(one)
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 60
         while warning in driver.find_element("tag name", "header").text and \
                 time.monotonic() < deadline:
             time.sleep(0.1)
@@ -121,7 +121,7 @@ def test_a_second_tab_of_one_person_is_said_in_both_and_closing_it_keeps_the_ite
         time.sleep(1.0)  # a release would have come by now
         assert claims(made.db).get("ann") == held
         driver.get("about:blank")  # the last tab goes: its items go back
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 60
         while claims(made.db).get("ann") and time.monotonic() < deadline:
             time.sleep(0.1)
         assert not claims(made.db).get("ann")
@@ -220,7 +220,9 @@ def test_a_closed_tab_frees_its_wait_for_a_third_tab_at_once(driver: Any,
             driver.switch_to.window(one)
             t0 = time.monotonic()
             assert _until(lambda: server.waits_held(browser) == 1, 25) is True
-            assert time.monotonic() - t0 < 5
+            # within seconds, not at the end of the wait's 25 s (the 10 s: room for a
+            # loaded machine)
+            assert time.monotonic() - t0 < 10
             driver.switch_to.new_window("tab")
             tabs.append(driver.current_window_handle)
             driver.get(server.url)

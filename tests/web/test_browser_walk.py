@@ -124,7 +124,8 @@ def test_a_right_to_left_name_and_item_id_keep_the_lines_order(
                                   ("u", "undone: item ", " is unanswered again"),
                                   ("s", "set aside item ", " (it comes back after the others)")):
             bs.press(driver, key)
-            WebDriverWait(driver, 30).until(lambda d, w=first: bs.message(d)[0].startswith(w))
+            WebDriverWait(driver, bs.WAIT_SECONDS).until(
+                lambda d, w=first: bs.message(d)[0].startswith(w))
             got = driver.execute_script(
                 "return Array.from(document.getElementById('message').childNodes, "
                 "(n) => [n.nodeName, n.textContent]);")
@@ -159,7 +160,7 @@ def test_in_a_phone_wide_window_the_progress_line_stays_off_the_item(
             bs.wait_for(driver, "ready")
             from selenium.webdriver.support.ui import WebDriverWait
 
-            WebDriverWait(driver, 30).until(
+            WebDriverWait(driver, bs.WAIT_SECONDS).until(
                 lambda d: "label(s) used" in d.find_element("id", "progress").text)
             driver.execute_script("window.scrollTo(0, 0)")
             top, height, page, shown = driver.execute_script(

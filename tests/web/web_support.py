@@ -146,7 +146,7 @@ def start_child(db: Path, tmp: Path, *args: str) -> tuple[subprocess.Popen[str],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=env)
     assert proc.stdout is not None
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 120  # generous: a loaded machine starts it slowly
     line = ""
     while time.monotonic() < deadline:
         line = proc.stdout.readline()
@@ -156,7 +156,7 @@ def start_child(db: Path, tmp: Path, *args: str) -> tuple[subprocess.Popen[str],
         if not line and proc.poll() is not None:
             break
     proc.kill()
-    raise AssertionError(f"the server did not print its URL: {line!r} "
+    raise AssertionError(f"the server did not print its URL (waited up to 120 s): {line!r} "
                          f"{proc.stderr.read() if proc.stderr else ''}")
 
 
