@@ -37,7 +37,7 @@ def test_run_parallel_returns_results_in_job_order() -> None:
 def test_run_parallel_really_overlaps_jobs() -> None:
     # Each job waits for the other to start: sequential execution would deadlock
     # (the barrier times out and raises BrokenBarrierError).
-    barrier = threading.Barrier(2, timeout=10)
+    barrier = threading.Barrier(2, timeout=60)
 
     def job() -> str:
         barrier.wait()

@@ -183,7 +183,18 @@ def test_ctrl_c_reaches_the_supervised_command(pool_files: PoolFiles, tmp_path: 
                                                     "smollm2-135m")),
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True, preexec_fn=as_a_terminal_would)
-    time.sleep(4)  # into model loading / scoring
+    try:
+        # into model loading / scoring: a process of the command maps the model's file
+        # (before: a sleep of 4 s, which a command that starts slowly, as on a loaded
+        # machine, may not have reached)
+        deadline = time.monotonic() + 300
+        while not _maps_a_model(proc.pid):
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the command never loaded the model"
+            time.sleep(0.05)
+    except BaseException:
+        os.killpg(proc.pid, signal.SIGKILL)
+        raise
     os.killpg(proc.pid, signal.SIGINT)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
@@ -232,16 +243,10 @@ def _wait_for_creating(proc: subprocess.Popen[str], db: Path, timeout: float = 3
         time.sleep(0.005)
 
 
-def _group_alive(pgid: int) -> bool:
-    """Whether any process of the group still runs (zombies left to be reaped do not)."""
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    proc = Path("/proc")
-    if not proc.is_dir():
-        return True
-    for entry in proc.iterdir():
+def _group_pids(pgid: int) -> list[int]:
+    """The processes of the group that still run (zombies left to be reaped do not)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
@@ -250,8 +255,31 @@ def _group_alive(pgid: int) -> bool:
             continue
         fields = stat[stat.rindex(")") + 2:].split()  # state, ppid, pgrp, ...
         if int(fields[2]) == pgid and fields[0] != "Z":
-            return True
+            pids.append(int(entry.name))
+    return pids
+
+
+def _maps_a_model(pgid: int) -> bool:
+    """Whether a process of the group has a GGUF model file mapped or open (it is loading
+    it)."""
+    for pid in _group_pids(pgid):
+        try:
+            if ".gguf" in Path(f"/proc/{pid}/maps").read_text():
+                return True
+            if any(os.readlink(fd).endswith(".gguf") for fd in Path(f"/proc/{pid}/fd").iterdir()):
+                return True
+        except OSError:
+            continue
     return False
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether any process of the group still runs (zombies left to be reaped do not)."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return not Path("/proc").is_dir() or bool(_group_pids(pgid))
 
 
 def test_sigterm_during_init_removes_the_files_it_was_creating(tmp_path: Path) -> None:
