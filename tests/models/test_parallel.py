@@ -58,7 +58,11 @@ def test_a_failing_job_cancels_its_sibling_and_its_error_is_raised() -> None:
                 advance()
 
     def failing_job() -> None:
-        time.sleep(0.05)
+        # fails once the sibling is under way (a sleep of 0.05 s: on a loaded machine the
+        # sibling might not have started, and 0 steps failed the test)
+        deadline = time.monotonic() + 60
+        while not steps and time.monotonic() < deadline:
+            time.sleep(0.001)
         raise KeyError("model file vanished")
 
     with pytest.raises(KeyError, match="vanished"):
