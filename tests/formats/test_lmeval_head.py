@@ -52,7 +52,7 @@ _piece = st.sampled_from([json.dumps(_REC), json.dumps({"id": "a", "x": 1}), "["
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[
-    HealthCheck.function_scoped_fixture])
+    HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(pieces=st.lists(_piece, max_size=30), chunk=st.sampled_from([1, 2, 3, 7, 1 << 16]),
        gz=st.booleans(), bom=st.booleans())
 def test_the_answer_of_the_whole_text(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

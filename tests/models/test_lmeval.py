@@ -15,7 +15,7 @@ from activetest.data.task import Item, Task
 from activetest.models.lmeval import load_lmeval_samples, looks_like_lmeval, read_lmeval_samples
 from activetest.models.table import TableScorer
 
-_HC = [HealthCheck.function_scoped_fixture]
+_HC = [HealthCheck.function_scoped_fixture, HealthCheck.too_slow]  # (a loaded CI machine)
 
 SAMPLES = Path(__file__).parent / "data" / "samples_sst2_2026-11-30T12-00-00.jsonl"
 SST2 = Task(name="sst2", instruction="Classify.\n", classes=("negative", "positive"),

@@ -17,7 +17,7 @@ from activetest.models import table
 from activetest.models.base import Scorer
 from activetest.models.table import TableScorer, read_table
 
-_HC = [HealthCheck.function_scoped_fixture]
+_HC = [HealthCheck.function_scoped_fixture, HealthCheck.too_slow]  # (a loaded CI machine)
 
 TASK = Task(name="fpb", instruction="Classify.\n", classes=("negative", "neutral", "positive"))
 RNG = np.random.default_rng(7)

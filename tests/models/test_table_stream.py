@@ -23,7 +23,7 @@ from activetest.models.table_stream import read_ids, read_wanted
 
 TASK = Task(name="fpb", instruction="Classify.\n", classes=("negative", "neutral", "positive"))
 COLS = TASK.classes
-_HC = [HealthCheck.function_scoped_fixture]
+_HC = [HealthCheck.function_scoped_fixture, HealthCheck.too_slow]  # (a loaded CI machine)
 
 
 def _lsm(z: np.ndarray) -> np.ndarray:

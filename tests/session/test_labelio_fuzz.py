@@ -23,7 +23,8 @@ SST2 = get_task("sst2")
 HS = get_task("hs")
 TASKS = [SST2, HS, get_task("mmlu")]
 FUZZ = settings(max_examples=150, deadline=None,
-                suppress_health_check=[HealthCheck.function_scoped_fixture])
+                suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                      HealthCheck.too_slow])
 
 
 @pytest.fixture(scope="module")
