@@ -201,3 +201,33 @@ def test_a_content_check_for_other_content_is_named_after_the_tables_rows(
     assert streamed == general
     assert str(files[1]) in streamed and "other content" not in streamed
     assert ("normalise" if what == "nonorm" else "not finite") in streamed
+
+
+# a row repeating an earlier row's id, and in the same block of the table (or its own
+# row) a value that is not finite: the general path reads each row's id before its
+# values, so it names the repeated id; the stream named the value (2026-12-07)
+_REPEAT_CASES = [
+    ([("dup", "surrogate", 4), ("nan", "surrogate", 5)], "line 6: duplicate id"),
+    ([("dup", "surrogate", 6), ("nan", "surrogate", 6)], "line 8: duplicate id"),
+    ([("dup", "surrogate", 70), ("nan", "surrogate", 72)], "line 72: duplicate id"),
+    ([("nan", "surrogate", 4), ("dup", "surrogate", 5)], "line 6: column 'negative'"),
+]
+
+
+@pytest.mark.parametrize("shuffled", [False, True])
+@pytest.mark.parametrize("fmt", ["csv", "jsonl", "parquet"])
+@pytest.mark.parametrize("spoil,words", _REPEAT_CASES)
+def test_a_repeated_id_before_a_bad_value_in_its_block_is_named_first(
+        spoil: list[tuple[str, str, int]], words: str, fmt: str, shuffled: bool,
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same tiny files on both paths, word for word: in the pool's order (the first
+    row with the id an earlier block's, a pool item's) and joined by id alike."""
+    monkeypatch.setattr(stream_base, "BLOCK", 64)
+    order = np.random.default_rng(5).permutation(N) if shuffled else None
+    files = _files(tmp_path, N, fmt, spoil, order=order)
+    general, streamed = general_and_streamed_refusals(tmp_path, files, monkeypatch)
+    assert streamed == general
+    if fmt != "csv":  # no header line (as above)
+        words = f"{'row' if fmt == 'parquet' else 'line'} {int(words.split()[1][:-1]) - 1}:" \
+                + words.split(":", 1)[1]
+    assert streamed.startswith(f"{files[1]}: {words}"), streamed

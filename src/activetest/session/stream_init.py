@@ -72,7 +72,11 @@ from activetest.session.stream_base import (
     StreamRefusedPoolError,
     TableRefusals,
 )
-from activetest.session.stream_join import join_by_id, refuse_a_repeated_id
+from activetest.session.stream_join import (
+    join_by_id,
+    refuse_a_repeat_among,
+    refuse_a_repeated_id,
+)
 from activetest.session.stream_pool import (
     BadRecord,
     gzipped_pool,
@@ -295,7 +299,7 @@ def _stream(path: Path, p: Path, src: Path, sha256: str, fmt: str, task: Task, s
         """Write the pool's items; read each table in the pool's order alongside. A table
         found in another order (or shorter) is left for :func:`join_by_id`: returns
         ``(the tables' parts, which tables to join by id)``."""
-        tables = [TableRows(table_blocks(t), t) for t in sources]
+        tables = [TableRows(table_blocks(t), t, _repeated_in_order(conn, t)) for t in sources]
         parts: list[Any] = [_Parts(size, task.n_classes) for _ in tables]
         by_id: list[int] = []
         numbers = _WholeIds()  # the pool's ids while each is a whole number
@@ -682,6 +686,27 @@ def _position_join_by_id(conn: Any, t: Table, got: _Got, confirmed: bool
             raise got.pending[1]
 
     return check
+
+
+def _repeated_in_order(conn: Any, t: Table) -> Any:
+    """The :data:`~.stream_tables.Repeated` of the table ``t`` read in the pool's order:
+    its rows handed out (before ``start``) are the pool's items of those numbers, each
+    pool id once, so an earlier row with an id is the pool's item with it (in the
+    session file)."""
+
+    def repeated(ids: Sequence[str | None], start: int) -> None:
+        def earlier(want: list[str]) -> dict[str, int]:
+            out: dict[str, int] = {}
+            for item_id in want:
+                got = conn.execute("SELECT idx FROM items WHERE item_id = ? AND idx < ?",
+                                   (item_id, start)).fetchall()
+                if got:
+                    out[item_id] = int(got[0][0])
+            return out
+
+        refuse_a_repeat_among(t, ids, start, earlier)
+
+    return repeated
 
 
 def _guarded(blocks: Iterator[Any]) -> Iterator[Any]:

@@ -16,7 +16,7 @@ from activetest.session import stream_tables
 from activetest.session.stream_base import LateRefusalError, NotStreamable, StreamRefusedError
 from activetest.session.stream_tables import Table, TableRows, converted_rows, table_blocks
 
-__all__ = ["join_by_id", "refuse_a_repeated_id"]
+__all__ = ["join_by_id", "refuse_a_repeat_among", "refuse_a_repeated_id"]
 
 
 def refuse_a_repeated_id(conn: Any, t: Table, item_id: str, ids: Sequence[str], n: int,
@@ -43,6 +43,31 @@ def refuse_a_repeated_id(conn: Any, t: Table, item_id: str, ids: Sequence[str], 
                                                    f"row {first + 1}"))
     stream_tables.read_again(t, n + j, first=first, repeated=item_id)
     raise NotStreamable("repeated id")  # pragma: no cover - read_again raises
+
+
+def refuse_a_repeat_among(t: Table, ids: Sequence[str | None], start: int,
+                          earlier: Callable[[list[str]], dict[str, int]]) -> None:
+    """Refuse the first of the table ``t``'s rows ``start``, ``start + 1``, ... (their
+    ``ids``; None: an id the reader refuses, which repeats none) whose id an earlier row
+    has, naming both rows as the general path does; return where none does.
+    ``earlier(ids)``: of those ids, each one that a row before ``start`` has -> that
+    row (from 0; the rows before ``start`` repeat no id). Memory: the ids given."""
+    known = earlier(sorted({i for i in ids if i is not None}))
+    seen: dict[str, int] = {}
+    for j, item_id in enumerate(ids):
+        if item_id is None:
+            continue
+        first = known.get(item_id, seen.get(item_id))
+        if first is None:
+            seen[item_id] = start + j
+            continue
+        if t.scorer.format == "parquet":  # rows named by number (from 1), as there
+            from activetest.models.table import duplicate_message
+
+            raise StreamRefusedError(duplicate_message(
+                t.scorer.path, f"row {start + j + 1}", item_id, f"row {first + 1}"))
+        stream_tables.read_again(t, start + j, first=first, repeated=item_id)
+        raise NotStreamable("repeated id")  # pragma: no cover - read_again raises
 
 
 def join_by_id(conn: Any, t: Table, n: int, width: int, advance: Any,
@@ -89,9 +114,27 @@ def join_by_id(conn: Any, t: Table, n: int, width: int, advance: Any,
     conn.execute("CREATE TEMP TABLE IF NOT EXISTS _at_other (item_id TEXT PRIMARY KEY, "
                  "row INTEGER)")
     conn.execute("DELETE FROM _at_other")
+
+    def earlier(want: list[str]) -> dict[str, int]:  # the rows read before: a pool
+        out: dict[str, int] = {}  # item's, or one of an id the pool does not have
+        for item_id in want:
+            got = conn.execute("SELECT idx FROM items WHERE item_id = ?",
+                               (item_id,)).fetchall()
+            if got and row_of[int(got[0][0])] >= 0:
+                out[item_id] = int(row_of[int(got[0][0])])
+                continue
+            got = conn.execute("SELECT row FROM _at_other WHERE item_id = ?",
+                               (item_id,)).fetchall()
+            if got:
+                out[item_id] = int(got[0][0])
+        return out
+
+    def repeated(ids: Sequence[str | None], start: int) -> None:
+        refuse_a_repeat_among(t, ids, start, earlier)
+
     try:
         start = 0
-        for ids, vals, checks in TableRows(table_blocks(t), t).each():
+        for ids, vals, checks in TableRows(table_blocks(t), t, repeated).each():
             m = len(ids)
             conv = np.full((m, width), np.nan)
             if late is None or late.rank > 0:  # (else only a row's own problem is named)

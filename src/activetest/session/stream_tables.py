@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +28,8 @@ from activetest.session.stream_base import (
 )
 from activetest.session.stream_pool import clean_text, open_pool_bytes
 
-__all__ = ["Table", "TableEnds", "TableRows", "converted_rows", "gzipped_table", "read_again",
-           "refuse_file_problems", "streamable_table", "table_blocks"]
+__all__ = ["Repeated", "Table", "TableEnds", "TableRows", "converted_rows", "gzipped_table",
+           "read_again", "refuse_file_problems", "streamable_table", "table_blocks"]
 
 _TABLE_FORMATS = ("csv", "tsv", "jsonl", "json", "parquet")
 
@@ -146,8 +146,13 @@ def table_blocks(t: Table) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray 
             if col.null_count or not pa.types.is_string(col.type):
                 raise NotStreamable("content check")  # the general path names the row
             checks = np.asarray(col.to_numpy(zero_copy_only=False), dtype=object)
-        ids = _ids(batch.column(want.index(s.id_column)), t, start)
-        yield ids, _values(batch, want[1:], t, start), checks
+        try:
+            ids = _ids(batch.column(want.index(s.id_column)), t, start)
+            vals = _values(batch, want[1:], t, start)
+        except (_BadRow, _RowRefusedError) as exc:  # its rows' ids, for a repeated id before
+            exc.batch = (start, _batch_ids(batch.column(want.index(s.id_column))))
+            raise
+        yield ids, vals, checks
         start += batch.num_rows
 
 
@@ -254,6 +259,34 @@ class _BadRow(NotStreamable):
     def __init__(self, row: int | None) -> None:
         super().__init__("bad row")
         self.row = row
+        self.batch: tuple[int, list[str | None]] | None = None  # set by table_blocks
+
+
+class _RowRefusedError(StreamRefusedError):
+    """A Parquet table's row ``row`` (from 0) refused by the fast reader with the general
+    path's message (a value that is not a finite number); ``batch``: as
+    :class:`_BadRow`'s."""
+
+    def __init__(self, message: str, row: int) -> None:
+        super().__init__(message)
+        self.row = row
+        self.batch: tuple[int, list[str | None]] | None = None  # set by table_blocks
+
+
+def _batch_ids(col: Any) -> list[str | None]:
+    """A batch's ids as the fast reader takes them (text stripped, an integer in
+    decimal), None for one it refuses (null, empty, of another type): the rows before a
+    refused row, looked through for an earlier row's id (:meth:`TableRows._read`)."""
+    out: list[str | None] = []
+    for v in col.to_pylist():
+        if isinstance(v, str):
+            v = v.strip()
+            out.append(v or None)
+        elif isinstance(v, int) and not isinstance(v, bool):
+            out.append(str(v))
+        else:
+            out.append(None)
+    return out
 
 
 def _bad(t: Table, what: str, first: Any = None, start: int = 0) -> NotStreamable:
@@ -321,12 +354,12 @@ def _values(batch: Any, cols: Sequence[str], t: Table, start: int) -> np.ndarray
                 row_values({cols[j]: texts[j][i]}, t.scorer.path, f"row {start + i + 1}",
                            [cols[j]])
             except ValueError as exc:
-                raise StreamRefusedError(str(exc)) from None
+                raise _RowRefusedError(str(exc), start + i) from None
         # refused here, not by the general path, which would read the whole table into
         # memory to say it (1.8 GB per million items: killed for memory at 1e7-1e8)
-        raise StreamRefusedError(f"{t.scorer.path}: row {start + i + 1}: column {cols[j]!r}: "
-                                 f"value {float(out[i, j])!r:.60} is not finite (NaN/inf are "
-                                 f"not allowed)")
+        raise _RowRefusedError(f"{t.scorer.path}: row {start + i + 1}: column {cols[j]!r}: "
+                          f"value {float(out[i, j])!r:.60} is not finite (NaN/inf are "
+                          f"not allowed)", start + i)
     return out
 
 
@@ -354,30 +387,49 @@ class TableEnds(NotStreamable):
     may have no row, which the join names)."""
 
 
+#: ``repeated(ids, start)`` of :class:`TableRows`: refuse the first of the table's rows
+#: ``start``, ``start + 1``, ... (their ``ids``, None for a row's id the reader refuses)
+#: whose id an earlier row has, with the general path's message; return where none does.
+Repeated = Callable[[Sequence[str | None], int], None]
+
+
 class TableRows:
-    """Exactly ``m`` rows at a time from a stream of blocks of the table ``table``."""
+    """Exactly ``m`` rows at a time from a stream of blocks of the table ``table``.
+
+    ``repeated``: where a row is refused (a value, an id), the rows not yet handed out
+    before it (and the row itself) are first looked through for an earlier row's id
+    (:data:`Repeated`; the rows handed out are the caller's to have checked), since the
+    general path reads each row's id before its values and names a repeated id first
+    (QA: a row repeating an id followed in the same block by a NaN was refused naming
+    the NaN, where the general path names the repeated id)."""
 
     def __init__(self, blocks: Iterator[tuple[np.ndarray, np.ndarray, np.ndarray | None]],
-                 table: Table) -> None:
+                 table: Table, repeated: Repeated | None = None) -> None:
         self.blocks = blocks
         self.table = table
+        self.repeated = repeated
         self.ids: list[np.ndarray] = []
         self.vals: list[np.ndarray] = []
         self.checks: list[np.ndarray | None] = []
         self.held = 0
+        self.given = 0  # the rows handed out
 
     def _read(self) -> bool:
         """Read the next block; False at the end of the table. A CSV, TSV or JSONL row the
         fast reader does not take is refused with the general path's message, where
-        the general path refuses it (else NotStreamable: it reads the table)."""
+        the general path refuses it (else NotStreamable: it reads the table); a repeated
+        id before a refused row first (``repeated``)."""
         import csv
 
         try:
             nxt = next(self.blocks, None)
+        except (_BadRow, _RowRefusedError) as exc:
+            self._refuse_a_repeated_id(exc.row, exc.batch)
+            if isinstance(exc, _RowRefusedError):
+                raise
+            _refuse_bad_row(self.table, exc.row)
         except StreamRefusedError:
             raise
-        except _BadRow as exc:
-            _refuse_bad_row(self.table, exc.row)
         except (*READ_ERRORS, csv.Error):  # e.g. a value pyarrow cannot convert
             if self.table.scorer.format != "parquet":
                 _refuse_bad_row(self.table, None)
@@ -404,6 +456,7 @@ class TableRows:
         self.ids, self.vals = [ids[m:]], [vals[m:]]
         self.checks = [None if checks is None else checks[m:]]
         self.held = len(ids) - m
+        self.given += m
         return ids[:m], vals[:m], None if checks is None else checks[:m]
 
     def each(self) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray | None]]:
@@ -411,7 +464,21 @@ class TableRows:
         while self._read():
             block = self.ids.pop(), self.vals.pop(), self.checks.pop()
             self.held = 0
+            self.given += len(block[0])
             yield block
+
+    def _refuse_a_repeated_id(self, row: int | None,
+                              batch: tuple[int, list[str | None]] | None) -> None:
+        """Before the row ``row`` (from 0) is refused: refuse the first row not handed out
+        up to it (those held, then the failing block's, ``batch``: its first row and ids)
+        whose id an earlier row has (``repeated``). Where the reader does not say which
+        row it refuses (None), nothing is looked through (the general path's rules name
+        the first row they refuse)."""
+        if self.repeated is None or row is None or batch is None:
+            return
+        start, ids = batch
+        held: list[str | None] = [str(i) for a in self.ids for i in a.tolist()]
+        self.repeated(held + ids[:row - start + 1], self.given)
 
     def next_id(self) -> str | None:
         """The id of the first row left after those taken; None where none is."""
