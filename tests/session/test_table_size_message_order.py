@@ -88,14 +88,19 @@ def test_a_large_parquet_table_with_content_checks_names_its_bad_value_first(
                           f"(NaN/inf are not allowed)"), got
 
 
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
 @pytest.mark.parametrize("ids", ["own", "numbers"])
 def test_a_large_tables_rows_and_ids_are_read_in_one_pass_before_it_is_scored(
-        ids: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A large CSV table (read row by row) on the general path: its rows' check and its
-    ids (for the join by position's check) are one pass, then scoring reads it (it was
-    read a second time for its ids, 2026-12-07); where the pool's ids are its own (an id
-    that is no whole number) its ids are not needed at all. ``numbers``: the pool's and
-    the table's ids whole numbers, but no run from 0 or 1 (a join by id)."""
+        ids: str, fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A large CSV or Parquet table (read row by row) on the general path: its rows' check
+    and its ids (for the join by position's check) are one pass, then scoring reads it
+    (it was read a second time for its ids: a CSV table until 2026-12-07, a Parquet one
+    until later that day); where the pool's ids are its own (an id that is no whole
+    number) its ids are not needed at all. ``numbers``: the pool's and the table's ids
+    whole numbers, but no run from 0 or 1 (a join by id)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     from activetest.models import table_stream
 
     def name(i: int) -> str:
@@ -107,9 +112,13 @@ def test_a_large_tables_rows_and_ids_are_read_in_one_pass_before_it_is_scored(
     p = _probs()
     specs = []
     for k in ("s", "t"):
-        t = tmp_path / f"{k}.csv"
-        t.write_text("id,negative,positive\n" + "".join(
-            f"{name(i)},{math.log1p(-x)},{math.log(x)}\n" for i, x in enumerate(p)))
+        t = tmp_path / f"{k}.{fmt}"
+        if fmt == "csv":
+            t.write_text("id,negative,positive\n" + "".join(
+                f"{name(i)},{math.log1p(-x)},{math.log(x)}\n" for i, x in enumerate(p)))
+        else:
+            pq.write_table(pa.table({"id": [name(i) for i in range(N)],
+                                     "negative": np.log1p(-p), "positive": np.log(p)}), t)
         specs.append(f"table:{t}")
     reads: list[str] = []
     real = table_stream._checked_blocks
@@ -123,4 +132,4 @@ def test_a_large_tables_rows_and_ids_are_read_in_one_pass_before_it_is_scored(
     monkeypatch.setattr(table, "STREAM_BYTES", LARGE)
     Session.create(tmp_path / "s.db", task="sst2", progress=False, pool=pool,
                    surrogate=specs[0], target=specs[1], pool_options={"id_column": "id"})
-    assert sorted(reads) == ["s.csv", "s.csv", "t.csv", "t.csv"], reads
+    assert sorted(reads) == [f"s.{fmt}", f"s.{fmt}", f"t.{fmt}", f"t.{fmt}"], reads

@@ -371,6 +371,17 @@ class TableScorer:
             return
         yield list(self._load(task)[0])
 
+    def has_check_column(self) -> bool:
+        """Whether the table is a Parquet file with a ``content_check`` column (its schema
+        read, no row); False where its schema cannot be read (reading its rows names
+        that, as :meth:`confirms_content` does)."""
+        if self.format != "parquet":
+            return False
+        try:
+            return _has_content_checks(self.path)
+        except ValueError:
+            return False
+
     def confirms_content(self, task: Task) -> bool:
         """Whether its join by id is confirmed by each item's content: lm-eval files read
         with ``match="text"`` (every record's document checked) and tables with a

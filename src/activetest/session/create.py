@@ -332,8 +332,9 @@ def check_position_joins(inputs: Inputs, scoring: Scoring, specs: Sequence[str],
         if not isinstance(scorer, TableScorer):
             continue
         table_ids = None
-        if numbered and scorer.format not in ("parquet", "lmeval"):  # (no content check:
-            # its ids and its rows' check in one pass)
+        if numbered and scorer.format != "lmeval" and not scorer.has_check_column():
+            # (no content check, so its ids are needed: they and its rows' check in one
+            # pass; a Parquet table's were read a second time, 2026-12-07)
             table_ids = scorer.item_ids(inputs.task)
         if scorer.confirms_content(inputs.task):
             continue
