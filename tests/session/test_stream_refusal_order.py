@@ -231,3 +231,54 @@ def test_a_repeated_id_before_a_bad_value_in_its_block_is_named_first(
         words = f"{'row' if fmt == 'parquet' else 'line'} {int(words.split()[1][:-1]) - 1}:" \
                 + words.split(":", 1)[1]
     assert streamed.startswith(f"{files[1]}: {words}"), streamed
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_the_pool_read_on_after_the_first_tables_refusal_encodes_no_more_items(
+        fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The surrogate refused in the pool's first block (a NaN at row 5): the pool is read
+    to its end (a later record of it would be named first, as the case above with an
+    empty id shows), but its later items' fields are not encoded for the session file,
+    which is removed (each one was, 2026-12-07); the refusal is the general path's."""
+    from activetest.session import stream_init
+
+    monkeypatch.setattr(stream_base, "BLOCK", 64)
+    files = _files(tmp_path, N, fmt, [("nan", "surrogate", 5)])
+    encoded: list[object] = []
+    real = stream_init._dumps
+
+    def counted(obj: object) -> str:
+        if isinstance(obj, dict) and "text" in obj:  # an item's fields
+            encoded.append(obj)
+        return real(obj)
+
+    monkeypatch.setattr(stream_init, "_dumps", counted)
+    general, streamed = general_and_streamed_refusals(tmp_path, files, monkeypatch)
+    assert streamed == general and "not finite" in streamed
+    assert len(encoded) == 64, len(encoded)  # the first block's, written before its rows
+
+
+def test_a_tables_text_is_read_for_problems_before_any_row_once_per_init(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A CSV table of probabilities with three rows the rule refuses, each by an earlier
+    check than the one before (a zero at 5, a sum at 100, a value above 1 at 250): each
+    replaces the last as the table's late refusal, and before each the whole text was
+    read for a problem named before any row (a malformed line), three times for one
+    file (2026-12-07); now once. The refusal is the general path's."""
+    from activetest.models import table_stream
+
+    monkeypatch.setattr(stream_base, "BLOCK", 64)
+    files = _files(tmp_path, N, "csv", [("zero", "surrogate", 5), ("sum", "surrogate", 100),
+                                        ("range", "surrogate", 250)], probs=True)
+    scans: list[str] = []
+    real = table_stream.refuse_file_problems
+
+    def counted(path: Path, *a: object) -> None:
+        scans.append(Path(path).name)
+        real(path, *a)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(table_stream, "refuse_file_problems", counted)
+    general, streamed = general_and_streamed_refusals(tmp_path, files, monkeypatch,
+                                                      kind="?kind=probs")
+    assert streamed == general and "must lie in [0, 1]" in streamed
+    assert scans == ["surrogate.csv"], scans

@@ -386,10 +386,17 @@ def _stream(path: Path, p: Path, src: Path, sha256: str, fmt: str, task: Task, s
                 refuse_pool_block(conn, p, fmt, block, n, keys, by_row, task, opts)
             if len(items) != len(block):
                 raise NotStreamable("dropped rows")
+            # the first table read refused for a row's own problem (said once the pool is
+            # read, whose later records are named first): no table is read on or joined,
+            # so no item's fields are read again; its ids are written still (an id of an
+            # earlier block is the pool's refusal, named before the table's)
+            first = refusals.first()
+            blank = (first is not None and first[0] == 0
+                     and not isinstance(first[1], LateRefusalError))
             try:
                 conn.executemany(
                     "INSERT INTO items (idx, item_id, fields, data_label) VALUES (?, ?, ?, ?)",
-                    ((n + j, it.id, _dumps(dict(it.fields)), it.label)
+                    ((n + j, it.id, "{}" if blank else _dumps(dict(it.fields)), it.label)
                      for j, it in enumerate(items)))
             except sqlite3.IntegrityError:  # an id of an earlier block: named as there
                 # (before any table: the general path reads the whole pool first)

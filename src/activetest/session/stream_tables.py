@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -514,6 +515,14 @@ def read_again(t: Table, upto: int | None, *, first: int | None = None,
     from activetest.formats.tables import repeated_key
     from activetest.models.table import duplicate_message, row_values, stream_rows
 
+    # From the first row, every time, and every row's values checked: left so (not made
+    # cheaper): a row's name is its line, which only the general path's reader tells (a
+    # quoted CSV field may span lines, a JSONL file's blank lines are passed over, a
+    # gzip stream cannot seek), so starting at a remembered line would need that
+    # reader's state there; and the rows before ``upto``, taken by the fast reader, are
+    # not known to be taken by the general path's rules too (pyarrow's number parsing
+    # is not Python's: no proof that it takes nothing ``float`` refuses), so their
+    # check stays. Paid once per row named (a late refusal's line, a refused row).
     s = t.scorer
     first_where = None
     given = 0  # the rows read
@@ -560,11 +569,21 @@ def refuse_file_problems(t: Table) -> None:
     path names a malformed line after it (QA)."""
     from activetest.models.table_stream import refuse_file_problems as scan
 
+    if t in _CLEAN:  # read once: the file is the same for the whole init
+        return
     s = t.scorer
     try:
         scan(s.path, s.format, t.columns, s.id_column)
     except ValueError as exc:
         raise StreamRefusedError(str(exc)) from None
+    _CLEAN.add(t)
+
+
+#: The tables :func:`refuse_file_problems` read and found no such problem in: each is
+#: read so once per ``init`` (each ``init`` has its own :class:`Table`, by its scorer), not
+#: once per late refusal of it (a table of probabilities has up to three, one per check
+#: of the rule, each replacing the one before; it was read whole for each, 2026-12-07).
+_CLEAN: weakref.WeakSet[Table] = weakref.WeakSet()
 
 
 def converted_rows(values: np.ndarray, t: Table, start: int) -> np.ndarray:
@@ -623,6 +642,11 @@ class _Lines(Sequence[str]):
         return 0  # indexed only
 
     def __getitem__(self, i: Any) -> Any:
+        # (at once, though a later row's problem may replace this refusal: the message
+        # is made by the general path's rule, to_log_softmax_rows, which names the row
+        # as it raises; a name found only when said would need that rule to give its
+        # parts, not its words. A table has at most one such refusal per check of the
+        # rule: one for log-probs and logits, three for probabilities.)
         return read_again(self.t, self.start + int(i))
 
 
