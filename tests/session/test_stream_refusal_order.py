@@ -34,7 +34,8 @@ def _files(folder: Path, n: int, fmt: str, spoil: list[tuple[str, str, int]],
     """An sst2 pool of ``n`` items (CSV) and two tables of log-probs (``probs``:
     probabilities) in ``fmt``, each ``(what, file, row)`` of ``spoil`` written in:
     ``nonorm`` (a log-prob row that does not normalise), ``nan`` (a value that is not
-    finite), ``dup`` (item 3's id again), ``emptyid`` (the pool's record with an empty
+    finite), ``dup`` (item 3's id again), ``dupnear`` (the id of the row 10
+    before), ``emptyid`` (the pool's record with an empty
     id); in a table of probabilities ``range`` (a value above 1), ``sum`` (a row summing
     to 0.8), ``zero`` (a probability of 0). ``order``: the tables' rows in this order
     (joined by id)."""
@@ -57,6 +58,8 @@ def _files(folder: Path, n: int, fmt: str, spoil: list[tuple[str, str, int]],
             rows[name][i][1] = float("nan")
         elif what == "dup":
             rows[name][i][0] = rows[name][3][0]
+        elif what == "dupnear":
+            rows[name][i][0] = rows[name][i - 10][0]
         elif what in ("range", "sum", "zero"):
             rows[name][i][1:] = {"range": [1.5, -0.5], "sum": [0.3, 0.5],
                                  "zero": [0.0, 1.0]}[what]
@@ -282,3 +285,18 @@ def test_a_tables_text_is_read_for_problems_before_any_row_once_per_init(
                                                       kind="?kind=probs")
     assert streamed == general and "must lie in [0, 1]" in streamed
     assert scans == ["surrogate.csv"], scans
+
+
+def test_a_repeated_id_whose_first_row_is_held_from_the_tables_last_block(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 30,000-row CSV table read by pyarrow in two blocks (of 21,999 and 8,001 rows with
+    pyarrow 1 MiB blocks), the pool's in 64s: row 22,000 repeats the id of row 21,990 (a
+    row read but not yet joined when the second block is read) and row 22,002 has a NaN:
+    the repeated id is named, as the general path names it."""
+    monkeypatch.setattr(stream_base, "BLOCK", 64)
+    files = _files(tmp_path, 30_000, "csv", [("dupnear", "surrogate", 22_000),
+                                             ("nan", "surrogate", 22_002)])
+    general, streamed = general_and_streamed_refusals(tmp_path, files, monkeypatch)
+    assert streamed == general
+    assert streamed.startswith(f"{files[1]}: line 22002: duplicate id 'it21990' (first at "
+                               f"line 21992)"), streamed

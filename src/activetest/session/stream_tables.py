@@ -359,8 +359,8 @@ def _values(batch: Any, cols: Sequence[str], t: Table, start: int) -> np.ndarray
         # refused here, not by the general path, which would read the whole table into
         # memory to say it (1.8 GB per million items: killed for memory at 1e7-1e8)
         raise _RowRefusedError(f"{t.scorer.path}: row {start + i + 1}: column {cols[j]!r}: "
-                          f"value {float(out[i, j])!r:.60} is not finite (NaN/inf are "
-                          f"not allowed)", start + i)
+                               f"value {float(out[i, j])!r:.60} is not finite (NaN/inf "
+                               f"are not allowed)", start + i)
     return out
 
 
