@@ -35,7 +35,7 @@ def _files(folder: Path, n: int, fmt: str, spoil: list[tuple[str, str, int]],
     probabilities) in ``fmt``, each ``(what, file, row)`` of ``spoil`` written in:
     ``nonorm`` (a log-prob row that does not normalise), ``nan`` (a value that is not
     finite), ``dup`` (item 3's id again), ``dupnear`` (the id of the row 10
-    before), ``emptyid`` (the pool's record with an empty
+    before), ``text`` (a value ``x``), ``emptyid`` (the pool's record with an empty
     id); in a table of probabilities ``range`` (a value above 1), ``sum`` (a row summing
     to 0.8), ``zero`` (a probability of 0). ``order``: the tables' rows in this order
     (joined by id)."""
@@ -60,6 +60,8 @@ def _files(folder: Path, n: int, fmt: str, spoil: list[tuple[str, str, int]],
             rows[name][i][0] = rows[name][3][0]
         elif what == "dupnear":
             rows[name][i][0] = rows[name][i - 10][0]
+        elif what == "text":
+            rows[name][i][1] = "x"  # type: ignore[call-overload]
         elif what in ("range", "sum", "zero"):
             rows[name][i][1:] = {"range": [1.5, -0.5], "sum": [0.3, 0.5],
                                  "zero": [0.0, 1.0]}[what]
@@ -73,7 +75,10 @@ def _files(folder: Path, n: int, fmt: str, spoil: list[tuple[str, str, int]],
             import pyarrow as pa
             import pyarrow.parquet as pq
 
-            pq.write_table(pa.table({"id": [r[0] for r in rs], "negative": [r[1] for r in rs],
+            neg = [r[1] for r in rs]  # (with a ``text`` value: a column of text)
+            if any(isinstance(v, str) for v in neg):
+                neg = [v if isinstance(v, str) else repr(v) for v in neg]
+            pq.write_table(pa.table({"id": [r[0] for r in rs], "negative": neg,
                                      "positive": [r[2] for r in rs]}), path)
         elif fmt == "jsonl":
             path.write_text("".join(json.dumps(dict(zip(("id", "negative", "positive"), r,
@@ -214,6 +219,8 @@ _REPEAT_CASES = [
     ([("dup", "surrogate", 6), ("nan", "surrogate", 6)], "line 8: duplicate id"),
     ([("dup", "surrogate", 70), ("nan", "surrogate", 72)], "line 72: duplicate id"),
     ([("nan", "surrogate", 4), ("dup", "surrogate", 5)], "line 6: column 'negative'"),
+    ([("dup", "surrogate", 4), ("text", "surrogate", 5)], "line 6: duplicate id"),
+    ([("dup", "surrogate", 70), ("text", "surrogate", 70)], "line 72: duplicate id"),
 ]
 
 

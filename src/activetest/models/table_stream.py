@@ -48,7 +48,7 @@ from activetest.models.table_read import (
 )
 
 __all__ = ["STREAMED_FORMATS", "WantedRows", "id_blocks", "read_ids", "read_wanted",
-           "refuse_file_problems", "streams"]
+           "refuse_a_repeated_id", "refuse_file_problems", "streams"]
 
 #: The formats read row by row, gzipped or not (but Parquet); lm-eval samples files are
 #: read whole (docs/pool-scale.md: their reader decides across all records).
@@ -279,6 +279,15 @@ def _no_nul(f: Any, path: Path) -> Iterator[str]:
         if "\x00" in line:
             raise ValueError(f"{path}: contains NUL bytes; not a CSV text file")
         yield line
+
+
+def refuse_a_repeated_id(path: Path, fmt: str, columns: Sequence[str], id_column: str,
+                         hashes: array) -> None:
+    """Refuse the first of the table's rows read so far (``hashes``: their ids' hashes,
+    ``hash(id)`` in file order) whose id an earlier row has, naming both rows as
+    :func:`read_table` does (ValueError); return where none does. The rows whose ids
+    share a hash are read again to tell."""
+    _refuse_a_repeated_id(path, fmt, columns, id_column, hashes)
 
 
 def _refuse_a_repeated_id(path: Path, fmt: str, columns: Sequence[str], id_column: str,

@@ -473,8 +473,9 @@ class TableRows:
         """Before the row ``row`` (from 0) is refused: refuse the first row not handed out
         up to it (those held, then the failing block's, ``batch``: its first row and ids)
         whose id an earlier row has (``repeated``). Where the reader does not say which
-        row it refuses (None), nothing is looked through (the general path's rules name
-        the first row they refuse)."""
+        row it refuses (None: a block it cannot convert), nothing is looked through here:
+        :func:`read_again` finds the row, and a repeated id before it, by the general
+        path's rules."""
         if self.repeated is None or row is None or batch is None:
             return
         start, ids = batch
@@ -510,6 +511,7 @@ def read_again(t: Table, upto: int | None, *, first: int | None = None,
     N"``); NotStreamable where ``refused`` and no row is refused, or where the rows read
     are not those streamed (the general path reads the table)."""
     import zlib
+    from array import array
 
     from activetest.formats.json_array import NotAStreamedArray, RepeatedKeyInArray
     from activetest.formats.tables import repeated_key
@@ -526,10 +528,13 @@ def read_again(t: Table, upto: int | None, *, first: int | None = None,
     s = t.scorer
     first_where = None
     given = 0  # the rows read
+    hashes = array("q")  # refused: each row's id's hash, for a repeated id before the row
     try:
         for r, (where, item_id, row) in enumerate(stream_rows(
                 s.path, s.format, columns=t.columns, id_column=s.id_column)):
             given = r + 1
+            if refused:
+                hashes.append(hash(item_id))
             if r == first and item_id == repeated:
                 first_where = where
             if r == upto and repeated is not None:
@@ -554,6 +559,13 @@ def read_again(t: Table, upto: int | None, *, first: int | None = None,
         raise NotStreamable("read") from None  # general path names it (reading it whole)
     except ValueError as exc:  # a row (or the file) the general path refuses, so named,
         refuse_file_problems(t)  # unless the file has a problem named before any row
+        if refused:  # or a row before it (or it) repeats an earlier row's id: named first
+            from activetest.models.table_stream import refuse_a_repeated_id
+
+            try:  # (the block the fast reader refused, its rows unknown: QA, a repeated
+                refuse_a_repeated_id(s.path, s.format, t.columns, s.id_column, hashes)
+            except ValueError as dup:  # id then a value that is no number, the value named)
+                raise StreamRefusedError(str(dup)) from None
         raise StreamRefusedError(str(exc)) from None
     raise NotStreamable("read again")
 
