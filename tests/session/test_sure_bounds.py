@@ -406,3 +406,41 @@ def test_a_risk_outside_its_sure_bounds_is_said_at_the_number(tmp_path: Path) ->
     qa, _ = _qa_session(tmp_path)
     for said in (run("estimate", qa), run("status", qa)):
         assert "outside the bounds that hold surely" not in said and "†" not in said, said
+
+
+def test_a_risk_outside_its_sure_bounds_is_marked_in_the_reports_table(tmp_path: Path
+                                                                       ) -> None:
+    """QA: the report's table of estimates left a single risk's estimate outside its sure
+    bounds unmarked (0.2222 beside intervals cut to [0.225, 0.3]), where `estimate`'s table
+    marks it with † and says it under the table, and a paired difference's is said at the
+    number. The report's table now marks it the same way, with the same line under it,
+    and its control-variate LURE note at the number; within its bounds nothing is said."""
+    db, _ = _labelled(tmp_path, "out", n_labels=37, acquisition="ce", seed=6, metric="both")
+    m = json.loads(run("estimate", db, "--json"))["metrics"]["error_rate"]
+    e, a, cv = m["active"]["estimate"], m["anytime"], m["cv"]["estimate"]
+    assert a["estimate_outside_sure"] is True and m["cv_anytime"]["estimate_outside_sure"]
+    run("report", db, "--out", tmp_path / "rep", "--no-progress")
+    md = (tmp_path / "rep" / "report.md").read_text(encoding="utf-8")
+    html = (tmp_path / "rep" / "report.html").read_text(encoding="utf-8")
+    (row,) = [x for x in md.splitlines() if x.startswith("| error rate |")]
+    assert f"| {e:.4g}† |" in row, row
+    (row,) = [x for x in md.splitlines() if x.startswith("| log loss |")]
+    assert "†" not in row, row  # within its bounds
+    line = (f"† error rate: {e:.4g} outside the bounds that hold surely, "
+            f"[{a['sure_low']:.4g}, {a['sure_high']:.4g}]: unbiased, not moved; see the note")
+    assert line in md.replace("\\", ""), md
+    assert line in html.replace("&nbsp;", " "), html
+    # the same words as `estimate` under its table (there with its own decimals)
+    said = " ".join(run("estimate", db).split())
+    assert line.replace(f"{e:.4g}", f"{e:.4f}").replace(
+        f"[{a['sure_low']:.4g}, {a['sure_high']:.4g}]",
+        f"[{a['sure_low']:.4f}, {a['sure_high']:.4f}]").replace("error rate", "error_rate") \
+        in said, said
+    assert (f"error rate {cv:.4f} (outside the bounds that hold surely, "
+            f"[{a['sure_low']:.4f}, {a['sure_high']:.4f}]: unbiased, not moved; see the "
+            f"note), fixed-budget") in md.replace("\\", ""), md
+    # the QA session of 32 of 40 (uniform draws): inside its bounds, no mark, no line
+    qa, _ = _qa_session(tmp_path)
+    run("report", qa, "--out", tmp_path / "qa", "--no-progress")
+    md = (tmp_path / "qa" / "report.md").read_text(encoding="utf-8")
+    assert "†" not in md and "outside the bounds that hold surely" not in md, md

@@ -30,6 +30,7 @@ from activetest.cli._app import (
     app,
     marked,
 )
+from activetest.session.interval_names import OUTSIDE_MARK as _OUTSIDE_MARK
 
 
 def _interval_text(low: float | None, high: float | None, n_labels: int | None = None,
@@ -47,8 +48,8 @@ def _interval_text(low: float | None, high: float | None, n_labels: int | None =
 
 _MARKS = "¹²³⁴⁵⁶"
 #: The mark beside an estimate in the table that lies outside the bounds that hold surely
-#: (:func:`_outside_lines` says it under the table).
-OUTSIDE_MARK = "†"
+#: (:func:`_outside_lines` says it under the table; the report's table marks it alike).
+OUTSIDE_MARK = _OUTSIDE_MARK
 
 
 def _outside_lines(r: Any) -> list[str]:
@@ -57,11 +58,15 @@ def _outside_lines(r: Any) -> list[str]:
     unbiased (the marks of the intervals' rows are their guarantees; QA: a single risk's
     estimate outside its sure bounds was said only in a note at the end, where a paired
     difference's is said at the number)."""
+    from activetest.session.interval_names import outside_sure_line
+
     lines = []
     for m in r.metrics.values():
-        d = _decimals(m.active, m.anytime)
-        if mark := _outside_sure(m.anytime, d):
-            lines.append(f"{OUTSIDE_MARK} {m.metric}: {_num(m.active.estimate, d)} {mark}")
+        d, a = _decimals(m.active, m.anytime), m.anytime
+        if _outside_sure(a, d):
+            lines.append(outside_sure_line(m.metric, _num(m.active.estimate, d),
+                                           float(a.sure_low), float(a.sure_high),
+                                           f"{{:.{d}f}}"))
     return lines
 
 

@@ -21,7 +21,8 @@ Where something else stands in for the fixed-budget interval and the anytime CS 
 interval record's ``basis``), each cell says so with :func:`basis_mark`: "(exact anytime CS)"
 (the few-errors rule) or "(sure bounds)" (a paired difference's bounds that hold surely,
 :data:`SURE_BOUNDS`). An estimate outside the bounds that hold surely (unbiased, not moved)
-is marked beside the number with :func:`outside_sure_mark`.
+is marked beside the number with :func:`outside_sure_mark`; in a table of estimates, with
+:data:`OUTSIDE_MARK` at the number and :func:`outside_sure_line` under the table.
 """
 
 from __future__ import annotations
@@ -29,9 +30,11 @@ from __future__ import annotations
 import math
 
 __all__ = ["ANYTIME", "BOOTSTRAP", "EXACT_ANYTIME", "FIXED_BUDGET", "INTERVAL_KINDS",
-           "SURE_BOUNDS", "basis_mark", "blind_spot_sentence", "comparison_blind_spot_sentence",
+           "OUTSIDE_MARK", "SURE_BOUNDS", "basis_mark", "blind_spot_sentence",
+           "comparison_blind_spot_sentence",
            "few_errors_name", "interval_decimals", "interval_guarantee", "interval_name",
-           "interval_text", "outside_sure_mark", "plain_mean_mark", "unsigned_zero"]
+           "interval_text", "outside_sure_line", "outside_sure_mark", "plain_mean_mark",
+           "unsigned_zero"]
 
 FIXED_BUDGET = "fixed_budget"
 ANYTIME = "anytime"
@@ -127,6 +130,23 @@ def outside_sure_mark(low: float, high: float, number: str = "{:.4f}") -> str:
     formats each bound as the intervals beside it are."""
     return (f"outside the bounds that hold surely, [{number.format(low)}, "
             f"{number.format(high)}]: unbiased, not moved; see the note")
+
+
+#: The mark beside an estimate in a table of estimates (the terminal's ``estimate``, the
+#: report's) that lies outside the bounds that hold surely; :func:`outside_sure_line`
+#: says it under the table.
+OUTSIDE_MARK = "†"
+
+
+def outside_sure_line(metric: str, value: str, low: float, high: float,
+                      number: str = "{:.4f}") -> str:
+    """The line under a table of estimates for a metric whose estimate (``value``, as the
+    table prints it) the table marks with :data:`OUTSIDE_MARK`: it lies outside the
+    bounds that hold surely ``[low, high]`` (each formatted by ``number``), kept as it is
+    unbiased (:func:`outside_sure_mark`), e.g. ``"† error_rate: 0.2222 outside the bounds
+    that hold surely, [0.2250, 0.3000]: unbiased, not moved; see the note"``. One line for
+    the terminal's table and the report's (QA: the report's table left it unmarked)."""
+    return f"{OUTSIDE_MARK} {metric}: {value} {outside_sure_mark(low, high, number)}"
 
 
 def _pct(level: float) -> str:

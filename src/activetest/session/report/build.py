@@ -106,7 +106,12 @@ def _outside_sure(a: Any) -> rp.Interval | None:
 
 def cv_notes(report: EstimateReport) -> list[str]:
     """The report's paragraph on control-variate LURE (empty when there is none)."""
-    from activetest.session.interval_names import BOOTSTRAP, FIXED_BUDGET, interval_name
+    from activetest.session.interval_names import (
+        BOOTSTRAP,
+        FIXED_BUDGET,
+        interval_name,
+        outside_sure_mark,
+    )
 
     parts = []
     for m in report.metrics.values():
@@ -115,7 +120,10 @@ def cv_notes(report: EstimateReport) -> list[str]:
         a = m.cv_anytime
         fixed = ("" if a is None else f", {interval_name(FIXED_BUDGET, report.level)} "
                                       f"[{a.fixed_low:.4f}, {a.fixed_high:.4f}]")
-        parts.append(f"{METRIC_NAMES[m.metric]} {m.cv.estimate:.4f}{fixed}, "
+        # outside its sure bounds: said at the number, as `estimate` says it
+        out = "" if (sure := _outside_sure(a)) is None else \
+            f" ({outside_sure_mark(sure.low, sure.high)})"
+        parts.append(f"{METRIC_NAMES[m.metric]} {m.cv.estimate:.4f}{out}{fixed}, "
                      f"{interval_name(BOOTSTRAP, report.level)} "
                      f"[{m.cv.low:.4f}, {m.cv.high:.4f}]")
     same = [METRIC_NAMES[m.metric] for m in report.metrics.values()
@@ -489,10 +497,14 @@ def report_data(inputs: ReportInputs, *, truth: Mapping[str, float] | None = Non
             basis = None if few is None else ("exact" if few.few[j] else "clt")
             if p.n_labels == draws.k and now is not None and now.basis is not None:
                 basis = now.basis
+            last = p.n_labels == draws.k
+            # the latest estimate outside its sure bounds: recorded, as `estimate` marks it
+            # at the number (QA: the report's table left a single risk's unmarked)
             rows.append(rp.HistoryRow(
                 p.n_labels,
                 _estimate(p.active, _pair(f_lo[j], f_hi[j]), _pair(cs_lo[j], cs_hi[j]),
-                          exact if p.n_labels == draws.k else None, basis),
+                          exact if last else None, basis,
+                          outside_sure=_outside_sure(now) if last else None),
                 _estimate(p.uniform)))
         history[METRIC_NAMES[metric]] = rows
         if few is not None and cfg.clt_min_errors is not None and (

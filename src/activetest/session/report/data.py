@@ -58,8 +58,9 @@ class Estimate:
             or ``"sure"`` (a difference's bounds that hold surely); ``None``: unknown, read
             as the CLT ones.
         outside_sure: the bounds that hold surely, where ``value`` lies outside them (a
-            paired difference: the unbiased estimate is kept, not moved into them; the
-            table and the figure mark it); ``None`` otherwise.
+            paired difference's, or a single risk's at the latest count: the unbiased
+            estimate is kept, not moved into them; the tables mark it, the difference's
+            figure rings it); ``None`` otherwise.
     """
 
     value: float

@@ -23,10 +23,12 @@ from activetest.session.interval_names import (
     BOOTSTRAP,
     EXACT_ANYTIME,
     FIXED_BUDGET,
+    OUTSIDE_MARK,
     SURE_BOUNDS,
     basis_mark,
     interval_guarantee,
     interval_name,
+    outside_sure_line,
     outside_sure_mark,
     plain_mean_mark,
 )
@@ -173,6 +175,7 @@ def _blocks(data: ReportData, images: Mapping[str, str]) -> list[_Block]:
         header.append("truth")
     rows = []
     stands_in = []
+    outside = []  # a latest estimate outside its sure bounds: marked, said under the table
     for m in data.metrics:
         if not data.history[m]:
             rows.append([m, "0"] + ["—"] * (len(header) - 2))
@@ -187,7 +190,11 @@ def _blocks(data: ReportData, images: Mapping[str, str]) -> list[_Block]:
         exact_mark = basis_mark("exact") if a.basis == "exact" else ""
         if exact_mark:
             stands_in.append(m)
-        row = [m, str(r.n_labels), _num(a.value),
+        if a.outside_sure is not None:
+            outside.append(outside_sure_line(m, _num(a.value), a.outside_sure.low,
+                                             a.outside_sure.high, "{:.4g}"))
+        row = [m, str(r.n_labels),
+               _num(a.value) + ("" if a.outside_sure is None else OUTSIDE_MARK),
                _interval(a.fixed) + ("" if a.fixed is None else exact_mark), _num(fw),
                _interval(a.anytime) + ("" if a.anytime is None else exact_mark),
                *([_interval(a.exact)] if has_exact else []), _interval(a.bootstrap),
@@ -199,6 +206,7 @@ def _blocks(data: ReportData, images: Mapping[str, str]) -> list[_Block]:
             row.append(_num(data.truth.get(m)))
         rows.append(row)
     out.append(("table", header, rows))
+    out += [("p", line) for line in outside]  # as `estimate` says it under its table
     kinds = (FIXED_BUDGET, ANYTIME, *((EXACT_ANYTIME,) if has_exact else ()), BOOTSTRAP)
     out.append(("p", "; ".join(f"{interval_name(k, data.level)}"
                                + (" (the headline)" if k == FIXED_BUDGET else "")
