@@ -1121,3 +1121,95 @@ def test_every_point_of_the_difference_curve_is_estimate_compare_at_that_count(
         assert curve.last_as_estimate is None
     # the cases at hand: the sure bounds in force, and the exact CS (few differences)
     assert {"sure", "exact"} <= bases, bases
+
+
+def test_a_curve_point_is_the_estimate_at_its_count_where_a_later_draw_breaks_the_bound(
+        pool_files: PoolFiles, tmp_path: Path) -> None:
+    """The exact anytime CS of a difference bounds each draw by the items the proposal
+    could draw (the weight bound), used only where every labelled draw is within it. The
+    check ran over all the labels: one later draw outside it (here the session file's
+    recorded probability of the 9th draw lowered, still above the floor's bound, as a
+    file edited or scores changed would leave it) put the floor's bound on every count of
+    the report's curve, so the point at 8 labels was the sure bounds [-0.28, 0.42], where
+    `estimate --compare` with those 8 labels said the exact anytime CS [-0.076, 0.42].
+    Each count now takes the bound as far as its own draws are within it."""
+    import sqlite3
+
+    pf = pool_files
+    db = tmp_path / "c.db"
+    _init(pf, db, "--metric", "error_rate", "--acquisition", "compare", "--compare",
+          f"table:{pf.target2}")
+    run("select", db, "--n", 8)
+    run("label", db, "--from-data")
+    (then,) = json.loads(run("estimate", db, "--json"))["comparisons"]
+    assert then["difference_anytime"]["basis"] == "exact"  # the few-differences rule
+    run("select", db, "--n", 22)
+    run("label", db, "--from-data")
+    with Session.open(db) as s:
+        parts = s._estimate(compare=(), n_boot=None, level=None, target_width=None,
+                            record=False, progress=False)
+        spec = s.session_config.compare[0]
+        q_floor, N = est.q_floor(s.session_config, False), s.n_items
+    d = parts.losses["error_rate"] - parts.compare[spec]["error_rate"]
+    late = next(j for j in range(8, 30) if d[j] != 0)  # a later draw where they differ
+    with sqlite3.connect(db) as con:
+        con.execute("UPDATE acquisitions SET q = ? WHERE step = ?",
+                    (1.05 * q_floor / (N - late), int(parts.draws.steps[late])))
+    con.close()
+    with Session.open(db) as s:
+        data = s.report_data(progress=False)
+    (curve,) = data.differences
+    (row,) = [r for r in curve.rows if r.n_labels == 8]
+    p, a = row.active, then["difference_anytime"]
+
+    def close(x: float, y: float) -> bool:
+        return abs(x - y) <= 1e-12 * max(1.0, abs(y))
+
+    assert close(p.value, then["difference"]["estimate"])
+    assert p.basis == a["basis"] == "exact", p.basis
+    assert close(p.fixed.low, a["fixed_low"]) and close(p.fixed.high, a["fixed_high"]), (
+        p.fixed, a["fixed_low"], a["fixed_high"])
+    assert close(p.anytime.low, a["cs_low"]) and close(p.anytime.high, a["cs_high"])
+    # the draw outside the bound is seen from its count on: the last count's CS is the
+    # estimate's now, as before
+    last = data.differences[0].rows[-1].active
+    now = json.loads(run("estimate", db, "--json"))["comparisons"][0]["difference_anytime"]
+    assert close(last.fixed.low, now["fixed_low"]) and close(last.fixed.high,
+                                                              now["fixed_high"])
+
+
+def test_each_counts_exact_cs_of_a_difference_is_made_from_its_own_draws() -> None:
+    """:func:`difference_few_inputs` at every count is what it gives from that count's
+    draws alone, where a later draw breaks the per-draw bound (a fixed proposal's, and an
+    adaptive design's): the bound holds before that draw, the floor's from it on."""
+    from activetest.session.estimate import LabelledDraws, difference_few_inputs
+
+    N, K = 50, 30
+    rows = np.arange(K)
+    q = np.full(K, 0.05)
+    La, Lb = np.zeros(K), np.zeros(K)
+    Lb[[2, 9, 15, 17]] = 1.0
+    B = np.zeros(N)
+    B[[2, 9, 15, 17]] = 1.0
+    B[30:] = 1.0  # unlabelled items where the two differ: the sure bounds wide
+    q[15] = 0.0035  # draw 16 is outside both bounds (|d| / q = 286), above the floor's
+    floor = 0.1 / 1.1
+    assert q[15] > floor / (N - 15)
+
+    def draws(k: int) -> LabelledDraws:
+        return LabelledDraws(N, tuple(f"i{r}" for r in rows[:k]), tuple(range(1, k + 1)),
+                             rows[:k], q[:k], np.zeros(k, dtype=np.int64), k)
+
+    for extra in ({"proposal": (np.ones(N), 0.1)}, {"weight_bound": np.full(20, 25.0)}):
+        whole = difference_few_inputs(La, Lb, draws(K), 5, q_floor=floor, item_bounds=B,
+                                      **extra)
+        floor_only = difference_few_inputs(La, Lb, draws(K), 5, q_floor=floor,
+                                           item_bounds=B)
+        for k in (5, 10, 15, 16, 30):
+            part = difference_few_inputs(La[:k], Lb[:k], draws(k), 5, q_floor=floor,
+                                         item_bounds=B, **extra)
+            assert whole.exact_low[k - 1] == part.exact_low[-1], (extra, k)
+            assert whole.exact_high[k - 1] == part.exact_high[-1], (extra, k)
+        # before the draw outside it the bound narrows the CS; from it on, the floor's
+        assert whole.exact_high[14] < floor_only.exact_high[14] - 0.1, extra
+        np.testing.assert_array_equal(whole.exact_high[15:], floor_only.exact_high[15:])

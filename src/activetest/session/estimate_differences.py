@@ -102,7 +102,9 @@ def difference_few_inputs(losses: np.ndarray, other_losses: np.ndarray, draws: L
     design's proposals, the floor's bound standing in after the J-th draw (the exact anytime CS
     is used only while few labels differ: a prefix); with bounds and neither, the sure
     bounds only. A bound a labelled draw exceeds (the draws were not made by that
-    proposal) is not used: the floor's stays."""
+    proposal) is used only before that draw: from it on, the floor's stands in, so that
+    each count's CS is the one the estimate at that count has (made from its labels
+    alone; a later draw does not change an earlier count's)."""
     from activetest.stats.betting import paired_difference_exact_cs
     from activetest.stats.fewerrors import few_differences, few_differences_reason
 
@@ -126,24 +128,44 @@ def difference_few_inputs(losses: np.ndarray, other_losses: np.ndarray, draws: L
         zero = np.zeros(La.size)
         return FewErrors(int(min_errors), few_differences(d, int(min_errors)), zero,
                          zero.copy(), few_differences_reason(d, int(min_errors)))
-    extra: dict[str, Any] = {}
+    rest: np.ndarray | None = None
+    W: np.ndarray | None = None
+    covered = 0  # the leading draws the per-draw bound W holds for
     if item_bounds is not None:
         B = np.asarray(item_bounds, dtype=np.float64)
-        extra["rest_bound"] = B.sum() - np.cumsum(B[draws.rows])
-        W = None if proposal is None else _weight_bound(proposal, B, draws, La - Lb)
-        if W is None and weight_bound is not None:
-            W = _design_weight_bound(np.asarray(weight_bound, dtype=np.float64), B, draws,
-                                     La - Lb, q_floor)
-        if W is not None:
-            extra["weight_bound"] = W
-    ex = paired_difference_exact_cs(La, Lb, draws.q, draws.n_pool, bound_a=float(bound),
-                                    bound_b=float(bound),
-                                    alpha=1.0 - level, **extra,
-                                    **({"q_floor": None} if "weight_bound" in extra
-                                       else exact_proposal_bound(draws, q_floor)))
+        rest = B.sum() - np.cumsum(B[draws.rows])
+        if proposal is not None:
+            W, covered = _weight_bound(proposal, B, draws, La - Lb)
+        if not covered and weight_bound is not None:
+            W, covered = _design_weight_bound(np.asarray(weight_bound, dtype=np.float64), B,
+                                              draws, La - Lb, q_floor)
+
+    def cs(k: int, bounded: bool) -> Any:
+        """The exact anytime CS of the first ``k`` draws, each draw bounded by ``W`` or
+        by the floor's bound."""
+        extra: dict[str, Any] = {} if rest is None else {"rest_bound": rest[:k]}
+        return paired_difference_exact_cs(
+            La[:k], Lb[:k], draws.q[:k], draws.n_pool, bound_a=float(bound),
+            bound_b=float(bound), alpha=1.0 - level, **extra,
+            **({"q_floor": None, "weight_bound": W[:k]} if bounded and W is not None
+               else exact_proposal_bound(draws, q_floor)))
+
+    # each count's CS as the estimate at that count has it (one made from those labels
+    # alone): W where it holds for every draw so far, the floor's bound from the first
+    # draw it does not (QA: one late draw outside W put the floor's bound on every count
+    # of the report's curve)
+    if covered:
+        ex = cs(covered, True)
+        low, high = np.asarray(ex.low, float), np.asarray(ex.high, float)
+        if covered < La.size:
+            ex = cs(La.size, False)
+            low = np.concatenate([low, np.asarray(ex.low, float)[covered:]])
+            high = np.concatenate([high, np.asarray(ex.high, float)[covered:]])
+    else:
+        ex = cs(La.size, False)
+        low, high = np.asarray(ex.low, float), np.asarray(ex.high, float)
     d = La - Lb
-    return FewErrors(int(min_errors), few_differences(d, int(min_errors)),
-                     np.asarray(ex.low, float), np.asarray(ex.high, float),
+    return FewErrors(int(min_errors), few_differences(d, int(min_errors)), low, high,
                      few_differences_reason(d, int(min_errors)))
 
 
@@ -164,43 +186,52 @@ def difference_few(metric: str, losses: np.ndarray, other_losses: np.ndarray,
                                  weight_bound=weight_bound, bound=bound)
 
 
+def _covered(W: np.ndarray, item_bounds: np.ndarray, draws: LabelledDraws,
+             d: np.ndarray) -> int:
+    """How many leading labelled draws the per-draw weight bound ``W`` (``(K,)``) holds
+    for: up to the first draw whose own ``|d| / q`` is above it, whose ``|d|`` is above
+    its item's bound, or whose bound is not finite (that draw was not made by the
+    proposal ``W`` is of). The estimate at a count uses ``W`` only where every draw so far
+    is within it, so each count is decided by its own draws, not by later ones."""
+    bad = (~np.isfinite(W) | (np.abs(d) / draws.q > W * (1 + 1e-6) + 1e-12)
+           | (np.abs(d) > item_bounds[draws.rows] + 1e-12))
+    return int(np.argmax(bad)) if bad.any() else int(W.shape[0])
+
+
 def _design_weight_bound(prefix: np.ndarray, item_bounds: np.ndarray, draws: LabelledDraws,
-                         d: np.ndarray, q_floor: float | None) -> np.ndarray | None:
-    """``(K,)``: an adaptive design's weight bound over its first draws (``prefix``),
-    then the floor's ``max B * (N - m) / q_floor`` (0-based draw m: every remaining item
-    is drawn with probability at least ``q_floor / (N - m)``), or where the draws carry
-    each one's least proposal (:attr:`LabelledDraws.q_least`, ``exact_least``) ``max B /
-    q_min_m`` with the per-draw bound of :func:`exact_proposal_bound`; None where a
-    labelled draw exceeds it, or without a floor to continue it."""
+                         d: np.ndarray, q_floor: float | None
+                         ) -> tuple[np.ndarray | None, int]:
+    """``(W, covered)``: ``W`` ``(K,)`` an adaptive design's weight bound over its first
+    draws (``prefix``), then the floor's ``max B * (N - m) / q_floor`` (0-based draw m:
+    every remaining item is drawn with probability at least ``q_floor / (N - m)``), or
+    where the draws carry each one's least proposal (:attr:`LabelledDraws.q_least`,
+    ``exact_least``) ``max B / q_min_m`` with the per-draw bound of
+    :func:`exact_proposal_bound`; ``covered`` the leading draws it holds for
+    (:func:`_covered`); ``(None, 0)`` without a floor to continue it."""
     K, J = draws.k, min(prefix.shape[0], draws.k)
     if q_floor is None or not q_floor > 0:
-        return None
+        return None, 0
     m = np.arange(J, K, dtype=np.float64)
     B = float(item_bounds.max(initial=0.0))
     tail = B * (draws.n_pool - m) / float(q_floor) * (1.0 + 1e-9)
     if draws.q_least is not None:  # each draw's own bound (the least proposal, the share)
         tail = B / exact_proposal_bound(draws, q_floor)["q_min"][J:] * (1.0 + 1e-9)
     W = np.concatenate([prefix[:J], tail])
-    if not np.all(np.isfinite(W)) or np.any(np.abs(d) / draws.q > W * (1 + 1e-6) + 1e-12) \
-            or np.any(np.abs(d) > item_bounds[draws.rows] + 1e-12):
-        return None
-    return W
+    return W, _covered(W, item_bounds, draws, d)
 
 
 def _weight_bound(proposal: tuple[np.ndarray, float], item_bounds: np.ndarray,
-                  draws: LabelledDraws, d: np.ndarray) -> np.ndarray | None:
-    """``(K,)`` :func:`~activetest.stats.proposal.floored_weight_bound` of the labelled
-    draws, or None where a draw's own ``|d| / q`` is above it (draws not made by that
-    proposal, e.g. a session whose stored scores are not the ones it drew with: the
-    floor's bound stays)."""
+                  draws: LabelledDraws, d: np.ndarray) -> tuple[np.ndarray, int]:
+    """``(W, covered)``: ``W`` ``(K,)`` the
+    :func:`~activetest.stats.proposal.floored_weight_bound` of the labelled draws,
+    ``covered`` the leading draws it holds for (:func:`_covered`; from the first draw
+    whose own ``|d| / q`` is above it, e.g. a session whose stored scores are not the ones
+    it drew with, the floor's bound stands in)."""
     from activetest.stats.proposal import floored_weight_bound
 
     scores, floor = proposal
     W = floored_weight_bound(scores, item_bounds, draws.rows, floor)
-    if np.any(np.abs(d) / draws.q > W * (1 + 1e-6) + 1e-12) or np.any(
-            np.abs(d) > item_bounds[draws.rows] + 1e-12):
-        return None
-    return W
+    return W, _covered(W, item_bounds, draws, d)
 
 
 def sure_difference(a: AnytimeInterval, d_loss: np.ndarray, rows: np.ndarray,
