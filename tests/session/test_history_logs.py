@@ -241,6 +241,44 @@ def test_the_targets_model_at_other_settings_is_another_system(history_logs: Pat
     assert err.count("error:") == 1 and "Traceback" not in err, err
 
 
+def test_a_glob_target_of_several_tasks_compares_a_run_with_its_own_tasks_settings(
+        history_logs: Path, tmp_path: Path) -> None:  # noqa: F811
+    """A glob ``--target`` over one lm-eval run's samples files of two tasks, each run
+    with its own n-shot (the results file states them per task: at_sst2 3-shot,
+    other_task 0-shot): a history run of the target's model on at_sst2 is compared with
+    the target's at_sst2 file, not with any of its files (QA: a 0-shot at_sst2 run was
+    dropped as "the target's own model at the same settings (n-shot=0)", matched by the
+    other task's 0-shot); at the target's at_sst2 n-shot it is its own, dropped."""
+    new = _file(history_logs, "new-model")
+    target = _as_model(new, tmp_path / "target", "org/new-model", nshot=3)
+    recs = [json.loads(line) for line in target.read_text().splitlines()]
+    for r in recs:
+        r["doc"]["sentence"] = "Other: " + r["doc"]["sentence"]
+    target.with_name(target.name.replace("samples_at_sst2_", "samples_other_task_")
+                     ).write_text("".join(json.dumps(r) + "\n" for r in recs))
+    (side,) = target.parent.glob("results_*.json")
+    doc = json.loads(side.read_text())
+    doc["configs"]["other_task"] = {**doc["configs"]["at_sst2"], "task": "other_task"}
+    doc["n-shot"] = {"at_sst2": 3, "other_task": 0}
+    side.write_text(json.dumps(doc))
+    runs = tmp_path / "runs"
+    shutil.copytree(history_logs, runs)
+    shutil.rmtree(runs / "new-model")
+    zero = _as_model(new, runs / "zero", "org/new-model", flip=0, nshot=0)
+    same = _as_model(new, runs / "same", "org/new-model", flip=1, nshot=3)
+    glob = str(target.parent / "samples_*.jsonl")
+    out = " ".join(cli("init", tmp_path / "s.db", "--task", "sst2", "--pool", target,
+                       "--target", f"table:{glob}", "--surrogate",
+                       f"table:{_file(history_logs, 'small-model')}", "--metric",
+                       "error_rate", "--history", runs, "--no-progress").split())
+    assert (f"history: 1 run(s) of the target's own model at other settings than the "
+            f"target's kept as other systems: 'org/new-model [n-shot=0]' ({zero}: n-shot=0, "
+            f"the target's n-shot=3)") in out, out
+    assert (f"{same} is a run of the target's own model (org/new-model, as its log says) "
+            f"at the same settings (n-shot=3)") in out, out
+    assert "history: 6 model(s)" in out, out  # the 0-shot run is one of them
+
+
 def test_a_table_targets_own_run_in_the_folder_is_found_by_its_results(
         history_logs: Path, tmp_path: Path) -> None:  # noqa: F811
     """QA: the target given as ``table:FILE.csv`` (its class log-probs, what a run made

@@ -64,7 +64,8 @@ from activetest.session.history_sources import (
 from activetest.session.store import SessionError, SessionStore
 
 __all__ = ["HistorySetup", "HistoryTargetNotice", "PoolSignal", "check_history_options",
-           "classification_history", "join_pool_history", "target_files", "with_neighbours"]
+           "classification_history", "join_pool_history", "settings_are_own", "target_files",
+           "with_neighbours"]
 
 #: What a missing ``--history`` path was given as (:func:`missing_file`'s words).
 HISTORY_GIVEN_AS = "other models' results, --history"
@@ -445,19 +446,28 @@ def _settings_text(settings: Mapping[str, str]) -> str:
             else "no settings stated")
 
 
-def _own_settings(ran: Mapping[str, str], own: Sequence[Mapping[str, str]]
-                  ) -> tuple[bool, str]:
+def settings_are_own(ran: Mapping[str, str],
+                     own: Sequence[tuple[str | None, Mapping[str, str]]],
+                     task: str | None = None) -> tuple[bool, str]:
     """Whether a history log of the target's own model, run with settings ``ran``
     (:attr:`activetest.formats.history.HistoryRun.settings`), is the target's own run: its
-    settings equal those of one of the target's logs ``own``. A run whose settings differ
-    from each of them (lm-eval's n-shot, an inspect_ai eval's plan, generation settings or
-    task arguments) is another system, as runs of one model at other settings are in a
-    history (:func:`activetest.formats.run_settings.name_apart`); where either side
-    states no settings, they cannot be compared and the run is taken for the target's
-    (not guessed to be another system). Returns the answer and what was found, said
-    (``at the same settings (n-shot=3)``, ``n-shot=0, the target's n-shot=3``)."""
+    settings equal those of one of the target's logs ``own`` (each ``(its lm-eval task or
+    None, its settings)``). A run of an lm-eval ``task`` is compared with the target's logs
+    of that task where it has any (lm-eval's n-shot is a task's: a glob ``--target`` over
+    the logs of several tasks holds several, and a 0-shot run of one task is not the
+    target's own because the target ran another task 0-shot; QA); else with all of them.
+    A run whose settings differ from each of them (lm-eval's n-shot, an inspect_ai eval's
+    plan, generation settings or task arguments) is another system, as runs of one model
+    at other settings are in a history (:func:`activetest.formats.run_settings.name_apart`);
+    where either side states no settings, they cannot be compared and the run is taken
+    for the target's (not guessed to be another system). ``init --history`` decides by
+    it, and lm-eval's ``import`` for a history row of the target's model named apart by
+    its settings (:func:`activetest.session.harness_history.target_in_history`). Returns
+    the answer and what was found, said (``at the same settings (n-shot=3)``,
+    ``n-shot=0, the target's n-shot=3``)."""
     ran = dict(ran)
-    mine = [dict(o) for o in own]
+    mine = ([dict(o) for t, o in own if task is not None and t == task]
+            or [dict(o) for _, o in own])
     if not mine:
         return True, "(the target's log states no settings to compare)"
     if any(o == ran for o in mine):
@@ -605,15 +615,15 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
     pos = {it.item_id.strip(): k for k, it in enumerate(items)}
     own: dict[str, str] = {}
     own_models: set[str] = set()
-    # the target's model, its weights, how it ran (its settings)
-    own_stated: list[tuple[str, dict[str, str], dict[str, str]]] = []
+    # the target's model, its weights, how it ran (its settings), its lm-eval task
+    own_stated: list[tuple[str, dict[str, str], dict[str, str], str | None]] = []
     for t in targets:
         try:
             own[Path(t).resolve().as_posix()] = file_sha256(t)
         except OSError:
             continue
         if (stated := _stated_model(Path(t))) is not None:
-            own_stated.append(stated)
+            own_stated.append((*stated, lmeval_task(t)))
     # the target's lm-eval task(s), from its samples files' names: a log of another task
     # in a run's folder (lm_eval --tasks a,b writes both) is passed over, said (QA: the
     # folder was refused, "move it out", though lm-eval wrote it so)
@@ -689,13 +699,13 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
         # one identity across the command's files: local models of one last name are named
         # by their shortest distinguishing suffix, the target's own too (QA: two local
         # checkpoint-1000 were one model; a run of another was taken for the target's)
-        names = distinct_names([*(n for n, _, _ in own_stated), *(r.stated for r in read
+        names = distinct_names([*(n for n, *_ in own_stated), *(r.stated for r in read
                                                if isinstance(r, HistoryRun)),
                                 *(x for x in exclude if local_parts(x) is not None)])
-        own_settings: dict[str, list[dict[str, str]]] = {}
-        for n, v, ran_as in own_stated:
+        own_settings: dict[str, list[tuple[str | None, dict[str, str]]]] = {}
+        for n, v, ran_as, task in own_stated:
             if n in names:
-                own_settings.setdefault(variant_name(names[n], v), []).append(ran_as)
+                own_settings.setdefault(variant_name(names[n], v), []).append((task, ran_as))
         own_models |= set(own_settings)
         apart_from_own: dict[int, tuple[str, str]] = {}  # mats index: (its settings, said)
         # no task named by the target (a CSV pool and target): with logs of several tasks,
@@ -731,7 +741,9 @@ def join_pool_history(paths: Sequence[str | os.PathLike[str]], items: Sequence[P
                 dropped.append((run.model, stopped))
                 continue
             if run.model in own_models:  # a re-run of the target's model (QA: used)
-                same, said = _own_settings(dict(run.settings), own_settings.get(run.model, []))
+                same, said = settings_are_own(
+                    dict(run.settings), own_settings.get(run.model, []),
+                    lmeval_task(run.source) if run.format == "lmeval" else None)
                 if same:
                     dropped.append((run.model, f"{run.source} is a run of the target's own "
                                                 f"model ({run.model}, as its log says) "
