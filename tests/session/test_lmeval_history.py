@@ -454,3 +454,37 @@ def test_one_models_runs_at_other_n_shots_are_two_rows(runs: dict[str, list[Path
     db.unlink()
     _, out = init(tmp_path, runs, "history", "--history", same, code=2)
     assert "model 'org/m' has two results for" in out and out.count("error:") == 1
+
+
+def test_an_import_keeps_a_row_of_the_targets_model_at_other_settings_another_system(
+        runs: dict[str, list[Path]], lmeval_files: HarnessFiles, tmp_path: Path) -> None:
+    """A history row of the target's model at other settings than the target's
+    (``org/m [n-shot=0]`` beside a 3-shot target, its 3-shot run left out by
+    --history-exclude) is another system, as ``init --history`` keeps such a run (QA:
+    import and status said "the history holds a run of the target's own model
+    ('org/m [n-shot=0]')" of a single such row); beside a 0-shot target it is the target's
+    own run, and said (real lm-eval files: the runs' results files state the model and
+    its n-shot)."""
+    h = tmp_path / "h"
+    _renamed(runs["h1"][0].parent, h / "a", "org/m", nshot=0)
+    _renamed(runs["h2"][0].parent, h / "b", "org/m", nshot=3)
+    for shots in (3, 0):
+        where = tmp_path / f"s{shots}"
+        where.mkdir()
+        db, _ = init(where, runs, "history", "--history", h, "--history-exclude",
+                     "org/m [n-shot=3]")
+        with Session.open(db) as s:
+            assert s.config["history"]["models"] == ["org/m [n-shot=0]"]
+        target = _renamed(lmeval_files.run, where / "target", "org/m", nshot=shots)
+        run("select", db, "--n", 8, "--emit", "lm-eval", "--out", where / "s.json")
+        got = subset_of(sorted(target.glob("samples_*.jsonl")),
+                        json.loads((where / "s.json").read_text()), where / "round1")
+        for f in target.glob("results_*.json"):  # the run's results file: model, n-shot
+            shutil.copy(f, where / "round1" / f.name)
+        said = [" ".join(run("import", db, *got).split()), " ".join(run("status", db).split())]
+        for text in said:
+            if shots == 3:
+                assert "target's own model" not in text, text
+            else:
+                assert ("the history holds a run of the target's own model "
+                        "('org/m [n-shot=0]')") in text, text

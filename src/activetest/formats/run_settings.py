@@ -13,10 +13,11 @@ subject) keep the model's name, and are merged or refused as before.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Hashable, Mapping
 from typing import Any, TypeVar
 
-__all__ = ["inspect_settings", "name_apart", "settings_base"]
+__all__ = ["inspect_settings", "name_apart", "row_settings", "settings_base"]
 
 K = TypeVar("K", bound=Hashable)
 
@@ -97,3 +98,35 @@ def settings_base(name: str) -> str:
     if name.endswith("]") and " [" in name:
         return name[:name.index(" [")]
     return name
+
+
+_KEY = re.compile(r"[^\s=,()\[\]{}]+=")
+
+
+def _split_settings(text: str) -> list[str]:
+    """``"a=1, plan=f(x=1, y=2)"`` -> ``["a=1", "plan=f(x=1, y=2)"]``: split at each
+    ``", "`` outside brackets that a ``key=`` follows."""
+    parts, depth, start = [], 0, 0
+    for i, c in enumerate(text):
+        depth += (c in "([{") - (c in ")]}")
+        if depth == 0 and text.startswith(", ", i) and _KEY.match(text, i + 2):
+            parts.append(text[start:i])
+            start = i + 2
+    return [*parts, text[start:]]
+
+
+def row_settings(name: str) -> dict[str, str]:
+    """The settings a row's name states, as :func:`name_apart` (or ``init --history``, for
+    a run of the target's model at other settings) wrote them: ``"m [n-shot=0]"`` ->
+    ``{"n-shot": "0"}``; a setting written ``not stated`` is left out (the log states
+    none), and a name without settings gives ``{}``. Only the settings that told the
+    row apart are in its name."""
+    base = settings_base(name)
+    if base == name:
+        return {}
+    out: dict[str, str] = {}
+    for part in _split_settings(name[len(base) + 2:-1]):
+        key, sep, value = part.partition("=")
+        if sep and value != "not stated":
+            out[key] = value
+    return out

@@ -42,8 +42,8 @@ import numpy as np
 from activetest.session.history_neighbours import NeighbourUpdate
 from activetest.session.store import SessionError
 
-__all__ = ["HarnessHistory", "history_rows", "lmeval_history", "pool_run_note",
-           "rows_of_local_model", "target_in_history"]
+__all__ = ["HarnessHistory", "history_rows", "lmeval_history", "lmeval_target_settings",
+           "pool_run_note", "rows_of_local_model", "target_in_history"]
 
 
 @dataclass(frozen=True)
@@ -500,13 +500,26 @@ def history_target_note(session: Any) -> str | None:
 
         ran = variant_name(ran, who["model_variant"])  # its weights: the row's name
     paths = who.get("model_path")  # the local path's digests, where kept
+    shots = who.get("n_shot")  # how it ran: each task's n-shot, where kept
     return target_in_history(session, ran if isinstance(ran, str) else None,
                              [str(n) for n in rows] if isinstance(rows, list) else (),
-                             [str(d) for d in paths] if isinstance(paths, list) else None)
+                             [str(d) for d in paths] if isinstance(paths, list) else None,
+                             settings=lmeval_target_settings(
+                                 shots if isinstance(shots, dict) else {}))
+
+
+def lmeval_target_settings(n_shot: Mapping[str, Any]) -> list[tuple[str, dict[str, str]]]:
+    """How an lm-eval target ran, as :func:`target_in_history` takes it: ``(task,
+    settings)`` per task of ``n_shot`` (task -> lm-eval's n-shot, as its results files
+    state it and the session keeps it), each settings as a history log's
+    (:func:`activetest.formats.history.lmeval_settings`: ``{"n-shot": "3"}``)."""
+    return [(str(t), {"n-shot": str(n)}) for t, n in sorted(n_shot.items())]
 
 
 def target_in_history(session: Any, model: str | None, also: Sequence[str] = (),
-                      paths: Sequence[str] | None = None) -> str | None:
+                      paths: Sequence[str] | None = None,
+                      settings: Sequence[tuple[str | None, Mapping[str, str]]] | None = None
+                      ) -> str | None:
     """Say where a graded session's history (an lm-eval or inspect session's, or any with
     ``--surrogate history``) holds the target's own run, once its labels tell (lm-eval's
     ``import``, ``status``): a history row of the model the results files name
@@ -520,9 +533,15 @@ def target_in_history(session: Any, model: str | None, also: Sequence[str] = (),
     (:func:`activetest.formats.model_ids.path_digests`; empty: ``model`` is no local path;
     None: not known): a row of ``model``'s name at another local path is another model
     (QA: a history's ``/b/checkpoint-1000`` was said to be the target ``/a/checkpoint-1000``),
-    and one that cannot be told from it is said as such, with why."""
+    and one that cannot be told from it is said as such, with why. ``settings``: how the
+    target ran, ``(its task or None, its settings)`` per results file or task
+    (:func:`lmeval_target_settings`; None: not known): a row of ``model``'s runs named
+    apart by their settings (``m [n-shot=0]``) is the target's own only where the settings
+    its name states are the target's, as ``init --history`` decides
+    (:func:`activetest.session.create_history.settings_are_own`: other settings are
+    another system, kept; settings that cannot be compared, the target's)."""
     from activetest.data.history import MIN_SAME_ITEMS
-    from activetest.formats.run_settings import settings_base
+    from activetest.formats.run_settings import row_settings, settings_base
     from activetest.session.history_neighbours import ROLE
 
     rec = session.session_config.extra.get("history")
@@ -534,10 +553,20 @@ def target_in_history(session: Any, model: str | None, also: Sequence[str] = (),
     stored = session.store.scores(ROLE)
     names = history_rows(session)
     runs = [] if model is None or model in names else [
-        n for n in names if settings_base(str(n)) == model]  # its runs at other n-shots
+        n for n in names if settings_base(str(n)) == model]  # its runs named apart
+    if runs and settings is not None:  # those at other settings are other systems, as init
+        # keeps them (QA: a single row 'm [n-shot=0]' was said to be a 3-shot target's own)
+        from activetest.session.create_history import settings_are_own
+
+        def own(row: dict[str, str]) -> bool:
+            # a row's name states only the settings that told it apart: compared on those
+            return settings_are_own(row, [(t, {k: v for k, v in o.items() if k in row})
+                                          for t, o in settings])[0]
+
+        runs = [n for n in runs if own(row_settings(str(n)))]
     if len(runs) > 1:
-        return (f"the history holds runs of the target's own model at other settings "
-                f"({', '.join(repr(n) for n in runs)}): "
+        return (f"the history holds runs of the target's own model named apart by their "
+                f"settings ({', '.join(repr(n) for n in runs)}): "
                 + advice.replace("it has steered the draws as another model's run",
                                  "they have steered the draws as other models' runs")
                 + " "

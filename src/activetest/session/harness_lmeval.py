@@ -285,13 +285,14 @@ def import_lmeval(session: Any, paths: Sequence[str | os.PathLike[str]], *,
                                         stated=stated_model)
     files = tuple(sorted({Path(r.where.rsplit(": ", 1)[0]).name for r in records}))
     from activetest.formats.model_ids import path_digests, variant_name
-    from activetest.session.harness_history import target_in_history
+    from activetest.session.harness_history import lmeval_target_settings, target_in_history
 
     return HarnessImport(len(new), len(values) - len(new), metric, metric_from, files,
                          tuple(cut), None if flt is None else str(flt), other_filters,
                          target_in_history(session, None if model is None else
                                            variant_name(model, variant), local,
-                                           path_digests(stated_model)))
+                                           path_digests(stated_model),
+                                           settings=lmeval_target_settings(shots)))
 
 
 def _fold(text: str) -> str:
