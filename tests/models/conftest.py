@@ -12,7 +12,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from server import llama_server  # tests/models/server.py (on sys.path)
 from tests.lmeval_harness import lmeval_files  # noqa: F401 - a fixture for this folder
 
 from activetest.data.task import Item, Task
@@ -142,5 +141,9 @@ def server(gguf: Path) -> Iterator[str]:
     """A real llama-cpp-python server on :func:`gguf` (n_ctx 512, one thread), one per
     module that uses it: its ``/v1`` base URL."""
     pytest.importorskip("llama_cpp.server")
+    # (imported here: tests/experiments/test_dynamic.py imports this file as a module,
+    # before pytest has put tests/models on sys.path)
+    from tests.models.server import llama_server
+
     with llama_server(gguf, n_ctx=512, n_threads=1) as url:
         yield url
