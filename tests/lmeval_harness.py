@@ -183,8 +183,10 @@ def run(out: Path) -> None:
 
     names = ["at_sst2", "at_sst2_rev", "at_sst2_unl", "at_sst2_mi", "at_sst2_filt", "at_mmlu",
              "at_gen"]
-    results = lm_eval.simple_evaluate(model=_model(docs), tasks=names,
-                                      task_manager=TaskManager(include_path=str(out / "tasks")),
+    # only the tasks written here are indexed (lm-eval's ~14,000 built-in task files are
+    # read on every TaskManager otherwise: most of the run's time; tests/lmeval_cli.py)
+    tasks = TaskManager(include_path=str(out / "tasks"), include_defaults=False)
+    results = lm_eval.simple_evaluate(model=_model(docs), tasks=names, task_manager=tasks,
                                       log_samples=True, random_seed=0, numpy_random_seed=0,
                                       torch_random_seed=0, fewshot_random_seed=0)
     samples = results["samples"]
@@ -238,17 +240,28 @@ def run_lm_eval(files: HarnessFiles, out: Path, tasks: str, *extra: str) -> list
     """Run lm-eval's own command line (``tests/lmeval_cli.py``: ``at-hash`` on the
     fixture's local tasks, offline, ``--log_samples``); the samples files it wrote.
     ``extra``: more arguments (a second ``--model_args`` replaces the first)."""
+    return run_lm_evals(files, [(out, tasks, *extra)])[0]
+
+
+def run_lm_evals(files: HarnessFiles, runs: list[tuple[str | Path, ...]]) -> list[list[Path]]:
+    """Several runs of lm-eval's own command line (as :func:`run_lm_eval`, each
+    ``(out, tasks, *extra)``), one after another in one process (``tests/lmeval_cli.py``'s
+    ``---``: lm-eval and torch are imported once); each run's samples files, in order."""
     env = {**os.environ, "HF_HOME": str(files.root / "hf"),
            "HF_DATASETS_CACHE": str(files.root / "hf" / "datasets"),
            "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"}
     cli = Path(__file__).resolve().parent / "lmeval_cli.py"
-    proc = subprocess.run([sys.executable, str(cli), "run", "--model", "at-hash",
-                           "--model_args", f"docs={files.root / 'docs.json'}", "--tasks", tasks,
-                           "--include_path", str(files.root / "tasks"), "--log_samples",
-                           "--output_path", str(out), *extra],
+    args: list[str] = []
+    for out, tasks, *extra in runs:
+        if args:
+            args.append("---")
+        args += ["run", "--model", "at-hash", "--model_args", f"docs={files.root / 'docs.json'}",
+                 "--tasks", str(tasks), "--include_path", str(files.root / "tasks"),
+                 "--log_samples", "--output_path", str(out), *map(str, extra)]
+    proc = subprocess.run([sys.executable, str(cli), *args],
                           capture_output=True, text=True, timeout=600, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    return sorted(out.glob("*/samples_*.jsonl"))
+    return [sorted(Path(out).glob("*/samples_*.jsonl")) for out, *_ in runs]
 
 
 def subset_of(full: list[Path], mapping: dict[str, list[int]], out: Path) -> list[Path]:

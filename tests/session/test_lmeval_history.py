@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from session_support import run_cli
-from tests.lmeval_harness import HarnessFiles, run_lm_eval, subset_of
+from tests.lmeval_harness import HarnessFiles, run_lm_eval, run_lm_evals, subset_of
 
 from activetest.formats.lmeval_results import read_results
 from activetest.session.create_history import HistoryTargetNotice
@@ -28,7 +28,7 @@ from activetest.session.history_neighbours import settings_of
 from activetest.session.workflow import Session
 from activetest.stats.adaptive import AdaptiveSampler
 
-pytestmark = pytest.mark.slow  # lm-eval runs (about 15 s each)
+pytestmark = pytest.mark.slow  # lm-eval runs (about 5 CPU-s a process, 1 a run more)
 
 TASKS = "at_sst2_rev,at_mmlu"
 
@@ -36,23 +36,39 @@ TASKS = "at_sst2_rev,at_mmlu"
 run = run_cli
 
 
-def lm_eval(files: HarnessFiles, out: Path, skill: float, salt: str, more: str = "",
-            tasks: str = TASKS) -> list[Path]:
-    """One model's full run (lm-eval's command line); the samples files it wrote
-    (``more``: more ``--model_args``, e.g. ``,pretrained=NAME``)."""
-    return run_lm_eval(files, out, tasks, "--model_args",
-                       f"docs={files.root / 'docs.json'},skill={skill},salt={salt}{more}")
+def full_run(files: HarnessFiles, out: Path, skill: float, salt: str, more: str = "",
+             tasks: str = TASKS) -> tuple[str | Path, ...]:
+    """One model's full run for :func:`run_lm_evals` (lm-eval's command line; ``more``:
+    more ``--model_args``, e.g. ``,pretrained=NAME``)."""
+    return (out, tasks, "--model_args",
+            f"docs={files.root / 'docs.json'},skill={skill},salt={salt}{more}")
+
+
+#: The module's runs (:func:`runs`): the pool run, the history's two models, a run of a
+#: model at a local path (``/models/ckpt``) and two local checkpoints of one last name.
+LOCAL = ",pretrained=/models/ckpt"
+CKPTS = ("/runs/a/checkpoint-1000", "/runs/b/checkpoint-1000")
 
 
 @pytest.fixture(scope="module")
 def runs(lmeval_files: HarnessFiles, tmp_path_factory: pytest.TempPathFactory
          ) -> dict[str, list[Path]]:
-    """The pool run and two other models' runs (the history), each a full run."""
+    """Every model's full run the module reads, written by one lm-eval process (one run
+    after another: lm-eval imported once): ``pool``, ``h1`` and ``h2`` (the history) in
+    folders of their own names; ``ckpt`` (:data:`LOCAL`, in ``local/``) and ``ckpt_a`` /
+    ``ckpt_b`` (:data:`CKPTS`, ``at_sst2_rev`` only, in ``ckpts/a`` and ``ckpts/b``)."""
     root = tmp_path_factory.mktemp("runs")
-    out = {"pool": lm_eval(lmeval_files, root / "pool", 0.6, "cheap"),
-           "h1": lm_eval(lmeval_files, root / "h1", 1.5, "one"),
-           "h2": lm_eval(lmeval_files, root / "h2", 0.3, "two")}
-    assert all(len(v) == 4 for v in out.values())
+    f = lmeval_files
+    spec = {"pool": full_run(f, root / "pool", 0.6, "cheap"),
+            "h1": full_run(f, root / "h1", 1.5, "one"),
+            "h2": full_run(f, root / "h2", 0.3, "two"),
+            "ckpt": full_run(f, root / "local", 1.5, "t", LOCAL),
+            **{f"ckpt_{k}": full_run(f, root / "ckpts" / k, skill, salt, f",pretrained={p}",
+                                     tasks="at_sst2_rev")
+               for k, skill, salt, p in zip("ab", (1.2, 0.4), ("ca", "cb"), CKPTS,
+                                            strict=True)}}
+    out = dict(zip(spec, run_lm_evals(f, list(spec.values())), strict=True))
+    assert all(len(v) == (1 if k.startswith("ckpt_") else 4) for k, v in out.items())
     return out
 
 
@@ -256,27 +272,28 @@ def test_an_import_names_a_history_run_of_the_targets_local_model(
     until 20 labels agreed. The row is named by the model's public name (``ckpt``; by a
     distinguishing suffix where another local model shares it): import and status say so
     from the first round."""
-    local = ",pretrained=/models/ckpt"
-    past = lm_eval(lmeval_files, tmp_path / "hist", 1.5, "t", local)
+    past = runs["ckpt"]
     assert past[0].parent.name == "__models__ckpt"
-    db, _ = init(tmp_path, runs, "pool-run", "--history", tmp_path / "hist", "--history",
+    hist = past[0].parents[1]
+    db, _ = init(tmp_path, runs, "pool-run", "--history", hist, "--history",
                  runs["h1"][0].parent)
     run("select", db, "--n", 6, "--emit", "lm-eval", "--out", tmp_path / "s.json")
     mapping = json.loads((tmp_path / "s.json").read_text())
-    got = run_lm_eval(lmeval_files, tmp_path / "round1", ",".join(mapping), "--samples",
-                      str(tmp_path / "s.json"), "--model_args",
-                      f"docs={lmeval_files.root / 'docs.json'},skill=1.5,salt=t{local}")
+    docs = lmeval_files.root / "docs.json"
+    # this round of the target, and one of another local model (one lm-eval process)
+    got, other = run_lm_evals(lmeval_files, [
+        (tmp_path / "round1", ",".join(mapping), "--samples", tmp_path / "s.json",
+         "--model_args", f"docs={docs},skill=1.5,salt=t{LOCAL}"),
+        (tmp_path / "other", ",".join(mapping), "--samples", tmp_path / "s.json",
+         "--model_args", f"docs={docs},pretrained=/models/other")])
     row = "ckpt"  # the model's public name (never the path lm-eval's folder is named by)
     for text in (run("import", db, *got), run("status", db)):
         text = " ".join(text.split())
         assert f"the history holds a run of the target's own model ({row!r})" in text, text
         assert f"--history-exclude {row!r}" in text
     # another local model's round is not taken for it
-    other = run_lm_eval(lmeval_files, tmp_path / "other", ",".join(mapping), "--samples",
-                        str(tmp_path / "s.json"), "--model_args",
-                        f"docs={lmeval_files.root / 'docs.json'},pretrained=/models/other")
     (tmp_path / "b").mkdir()
-    db2, _ = init(tmp_path / "b", runs, "pool-run", "--history", tmp_path / "hist",
+    db2, _ = init(tmp_path / "b", runs, "pool-run", "--history", hist,
                   "--history", runs["h1"][0].parent)
     run("select", db2, "--n", 6, "--emit", "lm-eval", "--out", tmp_path / "s.json")
     assert json.loads((tmp_path / "s.json").read_text()) == mapping  # the same seed
@@ -353,10 +370,8 @@ def test_two_models_named_by_local_paths_with_one_last_name_are_two_rows(
     refused as giving an item two values; then named by lm-eval's folders as whole paths,
     ``/tmp/.../hist/a/__runs__a__checkpoint-1000``); an import of a round of one of them
     names that row as the target's own model's run."""
-    hist = tmp_path / "hist"
-    for k, (skill, salt) in enumerate(((1.2, "ca"), (0.4, "cb"))):
-        lm_eval(lmeval_files, hist / "ab"[k], skill, salt,
-                f",pretrained=/runs/{'ab'[k]}/checkpoint-1000", tasks="at_sst2_rev")
+    hist = runs["ckpt_a"][0].parents[2]
+    assert sorted(p.name for p in hist.iterdir()) == ["a", "b"]
     db, out = init(tmp_path, runs, "pool-run", "--history", hist)
     text = " ".join(out.split())
     assert "history: 2 model(s)" in text and "40 of 60 pool items have history" in text
