@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from session_support import run_cli
-from tests.lmeval_harness import HarnessFiles, run_lm_eval, subset_of
+from tests.lmeval_harness import HarnessFiles, run_lm_eval, run_lm_evals, subset_of
 
 from activetest.formats.lmeval_results import read_results, samples_json
 from activetest.session.harness import runs_summary, uniform_runs_for_width
@@ -809,8 +809,11 @@ def test_a_round_run_with_another_number_of_shots_is_refused(
     with Session.open(db) as s:
         before = s.labels()
     second = emit(db, 4, tmp_path / "s2.json")
-    zero = lm_eval(lmeval_files, tmp_path / "r2", ",".join(second), "--samples",
-                   str(tmp_path / "s2.json"))
+    # the round run by mistake with 0 shots, and again as the first was (one lm-eval process)
+    zero, again = run_lm_evals(lmeval_files, [
+        (tmp_path / "r2", ",".join(second), "--samples", tmp_path / "s2.json"),
+        (tmp_path / "r2b", ",".join(second), "--samples", tmp_path / "s2.json",
+         "--num_fewshot", "1")])
     out = " ".join(run("import", db, *zero, code=2).split())
     assert out.count("error:") == 1 and "Traceback" not in out, out
     assert "were run with 0 in-context example(s) (lm-eval's n-shot)" in out, out
@@ -818,8 +821,6 @@ def test_a_round_run_with_another_number_of_shots_is_refused(
     assert "--num_fewshot 1" in out, out
     with Session.open(db) as s:
         assert s.labels() == before and len(s.pending()) == 4
-    again = lm_eval(lmeval_files, tmp_path / "r2b", ",".join(second), "--samples",
-                    str(tmp_path / "s2.json"), "--num_fewshot", "1")
     run("import", db, *again)
     with Session.open(db) as s:
         assert len(s.labels()) == 8 and not s.pending()
