@@ -222,7 +222,7 @@ _made: list[HarnessFiles] = []  # one run per test session, whichever folder ask
 
 @pytest.fixture(scope="session")
 def lmeval_files(tmp_path_factory: pytest.TempPathFactory) -> HarnessFiles:
-    """Run lm-eval once per test session (about 15 s); skip where it is not installed."""
+    """Run lm-eval once per test session (about 5 CPU-s); skip where it is not installed."""
     if importlib.util.find_spec("lm_eval") is None:
         pytest.skip("lm-eval is not installed (pip install -e '.[dev]')")
     if not _made:

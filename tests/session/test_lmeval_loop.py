@@ -25,7 +25,7 @@ from activetest.formats.lmeval_results import read_results, samples_json
 from activetest.session.harness import runs_summary, uniform_runs_for_width
 from activetest.session.workflow import Session
 
-#: the tests that run lm-eval (about 15 s a run) are slow; the others run everywhere
+#: the tests that run lm-eval (about 5 CPU-s a process) are slow; the others run everywhere
 slow = pytest.mark.slow
 
 CLI = Path(__file__).resolve().parents[1] / "lmeval_cli.py"

@@ -21,7 +21,7 @@ from activetest.data.pool import load_pool
 from activetest.models.lmeval import read_lmeval_samples
 from activetest.session.workflow import Session
 
-pytestmark = pytest.mark.slow  # the fixture runs lm-eval once (about 15 s)
+pytestmark = pytest.mark.slow  # the fixture runs lm-eval once (about 5 CPU-s)
 
 
 
