@@ -73,6 +73,54 @@ def test_a_pool_pattern_that_matches_nothing_says_so_with_its_folder(
     assert not (tmp_path / "s.db").exists()
 
 
+def test_a_pool_pattern_of_tables_is_refused_as_not_samples_files(
+        pool_files: PoolFiles, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """QA: ``--pool 'r3/*.csv'`` matching CSV files was read as lm-eval samples files:
+    "r3/a.csv: line 1: not valid JSON", and with --id-column "an lm-eval samples pool
+    takes no --id-column". A pattern pool is read as samples files; a matched file that
+    is not one (a CSV, a JSON Lines table, lm-eval's results_<date>.json beside the
+    samples) is refused by name, saying a table pool is one file. A samples file renamed
+    (by its content) still reads through a pattern."""
+    from activetest.data.pool import load_pool
+
+    monkeypatch.chdir(tmp_path)
+    samples = Path(__file__).resolve().parents[1] / "models" / "data" / \
+        "samples_sst2_2026-11-30T12-00-00.jsonl"
+    r3, r4 = tmp_path / "r3", tmp_path / "r4"
+    r3.mkdir()
+    r4.mkdir()
+    for name in ("a.csv", "b.csv"):
+        shutil.copy(pool_files.pool, r3 / name)
+    (r3 / "t.jsonl").write_text('{"id": "x", "text": "fine", "label": "positive"}\n')
+    shutil.copy(samples, r4 / samples.name)
+    (r4 / "results_2026-11-30T12-00-00.json").write_text('{"results": {}}\n')
+    base = ("init", tmp_path / "s.db", "--task", "demo", "--surrogate",
+            f"table:{pool_files.surrogate}", "--target", f"table:{pool_files.target}",
+            "--no-progress")
+    tail = ("is not one; a table pool (CSV, TSV, JSONL, JSON, Parquet, FPB) is one file: "
+            "give the file itself, e.g. {f}, or join the files into one")
+    for extra in (("--id-column", "id"), ("--label-column", "label"), ()):
+        out = refused(*base, "--pool", "r3/*.csv", *extra)
+        assert "error: r3/*.csv: a pattern pool is read as lm-eval --log_samples files " \
+               "(samples_<task>_<date>.jsonl), and r3/a.csv (of the 2 files it matches) " \
+               + tail.format(f="r3/a.csv") in out, out
+        assert "takes no" not in out and "valid JSON" not in out, out
+    out = refused(*base, "--pool", "r3/t.js?nl")
+    assert "error: r3/t.js?nl: a pattern pool is read as lm-eval --log_samples files " \
+           "(samples_<task>_<date>.jsonl), and r3/t.jsonl (the one file it matches) " \
+           + tail.format(f="r3/t.jsonl") in out, out
+    out = refused(*base, "--pool", "r4/*")
+    assert "and r4/results_2026-11-30T12-00-00.json (of the 2 files it matches) is not " \
+           "one" in out, out
+    assert not (tmp_path / "s.db").exists()
+    # samples files by name or by content still read through a pattern
+    (r4 / "results_2026-11-30T12-00-00.json").unlink()
+    shutil.copy(samples, r4 / "renamed.jsonl")
+    (r4 / samples.name).unlink()
+    assert [it.id for it in load_pool("r4/*.jsonl", task="sst2")] == \
+        [it.id for it in load_pool(samples, task="sst2")]
+
+
 def test_a_missing_history_file_is_said_naming_the_option(
         pool_files: PoolFiles, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """QA: a missing ``--history`` file was "nope.csv: no such file or folder (given as

@@ -341,6 +341,34 @@ def _check_samples_folder(p: Path) -> None:
                           f"file itself, e.g. {p / (files[0] if files else 'pool.csv')}")
 
 
+def _check_samples_pattern(p: Path) -> None:
+    """A glob pattern as a pool is read as lm-eval samples files; a matched file that is
+    not one (a CSV, TSV, Parquet or FPB file, a JSON Lines table, lm-eval's
+    ``results_<date>.json``) is refused here, naming it, before it is read as samples
+    (QA: ``--pool 'r3/*.csv'`` said "r3/a.csv: line 1: not valid JSON", and with
+    --id-column "an lm-eval samples pool takes no --id-column"). A file is a samples file
+    by its name (``samples_*`` and a JSON suffix, as in a folder) or, renamed, by its
+    content (:func:`activetest.formats.lmeval.looks_like_lmeval`). A pattern that matches
+    nothing is left to the samples reader, which says so."""
+    from activetest.formats.lmeval import lmeval_files, looks_like_lmeval
+
+    try:
+        files = lmeval_files(p)
+    except ValueError:
+        return
+    for f in files:
+        name = f.name.lower().removesuffix(".gz")
+        if name.endswith((".jsonl", ".json", ".ndjson")) and (
+                name.startswith("samples_") or looks_like_lmeval(f)):
+            continue
+        several = f"of the {len(files)} files" if len(files) > 1 else "the one file"
+        raise PoolFormatError(
+            f"{p}: a pattern pool is read as lm-eval --log_samples files "
+            f"(samples_<task>_<date>.jsonl), and {f} ({several} it matches) is not "
+            f"one; a table pool (CSV, TSV, JSONL, JSON, Parquet, FPB) is one file: give the "
+            f"file itself, e.g. {f}, or join the files into one")
+
+
 def is_lmeval_source(p: Path, format: str | None) -> bool:
     """Whether ``p`` names lm-eval samples file(s): by name, folder, glob or content."""
     if format is not None:
@@ -440,6 +468,8 @@ def load_pool(path: str | Path, *, format: str | None = None,
     resolved = _resolve_task(task)
     if p.is_dir() and format is None:
         _check_samples_folder(p)
+    elif format is None and not p.exists() and any(ch in str(p) for ch in "*?"):
+        _check_samples_pattern(p)
     if is_lmeval_source(p, format):
         return _load_lmeval_pool(p, resolved, text_column=text_column,
                                  label_column=label_column, id_column=id_column,
