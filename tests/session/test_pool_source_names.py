@@ -20,8 +20,7 @@ from pathlib import Path
 
 from session_support import make_pool_files, run_cli, write_pool_tables, write_squad_pool
 
-from activetest.session.report.render import _pool_file
-from activetest.session.source_names import SourceName, shown_source
+from activetest.session.source_names import SourceName, of_file, shown_source
 from activetest.session.workflow import Session
 
 OLD = Path(__file__).parent / "data" / "old"
@@ -105,4 +104,32 @@ def test_the_report_names_the_pool_it_counts_by_file_and_digest(tmp_path: Path) 
         "x/pool.csv, y/pool.csv")
     for python in ({"source": "<items>", "n_items": 3}, {"n_items": 3}, None):
         assert shown_source(python) is None
-    assert _pool_file(None) == "" and _pool_file(SourceName("g.jsonl")) == " of g.jsonl"
+    assert of_file(None) == "" and of_file(SourceName("g.jsonl")) == " of g.jsonl"
+
+
+def test_status_names_the_pool_it_counts_as_the_report_does(tmp_path: Path) -> None:
+    """QA: ``status`` said "pool N items" and no file, while the report's header names
+    the pool's file and the start of its digest. ``status`` (its text, ``status --json``
+    and ``print(session.status())``) names it the same way: by name, never the local
+    folder; a session made before (its path stored) by the path's last component."""
+    folder = tmp_path / "home" / "me" / "data"
+    folder.mkdir(parents=True)
+    pool, sur, tgt = write_pool_tables(folder, 40)
+    db = tmp_path / "s.db"
+    run_cli("init", db, "--pool", pool, "--task", "sst2", "--surrogate", f"table:{sur}",
+            "--target", f"table:{tgt}", "--id-column", "id", "--seed", "3", "--no-progress")
+    run_cli("select", db, "--n", "6")
+    line = f"pool 40 items of pool.csv (sha256 {_sha(pool)[:12]}…): 6 selected"
+    out = run_cli("status", db)
+    assert line in out and "home/me" not in out, out
+    got = json.loads(run_cli("status", db, "--json"))
+    assert got["n_items"] == 40 and got["pool_file"] == {"source": "pool.csv",
+                                                         "sha256": _sha(pool)}, got
+    with Session.open(db) as s:
+        assert line in str(s.status())
+
+    old = tmp_path / "old.db"  # stored /tmp/oldout/pool.csv, as sessions did before
+    shutil.copyfile(OLD / "schema2_ce_both.db", old)
+    digest = _stored(old)["pool"]["sha256"]
+    (pool_line,) = [x for x in run_cli("status", old).splitlines() if x.startswith("pool ")]
+    assert pool_line.startswith(f"pool 150 items of pool.csv (sha256 {digest[:12]}…): ")

@@ -392,7 +392,8 @@ def test_print_of_a_status_reads_as_status_begins(pool_files: PoolFiles,
     s.estimate(progress=False)
     text = str(s.status())
     assert "acquisition adaptive, seed 0" in text and "proposal floor" not in text
-    assert "pool 60 items: 12 selected, 12 labelled, 0 pending" in text
+    assert "pool 60 items of pool.csv (sha256 " in text  # the file, as the report names it
+    assert "…): 12 selected, 12 labelled, 0 pending" in text
     assert "log_loss adaptive LURE " in text and "method=" not in text
     assert "SessionStatus(" in repr(s.status())  # repr keeps every field
     s.close()

@@ -126,7 +126,7 @@ def status(
             _out.print("label scoring: full-sequence (init --label-scoring: each class is "
                        "the summed log-prob of its whole label word, for every model "
                        "scored here; a table: file's scores are read as they are)")
-        _out.print(f"pool {st.n_items} items: {st.n_selected} selected, {st.n_labelled} "
+        _out.print(f"{_escape(st.pool_text)}: {st.n_selected} selected, {st.n_labelled} "
                    f"labelled, {st.n_pending} pending; {st.n_usable} label(s) usable by the "
                    f"estimate")
         _print_runs(s)

@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from activetest.session.config import ACQUISITIONS
+from activetest.session.source_names import SourceName, of_file
 from activetest.session.store import EstimateRow, LabelChange, SessionError
 from activetest.stats import BootstrapResult
 
@@ -704,6 +705,11 @@ class SessionStatus:
             column that draws beside the history's features (None: no such column); the
             text and :meth:`to_dict` then name the surrogate as ``status`` does
             (:attr:`surrogate_name`).
+        pool_file: the pool's file(s) by name and the SHA-256 the session stores of them
+            (:func:`activetest.session.source_names.shown_source`: never a local path; a
+            session made before by its stored path's last component), said beside N
+            (:attr:`pool_text`; QA: "pool N items" named no file); None: items given in
+            Python. ``to_dict`` gives ``{"source", "sha256"}`` or null.
     """
 
     path: str
@@ -726,6 +732,13 @@ class SessionStatus:
     compared: dict[str, int] = field(default_factory=dict)
     label_scoring: dict[str, LabelScoring] = field(default_factory=dict)
     surrogate_column: str | None = None
+    pool_file: SourceName | None = None
+
+    @property
+    def pool_text(self) -> str:
+        """``pool N items of pool.csv (sha256 2077bd67c0a6…)``, as ``status`` and the
+        report's header name the pool (:func:`activetest.session.source_names.of_file`)."""
+        return f"pool {self.n_items} items{of_file(self.pool_file)}"
 
     @property
     def proposal_floor(self) -> float:
@@ -754,7 +767,7 @@ class SessionStatus:
         lines = [f"session {self.path}: target {self.target}, surrogate "
                  f"{self.surrogate_name}, metric {self.metric}, acquisition "
                  f"{self.acquisition}{floor}, seed {self.seed}",
-                 f"pool {self.n_items} items: {self.n_selected} selected, {self.n_labelled} "
+                 f"{self.pool_text}: {self.n_selected} selected, {self.n_labelled} "
                  f"labelled, {self.n_pending} pending; {self.n_usable} label(s) usable by "
                  f"the estimate"]
         names = {"lure": "adaptive LURE" if adaptive else "LURE",

@@ -10,6 +10,7 @@ from activetest.session import draw
 from activetest.session import estimate as est
 from activetest.session.history_neighbours import surrogate_column
 from activetest.session.records import SessionStatus
+from activetest.session.source_names import shown_source
 from activetest.session.store import EstimateRow, SessionStore
 
 __all__ = ["label_scoring", "session_status"]
@@ -36,7 +37,8 @@ def session_status(s: Any) -> SessionStatus:
                          cfg.target, int(cfg.seed), float(cfg.proposal_floor),
                          rows, meta.get("created", ""), stale, draw.waiting(store),
                          same, s.kind.compared_waiting(store), label_scoring(store),
-                         surrogate_column(str(cfg.surrogate), cfg.extra.get("history")))
+                         surrogate_column(str(cfg.surrogate), cfg.extra.get("history")),
+                         shown_source(cfg.pool))
 
 
 def label_scoring(store: SessionStore) -> dict[str, Any]:

@@ -23,8 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["SourceName", "distinguishing_names", "file_sha256", "pool_source",
-           "published_source", "shown_source", "source_name"]
+__all__ = ["SHORT_DIGEST", "SourceName", "distinguishing_names", "file_sha256", "of_file",
+           "pool_source", "published_source", "shown_source", "source_name"]
+
+#: Hex digits of a file's SHA-256 shown beside its name (enough to tell files apart).
+SHORT_DIGEST = 12
 
 #: ``source`` values that name no file (items given in Python).
 _NO_FILE = ("", "<items>")
@@ -143,3 +146,14 @@ def shown_source(info: Any) -> SourceName | None:
         src = ", ".join(distinguishing_names(parts))
     digest = info.get("sha256")
     return SourceName(src, digest if isinstance(digest, str) else "")
+
+
+def of_file(f: SourceName | None) -> str:
+    """What follows a pool's size where a report's header or ``status`` says it: ``" of
+    pool.csv (sha256 2077bd67c0a6…)"``, the files by name (:func:`shown_source`) and the
+    first :data:`SHORT_DIGEST` hex digits of the SHA-256 the session stores (QA: "Pool: N
+    items" named no file: which pool the number is of); "" where no file is known."""
+    if f is None or not f.source:
+        return ""
+    digest = f" (sha256 {f.sha256[:SHORT_DIGEST]}…)" if f.sha256 else ""
+    return f" of {f.source}{digest}"

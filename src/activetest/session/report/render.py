@@ -36,7 +36,7 @@ from activetest.session.report import plots
 from activetest.session.report.data import Interval, ReportData
 from activetest.session.report.files import write_file
 from activetest.session.report.text import clean
-from activetest.session.source_names import SourceName
+from activetest.session.source_names import of_file
 
 __all__ = ["ACQUISITION_PNG", "DIFFERENCES_PNG", "ESTIMATES_PNG", "HTML", "MARKDOWN",
            "check_report_dir",
@@ -131,28 +131,13 @@ def _verdict(c: Any, level: float) -> str:
     return "no clear difference (the intervals contain 0)"
 
 
-#: Hex digits of a file's SHA-256 the report's header shows (enough to tell files apart).
-SHORT_DIGEST = 12
-
-
-def _pool_file(f: SourceName | None) -> str:
-    """What follows the pool's size in the header: ``" of pool.csv (sha256
-    2077bd67c0a6…)"``, the files by name and the start of the SHA-256 the session stores
-    (QA: "Pool: N items" named no file: which pool the number is of); "" where no file
-    is known."""
-    if f is None or not f.source:
-        return ""
-    digest = f" (sha256 {f.sha256[:SHORT_DIGEST]}…)" if f.sha256 else ""
-    return f" of {f.source}{digest}"
-
-
 def _blocks(data: ReportData, images: Mapping[str, str]) -> list[_Block]:
     out: list[_Block] = [("h1", data.title)]
     meta = [f"Task: {data.task}", f"Target: {data.target}", f"Surrogate: {data.surrogate}"]
     if data.acquisition:
         meta.append(f"Acquisition: {data.acquisition}")
     if data.pool_size is not None:
-        meta.append(f"Pool: {data.pool_size} items{_pool_file(data.pool_file)}")
+        meta.append(f"Pool: {data.pool_size} items{of_file(data.pool_file)}")
     meta.append(f"Labels used: {data.n_labels}")
     meta += [f"{k}: {v}" for k, v in data.info.items()]
     out.append(("list", meta))
