@@ -248,7 +248,7 @@ def reference_completions_server(model_path: str | Path, *, max_logprobs: int = 
 
 #: What :func:`fault_server` can do (see there).
 FAULT_MODES = ("ok", "drip", "drip-all", "positive", "reflect-200", "reflect-302",
-               "reflect-401", "reflect-500")
+               "reflect-401", "reflect-500", "gone-at-echo", "hang-at-echo")
 
 
 class _FaultHandler(http.server.BaseHTTPRequestHandler):
@@ -284,6 +284,14 @@ class _FaultHandler(http.server.BaseHTTPRequestHandler):
         raw = self.rfile.read(length) if length else b""
         type(self).seen.append(self._reflected())
         mode = type(self).mode
+        if mode.endswith("-at-echo") and json.loads(raw or b"{}").get("echo") is True:
+            if mode == "gone-at-echo":  # the server stops: no answer, no more connections
+                self.server.shutdown()
+                self.server.server_close()
+            else:  # no answer within any short deadline, then the connection cut
+                time.sleep(type(self).interval)
+            self.close_connection = True
+            return
         # this server closes every connection after one answer, and says so: without
         # the header a client may send its next request on the closed connection
         status, headers = 200, [("Content-Type", "application/json"), ("Connection", "close"),
@@ -357,6 +365,10 @@ def fault_server(mode: str, *, interval: float = 0.2) -> Iterator[FaultServer]:
       ``interval`` seconds;
     - ``drip-all``: the whole answer, status line and headers included, a byte at a time;
     - ``positive``: top-k log-probs above 0 (logits, not log-probabilities);
+    - ``gone-at-echo``: as ``ok`` until the first request with ``echo: true``; then
+      the server stops (that connection closed without an answer, later ones refused);
+    - ``hang-at-echo``: as ``ok``, but a request with ``echo: true`` gets no answer:
+      its connection is closed after ``interval`` seconds;
     - ``reflect-STATUS`` (200, 302, 401, 500): that status, with the request's path,
       query, headers and ``Authorization`` in the body (non-JSON for 200), and for 302
       in the ``Location`` header too.

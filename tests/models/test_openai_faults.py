@@ -19,7 +19,12 @@ from tests.session.session_support import cli_command, cli_env, make_pool_files
 
 from activetest.data.demo import demo_task
 from activetest.data.task import Item
-from activetest.models.openai import EndpointError, EndpointTimeoutError, OpenAIScorer
+from activetest.models.openai import (
+    EndpointError,
+    EndpointTimeoutError,
+    OpenAIScorer,
+    ServerGoneError,
+)
 from activetest.models.registry import get_scorer
 from activetest.redaction import redact, redact_url, split_url, without_credentials
 from activetest.session.scoring import stored_spec
@@ -189,6 +194,36 @@ def test_positive_log_probs_are_refused_naming_the_item_and_value() -> None:
         with pytest.raises(EndpointError, match=r"item 'r0': the server gave 2\.5 .*"
                                                 r"' negative'"):
             scorer.generate(TASK, ITEMS[:1], max_tokens=4, progress=False)
+
+
+def test_a_server_gone_during_the_echo_check_is_said_gone_not_no_echo() -> None:
+    """The server answers the check's top-k request, then stops at its echo request:
+    the refusal says it went away, not that echo "could not be verified"."""
+    with fault_server("gone-at-echo") as srv:
+        scorer = OpenAIScorer(srv.url, "fake-model", method="echo", concurrency=1,
+                              max_retries=1, backoff=0.0)
+        with pytest.raises(EndpointError) as info:
+            scorer.score(TASK, ITEMS, progress=False)
+    msg = str(info.value)
+    assert isinstance(info.value, ServerGoneError), msg
+    assert "the server went away during scoring: it had answered 1 request(s)" in msg, msg
+    assert "0 of the 4 item(s) were scored" in msg, msg
+    assert "echo" not in msg, msg
+
+
+def test_a_timeout_during_the_echo_check_is_a_timeout_not_no_echo() -> None:
+    """An echo request with no answer within the deadline is refused as a timeout at
+    once (not the next candidate token's deadline too, then "echo not reliable")."""
+    with fault_server("hang-at-echo", interval=5.0) as srv:
+        scorer = OpenAIScorer(srv.url, "fake-model", method="echo", concurrency=1,
+                              deadline=0.5, max_retries=0)
+        t0 = time.monotonic()
+        with pytest.raises(EndpointTimeoutError, match=r"timed out.*deadline 0\.5 s"):
+            scorer.score(TASK, ITEMS, progress=False)
+        took = time.monotonic() - t0
+        echoed = [s for s in srv.seen if "completions" in s]
+    assert len(echoed) == 2, srv.seen  # the top-k request and one echo request
+    assert took < 0.5 + 4, took
 
 
 # ------------------------------------------------------------------- the CLI

@@ -449,7 +449,9 @@ class OpenAIScorer(EndpointClient):
         0.3's server scores prompt token i with the distribution that FOLLOWS it),
         so echo is trusted only after it reproduces a top-k next-token log-prob: the
         most likely non-blank next token ``t`` of ``prompt`` must get the same
-        log-prob when echoed in ``prompt + t``. Checked once per scorer.
+        log-prob when echoed in ``prompt + t``. Checked once per scorer; a server
+        gone or a timeout during the check is raised (:class:`ServerGoneError`,
+        :class:`EndpointTimeoutError`), not taken for "no echo".
         """
         with self._lock:
             if self._echo_ok is not None:
@@ -461,6 +463,14 @@ class OpenAIScorer(EndpointClient):
                     continue
                 try:
                     tok, echoed = self._echo(client, prompt, text)
+                except (ServerGoneError, EndpointTimeoutError):
+                    # not an answer about echo: a server gone, or one that did not answer
+                    # within the deadline, says nothing of whether it echoes. Swallowed,
+                    # each next candidate waited out another deadline, and the scorer
+                    # kept "echo unusable" for good, the refusal blaming echo ("could not
+                    # be verified") instead of the server. (Timeouts are not refusals in
+                    # _unsupported either.) _echo_ok stays unknown: checked again later.
+                    raise
                 except EndpointError:
                     if self._echo_ok is False:  # the server cannot echo at all
                         return False
