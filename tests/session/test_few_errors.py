@@ -640,11 +640,13 @@ def test_a_new_sessions_exact_cs_bets_by_each_draws_recorded_share(pool_files: P
         (float(old.low[-1]), float(old.high[-1])), abs=1e-12)
 
 
-def _write_binary_pool(root: Path, N: int, seed: int) -> tuple[Path, Path, Path]:
-    """A pool of ``N`` items (ids ``i0``..), a target right on about 93% of them and a
-    noisier surrogate, as CSV files (pool with labels, two prediction tables)."""
+def _write_binary_pool(root: Path, N: int, seed: int, mean: float = 4.0
+                       ) -> tuple[Path, Path, Path]:
+    """A pool of ``N`` items (ids ``i0``..), a target right on about 93% of them (the
+    default ``mean`` of its logit) and a noisier surrogate, as CSV files (pool with
+    labels, two prediction tables)."""
     rng = np.random.default_rng(seed)
-    z = rng.normal(4.0, 2.0, N)
+    z = rng.normal(mean, 2.0, N)
     p = 1 / (1 + np.exp(-z))  # the target's P(positive)
     y = (rng.random(N) < p).astype(int)
     s = 1 / (1 + np.exp(-z - rng.normal(0, 1, N)))
@@ -786,3 +788,100 @@ def test_a_least_proposal_above_a_drawn_items_probability_is_not_used() -> None:
     np.testing.assert_array_equal(ok["q_min"], np.maximum(share, 0.025 * (1 - 1e-9)))
     above = exact_proposal_bound(dataclasses.replace(draws, q_least=np.full(K, 0.04)), 0.1)
     np.testing.assert_array_equal(above["q_min"], share)
+
+
+def test_each_counts_exact_cs_is_its_own_where_a_later_draw_is_below_its_least_proposal(
+) -> None:
+    """An adaptive design's exact CS bounds each draw by its least proposal only where
+    every labelled draw was made with at least that probability (:func:`exact_proposal_bound`).
+    That check ran over all the labels: one later draw below its least proposal (a file
+    whose recorded probability was edited, or whose scores are not the ones it drew with)
+    put the share's bound on every count of the error rate's curve (the report's), so an
+    early count's exact CS differed from the estimate's with that count's labels alone.
+    Each count is now the estimate's at that count (:func:`few_errors_inputs` of those
+    draws), for the error rate and for a paired difference (the floor's branch)."""
+    from activetest.session.estimate import LabelledDraws, difference_few_inputs
+
+    N, K = 50, 30
+    rows = np.arange(K)
+    q = np.full(K, 0.05)
+    L = np.zeros(K)
+    L[[2, 9, 17]] = 1.0
+    least = np.full(K, 0.04)  # far above the share's 0.1 / (N - m)
+    q[15] = 0.03  # draw 16 was made below its least proposal
+    floor = 0.1
+
+    def draws(k: int, with_least: bool = True) -> LabelledDraws:
+        return LabelledDraws(N, tuple(f"i{r}" for r in rows[:k]), tuple(range(1, k + 1)),
+                             rows[:k], q[:k], np.zeros(k, dtype=np.int64), k,
+                             q_least=least[:k] if with_least else None)
+
+    def risk(k: int, with_least: bool = True) -> Any:
+        return est.few_errors_inputs(L[:k], draws(k, with_least), 5, q_floor=floor)
+
+    def difference(k: int, with_least: bool = True) -> Any:
+        return difference_few_inputs(L[:k], np.zeros(k), draws(k, with_least), 5,
+                                     q_floor=floor)
+
+    for of in (risk, difference):
+        whole, share_only = of(K), of(K, False)
+        for k in (5, 10, 15, 16, 30):
+            part = of(k)
+            assert whole.exact_low[k - 1] == part.exact_low[-1], (of.__name__, k)
+            assert whole.exact_high[k - 1] == part.exact_high[-1], (of.__name__, k)
+        # before the draw below it the least proposal narrows the CS; from it on, the
+        # share's bound (the estimate's at those counts, as before)
+        assert whole.exact_high[14] < share_only.exact_high[14] - 0.05, (
+            of.__name__, whole.exact_high[14], share_only.exact_high[14])
+        np.testing.assert_array_equal(whole.exact_high[15:], share_only.exact_high[15:])
+        np.testing.assert_array_equal(whole.exact_low[15:], share_only.exact_low[15:])
+
+
+def test_a_reports_error_rate_point_is_the_estimate_at_its_count_by_the_least_proposal(
+        tmp_path: Path) -> None:
+    """A new adaptive session (``exact_least``): its report's error rate point at 60 of
+    100 labels (few errors: the exact anytime CS stands in, each draw bounded by its
+    least proposal, here up to 8 times the share's) is what ``estimate`` said with those
+    60 labels, to 1e-12, and its last point the estimate's now. (A later draw below its
+    least proposal, which would put the share's bound on every count of a curve made
+    all-or-none, cannot be made from a session file: a draw's recorded probability
+    edited is refused, the design no longer replays, and the report replays every
+    draw's least proposal from the first; :func:`exact_by_own_draws` keeps each count
+    the estimate's where it happens.)"""
+    from activetest.session import draw
+
+    pool, sur, tgt = _write_binary_pool(tmp_path / "data", 400, seed=1, mean=6.0)
+    db = tmp_path / "s.db"
+    run("init", db, "--pool", pool, "--task", "demo", "--surrogate", f"table:{sur}",
+        "--target", f"table:{tgt}", "--id-column", "id", "--metric", "error_rate",
+        "--seed", "3", "--no-progress")
+    for _ in range(3):  # rounds: the pass's state stored by each estimate, as a user has it
+        run("select", db, "--n", 20)
+        run("label", db, "--from-data")
+        then = json.loads(run("estimate", db, "--json"))["metrics"]["error_rate"]
+    run("select", db, "--n", 40)
+    run("label", db, "--from-data")
+    with Session.open(db) as s:
+        draws = s.labelled_draws()
+        sampler = draw.replayed(s.store)
+        least = _least_q(sampler, draws.k)
+        lam = np.maximum(np.asarray(sampler.lam[:draws.k], dtype=float), 0.1)
+        data = s.report_data(n_points=100, progress=False)
+    share = lam / (draws.n_pool - np.arange(draws.k))
+    assert draws.k == 100 and np.max(least[:60] / share[:60]) > 4  # the least matters
+    (row,) = [r for r in data.history["error rate"] if r.n_labels == 60]
+    p, a = row.active, then["anytime"]
+    assert p.basis == a["basis"] == "exact", (p.basis, a["basis"])
+
+    def close(x: float, y: float) -> bool:
+        return abs(x - y) <= 1e-12 * max(1.0, abs(y))
+
+    assert close(p.value, then["active"]["estimate"])
+    assert close(p.fixed.low, a["fixed_low"]) and close(p.fixed.high, a["fixed_high"]), (
+        p.fixed, a["fixed_low"], a["fixed_high"])
+    assert close(p.anytime.low, a["cs_low"]) and close(p.anytime.high, a["cs_high"])
+    last = data.history["error rate"][-1].active
+    now = json.loads(run("estimate", db, "--json"))["metrics"]["error_rate"]["anytime"]
+    assert last.basis == now["basis"]
+    assert close(last.fixed.low, now["fixed_low"]) and close(last.fixed.high,
+                                                              now["fixed_high"])

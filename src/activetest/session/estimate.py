@@ -34,6 +34,7 @@ from activetest.session.estimate_base import (
     cut_to_sure,
     cut_to_sure_arrays,
     difference_range,
+    exact_by_own_draws,
     exact_proposal_bound,
     sure_cut_in_force,
     sure_risk_curve,
@@ -228,20 +229,31 @@ def few_errors_inputs(losses: np.ndarray, draws: LabelledDraws, min_errors: int 
                       design: DesignControls | None = None) -> FewErrors | None:
     """:class:`FewErrors` of an error rate's ``(K,)`` losses at the labelled draws, with
     the exact anytime CS of the session's estimate (``design``: an adaptive design's controls, as
-    :func:`anytime` has them); None without a rule (``min_errors`` None: a session
-    written before it) or without a proposal floor (no exact anytime CS)."""
+    :func:`anytime` has them) at every count as the estimate at that count has it, made
+    from that count's draws alone (:func:`exact_by_own_draws`); None without a rule
+    (``min_errors`` None: a session written before it) or without a proposal floor (no
+    exact anytime CS)."""
     from activetest.stats import exact_cs
     from activetest.stats.fewerrors import few_errors, few_errors_reason
 
     L = np.asarray(losses, dtype=np.float64)
     if min_errors is None or q_floor is None or L.size == 0:
         return None
-    extra = {} if design is None else {"control": design[0], "control_rest": design[1],
-                                       "control_low": 0.0, "control_high": 1.0}
-    ex = exact_cs(L, draws.q, draws.n_pool, loss_high=1.0, alpha=1.0 - level,
-                  **exact_proposal_bound(draws, q_floor), **extra)
-    return FewErrors(int(min_errors), few_errors(L, int(min_errors)),
-                     np.asarray(ex.low, float), np.asarray(ex.high, float),
+
+    def curve(d: LabelledDraws) -> tuple[np.ndarray, np.ndarray]:
+        """The exact anytime CS at every count of the draws ``d`` (a prefix)."""
+        k = d.k
+        extra = {} if design is None else {
+            "control": design[0][:k], "control_rest": design[1][:k], "control_low": 0.0,
+            "control_high": 1.0}
+        ex = exact_cs(L[:k], d.q, d.n_pool, loss_high=1.0, alpha=1.0 - level,
+                      **exact_proposal_bound(d, q_floor), **extra)
+        return np.asarray(ex.low, float), np.asarray(ex.high, float)
+
+    # each count's CS as the estimate at that count has it (a later draw below its least
+    # proposal does not change an earlier count's)
+    low, high = exact_by_own_draws(draws, curve)
+    return FewErrors(int(min_errors), few_errors(L, int(min_errors)), low, high,
                      few_errors_reason(L, int(min_errors)))
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 import zlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -34,7 +34,10 @@ __all__ = [
     "cut_to_sure",
     "cut_to_sure_arrays",
     "difference_range",
+    "exact_by_own_draws",
     "exact_proposal_bound",
+    "first_draws",
+    "least_covered",
     "sure_bounds_of_runs",
     "sure_cut_in_force",
     "sure_risk_curve",
@@ -120,9 +123,53 @@ def exact_proposal_bound(draws: LabelledDraws, q_floor: float | None) -> dict[st
         least = np.asarray(draws.q_least, dtype=np.float64)[:K]
         if least.shape != (K,) or not np.all((least >= 0) & (least <= 1)):
             raise ValueError(f"q_least must hold {K} probabilities")
-        if not np.any(np.asarray(draws.q, dtype=np.float64)[:K] < least * (1.0 - 1e-6)):
+        if least_covered(draws) == K:
             q_min = np.maximum(q_min, least * (1.0 - 1e-9))
     return {"q_min": q_min}
+
+
+def least_covered(draws: LabelledDraws) -> int:
+    """How many leading draws were made with at least their least proposal
+    (:attr:`LabelledDraws.q_least`): up to the first whose own probability is below it
+    (less ``1e-6`` of it for rounding; that draw was not made by the replayed proposals);
+    K where every one was, or where the draws carry none."""
+    K = draws.k
+    if draws.q_least is None:
+        return K
+    least = np.asarray(draws.q_least, dtype=np.float64)[:K]
+    below = np.asarray(draws.q, dtype=np.float64)[:K] < least * (1.0 - 1e-6)
+    return int(np.argmax(below)) if below.any() else K
+
+
+def first_draws(draws: LabelledDraws, k: int) -> LabelledDraws:
+    """The first ``k`` of ``draws`` (every per-draw array cut to them), as an estimate
+    made when those were the labelled draws has them."""
+    def cut(a: np.ndarray | None) -> np.ndarray | None:
+        return None if a is None else np.asarray(a)[:k]
+
+    return replace(draws, item_ids=draws.item_ids[:k], steps=draws.steps[:k],
+                   rows=draws.rows[:k], q=draws.q[:k], y=draws.y[:k],
+                   q_share=cut(draws.q_share), q_least=cut(draws.q_least))
+
+
+def exact_by_own_draws(draws: LabelledDraws,
+                       curve: Callable[[LabelledDraws], tuple[np.ndarray, np.ndarray]]
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    """``(low, high)``, each ``(K,)``: an exact anytime CS at every count 1..K as the
+    estimate at that count has it, made from that count's draws alone. ``curve(d)`` is
+    the CS at every count of draws ``d`` under the estimate's rule, which bounds the
+    draws by their least proposals (:func:`exact_proposal_bound`) only where every one
+    of them is within it: one later draw below its least proposal would otherwise put
+    the share's bound on every earlier count too. The counts up to
+    :func:`least_covered` are ``curve`` of those draws, the later ones ``curve`` of all
+    (the CS is a running one: its value at count k depends on the first k draws only)."""
+    c = least_covered(draws)
+    if c in (0, draws.k):
+        return curve(draws)
+    low, high = curve(first_draws(draws, c))
+    all_low, all_high = curve(draws)
+    return (np.concatenate([np.asarray(low, float), np.asarray(all_low, float)[c:]]),
+            np.concatenate([np.asarray(high, float), np.asarray(all_high, float)[c:]]))
 
 
 def bootstrap_rng(seed: int, k: int, name: str) -> np.random.Generator:

@@ -22,6 +22,7 @@ from activetest.session.estimate_base import (
     LabelledDraws,
     SureBounds,
     cut_to_sure_arrays,
+    exact_by_own_draws,
     exact_proposal_bound,
 )
 
@@ -105,7 +106,6 @@ def difference_few_inputs(losses: np.ndarray, other_losses: np.ndarray, draws: L
     proposal) is used only before that draw: from it on, the floor's stands in, so that
     each count's CS is the one the estimate at that count has (made from its labels
     alone; a later draw does not change an earlier count's)."""
-    from activetest.stats.betting import paired_difference_exact_cs
     from activetest.stats.fewerrors import few_differences, few_differences_reason
 
     La = np.asarray(losses, dtype=np.float64)
@@ -128,6 +128,31 @@ def difference_few_inputs(losses: np.ndarray, other_losses: np.ndarray, draws: L
         zero = np.zeros(La.size)
         return FewErrors(int(min_errors), few_differences(d, int(min_errors)), zero,
                          zero.copy(), few_differences_reason(d, int(min_errors)))
+
+    def curve(dr: LabelledDraws) -> tuple[np.ndarray, np.ndarray]:
+        """The exact anytime CS at every count of the draws ``dr`` (a prefix)."""
+        return _difference_exact(La[:dr.k], Lb[:dr.k], dr, q_floor=q_floor, level=level,
+                                 item_bounds=item_bounds, proposal=proposal,
+                                 weight_bound=weight_bound, bound=float(bound))
+
+    # each count's CS as the estimate at that count has it: a later draw below its least
+    # proposal (an adaptive design's) does not change an earlier count's
+    low, high = exact_by_own_draws(draws, curve)
+    return FewErrors(int(min_errors), few_differences(d, int(min_errors)), low, high,
+                     few_differences_reason(d, int(min_errors)))
+
+
+def _difference_exact(La: np.ndarray, Lb: np.ndarray, draws: LabelledDraws, *,
+                      q_floor: float | None, level: float, item_bounds: np.ndarray | None,
+                      proposal: tuple[np.ndarray, float] | None,
+                      weight_bound: np.ndarray | None, bound: float
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """``(low, high)``, each ``(K,)``: the exact anytime CS of the paired difference
+    ``La - Lb`` at every count of ``draws`` (:func:`difference_few_inputs`, whose
+    arguments these are), each draw bounded by the per-draw weight bound as far as the
+    draws so far are within it, the floor's bound from the first that is not."""
+    from activetest.stats.betting import paired_difference_exact_cs
+
     rest: np.ndarray | None = None
     W: np.ndarray | None = None
     covered = 0  # the leading draws the per-draw bound W holds for
@@ -145,8 +170,8 @@ def difference_few_inputs(losses: np.ndarray, other_losses: np.ndarray, draws: L
         by the floor's bound."""
         extra: dict[str, Any] = {} if rest is None else {"rest_bound": rest[:k]}
         return paired_difference_exact_cs(
-            La[:k], Lb[:k], draws.q[:k], draws.n_pool, bound_a=float(bound),
-            bound_b=float(bound), alpha=1.0 - level, **extra,
+            La[:k], Lb[:k], draws.q[:k], draws.n_pool, bound_a=bound,
+            bound_b=bound, alpha=1.0 - level, **extra,
             **({"q_floor": None, "weight_bound": W[:k]} if bounded and W is not None
                else exact_proposal_bound(draws, q_floor)))
 
@@ -164,9 +189,7 @@ def difference_few_inputs(losses: np.ndarray, other_losses: np.ndarray, draws: L
     else:
         ex = cs(La.size, False)
         low, high = np.asarray(ex.low, float), np.asarray(ex.high, float)
-    d = La - Lb
-    return FewErrors(int(min_errors), few_differences(d, int(min_errors)), low, high,
-                     few_differences_reason(d, int(min_errors)))
+    return low, high
 
 
 def difference_few(metric: str, losses: np.ndarray, other_losses: np.ndarray,
