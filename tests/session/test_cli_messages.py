@@ -23,6 +23,18 @@ def refused(*args: object) -> str:
     return " ".join(out.split())
 
 
+def _drawn_sheet(pool_files: PoolFiles, tmp_path: Path
+                 ) -> tuple[Path, Path, list[dict[str, str]]]:
+    """A ``table:`` session ``s.db`` (task demo, seed 5) with 3 draws written to
+    ``sheet.csv`` by ``select --out``: the session, the sheet and its rows."""
+    db, sheet = tmp_path / "s.db", tmp_path / "sheet.csv"
+    run_cli("init", db, "--pool", pool_files.pool, "--task", "demo", "--surrogate",
+            f"table:{pool_files.surrogate}", "--target", f"table:{pool_files.target}",
+            "--id-column", "id", "--seed", "5", "--no-progress")
+    run_cli("select", db, "--n", "3", "--out", sheet)
+    return db, sheet, list(csv.DictReader(sheet.open(newline="", encoding="utf-8")))
+
+
 def test_a_graded_tasks_target_on_a_classification_task_says_what_it_takes(
         pool_files: PoolFiles, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """QA: ``--target answers:nope.jsonl`` on a classification task was read as a table's
@@ -151,13 +163,7 @@ def test_import_and_serve_refuse_a_read_only_session_before_any_work(
     files; skipped where none can be mounted) ``import`` refused only after reading the
     file (QA: a sheet's problems were said first, then, fixed, "read-only"); it now
     refuses before, in select's words, as ``serve`` does (before it listens)."""
-    db = tmp_path / "s.db"
-    run_cli("init", db, "--pool", pool_files.pool, "--task", "demo", "--surrogate",
-            f"table:{pool_files.surrogate}", "--target", f"table:{pool_files.target}",
-            "--id-column", "id", "--seed", "5", "--no-progress")
-    sheet = tmp_path / "sheet.csv"
-    run_cli("select", db, "--n", "3", "--out", sheet)
-    rows = list(csv.DictReader(sheet.open(newline="", encoding="utf-8")))
+    db, sheet, rows = _drawn_sheet(pool_files, tmp_path)
     for r in rows:
         r["label"] = "maybe"  # no class: a problem of the file, said after the refusal
     with sheet.open("w", newline="", encoding="utf-8") as fh:
@@ -186,13 +192,7 @@ def test_a_blank_annotator_cell_is_counted_as_naming_no_annotator(
     the votes kept for agreement, but ``import`` counted it as a name: of a sheet
     labelled by alice and two blank cells, it kept 1 label for agreement and said
     nothing of the other 2; it now says they name no annotator."""
-    db = tmp_path / "s.db"
-    run_cli("init", db, "--pool", pool_files.pool, "--task", "demo", "--surrogate",
-            f"table:{pool_files.surrogate}", "--target", f"table:{pool_files.target}",
-            "--id-column", "id", "--seed", "5", "--no-progress")
-    sheet = tmp_path / "sheet.csv"
-    run_cli("select", db, "--n", "3", "--out", sheet)
-    rows = list(csv.DictReader(sheet.open(newline="", encoding="utf-8")))
+    db, sheet, rows = _drawn_sheet(pool_files, tmp_path)
     for r, who in zip(rows, ("alice", "  ", "\t"), strict=True):
         r["label"], r["annotator"] = "positive", who
     with sheet.open("w", newline="", encoding="utf-8") as fh:

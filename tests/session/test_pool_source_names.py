@@ -40,6 +40,19 @@ def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def _private_session(tmp_path: Path) -> tuple[Path, Path]:
+    """A session ``s.db`` of a 40-item pool in a private folder (``home/me/data``), 6
+    draws: the session and the pool's file."""
+    folder = tmp_path / "home" / "me" / "data"
+    folder.mkdir(parents=True)
+    pool, sur, tgt = write_pool_tables(folder, 40)
+    db = tmp_path / "s.db"
+    run_cli("init", db, "--pool", pool, "--task", "sst2", "--surrogate", f"table:{sur}",
+            "--target", f"table:{tgt}", "--id-column", "id", "--seed", "3", "--no-progress")
+    run_cli("select", db, "--n", "6")
+    return db, pool
+
+
 def test_a_classification_session_names_its_pool_and_examples_files(tmp_path: Path) -> None:
     files = make_pool_files(tmp_path / "private" / "data")
     db = tmp_path / "s.db"
@@ -79,13 +92,7 @@ def test_the_report_names_the_pool_it_counts_by_file_and_digest(tmp_path: Path) 
     which pool N is of. It names the pool's file by name (never the local folder) with
     the start of the SHA-256 the session stores; a session made before (its path stored)
     by the path's last component; items given in Python by no file."""
-    folder = tmp_path / "home" / "me" / "data"
-    folder.mkdir(parents=True)
-    pool, sur, tgt = write_pool_tables(folder, 40)
-    db = tmp_path / "s.db"
-    run_cli("init", db, "--pool", pool, "--task", "sst2", "--surrogate", f"table:{sur}",
-            "--target", f"table:{tgt}", "--id-column", "id", "--seed", "3", "--no-progress")
-    run_cli("select", db, "--n", "6")
+    db, pool = _private_session(tmp_path)
     run_cli("label", db, "--from-data")
     run_cli("report", db, "-o", tmp_path / "rep", "--no-progress")
     md = (tmp_path / "rep" / "report.md").read_text(encoding="utf-8")
@@ -112,13 +119,7 @@ def test_status_names_the_pool_it_counts_as_the_report_does(tmp_path: Path) -> N
     the pool's file and the start of its digest. ``status`` (its text, ``status --json``
     and ``print(session.status())``) names it the same way: by name, never the local
     folder; a session made before (its path stored) by the path's last component."""
-    folder = tmp_path / "home" / "me" / "data"
-    folder.mkdir(parents=True)
-    pool, sur, tgt = write_pool_tables(folder, 40)
-    db = tmp_path / "s.db"
-    run_cli("init", db, "--pool", pool, "--task", "sst2", "--surrogate", f"table:{sur}",
-            "--target", f"table:{tgt}", "--id-column", "id", "--seed", "3", "--no-progress")
-    run_cli("select", db, "--n", "6")
+    db, pool = _private_session(tmp_path)
     line = f"pool 40 items of pool.csv (sha256 {_sha(pool)[:12]}…): 6 selected"
     out = run_cli("status", db)
     assert line in out and "home/me" not in out, out
