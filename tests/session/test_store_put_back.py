@@ -209,3 +209,89 @@ def test_the_pages_answers_are_kept_beside_a_file_put_back_and_imported_whole(
         assert s.labels() == labels  # the labels as the page left them
         back = Annotators(s).annotations()
         assert sorted((a.item_id, a.role, a.annotator, a.label) for a in back) == answers
+
+
+def _note_answers(s: Session, rows: list[tuple[int, str, str, str, str]],
+                  make: type) -> list:
+    """One write transaction of the store of ``s`` that inserts ``rows`` (pool row, role,
+    annotator, kind, time) into the ``annotations`` table, as the page and ``import`` do,
+    and notes each as ``make`` (an :class:`Annotation`, or a subclass of it), label 1;
+    returns them."""
+    from activetest.session.annotators import SCHEMA
+
+    noted = []
+    with s.store.transaction() as c:
+        for stmt in SCHEMA.split(";"):
+            if stmt.strip():
+                c.execute(stmt)
+        for idx, role, who, kind, at in rows:
+            cur = c.execute("INSERT INTO annotations (idx, role, annotator, label, kind, at) "
+                            "VALUES (?, ?, ?, 1, ?, ?)", (idx, role, who, kind, at))
+            item_id = c.execute("SELECT item_id FROM items WHERE idx = ?",
+                                (idx,)).fetchone()[0]
+            noted.append(make(int(cur.lastrowid or 0), idx, item_id, role, who, 1, kind, at))
+        s.store.note_annotations(noted)
+    return noted
+
+
+def test_a_commit_reads_none_of_the_answers_kept_before_it(pool_files: PoolFiles,
+                                                          tmp_path: Path) -> None:
+    """The answers a store keeps for a file put back: each commit rebuilt the whole list
+    of every answer kept so far (a long ``serve``: each answer cost O(all answers
+    before it), quadratic in all). Counted, not timed: after 26 answers in 13 commits,
+    the next commit reads no field of any answer kept before it, and an undo reads none
+    either; the answers are all still kept (the sheet beside a backup put back holds
+    every one in order but the undone page answers, of each role; an import under the
+    same name and time stays)."""
+    from activetest.session.store_rows import Annotation
+
+    env = cli_env(tmp_path)
+    db, backup = tmp_path / "s.db", tmp_path / "backup.db"
+    cli_session(pool_files, db, env, 3)
+    shutil.copyfile(db, backup)  # no answer yet
+    reads: list[int] = []  # the id of each kept answer a field was read of
+
+    class Probe(Annotation):
+        """An answer that counts the reads of its fields."""
+
+        def __getattribute__(self, name: str) -> object:
+            if name in Annotation.__dataclass_fields__:
+                reads.append(object.__getattribute__(self, "id"))
+            return object.__getattribute__(self, name)
+
+    s = Session.open(db)
+    try:
+        kept = []
+        for k in range(12):
+            kept += _note_answers(s, [(k % 3, "target", f"a{k}", "answer", f"t{k}"),
+                                      (k % 3, "target", f"b{k}", "import", f"t{k}")], Probe)
+        # a5's answer to a compared answer (undone with its label's), and an import
+        # under a5's name at its time (not an answer: kept)
+        kept += _note_answers(s, [(2, "compare:m", "a5", "answer", "t5"),
+                                  (2, "target", "a5", "import", "t5")], Probe)
+        before = {a.id for a in kept}
+        reads.clear()
+        kept += _note_answers(s, [(0, "target", "c", "answer", "t12")], Probe)
+        assert not before & set(reads), sorted(before & set(reads))
+        reads.clear()
+        with s.store.transaction():  # a5's answers undone (the imports: not answers)
+            s.store.note_undone(5 % 3, "a5", "t5")
+        assert not reads, reads
+        subprocess.run(["cp", str(backup), str(db)], check=True)
+        try:
+            _note_answers(s, [(1, "target", "d", "answer", "t13")], Annotation)
+        except Exception as exc:
+            msg = str(exc)
+            assert type(exc).__name__ == "SessionFileReplacedError", msg
+        else:
+            raise AssertionError("a write into a backup put back was not refused")
+    finally:
+        s.close()
+    assert "25 annotator answer(s)" in msg, msg
+    (sheet,) = tmp_path.glob("s.unsaved-*.csv")
+    with sheet.open(newline="", encoding="utf-8") as f:
+        got = [(r["annotator"], r["source"], r["answer_of"]) for r in csv.DictReader(f)]
+    whose = {"target": "", "compare:m": "m"}
+    assert got == [(a.annotator, f"{a.kind} ({a.annotator})", whose[a.role]) for a in kept
+                   if (a.annotator, a.kind) != ("a5", "answer")]
+    assert ("a5", "import (a5)", "") in got and len(got) == 25

@@ -114,6 +114,7 @@ from activetest.session.store_errors import (
 )
 from activetest.session.store_labels import LabelsMixin
 from activetest.session.store_marks import (
+    KeptAnswers,
     WriteMark,
     advance_mark,
     check_mark,
@@ -263,12 +264,14 @@ class SessionStore(ScoresMixin, DrawsMixin, LabelsMixin):
         #: write): a write into content put back over the file is refused
         #: (:mod:`~activetest.session.store_marks`)
         self._mark: WriteMark | None = read_mark(_conn)
-        #: the label changes this store committed, and those of the open transaction
+        #: the label changes this store committed, and those of the open transaction;
+        #: kept whole (a backup put back may predate any of them: only the file's
+        #: content, read when a put-back is seen, tells which it no longer holds)
         self._written: list[LabelChange] = []
         self._writing: list[LabelChange] = []
         #: the ``annotations`` rows (each annotator's answer) written alike
         #: (:meth:`note_annotations`), and the page's answers undone in the open one
-        self._annotated: list[Annotation] = []
+        self._annotated = KeptAnswers()
         self._annotating: list[Annotation] = []
         self._undoing: list[tuple[int, str, str]] = []
         #: False when the file was opened read-only (it, its folder or its disk cannot
@@ -639,7 +642,7 @@ class SessionStore(ScoresMixin, DrawsMixin, LabelsMixin):
             if why:  # a file copied over this one (the same inode): refused, as moved
                 raise put_back_error(self.path, why,
                                      unsaved_changes(self._conn, self._written),
-                                     unsaved_annotations(self._conn, self._annotated))
+                                     unsaved_annotations(self._conn, self._annotated.rows()))
             if self._version == 3:  # the first write of a schema-3 file migrates it
                 self._migrate_to_columns()
             yield self._conn
@@ -670,10 +673,8 @@ class SessionStore(ScoresMixin, DrawsMixin, LabelsMixin):
                 raise self._locked(exc) from None
             raise write_error(self.path, exc) from None
         self._mark = mark
-        self._written += self._writing
-        undone = set(self._undoing)
-        self._annotated = [a for a in [*self._annotated, *self._annotating]
-                           if (a.index, a.annotator, a.at) not in undone or a.kind != "answer"]
+        self._written += self._writing  # (O(this commit's): the list is extended)
+        self._annotated.commit(self._annotating, self._undoing)
         self._fold_journal()
 
     def note_annotations(self, rows: Iterable[Annotation]) -> None:

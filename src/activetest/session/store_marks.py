@@ -29,15 +29,15 @@ import contextlib
 import csv
 import secrets
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from activetest.session.store_errors import SessionFileReplacedError
 from activetest.session.store_rows import Annotation, LabelChange
 
-__all__ = ["SHEET_COLUMNS", "WriteMark", "advance_mark", "check_mark", "put_back_error",
-           "read_mark", "unsaved_annotations", "unsaved_changes"]
+__all__ = ["SHEET_COLUMNS", "KeptAnswers", "WriteMark", "advance_mark", "check_mark",
+           "put_back_error", "read_mark", "unsaved_annotations", "unsaved_changes"]
 
 #: the ``meta`` key of the mark
 MARK_KEY = "writes"
@@ -58,6 +58,48 @@ class WriteMark:
     created: str | None
     count: int
     token: str
+
+
+class KeptAnswers:
+    """The ``annotations`` rows (each annotator's answer) a store committed and has not
+    undone since, in the order written: what :func:`unsaved_annotations` looks for in a
+    file put back.
+
+    Each commit costs what it wrote and undid, not what was kept before it (a long
+    labelling page kept thousands: rebuilding the list of all of them at each commit
+    made an answer cost O(all answers before it)). A row is kept under a serial number
+    (a dict keeps the order written), each page answer (kind ``"answer"``) also under
+    its undo key (pool row, annotator, time), so that an undo drops the rows it names
+    (one per role) without reading the others.
+
+    Kept whole, as the label changes are: a file can be put back with any older content
+    (a backup made before this process opened it), and only the file's content, read
+    when a put-back is seen, tells which of them it no longer holds.
+    """
+
+    def __init__(self) -> None:
+        self._rows: dict[int, Annotation] = {}
+        self._answers: dict[tuple[int, str, str], list[int]] = {}
+        self._next = 0  # the next row's serial
+
+    def commit(self, rows: Iterable[Annotation], undone: Iterable[tuple[int, str, str]]
+               ) -> None:
+        """Keep ``rows`` (written by a transaction that committed), then drop the page
+        answers whose (pool row, annotator, time) the same transaction undid
+        (``undone``: kept before, or among ``rows``; its imports and adjudications
+        stay)."""
+        for a in rows:
+            serial, self._next = self._next, self._next + 1
+            self._rows[serial] = a
+            if a.kind == "answer":
+                self._answers.setdefault((a.index, a.annotator, a.at), []).append(serial)
+        for key in undone:
+            for serial in self._answers.pop(key, ()):
+                del self._rows[serial]
+
+    def rows(self) -> list[Annotation]:
+        """The rows kept, in the order written."""
+        return list(self._rows.values())
 
 
 def read_mark(conn: sqlite3.Connection) -> WriteMark | None:
