@@ -530,3 +530,69 @@ def test_a_compared_sessions_difference_floor_continues_with_the_state(
             assert "difference" in got[0] and got[0] == want[0]
             assert blind_checkpoint.stored_k(a.store) == k
 
+
+
+def _edit_member(db: Path, member: str) -> None:
+    """Change the values of the stored state's blob member ``member`` (times 1.5, plus
+    0.001) as an editor of the file would: the blob rewritten, a valid npz."""
+    con = sqlite3.connect(db)
+    with con:
+        blob = con.execute("SELECT state FROM blind_spot_checkpoint").fetchone()[0]
+        with np.load(io.BytesIO(blob), allow_pickle=False) as z:
+            arrays = {name: z[name] for name in z.files}
+        arrays[member] = arrays[member] * 1.5 + 1e-3
+        buf = io.BytesIO()
+        np.savez(buf, allow_pickle=False, **arrays)
+        con.execute("UPDATE blind_spot_checkpoint SET state = ?", (buf.getvalue(),))
+    con.close()
+
+
+def _edit_column(db: Path, name: str) -> None:
+    """Change the values of the stored state's per-item column ``blindspot:name``
+    (times 1.5, plus 0.001), written in place with its layout."""
+    from activetest.session import columns as cols
+
+    con = sqlite3.connect(db)
+    with con:
+        info = cols.column_info(con, "blindspot:" + name)
+        assert info is not None
+        values = cols.read_column(con, info)[:, 0] * 1.5 + 1e-3
+        assert cols.overwrite_column(con, "blindspot:" + name, values)
+    con.close()
+
+
+@pytest.mark.parametrize(("kw", "edit", "more"), [
+    ({}, "out_0", 0),  # a curve's values: the estimate at 40 takes them as they are
+    ({}, "cap", 0),  # a curve's loss cap
+    ({"metric": "log_loss", "compare": True}, "second_sums", 0),  # the floor's sums
+    ({"metric": "error_rate", "compare": True}, "column Q", 10),  # the exposures...
+    ({"metric": "error_rate", "compare": True}, "column wg0", 10),  # ... control sums:
+    # continued by the next select
+    ({"acquisition": "ce"}, "out_0", 0),  # a fixed acquisition's curves
+    ({"acquisition": "ce"}, "column Q", 10),  # and exposures, continued by the estimate
+], ids=["curve", "cap", "second-sums", "exposure", "control-sums", "fixed-curve",
+        "fixed-exposure"])
+def test_a_state_whose_values_were_edited_is_not_used(
+        pool200: PoolFiles, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        kw: dict[str, Any], edit: str, more: int) -> None:
+    """The stored state is a cache, which must never change a number; its key covers
+    the session's inputs, not the state's own values. One of them edited in the file
+    (a valid npz, a column of the same layout; no CRC fails): the state is not used
+    (nor continued by ``select``), and the estimate is the one computed from the first
+    draw, to the last bit."""
+    if kw.pop("compare", False):
+        kw["compare"] = [f"table:{pool200.target2}"]
+    db = tmp_path / "a.db"
+    with _create(pool200, db, **kw) as s:
+        s.select(40)
+        s.label_from_data()
+        _estimate(s, monkeypatch, True)  # stores the state at 40
+        if edit.startswith("column "):
+            _edit_column(db, edit.split()[1])
+        else:
+            _edit_member(db, edit)
+        if more:
+            s.select(more)
+            s.label_from_data()
+        got = _estimate(s, monkeypatch, True, record=False)
+        _same(got, _estimate(s, monkeypatch, False, record=False))

@@ -885,3 +885,56 @@ def test_a_reports_error_rate_point_is_the_estimate_at_its_count_by_the_least_pr
     assert last.basis == now["basis"]
     assert close(last.fixed.low, now["fixed_low"]) and close(last.fixed.high,
                                                               now["fixed_high"])
+
+
+def test_a_least_proposal_edited_in_the_stored_state_changes_no_number(
+        tmp_path: Path) -> None:
+    """The blind spot's stored state is a cache: it keeps each draw's least proposal
+    (``least_q``), which bounds the exact CS's bets. Edited in the session file (here
+    doubled: the draws then look below their own least proposal and the CS falls back
+    to the share's bound, 0.177 where the labels give 0.136), the state is not used:
+    ``estimate`` gives the numbers it gave before the edit and the report's, to 1e-12,
+    and stores the state again with the replayed least proposals."""
+    import io
+    import sqlite3
+
+    pool, sur, tgt = _write_binary_pool(tmp_path / "data", 400, seed=1, mean=6.0)
+    db = tmp_path / "s.db"
+    run("init", db, "--pool", pool, "--task", "demo", "--surrogate", f"table:{sur}",
+        "--target", f"table:{tgt}", "--id-column", "id", "--metric", "error_rate",
+        "--seed", "3", "--no-progress")
+    for _ in range(3):  # the pass's state stored by each estimate, as a user has it
+        run("select", db, "--n", 20)
+        run("label", db, "--from-data")
+        before = json.loads(run("estimate", db, "--json"))["metrics"]["error_rate"]
+
+    def stored() -> dict[str, np.ndarray]:
+        with sqlite3.connect(db) as c:
+            blob = c.execute("SELECT state FROM blind_spot_checkpoint").fetchone()[0]
+        c.close()
+        with np.load(io.BytesIO(blob), allow_pickle=False) as z:
+            return {name: z[name] for name in z.files}
+
+    arrays = stored()
+    least = arrays["least_q"].copy()
+    assert least.shape == (60,)
+    arrays["least_q"] = 2 * least  # an edit: the blob rewritten, a valid npz
+    buf = io.BytesIO()
+    np.savez(buf, allow_pickle=False, **arrays)
+    with sqlite3.connect(db) as c:
+        c.execute("UPDATE blind_spot_checkpoint SET state = ?", (buf.getvalue(),))
+    c.close()
+    after = json.loads(run("estimate", db, "--json"))["metrics"]["error_rate"]
+    a, b = before["anytime"], after["anytime"]
+    assert a["basis"] == b["basis"] == "exact"
+    names = ("fixed_low", "fixed_high", "cs_low", "cs_high", "exact_low", "exact_high")
+    assert [b[n] for n in names] == pytest.approx([a[n] for n in names], abs=1e-12)
+    assert after["active"]["estimate"] == pytest.approx(before["active"]["estimate"],
+                                                        abs=1e-12)
+    with Session.open(db) as s:
+        last = s.report_data(n_points=100, progress=False).history["error rate"][-1]
+    p = last.active
+    assert p.basis == "exact" and last.n_labels == 60
+    assert [p.fixed.low, p.fixed.high, p.anytime.low, p.anytime.high] == pytest.approx(
+        [b["fixed_low"], b["fixed_high"], b["cs_low"], b["cs_high"]], abs=1e-12)
+    np.testing.assert_array_equal(stored()["least_q"], least)  # stored again, replayed

@@ -37,6 +37,14 @@ moments' digest in the key), so its floor continues with the curves. Every state
 each draw's least proposal over the items it could draw (``least_q``, the exact anytime CS's
 bound on a draw's weight); a state written before it is continued only by sessions that
 do not use them (:attr:`activetest.session.config.SessionConfig.exact_least`).
+A state is a cache: it must never change a number. Its key covers the inputs, not the
+state's own values, so each state also keeps a digest of what it holds (SHA-256 of its
+key, its number of draws and every array of its blob; each of its per-item columns'
+values has its own digest in the blob, checked where the column is read): a state whose
+values were edited in the file (a least proposal, a curve's values, a sum, an exposure)
+is not used, and the curves are computed from the first draw, with the numbers of the
+report. A state written before the digest is not used either (computed from the first
+draw once: the same numbers; the state stored then has it).
 ``ACTIVETEST_CHECKPOINTS=0`` turns it off with the design's checkpoint.
 """
 
@@ -78,6 +86,11 @@ _SCHEMA = ("CREATE TABLE IF NOT EXISTS blind_spot_checkpoint (k INTEGER NOT NULL
 _COLUMN = "blindspot:"
 #: the design state's per-item arrays (columns, not in the blob; ``rem`` is rebuilt)
 _PER_ITEM = ("s", "g", "aux", "rem")
+#: the blob's member holding the state's digest (:func:`_content_digest`)
+_DIGEST = "digest"
+#: the blob's members holding each per-item column's digest (:func:`_column_digest`):
+#: this prefix and the column's name after ``blindspot:``, without its ``:``
+_COLUMN_DIGEST = "cd_"
 
 
 def _digest(h: Any, v: Any, dtype: str) -> None:
@@ -92,6 +105,45 @@ def _digest_bounds(h: Any, specs: Sequence[CurveSpec]) -> None:
         _digest(h, s.loss_high, "<f8")
         if s.fixed_control is not None:
             _digest(h, s.fixed_control, "<f8")
+
+
+def _column_digest(values: np.ndarray) -> np.ndarray:
+    """``(32,)`` uint8: SHA-256 of a per-item column's values as they are stored
+    (``<f8``, :func:`activetest.session.columns.write_column`)."""
+    h = hashlib.sha256()
+    _digest(h, values, "<f8")
+    return np.frombuffer(h.digest(), dtype=np.uint8).copy()
+
+
+def _column_member(name: str) -> str:
+    """The blob's member holding the digest of the column ``blindspot:name``."""
+    return _COLUMN_DIGEST + name.replace(":", "")
+
+
+def _content_digest(key: str, k: int, arrays: dict[str, np.ndarray]) -> np.ndarray:
+    """``(32,)`` uint8: SHA-256 of a state's key, its number of draws ``k`` and every
+    array of its blob but the digest itself (each by its name, dtype, shape and bytes,
+    in the order of the names), the per-item columns' digests included."""
+    h = hashlib.sha256()
+    h.update(json.dumps([str(key), int(k)]).encode())
+    for name in sorted(arrays):
+        if name == _DIGEST:
+            continue
+        a = np.ascontiguousarray(arrays[name])
+        h.update(json.dumps([name, a.dtype.str, list(a.shape)]).encode())
+        h.update(a.tobytes())
+    return np.frombuffer(h.digest(), dtype=np.uint8).copy()
+
+
+def _verified(z: Any, key: str, k: int) -> dict[str, np.ndarray] | None:
+    """The arrays of the open blob ``z`` of the state stored with ``key`` and ``k``
+    draws where its digest is theirs (None: no digest, a state written before it was
+    kept, or another one: its values were changed after it was written)."""
+    data = {name: z[name] for name in z.files}
+    want = data.get(_DIGEST)
+    if want is None or not np.array_equal(want, _content_digest(key, k, data)):
+        return None
+    return data
 
 
 def bounds_digest(specs: Sequence[CurveSpec], second: np.ndarray | None = None) -> bytes:
@@ -172,10 +224,10 @@ def load(store: SessionStore, key: str, rows: Sequence[int], N: int,
     if found is None:
         return None
     try:
-        state = _decode(store, found[0], found[1], rows, N, design_now, per_item)
-    except checkpoint.DAMAGED:  # damaged: start from the first draw
+        state = _decode(store, key, found[0], found[1], rows, N, design_now, per_item)
+    except checkpoint.DAMAGED:  # damaged or changed: start from the first draw
         return None
-    return state if _still(store, key) else None
+    return state if state is not None and _still(store, key) else None
 
 
 def _still(store: SessionStore, key: str) -> bool:
@@ -199,9 +251,10 @@ def load_curves(store: SessionStore, key: str, k: int, n_curves: int, ratio: flo
         return None
     try:
         with np.load(io.BytesIO(found[1]), allow_pickle=False) as z:
-            return _curves_in(z, found[0], k, n_curves, ratio)
+            data = _verified(z, key, found[0])
     except checkpoint.DAMAGED:
         return None  # damaged: computed from the first draw
+    return None if data is None else _curves_in(data, found[0], k, n_curves, ratio)
 
 
 def load_served(store: SessionStore, key: str, k: int, n_curves: int, ratio: float,
@@ -222,19 +275,22 @@ def load_served(store: SessionStore, key: str, k: int, n_curves: int, ratio: flo
     k0 = found[0]
     try:
         with np.load(io.BytesIO(found[1]), allow_pickle=False) as z:
-            curves = _curves_in(z, k0, k, n_curves, ratio)
-            if curves is None:
-                return None
-            sums = (None if second_rows is None
-                    else _per_draw_in(z, k0, k, "second_sums", (second_rows,)))
-            return curves, sums, _per_draw_in(z, k0, k, "least_q", ())
+            data = _verified(z, key, k0)  # changed values: not served
     except checkpoint.DAMAGED:
         return None
+    if data is None:
+        return None
+    curves = _curves_in(data, k0, k, n_curves, ratio)
+    if curves is None:
+        return None
+    sums = (None if second_rows is None
+            else _per_draw_in(data, k0, k, "second_sums", (second_rows,)))
+    return curves, sums, _per_draw_in(data, k0, k, "least_q", ())
 
 
-def _curves_in(z: Any, k0: int, k: int, n_curves: int, ratio: float
+def _curves_in(z: dict[str, np.ndarray], k0: int, k: int, n_curves: int, ratio: float
                ) -> list[BlindSpotCurve] | None:
-    """The curves at budgets 1..``k`` in the open blob ``z`` of a state of ``k0`` draws
+    """The curves at budgets 1..``k`` in the arrays ``z`` of a state of ``k0`` draws
     (None: another number of curves, other shapes, or damaged)."""
     try:
         if int(z["n_curves"][0]) != n_curves:
@@ -250,16 +306,13 @@ def _curves_in(z: Any, k0: int, k: int, n_curves: int, ratio: float
             for o, d, c in zip(out, delta, cap, strict=True)]
 
 
-def _per_draw_in(z: Any, k0: int, k: int, name: str,
+def _per_draw_in(z: dict[str, np.ndarray], k0: int, k: int, name: str,
                  lead: tuple[int, ...]) -> np.ndarray | None:
     """The per-draw array ``name`` (shape ``lead + (k0,)``: the second sums, the least
-    proposals) of the open blob ``z`` of a state of ``k0`` draws, cut to its first ``k``
-    draws (None: the state did not keep it, or damaged)."""
-    try:
-        if name not in z.files:
-            return None
-        got = z[name]
-    except checkpoint.DAMAGED:
+    proposals) of the arrays ``z`` of a state of ``k0`` draws, cut to its first ``k``
+    draws (None: the state did not keep it)."""
+    got = z.get(name)
+    if got is None:
         return None
     if got.shape != (*lead, k0):
         return None
@@ -278,22 +331,39 @@ def _same_refit(states: Sequence[dict[str, np.ndarray]] | dict[str, np.ndarray] 
     return None
 
 
-def _decode(store: SessionStore, k: int, blob: bytes, rows: Sequence[int], N: int,
-            design_now: Sequence[dict[str, np.ndarray]] | dict[str, np.ndarray] | None,
-            per_item: bool = True) -> CurveState:
+def _read_verified(store: SessionStore, data: dict[str, np.ndarray], name: str,
+                   N: int) -> np.ndarray:
+    """The state's per-item column ``blindspot:name`` (``(N,)``), checked against its
+    digest in the state's verified arrays ``data`` (ValueError: missing, of another
+    length, without a digest or another one's values: the state is not used)."""
     from activetest.session import columns as cols
 
-    with np.load(io.BytesIO(blob), allow_pickle=False) as z:
-        data = {name: z[name] for name in z.files}
     conn = store._conn
+    info = cols.column_info(conn, _COLUMN + name)
+    want = data.get(_column_member(name))
+    if info is None or info.n_rows != N or info.width != 1 or want is None:
+        raise ValueError(f"blind-spot state column {name} is missing")
+    out = np.empty(N)
+    cols.read_column(conn, info, out)  # in place (it returns an (N, 1) view)
+    if not np.array_equal(want, _column_digest(out)):
+        raise ValueError(f"blind-spot state column {name} was changed")
+    return out
+
+
+def _decode(store: SessionStore, key: str, k: int, blob: bytes, rows: Sequence[int], N: int,
+            design_now: Sequence[dict[str, np.ndarray]] | dict[str, np.ndarray] | None,
+            per_item: bool = True) -> CurveState | None:
+    """The stored state (the blob ``blob`` of ``k`` draws, stored with ``key``, and its
+    columns) where its digests are its values (None: written before the digest was
+    kept, or its blob changed; ValueError: damaged, or a column changed)."""
+    with np.load(io.BytesIO(blob), allow_pickle=False) as z:
+        checked = _verified(z, key, k)
+    if checked is None:
+        return None
+    data = checked
 
     def column(name: str) -> np.ndarray:
-        info = cols.column_info(conn, _COLUMN + name)
-        if info is None or info.n_rows != N or info.width != 1:
-            raise ValueError(f"blind-spot state column {name} is missing")
-        out = np.empty(N)
-        cols.read_column(conn, info, out)  # in place (it returns an (N, 1) view)
-        return out
+        return _read_verified(store, data, name, N)
 
     n_curves = int(data["n_curves"][0])
     naux = int(data["n_aux"][0])
@@ -335,14 +405,20 @@ def _decode(store: SessionStore, k: int, blob: bytes, rows: Sequence[int], N: in
                       tuple(float(x) for x in data["cap"]), second, least)
 
 
-def _blob(arrays: dict[str, np.ndarray], out: Sequence[np.ndarray], k: int,
-          delta: Sequence[float], cap: Sequence[float]) -> bytes:
-    """The state's small arrays as one ``.npz`` blob: ``arrays`` and the curves' first
-    ``k`` outputs, confidence shares and loss caps."""
+def _blob(key: str, arrays: dict[str, np.ndarray], out: Sequence[np.ndarray], k: int,
+          delta: Sequence[float], cap: Sequence[float],
+          columns: Sequence[tuple[str, np.ndarray]]) -> bytes:
+    """The state's small arrays as one ``.npz`` blob: ``arrays``, the curves' first
+    ``k`` outputs, confidence shares and loss caps, the digest of each of its per-item
+    ``columns`` (name after ``blindspot:``, values) and the digest of all of them with
+    the state's ``key`` and ``k`` (:func:`_content_digest`)."""
     for j, o in enumerate(out):
         arrays[f"out_{j}"] = np.ascontiguousarray(o[:, :k])
     arrays["delta"] = np.array(delta, dtype=np.float64)
     arrays["cap"] = np.array(cap, dtype=np.float64)
+    for name, v in columns:
+        arrays[_column_member(name)] = _column_digest(v)
+    arrays[_DIGEST] = _content_digest(key, k, arrays)
     buf = io.BytesIO()
     np.savez(buf, allow_pickle=False, **arrays)
     return buf.getvalue()
@@ -393,11 +469,14 @@ def save(store: SessionStore, key: str, state: CurveState, *,
         arrays["second_sums"] = np.ascontiguousarray(state.second_sums[:, :state.k])
     if state.least_q is not None:  # (k,): the exact anytime CS's per-draw weight bound
         arrays["least_q"] = np.ascontiguousarray(state.least_q[:state.k])
-    blob = _blob(arrays, state.out, state.k, state.delta, state.loss_cap)
     running = [("Q", state.exposure)]
     running += [(f"wg{j}", x) for j, x in enumerate(state.control_sums) if x is not None]
     design = [("s", st["s"]), ("g", st["g"])]
     design += [(f"aux:{r}", st["aux"][r]) for r in range(st["aux"].shape[0])]
+    # each column's digest is of the state's values (kept ones too: a kept column that
+    # is not these values fails its check at load, and the state is not used)
+    blob = _blob(key, arrays, state.out, state.k, state.delta, state.loss_cap,
+                 running + ([] if shared else design))
     with contextlib.suppress(SessionWriteError, SessionReadOnlyError, SessionLockedError):
         with store.transaction() as c:
             c.execute(_SCHEMA)
@@ -445,28 +524,25 @@ def fixed_key(acquisition: str, floor: float, scores: np.ndarray, specs: Sequenc
 
 
 def load_fixed(store: SessionStore, key: str, N: int, n_curves: int) -> FixedCurveState | None:
-    """A fixed acquisition's stored state if its key is ``key`` (else None)."""
+    """A fixed acquisition's stored state if its key is ``key`` and its digests are its
+    values (else None)."""
     found = _stored_row(store, key)
     if found is None:
         return None
-    from activetest.session import columns as cols
-
     k = found[0]
     try:
         with np.load(io.BytesIO(found[1]), allow_pickle=False) as z:
-            data = {name: z[name] for name in z.files}
-        if int(data["n_curves"][0]) != n_curves:
+            checked = _verified(z, key, k)  # None: changed, or from before the digest
+        if checked is None or int(checked["n_curves"][0]) != n_curves:
             return None
+        data = checked
         out = tuple(data[f"out_{j}"] for j in range(n_curves))
-        info = cols.column_info(store._conn, _COLUMN + "Q")
-        if (any(o.shape != (4, k) for o in out) or info is None or info.n_rows != N
-                or info.width != 1):
+        if any(o.shape != (4, k) for o in out):
             return None
-        Q = np.empty(N)
-        cols.read_column(store._conn, info, Q)
+        Q = _read_verified(store, data, "Q", N)
         state = FixedCurveState(k, Q, out, tuple(float(x) for x in data["delta"]),
                                 tuple(float(x) for x in data["cap"]))
-    except checkpoint.DAMAGED:  # damaged: start from the first draw
+    except checkpoint.DAMAGED:  # damaged or changed: start from the first draw
         return None
     return state if _still(store, key) else None
 
@@ -479,7 +555,8 @@ def save_fixed(store: SessionStore, key: str, state: FixedCurveState) -> bool:
     from activetest.session import columns as cols
 
     arrays: dict[str, np.ndarray] = {"n_curves": np.array([len(state.out)], dtype=np.int64)}
-    blob = _blob(arrays, state.out, state.k, state.delta, state.loss_cap)
+    blob = _blob(key, arrays, state.out, state.k, state.delta, state.loss_cap,
+                 [("Q", state.exposure)])
     with contextlib.suppress(SessionWriteError, SessionReadOnlyError, SessionLockedError):
         with store.transaction() as c:
             c.execute(_SCHEMA)
