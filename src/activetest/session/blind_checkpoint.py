@@ -35,8 +35,9 @@ A session compared at creation keeps in the same state each draw's second-moment
 of the paired differences (their variance floor, ``second_sums`` in the blob; the
 moments' digest in the key), so its floor continues with the curves. Every state keeps
 each draw's least proposal over the items it could draw (``least_q``, the exact anytime CS's
-bound on a draw's weight); a state written before it is continued only by sessions that
-do not use them (:attr:`activetest.session.config.SessionConfig.exact_least`).
+bound on a draw's weight); a state without them is continued only by sessions that
+do not use them (:attr:`activetest.session.config.SessionConfig.exact_least`; one
+written before they were kept is also one from before the digest below: not continued).
 A state is a cache: it must never change a number. Its key covers the inputs, not the
 state's own values, so each state also keeps a digest of what it holds (SHA-256 of its
 key, its number of draws and every array of its blob; each of its per-item columns'
