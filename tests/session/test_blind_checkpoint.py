@@ -596,3 +596,46 @@ def test_a_state_whose_values_were_edited_is_not_used(
             s.label_from_data()
         got = _estimate(s, monkeypatch, True, record=False)
         _same(got, _estimate(s, monkeypatch, False, record=False))
+
+
+def test_a_state_written_before_the_digest_is_computed_again_once(
+        pool200: PoolFiles, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A state from before the digest was kept (its blob without ``digest`` and the
+    columns' ``cd_*``, as it was written then) is not continued: the next ``select``
+    computes the curves from the first draw, the estimate has the numbers of one
+    without any state, and the state stored again with its digest is continued."""
+    import activetest.session.blindspot as sb
+
+    computed: list[tuple[int, int]] = []  # (draws, the first one computed)
+    real = sb.design_blind_spot_curves
+
+    def curves(design: Any, acquired: Any, specs: Any, **kw: Any) -> Any:
+        resume = kw.get("resume")
+        computed.append((len(acquired), 0 if resume is None else resume.k))
+        return real(design, acquired, specs, **kw)
+
+    db = tmp_path / "a.db"
+    with _create(pool200, db) as s:
+        s.select(40)
+        s.label_from_data()
+        _estimate(s, monkeypatch, True)  # stores the state at 40
+        con = sqlite3.connect(db)
+        with con:
+            blob = con.execute("SELECT state FROM blind_spot_checkpoint").fetchone()[0]
+            with np.load(io.BytesIO(blob), allow_pickle=False) as z:
+                old = {n: z[n] for n in z.files if n != "digest" and not n.startswith("cd_")}
+            buf = io.BytesIO()
+            np.savez(buf, allow_pickle=False, **old)
+            con.execute("UPDATE blind_spot_checkpoint SET state = ?", (buf.getvalue(),))
+        con.close()
+        monkeypatch.setattr(sb, "design_blind_spot_curves", curves)
+        s.select(10)
+        s.label_from_data()
+        got = _estimate(s, monkeypatch, True)
+        assert computed[0] == (50, 0)  # from the first draw
+        _same(got, _estimate(s, monkeypatch, False, record=False))
+        computed.clear()
+        s.select(10)
+        s.label_from_data()
+        _same(_estimate(s, monkeypatch, True), _estimate(s, monkeypatch, False, record=False))
+        assert computed[0] == (60, 50)  # the state stored again: continued
