@@ -133,6 +133,44 @@ def test_a_pool_pattern_of_tables_is_refused_as_not_samples_files(
         [it.id for it in load_pool(samples, task="sst2")]
 
 
+def test_a_pattern_with_a_bracket_class_is_one_pattern_for_pool_and_table(
+        pool_files: PoolFiles, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """QA: the pool reader counted only ``*`` and ``?`` as glob characters, the lm-eval
+    reader ``[`` too (:mod:`activetest.formats.globs` is now both's rule): ``--pool
+    'r/samples_..._0[0-9].jsonl'`` was "no such file or folder (no file matches this
+    pattern ...)" while ``table:`` of the same pattern read its file. A file that exists
+    under the exact name given wins over the pattern: ``pool[1].csv`` is that file, not
+    ``pool1.csv``."""
+    from activetest.data.pool import load_pool
+    from activetest.formats.lmeval import lmeval_files
+
+    monkeypatch.chdir(tmp_path)
+    samples = Path(__file__).resolve().parents[1] / "models" / "data" / \
+        "samples_sst2_2026-11-30T12-00-00.jsonl"
+    (tmp_path / "r").mkdir()
+    shutil.copy(samples, tmp_path / "r" / samples.name)
+    (tmp_path / "r" / "notes.txt").write_text("not matched\n")
+    pattern = "r/samples_sst2_2026-11-30T12-00-0[0-9].jsonl"
+    out = run_cli("init", tmp_path / "s.db", "--pool", pattern, "--task", "sst2",
+                  "--surrogate", f"table:{pattern}", "--target", f"table:{pattern}",
+                  "--seed", "3", "--no-progress")
+    assert "created session" in out and "20 items" in out, out
+    with Session.open(tmp_path / "s.db") as s:
+        assert s.n_items == 20
+    assert [it.id for it in load_pool(pattern, task="sst2")] == \
+        [it.id for it in load_pool(samples, task="sst2")]
+    # an existing file of the exact name wins over the pattern, in both readers
+    (tmp_path / "p").mkdir()
+    shutil.copy(pool_files.pool, tmp_path / "p" / "pool[1].csv")
+    (tmp_path / "p" / "pool1.csv").write_text("not,the,pool\n")
+    out = run_cli("init", tmp_path / "t.db", "--pool", "p/pool[1].csv", "--task", "demo",
+                  "--surrogate", f"table:{pool_files.surrogate}", "--target",
+                  f"table:{pool_files.target}", "--id-column", "id", "--no-progress")
+    assert "created session" in out and "60 items" in out, out
+    shutil.copy(samples, tmp_path / "r" / "samples_sst2_[1].jsonl")
+    assert lmeval_files("r/samples_sst2_[1].jsonl") == [Path("r/samples_sst2_[1].jsonl")]
+
+
 def test_a_missing_history_file_is_said_naming_the_option(
         pool_files: PoolFiles, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """QA: a missing ``--history`` file was "nope.csv: no such file or folder (given as

@@ -60,6 +60,7 @@ from typing import Any, overload
 
 from activetest.data.classes import LabelReader
 from activetest.data.task import Item, Task
+from activetest.formats.globs import is_pattern
 from activetest.formats.tables import (
     FORMATS,
     MissingDependencyError,
@@ -373,7 +374,7 @@ def is_lmeval_source(p: Path, format: str | None) -> bool:
     """Whether ``p`` names lm-eval samples file(s): by name, folder, glob or content."""
     if format is not None:
         return format.lower() == "lmeval"
-    if p.is_dir() or (not p.exists() and any(ch in str(p) for ch in "*?")):
+    if p.is_dir() or is_pattern(p):  # (formats.globs: `[` too, as every reader)
         return True
     from activetest.formats.lmeval import looks_like_lmeval
 
@@ -468,7 +469,7 @@ def load_pool(path: str | Path, *, format: str | None = None,
     resolved = _resolve_task(task)
     if p.is_dir() and format is None:
         _check_samples_folder(p)
-    elif format is None and not p.exists() and any(ch in str(p) for ch in "*?"):
+    elif format is None and is_pattern(p):
         _check_samples_pattern(p)
     if is_lmeval_source(p, format):
         return _load_lmeval_pool(p, resolved, text_column=text_column,

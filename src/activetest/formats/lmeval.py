@@ -66,6 +66,7 @@ from typing import Any
 import numpy as np
 
 from activetest._numeric import log_softmax
+from activetest.formats.globs import has_glob_chars, is_pattern
 from activetest.formats.tables import decode_utf8, gunzip_if_gzip
 
 __all__ = ["LmEvalSamples", "check_documents", "document_texts", "lmeval_documents",
@@ -76,7 +77,6 @@ __all__ = ["LmEvalSamples", "check_documents", "document_texts", "lmeval_documen
 _NAME = re.compile(r"^samples_(?P<task>.+)_(?P<date>\d{4}-\d{2}-\d{2}T[0-9.\-]+?)"
                    r"\.jsonl?(?:\.gz)?$", re.IGNORECASE)
 _SAMPLE_SUFFIXES = (".jsonl", ".json", ".jsonl.gz", ".json.gz")
-_GLOB_CHARS = re.compile(r"[*?\[]")
 
 
 def _err(where: str, msg: str) -> ValueError:
@@ -140,7 +140,7 @@ def lmeval_files(spec: str | Path) -> list[Path]:
                              f"(a prediction table or a samples file), or the folder lm-eval "
                              f"--log_samples wrote")
         return files
-    if _GLOB_CHARS.search(text):
+    if is_pattern(text):  # (an existing file or folder was returned above)
         files = sorted(Path(f) for f in globlib.glob(str(p), recursive=True)
                        if Path(f).is_file())
         if not files:
@@ -155,7 +155,7 @@ def _no_match(text: str, pattern: Path) -> str:
     an absolute path), and whether that folder exists (QA: an unmatched pool pattern given
     with --id-column was said to be "an lm-eval samples pool", which takes none)."""
     parts = pattern.parts
-    fixed = next((i for i, part in enumerate(parts) if _GLOB_CHARS.search(part)), len(parts))
+    fixed = next((i for i, part in enumerate(parts) if has_glob_chars(part)), len(parts))
     folder = Path(*parts[:fixed]) if fixed else Path(".")
     where = folder.absolute()
     state = "" if folder.is_dir() else ", which does not exist"

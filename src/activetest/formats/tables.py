@@ -9,7 +9,8 @@ pairs with ``where`` like ``"line 7"``. The formats differ where the outside
 world does: CSV is RFC 4180 quoted, TSV is split on tabs with no quoting (as GLUE
 writes it), FPB is ``sentence@label`` split on the last ``@``.
 
-This module imports nothing from the rest of activetest but :mod:`._json`.
+This module imports nothing from the rest of activetest but :mod:`._json` and
+:mod:`.globs` (what a glob pattern is).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from typing import Any
 
 from activetest.formats import _json
 from activetest.formats._json import RepeatedKeyError, object_without_repeats, repeated_key
+from activetest.formats.globs import has_glob_chars
 
 __all__ = ["FORMATS", "MAX_STREAM_BYTES", "MissingDependencyError", "PoolFormatError", "Record",
            "RepeatedKeyError", "arrow_message",
@@ -321,7 +323,7 @@ def missing_file(path: Path | str, what: str) -> str:
     file was for, as ``import`` says it (QA: other commands said "label file not found:
     PATH", and ``--examples`` was "pool file not found")."""
     head = f"{path}: no such file or folder ("
-    if any(c in str(path) for c in "*?["):
+    if has_glob_chars(path):
         head += "no file matches this pattern: the shell passed it on as it is; "
     return f"{head}given as the {what})"
 

@@ -18,6 +18,7 @@ from typing import IO, Any, Literal
 
 import numpy as np
 
+from activetest.formats.globs import is_pattern
 from activetest.formats.json_array import iter_json_array, record_repeating_a_key
 from activetest.formats.lmeval import looks_like_lmeval
 from activetest.formats.tables import (
@@ -89,7 +90,7 @@ def infer_format(path: Path) -> str:
     Raises:
         ValueError: no such file, or a suffix that names no format.
     """
-    if path.is_dir() or (not path.exists() and any(ch in str(path) for ch in "*?[")):
+    if path.is_dir() or is_pattern(path):
         return "lmeval"  # a folder or a glob of samples files (lmeval_files checks)
     if not path.exists():
         raise ValueError(missing_file(path, "prediction table, table:FILE"))

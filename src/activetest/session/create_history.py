@@ -50,6 +50,7 @@ from typing import Any
 
 import numpy as np
 
+from activetest.formats.globs import is_pattern
 from activetest.formats.tables import missing_file
 from activetest.session.config import SessionConfig
 from activetest.session.history_neighbours import NeighbourUpdate
@@ -170,7 +171,7 @@ def target_files(*specs: str) -> list[Path]:
         head, sep, rest = str(spec).partition(":")
         if sep and head in ("table", "answers") and rest:
             path = Path(rest.partition("?")[0])
-            if path.is_dir() or (not path.exists() and any(c in str(path) for c in "*?[")):
+            if path.is_dir() or is_pattern(path):
                 try:
                     out.extend(lmeval_files(path))
                     continue
