@@ -183,10 +183,27 @@ def test_a_missing_history_file_is_said_naming_the_option(
             "--surrogate", f"table:{pool_files.surrogate}", "--target",
             f"table:{pool_files.target}", "--id-column", "id", "--metric", "error_rate",
             "--no-progress")
+    said = "given as the other models' results, --history)"
     for given in ("nope.csv", "nope.jsonl", "nofolder", "nope.parquet"):
         out = refused(*base, "--history", given)
-        assert f"error: {given}: no such file or folder (given as the other models' " \
-               f"results, --history)" in out, out
+        assert f"error: {given}: no such file or folder ({said}" in out, out
+    assert not (tmp_path / "s.db").exists()
+    # an lm-eval session's --history (other models' lm-eval runs) says it in the same
+    # words (QA: "--history nope: no such file or folder", "--history runs/*: the pattern
+    # matches nothing"); a pattern, as a missing pattern is said everywhere
+    samples = Path(__file__).resolve().parents[1] / "models" / "data" / \
+        "samples_sst2_2026-11-30T12-00-00.jsonl"
+    (tmp_path / "run").mkdir()
+    shutil.copy(samples, tmp_path / "run" / samples.name)
+    lmeval = ("init", tmp_path / "s.db", "--pool", "run/", "--task", "answers", "--target",
+              "lm-eval", "--surrogate", "history", "--seed", "3", "--no-progress")
+    for given in ("nofolder", "nope.jsonl"):
+        out = refused(*lmeval, "--history", given)
+        assert f"error: {given}: no such file or folder ({said}" in out, out
+    for given in ("runs/*", "run/samples_[xy]*.jsonl"):
+        out = refused(*lmeval, "--history", given)
+        assert f"error: {given}: no such file or folder (no file matches this pattern: the " \
+               f"shell passed it on as it is; {said}" in out, out
     assert not (tmp_path / "s.db").exists()
 
 

@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from activetest.formats.tables import missing_file
 from activetest.session.history_neighbours import NeighbourUpdate
 from activetest.session.store import SessionError
 
@@ -116,19 +117,25 @@ def _files(paths: Sequence[str | os.PathLike[str]]) -> tuple[list[Path], list[st
     Raises:
         SessionError: a path that names no samples file (an empty folder, a response
             matrix, lm-eval's results summary), named with what to give instead.
+        FileNotFoundError: a path that does not exist, or a pattern that matches nothing,
+            said as every missing input is (:func:`activetest.formats.tables.missing_file`,
+            naming --history; QA: "--history nope: no such file or folder" and "the
+            pattern matches nothing" were this reader's own words).
     """
     import glob
 
+    from activetest.formats.globs import is_pattern
+    from activetest.session.create_history import HISTORY_GIVEN_AS
 
     out: list[Path] = []
     seen: set[Path] = set()
     twice: list[str] = []
     for p in paths:
         text = str(p)
-        if not Path(text).exists() and glob.has_magic(text):
+        if is_pattern(text):
             matches = sorted(glob.glob(text, recursive=True))
             if not matches:
-                raise SessionError(f"--history {text}: the pattern matches nothing")
+                raise FileNotFoundError(missing_file(text, HISTORY_GIVEN_AS))
             found = [f for m in matches for f in _files_of(Path(m))]
         else:
             found = _files_of(Path(text))
@@ -147,6 +154,7 @@ def _files(paths: Sequence[str | os.PathLike[str]]) -> tuple[list[Path], list[st
 def _files_of(path: Path) -> list[Path]:
     """The samples files of one folder or file (:func:`_files`)."""
     from activetest.formats.lmeval import lmeval_files, looks_like_lmeval
+    from activetest.session.create_history import HISTORY_GIVEN_AS
 
     give = ("give the folder(s) lm-eval --log_samples wrote for the other models (their "
             "samples_<task>_<date>.jsonl files; their documents are checked against the "
@@ -169,7 +177,7 @@ def _files_of(path: Path) -> list[Path]:
         except ValueError:
             raise SessionError(f"--history {path}: no lm-eval samples file in the folder or "
                                f"below it: {give}") from None
-    raise SessionError(f"--history {path}: no such file or folder")
+    raise FileNotFoundError(missing_file(path, HISTORY_GIVEN_AS))
 
 
 def _model_of(path: Path) -> str | None:
@@ -365,6 +373,8 @@ def lmeval_history(paths: Sequence[str | os.PathLike[str]], pool: Sequence[Any],
         SessionError: a file that cannot be read, a record of another document under a
             pool item's id (named), a missing metric, one model's two values for an item,
             an ``exclude`` name that matches no model, or no history left.
+        FileNotFoundError: a path that does not exist or a pattern that matches nothing
+            (:func:`activetest.formats.tables.missing_file`'s words, naming --history).
     """
     import warnings
 
