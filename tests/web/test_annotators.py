@@ -389,6 +389,36 @@ def test_a_name_read_from_a_file_is_held_to_the_pages_rule(tmp_path: Path) -> No
         assert [x.annotator for x in a.annotations()] == ["alice"]  # as the page stores it
 
 
+def test_keep_votes_holds_the_imports_rule_of_who_names_no_one(tmp_path: Path) -> None:
+    """QA: ``keep_votes`` spelt the blank-name rule inline, by truth value: an API
+    caller's record with ``annotator=0`` (or False) was dropped without a word where the
+    import refuses it as a name that is no text. It now holds
+    :func:`~activetest.session.annotator_records.names_no_one`: None and whitespace-only
+    text (tabs, an ideographic space) name no one; anything else is a name, checked."""
+    from activetest.formats.label_records import LabelRecord
+    from activetest.session.annotator_records import names_no_one
+    from activetest.session.annotators import keep_votes
+
+    made = classification(tmp_path)
+    with Session.open(made.db) as s:
+        first, second = (a.item_id for a in s.select(2))
+        a = Annotators(s, batch=5)
+        blanks = ["   ", "\t", " \u3000 ", "", None]
+        assert all(names_no_one(b) for b in blanks)
+        assert keep_votes(s, [LabelRecord(first, 1, "api", b) for b in blanks]) == 0
+        assert a.annotations(include_undone=True) == []
+        for bad in (0, False):
+            with pytest.raises(LabelError, match=rf"annotator={bad!r}: an annotator's name "
+                                                 rf"must be text \(a str\), got "
+                                                 rf"{type(bad).__name__}; nothing was kept"):
+                keep_votes(s, [LabelRecord(first, 1, "api", "bob"),
+                               LabelRecord(second, 1, "api", bad)])
+        assert a.annotations(include_undone=True) == []
+        assert keep_votes(s, [LabelRecord(first, 1, "api", " bob "),
+                              LabelRecord(second, 1, "api", "\t")]) == 1
+        assert [x.annotator for x in a.annotations()] == ["bob"]
+
+
 def test_an_item_labelled_in_the_terminal_meanwhile_is_not_overwritten(tmp_path: Path) -> None:
     made = classification(tmp_path)
     with Session.open(made.db) as s, Session.open(made.db) as terminal:

@@ -78,6 +78,7 @@ from activetest.session.annotator_records import (
     ItemState,
     check_name,
     has_annotations,
+    names_no_one,
     read_annotations,
 )
 from activetest.session.compare_graded import shown_order
@@ -130,18 +131,20 @@ def keep_votes(session: Any, records: Sequence[Any]) -> int:
     A record's kind is ``import`` (a vote), or ``ground truth`` when Label Studio marks it
     so (it settled the item: not a vote). The same label from the same annotator again
     (the file imported twice) is not stored again; a different one is (their latest
-    answer counts). Records naming no annotator carry no identity to compare, and are
-    not kept. Call it inside the import's transaction, after its checks: the records
-    are those it accepted (a classification's labels and a graded session's judgments
-    alike: ``answer_of`` names the compared target).
+    answer counts). Records naming no annotator (None, or text of whitespace only:
+    :func:`~activetest.session.annotator_records.names_no_one`, the import's rule) carry
+    no identity to compare, and are not kept. Call it inside the import's transaction,
+    after its checks: the records are those it accepted (a classification's labels and a
+    graded session's judgments alike: ``answer_of`` names the compared target).
 
     Raises:
         LabelError: a record whose annotator is not text, or whose name breaks the page's
             rule (:func:`check_name`: 1 to 64 characters, no control characters; the same
             message), nothing kept.
     """
-    named = [r for r in records if getattr(r, "annotator", None)
-             and not (isinstance(r.annotator, str) and not r.annotator.strip())]  # blank: none
+    # the house's one rule of who names no one (QA: spelt here inline, by truth value, so
+    # an API caller's annotator=0 was dropped unsaid where the import refuses it)
+    named = [r for r in records if not names_no_one(getattr(r, "annotator", None))]
     if not named:
         return 0
     names = {}
