@@ -241,6 +241,46 @@ def test_import_and_serve_refuse_a_read_only_session_before_any_work(
             s.import_file(sheet)  # Python too: refused before the file is read
 
 
+def test_emitting_the_waiting_draws_of_a_read_only_lmeval_session_draws_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``select --emit lm-eval --n 0`` writes the samples file of the draws still waiting
+    for a run and changes nothing in the session, so it works on a read-only session (a
+    real tmpfs remounted read-only; skipped where none can be mounted): the file lists
+    the pending draws, the session file's bytes stay, and the message says no item was
+    drawn (it said "selected 0 item(s)"); drawing one more is refused, read-only."""
+    import hashlib
+    import json
+
+    monkeypatch.chdir(tmp_path)
+    samples = Path(__file__).resolve().parents[1] / "models" / "data" / \
+        "samples_sst2_2026-11-30T12-00-00.jsonl"
+    (tmp_path / "run").mkdir()
+    shutil.copy(samples, tmp_path / "run" / samples.name)
+    db = tmp_path / "le.db"
+    run_cli("init", db, "--pool", "run/", "--task", "answers", "--target", "lm-eval",
+            "--surrogate", "pool-run", "--seed", "3", "--no-progress")
+    run_cli("select", db, "--n", "3", "--emit", "lm-eval", "--out", tmp_path / "s1.json")
+    first = json.loads((tmp_path / "s1.json").read_text())
+    with tmpfs(4096) as mnt:
+        ro = mnt / "le.db"
+        shutil.copy(db, ro)
+        subprocess.run(["mount", "-o", "remount,ro", str(mnt)], check=True)
+        before = hashlib.sha256(ro.read_bytes()).hexdigest()
+        out = " ".join(run_cli("select", ro, "--n", "0", "--emit", "lm-eval", "--out",
+                               tmp_path / "s0.json").split())
+        assert "drew no item (--n 0; the session is unchanged); wrote the 3 drawn item(s) " \
+               "that still wait for a run" in out, out
+        assert "selected" not in out, out
+        assert json.loads((tmp_path / "s0.json").read_text()) == first
+        assert hashlib.sha256(ro.read_bytes()).hexdigest() == before
+        with Session.open(ro) as s:
+            assert s.store.n_acquired() == 3 and len(s.pending()) == 3
+        said = refused("select", ro, "--n", "1", "--emit", "lm-eval", "--out",
+                       tmp_path / "s2.json")
+        assert f"error: {ro}: {READ_ONLY}" in said, said
+        assert not (tmp_path / "s2.json").exists()
+
+
 def test_a_blank_annotator_cell_is_counted_as_naming_no_annotator(
         pool_files: PoolFiles, tmp_path: Path) -> None:
     """QA: an annotator cell of whitespace only names no one for the label checks and

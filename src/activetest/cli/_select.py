@@ -88,13 +88,15 @@ def select(
             from activetest.session.harness import check_person_labelling
 
             check_person_labelling(s, None, "select --out")
-        if emit is not None and n == 0:  # the pending draws again (a run that died)
+        if emit is not None and n == 0:  # the pending draws again (a run that died): the
+            # session is only read (a read-only session too), and the message says that
+            # no item was drawn (it said "selected 0 item(s)")
             if not waiting:
                 raise ValueError(f"{session}: no drawn item waits for a run, so --n 0 has "
                                  f"nothing to write: draw new items with --n N")
             _emit_lmeval(s, session, [], out)
-            _out.print(f"selected 0 item(s); wrote the {waiting} drawn item(s) that still "
-                       f"wait for a run")
+            _out.print(f"drew no item (--n 0; the session is unchanged); wrote the "
+                       f"{waiting} drawn item(s) that still wait for a run")
             return
         left = s.n_items - s.store.n_acquired()
         if emit is not None and waiting and n > left:
