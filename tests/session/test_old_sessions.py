@@ -70,3 +70,42 @@ def test_old_session_gives_the_same_estimate(src: Path, tmp_path: Path) -> None:
                 or abs(g - w) <= 1e-12 * max(1.0, abs(w)))
         assert same, f"{src.name}{key}: {g!r} != {w!r}"
     assert want, "no number compared"
+
+
+#: What ``status`` says beside a stored spec whose recorded local path names nothing here.
+ABSENT = "(the path recorded at init; nothing is there on this machine)"
+
+
+@pytest.mark.parametrize("name", ["schema1_ce_both", "schema3_graded_compare"])
+def test_status_says_a_recorded_path_that_is_not_on_this_machine(
+        name: str, tmp_path: Path) -> None:
+    """QA: an old session (its specs stored with the absolute paths ``init`` was given,
+    here ``/tmp/oldout/...`` of the machine that made it) printed ``target
+    table:/tmp/oldout/target.csv`` as if that file were in use; ``status`` (text, Python's
+    ``print(status)`` and ``--json``) now says beside each such spec that it is the path
+    recorded at init and that nothing is there. (Where the path does exist, the spec is
+    printed as stored.)"""
+    from typer.testing import CliRunner
+
+    from activetest.cli import app
+
+    path = tmp_path / f"{name}.db"
+    shutil.copyfile(OLD / f"{name}.db", path)
+    with Session.open(path) as s:
+        cfg = s.session_config
+        st = s.status()
+    specs = [cfg.target, cfg.surrogate, *(cfg.compare or ())]
+    recorded = [x for x in specs if "/tmp/oldout/" in x]
+    assert recorded, specs
+    absent = [x for x in recorded if not Path(x.partition(":")[2]).exists()]
+    assert st.absent_paths == tuple(absent)
+    res = CliRunner().invoke(app, ["status", str(path)])
+    assert res.exit_code == 0, res.output
+    text = " ".join(res.output.split())
+    for spec in recorded:
+        assert spec in text, (spec, text)
+        assert (f"{spec} {ABSENT}" in text) == (spec in absent), (spec, text)
+    if cfg.target in absent:
+        assert f"target {cfg.target} {ABSENT}" in str(st)
+    res = CliRunner().invoke(app, ["status", str(path), "--json"])
+    assert json.loads(res.output)["absent_paths"] == absent

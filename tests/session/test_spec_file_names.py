@@ -507,3 +507,28 @@ def test_an_edited_pe_target_is_refused_until_stored_scores_can_check_it(
             s.select(5)
             s.label_from_data()
     assert _estimates(db) == pytest.approx(_estimates(control), abs=1e-12)
+
+
+def test_status_says_when_a_kept_glob_path_matches_nothing_here(tmp_path: Path) -> None:
+    """lm-eval globs keep their paths in the session file (module docstring): once the
+    run folder is gone (moved, or the session read on another machine) ``status`` says
+    beside the spec that it is the path recorded at init and that nothing is there,
+    instead of printing it as files in use; while the files are there, nothing is said."""
+    samples = Path(__file__).resolve().parents[1] / "models" / "data" / \
+        "samples_sst2_2026-11-30T12-00-00.jsonl"
+    run = tmp_path / "run"
+    run.mkdir()
+    shutil.copy(samples, run / samples.name)
+    pattern = run / "samples_*.jsonl"
+    db = tmp_path / "s.db"
+    _run("init", db, "--pool", pattern, "--task", "sst2", "--surrogate", f"table:{pattern}",
+         "--target", f"table:{pattern}", "--seed", "3", "--no-progress")
+    spec = _config(db)["target"]
+    assert spec == f"table:{pattern}"  # kept, path and all
+    said = "(the path recorded at init; nothing is there on this machine)"
+    assert said not in " ".join(_run("status", db).split())
+    run.rename(tmp_path / "moved")
+    out = " ".join(_run("status", db).split())
+    assert f"target {spec} {said}; surrogate {spec} {said};" in out, out
+    with Session.open(db) as s:
+        assert s.status().absent_paths == (spec,)

@@ -102,7 +102,8 @@ def status(
 
         # what draws (QA: "surrogate history" for --surrogate column:NAME --history)
         shown = surrogate_label(st.surrogate, s.session_config.extra.get("history"))
-        _out.print(f"target {_escape(st.target)}; surrogate {_escape(shown)}; metric "
+        _out.print(f"target {_escape(st.spec_text(st.target))}; surrogate "
+                   f"{_escape(st.spec_text(shown))}; metric "
                    f"{st.metric}; acquisition {st.acquisition} ("
                    + ("" if s.session_config.adaptive  # a design: its lambda, not the floor
                       else f"proposal floor {st.proposal_floor:g}, ")
@@ -118,8 +119,9 @@ def status(
                 _out.print(f"note: {_escape(said)}")
         cfg = s.session_config
         if cfg.kind == "classification" and cfg.compare:  # init --compare: every estimate
-            _out.print(f"compared with {', '.join(_escape(c) for c in cfg.compare)} at every "
-                       f"estimate (scored on the pool at creation)"
+            named = ", ".join(_escape(st.spec_text(c)) for c in cfg.compare)
+            _out.print(f"compared with {named} at every estimate (scored on the pool at "
+                       f"creation)"
                        + ("; the draws serve the difference" if cfg.acquisition == "compare"
                           else ""))
         if cfg.kind == "classification" and cfg.label_scoring_mode == "full-sequence":
@@ -134,8 +136,9 @@ def status(
             if how.on_prefix:  # the scores rest on the first token of longer words
                 _out.print(f"{_escape(role)} scores: {_escape(how.describe())}")
         for spec, n_wait in st.compared.items():
-            _out.print(f"compared target {_escape(spec)}: {n_wait} drawn answer(s) still to "
-                       f"judge" + (" (`activetest label` asks for them)" if n_wait else ""))
+            _out.print(f"compared target {_escape(st.spec_text(spec))}: {n_wait} drawn "
+                       f"answer(s) still to judge"
+                       + (" (`activetest label` asks for them)" if n_wait else ""))
         shown = [e for e in st.last_estimates if e.method in ("lure", "cv_lure", "mean")]
         # an adaptive design's estimate is adaptive LURE (learnt controls)
         acq = ACQUISITIONS.get(st.acquisition)

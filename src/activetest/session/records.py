@@ -710,6 +710,11 @@ class SessionStatus:
             session made before by its stored path's last component), said beside N
             (:attr:`pool_text`; QA: "pool N items" named no file); None: items given in
             Python. ``to_dict`` gives ``{"source", "sha256"}`` or null.
+        absent_paths: the specs of :attr:`target`, :attr:`surrogate` and the compared
+            targets whose recorded local path names nothing on this machine (a session
+            made before specs were stored by name, opened on another machine:
+            :func:`activetest.session.spec_files.absent_recorded_path`); the text says so
+            beside each (:meth:`spec_text`) rather than print it as a file in use.
     """
 
     path: str
@@ -733,6 +738,16 @@ class SessionStatus:
     label_scoring: dict[str, LabelScoring] = field(default_factory=dict)
     surrogate_column: str | None = None
     pool_file: SourceName | None = None
+    absent_paths: tuple[str, ...] = ()
+
+    def spec_text(self, spec: str) -> str:
+        """``spec`` as ``status`` prints it: as stored, followed by ``(the path recorded at
+        init; nothing is there on this machine)`` where its recorded local path is absent
+        (:attr:`absent_paths`; QA: an old session's ``target table:/tmp/oldout/target.csv``
+        read as a file in use where no such file was there)."""
+        if spec not in self.absent_paths:
+            return spec
+        return f"{spec} (the path recorded at init; nothing is there on this machine)"
 
     @property
     def pool_text(self) -> str:
@@ -764,8 +779,8 @@ class SessionStatus:
         acq = ACQUISITIONS.get(self.acquisition)
         adaptive = acq is not None and acq.adaptive
         floor = "" if adaptive or acq is None else f", proposal floor {self.alpha:g}"
-        lines = [f"session {self.path}: target {self.target}, surrogate "
-                 f"{self.surrogate_name}, metric {self.metric}, acquisition "
+        lines = [f"session {self.path}: target {self.spec_text(self.target)}, surrogate "
+                 f"{self.spec_text(self.surrogate_name)}, metric {self.metric}, acquisition "
                  f"{self.acquisition}{floor}, seed {self.seed}",
                  f"{self.pool_text}: {self.n_selected} selected, {self.n_labelled} "
                  f"labelled, {self.n_pending} pending; {self.n_usable} label(s) usable by "

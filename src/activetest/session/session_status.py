@@ -13,7 +13,7 @@ from activetest.session.records import SessionStatus
 from activetest.session.source_names import shown_source
 from activetest.session.store import EstimateRow, SessionStore
 
-__all__ = ["label_scoring", "session_status"]
+__all__ = ["absent_paths", "label_scoring", "session_status"]
 
 
 def session_status(s: Any) -> SessionStatus:
@@ -38,7 +38,17 @@ def session_status(s: Any) -> SessionStatus:
                          rows, meta.get("created", ""), stale, draw.waiting(store),
                          same, s.kind.compared_waiting(store), label_scoring(store),
                          surrogate_column(str(cfg.surrogate), cfg.extra.get("history")),
-                         shown_source(cfg.pool))
+                         shown_source(cfg.pool), absent_paths(cfg))
+
+
+def absent_paths(cfg: Any) -> tuple[str, ...]:
+    """The specs of the config's target, surrogate and compared targets whose recorded
+    local path names nothing on this machine
+    (:func:`activetest.session.spec_files.absent_recorded_path`), in that order."""
+    from activetest.session.spec_files import absent_recorded_path
+
+    specs = [str(cfg.target), str(cfg.surrogate), *map(str, cfg.compare or ())]
+    return tuple(dict.fromkeys(s for s in specs if absent_recorded_path(s) is not None))
 
 
 def label_scoring(store: SessionStore) -> dict[str, Any]:

@@ -59,9 +59,10 @@ from typing import Any
 
 from activetest.session.source_names import distinguishing_names, file_sha256
 
-__all__ = ["FILES_ENV", "SpecFile", "edited_refusal", "known_spec", "local_names", "locate",
-           "new_name", "publish_provenance", "recorded_here", "remember", "rename",
-           "renamed_files", "said", "scorer_names", "spec_file", "with_model_files"]
+__all__ = ["FILES_ENV", "SpecFile", "absent_recorded_path", "edited_refusal", "known_spec",
+           "local_names", "locate", "new_name", "publish_provenance", "recorded_here",
+           "remember", "rename", "renamed_files", "said", "scorer_names", "spec_file",
+           "with_model_files"]
 
 #: The environment variable naming folders where a session's files may be found.
 FILES_ENV = "ACTIVETEST_FILES"
@@ -418,6 +419,40 @@ def _stored_file(spec: str) -> SpecFile:
     head, _, rest = spec[len(prefix):].partition(":")
     name, q, query = rest.partition("?")
     return SpecFile(f"{prefix}{head}:", name, q + query)
+
+
+def absent_recorded_path(spec: str) -> str | None:
+    """The local path a stored model spec names where nothing is there on this machine
+    (else None), for ``status`` to say so beside the spec.
+
+    A session made before specs were stored by name (no ``model_files``) keeps the
+    absolute path ``init`` was given (``table:/home/me/runs/target.csv``), as do an
+    lm-eval folder or glob in any session; on another machine that path may name nothing,
+    and printed bare it reads as a file in use. Only an absolute path is a recorded local
+    path (a stored name, ``table:target.csv``, is not); a glob pattern
+    (:func:`activetest.formats.globs.is_pattern`) is absent where it matches nothing.
+
+    Args:
+        spec: a stored ``table:``, ``answers:`` (``calibrated:`` too) spec, or a table's
+            bare path; any other spec (a bundled model, ``pool``, ``lm-eval``) gives None.
+    """
+    import glob
+
+    from activetest.formats.globs import is_pattern
+    from activetest.models.registry import CALIBRATED
+
+    bare = spec[len(CALIBRATED):] if spec.startswith(CALIBRATED) else spec
+    if bare.partition(":")[0] in ("table", "answers"):
+        path = _stored_file(spec).path
+    elif os.path.isabs(bare):
+        path = bare
+    else:
+        return None
+    if not os.path.isabs(path):
+        return None
+    if is_pattern(path):
+        return None if glob.glob(path, recursive=True) else path
+    return None if os.path.lexists(path) else path
 
 
 def publish_provenance(prov: Any, paths: Mapping[str, str]) -> Any:
