@@ -248,7 +248,22 @@ def reference_completions_server(model_path: str | Path, *, max_logprobs: int = 
 
 #: What :func:`fault_server` can do (see there).
 FAULT_MODES = ("ok", "drip", "drip-all", "positive", "reflect-200", "reflect-302",
-               "reflect-401", "reflect-500", "gone-at-echo", "hang-at-echo")
+               "reflect-401", "reflect-500", "gone-at-echo", "hang-at-echo", "refuse-at-echo",
+               "garble-at-echo", "fail-at-echo")
+
+#: The modes whose echo requests of anything but a label word fail: ``{mode: (status,
+#: body)}``; their top-k is :data:`_CHECKED_TOP` (see :func:`fault_server`).
+_FAILED_ECHO = {
+    "refuse-at-echo": (400, json.dumps({"error": {
+        "message": "echo=True is not supported with logprobs for this prompt",
+        "type": "BadRequestError"}}).encode()),
+    "garble-at-echo": (200, b"<html><body>502 Bad Gateway (nginx)</body></html>"),
+    "fail-at-echo": (503, json.dumps({"error": {
+        "message": "the server is overloaded, try again later"}}).encode()),
+}
+#: The top-k of the modes of :data:`_FAILED_ECHO`: no label word is in it, so a scorer
+#: needs the echo check, whose one candidate token is ``" neutral"``.
+_CHECKED_TOP = {" neutral": -0.3}
 
 
 class _FaultHandler(http.server.BaseHTTPRequestHandler):
@@ -275,6 +290,8 @@ class _FaultHandler(http.server.BaseHTTPRequestHandler):
                         "text_offset": [0, len(head)]}}]}
         good = {" negative": -0.9, " positive": -0.5}
         top = {" negative": 2.5, " positive": -0.2} if self.mode == "positive" else good
+        if self.mode in _FAILED_ECHO:
+            top = _CHECKED_TOP
         word = max(top, key=lambda w: top[w])
         return {"choices": [{"text": word, "finish_reason": "length", "logprobs": {
             "tokens": [word], "token_logprobs": [top[word]], "top_logprobs": [top]}}]}
@@ -284,13 +301,21 @@ class _FaultHandler(http.server.BaseHTTPRequestHandler):
         raw = self.rfile.read(length) if length else b""
         type(self).seen.append(self._reflected())
         mode = type(self).mode
-        if mode.endswith("-at-echo") and json.loads(raw or b"{}").get("echo") is True:
+        request = json.loads(raw or b"{}")
+        echo = request.get("echo") is True
+        if mode in ("gone-at-echo", "hang-at-echo") and echo:
             if mode == "gone-at-echo":  # the server stops: no answer, no more connections
                 self.server.shutdown()
                 self.server.server_close()
             else:  # no answer within any short deadline, then the connection cut
                 time.sleep(type(self).interval)
             self.close_connection = True
+            return
+        if (mode in _FAILED_ECHO and echo  # a label word's echo is answered
+                and not str(request.get("prompt", "")).endswith((" negative", " positive"))):
+            status, data = _FAILED_ECHO[mode]
+            self._send_raw(status, [("Content-Type", "application/json"),
+                                    ("Connection", "close")], data)
             return
         # this server closes every connection after one answer, and says so: without
         # the header a client may send its next request on the closed connection
@@ -307,7 +332,12 @@ class _FaultHandler(http.server.BaseHTTPRequestHandler):
                 headers.append(("Location", f"http://elsewhere.invalid{self.path}"
                                             f"&auth={self.headers.get('Authorization', '')}"))
         else:
-            data = json.dumps(self._answer(json.loads(raw or b"{}"))).encode()
+            data = json.dumps(self._answer(request)).encode()
+        self._send_raw(status, headers, data)
+
+    def _send_raw(self, status: int, headers: list[tuple[str, str]], data: bytes) -> None:
+        """Answer ``status`` with ``headers`` and ``data``, as the mode sends (dripped)."""
+        mode = type(self).mode
         head = f"HTTP/1.1 {status} X\r\n".encode()
         for name, value in [*headers, ("Content-Length", str(len(data)))]:
             head += f"{name}: {value}\r\n".encode("latin-1", errors="replace")
@@ -369,6 +399,12 @@ def fault_server(mode: str, *, interval: float = 0.2) -> Iterator[FaultServer]:
       the server stops (that connection closed without an answer, later ones refused);
     - ``hang-at-echo``: as ``ok``, but a request with ``echo: true`` gets no answer:
       its connection is closed after ``interval`` seconds;
+    - ``refuse-at-echo``, ``garble-at-echo``, ``fail-at-echo``: the top-k lists
+      ``" neutral"`` (-0.3) only, no label word, so a scorer needs its echo check
+      (which echoes ``" neutral"``); an echo request of a label word
+      (the first-token texts) is answered as ``ok`` does, any other gets HTTP 400 with a
+      JSON error body (``refuse``), 200 with an HTML page (``garble``: a proxy's), or
+      HTTP 503 with a JSON error body, every time (``fail``: an overloaded server);
     - ``reflect-STATUS`` (200, 302, 401, 500): that status, with the request's path,
       query, headers and ``Authorization`` in the body (non-JSON for 200), and for 302
       in the ``Location`` header too.

@@ -23,6 +23,7 @@ from activetest.models.openai import (
     EndpointError,
     EndpointTimeoutError,
     OpenAIScorer,
+    ServerFailedError,
     ServerGoneError,
 )
 from activetest.models.registry import get_scorer
@@ -226,6 +227,54 @@ def test_a_timeout_during_the_echo_check_is_a_timeout_not_no_echo() -> None:
     assert took < 0.5 + 4, took
 
 
+#: What the modes whose echo requests fail answer (tests/models/server.py::_FAILED_ECHO).
+REFUSED = {"refuse-at-echo": ("HTTP 400", "echo=True is not supported with logprobs"),
+           "garble-at-echo": ("answered 200 with non-JSON content", "502 Bad Gateway")}
+
+
+@pytest.mark.parametrize("mode", list(REFUSED))
+@pytest.mark.parametrize("method", ["echo", "auto"])
+def test_an_echo_request_refused_during_the_check_is_said_with_its_status_and_body(
+        mode: str, method: str) -> None:
+    """A server refuses the echo check's request (HTTP 400 with a JSON error; 200 with an
+    HTML page): the refusal names the failed request, its status and the start of its
+    answer (QA: "could not be verified (no non-blank next token to check it with)", a
+    message about token content)."""
+    status, body = REFUSED[mode]
+    with fault_server(mode) as srv:
+        scorer = OpenAIScorer(srv.url, "fake-model", method=method, concurrency=1,
+                              max_retries=1, backoff=0.0)
+        with pytest.raises(EndpointError) as info:
+            scorer.score(TASK, ITEMS, progress=False)
+    msg = str(info.value)
+    assert type(info.value) is EndpointError, msg  # a verdict: this server cannot echo
+    assert f"the echo request that checks them failed: {status}" in msg, msg
+    assert body in msg, msg
+    assert "could not be verified" not in msg and "non-blank" not in msg, msg
+
+
+def test_a_5xx_through_every_retry_of_the_echo_check_is_a_server_failure_not_no_echo(
+        ) -> None:
+    """HTTP 503 on every attempt of the echo check's request is raised as the server's
+    failure (:class:`ServerFailedError`, the endpoint and status named), and not kept as
+    "no echo": a later call checks again (QA: a server overloaded for a moment was
+    treated as one without echo for the scorer's life)."""
+    with fault_server("fail-at-echo") as srv:
+        scorer = OpenAIScorer(srv.url, "fake-model", method="echo", concurrency=1,
+                              max_retries=2, backoff=0.0)
+        for _ in range(2):  # the second call asks the server again: no verdict was kept
+            n = len(srv.seen)
+            with pytest.raises(ServerFailedError) as info:
+                scorer.score(TASK, ITEMS, progress=False)
+            # the check's top-k request, then the echo request's three attempts
+            assert len(srv.seen) - n == 4, srv.seen[n:]
+            msg = str(info.value)
+            assert info.value.status == 503, msg
+            assert msg.startswith(f"{srv.url}/completions: HTTP 503: "), msg
+            assert "overloaded" in msg and "gave up after 3 attempt(s)" in msg, msg
+            assert "echo" not in msg.partition("gave up")[0].lower(), msg
+
+
 # ------------------------------------------------------------------- the CLI
 
 
@@ -327,6 +376,37 @@ def test_cli_shows_the_scoring_path_as_one_note_line(tmp_path: Path) -> None:
     assert len(notes) == 1, proc.stderr
     assert notes[0].startswith("note: ") and "scoring by" in notes[0], proc.stderr
     assert "Warning" not in proc.stderr and ".py:" not in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize(("mode", "said"), [
+    ("refuse-at-echo", ["the echo request that checks them failed: HTTP 400: ",
+                        "echo=True is not supported with logprobs"]),
+    ("fail-at-echo", ["/v1/completions: HTTP 503: ", "the server is overloaded",
+                      "gave up after"])])
+def test_cli_says_an_echo_check_request_failed_not_no_echo(tmp_path: Path, mode: str,
+                                                           said: list[str]) -> None:
+    """``init`` with an ``openai:`` target whose echo check's request is refused (400) or
+    fails through every retry (503): exit 2, one message naming the endpoint and the
+    server's status and answer, no session file (QA: "could not be verified (no
+    non-blank next token ...)" for both, and the 503 kept as "no echo")."""
+    pf = make_pool_files(tmp_path / "data", n=12)
+    with fault_server(mode) as srv:
+        proc = subprocess.run(cli_command(
+            "init", str(tmp_path / "s.db"), "--pool", str(pf.pool), "--task", "demo",
+            "--surrogate", f"table:{pf.surrogate}", "--target", f"openai:{srv.url}#fake-model",
+            "--id-column", "id", "--no-progress", "--no-cache"),
+            env={**cli_env(tmp_path), "ACTIVETEST_OPENAI_DEADLINE": "3"},
+            capture_output=True, text=True, timeout=300)
+    err = proc.stderr
+    assert proc.returncode == 2, err
+    assert "Traceback" not in err and err.count("error:") == 1, err
+    assert srv.url.removeprefix("http://") in err, err
+    for text in said:
+        assert text in err, err
+    assert "could not be verified" not in err and "non-blank" not in err, err
+    if mode == "fail-at-echo":  # the server's failure, not a verdict on echo
+        assert "echoed prompt log-probs" not in err, err
+    assert not (tmp_path / "s.db").exists()
 
 
 # ------------------------------------------------------- the model list, retried

@@ -141,6 +141,7 @@ from activetest.models.openai_http import (
     EndpointClient,
     EndpointError,
     EndpointTimeoutError,
+    ServerFailedError,
     ServerGoneError,
 )
 from activetest.models.openai_paths import (
@@ -162,7 +163,8 @@ from activetest.redaction import (
 )
 
 __all__ = ["DEADLINE_ENV", "MAX_TOP_K_ENV", "PARAMS_ENV", "USERINFO_ENV", "EndpointError",
-           "EndpointTimeoutError", "OpenAIScorer", "ServerGoneError", "TokenizerLike",
+           "EndpointTimeoutError", "OpenAIScorer", "ServerFailedError", "ServerGoneError",
+           "TokenizerLike",
            "env_max_top_k", "redact_spec", "split_spec"]
 
 _ECHO_TOL = 1e-3  # echoed vs next-token log-prob of the same token
@@ -431,11 +433,14 @@ class OpenAIScorer(EndpointClient):
 
     # -------------------------------------------------------------- scoring
 
+    def _echo_request(self, client: httpx.Client, prompt: str, label: str) -> dict[str, Any]:
+        """The answer to echoing ``prompt + label`` (its per-token log-probs)."""
+        return self._post(client, {"prompt": prompt + label, "echo": True, "logprobs": 1,
+                                   "max_tokens": 1})
+
     def _echo(self, client: httpx.Client, prompt: str, label: str) -> tuple[str, float]:
         """Text and echoed log-prob of the first token of ``label`` after ``prompt``."""
-        data = self._post(client, {"prompt": prompt + label, "echo": True, "logprobs": 1,
-                                   "max_tokens": 1})
-        return self._echo_first(data, prompt, label)
+        return self._echo_first(self._echo_request(client, prompt, label), prompt, label)
 
     def _top(self, client: httpx.Client, prompt: str, k: int) -> dict[str, float]:
         data = self._post(client, {"prompt": prompt, "logprobs": k, "max_tokens": 1,
@@ -450,8 +455,11 @@ class OpenAIScorer(EndpointClient):
         so echo is trusted only after it reproduces a top-k next-token log-prob: the
         most likely non-blank next token ``t`` of ``prompt`` must get the same
         log-prob when echoed in ``prompt + t``. Checked once per scorer; a server
-        gone or a timeout during the check is raised (:class:`ServerGoneError`,
-        :class:`EndpointTimeoutError`), not taken for "no echo".
+        gone, a timeout, or a status to retry through every retry during the check is
+        raised (:class:`ServerGoneError`, :class:`EndpointTimeoutError`,
+        :class:`ServerFailedError`), not taken for "no echo". An echo request the server
+        refuses (a 4xx, an answer that is not JSON) is the verdict "no echo", said with
+        the server's status and the start of its answer.
         """
         with self._lock:
             if self._echo_ok is not None:
@@ -462,7 +470,7 @@ class OpenAIScorer(EndpointClient):
                 if not text.strip():
                     continue
                 try:
-                    tok, echoed = self._echo(client, prompt, text)
+                    data = self._echo_request(client, prompt, text)
                 except (ServerGoneError, EndpointTimeoutError):
                     # not an answer about echo: a server gone, or one that did not answer
                     # within the deadline, says nothing of whether it echoes. Swallowed,
@@ -471,6 +479,23 @@ class OpenAIScorer(EndpointClient):
                     # be verified") instead of the server. (Timeouts are not refusals in
                     # _unsupported either.) _echo_ok stays unknown: checked again later.
                     raise
+                except ServerFailedError:
+                    # a 5xx (429, ...) through every retry: a server overloaded for a
+                    # moment, not one without echo. Taken for "no echo", it was kept for
+                    # the scorer's life (the scoring path switched, or refused, for the
+                    # whole run). Raised, naming the endpoint and status; checked again later.
+                    raise
+                except EndpointError as exc:
+                    # the server refused the echo request (a 4xx: echo unsupported, or a
+                    # body it cannot take; 200 with no JSON): the same request with another
+                    # token would be refused too. (QA: this said "could not be verified (no
+                    # non-blank next token ...)", about token content, not the request.)
+                    said = str(exc).removeprefix(f"{exc.endpoint}: ")
+                    self._echo_ok = False
+                    self._echo_why = f"the echo request that checks them failed: {said}"
+                    return False
+                try:
+                    tok, echoed = self._echo_first(data, prompt, text)
                 except EndpointError:
                     if self._echo_ok is False:  # the server cannot echo at all
                         return False
@@ -843,6 +868,8 @@ class OpenAIScorer(EndpointClient):
             EndpointError: the endpoint is unreachable after retries, refuses the
                 request, or cannot provide a class's log-prob (message names it).
             EndpointTimeoutError: every attempt timed out.
+            ServerFailedError: the server answered a request's last attempt with a
+                status to retry (5xx, 429, ...), after every retry.
             ServerGoneError: the server, having answered, refused or cut the connection
                 through every retry (it went away): saying how many of the items were
                 scored before (none is kept here; a score cache keeps its chunks).

@@ -35,7 +35,7 @@ from activetest.redaction import (
 )
 
 __all__ = ["DEADLINE_ENV", "PARAMS_ENV", "USERINFO_ENV", "EndpointClient", "EndpointError",
-           "EndpointTimeoutError", "ServerGoneError"]
+           "EndpointTimeoutError", "ServerFailedError", "ServerGoneError"]
 
 _RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 _MAX_DELAY = 30.0
@@ -58,6 +58,19 @@ class EndpointError(UserFacingError, RuntimeError):
 
 class EndpointTimeoutError(EndpointError):
     """Every attempt to reach the endpoint ran past the timeout."""
+
+
+class ServerFailedError(EndpointError):
+    """The server answered the last attempt of a request with a status that is retried
+    (a 5xx, 429, 408, ...), after every retry the deadline allowed: it failed the request
+    (overloaded, restarting, rate-limiting), which says nothing of what it supports.
+
+    QA: a 503 through every retry of the echo check's request was taken as "this server
+    does not echo prompt log-probs" for the scorer's life.
+
+    Attributes:
+        status: the last attempt's HTTP status (as :class:`EndpointError`).
+    """
 
 
 class ServerGoneError(EndpointError):
@@ -433,7 +446,8 @@ class EndpointClient:
         server: its tokenizer, SGLang's ``/generate``) gets ``body`` as it is;
         ``/completions`` gets the model, ``temperature=0`` and ``extra_body`` added.
         A connection refused or cut through every attempt, where the server answered
-        this client before, raises :class:`ServerGoneError` (it went away mid-run).
+        this client before, raises :class:`ServerGoneError` (it went away mid-run); a
+        status to retry (5xx, 429, ...) on the last attempt, :class:`ServerFailedError`.
         """
         if url is None:
             payload = {"model": self.model, "temperature": 0.0, **self.extra_body, **body}
@@ -496,6 +510,9 @@ class EndpointClient:
         gone = self._gone(lost, said, shown)
         if gone is not None:  # (QA: "could not connect" of a server that died mid-run)
             raise gone
+        if outcome.reply is not None and not timed_out:  # a status to retry, to the last
+            raise self._error(f"{last}{said}", ServerFailedError,
+                              status=outcome.reply.status, shown=shown)
         cls = EndpointTimeoutError if timed_out else EndpointError
         raise self._error(f"{last}{said}", cls, shown=shown)
 
