@@ -275,6 +275,21 @@ def test_a_5xx_through_every_retry_of_the_echo_check_is_a_server_failure_not_no_
             assert "echo" not in msg.partition("gave up")[0].lower(), msg
 
 
+def test_a_429_through_every_retry_of_the_wider_top_k_is_a_server_failure() -> None:
+    """HTTP 429 on every attempt of the wider top-k request (``max_top_k``) is raised as
+    the server's failure (:class:`ServerFailedError`), not kept as "this server refuses
+    max_top_k" (which sent every later item to echo for the scorer's life)."""
+    with fault_server("throttle-wide") as srv:
+        scorer = OpenAIScorer(srv.url, "fake-model", method="topk", concurrency=1,
+                              max_retries=1, backoff=0.0)
+        for _ in range(2):  # the second call asks for the wider top-k again
+            with pytest.raises(ServerFailedError) as info:
+                scorer.score(TASK, ITEMS, progress=False)
+            msg = str(info.value)
+            assert info.value.status == 429 and "HTTP 429: " in msg, msg
+            assert "rate limit reached" in msg and "gave up after 2 attempt(s)" in msg, msg
+
+
 # ------------------------------------------------------------------- the CLI
 
 

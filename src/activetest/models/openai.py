@@ -545,7 +545,11 @@ class OpenAIScorer(EndpointClient):
                 top = self._top(client, prompt, self.max_top_k)
                 self._wide_ok = True
             except EndpointError as exc:  # e.g. vLLM refuses more than --max-logprobs
-                if self._wide_ok is True or "HTTP 4" not in str(exc):
+                # a 429 through every retry (ServerFailedError) is a server rate-limiting
+                # for a while, not one refusing max_top_k: kept as a refusal, it sent
+                # every later item to echo for the scorer's life
+                if (self._wide_ok is True or isinstance(exc, ServerFailedError)
+                        or "HTTP 4" not in str(exc)):
                     raise
                 self._wide_ok = False
                 top = {}
