@@ -22,6 +22,7 @@ import sqlite3
 import subprocess
 from pathlib import Path
 
+import pytest
 from session_support import (
     PoolFiles,
     cli_command,
@@ -31,6 +32,7 @@ from session_support import (
     wait_for_labels,
 )
 
+from activetest.session.store_errors import SessionError
 from activetest.session.workflow import Session
 
 
@@ -295,3 +297,49 @@ def test_a_commit_reads_none_of_the_answers_kept_before_it(pool_files: PoolFiles
     assert got == [(a.annotator, f"{a.kind} ({a.annotator})", whose[a.role]) for a in kept
                    if (a.annotator, a.kind) != ("a5", "answer")]
     assert ("a5", "import (a5)", "") in got and len(got) == 25
+
+
+def test_what_a_savepoint_rolled_back_is_not_kept_as_saved(pool_files: PoolFiles,
+                                                           tmp_path: Path) -> None:
+    """A part of a write refused in its savepoint (``SessionStore.savepoint``: the
+    page's answer of a batch) is rolled back in the file and in what the store keeps of
+    its own writes: a label change, an answer and an undo noted in it are not kept. (A
+    label change was: the next write then found it missing from the file's history and
+    refused the file as put back.) The next write is taken, and a backup really put
+    back afterwards has beside it what was saved, and only that."""
+    from activetest.session.store_rows import Annotation
+
+    env = cli_env(tmp_path)
+    db, backup = tmp_path / "s.db", tmp_path / "backup.db"
+    cli_session(pool_files, db, env, 3)
+    shutil.copyfile(db, backup)  # no label, no answer yet
+    s = Session.open(db)
+    try:
+        with pytest.raises(RuntimeError, match="open write transaction"), \
+                s.store.savepoint("part"):
+            pass
+        (kept,) = _note_answers(s, [(0, "target", "ann", "answer", "t0")], Annotation)
+        with s.store.transaction():
+            s.store.set_labels([(0, 1)], "saved")
+            with pytest.raises(ValueError, match="refused"), s.store.savepoint("part"):
+                s.store.set_labels([(1, 1)], "refused")
+                _note_answers(s, [(1, "target", "bob", "answer", "t1")], Annotation)
+                s.store.note_undone(0, "ann", "t0")
+                raise ValueError("refused")
+        assert {i: x.source for i, x in s.store.labels().items()} == {0: "saved"}
+        s.store.set_labels([(2, 0)], "next")  # the next write: taken
+        assert not list(tmp_path.glob("s.unsaved-*.csv"))
+        subprocess.run(["cp", str(backup), str(db)], check=True)
+        with pytest.raises(SessionError, match="content was replaced") as exc:
+            s.store.set_labels([(1, 0)], "after")
+    finally:
+        s.close()
+    msg = str(exc.value)
+    assert "2 label change(s) and 1 annotator answer(s)" in msg, msg
+    (sheet,) = tmp_path.glob("s.unsaved-*.csv")
+    with sheet.open(newline="", encoding="utf-8") as f:
+        rows = [(r["item_id"], r["label"], r["source"]) for r in csv.DictReader(f)]
+    with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as con:
+        name = dict(con.execute("SELECT idx, item_id FROM items WHERE idx < 3").fetchall())
+    assert rows == [(name[0], "1", "saved"), (name[2], "0", "next"),
+                    (name[0], "1", f"answer ({kept.annotator})")], rows

@@ -5,7 +5,9 @@ comparison's order is seeded and stored, and agreement equals the field's code."
 
 from __future__ import annotations
 
+import csv
 import json
+import shutil
 import sqlite3
 import time
 from dataclasses import asdict
@@ -18,8 +20,9 @@ from typer.testing import CliRunner
 from activetest.cli import app
 from activetest.session.annotators import Annotators, agreement, progress
 from activetest.session.records import LabelError
+from activetest.session.store_errors import SessionError
 from activetest.session.workflow import Session
-from tests.web.web_support import classification, graded
+from tests.web.web_support import classification, graded, same_text_item
 
 
 def _label_all(a: Annotators, who: str, truth: dict[str, int], limit: int) -> list[str]:
@@ -132,6 +135,45 @@ def test_answers_sent_together_are_one_commit_each_stored_or_refused_alone(
         assert terminal.labels() == {x: made.truth[x], y: 0, z: made.truth[z]}
         again, _ = a.answers_and_held("alice", [(x, [made.truth[x]])])  # a resend
         assert again == [[]]  # stored once
+
+
+def test_an_answer_refused_after_its_label_was_written_leaves_no_change_behind(
+        tmp_path: Path) -> None:
+    """An answer of a batch (``answers_and_held``, what the page sends) refused after it
+    wrote its label: the target's answer settled "correct", then refused as the same
+    text as the compared answer an import judged "incorrect". Its savepoint rolled the
+    file back, but the store still counted the label change as its own once the batch
+    committed: the next answer was refused as a backup copied over the session (a false
+    alarm, with a sheet of a label never saved). Now the next answer is stored, and a
+    backup really copied over the file later keeps only the labels that were saved."""
+    made = graded(tmp_path, compare=True)
+    backup = tmp_path / "backup.db"
+    with Session.open(made.db) as s:
+        spec = s.compared_targets()[0]
+        a = Annotators(s, batch=40, budget=40)
+        same = same_text_item(a, "alice")
+        s.judge(same, 0, target=spec, source="import:j.csv")  # its compared answer
+        shutil.copyfile(made.db, backup)
+        (other,) = (it for it in a.held("alice", ahead=1) if it.item_id != same)
+        results, _ = a.answers_and_held("alice", [(other.item_id, [0, 0]), (same, [1, 1])])
+        assert isinstance(results[0], list) and len(results[0]) == 2
+        assert isinstance(results[1], LabelError), results
+        assert "would be judged differently" in str(results[1])
+        assert s.store.label_history(s.store.index_of(same)) == [] and same not in s.labels()
+        nxt = a.next_item("alice")  # the next write: not refused as a file put back
+        assert nxt is not None and nxt.item_id == same  # the refused item comes back
+        a.answer("alice", same, [0, 0])  # as the import judged it: stored
+        assert not list(tmp_path.glob("*.unsaved-*.csv"))
+        shutil.copyfile(backup, made.db)  # a real put-back (the same file, cp's way)
+        with pytest.raises(SessionError, match="content was replaced") as exc:
+            a.next_item("alice")
+    (sheet,) = tmp_path.glob("*.unsaved-*.csv")
+    assert str(sheet) in str(exc.value)
+    with sheet.open(encoding="utf-8") as f:
+        rows = [r for r in csv.DictReader(f) if not r["answer_of"] and not r["annotator"]]
+    # the labels saved since the backup, as saved (not the refused "correct" of `same`)
+    assert sorted((r["item_id"], r["label"]) for r in rows) == sorted(
+        [(other.item_id, "0"), (same, "0")]), rows
 
 
 class _Clock:

@@ -20,8 +20,10 @@ from tests.web.web_support import (
     Client,
     classification,
     fail_once,
+    graded,
     kill9,
     running,
+    same_text_item,
     start_child,
 )
 
@@ -803,6 +805,32 @@ def test_a_second_answer_to_an_item_says_what_u_would_undo(tmp_path: Path) -> No
         assert alice.ok("POST", "undo")["item"]["item_id"] == y  # what it said
     with Session.open(made.db) as s:
         assert {a.item_id: a.label for a in Annotators(s).annotations()} == {x: 0}
+
+
+def test_an_answer_the_page_sent_that_was_refused_does_not_stop_the_next(
+        tmp_path: Path) -> None:
+    """The page's answers (``api/answers``), one refused after it wrote its label (the
+    target's answer "correct", the same text as the compared answer an import judged
+    "incorrect"): the next answer was refused with a 409, "the session file's content
+    was replaced" (a backup copied over it: none was), and a sheet of a label never
+    saved was left beside the file. Now the refusal is that item's alone and the next
+    answer is stored."""
+    made = graded(tmp_path, compare=True)
+    with Session.open(made.db) as s:
+        same = same_text_item(Annotators(s, batch=40, budget=40), "alice")
+        s.judge(same, 0, target=s.compared_targets()[0], source="import:j.csv")
+    with running(made.db, batch=40, budget=40) as server:
+        c = Client(server.url, "alice")
+        status, r = c.call("POST", "answers", {"answers": [  # (the page counts from 1)
+            {"item_id": same, "levels": [2, 2]}]})
+        assert status == 200 and "judged differently" in r["results"][0].get("error", ""), r
+        status, r = c.call("POST", "answers", {"answers": [
+            {"item_id": same, "levels": [1, 1]}]})
+        assert status == 200 and r["results"] == [
+            {"item_id": same, "saved": 2, "again": False}], (status, r)
+    assert not list(tmp_path.glob("*.unsaved-*.csv"))
+    with Session.open(made.db) as s:
+        assert s.labels()[same] == 0
 
 
 def test_waits_of_one_browser_beyond_two_are_answered_at_once(tmp_path: Path) -> None:

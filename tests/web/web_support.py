@@ -90,6 +90,19 @@ def graded(root: Path, *, n: int = 40, compare: bool = False, seed: int = 1) -> 
     return Made(db, truth)
 
 
+def same_text_item(a: Any, who: str) -> str:
+    """The id of the first item of a paired session (``a``: its
+    :class:`~activetest.session.annotators.Annotators`) whose two answers are the same
+    text, claimed for ``who``; the items before it answered "correct" by ``who``."""
+    for _ in range(40):
+        it = a.next_item(who)
+        assert it is not None
+        if it.answers[0] == it.answers[1]:
+            return str(it.item_id)
+        a.answer(who, it.item_id, [1, 1])
+    raise AssertionError("no item with two identical answers")
+
+
 class Client:
     """A JSON client of the page's API (what app.js calls)."""
 

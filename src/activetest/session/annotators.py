@@ -673,13 +673,13 @@ class Annotators:
         results: list[list[Annotation] | LabelError] = []
         with self._transaction() as c:
             for item_id, levels in answers:
-                c.execute("SAVEPOINT one_answer")
-                try:
-                    results.append(self.answer(annotator, item_id, levels))
+                try:  # (the store's savepoint: what it noted of a refusal is undone too)
+                    with self.s.store.savepoint("one_answer"):
+                        rows = self.answer(annotator, item_id, levels)
                 except LabelError as exc:
-                    c.execute("ROLLBACK TO one_answer")
                     results.append(exc)
-                c.execute("RELEASE one_answer")
+                else:
+                    results.append(rows)
             items, failed = self._held_after_answers(c, annotator, ahead)
         if failed is not None:
             # the answers are committed: the caller can say so (QA: the page was told
@@ -693,14 +693,12 @@ class Annotators:
         """:meth:`held` in a savepoint of the open transaction ``c``: if it fails, only
         it is undone (the answers before it stand; a draw in it is forgotten) and the
         error is given back for the caller to raise after the commit."""
-        c.execute("SAVEPOINT next_item")
         try:
-            items, failed = self.held(annotator, ahead), None
+            with self.s.store.savepoint("next_item"):
+                items, failed = self.held(annotator, ahead), None
         except Exception as exc:  # the answers stand; the next item is asked again
-            c.execute("ROLLBACK TO next_item")
             self._acq = []  # a draw in it is undone
             items, failed = [], exc
-        c.execute("RELEASE next_item")
         return items, failed
 
     def undo(self, annotator: str) -> Assignment | None:

@@ -691,6 +691,44 @@ class SessionStore(ScoresMixin, DrawsMixin, LabelsMixin):
         a file put back, :meth:`note_annotations`)."""
         self._undoing.append((int(index), annotator, at))
 
+    @contextlib.contextmanager
+    def savepoint(self, name: str) -> Iterator[sqlite3.Connection]:
+        """A savepoint ``name`` inside the open write transaction (:meth:`transaction`):
+        should its body raise, what it wrote is rolled back to the savepoint, and so is
+        what the store noted of it (the label changes, the page's answers and undos kept
+        for a file put back, :meth:`note_annotations`); the error is raised on.
+
+        Without the second half, a part refused after a label change (the page's answer
+        whose settled label the same-text check refused, in a batch of answers) left
+        that change among this store's own once the rest committed: the next write
+        found it missing from the file's history and refused the file as put back (a
+        false alarm, with a sheet of "unsaved" labels that were never saved).
+
+        Args:
+            name: the savepoint's SQL name (an identifier).
+
+        Raises:
+            RuntimeError: no write transaction is open (a savepoint needs one).
+            ValueError: ``name`` is no identifier.
+        """
+        if not self._depth:
+            raise RuntimeError("a savepoint needs an open write transaction")
+        if not name.isidentifier():
+            raise ValueError(f"savepoint name must be an identifier, got {name!r}")
+        kept = len(self._writing), len(self._annotating), len(self._undoing)
+        self._conn.execute(f"SAVEPOINT {name}")
+        try:
+            yield self._conn
+        except BaseException:
+            del self._writing[kept[0]:]
+            del self._annotating[kept[1]:]
+            del self._undoing[kept[2]:]
+            # (should the rollback itself fail, that error is raised instead)
+            self._conn.execute(f"ROLLBACK TO {name}")
+            self._conn.execute(f"RELEASE {name}")
+            raise
+        self._conn.execute(f"RELEASE {name}")
+
     def _fold_journal(self) -> None:
         """Fold the WAL into the file after a commit and empty it, without waiting.
 
