@@ -169,7 +169,8 @@ def test_the_pages_answers_are_kept_beside_a_file_put_back_and_imported_whole(
     changes, every one of them (an item answered twice, then adjudicated, had three rows
     that ``import`` read as a disagreement and left out), not who answered what. Now
     it holds each item's label as the page left it and each annotator's answer (an undone
-    one not), and ``import`` puts back every label and every answer: nothing is lost."""
+    one marked undone), and ``import`` puts back every label and every answer: nothing
+    is lost."""
     from activetest.session.annotators import Annotators
 
     env = cli_env(tmp_path)
@@ -199,7 +200,7 @@ def test_the_pages_answers_are_kept_beside_a_file_put_back_and_imported_whole(
             assert type(exc).__name__ == "SessionFileReplacedError", msg
         else:
             raise AssertionError("a write into a backup put back was not refused")
-        assert "5 annotator answer(s)" in msg, msg
+        assert "5 annotator answer(s) and 1 undone answer(s)" in msg, msg
     finally:
         s.close()
     (sheet,) = tmp_path.glob("s.unsaved-*.csv")
@@ -343,3 +344,154 @@ def test_what_a_savepoint_rolled_back_is_not_kept_as_saved(pool_files: PoolFiles
         name = dict(con.execute("SELECT idx, item_id FROM items WHERE idx < 3").fetchall())
     assert rows == [(name[0], "1", "saved"), (name[2], "0", "next"),
                     (name[0], "1", f"answer ({kept.annotator})")], rows
+
+
+def _status_json(db: Path, env: dict[str, str]) -> dict:
+    """``activetest status --json`` of ``db`` (a child process), without its path."""
+    import json
+
+    got = subprocess.run(cli_command("status", str(db), "--json"), env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert got.returncode == 0, got.stderr
+    out = json.loads(got.stdout)
+    out.pop("path", None)
+    return out
+
+
+def _put_back_and_import(db: Path, backup: Path, env: dict[str, str], write: object) -> Path:
+    """Copy ``backup`` over ``db`` (``cp``), call ``write`` (a write of the open
+    session, which must be refused as a file put back), and import the sheet the
+    refusal left beside ``db`` (``import --label-base 0``); returns the sheet."""
+    subprocess.run(["cp", str(backup), str(db)], check=True)
+    try:
+        write()  # type: ignore[operator]
+    except Exception as exc:
+        assert type(exc).__name__ == "SessionFileReplacedError", str(exc)
+    else:
+        raise AssertionError("a write into a backup put back was not refused")
+    (sheet,) = db.parent.glob(f"{db.stem}.unsaved-*.csv")
+    got = subprocess.run(cli_command("import", str(db), str(sheet), "--label-base", "0"),
+                         env=env, capture_output=True, text=True, timeout=120)
+    assert got.returncode == 0, got.stderr
+    return sheet
+
+
+def _annotation_rows(db: Path) -> list[tuple[object, ...]]:
+    """Every row of ``db``'s ``annotations`` table, undone ones too, without its id and
+    the time of an undo (whether it is undone kept)."""
+    with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as con:
+        return sorted((i, r, w, y, k, at, u is not None) for i, r, w, y, k, at, u in
+                      con.execute("SELECT idx, role, annotator, label, kind, at, undone "
+                                  "FROM annotations"))
+
+
+def test_an_adjudication_put_back_comes_back_an_adjudication(
+        pool_files: PoolFiles, tmp_path: Path) -> None:
+    """QA: the sheet beside a file put back had no column for an answer's kind, so an
+    adjudication came back from ``import`` as an ordinary annotator's vote (and each
+    page answer as an imported one): the agreement ``status`` shows counted the
+    adjudicator among the voters. Now the sheet's ``annotation_kind`` column carries
+    it, and the session after ``import`` is the one before the copy: its labels, its
+    annotations (kind and time) and ``status``."""
+    from activetest.session.annotators import Annotators
+
+    env = cli_env(tmp_path)
+    db, backup = tmp_path / "s.db", tmp_path / "backup.db"
+    cli_session(pool_files, db, env, 4)
+    shutil.copyfile(db, backup)  # 4 draws, no answer yet
+    s = Session.open(db)
+    try:
+        page = Annotators(s, overlap=1.0, reviews=2, resolve="skip")
+        one, two, three, _ = (a.item_id for a in page.held("alice", ahead=3))
+        page.answer("alice", one, [1])
+        page.answer("bob", one, [0])  # they differ: unsettled ("skip")
+        page.answer("carol", one, [0], adjudicate=True)  # the adjudicator settles it: 0
+        page.answer("alice", two, [1])
+        page.answer("bob", two, [0])  # unsettled, left so
+        page.answer("alice", three, [1])
+        labels, status = s.labels(), _status_json(db, env)
+        before = _annotation_rows(db)
+        assert labels == {one: 0, three: 1}
+        assert "adjudication" in {k for *_, k, _, _ in before}
+        sheet = _put_back_and_import(db, backup, env,
+                                     lambda: page.answer("bob", three, [1]))
+    finally:
+        s.close()
+    with sheet.open(newline="", encoding="utf-8") as f:
+        kinds = {(r["item_id"], r["annotator"]): r["annotation_kind"]
+                 for r in csv.DictReader(f) if r["annotator"]}
+    assert kinds[(one, "carol")] == "adjudication" and kinds[(one, "alice")] == "answer"
+    with Session.open(db) as s:
+        assert s.labels() == labels
+    assert _annotation_rows(db) == before
+    assert _status_json(db, env) == status
+
+
+def test_an_old_put_back_sheet_without_the_kind_column_imports_as_before(
+        pool_files: PoolFiles, tmp_path: Path) -> None:
+    """A sheet written before the ``annotation_kind`` and ``undone`` columns: its
+    annotators' answers come back as imported votes (kind ``import``), its labels as
+    they were."""
+    env = cli_env(tmp_path)
+    db = tmp_path / "s.db"
+    cli_session(pool_files, db, env, 2)
+    with Session.open(db) as s:
+        first, second = (a.item_id for a in s.pending())
+    sheet = tmp_path / "s.unsaved-20261207T000000Z.csv"
+    sheet.write_text("item_id,label,source,time,answer_of,annotator,ground_truth\n"
+                     f"{first},1,labelling page (alice),2026-12-07T10:00:00+00:00,,,true\n"
+                     f"{first},1,answer (alice),2026-12-07T10:00:00+00:00,,alice,\n"
+                     f"{second},0,api,2026-12-07T10:00:01+00:00,,,\n", encoding="utf-8")
+    got = subprocess.run(cli_command("import", str(db), str(sheet), "--label-base", "0"),
+                         env=env, capture_output=True, text=True, timeout=120)
+    assert got.returncode == 0, got.stderr
+    with Session.open(db) as s:
+        assert s.labels() == {first: 1, second: 0}
+    assert [r[2:5] for r in _annotation_rows(db)] == [("alice", 1, "import")]
+
+
+def test_undos_of_what_the_backup_holds_are_carried_by_the_sheet(
+        pool_files: PoolFiles, tmp_path: Path) -> None:
+    """QA: an undo of an answer the backup already held was not in the sheet beside the
+    file put back (the undone answer was left out, the item's removed label was a row
+    with an empty label, which ``import`` skips): after ``import`` the undone answer
+    and its label were back. Now the sheet has a row for each, its ``undone`` cell
+    the time of the undo, and ``import`` takes them back (the answer kept, marked
+    undone; the label removed, in the history): the session is the one before the
+    copy. Both undos: the page's (an annotator's answer) and the terminal's (a label,
+    :meth:`Session.undo`)."""
+    from activetest.session.annotators import Annotators
+
+    env = cli_env(tmp_path)
+    db, backup = tmp_path / "s.db", tmp_path / "backup.db"
+    cli_session(pool_files, db, env, 4)
+    s = Session.open(db)
+    try:
+        page = Annotators(s, overlap=0.0, resolve="skip")
+        one, two, three, four = (a.item_id for a in s.pending())
+        page.answer("alice", one, [1])  # the page's answer, held by the backup
+        change = s.add_label(two, 0, source="api")  # the terminal's label, held alike
+        s.add_label(three, 1, source="api")
+        shutil.copyfile(db, backup)
+        page.undo("alice")  # taken back after the backup: one unlabelled
+        s.undo(change)  # and two
+        page.answer("alice", four, [0])  # an answer the backup does not hold, undone
+        page.undo("alice")
+        labels, status = s.labels(), _status_json(db, env)
+        before = _annotation_rows(db)
+        assert labels == {three: 1} and sum(u for *_, u in before) == 2
+        sheet = _put_back_and_import(db, backup, env,
+                                     lambda: s.add_label(four, 1, source="api"))
+    finally:
+        s.close()
+    with sheet.open(newline="", encoding="utf-8") as f:
+        undone = sorted((r["item_id"], r["annotator"], r["label"])
+                        for r in csv.DictReader(f) if r["undone"])
+    assert undone == sorted([(one, "", "1"), (one, "alice", "1"), (two, "", "0"),
+                             (four, "", "0"), (four, "alice", "0")])
+    with Session.open(db) as s:
+        assert s.labels() == labels
+        assert [(c.action, c.new) for c in s.store.label_history(s.store.index_of(one))][-1] \
+            == ("undo", None)
+    assert _annotation_rows(db) == before
+    assert _status_json(db, env) == status

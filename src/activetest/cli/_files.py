@@ -217,6 +217,11 @@ def import_(
         if result.votes_kept:
             _out.print(f"kept {result.votes_kept} annotator label(s) for agreement "
                        f"(`activetest status` shows it once two annotators have labelled)")
+        if result.taken_back or result.answers_undone:
+            _out.print(f"took back {result.taken_back} label(s) and kept "
+                       f"{result.answers_undone} annotator answer(s) undone, as "
+                       f"{_escape(file.name)} marks them (its undone column: undos of the "
+                       f"command whose file was put back; the history keeps each label)")
         if result.unnamed and (result.votes_kept or result.conflicts):
             _out.print(f"note: {result.unnamed} label(s) name no annotator (the file carries "
                        f"no identity for them: no annotator column, an empty or blank "

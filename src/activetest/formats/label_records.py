@@ -94,6 +94,14 @@ class LabelRecord:
         ground_truth: Label Studio's JSON export marks the annotation as the
             reference answer (``"ground_truth": true``): it settles the item's label
             over the other annotations (see :func:`activetest.session.labels.settle`).
+        kind: the kind of an annotator's answer as the session's ``annotations`` table
+            keeps it (``answer``, ``adjudication``, ``import``, ``ground truth``), where
+            the file says (the sheet a session file put back leaves: an
+            ``annotation_kind`` column); None: an imported annotator's label.
+        undone: when the label (or the annotator's answer) was taken back, ISO 8601
+            (that sheet's ``undone`` column); None: it stands. A record with it is no
+            label to add: the import takes it back (see
+            :mod:`activetest.session.put_back_rows`).
     """
 
     item_id: str
@@ -108,6 +116,8 @@ class LabelRecord:
     check: str | None = field(default=None, compare=False)  # what the row showed, not its label
     shown: tuple[tuple[str, str], ...] = field(default=(), compare=False)
     ground_truth: bool = False
+    kind: str | None = None
+    undone: str | None = None
 
 
 def shown_cells(row: Mapping[str, Any], skip: Sequence[str]) -> tuple[tuple[str, str], ...]:

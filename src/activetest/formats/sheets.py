@@ -40,9 +40,9 @@ from activetest.formats.label_records import (
 )
 from activetest.formats.tables import read_jsonl, repeated
 
-__all__ = ["DRAW_COLUMN", "FORMATS", "PREDICTED_COLUMN", "PROBABILITY_COLUMN", "defuse",
-           "filled_labels", "format_for", "looks_like_sheet", "read_labels", "sheet_records",
-           "undefuse", "write_sheet"]
+__all__ = ["DRAW_COLUMN", "FORMATS", "KIND_COLUMN", "PREDICTED_COLUMN", "PROBABILITY_COLUMN",
+           "UNDONE_COLUMN", "defuse", "filled_labels", "format_for", "looks_like_sheet",
+           "read_labels", "sheet_records", "undefuse", "write_sheet"]
 
 #: Formats of :func:`export_items` / :func:`import_labels` (``labelstudio``: import only).
 FORMATS = ("csv", "tsv", "jsonl", "json", "labelstudio")
@@ -60,6 +60,13 @@ LS_ANNOTATION_COLUMN = "annotation_id"
 #: Studio ground-truth annotation does (the sheet a session file put back leaves,
 #: :func:`activetest.session.store_marks.put_back_error`, marks its labels so).
 GROUND_TRUTH_COLUMN = "ground_truth"
+#: Columns of the sheet a session file put back leaves
+#: (:func:`activetest.session.store_marks.put_back_error`): the kind of an annotator's
+#: answer as the session kept it (``answer``, ``adjudication``, ...), and when a label or
+#: an answer was taken back (an undo; empty: it stands). Read into
+#: :attr:`LabelRecord.kind` and :attr:`LabelRecord.undone`.
+KIND_COLUMN = "annotation_kind"
+UNDONE_COLUMN = "undone"
 #: Name of the prediction columns in :func:`export_items` sheets.
 PREDICTED_COLUMN = "predicted"
 PROBABILITY_COLUMN = "predicted_prob"
@@ -468,9 +475,14 @@ def sheet_records(rows: Iterator[tuple[str, Mapping[str, Any]]], fmt: str, label
                                    check=optional_text(row.get(CHECK_COLUMN), where,
                                                        CHECK_COLUMN),
                                    shown=shown_cells(row, (id_column, label_column,
-                                                           "answer_of", GROUND_TRUTH_COLUMN)),
+                                                           "answer_of", GROUND_TRUTH_COLUMN,
+                                                           KIND_COLUMN, UNDONE_COLUMN)),
                                    ground_truth=_truth_cell(row.get(GROUND_TRUTH_COLUMN),
-                                                            where)))
+                                                            where),
+                                   kind=optional_text(row.get(KIND_COLUMN), where,
+                                                      KIND_COLUMN),
+                                   undone=iso_time(row.get(UNDONE_COLUMN), where,
+                                                   UNDONE_COLUMN)))
     if unlabelled is not None and not has_label:  # no record has the column: misnamed
         raise missing(*unlabelled, label_column)
     return records

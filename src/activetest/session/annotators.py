@@ -88,7 +88,8 @@ from activetest.session.store import LabelChange, now
 __all__ = ["AgreementReport", "AgreementStat", "Annotation", "Annotators", "Assignment",
            "Disagreement", "ItemState", "MetricProgress", "Progress", "WaitingNote",
            "agreement", "agreement_json", "agreement_lines", "check_name",
-           "describe_agreement", "has_annotations", "keep_votes", "progress", "shown_order"]
+           "describe_agreement", "has_annotations", "keep_undone", "keep_votes", "progress",
+           "shown_order"]
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS annotations (
@@ -144,7 +145,8 @@ def keep_votes(session: Any, records: Sequence[Any]) -> int:
     """
     # the house's one rule of who names no one (QA: spelt here inline, by truth value, so
     # an API caller's annotator=0 was dropped unsaid where the import refuses it)
-    named = [r for r in records if not names_no_one(getattr(r, "annotator", None))]
+    named = [r for r in records if not names_no_one(getattr(r, "annotator", None))
+             and getattr(r, "undone", None) is None]  # (undone: keep_undone's)
     if not named:
         return 0
     names = {}
@@ -177,18 +179,95 @@ def keep_votes(session: Any, records: Sequence[Any]) -> int:
                     or not 0 <= int(label) < n_levels):
                 continue  # not a label the import accepted
             role = f"compare:{spec}" if spec else "target"
-            kind = GROUND_TRUTH_KIND if getattr(r, "ground_truth", False) else IMPORT_KIND
+            kind = _kind_of(r)
             who = names[id(r)]
-            last = c.execute("SELECT label FROM annotations WHERE idx = ? AND role = ? AND "
-                             "annotator = ? AND kind = ? AND undone IS NULL ORDER BY id DESC "
-                             "LIMIT 1", (row, role, who, kind)).fetchone()
-            if last is not None and int(last[0]) == int(label):
-                continue  # kept already (the same file imported again)
             at = getattr(r, "time", None) or now()
+            if getattr(r, "kind", None) is not None:  # the session's own row, put back:
+                if _held(c, row, role, who, int(label), kind, at) is not None:  # kept as it
+                    continue  # was (its kind and time), once
+            else:
+                last = c.execute("SELECT label FROM annotations WHERE idx = ? AND role = ? "
+                                 "AND annotator = ? AND kind = ? AND undone IS NULL ORDER BY "
+                                 "id DESC LIMIT 1", (row, role, who, kind)).fetchone()
+                if last is not None and int(last[0]) == int(label):
+                    continue  # kept already (the same file imported again)
             cur = c.execute("INSERT INTO annotations (idx, role, annotator, label, kind, at) "
                             "VALUES (?, ?, ?, ?, ?, ?)", (row, role, who, int(label), kind, at))
             kept.append(Annotation(int(cur.lastrowid or 0), row, str(r.item_id), role, who,
                                    int(label), kind, at))
+        store.note_annotations(kept)  # (kept beside a file put back: store_marks)
+    return len(kept)
+
+
+def _kind_of(r: Any) -> str:
+    """The ``annotations`` kind of an imported record: the one it names (the sheet a
+    file put back leaves: :mod:`activetest.session.put_back_rows`), else ``ground
+    truth`` where the file marks it so, else ``import`` (a vote)."""
+    named = getattr(r, "kind", None)
+    if named is not None:
+        return str(named)
+    return GROUND_TRUTH_KIND if getattr(r, "ground_truth", False) else IMPORT_KIND
+
+
+def _held(c: Any, row: int, role: str, who: str, label: int, kind: str, at: str
+          ) -> tuple[int, str | None] | None:
+    """``(id, undone)`` of the ``annotations`` row of this very answer (item, role,
+    annotator, level, kind and time), the latest; None where there is none."""
+    got = c.execute("SELECT id, undone FROM annotations WHERE idx = ? AND role = ? AND "
+                    "annotator = ? AND label = ? AND kind = ? AND at = ? ORDER BY id DESC "
+                    "LIMIT 1", (row, role, who, label, kind, at)).fetchone()
+    return None if got is None else (int(got[0]), got[1])
+
+
+def keep_undone(session: Any, records: Sequence[Any]) -> int:
+    """Keep each annotator's answer that an imported file marks undone (``undone``: when;
+    the sheet a session file put back leaves, :mod:`activetest.session.put_back_rows`)
+    as undone: the ``annotations`` row of that answer (its item, role, annotator,
+    level, kind and time) marked undone where the session holds it standing, or added
+    marked undone where it holds none (kept, as every undone answer is; no vote).
+    Returns how many rows were marked or added. Call it inside the import's
+    transaction, after its checks (:func:`keep_votes`'s rules for names and items:
+    records it would not keep are not kept here either).
+    """
+    named = [r for r in records if not isinstance(r, tuple)
+             and getattr(r, "undone", None) is not None
+             and isinstance(getattr(r, "annotator", None), str) and r.annotator.strip()]
+    if not named:
+        return 0
+    store = session.store
+    index = {it.id: i for i, it in enumerate(session.items())}
+    drawn = {a.index for a in store.acquisitions()}
+    specs = set(session.compared_targets()) if session.graded else set()
+    n_levels = len(session.task.class_names)
+    kept: list[Annotation] = []
+    with store.transaction() as c:
+        for stmt in SCHEMA.split(";"):
+            if stmt.strip():
+                c.execute(stmt)
+        for r in named:
+            row = index.get(str(r.item_id))
+            spec = getattr(r, "answer_of", None)
+            label = r.label
+            if (row is None or row not in drawn or (spec and spec not in specs)
+                    or not isinstance(label, (int, np.integer)) or isinstance(label, bool)
+                    or not 0 <= int(label) < n_levels):
+                continue  # not a label the import accepted
+            role = f"compare:{spec}" if spec else "target"
+            who, kind = check_name(r.annotator), _kind_of(r)
+            at = getattr(r, "time", None) or now()
+            held = _held(c, row, role, who, int(label), kind, at)
+            if held is not None and held[1] is not None:
+                continue  # undone already
+            if held is not None:
+                c.execute("UPDATE annotations SET undone = ? WHERE id = ?", (r.undone, held[0]))
+                rid = held[0]
+            else:
+                rid = int(c.execute(
+                    "INSERT INTO annotations (idx, role, annotator, label, kind, at, undone) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (row, role, who, int(label), kind, at, r.undone)).lastrowid or 0)
+            kept.append(Annotation(rid, row, str(r.item_id), role, who, int(label), kind, at,
+                                   r.undone))
         store.note_annotations(kept)  # (kept beside a file put back: store_marks)
     return len(kept)
 
@@ -723,9 +802,16 @@ class Annotators:
                         f"item {self._ids[idx]!r}{what} was labelled {self.levels[cur[0]]!r} "
                         f"by {cur[1]} after your answer; nothing was undone (the page does "
                         f"not replace a label set elsewhere)")
+            when = now()
+            taken = [Annotation(int(r[0]), idx, self._ids[idx], r[1], who, int(r[2]),
+                                "answer", at, when) for r in c.execute(
+                "SELECT id, role, label FROM annotations WHERE idx = ? AND annotator = ? AND "
+                "at = ? AND kind = 'answer' AND undone IS NULL ORDER BY id", (idx, who, at))]
             c.execute("UPDATE annotations SET undone = ? WHERE idx = ? AND annotator = ? AND "
-                      "at = ? AND kind = 'answer' AND undone IS NULL", (now(), idx, who, at))
-            self.s.store.note_undone(idx, who, at)
+                      "at = ? AND kind = 'answer' AND undone IS NULL", (when, idx, who, at))
+            # kept as undone beside a file put back (store_marks), not left out: an
+            # import of that sheet takes back the answer where the file holds it
+            self.s.store.note_annotations(taken)
             self._settle(c, idx, self._ids[idx])
             st = self._item_state(c, idx)
             assert st is not None  # an answered item is a drawn one

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from activetest.session import compare_graded, labels
+from activetest.session import compare_graded, labels, put_back_rows
 from activetest.session.options import check_flag, check_path
 from activetest.session.records import LabelImport
 from activetest.session.store import Acquisition
@@ -126,14 +126,19 @@ def import_session_file(s: Any, path: str | os.PathLike[str], *, format: str | N
     # anything is written, unless confirmed (joins never guess)
     note = _position_join(s, str(path), records, ids_are_positions)
     judged = [r for r in records if r.answer_of]
-    if not judged:
+    if not judged:  # (a row marked undone is taken back there: put_back_rows)
         return dataclasses.replace(
             s.add_labels(records, source=source, overwrite=overwrite, where=str(path),
                          resolve=resolve, trust_people=trust_people), position_note=note)
     # Checks and writes in one transaction: nothing half-written, nothing changed
     # by another writer between the checks and the writes.
+    put_back_rows.check_kinds(records, str(path))
+    undone = put_back_rows.undone_labels(records)
+    records = put_back_rows.standing(records)  # (undone: taken back, not given)
     with s.store.transaction():
         s._check_shown(records)
+        todo = put_back_rows.check_taken_back(s, undone, records, overwrite=overwrite,
+                                              where=str(path))
         records, conflicts = compare_graded.settle_same_answers(
             s.store, s.task, index, records, resolve)  # type: ignore[arg-type]
         judged = [r for r in records if r.answer_of]
@@ -157,11 +162,12 @@ def import_session_file(s: Any, path: str | os.PathLike[str], *, format: str | N
             conflicts += spec_conflicts
         changes += judgments
         s._check_alike([c.index for c in changes])
+        taken = put_back_rows.take_back(s, todo, source)
         return s._keep_votes(LabelImport(
-            result.added, result.changed, unchanged, changes, conflicts,
+            result.added, result.changed, unchanged, changes + taken, conflicts,
             judged=sum(c.action == "add" for c in judgments),
             judged_changed=sum(c.action == "change" for c in judgments),
-            position_note=note), read)
+            position_note=note, taken_back=len(taken)), read)
 
 
 def _session_draws(s: Any, acquisitions: Any) -> list[Acquisition]:

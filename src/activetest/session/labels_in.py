@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from activetest.data.task import Item
-from activetest.session import compare_graded, labels
+from activetest.session import compare_graded, labels, put_back_rows
 from activetest.session.annotator_records import names_no_one
 from activetest.session.records import LabelImport
 
@@ -62,31 +62,42 @@ def add_labels(s: Any, records: Iterable[Any] | Mapping[Any, Any], *, source: st
 
     labels.check_source(source)  # (QA: source=5 or None was stored as it was)
     records = label_records(records)
+    put_back_rows.check_kinds(records, where)
+    given = put_back_rows.standing(records)  # (undone: taken back, not given)
     with s.store.transaction():  # checks and writes: no other writer between
         check_shown(s, records)
+        todo = put_back_rows.check_taken_back(s, put_back_rows.undone_labels(records), given,
+                                              overwrite=overwrite, where=where)
         index = s._row_index()
-        result = labels.add_labels(s.store, s.task, index, records,
+        result = labels.add_labels(s.store, s.task, index, given,
                                    source=source, overwrite=overwrite, where=where,
                                    resolve=resolve)
         # after the usual checks (an unknown or undrawn item is named as such); a
         # refusal rolls the transaction back
         check_people_labels(s, result.changes, source, trust=trust_people)
         check_alike(s, [c.index for c in result.changes])
+        taken = put_back_rows.take_back(s, todo, source)
+        result = dataclasses.replace(result, changes=[*result.changes, *taken],
+                                     taken_back=len(taken))
         return keep_votes(s, result, records)
 
 
 def keep_votes(s: Any, result: LabelImport, records: Sequence[Any]) -> LabelImport:
     """``result`` with the annotators' labels of ``records`` kept for agreement
-    (:func:`activetest.session.annotators.keep_votes`, in the open transaction)."""
+    (:func:`activetest.session.annotators.keep_votes`, in the open transaction), and
+    those the records mark undone kept undone
+    (:func:`~activetest.session.annotators.keep_undone`)."""
+    from activetest.session.annotators import keep_undone
     from activetest.session.annotators import keep_votes as keep_annotator_votes
 
     named = [r for r in records if not isinstance(r, tuple)]
     if not named:
         return result  # (item_id, label) pairs: nobody to name
     # a whitespace-only name is no name, as everywhere else (QA: it was counted named)
-    unnamed = sum(1 for r in named if names_no_one(getattr(r, "annotator", None)))
+    unnamed = sum(1 for r in put_back_rows.standing(named)
+                  if names_no_one(getattr(r, "annotator", None)))
     return dataclasses.replace(result, votes_kept=keep_annotator_votes(s, named),
-                               unnamed=unnamed)
+                               unnamed=unnamed, answers_undone=keep_undone(s, named))
 
 
 def check_alike(s: Any, rows: Sequence[int]) -> None:

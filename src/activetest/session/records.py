@@ -624,6 +624,12 @@ class LabelImport:
             :attr:`changed`).
         position_note: a sheet's join by ids that look like positions, made as
             confirmed (:mod:`activetest.session.sheet_positions`), said; else None.
+        taken_back: labels (and judgments) removed because the file marks them undone
+            (the sheet a session file put back leaves:
+            :mod:`activetest.session.put_back_rows`); their ``undo`` rows are in
+            :attr:`changes`.
+        answers_undone: annotators' answers the file marks undone, kept so (marked
+            undone, or added undone).
     """
 
     added: int
@@ -636,6 +642,8 @@ class LabelImport:
     judged: int = 0
     judged_changed: int = 0
     position_note: str | None = None
+    taken_back: int = 0
+    answers_undone: int = 0
 
     @property
     def left_out(self) -> list[LabelConflict]:

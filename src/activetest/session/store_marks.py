@@ -139,20 +139,33 @@ def unsaved_changes(conn: sqlite3.Connection, written: Sequence[LabelChange]
     return [c for c in written if not _history_holds(conn, c)]
 
 
+def _latest(written: Sequence[Annotation]) -> list[Annotation]:
+    """Each ``annotations`` row of ``written`` once, as the last record of it left it
+    (an answer, then the same row undone: the undone one), in the order of those."""
+    last: dict[int, Annotation] = {}
+    for a in written:
+        last.pop(a.id, None)
+        last[a.id] = a
+    return list(last.values())
+
+
 def unsaved_annotations(conn: sqlite3.Connection, written: Sequence[Annotation]
                         ) -> list[Annotation]:
-    """Those of the ``annotations`` rows ``written`` (committed by this process, not undone
-    since: each annotator's answer) that the file no longer holds (its row, with the same
-    item, annotator, level and time)."""
+    """Those of the ``annotations`` rows ``written`` (committed by this process: each
+    annotator's answer, and each answer undone, :attr:`Annotation.undone`; the last
+    record of a row counts) that the file no longer holds so: its row, with the same
+    item, annotator, level and time, and undone where the record is (an answer this
+    process gave may have been undone since by another: still held)."""
     out = []
-    for a in written:
+    for a in _latest(written):
         try:
-            row = conn.execute("SELECT idx, annotator, label, at FROM annotations WHERE id = ?",
-                               (int(a.id),)).fetchone()
+            row = conn.execute("SELECT idx, annotator, label, at, undone FROM annotations "
+                               "WHERE id = ?", (int(a.id),)).fetchone()
         except sqlite3.Error:  # no such table: none of the page's answers is held
             row = None
         if row is None or (int(row[0]), row[1], int(row[2]), row[3]) != (
-                a.index, a.annotator, a.label, a.at):
+                a.index, a.annotator, a.label, a.at) or (a.undone is not None
+                                                         and row[4] is None):
             out.append(a)
     return out
 
@@ -201,7 +214,7 @@ def _sheet_name(p: Path) -> Path:
 #: The columns of the sheet of what a command saved that the file no longer holds
 #: (:func:`put_back_error`), as ``activetest import`` reads them.
 SHEET_COLUMNS = ("item_id", "label", "source", "time", "answer_of", "annotator",
-                 "ground_truth")
+                 "ground_truth", "annotation_kind", "undone")
 
 
 def _sheet_rows(unsaved: Sequence[LabelChange], answers: Sequence[Annotation]
@@ -209,24 +222,35 @@ def _sheet_rows(unsaved: Sequence[LabelChange], answers: Sequence[Annotation]
     """The sheet's rows: each item's label (and each compared answer's judgment) as the
     last of the ``unsaved`` changes left it (one row each: two rows of one item that
     differ would be a disagreement to ``import``), then each annotator's answer of
-    ``answers``. A label whose item has answers in the sheet is marked ``ground_truth``:
-    it is what the command settled from them (an adjudication, ``--resolve``), and it
-    settles the item again on ``import``, whatever the answers say."""
+    ``answers`` with its kind (``answer``, ``adjudication``, ...). A label whose item has
+    answers standing in the sheet is marked ``ground_truth``: it is what the command
+    settled from them (an adjudication, ``--resolve``), and it settles the item again on
+    ``import``, whatever the answers say.
+
+    What was taken back is a row too, never left out (an undone label left out, or
+    written with an empty label, was back after ``import`` where the file put back
+    held it): a label the last change removed (an undo: ``new`` None) is written as
+    the label it removed, and an answer undone as the answer, each with ``undone``
+    the time of the undo; ``import`` takes them back where the file holds them."""
     last: dict[tuple[str, str], LabelChange] = {}
     for c in unsaved:
         last.pop((c.item_id, c.role), None)  # (in the order of the last change)
         last[(c.item_id, c.role)] = c
-    voted = {(a.item_id, a.role) for a in answers}
+    voted = {(a.item_id, a.role) for a in answers if a.undone is None}
 
     def whose(role: str) -> str:
         return "" if role == "target" else role.removeprefix("compare:")
 
-    rows: list[list[object]] = [
-        [c.item_id, "" if c.new is None else int(c.new), c.source, c.at, whose(c.role), "",
-         "true" if c.new is not None and key in voted else ""]
-        for key, c in last.items()]
+    def label_row(key: tuple[str, str], c: LabelChange) -> list[object]:
+        if c.new is None:  # taken back: the label it removed, and when
+            return [c.item_id, "" if c.old is None else int(c.old), c.source, c.at,
+                    whose(c.role), "", "", "", "" if c.old is None else c.at]
+        return [c.item_id, int(c.new), c.source, c.at, whose(c.role), "",
+                "true" if key in voted else "", "", ""]
+
+    rows = [label_row(key, c) for key, c in last.items()]
     rows += [[a.item_id, int(a.label), f"{a.kind} ({a.annotator})", a.at, whose(a.role),
-              a.annotator, ""] for a in answers]
+              a.annotator, "", a.kind, a.undone or ""] for a in answers]
     return rows
 
 
@@ -241,14 +265,19 @@ def put_back_error(p: Path, why: str, unsaved: Sequence[LabelChange],
     class number counted from 0, ``source``, ``time``; ``answer_of``: the compared answer
     a judgment is of, empty for the session's labels; ``annotator``: whose answer, empty
     for a label; ``ground_truth``: ``true`` on a label whose item has answers in the
-    sheet, :func:`_sheet_rows`), which ``activetest import S.db SHEET --label-base 0``
-    reads back: the labels, and each answer kept for agreement (as an imported
-    annotator's label: kind ``import``)."""
+    sheet; ``annotation_kind``: an answer's kind as the ``annotations`` table keeps it,
+    empty for a label; ``undone``: when a label or an answer was taken back, empty where
+    it stands; :func:`_sheet_rows`), which ``activetest import S.db SHEET --label-base 0``
+    reads back: the labels, each answer as it was kept (its kind and time), and each
+    undo (:mod:`activetest.session.put_back_rows`)."""
     kept = "no label this command saved is missing from it"
     if unsaved or answers:
         sheet = _sheet_name(p)
+        undone = sum(a.undone is not None for a in answers)
         what = f"{len(unsaved)} label change(s)" + (
-            f" and {len(answers)} annotator answer(s)" if answers else "")
+            f" and {len(answers) - undone} annotator answer(s)" if len(answers) > undone
+            else "") + (
+            f" and {undone} undone answer(s)" if undone else "")
         try:
             with sheet.open("w", newline="", encoding="utf-8") as f:
                 w = csv.writer(f)
@@ -262,8 +291,10 @@ def put_back_error(p: Path, why: str, unsaved: Sequence[LabelChange],
                 sheet.unlink()
             kept = (f"the {what} this command saved that it no longer holds could not be "
                     f"kept in {sheet} ({exc}): "
-                    + "; ".join([*(f"{c.item_id}={c.new}" for c in unsaved[:50]),
-                                 *(f"{a.item_id}={a.label} ({a.annotator})"
+                    + "; ".join([*(f"{c.item_id}={c.new}" if c.new is not None else
+                                   f"{c.item_id}={c.old} undone" for c in unsaved[:50]),
+                                 *(f"{a.item_id}={a.label} ({a.kind} of {a.annotator}"
+                                   f"{', undone' if a.undone else ''})"
                                    for a in answers[:50])]))
     return SessionFileReplacedError(
         f"{p}: the session file's content was replaced while this command had it open "
