@@ -1,0 +1,106 @@
+"""The rows of the sheet a session file put back leaves that are no labels to add: an
+answer's kind, and a label or an answer taken back (``annotation_kind``, ``undone``;
+:mod:`activetest.session.put_back_rows`), read by ``import``: a graded comparison's
+judgment taken back, and the refusals (another label held, an unknown kind), each
+named with the file's line, the item and both sides. Real files, real sessions."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+from session_support import PoolFiles, cli_command, cli_env, cli_session
+from test_graded_compare import create, write_files
+
+from activetest.session.workflow import Session
+
+
+def test_a_compared_answers_judgment_taken_back_stays_taken_back(tmp_path: Path) -> None:
+    """A graded comparison: a compared answer's judgment that the backup holds, undone,
+    then the backup copied over the file: the sheet's row of that judgment is marked
+    undone (its ``answer_of`` the compared target) and ``import`` takes it back."""
+    pool, other, _, _ = write_files(tmp_path)
+    db, backup = create(tmp_path, pool, other), tmp_path / "backup.db"
+    spec = f"answers:{other.name}"
+    with Session.open(db) as s:
+        s.select(8)
+        for a in s.acquisitions():
+            s.add_label(a.item_id, "correct", source="api")
+    s = Session.open(db)
+    try:
+        (first, second, *_) = (p.acquisition.item_id for p in s.pending_judgments())
+        change = s.judge(first, "correct", target=spec, source="api")
+        s.judge(second, "incorrect", target=spec, source="api")
+        shutil.copyfile(db, backup)
+        assert change is not None
+        s.undo(change)
+        judged = dict(s.store.judgments(f"compare:{spec}"))
+        subprocess.run(["cp", str(backup), str(db)], check=True)
+        try:
+            s.judge(first, "incorrect", target=spec, source="api")
+        except Exception as exc:
+            assert type(exc).__name__ == "SessionFileReplacedError", str(exc)
+        else:
+            raise AssertionError("a write into a backup put back was not refused")
+    finally:
+        s.close()
+    (sheet,) = tmp_path.glob("s.unsaved-*.csv")
+    with Session.open(db) as s:
+        assert len(s.store.judgments(f"compare:{spec}")) == 2  # the backup's
+        got = s.import_file(sheet, label_base=0)
+        assert got.taken_back == 1
+        after = s.store.judgments(f"compare:{spec}")
+        assert {i: j.label for i, j in after.items()} == {i: j.label for i, j in judged.items()}
+
+
+def _sheet(path: Path, rows: list[str]) -> Path:
+    path.write_text("item_id,label,source,time,answer_of,annotator,ground_truth,"
+                    "annotation_kind,undone\n" + "".join(r + "\n" for r in rows),
+                    encoding="utf-8")
+    return path
+
+
+def test_a_label_taken_back_that_the_session_holds_otherwise_is_refused(
+        pool_files: PoolFiles, tmp_path: Path) -> None:
+    """A row that takes back label 1 of an item the session holds as 0: refused (exit 2,
+    nothing imported), the file's line, the item and both labels named; with
+    ``--overwrite`` the session's label is taken back (the history keeps it). An
+    unknown ``annotation_kind``, or one on a row naming no annotator: refused alike."""
+    env = cli_env(tmp_path)
+    db = tmp_path / "s.db"
+    cli_session(pool_files, db, env, 2)
+    with Session.open(db) as s:
+        first, second = (a.item_id for a in s.pending())
+        s.add_label(first, 0, source="api")
+        names = s.task.class_names
+    when = "2026-12-07T10:00:00+00:00"
+
+    def imp(sheet: Path, *more: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(cli_command("import", str(db), str(sheet), "--label-base", "0",
+                                          *more), env=env, capture_output=True, text=True,
+                              timeout=120)
+
+    sheet = _sheet(tmp_path / "back.csv", [f"{second},1,api,{when},,,,,",
+                                           f"{first},1,undo,{when},,,,,{when}"])
+    got = imp(sheet)
+    assert got.returncode == 2 and "Traceback" not in got.stderr, got.stderr
+    err = " ".join(got.stderr.split())
+    assert "back.csv, line 3" in err and repr(first) in err, err
+    assert f"takes back label {names[1]!r}" in err and f"holds {names[0]!r}" in err, err
+    with Session.open(db) as s:
+        assert s.labels() == {first: 0}  # nothing imported
+    got = imp(sheet, "--overwrite")
+    assert got.returncode == 0, got.stderr
+    assert "took back 1 label(s)" in " ".join(got.stdout.split()), got.stdout
+    with Session.open(db) as s:
+        assert s.labels() == {second: 1}
+        hist = s.store.label_history(s.store.index_of(first))
+        assert [(c.action, c.old, c.new) for c in hist] == [("add", None, 0),
+                                                           ("undo", 0, None)]
+    for row, words in ((f"{second},1,x,{when},,alice,,vote,", "'vote' is none of answer"),
+                       (f"{second},1,x,{when},,,,answer,", "but no annotator")):
+        got = imp(_sheet(tmp_path / "kind.csv", [row]))
+        assert got.returncode == 2 and "Traceback" not in got.stderr, got.stderr
+        err = " ".join(got.stderr.split())
+        assert "kind.csv, line 2" in err and words in err, err
